@@ -1790,15 +1790,18 @@ type ReadinessUnauthorizedErrorBody struct {
 	union json.RawMessage
 }
 
+// ReadyChecks defines model for ReadyChecks.
+type ReadyChecks struct {
+	// Database `ok` or what failed.
+	Database string `json:"database"`
+
+	// Migrations `ok` or what is wrong with the schema version.
+	Migrations string `json:"migrations"`
+}
+
 // ReadyStatus defines model for ReadyStatus.
 type ReadyStatus struct {
-	Checks struct {
-		// Database `ok` or what failed.
-		Database string `json:"database"`
-
-		// Migrations `ok` or what is wrong with the schema version.
-		Migrations string `json:"migrations"`
-	} `json:"checks"`
+	Checks ReadyChecks       `json:"checks"`
 	Status ReadyStatusStatus `json:"status"`
 }
 

@@ -1,0 +1,34 @@
+// Package openapi embeds the published OpenAPI document, the contract that the server, the SDK client
+// and the tests are all built from.
+package openapi
+
+import (
+	"context"
+	_ "embed"
+	"encoding/json"
+	"fmt"
+
+	"github.com/getkin/kin-openapi/openapi3"
+)
+
+// YAML is openapi.yaml exactly as published at GET /openapi.yaml.
+//
+//go:embed openapi.yaml
+var YAML []byte
+
+// Load parses and validates the document. Each call returns a fresh copy that the caller may modify.
+func Load(ctx context.Context) (*openapi3.T, error) {
+	doc, err := openapi3.NewLoader().LoadFromData(YAML)
+	if err != nil {
+		return nil, fmt.Errorf("parse openapi.yaml: %w", err)
+	}
+	if err := doc.Validate(ctx); err != nil {
+		return nil, fmt.Errorf("validate openapi.yaml: %w", err)
+	}
+	return doc, nil
+}
+
+// JSON renders the document as JSON, for GET /openapi.json.
+func JSON(doc *openapi3.T) ([]byte, error) {
+	return json.Marshal(doc)
+}

@@ -1,0 +1,77 @@
+// Package api is reftrack's HTTP layer: the echo instance with its middleware, the strict handlers that
+// implement the generated server interface, and the one error handler that writes both envelopes.
+// Handlers are thin: wire types in, one domain call, wire types out.
+package api
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/jmoiron/sqlx"
+	"github.com/labstack/echo/v4"
+	"github.com/labstack/echo/v4/middleware"
+
+	gen "github.com/reftrack/reftrack/gen/server"
+	"github.com/reftrack/reftrack/openapi"
+	"github.com/reftrack/reftrack/pkg/config"
+)
+
+// Deps is what the HTTP layer needs.
+type Deps struct {
+	DB     *sqlx.DB
+	Logger *slog.Logger
+	Config config.Config
+}
+
+// New builds the echo instance serving the whole API.
+func New(ctx context.Context, deps Deps) (*echo.Echo, error) {
+	doc, err := openapi.Load(ctx)
+	if err != nil {
+		return nil, err
+	}
+	contract, err := newContract(doc, deps.Logger)
+	if err != nil {
+		return nil, err
+	}
+	srv, err := newServer(deps, doc)
+	if err != nil {
+		return nil, err
+	}
+
+	e := echo.New()
+	e.HideBanner = true
+	e.HidePort = true
+	e.HTTPErrorHandler = newErrorHandler(deps.Logger)
+
+	// Order matters: the request id exists before anything logs, the access log sees the final status,
+	// recovery turns a panic into a 500 in the right envelope, and the contract middleware (body limit,
+	// JSON normalisation, request validation) runs last, right before the handler.
+	e.Use(requestID)
+	e.Use(accessLog(deps.Logger))
+	e.Use(middleware.RecoverWithConfig(middleware.RecoverConfig{
+		LogErrorFunc: func(c echo.Context, err error, stack []byte) error {
+			deps.Logger.ErrorContext(c.Request().Context(), "panic", "err", err, "stack", string(stack))
+			return fmt.Errorf("panic recovered: %w", err)
+		},
+	}))
+	e.Use(contract.middleware)
+
+	gen.RegisterHandlers(e, gen.NewStrictHandler(srv, nil))
+	return e, nil
+}
+
+// NewHTTPServer wraps handler with the server timeouts reftrackd uses.
+func NewHTTPServer(addr string, handler http.Handler) *http.Server {
+	return &http.Server{
+		Addr:              addr,
+		Handler:           handler,
+		ReadHeaderTimeout: 5 * time.Second,
+		ReadTimeout:       15 * time.Second,
+		WriteTimeout:      30 * time.Second,
+		IdleTimeout:       120 * time.Second,
+		MaxHeaderBytes:    64 << 10,
+	}
+}

@@ -1,0 +1,250 @@
+package api
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"mime"
+	"net/http"
+	"strings"
+
+	"github.com/getkin/kin-openapi/openapi3"
+	"github.com/getkin/kin-openapi/openapi3filter"
+	"github.com/getkin/kin-openapi/routers"
+	"github.com/labstack/echo/v4"
+
+	"github.com/reftrack/reftrack/pkg/apierr"
+)
+
+// Body limits. The payment webhook gets more room: a processor's invoice event with many lines can
+// exceed 64 KiB, and refusing it would lose a sale.
+const (
+	maxBodyBytes        = 64 << 10
+	maxWebhookBodyBytes = 1 << 20
+)
+
+// extValidation marks operations whose handler checks the request itself, so that a malformed field gets
+// the message the interface documents rather than a generic schema error.
+const extValidation = "x-reftrack-validation"
+
+// operation is what the contract middleware knows of one route of the spec.
+type operation struct {
+	route         *routers.Route
+	hasJSONBody   bool
+	handlerChecks bool
+	rawBody       bool // the handler needs the exact bytes (signature checks): no normalisation
+	bodyLimit     int64
+}
+
+// contract enforces the spec on requests: body size, JSON bodies, and schema validation.
+type contract struct {
+	ops    map[string]*operation // "METHOD /echo/:path"
+	opts   *openapi3filter.Options
+	logger *slog.Logger
+}
+
+func newContract(doc *openapi3.T, logger *slog.Logger) (*contract, error) {
+	// A servers entry would make the validator check the Host header.
+	doc.Servers = nil
+	c := &contract{
+		ops: map[string]*operation{},
+		opts: &openapi3filter.Options{
+			AuthenticationFunc:  openapi3filter.NoopAuthenticationFunc, // handlers authenticate
+			SkipSettingDefaults: true,                                  // handlers apply defaults
+		},
+		logger: logger,
+	}
+	for path, item := range doc.Paths.Map() {
+		for method, op := range item.Operations() {
+			o := &operation{
+				route:     &routers.Route{Spec: doc, Path: path, PathItem: item, Method: method, Operation: op},
+				bodyLimit: maxBodyBytes,
+			}
+			if op.RequestBody != nil && op.RequestBody.Value.Content.Get("application/json") != nil {
+				o.hasJSONBody = true
+			}
+			if v, ok := op.Extensions[extValidation]; ok {
+				if v != "handler" {
+					return nil, fmt.Errorf("%s %s: %s must be \"handler\", got %v", method, path, extValidation, v)
+				}
+				o.handlerChecks = true
+			}
+			if op.OperationID == "stripeWebhook" {
+				o.rawBody, o.bodyLimit = true, maxWebhookBodyBytes
+			}
+			c.ops[method+" "+echoPath(path)] = o
+		}
+	}
+	return c, nil
+}
+
+// echoPath turns /a/{b}/c into echo's /a/:b/c.
+func echoPath(p string) string {
+	var b strings.Builder
+	for {
+		i := strings.IndexByte(p, '{')
+		if i < 0 {
+			b.WriteString(p)
+			return b.String()
+		}
+		j := strings.IndexByte(p[i:], '}')
+		if j < 0 {
+			b.WriteString(p)
+			return b.String()
+		}
+		b.WriteString(p[:i])
+		b.WriteByte(':')
+		b.WriteString(p[i+1 : i+j])
+		p = p[i+j+1:]
+	}
+}
+
+type rawBodyKey struct{}
+
+// RawBody is the request body exactly as received (for signature checks), or nil.
+func RawBody(ctx context.Context) []byte {
+	b, _ := ctx.Value(rawBodyKey{}).([]byte)
+	return b
+}
+
+func (k *contract) middleware(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		op, ok := k.ops[c.Request().Method+" "+c.Path()]
+		if !ok {
+			return next(c) // not a route of the spec: echo answers 404/405
+		}
+		req := c.Request()
+		if op.hasJSONBody {
+			if err := k.readBody(c, op); err != nil {
+				return err
+			}
+		}
+		if op.handlerChecks {
+			return next(c)
+		}
+		params := make(map[string]string, len(c.ParamNames()))
+		for i, name := range c.ParamNames() {
+			params[name] = c.ParamValues()[i]
+		}
+		err := openapi3filter.ValidateRequest(req.Context(), &openapi3filter.RequestValidationInput{
+			Request:    req,
+			PathParams: params,
+			Route:      op.route,
+			Options:    k.opts,
+		})
+		if err != nil {
+			return apierr.BadRequest(describeValidationError(err)).WithCause(err)
+		}
+		return next(c)
+	}
+}
+
+// readBody enforces the size limit, keeps the raw bytes in the context and, unless the handler needs the
+// exact bytes, normalises the JSON: a body that parses as JSON is treated as JSON whatever its
+// Content-Type says (curl -d sends form encoding), and members whose value is null are dropped, because
+// the interface counts a JSON null as absent.
+func (k *contract) readBody(c echo.Context, op *operation) error {
+	req := c.Request()
+	if req.ContentLength > op.bodyLimit {
+		return tooLarge(op.bodyLimit)
+	}
+	if req.Body == nil || req.Body == http.NoBody {
+		return nil
+	}
+	raw, err := io.ReadAll(io.LimitReader(req.Body, op.bodyLimit+1))
+	req.Body.Close()
+	if err != nil {
+		return apierr.BadRequest("Could not read the request body").WithCause(err)
+	}
+	if int64(len(raw)) > op.bodyLimit {
+		return tooLarge(op.bodyLimit)
+	}
+	body := raw
+	if !op.rawBody && len(bytes.TrimSpace(raw)) > 0 {
+		normalised, err := normaliseJSON(raw)
+		if err != nil {
+			return apierr.BadRequest("Request body must be valid JSON").WithCause(err)
+		}
+		body = normalised
+		if mt, _, _ := mime.ParseMediaType(req.Header.Get(echo.HeaderContentType)); mt != echo.MIMEApplicationJSON {
+			req.Header.Set(echo.HeaderContentType, echo.MIMEApplicationJSON)
+		}
+	}
+	req.Body = io.NopCloser(bytes.NewReader(body))
+	req.ContentLength = int64(len(body))
+	c.SetRequest(req.WithContext(context.WithValue(req.Context(), rawBodyKey{}, raw)))
+	return nil
+}
+
+func tooLarge(limit int64) *apierr.Error {
+	return apierr.New(http.StatusRequestEntityTooLarge,
+		fmt.Sprintf("Request body is larger than the limit of %d KiB", limit>>10))
+}
+
+// normaliseJSON checks raw is one JSON value and drops object members whose value is null. It returns
+// raw itself when nothing was dropped, so numbers and strings reach the handler exactly as sent.
+func normaliseJSON(raw []byte) ([]byte, error) {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		return nil, err
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return nil, errors.New("unexpected data after the JSON value")
+	}
+	if !dropNulls(v) {
+		return raw, nil
+	}
+	return json.Marshal(v)
+}
+
+// dropNulls removes null members from every object in v and reports whether it removed any.
+func dropNulls(v any) bool {
+	dropped := false
+	switch t := v.(type) {
+	case map[string]any:
+		for k, m := range t {
+			if m == nil {
+				delete(t, k)
+				dropped = true
+				continue
+			}
+			dropped = dropNulls(m) || dropped
+		}
+	case []any:
+		for _, m := range t {
+			dropped = dropNulls(m) || dropped
+		}
+	}
+	return dropped
+}
+
+// describeValidationError turns a kin-openapi request error into a message a client can act on.
+func describeValidationError(err error) string {
+	var reqErr *openapi3filter.RequestError
+	if !errors.As(err, &reqErr) {
+		return "Invalid request"
+	}
+	reason := reqErr.Reason
+	var schemaErr *openapi3.SchemaError
+	if errors.As(reqErr.Err, &schemaErr) {
+		reason = schemaErr.Reason
+		if ptr := schemaErr.JSONPointer(); len(ptr) > 0 && reqErr.RequestBody != nil {
+			reason = fmt.Sprintf("%s: %s", strings.Join(ptr, "."), reason)
+		}
+	} else if reason == "" && reqErr.Err != nil {
+		reason = reqErr.Err.Error()
+	}
+	switch {
+	case reqErr.Parameter != nil:
+		return fmt.Sprintf("Invalid %s parameter %s: %s", reqErr.Parameter.In, reqErr.Parameter.Name, reason)
+	case reqErr.RequestBody != nil:
+		return fmt.Sprintf("Invalid request body: %s", reason)
+	}
+	return "Invalid request: " + reason
+}

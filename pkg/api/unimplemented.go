@@ -1,0 +1,136 @@
+package api
+
+// Operations whose issue has not landed yet. Each answers 501 in the platform envelope; an issue that
+// implements one moves it to its resource's file.
+
+import (
+	"context"
+	"net/http"
+
+	gen "github.com/reftrack/reftrack/gen/server"
+	"github.com/reftrack/reftrack/pkg/apierr"
+)
+
+func notImplemented(route string) error {
+	return apierr.New(http.StatusNotImplemented, route+" is not implemented in this build yet")
+}
+
+func (s *Server) TrackClick(context.Context, gen.TrackClickRequestObject) (gen.TrackClickResponseObject, error) {
+	return nil, notImplemented("POST /api/v1/track/click")
+}
+
+func (s *Server) TrackLead(context.Context, gen.TrackLeadRequestObject) (gen.TrackLeadResponseObject, error) {
+	return nil, notImplemented("POST /api/v1/track/lead")
+}
+
+func (s *Server) TrackSale(context.Context, gen.TrackSaleRequestObject) (gen.TrackSaleResponseObject, error) {
+	return nil, notImplemented("POST /api/v1/track/sale")
+}
+
+func (s *Server) TrackRefund(context.Context, gen.TrackRefundRequestObject) (gen.TrackRefundResponseObject, error) {
+	return nil, notImplemented("POST /api/v1/track/refund")
+}
+
+func (s *Server) GetReadiness(context.Context, gen.GetReadinessRequestObject) (gen.GetReadinessResponseObject, error) {
+	return nil, notImplemented("GET /api/v1/programs/me/readiness")
+}
+
+func (s *Server) CliAuthStart(context.Context, gen.CliAuthStartRequestObject) (gen.CliAuthStartResponseObject, error) {
+	return nil, notImplemented("POST /api/v1/cli/auth/start")
+}
+
+func (s *Server) CliAuthCallback(context.Context, gen.CliAuthCallbackRequestObject) (gen.CliAuthCallbackResponseObject, error) {
+	return nil, notImplemented("POST /api/v1/cli/auth/callback")
+}
+
+func (s *Server) CliAuthPoll(context.Context, gen.CliAuthPollRequestObject) (gen.CliAuthPollResponseObject, error) {
+	return nil, notImplemented("GET /api/v1/cli/auth/poll")
+}
+
+func (s *Server) CliInit(context.Context, gen.CliInitRequestObject) (gen.CliInitResponseObject, error) {
+	return nil, notImplemented("POST /api/v1/cli/init")
+}
+
+func (s *Server) CliListPrograms(context.Context, gen.CliListProgramsRequestObject) (gen.CliListProgramsResponseObject, error) {
+	return nil, notImplemented("GET /api/v1/cli/programs")
+}
+
+func (s *Server) CliStatus(context.Context, gen.CliStatusRequestObject) (gen.CliStatusResponseObject, error) {
+	return nil, notImplemented("GET /api/v1/cli/status")
+}
+
+func (s *Server) CliTestEvent(context.Context, gen.CliTestEventRequestObject) (gen.CliTestEventResponseObject, error) {
+	return nil, notImplemented("POST /api/v1/cli/test-event")
+}
+
+func (s *Server) CliStripeConnect(context.Context, gen.CliStripeConnectRequestObject) (gen.CliStripeConnectResponseObject, error) {
+	return nil, notImplemented("POST /api/v1/cli/stripe-connect")
+}
+
+func (s *Server) ListTrackingEvents(context.Context, gen.ListTrackingEventsRequestObject) (gen.ListTrackingEventsResponseObject, error) {
+	return nil, notImplemented("GET /api/tracking/events/{programId}")
+}
+
+func (s *Server) GetProgram(context.Context, gen.GetProgramRequestObject) (gen.GetProgramResponseObject, error) {
+	return nil, notImplemented("GET /api/v1/programs/{programId}")
+}
+
+func (s *Server) UpdateProgram(context.Context, gen.UpdateProgramRequestObject) (gen.UpdateProgramResponseObject, error) {
+	return nil, notImplemented("PATCH /api/v1/programs/{programId}")
+}
+
+func (s *Server) ListPartners(context.Context, gen.ListPartnersRequestObject) (gen.ListPartnersResponseObject, error) {
+	return nil, notImplemented("GET /api/v1/programs/{programId}/partners")
+}
+
+func (s *Server) CreatePartner(context.Context, gen.CreatePartnerRequestObject) (gen.CreatePartnerResponseObject, error) {
+	return nil, notImplemented("POST /api/v1/programs/{programId}/partners")
+}
+
+func (s *Server) ListLinks(context.Context, gen.ListLinksRequestObject) (gen.ListLinksResponseObject, error) {
+	return nil, notImplemented("GET /api/v1/programs/{programId}/links")
+}
+
+func (s *Server) CreateLink(context.Context, gen.CreateLinkRequestObject) (gen.CreateLinkResponseObject, error) {
+	return nil, notImplemented("POST /api/v1/programs/{programId}/links")
+}
+
+func (s *Server) UpdateLink(context.Context, gen.UpdateLinkRequestObject) (gen.UpdateLinkResponseObject, error) {
+	return nil, notImplemented("PATCH /api/v1/links/{linkId}")
+}
+
+func (s *Server) GetApiKey(context.Context, gen.GetApiKeyRequestObject) (gen.GetApiKeyResponseObject, error) {
+	return nil, notImplemented("GET /api/v1/programs/{programId}/api-key")
+}
+
+func (s *Server) RegenerateApiKey(context.Context, gen.RegenerateApiKeyRequestObject) (gen.RegenerateApiKeyResponseObject, error) {
+	return nil, notImplemented("POST /api/v1/programs/{programId}/api-key")
+}
+
+func (s *Server) GetPaymentProcessor(context.Context, gen.GetPaymentProcessorRequestObject) (gen.GetPaymentProcessorResponseObject, error) {
+	return nil, notImplemented("GET /api/v1/programs/{programId}/payment-processor")
+}
+
+func (s *Server) SetPaymentProcessor(context.Context, gen.SetPaymentProcessorRequestObject) (gen.SetPaymentProcessorResponseObject, error) {
+	return nil, notImplemented("PUT /api/v1/programs/{programId}/payment-processor")
+}
+
+func (s *Server) ListWorkspaceMembers(context.Context, gen.ListWorkspaceMembersRequestObject) (gen.ListWorkspaceMembersResponseObject, error) {
+	return nil, notImplemented("GET /api/v1/workspaces/{advertiserId}/members")
+}
+
+func (s *Server) AddWorkspaceMember(context.Context, gen.AddWorkspaceMemberRequestObject) (gen.AddWorkspaceMemberResponseObject, error) {
+	return nil, notImplemented("POST /api/v1/workspaces/{advertiserId}/members")
+}
+
+func (s *Server) StripeWebhook(context.Context, gen.StripeWebhookRequestObject) (gen.StripeWebhookResponseObject, error) {
+	return nil, notImplemented("POST /api/v1/webhooks/stripe/{programId}")
+}
+
+func (s *Server) GetTrackerScript(context.Context, gen.GetTrackerScriptRequestObject) (gen.GetTrackerScriptResponseObject, error) {
+	return nil, notImplemented("GET /js/svc-tracker.js")
+}
+
+func (s *Server) GetTrackerScriptAlias(context.Context, gen.GetTrackerScriptAliasRequestObject) (gen.GetTrackerScriptAliasResponseObject, error) {
+	return nil, notImplemented("GET /js/svc.js")
+}

@@ -1,0 +1,102 @@
+// Package config reads reftrackd's configuration from environment variables. Every variable has a
+// default that works on a developer machine; the README lists them.
+package config
+
+import (
+	"fmt"
+	"log/slog"
+	"net/url"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Environment names.
+const (
+	EnvDevelopment = "development"
+	EnvProduction  = "production"
+)
+
+// DefaultDatabaseURL is the local Postgres that `make run` and the tests expect.
+const DefaultDatabaseURL = "postgres://postgres@127.0.0.1:5432/reftrack?sslmode=disable&connect_timeout=5"
+
+// Config is reftrackd's configuration.
+type Config struct {
+	// DatabaseURL is the Postgres DSN (DATABASE_URL).
+	DatabaseURL string
+	// ListenAddr is the HTTP listen address (LISTEN_ADDR).
+	ListenAddr string
+	// BaseURL is the public address of this service, used in links it hands out (BASE_URL).
+	BaseURL string
+	// Env is "development" or "production" (REFTRACK_ENV).
+	Env string
+	// LogLevel and LogFormat ("json" or "text") configure the structured log (LOG_LEVEL, LOG_FORMAT).
+	LogLevel  slog.Level
+	LogFormat string
+	// DBMaxOpenConns caps the connection pool (DB_MAX_OPEN_CONNS).
+	DBMaxOpenConns int
+	// ShutdownTimeout bounds the graceful shutdown (SHUTDOWN_TIMEOUT).
+	ShutdownTimeout time.Duration
+}
+
+// FromEnv reads the configuration through getenv (os.Getenv in production, a map in tests).
+func FromEnv(getenv func(string) string) (Config, error) {
+	c := Config{
+		DatabaseURL:     str(getenv, "DATABASE_URL", DefaultDatabaseURL),
+		ListenAddr:      str(getenv, "LISTEN_ADDR", ":8080"),
+		BaseURL:         strings.TrimRight(str(getenv, "BASE_URL", "http://localhost:8080"), "/"),
+		Env:             str(getenv, "REFTRACK_ENV", EnvDevelopment),
+		LogFormat:       str(getenv, "LOG_FORMAT", "json"),
+		DBMaxOpenConns:  20,
+		ShutdownTimeout: 15 * time.Second,
+	}
+	var errs []string
+	if c.Env != EnvDevelopment && c.Env != EnvProduction {
+		errs = append(errs, fmt.Sprintf("REFTRACK_ENV must be %q or %q, got %q", EnvDevelopment, EnvProduction, c.Env))
+	}
+	if u, err := url.Parse(c.BaseURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		errs = append(errs, fmt.Sprintf("BASE_URL must be an absolute http(s) URL, got %q", c.BaseURL))
+	}
+	if c.LogFormat != "json" && c.LogFormat != "text" {
+		errs = append(errs, fmt.Sprintf("LOG_FORMAT must be json or text, got %q", c.LogFormat))
+	}
+	if err := c.LogLevel.UnmarshalText([]byte(str(getenv, "LOG_LEVEL", "info"))); err != nil {
+		errs = append(errs, "LOG_LEVEL must be debug, info, warn or error")
+	}
+	if v := getenv("DB_MAX_OPEN_CONNS"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 {
+			errs = append(errs, fmt.Sprintf("DB_MAX_OPEN_CONNS must be a positive integer, got %q", v))
+		}
+		c.DBMaxOpenConns = n
+	}
+	if v := getenv("SHUTDOWN_TIMEOUT"); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil || d <= 0 {
+			errs = append(errs, fmt.Sprintf("SHUTDOWN_TIMEOUT must be a positive duration such as 15s, got %q", v))
+		}
+		c.ShutdownTimeout = d
+	}
+	if len(errs) > 0 {
+		return Config{}, fmt.Errorf("configuration: %s", strings.Join(errs, "; "))
+	}
+	return c, nil
+}
+
+// Production reports whether the service runs in production mode.
+func (c Config) Production() bool { return c.Env == EnvProduction }
+
+// DatabaseURLSet reports whether DATABASE_URL was given explicitly (`reftrackd dev` only starts a local
+// Postgres when it was not).
+func DatabaseURLSet(getenv func(string) string) bool { return getenv("DATABASE_URL") != "" }
+
+// Getenv is os.Getenv, named so callers read well: config.FromEnv(config.Getenv).
+func Getenv(key string) string { return os.Getenv(key) }
+
+func str(getenv func(string) string, key, def string) string {
+	if v := getenv(key); v != "" {
+		return v
+	}
+	return def
+}

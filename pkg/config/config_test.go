@@ -1,0 +1,53 @@
+package config
+
+import (
+	"log/slog"
+	"strings"
+	"testing"
+	"time"
+)
+
+func env(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
+
+func TestDefaults(t *testing.T) {
+	c, err := FromEnv(env(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.DatabaseURL != DefaultDatabaseURL || c.ListenAddr != ":8080" || c.BaseURL != "http://localhost:8080" ||
+		c.Env != EnvDevelopment || c.LogLevel != slog.LevelInfo || c.LogFormat != "json" ||
+		c.DBMaxOpenConns != 20 || c.ShutdownTimeout != 15*time.Second {
+		t.Errorf("defaults = %+v", c)
+	}
+}
+
+func TestOverrides(t *testing.T) {
+	c, err := FromEnv(env(map[string]string{
+		"DATABASE_URL": "postgres://x/y", "LISTEN_ADDR": "127.0.0.1:9000", "BASE_URL": "https://t.example.com/",
+		"REFTRACK_ENV": "production", "LOG_LEVEL": "debug", "LOG_FORMAT": "text", "DB_MAX_OPEN_CONNS": "5",
+		"SHUTDOWN_TIMEOUT": "3s",
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.DatabaseURL != "postgres://x/y" || c.ListenAddr != "127.0.0.1:9000" || c.BaseURL != "https://t.example.com" ||
+		!c.Production() || c.LogLevel != slog.LevelDebug || c.LogFormat != "text" || c.DBMaxOpenConns != 5 ||
+		c.ShutdownTimeout != 3*time.Second {
+		t.Errorf("config = %+v", c)
+	}
+}
+
+func TestInvalidValuesAreAllReported(t *testing.T) {
+	_, err := FromEnv(env(map[string]string{
+		"REFTRACK_ENV": "staging", "BASE_URL": "localhost", "LOG_FORMAT": "xml", "LOG_LEVEL": "loud",
+		"DB_MAX_OPEN_CONNS": "0", "SHUTDOWN_TIMEOUT": "soon",
+	}))
+	if err == nil {
+		t.Fatal("want an error")
+	}
+	for _, name := range []string{"REFTRACK_ENV", "BASE_URL", "LOG_FORMAT", "LOG_LEVEL", "DB_MAX_OPEN_CONNS", "SHUTDOWN_TIMEOUT"} {
+		if !strings.Contains(err.Error(), name) {
+			t.Errorf("error %q does not name %s", err, name)
+		}
+	}
+}

@@ -1,0 +1,227 @@
+// Package dbtest gives each test its own freshly migrated database on a real Postgres
+// (TEST_DATABASE_URL, default the local server) and drops it when the test ends.
+//
+// Databases are cloned from a template that is migrated once per migration set, so a new database costs
+// one CREATE DATABASE, not a full migration run.
+package dbtest
+
+import (
+	"context"
+	"crypto/rand"
+	"database/sql"
+	"encoding/hex"
+	"fmt"
+	"net/url"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jmoiron/sqlx"
+	"github.com/lib/pq"
+
+	"github.com/reftrack/reftrack/db"
+)
+
+// DefaultURL is the Postgres the tests use unless TEST_DATABASE_URL says otherwise.
+const DefaultURL = "postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable&connect_timeout=5"
+
+// AdminURL is the server-level DSN tests connect to for creating databases.
+func AdminURL() string {
+	if v := os.Getenv("TEST_DATABASE_URL"); v != "" {
+		return v
+	}
+	return DefaultURL
+}
+
+// Database is one test's database.
+type Database struct {
+	*sqlx.DB
+	// URL connects to this database (for code under test that opens its own pool).
+	URL  string
+	Name string
+}
+
+// New creates a migrated database for t and drops it when t ends.
+func New(t testing.TB) *Database {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+
+	admin, err := sql.Open("postgres", AdminURL())
+	if err != nil {
+		t.Fatalf("dbtest: %v", err)
+	}
+	defer admin.Close()
+	if err := admin.PingContext(ctx); err != nil {
+		t.Fatalf("dbtest: no Postgres at TEST_DATABASE_URL (%s): %v", redact(AdminURL()), err)
+	}
+	tmpl, err := ensureTemplate(ctx, admin)
+	if err != nil {
+		t.Fatalf("dbtest: template database: %v", err)
+	}
+	name := "reftrack_test_" + randomSuffix()
+	if _, err := admin.ExecContext(ctx, fmt.Sprintf("CREATE DATABASE %s TEMPLATE %s",
+		pq.QuoteIdentifier(name), pq.QuoteIdentifier(tmpl))); err != nil {
+		t.Fatalf("dbtest: create database: %v", err)
+	}
+	dsn, err := WithDatabase(AdminURL(), name)
+	if err != nil {
+		t.Fatalf("dbtest: %v", err)
+	}
+	conn, err := sqlx.Open("postgres", dsn)
+	if err != nil {
+		t.Fatalf("dbtest: %v", err)
+	}
+	t.Cleanup(func() {
+		conn.Close()
+		Drop(t, name)
+	})
+	return &Database{DB: conn, URL: dsn, Name: name}
+}
+
+// Drop removes a database, disconnecting whoever still uses it.
+func Drop(t testing.TB, name string) {
+	t.Helper()
+	admin, err := sql.Open("postgres", AdminURL())
+	if err != nil {
+		t.Errorf("dbtest: drop %s: %v", name, err)
+		return
+	}
+	defer admin.Close()
+	if _, err := admin.Exec("DROP DATABASE IF EXISTS " + pq.QuoteIdentifier(name) + " WITH (FORCE)"); err != nil {
+		t.Errorf("dbtest: drop %s: %v", name, err)
+	}
+}
+
+// Empty creates an empty, unmigrated database for t (migration tests) and drops it when t ends.
+func Empty(t testing.TB) *Database {
+	t.Helper()
+	admin, err := sql.Open("postgres", AdminURL())
+	if err != nil {
+		t.Fatalf("dbtest: %v", err)
+	}
+	defer admin.Close()
+	name := "reftrack_test_" + randomSuffix()
+	if _, err := admin.Exec("CREATE DATABASE " + pq.QuoteIdentifier(name)); err != nil {
+		t.Fatalf("dbtest: create database: %v", err)
+	}
+	dsn, err := WithDatabase(AdminURL(), name)
+	if err != nil {
+		t.Fatalf("dbtest: %v", err)
+	}
+	conn, err := sqlx.Open("postgres", dsn)
+	if err != nil {
+		t.Fatalf("dbtest: %v", err)
+	}
+	t.Cleanup(func() {
+		conn.Close()
+		Drop(t, name)
+	})
+	return &Database{DB: conn, URL: dsn, Name: name}
+}
+
+// lockID serialises template builds across test processes (go test runs packages in parallel).
+const lockID = 7340021
+
+// ensureTemplate returns the name of a template database migrated with this build's migrations, building
+// it when missing. It is built under a temporary name and renamed, so a crashed build leaves no
+// half-migrated template behind.
+func ensureTemplate(ctx context.Context, admin *sql.DB) (string, error) {
+	fp, err := db.Fingerprint()
+	if err != nil {
+		return "", err
+	}
+	tmpl := "reftrack_tmpl_" + fp[:16]
+
+	conn, err := admin.Conn(ctx)
+	if err != nil {
+		return "", err
+	}
+	defer conn.Close()
+	if _, err := conn.ExecContext(ctx, "SELECT pg_advisory_lock($1)", lockID); err != nil {
+		return "", err
+	}
+	defer conn.ExecContext(context.Background(), "SELECT pg_advisory_unlock($1)", lockID) //nolint:errcheck
+
+	var exists bool
+	if err := conn.QueryRowContext(ctx, "SELECT EXISTS (SELECT 1 FROM pg_database WHERE datname = $1)", tmpl).Scan(&exists); err != nil {
+		return "", err
+	}
+	if exists {
+		return tmpl, nil
+	}
+
+	// Templates of older migration sets are of no further use.
+	rows, err := conn.QueryContext(ctx, "SELECT datname FROM pg_database WHERE datname LIKE 'reftrack\\_tmpl\\_%'")
+	if err != nil {
+		return "", err
+	}
+	var stale []string
+	for rows.Next() {
+		var n string
+		if err := rows.Scan(&n); err != nil {
+			rows.Close()
+			return "", err
+		}
+		stale = append(stale, n)
+	}
+	rows.Close()
+	for _, n := range stale {
+		_, _ = conn.ExecContext(ctx, "DROP DATABASE IF EXISTS "+pq.QuoteIdentifier(n)+" WITH (FORCE)")
+	}
+
+	build := tmpl + "_build_" + randomSuffix()[:8]
+	if _, err := conn.ExecContext(ctx, "CREATE DATABASE "+pq.QuoteIdentifier(build)); err != nil {
+		return "", err
+	}
+	dsn, err := WithDatabase(AdminURL(), build)
+	if err != nil {
+		return "", err
+	}
+	if err := migrateDSN(ctx, dsn); err != nil {
+		_, _ = conn.ExecContext(ctx, "DROP DATABASE IF EXISTS "+pq.QuoteIdentifier(build)+" WITH (FORCE)")
+		return "", err
+	}
+	if _, err := conn.ExecContext(ctx, fmt.Sprintf("ALTER DATABASE %s RENAME TO %s",
+		pq.QuoteIdentifier(build), pq.QuoteIdentifier(tmpl))); err != nil {
+		return "", err
+	}
+	return tmpl, nil
+}
+
+func migrateDSN(ctx context.Context, dsn string) error {
+	d, err := sql.Open("postgres", dsn)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	return db.MigrateUp(ctx, d)
+}
+
+// WithDatabase returns dsn (a postgres:// URL) pointing at database name.
+func WithDatabase(dsn, name string) (string, error) {
+	u, err := url.Parse(dsn)
+	if err != nil || (u.Scheme != "postgres" && u.Scheme != "postgresql") {
+		return "", fmt.Errorf("TEST_DATABASE_URL must be a postgres:// URL, got %q", redact(dsn))
+	}
+	u.Path = "/" + name
+	return u.String(), nil
+}
+
+func randomSuffix() string {
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+func redact(dsn string) string {
+	u, err := url.Parse(dsn)
+	if err != nil {
+		return "<unparseable>"
+	}
+	if _, ok := u.User.Password(); ok {
+		u.User = url.UserPassword(u.User.Username(), "xxx")
+	}
+	return strings.TrimSpace(u.String())
+}
