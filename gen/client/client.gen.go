@@ -8867,6 +8867,11 @@ type GetProgramHTTPResponse200Headers struct {
 	XRequestID string
 }
 
+// GetProgramHTTPResponse400Headers the declared response headers of an HTTP 400 response for GetProgram
+type GetProgramHTTPResponse400Headers struct {
+	XRequestID string
+}
+
 // GetProgramHTTPResponse401Headers the declared response headers of an HTTP 401 response for GetProgram
 type GetProgramHTTPResponse401Headers struct {
 	XRequestID string
@@ -8897,6 +8902,8 @@ type GetProgramHTTPResponse struct {
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *ProgramEnvelope
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *Unauthorized
 	// JSON403 the response for an HTTP 403 `application/json` response
@@ -8909,6 +8916,8 @@ type GetProgramHTTPResponse struct {
 	JSON501 *NotImplemented
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *GetProgramHTTPResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *GetProgramHTTPResponse400Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *GetProgramHTTPResponse401Headers
 	// Headers403 the parsed response headers for an HTTP 403 response
@@ -8924,6 +8933,11 @@ type GetProgramHTTPResponse struct {
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
 func (r GetProgramHTTPResponse) GetJSON200() *ProgramEnvelope {
 	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r GetProgramHTTPResponse) GetJSON400() *BadRequest {
+	return r.JSON400
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
@@ -9131,6 +9145,11 @@ type GetApiKeyHTTPResponse200Headers struct {
 	XRequestID string
 }
 
+// GetApiKeyHTTPResponse400Headers the declared response headers of an HTTP 400 response for GetApiKey
+type GetApiKeyHTTPResponse400Headers struct {
+	XRequestID string
+}
+
 // GetApiKeyHTTPResponse401Headers the declared response headers of an HTTP 401 response for GetApiKey
 type GetApiKeyHTTPResponse401Headers struct {
 	XRequestID string
@@ -9161,6 +9180,8 @@ type GetApiKeyHTTPResponse struct {
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *ApiKeyEnvelope
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *Unauthorized
 	// JSON403 the response for an HTTP 403 `application/json` response
@@ -9173,6 +9194,8 @@ type GetApiKeyHTTPResponse struct {
 	JSON501 *NotImplemented
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *GetApiKeyHTTPResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *GetApiKeyHTTPResponse400Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *GetApiKeyHTTPResponse401Headers
 	// Headers403 the parsed response headers for an HTTP 403 response
@@ -9188,6 +9211,11 @@ type GetApiKeyHTTPResponse struct {
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
 func (r GetApiKeyHTTPResponse) GetJSON200() *ApiKeyEnvelope {
 	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r GetApiKeyHTTPResponse) GetJSON400() *BadRequest {
+	return r.JSON400
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
@@ -9249,6 +9277,11 @@ type RegenerateApiKeyHTTPResponse200Headers struct {
 	XRequestID string
 }
 
+// RegenerateApiKeyHTTPResponse400Headers the declared response headers of an HTTP 400 response for RegenerateApiKey
+type RegenerateApiKeyHTTPResponse400Headers struct {
+	XRequestID string
+}
+
 // RegenerateApiKeyHTTPResponse401Headers the declared response headers of an HTTP 401 response for RegenerateApiKey
 type RegenerateApiKeyHTTPResponse401Headers struct {
 	XRequestID string
@@ -9279,6 +9312,8 @@ type RegenerateApiKeyHTTPResponse struct {
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *ApiKeyIssuedEnvelope
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *Unauthorized
 	// JSON403 the response for an HTTP 403 `application/json` response
@@ -9291,6 +9326,8 @@ type RegenerateApiKeyHTTPResponse struct {
 	JSON501 *NotImplemented
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *RegenerateApiKeyHTTPResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *RegenerateApiKeyHTTPResponse400Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *RegenerateApiKeyHTTPResponse401Headers
 	// Headers403 the parsed response headers for an HTTP 403 response
@@ -9306,6 +9343,11 @@ type RegenerateApiKeyHTTPResponse struct {
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
 func (r RegenerateApiKeyHTTPResponse) GetJSON200() *ApiKeyIssuedEnvelope {
 	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r RegenerateApiKeyHTTPResponse) GetJSON400() *BadRequest {
+	return r.JSON400
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
@@ -9367,6 +9409,11 @@ type ListLinksHTTPResponse200Headers struct {
 	XRequestID string
 }
 
+// ListLinksHTTPResponse400Headers the declared response headers of an HTTP 400 response for ListLinks
+type ListLinksHTTPResponse400Headers struct {
+	XRequestID string
+}
+
 // ListLinksHTTPResponse401Headers the declared response headers of an HTTP 401 response for ListLinks
 type ListLinksHTTPResponse401Headers struct {
 	XRequestID string
@@ -9397,6 +9444,8 @@ type ListLinksHTTPResponse struct {
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *LinkListEnvelope
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *Unauthorized
 	// JSON403 the response for an HTTP 403 `application/json` response
@@ -9409,6 +9458,8 @@ type ListLinksHTTPResponse struct {
 	JSON501 *NotImplemented
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *ListLinksHTTPResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *ListLinksHTTPResponse400Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *ListLinksHTTPResponse401Headers
 	// Headers403 the parsed response headers for an HTTP 403 response
@@ -9424,6 +9475,11 @@ type ListLinksHTTPResponse struct {
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
 func (r ListLinksHTTPResponse) GetJSON200() *LinkListEnvelope {
 	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r ListLinksHTTPResponse) GetJSON400() *BadRequest {
+	return r.JSON400
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
@@ -9645,6 +9701,11 @@ type ListPartnersHTTPResponse200Headers struct {
 	XRequestID string
 }
 
+// ListPartnersHTTPResponse400Headers the declared response headers of an HTTP 400 response for ListPartners
+type ListPartnersHTTPResponse400Headers struct {
+	XRequestID string
+}
+
 // ListPartnersHTTPResponse401Headers the declared response headers of an HTTP 401 response for ListPartners
 type ListPartnersHTTPResponse401Headers struct {
 	XRequestID string
@@ -9675,6 +9736,8 @@ type ListPartnersHTTPResponse struct {
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *PartnerListEnvelope
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *Unauthorized
 	// JSON403 the response for an HTTP 403 `application/json` response
@@ -9687,6 +9750,8 @@ type ListPartnersHTTPResponse struct {
 	JSON501 *NotImplemented
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *ListPartnersHTTPResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *ListPartnersHTTPResponse400Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *ListPartnersHTTPResponse401Headers
 	// Headers403 the parsed response headers for an HTTP 403 response
@@ -9702,6 +9767,11 @@ type ListPartnersHTTPResponse struct {
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
 func (r ListPartnersHTTPResponse) GetJSON200() *PartnerListEnvelope {
 	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r ListPartnersHTTPResponse) GetJSON400() *BadRequest {
+	return r.JSON400
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
@@ -9923,6 +9993,11 @@ type GetPaymentProcessorHTTPResponse200Headers struct {
 	XRequestID string
 }
 
+// GetPaymentProcessorHTTPResponse400Headers the declared response headers of an HTTP 400 response for GetPaymentProcessor
+type GetPaymentProcessorHTTPResponse400Headers struct {
+	XRequestID string
+}
+
 // GetPaymentProcessorHTTPResponse401Headers the declared response headers of an HTTP 401 response for GetPaymentProcessor
 type GetPaymentProcessorHTTPResponse401Headers struct {
 	XRequestID string
@@ -9953,6 +10028,8 @@ type GetPaymentProcessorHTTPResponse struct {
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *PaymentProcessorEnvelope
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *Unauthorized
 	// JSON403 the response for an HTTP 403 `application/json` response
@@ -9965,6 +10042,8 @@ type GetPaymentProcessorHTTPResponse struct {
 	JSON501 *NotImplemented
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *GetPaymentProcessorHTTPResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *GetPaymentProcessorHTTPResponse400Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *GetPaymentProcessorHTTPResponse401Headers
 	// Headers403 the parsed response headers for an HTTP 403 response
@@ -9980,6 +10059,11 @@ type GetPaymentProcessorHTTPResponse struct {
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
 func (r GetPaymentProcessorHTTPResponse) GetJSON200() *PaymentProcessorEnvelope {
 	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r GetPaymentProcessorHTTPResponse) GetJSON400() *BadRequest {
+	return r.JSON400
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
@@ -11050,6 +11134,11 @@ type ListWorkspaceMembersHTTPResponse200Headers struct {
 	XRequestID string
 }
 
+// ListWorkspaceMembersHTTPResponse400Headers the declared response headers of an HTTP 400 response for ListWorkspaceMembers
+type ListWorkspaceMembersHTTPResponse400Headers struct {
+	XRequestID string
+}
+
 // ListWorkspaceMembersHTTPResponse401Headers the declared response headers of an HTTP 401 response for ListWorkspaceMembers
 type ListWorkspaceMembersHTTPResponse401Headers struct {
 	XRequestID string
@@ -11080,6 +11169,8 @@ type ListWorkspaceMembersHTTPResponse struct {
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *MemberListEnvelope
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *Unauthorized
 	// JSON403 the response for an HTTP 403 `application/json` response
@@ -11092,6 +11183,8 @@ type ListWorkspaceMembersHTTPResponse struct {
 	JSON501 *NotImplemented
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *ListWorkspaceMembersHTTPResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *ListWorkspaceMembersHTTPResponse400Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *ListWorkspaceMembersHTTPResponse401Headers
 	// Headers403 the parsed response headers for an HTTP 403 response
@@ -11107,6 +11200,11 @@ type ListWorkspaceMembersHTTPResponse struct {
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
 func (r ListWorkspaceMembersHTTPResponse) GetJSON200() *MemberListEnvelope {
 	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r ListWorkspaceMembersHTTPResponse) GetJSON400() *BadRequest {
+	return r.JSON400
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
@@ -11538,13 +11636,13 @@ type GetOpenAPIYAMLHTTPResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// YAML200 the response for an HTTP 200 `application/yaml` response
-	YAML200 *string
+	YAML200 *map[string]interface{}
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *GetOpenAPIYAMLHTTPResponse200Headers
 }
 
 // GetYAML200 returns the response for an HTTP 200 `application/yaml` response
-func (r GetOpenAPIYAMLHTTPResponse) GetYAML200() *string {
+func (r GetOpenAPIYAMLHTTPResponse) GetYAML200() *map[string]interface{} {
 	return r.YAML200
 }
 
@@ -15428,6 +15526,13 @@ func ParseGetProgramHTTPResponse(rsp *http.Response) (*GetProgramHTTPResponse, e
 		}
 		response.JSON200 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
 		var dest Unauthorized
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -15476,6 +15581,16 @@ func ParseGetProgramHTTPResponse(rsp *http.Response) (*GetProgramHTTPResponse, e
 			headers.XRequestID = value
 		}
 		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers GetProgramHTTPResponse400Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers400 = &headers
 	case rsp.StatusCode == 401:
 		var headers GetProgramHTTPResponse401Headers
 		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
@@ -15710,6 +15825,13 @@ func ParseGetApiKeyHTTPResponse(rsp *http.Response) (*GetApiKeyHTTPResponse, err
 		}
 		response.JSON200 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
 		var dest Unauthorized
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -15758,6 +15880,16 @@ func ParseGetApiKeyHTTPResponse(rsp *http.Response) (*GetApiKeyHTTPResponse, err
 			headers.XRequestID = value
 		}
 		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers GetApiKeyHTTPResponse400Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers400 = &headers
 	case rsp.StatusCode == 401:
 		var headers GetApiKeyHTTPResponse401Headers
 		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
@@ -15834,6 +15966,13 @@ func ParseRegenerateApiKeyHTTPResponse(rsp *http.Response) (*RegenerateApiKeyHTT
 		}
 		response.JSON200 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
 		var dest Unauthorized
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -15882,6 +16021,16 @@ func ParseRegenerateApiKeyHTTPResponse(rsp *http.Response) (*RegenerateApiKeyHTT
 			headers.XRequestID = value
 		}
 		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers RegenerateApiKeyHTTPResponse400Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers400 = &headers
 	case rsp.StatusCode == 401:
 		var headers RegenerateApiKeyHTTPResponse401Headers
 		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
@@ -15958,6 +16107,13 @@ func ParseListLinksHTTPResponse(rsp *http.Response) (*ListLinksHTTPResponse, err
 		}
 		response.JSON200 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
 		var dest Unauthorized
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -16006,6 +16162,16 @@ func ParseListLinksHTTPResponse(rsp *http.Response) (*ListLinksHTTPResponse, err
 			headers.XRequestID = value
 		}
 		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers ListLinksHTTPResponse400Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers400 = &headers
 	case rsp.StatusCode == 401:
 		var headers ListLinksHTTPResponse401Headers
 		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
@@ -16257,6 +16423,13 @@ func ParseListPartnersHTTPResponse(rsp *http.Response) (*ListPartnersHTTPRespons
 		}
 		response.JSON200 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
 		var dest Unauthorized
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -16305,6 +16478,16 @@ func ParseListPartnersHTTPResponse(rsp *http.Response) (*ListPartnersHTTPRespons
 			headers.XRequestID = value
 		}
 		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers ListPartnersHTTPResponse400Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers400 = &headers
 	case rsp.StatusCode == 401:
 		var headers ListPartnersHTTPResponse401Headers
 		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
@@ -16556,6 +16739,13 @@ func ParseGetPaymentProcessorHTTPResponse(rsp *http.Response) (*GetPaymentProces
 		}
 		response.JSON200 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
 		var dest Unauthorized
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -16604,6 +16794,16 @@ func ParseGetPaymentProcessorHTTPResponse(rsp *http.Response) (*GetPaymentProces
 			headers.XRequestID = value
 		}
 		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers GetPaymentProcessorHTTPResponse400Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers400 = &headers
 	case rsp.StatusCode == 401:
 		var headers GetPaymentProcessorHTTPResponse401Headers
 		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
@@ -18559,6 +18759,13 @@ func ParseListWorkspaceMembersHTTPResponse(rsp *http.Response) (*ListWorkspaceMe
 		}
 		response.JSON200 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
 		var dest Unauthorized
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -18607,6 +18814,16 @@ func ParseListWorkspaceMembersHTTPResponse(rsp *http.Response) (*ListWorkspaceMe
 			headers.XRequestID = value
 		}
 		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers ListWorkspaceMembersHTTPResponse400Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers400 = &headers
 	case rsp.StatusCode == 401:
 		var headers ListWorkspaceMembersHTTPResponse401Headers
 		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
@@ -19028,7 +19245,7 @@ func ParseGetOpenAPIYAMLHTTPResponse(rsp *http.Response) (*GetOpenAPIYAMLHTTPRes
 
 	switch {
 	case strings.Contains(rsp.Header.Get("Content-Type"), "yaml") && rsp.StatusCode == 200:
-		var dest string
+		var dest map[string]interface{}
 		if err := yaml.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}

@@ -5004,6 +5004,21 @@ func (response GetProgram200JSONResponse) VisitGetProgramResponse(w http.Respons
 	return err
 }
 
+type GetProgram400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response GetProgram400JSONResponse) VisitGetProgramResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type GetProgram401JSONResponse struct{ UnauthorizedJSONResponse }
 
 func (response GetProgram401JSONResponse) VisitGetProgramResponse(w http.ResponseWriter) error {
@@ -5245,6 +5260,21 @@ func (response GetApiKey200JSONResponse) VisitGetApiKeyResponse(w http.ResponseW
 	return err
 }
 
+type GetApiKey400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response GetApiKey400JSONResponse) VisitGetApiKeyResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type GetApiKey401JSONResponse struct{ UnauthorizedJSONResponse }
 
 func (response GetApiKey401JSONResponse) VisitGetApiKeyResponse(w http.ResponseWriter) error {
@@ -5350,6 +5380,21 @@ func (response RegenerateApiKey200JSONResponse) VisitRegenerateApiKeyResponse(w 
 	return err
 }
 
+type RegenerateApiKey400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response RegenerateApiKey400JSONResponse) VisitRegenerateApiKeyResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type RegenerateApiKey401JSONResponse struct{ UnauthorizedJSONResponse }
 
 func (response RegenerateApiKey401JSONResponse) VisitRegenerateApiKeyResponse(w http.ResponseWriter) error {
@@ -5451,6 +5496,21 @@ func (response ListLinks200JSONResponse) VisitListLinksResponse(w http.ResponseW
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
 	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListLinks400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response ListLinks400JSONResponse) VisitListLinksResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(400)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -5711,6 +5771,21 @@ func (response ListPartners200JSONResponse) VisitListPartnersResponse(w http.Res
 	return err
 }
 
+type ListPartners400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response ListPartners400JSONResponse) VisitListPartnersResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type ListPartners401JSONResponse struct{ UnauthorizedJSONResponse }
 
 func (response ListPartners401JSONResponse) VisitListPartnersResponse(w http.ResponseWriter) error {
@@ -5963,6 +6038,21 @@ func (response GetPaymentProcessor200JSONResponse) VisitGetPaymentProcessorRespo
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
 	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetPaymentProcessor400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response GetPaymentProcessor400JSONResponse) VisitGetPaymentProcessorResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(400)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -7131,6 +7221,21 @@ func (response ListWorkspaceMembers200JSONResponse) VisitListWorkspaceMembersRes
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
 	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListWorkspaceMembers400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response ListWorkspaceMembers400JSONResponse) VisitListWorkspaceMembersResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(400)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -8864,7 +8969,7 @@ func (sh *strictHandler) GetReadyz(ctx echo.Context) error {
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
 	"7L3rchs3uij6KiiudcpkdouibDkzpmpqLcV2ZrTHsbUlOzNrD73ZYDdIdtQEOg20ZCZx1f51HuDUqdpv",
-	"cF5kv8l+klP4PgCNvvGii5PM0o+ZWGzc8eG7X37uRWKVCc64kr3xz70lozHL4Z+vWJaziKpEcP1nzGSU",
+	"cF5kv8l+klP4PgCNvvGiizPJ0o+ZWGzc8eG7X37uRWKVCc64kr3xz70lozHL4Z+vWJaziKpEcP1nzGSU",
 	"Jxn+2TvPmWRckZsl40QtGTk9PyNXbE0SSVY0v2IxmYuc5ELBACck/PdJMRo9iz7w5BORLBI8lvALC4mY",
 	"wxC6X8IXpH/x7Uvy4g/HzwfDXtCT0ZKtqF5BRpViuZ79f/z7P0YHLz7+l3/tBT21zlhv3JMqT/ii9/lz",
 	"0HuT8Kv7WDEuOBaRnBZ5ios9ITlL/xSXRxNW19hczQVT+fp0rljeXNMlngNRgtzQRJEZm4uckVx3SfhC",
@@ -8879,22 +8984,22 @@ var swaggerSpec = []string{
 	"dMFC0g8tWpsm8Zgg3UlipDiDcEAoj/UMpl/MFE1SOSz7hMMJb9yFxSgHDtNuvpAqYta4wBujght3G6fs",
 	"0hjLoLhdx9HNcYzbw5fg8zSJvuCTsjNKcpOoJaGcsE+JVJrByVkk8rj9kdlu9//EvhX5LIljxr/cGeh3",
 	"QqNIFFyThlykjMSCScKFIjRNxQ1Ry0QGROSGikhR5BEzD4pyoZYsJzciv5IZjVj7ibl93f+RPQxKumd8",
-	"FJDQrvOS5dcsN+dwgnwkgt+MRldiPr/Hs4G3yeLfD7U6QSEDkS6RdK0ZKao0sN3kArntbvFn09H4TT35",
-	"Y1MXaFPh0je1Nq1qePQRrzso/BVw2/cAglHOYsZVQlMyKxQgtjlgs0RuBs8tWOsR+n5H0PdnwdmXA7wL",
-	"prTYoZnJTCS8A770mloRn5ZkpCG3WUojtmJcDR+5xx3u+Z+PHeiWZPAoiODp+hE4dgGOt0J9Kwoefzm4",
-	"eAvEpuAdkoRdUCdb/HiLzVs8p+tU0Pi9EG9ovviiWB0f4UzEa0Jn4pqRr4/JX5Nv2i+3ts7HO97jjj9w",
-	"WqilyJOf2P29Vn9QuI1vRLxuf7WkkHSWMp93bNEygVRMNdIGam+19H21zoD4O1CgWTK9YuupVctPrWLy",
-	"ER62wgO/epXAZdwfIPiDblSM5GzO8pymJE34laa8qsg5i4mYz1tuWTeaxmbcMCBZWkiiRHaQsmuWklAW",
-	"UcSkDEFXGFrV4uCEcEGiNImuyA2VRvPE4kfA2AgYvz9afpetnq2yFKQA9oU3nJQTI9uZSDIrkjQma6Y6",
-	"D8Jb7v0fx2+J/ms2HI2fd2IBbn0W7k3dI1x4Y3YfBVVm4yxuwYQ5VWxqPiOCU8uEL6r4jYDZndC5YjkJ",
+	"FJDQrvOS5dcsN+dwgnwkgt+MRldiPr/Hs4G3yeLfDrU6QSEDkS6RdK0ZKao0sN3kArntbvFn09H4TT35",
+	"Y1MXaFPh0je1Nq1qePQRrzso/BVw2/cAglHOYsZVQlMyKxQgtjlgs0RuBs8tWOsR+n5D0PdnwdmXA7wL",
+	"prTYoZnJTCS8A770mloRn5ZkpCG3WUojtmJcDR+5xx3u+ffHDnRLMngURPB0/QgcuwDHW6G+FQWPvxxc",
+	"vAViU/AOScIuqJMtfrzF5i2e03UqaPxeiDc0X3xRrI6PcCbiNaEzcc3I18fkr8k37ZdbW+fjHe9xxx84",
+	"LdRS5MlP7P5eqz8o3MY3Il63v1pSSDpLmc87tmiZQCqmGmkDtbda+r5aZ0D8HSjQLJlesfXUquWnVjH5",
+	"CA9b4YFfvUrgMu4PEPxBNypGcjZneU5Tkib8SlNeVeScxUTM5y23rBtNYzNuGJAsLSRRIjtI2TVLSSiL",
+	"KGJShqArDK1qcXBCuCBRmkRX5IZKo3li8SNgbASM3x4tv8tWz1ZZClIA+8IbTsqJke1MJJkVSRqTNVOd",
+	"B+Et9/6P45+J/ms2HI2fd2IBbn0W7k3dI1x4Y3YfBVVm4yxuwYQ5VWxqPiOCU8uEL6r4jYDZndC5YjkJ",
 	"4Y8DMMKH1opaOyivybZz8iz6jzqRJtQwGiecSfkw0nL78F3M1kbRuQFZiRlyCna2UMOavuopQNHUwE1I",
 	"jkaPjNWOMPAgrHbr6Dvy3O0sdIIGBc1Gh3XGG3o8Mtm3hoVLmrIHMBK9FDGL78FShPowY1mPRMzCEhxM",
-	"r1ADRMjFlCqVJ7MC3L4eFfa/V2C8d1eA3UBRi3yhyimXNAIMksShlvpomjMarx3r0s7sVeAzLnCpbOqN",
-	"Fw5OJlzljCpCJTHi4LDuMyJpymDmpUhjawYwE+tv6LAFroip4AtwTQRPM5qmLH8iJ9y4QDU8Th4fwO/l",
+	"r1ADRMjFlCqVJ7MC3L4eFfa/VWC8d1eA3UBRi3yhyimXNAIMksShlvpomjMarx3r0s7sVeAzLnCpbOqN",
+	"Fw5OJlzljCpCJTHi4LDuMyJpymDmpUhjawYwE+tv6LAFroip4AtwTQRPM5qmLH8iJ9y4QDU8Th4fwG/l",
 	"ATyQo9VOr2BvW0YNMVcYtMGj/eKeQOLeFR67QcNbYZCOpsEg/jcxJF7nFVs/kc4/czukcKGmoE95JNS/",
-	"W6B8KF3MbrB5HwaZYAtj+Sg7bIeCBxEhAQRuKz5uRT6FN3C7PPloxLlnGMlyofldfUlfGE+8hBiMaA2+",
-	"X+GHy1f61b/+cIFS4/dvX4U7QYyJgGDxNDID1nWbkebtG6abR3L2uwBSRVUhfxcK9SF5K+pxDMIYZ3JR",
-	"KPZEkuOnLx7V512QUt73b8XRoJ1qDbbSpd1gYXT0T0+h9OE+yGXuIiGZSzRxFJu9RgISNuBD05FULCCi",
+	"WaB8KF3MbrB5HwaZYAtj+Sg7bIeCBxEhAQRuKz5uRT6FN3C7PPloxLlnGMlyofldfUlfGE+8hBiMaA2+",
+	"X+GHy1f61b/+cIFS4/dvX4U7QYyJgGDxNDID1nWbkebtG6abR3L2mwBSRVUhfxMK9SF5K+pxDMIYZ3JR",
+	"KPZEkuOnLx7V512QUt73P4ujQTvVGmylS7vBwujod0+h9OE+yGXuIiGZSzRxFJu9RgISNuBD05FULCCi",
 	"YkETfm8Wws825g3GOY3jRC+apq+ogo1T98t5LjKWq4RJGyxX0wrkjB3gRj6pnJKYKjokoWJSTVdAIVc0",
 	"v5KEEv0TYdeMqxMSGnEQ5MTSrdUF8XFsrQfQe868RfzcK/tuu6Oz+IxnBUClW1BbcGQk8ri6RNIPEzlV",
 	"wOkHhH2K0iJmcRk1CY0kSROpwG0DPmR0LQqM4jShgjMhUkY5xGean8TsBxbBkk6z5K9s/drcv9mZt8/Y",
@@ -8921,269 +9026,269 @@ var swaggerSpec = []string{
 	"pqhZ7tBvyOnT42X7caWMxhs+S5qyzs9tOgps7I/rD9IGDvqQMzaNljRfMDll3EVnNq/OtkXNRHurTfSk",
 	"/gAqwNIyfOfq6uceNICzHWbaDuCG5jzhC1nBdpso0N+ww51e4Hsm1Wu9do/XrunhYWvA/KBAJjjzTB3g",
 	"5BLqr2MCAoaV2hiRa66WTCURfmgqN8uRK2LKRh1XF4eyqyFnR5no822YOu8wt2E0ytc78Bi1MbUUqRmN",
-	"LV18ofPzx98AZN1O/EXo2F1fdSdgMnHTrUhfP/Hkeics4y3C24A3RFBViNtpO85wg+a2tLFOd7L0VY20",
-	"n4Menc+TNKGKtatpvi3SdE1+LGgKWBG0NX3g6mBINrCpelMK6A3UTAGJBFdogMe0mHQ+D8mPBcvXxCVl",
-	"HbYrmTBH4tS3eNQ0RySU15FrEMIMs1zcSJa7aAoMb+jPk1wqG/+ecDlonTSlfFF0Xbve0FQlKt3w2Rxd",
-	"C8jMWZ6zvLOBjHLG+DRnoAwz7GuzFaq92mWCoKf50J9MCqrGx0KyfEoXxlOhFh214CJncWkOLdP4aqHx",
-	"g2T5wanuar3pE0kyTB/deo7XCbvJRK6mMvlpBxm7Cnq3kp83afe7IehSiRwyDxvncoCSA02r13XYQpVI",
-	"u2jQ0JY0Z3oJbZx6Qk+oG5K+ldMlUxrcAxKzOS1SRb4eDdpZwV2et0a234mY2cftobOa7GYdI1yARKcV",
-	"MWp1d2gksHgiSYhKP/1XuzBlgpI8xKzygn0MtqFT269i9Gs5/lb02XTifGjZ3p6YJT41r2/NeFZiCdEG",
-	"WjoX6e8mekEzpW3BXtCl6TIKSav9EJntdilY7EMrBajEOA/KYw01BY8J5fJGYxQVtERg0vRGvxKHa+w9",
-	"tvu+7c5HtTj0buGjLoxrxIU5DNOrse9T3CAIdLC/49GRRS/N8+jv5y+u31a3g7g5normt2IyA3V1L+iB",
-	"Qhq5ENS6Tstv5W/Yqo05gr2/KhVX1RN4vcrUmhQ8ZRKk3FY3hlZcEp6+fPnuw9v302/evHv519evUHSg",
-	"RBZSC00sdqY6qkC1BBa7drefivasOs077mumVCVwrB1dYaxkx0hw38ejF0FLEGUf9K1bQimt3nRQMWd1",
-	"cbZtvl9/YTRVyyYCatpNxdXOFuo2JGolpxZezOSydppfbrQeOf4b0uqX2mDBmXmne+XIDyrFPzprf3yE",
-	"lM2AbP/K1g7Z1zBUxcV1bG7PZBSoe7V24PvdyAfM5LnoBrsSiiu23kUW/fxxVzQd9N4wGp8WCCy11ych",
-	"S2SJT0jf8CKDsWWrD4BVACUOoTlYGawDDym4SlL9HmCYsiWwNin6ZK6GJDRDTSHvN4vD1sGxD5jLzJnU",
-	"VtcLerWBWlGV3m6nKuOS8ZiEjscLSOgbKEEnPBNq2bz/Owtb3Szp9zQtXIGVPXjQmm24SYylwlxzpiFJ",
-	"4GI0JpXJgh8UGemDkoauGLmGRehPGok5e1pTSLM+ITVxYqXhgpWebMZUf2edCt5mF59Pq252G2/Ea9py",
-	"els9627Dg2vAvr0nXScHH+pDISqn0ZWmOsghz7W0HgIDgSTUf6jwKLGbo1ZU+k2G5P0yKaNszZuT9mlj",
-	"kPY3jOYsH+BwMD9I+cK83crlhx0GQOf911mdqK8PZIB2S9xKA1sQoclwE33ZBAUlEumQMvYQSB5QeVYK",
-	"N5u0QDZY6+6O1hs16jur2X59H1MrfW7weHJ2aZko68z1b3Q+/xNWWCnFVVOIrJ0LdK3aZ0HdFqDO1v5F",
-	"Fu95R222Om8V3f6u5eXWjqfm7+0tqQvWXkL7JsRtuffNrhfVo/Q5utOD/04PfhodvJgefPz5WfD18ed/",
-	"3Xou3lK6dlHNw7kjK9iZlXNI/spYhkEmzcybYzKnqWS1BJxfnomsJArdzvUvE94GBR+3KMObmBN2v48u",
-	"xw4fbGJbE351t9gWjGDd1WChW79JpNo+5040wIbP3s56ont/gKfa4qTcjcXrMgGvQ0I5w3cMHM1aTOsg",
-	"b7dyqm+L1DL9+iEk/BrCSjOWS8G1aC7r/qS74/Rb0bNOB+VcbPeyxxO40C0bBwcDm2EC/0y2ekLgqF04",
-	"1K3YbdBO5VW4e/Z0FDzslroXfrcXZ4BqZzDH9vf46uwCbvvuvAP0VSg3nOUaDuIVOAtQTtM1aHNnSZrq",
-	"+2kTRM+RSN0T69YJ6vfmVzTd2+Nkzw4bHJEsdFY4mpZ1bX1+5tAf4P3Z4/MaPh2NtpWibHUt7YoDccu/",
-	"2yu0gLcz1JsO9/gO3RJu+xDP0en3HHN7tJlaQJaM8X05jRH46PQCTW4+BtuF+h0Y9K1j3LDZUoirqWRR",
-	"ztTUxJi3SJGmXavM8rclyzVnSbCsj4llxq0/kcT03R6E4g6ldV3VRWwVBup3cFeorN3orWGhizHaABEf",
-	"t15cu4Rn2riCSyBQLsC5AbsBk19KMzdLyaJpKdN01ane6c7aD6Nuz9xkhNNtnJDTlEfstdUU+2iB04AP",
-	"ehaO4wwRSfrx/KPO51Gu18k8O1tbjbBTUbtsqWNdOi9srmgNpX3v3f1pkxTT3FmnzbjuqIDKWxGzE2sN",
-	"1dfBrlm+Njcr5nXbaruPf2m327Tnio1vk/7xL8WK8oOc0RiWaNqdkFhEhUnpb35DkwHqoVuXZolqzZ4I",
-	"u4tSKqXVi6OFyrcO1Io89qppOuxv1Vp7vbK+g/37O6aWIn4r1CnaFOzvlWKsvaDniqr1GpUCyvmdWf47",
-	"FidUy+/lNy9N1WuuErW2n1pKdvXqxRnsr5eYNPMDp9c0gYf3usPW7zuEN1HEX96/P/fOdEU/oe7m+YsX",
-	"nibneDTaysU5z3HD25SifXfYQWALct9PnKqxBk1FniwSXlXTdoTE2efsAkumZcaArRTfU3PXXYBa5Npm",
-	"wNmDhXptX8z9hjS0BHltF/R3vlawnlBjuNyoarEGzk1CTkfMUWvCAnDgBsJeyA4r4/2odqvQ3hKWgTFO",
-	"7o2VR9J6592guUsUW/M+m0+r8V72Uy+bZ39HRtLgjt35R+xQso2rhPtszFHD2NtEKFUU+o1xOTUNSD9E",
-	"l9jx4eFSSPWPsaYCH8MBMSPZnMfojarJddOkBe4HssKheIzlUqlM/tv48PAf/+Pw3/5lMpGtnCVg8jPs",
-	"/nzUguy6MZcjAc++fj7aps1vQWq/aozrXfZS4jdfsn/+bItkf0f8tK8WoQHUjeR/W00cuZcK8MvbJvxM",
-	"g1vYFdPl+OmLj7uzHy3lWlptGzu7zbhSI00sNUtFdMU6pC/0O5/TJNVS4oIqBkZ5TRh99jXLxTwB7bJe",
-	"rFglEUQKQQYw/bCNdV0jfSBGu6o0oiWLrtp89Gi0JAtxoEcj0AitoomSZJmgV/dOopE7l5d6kDaWCpTl",
-	"LlasLQptQwTahuiznSPPbNSZjThrvV99My13W97GrufwZ40BP5t72reTufC9uxno2befA6v9OjY1FvvA",
-	"btvpwwUabmNzkKbzfL2jni6l0gTptaatectumFQkZzQlfS74gWJSDUyOLjEnTL+fq4R3Zei6w8JMEqnb",
-	"9bb5pG7T+5appTKRpm3R600EvP3B7oa2bxEN65LAWIQb53SugO3FlFUIoBAy1OuAR4Tf8u9WLeJDOQdV",
-	"rB4uNVb7Mi1BslitDu0VnNx4UuZGNxJBRPaNSwcXgm6rlD179FXLjWOjZAyEG/TeAjbK/kRTZv9dY8KN",
-	"Attpxb3Y3I+75Y+i4Howr5peNjreWN6iw1HCO54/G2DblPe0enKcfVJTE9Gxi9Jh84aCXsGvuLh5uOQ+",
-	"pZ7HW/jGM2lW6bulQ/bz0ejXcMjeL5jm4fjPO0a+1L3i7yvs5X2X83ytqB5Eh3eHsDQTT9vNr186Vrap",
-	"JJhR2eYZK65gvpslRRactWvEV4lBonLLGIkkN7ngC1umhmHsKyXXLJedPs51rQQstjJr14WvL90zr4Gn",
-	"O4ttbJs9tlacYcldUSqQ98m7iSO3L35e8PhlJRdLTamyAh+ayGan2IGGu9i2O/k92DQb01usYFMawozm",
-	"KqFpup7aGXrlZDuSmMqSupbqHUSwKVQH76AzXjxnVNokORDk0Rv30GrkiaXuB8xzMaPRVStJwXaNI63Z",
-	"6fCEjG3qhFBFVkIq97RSNlek4PiZxUPyykTC6od2sxSpxjAmmzvBqVq9yzYreMxS/e3XE5ATxT61xzVX",
-	"a1J1uAHXC1cZmxVyLjQFI912TFGbav+gaHv/nVHRlde5G91svOvPH3cw+np6vfsIf2iBPnuXt4Nbtg1y",
-	"3wvl4JbFRAoyp/lOwXqV2MG9MEw9+bnBBSHpQ2yHW80AihPjv0PSN2hI/8qFl2ImtNE9KcOMQ1xwplvJ",
-	"qyTLoKvNmFAbf1jBBx5qw+8YxFxJFGWGbOfEdw+0aD62Lydulc7JjtzZi2wszAFgFzzVX0Atr9amaI92",
-	"9msnztn6PmjBgMWg2bP8FokZjdOEsy/PSHeyfjs6qAe9WESyPU/EPvw01n/9DfInX5jH2I2X0Ke1LYrS",
-	"j5wMvKjKB4yi3MJv2Nyt5nRtFL7d8hNJ5IqmKZMKkrXegpnwwzhbQjJLeCh5rA+XrzyEin+9/nDRC3rf",
-	"v33VijI3h3ZeevGaUvNUGI6XrNpdbFAJ1GkXT+TUJQCorBuCOtqwdJpcs1U147D3VURwCnGrkvXs8h35",
-	"49ejIxSnxHwumSrZwmcjzJAi0hhspPb352SV8EIxV+B1XqgC85numIp6g6toL6NxDLrslK0Elz8WjP20",
-	"LhkJxmyKhHQNEcg04Spn2HOdQRkDGq9RffVjQXOTAjlL5mswl2dTqQT8uhBikbJpllIsOMEL6C3UkuVd",
-	"+c1g3VOTAtfAXcVO+XyrnRLImDWvlmBpxmxP1jJzt9YF69U2XLH8mrY7qG9joc9itsqEghTKkLe24MmP",
-	"GrijXEhJaJracD5J+nCWELwalqpAm2YrHAzJuwwxRqMG0F7Mdw3T7M+LI/4sOfG2ikEsHrsQMo1AbeAY",
-	"6YeXEIXdFuELHJyp5B1AgvqSzwiDCa8LIwEJ/a1gyLupMhgQV6SoMhR08greDyfcC58maG03Of1reyhz",
-	"m9mgOOBWNbc0Ji3uB2YQWDniVrpgmH86IKGfjrrc9xiMqY3dlz+7CDwoVH5nMl9NU9cRtAybHZQuqbR5",
-	"YEsa20NrK/EU3CWcvXJ02zzRduf2akzTFxP+NnJWtwnFN3DeTrP2EzW7obhd/tkgDu5QTuc3Kj0FvS3O",
-	"hjvEfpbyVRVkWvlRryROV22hSjWhoAeKW5uGtczC2npJl8ANQLLK/crXnRLsag3FsOAAUmHzNUhknqa4",
-	"IxHohsmadvP2i93Mk1niv4OwAE32J3eV59aMKIhjFkMOJCYVurxhDjDZkRH27I6pBW7dv1Llb69EdXbd",
-	"/hr88dqA+r1xlHBwV4ctrneQJj+xGF0HA5P9IieR4BawyLcJS2NJZmwtTKE8/Z4EJ4IzSWKmAZ8ITvw8",
-	"vsOthLG6lnK+3ZRgNlOPlTu2+y3tU+YMV9NKkL1zaqWxxl31dA8P6I3EaLOsZpaxPbsMu04iNhVyt1w0",
-	"2No+663td0qM691wG4ZcMDGNErVbshxorMEp3719zha72sJ3Vq3UhdsmOPg5XDcB0g6V91BE60zD7/su",
-	"+ImNt2aObVnWro5B0w7MX88re6ed62cjFV1lbbYVsbKKIddMc+jg9FH+AjZiWLB+iOGukn0bAavkXy6X",
-	"Vs0f6nDAVqy8T12KjfxoBdW3sFMr1lboIKOLhLvyPY1vrJ3T119e6ufX/fmymqbXJ4FCVQT5Lo4uQybO",
-	"DeZPa0fZmlzU299uFVzMQbXeW1UzfZs4u1xT10ShD69vBvHT8zUSrQZV5+Zgg8o72JqjxVN3d0UJg5Px",
-	"J5JIP+Kuv8HHYrBL1TTrylWfkirNucVi4wz6SfsbC9uzx20WtFr9B+uaZ/igV3RDIb/mXOSMQF8oC1Wt",
-	"aA+uKP5dhdUqUaN9LHK1uLn6XK25m9sy7m62/9zR2+ehUtxuymm7b9ZaO1DV8Qf8fqy82ZZt1JqyjBDr",
-	"ikw0gn+7k8/exiZVfZC7vqL9QP+OFaFrYBVYw1k57kYjWtD7G8adn7a5eIpCRaItShdRg6tjHGMq3dJw",
-	"jCpOcPRUKq1arrzc1hqfYjL67QWBq5UY9pLPXMdWOiM1l5io9SWEcfmJkN7bKqIzSH74rb2dXBVTzCV3",
-	"PCIzKtnXT73C5JhVrtd4R826o2UtXZfeWGMWNgftL/4QDgIC9Ie8QBOJPmiMONM7hoWVQLJUKvNk4b+i",
-	"XNJY/v6rP68WmCP98NSgKnhEY4L5IYkp2z4YkrOYcZXME6jv57LynbjKdBEzmZKhxHgw4YD+b2geY0FA",
-	"glGGJ4SSG5FfyYxGjEA2HpKzBeNMY2BJEoX52TTpNpF26FyMCuCtJ2WYYczY3474YyqXM0Hz2GSAYPFB",
-	"wm1RUi9Na4LCMgxko7169janpn25AgoV1suCRpfJglNV5K2Mim5QJgOBZUDbgFhX8NJNsUyA6Dev5q2A",
-	"tWJ5h3KtOM1BuZDGWj9D+AYW/4diH6iSq+1VP2aNMuGQ5fjwcJGoZTEbRmJ1aNu4f6BQ6+/WPQCHD2SZ",
-	"yNakr5WkD2E+A7AWujKRfYj5Gdic2yhOYX0SrMiE2jkNbKYIhUt7qsfRZBKmU0uW5H4Br+GET/jRkJyS",
-	"60QmShO9PE+uAbghSynlsc04qZa5KBZLIIt+VsGI5sip6KXVqqJgPskheb9kE06IK2xivOdJPzz8QR7K",
-	"62j4gwwHwKxK7BOQnGUiV7IWZQrWMmmOwWQz9Oz0CYd56nUwEHxrqYiHE/50SFxxZ3sC+iokKbKAUNRN",
-	"JdKshcUBma0rFVr69h8rEbMBuAnYBnB0uGu9Wd4E5RLt4NvGQYYT/sxblgORjK5l4I/txvVPCjO2h+fv",
-	"LssCxAiZ+ovJx29BEVYXM7xxLSR4RdAxEsHCYFvuHqnhpgQmfU5GDHWMjIHPIUx0aqsJRDRNbak4QHUT",
-	"fjwkryw+gprOkqSJVJj01zz7FcsXNbUhQrfV8iDZlieYdtpuMgQyVEiGlxH6ZZm/Csuq0YFZvTPNBiao",
-	"0DDHkJKk4F4FsLJgGD6kiyJlLr2Hvst0rH8+IJf6+ULiEAtIlSzEmi4EhOsDwStw+YGHuvf7ZTXjdYKk",
-	"x+TCRrcJsNh5abCNs4FLfT2upwUHhjUBBjPQ5xK+NJ9ff0Lp4uyV42r/LMjlq79iKlB4QfWRDJAcOCAh",
-	"WqTV0i1swLe0JtI8TLjGsVcXV29oLctHglGnJQThQbRmE9ejJlw/YH0iBkvWXslYA6Wmwx5CScB6mSZR",
-	"otK1g359HFGaoA1U5IR9oqssZfY07BHbegszEa8HcP//8i/kpQZGDh7xePWnaapbJOb+/+vlu7dD8gEj",
-	"W9wQc1R36waGccQLhOYkBCMwwXgncJCBQsGBy52jFwzRCpo9kWVN0DLeKoSxaRSxTKGvwcbaBnrh3wmO",
-	"SYco39X5SMvTvmF+MCYfLl/BVl5/uCBLes3IUxKzKFnRVALYff/2FRnBfBe29II5B5xSnlSwO6xGZPTH",
-	"ghF9vWJVWTIGyVduZky+PiZ/Tb4h/eOjZyRsy3OjkSL7pI/G4CzEeJbLgJMl/SPyXfLNAOZ5DQmLcqNG",
-	"AwKo7zf8+4HxLzvQj6evaIUZtquyhTQk02I/JZJyjQJYQFgqAfgsGxiXC2sUlEekFAbkZikkI09HowAk",
-	"Wn3Yx09fIFUGB1kLmrBXgEqs14LHiZmx9KmC6ACkWoNKzoi6EU6UlSfkZplES8A8NMvSxNlhgFcA//ec",
-	"/YBEAx6R2e8Q38FXX53XheyvviJ9kAGA1w4ILdTSYnRIVIQ5oeRgTEKNS0LS1y8BeSO7B8yDbU8DMJlm",
-	"23yfiYCEJnFPSPrWnMkaBV5gXHhUtQxU4JURs3BI3tIVk2OYpJarKSTH+gbChq4jNPFD1axN+tdnAQkr",
-	"qZv0j8cGGfupmkIszBK6fE0hOT7Sk7UCMzk+egYLac/OFJLjp09xkpYsTSFEpuF9Vf1x9WVxYS/iiq1P",
-	"LAHyq/8Mxl4AFd4e6Vdip3Dqugor8FI5tCi99HejijEsk9ysHdS3pyeyyrsqy6o713V7GkpfAtKXqDOt",
-	"FDVCWqRBYq55F01SNJkxbZxzDvnOJgnz1JiW0sISGI/YhJcpxBx/TvXmnLyquUj3B6ztF4JxVOQX8h2j",
-	"IPb8Qi6Yytfklwn/5eDgwP1PNz4ejcgvxATKWdQzJsCq8YVG+iua6teomTVNfVDjxUli5VvNJUqRXqOZ",
-	"mwu11B0LOLAh+YW8FRrpR0vKNVNmJj2CD6aV5qdgNJo29WnlEDb3ctma4KjSjvqM/EK+h414bWaFgvLD",
-	"yGrC+SK+wSWYrsfkF4KeZ8JynyL39BJW3I0Fw2rGULKxc38v7HA2zsDVnih4zMxC6v5qJ0RpxhLqhqHP",
-	"SGWNR/qmXptsjPaILJvuyVll6vYW8K0M+AxAo6SBJNXoQa+OIgGHd9W1yadP7SYtnYeDCT9cvtKo9PWH",
-	"CzRuff9WE7mwrXKbXVDL4PoEL/y0LeQX8h9MBgT0JCQEkD441X+ExCjNse9zAOlvaZIWOfOVIkmkmbKY",
-	"uaGAJug3KubzkoJ+C8GTGhAMn+8HlvxiiGS5NKCU3yafINURO0B/XeP3JofkpZNIURDJGTJomDzc8o9n",
-	"5yiMgEOshC8GgQWASRK+mHCLTc7OkTfgwuZ7hHpxdXYD5QvJTHqlwOLZhEdpEWvQMQzJhGuOxCbVOYD/",
-	"1zfo/3hhg9FMpv/qN8lUeEIoXBuNtWjuX48R6/Eicy0bSWu90ERQv9MI9dt6aJ/SS4FahEIyh5zMU5IO",
-	"1ehO+gzoXL9ezU+ofG1w4QXwZL8QWCgcq7mfX8hL7xbaMGObaAwcZkh+IV8D1jwnnS31ZeuGz7Y1BGkb",
-	"z7TlK6IiPdDR05EGxFmi3/YvTiOA4/pMn5VKD1fs0NFYt5Rqv5qIa/bltQFYrys/LR3Vn0/hFy/f6Iry",
-	"mCqRl82IVEmaohbToPFESReWc4LROgZqJVnQhJPwFctyhlARTng//HdU2X7gySf72k35EidH0/wKaope",
-	"fPuSvPjD8fNBQMLLgmvYJP2/vH9/fhDrR2ua2+mx/R+fvzgeBBMevkn4lcZWOJ21HOBUJyRn6Z9ib2UD",
-	"I355dTGsn6GWpHK6HhJ4A5UprTDmGH1MRmQdw4A87hU2Tk7rOmI9eKkk1pMDJwYoJgW6qv/NyYqqaAkU",
-	"zema+jC95Qj0nYOyPnSi6/eoRAGUNOHWuh94DJ0+FE06EfEQyLuEdM9BXHhS2k+MCsdvYfPoHIIDtuMH",
-	"bC7i8qiORjCbZuWlAaQspRHkDtUcVYPzel/VUxjrA7JaM6YoxpMtaZatSUb1xUjDggWExQstxWkoXdG1",
-	"4T5wSO/egZICrwSCE7g4XqN09S5jJgxe01iFbMCsSNK4ZCwSm/qUrJndKHm+wQapn0dLylS4MLC6R8w4",
-	"cRg99XkusjxhiubrvVXVpiR0qaQ+PT/rQZoN9K7uHQ1Hw9GBPsnhEQTFZIzTLOmNe8+Go+EzzBmNCTOr",
-	"N42gcPiz8yH8rNss2tJTX4BCV9a0/buq/QLCMeERujqQb2h0hWM5Swdc1mmFNiFc0BYrFpXG+gO8WGWc",
-	"mpUEnWPLtzrhKyi6YGTzXKQa8pAxhEMZ64eh0RE8aggyiFcJBilgIQbNQdXws1UgAtWccP2eB6XacQx6",
-	"/PelRlLLXSYSAtHZTJja4TgQZDeMWYxa8HPntaKBm32ikRqTEFxenOapDGGfJ6liOTPF93hsUjhndMFQ",
-	"W06jJUgA/RlTSqMt0Mkb7tMGkQdGpRDRDPAejZZgQCdUkWfkf/8vElpPnNAoxd8Ks7lybVoOdl46IeiS",
-	"JihjyzFIQaWcU1ol+uXIhM7ENSNHo5FjoAaoSeGtcoyWRrjAoBT/Likw9gGIHCZxjYXhAFjXgrNPGapH",
-	"EHfBKxYWc5zFvXHvTSJV1VcLAyZx2RJcJer1a1BxZ7E8WqzBDKbfY2kE8114SyMy+r+h78TeJbA+B/XV",
-	"HB0kPGaf4KwXzGgY3YLANuStyLjMu8ldINfRvvPiWQHLp0fdNKNx7GqbdeRljT4ajfZdxDuerhHzXyVa",
-	"zJwbLwJbgJTQNB10LQ2avkcXv3Jtt/FrbS7sjJs8piQVmujMRGG8pz13xb4NZOxcouayvs3FqtcKMBtd",
-	"O7pXVGTZ3Vb0Xuy/no/6CRi+VHd6OhpZy6+NlsjQlSMR/PAHEyxTTrKzV2Tpagkm5jq8MHwmFlLABwKN",
-	"17AsX53cNa1pfvh30/TsFU51jFtq6+K2fljqMHvQ5Wh7F1+/iZ2ebe/kdJ/Y43h7D6sX1R2e77KVSmYu",
-	"7HW00zQee1VxmwFcW3WY+cdHDck1z4p/fNTgJIvVSrNdiMIrVktXVJRZhK7oQrr4CtmDgH9fYtMnfBjR",
-	"NIWUH+Ofe5loC1l/KfTSrRyAnAvwISYqyDIpY+tLIUmYxFPk+gnV8phU1toL+QNZTN5ljJ+9mvCXaABG",
-	"N5Y8IPMEFP250Z3ICtekOQAtphkLtOGN0KeEJHxILoBpkWUN9Ak3fWVTuQkcfUV0LxWa4XdGgWlJmDGd",
-	"jcFIywJSbtBTAIaXZkmoLzRKQKvCKyAjiT+JbW4jOUlfpLHVn7nQ7YGvngz/QxS5OxDN7M0Y4+WGh9ZS",
-	"gbTf2CNsyfx6yfiT0v3TyQ9Llma+Igw8lYgFE5MajPTLmvFjgsJuEqOYO4BNNniOl2miR3pp4c2Vnbde",
-	"mveCFmuzOLRT9WnT7MjnB0TOjVV0Y+fLOhSjYMvZJ0UyAf4LpbDiiQ1NHF5VwG1H5LY9Nv8c9Fr1dbuP",
-	"U3ZpjGUqO+06jm6OYzwsXTJJwOvk6dnOPfcnOKajT3eOj3afsGaJg+5PX2zv7qU835nUvUyTB6F2VTpm",
-	"qQuhnrUEUBjlhkoQRyQM0vVoW5Qmmjf9dGAVCgel/rc37i0pj1PjTd4gfTYZb6uO4NRoiEJD5ULPgoSL",
-	"jCxdDFAXFtofwtK3pEXen/CvvhI8Yl99dUJSqqVEvQ5pNTWaNDjCYElHJLgsViwOh+TU0b02WmEVWxP+",
-	"dDQylADcY4zhmvyJhJba3JIiAgEsZdwtBLCd4DX2VSE4pQEFECCY6+2mb013zvVlbxFy0e9H7y9Ed4oQ",
-	"4EQqmqtwSKyr/wmhzsBpksk4zeuo+6C6pAuboLgkLV9SjvCOZxOZel8yXE+kV/7okQQ9CAm6JSX5fZOC",
-	"c3jtTaP5PaF7eMYbxBwjcNCaxf6KrVlMZmuLGWw8wVzkJd5FJX4BhW0yxiVijmmRp+C3SCfcOFqeuHgF",
-	"xPqh/g+266QvBHwDNdLeWYppYFLY/D2h0ks4yIfHSTDPJqT0pnJRxif4ESttxkq/bxxxiXD8EEgi4ckG",
-	"9FC35rRZcvpoxxkERMwUBUu7DWaoRClpLg6iAiWZg+PHbD3hqVgsNNug0QXYsNtCmTRfNVuXETzgv+CU",
-	"8uDuVOIxp6vn6ChplvxEetbefllHbWA8IWRhTKHOg6SMOdqdZzyyqgPPPcMpU/7P//x/wcW9ukE0qIXg",
-	"/2fiobzTHfi+X86+7FBjbO7ADl3Boysws+tTDSujfNAIu1TW7NoXFDFvBSnPzgzgfMQsdOw1YqWkXamQ",
-	"ARs7ShPlcbLYzlHlsDv1VprZDAhW7ApIrXpY5Ycc+F9/UHvYtV6WagAPjIRjiP5zY5KxPALfcQDwgLhc",
-	"ElP3pfwJ2lSnrK2HrAqpyExLiZnNVIlWn5D0qfHNRpMgmC0HHQJFNfJiMwk8QbcCl0CvFjAdVCJsVnSN",
-	"Ln1dhPNMY5d9dV4mIqCagdrUjXs2aikC1zOnW1ZCHPdotGJDM9IwAruKkTxOoxUj57mAILpdKbPeyF5q",
-	"taP75Atw9m6WwNqyDTNw4hxhwAvdIrJ0TZYM02A+sgoPIsAc7dzzVpaeVv3bfzI9WtNqVFWsIapzbMDd",
-	"GSSLCbt1ZnvwSHtyEpauVcKmCULukFy0klj0zwl34hu6xkB37pzJ5XAT69ClwKpSkFtJXG8Sqc7tyT+s",
-	"0GWn2aYIchsyvpAtjOWjcmgbbr0Dhvwnw1Rgyq7CUVYC/B2RVpmSZieU1YiYtuiKvIfYD1OrqTMMrhac",
-	"dzLhWpLSeEHz84GJ9soYNX5uSWz9Mo2LKQphvG7ALTFHeEvMWQnFaUejr43jmEtHgThKc1BoujAe062I",
-	"2Tn6tuJb9xmc60quGd2H0ZuJrcckUcBKQwgnWLZLP+R4SE7lVUs+C4OF7KCAsm0n67usj/SSKS0wS/J/",
-	"/u//x3N25BAIbqyuN0RwdoLsIwrX+jc7dMVIXiMIezhcV6S+Mni2TeQzy+yiLwumXE6l2xCXS1uwY6Nd",
-	"xCYGP3FimDnV8qWSPksl03vq9KKqVmV0NMmr1P2P0cGL1uLcD20BwWPYRa5otXx4wQbb6IDf9HPQe5Pw",
-	"q21doM3noIexCNtam1Y1EvfPQXJ3Jpx4n/cnWexCcA0M/ZbIrp/GqE50DfkwuLPylu+D6EImHJPdo6pU",
-	"RfgvnYIbrvmQ5J2c2oDxMlCj70UmD8Y2d0gllr5MDOHC4UtnerO9iX4gSAj64fmHlsgnL4bgsJFywsZF",
-	"tOBSvWnjq1Dn1I+Pdpel9S5vz+fdt8bd3AioMvc98rtDEqS9ZjbJ826q+W4eLvx54mU5nfTGZII+z5Me",
-	"+YVMwO/Z/FPSlE16n0MXLig4m/AyE8sJDOYNs6QJxw4Fh3QLLn0L5gDRTAcEleh/QOQ/dLEcISTWgeKY",
-	"cRJBqOGES8UyE2thV0FzZqPlXNgFRjBBVheaZYy6/Bl+dJSAxD6EeolOJhzK1pKIZmNyNMKFg2+7OUD9",
-	"76UocpOgBtzTIJEMDG5jqfqa/63G0Zf18cUNn/CwJUGliVn04zwHaEWFY3kCphFVgMIVt17lC20GIAGx",
-	"aiChM4gP4WUhiYhmRiFsEjkVfE+nF8u+lkCzSenthQ4FBAMzPQ6RQgKLrgQbt+YJMdQ5fC8EWVG+9uFO",
-	"H6Qk/RX9RI5GFr0d6hsdDBtcaVC7wy4VejU1EcLwZt5T5BWfHsQXXlKj27Gu+llgSuBbatVNcVhQkv/s",
-	"IbzT+vZ6QQ9u23PNwd8BcSZ8gRr6coR3nOH2bDyF6+6nEzfRFsDV7Mypul3/ep6t3hI2qInK23WpC0Ru",
-	"wEW/w0cO+tEg8GgQ+IL8PoNI87akcpACpOBVnsUgvjuwb5AB5/Bn/R8TjLtThGE1GUlnnCEOe49Bhh8h",
-	"sjhaNvnLd6hlygkEzw7JaZnuB9a4olfMTx+JibysP+/RqJ7g27B8GitOuMlCcQJpV8CIrTDtD/hLmCyU",
-	"kLqwQQQ/ZDFAH3+oYAo9NE7ypcmMnvm1YUy6rBAFrKyWcukxtK0ttG0nTNiCAn9fIXHvi5w3ssYKrl+u",
-	"mM89ZLainC5g5mpQXGvqk51NB0ZnXnHGMlEEAVlQxchsjf+FtAKQ8hPSbzEtNNjC7pjsxLiXT7hxOvH1",
-	"2xHlZCEwK0bfJrhFzCMZ40El5SdInOZnLXPiP2maihsWTziGyEsimQpaJHqXnnUQYNg8BmaQZcLVEPIu",
-	"3eQYVJ9wk7LNi4t3avWqoDGuiWCVBGjtElnNpOHneXsQE0dNtd81X2nU2Ny+aQTZ2XTwizNgbCpNXRHV",
-	"ajnvag5QmKK5TLYyNMnd5FLkKl1rubBdXD8aDVpFsT8zdeHeygOShHKSFnrgPrYqNB+FjX9WC7m79y9m",
-	"I3czfnkW3lWNqFrekGJwxmLno7gQB5o8eCSvJGd7cvFtSvENQXNrYlLSVI2yvmvIsA2FnDvTw4MhEDPF",
-	"NrayHWc8OCQ/JjzYwt39mVXzHVgjThdf17Bpt624bGLB4yzu7SMK8rWGdJcKGJ1uIb8SslhTw2GFZQZ/",
-	"y3OZFkCVaZqWAuSEQxolbI41P4GNw3RoJyRMRUTTpbCq//Do6R+Go+FoeITpt+NkDhlglZ1qYMvGaRDD",
-	"etFwyNNakeiW8rz2U83TuPYTuIy7apopm6sJF4UiV4xlphgEqEC7pVj//d/SQ7p24hogbFaym5uboVyK",
-	"rOIG/RHz3MCh9Mau7KYZZnefaLP0X0dQ3hGpWVn5IZDbo5T8u8KjLyHr4F6odAs7oL8dmBqud2ALwPgH",
-	"rlpKsnSuhWE0aqLXPgZFYfbeBERlLH3Uyk6cYsGdB3x4OMO2d4dFmGBX4NfnC28QTvrIZvzGnsflUty0",
-	"1c4JzF0+ELvR6tjwt7qjI0/XQ3KGEXromQgrcwWKoCyYVcUMbeRLNW+rVCKTaE0GDRNV2G1T3tbGE7tw",
-	"DpZf6qXBruNt780dydZIn8dn9qs+s4uqh27tsd2WEIHJ6b6l0zeJVG9g4Ac2eOiJdpROn8hapYlHAP+t",
-	"5+er3teXJCN1oTUEXe80hVTlCVouMY+NeRZQGK9eYu/EcF3OHR/9rEphD7LzGf/wgic/FozQKBcSJF0v",
-	"COp49MK4aNErxtu9KcG564EtmzjJl45h3cWyqanYo1Vzu7w22kHHaysc/ScS8GzgZ9UQOofKOMb787YE",
-	"1tYBfQgae27Hfkh1Cc6xH6W1m36ksb91GpuVIPSrUdeXXuJasx7ShyJLzg/ZPYRyyTZlIFWErWhiis9B",
-	"dSDT4sDyyDlLsQbEMsm6iee5e+gPQT/N6L8OCTWTb33A5mSt4mXjOT4S2EcCuyvaOY3jkpISJVpzLOxJ",
-	"VmtBRvehSnXVy6FqealOtdqiANUjN0umlk6nKrG+edM+iys8dwt8UCJdnWvbQzdeSongjxT6N6tNbVRu",
-	"Lm/tgah1sQOxviyrvLcUHq8X/ifnEPDU1ZqqCQ/NH5jSsVYf3dYzN/GRPgpoV7Nedjy8hyDo1Wl+JWvm",
-	"b+PlP1o0f18C76ao1B1IslebcUN6WJqmmAcWa76jL4d1vwV9FnWFqUTG/OSPNVF8SOquwxyCS52HyErE",
-	"bHACUZxMKviT0Bb/YgiJnGFRfvC7fd+lvAMnFTqfJ2lCFTN5aY0VCF1Qamt8IitqQlOC08Q02ELkoCss",
-	"q6ZDmlmRuwL27SX0bdU8x7e0u6OQPlYM0R+eSJImc6aSFatWIjtobKrMEzgv0nRNfixomswTFpMPF29I",
-	"H6QswDZsoLGHQn9HQvUVHGCtbjhAqE192lHXuRKV7nK9V72cSb/i11wvpGsLR0PHsvqjqds7JnOaSlvX",
-	"0xYfPCFcGEdvyHSIYXWw0jMfVPohFg0UnKZTsATqb1P9bUw0Cg8HpnStAG9uA1jGSA11s+sDeBX+A8x+",
-	"juGoZeLzZ7tGrQ71BN/4zk1lqKSE3J9XbD0ARyY9gI08hpyZLhpY/+CHkFq/Xz22ywMDBYj5FZmxVPCF",
-	"JErAWZm5yct3F5djkuVsniaLpcLYatyQqUVK+dq4UEEMNT5/KValkyA59crtC6yqH76DLvDAoCAjN2X5",
-	"TZXrkmG3HmDWI6zMX4n3czx65g1oXNWxMfqp2ynsQC7/qJnDhIabQrc+0Ni6zRJmEoWqrLyPIQQyIFGR",
-	"pwPwPYeze8WgCjImFSWRPgoX9f9BX+jpAmLjF0zYRvg9L6TxP/q0Ns74Up8eFrCbCQWB3AQu7CDL2XXC",
-	"bsicafSUQxlMey9c5CuqX/asUCDWuwdhwuKpJBQGhHqBpvggrEKPb0oMWiTkRcjjXWaMGli0qF7SFSPX",
-	"iUyUyEn/7Jz8F2+nA1cfmq6YXT8cacKJ4AzC5yslXGC4EmnuGY9ewXbEFCM3kQItYes15NjXsJLRXDIs",
-	"Ca/PgdCZFGmhmEaQg8oob4UewCMimOQWvHCq43rl3j0cWh3tooJBvcx5+sm3kBzCNO6WbUOV5eb9IW11",
-	"KSytS/rw45JicVojrAtHP2+fhAkLqddj+tpzPJmQDCzi7Sp0YQ2lkPQh0KJSRrw9xgKKvb00weS3d5D0",
-	"b82r2Vr3jDzM8iRK+OLf6Hz+p6tnn178+DRdQY6oxW274k2xvNadsxvpuot8cbhXJtpfs7zT5qJOeN+O",
-	"VPVNXVeDRcAYHGku1cSLWvcdcHEbPEarPIbGP3xo/E7L5VevDIL7LcfTm/YPU30g2ByTcwFv3JeebM4P",
-	"K3VarL9v4A1KpVCJdefMR8Ik6muPRTWFS8AJkKUsUpJ89RVyeiA4fPWVbuRCT8NKBGVouDYoUk3NH6bw",
-	"NGb2TaQh/v0Qpw/JXBjGdLZ2XKjm2zBF7CCY8HIhvvCLK8FhwSbWUmfeq3YPTBQkOPCk0X63CArOLiCC",
-	"HYqchFEhlVixHOM1oR9WbCf2C0liFDzfYDitUggwIIK+05J/iOfoRW66xIhYuh9K8w40a9qI60j09rNc",
-	"aPKgb++rr0yxcNghcK1G4A69VkaUQ+dOGMdxLrjAoPxhlhh+t7pXTEeqW+lJQNqCfM0mV1TGchjY44yb",
-	"i7fX4Hjbp6ORl+BA2nsP9BQ0lcK4cJeHaERtE7VcjmxijRFofa0HdjUZF8x+nkjodEKkwG1TqwrS81oN",
-	"bT8EcVIUamh0SkNbZScOQXoSnB0IYHqhswwgmlckERuan6Ygo7PY9NDDy2LmXqUcQI02yO9F07R+KWgr",
-	"sneIx1sCUS0GpQSiyrnr062flrTjx0nOIpWuTwAn6UvTK2wFupz9gHXCjbA5MjfhoN6WaaMK44dCfPtY",
-	"tU4qzFbrKp+BBPnS9jVZSSPKAQDLEBQlDFC9LHIIUsKWNvET/mUzzfYLWYC0J+lc4xmSLLjIQQtErNAE",
-	"r1mOSWjYq9BEO2GMEr9mucJqd6Am8fBdBYCs5igVfKEnagYRk9M6qkgkSYXQQmeRuSorBO4dINLeHvht",
-	"N9Q0vgrGBgjcRvHSUGqYTGO1hCROQTgT8RrCJ2IkHaleOqxDL0uSPiVPP30qAVfDa5lH94ZC3X3ICPAp",
-	"YplCBE0nvA7XhMZxK8raU+a16BvyR3nn3y3+OiB0UuaQnOtlgB7V1DLpGHXYMVSJSz0Q8TUtrb3u5xVs",
-	"TKisKRYQyiaNvHOiYSB3TbGVYhEUg8lpKeg0KQLu/3g02iDYvsFq87cvjWKusjfuPfvx6cGLq/928/3R",
-	"6o9/n12M6H//Q/Qfi17Q86+4N+4VGsse/+HoqBf0wN+mN+7RmP67Hx+4syiq1/8rSaI49YYKaRA3aq4n",
-	"MDQiBh7OV6R6b/RR+nyUPv+zJmb7TQiSgEP7MlnwgyIb3JsgmbN5wfcQJZsSZOCo7ZBcsGuWW3dGYHYd",
-	"Oim4FgxDlVMuKdjmQfRK+IQ3eKoAtfUhLi4kfScnAaMZRkt95zMaXSHT8De0VdgOU7rS8so00lcRomvl",
-	"UsBiVtawBy2sZYXHLD6xyWlJ35YSCzSHuxJSTbhNw5SyuSIFt50GxoQzBwU4+hImNDUJa10gPM4TFxFm",
-	"RMpykYkcgj37JtHchEcoVuQCBiZLms4JvaFrNJT8xHKBvp9ov8zxoOMyqS2cdiLdd1wgymiwPDGfcFrW",
-	"WK62c5mH+YI52Yz0Q8t+yKsky1gcorj7+hqsyClVc5GvDpxtEyybpVTqGzr7LvuRoeeaDS88zKH/5kJN",
-	"UfsfTHg9YdFgT/6wCmndXGHOqBTcWYjtaUFSUgtl5H4rZ3RWzWjj4kA4RrOjUaRU6x5igW19fWXFQjD4",
-	"1V6az8Bd4CbvaHnAUe7CouHZ98a93A5VXTVkYpwenf/435+yN1fx2c1fij8kn3ZnwXCFvxITZifvZsPM",
-	"NcAUxh5gHhq+a/sOtXAFmAfLThU8frQG/NPyY/op34IZ092anNjxbh33dg7Tnb4kC6bn+/KZtez7LLkY",
-	"TSbvjfeCwe6J87r0kjsavdKEN7ktW12KrTKhGI/WJixeidz4zhhW4gmqaNBZbor5yROToxajOCe8JYxz",
-	"TCjB1ICo5nReUOguAdGkpY7qBQnjAtErm3prDUlf5aCiTBSwgoZnsddgKgIAz2LDODxui+aM3OSJUowT",
-	"428RU0VnVDKfKgbo1sSAmcG8m1DqwCRLo3zt/GPMaHCo37vLDVC5l0iiV5WTvuYoGnwOKXjKJDBVLB6M",
-	"J/xouIk5qcTL2hK2Iek7G47v/hdoOpGDdpGE4M2lPvGpYTKSFZOKrjLLaPhBuoMJfzokoc8ob1iEq61r",
-	"uNXStSMAzjQgnC0otBA5uclBEbbO2GDCnw1JKKKoyHMWTzU7bQfl5OzyHfnj16MjoldqnWPAakGlIs9G",
-	"xDj8abbGtQWAEvM5ZCYFHyfYfM5oqi+ZBUSk+i7UknI7Bug1VpgvlfKyOr91wZoXqsj1Yo+HRi8Zl4pf",
-	"AB8xHxN0zg5IRuM4ZQFJ2Upw+WPB2E/rwDKLjJkCxuk6ILOcJlzlDDqtM5oGhMZryLn6Y0FzBukosmS+",
-	"DjQLMIVHGJCFEIuUTbOUQnIRXuh+Qi1ZHk74c2+FU2t5SJoAQ8ScHGl24enz57A2GimWy3DCvx6SME2u",
-	"Geiay24zIVJGeTjhfxiS46dPNXMui0zLKSyewv3xaB2OSWj/Tf7+979bRzPX0lxX+OHylWboX3+4wDoP",
-	"3799FZ5YcxeCq24y0A/qtEwvZp4QF1Mv51g4QJfOTerbigJY5E6NO0Q/IqfNt952JyBG1rT24KhVU9zX",
-	"kipq1DqA1aAXFDrOEG+19ZLfpa2Q1zTD/YqdofRGBIsYhxt3Gls75aZgta6ZQ+hsep7F5SMvC1+XyLO+",
-	"rKqjVOO+0DV3TAqukrRueYNCqwRtLaUYbJWOpR3CQaGVtjszzvmPuzaZ0YwYpxrz3bp9G27aNppwNFc4",
-	"avI3/R0jnewMLlN7AmUdEfG4hWmRDn1xA6hjo8WYMWlZtqkmGwZt7pbO3xC9/+rUOqLcunFPODgBDcmp",
-	"0a23n6qxwVkrpfOWzdmBcZjF+j7uusckNKXBjVOxqbme0bWzFdUvtMIMwYs4gTOoVXI3AzbKuQtOkORW",
-	"xhmSc+w21mNpQJ4uaTqf0hu6ns5zsZpqQtOvEKz//b8IZIo5JEej0QASDX7SFxNiqfqEkxX9QeSaX3Ge",
-	"wDDZhFskdkt1xriFzGvUNQgayMv8PuFVbQfkVdLNuxig49GLwGiXvGN6IrE06ITXCoHqjwA0NwaUS3xi",
-	"ah5VjY+DoAPDk/7x06eDFv0L6T8fjQZfvMrovVUYdZ+hLtIre+w1PYkp6AqgvfRYT1N01LhJV7UpoHzZ",
-	"qEvpfONd1ZTa8LKvDUCGfYNu5hIFlds7hXoPrTc+fjEaBT0LI71x78Plq83Ws/vV4+jd/EpaHJy6W4dz",
-	"aYUQTwApiZzISb+FaKDemDYIKVnS2BUgB+nEv3QvtONR+/Oo/dmu/XmxW8e9Q/U7tT9Pd12pUS3QWfrP",
-	"qTcyRrsODcU9aJA2xAy3lFS6h3wmlRhnE6iEpU2dG50r/QipFUFFE2KTg8tkwamWsq2/qOZar1mOMXiW",
-	"RoKzkM1aUE1T0HfqDKJEynKKKS0xjGegxbkZBauNjTmRdkbfFw1xas0FcUheu1gxytd2V5pxsCw2hIBF",
-	"Ecug3LimpgTqIY7JEfku+cYwRTAM+YW8ns9ZpBos0UYnw1/Iu6qL4dgAj6MdZUSV6U5WTNGYKnriXB9b",
-	"vAjJpeeFSOwSUDSwNgXQCaI7I4Y+DZEt2eDjWHGABPNSdSIrebWu32v4RO60jRP0RDNxWcYj060ZLxR+",
-	"QlnCnrfGTENr4wTHP/wpTmRWKDY01UL16hum6ycVnWLfGaMPK/bnAUw24d+ZTUC0K1PEO2t7X5L0KY8D",
-	"WH3FNTRw0WL+CWK644GWhyreyoHxXm7xTvZ0rFJL0+AzAOGxKIt5XoNDcspNmTf9+ibcKYVckKl9JqBt",
-	"BK9DYiQlRN6mrqoiqMBElnQM2vKY6dFy22LC65ZlCNs07/LpaHRib1YLq4ju7HfnOKwBFt0849acCPBq",
-	"/4ZY44GyIeAcWF30C7OhZmOntjJoFTkj5rEYivTdDQX2yMBzwsgy7uvg106P8M+ftwDJsyN/rbwCS65Z",
-	"g5bCe/AYBUvw92YUbPYfefgzja9ZrhLJ8rP48yHmC9onZ9+WTH0uL/V3ZuQHfA84xS4J+8w2H3MA/Taz",
-	"9PlJ71YObnZL/NNeKdSNSPolwA+6S4b6r+KeC4fukBmQ9CHdFuUmmfsip5oQhvCXrX2e8OsE4uRZLgUn",
-	"P4iES+f6tSapWJCEl7kCJxycl4fkQqQQAoGDBSSEKeEfnKZr9MKaJWma8EXYRlVP47j2qh+ItOLgv07i",
-	"QJx7NzzymFDoMSPgzijuDJ4toZaMztaYxXNT8qElo6la/rSBKjuumdwsk5T5eccwjEmSv7x/f35ClChs",
-	"5EfMMsZjsHi0pfH7i5n0AQk2TrEhqy6sP5GEatHh3p5Z3d26RoKuGVSHzHIx8/163AFJcys/yEN5HR2Y",
-	"vE7DH7q5pvfNNFBD8kbQmCSqtH1BRijDVc1yymOwYCqTNiX8eUYl5FT4bGYe/iDDwEpqMZuzPHTGQydi",
-	"Y32PA71QI+kdJPGfJj00pJTCH1pTJr2Q9C9en7767nVAJj39aBY5VWzSM0RH0QVZ0fWEgwdqRPN87c1A",
-	"s+RArxLKm9kfYzYrFsbw537E6NoDUwNtOOHgq2QDOTkJX7+nplNEoyVzeWDaq4q+x0O9hDPfE2LpNcW7",
-	"qsKtod3oOtEFovj3PeL/ewkfqFY6bklBJu05bYHtTTB9iVjF6RjmCaaJCZvvIhxuvbPTNKHy8eJ2uzjS",
-	"h9w3RPOqg023KDLGaZYMLVbuRE5ZMUsTuWQxeZcxfnp+RmIRFXqZEHbxXy/fvW29Q9Naf78rnTDXJmY/",
-	"sEh1XVt9dV+GJKD1N2NRMjfrJ3295Z3Ofk1X6V3O/j9Ov3uz6ez19/3O3q5ozyfz2zl7veWNZw8qrV3Z",
-	"JRMr47xBrQrSmmjwmIALQVuHNQCAQ9WsSFIwz7JIyYCwVDLyfPRs2FX7ev3TQxe+XqMfRlfp6zVqo/Nr",
-	"cE+Yz5PoXrHgsy+1l7fgwkTj9YkxosiQSLrWInASLT3m1jhffBlwLYuLb2YfYRDIm9eitAAChbkHIGBe",
-	"WlKbSPf6SD9c0StG8oKHtgEyk0ulsvHhoSv8Ov7j6I8j0OpiQq1DMOiZZf3clo1KBpgnIgCbhzQpOuYF",
-	"jyXJGToH2ZR3ljJBGdo18q0QJsR4DPo1o1BxNk0tItVK10FSgE01qhNFFoJJYqUAM2ZZqLo56AUUwCWQ",
-	"INEsNbQK0hCMOJTHB1AQP0oTg87MuFGatIz4HpCEXM4EzWNQTOULFkM+QODara8Pamm94YzatmXjTiml",
-	"D83t31TYDFyJiqBWEAqamyB8SfpGCCWpWCTcBIJ503vSZHMJZ3wGDqLNnNtWt+yN5NTNzXFQkkOglwGC",
-	"ahVrW8mknaXxZvEeyuePn///AAAA//8=",
+	"LV18ofPzx38CyLqd+IvQsbu+6k7AZOKmW5G+fuLJ9U5YxluEtwFviKCqELfTdpzhBs1taWOd7mTpqxpp",
+	"Pwc9Op8naUIVa1fTfFuk6Zr8WNAUsCJoa/rA1cGQbGBT9aYU0BuomQISCa7QAI9pMel8HpIfC5aviUvK",
+	"OmxXMmGOxKlv8ahpjkgoryPXIIQZZrm4kSx30RQY3tCfJ7lUNv494XLQOmlK+aLouna9oalKVLrhszm6",
+	"FpCZszxneWcDGeWM8WnOQBlm2NdmK1R7tcsEQU/zoT+ZFFSNj4Vk+ZQujKdCLTpqwUXO4tIcWqbx1ULj",
+	"B8nyg1Pd1XrTJ5JkmD669RyvE3aTiVxNZfLTDjJ2FfRuJT9v0u53Q9ClEjlkHjbO5QAlB5pWr+uwhSqR",
+	"dtGgoS1pzvQS2jj1hJ5QNyR9K6dLpjS4ByRmc1qkinw9GrSzgrs8b41svxMxs4/bQ2c12c06RrgAiU4r",
+	"YtTq7tBIYPFEkhCVfvqvdmHKBCV5iFnlBfsYbEOntl/F6Ndy/K3os+nE+dCyvT0xS3xqXt+a8azEEqIN",
+	"tHQu0t9N9IJmStuCvaBL02UUklb7ITLb7VKw2IdWClCJcR6UxxpqCh4TyuWNxigqaInApOmNfiUO19h7",
+	"bPd9252PanHo3cJHXRjXiAtzGKZXY9+nuEEQ6GB/x6Mji16a59Hfz19cv61uB3FzPBXNb8VkBurqXtAD",
+	"hTRyIah1nZbfyt+wVRtzBHt/VSquqifwepWpNSl4yiRIua1uDK24JDx9+fLdh7fvp9+8effyr69foehA",
+	"iSykFppY7Ex1VIFqCSx27W4/Fe1ZdZp33NdMqUrgWDu6wljJjpHgvo9HL4KWIMo+6Fu3hFJavemgYs7q",
+	"4mzbfL/+wmiqlk0E1LSbiqudLdRtSNRKTi28mMll7TS/3Gg9cvw3pNUvtcGCM/NO98qRH1SKf3TW/vgI",
+	"KZsB2f6VrR2yr2Goiovr2NyeyShQ92rtwPe7kQ+YyXPRDXYlFFdsvYss+vnjrmg66L1hND4tEFhqr09C",
+	"lsgSn5C+4UUGY8tWHwCrAEocQnOwMlgHHlJwlaT6PcAwZUtgbVL0yVwNSWiGmkLebxaHrYNjHzCXmTOp",
+	"ra4X9GoDtaIqvd1OVcYl4zEJHY8XkNA3UIJOeCbUsnn/dxa2ulnS72lauAIre/CgNdtwkxhLhbnmTEOS",
+	"wMVoTCqTBT8oMtIHJQ1dMXINi9CfNBJz9rSmkGZ9QmrixErDBSs92Yyp/s46FbzNLj6fVt3sNt6I17Tl",
+	"9LZ61t2GB9eAfXtPuk4OPtSHQlROoytNdZBDnmtpPQQGAkmo/1DhUWI3R62o9JsMyftlUkbZmjcn7dPG",
+	"IO1vGM1ZPsDhYH6Q8oV5u5XLDzsMgM77r7M6UV8fyADtlriVBrYgQpPhJvqyCQpKJNIhZewhkDyg8qwU",
+	"bjZpgWyw1t0drTdq1HdWs/36PqZW+tzg8eTs0jJR1pnr3+h8/iessFKKq6YQWTsX6Fq1z4K6LUCdrf2L",
+	"LN7zjtpsdd4quv1dy8utHU/N39tbUhesvYT2TYjbcu+bXS+qR+lzdKcH/50e/DQ6eDE9+Pjzs+Dr48//",
+	"uvVcvKV07aKah3NHVrAzK+eQ/JWxDINMmpk3x2ROU8lqCTi/PBNZSRS6netfJrwNCj5uUYY3MSfsfh9d",
+	"jh0+2MS2JvzqbrEtGMG6q8FCt36TSLV9zp1ogA2fvZ31RPf+AE+1xUm5G4vXZQJeh4Ryhu8YOJq1mNZB",
+	"3m7lVN8WqWX69UNI+DWElWYsl4Jr0VzW/Ul3x+m3omedDsq52O5ljydwoVs2Dg4GNsME/pls9YTAUbtw",
+	"qFux26Cdyqtw9+zpKHjYLXUv/G4vzgDVzmCO7e/x1dkF3PbdeQfoq1BuOMs1HMQrcBagnKZr0ObOkjTV",
+	"99MmiJ4jkbon1q0T1O/Nr2i6t8fJnh02OCJZ6KxwNC3r2vr8zKE/wPuzx+c1fDoabStF2epa2hUH4pZ/",
+	"t1doAW9nqDcd7vEduiXc9iGeo9PvOeb2aDO1gCwZ4/tyGiPw0ekFmtx8DLYL9Tsw6FvHuGGzpRBXU8mi",
+	"nKmpiTFvkSJNu1aZ5W9LlmvOkmBZHxPLjFt/Ionpuz0IxR1K67qqi9gqDNTv4K5QWbvRW8NCF2O0ASI+",
+	"br24dgnPtHEFl0CgXIBzA3YDJr+UZm6WkkXTUqbpqlO90521H0bdnrnJCKfbOCGnKY/Ya6sp9tECpwEf",
+	"9CwcxxkikvTj+Uedz6Ncr5N5dra2GmGnonbZUse6dF7YXNEaSvveu/vTJimmubNOm3HdUQGVtyJmJ9Ya",
+	"qq+DXbN8bW5WzOu21XYf/9Jut2nPFRvfJv3jX4oV5Qc5ozEs0bQ7IbGICpPS3/yGJgPUQ7cuzRLVmj0R",
+	"dhelVEqrF0cLlW8dqBV57FXTdNjfqrX2emV9B/v3d0wtRfxWqFO0KdjfK8VYe0HPFVXrNSoFlPM7s/x3",
+	"LE6olt/Lb16aqtdcJWptP7WU7OrVizPYXy8xaeYHTq9pAg/vdYet33cIb6KIv7x/f+6d6Yp+Qt3N8xcv",
+	"PE3O8Wi0lYtznuOGtylF++6wg8AW5L6fOFVjDZqKPFkkvKqm7QiJs8/ZBZZMy4wBWym+p+auuwC1yLXN",
+	"gLMHC/Xavpj7DWloCfLaLujvfK1gPaHGcLlR1WINnJuEnI6Yo9aEBeDADYS9kB1WxvtR7VahvSUsA2Oc",
+	"3Bsrj6T1zrtBc5cotuZ9Np9W473sp142z/6OjKTBHbvzj9ihZBtXCffZmKOGsbeJUKoo9BvjcmoakH6I",
+	"LrHjw8OlkOofY00FPoYDYkayOY/RG1WT66ZJC9wPZIVD8RjLpVKZ/Lfx4eE//sfhv/3LZCJbOUvA5GfY",
+	"/fmoBdl1Yy5HAp59/Xy0TZvfgtR+1RjXu+ylxG++ZP/82RbJ/o74aV8tQgOoG8n/tpo4ci8V4Je3TfiZ",
+	"BrewK6bL8dMXH3dnP1rKtbTaNnZ2m3GlRppYapaK6Ip1SF/odz6nSaqlxAVVDIzymjD67GuWi3kC2mW9",
+	"WLFKIogUggxg+mEb67pG+kCMdlVpREsWXbX56NFoSRbiQI9GoBFaRRMlyTJBr+6dRCN3Li/1IG0sFSjL",
+	"XaxYWxTahgi0DdFnO0ee2agzG3HWer/6ZlrutryNXc/hzxoDfjb3tG8nc+F7dzPQs28/B1b7dWxqLPaB",
+	"3bbThws03MbmIE3n+XpHPV1KpQnSa01b85bdMKlIzmhK+lzwA8WkGpgcXWJOmH4/VwnvytB1h4WZJFK3",
+	"623zSd2m9y1TS2UiTdui15sIePuD3Q1t3yIa1iWBsQg3zulcAduLKasQQCFkqNcBjwi/5d+tWsSHcg6q",
+	"WD1caqz2ZVqCZLFaHdorOLnxpMyNbiSCiOwblw4uBN1WKXv26KuWG8dGyRgIN+i9BWyU/YmmzP67xoQb",
+	"BbbTinuxuR93yx9FwfVgXjW9bHS8sbxFh6OEdzx/NsC2Ke9p9eQ4+6SmJqJjF6XD5g0FvYJfcXHzcMl9",
+	"Sj2Pt/CNZ9Ks0ndLh+zno9Gv4ZC9XzDNw/Gfd4x8qXvF31fYy/su5/laUT2IDu8OYWkmnrabX790rGxT",
+	"STCjss0zVlzBfDdLiiw4a9eIrxKDROWWMRJJbnLBF7ZMDcPYV0quWS47fZzrWglYbGXWrgtfX7pnXgNP",
+	"dxbb2DZ7bK04w5K7olQg75N3E0duX/y84PHLSi6WmlJlBT40kc1OsQMNd7Ftd/J7sGk2prdYwaY0hBnN",
+	"VULTdD21M/TKyXYkMZUldS3VO4hgU6gO3kFnvHjOqLRJciDIozfuodXIE0vdD5jnYkajq1aSgu0aR1qz",
+	"0+EJGdvUCaGKrIRU7mmlbK5IwfEzi4fklYmE1Q/tZilSjWFMNneCU7V6l21W8Jil+tuvJyAnin1qj2uu",
+	"1qTqcAOuF64yNivkXGgKRrrtmKI21f5B0fb+O6OiK69zN7rZeNefP+5g9PX0evcR/tACffYubwe3bBvk",
+	"vhfKwS2LiRRkTvOdgvUqsYN7YZh68nODC0LSh9gOt5oBFCfGf4ekb9CQ/pULL8VMaKN7UoYZh7jgTLeS",
+	"V0mWQVebMaE2/rCCDzzUht8xiLmSKMoM2c6J7x5o0XxsX07cKp2THbmzF9lYmAPALniqv4BaXq1N0R7t",
+	"7NdOnLP1fdCCAYtBs2f5LRIzGqcJZ1+eke5k/XZ0UA96sYhke56IffhprP/6T8iffGEeYzdeQp/WtihK",
+	"P3Iy8KIqHzCKcgu/YXO3mtO1Ufh2y08kkSuapkwqSNZ6C2bCD+NsCcks4aHksT5cvvIQKv71+sNFL+h9",
+	"//ZVK8rcHNp56cVrSs1TYThesmp3sUElUKddPJFTlwCgsm4I6mjD0mlyzVbVjMPeVxHBKcStStazy3fk",
+	"j1+PjlCcEvO5ZKpkC5+NMEOKSGOwkdrfn5NVwgvFXIHXeaEKzGe6YyrqDa6ivYzGMeiyU7YSXP5YMPbT",
+	"umQkGLMpEtI1RCDThKucYc91BmUMaLxG9dWPBc1NCuQsma/BXJ5NpRLw60KIRcqmWUqx4AQvoLdQS5Z3",
+	"5TeDdU9NClwDdxU75fOtdkogY9a8WoKlGbM9WcvM3VoXrFfbcMXya9ruoL6NhT6L2SoTClIoQ97agic/",
+	"auCOciEloWlqw/kk6cNZQvBqWKoCbZqtcDAk7zLEGI0aQHsx3zVMsz8vjviz5MTbKgaxeOxCyDQCtYFj",
+	"pB9eQhR2W4QvcHCmkncACepLPiMMJrwujAQk9LeCIe+mymBAXJGiylDQySt4P5xwL3yaoLXd5PSv7aHM",
+	"bWaD4oBb1dzSmLS4H5hBYOWIW+mCYf7pgIR+Oupy32MwpjZ2X/7sIvCgUPmdyXw1TV1H0DJsdlC6pNLm",
+	"gS1pbA+trcRTcJdw9srRbfNE253bqzFNX0z428hZ3SYU38B5O83aT9TshuJ2+WeDOLhDOZ1/Uukp6G1x",
+	"Ntwh9rOUr6og08qPeiVxumoLVaoJBT1Q3No0rGUW1tZLugRuAJJV7le+7pRgV2sohgUHkAqbr0Ei8zTF",
+	"HYlAN0zWtJu3X+xmnswS/x2EBWiyP7mrPLdmREEcsxhyIDGp0OUNc4DJjoywZ3dMLXDr/pUqf3slqrPr",
+	"9tfgj9cG1O+No4SDuzpscb2DNPmJxeg6GJjsFzmJBLeARb5NWBpLMmNrYQrl6fckOBGcSRIzDfhEcOLn",
+	"8R1uJYzVtZTz7aYEs5l6rNyx3W9pnzJnuJpWguydUyuNNe6qp3t4QG8kRptlNbOM7dll2HUSsamQu+Wi",
+	"wdb2WW9tv1NiXO+G2zDkgolplKjdkuVAYw1O+e7tc7bY1Ra+s2qlLtw2wcHP4boJkHaovIciWmcaft93",
+	"wU9svDVzbMuydnUMmnZg/npe2TvtXD8bqegqa7OtiJVVDLlmmkMHp4/yF7ARw4L1Qwx3lezbCFgl/3K5",
+	"tGr+UIcDtmLlfepSbORHK6i+hZ1asbZCBxldJNyV72l8Y+2cvv7yUj+/7s+X1TS9PgkUqiLId3F0GTJx",
+	"bjB/WjvK1uSi3v52q+BiDqr13qqa6dvE2eWauiYKfXh9M4ifnq+RaDWoOjcHG1TewdYcLZ66uytKGJyM",
+	"P5FE+hF3/Q0+FoNdqqZZV676lFRpzi0WG2fQT9rfWNiePW6zoNXqP1jXPMMHvaIbCvk15yJnBPpCWahq",
+	"RXtwRfHvKqxWiRrtY5Grxc3V52rN3dyWcXez/eeO3j4PleJ2U07bfbPW2oGqjj/g92PlzbZso9aUZYRY",
+	"V2SiEfzbnXz2Njap6oPc9RXtB/p3rAhdA6vAGs7KcTca0YLe3zDu/LTNxVMUKhJtUbqIGlwd4xhT6ZaG",
+	"Y1RxgqOnUmnVcuXlttb4FJPRby8IXK3EsJd85jq20hmpucRErS8hjMtPhPTeVhGdQfLDb+3t5KqYYi65",
+	"4xGZUcm+fuoVJsescr3GO2rWHS1r6br0xhqzsDlof/GHcBAQoD/kBZpI9EFjxJneMSysBJKlUpknC/8V",
+	"5ZLG8vdf/Xm1wBzph6cGVcEjGhPMD0lM2fbBkJzFjKtknkB9P5eV78RVpouYyZQMJcaDCQf0f0PzGAsC",
+	"EowyPCGU3Ij8SmY0YgSy8ZCcLRhnGgNLkijMz6ZJt4m0Q+diVABvPSnDDGPG/nbEH1O5nAmaxyYDBIsP",
+	"Em6LknppWhMUlmEgG+3Vs7c5Ne3LFVCosF4WNLpMFpyqIm9lVHSDMhkILAPaBsS6gpduimUCRL95NW8F",
+	"rBXLO5RrxWkOyoU01voZwjew+D8U+0CVXG2v+jFrlAmHLMeHh4tELYvZMBKrQ9vG/QOFWn+37gE4fCDL",
+	"RLYmfa0kfQjzGYC10JWJ7EPMz8Dm3EZxCuuTYEUm1M5pYDNFKFzaUz2OJpMwnVqyJPcLeA0nfMKPhuSU",
+	"XCcyUZro5XlyDcANWUopj23GSbXMRbFYAln0swpGNEdORS+tVhUF80kOyfslm3BCXGET4z1P+uHhD/JQ",
+	"XkfDH2Q4AGZVYp+A5CwTuZK1KFOwlklzDCaboWenTzjMU6+DgeBbS0U8nPCnQ+KKO9sT0FchSZEFhKJu",
+	"KpFmLSwOyGxdqdDSt/9YiZgNwE3ANoCjw13rzfImKJdoB982DjKc8GfeshyIZHQtA39sN65/UpixPTx/",
+	"d1kWIEbI1F9MPn4LirC6mOGNayHBK4KOkQgWBtty90gNNyUw6XMyYqhjZAx8DmGiU1tNIKJpakvFAaqb",
+	"8OMheWXxEdR0liRNpMKkv+bZr1i+qKkNEbqtlgfJtjzBtNN2kyGQoUIyvIzQL8v8VVhWjQ7M6p1pNjBB",
+	"hYY5hpQkBfcqgJUFw/AhXRQpc+k99F2mY/3zAbnUzxcSh1hAqmQh1nQhIFwfCF6Byw881L3fL6sZrxMk",
+	"PSYXNrpNgMXOS4NtnA1c6utxPS04MKwJMJiBPpfwpfn8+hNKF2evHFf7Z0EuX/0VU4HCC6qPZIDkwAEJ",
+	"0SKtlm5hA76lNZHmYcI1jr26uHpDa1k+Eow6LSEID6I1m7geNeH6AesTMViy9krGGig1HfYQSgLWyzSJ",
+	"EpWuHfTr44jSBG2gIifsE11lKbOnYY/Y1luYiXg9gPv/l38hLzUwcvCIx6s/TVPdIjH3/18v370dkg8Y",
+	"2eKGmKO6WzcwjCNeIDQnIRiBCcY7gYMMFAoOXO4cvWCIVtDsiSxrgpbxViGMTaOIZQp9DTbWNtAL/05w",
+	"TDpE+a7OR1qe9g3zgzH5cPkKtvL6wwVZ0mtGnpKYRcmKphLA7vu3r8gI5ruwpRfMOeCU8qSC3WE1IqM/",
+	"Fozo6xWrypIxSL5yM2Py9TH5a/IN6R8fPSNhW54bjRTZJ300BmchxrNcBpws6R+R75JvBjDPa0hYlBs1",
+	"GhBAfb/h3w+Mf9mBfjx9RSvMsF2VLaQhmRb7KZGUaxTAAsJSCcBn2cC4XFijoDwipTAgN0shGXk6GgUg",
+	"0erDPn76AqkyOMha0IS9AlRivRY8TsyMpU8VRAcg1RpUckbUjXCirDwhN8skWgLmoVmWJs4OA7wC+L/n",
+	"7AckGvCIzH6H+A6++uq8LmR/9RXpgwwAvHZAaKGWFqNDoiLMCSUHYxJqXBKSvn4JyBvZPWAebHsagMk0",
+	"2+b7TAQkNIl7QtK35kzWKPAC48KjqmWgAq+MmIVD8paumBzDJLVcTSE51jcQNnQdoYkfqmZt0r8+C0hY",
+	"Sd2kfzw2yNhP1RRiYZbQ5WsKyfGRnqwVmMnx0TNYSHt2ppAcP32Kk7RkaQohMg3vq+qPqy+LC3sRV2x9",
+	"YgmQX/1nMPYCqPD2SL8SO4VT11VYgZfKoUXppb8bVYxhmeRm7aC+PT2RVd5VWVbdua7b01D6EpC+RJ1p",
+	"pagR0iINEnPNu2iSosmMaeOcc8h3NkmYp8a0lBaWwHjEJrxMIeb4c6o35+RVzUW6P2BtvxCMoyK/kO8Y",
+	"BbHnF3LBVL4mv0z4LwcHB+5/uvHxaER+ISZQzqKeMQFWjS800l/RVL9Gzaxp6oMaL04SK99qLlGK9BrN",
+	"3Fyope5YwIENyS/krdBIP1pSrpkyM+kRfDCtND8Fo9G0qU8rh7C5l8vWBEeVdtRn5BfyPWzEazMrFJQf",
+	"RlYTzhfxDS7BdD0mvxD0PBOW+xS5p5ew4m4sGFYzhpKNnft7YYezcQau9kTBY2YWUvdXOyFKM5ZQNwx9",
+	"RiprPNI39dpkY7RHZNl0T84qU7e3gG9lwGcAGiUNJKlGD3p1FAk4vKuuTT59ajdp6TwcTPjh8pVGpa8/",
+	"XKBx6/u3msiFbZXb7IJaBtcneOGnbSG/kP9gMiCgJyEhgPTBqf4jJEZpjn2fA0h/S5O0yJmvFEkizZTF",
+	"zA0FNEG/UTGflxT0Wwie1IBg+Hw/sOQXQyTLpQGl/Db5BKmO2AH66xq/NzkkL51EioJIzpBBw+Thln88",
+	"O0dhBBxiJXwxCCwATJLwxYRbbHJ2jrwBFzbfI9SLq7MbKF9IZtIrBRbPJjxKi1iDjmFIJlxzJDapzgH8",
+	"v75B/8cLG4xmMv1Xv0mmwhNC4dporEVz/3qMWI8XmWvZSFrrhSaC+p1GqN/WQ/uUXgrUIhSSOeRknpJ0",
+	"qEZ30mdA5/r1an5C5WuDCy+AJ/uFwELhWM39/EJeerfQhhnbRGPgMEPyC/kasOY56WypL1s3fLatIUjb",
+	"eKYtXxEV6YGOno40IM4S/bZ/cRoBHNdn+qxUerhih47GuqVU+9VEXLMvrw3Ael35aemo/nwKv3j5RleU",
+	"x1SJvGxGpErSFLWYBo0nSrqwnBOM1jFQK8mCJpyEr1iWM4SKcML74b+jyvYDTz7Z127Klzg5muZXUFP0",
+	"4tuX5MUfjp8PAhJeFlzDJun/5f3784NYP1rT3E6P7f/4/MXxIJjw8E3CrzS2wums5QCnOiE5S/8Ueysb",
+	"GPHLq4th/Qy1JJXT9ZDAG6hMaYUxx+hjMiLrGAbkca+wcXJa1xHrwUslsZ4cODFAMSnQVf1vTlZURUug",
+	"aE7X1IfpLUeg7xyU9aETXb9HJQqgpAm31v3AY+j0oWjSiYiHQN4lpHsO4sKT0n5iVDh+C5tH5xAcsB0/",
+	"YHMRl0d1NILZNCsvDSBlKY0gd6jmqBqc1/uqnsJYH5DVmjFFMZ5sSbNsTTKqL0YaFiwgLF5oKU5D6Yqu",
+	"DfeBQ3r3DpQUeCUQnMDF8Rqlq3cZM2HwmsYqZANmRZLGJWOR2NSnZM3sRsnzDTZI/TxaUqbChYHVPWLG",
+	"icPoqc9zkeUJUzRf762qNiWhSyX16flZD9JsoHd172g4Go4O9EkOjyAoJmOcZklv3Hs2HA2fYc5oTJhZ",
+	"vWkEhcOfnQ/hZ91m0Zae+gIUurKm7d9V7RcQjgmP0NWBfEOjKxzLWTrgsk4rtAnhgrZYsag01h/gxSrj",
+	"1Kwk6BxbvtUJX0HRBSOb5yLVkIeMIRzKWD8MjY7gUUOQQbxKMEgBCzFoDqqGn60CEajmhOv3PCjVjmPQ",
+	"478vNZJa7jKREIjOZsLUDseBILthzGLUgp87rxUN3OwTjdSYhODy4jRPZQj7PEkVy5kpvsdjk8I5owuG",
+	"2nIaLUEC6M+YUhptgU7ecJ82iDwwKoWIZoD3aLQEAzqhijwj//t/kdB64oRGKf5WmM2Va9NysPPSCUGX",
+	"NEEZW45BCirlnNIq0S9HJnQmrhk5Go0cAzVATQpvlWO0NMIFBqX4d0mBsQ9A5DCJaywMB8C6Fpx9ylA9",
+	"grgLXrGwmOMs7o17bxKpqr5aGDCJy5bgKlGvX4OKO4vl0WINZjD9HksjmO/CWxqR0f8NfSf2LoH1Oaiv",
+	"5ugg4TH7BGe9YEbD6BYEtiFvRcZl3k3uArmO9p0XzwpYPj3qphmNY1fbrCMva/TRaLTvIt7xdI2Y/yrR",
+	"YubceBHYAqSEpumga2nQ9D26+JVru41fa3NhZ9zkMSWp0ERnJgrjPe25K/ZtIGPnEjWX9W0uVr1WgNno",
+	"2tG9oiLL7rai92L/9XzUT8DwpbrT09HIWn5ttESGrhyJ4Ic/mGCZcpKdvSJLV0swMdfhheEzsZACPhBo",
+	"vIZl+erkrmlN88O/m6Znr3CqY9xSWxe39cNSh9mDLkfbu/j6Tez0bHsnp/vEHsfbe1i9qO7wfJetVDJz",
+	"Ya+jnabx2KuK2wzg2qrDzD8+akiueVb846MGJ1msVprtQhResVq6oqLMInRFF9LFV8geBPz7Eps+4cOI",
+	"pimk/Bj/3MtEW8j6S6GXbuUA5FyADzFRQZZJGVtfCknCJJ4i10+olsekstZeyB/IYvIuY/zs1YS/RAMw",
+	"urHkAZknoOjPje5EVrgmzQFoMc1YoA1vhD4lJOFDcgFMiyxroE+46Subyk3g6Cuie6nQDL8zCkxLwozp",
+	"bAxGWhaQcoOeAjC8NEtCfaFRAloVXgEZSfxJbHMbyUn6Io2t/syFbg989WT4H6LI3YFoZm/GGC83PLSW",
+	"CqT9xh5hS+bXS8aflO6fTn5YsjTzFWHgqUQsmJjUYKRf1owfExR2kxjF3AFsssFzvEwTPdJLC2+u7Lz1",
+	"0rwXtFibxaGdqk+bZkc+PyBybqyiGztf1qEYBVvOPimSCfBfKIUVT2xo4vCqAm47IrftsfnnoNeqr9t9",
+	"nLJLYyxT2WnXcXRzHONh6ZJJAl4nT8927rk/wTEdfbpzfLT7hDVLHHR/+mJ7dy/l+c6k7mWaPAi1q9Ix",
+	"S10I9awlgMIoN1SCOCJhkK5H26I00bzppwOrUDgo9b+9cW9JeZwab/IG6bPJeFt1BKdGQxQaKhd6FiRc",
+	"ZGTpYoC6sND+EJa+JS3y/oR/9ZXgEfvqqxOSUi0l6nVIq6nRpMERBks6IsFlsWJxOCSnju610Qqr2Jrw",
+	"p6ORoQTgHmMM1+RPJLTU5pYUEQhgKeNuIYDtBK+xrwrBKQ0ogADBXG83fWu6c64ve4uQi34/en8hulOE",
+	"ACdS0VyFQ2Jd/U8IdQZOk0zGaV5H3QfVJV3YBMUlafmScoR3PJvI1PuS4XoivfJHjyToQUjQLSnJb5sU",
+	"nMNrbxrN7wndwzPeIOYYgYPWLPZXbM1iMltbzGDjCeYiL/EuKvELKGyTMS4Rc0yLPAW/RTrhxtHyxMUr",
+	"INYP9X+wXSd9IeAbqJH2zlJMA5PC5u8JlV7CQT48ToJ5NiGlN5WLMj7Bj1hpM1b6beOIS4Tjh0ASCU82",
+	"oIe6NafNktNHO84gIGKmKFjabTBDJUpJc3EQFSjJHBw/ZusJT8ViodkGjS7Aht0WyqT5qtm6jOAB/wWn",
+	"lAd3pxKPOV09R0dJs+Qn0rP29ss6agPjCSELYwp1HiRlzNHuPOORVR147hlOmfJ//uf/Cy7u1Q2iQS0E",
+	"/z8TD+Wd7sD3/XL2ZYcaY3MHdugKHl2BmV2falgZ5YNG2KWyZte+oIh5K0h5dmYA5yNmoWOvESsl7UqF",
+	"DNjYUZooj5PFdo4qh92pt9LMZkCwYldAatXDKj/kwP/6g9rDrvWyVAN4YCQcQ/SfG5OM5RH4jgOAB8Tl",
+	"kpi6L+VP0KY6ZW09ZFVIRWZaSsxspkq0+oSkT41vNpoEwWw56BAoqpEXm0ngCboVuAR6tYDpoBJhs6Jr",
+	"dOnrIpxnGrvsq/MyEQHVDNSmbtyzUUsRuJ453bIS4rhHoxUbmpGGEdhVjORxGq0YOc8FBNHtSpn1RvZS",
+	"qx3dJ1+As3ezBNaWbZiBE+cIA17oFpGla7JkmAbzkVV4EAHmaOeet7L0tOrf/pPp0ZpWo6piDVGdYwPu",
+	"ziBZTNitM9uDR9qTk7B0rRI2TRByh+SilcSif064E9/QNQa6c+dMLoebWIcuBVaVgtxK4nqTSHVuT/5h",
+	"hS47zTZFkNuQ8YVsYSwflUPbcOsdMOTvDFOBKbsKR1kJ8HdEWmVKmp1QViNi2qIr8h5iP0ytps4wuFpw",
+	"3smEa0lK4wXNzwcm2itj1Pi5JbH1yzQupiiE8boBt8Qc4S0xZyUUpx2NvjaOYy4dBeIozUGh6cJ4TLci",
+	"Zufo24pv3Wdwriu5ZnQfRm8mth6TRAErDSGcYNku/ZDjITmVVy35LAwWsoMCyradrO+yPtJLprTALMn/",
+	"+b//H8/ZkUMguLG63hDB2Qmyjyhc69/s0BUjeY0g7OFwXZH6yuDZNpHPLLOLviyYcjmVbkNcLm3Bjo12",
+	"EZsY/MSJYeZUy5dK+iyVTO+p04uqWpXR0SSvUvc/RgcvWotzP7QFBI9hF7mi1fLhBRtsowN+089B703C",
+	"r7Z1gTafgx7GImxrbVrVSNzvg+TuTDjxPu9PstiF4BoY+mciu34aozrRNeTD4M7KW74PoguZcEx2j6pS",
+	"FeG/dApuuOZDkndyagPGy0CNvheZPBjb3CGVWPoyMYQLhy+d6c32JvqBICHoh+cfWiKfvBiCw0bKCRsX",
+	"0YJL9aaNr0KdUz8+2l2W1ru8PZ933xp3cyOgytz3yO8OSZD2mtkkz7up5rt5uPDniZfldNIbkwn6PE96",
+	"5BcyAb9n809JUzbpfQ5duKDgbMLLTCwnMJg3zJImHDsUHNItuPQtmANEMx0QVKL/AZH/0MVyhJBYB4pj",
+	"xkkEoYYTLhXLTKyFXQXNmY2Wc2EXGMEEWV1oljHq8mf40VECEvsQ6iU6mXAoW0simo3J0QgXDr7t5gD1",
+	"v5eiyE2CGnBPg0QyMLiNpepr/rcaR1/Wxxc3fMLDlgSVJmbRj/McoBUVjuUJmEZUAQpX3HqVL7QZgATE",
+	"qoGEziA+hJeFJCKaGYWwSeRU8D2dXiz7WgLNJqW3FzoUEAzM9DhECgksuhJs3JonxFDn8L0QZEX52oc7",
+	"fZCS9Ff0EzkaWfR2qG90MGxwpUHtDrtU6NXURAjDm3lPkVd8ehBfeEmNbse66meBKYFvqVU3xWFBSf6z",
+	"h/BO69vrBT24bc81B38HxJnwBWroyxHecYbbs/EUrrufTtxEWwBXszOn6nb963m2ekvYoCYqb9elLhC5",
+	"ARf9Dh856EeDwKNB4Avy+wwizduSykEKkIJXeRaD+O7AvkEGnMOf9X9MMO5OEYbVZCSdcYY47D0GGX6E",
+	"yOJo2eQv36GWKScQPDskp2W6H1jjil4xP30kJvKy/rxHo3qCb8Pyaaw44SYLxQmkXQEjtsK0P+AvYbJQ",
+	"QurCBhH8kMUAffyhgin00DjJlyYzeubXhjHpskIUsLJayqXH0La20LadMGELCvxthcS9L3LeyBoruH65",
+	"Yj73kNmKcrqAmatBca2pT3Y2HRidecUZy0QRBGRBFSOzNf4X0gpAyk9Iv8W00GALu2OyE+NePuHG6cTX",
+	"b0eUk4XArBh9m+AWMY9kjAeVlJ8gcZqftcyJ/6RpKm5YPOEYIi+JZCpokehdetZBgGHzGJhBlglXQ8i7",
+	"dJNjUH3CTco2Ly7eqdWrgsa4JoJVEqC1S2Q1k4af5+1BTBw11X7XfKVRY3P7phFkZ9PBL86Asak0dUVU",
+	"q+W8qzlAYYrmMtnK0CR3k0uRq3St5cJ2cf1oNGgVxf7M1IV7Kw9IEspJWuiB+9iq0HwUNn6vFnJ371/M",
+	"Ru5m/PIsvKsaUbW8IcXgjMXOR3EhDjR58EheSc725OLblOIbgubWxKSkqRplfdeQYRsKOXemhwdDIGaK",
+	"bWxlO854ZCR/gzkS/syqKRKs3aeLFWyYwdtWXDaxEHUW9/aRHvlaPw6XPRj9dCElE3JlU8OUhWXSf8um",
+	"mRZAyGmaljLnhEPmJWyOZUKB88MMaickTEVE06Ww1oLw6OkfhqPhaHiEGbvjZA5JY5WdamArzWkQwxLT",
+	"cMjTWl3ploq+9lPNObn2E3iZuwKcKZurCReFIleMZaZ+BGhNuwVfH2Xc0qm6duIaIGwis5ubm6Fciqzi",
+	"Of0RU+PAofTGrlKnGWZ3N2qz9F9Htt4RD1rx+hEf/qcXrF9CosK9UOkWDkJ/OzBlX+/ASYC9ELy7lGTp",
+	"XMvPaAdFR3+Mo8KEvwlI11gtqZUDOcUaPQ/48HCGbe8O6zbBrsAV0Jf3IAL18SX+9jmTy6W4aavQE5jr",
+	"fyAOpdV94m91d0qerofkDOMA0f8RVubKIEHxMavwGdr4mmp2WKlEJtFmDXosqrDbpuywjVd54dw4v9Tj",
+	"hF3H256oO5Kt8USPL/O39jIvqq7Dtfd5W3IHtrD7FpvfJFK9gYEf2BKjJ9pRbH4iayUwHt/E7zDXYPWK",
+	"vySxqkvTIeitpymkXU/QCos5ecxLgiJ/9XKBJ4YddKEF6DNWSqGQadD4uhc8+bFghEa5kCCCewFdx6MX",
+	"xt2MXjHe7hkKjmoPbKXFSb50PO4uVlpNKx8ttNsFydEO+mpbrek/keRpg1irRt05VPkxnqy3pcm2pulD",
+	"kOVzO/ZD6nFwjv2Is9304yv8HZLlrIS6X40gv/Ty9pr1kD7UmHJu2O7tlEu2GROpImxFE1N7D4ojmRYH",
+	"lhPPWYolMJZJ1k1vzx1ueAiSa0b/daiumXzrmzcna5VIG8/xERs80uRd0c5pHJfElyjRmmJiT0pci7G6",
+	"D7WwK94ORdtL1bBVYwWot7lZMrV0+mGJ5d2b5mlc4blb4IPS9epc2x66cdJKBH98xr8nzXCj1nV50Q9E",
+	"4Isd6PtlWRe/pVQ7pDHHmgD61Q3JOYSIdbWmasJD8wcmwaxVlLcV4E1EqY812lXGlx1v9SF4gOo0v5Ix",
+	"9xFZPBp09xerN8Xx7kDFvWqWGxLq0jTFzLlYJR9dWazDMmjNqCvlJTLmp8usCfxDUne25hCO6xxkViJm",
+	"gxOIe2VSwZ+EtnhkQxDpjGHBUyg/2KUiBB8dOp8naUIVM5l8jUULPXBqa3wiK8pIU7TURIHY0u2gkSzr",
+	"zENiXpG7kv+hvI6m5Wd0uXF1Bh2r0+6NQ/pYY0V/eCJJmsyZSlasWrvtoLGpMrPivEjTNfmxoGkyT1hM",
+	"Ply8IX0QzADbsIHGHgo9RAnVV3CA1c3hAKGa92lHJexKHL/Ljl/1Cyf9iid4vfSwLbUNHct6mabS8ZjM",
+	"aSptJVRbrvGEcGFc4yE3JAYiwkrPfFDph1hmUXCaTsGqqb9N9bcx0Sg8HJhivwL83w1gGRs9VBqvD1CG",
+	"8IYB5ovHAN4yVfyzXeN8h3qCb3zfrjK4VEK21Cu2HoAflx7AxmpDllEXP61/8INurae0HttlzoGSzfyK",
+	"zFgq+EISJeCszNzk5buLyzHJcjZPk8VSYTQ6bshUb6V8bTzIIOocn78Uq9Ktkpy6QrxQtRAO7x10gQcG",
+	"JSzxNbi64CWPbx3grENcmfET7+d49Mwb0Dj3Y2P07LdT2IFcxlYzhwmmN6WBfaCxla4lzCQKVVl5H4Mu",
+	"ZECiIk8H4K0PZ/eKQd1oTMNKIn0ULk/CB32hpwvIJrBgwjbC73khjfvVp7UJX5D69LDk30woCH0ncGEH",
+	"Wc6uE3ZD5kyjpxwKh9p74SJfUf2yZ4UCTYB7ECaRAJWEwoBQYdGUa4RV6PFNUUaLhLycAniXGaMGFi2q",
+	"l3TFyHUiEyVy0j87J//F2+nAVdSmK2bXD0eacCI4g4QDlaI3MFyJNPeM4K9gO2LKt5vYipZA/xpy7GtY",
+	"yWguGRbR1+dA6EyKtFBMI8hBZZS3Qg/gERFMCwxOSNVxvQL5Hg6tjnZRwaBerkH95FtIDmEad8u2ocoC",
+	"/f6Qth4XFiMmffhxSbGcr5HvhaOft09bhaXn61GQ7VmxTBALlj13Nc2w6lRI+hCaUim83h6VAuXxXprw",
+	"+9v7h/q35lW5rTuGHmZ5EiV88W90Pv/T1bNPL358mq4gq9bitl3xplhe687ZjXTdRb443Ct3769ZEGtz",
+	"GSy8b0eq+qYSrsEiYHKONJdqImytKxJ4+A0e43sekwk8fDKBnZbLr14ZBPfPnIHAtH+Yeg3B5iimC3jj",
+	"vvRks6RYqdNi/X1DlVAqhdq1O+eKEia1YXv0rin1Ag6NLGWRkuSrr5DTA8Hhq690IxesG1ZiTkPDtUFZ",
+	"b2r+MKW6MRdyIg3x74c4fUjmwjCms7XjQjXfhkl1B8GElwvxhV9cCQ4LZrSWyvyl6HEETBSkhPCk0X63",
+	"CAouNSCCHYqchFEhlVixHCNcoR/WuCf2C0liFDzfYACyUggwIIK+05J/iOfoxbq6VJKQQwyLGQ80a9oI",
+	"a0n09rNcaPKgb++rr0x5ddghcK1G4A69VkaUQ0dVGMdxLrjAoPxhlhh+t7pXTOCqW+lJQNqCDNcmu1bG",
+	"chjY44ybi7fX4Hjbp6ORlxJC2nsP9BQ0lcJ4sJeHaERtE+ddjmyisxFofa0HdjU5Ksx+nkjodEKkwG1T",
+	"qwrS81oNbT8EcVIUamh0SkNblygOQXoSnB0IYHqhswwg/lkkERuan6Ygo7PY9NDDy2LmXqUcQFU7yIhG",
+	"07R+KWhesneIx1sCUS0EpwSiyrnr062flrTjx0nOIpWuTwAn6UvTK2wFupz9gJXVjbA5MjfhoN4WtqMK",
+	"w6dCfPtY508qzO/rasWBBPnS9jV5XCPKAQDLCBwlDFC9LHKI0cKWNlUW/mVz8/YLWYC0J+lc4xmSLLjI",
+	"QQtErNAEr1mOSWjYq9AEe2GIFr9mucL6gKAm8fBdBYCs5igVfKEnaoZdk9M6qkgkSYXQQmeRubo0BO4d",
+	"INLeHvigN9Q0vgrGxkfcRvHSUGqY3Gy1FC5OQTgT8RqiR2IkHaleOqxDL0uSPiVPP30qAVfDa5l5+IZK",
+	"CLcfBFq4ZplCBE0nvA7XhMZxK8raU+a16Bsybnnn3y3+OiB0UuaQnOtlgB7VVH/pGHXYMVSJSz0Q8TUt",
+	"rb3u5xVsTEGtKRYQyiaNvHNqZiB3TbGVYtkYg8lpKeg0KQLu/3g02iDYvsH6/LcvJmOusjfuPfvx6cGL",
+	"q/928/3R6o9/n12M6H//Q/Qfi17Q86+4N+4VGsse/+HoqBf0wEWnN+7RmP67Hx65syiq1/8rSaI49Yaa",
+	"chA2a64nMDQiBh7OV6R6b/RR+nyUPv+zprL7pxAkAYf2ZbLgB0U2uDdBMmfzgu8hSjYlyMBR2yG5YNcs",
+	"tx6QwOw6dFJwLRiGKqdcUrDNg+iV8Alv8FQBautDXFxI+k5OAkYzjJb6zmc0ukKm4W9oq7AdpnSl5ZVp",
+	"pK8iRG/MpYDFrKxhD1pYywqPWXxi0/mSvi2+FmgOdyWkmnCbuCplc0UKbjsNjAlnDgpwdD9MaGpS/Lo8",
+	"ADhPXESYQyrLRSZyiHXtm9R8Ex6hWJELGJgsaTon9Iau0VDyE8sFuoui/TLHg47LNMBw2ol033GBKKPB",
+	"8sR8wmlZlbrazuVq5gvmZDPSDy37Ia+SLGNxiOLu62uwIqdUzUW+OnC2TbBsllKpb+jsu3xRhp5rNrzw",
+	"MIf+mws1Re1/MOH1FE+DPfnDKqR1c4U5o1JwZyG2pwVpXC2UkfutNdJZZ6SNiwPhGM2ORpFSrRSJJcn1",
+	"9ZU1HsHgV3tpPgN3gZu8o+UBR7kLi4Zn3xv3cjtUddWQu3J6dP7jf3/K3lzFZzd/Kf6QfNqdBcMV/kpM",
+	"mJ28mw0z1wBTGHuAeWj4ru071MIVYB4s1FXw+NEa8Lvlx/RTvgUzprs1ObHj3Tru7RymO31JFkzP9+Vz",
+	"kdn3WXIxmkzeG+8Fg90T53XppcM0eqUJb3Jbth4XW2VCMR6tTYi/ErnxnTGsxBNU0aCz3BQzuicmqy/G",
+	"ik54S7DomFCCyRRRzem8oNBdAmJWSx3VCxLGBaJXNvXWGpK+ykFFmShgBQ3PYq/B1FAAnsVGfnjcFs0Z",
+	"uckTpRgnxt8iporOqGQ+VQzQrYkBM4OZSqE4hEkvR/na+ceY0eBQv3eXG6ByL5FEryonfc1RNPgcUvCU",
+	"SWCqWDwYT/jRcBNzUonKtUV/Q9J3Nhzf/S/QdCIH7SIJwZtLfeJTw2QkKyYVXWWW0fBDgQcT/nRIQp9R",
+	"3rAIV43YcKula0cAnGlAOFtQaCFycpODImydscGEPxuSUERRkecsnmp22g7KydnlO/LHr0dHRK/UOseA",
+	"1YJKRZ6NiHH402yNawsAJeZzyOUKPk6w+ZzRVF8yC4hI9V2oJeV2DNBrrDDDLOXkOVklvFBMWheseaGK",
+	"XC/2eGj0knGp+AXwEfMxQefsgGQ0jlMWkJStBJc/Foz9tA4ss8iYKfmcrgMyy2nCVc6g0zqjaUBovIYs",
+	"tT8WNGeQWiNL5utAswBTeIQBWQixSNk0SykkSuGF7ifUkuXhhD/3Vji1loekCTBEzMmRZheePn8Oa6OR",
+	"YrkMJ/zrIQnT5JqBrrnsNhMiZZSHE/6HITl++lQz57LItJzC4incH4/W4ZiE9t/k73//u3U0cy3NdYUf",
+	"Ll9phv71hwusjPH921fhiTV3IbjqJgP9oE7L7GrmCXEx9VKuhQN06dykvq0ogEXu1LhD9CNy2nzrbXcC",
+	"YmRNaw+OWjXFfS0NpUatA1gNekGh4wzxVlsvkl7aCnlNM9yv2BlKb0SwiHG4caextVNuim/rmjmEzqbn",
+	"WVw+8rJUeIk868uqOko17gtdc8ek4CpJ65Y3KE1L0NZSisFW6VjaIRwUWmm7M+Ge/7hrkxnNiHGqMd+t",
+	"27fhpm2jCUdzhaMmf9PfMTjKzuBy2ydQCBMRj1uYFunQFzeAyj9ajBmTlmWb+rth0OZu6fwN0fuvTq0j",
+	"yq0b94SDE9CQnBrdevupGhuctVI6b9mcHRiHWayI5K57TEJTTN04FZsq9RldO1tR/UIrzBC8iBM4g1rt",
+	"ezNgowC+4ARJbmWcITnHbmM9lgbk6ZKm8ym9oevpPBerqSY0/QrB+t//i0AKm0NyNBoNIM/iJ30xIRb3",
+	"TzhZ0R9ErvkV5wkMk024RWK3VGeMW8i8Rl2DoIG8zO8TXtV2QI4o3byLAToevQiMdsk7picSi6lOeK10",
+	"qv4IQHNjQLnEJ6ZKVNX4OAg6MDzpHz99OmjRv5D+89Fo8MXrst5bTVb3GSpJvbLHXtOTmBK4ANpLj/U0",
+	"ZVqNm3RVmwLKl426lM433lV/qg0v+9oAZNg36GYuUVC5vVOo99B64+MXo1HQszDSG/c+XL7abD27Xz2O",
+	"3s2vpMXBqbt1OJdWCPEEkJLIiZz0W4gG6o1pg5CSJY1dyXaQTvxL90I7HrU/j9qf7dqfF7t13Du6v1P7",
+	"83TXlRrVAp2lv0+9kTHadWgo7kGDtCFmuKUI1T2kQKnEOJtAJSwG69zoXLFMSBMJKpoQmxxcJgtOtZRt",
+	"/UU113rNcozBszQSnIVsooNqZoO+U2cQJVKWU0zPiWE8Ay3OzShYbWzMibQz+r5oiFNrLohD8trFilG+",
+	"trvSjINlsSEELIpYBgXaNTUlUEFyTI7Id8k3himCYcgv5PV8ziLVYIk2Ohn+Qt5VXQzHBngc7Sgjqkx3",
+	"smKKxlTRE+f62OJFSC49L0Ril4CigbUpgE4Q3Rkx9GmIbMkGH8eKAySYl6oTWcmrdf1ewydyp22coCea",
+	"icsyHpluzXih8BPKEva8NWYaWhsnOP7hT3Eis0KxoamvqlffMF0/qegU+84YfVixPw9gsgn/zmwCol2Z",
+	"It5Z2/uSpE95HMDqK66hgYsW808Qsz0PtDxU8VYOjPdyi3eyp2OVWpoGnwEIj0VZzPMaHJJTbgrj6dc3",
+	"4U4p5IJM7TMBbSN4HRIjKSHyNpVoFUEFJrKkY9CWx0yPltsWE163LEPYpnmXT0ejE3uzWlhFdGe/O8dh",
+	"DbDo5hm35kSAV/s3xBoPlA0B58B6rF+YDTUbO7W1VKvIGTGPxVCk724osEcGnhNGlnFfB792eoTff94C",
+	"JM+O/LXyCiy5Zg1aCu/BYxQswd+bUbAJg+ThzzS+ZrlKJMvP4s+HmGJon8yAW/IBuhzb35mRH/A94BS7",
+	"pAU023zMBPK7yQXop9ZbOVDbLVdQezlWNyLpl29k0F2X1X9I91yddYf8g6QPSb0oN7nsFznVtDOEv2yB",
+	"+YRfJxBaz3IpOPlBJFw6b7E1ScWCJLzMSDjh4O88JBcihagJHCwgIUwJ/+A0XaPj1ixJ04QvwjZCfBrH",
+	"NUTwQNQYB/910hPi3LuhnkfM85h3cGcUdwbPllBLeWdrzBW6KV/RktFULX/aQMgdo01ulknK/FRlGPkk",
+	"yV/evz8/IUoUNlgkZhnjMRhJ2pIF/sVM+oA0HqfYkO4X1p9IQrW0cW/PrO6hXSNB1wxKcGa5mPmuQO6A",
+	"pLmVH+ShvI4OTCqo4Q/djNb7ZuaoIXkjaEwSVZrLIImUYcRmOeUxGD2VybQS/jyjEtIwfDYzD3+QYWCF",
+	"u5jNWR46e6OTyrG8yYFeqBEOD5L4T5Me2l5KeRENMJNeSPoXr09fffc6IJOefjSLnCo26Rmio+iCrOh6",
+	"wsFpNaJ5vvZmoFlyoFcJBeHsjzGbFQtjK3Q/YkDugakaN5xwcG+ysZ+chK/fU9MpotGSudQx7aVb3+Oh",
+	"XsKZ7wmx9JriXVXh1tBu9LboAlH8+x7x/71EHFTLSbdkLZP2nLbA9iaYvkSs4tQS8wQzy4TNdxEOt97Z",
+	"aZpQ+Xhxu10c6UO6HKJ51cGmWxQZ4zRLhhYrdyKnrJiliVyymLzLGD89PyOxiAq9TIjU+K+X79623qFp",
+	"rb/flU6YaxOzH1ikuq6tvrovQxLQYJyxKJmb9ZO+3vJOZ7+mq/QuZ/8fp9+92XT2+vt+Z29X9Js9e73l",
+	"jWcPWrBd2SUTXuMcSK3W0lp18JiAC0HziLUZgA/WrEhSsOiySMmAsFQy8nz0bNhVYHz900NXF1+j60ZX",
+	"ffE1KrDza/BomM+T6F6x4LMvtZe34PVE4/WJsbvIkEi61iJwEi095tb4a3wZcC0ruG9mH2EQSLXXorQA",
+	"AoXpCiDGXlpSm0j3+kg/XNErRvKCh7YBMpNLpbLx4aErlTv+4+iPI1AEYw6uQ7ABmmX93JbASgaYWiIA",
+	"M4k0WT3mBY8lyRn6E9kseZYyQeHeNfKtEFnEeAwqOaNQcWZQLSLVKvdBHoFNhcATRRaCSWKlADNmWQ28",
+	"OegFlAwmkFPRLDW0OtUQ7D6UxwdpwsFH0aAzM26UJi0jvgckIZczQfMYFFP5gsWQQhC4dusehIpdbzij",
+	"6W3ZuFNK6UNz+zc1SQNXCCOoVaqC5iZuX5K+EUJJKhYJN7Fj3vSeNNlcwhmfgU9pM023VUd7IzkNdXMc",
+	"lOQQ6GWAoFrF2lYyaWdpvFm8h/L54+f/PwAA//8=",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

@@ -117,7 +117,6 @@ func (k *contract) middleware(next echo.HandlerFunc) echo.HandlerFunc {
 		if !ok {
 			return next(c) // not a route of the spec: echo answers 404/405
 		}
-		req := c.Request()
 		if op.hasJSONBody {
 			if err := k.readBody(c, op); err != nil {
 				return err
@@ -126,6 +125,7 @@ func (k *contract) middleware(next echo.HandlerFunc) echo.HandlerFunc {
 		if op.handlerChecks {
 			return next(c)
 		}
+		req := c.Request() // after readBody, which replaces it
 		params := make(map[string]string, len(c.ParamNames()))
 		for i, name := range c.ParamNames() {
 			params[name] = c.ParamValues()[i]

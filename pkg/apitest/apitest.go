@@ -1,0 +1,254 @@
+// Package apitest runs the real reftrack HTTP server against a fresh test database and checks every
+// response it gives against the published OpenAPI document: a response that does not match its route's
+// spec (status, headers, body) fails the test.
+package apitest
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"mime"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/getkin/kin-openapi/openapi3"
+	"github.com/getkin/kin-openapi/openapi3filter"
+	"github.com/getkin/kin-openapi/routers"
+	"github.com/getkin/kin-openapi/routers/gorillamux"
+	"github.com/labstack/echo/v4"
+
+	"github.com/reftrack/reftrack/openapi"
+	"github.com/reftrack/reftrack/pkg/api"
+	"github.com/reftrack/reftrack/pkg/config"
+	"github.com/reftrack/reftrack/pkg/dbtest"
+)
+
+// Env is a running server with its database.
+type Env struct {
+	t      testing.TB
+	DB     *dbtest.Database
+	Config config.Config
+	// URL is the server's base URL.
+	URL string
+	// Client sends requests to the server and validates every response against the spec.
+	Client *http.Client
+	// Logs holds what the server logged.
+	Logs *SyncBuffer
+	Doc  *openapi3.T
+}
+
+// Options adjust the server an Env runs.
+type Options struct {
+	// DB replaces the fresh migrated database (for example an unmigrated one).
+	DB *dbtest.Database
+	// Routes lets a test add or replace routes on the server (for example one that fails on purpose).
+	Routes func(*echo.Echo)
+	// Config adjusts the configuration after the defaults are read.
+	Config func(*config.Config)
+}
+
+// New starts the server on a fresh migrated database.
+func New(t testing.TB) *Env { return Start(t, Options{}) }
+
+// Start starts the server with opts.
+func Start(t testing.TB, opts Options) *Env {
+	t.Helper()
+	d := opts.DB
+	if d == nil {
+		d = dbtest.New(t)
+	}
+	cfg, err := config.FromEnv(func(string) string { return "" })
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.DatabaseURL = d.URL
+	if opts.Config != nil {
+		opts.Config(&cfg)
+	}
+	logs := &SyncBuffer{}
+	logger := slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	e, err := api.New(context.Background(), api.Deps{DB: d.DB, Logger: logger, Config: cfg})
+	if err != nil {
+		t.Fatalf("apitest: build server: %v", err)
+	}
+	if opts.Routes != nil {
+		opts.Routes(e)
+	}
+	srv := httptest.NewServer(e)
+	t.Cleanup(srv.Close)
+
+	doc, err := openapi.Load(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc.Servers = nil
+	router, err := gorillamux.NewRouter(doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &Env{
+		t:      t,
+		DB:     d,
+		Config: cfg,
+		URL:    srv.URL,
+		Client: &http.Client{Transport: &validatingTransport{t: t, base: srv.Client().Transport, router: router, doc: doc}},
+		Logs:   logs,
+		Doc:    doc,
+	}
+}
+
+// Response is a response read in full.
+type Response struct {
+	Status int
+	Header http.Header
+	Body   []byte
+}
+
+// JSON decodes the body into a generic map (numbers as float64).
+func (r *Response) JSON(t testing.TB) map[string]any {
+	t.Helper()
+	var m map[string]any
+	if err := json.Unmarshal(r.Body, &m); err != nil {
+		t.Fatalf("body is not a JSON object: %v\n%s", err, r.Body)
+	}
+	return m
+}
+
+// Decode decodes the body into v.
+func (r *Response) Decode(t testing.TB, v any) {
+	t.Helper()
+	if err := json.Unmarshal(r.Body, v); err != nil {
+		t.Fatalf("decode body: %v\n%s", err, r.Body)
+	}
+}
+
+// Do sends a request and returns the validated response. body may be nil, a string or []byte (sent as
+// is, with Content-Type application/json unless headers say otherwise), or any value to encode as JSON.
+// headers are name, value pairs.
+func (e *Env) Do(method, path string, body any, headers ...string) *Response {
+	e.t.Helper()
+	var r io.Reader
+	switch b := body.(type) {
+	case nil:
+	case string:
+		r = strings.NewReader(b)
+	case []byte:
+		r = bytes.NewReader(b)
+	default:
+		enc, err := json.Marshal(b)
+		if err != nil {
+			e.t.Fatal(err)
+		}
+		r = bytes.NewReader(enc)
+	}
+	req, err := http.NewRequest(method, e.URL+path, r)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	if len(headers)%2 != 0 {
+		e.t.Fatal("apitest: headers must be name, value pairs")
+	}
+	for i := 0; i < len(headers); i += 2 {
+		req.Header.Set(headers[i], headers[i+1])
+	}
+	res, err := e.Client.Do(req)
+	if err != nil {
+		e.t.Fatalf("%s %s: %v", method, path, err)
+	}
+	defer res.Body.Close()
+	b, err := io.ReadAll(res.Body)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return &Response{Status: res.StatusCode, Header: res.Header, Body: b}
+}
+
+// validatingTransport checks every response against the spec.
+type validatingTransport struct {
+	t      testing.TB
+	base   http.RoundTripper
+	router routers.Router
+	doc    *openapi3.T
+}
+
+func (v *validatingTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	res, err := v.base.RoundTrip(req)
+	if err != nil {
+		return nil, err
+	}
+	body, err := io.ReadAll(res.Body)
+	res.Body.Close()
+	if err != nil {
+		return nil, err
+	}
+	res.Body = io.NopCloser(bytes.NewReader(body))
+	if err := v.validate(req, res, body); err != nil {
+		v.t.Errorf("%s %s answered %d, which does not match the spec: %v\nheaders: %v\nbody: %s",
+			req.Method, req.URL.RequestURI(), res.StatusCode, err, res.Header, body)
+	}
+	return res, nil
+}
+
+func (v *validatingTransport) validate(req *http.Request, res *http.Response, body []byte) error {
+	route, params, err := v.router.FindRoute(req)
+	if err != nil {
+		// Not a route of the spec: only echo's own 404 and 405 may answer, in the platform envelope.
+		if res.StatusCode != http.StatusNotFound && res.StatusCode != http.StatusMethodNotAllowed {
+			return fmt.Errorf("no such route in the spec (%v)", err)
+		}
+		return ValidateSchema(v.doc, "PlatformError", body)
+	}
+	opts := &openapi3filter.Options{IncludeResponseStatus: true, AuthenticationFunc: openapi3filter.NoopAuthenticationFunc}
+	if mt, _, _ := mime.ParseMediaType(res.Header.Get("Content-Type")); mt == "application/javascript" {
+		opts.ExcludeResponseBody = true // kin-openapi has no decoder for scripts
+	}
+	return openapi3filter.ValidateResponse(req.Context(), &openapi3filter.ResponseValidationInput{
+		RequestValidationInput: &openapi3filter.RequestValidationInput{
+			Request: req, PathParams: params, Route: route, Options: opts,
+		},
+		Status:  res.StatusCode,
+		Header:  res.Header,
+		Body:    io.NopCloser(bytes.NewReader(body)),
+		Options: opts,
+	})
+}
+
+// ValidateSchema checks a JSON body against a named schema of the spec's components.
+func ValidateSchema(doc *openapi3.T, schema string, body []byte) error {
+	ref, ok := doc.Components.Schemas[schema]
+	if !ok {
+		return fmt.Errorf("spec has no schema %s", schema)
+	}
+	var v any
+	if err := json.Unmarshal(body, &v); err != nil {
+		return fmt.Errorf("body is not JSON: %w", err)
+	}
+	return ref.Value.VisitJSON(v)
+}
+
+// SyncBuffer is a bytes.Buffer safe for concurrent writers.
+type SyncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *SyncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *SyncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
