@@ -2,6 +2,7 @@ package api
 
 import (
 	"log/slog"
+	"net/http"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -19,7 +20,7 @@ func accessLog(logger *slog.Logger) echo.MiddlewareFunc {
 			}
 			req, res := c.Request(), c.Response()
 			level := slog.LevelInfo
-			if res.Status >= 500 {
+			if res.Status >= 500 && res.Status != http.StatusNotImplemented {
 				level = slog.LevelError
 			}
 			logger.LogAttrs(req.Context(), level, "request",

@@ -1,0 +1,173 @@
+package main
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/jmoiron/sqlx"
+	"github.com/lib/pq"
+	"github.com/spf13/cobra"
+
+	"github.com/reftrack/reftrack/db"
+	"github.com/reftrack/reftrack/pkg/config"
+	"github.com/reftrack/reftrack/pkg/localpg"
+	"github.com/reftrack/reftrack/pkg/seed"
+)
+
+// Local development defaults of `make run`.
+const (
+	devDataDir   = ".data"
+	devLocalPort = 55432
+	demoSlug     = "demo"
+	demoEmail    = "demo@reftrack.test"
+)
+
+func (e *env) devCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "dev",
+		Short: "Run on one machine: find or start Postgres, create and migrate the database, seed a demo, serve",
+		Long: `dev is what "make run" does. It uses DATABASE_URL, else the local Postgres at 127.0.0.1:5432,
+else starts a project-local Postgres under .data/postgres with the installed binaries. It creates the
+database when missing, migrates it, seeds a demo program on first start (printing its API key and a
+referral URL, also kept in .data/demo.json) and serves on LISTEN_ADDR (default :8080).`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return e.dev(cmd.Context())
+		},
+	}
+}
+
+func (e *env) dev(ctx context.Context) error {
+	cfg, err := e.config(map[string]string{"LOG_FORMAT": "text"})
+	if err != nil {
+		return err
+	}
+	logger := e.logger(cfg)
+	dataDir := e.getenv("REFTRACK_DATA_DIR")
+	if dataDir == "" {
+		dataDir = devDataDir
+	}
+	say := func(format string, args ...any) { fmt.Fprintf(e.stderr, "reftrackd dev: "+format+"\n", args...) }
+
+	if !config.DatabaseURLSet(e.getenv) && !localpg.Answers(5432) {
+		cluster, err := localpg.Start(ctx, filepath.Join(dataDir, "postgres"), devLocalPort, say)
+		if errors.Is(err, localpg.ErrNoBinaries) {
+			return errors.New(localpg.InstallHint)
+		}
+		if err != nil {
+			return fmt.Errorf("start a local PostgreSQL: %w", err)
+		}
+		defer func() {
+			if err := cluster.Stop(); err != nil {
+				say("stopping the local PostgreSQL: %v", err)
+			}
+		}()
+		cfg.DatabaseURL = cluster.URL("reftrack")
+	}
+
+	if err := ensureDatabase(ctx, cfg.DatabaseURL); err != nil {
+		return err
+	}
+	pool, err := db.Open(ctx, cfg.DatabaseURL, db.PoolOptions{MaxOpenConns: 4})
+	if err != nil {
+		return err
+	}
+	err = db.MigrateUp(ctx, pool.DB)
+	if err == nil {
+		err = e.demo(ctx, pool, cfg, dataDir)
+	}
+	pool.Close()
+	if err != nil {
+		return err
+	}
+	return e.serveWith(ctx, cfg, logger)
+}
+
+// ensureDatabase creates the database named in dsn when it does not exist, connecting to the same
+// server's "postgres" database to do so.
+func ensureDatabase(ctx context.Context, dsn string) error {
+	u, err := url.Parse(dsn)
+	if err != nil || (u.Scheme != "postgres" && u.Scheme != "postgresql") {
+		return fmt.Errorf("DATABASE_URL must be a postgres:// URL for `reftrackd dev`")
+	}
+	name := strings.TrimPrefix(u.Path, "/")
+	if name == "" {
+		return errors.New("DATABASE_URL names no database")
+	}
+	admin := *u
+	admin.Path = "/postgres"
+	conn, err := sql.Open("postgres", admin.String())
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	var exists bool
+	if err := conn.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM pg_database WHERE datname = $1)`, name).Scan(&exists); err != nil {
+		return fmt.Errorf("connect to PostgreSQL at %s: %w", u.Host, err)
+	}
+	if exists {
+		return nil
+	}
+	if _, err := conn.ExecContext(ctx, "CREATE DATABASE "+pq.QuoteIdentifier(name)); err != nil {
+		if _, dup := db.IsUniqueViolation(err); !dup { // created meanwhile by someone else
+			return fmt.Errorf("create database %s: %w", name, err)
+		}
+	}
+	return nil
+}
+
+// demo seeds the demo program on first start and prints how to use it. The key is shown only when
+// issued, so a copy is kept in dataDir/demo.json (0600) for later starts.
+func (e *env) demo(ctx context.Context, pool *sqlx.DB, cfg config.Config, dataDir string) error {
+	credsPath := filepath.Join(dataDir, "demo.json")
+	var programID int64
+	err := pool.GetContext(ctx, &programID, `SELECT id FROM programs WHERE slug = $1`, demoSlug)
+	var r seed.Result
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		r, err = seed.Run(ctx, pool, seed.Options{
+			Email:       demoEmail,
+			ProgramName: "Demo shop",
+			Slug:        demoSlug,
+			SiteURL:     cfg.BaseURL,
+			Origins:     []string{cfg.BaseURL},
+		})
+		if err != nil {
+			return fmt.Errorf("seed the demo program: %w", err)
+		}
+		if err := os.MkdirAll(dataDir, 0o755); err != nil {
+			return err
+		}
+		b, _ := json.MarshalIndent(r, "", "  ")
+		if err := os.WriteFile(credsPath, append(b, '\n'), 0o600); err != nil {
+			return err
+		}
+		fmt.Fprintf(e.stdout, "\nCreated the demo program (credentials kept in %s).\n", credsPath)
+	case err != nil:
+		return err
+	default:
+		b, rerr := os.ReadFile(credsPath)
+		if rerr != nil || json.Unmarshal(b, &r) != nil || r.ProgramID != programID {
+			fmt.Fprintf(e.stdout, "\nThe demo program (id %d) exists, but its API key was shown only when it was created.\n"+
+				"Run `go run ./cmd/reftrackd seed` for a fresh program with a new key.\n\n", programID)
+			return nil
+		}
+	}
+	fmt.Fprintf(e.stdout, `
+reftrack demo program
+  program id     %d
+  API key        %s
+  account token  %s
+  referral URL   %s
+  spec           %s/openapi.yaml
+
+`, r.ProgramID, r.APIKey, r.AccountToken, r.AffiliateURL, cfg.BaseURL)
+	return nil
+}

@@ -1,0 +1,76 @@
+// Command reftrackd is the reftrack server: `serve` (the default) runs the HTTP API; `migrate`, `seed`
+// and `dev` are the operator and developer commands around it.
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/spf13/cobra"
+
+	"github.com/reftrack/reftrack/pkg/config"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	err := run(ctx, os.Args[1:], os.Stdout, os.Stderr, os.Getenv)
+	stop()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "reftrackd:", err)
+		os.Exit(1)
+	}
+}
+
+// env is what every command receives: output streams and the environment.
+type env struct {
+	stdout, stderr io.Writer
+	getenv         func(string) string
+	// onListen, when set, learns the address the server listens on (tests use port 0).
+	onListen func(addr string)
+}
+
+func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv func(string) string) error {
+	return runEnv(ctx, args, &env{stdout: stdout, stderr: stderr, getenv: getenv})
+}
+
+func runEnv(ctx context.Context, args []string, e *env) error {
+	root := &cobra.Command{
+		Use:   "reftrackd",
+		Short: "reftrack server: referral tracking API",
+		Long: `reftrackd serves the reftrack API. Without a command it runs "serve".
+Configuration comes from environment variables (see the README).`,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return e.serve(cmd.Context())
+		},
+	}
+	root.SetOut(e.stdout)
+	root.SetErr(e.stderr)
+	root.AddCommand(e.serveCmd(), e.migrateCmd(), e.seedCmd(), e.devCmd())
+	root.SetArgs(args)
+	return root.ExecuteContext(ctx)
+}
+
+// config reads the configuration; defaults applies command-specific defaults for unset variables.
+func (e *env) config(defaults map[string]string) (config.Config, error) {
+	return config.FromEnv(func(k string) string {
+		if v := e.getenv(k); v != "" {
+			return v
+		}
+		return defaults[k]
+	})
+}
+
+func (e *env) logger(cfg config.Config) *slog.Logger {
+	opts := &slog.HandlerOptions{Level: cfg.LogLevel}
+	if cfg.LogFormat == "text" {
+		return slog.New(slog.NewTextHandler(e.stderr, opts))
+	}
+	return slog.New(slog.NewJSONHandler(e.stderr, opts))
+}

@@ -1,0 +1,72 @@
+package localpg
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"net"
+	"os"
+	"path/filepath"
+	"testing"
+
+	_ "github.com/lib/pq"
+)
+
+func freePort(t *testing.T) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+// A real cluster from the installed binaries: created, started, queried, stopped, and started again
+// from its existing data.
+func TestStartStop(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a PostgreSQL server")
+	}
+	if _, err := FindBinaries(); errors.Is(err, ErrNoBinaries) {
+		t.Skip("no PostgreSQL binaries on this machine")
+	}
+	root := t.TempDir()
+	for _, d := range []string{root, filepath.Dir(root)} { // the server may run as another OS user
+		if err := os.Chmod(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	dir := filepath.Join(root, "postgres")
+	port := freePort(t)
+	ctx := context.Background()
+	for round := 1; round <= 2; round++ {
+		c, err := Start(ctx, dir, port, t.Logf)
+		if err != nil {
+			t.Fatalf("round %d: %v", round, err)
+		}
+		if !c.Started() || !Answers(port) {
+			t.Fatalf("round %d: not running", round)
+		}
+		db, err := sql.Open("postgres", c.URL("postgres"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var one int
+		if err := db.QueryRow("SELECT 1").Scan(&one); err != nil || one != 1 {
+			t.Errorf("round %d: query: %v", round, err)
+		}
+		db.Close()
+		// A second Start while it runs reuses it and will not stop it.
+		again, err := Start(ctx, dir, port, t.Logf)
+		if err != nil || again.Started() {
+			t.Errorf("round %d: second Start = %v, started %v", round, err, again.Started())
+		}
+		if err := c.Stop(); err != nil {
+			t.Fatal(err)
+		}
+		if Answers(port) {
+			t.Fatalf("round %d: still answering after Stop", round)
+		}
+	}
+}
