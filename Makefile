@@ -1,0 +1,51 @@
+# reftrack — see README.md. `make run` serves on :8080; `make test` is what CI runs.
+SHELL := /bin/bash
+.SHELLFLAGS := -eu -o pipefail -c
+GO ?= go
+# Go sources of this repository (not the linters' node_modules or local data).
+GO_FILES = $(shell find . -name '*.go' -not -path './openapi/node_modules/*' -not -path './.data/*' -not -path './bin/*')
+LINT_DEPS := openapi/node_modules/.package-lock.json
+
+.PHONY: generate build lint run test vet fmt-check generate-check go-test
+
+## generate: regenerate gen/ (server and client) from openapi/openapi.yaml
+generate:
+	$(GO) generate ./gen/...
+
+## build: build reftrackd into bin/
+build:
+	$(GO) build -o bin/ ./cmd/...
+
+# The linters are pinned in openapi/package-lock.json and installed locally, never globally.
+$(LINT_DEPS): openapi/package.json openapi/package-lock.json
+	cd openapi && npm ci --no-audit --no-fund --loglevel=error
+
+## lint: Spectral (spectral:oas) and Redocly (recommended) on the spec; any error fails
+lint: $(LINT_DEPS)
+	cd openapi && ./node_modules/.bin/spectral lint --fail-severity=error openapi.yaml
+	cd openapi && ./node_modules/.bin/redocly lint --config redocly.yaml openapi.yaml
+
+## run: Postgres (found or started), database, migrations, demo program, server on :8080
+run:
+	$(GO) run ./cmd/reftrackd dev
+
+## test: vet, gofmt, generated code up to date, spec lint, all tests with the race detector
+test: vet fmt-check generate-check lint go-test
+
+vet:
+	$(GO) vet ./...
+
+fmt-check:
+	@out=$$(gofmt -l $(GO_FILES)); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+
+# Regenerates gen/ and fails when that changed anything (the change is left in place to commit).
+generate-check:
+	@tmp=$$(mktemp -d); trap 'rm -rf "$$tmp"' EXIT; cp -r gen "$$tmp/gen"; \
+	$(MAKE) --no-print-directory generate >/dev/null; \
+	if ! diff -r "$$tmp/gen" gen >/dev/null; then \
+		echo "gen/ was out of date with openapi/openapi.yaml; \`make generate\` has updated it: commit the result."; \
+		diff -r "$$tmp/gen" gen | head -40; exit 1; \
+	fi
+
+go-test:
+	$(GO) test -race -count=1 ./...
