@@ -7,6 +7,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"net"
 	"net/http"
 	"time"
 
@@ -45,6 +46,7 @@ func New(ctx context.Context, deps Deps) (*echo.Echo, error) {
 	e.HideBanner = true
 	e.HidePort = true
 	e.HTTPErrorHandler = newErrorHandler(deps.Logger)
+	e.IPExtractor = ipExtractor(deps.Config.TrustedProxies)
 
 	// Order matters: the request id exists before anything logs, the access log sees the final status,
 	// recovery turns a panic into a 500 in the right envelope, and the contract middleware (body limit,
@@ -74,4 +76,17 @@ func NewHTTPServer(addr string, handler http.Handler) *http.Server {
 		IdleTimeout:       120 * time.Second,
 		MaxHeaderBytes:    64 << 10,
 	}
+}
+
+// ipExtractor decides the client IP: the socket's peer, unless the peer is a configured trusted proxy,
+// whose X-Forwarded-For is then believed. (Echo's default would believe any client's headers.)
+func ipExtractor(trusted []*net.IPNet) echo.IPExtractor {
+	if len(trusted) == 0 {
+		return echo.ExtractIPDirect()
+	}
+	opts := []echo.TrustOption{echo.TrustLoopback(false), echo.TrustLinkLocal(false), echo.TrustPrivateNet(false)}
+	for _, n := range trusted {
+		opts = append(opts, echo.TrustIPRange(n))
+	}
+	return echo.ExtractIPFromXFFHeader(opts...)
 }

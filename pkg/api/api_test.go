@@ -3,6 +3,7 @@ package api_test
 import (
 	"bytes"
 	"io"
+	"net"
 	"net/http"
 	"regexp"
 	"strings"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/reftrack/reftrack/openapi"
 	"github.com/reftrack/reftrack/pkg/apitest"
+	"github.com/reftrack/reftrack/pkg/config"
 	"github.com/reftrack/reftrack/pkg/dbtest"
 )
 
@@ -365,4 +367,30 @@ func doUnvalidated(t *testing.T, env *apitest.Env, method, path string, body any
 	defer res.Body.Close()
 	b, _ := io.ReadAll(res.Body)
 	return &apitest.Response{Status: res.StatusCode, Header: res.Header, Body: b}
+}
+
+// The access log records the client IP: the socket peer, and X-Forwarded-For only from a trusted proxy.
+// (The line is written inside the handler chain, before the server sends a small buffered response, so
+// it is in the log by the time Do returns.)
+func TestClientIP(t *testing.T) {
+	tests := []struct {
+		name, trusted, want string
+	}{
+		{"untrusted X-Forwarded-For is ignored", "", `"remote_ip":"127.0.0.1"`},
+		{"trusted proxy's X-Forwarded-For is believed", "127.0.0.0/8", `"remote_ip":"203.0.113.9"`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			env := apitest.Start(t, apitest.Options{Config: func(c *config.Config) {
+				if tt.trusted != "" {
+					_, n, _ := net.ParseCIDR(tt.trusted)
+					c.TrustedProxies = []*net.IPNet{n}
+				}
+			}})
+			env.Do(http.MethodGet, "/healthz", nil, "X-Forwarded-For", "203.0.113.9")
+			if logs := env.Logs.String(); !strings.Contains(logs, tt.want) {
+				t.Errorf("log lacks %s:\n%s", tt.want, logs)
+			}
+		})
+	}
 }

@@ -5,6 +5,7 @@ package config
 import (
 	"fmt"
 	"log/slog"
+	"net"
 	"net/url"
 	"os"
 	"strconv"
@@ -38,6 +39,9 @@ type Config struct {
 	DBMaxOpenConns int
 	// ShutdownTimeout bounds the graceful shutdown (SHUTDOWN_TIMEOUT).
 	ShutdownTimeout time.Duration
+	// TrustedProxies are the networks whose X-Forwarded-For is believed (TRUSTED_PROXIES, a
+	// comma-separated CIDR list). Empty: the client IP is the socket's peer address.
+	TrustedProxies []*net.IPNet
 }
 
 // FromEnv reads the configuration through getenv (os.Getenv in production, a map in tests).
@@ -77,6 +81,17 @@ func FromEnv(getenv func(string) string) (Config, error) {
 			errs = append(errs, fmt.Sprintf("SHUTDOWN_TIMEOUT must be a positive duration such as 15s, got %q", v))
 		}
 		c.ShutdownTimeout = d
+	}
+	for _, cidr := range strings.Split(getenv("TRUSTED_PROXIES"), ",") {
+		if cidr = strings.TrimSpace(cidr); cidr == "" {
+			continue
+		}
+		_, n, err := net.ParseCIDR(cidr)
+		if err != nil {
+			errs = append(errs, fmt.Sprintf("TRUSTED_PROXIES must be a comma-separated list of CIDR ranges, got %q", cidr))
+			continue
+		}
+		c.TrustedProxies = append(c.TrustedProxies, n)
 	}
 	if len(errs) > 0 {
 		return Config{}, fmt.Errorf("configuration: %s", strings.Join(errs, "; "))

@@ -16,7 +16,7 @@ func TestDefaults(t *testing.T) {
 	}
 	if c.DatabaseURL != DefaultDatabaseURL || c.ListenAddr != ":8080" || c.BaseURL != "http://localhost:8080" ||
 		c.Env != EnvDevelopment || c.LogLevel != slog.LevelInfo || c.LogFormat != "json" ||
-		c.DBMaxOpenConns != 20 || c.ShutdownTimeout != 15*time.Second {
+		c.DBMaxOpenConns != 20 || c.ShutdownTimeout != 15*time.Second || c.TrustedProxies != nil {
 		t.Errorf("defaults = %+v", c)
 	}
 }
@@ -25,14 +25,15 @@ func TestOverrides(t *testing.T) {
 	c, err := FromEnv(env(map[string]string{
 		"DATABASE_URL": "postgres://x/y", "LISTEN_ADDR": "127.0.0.1:9000", "BASE_URL": "https://t.example.com/",
 		"REFTRACK_ENV": "production", "LOG_LEVEL": "debug", "LOG_FORMAT": "text", "DB_MAX_OPEN_CONNS": "5",
-		"SHUTDOWN_TIMEOUT": "3s",
+		"SHUTDOWN_TIMEOUT": "3s", "TRUSTED_PROXIES": "10.0.0.0/8, 2001:db8::/32",
 	}))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if c.DatabaseURL != "postgres://x/y" || c.ListenAddr != "127.0.0.1:9000" || c.BaseURL != "https://t.example.com" ||
 		!c.Production() || c.LogLevel != slog.LevelDebug || c.LogFormat != "text" || c.DBMaxOpenConns != 5 ||
-		c.ShutdownTimeout != 3*time.Second {
+		c.ShutdownTimeout != 3*time.Second || len(c.TrustedProxies) != 2 ||
+		c.TrustedProxies[0].String() != "10.0.0.0/8" || c.TrustedProxies[1].String() != "2001:db8::/32" {
 		t.Errorf("config = %+v", c)
 	}
 }
@@ -40,12 +41,12 @@ func TestOverrides(t *testing.T) {
 func TestInvalidValuesAreAllReported(t *testing.T) {
 	_, err := FromEnv(env(map[string]string{
 		"REFTRACK_ENV": "staging", "BASE_URL": "localhost", "LOG_FORMAT": "xml", "LOG_LEVEL": "loud",
-		"DB_MAX_OPEN_CONNS": "0", "SHUTDOWN_TIMEOUT": "soon",
+		"DB_MAX_OPEN_CONNS": "0", "SHUTDOWN_TIMEOUT": "soon", "TRUSTED_PROXIES": "10.0.0.1",
 	}))
 	if err == nil {
 		t.Fatal("want an error")
 	}
-	for _, name := range []string{"REFTRACK_ENV", "BASE_URL", "LOG_FORMAT", "LOG_LEVEL", "DB_MAX_OPEN_CONNS", "SHUTDOWN_TIMEOUT"} {
+	for _, name := range []string{"REFTRACK_ENV", "BASE_URL", "LOG_FORMAT", "LOG_LEVEL", "DB_MAX_OPEN_CONNS", "SHUTDOWN_TIMEOUT", "TRUSTED_PROXIES"} {
 		if !strings.Contains(err.Error(), name) {
 			t.Errorf("error %q does not name %s", err, name)
 		}
