@@ -221,17 +221,9 @@ func TestBodyLimit(t *testing.T) {
 			"PayloadTooLargeError", "Request body is larger than the limit of 64 KiB")
 	})
 	t.Run("413 over the limit without Content-Length", func(t *testing.T) {
-		req, _ := http.NewRequest(http.MethodPatch, env.URL+"/api/v1/programs/1",
-			io.MultiReader(strings.NewReader(object(limit+1)))) // unknown length: sent chunked
-		req.Header.Set("Content-Type", "application/json")
-		res, err := env.Client.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer res.Body.Close()
-		b, _ := io.ReadAll(res.Body)
-		platformError(t, &apitest.Response{Status: res.StatusCode, Header: res.Header, Body: b}, 413,
-			"PayloadTooLargeError", "Request body is larger than the limit of 64 KiB")
+		// An io.Reader of unknown length is sent chunked, without Content-Length.
+		req := env.NewRequest(http.MethodPatch, "/api/v1/programs/1", io.MultiReader(strings.NewReader(object(limit+1))))
+		platformError(t, env.Send(req), 413, "PayloadTooLargeError", "Request body is larger than the limit of 64 KiB")
 	})
 }
 
@@ -320,7 +312,7 @@ func TestNotImplementedOperations(t *testing.T) {
 			if op.Responses.Value("429") != nil {
 				// Rate-limited routes must carry X-RateLimit-* headers, which arrive with the tracking
 				// issue; until then their 501 is checked against the envelope schema alone.
-				res = doUnvalidated(t, env, tt.method, path, body)
+				res = env.SendUnvalidated(env.NewRequest(tt.method, path, body))
 				if err := apitest.ValidateSchema(env.Doc, "PlatformError", res.Body); err != nil {
 					t.Errorf("body does not match PlatformError: %v", err)
 				}
@@ -349,24 +341,6 @@ func TestNotImplementedOperations(t *testing.T) {
 			}
 		}
 	}
-}
-
-// doUnvalidated sends a request outside the validating client.
-func doUnvalidated(t *testing.T, env *apitest.Env, method, path string, body any) *apitest.Response {
-	t.Helper()
-	var r io.Reader
-	if s, ok := body.(string); ok {
-		r = strings.NewReader(s)
-	}
-	req, _ := http.NewRequest(method, env.URL+path, r)
-	req.Header.Set("Content-Type", "application/json")
-	res, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer res.Body.Close()
-	b, _ := io.ReadAll(res.Body)
-	return &apitest.Response{Status: res.StatusCode, Header: res.Header, Body: b}
 }
 
 // The access log records the client IP: the socket peer, and X-Forwarded-For only from a trusted proxy.

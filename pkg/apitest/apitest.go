@@ -133,6 +133,12 @@ func (r *Response) Decode(t testing.TB, v any) {
 // headers are name, value pairs.
 func (e *Env) Do(method, path string, body any, headers ...string) *Response {
 	e.t.Helper()
+	return e.Send(e.NewRequest(method, path, body, headers...))
+}
+
+// NewRequest builds the request Do sends.
+func (e *Env) NewRequest(method, path string, body any, headers ...string) *http.Request {
+	e.t.Helper()
 	var r io.Reader
 	switch b := body.(type) {
 	case nil:
@@ -140,6 +146,8 @@ func (e *Env) Do(method, path string, body any, headers ...string) *Response {
 		r = strings.NewReader(b)
 	case []byte:
 		r = bytes.NewReader(b)
+	case io.Reader:
+		r = b
 	default:
 		enc, err := json.Marshal(b)
 		if err != nil {
@@ -160,9 +168,27 @@ func (e *Env) Do(method, path string, body any, headers ...string) *Response {
 	for i := 0; i < len(headers); i += 2 {
 		req.Header.Set(headers[i], headers[i+1])
 	}
-	res, err := e.Client.Do(req)
+	return req
+}
+
+// Send sends req with the validating client.
+func (e *Env) Send(req *http.Request) *Response {
+	e.t.Helper()
+	return e.send(e.Client, req)
+}
+
+// SendUnvalidated sends req without checking the response against the spec: only for responses the
+// spec cannot describe yet, which the caller then checks itself.
+func (e *Env) SendUnvalidated(req *http.Request) *Response {
+	e.t.Helper()
+	return e.send(http.DefaultClient, req)
+}
+
+func (e *Env) send(client *http.Client, req *http.Request) *Response {
+	e.t.Helper()
+	res, err := client.Do(req)
 	if err != nil {
-		e.t.Fatalf("%s %s: %v", method, path, err)
+		e.t.Fatalf("%s %s: %v", req.Method, req.URL.Path, err)
 	}
 	defer res.Body.Close()
 	b, err := io.ReadAll(res.Body)

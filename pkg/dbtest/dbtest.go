@@ -45,39 +45,13 @@ type Database struct {
 // New creates a migrated database for t and drops it when t ends.
 func New(t testing.TB) *Database {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
+	return create(t, true)
+}
 
-	admin, err := sql.Open("postgres", AdminURL())
-	if err != nil {
-		t.Fatalf("dbtest: %v", err)
-	}
-	defer admin.Close()
-	if err := admin.PingContext(ctx); err != nil {
-		t.Fatalf("dbtest: no Postgres at TEST_DATABASE_URL (%s): %v", redact(AdminURL()), err)
-	}
-	tmpl, err := ensureTemplate(ctx, admin)
-	if err != nil {
-		t.Fatalf("dbtest: template database: %v", err)
-	}
-	name := "reftrack_test_" + randomSuffix()
-	if _, err := admin.ExecContext(ctx, fmt.Sprintf("CREATE DATABASE %s TEMPLATE %s",
-		pq.QuoteIdentifier(name), pq.QuoteIdentifier(tmpl))); err != nil {
-		t.Fatalf("dbtest: create database: %v", err)
-	}
-	dsn, err := WithDatabase(AdminURL(), name)
-	if err != nil {
-		t.Fatalf("dbtest: %v", err)
-	}
-	conn, err := sqlx.Open("postgres", dsn)
-	if err != nil {
-		t.Fatalf("dbtest: %v", err)
-	}
-	t.Cleanup(func() {
-		conn.Close()
-		Drop(t, name)
-	})
-	return &Database{DB: conn, URL: dsn, Name: name}
+// Empty creates an empty, unmigrated database for t (migration tests) and drops it when t ends.
+func Empty(t testing.TB) *Database {
+	t.Helper()
+	return create(t, false)
 }
 
 // Drop removes a database, disconnecting whoever still uses it.
@@ -94,16 +68,30 @@ func Drop(t testing.TB, name string) {
 	}
 }
 
-// Empty creates an empty, unmigrated database for t (migration tests) and drops it when t ends.
-func Empty(t testing.TB) *Database {
+// create makes a database named for t, a copy of the migrated template when migrated is set.
+func create(t testing.TB, migrated bool) *Database {
 	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+
 	admin, err := sql.Open("postgres", AdminURL())
 	if err != nil {
 		t.Fatalf("dbtest: %v", err)
 	}
 	defer admin.Close()
+	if err := admin.PingContext(ctx); err != nil {
+		t.Fatalf("dbtest: no Postgres at TEST_DATABASE_URL (%s): %v", redact(AdminURL()), err)
+	}
 	name := "reftrack_test_" + randomSuffix()
-	if _, err := admin.Exec("CREATE DATABASE " + pq.QuoteIdentifier(name)); err != nil {
+	stmt := "CREATE DATABASE " + pq.QuoteIdentifier(name)
+	if migrated {
+		tmpl, err := ensureTemplate(ctx, admin)
+		if err != nil {
+			t.Fatalf("dbtest: template database: %v", err)
+		}
+		stmt += " TEMPLATE " + pq.QuoteIdentifier(tmpl)
+	}
+	if _, err := admin.ExecContext(ctx, stmt); err != nil {
 		t.Fatalf("dbtest: create database: %v", err)
 	}
 	dsn, err := WithDatabase(AdminURL(), name)
