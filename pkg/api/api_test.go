@@ -170,6 +170,8 @@ func TestRequestValidation(t *testing.T) {
 			"Invalid query parameter pageSize: number must be at most 100"},
 		{"query enum", http.MethodGet, "/api/tracking/events/1?eventType=sale", nil,
 			`Invalid query parameter eventType: value is not one of the allowed values ["click","lead","conversion"]`},
+		{"email format", http.MethodPost, "/api/v1/programs/1/partners", `{"name":"Pat","email":"Pat <pat@example.com>"}`,
+			`Invalid request body: email: string doesn't match the format "email" (not an email address)`},
 		{"not JSON", http.MethodPatch, "/api/v1/programs/1", `{"name":`, "Request body must be valid JSON"},
 		{"two JSON values", http.MethodPatch, "/api/v1/programs/1", `{"name":"a"} {}`, "Request body must be valid JSON"},
 	}

@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"mime"
 	"net/http"
+	"net/mail"
 	"strings"
 
 	"github.com/getkin/kin-openapi/openapi3"
@@ -55,6 +56,11 @@ func newContract(doc *openapi3.T, logger *slog.Logger) (*contract, error) {
 		opts: &openapi3filter.Options{
 			AuthenticationFunc:  openapi3filter.NoopAuthenticationFunc, // handlers authenticate
 			SkipSettingDefaults: true,                                  // handlers apply defaults
+			SchemaValidationOptions: []openapi3.SchemaValidationOption{
+				// kin-openapi leaves "email" unchecked; the generated models refuse what net/mail cannot
+				// parse, so the validator must refuse it first, with a schema message.
+				openapi3.WithStringFormatValidator("email", openapi3.NewCallbackValidator(validEmail)),
+			},
 		},
 		logger: logger,
 	}
@@ -80,6 +86,15 @@ func newContract(doc *openapi3.T, logger *slog.Logger) (*contract, error) {
 		}
 	}
 	return c, nil
+}
+
+// validEmail accepts a bare address (no display name) that net/mail parses.
+func validEmail(s string) error {
+	a, err := mail.ParseAddress(s)
+	if err != nil || a.Address != s {
+		return errors.New("not an email address")
+	}
+	return nil
 }
 
 // echoPath turns /a/{b}/c into echo's /a/:b/c.

@@ -34,7 +34,7 @@ var routeErrorRules = map[string]routeErrors{
 	"/api/v1/cli/programs":          {internal: "Failed to list programs", cliRequestID: true},
 	"/api/v1/cli/status":            {internal: "Failed to get status", cliRequestID: true},
 	"/api/v1/cli/test-event":        {internal: "Failed to process test event", cliRequestID: true},
-	"/api/v1/cli/stripe-connect":    {internal: "Internal server error", cliRequestID: true},
+	"/api/v1/cli/stripe-connect":    {cliRequestID: true},
 }
 
 // saleCodes is error.code on sale and refund for a status, where the handler chose none.
