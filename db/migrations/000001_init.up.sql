@@ -93,8 +93,8 @@ CREATE TABLE partner_programs (
     partner_id    bigint      NOT NULL REFERENCES partners (id),
     program_id    bigint      NOT NULL REFERENCES programs (id),
     status        text        NOT NULL DEFAULT 'active' CHECK (status IN ('active', 'paused', 'removed')),
-    -- Counters for dashboards; updated best-effort (a failure is logged, never fails the event).
-    clicks_count  bigint      NOT NULL DEFAULT 0,
+    -- Counters for dashboards; updated best-effort after the event commits (a failure is logged, never
+    -- fails the event). Clicks are counted by query: a counter row per click would serialise the hot path.
     leads_count   bigint      NOT NULL DEFAULT 0,
     sales_count   bigint      NOT NULL DEFAULT 0,
     created_at    timestamptz NOT NULL DEFAULT now(),
@@ -195,8 +195,9 @@ CREATE TABLE leads (
 );
 CREATE INDEX leads_program_events_idx ON leads (program_id, lead_timestamp DESC, id DESC) WHERE NOT is_test;
 CREATE INDEX leads_click_idx ON leads (click_ref);
--- One settled lead per customer.
+-- One settled lead per customer, and at most one provisional lead per click.
 CREATE UNIQUE INDEX leads_one_settled_per_customer ON leads (customer_id) WHERE status = 'settled';
+CREATE UNIQUE INDEX leads_one_provisional_per_click ON leads (click_ref) WHERE status = 'provisional';
 
 CREATE TABLE sales (
     id                     bigserial PRIMARY KEY,

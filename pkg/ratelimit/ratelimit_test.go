@@ -1,0 +1,133 @@
+package ratelimit
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"os"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// stores runs the same suite against every Store: in process, and Redis when one answers
+// (REDIS_URL, default redis://127.0.0.1:6379/0).
+func stores(t *testing.T) map[string]func(t *testing.T) Store {
+	return map[string]func(t *testing.T) Store{
+		"memory": func(*testing.T) Store { return NewMemory() },
+		"redis": func(t *testing.T) Store {
+			url := os.Getenv("REDIS_URL")
+			if url == "" {
+				url = "redis://127.0.0.1:6379/0"
+			}
+			opts, err := redis.ParseURL(url)
+			if err != nil {
+				t.Fatal(err)
+			}
+			c := redis.NewClient(opts)
+			t.Cleanup(func() { c.Close() })
+			if err := c.Ping(context.Background()).Err(); err != nil {
+				t.Skipf("no Redis at %s: %v", url, err)
+			}
+			var b [6]byte
+			_, _ = rand.Read(b[:])
+			return NewRedis(c, "reftrack-test:"+hex.EncodeToString(b[:])+":")
+		},
+	}
+}
+
+type clock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func (c *clock) now() time.Time      { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
+func (c *clock) add(d time.Duration) { c.mu.Lock(); c.t = c.t.Add(d); c.mu.Unlock() }
+
+func TestLimiter(t *testing.T) {
+	for name, newStore := range stores(t) {
+		t.Run(name, func(t *testing.T) {
+			ctx := context.Background()
+			clk := &clock{t: time.Date(2026, 11, 22, 10, 0, 15, 0, time.UTC)}
+			l := New(newStore(t), clk.now)
+			reset := time.Date(2026, 11, 22, 10, 1, 0, 0, time.UTC)
+
+			for i := 1; i <= 3; i++ {
+				r, err := l.Allow(ctx, "click", "ip:1", 3)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !r.Allowed || r.Remaining != 3-i || r.Limit != 3 || !r.Reset.Equal(reset) {
+					t.Fatalf("request %d: %+v", i, r)
+				}
+			}
+			r, _ := l.Allow(ctx, "click", "ip:1", 3)
+			if r.Allowed || r.Remaining != 0 {
+				t.Fatalf("4th request: %+v, want refused", r)
+			}
+			if got := r.RetryAfter(clk.now()); got != 45 {
+				t.Errorf("RetryAfter = %d, want 45", got)
+			}
+			// Other ids and other buckets have their own counts.
+			if r, _ := l.Allow(ctx, "click", "ip:2", 3); !r.Allowed || r.Remaining != 2 {
+				t.Errorf("other id: %+v", r)
+			}
+			if r, _ := l.Allow(ctx, "lead", "ip:1", 3); !r.Allowed || r.Remaining != 2 {
+				t.Errorf("other bucket: %+v", r)
+			}
+			// The next window starts afresh.
+			clk.add(45 * time.Second)
+			if r, _ := l.Allow(ctx, "click", "ip:1", 3); !r.Allowed || r.Remaining != 2 || !r.Reset.Equal(reset.Add(time.Minute)) {
+				t.Errorf("next window: %+v", r)
+			}
+		})
+	}
+}
+
+// Concurrent requests are all counted: exactly limit of them pass.
+func TestLimiterConcurrent(t *testing.T) {
+	for name, newStore := range stores(t) {
+		t.Run(name, func(t *testing.T) {
+			l := New(newStore(t), func() time.Time { return time.Date(2026, 11, 22, 10, 0, 1, 0, time.UTC) })
+			var (
+				wg      sync.WaitGroup
+				mu      sync.Mutex
+				allowed int
+			)
+			for range 200 {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					r, err := l.Allow(context.Background(), "sale", "key:k", 120)
+					if err != nil {
+						t.Error(err)
+					}
+					if r.Allowed {
+						mu.Lock()
+						allowed++
+						mu.Unlock()
+					}
+				}()
+			}
+			wg.Wait()
+			if allowed != 120 {
+				t.Errorf("allowed %d of 200, want 120", allowed)
+			}
+		})
+	}
+}
+
+type failing struct{}
+
+func (failing) Increment(context.Context, string, time.Time) (int64, error) {
+	return 0, context.DeadlineExceeded
+}
+
+func TestStoreFailureAllows(t *testing.T) {
+	r, err := New(failing{}, nil).Allow(context.Background(), "click", "ip:1", 60)
+	if err == nil || !r.Allowed || r.Remaining != 60 {
+		t.Errorf("Allow = %+v, %v; want allowed with the error", r, err)
+	}
+}

@@ -1,0 +1,36 @@
+package ratelimit
+
+import (
+	"context"
+	"strconv"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// Redis counts in Redis, shared by every replica: one key per bucket, id and window, expiring after the
+// window is over.
+type Redis struct {
+	client redis.UniversalClient
+	prefix string
+}
+
+// NewRedis returns a store on client; keys start with prefix.
+func NewRedis(client redis.UniversalClient, prefix string) *Redis {
+	return &Redis{client: client, prefix: prefix}
+}
+
+// Increment implements Store: INCR and EXPIRE in one round trip.
+func (r *Redis) Increment(ctx context.Context, key string, start time.Time) (int64, error) {
+	k := r.prefix + key + ":" + strconv.FormatInt(start.Unix(), 10)
+	var incr *redis.IntCmd
+	_, err := r.client.TxPipelined(ctx, func(p redis.Pipeliner) error {
+		incr = p.Incr(ctx, k)
+		p.Expire(ctx, k, 2*Window)
+		return nil
+	})
+	if err != nil {
+		return 0, err
+	}
+	return incr.Val(), nil
+}
