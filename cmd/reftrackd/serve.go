@@ -8,11 +8,13 @@ import (
 	"net"
 	"net/http"
 
+	"github.com/redis/go-redis/v9"
 	"github.com/spf13/cobra"
 
 	"github.com/reftrack/reftrack/db"
 	"github.com/reftrack/reftrack/pkg/api"
 	"github.com/reftrack/reftrack/pkg/config"
+	"github.com/reftrack/reftrack/pkg/ratelimit"
 )
 
 func (e *env) serveCmd() *cobra.Command {
@@ -45,7 +47,12 @@ func (e *env) serveWith(ctx context.Context, cfg config.Config, logger *slog.Log
 	if err := db.CheckCurrent(ctx, pool.DB); err != nil {
 		return err
 	}
-	handler, err := api.New(ctx, api.Deps{DB: pool, Logger: logger, Config: cfg})
+	limiter, closeLimiter, err := newLimiter(ctx, cfg, logger)
+	if err != nil {
+		return err
+	}
+	defer closeLimiter()
+	handler, err := api.New(ctx, api.Deps{DB: pool, Logger: logger, Config: cfg, Limiter: limiter})
 	if err != nil {
 		return err
 	}
@@ -77,4 +84,22 @@ func (e *env) serveWith(ctx context.Context, cfg config.Config, logger *slog.Log
 	}
 	logger.Info("stopped")
 	return nil
+}
+
+// newLimiter counts in process, or in Redis when REDIS_URL is set so that every replica shares the counts.
+func newLimiter(ctx context.Context, cfg config.Config, logger *slog.Logger) (*ratelimit.Limiter, func(), error) {
+	if cfg.RedisURL == "" {
+		return ratelimit.New(ratelimit.NewMemory(), nil), func() {}, nil
+	}
+	opts, err := redis.ParseURL(cfg.RedisURL)
+	if err != nil {
+		return nil, nil, fmt.Errorf("REDIS_URL: %w", err)
+	}
+	client := redis.NewClient(opts)
+	if err := client.Ping(ctx).Err(); err != nil {
+		client.Close()
+		return nil, nil, fmt.Errorf("connect to Redis (REDIS_URL): %w", err)
+	}
+	logger.Info("rate limits shared through Redis", "addr", opts.Addr)
+	return ratelimit.New(ratelimit.NewRedis(client, "reftrack:rl:"), nil), func() { client.Close() }, nil
 }

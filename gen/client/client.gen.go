@@ -316,13 +316,13 @@ func (e LinkDisabledErrorErrorCode) Valid() bool {
 
 // Defines values for LinkDisabledErrorSuccess.
 const (
-	False LinkDisabledErrorSuccess = false
+	LinkDisabledErrorSuccessFalse LinkDisabledErrorSuccess = false
 )
 
 // Valid indicates whether the value is a known member of the LinkDisabledErrorSuccess enum.
 func (e LinkDisabledErrorSuccess) Valid() bool {
 	switch e {
-	case False:
+	case LinkDisabledErrorSuccessFalse:
 		return true
 	default:
 		return false
@@ -773,6 +773,21 @@ func (e SaleCommissionStatus) Valid() bool {
 	}
 }
 
+// Defines values for SaleRecordedSuccess.
+const (
+	SaleRecordedSuccessTrue SaleRecordedSuccess = true
+)
+
+// Valid indicates whether the value is a known member of the SaleRecordedSuccess enum.
+func (e SaleRecordedSuccess) Valid() bool {
+	switch e {
+	case SaleRecordedSuccessTrue:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for SaleRequestCurrency.
 const (
 	EUR SaleRequestCurrency = "EUR"
@@ -848,13 +863,28 @@ func (e SaleRequestProvider) Valid() bool {
 	}
 }
 
-// Defines values for SaleResponseReason.
+// Defines values for SaleWindowExpiredAttributed.
 const (
-	AttributionWindowExpired SaleResponseReason = "attribution_window_expired"
+	SaleWindowExpiredAttributedFalse SaleWindowExpiredAttributed = false
 )
 
-// Valid indicates whether the value is a known member of the SaleResponseReason enum.
-func (e SaleResponseReason) Valid() bool {
+// Valid indicates whether the value is a known member of the SaleWindowExpiredAttributed enum.
+func (e SaleWindowExpiredAttributed) Valid() bool {
+	switch e {
+	case SaleWindowExpiredAttributedFalse:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for SaleWindowExpiredReason.
+const (
+	AttributionWindowExpired SaleWindowExpiredReason = "attribution_window_expired"
+)
+
+// Valid indicates whether the value is a known member of the SaleWindowExpiredReason enum.
+func (e SaleWindowExpiredReason) Valid() bool {
 	switch e {
 	case AttributionWindowExpired:
 		return true
@@ -863,15 +893,15 @@ func (e SaleResponseReason) Valid() bool {
 	}
 }
 
-// Defines values for SaleResponseSuccess.
+// Defines values for SaleWindowExpiredSuccess.
 const (
-	SaleResponseSuccessTrue SaleResponseSuccess = true
+	SaleWindowExpiredSuccessTrue SaleWindowExpiredSuccess = true
 )
 
-// Valid indicates whether the value is a known member of the SaleResponseSuccess enum.
-func (e SaleResponseSuccess) Valid() bool {
+// Valid indicates whether the value is a known member of the SaleWindowExpiredSuccess enum.
+func (e SaleWindowExpiredSuccess) Valid() bool {
 	switch e {
-	case SaleResponseSuccessTrue:
+	case SaleWindowExpiredSuccessTrue:
 		return true
 	default:
 		return false
@@ -1170,7 +1200,7 @@ type CliInitRequest struct {
 	AdvertiserId *IdInput `json:"advertiser_id,omitempty"`
 
 	// CommissionRate Positive number; percent for percent types, major currency units for fixed types.
-	CommissionRate float32        `json:"commission_rate"`
+	CommissionRate float64        `json:"commission_rate"`
 	CommissionType CommissionType `json:"commission_type"`
 
 	// CookieDuration Days; sets `cookie_window_days`.
@@ -1323,6 +1353,7 @@ type ClickResponse struct {
 	// PartnerCode The referral link's `short_link`.
 	PartnerCode *string              `json:"partner_code,omitempty"`
 	Success     ClickResponseSuccess `json:"success"`
+	Warnings    *[]Warning           `json:"warnings,omitempty"`
 }
 
 // ClickResponseSuccess defines model for ClickResponse.Success.
@@ -1426,12 +1457,12 @@ type LeadRequest struct {
 // LeadResponse defines model for LeadResponse.
 type LeadResponse struct {
 	// Attribution How the event was attributed.
-	Attribution *Attribution `json:"attribution,omitempty"`
-	CustomerKey *string      `json:"customer_key,omitempty"`
+	Attribution Attribution `json:"attribution"`
+	CustomerKey *string     `json:"customer_key"`
 
 	// Data Added to test-mode answers.
 	Data   *TestModeData `json:"data,omitempty"`
-	LeadId *int64        `json:"lead_id,omitempty"`
+	LeadId *int64        `json:"lead_id"`
 
 	// Message `Lead tracked successfully`, or for a provisional lead `Lead recorded as provisional. This program requires server-side (Bearer) lead tracking to settle attribution.`
 	Message string `json:"message"`
@@ -1633,7 +1664,7 @@ type Program struct {
 	AllowedOrigins        []string       `json:"allowed_origins"`
 	ApiKeyMasked          *string        `json:"api_key_masked"`
 	AttributionWindowDays int            `json:"attribution_window_days"`
-	CommissionRate        float32        `json:"commission_rate"`
+	CommissionRate        float64        `json:"commission_rate"`
 	CommissionType        CommissionType `json:"commission_type"`
 	CookieWindowDays      int            `json:"cookie_window_days"`
 	CreatedAt             time.Time      `json:"created_at"`
@@ -1662,7 +1693,7 @@ type ProgramUpdate struct {
 	// AllowedOrigins Browser origins (`scheme://host[:port]`) allowed on the click and browser-mode lead routes.
 	AllowedOrigins        *[]string       `json:"allowed_origins,omitempty"`
 	AttributionWindowDays *int            `json:"attribution_window_days,omitempty"`
-	CommissionRate        *float32        `json:"commission_rate,omitempty"`
+	CommissionRate        *float64        `json:"commission_rate,omitempty"`
 	CommissionType        *CommissionType `json:"commission_type,omitempty"`
 	CookieWindowDays      *int            `json:"cookie_window_days,omitempty"`
 	Domain                *string         `json:"domain,omitempty"`
@@ -1898,6 +1929,31 @@ type SaleCommission struct {
 // SaleCommissionStatus defines model for SaleCommission.Status.
 type SaleCommissionStatus string
 
+// SaleRecorded The sale and its commission (`commission` is null when this sale pays none, e.g. a later sale on a non-recurring commission type).
+type SaleRecorded struct {
+	AmountCents int64 `json:"amount_cents"`
+
+	// Attribution How the event was attributed.
+	Attribution  Attribution     `json:"attribution"`
+	Commission   *SaleCommission `json:"commission"`
+	CommissionId *int64          `json:"commission_id"`
+	Currency     string          `json:"currency"`
+
+	// Data Added to test-mode answers.
+	Data   *TestModeData `json:"data,omitempty"`
+	IsTest bool          `json:"is_test"`
+
+	// Message `Sale tracked successfully`.
+	Message       string              `json:"message"`
+	SaleId        int64               `json:"sale_id"`
+	Success       SaleRecordedSuccess `json:"success"`
+	TransactionId string              `json:"transaction_id"`
+	Warnings      *[]Warning          `json:"warnings,omitempty"`
+}
+
+// SaleRecordedSuccess defines model for SaleRecorded.Success.
+type SaleRecordedSuccess bool
+
 // SaleRequest Send `customer_key`, `click_id` or both.
 type SaleRequest struct {
 	// AdditionalData Free-form extra data. `test_mode` marks a test event; `program_id` names the program in test mode.
@@ -1932,40 +1988,40 @@ type SaleRequestCurrency string
 // SaleRequestProvider defines model for SaleRequest.Provider.
 type SaleRequestProvider string
 
-// SaleResponse Recorded: `success`, `message` (`Sale tracked successfully`), `sale_id`, `commission_id`,
-// `transaction_id`, `amount_cents`, `currency`, `is_test`, `commission`, `attribution`.
-// Attribution window expired: `success`, `attributed: false`, `reason: attribution_window_expired`,
-// `click_age_days`, `window_days`, `sale_id: null`, `commission_id: null`, `message`.
+// SaleResponse Recorded (`SaleRecorded`), or the attribution window had expired and nothing was recorded
+// (`SaleWindowExpired`).
 type SaleResponse struct {
-	AmountCents *int64 `json:"amount_cents,omitempty"`
-
-	// Attributed Present (false) when the attribution window had expired.
-	Attributed *bool `json:"attributed,omitempty"`
-
-	// Attribution How the event was attributed.
-	Attribution  *Attribution    `json:"attribution,omitempty"`
-	ClickAgeDays *int            `json:"click_age_days,omitempty"`
-	Commission   *SaleCommission `json:"commission,omitempty"`
-	CommissionId *int64          `json:"commission_id"`
-	Currency     *string         `json:"currency,omitempty"`
-
-	// Data Added to test-mode answers.
-	Data          *TestModeData       `json:"data,omitempty"`
-	IsTest        *bool               `json:"is_test,omitempty"`
-	Message       string              `json:"message"`
-	Reason        *SaleResponseReason `json:"reason,omitempty"`
-	SaleId        *int64              `json:"sale_id"`
-	Success       SaleResponseSuccess `json:"success"`
-	TransactionId *string             `json:"transaction_id,omitempty"`
-	Warnings      *[]Warning          `json:"warnings,omitempty"`
-	WindowDays    *int                `json:"window_days,omitempty"`
+	union json.RawMessage
 }
 
-// SaleResponseReason defines model for SaleResponse.Reason.
-type SaleResponseReason string
+// SaleWindowExpired The click is older than the program's attribution window; nothing was recorded and the same `transaction_id` may be sent again.
+type SaleWindowExpired struct {
+	Attributed   SaleWindowExpiredAttributed `json:"attributed"`
+	ClickAgeDays int                         `json:"click_age_days"`
 
-// SaleResponseSuccess defines model for SaleResponse.Success.
-type SaleResponseSuccess bool
+	// CommissionId Always null.
+	CommissionId *int64 `json:"commission_id"`
+
+	// Data Added to test-mode answers.
+	Data    *TestModeData           `json:"data,omitempty"`
+	Message string                  `json:"message"`
+	Reason  SaleWindowExpiredReason `json:"reason"`
+
+	// SaleId Always null.
+	SaleId     *int64                   `json:"sale_id"`
+	Success    SaleWindowExpiredSuccess `json:"success"`
+	Warnings   *[]Warning               `json:"warnings,omitempty"`
+	WindowDays int                      `json:"window_days"`
+}
+
+// SaleWindowExpiredAttributed defines model for SaleWindowExpired.Attributed.
+type SaleWindowExpiredAttributed bool
+
+// SaleWindowExpiredReason defines model for SaleWindowExpired.Reason.
+type SaleWindowExpiredReason string
+
+// SaleWindowExpiredSuccess defines model for SaleWindowExpired.Success.
+type SaleWindowExpiredSuccess bool
 
 // StepVerdict defines model for StepVerdict.
 type StepVerdict string
@@ -2795,6 +2851,68 @@ func (t *ReadinessUnauthorizedErrorBody) UnmarshalJSON(b []byte) error {
 	return err
 }
 
+// AsSaleRecorded returns the union data inside the SaleResponse as a SaleRecorded
+func (t SaleResponse) AsSaleRecorded() (SaleRecorded, error) {
+	var body SaleRecorded
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromSaleRecorded overwrites any union data inside the SaleResponse as the provided SaleRecorded
+func (t *SaleResponse) FromSaleRecorded(v SaleRecorded) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeSaleRecorded performs a merge with any union data inside the SaleResponse, using the provided SaleRecorded
+func (t *SaleResponse) MergeSaleRecorded(v SaleRecorded) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsSaleWindowExpired returns the union data inside the SaleResponse as a SaleWindowExpired
+func (t SaleResponse) AsSaleWindowExpired() (SaleWindowExpired, error) {
+	var body SaleWindowExpired
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromSaleWindowExpired overwrites any union data inside the SaleResponse as the provided SaleWindowExpired
+func (t *SaleResponse) FromSaleWindowExpired(v SaleWindowExpired) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeSaleWindowExpired performs a merge with any union data inside the SaleResponse, using the provided SaleWindowExpired
+func (t *SaleResponse) MergeSaleWindowExpired(v SaleWindowExpired) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t SaleResponse) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	return b, err
+}
+
+func (t *SaleResponse) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	return err
+}
+
 // AsPlatformError returns the union data inside the UnauthorizedErrorBody as a PlatformError
 func (t UnauthorizedErrorBody) AsPlatformError() (PlatformError, error) {
 	var body PlatformError
@@ -3316,6 +3434,15 @@ type ClientInterface interface {
 	// Corresponds with PUT /api/v1/programs/{programId}/payment-processor (the `SetPaymentProcessor` operationId).
 	SetPaymentProcessor(ctx context.Context, programId ProgramId, body SetPaymentProcessorJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// TrackClickPreflight CORS preflight for `POST /api/v1/track/click`
+	//
+	// Browsers send this before a cross-origin `POST /api/v1/track/click`. When the `Origin` is listed in the allowed origins
+	// of some program the answer carries the `Access-Control-Allow-*` headers; otherwise it carries none
+	// and the browser does not send the request. Preflights are not rate limited.
+	//
+	// Corresponds with OPTIONS /api/v1/track/click (the `TrackClickPreflight` operationId).
+	TrackClickPreflight(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// TrackClickWithBody Record a referral click
 	//
 	// Called by the browser tracker when a page is opened through a referral link. Authentication: none
@@ -3399,6 +3526,15 @@ type ClientInterface interface {
 	//
 	// Corresponds with POST /api/v1/track/click (the `TrackClick` operationId).
 	TrackClick(ctx context.Context, body TrackClickJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// TrackLeadPreflight CORS preflight for `POST /api/v1/track/lead`
+	//
+	// Browsers send this before a cross-origin `POST /api/v1/track/lead`. When the `Origin` is listed in the allowed origins
+	// of some program the answer carries the `Access-Control-Allow-*` headers; otherwise it carries none
+	// and the browser does not send the request. Preflights are not rate limited.
+	//
+	// Corresponds with OPTIONS /api/v1/track/lead (the `TrackLeadPreflight` operationId).
+	TrackLeadPreflight(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// TrackLeadWithBody Record a lead (sign-up)
 	//
@@ -3754,6 +3890,16 @@ type ClientInterface interface {
 	//
 	// Corresponds with GET /js/svc.js (the `GetTrackerScriptAlias` operationId).
 	GetTrackerScriptAlias(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetMetrics Prometheus metrics
+	//
+	// Prometheus text exposition: `reftrack_http_requests_total` and `reftrack_http_request_duration_seconds`
+	// by route, method and status; `reftrack_events_recorded_total` by event type (`click`, `lead`,
+	// `provisional_lead`, `sale`, `refund`) and test mode; Go runtime and process metrics. Expose it to your
+	// monitoring only.
+	//
+	// Corresponds with GET /metrics (the `GetMetrics` operationId).
+	GetMetrics(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// GetOpenAPIJSON This specification (JSON)
 	//
@@ -4451,6 +4597,25 @@ func (c *Client) SetPaymentProcessor(ctx context.Context, programId ProgramId, b
 	return c.Client.Do(req)
 }
 
+// TrackClickPreflight CORS preflight for `POST /api/v1/track/click`
+//
+// Browsers send this before a cross-origin `POST /api/v1/track/click`. When the `Origin` is listed in the allowed origins
+// of some program the answer carries the `Access-Control-Allow-*` headers; otherwise it carries none
+// and the browser does not send the request. Preflights are not rate limited.
+//
+// Corresponds with OPTIONS /api/v1/track/click (the `TrackClickPreflight` operationId).
+func (c *Client) TrackClickPreflight(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewTrackClickPreflightRequest(c.Server)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // TrackClickWithBody Record a referral click
 //
 // Called by the browser tracker when a page is opened through a referral link. Authentication: none
@@ -4545,6 +4710,25 @@ func (c *Client) TrackClickWithBody(ctx context.Context, contentType string, bod
 // Corresponds with POST /api/v1/track/click (the `TrackClick` operationId).
 func (c *Client) TrackClick(ctx context.Context, body TrackClickJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewTrackClickRequest(c.Server, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// TrackLeadPreflight CORS preflight for `POST /api/v1/track/lead`
+//
+// Browsers send this before a cross-origin `POST /api/v1/track/lead`. When the `Origin` is listed in the allowed origins
+// of some program the answer carries the `Access-Control-Allow-*` headers; otherwise it carries none
+// and the browser does not send the request. Preflights are not rate limited.
+//
+// Corresponds with OPTIONS /api/v1/track/lead (the `TrackLeadPreflight` operationId).
+func (c *Client) TrackLeadPreflight(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewTrackLeadPreflightRequest(c.Server)
 	if err != nil {
 		return nil, err
 	}
@@ -5040,6 +5224,26 @@ func (c *Client) GetTrackerScript(ctx context.Context, reqEditors ...RequestEdit
 // Corresponds with GET /js/svc.js (the `GetTrackerScriptAlias` operationId).
 func (c *Client) GetTrackerScriptAlias(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewGetTrackerScriptAliasRequest(c.Server)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetMetrics Prometheus metrics
+//
+// Prometheus text exposition: `reftrack_http_requests_total` and `reftrack_http_request_duration_seconds`
+// by route, method and status; `reftrack_events_recorded_total` by event type (`click`, `lead`,
+// `provisional_lead`, `sale`, `refund`) and test mode; Go runtime and process metrics. Expose it to your
+// monitoring only.
+//
+// Corresponds with GET /metrics (the `GetMetrics` operationId).
+func (c *Client) GetMetrics(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetMetricsRequest(c.Server)
 	if err != nil {
 		return nil, err
 	}
@@ -5985,6 +6189,33 @@ func NewSetPaymentProcessorRequestWithBody(server string, programId ProgramId, c
 	return req, nil
 }
 
+// NewTrackClickPreflightRequest constructs an http.Request for the TrackClickPreflight method
+func NewTrackClickPreflightRequest(server string) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/track/click")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodOptions, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
 // NewTrackClickRequest calls the generic TrackClick builder with application/json body
 func NewTrackClickRequest(server string, body TrackClickJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
@@ -6021,6 +6252,33 @@ func NewTrackClickRequestWithBody(server string, contentType string, body io.Rea
 	}
 
 	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewTrackLeadPreflightRequest constructs an http.Request for the TrackLeadPreflight method
+func NewTrackLeadPreflightRequest(server string) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/track/lead")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodOptions, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
 
 	return req, nil
 }
@@ -6337,6 +6595,33 @@ func NewGetTrackerScriptAliasRequest(server string) (*http.Request, error) {
 	}
 
 	operationPath := fmt.Sprintf("/js/svc.js")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewGetMetricsRequest constructs an http.Request for the GetMetrics method
+func NewGetMetricsRequest(server string) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/metrics")
 	if operationPath[0] == '/' {
 		operationPath = "." + operationPath
 	}
@@ -6890,6 +7175,17 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with PUT /api/v1/programs/{programId}/payment-processor (the `SetPaymentProcessor` operationId).
 	SetPaymentProcessorWithResponse(ctx context.Context, programId ProgramId, body SetPaymentProcessorJSONRequestBody, reqEditors ...RequestEditorFn) (*SetPaymentProcessorHTTPResponse, error)
 
+	// TrackClickPreflightWithResponse CORS preflight for `POST /api/v1/track/click`
+	//
+	// Browsers send this before a cross-origin `POST /api/v1/track/click`. When the `Origin` is listed in the allowed origins
+	// of some program the answer carries the `Access-Control-Allow-*` headers; otherwise it carries none
+	// and the browser does not send the request. Preflights are not rate limited.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with OPTIONS /api/v1/track/click (the `TrackClickPreflight` operationId).
+	TrackClickPreflightWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*TrackClickPreflightHTTPResponse, error)
+
 	// TrackClickWithBodyWithResponse Record a referral click
 	//
 	// Called by the browser tracker when a page is opened through a referral link. Authentication: none
@@ -6973,6 +7269,17 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with POST /api/v1/track/click (the `TrackClick` operationId).
 	TrackClickWithResponse(ctx context.Context, body TrackClickJSONRequestBody, reqEditors ...RequestEditorFn) (*TrackClickHTTPResponse, error)
+
+	// TrackLeadPreflightWithResponse CORS preflight for `POST /api/v1/track/lead`
+	//
+	// Browsers send this before a cross-origin `POST /api/v1/track/lead`. When the `Origin` is listed in the allowed origins
+	// of some program the answer carries the `Access-Control-Allow-*` headers; otherwise it carries none
+	// and the browser does not send the request. Preflights are not rate limited.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with OPTIONS /api/v1/track/lead (the `TrackLeadPreflight` operationId).
+	TrackLeadPreflightWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*TrackLeadPreflightHTTPResponse, error)
 
 	// TrackLeadWithBodyWithResponse Record a lead (sign-up)
 	//
@@ -7336,6 +7643,18 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with GET /js/svc.js (the `GetTrackerScriptAlias` operationId).
 	GetTrackerScriptAliasWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*GetTrackerScriptAliasHTTPResponse, error)
+
+	// GetMetricsWithResponse Prometheus metrics
+	//
+	// Prometheus text exposition: `reftrack_http_requests_total` and `reftrack_http_request_duration_seconds`
+	// by route, method and status; `reftrack_events_recorded_total` by event type (`click`, `lead`,
+	// `provisional_lead`, `sale`, `refund`) and test mode; Go runtime and process metrics. Expose it to your
+	// monitoring only.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /metrics (the `GetMetrics` operationId).
+	GetMetricsWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*GetMetricsHTTPResponse, error)
 
 	// GetOpenAPIJSONWithResponse This specification (JSON)
 	//
@@ -10266,6 +10585,51 @@ func (r SetPaymentProcessorHTTPResponse) ContentType() string {
 	return ""
 }
 
+// TrackClickPreflightHTTPResponse204Headers the declared response headers of an HTTP 204 response for TrackClickPreflight
+type TrackClickPreflightHTTPResponse204Headers struct {
+	AccessControlAllowHeaders *string
+	AccessControlAllowMethods *string
+	AccessControlAllowOrigin  *string
+	AccessControlMaxAge       *int
+	XRequestID                string
+}
+
+type TrackClickPreflightHTTPResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// Headers204 the parsed response headers for an HTTP 204 response
+	Headers204 *TrackClickPreflightHTTPResponse204Headers
+}
+
+// GetBody returns the raw response body bytes
+func (r TrackClickPreflightHTTPResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r TrackClickPreflightHTTPResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r TrackClickPreflightHTTPResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r TrackClickPreflightHTTPResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // TrackClickHTTPResponse200Headers the declared response headers of an HTTP 200 response for TrackClick
 type TrackClickHTTPResponse200Headers struct {
 	Deprecation         *string
@@ -10454,6 +10818,51 @@ func (r TrackClickHTTPResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r TrackClickHTTPResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// TrackLeadPreflightHTTPResponse204Headers the declared response headers of an HTTP 204 response for TrackLeadPreflight
+type TrackLeadPreflightHTTPResponse204Headers struct {
+	AccessControlAllowHeaders *string
+	AccessControlAllowMethods *string
+	AccessControlAllowOrigin  *string
+	AccessControlMaxAge       *int
+	XRequestID                string
+}
+
+type TrackLeadPreflightHTTPResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// Headers204 the parsed response headers for an HTTP 204 response
+	Headers204 *TrackLeadPreflightHTTPResponse204Headers
+}
+
+// GetBody returns the raw response body bytes
+func (r TrackLeadPreflightHTTPResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r TrackLeadPreflightHTTPResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r TrackLeadPreflightHTTPResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r TrackLeadPreflightHTTPResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -11579,6 +11988,47 @@ func (r GetTrackerScriptAliasHTTPResponse) ContentType() string {
 	return ""
 }
 
+// GetMetricsHTTPResponse200Headers the declared response headers of an HTTP 200 response for GetMetrics
+type GetMetricsHTTPResponse200Headers struct {
+	XRequestID string
+}
+
+type GetMetricsHTTPResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *GetMetricsHTTPResponse200Headers
+}
+
+// GetBody returns the raw response body bytes
+func (r GetMetricsHTTPResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetMetricsHTTPResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetMetricsHTTPResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetMetricsHTTPResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // GetOpenAPIJSONHTTPResponse200Headers the declared response headers of an HTTP 200 response for GetOpenAPIJSON
 type GetOpenAPIJSONHTTPResponse200Headers struct {
 	XRequestID string
@@ -12322,6 +12772,23 @@ func (c *ClientWithResponses) SetPaymentProcessorWithResponse(ctx context.Contex
 	return ParseSetPaymentProcessorHTTPResponse(rsp)
 }
 
+// TrackClickPreflightWithResponse CORS preflight for `POST /api/v1/track/click`
+//
+// Browsers send this before a cross-origin `POST /api/v1/track/click`. When the `Origin` is listed in the allowed origins
+// of some program the answer carries the `Access-Control-Allow-*` headers; otherwise it carries none
+// and the browser does not send the request. Preflights are not rate limited.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with OPTIONS /api/v1/track/click (the `TrackClickPreflight` operationId).
+func (c *ClientWithResponses) TrackClickPreflightWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*TrackClickPreflightHTTPResponse, error) {
+	rsp, err := c.TrackClickPreflight(ctx, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseTrackClickPreflightHTTPResponse(rsp)
+}
+
 // TrackClickWithBodyWithResponse Record a referral click
 //
 // Called by the browser tracker when a page is opened through a referral link. Authentication: none
@@ -12416,6 +12883,23 @@ func (c *ClientWithResponses) TrackClickWithResponse(ctx context.Context, body T
 		return nil, err
 	}
 	return ParseTrackClickHTTPResponse(rsp)
+}
+
+// TrackLeadPreflightWithResponse CORS preflight for `POST /api/v1/track/lead`
+//
+// Browsers send this before a cross-origin `POST /api/v1/track/lead`. When the `Origin` is listed in the allowed origins
+// of some program the answer carries the `Access-Control-Allow-*` headers; otherwise it carries none
+// and the browser does not send the request. Preflights are not rate limited.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with OPTIONS /api/v1/track/lead (the `TrackLeadPreflight` operationId).
+func (c *ClientWithResponses) TrackLeadPreflightWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*TrackLeadPreflightHTTPResponse, error) {
+	rsp, err := c.TrackLeadPreflight(ctx, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseTrackLeadPreflightHTTPResponse(rsp)
 }
 
 // TrackLeadWithBodyWithResponse Record a lead (sign-up)
@@ -12863,6 +13347,24 @@ func (c *ClientWithResponses) GetTrackerScriptAliasWithResponse(ctx context.Cont
 		return nil, err
 	}
 	return ParseGetTrackerScriptAliasHTTPResponse(rsp)
+}
+
+// GetMetricsWithResponse Prometheus metrics
+//
+// Prometheus text exposition: `reftrack_http_requests_total` and `reftrack_http_request_duration_seconds`
+// by route, method and status; `reftrack_events_recorded_total` by event type (`click`, `lead`,
+// `provisional_lead`, `sale`, `refund`) and test mode; Go runtime and process metrics. Expose it to your
+// monitoring only.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /metrics (the `GetMetrics` operationId).
+func (c *ClientWithResponses) GetMetricsWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*GetMetricsHTTPResponse, error) {
+	rsp, err := c.GetMetrics(ctx, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetMetricsHTTPResponse(rsp)
 }
 
 // GetOpenAPIJSONWithResponse This specification (JSON)
@@ -17017,6 +17519,63 @@ func ParseSetPaymentProcessorHTTPResponse(rsp *http.Response) (*SetPaymentProces
 	return response, nil
 }
 
+// ParseTrackClickPreflightHTTPResponse parses an HTTP response from a TrackClickPreflightWithResponse call
+func ParseTrackClickPreflightHTTPResponse(rsp *http.Response) (*TrackClickPreflightHTTPResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &TrackClickPreflightHTTPResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case rsp.StatusCode == 204:
+		var headers TrackClickPreflightHTTPResponse204Headers
+		if values := rsp.Header.Values("Access-Control-Allow-Headers"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Allow-Headers", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlAllowHeaders = &value
+		}
+		if values := rsp.Header.Values("Access-Control-Allow-Methods"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Allow-Methods", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlAllowMethods = &value
+		}
+		if values := rsp.Header.Values("Access-Control-Allow-Origin"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Allow-Origin", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlAllowOrigin = &value
+		}
+		if values := rsp.Header.Values("Access-Control-Max-Age"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Max-Age", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlMaxAge = &value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers204 = &headers
+	}
+
+	return response, nil
+}
+
 // ParseTrackClickHTTPResponse parses an HTTP response from a TrackClickWithResponse call
 func ParseTrackClickHTTPResponse(rsp *http.Response) (*TrackClickHTTPResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -17425,6 +17984,63 @@ func ParseTrackClickHTTPResponse(rsp *http.Response) (*TrackClickHTTPResponse, e
 			headers.XRequestID = value
 		}
 		response.Headers501 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseTrackLeadPreflightHTTPResponse parses an HTTP response from a TrackLeadPreflightWithResponse call
+func ParseTrackLeadPreflightHTTPResponse(rsp *http.Response) (*TrackLeadPreflightHTTPResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &TrackLeadPreflightHTTPResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case rsp.StatusCode == 204:
+		var headers TrackLeadPreflightHTTPResponse204Headers
+		if values := rsp.Header.Values("Access-Control-Allow-Headers"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Allow-Headers", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlAllowHeaders = &value
+		}
+		if values := rsp.Header.Values("Access-Control-Allow-Methods"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Allow-Methods", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlAllowMethods = &value
+		}
+		if values := rsp.Header.Values("Access-Control-Allow-Origin"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Allow-Origin", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlAllowOrigin = &value
+		}
+		if values := rsp.Header.Values("Access-Control-Max-Age"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Max-Age", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlMaxAge = &value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers204 = &headers
 	}
 
 	return response, nil
@@ -19186,6 +19802,35 @@ func ParseGetTrackerScriptAliasHTTPResponse(rsp *http.Response) (*GetTrackerScri
 			headers.XRequestID = value
 		}
 		response.Headers501 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseGetMetricsHTTPResponse parses an HTTP response from a GetMetricsWithResponse call
+func ParseGetMetricsHTTPResponse(rsp *http.Response) (*GetMetricsHTTPResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetMetricsHTTPResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers GetMetricsHTTPResponse200Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers200 = &headers
 	}
 
 	return response, nil

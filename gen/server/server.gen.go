@@ -283,13 +283,13 @@ func (e LinkDisabledErrorErrorCode) Valid() bool {
 
 // Defines values for LinkDisabledErrorSuccess.
 const (
-	False LinkDisabledErrorSuccess = false
+	LinkDisabledErrorSuccessFalse LinkDisabledErrorSuccess = false
 )
 
 // Valid indicates whether the value is a known member of the LinkDisabledErrorSuccess enum.
 func (e LinkDisabledErrorSuccess) Valid() bool {
 	switch e {
-	case False:
+	case LinkDisabledErrorSuccessFalse:
 		return true
 	default:
 		return false
@@ -722,13 +722,43 @@ func (e SaleCommissionStatus) Valid() bool {
 	}
 }
 
-// Defines values for SaleResponseReason.
+// Defines values for SaleRecordedSuccess.
 const (
-	AttributionWindowExpired SaleResponseReason = "attribution_window_expired"
+	SaleRecordedSuccessTrue SaleRecordedSuccess = true
 )
 
-// Valid indicates whether the value is a known member of the SaleResponseReason enum.
-func (e SaleResponseReason) Valid() bool {
+// Valid indicates whether the value is a known member of the SaleRecordedSuccess enum.
+func (e SaleRecordedSuccess) Valid() bool {
+	switch e {
+	case SaleRecordedSuccessTrue:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for SaleWindowExpiredAttributed.
+const (
+	SaleWindowExpiredAttributedFalse SaleWindowExpiredAttributed = false
+)
+
+// Valid indicates whether the value is a known member of the SaleWindowExpiredAttributed enum.
+func (e SaleWindowExpiredAttributed) Valid() bool {
+	switch e {
+	case SaleWindowExpiredAttributedFalse:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for SaleWindowExpiredReason.
+const (
+	AttributionWindowExpired SaleWindowExpiredReason = "attribution_window_expired"
+)
+
+// Valid indicates whether the value is a known member of the SaleWindowExpiredReason enum.
+func (e SaleWindowExpiredReason) Valid() bool {
 	switch e {
 	case AttributionWindowExpired:
 		return true
@@ -737,15 +767,15 @@ func (e SaleResponseReason) Valid() bool {
 	}
 }
 
-// Defines values for SaleResponseSuccess.
+// Defines values for SaleWindowExpiredSuccess.
 const (
-	SaleResponseSuccessTrue SaleResponseSuccess = true
+	SaleWindowExpiredSuccessTrue SaleWindowExpiredSuccess = true
 )
 
-// Valid indicates whether the value is a known member of the SaleResponseSuccess enum.
-func (e SaleResponseSuccess) Valid() bool {
+// Valid indicates whether the value is a known member of the SaleWindowExpiredSuccess enum.
+func (e SaleWindowExpiredSuccess) Valid() bool {
 	switch e {
-	case SaleResponseSuccessTrue:
+	case SaleWindowExpiredSuccessTrue:
 		return true
 	default:
 		return false
@@ -1146,6 +1176,7 @@ type ClickResponse struct {
 	// PartnerCode The referral link's `short_link`.
 	PartnerCode *string              `json:"partner_code,omitempty"`
 	Success     ClickResponseSuccess `json:"success"`
+	Warnings    *[]Warning           `json:"warnings,omitempty"`
 }
 
 // ClickResponseSuccess defines model for ClickResponse.Success.
@@ -1237,12 +1268,12 @@ type LeadRequest = json.RawMessage
 // LeadResponse defines model for LeadResponse.
 type LeadResponse struct {
 	// Attribution How the event was attributed.
-	Attribution *Attribution `json:"attribution,omitempty"`
-	CustomerKey *string      `json:"customer_key,omitempty"`
+	Attribution Attribution `json:"attribution"`
+	CustomerKey *string     `json:"customer_key"`
 
 	// Data Added to test-mode answers.
 	Data   *TestModeData `json:"data,omitempty"`
-	LeadId *int64        `json:"lead_id,omitempty"`
+	LeadId *int64        `json:"lead_id"`
 
 	// Message `Lead tracked successfully`, or for a provisional lead `Lead recorded as provisional. This program requires server-side (Bearer) lead tracking to settle attribution.`
 	Message string `json:"message"`
@@ -1444,7 +1475,7 @@ type Program struct {
 	AllowedOrigins        []string       `json:"allowed_origins"`
 	ApiKeyMasked          *string        `json:"api_key_masked"`
 	AttributionWindowDays int            `json:"attribution_window_days"`
-	CommissionRate        float32        `json:"commission_rate"`
+	CommissionRate        float64        `json:"commission_rate"`
 	CommissionType        CommissionType `json:"commission_type"`
 	CookieWindowDays      int            `json:"cookie_window_days"`
 	CreatedAt             time.Time      `json:"created_at"`
@@ -1473,7 +1504,7 @@ type ProgramUpdate struct {
 	// AllowedOrigins Browser origins (`scheme://host[:port]`) allowed on the click and browser-mode lead routes.
 	AllowedOrigins        *[]string       `json:"allowed_origins,omitempty"`
 	AttributionWindowDays *int            `json:"attribution_window_days,omitempty"`
-	CommissionRate        *float32        `json:"commission_rate,omitempty"`
+	CommissionRate        *float64        `json:"commission_rate,omitempty"`
 	CommissionType        *CommissionType `json:"commission_type,omitempty"`
 	CookieWindowDays      *int            `json:"cookie_window_days,omitempty"`
 	Domain                *string         `json:"domain,omitempty"`
@@ -1695,43 +1726,68 @@ type SaleCommission struct {
 // SaleCommissionStatus defines model for SaleCommission.Status.
 type SaleCommissionStatus string
 
+// SaleRecorded The sale and its commission (`commission` is null when this sale pays none, e.g. a later sale on a non-recurring commission type).
+type SaleRecorded struct {
+	AmountCents int64 `json:"amount_cents"`
+
+	// Attribution How the event was attributed.
+	Attribution  Attribution     `json:"attribution"`
+	Commission   *SaleCommission `json:"commission"`
+	CommissionId *int64          `json:"commission_id"`
+	Currency     string          `json:"currency"`
+
+	// Data Added to test-mode answers.
+	Data   *TestModeData `json:"data,omitempty"`
+	IsTest bool          `json:"is_test"`
+
+	// Message `Sale tracked successfully`.
+	Message       string              `json:"message"`
+	SaleId        int64               `json:"sale_id"`
+	Success       SaleRecordedSuccess `json:"success"`
+	TransactionId string              `json:"transaction_id"`
+	Warnings      *[]Warning          `json:"warnings,omitempty"`
+}
+
+// SaleRecordedSuccess defines model for SaleRecorded.Success.
+type SaleRecordedSuccess bool
+
 // SaleRequest Send `customer_key`, `click_id` or both.
 type SaleRequest = json.RawMessage
 
-// SaleResponse Recorded: `success`, `message` (`Sale tracked successfully`), `sale_id`, `commission_id`,
-// `transaction_id`, `amount_cents`, `currency`, `is_test`, `commission`, `attribution`.
-// Attribution window expired: `success`, `attributed: false`, `reason: attribution_window_expired`,
-// `click_age_days`, `window_days`, `sale_id: null`, `commission_id: null`, `message`.
+// SaleResponse Recorded (`SaleRecorded`), or the attribution window had expired and nothing was recorded
+// (`SaleWindowExpired`).
 type SaleResponse struct {
-	AmountCents *int64 `json:"amount_cents,omitempty"`
-
-	// Attributed Present (false) when the attribution window had expired.
-	Attributed *bool `json:"attributed,omitempty"`
-
-	// Attribution How the event was attributed.
-	Attribution  *Attribution    `json:"attribution,omitempty"`
-	ClickAgeDays *int            `json:"click_age_days,omitempty"`
-	Commission   *SaleCommission `json:"commission,omitempty"`
-	CommissionId *int64          `json:"commission_id"`
-	Currency     *string         `json:"currency,omitempty"`
-
-	// Data Added to test-mode answers.
-	Data          *TestModeData       `json:"data,omitempty"`
-	IsTest        *bool               `json:"is_test,omitempty"`
-	Message       string              `json:"message"`
-	Reason        *SaleResponseReason `json:"reason,omitempty"`
-	SaleId        *int64              `json:"sale_id"`
-	Success       SaleResponseSuccess `json:"success"`
-	TransactionId *string             `json:"transaction_id,omitempty"`
-	Warnings      *[]Warning          `json:"warnings,omitempty"`
-	WindowDays    *int                `json:"window_days,omitempty"`
+	union json.RawMessage
 }
 
-// SaleResponseReason defines model for SaleResponse.Reason.
-type SaleResponseReason string
+// SaleWindowExpired The click is older than the program's attribution window; nothing was recorded and the same `transaction_id` may be sent again.
+type SaleWindowExpired struct {
+	Attributed   SaleWindowExpiredAttributed `json:"attributed"`
+	ClickAgeDays int                         `json:"click_age_days"`
 
-// SaleResponseSuccess defines model for SaleResponse.Success.
-type SaleResponseSuccess bool
+	// CommissionId Always null.
+	CommissionId *int64 `json:"commission_id"`
+
+	// Data Added to test-mode answers.
+	Data    *TestModeData           `json:"data,omitempty"`
+	Message string                  `json:"message"`
+	Reason  SaleWindowExpiredReason `json:"reason"`
+
+	// SaleId Always null.
+	SaleId     *int64                   `json:"sale_id"`
+	Success    SaleWindowExpiredSuccess `json:"success"`
+	Warnings   *[]Warning               `json:"warnings,omitempty"`
+	WindowDays int                      `json:"window_days"`
+}
+
+// SaleWindowExpiredAttributed defines model for SaleWindowExpired.Attributed.
+type SaleWindowExpiredAttributed bool
+
+// SaleWindowExpiredReason defines model for SaleWindowExpired.Reason.
+type SaleWindowExpiredReason string
+
+// SaleWindowExpiredSuccess defines model for SaleWindowExpired.Success.
+type SaleWindowExpiredSuccess bool
 
 // StepVerdict defines model for StepVerdict.
 type StepVerdict string
@@ -2446,6 +2502,68 @@ func (t *ReadinessUnauthorizedErrorBody) UnmarshalJSON(b []byte) error {
 	return err
 }
 
+// AsSaleRecorded returns the union data inside the SaleResponse as a SaleRecorded
+func (t SaleResponse) AsSaleRecorded() (SaleRecorded, error) {
+	var body SaleRecorded
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromSaleRecorded overwrites any union data inside the SaleResponse as the provided SaleRecorded
+func (t *SaleResponse) FromSaleRecorded(v SaleRecorded) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeSaleRecorded performs a merge with any union data inside the SaleResponse, using the provided SaleRecorded
+func (t *SaleResponse) MergeSaleRecorded(v SaleRecorded) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsSaleWindowExpired returns the union data inside the SaleResponse as a SaleWindowExpired
+func (t SaleResponse) AsSaleWindowExpired() (SaleWindowExpired, error) {
+	var body SaleWindowExpired
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromSaleWindowExpired overwrites any union data inside the SaleResponse as the provided SaleWindowExpired
+func (t *SaleResponse) FromSaleWindowExpired(v SaleWindowExpired) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeSaleWindowExpired performs a merge with any union data inside the SaleResponse, using the provided SaleWindowExpired
+func (t *SaleResponse) MergeSaleWindowExpired(v SaleWindowExpired) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t SaleResponse) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	return b, err
+}
+
+func (t *SaleResponse) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	return err
+}
+
 // AsPlatformError returns the union data inside the UnauthorizedErrorBody as a PlatformError
 func (t UnauthorizedErrorBody) AsPlatformError() (PlatformError, error) {
 	var body PlatformError
@@ -2575,9 +2693,15 @@ type ServerInterface interface {
 	// SetPaymentProcessor Connect the payment processor
 	// (PUT /api/v1/programs/{programId}/payment-processor)
 	SetPaymentProcessor(ctx echo.Context, programId ProgramId) error
+	// TrackClickPreflight CORS preflight for `POST /api/v1/track/click`
+	// (OPTIONS /api/v1/track/click)
+	TrackClickPreflight(ctx echo.Context) error
 	// TrackClick Record a referral click
 	// (POST /api/v1/track/click)
 	TrackClick(ctx echo.Context) error
+	// TrackLeadPreflight CORS preflight for `POST /api/v1/track/lead`
+	// (OPTIONS /api/v1/track/lead)
+	TrackLeadPreflight(ctx echo.Context) error
 	// TrackLead Record a lead (sign-up)
 	// (POST /api/v1/track/lead)
 	TrackLead(ctx echo.Context) error
@@ -2605,6 +2729,9 @@ type ServerInterface interface {
 	// GetTrackerScriptAlias The browser tracker script (short name)
 	// (GET /js/svc.js)
 	GetTrackerScriptAlias(ctx echo.Context) error
+	// GetMetrics Prometheus metrics
+	// (GET /metrics)
+	GetMetrics(ctx echo.Context) error
 	// GetOpenAPIJSON This specification (JSON)
 	// (GET /openapi.json)
 	GetOpenAPIJSON(ctx echo.Context) error
@@ -2949,12 +3076,30 @@ func (w *ServerInterfaceWrapper) SetPaymentProcessor(ctx echo.Context) error {
 	return err
 }
 
+// TrackClickPreflight converts echo context to params.
+func (w *ServerInterfaceWrapper) TrackClickPreflight(ctx echo.Context) error {
+	var err error
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.TrackClickPreflight(ctx)
+	return err
+}
+
 // TrackClick converts echo context to params.
 func (w *ServerInterfaceWrapper) TrackClick(ctx echo.Context) error {
 	var err error
 
 	// Invoke the callback with all the unmarshaled arguments
 	err = w.Handler.TrackClick(ctx)
+	return err
+}
+
+// TrackLeadPreflight converts echo context to params.
+func (w *ServerInterfaceWrapper) TrackLeadPreflight(ctx echo.Context) error {
+	var err error
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.TrackLeadPreflight(ctx)
 	return err
 }
 
@@ -3060,6 +3205,15 @@ func (w *ServerInterfaceWrapper) GetTrackerScriptAlias(ctx echo.Context) error {
 	return err
 }
 
+// GetMetrics converts echo context to params.
+func (w *ServerInterfaceWrapper) GetMetrics(ctx echo.Context) error {
+	var err error
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.GetMetrics(ctx)
+	return err
+}
+
 // GetOpenAPIJSON converts echo context to params.
 func (w *ServerInterfaceWrapper) GetOpenAPIJSON(ctx echo.Context) error {
 	var err error
@@ -3155,7 +3309,9 @@ func RegisterHandlersWithOptions(router EchoRouter, si ServerInterface, options 
 	router.GET(options.BaseURL+"/api/v1/programs/:programId/payment-processor", wrapper.GetPaymentProcessor, options.OperationMiddlewares["getPaymentProcessor"]...)
 	router.PUT(options.BaseURL+"/api/v1/programs/:programId/payment-processor", wrapper.SetPaymentProcessor, options.OperationMiddlewares["setPaymentProcessor"]...)
 	router.GET(options.BaseURL+"/api/v1/programs/me/readiness", wrapper.GetReadiness, options.OperationMiddlewares["getReadiness"]...)
+	router.OPTIONS(options.BaseURL+"/api/v1/track/click", wrapper.TrackClickPreflight, options.OperationMiddlewares["trackClickPreflight"]...)
 	router.POST(options.BaseURL+"/api/v1/track/click", wrapper.TrackClick, options.OperationMiddlewares["trackClick"]...)
+	router.OPTIONS(options.BaseURL+"/api/v1/track/lead", wrapper.TrackLeadPreflight, options.OperationMiddlewares["trackLeadPreflight"]...)
 	router.POST(options.BaseURL+"/api/v1/track/lead", wrapper.TrackLead, options.OperationMiddlewares["trackLead"]...)
 	router.POST(options.BaseURL+"/api/v1/track/refund", wrapper.TrackRefund, options.OperationMiddlewares["trackRefund"]...)
 	router.POST(options.BaseURL+"/api/v1/track/sale", wrapper.TrackSale, options.OperationMiddlewares["trackSale"]...)
@@ -3165,6 +3321,7 @@ func RegisterHandlersWithOptions(router EchoRouter, si ServerInterface, options 
 	router.GET(options.BaseURL+"/healthz", wrapper.GetHealthz, options.OperationMiddlewares["getHealthz"]...)
 	router.GET(options.BaseURL+"/js/svc-tracker.js", wrapper.GetTrackerScript, options.OperationMiddlewares["getTrackerScript"]...)
 	router.GET(options.BaseURL+"/js/svc.js", wrapper.GetTrackerScriptAlias, options.OperationMiddlewares["getTrackerScriptAlias"]...)
+	router.GET(options.BaseURL+"/metrics", wrapper.GetMetrics, options.OperationMiddlewares["getMetrics"]...)
 	router.GET(options.BaseURL+"/openapi.json", wrapper.GetOpenAPIJSON, options.OperationMiddlewares["getOpenAPIJSON"]...)
 	router.GET(options.BaseURL+"/openapi.yaml", wrapper.GetOpenAPIYAML, options.OperationMiddlewares["getOpenAPIYAML"]...)
 	router.GET(options.BaseURL+"/readyz", wrapper.GetReadyz, options.OperationMiddlewares["getReadyz"]...)
@@ -6268,6 +6425,43 @@ func (response SetPaymentProcessor501JSONResponse) VisitSetPaymentProcessorRespo
 	return err
 }
 
+type TrackClickPreflightRequestObject struct {
+}
+
+type TrackClickPreflightResponseObject interface {
+	VisitTrackClickPreflightResponse(w http.ResponseWriter) error
+}
+
+type TrackClickPreflight204ResponseHeaders struct {
+	AccessControlAllowHeaders *string
+	AccessControlAllowMethods *string
+	AccessControlAllowOrigin  *string
+	AccessControlMaxAge       *int
+	XRequestID                string
+}
+
+type TrackClickPreflight204Response struct {
+	Headers TrackClickPreflight204ResponseHeaders
+}
+
+func (response TrackClickPreflight204Response) VisitTrackClickPreflightResponse(w http.ResponseWriter) error {
+	if response.Headers.AccessControlAllowHeaders != nil {
+		w.Header().Set("Access-Control-Allow-Headers", fmt.Sprint(*response.Headers.AccessControlAllowHeaders))
+	}
+	if response.Headers.AccessControlAllowMethods != nil {
+		w.Header().Set("Access-Control-Allow-Methods", fmt.Sprint(*response.Headers.AccessControlAllowMethods))
+	}
+	if response.Headers.AccessControlAllowOrigin != nil {
+		w.Header().Set("Access-Control-Allow-Origin", fmt.Sprint(*response.Headers.AccessControlAllowOrigin))
+	}
+	if response.Headers.AccessControlMaxAge != nil {
+		w.Header().Set("Access-Control-Max-Age", fmt.Sprint(*response.Headers.AccessControlMaxAge))
+	}
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(204)
+	return nil
+}
+
 type TrackClickRequestObject struct {
 	Body *TrackClickJSONRequestBody
 }
@@ -6480,6 +6674,43 @@ func (response TrackClick501JSONResponse) VisitTrackClickResponse(w http.Respons
 	w.WriteHeader(501)
 	_, err := buf.WriteTo(w)
 	return err
+}
+
+type TrackLeadPreflightRequestObject struct {
+}
+
+type TrackLeadPreflightResponseObject interface {
+	VisitTrackLeadPreflightResponse(w http.ResponseWriter) error
+}
+
+type TrackLeadPreflight204ResponseHeaders struct {
+	AccessControlAllowHeaders *string
+	AccessControlAllowMethods *string
+	AccessControlAllowOrigin  *string
+	AccessControlMaxAge       *int
+	XRequestID                string
+}
+
+type TrackLeadPreflight204Response struct {
+	Headers TrackLeadPreflight204ResponseHeaders
+}
+
+func (response TrackLeadPreflight204Response) VisitTrackLeadPreflightResponse(w http.ResponseWriter) error {
+	if response.Headers.AccessControlAllowHeaders != nil {
+		w.Header().Set("Access-Control-Allow-Headers", fmt.Sprint(*response.Headers.AccessControlAllowHeaders))
+	}
+	if response.Headers.AccessControlAllowMethods != nil {
+		w.Header().Set("Access-Control-Allow-Methods", fmt.Sprint(*response.Headers.AccessControlAllowMethods))
+	}
+	if response.Headers.AccessControlAllowOrigin != nil {
+		w.Header().Set("Access-Control-Allow-Origin", fmt.Sprint(*response.Headers.AccessControlAllowOrigin))
+	}
+	if response.Headers.AccessControlMaxAge != nil {
+		w.Header().Set("Access-Control-Max-Age", fmt.Sprint(*response.Headers.AccessControlMaxAge))
+	}
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(204)
+	return nil
 }
 
 type TrackLeadRequestObject struct {
@@ -7591,6 +7822,32 @@ func (response GetTrackerScriptAlias501JSONResponse) VisitGetTrackerScriptAliasR
 	return err
 }
 
+type GetMetricsRequestObject struct {
+}
+
+type GetMetricsResponseObject interface {
+	VisitGetMetricsResponse(w http.ResponseWriter) error
+}
+
+type GetMetrics200ResponseHeaders struct {
+	XRequestID string
+}
+
+type GetMetrics200TextResponse struct {
+	Body    string
+	Headers GetMetrics200ResponseHeaders
+}
+
+func (response GetMetrics200TextResponse) VisitGetMetricsResponse(w http.ResponseWriter) error {
+
+	w.Header().Set("Content-Type", "text/plain")
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(200)
+
+	_, err := w.Write([]byte(fmt.Sprint(response.Body)))
+	return err
+}
+
 type GetOpenAPIJSONRequestObject struct {
 }
 
@@ -7771,9 +8028,15 @@ type StrictServerInterface interface {
 	// SetPaymentProcessor Connect the payment processor
 	// (PUT /api/v1/programs/{programId}/payment-processor)
 	SetPaymentProcessor(ctx context.Context, request SetPaymentProcessorRequestObject) (SetPaymentProcessorResponseObject, error)
+	// TrackClickPreflight CORS preflight for `POST /api/v1/track/click`
+	// (OPTIONS /api/v1/track/click)
+	TrackClickPreflight(ctx context.Context, request TrackClickPreflightRequestObject) (TrackClickPreflightResponseObject, error)
 	// TrackClick Record a referral click
 	// (POST /api/v1/track/click)
 	TrackClick(ctx context.Context, request TrackClickRequestObject) (TrackClickResponseObject, error)
+	// TrackLeadPreflight CORS preflight for `POST /api/v1/track/lead`
+	// (OPTIONS /api/v1/track/lead)
+	TrackLeadPreflight(ctx context.Context, request TrackLeadPreflightRequestObject) (TrackLeadPreflightResponseObject, error)
 	// TrackLead Record a lead (sign-up)
 	// (POST /api/v1/track/lead)
 	TrackLead(ctx context.Context, request TrackLeadRequestObject) (TrackLeadResponseObject, error)
@@ -7801,6 +8064,9 @@ type StrictServerInterface interface {
 	// GetTrackerScriptAlias The browser tracker script (short name)
 	// (GET /js/svc.js)
 	GetTrackerScriptAlias(ctx context.Context, request GetTrackerScriptAliasRequestObject) (GetTrackerScriptAliasResponseObject, error)
+	// GetMetrics Prometheus metrics
+	// (GET /metrics)
+	GetMetrics(ctx context.Context, request GetMetricsRequestObject) (GetMetricsResponseObject, error)
 	// GetOpenAPIJSON This specification (JSON)
 	// (GET /openapi.json)
 	GetOpenAPIJSON(ctx context.Context, request GetOpenAPIJSONRequestObject) (GetOpenAPIJSONResponseObject, error)
@@ -8520,6 +8786,29 @@ func (sh *strictHandler) SetPaymentProcessor(ctx echo.Context, programId Program
 	return nil
 }
 
+// TrackClickPreflight operation middleware
+func (sh *strictHandler) TrackClickPreflight(ctx echo.Context) error {
+	var request TrackClickPreflightRequestObject
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.TrackClickPreflight(ctx.Request().Context(), request.(TrackClickPreflightRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "TrackClickPreflight")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(TrackClickPreflightResponseObject); ok {
+		return validResponse.VisitTrackClickPreflightResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
 // TrackClick operation middleware
 func (sh *strictHandler) TrackClick(ctx echo.Context) error {
 	var request TrackClickRequestObject
@@ -8560,6 +8849,29 @@ func (sh *strictHandler) TrackClick(ctx echo.Context) error {
 		return err
 	} else if validResponse, ok := response.(TrackClickResponseObject); ok {
 		return validResponse.VisitTrackClickResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// TrackLeadPreflight operation middleware
+func (sh *strictHandler) TrackLeadPreflight(ctx echo.Context) error {
+	var request TrackLeadPreflightRequestObject
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.TrackLeadPreflight(ctx.Request().Context(), request.(TrackLeadPreflightRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "TrackLeadPreflight")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(TrackLeadPreflightResponseObject); ok {
+		return validResponse.VisitTrackLeadPreflightResponse(ctx.Response())
 	} else if response != nil {
 		return fmt.Errorf("unexpected response type: %T", response)
 	}
@@ -8894,6 +9206,29 @@ func (sh *strictHandler) GetTrackerScriptAlias(ctx echo.Context) error {
 	return nil
 }
 
+// GetMetrics operation middleware
+func (sh *strictHandler) GetMetrics(ctx echo.Context) error {
+	var request GetMetricsRequestObject
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.GetMetrics(ctx.Request().Context(), request.(GetMetricsRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "GetMetrics")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(GetMetricsResponseObject); ok {
+		return validResponse.VisitGetMetricsResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
 // GetOpenAPIJSON operation middleware
 func (sh *strictHandler) GetOpenAPIJSON(ctx echo.Context) error {
 	var request GetOpenAPIJSONRequestObject
@@ -8968,327 +9303,339 @@ func (sh *strictHandler) GetReadyz(ctx echo.Context) error {
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7L3rchs3uij6KiiudcpkdouibDkzpmpqLcV2ZrTHsbUlOzNrD73ZYDdIdtQEOg20ZCZx1f51HuDUqdpv",
-	"cF5kv8l+klP4PgCNvvGiizPJ0o+ZWGzc8eG7X37uRWKVCc64kr3xz70lozHL4Z+vWJaziKpEcP1nzGSU",
-	"Jxn+2TvPmWRckZsl40QtGTk9PyNXbE0SSVY0v2IxmYuc5ELBACck/PdJMRo9iz7w5BORLBI8lvALC4mY",
-	"wxC6X8IXpH/x7Uvy4g/HzwfDXtCT0ZKtqF5BRpViuZ79f/z7P0YHLz7+l3/tBT21zlhv3JMqT/ii9/lz",
-	"0HuT8Kv7WDEuOBaRnBZ5ios9ITlL/xSXRxNW19hczQVT+fp0rljeXNMlngNRgtzQRJEZm4uckVx3SfhC",
-	"D52zH4skZ3FvrPKC+VOtEp6silVvPHKHkHDFFiyHeS8LLpm6h3P4y/v35wcxVczek/1EYkbjNOEMb+yP",
-	"z18cD7adxt8vqGJvklWi4P+ay4Of3UxUsYMUfpkV0RVTpK/Pg0klScZyskp4odjgTudUruiCrWjC9Uob",
-	"q7qws6ZsrkiCBxcVeQ4nmfBY3NzbIlpvzX825dVVV0D0zSp5x4XgTs9edR4CSeKAKHrFOJnnYoUXhZ+e",
-	"SBL+/cC0Ozh7FeJSJeUsICyVjCwYZ/pW4yH5b4VQjCRKQ78sskzkasvS6ac3jC/Usjc+evrHQG/F/d3E",
-	"A5+DXkZzumLK4LPzXCxyujqLmzt7W6xYnkQkwyYkifVKEv0po2rZC3qcrvTomRtj00LnIl9RhSf79XEv",
-	"KA/9qOXQP+uhZCa4ZLDOb2hsTlD/FQmuGId/0ixLE8Q6hz9IxMrlpP+as3lv3PuXwxKhH+JXeXieUqUX",
-	"9TrPhZmyegBn/JqmSWzvkfQz04Mwfs1SkbGAhOXCYJwQ3p1HMPyb71qRaX7owRks52WanHGN3WmKi7yv",
-	"rb9Mk627/5YmaZEzIvBVSZZfJxEjMolZy0kMhuR9CfIkiTXmNCihBv2424BQNeH6M+OxRm0h0ysZrpiU",
-	"dMFC0g8tWpsm8Zgg3UlipDiDcEAoj/UMpl/MFE1SOSz7hMMJb9yFxSgHDtNuvpAqYta4wBujght3G6fs",
-	"0hjLoLhdx9HNcYzbw5fg8zSJvuCTsjNKcpOoJaGcsE+JVJrByVkk8rj9kdlu9//EvhX5LIljxr/cGeh3",
-	"QqNIFFyThlykjMSCScKFIjRNxQ1Ry0QGROSGikhR5BEzD4pyoZYsJzciv5IZjVj7ibl93f+RPQxKumd8",
-	"FJDQrvOS5dcsN+dwgnwkgt+MRldiPr/Hs4G3yeLfDrU6QSEDkS6RdK0ZKao0sN3kArntbvFn09H4TT35",
-	"Y1MXaFPh0je1Nq1qePQRrzso/BVw2/cAglHOYsZVQlMyKxQgtjlgs0RuBs8tWOsR+n5D0PdnwdmXA7wL",
-	"prTYoZnJTCS8A770mloRn5ZkpCG3WUojtmJcDR+5xx3u+ffHDnRLMngURPB0/QgcuwDHW6G+FQWPvxxc",
-	"vAViU/AOScIuqJMtfrzF5i2e03UqaPxeiDc0X3xRrI6PcCbiNaEzcc3I18fkr8k37ZdbW+fjHe9xxx84",
-	"LdRS5MlP7P5eqz8o3MY3Il63v1pSSDpLmc87tmiZQCqmGmkDtbda+r5aZ0D8HSjQLJlesfXUquWnVjH5",
-	"CA9b4YFfvUrgMu4PEPxBNypGcjZneU5Tkib8SlNeVeScxUTM5y23rBtNYzNuGJAsLSRRIjtI2TVLSSiL",
-	"KGJShqArDK1qcXBCuCBRmkRX5IZKo3li8SNgbASM3x4tv8tWz1ZZClIA+8IbTsqJke1MJJkVSRqTNVOd",
-	"B+Et9/6P45+J/ms2HI2fd2IBbn0W7k3dI1x4Y3YfBVVm4yxuwYQ5VWxqPiOCU8uEL6r4jYDZndC5YjkJ",
-	"4Y8DMMKH1opaOyivybZz8iz6jzqRJtQwGiecSfkw0nL78F3M1kbRuQFZiRlyCna2UMOavuopQNHUwE1I",
-	"jkaPjNWOMPAgrHbr6Dvy3O0sdIIGBc1Gh3XGG3o8Mtm3hoVLmrIHMBK9FDGL78FShPowY1mPRMzCEhxM",
-	"r1ADRMjFlCqVJ7MC3L4eFfa/VWC8d1eA3UBRi3yhyimXNAIMksShlvpomjMarx3r0s7sVeAzLnCpbOqN",
-	"Fw5OJlzljCpCJTHi4LDuMyJpymDmpUhjawYwE+tv6LAFroip4AtwTQRPM5qmLH8iJ9y4QDU8Th4fwG/l",
-	"ATyQo9VOr2BvW0YNMVcYtMGj/eKeQOLeFR67QcNbYZCOpsEg/jcxJF7nFVs/kc4/czukcKGmoE95JNS/",
-	"WaB8KF3MbrB5HwaZYAtj+Sg7bIeCBxEhAQRuKz5uRT6FN3C7PPloxLlnGMlyofldfUlfGE+8hBiMaA2+",
-	"X+GHy1f61b/+cIFS4/dvX4U7QYyJgGDxNDID1nWbkebtG6abR3L2mwBSRVUhfxMK9SF5K+pxDMIYZ3JR",
-	"KPZEkuOnLx7V512QUt73P4ujQTvVGmylS7vBwujod0+h9OE+yGXuIiGZSzRxFJu9RgISNuBD05FULCCi",
-	"YkETfm8Wws825g3GOY3jRC+apq+ogo1T98t5LjKWq4RJGyxX0wrkjB3gRj6pnJKYKjokoWJSTVdAIVc0",
-	"v5KEEv0TYdeMqxMSGnEQ5MTSrdUF8XFsrQfQe868RfzcK/tuu6Oz+IxnBUClW1BbcGQk8ri6RNIPEzlV",
-	"wOkHhH2K0iJmcRk1CY0kSROpwG0DPmR0LQqM4jShgjMhUkY5xGean8TsBxbBkk6z5K9s/drcv9mZt8/Y",
-	"XMamHeIYZ3wuehiNaAMb/4HdP3bOC30acxpOZUpVJRoypoodqGTFmlHbQW9F5RVrCc0MczX9P//z/0O/",
-	"FrCIU6nIMYmWNKeRYrl/UuVwlo9ui7n2Yp+bcc8rymOqRL52Yc56fF6kKfKWCL7V/WL3vbYLg7PpbL1r",
-	"l9q9lFP6YzUvqtENTjnwr8g7rA0XLWXB4u1gVv3VSDXNS3i/ZISzG33+AZFLccNBU0eWLGet93k3kNp8",
-	"lnaVQevxbD3T7idSmouaJ/AXCH4zOAD4e2tdQha/9qLSJLoyuKoOi419ZzRXnOWmeSMYuaO/C0gOarjx",
-	"FgNIYH90Z8aLFZyx2xzu7TqRQBl6Qa/g3seP2wDfDB2UR1LZcGXxbZfyckkT/j3LY2MBajnnbejyUrHM",
-	"jvA56KWMxnt2kRTF1J271A4Bl2mmNsO1bjZNTgu1fEnTdEajK88GW912Ek+VuGItYHrKybuM8bNX5KXg",
-	"nEWK2LYlGYsEnyeLQjORiUYTeesL1hfHtj9GbBaUS2rsK+h9OliIA/Oj5reGF/TmO/R4bN01BtfvirQ0",
-	"65i2LLQNrPW9pUyxPeAWh789VjG7Oxdpuu/OaHyt/5DduKH5lLtPg33KkpxJg5KrYPM3S2BTsdB8GACM",
-	"6aChYzcE3jzvjPFYfwzKk7cLacMdQa8DrL3AZH+JgZaGjBcuj6xvgJ0qHPZ2vOU73+6lorna+3oLtZwW",
-	"edq+3Ywu0KWwkCwnImMcjLsoGVTupMiTttuo3vduN5iJNG1f0ulMirRQjHy4eAM5Ef78+j05pFlyeH10",
-	"GKXJod7Noe4flhGVkklpOLJtq90T3biz89Zc2fKdrhSIzgWTRdqCfD3qVy7X8fxBLyqkEiuWW06qudWl",
-	"yNU0MmJJ8wmskWFzOEsvpvWxXJdkcaNe1Ceh9WOAQStrqu2gnCbotRL+ysmdcS2Ed5CtBj7bUYyLxGqV",
-	"ACRNcwMltRxJQiYquWaEF6sZy09IxvJI82kaEu2/9XJlQFb0B5ETq7QlBU+UhHbz5BOLsdUQYClKC5lc",
-	"s+9sMhjknloS8uCstZXaa9yssbbN3+vWMIC4Stg0LvIOcegVXcsTIpmSGtFBY8wmNI3pWgLK25S9JujF",
-	"YqXhqQ3y7KzTleBqKVuF5iLXrfGYQAY4IdiaUGLh5onUUvEKhOUrxjL9FyQKozNIZfUnkiZzpnHQYPt6",
-	"MZPPNrwArdzmmhfRBKJb8SkI3nui+U1ClVV+mHCh3YSrDVdYFQXahTjT5omEzFBakiE4QOtkdkSZFovt",
-	"9+DNH3iCWmUQt4E74eiqKk6fc5q+m/fG/9hLgxc0uEk7XO1q0R+r+aFM6rP9cLy227duJtzaEBfcbPax",
-	"zaGt6U4p5oSSl2/OyPPRKKg4V7alLbJnj9cptz+FRLFVy6mVj7EFwyUyS+nawCSRRbTUQBo+G/1faKP7",
-	"16fPh6NReG96hw3PaWe2uwNLOVlXeh9bBe/NkAPPqY7jStG6PE1vwi1aEfcDzXO63uvpGevYvngw0iR6",
-	"uvlAYi6n1yxP5kkXe7XhtrovAcWQaXlQsjWp3Exz2nPiNQMr8ZopktEk1tCXs2uWS9T57K2JaXbImeZN",
-	"pqhZ7tBvyOnT42X7caWMxhs+S5qyzs9tOgps7I/rD9IGDvqQMzaNljRfMDll3EVnNq/OtkXNRHurTfSk",
-	"/gAqwNIyfOfq6uceNICzHWbaDuCG5jzhC1nBdpso0N+ww51e4Hsm1Wu9do/XrunhYWvA/KBAJjjzTB3g",
-	"5BLqr2MCAoaV2hiRa66WTCURfmgqN8uRK2LKRh1XF4eyqyFnR5no822YOu8wt2E0ytc78Bi1MbUUqRmN",
-	"LV18ofPzx38CyLqd+IvQsbu+6k7AZOKmW5G+fuLJ9U5YxluEtwFviKCqELfTdpzhBs1taWOd7mTpqxpp",
-	"Pwc9Op8naUIVa1fTfFuk6Zr8WNAUsCJoa/rA1cGQbGBT9aYU0BuomQISCa7QAI9pMel8HpIfC5aviUvK",
-	"OmxXMmGOxKlv8ahpjkgoryPXIIQZZrm4kSx30RQY3tCfJ7lUNv494XLQOmlK+aLouna9oalKVLrhszm6",
-	"FpCZszxneWcDGeWM8WnOQBlm2NdmK1R7tcsEQU/zoT+ZFFSNj4Vk+ZQujKdCLTpqwUXO4tIcWqbx1ULj",
-	"B8nyg1Pd1XrTJ5JkmD669RyvE3aTiVxNZfLTDjJ2FfRuJT9v0u53Q9ClEjlkHjbO5QAlB5pWr+uwhSqR",
-	"dtGgoS1pzvQS2jj1hJ5QNyR9K6dLpjS4ByRmc1qkinw9GrSzgrs8b41svxMxs4/bQ2c12c06RrgAiU4r",
-	"YtTq7tBIYPFEkhCVfvqvdmHKBCV5iFnlBfsYbEOntl/F6Ndy/K3os+nE+dCyvT0xS3xqXt+a8azEEqIN",
-	"tHQu0t9N9IJmStuCvaBL02UUklb7ITLb7VKw2IdWClCJcR6UxxpqCh4TyuWNxigqaInApOmNfiUO19h7",
-	"bPd9252PanHo3cJHXRjXiAtzGKZXY9+nuEEQ6GB/x6Mji16a59Hfz19cv61uB3FzPBXNb8VkBurqXtAD",
-	"hTRyIah1nZbfyt+wVRtzBHt/VSquqifwepWpNSl4yiRIua1uDK24JDx9+fLdh7fvp9+8effyr69foehA",
-	"iSykFppY7Ex1VIFqCSx27W4/Fe1ZdZp33NdMqUrgWDu6wljJjpHgvo9HL4KWIMo+6Fu3hFJavemgYs7q",
-	"4mzbfL/+wmiqlk0E1LSbiqudLdRtSNRKTi28mMll7TS/3Gg9cvw3pNUvtcGCM/NO98qRH1SKf3TW/vgI",
-	"KZsB2f6VrR2yr2Goiovr2NyeyShQ92rtwPe7kQ+YyXPRDXYlFFdsvYss+vnjrmg66L1hND4tEFhqr09C",
-	"lsgSn5C+4UUGY8tWHwCrAEocQnOwMlgHHlJwlaT6PcAwZUtgbVL0yVwNSWiGmkLebxaHrYNjHzCXmTOp",
-	"ra4X9GoDtaIqvd1OVcYl4zEJHY8XkNA3UIJOeCbUsnn/dxa2ulnS72lauAIre/CgNdtwkxhLhbnmTEOS",
-	"wMVoTCqTBT8oMtIHJQ1dMXINi9CfNBJz9rSmkGZ9QmrixErDBSs92Yyp/s46FbzNLj6fVt3sNt6I17Tl",
-	"9LZ61t2GB9eAfXtPuk4OPtSHQlROoytNdZBDnmtpPQQGAkmo/1DhUWI3R62o9JsMyftlUkbZmjcn7dPG",
-	"IO1vGM1ZPsDhYH6Q8oV5u5XLDzsMgM77r7M6UV8fyADtlriVBrYgQpPhJvqyCQpKJNIhZewhkDyg8qwU",
-	"bjZpgWyw1t0drTdq1HdWs/36PqZW+tzg8eTs0jJR1pnr3+h8/iessFKKq6YQWTsX6Fq1z4K6LUCdrf2L",
-	"LN7zjtpsdd4quv1dy8utHU/N39tbUhesvYT2TYjbcu+bXS+qR+lzdKcH/50e/DQ6eDE9+Pjzs+Dr48//",
-	"uvVcvKV07aKah3NHVrAzK+eQ/JWxDINMmpk3x2ROU8lqCTi/PBNZSRS6netfJrwNCj5uUYY3MSfsfh9d",
-	"jh0+2MS2JvzqbrEtGMG6q8FCt36TSLV9zp1ogA2fvZ31RPf+AE+1xUm5G4vXZQJeh4Ryhu8YOJq1mNZB",
-	"3m7lVN8WqWX69UNI+DWElWYsl4Jr0VzW/Ul3x+m3omedDsq52O5ljydwoVs2Dg4GNsME/pls9YTAUbtw",
-	"qFux26Cdyqtw9+zpKHjYLXUv/G4vzgDVzmCO7e/x1dkF3PbdeQfoq1BuOMs1HMQrcBagnKZr0ObOkjTV",
-	"99MmiJ4jkbon1q0T1O/Nr2i6t8fJnh02OCJZ6KxwNC3r2vr8zKE/wPuzx+c1fDoabStF2epa2hUH4pZ/",
-	"t1doAW9nqDcd7vEduiXc9iGeo9PvOeb2aDO1gCwZ4/tyGiPw0ekFmtx8DLYL9Tsw6FvHuGGzpRBXU8mi",
-	"nKmpiTFvkSJNu1aZ5W9LlmvOkmBZHxPLjFt/Ionpuz0IxR1K67qqi9gqDNTv4K5QWbvRW8NCF2O0ASI+",
-	"br24dgnPtHEFl0CgXIBzA3YDJr+UZm6WkkXTUqbpqlO90521H0bdnrnJCKfbOCGnKY/Ya6sp9tECpwEf",
-	"9CwcxxkikvTj+Uedz6Ncr5N5dra2GmGnonbZUse6dF7YXNEaSvveu/vTJimmubNOm3HdUQGVtyJmJ9Ya",
-	"qq+DXbN8bW5WzOu21XYf/9Jut2nPFRvfJv3jX4oV5Qc5ozEs0bQ7IbGICpPS3/yGJgPUQ7cuzRLVmj0R",
-	"dhelVEqrF0cLlW8dqBV57FXTdNjfqrX2emV9B/v3d0wtRfxWqFO0KdjfK8VYe0HPFVXrNSoFlPM7s/x3",
-	"LE6olt/Lb16aqtdcJWptP7WU7OrVizPYXy8xaeYHTq9pAg/vdYet33cIb6KIv7x/f+6d6Yp+Qt3N8xcv",
-	"PE3O8Wi0lYtznuOGtylF++6wg8AW5L6fOFVjDZqKPFkkvKqm7QiJs8/ZBZZMy4wBWym+p+auuwC1yLXN",
-	"gLMHC/Xavpj7DWloCfLaLujvfK1gPaHGcLlR1WINnJuEnI6Yo9aEBeDADYS9kB1WxvtR7VahvSUsA2Oc",
-	"3Bsrj6T1zrtBc5cotuZ9Np9W473sp142z/6OjKTBHbvzj9ihZBtXCffZmKOGsbeJUKoo9BvjcmoakH6I",
-	"LrHjw8OlkOofY00FPoYDYkayOY/RG1WT66ZJC9wPZIVD8RjLpVKZ/Lfx4eE//sfhv/3LZCJbOUvA5GfY",
-	"/fmoBdl1Yy5HAp59/Xy0TZvfgtR+1RjXu+ylxG++ZP/82RbJ/o74aV8tQgOoG8n/tpo4ci8V4Je3TfiZ",
-	"BrewK6bL8dMXH3dnP1rKtbTaNnZ2m3GlRppYapaK6Ip1SF/odz6nSaqlxAVVDIzymjD67GuWi3kC2mW9",
-	"WLFKIogUggxg+mEb67pG+kCMdlVpREsWXbX56NFoSRbiQI9GoBFaRRMlyTJBr+6dRCN3Li/1IG0sFSjL",
-	"XaxYWxTahgi0DdFnO0ee2agzG3HWer/6ZlrutryNXc/hzxoDfjb3tG8nc+F7dzPQs28/B1b7dWxqLPaB",
-	"3bbThws03MbmIE3n+XpHPV1KpQnSa01b85bdMKlIzmhK+lzwA8WkGpgcXWJOmH4/VwnvytB1h4WZJFK3",
-	"623zSd2m9y1TS2UiTdui15sIePuD3Q1t3yIa1iWBsQg3zulcAduLKasQQCFkqNcBjwi/5d+tWsSHcg6q",
-	"WD1caqz2ZVqCZLFaHdorOLnxpMyNbiSCiOwblw4uBN1WKXv26KuWG8dGyRgIN+i9BWyU/YmmzP67xoQb",
-	"BbbTinuxuR93yx9FwfVgXjW9bHS8sbxFh6OEdzx/NsC2Ke9p9eQ4+6SmJqJjF6XD5g0FvYJfcXHzcMl9",
-	"Sj2Pt/CNZ9Ks0ndLh+zno9Gv4ZC9XzDNw/Gfd4x8qXvF31fYy/su5/laUT2IDu8OYWkmnrabX790rGxT",
-	"STCjss0zVlzBfDdLiiw4a9eIrxKDROWWMRJJbnLBF7ZMDcPYV0quWS47fZzrWglYbGXWrgtfX7pnXgNP",
-	"dxbb2DZ7bK04w5K7olQg75N3E0duX/y84PHLSi6WmlJlBT40kc1OsQMNd7Ftd/J7sGk2prdYwaY0hBnN",
-	"VULTdD21M/TKyXYkMZUldS3VO4hgU6gO3kFnvHjOqLRJciDIozfuodXIE0vdD5jnYkajq1aSgu0aR1qz",
-	"0+EJGdvUCaGKrIRU7mmlbK5IwfEzi4fklYmE1Q/tZilSjWFMNneCU7V6l21W8Jil+tuvJyAnin1qj2uu",
-	"1qTqcAOuF64yNivkXGgKRrrtmKI21f5B0fb+O6OiK69zN7rZeNefP+5g9PX0evcR/tACffYubwe3bBvk",
-	"vhfKwS2LiRRkTvOdgvUqsYN7YZh68nODC0LSh9gOt5oBFCfGf4ekb9CQ/pULL8VMaKN7UoYZh7jgTLeS",
-	"V0mWQVebMaE2/rCCDzzUht8xiLmSKMoM2c6J7x5o0XxsX07cKp2THbmzF9lYmAPALniqv4BaXq1N0R7t",
-	"7NdOnLP1fdCCAYtBs2f5LRIzGqcJZ1+eke5k/XZ0UA96sYhke56IffhprP/6T8iffGEeYzdeQp/WtihK",
-	"P3Iy8KIqHzCKcgu/YXO3mtO1Ufh2y08kkSuapkwqSNZ6C2bCD+NsCcks4aHksT5cvvIQKv71+sNFL+h9",
-	"//ZVK8rcHNp56cVrSs1TYThesmp3sUElUKddPJFTlwCgsm4I6mjD0mlyzVbVjMPeVxHBKcStStazy3fk",
-	"j1+PjlCcEvO5ZKpkC5+NMEOKSGOwkdrfn5NVwgvFXIHXeaEKzGe6YyrqDa6ivYzGMeiyU7YSXP5YMPbT",
-	"umQkGLMpEtI1RCDThKucYc91BmUMaLxG9dWPBc1NCuQsma/BXJ5NpRLw60KIRcqmWUqx4AQvoLdQS5Z3",
-	"5TeDdU9NClwDdxU75fOtdkogY9a8WoKlGbM9WcvM3VoXrFfbcMXya9ruoL6NhT6L2SoTClIoQ97agic/",
-	"auCOciEloWlqw/kk6cNZQvBqWKoCbZqtcDAk7zLEGI0aQHsx3zVMsz8vjviz5MTbKgaxeOxCyDQCtYFj",
-	"pB9eQhR2W4QvcHCmkncACepLPiMMJrwujAQk9LeCIe+mymBAXJGiylDQySt4P5xwL3yaoLXd5PSv7aHM",
-	"bWaD4oBb1dzSmLS4H5hBYOWIW+mCYf7pgIR+Oupy32MwpjZ2X/7sIvCgUPmdyXw1TV1H0DJsdlC6pNLm",
-	"gS1pbA+trcRTcJdw9srRbfNE253bqzFNX0z428hZ3SYU38B5O83aT9TshuJ2+WeDOLhDOZ1/Uukp6G1x",
-	"Ntwh9rOUr6og08qPeiVxumoLVaoJBT1Q3No0rGUW1tZLugRuAJJV7le+7pRgV2sohgUHkAqbr0Ei8zTF",
-	"HYlAN0zWtJu3X+xmnswS/x2EBWiyP7mrPLdmREEcsxhyIDGp0OUNc4DJjoywZ3dMLXDr/pUqf3slqrPr",
-	"9tfgj9cG1O+No4SDuzpscb2DNPmJxeg6GJjsFzmJBLeARb5NWBpLMmNrYQrl6fckOBGcSRIzDfhEcOLn",
-	"8R1uJYzVtZTz7aYEs5l6rNyx3W9pnzJnuJpWguydUyuNNe6qp3t4QG8kRptlNbOM7dll2HUSsamQu+Wi",
-	"wdb2WW9tv1NiXO+G2zDkgolplKjdkuVAYw1O+e7tc7bY1Ra+s2qlLtw2wcHP4boJkHaovIciWmcaft93",
-	"wU9svDVzbMuydnUMmnZg/npe2TvtXD8bqegqa7OtiJVVDLlmmkMHp4/yF7ARw4L1Qwx3lezbCFgl/3K5",
-	"tGr+UIcDtmLlfepSbORHK6i+hZ1asbZCBxldJNyV72l8Y+2cvv7yUj+/7s+X1TS9PgkUqiLId3F0GTJx",
-	"bjB/WjvK1uSi3v52q+BiDqr13qqa6dvE2eWauiYKfXh9M4ifnq+RaDWoOjcHG1TewdYcLZ66uytKGJyM",
-	"P5FE+hF3/Q0+FoNdqqZZV676lFRpzi0WG2fQT9rfWNiePW6zoNXqP1jXPMMHvaIbCvk15yJnBPpCWahq",
-	"RXtwRfHvKqxWiRrtY5Grxc3V52rN3dyWcXez/eeO3j4PleJ2U07bfbPW2oGqjj/g92PlzbZso9aUZYRY",
-	"V2SiEfzbnXz2Njap6oPc9RXtB/p3rAhdA6vAGs7KcTca0YLe3zDu/LTNxVMUKhJtUbqIGlwd4xhT6ZaG",
-	"Y1RxgqOnUmnVcuXlttb4FJPRby8IXK3EsJd85jq20hmpucRErS8hjMtPhPTeVhGdQfLDb+3t5KqYYi65",
-	"4xGZUcm+fuoVJsescr3GO2rWHS1r6br0xhqzsDlof/GHcBAQoD/kBZpI9EFjxJneMSysBJKlUpknC/8V",
-	"5ZLG8vdf/Xm1wBzph6cGVcEjGhPMD0lM2fbBkJzFjKtknkB9P5eV78RVpouYyZQMJcaDCQf0f0PzGAsC",
-	"EowyPCGU3Ij8SmY0YgSy8ZCcLRhnGgNLkijMz6ZJt4m0Q+diVABvPSnDDGPG/nbEH1O5nAmaxyYDBIsP",
-	"Em6LknppWhMUlmEgG+3Vs7c5Ne3LFVCosF4WNLpMFpyqIm9lVHSDMhkILAPaBsS6gpduimUCRL95NW8F",
-	"rBXLO5RrxWkOyoU01voZwjew+D8U+0CVXG2v+jFrlAmHLMeHh4tELYvZMBKrQ9vG/QOFWn+37gE4fCDL",
-	"RLYmfa0kfQjzGYC10JWJ7EPMz8Dm3EZxCuuTYEUm1M5pYDNFKFzaUz2OJpMwnVqyJPcLeA0nfMKPhuSU",
-	"XCcyUZro5XlyDcANWUopj23GSbXMRbFYAln0swpGNEdORS+tVhUF80kOyfslm3BCXGET4z1P+uHhD/JQ",
-	"XkfDH2Q4AGZVYp+A5CwTuZK1KFOwlklzDCaboWenTzjMU6+DgeBbS0U8nPCnQ+KKO9sT0FchSZEFhKJu",
-	"KpFmLSwOyGxdqdDSt/9YiZgNwE3ANoCjw13rzfImKJdoB982DjKc8GfeshyIZHQtA39sN65/UpixPTx/",
-	"d1kWIEbI1F9MPn4LirC6mOGNayHBK4KOkQgWBtty90gNNyUw6XMyYqhjZAx8DmGiU1tNIKJpakvFAaqb",
-	"8OMheWXxEdR0liRNpMKkv+bZr1i+qKkNEbqtlgfJtjzBtNN2kyGQoUIyvIzQL8v8VVhWjQ7M6p1pNjBB",
-	"hYY5hpQkBfcqgJUFw/AhXRQpc+k99F2mY/3zAbnUzxcSh1hAqmQh1nQhIFwfCF6Byw881L3fL6sZrxMk",
-	"PSYXNrpNgMXOS4NtnA1c6utxPS04MKwJMJiBPpfwpfn8+hNKF2evHFf7Z0EuX/0VU4HCC6qPZIDkwAEJ",
-	"0SKtlm5hA76lNZHmYcI1jr26uHpDa1k+Eow6LSEID6I1m7geNeH6AesTMViy9krGGig1HfYQSgLWyzSJ",
-	"EpWuHfTr44jSBG2gIifsE11lKbOnYY/Y1luYiXg9gPv/l38hLzUwcvCIx6s/TVPdIjH3/18v370dkg8Y",
-	"2eKGmKO6WzcwjCNeIDQnIRiBCcY7gYMMFAoOXO4cvWCIVtDsiSxrgpbxViGMTaOIZQp9DTbWNtAL/05w",
-	"TDpE+a7OR1qe9g3zgzH5cPkKtvL6wwVZ0mtGnpKYRcmKphLA7vu3r8gI5ruwpRfMOeCU8qSC3WE1IqM/",
-	"Fozo6xWrypIxSL5yM2Py9TH5a/IN6R8fPSNhW54bjRTZJ300BmchxrNcBpws6R+R75JvBjDPa0hYlBs1",
-	"GhBAfb/h3w+Mf9mBfjx9RSvMsF2VLaQhmRb7KZGUaxTAAsJSCcBn2cC4XFijoDwipTAgN0shGXk6GgUg",
-	"0erDPn76AqkyOMha0IS9AlRivRY8TsyMpU8VRAcg1RpUckbUjXCirDwhN8skWgLmoVmWJs4OA7wC+L/n",
-	"7AckGvCIzH6H+A6++uq8LmR/9RXpgwwAvHZAaKGWFqNDoiLMCSUHYxJqXBKSvn4JyBvZPWAebHsagMk0",
-	"2+b7TAQkNIl7QtK35kzWKPAC48KjqmWgAq+MmIVD8paumBzDJLVcTSE51jcQNnQdoYkfqmZt0r8+C0hY",
-	"Sd2kfzw2yNhP1RRiYZbQ5WsKyfGRnqwVmMnx0TNYSHt2ppAcP32Kk7RkaQohMg3vq+qPqy+LC3sRV2x9",
-	"YgmQX/1nMPYCqPD2SL8SO4VT11VYgZfKoUXppb8bVYxhmeRm7aC+PT2RVd5VWVbdua7b01D6EpC+RJ1p",
-	"pagR0iINEnPNu2iSosmMaeOcc8h3NkmYp8a0lBaWwHjEJrxMIeb4c6o35+RVzUW6P2BtvxCMoyK/kO8Y",
-	"BbHnF3LBVL4mv0z4LwcHB+5/uvHxaER+ISZQzqKeMQFWjS800l/RVL9Gzaxp6oMaL04SK99qLlGK9BrN",
-	"3Fyope5YwIENyS/krdBIP1pSrpkyM+kRfDCtND8Fo9G0qU8rh7C5l8vWBEeVdtRn5BfyPWzEazMrFJQf",
-	"RlYTzhfxDS7BdD0mvxD0PBOW+xS5p5ew4m4sGFYzhpKNnft7YYezcQau9kTBY2YWUvdXOyFKM5ZQNwx9",
-	"RiprPNI39dpkY7RHZNl0T84qU7e3gG9lwGcAGiUNJKlGD3p1FAk4vKuuTT59ajdp6TwcTPjh8pVGpa8/",
-	"XKBx6/u3msiFbZXb7IJaBtcneOGnbSG/kP9gMiCgJyEhgPTBqf4jJEZpjn2fA0h/S5O0yJmvFEkizZTF",
-	"zA0FNEG/UTGflxT0Wwie1IBg+Hw/sOQXQyTLpQGl/Db5BKmO2AH66xq/NzkkL51EioJIzpBBw+Thln88",
-	"O0dhBBxiJXwxCCwATJLwxYRbbHJ2jrwBFzbfI9SLq7MbKF9IZtIrBRbPJjxKi1iDjmFIJlxzJDapzgH8",
-	"v75B/8cLG4xmMv1Xv0mmwhNC4dporEVz/3qMWI8XmWvZSFrrhSaC+p1GqN/WQ/uUXgrUIhSSOeRknpJ0",
-	"qEZ30mdA5/r1an5C5WuDCy+AJ/uFwELhWM39/EJeerfQhhnbRGPgMEPyC/kasOY56WypL1s3fLatIUjb",
-	"eKYtXxEV6YGOno40IM4S/bZ/cRoBHNdn+qxUerhih47GuqVU+9VEXLMvrw3Ael35aemo/nwKv3j5RleU",
-	"x1SJvGxGpErSFLWYBo0nSrqwnBOM1jFQK8mCJpyEr1iWM4SKcML74b+jyvYDTz7Z127Klzg5muZXUFP0",
-	"4tuX5MUfjp8PAhJeFlzDJun/5f3784NYP1rT3E6P7f/4/MXxIJjw8E3CrzS2wums5QCnOiE5S/8Ueysb",
-	"GPHLq4th/Qy1JJXT9ZDAG6hMaYUxx+hjMiLrGAbkca+wcXJa1xHrwUslsZ4cODFAMSnQVf1vTlZURUug",
-	"aE7X1IfpLUeg7xyU9aETXb9HJQqgpAm31v3AY+j0oWjSiYiHQN4lpHsO4sKT0n5iVDh+C5tH5xAcsB0/",
-	"YHMRl0d1NILZNCsvDSBlKY0gd6jmqBqc1/uqnsJYH5DVmjFFMZ5sSbNsTTKqL0YaFiwgLF5oKU5D6Yqu",
-	"DfeBQ3r3DpQUeCUQnMDF8Rqlq3cZM2HwmsYqZANmRZLGJWOR2NSnZM3sRsnzDTZI/TxaUqbChYHVPWLG",
-	"icPoqc9zkeUJUzRf762qNiWhSyX16flZD9JsoHd172g4Go4O9EkOjyAoJmOcZklv3Hs2HA2fYc5oTJhZ",
-	"vWkEhcOfnQ/hZ91m0Zae+gIUurKm7d9V7RcQjgmP0NWBfEOjKxzLWTrgsk4rtAnhgrZYsag01h/gxSrj",
-	"1Kwk6BxbvtUJX0HRBSOb5yLVkIeMIRzKWD8MjY7gUUOQQbxKMEgBCzFoDqqGn60CEajmhOv3PCjVjmPQ",
-	"478vNZJa7jKREIjOZsLUDseBILthzGLUgp87rxUN3OwTjdSYhODy4jRPZQj7PEkVy5kpvsdjk8I5owuG",
-	"2nIaLUEC6M+YUhptgU7ecJ82iDwwKoWIZoD3aLQEAzqhijwj//t/kdB64oRGKf5WmM2Va9NysPPSCUGX",
-	"NEEZW45BCirlnNIq0S9HJnQmrhk5Go0cAzVATQpvlWO0NMIFBqX4d0mBsQ9A5DCJaywMB8C6Fpx9ylA9",
-	"grgLXrGwmOMs7o17bxKpqr5aGDCJy5bgKlGvX4OKO4vl0WINZjD9HksjmO/CWxqR0f8NfSf2LoH1Oaiv",
-	"5ugg4TH7BGe9YEbD6BYEtiFvRcZl3k3uArmO9p0XzwpYPj3qphmNY1fbrCMva/TRaLTvIt7xdI2Y/yrR",
-	"YubceBHYAqSEpumga2nQ9D26+JVru41fa3NhZ9zkMSWp0ERnJgrjPe25K/ZtIGPnEjWX9W0uVr1WgNno",
-	"2tG9oiLL7rai92L/9XzUT8DwpbrT09HIWn5ttESGrhyJ4Ic/mGCZcpKdvSJLV0swMdfhheEzsZACPhBo",
-	"vIZl+erkrmlN88O/m6Znr3CqY9xSWxe39cNSh9mDLkfbu/j6Tez0bHsnp/vEHsfbe1i9qO7wfJetVDJz",
-	"Ya+jnabx2KuK2wzg2qrDzD8+akiueVb846MGJ1msVprtQhResVq6oqLMInRFF9LFV8geBPz7Eps+4cOI",
-	"pimk/Bj/3MtEW8j6S6GXbuUA5FyADzFRQZZJGVtfCknCJJ4i10+olsekstZeyB/IYvIuY/zs1YS/RAMw",
-	"urHkAZknoOjPje5EVrgmzQFoMc1YoA1vhD4lJOFDcgFMiyxroE+46Subyk3g6Cuie6nQDL8zCkxLwozp",
-	"bAxGWhaQcoOeAjC8NEtCfaFRAloVXgEZSfxJbHMbyUn6Io2t/syFbg989WT4H6LI3YFoZm/GGC83PLSW",
-	"CqT9xh5hS+bXS8aflO6fTn5YsjTzFWHgqUQsmJjUYKRf1owfExR2kxjF3AFsssFzvEwTPdJLC2+u7Lz1",
-	"0rwXtFibxaGdqk+bZkc+PyBybqyiGztf1qEYBVvOPimSCfBfKIUVT2xo4vCqAm47IrftsfnnoNeqr9t9",
-	"nLJLYyxT2WnXcXRzHONh6ZJJAl4nT8927rk/wTEdfbpzfLT7hDVLHHR/+mJ7dy/l+c6k7mWaPAi1q9Ix",
-	"S10I9awlgMIoN1SCOCJhkK5H26I00bzppwOrUDgo9b+9cW9JeZwab/IG6bPJeFt1BKdGQxQaKhd6FiRc",
-	"ZGTpYoC6sND+EJa+JS3y/oR/9ZXgEfvqqxOSUi0l6nVIq6nRpMERBks6IsFlsWJxOCSnju610Qqr2Jrw",
-	"p6ORoQTgHmMM1+RPJLTU5pYUEQhgKeNuIYDtBK+xrwrBKQ0ogADBXG83fWu6c64ve4uQi34/en8hulOE",
-	"ACdS0VyFQ2Jd/U8IdQZOk0zGaV5H3QfVJV3YBMUlafmScoR3PJvI1PuS4XoivfJHjyToQUjQLSnJb5sU",
-	"nMNrbxrN7wndwzPeIOYYgYPWLPZXbM1iMltbzGDjCeYiL/EuKvELKGyTMS4Rc0yLPAW/RTrhxtHyxMUr",
-	"INYP9X+wXSd9IeAbqJH2zlJMA5PC5u8JlV7CQT48ToJ5NiGlN5WLMj7Bj1hpM1b6beOIS4Tjh0ASCU82",
-	"oIe6NafNktNHO84gIGKmKFjabTBDJUpJc3EQFSjJHBw/ZusJT8ViodkGjS7Aht0WyqT5qtm6jOAB/wWn",
-	"lAd3pxKPOV09R0dJs+Qn0rP29ss6agPjCSELYwp1HiRlzNHuPOORVR147hlOmfJ//uf/Cy7u1Q2iQS0E",
-	"/z8TD+Wd7sD3/XL2ZYcaY3MHdugKHl2BmV2falgZ5YNG2KWyZte+oIh5K0h5dmYA5yNmoWOvESsl7UqF",
-	"DNjYUZooj5PFdo4qh92pt9LMZkCwYldAatXDKj/kwP/6g9rDrvWyVAN4YCQcQ/SfG5OM5RH4jgOAB8Tl",
-	"kpi6L+VP0KY6ZW09ZFVIRWZaSsxspkq0+oSkT41vNpoEwWw56BAoqpEXm0ngCboVuAR6tYDpoBJhs6Jr",
-	"dOnrIpxnGrvsq/MyEQHVDNSmbtyzUUsRuJ453bIS4rhHoxUbmpGGEdhVjORxGq0YOc8FBNHtSpn1RvZS",
-	"qx3dJ1+As3ezBNaWbZiBE+cIA17oFpGla7JkmAbzkVV4EAHmaOeet7L0tOrf/pPp0ZpWo6piDVGdYwPu",
-	"ziBZTNitM9uDR9qTk7B0rRI2TRByh+SilcSif064E9/QNQa6c+dMLoebWIcuBVaVgtxK4nqTSHVuT/5h",
-	"hS47zTZFkNuQ8YVsYSwflUPbcOsdMOTvDFOBKbsKR1kJ8HdEWmVKmp1QViNi2qIr8h5iP0ytps4wuFpw",
-	"3smEa0lK4wXNzwcm2itj1Pi5JbH1yzQupiiE8boBt8Qc4S0xZyUUpx2NvjaOYy4dBeIozUGh6cJ4TLci",
-	"Zufo24pv3Wdwriu5ZnQfRm8mth6TRAErDSGcYNku/ZDjITmVVy35LAwWsoMCyradrO+yPtJLprTALMn/",
-	"+b//H8/ZkUMguLG63hDB2Qmyjyhc69/s0BUjeY0g7OFwXZH6yuDZNpHPLLOLviyYcjmVbkNcLm3Bjo12",
-	"EZsY/MSJYeZUy5dK+iyVTO+p04uqWpXR0SSvUvc/RgcvWotzP7QFBI9hF7mi1fLhBRtsowN+089B703C",
-	"r7Z1gTafgx7GImxrbVrVSNzvg+TuTDjxPu9PstiF4BoY+mciu34aozrRNeTD4M7KW74PoguZcEx2j6pS",
-	"FeG/dApuuOZDkndyagPGy0CNvheZPBjb3CGVWPoyMYQLhy+d6c32JvqBICHoh+cfWiKfvBiCw0bKCRsX",
-	"0YJL9aaNr0KdUz8+2l2W1ru8PZ933xp3cyOgytz3yO8OSZD2mtkkz7up5rt5uPDniZfldNIbkwn6PE96",
-	"5BcyAb9n809JUzbpfQ5duKDgbMLLTCwnMJg3zJImHDsUHNItuPQtmANEMx0QVKL/AZH/0MVyhJBYB4pj",
-	"xkkEoYYTLhXLTKyFXQXNmY2Wc2EXGMEEWV1oljHq8mf40VECEvsQ6iU6mXAoW0simo3J0QgXDr7t5gD1",
-	"v5eiyE2CGnBPg0QyMLiNpepr/rcaR1/Wxxc3fMLDlgSVJmbRj/McoBUVjuUJmEZUAQpX3HqVL7QZgATE",
-	"qoGEziA+hJeFJCKaGYWwSeRU8D2dXiz7WgLNJqW3FzoUEAzM9DhECgksuhJs3JonxFDn8L0QZEX52oc7",
-	"fZCS9Ff0EzkaWfR2qG90MGxwpUHtDrtU6NXURAjDm3lPkVd8ehBfeEmNbse66meBKYFvqVU3xWFBSf6z",
-	"h/BO69vrBT24bc81B38HxJnwBWroyxHecYbbs/EUrrufTtxEWwBXszOn6nb963m2ekvYoCYqb9elLhC5",
-	"ARf9Dh856EeDwKNB4Avy+wwizduSykEKkIJXeRaD+O7AvkEGnMOf9X9MMO5OEYbVZCSdcYY47D0GGX6E",
-	"yOJo2eQv36GWKScQPDskp2W6H1jjil4xP30kJvKy/rxHo3qCb8Pyaaw44SYLxQmkXQEjtsK0P+AvYbJQ",
-	"QurCBhH8kMUAffyhgin00DjJlyYzeubXhjHpskIUsLJayqXH0La20LadMGELCvxthcS9L3LeyBoruH65",
-	"Yj73kNmKcrqAmatBca2pT3Y2HRidecUZy0QRBGRBFSOzNf4X0gpAyk9Iv8W00GALu2OyE+NePuHG6cTX",
-	"b0eUk4XArBh9m+AWMY9kjAeVlJ8gcZqftcyJ/6RpKm5YPOEYIi+JZCpokehdetZBgGHzGJhBlglXQ8i7",
-	"dJNjUH3CTco2Ly7eqdWrgsa4JoJVEqC1S2Q1k4af5+1BTBw11X7XfKVRY3P7phFkZ9PBL86Asak0dUVU",
-	"q+W8qzlAYYrmMtnK0CR3k0uRq3St5cJ2cf1oNGgVxf7M1IV7Kw9IEspJWuiB+9iq0HwUNn6vFnJ371/M",
-	"Ru5m/PIsvKsaUbW8IcXgjMXOR3EhDjR58EheSc725OLblOIbgubWxKSkqRplfdeQYRsKOXemhwdDIGaK",
-	"bWxlO854ZCR/gzkS/syqKRKs3aeLFWyYwdtWXDaxEHUW9/aRHvlaPw6XPRj9dCElE3JlU8OUhWXSf8um",
-	"mRZAyGmaljLnhEPmJWyOZUKB88MMaickTEVE06Ww1oLw6OkfhqPhaHiEGbvjZA5JY5WdamArzWkQwxLT",
-	"cMjTWl3ploq+9lPNObn2E3iZuwKcKZurCReFIleMZaZ+BGhNuwVfH2Xc0qm6duIaIGwis5ubm6Fciqzi",
-	"Of0RU+PAofTGrlKnGWZ3N2qz9F9Htt4RD1rx+hEf/qcXrF9CosK9UOkWDkJ/OzBlX+/ASYC9ELy7lGTp",
-	"XMvPaAdFR3+Mo8KEvwlI11gtqZUDOcUaPQ/48HCGbe8O6zbBrsAV0Jf3IAL18SX+9jmTy6W4aavQE5jr",
-	"fyAOpdV94m91d0qerofkDOMA0f8RVubKIEHxMavwGdr4mmp2WKlEJtFmDXosqrDbpuywjVd54dw4v9Tj",
-	"hF3H256oO5Kt8USPL/O39jIvqq7Dtfd5W3IHtrD7FpvfJFK9gYEf2BKjJ9pRbH4iayUwHt/E7zDXYPWK",
-	"vySxqkvTIeitpymkXU/QCos5ecxLgiJ/9XKBJ4YddKEF6DNWSqGQadD4uhc8+bFghEa5kCCCewFdx6MX",
-	"xt2MXjHe7hkKjmoPbKXFSb50PO4uVlpNKx8ttNsFydEO+mpbrek/keRpg1irRt05VPkxnqy3pcm2pulD",
-	"kOVzO/ZD6nFwjv2Is9304yv8HZLlrIS6X40gv/Ty9pr1kD7UmHJu2O7tlEu2GROpImxFE1N7D4ojmRYH",
-	"lhPPWYolMJZJ1k1vzx1ueAiSa0b/daiumXzrmzcna5VIG8/xERs80uRd0c5pHJfElyjRmmJiT0pci7G6",
-	"D7WwK94ORdtL1bBVYwWot7lZMrV0+mGJ5d2b5mlc4blb4IPS9epc2x66cdJKBH98xr8nzXCj1nV50Q9E",
-	"4Isd6PtlWRe/pVQ7pDHHmgD61Q3JOYSIdbWmasJD8wcmwaxVlLcV4E1EqY812lXGlx1v9SF4gOo0v5Ix",
-	"9xFZPBp09xerN8Xx7kDFvWqWGxLq0jTFzLlYJR9dWazDMmjNqCvlJTLmp8usCfxDUne25hCO6xxkViJm",
-	"gxOIe2VSwZ+EtnhkQxDpjGHBUyg/2KUiBB8dOp8naUIVM5l8jUULPXBqa3wiK8pIU7TURIHY0u2gkSzr",
-	"zENiXpG7kv+hvI6m5Wd0uXF1Bh2r0+6NQ/pYY0V/eCJJmsyZSlasWrvtoLGpMrPivEjTNfmxoGkyT1hM",
-	"Ply8IX0QzADbsIHGHgo9RAnVV3CA1c3hAKGa92lHJexKHL/Ljl/1Cyf9iid4vfSwLbUNHct6mabS8ZjM",
-	"aSptJVRbrvGEcGFc4yE3JAYiwkrPfFDph1hmUXCaTsGqqb9N9bcx0Sg8HJhivwL83w1gGRs9VBqvD1CG",
-	"8IYB5ovHAN4yVfyzXeN8h3qCb3zfrjK4VEK21Cu2HoAflx7AxmpDllEXP61/8INurae0HttlzoGSzfyK",
-	"zFgq+EISJeCszNzk5buLyzHJcjZPk8VSYTQ6bshUb6V8bTzIIOocn78Uq9Ktkpy6QrxQtRAO7x10gQcG",
-	"JSzxNbi64CWPbx3grENcmfET7+d49Mwb0Dj3Y2P07LdT2IFcxlYzhwmmN6WBfaCxla4lzCQKVVl5H4Mu",
-	"ZECiIk8H4K0PZ/eKQd1oTMNKIn0ULk/CB32hpwvIJrBgwjbC73khjfvVp7UJX5D69LDk30woCH0ncGEH",
-	"Wc6uE3ZD5kyjpxwKh9p74SJfUf2yZ4UCTYB7ECaRAJWEwoBQYdGUa4RV6PFNUUaLhLycAniXGaMGFi2q",
-	"l3TFyHUiEyVy0j87J//F2+nAVdSmK2bXD0eacCI4g4QDlaI3MFyJNPeM4K9gO2LKt5vYipZA/xpy7GtY",
-	"yWguGRbR1+dA6EyKtFBMI8hBZZS3Qg/gERFMCwxOSNVxvQL5Hg6tjnZRwaBerkH95FtIDmEad8u2ocoC",
-	"/f6Qth4XFiMmffhxSbGcr5HvhaOft09bhaXn61GQ7VmxTBALlj13Nc2w6lRI+hCaUim83h6VAuXxXprw",
-	"+9v7h/q35lW5rTuGHmZ5EiV88W90Pv/T1bNPL358mq4gq9bitl3xplhe687ZjXTdRb443Ct3769ZEGtz",
-	"GSy8b0eq+qYSrsEiYHKONJdqImytKxJ4+A0e43sekwk8fDKBnZbLr14ZBPfPnIHAtH+Yeg3B5iimC3jj",
-	"vvRks6RYqdNi/X1DlVAqhdq1O+eKEia1YXv0rin1Ag6NLGWRkuSrr5DTA8Hhq690IxesG1ZiTkPDtUFZ",
-	"b2r+MKW6MRdyIg3x74c4fUjmwjCms7XjQjXfhkl1B8GElwvxhV9cCQ4LZrSWyvyl6HEETBSkhPCk0X63",
-	"CAouNSCCHYqchFEhlVixHCNcoR/WuCf2C0liFDzfYACyUggwIIK+05J/iOfoxbq6VJKQQwyLGQ80a9oI",
-	"a0n09rNcaPKgb++rr0x5ddghcK1G4A69VkaUQ0dVGMdxLrjAoPxhlhh+t7pXTOCqW+lJQNqCDNcmu1bG",
-	"chjY44ybi7fX4Hjbp6ORlxJC2nsP9BQ0lcJ4sJeHaERtE+ddjmyisxFofa0HdjU5Ksx+nkjodEKkwG1T",
-	"qwrS81oNbT8EcVIUamh0SkNblygOQXoSnB0IYHqhswwg/lkkERuan6Ygo7PY9NDDy2LmXqUcQFU7yIhG",
-	"07R+KWhesneIx1sCUS0EpwSiyrnr062flrTjx0nOIpWuTwAn6UvTK2wFupz9gJXVjbA5MjfhoN4WtqMK",
-	"w6dCfPtY508qzO/rasWBBPnS9jV5XCPKAQDLCBwlDFC9LHKI0cKWNlUW/mVz8/YLWYC0J+lc4xmSLLjI",
-	"QQtErNAEr1mOSWjYq9AEe2GIFr9mucL6gKAm8fBdBYCs5igVfKEnaoZdk9M6qkgkSYXQQmeRubo0BO4d",
-	"INLeHvigN9Q0vgrGxkfcRvHSUGqY3Gy1FC5OQTgT8RqiR2IkHaleOqxDL0uSPiVPP30qAVfDa5l5+IZK",
-	"CLcfBFq4ZplCBE0nvA7XhMZxK8raU+a16Bsybnnn3y3+OiB0UuaQnOtlgB7VVH/pGHXYMVSJSz0Q8TUt",
-	"rb3u5xVsTEGtKRYQyiaNvHNqZiB3TbGVYtkYg8lpKeg0KQLu/3g02iDYvsH6/LcvJmOusjfuPfvx6cGL",
-	"q/928/3R6o9/n12M6H//Q/Qfi17Q86+4N+4VGsse/+HoqBf0wEWnN+7RmP67Hx65syiq1/8rSaI49Yaa",
-	"chA2a64nMDQiBh7OV6R6b/RR+nyUPv+zprL7pxAkAYf2ZbLgB0U2uDdBMmfzgu8hSjYlyMBR2yG5YNcs",
-	"tx6QwOw6dFJwLRiGKqdcUrDNg+iV8Alv8FQBautDXFxI+k5OAkYzjJb6zmc0ukKm4W9oq7AdpnSl5ZVp",
-	"pK8iRG/MpYDFrKxhD1pYywqPWXxi0/mSvi2+FmgOdyWkmnCbuCplc0UKbjsNjAlnDgpwdD9MaGpS/Lo8",
-	"ADhPXESYQyrLRSZyiHXtm9R8Ex6hWJELGJgsaTon9Iau0VDyE8sFuoui/TLHg47LNMBw2ol033GBKKPB",
-	"8sR8wmlZlbrazuVq5gvmZDPSDy37Ia+SLGNxiOLu62uwIqdUzUW+OnC2TbBsllKpb+jsu3xRhp5rNrzw",
-	"MIf+mws1Re1/MOH1FE+DPfnDKqR1c4U5o1JwZyG2pwVpXC2UkfutNdJZZ6SNiwPhGM2ORpFSrRSJJcn1",
-	"9ZU1HsHgV3tpPgN3gZu8o+UBR7kLi4Zn3xv3cjtUddWQu3J6dP7jf3/K3lzFZzd/Kf6QfNqdBcMV/kpM",
-	"mJ28mw0z1wBTGHuAeWj4ru071MIVYB4s1FXw+NEa8Lvlx/RTvgUzprs1ObHj3Tru7RymO31JFkzP9+Vz",
-	"kdn3WXIxmkzeG+8Fg90T53XppcM0eqUJb3Jbth4XW2VCMR6tTYi/ErnxnTGsxBNU0aCz3BQzuicmqy/G",
-	"ik54S7DomFCCyRRRzem8oNBdAmJWSx3VCxLGBaJXNvXWGpK+ykFFmShgBQ3PYq/B1FAAnsVGfnjcFs0Z",
-	"uckTpRgnxt8iporOqGQ+VQzQrYkBM4OZSqE4hEkvR/na+ceY0eBQv3eXG6ByL5FEryonfc1RNPgcUvCU",
-	"SWCqWDwYT/jRcBNzUonKtUV/Q9J3Nhzf/S/QdCIH7SIJwZtLfeJTw2QkKyYVXWWW0fBDgQcT/nRIQp9R",
-	"3rAIV43YcKula0cAnGlAOFtQaCFycpODImydscGEPxuSUERRkecsnmp22g7KydnlO/LHr0dHRK/UOseA",
-	"1YJKRZ6NiHH402yNawsAJeZzyOUKPk6w+ZzRVF8yC4hI9V2oJeV2DNBrrDDDLOXkOVklvFBMWheseaGK",
-	"XC/2eGj0knGp+AXwEfMxQefsgGQ0jlMWkJStBJc/Foz9tA4ss8iYKfmcrgMyy2nCVc6g0zqjaUBovIYs",
-	"tT8WNGeQWiNL5utAswBTeIQBWQixSNk0SykkSuGF7ifUkuXhhD/3Vji1loekCTBEzMmRZheePn8Oa6OR",
-	"YrkMJ/zrIQnT5JqBrrnsNhMiZZSHE/6HITl++lQz57LItJzC4incH4/W4ZiE9t/k73//u3U0cy3NdYUf",
-	"Ll9phv71hwusjPH921fhiTV3IbjqJgP9oE7L7GrmCXEx9VKuhQN06dykvq0ogEXu1LhD9CNy2nzrbXcC",
-	"YmRNaw+OWjXFfS0NpUatA1gNekGh4wzxVlsvkl7aCnlNM9yv2BlKb0SwiHG4caextVNuim/rmjmEzqbn",
-	"WVw+8rJUeIk868uqOko17gtdc8ek4CpJ65Y3KE1L0NZSisFW6VjaIRwUWmm7M+Ge/7hrkxnNiHGqMd+t",
-	"27fhpm2jCUdzhaMmf9PfMTjKzuBy2ydQCBMRj1uYFunQFzeAyj9ajBmTlmWb+rth0OZu6fwN0fuvTq0j",
-	"yq0b94SDE9CQnBrdevupGhuctVI6b9mcHRiHWayI5K57TEJTTN04FZsq9RldO1tR/UIrzBC8iBM4g1rt",
-	"ezNgowC+4ARJbmWcITnHbmM9lgbk6ZKm8ym9oevpPBerqSY0/QrB+t//i0AKm0NyNBoNIM/iJ30xIRb3",
-	"TzhZ0R9ErvkV5wkMk024RWK3VGeMW8i8Rl2DoIG8zO8TXtV2QI4o3byLAToevQiMdsk7picSi6lOeK10",
-	"qv4IQHNjQLnEJ6ZKVNX4OAg6MDzpHz99OmjRv5D+89Fo8MXrst5bTVb3GSpJvbLHXtOTmBK4ANpLj/U0",
-	"ZVqNm3RVmwLKl426lM433lV/qg0v+9oAZNg36GYuUVC5vVOo99B64+MXo1HQszDSG/c+XL7abD27Xz2O",
-	"3s2vpMXBqbt1OJdWCPEEkJLIiZz0W4gG6o1pg5CSJY1dyXaQTvxL90I7HrU/j9qf7dqfF7t13Du6v1P7",
-	"83TXlRrVAp2lv0+9kTHadWgo7kGDtCFmuKUI1T2kQKnEOJtAJSwG69zoXLFMSBMJKpoQmxxcJgtOtZRt",
-	"/UU113rNcozBszQSnIVsooNqZoO+U2cQJVKWU0zPiWE8Ay3OzShYbWzMibQz+r5oiFNrLohD8trFilG+",
-	"trvSjINlsSEELIpYBgXaNTUlUEFyTI7Id8k3himCYcgv5PV8ziLVYIk2Ohn+Qt5VXQzHBngc7Sgjqkx3",
-	"smKKxlTRE+f62OJFSC49L0Ril4CigbUpgE4Q3Rkx9GmIbMkGH8eKAySYl6oTWcmrdf1ewydyp22coCea",
-	"icsyHpluzXih8BPKEva8NWYaWhsnOP7hT3Eis0KxoamvqlffMF0/qegU+84YfVixPw9gsgn/zmwCol2Z",
-	"It5Z2/uSpE95HMDqK66hgYsW808Qsz0PtDxU8VYOjPdyi3eyp2OVWpoGnwEIj0VZzPMaHJJTbgrj6dc3",
-	"4U4p5IJM7TMBbSN4HRIjKSHyNpVoFUEFJrKkY9CWx0yPltsWE163LEPYpnmXT0ejE3uzWlhFdGe/O8dh",
-	"DbDo5hm35kSAV/s3xBoPlA0B58B6rF+YDTUbO7W1VKvIGTGPxVCk724osEcGnhNGlnFfB792eoTff94C",
-	"JM+O/LXyCiy5Zg1aCu/BYxQswd+bUbAJg+ThzzS+ZrlKJMvP4s+HmGJon8yAW/IBuhzb35mRH/A94BS7",
-	"pAU023zMBPK7yQXop9ZbOVDbLVdQezlWNyLpl29k0F2X1X9I91yddYf8g6QPSb0oN7nsFznVtDOEv2yB",
-	"+YRfJxBaz3IpOPlBJFw6b7E1ScWCJLzMSDjh4O88JBcihagJHCwgIUwJ/+A0XaPj1ixJ04QvwjZCfBrH",
-	"NUTwQNQYB/910hPi3LuhnkfM85h3cGcUdwbPllBLeWdrzBW6KV/RktFULX/aQMgdo01ulknK/FRlGPkk",
-	"yV/evz8/IUoUNlgkZhnjMRhJ2pIF/sVM+oA0HqfYkO4X1p9IQrW0cW/PrO6hXSNB1wxKcGa5mPmuQO6A",
-	"pLmVH+ShvI4OTCqo4Q/djNb7ZuaoIXkjaEwSVZrLIImUYcRmOeUxGD2VybQS/jyjEtIwfDYzD3+QYWCF",
-	"u5jNWR46e6OTyrG8yYFeqBEOD5L4T5Me2l5KeRENMJNeSPoXr09fffc6IJOefjSLnCo26Rmio+iCrOh6",
-	"wsFpNaJ5vvZmoFlyoFcJBeHsjzGbFQtjK3Q/YkDugakaN5xwcG+ysZ+chK/fU9MpotGSudQx7aVb3+Oh",
-	"XsKZ7wmx9JriXVXh1tBu9LboAlH8+x7x/71EHFTLSbdkLZP2nLbA9iaYvkSs4tQS8wQzy4TNdxEOt97Z",
-	"aZpQ+Xhxu10c6UO6HKJ51cGmWxQZ4zRLhhYrdyKnrJiliVyymLzLGD89PyOxiAq9TIjU+K+X79623qFp",
-	"rb/flU6YaxOzH1ikuq6tvrovQxLQYJyxKJmb9ZO+3vJOZ7+mq/QuZ/8fp9+92XT2+vt+Z29X9Js9e73l",
-	"jWcPWrBd2SUTXuMcSK3W0lp18JiAC0HziLUZgA/WrEhSsOiySMmAsFQy8nz0bNhVYHz900NXF1+j60ZX",
-	"ffE1KrDza/BomM+T6F6x4LMvtZe34PVE4/WJsbvIkEi61iJwEi095tb4a3wZcC0ruG9mH2EQSLXXorQA",
-	"AoXpCiDGXlpSm0j3+kg/XNErRvKCh7YBMpNLpbLx4aErlTv+4+iPI1AEYw6uQ7ABmmX93JbASgaYWiIA",
-	"M4k0WT3mBY8lyRn6E9kseZYyQeHeNfKtEFnEeAwqOaNQcWZQLSLVKvdBHoFNhcATRRaCSWKlADNmWQ28",
-	"OegFlAwmkFPRLDW0OtUQ7D6UxwdpwsFH0aAzM26UJi0jvgckIZczQfMYFFP5gsWQQhC4dusehIpdbzij",
-	"6W3ZuFNK6UNz+zc1SQNXCCOoVaqC5iZuX5K+EUJJKhYJN7Fj3vSeNNlcwhmfgU9pM023VUd7IzkNdXMc",
-	"lOQQ6GWAoFrF2lYyaWdpvFm8h/L54+f/PwAA//8=",
+	"7L3rchs5miD6KgjOnDBZm6IoW+5uS9Exo5JdXdr2RSvZ1T3T9DLBTJBEKQmwEkjJ7LIj5td5gBMnYt9g",
+	"X2TfZJ5kA98HIJEX3nRxddXoR3dZTNzx4btffu4kcr6QggmtOkc/d2aMpiyHf54kCVPqVAqdy+wky+TN",
+	"9+XHlKkk5wvNpegcdS7YTwVTmtjehJJxLm8Uy8mcLoliIu13oo5KZmxOTW+9XLDOUUfpnItp58uXqGWy",
+	"N0zPZNoymf1Qm6RQjEhB9IyRXBaa7T7hu5xPuWjO994MiRt8okiMzeKI3MyYIErOGVnkcprTOcm40opw",
+	"TbpuZbAURaTIlr2dVvSGfjqZsuZiLlkiRWPzCU1mDPa+yNkk49OZJlSoG5a3TsqFZlOWw6wv2SJnCcXh",
+	"67Od50wxoXGrZviT8zNyxZaEKzKn+RVLyUSaXWoY4JjE/zosBoNnyQfBPxGFa4VfWEzkBIYw/biYku7F",
+	"d6fkxe8Pn9cOZkG1ZrmZ/X/+698Gey8+/rd/7kQtx/Wai6v7WDEuOJWJGhV5hos9JjnL/piWRxNvurwL",
+	"pvPlyUSzfPWdaUluKNdkzCYyNzCl8yUXUzO0gS+es7RzpPOChVPNueDzYt45GkRt13dZCMX0PZzD9+/f",
+	"n++lVDN3T+4TSRlNMy4Y3tgfnr843AjKf72gmr3mc67h/5rLg5/9TFSzvQx+GRfJFdOka9+bIgsD4VwU",
+	"mvXudE7lii7YnHJhVroKjSmSsYkmHA8uKfIcTpKLVN7c2yJaby18NuXVVVdAzM1qdceF4E7PXq7G5TyN",
+	"iKZXTJBJLud4USUW/Ouebbd39jK2qJAKFhGWKUamTDBzq2mf/I9CamZwopZEFYuFzPWGpdNPr5mY6lnn",
+	"6ODpHyKzFf93Ew98iToLmtM505YwnSMuPkubO3tbzFnOE4+uOVAlg/IN0pl1oo6gczP6wo+xbqETmc+p",
+	"xpP93WEnKg/9oOXQv5ih1EIKxWCd39LUnqD5K5FCMwH/pItFxhHr7P+oECuXk/5zziado84/7Zdkex+/",
+	"qv3zjGqzqFd5Lu2U1QM4E9c046m7R9Jd2B6EiWuWyQWLSFwuDMaJ4d0FbEF486tWZJvvB3AGyznN+Jkw",
+	"2J1muMj72vppxjfu/jvKsyL3XIJi+TVPGFE8ZS0n0euTgPATnhrMaVFCDfpxtxGheijMZyZSg9piZlbS",
+	"nzOl6JTFpBs7tDbi6RFBusNTpDi9uEeoSM0Mtl/KNOWZ6pd94v5QNO7CYZQ9j2nXX0gVMRtcEIxRwY3b",
+	"jVN2aYxlUdy245jmOMbt4UuKScaTr/ik3IyK3HA9I1QQ9okrbRicnCUyT9sfmet2/0/sO5mPeZoy8fXO",
+	"wLwTmiSyEIY05DJjJJVMESE1oYazJnrGVURkbqmIkkWeMPugqJB6xnJyI/MrtaAJaz8xv6/7P7KHQUn3",
+	"jI8iErt1XrL8muX2HI6Rj0TwG9PkSk4m93g28DZZ+uuhVscoZCDSJYouDSNFtQG2m1witx2cTU38WXc0",
+	"YdNA/ljXBdpUuPR1rW2rGh59xOseCn8B3PYDgGCSs5QJzWlGxoUGxDYBbMbVevDcgLUeoe9XBH1/koJ9",
+	"PcC7YNqIHYaZXEguVsCXWVMr4jOSjLLkdpHRhM2Z0P1H7nGLe/7tsQOrJRk8CtBPPgLHNsDxVurvZCHS",
+	"rwcXb4HYFGKFJOEWtJItfrzF5i2e02Umafpeytc0n35VrI6PcCzTJaFjec3I7w7Jn/m37ZdbW+fjHe9w",
+	"xx8ELfRM5vzv7P5eazgo3Ma3Ml22v1pSKDrOWMg7tmiZQCqmBmkDtXda+q5eLoD4e1CgCz66YsuRU8uP",
+	"nGLyER42woO4esnhMu4PEMJB1ypGcjZheU4zknFxZSivLnLBUiInk5ZbNo1GqR03jsgiKxTRcrGXsWuW",
+	"kVgVYCSMQVcYO9Vi75gISZKMJ1fkhiqreWLpI2CsBYxfHy2/y1bP5osMpAD2lTfMy4mR7eSKjAuepWTJ",
+	"9MqDCJZ7/8fxj0T/DRuOxs87sQC3Pgv/pu4RLoIxVx8F1XbjLG3BhDnVbGQ/I4LTMy6mVfxGwOxO6ESz",
+	"nMTwxx4Y4WNnRa0dVNBk0zkFFv1HnUgTahhNuWBKPYy03D78KmZrrejcgCxuhxyBnS02sGauegRQNLJw",
+	"E5ODwSNjtSUMPAir3Tr6ljx3OwvN0aBg2Oi4znhDj0cm+9awcEkz9gBGolOZsvQeLEWoD7OW9USmLC7B",
+	"wfaKDUDEQo6o1jkfF+D29aiw/7UC4727AmwHikbki3VOhaIJYBCexkbqo1nOaLr0rEs7s1eBz7TApbJR",
+	"MF7cOx4KnTOqCVXEioP9us+IohmDmWcyS50ZwE5svqHDFrgiZlJMwTURPM1olrH8iRoK6wLV8Dh5fAC/",
+	"lgfwQI5WW72CnW0ZNcRcYdB6j/aLewKJe1d4bAcNb6VFOoYGg/jfxJB4nVds+UR5/8zNkCKkHoE+5ZFQ",
+	"/2qB8qF0MdvB5n0YZKINjOWj7LAZCh5EhAQQuK34uBH5FMHA7fLkoxHnnmFkkUvD75pL+sp44hRiMJIl",
+	"+H7FHy5fmlf/6sMFSo0/vH0ZbwUxNgKCpaPEDljXbSaGt2+Ybh7J2a8CSDXVhfpVKNT75K2sxzFIa5yB",
+	"oMUnihw+ffGoPl8FKeV9/6M4GrRTrd5GurQdLAwOfvMUyhzug1zmNhKSvUQbR7HeayQicQM+DB3J5BQi",
+	"KqaUi3uzEH5xMW8YFJ6m3CyaZi+pho1T/8t5Lhcs15wpFyxX0wrkjO3hRj7pnJKUatonsWZKj+ZAIec0",
+	"v1KEEvMTYddM6GMSW3EQ5MTSrdUH8QlsbQYwe14Ei/i5U/bddEdn6ZlYFACVfkFtwZGJzNPqEkk35mqk",
+	"gdOPCPuUZEXK0jJqEhopCA4Htw34sKBLWWAUpw0VHEuZMSogPtP+JMc/sgSWdLLgf2bLV/b+7c6Cfab2",
+	"MtbtEMc4ExPZwWhEF9j4N+z+ceW80Kcxp+VURlRXoiFTqtme5nPWjNqOOnOqrlhLaGac69F//sf/Rr8W",
+	"sIhTpckhSWY0p4lmeXhS5XCOj26LuQ5in5txz3MqUqplvvRhzmZ8UWQZ8pYIvtX9YvedtguDs9F4uW2X",
+	"2r2UU4ZjNS+q0Q1OOQqvKDisNRetVMHSzWBW/dVKNe2ZEwS7MecfETWTNwI0dWTGctZ6n3cDqfVn6VYZ",
+	"tR7PxjNd/URKc1HzBL6H4DeLA4C/d9YlZPFrLyrjyZXFVXVYbOx7QXMtWG6bN4KRV/T3AclRDTfeYgAF",
+	"7I/pzEQxhzP2m8O9XXMFlKETdQoRfPy4CfDt0FF5JJUNVxbfdimnM8rFDyxPrQWo5Zw3octLzRZuhC9R",
+	"J2M03bGLoiimbt2ldgi4TDu1Ha51sxk/KfTslGbZmCZXgQ22um2ejrS8Yi1geiLIuwUTZy/JqRSCJZq4",
+	"tiUZS6SY8GlhmEhu0ETe+oLNxbHNjxGbReWSGvuKOp/2pnLP/mj4rf4FvXmDHo+tu8bg+m2RlmEds5aF",
+	"toG1ubeMabYD3OLwt8cqdnfnMst23RlNr80fajVuaD7l1afBPi14zpRFyVWw+YsjsJmcGj4MAMZ2MNCx",
+	"HQJvnveCidR8jMqTdwtpwx1RZwVYB4HJ4RIjIw1ZL1yRON8AN1Xc72x5y3e+3UtNc73z9RZ6NiryrH27",
+	"CzpFl8JCsZzIBRNg3EXJoHInRc7bbqN639vd4EJmWfuSTsZKZoVm5MPFa8iJ8KdX78k+XfD964P9JOP7",
+	"Zjf7pn9cRlQqppTlyDatdkd0488uWHNly3e6UiA6F0wVWQvyDahfuVzP80edpFBazlnuOKnmVmcy16PE",
+	"iiXNJ7BEhs3jLLOY1sdyXZLFtXrRkITWjwEGrayptoNymqjTSvgrJ3cmjBC+gmw18NmWYlwi53MOkDTK",
+	"LZTUciRJxTW/ZkQU8zHLj8mC5Ynh0wwkun+b5aqIzOmPMidOaUsKwbWCdhP+iaXYqg+wlGSF4tfsjUsG",
+	"g9xT+ZBkYZiqqC1FD66jtnZ3set12K75e9MaBpBXnI3SIl8hIL2kS3VMFNPKoD5ojPmFRildKkCC6/LZ",
+	"RJ1UzimmS2tAmJt1NJdCz1rzxZmT5GKKBwdSwTHB1oQSB0lPlJGT5yA+XzG2MH9B6jA6huRWfyQZnzCD",
+	"lXqb14u5fTZhCmjlN9e8iCZY3YpzQYDfEfGvE7OcOsQGEG0nbq25wqpw0C7W2TZPFOSKMrINwQFaJ3Mj",
+	"qqyYbr6HYP4oEN0qg/gN3AlrV5Vz5pyz7N2kc/S3nXR6UYO/dMPVrhY9tJofyjQ/mw8naLt563bCjQ1x",
+	"wc1mH9tc3JoOlnJCKDl9fUaeDwZRxd2yLZGRO3u8TrX5KXDN5i2nVj7GFgzH1SKjSwuTRBXJzABp/Gzw",
+	"/6DV7p+fPu8PBvG9aSLWPKetGfEVWMpLv6otjWPIQ6+HHHhOdRxXCtvlaQYTbtCT+B9ontPlTk/P2st2",
+	"xYOJIdqj9QeSCjW6Zjmf8FUM15rbWn0JKJiMyoNSrWnmxob3npCgGdiNl0yTBeWpgb6cXbNcoRZoZ91M",
+	"s0PODLcyQl3zCo2HGj09nLUfV8Zouuazohlb+blNa4GNw3HDQdrAwRzygo2SGc2nTI2Y8PGazatzbVFX",
+	"0d5qHT2pP4AKsLQMv3J19XOPGsDZDjNtB3BDc8HFVFWw3ToK9BfscKcX+J4p/cqsPeC+a5p52BowPyii",
+	"ScEC4we4vcTm6xEBkcPJcYyopdAzpnmCH5rqznLkiuCyVuu1ikPZ1rSzpZT05TZMXXCYmzAaFcsteIza",
+	"mEauNIzGhi6hGPrl4z8AZN1OIEbo2F6DdSdgspHUrUjfPHF+vRWWCRYRbCAYIqqqyN20K85wjS63tLqO",
+	"trL9Vc22X6IOnUx4xqlm7Yqb74osW5KfCpoBVgT9TRe4OhiS9Vzy3owCegPFU0QSKTSa5DFRJp1MYvJT",
+	"wfIl8Wla++1qJ8yaOAptIDVdEonVdeIbxDCDy4Lt4isw4KE74bnSLiKeC9VrnTSjYlqsunazoZHmOlvz",
+	"2R5dC8hMWJ6zfGUDleSMiVHOQD1m2ddmK1SEtcsEUcfwoX+3SakaHwvF8hGdWt+FWrzUVMicpaWBtEzs",
+	"a4TGD4rleyemq/Ov54osMKF06zlec3azkLkeKf73LWTsKujdSn5ep+9fDUGXWuaQi9i6mwOU7BlavazD",
+	"FqpE2kWDhrakOdMptPHqCTOhaUi6Tk5XTBtwj0jKJrTINPndoNfOCm7zvA2yfSNT5h53gM5qsptzlfAh",
+	"EyvtikmrA0QjpcUTRWJUA5q/2oUpG6YUIGadF+xj1IL1H4xWuTVUTIotV9mKipsuog+tJ3Cn7whZzafc",
+	"MLGVSEW0sJauS+a7jY0wDG5bKBl0aTqkQkrsMABns9ULFvvQCgaqMIqEitRAYCFSW+KAcB21xHfS7Ma8",
+	"OI+33D22e9Ztz5O1uAtv4MkurOPFhT0M26ux7xPcIAiHsL/DwYFDVc3z6O7mjW7e6Wr3c3s8FS1yxSAH",
+	"yvBO1AF1N3I0qMEdld/K37BVG6MFe39ZKsGqJ/BqvtBLUoiMKZCYW50kWvFSfHJ6+u7D2/ejb1+/O/3z",
+	"q5cohlCiCmUEMJZ6QyDVoKYCe2C7U1FFE1ed5p0ItVy6EpbWjvowEnPFSHDfh4MXUUuIZhd0txsCNZ0O",
+	"tlcxlq3ikts8y75nNNOzJgJqWmXl1db27zYk6qSwFr7OZsr2WmRhNSg5/huS9peaZSmYfac7ZeCPKqVF",
+	"VlYW+QgJoQHZ/pktPbKvYaiKA+2RvT2br6DuM7sC329HPmCmwAE42pZQXLHlNnLtl4/boumo85rR9KRA",
+	"YKm9PgU5KEt8QrqWr+kdORZ9D9gOUAgRmoPFwrkHkUJonpn3AMOULYFNytDjc94nsR1qBFnFWRq3Do59",
+	"wBhnz6S2uk7UqQ3UiqrMdleqRS6ZSEns+cWIxKH5E/TLY6lnzfu/s+C2mr39gWaFL9+yAz9bszw3ibHS",
+	"mMnONiQcLsZgUsWnYq9YkC4ofOickWtYhPlkkJi3zTUFPudxUhNN5gYuWOknZx0B7qyfwdtcJTPQqhPf",
+	"2hsJmrac3ka/vdvw8wawb++nt1IaiM2hEJ3T5MpQHeSQJ0byj4GBQBIaPlR4lNjNUyuqwiZ98n7Gyxhe",
+	"++aUe9oYAv4toznLezgczA8aA2nfbuXy4xXGRO9buLL2UdccSA9toLiVBrYg0pDhJvpy6Q9KJLJSYvnH",
+	"Em7cXZcw03DMCGG9Fc3biLG7e3uvVeJvrdn75R1dncC7xu3Km8IV186j7F/oZPJHLPNSSsi2Glo7s+hb",
+	"tc+C6jTAsK39i0W64x21mQeDVax2ui0vt3Y8NafzYEmrYO0U2jchbsO9r/f2qB5lyPid7P073fv7YO/F",
+	"aO/jz8+i3x1++eeN5xIsZdUuqslAt+QYV6YG7ZM/M7bASJdm+s8jMqGZYrUsoF+f16xkK90sHMy4aIOC",
+	"jxv0700EC7v/GG3SxrdhxTXcLRdXdwuwwTDabW0kpvVrrvTmObciFS6G93YGG9P7AzzVFk/p1Vi8LjqI",
+	"OiSUM7xh4NvWYs0HsbyVoX1bZE42MA+Bi2uIbV2wXElhJHhVd2rdHqffip6t9JLO5WZXfzyBC9OycXAw",
+	"sB0mCs9ko/MFjroKh/oV+w26qYIye8+eDqKH3dLqhd/txVmg2hrMsf09vjq3gNu+u+AAQ03LjWC5gYN0",
+	"Dv4JVNBsCUrfMc8ycz9t8uo5Eql7Yt1Wgvq9uTKNdnZy2bHDGt8nB50VjqZlXRufnz30B3h/7viChk8H",
+	"g031MFu9WVcFo/jl3+0VOsDbGupth3t8h34Jt32I5+hnfI4JRtosMiBypvi+vGIJ3II6kSE3H6PNsv8W",
+	"DPrGMW7YeCbl1UixJGd6ZAPdW4RN265VZvnLjOWGsyRYW8gGVOPWnyhi+26OhPGH0rqu6iI2CgP1O7gr",
+	"VNZu9NawsIoxWgMRHzdeXLuEZ9v4qk8gUE7BnwK7AZNfSjM3M8WSUSnTrCqWvdWdtR9G3ey5zlZn2ngh",
+	"pymPuGur6f/RUGcAH9QxAsfpI5IMkwoMVj6Pcr1e5tnaKGuFnYp2ZkMx7dJfYn1ZbagvfO8eV+ukmObO",
+	"VpqW674RqOOVKTt2RlNzHeya5Ut7s3JSN8G2hxWU5r11e66YAtepKb8v5lTs5YymsETb7pikMilsXQH7",
+	"G1oWUF3dujRHVGtmR9hdklGlnPocDVmhEaFWabJTzRXifqsW/OuURSbc32+Ynsn0rdQnaHpwv1cqwnai",
+	"jq/s1mmUKyjn99b7Nyzl1Mjv5bcgV9Yrobleuk8tdcM69QoR7tdLzNz5QdBryuHhvVrhEhD6oDdRxPfv",
+	"358HZzqnn1B38/zFi0CTczgYbOTivLO65W1K0X51pEPkqoLfT7CsNRqNZM6nXFS1uSvi8txz9rEsozJt",
+	"wUaKHyhs615HLXJtM+qtGXv2YPFmm5d3v3EVLZFmm0X/rS8aVOjUWjzXKl+cZXSd2LMi8Kk1jwJ4kQOp",
+	"L9QK8+T9KHur8N8SG4KBVv7VlUfSeuergXWbULrmfTYfW+MF7aZwtojgjqylxSbbc5TYoWQk51yEjM1B",
+	"w0rcRDFVpPqt9Xu1DUg3Rr/co/39mVT6b0eGLnyMe8SO5FIxo0usIeBNWxj4LagKzxKwmjOtF+pfjvb3",
+	"//Y/9//ln4ZD1cprAm4/w+7PBy3obzUu80Th2e+eDzbp91vQ3D9Y6O1ddldivFD6f/5sg/R/R4y1q6ah",
+	"AeaNLIUbzSB5kLPw69svwpSIG1ga2+Xw6YuP27MoLXVlWu0fW3vg+JooTbw1zmRyxVZIaOgOP6E8M5Lk",
+	"lGoG9n1DKkMWd5HLCYcXYhYr5zyBACZIVWaeujXUGzIA5GlbtUcyY8lVm7sfTWZkKvfMaAQaoeWUa0Vm",
+	"HJ3NtxKf/LmcmkHa2C5QqPsQtrbguDWBcWuC4rYOiHPBcC4QrvV+zc203G15G9uew58MTvxi72nXTvbC",
+	"d+5moWfXfh6sduvY1GrsArttpw8XaPmP9bGj3on2jrq8jCobO9iaX+ctu2FKk5zRjHSFFHuaKd2zycTk",
+	"hDDzfq64WJVK7A4Ls9mubtfbJb66Te9b5sBayCxrC6pvIuDND3Y7tH2LIF2frcYh3DSnEw2MMObWQgCF",
+	"SKbOCnhE+C3/btU0PpSfUcUy4nN4tS/TESSH1erQXsHJjSdlb3QtEURk37h0cDNYbblyZ49ub7n1kVSM",
+	"gbiDjmDARrmfaMbcv2tsuVVye815EDL8cbtEVxTcEyZV88xa5xzHW6xwpgiO508W2NYlaK2enGCf9MgG",
+	"h2yjmFi/oahTiCshbx4uC1GpCwoWvvZMmuUEb+nb/Xww+CV8u3eLy3k4/vOOQTR1B/v7iqB5v8oPv1b9",
+	"D4LWV0fDNDNku80vTz0r21QbjKlqc7KVVzDfzYwiC87ateZzbpGo2jAGV+Qml2Lq6ukwDMml5JrlaqW7",
+	"dF1PAYutzLrqwpeX/pnXwNOfxSa2zR1bK85w5K4olcy7JAjFkdsXPylEelpJEVNTs8zBzyZxSTO2oOE+",
+	"TO5OvhEu+8foFitYly9xQXPNaZYtR26GTjnZliSmsqRVSw0OIloX9YN3sDKMPWdUudw9EC/SOeqgZSkQ",
+	"S/0PmH5jTJOrVpKC7RpHWrPl4QlZ+9UxoZrMpdL+aWVsokkh8DNL++SlDdA1D+1mJjODYWzaeYJTtXqg",
+	"rVfw2KWG269nSieafWoPt64Wz1rhKlyvsGXtWsi50AwMeZsxRW2q3WO13f2vDNauvM7t6GbjXX/5uIVh",
+	"ONDr3UckRQv0ubu8HdyyTZD7XmoPtywlSpIJzbeK+6uEIe6EYepZ2i0uiEkXwkT8anpQRRn/HZOuRUPm",
+	"VyGDzDexCxTKGCZCElIw00pd8cUCurpEDrXx+xV8EKA2/I7x0JX8VXbIdk58+5iN5mP7euJW6cDsyZ27",
+	"yMbCPACugqf6C6il+1qXiqSd/dqKc3b+EUYwYClo9hy/RVJG04wL9vUZ6ZWs35ZO7FEnlYlqT1+xCz+N",
+	"hWr/AfmTr8xjbMdLmNO6sFFnKwIVnXeKgbMSvEk3DnEQt85G1p2HK4eQlgoQUkRYf9onlGRUs9wG5QtC",
+	"zcc9H+Qejm+W2muJ9dz9+u4QiHgLSlqDv69GR9cC6W0CJG0BlnZt7er4x0uIUW2Lf9wUzL/NG/q1EZnS",
+	"laakMnWa0aA6q1+yu5MaodkUfoivfH3YdRhqHQVh2A8Ydr1BqnCppO39u7Qd7jieKKLmNMuY0pA7+hYi",
+	"Qxj33RLDXT6oUpL6cPkyYJvwr1cfLjpR54e3L1sZo/Wx4JdBgLcykhPG7/J5u7MdqnpX+sNwNfLItLJu",
+	"CO9qeyYZv2bzagL04KtM4BTSVlPK2eU78offDQ5QaSInE8V0Kfw9G2B6JpmlQD7c78/JnItCM19velLo",
+	"ApMpb5kZf43TeGdB0zTDUN25FOqngrG/L0txgTGXUyVbQsoCyoXOGfZcLqCqCk2XqKT+qaC5zci+4BMI",
+	"810sRkpL+HUq5TRjo0VGsf6NKKC31DOWr0quCOse2fzbFu4q3gjPN3ojABpxThQlWNox2zNFjf2trYL1",
+	"ahuhWX5N20NVNgnKZymbL6SGjO6QNLsQ/CcD3EkulSI0y1xgryJdOEuIdo9Lhb/L8Rf3+uTdAjFGoyTZ",
+	"TiJ2DdPsLnEj/izl7bYCZiwl3Thkp2zGIAPiAX4m6MNCZjS1ZT3weYT1Sl0agKHAEf8CXV5h67jXH4pK",
+	"ypZN3Ijn7zaphBtzYSBp8+dWRhHdoDi8eGb2TUVYVe6JajmG49Z9+4plkP2ioXaZ0yUZMwLe1L4u37pE",
+	"mBtCXB0doFO2nRNoaybF0uP+ltGTd0xKt4XypMVRbF0FmJV5lu6+118kwUPU2eBKu5KLqyQY9TqBGtRU",
+	"h1/H8K3TC4TFq1ZVAavU/Yo6YLlw6ZHL7Mitd3oJhBKSyO5WaPKEYFfnKQELjiBFvViCSiIwlaxI0Ltm",
+	"sqbjSDuhWs+uOLq4hbQMTXanBJUH2HwYqcFeWgKtQi9QzKenVmRqPrtj/o1b96/U41z/BNvy8Z4FqSvg",
+	"3+V4bUD93noKebirw5YwO8j431mKZCSymWRykkjhAIt8x1mWKjJmS2kJhHlZUhApmCIpM4BPpCBhfu3N",
+	"GoTqWsr5ttMCu6xXjiXf7Li3S0FCXI1uI7nBOXVaaRp6cJ/sEBSwVoWwXoyxy9icqYld84SNpNourxO2",
+	"ds96Y/utElYHN9yGIadMjhKut0s8BY0NOOXbt8/ZdFtnkK31InW5rwkOYW7ldYC0RY1MlF5WlscInXfC",
+	"hOMbMzq3LGtbz7jRCsxfz/d8p52bZ6M0nS/ajIty7nQmvlkckRi8nspfwEkCFmweYryt0NtGwCp50cul",
+	"VXPxehywESvvUi9mLYdaQfUtPNictRUgWdApF76sVuMba+fJzZdT8/xWf76sps8OSaDUFRl3FRu4QP2d",
+	"Hyyc1o2yMVFvsL/tKivZg2q9t6pp5jbBqLmhrlyjE3toBwxTXTaSFkdV7/5ojc0n2pjIKLD3rAqlBy/7",
+	"T0akDMJSu2ucjHrb1Dd0voz1Kak2nFsq185gnnS4sbg9E+N6uazVgbaulIUPZkU3FHLVTmTOCPSFcm1x",
+	"eBUx+GKFdxVXq7cNdjFJ14JL63O15lRvy169XtC5o7vbQ6WLXpcfetcM0G6gqucbOL45IbUtc6+z5VrJ",
+	"1xd/aUTIr07kfBujbPVBbvuKdgP9O9Zur4FV5CzH5bhrrchR5y+YnOGkzcdZFjqRbaHsiBp8xfEU01KX",
+	"nhNWu2Z4Da2zquk2yBNv8CkWidhcurtaIWUn+cx3bKUzynCJXC8vIbIxzBb23tX7HUMi0e/c7eS6GGHC",
+	"xcMBGVPFfveUJDOa00SzXGHqxU7jHTUrBJdVr32qcINZ2ARshfhD3IsI0B/yAq0H5qAxCNPsGBZWAslM",
+	"60UgC/8Z5ZLG8ndf/Xm18CPpxicWVcEjOiKYa5XkevSf//G/416fnKVMaD7hUHfTqzyPfcXIhNms40oV",
+	"LI2GAtD/Dc1TLNRJMPD2mFByI/MrtaAJI5CyiuRsygQzGFgRrjGJoSHdNvgUvetRJbzxpCwzjJU02hF/",
+	"StVsLGme2jQpLN3jwpUPDlIecxSWYSAX7thxtzmy7csV0AU39+MLjV3yqaC6yFsZFdOgzJgDy4C2EXGx",
+	"EKWfbqldDptXk7vAWrHsSrlWnGavXEhjrV8gfmkiEbEKTVElV9urecwGZcIhq6P9/SnXs2LcT+R837Xx",
+	"/0ChNtytfwAeH6gyKbRNBa1IF+LceqAY9+VbuxD01nP561GcwrpBWCkNtXMG2GxxGJ9C2IxjyCRMp2eM",
+	"52Fhvf5QDMVBn5yQa664NkQvz/k1ADdk/KUidWlZ9SyXxXQGZDFMvZnQHDkVs7RatSJMuton72dsKAjx",
+	"BYds+Ajpxvs/qn11nfR/VHEPmFWFfSKSs4XMtaoFXoMhSdljsCk/AxM2FzBPvT4Ngm8trXd/KJ72iS/D",
+	"7k7AXIUixSIiFHVTXNm1sDQi42WlclLX/WMuU9YDC7prAEeHuzabFU1QLtEOvm0cpD8Uz4JleRBZ0KWK",
+	"wrH9uOFJYfWD+PzdZVkqHCHTfLGWKgeKsLqU4Y0bIcEhbh+K42CwLcGVMnAT+PFwRawY6hkZC599mOjE",
+	"VeZIaJa5Eo6A6obisE9eOnwE1dcVybjSmEDbPvs5y6c1tSFCt9PyINlWx5jC3W0yBjJUKIaXEYcF1L+J",
+	"y/rukV29t1pGNqrWMseQt6cQQWW+spAfPqSLImM+B465y+zI/LxHLs3zhew6DpAqGb0NXYiIMAeCV+Bz",
+	"bfdN7/ezavZ4jqTH5pVHjwI0kZUp5a0d3qeRP6qn2OfWeevk/Cwy5xKf2s+vPqF0cfbSc7V/kuTy5Z8x",
+	"Xy68oPpIFkj2PJAQI9Ia6RY2EPhamcXjw4RrPArqVZsNLVX5SDDsuoQgPIjWzPxmVC7MAzYnYrFk7ZUc",
+	"GaA0dDhAKBwssxlPuM6WHvrNcSQZhyToBpDZJzpfZMydhjtiV7tkLNNlD+7/n/6JnBpgFBASgld/kmWm",
+	"Bbf3/98v373tkw8Y2uWHmKC62zSwjCNeIDQnsSiyzGy1MLSAKoIFvCOfYMosGMJ1DHuiylq9ZcBhDGPT",
+	"JGELjWb4tXVCzMLfSIGZuajY1i/HyNOByj3uHZEPly9hK68+XJAZvWbkKUlZwuc0UwB2P7x9SQYw34Ur",
+	"Y2LPAadUxxXsDquRC/pTwYi5XjmvLBmzRFRu5oj87pD8mX9LuocHz0jclgzKIEX2yRyNxVmI8RyXASdL",
+	"ugfkDf+2B/O8gqxeuVWjAQE09xv/dc+6Xu2Zx9PVtMIMu1W5ojSKGbGfEkWFQQEsIixTAHyODUzLhcV/",
+	"elXic4O5ECnFEbmZScXI08EgAonWHPbh0xdIlcEh04Em7BWgEmsf4XGigdecKogOQKoNqOSM6BvpRVl1",
+	"TG5mPJkB5qGLRca9HQZ4BQgAydmPSDTgEdn99vEdfPPNeV3I/uYb0gUZAHjtiNBCzxxGh2xemDhN9Y5I",
+	"bHBJTLrmJSBv5PaAyeLdaQAmM2xbHJWpvSMS2+xWMek6cyZrFEuCceFR1dK0RSSGMlF98pbOmTqCSWoJ",
+	"zWJyaG4gbug6YhtAV01tZn59FpG4kt/M/HhokXGYzyzGIkexT2oWk8MDM1krMJPDg2ewkPYUZjE5fPoU",
+	"J2lJZRZDaCbeV9Uh3VyWkO4irtjy2BGgsJJW7yiIIMTbI91K8CBOXVdhRUEukxall/luVTGWZVLrtYPm",
+	"9sxETnlXZVlN57puz0DpKSB9hTrTSoEwpEUGJCaGdzEkxZAZ28bnkCdvXCa9QI3pKC0sgYmEDUWZZ8/z",
+	"59Rszsurhov0f8DaPhMMJCSfyRtGQez5TC6Yzpfk81B83tvb8/8zjQ8HA/KZ2EhRh3qOCLBqYmqQ/pxm",
+	"5jUaZs1QH9R4CcKdfGu4RCWzazRzO+edAg6sTz6Tt9Ig/WRGhWHK7KQH8MG2MvwUjEazpj6tHMIlKC9b",
+	"ExxVuVGfkc/kB9hI0GZcaCgLjqwmnC/iG1yC7XpIPhP0U5aO+5R5oJdw4m4qGVYZh1KqK/f3wg3nAm28",
+	"I1Mh0BWKq4Yb0zHRhrGEGnzoaFJZ44G5qVc2Zak7IsemB3JWWd+gBXwrAz4D0ChpIMkMeggcteBdrdrk",
+	"06duk47Ow8HEHy5fGlT66sMFGrd+eGuIXNxWBdEtqGVwc4IXYd4i8pn8G1MRAT0JiQGk907MHzGxSnPs",
+	"+xxA+jvKsyJnoVKEJ4YpS5kfCmiCeaNyMikp6HcQPWwAwfL5YVTDZ0sky6UBpfyOf4LsX2wPXVmtM5vq",
+	"k1MvkaIgkjNk0DDDvuMfz85RGAFfUQVfLAKLAJNwMR0Kh03OzpE3ENIlRYXai3V2A+ULxWzGscjhWS6S",
+	"rEgN6FiGZCgMR+KySu3B/5sbDH+8cNGYthxG9ZtiOj4mFK6NpkY0D6/HivV4kbmRjZSzXhgiaN5pgvpt",
+	"M3RI6ZVELUKhmEdO9ikpj2ogEkURRSfm9Rp+QudLiwsvgCf7TGChcKz2fj6T0+AW2jBjm2gMHGZMPpPf",
+	"AdY8Jytbmss2DZ9tagjSNp5py1dERWagg6cDA4hjbt72Z68RwHFDps9Jpftztu9prF9KtV9NxLX7CtoA",
+	"rNeVn46Oms8n8EuQlHdORUq1zMtmRGmeZajFtGica+Xj0o4xXM1CrSJTygWJX7JFzhAq4qHoxv+KKtsP",
+	"gn9yr93W+PFyNM2voNbvxXen5MXvD5/3IhJfFsLAJul+//79+V5qHq1t7qbH9n94/uKwFw1F/JqLK4Ot",
+	"cDpnOcCpjknOsj+mwcp6VvwKisc450QjSeV02SfwBipTOmHMM/qYjcs5hgF53ClvAjmp64jN4KWS2EwO",
+	"nBigmAzoqvm3IHOqkxlQNK9r6sL0jiMwdw7K+tiLrj+gEgVQ0lA4634UMHTmUAzpRMRDIPEY0j0PcfFx",
+	"aT+xKpywhUsktR/3DYw5fsAl7C6P6mCAvtKG4baAtMhoAgl2DUfV4LzeV/UU1vqArNaYaYoBlTO6WCzJ",
+	"gpqLUZYFiwhLp0aKM1A6p0vLfeCQwb0DJQVeCQQncHG8Runq3YLZPBCGxmpkA8YFz9KSseAuPzBZMrdR",
+	"8nyNDdI8j5a8ws4rPOMJs04cVk99nstFzpmm+XJnVbUt1V4qqU/OzzqQZwZj4joH/UF/sGdOsn8A8SIL",
+	"JuiCd446z/qD/jNMrI45ZKs3jaCw/7P3Ifxi2kzbcrhfgEJX1bT926r9IiIw4xe6OpBvaXKFY3lLB1zW",
+	"SYU2IVzQFisWVdb64537/Tg1Kwk6x5ZvdSjmUJnEyua5zAzkIWMIh3JkHoZBR/CoDU2GYiXwD6xWYjio",
+	"Gn52CkSgmkNh3nOvVDsegR7/famRNHIXxpBZdDaWtqY/DgQJP1OWohb83HutGOBmn2iij0gMLi9e81Tm",
+	"cJjwTLOc2UKWIrV5zhd0ylBbTpMZSADdMdPaoC3QyVvu02VRiKxKIaELwHs0mYEBnVBNnpH/879I7Dxx",
+	"YqsUfyvt5sq1GTnYe+nEoEsaooytjkAKKuWc0irRLUcmdCyvGTkYDDwD1UNNimiVY4w0IuRQ1O+SAmMf",
+	"gchhMzc5GI6AdS0E+7RA9QjiLoztcJjjLO0cdV5zpau+WhgxjMtW4CpRL/KEijuH5dFiDWYw8x5LI1jo",
+	"wlsakdH/DX0ndq4T9yWqr+Zgj4uUfYKznjKrYfQLAttQsCIbLekn9zFOB7vOi2cFLJ8Zdd2M1rGrbdZB",
+	"kFr9YDDYdRHvRLZEzH/FjZg5sV4ErpgvoVnWW7U0aPoeXfzKtd3Gr7W5sDNhU/uSTBqiM5aF9Z4O3BW7",
+	"LsZv5RINl/VdLuedVoBZ69qxekXFYnG3Fb2Xu6/no3kCli81nZ4OBs7y66IlFujKwaXY/9HG1pSTbO0V",
+	"Wbpagom5Di8Mn4mDFPCBQOM1LCtUJ6+a1jbf/6ttevYSpzrELbV18VvfL3WYHehysLlLqN/ETs82d/K6",
+	"T+xxuLmH04uaDs+32UolNR32OthqmoC9qrjNAK6tOsz87aOB5Jpnxd8+GnBSxXxu2C5E4RWrpS/QyxxC",
+	"13SqfHyF6kDGi1BiMye8n9Asg5w3Rz93FrItmvtUmqU7OQA5F+BDbFSQY1KOnC+FIjFPR8j1Yzid0s7a",
+	"Cwk0WUreLZg4ezkUp2gARjeWPCITDor+3OpOVIVrMhyAEdOsBdryRuhTQrjokwtgWhRRhTKLM+yL7aua",
+	"yk3g6Cuie6nQjN9YBaYjYdZ0dgRGWhaRcoOBAjC+tEtCfaFVAjoVXgEpecJJXHMbMheTbhDo6KOae6F6",
+	"Mv43WeT+QAyzN2ZMlBvuO0sF0n5rj7Da5fjk9PTdh7fvR9++fnf651cv4+PS/dPLDzOWLUJFGHgqEQcm",
+	"Njce6Vrhc8TTI4LCLk9RzO3BJhs8x2nGzUinDt6QPWBKOy/Ne0GLtVk82qn6tBl25MsDIufGKlZj58s6",
+	"FKNgK9gnTRYS/BdKYSUQG5o4vKqA24zIXXts/iXqtOrrth+n7NIYy5Y/23Yc0xzHeFi6ZLPg18nTs617",
+	"7k5wbMeQ7hwebD9hzRIH3Z++2Nw9yPm/Nak7zfiDULsqHXPUhdDAWgIojApLJYgnEhbpBrQtybjhTT/t",
+	"OYXCXqn/7Rx1ZlSkmfUmb5A+l426VUdwYjVEsaVycWBBwkUmji5GqAuL3Q9x6VvSIu8PxTffSJGwb745",
+	"tqmLzDqU09QY0uAJgyMdiRSqmLM07pMTT/faaIVTbA3F08HAUgJwj7GGa/JHEjtqc0uKCASwlHE3EMB2",
+	"gtfYV4XglAYUQIBgrnebvjXdOTeXvUHIRb8fs78Y3SligBOlaa7jPnGu/seEegOnzbPiNa+D1Qe1Srpw",
+	"GbpL0vI15YjgeNaRqfclw/VEBTXCHknQg5CgW1KSXzcpOIfX3jSa3xO6h2e8RsyxAgetWeyv2JKlZLx0",
+	"mMHFE0xkXuJdVOIXUOtpwYRCzDEq8gz8FulQWEfLYx+vgFg/Nv/BdivpCwHfQIO0t5ZiGpgUNn9PqPQS",
+	"DvLhcRLMsw4pva5clPUJfsRK67HSrxtHXCIcPwSS4IKvQQ91a06bJaeLdpxeRORYU7C0u2CGSpSS4eIg",
+	"KlCRCTh+jJdDkcnp1LANBl2ADbstlMnwVeNlGcED/gteKQ/uTiUe87p6gY6SdslPVGDt7ZalBXvWE0IV",
+	"1hTqPUjKmKPtecYDpzoI3DO8MuU//+P/Bxf36gbRoBaD/5+NhwpOtxf6fnn7skeNqb0DN3QFj87BzG5O",
+	"Na6M8sEg7FJZs21fUMS8laQ8OzuA9xFz0LHTiJUqj6VCBmzsKE2Ux8lSN0eVw16ptzLMZkSwZF1EauXz",
+	"Kj/kwP+Gg7rDrvVyVAN4YCQcffSfOyILlifgOw4AHhGfS2Lkv5Q/QZvqlLX1kHmhNBkbKXHhkjii1Scm",
+	"XWp9s9EkCGbL3gqBohp5sZ4EHqNbgc8tVwuYjioRNnO6RJe+VYTzzGCXXXVeNiKgmoLdllJ8Nmipgtix",
+	"p1sWBz3q0GTO+nakfgJ2FSt5nCRzRs5zCUF021Jms5Gd1GoH98kX4OyrWQJny7bMwLF3hAEvdIfIsiWZ",
+	"McwQ+cgqPIgAc7B1z1tZelr1b//F9GhNq1FVsYaozrMBd2eQHCZcrTPbgUfakZNwdK0SNk0QcvvkopXE",
+	"on9OvBXfsGoMdOfOmZr117EOqxRYVQpyK4nrNVf63J38wwpdbppNiiC/IesL2cJYPiqHNuHWO2DI3xim",
+	"AlN2FY4WJcDfEWmVKWm2QlmNiGmHrsh7iP2wxcpWhsHVgvOOh8JIUgYvGH4+stFeC0atnxtPnV+mdTFF",
+	"IUzUDbgl5ohviTkroTjtaPSVdRzz6SgQRxkOCk0X1mO6FTF7R99WfOs/g3NdyTWj+zB6M7HlEeEaWGkI",
+	"4QTLdumHnPbJibpqyWdhsZAbFFC26+R8l82RXjJtBGZF/vP//f8CZ0cBgeDW6npDpGDHyD6icG1+c0NX",
+	"jOQ1grCDw3VF6iuDZ9tEPrvMVfRlyrTPqXQb4nLpKtastYu4nNnHXgyzp1q+VNJlmWJmTyu9qKplST1N",
+	"CorX/22w96K1Xv1DW0DwGLaRK1otH0GwwSY6EDb9EnVec3G1qQu0+RJ1MBZhU2vbqkbifhskd2vCifd5",
+	"f5LFNgTXwtA/EtkN0xjVia4lHxZ3Vt7yfRBdyIRjs3tUlaoI/6VTcMM13+DMPjlxAeNloEY3iEzuHbnc",
+	"IZVY+jIxhA+HL53p7faG5oEgIejG5x9aIp+CGIL9RsoJny2/iUvNpq2vQp1TPzzYXpY2u7w9n3ffGnd7",
+	"I6DK3PXI7w5JkPaauSTP26nmV/Nw8c/DIMvpsHNEhujzPOyQz2QIfs/2n4pmbNj5EvtwQSnYUJSZWI5h",
+	"sGCYGeUCOxQC0i349C2YA8QwHRBUYv4Bkf/QxXGEkFgHqsOmPIFQw6FQmi1srIVbBc2Zi5bzYRcYwQRZ",
+	"XehiwajPnxFGR0lI7ENokOhkKKBuM0no4ogcDHDh4NtuD9D8eyaL3CaoAfc0SCQDg7tYqq7hf6tx9C4k",
+	"TRkObSjilgSVNmYxjPPsoRUVjuUJmEZ0AQpX3HqVL3QZgCTEqoGEziA+RLiKYcxszCqEbSKnQuzo9OLY",
+	"1xJo1im9g9ChiGBgZsAhUkhgsSrBxq15Qgx1jt9LSeZULEO4MwepSHdOP5GDgUNv++ZGe/0GVxrV7nCV",
+	"Cr2amghheD3vKfOKTw/iiyCp0e1YV/MsMCXwLbXqtjoyKMl/DhDeSX17nagDtx245uDvgDi5mKKGvhzh",
+	"nWC4PRdP4buH6cRttAVwNVtzqn7Xv5xna7CENWqi8nZ96gKZW3Ax7/CRg340CDwaBL4iv88g0rwtqRyk",
+	"AClElWexiO8O7BtkwNn/2fzHBuNuFWFYTUayMs4Qh73HIMOPEFmczJr85TvUMuUEgmf75KRM9wNrnNMr",
+	"FqaPxERezp/3YFBP8G1ZPoMVh8JmoTiGtCtgxNaY9gf8JWwWSkhd2CCCHxYpQJ94qGAKMzRO8rXJjJn5",
+	"lWVMVlkhClhZLeXSY2hbW2jbVpiwBQX+ukLi3he5aGSNlcK8XDmZBMhsTgWdwszVoLjW1Cdbmw6szrzi",
+	"jGWjCCIypZqR8RL/C2kFIOUnpN9iRmiAxHaQK4JnmXMvHwrrdBLqtxMqyFRiVoyuS3CLmEcxJqJKyk+Q",
+	"OO3PRubEf9IskzcsHQoMkVdEMR21SPQ+PWsvwrB5DMwgMy50H/Iu3eQYVM+FTdkWxMV7tXpV0DiqiWCV",
+	"BGjtElnNpBHmeXsQE0dNtb9qvtKosb590wiytengszdgrKvNXhHVajnvag5QmKK5TLbSt8nd1EzmOlsa",
+	"ubBdXD8Y9FpFsT8xfeHfygOShHKSFnrgP7YqNB+Fjd+qhdzf+1ezkfsZvz4L76tGVC1vSDEEY6n3UZzK",
+	"PUMeApJXkrMdufg2pfiaoLklsSlpqkbZ0DWk34ZCzr3p4cEQiJ1iE1vZjjMeGclfYY6EP7FqigRn91nF",
+	"CjbM4G0rLps4iDpLO7tIj2JpHofPHox+upCSCbmykWXK4jLpv2PTbAsg5DTLSplzKCDzEjbHMqHA+WEG",
+	"tWMSZzKh2Uw6a0F88PT3/UF/0D/AjN0pn0DSWO2m6rlKcwbE4mgoYkxBNQoq0sKamwWA3aeac3LtJ/Ay",
+	"9wU4MzbRQyELTa4YW9j6EaA1XS34hijjlk7VtRM3AOESmd3c3PTVTC4qntMfMTUOHErnyFfqtMNs70Zt",
+	"l/7LyNZb4kEnXj/iw//ygvUpJCrcCZVu4CDMtz1b9vUOnATYC8G7SyuWTYz8jHZQdPTHOCpM+MtBusZq",
+	"Sa0cyAnW6HnAh4czbHp3WLcJdgWugKG8BxGojy/x18+ZXM7kTVuFnshe/wNxKK3uE3+pu1OKbNknZxgH",
+	"iP6PsDJfBgmKjzmFT9/F11SzwyotFwpt1qDHohq7rcsO23iVF96N82s9Tth1uumJ+iPZGE/0+DJ/bS/z",
+	"ouo6XHuftyV3YAu7b7H5NVf6NQz8wJYYM9GWYvMTVSuB8fgmfoO5BqtX/DWJVV2ajkFvPcog7TpHKyzm",
+	"5LEvCYr81csFHlt20IcWoM9YKYVCpkHr614I/lPBCE1yqUAEDwK6DgcvrLsZvWKi3TMUHNUe2EqLk3zt",
+	"eNxtrLSGVj5aaDcLkoMt9NWuWtN/IcnTBbFWjboTqPJjPVlvS5NdTdOHIMvnbuyH1OPgHLsRZ7fpx1f4",
+	"GyTLixLqfjGCfBrk7bXrIV2oMeXdsP3bKZfsMiZSTdicclt7D4oj2RZ7jhPPWYYlMGZ8sZrennvc8BAk",
+	"147+y1BdO/nGN29P1imR1p7jIzZ4pMnbop2TNC2JL9GyNcXEjpS4FmN1H2phX7wdiraXqmGnxopQb3Mz",
+	"Y3rm9cMKy7s3zdO4wnO/wAel69W5Nj1066TFpXh8xr8lzXCj1nV50Q9E4Ist6PtlWRe/pVQ7pDHHmgDm",
+	"1fXJOYSIrWpN9VDE9g9MglmrKO8qwNuI0hBrtKuML1e81YfgAarT/ELG3Edk8WjQ3V2sXhfHuwUVD6pZ",
+	"mvVLgDDVRB7fooMEFBhNbbU6W7iTgDptDz0v1hTL7JO/uHDO+B00Bj1fxpWvecy8X4z14xgKOSFKzoOc",
+	"IDMfkOGqqMOIJ1BNa+9UCp3LbO/EjLP3TWzdhdUxFlS94YoZBsF1FRAL7Mr/OScdH6lpN8vKSsHnOZtk",
+	"fDrTGMBrGuVhbdoWRAb1faD4q+/cZDoOm0fuW9v9NhLitm75+/L7uoePfW1X6Ok6fonaB37D9EymtxjY",
+	"dVw1MMLC7uPafs1h39BPeydTttOIb+inE3z/t0ef66sjvLu4JAt/pROZr3kqwcN1xYCQJ2jPd02zDBNb",
+	"h0Ds4glAqU19pT25YGE225o+rk/qsRD4Qrz/2lymrHcMr5UpDX8S2hIwATHeY4b1iKE66CoNPrjQ0cmE",
+	"Z5xqZhNtW4MzOsjV1vhEVWwFtqZwG06AwxzxNMa82QZbWTQTq+tkVH5GjzhfBtRLIu3OcqSLJZDMhycG",
+	"gU2Y5nNWLa2419hUmfh0UmTZkvxU0IxPOEvJh4vXpAt6E2AGWM8Qd40O3ISaK9hj84Ve4gFCsf2TFYXq",
+	"K2k2fPGKatgG6VYCNeqVwV0lfOhYlrO1hciPyIRmyhUqdtVUj4mQNnIFUrdinDCs9CwElW6MVVCloNkI",
+	"nA7Mt5H5dkQMhxX3bC1uCeEpFrCsC41ZVWOAMsI+jrCcA8bXl5Ucnm0bht83E3wbul6Wsd8KkhlfsWXP",
+	"I36XSgGSAPv0BuaHMCbeBTKYsUMiBrc1ZpkUU0W0hLOycxODLI5KbIG0xlEB1JmLpaWRjoCOlxVC2Scn",
+	"vk42FBWFwwvoLlSYFZa62bL9pQheo8NBQl68n8PBs2BAG3uDjTHwxk3hBvIJle0cNteFrdwdAo0rRK9g",
+	"Jlnoysq7GBOlIpIUedaDYBo4u5cMyrpjlmSSmKPwaUw+mAs9mUKyjymTrhF+zwtlvSM/LR27YE4PK3KO",
+	"pYbMFAQubG+Rs2vObsiEGfSUQ11fdy9C5nNqXva40KCo8w/C5vmgilAYEAqg2mqqsAozvq2Z6pBQkPID",
+	"73LBqIVFh+oVnTNyzRXXMifds3Py34Kd9nzBezpnbv1wpFwQKRjkA6nUpILhSqS5Y4KNCrbDC/WhTy15",
+	"OGrIsWtgZUFzxaB+qjkpQehYyazQzCDIXmWUt9IMEBARzNoNPoLVcedlRFmAQ6ujXVQwaJAK1Dz5FpJD",
+	"mMHdqm0ot70qUnbl8rBWOOnCjzOK1bat+k16+nn7rHIG6X9uBCm3J62zMWbAmJYlB7EoXEy6EDlmcTFN",
+	"ruRk0h40VnK3d3LfDm8tKEJd99veX+Q84WL6L3Qy+ePVs08vfnqazSHp3fS2XfGmWF7rLtiN8t1lPt3f",
+	"KbX2L1mvbn2VOrxvT6q6tlC1xSLgEZIYIdIGwDtPQXDA7T2G3z3m+nj4XB9bLVdcvbQI7h85QYht/zDl",
+	"VKL1QYYX8MZD6cklMWrKlrtFEqKoCqWlH0xnZEb/r60yes1o+qgxetQYbdAYwUPZTWFU1/FImxW4PfGF",
+	"rZIGsQAsY4lW5JtvUAoDof6bb0wjn+cirqRrcK8pAsOT/QMFUltGgCvLmHdjnD4mE2mf9HjpJUQjU2E+",
+	"+l40FOVCQsUUrgSHBQ8Ul5ValImqS7XAAQg4kE0p0BR1V6uHwBsV1CP75i6SQmk5Zzkmh4B+SoP04r4Q",
+	"nqJS6DXm7tAakTmoh94JQkmM5xikifBZmCH9JpvQItM9IzY2IkK52f4il4Z1M7f3zTdHAaoDidKirDho",
+	"ZdUsGOMB4wSoyywwKn8Yc4vLqnvF3OemlZkENCFQHMImplywHAYOpNbm4t01eLnz6WAQZFNS7t4jMwXN",
+	"lLTBX+UhWjWYTZFSjmwTmyDQhhpJ7GrTO9n9PFHQ6Zgoidumzopi5nXGzW4Mqh5Z6L41x/RdSb80hocp",
+	"BduTIJBCZxVB6hDJE9a3P41Af8ZS28MMr4qxf5WqBwVhIZkozbL6paBnhrtDPN4SiGrRqyUQVc7dnG79",
+	"tJQbP+U5S3S2PAZ+wVyaWWEr0OXsR0i84hRBA3sTHupdTViqMfI4xrePJXKVxtT4vswqaHdOXV+bAj2h",
+	"AgCwDF7V0gLVaZFDeDO2dFkm8S+X1r5bqAI0MYpODJ4hfCpkDhpa4hQa8JrVEYmt6BPbOGmMbhbXLNdY",
+	"WhdUmAG+qwCQ0+pmUkzNRM2MJeSkjioMByPlFUtJsfAl3QjcO0Ckuz0I32qoUEP1qAstvI1StKFwtGlN",
+	"a9nPvPJ+LNMlBF6mSDoys3RYh1mWIl1Knn76VAKugdcyaf8NVZCpphcR9ilhC40Img5FHa4JTdNWlLWj",
+	"Psqhb0hWGZz/atWUB0KvATLMm7zmYOOwhdNWjNpfMVSJSwMQCbWgrb3u5xWsrd5gKBYQyiaNvHNVAyB3",
+	"TZUSxYprFpPTUgnRpAi4/8PBYI3Sycxypzps9io7R51nPz3de3H1P25+OJj/4a/jiwH9998n/zbtRJ3w",
+	"ijtHncJg2cPfHxx0og54t3aOOjSl/xpmFthaTWTW/wtpiXDqNeVYIeOEvZ7I0ogUeLjQyBG80UfN0KNm",
+	"6L9qFth/CCUP4NCu4lOxVyx696bkydmkEOn2GfubEmTkqW2fXLBrlrvgAWB2PTophBEMY51ToSi4tYHo",
+	"xcVQNHiqCC1pMS4uJl0vJwGjGSczc+djmlwh0/AXtCO6DiM6N/LKKDFXEWMgw0zCYubO6A4tnNVTpCw9",
+	"dpnwSdfVLY0MhzuXSg+Fy/mYsYkmhXCdelYTNAHjFHruc5rZ7Pg+hQ7OkxYJKrUWuVzIHNJEdG1W26FI",
+	"UKzIJQxMZjSbEHpDl2jE/DvLJUZaoG9Bjgedlhn04bS58t9xgSijwfLkZCio8Mx7tZ0vcyCmzMtmpBs7",
+	"9kNd8cWCpTGKu6+uwcMjo3oi8/me9zsAr4NSKg2dELo+1aKl54YNLwLMYf4WUo/QMhcNRT07Ym9H/rAK",
+	"aau5wpxRJYX33nCnBRnQHZSR+y3TtbJEVxsXB8IxugRYRUq1yPKh6Xhprq8sjwzG+NpLCxm4C9zkHa2C",
+	"OMpdWDQ8+85RJ3dDVVcNaZ9HB+c//ftT9voqPbv5vvg9/7Q9C4Yr/IWYMDf5ajbMXgNMYW119qHhu3bv",
+	"0AhXgHmwxmUh0kdL3W+WHzNP+RbMmOnW5MQOt+u4s1+16fQ1WTAz39dP4+neZ8nFGDJ5b7wXDHZPnNdl",
+	"kEna6pWGosltuVKWbL6QmolkabPjaJlbvzbLSjxBFQ36mY+wGAq3CfExzcJQtORZOCKUYB5iVHN6D0V0",
+	"ZYJ0D6WO6gWJ0wLRKxsFa41JV+egouQaWEHLs7hrsOWHgGdxQZMBt0VzRm5yrjUTxPpCpVTTMVUspIoR",
+	"uhwyYGYwyTfUVXI2TLH0vmt2NDjUH/zlRqjc44qYVeWkaziKBp9DCpExBUwVS3tHQ3HQX8ecVBJauHr5",
+	"Mel6G07omhsZOpGDdpHE4GmpP4mRZTL4nClN5wvHaIRZNHpD8bRP4pBRXrMIX8jfcqul21UEnGlEBJtS",
+	"aCFzcpODImy5YL2heNYnsUySIs9ZOjLstBtUkLPLd+QPvxscELNS57gGVguqNHk2INYZ17A1vi0AlJxM",
+	"IA06+B/C5nNGM3PJLCIyM3ehZ1S4MUCvMcfk7FSQ52TORaGZcgbmSaGL3Cz2sG/1kmmp+AXwkZMjgnFN",
+	"EVnQNM1YRDI2l0L9VDD292XkmEXGzKNMijxbRmScUy50zqDTckGziNB0CQnefypoziAr1YJPlpFhAUbw",
+	"CCMylXKasdEio5BjTBSmH1iq46F4Hqxw5CwPvAkwRE7IgWEXnj5/DmujiWa5iofid30SZ/yaga657DaW",
+	"MmNUxEPx+z45fPrUMOeqWBg5haUjuD+RLOMjErt/k7/+9a/OCdS3tNcVf7h8aRj6Vx8usKjUD29fxsfO",
+	"3IXgapr0zIM6KROT2ick5CjIVhr30N16nfq2ogCWuVfj9tHHz2vznSfsMYiRNa09OFHWFPe1DM4GtfZg",
+	"NeihiE5tJFhtyIEb1FDaCkVNM9yt2BlKT2GwiAm4ca+xdVOuCw1fNXMMnW3Ps7R85Fra2mwB8qwvq+rE",
+	"2LgvdJs/IoXQPKtb3qCqO0FbSykGO6VjaYfwUOik7ZW5asPHXZvMakasw5v97iKmLDftGg0Fmis8NQEv",
+	"FIwrdjN4lxIONaQR8fiFGZEO/eQjKJpnxJgj0rJsW7o+jtpcob0vMHrm1ql1QoULsRgKcNDrkxOrW28/",
+	"VWuDc1bK0h+F7Vlndiwm6K/7iMQLlhv8bx3+J/wTGBjp0tuK6hdaYYbgRRzDGRjEwMV0VB2w/N0OLQVB",
+	"klsZp0/OsduRGcsA8mhGs8mI3tDlaJLL+cgQmm6FYP2f/4WONvvkYDDoQYriT+ZioDpebB7cnP4oc8Ov",
+	"eC99mGwoHBK7pTrjqIXMG9TVixrIy/4+FFVtB6RXNM1XMUCHgxeR1S4Fx/REYR3yoahVHTcfAWhuLCiX",
+	"+MQWWKwaH3vRCgxPuodPn/Za9C+k+3ww6H31kub3Vs7cf4YijC/dsdf0JLZ6PID2LGA9bYVzG8JQ1aaA",
+	"8mWtLmXlG19VurENL4faAGTY1+hmLlFQub3DdvDQOkeHLwaDqONgpHPU+XD5cr317H71OGY3v5AWB6de",
+	"rcO5dEJIIICURE7mpNtCNFBvTBuElMxoSizJQOkkvPQg7OpR+/Oo/dms/XmxXcedE+Os1P483XalVrVA",
+	"x9lvU29kjXYrNBT3oEFak26jpX7jPWQPq6QHsUGEWEfdu9H5OtOQYRlUNDE22bvkU0GNlO38RQ3Xes1y",
+	"jI91NBKchVyOoGpSoK5XZxAtM5ZTzGyNIXY9I86NKVhtXDyYcjOGvmiIU2suiH3yysdxUrF0uzKMg2Ox",
+	"ITwzSdhCs7RPDDVF7+4jckDe8G8tUwTDkM/k1WTCEt1gidY6GX4m76ouhkcWeDztKKMdbXcyZ5qmVNNj",
+	"7/rY4kVILgMvROKWgKKBsymAThDdGTEssY9syRofx4oDJJiXqhM5yat1/UHDJ2qrbRyjJ5qNmbQemX7N",
+	"eKHwE8oS7rwNZuo7Gyc4/uFPKVeLQrO+LU1uVt8wXT+p6BS73hi9X7E/92CyoXhjNwGR6EyT4KzdfSnS",
+	"pSKNYPUV19DIR3KGJ4iFEnpGHqp4K0fWe7nFOznQsSojTYPPAISuoywWeA32yYmwNWXN6xsKrxTyAeDu",
+	"mYC2EbwOiZWUEHnbIu6aoAITWdIj0JanzIyWuxZDUbcsQ0i1fZdPB4Njd7NGWEV05757x2EDsOjm2RpS",
+	"ga/2L4g1HiiREM6Bpcy/MhtqN3biypBXkTNiHoehSNffUOSODDwnrCzjv/Z+6cxCv/2UP0iePflr5RUY",
+	"v2YNWgrvIWAUHMHfmVFwufbU/s80vWa55orlZ+mXfczOt0tS3Q2pdH15ijd25Ad8DzjFNhl17TYfk2j9",
+	"ZtLohllp5x7Utkuz117J3I9IuuUb6a0uaR4+pHsubL5F6l7ShXyYVNgyMNOcGtoZw1+xNY5ycc0h7QXL",
+	"lRTkR8mF8t5iS5LJKeGiTOY7FODv3CcXMoOoCRwsIjFMCf8QNFui49aYZxkX07iNEJ+kaQ0RPBA1xsF/",
+	"mcy+OPd2qOcR8zym7N0axZ3BsyXUUd7xEtNsr0v1N2M007O/ryHkntEmNzOesTDLJ0Y+KfL9+/fnx0TL",
+	"wgWLpGzBRApGkrY8u9/bSR+QxuMUazLlw/q5ItRIG/f2zNYG7b7m1wyqVy9yOQ5dgfwBKXsrP6p9dZ3s",
+	"2TRt/R9XM1rvm1nd+uS1pCnhujSXQYI3y4iNcypSMHpqmwUp/nlMFaRI+WJn7v+o4sgJdymbsDz29kYv",
+	"lWNlsD2zUCsc7vH0j8MO2l5KeRENMMNOTLoXr05evnkVkWHHPJppTjUbdizR0XRK5nQ5FOC0mtA8XwYz",
+	"0AXfM6uEWqrux5SNi6m1FfofMSB3zxZc7Q8FuDe52E9B4lfvqe2U0GTGfFqn9qrn7/FQL+HMd4RYek3x",
+	"rqpwa2k3elusAlH8+x7x/71EHFTguQX27LI3w/Y6mL5ErOLVEhOOWZ/i5ruI+xvv7CTjVD1e3HYXR7qQ",
+	"yooYXrW37hbnTOc8WX2H57mcMz1jhSKafdKEfUJHMHAbcBLoaKb1wlnB1UhLTTNv+m9pMkptmqwR+gmq",
+	"eCjGS4xFjcgcMkNgKDOYmI+DYVAmHjkzmJvLkEjQf5irJV0MDC2jfYcijDUduRBgRTNARFathxoy71h3",
+	"TP4kSV4IcE0zXxy1sWcG5mqJiUO0JEtZ5EMxl4Jrie5X6ILZBthv7KlvhGZz5vuLjHJxCwh26/wqRDEA",
+	"lLnf3Uqwkwsm6IL3HTOwkiYuinHG1Yyl5N2CiZPzM5LKpDCvAwKE/vvlu7etqMO2Nt/vyp7Ys5bjH1mi",
+	"V511fXVf59DRT2HBEj6x6ydds+XeNme/pPPsLmf/bydvXq87e/N9t7N3K/rVnr3Z8tqzB+Xrtly6jery",
+	"fstOWe6MiXhMwPyiVc6ZqjANU8EzcCRgiVYRYZli5PngWeuNXeCyHjQQhqZL9Bhqj4Kh6RLtJvk1ONJM",
+	"Jjy5V+L77Gvt5S0429F0eWzNfSomii6VkbuSWSBTWTehrwOuZtF8C6kFBoHsqy26MuCLMEsGpHZQjsPj",
+	"yr8+0o3n9IoZyhm7BijDGBbgaH8/kwnNZlLpoz8M/jAA+wOmZdwH07Nd1s9tOQ1VhBlNIrDOKZtMxhBv",
+	"RXKGbmwucapjiEyb8RLFJQhoYyIFmmj1eN76biTzWq1lSF/hHX+V5llGBGOpDxDgmkwlU8QJn3bM3B12",
+	"y6AXEvzOIc2uXapnb2IwN1KR7mVcgGusRWd23CTjLSO+ByShZmNJ8xT0ofmUpZBBDYRF55WGvFMwnDUw",
+	"tGzc60It34P7t1XkI1+6LKrVFoXmNl2EIl2r+yCZnHJhQxaD6QMlRnMJZ2IMrszNwirOChKM5A0jzXFQ",
+	"gYBAryIE1SrWrqd5q3LSwSzBQ/ny8cv/DQAA//8=",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

@@ -6,10 +6,12 @@ import (
 	"time"
 
 	"github.com/labstack/echo/v4"
+
+	"github.com/reftrack/reftrack/pkg/metrics"
 )
 
-// accessLog writes one structured line per request.
-func accessLog(logger *slog.Logger) echo.MiddlewareFunc {
+// accessLog writes one structured line per request and counts it in the metrics.
+func accessLog(logger *slog.Logger, m *metrics.Metrics) echo.MiddlewareFunc {
 	return func(next echo.HandlerFunc) echo.HandlerFunc {
 		return func(c echo.Context) error {
 			start := time.Now()
@@ -19,6 +21,7 @@ func accessLog(logger *slog.Logger) echo.MiddlewareFunc {
 				c.Error(err)
 			}
 			req, res := c.Request(), c.Response()
+			m.Request(c.Path(), req.Method, res.Status, time.Since(start))
 			level := slog.LevelInfo
 			if res.Status >= 500 && res.Status != http.StatusNotImplemented {
 				level = slog.LevelError

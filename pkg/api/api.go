@@ -18,17 +18,22 @@ import (
 	gen "github.com/reftrack/reftrack/gen/server"
 	"github.com/reftrack/reftrack/openapi"
 	"github.com/reftrack/reftrack/pkg/config"
+	"github.com/reftrack/reftrack/pkg/ratelimit"
 )
 
 // Deps is what the HTTP layer needs.
 type Deps struct {
-	DB     *sqlx.DB
-	Logger *slog.Logger
-	Config config.Config
+	DB      *sqlx.DB
+	Logger  *slog.Logger
+	Config  config.Config
+	Limiter *ratelimit.Limiter // nil: counts in process
 }
 
 // New builds the echo instance serving the whole API.
 func New(ctx context.Context, deps Deps) (*echo.Echo, error) {
+	if deps.Limiter == nil {
+		deps.Limiter = ratelimit.New(ratelimit.NewMemory(), nil)
+	}
 	doc, err := openapi.Load(ctx)
 	if err != nil {
 		return nil, err
@@ -37,7 +42,7 @@ func New(ctx context.Context, deps Deps) (*echo.Echo, error) {
 	if err != nil {
 		return nil, err
 	}
-	srv, err := newServer(deps, doc)
+	s, err := newServer(deps, doc)
 	if err != nil {
 		return nil, err
 	}
@@ -45,23 +50,26 @@ func New(ctx context.Context, deps Deps) (*echo.Echo, error) {
 	e := echo.New()
 	e.HideBanner = true
 	e.HidePort = true
-	e.HTTPErrorHandler = newErrorHandler(deps.Logger)
+	e.HTTPErrorHandler = s.handleError
 	e.IPExtractor = ipExtractor(deps.Config.TrustedProxies)
 
-	// Order matters: the request id exists before anything logs, the access log sees the final status,
-	// recovery turns a panic into a 500 in the right envelope, and the contract middleware (body limit,
-	// JSON normalisation, request validation) runs last, right before the handler.
-	e.Use(requestID)
-	e.Use(accessLog(deps.Logger))
+	// Order matters: the request id and meta exist before anything logs; the access log sees the final
+	// status; recovery turns a panic into a 500 in the right envelope; the rate limiter refuses before
+	// anything else looks at the request; CORS answers for browser routes; the contract middleware (body
+	// limit, JSON normalisation, request validation) runs last, right before the handler.
+	e.Use(s.requestContext)
+	e.Use(accessLog(deps.Logger, s.metrics))
 	e.Use(middleware.RecoverWithConfig(middleware.RecoverConfig{
 		LogErrorFunc: func(c echo.Context, err error, stack []byte) error {
 			deps.Logger.ErrorContext(c.Request().Context(), "panic", "err", err, "stack", string(stack))
 			return fmt.Errorf("panic recovered: %w", err)
 		},
 	}))
+	e.Use(s.rateLimit)
+	e.Use(s.cors)
 	e.Use(contract.middleware)
 
-	gen.RegisterHandlers(e, gen.NewStrictHandler(srv, nil))
+	gen.RegisterHandlers(e, gen.NewStrictHandler(s, nil))
 	return e, nil
 }
 

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"strconv"
 
 	"github.com/labstack/echo/v4"
 
@@ -53,33 +54,38 @@ var saleCodes = map[int]string{
 // readinessRetrySeconds is the retry hint of the readiness route's 500.
 const readinessRetrySeconds = 10
 
-// newErrorHandler is echo's HTTPErrorHandler: every error of every route is written here, in the
-// envelope its route uses. Internals are logged with the request id and never sent.
-func newErrorHandler(logger *slog.Logger) echo.HTTPErrorHandler {
-	return func(err error, c echo.Context) {
-		ctx := c.Request().Context()
-		if c.Response().Committed {
-			logger.WarnContext(ctx, "error after the response was written", "request_id", RequestID(ctx), "err", err)
-			return
-		}
-		e := toAPIError(err)
-		rules := routeErrorRules[c.Path()]
-		if e.Status >= 500 && e.Status != http.StatusNotImplemented {
-			logger.ErrorContext(ctx, "request failed", "request_id", RequestID(ctx), "route", c.Path(), "err", err)
-			e = shape5xx(e, rules, RequestID(ctx))
-		}
-		if rules.codes && e.Envelope == apierr.Platform && e.Code == "" {
-			e.Code = saleCodes[e.Status]
-		}
-		var werr error
-		if c.Request().Method == http.MethodHead {
-			werr = c.NoContent(e.Status)
-		} else {
-			werr = c.JSON(e.Status, e.Body(nil))
-		}
-		if werr != nil {
-			logger.WarnContext(ctx, "write error response", "request_id", RequestID(ctx), "err", werr)
-		}
+// handleError is echo's HTTPErrorHandler: every error of every route is written here, in the envelope
+// its route uses. Internals are logged with the request id and never sent.
+func (s *Server) handleError(err error, c echo.Context) {
+	writeError(s.deps.Logger, err, c, s.warnings(c.Request().Context()))
+}
+
+func writeError(logger *slog.Logger, err error, c echo.Context, warnings []apierr.Warning) {
+	ctx := c.Request().Context()
+	if c.Response().Committed {
+		logger.WarnContext(ctx, "error after the response was written", "request_id", RequestID(ctx), "err", err)
+		return
+	}
+	e := toAPIError(err)
+	rules := routeErrorRules[c.Path()]
+	if e.Status >= 500 && e.Status != http.StatusNotImplemented {
+		logger.ErrorContext(ctx, "request failed", "request_id", RequestID(ctx), "route", c.Path(), "err", err)
+		e = shape5xx(e, rules, RequestID(ctx))
+	}
+	if rules.codes && e.Envelope == apierr.Platform && e.Code == "" {
+		e.Code = saleCodes[e.Status]
+	}
+	if e.Status == http.StatusTooManyRequests && e.RetryAfterSeconds != nil {
+		c.Response().Header().Set("Retry-After", strconv.Itoa(*e.RetryAfterSeconds))
+	}
+	var werr error
+	if c.Request().Method == http.MethodHead {
+		werr = c.NoContent(e.Status)
+	} else {
+		werr = c.JSON(e.Status, e.Body(warnings))
+	}
+	if werr != nil {
+		logger.WarnContext(ctx, "write error response", "request_id", RequestID(ctx), "err", werr)
 	}
 }
 

@@ -22,11 +22,11 @@ func runErrorHandler(t *testing.T, route string, err error) (int, map[string]any
 	t.Helper()
 	e := echo.New()
 	req := httptest.NewRequest(http.MethodPost, route, nil)
-	req = req.WithContext(context.WithValue(req.Context(), requestIDKey{}, "rid-1"))
+	req = req.WithContext(context.WithValue(req.Context(), metaKey{}, &requestMeta{id: "rid-1"}))
 	rec := httptest.NewRecorder()
 	c := e.NewContext(req, rec)
 	c.SetPath(route)
-	newErrorHandler(slog.New(slog.NewTextHandler(io.Discard, nil)))(err, c)
+	writeError(slog.New(slog.NewTextHandler(io.Discard, nil)), err, c, nil)
 	var body map[string]any
 	if err := json.Unmarshal(rec.Body.Bytes(), &body); err != nil {
 		t.Fatalf("body: %v: %s", err, rec.Body)

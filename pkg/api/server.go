@@ -12,12 +12,18 @@ import (
 	dbschema "github.com/reftrack/reftrack/db"
 	gen "github.com/reftrack/reftrack/gen/server"
 	"github.com/reftrack/reftrack/openapi"
+	"github.com/reftrack/reftrack/pkg/metrics"
+	"github.com/reftrack/reftrack/pkg/useragent"
 )
 
 // Server implements the generated strict server interface; one file per resource.
 type Server struct {
 	deps     Deps
 	specJSON map[string]any
+	now      func() time.Time
+	origins  *originCache
+	devices  *useragent.Parser
+	metrics  *metrics.Metrics
 }
 
 var _ gen.StrictServerInterface = (*Server)(nil)
@@ -31,7 +37,14 @@ func newServer(deps Deps, doc *openapi3.T) (*Server, error) {
 	if err := json.Unmarshal(raw, &specJSON); err != nil {
 		return nil, err
 	}
-	return &Server{deps: deps, specJSON: specJSON}, nil
+	return &Server{
+		deps:     deps,
+		specJSON: specJSON,
+		now:      time.Now,
+		origins:  newOriginCache(deps.DB),
+		devices:  useragent.NewParser(4096),
+		metrics:  metrics.New(),
+	}, nil
 }
 
 // GetOpenAPIYAML serves the spec exactly as published.
@@ -45,6 +58,15 @@ func (s *Server) GetOpenAPIYAML(context.Context, gen.GetOpenAPIYAMLRequestObject
 // GetOpenAPIJSON serves the same document as JSON.
 func (s *Server) GetOpenAPIJSON(context.Context, gen.GetOpenAPIJSONRequestObject) (gen.GetOpenAPIJSONResponseObject, error) {
 	return gen.GetOpenAPIJSON200JSONResponse{Body: s.specJSON}, nil
+}
+
+// GetMetrics serves the Prometheus metrics.
+func (s *Server) GetMetrics(context.Context, gen.GetMetricsRequestObject) (gen.GetMetricsResponseObject, error) {
+	text, err := s.metrics.Text()
+	if err != nil {
+		return nil, err
+	}
+	return gen.GetMetrics200TextResponse{Body: string(text)}, nil
 }
 
 // GetHealthz is the liveness probe: it touches nothing.

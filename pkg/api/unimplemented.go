@@ -15,25 +15,10 @@ func notImplemented(route string) error {
 	return apierr.New(http.StatusNotImplemented, route+" is not implemented in this build yet")
 }
 
-func (s *Server) TrackClick(context.Context, gen.TrackClickRequestObject) (gen.TrackClickResponseObject, error) {
-	return nil, notImplemented("POST /api/v1/track/click")
-}
 
-func (s *Server) TrackLead(context.Context, gen.TrackLeadRequestObject) (gen.TrackLeadResponseObject, error) {
-	return nil, notImplemented("POST /api/v1/track/lead")
-}
 
-func (s *Server) TrackSale(context.Context, gen.TrackSaleRequestObject) (gen.TrackSaleResponseObject, error) {
-	return nil, notImplemented("POST /api/v1/track/sale")
-}
 
-func (s *Server) TrackRefund(context.Context, gen.TrackRefundRequestObject) (gen.TrackRefundResponseObject, error) {
-	return nil, notImplemented("POST /api/v1/track/refund")
-}
 
-func (s *Server) GetReadiness(context.Context, gen.GetReadinessRequestObject) (gen.GetReadinessResponseObject, error) {
-	return nil, notImplemented("GET /api/v1/programs/me/readiness")
-}
 
 func (s *Server) CliAuthStart(context.Context, gen.CliAuthStartRequestObject) (gen.CliAuthStartResponseObject, error) {
 	return nil, notImplemented("POST /api/v1/cli/auth/start")
@@ -71,41 +56,14 @@ func (s *Server) ListTrackingEvents(context.Context, gen.ListTrackingEventsReque
 	return nil, notImplemented("GET /api/tracking/events/{programId}")
 }
 
-func (s *Server) GetProgram(context.Context, gen.GetProgramRequestObject) (gen.GetProgramResponseObject, error) {
-	return nil, notImplemented("GET /api/v1/programs/{programId}")
-}
 
-func (s *Server) UpdateProgram(context.Context, gen.UpdateProgramRequestObject) (gen.UpdateProgramResponseObject, error) {
-	return nil, notImplemented("PATCH /api/v1/programs/{programId}")
-}
 
-func (s *Server) ListPartners(context.Context, gen.ListPartnersRequestObject) (gen.ListPartnersResponseObject, error) {
-	return nil, notImplemented("GET /api/v1/programs/{programId}/partners")
-}
 
-func (s *Server) CreatePartner(context.Context, gen.CreatePartnerRequestObject) (gen.CreatePartnerResponseObject, error) {
-	return nil, notImplemented("POST /api/v1/programs/{programId}/partners")
-}
 
-func (s *Server) ListLinks(context.Context, gen.ListLinksRequestObject) (gen.ListLinksResponseObject, error) {
-	return nil, notImplemented("GET /api/v1/programs/{programId}/links")
-}
 
-func (s *Server) CreateLink(context.Context, gen.CreateLinkRequestObject) (gen.CreateLinkResponseObject, error) {
-	return nil, notImplemented("POST /api/v1/programs/{programId}/links")
-}
 
-func (s *Server) UpdateLink(context.Context, gen.UpdateLinkRequestObject) (gen.UpdateLinkResponseObject, error) {
-	return nil, notImplemented("PATCH /api/v1/links/{linkId}")
-}
 
-func (s *Server) GetApiKey(context.Context, gen.GetApiKeyRequestObject) (gen.GetApiKeyResponseObject, error) {
-	return nil, notImplemented("GET /api/v1/programs/{programId}/api-key")
-}
 
-func (s *Server) RegenerateApiKey(context.Context, gen.RegenerateApiKeyRequestObject) (gen.RegenerateApiKeyResponseObject, error) {
-	return nil, notImplemented("POST /api/v1/programs/{programId}/api-key")
-}
 
 func (s *Server) GetPaymentProcessor(context.Context, gen.GetPaymentProcessorRequestObject) (gen.GetPaymentProcessorResponseObject, error) {
 	return nil, notImplemented("GET /api/v1/programs/{programId}/payment-processor")

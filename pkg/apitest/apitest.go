@@ -177,13 +177,6 @@ func (e *Env) Send(req *http.Request) *Response {
 	return e.send(e.Client, req)
 }
 
-// SendUnvalidated sends req without checking the response against the spec: only for responses the
-// spec cannot describe yet, which the caller then checks itself.
-func (e *Env) SendUnvalidated(req *http.Request) *Response {
-	e.t.Helper()
-	return e.send(http.DefaultClient, req)
-}
-
 func (e *Env) send(client *http.Client, req *http.Request) *Response {
 	e.t.Helper()
 	res, err := client.Do(req)

@@ -22,6 +22,9 @@ const (
 // DefaultDatabaseURL is the local Postgres that `make run` and the tests expect.
 const DefaultDatabaseURL = "postgres://postgres@127.0.0.1:5432/reftrack?sslmode=disable&connect_timeout=5"
 
+// DefaultDocsURL is the rotation section of the errors reference.
+const DefaultDocsURL = "https://github.com/reftrack/reftrack/blob/main/docs/errors.md#api-key-rotation"
+
 // Config is reftrackd's configuration.
 type Config struct {
 	// DatabaseURL is the Postgres DSN (DATABASE_URL).
@@ -39,6 +42,11 @@ type Config struct {
 	DBMaxOpenConns int
 	// ShutdownTimeout bounds the graceful shutdown (SHUTDOWN_TIMEOUT).
 	ShutdownTimeout time.Duration
+	// RedisURL, when set, shares rate-limit counts between replicas through Redis (REDIS_URL).
+	RedisURL string
+	// DocsURL is where API key rotation is documented; rotation warnings and the Link header point there
+	// (DOCS_URL).
+	DocsURL string
 	// TrustedProxies are the networks whose X-Forwarded-For is believed (TRUSTED_PROXIES, a
 	// comma-separated CIDR list). Empty: the client IP is the socket's peer address.
 	TrustedProxies []*net.IPNet
@@ -52,6 +60,8 @@ func FromEnv(getenv func(string) string) (Config, error) {
 		BaseURL:         strings.TrimRight(str(getenv, "BASE_URL", "http://localhost:8080"), "/"),
 		Env:             str(getenv, "REFTRACK_ENV", EnvDevelopment),
 		LogFormat:       str(getenv, "LOG_FORMAT", "json"),
+		RedisURL:        getenv("REDIS_URL"),
+		DocsURL:         str(getenv, "DOCS_URL", DefaultDocsURL),
 		DBMaxOpenConns:  20,
 		ShutdownTimeout: 15 * time.Second,
 	}

@@ -1,0 +1,113 @@
+// Package accounts authenticates account login tokens (the CLI's Bearer token and the dashboard's
+// session cookie) and decides what a member's role in a workspace allows.
+package accounts
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jmoiron/sqlx"
+
+	"github.com/reftrack/reftrack/pkg/secret"
+)
+
+// Errors.
+var (
+	ErrInvalidToken = errors.New("login token unknown, revoked or expired")
+	ErrSuspended    = errors.New("account suspended")
+	ErrNotMember    = errors.New("not a member of the workspace")
+)
+
+// Account is a signed-in account.
+type Account struct {
+	ID          int64      `db:"id"`
+	Email       string     `db:"email"`
+	SuspendedAt *time.Time `db:"suspended_at"`
+}
+
+// Authenticate finds the account of a login token.
+func Authenticate(ctx context.Context, db sqlx.QueryerContext, token string) (Account, error) {
+	var a Account
+	err := sqlx.GetContext(ctx, db, &a, `SELECT a.id, a.email, a.suspended_at FROM login_tokens t
+		JOIN accounts a ON a.id = t.account_id
+		WHERE t.token_hash = $1 AND t.revoked_at IS NULL AND t.expires_at > now()`, secret.Hash(token))
+	if errors.Is(err, sql.ErrNoRows) {
+		return Account{}, ErrInvalidToken
+	}
+	if err != nil {
+		return Account{}, fmt.Errorf("authenticate login token: %w", err)
+	}
+	if a.SuspendedAt != nil {
+		return Account{}, ErrSuspended
+	}
+	return a, nil
+}
+
+// Role is the account's role in a workspace.
+func Role(ctx context.Context, db sqlx.QueryerContext, accountID, workspaceID int64) (string, error) {
+	var role string
+	err := sqlx.GetContext(ctx, db, &role, `SELECT role FROM workspace_members WHERE workspace_id = $1 AND account_id = $2`,
+		workspaceID, accountID)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", ErrNotMember
+	}
+	return role, err
+}
+
+// Roles.
+const (
+	RoleOwner   = "owner"
+	RoleAdmin   = "admin"
+	RoleAnalyst = "analyst"
+	RoleBilling = "billing"
+)
+
+// Actions a role may be allowed.
+const (
+	ActionProgramRead     = "program:read"
+	ActionProgramWrite    = "program:write"
+	ActionPartnersWrite   = "partners:write"
+	ActionLinksWrite      = "links:write"
+	ActionKeysRegenerate  = "keys:regenerate"
+	ActionProcessorWrite  = "processor:write"
+	ActionMembersWrite    = "members:write"
+	ActionTrackingList    = "tracking:list"
+	ActionCommissionsRead = "commissions:read"
+)
+
+// allowed is the one table of what each role may do.
+var allowed = map[string]map[string]bool{
+	RoleOwner: set(ActionProgramRead, ActionProgramWrite, ActionPartnersWrite, ActionLinksWrite, ActionKeysRegenerate,
+		ActionProcessorWrite, ActionMembersWrite, ActionTrackingList, ActionCommissionsRead),
+	RoleAdmin: set(ActionProgramRead, ActionProgramWrite, ActionPartnersWrite, ActionLinksWrite, ActionProcessorWrite,
+		ActionMembersWrite, ActionTrackingList, ActionCommissionsRead),
+	RoleAnalyst: set(ActionProgramRead, ActionTrackingList, ActionCommissionsRead),
+	RoleBilling: set(ActionProgramRead, ActionCommissionsRead),
+}
+
+// Can reports whether role allows action.
+func Can(role, action string) bool { return allowed[role][action] }
+
+func set(actions ...string) map[string]bool {
+	m := make(map[string]bool, len(actions))
+	for _, a := range actions {
+		m[a] = true
+	}
+	return m
+}
+
+// Suspend marks the account with email suspended: it can no longer log in or use its tokens.
+func Suspend(ctx context.Context, db sqlx.ExecerContext, email string) error {
+	res, err := db.ExecContext(ctx, `UPDATE accounts SET suspended_at = COALESCE(suspended_at, now()), updated_at = now()
+		WHERE lower(email) = lower($1)`, email)
+	if err != nil {
+		return err
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return fmt.Errorf("no account with email %s", email)
+	}
+	return nil
+}

@@ -1,0 +1,124 @@
+// Package apikeys authenticates program API keys and manages their life: regeneration by a workspace
+// owner and mandatory rotation (marked, then retired after its deadline).
+package apikeys
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jmoiron/sqlx"
+
+	"github.com/reftrack/reftrack/pkg/secret"
+)
+
+// ErrUnknown means the token matches no program (wrong, replaced, or never issued).
+var ErrUnknown = errors.New("api key matches no program")
+
+// ErrNoProgram means the program does not exist.
+var ErrNoProgram = errors.New("program not found")
+
+// Key is an active program API key.
+type Key struct {
+	ID        int64      `db:"id"`
+	ProgramID int64      `db:"program_id"`
+	Last4     string     `db:"last4"`
+	CreatedAt time.Time  `db:"created_at"`
+	MarkedAt  *time.Time `db:"rotation_marked_at"`
+	RotateBy  *time.Time `db:"rotate_by"`
+}
+
+// Marked reports whether the key is marked for rotation and still usable at now.
+func (k Key) Marked(now time.Time) bool { return k.RotateBy != nil && now.Before(*k.RotateBy) }
+
+// Retired reports whether the key's rotation deadline has passed at now.
+func (k Key) Retired(now time.Time) bool { return k.RotateBy != nil && !now.Before(*k.RotateBy) }
+
+// Masked is how the key is shown after it was issued.
+func (k Key) Masked() string { return secret.Mask(secret.ProgramKeyPrefix, k.Last4) }
+
+// Authenticate finds the active key for token.
+func Authenticate(ctx context.Context, db sqlx.QueryerContext, token string) (Key, error) {
+	const q = `SELECT id, program_id, last4, created_at, rotation_marked_at, rotate_by
+		FROM api_keys WHERE key_hash = $1 AND revoked_at IS NULL`
+	var k Key
+	err := sqlx.GetContext(ctx, db, &k, q, secret.Hash(token))
+	if errors.Is(err, sql.ErrNoRows) {
+		return Key{}, ErrUnknown
+	}
+	if err != nil {
+		return Key{}, fmt.Errorf("authenticate api key: %w", err)
+	}
+	return k, nil
+}
+
+// Current is the program's active key.
+func Current(ctx context.Context, db sqlx.QueryerContext, programID int64) (Key, error) {
+	const q = `SELECT id, program_id, last4, created_at, rotation_marked_at, rotate_by
+		FROM api_keys WHERE program_id = $1 AND revoked_at IS NULL`
+	var k Key
+	err := sqlx.GetContext(ctx, db, &k, q, programID)
+	if errors.Is(err, sql.ErrNoRows) {
+		return Key{}, ErrUnknown
+	}
+	return k, err
+}
+
+// Regenerate revokes the program's active key and issues a new one, in one transaction: the old key
+// stops matching at once. The new key's plain text is returned once.
+func Regenerate(ctx context.Context, db *sqlx.DB, programID, byAccount int64) (Key, string, error) {
+	s, err := secret.New(secret.ProgramKeyPrefix)
+	if err != nil {
+		return Key{}, "", err
+	}
+	tx, err := db.BeginTxx(ctx, nil)
+	if err != nil {
+		return Key{}, "", err
+	}
+	defer tx.Rollback() //nolint:errcheck // a no-op after Commit
+	var exists bool
+	if err := tx.GetContext(ctx, &exists, `SELECT EXISTS (SELECT 1 FROM programs WHERE id = $1 FOR UPDATE)`, programID); err != nil {
+		return Key{}, "", err
+	}
+	if !exists {
+		return Key{}, "", ErrNoProgram
+	}
+	if _, err := tx.ExecContext(ctx, `UPDATE api_keys SET revoked_at = now() WHERE program_id = $1 AND revoked_at IS NULL`, programID); err != nil {
+		return Key{}, "", err
+	}
+	var k Key
+	err = tx.GetContext(ctx, &k, `INSERT INTO api_keys (program_id, key_hash, last4, created_by)
+		VALUES ($1, $2, $3, $4) RETURNING id, program_id, last4, created_at, rotation_marked_at, rotate_by`,
+		programID, s.Hash, s.Last4, byAccount)
+	if err != nil {
+		return Key{}, "", err
+	}
+	if err := tx.Commit(); err != nil {
+		return Key{}, "", err
+	}
+	return k, s.Plain, nil
+}
+
+// MarkRotation marks the program's active key for mandatory rotation by rotateBy.
+func MarkRotation(ctx context.Context, db *sqlx.DB, programID int64, rotateBy time.Time) (Key, error) {
+	res, err := db.ExecContext(ctx, `UPDATE api_keys SET rotation_marked_at = now(), rotate_by = $2
+		WHERE program_id = $1 AND revoked_at IS NULL`, programID, rotateBy)
+	if err != nil {
+		return Key{}, err
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return Key{}, ErrUnknown
+	}
+	return Current(ctx, db, programID)
+}
+
+// RotatedAt is when the program's key was last regenerated (its current key's creation, if an older key
+// was revoked), or nil when the first key is still in use.
+func RotatedAt(ctx context.Context, db sqlx.QueryerContext, programID int64) (*time.Time, error) {
+	var t *time.Time
+	err := sqlx.GetContext(ctx, db, &t, `SELECT CASE WHEN EXISTS (SELECT 1 FROM api_keys WHERE program_id = $1 AND revoked_at IS NOT NULL)
+		THEN (SELECT created_at FROM api_keys WHERE program_id = $1 AND revoked_at IS NULL) END`, programID)
+	return t, err
+}

@@ -1,0 +1,77 @@
+// Package metrics holds reftrack's Prometheus metrics: requests and latencies per route, and the
+// tracking events recorded by type.
+package metrics
+
+import (
+	"bytes"
+	"strconv"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/common/expfmt"
+)
+
+// Metrics is one registry with reftrack's collectors (no global state: each server has its own).
+type Metrics struct {
+	registry *prometheus.Registry
+	requests *prometheus.CounterVec
+	latency  *prometheus.HistogramVec
+	events   *prometheus.CounterVec
+}
+
+// New registers the collectors, with the Go runtime's and the process's.
+func New() *Metrics {
+	m := &Metrics{
+		registry: prometheus.NewRegistry(),
+		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "reftrack_http_requests_total",
+			Help: "HTTP requests answered, by route, method and status.",
+		}, []string{"route", "method", "status"}),
+		latency: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "reftrack_http_request_duration_seconds",
+			Help:    "Time to answer HTTP requests, by route and method.",
+			Buckets: []float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5},
+		}, []string{"route", "method"}),
+		events: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "reftrack_events_recorded_total",
+			Help: "Tracking events recorded, by type (click, lead, provisional_lead, sale, refund) and test mode.",
+		}, []string{"type", "test"}),
+	}
+	m.registry.MustRegister(m.requests, m.latency, m.events,
+		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	return m
+}
+
+// Request records one answered request.
+func (m *Metrics) Request(route, method string, status int, took time.Duration) {
+	if route == "" {
+		route = "unmatched" // bounded label values: never the raw path
+	}
+	m.requests.WithLabelValues(route, method, strconv.Itoa(status)).Inc()
+	m.latency.WithLabelValues(route, method).Observe(took.Seconds())
+}
+
+// Event records one tracking event.
+func (m *Metrics) Event(kind string, test bool) {
+	m.events.WithLabelValues(kind, strconv.FormatBool(test)).Inc()
+}
+
+// ContentType is the exposition format Text writes.
+const ContentType = "text/plain; version=0.0.4; charset=utf-8"
+
+// Text renders every metric in the Prometheus text format.
+func (m *Metrics) Text() ([]byte, error) {
+	families, err := m.registry.Gather()
+	if err != nil {
+		return nil, err
+	}
+	var buf bytes.Buffer
+	enc := expfmt.NewEncoder(&buf, expfmt.NewFormat(expfmt.TypeTextPlain))
+	for _, f := range families {
+		if err := enc.Encode(f); err != nil {
+			return nil, err
+		}
+	}
+	return buf.Bytes(), nil
+}

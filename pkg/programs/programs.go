@@ -1,0 +1,298 @@
+// Package programs owns a program's settings, its partners (with their partner-program relationships)
+// and its referral links.
+package programs
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/jmoiron/sqlx"
+	"github.com/lib/pq"
+
+	"github.com/reftrack/reftrack/db"
+	"github.com/reftrack/reftrack/pkg/secret"
+)
+
+// Errors of this package.
+var (
+	ErrNotFound        = errors.New("not found")
+	ErrShortLinkTaken  = errors.New("short link taken")
+	ErrPartnerNotFound = errors.New("partner not found in this program's workspace")
+	ErrInvalid         = errors.New("invalid setting")
+)
+
+// Lead authentication modes.
+const (
+	LeadAuthServerRequired = "server_required"
+	LeadAuthBrowserAllowed = "browser_allowed"
+)
+
+// Program is a program's settings.
+type Program struct {
+	ID                    int64          `db:"id"`
+	WorkspaceID           int64          `db:"workspace_id"`
+	Name                  string         `db:"name"`
+	Domain                string         `db:"domain"`
+	Slug                  string         `db:"slug"`
+	Status                string         `db:"status"`
+	LeadAuth              string         `db:"lead_auth"`
+	CookieWindowDays      int            `db:"cookie_window_days"`
+	AttributionWindowDays int            `db:"attribution_window_days"`
+	CommissionType        string         `db:"commission_type"`
+	CommissionRate        string         `db:"commission_rate"` // decimal text, never a float
+	DurationMonths        *int           `db:"commission_duration_months"`
+	AllowedOrigins        pq.StringArray `db:"allowed_origins"`
+	CreatedAt             time.Time      `db:"created_at"`
+	UpdatedAt             time.Time      `db:"updated_at"`
+}
+
+// AllowsOrigin reports whether a browser on origin may call the program's browser routes.
+func (p Program) AllowsOrigin(origin string) bool {
+	for _, o := range p.AllowedOrigins {
+		if o == origin {
+			return true
+		}
+	}
+	return false
+}
+
+const programColumns = `id, workspace_id, name, domain, slug, status, lead_auth, cookie_window_days,
+	attribution_window_days, commission_type, commission_rate::text AS commission_rate,
+	commission_duration_months, allowed_origins, created_at, updated_at`
+
+// Get reads a program.
+func Get(ctx context.Context, q sqlx.QueryerContext, id int64) (Program, error) {
+	var p Program
+	err := sqlx.GetContext(ctx, q, &p, `SELECT `+programColumns+` FROM programs WHERE id = $1`, id)
+	if errors.Is(err, sql.ErrNoRows) {
+		return Program{}, ErrNotFound
+	}
+	return p, err
+}
+
+// KnownOrigins lists every origin some program allows.
+func KnownOrigins(ctx context.Context, q sqlx.QueryerContext) ([]string, error) {
+	var list []string
+	err := sqlx.SelectContext(ctx, q, &list, `SELECT DISTINCT unnest(allowed_origins) FROM programs`)
+	return list, err
+}
+
+// Update is a partial change of settings; nil fields keep their value.
+type Update struct {
+	Name                  *string
+	Domain                *string
+	AllowedOrigins        *[]string
+	LeadAuth              *string
+	CookieWindowDays      *int
+	AttributionWindowDays *int
+	CommissionType        *string
+	CommissionRate        *string // decimal text
+}
+
+// NormaliseOrigin checks an origin (scheme://host[:port]) and returns it without a trailing slash.
+func NormaliseOrigin(o string) (string, error) {
+	u, err := url.Parse(o)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || (u.Path != "" && u.Path != "/") ||
+		u.RawQuery != "" || u.Fragment != "" || u.User != nil {
+		return "", fmt.Errorf("%w: %q is not an origin such as https://www.example.com", ErrInvalid, o)
+	}
+	return u.Scheme + "://" + strings.ToLower(u.Host), nil
+}
+
+// Apply changes a program's settings.
+func Apply(ctx context.Context, dbx *sqlx.DB, id int64, u Update) (Program, error) {
+	sets := []string{"updated_at = now()"}
+	var args []any
+	add := func(col string, v any) {
+		args = append(args, v)
+		sets = append(sets, fmt.Sprintf("%s = $%d", col, len(args)))
+	}
+	if u.Name != nil {
+		add("name", *u.Name)
+	}
+	if u.Domain != nil {
+		add("domain", *u.Domain)
+	}
+	if u.AllowedOrigins != nil {
+		origins := make([]string, 0, len(*u.AllowedOrigins))
+		for _, o := range *u.AllowedOrigins {
+			n, err := NormaliseOrigin(o)
+			if err != nil {
+				return Program{}, err
+			}
+			origins = append(origins, n)
+		}
+		add("allowed_origins", pq.Array(origins))
+	}
+	if u.LeadAuth != nil {
+		add("lead_auth", *u.LeadAuth)
+	}
+	if u.CookieWindowDays != nil {
+		add("cookie_window_days", *u.CookieWindowDays)
+	}
+	if u.AttributionWindowDays != nil {
+		add("attribution_window_days", *u.AttributionWindowDays)
+	}
+	if u.CommissionType != nil {
+		add("commission_type", *u.CommissionType)
+	}
+	if u.CommissionRate != nil {
+		add("commission_rate", *u.CommissionRate)
+	}
+	args = append(args, id)
+	var p Program
+	err := dbx.GetContext(ctx, &p, fmt.Sprintf(`UPDATE programs SET %s WHERE id = $%d RETURNING %s`,
+		strings.Join(sets, ", "), len(args), programColumns), args...)
+	if errors.Is(err, sql.ErrNoRows) {
+		return Program{}, ErrNotFound
+	}
+	return p, err
+}
+
+// Partner is a partner as seen from one program.
+type Partner struct {
+	ID               int64     `db:"id"`
+	Name             string    `db:"name"`
+	Email            string    `db:"email"`
+	ProgramID        int64     `db:"program_id"`
+	PartnerProgramID int64     `db:"partner_program_id"`
+	CreatedAt        time.Time `db:"created_at"`
+}
+
+// AddPartner creates the partner in the program's workspace (or reuses the one with that email) and its
+// partner-program relationship.
+func AddPartner(ctx context.Context, dbx *sqlx.DB, programID int64, name, email string) (Partner, error) {
+	tx, err := dbx.BeginTxx(ctx, nil)
+	if err != nil {
+		return Partner{}, err
+	}
+	defer tx.Rollback() //nolint:errcheck // a no-op after Commit
+	p, err := Get(ctx, tx, programID)
+	if err != nil {
+		return Partner{}, err
+	}
+	var partnerID int64
+	err = tx.GetContext(ctx, &partnerID, `INSERT INTO partners (workspace_id, name, email) VALUES ($1, $2, $3)
+		ON CONFLICT (workspace_id, lower(email)) DO UPDATE SET name = partners.name RETURNING id`, p.WorkspaceID, name, email)
+	if err != nil {
+		return Partner{}, fmt.Errorf("create partner: %w", err)
+	}
+	if _, err := tx.ExecContext(ctx, `INSERT INTO partner_programs (partner_id, program_id) VALUES ($1, $2)
+		ON CONFLICT (partner_id, program_id) DO NOTHING`, partnerID, programID); err != nil {
+		return Partner{}, fmt.Errorf("create partner-program relationship: %w", err)
+	}
+	var out Partner
+	if err := tx.GetContext(ctx, &out, partnerQuery+` WHERE pp.program_id = $1 AND pa.id = $2`, programID, partnerID); err != nil {
+		return Partner{}, err
+	}
+	return out, tx.Commit()
+}
+
+const partnerQuery = `SELECT pa.id, pa.name, pa.email, pp.program_id, pp.id AS partner_program_id, pa.created_at
+	FROM partners pa JOIN partner_programs pp ON pp.partner_id = pa.id`
+
+// Partners lists the program's partners.
+func Partners(ctx context.Context, q sqlx.QueryerContext, programID int64) ([]Partner, error) {
+	list := []Partner{}
+	err := sqlx.SelectContext(ctx, q, &list, partnerQuery+` WHERE pp.program_id = $1 ORDER BY pa.id`, programID)
+	return list, err
+}
+
+// Link is a referral link.
+type Link struct {
+	ID        int64     `db:"id"`
+	ShortLink string    `db:"short_link"`
+	PartnerID *int64    `db:"partner_id"`
+	ProgramID *int64    `db:"program_id"`
+	Enabled   bool      `db:"enabled"`
+	Domain    *string   `db:"domain"` // the program's, for the referral URL
+	CreatedAt time.Time `db:"created_at"`
+	UpdatedAt time.Time `db:"updated_at"`
+}
+
+// ReferralURL is the program's site with ?aff=<short_link>.
+func (l Link) ReferralURL() string {
+	if l.Domain == nil {
+		return ""
+	}
+	host := *l.Domain
+	scheme := "https"
+	if strings.HasPrefix(host, "localhost") || strings.HasPrefix(host, "127.0.0.1") {
+		scheme = "http"
+	}
+	return scheme + "://" + host + "/?aff=" + url.QueryEscape(l.ShortLink)
+}
+
+const linkQuery = `SELECT l.id, l.short_link, l.partner_id, l.program_id, l.enabled, p.domain, l.created_at, l.updated_at
+	FROM referral_links l LEFT JOIN programs p ON p.id = l.program_id`
+
+// Links lists the program's referral links.
+func Links(ctx context.Context, q sqlx.QueryerContext, programID int64) ([]Link, error) {
+	list := []Link{}
+	err := sqlx.SelectContext(ctx, q, &list, linkQuery+` WHERE l.program_id = $1 ORDER BY l.id`, programID)
+	return list, err
+}
+
+// GetLink reads a referral link.
+func GetLink(ctx context.Context, q sqlx.QueryerContext, id int64) (Link, error) {
+	var l Link
+	err := sqlx.GetContext(ctx, q, &l, linkQuery+` WHERE l.id = $1`, id)
+	if errors.Is(err, sql.ErrNoRows) {
+		return Link{}, ErrNotFound
+	}
+	return l, err
+}
+
+// CreateLink makes a referral link for a partner of the program; shortLink "" draws a random one.
+func CreateLink(ctx context.Context, dbx *sqlx.DB, programID, partnerID int64, shortLink string) (Link, error) {
+	var ok bool
+	if err := dbx.GetContext(ctx, &ok, `SELECT EXISTS (SELECT 1 FROM partner_programs WHERE program_id = $1 AND partner_id = $2)`,
+		programID, partnerID); err != nil {
+		return Link{}, err
+	}
+	if !ok {
+		return Link{}, ErrPartnerNotFound
+	}
+	for attempt := 0; ; attempt++ {
+		short := shortLink
+		if short == "" {
+			r, err := secret.RandomString(8)
+			if err != nil {
+				return Link{}, err
+			}
+			short = strings.ToLower(r)
+		}
+		var id int64
+		err := dbx.GetContext(ctx, &id, `INSERT INTO referral_links (short_link, partner_id, program_id) VALUES ($1, $2, $3) RETURNING id`,
+			short, partnerID, programID)
+		if _, dup := db.IsUniqueViolation(err); dup {
+			if shortLink != "" {
+				return Link{}, ErrShortLinkTaken
+			}
+			if attempt < 5 {
+				continue
+			}
+		}
+		if err != nil {
+			return Link{}, err
+		}
+		return GetLink(ctx, dbx, id)
+	}
+}
+
+// SetLinkEnabled turns a referral link on or off.
+func SetLinkEnabled(ctx context.Context, dbx *sqlx.DB, id int64, enabled bool) (Link, error) {
+	res, err := dbx.ExecContext(ctx, `UPDATE referral_links SET enabled = $2, updated_at = now() WHERE id = $1`, id, enabled)
+	if err != nil {
+		return Link{}, err
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return Link{}, ErrNotFound
+	}
+	return GetLink(ctx, dbx, id)
+}

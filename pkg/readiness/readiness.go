@@ -1,0 +1,171 @@
+// Package readiness tells an integrator, gate by gate and check by check, what a program still needs
+// before it goes live.
+package readiness
+
+import (
+	"context"
+	"time"
+
+	"github.com/jmoiron/sqlx"
+
+	"github.com/reftrack/reftrack/pkg/apikeys"
+)
+
+// Gate and check statuses.
+const (
+	Pass    = "pass"
+	Fail    = "fail"
+	Unknown = "unknown"
+)
+
+// GateNames in the order they are passed.
+var GateNames = []string{"profile", "economics", "payout", "tracking", "live"}
+
+// Gate is one stage of going live.
+type Gate struct {
+	Status     string
+	NextAction *string
+}
+
+// Check is one thing the integration must have done.
+type Check struct {
+	ID     string
+	Status string
+	Hint   string
+}
+
+// Report is a program's readiness.
+type Report struct {
+	ProgramID           int64
+	State               string
+	IntegrationVerified bool
+	Blocker             *string
+	Gates               map[string]Gate
+	Checks              []Check
+	LastClick           *time.Time
+	LastLead            *time.Time
+	LastSale            *time.Time
+	Clicks24h           int
+	Leads24h            int
+	Sales24h            int
+	KeyRotatedAt        *time.Time
+}
+
+// PollSeconds is how often a client may poll readiness.
+const PollSeconds = 30
+
+type facts struct {
+	Name         string     `db:"name"`
+	Domain       string     `db:"domain"`
+	Origins      int        `db:"origins"`
+	Partners     int        `db:"partners"`
+	ActiveLinks  int        `db:"active_links"`
+	Processor    bool       `db:"processor"`
+	LastClick    *time.Time `db:"last_click"`
+	LastLead     *time.Time `db:"last_lead"`
+	LastSale     *time.Time `db:"last_sale"`
+	Clicks24h    int        `db:"clicks_24h"`
+	Leads24h     int        `db:"leads_24h"`
+	Sales24h     int        `db:"sales_24h"`
+	ServerLeads  int        `db:"server_leads"`
+	CommissionOK bool       `db:"commission_ok"`
+}
+
+// Compute reads everything in one query (real events only: test events and bots do not count).
+func Compute(ctx context.Context, db *sqlx.DB, programID int64) (Report, error) {
+	var f facts
+	err := db.GetContext(ctx, &f, `SELECT p.name, p.domain, cardinality(p.allowed_origins) AS origins,
+		(SELECT count(*) FROM partner_programs WHERE program_id = p.id AND status = 'active') AS partners,
+		(SELECT count(*) FROM referral_links WHERE program_id = p.id AND enabled AND partner_id IS NOT NULL) AS active_links,
+		EXISTS (SELECT 1 FROM processor_connections WHERE program_id = p.id) AS processor,
+		(SELECT max(click_timestamp) FROM clicks WHERE program_id = p.id AND NOT is_test AND NOT is_bot) AS last_click,
+		(SELECT max(lead_timestamp) FROM leads WHERE program_id = p.id AND NOT is_test AND status = 'settled') AS last_lead,
+		(SELECT max(sale_date) FROM sales WHERE program_id = p.id AND NOT is_test) AS last_sale,
+		(SELECT count(*) FROM clicks WHERE program_id = p.id AND NOT is_test AND NOT is_bot AND click_timestamp > now() - interval '24 hours') AS clicks_24h,
+		(SELECT count(*) FROM leads WHERE program_id = p.id AND NOT is_test AND status = 'settled' AND lead_timestamp > now() - interval '24 hours') AS leads_24h,
+		(SELECT count(*) FROM sales WHERE program_id = p.id AND NOT is_test AND sale_date > now() - interval '24 hours') AS sales_24h,
+		(SELECT count(*) FROM leads WHERE program_id = p.id AND NOT is_test AND status = 'settled' AND source IN ('server', 'webhook')) AS server_leads,
+		(p.commission_rate > 0) AS commission_ok
+		FROM programs p WHERE p.id = $1`, programID)
+	if err != nil {
+		return Report{}, err
+	}
+	rotated, err := apikeys.RotatedAt(ctx, db, programID)
+	if err != nil {
+		return Report{}, err
+	}
+	r := Report{ProgramID: programID, LastClick: f.LastClick, LastLead: f.LastLead, LastSale: f.LastSale,
+		Clicks24h: f.Clicks24h, Leads24h: f.Leads24h, Sales24h: f.Sales24h, KeyRotatedAt: rotated}
+
+	check := func(id string, ok bool, hint string) Check {
+		c := Check{ID: id, Status: Fail, Hint: hint}
+		if ok {
+			c.Status, c.Hint = Pass, "Done."
+		}
+		return c
+	}
+	r.Checks = []Check{
+		check("tracker_click_seen", f.LastClick != nil,
+			"Install the tracker tag on every page and open your site through a referral link (?aff=…)."),
+		check("server_lead_seen", f.ServerLeads > 0,
+			"Report sign-ups from your backend: POST /api/v1/track/lead with the program key, the click_id and your customer_key."),
+		check("sale_seen", f.LastSale != nil,
+			"Report payments from your backend (POST /api/v1/track/sale) or connect your payment processor."),
+		check("allowed_origins_set", f.Origins > 0,
+			"List your site's origin (such as https://www.example.com) in the program's allowed origins."),
+		check("processor_connected", f.Processor,
+			"Optional: connect your payment processor so payments are attributed without code."),
+	}
+
+	gate := func(ok bool, action string) Gate {
+		if ok {
+			return Gate{Status: Pass}
+		}
+		return Gate{Status: Fail, NextAction: &action}
+	}
+	firstFailing := func(ids ...string) (bool, string) {
+		for _, c := range r.Checks {
+			for _, id := range ids {
+				if c.ID == id && c.Status != Pass {
+					return false, c.Hint
+				}
+			}
+		}
+		return true, ""
+	}
+	trackingOK, trackingAction := firstFailing("allowed_origins_set", "tracker_click_seen", "server_lead_seen")
+	r.Gates = map[string]Gate{
+		"profile":   gate(f.Name != "" && f.Domain != "", "Give the program a name and your site's domain."),
+		"economics": gate(f.CommissionOK, "Set the commission type and rate."),
+		"payout":    gate(f.Partners > 0 && f.ActiveLinks > 0, "Add a partner and give them a referral link."),
+		"tracking":  gate(trackingOK, trackingAction),
+	}
+	live := Gate{Status: Pass}
+	if f.LastSale == nil {
+		action := "Record a first real sale; until then going live is unverified."
+		live = Gate{Status: Unknown, NextAction: &action}
+	}
+	r.Gates["live"] = live
+
+	for _, name := range GateNames {
+		if r.Gates[name].Status != Pass {
+			n := name
+			r.Blocker = &n
+			break
+		}
+	}
+	r.IntegrationVerified = r.Gates["tracking"].Status == Pass
+	switch {
+	case r.Gates["profile"].Status != Pass:
+		r.State = "draft"
+	case r.Gates["economics"].Status != Pass || r.Gates["payout"].Status != Pass:
+		r.State = "configuring"
+	case !r.IntegrationVerified:
+		r.State = "ready"
+	case r.Gates["live"].Status != Pass:
+		r.State = "integration_verified"
+	default:
+		r.State = "live_verified"
+	}
+	return r, nil
+}
