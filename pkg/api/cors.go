@@ -104,4 +104,3 @@ func (o *originCache) forget() {
 	o.set = nil
 	o.mu.Unlock()
 }
-

@@ -23,7 +23,9 @@ var (
 )
 
 func invalidSale(msg string) *apierr.Error { return apierr.BadRequest(msg).WithCode("invalid_request") }
-func noAttribution(msg string) *apierr.Error { return apierr.BadRequest(msg).WithCode("no_attribution") }
+func noAttribution(msg string) *apierr.Error {
+	return apierr.BadRequest(msg).WithCode("no_attribution")
+}
 
 // TrackSale records a sale and its commission.
 func (s *Server) TrackSale(ctx context.Context, req gen.TrackSaleRequestObject) (gen.TrackSaleResponseObject, error) {
@@ -98,7 +100,9 @@ func saleTestData(test bool, saleID *int64, programID int64) *gen.TestModeData {
 	return &gen.TestModeData{EventId: saleID, ProgramId: &programID, TestMode: true}
 }
 
-func testTransactionID(now time.Time) string { return "test_txn_" + strconv.FormatInt(now.UnixNano(), 10) }
+func testTransactionID(now time.Time) string {
+	return "test_txn_" + strconv.FormatInt(now.UnixNano(), 10)
+}
 
 // saleInput checks the body in the order the interface lists its rules.
 func (s *Server) saleInput(body object, test bool) (sales.Input, error) {

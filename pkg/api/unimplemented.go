@@ -15,11 +15,6 @@ func notImplemented(route string) error {
 	return apierr.New(http.StatusNotImplemented, route+" is not implemented in this build yet")
 }
 
-
-
-
-
-
 func (s *Server) CliAuthStart(context.Context, gen.CliAuthStartRequestObject) (gen.CliAuthStartResponseObject, error) {
 	return nil, notImplemented("POST /api/v1/cli/auth/start")
 }
@@ -55,15 +50,6 @@ func (s *Server) CliStripeConnect(context.Context, gen.CliStripeConnectRequestOb
 func (s *Server) ListTrackingEvents(context.Context, gen.ListTrackingEventsRequestObject) (gen.ListTrackingEventsResponseObject, error) {
 	return nil, notImplemented("GET /api/tracking/events/{programId}")
 }
-
-
-
-
-
-
-
-
-
 
 func (s *Server) GetPaymentProcessor(context.Context, gen.GetPaymentProcessorRequestObject) (gen.GetPaymentProcessorResponseObject, error) {
 	return nil, notImplemented("GET /api/v1/programs/{programId}/payment-processor")

@@ -13,11 +13,11 @@ func TestAmount(t *testing.T) {
 		want      int64
 	}{
 		{Percent, "20", 4900, "USD", 980},
-		{Percent, "30", 999, "USD", 300},        // 299.7 → 300
-		{Percent, "12.5", 1, "USD", 0},          // 0.125 → 0
-		{Percent, "50", 1, "USD", 1},            // 0.5 → 1 (half away from zero)
-		{Percent, "15", 10, "USD", 2},           // 1.5 → 2
-		{Percent, "25", 10, "USD", 3},           // 2.5 → 3 (not banker's 2)
+		{Percent, "30", 999, "USD", 300}, // 299.7 → 300
+		{Percent, "12.5", 1, "USD", 0},   // 0.125 → 0
+		{Percent, "50", 1, "USD", 1},     // 0.5 → 1 (half away from zero)
+		{Percent, "15", 10, "USD", 2},    // 1.5 → 2
+		{Percent, "25", 10, "USD", 3},    // 2.5 → 3 (not banker's 2)
 		{RecurringPercent, "33.3333", 10000, "EUR", 3333},
 		{Percent, "10", 125000, "VND", 12500},
 		{Fixed, "25", 4900, "USD", 2500},

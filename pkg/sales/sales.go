@@ -34,7 +34,9 @@ type DuplicateError struct {
 	ProgramID int64
 }
 
-func (e *DuplicateError) Error() string { return fmt.Sprintf("transaction already recorded as sale %d", e.SaleID) }
+func (e *DuplicateError) Error() string {
+	return fmt.Sprintf("transaction already recorded as sale %d", e.SaleID)
+}
 
 // CommissionError means the commission could not be computed or stored (nothing was recorded).
 type CommissionError struct{ Err error }
