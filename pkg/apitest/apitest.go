@@ -27,6 +27,8 @@ import (
 	"github.com/reftrack/reftrack/pkg/api"
 	"github.com/reftrack/reftrack/pkg/config"
 	"github.com/reftrack/reftrack/pkg/dbtest"
+	"github.com/reftrack/reftrack/pkg/ratelimit"
+	"github.com/reftrack/reftrack/pkg/seed"
 )
 
 // Env is a running server with its database.
@@ -49,6 +51,8 @@ type Options struct {
 	DB *dbtest.Database
 	// Routes lets a test add or replace routes on the server (for example one that fails on purpose).
 	Routes func(*echo.Echo)
+	// Limiter replaces the in-process rate limiter.
+	Limiter *ratelimit.Limiter
 	// Config adjusts the configuration after the defaults are read.
 	Config func(*config.Config)
 }
@@ -73,7 +77,7 @@ func Start(t testing.TB, opts Options) *Env {
 	}
 	logs := &SyncBuffer{}
 	logger := slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	e, err := api.New(context.Background(), api.Deps{DB: d.DB, Logger: logger, Config: cfg})
+	e, err := api.New(context.Background(), api.Deps{DB: d.DB, Logger: logger, Config: cfg, Limiter: opts.Limiter})
 	if err != nil {
 		t.Fatalf("apitest: build server: %v", err)
 	}
@@ -270,4 +274,28 @@ func (b *SyncBuffer) String() string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.buf.String()
+}
+
+// Seed creates a complete program (account, workspace, program with key, partner, link) in the server's
+// database.
+func (e *Env) Seed(opts seed.Options) seed.Result {
+	e.t.Helper()
+	r, err := seed.Run(context.Background(), e.DB.DB, opts)
+	if err != nil {
+		e.t.Fatalf("seed: %v", err)
+	}
+	return r
+}
+
+// Bearer is the header pair for an Authorization: Bearer token.
+func Bearer(token string) []string { return []string{"Authorization", "Bearer " + token} }
+
+// Count runs a SELECT count(*) … and returns the number.
+func (e *Env) Count(query string, args ...any) int {
+	e.t.Helper()
+	var n int
+	if err := e.DB.Get(&n, query, args...); err != nil {
+		e.t.Fatalf("%s: %v", query, err)
+	}
+	return n
 }
