@@ -1,0 +1,200 @@
+package api_test
+
+import (
+	"context"
+	"net/http"
+	"regexp"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/reftrack/reftrack/pkg/apikeys"
+	"github.com/reftrack/reftrack/pkg/apitest"
+	"github.com/reftrack/reftrack/pkg/config"
+	"github.com/reftrack/reftrack/pkg/seed"
+)
+
+func markRotation(t *testing.T, env *apitest.Env, programID int64, rotateBy time.Time) apikeys.Key {
+	t.Helper()
+	k, err := apikeys.MarkRotation(context.Background(), env.DB.DB, programID, rotateBy)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return k
+}
+
+// A marked key works until its deadline, with the rotation signals on every response.
+func TestMarkedKeySignals(t *testing.T) {
+	env := apitest.New(t)
+	r := env.Seed(seed.Options{})
+	customerWithLead(t, env, r, "c")
+	deadline := time.Now().Add(72 * time.Hour).UTC().Truncate(time.Second)
+	k := markRotation(t, env, r.ProgramID, deadline)
+
+	check := func(name string, res *apitest.Response) {
+		t.Helper()
+		h := res.Header
+		if h.Get("Deprecation") != "@"+strconv.FormatInt(k.MarkedAt.Unix(), 10) || h.Get("Sunset") != deadline.Format(http.TimeFormat) ||
+			h.Get("Link") != "<"+config.DefaultDocsURL+">; rel=deprecation" {
+			t.Errorf("%s: headers %v", name, h)
+		}
+		ws, _ := res.JSON(t)["warnings"].([]any)
+		if len(ws) != 1 {
+			t.Fatalf("%s: warnings = %v", name, ws)
+		}
+		w := ws[0].(map[string]any)
+		if w["code"] != "api_key_rotation_required" || w["rotate_by"] != deadline.Format(time.RFC3339) ||
+			w["docs_url"] != config.DefaultDocsURL || w["message"] == "" || w["hint"] == "" {
+			t.Errorf("%s: warning %v", name, w)
+		}
+	}
+	ok := sale(env, r.APIKey, map[string]any{"transaction_id": "k1", "amount_cents": 100, "customer_key": "c"})
+	if ok.Status != http.StatusOK {
+		t.Fatalf("sale with a marked key: %d %s", ok.Status, ok.Body)
+	}
+	check("sale 200", ok)
+	check("sale 409", sale(env, r.APIKey, map[string]any{"transaction_id": "k1", "amount_cents": 100, "customer_key": "c"}))
+	check("refund 200", refund(env, r.APIKey, map[string]any{"transaction_id": "k1"}))
+	check("readiness 200", env.Do(http.MethodGet, "/api/v1/programs/me/readiness", nil, apitest.Bearer(r.APIKey)...))
+	check("lead 400", lead(env, map[string]any{"customer_key": "c"}, apitest.Bearer(r.APIKey)...))
+
+	// Responses without the key carry none.
+	if res := lead(env, `{}`); res.Header.Get("Deprecation") != "" || res.JSON(t)["warnings"] != nil {
+		t.Errorf("a keyless request got rotation signals: %v", res.Header)
+	}
+}
+
+// After the deadline every route the key authenticates answers 401 api_key_rotation_required.
+func TestRetiredKey(t *testing.T) {
+	env := apitest.New(t)
+	r := env.Seed(seed.Options{})
+	markRotation(t, env, r.ProgramID, time.Now().Add(-time.Minute))
+	for _, tc := range []struct {
+		name, method, path string
+		body               any
+	}{
+		{"sale", http.MethodPost, "/api/v1/track/sale", map[string]any{"transaction_id": "x", "amount_cents": 1}},
+		{"refund", http.MethodPost, "/api/v1/track/refund", map[string]any{"transaction_id": "x"}},
+		{"readiness", http.MethodGet, "/api/v1/programs/me/readiness", nil},
+		{"lead (server mode)", http.MethodPost, "/api/v1/track/lead", map[string]any{"customer_key": "c"}},
+		{"click (test mode)", http.MethodPost, "/api/v1/track/click", map[string]any{"affiliate_url": r.AffiliateURL, "additional_data": map[string]any{"test_mode": true}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			res := env.Do(tc.method, tc.path, tc.body, apitest.Bearer(r.APIKey)...)
+			if res.Status != http.StatusUnauthorized {
+				t.Fatalf("%d %s", res.Status, res.Body)
+			}
+			body := res.JSON(t)
+			e, _ := body["error"].(map[string]any)
+			if _, hasData := body["data"]; hasData || e["code"] != "api_key_rotation_required" || e["hint"] == nil ||
+				e["docs_url"] != config.DefaultDocsURL || e["message"] == nil {
+				t.Errorf("body = %v", body)
+			}
+		})
+	}
+}
+
+func TestRegeneratedKeyReplacesTheOld(t *testing.T) {
+	env := apitest.New(t)
+	r := env.Seed(seed.Options{})
+	res := env.Do(http.MethodPost, "/api/v1/programs/"+itoa(r.ProgramID)+"/api-key", nil, apitest.Bearer(r.AccountToken)...)
+	if res.Status != http.StatusOK {
+		t.Fatalf("%d %s", res.Status, res.Body)
+	}
+	data := res.JSON(t)["data"].(map[string]any)
+	newKey := data["api_key"].(string)
+	if !regexp.MustCompile(`^rt_[0-9A-Za-z]{40}$`).MatchString(newKey) || data["masked"] != "rt_…"+newKey[len(newKey)-4:] {
+		t.Errorf("data = %v", data)
+	}
+	codedError(t, sale(env, r.APIKey, map[string]any{"transaction_id": "x", "amount_cents": 1}), 401, "UnauthorizedError", "unauthorized", "Invalid API token")
+	if res := env.Do(http.MethodGet, "/api/v1/programs/me/readiness", nil, apitest.Bearer(newKey)...); res.Status != http.StatusOK {
+		t.Errorf("new key: %d %s", res.Status, res.Body)
+	}
+	// Masked afterwards.
+	info := env.Do(http.MethodGet, "/api/v1/programs/"+itoa(r.ProgramID)+"/api-key", nil, apitest.Bearer(r.AccountToken)...).JSON(t)["data"].(map[string]any)
+	if info["masked"] != data["masked"] || info["rotation"] != nil {
+		t.Errorf("key info = %v", info)
+	}
+}
+
+// --- readiness -----------------------------------------------------------------------------------------
+
+func TestReadiness401(t *testing.T) {
+	env := apitest.New(t)
+	for _, tt := range []struct{ header, msg string }{
+		{"", "Missing or malformed Authorization header. Expected: Bearer <api_token>."},
+		{"Token abc", "Missing or malformed Authorization header. Expected: Bearer <api_token>."},
+		{"Bearer", "Missing API token."},
+		{"Bearer rt_nope", "Invalid API token."},
+	} {
+		var h []string
+		if tt.header != "" {
+			h = []string{"Authorization", tt.header}
+		}
+		res := env.Do(http.MethodGet, "/api/v1/programs/me/readiness", nil, h...)
+		body := res.JSON(t)
+		e, _ := body["error"].(map[string]any)
+		if _, hasData := body["data"]; res.Status != 401 || hasData || e["code"] != "invalid_key" || e["message"] != tt.msg {
+			t.Errorf("%q: %d %v", tt.header, res.Status, body)
+		}
+	}
+}
+
+func TestReadinessProgresses(t *testing.T) {
+	env := apitest.New(t)
+	r := env.Seed(seed.Options{})
+	get := func() map[string]any {
+		t.Helper()
+		res := env.Do(http.MethodGet, "/api/v1/programs/me/readiness", nil, apitest.Bearer(r.APIKey)...)
+		if res.Status != http.StatusOK {
+			t.Fatalf("%d %s", res.Status, res.Body)
+		}
+		return res.JSON(t)
+	}
+	checks := func(body map[string]any) map[string]string {
+		out := map[string]string{}
+		for _, c := range body["checks"].([]any) {
+			m := c.(map[string]any)
+			out[m["id"].(string)] = m["status"].(string)
+			if m["hint"] == "" {
+				t.Errorf("check %v has no hint", m)
+			}
+		}
+		return out
+	}
+	b := get()
+	if b["state"] != "ready" || b["blocker"] != "tracking" || b["integration_verified"] != false || b["program_id"] != float64(r.ProgramID) {
+		t.Errorf("fresh program: %v", b)
+	}
+	if c := checks(b); c["tracker_click_seen"] != "fail" || c["allowed_origins_set"] != "fail" || c["sale_seen"] != "fail" {
+		t.Errorf("fresh checks: %v", c)
+	}
+	if _, err := env.DB.Exec(`UPDATE programs SET allowed_origins = '{https://shop.example.com}'`); err != nil {
+		t.Fatal(err)
+	}
+	customerWithLead(t, env, r, "c")
+	b = get()
+	if b["state"] != "integration_verified" || b["blocker"] != "live" || b["integration_verified"] != true {
+		t.Errorf("after click and lead: %v", b)
+	}
+	sale(env, r.APIKey, map[string]any{"transaction_id": "live", "amount_cents": 100, "customer_key": "c"})
+	b = get()
+	counts := b["counts_24h"].(map[string]any)
+	last := b["last_event_at"].(map[string]any)
+	if b["state"] != "live_verified" || b["blocker"] != nil || counts["clicks"] != 1.0 || counts["leads"] != 1.0 || counts["sales"] != 1.0 ||
+		last["click"] == nil || last["lead"] == nil || last["sale"] == nil || b["poll"].(map[string]any)["retry_after_seconds"] != 30.0 {
+		t.Errorf("after a sale: %v", b)
+	}
+	if c := checks(b); c["processor_connected"] != "fail" || c["sale_seen"] != "pass" || c["server_lead_seen"] != "pass" {
+		t.Errorf("checks: %v", c)
+	}
+}
+
+func TestReadinessRateLimit(t *testing.T) {
+	env := apitest.New(t)
+	r := env.Seed(seed.Options{})
+	for i := 0; i < 30; i++ {
+		env.Do(http.MethodGet, "/api/v1/programs/me/readiness", nil, apitest.Bearer(r.APIKey)...)
+	}
+	assertRateLimited(t, env.Do(http.MethodGet, "/api/v1/programs/me/readiness", nil, apitest.Bearer(r.APIKey)...), 30)
+}
