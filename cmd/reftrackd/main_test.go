@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -223,5 +224,56 @@ func TestDevCreatesMigratesSeedsOnce(t *testing.T) {
 	var programs int
 	if err := pool.Get(&programs, `SELECT count(*) FROM programs`); err != nil || programs != 1 {
 		t.Errorf("programs after two starts = %d, %v; want 1", programs, err)
+	}
+}
+
+func TestKeysMarkRotation(t *testing.T) {
+	d := dbtest.New(t)
+	vars := map[string]string{"DATABASE_URL": d.URL}
+	out, _, err := runCmd(t, vars, "seed", "--json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var r struct {
+		ProgramID int64  `json:"program_id"`
+		APIKey    string `json:"api_key"`
+	}
+	if err := json.Unmarshal([]byte(out), &r); err != nil {
+		t.Fatal(err)
+	}
+	out, _, err = runCmd(t, vars, "keys", "mark-rotation", "--program", strconv.FormatInt(r.ProgramID, 10), "--rotate-by", "2030-01-02T03:04:05Z")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "rt_…" + r.APIKey[len(r.APIKey)-4:]; !strings.Contains(out, want) || !strings.Contains(out, "2030-01-02T03:04:05Z") {
+		t.Errorf("printed %q", out)
+	}
+	var n int
+	if err := d.Get(&n, `SELECT count(*) FROM api_keys WHERE program_id = $1 AND rotate_by = '2030-01-02T03:04:05Z' AND rotation_marked_at IS NOT NULL`, r.ProgramID); err != nil || n != 1 {
+		t.Errorf("key not marked (%d, %v)", n, err)
+	}
+	if _, _, err := runCmd(t, vars, "keys", "mark-rotation", "--program", "999999", "--rotate-by", "2030-01-02T03:04:05Z"); err == nil {
+		t.Error("unknown program accepted")
+	}
+	if _, _, err := runCmd(t, vars, "keys", "mark-rotation", "--program", "1", "--rotate-by", "tomorrow"); err == nil {
+		t.Error("bad deadline accepted")
+	}
+}
+
+func TestAccountsSuspend(t *testing.T) {
+	d := dbtest.New(t)
+	vars := map[string]string{"DATABASE_URL": d.URL}
+	if _, _, err := runCmd(t, vars, "seed", "--email", "ada@example.com"); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := runCmd(t, vars, "accounts", "suspend", "--email", "ADA@example.com"); err != nil {
+		t.Fatal(err)
+	}
+	var n int
+	if err := d.Get(&n, `SELECT count(*) FROM accounts WHERE email = 'ada@example.com' AND suspended_at IS NOT NULL`); err != nil || n != 1 {
+		t.Errorf("account not suspended (%d, %v)", n, err)
+	}
+	if _, _, err := runCmd(t, vars, "accounts", "suspend", "--email", "nobody@example.com"); err == nil {
+		t.Error("unknown account accepted")
 	}
 }
