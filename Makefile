@@ -6,7 +6,7 @@ GO ?= go
 GO_FILES = $(shell find . -name '*.go' -not -path './openapi/node_modules/*' -not -path './.data/*' -not -path './bin/*')
 LINT_DEPS := openapi/node_modules/.package-lock.json
 
-.PHONY: generate build lint run test vet fmt-check generate-check go-test
+.PHONY: generate build lint run test vet fmt-check generate-check go-test bench
 
 ## generate: regenerate gen/ (server and client) from openapi/openapi.yaml
 generate:
@@ -49,3 +49,9 @@ generate-check:
 
 go-test:
 	$(GO) test -race -count=1 ./...
+
+## bench: load benchmark of the click and sale routes against a real server and Postgres (Markdown report on
+## stdout; docs/performance.md keeps the latest figures)
+bench: build
+	$(GO) build -o bin/loadgen ./cmd/loadgen
+	./bin/loadgen -reftrackd bin/reftrackd
