@@ -56,6 +56,7 @@ func (e *env) serveWith(ctx context.Context, cfg config.Config, logger *slog.Log
 	if err != nil {
 		return err
 	}
+	defer handler.Close() // after the HTTP server below has stopped: finishes the queued clicks
 	ln, err := net.Listen("tcp", cfg.ListenAddr)
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", cfg.ListenAddr, err)

@@ -29,8 +29,18 @@ type Deps struct {
 	Limiter *ratelimit.Limiter // nil: counts in process
 }
 
+// Service is the HTTP handler of the whole API. Close it after the HTTP server has stopped: it finishes
+// writing the clicks still queued.
+type Service struct {
+	*echo.Echo
+	close func()
+}
+
+// Close releases the service's background writers.
+func (s *Service) Close() { s.close() }
+
 // New builds the echo instance serving the whole API.
-func New(ctx context.Context, deps Deps) (*echo.Echo, error) {
+func New(ctx context.Context, deps Deps) (*Service, error) {
 	if deps.Limiter == nil {
 		deps.Limiter = ratelimit.New(ratelimit.NewMemory(), nil)
 	}
@@ -70,7 +80,7 @@ func New(ctx context.Context, deps Deps) (*echo.Echo, error) {
 	e.Use(contract.middleware)
 
 	gen.RegisterHandlers(e, gen.NewStrictHandler(s, nil))
-	return e, nil
+	return &Service{Echo: e, close: s.clicks.Close}, nil
 }
 
 // NewHTTPServer wraps handler with the server timeouts reftrackd uses.

@@ -95,7 +95,7 @@ func (s *Server) TrackClick(ctx context.Context, req gen.TrackClickRequestObject
 	if m.viaTrustedProxy {
 		in.Geo = geo.FromHeaders(m.header)
 	}
-	res, err := clicks.Record(ctx, s.deps.DB, in)
+	res, err := s.clicks.Record(ctx, in)
 	if err != nil {
 		for _, row := range clickErrors {
 			if errors.Is(err, row.err) {

@@ -12,6 +12,7 @@ import (
 	dbschema "github.com/reftrack/reftrack/db"
 	gen "github.com/reftrack/reftrack/gen/server"
 	"github.com/reftrack/reftrack/openapi"
+	"github.com/reftrack/reftrack/pkg/clicks"
 	"github.com/reftrack/reftrack/pkg/metrics"
 	"github.com/reftrack/reftrack/pkg/useragent"
 )
@@ -24,6 +25,7 @@ type Server struct {
 	origins  *originCache
 	devices  *useragent.Parser
 	metrics  *metrics.Metrics
+	clicks   *clicks.Recorder
 }
 
 var _ gen.StrictServerInterface = (*Server)(nil)
@@ -44,8 +46,16 @@ func newServer(deps Deps, doc *openapi3.T) (*Server, error) {
 		origins:  newOriginCache(deps.DB),
 		devices:  useragent.NewParser(4096),
 		metrics:  metrics.New(),
+		clicks:   clicks.NewRecorder(deps.DB, deps.Logger, clickWriters, clickBatch),
 	}, nil
 }
+
+// Click batching: writers run batches concurrently (so one slow commit does not stall the route), each of
+// up to clickBatch clicks.
+const (
+	clickWriters = 4
+	clickBatch   = 128
+)
 
 // GetOpenAPIYAML serves the spec exactly as published.
 func (s *Server) GetOpenAPIYAML(context.Context, gen.GetOpenAPIYAMLRequestObject) (gen.GetOpenAPIYAMLResponseObject, error) {

@@ -82,10 +82,13 @@ func Start(t testing.TB, opts Options) *Env {
 		t.Fatalf("apitest: build server: %v", err)
 	}
 	if opts.Routes != nil {
-		opts.Routes(e)
+		opts.Routes(e.Echo)
 	}
 	srv := httptest.NewServer(e)
-	t.Cleanup(srv.Close)
+	t.Cleanup(func() {
+		srv.Close()
+		e.Close()
+	})
 
 	doc, err := openapi.Load(context.Background())
 	if err != nil {

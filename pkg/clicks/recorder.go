@@ -1,0 +1,307 @@
+package clicks
+
+import (
+	"context"
+	"crypto/sha256"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"sync"
+	"time"
+
+	"github.com/jmoiron/sqlx"
+	"github.com/lib/pq"
+)
+
+// Recorder records clicks in batches: concurrent clicks are written by one statement and one commit, so
+// the click route's throughput is not bounded by the database's commit rate. Every click is answered
+// only after the statement holding it has committed: nothing acknowledged can be lost. Batches form
+// naturally: a writer takes whatever is queued when it becomes free, so a lone click waits for nobody.
+type Recorder struct {
+	db       *sqlx.DB
+	// stmt is the batch statement, prepared on first use (database/sql then prepares it once per
+	// connection, so Postgres does not re-plan it for every batch).
+	stmtMu sync.Mutex
+	stmt   *sqlx.Stmt
+	log      *slog.Logger
+	queue    chan *job
+	maxBatch int
+	wg       sync.WaitGroup
+	once     sync.Once
+}
+
+type job struct {
+	in      Input
+	aff     string
+	clickID string
+	visitor []byte
+	ip      *string
+	done    chan outcome
+}
+
+type outcome struct {
+	res Result
+	err error
+}
+
+// NewRecorder starts writers concurrent batch writers of up to maxBatch clicks each.
+func NewRecorder(db *sqlx.DB, log *slog.Logger, writers, maxBatch int) *Recorder {
+	r := &Recorder{db: db, log: log, queue: make(chan *job, writers*maxBatch), maxBatch: maxBatch}
+	for range writers {
+		r.wg.Add(1)
+		go r.write()
+	}
+	return r
+}
+
+func (r *Recorder) prepared(ctx context.Context) (*sqlx.Stmt, error) {
+	r.stmtMu.Lock()
+	defer r.stmtMu.Unlock()
+	if r.stmt == nil {
+		stmt, err := r.db.PreparexContext(ctx, batchQuery)
+		if err != nil {
+			return nil, fmt.Errorf("prepare the click statement: %w", err)
+		}
+		r.stmt = stmt
+	}
+	return r.stmt, nil
+}
+
+// Close stops the writers once every queued click is written. Call it after the HTTP server stopped.
+func (r *Recorder) Close() {
+	r.once.Do(func() {
+		close(r.queue)
+		r.wg.Wait()
+		if r.stmt != nil {
+			r.stmt.Close()
+		}
+	})
+}
+
+// Record stores a click, or returns the visitor's click on the same link from the last RepeatWindow, in
+// the next batch. The link's state is read by the statement that records, so a link turned off records
+// nothing from that moment.
+func (r *Recorder) Record(ctx context.Context, in Input) (Result, error) {
+	aff, err := Aff(in.AffiliateURL)
+	if err != nil {
+		return Result{}, err
+	}
+	clickID, err := NewClickID()
+	if err != nil {
+		return Result{}, err
+	}
+	visitor := sha256.Sum256([]byte(in.IP + "\x00" + in.UserAgent))
+	j := &job{in: in, aff: aff, clickID: clickID, visitor: visitor[:], done: make(chan outcome, 1)}
+	if net.ParseIP(in.IP) != nil {
+		j.ip = &in.IP
+	}
+	select {
+	case r.queue <- j:
+	case <-ctx.Done():
+		return Result{}, ctx.Err()
+	}
+	// Once queued the click will be written; wait for it even if the client goes away, so the answer
+	// matches what was stored.
+	o := <-j.done
+	return o.res, o.err
+}
+
+func (r *Recorder) write() {
+	defer r.wg.Done()
+	for first := range r.queue {
+		batch := []*job{first}
+	fill:
+		for len(batch) < r.maxBatch {
+			select {
+			case j, ok := <-r.queue:
+				if !ok {
+					break fill
+				}
+				batch = append(batch, j)
+			default:
+				break fill
+			}
+		}
+		r.flush(batch)
+	}
+}
+
+// flush writes a batch; if the batch statement fails, each click is retried alone so that one bad click
+// cannot fail the others.
+func (r *Recorder) flush(batch []*job) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	results, err := r.exec(ctx, batch)
+	if err != nil && len(batch) > 1 {
+		r.log.Warn("click batch failed; writing its clicks one by one", "clicks", len(batch), "err", err)
+		for _, j := range batch {
+			r.flush([]*job{j})
+		}
+		return
+	}
+	for i, j := range batch {
+		if err != nil {
+			j.done <- outcome{err: err}
+			continue
+		}
+		j.done <- results[i]
+	}
+}
+
+type batchRow struct {
+	Ord              int64   `db:"ord"`
+	Found            bool    `db:"found"`
+	Enabled          bool    `db:"enabled"`
+	PartnerID        *int64  `db:"partner_id"`
+	ProgramID        *int64  `db:"program_id"`
+	CookieWindowDays *int    `db:"cookie_window_days"`
+	OriginOK         bool    `db:"origin_ok"`
+	NewID            *int64  `db:"new_id"`
+	OldID            *int64  `db:"old_id"`
+	OldClick         *string `db:"old_click"`
+}
+
+// batchQuery does for a whole batch what Record's statement does for one click. Inputs arrive as
+// parallel arrays; ord ties each output row to its input. Two clicks of one visitor on one link in the
+// same batch are both new (a repeat within milliseconds; Record has the same race).
+const batchQuery = `
+WITH input AS (
+	SELECT * FROM unnest($1::text[], $2::bytea[], $3::text[], $4::bool[], $5::text[], $6::text[], $7::text[], $8::text[],
+		$9::text[], $10::text[], $11::text[], $12::text[], $13::text[], $14::text[], $15::text[], $16::text[], $17::text[],
+		$18::inet[], $19::text[], $20::text[], $21::text[], $22::text[], $23::bool[])
+	WITH ORDINALITY AS t(aff, visitor, origin, is_test, click_id, affiliate_url, session_id, page_url, page_title,
+		referrer_url, geo_country, geo_region, geo_city, device_type, device_os, browser_name, user_agent, ip,
+		screen_resolution, viewport_size, language, timezone, is_bot, ord)
+), link AS (
+	SELECT i.*, l.id AS link_id, l.enabled, l.partner_id, l.program_id, p.cookie_window_days,
+		COALESCE(i.origin = '' OR i.origin = ANY(p.allowed_origins), false) AS origin_ok
+	FROM input i JOIN referral_links l ON l.short_link = i.aff LEFT JOIN programs p ON p.id = l.program_id
+), ok AS (
+	SELECT * FROM link WHERE enabled AND origin_ok AND partner_id IS NOT NULL AND program_id IS NOT NULL
+), prev AS (
+	SELECT DISTINCT ON (ok.ord) ok.ord, c.id, c.click_id FROM ok
+	JOIN clicks c ON c.link_id = ok.link_id AND c.visitor_hash = ok.visitor AND c.is_test = ok.is_test
+		AND c.click_timestamp > now() - $24 * interval '1 second'
+	ORDER BY ok.ord, c.click_timestamp DESC
+), ins AS (
+	INSERT INTO clicks (click_id, program_id, link_id, partner_id, affiliate_url, session_id, page_url, page_title,
+		referrer_url, geo_country, geo_region, geo_city, device_type, device_os, browser_name, user_agent, ip,
+		visitor_hash, screen_resolution, viewport_size, language, timezone, is_test, is_bot)
+	SELECT click_id, program_id, link_id, partner_id, affiliate_url, session_id, page_url, page_title,
+		referrer_url, geo_country, geo_region, geo_city, device_type, device_os, browser_name, user_agent, ip,
+		visitor, screen_resolution, viewport_size, language, timezone, is_test, is_bot
+	FROM ok WHERE NOT EXISTS (SELECT 1 FROM prev WHERE prev.ord = ok.ord)
+	RETURNING id, click_id
+)
+SELECT i.ord, (link.link_id IS NOT NULL) AS found, COALESCE(link.enabled, false) AS enabled, link.partner_id,
+	link.program_id, link.cookie_window_days, COALESCE(link.origin_ok, false) AS origin_ok,
+	ins.id AS new_id, prev.id AS old_id, prev.click_id AS old_click
+FROM input i
+LEFT JOIN link ON link.ord = i.ord
+LEFT JOIN ins ON ins.click_id = i.click_id
+LEFT JOIN prev ON prev.ord = i.ord`
+
+func (r *Recorder) exec(ctx context.Context, batch []*job) ([]outcome, error) {
+	n := len(batch)
+	cols := make([][]any, 23)
+	for c := range cols {
+		cols[c] = make([]any, n)
+	}
+	texts := func(c, i int, v any) { cols[c][i] = v }
+	for i, j := range batch {
+		in := j.in
+		texts(0, i, j.aff)
+		cols[1][i] = j.visitor
+		texts(2, i, in.Origin)
+		cols[3][i] = in.Test
+		texts(4, i, j.clickID)
+		texts(5, i, clip(in.AffiliateURL))
+		for c, v := range []string{in.SessionID, in.PageURL, in.PageTitle, in.ReferrerURL, in.Geo.Country, in.Geo.Region,
+			in.Geo.City, in.Device.Type, in.Device.OS, in.Device.Browser, in.UserAgent} {
+			cols[6+c][i] = null(v)
+		}
+		if j.ip != nil {
+			cols[17][i] = *j.ip
+		} else {
+			cols[17][i] = nil
+		}
+		for c, v := range []string{in.ScreenRes, in.Viewport, in.Language, in.Timezone} {
+			cols[18+c][i] = null(v)
+		}
+		cols[22][i] = in.Device.Bot
+	}
+	args := make([]any, 0, 24)
+	for c := range cols {
+		switch c {
+		case 1:
+			bs := make([][]byte, n)
+			for i := range bs {
+				bs[i] = cols[1][i].([]byte)
+			}
+			args = append(args, pq.ByteaArray(bs))
+		case 3, 22:
+			bs := make([]bool, n)
+			for i := range bs {
+				bs[i] = cols[c][i].(bool)
+			}
+			args = append(args, pq.BoolArray(bs))
+		default:
+			args = append(args, pq.Array(nullStrings(cols[c])))
+		}
+	}
+	args = append(args, int64(RepeatWindow/time.Second))
+
+	stmt, err := r.prepared(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var rows []batchRow
+	if err := stmt.SelectContext(ctx, &rows, args...); err != nil {
+		return nil, fmt.Errorf("record clicks: %w", err)
+	}
+	if len(rows) != n {
+		return nil, fmt.Errorf("record clicks: %d results for %d clicks", len(rows), n)
+	}
+	out := make([]outcome, n)
+	for _, row := range rows {
+		i := int(row.Ord) - 1
+		j := batch[i]
+		out[i] = toOutcome(row, j)
+	}
+	return out, nil
+}
+
+func toOutcome(row batchRow, j *job) outcome {
+	switch {
+	case !row.Found:
+		return outcome{err: ErrLinkNotFound}
+	case row.PartnerID == nil || row.ProgramID == nil || row.CookieWindowDays == nil:
+		return outcome{err: ErrLinkMisconfigured}
+	case !row.OriginOK:
+		return outcome{err: &LinkError{Err: ErrOriginNotAllowed, Origin: j.in.Origin}}
+	case !row.Enabled:
+		return outcome{err: ErrLinkDisabled}
+	}
+	res := Result{ProgramID: *row.ProgramID, PartnerID: *row.PartnerID, ShortLink: j.aff, CookieWindowDays: *row.CookieWindowDays}
+	switch {
+	case row.NewID != nil:
+		res.ID, res.ClickID, res.Created = *row.NewID, j.clickID, true
+	case row.OldID != nil:
+		res.ID, res.ClickID = *row.OldID, *row.OldClick
+	default:
+		return outcome{err: errors.New("record click: neither recorded nor found")}
+	}
+	return outcome{res: res}
+}
+
+// nullStrings turns a column of nil-or-string into what pq.Array encodes as a text[] with NULLs.
+func nullStrings(col []any) []*string {
+	out := make([]*string, len(col))
+	for i, v := range col {
+		if s, ok := v.(string); ok {
+			out[i] = &s
+		}
+	}
+	return out
+}
