@@ -44,13 +44,19 @@ func main() {
 		admin    = flag.String("admin-url", "postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable", "server-level Postgres DSN")
 		duration = flag.Duration("duration", 10*time.Second, "length of each run")
 		levels   = flag.String("connections", "1,16,64", "concurrency levels")
+		load     = flag.String("load", "wrk", "click load tool: wrk (when installed) or go")
 	)
 	flag.Parse()
+	_, err := exec.LookPath("wrk")
+	useWrk = *load == "wrk" && err == nil
 	if err := run(*bin, *admin, *duration, *levels); err != nil {
 		fmt.Fprintln(os.Stderr, "loadgen:", err)
 		os.Exit(1)
 	}
 }
+
+// useWrk drives the click route with wrk, whose C client leaves more of the machine to the server.
+var useWrk bool
 
 var userAgents = []string{
 	"Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36",
@@ -102,8 +108,13 @@ func run(bin, adminURL string, duration time.Duration, levels string) error {
 	}
 
 	fmt.Printf("# Load benchmark, %s\n\n", time.Now().UTC().Format("2006-01-02 15:04 MST"))
-	fmt.Printf("Each run lasts %s. Machine: %s.\n\n", duration, machine())
+	tool := "a Go HTTP client (cmd/loadgen)"
+	if useWrk {
+		tool = "wrk"
+	}
+	fmt.Printf("Each run lasts %s. Machine: %s. Click load: %s.\n\n", duration, machine(), tool)
 
+	// The raw insert rate is measured first, then a checkpoint settles its writes before the routes run.
 	insertRate, err := pgbench(ctx, adminURL, dsn, duration)
 	if err != nil {
 		return err
@@ -112,40 +123,61 @@ func run(bin, adminURL string, duration time.Duration, levels string) error {
 
 	fmt.Println("## POST /api/v1/track/click")
 	fmt.Println()
-	fmt.Println("| connections | requests/s | p50 | p99 | max | errors |")
-	fmt.Println("|---:|---:|---:|---:|---:|---:|")
+	fmt.Println("| connections | requests/s | p50 | p99 | max | errors | clicks per commit | ms per commit |")
+	fmt.Println("|---:|---:|---:|---:|---:|---:|---:|---:|")
 	var at64 float64
 	for _, l := range strings.Split(levels, ",") {
 		var c int
 		fmt.Sscan(l, &c)
-		var (
-			mu  sync.Mutex
-			ids = map[string]bool{}
-		)
-		st := drive(base, c, duration, func(client *http.Client, i uint64) error {
-			var out struct {
-				ClickID string `json:"click_id"`
-			}
-			body := fmt.Sprintf(`{"affiliate_url":%q,"page_url":%q}`, prog.AffiliateURL, prog.AffiliateURL)
-			if err := postJSON(client, base+"/api/v1/track/click", body, map[string]string{
-				"User-Agent": userAgents[i%uint64(len(userAgents))], "X-Forwarded-For": randomIP(),
-			}, &out); err != nil {
+		if _, err := pool.ExecContext(ctx, `CHECKPOINT`); err != nil {
+			return err
+		}
+		sizeSum0, batches0, secs0 := batchStats(base)
+		var st *stats
+		if useWrk {
+			before := count(ctx, pool, `SELECT count(*) FROM clicks`)
+			if st, err = wrkClicks(base, prog.AffiliateURL, c, duration); err != nil {
 				return err
 			}
-			mu.Lock()
-			ids[out.ClickID] = true
-			mu.Unlock()
-			return nil
-		})
-		// Every acknowledged click is committed (a repeat visitor's answer names an earlier one).
-		list := make([]string, 0, len(ids))
-		for id := range ids {
-			list = append(list, id)
+			// Every request came from its own visitor, so every acknowledged click is a new row.
+			if stored := count(ctx, pool, `SELECT count(*) FROM clicks`) - before; stored < st.ok {
+				return fmt.Errorf("%d clicks acknowledged but only %d stored", st.ok, stored)
+			}
+		} else {
+			var (
+				mu  sync.Mutex
+				ids = map[string]bool{}
+			)
+			st = drive(base, c, duration, func(client *http.Client, i uint64) error {
+				var out struct {
+					ClickID string `json:"click_id"`
+				}
+				body := fmt.Sprintf(`{"affiliate_url":%q,"page_url":%q}`, prog.AffiliateURL, prog.AffiliateURL)
+				if err := postJSON(client, base+"/api/v1/track/click", body, map[string]string{
+					"User-Agent": userAgents[i%uint64(len(userAgents))], "X-Forwarded-For": randomIP(),
+				}, &out); err != nil {
+					return err
+				}
+				mu.Lock()
+				ids[out.ClickID] = true
+				mu.Unlock()
+				return nil
+			})
+			// Every acknowledged click is committed (a repeat visitor's answer names an earlier one).
+			list := make([]string, 0, len(ids))
+			for id := range ids {
+				list = append(list, id)
+			}
+			if stored := count(ctx, pool, `SELECT count(*) FROM clicks WHERE click_id = ANY($1)`, pq.Array(list)); stored != len(list) {
+				return fmt.Errorf("%d distinct clicks acknowledged but only %d stored", len(list), stored)
+			}
 		}
-		if stored := count(ctx, pool, `SELECT count(*) FROM clicks WHERE click_id = ANY($1)`, pq.Array(list)); stored != len(list) {
-			return fmt.Errorf("%d distinct clicks acknowledged but only %d stored", len(list), stored)
+		sizeSum, batches, secs := batchStats(base)
+		perCommit, msPerCommit := 0.0, 0.0
+		if nb := batches - batches0; nb > 0 {
+			perCommit, msPerCommit = (sizeSum-sizeSum0)/nb, 1000*(secs-secs0)/nb
 		}
-		fmt.Printf("| %d | %.0f | %s | %s | %s | %d |\n", c, st.rate(), st.pct(50), st.pct(99), st.pct(100), st.errors)
+		fmt.Printf("| %d | %.0f | %s | %s | %s | %d | %.1f | %.1f |\n", c, st.rate(), st.pct(50), st.pct(99), st.pct(100), st.errors, perCommit, msPerCommit)
 		if c == 64 {
 			at64 = st.rate()
 		}
@@ -207,23 +239,54 @@ func run(bin, adminURL string, duration time.Duration, levels string) error {
 	return nil
 }
 
+var metricLine = regexp.MustCompile(`(?m)^(reftrack_click_batch_size_sum|reftrack_click_batch_size_count|reftrack_click_batch_seconds_sum) ([0-9.e+]+)$`)
+
+// batchStats reads the server's click batch metrics: clicks written, batches, seconds spent.
+func batchStats(base string) (clicks, batches, seconds float64) {
+	res, err := http.Get(base + "/metrics")
+	if err != nil {
+		return 0, 0, 0
+	}
+	defer res.Body.Close()
+	b, _ := io.ReadAll(res.Body)
+	for _, m := range metricLine.FindAllSubmatch(b, -1) {
+		var v float64
+		fmt.Sscan(string(m[2]), &v)
+		switch string(m[1]) {
+		case "reftrack_click_batch_size_sum":
+			clicks = v
+		case "reftrack_click_batch_size_count":
+			batches = v
+		case "reftrack_click_batch_seconds_sum":
+			seconds = v
+		}
+	}
+	return clicks, batches, seconds
+}
+
 // stats are one run's results.
 type stats struct {
 	took      time.Duration
 	latencies []time.Duration
 	ok        int
 	errors    int
+	fixed     []time.Duration // p50, p99, max as wrk reports them
 }
 
 func (s *stats) rate() float64 { return float64(s.ok) / s.took.Seconds() }
 
 func (s *stats) pct(p int) string {
-	if len(s.latencies) == 0 {
+	var d time.Duration
+	switch {
+	case s.fixed != nil:
+		d = map[int]time.Duration{50: s.fixed[0], 99: s.fixed[1], 100: s.fixed[2]}[p]
+	case len(s.latencies) == 0:
 		return "-"
+	default:
+		i := (len(s.latencies)*p + 99) / 100
+		i = min(max(i-1, 0), len(s.latencies)-1)
+		d = s.latencies[i]
 	}
-	i := (len(s.latencies)*p + 99) / 100
-	i = min(max(i-1, 0), len(s.latencies)-1)
-	d := s.latencies[i]
 	if d < time.Millisecond {
 		return fmt.Sprintf("%.2f ms", float64(d.Microseconds())/1000)
 	}
@@ -424,4 +487,64 @@ func machine() string {
 		}
 	}
 	return fmt.Sprintf("%d cores (%s), load generator, reftrackd and PostgreSQL on the same machine", cores, model)
+}
+
+// wrkScript sends clicks, each from a visitor of its own (thread and counter make the IP), with a few
+// browser User-Agents, and prints the figures loadgen reads.
+const wrkScript = `
+local counter, tid = 0, %d
+local agents = {%s}
+function setup(thread) thread:set("id", tid); tid = tid + 1 end
+function init(args) counter = 0 end
+function request()
+  counter = counter + 1
+  local ip = string.format("10.%%d.%%d.%%d", id, math.floor(counter / 250) %% 250, counter %% 250 + 1)
+  return wrk.format("POST", "/api/v1/track/click",
+    {["Content-Type"] = "application/json", ["User-Agent"] = agents[counter %% #agents + 1], ["X-Forwarded-For"] = ip},
+    '{"affiliate_url":"%s","page_url":"%s"}')
+end
+function done(summary, latency, requests)
+  local bad = summary.errors.status + summary.errors.connect + summary.errors.read + summary.errors.write + summary.errors.timeout
+  io.write(string.format("LOADGEN %%d %%d %%d %%d %%d %%d\n", summary.requests, bad, summary.duration,
+    latency:percentile(50), latency:percentile(99), latency.max))
+end
+`
+
+var wrkRuns int
+
+func wrkClicks(base, affiliateURL string, c int, d time.Duration) (*stats, error) {
+	quoted := make([]string, len(userAgents))
+	for i, ua := range userAgents {
+		quoted[i] = fmt.Sprintf("%q", ua)
+	}
+	dir, err := os.MkdirTemp("", "reftrack-wrk")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(dir)
+	script := filepath.Join(dir, "click.lua")
+	// Each run's visitors get addresses of their own (the second octet), or the repeat-visitor rule would
+	// answer a previous run's click.
+	wrkRuns++
+	body := fmt.Sprintf(wrkScript, wrkRuns*8, strings.Join(quoted, ", "), affiliateURL, affiliateURL)
+	if err := os.WriteFile(script, []byte(body), 0o644); err != nil {
+		return nil, err
+	}
+	threads := min(c, 2)
+	out, err := exec.Command("wrk", "-t", fmt.Sprint(threads), "-c", fmt.Sprint(c), "-d", fmt.Sprintf("%ds", int(d.Seconds())),
+		"-s", script, base).CombinedOutput()
+	if err != nil {
+		return nil, fmt.Errorf("wrk: %w\n%s", err, out)
+	}
+	var reqs, bad, micros, p50, p99, pmax int64
+	for _, line := range strings.Split(string(out), "\n") {
+		if strings.HasPrefix(line, "LOADGEN ") {
+			fmt.Sscan(strings.TrimPrefix(line, "LOADGEN "), &reqs, &bad, &micros, &p50, &p99, &pmax)
+		}
+	}
+	if reqs == 0 {
+		return nil, fmt.Errorf("wrk printed no figures:\n%s", out)
+	}
+	us := func(v int64) time.Duration { return time.Duration(v) * time.Microsecond }
+	return &stats{took: us(micros), ok: int(reqs - bad), errors: int(bad), fixed: []time.Duration{us(p50), us(p99), us(pmax)}}, nil
 }

@@ -26,6 +26,9 @@ func accessLog(logger *slog.Logger, m *metrics.Metrics) echo.MiddlewareFunc {
 			if res.Status >= 500 && res.Status != http.StatusNotImplemented {
 				level = slog.LevelError
 			}
+			if !logger.Enabled(req.Context(), level) {
+				return nil
+			}
 			logger.LogAttrs(req.Context(), level, "request",
 				slog.String("request_id", RequestID(req.Context())),
 				slog.String("method", req.Method),

@@ -203,6 +203,14 @@ func tooLarge(limit int64) *apierr.Error {
 // normaliseJSON checks raw is one JSON value and drops object members whose value is null. It returns
 // raw itself when nothing was dropped, so numbers and strings reach the handler exactly as sent.
 func normaliseJSON(raw []byte) ([]byte, error) {
+	if !bytes.Contains(raw, []byte("null")) {
+		// Nothing to drop: checking validity is enough, and much cheaper than decoding (the click route
+		// is the hot path).
+		if !json.Valid(raw) {
+			return nil, errors.New("invalid JSON")
+		}
+		return raw, nil
+	}
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.UseNumber()
 	var v any

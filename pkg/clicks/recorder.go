@@ -20,15 +20,12 @@ import (
 // naturally: a writer takes whatever is queued when it becomes free, so a lone click waits for nobody.
 type Recorder struct {
 	db       *sqlx.DB
-	// stmt is the batch statement, prepared on first use (database/sql then prepares it once per
-	// connection, so Postgres does not re-plan it for every batch).
-	stmtMu sync.Mutex
-	stmt   *sqlx.Stmt
 	log      *slog.Logger
 	queue    chan *job
 	maxBatch int
 	wg       sync.WaitGroup
 	once     sync.Once
+	observe  func(size int, took time.Duration)
 }
 
 type job struct {
@@ -45,9 +42,10 @@ type outcome struct {
 	err error
 }
 
-// NewRecorder starts writers concurrent batch writers of up to maxBatch clicks each.
-func NewRecorder(db *sqlx.DB, log *slog.Logger, writers, maxBatch int) *Recorder {
-	r := &Recorder{db: db, log: log, queue: make(chan *job, writers*maxBatch), maxBatch: maxBatch}
+// NewRecorder starts writers concurrent batch writers of up to maxBatch clicks each. observe, when not
+// nil, learns each batch's size and duration (for metrics).
+func NewRecorder(db *sqlx.DB, log *slog.Logger, writers, maxBatch int, observe func(size int, took time.Duration)) *Recorder {
+	r := &Recorder{db: db, log: log, queue: make(chan *job, writers*maxBatch), maxBatch: maxBatch, observe: observe}
 	for range writers {
 		r.wg.Add(1)
 		go r.write()
@@ -55,17 +53,34 @@ func NewRecorder(db *sqlx.DB, log *slog.Logger, writers, maxBatch int) *Recorder
 	return r
 }
 
-func (r *Recorder) prepared(ctx context.Context) (*sqlx.Stmt, error) {
-	r.stmtMu.Lock()
-	defer r.stmtMu.Unlock()
-	if r.stmt == nil {
-		stmt, err := r.db.PreparexContext(ctx, batchQuery)
-		if err != nil {
-			return nil, fmt.Errorf("prepare the click statement: %w", err)
-		}
-		r.stmt = stmt
+// conn is a writer's own connection with the batch statement prepared on it. Postgres would otherwise
+// re-plan the statement for every batch (its custom plans win on cost estimates, but planning this
+// statement costs more than running it), so the connection uses the generic plan.
+type conn struct {
+	c    *sqlx.Conn
+	stmt *sqlx.Stmt
+}
+
+func (r *Recorder) connect(ctx context.Context) (*conn, error) {
+	c, err := r.db.Connx(ctx)
+	if err != nil {
+		return nil, err
 	}
-	return r.stmt, nil
+	if _, err := c.ExecContext(ctx, `SET plan_cache_mode = force_generic_plan`); err != nil {
+		c.Close()
+		return nil, err
+	}
+	stmt, err := c.PreparexContext(ctx, batchQuery)
+	if err != nil {
+		c.Close()
+		return nil, fmt.Errorf("prepare the click statement: %w", err)
+	}
+	return &conn{c: c, stmt: stmt}, nil
+}
+
+func (c *conn) close() {
+	c.stmt.Close()
+	c.c.Close()
 }
 
 // Close stops the writers once every queued click is written. Call it after the HTTP server stopped.
@@ -73,9 +88,6 @@ func (r *Recorder) Close() {
 	r.once.Do(func() {
 		close(r.queue)
 		r.wg.Wait()
-		if r.stmt != nil {
-			r.stmt.Close()
-		}
 	})
 }
 
@@ -109,6 +121,12 @@ func (r *Recorder) Record(ctx context.Context, in Input) (Result, error) {
 
 func (r *Recorder) write() {
 	defer r.wg.Done()
+	var c *conn
+	defer func() {
+		if c != nil {
+			c.close()
+		}
+	}()
 	for first := range r.queue {
 		batch := []*job{first}
 	fill:
@@ -123,22 +141,42 @@ func (r *Recorder) write() {
 				break fill
 			}
 		}
-		r.flush(batch)
+		start := time.Now()
+		c = r.flush(c, batch)
+		if r.observe != nil {
+			r.observe(len(batch), time.Since(start))
+		}
 	}
 }
 
-// flush writes a batch; if the batch statement fails, each click is retried alone so that one bad click
-// cannot fail the others.
-func (r *Recorder) flush(batch []*job) {
+// flush writes a batch on c (connecting first when c is nil) and returns the connection to use next, nil
+// after a failure so the next batch starts on a fresh one. If a batch fails, each click is retried
+// alone, so that one bad click cannot fail the others.
+func (r *Recorder) flush(c *conn, batch []*job) *conn {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	results, err := r.exec(ctx, batch)
-	if err != nil && len(batch) > 1 {
-		r.log.Warn("click batch failed; writing its clicks one by one", "clicks", len(batch), "err", err)
-		for _, j := range batch {
-			r.flush([]*job{j})
+	var (
+		results []outcome
+		err     error
+	)
+	if c == nil {
+		c, err = r.connect(ctx)
+	}
+	if err == nil {
+		results, err = r.exec(ctx, c.stmt, batch)
+	}
+	if err != nil {
+		if c != nil {
+			c.close()
+			c = nil
 		}
-		return
+		if len(batch) > 1 {
+			r.log.Warn("click batch failed; writing its clicks one by one", "clicks", len(batch), "err", err)
+			for _, j := range batch {
+				c = r.flush(c, []*job{j})
+			}
+			return c
+		}
 	}
 	for i, j := range batch {
 		if err != nil {
@@ -147,6 +185,7 @@ func (r *Recorder) flush(batch []*job) {
 		}
 		j.done <- results[i]
 	}
+	return c
 }
 
 type batchRow struct {
@@ -202,7 +241,7 @@ LEFT JOIN link ON link.ord = i.ord
 LEFT JOIN ins ON ins.click_id = i.click_id
 LEFT JOIN prev ON prev.ord = i.ord`
 
-func (r *Recorder) exec(ctx context.Context, batch []*job) ([]outcome, error) {
+func (r *Recorder) exec(ctx context.Context, stmt *sqlx.Stmt, batch []*job) ([]outcome, error) {
 	n := len(batch)
 	cols := make([][]any, 23)
 	for c := range cols {
@@ -252,10 +291,6 @@ func (r *Recorder) exec(ctx context.Context, batch []*job) ([]outcome, error) {
 	}
 	args = append(args, int64(RepeatWindow/time.Second))
 
-	stmt, err := r.prepared(ctx)
-	if err != nil {
-		return nil, err
-	}
 	var rows []batchRow
 	if err := stmt.SelectContext(ctx, &rows, args...); err != nil {
 		return nil, fmt.Errorf("record clicks: %w", err)

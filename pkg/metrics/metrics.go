@@ -18,6 +18,8 @@ type Metrics struct {
 	requests *prometheus.CounterVec
 	latency  *prometheus.HistogramVec
 	events   *prometheus.CounterVec
+	batches   *prometheus.HistogramVec
+	batchTime prometheus.Histogram
 }
 
 // New registers the collectors, with the Go runtime's and the process's.
@@ -38,7 +40,17 @@ func New() *Metrics {
 			Help: "Tracking events recorded, by type (click, lead, provisional_lead, sale, refund) and test mode.",
 		}, []string{"type", "test"}),
 	}
-	m.registry.MustRegister(m.requests, m.latency, m.events,
+	m.batchTime = prometheus.NewHistogram(prometheus.HistogramOpts{
+		Name:    "reftrack_click_batch_seconds",
+		Help:    "Time to write one batch of clicks, commit included.",
+		Buckets: []float64{.0005, .001, .002, .005, .01, .025, .05, .1, .25},
+	})
+	m.batches = prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Name:    "reftrack_click_batch_size",
+		Help:    "Clicks written per statement and commit.",
+		Buckets: []float64{1, 2, 4, 8, 16, 32, 64, 128},
+	}, []string{})
+	m.registry.MustRegister(m.requests, m.latency, m.events, m.batches, m.batchTime,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
@@ -55,6 +67,12 @@ func (m *Metrics) Request(route, method string, status int, took time.Duration) 
 // Event records one tracking event.
 func (m *Metrics) Event(kind string, test bool) {
 	m.events.WithLabelValues(kind, strconv.FormatBool(test)).Inc()
+}
+
+// ClickBatch records one written batch of clicks.
+func (m *Metrics) ClickBatch(size int, took time.Duration) {
+	m.batches.WithLabelValues().Observe(float64(size))
+	m.batchTime.Observe(took.Seconds())
 }
 
 // ContentType is the exposition format Text writes.
