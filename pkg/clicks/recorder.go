@@ -95,18 +95,9 @@ func (r *Recorder) Close() {
 // the next batch. The link's state is read by the statement that records, so a link turned off records
 // nothing from that moment.
 func (r *Recorder) Record(ctx context.Context, in Input) (Result, error) {
-	aff, err := Aff(in.AffiliateURL)
+	j, err := newJob(in)
 	if err != nil {
 		return Result{}, err
-	}
-	clickID, err := NewClickID()
-	if err != nil {
-		return Result{}, err
-	}
-	visitor := sha256.Sum256([]byte(in.IP + "\x00" + in.UserAgent))
-	j := &job{in: in, aff: aff, clickID: clickID, visitor: visitor[:], done: make(chan outcome, 1)}
-	if net.ParseIP(in.IP) != nil {
-		j.ip = &in.IP
 	}
 	select {
 	case r.queue <- j:
@@ -117,6 +108,24 @@ func (r *Recorder) Record(ctx context.Context, in Input) (Result, error) {
 	// matches what was stored.
 	o := <-j.done
 	return o.res, o.err
+}
+
+// newJob checks a click's landing URL and gives it its click id and visitor hash.
+func newJob(in Input) (*job, error) {
+	aff, err := Aff(in.AffiliateURL)
+	if err != nil {
+		return nil, err
+	}
+	clickID, err := NewClickID()
+	if err != nil {
+		return nil, err
+	}
+	visitor := sha256.Sum256([]byte(in.IP + "\x00" + in.UserAgent))
+	j := &job{in: in, aff: aff, clickID: clickID, visitor: visitor[:], done: make(chan outcome, 1)}
+	if net.ParseIP(in.IP) != nil {
+		j.ip = &in.IP
+	}
+	return j, nil
 }
 
 func (r *Recorder) write() {
