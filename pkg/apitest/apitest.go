@@ -16,6 +16,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/getkin/kin-openapi/openapi3"
 	"github.com/getkin/kin-openapi/openapi3filter"
@@ -51,7 +52,7 @@ type Options struct {
 	DB *dbtest.Database
 	// Routes lets a test add or replace routes on the server (for example one that fails on purpose).
 	Routes func(*echo.Echo)
-	// Limiter replaces the in-process rate limiter.
+	// Limiter replaces the test's rate limiter (in process, on a frozen clock).
 	Limiter *ratelimit.Limiter
 	// Config adjusts the configuration after the defaults are read.
 	Config func(*config.Config)
@@ -74,6 +75,11 @@ func Start(t testing.TB, opts Options) *Env {
 	cfg.DatabaseURL = d.URL
 	if opts.Config != nil {
 		opts.Config(&cfg)
+	}
+	if opts.Limiter == nil {
+		// Rate-limit windows follow the wall clock's minutes; a test must not see one end half-way
+		// through, so the test server's limiter keeps the minute the test started in.
+		opts.Limiter = ratelimit.New(ratelimit.NewMemory(), FrozenClock())
 	}
 	logs := &SyncBuffer{}
 	logger := slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
@@ -301,4 +307,10 @@ func (e *Env) Count(query string, args ...any) int {
 		e.t.Fatalf("%s: %v", query, err)
 	}
 	return n
+}
+
+// FrozenClock returns a clock stopped at the current time, for rate limiters in tests.
+func FrozenClock() func() time.Time {
+	t := time.Now()
+	return func() time.Time { return t }
 }

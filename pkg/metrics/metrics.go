@@ -14,10 +14,10 @@ import (
 
 // Metrics is one registry with reftrack's collectors (no global state: each server has its own).
 type Metrics struct {
-	registry *prometheus.Registry
-	requests *prometheus.CounterVec
-	latency  *prometheus.HistogramVec
-	events   *prometheus.CounterVec
+	registry  *prometheus.Registry
+	requests  *prometheus.CounterVec
+	latency   *prometheus.HistogramVec
+	events    *prometheus.CounterVec
 	batches   *prometheus.HistogramVec
 	batchTime prometheus.Histogram
 }
