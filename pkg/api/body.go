@@ -3,7 +3,6 @@ package api
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"strconv"
 
 	"github.com/reftrack/reftrack/pkg/apierr"
@@ -13,16 +12,14 @@ import (
 // interface documents for it. Null members were dropped by the contract middleware (null = absent).
 type object map[string]json.RawMessage
 
-var errNotObject = apierr.BadRequest("Request body must be a JSON object")
-
-// parseObject reads a request body; an empty body is an empty object.
-func parseObject(raw []byte) (object, error) {
-	if len(bytes.TrimSpace(raw)) == 0 {
+// parseBody reads a request body given raw to the handler; an absent or empty body is an empty object.
+func parseBody(body *json.RawMessage) (object, error) {
+	if body == nil || len(bytes.TrimSpace(*body)) == 0 {
 		return object{}, nil
 	}
 	var o object
-	if err := json.Unmarshal(raw, &o); err != nil || o == nil {
-		return nil, errNotObject
+	if err := json.Unmarshal(*body, &o); err != nil || o == nil {
+		return nil, apierr.BadRequest("Request body must be a JSON object")
 	}
 	return o, nil
 }
@@ -123,6 +120,3 @@ func checkTestProgram(ad additionalData, keyProgram int64, hasKey bool) error {
 	}
 	return nil
 }
-
-// is reports whether err is target, for the small mapping tables of the handlers.
-func is(err, target error) bool { return errors.Is(err, target) }

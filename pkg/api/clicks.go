@@ -44,11 +44,7 @@ func linkDisabled() *apierr.Error {
 
 // TrackClick records a referral click.
 func (s *Server) TrackClick(ctx context.Context, req gen.TrackClickRequestObject) (gen.TrackClickResponseObject, error) {
-	var raw []byte
-	if req.Body != nil {
-		raw = *req.Body
-	}
-	body, err := parseObject(raw)
+	body, err := parseBody(req.Body)
 	if err != nil {
 		return nil, err
 	}

@@ -16,11 +16,7 @@ const (
 
 // TrackLead records a lead: server mode with a valid program key, browser mode without one.
 func (s *Server) TrackLead(ctx context.Context, req gen.TrackLeadRequestObject) (gen.TrackLeadResponseObject, error) {
-	var raw []byte
-	if req.Body != nil {
-		raw = *req.Body
-	}
-	body, err := parseObject(raw)
+	body, err := parseBody(req.Body)
 	if err != nil {
 		return nil, err
 	}

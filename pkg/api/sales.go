@@ -33,13 +33,9 @@ func (s *Server) TrackSale(ctx context.Context, req gen.TrackSaleRequestObject) 
 	if err != nil {
 		return nil, err
 	}
-	var raw []byte
-	if req.Body != nil {
-		raw = *req.Body
-	}
-	body, err := parseObject(raw)
+	body, err := parseBody(req.Body)
 	if err != nil {
-		return nil, err.(*apierr.Error).WithCode("invalid_request")
+		return nil, err
 	}
 	ad := body.additionalData()
 	in, err := s.saleInput(body, ad.test)
@@ -216,13 +212,9 @@ func (s *Server) TrackRefund(ctx context.Context, req gen.TrackRefundRequestObje
 	if err != nil {
 		return nil, err
 	}
-	var raw []byte
-	if req.Body != nil {
-		raw = *req.Body
-	}
-	body, err := parseObject(raw)
+	body, err := parseBody(req.Body)
 	if err != nil {
-		return nil, err.(*apierr.Error).WithCode("invalid_request")
+		return nil, err
 	}
 	in := sales.RefundInput{ProgramID: key.ProgramID, Source: sales.SourceAPI, Reason: sales.ReasonRefund}
 	txn, _, ok := body.str("transaction_id")

@@ -249,6 +249,7 @@ func TestSaleValidation(t *testing.T) {
 		{"provider_payment_id too long", base("provider_payment_id", strings.Repeat("p", 256)), ppidMsg},
 		{"provider_payment_id a number", base("provider_payment_id", 5), ppidMsg},
 		{"livemode a string", base("livemode", "yes"), "livemode must be a boolean"},
+		{"not an object", `[1]`, "Request body must be a JSON object"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
