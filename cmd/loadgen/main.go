@@ -153,7 +153,7 @@ func run(bin, adminURL string, duration time.Duration, levels string) error {
 					ClickID string `json:"click_id"`
 				}
 				body := fmt.Sprintf(`{"affiliate_url":%q,"page_url":%q}`, prog.AffiliateURL, prog.AffiliateURL)
-				if err := postJSON(client, base+"/api/v1/track/click", body, map[string]string{
+				if err := post(client, base+"/api/v1/track/click", body, map[string]string{
 					"User-Agent": userAgents[i%uint64(len(userAgents))], "X-Forwarded-For": randomIP(),
 				}, &out); err != nil {
 					return err
@@ -206,13 +206,13 @@ func run(bin, adminURL string, duration time.Duration, levels string) error {
 			var out struct {
 				ClickID string `json:"click_id"`
 			}
-			if err := postJSON(client, base+"/api/v1/track/click", fmt.Sprintf(`{"affiliate_url":%q}`, r.AffiliateURL),
+			if err := post(client, base+"/api/v1/track/click", fmt.Sprintf(`{"affiliate_url":%q}`, r.AffiliateURL),
 				map[string]string{"User-Agent": userAgents[0], "X-Forwarded-For": randomIP()}, &out); err != nil {
 				return err
 			}
 			ck := fmt.Sprintf("bench-%d-%d", p, c)
 			if err := post(client, base+"/api/v1/track/lead", fmt.Sprintf(`{"click_id":%q,"customer_key":%q}`, out.ClickID, ck),
-				map[string]string{"Authorization": "Bearer " + r.APIKey, "X-Forwarded-For": randomIP()}, http.StatusOK); err != nil {
+				map[string]string{"Authorization": "Bearer " + r.APIKey, "X-Forwarded-For": randomIP()}, nil); err != nil {
 				return err
 			}
 			progs[p].keys = append(progs[p].keys, ck)
@@ -230,7 +230,7 @@ func run(bin, adminURL string, duration time.Duration, levels string) error {
 		n := seq.Add(1)
 		p := progs[n%programs]
 		body := fmt.Sprintf(`{"transaction_id":"bench-%d","amount_cents":%d,"customer_key":%q}`, n, 1000+n%5000, p.keys[(n/programs)%perProgram])
-		return post(client, base+"/api/v1/track/sale", body, map[string]string{"Authorization": "Bearer " + p.key}, http.StatusOK)
+		return post(client, base+"/api/v1/track/sale", body, map[string]string{"Authorization": "Bearer " + p.key}, nil)
 	})
 	fmt.Printf("| %d | %.0f | %s | %s | %s | %d |\n\n", 16, st.rate(), st.pct(50), st.pct(99), st.pct(100), st.errors)
 	if n := count(ctx, pool, `SELECT count(*) FROM sales s JOIN commissions c ON c.sale_id = s.id`); n < st.ok {
@@ -334,28 +334,8 @@ func drive(base string, c int, d time.Duration, send func(*http.Client, uint64) 
 	return &all
 }
 
-func post(client *http.Client, u, body string, headers map[string]string, want int) error {
-	req, err := http.NewRequest(http.MethodPost, u, strings.NewReader(body))
-	if err != nil {
-		return err
-	}
-	req.Header.Set("Content-Type", "application/json")
-	for k, v := range headers {
-		req.Header.Set(k, v)
-	}
-	res, err := client.Do(req)
-	if err != nil {
-		return err
-	}
-	b, _ := io.ReadAll(res.Body)
-	res.Body.Close()
-	if res.StatusCode != want {
-		return fmt.Errorf("POST %s: %d %s", u, res.StatusCode, bytes.TrimSpace(b))
-	}
-	return nil
-}
-
-func postJSON(client *http.Client, u, body string, headers map[string]string, out any) error {
+// post sends a JSON body and wants 200; out, when not nil, receives the decoded answer.
+func post(client *http.Client, u, body string, headers map[string]string, out any) error {
 	req, err := http.NewRequest(http.MethodPost, u, strings.NewReader(body))
 	if err != nil {
 		return err
@@ -369,11 +349,17 @@ func postJSON(client *http.Client, u, body string, headers map[string]string, ou
 		return err
 	}
 	defer res.Body.Close()
-	if res.StatusCode != http.StatusOK {
-		b, _ := io.ReadAll(res.Body)
-		return fmt.Errorf("POST %s: %d %s", u, res.StatusCode, b)
+	b, err := io.ReadAll(res.Body)
+	if err != nil {
+		return err
 	}
-	return json.NewDecoder(res.Body).Decode(out)
+	if res.StatusCode != http.StatusOK {
+		return fmt.Errorf("POST %s: %d %s", u, res.StatusCode, bytes.TrimSpace(b))
+	}
+	if out == nil {
+		return nil
+	}
+	return json.Unmarshal(b, out)
 }
 
 // randomIP is a visitor address in 10.0.0.0/8.

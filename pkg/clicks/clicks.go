@@ -105,11 +105,3 @@ func clip(s string) string {
 	}
 	return s
 }
-
-// null stores "" as NULL and clips the rest.
-func null(s string) any {
-	if s == "" {
-		return nil
-	}
-	return clip(s)
-}

@@ -252,53 +252,42 @@ LEFT JOIN prev ON prev.ord = i.ord`
 
 func (r *Recorder) exec(ctx context.Context, stmt *sqlx.Stmt, batch []*job) ([]outcome, error) {
 	n := len(batch)
-	cols := make([][]any, 23)
-	for c := range cols {
-		cols[c] = make([]any, n)
+	// One array per column of batchQuery's input, in its order ($1 … $23).
+	var (
+		aff, origin, clickID = make([]string, n), make([]string, n), make([]string, n)
+		visitor              = make([][]byte, n)
+		test, bot            = make([]bool, n), make([]bool, n)
+		ip                   = make([]*string, n)
+		// Nullable texts: affiliate_url, session_id … user_agent ($6–$17), then screen_resolution …
+		// timezone ($19–$22).
+		head, tail = make([][]*string, 12), make([][]*string, 4)
+	)
+	for c := range head {
+		head[c] = make([]*string, n)
 	}
-	texts := func(c, i int, v any) { cols[c][i] = v }
+	for c := range tail {
+		tail[c] = make([]*string, n)
+	}
 	for i, j := range batch {
 		in := j.in
-		texts(0, i, j.aff)
-		cols[1][i] = j.visitor
-		texts(2, i, in.Origin)
-		cols[3][i] = in.Test
-		texts(4, i, j.clickID)
-		texts(5, i, clip(in.AffiliateURL))
-		for c, v := range []string{in.SessionID, in.PageURL, in.PageTitle, in.ReferrerURL, in.Geo.Country, in.Geo.Region,
-			in.Geo.City, in.Device.Type, in.Device.OS, in.Device.Browser, in.UserAgent} {
-			cols[6+c][i] = null(v)
-		}
-		if j.ip != nil {
-			cols[17][i] = *j.ip
-		} else {
-			cols[17][i] = nil
+		aff[i], visitor[i], origin[i], test[i], clickID[i], ip[i], bot[i] = j.aff, j.visitor, in.Origin, in.Test, j.clickID, j.ip, in.Device.Bot
+		for c, v := range []string{in.AffiliateURL, in.SessionID, in.PageURL, in.PageTitle, in.ReferrerURL, in.Geo.Country,
+			in.Geo.Region, in.Geo.City, in.Device.Type, in.Device.OS, in.Device.Browser, in.UserAgent} {
+			head[c][i] = nullText(v)
 		}
 		for c, v := range []string{in.ScreenRes, in.Viewport, in.Language, in.Timezone} {
-			cols[18+c][i] = null(v)
-		}
-		cols[22][i] = in.Device.Bot
-	}
-	args := make([]any, 0, 24)
-	for c := range cols {
-		switch c {
-		case 1:
-			bs := make([][]byte, n)
-			for i := range bs {
-				bs[i] = cols[1][i].([]byte)
-			}
-			args = append(args, pq.ByteaArray(bs))
-		case 3, 22:
-			bs := make([]bool, n)
-			for i := range bs {
-				bs[i] = cols[c][i].(bool)
-			}
-			args = append(args, pq.BoolArray(bs))
-		default:
-			args = append(args, pq.Array(nullStrings(cols[c])))
+			tail[c][i] = nullText(v)
 		}
 	}
-	args = append(args, int64(RepeatWindow/time.Second))
+	args := []any{pq.Array(aff), pq.ByteaArray(visitor), pq.Array(origin), pq.BoolArray(test), pq.Array(clickID)}
+	for _, col := range head {
+		args = append(args, pq.Array(col))
+	}
+	args = append(args, pq.Array(ip))
+	for _, col := range tail {
+		args = append(args, pq.Array(col))
+	}
+	args = append(args, pq.BoolArray(bot), int64(RepeatWindow/time.Second))
 
 	var rows []batchRow
 	if err := stmt.SelectContext(ctx, &rows, args...); err != nil {
@@ -339,13 +328,11 @@ func toOutcome(row batchRow, j *job) outcome {
 	return outcome{res: res}
 }
 
-// nullStrings turns a column of nil-or-string into what pq.Array encodes as a text[] with NULLs.
-func nullStrings(col []any) []*string {
-	out := make([]*string, len(col))
-	for i, v := range col {
-		if s, ok := v.(string); ok {
-			out[i] = &s
-		}
+// nullText is a text column value: NULL for "", clipped otherwise.
+func nullText(s string) *string {
+	if s == "" {
+		return nil
 	}
-	return out
+	s = clip(s)
+	return &s
 }
