@@ -48,7 +48,7 @@ func New(ctx context.Context, deps Deps) (*Service, error) {
 	if err != nil {
 		return nil, err
 	}
-	contract, err := newContract(doc, deps.Logger)
+	contract, err := newContract(doc)
 	if err != nil {
 		return nil, err
 	}

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"log/slog"
 	"mime"
 	"net/http"
 	"net/mail"
@@ -43,12 +42,11 @@ type operation struct {
 
 // contract enforces the spec on requests: body size, JSON bodies, and schema validation.
 type contract struct {
-	ops    map[string]*operation // "METHOD /echo/:path"
-	opts   *openapi3filter.Options
-	logger *slog.Logger
+	ops  map[string]*operation // "METHOD /echo/:path"
+	opts *openapi3filter.Options
 }
 
-func newContract(doc *openapi3.T, logger *slog.Logger) (*contract, error) {
+func newContract(doc *openapi3.T) (*contract, error) {
 	// A servers entry would make the validator check the Host header.
 	doc.Servers = nil
 	c := &contract{
@@ -62,7 +60,6 @@ func newContract(doc *openapi3.T, logger *slog.Logger) (*contract, error) {
 				openapi3.WithStringFormatValidator("email", openapi3.NewCallbackValidator(validEmail)),
 			},
 		},
-		logger: logger,
 	}
 	for path, item := range doc.Paths.Map() {
 		for method, op := range item.Operations() {
@@ -120,7 +117,8 @@ func echoPath(p string) string {
 
 type rawBodyKey struct{}
 
-// RawBody is the request body exactly as received (for signature checks), or nil.
+// RawBody is the request body exactly as received, for the operations that verify a signature over it
+// (nil elsewhere).
 func RawBody(ctx context.Context) []byte {
 	b, _ := ctx.Value(rawBodyKey{}).([]byte)
 	return b
@@ -158,8 +156,8 @@ func (k *contract) middleware(next echo.HandlerFunc) echo.HandlerFunc {
 	}
 }
 
-// readBody enforces the size limit, keeps the raw bytes in the context and, unless the handler needs the
-// exact bytes, normalises the JSON: a body that parses as JSON is treated as JSON whatever its
+// readBody enforces the size limit and, unless the handler needs the exact bytes (then kept in the
+// context), normalises the JSON: a body that parses as JSON is treated as JSON whatever its
 // Content-Type says (curl -d sends form encoding), and members whose value is null are dropped, because
 // the interface counts a JSON null as absent.
 func (k *contract) readBody(c echo.Context, op *operation) error {
@@ -191,7 +189,9 @@ func (k *contract) readBody(c echo.Context, op *operation) error {
 	}
 	req.Body = io.NopCloser(bytes.NewReader(body))
 	req.ContentLength = int64(len(body))
-	c.SetRequest(req.WithContext(context.WithValue(req.Context(), rawBodyKey{}, raw)))
+	if op.rawBody {
+		c.SetRequest(req.WithContext(context.WithValue(req.Context(), rawBodyKey{}, raw)))
+	}
 	return nil
 }
 

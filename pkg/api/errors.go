@@ -106,9 +106,6 @@ func toAPIError(err error) *apierr.Error {
 		if !ok || msg == "" {
 			msg = http.StatusText(he.Code)
 		}
-		if he.Code == http.StatusRequestEntityTooLarge {
-			msg = fmt.Sprintf("Request body is larger than the limit of %d KiB", maxBodyBytes>>10)
-		}
 		return apierr.New(he.Code, msg).WithCause(err)
 	}
 	return apierr.Internal("Internal server error", err)

@@ -78,12 +78,6 @@ func (s *Server) requestContext(next echo.HandlerFunc) echo.HandlerFunc {
 				h.Set("Sunset", k.RotateBy.UTC().Format(http.TimeFormat))
 				h.Set("Link", "<"+s.deps.Config.DocsURL+">; rel=deprecation")
 			}
-			// Optional headers the generated code writes empty when a handler leaves them unset.
-			for _, name := range []string{"Deprecation", "Sunset", "Link"} {
-				if v, ok := h[name]; ok && len(v) == 1 && v[0] == "" {
-					h.Del(name)
-				}
-			}
 		})
 		return next(c)
 	}
