@@ -14,7 +14,6 @@ import (
 	"github.com/jmoiron/sqlx"
 	"github.com/lib/pq"
 
-	"github.com/reftrack/reftrack/db"
 	"github.com/reftrack/reftrack/pkg/secret"
 )
 
@@ -258,31 +257,38 @@ func CreateLink(ctx context.Context, dbx *sqlx.DB, programID, partnerID int64, s
 	if !ok {
 		return Link{}, ErrPartnerNotFound
 	}
-	for attempt := 0; ; attempt++ {
+	id, _, err := InsertLink(ctx, dbx, programID, partnerID, shortLink)
+	if err != nil {
+		return Link{}, err
+	}
+	return GetLink(ctx, dbx, id)
+}
+
+// InsertLink inserts a referral link (in the caller's transaction, if any). shortLink "" draws a random
+// one, drawing again on the unlikely clash; a chosen shortLink already in use is ErrShortLinkTaken.
+func InsertLink(ctx context.Context, q sqlx.QueryerContext, programID, partnerID int64, shortLink string) (int64, string, error) {
+	for range 5 {
 		short := shortLink
 		if short == "" {
 			r, err := secret.RandomString(8)
 			if err != nil {
-				return Link{}, err
+				return 0, "", err
 			}
 			short = strings.ToLower(r)
 		}
 		var id int64
-		err := dbx.GetContext(ctx, &id, `INSERT INTO referral_links (short_link, partner_id, program_id) VALUES ($1, $2, $3) RETURNING id`,
-			short, partnerID, programID)
-		if _, dup := db.IsUniqueViolation(err); dup {
-			if shortLink != "" {
-				return Link{}, ErrShortLinkTaken
-			}
-			if attempt < 5 {
-				continue
-			}
+		err := sqlx.GetContext(ctx, q, &id, `INSERT INTO referral_links (short_link, partner_id, program_id) VALUES ($1, $2, $3)
+			ON CONFLICT (short_link) DO NOTHING RETURNING id`, short, partnerID, programID)
+		switch {
+		case err == nil:
+			return id, short, nil
+		case !errors.Is(err, sql.ErrNoRows):
+			return 0, "", fmt.Errorf("create referral link: %w", err)
+		case shortLink != "":
+			return 0, "", ErrShortLinkTaken
 		}
-		if err != nil {
-			return Link{}, err
-		}
-		return GetLink(ctx, dbx, id)
 	}
+	return 0, "", errors.New("create referral link: no free short link after 5 draws")
 }
 
 // SetLinkEnabled turns a referral link on or off.

@@ -13,7 +13,6 @@ import (
 
 	"github.com/jmoiron/sqlx"
 
-	"github.com/reftrack/reftrack/db"
 	"github.com/reftrack/reftrack/pkg/attribution"
 	"github.com/reftrack/reftrack/pkg/commission"
 	"github.com/reftrack/reftrack/pkg/programs"
@@ -184,9 +183,6 @@ func Record(ctx context.Context, dbx *sqlx.DB, log *slog.Logger, in Input) (Resu
 		}
 	}
 	if err := tx.Commit(); err != nil {
-		if _, dup := db.IsUniqueViolation(err); dup {
-			return Result{}, duplicate(ctx, dbx, in.TransactionID)
-		}
 		return Result{}, err
 	}
 	// Dashboard counter: best effort, after the sale is safely recorded.

@@ -5,8 +5,6 @@ package seed
 
 import (
 	"context"
-	"database/sql"
-	"errors"
 	"fmt"
 	"net/url"
 	"strings"
@@ -15,6 +13,7 @@ import (
 	"github.com/jmoiron/sqlx"
 	"github.com/lib/pq"
 
+	"github.com/reftrack/reftrack/pkg/programs"
 	"github.com/reftrack/reftrack/pkg/secret"
 )
 
@@ -168,7 +167,7 @@ func Run(ctx context.Context, db *sqlx.DB, opts Options) (Result, error) {
 		VALUES ($1, $2) RETURNING id`, r.PartnerID, r.ProgramID); err != nil {
 		return Result{}, fmt.Errorf("create partner-program relationship: %w", err)
 	}
-	if r.LinkID, r.ShortLink, err = createLink(ctx, tx, r.PartnerID, r.ProgramID); err != nil {
+	if r.LinkID, r.ShortLink, err = programs.InsertLink(ctx, tx, r.ProgramID, r.PartnerID, ""); err != nil {
 		return Result{}, err
 	}
 	if err := tx.Commit(); err != nil {
@@ -184,27 +183,6 @@ func Run(ctx context.Context, db *sqlx.DB, opts Options) (Result, error) {
 	}
 	r.AffiliateURL = aff.String()
 	return r, nil
-}
-
-// createLink inserts a referral link with a random short_link, drawing again on the (unlikely) clash.
-func createLink(ctx context.Context, tx *sqlx.Tx, partnerID, programID int64) (int64, string, error) {
-	for range 5 {
-		short, err := secret.RandomString(8)
-		if err != nil {
-			return 0, "", err
-		}
-		short = strings.ToLower(short)
-		var id int64
-		err = tx.GetContext(ctx, &id, `INSERT INTO referral_links (short_link, partner_id, program_id)
-			VALUES ($1, $2, $3) ON CONFLICT (short_link) DO NOTHING RETURNING id`, short, partnerID, programID)
-		if err == nil {
-			return id, short, nil
-		}
-		if !errors.Is(err, sql.ErrNoRows) {
-			return 0, "", fmt.Errorf("create referral link: %w", err)
-		}
-	}
-	return 0, "", errors.New("create referral link: no free short link after 5 draws")
 }
 
 // slugify keeps lower-case letters and digits, joining the rest with single dashes.
