@@ -7,6 +7,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -68,9 +69,69 @@ func Start(t testing.TB, opts Options) *Env {
 	if d == nil {
 		d = dbtest.New(t)
 	}
+	s, err := serve(d, opts, func(err error) { t.Error(err) })
+	if err != nil {
+		t.Fatalf("apitest: %v", err)
+	}
+	t.Cleanup(s.close)
+	return &Env{t: t, DB: d, Config: s.config, URL: s.url, Client: s.client, Logs: s.logs, Doc: s.doc}
+}
+
+// Shared is a server for a whole test binary, started from TestMain (examples have no *testing.T).
+type Shared struct {
+	// URL is the server's base URL and Client validates every response against the spec, as in Env.
+	URL    string
+	Client *http.Client
+	DB     *dbtest.Database
+
+	s          *server
+	mu         sync.Mutex
+	violations []error
+}
+
+// StartShared starts a server on a fresh migrated database.
+func StartShared(ctx context.Context) (*Shared, error) {
+	d, err := dbtest.Create(ctx, true)
+	if err != nil {
+		return nil, err
+	}
+	sh := &Shared{DB: d}
+	s, err := serve(d, Options{}, func(err error) {
+		sh.mu.Lock()
+		defer sh.mu.Unlock()
+		sh.violations = append(sh.violations, err)
+	})
+	if err != nil {
+		d.Close()
+		return nil, err
+	}
+	sh.s, sh.URL, sh.Client = s, s.url, s.client
+	return sh, nil
+}
+
+// Close stops the server, drops its database, and returns every response that did not match the spec.
+func (sh *Shared) Close() error {
+	sh.s.close()
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	return errors.Join(append(sh.violations, sh.DB.Close())...)
+}
+
+// server is a running reftrack server and a client that checks its answers.
+type server struct {
+	url    string
+	client *http.Client
+	config config.Config
+	logs   *SyncBuffer
+	doc    *openapi3.T
+	close  func()
+}
+
+// serve starts the server on d; report receives every response that does not match the spec.
+func serve(d *dbtest.Database, opts Options, report func(error)) (*server, error) {
 	cfg, err := config.FromEnv(func(string) string { return "" })
 	if err != nil {
-		t.Fatal(err)
+		return nil, err
 	}
 	cfg.DatabaseURL = d.URL
 	if opts.Config != nil {
@@ -85,35 +146,34 @@ func Start(t testing.TB, opts Options) *Env {
 	logger := slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	e, err := api.New(context.Background(), api.Deps{DB: d.DB, Logger: logger, Config: cfg, Limiter: opts.Limiter})
 	if err != nil {
-		t.Fatalf("apitest: build server: %v", err)
+		return nil, fmt.Errorf("build server: %w", err)
 	}
 	if opts.Routes != nil {
 		opts.Routes(e.Echo)
 	}
-	srv := httptest.NewServer(e)
-	t.Cleanup(func() {
-		srv.Close()
-		e.Close()
-	})
-
 	doc, err := openapi.Load(context.Background())
 	if err != nil {
-		t.Fatal(err)
+		e.Close()
+		return nil, err
 	}
 	doc.Servers = nil
 	router, err := gorillamux.NewRouter(doc)
 	if err != nil {
-		t.Fatal(err)
+		e.Close()
+		return nil, err
 	}
-	return &Env{
-		t:      t,
-		DB:     d,
-		Config: cfg,
-		URL:    srv.URL,
-		Client: &http.Client{Transport: &validatingTransport{t: t, base: srv.Client().Transport, router: router, doc: doc}},
-		Logs:   logs,
-		Doc:    doc,
-	}
+	srv := httptest.NewServer(e)
+	return &server{
+		url:    srv.URL,
+		client: &http.Client{Transport: &validatingTransport{report: report, base: srv.Client().Transport, router: router, doc: doc}},
+		config: cfg,
+		logs:   logs,
+		doc:    doc,
+		close: func() {
+			srv.Close()
+			e.Close()
+		},
+	}, nil
 }
 
 // Response is a response read in full.
@@ -206,7 +266,7 @@ func (e *Env) send(client *http.Client, req *http.Request) *Response {
 
 // validatingTransport checks every response against the spec.
 type validatingTransport struct {
-	t      testing.TB
+	report func(error)
 	base   http.RoundTripper
 	router routers.Router
 	doc    *openapi3.T
@@ -224,8 +284,8 @@ func (v *validatingTransport) RoundTrip(req *http.Request) (*http.Response, erro
 	}
 	res.Body = io.NopCloser(bytes.NewReader(body))
 	if err := v.validate(req, res, body); err != nil {
-		v.t.Errorf("%s %s answered %d, which does not match the spec: %v\nheaders: %v\nbody: %s",
-			req.Method, req.URL.RequestURI(), res.StatusCode, err, res.Header, body)
+		v.report(fmt.Errorf("%s %s answered %d, which does not match the spec: %w\nheaders: %v\nbody: %s",
+			req.Method, req.URL.RequestURI(), res.StatusCode, err, res.Header, body))
 	}
 	return res, nil
 }

@@ -57,56 +57,78 @@ func Empty(t testing.TB) *Database {
 // Drop removes a database, disconnecting whoever still uses it.
 func Drop(t testing.TB, name string) {
 	t.Helper()
-	admin, err := sql.Open("postgres", AdminURL())
-	if err != nil {
-		t.Errorf("dbtest: drop %s: %v", name, err)
-		return
-	}
-	defer admin.Close()
-	if _, err := admin.Exec("DROP DATABASE IF EXISTS " + pq.QuoteIdentifier(name) + " WITH (FORCE)"); err != nil {
-		t.Errorf("dbtest: drop %s: %v", name, err)
+	if err := drop(name); err != nil {
+		t.Errorf("dbtest: %v", err)
 	}
 }
 
-// create makes a database named for t, a copy of the migrated template when migrated is set.
+func drop(name string) error {
+	admin, err := sql.Open("postgres", AdminURL())
+	if err != nil {
+		return fmt.Errorf("drop %s: %w", name, err)
+	}
+	defer admin.Close()
+	if _, err := admin.Exec("DROP DATABASE IF EXISTS " + pq.QuoteIdentifier(name) + " WITH (FORCE)"); err != nil {
+		return fmt.Errorf("drop %s: %w", name, err)
+	}
+	return nil
+}
+
+// create makes a database for t, a copy of the migrated template when migrated is set.
 func create(t testing.TB, migrated bool) *Database {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-
-	admin, err := sql.Open("postgres", AdminURL())
+	d, err := Create(ctx, migrated)
 	if err != nil {
 		t.Fatalf("dbtest: %v", err)
 	}
+	t.Cleanup(func() {
+		if err := d.Close(); err != nil {
+			t.Errorf("dbtest: %v", err)
+		}
+	})
+	return d
+}
+
+// Create makes a database outside any one test (a package's TestMain, whose examples have no
+// *testing.T); Close drops it. Tests use New.
+func Create(ctx context.Context, migrated bool) (*Database, error) {
+	admin, err := sql.Open("postgres", AdminURL())
+	if err != nil {
+		return nil, err
+	}
 	defer admin.Close()
 	if err := admin.PingContext(ctx); err != nil {
-		t.Fatalf("dbtest: no Postgres at TEST_DATABASE_URL (%s): %v", redact(AdminURL()), err)
+		return nil, fmt.Errorf("no Postgres at TEST_DATABASE_URL (%s): %w", redact(AdminURL()), err)
 	}
 	name := "reftrack_test_" + randomSuffix()
 	stmt := "CREATE DATABASE " + pq.QuoteIdentifier(name)
 	if migrated {
 		tmpl, err := ensureTemplate(ctx, admin)
 		if err != nil {
-			t.Fatalf("dbtest: template database: %v", err)
+			return nil, fmt.Errorf("template database: %w", err)
 		}
 		stmt += " TEMPLATE " + pq.QuoteIdentifier(tmpl)
 	}
 	if _, err := admin.ExecContext(ctx, stmt); err != nil {
-		t.Fatalf("dbtest: create database: %v", err)
+		return nil, fmt.Errorf("create database: %w", err)
 	}
 	dsn, err := WithDatabase(AdminURL(), name)
 	if err != nil {
-		t.Fatalf("dbtest: %v", err)
+		return nil, err
 	}
 	conn, err := sqlx.Open("postgres", dsn)
 	if err != nil {
-		t.Fatalf("dbtest: %v", err)
+		return nil, err
 	}
-	t.Cleanup(func() {
-		conn.Close()
-		Drop(t, name)
-	})
-	return &Database{DB: conn, URL: dsn, Name: name}
+	return &Database{DB: conn, URL: dsn, Name: name}, nil
+}
+
+// Close closes the connections and drops the database.
+func (d *Database) Close() error {
+	d.DB.Close()
+	return drop(d.Name)
 }
 
 // lockID serialises template builds across test processes (go test runs packages in parallel).
