@@ -14,6 +14,8 @@ import (
 	"mime"
 	"net/http"
 	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
 	"strings"
 	"sync"
 	"testing"
@@ -174,6 +176,21 @@ func serve(d *dbtest.Database, opts Options, report func(error)) (*server, error
 			e.Close()
 		},
 	}, nil
+}
+
+// Proxy starts a reverse proxy to the server that checks every response against the spec, for clients
+// the test does not build itself (another process, another language), and returns its URL.
+func (e *Env) Proxy() string {
+	e.t.Helper()
+	target, err := url.Parse(e.URL)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	rp := httputil.NewSingleHostReverseProxy(target)
+	rp.Transport = e.Client.Transport
+	srv := httptest.NewServer(rp)
+	e.t.Cleanup(srv.Close)
+	return srv.URL
 }
 
 // Response is a response read in full.
