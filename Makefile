@@ -2,9 +2,9 @@
 SHELL := /bin/bash
 .SHELLFLAGS := -eu -o pipefail -c
 GO ?= go
-# Go sources of this repository (not the linters' node_modules or local data).
-GO_FILES = $(shell find . -name '*.go' -not -path './openapi/node_modules/*' -not -path './.data/*' -not -path './bin/*')
-LINT_DEPS := openapi/node_modules/.package-lock.json
+# Go sources of this repository (not npm installs or local data).
+GO_FILES = $(shell find . -name '*.go' -not -path '*/node_modules/*' -not -path './.data/*' -not -path './bin/*')
+NPM_DEPS := openapi/node_modules/.package-lock.json
 
 .PHONY: generate build lint run test vet fmt-check generate-check go-test bench
 
@@ -16,12 +16,13 @@ generate:
 build:
 	$(GO) build -o bin/ ./cmd/...
 
-# The linters are pinned in openapi/package-lock.json and installed locally, never globally.
-$(LINT_DEPS): openapi/package.json openapi/package-lock.json
+# The spec linters and the TypeScript client's tools are pinned in openapi/package-lock.json and
+# installed locally, never globally.
+$(NPM_DEPS): openapi/package.json openapi/package-lock.json
 	cd openapi && npm ci --no-audit --no-fund --loglevel=error
 
 ## lint: Spectral (spectral:oas) and Redocly (recommended) on the spec; any error fails
-lint: $(LINT_DEPS)
+lint: $(NPM_DEPS)
 	cd openapi && ./node_modules/.bin/spectral lint --fail-severity=error openapi.yaml
 	cd openapi && ./node_modules/.bin/redocly lint --config redocly.yaml openapi.yaml
 
@@ -29,7 +30,8 @@ lint: $(LINT_DEPS)
 run:
 	$(GO) run ./cmd/reftrackd dev
 
-## test: vet, gofmt, generated code up to date, spec lint, all tests with the race detector
+## test: vet, gofmt, generated code up to date, spec lint, all tests with the race detector (including the
+## Go SDK against a real server and the independent TypeScript client generated from the served spec)
 test: vet fmt-check generate-check lint go-test
 
 vet:
@@ -47,8 +49,10 @@ generate-check:
 		diff -r "$$tmp/gen" gen | head -40; exit 1; \
 	fi
 
-go-test:
-	$(GO) test -race -count=1 ./...
+# REFTRACK_REQUIRE_NODE: the TypeScript client test (openapi/typescript) fails, not skips, without its
+# npm packages.
+go-test: $(NPM_DEPS)
+	REFTRACK_REQUIRE_NODE=1 $(GO) test -race -count=1 ./...
 
 ## bench: load benchmark of the click and sale routes against a real server and Postgres (Markdown report on
 ## stdout; docs/performance.md keeps the latest figures)

@@ -1853,6 +1853,7 @@ type RefundCommissionStatus string
 
 // RefundRequest defines model for RefundRequest.
 type RefundRequest struct {
+	// Reason Default `refund`.
 	Reason *RefundRequestReason `json:"reason,omitempty"`
 
 	// RefundAmountCents Partial refund; at most what is left unrefunded. Default the whole remaining amount.
@@ -1865,7 +1866,7 @@ type RefundRequest struct {
 	TransactionId string `json:"transaction_id"`
 }
 
-// RefundRequestReason defines model for RefundRequest.Reason.
+// RefundRequestReason Default `refund`.
 type RefundRequestReason string
 
 // RefundResponse defines model for RefundResponse.
@@ -1960,29 +1961,35 @@ type SaleRequest struct {
 	AdditionalData *AdditionalData `json:"additional_data,omitempty"`
 
 	// AmountCents Positive integer in the currency's smallest unit.
-	AmountCents int64                `json:"amount_cents"`
-	ClickId     *string              `json:"click_id,omitempty"`
-	Currency    *SaleRequestCurrency `json:"currency,omitempty"`
+	AmountCents int64   `json:"amount_cents"`
+	ClickId     *string `json:"click_id,omitempty"`
+
+	// Currency Default `USD`. Accepted in any case.
+	Currency *SaleRequestCurrency `json:"currency,omitempty"`
 
 	// CustomerKey Same value as at lead time.
 	CustomerKey *string `json:"customer_key,omitempty"`
 	EventName   *string `json:"event_name,omitempty"`
-	IsRecurring *bool   `json:"is_recurring,omitempty"`
-	Livemode    *bool   `json:"livemode,omitempty"`
+
+	// IsRecurring Default `false`.
+	IsRecurring *bool `json:"is_recurring,omitempty"`
+	Livemode    *bool `json:"livemode,omitempty"`
 
 	// OccurredAt ISO 8601 with offset; at most 30 days old and at most 5 minutes in the future.
-	OccurredAt           *time.Time           `json:"occurred_at,omitempty"`
-	Provider             *SaleRequestProvider `json:"provider,omitempty"`
-	ProviderPaymentId    *string              `json:"provider_payment_id,omitempty"`
-	SaleType             *string              `json:"sale_type,omitempty"`
-	SubscriptionId       *string              `json:"subscription_id,omitempty"`
-	SubscriptionInterval *string              `json:"subscription_interval,omitempty"`
+	OccurredAt        *time.Time           `json:"occurred_at,omitempty"`
+	Provider          *SaleRequestProvider `json:"provider,omitempty"`
+	ProviderPaymentId *string              `json:"provider_payment_id,omitempty"`
+
+	// SaleType Default `payment`.
+	SaleType             *string `json:"sale_type,omitempty"`
+	SubscriptionId       *string `json:"subscription_id,omitempty"`
+	SubscriptionInterval *string `json:"subscription_interval,omitempty"`
 
 	// TransactionId Idempotency key, unique across all programs (stored as `processor_event_id`). Optional in test mode.
 	TransactionId string `json:"transaction_id"`
 }
 
-// SaleRequestCurrency defines model for SaleRequest.Currency.
+// SaleRequestCurrency Default `USD`. Accepted in any case.
 type SaleRequestCurrency string
 
 // SaleRequestProvider defines model for SaleRequest.Provider.
