@@ -2159,6 +2159,12 @@ type WebhookAckOutcome string
 // WebhookAckReceived defines model for WebhookAck.Received.
 type WebhookAckReceived bool
 
+// AcceptEncoding defines model for AcceptEncoding.
+type AcceptEncoding = string
+
+// IfNoneMatch defines model for IfNoneMatch.
+type IfNoneMatch = string
+
 // ProgramId defines model for ProgramId.
 type ProgramId = int64
 
@@ -2280,6 +2286,24 @@ type CliAuthPollParams struct {
 type CliStatusParams struct {
 	// ProgramId Optional; must be the key's program (else 403).
 	ProgramId *string `form:"program_id,omitempty" json:"program_id,omitempty"`
+}
+
+// GetTrackerScriptParams defines parameters for GetTrackerScript.
+type GetTrackerScriptParams struct {
+	// IfNoneMatch An `ETag` this client holds; when it is current the answer is 304 without a body.
+	IfNoneMatch *IfNoneMatch `json:"If-None-Match,omitempty"`
+
+	// AcceptEncoding `gzip` in the list gets the gzip-encoded script.
+	AcceptEncoding *AcceptEncoding `json:"Accept-Encoding,omitempty"`
+}
+
+// GetTrackerScriptAliasParams defines parameters for GetTrackerScriptAlias.
+type GetTrackerScriptAliasParams struct {
+	// IfNoneMatch An `ETag` this client holds; when it is current the answer is 304 without a body.
+	IfNoneMatch *IfNoneMatch `json:"If-None-Match,omitempty"`
+
+	// AcceptEncoding `gzip` in the list gets the gzip-encoded script.
+	AcceptEncoding *AcceptEncoding `json:"Accept-Encoding,omitempty"`
 }
 
 // CliAuthCallbackJSONRequestBody defines body for CliAuthCallback for application/json ContentType.
@@ -3883,20 +3907,36 @@ type ClientInterface interface {
 
 	// GetTrackerScript The browser tracker script
 	//
-	// The browser tracker. Load it on every page of the brand's site from `{base_url}/js/svc.js`, with
-	// `defer` and the attribute `data-svc-program-id="<program_id>"` (README, "Integrate"). The tag may
-	// also carry `data-svc-api-base`, `data-svc-debug` and `data-svc-cookie-domain`.
-	// Served with an `ETag` and cache headers.
+	// The browser tracker (README, "Integrate"). Load it on every page of the brand's site with a
+	// `script` element carrying `defer`, `src="{base_url}/js/svc.js"` and
+	// `data-svc-program-id="<program_id>"`. The element may also carry `data-svc-api-base` (default: the script's own origin),
+	// `data-svc-debug` and `data-svc-cookie-domain`. On load, when the page URL has `aff`, the tracker
+	// reports the click (`affiliate_url` = the page URL) and stores the returned `click_id` in the
+	// first-party cookie `svc_click_id` (`Path=/`, `SameSite=Lax`, `Secure` only on HTTPS, `Max-Age` =
+	// `cookie_window_days`) on the highest domain the browser lets the page set a cookie on, unless
+	// `cookieDomain` says otherwise. A cookie already present is kept (first click wins); the click is
+	// still reported.
+	//
+	// `window.svc`: `init({programId, cookieDomain, apiBase, debug})`, `getClickId()`,
+	// `signup(userId, email)` (a browser-mode lead; resolves to `{ok, status, data, error}`),
+	// `getData()` (`clickId`, `programId`, `hasAttribution`, `affiliateUrl`), `trackClick()`, `ready()`
+	// (resolves when the queued work has finished). `loadSvc(programId, options)` initialises a page
+	// whose tag has no program id. Calls pushed to `window.svcQueue` before the script loaded (a
+	// function, or `[method, ...args]`) are replayed. `debug: true` logs info and warnings with the
+	// prefix `[svc]`; errors are always logged; nothing the tracker does throws into the page.
+	//
+	// Cached for an hour and revalidated with `ETag` / `If-None-Match` (304); gzip-encoded when the
+	// client accepts it. No third-party dependencies.
 	//
 	// Corresponds with GET /js/svc-tracker.js (the `GetTrackerScript` operationId).
-	GetTrackerScript(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+	GetTrackerScript(ctx context.Context, params *GetTrackerScriptParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// GetTrackerScriptAlias The browser tracker script (short name)
 	//
-	// Serves the same file as `/js/svc-tracker.js`.
+	// Serves the same file as `/js/svc-tracker.js`, with the same caching.
 	//
 	// Corresponds with GET /js/svc.js (the `GetTrackerScriptAlias` operationId).
-	GetTrackerScriptAlias(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+	GetTrackerScriptAlias(ctx context.Context, params *GetTrackerScriptAliasParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// GetMetrics Prometheus metrics
 	//
@@ -5206,14 +5246,30 @@ func (c *Client) GetHealthz(ctx context.Context, reqEditors ...RequestEditorFn) 
 
 // GetTrackerScript The browser tracker script
 //
-// The browser tracker. Load it on every page of the brand's site from `{base_url}/js/svc.js`, with
-// `defer` and the attribute `data-svc-program-id="<program_id>"` (README, "Integrate"). The tag may
-// also carry `data-svc-api-base`, `data-svc-debug` and `data-svc-cookie-domain`.
-// Served with an `ETag` and cache headers.
+// The browser tracker (README, "Integrate"). Load it on every page of the brand's site with a
+// `script` element carrying `defer`, `src="{base_url}/js/svc.js"` and
+// `data-svc-program-id="<program_id>"`. The element may also carry `data-svc-api-base` (default: the script's own origin),
+// `data-svc-debug` and `data-svc-cookie-domain`. On load, when the page URL has `aff`, the tracker
+// reports the click (`affiliate_url` = the page URL) and stores the returned `click_id` in the
+// first-party cookie `svc_click_id` (`Path=/`, `SameSite=Lax`, `Secure` only on HTTPS, `Max-Age` =
+// `cookie_window_days`) on the highest domain the browser lets the page set a cookie on, unless
+// `cookieDomain` says otherwise. A cookie already present is kept (first click wins); the click is
+// still reported.
+//
+// `window.svc`: `init({programId, cookieDomain, apiBase, debug})`, `getClickId()`,
+// `signup(userId, email)` (a browser-mode lead; resolves to `{ok, status, data, error}`),
+// `getData()` (`clickId`, `programId`, `hasAttribution`, `affiliateUrl`), `trackClick()`, `ready()`
+// (resolves when the queued work has finished). `loadSvc(programId, options)` initialises a page
+// whose tag has no program id. Calls pushed to `window.svcQueue` before the script loaded (a
+// function, or `[method, ...args]`) are replayed. `debug: true` logs info and warnings with the
+// prefix `[svc]`; errors are always logged; nothing the tracker does throws into the page.
+//
+// Cached for an hour and revalidated with `ETag` / `If-None-Match` (304); gzip-encoded when the
+// client accepts it. No third-party dependencies.
 //
 // Corresponds with GET /js/svc-tracker.js (the `GetTrackerScript` operationId).
-func (c *Client) GetTrackerScript(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewGetTrackerScriptRequest(c.Server)
+func (c *Client) GetTrackerScript(ctx context.Context, params *GetTrackerScriptParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetTrackerScriptRequest(c.Server, params)
 	if err != nil {
 		return nil, err
 	}
@@ -5226,11 +5282,11 @@ func (c *Client) GetTrackerScript(ctx context.Context, reqEditors ...RequestEdit
 
 // GetTrackerScriptAlias The browser tracker script (short name)
 //
-// Serves the same file as `/js/svc-tracker.js`.
+// Serves the same file as `/js/svc-tracker.js`, with the same caching.
 //
 // Corresponds with GET /js/svc.js (the `GetTrackerScriptAlias` operationId).
-func (c *Client) GetTrackerScriptAlias(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewGetTrackerScriptAliasRequest(c.Server)
+func (c *Client) GetTrackerScriptAlias(ctx context.Context, params *GetTrackerScriptAliasParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetTrackerScriptAliasRequest(c.Server, params)
 	if err != nil {
 		return nil, err
 	}
@@ -6566,7 +6622,7 @@ func NewGetHealthzRequest(server string) (*http.Request, error) {
 }
 
 // NewGetTrackerScriptRequest constructs an http.Request for the GetTrackerScript method
-func NewGetTrackerScriptRequest(server string) (*http.Request, error) {
+func NewGetTrackerScriptRequest(server string, params *GetTrackerScriptParams) (*http.Request, error) {
 	var err error
 
 	serverURL, err := url.Parse(server)
@@ -6589,11 +6645,37 @@ func NewGetTrackerScriptRequest(server string) (*http.Request, error) {
 		return nil, err
 	}
 
+	if params != nil {
+
+		if params.IfNoneMatch != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "If-None-Match", *params.IfNoneMatch, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("If-None-Match", headerParam0)
+		}
+
+		if params.AcceptEncoding != nil {
+			var headerParam1 string
+
+			headerParam1, err = runtime.StyleParamWithOptions("simple", false, "Accept-Encoding", *params.AcceptEncoding, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Accept-Encoding", headerParam1)
+		}
+
+	}
+
 	return req, nil
 }
 
 // NewGetTrackerScriptAliasRequest constructs an http.Request for the GetTrackerScriptAlias method
-func NewGetTrackerScriptAliasRequest(server string) (*http.Request, error) {
+func NewGetTrackerScriptAliasRequest(server string, params *GetTrackerScriptAliasParams) (*http.Request, error) {
 	var err error
 
 	serverURL, err := url.Parse(server)
@@ -6614,6 +6696,32 @@ func NewGetTrackerScriptAliasRequest(server string) (*http.Request, error) {
 	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
 	if err != nil {
 		return nil, err
+	}
+
+	if params != nil {
+
+		if params.IfNoneMatch != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "If-None-Match", *params.IfNoneMatch, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("If-None-Match", headerParam0)
+		}
+
+		if params.AcceptEncoding != nil {
+			var headerParam1 string
+
+			headerParam1, err = runtime.StyleParamWithOptions("simple", false, "Accept-Encoding", *params.AcceptEncoding, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Accept-Encoding", headerParam1)
+		}
+
 	}
 
 	return req, nil
@@ -7632,24 +7740,40 @@ type ClientWithResponsesInterface interface {
 
 	// GetTrackerScriptWithResponse The browser tracker script
 	//
-	// The browser tracker. Load it on every page of the brand's site from `{base_url}/js/svc.js`, with
-	// `defer` and the attribute `data-svc-program-id="<program_id>"` (README, "Integrate"). The tag may
-	// also carry `data-svc-api-base`, `data-svc-debug` and `data-svc-cookie-domain`.
-	// Served with an `ETag` and cache headers.
+	// The browser tracker (README, "Integrate"). Load it on every page of the brand's site with a
+	// `script` element carrying `defer`, `src="{base_url}/js/svc.js"` and
+	// `data-svc-program-id="<program_id>"`. The element may also carry `data-svc-api-base` (default: the script's own origin),
+	// `data-svc-debug` and `data-svc-cookie-domain`. On load, when the page URL has `aff`, the tracker
+	// reports the click (`affiliate_url` = the page URL) and stores the returned `click_id` in the
+	// first-party cookie `svc_click_id` (`Path=/`, `SameSite=Lax`, `Secure` only on HTTPS, `Max-Age` =
+	// `cookie_window_days`) on the highest domain the browser lets the page set a cookie on, unless
+	// `cookieDomain` says otherwise. A cookie already present is kept (first click wins); the click is
+	// still reported.
+	//
+	// `window.svc`: `init({programId, cookieDomain, apiBase, debug})`, `getClickId()`,
+	// `signup(userId, email)` (a browser-mode lead; resolves to `{ok, status, data, error}`),
+	// `getData()` (`clickId`, `programId`, `hasAttribution`, `affiliateUrl`), `trackClick()`, `ready()`
+	// (resolves when the queued work has finished). `loadSvc(programId, options)` initialises a page
+	// whose tag has no program id. Calls pushed to `window.svcQueue` before the script loaded (a
+	// function, or `[method, ...args]`) are replayed. `debug: true` logs info and warnings with the
+	// prefix `[svc]`; errors are always logged; nothing the tracker does throws into the page.
+	//
+	// Cached for an hour and revalidated with `ETag` / `If-None-Match` (304); gzip-encoded when the
+	// client accepts it. No third-party dependencies.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with GET /js/svc-tracker.js (the `GetTrackerScript` operationId).
-	GetTrackerScriptWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*GetTrackerScriptHTTPResponse, error)
+	GetTrackerScriptWithResponse(ctx context.Context, params *GetTrackerScriptParams, reqEditors ...RequestEditorFn) (*GetTrackerScriptHTTPResponse, error)
 
 	// GetTrackerScriptAliasWithResponse The browser tracker script (short name)
 	//
-	// Serves the same file as `/js/svc-tracker.js`.
+	// Serves the same file as `/js/svc-tracker.js`, with the same caching.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with GET /js/svc.js (the `GetTrackerScriptAlias` operationId).
-	GetTrackerScriptAliasWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*GetTrackerScriptAliasHTTPResponse, error)
+	GetTrackerScriptAliasWithResponse(ctx context.Context, params *GetTrackerScriptAliasParams, reqEditors ...RequestEditorFn) (*GetTrackerScriptAliasHTTPResponse, error)
 
 	// GetMetricsWithResponse Prometheus metrics
 	//
@@ -11887,28 +12011,28 @@ func (r GetHealthzHTTPResponse) ContentType() string {
 
 // GetTrackerScriptHTTPResponse200Headers the declared response headers of an HTTP 200 response for GetTrackerScript
 type GetTrackerScriptHTTPResponse200Headers struct {
-	XRequestID string
+	CacheControl    string
+	ContentEncoding *string
+	ETag            string
+	Vary            string
+	XRequestID      string
 }
 
-// GetTrackerScriptHTTPResponse501Headers the declared response headers of an HTTP 501 response for GetTrackerScript
-type GetTrackerScriptHTTPResponse501Headers struct {
-	XRequestID string
+// GetTrackerScriptHTTPResponse304Headers the declared response headers of an HTTP 304 response for GetTrackerScript
+type GetTrackerScriptHTTPResponse304Headers struct {
+	CacheControl string
+	ETag         string
+	Vary         string
+	XRequestID   string
 }
 
 type GetTrackerScriptHTTPResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
-	// JSON501 the response for an HTTP 501 `application/json` response
-	JSON501 *NotImplemented
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *GetTrackerScriptHTTPResponse200Headers
-	// Headers501 the parsed response headers for an HTTP 501 response
-	Headers501 *GetTrackerScriptHTTPResponse501Headers
-}
-
-// GetJSON501 returns the response for an HTTP 501 `application/json` response
-func (r GetTrackerScriptHTTPResponse) GetJSON501() *NotImplemented {
-	return r.JSON501
+	// Headers304 the parsed response headers for an HTTP 304 response
+	Headers304 *GetTrackerScriptHTTPResponse304Headers
 }
 
 // GetBody returns the raw response body bytes
@@ -11942,28 +12066,28 @@ func (r GetTrackerScriptHTTPResponse) ContentType() string {
 
 // GetTrackerScriptAliasHTTPResponse200Headers the declared response headers of an HTTP 200 response for GetTrackerScriptAlias
 type GetTrackerScriptAliasHTTPResponse200Headers struct {
-	XRequestID string
+	CacheControl    string
+	ContentEncoding *string
+	ETag            string
+	Vary            string
+	XRequestID      string
 }
 
-// GetTrackerScriptAliasHTTPResponse501Headers the declared response headers of an HTTP 501 response for GetTrackerScriptAlias
-type GetTrackerScriptAliasHTTPResponse501Headers struct {
-	XRequestID string
+// GetTrackerScriptAliasHTTPResponse304Headers the declared response headers of an HTTP 304 response for GetTrackerScriptAlias
+type GetTrackerScriptAliasHTTPResponse304Headers struct {
+	CacheControl string
+	ETag         string
+	Vary         string
+	XRequestID   string
 }
 
 type GetTrackerScriptAliasHTTPResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
-	// JSON501 the response for an HTTP 501 `application/json` response
-	JSON501 *NotImplemented
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *GetTrackerScriptAliasHTTPResponse200Headers
-	// Headers501 the parsed response headers for an HTTP 501 response
-	Headers501 *GetTrackerScriptAliasHTTPResponse501Headers
-}
-
-// GetJSON501 returns the response for an HTTP 501 `application/json` response
-func (r GetTrackerScriptAliasHTTPResponse) GetJSON501() *NotImplemented {
-	return r.JSON501
+	// Headers304 the parsed response headers for an HTTP 304 response
+	Headers304 *GetTrackerScriptAliasHTTPResponse304Headers
 }
 
 // GetBody returns the raw response body bytes
@@ -13325,16 +13449,32 @@ func (c *ClientWithResponses) GetHealthzWithResponse(ctx context.Context, reqEdi
 
 // GetTrackerScriptWithResponse The browser tracker script
 //
-// The browser tracker. Load it on every page of the brand's site from `{base_url}/js/svc.js`, with
-// `defer` and the attribute `data-svc-program-id="<program_id>"` (README, "Integrate"). The tag may
-// also carry `data-svc-api-base`, `data-svc-debug` and `data-svc-cookie-domain`.
-// Served with an `ETag` and cache headers.
+// The browser tracker (README, "Integrate"). Load it on every page of the brand's site with a
+// `script` element carrying `defer`, `src="{base_url}/js/svc.js"` and
+// `data-svc-program-id="<program_id>"`. The element may also carry `data-svc-api-base` (default: the script's own origin),
+// `data-svc-debug` and `data-svc-cookie-domain`. On load, when the page URL has `aff`, the tracker
+// reports the click (`affiliate_url` = the page URL) and stores the returned `click_id` in the
+// first-party cookie `svc_click_id` (`Path=/`, `SameSite=Lax`, `Secure` only on HTTPS, `Max-Age` =
+// `cookie_window_days`) on the highest domain the browser lets the page set a cookie on, unless
+// `cookieDomain` says otherwise. A cookie already present is kept (first click wins); the click is
+// still reported.
+//
+// `window.svc`: `init({programId, cookieDomain, apiBase, debug})`, `getClickId()`,
+// `signup(userId, email)` (a browser-mode lead; resolves to `{ok, status, data, error}`),
+// `getData()` (`clickId`, `programId`, `hasAttribution`, `affiliateUrl`), `trackClick()`, `ready()`
+// (resolves when the queued work has finished). `loadSvc(programId, options)` initialises a page
+// whose tag has no program id. Calls pushed to `window.svcQueue` before the script loaded (a
+// function, or `[method, ...args]`) are replayed. `debug: true` logs info and warnings with the
+// prefix `[svc]`; errors are always logged; nothing the tracker does throws into the page.
+//
+// Cached for an hour and revalidated with `ETag` / `If-None-Match` (304); gzip-encoded when the
+// client accepts it. No third-party dependencies.
 //
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with GET /js/svc-tracker.js (the `GetTrackerScript` operationId).
-func (c *ClientWithResponses) GetTrackerScriptWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*GetTrackerScriptHTTPResponse, error) {
-	rsp, err := c.GetTrackerScript(ctx, reqEditors...)
+func (c *ClientWithResponses) GetTrackerScriptWithResponse(ctx context.Context, params *GetTrackerScriptParams, reqEditors ...RequestEditorFn) (*GetTrackerScriptHTTPResponse, error) {
+	rsp, err := c.GetTrackerScript(ctx, params, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
@@ -13343,13 +13483,13 @@ func (c *ClientWithResponses) GetTrackerScriptWithResponse(ctx context.Context, 
 
 // GetTrackerScriptAliasWithResponse The browser tracker script (short name)
 //
-// Serves the same file as `/js/svc-tracker.js`.
+// Serves the same file as `/js/svc-tracker.js`, with the same caching.
 //
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with GET /js/svc.js (the `GetTrackerScriptAlias` operationId).
-func (c *ClientWithResponses) GetTrackerScriptAliasWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*GetTrackerScriptAliasHTTPResponse, error) {
-	rsp, err := c.GetTrackerScriptAlias(ctx, reqEditors...)
+func (c *ClientWithResponses) GetTrackerScriptAliasWithResponse(ctx context.Context, params *GetTrackerScriptAliasParams, reqEditors ...RequestEditorFn) (*GetTrackerScriptAliasHTTPResponse, error) {
+	rsp, err := c.GetTrackerScriptAlias(ctx, params, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
@@ -19730,18 +19870,36 @@ func ParseGetTrackerScriptHTTPResponse(rsp *http.Response) (*GetTrackerScriptHTT
 	}
 
 	switch {
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 501:
-		var dest NotImplemented
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.JSON501 = &dest
-
-	}
-
-	switch {
 	case rsp.StatusCode == 200:
 		var headers GetTrackerScriptHTTPResponse200Headers
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("Content-Encoding"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Encoding", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentEncoding = &value
+		}
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = value
+		}
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
 		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -19750,8 +19908,29 @@ func ParseGetTrackerScriptHTTPResponse(rsp *http.Response) (*GetTrackerScriptHTT
 			headers.XRequestID = value
 		}
 		response.Headers200 = &headers
-	case rsp.StatusCode == 501:
-		var headers GetTrackerScriptHTTPResponse501Headers
+	case rsp.StatusCode == 304:
+		var headers GetTrackerScriptHTTPResponse304Headers
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = value
+		}
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
 		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -19759,7 +19938,7 @@ func ParseGetTrackerScriptHTTPResponse(rsp *http.Response) (*GetTrackerScriptHTT
 			}
 			headers.XRequestID = value
 		}
-		response.Headers501 = &headers
+		response.Headers304 = &headers
 	}
 
 	return response, nil
@@ -19779,18 +19958,36 @@ func ParseGetTrackerScriptAliasHTTPResponse(rsp *http.Response) (*GetTrackerScri
 	}
 
 	switch {
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 501:
-		var dest NotImplemented
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.JSON501 = &dest
-
-	}
-
-	switch {
 	case rsp.StatusCode == 200:
 		var headers GetTrackerScriptAliasHTTPResponse200Headers
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("Content-Encoding"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Encoding", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentEncoding = &value
+		}
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = value
+		}
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
 		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -19799,8 +19996,29 @@ func ParseGetTrackerScriptAliasHTTPResponse(rsp *http.Response) (*GetTrackerScri
 			headers.XRequestID = value
 		}
 		response.Headers200 = &headers
-	case rsp.StatusCode == 501:
-		var headers GetTrackerScriptAliasHTTPResponse501Headers
+	case rsp.StatusCode == 304:
+		var headers GetTrackerScriptAliasHTTPResponse304Headers
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = value
+		}
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
 		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -19808,7 +20026,7 @@ func ParseGetTrackerScriptAliasHTTPResponse(rsp *http.Response) (*GetTrackerScri
 			}
 			headers.XRequestID = value
 		}
-		response.Headers501 = &headers
+		response.Headers304 = &headers
 	}
 
 	return response, nil

@@ -1912,6 +1912,12 @@ type WebhookAckOutcome string
 // WebhookAckReceived defines model for WebhookAck.Received.
 type WebhookAckReceived bool
 
+// AcceptEncoding defines model for AcceptEncoding.
+type AcceptEncoding = string
+
+// IfNoneMatch defines model for IfNoneMatch.
+type IfNoneMatch = string
+
 // ProgramId defines model for ProgramId.
 type ProgramId = int64
 
@@ -2033,6 +2039,24 @@ type CliAuthPollParams struct {
 type CliStatusParams struct {
 	// ProgramId Optional; must be the key's program (else 403).
 	ProgramId *string `form:"program_id,omitempty" json:"program_id,omitempty"`
+}
+
+// GetTrackerScriptParams defines parameters for GetTrackerScript.
+type GetTrackerScriptParams struct {
+	// IfNoneMatch An `ETag` this client holds; when it is current the answer is 304 without a body.
+	IfNoneMatch *IfNoneMatch `json:"If-None-Match,omitempty"`
+
+	// AcceptEncoding `gzip` in the list gets the gzip-encoded script.
+	AcceptEncoding *AcceptEncoding `json:"Accept-Encoding,omitempty"`
+}
+
+// GetTrackerScriptAliasParams defines parameters for GetTrackerScriptAlias.
+type GetTrackerScriptAliasParams struct {
+	// IfNoneMatch An `ETag` this client holds; when it is current the answer is 304 without a body.
+	IfNoneMatch *IfNoneMatch `json:"If-None-Match,omitempty"`
+
+	// AcceptEncoding `gzip` in the list gets the gzip-encoded script.
+	AcceptEncoding *AcceptEncoding `json:"Accept-Encoding,omitempty"`
 }
 
 // CliAuthCallbackJSONRequestBody defines body for CliAuthCallback for application/json ContentType.
@@ -2725,10 +2749,10 @@ type ServerInterface interface {
 	GetHealthz(ctx echo.Context) error
 	// GetTrackerScript The browser tracker script
 	// (GET /js/svc-tracker.js)
-	GetTrackerScript(ctx echo.Context) error
+	GetTrackerScript(ctx echo.Context, params GetTrackerScriptParams) error
 	// GetTrackerScriptAlias The browser tracker script (short name)
 	// (GET /js/svc.js)
-	GetTrackerScriptAlias(ctx echo.Context) error
+	GetTrackerScriptAlias(ctx echo.Context, params GetTrackerScriptAliasParams) error
 	// GetMetrics Prometheus metrics
 	// (GET /metrics)
 	GetMetrics(ctx echo.Context) error
@@ -3191,8 +3215,43 @@ func (w *ServerInterfaceWrapper) GetHealthz(ctx echo.Context) error {
 func (w *ServerInterfaceWrapper) GetTrackerScript(ctx echo.Context) error {
 	var err error
 
+	// Parameter object where we will unmarshal all parameters from the context
+	var params GetTrackerScriptParams
+
+	headers := ctx.Request().Header
+	// ------------- Optional header parameter "If-None-Match" -------------
+	if valueList, found := headers[http.CanonicalHeaderKey("If-None-Match")]; found {
+		var IfNoneMatch IfNoneMatch
+		n := len(valueList)
+		if n != 1 {
+			return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Expected one value for If-None-Match, got %d", n))
+		}
+
+		err = runtime.BindStyledParameterWithOptions("simple", "If-None-Match", valueList[0], &IfNoneMatch, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""})
+		if err != nil {
+			return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter If-None-Match: %s", err))
+		}
+
+		params.IfNoneMatch = &IfNoneMatch
+	}
+	// ------------- Optional header parameter "Accept-Encoding" -------------
+	if valueList, found := headers[http.CanonicalHeaderKey("Accept-Encoding")]; found {
+		var AcceptEncoding AcceptEncoding
+		n := len(valueList)
+		if n != 1 {
+			return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Expected one value for Accept-Encoding, got %d", n))
+		}
+
+		err = runtime.BindStyledParameterWithOptions("simple", "Accept-Encoding", valueList[0], &AcceptEncoding, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""})
+		if err != nil {
+			return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter Accept-Encoding: %s", err))
+		}
+
+		params.AcceptEncoding = &AcceptEncoding
+	}
+
 	// Invoke the callback with all the unmarshaled arguments
-	err = w.Handler.GetTrackerScript(ctx)
+	err = w.Handler.GetTrackerScript(ctx, params)
 	return err
 }
 
@@ -3200,8 +3259,43 @@ func (w *ServerInterfaceWrapper) GetTrackerScript(ctx echo.Context) error {
 func (w *ServerInterfaceWrapper) GetTrackerScriptAlias(ctx echo.Context) error {
 	var err error
 
+	// Parameter object where we will unmarshal all parameters from the context
+	var params GetTrackerScriptAliasParams
+
+	headers := ctx.Request().Header
+	// ------------- Optional header parameter "If-None-Match" -------------
+	if valueList, found := headers[http.CanonicalHeaderKey("If-None-Match")]; found {
+		var IfNoneMatch IfNoneMatch
+		n := len(valueList)
+		if n != 1 {
+			return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Expected one value for If-None-Match, got %d", n))
+		}
+
+		err = runtime.BindStyledParameterWithOptions("simple", "If-None-Match", valueList[0], &IfNoneMatch, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""})
+		if err != nil {
+			return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter If-None-Match: %s", err))
+		}
+
+		params.IfNoneMatch = &IfNoneMatch
+	}
+	// ------------- Optional header parameter "Accept-Encoding" -------------
+	if valueList, found := headers[http.CanonicalHeaderKey("Accept-Encoding")]; found {
+		var AcceptEncoding AcceptEncoding
+		n := len(valueList)
+		if n != 1 {
+			return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Expected one value for Accept-Encoding, got %d", n))
+		}
+
+		err = runtime.BindStyledParameterWithOptions("simple", "Accept-Encoding", valueList[0], &AcceptEncoding, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""})
+		if err != nil {
+			return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter Accept-Encoding: %s", err))
+		}
+
+		params.AcceptEncoding = &AcceptEncoding
+	}
+
 	// Invoke the callback with all the unmarshaled arguments
-	err = w.Handler.GetTrackerScriptAlias(ctx)
+	err = w.Handler.GetTrackerScriptAlias(ctx, params)
 	return err
 }
 
@@ -3659,6 +3753,30 @@ type StatusUnauthorizedJSONResponse struct {
 	Body UnauthorizedErrorBody
 
 	Headers StatusUnauthorizedResponseHeaders
+}
+
+type TrackerScriptResponseHeaders struct {
+	CacheControl    string
+	ContentEncoding *string
+	ETag            string
+	Vary            string
+	XRequestID      string
+}
+type TrackerScriptApplicationjavascriptResponse struct {
+	Body io.Reader
+
+	Headers       TrackerScriptResponseHeaders
+	ContentLength int64
+}
+
+type TrackerScriptNotModifiedResponseHeaders struct {
+	CacheControl string
+	ETag         string
+	Vary         string
+	XRequestID   string
+}
+type TrackerScriptNotModifiedResponse struct {
+	Headers TrackerScriptNotModifiedResponseHeaders
 }
 
 type UnauthorizedResponseHeaders struct {
@@ -7727,20 +7845,15 @@ func (response GetHealthz200JSONResponse) VisitGetHealthzResponse(w http.Respons
 }
 
 type GetTrackerScriptRequestObject struct {
+	Params GetTrackerScriptParams
 }
 
 type GetTrackerScriptResponseObject interface {
 	VisitGetTrackerScriptResponse(w http.ResponseWriter) error
 }
 
-type GetTrackerScript200ResponseHeaders struct {
-	XRequestID string
-}
-
 type GetTrackerScript200ApplicationjavascriptResponse struct {
-	Body          io.Reader
-	Headers       GetTrackerScript200ResponseHeaders
-	ContentLength int64
+	TrackerScriptApplicationjavascriptResponse
 }
 
 func (response GetTrackerScript200ApplicationjavascriptResponse) VisitGetTrackerScriptResponse(w http.ResponseWriter) error {
@@ -7749,6 +7862,12 @@ func (response GetTrackerScript200ApplicationjavascriptResponse) VisitGetTracker
 	if response.ContentLength != 0 {
 		w.Header().Set("Content-Length", fmt.Sprint(response.ContentLength))
 	}
+	w.Header().Set("Cache-Control", fmt.Sprint(response.Headers.CacheControl))
+	if response.Headers.ContentEncoding != nil {
+		w.Header().Set("Content-Encoding", fmt.Sprint(*response.Headers.ContentEncoding))
+	}
+	w.Header().Set("ETag", fmt.Sprint(response.Headers.ETag))
+	w.Header().Set("Vary", fmt.Sprint(response.Headers.Vary))
 	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
 	w.WriteHeader(200)
 
@@ -7759,36 +7878,27 @@ func (response GetTrackerScript200ApplicationjavascriptResponse) VisitGetTracker
 	return err
 }
 
-type GetTrackerScript501JSONResponse struct{ NotImplementedJSONResponse }
+type GetTrackerScript304Response = TrackerScriptNotModifiedResponse
 
-func (response GetTrackerScript501JSONResponse) VisitGetTrackerScriptResponse(w http.ResponseWriter) error {
-
-	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
-		return err
-	}
-	w.Header().Set("Content-Type", "application/json")
+func (response GetTrackerScript304Response) VisitGetTrackerScriptResponse(w http.ResponseWriter) error {
+	w.Header().Set("Cache-Control", fmt.Sprint(response.Headers.CacheControl))
+	w.Header().Set("ETag", fmt.Sprint(response.Headers.ETag))
+	w.Header().Set("Vary", fmt.Sprint(response.Headers.Vary))
 	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
-	w.WriteHeader(501)
-	_, err := buf.WriteTo(w)
-	return err
+	w.WriteHeader(304)
+	return nil
 }
 
 type GetTrackerScriptAliasRequestObject struct {
+	Params GetTrackerScriptAliasParams
 }
 
 type GetTrackerScriptAliasResponseObject interface {
 	VisitGetTrackerScriptAliasResponse(w http.ResponseWriter) error
 }
 
-type GetTrackerScriptAlias200ResponseHeaders struct {
-	XRequestID string
-}
-
 type GetTrackerScriptAlias200ApplicationjavascriptResponse struct {
-	Body          io.Reader
-	Headers       GetTrackerScriptAlias200ResponseHeaders
-	ContentLength int64
+	TrackerScriptApplicationjavascriptResponse
 }
 
 func (response GetTrackerScriptAlias200ApplicationjavascriptResponse) VisitGetTrackerScriptAliasResponse(w http.ResponseWriter) error {
@@ -7797,6 +7907,12 @@ func (response GetTrackerScriptAlias200ApplicationjavascriptResponse) VisitGetTr
 	if response.ContentLength != 0 {
 		w.Header().Set("Content-Length", fmt.Sprint(response.ContentLength))
 	}
+	w.Header().Set("Cache-Control", fmt.Sprint(response.Headers.CacheControl))
+	if response.Headers.ContentEncoding != nil {
+		w.Header().Set("Content-Encoding", fmt.Sprint(*response.Headers.ContentEncoding))
+	}
+	w.Header().Set("ETag", fmt.Sprint(response.Headers.ETag))
+	w.Header().Set("Vary", fmt.Sprint(response.Headers.Vary))
 	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
 	w.WriteHeader(200)
 
@@ -7807,19 +7923,15 @@ func (response GetTrackerScriptAlias200ApplicationjavascriptResponse) VisitGetTr
 	return err
 }
 
-type GetTrackerScriptAlias501JSONResponse struct{ NotImplementedJSONResponse }
+type GetTrackerScriptAlias304Response = TrackerScriptNotModifiedResponse
 
-func (response GetTrackerScriptAlias501JSONResponse) VisitGetTrackerScriptAliasResponse(w http.ResponseWriter) error {
-
-	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
-		return err
-	}
-	w.Header().Set("Content-Type", "application/json")
+func (response GetTrackerScriptAlias304Response) VisitGetTrackerScriptAliasResponse(w http.ResponseWriter) error {
+	w.Header().Set("Cache-Control", fmt.Sprint(response.Headers.CacheControl))
+	w.Header().Set("ETag", fmt.Sprint(response.Headers.ETag))
+	w.Header().Set("Vary", fmt.Sprint(response.Headers.Vary))
 	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
-	w.WriteHeader(501)
-	_, err := buf.WriteTo(w)
-	return err
+	w.WriteHeader(304)
+	return nil
 }
 
 type GetMetricsRequestObject struct {
@@ -9161,8 +9273,10 @@ func (sh *strictHandler) GetHealthz(ctx echo.Context) error {
 }
 
 // GetTrackerScript operation middleware
-func (sh *strictHandler) GetTrackerScript(ctx echo.Context) error {
+func (sh *strictHandler) GetTrackerScript(ctx echo.Context, params GetTrackerScriptParams) error {
 	var request GetTrackerScriptRequestObject
+
+	request.Params = params
 
 	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
 		return sh.ssi.GetTrackerScript(ctx.Request().Context(), request.(GetTrackerScriptRequestObject))
@@ -9184,8 +9298,10 @@ func (sh *strictHandler) GetTrackerScript(ctx echo.Context) error {
 }
 
 // GetTrackerScriptAlias operation middleware
-func (sh *strictHandler) GetTrackerScriptAlias(ctx echo.Context) error {
+func (sh *strictHandler) GetTrackerScriptAlias(ctx echo.Context, params GetTrackerScriptAliasParams) error {
 	var request GetTrackerScriptAliasRequestObject
+
+	request.Params = params
 
 	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
 		return sh.ssi.GetTrackerScriptAlias(ctx.Request().Context(), request.(GetTrackerScriptAliasRequestObject))
@@ -9303,339 +9419,355 @@ func (sh *strictHandler) GetReadyz(ctx echo.Context) error {
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7L3pchs5mij6KghO3zBZk6IoW65uS9HRo7JdXTrtRUeyq3um6cMEM0EyS0kgK4GUzC47Yn7dB7hxI84b",
-	"nBeZN5knOYHvA5DIjYsW19L60V0WEzs+fPvyUy8Sy0xwxpXsHf3UWzAasxz+eRJFTMrngqtcpCdpKq6/",
-	"Kz/GTEZ5kqlE8N5R75z9WDCpiOlNKJnm4lqynCzpikjG42Ev6MlowZZU91arjPWOelLlCZ/3Pn8OWiZ7",
-	"zdRCxC2TmQ+1SQrJiOBELRjJRaHY7hO+zZN5wpvzvdND4gYfSRJiszAg1wvGiRRLRrJczHO6JGkilSSJ",
-	"In27MliKJIKnq8FOK3pNP57MWXMxFywSvLH5iEYLBnvPcjZLk/lCEcrlNctbJ024YnOWw6wvWJaziOLw",
-	"9dnOciYZV7hVPfzJ2Sm5ZCuSSLKk+SWLyUzoXSoY4JiE/zYuRqMn0XuefCQS1wq/sJCIGQyh+yV8Tvrn",
-	"3z4nz35/+LR2MBlViuV69v/1b38f7T378K+/6wUtx/Uq4Zd3sWJccCwiOSnyFBd7THKW/jEujybcdHnn",
-	"TOWrk5liefedKUGuaaLIlM1ErmFK5auEz/XQGr6SnMW9I5UXzJ9qmfBkWSx7R6Og7fouCi6ZuoNz+O7d",
-	"u7O9mCpm78l+IjGjcZpwhjf2h6fPDjeC8t/OqWKvkmWi4P+ay4Of3UxUsb0UfpkW0SVTpG/emySZhvCE",
-	"F4oNbnVO5YrO2ZImXK+0C41JkrKZIgkeXFTkOZxkwmNxfWeLaL01/9mUV1ddAdE3q+QtF4I7PX3RjcuT",
-	"OCCKXjJOZrlY4kWVWPBve6bd3umL0KBCyllAWCoZmTPO9K3GQ/I/C6GYxolKEFlkmcjVhqXTj68Yn6tF",
-	"7+jg8R8CvRX3dxMPfA56Gc3pkilDmM4QF5/GzZ29KZYsTyKHrhOgShrla6Sz6AU9Tpd69MyNsW6hM5Ev",
-	"qcKT/fqwF5SHftBy6J/1UDITXDJY5zc0Nieo/4oEV4zDP2mWpQlinf0fJGLlctLf5WzWO+r9y35Jtvfx",
-	"q9w/S6nSi3qZ58JMWT2AU35F0yS290j6melBGL9iqchYQMJyYTBOCO/OYwv8m+9akWm+78EZLOd5mpxy",
-	"jd1piou8q60/T5ONu/+WJmmROy5BsvwqiRiRScxaTmIwJB7hJ0msMadBCTXox90GhKox158ZjzVqC5le",
-	"yXDJpKRzFpJ+aNHaJImPCNKdJEaKMwgHhPJYz2D6xUzRJJXDsk84HPPGXViMsucw7foLqSJmjQu8MSq4",
-	"cbtxyi6NsQyK23Yc3RzHuDl8CT5Lk+gLPik7oyTXiVoQygn7mEilGZycRSKP2x+Z7Xb3T+xbkU+TOGb8",
-	"y52Bfic0ikTBNWnIRcpILJgkXChCNWdN1CKRARG5oSJSFHnEzIOiXKgFy8m1yC9lRiPWfmJuX3d/ZPeD",
-	"ku4YHwUktOu8YPkVy805HCMfieA3pdGlmM3u8GzgbbL410OtjlHIQKRLJF1pRooqDWzXuUBu2zubmviz",
-	"7mj8pp78sa4LtKlw6etam1Y1PPqA1x0U/gy47XsAwShnMeMqoSmZFgoQ2wywWSLXg+cGrPUAfb8i6Puz",
-	"4OzLAd45U1rs0MxkJhLeAV96Ta2IT0sy0pDbLKURWzKuhg/c4xb3/NtjB7olGTwK0E8+AMc2wPFGqG9F",
-	"weMvBxdvgNgUvEOSsAvqZIsfbrF5i2d0lQoavxPiFc3nXxSr4yOcinhF6FRcMfL1IflL8k375dbW+XDH",
-	"O9zxe04LtRB58g92d6/VHxRu4xsRr9pfLSkknabM5x1btEwgFVONtIHaWy19X60yIP4OFGiWTC7ZamLV",
-	"8hOrmHyAh43wwC9fJHAZdwcI/qBrFSM5m7E8pylJE36pKa8qcs5iImazllvWjSaxGTcMSJYWkiiR7aXs",
-	"iqUklAUYCUPQFYZWtTg4JlyQKE2iS3JNpdE8sfgBMNYCxq+Plt9mq6fLLAUpgH3hDSflxMh2JpJMiySN",
-	"yYqpzoPwlnv3x/FLov+aDUfj561YgBufhXtTdwgX3pjdR0GV2TiLWzBhThWbmM+I4NQi4fMqfiNgdid0",
-	"plhOQvhjD4zwobWi1g7Ka7LpnDyL/oNOpAk1jMYJZ1Lej7TcPnwXs7VWdG5AVmKGnICdLdSwpq96AlA0",
-	"MXATkoPRA2O1JQzcC6vdOvqWPHc7C52gQUGz0WGd8YYeD0z2jWHhgqbsHoxEz0XM4juwFKE+zFjWIxGz",
-	"sAQH0yvUABFyMaFK5cm0ALevB4X9rxUY79wVYDtQ1CJfqHLKJY0AgyRxqKU+muaMxivHurQzexX4jAtc",
-	"Kpt444WD4zFXOaOKUEmMODis+4xImjKYeSHS2JoBzMT6GzpsgStiKvgcXBPB04ymKcsfyTE3LlANj5OH",
-	"B/BreQD35Gi11SvY2ZZRQ8wVBm3wYL+4I5C4c4XHdtDwRhiko2kwiP9NDInXeclWj6Tzz9wMKVyoCehT",
-	"Hgj1rxYo70sXsx1s3oVBJtjAWD7IDpuh4F5ESACBm4qPG5FP4Q3cLk8+GHHuGEayXGh+V1/SF8YTzyEG",
-	"I1qB71f4/uKFfvUv35+j1Pj9mxfhVhBjIiBYPInMgHXdZqR5+4bp5oGc/SqAVFFVyF+FQn1I3oh6HIMw",
-	"xhkIWnwkyeHjZw/q8y5IKe/7l+Jo0E61Bhvp0nawMDr4zVMofbj3cpnbSEjmEk0cxXqvkYCEDfjQdCQV",
-	"c4iomNOE35mF8LONecOg8DhO9KJp+oIq2Dh1v5zlImO5Spi0wXI1rUDO2B5u5KPKKYmpokMSKibVZAkU",
-	"cknzS0ko0T8RdsW4OiahEQdBTizdWl0QH8fWegC958xbxE+9su+mOzqNT3lWAFS6BbUFR0Yij6tLJP0w",
-	"kRMFnH5A2McoLWIWl1GT0EhCcDi4bcCHjK5EgVGcJlRwKkTKKIf4TPOTmP7AIljSSZb8ha1emvs3O/P2",
-	"GZvLWLdDHOOUz0QPoxFtYOPfsfuHznmhT2NOw6lMqKpEQ8ZUsT2VLFkzajvoLam8ZC2hmWGuJv/9n/8H",
-	"/VrAIk6lIockWtCcRorl/kmVw1k+ui3m2ot9bsY9LymPqRL5yoU56/F5kabIWyL4VveL3XfaLgzOJtPV",
-	"tl1q91JO6Y/VvKhGNzjlwL8i77DWXLSUBYs3g1n1VyPVtGdO4Oxan39A5EJcc9DUkQXLWet93g6k1p+l",
-	"XWXQejwbz7T7iZTmouYJfAfBbwYHAH9vrUvI4tdeVJpElwZX1WGxse+M5oqz3DRvBCN39HcByUENN95g",
-	"AAnsj+7MeLGEM3abw71dJRIoQy/oFdz7+GET4Juhg/JIKhuuLL7tUp4vaMK/Z3lsLEAt57wJXV4oltkR",
-	"Pge9lNF4xy6Sopi6dZfaIeAyzdRmuNbNpslJoRbPaZpOaXTp2WCr207iiRKXrAVMTzh5mzF++oI8F5yz",
-	"SBHbtiRjkeCzZF5oJjLRaCJvfcH64tjmx4jNgnJJjX0FvY97c7FnftT81vCcXr9Gj8fWXWNw/bZIS7OO",
-	"actC28Ba31vKFNsBbnH4m2MVs7szkaa77ozGV/oP2Y0bmk+5+zTYxyzJmTQouQo2f7UENhVzzYcBwJgO",
-	"Gjq2Q+DN884Yj/XHoDx5u5A23BH0OsDaC0z2lxhoach44fLI+gbYqcJhb8tbvvXtXiiaq52vt1CLSZGn",
-	"7dvN6BxdCgvJciIyxsG4i5JB5U6KPGm7jep9b3eDmUjT9iWdTKVIC8XI+/NXkBPhzy/fkX2aJftXB/tR",
-	"muzr3ezr/mEZUSmZlIYj27TaHdGNOztvzZUt3+pKgeicM1mkLcjXo37lch3PH/SiQiqxZLnlpJpbXYhc",
-	"TSIjljSfwAoZNoez9GJaH8tVSRbX6kV9Elo/Bhi0sqbaDsppgl4r4a+c3CnXQngH2Wrgsy3FuEgslwlA",
-	"0iQ3UFLLkSRkopIrRnixnLL8mGQsjzSfpiHR/lsvVwZkSX8QObFKW1LwREloN0s+shhbDQGWorSQyRV7",
-	"bZPBIPdUPiRRaKYqaEvRg+uord1e7Hodtm3+TreGAcRlwiZxkXcISC/oSh4TyZTUqA8aY36hSUxXEpDg",
-	"unw2QS8WS4rp0hoQZmedLAVXi9Z8cfokEz7HgwOp4Jhga0KJhaRHUsvJSxCfLxnL9F+QOoxOIbnVH0ma",
-	"zJjGSoPN68XcPpswBbRym2teRBOsbsS5IMDviPjXiVlWHWICiLYTt9ZcYVU4aBfrTJtHEnJFadmG4ACt",
-	"k9kRZVrMN9+DN3/giW6VQdwGboW1q8o5fc5p+nbWO/r7Tjq9oMFf2uFqV4seWs0PZZqfzYfjtd28dTPh",
-	"xoa44GazD20ubk0HSzEjlDx/dUqejkZBxd2yLZGRPXu8Trn5KSSKLVtOrXyMLRgukVlKVwYmiSyihQbS",
-	"8Mno/0Gr3e8ePx2ORuGdaSLWPKetGfEOLOWkX9mWxtHnoddDDjynOo4rhe3yNL0JN+hJ3A80z+lqp6dn",
-	"7GW74sFIE+3J+gOJuZxcsTyZJV0M15rb6r4EFEwm5UHJ1jRzU817z4jXDOzGK6ZIRpNYQ1/OrlguUQu0",
-	"s26m2SFnmluZoK65Q+MhJ48PF+3HlTIar/ksaco6P7dpLbCxP64/SBs46EPO2CRa0HzO5IRxF6/ZvDrb",
-	"FnUV7a3W0ZP6A6gAS8vwnaurn3vQAM52mGk7gGua84TPZQXbraNAf8UOt3qB75hUL/XaPe67ppmHrQHz",
-	"gyKa4MwzfoDbS6i/HhEQOawcx4hccbVgKonwQ1PdWY5cEVzWar26OJRtTTtbSkmfb8LUeYe5CaNRvtqC",
-	"x6iNqeVKzWhs6OKLoZ8//AIg62YCMULH9hqsWwGTiaRuRfr6iSdXW2EZbxHeBrwhgqqK3E7bcYZrdLml",
-	"1XWyle2varb9HPTobJakCVWsXXHzbZGmK/JjQVPAiqC/6QNXB0OygU3em1JAb6B4CkgkuEKTPCbKpLNZ",
-	"SH4sWL4iLk3rsF3thFkTJ74NpKZLIqG8ilyDEGawWbBtfAUGPPRnSS6VjYhPuBy0TppSPi+6rl1vaKIS",
-	"la75bI6uBWRmLM9Z3tlARjljfJIzUI8Z9rXZChVh7TJB0NN86D9MUqrGx0KyfELnxnehFi815yJncWkg",
-	"LRP7aqHxvWT53onuav3rE0kyTCjdeo5XCbvORK4mMvnHFjJ2FfRuJD+v0/d3Q9CFEjnkIjbu5gAle5pW",
-	"r+qwhSqRdtGgoS1pzvQc2jj1hJ5QNyR9K6dLpjS4ByRmM1qkinw9GrSzgts8b41sX4uY2cftobOa7GZd",
-	"JVzIRKddMWp1gGiktHgkSYhqQP1XuzBlwpQ8xKzygn0IWrD+vdEqu4aKSbHlKltRcdNF9L71BPb0LSGr",
-	"+ZRrJrYSqYgW1tJ1SX83sRGawW0LJYMuTYdUSIntB+BstnrBYu9bwUAlRpFQHmsILHhsShyQRAUt8Z00",
-	"vdYvzuEte4/tnnXb82Qt7sIbeLJz43hxbg7D9Grs+wQ3CMIh7O9wdGBRVfM8+rt5o+t32u1+bo6nokWu",
-	"GORAGd4LeqDuRo4GNbiT8lv5G7ZqY7Rg7y9KJVj1BF4uM7UiBU+ZBIm51UmiFS+FJ8+fv33/5t3km1dv",
-	"n//l5QsUQyiRhdQCGIudIZAqUFOBPbDdqaiiiatO85b7Wi5VCUtrR30YidkxEtz34ehZ0BKi2Qfd7YZA",
-	"TauDHVSMZV1ccptn2XeMpmrRREBNq6y43Nr+3YZErRTWwteZTNlOi8yNBiXHf0PS/lKzLDgz73SnDPxB",
-	"pbRIZ2WRD5AQGpDtX9jKIfsahqo40B6Z2zP5Cuo+sx34fjvyATN5DsDBtoTikq22kWs/f9gWTQe9V4zG",
-	"JwUCS+31SchBWeIT0jd8zeDIsuh7wHaAQojQHCwW1j2IFFwlqX4PMEzZEtikFD0+l0MSmqEmkFWcxWHr",
-	"4NgHjHHmTGqr6wW92kCtqEpvt1MtcsF4TELHLwYk9M2foF+eCrVo3v+tBbdu9vZ7mhaufMsO/GzN8twk",
-	"xlJhJjvTkCRwMRqTymTO94qM9EHhQ5eMXMEi9CeNxJxtrinwWY+Tmmiy1HDBSj854whwa/0M3maXzECr",
-	"Tnxrb8Rr2nJ6G/32bsLPa8C+uZ9epzQQ6kMhKqfRpaY6yCHPtOQfAgOBJNR/qPAosZujVlT6TYbk3SIp",
-	"Y3jNm5P2aWMI+DeM5iwf4HAwP2gMhHm7lcsPO4yJzrews/ZRXx/IAG2guJUGtiBCk+Em+rLpD0ok0imx",
-	"/LKEG3vXJcw0HDN8WG9F8yZi7Pbe3muV+Ftr9n5+R1cr8K5xu3KmcJko61H2Jzqb/RHLvJQSsqmG1s4s",
-	"ulbts6A6DTBsa/8ii3e8ozbzoLeKbqfb8nJrx1NzOveW1AVrz6F9E+I23Pt6b4/qUfqM38nef9C9f4z2",
-	"nk32Pvz0JPj68PPvNp6Lt5SuXVSTgW7JMXamBh2SvzCWYaRLM/3nEZnRVLJaFtAvz2tWspVuFg4WCW+D",
-	"gg8b9O9NBAu7/xBs0sa3YcU13G3CL28XYINhtNvaSHTrV4lUm+fcilTYGN6bGWx07/fwVFs8pbuxeF10",
-	"4HVIKGd4zcC3rcWaD2J5K0P7pkitbKAfQsKvILY1Y7kUXEvwsu7Uuj1OvxE96/SSzsVmV388gXPdsnFw",
-	"MLAZJvDPZKPzBY7ahUPdit0G7VRemb0nj0fB/W6pe+G3e3EGqLYGc2x/h6/OLuCm7847QF/Tcs1ZruEg",
-	"XoJ/AuU0XYHSd5qkqb6fNnn1DInUHbFunaB+Z65Mk52dXHbssMb3yUJnhaNpWdfG52cO/R7enz0+r+Hj",
-	"0WhTPcxWb9auYBS3/Nu9Qgt4W0O96XCH79At4aYP8Qz9jM8wwUibRQZEzhjfl1MsgVtQL9Dk5kOwWfbf",
-	"gkHfOMY1my6EuJxIFuVMTUyge4uwadq1yix/XbBcc5YEawuZgGrc+iNJTN/NkTDuUFrXVV3ERmGgfge3",
-	"hcrajd4YFroYozUQ8WHjxbVLeKaNq/oEAuUc/CmwGzD5pTRzvZAsmpQyTVex7K3urP0w6mbPdbY63cYJ",
-	"OU15xF5bTf+PhjoN+KCO4TjOEJGkn1Rg1Pk8yvU6mWdro6wRdiramQ3FtEt/ifVltaG+8J17XK2TYpo7",
-	"6zQt130jUMcrYnZsjab6OtgVy1fmZsWsboJtDysozXvr9lwxBa5TU35XLCnfyxmNYYmm3TGJRVSYugLm",
-	"N7QsoLq6dWmWqNbMjrC7KKVSWvU5GrJ8I0Kt0mSvmivE/lYt+Ncri0zYv18ztRDxG6FO0PRgf69UhO0F",
-	"PVfZrdcoV1DO76z3r1mcUC2/l9+8XFkvuUrUyn5qqRvWq1eIsL9eYObO95xe0QQe3ssOlwDfB72JIr57",
-	"9+7MO9Ml/Yi6m6fPnnmanMPRaCMX55zVDW9TivbdkQ6BrQp+N8Gyxmg0EXkyT3hVm9sRl2efs4tlmZRp",
-	"CzZSfE9hW/c6apFrm1Fvzdize4s327y8u42raIk02yz6b33RoEKnxuK5VvliLaPrxJ6OwKfWPArgRQ6k",
-	"vpAd5sm7UfZW4b8lNgQDrdyrK4+k9c67gXWbULrmfTYfW+MF7aZwNojglqylwSbbc5TYoWQklwn3GZuD",
-	"hpW4iWKqSPUb4/dqGpB+iH65R/v7CyHV3480XfgQDogZyaZiRpdYTcCbtjDwW5AVnsVjNRdKZfJPR/v7",
-	"f/9f+3/6l/FYfvjX/T/9rj0jy8dTHODpqAUBdmMzRxaefP10tEnD34LofmHBt7fZXYnzfPn/6ZMN8v8t",
-	"cdauuoYGoDfyFG40hORe1sIvb8HwkyJuYGpMl8PHzz5sz6S0VJZptYBs7YPjqqI0Mdc0FdEl65DR0CF+",
-	"RpNUy5JzqhhY+DWx9JncLBezBF6IXqxYJhGEMEGyMv3UjaleEwIgUNsqPqIFiy7bHP5otCBzsadHI9AI",
-	"baeJkmSRoLv5VgKUO5fnepA2xgtU6i6IrS08bk1o3JqwuK1D4mw4nA2Fa71ffTMtd1vexrbn8GeNEz+b",
-	"e9q1k7nwnbsZ6Nm1nwOr3To29Rq7wG7b6cMFGg5kffSoc6O9pTYvpdJED7Zm2HnDrplUJGc0JX0u+J5i",
-	"Ug1MOjExI0y/n8uEdyUTu8XCTL6rm/W2qa9u0vuGWbAykaZtYfVNBLz5wW6Htm8Qpuvy1ViEG+d0poAV",
-	"xuxaCKAQy9TrgEeE3/LvVl3jfXkaVWwjLotX+zItQbJYrQ7tFZzceFLmRtcSQUT2jUsHR4Nu25U9e3R8",
-	"y42XpGQMBB50BQM2yv5EU2b/XWPMjZrb6c69oOEP26W6ouCgMKsaaNa651jeosOdwjuePxtgW5eitXpy",
-	"nH1UExMeso1qYv2Ggl7BL7m4vr88RKU2yFv42jNpFhS8oXf309Ho5/Du3i0y5/74z1uG0dRd7O8qhuZd",
-	"lyd+rf4fhK13x8M0c2Tbza+eO1a2qTiYUtnmZisuYb7rBUUWnLXrzZeJQaJywxiJJNe54HNbUYdhUC4l",
-	"VyyXnQ7TdU0FLLYya9eFry7cM6+BpzuLTWybPbZWnGHJXVGqmXdJEYojty9+VvD4eSVJTE3RsgRPm8im",
-	"zdiChrtAuVt5R9j8H5MbrGBdxsSM5iqhabqa2Bl65WRbkpjKkrqW6h1EsC7uB++gM5A9Z1S2Zu8xcbEh",
-	"GppCX0rFn+DqaT5nUxpdtlIYbNc44ZpxDw/MGLSOCVVkKaRyLy1lM0UKjp9ZPCR2ZfrdXS9EqhGOyUNP",
-	"cKpWl7T1+h6z1K7T+DZnjCj2sT3+ulpNq8N3uF5yyxi6kJGhKVj2NiOO2lS7B29bcOiM3q481u3IaOOZ",
-	"f/6whaXYU/PdRWhFC/TZu7wZ3LJNkPtOKAe3LCZSkBnNtwoErMQl7oRw6mnbDWoISR/iRtxqBoF9ufDR",
-	"YCX9KxdeKpzQRg6lDDMjccGZbiUvkyyDrjazQ238Kj7wMB1+xwDpSkIrM2Q7Y759EEfzsX056av0aHbU",
-	"z15kY2EOALvgqf4Cavm/1uUmaefGtmKkrcOElhNYDIo+y36RmNE4TTj78nx1Jye4pVd70ItFJNvzWezC",
-	"XmPl2l8gu/KFWY7tWAt9WucmDK0jctG6q2g4K8Gb9EMfByXG+8j49yTSIqSVBIQUEDacDwklKVUsN1H6",
-	"nFD9cc9Fvfvj66UOWoI/d7++W0Qm3oCS1uDvi9HRtUB6k4hJU5GlXXnbHRB5AUGrbQGRm6L7t3lDvzYi",
-	"U/rWlFSmTjMaVKf7Jds7qRGaTfGI+MrXx2H7sdeBF5d9j3HYG6QKm1va3L/N42GP45EkcknTlEkFyaRv",
-	"IDL4geAtQd3lg+oQrN5fvAiH5CSKWKY0JeaE8hWJqKzEzr+/eNELei/fn/eC3vdvXrRyT+sjyC+8sHCp",
-	"xSuM+k2W7S56qB7u9KJJ5MRh3DWbwwC5tvJKqD5fVvOoe19FBGcXt9pjTi/ekj98PTpAzYuYzSRTpcj4",
-	"ZIRZnkQaA9Gxvz8ly4QXirmy1bNCFZiTecsE+2t8z3sZjeMUI36XgssfC8b+sSqFDMZsapZ0BZkPaMJV",
-	"zrDnKoPiLDReoab7x4LmJrF7lswgWjjLJlIJ+HUuxDxlkyylWEaHF9BbqAXLu3I0wronJo23gdaKS8PT",
-	"jS4NgHysJ0bHfZsJuvJPTV2nrgdTbcMVy69oewDMJmn7NGbLTCjIEw+puAue/KiBP8qFlISmqQ0XlqQP",
-	"Rwsx9GFpRLCZA8PBkLzNEO00Cp3tJKfX0NXuYjsi4VJobyuLxmLSD32ezOQh0hDvIXmCfjFkQWNTLARf",
-	"i18F1SYXGHMc8a/Q5SW2DgfDMa8kgtnE0jgmcZOauTEXhqc2f27lNtG5KgEEwPS+Kfdr1T2SLcdw3Lpv",
-	"VwcNcmo0dDdLuiJTRsBH21X7W5dec0PgrCUmdM62cy1tzc9Y+vHfMCbzlqnuttDAtDifrasr05m96fZ7",
-	"/VnSRgS9DQ66naxgJW2pUyzUoKY6/DqucZ1ywS+J1VVbrFJNLOiBNcQmXS5zLrfe6QXQTUhNu1v5yhOC",
-	"Xa33BSw4gMT3fAV6Dc/80pH2d81kTWeUdkK1nnuxZHILkRua7E4JKg+w+TBijb2UAFqFvqWYpU925H8+",
-	"vWVWjxv3r1T5XP8E27L8nnoJMeDf5XhtQP3OeB85uKvDFtc7SJN/sBjJSGDy0+QkEtwCFvk2YWksyZSt",
-	"hCEQ+mUJTgRnksRMAz4RnPhZuzerIaprKefbTpVsc2lZln2zM+AuZQ5xNaqN5Hrn1MrnG7/wkx1CDdbq",
-	"IdaLOWYZm/M/saskYhMht8sWha3ts97Yfqs02N4Nt2HIOROTKFHbpbOCxhqc8u3b52y+rYPJ1sqVulzY",
-	"BAc/Y/M6QNqi8iYKM51FN3yHID+N+cY80S3L2tbbbtKB+etZpG+1c/1spKLLrM1CKZZW8eKahQEJwZOq",
-	"/AUcL2DB+iGG28rAbQSskm29XFo1w6/DARux8i5VaNZyqBVU38KDLVlbWZOMzhPuinU1vrF2nlx/ea6f",
-	"X/fni2pSbp8EClWRcbvYwAyVgG4wf1o7ysb0v97+tqvXZA6q9d6q9p2bhLjmmromCh3jfYWXn0CzkQo5",
-	"qEYMBGsMR8HG9Eie0agrQB889z9qkdILdu2vcVwabFM10fpH1qekSnNusVg7g37S/sbC9vyO6+WyVqfc",
-	"umYXPugVXVPIgDsTOSPQF4rAhf5VhODf5d9VWK0JN9rFrl0LWa3P1ZqpvS0n9npB55YudPeVhHpd1uld",
-	"80rbgaredOBMZ4XUtnzA1iBsJF9XUqYRd9+dHvomlt3qg9z2Fe0G+resCF8Dq8Can8tx15qig95fMeXD",
-	"SZvftChUJNoC5BE1uDrmMSa7Lt0vjHZN8xpKpVX7r5d9XuNTLD2xuSB4te7KTvKZ69hKZ6TmEhO1uoB4",
-	"ST8H2TtbRXgK6Um/tbeTq2KCaRwPR2RKJfv6MYkWNKeRYrnEhI69xjtq1h0ua2m7BOQas7AZGBzxh3AQ",
-	"EKA/5BkaE/RBY2in3jEsrASShVKZJwv/BeWSxvJ3X/1ZtZwk6YcnBlXBIzoimMGV5Gry3//5f8LBkJzG",
-	"jKtklkA1T6fyPHZ1KCNmcplLWbA4GHNA/9c0j7H8J8Fw3mNCybXIL2VGI0YgERbJ2ZxxpjGwJInC1Iia",
-	"dJuQVvTYR5XwxpMyzDDW52hH/DGVi6mgeWySr7B4L+G2KLGXSDlBYRkGsiGUPXubE9O+XAHNEn0/rnzZ",
-	"RTLnVBV5K6OiG5R5eGAZ0DYgNr6i9P0ttct+82rKGFgrFnMp14rT7JULaaz1M8REzQQiVq4oquRqe9WP",
-	"WaNMOGR5tL8/T9SimA4jsdy3bdw/UKj1d+segMMHskw1bRJMS9KH2LkBKMZdUdg+BNINbFZ8FKewGhHW",
-	"X0PtnAY2U3LGJSbW42gyCdOpBUtyv1zfcMzH/GBITshVIhOliV6eJ1cA3JBHmPLYJntVi1wU8wWQRT+h",
-	"Z0Rz5FT00mo1kDCV65C8W7AxJ8SVMTIhKaQf7v8g9+VVNPxBhgNgViX2CUjOMpErWQvnBkOSNMdgEol6",
-	"dvCEwzz1qjcIvrVk4cMxfzwkrri7PQF9FZIUWUAo6qYSadbC4oBMV5V6TH37j6WI2QDM8LYBHB3uWm+W",
-	"N0G5RDv4tnGQ4Zg/8ZblQCSjKxn4Y7tx/ZPCmgrh2duLsgA5Qqb+YixVFhRhdTHDG9dCgkXcLrzHwmBb",
-	"2iyp4cZzBkokMWKoY2QMfA5hohNb7yOiaWoLQwKqG/PDIXlh8RHUdJckTaTCtNzm2S9ZPq+pDRG6rZYH",
-	"ybY8xsTwdpMhkKFCMryM0C/L/lVYVo0PzOqd1TIwkbqGOYZsQAX36v2V5QHxIZ0XKXOZdfRdpkf65z1y",
-	"oZ8v5OyxgFTJE67pQkC4PhC8ApfBe6h7v1tUc9InSHpMtnr0OEATWZmo3pjlXXL6o3ri/sR4gJ2cnQb6",
-	"XMLn5vPLjyhdnL5wXO2fBbl48RfMwgsvqD6SAZI9ByREi7RauoUNeA5bevH4MOEaj7wq2HpDK1k+Egzl",
-	"LiEID6I1378eNeH6AesTMViy9kqONFBqOuwhlAQss2kSJSpdOejXxxGlCaRW14DMPtJlljJ7GvaIbUWU",
-	"qYhXA7j/f/kX8lwDI4cwE7z6kzTVLRJz///j4u2bIXmP4WJuiBmqu3UDwzjiBUJzEvIiTfVWC00LqCRY",
-	"Fjxwaav0giEESLMnsqwAXAYxhjA2tT4wm6qP6IW/FhzzfVG+rXOPlqc9lXs4OCLvL17AVl6+PycLesXI",
-	"YxKzKFnSVALYff/mBRnBfOe2OIo5B5xSHlewO6xGZPTHghF9vWJZWTJmnqjczBH5+pD8JfmG9A8PnpCw",
-	"LcWURorsoz4ag7MQ41kuA06W9A/I6+SbAczzEnKF5UaNBgRQ32/4tz3jv7WnH09f0QozbFdlS91IpsV+",
-	"SiTlGgWwgLBUAvBZNjAuFxb++WWJzzXmQqQUBuR6ISQjj0ejACRafdiHj58hVQavTguasFeASqyohMeJ",
-	"Bl59qiA6AKnWoJIzoq6FE2XlMbleJNECMA/NsjRxdhjgFSCKJGc/INGAR2T2O8R38NVXZ3Uh+6uvSB9k",
-	"AOC1A0ILtbAYHXKEYTo2OTgiocYlIenrl4C8kd0DpqC3pwGYTLNtYVAmDA9IaHJmhaRvzZmsUYIJxoVH",
-	"VUv+FpAQik8NyRu6ZPIIJqmlSQvJob6BsKHrCE1QXjVhmv71SUDCStY0/eOhQcZ+lrQQSyeFLlVaSA4P",
-	"9GStwEwOD57AQtoTo4Xk8PFjnKQlQVoI4Z54X1Wvdn1ZXNiLuGSrY0uA/PpcgyMvKhFvj/QrAYk4dV2F",
-	"FXj5UVqUXvq7UcUYlkmu1w7q29MTWeVdlWXVneu6PQ2lzwHpS9SZVsqOIS3SIDHTvIsmKZrMmDYuMz15",
-	"bfPzeWpMS2lhCYxHbMzL7H2OP6d6c05e1Vyk+wPW9olgcCL5RF4zCmLPJ3LOVL4in8b8097envufbnw4",
-	"GpFPxESfWtRzRIBV43ON9Jc01a9RM2ua+qDGi5PEyreaS5QivUIzt3XeKeDAhuQTeSM00o8WlGumzEx6",
-	"AB9MK81PwWg0berTyiFs2vOyNcFRpR31CflEvoeNeG2mhYJi48hqwvkivsElmK6H5BNBZ2dhuU+Re3oJ",
-	"K+7GgmHtcijQ2rm/Z3Y4G63jHJkKjq5QiWy4MR0TpRlLqOyHjiaVNR7om3ppEqHaI7JsuidnlVUTWsC3",
-	"MuATAI2SBpJUowfPUQveVdcmHz+2m7R0Hg4G/GgDEr58f47Gre/faCIXttVWtAtqGVyf4LmfC4l8Iv/O",
-	"ZEBAT0JCAOm9E/1HSIzSHPs+BZD+liZpkTNfKZJEmimLmRsKaIJ+o2I2KynotxCRrAHB8Pl+aMQnQyTL",
-	"pQGl/Db5CDnF2B56thpnNjkkz51EioJIzpBBw7z9ln88PUNhBFxHJXwxCCwATJLw+ZhbbHJ6hrwBFzbV",
-	"KlR0rLMbKF9IZvKYBRbPJjxKi1iDjmFIxlxzJDZT1R78v75B/8dzG9JpimxUv0mmwmNC4dporEVz/3qM",
-	"WI8XmWvZSFrrhSaC+p1GqN/WQ/uUXgrUIhSSOeRknpJ0qAbCWSSRdKZfr+YnVL4yuPAceLJPBBYKx2ru",
-	"5xN57t1CG2ZsE42BwwzJJ/I1YM0z0tlSX7Zu+GRTQ5C28UxbvppgX/KJHDweaUCcJvptf3IaARzXZ/qs",
-	"VLq/ZPuOxrqlVPvVRFyzL68NwHpd+WnpqP58Ar94qX6XlMdUibxsRqRK0hS1mAaNJ0q64LZjjHkzUCvJ",
-	"nCachC9YljOEinDM++G/ocr2PU8+2tduKgc5OZrml1BB+Pzb5+TZ7w+fDgISXhRcwybpf/fu3dlerB+t",
-	"aW6nx/Z/ePrscBCMefgq4ZcaW+F01nKAUx2TnKV/jL2VDYz45ZWksc6JWpLK6WpI4A1UprTCmGP0McOX",
-	"dQwD8rhTLgZyUtcR68FLJbGeHDgxQDEp0FX9b06WVEULoGhO19SH6S1HoO8clPWhE12/RyUKoKQxt9b9",
-	"wGPo9KFo0omIh0AyM6R7DuLC49J+YlQ4fgubnGo/HGoYs/yATQNeHtXBCH2lNcNtAClLaQRpezVH1eC8",
-	"3lX1FMb6gKzWlCmKUZkLmmUrklF9MdKwYAFh8ZxBQIgEj2OkWDikd+9ASYFXAsEJXByvULp6mzGTW0LT",
-	"WIVswLRI0rhkLBKbdZismN0oebrGBqmfR0u2YusVniYRM04cRk99lossT5ii+WpnVbUpAF8qqU/OTnuQ",
-	"uwYD63oHw9FwtKdPcngA4SMZ4zRLeke9J8PR8Amma8fMtNWbRlDY/8n5EH7WbeZtmeHPQaEra9r+bdV+",
-	"AeGYRQxdHcg3NLrEsZylAy7rpEKbEC5oixWLSmP9cc79bpyalQSdY8u3OuZLqHdiZPNcpBrykDGEQznS",
-	"D0OjI3jUmiZDCRT4B9ZA0RxUDT9bBSJQzTHX73lQqh2PQI//rtRIarkLA9EMOpsKhYeIA0ES0ZjFqAU/",
-	"c14rGrjZRxqpIxKCy4vTPJWJIGZJqljOTHlMHpvs6RmdM9SW02gBEkB/ypTSaAt08ob7tKkYAqNSiGgG",
-	"eI9GCzCgE6rIE/Jf/5uE1hMnNErxN8JsrlybloOdl04IuqQxytjyCKSgUs4prRL9cmRCp+KKkYPRyDFQ",
-	"A9Sk8FY5RksjXIx5/S4pMPYBiBwmG5SF4QBY14KzjxmqRxB3YWyHxRynce+o9yqRquqrhWHHuGwJrhL1",
-	"0lGouLNYHi3WYAbT77E0gvkuvKURGf3f0Hdi5+pzn4P6ag72Eh6zj3DWc2Y0jG5BYBvyVmRCLt3kppQu",
-	"zLXbvHhWwPLpUdfNaBy72mYdeQnbD0ajXRfxlqcrxPyXiRYzZ8aLwJYIJjRNB11Lg6bv0MWvXNtN/Fqb",
-	"CzvlJl0wSYUmOlNRGO9pz12xb0P+Opeouaxvc7HstQLMWteO7hUVWXa7Fb0Tu6/ng34Chi/VnR6PRtby",
-	"a6MlMnTlSATf/8HE1pSTbO0VWbpagom5Di8Mn4mFFPCBQOM1LMtXJ3dNa5rv/800PX2BUx3iltq6uK3v",
-	"lzrMHnQ52NzF129ipyebOzndJ/Y43NzD6kV1h6fbbKWS7g57HWw1jcdeVdxmANdWHWb+/kFDcs2z4u8f",
-	"NDjJYrnUbBei8IrV0pX9ZRahKzqXLr5C9iBthi+x6RPej2iaQuKco596mWgLCX8u9NKtHICcC/AhJirI",
-	"MilH1pdCkjCJJ8j1YzidVNbaC0k5WUzeZoyfvhjz52gARjeWPCCzBBT9udGdyArXpDkALaYZC7ThjdCn",
-	"hCR8SM6BaZFEFlIvTrMvpq9sKjeBo6+I7qVCM3xtFJiWhBnT2REYaVlAyg16CsDwwiwJ9YVGCWhVeAXk",
-	"9fEnsc1NyFxI+l6gowtyHvjqyfDfRZG7A9HM3pQxXm54aC0VSPuNPcJol8OT58/fvn/zbvLNq7fP//Ly",
-	"RXhcun86+WHB0sxXhIGnErFgYvLtkb4RPidJfERQ2E1iFHMHsMkGz/E8TfRIzy28IXvApLJemneCFmuz",
-	"OLRT9WnT7Mjne0TOjVV0Y+eLOhSjYMvZR0UyAf4LpbDiiQ1NHF5VwG1G5LY9Nv8c9Fr1dduPU3ZpjGWK",
-	"qm07jm6OY9wvXTKZ9evk6cnWPXcnOKajT3cOD7afsGaJg+6Pn23u7tUR2JrUPU+Te6F2VTpmqQuhnrUE",
-	"UBjlhkoQRyQM0vVoW5Qmmjf9uGcVCnul/rd31FtQHqfGm7xB+myG61YdwYnREIWGyoWeBQkXGVm6GKAu",
-	"LLQ/hKVvSYu8P+ZffSV4xL766tjkP9LrkFZTo0mDIwyWdESCy2LJ4nBIThzda6MVVrE15o9HI0MJwD3G",
-	"GK7JH0loqc0NKSIQwFLG3UAA2wleY18VglMaUAABgrnebvrGdOdMX/YGIRf9fvT+QnSnCAFOpKK5CofE",
-	"uvofE+oMnCYPi9O8jroPqku6sFm/S9LyJeUI73jWkal3JcP1SHqVxx5I0L2QoBtSkl83KTiD1940mt8R",
-	"uodnvEbMMQIHrVnsL9mKxWS6spjBxhPMRF7iXVTiF1BBKmNcIuaYFHkKfot0zI2j5bGLV0CsH+r/YLtO",
-	"+kLAN1Aj7a2lmAYmhc3fESq9gIO8f5wE86xDSq8qF2V8gh+w0nqs9OvGERcIx/eBJBKerEEPdWtOmyWn",
-	"j3acQUDEVFGwtNtghkqUkubiICpQkhk4fkxXY56K+VyzDRpdgA27LZRJ81XTVRnBA/4LTikP7k4lHnO6",
-	"eo6OkmbJj6Rn7e2XBQsHxhNCFsYU6jxIypij7XnGA6s68NwznDLlv//z/wcX9+oG0aAWgv+fiYfyTnfg",
-	"+345+7JDjbG5Azt0BY8uwcyuTzWsjPJeI+xSWbNtX1DEvBGkPDszgPMRs9Cx04iV2pGlQgZs7ChNlMfJ",
-	"YjtHlcPu1FtpZjMgWAYvILWSfJUfcuB//UHtYdd6WaoBPDASjiH6zx2RjOUR+I4DgAfE5ZKYuC/lT9Cm",
-	"OmVtPWRZSEWmWkrMbCZItPqEpE+NbzaaBMFsOegQKKqRF+tJ4DG6FbjccrWA6aASYbOkK3Tp6yKcpxq7",
-	"7KrzMhEB1Tzupjzjk1FLZcWeOd2y5OhRj0ZLNjQjDSOwqxjJ4yRaMnKWCwii25Yy643spFY7uEu+AGfv",
-	"ZgmsLdswA8fOEQa80C0iS1dkwTBh5AOrcC8CzMHWPW9k6WnVv/2T6dGaVqOqYg1RnWMDbs8gWUzYrTPb",
-	"gUfakZOwdK0SNk0QcofkvJXEon9OuBXf0DUGunPnTC6G61iHLgVWlYLcSOJ6lUh1Zk/+foUuO80mRZDb",
-	"kPGFbGEsH5RDm3DrLTDkbwxTgSm7CkdZCfC3RFplSpqtUFYjYtqiK/IOYj9MAbTOMLhacN7xmGtJSuMF",
-	"zc8HJtorY9T4uSWx9cs0LqYohPG6AbfEHOENMWclFKcdjb40jmMuHQXiKM1BoenCeEy3Imbn6NuKb91n",
-	"cK4ruWZ0H0ZvJrY6IokCVhpCOMGyXfohx0NyIi9b8lkYLGQHBZRtO1nfZX2kF0xpgVmS//5//z/P2ZFD",
-	"ILixul4Twdkxso8oXOvf7NAVI3mNIOzgcF2R+srg2TaRzyyzi77MmXI5lW5CXC5s2Zu1dhGbM/vYiWHm",
-	"VMuXSvoslUzvqdOLqlrq1NEkryT+30d7zz786+++sCeVO4Zt5IpWy4cXbLCJDvhNPwe9Vwm/3NQF2nwO",
-	"ehiLsKm1aVUjcb8Nkrs14cT7vDvJYhuCa2Dol0R2/TRGdaJryIfBnZW3fBdEFzLhmOweVaUqwn/pFNxw",
-	"zdc4c0hObMB4GajR9yKTB0c2d0gllr5MDOHC4UtnerO9sX4gSAj64dn7lsgnL4Zgv5FywmXLb+JSvWnj",
-	"q1Dn1A8Ptpel9S5vzufdtcbd3AioMnc98ttDEqS9ZjbJ83aq+W4eLvxp7GU5HfeOyBh9nsc98omMwe/Z",
-	"/FPSlI17n0MXLig4G/MyE8sxDOYNs6AJxw4Fh3QLLn0L5gDRTAcEleh/QOQ/dLEcISTWgYqzcRJBqOGY",
-	"S8UyE2thV0FzZqPlXNgFRjBBVheaZYy6/Bl+dJSAxD6EeolOxhxqQZOIZkfkYIQLB992c4D63wtR5CZB",
-	"DbinQSIZGNzGUvU1/1uNo7chaVJzaGMetiSoNDGLfpznAK2ocCyPwDSiClC44tarfKHNACQgVg0kdAbx",
-	"IdyWHWN6Y0YhbBI5FXxHpxfLvpZAs07p7YUOBQQDMz0OkUICi64EGzfmCTHUOXwnBFlSvvLhTh+kJP0l",
-	"/UgORha97esbHQwbXGlQu8MuFXo1NRHC8HreU+QVnx7EF15So5uxrvpZYErgG2rVTcVlUJL/5CG8k/r2",
-	"ekEPbttzzcHfAXEmfI4a+nKEt5zh9mw8hevupxM30RbA1WzNqbpd/3yerd4S1qiJytt1qQtEbsBFv8MH",
-	"DvrBIPBgEPiC/D6DSPO2pHKQAqTgVZ7FIL5bsG+QAWf/J/0fE4y7VYRhNRlJZ5whDnuHQYYfILI4WjT5",
-	"y7eoZcoJBM8OyUmZ7gfWuKSXzE8fiYm8rD/vwaie4NuwfBorjrnJQnEMaVfAiK0w7Q/4S5gslJC6sEEE",
-	"32cxQB+/r2AKPTRO8qXJjJ75pWFMuqwQBayslnLpIbStLbRtK0zYggJ/XSFx74qcN7LGCq5frpjNPGS2",
-	"pJzOYeZqUFxr6pOtTQdGZ15xxjJRBAGZU8XIdIX/hbQCkPIT0m8xLTRAYjvIFZGkqXUvH3PjdOLrtyPK",
-	"yVxgVoy+TXCLmEcyxoNKyk+QOM3PWubEf9I0FdcsHnMMkZdEMhW0SPQuPesgwLB5DMwgi4SrIeRdus4x",
-	"qD7hJmWbFxfv1OpVQeOoJoJVEqC1S2Q1k4af5+1eTBw11X7XfKVRY337phFka9PBJ2fAWFfgvSKq1XLe",
-	"1RygMEVzmWxlaJK7yYXIVbrScmG7uH4wGrSKYn9m6ty9lXskCeUkLfTAfWxVaD4IG79VC7m79y9mI3cz",
-	"fnkW3lWNqFrekGJwxmLnozgXe5o8eCSvJGc7cvFtSvE1QXMrYlLSVI2yvmvIsA2FnDnTw70hEDPFJray",
-	"HWc8MJK/whwJf2bVFAnW7tPFCjbM4G0rLptYiDqNe7tIj3ylH4fLHox+upCSCbmyiWHKwjLpv2XTTAsg",
-	"5DRNS5lzzCHzEjbHMqHA+WEGtWMSpiKi6UJYa0F48Pj3w9FwNDzAjN1xMoOkscpONbCV5jSIhcGYh5iC",
-	"auJVpIU1NwsA20815+TaT+Bl7gpwpmymxlwUilwylpn6EaA17RZ8fZRxQ6fq2olrgLCJzK6vr4dyIbKK",
-	"5/QHTI0Dh9I7cpU6zTDbu1Gbpf88svWWeNCK1w/48J9esH4OiQp3QqUbOAj9bc+Ufb0FJwH2QvDuUpKl",
-	"My0/ox0UHf0xjgoT/iYgXWO1pFYO5ARr9Nzjw8MZNr07rNsEuwJXQF/egwjUh5f46+dMLhbiuq1CT2Cu",
-	"/544lFb3ib/W3Sl5uhqSU4wDRP9HWJkrgwTFx6zCZ2jja6rZYaUSmUSbNeixqMJu67LDNl7luXPj/FKP",
-	"E3Ydb3qi7kg2xhM9vMxf28s8r7oO197nTckd2MLuWmx+lUj1Cga+Z0uMnmhLsfmRrJXAeHgTv8Fcg9Ur",
-	"/pLEqi5Nh6C3nqSQdj1BKyzm5DEvCYr81csFHht20IUWoM9YKYVCpkHj617w5MeCERrlQoII7gV0HY6e",
-	"GXczesl4u2coOKrds5UWJ/nS8bjbWGk1rXyw0G4WJEdb6KtttaZ/IsnTBrFWjbozqPJjPFlvSpNtTdP7",
-	"IMtnduz71OPgHLsRZ7vph1f4GyTLWQl1PxtBfu7l7TXrIX2oMeXcsN3bKZdsMyZSRdiSJqb2HhRHMi32",
-	"LCeesxRLYCySrJvenjnccB8k14z+81BdM/nGN29O1iqR1p7jAzZ4oMnbop2TOC6JL1GiNcXEjpS4FmN1",
-	"F2phV7wdiraXqmGrxgpQb3O9YGrh9MMSy7s3zdO4wjO3wHul69W5Nj1046SVCP7wjH9LmuFGrevyou+J",
-	"wBdb0PeLsi5+S6l2SGOONQH0qxuSMwgR62pN1ZiH5g9MglmrKG8rwJuIUh9rtKuMLzre6n3wANVpfiZj",
-	"7gOyeDDo7i5Wr4vj3YKKe9Us9foFQJhsIo9v0EECCozGplqdKdxJQJ22h54Xa4plDslfbThn+BYag54v",
-	"TaSrecycX4zx4xhzMSNSLL2cIAsXkGGrqMOIJ1BNa++54CoX6d6JHmfvq9C4C8tjLKh6nUimGQTblUMs",
-	"sC3/Z510XKSm2SwrKwWf5WyWJvOFwgBe3Sj3a9O2IDKo7wPFX13nJtNx2Dxy19rst5EQt3XL35Xf1z18",
-	"7Gu6Qk/b8XPQPvBrphYivsHAtmPXwAgLu49r+jWHfU0/7p3M2U4jvqYfT/D93xx9rq+O8Pb8gmTuSmci",
-	"X/NUvIdriwEhT9Ce75qmKSa29oHYxhOAUpu6SnsiY34225o+bkjqsRD4Qpz/2lLEbHAMr5VJBX8S2hIw",
-	"ATHeU4b1iKE6aJcGH1zo6GyWpAlVzCTaNgZndJCrrfGRrNgKTE3hNpwAhzlJ4hDzZmtsZdBMKK+iSfkZ",
-	"PeJcGVAnibQ7y5E+lkDSHx5pBDZjKlmyamnFvcamysSnsyJNV+THgqbJLGExeX/+ivRBbwLMABto4q7Q",
-	"gZtQfQV7bJmpFR4gFNs/6ShUX0mz4YpXVMM2SL8SqFGvDG4r4UPHspytKUR+RGY0lbZQsa2meky4MJEr",
-	"kLoV44Rhpac+qPRDrIIqOE0n4HSgv030tyOiOaxwYGpxCwhPMYBlXGj0qhoDlBH2YYDlHDC+vqzk8GTb",
-	"MPyhnuAb3/WyjP2WkMz4kq0GDvHbVAqQBNilN9A/+DHxNpBBj+0TMbitKUsFn0uiBJyVmZtoZHFUYguk",
-	"NZYKoM6crwyNtAR0uqoQyiE5cXWyoagoHJ5Hd6HCLDfUzZTtL0XwGh32EvLi/RyOnngDmtgbbIyBN3YK",
-	"O5BLqGzmMLkuTOVuH2hsIXoJM4lCVVbex5goGZCoyNMBBNPA2b1gUNYdsySTSB+FS2PyXl/oyRySfcyZ",
-	"sI3we15I4x35cWXZBX16WJFzKhRkpiBwYXtZzq4Sdk1mTKOnHOr62nvhIl9S/bKnhQJFnXsQJs8HlYTC",
-	"gFAA1VRThVXo8U3NVIuEvJQfeJcZowYWLaqXdMnIVSITJXLSPz0j/+rtdOAK3tMls+uHI004EZxBPpBK",
-	"TSoYrkSaOybYqGA7vFAX+tSSh6OGHPsaVjKaSwb1U/VJcUKnUqSFYhpBDiqjvBF6AI+IYNZu8BGsjrss",
-	"I8o8HFod7byCQb1UoPrJt5AcwjTulm1D2e1VkbItl4e1wkkfflxQrLZt1G/C0c+bZ5XTSP9TI0i5PWmd",
-	"iTEDxrQsOYhF4ULSh8gxg4tpdClms/agsZK7vZX7tn9rXhHqut/2fpYnUcLnf6Kz2R8vn3x89uPjdAlJ",
-	"7+Y37Yo3xfJad86upesu8vn+Tqm1f856deur1OF9O1LVN4WqDRYBj5BIC5EmAN56CoID7uAh/O4h18f9",
-	"5/rYarn88oVBcL/kBCGm/f2UUwnWBxmewxv3pSebxKgpW+4WSYiiKpSWvjedkR79n1tl9IrR+EFj9KAx",
-	"2qAxgoeym8KoruMRJitwe+ILUyUNYgFYyiIlyVdfoRQGQv1XX+lGLs9FWEnXYF9TAIYn8wcKpKaMQCIN",
-	"Y94PcfqQzIR50tOVkxC1TIX56AfBmJcL8RVTuBIcFjxQbFZqXiaqLtUCByDgQDYlT1PU71YPgTcqqEf2",
-	"9V1EhVRiyXJMDgH9pALpxX4hSYxKoVeYu0MpROagHnrLCSUhnqOXJsJlYYb0m2xGi1QNtNjYiAhN9Paz",
-	"XGjWTd/eV18deagOJEqDskKvlVGzYIwHjOOhLr3AoPxhmhhcVt0r5j7XrfQkoAmB4hAmMWXGchjYk1qb",
-	"i7fX4OTOx6ORl01J2nsP9BQ0lcIEf5WHaNRgJkVKObJJbIJA62sksatJ72T280hCp2MiBW6bWiuKntca",
-	"N/shqHpEoYbGHDO0Jf3iEB6m4GxPgEAKnWUAqUNEErGh+WkC+jMWmx56eFlM3auUAygIC8lEaZrWLwU9",
-	"M+wd4vGWQFSLXi2BqHLu+nTrpyXt+HGSs0ilq2PgF/Sl6RW2Al3OfoDEK1YRNDI34aDe1oSlCiOPQ3z7",
-	"WCJXKkyN78qsgnbnue1rUqBHlAMAlsGrShigel7kEN6MLW2WSfzLprXvF7IATYykM41nSDLnIgcNLbEK",
-	"DXjN8oiERvQJTZw0RjfzK5YrLK0LKkwP31UAyGp1U8HneqJmxhJyUkcVmoMR4pLFpMhcSTcC9w4QaW8P",
-	"wrcaKlRfPWpDC2+iFG0oHE1a01r2M6e8n4p4BYGXMZKOVC8d1qGXJUmfkscfP5aAq+G1TNp/TSVkqhkE",
-	"hH2MWKYQQdMxr8M1oXHcirJ21EdZ9A3JKr3z71ZNOSB0GiDNvImrBGwcpnBax6jDjqFKXOqBiK8Fbe11",
-	"N69gbfUGTbGAUDZp5K2rGgC5a6qUKFZcM5iclkqIJkXA/R+ORmuUTnqWW9VhM1fZO+o9+fHx3rPL/3n9",
-	"/cHyD3+bno/of/w++vd5L+j5V9w76hUayx7+/uCgF/TAu7V31KMx/Tc/s8DWaiK9/p9JS4RTrynHChkn",
-	"zPUEhkbEwMP5Rg7vjT5ohh40Q/+sWWB/EUoewKF9mcz5XpEN7kzJk7NZwePtM/Y3JcjAUdshOWdXLLfB",
-	"A8DsOnRScC0YhiqnXFJwawPRK+Fj3uCpArSkhbi4kPSdnASMZhgt9J1PaXSJTMNf0Y5oO0zoUssrk0hf",
-	"RYiBDAsBi1laozu0sFZPHrP42GbCJ31btzTQHO5SSDXmNudjymaKFNx2GhhN0AyMU+i5n9DUZMd3KXRw",
-	"nriIUKmV5SITOaSJ6JustmMeoViRCxiYLGg6I/SartCI+Q+WC4y0QN+CHA86LjPow2kn0n3HBaKMBssT",
-	"szGn3DHv1XauzAGfMyebkX5o2Q95mWQZi0MUd19egYdHStVM5Ms953cAXgelVOo7IfRdqkVDzzUbXniY",
-	"Q//NhZqgZS4Y83p2xMGO/GEV0rq5wpxRKbjz3rCnBRnQLZSRuy3T1Vmiq42LA+EYXQKMIqVaZPlQd7zQ",
-	"11eWRwZjfO2l+QzcOW7yllZBHOU2LBqefe+ol9uhqquGtM+Tg7Mf/+Mxe3UZn15/V/w++bg9C4Yr/JmY",
-	"MDt5NxtmrgGmMLY689DwXdt3qIUrwDxY47Lg8YOl7jfLj+mnfANmTHdrcmKH23Xc2a9ad/qSLJie78un",
-	"8bTvs+RiNJm8M94LBrsjzuvCyyRt9Epj3uS2bClLtsyEYjxamew4SuTGr82wEo9QRYN+5hMshpKYhPiY",
-	"ZmHMW/IsHBFKMA8xqjmdhyK6MkG6h1JH9YyEcYHolU28tYakr3JQUSYKWEHDs9hrMOWHgGexQZMet0Vz",
-	"Rq7zRCnGifGFiqmiUyqZTxUDdDlkwMxgkm+oq2RtmHzlfNfMaHCo37vLDVC5l0iiV5WTvuYoGnwOKXjK",
-	"JDBVLB4cjfnBcB1zUkloYevlh6TvbDi+a26g6UQO2kUSgqel+sgnhslIlkwquswso+Fn0RiM+eMhCX1G",
-	"ec0iXCF/w62WblcBcKYB4WxOoYXIyXUOirBVxgZj/mRIQhFFRZ6zeKLZaTsoJ6cXb8kfvh4dEL1S67gG",
-	"VgsqFXkyIsYZV7M1ri0AlJjNIA06+B/C5nNGU33JLCAi1XehFpTbMUCvscTk7JSTp2SZ8EIxaQ3Ms0IV",
-	"uV7s4dDoJeNS8QvgI2ZHBOOaApLROE5ZQFK2FFz+WDD2j1VgmUXG9KOMijxdBWSa04SrnEGnVUbTgNB4",
-	"BQnefyxoziArVZbMVoFmASbwCAMyF2KeskmWUsgxxgvdDyzV4Zg/9VY4sZaHpAkwRMzIgWYXHj99Cmuj",
-	"kWK5DMf86yEJ0+SKga657DYVImWUh2P++yE5fPxYM+eyyLScwuIJ3B+PVuERCe2/yd/+9jfrBOpamusK",
-	"31+80Az9y/fnWFTq+zcvwmNr7kJw1U0G+kGdlIlJzRPiYuJlKw0H6G69Tn1bUQCL3Klxh+jj57T51hP2",
-	"GMTImtYenChrivtaBmeNWgewGvRQRKc24q3W58A1aihthbymGe5X7AylpzBYxDjcuNPY2inXhYZ3zRxC",
-	"Z9PzNC4fuRKmNpuHPOvLqjoxNu4L3eaPSMFVktYtb1DVnaCtpRSDrdKxtEM4KLTSdmeuWv9x1yYzmhHj",
-	"8Ga+24gpw03bRmOO5gpHTcALBeOK7QzOpSSBGtKIeNzCtEiHfvIBFM3TYswRaVm2KV0fBm2u0M4XGD1z",
-	"69Q6otyGWIw5OOgNyYnRrbefqrHBWStl6Y/C9owzOxYTdNd9RMKM5Rr/G4f/WfIRDIx05WxF9QutMEPw",
-	"Io7hDDRiSPh8Uh2w/N0MLThBklsZZ0jOsNuRHksD8mRB09mEXtPVZJaL5UQTmn6FYP3X/0ZHm31yMBoN",
-	"IEXxR30xUB0v1A9uSX8QueZXnJc+TDbmFondUJ1x1ELmNeoaBA3kZX4f86q2A9Ir6uZdDNDh6FlgtEve",
-	"MT2SWId8zGtVx/VHAJprA8olPjEFFqvGx0HQgeFJ//Dx40GL/oX0n45Ggy9e0vzOypm7z1CE8YU99pqe",
-	"xFSPB9BeeKynqXBuQhiq2hRQvqzVpXS+8a7SjW142dcGIMO+RjdzgYLKzR22vYfWOzp8NhoFPQsjvaPe",
-	"+4sX661nd6vH0bv5mbQ4OHW3DufCCiGeAFISOZGTfgvRQL0xbRBSsqAxMSQDpRP/0r2wqwftz4P2Z7P2",
-	"59l2HXdOjNOp/Xm87UqNaoFO09+m3sgY7To0FHegQVqTbqOlfuMdZA+rpAcxQYRYR9250bk605BhGVQ0",
-	"ITbZu0jmnGop2/qLaq71iuUYH2tpJDgL2RxB1aRAfafOIEqkLKeY2RpD7AZanJtSsNrYeDBpZ/R90RCn",
-	"1lwQh+Sli+OkfGV3pRkHy2JDeGYUsUyxeEg0NUXv7iNyQF4n3ximCIYhn8jL2YxFqsESrXUy/ETeVl0M",
-	"jwzwONpRRjua7mTJFI2posfO9bHFi5BceF6IxC4BRQNrUwCdILozYljiENmSNT6OFQdIMC9VJ7KSV+v6",
-	"vYaP5FbbOEZPNBMzaTwy3ZrxQuEnlCXseWvMNLQ2TnD8w5/iRGaFYkNTmlyvvmG6flTRKfadMXq/Yn8e",
-	"wGRj/tpsAiLRmSLeWdv7kqRPeRzA6iuuoYGL5PRPEAslDLQ8VPFWDoz3cot3sqdjlVqaBp8BCF1HWczz",
-	"GhySE25qyurXN+ZOKeQCwO0zAW0jeB0SIykh8jZF3BVBBSaypEegLY+ZHi23Lca8blmGkGrzLh+PRsf2",
-	"ZrWwiujOfneOwxpg0c2zNaQCX+1fEWvcUyIhnANLmX9hNtRs7MSWIa8iZ8Q8FkORvruhwB4ZeE4YWcZ9",
-	"HfzcmYV++yl/kDw78tfKK7DkijVoKbwHj1GwBH9nRsHm2pP7P9H4iuUqkSw/jT/vY3a+XZLqbkil68pT",
-	"vDYj3+N7wCm2yahrtvmQROs3k0bXz0q7dKC2XZq99krmbkTSL9/IoLukuf+Q7riw+Rape0kf8mFSbsrA",
-	"zHOqaWcIf4XGOJrwqwTSXrBcCk5+EAmXzltsRVIxJwkvk/mOOfg7D8m5SCFqAgcLSAhTwj84TVfouDVN",
-	"0jTh87CNEJ/EcQ0R3BM1xsF/nsy+OPd2qOcB8zyk7N0axZ3CsyXUUt7pCtNsr0v1t2A0VYt/rCHkjtEm",
-	"14skZX6WT4x8kuS7d+/OjokShQ0WiVnGeAxGkrY8u9+ZSe+RxuMUazLlw/oTSaiWNu7sma0N2n2VXDGo",
-	"Xp3lYuq7ArkDkuZWfpD78iraM2nahj90M1rvmlndhuSVoDFJVGkugwRvhhGb5pTHYPRUJgtS+NOUSkiR",
-	"8tnMPPxBhoEV7mI2Y3no7I1OKsfKYHt6oUY43EviP457aHsp5UU0wIx7Iemfvzx58fplQMY9/WjmOVVs",
-	"3DNER9E5WdLVmIPTakTzfOXNQLNkT68SaqnaH2M2LebGVuh+xIDcPVNwdTjm4N5kYz85CV++o6ZTRKMF",
-	"c2md2quev8NDvYAz3xFi6RXFu6rCraHd6G3RBaL49x3i/zuJOKjAcwvsmWVvhu11MH2BWMWpJWYJZn0K",
-	"m+8iHG68s5M0ofLh4ra7ONKHVFZE86qDdbe4ZCpPou47PMvFkqkFKyRR7KMi7CM6goHbgJVAJwulMmsF",
-	"lxMlFE2d6b+lySQ2abIm6CcowzGfrjAWNSBLyAyBocxgYj72hkGZeGLNYHYuTSJB/6GvlvQxMLSM9h1z",
-	"P9Z0YkOAJU0BERm1HmrInGPdMfmzIHnBwTVNf7HUxpwZmKsFJg5RgqxEkY/5UvBECXS/QhfMNsB+bU59",
-	"IzTrM9/PUprwG0CwXecXIYoeoCzd7jrBTmSM0ywZWmagkyZmxTRN5ILF5G3G+MnZKYlFVOjXAQFC/+Pi",
-	"7ZtW1GFa6++3ZU/MWYvpDyxSXWddX92XOXT0U8hYlMzM+klfb3mwzdmv6DK9zdn/+8nrV+vOXn/f7ezt",
-	"in61Z6+3vPbsQfm6LZduorqc37JVlltjIh4TML9olbOmKkzDVCQpOBKwSMmAsFQy8nT0pPXGznFZ9xoI",
-	"Q+MVegy1R8HQeIV2k/wKHGlmsyS6U+L75Evt5Q0429F4dWzMfTIkkq6klruihSdTGTehLwOuetHJFlIL",
-	"DALZV1t0ZcAXYZYMSO0gLYeXSPf6SD9c0kumKWdoG6AMo1mAo/39VEQ0XQipjv4w+sMI7A+YlnEfTM9m",
-	"WT+15TSUAWY0CcA6J00yGU28JckZurHZxKmWIdJtpisUlyCgjfEYaKLR4znru5bMa7WWIX2Fc/yVKklT",
-	"whmLXYBAoshcMEms8GnGzO1htwx6LsDvHNLsmqU69iYEcyPl8V6acHCNNejMjBulScuI7wBJyMVU0DwG",
-	"fWg+ZzFkUANh0XqlIe/kDWcMDC0bd7pQw/fg/k0V+cCVLgtqtUWhuUkXIUnf6D5IKuYJNyGL3vSeEqO5",
-	"hFM+BVfmZmEVawXxRnKGkeY4qEBAoJcBgmoVa9fTvFU5aW8W76F8/vD5/wYAAP//",
+	"7L3rchtHli76KhmYPiHAUwRBiXK3yHDM0JLc5m7dhpTcPdPQRiWqEkCahcxyZRZJ2FLE/DoPcOJE7DfY",
+	"L7LfZJ5kR66VmXXHhRe57eGPbouoqrznuq9v/dKL5DKVggmteke/9BaMxiyDf55EEVPquRQ6k8lJksir",
+	"74uHMVNRxlPNpegd9c7YTzlTmtivCSXTTF4plpElXRHFRDzsBT0VLdiSmq/1KmW9o57SGRfz3ufPQUtn",
+	"r5leyLilM/ug1kmuGJGC6AUjmcw1273Dtxmfc9Hs771pEif4SJEQXwsDcrVggii5ZCTN5DyjS5JwpRXh",
+	"mvTdyGAoikiRrAY7jeg1vT6Zs+ZgzlkkRWPyEY0WDOaeZmyW8PlCEyrUFctaO+VCsznLoNfn5lPbabO7",
+	"MM2nCY8CsqTXe3TOvnny9WgUmkbNivCMxb0jneVs/cxM80zolyKSsfmt2c38Z56GuKJmFlHCmdCERhFL",
+	"YUWPCZ0q85PUC5ZdcbVxf1+wNGMRxQ7q/b3LGLTmOzx5d0ou2IpwRZY0u2AxmUmzexoaOCbhv47z0ehJ",
+	"9EHwa6JwD+AXFhI5gybMd1zMSf/su+fk2R8Pn9Y2PKVas8z0/j//9e+jvWcf//kPvaBl4C/f05YVOteZ",
+	"FHNySRMeUy0z1yu+80iRCNd41615xcXFXawPLk8sIzXJswSX5phkLPkmLjYi3LRpZ0xnq5OZZln3ydeS",
+	"XFGuyZTNZGZups5WXMzXT3zJBV/my97RKGi7BOe5UEzfwTp8//79u72Yaub2xz0iMaNxwgXD8/Gnp88O",
+	"NxKEH2i2arkrJ3Ar9txt2vk2/u2MavaKL7mG/2v2AD/7CVDN9hL4ZZpHF0yTviWGiqSG/HCRaza41fIX",
+	"IzpjS8pFK404c70mbKYJt4QizzLYIC5ieXVng2g9DOW7XyJVlREQc2C0uuVAcKanL7oZLY8DoukFE2SW",
+	"ySVuVMGi/rZn39s7fWGpqqKCBYQlipE5E8zsajwk/5ZLzQzD0pKoPE1ltoGALOn1KybmetE7Onj8p8BM",
+	"xf/dJGafg15KM7pkuiRSpJv5gN1cw07JnGkFf5lHe8x8ymJL9sxYDce2Uksv6Am6NCOoXZEN9+x09kYK",
+	"9prqaNEc0okgoSHJIdELrhxnWsgkVse4tFwbcuDOgRkqsl7z65PRIbnieiFzbVi2jFedYz6d7Zlh7OE4",
+	"1o/4HQocp3FzvG/yJct45GUSHvseU6oXRX+pb2Pdhs9ktqQaT+jXh72gOLwHLYf3s2lKpVIoBvv9LY3t",
+	"STR/WRZl/knTNOHIFPZ/VMiii07/kLFZ76j3T/uFbLqPT9X+u4RqM6iXWSZtl9UFOBXAJN19IP3UfkGY",
+	"uGSJTFlAwmJg0E4I9Ksk+5ZvUNeI7Ov7pfsKw3me8FNhWD1NcJB3NfXnCd84++8oT/LMi8KKZZc8YkTx",
+	"mLWsxGBIStIt4bE5s/b21agIzjYgVI+FecxEbFhEyMxIhkumFJ2zkPRDxx4mPD4iKBbwGAWCQTggVMSm",
+	"B/tdzDTliRoW34TDsWjshaPMe55jrd+QKoMzNLXURoXHbNdO8UmjLcsqtm3HvI5t3Px8STFLePQFr5Tr",
+	"UQEtI1QQds2VNtJuxiKZxe2XzH1291fsO5lNeRwz8eXWwNwTGkUyF4bFZjJhJJZMESE1oUZ9BP4QEJlZ",
+	"bqxknkXMXigqQHEhVzK7UCmNWPuK+Xnd/ZLdD0m6Y3oUkNCN85xllyyz63CMYj4evymNLuRsdodrA3eT",
+	"xb8dbnWMGicSXaLoygikFOSQK6Mn1tampguvW5ryqyX1cN0n8E5FiVr3tn2rRkcf6Lo/hb8CbfsBjmCU",
+	"sZgJzWlCprkGwjYDasbV+uO5gWo9nL7f0On7sxTsyx28M6aN2mGEyVRy0XG+zJhaCZ/RZJRlt2lCI7a0",
+	"FrAH6XHTPv/+xIFuTQaXAozwD4djm8PxRurvZC7iL3cu3gCzyUWHJuEG1CkWP+xicxff0VUiafxeylc0",
+	"m39Rqo6XcCrjFaFTecnI14fkL/zb9s2tjfNhj3fY4w+C5nohM/4zu7vbWm4UduNbGa/aby3JFZ0mrCw7",
+	"tliZQCumhmgDt3dOlL5epcD8/VGgKZ9csNXEeU0mzjD5cB42ngdx8YLDZtzdQSg3utYwkrEZyzKakISL",
+	"C8N5dZ4JFhM5m7XssnlpEtt2w4CkSa6Ilulewi5ZQkKVgyc8BFth6EyLg2MiJIkSHl2QK6qs5YnFDwdj",
+	"7cH47fHy20z1dJkmoAWwLzxhXnSMYidXZJrzJCYrpjsXojTcu1+OfyT+j+68Jde3EwFuvBb+Tt3huSi1",
+	"2b0UVNuJs7iFEmZUs4l9jAROL7iYV+kbgagIQmeaZSSEP/YgRiJ03ujaQpVe2bROpYCLB5tI89QwGnPB",
+	"lLofbbm9+S5ha63q3DhZ3DY5AT9baM6a2eoJnKKJPTchORg9CFZbnoF7EbVbW99S5m4XoTk6FIwYHdYF",
+	"b/jiQci+8Vk4pwm7ByfRcxmz+A48RWgPs571SMYsLI6D/So0ByIUckK1zvg0h6i8B4P9b/Uw3nkowHZH",
+	"0ah8oc6oUDQCCsLj0Gh9NMkYjVdedGkX9irnM85xqGxSai8cHI+FzhjVhCpi1cFhPWZE0YRBzxCMZd0A",
+	"tmPzzEdnTVkixRwiRyFijyYJyx6psbAhUI2Ik4cL8Fu5APcUaLXVLdjZl1EjzBUBbfDgv7ijI3HnBo/t",
+	"TsMbaYmO4cGg/jcpJG7nBVs9Uj4+c/NJEVJPwJ7ywKh/s4fyvmwx253Nu3DIBBsEywfdYfMpuBcVEo7A",
+	"TdXHjcQnLzXcrk8+OHHu+IykmTTyrtmkL0wnnkMOQ7SC2K/ww/kLc+tffjhDrfGHNy/CrU6MzSRh8SSy",
+	"DdZtm5GR7Ruumwd29ps4pJrqXP0mDOpD8kbW8xikdc5AZu4jRQ4fP3swn3edlGK//1ECDdq51mAjX9ru",
+	"LIwOfvccyizu+4xGFyw7hxVet5v0kir/UndCWquBqEjRK60nZJvvldLN1429kppepJHvlfMH135fSzsv",
+	"JVev+wzeKaXfrnsX3rklQa3sxhupX8uYzziL25EIMAEREr7TFemHlbTBcFBKRbzLpf9HXLd7IUnb6PmW",
+	"FNlsoPWxTwEJG1TOSEOJnENe0JxycWd+7s8ucxOTbeOYm0HT5AXVMHHqf3mXyZRlmjPlUj5rtq2MsT2c",
+	"yLXOKImppkMSaqb0ZAly3pJmF4pQYn4i7JIJfUxCa9QAa0cRnO1TUQW+bRowc05Lg/ilV3y7aY9O41OR",
+	"5kBb/YDaUqUjmcXVIZJ+yNVEg74aEHYdJXnM4iKHGl5SmHhMhX2Q0pXMMafbEr6plAmjAlJx7U9y+iOL",
+	"YEgnKf8LW720+29nVppnbDdj3QyxjVMxkz3MqXXpuX/Hzz929gvfNPq08vaE6kpOb0w129N8yZpAFEFv",
+	"SdVFGxEKMz35r//83xidBXEdVGlySKIFzWikWVZeqaI5pw22ATuUABaa4ApLKgDxYuWxFEz7Ik8S1JDw",
+	"+Fbni5/vNF1onE2mq20/qe1L0WW5reZGNT6DVQ7KW1RarDUbrVTO4s3HrPqr1c3bWYtgV2b9A6IW8kqA",
+	"vZksWMZa9/N2R2r9WrpRBq3Ls3FNu69I4fRsrsD3kMJpaQBoqc5Hiopq7UYlPLqwtKp+FhvzTmmmBcvs",
+	"642U+o7vfVp9UKONN2hAgRBvPmYiX8Ia+8nh3C65As7QC3q5KD38uOng26aDYkkqE64Mvm1Tni8oFz+w",
+	"LLZ+zJZ13kQuzzVLXQufg17CaLzjJ4qisWXrT2qLgMO0XdvmWieb8JNcL57TJJnS6KIUSVCdNo8nWl4w",
+	"0YpH8TZl4vQFeS6FYJEm7t2CjUVSzPg8N6oQN2Qia73BZuPY5suIrwXFkBrzCnrXe3O5Z3808tbwjF69",
+	"xrjd1lkjRMS2RMsoQEnLQNuOtdm3hGm2w7nF5m9OVezs3skk2XVmNL40f6hu2tC8yt2rwa5TnjFlSXL1",
+	"2PzVMdhEzo0cBgfGfmBOx3YEvLneKRMWYcWvvBtIG+0Ieh3HupReXx5iYHR6G0suIhfh4roKh70td/nW",
+	"u3uuaaZ33t5cLyZ5lrRPN6VzDIzNFcuITJmAEAXUDCp7kme8bTeq+73dDqYySdqHdDJVMsk1Ix/OXgGy",
+	"x59fvif7NOX7lwf7UcL3zWz2zfdhkResmFJWIts02h3JjV+70pgrU77VlgLTOWMqT1qIb4n7FcP1Mn/Q",
+	"i3Kl5ZJlTpJqTnUhMz2JrFrSvAIrFNg8zTKDab0slwVbXGvdL7PQ+jJAo5Ux1WZQdBP0Whl/ZeVOBded",
+	"bKtBz7ZU4yK5XHI4SZPMnpIaEJtUXPNLRkS+nLLsmKQsi4ycZk6i+7cZrgrIkv4oM+JcDyQXXCt4b8av",
+	"WYxvDeEsRUmu+CV77SCNUHoqLpLMjVAVtAF24ThqY3cbu94T415/b96GBuQFZ5M4zzoUpBd0pY6JYloZ",
+	"0gcvI9rYJKYrBURwHSpT0IvlkiKyZeOEuV4nSyn0ohXa06wkF3NcONAKjgm+TShxJ+mRMnryEtTnC8ZS",
+	"8xegIVrcxm9IwmfMUKXB5vEiQtUmSgFv+ck1N6J5rG4kueCB35Hwr1OznDnEpsFtp26t2cKqctCu1tl3",
+	"HilAjjO6DcEGWjtzLaokn2/eh1L/QUl1qzTiJ3Arql01zpl1TpK3s97R33ey6QUN+dI1V9tajDNsPijA",
+	"qjYvTundzVO3HW58EQfcfO1jmx2+GSYsZ4SS569OydPRKKgEDbfBcbm1x+1Um68C12zZsmrFZWyhcFyl",
+	"CV3ZM0lUHi3MIQ2fjP4f9D3/4fHToQWevRNLxJrrtLUg3kGlvPar2hB3yzL0+pMD16lO4wplu1jNUocb",
+	"7CT+B5pldLXT1bNe313pYGSY9mT9gsRCTS5Z5n0eTYFrzW51bwIqJpNioVQrWOKUAZZu6TWIflgxTVLK",
+	"Y3P6MnbJMoVWoJ1tM80PMmaklQnamjssHmry+HDRvlwJo/Gax4omrPNxm9UCXy63W26k7TiYRU7ZJFrQ",
+	"bM7UhAmfddzcOvcu2ira31rHT+oXoHJYWprvHF193YPG4Ww/M20LcEUzwcVcVajdOg70V/zgVjfwPVP6",
+	"pRl7SfquWeZhaiD8oIomBSs5PyB4KzRPjwioHE6PY0SthF4wzSN80DR3Fi1XFJe1Vq8uCWVb186WWtLn",
+	"mwh1pcXcRNGoWG0hY9TaNHqlETQ2fFJWQz9//Ac4WTdTiPF0bG/ButVhsngArUTfXHF+uRWVKQ2iNIFS",
+	"E0HVRO667VjDNbbcwus62cr3V3Xbfg56dDbjCaeatRtuvsuTZEV+ymkCVBHsN32Q6qBJNnBQ3gkF8gaG",
+	"pwAA4zGwBOFe6WwWkp9ylq2IB20etpudEPtzUvaB1GxJJFSXkX8hhB5cwQKXJYRpO/0Zz5R2uA5cqEFr",
+	"pwkV87xr282EJprrZM1ju3QtR2bGsoxlnS+oKGNMTDIG5jErvjbfQkNYu04Q9Iwc+rOFVms8zBXLJnRu",
+	"YxdqWX9zITMWFw7SAubbKI0fFMv2TuYASY1ZIlyRFFHrW9fxkrOrVGZ6ovjPW+jY1aN3I/15nb2/+wSd",
+	"a5kBMrlNmoBTsmd49ap+ttAk0q4aNKwlzZ6ewzvePGE6NC+SvtPTFdPmuAckZjOaJ5p8PRq0i4LbXG9D",
+	"bF/LmLnLXSJnNd3NhUr4xJ9Ov2LUGgDRAGZ5pEiIZkDzV7syZZPtSoRZZzn7GLRQ/XvjVW4MFZdiy1a2",
+	"kuJmoPN92wnc6jtGVsuMMEJsJd8WPaxF6JJ5bjN8jIDblhAJnzTDqgHYvZxGttnrBYO9bwMDVZgLRUVs",
+	"TmAuYg+Jr4OWLGWaXJkb5+mW28f2+NDtZbKWoPcNMtmZDbw4s4thv2rM+wQnCMohzO9wdOBIVXM9+rvl",
+	"VJh72p1EYZenYkWuOOTAGN4LemDuRokGLbiT4lnxG77VJmjB3F8URrDqCrxcpnpFcpEwBRpza5BEK10K",
+	"T54/f/vhzfvJt6/ePv/LyxeohlCicmUUMBZ7RyDVYKYCf2B7UFHFElft5q0oW7l0JbmynfRhPnFHS7Df",
+	"h6NnQUuicR9stxvSjZ0NdlBxlnVJyW2RZd8zmuhFkwA1vbLyYmv/dxsRdVpYi1xn8d69FVlYC0qG/4bS",
+	"E4VlWQpm7+lOdSSCSrWkzmJJHwHWHIjtX9jKE/sahaqEgR/Z3bOoG/XI7w56vx37gJ5KYezBtozigq22",
+	"0Ws/f9yWTAe9V4zGJ7luqWcSKkBSLegJ6Vu5ZnDkRPQ9EDvAIERoBh4LFx5EcqF5Yu4DNFO8CWJSghGf",
+	"yyEJbVMTwMZncdjaOH4Dzji7JrXR9YJeraFWUmWm22kWOWciJqGXFwMSlt2fYF+eSr1o7v+tFbdu8fYH",
+	"muS+RtQO8mzN89wSda8Rj9G+SDhsjKGkis/FXp6SPhh86JKRSxiEeWSImPfNNRU+F3FSU02W5lywIk7O",
+	"BgLc2j6Du9mlM9BqEN/aHSm92rJ6G+P2biLPm4N98zi9Tm0gNItCNKQKxA4SY2Y0/xAECGSh5YsKlxI/",
+	"89yKqvIrQ/J+wYtMdHvnlLvaCGTwLaMZywbYHPQPFgNp725l88MOZ6KPLewssNY3CzJAHyhOpUEtiDRs",
+	"uEm+HIhHQUQ6NZZ/LOXG7XVxZhqBGeWz3krmbd7j7aO91xrxt7bs/fqBrk7hXRN25V3himsXUfYvdDb7",
+	"BosVFRqyLfDYLiz6t9p7QXMaUNjW7/M03nGP2tyDpVF0B90Wm1tbnlrQeWlIXWftObzfPHEb9n19tEd1",
+	"KcuC38nef9C9n0d7zyZ7H395Enx9+PkPG9elNJSuWVQhbbeUGDsBbofkL4ylmOnSBLE9IjOaKFbDsv3y",
+	"smYFc3ezcrDgou0UfNxgf28SWJj9x2CTNb6NKq6Rbrm4uF2CDSaDb+sjMW+/4kpv7nMrVuEy0W/msDFf",
+	"f4Cr2hIp3U3F66qDqJ+EoofXDGLbWrz5oJa3CrRv8sTpBuYicHEJGdopy5QURoNX9aDW7Wn6jfhZZ5R0",
+	"JjeH+uMKnJk3GwsHDdtmgvKabAy+wFa7aKgfsZ+g66pUdPPJ41Fwv1PqHvjtbpw9VFsfc3z/Dm+dG8BN",
+	"711pAcuWlisBRTxpvIT4BCposgKj75QnidmfNn31HTKpOxLdOo/6nYUyTXYOctnxgzWxT+50ViSalnFt",
+	"vH520e/h/rnlK734eDTaVB23NZq1KxnFD/92t9AdvK1Pvf3gDu+hH8JNL+I7jDN+hzA5bR4ZUDljvF/e",
+	"sARhQb3AsJuPwWbdfwsBfWMbV2y6kPJioliUMT2xcA0tyqZ9r1Vn+euCZUayJFghyyZU49QfKWK/3ZwJ",
+	"4xeldVzVQWxUBup7cNtTWdvRG5+FLsFozYn4uHHj2jU8+46vXQYK5RziKfAzEPILbeZqoVg0KXSarvr/",
+	"W+1Z+2LU3Z7rfHXmHa/kNPURt201+z866szBB3OMwHaGSCTLoAKjzutRjNfrPFs7Za2yU7HObKjYX8RL",
+	"rK/dD1Wy7zziap0W05xZp2u5HhuBNl4Zs2PnNDXbwS5ZtrI7K2d1F2x7WkHh3ls354orcJ2Z8vt8ScVe",
+	"xmgMQ7TvHZNYRrmtjmF/Q88Cmqtbh+aYas3tCLOLEqqUM5+jI6vsRKjVS+1VsULcb9Wylb2iVIr7+zXT",
+	"Cxm/kfoEXQ/u90pd417Q8/UJe42iG0X/3nv/msWcGv29eFZCfHspNNcr96il+l2vXufE/XqO+LMfBL2k",
+	"HC7ey46QgHIMepNEfP/+/bvSmi7pNdpunj57VrLkHI5GG6U4H6xuZZtCte/OdPC17e8mWdY6jSYy43Mu",
+	"qtbcjrw8d519LsukgC3YyPFLBtt61FGLXtvMemvmnt1bvtnm4d1tXkVLptlm1X/rjQYTOrUez7XGF+cZ",
+	"Xaf2dCQ+teIoQBQ5sPpcdbgn78bYWz3/LbkhmGjlb12xJK173n1Yt0mla+5n87I1btBuBmdLCG4pWlpq",
+	"sr1EiR8UguSSi7Jgc9DwEjdJTJWofmvjXu0LpB9iXO7R/v5CKv33I8MXPoYDYltygOIYEmsYeNMXBnEL",
+	"qiKzlETNhdap+pej/f2//8/9f/mn8Vh9/Of9f/lDOyLL9Sk28HTUQgC7qZlnC0++fjraZOFvIXT/YMm3",
+	"t5ldQfPK+v/TJxv0/1vSrF1tDY2D3kDb3OgIyUrYm1/eg1GG9twg1NhPDh8/+7i9kNJSH6nVA7J1DI6v",
+	"7dOkXNNERhesQ0fDgPgZ5YnRJedUM/DwG2ZZFnLTTM443BAzWLnkEaQwAViZuerWVW8YATCobQ0f0YJF",
+	"F20BfzRakLncM60ReAl9p1wrsuAYbr6VAuXX5blppE3wApO6T2JrS49bkxq3Ji1u65Q4lw7nUuFa99fs",
+	"TMveFrux7Tr82dDEz3afdv3IbvjOn9nTs+t3/ljt9mHTrrHL2W1bfdhAK4Gszx71YbS3tOYlVNnswVaE",
+	"nTfsiilNMkYT0hdS7Gmm9MDCickZYeb+XHDRBSZ2i4FZvKubfe2gr27y9Q1RsFKZJG1p9U0CvPnCbke2",
+	"b5Cm6/FqHMGNMzrTIAojuhYeUMhl6nWcRzy/xd+ttsb7ijSq+EY8ilf7MB1DclStftorNLlxpeyOrmWC",
+	"SOwbmw6BBt2+K7f2GPiW2ShJxRgoPBgKBmKU+4kmzP27JphbM7e3nZeShj9uB3VFIUBhVnXQrA3PcbJF",
+	"RzhFaXn+bA/bOojW6soJdq0nNj1kG9PE+gkFvVxcCHl1fzhEhTWoNPC1a9Isi3nD6O6no9GvEd29W2bO",
+	"/cmft0yjqYfY31UOzfuuSPxaFUtIW+/Oh2kivbvJr557UbZpOJhS1RZmKy+gv6sFRRGctdvNl9wSUbWh",
+	"Da7IVSbF3NWFYpiUS8kly1RnwHTdUgGDrfTateGrc3/Na8fTr8Umsc0tWyvNcOwuL8zMu0CEYsvtg5/l",
+	"In5eAYmpGVqWEGkTOdiMLXi4T5S7VXSEw/+Y3GAE6xATU5ppTpNkNXE99IrOtmQxlSF1DbW0EMG6vB/c",
+	"g85E9oxR1YreY/NiQ3Q0hWUtFX+CrafZnE1pdNHKYfC9xgrXnHu4YNahdUyoJkuptL9pCZtpkgt8zOIh",
+	"cSMz9+5qIRNDcGw1BYJdtYakrbf32KF2rcZ3GWNEs+v2/OtqTbiO2OF64Tjr6EJBhibg2dtMOGpd7Z68",
+	"7Y5DZ/Z25bJux0Yb1/zzxy08xSUz312kVrScPreXNzu3bNPJfS+1P7csJkqSGc22SgSs5CXuRHDqsO2W",
+	"NISkD3kjfjSDwN1ceGipkvlVyBIUTugyhxKGyEhCCmbeUhc8TeFTh+xQa79KD0qUDp9jgnQF0Mo22S6Y",
+	"b5/E0bxsX077KiKaPfdzG9kYmD+AXeepfgNq+F/rsEnapbGtBGkXMGH0BBaDoc+JXyRmNE64YF9eru6U",
+	"BLeMag96sYxUO57FLuI11l/+BxRXvrDIsZ1oYVbrzKahdWQuunAVc86K4036YZkGcRt9ZON7uHIEaaWA",
+	"IAWEDedDQklCNctslr4g1Dzc81nv5fbNUActyZ+7b98tMhNvwElr5++L8dG1h/QmGZO2Iku78bY7IfIc",
+	"klbbEiI3Zfdvc4d+a0ymiK0puEydZzS4TvdNdntSYzSb8hHxlq/Pwy7nXgelvOx7zMPeoFU4bGm7/w7H",
+	"wy3HI0XUkiYJUxrApG+gMpQTwVuSuosL1aFYfTh/EQ7JSRSxVBtOLAgVKxJRVcmd/3D+ohf0Xn446wW9",
+	"H968aJWe1meQn5fSwpVRrzDrly/bQ/TQPNwZRcPVxFPcNZPDBLm28kpoPl9WcdRLT2UEaxe3+mNOz9+S",
+	"P309OkDLi5zNFNOFyvhkhChPMomB6bjfn5IlF7lmvvj6LNc5YjJvCbC/Jva8l9I4TjDjdymF+iln7OdV",
+	"oWQw5qBZkhUgH1AudMbwy1UKxVlovEJL9085zSywe8pnkC2cphOlJfw6l3KesEmaUCyjI3L4WuoFy7ow",
+	"GmHcEwvjbU9rJaTh6caQBiA+LhKjY79tB134U1P/UdeFqb4jNMsuaXsCzCZt+zRmy1RqwIkHKO5c8J/M",
+	"4Y8yqRShSeLShRXpw9JCDn1YOBEccmA4GJK3KZKdRqGznfT0GrnaXW1HIlwo7W1l0VhM+mFZJrM4RObE",
+	"l4g8wbgYsqCxLRaCt6Vcy9eBC4wFtvhX+OQlvh0OhmNRAYLZJNJ4IXGTmbnRF6anNn/uKqMYQSKvTGJm",
+	"5k1FuVbdI9WyDMet8/Z10ABTo2G7WdIVmTICMdq+2t86eM0NibOOmdA52y60tBWfsYjjv2FO5i2h7raw",
+	"wLQEn62rK9OJ3nT7uf4qsBFBb0OAbqcoWIEt9YaF2qmpNr9OalxnXCiXxOqqLVapJhb0wBviQJcLzOXW",
+	"PT0HvgnQtLuVrzwh+KmLvoABBwB8L1Zg1yi5Xzpgf9d01gxGaWdU66UXxya3ULnhld05QeUCNi9GbKiX",
+	"lsCrMLYUUfpUB/7z6S1RPW78faXK5/or2Ibye1oCxIB/F+21Her3NvrIn7v62RJmBgn/mcXIRgKLT5OR",
+	"SAp3sMh3nCWxIlO2kpZBmJslBZGCKRIzc/CJFKSM2r3ZDFEdS9HfdqZkh6XlRPbNwYC7lDnE0eg2llta",
+	"p1Y538aFn+yQarDWDrFezbHD2Iz/xC55xCZSbYcWhW+7a73x/a1gsEs73EYh50xOIq63g7OCl81xyrZ/",
+	"P2PzbQNMtjau1PXC5nEoIzavO0hbVN5EZaaz6EY5IKgMY74RJ7plWNtG2006KH8dRfpWMzfXRmm6TNs8",
+	"lHLpDC/+tTAgIURSFb9A4AUM2FzEcFsduI2BVdDWi6FVEX49DdhIlXepQrNWQq2Q+hYZbMnaypqkdM6F",
+	"L9bVeMbaZXLz5Lm5ft2Pz6ug3GUWKHVFx+0SA1M0AvrGyt26VjbC/5bmt129JrtQrftW9e/cJMU1M9yV",
+	"awyMLxu8ygCaDSjkoJoxEKxxHAUb4ZFKTqOuBH2I3L82KmUp2bW/JnBpsE3VRBcfWe+SaiO5xXJtD+ZK",
+	"lycWtuM7rtfLWoNy65ZdeGBGdEUBAXcmM0bgWygCF5a3IoT4rvJehdWacKNd/Nq1lNV6X61I7W2Y2OsV",
+	"nVuG0N0XCPU61OldcaVdQ9VoOgimc0pqGx6wcwhbzdeXlGnk3XfDQ9/Es1u9kNveot2O/i0rwteOVeDc",
+	"z0W7a13RQe+vCPlw0hY3LXMdybYEeSQNvo55jGDXRfiFta4ZWUPrpOr/LaHPG3qKpSc2FwSv1l3ZST/z",
+	"H7byGWWkRK5X55AvWcYge++qCE8BnvQ7tzuZzicI43g4IlOq2NePSbSgGY00yxQCOvYa96hZd7iope0B",
+	"yA1lYTNwOOIP4SAgwH/IM3QmmIXG1E4zYxhYcUgWWqclXfgvqJc0hr/76N9Vy0mSfnhiSRVcoiOCCK4k",
+	"05P/+s//HQ6G5DRmQvMZh2qe3uR57OtQRsximSuVszgYCyD/VzSLsfwnwXTeY0LJlcwuVEojRgAIi2Rs",
+	"zgQzFFgRrhEa0bBum9KKEftoEt64UlYYxvoc7YQ/pmoxlTSLLfgKi/e4cEWJS0DKHJVlaMilUPbcbk7s",
+	"+8UIaMrN/vjyZed8LqjOs1ZBxbxQ4PDAMODdgLj8iiL2t7Aul1+vQsbAWLGYSzFW7GavGEhjrJ8hJ2om",
+	"kbAKTdEkV5urucyGZMIiq6P9/TnXi3w6jORy373j/4FKbXm2/gJ4eqAKqGkLMK1IH3LnBmAY90Vh+5BI",
+	"N3Co+KhOYTUirL+G1jlz2GzJGQ9MbNoxbBK60wvGs3K5vuFYjMXBkJyQS664Nkwvy/glHG7AEaYidmCv",
+	"epHJfL4AtlgG9IxohpKKGVqtBhJCuQ7J+wUbC0J8GSObkkL64f6Pal9dRsMfVTgAYVXhNwHJWCozrWrp",
+	"3OBIUnYZLJBoyQ/OBfRTr3qDx7cGFj4ci8dD4ou7uxUwW6FIngaEom2KKzsWFgdkuqrUY+q7fyxlzAbg",
+	"hncvwNLhrM1kRfMoF2QH7zY2MhyLJ6Vh+SOS0pUKym37dssrhTUVwndvz4sC5HgyzRPrqXJHEUYXM9xx",
+	"oyQ4wu3Te9wZbIPNUubclIKBuCJWDfWCjD2fQ+joxNX7iGiSuMKQQOrG4nBIXjh6BDXdFUm40gjLba/9",
+	"kmXzmtkQT7ez8iDbVscIDO8mGQIbyhXDzQjLZdm/Couq8YEdvfdaBjZT1wrHgAaUi1K9v6I8IF6kszxh",
+	"HlnH7GVyZH7eI+fm+gJmjztIFZxwwxcCIsyC4BZ4BO+h+fr9oopJz5H1WLR6jDhAF1kBVG/d8h6c/qgO",
+	"3M9tBNjJu9PArEv43D5+eY3axekLL9X+WZLzF39BFF64QfWW7CHZ84eEGJXWaLcwgVLAlhk8XkzYxqNS",
+	"FWwzoZUqLgmmchcnCBeiFe/ftMqFucBmRSyVrN2SI3MoDR8uERQOntmER1wnK3/6zXJECQdodXOQ2TVd",
+	"pglzq+GW2FVEmcp4NYD9/6d/Is/NYRSQZoJbf5Ik5g1u9/9/nL99MyQfMF3MNzFDc7d5wQqOuIHwOglF",
+	"niRmqrnhBVQRLAseeNgqM2BIATLiiSoqABdJjCG0TV0MzKbqI2bgr6VAvC8qtg3uMfp0yeQeDo7Ih/MX",
+	"MJWXH87Igl4y8pjELOJLmig4dj+8eUFG0N+ZK45i1wG7VMcV6g6jkSn9KWfEbK9cVoaMyBOVnTkiXx+S",
+	"v/BvSf/w4AkJ2yCmDFFk12ZpLM1CiuekDFhZ0j8gr/m3A+jnJWCFZdaMBgzQ7G/4tz0bv7VnLk9f04ow",
+	"7EblSt0oZtR+ShQVhgSwgLBEweFzYmBcDCz888uCnhvKhUQpDMjVQipGHo9GAWi0ZrEPHz9DrgxRne5o",
+	"wlzhVGJFJVxOdPCaVQXVAVi1OSoZI/pKelVWHZOrBY8WQHlomibc+2FAVoAskoz9iEwDLpGd7xDvwVdf",
+	"vasr2V99RfqgA4CsHRCa64Wj6IARhnBsanBEQkNLQtI3NwFlIzcHhKB3qwGUzIhtYVAAhgcktJhZIek7",
+	"dyZrlGCCduFS1cDfAhJC8akheUOXTB1BJzWYtJAcmh0IG7aO0CblVQHTzK9PAhJWUNPMj4eWGJdR0kIs",
+	"nRR6qLSQHB6YzloPMzk8eAIDaQdGC8nh48fYSQtAWgjpnrhf1ah2s1lCuo24YKtjx4DK9bkGR6WsRNw9",
+	"0q8kJGLXdRNWUMJHaTF6mefWFGNFJrXeOmh2z3TkjHdVkdV8XLftmVP6HIi+QptppewY8iJzJGZGdjEs",
+	"xbAZ+45HpievHT5fyYzpOC0MgYmIjUWB3uflc2om5/VVI0X6P2BsnwgmJ5JP5DWjoPZ8ImdMZyvyaSw+",
+	"7e3t+f+Zlw9HI/KJ2OxTR3qOCIhqYm6I/pIm5jYaYc1wH7R4CcKdfmukRCWTS3Rzu+CdHBZsSD6RN9IQ",
+	"/WhBhRHKbKcH8MC+ZeQpaI0mTXta0YSDPS/eJtiqcq0+IZ/IDzCR0jvTXEOxcRQ1YX2R3uAQ7KeH5BPB",
+	"YGfppE+ZlewSTt2NJcPa5VCgtXN+z1xzLlvHBzLlAkOhuGqEMR0TbQRLqOyHgSaVMR6YnXppgVDdEjkx",
+	"vaRnFVUTWo5vpcEncDQKHkgSQx5KgVpwr7om+fixm6Tj87AwEEcbkPDlhzN0bv3wxjC5sK22ohtQS+Nm",
+	"Bc/KWEjkE/l3pgICdhISwpHeOzF/hMQazfHbp3Ckv6M8yTNWNorwyAhlMfNNAU8wd1TOZgUH/Q4yks1B",
+	"sHJ+OTXik2WSxdCAU37HrwFTjO1hZKsNZlND8txrpKiIZAwFNMTtd/Lj6TtURiB0VMETS8ACoCRczMfC",
+	"UZPTdygbCOmgVqGiY13cQP1CMYtjFjg6y0WU5LE5OlYgGQsjkTikqj34f7OD5R/PXEqnLbJRfaaYDo8J",
+	"hW2jsVHNy9tj1XrcyMzoRsp5LwwTNPc0Qvu2abrM6ZVEK0KumCdO9iopT2ognUURRWfm9hp5QmcrSwvP",
+	"QCb7RGCgsKx2fz6R56VdaKOMbaoxSJgh+US+Bqr5jnS+aTbbvPhk04ugbeOatjy1yb7kEzl4PDIHccrN",
+	"3f7kLQLYblnoc1rp/pLtex7rh1L9rqbi2nmV3oGzXjd+Oj5qHp/ALyWo3yUVMdUyK14jSvMkQSumJeNc",
+	"K5/cdow5b/bUKjKnXJDwBUszhqciHIt++K9osv0g+LW77bZykNejaXYBFYTPvntOnv3x8OkgIOF5LszZ",
+	"JP3v379/txebS2tfd93j+396+uxwEIxF+IqLC0OtsDvnOcCujknGkm/i0sgGVv0qlaRxwYlGk8roakjg",
+	"DlS6dMqYF/QR4csFhgF73AmLgZzUbcSm8cJIbDoHSQxITAJ81fxbkCXV0QI4mrc19aF7JxGYPQdjfehV",
+	"1x/QiAIkaSycdz8oCXRmUQzrRMJDAMwM+Z4/ceFx4T+xJpzyGw6caj8cmjPm5AEHA14s1cEIY6WNwG0P",
+	"UprQCGB7jUTVkLzeV+0U1vuAotaUaYpZmQuapiuSUrMxyopgAWHxnEFCiIKIY+RY2GRp34GTgqwEihOE",
+	"OF6idvU2ZRZbwvBYjWLANOdJXAgW3KEOkxVzEyVP1/ggzfVoQSt2UeEJj5gN4rB26neZTDPONM1WO5uq",
+	"bQH4wkh98u60B9g1mFjXOxiOhqM9s5LDA0gfSZmgKe8d9Z4MR8MnCNeOyLTVncajsP+LjyH8bN6ZtyHD",
+	"n4FBV9Ws/dua/QIiEEUMQx3ItzS6wLa8pwM266TCm/Bc0BYvFlXW++OD+307NS8JBscWd3UsllDvxOrm",
+	"mUzMyUPBEBblyFwMQ47gUhueDCVQ4B9YA8VIUDX67AyIwDXHwtznQWF2PAI7/vvCImn0LkxEs+RsKjUu",
+	"IjYEIKIxi9EK/s5HrZjDza5ppI9ICCEv3vJUAEHMeKJZxmx5TBFb9PSUzhlay2m0AA2gP2VaG7IFNnkr",
+	"fToohsCaFCKaAt2j0QIc6IRq8oT8n/9FQheJE1qj+BtpJ1eMzejBPkonBFvSGHVsdQRaUKHnFF6JftEy",
+	"oVN5ycjBaOQFqAFaUkSrHmO0ESHHor6XFAT7AFQOiwblznAAomsu2HWK5hGkXZjb4SjHadw76r3iSldj",
+	"tTDtGIetIFSiXjoKDXeOyqPHGtxg5j4WTrByCG/hRMb4N4yd2Ln63OegPpqDPS5idg1rPWfWwugHBL6h",
+	"0ohsyqXv3JbShb526xfXCkQ+0+q6Hm1gV1uvoxJg+8FotOsg3opkhZT/ghs1c2ajCFyJYEKTZNA1NHj1",
+	"PYb4FWO7SVxrc2CnwsIFk0QapjOVuY2eLoUr9l3KX+cQjZT1XSaXvdYDsza0o3tEeZrebkTv5e7j+Wiu",
+	"gJVLzUePRyPn+XXZEimGcnAp9n+0uTVFJ1tHRRahluBirp8XhtfEnRSIgUDnNQyrbE7u6ta+vv83++rp",
+	"C+zqEKfU9omf+n5hw+zBJwebPynbN/GjJ5s/8rZP/OJw8xfOLmo+eLrNVCpwd/jVwVbdlMSrStgM0Npq",
+	"wMzfP5qTXIus+PtHc5xUvlwasQtJeMVr6cv+MkfQNZ0rn1+hegCbUdbYzArvRzRJADjn6JdeKttSwp9L",
+	"M3SnB6DkAnKIzQpyQsqRi6VQJOTxBKV+TKdT2nl7AZSTxeRtysTpi7F4jg5gDGPJAjLjYOjPrO1EVaQm",
+	"IwEYNc16oK1shDElhIshOQOhRRGVKzM4I77Yb1XTuAkSfUV1Lwya4WtrwHQszLrOjsBJywJSTLBkAAzP",
+	"7ZDQXmiNgM6ElwOuT7kT97pNmQtJv5To6JOcB2XzZPjvMs/8ghhhb8qYKCY8dJ4K5P3WH2Gty+HJ8+dv",
+	"P7x5P/n21dvnf3n5Ijwuwj+9/rBgSVo2hEGkEnHHxOLtkb5VPic8PiKo7PIY1dwBTLIhczxPuGnpuTtv",
+	"KB4wpV2U5p2QxVovnuxUY9qMOPL5HolzYxTd1Pm8fopRsRXsWpNUQvxCoayU1IYmDa8a4DYTcvc+vv45",
+	"6LXa67Zvp/ik0ZYtqrZtO+Z1bON++ZJF1q+zpydbf7k7w7EflvnO4cH2HdY8cfD542ebPy/VEdia1T1P",
+	"+L1wuyofc9yF0JK3BEgYFZZLEM8kLNEt8bYo4UY2vd5zBoW9wv7bO+otqIgTG03eYH0O4brVRnBiLUSh",
+	"5XJhyYOEg4wcXwzQFha6H8IitqRF3x+Lr76SImJffXVs8Y/MOJSz1BjW4BmDYx2RFCpfsjgckhPP99p4",
+	"hTNsjcXj0chyAgiPsY5r8g0JHbe5IUcEBljouBsYYDvDa8yrwnAKBwoQQHDXu0nfmO+8M5u9QcnFuB8z",
+	"vxDDKUI4J0rTTIdD4kL9jwn1Dk6Lw+Itr6PuherSLhzqd8FavqQeUVqedWzqfSFwPVKlymMPLOheWNAN",
+	"OclvmxW8g9vedJrfEbmHa7xGzbEKB6157C/YisVkunKUweUTzGRW0F004udQQSplQiHlmORZAnGLdCxs",
+	"oOWxz1dAqh+a/+B7nfyFQGygIdpbazENSgqTvyNSeg4Lef80CfpZR5ReVTbKxgQ/UKX1VOm3TSPO8Rzf",
+	"B5Hggq8hD3VvTpsnp49+nEFA5FRT8LS7ZIZKlpKR4iArUJEZBH5MV2ORyPnciA2GXIAPuy2VychV01WR",
+	"wQPxC94oD+FOBR3ztnqBgZJ2yI9UydvbLwoWDmwkhMqtK9RHkBQ5R9vLjAfOdFAKz/DGlP/6z/8fQtyr",
+	"E0SHWgjxfzYfqrS6g3Lsl/cve9IY2z1wTVfo6BLc7GZVw0orHwzBLow1234Lhpg3khRrZxvwMWLudOzU",
+	"YqV2ZGGQAR87ahPFcrLY9VGVsDvtVkbYDAiWwQtIrSRf5YcM5N9yo26xa185rgEyMDKOIcbPHZGUZRHE",
+	"jsMBD4jHkpj4J8VP8E61y9p4yDJXmkyNlpg6JEj0+oSkT21sNroEwW056FAoqpkX61ngMYYVeGy5WsJ0",
+	"UMmwWdIVhvR1Mc5TQ112tXnZjIAqjrstz/hk1FJZsWdXtyg5etSj0ZINbUvDCPwqVvM4iZaMvMskJNFt",
+	"y5nNRHYyqx3cpVyAvXeLBM6XbYWBYx8IA1HojpAlK7JgCBj5ICrciwJzsPWXN/L0tNrf/pvZ0Zpeo6ph",
+	"DUmdFwNuLyA5SthtM9tBRtpRknB8rZI2TfDkDslZK4vF+JxwK7mhqw0M586YWgzXiQ5dBqwqB7mRxvWK",
+	"K/3Orfz9Kl2um02GID8hGwvZIlg+GIc20dZbUMjfGaUCV3b1HKXFgb8l0SogabYiWY2MaUeuyHvI/bAF",
+	"0DrT4GrJecdjYTQpQxeMPB/YbK+UURvnxmMXl2lDTFEJE3UHbkE5whtSzkoqTjsZfWkDxzwcBdIoI0Gh",
+	"68JGTLcSZh/o20pv/WMIriukZgwfxmgmtjoiXIMoDSmc4Nku4pDjITlRFy14FpYKuUaBZLuPXOyyWdJz",
+	"po3CrMh//b//XynYUUAiuPW6XhEp2DGKj6hcm99c0xUneY0h7BBwXdH6iuTZNpXPDrOLv8yZ9phKN2Eu",
+	"567szVq/iMPMPvZqmF3V4qaSPksUM3PqjKKqljr1PKlUEv/vo71nH//5D184ksovwzZ6Ravno5RssIkP",
+	"lF/9HPRecXGx6RN453PQw1yETW/bt2os7vfBcrdmnLifd6dZbMNw7Rn6R2K7ZRijOtO17MPSzspdvgum",
+	"C0g4Ft2jalTF818EBTdC8w3NHJITlzBeJGr0S5nJgyOHHVLJpS+AIXw6fBFMb6c3NhcEGUE/fPehJfOp",
+	"lEOw34Cc8Gj5TVpqJm1jFeqS+uHB9rq0meXN5by7trjbHQFT5q5LfvuTBLDXzIE8b2ea75bhwl/GJZTT",
+	"ce+IjDHmedwjn8gY4p7tPxVN2Lj3OfTpglKwsSiQWI6hsVIzC8oFfpALgFvw8C2IAWKEDkgqMf+AzH/4",
+	"xEmEAKwDFWdjHkGq4VgozVKba+FGQTPmsuV82gVmMAGqC01TRj1+Rjk7SgKwD6EloJOxgFrQJKLpETkY",
+	"4cAhtt0uoPn3QuaZBaiB8DQAkoHGXS5V38i/1Tx6l5KmjIQ2FmELQKXNWSzneQ7QiwrL8ghcIzoHgytO",
+	"vSoXOgQgCblqoKEzyA8RruwYMxOzBmEL5JSLHYNenPhaHJp1Ru9S6lBAMDGzJCFSALDoAti4sUyIqc7h",
+	"eynJkopV+dyZhVSkv6TX5GDkyNu+2dHBsCGVBrU97DKhV6GJ8Ayvlz1lVonpQXpRAjW6mehqrgVCAt/Q",
+	"qm4rLoOR/JcSwTupT68X9GC3S6E5+DsQTi7maKEvWngrGE7P5VP4z8tw4jbbAqSarSVVP+tfL7K1NIQ1",
+	"ZqJidz10gczscTH38EGCfnAIPDgEvqC8zyDTvA1UDiBAclGVWSzhu4X4Bgg4+7+Y/9hk3K0yDKtgJJ15",
+	"htjsHSYZfoTM4mjRlC/fopUpI5A8OyQnBdwPjHFJL1gZPhKBvFw878GoDvBtRT5DFcfColAcA+wKOLE1",
+	"wv5AvIRFoQTowgYT/JDGcPrEfSVTmKaxky/NZkzPL61g0uWFyGFkNcilh9S2ttS2rShhCwn8baXEvc8z",
+	"0UCNlcLcXDmblYjZkgo6h56rSXGt0Cdbuw6szbwSjGWzCAIyp5qR6Qr/C7ACAPkJ8FvMKA0AbAdYETxJ",
+	"XHj5WNigk7J9O6KCzCWiYvQdwC1SHsWYCCqQn6Bx2p+Nzon/pEkir1g8Fpgir4hiOmjR6D086yDAtHlM",
+	"zCALLvQQcJeuMkyq58JCtpXy4r1ZvapoHNVUsAoAWrtGVnNplHHe7sXFUTPtd/VXODXWv990gmztOvjk",
+	"HRjrCrxXVLUa5l0tAAohmguwlaEFd1MLmelkZfTCdnX9YDRoVcX+zPSZvyv3yBKKTlr4gX/YatB8UDZ+",
+	"rx5yv+9fzEfue/zyIryvGlH1vCHHEIzFPkZxLvcMeyixvIKd7SjFtxnF1yTNrYiFpKk6ZcuhIcM2EvLO",
+	"ux7ujYDYLjaJle0040GQ/A1iJPyZVSESnN+nSxRsuMHbRly84k7UadzbRXsUK3M5PHowxukCJBNKZRMr",
+	"lIUF6L8T0+wbwMhpkhQ651gA8hK+jmVCQfJDBLVjEiYyoslCOm9BePD4j8PRcDQ8QMTumM8ANFa7rgau",
+	"0pw5YmEwFiFCUE1KFWlhzM0CwO5RLTi59hNEmfsCnAmb6bGQuSYXjKW2fgRYTbsV3zLJuGFQdW3FzYFw",
+	"QGZXV1dDtZBpJXL6I0LjwKL0jnylTtvM9mHUdui/jm69JR106vUDPfxvr1g/B6DCnUjpBgnCPNuzZV9v",
+	"IUmAvxCiu7Riyczoz+gHxUB/zKNCwF8O2jVWS2qVQE6wRs89XjzsYdO9w7pNMCsIBSzre5CB+nATf/uS",
+	"yflCXrVV6Ans9t+ThNIaPvHXejilSFZDcop5gBj/CCPzZZCg+Jgz+Axdfk0VHVZpmSr0WYMdi2r8bB06",
+	"bONWnvkwzi91OWHW8aYr6pdkYz7Rw838rd3Ms2rocO1+3pTdgS/srtXmV1zpV9DwPXtiTEdbqs2PVK0E",
+	"xsOd+B1iDVa3+Esyq7o2HYLdepIA7DpHLyxi8tibBEX+6uUCj6046FMLMGas0EIBadDGuueC/5QzQqNM",
+	"KlDBSwldh6NnNtyMXjDRHhkKgWr37KXFTr50Pu42XlrDKx88tJsVydEW9mpXrem/kebpklirTt0ZVPmx",
+	"kaw35cmupul9sOV3ru37tONgH7sxZzfph1v4O2TLaXHqfjWG/LyE22vHQ/pQY8qHYfu7UwzZISZSTdiS",
+	"clt7D4oj2Tf2nCSesQRLYCx42s1v33nacB8s17b+63Bd2/nGO29X1hmR1q7jAzV44Mnbkp2TOC6YL9Gy",
+	"FWJiR05cy7G6C7OwL94ORdsL07AzYwVot7laML3w9mGF5d2b7mkc4Ts/wHvl69W+Nl10G6TFpXi4xr8n",
+	"y3Cj1nWx0ffE4PMt+Pt5URe/pVQ7wJhjTQBz64bkHaSIdb1N9ViE9g8EwaxVlHcV4G1GaZlqtJuMzzvu",
+	"6n3IANVufiVn7gOxeHDo7q5Wr8vj3YKLl6pZmvFLOGGqSTy+xQAJKDAa22p1tnAnAXPaHkZerCmWOSR/",
+	"demc4Vt4Gex8CVe+5jHzcTE2jmMs5IwouSxhgix8Qoarog4tnkA1rb3nUuhMJnsnpp29r0IbLqyOsaDq",
+	"FVfMCAjuUwG5wK78nwvS8ZmadrKsqBT8LmOzhM8XGhN4zUtZuTZtCyGD+j5Q/NV/3BQ6DptL7t+2820A",
+	"4rZO+fvi+bqLj9/aT+FL9+HnoL3h10wvZHyDht2HXQ3jWdi9Xftds9nX9HrvZM52avE1vT7B+39z8rm+",
+	"OsLbs3OS+i2dyWzNVSldXFcMCGWCdrxrmiQIbF0+xC6fAIza1Ffakykro9nW7HFDUs+FwBvi49eWMmaD",
+	"Y7itTGn4k9CWhAnI8Z4yrEcM1UG7LPgQQkdnM55wqpkF2rYOZwyQq43xkar4CmxN4TaaAIs54XGIuNmG",
+	"WlkyE6rLaFI8xog4XwbUayLtwXKkjyWQzINHhoDNmOZLVi2tuNeYVAF8OsuTZEV+ymnCZ5zF5MPZK9IH",
+	"uwkIA2xgmLvGAG5CzRbssWWqV7iAUGz/pKNQfQVmwxevqKZtkH4lUaNeGdxVwocPi3K2thD5EZnRRLlC",
+	"xa6a6jER0mauAHQr5gnDSE/LR6UfYhVUKWgygaAD82xinh0RI2GFA1uLW0J6ij1YNoTGjKrRQJFhHwZY",
+	"zgHz64tKDk+2TcMfmg6+LYdeFrnfCsCML9hq4Am/g1IAEGAPb2B+KOfEu0QG03aZicFuTVkixVwRLWGt",
+	"bN/EEIujglogr3FcAG3mYmV5pGOg01WFUQ7Jia+TDUVFYfFKfBcqzArL3WzZ/kIFr/HhEiAv7s/h6Emp",
+	"QZt7gy9j4o3rwjXkAZVtHxbrwlbuLh8aV4heQU8y15WR9zEnSgUkyrNkAMk0sHYvGJR1R5RkEpml8DAm",
+	"H8yGnswB7GPOpHsJn2e5stGR1ysnLpjVw4qcU6kBmYLAhu2lGbvk7IrMmCFPGdT1dfsiZLak5mZPcw2G",
+	"On8hLM4HVYRCg1AA1VZThVGY9m3NVEeESpAfuJcpo/YsOlKv6JKRS664lhnpn74j/1ya6cAXvKdL5sYP",
+	"S8oFkYIBHkilJhU0VxDNHQE2KtQON9SnPrXgcNSIY9+clZRmikH9VLNSgtCpkkmumSGQg0orb6RpoMRE",
+	"ELUbYgSr7S6LjLISDa22dlahoCUoUHPlW1gOYYZ2q7am3PSqRNmVy8Na4aQPPy4oVtu25jfp+efNUeUM",
+	"0f/USFJuB62zOWYgmBYlB7EoXEj6kDlmaTGNLuRs1p40Vki3twrfLu9aqQh1PW57P814xMX8X+hs9s3F",
+	"k+tnPz1OlgB6N7/pp7hTLKt9LtiV8p/LbL6/E7T2r1mvbn2VOtxvz6r6tlC1pSIQERIZJdImwLtIQQjA",
+	"HTyk3z1gfdw/1sdWwxUXLyyB+0cGCLHv3085lWB9kuEZ3PGy9uRAjJq65W6ZhKiqQmnpe7MZmdb/e5uM",
+	"XjEaP1iMHixGGyxGcFF2MxjVbTzSogK3A1/YKmmQC8ASFmlFvvoKtTBQ6r/6yrzkcS7CClyDu00BOJ7s",
+	"H6iQ2jICXFnBvB9i9yGZSXulpyuvIRqdCvHoB8FYFAMpG6ZwJNgsRKA4VGpRAFUXZoEDUHAATalkKep3",
+	"m4cgGhXMI/tmL6JcablkGYJDwHdKg/binhAeo1HoFWJ3aI3EHMxDbwWhJMR1LMFEeBRmgN9kM5onemDU",
+	"xkZGKDfTTzNpRDeze199dVQidaBRWpIVlt6yZhbM8YB2SqTLDDAofphyS8uqc0Xsc/OW6QQsIVAcwgJT",
+	"piyDhktaa3Pwbhu83vl4NCqhKSm374HpgiZK2uSvYhGtGcxCpBQtW2ATPLRliyR+auGd7HweKfjomCiJ",
+	"06bOi2L6dc7NfgimHpnroXXHDF1JvziEiykF25OgkMLHKgDoEMkjNrQ/TcB+xmL7hWle5VN/K9UACsIC",
+	"mChNkvqmYGSG20Nc3uIQ1bJXi0NUWXezuvXVUq79mGcs0snqGOQFs2lmhK2HLmM/AvCKMwSN7E74U+9q",
+	"wlKNmcch3n0skas0QuP7Mqtg3XnuvrUQ6BEVcACL5FUt7aF6nmeQ3oxvOpRJ/MvB2vdzlYMlRtGZoTOE",
+	"z4XMwEJLnEEDbrM6IqFVfUKbJ43ZzeKSZRpL64IJs0TvKgfIWXUTKeamoyZiCTmpkwojwUh5wWKSp76k",
+	"G4F9hxPpdg/Stxom1LJ51KUW3sQo2jA4WljTGvqZN95PZbyCxMsYWUdihg7jMMNSpE/J4+vr4uCa81qA",
+	"9l9RBUg1g4Cw64ilGgk0HYv6uSY0jltJ1o72KEe+AayytP7dpil/CL0FyAhv8pKDj8MWTutoddjRVEFL",
+	"S0ekbAVt/epubsHa6g2GYwGjbPLIW1c1AHbXNClRrLhmKTktjBBNjoDzPxyN1hidTC+3qsNmt7J31Hvy",
+	"0+O9Zxf/dvXDwfJPf5uejeh//DH693kv6JW3uHfUyw2VPfzjwUEv6EF0a++oR2P6r2Vkga3NRGb8v5KV",
+	"CLteU44VECfs9gSWR8Qgw5WdHKU7+mAZerAM/XdFgf2HMPIADe0rPhd7eTq4MyNPxma5iLdH7G9qkIHn",
+	"tkNyxi5Z5pIHQNj15CQXRjEMdUaFohDWBqoXF2PRkKkC9KSFOLiQ9L2eBIJmGC3Mnk9pdIFCw1/Rj+g+",
+	"mNCl0VcmkdmKEBMZFhIGs3ROd3jDeT1FzOJjh4RP+q5uaWAk3KVUeiwc5mPCZprkwn00sJagGTinMHKf",
+	"08Si43sIHewnziM0aqWZTGUGMBF9i2o7FhGqFZmEhsmCJjNCr+gKnZg/s0xipgXGFmS40HGBoA+rzZV/",
+	"jgNEHQ2GJ2djQYUX3qvv+TIHYs68bkb6oRM/1AVPUxaHqO6+vIQIj4TqmcyWez7uAKIOCq20HITQ91CL",
+	"lp8bMTwvUQ7zt5B6gp65YCzq6IiDHeXD6knrlgozRpUUPnrDrRYgoLtTRu62TFdnia42KQ6UYwwJsIaU",
+	"apHlQ/Phudm+ojwyOONrN60swJ3hJG/pFcRWbiOi4dr3jnqZa6o6aoB9nhy8++k/HrNXF/Hp1ff5H/n1",
+	"9iIYjvBXEsJc591imN0G6ML66uxFw3vt7qFRroDyYI3LXMQPnrrfrTxmrvINhDHzWVMSO9zuw53jqs1H",
+	"X1IEM/19eRhPdz8LKcawyTuTvaCxO5K8zktI0tauNBZNacuVsmTLVGomopVFx9Eys3FtVpR4hCYajDOf",
+	"YDEUbgHxEWZhLFpwFo4IJYhDjGZOH6GIoUwA91DYqJ6RMM6RvLJJaawh6esMTJRcgyhoZRa3Dbb8EMgs",
+	"LmmyJG3RjJGrjGvNBLGxUDHVdEoVK3PFAEMOGQgzCPINdZWcD1OsfOyabQ0W9Qe/uQEa97giZlQZ6RuJ",
+	"oiHnkFwkTIFQxeLB0VgcDNcJJxVAC1cvPyR978Mph+YGhk9kYF0kIURa6msxsUIGXzKl6TJ1gkYZRWMw",
+	"Fo+HJCwLymsG4Qv5W2m1CLsKQDINiGBzCm/IjFxlYAhbpWwwFk+GJJRRlGcZiydGnHaNCnJ6/pb86evR",
+	"ATEjdYFr4LWgSpMnI2KDcY1Y49+FAyVnM4BBh/hDmHzGaGI2mQVEJmYv9IIK1wbYNZYIzk4FeUqWXOSa",
+	"KedgnuU6z8xgD4fWLhkXhl84PnJ2RDCvKSApjeOEBSRhSynUTzljP68CJywyZi5llGfJKiDTjHKhMwYf",
+	"rVKaBITGKwB4/ymnGQNUqpTPVoERASZwCQMyl3KesEmaUMAYE7n5DjzV4Vg8LY1w4jwPvHlgiJyRAyMu",
+	"PH76FMZGI80yFY7F10MSJvySga25+GwqZcKoCMfij0Ny+PixEc5Vnho9hcUT2D8RrcIjErp/k7/97W8u",
+	"CNS/abcr/HD+wgj0Lz+cYVGpH968CI+duwuPq3llYC7USQFMaq+QkJMSWmk4wHDrdebbigFYZt6MO8QY",
+	"P2/Nd5Gwx6BG1qz2EERZM9zXEJwNaR3AaDBCEYPaSGm0ZQnckIbCVyhqluF+xc9QRAqDR0zAjnuLrety",
+	"XWp4V88hfGy/PI2LS66lrc1WIp71YVWDGBv7hWHzRyQXmid1zxtUdSfoaynUYGd0LPwQ/hQ6bbsTq7Z8",
+	"uWudWcuIDXizz13GlJWm3Utjge4Kz00gCgXzil0PPqSEQw1pJDx+YEalwzj5AIrmGTXmiLQM25auD4O2",
+	"UGgfC4yRuXVuHVHhUizGAgL0huTE2tbbV9X64JyXsohHYXs2mB2LCfrtPiJhyjJD/23A/4xfg4ORrryv",
+	"qL6hFWEIbsQxrIEhDFzMJ9UGi99t01IQZLmVdobkHX52ZNoyB3myoMlsQq/oajLL5HJiGE2/wrD+z//C",
+	"QJt9cjAaDQCi+NpsDFTHC82FW9IfZWbkFR+lD52NhSNiNzRnHLWweUO6BkGDeNnfx6Jq7QB4RfN6lwB0",
+	"OHoWWOtSaZkeKaxDPha1quPmIRyaK3uUC3piCyxWnY+DoIPCk/7h48eDFvsL6T8djQZfvKT5nZUz94+h",
+	"COMLt+w1O4mtHg9He1ESPW2Fc5vCULWmgPFlrS2l8453lW5so8tlawAK7GtsM+eoqNw8YLt00XpHh89G",
+	"o6DnzkjvqPfh/MV679nd2nHMbH4lKw523W3DOXdKSEkBKZiczEi/hWmg3Zg2GClZ0JhYloHaSXnTS2lX",
+	"D9afB+vPZuvPs+0+3BkYp9P683jbkVrTAp0mv0+7kXXadVgo7sCCtAZuo6V+4x2gh1XgQWwSIdZR92F0",
+	"vs40ICyDiSbEV/bO+VxQo2W7eFEjtV6yDPNjHY+EYCGHEVQFBep7cwbRMmEZRWRrTLEbGHVuSsFr4/LB",
+	"lOuxHIuGNLUWgjgkL30eJxUrNysjODgRG9Izo4ilmsVDYrgpRncfkQPymn9rhSJohnwiL2czFumGSLQ2",
+	"yPATeVsNMTyyh8fzjiLb0X5OlkzTmGp67EMfW6IIyXkpCpG4IaBq4HwKYBPEcEZMSxyiWLImxrESAAnu",
+	"pWpHTvNqHX/pxUdqq2kcYySazZm0EZl+zLih8BPqEm69DWUaOh8nBP7hTzFXaa7Z0JYmN6NvuK4fVWyK",
+	"fe+M3q/4nwfQ2Vi8tpOATHSmSWmt3X4p0qciDmD0ldDQwGdyllcQCyUMjD5UiVYObPRyS3RyycaqjDYN",
+	"MQOQuo66WClqcEhOhK0pa27fWHijkE8Ad9cErI0QdUispoTE2xZx1wQNmCiSHoG1PGamtcy9MRZ1zzKk",
+	"VNt7+Xg0OnY7a5RVJHfuuQ8cNgcWwzxbUyrw1v4VqcY9AQlhH1jK/AuLoXZiJ64MeZU4I+VxFIr0/Q4F",
+	"bskgcsLqMv7p4NdGFvr9Q/4ge/bsr1VWYPySNXgp3IeSoOAY/s6CgsPaU/u/0PiSZZorlp3Gn/cRnW8X",
+	"UN0NULq+PMVr2/I93gfsYhtEXTvNBxCt3w2MbhmVdumP2nYwe+2VzH2LpF/ckUF3SfPyRbrjwuZbQPeS",
+	"PuBhUmHLwMwzanhnCH+F1jnKxSUH2AuWKSnIj5IL5aPFViSRc8JFAeY7FhDvPCRnMoGsCWwsICF0Cf8Q",
+	"NFlh4NaUJwkX87CNEZ/EcY0Q3BM3xsZ/HWRf7Hs70vNAeR4ge7cmcadwbQl1nHe6QpjtdVB/C0YTvfh5",
+	"DSP3gja5WvCElVE+MfNJke/fv393TLTMXbJIzFImYnCStOHsfm87vUcej12sQcqH8XNFqNE27uyarU3a",
+	"fcUvGVSvTjM5LYcC+QVSdld+VPvqMtqzMG3DH7sFrfctqG79s5cnL16/DMi4Z87mPKOajXuDIXklaUy4",
+	"LtxoAPxmBbRpRkUMzlBtE8moUR+hr5AwPKng0VoZLSyM2QyJvMqib8a9X6ZUAczKZzv64Y9q3AvRagI1",
+	"xPbMlKwaucfjb8Y99NIUmiW6asY9xG3zfS7pCtM8oXNSNEZTvme6LaK8McsVB/1IEajbBYnd4JXyH8Zs",
+	"ms+tk9H/iJm8e7ZS65C8FcTQg6CIk4bl+nD2Crw7APCDbja78GORsVRmWpX80/060ts3lZZQuVYF2q4H",
+	"VSmlHbs0QHCh7qU00yuXdlxLRu6H76hefLNvtuWcLtk51+ybV/Qa/jbnkoWIhy0FXNrzgIQ2vz0k37Qj",
+	"2nmsqAWfL0CdhwWqIBwkTKtiXgoK8toRShHYKCbf/AtcYaLoShU4CkNy4rH2vLLJFMNQ+wuWatK3UQGw",
+	"sldcqMFxaam5Ggusko3bYB3WIU5mqC4j9L1y3S8sngEpjykgNOXfUsUCAkfk88Cs3JxpQMY5jfsD8Nkr",
+	"Phd52s9BhgtsLQNIYmskxR67sBHwpoa/yIvAZrAFYBcJ0FP8OYQDOmf6BdW0bxrDA3AKRhs/XPPHgqpS",
+	"GAVIV+6IfciScBCAp9ACL/VhBrCc/UE4Fn0/HH+qf8pZzmKQY+Fgz7jgagGxDaG5AOeXUb+0XhbSY2DO",
+	"JdecJlzZ3Og5GwubvU/nPvrDRpvweEie0yRRJM2VBW8sbc2/mUGELn6uuMRwBVlM+nQsZrmwwXcyI+Hf",
+	"l4AEEZDhcEizufoYDizSXprQFYuHhkRN87nNEDVSqyJczCRcuSuaCS7mqmI/ZjN+TcK/q8voY3iMG2Ph",
+	"9ZIrc1YTOZ+z+Nhbokp3H/Mf9cLsP+HCGkbNmmDUBAXAShuKD+hqmNBudXBnyA5fvqdzsBOezvbeSMH2",
+	"XlMdLULSfzI6HByT+c883WMiknEpf2MsooQXRhxFuB6SN5BMmsWWXniOzJlqk7z/zPR7nMk5rHtvV5Dx",
+	"05kZLoy2Z2SVDa+fwFBfmpmAi+1juyywXoaqjvhz0HuyjSRZ+eqN1K9lDK6E3nru3cZplVurDZx8HQc/",
+	"RxnKG2FnHDHuwqYUEAa1kICIQuHN4cbtPEk4VQ97uv2ekj5g+hGjtA/WbfCS6YxH3dv7LpOGULFcEc2u",
+	"NWHXGBEL8VPOFDdZaJ26cCA10VLTxMdAtbwyiS1e4AQDplU4FtMVJuUHBAmjlSwMqzkuNYPGwYmLB3B9",
+	"GV0BDMF6BSCwiDXsYQ/Gopx0P3FYCIomDPkL+DdQmvERxsfkz5JkuYAYXfPEid12zSBuRyKCkpZkJfNs",
+	"LJZScC0xDhVj0dsO92u76hs1CLPm+2lCeU13sPYTjHjt1sFxnF9EOygdlKWfXeexkykTNOVDpxV1Kgdp",
+	"Pk2AnZO3KRMn705JLKPcyNWQKfk/zt++aSUf9m3z/LZ6ml1rOf2RRbprreuj+zKLjgFbKYv4zI6f9M2U",
+	"B9us/Youk9us/b+fvH61bu3N893W3o3oN7v2Zspr1x4k2W3NFVbA9QkczmvooipwmcAKgOEJzmePeHQ5",
+	"TyCiikVaBYQlipGnoyetO3aGw7rXjEAarzB0sj0d0ChM4EDOLkEqnc14dIfmw6do1vsSc3kDUcc0Xh3b",
+	"uAdldcWrBY8WJeOSjZf8MsfVDJpvYb6BRgCGusVpAKlHCBcEGDfKCX9c+dtH+uGSXjDDOUP3AhptjAhw",
+	"tL+fyIgmC6n00Z9GfxqBIxbxafdB5rLD+qUN3FUFCO0UQJiCskqIYd7Ka80OQdoJROad6QrtQ5DZy0QM",
+	"PNE6NHwYkhERa0XnAcfH64ConQvGYp8pxTWZG83JWeFsm5lb7JZGzyQk4ADeuB2qF29CiLugIt5LuADD",
+	"gCVntt0o4S0tvgcioRZTSbMYHEPZnMUAJQnWMReei7JTqTnraW2ZuHcKWbkH58+0Nkpn4Gs4BrUiy/C6",
+	"xc1RpG+NwEbx5MLmbpe6L1lzm0M4FVPI6WhWmHLu4FJL3kPcbActqXjoVYBHtUq163iXVUm61Evponz+",
+	"+Pn/BgAA//8=",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

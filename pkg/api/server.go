@@ -15,6 +15,7 @@ import (
 	"github.com/reftrack/reftrack/pkg/clicks"
 	"github.com/reftrack/reftrack/pkg/metrics"
 	"github.com/reftrack/reftrack/pkg/useragent"
+	"github.com/reftrack/reftrack/tracker"
 )
 
 // Server implements the generated strict server interface; one file per resource.
@@ -26,6 +27,7 @@ type Server struct {
 	devices  *useragent.Parser
 	metrics  *metrics.Metrics
 	clicks   *clicks.Recorder
+	tracker  tracker.Script
 }
 
 var _ gen.StrictServerInterface = (*Server)(nil)
@@ -39,8 +41,13 @@ func newServer(deps Deps, doc *openapi3.T) (*Server, error) {
 	if err := json.Unmarshal(raw, &specJSON); err != nil {
 		return nil, err
 	}
+	script, err := tracker.Load()
+	if err != nil {
+		return nil, err
+	}
 	m := metrics.New()
 	return &Server{
+		tracker:  script,
 		deps:     deps,
 		specJSON: specJSON,
 		now:      time.Now,

@@ -70,11 +70,3 @@ func (s *Server) AddWorkspaceMember(context.Context, gen.AddWorkspaceMemberReque
 func (s *Server) StripeWebhook(context.Context, gen.StripeWebhookRequestObject) (gen.StripeWebhookResponseObject, error) {
 	return nil, notImplemented("POST /api/v1/webhooks/stripe/{programId}")
 }
-
-func (s *Server) GetTrackerScript(context.Context, gen.GetTrackerScriptRequestObject) (gen.GetTrackerScriptResponseObject, error) {
-	return nil, notImplemented("GET /js/svc-tracker.js")
-}
-
-func (s *Server) GetTrackerScriptAlias(context.Context, gen.GetTrackerScriptAliasRequestObject) (gen.GetTrackerScriptAliasResponseObject, error) {
-	return nil, notImplemented("GET /js/svc.js")
-}
