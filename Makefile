@@ -5,6 +5,7 @@ GO ?= go
 # Go sources of this repository (not npm installs or local data).
 GO_FILES = $(shell find . -name '*.go' -not -path '*/node_modules/*' -not -path './.data/*' -not -path './bin/*')
 NPM_DEPS := openapi/node_modules/.package-lock.json
+TRACKER_DEPS := tracker/node_modules/.package-lock.json
 
 .PHONY: generate build lint run test vet fmt-check generate-check go-test bench
 
@@ -21,6 +22,10 @@ build:
 $(NPM_DEPS): openapi/package.json openapi/package-lock.json
 	cd openapi && npm ci --no-audit --no-fund --loglevel=error
 
+# playwright-core drives Debian's chromium in the tracker's browser tests (it downloads no browser).
+$(TRACKER_DEPS): tracker/package.json tracker/package-lock.json
+	cd tracker && npm ci --no-audit --no-fund --loglevel=error
+
 ## lint: Spectral (spectral:oas) and Redocly (recommended) on the spec; any error fails
 lint: $(NPM_DEPS)
 	cd openapi && ./node_modules/.bin/spectral lint --fail-severity=error openapi.yaml
@@ -31,7 +36,8 @@ run:
 	$(GO) run ./cmd/reftrackd dev
 
 ## test: vet, gofmt, generated code up to date, spec lint, all tests with the race detector (including the
-## Go SDK against a real server and the independent TypeScript client generated from the served spec)
+## Go SDK against a real server, the independent TypeScript client generated from the served spec, and the
+## tracker in headless Chromium)
 test: vet fmt-check generate-check lint go-test
 
 vet:
@@ -49,10 +55,10 @@ generate-check:
 		diff -r "$$tmp/gen" gen | head -40; exit 1; \
 	fi
 
-# REFTRACK_REQUIRE_NODE: the TypeScript client test (openapi/typescript) fails, not skips, without its
-# npm packages.
-go-test: $(NPM_DEPS)
-	REFTRACK_REQUIRE_NODE=1 $(GO) test -race -count=1 ./...
+# REFTRACK_REQUIRE_TOOLS: the TypeScript client test (openapi/typescript) and the browser tests (tracker)
+# fail, not skip, without their npm packages or Chromium.
+go-test: $(NPM_DEPS) $(TRACKER_DEPS)
+	REFTRACK_REQUIRE_TOOLS=1 $(GO) test -race -count=1 ./...
 
 ## bench: load benchmark of the click and sale routes against a real server and Postgres (Markdown report on
 ## stdout; docs/performance.md keeps the latest figures)

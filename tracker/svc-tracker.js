@@ -10,7 +10,8 @@
 
   var script = document.currentScript;
   var state = { programId: null, cookieDomain: null, apiBase: null, debug: false, started: false };
-  // Work runs in order: signup() waits for the click a page load reported, so the cookie is there.
+  // Work runs in order: signup() waits for the click a page load reported, so the cookie is there. Tasks
+  // start in a later microtask, so options set by calls replayed at start-up apply to the first click.
   var queue = Promise.resolve();
 
   function log(level, args) {

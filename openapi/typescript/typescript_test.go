@@ -22,7 +22,7 @@ const bin = "../node_modules/.bin"
 
 func TestTypeScriptClient(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(bin, "openapi-typescript")); err != nil {
-		if os.Getenv("REFTRACK_REQUIRE_NODE") != "" {
+		if os.Getenv("REFTRACK_REQUIRE_TOOLS") != "" {
 			t.Fatalf("the pinned npm packages are not installed (%v): run `cd openapi && npm ci`", err)
 		}
 		t.Skip("the pinned npm packages are not installed: `make test` installs them (cd openapi && npm ci)")

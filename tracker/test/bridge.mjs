@@ -1,0 +1,87 @@
+// A line-oriented JSON bridge to headless Chromium for the Go browser tests (tracker/browser_test.go).
+// Each stdin line is {"id", "op", ...args}; each answer is one stdout line {"id", "result"} or
+// {"id", "error"}. The first line out is {"ready": true}. Chromium is Debian's (/usr/bin/chromium, or
+// CHROMIUM); playwright-core downloads nothing.
+import readline from "node:readline";
+import { chromium } from "playwright-core";
+
+const browser = await chromium.launch({
+  executablePath: process.env.CHROMIUM || "/usr/bin/chromium",
+  args: [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+    // Brand sites on their own hostnames, all served by the test on 127.0.0.1.
+    `--host-resolver-rules=${process.env.HOST_RESOLVER_RULES || "MAP *.test 127.0.0.1"}`,
+  ],
+});
+
+const pages = new Map();
+let nextPage = 1;
+
+const ops = {
+  // open makes a fresh browser context (its own cookie jar) with one page that records what happens.
+  async open() {
+    const context = await browser.newContext();
+    const page = await context.newPage();
+    const entry = { context, page, console: [], errors: [], requests: [] };
+    page.on("console", (m) => entry.console.push({ type: m.type(), text: m.text() }));
+    page.on("pageerror", (e) => entry.errors.push(String(e)));
+    page.on("request", (r) => entry.requests.push({ method: r.method(), url: r.url() }));
+    const id = nextPage++;
+    pages.set(id, entry);
+    return id;
+  },
+  async goto({ page, url }) {
+    const res = await get(page).page.goto(url, { waitUntil: "load" });
+    return res ? res.status() : 0;
+  },
+  // eval evaluates a JavaScript expression in the page; a promise is awaited.
+  async eval({ page, expr }) {
+    const v = await get(page).page.evaluate(expr);
+    return v === undefined ? null : v;
+  },
+  async cookies({ page }) {
+    return get(page).context.cookies();
+  },
+  async record({ page }) {
+    const { console, errors, requests } = get(page);
+    return { console, errors, requests };
+  },
+  async close({ page }) {
+    await get(page).context.close();
+    pages.delete(page);
+    return true;
+  },
+};
+
+function get(id) {
+  const p = pages.get(id);
+  if (!p) throw new Error(`no page ${id}`);
+  return p;
+}
+
+function send(msg) {
+  process.stdout.write(JSON.stringify(msg) + "\n");
+}
+
+send({ ready: true });
+const rl = readline.createInterface({ input: process.stdin });
+rl.on("line", async (line) => {
+  let req;
+  try {
+    req = JSON.parse(line);
+    const op = ops[req.op];
+    if (!op) throw new Error(`unknown op ${req.op}`);
+    send({ id: req.id, result: await op(req) });
+  } catch (e) {
+    send({ id: req && req.id, error: String(e && e.stack ? e.stack : e) });
+  }
+});
+rl.on("close", async () => {
+  await browser.close();
+  process.exit(0);
+});
