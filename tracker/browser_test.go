@@ -67,6 +67,22 @@ func TestClickCookie(t *testing.T) {
 	}
 }
 
+// On HTTPS the cookie is Secure.
+func TestClickCookieOnHTTPS(t *testing.T) {
+	s := newHTTPSSite(t)
+	p := s.program("server_required", "www.brand.test")
+	s.tagged("/", p.ProgramID, "")
+	tb := openTab(t)
+	tb.visit(s.url("www.brand.test", "/", "aff="+p.ShortLink))
+	c := tb.clickCookie()
+	if c == nil || !c.Secure || c.Domain != ".brand.test" || c.SameSite != "Lax" {
+		t.Fatalf("cookie = %+v", c)
+	}
+	if n := s.count(`SELECT count(*) FROM clicks WHERE click_id = $1`, c.Value); n != 1 {
+		t.Error("the cookie does not hold the recorded click")
+	}
+}
+
 // The cookie goes on the highest domain the browser allows, unless cookieDomain says otherwise; an IP
 // address gets a host-only cookie.
 func TestCookieDomain(t *testing.T) {
@@ -390,7 +406,9 @@ svcQueue.push(function (svc) { window.sawProgram = svc.getData().programId; });
 			if n := s.count(`SELECT count(*) FROM leads WHERE click_id = $1 AND customer_key = $2 AND status = 'settled'`, c.Value, tc.user); n != 1 {
 				t.Errorf("the queued signup did not record a lead: %v", tb.record().svcLog())
 			}
-			if log := tb.record().svcLog(); !slices.ContainsFunc(log, func(l string) bool { return strings.HasPrefix(l, "info: [svc] tracker ready for program "+fmt.Sprint(p.ProgramID)) }) {
+			if log := tb.record().svcLog(); !slices.ContainsFunc(log, func(l string) bool {
+				return strings.HasPrefix(l, "info: [svc] tracker ready for program "+fmt.Sprint(p.ProgramID))
+			}) {
 				t.Errorf("debug from init/loadSvc not applied: %v", log)
 			}
 		})

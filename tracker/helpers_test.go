@@ -182,7 +182,8 @@ func openTab(t *testing.T) *tab {
 		t.Skip("no browser: " + browserSkip)
 	}
 	var id int
-	browser.call(t, "open", nil, &id)
+	// The HTTPS brand sites have self-signed certificates.
+	browser.call(t, "open", map[string]any{"ignoreHTTPSErrors": true}, &id)
 	tb := &tab{t: t, id: id}
 	t.Cleanup(func() { browser.call(t, "close", map[string]any{"page": id}, nil) })
 	return tb
@@ -279,19 +280,25 @@ func (r pageRecord) requested(method, s string) int {
 // site is a brand's web site (any *.test host name, all on one local port) in front of a real reftrack
 // server, whose answers to the browser are checked against the spec.
 type site struct {
-	t     *testing.T
-	env   *apitest.Env
-	api   string // base URL the tracker talks to
-	port  string
-	mu    sync.Mutex
-	pages map[string]string
+	t      *testing.T
+	env    *apitest.Env
+	api    string // base URL the tracker talks to
+	port   string
+	scheme string
+	mu     sync.Mutex
+	pages  map[string]string
 }
 
-func newSite(t *testing.T) *site {
+func newSite(t *testing.T) *site { return startSite(t, false) }
+
+// newHTTPSSite serves the brand's pages over HTTPS (a self-signed certificate the tab accepts).
+func newHTTPSSite(t *testing.T) *site { return startSite(t, true) }
+
+func startSite(t *testing.T, https bool) *site {
 	t.Helper()
-	s := &site{t: t, env: apitest.New(t), pages: map[string]string{}}
+	s := &site{t: t, env: apitest.New(t), pages: map[string]string{}, scheme: "http"}
 	s.api = s.env.Proxy()
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	handler := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		s.mu.Lock()
 		html, ok := s.pages[r.URL.Path]
 		s.mu.Unlock()
@@ -305,14 +312,21 @@ func newSite(t *testing.T) *site {
 		}
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
 		_, _ = io.WriteString(w, html)
-	}))
+	})
+	srv := httptest.NewUnstartedServer(handler)
+	if https {
+		srv.StartTLS()
+		s.scheme = "https"
+	} else {
+		srv.Start()
+	}
 	t.Cleanup(srv.Close)
 	_, s.port, _ = net.SplitHostPort(srv.Listener.Addr().String())
 	return s
 }
 
 // origin is the brand site's origin on host.
-func (s *site) origin(host string) string { return "http://" + host + ":" + s.port }
+func (s *site) origin(host string) string { return s.scheme + "://" + host + ":" + s.port }
 
 // program seeds a program whose site is allowed on the given hosts.
 func (s *site) program(leadAuth string, hosts ...string) seed.Result {

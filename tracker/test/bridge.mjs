@@ -24,8 +24,8 @@ let nextPage = 1;
 
 const ops = {
   // open makes a fresh browser context (its own cookie jar) with one page that records what happens.
-  async open() {
-    const context = await browser.newContext();
+  async open({ ignoreHTTPSErrors }) {
+    const context = await browser.newContext({ ignoreHTTPSErrors: !!ignoreHTTPSErrors });
     const page = await context.newPage();
     const entry = { context, page, console: [], errors: [], requests: [] };
     page.on("console", (m) => entry.console.push({ type: m.type(), text: m.text() }));
