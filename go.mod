@@ -17,6 +17,7 @@ require (
 	github.com/prometheus/common v0.72.0
 	github.com/redis/go-redis/v9 v9.23.0
 	github.com/spf13/cobra v1.10.2
+	github.com/stripe/stripe-go/v85 v85.0.0
 	github.com/x-way/crawlerdetect v0.2.24
 	go.yaml.in/yaml/v3 v3.0.5
 	golang.org/x/mod v0.41.0

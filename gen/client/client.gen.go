@@ -2148,12 +2148,24 @@ type WarningCode string
 
 // WebhookAck defines model for WebhookAck.
 type WebhookAck struct {
-	// Outcome What the event did.
-	Outcome  *WebhookAckOutcome `json:"outcome,omitempty"`
+	// Outcome What the event did: `recorded` (a sale and its commission), `settled` (a lead settled, nothing
+	// paid), `reversed` (a commission reversed by a refund or dispute), `duplicate` (already processed:
+	// nothing changed), `ignored` (an event or payment that records nothing), `unattributed` (a payment
+	// no partner can be credited with). All are final: the processor need not resend.
+	Outcome *WebhookAckOutcome `json:"outcome,omitempty"`
+
+	// Reason Why, for every outcome but `recorded` (for example `no svc_click_id or svc_customer_key in the metadata`).
+	Reason   *string            `json:"reason,omitempty"`
 	Received WebhookAckReceived `json:"received"`
+
+	// SaleId The sale recorded, found or reversed.
+	SaleId *int64 `json:"sale_id,omitempty"`
 }
 
-// WebhookAckOutcome What the event did.
+// WebhookAckOutcome What the event did: `recorded` (a sale and its commission), `settled` (a lead settled, nothing
+// paid), `reversed` (a commission reversed by a refund or dispute), `duplicate` (already processed:
+// nothing changed), `ignored` (an event or payment that records nothing), `unattributed` (a payment
+// no partner can be credited with). All are final: the processor need not resend.
 type WebhookAckOutcome string
 
 // WebhookAckReceived defines model for WebhookAck.Received.
@@ -3245,8 +3257,9 @@ type ClientInterface interface {
 
 	// CliStripeConnect Retired — connect the payment processor from the dashboard
 	//
-	// Retired. Always answers 410 (`GoneError`): connect the payment processor from the dashboard program
-	// settings (`PUT /api/v1/programs/{programId}/payment-processor`).
+	// Retired. Always answers 410 (`GoneError`) with the message `This endpoint is retired: connect the
+	// payment processor from the dashboard program settings (PUT
+	// /api/v1/programs/{programId}/payment-processor).`
 	//
 	// Corresponds with POST /api/v1/cli/stripe-connect (the `CliStripeConnect` operationId).
 	//
@@ -3841,8 +3854,24 @@ type ClientInterface interface {
 	//
 	// Metadata to set on checkout sessions (and, for subscriptions, on the subscription itself):
 	// `svc_click_id`, `svc_customer_key` (the same value as at lead time) and `program_id`. An event with
-	// `livemode: false` records test data. Every processed event id is stored: a redelivered event
-	// changes nothing and answers 200; events not handled answer 200 and are ignored.
+	// `livemode: false` records test data. Every processed event id is stored per program: a redelivered
+	// event changes nothing and answers 200 `duplicate`; events not handled answer 200 `ignored`.
+	//
+	// Rules: the lead is settled through the lead endpoint's own path and the sale recorded through the
+	// sale endpoint's (attribution window, first click, duplicate `transaction_id`): the checkout session
+	// id or the invoice id is the `transaction_id`, so a sale also sent to `POST /api/v1/track/sale` with
+	// that id counts once. Zero amounts record no sale (a trial invoice still settles the lead). A
+	// renewal (`billing_reason` `subscription_cycle`) is marked recurring and pays per the program's
+	// commission type. A payment that cannot be attributed (metadata missing or naming another
+	// program, unknown customer, window expired) answers 200 `unattributed` with the reason, so the
+	// processor does not retry it forever. A refund reverses in proportion to the charge's
+	// `amount_refunded`; a dispute reverses the disputed amount (`chargeback`).
+	//
+	// 400 messages: `Missing Stripe-Signature header`, `Malformed Stripe-Signature header`,
+	// `Stripe-Signature timestamp is outside the tolerance (5 minutes)`, `Stripe-Signature does not match
+	// the payload`, `Stripe is not connected for this program` (no webhook secret set),
+	// `Invalid Stripe event: <reason>`. 404: `Program not found`. A 500 stores nothing: the processor's
+	// retry processes the event again.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -3863,8 +3892,24 @@ type ClientInterface interface {
 	//
 	// Metadata to set on checkout sessions (and, for subscriptions, on the subscription itself):
 	// `svc_click_id`, `svc_customer_key` (the same value as at lead time) and `program_id`. An event with
-	// `livemode: false` records test data. Every processed event id is stored: a redelivered event
-	// changes nothing and answers 200; events not handled answer 200 and are ignored.
+	// `livemode: false` records test data. Every processed event id is stored per program: a redelivered
+	// event changes nothing and answers 200 `duplicate`; events not handled answer 200 `ignored`.
+	//
+	// Rules: the lead is settled through the lead endpoint's own path and the sale recorded through the
+	// sale endpoint's (attribution window, first click, duplicate `transaction_id`): the checkout session
+	// id or the invoice id is the `transaction_id`, so a sale also sent to `POST /api/v1/track/sale` with
+	// that id counts once. Zero amounts record no sale (a trial invoice still settles the lead). A
+	// renewal (`billing_reason` `subscription_cycle`) is marked recurring and pays per the program's
+	// commission type. A payment that cannot be attributed (metadata missing or naming another
+	// program, unknown customer, window expired) answers 200 `unattributed` with the reason, so the
+	// processor does not retry it forever. A refund reverses in proportion to the charge's
+	// `amount_refunded`; a dispute reverses the disputed amount (`chargeback`).
+	//
+	// 400 messages: `Missing Stripe-Signature header`, `Malformed Stripe-Signature header`,
+	// `Stripe-Signature timestamp is outside the tolerance (5 minutes)`, `Stripe-Signature does not match
+	// the payload`, `Stripe is not connected for this program` (no webhook secret set),
+	// `Invalid Stripe event: <reason>`. 404: `Program not found`. A 500 stores nothing: the processor's
+	// retry processes the event again.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -4225,8 +4270,9 @@ func (c *Client) CliStatus(ctx context.Context, params *CliStatusParams, reqEdit
 
 // CliStripeConnect Retired — connect the payment processor from the dashboard
 //
-// Retired. Always answers 410 (`GoneError`): connect the payment processor from the dashboard program
-// settings (`PUT /api/v1/programs/{programId}/payment-processor`).
+// Retired. Always answers 410 (`GoneError`) with the message `This endpoint is retired: connect the
+// payment processor from the dashboard program settings (PUT
+// /api/v1/programs/{programId}/payment-processor).`
 //
 // Corresponds with POST /api/v1/cli/stripe-connect (the `CliStripeConnect` operationId).
 // Deprecated: this operation has been marked as deprecated upstream, but no `x-deprecated-reason` was set
@@ -5120,8 +5166,24 @@ func (c *Client) TrackSale(ctx context.Context, body TrackSaleJSONRequestBody, r
 //
 // Metadata to set on checkout sessions (and, for subscriptions, on the subscription itself):
 // `svc_click_id`, `svc_customer_key` (the same value as at lead time) and `program_id`. An event with
-// `livemode: false` records test data. Every processed event id is stored: a redelivered event
-// changes nothing and answers 200; events not handled answer 200 and are ignored.
+// `livemode: false` records test data. Every processed event id is stored per program: a redelivered
+// event changes nothing and answers 200 `duplicate`; events not handled answer 200 `ignored`.
+//
+// Rules: the lead is settled through the lead endpoint's own path and the sale recorded through the
+// sale endpoint's (attribution window, first click, duplicate `transaction_id`): the checkout session
+// id or the invoice id is the `transaction_id`, so a sale also sent to `POST /api/v1/track/sale` with
+// that id counts once. Zero amounts record no sale (a trial invoice still settles the lead). A
+// renewal (`billing_reason` `subscription_cycle`) is marked recurring and pays per the program's
+// commission type. A payment that cannot be attributed (metadata missing or naming another
+// program, unknown customer, window expired) answers 200 `unattributed` with the reason, so the
+// processor does not retry it forever. A refund reverses in proportion to the charge's
+// `amount_refunded`; a dispute reverses the disputed amount (`chargeback`).
+//
+// 400 messages: `Missing Stripe-Signature header`, `Malformed Stripe-Signature header`,
+// `Stripe-Signature timestamp is outside the tolerance (5 minutes)`, `Stripe-Signature does not match
+// the payload`, `Stripe is not connected for this program` (no webhook secret set),
+// `Invalid Stripe event: <reason>`. 404: `Program not found`. A 500 stores nothing: the processor's
+// retry processes the event again.
 //
 // Takes any type of body and a specified content type.
 //
@@ -5152,8 +5214,24 @@ func (c *Client) StripeWebhookWithBody(ctx context.Context, programId ProgramId,
 //
 // Metadata to set on checkout sessions (and, for subscriptions, on the subscription itself):
 // `svc_click_id`, `svc_customer_key` (the same value as at lead time) and `program_id`. An event with
-// `livemode: false` records test data. Every processed event id is stored: a redelivered event
-// changes nothing and answers 200; events not handled answer 200 and are ignored.
+// `livemode: false` records test data. Every processed event id is stored per program: a redelivered
+// event changes nothing and answers 200 `duplicate`; events not handled answer 200 `ignored`.
+//
+// Rules: the lead is settled through the lead endpoint's own path and the sale recorded through the
+// sale endpoint's (attribution window, first click, duplicate `transaction_id`): the checkout session
+// id or the invoice id is the `transaction_id`, so a sale also sent to `POST /api/v1/track/sale` with
+// that id counts once. Zero amounts record no sale (a trial invoice still settles the lead). A
+// renewal (`billing_reason` `subscription_cycle`) is marked recurring and pays per the program's
+// commission type. A payment that cannot be attributed (metadata missing or naming another
+// program, unknown customer, window expired) answers 200 `unattributed` with the reason, so the
+// processor does not retry it forever. A refund reverses in proportion to the charge's
+// `amount_refunded`; a dispute reverses the disputed amount (`chargeback`).
+//
+// 400 messages: `Missing Stripe-Signature header`, `Malformed Stripe-Signature header`,
+// `Stripe-Signature timestamp is outside the tolerance (5 minutes)`, `Stripe-Signature does not match
+// the payload`, `Stripe is not connected for this program` (no webhook secret set),
+// `Invalid Stripe event: <reason>`. 404: `Program not found`. A 500 stores nothing: the processor's
+// retry processes the event again.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -7054,8 +7132,9 @@ type ClientWithResponsesInterface interface {
 
 	// CliStripeConnectWithResponse Retired — connect the payment processor from the dashboard
 	//
-	// Retired. Always answers 410 (`GoneError`): connect the payment processor from the dashboard program
-	// settings (`PUT /api/v1/programs/{programId}/payment-processor`).
+	// Retired. Always answers 410 (`GoneError`) with the message `This endpoint is retired: connect the
+	// payment processor from the dashboard program settings (PUT
+	// /api/v1/programs/{programId}/payment-processor).`
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -7670,8 +7749,24 @@ type ClientWithResponsesInterface interface {
 	//
 	// Metadata to set on checkout sessions (and, for subscriptions, on the subscription itself):
 	// `svc_click_id`, `svc_customer_key` (the same value as at lead time) and `program_id`. An event with
-	// `livemode: false` records test data. Every processed event id is stored: a redelivered event
-	// changes nothing and answers 200; events not handled answer 200 and are ignored.
+	// `livemode: false` records test data. Every processed event id is stored per program: a redelivered
+	// event changes nothing and answers 200 `duplicate`; events not handled answer 200 `ignored`.
+	//
+	// Rules: the lead is settled through the lead endpoint's own path and the sale recorded through the
+	// sale endpoint's (attribution window, first click, duplicate `transaction_id`): the checkout session
+	// id or the invoice id is the `transaction_id`, so a sale also sent to `POST /api/v1/track/sale` with
+	// that id counts once. Zero amounts record no sale (a trial invoice still settles the lead). A
+	// renewal (`billing_reason` `subscription_cycle`) is marked recurring and pays per the program's
+	// commission type. A payment that cannot be attributed (metadata missing or naming another
+	// program, unknown customer, window expired) answers 200 `unattributed` with the reason, so the
+	// processor does not retry it forever. A refund reverses in proportion to the charge's
+	// `amount_refunded`; a dispute reverses the disputed amount (`chargeback`).
+	//
+	// 400 messages: `Missing Stripe-Signature header`, `Malformed Stripe-Signature header`,
+	// `Stripe-Signature timestamp is outside the tolerance (5 minutes)`, `Stripe-Signature does not match
+	// the payload`, `Stripe is not connected for this program` (no webhook secret set),
+	// `Invalid Stripe event: <reason>`. 404: `Program not found`. A 500 stores nothing: the processor's
+	// retry processes the event again.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -7692,8 +7787,24 @@ type ClientWithResponsesInterface interface {
 	//
 	// Metadata to set on checkout sessions (and, for subscriptions, on the subscription itself):
 	// `svc_click_id`, `svc_customer_key` (the same value as at lead time) and `program_id`. An event with
-	// `livemode: false` records test data. Every processed event id is stored: a redelivered event
-	// changes nothing and answers 200; events not handled answer 200 and are ignored.
+	// `livemode: false` records test data. Every processed event id is stored per program: a redelivered
+	// event changes nothing and answers 200 `duplicate`; events not handled answer 200 `ignored`.
+	//
+	// Rules: the lead is settled through the lead endpoint's own path and the sale recorded through the
+	// sale endpoint's (attribution window, first click, duplicate `transaction_id`): the checkout session
+	// id or the invoice id is the `transaction_id`, so a sale also sent to `POST /api/v1/track/sale` with
+	// that id counts once. Zero amounts record no sale (a trial invoice still settles the lead). A
+	// renewal (`billing_reason` `subscription_cycle`) is marked recurring and pays per the program's
+	// commission type. A payment that cannot be attributed (metadata missing or naming another
+	// program, unknown customer, window expired) answers 200 `unattributed` with the reason, so the
+	// processor does not retry it forever. A refund reverses in proportion to the charge's
+	// `amount_refunded`; a dispute reverses the disputed amount (`chargeback`).
+	//
+	// 400 messages: `Missing Stripe-Signature header`, `Malformed Stripe-Signature header`,
+	// `Stripe-Signature timestamp is outside the tolerance (5 minutes)`, `Stripe-Signature does not match
+	// the payload`, `Stripe is not connected for this program` (no webhook secret set),
+	// `Invalid Stripe event: <reason>`. 404: `Program not found`. A 500 stores nothing: the processor's
+	// retry processes the event again.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -12547,8 +12658,9 @@ func (c *ClientWithResponses) CliStatusWithResponse(ctx context.Context, params 
 
 // CliStripeConnectWithResponse Retired — connect the payment processor from the dashboard
 //
-// Retired. Always answers 410 (`GoneError`): connect the payment processor from the dashboard program
-// settings (`PUT /api/v1/programs/{programId}/payment-processor`).
+// Retired. Always answers 410 (`GoneError`) with the message `This endpoint is retired: connect the
+// payment processor from the dashboard program settings (PUT
+// /api/v1/programs/{programId}/payment-processor).`
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -13343,8 +13455,24 @@ func (c *ClientWithResponses) TrackSaleWithResponse(ctx context.Context, body Tr
 //
 // Metadata to set on checkout sessions (and, for subscriptions, on the subscription itself):
 // `svc_click_id`, `svc_customer_key` (the same value as at lead time) and `program_id`. An event with
-// `livemode: false` records test data. Every processed event id is stored: a redelivered event
-// changes nothing and answers 200; events not handled answer 200 and are ignored.
+// `livemode: false` records test data. Every processed event id is stored per program: a redelivered
+// event changes nothing and answers 200 `duplicate`; events not handled answer 200 `ignored`.
+//
+// Rules: the lead is settled through the lead endpoint's own path and the sale recorded through the
+// sale endpoint's (attribution window, first click, duplicate `transaction_id`): the checkout session
+// id or the invoice id is the `transaction_id`, so a sale also sent to `POST /api/v1/track/sale` with
+// that id counts once. Zero amounts record no sale (a trial invoice still settles the lead). A
+// renewal (`billing_reason` `subscription_cycle`) is marked recurring and pays per the program's
+// commission type. A payment that cannot be attributed (metadata missing or naming another
+// program, unknown customer, window expired) answers 200 `unattributed` with the reason, so the
+// processor does not retry it forever. A refund reverses in proportion to the charge's
+// `amount_refunded`; a dispute reverses the disputed amount (`chargeback`).
+//
+// 400 messages: `Missing Stripe-Signature header`, `Malformed Stripe-Signature header`,
+// `Stripe-Signature timestamp is outside the tolerance (5 minutes)`, `Stripe-Signature does not match
+// the payload`, `Stripe is not connected for this program` (no webhook secret set),
+// `Invalid Stripe event: <reason>`. 404: `Program not found`. A 500 stores nothing: the processor's
+// retry processes the event again.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -13371,8 +13499,24 @@ func (c *ClientWithResponses) StripeWebhookWithBodyWithResponse(ctx context.Cont
 //
 // Metadata to set on checkout sessions (and, for subscriptions, on the subscription itself):
 // `svc_click_id`, `svc_customer_key` (the same value as at lead time) and `program_id`. An event with
-// `livemode: false` records test data. Every processed event id is stored: a redelivered event
-// changes nothing and answers 200; events not handled answer 200 and are ignored.
+// `livemode: false` records test data. Every processed event id is stored per program: a redelivered
+// event changes nothing and answers 200 `duplicate`; events not handled answer 200 `ignored`.
+//
+// Rules: the lead is settled through the lead endpoint's own path and the sale recorded through the
+// sale endpoint's (attribution window, first click, duplicate `transaction_id`): the checkout session
+// id or the invoice id is the `transaction_id`, so a sale also sent to `POST /api/v1/track/sale` with
+// that id counts once. Zero amounts record no sale (a trial invoice still settles the lead). A
+// renewal (`billing_reason` `subscription_cycle`) is marked recurring and pays per the program's
+// commission type. A payment that cannot be attributed (metadata missing or naming another
+// program, unknown customer, window expired) answers 200 `unattributed` with the reason, so the
+// processor does not retry it forever. A refund reverses in proportion to the charge's
+// `amount_refunded`; a dispute reverses the disputed amount (`chargeback`).
+//
+// 400 messages: `Missing Stripe-Signature header`, `Malformed Stripe-Signature header`,
+// `Stripe-Signature timestamp is outside the tolerance (5 minutes)`, `Stripe-Signature does not match
+// the payload`, `Stripe is not connected for this program` (no webhook secret set),
+// `Invalid Stripe event: <reason>`. 404: `Program not found`. A 500 stores nothing: the processor's
+// retry processes the event again.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //

@@ -162,6 +162,9 @@ func TestManagementRoles(t *testing.T) {
 		{"add link", http.MethodPost, base + "/links", map[string]any{"partner_id": r.PartnerID}, map[string]bool{"owner": true, "admin": true}},
 		{"switch link", http.MethodPatch, "/api/v1/links/" + itoa(r.LinkID), map[string]any{"enabled": true}, map[string]bool{"owner": true, "admin": true}},
 		{"regenerate key", http.MethodPost, base + "/api-key", nil, map[string]bool{"owner": true}},
+		{"show payment processor", http.MethodGet, base + "/payment-processor", nil, map[string]bool{"owner": true, "admin": true, "analyst": true, "billing": true}},
+		{"connect payment processor", http.MethodPut, base + "/payment-processor", map[string]any{"provider": "stripe", "webhook_secret": "whsec_role"},
+			map[string]bool{"owner": true, "admin": true}},
 	}
 	for _, role := range []string{"owner", "admin", "analyst", "billing"} {
 		token := member(t, env, r.AdvertiserID, role)

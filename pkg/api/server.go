@@ -14,6 +14,7 @@ import (
 	"github.com/reftrack/reftrack/openapi"
 	"github.com/reftrack/reftrack/pkg/clicks"
 	"github.com/reftrack/reftrack/pkg/metrics"
+	"github.com/reftrack/reftrack/pkg/payments"
 	"github.com/reftrack/reftrack/pkg/useragent"
 	"github.com/reftrack/reftrack/tracker"
 )
@@ -28,6 +29,7 @@ type Server struct {
 	metrics  *metrics.Metrics
 	clicks   *clicks.Recorder
 	tracker  tracker.Script
+	stripe   *payments.Stripe
 }
 
 var _ gen.StrictServerInterface = (*Server)(nil)
@@ -48,6 +50,7 @@ func newServer(deps Deps, doc *openapi3.T) (*Server, error) {
 	m := metrics.New()
 	return &Server{
 		tracker:  script,
+		stripe:   &payments.Stripe{DB: deps.DB, Log: deps.Logger},
 		deps:     deps,
 		specJSON: specJSON,
 		now:      time.Now,

@@ -43,20 +43,8 @@ func (s *Server) CliTestEvent(context.Context, gen.CliTestEventRequestObject) (g
 	return nil, notImplemented("POST /api/v1/cli/test-event")
 }
 
-func (s *Server) CliStripeConnect(context.Context, gen.CliStripeConnectRequestObject) (gen.CliStripeConnectResponseObject, error) {
-	return nil, notImplemented("POST /api/v1/cli/stripe-connect")
-}
-
 func (s *Server) ListTrackingEvents(context.Context, gen.ListTrackingEventsRequestObject) (gen.ListTrackingEventsResponseObject, error) {
 	return nil, notImplemented("GET /api/tracking/events/{programId}")
-}
-
-func (s *Server) GetPaymentProcessor(context.Context, gen.GetPaymentProcessorRequestObject) (gen.GetPaymentProcessorResponseObject, error) {
-	return nil, notImplemented("GET /api/v1/programs/{programId}/payment-processor")
-}
-
-func (s *Server) SetPaymentProcessor(context.Context, gen.SetPaymentProcessorRequestObject) (gen.SetPaymentProcessorResponseObject, error) {
-	return nil, notImplemented("PUT /api/v1/programs/{programId}/payment-processor")
 }
 
 func (s *Server) ListWorkspaceMembers(context.Context, gen.ListWorkspaceMembersRequestObject) (gen.ListWorkspaceMembersResponseObject, error) {
@@ -65,8 +53,4 @@ func (s *Server) ListWorkspaceMembers(context.Context, gen.ListWorkspaceMembersR
 
 func (s *Server) AddWorkspaceMember(context.Context, gen.AddWorkspaceMemberRequestObject) (gen.AddWorkspaceMemberResponseObject, error) {
 	return nil, notImplemented("POST /api/v1/workspaces/{advertiserId}/members")
-}
-
-func (s *Server) StripeWebhook(context.Context, gen.StripeWebhookRequestObject) (gen.StripeWebhookResponseObject, error) {
-	return nil, notImplemented("POST /api/v1/webhooks/stripe/{programId}")
 }

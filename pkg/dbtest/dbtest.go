@@ -162,25 +162,8 @@ func ensureTemplate(ctx context.Context, admin *sql.DB) (string, error) {
 		return tmpl, nil
 	}
 
-	// Templates of older migration sets are of no further use.
-	rows, err := conn.QueryContext(ctx, "SELECT datname FROM pg_database WHERE datname LIKE 'reftrack\\_tmpl\\_%'")
-	if err != nil {
-		return "", err
-	}
-	var stale []string
-	for rows.Next() {
-		var n string
-		if err := rows.Scan(&n); err != nil {
-			rows.Close()
-			return "", err
-		}
-		stale = append(stale, n)
-	}
-	rows.Close()
-	for _, n := range stale {
-		_, _ = conn.ExecContext(ctx, "DROP DATABASE IF EXISTS "+pq.QuoteIdentifier(n)+" WITH (FORCE)")
-	}
-
+	// Templates of other migration sets are left alone: a concurrent test run (another checkout, another
+	// branch) may be cloning them right now.
 	build := tmpl + "_build_" + randomSuffix()[:8]
 	if _, err := conn.ExecContext(ctx, "CREATE DATABASE "+pq.QuoteIdentifier(build)); err != nil {
 		return "", err

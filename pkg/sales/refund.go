@@ -44,8 +44,13 @@ type RefundInput struct {
 	// AmountCents refunds part of the sale; nil refunds all that is left.
 	AmountCents *int64
 	Source      string
-	// ProcessorRefundID makes a processor's refund idempotent ("" for API calls).
+	// ProcessorRefundID makes a processor's refund idempotent ("" for API calls): a refund already
+	// recorded under it changes nothing (status skipped).
 	ProcessorRefundID string
+	// RefundedTotalCents is a processor's cumulative refunded amount: the refund is what it adds to what
+	// is recorded (skipped when it adds nothing), so a repeated or reordered event cannot refund twice.
+	// It overrides AmountCents.
+	RefundedTotalCents *int64
 }
 
 // RefundResult is the state after a refund.
@@ -95,6 +100,24 @@ func Refund(ctx context.Context, dbx *sqlx.DB, in RefundInput) (RefundResult, er
 		return RefundResult{}, err
 	}
 
+	if in.ProcessorRefundID != "" {
+		var seen bool
+		if err := tx.GetContext(ctx, &seen, `SELECT EXISTS (SELECT 1 FROM refunds WHERE processor_refund_id = $1)`, in.ProcessorRefundID); err != nil {
+			return RefundResult{}, err
+		}
+		if seen {
+			res.Status = RefundSkipped
+			return res, nil
+		}
+	}
+	if in.RefundedTotalCents != nil {
+		add := min(*in.RefundedTotalCents, sale.Amount) - sale.Refunded
+		if add <= 0 {
+			res.Status = RefundSkipped
+			return res, nil
+		}
+		in.AmountCents = &add
+	}
 	remaining := sale.Amount - sale.Refunded
 	if remaining == 0 {
 		res.Status = RefundSkipped
