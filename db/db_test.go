@@ -170,14 +170,17 @@ func TestConstraints(t *testing.T) {
 			_, err := d.Exec(q, f.p1, f.customer)
 			return err
 		}, "leads_one_settled_per_customer"},
-		{"processor event ids are unique", func() error {
+		{"processor event ids are unique per program", func() error {
 			q := `INSERT INTO processor_events (provider, event_id, program_id, event_type, outcome) VALUES ('stripe', 'evt_1', $1, 'invoice.paid', 'recorded')`
 			if _, err := d.Exec(q, f.p1); err != nil {
 				return err
 			}
-			_, err := d.Exec(q, f.p2)
+			if _, err := d.Exec(q, f.p2); err != nil { // the same event at another program's endpoint
+				return err
+			}
+			_, err := d.Exec(q, f.p1)
 			return err
-		}, "processor_events_provider_event_id_key"},
+		}, "processor_events_program_event_key"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -34,6 +34,13 @@ func (s *Server) StripeWebhook(ctx context.Context, req gen.StripeWebhookRequest
 	case err != nil:
 		return nil, err
 	}
+	s.metrics.Webhook(payments.ProviderStripe, out.Outcome)
+	switch out.Outcome {
+	case payments.OutcomeRecorded:
+		s.metrics.Event("sale", out.Test)
+	case payments.OutcomeReversed:
+		s.metrics.Event("refund", out.Test)
+	}
 	ack := gen.WebhookAck{Received: true, SaleId: out.SaleID}
 	outcome := gen.WebhookAckOutcome(out.Outcome)
 	ack.Outcome = &outcome

@@ -196,6 +196,13 @@ func TestStripeCheckoutPayment(t *testing.T) {
 	if again["sale_id"] != saleID {
 		t.Errorf("redelivery ack = %v", again)
 	}
+	metrics := string(f.env.Do(http.MethodGet, "/metrics", nil).Body)
+	for _, line := range []string{`reftrack_webhook_events_total{outcome="recorded",provider="stripe"} 1`,
+		`reftrack_webhook_events_total{outcome="duplicate",provider="stripe"} 1`, `reftrack_events_recorded_total{test="false",type="sale"} 1`} {
+		if !strings.Contains(metrics, line) {
+			t.Errorf("metrics lack %s", line)
+		}
+	}
 	if n := f.count(`SELECT count(*) FROM sales`); n != 1 {
 		t.Errorf("%d sales after a redelivery", n)
 	}

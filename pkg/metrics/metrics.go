@@ -18,6 +18,7 @@ type Metrics struct {
 	requests  *prometheus.CounterVec
 	latency   *prometheus.HistogramVec
 	events    *prometheus.CounterVec
+	webhooks  *prometheus.CounterVec
 	batches   *prometheus.HistogramVec
 	batchTime prometheus.Histogram
 }
@@ -39,6 +40,10 @@ func New() *Metrics {
 			Name: "reftrack_events_recorded_total",
 			Help: "Tracking events recorded, by type (click, lead, provisional_lead, sale, refund) and test mode.",
 		}, []string{"type", "test"}),
+		webhooks: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "reftrack_webhook_events_total",
+			Help: "Payment-processor webhook events processed, by provider and outcome (recorded, settled, reversed, duplicate, ignored, unattributed).",
+		}, []string{"provider", "outcome"}),
 	}
 	m.batchTime = prometheus.NewHistogram(prometheus.HistogramOpts{
 		Name:    "reftrack_click_batch_seconds",
@@ -50,7 +55,7 @@ func New() *Metrics {
 		Help:    "Clicks written per statement and commit.",
 		Buckets: []float64{1, 2, 4, 8, 16, 32, 64, 128},
 	}, []string{})
-	m.registry.MustRegister(m.requests, m.latency, m.events, m.batches, m.batchTime,
+	m.registry.MustRegister(m.requests, m.latency, m.events, m.webhooks, m.batches, m.batchTime,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
@@ -67,6 +72,11 @@ func (m *Metrics) Request(route, method string, status int, took time.Duration) 
 // Event records one tracking event.
 func (m *Metrics) Event(kind string, test bool) {
 	m.events.WithLabelValues(kind, strconv.FormatBool(test)).Inc()
+}
+
+// Webhook records one processed payment-processor event.
+func (m *Metrics) Webhook(provider, outcome string) {
+	m.webhooks.WithLabelValues(provider, outcome).Inc()
 }
 
 // ClickBatch records one written batch of clicks.

@@ -43,6 +43,8 @@ type Outcome struct {
 	Outcome string
 	Reason  string
 	SaleID  *int64
+	// Test is set for events of the processor's test mode (livemode false).
+	Test bool
 }
 
 // SignatureError is a delivery whose Stripe-Signature does not verify: nothing is recorded.
@@ -106,6 +108,7 @@ func (s *Stripe) Handle(ctx context.Context, programID int64, payload []byte, si
 
 	h := handling{s: s, programID: programID, ev: ev}
 	out, err := h.dispatch(ctx)
+	out.Test = !ev.Livemode
 	if err != nil {
 		// Nothing is stored for the event: the processor retries and the retry processes it again
 		// (sales and refunds are idempotent on their own keys).
