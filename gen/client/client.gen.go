@@ -1382,6 +1382,46 @@ type CodedUnauthorizedErrorBody struct {
 // CommissionType defines model for CommissionType.
 type CommissionType string
 
+// DevAuthorizeForm defines model for DevAuthorizeForm.
+type DevAuthorizeForm struct {
+	ClientId            *string `json:"client_id,omitempty"`
+	CodeChallenge       *string `json:"code_challenge,omitempty"`
+	CodeChallengeMethod *string `json:"code_challenge_method,omitempty"`
+	Email               *string `json:"email,omitempty"`
+	Name                *string `json:"name,omitempty"`
+	Nonce               *string `json:"nonce,omitempty"`
+	RedirectUri         *string `json:"redirect_uri,omitempty"`
+	State               *string `json:"state,omitempty"`
+}
+
+// DevIdTokenRequest defines model for DevIdTokenRequest.
+type DevIdTokenRequest struct {
+	Email *string `json:"email,omitempty"`
+	Name  *string `json:"name,omitempty"`
+}
+
+// DevIdTokenResponse defines model for DevIdTokenResponse.
+type DevIdTokenResponse struct {
+	IdToken string `json:"id_token"`
+}
+
+// DevTokenForm defines model for DevTokenForm.
+type DevTokenForm struct {
+	ClientId     *string `json:"client_id,omitempty"`
+	Code         *string `json:"code,omitempty"`
+	CodeVerifier *string `json:"code_verifier,omitempty"`
+	GrantType    *string `json:"grant_type,omitempty"`
+	RedirectUri  *string `json:"redirect_uri,omitempty"`
+}
+
+// DevTokenResponse defines model for DevTokenResponse.
+type DevTokenResponse struct {
+	AccessToken string `json:"access_token"`
+	ExpiresIn   int    `json:"expires_in"`
+	IdToken     string `json:"id_token"`
+	TokenType   string `json:"token_type"`
+}
+
 // ErrorDetails Empty unless noted.
 type ErrorDetails struct {
 	// Code `ACCOUNT_BLOCKED` for a suspended account at CLI login.
@@ -1544,6 +1584,13 @@ type LinkUpdate struct {
 	Enabled bool `json:"enabled"`
 }
 
+// LoginForm defines model for LoginForm.
+type LoginForm struct {
+	Email *string `json:"email,omitempty"`
+	Name  *string `json:"name,omitempty"`
+	State *string `json:"state,omitempty"`
+}
+
 // Member defines model for Member.
 type Member struct {
 	// AccountId Null until the invited person logs in.
@@ -1571,6 +1618,12 @@ type MemberListEnvelope struct {
 
 // MemberRole defines model for MemberRole.
 type MemberRole string
+
+// OAuthError defines model for OAuthError.
+type OAuthError struct {
+	Error            string  `json:"error"`
+	ErrorDescription *string `json:"error_description,omitempty"`
+}
 
 // Partner defines model for Partner.
 type Partner struct {
@@ -2300,6 +2353,18 @@ type CliStatusParams struct {
 	ProgramId *string `form:"program_id,omitempty" json:"program_id,omitempty"`
 }
 
+// DevOidcAuthorizeParams defines parameters for DevOidcAuthorize.
+type DevOidcAuthorizeParams struct {
+	ClientId            *string `form:"client_id,omitempty" json:"client_id,omitempty"`
+	RedirectUri         *string `form:"redirect_uri,omitempty" json:"redirect_uri,omitempty"`
+	ResponseType        *string `form:"response_type,omitempty" json:"response_type,omitempty"`
+	State               *string `form:"state,omitempty" json:"state,omitempty"`
+	Nonce               *string `form:"nonce,omitempty" json:"nonce,omitempty"`
+	CodeChallenge       *string `form:"code_challenge,omitempty" json:"code_challenge,omitempty"`
+	CodeChallengeMethod *string `form:"code_challenge_method,omitempty" json:"code_challenge_method,omitempty"`
+	Scope               *string `form:"scope,omitempty" json:"scope,omitempty"`
+}
+
 // GetTrackerScriptParams defines parameters for GetTrackerScript.
 type GetTrackerScriptParams struct {
 	// IfNoneMatch An `ETag` this client holds; when it is current the answer is 304 without a body.
@@ -2316,6 +2381,19 @@ type GetTrackerScriptAliasParams struct {
 
 	// AcceptEncoding `gzip` in the list gets the gzip-encoded script.
 	AcceptEncoding *AcceptEncoding `json:"Accept-Encoding,omitempty"`
+}
+
+// LoginPageParams defines parameters for LoginPage.
+type LoginPageParams struct {
+	State *string `form:"state,omitempty" json:"state,omitempty"`
+}
+
+// LoginCallbackParams defines parameters for LoginCallback.
+type LoginCallbackParams struct {
+	State            *string `form:"state,omitempty" json:"state,omitempty"`
+	Code             *string `form:"code,omitempty" json:"code,omitempty"`
+	Error            *string `form:"error,omitempty" json:"error,omitempty"`
+	ErrorDescription *string `form:"error_description,omitempty" json:"error_description,omitempty"`
 }
 
 // CliAuthCallbackJSONRequestBody defines body for CliAuthCallback for application/json ContentType.
@@ -2359,6 +2437,18 @@ type StripeWebhookJSONRequestBody = StripeEvent
 
 // AddWorkspaceMemberJSONRequestBody defines body for AddWorkspaceMember for application/json ContentType.
 type AddWorkspaceMemberJSONRequestBody = MemberCreate
+
+// DevOidcAuthorizeSubmitFormdataRequestBody defines body for DevOidcAuthorizeSubmit for application/x-www-form-urlencoded ContentType.
+type DevOidcAuthorizeSubmitFormdataRequestBody = DevAuthorizeForm
+
+// DevOidcIdTokenJSONRequestBody defines body for DevOidcIdToken for application/json ContentType.
+type DevOidcIdTokenJSONRequestBody = DevIdTokenRequest
+
+// DevOidcTokenFormdataRequestBody defines body for DevOidcToken for application/x-www-form-urlencoded ContentType.
+type DevOidcTokenFormdataRequestBody = DevTokenForm
+
+// LoginSubmitFormdataRequestBody defines body for LoginSubmit for application/x-www-form-urlencoded ContentType.
+type LoginSubmitFormdataRequestBody = LoginForm
 
 // Getter for additional properties for AdditionalData. Returns the specified
 // element and whether it was found
@@ -3943,6 +4033,86 @@ type ClientInterface interface {
 	// Corresponds with POST /api/v1/workspaces/{advertiserId}/members (the `AddWorkspaceMember` operationId).
 	AddWorkspaceMember(ctx context.Context, advertiserId int64, body AddWorkspaceMemberJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// DevOidcDiscovery Development issuer discovery document
+	//
+	// OpenID Connect discovery of the development issuer (`{base_url}/dev/oidc`). 404 when a real issuer is configured.
+	//
+	// Corresponds with GET /dev/oidc/.well-known/openid-configuration (the `DevOidcDiscovery` operationId).
+	DevOidcDiscovery(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// DevOidcAuthorize Development issuer sign-in form
+	//
+	// The authorization endpoint (code flow, PKCE S256 required): a form asking for an email and a name.
+	// Any email signs in: this issuer exists for development and tests only.
+	//
+	// Corresponds with GET /dev/oidc/authorize (the `DevOidcAuthorize` operationId).
+	DevOidcAuthorize(ctx context.Context, params *DevOidcAuthorizeParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// DevOidcAuthorizeSubmitWithBody Development issuer sign-in
+	//
+	// Issues an authorization code for the email and redirects (302) to `redirect_uri` with `code` and `state`.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /dev/oidc/authorize (the `DevOidcAuthorizeSubmit` operationId).
+	DevOidcAuthorizeSubmitWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// DevOidcAuthorizeSubmitWithFormdataBody Development issuer sign-in
+	//
+	// Issues an authorization code for the email and redirects (302) to `redirect_uri` with `code` and `state`.
+	//
+	// Takes a body of the `application/x-www-form-urlencoded` content type.
+	//
+	// Corresponds with POST /dev/oidc/authorize (the `DevOidcAuthorizeSubmit` operationId).
+	DevOidcAuthorizeSubmitWithFormdataBody(ctx context.Context, body DevOidcAuthorizeSubmitFormdataRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// DevOidcIdTokenWithBody Mint a development id_token
+	//
+	// Answers `{"id_token"}` for `{"email", "name"}`, signed by the development issuer, for scripts and
+	// tests that complete a CLI login with `POST /api/v1/cli/auth/callback`. 404 when a real issuer is
+	// configured.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /dev/oidc/id-token (the `DevOidcIdToken` operationId).
+	DevOidcIdTokenWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// DevOidcIdToken Mint a development id_token
+	//
+	// Answers `{"id_token"}` for `{"email", "name"}`, signed by the development issuer, for scripts and
+	// tests that complete a CLI login with `POST /api/v1/cli/auth/callback`. 404 when a real issuer is
+	// configured.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /dev/oidc/id-token (the `DevOidcIdToken` operationId).
+	DevOidcIdToken(ctx context.Context, body DevOidcIdTokenJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// DevOidcJwks Development issuer signing keys
+	//
+	// The JSON Web Key Set of the development issuer (a key generated at start). 404 when a real issuer is configured.
+	//
+	// Corresponds with GET /dev/oidc/jwks (the `DevOidcJwks` operationId).
+	DevOidcJwks(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// DevOidcTokenWithBody Development issuer token endpoint
+	//
+	// Exchanges an authorization code (with its PKCE `code_verifier`) for an id_token. Errors follow RFC 6749 (`{"error", "error_description"}`).
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /dev/oidc/token (the `DevOidcToken` operationId).
+	DevOidcTokenWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// DevOidcTokenWithFormdataBody Development issuer token endpoint
+	//
+	// Exchanges an authorization code (with its PKCE `code_verifier`) for an id_token. Errors follow RFC 6749 (`{"error", "error_description"}`).
+	//
+	// Takes a body of the `application/x-www-form-urlencoded` content type.
+	//
+	// Corresponds with POST /dev/oidc/token (the `DevOidcToken` operationId).
+	DevOidcTokenWithFormdataBody(ctx context.Context, body DevOidcTokenFormdataRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// GetHealthz Liveness probe
 	//
 	// Answers 200 while the process serves HTTP; touches no dependency.
@@ -3982,6 +4152,47 @@ type ClientInterface interface {
 	//
 	// Corresponds with GET /js/svc.js (the `GetTrackerScriptAlias` operationId).
 	GetTrackerScriptAlias(ctx context.Context, params *GetTrackerScriptAliasParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// LoginPage The CLI login page
+	//
+	// Opened from `auth/start`'s `auth_url`. With a configured OpenID Connect issuer it redirects (302)
+	// to the issuer's authorization endpoint (authorization-code flow with PKCE, S256); the issuer sends
+	// the browser back to `/login/callback`. With the development issuer it shows a form (email, name)
+	// that posts to `POST /login`. An unknown, used or expired `state` gets a page saying so (400).
+	//
+	// Corresponds with GET /login (the `LoginPage` operationId).
+	LoginPage(ctx context.Context, params *LoginPageParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// LoginSubmitWithBody Sign in with the development issuer
+	//
+	// The development form: mints an id_token for `email` with the development issuer and completes the
+	// login session exactly as `POST /api/v1/cli/auth/callback` does. 404 when a real issuer is
+	// configured; 400 for a bad session or email; 403 for a suspended account.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /login (the `LoginSubmit` operationId).
+	LoginSubmitWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// LoginSubmitWithFormdataBody Sign in with the development issuer
+	//
+	// The development form: mints an id_token for `email` with the development issuer and completes the
+	// login session exactly as `POST /api/v1/cli/auth/callback` does. 404 when a real issuer is
+	// configured; 400 for a bad session or email; 403 for a suspended account.
+	//
+	// Takes a body of the `application/x-www-form-urlencoded` content type.
+	//
+	// Corresponds with POST /login (the `LoginSubmit` operationId).
+	LoginSubmitWithFormdataBody(ctx context.Context, body LoginSubmitFormdataRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// LoginCallback Return from the OpenID Connect issuer
+	//
+	// The issuer's redirect after sign-in: exchanges `code` (with the session's PKCE verifier), verifies
+	// the id_token (issuer, audience, expiry, nonce) and completes the login session. The page tells
+	// the user to return to the terminal.
+	//
+	// Corresponds with GET /login/callback (the `LoginCallback` operationId).
+	LoginCallback(ctx context.Context, params *LoginCallbackParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// GetMetrics Prometheus metrics
 	//
@@ -5305,6 +5516,176 @@ func (c *Client) AddWorkspaceMember(ctx context.Context, advertiserId int64, bod
 	return c.Client.Do(req)
 }
 
+// DevOidcDiscovery Development issuer discovery document
+//
+// OpenID Connect discovery of the development issuer (`{base_url}/dev/oidc`). 404 when a real issuer is configured.
+//
+// Corresponds with GET /dev/oidc/.well-known/openid-configuration (the `DevOidcDiscovery` operationId).
+func (c *Client) DevOidcDiscovery(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewDevOidcDiscoveryRequest(c.Server)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// DevOidcAuthorize Development issuer sign-in form
+//
+// The authorization endpoint (code flow, PKCE S256 required): a form asking for an email and a name.
+// Any email signs in: this issuer exists for development and tests only.
+//
+// Corresponds with GET /dev/oidc/authorize (the `DevOidcAuthorize` operationId).
+func (c *Client) DevOidcAuthorize(ctx context.Context, params *DevOidcAuthorizeParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewDevOidcAuthorizeRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// DevOidcAuthorizeSubmitWithBody Development issuer sign-in
+//
+// Issues an authorization code for the email and redirects (302) to `redirect_uri` with `code` and `state`.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /dev/oidc/authorize (the `DevOidcAuthorizeSubmit` operationId).
+func (c *Client) DevOidcAuthorizeSubmitWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewDevOidcAuthorizeSubmitRequestWithBody(c.Server, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// DevOidcAuthorizeSubmitWithFormdataBody Development issuer sign-in
+//
+// Issues an authorization code for the email and redirects (302) to `redirect_uri` with `code` and `state`.
+//
+// Takes a body of the `application/x-www-form-urlencoded` content type.
+//
+// Corresponds with POST /dev/oidc/authorize (the `DevOidcAuthorizeSubmit` operationId).
+func (c *Client) DevOidcAuthorizeSubmitWithFormdataBody(ctx context.Context, body DevOidcAuthorizeSubmitFormdataRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewDevOidcAuthorizeSubmitRequestWithFormdataBody(c.Server, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// DevOidcIdTokenWithBody Mint a development id_token
+//
+// Answers `{"id_token"}` for `{"email", "name"}`, signed by the development issuer, for scripts and
+// tests that complete a CLI login with `POST /api/v1/cli/auth/callback`. 404 when a real issuer is
+// configured.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /dev/oidc/id-token (the `DevOidcIdToken` operationId).
+func (c *Client) DevOidcIdTokenWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewDevOidcIdTokenRequestWithBody(c.Server, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// DevOidcIdToken Mint a development id_token
+//
+// Answers `{"id_token"}` for `{"email", "name"}`, signed by the development issuer, for scripts and
+// tests that complete a CLI login with `POST /api/v1/cli/auth/callback`. 404 when a real issuer is
+// configured.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /dev/oidc/id-token (the `DevOidcIdToken` operationId).
+func (c *Client) DevOidcIdToken(ctx context.Context, body DevOidcIdTokenJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewDevOidcIdTokenRequest(c.Server, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// DevOidcJwks Development issuer signing keys
+//
+// The JSON Web Key Set of the development issuer (a key generated at start). 404 when a real issuer is configured.
+//
+// Corresponds with GET /dev/oidc/jwks (the `DevOidcJwks` operationId).
+func (c *Client) DevOidcJwks(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewDevOidcJwksRequest(c.Server)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// DevOidcTokenWithBody Development issuer token endpoint
+//
+// Exchanges an authorization code (with its PKCE `code_verifier`) for an id_token. Errors follow RFC 6749 (`{"error", "error_description"}`).
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /dev/oidc/token (the `DevOidcToken` operationId).
+func (c *Client) DevOidcTokenWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewDevOidcTokenRequestWithBody(c.Server, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// DevOidcTokenWithFormdataBody Development issuer token endpoint
+//
+// Exchanges an authorization code (with its PKCE `code_verifier`) for an id_token. Errors follow RFC 6749 (`{"error", "error_description"}`).
+//
+// Takes a body of the `application/x-www-form-urlencoded` content type.
+//
+// Corresponds with POST /dev/oidc/token (the `DevOidcToken` operationId).
+func (c *Client) DevOidcTokenWithFormdataBody(ctx context.Context, body DevOidcTokenFormdataRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewDevOidcTokenRequestWithFormdataBody(c.Server, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // GetHealthz Liveness probe
 //
 // Answers 200 while the process serves HTTP; touches no dependency.
@@ -5365,6 +5746,87 @@ func (c *Client) GetTrackerScript(ctx context.Context, params *GetTrackerScriptP
 // Corresponds with GET /js/svc.js (the `GetTrackerScriptAlias` operationId).
 func (c *Client) GetTrackerScriptAlias(ctx context.Context, params *GetTrackerScriptAliasParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewGetTrackerScriptAliasRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// LoginPage The CLI login page
+//
+// Opened from `auth/start`'s `auth_url`. With a configured OpenID Connect issuer it redirects (302)
+// to the issuer's authorization endpoint (authorization-code flow with PKCE, S256); the issuer sends
+// the browser back to `/login/callback`. With the development issuer it shows a form (email, name)
+// that posts to `POST /login`. An unknown, used or expired `state` gets a page saying so (400).
+//
+// Corresponds with GET /login (the `LoginPage` operationId).
+func (c *Client) LoginPage(ctx context.Context, params *LoginPageParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewLoginPageRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// LoginSubmitWithBody Sign in with the development issuer
+//
+// The development form: mints an id_token for `email` with the development issuer and completes the
+// login session exactly as `POST /api/v1/cli/auth/callback` does. 404 when a real issuer is
+// configured; 400 for a bad session or email; 403 for a suspended account.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /login (the `LoginSubmit` operationId).
+func (c *Client) LoginSubmitWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewLoginSubmitRequestWithBody(c.Server, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// LoginSubmitWithFormdataBody Sign in with the development issuer
+//
+// The development form: mints an id_token for `email` with the development issuer and completes the
+// login session exactly as `POST /api/v1/cli/auth/callback` does. 404 when a real issuer is
+// configured; 400 for a bad session or email; 403 for a suspended account.
+//
+// Takes a body of the `application/x-www-form-urlencoded` content type.
+//
+// Corresponds with POST /login (the `LoginSubmit` operationId).
+func (c *Client) LoginSubmitWithFormdataBody(ctx context.Context, body LoginSubmitFormdataRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewLoginSubmitRequestWithFormdataBody(c.Server, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// LoginCallback Return from the OpenID Connect issuer
+//
+// The issuer's redirect after sign-in: exchanges `code` (with the session's PKCE verifier), verifies
+// the id_token (issuer, audience, expiry, nonce) and completes the login session. The page tells
+// the user to return to the terminal.
+//
+// Corresponds with GET /login/callback (the `LoginCallback` operationId).
+func (c *Client) LoginCallback(ctx context.Context, params *LoginCallbackParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewLoginCallbackRequest(c.Server, params)
 	if err != nil {
 		return nil, err
 	}
@@ -6672,6 +7134,318 @@ func NewAddWorkspaceMemberRequestWithBody(server string, advertiserId int64, con
 	return req, nil
 }
 
+// NewDevOidcDiscoveryRequest constructs an http.Request for the DevOidcDiscovery method
+func NewDevOidcDiscoveryRequest(server string) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/dev/oidc/.well-known/openid-configuration")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewDevOidcAuthorizeRequest constructs an http.Request for the DevOidcAuthorize method
+func NewDevOidcAuthorizeRequest(server string, params *DevOidcAuthorizeParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/dev/oidc/authorize")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.ClientId != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "client_id", *params.ClientId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.RedirectUri != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "redirect_uri", *params.RedirectUri, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.ResponseType != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "response_type", *params.ResponseType, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.State != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "state", *params.State, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Nonce != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "nonce", *params.Nonce, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.CodeChallenge != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "code_challenge", *params.CodeChallenge, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.CodeChallengeMethod != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "code_challenge_method", *params.CodeChallengeMethod, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Scope != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "scope", *params.Scope, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewDevOidcAuthorizeSubmitRequestWithFormdataBody calls the generic DevOidcAuthorizeSubmit builder with application/x-www-form-urlencoded body
+func NewDevOidcAuthorizeSubmitRequestWithFormdataBody(server string, body DevOidcAuthorizeSubmitFormdataRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	bodyStr, err := runtime.MarshalForm(body, nil)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = strings.NewReader(bodyStr.Encode())
+	return NewDevOidcAuthorizeSubmitRequestWithBody(server, "application/x-www-form-urlencoded", bodyReader)
+}
+
+// NewDevOidcAuthorizeSubmitRequestWithBody constructs an http.Request for the DevOidcAuthorizeSubmit method, with any body, and a specified content type
+func NewDevOidcAuthorizeSubmitRequestWithBody(server string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/dev/oidc/authorize")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewDevOidcIdTokenRequest calls the generic DevOidcIdToken builder with application/json body
+func NewDevOidcIdTokenRequest(server string, body DevOidcIdTokenJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewDevOidcIdTokenRequestWithBody(server, "application/json", bodyReader)
+}
+
+// NewDevOidcIdTokenRequestWithBody constructs an http.Request for the DevOidcIdToken method, with any body, and a specified content type
+func NewDevOidcIdTokenRequestWithBody(server string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/dev/oidc/id-token")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewDevOidcJwksRequest constructs an http.Request for the DevOidcJwks method
+func NewDevOidcJwksRequest(server string) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/dev/oidc/jwks")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewDevOidcTokenRequestWithFormdataBody calls the generic DevOidcToken builder with application/x-www-form-urlencoded body
+func NewDevOidcTokenRequestWithFormdataBody(server string, body DevOidcTokenFormdataRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	bodyStr, err := runtime.MarshalForm(body, nil)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = strings.NewReader(bodyStr.Encode())
+	return NewDevOidcTokenRequestWithBody(server, "application/x-www-form-urlencoded", bodyReader)
+}
+
+// NewDevOidcTokenRequestWithBody constructs an http.Request for the DevOidcToken method, with any body, and a specified content type
+func NewDevOidcTokenRequestWithBody(server string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/dev/oidc/token")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
 // NewGetHealthzRequest constructs an http.Request for the GetHealthz method
 func NewGetHealthzRequest(server string) (*http.Request, error) {
 	var err error
@@ -6800,6 +7574,190 @@ func NewGetTrackerScriptAliasRequest(server string, params *GetTrackerScriptAlia
 			req.Header.Set("Accept-Encoding", headerParam1)
 		}
 
+	}
+
+	return req, nil
+}
+
+// NewLoginPageRequest constructs an http.Request for the LoginPage method
+func NewLoginPageRequest(server string, params *LoginPageParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/login")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.State != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "state", *params.State, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewLoginSubmitRequestWithFormdataBody calls the generic LoginSubmit builder with application/x-www-form-urlencoded body
+func NewLoginSubmitRequestWithFormdataBody(server string, body LoginSubmitFormdataRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	bodyStr, err := runtime.MarshalForm(body, nil)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = strings.NewReader(bodyStr.Encode())
+	return NewLoginSubmitRequestWithBody(server, "application/x-www-form-urlencoded", bodyReader)
+}
+
+// NewLoginSubmitRequestWithBody constructs an http.Request for the LoginSubmit method, with any body, and a specified content type
+func NewLoginSubmitRequestWithBody(server string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/login")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewLoginCallbackRequest constructs an http.Request for the LoginCallback method
+func NewLoginCallbackRequest(server string, params *LoginCallbackParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/login/callback")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.State != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "state", *params.State, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Code != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "code", *params.Code, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Error != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "error", *params.Error, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.ErrorDescription != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "error_description", *params.ErrorDescription, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
 	}
 
 	return req, nil
@@ -7840,6 +8798,92 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with POST /api/v1/workspaces/{advertiserId}/members (the `AddWorkspaceMember` operationId).
 	AddWorkspaceMemberWithResponse(ctx context.Context, advertiserId int64, body AddWorkspaceMemberJSONRequestBody, reqEditors ...RequestEditorFn) (*AddWorkspaceMemberHTTPResponse, error)
 
+	// DevOidcDiscoveryWithResponse Development issuer discovery document
+	//
+	// OpenID Connect discovery of the development issuer (`{base_url}/dev/oidc`). 404 when a real issuer is configured.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /dev/oidc/.well-known/openid-configuration (the `DevOidcDiscovery` operationId).
+	DevOidcDiscoveryWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*DevOidcDiscoveryHTTPResponse, error)
+
+	// DevOidcAuthorizeWithResponse Development issuer sign-in form
+	//
+	// The authorization endpoint (code flow, PKCE S256 required): a form asking for an email and a name.
+	// Any email signs in: this issuer exists for development and tests only.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /dev/oidc/authorize (the `DevOidcAuthorize` operationId).
+	DevOidcAuthorizeWithResponse(ctx context.Context, params *DevOidcAuthorizeParams, reqEditors ...RequestEditorFn) (*DevOidcAuthorizeHTTPResponse, error)
+
+	// DevOidcAuthorizeSubmitWithBodyWithResponse Development issuer sign-in
+	//
+	// Issues an authorization code for the email and redirects (302) to `redirect_uri` with `code` and `state`.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /dev/oidc/authorize (the `DevOidcAuthorizeSubmit` operationId).
+	DevOidcAuthorizeSubmitWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*DevOidcAuthorizeSubmitHTTPResponse, error)
+
+	// DevOidcAuthorizeSubmitWithFormdataBodyWithResponse Development issuer sign-in
+	//
+	// Issues an authorization code for the email and redirects (302) to `redirect_uri` with `code` and `state`.
+	//
+	// Takes a body of the `application/x-www-form-urlencoded` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /dev/oidc/authorize (the `DevOidcAuthorizeSubmit` operationId).
+	DevOidcAuthorizeSubmitWithFormdataBodyWithResponse(ctx context.Context, body DevOidcAuthorizeSubmitFormdataRequestBody, reqEditors ...RequestEditorFn) (*DevOidcAuthorizeSubmitHTTPResponse, error)
+
+	// DevOidcIdTokenWithBodyWithResponse Mint a development id_token
+	//
+	// Answers `{"id_token"}` for `{"email", "name"}`, signed by the development issuer, for scripts and
+	// tests that complete a CLI login with `POST /api/v1/cli/auth/callback`. 404 when a real issuer is
+	// configured.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /dev/oidc/id-token (the `DevOidcIdToken` operationId).
+	DevOidcIdTokenWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*DevOidcIdTokenHTTPResponse, error)
+
+	// DevOidcIdTokenWithResponse Mint a development id_token
+	//
+	// Answers `{"id_token"}` for `{"email", "name"}`, signed by the development issuer, for scripts and
+	// tests that complete a CLI login with `POST /api/v1/cli/auth/callback`. 404 when a real issuer is
+	// configured.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /dev/oidc/id-token (the `DevOidcIdToken` operationId).
+	DevOidcIdTokenWithResponse(ctx context.Context, body DevOidcIdTokenJSONRequestBody, reqEditors ...RequestEditorFn) (*DevOidcIdTokenHTTPResponse, error)
+
+	// DevOidcJwksWithResponse Development issuer signing keys
+	//
+	// The JSON Web Key Set of the development issuer (a key generated at start). 404 when a real issuer is configured.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /dev/oidc/jwks (the `DevOidcJwks` operationId).
+	DevOidcJwksWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*DevOidcJwksHTTPResponse, error)
+
+	// DevOidcTokenWithBodyWithResponse Development issuer token endpoint
+	//
+	// Exchanges an authorization code (with its PKCE `code_verifier`) for an id_token. Errors follow RFC 6749 (`{"error", "error_description"}`).
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /dev/oidc/token (the `DevOidcToken` operationId).
+	DevOidcTokenWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*DevOidcTokenHTTPResponse, error)
+
+	// DevOidcTokenWithFormdataBodyWithResponse Development issuer token endpoint
+	//
+	// Exchanges an authorization code (with its PKCE `code_verifier`) for an id_token. Errors follow RFC 6749 (`{"error", "error_description"}`).
+	//
+	// Takes a body of the `application/x-www-form-urlencoded` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /dev/oidc/token (the `DevOidcToken` operationId).
+	DevOidcTokenWithFormdataBodyWithResponse(ctx context.Context, body DevOidcTokenFormdataRequestBody, reqEditors ...RequestEditorFn) (*DevOidcTokenHTTPResponse, error)
+
 	// GetHealthzWithResponse Liveness probe
 	//
 	// Answers 200 while the process serves HTTP; touches no dependency.
@@ -7885,6 +8929,51 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with GET /js/svc.js (the `GetTrackerScriptAlias` operationId).
 	GetTrackerScriptAliasWithResponse(ctx context.Context, params *GetTrackerScriptAliasParams, reqEditors ...RequestEditorFn) (*GetTrackerScriptAliasHTTPResponse, error)
+
+	// LoginPageWithResponse The CLI login page
+	//
+	// Opened from `auth/start`'s `auth_url`. With a configured OpenID Connect issuer it redirects (302)
+	// to the issuer's authorization endpoint (authorization-code flow with PKCE, S256); the issuer sends
+	// the browser back to `/login/callback`. With the development issuer it shows a form (email, name)
+	// that posts to `POST /login`. An unknown, used or expired `state` gets a page saying so (400).
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /login (the `LoginPage` operationId).
+	LoginPageWithResponse(ctx context.Context, params *LoginPageParams, reqEditors ...RequestEditorFn) (*LoginPageHTTPResponse, error)
+
+	// LoginSubmitWithBodyWithResponse Sign in with the development issuer
+	//
+	// The development form: mints an id_token for `email` with the development issuer and completes the
+	// login session exactly as `POST /api/v1/cli/auth/callback` does. 404 when a real issuer is
+	// configured; 400 for a bad session or email; 403 for a suspended account.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /login (the `LoginSubmit` operationId).
+	LoginSubmitWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*LoginSubmitHTTPResponse, error)
+
+	// LoginSubmitWithFormdataBodyWithResponse Sign in with the development issuer
+	//
+	// The development form: mints an id_token for `email` with the development issuer and completes the
+	// login session exactly as `POST /api/v1/cli/auth/callback` does. 404 when a real issuer is
+	// configured; 400 for a bad session or email; 403 for a suspended account.
+	//
+	// Takes a body of the `application/x-www-form-urlencoded` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /login (the `LoginSubmit` operationId).
+	LoginSubmitWithFormdataBodyWithResponse(ctx context.Context, body LoginSubmitFormdataRequestBody, reqEditors ...RequestEditorFn) (*LoginSubmitHTTPResponse, error)
+
+	// LoginCallbackWithResponse Return from the OpenID Connect issuer
+	//
+	// The issuer's redirect after sign-in: exchanges `code` (with the session's PKCE verifier), verifies
+	// the id_token (issuer, audience, expiry, nonce) and completes the login session. The page tells
+	// the user to return to the terminal.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /login/callback (the `LoginCallback` operationId).
+	LoginCallbackWithResponse(ctx context.Context, params *LoginCallbackParams, reqEditors ...RequestEditorFn) (*LoginCallbackHTTPResponse, error)
 
 	// GetMetricsWithResponse Prometheus metrics
 	//
@@ -12072,6 +13161,322 @@ func (r AddWorkspaceMemberHTTPResponse) ContentType() string {
 	return ""
 }
 
+// DevOidcDiscoveryHTTPResponse404Headers the declared response headers of an HTTP 404 response for DevOidcDiscovery
+type DevOidcDiscoveryHTTPResponse404Headers struct {
+	XRequestID string
+}
+
+type DevOidcDiscoveryHTTPResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *map[string]interface{}
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *DevOidcDiscoveryHTTPResponse404Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r DevOidcDiscoveryHTTPResponse) GetJSON200() *map[string]interface{} {
+	return r.JSON200
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r DevOidcDiscoveryHTTPResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetBody returns the raw response body bytes
+func (r DevOidcDiscoveryHTTPResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r DevOidcDiscoveryHTTPResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r DevOidcDiscoveryHTTPResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r DevOidcDiscoveryHTTPResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type DevOidcAuthorizeHTTPResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+}
+
+// GetBody returns the raw response body bytes
+func (r DevOidcAuthorizeHTTPResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r DevOidcAuthorizeHTTPResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r DevOidcAuthorizeHTTPResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r DevOidcAuthorizeHTTPResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// DevOidcAuthorizeSubmitHTTPResponse302Headers the declared response headers of an HTTP 302 response for DevOidcAuthorizeSubmit
+type DevOidcAuthorizeSubmitHTTPResponse302Headers struct {
+	Location string
+}
+
+type DevOidcAuthorizeSubmitHTTPResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// Headers302 the parsed response headers for an HTTP 302 response
+	Headers302 *DevOidcAuthorizeSubmitHTTPResponse302Headers
+}
+
+// GetBody returns the raw response body bytes
+func (r DevOidcAuthorizeSubmitHTTPResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r DevOidcAuthorizeSubmitHTTPResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r DevOidcAuthorizeSubmitHTTPResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r DevOidcAuthorizeSubmitHTTPResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// DevOidcIdTokenHTTPResponse400Headers the declared response headers of an HTTP 400 response for DevOidcIdToken
+type DevOidcIdTokenHTTPResponse400Headers struct {
+	XRequestID string
+}
+
+// DevOidcIdTokenHTTPResponse404Headers the declared response headers of an HTTP 404 response for DevOidcIdToken
+type DevOidcIdTokenHTTPResponse404Headers struct {
+	XRequestID string
+}
+
+type DevOidcIdTokenHTTPResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *DevIdTokenResponse
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *DevOidcIdTokenHTTPResponse400Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *DevOidcIdTokenHTTPResponse404Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r DevOidcIdTokenHTTPResponse) GetJSON200() *DevIdTokenResponse {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r DevOidcIdTokenHTTPResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r DevOidcIdTokenHTTPResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetBody returns the raw response body bytes
+func (r DevOidcIdTokenHTTPResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r DevOidcIdTokenHTTPResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r DevOidcIdTokenHTTPResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r DevOidcIdTokenHTTPResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// DevOidcJwksHTTPResponse404Headers the declared response headers of an HTTP 404 response for DevOidcJwks
+type DevOidcJwksHTTPResponse404Headers struct {
+	XRequestID string
+}
+
+type DevOidcJwksHTTPResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *map[string]interface{}
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *DevOidcJwksHTTPResponse404Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r DevOidcJwksHTTPResponse) GetJSON200() *map[string]interface{} {
+	return r.JSON200
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r DevOidcJwksHTTPResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetBody returns the raw response body bytes
+func (r DevOidcJwksHTTPResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r DevOidcJwksHTTPResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r DevOidcJwksHTTPResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r DevOidcJwksHTTPResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// DevOidcTokenHTTPResponse404Headers the declared response headers of an HTTP 404 response for DevOidcToken
+type DevOidcTokenHTTPResponse404Headers struct {
+	XRequestID string
+}
+
+type DevOidcTokenHTTPResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *DevTokenResponse
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *OAuthError
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *DevOidcTokenHTTPResponse404Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r DevOidcTokenHTTPResponse) GetJSON200() *DevTokenResponse {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r DevOidcTokenHTTPResponse) GetJSON400() *OAuthError {
+	return r.JSON400
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r DevOidcTokenHTTPResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetBody returns the raw response body bytes
+func (r DevOidcTokenHTTPResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r DevOidcTokenHTTPResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r DevOidcTokenHTTPResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r DevOidcTokenHTTPResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // GetHealthzHTTPResponse200Headers the declared response headers of an HTTP 200 response for GetHealthz
 type GetHealthzHTTPResponse200Headers struct {
 	XRequestID string
@@ -12224,6 +13629,115 @@ func (r GetTrackerScriptAliasHTTPResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r GetTrackerScriptAliasHTTPResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// LoginPageHTTPResponse302Headers the declared response headers of an HTTP 302 response for LoginPage
+type LoginPageHTTPResponse302Headers struct {
+	Location string
+}
+
+type LoginPageHTTPResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// Headers302 the parsed response headers for an HTTP 302 response
+	Headers302 *LoginPageHTTPResponse302Headers
+}
+
+// GetBody returns the raw response body bytes
+func (r LoginPageHTTPResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r LoginPageHTTPResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r LoginPageHTTPResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r LoginPageHTTPResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type LoginSubmitHTTPResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+}
+
+// GetBody returns the raw response body bytes
+func (r LoginSubmitHTTPResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r LoginSubmitHTTPResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r LoginSubmitHTTPResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r LoginSubmitHTTPResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type LoginCallbackHTTPResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+}
+
+// GetBody returns the raw response body bytes
+func (r LoginCallbackHTTPResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r LoginCallbackHTTPResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r LoginCallbackHTTPResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r LoginCallbackHTTPResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -13576,6 +15090,146 @@ func (c *ClientWithResponses) AddWorkspaceMemberWithResponse(ctx context.Context
 	return ParseAddWorkspaceMemberHTTPResponse(rsp)
 }
 
+// DevOidcDiscoveryWithResponse Development issuer discovery document
+//
+// OpenID Connect discovery of the development issuer (`{base_url}/dev/oidc`). 404 when a real issuer is configured.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /dev/oidc/.well-known/openid-configuration (the `DevOidcDiscovery` operationId).
+func (c *ClientWithResponses) DevOidcDiscoveryWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*DevOidcDiscoveryHTTPResponse, error) {
+	rsp, err := c.DevOidcDiscovery(ctx, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseDevOidcDiscoveryHTTPResponse(rsp)
+}
+
+// DevOidcAuthorizeWithResponse Development issuer sign-in form
+//
+// The authorization endpoint (code flow, PKCE S256 required): a form asking for an email and a name.
+// Any email signs in: this issuer exists for development and tests only.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /dev/oidc/authorize (the `DevOidcAuthorize` operationId).
+func (c *ClientWithResponses) DevOidcAuthorizeWithResponse(ctx context.Context, params *DevOidcAuthorizeParams, reqEditors ...RequestEditorFn) (*DevOidcAuthorizeHTTPResponse, error) {
+	rsp, err := c.DevOidcAuthorize(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseDevOidcAuthorizeHTTPResponse(rsp)
+}
+
+// DevOidcAuthorizeSubmitWithBodyWithResponse Development issuer sign-in
+//
+// Issues an authorization code for the email and redirects (302) to `redirect_uri` with `code` and `state`.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /dev/oidc/authorize (the `DevOidcAuthorizeSubmit` operationId).
+func (c *ClientWithResponses) DevOidcAuthorizeSubmitWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*DevOidcAuthorizeSubmitHTTPResponse, error) {
+	rsp, err := c.DevOidcAuthorizeSubmitWithBody(ctx, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseDevOidcAuthorizeSubmitHTTPResponse(rsp)
+}
+
+// DevOidcAuthorizeSubmitWithFormdataBodyWithResponse Development issuer sign-in
+//
+// Issues an authorization code for the email and redirects (302) to `redirect_uri` with `code` and `state`.
+//
+// Takes a body of the `application/x-www-form-urlencoded` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /dev/oidc/authorize (the `DevOidcAuthorizeSubmit` operationId).
+func (c *ClientWithResponses) DevOidcAuthorizeSubmitWithFormdataBodyWithResponse(ctx context.Context, body DevOidcAuthorizeSubmitFormdataRequestBody, reqEditors ...RequestEditorFn) (*DevOidcAuthorizeSubmitHTTPResponse, error) {
+	rsp, err := c.DevOidcAuthorizeSubmitWithFormdataBody(ctx, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseDevOidcAuthorizeSubmitHTTPResponse(rsp)
+}
+
+// DevOidcIdTokenWithBodyWithResponse Mint a development id_token
+//
+// Answers `{"id_token"}` for `{"email", "name"}`, signed by the development issuer, for scripts and
+// tests that complete a CLI login with `POST /api/v1/cli/auth/callback`. 404 when a real issuer is
+// configured.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /dev/oidc/id-token (the `DevOidcIdToken` operationId).
+func (c *ClientWithResponses) DevOidcIdTokenWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*DevOidcIdTokenHTTPResponse, error) {
+	rsp, err := c.DevOidcIdTokenWithBody(ctx, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseDevOidcIdTokenHTTPResponse(rsp)
+}
+
+// DevOidcIdTokenWithResponse Mint a development id_token
+//
+// Answers `{"id_token"}` for `{"email", "name"}`, signed by the development issuer, for scripts and
+// tests that complete a CLI login with `POST /api/v1/cli/auth/callback`. 404 when a real issuer is
+// configured.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /dev/oidc/id-token (the `DevOidcIdToken` operationId).
+func (c *ClientWithResponses) DevOidcIdTokenWithResponse(ctx context.Context, body DevOidcIdTokenJSONRequestBody, reqEditors ...RequestEditorFn) (*DevOidcIdTokenHTTPResponse, error) {
+	rsp, err := c.DevOidcIdToken(ctx, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseDevOidcIdTokenHTTPResponse(rsp)
+}
+
+// DevOidcJwksWithResponse Development issuer signing keys
+//
+// The JSON Web Key Set of the development issuer (a key generated at start). 404 when a real issuer is configured.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /dev/oidc/jwks (the `DevOidcJwks` operationId).
+func (c *ClientWithResponses) DevOidcJwksWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*DevOidcJwksHTTPResponse, error) {
+	rsp, err := c.DevOidcJwks(ctx, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseDevOidcJwksHTTPResponse(rsp)
+}
+
+// DevOidcTokenWithBodyWithResponse Development issuer token endpoint
+//
+// Exchanges an authorization code (with its PKCE `code_verifier`) for an id_token. Errors follow RFC 6749 (`{"error", "error_description"}`).
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /dev/oidc/token (the `DevOidcToken` operationId).
+func (c *ClientWithResponses) DevOidcTokenWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*DevOidcTokenHTTPResponse, error) {
+	rsp, err := c.DevOidcTokenWithBody(ctx, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseDevOidcTokenHTTPResponse(rsp)
+}
+
+// DevOidcTokenWithFormdataBodyWithResponse Development issuer token endpoint
+//
+// Exchanges an authorization code (with its PKCE `code_verifier`) for an id_token. Errors follow RFC 6749 (`{"error", "error_description"}`).
+//
+// Takes a body of the `application/x-www-form-urlencoded` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /dev/oidc/token (the `DevOidcToken` operationId).
+func (c *ClientWithResponses) DevOidcTokenWithFormdataBodyWithResponse(ctx context.Context, body DevOidcTokenFormdataRequestBody, reqEditors ...RequestEditorFn) (*DevOidcTokenHTTPResponse, error) {
+	rsp, err := c.DevOidcTokenWithFormdataBody(ctx, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseDevOidcTokenHTTPResponse(rsp)
+}
+
 // GetHealthzWithResponse Liveness probe
 //
 // Answers 200 while the process serves HTTP; touches no dependency.
@@ -13638,6 +15292,75 @@ func (c *ClientWithResponses) GetTrackerScriptAliasWithResponse(ctx context.Cont
 		return nil, err
 	}
 	return ParseGetTrackerScriptAliasHTTPResponse(rsp)
+}
+
+// LoginPageWithResponse The CLI login page
+//
+// Opened from `auth/start`'s `auth_url`. With a configured OpenID Connect issuer it redirects (302)
+// to the issuer's authorization endpoint (authorization-code flow with PKCE, S256); the issuer sends
+// the browser back to `/login/callback`. With the development issuer it shows a form (email, name)
+// that posts to `POST /login`. An unknown, used or expired `state` gets a page saying so (400).
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /login (the `LoginPage` operationId).
+func (c *ClientWithResponses) LoginPageWithResponse(ctx context.Context, params *LoginPageParams, reqEditors ...RequestEditorFn) (*LoginPageHTTPResponse, error) {
+	rsp, err := c.LoginPage(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseLoginPageHTTPResponse(rsp)
+}
+
+// LoginSubmitWithBodyWithResponse Sign in with the development issuer
+//
+// The development form: mints an id_token for `email` with the development issuer and completes the
+// login session exactly as `POST /api/v1/cli/auth/callback` does. 404 when a real issuer is
+// configured; 400 for a bad session or email; 403 for a suspended account.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /login (the `LoginSubmit` operationId).
+func (c *ClientWithResponses) LoginSubmitWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*LoginSubmitHTTPResponse, error) {
+	rsp, err := c.LoginSubmitWithBody(ctx, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseLoginSubmitHTTPResponse(rsp)
+}
+
+// LoginSubmitWithFormdataBodyWithResponse Sign in with the development issuer
+//
+// The development form: mints an id_token for `email` with the development issuer and completes the
+// login session exactly as `POST /api/v1/cli/auth/callback` does. 404 when a real issuer is
+// configured; 400 for a bad session or email; 403 for a suspended account.
+//
+// Takes a body of the `application/x-www-form-urlencoded` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /login (the `LoginSubmit` operationId).
+func (c *ClientWithResponses) LoginSubmitWithFormdataBodyWithResponse(ctx context.Context, body LoginSubmitFormdataRequestBody, reqEditors ...RequestEditorFn) (*LoginSubmitHTTPResponse, error) {
+	rsp, err := c.LoginSubmitWithFormdataBody(ctx, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseLoginSubmitHTTPResponse(rsp)
+}
+
+// LoginCallbackWithResponse Return from the OpenID Connect issuer
+//
+// The issuer's redirect after sign-in: exchanges `code` (with the session's PKCE verifier), verifies
+// the id_token (issuer, audience, expiry, nonce) and completes the login session. The page tells
+// the user to return to the terminal.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /login/callback (the `LoginCallback` operationId).
+func (c *ClientWithResponses) LoginCallbackWithResponse(ctx context.Context, params *LoginCallbackParams, reqEditors ...RequestEditorFn) (*LoginCallbackHTTPResponse, error) {
+	rsp, err := c.LoginCallback(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseLoginCallbackHTTPResponse(rsp)
 }
 
 // GetMetricsWithResponse Prometheus metrics
@@ -19961,6 +21684,259 @@ func ParseAddWorkspaceMemberHTTPResponse(rsp *http.Response) (*AddWorkspaceMembe
 	return response, nil
 }
 
+// ParseDevOidcDiscoveryHTTPResponse parses an HTTP response from a DevOidcDiscoveryWithResponse call
+func ParseDevOidcDiscoveryHTTPResponse(rsp *http.Response) (*DevOidcDiscoveryHTTPResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &DevOidcDiscoveryHTTPResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest map[string]interface{}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 404:
+		var headers DevOidcDiscoveryHTTPResponse404Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers404 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseDevOidcAuthorizeHTTPResponse parses an HTTP response from a DevOidcAuthorizeWithResponse call
+func ParseDevOidcAuthorizeHTTPResponse(rsp *http.Response) (*DevOidcAuthorizeHTTPResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &DevOidcAuthorizeHTTPResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	return response, nil
+}
+
+// ParseDevOidcAuthorizeSubmitHTTPResponse parses an HTTP response from a DevOidcAuthorizeSubmitWithResponse call
+func ParseDevOidcAuthorizeSubmitHTTPResponse(rsp *http.Response) (*DevOidcAuthorizeSubmitHTTPResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &DevOidcAuthorizeSubmitHTTPResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case rsp.StatusCode == 302:
+		var headers DevOidcAuthorizeSubmitHTTPResponse302Headers
+		if values := rsp.Header.Values("Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Location = value
+		}
+		response.Headers302 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseDevOidcIdTokenHTTPResponse parses an HTTP response from a DevOidcIdTokenWithResponse call
+func ParseDevOidcIdTokenHTTPResponse(rsp *http.Response) (*DevOidcIdTokenHTTPResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &DevOidcIdTokenHTTPResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest DevIdTokenResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 400:
+		var headers DevOidcIdTokenHTTPResponse400Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 404:
+		var headers DevOidcIdTokenHTTPResponse404Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers404 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseDevOidcJwksHTTPResponse parses an HTTP response from a DevOidcJwksWithResponse call
+func ParseDevOidcJwksHTTPResponse(rsp *http.Response) (*DevOidcJwksHTTPResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &DevOidcJwksHTTPResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest map[string]interface{}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 404:
+		var headers DevOidcJwksHTTPResponse404Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers404 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseDevOidcTokenHTTPResponse parses an HTTP response from a DevOidcTokenWithResponse call
+func ParseDevOidcTokenHTTPResponse(rsp *http.Response) (*DevOidcTokenHTTPResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &DevOidcTokenHTTPResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest DevTokenResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest OAuthError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 404:
+		var headers DevOidcTokenHTTPResponse404Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers404 = &headers
+	}
+
+	return response, nil
+}
+
 // ParseGetHealthzHTTPResponse parses an HTTP response from a GetHealthzWithResponse call
 func ParseGetHealthzHTTPResponse(rsp *http.Response) (*GetHealthzHTTPResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -20171,6 +22147,67 @@ func ParseGetTrackerScriptAliasHTTPResponse(rsp *http.Response) (*GetTrackerScri
 			headers.XRequestID = value
 		}
 		response.Headers304 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseLoginPageHTTPResponse parses an HTTP response from a LoginPageWithResponse call
+func ParseLoginPageHTTPResponse(rsp *http.Response) (*LoginPageHTTPResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &LoginPageHTTPResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case rsp.StatusCode == 302:
+		var headers LoginPageHTTPResponse302Headers
+		if values := rsp.Header.Values("Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Location = value
+		}
+		response.Headers302 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseLoginSubmitHTTPResponse parses an HTTP response from a LoginSubmitWithResponse call
+func ParseLoginSubmitHTTPResponse(rsp *http.Response) (*LoginSubmitHTTPResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &LoginSubmitHTTPResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	return response, nil
+}
+
+// ParseLoginCallbackHTTPResponse parses an HTTP response from a LoginCallbackWithResponse call
+func ParseLoginCallbackHTTPResponse(rsp *http.Response) (*LoginCallbackHTTPResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &LoginCallbackHTTPResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
 	}
 
 	return response, nil

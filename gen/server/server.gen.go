@@ -1205,6 +1205,46 @@ type CodedUnauthorizedErrorBody struct {
 // CommissionType defines model for CommissionType.
 type CommissionType string
 
+// DevAuthorizeForm defines model for DevAuthorizeForm.
+type DevAuthorizeForm struct {
+	ClientId            *string `json:"client_id,omitempty"`
+	CodeChallenge       *string `json:"code_challenge,omitempty"`
+	CodeChallengeMethod *string `json:"code_challenge_method,omitempty"`
+	Email               *string `json:"email,omitempty"`
+	Name                *string `json:"name,omitempty"`
+	Nonce               *string `json:"nonce,omitempty"`
+	RedirectUri         *string `json:"redirect_uri,omitempty"`
+	State               *string `json:"state,omitempty"`
+}
+
+// DevIdTokenRequest defines model for DevIdTokenRequest.
+type DevIdTokenRequest struct {
+	Email *string `json:"email,omitempty"`
+	Name  *string `json:"name,omitempty"`
+}
+
+// DevIdTokenResponse defines model for DevIdTokenResponse.
+type DevIdTokenResponse struct {
+	IdToken string `json:"id_token"`
+}
+
+// DevTokenForm defines model for DevTokenForm.
+type DevTokenForm struct {
+	ClientId     *string `json:"client_id,omitempty"`
+	Code         *string `json:"code,omitempty"`
+	CodeVerifier *string `json:"code_verifier,omitempty"`
+	GrantType    *string `json:"grant_type,omitempty"`
+	RedirectUri  *string `json:"redirect_uri,omitempty"`
+}
+
+// DevTokenResponse defines model for DevTokenResponse.
+type DevTokenResponse struct {
+	AccessToken string `json:"access_token"`
+	ExpiresIn   int    `json:"expires_in"`
+	IdToken     string `json:"id_token"`
+	TokenType   string `json:"token_type"`
+}
+
 // ErrorDetails Empty unless noted.
 type ErrorDetails struct {
 	// Code `ACCOUNT_BLOCKED` for a suspended account at CLI login.
@@ -1355,6 +1395,13 @@ type LinkUpdate struct {
 	Enabled bool `json:"enabled"`
 }
 
+// LoginForm defines model for LoginForm.
+type LoginForm struct {
+	Email *string `json:"email,omitempty"`
+	Name  *string `json:"name,omitempty"`
+	State *string `json:"state,omitempty"`
+}
+
 // Member defines model for Member.
 type Member struct {
 	// AccountId Null until the invited person logs in.
@@ -1382,6 +1429,12 @@ type MemberListEnvelope struct {
 
 // MemberRole defines model for MemberRole.
 type MemberRole string
+
+// OAuthError defines model for OAuthError.
+type OAuthError struct {
+	Error            string  `json:"error"`
+	ErrorDescription *string `json:"error_description,omitempty"`
+}
 
 // Partner defines model for Partner.
 type Partner struct {
@@ -2053,6 +2106,18 @@ type CliStatusParams struct {
 	ProgramId *string `form:"program_id,omitempty" json:"program_id,omitempty"`
 }
 
+// DevOidcAuthorizeParams defines parameters for DevOidcAuthorize.
+type DevOidcAuthorizeParams struct {
+	ClientId            *string `form:"client_id,omitempty" json:"client_id,omitempty"`
+	RedirectUri         *string `form:"redirect_uri,omitempty" json:"redirect_uri,omitempty"`
+	ResponseType        *string `form:"response_type,omitempty" json:"response_type,omitempty"`
+	State               *string `form:"state,omitempty" json:"state,omitempty"`
+	Nonce               *string `form:"nonce,omitempty" json:"nonce,omitempty"`
+	CodeChallenge       *string `form:"code_challenge,omitempty" json:"code_challenge,omitempty"`
+	CodeChallengeMethod *string `form:"code_challenge_method,omitempty" json:"code_challenge_method,omitempty"`
+	Scope               *string `form:"scope,omitempty" json:"scope,omitempty"`
+}
+
 // GetTrackerScriptParams defines parameters for GetTrackerScript.
 type GetTrackerScriptParams struct {
 	// IfNoneMatch An `ETag` this client holds; when it is current the answer is 304 without a body.
@@ -2069,6 +2134,19 @@ type GetTrackerScriptAliasParams struct {
 
 	// AcceptEncoding `gzip` in the list gets the gzip-encoded script.
 	AcceptEncoding *AcceptEncoding `json:"Accept-Encoding,omitempty"`
+}
+
+// LoginPageParams defines parameters for LoginPage.
+type LoginPageParams struct {
+	State *string `form:"state,omitempty" json:"state,omitempty"`
+}
+
+// LoginCallbackParams defines parameters for LoginCallback.
+type LoginCallbackParams struct {
+	State            *string `form:"state,omitempty" json:"state,omitempty"`
+	Code             *string `form:"code,omitempty" json:"code,omitempty"`
+	Error            *string `form:"error,omitempty" json:"error,omitempty"`
+	ErrorDescription *string `form:"error_description,omitempty" json:"error_description,omitempty"`
 }
 
 // CliAuthCallbackJSONRequestBody defines body for CliAuthCallback for application/json ContentType.
@@ -2112,6 +2190,18 @@ type StripeWebhookJSONRequestBody = StripeEvent
 
 // AddWorkspaceMemberJSONRequestBody defines body for AddWorkspaceMember for application/json ContentType.
 type AddWorkspaceMemberJSONRequestBody = MemberCreate
+
+// DevOidcAuthorizeSubmitFormdataRequestBody defines body for DevOidcAuthorizeSubmit for application/x-www-form-urlencoded ContentType.
+type DevOidcAuthorizeSubmitFormdataRequestBody = DevAuthorizeForm
+
+// DevOidcIdTokenJSONRequestBody defines body for DevOidcIdToken for application/json ContentType.
+type DevOidcIdTokenJSONRequestBody = DevIdTokenRequest
+
+// DevOidcTokenFormdataRequestBody defines body for DevOidcToken for application/x-www-form-urlencoded ContentType.
+type DevOidcTokenFormdataRequestBody = DevTokenForm
+
+// LoginSubmitFormdataRequestBody defines body for LoginSubmit for application/x-www-form-urlencoded ContentType.
+type LoginSubmitFormdataRequestBody = LoginForm
 
 // Getter for additional properties for AdditionalData. Returns the specified
 // element and whether it was found
@@ -2756,6 +2846,24 @@ type ServerInterface interface {
 	// AddWorkspaceMember Invite a member by email
 	// (POST /api/v1/workspaces/{advertiserId}/members)
 	AddWorkspaceMember(ctx echo.Context, advertiserId int64) error
+	// DevOidcDiscovery Development issuer discovery document
+	// (GET /dev/oidc/.well-known/openid-configuration)
+	DevOidcDiscovery(ctx echo.Context) error
+	// DevOidcAuthorize Development issuer sign-in form
+	// (GET /dev/oidc/authorize)
+	DevOidcAuthorize(ctx echo.Context, params DevOidcAuthorizeParams) error
+	// DevOidcAuthorizeSubmit Development issuer sign-in
+	// (POST /dev/oidc/authorize)
+	DevOidcAuthorizeSubmit(ctx echo.Context) error
+	// DevOidcIdToken Mint a development id_token
+	// (POST /dev/oidc/id-token)
+	DevOidcIdToken(ctx echo.Context) error
+	// DevOidcJwks Development issuer signing keys
+	// (GET /dev/oidc/jwks)
+	DevOidcJwks(ctx echo.Context) error
+	// DevOidcToken Development issuer token endpoint
+	// (POST /dev/oidc/token)
+	DevOidcToken(ctx echo.Context) error
 	// GetHealthz Liveness probe
 	// (GET /healthz)
 	GetHealthz(ctx echo.Context) error
@@ -2765,6 +2873,15 @@ type ServerInterface interface {
 	// GetTrackerScriptAlias The browser tracker script (short name)
 	// (GET /js/svc.js)
 	GetTrackerScriptAlias(ctx echo.Context, params GetTrackerScriptAliasParams) error
+	// LoginPage The CLI login page
+	// (GET /login)
+	LoginPage(ctx echo.Context, params LoginPageParams) error
+	// LoginSubmit Sign in with the development issuer
+	// (POST /login)
+	LoginSubmit(ctx echo.Context) error
+	// LoginCallback Return from the OpenID Connect issuer
+	// (GET /login/callback)
+	LoginCallback(ctx echo.Context, params LoginCallbackParams) error
 	// GetMetrics Prometheus metrics
 	// (GET /metrics)
 	GetMetrics(ctx echo.Context) error
@@ -3214,6 +3331,118 @@ func (w *ServerInterfaceWrapper) AddWorkspaceMember(ctx echo.Context) error {
 	return err
 }
 
+// DevOidcDiscovery converts echo context to params.
+func (w *ServerInterfaceWrapper) DevOidcDiscovery(ctx echo.Context) error {
+	var err error
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.DevOidcDiscovery(ctx)
+	return err
+}
+
+// DevOidcAuthorize converts echo context to params.
+func (w *ServerInterfaceWrapper) DevOidcAuthorize(ctx echo.Context) error {
+	var err error
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params DevOidcAuthorizeParams
+	// ------------- Optional query parameter "client_id" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "client_id", ctx.QueryParams(), &params.ClientId, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter client_id: %s", err))
+	}
+
+	// ------------- Optional query parameter "redirect_uri" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "redirect_uri", ctx.QueryParams(), &params.RedirectUri, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter redirect_uri: %s", err))
+	}
+
+	// ------------- Optional query parameter "response_type" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "response_type", ctx.QueryParams(), &params.ResponseType, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter response_type: %s", err))
+	}
+
+	// ------------- Optional query parameter "state" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "state", ctx.QueryParams(), &params.State, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter state: %s", err))
+	}
+
+	// ------------- Optional query parameter "nonce" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "nonce", ctx.QueryParams(), &params.Nonce, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter nonce: %s", err))
+	}
+
+	// ------------- Optional query parameter "code_challenge" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "code_challenge", ctx.QueryParams(), &params.CodeChallenge, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter code_challenge: %s", err))
+	}
+
+	// ------------- Optional query parameter "code_challenge_method" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "code_challenge_method", ctx.QueryParams(), &params.CodeChallengeMethod, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter code_challenge_method: %s", err))
+	}
+
+	// ------------- Optional query parameter "scope" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "scope", ctx.QueryParams(), &params.Scope, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter scope: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.DevOidcAuthorize(ctx, params)
+	return err
+}
+
+// DevOidcAuthorizeSubmit converts echo context to params.
+func (w *ServerInterfaceWrapper) DevOidcAuthorizeSubmit(ctx echo.Context) error {
+	var err error
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.DevOidcAuthorizeSubmit(ctx)
+	return err
+}
+
+// DevOidcIdToken converts echo context to params.
+func (w *ServerInterfaceWrapper) DevOidcIdToken(ctx echo.Context) error {
+	var err error
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.DevOidcIdToken(ctx)
+	return err
+}
+
+// DevOidcJwks converts echo context to params.
+func (w *ServerInterfaceWrapper) DevOidcJwks(ctx echo.Context) error {
+	var err error
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.DevOidcJwks(ctx)
+	return err
+}
+
+// DevOidcToken converts echo context to params.
+func (w *ServerInterfaceWrapper) DevOidcToken(ctx echo.Context) error {
+	var err error
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.DevOidcToken(ctx)
+	return err
+}
+
 // GetHealthz converts echo context to params.
 func (w *ServerInterfaceWrapper) GetHealthz(ctx echo.Context) error {
 	var err error
@@ -3308,6 +3537,72 @@ func (w *ServerInterfaceWrapper) GetTrackerScriptAlias(ctx echo.Context) error {
 
 	// Invoke the callback with all the unmarshaled arguments
 	err = w.Handler.GetTrackerScriptAlias(ctx, params)
+	return err
+}
+
+// LoginPage converts echo context to params.
+func (w *ServerInterfaceWrapper) LoginPage(ctx echo.Context) error {
+	var err error
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params LoginPageParams
+	// ------------- Optional query parameter "state" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "state", ctx.QueryParams(), &params.State, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter state: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.LoginPage(ctx, params)
+	return err
+}
+
+// LoginSubmit converts echo context to params.
+func (w *ServerInterfaceWrapper) LoginSubmit(ctx echo.Context) error {
+	var err error
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.LoginSubmit(ctx)
+	return err
+}
+
+// LoginCallback converts echo context to params.
+func (w *ServerInterfaceWrapper) LoginCallback(ctx echo.Context) error {
+	var err error
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params LoginCallbackParams
+	// ------------- Optional query parameter "state" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "state", ctx.QueryParams(), &params.State, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter state: %s", err))
+	}
+
+	// ------------- Optional query parameter "code" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "code", ctx.QueryParams(), &params.Code, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter code: %s", err))
+	}
+
+	// ------------- Optional query parameter "error" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "error", ctx.QueryParams(), &params.Error, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter error: %s", err))
+	}
+
+	// ------------- Optional query parameter "error_description" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "error_description", ctx.QueryParams(), &params.ErrorDescription, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter error_description: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.LoginCallback(ctx, params)
 	return err
 }
 
@@ -3424,9 +3719,18 @@ func RegisterHandlersWithOptions(router EchoRouter, si ServerInterface, options 
 	router.POST(options.BaseURL+"/api/v1/webhooks/stripe/:programId", wrapper.StripeWebhook, options.OperationMiddlewares["stripeWebhook"]...)
 	router.GET(options.BaseURL+"/api/v1/workspaces/:advertiserId/members", wrapper.ListWorkspaceMembers, options.OperationMiddlewares["listWorkspaceMembers"]...)
 	router.POST(options.BaseURL+"/api/v1/workspaces/:advertiserId/members", wrapper.AddWorkspaceMember, options.OperationMiddlewares["addWorkspaceMember"]...)
+	router.GET(options.BaseURL+"/dev/oidc/.well-known/openid-configuration", wrapper.DevOidcDiscovery, options.OperationMiddlewares["devOidcDiscovery"]...)
+	router.GET(options.BaseURL+"/dev/oidc/authorize", wrapper.DevOidcAuthorize, options.OperationMiddlewares["devOidcAuthorize"]...)
+	router.POST(options.BaseURL+"/dev/oidc/authorize", wrapper.DevOidcAuthorizeSubmit, options.OperationMiddlewares["devOidcAuthorizeSubmit"]...)
+	router.POST(options.BaseURL+"/dev/oidc/id-token", wrapper.DevOidcIdToken, options.OperationMiddlewares["devOidcIdToken"]...)
+	router.GET(options.BaseURL+"/dev/oidc/jwks", wrapper.DevOidcJwks, options.OperationMiddlewares["devOidcJwks"]...)
+	router.POST(options.BaseURL+"/dev/oidc/token", wrapper.DevOidcToken, options.OperationMiddlewares["devOidcToken"]...)
 	router.GET(options.BaseURL+"/healthz", wrapper.GetHealthz, options.OperationMiddlewares["getHealthz"]...)
 	router.GET(options.BaseURL+"/js/svc-tracker.js", wrapper.GetTrackerScript, options.OperationMiddlewares["getTrackerScript"]...)
 	router.GET(options.BaseURL+"/js/svc.js", wrapper.GetTrackerScriptAlias, options.OperationMiddlewares["getTrackerScriptAlias"]...)
+	router.GET(options.BaseURL+"/login", wrapper.LoginPage, options.OperationMiddlewares["loginPage"]...)
+	router.POST(options.BaseURL+"/login", wrapper.LoginSubmit, options.OperationMiddlewares["loginSubmit"]...)
+	router.GET(options.BaseURL+"/login/callback", wrapper.LoginCallback, options.OperationMiddlewares["loginCallback"]...)
 	router.GET(options.BaseURL+"/metrics", wrapper.GetMetrics, options.OperationMiddlewares["getMetrics"]...)
 	router.GET(options.BaseURL+"/openapi.json", wrapper.GetOpenAPIJSON, options.OperationMiddlewares["getOpenAPIJSON"]...)
 	router.GET(options.BaseURL+"/openapi.yaml", wrapper.GetOpenAPIYAML, options.OperationMiddlewares["getOpenAPIYAML"]...)
@@ -3471,6 +3775,12 @@ type ForbiddenJSONResponse struct {
 	Body PlatformError
 
 	Headers ForbiddenResponseHeaders
+}
+
+type HTMLPageTexthtmlResponse struct {
+	Body io.Reader
+
+	ContentLength int64
 }
 
 type InternalErrorResponseHeaders struct {
@@ -3646,6 +3956,13 @@ type ReadinessUnauthorizedJSONResponse struct {
 	Body ReadinessUnauthorizedErrorBody
 
 	Headers ReadinessUnauthorizedResponseHeaders
+}
+
+type RedirectResponseHeaders struct {
+	Location string
+}
+type RedirectResponse struct {
+	Headers RedirectResponseHeaders
 }
 
 type SaleBadRequestResponseHeaders struct {
@@ -7827,6 +8144,299 @@ func (response AddWorkspaceMember501JSONResponse) VisitAddWorkspaceMemberRespons
 	return err
 }
 
+type DevOidcDiscoveryRequestObject struct {
+}
+
+type DevOidcDiscoveryResponseObject interface {
+	VisitDevOidcDiscoveryResponse(w http.ResponseWriter) error
+}
+
+type DevOidcDiscovery200JSONResponse map[string]interface{}
+
+func (response DevOidcDiscovery200JSONResponse) VisitDevOidcDiscoveryResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DevOidcDiscovery404JSONResponse struct{ NotFoundJSONResponse }
+
+func (response DevOidcDiscovery404JSONResponse) VisitDevOidcDiscoveryResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DevOidcAuthorizeRequestObject struct {
+	Params DevOidcAuthorizeParams
+}
+
+type DevOidcAuthorizeResponseObject interface {
+	VisitDevOidcAuthorizeResponse(w http.ResponseWriter) error
+}
+
+type DevOidcAuthorize200TexthtmlResponse struct{ HTMLPageTexthtmlResponse }
+
+func (response DevOidcAuthorize200TexthtmlResponse) VisitDevOidcAuthorizeResponse(w http.ResponseWriter) error {
+
+	w.Header().Set("Content-Type", "text/html")
+	if response.ContentLength != 0 {
+		w.Header().Set("Content-Length", fmt.Sprint(response.ContentLength))
+	}
+	w.WriteHeader(200)
+
+	if closer, ok := response.Body.(io.ReadCloser); ok {
+		defer closer.Close()
+	}
+	_, err := io.Copy(w, response.Body)
+	return err
+}
+
+type DevOidcAuthorize400TexthtmlResponse struct {
+	Body          io.Reader
+	ContentLength int64
+}
+
+func (response DevOidcAuthorize400TexthtmlResponse) VisitDevOidcAuthorizeResponse(w http.ResponseWriter) error {
+
+	w.Header().Set("Content-Type", "text/html")
+	if response.ContentLength != 0 {
+		w.Header().Set("Content-Length", fmt.Sprint(response.ContentLength))
+	}
+	w.WriteHeader(400)
+
+	if closer, ok := response.Body.(io.ReadCloser); ok {
+		defer closer.Close()
+	}
+	_, err := io.Copy(w, response.Body)
+	return err
+}
+
+type DevOidcAuthorize404TexthtmlResponse struct {
+	Body          io.Reader
+	ContentLength int64
+}
+
+func (response DevOidcAuthorize404TexthtmlResponse) VisitDevOidcAuthorizeResponse(w http.ResponseWriter) error {
+
+	w.Header().Set("Content-Type", "text/html")
+	if response.ContentLength != 0 {
+		w.Header().Set("Content-Length", fmt.Sprint(response.ContentLength))
+	}
+	w.WriteHeader(404)
+
+	if closer, ok := response.Body.(io.ReadCloser); ok {
+		defer closer.Close()
+	}
+	_, err := io.Copy(w, response.Body)
+	return err
+}
+
+type DevOidcAuthorizeSubmitRequestObject struct {
+	Body *DevOidcAuthorizeSubmitFormdataRequestBody
+}
+
+type DevOidcAuthorizeSubmitResponseObject interface {
+	VisitDevOidcAuthorizeSubmitResponse(w http.ResponseWriter) error
+}
+
+type DevOidcAuthorizeSubmit302Response = RedirectResponse
+
+func (response DevOidcAuthorizeSubmit302Response) VisitDevOidcAuthorizeSubmitResponse(w http.ResponseWriter) error {
+	w.Header().Set("Location", fmt.Sprint(response.Headers.Location))
+	w.WriteHeader(302)
+	return nil
+}
+
+type DevOidcAuthorizeSubmit400TexthtmlResponse struct{ HTMLPageTexthtmlResponse }
+
+func (response DevOidcAuthorizeSubmit400TexthtmlResponse) VisitDevOidcAuthorizeSubmitResponse(w http.ResponseWriter) error {
+
+	w.Header().Set("Content-Type", "text/html")
+	if response.ContentLength != 0 {
+		w.Header().Set("Content-Length", fmt.Sprint(response.ContentLength))
+	}
+	w.WriteHeader(400)
+
+	if closer, ok := response.Body.(io.ReadCloser); ok {
+		defer closer.Close()
+	}
+	_, err := io.Copy(w, response.Body)
+	return err
+}
+
+type DevOidcAuthorizeSubmit404TexthtmlResponse struct {
+	Body          io.Reader
+	ContentLength int64
+}
+
+func (response DevOidcAuthorizeSubmit404TexthtmlResponse) VisitDevOidcAuthorizeSubmitResponse(w http.ResponseWriter) error {
+
+	w.Header().Set("Content-Type", "text/html")
+	if response.ContentLength != 0 {
+		w.Header().Set("Content-Length", fmt.Sprint(response.ContentLength))
+	}
+	w.WriteHeader(404)
+
+	if closer, ok := response.Body.(io.ReadCloser); ok {
+		defer closer.Close()
+	}
+	_, err := io.Copy(w, response.Body)
+	return err
+}
+
+type DevOidcIdTokenRequestObject struct {
+	Body *DevOidcIdTokenJSONRequestBody
+}
+
+type DevOidcIdTokenResponseObject interface {
+	VisitDevOidcIdTokenResponse(w http.ResponseWriter) error
+}
+
+type DevOidcIdToken200JSONResponse DevIdTokenResponse
+
+func (response DevOidcIdToken200JSONResponse) VisitDevOidcIdTokenResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DevOidcIdToken400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response DevOidcIdToken400JSONResponse) VisitDevOidcIdTokenResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DevOidcIdToken404JSONResponse struct{ NotFoundJSONResponse }
+
+func (response DevOidcIdToken404JSONResponse) VisitDevOidcIdTokenResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DevOidcJwksRequestObject struct {
+}
+
+type DevOidcJwksResponseObject interface {
+	VisitDevOidcJwksResponse(w http.ResponseWriter) error
+}
+
+type DevOidcJwks200JSONResponse map[string]interface{}
+
+func (response DevOidcJwks200JSONResponse) VisitDevOidcJwksResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DevOidcJwks404JSONResponse struct{ NotFoundJSONResponse }
+
+func (response DevOidcJwks404JSONResponse) VisitDevOidcJwksResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DevOidcTokenRequestObject struct {
+	Body *DevOidcTokenFormdataRequestBody
+}
+
+type DevOidcTokenResponseObject interface {
+	VisitDevOidcTokenResponse(w http.ResponseWriter) error
+}
+
+type DevOidcToken200JSONResponse DevTokenResponse
+
+func (response DevOidcToken200JSONResponse) VisitDevOidcTokenResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DevOidcToken400JSONResponse OAuthError
+
+func (response DevOidcToken400JSONResponse) VisitDevOidcTokenResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DevOidcToken404JSONResponse struct{ NotFoundJSONResponse }
+
+func (response DevOidcToken404JSONResponse) VisitDevOidcTokenResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type GetHealthzRequestObject struct {
 }
 
@@ -7944,6 +8554,209 @@ func (response GetTrackerScriptAlias304Response) VisitGetTrackerScriptAliasRespo
 	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
 	w.WriteHeader(304)
 	return nil
+}
+
+type LoginPageRequestObject struct {
+	Params LoginPageParams
+}
+
+type LoginPageResponseObject interface {
+	VisitLoginPageResponse(w http.ResponseWriter) error
+}
+
+type LoginPage200TexthtmlResponse struct{ HTMLPageTexthtmlResponse }
+
+func (response LoginPage200TexthtmlResponse) VisitLoginPageResponse(w http.ResponseWriter) error {
+
+	w.Header().Set("Content-Type", "text/html")
+	if response.ContentLength != 0 {
+		w.Header().Set("Content-Length", fmt.Sprint(response.ContentLength))
+	}
+	w.WriteHeader(200)
+
+	if closer, ok := response.Body.(io.ReadCloser); ok {
+		defer closer.Close()
+	}
+	_, err := io.Copy(w, response.Body)
+	return err
+}
+
+type LoginPage302Response = RedirectResponse
+
+func (response LoginPage302Response) VisitLoginPageResponse(w http.ResponseWriter) error {
+	w.Header().Set("Location", fmt.Sprint(response.Headers.Location))
+	w.WriteHeader(302)
+	return nil
+}
+
+type LoginPage400TexthtmlResponse struct {
+	Body          io.Reader
+	ContentLength int64
+}
+
+func (response LoginPage400TexthtmlResponse) VisitLoginPageResponse(w http.ResponseWriter) error {
+
+	w.Header().Set("Content-Type", "text/html")
+	if response.ContentLength != 0 {
+		w.Header().Set("Content-Length", fmt.Sprint(response.ContentLength))
+	}
+	w.WriteHeader(400)
+
+	if closer, ok := response.Body.(io.ReadCloser); ok {
+		defer closer.Close()
+	}
+	_, err := io.Copy(w, response.Body)
+	return err
+}
+
+type LoginSubmitRequestObject struct {
+	Body *LoginSubmitFormdataRequestBody
+}
+
+type LoginSubmitResponseObject interface {
+	VisitLoginSubmitResponse(w http.ResponseWriter) error
+}
+
+type LoginSubmit200TexthtmlResponse struct{ HTMLPageTexthtmlResponse }
+
+func (response LoginSubmit200TexthtmlResponse) VisitLoginSubmitResponse(w http.ResponseWriter) error {
+
+	w.Header().Set("Content-Type", "text/html")
+	if response.ContentLength != 0 {
+		w.Header().Set("Content-Length", fmt.Sprint(response.ContentLength))
+	}
+	w.WriteHeader(200)
+
+	if closer, ok := response.Body.(io.ReadCloser); ok {
+		defer closer.Close()
+	}
+	_, err := io.Copy(w, response.Body)
+	return err
+}
+
+type LoginSubmit400TexthtmlResponse struct {
+	Body          io.Reader
+	ContentLength int64
+}
+
+func (response LoginSubmit400TexthtmlResponse) VisitLoginSubmitResponse(w http.ResponseWriter) error {
+
+	w.Header().Set("Content-Type", "text/html")
+	if response.ContentLength != 0 {
+		w.Header().Set("Content-Length", fmt.Sprint(response.ContentLength))
+	}
+	w.WriteHeader(400)
+
+	if closer, ok := response.Body.(io.ReadCloser); ok {
+		defer closer.Close()
+	}
+	_, err := io.Copy(w, response.Body)
+	return err
+}
+
+type LoginSubmit403TexthtmlResponse struct {
+	Body          io.Reader
+	ContentLength int64
+}
+
+func (response LoginSubmit403TexthtmlResponse) VisitLoginSubmitResponse(w http.ResponseWriter) error {
+
+	w.Header().Set("Content-Type", "text/html")
+	if response.ContentLength != 0 {
+		w.Header().Set("Content-Length", fmt.Sprint(response.ContentLength))
+	}
+	w.WriteHeader(403)
+
+	if closer, ok := response.Body.(io.ReadCloser); ok {
+		defer closer.Close()
+	}
+	_, err := io.Copy(w, response.Body)
+	return err
+}
+
+type LoginSubmit404TexthtmlResponse struct {
+	Body          io.Reader
+	ContentLength int64
+}
+
+func (response LoginSubmit404TexthtmlResponse) VisitLoginSubmitResponse(w http.ResponseWriter) error {
+
+	w.Header().Set("Content-Type", "text/html")
+	if response.ContentLength != 0 {
+		w.Header().Set("Content-Length", fmt.Sprint(response.ContentLength))
+	}
+	w.WriteHeader(404)
+
+	if closer, ok := response.Body.(io.ReadCloser); ok {
+		defer closer.Close()
+	}
+	_, err := io.Copy(w, response.Body)
+	return err
+}
+
+type LoginCallbackRequestObject struct {
+	Params LoginCallbackParams
+}
+
+type LoginCallbackResponseObject interface {
+	VisitLoginCallbackResponse(w http.ResponseWriter) error
+}
+
+type LoginCallback200TexthtmlResponse struct{ HTMLPageTexthtmlResponse }
+
+func (response LoginCallback200TexthtmlResponse) VisitLoginCallbackResponse(w http.ResponseWriter) error {
+
+	w.Header().Set("Content-Type", "text/html")
+	if response.ContentLength != 0 {
+		w.Header().Set("Content-Length", fmt.Sprint(response.ContentLength))
+	}
+	w.WriteHeader(200)
+
+	if closer, ok := response.Body.(io.ReadCloser); ok {
+		defer closer.Close()
+	}
+	_, err := io.Copy(w, response.Body)
+	return err
+}
+
+type LoginCallback400TexthtmlResponse struct {
+	Body          io.Reader
+	ContentLength int64
+}
+
+func (response LoginCallback400TexthtmlResponse) VisitLoginCallbackResponse(w http.ResponseWriter) error {
+
+	w.Header().Set("Content-Type", "text/html")
+	if response.ContentLength != 0 {
+		w.Header().Set("Content-Length", fmt.Sprint(response.ContentLength))
+	}
+	w.WriteHeader(400)
+
+	if closer, ok := response.Body.(io.ReadCloser); ok {
+		defer closer.Close()
+	}
+	_, err := io.Copy(w, response.Body)
+	return err
+}
+
+type LoginCallback403TexthtmlResponse struct {
+	Body          io.Reader
+	ContentLength int64
+}
+
+func (response LoginCallback403TexthtmlResponse) VisitLoginCallbackResponse(w http.ResponseWriter) error {
+
+	w.Header().Set("Content-Type", "text/html")
+	if response.ContentLength != 0 {
+		w.Header().Set("Content-Length", fmt.Sprint(response.ContentLength))
+	}
+	w.WriteHeader(403)
+
+	if closer, ok := response.Body.(io.ReadCloser); ok {
+		defer closer.Close()
+	}
+	_, err := io.Copy(w, response.Body)
+	return err
 }
 
 type GetMetricsRequestObject struct {
@@ -8179,6 +8992,24 @@ type StrictServerInterface interface {
 	// AddWorkspaceMember Invite a member by email
 	// (POST /api/v1/workspaces/{advertiserId}/members)
 	AddWorkspaceMember(ctx context.Context, request AddWorkspaceMemberRequestObject) (AddWorkspaceMemberResponseObject, error)
+	// DevOidcDiscovery Development issuer discovery document
+	// (GET /dev/oidc/.well-known/openid-configuration)
+	DevOidcDiscovery(ctx context.Context, request DevOidcDiscoveryRequestObject) (DevOidcDiscoveryResponseObject, error)
+	// DevOidcAuthorize Development issuer sign-in form
+	// (GET /dev/oidc/authorize)
+	DevOidcAuthorize(ctx context.Context, request DevOidcAuthorizeRequestObject) (DevOidcAuthorizeResponseObject, error)
+	// DevOidcAuthorizeSubmit Development issuer sign-in
+	// (POST /dev/oidc/authorize)
+	DevOidcAuthorizeSubmit(ctx context.Context, request DevOidcAuthorizeSubmitRequestObject) (DevOidcAuthorizeSubmitResponseObject, error)
+	// DevOidcIdToken Mint a development id_token
+	// (POST /dev/oidc/id-token)
+	DevOidcIdToken(ctx context.Context, request DevOidcIdTokenRequestObject) (DevOidcIdTokenResponseObject, error)
+	// DevOidcJwks Development issuer signing keys
+	// (GET /dev/oidc/jwks)
+	DevOidcJwks(ctx context.Context, request DevOidcJwksRequestObject) (DevOidcJwksResponseObject, error)
+	// DevOidcToken Development issuer token endpoint
+	// (POST /dev/oidc/token)
+	DevOidcToken(ctx context.Context, request DevOidcTokenRequestObject) (DevOidcTokenResponseObject, error)
 	// GetHealthz Liveness probe
 	// (GET /healthz)
 	GetHealthz(ctx context.Context, request GetHealthzRequestObject) (GetHealthzResponseObject, error)
@@ -8188,6 +9019,15 @@ type StrictServerInterface interface {
 	// GetTrackerScriptAlias The browser tracker script (short name)
 	// (GET /js/svc.js)
 	GetTrackerScriptAlias(ctx context.Context, request GetTrackerScriptAliasRequestObject) (GetTrackerScriptAliasResponseObject, error)
+	// LoginPage The CLI login page
+	// (GET /login)
+	LoginPage(ctx context.Context, request LoginPageRequestObject) (LoginPageResponseObject, error)
+	// LoginSubmit Sign in with the development issuer
+	// (POST /login)
+	LoginSubmit(ctx context.Context, request LoginSubmitRequestObject) (LoginSubmitResponseObject, error)
+	// LoginCallback Return from the OpenID Connect issuer
+	// (GET /login/callback)
+	LoginCallback(ctx context.Context, request LoginCallbackRequestObject) (LoginCallbackResponseObject, error)
 	// GetMetrics Prometheus metrics
 	// (GET /metrics)
 	GetMetrics(ctx context.Context, request GetMetricsRequestObject) (GetMetricsResponseObject, error)
@@ -9261,6 +10101,189 @@ func (sh *strictHandler) AddWorkspaceMember(ctx echo.Context, advertiserId int64
 	return nil
 }
 
+// DevOidcDiscovery operation middleware
+func (sh *strictHandler) DevOidcDiscovery(ctx echo.Context) error {
+	var request DevOidcDiscoveryRequestObject
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.DevOidcDiscovery(ctx.Request().Context(), request.(DevOidcDiscoveryRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "DevOidcDiscovery")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(DevOidcDiscoveryResponseObject); ok {
+		return validResponse.VisitDevOidcDiscoveryResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// DevOidcAuthorize operation middleware
+func (sh *strictHandler) DevOidcAuthorize(ctx echo.Context, params DevOidcAuthorizeParams) error {
+	var request DevOidcAuthorizeRequestObject
+
+	request.Params = params
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.DevOidcAuthorize(ctx.Request().Context(), request.(DevOidcAuthorizeRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "DevOidcAuthorize")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(DevOidcAuthorizeResponseObject); ok {
+		return validResponse.VisitDevOidcAuthorizeResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// DevOidcAuthorizeSubmit operation middleware
+func (sh *strictHandler) DevOidcAuthorizeSubmit(ctx echo.Context) error {
+	var request DevOidcAuthorizeSubmitRequestObject
+
+	if form, err := ctx.FormParams(); err == nil {
+		var body DevOidcAuthorizeSubmitFormdataRequestBody
+		if err := runtime.BindForm(&body, form, nil, nil); err != nil {
+			return err
+		}
+		request.Body = &body
+	} else {
+		return err
+	}
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.DevOidcAuthorizeSubmit(ctx.Request().Context(), request.(DevOidcAuthorizeSubmitRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "DevOidcAuthorizeSubmit")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(DevOidcAuthorizeSubmitResponseObject); ok {
+		return validResponse.VisitDevOidcAuthorizeSubmitResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// DevOidcIdToken operation middleware
+func (sh *strictHandler) DevOidcIdToken(ctx echo.Context) error {
+	var request DevOidcIdTokenRequestObject
+
+	var body DevOidcIdTokenJSONRequestBody
+	var err error
+	if binder, ok := ctx.Echo().Binder.(*echo.DefaultBinder); ok {
+		// A request validator built on kin-openapi's openapi3filter with
+		// KeepValidatedValue leaves the value it validated on the body. Bind
+		// that value, matching member names exactly, so the handler receives
+		// what was validated instead of a second, case-insensitive decode.
+		// Otherwise bind only the request body, so that path and query
+		// parameters are not also bound into the body struct.
+		if vb, ok := ctx.Request().Body.(interface{ ValidatedValue() any }); !ok || runtime.BindJSONValue(vb.ValidatedValue(), &body) != nil {
+			err = binder.BindBody(ctx, &body)
+		}
+	} else {
+		// A custom binder is installed on the Echo instance; defer to it
+		// entirely, since echo.Binder does not expose body-only binding and
+		// the binder may do more than decode (for example call ctx.Validate).
+		err = ctx.Bind(&body)
+	}
+	if err != nil {
+		return err
+	}
+	request.Body = &body
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.DevOidcIdToken(ctx.Request().Context(), request.(DevOidcIdTokenRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "DevOidcIdToken")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(DevOidcIdTokenResponseObject); ok {
+		return validResponse.VisitDevOidcIdTokenResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// DevOidcJwks operation middleware
+func (sh *strictHandler) DevOidcJwks(ctx echo.Context) error {
+	var request DevOidcJwksRequestObject
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.DevOidcJwks(ctx.Request().Context(), request.(DevOidcJwksRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "DevOidcJwks")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(DevOidcJwksResponseObject); ok {
+		return validResponse.VisitDevOidcJwksResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// DevOidcToken operation middleware
+func (sh *strictHandler) DevOidcToken(ctx echo.Context) error {
+	var request DevOidcTokenRequestObject
+
+	if form, err := ctx.FormParams(); err == nil {
+		var body DevOidcTokenFormdataRequestBody
+		if err := runtime.BindForm(&body, form, nil, nil); err != nil {
+			return err
+		}
+		request.Body = &body
+	} else {
+		return err
+	}
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.DevOidcToken(ctx.Request().Context(), request.(DevOidcTokenRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "DevOidcToken")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(DevOidcTokenResponseObject); ok {
+		return validResponse.VisitDevOidcTokenResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
 // GetHealthz operation middleware
 func (sh *strictHandler) GetHealthz(ctx echo.Context) error {
 	var request GetHealthzRequestObject
@@ -9328,6 +10351,89 @@ func (sh *strictHandler) GetTrackerScriptAlias(ctx echo.Context, params GetTrack
 		return err
 	} else if validResponse, ok := response.(GetTrackerScriptAliasResponseObject); ok {
 		return validResponse.VisitGetTrackerScriptAliasResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// LoginPage operation middleware
+func (sh *strictHandler) LoginPage(ctx echo.Context, params LoginPageParams) error {
+	var request LoginPageRequestObject
+
+	request.Params = params
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.LoginPage(ctx.Request().Context(), request.(LoginPageRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "LoginPage")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(LoginPageResponseObject); ok {
+		return validResponse.VisitLoginPageResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// LoginSubmit operation middleware
+func (sh *strictHandler) LoginSubmit(ctx echo.Context) error {
+	var request LoginSubmitRequestObject
+
+	if form, err := ctx.FormParams(); err == nil {
+		var body LoginSubmitFormdataRequestBody
+		if err := runtime.BindForm(&body, form, nil, nil); err != nil {
+			return err
+		}
+		request.Body = &body
+	} else {
+		return err
+	}
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.LoginSubmit(ctx.Request().Context(), request.(LoginSubmitRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "LoginSubmit")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(LoginSubmitResponseObject); ok {
+		return validResponse.VisitLoginSubmitResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// LoginCallback operation middleware
+func (sh *strictHandler) LoginCallback(ctx echo.Context, params LoginCallbackParams) error {
+	var request LoginCallbackRequestObject
+
+	request.Params = params
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.LoginCallback(ctx.Request().Context(), request.(LoginCallbackRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "LoginCallback")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(LoginCallbackResponseObject); ok {
+		return validResponse.VisitLoginCallbackResponse(ctx.Response())
 	} else if response != nil {
 		return fmt.Errorf("unexpected response type: %T", response)
 	}
@@ -9431,366 +10537,391 @@ func (sh *strictHandler) GetReadyz(ctx echo.Context) error {
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7P3rchw3li+Kvwqipv+hKk+ySEqUu0WGY4aW5G7u1m1Iye6ZLk0lKhNVBTMLSCeQJMuWIubT/wFOnIj9",
-	"BvtF9pvMk5zAWgASeakLb3Lbww/dFiszcce6r9/6pZfIRS4FE1r1Dn/pzRlNWQH/PE4SptRzKXQhs+Ms",
-	"k5d/qR6mTCUFzzWXonfYO2U/lUxpYr8mlEwKealYQRZ0SRQT6bAX9VQyZwtqvtbLnPUOe0oXXMx6nz9H",
-	"HZ29Znou047O7INGJ6ViRAqi54wUstTs+h2+LfiMi3Z/702TOMFHisT4WhyRyzkTRMkFI3khZwVdkIwr",
-	"rQjXpO9GBkNRRIpsObjWiF7Tq+MZaw/mjCVStCaf0GTOYO55waYZn801oUJdsqKzUy40m7ECen1uPrWd",
-	"truL83KS8SQiC3q1Q2fsmydf7+3FplGzIrxgae9QFyVbPzPTPBP6pUhkan5rdzP7mecxrqiZRZJxJjSh",
-	"ScJyWNEjQifK/CT1nBWXXG3c3xcsL1hCsYNmf+8KBq35Do/fnZBztiRckQUtzllKptLsnoYGjkj8r6Ny",
-	"b+9J8kHwK6JwD+AXFhM5hSbMd1zMSP/0u+fk2R8PnjY2PKdas8L0/p//+ve9nWcf//kPvahj4C/f044V",
-	"OtOFFDNyQTOeUi0L1yu+80iRBNf4ulvziovzu1gfXJ5UJmpcFhkuzREpWPZNWm1EvGnTTpkulsdTzYrV",
-	"J19Lckm5JhM2lYW5mbpYcjFbP/EFF3xRLnqHe1HXJTgrhWL6DtbhL+/fv9tJqWZuf9wjkjKaZlwwPB9/",
-	"evrsYCNB+J4Wy467cgy3Ysfdpmvfxr+dUs1e8QXX8H/tHuBnPwGq2U4Gv0zK5Jxp0rfEUJHckB8uSs0G",
-	"t1r+akSnbEG56KQRp67XjE014ZZQlEUBG8RFKi/vbBCdhyG8+wGpqo2AmAOj1S0HgjM9ebGa0fI0Ipqe",
-	"M0GmhVzgRlUs6m879r2dkxeWqioqWERYphiZMcHMrqZD8m+l1MwwLC2JKvNcFhsIyIJevWJipue9w/3H",
-	"f4rMVPzfbWL2OerltKALpgORIt/MB+zmGnZKZkwr+Ms82mHmU5ZasmfGaji2lVp6UU/QhRlB44psuGcn",
-	"0zdSsNdUJ/P2kI4FiQ1Jjomec+U401xmqTrCpeXakAN3DsxQkfWaX5/sHZBLruey1IZly3S5cswn0x0z",
-	"jB0cx/oRv0OB4yRtj/dNuWAFT7xMwlPfY071vOov922s2/CpLBZU4wn9+qAXVYd3v+PwfjZNqVwKxWC/",
-	"v6WpPYnmL8uizD9pnmccmcLujwpZdNXpHwo27R32/mm3kk138anafZdRbQb1siik7bK+ACcCmKS7D6Sf",
-	"2y8IExcskzmLSFwNDNqJgX4Fsm94g1aNyL6+G9xXGM7zjJ8Iw+pphoO8q6k/z/jG2X9HeVYWXhRWrLjg",
-	"CSOKp6xjJQZDEki3hKfmzNrb16AiONuIUD0S5jETqWERMTMjGS6YUnTGYtKPHXsY8/SQoFjAUxQIBvGA",
-	"UJGaHux3KdOUZ2pYfRMPR6K1F44y73iOtX5D6gzO0NSgjRqP2a6d6pNWW5ZVbNuOeR3buPn5kmKa8eQL",
-	"XinXowJaRqgg7IorbaTdgiWySLsvmfvs7q/Yd7KY8DRl4sutgbknNElkKQyLLWTGSCqZIkJqQo36CPwh",
-	"IrKw3FjJskiYvVBUgOJCLmVxrnKasO4V8/O6+yW7H5J0x/QoIrEb5xkrLlhh1+EIxXw8fhOanMvp9A7X",
-	"Bu4mS3873OoINU4kukTRpRFIKcghl0ZPbKxNQxdetzThq4F6uO4TeKemRK17277VoKMPdN2fwl+Btn0P",
-	"RzApWMqE5jQjk1IDYZsCNeNq/fHcQLUeTt9v6PT9WQr25Q7eKdNG7TDCZC65WHG+zJg6CZ/RZJRlt3lG",
-	"E7awFrAH6XHTPv/+xIHVmgwuBRjhHw7HNofjjdTfyVKkX+5cvAFmU4oVmoQb0Eqx+GEX27v4ji4zSdP3",
-	"Ur6ixeyLUnW8hBOZLgmdyAtGvj4gf+Xfdm9uY5wPe3yNPf4gaKnnsuA/s7u7rWGjsBvfynTZfWtJqegk",
-	"Y6Hs2GFlAq2YGqIN3N45Ufp6mQPz90eB5nx8zpZj5zUZO8Pkw3nYeB7E+QsOm3F3ByFsdK1hpGBTVhQ0",
-	"IxkX54bz6rIQLCVyOu3YZfPSOLXtxhHJs1IRLfOdjF2wjMSqBE94DLbC2JkWB0dESJJkPDknl1RZyxNL",
-	"Hw7G2oPx2+Plt5nqySLPQAtgX3jCvOoYxU6uyKTkWUqWTK9ciGC4d78c/0j8H915C65vJwLceC38nbrD",
-	"cxG0uXopqLYTZ2kHJSyoZmP7GAmcnnMxq9M3AlERhE41K0gMf+xAjETsvNGNhQpe2bROQcDFg02kfWoY",
-	"TblgSt2Pttzd/Cpha63q3DpZ3DY5Bj9bbM6a2eoxnKKxPTcx2d97EKy2PAP3Imp3tr6lzN0tQnN0KBgx",
-	"Om4K3vDFg5B947NwRjN2D06i5zJl6R14itAeZj3riUxZXB0H+1VsDkQs5JhqXfBJCVF5Dwb73+phvPNQ",
-	"gO2OolH5Yl1QoWgCFISnsdH6aFYwmi696NIt7NXOZ1riUNk4aC8eHI2ELhjVhCpi1cFhM2ZE0YxBzxCM",
-	"Zd0AtmPzzEdnTVgmxQwiRyFij2YZKx6pkbAhUK2Ik4cL8Fu5APcUaLXVLbi2L6NBmGsC2uDBf3FHR+LO",
-	"DR7bnYY30hIdw4NB/W9TSNzOc7Z8pHx85uaTIqQegz3lgVH/Zg/lfdlitjubd+GQiTYIlg+6w+ZTcC8q",
-	"JByBm6qPG4lPGTTcrU8+OHHu+IzkhTTyrtmkL0wnnkMOQ7KE2K/4w9kLc+tffjhFrfH7Ny/irU6MzSRh",
-	"6TixDTZtm4mR7Vuumwd29ps4pJrqUv0mDOpD8kY28xikdc5AZu4jRQ4eP3swn686KdV+/6MEGnRzrcFG",
-	"vrTdWdjb/91zKLO47wuanLPiDFZ43W7SC6r8S6sT0joNRFWKXrCekG2+E6Sbrxt7LTW9SiPfCfMH137f",
-	"SDsPkqvXfQbvBOm3696Fd25JUGu78Ubq1zLlU87SbiQCTECEhO98SfpxLW0wHgSpiHe59P+I63YvJGkb",
-	"Pd+SIpsNtD72KSJxi8oZaSiTM8gLmlEu7szP/dllbmKybZpyM2iavaAaJk79L+8KmbNCc6ZcymfDtlUw",
-	"toMTudIFJSnVdEhizZQeL0DOW9DiXBFKzE+EXTChj0hsjRpg7aiCs30qqsC3TQNmznkwiF961beb9ugk",
-	"PRF5CbTVD6grVTqRRVofIunHXI016KsRYVdJVqYsrXKo4SWFicdU2Ac5XcoSc7ot4ZtImTEqIBXX/iQn",
-	"P7IEhnSc87+y5Uu7/3ZmwTxTuxnrZohtnIip7GFOrUvP/Tt+/nFlv/BNq08rb4+pruX0plSzHc0XrA1E",
-	"EfUWVJ13EaG40OP//q//g9FZENdBlSYHJJnTgiaaFeFKVc05bbAL2CEAWGiDKyyoAMSLpcdSMO2LMstQ",
-	"Q8LjW58vfn6t6ULjbDxZbvtJY1+qLsO22hvV+gxWOQq3KFisNRutVMnSzces/qvVzbtZi2CXZv0jouby",
-	"UoC9mcxZwTr383ZHav1aulFGncuzcU1XX5HK6dlegb9ACqelAaClOh8pKqqNG5Xx5NzSquZZbM07p4UW",
-	"rLCvt1LqV3zv0+qjBm28QQMKhHjzMRPlAtbYTw7ndsEVcIZe1CtF8PDjpoNvm46qJalNuDb4rk15Pqdc",
-	"fM+K1PoxO9Z5E7k80yx3LXyOehmj6TU/URSNLVt/0lgEHKbt2jbXOdmMH5d6/pxm2YQm50EkQX3aPB1r",
-	"ec5EJx7F25yJkxfkuRSCJZq4dys2lkgx5bPSqELckImi8wabjWObLyO+FlVDas0r6l3tzOSO/dHIW8NT",
-	"evka43Y7Z40QEdsSLaMAZR0D7TrWZt8yptk1zi02f3OqYmf3TmbZdWdG0wvzh1pNG9pXefVqsKucF0xZ",
-	"klw/Nj84BpvJmZHD4MDYD8zp2I6At9c7Z8IirPiVdwPpoh1Rb8WxDtLrwyFGRqe3seQicREurqt42Nty",
-	"l2+9u2eaFvra21vq+bgssu7p5nSGgbGlYgWRORMQooCaQW1PyoJ37UZ9v7fbwVxmWfeQjidKZqVm5MPp",
-	"K0D2+PPL92SX5nz3Yn83yfiumc2u+T6u8oIVU8pKZJtGe01y49cuGHNtyrfaUmA6p0yVWQfxDbhfNVwv",
-	"80e9pFRaLljhJKn2VOey0OPEqiXtK7BEgc3TLDOYzstyUbHFtdb9kIU2lwEarY2pMYOqm6jXyfhrK3ci",
-	"uF7Jtlr0bEs1LpGLBYeTNC7sKWkAsUnFNb9gRJSLCSuOSM6KxMhp5iS6f5vhqogs6I+yIM71QErBtYL3",
-	"pvyKpfjWEM5SkpWKX7DXDtIIpafqIsnSCFVRF2AXjqMxdrex6z0x7vX35m1oQJ5zNk7LYoWC9IIu1RFR",
-	"TCtD+uBlRBsbp3SpgAiuQ2WKeqlcUES2bJ0w1+t4IYWed0J7mpXkYoYLB1rBEcG3CSXuJD1SRk9egPp8",
-	"zlhu/gI0RIvb+A3J+JQZqjTYPF5EqNpEKeAtP7n2RrSP1Y0kFzzw1yT869QsZw6xaXDbqVtrtrCuHHSr",
-	"dfadRwqQ44xuQ7CBzs5ciyorZ5v3Ieg/ClS3WiN+Arei2nXjnFnnLHs77R3+/Vo2vaglX7rmGluLcYbt",
-	"BxVY1ebFCd7dPHXb4cYXccDt1z522eHbYcJySih5/uqEPN3bi2pBw11wXG7tcTvV5qvANVt0rFp1GTso",
-	"HFd5Rpf2TBJVJnNzSOMne/8/9D3/4fHToQWevRNLxJrrtLUgvoJKee1XdSHuhjL0+pMD16lJ4yplu1rN",
-	"oMMNdhL/Ay0KurzW1bNe3+vSwcQw7fH6BUmFGl+wwvs82gLXmt1avQmomIyrhVKdYIkTBli6wWsQ/bBk",
-	"muSUp+b0FeyCFQqtQNe2zbQ/KJiRVsZoa15h8VDjxwfz7uXKGE3XPFY0Yysfd1kt8OWw3bCRruNgFjln",
-	"42ROixlTYyZ81nF769y7aKvofmsdP2legNph6Wh+5eia6x61Dmf3melagEtaCC5mqkbt1nGgH/CDW93A",
-	"90zpl2bsgfTdsMzD1ED4QRVNChY4PyB4KzZPDwmoHE6PY0QthZ4zzRN80DZ3Vi3XFJe1Vq9VEsq2rp0t",
-	"taTPNxHqgsXcRNGoWG4hYzTaNHqlETQ2fBKqoZ8//gOcrJspxHg6trdg3eowWTyATqJvrji/2IrKBIMI",
-	"JhA0EdVN5K7bFWu4xpZbeV3HW/n+6m7bz1GPTqc841SzbsPNd2WWLclPJc2AKoL9pg9SHTTJBg7KO6NA",
-	"3sDwFAFgPAaWINwrnU5j8lPJiiXxoM3DbrMTYn+OQx9Iw5ZEYnWR+Bdi6MEVLHBZQpi205/yQmmH68CF",
-	"GnR2mlExK1dtu5nQWHOdrXlsl67jyExZUbBi5QsqKRgT44KBecyKr+230BDWrRNEPSOH/myh1VoPS8WK",
-	"MZ3Z2IVG1t9MyIKllYO0gvk2SuMHxYqd4xlAUmOWCFckR9T6znW84Owyl4UeK/7zFjp2/ejdSH9eZ+9f",
-	"fYLOtCwAmdwmTcAp2TG8etk8W2gS6VYNWtaSdk/P4R1vnjAdmhdJ3+npimlz3COSsiktM02+3ht0i4Lb",
-	"XG9DbF/LlLnLHZCzhu7mQiV84s9Kv2LSGQDRAmZ5pEiMZkDzV7cyZZPtAsKsi5J9jDqo/r3xKjeGmkux",
-	"Yys7SXE70Pm+7QRu9R0ja2RGGCG2lm+LHtYqdMk8txk+RsDtSoiET9ph1QDsHqaRbfZ6wWDv28BAFeZC",
-	"UZGaE1iK1EPi66gjS5lml+bGebrl9rE7PnR7mawj6H2DTHZqAy9O7WLYr1rzPsYJgnII8zvY23ekqr0e",
-	"/evlVJh7ujqJwi5PzYpcc8iBMbwX9cDcjRINWnDH1bPqN3yrS9CCub+ojGD1FXi5yPWSlCJjCjTmziCJ",
-	"TroUHz9//vbDm/fjb1+9ff7Xly9QDaFElcooYCz1jkCqwUwF/sDuoKKaJa7ezVsRWrl0Lbmym/RhPvGK",
-	"lmC/D/aeRR2Jxn2w3W5IN3Y22EHNWbZKSu6KLPsLo5metwlQ2ysrz7f2f3cRUaeFdch1Fu/dW5GFtaAU",
-	"+G8oPVFZlqVg9p5eq45EVKuWtLJY0keANQdi+1e29MS+QaFqYeCHdvcs6kYz8nsFvd+OfUBPQRh7tC2j",
-	"OGfLbfTazx+3JdNR7xWj6XGpO+qZxAqQVCt6QvpWrhkcOhF9B8QOMAgRWoDHwoUHkVJonpn7AM1Ub4KY",
-	"lGHE52JIYtvUGLDxWRp3No7fgDPOrkljdL2o12iok1SZ6a40i5wxkZLYy4sRiUP3J9iXJ1LP2/t/a8Vt",
-	"tXj7Pc1KXyPqGvJsw/PcEXWvEY/Rvkg4bIyhpIrPxE6Zkz4YfOiCkQsYhHlkiJj3zbUVPhdx0lBNFuZc",
-	"sCpOzgYC3No+g7u5Smeg9SC+tTsSvNqxehvj9m4iz5uDffM4vZXaQGwWhWhIFUgdJMbUaP4xCBDIQsOL",
-	"CpcSP/PciqrwlSF5P+dVJrq9c8pdbQQy+JbRghUDbA76B4uBtHe3tvnxCmeijy1cWWCtbxZkgD5QnEqL",
-	"WhBp2HCbfDkQj4qIrNRY/rGUG7fX1ZlpBWaEZ72TzNu8x9tHe6814m9t2fv1A12dwrsm7Mq7whXXLqLs",
-	"X+h0+g0WK6o0ZFvgsVtY9G9194LmNKCwnd+XeXrNPepyDwajWB10W21uY3kaQefBkFadtefwfvvEbdj3",
-	"9dEe9aUMBb/jnf+gOz/v7Twb73z85Un09cHnP2xcl2Aoq2ZRh7TdUmJcCXA7JH9lLMdMlzaI7SGZ0kyx",
-	"Bpbtl5c1a5i7m5WDORddp+DjBvt7m8DC7D9Gm6zxXVRxjXTLxfntEmwwGXxbH4l5+xVXenOfW7EKl4l+",
-	"M4eN+foDXNWOSOnVVLypOojmSah6eM0gtq3Dmw9qeadA+6bMnG5gLgIXF5ChnbNCSWE0eNUMat2ept+I",
-	"n62Mki7k5lB/XIFT82Zr4aBh20wUrsnG4AtsdRUN9SP2E3RdBUU3nzzei+53SqsHfrsbZw/V1scc37/D",
-	"W+cGcNN7FyxgaGm5FFDEk6YLiE+ggmZLMPpOeJaZ/enSV98hk7oj0W3lUb+zUKbxtYNcrvnBmtgndzpr",
-	"Ek3HuDZeP7vo93D/3PIFLz7e29tUHbczmnVVMoof/u1uoTt4W596+8Ed3kM/hJtexHcYZ/wOYXK6PDKg",
-	"cqZ4v7xhCcKCepFhNx+jzbr/FgL6xjYu2WQu5flYsaRgemzhGjqUTftep87yw5wVRrIkWCHLJlTj1B8p",
-	"Yr/dnAnjF6VzXPVBbFQGmntw21PZ2NEbn4VVgtGaE/Fx48Z1a3j2HV+7DBTKGcRT4Gcg5FfazOVcsWRc",
-	"6TSr6v9vtWfdi9F0e67z1Zl3vJLT1kfctjXs/+ioMwcfzDEC2xkikQxBBfZWXo9qvF7n2dopa5WdmnVm",
-	"Q8X+Kl5ife1+qJJ95xFX67SY9sxWupabsRFo45UpO3JOU7Md7IIVS7uzctp0wXanFVTuvXVzrrkC15kp",
-	"/1IuqNgpGE1hiPa9I5LKpLTVMexv6FlAc3Xn0BxTbbgdYXZJRpVy5nN0ZIVOhEa91F4dK8T9Vi9b2atK",
-	"pbi/XzM9l+kbqY/R9eB+r9U17kU9X5+w1yq6UfXvvfevWcqp0d+rZwHi20uhuV66Rx3V73rNOifu1zPE",
-	"n/0g6AXlcPFerggJCGPQ2yTiL+/fvwvWdEGv0Hbz9NmzwJJzsLe3UYrzwepWtqlU+9WZDr62/d0ky1qn",
-	"0VgWfMZF3Zq7Ii/PXWefyzKuYAs2cvzAYNuMOurQa9tZb+3cs3vLN9s8vLvNq+jINNus+m+90WBCp9bj",
-	"udb44jyj69SeFYlPnTgKEEUOrL5UK9yTd2PsrZ//jtwQTLTyt65aks49X31Yt0mla+9n+7K1btD1DM6W",
-	"ENxStLTUZHuJEj+oBMkFF6Fgs9/yErdJTJ2ofmvjXu0LpB9jXO7h7u5cKv33Q8MXPsYDYltygOIYEmsY",
-	"eNsXBnELqiazBKLmXOtc/cvh7u7f/3P3X/5pNFIf/3n3X/7QjchydYINPN3rIICrqZlnC0++frq3ycLf",
-	"Qej+wZJvbzO7iuaF+v/TJxv0/1vSrOvaGloHvYW2udERUgTYm1/egxFCe24QauwnB4+ffdxeSOmoj9Tp",
-	"Adk6BsfX9mlTrkkmk3O2QkfDgPgp5ZnRJWdUM/DwG2YZCrl5IaccbogZrFzwBFKYAKzMXHXrqjeMABjU",
-	"toaPZM6S866AP5rMyUzumNYIvIS+U64VmXMMN99KgfLr8tw00iV4gUndJ7F1pcetSY1bkxa3dUqcS4dz",
-	"qXCd+2t2pmNvq93Ydh3+bGjiZ7tP1/3Ibvi1P7On57rf+WN1vQ/bdo3rnN2u1YcNtBLI+uxRH0Z7S2te",
-	"RpXNHuxE2HnDLpnSpGA0I30hxY5mSg8snJicEmbuzzkXq8DEbjEwi3d1s68d9NVNvr4hClYus6wrrb5N",
-	"gDdf2O3I9g3SdD1ejSO4aUGnGkRhRNfCAwq5TL0V5xHPb/V3p63xviKNar4Rj+LVPUzHkBxVa572Gk1u",
-	"XSm7o2uZIBL71qZDoMFq35Vbewx8K2yUpGIMFB4MBQMxyv1EM+b+3RDMrZnb286DpOGP20FdUQhQmNYd",
-	"NGvDc5xssSKcIlieP9vDtg6itb5ygl3psU0P2cY0sX5CUa8U50Je3h8OUWUNCga+dk3aZTFvGN39dG/v",
-	"14juvl5mzv3Jn7dMo2mG2N9VDs37VZH4jSqWkLa+Oh+mjfTuJr987kXZtuFgQlVXmK08h/4u5xRFcNZt",
-	"N19wS0TVhja4IpeFFDNXF4phUi4lF6xQKwOmm5YKGGyt11Ubvjzz17xxPP1abBLb3LJ10gzH7srKzHwd",
-	"iFBsuXvw01Kkz2sgMQ1DywIibRIHm7EFD/eJcreKjnD4H+MbjGAdYmJOC81pli3Hrode1dmWLKY2pFVD",
-	"DRYiWpf3g3uwMpG9YFR1ovfYvNgYHU1xqKXiT7D1tJixCU3OOzkMvtda4YZzDxfMOrSOCNVkIZX2Ny1j",
-	"U01KgY9ZOiRuZObeXc5lZgiOraZAsKvOkLT19h471FWr8V3BGNHsqjv/ul4TbkXscLNwnHV0oSBDM/Ds",
-	"bSYcja6un7ztjsPK7O3aZd2Ojbau+eePW3iKAzPfXaRWdJw+t5c3O7ds08l9L7U/tywlSpIpLbZKBKzl",
-	"JV6L4DRh2y1piEkf8kb8aAaRu7nw0FIl86uQARRO7DKHMobISEIKZt5S5zzP4VOH7NBov04PAkqHzzFB",
-	"ugZoZZvsFsy3T+JoX7Yvp31VEc2e+7mNbA3MH8BV56l5Axr4X+uwSbqlsa0EaRcwYfQEloKhz4lfJGU0",
-	"zbhgX16uXikJbhnVHvVSmahuPIvriNdYf/kfUFz5wiLHdqKFWa1Tm4a2InPRhauYc1Ydb9KPQxrEbfSR",
-	"je/hyhGkpQKCFBE2nA0JJRnVrLBZ+oJQ83DHZ72H7ZuhDjqSP6+/fbfITLwBJ22cvy/GR9ce0ptkTNqK",
-	"LN3G29UJkWeQtNqVELkpu3+bO/RbYzJVbE3FZZo8o8V1Vt9ktycNRrMpHxFv+fo87DD3Ogrysu8xD3uD",
-	"VuGwpe3+OxwPtxyPFFELmmVMaQCTvoHKECaCdyR1VxdqhWL14exFPCTHScJybTixIFQsSUJVLXf+w9mL",
-	"XtR7+eG0F/W+f/OiU3pan0F+FqSFK6NeYdYvX3SH6KF5eGUUDVdjT3HXTA4T5LrKK6H5fFHHUQ+eygTW",
-	"Lu30x5ycvSV/+npvHy0vcjpVTFcq45M9RHmSWQpMx/3+lCy4KDXzxdenpS4Rk3lLgP01see9nKZphhm/",
-	"CynUTyVjPy8rJYMxB82SLQH5gHKhC4ZfLnMozkLTJVq6fyppYYHdcz6FbOE8Hyst4deZlLOMjfOMYhkd",
-	"UcLXUs9ZsQqjEcY9tjDe9rTWQhqebgxpAOLjIjFW7LftYBX+1MR/tOrC1N8RmhUXtDsBZpO2fZKyRS41",
-	"4MQDFHcp+E/m8CeFVIrQLHPpwor0YWkhhz6unAgOOTAeDMnbHMlOq9DZtfT0Brm6vtqORLhS2rvKorGU",
-	"9ONQJrM4RObEB0SeYFwMmdPUFgvB2xLW8nXgAiOBLf4An7zEt+PBcCRqQDCbRBovJG4yM7f6wvTU9s+r",
-	"yigmkMgrs5SZeVMR1qp7pDqW4ahz3r4OGmBqtGw3C7okE0YgRttX+1sHr7khcdYxEzpj24WWduIzVnH8",
-	"N8zJvCXU3RYWmI7gs3V1ZVaiN91+rr8KbETU2xCgu1IUrMGWesNC49TUm18nNa4zLoQlsVbVFqtVE4t6",
-	"4A1xoMsV5nLnnp4B3wRo2uuVrzwm+KmLvoABRwB8L5Zg1wjcLytgf9d01g5G6WZU66UXxya3ULnhletz",
-	"gtoFbF+M1FAvLYFXYWwpovSpFfjPJ7dE9bjx97Uqn+uvYBfK70kAiAH/rtrrOtTvbfSRP3fNsyXMDDL+",
-	"M0uRjUQWn6YgiRTuYJHvOMtSRSZsKS2DMDdLCiIFUyRl5uATKUiI2r3ZDFEfS9XfdqZkh6XlRPbNwYDX",
-	"KXOIo9FdLDdYp04538aFH18j1WCtHWK9mmOHsRn/iV3whI2l2g4tCt9213rj+1vBYAc73EUhZ0yOE663",
-	"g7OCl81xKrZ/v2CzbQNMtjauNPXC9nEIEZvXHaQtKm+iMrOy6EYYEBTCmG/Eie4Y1rbRduMVlL+JIn2r",
-	"mZtrozRd5F0eSrlwhhf/WhyRGCKpql8g8AIGbC5ivK0O3MXAamjr1dDqCL+eBmykytepQrNWQq2R+g4Z",
-	"bMG6yprkdMaFL9bVesa6ZXLz5Lm5fqsfn9VBuUMWKHVNx10lBuZoBPSNhd26VjbC/wbz265ek12ozn2r",
-	"+3dukuJaGO7KNQbGhwavEECzBYUc1TMGojWOo2gjPFLgNFqVoA+R+1dGpQySXftrApcG21RNdPGRzS6p",
-	"NpJbKtf2YK50OLG4G99xvV7WGZTbtOzCAzOiSwoIuFNZMALfQhG4ONyKGOK7wr2K6zXh9q7j126krDb7",
-	"6kRq78LEXq/o3DKE7r5AqNehTl8XV9o1VI+mg2A6p6R24QE7h7DVfH1JmVbe/Wp46Jt4dusXcttbdL2j",
-	"f8uK8I1jFTn3c9XuWld01PsBIR+Ou+KmZakT2ZUgj6TB1zFPeXpIYmerikmfrnK0QigHYHriawGobxo5",
-	"y9dI5JTbiBEfTkJDd6r7nUyWcPoAHV0WJOUqLzUEjHiI+yBkxEphLD0cCWdlS+ZUzDA+hWMZDPOBcEp9",
-	"4SpOEm3mjHNUbqTmq9D0AOO0H5guiDVBkIQKMmEkKVgKkGWXXM8HQ3KcZYBQMOWCZod12BUiGAMjKAHw",
-	"hRRtnFWIi7VgGnkOli/0sQcI/4Zn4bw2F12PVkbf/TBfRnDrEP7BHgwyKXVt3+GNK7rIM0ZiIUmIOWzW",
-	"Ev4OtCZHDgxjNzx+Be8IK+5shF9dZaLz7n83XjMhe27C4mvXhZHyg+uUYpTRQbhenkE2bohw997VqJ4A",
-	"+O13rttCl2MECT3YIxOq2NePzSEtaKJZoRAutNei0u2q1lWldg9vb/gWm4I7G3+IBxEB6YY8Q1eVWQBM",
-	"HDarCgOrVmCudR5YWv6KWm9r+Ncf/bt6sVLSj48tIwQSfUgQH5gUevzf//V/4sGQnKRMaD7lUCvWG9SP",
-	"fJXThFmkfKVKlkYjAcLFJTV3F/B/MVn8iFByKYtzldOEEYBZIwWbMcEMf1eEawTeNIKhTZjGfBC8jBtX",
-	"yqpaWP2l+0imVM0nkhaphfZh6Q4XruR1ANPN0RQDDbkE3Z7bzbF9vxoBzbnZH18c74zPBNVl0SkGmxcq",
-	"lCcYBrwbEZe9U0WWV76L8PU6IBGMFUsFVWPFbnaqgbTG+hky7qYS2bbQFA2+jbkaMmYYMiyyOtzdnXE9",
-	"LyfDRC523Tv+H2gyCWfrL4CnhKoCMrfw5Yr0ITNzABzMlxzuQ5rmwNVcQGUda11hdT+0/ZrDZgsaedhr",
-	"044RwqA7PWe8CItBDkdiJPaH5JhccMW1EamKgl/A4QaUaipSByWs54UsZ3NkewFcbEILlIPN0BoVthAo",
-	"eEjez9lIEOKLZNmEJ9KPd39Uu+oiGf6o4gGoQgq/iUjBcllo1QALADelsstgYWqDKAsuoJ9mTSU8vg0o",
-	"+uFIPB6SHxyUklsBsxWKlHlErJTAlR2LodyTZa3aV9/9YyFTNoAgD/cCLB3O2kxWtI9yRXbwbmMjw5F4",
-	"EgzLH5GcLlUUtu3bDVcKK3bE796eVeXt8WSaJ9YP6o4ijC5luONGBXWE2yePeSGkA5RNmXMTyEZcEWvk",
-	"8GKyPZ9D6OjYyUsJzTLH+YDUjcTBkLxw9IiUyhzpjCuNoO/22i9YMWsYpfF0Oxsiik7qCMsOuEnGwIZK",
-	"xXAz4rDo/1exuVOZnBEuIjt67xOPbB64Vb0Aa6oUQTXJqvgkXqTTMmMet8nsZXZoft4hZ+b6grzlDlIN",
-	"hd7whYgIsyC4BR4ffmi+fj+vVzzgyHpsLQSMZ0EHbFUGwQZ9+NIHh82yENzGFx6/O4nMusTP7eOXV6i7",
-	"nrzwOtOfJTl78VfEeG4KUvCSPSQ7lQjp5CqYQBAOaAaPFxO28TCosW4mtFTVJUGggOoE4UJ0VpMwrXJh",
-	"LrBZEUslG7fk0BxKw4cDgsLB75/xhOts6U+/WY4k4wDcH8qVdjXcErt6OxOZLgew///0T+S5OYwCkphw",
-	"642gPZEpt/v/v87evhmSD5iM6JuYojPFvGBFZtxAeJ3EoswyM9XS8AKqCBadjzwomhkwJJgZ8URV9aWr",
-	"FNkY2qYuwmpTbRsz8NdSIJocFduGjpF+HDp04sEh+XD2Aqby8sMpmdMLRh6TlCV8QTMFx+77Ny/IHvR3",
-	"6krv2HXALtVRjbrDaGROfyoZMdsrF7UhI65JbWcOydcH5K/8W9I/2H9C4i4AM0MU2ZVZGkuzkOI5KQNW",
-	"lvT3yWv+7QD6eQmqSGGNtMAAzf7Gf9ux0YE75vL0Na0Jw25UrpCSUa2gUj0VhgSwiLBMweFzYmBaDSz+",
-	"88uKnhvKhUQpjsjlXCpGHu/tRWAvMYt98PgZcmWIGXZHE+YKpxLrdeFyYviAWVVQHYBVm6NSMKIvpTeU",
-	"qCNyOefJHCgPzfOMey8fyAqXqKP+iEwDLpGd7xDvwVdfvWuacL76ivRBBwBZOyK01HNH0QGBDsH+1OCQ",
-	"xKCjkb65CSgbuTlggQO3GkDJjNgWRxUcvdHJEZEtJn3nLGetAl/QLlyqBrRgRGIobTYkb+iCqUPopAHC",
-	"F5MDswNxy5IW25TPOhyf+fVJROIaJp/58cAS4xCDL8bCXLEH4ovJwb7prPMwk4P9JzCQbti9mBw8foyd",
-	"dMDvxZBMjPtVz5kwmyWk24hztjxyDCis/jY4DHJecfdIv5buil03DaRRgL7TYVI1z62hz4pMar3t2eye",
-	"6ciZhusiq/m4aTk2p/Q5EH2FFvlaUTvkReZITI3sYliKYTP2HV/3gLx26I+BkdxxWhgCEwkbiQob0svn",
-	"1EzO66tGivR/wNg+EUx9JZ/Ia0ZB7flETpkuluTTSHza2dnx/zMvH+ztkU/E5jY70nNIQFQTM0P0FzQz",
-	"t9EIa4b7oD1VEO70WyMlKpldYBCFM1qVsGBD8om8kYboWyMWsZ3uwwP7FhidTGs0a1trqyYcqH71tjWN",
-	"KdfqE/KJfA8TCd6ZlBpsVChqwvoivcEh2E8PyCeCofQysNZVdgmn7qaSYWV8KP+7cn7PXHPOsOfD5EqB",
-	"gXZctYLkjog2giXUjcQwptoY981OvbQwu26JnJge6FlVTY6O41tr8AkcjYoHksyQhyAMEO7Vqkk+fuwm",
-	"6fg8LAxEaUckfvnhFF2n378xTC7uqtzpBtTRuFnB0xBpi3wi/85URMBOQmI40jvH5o+YWJcMfvsUjvR3",
-	"lGdlwUKjCE+MUJYy3xTwBHNH5XRacdDvIN/dHAQr54eJN58sk6yGBpzyO34FiHVsB+OmbaikGpLnXiNF",
-	"RaRgKKBhVQgnP568Q2UEApMVPLEELAJKAjZnR01O3qFsIKQD8oV6oU1xA/ULxSxKXuToLBdJVoJ10Qok",
-	"I2EkEoeDtgP/b3Yw/PHUJQzbEi71Z4rp+IhQ2DaaGtU83B6r1uNGFkY3Us43ZpiguacJek9M0yGnV9Ia",
-	"zxXzxKlp4UYbviKKTs3tNfKELpaWFp6CTPaJwEBhWe3+fCLPg13oooxdqjFImDH5RL4GqvmOrHzTbLZ5",
-	"8cmmF0HbxjXteGpTycknsv94zxzECTd3+5O3CGC7odDntNLdBdv1PNYPpf5dQ8W18wregbPeNH46Pmoe",
-	"H8MvAZD0goqUallUrxGleZahFdOSca6VT508woxKe2oVmVEuSPyC5QXDUxGPRD/+VzTZfhD8yt12W5fK",
-	"69G0OIf61KffPSfP/njwdBCR+KwU5myS/l/ev3+3k5pLa1933eP7f3r67GAQjUT8iotzQ62wO+eXwq6O",
-	"SMGyb9JgZAOrfgUFj1zoq9GkCrocErgDtS6dMuYFfcSPc2GHwB6vhfRBjps2YtN4ZSQ2nYMkBiQmA75q",
-	"/i3IgupkDhzN25r60L2TCMyeg7E+9qrr92hEAZI0Ei52JAoEOrMohnUi4SEAlYd8z5+4+KjyzlkTTviG",
-	"gz7bjYfmjDl5wIHMV0u1v4eR+Ebgtgcpz2gCoNBGompJXu/rdgrrfUBRa8I0RR/XnOb5kuTUbIyyIlhE",
-	"WDpjkG6kIJ4dORY2Gew7cFKQlUBxggDaC9Su3ubMIpegsw7EgEnJs7QSLLjDtCZL5iZKnq7xcJvr0YGF",
-	"7XIOMp4wGyJk7dTvCpkXnGlaLK9tqtZcZ6Gt2xyQHiAjYdpmb3+4N9zbMSs53IfkpJwJmvPeYe/JcG/4",
-	"BIsBIO5xfafxKOz+4iNUP5t3Zl11B07BoKsa1v5tzX4REYhRh4E05FuanGNb3tMBm3Vc4014LmiHF4sq",
-	"6/3xqSO+nYaXBEOvq7s6EguopmN180Jm5uShYAiLcmguhiFHcKkNT4YCO/APrLBjJKgGfXYGROCaI2Hu",
-	"86AyOx6CHf99ZZE0ehemOVpyNpEaFxEbAojalKVoBX/nY6LM4WZXNNGHJIaAKm95qmBGpjzTrGC2+KpI",
-	"rXM2pzOG1nKazEED6E+Y1oZsgU3eSp8O6COyJoWE5kD3aDKH8AxCNXlC/u//JrGL84qtUfyNtJOrxmb0",
-	"YB8DFoMtaYQ6tjoELajScyqvRL9qmdCJvGBkf2/PC1ADtKSITj3GaCNCjkRzLykI9hGoHBZrzJ3hCETX",
-	"UrCrHM0jSLswc8hRjpO0d9h7xZWuRwJiUjsOW0EgTrMwGRruHJXH4t/gBjP3sXKChQHilRMZoysxMufa",
-	"tQ0/R83R7O9wkbIrWOsZsxZGPyDwDQUjsgm9vnNbqBn6ul6/uFYg8plW1/Vowwa7et0LygHs7+1ddxBv",
-	"RbZEyn/OjZo5tZEcrgA1oVk2WDU0ePU9BpBWY7tJ1HR7YCfCglGTTBqmM8HgA0HiIBi27xJKVw7RSFnf",
-	"FXLR6zwwawOHVo+ozPPbjei9vP54PporYOVS89HjvT3n+XW5ODkGsXApdn+0cSlVJ1vH3FaBvOBibp4X",
-	"htfEnRSIgUDnNQwrNCev6ta+vvs3++rJC+zqAKfU9Ymf+m5lw+zBJ/ubPwntm/jRk80fedsnfnGw+Qtn",
-	"FzUfPN1mKjUwRfxqf6tuAvGqFjYDtLYeMPP3j+YkNyIr/v7RHCdVLhZG7EISXvNa+qLSzBF0TWfKZ++o",
-	"HoCyhBqbWeHdhGYZwDId/tLLZRfgwHNphu70AJRcQA6xOWdOSDl0sRSKxDwdo9SPyZpKO28vQL6ylLzN",
-	"mTh5MRLP0QGMYSxFRKYcDP2FtZ2omtRkJACjplkPtJWNMKaEcDEkpyC0KKJKZQZnxBf7rWobN0Gir6nu",
-	"lUEzfm0NmI6FWdfZIThpWUSqCQYGwPjMDgnthdYI6Ex4JYT5hZ24121CZkz6QRqtT6EfhObJ+N9lWfgF",
-	"McLehDFRTXjoPBXI+60/wlqX4+Pnz99+ePN+/O2rt8//+vJFfFQFF3v9Yc6yPDSEQaQSccfEojmSvlU+",
-	"xzw9JKjs8hTV3AFMsiVzPM+4aem5O28oHjClXQzwnZDFRi+e7NRj2ow48vkeiXNrFKup81nzFKNiK9iV",
-	"JrmE+IVKWQnUhjYNrxvgNhNy9z6+/jnqddrrtm+n+qTVli3Zt2075nVs4375kq3b0GRPT7b+8voMx34Y",
-	"8p2D/e07bHji4PPHzzZ/HlSp2JrVPc/4vXC7Oh9z3IXQwFsCJIwKyyWIZxKW6Aa8Lcm4kU2vdpxBYaey",
-	"//YOe3Mq0syGtLZYn8NP77QRHFsLUWy5XBx4kHCQieOLEdrCYvdDXMWWdOj7I/HVV1Ik7Kuvjiy6lhmH",
-	"cpYawxo8Y3CsI5FClQuWxkNy7PleF69whq2ReLy3ZzkBhMdYxzX5hsSO29yQIwIDrHTcDQywm+G15lVj",
-	"OJUDBQgguOvdpG/Md96Zzd6g5GLcj4aQeginiOGcKE0LHQ+JSyQ5ItQ7OC3Kj7e87q1eqFXahcOUr1jL",
-	"l9QjguVZx6beVwLXIxXUtXtgQffCgm7ISX7brOAd3Pa20/yOyD1c4zVqjlU4aMNjf86WmIZjKYPLJ5jK",
-	"oqK7aMQvoT5ZzoRCyjEuiwziFulI2EDLI5+vgFQ/Nv/B91byFwKxgYZob63FtCgpTP6OSOkZLOT90yTo",
-	"Zx1RelXbKBsT/ECV1lOl3zaNOMNzfB9Eggu+hjw0vTldnpw++nEGEZETTcHT7pIZallKRoqDnFNFphD4",
-	"MVmORCZnMyM2GHIBPuyuVCYjV02WVQYPxC94ozyEO1V0zNvqBQZK2iE/UoG3t1+VwxzYSAhVWleojyCp",
-	"co62lxn3nekgCM/wxpT//q//F0Lc6xNEh1oM8X82HypY3UEY++X9y540pnYPXNM1OroAN7tZ1bjWygdD",
-	"sCtjzbbfgiHmjSTV2tkGfIyYOx3XarFWmbQyyICPHbWJajlZ6vqoS9gr7VZG2IwIFlmMSKPgY+2HAuTf",
-	"sFG32I2vHNcAGRgZxxDj5w5JzooEYsfhgEfEI5WM/ZPqJ3in3mVjPGRRKk0mRkvMHc4oen0wFxckZXQJ",
-	"gttysEKhqGderGeBRxhW4JELG+n4US3DZkGXGNK3inGeGOpyXZuXzQioVwmwxT+f7HXU7ezZ1a0K2h72",
-	"aLJgQ9vSMAG/itU8jpMFI+8KCUl023JmM5FrmdX271IuwN5XiwTOl22FgSMfCANR6I6QZUsyZwhH+iAq",
-	"3IsCs7/1lzfy9HTa3/6H2dHaXqO6YQ1JnRcDbi8gOUq42mZ2DRnpmpKE42u1tGmCJ3dITjtZLMbnxFvJ",
-	"DavawHDugqn5cJ3osMqAVecgN9K4XnGl37mVv1+ly3WzyRDkJ2RjITsEywfj0CbaegsK+TujVODKrp+j",
-	"vDrwtyRaFeDRViSrlTHtyBV5D7kftrzeyjS4RnLe0UgYTcrQBSPPRzbbK2fUxrnxtEIIQQIISphoOnAr",
-	"yhHfkHLWUnG6yehLGzjm4SiQRhkJCl0XNmK6kzD7QN9OeusfQ3BdJTVj+DBGM7HlIeEaRGlI4QTPdhWH",
-	"nA7JsTrvwLOwVMg1CiTbfeRil82SnjFtFGZF/vv///8EwY4CEsGt1/WSSMGOUHxE5dr85pquOckbDOEa",
-	"Adc1ra9Knu1S+ewwV/GXGdMesesmzOXMFVVa6xdxiOxHXg2zq1rdVNJnmWJmTiujqOqFdD1Pyqk2JKd3",
-	"2PvPv+/tPPv4z3/4wpFUfhm20Ss6PR9BssEmPhC++jnqveLifNMn8M7nqIe5CJvetm81WNzvg+VuzThx",
-	"P+9Os9iG4doz9I/EdkMYoybTtezD0s7aXb4LpgtIOBbdo25UxfNfBQW3QvMNzRySY5cwXiVq9IPM5EHl",
-	"Y3eMMwYO7VM8wBgEjR06mBE0g7aQRqrU+Srw3pE15XhG/92H9yPRSpIK0g12W+gUg2G8iuya9bFhDU2h",
-	"/mB/e7XbLMjNRcK7Ns7bzQOrZ7DkZJsVv/2hA/x15tDGt7Pirxb34l9GAdzuqHdIRhgePeqRT2QEIdL2",
-	"n4pmbNT7HPvMQinYSFSgLUfQWNDMnHKBH5QCkBk80gvChRj5BPJPzD8AJAA+ccIjYPBA6eOUJ5CVOBJK",
-	"s9ymZbhR0IK5xDqfoYHJTgAAQ/OcUQ+1ESZSISQgoQEmykhAUXKS0PyQ7O/hwCEM3i6g+fdcloXFsoFI",
-	"NsCcgcbdnewbUbmecu+y15QR5kYi7kBKtemNYUroAB2usCyPwIuiy4L5qddFSAcWJCGtDZR5BqkkwtW/",
-	"Y2Zi1nZsMZ9Kcc34GCfpVodmnX08yDKKCOZwBsIkBayLVVgcNxYfMSs6fi8lWVCxDM+dWUhF+gt6Rfb3",
-	"HHnbNTs6GLYE2Kixh6us7XUUIzzD68VUWdTCf5BeBPhHN5NyzbVAbOobGuBt6W+wp/8SELzj5vR6UQ92",
-	"O4jiwd+BcHIxQ2N+1cJbwXB6LvXCfx7i2tvEDBCAthZq/ax/vSDYYAhrLErV7nqUA1nY42Lu4YOw/eA7",
-	"ePAdfEHVgEFSehf+HKCFlKIus1jCdwvxDcBydn8x/7F5u1slI9ZxS1amJGKzd5iP+BGSkJN5W758iwap",
-	"gkCe7ZAcV8hAMMYFPWch0iRifrnQ3/29JtK8FfkMVfSAzkeA0AL+bo0IQRBaYQErAeWwxQQ/5CmcPnFf",
-	"eRemaezkS7MZ0/NLK5iscliUMLIGOtNDFlxXFtxWlLCDBP62sufel4VoAcxKYW6unE4DYraggs6g53r+",
-	"XCdKytZeBmter8Vt2YSDiMyoZmSyxP8CAgGggwJSFzNKA2DgAawEzzIXiT4SNj4lNIUnVJCZRACNvsPC",
-	"RcqjGBNRDR3UItXDz0bnxH/SLJOXLB0JzKZXRDEddWj0Hsl1EGGGPeZwkDkXeggQTZcF5t9zYdHdghR6",
-	"b4GvKxqHDRWshpXWrZE1vB8hJNy9eEMaXoBV/VX+j/Xvt/0lW3sZPnlfR06VYliYwIPoePCYUFVrwOM1",
-	"YqUQzbnCZRlaHDg1l4XOlkYv7FbX9/cGnarYn5k+9XflHllC1UkHP/APO22fD8rG79WZ7vf9i7nTfY9f",
-	"XoT35UvqTjrkGIKx1IczzuSOYQ8By6vY2TWl+C6j+Jr8uiWx6DV1/20YRTLsIiHvvJfi3giI7WKTWNlN",
-	"Mx4Eyd8gnMKfWR1Nwfl9VomCLY9514irV9yJOkl719EexdJcDg80jCG9gN6EUtnYCmVxVR/AiWn2DWDk",
-	"NMsqnXMkAKQJX8d6tSD5IdjaEYkzmdBsLp23IN5//Mfh3nBvuI/g3imfAr6sdl0NXMlDc8TiaCRiRKsa",
-	"B6WRYcztStTuUSOOufETBKT7SrAZm+qRkKUm54zlttQEWE1XK74hybhh/HVjxc2BcJhnl5eXQzWXeS3I",
-	"+iOi6MCi9A59yVjbzPYR13bov45uvSUddOr1Az38H69YPwdMw2uR0g0ShHm2Y+sP30KSAH8hBIJpxbKp",
-	"0Z/RD4o5AZhyhdjAHLRrLKzUKYEcYzmfe7x42MOme4clnmBWrhBdAJpKNXu4ib99yeRsLi+7ivlEdvvv",
-	"SULpDJ/4oRl5KbLlkJxgyiCGSsLIfMUkqFPmDD5Dl4pTB5JVWuYKfdZgx6IaP1sHJNu6lac+4vNLXU6Y",
-	"dbrpivol2Zh69HAzf2s387QeZdy4nzdld+ALu2u1+RVX+hU0fM+eGNPRlmrzI9WolvFwJ36HsIT1Lf6S",
-	"zKqpTcdgtx5ngNDO0QuL8D32JkE9wGZlwSMrDvosBIwZq7RQACW0YfGl4D+VjNCkkApU8CD362DvmQ03",
-	"o+dMdDIxTNm7Zy8tdvKlU3e38dIaXvngod2sSO5tYa92hZ3+B2meLt+17tSdQkEgG8l6U57syp/eB1t+",
-	"59q+TzsO9nE95uwm/XALf4dsOa9O3a/GkJ8HEL+ujHwfylH5MGx/d6ohu8QPqglbUG7L9EEdJfvGjpPE",
-	"C5ZhtYw5z1fz23eeNtwHy7Wt/zpc13a+8c7blXVGpLXr+EANHnjytmTnOE0r5ku07ESjuCYnbuRY3YVZ",
-	"2Nd5h/rulWnYmbEitNtczpmee/uwwkrwbfc0jvCdH+C98vV6X5suug3S4lI8XOPfk2W4VRa72uh7YvDl",
-	"Fvz9rCqh31HVHRDPsXyAuXVD8g5SxFa9TfVIxPYPxMtsFJ93xeJt8mlINbpNxmcr7up9yAD1bn4lZ+4D",
-	"sXhw6F5frV6Xx7sFFw8KX5rxSzhhqk08vsUACahFmtrCdrbGJwFz2g5GXqypqzkkP7h0zvgtvAx2vowr",
-	"Xx6Z+bgYG8cxEnJKlFwE8CFzn5DhCq5Di8dQeGvnuRS6kNnOsWln56vYhgurI6y9eskVMwKC+1RALrCr",
-	"FOiCdHympp0sq4oKvyvYNOOzucYEXvNSEZax7SBkUAoI6sT6j9tCx0F7yf3bdr4t7NzOKf+ler7u4uO3",
-	"9lP40n34Oepu+DXTc5neoGH34aqG8Sxcv137XbvZ1/Rq53jGrtXia3p1jPf/5uRzfSGFt6dnJPdbOpXF",
-	"mqsSXFxXNwhlgm5obJpliIEdHmKXTwBGbeqL8smchcC3DXvckDRzIfCG+Pi1hUzZ4AhuK1Ma/iS0I2EC",
-	"crwnDEsXQyHRVRZ8CKGj0ynPONXMYnJbhzMGyDXG+EjVfAW2/HAXTYDFHPM0RohtQ60smYnVRTKuHmNE",
-	"nK8Y6jWR7mA50sdqSebBI0PApkzzBatXYdxpTarCSJ2WWbYkP5U041POUvLh9BXpg90EhAE2MMxdYwA3",
-	"oWYLdtgi10tcQKjLf7yipn0NkcNjcNTTNki/lqjRLCLuiubDh1XlW1uz/JBMaaZcTWNXePWICGkzVwDY",
-	"A/OEYaQn4VHpx1gwVQqajSHowDwbm2eHxEhYDjlkIiE9xR4sG0JjRtVqoMqwjyOs/ID59VXRhyfbpuEP",
-	"TQffhqGXVe63Atzjc7YceMLvoBQAL9jDG5gfwpx4l8hg2g6ZGOzWhGVSzBTREtbK9k0MsTisqAXyGscF",
-	"0GYulpZHOgY6WdYY5ZAc+5LaUH8UFi/gu1CMVljuZiv8Vyp4gw8H2L24Pwd7T4IGbe4NvoyJN64L15DH",
-	"XrZ9WKwLW+Q7PDSuZr2CnmSpayPvY06UikhSFtkAkmlg7V4wqACPgMokMUvhYUw+mA09ngHYx4xJ9xI+",
-	"L0ployOvlk5cMKuHxTsnUgMyBYEN28kLdsHZJZkyQ54KKAHs9kXIYkHNzZ6UGgx1/kJYnA+qCIUGoVaq",
-	"LbwKozDt2/KqjggFkB+4lzmj9iw6Uq/ogpELrriWBemfvCP/HMx04Gvj0wVz44cl5YJIwQAPpFa+Cpqr",
-	"iOY1ATZq1A431Kc+deBwNIhj35yVnBaKQalVs1KC0ImSWamZIZCDWitvpGkgYCII8A0xgvV2F1VGWUBD",
-	"662d1ihogBpqrnwHyyHM0G7V1ZSbXp0ou8p6WFac9OHHOcXC3Nb8Jj3/vDkAnSH6n1pJyt34djbHDATT",
-	"qjoh1o+LSR8yxywtpsm5nE67k8Yq6fZW4dvhrgX1qptx27t5wRMuZv9Cp9Nvzp9cPfvpcbYAfLzZTT/F",
-	"nWJF43PBLpX/XBaz3WuhcP+ape3WF7TD/fasqm9rWlsqAhEhiVEibQK8ixSEANzBQ/rdA9bH/WN9bDVc",
-	"cf7CErh/ZIAQ+/79VF6J1icZnsIdD7UnB2LU1i2vl0mIqipUob43m5Fp/X+2yegVo+mDxejBYrTBYgQX",
-	"5XoGo6aNR1oA4W7gC1tQDXIBWMYSrchXX6EWBkr9V1+ZlzzORVyDa3C3KQLHk/0DFVJbcYArK5j3Y+w+",
-	"JlNpr/Rk6TVEo1MhdP0gGolqIKFhCkeCzUIEigOwFhWmdWUW2AcFB9CUAktRf7V5CKJRwTyya/YiKZWW",
-	"C1YgOAR8pzRoL+4J4SkahV4hdofWSMzBPPRWEEpiXMcAJsIDNgP8JpvSMtMDoza2MkK5mX5eSCO6md37",
-	"6qvDgNSBRmlJVhy8Zc0smOMB7QSkywwwqn6YcEvL6nNFmHTzlukELCFQR8ICU+asgIYDrbU9eLcNXu98",
-	"vLcXoCkpt++R6YJmStrkr2oRrRnMQqRULVtgEzy0oUUSP7XwTnY+jxR8dESUxGlT50Ux/TrnZj8GU48s",
-	"9dC6Y4au+l8aw8WUgu1IUEjhYxUBdIjkCRvan8ZgP2Op/cI0r8qJv5VqALVjAUyUZllzUzAyw+0hLm91",
-	"iBrZq9Uhqq27Wd3mainXfsoLluhseQTygtk0M8LOQ1ewHwF4xRmC9uxO+FPvysdSjZnHMd59rKarNKLo",
-	"+4qsYN157r61aOkJFXAAq+RVLe2hel4WkN6MbzqUSfzLIeD3S1WCJUbRqaEzhM+ELMBCS5xBA26zOiSx",
-	"VX1imyeN2c3ighUaq/CCCTOgd7UD5Ky6mRQz01EbsYQcN0mFkWCkPGcpKXNf/Y3AvsOJdLsH6VstE2po",
-	"HnWphTcxirYMjhbWtIF+5o33E5kuIfEyRdaRmaHDOMywFOlT8vjqqjq45rxW+P6XVAFSzSAi7CphuUYC",
-	"TUeiea4JTdNOknVNe5Qj3wBWGaz/atOUP4TeAmSEN3nBwcdha6ytaHW4oqmKlgZHJLSCdn51N7dgbaEH",
-	"w7GAUbZ55K0LIAC7a5uUKBZns5ScVkaINkfA+R/s7a0xOpleblWyzW5l77D35KfHO8/O/+3y+/3Fn/42",
-	"Od2j//HH5N9nvagXbnHvsFcaKnvwx/39XtSD6NbeYY+m9F9DZIGtzURm/L+SlQi7XlO5FRAn7PZElkek",
-	"IMOFTo7gjj5Yhh4sQ/9TUWD/IYw8QEP7is/ETpkP7szIU7BpKdLtEfvbGmTkue2QnLILVrjkARB2PTkp",
-	"hVEMY11QoSiEtYHqxcVItGSqCD1pMQ4uJn2vJ4GgGSdzs+cTmpyj0PAD+hHdB2O6MPrKODFbEWMiw1zC",
-	"YBbO6Q5vOK+nSFl65JDwSd+VOI2MhLuQSo+Ew3zM2FSTUriPBtYSNAXnFEbuc5pZdHwPoYP9pGWCRq28",
-	"kLksACaib1FtRyJBtaKQ0DCZ02xK6CVdohPzZ1ZIzLTA2IICFzqtEPRhtbnyz3GAqKPB8OR0JKjwwnv9",
-	"PV/mQMyY181IP3bihzrnec7SGNXdlxcQ4ZFRPZXFYsfHHUDUQaWVhkEIfQ+1aPm5EcPLgHKYv4XUY/TM",
-	"RSPRREccXFM+rJ+01VJhwaiSwkdvuNUCBHR3ysjdVvRaWc2rS4oD5RhDAqwhpV6P+cB8eGa2r6qkDM74",
-	"xk0LBbhTnOQtvYLYym1ENFz73mGvcE3VRw2wz+P9dz/9x2P26jw9ufxL+Ud+tb0IhiP8lYQw1/lqMcxu",
-	"A3RhfXX2ouG9dvfQKFdAebAcZinSB0/d71YeM1f5BsKY+awtiR1s9+G146rNR19SBDP9fXkYT3c/KynG",
-	"sMk7k72gsTuSvM4CJGlrVxqJtrTlql6yRS41E8nSouNoWdi4NitKPEITDcaZj7EYCreA+AizMBIdOAuH",
-	"hBLEIUYzp49QxFAmgHuobFTPSJyWSF7ZOBhrTPq6ABMl1yAKWpnFbYMtPwQyi0uaDKQtWjByWXCtmSA2",
-	"Fiqlmk6oYiFXjDDkkIEwgyDfUFfJ+TDF0seu2dZgUb/3mxuhcY8rYkZVkL6RKFpyDilFxhQIVSwdHI7E",
-	"/nCdcFIDtHCl9WPS9z6cMDQ3MnyiAOsiiSHSUl+JsRUy+IIpTRe5EzRCFI3BSDwekjgUlNcMwtf8t9Jq",
-	"FXYVgWQaEcFmFN6QBbkswBC2zNlgJJ4MSSyTpCwKlo6NOO0aFeTk7C3509d7+8SM1AWugdeCKk2e7BEb",
-	"jGvEGv8uHCg5nQIMOsQfwuQLRjOzySwiMjN7oedUuDbArrFAcHYqyFOy4KLUTDkH87TUZWEGezC0dsm0",
-	"MvzC8ZHTQ4J5TRHJaZpmLCIZW0ihfioZ+3kZOWGRMXMpk7LIlhGZFJQLXTD4aJnTLCI0XQLA+08lLRig",
-	"UuV8uoyMCDCGSxiRmZSzjI3zjALGmCjNd+CpjkfiaTDCsfM88PaBIXJK9o248PjpUxgbTTQrVDwSXw9J",
-	"nPELBrbm6rOJlBmjIh6JPw7JwePHRjhXZW70FJaOYf9EsowPSez+Tf72t7+5IFD/pt2u+MPZCyPQv/xw",
-	"ikWlvn/zIj5y7i48ruaVgblQxxUwqb1CQo4DtNJ4gOHW68y3NQOwLLwZd4gxft6a7yJhj0CNbFjtIYiy",
-	"YbhvIDgb0jqA0WCEIga1kWC0oQRuSEPlKxQNy3C/5meoIoXBIyZgx73F1nW5LjV8Vc8xfGy/PEmrS66l",
-	"rc0WEM/msOpBjK39wrD5Q1IKzbOm5w0KwBP0tVRqsDM6Vn4Ifwqdtr0Sqza83I3OrGXEBrzZ5y5jykrT",
-	"7qWRQHeF5yYQhYJ5xa4HH1LCodw0Eh4/MKPSYZx8BEXzjBpzSDqGbavcx1FXKLSPBcbI3Ca3TqhwKRYj",
-	"AQF6Q3Jsbevdq2p9cM5LWcWjsB0bzI7FBP12H5I4Z4Wh/zbgf8qvwMFIl95X1NzQmjAEN+II1sAQBi5m",
-	"43qD1e+2aSkIstxaO0PyDj87NG2Zgzye02w6ppd0OZ4WcjE2jKZfY1j/939joM0u2d/bGwBE8ZXZGKiO",
-	"F5sLt6A/ysLIKz5KHzobCUfEbmjOOOxg84Z0DaIW8bK/j0Td2gHwiub1VQLQwd6zyFqXgmV6pLBk+Ug0",
-	"CpSbh3BoLu1RruiJLbBYdz4OohUUnvQPHj8edNhfSP/p3t7gi1c/v7PK5/4xFGF84Za9YSexhebhaM8D",
-	"0dMWQ7cpDHVrChhf1tpSVt7xVaUbu+hyaA1AgX2NbeYMFZWbB2wHF613ePBsby/quTPSO+x9OHux3nt2",
-	"t3YcM5tfyYqDXa+24Zw5JSRQQComJwvS72AaaDemLUZK5jQllmWgdhJuepB29WD9ebD+bLb+PNvuw2sD",
-	"46y0/jzedqTWtEAn2e/TbmSddissFHdgQVoDt9FRv/EO0MNq8CA2iRDrqPswOl9nGhCWwUQT4ys7Z3wm",
-	"qNGyXbyokVovWIH5sY5HQrCQwwiqgwL1vTmDaJmxgiKyNabYDYw6N6HgtXH5YMr1GMaiIU1thCAOyUuf",
-	"x0nF0s3KCA5OxIb0zCRhuWbpkBhuitHdh2SfvObfWqEImiGfyMvplCW6JRKtDTL8RN7WQwwP7eHxvKPK",
-	"drSfkwXTNKWaHvnQx44oQnIWRCESNwRUDZxPAWyCGM6IaYlDFEvWxDjWAiDBvVTvyGleneMPXnyktprG",
-	"EUai2ZxJG5Hpx4wbCj+hLuHW21CmofNxQuAf/pRylZeaDW1pcjP6luv6Uc2m2PfO6N2a/3kAnY3EazsJ",
-	"yERnmgRr7fZLkT4VaQSjr4WGRj6TM1xBLJQwMPpQLVo5stHLHdHJgY1VGW0aYgYgdR11sSBqcEiOha0p",
-	"a27fSHijkE8Ad9cErI0QdUispoTE2xZx1wQNmNaGHFSlPwTLecpMywVDU6vQLS8zpFfbO2o07Uolio/c",
-	"jhslFsmgexdfxbhPm8uKqflV4DN30a8VHIJ/5mjVIyh8T3Kq54E2HgYuBJ+OBDwKvu23ZbjI2T2wxLyf",
-	"TFv2x6E2j8lIYPRheClxhSFSu9FIRJT0jCZTEqwF5hB2pRJgoXvcbwjP5KnLSpYiYUPyH6yQNjbCiZtg",
-	"NjGt9ynRBQcDNA4Kq5mFUddmZQdDcmxIrGCXNCP9eMKzzGj/aCOJSRwe8nGyTDIjDlc51N5eANuR06WC",
-	"I9WAbQhupl7mbEiOPcWBiVWRlQEB6jtKQ4KkYUEX2BkY3DwHikgpMEHcXbTIyehWPh/UD20pqp7iSuvD",
-	"acMuOQZnMcJ8sCXqiRwyQAwRCmI2CkeU6lEjTqcHMgQoFlZd86TOMERL5KpGIOMAf0xdBEy/TszMNTJ8",
-	"0uI+qMNKz25ycsvIDT167VX7lS+NREsUIBVL54oYpsRt8HXF4fveWD8wHbWaqEesYihRjpJp9b6zUvsa",
-	"qR1gBX0hmyKHYhrsIM6SYBsDiuQCcnF7rXliSA72Dg5JbMWpINHcbKnR8W2RaEv5Dptoa+be6IDAqgoo",
-	"ABN0O3HUYFg/4NjvCUEN+wD55kvr33Zix8l5l/aNIpcTzUjfs6bIpgQAKXVGHP908GtDqv3+sc5QL/E3",
-	"tVNJYvyCtZQIYPiBhuQ0nWtrSA5kVO3+QtMLVmiuWHGSft5FWNLroIlvwBD3dXle25bv8T5gF9tAidtp",
-	"PqAH/m7ww0M47oU/atvhi9bPx5tywQqeVC2SfnVHBoRDYjE3bxrJuBf1BF0wSIaoLlKvyQZCa66RB6gG",
-	"u6/++qAX9RZc8EW56B3uRz0jsuEjNoNbuyVmOekDEDAVtv7VrKBGUI3hr9hGhXBxwTUqIkoK8qPkQvkw",
-	"2SXJ5MxIUx7FfCQg0WNITiVoD7axiMTQJfxD0GyJEatWmo27GPFxmjYIwT1xY2z814E0x763Iz0PlOcB",
-	"q3xrEncC15ZQx3knS6wvsA7jdM5opuc/r2HklYJ2OecZCwVuTPlU5C/v3787IlqWLksuZTkTKXiHuwDG",
-	"/2I7vUcej12sKREC4+eK0Ixf3F0tu7VoBa/4BYOy/XkhJ2EMpF8gZXflR7WrLpIdi085/HG1oPW+A86y",
-	"f/ry+MXrlxEZ9czZnBVUs1FvMCSvJE2NluzjBwDx0gpok4KKFKJAtM2gpSMRY18xYXhSwZW/NLpsnLIp",
-	"EnlVJN+Mer9MqAJ8qc929MMf1agXo7kYiifumClZbXGHp9+MeqgAViY1VAJHPQSs9H0u6BINM9A5qRqj",
-	"Od8x3VbpLagP4qCtXQoxT0AN9R+mbFLObHSF/xEhDHZsieoheSuIoQdRlSACy/Xh9BW4tQHZDOML7MIb",
-	"3TOXhVZBYE6/CXH5Ta0ltCqqCmbco0kFeAsu/xmMYjs5LfTS4S00UBj68Tuq59/sguJOF+yMa/bNK3oF",
-	"f5tzyWIsBCAFXNozsDwAsEdMvumG8vQgeXM+m4MdExaoBu2SMa2qeSmoRG5HKEVkwzd98y9whYmiS1UB",
-	"yBgF34GMemWTgS2OK3LOck36gVmQXHKhBkfBUnM1EmhQw22wkToxTmaoLhIMOuG6X7l6IhKOKSI0599S",
-	"xSICR+QzmExmTAMk2EnaH4AZRvGZKPN+CTJcZIu4QPZuCw3gyMXLQRhJ/Is8j2zqbgQG4QhDZD7HcEBn",
-	"TL+gmvZNY3gATsAI44dr/phTFcSPgXTljtiHIosHEVg4LeJcH2YAy9kfxCPR98Pxp/qnkpUsBTkWDvaU",
-	"C67mENQVmwtwdpH0g/WyWEYDcy655jTjyoJCzNhIWNgSOvNhb9aSw9MheU6zTJG8VBa1NtiafzODiF3g",
-	"cHWJ4QqylPTpSExLYaOOZUHivy8AAiciw+GQFjP1MR5YiNE8o0uWDg2JmpQzmxpvpFZFuJhKuHKXtBBc",
-	"zFTNccam/IrEf1cXycf4CDfG4opml+asZnI2Y+mRN7sHdx/NaHpu9p9wYc2LZk0wXIwCUq/NQQJYSUTy",
-	"sDq48+DFL9/TGThITqY7b6RgO6+pTuYx6T/ZOxgckdnPPN9hIpFpkLg2EknGKyOOIlwPyRvIoi9SSy88",
-	"R+ZMdUnef2b6Pc7kDNa9d93qCidTM1wYbc/IKhteP4ahvjQzgdiCj92ywHoZqj7iz1HvyTaSZO2rN1K/",
-	"lin4UHvruXcXp1VurTZw8nUc/AxlKO99mnIE94zbUkAcNWKhEgoVh4cbt/M441Q97On2e0r6AGZKjNI+",
-	"WLfBC6YLnqze3neFNISKlYpodqUJu8JUAAgcdaa48Vzr3MVBqrGWmmY++LPjlXFqgVLHmCmi4pGYLBGN",
-	"JCJIGK1kYVjNUdAMGgfHzjfn+jK6AhiC9RLQrxFk3eO9jESINjJ2IDDgDYt8ljFKMz614oj8WZKiFJCc",
-	"AK4oK3bbNYOARYnQcVqSpSyLkVhIwbXEAHxMwuk63K/tqm/UIMya7+YZ5Q3dwdpPMNR/tQ6O4/wi2kFw",
-	"UBZ+diuPncyZoDkfOq1opXKQl5MM2Dl5mzNx/O6EpDIpjVwNKeL/6+ztm07yYd82z2+rp9m1lpMfWaJX",
-	"rXVzdF9m0TFSNWcJn9rxk76Z8mCbtV/SRXabtf/349ev1q29eX69tXcj+s2uvZny2rUHSXZbc4UVcH3m",
-	"mvM2u3AyXCawAmBclgtWQiDOkmcQSsoSrSLCMsXI070nnTt2isO611Romi4xZrw7D9ooTBA5U1yAVDqd",
-	"8uQOzYdP0az3JebyBjz6NF0e2YAvZXXFyzlP5oFxyQaKf5njagbNtzDfQCOAv9/hNICcS8RJgyAL5YQ/",
-	"rvztI/14Qc+Z4ZyxewGNNkYEONzdzWRCs7lU+vBPe3/aA0csAnPvgsxlh/VLF6q1ihDTLoKAFGWVEMO8",
-	"ldeaHXS+E4jMO5Ml2ocA0oCJFHiidWj4+EsjItb7/AEAzLwOiNq5YCz1KaJck5nRnJwVzrZZuMXuaPRU",
-	"QuYhFFqwQ/XiTQwBZ1SkOxkXYBiw5My2m2S8o8X3QCTUfCJpkYJjqJixFDB0wTrm8hJQdgqas57Wjol7",
-	"p5CVe3D+TGujdEa+eG3UqC4Pr1vAMEX61ghsFE8uLGhF0H1gzW0P4URMIJmtXVrPuYODlryHuN0OWlLx",
-	"0KsIj2qdajeBfuuSdNBLcFE+f/z8/wUAAP//",
+	"7P3pchw3ljeM3wqipv+hKk+ySEqUu0WGY4aW5DantT2kZPdMl6YSzERVwcwCygkkybKtiPn0v4A33ojn",
+	"Dp4bee5kruQNnAMgkVstXORl+KHbYmUmdpz9/M7PvUTOF1IwoVXv8OfejNGU5fDP4yRhSj2XQucyO84y",
+	"efVt+TBlKsn5QnMpeoe9U/ZjwZQm9mtCyXkurxTLyZwuiWIiHfainkpmbE7N13q5YL3DntI5F9Pep09R",
+	"S2evmZ7JtKUz+6DWSaEYkYLoGSO5LDTbvsO3OZ9y0ezvvWkSJ/hIkRhfiyNyNWOCKDlnZJHLaU7nJONK",
+	"K8I16buRwVAUkSJbDrYa0Wt6fTxlzcGcsUSKxuQTmswYzH2Rs0nGpzNNqFBXLG/tlAvNpiyHXp+bT22n",
+	"ze7iRXGe8SQic3q9Q6fsqydf7u3FplGzIjxnae9Q5wVbPTPTPBP6pUhkan5rdjP9iS9iXFEziyTjTGhC",
+	"k4QtYEWPCD1X5iepZyy/4mrt/r5gi5wlFDuo9/cuZ9Ca7/D43Qm5YEvCFZnT/IKlZCLN7mlo4IjE/zoq",
+	"9vaeJB8EvyYK9wB+YTGRE2jCfMfFlPRPv3lOnv354GltwxdUa5ab3v/zX/+xt/Ps4z//qRe1DPzle9qy",
+	"Qmc6l2JKLmnGU6pl7nrFdx4pkuAab7s1r7i4uIv1weVJZaLGRZ7h0hyRnGVfpeVGxOs27ZTpfHk80Szv",
+	"PvlakivKNTlnE5mbm6nzJRfT1ROfc8Hnxbx3uBe1XYKzQiim72Advn3//t1OSjVz++MekZTRNOOC4fn4",
+	"y9NnB2sJwnc0X7bclWO4FTvuNm19G/9+SjV7xedcw/81e4Cf/QSoZjsZ/HJeJBdMk74lhoosDPnhotBs",
+	"cKvlL0d0yuaUi1Yacep6zdhEE24JRZHnsEFcpPLqzgbRehjCux+QqsoIiDkwWt1yIDjTkxfdjJanEdH0",
+	"ggkyyeUcN6pkUX/fse/tnLywVFVRwSLCMsXIlAlmdjUdkv9VSM0Mw9KSqGKxkPkaAjKn16+YmOpZ73D/",
+	"8V8iMxX/d5OYfYp6C5rTOdOBSLFYzwfs5hp2SqZMK/jLPNph5lOWWrJnxmo4tpVaelFP0LkZQe2KrLln",
+	"J5M3UrDXVCez5pCOBYkNSY6JnnHlONNMZqk6wqXl2pADdw7MUJH1ml+f7B2QK65nstCGZct02Tnmk8mO",
+	"GcYOjmP1iN+hwHGSNsf7ppiznCdeJuGp73FB9azsb+HbWLXhE5nPqcYT+uVBLyoP737L4f1kmlILKRSD",
+	"/f6apvYkmr8sizL/pItFxpEp7P6gkEWXnf4pZ5PeYe+fdkvZdBefqt13GdVmUC/zXNouqwtwIoBJuvtA",
+	"+gv7BWHikmVywSISlwODdmKgX4HsG96grhHZ13eD+wrDeZ7xE2FYPc1wkHc19ecZXzv7byjPityLworl",
+	"lzxhRPGUtazEYEgC6Zbw1JxZe/tqVARnGxGqR8I8ZiI1LCJmZiTDOVOKTllM+rFjD2OeHhIUC3iKAsEg",
+	"HhAqUtOD/S5lmvJMDctv4uFINPbCUeYdz7FWb0iVwRmaGrRR4TGbtVN+0mjLsopN2zGvYxs3P19STDKe",
+	"fMYr5XpUQMsIFYRdc6WNtJuzROZp+yVzn939FftG5uc8TZn4fGtg7glNElkIw2JzmTGSSqaIkJpQoz4C",
+	"f4iIzC03VrLIE2YvFBWguJArmV+oBU1Y+4r5ed39kn37/vWrdxRVymDFNLvWuzM9z6pL1cLJa2yRLOiU",
+	"gfRLjRyopIB5OrV0aE75/ZDBO6aBEYndOM9Yfslyu/ZHqFrgkT+nyYWcTO5wP4AesPT3wyGPUMtFQk8U",
+	"XRohmILsc2V009ra1PTvVUsTvhqopKs+gXcqituqt+1bNdr9wEv8KfwV6Ol3cASTnKVMaE4zcl5oIKYT",
+	"oKBcrT6eayjlw+n7HZ2+v0rBPt/BO2XaqDpGgF1ILjrOlxlTK+Ez2pOyLH6R0YTNrdXtQWJdt89/PHGg",
+	"W3vCpQDD/8Ph2ORwvJH6G1mI9POdizfAbArRob24AXWK4g+72NzFd3SZSZq+l/IVzaeflarjJTyX6ZLQ",
+	"c3nJyJcH5G/86/bNrY3zYY+32OMPghZ6JnP+E7u72xo2CrvxtUyX7beWFIqeZyyUHVssW6CJU0O0gds7",
+	"x03faLZpeBTogo8v2HLsPDVjZwx9OA9rz4O4eMFhM+7uIISNrjTG5GzC8pxmJOPiwnBeXeSCpUROJi27",
+	"bF4ap7bdOCKLrFBEy8VOxi5ZRmJVgPc9Bvtk7MyZgyMiJEkynlyQK6qstYulDwdj5cH4/fHy20z1ZL7I",
+	"QAtgn3nCvOwYxU6uyHnBs5Qsme5ciGC4d78cvyX+jy7EOde3EwFuvBb+Tt3huQja7F4Kqu3EWdpCCXOq",
+	"2dg+RgKnZ1xMq/SNQCQGoRPNchLDHzsQlxE7D3htoYJX1q1TEOTxYBNpnhpGUy6YUvejLbc33yVsrVSd",
+	"GyeL2ybH4NuLzVkzWz2GUzS25yYm+3sPgtWGZ+BeRO3W1jeUudtFaI4OBSNGx3XBG754ELJvcRZSnrOk",
+	"JR7puRSai4IRqkn8SgYhdsFyut+bn38/YzkySRdJOgV/JrveMogQAuhoxu7BlfVcpiy9A38WWu1szEEi",
+	"UxaXh9Z+FZtjGws5plrn/LyAxXxwK/wer4w5jHceJLHZUTSKaaxzKhRNgM7xNDa6Kc1yRtOlF7DaRdLK",
+	"+UwLHCobB+3Fg6OR0DmjmlBFrNI6rEfTKJox6BnC1KyzwnZsnvm4tXOWSTGFmFqIZaRZxvJHaiRscFgj",
+	"FufhAvxeLsA9haBtdAu29rjUCHNFjBw8eFnu6EjcuVlms9PwRlqiY3gwGCmaFBK384ItHykfubr+pAip",
+	"x2D1eWDUv9tDeV8Wo83O5l24jaI1guWDhrP+FNyLogtH4KZK7lriUwQNt2u9D66mOz4ji1waedds0mem",
+	"E88huyNZQoRa/OHshbn1Lz+cotb43ZsX8UYnxubYsHSc2AbrFtjEyPYNB9MDO/tdHFJNdaF+F2b/IXkj",
+	"6xke0rqQIGf5kSIHj589GPm7Tkq537+VcIh2rjVYy5c2Owt7+394DmUW931OkwuWn8EKr9pNekmVf2mL",
+	"vIn3Pme7tp6Qh78TJOKvGnslab9MsN8JMytXfl9LyA/Szld9Bu8Eicmr3oV3bklQK7vxRurXMuUTztJ2",
+	"jAZMzYRU+MWS9ONKQmU8CJI073Lpf4vrdi8kaRM935Iimye1OkIrInGDyhlpKJNTyCSaUi7uzBv/yTkw",
+	"MA05TbkZNM1eUA0Tp/6Xd7lcsFxzppzno2bbyhnbwYlc65ySlGo6JLFmSo/nIOfNaX6hCCXmJ8IumdBH",
+	"JLZGDbB2lCHkPklX4NumATPnRTCIn3vlt+v26CQ9EYsCaKsfUFsSeSLztDpE0o+5GmvQVyPCrpOsSFla",
+	"ZpfDSwpTsqmwDxZ0KQvMdreE71zKjFEBScr2J3n+A0tgSMcL/je2fGn3384smGdqN2PVDLGNEzGRPcw2",
+	"dl6qf+DnHzv7hW8afVp5e0x1Jds5pZrtaD5nTYiOqDen6qKNCMW5Hv/3f/0fjCGD6BOqNDkgyYzmNNEs",
+	"D1eqbM5pg22QFwH0RBN2Yk4FYIEsPcqEaV8UWYYaEh7f6nzx862mC42z8fly009q+1J2GbbV3KjGZ7DK",
+	"UbhFwWKt2GilCpauP2bVX61u3s5aBLsy6x8RNZNXAuzNZMZy1rqftztSq9fSjTJqXZ61a9p9RUqnZ3MF",
+	"voXkVksDQEt1PlJUVGs3KuPJhaVV9bPYmPeC5lqw3L7eABvo+N4DDkQ12niDBhQI8eZjJoo5rLGfHM7t",
+	"kivgDL2oV4jg4cd1B982HZVLUplwZfBtm/J8Rrn4juWp9WO2rPM6cnmm2cK18CnqZYymW36iKBpbNv6k",
+	"tgg4TNu1ba51shk/LvTsOc2yc5pcBJEE1WnzdKzlBROtSB1vF0ycvCDPpRAs0cS9W7KxRIoJnxZGFeKG",
+	"TOStN9hsHFt/GfG1qBxSY15R73pnKnfsj0beGp7Sq9cYXdw6awTP2JRoGQUoaxlo27E2+5YxzbY4t9j8",
+	"zamKnd07mWXbzoyml+YP1U0bmle5ezXY9YLnTFmS3IiDsXAzcmrkMDgw9gNzOjYj4M31XjBhsWf8yruB",
+	"tNGOqNdxrAPggXCIkdHpbcS7SFyEi+sqHvY23OVb7+6ZprneensLPRsXedY+XYAWMFtSKJYTuWACQhRQ",
+	"M6jsSZHztt2o7vdmO7iQWdY+pONzJbNCM/Lh9BVgnvz15XuySxd893J/N8n4rpnNrvk+LrOXFVPKSmTr",
+	"RrslufFrF4y5MuVbbSkwnVOmiqyF+Abcrxyul/mjXlIoLecsd5JUc6ozmetxYtWS5hVYosDmaZYZTOtl",
+	"uSzZ4krrfshC68sAjVbGVJtB2U3Ua2X8lZU7EVx3sq0GPdtQjUvkfM7hJI1ze0pqEHVScc0vGRHF/Jzl",
+	"R2TB8sTIaeYkun+b4aqIzOkPMifO9UAKwbWC9yb8mqX41hDOUpIVil+y1w7sCaWn8iLJwghVURuUGY6j",
+	"Nna3sas9Me719+ZtaEBecDZOi7xDQXpBl+qIKKaVIX3wMuKwjVO6VEAEV+FVRb1UzilifjZOmOt1PJdC",
+	"z1pBT81KcjHFhQOt4Ijg24QSd5IeKaMnz0F9vmBsYf4CnEiLaPkVyfiEGao0WD9exO5aRyngLT+55kY0",
+	"j9WNJBc88FsS/lVqljOH2GS9zdStFVtYVQ7a1Tr7ziMFmHpGtyHYQGtnrkWVFdP1+xD0HwWqW6URP4Fb",
+	"Ue2qcc6sc5a9nfQO/7GVTS9qyJeuudrWYpxh80EJ47V+cYJ310/ddrj2RRxw87WPbXb4ZpiwnBBKnr86",
+	"IU/39qJK0HAbUJlbe9xOtf4qcM3mLatWXsYWCsfVIqNLeyaJKpKZOaTxk73/H/qe//T46dBC8t6JJWLF",
+	"ddpYEO+gUl77VW1YxKEMvfrkwHWq07hS2S5XM+hwjZ3E/0DznC63unrW67stHUwM0x6vXpBUqPEly73P",
+	"oylwrdit7k1AxWRcLpRqhZE8Z4AyHLwG0Q9LpsmC8tScvpxdslyhFWhr20zzg5wZaWWMtuYOi4caPz6Y",
+	"tS9Xxmi64rGiGet83Ga1wJfDdsNG2o6DWeQFGyczmk+ZGjPhc6ObW+feRVtF+1ur+En9AlQOS0vznaOr",
+	"r3vUOJztZ6ZtAa5oLriYqgq1W8WBvscPbnUD3zOlX5qxB9J3zTIPUwPhB1U0KVjg/IDgrdg8PSSgcjg9",
+	"jhG1FHrGNE/wQdPcWbZcUVxWWr26JJRNXTsbakmfbiLUBYu5jqJRsdxAxqi1afRKI2is+SRUQz99/A2c",
+	"rJspxHg6Nrdg3eowWdSCVqJvrji/3IjKBIMIJhA0EVVN5K7bjjVcYcstva7jjXx/Vbftp6hHJxOecapZ",
+	"u+HmmyLLluTHgmZAFcF+0wepDppkAwdynlEgb2B4igBKHwNLEAiXTiYx+bFg+ZJ4OOthu9kJUVHHoQ+k",
+	"jpsZq8vEvxBXEvBclhCm7fQnPFfaoU9woQatnWZUTIuubTcTGmuusxWP7dK1HJkJy3OWd76gkpwxMc4Z",
+	"mMes+Np8Cw1h7TpB1DNy6E8WAK7xsFAsH9OpjV2oZf1NhcxZWjpISwB0ozR+UCzfOZ4CWDdmiXBFFojn",
+	"37qOl5xdLWSux4r/tIGOXT16N9KfV9n7u0/QmZY5YLbbpAk4JTuGVy/rZwtNIu2qQcNa0pZgat7x5gnT",
+	"oXmR9J2erpg2xz0iKZvQItPky71Buyi4yfU2xPa1TJm73AE5q+luLlTCJ/50+hWT1gCIBnzMI0ViNAOa",
+	"v9qVKZtsFxBmnRfsY9RC9e+NV7kxVFyKLVvZSoqbgc73bSdwq+8YWS0zwgixlXxb9LCWoUvmuc3wMQJu",
+	"W0IkfNIMqwbI+zCNbL3XCwZ73wYGqjAXiorUnMBCpL5YgI5aspRpdmVunKdbbh/b40M3l8lagt7XyGSn",
+	"NvDi1C6G/epjExgaJgjKIczvYG/fkarmevS3y6kw97Q7icIuT8WKXHHIgTG8F/XA3I0SDVpwx+Wz8jd8",
+	"q03QesEuj904v5H5vJV8l4JfC/FNQQ3LMiY6GHf1lfEcal61+zY7vZ6dFgAhRdIlJiLawLjIeadfuYM7",
+	"NijOC3Z5kr6XF0x0SoBbD35dP138NAwbWGdd6vLmY1fQ0U13vXuvreqet74xzWmgF2y7a59WTKR7xSiw",
+	"ms5VKz2OFftTwPNXLLl1dnfNqC5qhSOpfBp0UhlP29YBwXpRWq6rZOvlfKGXpBAZU2Dmao1sahUm4uPn",
+	"z99+ePN+/PWrt8//9vJFbEHxVaEWTKQs9d57qsG2DE789kjAivm82s1bEZqmdSUjul1eQRCAjpaASB/s",
+	"PYta0AH64HBZgxHgHCeDioe7S7VtO4LfMprpWfPgNUMp5MXGQSttO+9MJy3KmC1f4V0/wpo9c/w3VNIp",
+	"3UFSMMtctyqLE1WKv3XWfvsIFRNAQvobW3oJrSZWVHI3Du3uWUCferpGh5C2mcwHPQW5J9Gm0t0FW25i",
+	"jPr0cVPZKuq9YjQ1HLfl9ikAaS6FANK3ysjg0OnVO6ArgBWX0BzcjC6mjxRC88zcB2imfBN0mwzDtOdD",
+	"EtumxlDqg6Vxa+P4DXjQ7ZrURteLerWGWuULM91OW+YZEymJvZIXkTiMWQCn0LnUs+b+39ra0q2Tfkez",
+	"wpe820IJrYWLtKTKaIR6tS8SDhtjKKniU7FTLEgfrLR0zsglDMI8MkTMO9S7BaaaPWFuzgUrg1tt9M6t",
+	"jaq4m51sthp5u3JHgldbVm9tsO1NlHBzsG8eXNupwsdmUYiG/J7U4dhMiixbxiD127oywUWFS4mfeW5F",
+	"VfjKkLyf8RI+wt455a42oo98zWjO8gE2B/2DmU/au1vZ/LgjAsAHBHfWi+ybBRlg4AJOpUEtiDRsuEm+",
+	"HPJOSUQ6zQy/LYuE2+vyzDSiqcKz3krmbbLy7VM0VnreNjbH//rR6c5KtSJW0sevKK5dGOi/0MnkK6y9",
+	"Vpq1bL3admHRv9XeC9rAgcK2fl8s0i33qM2nH4yiO1K+3Nza8tQyRYIhdZ215/B+88St2ffVIVrVpQwF",
+	"v+Od/6A7P+3tPBvvfPz5SfTlwac/rV2XYChds6iiZW8oMXZiZw/J3xhbYHpaEx/7kExoplgNJvvzy5oV",
+	"OO/1ysGMi7ZT8HGN06xJYGH2H6N1LrQ2qrhCuuXi4nZZcYjgsKlj07z9iiu9vs+NWIWDj7iZl9V8/QGu",
+	"aot1qJuK11UHUT8JQQ9G32432NzAdraNAew1g1DYNtOKLES7nv+myJxWYq4gF5cA6GBL7GVyquox8Jtz",
+	"kxtx0s4lyuX6zCBcgVPzZmPLoGHbTBSuydpYLWy1i3r7EfsJuq6C6sVPHu9F9zul7oHf7q7bQ7XxBcP3",
+	"7/C+uwHc9MYHCxjaeK4EVEOm6RzCmaig2RJ8ROc8y8z+tGnKb48LPXvZ7n3yPKh5ps2TceXerbNBdlPv",
+	"d8ih70hu7bxtdxZ8Od46LG/LD1ZEa7oLUhHnWsa1lgLYRb8HEuCWL3jx8d7eukrnrfH3Xelzfvi3IwTu",
+	"4G188ewHd0gK/BBuSgveYWbEOwT2arvFoG+neL+8VQ0CGXuR4Xgfo/WGjw20k7VtXLHzmZQXY8WSnOmx",
+	"BZhp0bTte60Km8XclgQrD1oICJz6I0Xst+tz9/yitI6rOoi1mlB9D257Kms7euOz0CUVrjgRH9duXLt6",
+	"a9/xNSFBm55CBBh+BhpOqcpdzRRLxqVC12rP33TP2hejHqixKrrAvOM1vKYy5rat5vzA0AJz8MEWJbCd",
+	"IRLJEAZlr/N6lOP1zHbjMBKr6VVMU+3WtJYIL1fOqwqIEcJg3H2M6CoVrjmzzmCYejQXGrhlyo5cmIfZ",
+	"DnbJ8qXdWTmpB420J0KVvs1Vc674QVfZaL8t5lTs5IymMET73hFJZVLYqkP2N3SroK2+dWiOqdZ8rjC7",
+	"JKNKOd8BevFCD0qtDnWvim7kfquWA+6VJajc368hgOKN1Mfod3G/V2rU96Ker/vaaxQzKvv38UavWcrp",
+	"++UieBZgVL4Umuule9RSVbRXrx/lfj1DxOwPgl5SDhfvZUcQU5g10yQR375//y5Y0zm9RsPV02fPAjPW",
+	"wd7eWinOp9dY2aa0a3TnZkU9mxp1N+n91mM2ljmfclE1ZXdkErvr7LPvxiXQylqOH1ir63GSLap1M0+3",
+	"mS17bxmy64d3t5lgLbmx660PG280+A+odfeutDw5t/BKg017qmYr8gvkvQCrL1SHb/ZuLN3V89+SzYap",
+	"of7WlUvSuufdh3WT5N/mfjYvW+MGbWdtt4TglqKlpSabS5T4QSlIzrkIBZv9hou8SWKqRPVrG6lvXyD9",
+	"GDMJDnd3Z1LpfxwavvAxHhDbkiuBgEH8hoE3HYEQtKEqMksgas60Xqh/Odzd/cd/7v7LP41G6uM/7/7L",
+	"n9oxpK5PsIGney0EsJuaebbw5Mune+vcGy2E7jcGF3Cb2ZU0L9T/nz5Zo//fkmZta2toHPQGPvBaL1Ae",
+	"oAV/fvdNCEa8Rqixnxw8fvZxcyGlpe5cq/tnYyOfr5nWpFznmUwuWIeOhik8E8ozo0tOqWYQ3mCYZSjk",
+	"LnI54XBDzGDlnCeQdAnwiuaq2zgFwwiAQW1q+EhmLLloi3akyYxM5Y5pjcBL6DjmWpEZxwSZjRQovy7P",
+	"TSNtghdY9X3abVtC74pk3hWJvBsn8boEXpe827q/Zmda9rbcjU3X4a+GJn6y+7TtR3bDt/7Mnp5tv/PH",
+	"arsPm3aNbc5u2+rDBloJZHW+uw/8v6U1L6PK5ju3YoK9YVdMaZIzmpG+kGJHM6UHFgBRTggz9+eCiy74",
+	"w1sMzCL03exrB9Z3k69viNu3kFnWBgTSJMDrL+xmZPsGwALeaesIbprTiQZRGPEA8YBC9mWv4zzi+S3/",
+	"brU13leYVcU34nEH24fpGJKjavXTXqHJjStld3QlE0Ri39h0iLLo9l25tceov9yGiCoGwfs2Dg7EKPcT",
+	"zZj7d00wt2ZubzsPYA4+bgbORyE6Y1J10KyMTXKyRUcsSbA8f7WHbRWodHXlBLvWY5vQtolpYvWEol4h",
+	"LoS8uj/ktNIaFAx85Zo0yw3fMLT96d7erxHavl0u4f3Jn7dM/KvnF9xV1t/7rjSEWnVgANrozuBr1qZw",
+	"k18+96Js03BwTlVbjLG8gP6uZhRFcNZuN59zS0TVmja4Ile5FFNXyY4hjAAllyxXndHidUsFDLbSa9eG",
+	"L8/8Na8dT78W68Q2t2ytNMOxu6I0M28Daowttw9+Uoj0eQXWqmZomUOwT+KAfjbg4T6191bREQ6xaHyD",
+	"EazCeF3QXHOaZcux66FXdrYhi6kMqWuowUJEq5KecA86Ey9zRlUr3pjN5I/R0RSHWir+BFtP8yk7p8lF",
+	"K4fB9xorXHPu4YJZh9YRoZrMpdL+pmVsokkh8DFLh8SNzNy7q5nMDMGx9V8IdtUaFbfa3mOH2rUa3+SM",
+	"EW0rYjd9DJUqlh2B0/VSl9bRhYIMzcCzt55w1LraHm7CHYdOvInKZd2MjTau+aePG3iKAzPfXeSVtJw+",
+	"t5c3O7ds3cl9L7U/tywlSpIJzTfKgqwkZW5FcOqFJixpiEkfkmb8aAaRu7nw0FIl86uQAXhX7NKmMoZY",
+	"bkIKZt5SF3yxgE8dFk2t/So9CCgdPkdIhwoEn22yXTDfPIOledk+n/ZVhnN77uc2sjEwfwC7zlP9BtQQ",
+	"C1ehKbVLYxsJ0i5gwugJLAVDnxO/SMpomnHBPr9c3SkJbhjSH/VSmah2BJ5txGusGP8bFFc+s8ixmWhh",
+	"VuvU5uB1pG26cBVzzsrjTfpxSIO4jT6y8T1cOYK0VECQIsKG0yGhJKOa5RZXRBBqHu54nI6wfTPUQUvm",
+	"6/bbd4u0zBtw0tr5+2x8dOUhvUm6qK0h1W687c4GPYOM3bZs0HXQBpvcod8bkylja0ouU+cZDa7TfZPd",
+	"ntQYzbpkTLzlq5PQw8TzKEhKv8ck9DVahUPDt/vvkIfccjxSRM1pljGlAf7+BipDmAXfktFeXqgOxerD",
+	"2Yt4SI6ThC204cSCULEkCVUV4IAPZy96Ue/lh9Ne1PvuzYtW6Wl1+vxZkBOvjHqFKc983h6ih+bhziga",
+	"rsae4q6YHGYHthWEQ/P5vIqBEzyVCaxd2uqPOTl7S/7y5d4+Wl7kZKKYLlXGJ3uISyezFJiO+/0pmXNR",
+	"aKY8VF6hC0SR37AkyIrY896CpmmG6c5zKdSPBWM/LUslgzEHJpUtAfaBcqFzhl8uF1BOiqZLtHT/WNDc",
+	"lqJY8AmkSi8WY6Ul/DqVcpqx8SKjWPhLFPC11DOWd6HKwrjHtvCAPa2VkIana0MagPi4SIyO/bYddCHm",
+	"nfuPui5M9R2hWX5J2xNg1mnbJymbL6SGyhZQPKAQ/Edz+JNcKkVolrlcaUX6sLQAIBCXTgSHdRoPhuTt",
+	"AslOozTjVnp6jVxtr7YjES6V9rZCjiwl/TiUySxymjnxAZEnGBdDZjS15Y3wtoTVxx2ywkhgi9/DJy/x",
+	"7XgwHIkKCs46kcYLievMzI2+MDe3+XNX4dcEsphlljIzbyrC6pqPVMsyHLXO21duBECRhu1mTpfknBGI",
+	"0fb1SVcBAq/JGnbMhE7ZZqGlrYiyZRz/DdNCbwnOuYEFpiX4bFUlrE7oqtvP9VfBzIh6awJ0O0XBCtCy",
+	"NyzUTk21+VVS4yrjQljEr6saYqX+YdQDb4iDiS9R4lv39Az4JoBpb1dw95jgpy76AgYcQakOsQS7RuB+",
+	"6QAqX9FZMxilnVGtll42A7JDyX25uEm9ncoFbF6M1FAvLYFXYWwp4oqqDsT6k1tCmtz4+0pd4tVXsA2X",
+	"/CRAA4F/l+21Her3NvrIn7v62RJmBhn/iaXIRiILzpOTRAp3sMg3nGWpIudsKS2DMDdLCiIFUyRl5uAT",
+	"KUhYZ2C9GaI6lrK/zUzJDkjMiezrgwG3KcyKo9FtLDdYp1Y538aFH2+RarDSDrFazbHDWA9+xS55wsZS",
+	"bQaVhW+7a732/Y2A+4MdbqOQUybHCdebYXnBy+Y45Zu/n7PppgEmGxtX6nph8ziEGPOrDtIGtYJRmeks",
+	"ExQGBIWFF9Yi27cMa9Nou25Q1iru/a1mbq6N0nS+aPNQyrkzvPjX4ojEEElV/gKBFzBgcxHjTXXgNgZW",
+	"qQ9RDq2KSe5pwFqqvE3drJUSaoXUt8hgc9ZWiGlBp1z48oKNZ6xdJjdPnpvr1/34rFpGIGSBUld03C4x",
+	"cIFGQN9Y2K1rZS1geTC/zSrM2YVq3beqf+cmKa654a5cY2B8aPAK0UMb4O1RNWMgWuE4itZiQwVOo64E",
+	"fYjcvzYqZZDs2l8RuDTYpM6ri4+sd0m1kdxSubIHc6XDicXt4Jar9bLWoNy6ZRcemBFdUYD/ncicEfgW",
+	"ylbG4VbEEN8V7lVcrWK5t41fu5ayWu+rtbZEG4r/akXnliF09wWbvwonf1skfNdQNZoOgumcktoGhuwc",
+	"wlbz9UWwGnn33djYN/HsVi/kprdou6MPAc7j8+UNkzZrxypy7uey3ZWu6Kj3PUI+HLfFTctCJ7ItQR5J",
+	"w8ypvilPD0nsbFUx6dMuRyuEcgCgKb4WIBqnkbN8jcSCchsx4sNJaOhOdb+T8yWcPqjnIHOScrUoNASM",
+	"+KIcQciIlcJYejgSzsqWzKiYYnwKx8I95gPhlPrc1cgl2swZ56jcSM1XoekBxmk/MF0Qa4IgCRXknJEk",
+	"Zymgpl1xPRsMyXGWAULBhAuaHVZhV4hgDIygBMAXUrRxliEu1oJp5DlYvtDHHtQkMTwL51U3k7RHGrXH",
+	"m30/W0Zw6xD+wR4Mcl7oyr7DG9d0vsgYiYUkIeCyWUv4O9CaHDkwjN3w+A7eEdYIW4s922Wi8+5/N14z",
+	"IXtuwnKR28JI+cG1SjHK6CBcL88gGzcE2XvvShCcA/LvN67bXBdjREg92CPnVLEvH5tDmtNEs1whVmqv",
+	"QaWbdfjJxEjgZnU9tr/hW2wC7mz8IR5EBKQb8gxdVWYBMHHYrCoMrFyBmdaLwNLyN9R6G8PffvTvquWV",
+	"ST92VUyARB8SBEcmuR7/93/9n3gwJCcpE5pPOFS39gb1I1+XOWG2TIBSBUujkQDh4oqauwvgx5gsfkQo",
+	"uZL5hVrQhBFAeiM5mzLBDH9XhGtEHTWCoU2YxnwQvIxrV8qqWlivqv1IplTNziXNUwvtw9IdLlyR/gCj",
+	"nKMpBhpyCbo9t5tj+345ArrgZn98Oc8zPhVUF3mrGGxeKFGeYBjwbkRc9k4ZWV76LsLXq4BEMFYsblaO",
+	"FbvZKQfSGOsnyLibSGTbQlM0+NbmasiYYciwyOpwd3fK9aw4HyZyvuve8f9Ak0k4W38BPCVUJYq7xW5X",
+	"pA+ZmQPgYL5Ieh/SNAeu4AQq61idD+uRou3XHDZbgs1jfpt2jBAG3ekZ43lYvnY4EiOxPyTH5JIrro1I",
+	"lef8Eg43QHRTkTocZT3LZTGdIdsLsHITmqMcbIZWqwmIKMlD8n7GRoIQX9bPJjyRfrz7g9pVl8nwBxUP",
+	"QBVS+E1EcraQuVY1sABwUyq7DBajN4iy4AL6qVeBw+Nbw+EfjsTjIfneQSm5FTBboUixiIiVEriyYzGU",
+	"+3xZqU/Yd/+Yy5QNIMjDvQBLh7M2kxXNo1ySHbzb2MhwJJ4Ew/JHZEGXKgrb9u2GK4XlSuJ3b8/ek126",
+	"4LuX+7t4Ms0T6wd1RxFGlzLccaOCOsLtk8e8ENICyqbMuQlkI66INXJ4MdmezyF0dOzkpYRmmeN8QOpG",
+	"4mBIXjh6RApljnTGlUbEe3vt5yyf1ozSeLqdDRFFJ3WENRfcJGNgQ4ViuBmxW5Uk47tfxOZOZXJKuIjs",
+	"6L1PPLJ54Fb1AqypQgT1b8tyuXiRTouMedwms5fZofl5h5yZ6wvyljtIFQh+wxciIsyC4BZ4cPyh+fr9",
+	"rFrugSPrsYUgMJ4FHbBlDQgb9OHrPhzWa2JwG194/O4kMusSP7ePX16j7nrywutMf5Xk7MXfEOC6LkjB",
+	"S/aQ7JQipJOrYAJBOKAZPF5M2MZDQgMaqOlSlZcEgQLKE4QL0VpKw7TKhbnAZkUslazdkkNzKA0fDggK",
+	"B79/xhOus6U//WY5sG5VVa60q+GW2BUbOpfpcgD7/0//RJ6bwyggiQm33gja5zLldv//7eztmyH5gMmI",
+	"vokJOlPMC1Zkxg2E10ksiiwzUy0ML6CK0HOFJZotKJoZMCSYGfFElRXxyxTZGNqmLsJqXWEfM/DXUiCa",
+	"HBWbho6Rfhw6dOLBIflw9gKm8vLDKZnRS0Yek5QlfE4zBcfuuzcvyB70d+rqDtl1wC7VUYW6w2jkgv5Y",
+	"MGK2V84rQ0Zck8rOHJIvD8jf+Nekf7D/hMRtAGaGKLJrszSWZiHFc1IGrCzp75PX/OsB9PMSVJHcGmmB",
+	"AZr9jf++Y6MDd8zl6WtaEYbdqFwVKaNaKag7JQwJYBFhmYLD58TAtBxY/NeXJT03lAuJUhyRq5lUjDze",
+	"24vAXmIW++DxM+TKEDPsjibMFU4lVhjE5cTwAbOqoDoAqzZHJWdEX0lvKFFH5GrGkxlQHrpYZNx7+UBW",
+	"uEId9QdkGnCJ7HyHeA+++OJd3YTzxRekDzoAyNoRoYWeOYoOCHQI9qcGhyQGHY30zU1A2cjNAas7uNUA",
+	"SmbEtjgqsfiNTo6IbDHpO2c5a1Q3g3bhUtWgBSMSQzHGIXlD50wdQic1EL6YHJgdiBuWtNimfFbh+Myv",
+	"TyISVzD5zI8HlhiHGHwxViWLPRBfTA72TWeth5kc7D+BgbTD7sXk4PFj7KQFfi+GZGLcr2rOhNksId1G",
+	"XLDlkWNAYb3KwWGQ84q7R/qVdFfsum4gjQL0nRaTqnluDX1WZFKrbc9m90xHzjRcFVnNx3XLsTmlz4Ho",
+	"K7TIV8pwIi8yR2JiZBfDUgybse/4og/ktUN/DIzkjtPCEJhI2EiU2JBePqdmcl5fNVKk/wPG9gvB1Ffy",
+	"C3nNKKg9v5BTpvMl+WUkftnZ2fH/My8f7O2RX4jNbXak55CAqCamhujPaWZuoxHWDPdBe6og3Om3RkpU",
+	"MrvEIApntCpgwYbkF/JGGqJvjVjEdroPD+xbYHQyrdGsaa0tm3C4/uXb1jSmXKtPyC/kO5hI8M55ocFG",
+	"haImrC/SGxyC/fSA/EIwlF4G1rrSLuHU3VQyIAMECpZ3zu+Za84Z9nyYXCEw0I6rRpDcEdFGsIRKtxjG",
+	"VBnjvtmplxZm1y2RE9MDPassSNJyfCsNPoGjUfJAkhnyEIQBwr3qmuTjx26Sjs/DwkCUdkTilx9O0XX6",
+	"3RvD5OK2WsNuQC2NmxU8DZG2yC/k35mKCNhJSAxHeufY/BET65LBb5/Ckf6G8qzIWWgU4YkRylLmmwKe",
+	"YO6onExKDvoN5Lubg2Dl/DDx5hfLJMuhAaf8hl8DYh3bwbhpGyqphuS510hREckZCmhYmMLJjyfvUBmB",
+	"wGQFTywBi4CSgM3ZUZOTdygbCOmAfKHCcV3cQP1CMYuSFzk6y0WSFWBdtALJSBiJxOGg7cD/mx0Mfzx1",
+	"CcO2fk31mWI6PiIUto2mRjUPt8eq9biRudGNlPONGSZo7mmC3hPTdMjplbTGc8U8capbuNGGr4iiE3N7",
+	"jTyh86Wlhacgk/1CYKCwrHZ/fiHPg11oo4xtqjFImDH5hXwJVPMd6XzTbLZ58cm6F0HbxjVteWpTyckv",
+	"ZP/xnjmI59zc7V+8RQDbDYU+p5Xuztmu57F+KNXvaiqunVfwDpz1uvHT8VHz+Bh+CYCk51SkVMu8fI0o",
+	"zbMMrZiWjHOtfOrkEWZU2lOryJRyQeIXbJEzPBXxSPTjf0WT7QfBr91tt0W5vB5N8wuoqH/6zXPy7M8H",
+	"TwcRic8KYc4m6X/7/v27ndRcWvu66x7f/8vTZweDaCTiV1xcGGqF3Tm/FHZ1RHKWfZUGIxtY9Suo9uRC",
+	"X40mldPlkMAdqHTplDEv6CN+nAs7BPa4FdIHOa7biE3jpZHYdA6SGJCYDPiq+bcgc6qTGXA0b2vqQ/dO",
+	"IjB7Dsb62Kuu36ERBUjSSLjYkSgQ6MyiGNaJhIcAVB7yPX/i4qPSO2dNOOEbDvpsNx6aM+bkAQcyXy7V",
+	"/h5G4huB2x6kRUYTAIU2ElVD8npftVNY7wOKWudMU/RxzehisSQLajZGWREsIiydMkg3UhDPjhwLmwz2",
+	"HTgpyEqgOEEA7SVqV28XzCKXoLMOxIDzgmdpKVhwh2lNlsxNlDxd4eE216MFC9vlHGQ8YTZEyNqp3+Vy",
+	"kXOmab7c2lStuc5CW7c5ID1ARsK0zd7+cG+4t2NWcrgPyUkLJuiC9w57T4Z7wydYDABxj6s7jUdh92cf",
+	"ofrJvDNtqztwCgZdVbP2b2r2i4hAjDoMpCFf0+QC2/KeDtis4wpvwnNBW7xYVFnvj08d8e3UvCQYel3e",
+	"1ZGYQ0Efq5vnMjMnDwVDWJRDczEMOYJLbXgy1PiBf2CRHyNB1eizMyAC1xwJc58HpdnxEOz470uLpNG7",
+	"MM3RkrNzqXERsSGAqE1Zilbwdz4myhxudk0TfUhiCKjylqcSZmTCM81yZivPitQ6Zxd0ytBaTpMZaAD9",
+	"c6a1IVtgk7fSpwP6iKxJIaELoHs0mUF4BqGaPCH/93+T2MV5xdYo/kbayZVjM3qwjwGLwZY0Qh1bHYIW",
+	"VOo5pVeiX7ZM6Lm8ZGR/b88LUAO0pIhWPcZoI0KORH0vsSJ7BCqHxRpzZzgC0bUQ7HqB5hGkXZg55CjH",
+	"Sdo77L3iSlcjATGpHYetIBCnXhsNDXeOymPlc3CDmftYOsHCAPHSiYzRlRiZs3Vhx09RfTT7O1yk7BrW",
+	"esqshdEPCHxDwYhsQq/v3Faphr626xfXCkQ+0+qqHm3YYFuve0E5gP29vW0H8VZkS6T8F9yomRMbyeGq",
+	"bxOaZYOuocGr7zGAtBzbTaKmmwM7ERaMmmTSMJ1zDD4QJA6CYfsuobRziEbK+iaX817rgVkZONQ9omKx",
+	"uN2I3svtx/PRXAErl5qPHu/tOc+vy8VZYBALl2L3BxuXUnayccxtGcgLLub6eWF4TdxJgRgIdF7DsEJz",
+	"cle39vXdv9tXT15gVwc4pbZP/NR3SxtmDz7ZX/9JaN/Ej56s/8jbPvGLg/VfOLuo+eDpJlOpgCniV/sb",
+	"dROIV5WwGaC11YCZf3w0J7kWWfGPj+Y4qWI+N2IXkvCK19JX1GaOoGs6VT57R/UAlCXU2MwK7yY0ywCW",
+	"6fDn3kK2AQ48l2boTg9AyQXkEJtz5oSUQxdLoUjM0zFK/ZisqbTz9gLkK0vJ2wUTJy9G4jk6gDGMJY/I",
+	"hIOhP7e2E1WRmowEYNQ064G2shHGlBAuhuQUhBZFVKHM4Iz4Yr9VTeMmSPQV1b00aMavrQHTsTDrOjsE",
+	"Jy2LSDnBwAAYn9khob3QGgGdCa+AML+wE/e6TciMST9Io/Up9IPQPBn/uyxyvyBG2DtnTJQTHjpPBfJ+",
+	"64+w1uX4+Pnztx/evB9//ert87+9fBEflcHFXn+YsWwRGsIgUom4Y2LRHEnfKp9jnh4SVHZ5imruACbZ",
+	"kDmeZ9y09NydNxQPmNIuBvhOyGKtF092qjFtRhz5dI/EuTGKbup8Vj/FqNgKdq3JQkL8QqmsBGpDk4ZX",
+	"DXDrCbl7H1//FPVa7XWbt1N+0mjLluzbtB3zOrZxv3zJ1m2os6cnG3+5PcOxH4Z852B/8w5rnjj4/PGz",
+	"9Z8HVSo2ZnXPM34v3K7Kxxx3ITTwlgAJo8JyCeKZhCW6AW9LMm5k0+sdZ1DYKe2/vcPejIo0syGtDdbn",
+	"8NNbbQTH1kIUWy4XBx4kHGTi+GKEtrDY/RCXsSUt+v5IfPGFFAn74osji65lxqGcpcawBs8YHOtIpFDF",
+	"nKXxkBx7vtfGK5xhayQe7+1ZTgDhMdZxTb4iseM2N+SIwABLHXcNA2xneI15VRhO6UABAgjuejfpG/Od",
+	"d2az1yi5GPejIaQewiliOCdK01zHQ+ISSY4I9Q5Oi/LjLa973QvVpV04TPmStXxOPSJYnlVs6n0pcD1S",
+	"QV27BxZ0Lyzohpzk980K3sFtbzrN74jcwzVeoeZYhYPWPPYXbIlpOJYyuHyCicxLuotG/ALqky2YUEg5",
+	"xkWeQdwiHQkbaHnk8xWQ6sfmP/heJ38hEBtoiPbGWkyDksLk74iUnsFC3j9Ngn5WEaVXlY2yMcEPVGk1",
+	"Vfp904gzPMf3QSS44CvIQ92b0+bJ6aMfZxARea4peNpdMkMlS8lIcZBzqsgEAj/OlyORyenUiA2GXIAP",
+	"uy2VychV58sygwfiF7xRHsKdSjrmbfUCAyXtkB+pwNvbL8thDmwkhCqsK9RHkJQ5R5vLjPvOdBCEZ3hj",
+	"yn//1/8LIe7VCaJDLYb4P5sPFazuIIz98v5lTxpTuweu6QodnYOb3axqXGnlgyHYpbFm02/BEPNGknLt",
+	"bAM+Rsydjq1arFQmLQ0y4GNHbaJcTpa6PqoSdqfdygibEcEiixGpFXys/JCD/Bs26ha79pXjGiADI+MY",
+	"YvzcIVmwPIHYcTjgEfFIJWP/pPwJ3ql2WRsPmRdKk3OjJS4czih6fTAXFyRldAmC23LQoVBUMy9Ws8Aj",
+	"DCvwyIW1dPyokmEzp0sM6etinCeGumxr87IZAdUqAbb455O9lrqdPbu6ZUHbwx5N5mxoWxom4Fexmsdx",
+	"MmfkXS4hiW5TzmwmspVZbf8u5QLsvVskcL5sKwwc+UAYiEJ3hCxbkhlDONIHUeFeFJj9jb+8kaen1f72",
+	"P8yO1vQaVQ1rSOq8GHB7AclRwm6b2RYy0paShONrlbRpgid3SE5bWSzG58QbyQ1dbWA4d87UbLhKdOgy",
+	"YFU5yI00rldc6Xdu5e9X6XLdrDME+QnZWMgWwfLBOLSOtt6CQv7BKBW4sqvnaFEe+FsSrRLwaCOS1ciY",
+	"duSKvIfcD1terzMNrpacdzQSRpMydMHI85HN9lowauPceFoihCABBCVM1B24JeWIb0g5K6k47WT0pQ0c",
+	"83AUSKOMBIWuCxsx3UqYfaBvK731jyG4rpSaMXwYo5nY8pBwDaI0pHCCZ7uMQ06H5FhdtOBZWCrkGgWS",
+	"7T5ysctmSc+YNgqzIv/9//9/gmBHAYng1ut6RaRgRyg+onJtfnNNV5zkNYawRcB1Resrk2fbVD47zC7+",
+	"MmXaI3bdhLmcuaJKK/0iDpH9yKthdlXLm0r6LFPMzKkziqpaSNfzpAXVhuT0Dnv/+Y+9nWcf//lPnzmS",
+	"yi/DJnpFq+cjSDZYxwfCVz9FvVdcXKz7BN75FPUwF2Hd2/atGov7Y7DcjRkn7ufdaRabMFx7hn5LbDeE",
+	"MaozXcs+LO2s3OW7YLqAhGPRPapGVTz/ZVBwIzTf0MwhOXYJ42WiRj/ITB6UPnbHOGPg0D7FA4xB0Nih",
+	"gxlBM2gDaaRMnS8D7x1ZU45n9N99eD8SjSSpIN1gt4FOMRjGXWTXrI8Na6gL9Qf7m6vdZkFuLhLetXHe",
+	"bh5YPYMlJ5us+O0PHeCvM4c2vpkVv1vci38eBXC7o94hGWF49KhHfiEjCJG2/1Q0Y6Pep9hnFkrBRqIE",
+	"bTmCxoJmZpQL/KAQgMzgkV4QLsTIJ5B/Yv4BIAHwiRMeAYMHSh+nPIGsxJFQmi1sWoYbBc2ZS6zzGRqY",
+	"7AQAMHSxYNRDbYSJVAgJSGiAiTISUJScJHRxSPb3cOAQBm8X0Px7JovcYtlAJBtgzkDj7k72jahcTbl3",
+	"2WvKCHMjEbcgpdr0xjAldIAOV1iWR+BF0UXO/NSrIqQDC5KQ1gbKPINUEuHq3zEzMWs7tphPhdgyPsZJ",
+	"uuWhWWUfD7KMIoI5nIEwSQHroguL48biI2ZFx++lJHMqluG5MwupSH9Or8n+niNvu2ZHB8OGABvV9rDL",
+	"2l5FMcIzvFpMlXkl/AfpRYB/dDMp11wLxKa+oQHelv4Ge/rPAcE7rk+vF/Vgt4MoHvwdCCcXUzTmly28",
+	"FQyn51Iv/Ochrr1NzAABaGOh1s/61wuCDYawwqJU7q5HOZC5PS7mHj4I2w++gwffwWdUDRgkpbfhzwFa",
+	"SCGqMoslfLcQ3wAsZ/dn8x+bt7tRMmIVt6QzJRGbvcN8xI+QhJzMmvLlWzRI5QTybIfkuEQGgjHO6QUL",
+	"kSYR88uF/u7v1ZHmrchnqKIHdD4ChBbwd2tECILQCgtYCSiHDSb4YZHC6RP3lXdhmsZOPjebMT2/tIJJ",
+	"l8OigJHV0JkesuDasuA2ooQtJPD3lT33vshFA2BWCnNz5WQSELM5FXQKPVfz51pRUjb2MljzeiVuyyYc",
+	"RGRKNSPnS/wvIBAAOiggdTGjNAAGHsBK8CxzkegjYeNTQlN4QgWZSgTQ6DssXKQ8ijERVdBBLVI9/Gx0",
+	"TvwnzTJ5xdKRwGx6RRTTUYtG75FcBxFm2GMOB5lxoYcA0XSVY/49FxbdLUih9xb4qqJxWFPBKlhp7RpZ",
+	"zfsRQsLdizek5gXo6q/0f6x+v+kv2djL8Iv3dSyoUgwLE3gQHQ8eE6pqNXi8WqwUojmXuCxDiwOnZjLX",
+	"2dLohe3q+v7eoFUV+yvTp/6u3CNLKDtp4Qf+Yavt80HZ+KM60/2+fzZ3uu/x84vwvnxJ1UmHHEMwlvpw",
+	"xqncMewhYHklO9tSim8ziq/Ir1sSi15T9d+GUSTDNhLyznsp7o2A2C7WiZXtNONBkPwdwin8lVXRFJzf",
+	"p0sUbHjM20ZcvuJO1Ena20Z7FEtzOTzQMIb0AnoTSmVjK5TFZX0AJ6bZN4CR0ywrdc6RAJAmfB3r1YLk",
+	"h2BrRyTOZEKzmXTegnj/8Z+He8O94T6Ce6d8Aviy2nU1cCUPzRGLo5GIEa1qHJRGhjE3K1G7R7U45tpP",
+	"EJDuK8FmbKJHQhaaXDC2sKUmwGrarfiGJOOG8de1FTcHwmGeXV1dDdVMLipB1h8RRQcWpXfoS8baZjaP",
+	"uLZD/3V06w3poFOvH+jh/3jF+jlgGm5FStdIEObZjq0/fAtJAvyFEAimFcsmRn9GPyjmBGDKFWIDc9Cu",
+	"sbBSqwRyjOV87vHiYQ/r7h2WeIJZuUJ0AWgq1ezhJv7+JZOzmbxqK+YT2e2/JwmlNXzi+3rkpciWQ3KC",
+	"KYMYKgkj8xWToE6ZM/gMXSpOFUhWablQ6LMGOxbV+NkqINnGrTz1EZ+f63LCrNN1V9QvydrUo4eb+Xu7",
+	"mafVKOPa/bwpuwNf2F2rza+40q+g4Xv2xJiONlSbH6latYyHO/EHhCWsbvHnZFZ1bToGu/U4A4R2jl5Y",
+	"hO+xNwnqAdYrCx5ZcdBnIWDMWKmFAiihDYsvBP+xYIQmuVSggge5Xwd7z2y4Gb1gopWJYcrePXtpsZPP",
+	"nbq7iZfW8MoHD+16RXJvA3u1K+z0P0jzdPmuVafuBAoC2UjWm/JkV/70PtjyO9f2fdpxsI/tmLOb9MMt",
+	"/AOy5UV56n41hvw8gPh1ZeT7UI7Kh2H7u1MO2SV+UE3YnHJbpg/qKNk3dpwknrMMq2XM+KKb377ztOE+",
+	"WK5t/dfhurbztXferqwzIq1cxwdq8MCTNyU7x2laMl+iZSsaxZacuJZjdRdmYV/nHeq7l6ZhZ8aK0G5z",
+	"NWN65u3DCivBN93TOMJ3foD3yterfa276DZIi0vxcI3/SJbhRlnscqPvicEXG/D3s7KEfktVd0A8x/IB",
+	"5tYNyTtIEet6m+qRiO0fiJdZKz7visXb5NOQarSbjM867up9yADVbn4lZ+4DsXhw6G6vVq/K492AiweF",
+	"L834JZww1SQeX2OABNQiTW1hO1vjk4A5bQcjL1bU1RyS7106Z/wWXgY7X8aVL4/MfFyMjeMYCTkhSs4D",
+	"+JCZT8hwBdehxWMovLXzXAqdy2zn2LSz80Vsw4XVEdZeveKKGQHBfSogF9hVCnRBOj5T006WlUWF3+Vs",
+	"kvHpTGMCr3kpD8vYthAyKAUEdWL9x02h46C55P5tO98Gdm7rlL8tn6+6+Pit/RS+dB9+itobfs30TKY3",
+	"aNh92NUwnoXt27XfNZt9Ta93jqdsqxZf0+tjvP83J5+rCym8PT0jC7+lE5mvuCrBxXV1g1AmaIfGplmG",
+	"GNjhIXb5BGDUpr4on1ywEPi2Zo8bknouBN4QH782lykbHMFtZUrDn4S2JExAjvc5w9LFUEi0y4IPIXR0",
+	"MuEZp5pZTG7rcMYAudoYH6mKr8CWH26jCbCYY57GCLFtqJUlM7G6TMblY4yI8xVDvSbSHixH+lgtyTx4",
+	"ZAjYhGk+Z9UqjDuNSZUYqZMiy5bkx4JmfMJZSj6cviJ9sJuAMMAGhrlrDOAm1GzBDpsv9BIXEOryH3fU",
+	"tK8gcngMjmraBulXEjXqRcRd0Xz4sKx8a2uWH5IJzZSraewKrx4RIW3mCgB7YJ4wjPQkPCr9GAumSkGz",
+	"MQQdmGdj8+yQGAnLIYecS0hPsQfLhtCYUTUaKDPs4wgrP2B+fVn04cmmafhD08HXYehlmfutAPf4gi0H",
+	"nvA7KAXAC/bwBuaHMCfeJTKYtkMmBrt1zjIppopoCWtl+yaGWByW1AJ5jeMCaDMXS8sjHQM9X1YY5ZAc",
+	"+5LaUH8UFi/gu1CMVljuZiv8lyp4jQ8H2L24Pwd7T4IGbe4NvoyJN64L15DHXrZ9WKwLW+Q7PDSuZr2C",
+	"nmShKyPvY06UikhS5NkAkmlg7V4wqACPgMokMUvhYUw+mA09ngLYx5RJ9xI+zwtloyOvl05cMKuHxTvP",
+	"pQZkCgIbtrPI2SVnV2TCDHnKoQSw2xch8zk1N/u80GCo8xfC4nxQRSg0CLVSbeFVGIVp35ZXdUQogPzA",
+	"vVwwas+iI/WKzhm55IprmZP+yTvyz8FMB742Pp0zN35YUi6IFAzwQCrlq6C5kmhuCbBRoXa4oT71qQWH",
+	"o0Yc++asLGiuGJRaNSslCD1XMis0MwRyUGnljTQNBEwEAb4hRrDa7rzMKAtoaLW10woFDVBDzZVvYTmE",
+	"Gdqt2ppy06sSZVdZD8uKkz78OKNYmNua36TnnzcHoDNE/5dGknI7vp3NMQPBtKxOiPXjYtKHzDFLi2ly",
+	"ISeT9qSxUrq9Vfh2uGtBvep63PbuIucJF9N/oZPJVxdPrp/9+DibAz7e9Kaf4k6xvPa5YFfKfy7z6e5W",
+	"KNy/Zmm71QXtcL89q+rbmtaWikBESGKUSJsA7yIFIQB38JB+94D1cf9YHxsNV1y8sATutwwQYt+/n8or",
+	"0eokw1O446H25ECMmrrldpmEqKpCFep7sxmZ1v9nm4xeMZo+WIweLEZrLEZwUbYzGNVtPNICCLcDX9iC",
+	"apALwDKWaEW++AK1MFDqv/jCvORxLuIKXIO7TRE4nuwfqJDaigNcWcG8H2P3MZlIe6XPl15DNDoVQtcP",
+	"opEoBxIapnAk2CxEoDgAa1FiWpdmgX1QcABNKbAU9bvNQxCNCuaRXbMXSaG0nLMcwSHgO6VBe3FPCE/R",
+	"KPQKsTu0RmIO5qG3glAS4zoGMBEesBngN9mEFpkeGLWxkRHKzfQXuTSim9m9L744DEgdaJSWZMXBW9bM",
+	"gjke0E5AuswAo/KHc25pWXWuCJNu3jKdgCUE6khYYMoFy6HhQGttDt5tg9c7H+/tBWhKyu17ZLqgmZI2",
+	"+atcRGsGsxApZcsW2AQPbWiRxE8tvJOdzyMFHx0RJXHa1HlRTL/OudmPwdQjCz207pihq/6XxnAxpWA7",
+	"EhRS+FhFAB0iecKG9qcx2M9Yar8wzavi3N9KNYDasQAmSrOsvikYmeH2EJe3PES17NXyEFXW3axufbWU",
+	"az/lOUt0tjwCecFsmhlh66HL2Q8AvOIMQXt2J/ypd+VjqcbM4xjvPlbTVRpR9H1FVrDuPHffWrT0hAo4",
+	"gGXyqpb2UD0vckhvxjcdyiT+5RDw+4UqwBKj6MTQGcKnQuZgoSXOoAG3WR2S2Ko+sc2TxuxmcclyjVV4",
+	"wYQZ0LvKAXJW3UyKqemoiVhCjuukwkgwUl6wlBQLX/2NwL7DiXS7B+lbDRNqaB51qYU3MYo2DI4W1rSG",
+	"fuaN9+cyXULiZYqsIzNDh3GYYSnSp+Tx9XV5cM15LfH9r6gCpJpBRNh1whYaCTQdifq5JjRNW0nWlvYo",
+	"R74BrDJY/27TlD+E3gJkhDd5ycHHYWusdbQ67GiqpKXBEQmtoK1f3c0tWFnowXAsYJRNHnnrAgjA7pom",
+	"JYrF2Swlp6URoskRcP4He3srjE6ml1uVbLNb2TvsPfnx8c6zi/919d3+/C9/Pz/do//x5+Tfp72oF25x",
+	"77BXGCp78Of9/V7Ug+jW3mGPpvRfQ2SBjc1EZvy/kpUIu15RuRUQJ+z2RJZHpCDDhU6O4I4+WIYeLEP/",
+	"U1FgfxNGHqChfcWnYqdYDO7MyJOzSSHSzRH7mxpk5LntkJyyS5a75AEQdj05KYRRDGOdU6EohLWB6sXF",
+	"SDRkqgg9aTEOLiZ9ryeBoBknM7Pn5zS5QKHhe/Qjug/GdG70lXFitiLGRIaZhMHMndMd3nBeT5Gy9Mgh",
+	"4ZO+K3EaGQl3LpUeCYf5mLGJJoVwHw2sJWgCzimM3Oc0s+j4HkIH+0mLBI1ai1wuZA4wEX2LajsSCaoV",
+	"uYSGyYxmE0Kv6BKdmD+xXGKmBcYW5LjQaYmgD6vNlX+OA0QdDYYnJyNBhRfeq+/5MgdiyrxuRvqxEz/U",
+	"BV8sWBqjuvvyEiI8MqonMp/v+LgDiDootdIwCKHvoRYtPzdieBFQDvO3kHqMnrloJOroiIMt5cPqSeuW",
+	"CnNGlRQ+esOtFiCgu1NG7raiV2c1rzYpDpRjDAmwhpRqPeYD8+GZ2b6ykjI442s3LRTgTnGSt/QKYiu3",
+	"EdFw7XuHvdw1VR01wD6P99/9+B+P2auL9OTq2+LP/HpzEQxH+CsJYa7zbjHMbgN0YX119qLhvXb30ChX",
+	"QHmwHGYh0gdP3R9WHjNX+QbCmPmsKYkdbPbh1nHV5qPPKYKZ/j4/jKe7n6UUY9jkncle0NgdSV5nAZK0",
+	"tSuNRFPaclUv2XwhNRPJ0qLjaJnbuDYrSjxCEw3GmY+xGAq3gPgIszASLTgLh4QSxCFGM6ePUMRQJoB7",
+	"KG1Uz0icFkhe2TgYa0z6OgcTJdcgClqZxW2DLT8EMotLmgykLZozcpVzrZkgNhYqpZqeU8VCrhhhyCED",
+	"YQZBvqGukvNhiqWPXbOtwaJ+5zc3QuMeV8SMKid9I1E05BxSiIwpEKpYOjgcif3hKuGkAmjhSuvHpO99",
+	"OGFobmT4RA7WRRJDpKW+FmMrZPA5U5rOF07QCFE0BiPxeEjiUFBeMQhf899Kq2XYVQSSaUQEm1J4Q+bk",
+	"KgdD2HLBBiPxZEhimSRFnrN0bMRp16ggJ2dvyV++3NsnZqQucA28FlRp8mSP2GBcI9b4d+FAyckEYNAh",
+	"/hAmnzOamU1mEZGZ2Qs9o8K1AXaNOYKzU0GekjkXhWbKOZgnhS5yM9iDobVLpqXhF46PnBwSzGuKyIKm",
+	"acYikrG5FOrHgrGflpETFhkzlzIp8mwZkfOccqFzBh8tFzSLCE2XAPD+Y0FzBqhUCz5ZRkYEGMMljMhU",
+	"ymnGxouMAsaYKMx34KmOR+JpMMKx8zzw5oEhckL2jbjw+OlTGBtNNMtVPBJfDkmc8UsGtubys3MpM0ZF",
+	"PBJ/HpKDx4+NcK6KhdFTWDqG/RPJMj4ksfs3+fvf/+6CQP2bdrviD2cvjED/8sMpFpX67s2L+Mi5u/C4",
+	"mlcG5kIdl8Ck9goJOQ7QSuMBhluvMt9WDMAy92bcIcb4eWu+i4Q9AjWyZrWHIMqa4b6G4GxI6wBGgxGK",
+	"GNRGgtGGErghDaWvUNQsw/2Kn6GMFAaPmIAd9xZb1+Wq1PCunmP42H55kpaXXEtbmy0gnvVhVYMYG/uF",
+	"YfOHpBCaZ3XPGxSAJ+hrKdVgZ3Qs/RD+FDptuxOrNrzctc6sZcQGvNnnLmPKStPupZFAd4XnJhCFgnnF",
+	"rgcfUsKh3DQSHj8wo9JhnHwERfOMGnNIWoZtq9zHUVsotI8FxsjcOrdOqHApFiMBAXpDcmxt6+2ran1w",
+	"zktZxqOwHRvMjsUE/XYfknjBckP/bcD/hF+Dg5Euva+ovqEVYQhuxBGsgSEMXEzH1QbL323TUhBkuZV2",
+	"huQdfnZo2jIHeTyj2WRMr+hyPMnlfGwYTb/CsP7v/8ZAm12yv7c3AIjia7MxUB0vNhduTn+QuZFXfJQ+",
+	"dDYSjojd0Jxx2MLmDekaRA3iZX8fiaq1A+AVzetdAtDB3rPIWpeCZXqksGT5SNQKlJuHcGiu7FEu6Ykt",
+	"sFh1Pg6iDgpP+gePHw9a7C+k/3Rvb/DZq5/fWeVz/xiKML5wy16zk9hC83C0Z4HoaYuh2xSGqjUFjC8r",
+	"bSmdd7yrdGMbXQ6tASiwr7DNnKGicvOA7eCi9Q4Pnu3tRT13RnqHvQ9nL1Z7z+7WjmNm8ytZcbDrbhvO",
+	"mVNCAgWkZHIyJ/0WpoF2Y9pgpGRGU2JZBmon4aYHaVcP1p8H689668+zzT7cGhin0/rzeNORWtMCPc/+",
+	"mHYj67TrsFDcgQVpBdxGS/3GO0APq8CD2CRCrKPuw+h8nWlAWAYTTYyv7JzxqaBGy3bxokZqvWQ55sc6",
+	"HgnBQg4jqAoK1PfmDKJlxnKKyNaYYjcw6tw5Ba+NywdTrscwFg1pai0EcUhe+jxOKpZuVkZwcCI2pGcm",
+	"CVtolg6J4aYY3X1I9slr/rUViqAZ8gt5OZmwRDdEopVBhr+Qt9UQw0N7eDzvKLMd7edkzjRNqaZHPvSx",
+	"JYqQnAVRiMQNAVUD51MAmyCGM2Ja4hDFkhUxjpUASHAvVTtymlfr+IMXH6mNpnGEkWg2Z9JGZPox44bC",
+	"T6hLuPU2lGnofJwQ+Ic/pVwtCs2GtjS5GX3Ddf2oYlPse2f0bsX/PIDORuK1nQRkojNNgrV2+6VIn4o0",
+	"gtFXQkMjn8kZriAWShgYfagSrRzZ6OWW6OTAxqqMNg0xA5C6jrpYEDU4JMfC1pQ1t28kvFHIJ4C7awLW",
+	"Rog6JFZTQuJti7hrggZMa0MOqtIfguU8ZablnKGpVeiGlxnSq+0dNZp2qRLFR27HjRKLZNC9i69i3KfN",
+	"ZcXU/DLwmbvo1xIOwT9ztOoRFL4nC6pngTYeBi4En44EPAq+7TdluMjZPbDEvJ9MU/bHodaPyUhg9GF4",
+	"KXGFIVK71khElPSMJlMSrAXmELalEmChe9xvCM/kqctKliJhQ/IfLJc2NsKJm2A2Ma33KdE5BwM0Dgqr",
+	"mYVR12ZlB0NybEisYFc0I/34nGeZ0f7RRhKTODzk42SZZEYcLnOovb0AtmNBlwqOVA22IbiZerlgQ3Ls",
+	"KQ5MrIysDAhQ31EaEiQNCzrHzsDg5jlQRAqBCeLuokVORrfy+aB6aAtR9hSXWh9OG3bJMTiLEeaDLVFP",
+	"5JABYohQELORO6JUjRpxOj2QIUCxsOqaJ3WGIVoiVzYCGQf4Y+oiYPpVYmaukeGTFvdBHZZ6dp2TW0Zu",
+	"6NFrr9p3vjQSDVGAlCydK2KYErfB1yWH73tj/cB01GiiGrGKoUQLlEzL952V2tdIbQEr6AtZFzkU02AH",
+	"cZYE2xhQJBeQi9trzRNDcrB3cEhiK04FieZmS42Ob4tEW8p3WEdbM/dGBwRWlUABmKDbiqMGw/oex35P",
+	"CGrYB8g3n1v/thM7Ti7atG8UuZxoRvqeNUU2JQBIqTPi+KeDXxtS7Y+PdYZ6ib+prUoS45esoUQAww80",
+	"JKfpbK0hOZBRtfszTS9Zrrli+Un6aRdhSbdBE1+DIe7r8ry2Ld/jfcAuNoESt9N8QA/8w+CHh3Dcc3/U",
+	"NsMXrZ6PN8Wc5TwpWyT98o4MCIfEYm7eNJJxL+oJOmeQDFFepF6dDYTWXCMPUA12X/3lQS/qzbng82Le",
+	"O9yPekZkw0dsCrd2Q8xy0gcgYCps/atpTo2gGsNfsY0K4eKSa1RElBTkB8mF8mGyS5LJqZGmPIr5SECi",
+	"x5CcStAebGMRiaFL+Ieg2RIjVq00G7cx4uM0rRGCe+LG2PivA2mOfW9Geh4ozwNW+cYk7gSuLaGO854v",
+	"sb7AKozTlF3uSp4mu8MrlmU7oK/tygUTPN2pQDJ1svq3CyZOXhCHsppylUiwcVjGnzI46KBYQkXKnPTj",
+	"n8+pAjSiT34Ehvgc7B04MEYIR7Lvc+XhodrqWb5gl295mrxwPd9WdigzRd/lpifNTTtIni3dlec/sER3",
+	"3d1yDVKZFJCJfYNzvhL54EVzVZu9BhufySkX9T33F7dzc81saMXX7C3U/USmjEwyeRWRd397/pKcPX76",
+	"pY+MGRwSanTEOaEKfbou/J7yDO1VxDDE4UgYWRF/VnwqjKJ+iJqlnRe75spaLMOzBKYmwMCzwZpd5+LY",
+	"z7LB0YE9A9hmyZ+TjGNEWC9kxnbfMTTM7E37xznDLPFxkfObfY/nAIpI36QBKJp6kw+FFMmNPjTHYJzM",
+	"aJYxMb2DFsZzgDa50eQTuWbVPraThtVX8tv3r1+9o9ZBt/0HB9t8sO2lh3AsLuCqNa/7Bupel9joSqKK",
+	"2v3HW2+Nq+Vtdgdfkf6TvccDMJ+Gl8Ha82JMZQJTOhzVeLj22p4V53OuNxYEr3eurq52IAypyDMmTI/p",
+	"5tLZC3bpe/7GLOoG0uGTvQ28tqd2NX7Dp+hGB6jCUXi6o1Fi6YzJtxbf+OdRj6djjE3qfUKMEPMjnKlR",
+	"LyIjuNbmWQQDLPGbmyKFdQlBPwpdlMgb0JRtnYSEkuevTgjMzZ7Hiok/yTjwxN2EZhnmRnaLJCMRyCTd",
+	"3OckRRHufvSYF+zSdvArxfaEA+iO8AGl0m72sPdZLH4rr8BrI8DQ6jmyw7v9HfjhakX1W7MS/3b29g35",
+	"np2Tv7ElOWN6laSMACZl6U4KeBa5vq2w/G9Xt6+ke2s52UIOfQ7h2JVquWBLtU4sXkPBXl4792s7c+zb",
+	"LGiFYjGwvLEN1MjjgZOE/X0goDgqC+lFTr95Tr7888EzoyWNehA4itQQ/jkOxmJI46Bzh7cjO7fnmtDf",
+	"phzzjknQegJkXlAh6bmTrt8aUcHq/c1OjwWBFzAK+nOccoSrcSrajUnZjNFMz35aYd0vvbZXM56x0AuH",
+	"OFCKfPv+/bsjomXhoHNStmAihZDxtqpj39pO7/GkYBcr6obC+LkiNOOXd1fgfuUuvuKXTJhuF7k8DxMj",
+	"/QIpS59+ULvqMtmxRSuGP6xmMvUaF/3Tl8cvXr80hOREaDY17GTUGwzJK0lTwnWZVABlMCxLOs+pSCE1",
+	"RFtYLToSMfYVE4bmK4jvXxrqGqdsgpZflSdfjXqBmQdHP/xBjXoxCmhxSjXdMVOyLuQdnn416qFXuIyz",
+	"Qc/wqIdVLHyfc7rEaA3onJSN0QXfMd2WmBfoJMZB22AVBEIF37T/MGXnxdTqJv5HxDXcSeWcchEPyVtB",
+	"MknTqESNgOX6cPoKYt0B7hyTDuzCj0TOFjLXKsjW6dfrXnxVaQlDjVRZe8xDTAcgjA4UDSJldhY010sH",
+	"wliDZuzH76iefbUL3nw6Z2dcs69e0Wv425xLFmN1QCng0p5BOAKgfcbkq/b6Hh45f8anMwhuggWq4L1m",
+	"TKtyXoppyLmBEUoR2ZxO3/wLXGGi6FKVqLJDcuwrj3gPNFNI8sgFW2jSD2KFyBUXanAULLWR0zHKBrfB",
+	"pu/EOJmhukwwE4Xrfhn/GZFwTBGhC/41VSwicEQ+QRzFlGnACT9J+wOIzTASRrHoF+DYiWxlV4D0akAE",
+	"HrkkOsgtiX+WF5HF84ogSixCjvEphgM6ZfoF1bRvGsMDcAKRGX645o8ZVUFSGbhc3BH7kGfxIIKwJwtD",
+	"34cZwHL2B/FI9P1w/Kn+sWAFS8G5BQd7wgVXM8j0is0FOLtM+sF6WYDjgTmXXHOacWWRIqdsJCyWKZ36",
+	"XDgb3sHTIXlOs0yRRaFsKZtga/6XGUTssonLSwxXkKWkT0diUgibimz0x3+g8Sgiw+GQ5lP1MR7YuiOL",
+	"jC5ZOjQk6ryYWrw8owoqwsVEwpW7orkRElUlmpZN+DWJ/6Euk4/xEW6MLTaSXZmzmsnplKVHPhYvuPsY",
+	"W6NnZv8JFzbmyKwJ5pBRKN9j5UGoNYGmFMuZXVhv/PI9nULU5Mlk540UbOc11cksJv0neweDIzL9iS92",
+	"rMjmd3Ak0JBpIzsU4XpI3gC0Xp5aeuE5MmeqTYX9K9PvcSZnsO69bUsunkzMcGG0vU/R2tePYagvzUzA",
+	"XHcja111xJ+i3pNNZK7KV2+kfi1TCKxeI4O1cVrl1moNJ1/Fwc9QhvIhqROOFT/iphQQR7UEqYQmEJO9",
+	"djuPM07Vw55uvqekDxVOwHExWLXBKG6v8pi5YO4Y7E2g0sePFP4JMsGQfI8ovaUyT2quNqfw67r1deRI",
+	"Db7xSHX6cCq/73iPDp4oo75G4NaxLNXp0kykCgMF3Tqd0+QCiDdOPTSgfe8OZ4t5g2uiZoY4Wl9RH7hm",
+	"hAtsA2yNEq6CcFzoAIOvbXxpRKDoksx93pe1LZOpEUFsYTdFQURVEtNJ2+jdK9M0WFA38hSt97Xc2t1w",
+	"35bltRehtJcucF3uzsPwvnYmzAk4JHOOFZ68fQQNw3AwgqDglsNkMwjB0quQBeLIXbIHu6aJzpZAR9fY",
+	"fYFzb2j8PYK0GODikEHjuoNySpRnRwATi89VoYDlpsT69zuP4ef1ekCXWxpv7tVp9uTX84+c8akI4pva",
+	"ztqNLStV6rhSgfe02xF3B++OvppDwrwd0nrV+qUcgEfwkTVBOuPjIHL/tOTb37G+c6PQIuVMJCxCWrqM",
+	"CDiGB83bRSqXC5VzILSaZZltv1BYNB8VWBd0r1k+54JmnWf/uVufOyLDK/zON/kOdIAbfxhacH9zvuon",
+	"d3aLTnHLfcZaq+xy43s0ZzrnSbf8/C6XRhNkhSKaXWtzmAGACeA6XPvjmdYLhz6hxlpqmnnIjZZXxqmN",
+	"hRojPpeKR+J8iRjwEUHN05pujC5/FDSDIdljlxHl+jpf2tQEs/dOuy9R9kcixHgfO+h9yEGKPLbrwIfC",
+	"AKDVEfmrJHkhABIKEoCsXdOuGcBESCzYoyVZyiIfibkUXEuEPeqIpvkr06/tqq810Zo1311klNeMs/Uj",
+	"3hH5iOP8LObX4KDM/ew65Xq5YIIu+NCZnTuJ96I4z8BeAuf++N2Jj8kCYN5/O3v7plU/s2+b57c1hG/k",
+	"gauP7vMsOuKDLFjCJ3b8pG+mPNhk7Zd0nt1m7f/9+PWrVWtvnm+39m5Ev9u1N1NeufZgKtzUH2QtiB4v",
+	"0OX4uSR+XCZws2A2vEsRx/JnBc8AwMOosxFhmWLk6d6T1h07xWHdKwAtTZeI1NOOPkvTJeYr55dg9ptM",
+	"eHKHQdtPkSN/jrm8gTxKmi6PbJq9ssb4qxlPZoH3zsLzfJ7jagbNN/CPQSNQ9bglVQOQLrE6DZgUlLOu",
+	"ceVvH+nHc3rBDOeM3QvoFTMiwOHubiYTms2k0od/2fvLHvjdsRzqLhi17LB+bqslqiKsJBRBGrCyVl7D",
+	"vJV3S7jYJmdxMu+cL9EBB+YVJlLgiVaW9KgXRtis9vk9lI3xRnZ0fwjGUg/MyTWZSqaIc3P66FO72C2N",
+	"nkrAewRLix2qF29iSPOnIt3JuADPiyVnZUhtS4ug/1M1O5c0TyEdJ5+yFCoXgvvRoUGh7BQ0Z/PbWibu",
+	"U3Gs3IPzZ1pzMVWRg+BTUbX2MG6ILdOiSN+q5lbBQajwoPsghr45hBNxDhCCNpV6p0xWdkl4QUs+L6/Z",
+	"Drqq8dCrCI9qlWrXyytWTZVBL8FFad8E1wIi36Ljt7T79DtNlAM/hlBDrgr6I+FCE8yhBHBYhyQYvz15",
+	"8Xx8cnb24eVpXA1bIn3AlLU522kBHh6Qbq3dzk4NlYZPHz/9fwEAAP//",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

@@ -52,7 +52,7 @@ func New(ctx context.Context, deps Deps) (*Service, error) {
 	if err != nil {
 		return nil, err
 	}
-	s, err := newServer(deps, doc)
+	s, err := newServer(ctx, deps, doc)
 	if err != nil {
 		return nil, err
 	}

@@ -260,13 +260,6 @@ func TestNotImplementedOperations(t *testing.T) {
 	tests := []struct {
 		opID, method, path string
 	}{
-		{"cliAuthStart", "POST", "/api/v1/cli/auth/start"},
-		{"cliAuthCallback", "POST", "/api/v1/cli/auth/callback"},
-		{"cliAuthPoll", "GET", "/api/v1/cli/auth/poll"},
-		{"cliInit", "POST", "/api/v1/cli/init"},
-		{"cliListPrograms", "GET", "/api/v1/cli/programs"},
-		{"cliStatus", "GET", "/api/v1/cli/status"},
-		{"cliTestEvent", "POST", "/api/v1/cli/test-event"},
 		{"listTrackingEvents", "GET", "/api/tracking/events/{programId}"},
 		{"listWorkspaceMembers", "GET", "/api/v1/workspaces/{advertiserId}/members"},
 		{"addWorkspaceMember", "POST", "/api/v1/workspaces/{advertiserId}/members"},
@@ -299,7 +292,10 @@ func TestNotImplementedOperations(t *testing.T) {
 		"trackClick", "trackClickPreflight", "trackLead", "trackLeadPreflight", "trackSale", "trackRefund", "getReadiness",
 		"getProgram", "updateProgram", "listPartners", "createPartner", "listLinks", "createLink", "updateLink",
 		"getApiKey", "regenerateApiKey", "getTrackerScript", "getTrackerScriptAlias",
-		"cliStripeConnect", "getPaymentProcessor", "setPaymentProcessor", "stripeWebhook"} {
+		"cliStripeConnect", "getPaymentProcessor", "setPaymentProcessor", "stripeWebhook",
+		"cliAuthStart", "cliAuthCallback", "cliAuthPoll", "cliInit", "cliListPrograms", "cliStatus", "cliTestEvent",
+		"loginPage", "loginSubmit", "loginCallback", "devOidcDiscovery", "devOidcJwks", "devOidcAuthorize", "devOidcAuthorizeSubmit",
+		"devOidcToken", "devOidcIdToken"} {
 		implemented[id] = true
 	}
 	listed := map[string]bool{}

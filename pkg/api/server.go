@@ -30,11 +30,12 @@ type Server struct {
 	clicks   *clicks.Recorder
 	tracker  tracker.Script
 	stripe   *payments.Stripe
+	login    loginSetup
 }
 
 var _ gen.StrictServerInterface = (*Server)(nil)
 
-func newServer(deps Deps, doc *openapi3.T) (*Server, error) {
+func newServer(ctx context.Context, deps Deps, doc *openapi3.T) (*Server, error) {
 	raw, err := openapi.JSON(doc)
 	if err != nil {
 		return nil, err
@@ -47,9 +48,14 @@ func newServer(deps Deps, doc *openapi3.T) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
+	login, err := newLoginSetup(ctx, deps.Config)
+	if err != nil {
+		return nil, err
+	}
 	m := metrics.New()
 	return &Server{
 		tracker:  script,
+		login:    login,
 		stripe:   &payments.Stripe{DB: deps.DB, Log: deps.Logger},
 		deps:     deps,
 		specJSON: specJSON,

@@ -50,20 +50,31 @@ type Config struct {
 	// TrustedProxies are the networks whose X-Forwarded-For is believed (TRUSTED_PROXIES, a
 	// comma-separated CIDR list). Empty: the client IP is the socket's peer address.
 	TrustedProxies []*net.IPNet
+	// OIDCIssuer is the OpenID Connect issuer that signs users in (OIDC_ISSUER). Empty: the development
+	// issuer under {BASE_URL}/dev/oidc, refused in production.
+	OIDCIssuer string
+	// OIDCClientID is this service's client id at the issuer, the audience of its id_tokens
+	// (OIDC_CLIENT_ID, default reftrack).
+	OIDCClientID string
+	// OIDCClientSecret is the client secret, when the issuer requires one besides PKCE (OIDC_CLIENT_SECRET).
+	OIDCClientSecret string
 }
 
 // FromEnv reads the configuration through getenv (os.Getenv in production, a map in tests).
 func FromEnv(getenv func(string) string) (Config, error) {
 	c := Config{
-		DatabaseURL:     str(getenv, "DATABASE_URL", DefaultDatabaseURL),
-		ListenAddr:      str(getenv, "LISTEN_ADDR", ":8080"),
-		BaseURL:         strings.TrimRight(str(getenv, "BASE_URL", "http://localhost:8080"), "/"),
-		Env:             str(getenv, "REFTRACK_ENV", EnvDevelopment),
-		LogFormat:       str(getenv, "LOG_FORMAT", "json"),
-		RedisURL:        getenv("REDIS_URL"),
-		DocsURL:         str(getenv, "DOCS_URL", DefaultDocsURL),
-		DBMaxOpenConns:  20,
-		ShutdownTimeout: 15 * time.Second,
+		DatabaseURL:      str(getenv, "DATABASE_URL", DefaultDatabaseURL),
+		ListenAddr:       str(getenv, "LISTEN_ADDR", ":8080"),
+		BaseURL:          strings.TrimRight(str(getenv, "BASE_URL", "http://localhost:8080"), "/"),
+		Env:              str(getenv, "REFTRACK_ENV", EnvDevelopment),
+		LogFormat:        str(getenv, "LOG_FORMAT", "json"),
+		RedisURL:         getenv("REDIS_URL"),
+		DocsURL:          str(getenv, "DOCS_URL", DefaultDocsURL),
+		OIDCIssuer:       strings.TrimRight(getenv("OIDC_ISSUER"), "/"),
+		OIDCClientID:     str(getenv, "OIDC_CLIENT_ID", "reftrack"),
+		OIDCClientSecret: getenv("OIDC_CLIENT_SECRET"),
+		DBMaxOpenConns:   20,
+		ShutdownTimeout:  15 * time.Second,
 	}
 	var errs []string
 	if c.Env != EnvDevelopment && c.Env != EnvProduction {
@@ -71,6 +82,13 @@ func FromEnv(getenv func(string) string) (Config, error) {
 	}
 	if u, err := url.Parse(c.BaseURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		errs = append(errs, fmt.Sprintf("BASE_URL must be an absolute http(s) URL, got %q", c.BaseURL))
+	}
+	if c.OIDCIssuer == "" && c.Env == EnvProduction {
+		errs = append(errs, "OIDC_ISSUER is required when REFTRACK_ENV=production: the development login issuer never runs in production; "+
+			"set OIDC_ISSUER (and OIDC_CLIENT_ID) to your OpenID Connect provider")
+	}
+	if u, err := url.Parse(c.OIDCIssuer); c.OIDCIssuer != "" && (err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "") {
+		errs = append(errs, fmt.Sprintf("OIDC_ISSUER must be an absolute https URL, got %q", c.OIDCIssuer))
 	}
 	if c.LogFormat != "json" && c.LogFormat != "text" {
 		errs = append(errs, fmt.Sprintf("LOG_FORMAT must be json or text, got %q", c.LogFormat))

@@ -26,6 +26,7 @@ func TestOverrides(t *testing.T) {
 		"DATABASE_URL": "postgres://x/y", "LISTEN_ADDR": "127.0.0.1:9000", "BASE_URL": "https://t.example.com/",
 		"REFTRACK_ENV": "production", "LOG_LEVEL": "debug", "LOG_FORMAT": "text", "DB_MAX_OPEN_CONNS": "5",
 		"SHUTDOWN_TIMEOUT": "3s", "TRUSTED_PROXIES": "10.0.0.0/8, 2001:db8::/32",
+		"OIDC_ISSUER": "https://id.example.com/", "OIDC_CLIENT_ID": "rt-prod", "OIDC_CLIENT_SECRET": "s3",
 	}))
 	if err != nil {
 		t.Fatal(err)
@@ -33,8 +34,21 @@ func TestOverrides(t *testing.T) {
 	if c.DatabaseURL != "postgres://x/y" || c.ListenAddr != "127.0.0.1:9000" || c.BaseURL != "https://t.example.com" ||
 		!c.Production() || c.LogLevel != slog.LevelDebug || c.LogFormat != "text" || c.DBMaxOpenConns != 5 ||
 		c.ShutdownTimeout != 3*time.Second || len(c.TrustedProxies) != 2 ||
-		c.TrustedProxies[0].String() != "10.0.0.0/8" || c.TrustedProxies[1].String() != "2001:db8::/32" {
+		c.TrustedProxies[0].String() != "10.0.0.0/8" || c.TrustedProxies[1].String() != "2001:db8::/32" ||
+		c.OIDCIssuer != "https://id.example.com" || c.OIDCClientID != "rt-prod" || c.OIDCClientSecret != "s3" {
 		t.Errorf("config = %+v", c)
+	}
+}
+
+// Production never runs the development login issuer: without OIDC_ISSUER the server refuses to start.
+func TestProductionNeedsAnIssuer(t *testing.T) {
+	_, err := FromEnv(env(map[string]string{"REFTRACK_ENV": "production"}))
+	if err == nil || !strings.Contains(err.Error(), "OIDC_ISSUER is required when REFTRACK_ENV=production") {
+		t.Fatalf("err = %v", err)
+	}
+	c, err := FromEnv(env(map[string]string{}))
+	if err != nil || c.OIDCIssuer != "" || c.OIDCClientID != "reftrack" {
+		t.Errorf("development defaults: %+v, %v", c, err)
 	}
 }
 

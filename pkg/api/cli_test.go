@@ -1,0 +1,454 @@
+package api_test
+
+import (
+	"io"
+	"net/http"
+	"net/url"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/reftrack/reftrack/pkg/apitest"
+	"github.com/reftrack/reftrack/pkg/config"
+	"github.com/reftrack/reftrack/pkg/identity"
+	"github.com/reftrack/reftrack/pkg/seed"
+)
+
+// startLogin begins a CLI login session and returns its state.
+func startLogin(t *testing.T, env *apitest.Env) map[string]any {
+	t.Helper()
+	res := env.Do(http.MethodPost, "/api/v1/cli/auth/start", nil)
+	if res.Status != http.StatusOK {
+		t.Fatalf("start: %d %s", res.Status, res.Body)
+	}
+	return res.JSON(t)["data"].(map[string]any)
+}
+
+// devIDToken asks the development issuer for an id_token.
+func devIDToken(t *testing.T, env *apitest.Env, email string) string {
+	t.Helper()
+	res := env.Do(http.MethodPost, "/dev/oidc/id-token", map[string]any{"email": email, "name": "Ada"})
+	if res.Status != http.StatusOK {
+		t.Fatalf("id-token: %d %s", res.Status, res.Body)
+	}
+	return res.JSON(t)["id_token"].(string)
+}
+
+// cliLogin runs the whole CLI login for email and returns the poll's data.
+func cliLogin(t *testing.T, env *apitest.Env, email string) map[string]any {
+	t.Helper()
+	state := startLogin(t, env)["state"].(string)
+	if res := env.Do(http.MethodPost, "/api/v1/cli/auth/callback", map[string]any{"state": state, "id_token": devIDToken(t, env, email)}); res.Status != http.StatusOK {
+		t.Fatalf("callback: %d %s", res.Status, res.Body)
+	}
+	res := env.Do(http.MethodGet, "/api/v1/cli/auth/poll?state="+url.QueryEscape(state), nil)
+	data := res.JSON(t)["data"].(map[string]any)
+	if res.Status != http.StatusOK || data["status"] != "complete" {
+		t.Fatalf("poll: %d %s", res.Status, res.Body)
+	}
+	return data
+}
+
+// --- login session -------------------------------------------------------------------------------------
+
+func TestCliLoginSession(t *testing.T) {
+	env := apitest.New(t)
+	start := startLogin(t, env)
+	state := start["state"].(string)
+	if start["auth_url"] != env.URL+"/login?state="+url.QueryEscape(state) || start["poll_url"] != env.URL+"/api/v1/cli/auth/poll?state="+url.QueryEscape(state) {
+		t.Errorf("start = %v", start)
+	}
+	if exp, _ := time.Parse(time.RFC3339, start["expires_at"].(string)); time.Until(exp) < 4*time.Minute || time.Until(exp) > 5*time.Minute {
+		t.Errorf("expires_at = %v", start["expires_at"])
+	}
+	poll := func() *apitest.Response {
+		return env.Do(http.MethodGet, "/api/v1/cli/auth/poll?state="+url.QueryEscape(state), nil)
+	}
+	if d := poll().JSON(t)["data"].(map[string]any); d["status"] != "pending" || d["token"] != nil {
+		t.Errorf("pending poll = %v", d)
+	}
+
+	res := env.Do(http.MethodPost, "/api/v1/cli/auth/callback", map[string]any{"state": state, "id_token": devIDToken(t, env, "Ada@Example.com")})
+	if res.Status != http.StatusOK || res.JSON(t)["data"].(map[string]any)["email"] != "ada@example.com" {
+		t.Fatalf("callback: %d %s", res.Status, res.Body)
+	}
+	done := poll()
+	d := done.JSON(t)["data"].(map[string]any)
+	token, _ := d["token"].(string)
+	if d["status"] != "complete" || !strings.HasPrefix(token, "rtu_") || d["email"] != "ada@example.com" || d["advertiser_id"] == nil || d["expires_at"] == nil {
+		t.Fatalf("complete poll = %s", done.Body)
+	}
+	// The first login created the account, its workspace and the owner membership.
+	if n := env.Count(`SELECT count(*) FROM accounts a JOIN workspace_members m ON m.account_id = a.id AND m.role = 'owner'
+		WHERE a.email = 'ada@example.com' AND a.oidc_subject IS NOT NULL AND m.workspace_id = $1`, int64(d["advertiser_id"].(float64))); n != 1 {
+		t.Error("account and workspace not created")
+	}
+	// The token works on the account routes.
+	if res := env.Do(http.MethodGet, "/api/v1/cli/programs", nil, apitest.Bearer(token)...); res.Status != http.StatusOK {
+		t.Errorf("programs with the new token: %d %s", res.Status, res.Body)
+	}
+	platformError(t, poll(), 400, "BadRequestError", "Session already consumed")
+	platformError(t, env.Do(http.MethodPost, "/api/v1/cli/auth/callback", map[string]any{"state": state, "id_token": devIDToken(t, env, "ada@example.com")}),
+		404, "NotFoundError", "Session not found or already used")
+
+	// A second login of the same person reaches the same account.
+	again := cliLogin(t, env, "ada@example.com")
+	if again["advertiser_id"] != d["advertiser_id"] || env.Count(`SELECT count(*) FROM accounts`) != 1 {
+		t.Errorf("second login = %v", again)
+	}
+}
+
+func TestCliLoginErrors(t *testing.T) {
+	env := apitest.New(t)
+	callback := func(body any) *apitest.Response { return env.Do(http.MethodPost, "/api/v1/cli/auth/callback", body) }
+	state := startLogin(t, env)["state"].(string)
+	token := devIDToken(t, env, "grace@example.com")
+
+	// 400
+	platformError(t, callback(map[string]any{"state": state}), 400, "BadRequestError", "Missing required fields: state, id_token")
+	platformError(t, callback(map[string]any{"id_token": token}), 400, "BadRequestError", "Missing required fields: state, id_token")
+	other, err := identity.NewDevIssuer("https://issuer.example.com", "reftrack")
+	if err != nil {
+		t.Fatal(err)
+	}
+	foreign, err := other.Mint("grace@example.com", "", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	platformError(t, callback(map[string]any{"state": state, "id_token": foreign}), 400, "BadRequestError", "Invalid id_token")
+	platformError(t, callback(map[string]any{"state": state, "id_token": "not.a.jwt"}), 400, "BadRequestError", "Invalid id_token")
+	expired := startLogin(t, env)["state"].(string)
+	if _, err := env.DB.Exec(`UPDATE login_sessions SET expires_at = now() - interval '1 second' WHERE state = $1`, expired); err != nil {
+		t.Fatal(err)
+	}
+	platformError(t, callback(map[string]any{"state": expired, "id_token": token}), 400, "BadRequestError", "Session expired")
+	if d := env.Do(http.MethodGet, "/api/v1/cli/auth/poll?state="+url.QueryEscape(expired), nil).JSON(t)["data"].(map[string]any); d["status"] != "expired" {
+		t.Errorf("expired poll = %v", d)
+	}
+	platformError(t, env.Do(http.MethodGet, "/api/v1/cli/auth/poll", nil), 400, "BadRequestError", "Missing state parameter")
+	platformError(t, env.Do(http.MethodPost, "/dev/oidc/id-token", map[string]any{"email": "not an email"}), 400, "BadRequestError", "A valid email is required")
+
+	// 404
+	platformError(t, callback(map[string]any{"state": "nope", "id_token": token}), 404, "NotFoundError", "Session not found or already used")
+	platformError(t, env.Do(http.MethodGet, "/api/v1/cli/auth/poll?state=nope", nil), 404, "NotFoundError", "Session not found")
+
+	// 403: a suspended account cannot log in, and nothing is signed in.
+	r := env.Seed(seed.Options{Email: "suspended@example.com"})
+	if _, err := env.DB.Exec(`UPDATE accounts SET suspended_at = now() WHERE email = $1`, r.AccountEmail); err != nil {
+		t.Fatal(err)
+	}
+	e := platformError(t, callback(map[string]any{"state": state, "id_token": devIDToken(t, env, r.AccountEmail)}), 403, "ForbiddenError", "Your account has been suspended.")
+	if e["details"].(map[string]any)["code"] != "ACCOUNT_BLOCKED" {
+		t.Errorf("details = %v", e["details"])
+	}
+	if d := env.Do(http.MethodGet, "/api/v1/cli/auth/poll?state="+url.QueryEscape(state), nil).JSON(t)["data"].(map[string]any); d["status"] != "pending" {
+		t.Errorf("poll after a refused login = %v", d)
+	}
+}
+
+// Logging in with the email of an account made by `reftrackd seed` reaches that account.
+func TestCliLoginReachesSeededAccount(t *testing.T) {
+	env := apitest.New(t)
+	r := env.Seed(seed.Options{Email: "owner@brand.example"})
+	d := cliLogin(t, env, "owner@brand.example")
+	if int64(d["advertiser_id"].(float64)) != r.AdvertiserID {
+		t.Errorf("advertiser_id = %v, want %d", d["advertiser_id"], r.AdvertiserID)
+	}
+	progs := env.Do(http.MethodGet, "/api/v1/cli/programs", nil, apitest.Bearer(d["token"].(string))...).JSON(t)["data"].([]any)
+	if len(progs) != 1 || int64(progs[0].(map[string]any)["id"].(float64)) != r.ProgramID {
+		t.Errorf("programs = %v", progs)
+	}
+}
+
+// --- account routes ------------------------------------------------------------------------------------
+
+func TestCliInit(t *testing.T) {
+	env := apitest.New(t)
+	token := cliLogin(t, env, "maker@example.com")["token"].(string)
+	auth := apitest.Bearer(token)
+	valid := map[string]any{"name": "Acme Pro", "domain": "acme.example.com", "commission_type": "percent", "commission_rate": 30}
+
+	// 401
+	platformError(t, env.Do(http.MethodPost, "/api/v1/cli/init", valid), 401, "UnauthorizedError", "Authentication required — run reftrack login first")
+	platformError(t, env.Do(http.MethodPost, "/api/v1/cli/init", valid, apitest.Bearer("rtu_unknown")...), 401, "UnauthorizedError", "Invalid or expired token — run the login command again")
+	// 400
+	for _, tc := range []struct {
+		body map[string]any
+		msg  string
+	}{
+		{map[string]any{"name": "x", "domain": "d"}, "Missing required fields: name, domain, commission_type, commission_rate"},
+		{map[string]any{"name": "x", "domain": "d", "commission_type": "bounty", "commission_rate": 3}, "Invalid commission_type: bounty. Valid: percent, fixed, recurring_percent, recurring_fixed"},
+		{map[string]any{"name": "x", "domain": "d", "commission_type": "fixed", "commission_rate": "25"}, "commission_rate must be a positive number"},
+		{map[string]any{"name": "x", "domain": "d", "commission_type": "fixed", "commission_rate": -1}, "commission_rate must be a positive number"},
+	} {
+		platformError(t, env.Do(http.MethodPost, "/api/v1/cli/init", tc.body, auth...), 400, "BadRequestError", tc.msg)
+	}
+	// 403
+	other := env.Seed(seed.Options{})
+	platformError(t, env.Do(http.MethodPost, "/api/v1/cli/init", map[string]any{"name": "x", "domain": "d", "commission_type": "fixed",
+		"commission_rate": 5, "advertiser_id": other.AdvertiserID}, auth...), 403, "ForbiddenError", "advertiser_id does not match the authenticated account")
+	if _, err := env.DB.Exec(`DELETE FROM workspace_members WHERE email = 'nomember@example.com'`); err != nil {
+		t.Fatal(err)
+	}
+	lonely := cliLogin(t, env, "nomember@example.com")["token"].(string)
+	if _, err := env.DB.Exec(`DELETE FROM workspace_members WHERE email = 'nomember@example.com'`); err != nil {
+		t.Fatal(err)
+	}
+	platformError(t, env.Do(http.MethodPost, "/api/v1/cli/init", valid, apitest.Bearer(lonely)...), 403, "ForbiddenError", "No advertiser found for this account — run the login command again")
+	if n := env.Count(`SELECT count(*) FROM programs`); n != 1 {
+		t.Fatalf("refused calls created programs: %d", n)
+	}
+
+	// 201
+	body := valid
+	body["cookie_duration"], body["duration_months"], body["advertiser_id"] = 30, 12, cliLoginAdvertiser(t, env, token)
+	res := env.Do(http.MethodPost, "/api/v1/cli/init", body, auth...)
+	if res.Status != http.StatusCreated {
+		t.Fatalf("init: %d %s", res.Status, res.Body)
+	}
+	d := res.JSON(t)["data"].(map[string]any)
+	key, _ := d["api_key"].(string)
+	if !strings.HasPrefix(key, "rt_") || d["domain"] != "acme.example.com" || !strings.HasPrefix(d["program_slug"].(string), "acme-pro-") {
+		t.Errorf("init = %v", d)
+	}
+	if n := env.Count(`SELECT count(*) FROM programs WHERE id = $1 AND commission_rate = 30 AND cookie_window_days = 30
+		AND commission_duration_months = 12`, d["program_id"]); n != 1 {
+		t.Error("program not stored as asked")
+	}
+	if st := env.Do(http.MethodGet, "/api/v1/cli/status", nil, apitest.Bearer(key)...); st.Status != http.StatusOK {
+		t.Errorf("the new key does not work: %d %s", st.Status, st.Body)
+	}
+}
+
+func cliLoginAdvertiser(t *testing.T, env *apitest.Env, token string) int64 {
+	t.Helper()
+	var id int64
+	if err := env.DB.Get(&id, `SELECT m.workspace_id FROM workspace_members m JOIN login_tokens t ON t.account_id = m.account_id
+		WHERE t.token_hash = sha256(convert_to($1, 'UTF8'))`, token); err != nil {
+		t.Fatal(err)
+	}
+	return id
+}
+
+func TestCliPrograms(t *testing.T) {
+	env := apitest.New(t)
+	r := env.Seed(seed.Options{CommissionType: "recurring_percent", CommissionRate: "12.5"})
+	platformError(t, env.Do(http.MethodGet, "/api/v1/cli/programs", nil), 401, "UnauthorizedError", "Missing Authorization header. Run the login command first.")
+	platformError(t, env.Do(http.MethodGet, "/api/v1/cli/programs", nil, apitest.Bearer("rtu_x")...), 401, "UnauthorizedError", "Invalid or expired token. Run the login command to refresh.")
+	res := env.Do(http.MethodGet, "/api/v1/cli/programs", nil, apitest.Bearer(r.AccountToken)...)
+	list := res.JSON(t)["data"].([]any)
+	if res.Status != http.StatusOK || len(list) != 1 {
+		t.Fatalf("%d %s", res.Status, res.Body)
+	}
+	p := list[0].(map[string]any)
+	if p["commission"] != "12.5% recurring" || p["partners"] != 1.0 || p["status"] != "active" || p["domain"] != "shop.example.com" {
+		t.Errorf("program = %v", p)
+	}
+	token := cliLogin(t, env, "fixed@example.com")["token"].(string)
+	env.Do(http.MethodPost, "/api/v1/cli/init", map[string]any{"name": "F", "domain": "f.example", "commission_type": "fixed", "commission_rate": 25}, apitest.Bearer(token)...)
+	if got := env.Do(http.MethodGet, "/api/v1/cli/programs", nil, apitest.Bearer(token)...).JSON(t)["data"].([]any)[0].(map[string]any)["commission"]; got != "$25.00" {
+		t.Errorf("fixed commission = %v", got)
+	}
+}
+
+// --- program-key routes --------------------------------------------------------------------------------
+
+func TestCliStatus(t *testing.T) {
+	env := apitest.New(t)
+	r := env.Seed(seed.Options{})
+	customerWithLead(t, env, r, "st")
+	key := apitest.Bearer(r.APIKey)
+
+	res := env.Do(http.MethodGet, "/api/v1/cli/status", nil, key...)
+	if res.Status != http.StatusOK || res.Header.Get("X-Request-ID") != "" {
+		t.Fatalf("%d %v %s", res.Status, res.Header, res.Body)
+	}
+	d := res.JSON(t)["data"].(map[string]any)
+	ev := d["recent_events"].(map[string]any)
+	if d["program_id"] != float64(r.ProgramID) || ev["clicks_24h"] != 1.0 || ev["leads_24h"] != 1.0 || ev["sales_24h"] != 0.0 ||
+		d["stripe_connected"] != false || d["active_partners"] != 1.0 || d["dns_verified"] != false {
+		t.Errorf("status = %v", d)
+	}
+	if res := env.Do(http.MethodGet, "/api/v1/cli/status?program_id="+itoa(r.ProgramID), nil, key...); res.Status != http.StatusOK {
+		t.Errorf("own program_id: %d", res.Status)
+	}
+	platformError(t, env.Do(http.MethodGet, "/api/v1/cli/status?program_id=999999", nil, key...), 403, "ForbiddenError", "program_id does not match the API key")
+
+	for _, tc := range []struct{ header, msg string }{
+		{"", "Missing or malformed Authorization header. Expected: Bearer <api_token>"},
+		{"Bearer ", "Missing API token"},
+		{"Bearer rt_unknown", "Invalid API token. No program matches this key: it may have been regenerated. Ask a workspace owner of the program to regenerate the key in Settings → API keys and use the new one; creating a new program does not help."},
+	} {
+		var h []string
+		if tc.header != "" {
+			h = []string{"Authorization", tc.header}
+		}
+		res := env.Do(http.MethodGet, "/api/v1/cli/status", nil, h...)
+		platformError(t, res, 401, "UnauthorizedError", tc.msg)
+		if res.Header.Get("X-Request-ID") != "" {
+			t.Error("a status 401 carries X-Request-ID")
+		}
+	}
+}
+
+func TestCliTestEvents(t *testing.T) {
+	env := apitest.New(t)
+	r := env.Seed(seed.Options{})
+	key := apitest.Bearer(r.APIKey)
+	post := func(body any) *apitest.Response {
+		return env.Do(http.MethodPost, "/api/v1/cli/test-event", body, key...)
+	}
+
+	platformError(t, post(map[string]any{"event_type": "refund"}), 400, "BadRequestError", "Invalid event_type: refund. Valid: click, lead, sale")
+	platformError(t, post(map[string]any{"event_type": "sale", "program_id": 999999}), 403, "ForbiddenError", "program_id does not match the API key")
+
+	for _, et := range []string{"click", "lead", "sale"} {
+		res := post(map[string]any{"event_type": et, "program_id": itoa(r.ProgramID)})
+		d := res.JSON(t)["data"].(map[string]any)
+		if res.Status != http.StatusOK || d["event_type"] != et || d["received"] != true || d["attributed"] != true || d["event_id"] == nil {
+			t.Errorf("%s: %d %s", et, res.Status, res.Body)
+		}
+	}
+	if n := env.Count(`SELECT count(*) FROM sales WHERE NOT is_test`) + env.Count(`SELECT count(*) FROM clicks WHERE NOT is_test`); n != 0 {
+		t.Errorf("%d test records not marked is_test", n)
+	}
+
+	res := post(map[string]any{"type": "chain"})
+	d := res.JSON(t)["data"].(map[string]any)
+	v := d["verdict"].(map[string]any)
+	if res.Status != http.StatusOK || d["type"] != "chain" || d["attributed"] != true || v["click"] != "attributed" || v["lead"] != "attributed" || v["sale"] != "attributed" {
+		t.Fatalf("chain: %d %s", res.Status, res.Body)
+	}
+	for i := 1; i < 10; i++ {
+		if res := post(map[string]any{"type": "chain"}); res.Status != http.StatusOK {
+			t.Fatalf("chain %d: %d %s", i+1, res.Status, res.Body)
+		}
+	}
+	capped := post(map[string]any{"type": "chain"})
+	body := capped.JSON(t)
+	e, _ := body["error"].(map[string]any)
+	if capped.Status != http.StatusTooManyRequests || e["code"] != "rate_limited" || e["message"] != "Too many synthetic chains (max 10/program/hour)." ||
+		e["retry_after_seconds"] == nil || capped.Header.Get("Retry-After") == "" || body["data"] != nil {
+		t.Errorf("11th chain: %d %v %s", capped.Status, capped.Header, capped.Body)
+	}
+	if n := env.Count(`SELECT count(*) FROM synthetic_chains`); n != 10 {
+		t.Errorf("%d chains stored, want 10", n)
+	}
+}
+
+// --- login pages ------------------------------------------------------------------------------------------
+
+// noRedirects sends requests through the spec-checking client without following redirects.
+func noRedirects(env *apitest.Env) *http.Client {
+	return &http.Client{Transport: env.Client.Transport, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+}
+
+func readAll(t *testing.T, res *http.Response) string {
+	t.Helper()
+	defer res.Body.Close()
+	b, err := io.ReadAll(res.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// With the development issuer the login page is a form that signs the session in.
+func TestLoginPageDevelopmentForm(t *testing.T) {
+	env := apitest.New(t)
+	start := startLogin(t, env)
+	res, err := env.Client.Get(start["auth_url"].(string))
+	if err != nil {
+		t.Fatal(err)
+	}
+	page := readAll(t, res)
+	if res.StatusCode != http.StatusOK || !strings.Contains(page, `<form method="post" action="/login">`) || !strings.Contains(page, start["state"].(string)) {
+		t.Fatalf("login page: %d %s", res.StatusCode, page)
+	}
+	res, err = env.Client.PostForm(env.URL+"/login", url.Values{"state": {start["state"].(string)}, "email": {"lin@example.com"}, "name": {"Lin"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if page := readAll(t, res); res.StatusCode != http.StatusOK || !strings.Contains(page, "Signed in as lin@example.com") {
+		t.Fatalf("submit: %d %s", res.StatusCode, page)
+	}
+	if d := env.Do(http.MethodGet, "/api/v1/cli/auth/poll?state="+url.QueryEscape(start["state"].(string)), nil).JSON(t)["data"].(map[string]any); d["status"] != "complete" || d["email"] != "lin@example.com" {
+		t.Errorf("poll = %v", d)
+	}
+	res, err = env.Client.Get(env.URL + "/login?state=unknown")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if page := readAll(t, res); res.StatusCode != http.StatusBadRequest || !strings.Contains(page, "unknown or was already used") {
+		t.Errorf("unknown state: %d %s", res.StatusCode, page)
+	}
+}
+
+// With a configured issuer the login page runs the authorization-code flow with PKCE. The issuer here
+// is another reftrack server's development issuer, reached over HTTP like any real one.
+func TestLoginPageCodeFlowWithPKCE(t *testing.T) {
+	issuerEnv := apitest.New(t)
+	env := apitest.Start(t, apitest.Options{Config: func(c *config.Config) {
+		c.OIDCIssuer = issuerEnv.URL + "/dev/oidc"
+	}})
+	start := startLogin(t, env)
+	state := start["state"].(string)
+
+	res, err := noRedirects(env).Get(start["auth_url"].(string))
+	if err != nil {
+		t.Fatal(err)
+	}
+	readAll(t, res)
+	authorize, _ := url.Parse(res.Header.Get("Location"))
+	q := authorize.Query()
+	if res.StatusCode != http.StatusFound || !strings.HasPrefix(authorize.String(), issuerEnv.URL+"/dev/oidc/authorize?") ||
+		q.Get("code_challenge_method") != "S256" || q.Get("code_challenge") == "" || q.Get("nonce") == "" || q.Get("state") != state ||
+		q.Get("redirect_uri") != env.URL+"/login/callback" {
+		t.Fatalf("redirect: %d %s", res.StatusCode, authorize)
+	}
+
+	res, err = issuerEnv.Client.Get(authorize.String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	form := readAll(t, res)
+	fields := url.Values{"email": {"pkce@example.com"}, "name": {"Pat"}}
+	for _, m := range regexp.MustCompile(`name="([a-z_]+)" value="([^"]*)"`).FindAllStringSubmatch(form, -1) {
+		fields.Set(m[1], strings.ReplaceAll(m[2], "&amp;", "&"))
+	}
+	res, err = noRedirects(issuerEnv).PostForm(issuerEnv.URL+"/dev/oidc/authorize", fields)
+	if err != nil {
+		t.Fatal(err)
+	}
+	readAll(t, res)
+	back := res.Header.Get("Location")
+	if res.StatusCode != http.StatusFound || !strings.HasPrefix(back, env.URL+"/login/callback?") {
+		t.Fatalf("issuer redirect: %d %s", res.StatusCode, back)
+	}
+	res, err = env.Client.Get(back)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if page := readAll(t, res); res.StatusCode != http.StatusOK || !strings.Contains(page, "Signed in as pkce@example.com") {
+		t.Fatalf("callback: %d %s", res.StatusCode, page)
+	}
+	d := env.Do(http.MethodGet, "/api/v1/cli/auth/poll?state="+url.QueryEscape(state), nil).JSON(t)["data"].(map[string]any)
+	if d["status"] != "complete" || d["email"] != "pkce@example.com" {
+		t.Errorf("poll = %v", d)
+	}
+	if n := env.Count(`SELECT count(*) FROM accounts WHERE oidc_issuer = $1`, issuerEnv.URL+"/dev/oidc"); n != 1 {
+		t.Error("account not tied to the configured issuer")
+	}
+	// A replayed code is refused by the issuer: the page says so and nothing changes.
+	res, err = env.Client.Get(back)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if page := readAll(t, res); res.StatusCode != http.StatusBadRequest {
+		t.Errorf("replay: %d %s", res.StatusCode, page)
+	}
+	// The development issuer is off on this server.
+	platformError(t, env.Do(http.MethodPost, "/dev/oidc/id-token", map[string]any{"email": "x@example.com"}), 404, "NotFoundError",
+		"No development issuer: this server signs in through OIDC_ISSUER")
+}

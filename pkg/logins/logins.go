@@ -1,0 +1,290 @@
+// Package logins runs the CLI's browser login: a session keyed by state (pending for five minutes),
+// completed by a verified OpenID Connect identity, whose first poll returns an account login token once.
+package logins
+
+import (
+	"context"
+	"crypto/rand"
+	"database/sql"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/jmoiron/sqlx"
+
+	"github.com/reftrack/reftrack/pkg/identity"
+	"github.com/reftrack/reftrack/pkg/secret"
+)
+
+// SessionTTL is how long a login link stays valid.
+const SessionTTL = 5 * time.Minute
+
+// TokenTTL is how long an account login token is valid.
+const TokenTTL = 90 * 24 * time.Hour
+
+// Errors, one per documented refusal.
+var (
+	ErrSessionNotFound = errors.New("session not found")
+	ErrSessionUsed     = errors.New("session already used")
+	ErrSessionExpired  = errors.New("session expired")
+	ErrConsumed        = errors.New("session already consumed")
+	ErrSuspended       = errors.New("account suspended")
+	ErrEmailTaken      = errors.New("the email belongs to another account and the issuer does not say it is verified")
+)
+
+// Session is a login session.
+type Session struct {
+	State        string    `db:"state"`
+	Status       string    `db:"status"`
+	AccountID    *int64    `db:"account_id"`
+	CodeVerifier *string   `db:"code_verifier"`
+	Nonce        *string   `db:"nonce"`
+	ExpiresAt    time.Time `db:"expires_at"`
+}
+
+// Expired reports whether a pending session is past its five minutes.
+func (s Session) Expired(now time.Time) bool {
+	return s.Status == "pending" && !now.Before(s.ExpiresAt)
+}
+
+func randomString(n int) (string, error) {
+	b := make([]byte, n)
+	if _, err := rand.Read(b); err != nil {
+		return "", err
+	}
+	return base64.RawURLEncoding.EncodeToString(b), nil
+}
+
+// Start creates a pending session.
+func Start(ctx context.Context, db sqlx.ExtContext, now time.Time) (Session, error) {
+	state, err := randomString(24)
+	if err != nil {
+		return Session{}, err
+	}
+	var s Session
+	err = sqlx.GetContext(ctx, db, &s, `INSERT INTO login_sessions (state, expires_at) VALUES ($1, $2)
+		RETURNING state, status, account_id, code_verifier, nonce, expires_at`, state, now.Add(SessionTTL))
+	return s, err
+}
+
+// Get returns a session by state.
+func Get(ctx context.Context, db sqlx.QueryerContext, state string) (Session, error) {
+	var s Session
+	err := sqlx.GetContext(ctx, db, &s, `SELECT state, status, account_id, code_verifier, nonce, expires_at
+		FROM login_sessions WHERE state = $1`, state)
+	if errors.Is(err, sql.ErrNoRows) {
+		return Session{}, ErrSessionNotFound
+	}
+	return s, err
+}
+
+// Pending returns a session that may still be completed: ErrSessionUsed once signed in,
+// ErrSessionExpired after five minutes.
+func Pending(ctx context.Context, db sqlx.QueryerContext, state string, now time.Time) (Session, error) {
+	s, err := Get(ctx, db, state)
+	switch {
+	case errors.Is(err, ErrSessionNotFound):
+		return Session{}, ErrSessionNotFound
+	case err != nil:
+		return Session{}, err
+	case s.Status != "pending":
+		return Session{}, ErrSessionUsed
+	case s.Expired(now):
+		return Session{}, ErrSessionExpired
+	}
+	return s, nil
+}
+
+// PrepareCodeFlow stores a PKCE verifier and nonce on a pending session, for the login page's redirect
+// to a real issuer.
+func PrepareCodeFlow(ctx context.Context, db sqlx.ExecerContext, state string) (verifier, nonce string, err error) {
+	if verifier, err = randomString(32); err != nil {
+		return "", "", err
+	}
+	if nonce, err = randomString(16); err != nil {
+		return "", "", err
+	}
+	_, err = db.ExecContext(ctx, `UPDATE login_sessions SET code_verifier = $2, nonce = $3 WHERE state = $1 AND status = 'pending'`,
+		state, verifier, nonce)
+	return verifier, nonce, err
+}
+
+// Account is the account a login reaches.
+type Account struct {
+	ID    int64
+	Email string
+}
+
+// Complete signs a pending session in as the identity's account, creating the account and its
+// workspace on a first login.
+func Complete(ctx context.Context, db *sqlx.DB, state string, id identity.Identity, now time.Time) (Account, error) {
+	tx, err := db.BeginTxx(ctx, nil)
+	if err != nil {
+		return Account{}, err
+	}
+	defer tx.Rollback() //nolint:errcheck // a no-op after Commit
+	var s Session
+	err = tx.GetContext(ctx, &s, `SELECT state, status, account_id, code_verifier, nonce, expires_at
+		FROM login_sessions WHERE state = $1 FOR UPDATE`, state)
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		return Account{}, ErrSessionNotFound
+	case err != nil:
+		return Account{}, err
+	case s.Status != "pending":
+		return Account{}, ErrSessionUsed
+	case s.Expired(now):
+		return Account{}, ErrSessionExpired
+	}
+	acct, err := login(ctx, tx, id)
+	if err != nil {
+		return Account{}, err
+	}
+	if _, err := tx.ExecContext(ctx, `UPDATE login_sessions SET status = 'signed_in', account_id = $2, signed_in_at = $3
+		WHERE state = $1`, state, acct.ID, now); err != nil {
+		return Account{}, err
+	}
+	return acct, tx.Commit()
+}
+
+// login finds the identity's account (by issuer and subject, else by a verified email, then recording
+// the subject) or creates it with its own workspace, and links invitations sent to its email.
+func login(ctx context.Context, tx *sqlx.Tx, id identity.Identity) (Account, error) {
+	var a struct {
+		ID        int64      `db:"id"`
+		Email     string     `db:"email"`
+		Suspended *time.Time `db:"suspended_at"`
+		Subject   *string    `db:"oidc_subject"`
+	}
+	err := tx.GetContext(ctx, &a, `SELECT id, email, suspended_at, oidc_subject FROM accounts
+		WHERE oidc_issuer = $1 AND oidc_subject = $2`, id.Issuer, id.Subject)
+	if errors.Is(err, sql.ErrNoRows) {
+		err = tx.GetContext(ctx, &a, `SELECT id, email, suspended_at, oidc_subject FROM accounts WHERE lower(email) = lower($1)`, id.Email)
+		switch {
+		case err == nil && !id.EmailVerified:
+			return Account{}, ErrEmailTaken
+		case err == nil && a.Subject == nil:
+			if _, err := tx.ExecContext(ctx, `UPDATE accounts SET oidc_issuer = $2, oidc_subject = $3, updated_at = now() WHERE id = $1`,
+				a.ID, id.Issuer, id.Subject); err != nil {
+				return Account{}, err
+			}
+		case err == nil:
+			// The email is another subject's (another issuer, or the issuer re-keyed its users): the
+			// verified email decides, the recorded subject stays.
+		case errors.Is(err, sql.ErrNoRows):
+			return create(ctx, tx, id)
+		default:
+			return Account{}, err
+		}
+	} else if err != nil {
+		return Account{}, err
+	}
+	if a.Suspended != nil {
+		return Account{}, ErrSuspended
+	}
+	if err := linkInvitations(ctx, tx, a.ID, a.Email); err != nil {
+		return Account{}, err
+	}
+	return Account{ID: a.ID, Email: a.Email}, nil
+}
+
+func create(ctx context.Context, tx *sqlx.Tx, id identity.Identity) (Account, error) {
+	name := strings.TrimSpace(id.Name)
+	var acct Account
+	if err := tx.GetContext(ctx, &acct.ID, `INSERT INTO accounts (email, name, oidc_issuer, oidc_subject) VALUES ($1, $2, $3, $4) RETURNING id`,
+		id.Email, name, id.Issuer, id.Subject); err != nil {
+		return Account{}, fmt.Errorf("create account: %w", err)
+	}
+	acct.Email = id.Email
+	if name == "" {
+		name = id.Email
+	}
+	var workspaceID int64
+	if err := tx.GetContext(ctx, &workspaceID, `INSERT INTO workspaces (name) VALUES ($1) RETURNING id`, name+"'s workspace"); err != nil {
+		return Account{}, fmt.Errorf("create workspace: %w", err)
+	}
+	if _, err := tx.ExecContext(ctx, `INSERT INTO workspace_members (workspace_id, account_id, email, role) VALUES ($1, $2, $3, 'owner')`,
+		workspaceID, acct.ID, id.Email); err != nil {
+		return Account{}, fmt.Errorf("create membership: %w", err)
+	}
+	return acct, linkInvitations(ctx, tx, acct.ID, id.Email)
+}
+
+func linkInvitations(ctx context.Context, tx *sqlx.Tx, accountID int64, email string) error {
+	_, err := tx.ExecContext(ctx, `UPDATE workspace_members SET account_id = $1 WHERE lower(email) = lower($2) AND account_id IS NULL`,
+		accountID, email)
+	return err
+}
+
+// Token is a minted account login token.
+type Token struct {
+	Plain       string
+	AccountID   int64
+	Email       string
+	WorkspaceID *int64
+	ExpiresAt   time.Time
+}
+
+// Poll answers a poll: the session's status, and for the first poll after sign-in a new login token
+// (the session is consumed). A pending session past its five minutes is "expired".
+func Poll(ctx context.Context, db *sqlx.DB, state string, now time.Time) (string, *Token, error) {
+	s, err := Get(ctx, db, state)
+	if err != nil {
+		return "", nil, err
+	}
+	switch {
+	case s.Status == "consumed":
+		return "", nil, ErrConsumed
+	case s.Expired(now):
+		return "expired", nil, nil
+	case s.Status == "pending":
+		return "pending", nil, nil
+	}
+	tx, err := db.BeginTxx(ctx, nil)
+	if err != nil {
+		return "", nil, err
+	}
+	defer tx.Rollback() //nolint:errcheck // a no-op after Commit
+	var accountID int64
+	err = tx.GetContext(ctx, &accountID, `UPDATE login_sessions SET status = 'consumed', consumed_at = $2
+		WHERE state = $1 AND status = 'signed_in' RETURNING account_id`, state, now)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", nil, ErrConsumed // a concurrent poll took it
+	}
+	if err != nil {
+		return "", nil, err
+	}
+	tok, err := MintToken(ctx, tx, accountID, "cli", now)
+	if err != nil {
+		return "", nil, err
+	}
+	return "complete", &tok, tx.Commit()
+}
+
+// MintToken issues a login token of kind (cli or dashboard) for the account.
+func MintToken(ctx context.Context, tx sqlx.ExtContext, accountID int64, kind string, now time.Time) (Token, error) {
+	s, err := secret.New(secret.AccountTokenPrefix)
+	if err != nil {
+		return Token{}, err
+	}
+	t := Token{Plain: s.Plain, AccountID: accountID, ExpiresAt: now.Add(TokenTTL)}
+	if _, err := tx.ExecContext(ctx, `INSERT INTO login_tokens (account_id, kind, token_hash, last4, expires_at) VALUES ($1, $2, $3, $4, $5)`,
+		accountID, kind, s.Hash, s.Last4, t.ExpiresAt); err != nil {
+		return Token{}, err
+	}
+	if err := sqlx.GetContext(ctx, tx, &t.Email, `SELECT email FROM accounts WHERE id = $1`, accountID); err != nil {
+		return Token{}, err
+	}
+	var ws sql.NullInt64
+	err = sqlx.GetContext(ctx, tx, &ws, `SELECT workspace_id FROM workspace_members WHERE account_id = $1
+		ORDER BY (role = 'owner') DESC, id LIMIT 1`, accountID)
+	if err != nil && !errors.Is(err, sql.ErrNoRows) {
+		return Token{}, err
+	}
+	if ws.Valid {
+		t.WorkspaceID = &ws.Int64
+	}
+	return t, nil
+}
