@@ -696,5 +696,3 @@ func deref(p *string) string {
 	}
 	return *p
 }
-
-
