@@ -248,9 +248,10 @@ func (s *Server) CliListPrograms(ctx context.Context, _ gen.CliListProgramsReque
 		CreatedAt time.Time `db:"created_at"`
 	}
 	if err := s.deps.DB.SelectContext(ctx, &rows, `SELECT p.id, p.name, p.domain, p.status, p.commission_type, p.commission_rate::text,
-		(SELECT count(*) FROM partner_programs pp WHERE pp.program_id = p.id AND pp.status = 'active') AS partners, p.created_at
+		(SELECT count(*) FROM partner_programs pp JOIN partners pa ON pa.id = pp.partner_id
+		 WHERE pp.program_id = p.id AND pp.status = 'active' AND pa.email NOT LIKE $2) AS partners, p.created_at
 		FROM programs p JOIN workspace_members m ON m.workspace_id = p.workspace_id
-		WHERE m.account_id = $1 ORDER BY p.created_at, p.id`, a.ID); err != nil {
+		WHERE m.account_id = $1 ORDER BY p.created_at, p.id`, a.ID, synthetic.PartnerEmailPattern); err != nil {
 		return nil, err
 	}
 	out := gen.CliProgramsResponse{}
@@ -330,9 +331,10 @@ func (s *Server) CliStatus(ctx context.Context, req gen.CliStatusRequestObject) 
 		(SELECT count(*) FROM clicks WHERE program_id = $1 AND click_timestamp > $2 AND NOT is_test) AS clicks,
 		(SELECT count(*) FROM leads WHERE program_id = $1 AND lead_timestamp > $2 AND NOT is_test) AS leads,
 		(SELECT count(*) FROM sales WHERE program_id = $1 AND sale_date > $2 AND NOT is_test) AS sales,
-		(SELECT count(*) FROM partner_programs WHERE program_id = $1 AND status = 'active') AS partners,
+		(SELECT count(*) FROM partner_programs pp JOIN partners pa ON pa.id = pp.partner_id
+		 WHERE pp.program_id = $1 AND pp.status = 'active' AND pa.email NOT LIKE $3) AS partners,
 		(SELECT count(*) FROM commissions WHERE program_id = $1 AND status = 'pending' AND NOT is_test) AS pending`,
-		programID, since); err != nil {
+		programID, since, synthetic.PartnerEmailPattern); err != nil {
 		return nil, err
 	}
 	d.DnsVerified = counts.DNS

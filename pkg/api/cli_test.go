@@ -1,6 +1,7 @@
 package api_test
 
 import (
+	"fmt"
 	"io"
 	"net/http"
 	"net/url"
@@ -335,6 +336,16 @@ func TestCliTestEvents(t *testing.T) {
 	if n := env.Count(`SELECT count(*) FROM synthetic_chains`); n != 10 {
 		t.Errorf("%d chains stored, want 10", n)
 	}
+	// Readiness's live gate carries the last chain's verdict.
+	live := env.Do(http.MethodGet, "/api/v1/programs/me/readiness", nil, key...).JSON(t)["gates"].(map[string]any)["live"].(map[string]any)
+	if v, _ := live["verdict"].(map[string]any); v["click"] != "attributed" || v["lead"] != "attributed" || v["sale"] != "attributed" {
+		t.Errorf("live gate = %v", live)
+	}
+	// The synthetic partner is a fixture: partner counts leave it out.
+	st := env.Do(http.MethodGet, "/api/v1/cli/status", nil, key...).JSON(t)["data"].(map[string]any)
+	if st["active_partners"] != 1.0 {
+		t.Errorf("active_partners = %v, want the seeded partner only", st["active_partners"])
+	}
 }
 
 // --- login pages ------------------------------------------------------------------------------------------
@@ -451,4 +462,32 @@ func TestLoginPageCodeFlowWithPKCE(t *testing.T) {
 	// The development issuer is off on this server.
 	platformError(t, env.Do(http.MethodPost, "/dev/oidc/id-token", map[string]any{"email": "x@example.com"}), 404, "NotFoundError",
 		"No development issuer: this server signs in through OIDC_ISSUER")
+}
+
+// CLI 500s name the request id in the message and in details, and carry it in the header too.
+func TestCliServerErrors(t *testing.T) {
+	env := apitest.New(t)
+	r := env.Seed(seed.Options{})
+	key := apitest.Bearer(r.APIKey)
+	check := func(res *apitest.Response, prefix string) {
+		t.Helper()
+		id := res.Header.Get("X-Request-ID")
+		e := platformError(t, res, 500, "InternalServerError", fmt.Sprintf("%s (request_id: %s)", prefix, id))
+		if id == "" || e["details"].(map[string]any)["request_id"] != id {
+			t.Errorf("%s: header %q, details %v", prefix, id, e["details"])
+		}
+	}
+	for _, q := range []string{`ALTER TABLE synthetic_chains RENAME TO synthetic_chains_gone`, `ALTER TABLE login_sessions RENAME TO login_sessions_gone`} {
+		if _, err := env.DB.Exec(q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	check(env.Do(http.MethodPost, "/api/v1/cli/test-event", map[string]any{"type": "chain"}, key...), "Failed to run synthetic chain")
+	check(env.Do(http.MethodPost, "/api/v1/cli/auth/start", nil), "Failed to start auth session")
+	check(env.Do(http.MethodGet, "/api/v1/cli/auth/poll?state=x", nil), "Failed to poll auth session")
+	check(env.Do(http.MethodPost, "/api/v1/cli/auth/callback", map[string]any{"state": "x", "id_token": "y"}), "Auth callback failed")
+	if _, err := env.DB.Exec(`ALTER TABLE referral_links RENAME TO referral_links_gone`); err != nil {
+		t.Fatal(err)
+	}
+	check(env.Do(http.MethodPost, "/api/v1/cli/test-event", map[string]any{"event_type": "click"}, key...), "Failed to process test event")
 }

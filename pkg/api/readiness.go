@@ -31,7 +31,11 @@ func (s *Server) GetReadiness(ctx context.Context, _ gen.GetReadinessRequestObje
 	}
 	gate := func(name string) gen.ReadinessGate {
 		g := r.Gates[name]
-		return gen.ReadinessGate{Status: gen.ReadinessGateStatus(g.Status), NextAction: g.NextAction}
+		out := gen.ReadinessGate{Status: gen.ReadinessGateStatus(g.Status), NextAction: g.NextAction}
+		if v := g.Verdict; v != nil {
+			out.Verdict = &gen.ChainVerdict{Click: gen.StepVerdict(v.Click), Lead: gen.StepVerdict(v.Lead), Sale: gen.StepVerdict(v.Sale)}
+		}
+		return out
 	}
 	out.Gates.Profile, out.Gates.Economics, out.Gates.Payout = gate("profile"), gate("economics"), gate("payout")
 	out.Gates.Tracking, out.Gates.Live = gate("tracking"), gate("live")

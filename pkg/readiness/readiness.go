@@ -4,6 +4,8 @@ package readiness
 
 import (
 	"context"
+	"database/sql"
+	"errors"
 	"time"
 
 	"github.com/jmoiron/sqlx"
@@ -25,6 +27,15 @@ var GateNames = []string{"profile", "economics", "payout", "tracking", "live"}
 type Gate struct {
 	Status     string
 	NextAction *string
+	// Verdict is the last synthetic chain's verdict per step (live gate only, once a chain ran).
+	Verdict *Verdict
+}
+
+// Verdict is a synthetic chain's verdict per step.
+type Verdict struct {
+	Click string `db:"click_verdict"`
+	Lead  string `db:"lead_verdict"`
+	Sale  string `db:"sale_verdict"`
 }
 
 // Check is one thing the integration must have done.
@@ -144,6 +155,15 @@ func Compute(ctx context.Context, db *sqlx.DB, programID int64) (Report, error) 
 	if f.LastSale == nil {
 		action := "Record a first real sale; until then going live is unverified."
 		live = Gate{Status: Unknown, NextAction: &action}
+	}
+	var v Verdict
+	err = db.GetContext(ctx, &v, `SELECT click_verdict, lead_verdict, sale_verdict FROM synthetic_chains
+		WHERE program_id = $1 ORDER BY created_at DESC, id DESC LIMIT 1`, programID)
+	switch {
+	case err == nil:
+		live.Verdict = &v
+	case !errors.Is(err, sql.ErrNoRows):
+		return Report{}, err
 	}
 	r.Gates["live"] = live
 

@@ -87,7 +87,7 @@ func (o *Options) defaults() error {
 		if err != nil {
 			return err
 		}
-		o.Slug = slugify(o.ProgramName) + "-" + strings.ToLower(r)
+		o.Slug = programs.Slug(o.ProgramName) + "-" + strings.ToLower(r)
 	}
 	return nil
 }
@@ -183,24 +183,4 @@ func Run(ctx context.Context, db *sqlx.DB, opts Options) (Result, error) {
 	}
 	r.AffiliateURL = aff.String()
 	return r, nil
-}
-
-// slugify keeps lower-case letters and digits, joining the rest with single dashes.
-func slugify(s string) string {
-	var b strings.Builder
-	dash := false
-	for _, r := range strings.ToLower(s) {
-		if (r >= 'a' && r <= 'z') || (r >= '0' && r <= '9') {
-			b.WriteRune(r)
-			dash = false
-		} else if !dash && b.Len() > 0 {
-			b.WriteByte('-')
-			dash = true
-		}
-	}
-	out := strings.TrimRight(b.String(), "-")
-	if out == "" {
-		return "program"
-	}
-	return out
 }

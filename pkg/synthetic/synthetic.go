@@ -22,6 +22,9 @@ import (
 	"github.com/reftrack/reftrack/pkg/secret"
 )
 
+// PartnerEmailPattern matches the synthetic partners' emails (SQL LIKE), which partner counts leave out.
+const PartnerEmailPattern = `synthetic+%@reftrack.test`
+
 // ChainsPerHour caps synthetic chains per program.
 const ChainsPerHour = 10
 
