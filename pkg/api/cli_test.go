@@ -491,3 +491,73 @@ func TestCliServerErrors(t *testing.T) {
 	}
 	check(env.Do(http.MethodPost, "/api/v1/cli/test-event", map[string]any{"event_type": "click"}, key...), "Failed to process test event")
 }
+
+func TestCliServerErrorsOnAccountRoutes(t *testing.T) {
+	env := apitest.New(t)
+	r := env.Seed(seed.Options{})
+	if _, err := env.DB.Exec(`ALTER TABLE programs RENAME TO programs_gone`); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		method, path, prefix, token string
+		body                        any
+	}{
+		{http.MethodPost, "/api/v1/cli/init", "Failed to create program", r.AccountToken,
+			map[string]any{"name": "x", "domain": "x.example", "commission_type": "percent", "commission_rate": 5}},
+		{http.MethodGet, "/api/v1/cli/programs", "Failed to list programs", r.AccountToken, nil},
+		{http.MethodGet, "/api/v1/cli/status", "Failed to get status", r.APIKey, nil},
+	} {
+		res := env.Do(tc.method, tc.path, tc.body, apitest.Bearer(tc.token)...)
+		id := res.Header.Get("X-Request-ID")
+		platformError(t, res, 500, "InternalServerError", fmt.Sprintf("%s (request_id: %s)", tc.prefix, id))
+		if id == "" {
+			t.Errorf("%s: no X-Request-ID on a 500", tc.path)
+		}
+	}
+}
+
+// A retired key gets the typed 401 on the CLI's key routes (without X-Request-ID on status).
+func TestCliRetiredKey(t *testing.T) {
+	env := apitest.New(t)
+	r := env.Seed(seed.Options{})
+	markRotation(t, env, r.ProgramID, time.Now().Add(-time.Minute))
+	res := env.Do(http.MethodGet, "/api/v1/cli/status", nil, apitest.Bearer(r.APIKey)...)
+	e, _ := res.JSON(t)["error"].(map[string]any)
+	if res.Status != http.StatusUnauthorized || e["code"] != "api_key_rotation_required" || res.Header.Get("X-Request-ID") != "" {
+		t.Errorf("status: %d %v %s", res.Status, res.Header, res.Body)
+	}
+	res = env.Do(http.MethodPost, "/api/v1/cli/test-event", map[string]any{"event_type": "click"}, apitest.Bearer(r.APIKey)...)
+	if e, _ := res.JSON(t)["error"].(map[string]any); res.Status != http.StatusUnauthorized || e["code"] != "api_key_rotation_required" {
+		t.Errorf("test-event: %d %s", res.Status, res.Body)
+	}
+}
+
+// The CLI routes share one bucket of 60 a minute per key; the 61st answers 429 rate_limited, and on
+// GET /cli/status without X-Request-ID.
+func TestCliRateLimit(t *testing.T) {
+	env := apitest.New(t)
+	r := env.Seed(seed.Options{})
+	other := env.Seed(seed.Options{})
+	key := apitest.Bearer(r.APIKey)
+	for i := 0; i < 60; i++ {
+		path := "/api/v1/cli/status"
+		if i%2 == 1 {
+			path = "/api/v1/cli/status?program_id=" + itoa(r.ProgramID)
+		}
+		if res := env.Do(http.MethodGet, path, nil, key...); res.Status != http.StatusOK {
+			t.Fatalf("request %d: %d %s", i+1, res.Status, res.Body)
+		}
+	}
+	res := env.Do(http.MethodGet, "/api/v1/cli/status", nil, key...)
+	e, _ := res.JSON(t)["error"].(map[string]any)
+	if res.Status != http.StatusTooManyRequests || e["code"] != "rate_limited" || res.Header.Get("Retry-After") == "" ||
+		res.Header.Get("X-RateLimit-Remaining") != "0" || res.Header.Get("X-Request-ID") != "" {
+		t.Errorf("61st: %d %v %s", res.Status, res.Header, res.Body)
+	}
+	if res := env.Do(http.MethodPost, "/api/v1/cli/test-event", map[string]any{"event_type": "click"}, key...); res.Status != http.StatusTooManyRequests || res.Header.Get("X-Request-ID") == "" {
+		t.Errorf("test-event in the same bucket: %d %v", res.Status, res.Header)
+	}
+	if res := env.Do(http.MethodGet, "/api/v1/cli/status", nil, apitest.Bearer(other.APIKey)...); res.Status != http.StatusOK {
+		t.Errorf("another key's bucket: %d", res.Status)
+	}
+}
