@@ -18,11 +18,3 @@ func notImplemented(route string) error {
 func (s *Server) ListTrackingEvents(context.Context, gen.ListTrackingEventsRequestObject) (gen.ListTrackingEventsResponseObject, error) {
 	return nil, notImplemented("GET /api/tracking/events/{programId}")
 }
-
-func (s *Server) ListWorkspaceMembers(context.Context, gen.ListWorkspaceMembersRequestObject) (gen.ListWorkspaceMembersResponseObject, error) {
-	return nil, notImplemented("GET /api/v1/workspaces/{advertiserId}/members")
-}
-
-func (s *Server) AddWorkspaceMember(context.Context, gen.AddWorkspaceMemberRequestObject) (gen.AddWorkspaceMemberResponseObject, error) {
-	return nil, notImplemented("POST /api/v1/workspaces/{advertiserId}/members")
-}

@@ -1,0 +1,70 @@
+package accounts
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"strings"
+	"time"
+
+	"github.com/jmoiron/sqlx"
+	"github.com/lib/pq"
+)
+
+// Membership errors.
+var (
+	ErrNoWorkspace    = errors.New("workspace not found")
+	ErrAlreadyMember  = errors.New("already a member")
+	ErrInvalidRole    = errors.New("invalid role")
+	ErrOwnerGrantOnly = errors.New("only an owner grants the owner role")
+)
+
+// Member is a workspace member, or an invitation not yet accepted (AccountID nil).
+type Member struct {
+	AccountID *int64    `db:"account_id"`
+	Email     string    `db:"email"`
+	Role      string    `db:"role"`
+	CreatedAt time.Time `db:"created_at"`
+}
+
+// WorkspaceRole is the account's role in an existing workspace: ErrNoWorkspace, or ErrNotMember.
+func WorkspaceRole(ctx context.Context, db sqlx.QueryerContext, accountID, workspaceID int64) (string, error) {
+	var exists bool
+	if err := sqlx.GetContext(ctx, db, &exists, `SELECT EXISTS (SELECT 1 FROM workspaces WHERE id = $1)`, workspaceID); err != nil {
+		return "", err
+	}
+	if !exists {
+		return "", ErrNoWorkspace
+	}
+	return Role(ctx, db, accountID, workspaceID)
+}
+
+// Members lists the workspace's members and pending invitations, oldest first.
+func Members(ctx context.Context, db sqlx.QueryerContext, workspaceID int64) ([]Member, error) {
+	list := []Member{}
+	err := sqlx.SelectContext(ctx, db, &list, `SELECT account_id, email, role, created_at FROM workspace_members
+		WHERE workspace_id = $1 ORDER BY created_at, id`, workspaceID)
+	return list, err
+}
+
+// Invite adds email to the workspace with role, granted by a member whose role is byRole; the person
+// joins when they log in with that email.
+func Invite(ctx context.Context, db sqlx.QueryerContext, workspaceID int64, email, role, byRole string) (Member, error) {
+	if _, ok := allowed[role]; !ok {
+		return Member{}, ErrInvalidRole
+	}
+	if role == RoleOwner && byRole != RoleOwner {
+		return Member{}, ErrOwnerGrantOnly
+	}
+	var m Member
+	err := sqlx.GetContext(ctx, db, &m, `INSERT INTO workspace_members (workspace_id, account_id, email, role)
+		VALUES ($1, NULL, $2, $3) RETURNING account_id, email, role, created_at`, workspaceID, strings.TrimSpace(email), role)
+	var pqErr *pq.Error
+	if errors.As(err, &pqErr) && pqErr.Code == "23505" {
+		return Member{}, ErrAlreadyMember
+	}
+	if errors.Is(err, sql.ErrNoRows) {
+		return Member{}, ErrNoWorkspace
+	}
+	return m, err
+}
