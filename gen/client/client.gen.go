@@ -2275,9 +2275,6 @@ type LinkDisabled = LinkDisabledError
 // NotFound The platform error envelope.
 type NotFound = PlatformError
 
-// NotImplemented The platform error envelope.
-type NotImplemented = PlatformError
-
 // PayloadTooLarge The platform error envelope.
 type PayloadTooLarge = PlatformError
 
@@ -9045,11 +9042,6 @@ type ListTrackingEventsHTTPResponse500Headers struct {
 	XRequestID string
 }
 
-// ListTrackingEventsHTTPResponse501Headers the declared response headers of an HTTP 501 response for ListTrackingEvents
-type ListTrackingEventsHTTPResponse501Headers struct {
-	XRequestID string
-}
-
 type ListTrackingEventsHTTPResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -9065,8 +9057,6 @@ type ListTrackingEventsHTTPResponse struct {
 	JSON404 *NotFound
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
-	// JSON501 the response for an HTTP 501 `application/json` response
-	JSON501 *NotImplemented
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *ListTrackingEventsHTTPResponse200Headers
 	// Headers400 the parsed response headers for an HTTP 400 response
@@ -9079,8 +9069,6 @@ type ListTrackingEventsHTTPResponse struct {
 	Headers404 *ListTrackingEventsHTTPResponse404Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *ListTrackingEventsHTTPResponse500Headers
-	// Headers501 the parsed response headers for an HTTP 501 response
-	Headers501 *ListTrackingEventsHTTPResponse501Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -9111,11 +9099,6 @@ func (r ListTrackingEventsHTTPResponse) GetJSON404() *NotFound {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r ListTrackingEventsHTTPResponse) GetJSON500() *InternalError {
 	return r.JSON500
-}
-
-// GetJSON501 returns the response for an HTTP 501 `application/json` response
-func (r ListTrackingEventsHTTPResponse) GetJSON501() *NotImplemented {
-	return r.JSON501
 }
 
 // GetBody returns the raw response body bytes
@@ -9210,11 +9193,6 @@ type CliAuthCallbackHTTPResponse500Headers struct {
 	XRequestID          string
 }
 
-// CliAuthCallbackHTTPResponse501Headers the declared response headers of an HTTP 501 response for CliAuthCallback
-type CliAuthCallbackHTTPResponse501Headers struct {
-	XRequestID string
-}
-
 type CliAuthCallbackHTTPResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -9232,8 +9210,6 @@ type CliAuthCallbackHTTPResponse struct {
 	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *CliInternalError
-	// JSON501 the response for an HTTP 501 `application/json` response
-	JSON501 *NotImplemented
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *CliAuthCallbackHTTPResponse200Headers
 	// Headers400 the parsed response headers for an HTTP 400 response
@@ -9248,8 +9224,6 @@ type CliAuthCallbackHTTPResponse struct {
 	Headers429 *CliAuthCallbackHTTPResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *CliAuthCallbackHTTPResponse500Headers
-	// Headers501 the parsed response headers for an HTTP 501 response
-	Headers501 *CliAuthCallbackHTTPResponse501Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -9285,11 +9259,6 @@ func (r CliAuthCallbackHTTPResponse) GetJSON429() *RateLimited {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r CliAuthCallbackHTTPResponse) GetJSON500() *CliInternalError {
 	return r.JSON500
-}
-
-// GetJSON501 returns the response for an HTTP 501 `application/json` response
-func (r CliAuthCallbackHTTPResponse) GetJSON501() *NotImplemented {
-	return r.JSON501
 }
 
 // GetBody returns the raw response body bytes
@@ -9365,11 +9334,6 @@ type CliAuthPollHTTPResponse500Headers struct {
 	XRequestID          string
 }
 
-// CliAuthPollHTTPResponse501Headers the declared response headers of an HTTP 501 response for CliAuthPoll
-type CliAuthPollHTTPResponse501Headers struct {
-	XRequestID string
-}
-
 type CliAuthPollHTTPResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -9383,8 +9347,6 @@ type CliAuthPollHTTPResponse struct {
 	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *CliInternalError
-	// JSON501 the response for an HTTP 501 `application/json` response
-	JSON501 *NotImplemented
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *CliAuthPollHTTPResponse200Headers
 	// Headers400 the parsed response headers for an HTTP 400 response
@@ -9395,8 +9357,6 @@ type CliAuthPollHTTPResponse struct {
 	Headers429 *CliAuthPollHTTPResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *CliAuthPollHTTPResponse500Headers
-	// Headers501 the parsed response headers for an HTTP 501 response
-	Headers501 *CliAuthPollHTTPResponse501Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -9422,11 +9382,6 @@ func (r CliAuthPollHTTPResponse) GetJSON429() *RateLimited {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r CliAuthPollHTTPResponse) GetJSON500() *CliInternalError {
 	return r.JSON500
-}
-
-// GetJSON501 returns the response for an HTTP 501 `application/json` response
-func (r CliAuthPollHTTPResponse) GetJSON501() *NotImplemented {
-	return r.JSON501
 }
 
 // GetBody returns the raw response body bytes
@@ -9483,11 +9438,6 @@ type CliAuthStartHTTPResponse500Headers struct {
 	XRequestID          string
 }
 
-// CliAuthStartHTTPResponse501Headers the declared response headers of an HTTP 501 response for CliAuthStart
-type CliAuthStartHTTPResponse501Headers struct {
-	XRequestID string
-}
-
 type CliAuthStartHTTPResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -9497,16 +9447,12 @@ type CliAuthStartHTTPResponse struct {
 	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *CliInternalError
-	// JSON501 the response for an HTTP 501 `application/json` response
-	JSON501 *NotImplemented
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *CliAuthStartHTTPResponse200Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *CliAuthStartHTTPResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *CliAuthStartHTTPResponse500Headers
-	// Headers501 the parsed response headers for an HTTP 501 response
-	Headers501 *CliAuthStartHTTPResponse501Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -9522,11 +9468,6 @@ func (r CliAuthStartHTTPResponse) GetJSON429() *RateLimited {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r CliAuthStartHTTPResponse) GetJSON500() *CliInternalError {
 	return r.JSON500
-}
-
-// GetJSON501 returns the response for an HTTP 501 `application/json` response
-func (r CliAuthStartHTTPResponse) GetJSON501() *NotImplemented {
-	return r.JSON501
 }
 
 // GetBody returns the raw response body bytes
@@ -9621,11 +9562,6 @@ type CliInitHTTPResponse500Headers struct {
 	XRequestID          string
 }
 
-// CliInitHTTPResponse501Headers the declared response headers of an HTTP 501 response for CliInit
-type CliInitHTTPResponse501Headers struct {
-	XRequestID string
-}
-
 type CliInitHTTPResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -9643,8 +9579,6 @@ type CliInitHTTPResponse struct {
 	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *CliInternalError
-	// JSON501 the response for an HTTP 501 `application/json` response
-	JSON501 *NotImplemented
 	// Headers201 the parsed response headers for an HTTP 201 response
 	Headers201 *CliInitHTTPResponse201Headers
 	// Headers400 the parsed response headers for an HTTP 400 response
@@ -9659,8 +9593,6 @@ type CliInitHTTPResponse struct {
 	Headers429 *CliInitHTTPResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *CliInitHTTPResponse500Headers
-	// Headers501 the parsed response headers for an HTTP 501 response
-	Headers501 *CliInitHTTPResponse501Headers
 }
 
 // GetJSON201 returns the response for an HTTP 201 `application/json` response
@@ -9696,11 +9628,6 @@ func (r CliInitHTTPResponse) GetJSON429() *RateLimited {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r CliInitHTTPResponse) GetJSON500() *CliInternalError {
 	return r.JSON500
-}
-
-// GetJSON501 returns the response for an HTTP 501 `application/json` response
-func (r CliInitHTTPResponse) GetJSON501() *NotImplemented {
-	return r.JSON501
 }
 
 // GetBody returns the raw response body bytes
@@ -9765,11 +9692,6 @@ type CliListProgramsHTTPResponse500Headers struct {
 	XRequestID          string
 }
 
-// CliListProgramsHTTPResponse501Headers the declared response headers of an HTTP 501 response for CliListPrograms
-type CliListProgramsHTTPResponse501Headers struct {
-	XRequestID string
-}
-
 type CliListProgramsHTTPResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -9781,8 +9703,6 @@ type CliListProgramsHTTPResponse struct {
 	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *CliInternalError
-	// JSON501 the response for an HTTP 501 `application/json` response
-	JSON501 *NotImplemented
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *CliListProgramsHTTPResponse200Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
@@ -9791,8 +9711,6 @@ type CliListProgramsHTTPResponse struct {
 	Headers429 *CliListProgramsHTTPResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *CliListProgramsHTTPResponse500Headers
-	// Headers501 the parsed response headers for an HTTP 501 response
-	Headers501 *CliListProgramsHTTPResponse501Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -9813,11 +9731,6 @@ func (r CliListProgramsHTTPResponse) GetJSON429() *RateLimited {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r CliListProgramsHTTPResponse) GetJSON500() *CliInternalError {
 	return r.JSON500
-}
-
-// GetJSON501 returns the response for an HTTP 501 `application/json` response
-func (r CliListProgramsHTTPResponse) GetJSON501() *NotImplemented {
-	return r.JSON501
 }
 
 // GetBody returns the raw response body bytes
@@ -9893,11 +9806,6 @@ type CliStatusHTTPResponse500Headers struct {
 	XRequestID          string
 }
 
-// CliStatusHTTPResponse501Headers the declared response headers of an HTTP 501 response for CliStatus
-type CliStatusHTTPResponse501Headers struct {
-	XRequestID string
-}
-
 type CliStatusHTTPResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -9911,8 +9819,6 @@ type CliStatusHTTPResponse struct {
 	JSON429 *StatusRateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *CliInternalError
-	// JSON501 the response for an HTTP 501 `application/json` response
-	JSON501 *NotImplemented
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *CliStatusHTTPResponse200Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
@@ -9923,8 +9829,6 @@ type CliStatusHTTPResponse struct {
 	Headers429 *CliStatusHTTPResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *CliStatusHTTPResponse500Headers
-	// Headers501 the parsed response headers for an HTTP 501 response
-	Headers501 *CliStatusHTTPResponse501Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -9950,11 +9854,6 @@ func (r CliStatusHTTPResponse) GetJSON429() *StatusRateLimited {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r CliStatusHTTPResponse) GetJSON500() *CliInternalError {
 	return r.JSON500
-}
-
-// GetJSON501 returns the response for an HTTP 501 `application/json` response
-func (r CliStatusHTTPResponse) GetJSON501() *NotImplemented {
-	return r.JSON501
 }
 
 // GetBody returns the raw response body bytes
@@ -10003,11 +9902,6 @@ type CliStripeConnectHTTPResponse429Headers struct {
 	XRequestID          string
 }
 
-// CliStripeConnectHTTPResponse501Headers the declared response headers of an HTTP 501 response for CliStripeConnect
-type CliStripeConnectHTTPResponse501Headers struct {
-	XRequestID string
-}
-
 type CliStripeConnectHTTPResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -10015,14 +9909,10 @@ type CliStripeConnectHTTPResponse struct {
 	JSON410 *LimitedGone
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *RateLimited
-	// JSON501 the response for an HTTP 501 `application/json` response
-	JSON501 *NotImplemented
 	// Headers410 the parsed response headers for an HTTP 410 response
 	Headers410 *CliStripeConnectHTTPResponse410Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *CliStripeConnectHTTPResponse429Headers
-	// Headers501 the parsed response headers for an HTTP 501 response
-	Headers501 *CliStripeConnectHTTPResponse501Headers
 }
 
 // GetJSON410 returns the response for an HTTP 410 `application/json` response
@@ -10033,11 +9923,6 @@ func (r CliStripeConnectHTTPResponse) GetJSON410() *LimitedGone {
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
 func (r CliStripeConnectHTTPResponse) GetJSON429() *RateLimited {
 	return r.JSON429
-}
-
-// GetJSON501 returns the response for an HTTP 501 `application/json` response
-func (r CliStripeConnectHTTPResponse) GetJSON501() *NotImplemented {
-	return r.JSON501
 }
 
 // GetBody returns the raw response body bytes
@@ -10135,11 +10020,6 @@ type CliTestEventHTTPResponse500Headers struct {
 	XRequestID          string
 }
 
-// CliTestEventHTTPResponse501Headers the declared response headers of an HTTP 501 response for CliTestEvent
-type CliTestEventHTTPResponse501Headers struct {
-	XRequestID string
-}
-
 type CliTestEventHTTPResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -10157,8 +10037,6 @@ type CliTestEventHTTPResponse struct {
 	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *CliInternalError
-	// JSON501 the response for an HTTP 501 `application/json` response
-	JSON501 *NotImplemented
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *CliTestEventHTTPResponse200Headers
 	// Headers400 the parsed response headers for an HTTP 400 response
@@ -10173,8 +10051,6 @@ type CliTestEventHTTPResponse struct {
 	Headers429 *CliTestEventHTTPResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *CliTestEventHTTPResponse500Headers
-	// Headers501 the parsed response headers for an HTTP 501 response
-	Headers501 *CliTestEventHTTPResponse501Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -10210,11 +10086,6 @@ func (r CliTestEventHTTPResponse) GetJSON429() *RateLimited {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r CliTestEventHTTPResponse) GetJSON500() *CliInternalError {
 	return r.JSON500
-}
-
-// GetJSON501 returns the response for an HTTP 501 `application/json` response
-func (r CliTestEventHTTPResponse) GetJSON501() *NotImplemented {
-	return r.JSON501
 }
 
 // GetBody returns the raw response body bytes
@@ -10281,11 +10152,6 @@ type UpdateLinkHTTPResponse500Headers struct {
 	XRequestID string
 }
 
-// UpdateLinkHTTPResponse501Headers the declared response headers of an HTTP 501 response for UpdateLink
-type UpdateLinkHTTPResponse501Headers struct {
-	XRequestID string
-}
-
 type UpdateLinkHTTPResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -10303,8 +10169,6 @@ type UpdateLinkHTTPResponse struct {
 	JSON413 *PayloadTooLarge
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
-	// JSON501 the response for an HTTP 501 `application/json` response
-	JSON501 *NotImplemented
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *UpdateLinkHTTPResponse200Headers
 	// Headers400 the parsed response headers for an HTTP 400 response
@@ -10319,8 +10183,6 @@ type UpdateLinkHTTPResponse struct {
 	Headers413 *UpdateLinkHTTPResponse413Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *UpdateLinkHTTPResponse500Headers
-	// Headers501 the parsed response headers for an HTTP 501 response
-	Headers501 *UpdateLinkHTTPResponse501Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -10356,11 +10218,6 @@ func (r UpdateLinkHTTPResponse) GetJSON413() *PayloadTooLarge {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r UpdateLinkHTTPResponse) GetJSON500() *InternalError {
 	return r.JSON500
-}
-
-// GetJSON501 returns the response for an HTTP 501 `application/json` response
-func (r UpdateLinkHTTPResponse) GetJSON501() *NotImplemented {
-	return r.JSON501
 }
 
 // GetBody returns the raw response body bytes
@@ -10428,11 +10285,6 @@ type GetReadinessHTTPResponse500Headers struct {
 	XRequestID          string
 }
 
-// GetReadinessHTTPResponse501Headers the declared response headers of an HTTP 501 response for GetReadiness
-type GetReadinessHTTPResponse501Headers struct {
-	XRequestID string
-}
-
 type GetReadinessHTTPResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -10444,8 +10296,6 @@ type GetReadinessHTTPResponse struct {
 	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *ReadinessInternalError
-	// JSON501 the response for an HTTP 501 `application/json` response
-	JSON501 *NotImplemented
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *GetReadinessHTTPResponse200Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
@@ -10454,8 +10304,6 @@ type GetReadinessHTTPResponse struct {
 	Headers429 *GetReadinessHTTPResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *GetReadinessHTTPResponse500Headers
-	// Headers501 the parsed response headers for an HTTP 501 response
-	Headers501 *GetReadinessHTTPResponse501Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -10476,11 +10324,6 @@ func (r GetReadinessHTTPResponse) GetJSON429() *RateLimited {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r GetReadinessHTTPResponse) GetJSON500() *ReadinessInternalError {
 	return r.JSON500
-}
-
-// GetJSON501 returns the response for an HTTP 501 `application/json` response
-func (r GetReadinessHTTPResponse) GetJSON501() *NotImplemented {
-	return r.JSON501
 }
 
 // GetBody returns the raw response body bytes
@@ -10542,11 +10385,6 @@ type GetProgramHTTPResponse500Headers struct {
 	XRequestID string
 }
 
-// GetProgramHTTPResponse501Headers the declared response headers of an HTTP 501 response for GetProgram
-type GetProgramHTTPResponse501Headers struct {
-	XRequestID string
-}
-
 type GetProgramHTTPResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -10562,8 +10400,6 @@ type GetProgramHTTPResponse struct {
 	JSON404 *NotFound
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
-	// JSON501 the response for an HTTP 501 `application/json` response
-	JSON501 *NotImplemented
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *GetProgramHTTPResponse200Headers
 	// Headers400 the parsed response headers for an HTTP 400 response
@@ -10576,8 +10412,6 @@ type GetProgramHTTPResponse struct {
 	Headers404 *GetProgramHTTPResponse404Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *GetProgramHTTPResponse500Headers
-	// Headers501 the parsed response headers for an HTTP 501 response
-	Headers501 *GetProgramHTTPResponse501Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -10608,11 +10442,6 @@ func (r GetProgramHTTPResponse) GetJSON404() *NotFound {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r GetProgramHTTPResponse) GetJSON500() *InternalError {
 	return r.JSON500
-}
-
-// GetJSON501 returns the response for an HTTP 501 `application/json` response
-func (r GetProgramHTTPResponse) GetJSON501() *NotImplemented {
-	return r.JSON501
 }
 
 // GetBody returns the raw response body bytes
@@ -10679,11 +10508,6 @@ type UpdateProgramHTTPResponse500Headers struct {
 	XRequestID string
 }
 
-// UpdateProgramHTTPResponse501Headers the declared response headers of an HTTP 501 response for UpdateProgram
-type UpdateProgramHTTPResponse501Headers struct {
-	XRequestID string
-}
-
 type UpdateProgramHTTPResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -10701,8 +10525,6 @@ type UpdateProgramHTTPResponse struct {
 	JSON413 *PayloadTooLarge
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
-	// JSON501 the response for an HTTP 501 `application/json` response
-	JSON501 *NotImplemented
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *UpdateProgramHTTPResponse200Headers
 	// Headers400 the parsed response headers for an HTTP 400 response
@@ -10717,8 +10539,6 @@ type UpdateProgramHTTPResponse struct {
 	Headers413 *UpdateProgramHTTPResponse413Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *UpdateProgramHTTPResponse500Headers
-	// Headers501 the parsed response headers for an HTTP 501 response
-	Headers501 *UpdateProgramHTTPResponse501Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -10754,11 +10574,6 @@ func (r UpdateProgramHTTPResponse) GetJSON413() *PayloadTooLarge {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r UpdateProgramHTTPResponse) GetJSON500() *InternalError {
 	return r.JSON500
-}
-
-// GetJSON501 returns the response for an HTTP 501 `application/json` response
-func (r UpdateProgramHTTPResponse) GetJSON501() *NotImplemented {
-	return r.JSON501
 }
 
 // GetBody returns the raw response body bytes
@@ -10820,11 +10635,6 @@ type GetApiKeyHTTPResponse500Headers struct {
 	XRequestID string
 }
 
-// GetApiKeyHTTPResponse501Headers the declared response headers of an HTTP 501 response for GetApiKey
-type GetApiKeyHTTPResponse501Headers struct {
-	XRequestID string
-}
-
 type GetApiKeyHTTPResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -10840,8 +10650,6 @@ type GetApiKeyHTTPResponse struct {
 	JSON404 *NotFound
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
-	// JSON501 the response for an HTTP 501 `application/json` response
-	JSON501 *NotImplemented
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *GetApiKeyHTTPResponse200Headers
 	// Headers400 the parsed response headers for an HTTP 400 response
@@ -10854,8 +10662,6 @@ type GetApiKeyHTTPResponse struct {
 	Headers404 *GetApiKeyHTTPResponse404Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *GetApiKeyHTTPResponse500Headers
-	// Headers501 the parsed response headers for an HTTP 501 response
-	Headers501 *GetApiKeyHTTPResponse501Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -10886,11 +10692,6 @@ func (r GetApiKeyHTTPResponse) GetJSON404() *NotFound {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r GetApiKeyHTTPResponse) GetJSON500() *InternalError {
 	return r.JSON500
-}
-
-// GetJSON501 returns the response for an HTTP 501 `application/json` response
-func (r GetApiKeyHTTPResponse) GetJSON501() *NotImplemented {
-	return r.JSON501
 }
 
 // GetBody returns the raw response body bytes
@@ -10952,11 +10753,6 @@ type RegenerateApiKeyHTTPResponse500Headers struct {
 	XRequestID string
 }
 
-// RegenerateApiKeyHTTPResponse501Headers the declared response headers of an HTTP 501 response for RegenerateApiKey
-type RegenerateApiKeyHTTPResponse501Headers struct {
-	XRequestID string
-}
-
 type RegenerateApiKeyHTTPResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -10972,8 +10768,6 @@ type RegenerateApiKeyHTTPResponse struct {
 	JSON404 *NotFound
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
-	// JSON501 the response for an HTTP 501 `application/json` response
-	JSON501 *NotImplemented
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *RegenerateApiKeyHTTPResponse200Headers
 	// Headers400 the parsed response headers for an HTTP 400 response
@@ -10986,8 +10780,6 @@ type RegenerateApiKeyHTTPResponse struct {
 	Headers404 *RegenerateApiKeyHTTPResponse404Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *RegenerateApiKeyHTTPResponse500Headers
-	// Headers501 the parsed response headers for an HTTP 501 response
-	Headers501 *RegenerateApiKeyHTTPResponse501Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -11018,11 +10810,6 @@ func (r RegenerateApiKeyHTTPResponse) GetJSON404() *NotFound {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r RegenerateApiKeyHTTPResponse) GetJSON500() *InternalError {
 	return r.JSON500
-}
-
-// GetJSON501 returns the response for an HTTP 501 `application/json` response
-func (r RegenerateApiKeyHTTPResponse) GetJSON501() *NotImplemented {
-	return r.JSON501
 }
 
 // GetBody returns the raw response body bytes
@@ -11084,11 +10871,6 @@ type ListLinksHTTPResponse500Headers struct {
 	XRequestID string
 }
 
-// ListLinksHTTPResponse501Headers the declared response headers of an HTTP 501 response for ListLinks
-type ListLinksHTTPResponse501Headers struct {
-	XRequestID string
-}
-
 type ListLinksHTTPResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -11104,8 +10886,6 @@ type ListLinksHTTPResponse struct {
 	JSON404 *NotFound
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
-	// JSON501 the response for an HTTP 501 `application/json` response
-	JSON501 *NotImplemented
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *ListLinksHTTPResponse200Headers
 	// Headers400 the parsed response headers for an HTTP 400 response
@@ -11118,8 +10898,6 @@ type ListLinksHTTPResponse struct {
 	Headers404 *ListLinksHTTPResponse404Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *ListLinksHTTPResponse500Headers
-	// Headers501 the parsed response headers for an HTTP 501 response
-	Headers501 *ListLinksHTTPResponse501Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -11150,11 +10928,6 @@ func (r ListLinksHTTPResponse) GetJSON404() *NotFound {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r ListLinksHTTPResponse) GetJSON500() *InternalError {
 	return r.JSON500
-}
-
-// GetJSON501 returns the response for an HTTP 501 `application/json` response
-func (r ListLinksHTTPResponse) GetJSON501() *NotImplemented {
-	return r.JSON501
 }
 
 // GetBody returns the raw response body bytes
@@ -11226,11 +10999,6 @@ type CreateLinkHTTPResponse500Headers struct {
 	XRequestID string
 }
 
-// CreateLinkHTTPResponse501Headers the declared response headers of an HTTP 501 response for CreateLink
-type CreateLinkHTTPResponse501Headers struct {
-	XRequestID string
-}
-
 type CreateLinkHTTPResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -11250,8 +11018,6 @@ type CreateLinkHTTPResponse struct {
 	JSON413 *PayloadTooLarge
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
-	// JSON501 the response for an HTTP 501 `application/json` response
-	JSON501 *NotImplemented
 	// Headers201 the parsed response headers for an HTTP 201 response
 	Headers201 *CreateLinkHTTPResponse201Headers
 	// Headers400 the parsed response headers for an HTTP 400 response
@@ -11268,8 +11034,6 @@ type CreateLinkHTTPResponse struct {
 	Headers413 *CreateLinkHTTPResponse413Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *CreateLinkHTTPResponse500Headers
-	// Headers501 the parsed response headers for an HTTP 501 response
-	Headers501 *CreateLinkHTTPResponse501Headers
 }
 
 // GetJSON201 returns the response for an HTTP 201 `application/json` response
@@ -11310,11 +11074,6 @@ func (r CreateLinkHTTPResponse) GetJSON413() *PayloadTooLarge {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r CreateLinkHTTPResponse) GetJSON500() *InternalError {
 	return r.JSON500
-}
-
-// GetJSON501 returns the response for an HTTP 501 `application/json` response
-func (r CreateLinkHTTPResponse) GetJSON501() *NotImplemented {
-	return r.JSON501
 }
 
 // GetBody returns the raw response body bytes
@@ -11376,11 +11135,6 @@ type ListPartnersHTTPResponse500Headers struct {
 	XRequestID string
 }
 
-// ListPartnersHTTPResponse501Headers the declared response headers of an HTTP 501 response for ListPartners
-type ListPartnersHTTPResponse501Headers struct {
-	XRequestID string
-}
-
 type ListPartnersHTTPResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -11396,8 +11150,6 @@ type ListPartnersHTTPResponse struct {
 	JSON404 *NotFound
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
-	// JSON501 the response for an HTTP 501 `application/json` response
-	JSON501 *NotImplemented
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *ListPartnersHTTPResponse200Headers
 	// Headers400 the parsed response headers for an HTTP 400 response
@@ -11410,8 +11162,6 @@ type ListPartnersHTTPResponse struct {
 	Headers404 *ListPartnersHTTPResponse404Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *ListPartnersHTTPResponse500Headers
-	// Headers501 the parsed response headers for an HTTP 501 response
-	Headers501 *ListPartnersHTTPResponse501Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -11442,11 +11192,6 @@ func (r ListPartnersHTTPResponse) GetJSON404() *NotFound {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r ListPartnersHTTPResponse) GetJSON500() *InternalError {
 	return r.JSON500
-}
-
-// GetJSON501 returns the response for an HTTP 501 `application/json` response
-func (r ListPartnersHTTPResponse) GetJSON501() *NotImplemented {
-	return r.JSON501
 }
 
 // GetBody returns the raw response body bytes
@@ -11518,11 +11263,6 @@ type CreatePartnerHTTPResponse500Headers struct {
 	XRequestID string
 }
 
-// CreatePartnerHTTPResponse501Headers the declared response headers of an HTTP 501 response for CreatePartner
-type CreatePartnerHTTPResponse501Headers struct {
-	XRequestID string
-}
-
 type CreatePartnerHTTPResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -11542,8 +11282,6 @@ type CreatePartnerHTTPResponse struct {
 	JSON413 *PayloadTooLarge
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
-	// JSON501 the response for an HTTP 501 `application/json` response
-	JSON501 *NotImplemented
 	// Headers201 the parsed response headers for an HTTP 201 response
 	Headers201 *CreatePartnerHTTPResponse201Headers
 	// Headers400 the parsed response headers for an HTTP 400 response
@@ -11560,8 +11298,6 @@ type CreatePartnerHTTPResponse struct {
 	Headers413 *CreatePartnerHTTPResponse413Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *CreatePartnerHTTPResponse500Headers
-	// Headers501 the parsed response headers for an HTTP 501 response
-	Headers501 *CreatePartnerHTTPResponse501Headers
 }
 
 // GetJSON201 returns the response for an HTTP 201 `application/json` response
@@ -11602,11 +11338,6 @@ func (r CreatePartnerHTTPResponse) GetJSON413() *PayloadTooLarge {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r CreatePartnerHTTPResponse) GetJSON500() *InternalError {
 	return r.JSON500
-}
-
-// GetJSON501 returns the response for an HTTP 501 `application/json` response
-func (r CreatePartnerHTTPResponse) GetJSON501() *NotImplemented {
-	return r.JSON501
 }
 
 // GetBody returns the raw response body bytes
@@ -11668,11 +11399,6 @@ type GetPaymentProcessorHTTPResponse500Headers struct {
 	XRequestID string
 }
 
-// GetPaymentProcessorHTTPResponse501Headers the declared response headers of an HTTP 501 response for GetPaymentProcessor
-type GetPaymentProcessorHTTPResponse501Headers struct {
-	XRequestID string
-}
-
 type GetPaymentProcessorHTTPResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -11688,8 +11414,6 @@ type GetPaymentProcessorHTTPResponse struct {
 	JSON404 *NotFound
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
-	// JSON501 the response for an HTTP 501 `application/json` response
-	JSON501 *NotImplemented
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *GetPaymentProcessorHTTPResponse200Headers
 	// Headers400 the parsed response headers for an HTTP 400 response
@@ -11702,8 +11426,6 @@ type GetPaymentProcessorHTTPResponse struct {
 	Headers404 *GetPaymentProcessorHTTPResponse404Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *GetPaymentProcessorHTTPResponse500Headers
-	// Headers501 the parsed response headers for an HTTP 501 response
-	Headers501 *GetPaymentProcessorHTTPResponse501Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -11734,11 +11456,6 @@ func (r GetPaymentProcessorHTTPResponse) GetJSON404() *NotFound {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r GetPaymentProcessorHTTPResponse) GetJSON500() *InternalError {
 	return r.JSON500
-}
-
-// GetJSON501 returns the response for an HTTP 501 `application/json` response
-func (r GetPaymentProcessorHTTPResponse) GetJSON501() *NotImplemented {
-	return r.JSON501
 }
 
 // GetBody returns the raw response body bytes
@@ -11805,11 +11522,6 @@ type SetPaymentProcessorHTTPResponse500Headers struct {
 	XRequestID string
 }
 
-// SetPaymentProcessorHTTPResponse501Headers the declared response headers of an HTTP 501 response for SetPaymentProcessor
-type SetPaymentProcessorHTTPResponse501Headers struct {
-	XRequestID string
-}
-
 type SetPaymentProcessorHTTPResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -11827,8 +11539,6 @@ type SetPaymentProcessorHTTPResponse struct {
 	JSON413 *PayloadTooLarge
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
-	// JSON501 the response for an HTTP 501 `application/json` response
-	JSON501 *NotImplemented
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *SetPaymentProcessorHTTPResponse200Headers
 	// Headers400 the parsed response headers for an HTTP 400 response
@@ -11843,8 +11553,6 @@ type SetPaymentProcessorHTTPResponse struct {
 	Headers413 *SetPaymentProcessorHTTPResponse413Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *SetPaymentProcessorHTTPResponse500Headers
-	// Headers501 the parsed response headers for an HTTP 501 response
-	Headers501 *SetPaymentProcessorHTTPResponse501Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -11880,11 +11588,6 @@ func (r SetPaymentProcessorHTTPResponse) GetJSON413() *PayloadTooLarge {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r SetPaymentProcessorHTTPResponse) GetJSON500() *InternalError {
 	return r.JSON500
-}
-
-// GetJSON501 returns the response for an HTTP 501 `application/json` response
-func (r SetPaymentProcessorHTTPResponse) GetJSON501() *NotImplemented {
-	return r.JSON501
 }
 
 // GetBody returns the raw response body bytes
@@ -12035,11 +11738,6 @@ type TrackClickHTTPResponse500Headers struct {
 	XRequestID          string
 }
 
-// TrackClickHTTPResponse501Headers the declared response headers of an HTTP 501 response for TrackClick
-type TrackClickHTTPResponse501Headers struct {
-	XRequestID string
-}
-
 type TrackClickHTTPResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -12059,8 +11757,6 @@ type TrackClickHTTPResponse struct {
 	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *LimitedInternalError
-	// JSON501 the response for an HTTP 501 `application/json` response
-	JSON501 *NotImplemented
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *TrackClickHTTPResponse200Headers
 	// Headers400 the parsed response headers for an HTTP 400 response
@@ -12077,8 +11773,6 @@ type TrackClickHTTPResponse struct {
 	Headers429 *TrackClickHTTPResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *TrackClickHTTPResponse500Headers
-	// Headers501 the parsed response headers for an HTTP 501 response
-	Headers501 *TrackClickHTTPResponse501Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -12119,11 +11813,6 @@ func (r TrackClickHTTPResponse) GetJSON429() *RateLimited {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r TrackClickHTTPResponse) GetJSON500() *LimitedInternalError {
 	return r.JSON500
-}
-
-// GetJSON501 returns the response for an HTTP 501 `application/json` response
-func (r TrackClickHTTPResponse) GetJSON501() *NotImplemented {
-	return r.JSON501
 }
 
 // GetBody returns the raw response body bytes
@@ -12266,11 +11955,6 @@ type TrackLeadHTTPResponse500Headers struct {
 	XRequestID          string
 }
 
-// TrackLeadHTTPResponse501Headers the declared response headers of an HTTP 501 response for TrackLead
-type TrackLeadHTTPResponse501Headers struct {
-	XRequestID string
-}
-
 type TrackLeadHTTPResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -12288,8 +11972,6 @@ type TrackLeadHTTPResponse struct {
 	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *LimitedInternalError
-	// JSON501 the response for an HTTP 501 `application/json` response
-	JSON501 *NotImplemented
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *TrackLeadHTTPResponse200Headers
 	// Headers400 the parsed response headers for an HTTP 400 response
@@ -12304,8 +11986,6 @@ type TrackLeadHTTPResponse struct {
 	Headers429 *TrackLeadHTTPResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *TrackLeadHTTPResponse500Headers
-	// Headers501 the parsed response headers for an HTTP 501 response
-	Headers501 *TrackLeadHTTPResponse501Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -12341,11 +12021,6 @@ func (r TrackLeadHTTPResponse) GetJSON429() *RateLimited {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r TrackLeadHTTPResponse) GetJSON500() *LimitedInternalError {
 	return r.JSON500
-}
-
-// GetJSON501 returns the response for an HTTP 501 `application/json` response
-func (r TrackLeadHTTPResponse) GetJSON501() *NotImplemented {
-	return r.JSON501
 }
 
 // GetBody returns the raw response body bytes
@@ -12443,11 +12118,6 @@ type TrackRefundHTTPResponse500Headers struct {
 	XRequestID          string
 }
 
-// TrackRefundHTTPResponse501Headers the declared response headers of an HTTP 501 response for TrackRefund
-type TrackRefundHTTPResponse501Headers struct {
-	XRequestID string
-}
-
 type TrackRefundHTTPResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -12465,8 +12135,6 @@ type TrackRefundHTTPResponse struct {
 	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *SaleInternalError
-	// JSON501 the response for an HTTP 501 `application/json` response
-	JSON501 *NotImplemented
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *TrackRefundHTTPResponse200Headers
 	// Headers400 the parsed response headers for an HTTP 400 response
@@ -12481,8 +12149,6 @@ type TrackRefundHTTPResponse struct {
 	Headers429 *TrackRefundHTTPResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *TrackRefundHTTPResponse500Headers
-	// Headers501 the parsed response headers for an HTTP 501 response
-	Headers501 *TrackRefundHTTPResponse501Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -12518,11 +12184,6 @@ func (r TrackRefundHTTPResponse) GetJSON429() *RateLimited {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r TrackRefundHTTPResponse) GetJSON500() *SaleInternalError {
 	return r.JSON500
-}
-
-// GetJSON501 returns the response for an HTTP 501 `application/json` response
-func (r TrackRefundHTTPResponse) GetJSON501() *NotImplemented {
-	return r.JSON501
 }
 
 // GetBody returns the raw response body bytes
@@ -12631,11 +12292,6 @@ type TrackSaleHTTPResponse500Headers struct {
 	XRequestID          string
 }
 
-// TrackSaleHTTPResponse501Headers the declared response headers of an HTTP 501 response for TrackSale
-type TrackSaleHTTPResponse501Headers struct {
-	XRequestID string
-}
-
 type TrackSaleHTTPResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -12655,8 +12311,6 @@ type TrackSaleHTTPResponse struct {
 	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *SaleInternalError
-	// JSON501 the response for an HTTP 501 `application/json` response
-	JSON501 *NotImplemented
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *TrackSaleHTTPResponse200Headers
 	// Headers400 the parsed response headers for an HTTP 400 response
@@ -12673,8 +12327,6 @@ type TrackSaleHTTPResponse struct {
 	Headers429 *TrackSaleHTTPResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *TrackSaleHTTPResponse500Headers
-	// Headers501 the parsed response headers for an HTTP 501 response
-	Headers501 *TrackSaleHTTPResponse501Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -12715,11 +12367,6 @@ func (r TrackSaleHTTPResponse) GetJSON429() *RateLimited {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r TrackSaleHTTPResponse) GetJSON500() *SaleInternalError {
 	return r.JSON500
-}
-
-// GetJSON501 returns the response for an HTTP 501 `application/json` response
-func (r TrackSaleHTTPResponse) GetJSON501() *NotImplemented {
-	return r.JSON501
 }
 
 // GetBody returns the raw response body bytes
@@ -12776,11 +12423,6 @@ type StripeWebhookHTTPResponse500Headers struct {
 	XRequestID string
 }
 
-// StripeWebhookHTTPResponse501Headers the declared response headers of an HTTP 501 response for StripeWebhook
-type StripeWebhookHTTPResponse501Headers struct {
-	XRequestID string
-}
-
 type StripeWebhookHTTPResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -12794,8 +12436,6 @@ type StripeWebhookHTTPResponse struct {
 	JSON413 *PayloadTooLarge
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
-	// JSON501 the response for an HTTP 501 `application/json` response
-	JSON501 *NotImplemented
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *StripeWebhookHTTPResponse200Headers
 	// Headers400 the parsed response headers for an HTTP 400 response
@@ -12806,8 +12446,6 @@ type StripeWebhookHTTPResponse struct {
 	Headers413 *StripeWebhookHTTPResponse413Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *StripeWebhookHTTPResponse500Headers
-	// Headers501 the parsed response headers for an HTTP 501 response
-	Headers501 *StripeWebhookHTTPResponse501Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -12833,11 +12471,6 @@ func (r StripeWebhookHTTPResponse) GetJSON413() *PayloadTooLarge {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r StripeWebhookHTTPResponse) GetJSON500() *InternalError {
 	return r.JSON500
-}
-
-// GetJSON501 returns the response for an HTTP 501 `application/json` response
-func (r StripeWebhookHTTPResponse) GetJSON501() *NotImplemented {
-	return r.JSON501
 }
 
 // GetBody returns the raw response body bytes
@@ -12899,11 +12532,6 @@ type ListWorkspaceMembersHTTPResponse500Headers struct {
 	XRequestID string
 }
 
-// ListWorkspaceMembersHTTPResponse501Headers the declared response headers of an HTTP 501 response for ListWorkspaceMembers
-type ListWorkspaceMembersHTTPResponse501Headers struct {
-	XRequestID string
-}
-
 type ListWorkspaceMembersHTTPResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -12919,8 +12547,6 @@ type ListWorkspaceMembersHTTPResponse struct {
 	JSON404 *NotFound
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
-	// JSON501 the response for an HTTP 501 `application/json` response
-	JSON501 *NotImplemented
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *ListWorkspaceMembersHTTPResponse200Headers
 	// Headers400 the parsed response headers for an HTTP 400 response
@@ -12933,8 +12559,6 @@ type ListWorkspaceMembersHTTPResponse struct {
 	Headers404 *ListWorkspaceMembersHTTPResponse404Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *ListWorkspaceMembersHTTPResponse500Headers
-	// Headers501 the parsed response headers for an HTTP 501 response
-	Headers501 *ListWorkspaceMembersHTTPResponse501Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -12965,11 +12589,6 @@ func (r ListWorkspaceMembersHTTPResponse) GetJSON404() *NotFound {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r ListWorkspaceMembersHTTPResponse) GetJSON500() *InternalError {
 	return r.JSON500
-}
-
-// GetJSON501 returns the response for an HTTP 501 `application/json` response
-func (r ListWorkspaceMembersHTTPResponse) GetJSON501() *NotImplemented {
-	return r.JSON501
 }
 
 // GetBody returns the raw response body bytes
@@ -13041,11 +12660,6 @@ type AddWorkspaceMemberHTTPResponse500Headers struct {
 	XRequestID string
 }
 
-// AddWorkspaceMemberHTTPResponse501Headers the declared response headers of an HTTP 501 response for AddWorkspaceMember
-type AddWorkspaceMemberHTTPResponse501Headers struct {
-	XRequestID string
-}
-
 type AddWorkspaceMemberHTTPResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -13065,8 +12679,6 @@ type AddWorkspaceMemberHTTPResponse struct {
 	JSON413 *PayloadTooLarge
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
-	// JSON501 the response for an HTTP 501 `application/json` response
-	JSON501 *NotImplemented
 	// Headers201 the parsed response headers for an HTTP 201 response
 	Headers201 *AddWorkspaceMemberHTTPResponse201Headers
 	// Headers400 the parsed response headers for an HTTP 400 response
@@ -13083,8 +12695,6 @@ type AddWorkspaceMemberHTTPResponse struct {
 	Headers413 *AddWorkspaceMemberHTTPResponse413Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *AddWorkspaceMemberHTTPResponse500Headers
-	// Headers501 the parsed response headers for an HTTP 501 response
-	Headers501 *AddWorkspaceMemberHTTPResponse501Headers
 }
 
 // GetJSON201 returns the response for an HTTP 201 `application/json` response
@@ -13125,11 +12735,6 @@ func (r AddWorkspaceMemberHTTPResponse) GetJSON413() *PayloadTooLarge {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r AddWorkspaceMemberHTTPResponse) GetJSON500() *InternalError {
 	return r.JSON500
-}
-
-// GetJSON501 returns the response for an HTTP 501 `application/json` response
-func (r AddWorkspaceMemberHTTPResponse) GetJSON501() *NotImplemented {
-	return r.JSON501
 }
 
 // GetBody returns the raw response body bytes
@@ -15482,13 +15087,6 @@ func ParseListTrackingEventsHTTPResponse(rsp *http.Response) (*ListTrackingEvent
 		}
 		response.JSON500 = &dest
 
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 501:
-		var dest NotImplemented
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.JSON501 = &dest
-
 	}
 
 	switch {
@@ -15552,16 +15150,6 @@ func ParseListTrackingEventsHTTPResponse(rsp *http.Response) (*ListTrackingEvent
 			headers.XRequestID = value
 		}
 		response.Headers500 = &headers
-	case rsp.StatusCode == 501:
-		var headers ListTrackingEventsHTTPResponse501Headers
-		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
-				return nil, err
-			}
-			headers.XRequestID = value
-		}
-		response.Headers501 = &headers
 	}
 
 	return response, nil
@@ -15629,13 +15217,6 @@ func ParseCliAuthCallbackHTTPResponse(rsp *http.Response) (*CliAuthCallbackHTTPR
 			return nil, err
 		}
 		response.JSON500 = &dest
-
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 501:
-		var dest NotImplemented
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.JSON501 = &dest
 
 	}
 
@@ -15906,16 +15487,6 @@ func ParseCliAuthCallbackHTTPResponse(rsp *http.Response) (*CliAuthCallbackHTTPR
 			headers.XRequestID = value
 		}
 		response.Headers500 = &headers
-	case rsp.StatusCode == 501:
-		var headers CliAuthCallbackHTTPResponse501Headers
-		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
-				return nil, err
-			}
-			headers.XRequestID = value
-		}
-		response.Headers501 = &headers
 	}
 
 	return response, nil
@@ -15969,13 +15540,6 @@ func ParseCliAuthPollHTTPResponse(rsp *http.Response) (*CliAuthPollHTTPResponse,
 			return nil, err
 		}
 		response.JSON500 = &dest
-
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 501:
-		var dest NotImplemented
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.JSON501 = &dest
 
 	}
 
@@ -16163,16 +15727,6 @@ func ParseCliAuthPollHTTPResponse(rsp *http.Response) (*CliAuthPollHTTPResponse,
 			headers.XRequestID = value
 		}
 		response.Headers500 = &headers
-	case rsp.StatusCode == 501:
-		var headers CliAuthPollHTTPResponse501Headers
-		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
-				return nil, err
-			}
-			headers.XRequestID = value
-		}
-		response.Headers501 = &headers
 	}
 
 	return response, nil
@@ -16212,13 +15766,6 @@ func ParseCliAuthStartHTTPResponse(rsp *http.Response) (*CliAuthStartHTTPRespons
 			return nil, err
 		}
 		response.JSON500 = &dest
-
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 501:
-		var dest NotImplemented
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.JSON501 = &dest
 
 	}
 
@@ -16323,16 +15870,6 @@ func ParseCliAuthStartHTTPResponse(rsp *http.Response) (*CliAuthStartHTTPRespons
 			headers.XRequestID = value
 		}
 		response.Headers500 = &headers
-	case rsp.StatusCode == 501:
-		var headers CliAuthStartHTTPResponse501Headers
-		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
-				return nil, err
-			}
-			headers.XRequestID = value
-		}
-		response.Headers501 = &headers
 	}
 
 	return response, nil
@@ -16400,13 +15937,6 @@ func ParseCliInitHTTPResponse(rsp *http.Response) (*CliInitHTTPResponse, error) 
 			return nil, err
 		}
 		response.JSON500 = &dest
-
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 501:
-		var dest NotImplemented
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.JSON501 = &dest
 
 	}
 
@@ -16677,16 +16207,6 @@ func ParseCliInitHTTPResponse(rsp *http.Response) (*CliInitHTTPResponse, error) 
 			headers.XRequestID = value
 		}
 		response.Headers500 = &headers
-	case rsp.StatusCode == 501:
-		var headers CliInitHTTPResponse501Headers
-		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
-				return nil, err
-			}
-			headers.XRequestID = value
-		}
-		response.Headers501 = &headers
 	}
 
 	return response, nil
@@ -16733,13 +16253,6 @@ func ParseCliListProgramsHTTPResponse(rsp *http.Response) (*CliListProgramsHTTPR
 			return nil, err
 		}
 		response.JSON500 = &dest
-
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 501:
-		var dest NotImplemented
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.JSON501 = &dest
 
 	}
 
@@ -16875,16 +16388,6 @@ func ParseCliListProgramsHTTPResponse(rsp *http.Response) (*CliListProgramsHTTPR
 			headers.XRequestID = value
 		}
 		response.Headers500 = &headers
-	case rsp.StatusCode == 501:
-		var headers CliListProgramsHTTPResponse501Headers
-		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
-				return nil, err
-			}
-			headers.XRequestID = value
-		}
-		response.Headers501 = &headers
 	}
 
 	return response, nil
@@ -16938,13 +16441,6 @@ func ParseCliStatusHTTPResponse(rsp *http.Response) (*CliStatusHTTPResponse, err
 			return nil, err
 		}
 		response.JSON500 = &dest
-
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 501:
-		var dest NotImplemented
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.JSON501 = &dest
 
 	}
 
@@ -17132,16 +16628,6 @@ func ParseCliStatusHTTPResponse(rsp *http.Response) (*CliStatusHTTPResponse, err
 			headers.XRequestID = value
 		}
 		response.Headers500 = &headers
-	case rsp.StatusCode == 501:
-		var headers CliStatusHTTPResponse501Headers
-		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
-				return nil, err
-			}
-			headers.XRequestID = value
-		}
-		response.Headers501 = &headers
 	}
 
 	return response, nil
@@ -17174,13 +16660,6 @@ func ParseCliStripeConnectHTTPResponse(rsp *http.Response) (*CliStripeConnectHTT
 			return nil, err
 		}
 		response.JSON429 = &dest
-
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 501:
-		var dest NotImplemented
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.JSON501 = &dest
 
 	}
 
@@ -17254,16 +16733,6 @@ func ParseCliStripeConnectHTTPResponse(rsp *http.Response) (*CliStripeConnectHTT
 			headers.XRequestID = value
 		}
 		response.Headers429 = &headers
-	case rsp.StatusCode == 501:
-		var headers CliStripeConnectHTTPResponse501Headers
-		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
-				return nil, err
-			}
-			headers.XRequestID = value
-		}
-		response.Headers501 = &headers
 	}
 
 	return response, nil
@@ -17331,13 +16800,6 @@ func ParseCliTestEventHTTPResponse(rsp *http.Response) (*CliTestEventHTTPRespons
 			return nil, err
 		}
 		response.JSON500 = &dest
-
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 501:
-		var dest NotImplemented
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.JSON501 = &dest
 
 	}
 
@@ -17629,16 +17091,6 @@ func ParseCliTestEventHTTPResponse(rsp *http.Response) (*CliTestEventHTTPRespons
 			headers.XRequestID = value
 		}
 		response.Headers500 = &headers
-	case rsp.StatusCode == 501:
-		var headers CliTestEventHTTPResponse501Headers
-		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
-				return nil, err
-			}
-			headers.XRequestID = value
-		}
-		response.Headers501 = &headers
 	}
 
 	return response, nil
@@ -17706,13 +17158,6 @@ func ParseUpdateLinkHTTPResponse(rsp *http.Response) (*UpdateLinkHTTPResponse, e
 			return nil, err
 		}
 		response.JSON500 = &dest
-
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 501:
-		var dest NotImplemented
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.JSON501 = &dest
 
 	}
 
@@ -17787,16 +17232,6 @@ func ParseUpdateLinkHTTPResponse(rsp *http.Response) (*UpdateLinkHTTPResponse, e
 			headers.XRequestID = value
 		}
 		response.Headers500 = &headers
-	case rsp.StatusCode == 501:
-		var headers UpdateLinkHTTPResponse501Headers
-		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
-				return nil, err
-			}
-			headers.XRequestID = value
-		}
-		response.Headers501 = &headers
 	}
 
 	return response, nil
@@ -17843,13 +17278,6 @@ func ParseGetReadinessHTTPResponse(rsp *http.Response) (*GetReadinessHTTPRespons
 			return nil, err
 		}
 		response.JSON500 = &dest
-
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 501:
-		var dest NotImplemented
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.JSON501 = &dest
 
 	}
 
@@ -18006,16 +17434,6 @@ func ParseGetReadinessHTTPResponse(rsp *http.Response) (*GetReadinessHTTPRespons
 			headers.XRequestID = value
 		}
 		response.Headers500 = &headers
-	case rsp.StatusCode == 501:
-		var headers GetReadinessHTTPResponse501Headers
-		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
-				return nil, err
-			}
-			headers.XRequestID = value
-		}
-		response.Headers501 = &headers
 	}
 
 	return response, nil
@@ -18076,13 +17494,6 @@ func ParseGetProgramHTTPResponse(rsp *http.Response) (*GetProgramHTTPResponse, e
 			return nil, err
 		}
 		response.JSON500 = &dest
-
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 501:
-		var dest NotImplemented
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.JSON501 = &dest
 
 	}
 
@@ -18147,16 +17558,6 @@ func ParseGetProgramHTTPResponse(rsp *http.Response) (*GetProgramHTTPResponse, e
 			headers.XRequestID = value
 		}
 		response.Headers500 = &headers
-	case rsp.StatusCode == 501:
-		var headers GetProgramHTTPResponse501Headers
-		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
-				return nil, err
-			}
-			headers.XRequestID = value
-		}
-		response.Headers501 = &headers
 	}
 
 	return response, nil
@@ -18224,13 +17625,6 @@ func ParseUpdateProgramHTTPResponse(rsp *http.Response) (*UpdateProgramHTTPRespo
 			return nil, err
 		}
 		response.JSON500 = &dest
-
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 501:
-		var dest NotImplemented
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.JSON501 = &dest
 
 	}
 
@@ -18305,16 +17699,6 @@ func ParseUpdateProgramHTTPResponse(rsp *http.Response) (*UpdateProgramHTTPRespo
 			headers.XRequestID = value
 		}
 		response.Headers500 = &headers
-	case rsp.StatusCode == 501:
-		var headers UpdateProgramHTTPResponse501Headers
-		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
-				return nil, err
-			}
-			headers.XRequestID = value
-		}
-		response.Headers501 = &headers
 	}
 
 	return response, nil
@@ -18375,13 +17759,6 @@ func ParseGetApiKeyHTTPResponse(rsp *http.Response) (*GetApiKeyHTTPResponse, err
 			return nil, err
 		}
 		response.JSON500 = &dest
-
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 501:
-		var dest NotImplemented
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.JSON501 = &dest
 
 	}
 
@@ -18446,16 +17823,6 @@ func ParseGetApiKeyHTTPResponse(rsp *http.Response) (*GetApiKeyHTTPResponse, err
 			headers.XRequestID = value
 		}
 		response.Headers500 = &headers
-	case rsp.StatusCode == 501:
-		var headers GetApiKeyHTTPResponse501Headers
-		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
-				return nil, err
-			}
-			headers.XRequestID = value
-		}
-		response.Headers501 = &headers
 	}
 
 	return response, nil
@@ -18516,13 +17883,6 @@ func ParseRegenerateApiKeyHTTPResponse(rsp *http.Response) (*RegenerateApiKeyHTT
 			return nil, err
 		}
 		response.JSON500 = &dest
-
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 501:
-		var dest NotImplemented
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.JSON501 = &dest
 
 	}
 
@@ -18587,16 +17947,6 @@ func ParseRegenerateApiKeyHTTPResponse(rsp *http.Response) (*RegenerateApiKeyHTT
 			headers.XRequestID = value
 		}
 		response.Headers500 = &headers
-	case rsp.StatusCode == 501:
-		var headers RegenerateApiKeyHTTPResponse501Headers
-		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
-				return nil, err
-			}
-			headers.XRequestID = value
-		}
-		response.Headers501 = &headers
 	}
 
 	return response, nil
@@ -18657,13 +18007,6 @@ func ParseListLinksHTTPResponse(rsp *http.Response) (*ListLinksHTTPResponse, err
 			return nil, err
 		}
 		response.JSON500 = &dest
-
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 501:
-		var dest NotImplemented
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.JSON501 = &dest
 
 	}
 
@@ -18728,16 +18071,6 @@ func ParseListLinksHTTPResponse(rsp *http.Response) (*ListLinksHTTPResponse, err
 			headers.XRequestID = value
 		}
 		response.Headers500 = &headers
-	case rsp.StatusCode == 501:
-		var headers ListLinksHTTPResponse501Headers
-		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
-				return nil, err
-			}
-			headers.XRequestID = value
-		}
-		response.Headers501 = &headers
 	}
 
 	return response, nil
@@ -18812,13 +18145,6 @@ func ParseCreateLinkHTTPResponse(rsp *http.Response) (*CreateLinkHTTPResponse, e
 			return nil, err
 		}
 		response.JSON500 = &dest
-
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 501:
-		var dest NotImplemented
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.JSON501 = &dest
 
 	}
 
@@ -18903,16 +18229,6 @@ func ParseCreateLinkHTTPResponse(rsp *http.Response) (*CreateLinkHTTPResponse, e
 			headers.XRequestID = value
 		}
 		response.Headers500 = &headers
-	case rsp.StatusCode == 501:
-		var headers CreateLinkHTTPResponse501Headers
-		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
-				return nil, err
-			}
-			headers.XRequestID = value
-		}
-		response.Headers501 = &headers
 	}
 
 	return response, nil
@@ -18973,13 +18289,6 @@ func ParseListPartnersHTTPResponse(rsp *http.Response) (*ListPartnersHTTPRespons
 			return nil, err
 		}
 		response.JSON500 = &dest
-
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 501:
-		var dest NotImplemented
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.JSON501 = &dest
 
 	}
 
@@ -19044,16 +18353,6 @@ func ParseListPartnersHTTPResponse(rsp *http.Response) (*ListPartnersHTTPRespons
 			headers.XRequestID = value
 		}
 		response.Headers500 = &headers
-	case rsp.StatusCode == 501:
-		var headers ListPartnersHTTPResponse501Headers
-		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
-				return nil, err
-			}
-			headers.XRequestID = value
-		}
-		response.Headers501 = &headers
 	}
 
 	return response, nil
@@ -19128,13 +18427,6 @@ func ParseCreatePartnerHTTPResponse(rsp *http.Response) (*CreatePartnerHTTPRespo
 			return nil, err
 		}
 		response.JSON500 = &dest
-
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 501:
-		var dest NotImplemented
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.JSON501 = &dest
 
 	}
 
@@ -19219,16 +18511,6 @@ func ParseCreatePartnerHTTPResponse(rsp *http.Response) (*CreatePartnerHTTPRespo
 			headers.XRequestID = value
 		}
 		response.Headers500 = &headers
-	case rsp.StatusCode == 501:
-		var headers CreatePartnerHTTPResponse501Headers
-		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
-				return nil, err
-			}
-			headers.XRequestID = value
-		}
-		response.Headers501 = &headers
 	}
 
 	return response, nil
@@ -19289,13 +18571,6 @@ func ParseGetPaymentProcessorHTTPResponse(rsp *http.Response) (*GetPaymentProces
 			return nil, err
 		}
 		response.JSON500 = &dest
-
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 501:
-		var dest NotImplemented
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.JSON501 = &dest
 
 	}
 
@@ -19360,16 +18635,6 @@ func ParseGetPaymentProcessorHTTPResponse(rsp *http.Response) (*GetPaymentProces
 			headers.XRequestID = value
 		}
 		response.Headers500 = &headers
-	case rsp.StatusCode == 501:
-		var headers GetPaymentProcessorHTTPResponse501Headers
-		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
-				return nil, err
-			}
-			headers.XRequestID = value
-		}
-		response.Headers501 = &headers
 	}
 
 	return response, nil
@@ -19437,13 +18702,6 @@ func ParseSetPaymentProcessorHTTPResponse(rsp *http.Response) (*SetPaymentProces
 			return nil, err
 		}
 		response.JSON500 = &dest
-
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 501:
-		var dest NotImplemented
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.JSON501 = &dest
 
 	}
 
@@ -19518,16 +18776,6 @@ func ParseSetPaymentProcessorHTTPResponse(rsp *http.Response) (*SetPaymentProces
 			headers.XRequestID = value
 		}
 		response.Headers500 = &headers
-	case rsp.StatusCode == 501:
-		var headers SetPaymentProcessorHTTPResponse501Headers
-		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
-				return nil, err
-			}
-			headers.XRequestID = value
-		}
-		response.Headers501 = &headers
 	}
 
 	return response, nil
@@ -19659,13 +18907,6 @@ func ParseTrackClickHTTPResponse(rsp *http.Response) (*TrackClickHTTPResponse, e
 			return nil, err
 		}
 		response.JSON500 = &dest
-
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 501:
-		var dest NotImplemented
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.JSON501 = &dest
 
 	}
 
@@ -19988,16 +19229,6 @@ func ParseTrackClickHTTPResponse(rsp *http.Response) (*TrackClickHTTPResponse, e
 			headers.XRequestID = value
 		}
 		response.Headers500 = &headers
-	case rsp.StatusCode == 501:
-		var headers TrackClickHTTPResponse501Headers
-		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
-				return nil, err
-			}
-			headers.XRequestID = value
-		}
-		response.Headers501 = &headers
 	}
 
 	return response, nil
@@ -20122,13 +19353,6 @@ func ParseTrackLeadHTTPResponse(rsp *http.Response) (*TrackLeadHTTPResponse, err
 			return nil, err
 		}
 		response.JSON500 = &dest
-
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 501:
-		var dest NotImplemented
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.JSON501 = &dest
 
 	}
 
@@ -20420,16 +19644,6 @@ func ParseTrackLeadHTTPResponse(rsp *http.Response) (*TrackLeadHTTPResponse, err
 			headers.XRequestID = value
 		}
 		response.Headers500 = &headers
-	case rsp.StatusCode == 501:
-		var headers TrackLeadHTTPResponse501Headers
-		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
-				return nil, err
-			}
-			headers.XRequestID = value
-		}
-		response.Headers501 = &headers
 	}
 
 	return response, nil
@@ -20497,13 +19711,6 @@ func ParseTrackRefundHTTPResponse(rsp *http.Response) (*TrackRefundHTTPResponse,
 			return nil, err
 		}
 		response.JSON500 = &dest
-
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 501:
-		var dest NotImplemented
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.JSON501 = &dest
 
 	}
 
@@ -20795,16 +20002,6 @@ func ParseTrackRefundHTTPResponse(rsp *http.Response) (*TrackRefundHTTPResponse,
 			headers.XRequestID = value
 		}
 		response.Headers500 = &headers
-	case rsp.StatusCode == 501:
-		var headers TrackRefundHTTPResponse501Headers
-		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
-				return nil, err
-			}
-			headers.XRequestID = value
-		}
-		response.Headers501 = &headers
 	}
 
 	return response, nil
@@ -20879,13 +20076,6 @@ func ParseTrackSaleHTTPResponse(rsp *http.Response) (*TrackSaleHTTPResponse, err
 			return nil, err
 		}
 		response.JSON500 = &dest
-
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 501:
-		var dest NotImplemented
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.JSON501 = &dest
 
 	}
 
@@ -21229,16 +20419,6 @@ func ParseTrackSaleHTTPResponse(rsp *http.Response) (*TrackSaleHTTPResponse, err
 			headers.XRequestID = value
 		}
 		response.Headers500 = &headers
-	case rsp.StatusCode == 501:
-		var headers TrackSaleHTTPResponse501Headers
-		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
-				return nil, err
-			}
-			headers.XRequestID = value
-		}
-		response.Headers501 = &headers
 	}
 
 	return response, nil
@@ -21293,13 +20473,6 @@ func ParseStripeWebhookHTTPResponse(rsp *http.Response) (*StripeWebhookHTTPRespo
 		}
 		response.JSON500 = &dest
 
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 501:
-		var dest NotImplemented
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.JSON501 = &dest
-
 	}
 
 	switch {
@@ -21353,16 +20526,6 @@ func ParseStripeWebhookHTTPResponse(rsp *http.Response) (*StripeWebhookHTTPRespo
 			headers.XRequestID = value
 		}
 		response.Headers500 = &headers
-	case rsp.StatusCode == 501:
-		var headers StripeWebhookHTTPResponse501Headers
-		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
-				return nil, err
-			}
-			headers.XRequestID = value
-		}
-		response.Headers501 = &headers
 	}
 
 	return response, nil
@@ -21423,13 +20586,6 @@ func ParseListWorkspaceMembersHTTPResponse(rsp *http.Response) (*ListWorkspaceMe
 			return nil, err
 		}
 		response.JSON500 = &dest
-
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 501:
-		var dest NotImplemented
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.JSON501 = &dest
 
 	}
 
@@ -21494,16 +20650,6 @@ func ParseListWorkspaceMembersHTTPResponse(rsp *http.Response) (*ListWorkspaceMe
 			headers.XRequestID = value
 		}
 		response.Headers500 = &headers
-	case rsp.StatusCode == 501:
-		var headers ListWorkspaceMembersHTTPResponse501Headers
-		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
-				return nil, err
-			}
-			headers.XRequestID = value
-		}
-		response.Headers501 = &headers
 	}
 
 	return response, nil
@@ -21578,13 +20724,6 @@ func ParseAddWorkspaceMemberHTTPResponse(rsp *http.Response) (*AddWorkspaceMembe
 			return nil, err
 		}
 		response.JSON500 = &dest
-
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 501:
-		var dest NotImplemented
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.JSON501 = &dest
 
 	}
 
@@ -21669,16 +20808,6 @@ func ParseAddWorkspaceMemberHTTPResponse(rsp *http.Response) (*AddWorkspaceMembe
 			headers.XRequestID = value
 		}
 		response.Headers500 = &headers
-	case rsp.StatusCode == 501:
-		var headers AddWorkspaceMemberHTTPResponse501Headers
-		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
-				return nil, err
-			}
-			headers.XRequestID = value
-		}
-		response.Headers501 = &headers
 	}
 
 	return response, nil

@@ -2028,9 +2028,6 @@ type LinkDisabled = LinkDisabledError
 // NotFound The platform error envelope.
 type NotFound = PlatformError
 
-// NotImplemented The platform error envelope.
-type NotImplemented = PlatformError
-
 // PayloadTooLarge The platform error envelope.
 type PayloadTooLarge = PlatformError
 
@@ -3903,15 +3900,6 @@ type NotFoundJSONResponse struct {
 	Headers NotFoundResponseHeaders
 }
 
-type NotImplementedResponseHeaders struct {
-	XRequestID string
-}
-type NotImplementedJSONResponse struct {
-	Body PlatformError
-
-	Headers NotImplementedResponseHeaders
-}
-
 type PayloadTooLargeResponseHeaders struct {
 	XRequestID string
 }
@@ -4223,21 +4211,6 @@ func (response ListTrackingEvents500JSONResponse) VisitListTrackingEventsRespons
 	return err
 }
 
-type ListTrackingEvents501JSONResponse struct{ NotImplementedJSONResponse }
-
-func (response ListTrackingEvents501JSONResponse) VisitListTrackingEventsResponse(w http.ResponseWriter) error {
-
-	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
-		return err
-	}
-	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
-	w.WriteHeader(501)
-	_, err := buf.WriteTo(w)
-	return err
-}
-
 type CliAuthCallbackRequestObject struct {
 	Body *CliAuthCallbackJSONRequestBody
 }
@@ -4403,21 +4376,6 @@ func (response CliAuthCallback500JSONResponse) VisitCliAuthCallbackResponse(w ht
 	return err
 }
 
-type CliAuthCallback501JSONResponse struct{ NotImplementedJSONResponse }
-
-func (response CliAuthCallback501JSONResponse) VisitCliAuthCallbackResponse(w http.ResponseWriter) error {
-
-	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
-		return err
-	}
-	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
-	w.WriteHeader(501)
-	_, err := buf.WriteTo(w)
-	return err
-}
-
 type CliAuthPollRequestObject struct {
 	Params CliAuthPollParams
 }
@@ -4536,21 +4494,6 @@ func (response CliAuthPoll500JSONResponse) VisitCliAuthPollResponse(w http.Respo
 	return err
 }
 
-type CliAuthPoll501JSONResponse struct{ NotImplementedJSONResponse }
-
-func (response CliAuthPoll501JSONResponse) VisitCliAuthPollResponse(w http.ResponseWriter) error {
-
-	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
-		return err
-	}
-	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
-	w.WriteHeader(501)
-	_, err := buf.WriteTo(w)
-	return err
-}
-
 type CliAuthStartRequestObject struct {
 }
 
@@ -4619,21 +4562,6 @@ func (response CliAuthStart500JSONResponse) VisitCliAuthStartResponse(w http.Res
 	w.Header().Set("X-RateLimit-Reset", fmt.Sprint(response.Headers.XRateLimitReset))
 	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
 	w.WriteHeader(500)
-	_, err := buf.WriteTo(w)
-	return err
-}
-
-type CliAuthStart501JSONResponse struct{ NotImplementedJSONResponse }
-
-func (response CliAuthStart501JSONResponse) VisitCliAuthStartResponse(w http.ResponseWriter) error {
-
-	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
-		return err
-	}
-	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
-	w.WriteHeader(501)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -4805,21 +4733,6 @@ func (response CliInit500JSONResponse) VisitCliInitResponse(w http.ResponseWrite
 	return err
 }
 
-type CliInit501JSONResponse struct{ NotImplementedJSONResponse }
-
-func (response CliInit501JSONResponse) VisitCliInitResponse(w http.ResponseWriter) error {
-
-	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
-		return err
-	}
-	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
-	w.WriteHeader(501)
-	_, err := buf.WriteTo(w)
-	return err
-}
-
 type CliListProgramsRequestObject struct {
 }
 
@@ -4908,21 +4821,6 @@ func (response CliListPrograms500JSONResponse) VisitCliListProgramsResponse(w ht
 	w.Header().Set("X-RateLimit-Reset", fmt.Sprint(response.Headers.XRateLimitReset))
 	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
 	w.WriteHeader(500)
-	_, err := buf.WriteTo(w)
-	return err
-}
-
-type CliListPrograms501JSONResponse struct{ NotImplementedJSONResponse }
-
-func (response CliListPrograms501JSONResponse) VisitCliListProgramsResponse(w http.ResponseWriter) error {
-
-	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
-		return err
-	}
-	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
-	w.WriteHeader(501)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -5053,21 +4951,6 @@ func (response CliStatus500JSONResponse) VisitCliStatusResponse(w http.ResponseW
 	return err
 }
 
-type CliStatus501JSONResponse struct{ NotImplementedJSONResponse }
-
-func (response CliStatus501JSONResponse) VisitCliStatusResponse(w http.ResponseWriter) error {
-
-	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
-		return err
-	}
-	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
-	w.WriteHeader(501)
-	_, err := buf.WriteTo(w)
-	return err
-}
-
 type CliStripeConnectRequestObject struct {
 }
 
@@ -5108,21 +4991,6 @@ func (response CliStripeConnect429JSONResponse) VisitCliStripeConnectResponse(w 
 	w.Header().Set("X-RateLimit-Reset", fmt.Sprint(response.Headers.XRateLimitReset))
 	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
 	w.WriteHeader(429)
-	_, err := buf.WriteTo(w)
-	return err
-}
-
-type CliStripeConnect501JSONResponse struct{ NotImplementedJSONResponse }
-
-func (response CliStripeConnect501JSONResponse) VisitCliStripeConnectResponse(w http.ResponseWriter) error {
-
-	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
-		return err
-	}
-	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
-	w.WriteHeader(501)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -5306,21 +5174,6 @@ func (response CliTestEvent500JSONResponse) VisitCliTestEventResponse(w http.Res
 	return err
 }
 
-type CliTestEvent501JSONResponse struct{ NotImplementedJSONResponse }
-
-func (response CliTestEvent501JSONResponse) VisitCliTestEventResponse(w http.ResponseWriter) error {
-
-	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
-		return err
-	}
-	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
-	w.WriteHeader(501)
-	_, err := buf.WriteTo(w)
-	return err
-}
-
 type UpdateLinkRequestObject struct {
 	LinkId int64 `json:"linkId"`
 	Body   *UpdateLinkJSONRequestBody
@@ -5442,21 +5295,6 @@ func (response UpdateLink500JSONResponse) VisitUpdateLinkResponse(w http.Respons
 	return err
 }
 
-type UpdateLink501JSONResponse struct{ NotImplementedJSONResponse }
-
-func (response UpdateLink501JSONResponse) VisitUpdateLinkResponse(w http.ResponseWriter) error {
-
-	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
-		return err
-	}
-	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
-	w.WriteHeader(501)
-	_, err := buf.WriteTo(w)
-	return err
-}
-
 type GetReadinessRequestObject struct {
 }
 
@@ -5563,21 +5401,6 @@ func (response GetReadiness500JSONResponse) VisitGetReadinessResponse(w http.Res
 	return err
 }
 
-type GetReadiness501JSONResponse struct{ NotImplementedJSONResponse }
-
-func (response GetReadiness501JSONResponse) VisitGetReadinessResponse(w http.ResponseWriter) error {
-
-	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
-		return err
-	}
-	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
-	w.WriteHeader(501)
-	_, err := buf.WriteTo(w)
-	return err
-}
-
 type GetProgramRequestObject struct {
 	ProgramId ProgramId `json:"programId"`
 }
@@ -5679,21 +5502,6 @@ func (response GetProgram500JSONResponse) VisitGetProgramResponse(w http.Respons
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
 	w.WriteHeader(500)
-	_, err := buf.WriteTo(w)
-	return err
-}
-
-type GetProgram501JSONResponse struct{ NotImplementedJSONResponse }
-
-func (response GetProgram501JSONResponse) VisitGetProgramResponse(w http.ResponseWriter) error {
-
-	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
-		return err
-	}
-	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
-	w.WriteHeader(501)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -5819,21 +5627,6 @@ func (response UpdateProgram500JSONResponse) VisitUpdateProgramResponse(w http.R
 	return err
 }
 
-type UpdateProgram501JSONResponse struct{ NotImplementedJSONResponse }
-
-func (response UpdateProgram501JSONResponse) VisitUpdateProgramResponse(w http.ResponseWriter) error {
-
-	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
-		return err
-	}
-	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
-	w.WriteHeader(501)
-	_, err := buf.WriteTo(w)
-	return err
-}
-
 type GetApiKeyRequestObject struct {
 	ProgramId ProgramId `json:"programId"`
 }
@@ -5935,21 +5728,6 @@ func (response GetApiKey500JSONResponse) VisitGetApiKeyResponse(w http.ResponseW
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
 	w.WriteHeader(500)
-	_, err := buf.WriteTo(w)
-	return err
-}
-
-type GetApiKey501JSONResponse struct{ NotImplementedJSONResponse }
-
-func (response GetApiKey501JSONResponse) VisitGetApiKeyResponse(w http.ResponseWriter) error {
-
-	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
-		return err
-	}
-	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
-	w.WriteHeader(501)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -6059,21 +5837,6 @@ func (response RegenerateApiKey500JSONResponse) VisitRegenerateApiKeyResponse(w 
 	return err
 }
 
-type RegenerateApiKey501JSONResponse struct{ NotImplementedJSONResponse }
-
-func (response RegenerateApiKey501JSONResponse) VisitRegenerateApiKeyResponse(w http.ResponseWriter) error {
-
-	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
-		return err
-	}
-	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
-	w.WriteHeader(501)
-	_, err := buf.WriteTo(w)
-	return err
-}
-
 type ListLinksRequestObject struct {
 	ProgramId ProgramId `json:"programId"`
 }
@@ -6175,21 +5938,6 @@ func (response ListLinks500JSONResponse) VisitListLinksResponse(w http.ResponseW
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
 	w.WriteHeader(500)
-	_, err := buf.WriteTo(w)
-	return err
-}
-
-type ListLinks501JSONResponse struct{ NotImplementedJSONResponse }
-
-func (response ListLinks501JSONResponse) VisitListLinksResponse(w http.ResponseWriter) error {
-
-	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
-		return err
-	}
-	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
-	w.WriteHeader(501)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -6330,21 +6078,6 @@ func (response CreateLink500JSONResponse) VisitCreateLinkResponse(w http.Respons
 	return err
 }
 
-type CreateLink501JSONResponse struct{ NotImplementedJSONResponse }
-
-func (response CreateLink501JSONResponse) VisitCreateLinkResponse(w http.ResponseWriter) error {
-
-	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
-		return err
-	}
-	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
-	w.WriteHeader(501)
-	_, err := buf.WriteTo(w)
-	return err
-}
-
 type ListPartnersRequestObject struct {
 	ProgramId ProgramId `json:"programId"`
 }
@@ -6446,21 +6179,6 @@ func (response ListPartners500JSONResponse) VisitListPartnersResponse(w http.Res
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
 	w.WriteHeader(500)
-	_, err := buf.WriteTo(w)
-	return err
-}
-
-type ListPartners501JSONResponse struct{ NotImplementedJSONResponse }
-
-func (response ListPartners501JSONResponse) VisitListPartnersResponse(w http.ResponseWriter) error {
-
-	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
-		return err
-	}
-	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
-	w.WriteHeader(501)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -6601,21 +6319,6 @@ func (response CreatePartner500JSONResponse) VisitCreatePartnerResponse(w http.R
 	return err
 }
 
-type CreatePartner501JSONResponse struct{ NotImplementedJSONResponse }
-
-func (response CreatePartner501JSONResponse) VisitCreatePartnerResponse(w http.ResponseWriter) error {
-
-	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
-		return err
-	}
-	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
-	w.WriteHeader(501)
-	_, err := buf.WriteTo(w)
-	return err
-}
-
 type GetPaymentProcessorRequestObject struct {
 	ProgramId ProgramId `json:"programId"`
 }
@@ -6717,21 +6420,6 @@ func (response GetPaymentProcessor500JSONResponse) VisitGetPaymentProcessorRespo
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
 	w.WriteHeader(500)
-	_, err := buf.WriteTo(w)
-	return err
-}
-
-type GetPaymentProcessor501JSONResponse struct{ NotImplementedJSONResponse }
-
-func (response GetPaymentProcessor501JSONResponse) VisitGetPaymentProcessorResponse(w http.ResponseWriter) error {
-
-	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
-		return err
-	}
-	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
-	w.WriteHeader(501)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -6853,21 +6541,6 @@ func (response SetPaymentProcessor500JSONResponse) VisitSetPaymentProcessorRespo
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
 	w.WriteHeader(500)
-	_, err := buf.WriteTo(w)
-	return err
-}
-
-type SetPaymentProcessor501JSONResponse struct{ NotImplementedJSONResponse }
-
-func (response SetPaymentProcessor501JSONResponse) VisitSetPaymentProcessorResponse(w http.ResponseWriter) error {
-
-	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
-		return err
-	}
-	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
-	w.WriteHeader(501)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -7108,21 +6781,6 @@ func (response TrackClick500JSONResponse) VisitTrackClickResponse(w http.Respons
 	return err
 }
 
-type TrackClick501JSONResponse struct{ NotImplementedJSONResponse }
-
-func (response TrackClick501JSONResponse) VisitTrackClickResponse(w http.ResponseWriter) error {
-
-	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
-		return err
-	}
-	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
-	w.WriteHeader(501)
-	_, err := buf.WriteTo(w)
-	return err
-}
-
 type TrackLeadPreflightRequestObject struct {
 }
 
@@ -7341,21 +6999,6 @@ func (response TrackLead500JSONResponse) VisitTrackLeadResponse(w http.ResponseW
 	return err
 }
 
-type TrackLead501JSONResponse struct{ NotImplementedJSONResponse }
-
-func (response TrackLead501JSONResponse) VisitTrackLeadResponse(w http.ResponseWriter) error {
-
-	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
-		return err
-	}
-	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
-	w.WriteHeader(501)
-	_, err := buf.WriteTo(w)
-	return err
-}
-
 type TrackRefundRequestObject struct {
 	Body *TrackRefundJSONRequestBody
 }
@@ -7529,21 +7172,6 @@ func (response TrackRefund500JSONResponse) VisitTrackRefundResponse(w http.Respo
 	w.Header().Set("X-RateLimit-Reset", fmt.Sprint(response.Headers.XRateLimitReset))
 	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
 	w.WriteHeader(500)
-	_, err := buf.WriteTo(w)
-	return err
-}
-
-type TrackRefund501JSONResponse struct{ NotImplementedJSONResponse }
-
-func (response TrackRefund501JSONResponse) VisitTrackRefundResponse(w http.ResponseWriter) error {
-
-	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
-		return err
-	}
-	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
-	w.WriteHeader(501)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -7752,21 +7380,6 @@ func (response TrackSale500JSONResponse) VisitTrackSaleResponse(w http.ResponseW
 	return err
 }
 
-type TrackSale501JSONResponse struct{ NotImplementedJSONResponse }
-
-func (response TrackSale501JSONResponse) VisitTrackSaleResponse(w http.ResponseWriter) error {
-
-	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
-		return err
-	}
-	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
-	w.WriteHeader(501)
-	_, err := buf.WriteTo(w)
-	return err
-}
-
 type StripeWebhookRequestObject struct {
 	ProgramId ProgramId `json:"programId"`
 	Body      *StripeWebhookJSONRequestBody
@@ -7854,21 +7467,6 @@ func (response StripeWebhook500JSONResponse) VisitStripeWebhookResponse(w http.R
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
 	w.WriteHeader(500)
-	_, err := buf.WriteTo(w)
-	return err
-}
-
-type StripeWebhook501JSONResponse struct{ NotImplementedJSONResponse }
-
-func (response StripeWebhook501JSONResponse) VisitStripeWebhookResponse(w http.ResponseWriter) error {
-
-	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
-		return err
-	}
-	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
-	w.WriteHeader(501)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -7974,21 +7572,6 @@ func (response ListWorkspaceMembers500JSONResponse) VisitListWorkspaceMembersRes
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
 	w.WriteHeader(500)
-	_, err := buf.WriteTo(w)
-	return err
-}
-
-type ListWorkspaceMembers501JSONResponse struct{ NotImplementedJSONResponse }
-
-func (response ListWorkspaceMembers501JSONResponse) VisitListWorkspaceMembersResponse(w http.ResponseWriter) error {
-
-	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
-		return err
-	}
-	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
-	w.WriteHeader(501)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -8125,21 +7708,6 @@ func (response AddWorkspaceMember500JSONResponse) VisitAddWorkspaceMemberRespons
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
 	w.WriteHeader(500)
-	_, err := buf.WriteTo(w)
-	return err
-}
-
-type AddWorkspaceMember501JSONResponse struct{ NotImplementedJSONResponse }
-
-func (response AddWorkspaceMember501JSONResponse) VisitAddWorkspaceMemberResponse(w http.ResponseWriter) error {
-
-	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
-		return err
-	}
-	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
-	w.WriteHeader(501)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -10537,391 +10105,388 @@ func (sh *strictHandler) GetReadyz(ctx echo.Context) error {
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7P3pchw3ljeM3wqipv+hKk+ySEqUu0WGY4aW5DantT2kZPdMl6YSzERVwcwCygkkybKtiPn0v4A33ojn",
-	"Dp4bee5kruQNnAMgkVstXORl+KHbYmUmdpz9/M7PvUTOF1IwoVXv8OfejNGU5fDP4yRhSj2XQucyO84y",
-	"efVt+TBlKsn5QnMpeoe9U/ZjwZQm9mtCyXkurxTLyZwuiWIiHfainkpmbE7N13q5YL3DntI5F9Pep09R",
-	"S2evmZ7JtKUz+6DWSaEYkYLoGSO5LDTbvsO3OZ9y0ezvvWkSJ/hIkRhfiyNyNWOCKDlnZJHLaU7nJONK",
-	"K8I16buRwVAUkSJbDrYa0Wt6fTxlzcGcsUSKxuQTmswYzH2Rs0nGpzNNqFBXLG/tlAvNpiyHXp+bT22n",
-	"ze7iRXGe8SQic3q9Q6fsqydf7u3FplGzIjxnae9Q5wVbPTPTPBP6pUhkan5rdjP9iS9iXFEziyTjTGhC",
-	"k4QtYEWPCD1X5iepZyy/4mrt/r5gi5wlFDuo9/cuZ9Ca7/D43Qm5YEvCFZnT/IKlZCLN7mlo4IjE/zoq",
-	"9vaeJB8EvyYK9wB+YTGRE2jCfMfFlPRPv3lOnv354GltwxdUa5ab3v/zX/+xt/Ps4z//qRe1DPzle9qy",
-	"Qmc6l2JKLmnGU6pl7nrFdx4pkuAab7s1r7i4uIv1weVJZaLGRZ7h0hyRnGVfpeVGxOs27ZTpfHk80Szv",
-	"PvlakivKNTlnE5mbm6nzJRfT1ROfc8Hnxbx3uBe1XYKzQiim72Advn3//t1OSjVz++MekZTRNOOC4fn4",
-	"y9NnB2sJwnc0X7bclWO4FTvuNm19G/9+SjV7xedcw/81e4Cf/QSoZjsZ/HJeJBdMk74lhoosDPnhotBs",
-	"cKvlL0d0yuaUi1Yacep6zdhEE24JRZHnsEFcpPLqzgbRehjCux+QqsoIiDkwWt1yIDjTkxfdjJanEdH0",
-	"ggkyyeUcN6pkUX/fse/tnLywVFVRwSLCMsXIlAlmdjUdkv9VSM0Mw9KSqGKxkPkaAjKn16+YmOpZ73D/",
-	"8V8iMxX/d5OYfYp6C5rTOdOBSLFYzwfs5hp2SqZMK/jLPNph5lOWWrJnxmo4tpVaelFP0LkZQe2KrLln",
-	"J5M3UrDXVCez5pCOBYkNSY6JnnHlONNMZqk6wqXl2pADdw7MUJH1ml+f7B2QK65nstCGZct02Tnmk8mO",
-	"GcYOjmP1iN+hwHGSNsf7ppiznCdeJuGp73FB9azsb+HbWLXhE5nPqcYT+uVBLyoP737L4f1kmlILKRSD",
-	"/f6apvYkmr8sizL/pItFxpEp7P6gkEWXnf4pZ5PeYe+fdkvZdBefqt13GdVmUC/zXNouqwtwIoBJuvtA",
-	"+gv7BWHikmVywSISlwODdmKgX4HsG96grhHZ13eD+wrDeZ7xE2FYPc1wkHc19ecZXzv7byjPityLworl",
-	"lzxhRPGUtazEYEgC6Zbw1JxZe/tqVARnGxGqR8I8ZiI1LCJmZiTDOVOKTllM+rFjD2OeHhIUC3iKAsEg",
-	"HhAqUtOD/S5lmvJMDctv4uFINPbCUeYdz7FWb0iVwRmaGrRR4TGbtVN+0mjLsopN2zGvYxs3P19STDKe",
-	"fMYr5XpUQMsIFYRdc6WNtJuzROZp+yVzn939FftG5uc8TZn4fGtg7glNElkIw2JzmTGSSqaIkJpQoz4C",
-	"f4iIzC03VrLIE2YvFBWguJArmV+oBU1Y+4r5ed39kn37/vWrdxRVymDFNLvWuzM9z6pL1cLJa2yRLOiU",
-	"gfRLjRyopIB5OrV0aE75/ZDBO6aBEYndOM9Yfslyu/ZHqFrgkT+nyYWcTO5wP4AesPT3wyGPUMtFQk8U",
-	"XRohmILsc2V009ra1PTvVUsTvhqopKs+gXcqituqt+1bNdr9wEv8KfwV6Ol3cASTnKVMaE4zcl5oIKYT",
-	"oKBcrT6eayjlw+n7HZ2+v0rBPt/BO2XaqDpGgF1ILjrOlxlTK+Ez2pOyLH6R0YTNrdXtQWJdt89/PHGg",
-	"W3vCpQDD/8Ph2ORwvJH6G1mI9POdizfAbArRob24AXWK4g+72NzFd3SZSZq+l/IVzaeflarjJTyX6ZLQ",
-	"c3nJyJcH5G/86/bNrY3zYY+32OMPghZ6JnP+E7u72xo2CrvxtUyX7beWFIqeZyyUHVssW6CJU0O0gds7",
-	"x03faLZpeBTogo8v2HLsPDVjZwx9OA9rz4O4eMFhM+7uIISNrjTG5GzC8pxmJOPiwnBeXeSCpUROJi27",
-	"bF4ap7bdOCKLrFBEy8VOxi5ZRmJVgPc9Bvtk7MyZgyMiJEkynlyQK6qstYulDwdj5cH4/fHy20z1ZL7I",
-	"QAtgn3nCvOwYxU6uyHnBs5Qsme5ciGC4d78cvyX+jy7EOde3EwFuvBb+Tt3huQja7F4Kqu3EWdpCCXOq",
-	"2dg+RgKnZ1xMq/SNQCQGoRPNchLDHzsQlxE7D3htoYJX1q1TEOTxYBNpnhpGUy6YUvejLbc33yVsrVSd",
-	"GyeL2ybH4NuLzVkzWz2GUzS25yYm+3sPgtWGZ+BeRO3W1jeUudtFaI4OBSNGx3XBG754ELJvcRZSnrOk",
-	"JR7puRSai4IRqkn8SgYhdsFyut+bn38/YzkySRdJOgV/JrveMogQAuhoxu7BlfVcpiy9A38WWu1szEEi",
-	"UxaXh9Z+FZtjGws5plrn/LyAxXxwK/wer4w5jHceJLHZUTSKaaxzKhRNgM7xNDa6Kc1yRtOlF7DaRdLK",
-	"+UwLHCobB+3Fg6OR0DmjmlBFrNI6rEfTKJox6BnC1KyzwnZsnvm4tXOWSTGFmFqIZaRZxvJHaiRscFgj",
-	"FufhAvxeLsA9haBtdAu29rjUCHNFjBw8eFnu6EjcuVlms9PwRlqiY3gwGCmaFBK384ItHykfubr+pAip",
-	"x2D1eWDUv9tDeV8Wo83O5l24jaI1guWDhrP+FNyLogtH4KZK7lriUwQNt2u9D66mOz4ji1waedds0mem",
-	"E88huyNZQoRa/OHshbn1Lz+cotb43ZsX8UYnxubYsHSc2AbrFtjEyPYNB9MDO/tdHFJNdaF+F2b/IXkj",
-	"6xke0rqQIGf5kSIHj589GPm7Tkq537+VcIh2rjVYy5c2Owt7+394DmUW931OkwuWn8EKr9pNekmVf2mL",
-	"vIn3Pme7tp6Qh78TJOKvGnslab9MsN8JMytXfl9LyA/Szld9Bu8Eicmr3oV3bklQK7vxRurXMuUTztJ2",
-	"jAZMzYRU+MWS9ONKQmU8CJI073Lpf4vrdi8kaRM935Iimye1OkIrInGDyhlpKJNTyCSaUi7uzBv/yTkw",
-	"MA05TbkZNM1eUA0Tp/6Xd7lcsFxzppzno2bbyhnbwYlc65ySlGo6JLFmSo/nIOfNaX6hCCXmJ8IumdBH",
-	"JLZGDbB2lCHkPklX4NumATPnRTCIn3vlt+v26CQ9EYsCaKsfUFsSeSLztDpE0o+5GmvQVyPCrpOsSFla",
-	"ZpfDSwpTsqmwDxZ0KQvMdreE71zKjFEBScr2J3n+A0tgSMcL/je2fGn3384smGdqN2PVDLGNEzGRPcw2",
-	"dl6qf+DnHzv7hW8afVp5e0x1Jds5pZrtaD5nTYiOqDen6qKNCMW5Hv/3f/0fjCGD6BOqNDkgyYzmNNEs",
-	"D1eqbM5pg22QFwH0RBN2Yk4FYIEsPcqEaV8UWYYaEh7f6nzx862mC42z8fly009q+1J2GbbV3KjGZ7DK",
-	"UbhFwWKt2GilCpauP2bVX61u3s5aBLsy6x8RNZNXAuzNZMZy1rqftztSq9fSjTJqXZ61a9p9RUqnZ3MF",
-	"voXkVksDQEt1PlJUVGs3KuPJhaVV9bPYmPeC5lqw3L7eABvo+N4DDkQ12niDBhQI8eZjJoo5rLGfHM7t",
-	"kivgDL2oV4jg4cd1B982HZVLUplwZfBtm/J8Rrn4juWp9WO2rPM6cnmm2cK18CnqZYymW36iKBpbNv6k",
-	"tgg4TNu1ba51shk/LvTsOc2yc5pcBJEE1WnzdKzlBROtSB1vF0ycvCDPpRAs0cS9W7KxRIoJnxZGFeKG",
-	"TOStN9hsHFt/GfG1qBxSY15R73pnKnfsj0beGp7Sq9cYXdw6awTP2JRoGQUoaxlo27E2+5YxzbY4t9j8",
-	"zamKnd07mWXbzoyml+YP1U0bmle5ezXY9YLnTFmS3IiDsXAzcmrkMDgw9gNzOjYj4M31XjBhsWf8yruB",
-	"tNGOqNdxrAPggXCIkdHpbcS7SFyEi+sqHvY23OVb7+6ZprneensLPRsXedY+XYAWMFtSKJYTuWACQhRQ",
-	"M6jsSZHztt2o7vdmO7iQWdY+pONzJbNCM/Lh9BVgnvz15XuySxd893J/N8n4rpnNrvk+LrOXFVPKSmTr",
-	"RrslufFrF4y5MuVbbSkwnVOmiqyF+Abcrxyul/mjXlIoLecsd5JUc6ozmetxYtWS5hVYosDmaZYZTOtl",
-	"uSzZ4krrfshC68sAjVbGVJtB2U3Ua2X8lZU7EVx3sq0GPdtQjUvkfM7hJI1ze0pqEHVScc0vGRHF/Jzl",
-	"R2TB8sTIaeYkun+b4aqIzOkPMifO9UAKwbWC9yb8mqX41hDOUpIVil+y1w7sCaWn8iLJwghVURuUGY6j",
-	"Nna3sas9Me719+ZtaEBecDZOi7xDQXpBl+qIKKaVIX3wMuKwjVO6VEAEV+FVRb1UzilifjZOmOt1PJdC",
-	"z1pBT81KcjHFhQOt4Ijg24QSd5IeKaMnz0F9vmBsYf4CnEiLaPkVyfiEGao0WD9exO5aRyngLT+55kY0",
-	"j9WNJBc88FsS/lVqljOH2GS9zdStFVtYVQ7a1Tr7ziMFmHpGtyHYQGtnrkWVFdP1+xD0HwWqW6URP4Fb",
-	"Ue2qcc6sc5a9nfQO/7GVTS9qyJeuudrWYpxh80EJ47V+cYJ310/ddrj2RRxw87WPbXb4ZpiwnBBKnr86",
-	"IU/39qJK0HAbUJlbe9xOtf4qcM3mLatWXsYWCsfVIqNLeyaJKpKZOaTxk73/H/qe//T46dBC8t6JJWLF",
-	"ddpYEO+gUl77VW1YxKEMvfrkwHWq07hS2S5XM+hwjZ3E/0DznC63unrW67stHUwM0x6vXpBUqPEly73P",
-	"oylwrdit7k1AxWRcLpRqhZE8Z4AyHLwG0Q9LpsmC8tScvpxdslyhFWhr20zzg5wZaWWMtuYOi4caPz6Y",
-	"tS9Xxmi64rGiGet83Ga1wJfDdsNG2o6DWeQFGyczmk+ZGjPhc6ObW+feRVtF+1ur+En9AlQOS0vznaOr",
-	"r3vUOJztZ6ZtAa5oLriYqgq1W8WBvscPbnUD3zOlX5qxB9J3zTIPUwPhB1U0KVjg/IDgrdg8PSSgcjg9",
-	"jhG1FHrGNE/wQdPcWbZcUVxWWr26JJRNXTsbakmfbiLUBYu5jqJRsdxAxqi1afRKI2is+SRUQz99/A2c",
-	"rJspxHg6Nrdg3eowWdSCVqJvrji/3IjKBIMIJhA0EVVN5K7bjjVcYcstva7jjXx/Vbftp6hHJxOecapZ",
-	"u+HmmyLLluTHgmZAFcF+0wepDppkAwdynlEgb2B4igBKHwNLEAiXTiYx+bFg+ZJ4OOthu9kJUVHHoQ+k",
-	"jpsZq8vEvxBXEvBclhCm7fQnPFfaoU9woQatnWZUTIuubTcTGmuusxWP7dK1HJkJy3OWd76gkpwxMc4Z",
-	"mMes+Np8Cw1h7TpB1DNy6E8WAK7xsFAsH9OpjV2oZf1NhcxZWjpISwB0ozR+UCzfOZ4CWDdmiXBFFojn",
-	"37qOl5xdLWSux4r/tIGOXT16N9KfV9n7u0/QmZY5YLbbpAk4JTuGVy/rZwtNIu2qQcNa0pZgat7x5gnT",
-	"oXmR9J2erpg2xz0iKZvQItPky71Buyi4yfU2xPa1TJm73AE5q+luLlTCJ/50+hWT1gCIBnzMI0ViNAOa",
-	"v9qVKZtsFxBmnRfsY9RC9e+NV7kxVFyKLVvZSoqbgc73bSdwq+8YWS0zwgixlXxb9LCWoUvmuc3wMQJu",
-	"W0IkfNIMqwbI+zCNbL3XCwZ73wYGqjAXiorUnMBCpL5YgI5aspRpdmVunKdbbh/b40M3l8lagt7XyGSn",
-	"NvDi1C6G/epjExgaJgjKIczvYG/fkarmevS3y6kw97Q7icIuT8WKXHHIgTG8F/XA3I0SDVpwx+Wz8jd8",
-	"q03QesEuj904v5H5vJV8l4JfC/FNQQ3LMiY6GHf1lfEcal61+zY7vZ6dFgAhRdIlJiLawLjIeadfuYM7",
-	"NijOC3Z5kr6XF0x0SoBbD35dP138NAwbWGdd6vLmY1fQ0U13vXuvreqet74xzWmgF2y7a59WTKR7xSiw",
-	"ms5VKz2OFftTwPNXLLl1dnfNqC5qhSOpfBp0UhlP29YBwXpRWq6rZOvlfKGXpBAZU2Dmao1sahUm4uPn",
-	"z99+ePN+/PWrt8//9vJFbEHxVaEWTKQs9d57qsG2DE789kjAivm82s1bEZqmdSUjul1eQRCAjpaASB/s",
-	"PYta0AH64HBZgxHgHCeDioe7S7VtO4LfMprpWfPgNUMp5MXGQSttO+9MJy3KmC1f4V0/wpo9c/w3VNIp",
-	"3UFSMMtctyqLE1WKv3XWfvsIFRNAQvobW3oJrSZWVHI3Du3uWUCferpGh5C2mcwHPQW5J9Gm0t0FW25i",
-	"jPr0cVPZKuq9YjQ1HLfl9ikAaS6FANK3ysjg0OnVO6ArgBWX0BzcjC6mjxRC88zcB2imfBN0mwzDtOdD",
-	"EtumxlDqg6Vxa+P4DXjQ7ZrURteLerWGWuULM91OW+YZEymJvZIXkTiMWQCn0LnUs+b+39ra0q2Tfkez",
-	"wpe820IJrYWLtKTKaIR6tS8SDhtjKKniU7FTLEgfrLR0zsglDMI8MkTMO9S7BaaaPWFuzgUrg1tt9M6t",
-	"jaq4m51sthp5u3JHgldbVm9tsO1NlHBzsG8eXNupwsdmUYiG/J7U4dhMiixbxiD127oywUWFS4mfeW5F",
-	"VfjKkLyf8RI+wt455a42oo98zWjO8gE2B/2DmU/au1vZ/LgjAsAHBHfWi+ybBRlg4AJOpUEtiDRsuEm+",
-	"HPJOSUQ6zQy/LYuE2+vyzDSiqcKz3krmbbLy7VM0VnreNjbH//rR6c5KtSJW0sevKK5dGOi/0MnkK6y9",
-	"Vpq1bL3admHRv9XeC9rAgcK2fl8s0i33qM2nH4yiO1K+3Nza8tQyRYIhdZ215/B+88St2ffVIVrVpQwF",
-	"v+Od/6A7P+3tPBvvfPz5SfTlwac/rV2XYChds6iiZW8oMXZiZw/J3xhbYHpaEx/7kExoplgNJvvzy5oV",
-	"OO/1ysGMi7ZT8HGN06xJYGH2H6N1LrQ2qrhCuuXi4nZZcYjgsKlj07z9iiu9vs+NWIWDj7iZl9V8/QGu",
-	"aot1qJuK11UHUT8JQQ9G32432NzAdraNAew1g1DYNtOKLES7nv+myJxWYq4gF5cA6GBL7GVyquox8Jtz",
-	"kxtx0s4lyuX6zCBcgVPzZmPLoGHbTBSuydpYLWy1i3r7EfsJuq6C6sVPHu9F9zul7oHf7q7bQ7XxBcP3",
-	"7/C+uwHc9MYHCxjaeK4EVEOm6RzCmaig2RJ8ROc8y8z+tGnKb48LPXvZ7n3yPKh5ps2TceXerbNBdlPv",
-	"d8ih70hu7bxtdxZ8Od46LG/LD1ZEa7oLUhHnWsa1lgLYRb8HEuCWL3jx8d7eukrnrfH3Xelzfvi3IwTu",
-	"4G188ewHd0gK/BBuSgveYWbEOwT2arvFoG+neL+8VQ0CGXuR4Xgfo/WGjw20k7VtXLHzmZQXY8WSnOmx",
-	"BZhp0bTte60Km8XclgQrD1oICJz6I0Xst+tz9/yitI6rOoi1mlB9D257Kms7euOz0CUVrjgRH9duXLt6",
-	"a9/xNSFBm55CBBh+BhpOqcpdzRRLxqVC12rP33TP2hejHqixKrrAvOM1vKYy5rat5vzA0AJz8MEWJbCd",
-	"IRLJEAZlr/N6lOP1zHbjMBKr6VVMU+3WtJYIL1fOqwqIEcJg3H2M6CoVrjmzzmCYejQXGrhlyo5cmIfZ",
-	"DnbJ8qXdWTmpB420J0KVvs1Vc674QVfZaL8t5lTs5IymMET73hFJZVLYqkP2N3SroK2+dWiOqdZ8rjC7",
-	"JKNKOd8BevFCD0qtDnWvim7kfquWA+6VJajc368hgOKN1Mfod3G/V2rU96Ker/vaaxQzKvv38UavWcrp",
-	"++UieBZgVL4Umuule9RSVbRXrx/lfj1DxOwPgl5SDhfvZUcQU5g10yQR375//y5Y0zm9RsPV02fPAjPW",
-	"wd7eWinOp9dY2aa0a3TnZkU9mxp1N+n91mM2ljmfclE1ZXdkErvr7LPvxiXQylqOH1ir63GSLap1M0+3",
-	"mS17bxmy64d3t5lgLbmx660PG280+A+odfeutDw5t/BKg017qmYr8gvkvQCrL1SHb/ZuLN3V89+SzYap",
-	"of7WlUvSuufdh3WT5N/mfjYvW+MGbWdtt4TglqKlpSabS5T4QSlIzrkIBZv9hou8SWKqRPVrG6lvXyD9",
-	"GDMJDnd3Z1LpfxwavvAxHhDbkiuBgEH8hoE3HYEQtKEqMksgas60Xqh/Odzd/cd/7v7LP41G6uM/7/7L",
-	"n9oxpK5PsIGney0EsJuaebbw5Mune+vcGy2E7jcGF3Cb2ZU0L9T/nz5Zo//fkmZta2toHPQGPvBaL1Ae",
-	"oAV/fvdNCEa8Rqixnxw8fvZxcyGlpe5cq/tnYyOfr5nWpFznmUwuWIeOhik8E8ozo0tOqWYQ3mCYZSjk",
-	"LnI54XBDzGDlnCeQdAnwiuaq2zgFwwiAQW1q+EhmLLloi3akyYxM5Y5pjcBL6DjmWpEZxwSZjRQovy7P",
-	"TSNtghdY9X3abVtC74pk3hWJvBsn8boEXpe827q/Zmda9rbcjU3X4a+GJn6y+7TtR3bDt/7Mnp5tv/PH",
-	"arsPm3aNbc5u2+rDBloJZHW+uw/8v6U1L6PK5ju3YoK9YVdMaZIzmpG+kGJHM6UHFgBRTggz9+eCiy74",
-	"w1sMzCL03exrB9Z3k69viNu3kFnWBgTSJMDrL+xmZPsGwALeaesIbprTiQZRGPEA8YBC9mWv4zzi+S3/",
-	"brU13leYVcU34nEH24fpGJKjavXTXqHJjStld3QlE0Ri39h0iLLo9l25tceov9yGiCoGwfs2Dg7EKPcT",
-	"zZj7d00wt2ZubzsPYA4+bgbORyE6Y1J10KyMTXKyRUcsSbA8f7WHbRWodHXlBLvWY5vQtolpYvWEol4h",
-	"LoS8uj/ktNIaFAx85Zo0yw3fMLT96d7erxHavl0u4f3Jn7dM/KvnF9xV1t/7rjSEWnVgANrozuBr1qZw",
-	"k18+96Js03BwTlVbjLG8gP6uZhRFcNZuN59zS0TVmja4Ile5FFNXyY4hjAAllyxXndHidUsFDLbSa9eG",
-	"L8/8Na8dT78W68Q2t2ytNMOxu6I0M28Daowttw9+Uoj0eQXWqmZomUOwT+KAfjbg4T6191bREQ6xaHyD",
-	"EazCeF3QXHOaZcux66FXdrYhi6kMqWuowUJEq5KecA86Ey9zRlUr3pjN5I/R0RSHWir+BFtP8yk7p8lF",
-	"K4fB9xorXHPu4YJZh9YRoZrMpdL+pmVsokkh8DFLh8SNzNy7q5nMDMGx9V8IdtUaFbfa3mOH2rUa3+SM",
-	"EW0rYjd9DJUqlh2B0/VSl9bRhYIMzcCzt55w1LraHm7CHYdOvInKZd2MjTau+aePG3iKAzPfXeSVtJw+",
-	"t5c3O7ds3cl9L7U/tywlSpIJzTfKgqwkZW5FcOqFJixpiEkfkmb8aAaRu7nw0FIl86uQAXhX7NKmMoZY",
-	"bkIKZt5SF3yxgE8dFk2t/So9CCgdPkdIhwoEn22yXTDfPIOledk+n/ZVhnN77uc2sjEwfwC7zlP9BtQQ",
-	"C1ehKbVLYxsJ0i5gwugJLAVDnxO/SMpomnHBPr9c3SkJbhjSH/VSmah2BJ5txGusGP8bFFc+s8ixmWhh",
-	"VuvU5uB1pG26cBVzzsrjTfpxSIO4jT6y8T1cOYK0VECQIsKG0yGhJKOa5RZXRBBqHu54nI6wfTPUQUvm",
-	"6/bbd4u0zBtw0tr5+2x8dOUhvUm6qK0h1W687c4GPYOM3bZs0HXQBpvcod8bkylja0ouU+cZDa7TfZPd",
-	"ntQYzbpkTLzlq5PQw8TzKEhKv8ck9DVahUPDt/vvkIfccjxSRM1pljGlAf7+BipDmAXfktFeXqgOxerD",
-	"2Yt4SI6ThC204cSCULEkCVUV4IAPZy96Ue/lh9Ne1PvuzYtW6Wl1+vxZkBOvjHqFKc983h6ih+bhziga",
-	"rsae4q6YHGYHthWEQ/P5vIqBEzyVCaxd2uqPOTl7S/7y5d4+Wl7kZKKYLlXGJ3uISyezFJiO+/0pmXNR",
-	"aKY8VF6hC0SR37AkyIrY896CpmmG6c5zKdSPBWM/LUslgzEHJpUtAfaBcqFzhl8uF1BOiqZLtHT/WNDc",
-	"lqJY8AmkSi8WY6Ul/DqVcpqx8SKjWPhLFPC11DOWd6HKwrjHtvCAPa2VkIana0MagPi4SIyO/bYddCHm",
-	"nfuPui5M9R2hWX5J2xNg1mnbJymbL6SGyhZQPKAQ/Edz+JNcKkVolrlcaUX6sLQAIBCXTgSHdRoPhuTt",
-	"AslOozTjVnp6jVxtr7YjES6V9rZCjiwl/TiUySxymjnxAZEnGBdDZjS15Y3wtoTVxx2ywkhgi9/DJy/x",
-	"7XgwHIkKCs46kcYLievMzI2+MDe3+XNX4dcEsphlljIzbyrC6pqPVMsyHLXO21duBECRhu1mTpfknBGI",
-	"0fb1SVcBAq/JGnbMhE7ZZqGlrYiyZRz/DdNCbwnOuYEFpiX4bFUlrE7oqtvP9VfBzIh6awJ0O0XBCtCy",
-	"NyzUTk21+VVS4yrjQljEr6saYqX+YdQDb4iDiS9R4lv39Az4JoBpb1dw95jgpy76AgYcQakOsQS7RuB+",
-	"6QAqX9FZMxilnVGtll42A7JDyX25uEm9ncoFbF6M1FAvLYFXYWwp4oqqDsT6k1tCmtz4+0pd4tVXsA2X",
-	"/CRAA4F/l+21Her3NvrIn7v62RJmBhn/iaXIRiILzpOTRAp3sMg3nGWpIudsKS2DMDdLCiIFUyRl5uAT",
-	"KUhYZ2C9GaI6lrK/zUzJDkjMiezrgwG3KcyKo9FtLDdYp1Y538aFH2+RarDSDrFazbHDWA9+xS55wsZS",
-	"bQaVhW+7a732/Y2A+4MdbqOQUybHCdebYXnBy+Y45Zu/n7PppgEmGxtX6nph8ziEGPOrDtIGtYJRmeks",
-	"ExQGBIWFF9Yi27cMa9Nou25Q1iru/a1mbq6N0nS+aPNQyrkzvPjX4ojEEElV/gKBFzBgcxHjTXXgNgZW",
-	"qQ9RDq2KSe5pwFqqvE3drJUSaoXUt8hgc9ZWiGlBp1z48oKNZ6xdJjdPnpvr1/34rFpGIGSBUld03C4x",
-	"cIFGQN9Y2K1rZS1geTC/zSrM2YVq3beqf+cmKa654a5cY2B8aPAK0UMb4O1RNWMgWuE4itZiQwVOo64E",
-	"fYjcvzYqZZDs2l8RuDTYpM6ri4+sd0m1kdxSubIHc6XDicXt4Jar9bLWoNy6ZRcemBFdUYD/ncicEfgW",
-	"ylbG4VbEEN8V7lVcrWK5t41fu5ayWu+rtbZEG4r/akXnliF09wWbvwonf1skfNdQNZoOgumcktoGhuwc",
-	"wlbz9UWwGnn33djYN/HsVi/kprdou6MPAc7j8+UNkzZrxypy7uey3ZWu6Kj3PUI+HLfFTctCJ7ItQR5J",
-	"w8ypvilPD0nsbFUx6dMuRyuEcgCgKb4WIBqnkbN8jcSCchsx4sNJaOhOdb+T8yWcPqjnIHOScrUoNASM",
-	"+KIcQciIlcJYejgSzsqWzKiYYnwKx8I95gPhlPrc1cgl2swZ56jcSM1XoekBxmk/MF0Qa4IgCRXknJEk",
-	"Zymgpl1xPRsMyXGWAULBhAuaHVZhV4hgDIygBMAXUrRxliEu1oJp5DlYvtDHHtQkMTwL51U3k7RHGrXH",
-	"m30/W0Zw6xD+wR4Mcl7oyr7DG9d0vsgYiYUkIeCyWUv4O9CaHDkwjN3w+A7eEdYIW4s922Wi8+5/N14z",
-	"IXtuwnKR28JI+cG1SjHK6CBcL88gGzcE2XvvShCcA/LvN67bXBdjREg92CPnVLEvH5tDmtNEs1whVmqv",
-	"QaWbdfjJxEjgZnU9tr/hW2wC7mz8IR5EBKQb8gxdVWYBMHHYrCoMrFyBmdaLwNLyN9R6G8PffvTvquWV",
-	"ST92VUyARB8SBEcmuR7/93/9n3gwJCcpE5pPOFS39gb1I1+XOWG2TIBSBUujkQDh4oqauwvgx5gsfkQo",
-	"uZL5hVrQhBFAeiM5mzLBDH9XhGtEHTWCoU2YxnwQvIxrV8qqWlivqv1IplTNziXNUwvtw9IdLlyR/gCj",
-	"nKMpBhpyCbo9t5tj+345ArrgZn98Oc8zPhVUF3mrGGxeKFGeYBjwbkRc9k4ZWV76LsLXq4BEMFYsblaO",
-	"FbvZKQfSGOsnyLibSGTbQlM0+NbmasiYYciwyOpwd3fK9aw4HyZyvuve8f9Ak0k4W38BPCVUJYq7xW5X",
-	"pA+ZmQPgYL5Ieh/SNAeu4AQq61idD+uRou3XHDZbgs1jfpt2jBAG3ekZ43lYvnY4EiOxPyTH5JIrro1I",
-	"lef8Eg43QHRTkTocZT3LZTGdIdsLsHITmqMcbIZWqwmIKMlD8n7GRoIQX9bPJjyRfrz7g9pVl8nwBxUP",
-	"QBVS+E1EcraQuVY1sABwUyq7DBajN4iy4AL6qVeBw+Nbw+EfjsTjIfneQSm5FTBboUixiIiVEriyYzGU",
-	"+3xZqU/Yd/+Yy5QNIMjDvQBLh7M2kxXNo1ySHbzb2MhwJJ4Ew/JHZEGXKgrb9u2GK4XlSuJ3b8/ek126",
-	"4LuX+7t4Ms0T6wd1RxFGlzLccaOCOsLtk8e8ENICyqbMuQlkI66INXJ4MdmezyF0dOzkpYRmmeN8QOpG",
-	"4mBIXjh6RApljnTGlUbEe3vt5yyf1ozSeLqdDRFFJ3WENRfcJGNgQ4ViuBmxW5Uk47tfxOZOZXJKuIjs",
-	"6L1PPLJ54Fb1AqypQgT1b8tyuXiRTouMedwms5fZofl5h5yZ6wvyljtIFQh+wxciIsyC4BZ4cPyh+fr9",
-	"rFrugSPrsYUgMJ4FHbBlDQgb9OHrPhzWa2JwG194/O4kMusSP7ePX16j7nrywutMf5Xk7MXfEOC6LkjB",
-	"S/aQ7JQipJOrYAJBOKAZPF5M2MZDQgMaqOlSlZcEgQLKE4QL0VpKw7TKhbnAZkUslazdkkNzKA0fDggK",
-	"B79/xhOus6U//WY5sG5VVa60q+GW2BUbOpfpcgD7/0//RJ6bwyggiQm33gja5zLldv//7eztmyH5gMmI",
-	"vokJOlPMC1Zkxg2E10ksiiwzUy0ML6CK0HOFJZotKJoZMCSYGfFElRXxyxTZGNqmLsJqXWEfM/DXUiCa",
-	"HBWbho6Rfhw6dOLBIflw9gKm8vLDKZnRS0Yek5QlfE4zBcfuuzcvyB70d+rqDtl1wC7VUYW6w2jkgv5Y",
-	"MGK2V84rQ0Zck8rOHJIvD8jf+Nekf7D/hMRtAGaGKLJrszSWZiHFc1IGrCzp75PX/OsB9PMSVJHcGmmB",
-	"AZr9jf++Y6MDd8zl6WtaEYbdqFwVKaNaKag7JQwJYBFhmYLD58TAtBxY/NeXJT03lAuJUhyRq5lUjDze",
-	"24vAXmIW++DxM+TKEDPsjibMFU4lVhjE5cTwAbOqoDoAqzZHJWdEX0lvKFFH5GrGkxlQHrpYZNx7+UBW",
-	"uEId9QdkGnCJ7HyHeA+++OJd3YTzxRekDzoAyNoRoYWeOYoOCHQI9qcGhyQGHY30zU1A2cjNAas7uNUA",
-	"SmbEtjgqsfiNTo6IbDHpO2c5a1Q3g3bhUtWgBSMSQzHGIXlD50wdQic1EL6YHJgdiBuWtNimfFbh+Myv",
-	"TyISVzD5zI8HlhiHGHwxViWLPRBfTA72TWeth5kc7D+BgbTD7sXk4PFj7KQFfi+GZGLcr2rOhNksId1G",
-	"XLDlkWNAYb3KwWGQ84q7R/qVdFfsum4gjQL0nRaTqnluDX1WZFKrbc9m90xHzjRcFVnNx3XLsTmlz4Ho",
-	"K7TIV8pwIi8yR2JiZBfDUgybse/4og/ktUN/DIzkjtPCEJhI2EiU2JBePqdmcl5fNVKk/wPG9gvB1Ffy",
-	"C3nNKKg9v5BTpvMl+WUkftnZ2fH/My8f7O2RX4jNbXak55CAqCamhujPaWZuoxHWDPdBe6og3Om3RkpU",
-	"MrvEIApntCpgwYbkF/JGGqJvjVjEdroPD+xbYHQyrdGsaa0tm3C4/uXb1jSmXKtPyC/kO5hI8M55ocFG",
-	"haImrC/SGxyC/fSA/EIwlF4G1rrSLuHU3VQyIAMECpZ3zu+Za84Z9nyYXCEw0I6rRpDcEdFGsIRKtxjG",
-	"VBnjvtmplxZm1y2RE9MDPassSNJyfCsNPoGjUfJAkhnyEIQBwr3qmuTjx26Sjs/DwkCUdkTilx9O0XX6",
-	"3RvD5OK2WsNuQC2NmxU8DZG2yC/k35mKCNhJSAxHeufY/BET65LBb5/Ckf6G8qzIWWgU4YkRylLmmwKe",
-	"YO6onExKDvoN5Lubg2Dl/DDx5hfLJMuhAaf8hl8DYh3bwbhpGyqphuS510hREckZCmhYmMLJjyfvUBmB",
-	"wGQFTywBi4CSgM3ZUZOTdygbCOmAfKHCcV3cQP1CMYuSFzk6y0WSFWBdtALJSBiJxOGg7cD/mx0Mfzx1",
-	"CcO2fk31mWI6PiIUto2mRjUPt8eq9biRudGNlPONGSZo7mmC3hPTdMjplbTGc8U8capbuNGGr4iiE3N7",
-	"jTyh86Wlhacgk/1CYKCwrHZ/fiHPg11oo4xtqjFImDH5hXwJVPMd6XzTbLZ58cm6F0HbxjVteWpTyckv",
-	"ZP/xnjmI59zc7V+8RQDbDYU+p5Xuztmu57F+KNXvaiqunVfwDpz1uvHT8VHz+Bh+CYCk51SkVMu8fI0o",
-	"zbMMrZiWjHOtfOrkEWZU2lOryJRyQeIXbJEzPBXxSPTjf0WT7QfBr91tt0W5vB5N8wuoqH/6zXPy7M8H",
-	"TwcRic8KYc4m6X/7/v27ndRcWvu66x7f/8vTZweDaCTiV1xcGGqF3Tm/FHZ1RHKWfZUGIxtY9Suo9uRC",
-	"X40mldPlkMAdqHTplDEv6CN+nAs7BPa4FdIHOa7biE3jpZHYdA6SGJCYDPiq+bcgc6qTGXA0b2vqQ/dO",
-	"IjB7Dsb62Kuu36ERBUjSSLjYkSgQ6MyiGNaJhIcAVB7yPX/i4qPSO2dNOOEbDvpsNx6aM+bkAQcyXy7V",
-	"/h5G4huB2x6kRUYTAIU2ElVD8npftVNY7wOKWudMU/RxzehisSQLajZGWREsIiydMkg3UhDPjhwLmwz2",
-	"HTgpyEqgOEEA7SVqV28XzCKXoLMOxIDzgmdpKVhwh2lNlsxNlDxd4eE216MFC9vlHGQ8YTZEyNqp3+Vy",
-	"kXOmab7c2lStuc5CW7c5ID1ARsK0zd7+cG+4t2NWcrgPyUkLJuiC9w57T4Z7wydYDABxj6s7jUdh92cf",
-	"ofrJvDNtqztwCgZdVbP2b2r2i4hAjDoMpCFf0+QC2/KeDtis4wpvwnNBW7xYVFnvj08d8e3UvCQYel3e",
-	"1ZGYQ0Efq5vnMjMnDwVDWJRDczEMOYJLbXgy1PiBf2CRHyNB1eizMyAC1xwJc58HpdnxEOz470uLpNG7",
-	"MM3RkrNzqXERsSGAqE1Zilbwdz4myhxudk0TfUhiCKjylqcSZmTCM81yZivPitQ6Zxd0ytBaTpMZaAD9",
-	"c6a1IVtgk7fSpwP6iKxJIaELoHs0mUF4BqGaPCH/93+T2MV5xdYo/kbayZVjM3qwjwGLwZY0Qh1bHYIW",
-	"VOo5pVeiX7ZM6Lm8ZGR/b88LUAO0pIhWPcZoI0KORH0vsSJ7BCqHxRpzZzgC0bUQ7HqB5hGkXZg55CjH",
-	"Sdo77L3iSlcjATGpHYetIBCnXhsNDXeOymPlc3CDmftYOsHCAPHSiYzRlRiZs3Vhx09RfTT7O1yk7BrW",
-	"esqshdEPCHxDwYhsQq/v3Faphr626xfXCkQ+0+qqHm3YYFuve0E5gP29vW0H8VZkS6T8F9yomRMbyeGq",
-	"bxOaZYOuocGr7zGAtBzbTaKmmwM7ERaMmmTSMJ1zDD4QJA6CYfsuobRziEbK+iaX817rgVkZONQ9omKx",
-	"uN2I3svtx/PRXAErl5qPHu/tOc+vy8VZYBALl2L3BxuXUnayccxtGcgLLub6eWF4TdxJgRgIdF7DsEJz",
-	"cle39vXdv9tXT15gVwc4pbZP/NR3SxtmDz7ZX/9JaN/Ej56s/8jbPvGLg/VfOLuo+eDpJlOpgCniV/sb",
-	"dROIV5WwGaC11YCZf3w0J7kWWfGPj+Y4qWI+N2IXkvCK19JX1GaOoGs6VT57R/UAlCXU2MwK7yY0ywCW",
-	"6fDn3kK2AQ48l2boTg9AyQXkEJtz5oSUQxdLoUjM0zFK/ZisqbTz9gLkK0vJ2wUTJy9G4jk6gDGMJY/I",
-	"hIOhP7e2E1WRmowEYNQ064G2shHGlBAuhuQUhBZFVKHM4Iz4Yr9VTeMmSPQV1b00aMavrQHTsTDrOjsE",
-	"Jy2LSDnBwAAYn9khob3QGgGdCa+AML+wE/e6TciMST9Io/Up9IPQPBn/uyxyvyBG2DtnTJQTHjpPBfJ+",
-	"64+w1uX4+Pnztx/evB9//ert87+9fBEflcHFXn+YsWwRGsIgUom4Y2LRHEnfKp9jnh4SVHZ5imruACbZ",
-	"kDmeZ9y09NydNxQPmNIuBvhOyGKtF092qjFtRhz5dI/EuTGKbup8Vj/FqNgKdq3JQkL8QqmsBGpDk4ZX",
-	"DXDrCbl7H1//FPVa7XWbt1N+0mjLluzbtB3zOrZxv3zJ1m2os6cnG3+5PcOxH4Z852B/8w5rnjj4/PGz",
-	"9Z8HVSo2ZnXPM34v3K7Kxxx3ITTwlgAJo8JyCeKZhCW6AW9LMm5k0+sdZ1DYKe2/vcPejIo0syGtDdbn",
-	"8NNbbQTH1kIUWy4XBx4kHGTi+GKEtrDY/RCXsSUt+v5IfPGFFAn74osji65lxqGcpcawBs8YHOtIpFDF",
-	"nKXxkBx7vtfGK5xhayQe7+1ZTgDhMdZxTb4iseM2N+SIwABLHXcNA2xneI15VRhO6UABAgjuejfpG/Od",
-	"d2az1yi5GPejIaQewiliOCdK01zHQ+ISSY4I9Q5Oi/LjLa973QvVpV04TPmStXxOPSJYnlVs6n0pcD1S",
-	"QV27BxZ0Lyzohpzk980K3sFtbzrN74jcwzVeoeZYhYPWPPYXbIlpOJYyuHyCicxLuotG/ALqky2YUEg5",
-	"xkWeQdwiHQkbaHnk8xWQ6sfmP/heJ38hEBtoiPbGWkyDksLk74iUnsFC3j9Ngn5WEaVXlY2yMcEPVGk1",
-	"Vfp904gzPMf3QSS44CvIQ92b0+bJ6aMfZxARea4peNpdMkMlS8lIcZBzqsgEAj/OlyORyenUiA2GXIAP",
-	"uy2VychV58sygwfiF7xRHsKdSjrmbfUCAyXtkB+pwNvbL8thDmwkhCqsK9RHkJQ5R5vLjPvOdBCEZ3hj",
-	"yn//1/8LIe7VCaJDLYb4P5sPFazuIIz98v5lTxpTuweu6QodnYOb3axqXGnlgyHYpbFm02/BEPNGknLt",
-	"bAM+Rsydjq1arFQmLQ0y4GNHbaJcTpa6PqoSdqfdygibEcEiixGpFXys/JCD/Bs26ha79pXjGiADI+MY",
-	"YvzcIVmwPIHYcTjgEfFIJWP/pPwJ3ql2WRsPmRdKk3OjJS4czih6fTAXFyRldAmC23LQoVBUMy9Ws8Aj",
-	"DCvwyIW1dPyokmEzp0sM6etinCeGumxr87IZAdUqAbb455O9lrqdPbu6ZUHbwx5N5mxoWxom4Fexmsdx",
-	"MmfkXS4hiW5TzmwmspVZbf8u5QLsvVskcL5sKwwc+UAYiEJ3hCxbkhlDONIHUeFeFJj9jb+8kaen1f72",
-	"P8yO1vQaVQ1rSOq8GHB7AclRwm6b2RYy0paShONrlbRpgid3SE5bWSzG58QbyQ1dbWA4d87UbLhKdOgy",
-	"YFU5yI00rldc6Xdu5e9X6XLdrDME+QnZWMgWwfLBOLSOtt6CQv7BKBW4sqvnaFEe+FsSrRLwaCOS1ciY",
-	"duSKvIfcD1terzMNrpacdzQSRpMydMHI85HN9lowauPceFoihCABBCVM1B24JeWIb0g5K6k47WT0pQ0c",
-	"83AUSKOMBIWuCxsx3UqYfaBvK731jyG4rpSaMXwYo5nY8pBwDaI0pHCCZ7uMQ06H5FhdtOBZWCrkGgWS",
-	"7T5ysctmSc+YNgqzIv/9//9/gmBHAYng1ut6RaRgRyg+onJtfnNNV5zkNYawRcB1Resrk2fbVD47zC7+",
-	"MmXaI3bdhLmcuaJKK/0iDpH9yKthdlXLm0r6LFPMzKkziqpaSNfzpAXVhuT0Dnv/+Y+9nWcf//lPnzmS",
-	"yi/DJnpFq+cjSDZYxwfCVz9FvVdcXKz7BN75FPUwF2Hd2/atGov7Y7DcjRkn7ufdaRabMFx7hn5LbDeE",
-	"MaozXcs+LO2s3OW7YLqAhGPRPapGVTz/ZVBwIzTf0MwhOXYJ42WiRj/ITB6UPnbHOGPg0D7FA4xB0Nih",
-	"gxlBM2gDaaRMnS8D7x1ZU45n9N99eD8SjSSpIN1gt4FOMRjGXWTXrI8Na6gL9Qf7m6vdZkFuLhLetXHe",
-	"bh5YPYMlJ5us+O0PHeCvM4c2vpkVv1vci38eBXC7o94hGWF49KhHfiEjCJG2/1Q0Y6Pep9hnFkrBRqIE",
-	"bTmCxoJmZpQL/KAQgMzgkV4QLsTIJ5B/Yv4BIAHwiRMeAYMHSh+nPIGsxJFQmi1sWoYbBc2ZS6zzGRqY",
-	"7AQAMHSxYNRDbYSJVAgJSGiAiTISUJScJHRxSPb3cOAQBm8X0Px7JovcYtlAJBtgzkDj7k72jahcTbl3",
-	"2WvKCHMjEbcgpdr0xjAldIAOV1iWR+BF0UXO/NSrIqQDC5KQ1gbKPINUEuHq3zEzMWs7tphPhdgyPsZJ",
-	"uuWhWWUfD7KMIoI5nIEwSQHroguL48biI2ZFx++lJHMqluG5MwupSH9Or8n+niNvu2ZHB8OGABvV9rDL",
-	"2l5FMcIzvFpMlXkl/AfpRYB/dDMp11wLxKa+oQHelv4Ge/rPAcE7rk+vF/Vgt4MoHvwdCCcXUzTmly28",
-	"FQyn51Iv/Ochrr1NzAABaGOh1s/61wuCDYawwqJU7q5HOZC5PS7mHj4I2w++gwffwWdUDRgkpbfhzwFa",
-	"SCGqMoslfLcQ3wAsZ/dn8x+bt7tRMmIVt6QzJRGbvcN8xI+QhJzMmvLlWzRI5QTybIfkuEQGgjHO6QUL",
-	"kSYR88uF/u7v1ZHmrchnqKIHdD4ChBbwd2tECILQCgtYCSiHDSb4YZHC6RP3lXdhmsZOPjebMT2/tIJJ",
-	"l8OigJHV0JkesuDasuA2ooQtJPD3lT33vshFA2BWCnNz5WQSELM5FXQKPVfz51pRUjb2MljzeiVuyyYc",
-	"RGRKNSPnS/wvIBAAOiggdTGjNAAGHsBK8CxzkegjYeNTQlN4QgWZSgTQ6DssXKQ8ijERVdBBLVI9/Gx0",
-	"TvwnzTJ5xdKRwGx6RRTTUYtG75FcBxFm2GMOB5lxoYcA0XSVY/49FxbdLUih9xb4qqJxWFPBKlhp7RpZ",
-	"zfsRQsLdizek5gXo6q/0f6x+v+kv2djL8Iv3dSyoUgwLE3gQHQ8eE6pqNXi8WqwUojmXuCxDiwOnZjLX",
-	"2dLohe3q+v7eoFUV+yvTp/6u3CNLKDtp4Qf+Yavt80HZ+KM60/2+fzZ3uu/x84vwvnxJ1UmHHEMwlvpw",
-	"xqncMewhYHklO9tSim8ziq/Ir1sSi15T9d+GUSTDNhLyznsp7o2A2C7WiZXtNONBkPwdwin8lVXRFJzf",
-	"p0sUbHjM20ZcvuJO1Ena20Z7FEtzOTzQMIb0AnoTSmVjK5TFZX0AJ6bZN4CR0ywrdc6RAJAmfB3r1YLk",
-	"h2BrRyTOZEKzmXTegnj/8Z+He8O94T6Ce6d8Aviy2nU1cCUPzRGLo5GIEa1qHJRGhjE3K1G7R7U45tpP",
-	"EJDuK8FmbKJHQhaaXDC2sKUmwGrarfiGJOOG8de1FTcHwmGeXV1dDdVMLipB1h8RRQcWpXfoS8baZjaP",
-	"uLZD/3V06w3poFOvH+jh/3jF+jlgGm5FStdIEObZjq0/fAtJAvyFEAimFcsmRn9GPyjmBGDKFWIDc9Cu",
-	"sbBSqwRyjOV87vHiYQ/r7h2WeIJZuUJ0AWgq1ezhJv7+JZOzmbxqK+YT2e2/JwmlNXzi+3rkpciWQ3KC",
-	"KYMYKgkj8xWToE6ZM/gMXSpOFUhWablQ6LMGOxbV+NkqINnGrTz1EZ+f63LCrNN1V9QvydrUo4eb+Xu7",
-	"mafVKOPa/bwpuwNf2F2rza+40q+g4Xv2xJiONlSbH6latYyHO/EHhCWsbvHnZFZ1bToGu/U4A4R2jl5Y",
-	"hO+xNwnqAdYrCx5ZcdBnIWDMWKmFAiihDYsvBP+xYIQmuVSggge5Xwd7z2y4Gb1gopWJYcrePXtpsZPP",
-	"nbq7iZfW8MoHD+16RXJvA3u1K+z0P0jzdPmuVafuBAoC2UjWm/JkV/70PtjyO9f2fdpxsI/tmLOb9MMt",
-	"/AOy5UV56n41hvw8gPh1ZeT7UI7Kh2H7u1MO2SV+UE3YnHJbpg/qKNk3dpwknrMMq2XM+KKb377ztOE+",
-	"WK5t/dfhurbztXferqwzIq1cxwdq8MCTNyU7x2laMl+iZSsaxZacuJZjdRdmYV/nHeq7l6ZhZ8aK0G5z",
-	"NWN65u3DCivBN93TOMJ3foD3yterfa276DZIi0vxcI3/SJbhRlnscqPvicEXG/D3s7KEfktVd0A8x/IB",
-	"5tYNyTtIEet6m+qRiO0fiJdZKz7visXb5NOQarSbjM867up9yADVbn4lZ+4DsXhw6G6vVq/K492AiweF",
-	"L834JZww1SQeX2OABNQiTW1hO1vjk4A5bQcjL1bU1RyS7106Z/wWXgY7X8aVL4/MfFyMjeMYCTkhSs4D",
-	"+JCZT8hwBdehxWMovLXzXAqdy2zn2LSz80Vsw4XVEdZeveKKGQHBfSogF9hVCnRBOj5T006WlUWF3+Vs",
-	"kvHpTGMCr3kpD8vYthAyKAUEdWL9x02h46C55P5tO98Gdm7rlL8tn6+6+Pit/RS+dB9+itobfs30TKY3",
-	"aNh92NUwnoXt27XfNZt9Ta93jqdsqxZf0+tjvP83J5+rCym8PT0jC7+lE5mvuCrBxXV1g1AmaIfGplmG",
-	"GNjhIXb5BGDUpr4on1ywEPi2Zo8bknouBN4QH782lykbHMFtZUrDn4S2JExAjvc5w9LFUEi0y4IPIXR0",
-	"MuEZp5pZTG7rcMYAudoYH6mKr8CWH26jCbCYY57GCLFtqJUlM7G6TMblY4yI8xVDvSbSHixH+lgtyTx4",
-	"ZAjYhGk+Z9UqjDuNSZUYqZMiy5bkx4JmfMJZSj6cviJ9sJuAMMAGhrlrDOAm1GzBDpsv9BIXEOryH3fU",
-	"tK8gcngMjmraBulXEjXqRcRd0Xz4sKx8a2uWH5IJzZSraewKrx4RIW3mCgB7YJ4wjPQkPCr9GAumSkGz",
-	"MQQdmGdj8+yQGAnLIYecS0hPsQfLhtCYUTUaKDPs4wgrP2B+fVn04cmmafhD08HXYehlmfutAPf4gi0H",
-	"nvA7KAXAC/bwBuaHMCfeJTKYtkMmBrt1zjIppopoCWtl+yaGWByW1AJ5jeMCaDMXS8sjHQM9X1YY5ZAc",
-	"+5LaUH8UFi/gu1CMVljuZiv8lyp4jQ8H2L24Pwd7T4IGbe4NvoyJN64L15DHXrZ9WKwLW+Q7PDSuZr2C",
-	"nmShKyPvY06UikhS5NkAkmlg7V4wqACPgMokMUvhYUw+mA09ngLYx5RJ9xI+zwtloyOvl05cMKuHxTvP",
-	"pQZkCgIbtrPI2SVnV2TCDHnKoQSw2xch8zk1N/u80GCo8xfC4nxQRSg0CLVSbeFVGIVp35ZXdUQogPzA",
-	"vVwwas+iI/WKzhm55IprmZP+yTvyz8FMB742Pp0zN35YUi6IFAzwQCrlq6C5kmhuCbBRoXa4oT71qQWH",
-	"o0Yc++asLGiuGJRaNSslCD1XMis0MwRyUGnljTQNBEwEAb4hRrDa7rzMKAtoaLW10woFDVBDzZVvYTmE",
-	"Gdqt2ppy06sSZVdZD8uKkz78OKNYmNua36TnnzcHoDNE/5dGknI7vp3NMQPBtKxOiPXjYtKHzDFLi2ly",
-	"ISeT9qSxUrq9Vfh2uGtBvep63PbuIucJF9N/oZPJVxdPrp/9+DibAz7e9Kaf4k6xvPa5YFfKfy7z6e5W",
-	"KNy/Zmm71QXtcL89q+rbmtaWikBESGKUSJsA7yIFIQB38JB+94D1cf9YHxsNV1y8sATutwwQYt+/n8or",
-	"0eokw1O446H25ECMmrrldpmEqKpCFep7sxmZ1v9nm4xeMZo+WIweLEZrLEZwUbYzGNVtPNICCLcDX9iC",
-	"apALwDKWaEW++AK1MFDqv/jCvORxLuIKXIO7TRE4nuwfqJDaigNcWcG8H2P3MZlIe6XPl15DNDoVQtcP",
-	"opEoBxIapnAk2CxEoDgAa1FiWpdmgX1QcABNKbAU9bvNQxCNCuaRXbMXSaG0nLMcwSHgO6VBe3FPCE/R",
-	"KPQKsTu0RmIO5qG3glAS4zoGMBEesBngN9mEFpkeGLWxkRHKzfQXuTSim9m9L744DEgdaJSWZMXBW9bM",
-	"gjke0E5AuswAo/KHc25pWXWuCJNu3jKdgCUE6khYYMoFy6HhQGttDt5tg9c7H+/tBWhKyu17ZLqgmZI2",
-	"+atcRGsGsxApZcsW2AQPbWiRxE8tvJOdzyMFHx0RJXHa1HlRTL/OudmPwdQjCz207pihq/6XxnAxpWA7",
-	"EhRS+FhFAB0iecKG9qcx2M9Yar8wzavi3N9KNYDasQAmSrOsvikYmeH2EJe3PES17NXyEFXW3axufbWU",
-	"az/lOUt0tjwCecFsmhlh66HL2Q8AvOIMQXt2J/ypd+VjqcbM4xjvPlbTVRpR9H1FVrDuPHffWrT0hAo4",
-	"gGXyqpb2UD0vckhvxjcdyiT+5RDw+4UqwBKj6MTQGcKnQuZgoSXOoAG3WR2S2Ko+sc2TxuxmcclyjVV4",
-	"wYQZ0LvKAXJW3UyKqemoiVhCjuukwkgwUl6wlBQLX/2NwL7DiXS7B+lbDRNqaB51qYU3MYo2DI4W1rSG",
-	"fuaN9+cyXULiZYqsIzNDh3GYYSnSp+Tx9XV5cM15LfH9r6gCpJpBRNh1whYaCTQdifq5JjRNW0nWlvYo",
-	"R74BrDJY/27TlD+E3gJkhDd5ycHHYWusdbQ67GiqpKXBEQmtoK1f3c0tWFnowXAsYJRNHnnrAgjA7pom",
-	"JYrF2Swlp6URoskRcP4He3srjE6ml1uVbLNb2TvsPfnx8c6zi/919d3+/C9/Pz/do//x5+Tfp72oF25x",
-	"77BXGCp78Of9/V7Ug+jW3mGPpvRfQ2SBjc1EZvy/kpUIu15RuRUQJ+z2RJZHpCDDhU6O4I4+WIYeLEP/",
-	"U1FgfxNGHqChfcWnYqdYDO7MyJOzSSHSzRH7mxpk5LntkJyyS5a75AEQdj05KYRRDGOdU6EohLWB6sXF",
-	"SDRkqgg9aTEOLiZ9ryeBoBknM7Pn5zS5QKHhe/Qjug/GdG70lXFitiLGRIaZhMHMndMd3nBeT5Gy9Mgh",
-	"4ZO+K3EaGQl3LpUeCYf5mLGJJoVwHw2sJWgCzimM3Oc0s+j4HkIH+0mLBI1ai1wuZA4wEX2LajsSCaoV",
-	"uYSGyYxmE0Kv6BKdmD+xXGKmBcYW5LjQaYmgD6vNlX+OA0QdDYYnJyNBhRfeq+/5MgdiyrxuRvqxEz/U",
-	"BV8sWBqjuvvyEiI8MqonMp/v+LgDiDootdIwCKHvoRYtPzdieBFQDvO3kHqMnrloJOroiIMt5cPqSeuW",
-	"CnNGlRQ+esOtFiCgu1NG7raiV2c1rzYpDpRjDAmwhpRqPeYD8+GZ2b6ykjI442s3LRTgTnGSt/QKYiu3",
-	"EdFw7XuHvdw1VR01wD6P99/9+B+P2auL9OTq2+LP/HpzEQxH+CsJYa7zbjHMbgN0YX119qLhvXb30ChX",
-	"QHmwHGYh0gdP3R9WHjNX+QbCmPmsKYkdbPbh1nHV5qPPKYKZ/j4/jKe7n6UUY9jkncle0NgdSV5nAZK0",
-	"tSuNRFPaclUv2XwhNRPJ0qLjaJnbuDYrSjxCEw3GmY+xGAq3gPgIszASLTgLh4QSxCFGM6ePUMRQJoB7",
-	"KG1Uz0icFkhe2TgYa0z6OgcTJdcgClqZxW2DLT8EMotLmgykLZozcpVzrZkgNhYqpZqeU8VCrhhhyCED",
-	"YQZBvqGukvNhiqWPXbOtwaJ+5zc3QuMeV8SMKid9I1E05BxSiIwpEKpYOjgcif3hKuGkAmjhSuvHpO99",
-	"OGFobmT4RA7WRRJDpKW+FmMrZPA5U5rOF07QCFE0BiPxeEjiUFBeMQhf899Kq2XYVQSSaUQEm1J4Q+bk",
-	"KgdD2HLBBiPxZEhimSRFnrN0bMRp16ggJ2dvyV++3NsnZqQucA28FlRp8mSP2GBcI9b4d+FAyckEYNAh",
-	"/hAmnzOamU1mEZGZ2Qs9o8K1AXaNOYKzU0GekjkXhWbKOZgnhS5yM9iDobVLpqXhF46PnBwSzGuKyIKm",
-	"acYikrG5FOrHgrGflpETFhkzlzIp8mwZkfOccqFzBh8tFzSLCE2XAPD+Y0FzBqhUCz5ZRkYEGMMljMhU",
-	"ymnGxouMAsaYKMx34KmOR+JpMMKx8zzw5oEhckL2jbjw+OlTGBtNNMtVPBJfDkmc8UsGtubys3MpM0ZF",
-	"PBJ/HpKDx4+NcK6KhdFTWDqG/RPJMj4ksfs3+fvf/+6CQP2bdrviD2cvjED/8sMpFpX67s2L+Mi5u/C4",
-	"mlcG5kIdl8Ck9goJOQ7QSuMBhluvMt9WDMAy92bcIcb4eWu+i4Q9AjWyZrWHIMqa4b6G4GxI6wBGgxGK",
-	"GNRGgtGGErghDaWvUNQsw/2Kn6GMFAaPmIAd9xZb1+Wq1PCunmP42H55kpaXXEtbmy0gnvVhVYMYG/uF",
-	"YfOHpBCaZ3XPGxSAJ+hrKdVgZ3Qs/RD+FDptuxOrNrzctc6sZcQGvNnnLmPKStPupZFAd4XnJhCFgnnF",
-	"rgcfUsKh3DQSHj8wo9JhnHwERfOMGnNIWoZtq9zHUVsotI8FxsjcOrdOqHApFiMBAXpDcmxt6+2ran1w",
-	"zktZxqOwHRvMjsUE/XYfknjBckP/bcD/hF+Dg5Euva+ovqEVYQhuxBGsgSEMXEzH1QbL323TUhBkuZV2",
-	"huQdfnZo2jIHeTyj2WRMr+hyPMnlfGwYTb/CsP7v/8ZAm12yv7c3AIjia7MxUB0vNhduTn+QuZFXfJQ+",
-	"dDYSjojd0Jxx2MLmDekaRA3iZX8fiaq1A+AVzetdAtDB3rPIWpeCZXqksGT5SNQKlJuHcGiu7FEu6Ykt",
-	"sFh1Pg6iDgpP+gePHw9a7C+k/3Rvb/DZq5/fWeVz/xiKML5wy16zk9hC83C0Z4HoaYuh2xSGqjUFjC8r",
-	"bSmdd7yrdGMbXQ6tASiwr7DNnKGicvOA7eCi9Q4Pnu3tRT13RnqHvQ9nL1Z7z+7WjmNm8ytZcbDrbhvO",
-	"mVNCAgWkZHIyJ/0WpoF2Y9pgpGRGU2JZBmon4aYHaVcP1p8H689668+zzT7cGhin0/rzeNORWtMCPc/+",
-	"mHYj67TrsFDcgQVpBdxGS/3GO0APq8CD2CRCrKPuw+h8nWlAWAYTTYyv7JzxqaBGy3bxokZqvWQ55sc6",
-	"HgnBQg4jqAoK1PfmDKJlxnKKyNaYYjcw6tw5Ba+NywdTrscwFg1pai0EcUhe+jxOKpZuVkZwcCI2pGcm",
-	"CVtolg6J4aYY3X1I9slr/rUViqAZ8gt5OZmwRDdEopVBhr+Qt9UQw0N7eDzvKLMd7edkzjRNqaZHPvSx",
-	"JYqQnAVRiMQNAVUD51MAmyCGM2Ja4hDFkhUxjpUASHAvVTtymlfr+IMXH6mNpnGEkWg2Z9JGZPox44bC",
-	"T6hLuPU2lGnofJwQ+Ic/pVwtCs2GtjS5GX3Ddf2oYlPse2f0bsX/PIDORuK1nQRkojNNgrV2+6VIn4o0",
-	"gtFXQkMjn8kZriAWShgYfagSrRzZ6OWW6OTAxqqMNg0xA5C6jrpYEDU4JMfC1pQ1t28kvFHIJ4C7awLW",
-	"Rog6JFZTQuJti7hrggZMa0MOqtIfguU8ZablnKGpVeiGlxnSq+0dNZp2qRLFR27HjRKLZNC9i69i3KfN",
-	"ZcXU/DLwmbvo1xIOwT9ztOoRFL4nC6pngTYeBi4En44EPAq+7TdluMjZPbDEvJ9MU/bHodaPyUhg9GF4",
-	"KXGFIVK71khElPSMJlMSrAXmELalEmChe9xvCM/kqctKliJhQ/IfLJc2NsKJm2A2Ma33KdE5BwM0Dgqr",
-	"mYVR12ZlB0NybEisYFc0I/34nGeZ0f7RRhKTODzk42SZZEYcLnOovb0AtmNBlwqOVA22IbiZerlgQ3Ls",
-	"KQ5MrIysDAhQ31EaEiQNCzrHzsDg5jlQRAqBCeLuokVORrfy+aB6aAtR9hSXWh9OG3bJMTiLEeaDLVFP",
-	"5JABYohQELORO6JUjRpxOj2QIUCxsOqaJ3WGIVoiVzYCGQf4Y+oiYPpVYmaukeGTFvdBHZZ6dp2TW0Zu",
-	"6NFrr9p3vjQSDVGAlCydK2KYErfB1yWH73tj/cB01GiiGrGKoUQLlEzL952V2tdIbQEr6AtZFzkU02AH",
-	"cZYE2xhQJBeQi9trzRNDcrB3cEhiK04FieZmS42Ob4tEW8p3WEdbM/dGBwRWlUABmKDbiqMGw/oex35P",
-	"CGrYB8g3n1v/thM7Ti7atG8UuZxoRvqeNUU2JQBIqTPi+KeDXxtS7Y+PdYZ6ib+prUoS45esoUQAww80",
-	"JKfpbK0hOZBRtfszTS9Zrrli+Un6aRdhSbdBE1+DIe7r8ry2Ld/jfcAuNoESt9N8QA/8w+CHh3Dcc3/U",
-	"NsMXrZ6PN8Wc5TwpWyT98o4MCIfEYm7eNJJxL+oJOmeQDFFepF6dDYTWXCMPUA12X/3lQS/qzbng82Le",
-	"O9yPekZkw0dsCrd2Q8xy0gcgYCps/atpTo2gGsNfsY0K4eKSa1RElBTkB8mF8mGyS5LJqZGmPIr5SECi",
-	"x5CcStAebGMRiaFL+Ieg2RIjVq00G7cx4uM0rRGCe+LG2PivA2mOfW9Geh4ozwNW+cYk7gSuLaGO854v",
-	"sb7AKozTlF3uSp4mu8MrlmU7oK/tygUTPN2pQDJ1svq3CyZOXhCHsppylUiwcVjGnzI46KBYQkXKnPTj",
-	"n8+pAjSiT34Ehvgc7B04MEYIR7Lvc+XhodrqWb5gl295mrxwPd9WdigzRd/lpifNTTtIni3dlec/sER3",
-	"3d1yDVKZFJCJfYNzvhL54EVzVZu9BhufySkX9T33F7dzc81saMXX7C3U/USmjEwyeRWRd397/pKcPX76",
-	"pY+MGRwSanTEOaEKfbou/J7yDO1VxDDE4UgYWRF/VnwqjKJ+iJqlnRe75spaLMOzBKYmwMCzwZpd5+LY",
-	"z7LB0YE9A9hmyZ+TjGNEWC9kxnbfMTTM7E37xznDLPFxkfObfY/nAIpI36QBKJp6kw+FFMmNPjTHYJzM",
-	"aJYxMb2DFsZzgDa50eQTuWbVPraThtVX8tv3r1+9o9ZBt/0HB9t8sO2lh3AsLuCqNa/7Bupel9joSqKK",
-	"2v3HW2+Nq+Vtdgdfkf6TvccDMJ+Gl8Ha82JMZQJTOhzVeLj22p4V53OuNxYEr3eurq52IAypyDMmTI/p",
-	"5tLZC3bpe/7GLOoG0uGTvQ28tqd2NX7Dp+hGB6jCUXi6o1Fi6YzJtxbf+OdRj6djjE3qfUKMEPMjnKlR",
-	"LyIjuNbmWQQDLPGbmyKFdQlBPwpdlMgb0JRtnYSEkuevTgjMzZ7Hiok/yTjwxN2EZhnmRnaLJCMRyCTd",
-	"3OckRRHufvSYF+zSdvArxfaEA+iO8AGl0m72sPdZLH4rr8BrI8DQ6jmyw7v9HfjhakX1W7MS/3b29g35",
-	"np2Tv7ElOWN6laSMACZl6U4KeBa5vq2w/G9Xt6+ke2s52UIOfQ7h2JVquWBLtU4sXkPBXl4792s7c+zb",
-	"LGiFYjGwvLEN1MjjgZOE/X0goDgqC+lFTr95Tr7888EzoyWNehA4itQQ/jkOxmJI46Bzh7cjO7fnmtDf",
-	"phzzjknQegJkXlAh6bmTrt8aUcHq/c1OjwWBFzAK+nOccoSrcSrajUnZjNFMz35aYd0vvbZXM56x0AuH",
-	"OFCKfPv+/bsjomXhoHNStmAihZDxtqpj39pO7/GkYBcr6obC+LkiNOOXd1fgfuUuvuKXTJhuF7k8DxMj",
-	"/QIpS59+ULvqMtmxRSuGP6xmMvUaF/3Tl8cvXr80hOREaDY17GTUGwzJK0lTwnWZVABlMCxLOs+pSCE1",
-	"RFtYLToSMfYVE4bmK4jvXxrqGqdsgpZflSdfjXqBmQdHP/xBjXoxCmhxSjXdMVOyLuQdnn416qFXuIyz",
-	"Qc/wqIdVLHyfc7rEaA3onJSN0QXfMd2WmBfoJMZB22AVBEIF37T/MGXnxdTqJv5HxDXcSeWcchEPyVtB",
-	"MknTqESNgOX6cPoKYt0B7hyTDuzCj0TOFjLXKsjW6dfrXnxVaQlDjVRZe8xDTAcgjA4UDSJldhY010sH",
-	"wliDZuzH76iefbUL3nw6Z2dcs69e0Wv425xLFmN1QCng0p5BOAKgfcbkq/b6Hh45f8anMwhuggWq4L1m",
-	"TKtyXoppyLmBEUoR2ZxO3/wLXGGi6FKVqLJDcuwrj3gPNFNI8sgFW2jSD2KFyBUXanAULLWR0zHKBrfB",
-	"pu/EOJmhukwwE4Xrfhn/GZFwTBGhC/41VSwicEQ+QRzFlGnACT9J+wOIzTASRrHoF+DYiWxlV4D0akAE",
-	"HrkkOsgtiX+WF5HF84ogSixCjvEphgM6ZfoF1bRvGsMDcAKRGX645o8ZVUFSGbhc3BH7kGfxIIKwJwtD",
-	"34cZwHL2B/FI9P1w/Kn+sWAFS8G5BQd7wgVXM8j0is0FOLtM+sF6WYDjgTmXXHOacWWRIqdsJCyWKZ36",
-	"XDgb3sHTIXlOs0yRRaFsKZtga/6XGUTssonLSwxXkKWkT0diUgibimz0x3+g8Sgiw+GQ5lP1MR7YuiOL",
-	"jC5ZOjQk6ryYWrw8owoqwsVEwpW7orkRElUlmpZN+DWJ/6Euk4/xEW6MLTaSXZmzmsnplKVHPhYvuPsY",
-	"W6NnZv8JFzbmyKwJ5pBRKN9j5UGoNYGmFMuZXVhv/PI9nULU5Mlk540UbOc11cksJv0neweDIzL9iS92",
-	"rMjmd3Ak0JBpIzsU4XpI3gC0Xp5aeuE5MmeqTYX9K9PvcSZnsO69bUsunkzMcGG0vU/R2tePYagvzUzA",
-	"XHcja111xJ+i3pNNZK7KV2+kfi1TCKxeI4O1cVrl1moNJ1/Fwc9QhvIhqROOFT/iphQQR7UEqYQmEJO9",
-	"djuPM07Vw55uvqekDxVOwHExWLXBKG6v8pi5YO4Y7E2g0sePFP4JMsGQfI8ovaUyT2quNqfw67r1deRI",
-	"Db7xSHX6cCq/73iPDp4oo75G4NaxLNXp0kykCgMF3Tqd0+QCiDdOPTSgfe8OZ4t5g2uiZoY4Wl9RH7hm",
-	"hAtsA2yNEq6CcFzoAIOvbXxpRKDoksx93pe1LZOpEUFsYTdFQURVEtNJ2+jdK9M0WFA38hSt97Xc2t1w",
-	"35bltRehtJcucF3uzsPwvnYmzAk4JHOOFZ68fQQNw3AwgqDglsNkMwjB0quQBeLIXbIHu6aJzpZAR9fY",
-	"fYFzb2j8PYK0GODikEHjuoNySpRnRwATi89VoYDlpsT69zuP4ef1ekCXWxpv7tVp9uTX84+c8akI4pva",
-	"ztqNLStV6rhSgfe02xF3B++OvppDwrwd0nrV+qUcgEfwkTVBOuPjIHL/tOTb37G+c6PQIuVMJCxCWrqM",
-	"CDiGB83bRSqXC5VzILSaZZltv1BYNB8VWBd0r1k+54JmnWf/uVufOyLDK/zON/kOdIAbfxhacH9zvuon",
-	"d3aLTnHLfcZaq+xy43s0ZzrnSbf8/C6XRhNkhSKaXWtzmAGACeA6XPvjmdYLhz6hxlpqmnnIjZZXxqmN",
-	"hRojPpeKR+J8iRjwEUHN05pujC5/FDSDIdljlxHl+jpf2tQEs/dOuy9R9kcixHgfO+h9yEGKPLbrwIfC",
-	"AKDVEfmrJHkhABIKEoCsXdOuGcBESCzYoyVZyiIfibkUXEuEPeqIpvkr06/tqq810Zo1311klNeMs/Uj",
-	"3hH5iOP8LObX4KDM/ew65Xq5YIIu+NCZnTuJ96I4z8BeAuf++N2Jj8kCYN5/O3v7plU/s2+b57c1hG/k",
-	"gauP7vMsOuKDLFjCJ3b8pG+mPNhk7Zd0nt1m7f/9+PWrVWtvnm+39m5Ev9u1N1NeufZgKtzUH2QtiB4v",
-	"0OX4uSR+XCZws2A2vEsRx/JnBc8AwMOosxFhmWLk6d6T1h07xWHdKwAtTZeI1NOOPkvTJeYr55dg9ptM",
-	"eHKHQdtPkSN/jrm8gTxKmi6PbJq9ssb4qxlPZoH3zsLzfJ7jagbNN/CPQSNQ9bglVQOQLrE6DZgUlLOu",
-	"ceVvH+nHc3rBDOeM3QvoFTMiwOHubiYTms2k0od/2fvLHvjdsRzqLhi17LB+bqslqiKsJBRBGrCyVl7D",
-	"vJV3S7jYJmdxMu+cL9EBB+YVJlLgiVaW9KgXRtis9vk9lI3xRnZ0fwjGUg/MyTWZSqaIc3P66FO72C2N",
-	"nkrAewRLix2qF29iSPOnIt3JuADPiyVnZUhtS4ug/1M1O5c0TyEdJ5+yFCoXgvvRoUGh7BQ0Z/PbWibu",
-	"U3Gs3IPzZ1pzMVWRg+BTUbX2MG6ILdOiSN+q5lbBQajwoPsghr45hBNxDhCCNpV6p0xWdkl4QUs+L6/Z",
-	"Drqq8dCrCI9qlWrXyytWTZVBL8FFad8E1wIi36Ljt7T79DtNlAM/hlBDrgr6I+FCE8yhBHBYhyQYvz15",
-	"8Xx8cnb24eVpXA1bIn3AlLU522kBHh6Qbq3dzk4NlYZPHz/9fwEAAP//",
+	"7P3rciM3li+KvwqC0/8o0pOipCrZ3SWFY0ZWlduarttIVXbPNGszoUyQhJUE6ARSEtuuiPn0f4ATJ2K/",
+	"wX6R/SbzJCewFoBE3njRpWz36EO3S8xM3LHu67d+7iVyvpCCCa16hz/3ZoymLId/HicJU+pECp3L7DjL",
+	"5PV35cOUqSTnC82l6B32zthPBVOa2K8JJRe5vFYsJ3O6JIqJdNiLeiqZsTk1X+vlgvUOe0rnXEx7nz5F",
+	"LZ29Znom05bO7INaJ4ViRAqiZ4zkstBs+w7f5nzKRbO/96ZJnOATRWJ8LY7I9YwJouSckUUupzmdk4wr",
+	"rQjXpO9GBkNRRIpsOdhqRK/pzfGUNQdzzhIpGpNPaDJjMPdFziYZn840oUJds7y1Uy40m7Icej0xn9pO",
+	"m93Fi+Ii40lE5vRmh07Z18++2tuLTaNmRXjO0t6hzgu2emameSb0S5HI1PzW7Gb6d76IcUXNLJKMM6EJ",
+	"TRK2gBU9IvRCmZ+knrH8mqu1+/uCLXKWUOyg3t+7nEFrvsPjd6fkki0JV2RO80uWkok0u6ehgSMS/+uo",
+	"2Nt7lnwQ/IYo3AP4hcVETqAJ8x0XU9I/+/aEPP/jwZe1DV9QrVluev9f//q3vZ3nH//5D72oZeAv39OW",
+	"FTrXuRRTckUznlItc9crvvNEkQTXeNutecXF5X2sDy5PKhM1LvIMl+aI5Cz7Oi03Il63aWdM58vjiWZ5",
+	"98nXklxTrskFm8jc3EydL7mYrp74nAs+L+a9w72o7RKcF0IxfQ/r8N379+92UqqZ2x/3iKSMphkXDM/H",
+	"n758frCWIHxP82XLXTmGW7HjbtPWt/GvZ1SzV3zONfxfswf42U+AaraTwS8XRXLJNOlbYqjIwpAfLgrN",
+	"Bnda/nJEZ2xOuWilEWeu14xNNOGWUBR5DhvERSqv720QrYchvPsBqaqMgJgDo9UdB4IzPX3RzWh5GhFN",
+	"L5kgk1zOcaNKFvXXHfvezukLS1UVFSwiLFOMTJlgZlfTIfn3QmpmGJaWRBWLhczXEJA5vXnFxFTPeof7",
+	"T/8Uman4v5vE7FPUW9CczpkORIrFej5gN9ewUzJlWsFf5tEOM5+y1JI9M1bDsa3U0ot6gs7NCGpXZM09",
+	"O528kYK9pjqZNYd0LEhsSHJM9Iwrx5lmMkvVES4t14YcuHNghoqs1/z6bO+AXHM9k4U2LFumy84xn052",
+	"zDB2cByrR/wOBY7TtDneN8Wc5TzxMglPfY8LqmdlfwvfxqoNn8h8TjWe0K8OelF5ePdbDu8n05RaSKEY",
+	"7Pc3NLUn0fxlWZT5J10sMo5MYfdHhSy67PQPOZv0Dnv/tFvKprv4VO2+y6g2g3qZ59J2WV2AUwFM0t0H",
+	"0l/YLwgTVyyTCxaRuBwYtBMD/Qpk3/AGdY3Ivr4b3FcYzknGT4Vh9TTDQd7X1E8yvnb231KeFbkXhRXL",
+	"r3jCiOIpa1mJwZAE0i3hqTmz9vbVqAjONiJUj4R5zERqWETMzEiGc6YUnbKY9GPHHsY8PSQoFvAUBYJB",
+	"PCBUpKYH+13KNOWZGpbfxMORaOyFo8w7nmOt3pAqgzM0NWijwmM2a6f8pNGWZRWbtmNexzZuf76kmGQ8",
+	"+YxXyvWogJYRKgi74UobaTdniczT9kvmPrv/K/atzC94mjLx+dbA3BOaJLIQhsXmMmMklUwRITWhRn0E",
+	"/hARmVturGSRJ8xeKCpAcSHXMr9UC5qw9hXz87r/Jfvu/etX7yiqlMGKaXajd2d6nlWXqoWT19giWdAp",
+	"A+mXGjlQSQHzdGrp0JzyhyGD90wDIxK7cZ6z/Irldu2PULXAI39Bk0s5mdzjfgA9YOnvh0MeoZaLhJ4o",
+	"ujRCMAXZ59roprW1qenfq5YmfDVQSVd9Au9UFLdVb9u3arT7kZf4U/gr0NPv4QgmOUuZ0Jxm5KLQQEwn",
+	"QEG5Wn0811DKx9P3Ozp9f5aCfb6Dd8a0UXWMALuQXHScLzOmVsJntCdlWfwiowmbW6vbo8S6bp//8cSB",
+	"bu0JlwIM/4+HY5PD8Ubqb2Uh0s93Lt4AsylEh/biBtQpij/uYnMX39FlJmn6XspXNJ9+VqqOl/BCpktC",
+	"L+QVI18dkL/wb9o3tzbOxz3eYo8/CFromcz539n93dawUdiNb2S6bL+1pFD0ImOh7Nhi2QJNnBqiDdze",
+	"OW76RrNNw6NAF3x8yZZj56kZO2Po43lYex7E5QsOm3F/ByFsdKUxJmcTluc0IxkXl4bz6iIXLCVyMmnZ",
+	"ZfPSOLXtxhFZZIUiWi52MnbFMhKrArzvMdgnY2fOHBwRIUmS8eSSXFNlrV0sfTwYKw/G74+X33qqvyWG",
+	"hz6zOdd343m3Xgt/iO6RHARtdi8F1XbiLG25+jnVbGwf443WMy6m1QtNIPSA0IlmOYnhjx0IRIidy7e2",
+	"UMEr69YpiGp4NAI0Tw2jKRdMqYdRD9ub75IuVuqKjZPFbZNjcGbF5qyZrR7DKRrbcxOT/b1HSWLDM/Ag",
+	"smVr6xsKme0yI0cLupEb47qkCV88SpV3OAspz1nSEoBzIoXmomCEahK/kkFMWbCc7vfm5z/MWI5M0oVO",
+	"TsGBx262jJqDiDGasQfw3ZzIlKX34MBBM5V1sicyZXF5aO1XsTm2sZBjqnXOLwpYzEc7+u/xypjDeO9R",
+	"AZsdRaOJxTqnQtEE6BxPY6OM0SxnNF16AatdJK2cz7TAobJx0F48OBoJnTOqCVXEamnDeviIohmDniEu",
+	"y1rnbcfmmQ/UumCZFFMIIoXgPZplLH+iRsJGQzWCTx4vwO/lAjxQzNVGt2BrF0ONMFfEyMGjW+GejsS9",
+	"2yE2Ow1vpCU6hgeDK7tJIXE7L9nyifKhmutPipB6DGaOR0b9uz2UD2Ux2uxs3oefJFojWD5qOOtPwYMo",
+	"unAEbqvkriU+RdBwu9b76Fu55zOyyKWRd80mfWY6cQLpDMkSQrLiD+cvzK1/+eEMtcbv37yINzoxNqmE",
+	"pePENli3wCZGtm94VB7Z2e/ikGqqC/W7MPsPyRtZT2kAaZ0rTNJ9osjB0+ePRv6uk1Lu92/F/9/OtQZr",
+	"+dJmZ2Fv/x+eQ5nFfZ/T5JLl57DCq3aTXlHlX9oiUeC9T1KurScknu8Emeerxl7JUi8zynfCVMKV39cy",
+	"0IM861WfwTtBJu6qd+GdOxLUym68kfq1TPmEs7QdlABzESH3e7Ek/biSQRgPgqzE+1z63+K6PQhJ2kTP",
+	"t6TIJgatDkmKSNygckYayuQUUmemlIt788Z/cg4MzLtNU24GTbMXVMPEqf/lXS4XLNecKef5qNm2csZ2",
+	"cCI3OqckpZoOSayZ0uM5yHlzml8qQon5ibArJvQRia1RA6wdZcy0z0oV+LZpwMx5EQzi51757bo9Ok1P",
+	"xaIA2uoH1JY1ncg8rQ6R9GOuxhr01YiwmyQrUpaW6dTwksIcZCrsgwVdygLTuy3hu5AyY1RAVq79SV78",
+	"yBIY0vGC/4UtX9r9tzML5pnazVg1Q2zjVExkD9NrnZfqb/j5x85+4ZtGn1beHlNdSe9NqWY7ms9ZE5Mi",
+	"6s2pumwjQnGux//9X/8Hg6Yg+oQqTQ5IMqM5TTTLw5Uqm3PaYBvGQ4C10MRZmFMB4BdLD6tg2hdFlqGG",
+	"hMe3Ol/8fKvpQuNsfLHc9JPavpRdhm01N6rxGaxyFG5RsFgrNlqpgqXrj1n1V6ubt7MWwa7N+kdEzeS1",
+	"AHszmbGcte7n3Y7U6rV0o4xal2ftmnZfkdLp2VyB7yCb09IA0FKdjxQV1dqNynhyaWlV/Sw25r2guRYs",
+	"t683sus7vvcZ9lGNNt6iAQVCvPmYiWIOa+wnh3O74go4Qy/qFSJ4+HHdwbdNR+WSVCZcGXzbppzMKBff",
+	"szy1fsyWdV5HLs81W7gWPkW9jNF0y08URWPLxp/UFgGHabu2zbVONuPHhZ6d0Cy7oMllEElQnTZPx1pe",
+	"MtEKTfF2wcTpC3IihWCJJu7dko0lUkz4tDCqEDdkIm+9wWbj2PrLiK9F5ZAa84p6NztTuWN/NPLW8Ixe",
+	"v8Zw2tZZI1rEpkTLKEBZy0DbjrXZt4xptsW5xeZvT1Xs7N7JLNt2ZjS9Mn+obtrQvMrdq8FuFjxnypLk",
+	"RhyMxVeRUyOHwYGxH5jTsRkBb673ggkLtuJX3g2kjXZEvY5jHWTah0OMjE5vQ7xF4iJcXFfxsLfhLt95",
+	"d881zfXW21vo2bjIs/bpQi692ZJCsZzIBRMQooCaQWVPipy37UZ1vzfbwYXMsvYhHV8omRWakQ9nrwDk",
+	"488v35NduuC7V/u7ScZ3zWx2zfdxma6rmFJWIls32i3JjV+7YMyVKd9pS4HpnDFVZC3EN+B+5XC9zB/1",
+	"kkJpOWe5k6SaU53JXI8Tq5Y0r8ASBTZPs8xgWi/LVckWV1r3QxZaXwZotDKm2gzKbqJeK+OvrNyp4LqT",
+	"bTXo2YZqXCLncw4naZzbU1LDZJOKa37FiCjmFyw/IguWJ0ZOMyfR/dsMV0VkTn+UOXGuB1IIrhW8N+E3",
+	"LMW3hnCWkqxQ/Iq9duhGKD2VF0kWRqiK2rC7cBy1sbuNXe2Jca+/N29DA/KSs3Fa5B0K0gu6VEdEMa0M",
+	"6YOXEXhsnNKlAiK4CqAp6qVyThHksnHCXK/juRR61oryaVaSiykuHGgFRwTfJpS4k/REGT15DurzJWML",
+	"8xcAI1oIx69JxifMUKXB+vEiWNU6SgFv+ck1N6J5rG4lueCB35Lwr1KznDnEZqdtpm6t2MKqctCu1tl3",
+	"nigAkTO6DcEGWjtzLaqsmK7fh6D/KFDdKo34CdyJaleNc2ads+ztpHf4t61selFDvnTN1bYW4wybD0rc",
+	"qvWLE7y7fuq2w7Uv4oCbr31ss8M3w4TlhFBy8uqUfLm3F1WChtuQudza43aq9VeBazZvWbXyMrZQOK4W",
+	"GV3aM0lUkczMIY2f7f3/0Pf8h6dfDi0G7b1YIlZcp40F8Q4q5bVf1Qa+G8rQq08OXKc6jSuV7XI1gw7X",
+	"2En8DzTP6XKrq2e9vtvSwcQw7fHqBUmFGl+x3Ps8mgLXit3q3gRUTMblQqlW3MQLBrC6wWsQ/bBkmiwo",
+	"T83py9kVyxVagba2zTQ/yJmRVsZoa+6weKjx04NZ+3JljKYrHiuasc7HbVYLfDlsN2yk7TiYRV6wcTKj",
+	"+ZSpMRM+Gbi5de5dtFW0v7WKn9QvQOWwtDTfObr6ukeNw9l+ZtoW4JrmgoupqlC7VRzoB/zgTjfwPVP6",
+	"pRl7IH3XLPMwNRB+UEWTggXODwjeis3TQwIqh9PjGFFLoWdM8wQfNM2dZcsVxWWl1atLQtnUtbOhlvTp",
+	"NkJdsJjrKBoVyw1kjFqbRq80gsaaT0I19NPH38DJup1CjKdjcwvWnQ6TTdNvJfrmivOrjahMMIhgAkET",
+	"UdVE7rrtWMMVttzS6zreyPdXddt+inp0MuEZp5q1G26+LbJsSX4qaAZUEew3fZDqoEk2cKjeGQXyBoan",
+	"CLDjMbAEkV/pZBKTnwqWL4nHbx62m50QBnQc+kDqQJGxukr8C3ElAc9lCWHaTn/Cc6Ud3AIXatDaaUbF",
+	"tOjadjOhseY6W/HYLl3LkZmwPGd55wsqyRkT45yBecyKr8230BDWrhNEPSOH/t0injUeForlYzq1sQu1",
+	"rL+pkDlLSwdpifhtlMYPiuU7x1NAp8YsEa7IAgHsW9fxirPrhcz1WPG/b6BjV4/erfTnVfb+7hN0rmUO",
+	"IOU2aQJOyY7h1cv62UKTSLtq0LCWtCWYmne8ecJ0aF4kfaenK6bNcY9Iyia0yDT5am/QLgpucr0NsX0t",
+	"U+Yud0DOarqbC5XwiT+dfsWkNQCigZfyRJEYzYDmr3ZlyibbBYRZ5wX7GLVQ/QfjVW4MFZdiy1a2kuJm",
+	"oPND2wnc6jtGVsuMMEJsJd8WPaxl6JJ5bjN8jIDblhAJnzTDqgHjPUwjW+/1gsE+tIGBKsyFoiI1J7AQ",
+	"qUfH11FLljLNrs2N83TL7WN7fOjmMllL0PsamezMBl6c2cWwX31sIiHDBEE5hPkd7O07UtVcj/52ORXm",
+	"nnYnUdjlqViRKw45MIb3oh6Yu1GiQQvuuHxW/oZvtQlaL9jVsRvntzKft5LvUvBrIb4pqGFZxkQH466+",
+	"Mp5Dkad232an17PTAiCkSLrEREQbGBc57/Qrd3DHBsV5wa5O0/fykolOCXDrwa/rp4ufhmED66xLXd58",
+	"7Ao6uu2ud++1Vd3z1jemOQ30gm137dOKiXSvGAVW07lqpcexYn8KeP6KJbfO7q4Z1UWtcCSVT4NOKuNp",
+	"2zogWC9Ky3WVbL2cL/SSFCJjCsxcrZFNrcJEfHxy8vbDm/fjb169PfnLyxexRYFXhVowkbLUe++pBtsy",
+	"OPHbIwEr5vNqN29FaJrWlYzodnkFQQA6WgIifbD3PGpBB+iDw2UNRoBznAwqHu4u1bbtCH7HaKZnzYPX",
+	"DKWQlxsHrbTtvDOdtChjtl6Dd/0Ia/bM8d9QOqZ0B0nBLHPdqg5MVKl21lns7COUCAAJ6S9s6SW0mlhR",
+	"yd04tLtnAX3q6RodQtpmMh/0FOSeRJtKd5dsuYkx6tPHTWWrqPeK0dRw3JbbpwCVuBQCSN8qI4NDp1fv",
+	"gK4AVlxCc3Azupg+UgjNM3MfoJnyTdBtMgzTng9JbJsaQ20LlsatjeM34EG3a1IbXS/q1RpqlS/MdDtt",
+	"medMpCT2Sl5E4jBmAZxCF1LPmvt/Z2tLt076Pc0KX+NtCyW0Fi7SkiqjEdvUvkg4bIyhpIpPxU6xIH2w",
+	"0tI5I1cwCPPIEDHvUO8WmGr2hLk5F6wMbrXRO3c2quJudrLZauTtyh0JXm1ZvbXBtrdRws3Bvn1wbacK",
+	"H5tFIRrye1KHYzMpsmwZg9RvC6kEFxUuJX7muRVV4StD8n7GS/gIe+eUu9qIPvINoznLB9gc9A9mPmnv",
+	"bmXz444IAB8Q3FkgsW8WZICBCziVBrUg0rDhJvlyyDslEek0M/y2LBJur8sz04imCs96K5m3ycp3T9FY",
+	"6Xnb2Bz/60enOyvVilhJH7+iuHZhoP9CJ5OvsdhYadayBVrbhUX/VnsvaAMHCtv6fbFIt9yjNp9+MIru",
+	"SPlyc2vLU8sUCYbUddZO4P3miVuz76tDtKpLGQp+xzv/SXf+vrfzfLzz8edn0VcHn/6wdl2CoXTNogoP",
+	"vaHE2AkWPSR/YWyB6WlNQOhDMqGZYjVc6M8va1bwq9crBzMu2k7BxzVOsyaBhdl/jNa50Nqo4grplovL",
+	"u2XFIYLDpo5N8/YrrvT6PjdiFQ4+4nZeVvP1B7iqLdahbipeVx1E/SQEPRh9u91gcwvb2TYGsNcMQmHb",
+	"TCuyEO16/psic1qJuYJcXAGgg60pl8mpqsfAb85NbsVJO5col+szg3AFzsybjS2Dhm0zUbgma2O1sNUu",
+	"6u1H7CfougrK9T57uhc97JS6B363u24P1cYXDN+/x/vuBnDbGx8sYGjjuRZQ/pemcwhnooJmS/ARXfAs",
+	"M/vTpim/PS707GW798nzoOaZNk/GlXu3zgbZTb3fIYe+J7m187bdW/DleOuwvC0/WBGt6S5IRZxrGdda",
+	"CmAX/QFIgFu+4MWne3vrSnu3xt93pc/54d+NELiDt/HFsx/cIynwQ7gtLXiHmRHvENir7RaDvp3i/fJW",
+	"NQhk7EWG432M1hs+NtBO1rZxzS5mUl6OFUtypscWYKZF07bvtSpsFnNbEiy1ZyEgcOpPFLHfrs/d84vS",
+	"Oq7qINZqQvU9uOuprO3orc9Cl1S44kR8XLtx7eqtfccXQQRtegoRYPgZaDilKnc9UywZlwpdqz1/0z1r",
+	"X4x6oMaq6ALzjtfwmsqY27aa8wNDC8zBB1uUwHaGSCRDGJS9zutRjtcz243DSKymVzFNtVvTWiK8XP2q",
+	"KiBGCINx/zGiq1S45sw6g2Hq0Vxo4JYpO3JhHmY72BXLl3Zn5aQeNNKeCFX6NlfNueIHXWWj/a6YU7GT",
+	"M5rCEO17RySVSWEuKkvdb+hWQVt969AcU635XGF2SUaVcr4D9OKFHpRa4eVeFd3I/Vatf9sray65v19D",
+	"AMUbqY/R7+J+rxRl70U9X+i01yhmVPbv441es5TT98tF8CzAqHwpNNdL96iljCaO83S+yBguqPv1HBGz",
+	"Pwh6RTlcvJcdQUxh1kyTRHz3/v27YE3n9AYNV18+fx6YsQ729tZKcT69xso2pV2jOzcr6tnUqPtJ77ce",
+	"s7HM+ZSLqim7I5PYXWeffTcugVbWcvzAWl2Pk2xRrZt5us1s2QfLkF0/vPvNBGvJjV1vfdh4o8F/QK27",
+	"d6XlybmFVxps2lM1W5FfIO8FWH2hOnyz92Pprp7/lmw2TA31t65cktY97z6smyT/NvezedkaN2g7a7sl",
+	"BHcULS012VyixA9KQXLORSjY7Ddc5E0SUyWq39hIffsC6ceYSXC4uzuTSv/t0PCFj/GA2JZcCQQM4jcM",
+	"vOkIhKANVZFZAlFzpvVC/cvh7u7f/tfuv/zTaKQ+/vPuv/yhHUPq5hQb+HKvhQB2UzPPFp599eXeOvdG",
+	"C6H7jcEF3GV2Jc0L9f8vn63R/+9Is7a1NTQOegMfeK0XKA/Qgj+/+yYEI14j1NhPDp4+/7i5kNJSd67V",
+	"/bOxkc/XTGtSrotMJpesQ0fDFJ4J5ZnRJadUMwhvMMwyFHIXuZxwuCFmsHLOE0i6BHhFc9VtnIJhBMCg",
+	"NjV8JDOWXLZFO9JkRqZyx7RG4CV0HHOtyIxjgsxGCpRflxPTSJvgBVZ9n3bbltC7Ipl3RSLvxkm8LoHX",
+	"Je+27q/ZmZa9LXdj03X4s6GJn+w+bfuR3fCtP7OnZ9vv/LHa7sOmXWObs9u2+rCBVgJZne/uA//vaM3L",
+	"qLL5zq2YYG/YNVOa5IxmpC+k2NFM6YEFQJQTwsz9ueSiC/7wDgOzCH23+9qB9d3m61vi9i1klrUBgTQJ",
+	"8PoLuxnZvgWwgHfaOoKb5nSiQRRGPEA8oJB92es4j3h+y79bbY0PFWZV8Y143MH2YTqG5Kha/bRXaHLj",
+	"StkdXckEkdg3Nh2iLLp9V27tMeovtyGiikHwvo2DAzHK/UQz5v5dE8ytmdvbzgOYg4+bgfNRiM6YVB00",
+	"K2OTnGzREUsSLM+f7WFbBSpdXTnBbvTYJrRtYppYPaGoV4hLIa8fDjmttAYFA1+5Js1yw7cMbf9yb+/X",
+	"CG3fLpfw4eTPOyb+1fML7ivr731XGkKtOjAAbXRn8DVrU7jJL0+8KNs0HFxQ1RZjLC+hv+sZRRGctdvN",
+	"59wSUbWmDa7IdS7F1FWyYwgjQMkVy1VntHjdUgGDrfTateHLc3/Na8fTr8U6sc0tWyvNcOyuKM3M24Aa",
+	"Y8vtg58UIj2pwFrVDC1zCPZJHNDPBjzcp/beKTrCIRaNbzGCVRivC5prTrNsOXY99MrONmQxlSF1DTVY",
+	"iGhV0hPuQWfiZc6oasUbs5n8MTqa4lBLxZ9g62k+ZRc0uWzlMPheY4Vrzj1cMOvQOiJUk7lU2t+0jE00",
+	"KQQ+ZumQuJGZe3c9k5khOLb+C8GuWqPiVtt77FC7VuPbnDGibUXspo+hUsWyI3C6XurSOrpQkKEZePbW",
+	"E45aV9vDTbjj0Ik3Ubmsm7HRxjX/9HEDT3Fg5ruPvJKW0+f28nbnlq07ue+l9ueWpURJMqH5RlmQlaTM",
+	"rQhOvdCEJQ0x6UPSjB/NIHI3Fx5aqmR+FTIA74pd2lTGEMtNSMHMW+qSLxbwqcOiqbVfpQcBpcPnCOlQ",
+	"geCzTbYL5ptnsDQv2+fTvspwbs/93EY2BuYPYNd5qt+AGmLhKjSldmlsI0HaBUwYPYGlYOhz4hdJGU0z",
+	"Ltjnl6s7JcENQ/qjXioT1Y7As414jRXjf4PiymcWOTYTLcxqndkcvI60TReuYs5ZebxJPw5pELfRRza+",
+	"hytHkJYKCFJE2HA6JJRkVLPc4ooIQs3DHY/TEbZvhjpoyXzdfvvukJZ5C05aO3+fjY+uPKS3SRe1NaTa",
+	"jbfd2aDnkLHblg26Dtpgkzv0e2MyZWxNyWXqPKPBdbpvstuTGqNZl4yJt3x1EnqYeB4FSekPmIS+Rqtw",
+	"aPh2/x3ykFuOJ4qoOc0ypjTA399CZQiz4Fsy2ssL1aFYfTh/EQ/JcZKwhTacWBAqliShqgIc8OH8RS/q",
+	"vfxw1ot637950So9rU6fPw9y4pVRrzDlmc/bQ/TQPNwZRcPV2FPcFZPD7MC2gnBoPp9XMXCCpzKBtUtb",
+	"/TGn52/Jn77a20fLi5xMFNOlyvhsD3HpZJYC03G/f0nmXBSaKQ+VV+gCUeQ3LAmyIva8t6BpmmG681wK",
+	"9VPB2N+XpZLBmAOTypYA+0C50DnDL5cLKCdF0yVaun8qaG5LUSz4BFKlF4ux0hJ+nUo5zdh4kVEs/CUK",
+	"+FrqGcu7UGVh3GNbeMCe1kpIw5drQxqA+LhIjI79th10IeZd+I+6Lkz1HaFZfkXbE2DWadunKZsvpIbK",
+	"FlA8oBD8J3P4k1wqRWiWuVxpRfqwtAAgEJdOBId1Gg+G5O0CyU6jNONWenqNXG2vtiMRLpX2tkKOLCX9",
+	"OJTJLHKaOfEBkScYF0NmNLXljfC2hNXHHbLCSGCLP8AnL/HteDAciQoKzjqRxguJ68zMjb4wN7f5c1fh",
+	"1wSymGWWMjNvKsLqmk9UyzIctc7bV24EQJGG7WZOl+SCEYjR9vVJVwECr8kadsyETtlmoaWtiLJlHP8t",
+	"00LvCM65gQWmJfhsVSWsTuiqu8/1V8HMiHprAnQ7RcEK0LI3LNROTbX5VVLjKuNCWMSvqxpipf5h1ANv",
+	"iIOJL1HiW/f0HPgmgGlvV3D3mOCnLvoCBhxBqQ6xBLtG4H7pACpf0VkzGKWdUa2WXjYDskPJfbm4Tb2d",
+	"ygVsXozUUC8tgVdhbCniiqoOxPrTO0Ka3Pr7Sl3i1VewDZf8NEADgX+X7bUd6vc2+sifu/rZEmYGGf87",
+	"S5GNRBacJyeJFO5gkW85y1JFLthSWgZhbpYURAqmSMrMwSdSkLDOwHozRHUsZX+bmZIdkJgT2dcHA25T",
+	"mBVHo9tYbrBOrXK+jQs/3iLVYKUdYrWaY4exHvyKXfGEjaXaDCoL33bXeu37GwH3BzvcRiGnTI4TrjfD",
+	"8oKXzXHKN38/Z9NNA0w2Nq7U9cLmcQgx5lcdpA1qBaMy01kmKAwICgsvrEW2bxnWptF23aCsVdz7O83c",
+	"XBul6XzR5qGUc2d48a/FEYkhkqr8BQIvYMDmIsab6sBtDKxSH6IcWhWT3NOAtVR5m7pZKyXUCqlvkcHm",
+	"rK0Q04JOufDlBRvPWLtMbp6cmOvX/fi8WkYgZIFSV3TcLjFwgUZA31jYrWtlLWB5ML/NKszZhWrdt6p/",
+	"5zYprrnhrlxjYHxo8ArRQxvg7VE1YyBa4TiK1mJDBU6jrgR9iNy/MSplkOzaXxG4NNikzquLj6x3SbWR",
+	"3FK5sgdzpcOJxe3glqv1stag3LplFx6YEV1TgP+dyJwR+BbKVsbhVsQQ3xXuVVytYrm3jV+7lrJa76u1",
+	"tkQbiv9qReeOIXQPBZu/Cid/WyR811A1mg6C6ZyS2gaG7BzCVvP1RbAaeffd2Ni38exWL+Smt2i7ow8B",
+	"zuOL5S2TNmvHKnLu57Ldla7oqPcDQj4ct8VNy0Insi1BHknDzKm+KU8PSexsVTHp0y5HK4RyAKApvhYg",
+	"GqeRs3yNxIJyGzHiw0lo6E51v5OLJZw+qOcgc5JytSg0BIz4ohxByIiVwlh6OBLOypbMqJhifArHwj3m",
+	"A+GU+tzVyCXazBnnqNxIzVeh6QHGaT8wXRBrgiAJFeSCkSRnKaCmXXM9GwzJcZYBQsGEC5odVmFXiGAM",
+	"jKAEwBdStHGWIS7WgmnkOVi+0Mce1CQxPAvnVTeTtEcatceb/TBbRnDrEP7BHgxyUejKvsMbN3S+yBiJ",
+	"hSQh4LJZS/g70JocOTCM3fD4Dt4R1ghbiz3bZaLz7n83XjMhe27CcpHbwkj5wbVKMcroIFwvzyEbNwTZ",
+	"e+9KEFwA8u+3rttcF2NESD3YIxdUsa+emkOa00SzXCFWaq9BpZt1+MnESOBmdT22v+FbbALubPwhHkQE",
+	"pBvyHF1VZgEwcdisKgysXIGZ1ovA0vIX1Hobw99+9O+q5ZVJP3ZVTIBEHxIERya5Hv/3f/2feDAkpykT",
+	"mk84VLf2BvUjX5c5YbZMgFIFS6ORAOHimpq7C+DHmCx+RCi5lvmlWtCEEUB6IzmbMsEMf1eEa0QdNYKh",
+	"TZjGfBC8jGtXyqpaWK+q/UimVM0uJM1TC+3D0h0uXJH+AKOcoykGGnIJuj23m2P7fjkCuuBmf3w5z3M+",
+	"FVQXeasYbF4oUZ5gGPBuRFz2ThlZXvouwtergEQwVixuVo4Vu9kpB9IY6yfIuJtIZNtCUzT41uZqyJhh",
+	"yLDI6nB3d8r1rLgYJnK+697x/0CTSThbfwE8JVQlirvFblekD5mZA+Bgvkh6H9I0B67gBCrrWJ0P65Gi",
+	"7dccNluCzWN+m3aMEAbd6RnjeVi+djgSI7E/JMfkiiuujUiV5/wKDjdAdFOROhxlPctlMZ0h2wuwchOa",
+	"oxxshlarCYgoyUPyfsZGghBf1s8mPJF+vPuj2lVXyfBHFQ9AFVL4TURytpC5VjWwAHBTKrsMFqM3iLLg",
+	"AvqpV4HD41vD4R+OxNMh+cFBKbkVMFuhSLGIiJUSuLJjMZT7YlmpT9h3/5jLlA0gyMO9AEuHszaTFc2j",
+	"XJIdvNvYyHAkngXD8kdkQZcqCtv27YYrheVK4ndvz9+TXbrgu1f7u3gyzRPrB3VHEUaXMtxxo4I6wu2T",
+	"x7wQ0gLKpsy5CWQjrog1cngx2Z7PIXR07OSlhGaZ43xA6kbiYEheOHpECmWOdMaVRsR7e+3nLJ/WjNJ4",
+	"up0NEUUndYQ1F9wkY2BDhWK4GbFblSTju1/E5k5lckq4iOzovU88snngVvUCrKlCBPVvy3K5eJHOiox5",
+	"3Cazl9mh+XmHnJvrC/KWO0gVCH7DFyIizILgFnhw/KH5+v2sWu6BI+uxhSAwngUdsGUNCBv04es+HNZr",
+	"YnAbX3j87jQy6xKf2Mcvb1B3PX3hdaY/S3L+4i8IcF0XpOAle0h2ShHSyVUwgSAc0AweLyZs4yGhAQ3U",
+	"dKnKS4JAAeUJwoVoLaVhWuXCXGCzIpZK1m7JoTmUhg8HBIWD3z/jCdfZ0p9+sxxYt6oqV9rVcEvsig1d",
+	"yHQ5gP3/p38iJ+YwCkhiwq03gvaFTLnd/387f/tmSD5gMqJvYoLOFPOCFZlxA+F1Eosiy8xUC8MLqCL0",
+	"QmGJZguKZgYMCWZGPFFlRfwyRTaGtqmLsFpX2McM/LUUiCZHxaahY6Qfhw6deHBIPpy/gKm8/HBGZvSK",
+	"kackZQmf00zBsfv+zQuyB/2dubpDdh2wS3VUoe4wGrmgPxWMmO2V88qQEdeksjOH5KsD8hf+Dekf7D8j",
+	"cRuAmSGK7MYsjaVZSPGclAErS/r75DX/ZgD9vARVJLdGWmCAZn/jv+7Y6MAdc3n6mlaEYTcqV0XKqFYK",
+	"6k4JQwJYRFim4PA5MTAtBxb/+WVJzw3lQqIUR+R6JhUjT/f2IrCXmMU+ePocuTLEDLujCXOFU4kVBnE5",
+	"MXzArCqoDsCqzVHJGdHX0htK1BG5nvFkBpSHLhYZ914+kBWuUUf9EZkGXCI73yHegy++eFc34XzxBemD",
+	"DgCydkRooWeOogMCHYL9qcEhiUFHI31zE1A2cnPA6g5uNYCSGbEtjkosfqOTIyJbTPrOWc4a1c2gXbhU",
+	"NWjBiMRQjHFI3tA5U4fQSQ2ELyYHZgfihiUttimfVTg+8+uziMQVTD7z44ElxiEGX4xVyWIPxBeTg33T",
+	"WethJgf7z2Ag7bB7MTl4+hQ7aYHfiyGZGPermjNhNktItxGXbHnkGFBYr3JwGOS84u6RfiXdFbuuG0ij",
+	"AH2nxaRqnltDnxWZ1Grbs9k905EzDVdFVvNx3XJsTukJEH2FFvlKGU7kReZITIzsYliKYTP2HV/0gbx2",
+	"6I+BkdxxWhgCEwkbiRIb0svn1EzO66tGivR/wNh+IZj6Sn4hrxkFtecXcsZ0viS/jMQvOzs7/n/m5YO9",
+	"PfILsbnNjvQcEhDVxNQQ/TnNzG00wprhPmhPFYQ7/dZIiUpmVxhE4YxWBSzYkPxC3khD9K0Ri9hO9+GB",
+	"fQuMTqY1mjWttWUTDte/fNuaxpRr9Rn5hXwPEwneuSg02KhQ1IT1RXqDQ7CfHpBfCIbSy8BaV9olnLqb",
+	"SgZkgEDB8s75PXfNOcOeD5MrBAbacdUIkjsi2giWUOkWw5gqY9w3O/XSwuy6JXJieqBnlQVJWo5vpcFn",
+	"cDRKHkgyQx6CMEC4V12TfPrUTdLxeVgYiNKOSPzywxm6Tr9/Y5hc3FZr2A2opXGzgmch0hb5hfwHUxEB",
+	"OwmJ4UjvHJs/YmJdMvjtl3Ckv6U8K3IWGkV4YoSylPmmgCeYOyonk5KDfgv57uYgWDk/TLz5xTLJcmjA",
+	"Kb/lN4BYx3YwbtqGSqohOfEaKSoiOUMBDQtTOPnx9B0qIxCYrOCJJWARUBKwOTtqcvoOZQMhHZAvVDiu",
+	"ixuoXyhmUfIiR2e5SLICrItWIBkJI5E4HLQd+H+zg+GPZy5h2NavqT5TTMdHhMK20dSo5uH2WLUeNzI3",
+	"upFyvjHDBM09TdB7YpoOOb2S1niumCdOdQs32vAVUXRibq+RJ3S+tLTwDGSyXwgMFJbV7s8v5CTYhTbK",
+	"2KYag4QZk1/IV0A135HON81mmxefrXsRtG1c05anNpWc/EL2n+6Zg3jBzd3+xVsEsN1Q6HNa6e6c7Xoe",
+	"64dS/a6m4tp5Be/AWa8bPx0fNY+P4ZcASHpORUq1zMvXiNI8y9CKack418qnTh5hRqU9tYpMKRckfsEW",
+	"OcNTEY9EP/5XNNl+EPzG3XZblMvr0TS/hIr6Z9+ekOd/PPhyEJH4vBDmbJL+d+/fv9tJzaW1r7vu8f0/",
+	"ffn8YBCNRPyKi0tDrbA755fCro5IzrKv02BkA6t+BdWeXOir0aRyuhwSuAOVLp0y5gV9xI9zYYfAHrdC",
+	"+iDHdRuxabw0EpvOQRIDEpMBXzX/FmROdTIDjuZtTX3o3kkEZs/BWB971fV7NKIASRoJFzsSBQKdWRTD",
+	"OpHwEIDKQ77nT1x8VHrnrAknfMNBn+3GQ3PGnDzgQObLpdrfw0h8I3Dbg7TIaAKg0Eaiakhe76t2Cut9",
+	"QFHrgmmKPq4ZXSyWZEHNxigrgkWEpVMG6UYK4tmRY2GTwb4DJwVZCRQnCKC9YmiPz3jCbLyONRq/y+Ui",
+	"50zTfLm13VhznYWGZ7NbPYApwhzK3v5wb7i3Y6Y13IdMoQUTdMF7h71nw73hM0TmRxDi6rLjvuz+7MNF",
+	"P5l3pm1FAM7AuqpqpvdNbXAREQgYh1Et5BuaXGJb3u0A5+64wihwk2iLS4kq64rxeRy+nZrLAuOgy4sz",
+	"EnOormMV5Vxm5higlAaLcmhOqaENcMMMg4SCO/APrLhjxJkasXTWPGBhI2Eu16C0AR6CUf19aR40ShDm",
+	"HFraciE1LiI2BHixKUvRJP3OByiZk8ZuaKIPSQzRTd4MVGJ+THimWc5sGViRWk/pgk4Zmq5pMgNxvH/B",
+	"tDY0BAzkVhR0qBuR1e8TugAiRJMZxEoQqskz8n//N4ld0FVsLdRvpJ1cOTajlPqArBgMOyNUeNUhqCSl",
+	"0lG6CPply4ReyCtG9vf2vDQzQLOGaFUqjGog5EjU9xLLo0cg/1vgL3eGI5AjC8FuFmirQEKCaTwLhgBE",
+	"p2nvsPeKK10Ny8MMcxy2gqiYeqEytKI5kotlyMEnZe5j6ZEKo7VLjy6GOmKYzNZVFj9F9dHs73CRshtY",
+	"6ymz5j4/IHDUBCOy2bW+c1syGvrarl9cK5C/TKurerQxfG297gXY/Pt7e9sO4q3IlqiNXXKj801sWIUr",
+	"hU1olg26hgavvsdoznJstwlhbg7sVFhkaJLJa6PoYySAIHEQmdp32Z2dQzQiz7e5nPdaD8zKKJ7uERWL",
+	"xd1G9F5uP56P5gpYIdF89HRvz7lhXWLMAiNKuBS7P9ogkbKTjQNgy6ha8PfWzwvDa+JOCgQkoCcZhhXa",
+	"dru6ta/v/tW+evoCuzrAKbV94qe+WxoUe/DJ/vpPQmMjfvRs/UfeEIlfHKz/whkpzQdfbjKVCrJhJRgF",
+	"iGY1DOVvH82RrMUr/O2jOReqmM+N/IS0uOIL9HWqmaPMmk6Vz4lRPYA6CfUgs1S7Cc0yADs6/Lm3kG1p",
+	"/CdyvsiYk65RBAGBwmZyOWnj0EUoKBLzdIyyNKZAKu18qACkylLydsHE6YuROEG3KgaH5BGZcDCf59Yi",
+	"oSrij2HlRvmxfl0r5GCkBuFiSM5A+lBEFcoMzsgh9lvVNBmCnFxRiEszYfzamgUdL7IOqUNwfbKIlBMM",
+	"zGrxuR0SWuGsac0ZxgoIngs7ca/bNMeY9IPkVJ+YPgiNfvF/yCL3C2KktgvGRDnhobP/IxO3Vn5rs42P",
+	"T07efnjzfvzNq7cnf3n5Ij4qQ3a9uW/GskVoXoL4H+KOicVIJH2r0o15ekhQheQpKo8DmGRDeDjJuGnp",
+	"xJ035PNMaRdZey/0rdaLpx/VSDEjV3x6QCrbGEU3mT2vn2JUFwW70WQhISqg1DoC+b9JjKtmrfUU2b2P",
+	"r3+Keq1WsM3bKT9ptGUL4W3ajnkd23hYBmOrIdT5zLONv9yec9gPQwZysL95hzX/Fnz+9Pn6z4PaDxvz",
+	"rJOMr2ZbVYbk2AShgTMBaBEVltwTT+0t9QyYVJJxIy3e7DgVf6c0j/YOezMq0sxGfDZ4mIMXb9Xaj60B",
+	"JbbsKg4cLDjIxDG4CE1FsfshLkMvWjTwkfjiCykS9sUXRxZ8yoxDWYsN0HhP4R0PSKRQxZyl8ZAcewbW",
+	"RvSd3Wcknu7tWZIO0SPWr0u+JrFjG7dkbcDJSq1zDSdr51yNeVU4R+lfAEoG3mw36VszkHdms9eonRgW",
+	"oyHiHKINYjgnStNcx0Pi8iyOCPX+PwuC4w2Te90L1SXvO8j1kkd8Tsk+WJ5V/OZ9KTk9UUHZt0de8iC8",
+	"5JYs4TdC09/BtW06h++JbsN9XKF4WBWA1jzTl2yJ6Sb2iru4+YnMSwKKxuoC6nAtmFBIAsZFnkF8Hh0J",
+	"G1B45OPykXzH5j/4XiejIBADZ6jvxnpFgyTC5O+JJp7DQj48cYF+VlGXV5WNsrGvj+RlNXn5jVz2czyQ",
+	"D3HbueAr7nnd49Hm7eijr2MQEXmhKbiGXfR9Ja3GyFWQJKnIBCIVLpYjkcnp1DByc+/B6dqWe2MknYtl",
+	"mXICDndvuIb4nJIgeXu2wMg+O+QnKnBP9sv6jQPruleF9d35kIcySWZzKW7faeVBPIG3U/z3f/2/EJNd",
+	"nSA6nWIIWLMJPMHqDsJgJe8Q9TQutXvgmq4QxDn4hc2qxpVWPhjKW9pBNv0WbBxvJCnXzjbgg5rc6diq",
+	"xUopzdLWAU5hlO/L5WSp66Mq83aahIz4FxGsChiRWoXCyg85SKRho26xa1858g9SKXKAIQZ8HZIFyxMI",
+	"doYDHhEPrTH2T8qf4J1ql7XxkHmhNLkwetvCAWOiZwSTR0F2RbcZuPYGHSJ+NVVgNS87Qj+4h9qr5Y9H",
+	"lZSQOV1iDFoXBzw11GVbc5INYa/C2ttqlc/2WgpN9uzqlhVYD3s0mbOhbWmYgO/B6gLHyZyRd7mErK9N",
+	"WayZyFYWq/37ZPDYezdvd/5ey9WPfOQGhE07QpYtyYwhfuYjz38QlWJ/4y9v5Q1pNW39Xk1UTc9K1WaF",
+	"NMvz87tLOo6kdZujthB2thQJHIOqJOwSPIJDctbKKzEYJd5IAOhqAwOJc6Zmw1UyQJdtqMoKbqUDveJK",
+	"v3Mr/7BqkOtmnY3FT8hG4bVIiI92l3VE8g6k7rdKcsBvWz0Qi/Lk3pH6lJg5G9GeRtKtozvkPaQP2Apt",
+	"nZlUtfyuo5Ewuo254EbCjmzC0IJRG53F0xJkAikZqEWi7q0sSUB8SxJYyeZop4cvbbiTRzRAYmNkGjTv",
+	"26DbVgrrY0VbCad/DCFhpRyLEagYg8OWh4RrEG4hCxDcuGUoazokx+qyBRLBkhPXKNBe95ELfzVLes60",
+	"UWEV+e////8ThOgJyCW2LsZrIgU7QoEO1V3zm2u64hGuUfYtYnYreliZf9mmhNlhdjGKKdMe9Ok2XOLc",
+	"1eVZ6TtwoN5HXjGyq1reVNJnmWJmTp2xP9VarJ65BDX7/7a38/zjP//hM8f/+GXYRNJv9Q4E8errCHr4",
+	"6qeo94qLy3WfwDufoh6Gs697275V41X/GLxzYw6I+3l/sv4mnNOeoQfhnyGkTZ17Wj5giWDlUt4H9wRU",
+	"FIv0ULVX4kEuY1IbkeGG+A3JsUseLoP2+0GW6qB0KDsOGAOr9eH+YGeBxg4d5ARaGBuoE2UadRn37eiT",
+	"csS//+7D+5FoJMwE0e67DaSCwTDuop9mfawPvy5mH+xvrtGaBbmdkLbSgG13ASyDwdqRTZbu7qcHQLWZ",
+	"g5DezNLdLYDFP48CDNVR75CMMMx21CO/kBGE2tp/KpqxUe9T7NPFpGAjUSJxHEFjQTMzygV+UAhIt/fw",
+	"HYgBYSQGyGMw/4DMb/jEiXMArAL1bFOeQKrZSCjNFja8342C5sxlS/lIf8xgAVQPulgw6vETwuwYxHkz",
+	"SrkHuhgJqDRNEro4JPt7OHAIp7YLaP49k0VuAUogkAqARKBxd7n6Rnit5lG7lCRlxKuRiFvgL23OWpjn",
+	"N0DvIizLE/A06CJnfupVoc4hwEjIVQI9mUFKgnBFzZiZmLWvWiCfQmwZ1eFkz/LQrLIhB9kqEcHEvEC8",
+	"owBg0AWwcGuBDlNd4/dSkjkVy/DcmYVUpD+nN2R/z9GpXbOjg2FDpIxqe9hlka5C0+AZXi04yrwStIL0",
+	"IgC1uZ3caa4FAg7f0kht6zmDzfnngOAd16fXi3qw20HsCf4OhJOLKRq8yxbeCobTcyH8/vMQrNwG+INI",
+	"srGY6Wf968VgBkNYYawpd9enrsvcHhdzDx/F30f7+qN9/TbCOoOU4TZ0MMByKERV+LAU7A5yGECZ7P5s",
+	"/mMTOTfKTquiSnTmqGGz95ig9hGyUpNZU1B8i7aenEDi5ZAcl7gtMMY5vWQhDiAiMrnI0/29Og64ld0M",
+	"efNwu0eAnwHOXY34LRBHYOEEAYOuwc0+LFI4RuKh4vdN09jJ5+YXpueXVsLoMuoXMLIads5jWlRbWtRG",
+	"JK2Flv1K6VTvi1w0cDylMFdQTiYBVZpTQaeQdF9NqGoFo9jYEm9N0JVoIxu4HpEp1YxcLPG/kFsOIIwA",
+	"iMSMGA9QY5C9z7PMRTSPhI2qCM3FCRVkKhGnoO8gR5GEKMZEVAFhtIDg8LPRAvGfNMvkNUtHAvOkFVFM",
+	"Ry06tgfMHESYO425AGTGhR4CEs51jpnVXFgQrSA52lupq6L/YU0pqkBStetINQ9BiLz1IB6DmqW8q7/S",
+	"R7D6/aZPYWNL/C/eH7CqoHtFeaqhkNUifBA0t4S/GFq4LTWTuc6WRlNrV6D39watytGfmT7zd+UBaXvZ",
+	"SQth9w9bzYqP4v8/qufY7/tn8x37Hu8gVPtyD1WPFJJ+wVjqo+mmcsfQ+YB3lXxpS7m6zXC8IuFqSSzA",
+	"SNVZGcY+DNtowTtvyX8wSmC7WCfotV/+R9Hu18x4/zOrJrw7J0eXcNbw87YNuHzFHY3TtLeNYiaW5pR7",
+	"hFUMDQWkHJSTxlZMiktgdCc42TeAtdIsK9W5kQBAHHwdC3WCLIYoU0ckzmRCs5l0FvV4/+kfh3vDveE+",
+	"ohqnfALAmtp1NXC13sxZiaORiBEZaBzUhIUxN0vwuke1eNjaTxDY7EtgZmyiR0IWmlwytrAY+2BZ7NYp",
+	"w7t/yzje2oqbA+Hwpa6vr4dqJheVYN2PiFgCi9I79LUybTObR+7aof86auuGBM1pro+E7R9HZz0BVLat",
+	"aOIanm6e7dgKqnfg7eAcgzgkrVg2MaopOv0wSBxzcBDdlIPiiqVhWmWCYyxI8oA3CHtYd4GwSA3MypXS",
+	"CmAfqWaPV+o3JCucz+R1W12RyO7jA8kMrU7/H+oRfCJbDskpJoNhyB2MzBdvgZJJzigydEkWVUxLpeVC",
+	"oacVbD1U42erMC0b1+vMRw5+rlsGs07X3TW/JGuTSh6v2K92xc6qYae1i3ZbBgQenPtWLV9xpV9Bww/s",
+	"PzAdbahaPlE1BP7Hw/1bRler7tXnZB91jTMGa+s4A/hmjk5ABC+xVwKKhdXLjh1ZScvHl2PsUampAbaa",
+	"DXguBP+pYIQmuVSgpgbpOQd7z23YEr1kopWtYFbVAzsJsZPPnSa5iZPQcK9HB+F6ZWtvAyurq/rye9TO",
+	"XG5h1ac4gbIfNrTxtlzSFTl8CEb5zrX9kEYL7GM7dukm/XidfsuMclEen1+NRZ4E2KGu6nMfqsf4AFt/",
+	"Ccohu9h8qgmbU26rakHZE/vGjhNyc5bBsVczvujmgO/8JX8IJmhb/3X4oO187eW1K+ssJivX8fFa/w/k",
+	"ksdpWrJDomVrLv6WvLGWz3IfxkxfXxnqKpcGTWezidBIcT1jeuatmgorMDfdnDjCd36AD8ppq32tu7E2",
+	"aodL8Xgff5P2zEZd2XLHHojlFhtw3POyBnVLWeR6WXLyDtJxut6meiRi+wcC8dWqN7tqyzZjL7z+7YbO",
+	"845L9xBcudrNr+QUfLz1/6Mdg6uSHzfgq0EJODN8CUdFNanAN+gxh6p8KeIauGp3BGxHO+iKX1FhLijr",
+	"Hr+Fl8GolXHlC4UyHyhhHfsjISdEyXmAgjDzwe+u9DC0eAxVb3ZOpNC5zHaOTTs7X8Q2olMdYRXCa66Y",
+	"YdnuUwEJlK5mlova8OltdrKsLK/5LmeTjE9nGrMezUt5WNCxhSJBHQ6omOg/booBB80l92/b+TbQNVun",
+	"/F35fNUNxm/tp/Cl+/BT1N7wa6ZnMr1Fw+7DrobxLGzfrv2u2exrerNzPGVbtfia3hzjRb49HVyNmf72",
+	"7Jws/JZOZL7iqgQX19X6QObeDp5LswxRcsND7EK+wYJLfUUsuWAhombNZjUk9XB1vCE+oGkuUzY4gtvK",
+	"lIY/CW2JaYfE2AsszQ+x3u+7zNUQU0UnE55xqplF7bX+ToyYqo3xiaoYxm0hzjaaUNZOBxBemfsy9u2F",
+	"9B0d8LpBe/QU6WOFE/PgiSFgE6b5nFVLoO00JlWCL06KLFuSnwqa8QlnKflw9or0wSQBXJ0NDJfWGGNL",
+	"qNmCHazYDQsIFaqPO6o7V/AIPAJBNbKe9Cux9PVyuq58NHxY1oC01XsPyYRmylX3dCUIj4iQNrkAYA0w",
+	"uRJGehoelX6MpQOloNkYfN7m2dg8OyRGVHK4CRcSMgjswbKhGFA9u95AUOc/QpB3TEou8d2fbZq7PDQd",
+	"fBPG4pUJswoAVS/ZcuAJv8s/ByBSnxNufggTiV2suWk7ZGKwWxcsk2KqiJawVrZvYojFYUktkNc4LoB2",
+	"ZbG0PNIx0ItlhVEOyXFQdF9ibf2Q75oZ2Nvga12XSnGNDwegoLg/B3vPggZtegS+jLkRrgvXkAd1tX1Y",
+	"gABb7jY8NK56s4KeZKErI+9j2oqKSFLk2QDyHWDtXjCohYxIrSQxS+GxHz6YDT2eAkLClEn3Ej7PC2XD",
+	"5W6WTlwwq4eV8y6khnR+Ahu2s8jZFWfXZMIMecqhGKbbFyHzOTU3+6LQYAPzF8KCI1BFKDQIhQpt1UMY",
+	"hWnf1jZ0RCjAScC9XDBqz6Ij9YrOGbniimuZk/7pO/LPwUwHvko0nTM3flhSLogUDEAUKiVnoLmSaG6J",
+	"SlChdsSWJLfZKS3gBTXi2DdnZUFzxbAwvFkHQi+UzArNDIEcVFp5I00DARNB5GCINau2GxR9D2hotbWz",
+	"CgUNUAzNlW9hOYQZ2q3amiqLzodNumpYWGCX9OHHGcUStdYgJj3/vD2OFpZTryeEtsN02TQgLOXtK4ph",
+	"zaeY9CG5p1JMvD2vp5Ru7xTPG+5aUCy2Hsi7u8h5wsX0X+hk8vXls5vnPz3N5gDzNb3tp7hTLK99Lti1",
+	"8p/LfLq7Fbzvr1mOanURKtxvz6r6tqCspSIQ/pAYJdImG7tANQjkHDxmSD0CJDw8QMJGwxWXLyyB+y2j",
+	"Ktj319RmiFbngZ3BZQ3VIAfh0lQSt0v2Ksv6P5zxx7T+P9v284rR9NH082j6WWP6gYuyneWnbqyRFtC0",
+	"HWTA1k6CmHKWsUQr8sUXqE6Bdv7FF+YljykQV1Lj3W2CEvTU/mHLyiOUOVdWwu7H2H1MJtJe6YulV/WM",
+	"coSY2INoJMqBhBYmHAk2C1EaDlBXlBi7pX6/D5oKQNAEJp9+t50HYijBzrFr9iIplJZzlmMiPnynNJZb",
+	"t08IT9G68wpxErTOwJYOdp63glAS4zoGKfkeQBbAB7Hw9sDof41cP26mv8ilkcHM7n3xxWFA6kA1tCQr",
+	"Dt6y9hLMFYB2AtJlBhiVP1xwS8uqc0XYZvOW6QRMGgBQb2H5FiyHhgP1szl4tw1egXy6txdA0Ci375Hp",
+	"gmZK2mygchGtPcvCUZQtWxAJPLShaRE/tZg4dj5PFHx0RJTEaVPnDjH9OndjPwabjSz00PpVhq7QVxrD",
+	"xZSC7UjQLOFjFQFMg+QJG9qfxmAIY6n9wjSvigt/K9UA6j0ClCLNsvqmYNCD20Nc3vIQ1fISy0NUWXez",
+	"uvXVUq79lOcs0dnyCOQFs2lmhK2HLmc/AsiFs+js2Z3wp96VfKQac0pjvPtYAVNpRPX2VRTBTHPivrXo",
+	"zQkVcADLtEQt7aE6KXJIXMU3HcYe/uUQufuFKsCkoujE0BnCp0LmYGolzjIBt1kdktjqMLHNgMW8VXHF",
+	"co2VM8EWGdC7ygFy5tlMiqnpqIkOQY7rpMJIMFJespQUC18fisC+w4l0uwdpQA1baGjndLlmt7FuNiyH",
+	"FtSxBhnlrfAXMl1CJl6KrCMzQ4dxmGEp0qfk6c1NeXDNeS3xxq+pAlSQQUTYTcIWGgk0HYn6uSY0TVtJ",
+	"1paGJUe+AaovWP9uG5M/hN6UY4Q3ecXBWWGrMHW0OuxoqqSlwREJzZmtX93PLVgJPG84FjDKJo+8MyA7",
+	"sLumbYhi+SZLyWlpTWhyBJz/wd7eCuuR6eVORZ3sVvYOe89+errz/PLfr7/fn//prxdne/Q//5j8x7QX",
+	"9cIt7h32CkNlD/64v9+LehAB2jvs0ZT+a5gzvrG9x4z/VzL3YNcrijQCloDdnsjyiBRkuNBbEdzRRxPP",
+	"o4nnfyoG5v1aa4AY9hWfip1iMbg3a03OJoVINwceb6qCkWebQ3LGrljuIuVBavV0oRBGw4t1ToWiEDEG",
+	"OhQXI9EQjiL0bcU4uJj0vcIDEmOczMzmXdDkErn/D+jZcx+M6dwoHuPEbEiMUfszCYOZOzc4vOH8kCJl",
+	"6ZED9CZ9V80wMqLqXCo9Eg4oL2MTTQrhPhpYk84E3EUYps5pZkG+PcoJ9pMWCVqnFrlcyBwAAPoW03Mk",
+	"EtQPcgkNkxnNJoRe0yW6Ff/OcolpBejtz3Gh0xIIHFabK/8cB4jKFgxPTkaCloXXq+95tHYxZV7JIv3Y",
+	"yRHqki8WLI1Rb315BTEXGdUTmc93fCQAxAGU6mUYFtD3+HSWMRt5ughIgPlbSD1GX1k0EnVIucGWgl71",
+	"pHWLdzmjSgofT+FWC4Cc3Skj91sqqLNMUJs4BlouOumtRaRaehWr7pvtK4umgnu8dtNCSewMJ3lHPx22",
+	"chdZC9e+d9jLXVPVUQPo7Xj/3U//+ZS9ukxPr78r/shvNpelcIS/kjTlOu+Wp+w2QBfWe2YvGt5rdw+N",
+	"lgSUBwvmFSJ99J39wwpW5irfQqoynzVFqoPNPtw6ZNl89DllKdPfHbAP3UUrxRHD7+5NiILG7kmEOg9w",
+	"dK2lZySaYpOri8fmC6mZSJYW90TL3IaMWZngCRpNMIR7jMUZuMX1xnT9kWjJ1z8klCAKKxoeffAfRgkB",
+	"bEBpNXpO4rRAOsnGwVhj0tc5GA25BpnOCh9uG2w5FBA+XKpfIDbRnJHrnGvNBLFhRinV9IIqFrK3CKP5",
+	"GEglCHEMdV6cV1EsfViYbQ0W9Xu/uRGa27giZlQ56RvRoCGwkEJkTIF0xNLB4UjsD1dJGRVgBFcOOyZ9",
+	"71UJo14jQ/BzsPeRGIIY9Y0YW2mBz5nSdL5wEkOIxjAYiadDEocS74pB+DrdVuwsI5oiEDEjItiUwhsy",
+	"J9c5mKaWCzYYiWdDEsskKfKcpWMjF7tGBTk9f0v+9NXePjEjdTFh4EegSpNne8TGuRr5xL8LB0pOJgAC",
+	"DaF9MPmc0cxsMouIzMxe6BkVrg2wNMwRmpoK8iWZc1FoppzLd1LoIjeDPRhaS2FammLh+MjJIcHcn4gs",
+	"aJpmLCIZm0uhfioY+/syclIfY7YYeraMyEVOudA5g4+WC5pFhKZLgLf+qaA5A7yhBZ8sI8PLx3AJIzKV",
+	"cpqx8SKjgB4lCvMd+I7jkfgyGOHY+QJ488AQOSH7hu8//fJLGBtNNMtVPBJfDUmc8SsG1t/yswspM0ZF",
+	"PBJ/HJKDp0+NlK2KhVE4WDqG/RPJMj4ksfs3+etf/+riK/2bdrviD+cvjGT+8sMZFrn5/s2L+Mg5oPC4",
+	"mlcG5kIdlyCQ9goJOQ6QIeMBRjKvMqhWTLIy94bVIYbPefu6CzI9An2wZkeH+MSaKb0Ge2tI6wBGg8F/",
+	"GC9GgtGGorQhDaX3TtRstf2K5b8MwgUflYAd9zZU1+WqhOaunmP42H55mpaXvCyiXxLP+rCq8YGN/cKI",
+	"9ENSCM2zui8Maj0T9H6U+qwzA5aeAX8KndrciQsaXu5aZ9bEYWPJ7HOXjGTFYvfSSKADwXMTiAvBJFrX",
+	"gw/y4FCQFgmPH5jRzTAEPYIiXkYfOSQtw7YFreOoLcrYh9li0GudWydUuOyFkYDYtyE5ttbu9lW1XjHn",
+	"NywjRNiOjRPH4mZ+uw9JvGC5of82ln7Cb8DlR5fee1Pf0IowBDfiCNbAEAYupuNqg+XvtmkpCLLcSjtD",
+	"8g4/OzRtmYM8ntFsMqbXdDme5HI+NoymX2FY//d/Y+jLLtnf2xsAHOyN2Rio1hWbCzenP8rcyCs+AB46",
+	"GwlHxG5plzhsYfOGdA2iBvGyv49E1WwBwHnm9S4B6GDveWTNRMEyPVFY1HgkaiWMzUM4NNf2KJf0xBZ8",
+	"q7oDB1EHhSf9g6dPBy2GFNL/cm9v8NnrI99bbWT/GIrCvXDLXjN42FLUcLRngehpyyXb7ICqWQSsKCuN",
+	"Ip13vKuUXBtdDtV6FNhXGFnOUVG5fSx0cNF6hwfP9/ainjsjvcPeh/MXq/1Z92uQMbP5lcwx2HW3Mebc",
+	"KSGBAlIyOZmTfgvTQAMwbTBSMqMpsSwDtZNw04OMpkczzqMZZ70Z5/lmH24N59Jpxnm66UitaYFeZL9x",
+	"A5B1o3WYGu7BFLQCW6Klntw9gFdVsDBsoh1WWvYRar6ALYDggq0lxld2zvlUUKMuu1BMI35esRxzSB2z",
+	"gzgch2xThbLpe7sE0TJjOUXwYUxDGxi97IKCH8XlTCnXYxjmhcSxFt03JC99riMVSzcrIwE4WRlSGJOE",
+	"LTRLh8SwRQycPiT75DX/xko30Az5hbycTFiiG7LNyvi9X8jbavTeoT08ngmUGYH2czJnmqZU0yMfVdgS",
+	"oEfOgwA/4oaAMr6z8oNxDyMFMXVviPLFivDBSmwhOHyqHTkVqnX8wYtP1EbTOMIgL5tXaIMd/ZhxQ+En",
+	"VArcehsSM3ReR4ipw59SrhaFZkNb89iMvuFMflIxDva9e3i34hEeQGcj8dpOArK1mSbBWrv9UqRPRRrB",
+	"6CtRl5HPdgxXEEHpB0axqQQCRzYwuCXwNzCWKqMWgxcf0rtRqQoC8obkWNgal+b2jYS37vgkaXdNwGwI",
+	"AX3EqjxIhW11aE3QEmmNwUG560MwgafMtJwztJkK3fD7QgqyvaNGZS51m/jI7bjRRpEMunfxVQyptPme",
+	"mL5exhRzF1haQgb4Z45WPYGK2mRB9SxQq8NQguDTkYBHwbf9pjAWOQMG1q72k2kK8TjU+jEZCQzsCy8l",
+	"rjAEQdcaiYiSntFkSoLabw5hW5Q+VtDG/YbIR566zF0pEjYk/8lyaaMVnNwI9g/Tep8SnXOwJOOgsJZT",
+	"GNBsVnYwJMeGxAp2TTPSjy94lhk1Ho0dMYnDQz5Olklm5Noyz9gr/rAdC7rECuo1aIPgZurlgg3Jsac4",
+	"MLEyaDEgQH1HaUiQWCvoHDsDy5nnQBEpBCZRu4sWOWHbCtqD6qEtRNlTXKpvOG3YJcfgLCCWj2NEhY9D",
+	"coUhQkEURe6IUjWOwynnQIYA6cHqXZ7UGYZoiVzZCATz44+pi0npV4mZuUaGT1psBHVYKsx1Tm4ZuaFH",
+	"r72O3vnSSDREAVKydK6IYUquEn7J4fve6j4wHTWaqAaDYnDPAkXM8n1nbvalHlsS+vtC1kUOxTQYNJxJ",
+	"wDYGFMnFuuL2WjvDkBzsHRyS2IpTQTK22VKjrNuitZbyHdahxcy90QGBVWUyPSaxtoKGwbB+wLE/EFwY",
+	"9oHF4T+zIm0nduwKu1elUhS5nGhG+p41RTbaHkips8b4p4NfGz/sdwTshQqGv3Kt2g7jV6yhDQDnDlQd",
+	"p7Jsreo4jEu1+zNNr1iuuWL5afppF1Ext4GXXgMq7WugvLYtP+DBxi42wZa203zEvPvtAUqH+Mxzf2Y2",
+	"g7dsL/LuWyT98rAPuqu9hzfinmu+bwBiTfoAKEuFLRo0zakRHWP4K7YBF1xccY2qgZKC/Ci5UD6UdEky",
+	"OTXyjYe1HgnIahiSMwnyvG0sIjF0Cf8QNFtiVKeVL+M21nicprUb/UD8ERv/dTCuse/NaMgjCfmfCF59",
+	"CvePUMcLL5aIHL8KYjNlV7uSp8nu8Jpl2Q6oQrtywQRPdyqIQJ3M9+2CidMXxIF8plwlEswHlhWnDE4s",
+	"6GxQWC8n/fjnC6oADOeTH4GhIgd7Bw4LEEJ27PtceXSitrJ8L9jVW54mL1zPd+XmZX7ju9z0pLlpB+ms",
+	"JaDy4keW6K5LWK5BKpMC8odvcWBX5uu/aK5qs9dg4zM55aK+5/4Gdm6umQ2t+GO98befyJSRSSavI/Lu",
+	"LycvyfnTL7/y0SODQ0KN+jUnVKHf08WaU56hKcio5Gw4EkZ6w58VnwqjAx+i0mbnxW64ssbA8CyBFQcg",
+	"2GxAY9e5OPazbLBm4LOA9Vgy2iTjGDXVC7mq3XcMnzJ70/5xzjC3eVzk/Hbf4zmAora3aQBqP97mQyFF",
+	"cqsPzTEYJzOaZUxM76GF8RwAOW41+USuWbWP7aRh9ZX87v3rV++odWJt/8HBNh9se+khZIkLuGrN676B",
+	"AtYl/7mCkKJ2//HWW7tleZvdwVek/2zv6QAsk+FlsKayGPN2wEoNRzUerr2258XFnOuNJbqbnevr6x0I",
+	"1SnyjAnTY7q5mPWCXfmevzWLuoGY92zv6SbV9nE1fsOn6FYHqMJReLqjUWLpjFu3xtT451GPp2OM3+l9",
+	"QmQL8yOcqVEvIiO41uZZBAMs4YObIoX1tkA/Cr1/yBvQSmz9b4SSk1enBOZmz2PFep5kHHjibkKzDBMB",
+	"u0WSkQhkkm7uc5qiCPcwCskLdmU7+JXiX8IBdEfBgHZoN3vY+yzGtJVX4LURYGj1HNnh3f0O/Hi9omSo",
+	"WYl/O3/7hvzALshf2JKcM71KUkbYjbJMIgUUhlzfVVj+t+u7lx+9s5xsgXI+h3DsSn5csqVaJxavoWAv",
+	"b5xns5059m3Kr0KxGFje2MZA5PHAScL+PhDQAJUFoiJn356Qr/548NxoSaMeBFciNYR/joOxGNI46Nzh",
+	"7cjO3bkm9Lcpx7xnErSeAJkXVEh67qXrt0ZUcAp8o9NjQeAFjBT+HKccQVacinZrUjZjNNOzv6+wt5cO",
+	"0esZz1jo4EL0IkW+e//+3RHRsnCALylbMJFCWHVbGarvbKcPeFKwixWlHWH8XBGa8av7K++9chdf8Ssm",
+	"TLeLXF6EyYN+gZSlTz+qXXWV7NiaCcMfVzOZeomF/tnL4xevXxpCcio0mxp2MuoNhuSVpCnhugy8hyoM",
+	"liVd5FSkkD6hLRgUHYkY+4oJQ3A0iIFfGuoap2yCJlyVJ1+PeoGZB0c//FGNejEKaFBPfsdMyXpnd3j6",
+	"9aiHDtcyhAWdrqMeFlHwfc7pEgMhoHNSNkYXfMd0WwI8oP8VB23jQBC+E9y+/sOUXRRTq5v4HxGNbyeV",
+	"c8pFPCRvBckkTaMSIgGW68PZK4gHB7RtDMy3Cz8SOVvIXKsgo6VfL7vwdaUljOJRZQ0rj3AcQAc6KC8I",
+	"QtlZ0FwvHXRgDVCwH7+jevb1LjjK6Zydc82+fkVv4G9zLlmM5eKkgEt7Dp5+wKiMydft5SU8cPuMT2cQ",
+	"NwQLVEEpzZhW5bwU05CXAiOUIrJ5j775F7jCRNGlKrFQh+TYF77wzl2mkOSRS7bQpB+E4ZBrLtTgKFhq",
+	"I6djAAtug01xiXEyQ3WVYLYG1/0ytDIi4ZgiQhf8G6pYROCIfIIQhSnTAFN9mvYHEPZgJIxi0S/AQxPZ",
+	"mp0ARNUAtjtyiWaQfxH/LC8ji0IVQQBWhBzjUwwHdMr0C6pp3zSGB+AUgh78cM0fM6qCxCvwnbgj9iHP",
+	"4kEEEUUWBb0PM4Dl7A/ikej74fhT/VPBCpaClwoO9oQLrmaQDRWbC3B+lfSD9bKwvANzLrnmNOPK4htO",
+	"2UhYBE469fliNnKCp0NyQrNMkUWhbCWVYGv+3Qwidhm35SWGK8hS0qcjMSmETdc1+uPf0HgUkeFwSPOp",
+	"+hgPbNmLRUaXLB0aEnVRTC3Km1EFFeFiIuHKXdPcCImqEqjKJvyGxH9TV8nH+Ag3xta6yK7NWc3kdMrS",
+	"Ix/mFtx9DFvRM7P/hAsbzmPWBPOsKFSPsfIglDpAU4rlzC5iNn75nk4hIPF0svNGCrbzmupkFpP+s72D",
+	"wRGZ/p0vdqzI5ndwJNCQaYMmFOF6SN4AIFyeWnrhOTJnqk2F/TPT73Em57DuvW1L951OzHBhtL1P0drX",
+	"j2GoL81MwFx3K2tddcSfot6zTWSuyldvpH4tU4hZXiODtXFa5dZqDSdfxcHPUYby0Z4TjgUn4qYUEEe1",
+	"JKKEJhDuvHY7jzNO1eOebr6npA8FNsBxMVi1wShur/KYuTjpGOxNoNLHTxT+CTLBkPyA2LKlMk9qrjan",
+	"8Ou69XXkSA2+8UR1+nAqv+94jw6eKKO+RuDWsSzV6dJMpApj8Nw6XdDkEog3Tj00oP3gDmeLeYNromaG",
+	"OFpfUR+4ZoQLbGNXjRKugkhX6ADjmm3oZkSg5o/MfW6UtS2TqRFBbF0xRUFEVRJTLtvo3SvTNFhQN/IU",
+	"rfe13Nnd8NCW5bUXobSXLnBd7s/D8L52JswJOCRzjgWGvH0EDcNwMIJ425bDZLPswNKrkAXiyF0eBbuh",
+	"ic6WQEfX2H2Bc29o/D2CjBPg4pCc4rqDaj6UZ0cAborPVaGA5abE+vc7j+Hn9XpAl1sabx7Uafbs1/OP",
+	"nPOpCAKV2s7arS0rVeq4UoH3tNsRdwdKjr6aQ8K8HdJ61fqlHIBH8Ik1QTrj4yBy/7Tk29+xvnOj0CLl",
+	"TCQsQlq6jAg4hgfN20UqlwuVcyC0mmWZbb9QWEUdFVgXz65ZPueCZp1n/8Stzz2R4RV+59t8BzrArT8M",
+	"Lbi/OV/1s3u7RWe45T4ZrFV2ufU9mjOd86Rbfn6XS6MJskIRzW60OcwAUgSQFq798UzrhUNoUGMtNc08",
+	"LEXLK+PUxkKNEcNKxSNxsUTk8oig5mlNN0aXPwqawSDpsUs2cn1dLG3Uv9l7p92X2PAjESKTjx1gPKT3",
+	"RB7IdOBDYQD06Yj8WZK8EACbBLk11q5p1wygFCSWmdGSLGWRj8RcCq4lQgN1RNP8menXdtXXmmjNmu8u",
+	"Msprxtn6Ee8IYcRxfhbza3BQ5n52nXK9XDBBF3zozM6dxHtRXGRgL4Fzf/zu1MdkAQrtv52/fdOqn9m3",
+	"zfO7GsI38sDVR/d5Fh0xNBYs4RM7ftI3Ux5ssvZLOs/usvb/cfz61aq1N8+3W3s3ot/t2pspr1x7MBVu",
+	"6g+yFkSPqefS51x+PC4TuFkw0dxlX2PRroJnAHJh1NmIsEwx8uXes9YdO8NhPSjaKk2XiGbTDrVK0yWm",
+	"AudXYPabTHhyj9HXXyJH/hxzeQMpijRdHtkMdmWN8dcznswC752FsPk8x9UMmm/gH4NGoOhuS84FoEFi",
+	"TRUwKShnXePK3z7Sj+f0khnOGbsX0CtmRIDD3d1MJjSbSaUP/7T3pz3wu2M1zl0watlh/dxWylJFWP8m",
+	"ggxbZa28hnkr75ZwsU3O4mTeuViiAw7MK0ykwBOtLOkBJYywWe3zByh24o3s6P4QjKUevJJrMpVMEefm",
+	"9NGndrFbGj2TgIkIlhY7VC/exJBBT0W6k3EBnhdLzsqQ2pYWQf+nanYhaZ5CXk0+ZSnU2wP3o0NMQtkp",
+	"aM5mnLVM3OfUWLkH58+05mKqIgdTp6Jq6VvcEFtcRJG+Vc2tgoO42EH3QQx9cwin4gJg9myW8k6ZB+zS",
+	"4oKWfKZcsx10VeOhVxEe1SrVrhcFrJoqg16Ci9K+Ca4FRIdFx29p9+l3migHfgyhhlwV9EfChSaYQwkA",
+	"qg5tL357+uJkfHp+/uHlWVwNWyJ9wF216dBpAR4erOuPoqmdGioNnz5++v8CAAD//w==",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

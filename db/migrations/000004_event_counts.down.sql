@@ -1,0 +1,13 @@
+DROP TRIGGER IF EXISTS sales_count_insert ON sales;
+DROP TRIGGER IF EXISTS sales_count_update ON sales;
+DROP TRIGGER IF EXISTS sales_count_delete ON sales;
+DROP FUNCTION IF EXISTS sales_count_events();
+DROP TRIGGER IF EXISTS leads_count_insert ON leads;
+DROP TRIGGER IF EXISTS leads_count_update ON leads;
+DROP TRIGGER IF EXISTS leads_count_delete ON leads;
+DROP FUNCTION IF EXISTS leads_count_events();
+DROP TRIGGER IF EXISTS clicks_count_insert ON clicks;
+DROP TRIGGER IF EXISTS clicks_count_update ON clicks;
+DROP TRIGGER IF EXISTS clicks_count_delete ON clicks;
+DROP FUNCTION IF EXISTS clicks_count_events();
+DROP TABLE IF EXISTS event_counts;

@@ -1,0 +1,234 @@
+// Package events lists a program's merged click, lead and conversion events, newest first, with exact
+// pagination: total counts the whole filtered set and every page is reachable.
+//
+// Totals and deep pages come from the hourly event_counts (kept exact by triggers): the page's first
+// hour is found by summing hours, then one merged index scan starts at that hour's end and skips only
+// the events of that hour before the page. Page 1 and page 100 000 cost about the same.
+package events
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/jmoiron/sqlx"
+)
+
+// Types of event.
+const (
+	Click      = "click"
+	Lead       = "lead"
+	Conversion = "conversion"
+)
+
+// Filter selects events. Zero values mean no bound.
+type Filter struct {
+	ProgramID int64
+	Type      string // "" for all three
+	From, To  *time.Time
+}
+
+// Event is one normalized event; fields beyond the common ones depend on the type.
+type Event struct {
+	Type             string    `db:"event_type"`
+	ID               int64     `db:"id"`
+	Timestamp        time.Time `db:"ts"`
+	ClickID          *string   `db:"click_id"`
+	SessionID        *string   `db:"session_id"`
+	PageURL          *string   `db:"page_url"`
+	ReferrerURL      *string   `db:"referrer_url"`
+	GeoCountry       *string   `db:"geo_country"`
+	GeoRegion        *string   `db:"geo_region"`
+	GeoCity          *string   `db:"geo_city"`
+	DeviceType       *string   `db:"device_type"`
+	DeviceOS         *string   `db:"device_os"`
+	BrowserName      *string   `db:"browser_name"`
+	CustomerKey      *string   `db:"customer_key"`
+	Converted        *bool     `db:"converted"`
+	AmountCents      *int64    `db:"amount_cents"`
+	Currency         *string   `db:"currency"`
+	SaleType         *string   `db:"sale_type"`
+	PaymentStatus    *string   `db:"payment_status"`
+	ProcessorEventID *string   `db:"processor_event_id"`
+	IsRecurring      *bool     `db:"is_recurring"`
+	CreatedAt        time.Time `db:"created_at"`
+}
+
+// Page is one page and the size of the whole filtered set.
+type Page struct {
+	Events []Event
+	Total  int64
+}
+
+// source is how one table becomes events.
+type source struct {
+	typ, table, ts, where, columns string
+}
+
+var sources = []source{
+	{Conversion, "sales", "sale_date", "NOT is_test", `'conversion' AS event_type, 0 AS rank, id, sale_date AS ts, click_id,
+		NULL::text AS session_id, NULL::text AS page_url, NULL::text AS referrer_url, NULL::text AS geo_country,
+		NULL::text AS geo_region, NULL::text AS geo_city, NULL::text AS device_type, NULL::text AS device_os,
+		NULL::text AS browser_name, NULL::text AS customer_key, NULL::boolean AS converted, amount_cents, currency,
+		sale_type, payment_status, processor_event_id, is_recurring, created_at`},
+	{Lead, "leads", "lead_timestamp", "NOT is_test", `'lead' AS event_type, 1 AS rank, id, lead_timestamp AS ts, click_id,
+		session_id, page_url, NULL::text AS referrer_url, NULL::text AS geo_country, NULL::text AS geo_region,
+		NULL::text AS geo_city, NULL::text AS device_type, NULL::text AS device_os, NULL::text AS browser_name,
+		customer_key, converted, NULL::bigint AS amount_cents, NULL::text AS currency, NULL::text AS sale_type,
+		NULL::text AS payment_status, NULL::text AS processor_event_id, NULL::boolean AS is_recurring, created_at`},
+	{Click, "clicks", "click_timestamp", "NOT is_test AND NOT is_bot", `'click' AS event_type, 2 AS rank, id, click_timestamp AS ts,
+		click_id, session_id, page_url, referrer_url, geo_country, geo_region, geo_city, device_type, device_os,
+		browser_name, NULL::text AS customer_key, converted, NULL::bigint AS amount_cents, NULL::text AS currency,
+		NULL::text AS sale_type, NULL::text AS payment_status, NULL::text AS processor_event_id,
+		NULL::boolean AS is_recurring, created_at`},
+}
+
+func (f Filter) sources() []source {
+	var out []source
+	for _, s := range sources {
+		if f.Type == "" || f.Type == s.typ {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// bucket is one hour's count.
+type bucket struct {
+	Hour time.Time `db:"hour"`
+	N    int64     `db:"n"`
+}
+
+// List returns page (1-based) of size events and the total.
+func List(ctx context.Context, db *sqlx.DB, f Filter, page, size int) (Page, error) {
+	if f.From != nil && f.To != nil && f.From.After(*f.To) {
+		return Page{Events: []Event{}}, nil
+	}
+	buckets, err := hours(ctx, db, f)
+	if err != nil {
+		return Page{}, err
+	}
+	var total int64
+	for _, b := range buckets {
+		total += b.N
+	}
+	out := Page{Events: []Event{}, Total: total}
+	offset := int64(page-1) * int64(size)
+	if offset >= total {
+		return out, nil
+	}
+	// The hour the page starts in, and how many of its events come before the page.
+	var before int64
+	start := buckets[0].Hour
+	for _, b := range buckets {
+		if before+b.N > offset {
+			start = b.Hour
+			break
+		}
+		before += b.N
+	}
+	skip := offset - before
+	upper := start.Add(time.Hour)
+	out.Events, err = scan(ctx, db, f, &upper, skip, size)
+	return out, err
+}
+
+// hours are the filtered set's counts per hour, newest first; the hours cut by From or To are counted
+// exactly from the tables.
+func hours(ctx context.Context, db *sqlx.DB, f Filter) ([]bucket, error) {
+	args := []any{f.ProgramID}
+	where := []string{"program_id = $1", "n <> 0"}
+	if f.Type != "" {
+		args = append(args, f.Type)
+		where = append(where, fmt.Sprintf("event_type = $%d", len(args)))
+	}
+	if f.From != nil {
+		args = append(args, f.From.UTC().Truncate(time.Hour))
+		where = append(where, fmt.Sprintf("hour >= $%d", len(args)))
+	}
+	if f.To != nil {
+		args = append(args, *f.To)
+		where = append(where, fmt.Sprintf("hour <= $%d", len(args)))
+	}
+	var list []bucket
+	if err := db.SelectContext(ctx, &list, `SELECT hour, sum(n)::bigint AS n FROM event_counts WHERE `+strings.Join(where, " AND ")+
+		` GROUP BY hour ORDER BY hour DESC`, args...); err != nil {
+		return nil, err
+	}
+	// Hours cut by the bounds hold events outside them: count those hours exactly.
+	for i := range list {
+		h := list[i].Hour
+		end := h.Add(time.Hour)
+		cutFrom := f.From != nil && f.From.After(h)
+		cutTo := f.To != nil && f.To.Before(end)
+		if !cutFrom && !cutTo {
+			continue
+		}
+		lo, hi := h, end
+		n, err := count(ctx, db, f, lo, hi)
+		if err != nil {
+			return nil, err
+		}
+		list[i].N = n
+	}
+	kept := list[:0]
+	for _, b := range list {
+		if b.N > 0 {
+			kept = append(kept, b)
+		}
+	}
+	return kept, nil
+}
+
+// args numbers query parameters as they are added.
+type args []any
+
+func (a *args) add(v any) string {
+	*a = append(*a, v)
+	return fmt.Sprintf("$%d", len(*a))
+}
+
+// bounds is the SQL for From and To on column ts.
+func (f Filter) bounds(a *args, ts string) string {
+	var b strings.Builder
+	if f.From != nil {
+		b.WriteString(" AND " + ts + " >= " + a.add(*f.From))
+	}
+	if f.To != nil {
+		b.WriteString(" AND " + ts + " <= " + a.add(*f.To))
+	}
+	return b.String()
+}
+
+// count counts the filtered events with lo <= ts < hi (and within From and To).
+func count(ctx context.Context, db *sqlx.DB, f Filter, lo, hi time.Time) (int64, error) {
+	var parts []string
+	a := args{}
+	program, from, to := a.add(f.ProgramID), a.add(lo), a.add(hi)
+	for _, s := range f.sources() {
+		parts = append(parts, fmt.Sprintf(`(SELECT count(*) FROM %s WHERE program_id = %s AND %s AND %s >= %s AND %s < %s%s)`,
+			s.table, program, s.where, s.ts, from, s.ts, to, f.bounds(&a, s.ts)))
+	}
+	var n int64
+	err := db.GetContext(ctx, &n, `SELECT `+strings.Join(parts, " + "), a...)
+	return n, err
+}
+
+// scan reads the merged events before upper (and within From and To), newest first, skipping skip.
+func scan(ctx context.Context, db *sqlx.DB, f Filter, upper *time.Time, skip int64, size int) ([]Event, error) {
+	var parts []string
+	a := args{}
+	program, before, off, limit := a.add(f.ProgramID), a.add(*upper), a.add(skip), a.add(size)
+	for _, s := range f.sources() {
+		parts = append(parts, fmt.Sprintf(`(SELECT %s FROM %s WHERE program_id = %s AND %s AND %s < %s%s ORDER BY %s DESC, id DESC LIMIT %s::bigint + %s::bigint)`,
+			s.columns, s.table, program, s.where, s.ts, before, f.bounds(&a, s.ts), s.ts, off, limit))
+	}
+	q := `SELECT event_type, id, ts, click_id, session_id, page_url, referrer_url, geo_country, geo_region, geo_city,
+		device_type, device_os, browser_name, customer_key, converted, amount_cents, currency, sale_type, payment_status,
+		processor_event_id, is_recurring, created_at FROM (` + strings.Join(parts, " UNION ALL ") + `) e
+		ORDER BY ts DESC, rank, id DESC OFFSET ` + off + ` LIMIT ` + limit
+	list := []Event{}
+	err := db.SelectContext(ctx, &list, q, a...)
+	return list, err
+}

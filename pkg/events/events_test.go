@@ -1,0 +1,166 @@
+package events_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/jmoiron/sqlx"
+
+	"github.com/reftrack/reftrack/pkg/dbtest"
+	"github.com/reftrack/reftrack/pkg/events"
+	"github.com/reftrack/reftrack/pkg/seed"
+)
+
+// fill inserts n clicks, n/2 leads and n/4 sales for the program, at pseudo-random times over span
+// before end (several per hour, ties included), plus test events and bot clicks that are never listed.
+func fill(t *testing.T, db *sqlx.DB, r seed.Result, n int, end time.Time, span time.Duration) {
+	t.Helper()
+	secs := int64(span / time.Second)
+	stmts := []string{
+		`INSERT INTO clicks (click_id, program_id, link_id, partner_id, click_timestamp, affiliate_url, page_url, is_test, is_bot)
+		 SELECT 'c' || $1::bigint || '_' || g, $1, $2, $3, $4::timestamptz - ((g * 7919) % $6) * interval '1 second',
+		        'https://shop.example.com/?aff=x', 'https://shop.example.com/p' || g, g % 13 = 0, g % 17 = 0
+		 FROM generate_series(1, $5) g`,
+		`INSERT INTO customers (program_id, customer_key, partner_id, status)
+		 SELECT $1, 'fill-' || $1::bigint, $3, 'lead' WHERE $2::bigint > 0 AND $4::timestamptz IS NOT NULL AND $5::int > 0 AND $6::bigint > 0
+		 ON CONFLICT DO NOTHING`,
+		`INSERT INTO leads (program_id, customer_id, click_id, customer_key, status, source, settled_at, lead_timestamp, is_test)
+		 SELECT $1::bigint, NULL, 'c' || $1::bigint || '_' || g, 'k' || g,
+		        'provisional', 'browser', NULL, $4::timestamptz - ((g * 6007) % $6) * interval '1 second', g % 11 = 0
+		 FROM generate_series(1, $5 / 2) g WHERE $2::bigint > 0 AND $3::bigint > 0`,
+		`INSERT INTO sales (program_id, customer_id, partner_id, processor_event_id, amount_cents, currency, source, sale_date, is_test)
+		 SELECT $1::bigint, (SELECT id FROM customers WHERE customer_key = 'fill-' || $1::bigint), $3, 'txn_' || $1::bigint || '_' || g, 100 + g, 'USD', 'api',
+		        $4::timestamptz - ((g * 4001) % $6) * interval '1 second', g % 7 = 0
+		 FROM generate_series(1, $5 / 4) g WHERE $2::bigint > 0`,
+	}
+	for _, q := range stmts {
+		if _, err := db.Exec(q, r.ProgramID, r.LinkID, r.PartnerID, end, n, secs); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+}
+
+// oracle is the filtered, merged, ordered list computed the slow, obvious way.
+func oracle(t *testing.T, db *sqlx.DB, f events.Filter) []string {
+	t.Helper()
+	q := `SELECT event_type || ':' || id FROM (
+		SELECT 'conversion' AS event_type, 0 AS rank, id, sale_date AS ts FROM sales WHERE program_id = $1 AND NOT is_test
+		UNION ALL SELECT 'lead', 1, id, lead_timestamp FROM leads WHERE program_id = $1 AND NOT is_test
+		UNION ALL SELECT 'click', 2, id, click_timestamp FROM clicks WHERE program_id = $1 AND NOT is_test AND NOT is_bot) e
+		WHERE ($2 = '' OR event_type = $2) AND ($3::timestamptz IS NULL OR ts >= $3) AND ($4::timestamptz IS NULL OR ts <= $4)
+		ORDER BY ts DESC, rank, id DESC`
+	var out []string
+	if err := db.Select(&out, q, f.ProgramID, f.Type, f.From, f.To); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+func keys(list []events.Event) []string {
+	out := make([]string, len(list))
+	for i, e := range list {
+		out[i] = fmt.Sprintf("%s:%d", e.Type, e.ID)
+	}
+	return out
+}
+
+// Every page of every filter matches the oracle exactly, and total counts the whole filtered set.
+func TestListMatchesTheOracle(t *testing.T) {
+	d := dbtest.New(t)
+	ctx := context.Background()
+	r, err := seed.Run(ctx, d.DB, seed.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	other, err := seed.Run(ctx, d.DB, seed.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	end := time.Date(2026, 11, 20, 15, 0, 0, 0, time.UTC)
+	fill(t, d.DB, r, 600, end, 30*time.Hour)
+	fill(t, d.DB, other, 100, end, 30*time.Hour)
+	at := func(s string) *time.Time {
+		v, err := time.Parse(time.RFC3339, s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return &v
+	}
+	filters := []events.Filter{
+		{ProgramID: r.ProgramID},
+		{ProgramID: r.ProgramID, Type: events.Click},
+		{ProgramID: r.ProgramID, Type: events.Lead},
+		{ProgramID: r.ProgramID, Type: events.Conversion},
+		{ProgramID: r.ProgramID, From: at("2026-11-19T22:17:30Z")},
+		{ProgramID: r.ProgramID, To: at("2026-11-20T03:45:10Z")},
+		{ProgramID: r.ProgramID, From: at("2026-11-20T01:10:00Z"), To: at("2026-11-20T01:50:00Z")},
+		{ProgramID: r.ProgramID, Type: events.Lead, From: at("2026-11-19T12:00:00Z"), To: at("2026-11-20T12:00:00Z")},
+		{ProgramID: r.ProgramID, From: at("2026-11-21T00:00:00Z")},
+	}
+	for _, f := range filters {
+		want := oracle(t, d.DB, f)
+		for _, size := range []int{1, 7, 10, 100} {
+			name := fmt.Sprintf("%s/%v/%v/size%d", f.Type, f.From, f.To, size)
+			var got []string
+			for page := 1; ; page++ {
+				p, err := events.List(ctx, d.DB, f, page, size)
+				if err != nil {
+					t.Fatalf("%s page %d: %v", name, page, err)
+				}
+				if p.Total != int64(len(want)) {
+					t.Fatalf("%s: total %d, want %d", name, p.Total, len(want))
+				}
+				if len(p.Events) == 0 {
+					break
+				}
+				if len(p.Events) > size {
+					t.Fatalf("%s page %d: %d events", name, page, len(p.Events))
+				}
+				got = append(got, keys(p.Events)...)
+			}
+			if diff := cmp.Diff(want, got); diff != "" {
+				t.Fatalf("%s (-want +got):\n%s", name, diff)
+			}
+		}
+	}
+}
+
+// The hourly counts stay exact through inserts, updates that move or hide events, and deletes.
+func TestCountsStayExact(t *testing.T) {
+	d := dbtest.New(t)
+	ctx := context.Background()
+	r, err := seed.Run(ctx, d.DB, seed.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fill(t, d.DB, r, 200, time.Now(), 10*time.Hour)
+	for _, q := range []string{
+		`UPDATE clicks SET click_timestamp = click_timestamp - interval '3 hours' WHERE id % 5 = 0`,
+		`UPDATE clicks SET is_bot = true WHERE id % 9 = 0`,
+		`UPDATE clicks SET converted = true WHERE id % 2 = 0`,
+		`UPDATE leads SET is_test = NOT is_test WHERE id % 4 = 0`,
+		`UPDATE sales SET sale_date = sale_date + interval '1 hour' WHERE id % 3 = 0`,
+		`DELETE FROM sales WHERE id % 10 = 0`,
+	} {
+		if _, err := d.DB.Exec(q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	var drift []string
+	if err := d.DB.Select(&drift, `
+		WITH actual AS (
+			SELECT program_id, 'click' AS t, date_trunc('hour', click_timestamp) AS h, count(*) AS n FROM clicks WHERE NOT is_test AND NOT is_bot GROUP BY 1, 2, 3
+			UNION ALL SELECT program_id, 'lead', date_trunc('hour', lead_timestamp), count(*) FROM leads WHERE NOT is_test GROUP BY 1, 2, 3
+			UNION ALL SELECT program_id, 'conversion', date_trunc('hour', sale_date), count(*) FROM sales WHERE NOT is_test GROUP BY 1, 2, 3)
+		SELECT coalesce(a.t, c.event_type) || ' ' || coalesce(a.h, c.hour)::text || ' actual ' || coalesce(a.n, 0) || ' counted ' || coalesce(c.n, 0)
+		FROM actual a FULL JOIN event_counts c ON c.program_id = a.program_id AND c.event_type = a.t AND c.hour = a.h
+		WHERE coalesce(a.n, 0) <> coalesce(c.n, 0)`); err != nil {
+		t.Fatal(err)
+	}
+	if len(drift) > 0 {
+		t.Errorf("counts drifted:\n%v", drift)
+	}
+}
