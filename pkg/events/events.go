@@ -94,91 +94,71 @@ func (f Filter) sources() []source {
 	return out
 }
 
-// bucket is one hour's count.
-type bucket struct {
-	Hour time.Time `db:"hour"`
-	N    int64     `db:"n"`
-}
-
 // List returns page (1-based) of size events and the total.
 func List(ctx context.Context, db *sqlx.DB, f Filter, page, size int) (Page, error) {
+	out := Page{Events: []Event{}}
 	if f.From != nil && f.To != nil && f.From.After(*f.To) {
-		return Page{Events: []Event{}}, nil
+		return out, nil
 	}
-	buckets, err := hours(ctx, db, f)
+	// The hours cut by From or To also hold events outside the bounds: count those exactly.
+	var edges [2]struct {
+		hour *time.Time
+		n    int64
+	}
+	cut := func(i int, h time.Time) error {
+		n, err := count(ctx, db, f, h, h.Add(time.Hour))
+		edges[i].hour, edges[i].n = &h, n
+		return err
+	}
+	if f.From != nil {
+		if err := cut(0, f.From.UTC().Truncate(time.Hour)); err != nil {
+			return Page{}, err
+		}
+	}
+	if f.To != nil {
+		if h := f.To.UTC().Truncate(time.Hour); edges[0].hour == nil || !edges[0].hour.Equal(h) {
+			if err := cut(1, h); err != nil {
+				return Page{}, err
+			}
+		}
+	}
+	offset := int64(page-1) * int64(size)
+	a := args{}
+	where := "program_id = " + a.add(f.ProgramID)
+	if f.Type != "" {
+		where += " AND event_type = " + a.add(f.Type)
+	}
+	if f.From != nil {
+		where += " AND hour >= " + a.add(f.From.UTC().Truncate(time.Hour))
+	}
+	if f.To != nil {
+		where += " AND hour <= " + a.add(*f.To)
+	}
+	e0h, e0n, e1h, e1n := a.add(edges[0].hour), a.add(edges[0].n), a.add(edges[1].hour), a.add(edges[1].n)
+	off := a.add(offset)
+	// One round trip: the total, and the hour the page starts in with the count of later events.
+	var row struct {
+		Total  int64      `db:"total"`
+		Hour   *time.Time `db:"hour"`
+		Before *int64     `db:"before"`
+	}
+	err := db.GetContext(ctx, &row, `WITH h AS (
+			SELECT hour, CASE WHEN hour = `+e0h+`::timestamptz THEN `+e0n+`::bigint
+			                  WHEN hour = `+e1h+`::timestamptz THEN `+e1n+`::bigint ELSE sum(n) END AS n
+			FROM event_counts WHERE `+where+` GROUP BY hour),
+		w AS (SELECT hour, n, sum(n) OVER (ORDER BY hour DESC) - n AS before FROM h WHERE n > 0)
+		SELECT t.total, w.hour, w.before FROM (SELECT coalesce(sum(n), 0)::bigint AS total FROM h) t
+		LEFT JOIN w ON w.before <= `+off+`::bigint AND w.before + w.n > `+off+`::bigint`, a...)
 	if err != nil {
 		return Page{}, err
 	}
-	var total int64
-	for _, b := range buckets {
-		total += b.N
+	out.Total = row.Total
+	if row.Hour == nil {
+		return out, nil // past the last page
 	}
-	out := Page{Events: []Event{}, Total: total}
-	offset := int64(page-1) * int64(size)
-	if offset >= total {
-		return out, nil
-	}
-	// The hour the page starts in, and how many of its events come before the page.
-	var before int64
-	start := buckets[0].Hour
-	for _, b := range buckets {
-		if before+b.N > offset {
-			start = b.Hour
-			break
-		}
-		before += b.N
-	}
-	skip := offset - before
-	upper := start.Add(time.Hour)
-	out.Events, err = scan(ctx, db, f, &upper, skip, size)
+	upper := row.Hour.Add(time.Hour)
+	out.Events, err = scan(ctx, db, f, &upper, offset-*row.Before, size)
 	return out, err
-}
-
-// hours are the filtered set's counts per hour, newest first; the hours cut by From or To are counted
-// exactly from the tables.
-func hours(ctx context.Context, db *sqlx.DB, f Filter) ([]bucket, error) {
-	args := []any{f.ProgramID}
-	where := []string{"program_id = $1", "n <> 0"}
-	if f.Type != "" {
-		args = append(args, f.Type)
-		where = append(where, fmt.Sprintf("event_type = $%d", len(args)))
-	}
-	if f.From != nil {
-		args = append(args, f.From.UTC().Truncate(time.Hour))
-		where = append(where, fmt.Sprintf("hour >= $%d", len(args)))
-	}
-	if f.To != nil {
-		args = append(args, *f.To)
-		where = append(where, fmt.Sprintf("hour <= $%d", len(args)))
-	}
-	var list []bucket
-	if err := db.SelectContext(ctx, &list, `SELECT hour, sum(n)::bigint AS n FROM event_counts WHERE `+strings.Join(where, " AND ")+
-		` GROUP BY hour ORDER BY hour DESC`, args...); err != nil {
-		return nil, err
-	}
-	// Hours cut by the bounds hold events outside them: count those hours exactly.
-	for i := range list {
-		h := list[i].Hour
-		end := h.Add(time.Hour)
-		cutFrom := f.From != nil && f.From.After(h)
-		cutTo := f.To != nil && f.To.Before(end)
-		if !cutFrom && !cutTo {
-			continue
-		}
-		lo, hi := h, end
-		n, err := count(ctx, db, f, lo, hi)
-		if err != nil {
-			return nil, err
-		}
-		list[i].N = n
-	}
-	kept := list[:0]
-	for _, b := range list {
-		if b.N > 0 {
-			kept = append(kept, b)
-		}
-	}
-	return kept, nil
 }
 
 // args numbers query parameters as they are added.

@@ -1,0 +1,133 @@
+package events_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/reftrack/reftrack/pkg/dbtest"
+	"github.com/reftrack/reftrack/pkg/events"
+	"github.com/reftrack/reftrack/pkg/seed"
+)
+
+// BenchmarkList measures page 1, a middle page and the last page on a program with
+// REFTRACK_BENCH_EVENTS events (default 100 000; docs/performance.md reports 10 000 000) spread over a
+// year, and logs the query plans:
+//
+//	REFTRACK_BENCH_EVENTS=10000000 go test -run '^$' -bench List -benchtime 200x -v ./pkg/events
+func BenchmarkList(b *testing.B) {
+	total := 100_000
+	if v := os.Getenv("REFTRACK_BENCH_EVENTS"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil {
+			b.Fatal(err)
+		}
+		total = n
+	}
+	d := dbtest.New(b)
+	ctx := context.Background()
+	r, err := seed.Run(ctx, d.DB, seed.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	// fill(n) writes n clicks, n/2 leads and n/4 sales, of which a few percent are test or bot events.
+	start := time.Now()
+	end := time.Now().Truncate(time.Hour)
+	const chunk = 1_000_000
+	n := total * 4 / 7
+	for done := 0; done < n; done += chunk {
+		fillChunk(b, d, r, done, min(chunk, n-done), end)
+	}
+	if _, err := d.DB.Exec(`VACUUM ANALYZE`); err != nil {
+		b.Fatal(err)
+	}
+	var listed int64
+	if err := d.DB.Get(&listed, `SELECT sum(n) FROM event_counts WHERE program_id = $1`, r.ProgramID); err != nil {
+		b.Fatal(err)
+	}
+	b.Logf("%d events written (%d listed) in %v", total, listed, time.Since(start).Round(time.Second))
+
+	size := 50
+	last := int((listed + int64(size) - 1) / int64(size))
+	for _, tc := range []struct {
+		name string
+		f    events.Filter
+		page int
+	}{
+		{"page1", events.Filter{ProgramID: r.ProgramID}, 1},
+		{"middle", events.Filter{ProgramID: r.ProgramID}, last / 2},
+		{"last", events.Filter{ProgramID: r.ProgramID}, last},
+		{"conversions_middle", events.Filter{ProgramID: r.ProgramID, Type: events.Conversion}, last / 14},
+		{"week_of_clicks_page3", events.Filter{ProgramID: r.ProgramID, Type: events.Click, From: ptr(end.Add(-7 * 24 * time.Hour).Add(17 * time.Minute)), To: ptr(end.Add(-30 * time.Minute))}, 3},
+	} {
+		b.Run(tc.name, func(b *testing.B) {
+			for b.Loop() {
+				p, err := events.List(ctx, d.DB, tc.f, tc.page, size)
+				if err != nil || len(p.Events) == 0 {
+					b.Fatalf("page %d: %d events, %v", tc.page, len(p.Events), err)
+				}
+			}
+		})
+	}
+	if testing.Verbose() {
+		explain(b, d, r.ProgramID, last/2, size)
+	}
+}
+
+func ptr(t time.Time) *time.Time { return &t }
+
+// fillChunk writes count clicks (and half as many leads, a quarter as many sales) numbered from offset,
+// spread over the year before end.
+func fillChunk(b *testing.B, d *dbtest.Database, r seed.Result, offset, count int, end time.Time) {
+	b.Helper()
+	year := int64(365 * 24 * 3600)
+	for _, q := range []string{
+		`INSERT INTO clicks (click_id, program_id, link_id, partner_id, click_timestamp, affiliate_url, page_url, is_test, is_bot)
+		 SELECT 'c' || g, $1, $2, $3, $4::timestamptz - ((g::bigint * 7919) % $7) * interval '1 second',
+		        'https://shop.example.com/?aff=x', 'https://shop.example.com/p', g % 53 = 0, g % 61 = 0
+		 FROM generate_series($5::bigint + 1, $5::bigint + $6) g`,
+		`INSERT INTO leads (program_id, click_id, customer_key, status, source, lead_timestamp, is_test)
+		 SELECT $1, 'c' || g, 'k' || g, 'provisional', 'browser', $4::timestamptz - ((g::bigint * 6007) % $7) * interval '1 second', g % 47 = 0
+		 FROM generate_series($5::bigint / 2 + 1, ($5::bigint + $6) / 2) g WHERE $2::bigint > 0 AND $3::bigint > 0`,
+		`INSERT INTO customers (program_id, customer_key, partner_id, status) SELECT $1, 'bench', $3, 'converted'
+		 WHERE $2::bigint > 0 AND $4::timestamptz IS NOT NULL AND $5::bigint >= 0 AND $6::bigint > 0 AND $7::bigint > 0 ON CONFLICT DO NOTHING`,
+		`INSERT INTO sales (program_id, customer_id, partner_id, processor_event_id, amount_cents, currency, source, sale_date, is_test)
+		 SELECT $1, (SELECT id FROM customers WHERE program_id = $1 AND customer_key = 'bench'), $3, 'txn_' || g, 1000, 'USD', 'api',
+		        $4::timestamptz - ((g::bigint * 4001) % $7) * interval '1 second', g % 43 = 0
+		 FROM generate_series($5::bigint / 4 + 1, ($5::bigint + $6) / 4) g WHERE $2::bigint > 0`,
+	} {
+		if _, err := d.DB.Exec(q, r.ProgramID, r.LinkID, r.PartnerID, end, offset, count, year); err != nil {
+			b.Fatalf("%s: %v", q, err)
+		}
+	}
+}
+
+// explain logs the plans of the two queries behind a deep page.
+func explain(b *testing.B, d *dbtest.Database, programID int64, page, size int) {
+	b.Helper()
+	var plan []string
+	if err := d.DB.Select(&plan, `EXPLAIN (ANALYZE, BUFFERS, COSTS OFF)
+		SELECT hour, sum(n)::bigint AS n FROM event_counts WHERE program_id = $1 AND n <> 0 GROUP BY hour ORDER BY hour DESC`, programID); err != nil {
+		b.Fatal(err)
+	}
+	b.Logf("hourly counts:\n%s", strings.Join(plan, "\n"))
+	p, err := events.List(context.Background(), d.DB, events.Filter{ProgramID: programID}, page, size)
+	if err != nil || len(p.Events) == 0 {
+		b.Fatal(err)
+	}
+	upper := p.Events[0].Timestamp.Truncate(time.Hour).Add(time.Hour)
+	plan = nil
+	if err := d.DB.Select(&plan, `EXPLAIN (ANALYZE, BUFFERS, COSTS OFF) SELECT * FROM (
+		(SELECT id, sale_date AS ts, 0 AS rank FROM sales WHERE program_id = $1 AND NOT is_test AND sale_date < $2 ORDER BY sale_date DESC, id DESC LIMIT 1000)
+		UNION ALL (SELECT id, lead_timestamp, 1 FROM leads WHERE program_id = $1 AND NOT is_test AND lead_timestamp < $2 ORDER BY lead_timestamp DESC, id DESC LIMIT 1000)
+		UNION ALL (SELECT id, click_timestamp, 2 FROM clicks WHERE program_id = $1 AND NOT is_test AND NOT is_bot AND click_timestamp < $2 ORDER BY click_timestamp DESC, id DESC LIMIT 1000)
+		) e ORDER BY ts DESC, rank, id DESC OFFSET 500 LIMIT 50`, programID, upper); err != nil {
+		b.Fatal(err)
+	}
+	b.Logf("merged page scan (deep page %d, its hour's end %s):\n%s", page, upper.Format(time.RFC3339), strings.Join(plan, "\n"))
+	_ = fmt.Sprint
+}
