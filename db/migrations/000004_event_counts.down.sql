@@ -10,4 +10,6 @@ DROP TRIGGER IF EXISTS clicks_count_insert ON clicks;
 DROP TRIGGER IF EXISTS clicks_count_update ON clicks;
 DROP TRIGGER IF EXISTS clicks_count_delete ON clicks;
 DROP FUNCTION IF EXISTS clicks_count_events();
+DROP FUNCTION IF EXISTS bump_event_counts(bigint, text, timestamptz, bigint);
+DROP TABLE IF EXISTS event_counts_daily;
 DROP TABLE IF EXISTS event_counts;

@@ -1,9 +1,9 @@
 // Package events lists a program's merged click, lead and conversion events, newest first, with exact
 // pagination: total counts the whole filtered set and every page is reachable.
 //
-// Totals and deep pages come from the hourly event_counts (kept exact by triggers): the page's first
-// hour is found by summing hours, then one merged index scan starts at that hour's end and skips only
-// the events of that hour before the page. Page 1 and page 100 000 cost about the same.
+// Totals and deep pages come from the daily and hourly event counts (kept exact by triggers): the page's
+// first hour is found by adding up days, then hours; one merged index scan starts at that hour's end and
+// skips only the events of that hour before the page. Page 1 and page 100 000 cost about the same.
 package events
 
 import (
@@ -94,71 +94,145 @@ func (f Filter) sources() []source {
 	return out
 }
 
+// segment is a span of time, newest first, and how many filtered events it holds.
+type segment struct {
+	Start time.Time `db:"start"`
+	Hours int       `db:"-"` // 24 for a day, 1 for an hour
+	N     int64     `db:"n"`
+}
+
 // List returns page (1-based) of size events and the total.
+//
+// The filtered set is cut into segments, newest first: whole UTC days from the daily counts, the hours
+// of the days the bounds cut from the hourly counts, and the hours the bounds cut counted exactly. Their
+// sum is the total; walking them finds the hour the page starts in (a day is opened into its hours).
 func List(ctx context.Context, db *sqlx.DB, f Filter, page, size int) (Page, error) {
 	out := Page{Events: []Event{}}
 	if f.From != nil && f.To != nil && f.From.After(*f.To) {
 		return out, nil
 	}
-	// The hours cut by From or To also hold events outside the bounds: count those exactly.
-	var edges [2]struct {
-		hour *time.Time
-		n    int64
+	segs, err := segments(ctx, db, f)
+	if err != nil {
+		return Page{}, err
 	}
-	cut := func(i int, h time.Time) error {
-		n, err := count(ctx, db, f, h, h.Add(time.Hour))
-		edges[i].hour, edges[i].n = &h, n
-		return err
-	}
-	if f.From != nil {
-		if err := cut(0, f.From.UTC().Truncate(time.Hour)); err != nil {
-			return Page{}, err
-		}
-	}
-	if f.To != nil {
-		if h := f.To.UTC().Truncate(time.Hour); edges[0].hour == nil || !edges[0].hour.Equal(h) {
-			if err := cut(1, h); err != nil {
-				return Page{}, err
-			}
-		}
+	for _, sg := range segs {
+		out.Total += sg.N
 	}
 	offset := int64(page-1) * int64(size)
+	if offset >= out.Total {
+		return out, nil
+	}
+	var before int64
+	for _, sg := range segs {
+		if before+sg.N <= offset {
+			before += sg.N
+			continue
+		}
+		if sg.Hours > 1 { // open the day into its hours
+			hrs, err := hourly(ctx, db, f, sg.Start, sg.Start.Add(24*time.Hour))
+			if err != nil {
+				return Page{}, err
+			}
+			for _, h := range hrs {
+				if before+h.N > offset {
+					sg = h
+					break
+				}
+				before += h.N
+			}
+		}
+		upper := sg.Start.Add(time.Hour)
+		out.Events, err = scan(ctx, db, f, &upper, offset-before, size)
+		return out, err
+	}
+	return out, nil
+}
+
+// segments cuts the filtered set into days and hours, newest first (see List).
+func segments(ctx context.Context, db *sqlx.DB, f Filter) ([]segment, error) {
+	day := func(t time.Time) time.Time { return t.UTC().Truncate(24 * time.Hour) }
+	var firstDay, lastDay *time.Time // the days cut by the bounds
+	if f.From != nil {
+		d := day(*f.From)
+		firstDay = &d
+	}
+	if f.To != nil {
+		d := day(*f.To)
+		lastDay = &d
+	}
+	// Whole days between the cut ones.
 	a := args{}
 	where := "program_id = " + a.add(f.ProgramID)
 	if f.Type != "" {
 		where += " AND event_type = " + a.add(f.Type)
 	}
-	if f.From != nil {
-		where += " AND hour >= " + a.add(f.From.UTC().Truncate(time.Hour))
+	if firstDay != nil {
+		where += " AND day > " + a.add(firstDay.Format("2006-01-02")) + "::date"
 	}
-	if f.To != nil {
-		where += " AND hour <= " + a.add(*f.To)
+	if lastDay != nil {
+		where += " AND day < " + a.add(lastDay.Format("2006-01-02")) + "::date"
 	}
-	e0h, e0n, e1h, e1n := a.add(edges[0].hour), a.add(edges[0].n), a.add(edges[1].hour), a.add(edges[1].n)
-	off := a.add(offset)
-	// One round trip: the total, and the hour the page starts in with the count of later events.
-	var row struct {
-		Total  int64      `db:"total"`
-		Hour   *time.Time `db:"hour"`
-		Before *int64     `db:"before"`
+	var days []segment
+	if err := db.SelectContext(ctx, &days, `SELECT day::timestamp AT TIME ZONE 'UTC' AS start, sum(n)::bigint AS n
+		FROM event_counts_daily WHERE `+where+` GROUP BY day HAVING sum(n) <> 0 ORDER BY day DESC`, a...); err != nil {
+		return nil, err
 	}
-	err := db.GetContext(ctx, &row, `WITH h AS (
-			SELECT hour, CASE WHEN hour = `+e0h+`::timestamptz THEN `+e0n+`::bigint
-			                  WHEN hour = `+e1h+`::timestamptz THEN `+e1n+`::bigint ELSE sum(n) END AS n
-			FROM event_counts WHERE `+where+` GROUP BY hour),
-		w AS (SELECT hour, n, sum(n) OVER (ORDER BY hour DESC) - n AS before FROM h WHERE n > 0)
-		SELECT t.total, w.hour, w.before FROM (SELECT coalesce(sum(n), 0)::bigint AS total FROM h) t
-		LEFT JOIN w ON w.before <= `+off+`::bigint AND w.before + w.n > `+off+`::bigint`, a...)
-	if err != nil {
-		return Page{}, err
+	for i := range days {
+		days[i].Hours = 24
 	}
-	out.Total = row.Total
-	if row.Hour == nil {
-		return out, nil // past the last page
+	var out []segment
+	if lastDay != nil {
+		hrs, err := hourly(ctx, db, f, *lastDay, lastDay.Add(24*time.Hour))
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, hrs...)
 	}
-	upper := row.Hour.Add(time.Hour)
-	out.Events, err = scan(ctx, db, f, &upper, offset-*row.Before, size)
-	return out, err
+	if firstDay == nil || lastDay == nil || firstDay.Before(*lastDay) {
+		out = append(out, days...)
+		if firstDay != nil {
+			hrs, err := hourly(ctx, db, f, *firstDay, firstDay.Add(24*time.Hour))
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, hrs...)
+		}
+	}
+	return out, nil
+}
+
+// hourly is the filtered set's hours in [lo, hi), newest first; the hours the bounds cut are counted
+// exactly.
+func hourly(ctx context.Context, db *sqlx.DB, f Filter, lo, hi time.Time) ([]segment, error) {
+	a := args{}
+	where := "program_id = " + a.add(f.ProgramID) + " AND hour >= " + a.add(lo) + " AND hour < " + a.add(hi)
+	if f.Type != "" {
+		where += " AND event_type = " + a.add(f.Type)
+	}
+	var hrs []segment
+	if err := db.SelectContext(ctx, &hrs, `SELECT hour AS start, sum(n)::bigint AS n FROM event_counts WHERE `+where+
+		` GROUP BY hour HAVING sum(n) <> 0 ORDER BY hour DESC`, a...); err != nil {
+		return nil, err
+	}
+	kept := hrs[:0]
+	for _, h := range hrs {
+		h.Hours = 1
+		end := h.Start.Add(time.Hour)
+		if f.From != nil && !end.After(*f.From) || f.To != nil && f.To.Before(h.Start) {
+			continue // outside the bounds
+		}
+		if f.From != nil && f.From.After(h.Start) || f.To != nil && f.To.Before(end) {
+			n, err := count(ctx, db, f, h.Start, end)
+			if err != nil {
+				return nil, err
+			}
+			h.N = n
+		}
+		if h.N > 0 {
+			kept = append(kept, h)
+		}
+	}
+	return kept, nil
 }
 
 // args numbers query parameters as they are added.

@@ -163,4 +163,14 @@ func TestCountsStayExact(t *testing.T) {
 	if len(drift) > 0 {
 		t.Errorf("counts drifted:\n%v", drift)
 	}
+	if err := d.DB.Select(&drift, `
+		WITH hourly AS (SELECT program_id, event_type, (hour AT TIME ZONE 'UTC')::date AS day, sum(n) AS n FROM event_counts GROUP BY 1, 2, 3)
+		SELECT coalesce(h.event_type, c.event_type) || ' ' || coalesce(h.day, c.day)::text FROM hourly h
+		FULL JOIN event_counts_daily c ON c.program_id = h.program_id AND c.event_type = h.event_type AND c.day = h.day
+		WHERE coalesce(h.n, 0) <> coalesce(c.n, 0)`); err != nil {
+		t.Fatal(err)
+	}
+	if len(drift) > 0 {
+		t.Errorf("daily counts differ from the hours': %v", drift)
+	}
 }
