@@ -2,7 +2,6 @@ package events_test
 
 import (
 	"context"
-	"fmt"
 	"os"
 	"strconv"
 	"strings"
@@ -111,10 +110,18 @@ func explain(b *testing.B, d *dbtest.Database, programID int64, page, size int) 
 	b.Helper()
 	var plan []string
 	if err := d.DB.Select(&plan, `EXPLAIN (ANALYZE, BUFFERS, COSTS OFF)
-		SELECT hour, sum(n)::bigint AS n FROM event_counts WHERE program_id = $1 AND n <> 0 GROUP BY hour ORDER BY hour DESC`, programID); err != nil {
+		SELECT day::timestamp AT TIME ZONE 'UTC' AS start, sum(n)::bigint AS n
+		FROM event_counts_daily WHERE program_id = $1 GROUP BY day HAVING sum(n) <> 0 ORDER BY day DESC`, programID); err != nil {
 		b.Fatal(err)
 	}
-	b.Logf("hourly counts:\n%s", strings.Join(plan, "\n"))
+	b.Logf("daily counts (the total and the page's day):\n%s", strings.Join(plan, "\n"))
+	plan = nil
+	if err := d.DB.Select(&plan, `EXPLAIN (ANALYZE, BUFFERS, COSTS OFF)
+		SELECT hour AS start, sum(n)::bigint AS n FROM event_counts WHERE program_id = $1 AND hour >= $2 AND hour < $2 + interval '1 day'
+		GROUP BY hour HAVING sum(n) <> 0 ORDER BY hour DESC`, programID, time.Now().UTC().Truncate(24*time.Hour).AddDate(0, 0, -180)); err != nil {
+		b.Fatal(err)
+	}
+	b.Logf("hourly counts of that day:\n%s", strings.Join(plan, "\n"))
 	p, err := events.List(context.Background(), d.DB, events.Filter{ProgramID: programID}, page, size)
 	if err != nil || len(p.Events) == 0 {
 		b.Fatal(err)
@@ -129,5 +136,4 @@ func explain(b *testing.B, d *dbtest.Database, programID int64, page, size int) 
 		b.Fatal(err)
 	}
 	b.Logf("merged page scan (deep page %d, its hour's end %s):\n%s", page, upper.Format(time.RFC3339), strings.Join(plan, "\n"))
-	_ = fmt.Sprint
 }
