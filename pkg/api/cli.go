@@ -118,17 +118,11 @@ func (s *Server) CliAuthPoll(ctx context.Context, req gen.CliAuthPollRequestObje
 // cliAccount authenticates the account login token with the route family's messages.
 func (s *Server) cliAccount(ctx context.Context, missing, invalid string) (accounts.Account, error) {
 	b := parseBearer(metaFrom(ctx).header.Get("Authorization"))
-	if !b.wellFormed || b.token == "" {
-		return accounts.Account{}, apierr.Unauthorized(missing)
+	token := b.token
+	if !b.wellFormed {
+		token = ""
 	}
-	a, err := accounts.Authenticate(ctx, s.deps.DB, b.token)
-	switch {
-	case errors.Is(err, accounts.ErrInvalidToken):
-		return a, apierr.Unauthorized(invalid)
-	case errors.Is(err, accounts.ErrSuspended):
-		return a, errAccountSuspended
-	}
-	return a, err
+	return s.authenticateAccount(ctx, token, apierr.Unauthorized(missing), apierr.Unauthorized(invalid))
 }
 
 var commissionTypes = []string{"percent", "fixed", "recurring_percent", "recurring_fixed"}

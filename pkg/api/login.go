@@ -139,20 +139,35 @@ func (s *Server) LoginSubmit(ctx context.Context, req gen.LoginSubmitRequestObje
 		body, n := render(form)
 		return gen.LoginSubmit400TexthtmlResponse{Body: body, ContentLength: n}, nil
 	}
-	acct, err := s.completeLogin(ctx, state, token, "")
+	status, body, n, err := s.completeLoginPage(ctx, state, token, "")
+	switch {
+	case err != nil:
+		return nil, err
+	case status == http.StatusForbidden:
+		return gen.LoginSubmit403TexthtmlResponse{Body: body, ContentLength: n}, nil
+	case status == http.StatusBadRequest:
+		return gen.LoginSubmit400TexthtmlResponse{Body: body, ContentLength: n}, nil
+	}
+	return gen.LoginSubmit200TexthtmlResponse{HTMLPageTexthtmlResponse: gen.HTMLPageTexthtmlResponse{Body: body, ContentLength: n}}, nil
+}
+
+// completeLoginPage completes the login and renders the page that says how it went: 200 signed in, 403
+// suspended, 400 any other refusal (a server error is returned as such).
+func (s *Server) completeLoginPage(ctx context.Context, state, idToken, nonce string) (int, *bytes.Reader, int64, error) {
+	acct, err := s.completeLogin(ctx, state, idToken, nonce)
 	var ae *apierr.Error
 	switch {
 	case errors.As(err, &ae) && ae.Status == http.StatusForbidden:
 		body, n := render(page{Title: "Account suspended", Error: "Your account has been suspended."})
-		return gen.LoginSubmit403TexthtmlResponse{Body: body, ContentLength: n}, nil
+		return http.StatusForbidden, body, n, nil
 	case errors.As(err, &ae) && ae.Status < 500:
 		body, n := render(page{Title: "Sign in to reftrack", Error: loginPageProblem(ae)})
-		return gen.LoginSubmit400TexthtmlResponse{Body: body, ContentLength: n}, nil
+		return http.StatusBadRequest, body, n, nil
 	case err != nil:
-		return nil, err
+		return 0, nil, 0, err
 	}
 	body, n := render(page{Title: "You are signed in", Message: "Signed in as " + acct.Email + ". You can close this tab and return to your terminal."})
-	return gen.LoginSubmit200TexthtmlResponse{HTMLPageTexthtmlResponse: gen.HTMLPageTexthtmlResponse{Body: body, ContentLength: n}}, nil
+	return http.StatusOK, body, n, nil
 }
 
 func loginPageProblem(e *apierr.Error) string {
@@ -191,18 +206,15 @@ func (s *Server) LoginCallback(ctx context.Context, req gen.LoginCallbackRequest
 		return fail("The identity provider did not confirm the sign-in. Run reftrack login again.")
 	}
 	raw, _ := tok.Extra("id_token").(string)
-	acct, err := s.completeLogin(ctx, state, raw, *sess.Nonce)
-	var ae *apierr.Error
+	status, body, n, err := s.completeLoginPage(ctx, state, raw, *sess.Nonce)
 	switch {
-	case errors.As(err, &ae) && ae.Status == http.StatusForbidden:
-		body, n := render(page{Title: "Account suspended", Error: "Your account has been suspended."})
-		return gen.LoginCallback403TexthtmlResponse{Body: body, ContentLength: n}, nil
-	case errors.As(err, &ae) && ae.Status < 500:
-		return fail(loginPageProblem(ae))
 	case err != nil:
 		return nil, err
+	case status == http.StatusForbidden:
+		return gen.LoginCallback403TexthtmlResponse{Body: body, ContentLength: n}, nil
+	case status == http.StatusBadRequest:
+		return gen.LoginCallback400TexthtmlResponse{Body: body, ContentLength: n}, nil
 	}
-	body, n := render(page{Title: "You are signed in", Message: "Signed in as " + acct.Email + ". You can close this tab and return to your terminal."})
 	return gen.LoginCallback200TexthtmlResponse{HTMLPageTexthtmlResponse: gen.HTMLPageTexthtmlResponse{Body: body, ContentLength: n}}, nil
 }
 

@@ -36,13 +36,19 @@ func (s *Server) requireAccount(ctx context.Context) (accounts.Account, error) {
 			token = c.Value
 		}
 	}
+	return s.authenticateAccount(ctx, token, errAccountMissing, errAccountInvalid)
+}
+
+// authenticateAccount checks an account login token, answering the route family's messages for a
+// missing or invalid one.
+func (s *Server) authenticateAccount(ctx context.Context, token string, missing, invalid error) (accounts.Account, error) {
 	if token == "" {
-		return accounts.Account{}, errAccountMissing
+		return accounts.Account{}, missing
 	}
 	a, err := accounts.Authenticate(ctx, s.deps.DB, token)
 	switch {
 	case errors.Is(err, accounts.ErrInvalidToken):
-		return accounts.Account{}, errAccountInvalid
+		return accounts.Account{}, invalid
 	case errors.Is(err, accounts.ErrSuspended):
 		return accounts.Account{}, errAccountSuspended
 	}
