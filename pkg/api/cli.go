@@ -15,6 +15,7 @@ import (
 	gen "github.com/reftrack/reftrack/gen/server"
 	"github.com/reftrack/reftrack/pkg/accounts"
 	"github.com/reftrack/reftrack/pkg/apierr"
+	"github.com/reftrack/reftrack/pkg/commission"
 	"github.com/reftrack/reftrack/pkg/logins"
 	"github.com/reftrack/reftrack/pkg/payments"
 	"github.com/reftrack/reftrack/pkg/programs"
@@ -125,8 +126,6 @@ func (s *Server) cliAccount(ctx context.Context, missing, invalid string) (accou
 	return s.authenticateAccount(ctx, token, apierr.Unauthorized(missing), apierr.Unauthorized(invalid))
 }
 
-var commissionTypes = []string{"percent", "fixed", "recurring_percent", "recurring_fixed"}
-
 // CliInit creates a program in the account's workspace and issues its API key.
 func (s *Server) CliInit(ctx context.Context, req gen.CliInitRequestObject) (gen.CliInitResponseObject, error) {
 	a, err := s.cliAccount(ctx, "Authentication required — run reftrack login first", "Invalid or expired token — run the login command again")
@@ -171,11 +170,7 @@ func (s *Server) CliInit(ctx context.Context, req gen.CliInitRequestObject) (gen
 	if strings.TrimSpace(name) == "" || strings.TrimSpace(domain) == "" || ctype == "" || !ratePresent {
 		return nil, apierr.BadRequest("Missing required fields: name, domain, commission_type, commission_rate")
 	}
-	valid := false
-	for _, t := range commissionTypes {
-		valid = valid || t == ctype
-	}
-	if !valid {
+	if !commission.Valid(ctype) {
 		return nil, apierr.BadRequest("Invalid commission_type: " + ctype + ". Valid: percent, fixed, recurring_percent, recurring_fixed")
 	}
 	rate, ok := positiveDecimal(body["commission_rate"])
@@ -278,7 +273,7 @@ func commissionDisplay(ctype, rate string) string {
 	} else {
 		s = "$" + r.FloatString(2)
 	}
-	if strings.HasPrefix(ctype, "recurring_") {
+	if commission.Recurring(ctype) {
 		s += " recurring"
 	}
 	return s

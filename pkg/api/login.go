@@ -3,8 +3,6 @@ package api
 import (
 	"bytes"
 	"context"
-	"crypto/rand"
-	"encoding/base64"
 	"errors"
 	"html/template"
 	"net/http"
@@ -18,6 +16,7 @@ import (
 	"github.com/reftrack/reftrack/pkg/config"
 	"github.com/reftrack/reftrack/pkg/identity"
 	"github.com/reftrack/reftrack/pkg/logins"
+	"github.com/reftrack/reftrack/pkg/secret"
 )
 
 // loginSetup is how people sign in: a configured OpenID Connect issuer (verifier and OAuth client for
@@ -314,11 +313,11 @@ func (s *Server) DevOidcToken(ctx context.Context, req gen.DevOidcTokenRequestOb
 	if err != nil {
 		return nil, err
 	}
-	var b [24]byte
-	if _, err := rand.Read(b[:]); err != nil {
+	access, err := secret.RandomString(32)
+	if err != nil {
 		return nil, err
 	}
-	return gen.DevOidcToken200JSONResponse{AccessToken: base64.RawURLEncoding.EncodeToString(b[:]), TokenType: "Bearer",
+	return gen.DevOidcToken200JSONResponse{AccessToken: access, TokenType: "Bearer",
 		IdToken: idToken, ExpiresIn: int(identity.TokenTTL.Seconds())}, nil
 }
 

@@ -4,9 +4,7 @@ package logins
 
 import (
 	"context"
-	"crypto/rand"
 	"database/sql"
-	"encoding/base64"
 	"errors"
 	"fmt"
 	"strings"
@@ -49,17 +47,9 @@ func (s Session) Expired(now time.Time) bool {
 	return s.Status == "pending" && !now.Before(s.ExpiresAt)
 }
 
-func randomString(n int) (string, error) {
-	b := make([]byte, n)
-	if _, err := rand.Read(b); err != nil {
-		return "", err
-	}
-	return base64.RawURLEncoding.EncodeToString(b), nil
-}
-
 // Start creates a pending session.
 func Start(ctx context.Context, db sqlx.ExtContext, now time.Time) (Session, error) {
-	state, err := randomString(24)
+	state, err := secret.RandomString(32)
 	if err != nil {
 		return Session{}, err
 	}
@@ -100,10 +90,10 @@ func Pending(ctx context.Context, db sqlx.QueryerContext, state string, now time
 // PrepareCodeFlow stores a PKCE verifier and nonce on a pending session, for the login page's redirect
 // to a real issuer.
 func PrepareCodeFlow(ctx context.Context, db sqlx.ExecerContext, state string) (verifier, nonce string, err error) {
-	if verifier, err = randomString(32); err != nil {
+	if verifier, err = secret.RandomString(43); err != nil { // RFC 7636: 43 to 128 characters
 		return "", "", err
 	}
-	if nonce, err = randomString(16); err != nil {
+	if nonce, err = secret.RandomString(22); err != nil {
 		return "", "", err
 	}
 	_, err = db.ExecContext(ctx, `UPDATE login_sessions SET code_verifier = $2, nonce = $3 WHERE state = $1 AND status = 'pending'`,
