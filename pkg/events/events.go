@@ -27,6 +27,8 @@ type Filter struct {
 	ProgramID int64
 	Type      string // "" for all three
 	From, To  *time.Time
+	// Test selects test events instead of real ones (the dashboard's test-data view).
+	Test bool
 }
 
 // Event is one normalized event; fields beyond the common ones depend on the type.
@@ -63,21 +65,34 @@ type Page struct {
 
 // source is how one table becomes events.
 type source struct {
-	typ, table, ts, where, columns string
+	typ, table, ts, columns string
+	bots                    bool // the table has bot rows, never listed
+}
+
+// where selects the source's real or test rows.
+func (s source) where(test bool) string {
+	w := "NOT is_test"
+	if test {
+		w = "is_test"
+	}
+	if s.bots {
+		w += " AND NOT is_bot"
+	}
+	return w
 }
 
 var sources = []source{
-	{Conversion, "sales", "sale_date", "NOT is_test", `'conversion' AS event_type, 0 AS rank, id, sale_date AS ts, click_id,
+	{typ: Conversion, table: "sales", ts: "sale_date", columns: `'conversion' AS event_type, 0 AS rank, id, sale_date AS ts, click_id,
 		NULL::text AS session_id, NULL::text AS page_url, NULL::text AS referrer_url, NULL::text AS geo_country,
 		NULL::text AS geo_region, NULL::text AS geo_city, NULL::text AS device_type, NULL::text AS device_os,
 		NULL::text AS browser_name, NULL::text AS customer_key, NULL::boolean AS converted, amount_cents, currency,
 		sale_type, payment_status, processor_event_id, is_recurring, created_at`},
-	{Lead, "leads", "lead_timestamp", "NOT is_test", `'lead' AS event_type, 1 AS rank, id, lead_timestamp AS ts, click_id,
+	{typ: Lead, table: "leads", ts: "lead_timestamp", columns: `'lead' AS event_type, 1 AS rank, id, lead_timestamp AS ts, click_id,
 		session_id, page_url, NULL::text AS referrer_url, NULL::text AS geo_country, NULL::text AS geo_region,
 		NULL::text AS geo_city, NULL::text AS device_type, NULL::text AS device_os, NULL::text AS browser_name,
 		customer_key, converted, NULL::bigint AS amount_cents, NULL::text AS currency, NULL::text AS sale_type,
 		NULL::text AS payment_status, NULL::text AS processor_event_id, NULL::boolean AS is_recurring, created_at`},
-	{Click, "clicks", "click_timestamp", "NOT is_test AND NOT is_bot", `'click' AS event_type, 2 AS rank, id, click_timestamp AS ts,
+	{typ: Click, table: "clicks", ts: "click_timestamp", bots: true, columns: `'click' AS event_type, 2 AS rank, id, click_timestamp AS ts,
 		click_id, session_id, page_url, referrer_url, geo_country, geo_region, geo_city, device_type, device_os,
 		browser_name, NULL::text AS customer_key, converted, NULL::bigint AS amount_cents, NULL::text AS currency,
 		NULL::text AS sale_type, NULL::text AS payment_status, NULL::text AS processor_event_id,
@@ -110,6 +125,9 @@ func List(ctx context.Context, db *sqlx.DB, f Filter, page, size int) (Page, err
 	out := Page{Events: []Event{}}
 	if f.From != nil && f.To != nil && f.From.After(*f.To) {
 		return out, nil
+	}
+	if f.Test {
+		return listTest(ctx, db, f, page, size)
 	}
 	segs, err := segments(ctx, db, f)
 	if err != nil {
@@ -146,6 +164,22 @@ func List(ctx context.Context, db *sqlx.DB, f Filter, page, size int) (Page, err
 		return out, err
 	}
 	return out, nil
+}
+
+// listTest lists test events by counting and skipping rows: test data is small (a chain is three events
+// and runs at most ten times an hour), so it keeps no counts of its own.
+func listTest(ctx context.Context, db *sqlx.DB, f Filter, page, size int) (Page, error) {
+	out := Page{Events: []Event{}}
+	var err error
+	if out.Total, err = count(ctx, db, f, nil, nil); err != nil {
+		return Page{}, err
+	}
+	offset := int64(page-1) * int64(size)
+	if offset >= out.Total {
+		return out, nil
+	}
+	out.Events, err = scan(ctx, db, f, nil, offset, size)
+	return out, err
 }
 
 // segments cuts the filtered set into days and hours, newest first (see List).
@@ -222,7 +256,7 @@ func hourly(ctx context.Context, db *sqlx.DB, f Filter, lo, hi time.Time) ([]seg
 			continue // outside the bounds
 		}
 		if f.From != nil && f.From.After(h.Start) || f.To != nil && f.To.Before(end) {
-			n, err := count(ctx, db, f, h.Start, end)
+			n, err := count(ctx, db, f, &h.Start, &end)
 			if err != nil {
 				return nil, err
 			}
@@ -255,28 +289,40 @@ func (f Filter) bounds(a *args, ts string) string {
 	return b.String()
 }
 
-// count counts the filtered events with lo <= ts < hi (and within From and To).
-func count(ctx context.Context, db *sqlx.DB, f Filter, lo, hi time.Time) (int64, error) {
+// count counts the filtered events with lo <= ts < hi (nil: no bound) and within From and To.
+func count(ctx context.Context, db *sqlx.DB, f Filter, lo, hi *time.Time) (int64, error) {
 	var parts []string
 	a := args{}
-	program, from, to := a.add(f.ProgramID), a.add(lo), a.add(hi)
+	program := a.add(f.ProgramID)
+	span := ""
+	if lo != nil {
+		span += " AND {ts} >= " + a.add(*lo)
+	}
+	if hi != nil {
+		span += " AND {ts} < " + a.add(*hi)
+	}
 	for _, s := range f.sources() {
-		parts = append(parts, fmt.Sprintf(`(SELECT count(*) FROM %s WHERE program_id = %s AND %s AND %s >= %s AND %s < %s%s)`,
-			s.table, program, s.where, s.ts, from, s.ts, to, f.bounds(&a, s.ts)))
+		parts = append(parts, fmt.Sprintf(`(SELECT count(*) FROM %s WHERE program_id = %s AND %s%s%s)`,
+			s.table, program, s.where(f.Test), strings.ReplaceAll(span, "{ts}", s.ts), f.bounds(&a, s.ts)))
 	}
 	var n int64
 	err := db.GetContext(ctx, &n, `SELECT `+strings.Join(parts, " + "), a...)
 	return n, err
 }
 
-// scan reads the merged events before upper (and within From and To), newest first, skipping skip.
+// scan reads the merged events before upper (nil: no bound) and within From and To, newest first,
+// skipping skip.
 func scan(ctx context.Context, db *sqlx.DB, f Filter, upper *time.Time, skip int64, size int) ([]Event, error) {
 	var parts []string
 	a := args{}
-	program, before, off, limit := a.add(f.ProgramID), a.add(*upper), a.add(skip), a.add(size)
+	program, off, limit := a.add(f.ProgramID), a.add(skip), a.add(size)
+	before := ""
+	if upper != nil {
+		before = " AND {ts} < " + a.add(*upper)
+	}
 	for _, s := range f.sources() {
-		parts = append(parts, fmt.Sprintf(`(SELECT %s FROM %s WHERE program_id = %s AND %s AND %s < %s%s ORDER BY %s DESC, id DESC LIMIT %s::bigint + %s::bigint)`,
-			s.columns, s.table, program, s.where, s.ts, before, f.bounds(&a, s.ts), s.ts, off, limit))
+		parts = append(parts, fmt.Sprintf(`(SELECT %s FROM %s WHERE program_id = %s AND %s%s%s ORDER BY %s DESC, id DESC LIMIT %s::bigint + %s::bigint)`,
+			s.columns, s.table, program, s.where(f.Test), strings.ReplaceAll(before, "{ts}", s.ts), f.bounds(&a, s.ts), s.ts, off, limit))
 	}
 	q := `SELECT event_type, id, ts, click_id, session_id, page_url, referrer_url, geo_country, geo_region, geo_city,
 		device_type, device_os, browser_name, customer_key, converted, amount_cents, currency, sale_type, payment_status,
@@ -285,4 +331,68 @@ func scan(ctx context.Context, db *sqlx.DB, f Filter, upper *time.Time, skip int
 	list := []Event{}
 	err := db.SelectContext(ctx, &list, q, a...)
 	return list, err
+}
+
+// Day is one UTC day's count of each type of event.
+type Day struct {
+	Date        time.Time
+	Clicks      int64
+	Leads       int64
+	Conversions int64
+}
+
+// MaxDays bounds the span Daily answers for.
+const MaxDays = 366
+
+// Daily counts the program's events per UTC day from the day of from to the day of to (both included),
+// oldest first, every day present. Real events are read from the daily counts; test events are counted.
+func Daily(ctx context.Context, db *sqlx.DB, programID int64, test bool, from, to time.Time) ([]Day, error) {
+	first, last := from.UTC().Truncate(24*time.Hour), to.UTC().Truncate(24*time.Hour)
+	if last.Before(first) {
+		return []Day{}, nil
+	}
+	var rows []struct {
+		Day  time.Time `db:"day"`
+		Type string    `db:"event_type"`
+		N    int64     `db:"n"`
+	}
+	var q string
+	a := args{}
+	program, lo, hi := a.add(programID), a.add(first), a.add(last.Add(24*time.Hour))
+	if test {
+		var parts []string
+		for _, s := range sources {
+			parts = append(parts, fmt.Sprintf(`SELECT '%s' AS event_type, date_trunc('day', %s, 'UTC') AS day, count(*) AS n
+				FROM %s WHERE program_id = %s AND %s AND %s >= %s AND %s < %s GROUP BY 2`,
+				s.typ, s.ts, s.table, program, s.where(true), s.ts, lo, s.ts, hi))
+		}
+		q = strings.Join(parts, " UNION ALL ")
+	} else {
+		q = `SELECT event_type, day::timestamp AT TIME ZONE 'UTC' AS day, sum(n)::bigint AS n FROM event_counts_daily
+			WHERE program_id = ` + program + ` AND day >= (` + lo + `::timestamptz AT TIME ZONE 'UTC')::date
+			AND day < (` + hi + `::timestamptz AT TIME ZONE 'UTC')::date GROUP BY 1, 2`
+	}
+	if err := db.SelectContext(ctx, &rows, q, a...); err != nil {
+		return nil, err
+	}
+	n := int(last.Sub(first)/(24*time.Hour)) + 1
+	out := make([]Day, n)
+	for i := range out {
+		out[i].Date = first.Add(time.Duration(i) * 24 * time.Hour)
+	}
+	for _, r := range rows {
+		i := int(r.Day.UTC().Sub(first) / (24 * time.Hour))
+		if i < 0 || i >= n {
+			continue
+		}
+		switch r.Type {
+		case Click:
+			out[i].Clicks += r.N
+		case Lead:
+			out[i].Leads += r.N
+		case Conversion:
+			out[i].Conversions += r.N
+		}
+	}
+	return out, nil
 }

@@ -47,13 +47,13 @@ func fill(t *testing.T, db *sqlx.DB, r seed.Result, n int, end time.Time, span t
 func oracle(t *testing.T, db *sqlx.DB, f events.Filter) []string {
 	t.Helper()
 	q := `SELECT event_type || ':' || id FROM (
-		SELECT 'conversion' AS event_type, 0 AS rank, id, sale_date AS ts FROM sales WHERE program_id = $1 AND NOT is_test
-		UNION ALL SELECT 'lead', 1, id, lead_timestamp FROM leads WHERE program_id = $1 AND NOT is_test
-		UNION ALL SELECT 'click', 2, id, click_timestamp FROM clicks WHERE program_id = $1 AND NOT is_test AND NOT is_bot) e
+		SELECT 'conversion' AS event_type, 0 AS rank, id, sale_date AS ts FROM sales WHERE program_id = $1 AND is_test = $5
+		UNION ALL SELECT 'lead', 1, id, lead_timestamp FROM leads WHERE program_id = $1 AND is_test = $5
+		UNION ALL SELECT 'click', 2, id, click_timestamp FROM clicks WHERE program_id = $1 AND is_test = $5 AND NOT is_bot) e
 		WHERE ($2 = '' OR event_type = $2) AND ($3::timestamptz IS NULL OR ts >= $3) AND ($4::timestamptz IS NULL OR ts <= $4)
 		ORDER BY ts DESC, rank, id DESC`
 	var out []string
-	if err := db.Select(&out, q, f.ProgramID, f.Type, f.From, f.To); err != nil {
+	if err := db.Select(&out, q, f.ProgramID, f.Type, f.From, f.To, f.Test); err != nil {
 		t.Fatal(err)
 	}
 	return out
@@ -99,11 +99,16 @@ func TestListMatchesTheOracle(t *testing.T) {
 		{ProgramID: r.ProgramID, From: at("2026-11-20T01:10:00Z"), To: at("2026-11-20T01:50:00Z")},
 		{ProgramID: r.ProgramID, Type: events.Lead, From: at("2026-11-19T12:00:00Z"), To: at("2026-11-20T12:00:00Z")},
 		{ProgramID: r.ProgramID, From: at("2026-11-21T00:00:00Z")},
+		{ProgramID: r.ProgramID, Test: true},
+		{ProgramID: r.ProgramID, Test: true, Type: events.Lead, From: at("2026-11-19T22:17:30Z")},
 	}
 	for _, f := range filters {
 		want := oracle(t, d.DB, f)
+		if len(want) == 0 && f.Test {
+			t.Fatalf("%+v: the fill left no test events", f)
+		}
 		for _, size := range []int{1, 7, 10, 100} {
-			name := fmt.Sprintf("%s/%v/%v/size%d", f.Type, f.From, f.To, size)
+			name := fmt.Sprintf("%s/%v/%v/test=%v/size%d", f.Type, f.From, f.To, f.Test, size)
 			var got []string
 			for page := 1; ; page++ {
 				p, err := events.List(ctx, d.DB, f, page, size)
@@ -173,4 +178,62 @@ func TestCountsStayExact(t *testing.T) {
 	if len(drift) > 0 {
 		t.Errorf("daily counts differ from the hours': %v", drift)
 	}
+}
+
+// Daily matches a count of the listed events per UTC day, for real and test events, with every day of
+// the span present.
+func TestDailyMatchesTheList(t *testing.T) {
+	d := dbtest.New(t)
+	ctx := context.Background()
+	r, err := seed.Run(ctx, d.DB, seed.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	end := time.Date(2026, 11, 20, 15, 0, 0, 0, time.UTC)
+	fill(t, d.DB, r, 400, end, 50*time.Hour)
+	from, to := time.Date(2026, 11, 17, 9, 0, 0, 0, time.UTC), time.Date(2026, 11, 21, 1, 0, 0, 0, time.UTC)
+	for _, test := range []bool{false, true} {
+		days, err := events.Daily(ctx, d.DB, r.ProgramID, test, from, to)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(days) != 5 || !days[0].Date.Equal(time.Date(2026, 11, 17, 0, 0, 0, 0, time.UTC)) || !days[4].Date.Equal(time.Date(2026, 11, 21, 0, 0, 0, 0, time.UTC)) {
+			t.Fatalf("test=%v: days %+v", test, days)
+		}
+		want := map[string]int64{}
+		for _, k := range oracleDays(t, d.DB, r.ProgramID, test) {
+			want[k]++
+		}
+		got := map[string]int64{}
+		var sum int64
+		for _, day := range days {
+			date := day.Date.Format("2006-01-02")
+			for typ, n := range map[string]int64{"click": day.Clicks, "lead": day.Leads, "conversion": day.Conversions} {
+				if n != 0 {
+					got[typ+"@"+date] = n
+					sum += n
+				}
+			}
+		}
+		if sum == 0 {
+			t.Fatalf("test=%v: no events counted", test)
+		}
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Fatalf("test=%v (-want +got):\n%s", test, diff)
+		}
+	}
+}
+
+// oracleDays is "type@day" of every listed event, counted the obvious way.
+func oracleDays(t *testing.T, db *sqlx.DB, programID int64, test bool) []string {
+	t.Helper()
+	var out []string
+	err := db.Select(&out, `SELECT event_type || '@' || to_char(ts AT TIME ZONE 'UTC', 'YYYY-MM-DD') FROM (
+		SELECT 'conversion' AS event_type, sale_date AS ts FROM sales WHERE program_id = $1 AND is_test = $2
+		UNION ALL SELECT 'lead', lead_timestamp FROM leads WHERE program_id = $1 AND is_test = $2
+		UNION ALL SELECT 'click', click_timestamp FROM clicks WHERE program_id = $1 AND is_test = $2 AND NOT is_bot) e`, programID, test)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
 }
