@@ -1076,6 +1076,24 @@ func (e ListTrackingEventsParamsEventType) Valid() bool {
 	}
 }
 
+// Defines values for DashboardAssetParamsAsset.
+const (
+	AppCss DashboardAssetParamsAsset = "app.css"
+	AppJs  DashboardAssetParamsAsset = "app.js"
+)
+
+// Valid indicates whether the value is a known member of the DashboardAssetParamsAsset enum.
+func (e DashboardAssetParamsAsset) Valid() bool {
+	switch e {
+	case AppCss:
+		return true
+	case AppJs:
+		return true
+	default:
+		return false
+	}
+}
+
 // AdditionalData Free-form extra data. `test_mode` marks a test event; `program_id` names the program in test mode.
 type AdditionalData struct {
 	// ProgramId A record id, as a number or a numeric string.
@@ -1382,6 +1400,26 @@ type CodedUnauthorizedErrorBody struct {
 // CommissionType defines model for CommissionType.
 type CommissionType string
 
+// DailyEventCount defines model for DailyEventCount.
+type DailyEventCount struct {
+	Clicks      int64 `json:"clicks"`
+	Conversions int64 `json:"conversions"`
+
+	// Date The UTC day.
+	Date  openapi_types.Date `json:"date"`
+	Leads int64              `json:"leads"`
+}
+
+// DailyEventCountsResponse defines model for DailyEventCountsResponse.
+type DailyEventCountsResponse struct {
+	Data []DailyEventCount `json:"data"`
+	Meta struct {
+		DateFrom openapi_types.Date `json:"dateFrom"`
+		DateTo   openapi_types.Date `json:"dateTo"`
+		Test     bool               `json:"test"`
+	} `json:"meta"`
+}
+
 // DevAuthorizeForm defines model for DevAuthorizeForm.
 type DevAuthorizeForm struct {
 	ClientId            *string `json:"client_id,omitempty"`
@@ -1589,6 +1627,35 @@ type LoginForm struct {
 	Email *string `json:"email,omitempty"`
 	Name  *string `json:"name,omitempty"`
 	State *string `json:"state,omitempty"`
+}
+
+// LogoutForm defines model for LogoutForm.
+type LogoutForm struct {
+	CsrfToken *string `json:"csrf_token,omitempty"`
+}
+
+// MeEnvelope defines model for MeEnvelope.
+type MeEnvelope struct {
+	Data struct {
+		Account struct {
+			Email string `json:"email"`
+			Id    int64  `json:"id"`
+		} `json:"account"`
+		Programs []struct {
+			AdvertiserId int64  `json:"advertiser_id"`
+			Domain       string `json:"domain"`
+			Id           int64  `json:"id"`
+			Name         string `json:"name"`
+			Status       string `json:"status"`
+		} `json:"programs"`
+		Workspaces []struct {
+			// Actions What the role allows, such as `tracking:list`, `links:write`, `keys:regenerate`.
+			Actions      []string   `json:"actions"`
+			AdvertiserId int64      `json:"advertiser_id"`
+			Name         string     `json:"name"`
+			Role         MemberRole `json:"role"`
+		} `json:"workspaces"`
+	} `json:"data"`
 }
 
 // Member defines model for Member.
@@ -2233,6 +2300,9 @@ type IfNoneMatch = string
 // ProgramId defines model for ProgramId.
 type ProgramId = int64
 
+// TestData defines model for TestData.
+type TestData = bool
+
 // BadRequest The platform error envelope.
 type BadRequest = PlatformError
 
@@ -2333,10 +2403,25 @@ type ListTrackingEventsParams struct {
 
 	// DateTo Inclusive upper bound on `timestamp` (ISO 8601).
 	DateTo *time.Time `form:"dateTo,omitempty" json:"dateTo,omitempty"`
+
+	// Test Extension. `true` reads only test events (`is_test`) instead of real ones.
+	Test *TestData `form:"test,omitempty" json:"test,omitempty"`
 }
 
 // ListTrackingEventsParamsEventType defines parameters for ListTrackingEvents.
 type ListTrackingEventsParamsEventType string
+
+// ListDailyEventCountsParams defines parameters for ListDailyEventCounts.
+type ListDailyEventCountsParams struct {
+	// DateFrom First UTC day (default 29 days before `dateTo`).
+	DateFrom *openapi_types.Date `form:"dateFrom,omitempty" json:"dateFrom,omitempty"`
+
+	// DateTo Last UTC day (default today).
+	DateTo *openapi_types.Date `form:"dateTo,omitempty" json:"dateTo,omitempty"`
+
+	// Test Extension. `true` reads only test events (`is_test`) instead of real ones.
+	Test *TestData `form:"test,omitempty" json:"test,omitempty"`
+}
 
 // CliAuthPollParams defines parameters for CliAuthPoll.
 type CliAuthPollParams struct {
@@ -2349,6 +2434,15 @@ type CliStatusParams struct {
 	// ProgramId Optional; must be the key's program (else 403).
 	ProgramId *string `form:"program_id,omitempty" json:"program_id,omitempty"`
 }
+
+// DashboardAssetParams defines parameters for DashboardAsset.
+type DashboardAssetParams struct {
+	// IfNoneMatch An `ETag` this client holds; when it is current the answer is 304 without a body.
+	IfNoneMatch *IfNoneMatch `json:"If-None-Match,omitempty"`
+}
+
+// DashboardAssetParamsAsset defines parameters for DashboardAsset.
+type DashboardAssetParamsAsset string
 
 // DevOidcAuthorizeParams defines parameters for DevOidcAuthorize.
 type DevOidcAuthorizeParams struct {
@@ -2434,6 +2528,9 @@ type StripeWebhookJSONRequestBody = StripeEvent
 
 // AddWorkspaceMemberJSONRequestBody defines body for AddWorkspaceMember for application/json ContentType.
 type AddWorkspaceMemberJSONRequestBody = MemberCreate
+
+// DashboardLogoutFormdataRequestBody defines body for DashboardLogout for application/x-www-form-urlencoded ContentType.
+type DashboardLogoutFormdataRequestBody = LogoutForm
 
 // DevOidcAuthorizeSubmitFormdataRequestBody defines body for DevOidcAuthorizeSubmit for application/x-www-form-urlencoded ContentType.
 type DevOidcAuthorizeSubmitFormdataRequestBody = DevAuthorizeForm
@@ -3188,7 +3285,8 @@ type ClientInterface interface {
 	// (401).
 	//
 	// Rules:
-	// 1. Test events (`is_test`) and bot clicks are excluded.
+	// 1. Test events (`is_test`) and bot clicks are excluded. Extension: `test=true` lists only the test
+	//    events instead (the dashboard's test-data view, where `reftrack test --chain` shows up).
 	// 2. Pagination is exact: `total` counts the whole filtered set and every page is reachable (better
 	//    than the original, which capped each type at 3 × `pageSize`).
 	// 3. No events: `total` 0, `pageCount` 0.
@@ -3198,6 +3296,19 @@ type ClientInterface interface {
 	//
 	// Corresponds with GET /api/tracking/events/{programId} (the `ListTrackingEvents` operationId).
 	ListTrackingEvents(ctx context.Context, programId int64, params *ListTrackingEventsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ListDailyEventCounts Count a program's events per day
+	//
+	// Extension: the number of clicks, leads and conversions per UTC day, oldest first, every day of the
+	// span present (zero when nothing happened); it draws the dashboard's chart. The same events as the
+	// events list: real ones (test events and bot clicks excluded), or with `test=true` only the test
+	// events.
+	//
+	// Authentication and errors as for the events list. 400 when `dateFrom` is after `dateTo` or the span
+	// is longer than 366 days.
+	//
+	// Corresponds with GET /api/tracking/events/{programId}/daily (the `ListDailyEventCounts` operationId).
+	ListDailyEventCounts(ctx context.Context, programId ProgramId, params *ListDailyEventCountsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// CliAuthCallbackWithBody Complete a CLI login with an OpenID Connect id_token
 	//
@@ -3419,6 +3530,15 @@ type ClientInterface interface {
 	// Corresponds with PATCH /api/v1/links/{linkId} (the `UpdateLink` operationId).
 	UpdateLink(ctx context.Context, linkId int64, body UpdateLinkJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// GetMe The signed-in account, its workspaces and programs
+	//
+	// The account of the login token or dashboard session, each workspace it belongs to with its role
+	// and the actions that role allows (the dashboard shows only what the role can do; every route
+	// checks again), and the programs of those workspaces.
+	//
+	// Corresponds with GET /api/v1/me (the `GetMe` operationId).
+	GetMe(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// GetReadiness What the key's program still needs before go-live
 	//
 	// Authentication: Bearer program key. Answers, gate by gate and check by check, what is still missing
@@ -3564,6 +3684,15 @@ type ClientInterface interface {
 	//
 	// Corresponds with PUT /api/v1/programs/{programId}/payment-processor (the `SetPaymentProcessor` operationId).
 	SetPaymentProcessor(ctx context.Context, programId ProgramId, body SetPaymentProcessorJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetProgramReadiness A program's readiness checks, for its workspace members
+	//
+	// The same answer as `GET /api/v1/programs/me/readiness`, for any member of the program's workspace
+	// signed in with the account login token or the dashboard session (no program key needed). Errors
+	// use the platform envelope.
+	//
+	// Corresponds with GET /api/v1/programs/{programId}/readiness (the `GetProgramReadiness` operationId).
+	GetProgramReadiness(ctx context.Context, programId ProgramId, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// TrackClickPreflight CORS preflight for `POST /api/v1/track/click`
 	//
@@ -4030,6 +4159,51 @@ type ClientInterface interface {
 	// Corresponds with POST /api/v1/workspaces/{advertiserId}/members (the `AddWorkspaceMember` operationId).
 	AddWorkspaceMember(ctx context.Context, advertiserId int64, body AddWorkspaceMemberJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// DashboardPage The dashboard
+	//
+	// The dashboard page for a signed-in session (`reftrack_session` cookie): events table and chart,
+	// programs and their readiness checks, partners and links, the API key. Without a valid session it
+	// redirects (302) to `/dashboard/login`. The page carries the session's CSRF token, which its calls
+	// send as `X-CSRF-Token`.
+	//
+	// Corresponds with GET /dashboard (the `DashboardPage` operationId).
+	DashboardPage(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// DashboardAsset The dashboard's script and style sheet
+	//
+	// Corresponds with GET /dashboard/assets/{asset} (the `DashboardAsset` operationId).
+	DashboardAsset(ctx context.Context, asset DashboardAssetParamsAsset, params *DashboardAssetParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// DashboardLogin Sign in to the dashboard
+	//
+	// Starts a dashboard sign-in: a login session bound to this browser by a short-lived
+	// `reftrack_login` cookie, then 302 to the login page (`/login`), the same one the CLI uses. Once
+	// signed in, the browser gets the `reftrack_session` cookie (`HttpOnly`, `SameSite=Lax`, `Secure`
+	// when `BASE_URL` is https; 7 days) and goes to `/dashboard`.
+	//
+	// Corresponds with GET /dashboard/login (the `DashboardLogin` operationId).
+	DashboardLogin(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// DashboardLogoutWithBody Sign out of the dashboard
+	//
+	// Ends the session (its token is revoked) and clears the cookie. The form carries the page's CSRF
+	// token; without a matching one nothing changes (403).
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /dashboard/logout (the `DashboardLogout` operationId).
+	DashboardLogoutWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// DashboardLogoutWithFormdataBody Sign out of the dashboard
+	//
+	// Ends the session (its token is revoked) and clears the cookie. The form carries the page's CSRF
+	// token; without a matching one nothing changes (403).
+	//
+	// Takes a body of the `application/x-www-form-urlencoded` content type.
+	//
+	// Corresponds with POST /dashboard/logout (the `DashboardLogout` operationId).
+	DashboardLogoutWithFormdataBody(ctx context.Context, body DashboardLogoutFormdataRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// DevOidcDiscovery Development issuer discovery document
 	//
 	// OpenID Connect discovery of the development issuer (`{base_url}/dev/oidc`). 404 when a real issuer is configured.
@@ -4164,7 +4338,9 @@ type ClientInterface interface {
 	//
 	// The development form: mints an id_token for `email` with the development issuer and completes the
 	// login session exactly as `POST /api/v1/cli/auth/callback` does. 404 when a real issuer is
-	// configured; 400 for a bad session or email; 403 for a suspended account.
+	// configured; 400 for a bad session or email (or a dashboard sign-in finished in another browser);
+	// 403 for a suspended account. A dashboard sign-in ends with 303 to `/dashboard` and the session
+	// cookie.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -4175,7 +4351,9 @@ type ClientInterface interface {
 	//
 	// The development form: mints an id_token for `email` with the development issuer and completes the
 	// login session exactly as `POST /api/v1/cli/auth/callback` does. 404 when a real issuer is
-	// configured; 400 for a bad session or email; 403 for a suspended account.
+	// configured; 400 for a bad session or email (or a dashboard sign-in finished in another browser);
+	// 403 for a suspended account. A dashboard sign-in ends with 303 to `/dashboard` and the session
+	// cookie.
 	//
 	// Takes a body of the `application/x-www-form-urlencoded` content type.
 	//
@@ -4186,7 +4364,8 @@ type ClientInterface interface {
 	//
 	// The issuer's redirect after sign-in: exchanges `code` (with the session's PKCE verifier), verifies
 	// the id_token (issuer, audience, expiry, nonce) and completes the login session. The page tells
-	// the user to return to the terminal.
+	// the user to return to the terminal; a dashboard sign-in instead ends with 303 to `/dashboard` and
+	// the session cookie.
 	//
 	// Corresponds with GET /login/callback (the `LoginCallback` operationId).
 	LoginCallback(ctx context.Context, params *LoginCallbackParams, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -4232,7 +4411,8 @@ type ClientInterface interface {
 // (401).
 //
 // Rules:
-//  1. Test events (`is_test`) and bot clicks are excluded.
+//  1. Test events (`is_test`) and bot clicks are excluded. Extension: `test=true` lists only the test
+//     events instead (the dashboard's test-data view, where `reftrack test --chain` shows up).
 //  2. Pagination is exact: `total` counts the whole filtered set and every page is reachable (better
 //     than the original, which capped each type at 3 × `pageSize`).
 //  3. No events: `total` 0, `pageCount` 0.
@@ -4243,6 +4423,29 @@ type ClientInterface interface {
 // Corresponds with GET /api/tracking/events/{programId} (the `ListTrackingEvents` operationId).
 func (c *Client) ListTrackingEvents(ctx context.Context, programId int64, params *ListTrackingEventsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewListTrackingEventsRequest(c.Server, programId, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ListDailyEventCounts Count a program's events per day
+//
+// Extension: the number of clicks, leads and conversions per UTC day, oldest first, every day of the
+// span present (zero when nothing happened); it draws the dashboard's chart. The same events as the
+// events list: real ones (test events and bot clicks excluded), or with `test=true` only the test
+// events.
+//
+// Authentication and errors as for the events list. 400 when `dateFrom` is after `dateTo` or the span
+// is longer than 366 days.
+//
+// Corresponds with GET /api/tracking/events/{programId}/daily (the `ListDailyEventCounts` operationId).
+func (c *Client) ListDailyEventCounts(ctx context.Context, programId ProgramId, params *ListDailyEventCountsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListDailyEventCountsRequest(c.Server, programId, params)
 	if err != nil {
 		return nil, err
 	}
@@ -4602,6 +4805,25 @@ func (c *Client) UpdateLink(ctx context.Context, linkId int64, body UpdateLinkJS
 	return c.Client.Do(req)
 }
 
+// GetMe The signed-in account, its workspaces and programs
+//
+// The account of the login token or dashboard session, each workspace it belongs to with its role
+// and the actions that role allows (the dashboard shows only what the role can do; every route
+// checks again), and the programs of those workspaces.
+//
+// Corresponds with GET /api/v1/me (the `GetMe` operationId).
+func (c *Client) GetMe(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetMeRequest(c.Server)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // GetReadiness What the key's program still needs before go-live
 //
 // Authentication: Bearer program key. Answers, gate by gate and check by check, what is still missing
@@ -4888,6 +5110,25 @@ func (c *Client) SetPaymentProcessorWithBody(ctx context.Context, programId Prog
 // Corresponds with PUT /api/v1/programs/{programId}/payment-processor (the `SetPaymentProcessor` operationId).
 func (c *Client) SetPaymentProcessor(ctx context.Context, programId ProgramId, body SetPaymentProcessorJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewSetPaymentProcessorRequest(c.Server, programId, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetProgramReadiness A program's readiness checks, for its workspace members
+//
+// The same answer as `GET /api/v1/programs/me/readiness`, for any member of the program's workspace
+// signed in with the account login token or the dashboard session (no program key needed). Errors
+// use the platform envelope.
+//
+// Corresponds with GET /api/v1/programs/{programId}/readiness (the `GetProgramReadiness` operationId).
+func (c *Client) GetProgramReadiness(ctx context.Context, programId ProgramId, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetProgramReadinessRequest(c.Server, programId)
 	if err != nil {
 		return nil, err
 	}
@@ -5513,6 +5754,101 @@ func (c *Client) AddWorkspaceMember(ctx context.Context, advertiserId int64, bod
 	return c.Client.Do(req)
 }
 
+// DashboardPage The dashboard
+//
+// The dashboard page for a signed-in session (`reftrack_session` cookie): events table and chart,
+// programs and their readiness checks, partners and links, the API key. Without a valid session it
+// redirects (302) to `/dashboard/login`. The page carries the session's CSRF token, which its calls
+// send as `X-CSRF-Token`.
+//
+// Corresponds with GET /dashboard (the `DashboardPage` operationId).
+func (c *Client) DashboardPage(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewDashboardPageRequest(c.Server)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// DashboardAsset The dashboard's script and style sheet
+//
+// Corresponds with GET /dashboard/assets/{asset} (the `DashboardAsset` operationId).
+func (c *Client) DashboardAsset(ctx context.Context, asset DashboardAssetParamsAsset, params *DashboardAssetParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewDashboardAssetRequest(c.Server, asset, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// DashboardLogin Sign in to the dashboard
+//
+// Starts a dashboard sign-in: a login session bound to this browser by a short-lived
+// `reftrack_login` cookie, then 302 to the login page (`/login`), the same one the CLI uses. Once
+// signed in, the browser gets the `reftrack_session` cookie (`HttpOnly`, `SameSite=Lax`, `Secure`
+// when `BASE_URL` is https; 7 days) and goes to `/dashboard`.
+//
+// Corresponds with GET /dashboard/login (the `DashboardLogin` operationId).
+func (c *Client) DashboardLogin(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewDashboardLoginRequest(c.Server)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// DashboardLogoutWithBody Sign out of the dashboard
+//
+// Ends the session (its token is revoked) and clears the cookie. The form carries the page's CSRF
+// token; without a matching one nothing changes (403).
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /dashboard/logout (the `DashboardLogout` operationId).
+func (c *Client) DashboardLogoutWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewDashboardLogoutRequestWithBody(c.Server, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// DashboardLogoutWithFormdataBody Sign out of the dashboard
+//
+// Ends the session (its token is revoked) and clears the cookie. The form carries the page's CSRF
+// token; without a matching one nothing changes (403).
+//
+// Takes a body of the `application/x-www-form-urlencoded` content type.
+//
+// Corresponds with POST /dashboard/logout (the `DashboardLogout` operationId).
+func (c *Client) DashboardLogoutWithFormdataBody(ctx context.Context, body DashboardLogoutFormdataRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewDashboardLogoutRequestWithFormdataBody(c.Server, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // DevOidcDiscovery Development issuer discovery document
 //
 // OpenID Connect discovery of the development issuer (`{base_url}/dev/oidc`). 404 when a real issuer is configured.
@@ -5777,7 +6113,9 @@ func (c *Client) LoginPage(ctx context.Context, params *LoginPageParams, reqEdit
 //
 // The development form: mints an id_token for `email` with the development issuer and completes the
 // login session exactly as `POST /api/v1/cli/auth/callback` does. 404 when a real issuer is
-// configured; 400 for a bad session or email; 403 for a suspended account.
+// configured; 400 for a bad session or email (or a dashboard sign-in finished in another browser);
+// 403 for a suspended account. A dashboard sign-in ends with 303 to `/dashboard` and the session
+// cookie.
 //
 // Takes any type of body and a specified content type.
 //
@@ -5798,7 +6136,9 @@ func (c *Client) LoginSubmitWithBody(ctx context.Context, contentType string, bo
 //
 // The development form: mints an id_token for `email` with the development issuer and completes the
 // login session exactly as `POST /api/v1/cli/auth/callback` does. 404 when a real issuer is
-// configured; 400 for a bad session or email; 403 for a suspended account.
+// configured; 400 for a bad session or email (or a dashboard sign-in finished in another browser);
+// 403 for a suspended account. A dashboard sign-in ends with 303 to `/dashboard` and the session
+// cookie.
 //
 // Takes a body of the `application/x-www-form-urlencoded` content type.
 //
@@ -5819,7 +6159,8 @@ func (c *Client) LoginSubmitWithFormdataBody(ctx context.Context, body LoginSubm
 //
 // The issuer's redirect after sign-in: exchanges `code` (with the session's PKCE verifier), verifies
 // the id_token (issuer, audience, expiry, nonce) and completes the login session. The page tells
-// the user to return to the terminal.
+// the user to return to the terminal; a dashboard sign-in instead ends with 303 to `/dashboard` and
+// the session cookie.
 //
 // Corresponds with GET /login/callback (the `LoginCallback` operationId).
 func (c *Client) LoginCallback(ctx context.Context, params *LoginCallbackParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -5991,6 +6332,103 @@ func NewListTrackingEventsRequest(server string, programId int64, params *ListTr
 		if params.DateTo != nil {
 
 			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "dateTo", *params.DateTo, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: "date-time"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Test != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "test", *params.Test, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "boolean", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewListDailyEventCountsRequest constructs an http.Request for the ListDailyEventCounts method
+func NewListDailyEventCountsRequest(server string, programId ProgramId, params *ListDailyEventCountsParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "programId", programId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "integer", Format: "int64"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/tracking/events/%s/daily", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.DateFrom != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "dateFrom", *params.DateFrom, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: "date"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.DateTo != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "dateTo", *params.DateTo, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: "date"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Test != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "test", *params.Test, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "boolean", Format: ""}); err != nil {
 				return nil, err
 			} else {
 				for _, qp := range strings.Split(queryFrag, "&") {
@@ -6366,6 +6804,33 @@ func NewUpdateLinkRequestWithBody(server string, linkId int64, contentType strin
 	}
 
 	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewGetMeRequest constructs an http.Request for the GetMe method
+func NewGetMeRequest(server string) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/me")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
 
 	return req, nil
 }
@@ -6789,6 +7254,40 @@ func NewSetPaymentProcessorRequestWithBody(server string, programId ProgramId, c
 	return req, nil
 }
 
+// NewGetProgramReadinessRequest constructs an http.Request for the GetProgramReadiness method
+func NewGetProgramReadinessRequest(server string, programId ProgramId) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "programId", programId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "integer", Format: "int64"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/programs/%s/readiness", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
 // NewTrackClickPreflightRequest constructs an http.Request for the TrackClickPreflight method
 func NewTrackClickPreflightRequest(server string) (*http.Request, error) {
 	var err error
@@ -7112,6 +7611,149 @@ func NewAddWorkspaceMemberRequestWithBody(server string, advertiserId int64, con
 	}
 
 	operationPath := fmt.Sprintf("/api/v1/workspaces/%s/members", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewDashboardPageRequest constructs an http.Request for the DashboardPage method
+func NewDashboardPageRequest(server string) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/dashboard")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewDashboardAssetRequest constructs an http.Request for the DashboardAsset method
+func NewDashboardAssetRequest(server string, asset DashboardAssetParamsAsset, params *DashboardAssetParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "asset", asset, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/dashboard/assets/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+
+		if params.IfNoneMatch != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "If-None-Match", *params.IfNoneMatch, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("If-None-Match", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewDashboardLoginRequest constructs an http.Request for the DashboardLogin method
+func NewDashboardLoginRequest(server string) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/dashboard/login")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewDashboardLogoutRequestWithFormdataBody calls the generic DashboardLogout builder with application/x-www-form-urlencoded body
+func NewDashboardLogoutRequestWithFormdataBody(server string, body DashboardLogoutFormdataRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	bodyStr, err := runtime.MarshalForm(body, nil)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = strings.NewReader(bodyStr.Encode())
+	return NewDashboardLogoutRequestWithBody(server, "application/x-www-form-urlencoded", bodyReader)
+}
+
+// NewDashboardLogoutRequestWithBody constructs an http.Request for the DashboardLogout method, with any body, and a specified content type
+func NewDashboardLogoutRequestWithBody(server string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/dashboard/logout")
 	if operationPath[0] == '/' {
 		operationPath = "." + operationPath
 	}
@@ -7921,7 +8563,8 @@ type ClientWithResponsesInterface interface {
 	// (401).
 	//
 	// Rules:
-	// 1. Test events (`is_test`) and bot clicks are excluded.
+	// 1. Test events (`is_test`) and bot clicks are excluded. Extension: `test=true` lists only the test
+	//    events instead (the dashboard's test-data view, where `reftrack test --chain` shows up).
 	// 2. Pagination is exact: `total` counts the whole filtered set and every page is reachable (better
 	//    than the original, which capped each type at 3 × `pageSize`).
 	// 3. No events: `total` 0, `pageCount` 0.
@@ -7933,6 +8576,21 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with GET /api/tracking/events/{programId} (the `ListTrackingEvents` operationId).
 	ListTrackingEventsWithResponse(ctx context.Context, programId int64, params *ListTrackingEventsParams, reqEditors ...RequestEditorFn) (*ListTrackingEventsHTTPResponse, error)
+
+	// ListDailyEventCountsWithResponse Count a program's events per day
+	//
+	// Extension: the number of clicks, leads and conversions per UTC day, oldest first, every day of the
+	// span present (zero when nothing happened); it draws the dashboard's chart. The same events as the
+	// events list: real ones (test events and bot clicks excluded), or with `test=true` only the test
+	// events.
+	//
+	// Authentication and errors as for the events list. 400 when `dateFrom` is after `dateTo` or the span
+	// is longer than 366 days.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/tracking/events/{programId}/daily (the `ListDailyEventCounts` operationId).
+	ListDailyEventCountsWithResponse(ctx context.Context, programId ProgramId, params *ListDailyEventCountsParams, reqEditors ...RequestEditorFn) (*ListDailyEventCountsHTTPResponse, error)
 
 	// CliAuthCallbackWithBodyWithResponse Complete a CLI login with an OpenID Connect id_token
 	//
@@ -8164,6 +8822,17 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with PATCH /api/v1/links/{linkId} (the `UpdateLink` operationId).
 	UpdateLinkWithResponse(ctx context.Context, linkId int64, body UpdateLinkJSONRequestBody, reqEditors ...RequestEditorFn) (*UpdateLinkHTTPResponse, error)
 
+	// GetMeWithResponse The signed-in account, its workspaces and programs
+	//
+	// The account of the login token or dashboard session, each workspace it belongs to with its role
+	// and the actions that role allows (the dashboard shows only what the role can do; every route
+	// checks again), and the programs of those workspaces.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/v1/me (the `GetMe` operationId).
+	GetMeWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*GetMeHTTPResponse, error)
+
 	// GetReadinessWithResponse What the key's program still needs before go-live
 	//
 	// Authentication: Bearer program key. Answers, gate by gate and check by check, what is still missing
@@ -8323,6 +8992,17 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with PUT /api/v1/programs/{programId}/payment-processor (the `SetPaymentProcessor` operationId).
 	SetPaymentProcessorWithResponse(ctx context.Context, programId ProgramId, body SetPaymentProcessorJSONRequestBody, reqEditors ...RequestEditorFn) (*SetPaymentProcessorHTTPResponse, error)
+
+	// GetProgramReadinessWithResponse A program's readiness checks, for its workspace members
+	//
+	// The same answer as `GET /api/v1/programs/me/readiness`, for any member of the program's workspace
+	// signed in with the account login token or the dashboard session (no program key needed). Errors
+	// use the platform envelope.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/v1/programs/{programId}/readiness (the `GetProgramReadiness` operationId).
+	GetProgramReadinessWithResponse(ctx context.Context, programId ProgramId, reqEditors ...RequestEditorFn) (*GetProgramReadinessHTTPResponse, error)
 
 	// TrackClickPreflightWithResponse CORS preflight for `POST /api/v1/track/click`
 	//
@@ -8795,6 +9475,57 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with POST /api/v1/workspaces/{advertiserId}/members (the `AddWorkspaceMember` operationId).
 	AddWorkspaceMemberWithResponse(ctx context.Context, advertiserId int64, body AddWorkspaceMemberJSONRequestBody, reqEditors ...RequestEditorFn) (*AddWorkspaceMemberHTTPResponse, error)
 
+	// DashboardPageWithResponse The dashboard
+	//
+	// The dashboard page for a signed-in session (`reftrack_session` cookie): events table and chart,
+	// programs and their readiness checks, partners and links, the API key. Without a valid session it
+	// redirects (302) to `/dashboard/login`. The page carries the session's CSRF token, which its calls
+	// send as `X-CSRF-Token`.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /dashboard (the `DashboardPage` operationId).
+	DashboardPageWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*DashboardPageHTTPResponse, error)
+
+	// DashboardAssetWithResponse The dashboard's script and style sheet
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /dashboard/assets/{asset} (the `DashboardAsset` operationId).
+	DashboardAssetWithResponse(ctx context.Context, asset DashboardAssetParamsAsset, params *DashboardAssetParams, reqEditors ...RequestEditorFn) (*DashboardAssetHTTPResponse, error)
+
+	// DashboardLoginWithResponse Sign in to the dashboard
+	//
+	// Starts a dashboard sign-in: a login session bound to this browser by a short-lived
+	// `reftrack_login` cookie, then 302 to the login page (`/login`), the same one the CLI uses. Once
+	// signed in, the browser gets the `reftrack_session` cookie (`HttpOnly`, `SameSite=Lax`, `Secure`
+	// when `BASE_URL` is https; 7 days) and goes to `/dashboard`.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /dashboard/login (the `DashboardLogin` operationId).
+	DashboardLoginWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*DashboardLoginHTTPResponse, error)
+
+	// DashboardLogoutWithBodyWithResponse Sign out of the dashboard
+	//
+	// Ends the session (its token is revoked) and clears the cookie. The form carries the page's CSRF
+	// token; without a matching one nothing changes (403).
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /dashboard/logout (the `DashboardLogout` operationId).
+	DashboardLogoutWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*DashboardLogoutHTTPResponse, error)
+
+	// DashboardLogoutWithFormdataBodyWithResponse Sign out of the dashboard
+	//
+	// Ends the session (its token is revoked) and clears the cookie. The form carries the page's CSRF
+	// token; without a matching one nothing changes (403).
+	//
+	// Takes a body of the `application/x-www-form-urlencoded` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /dashboard/logout (the `DashboardLogout` operationId).
+	DashboardLogoutWithFormdataBodyWithResponse(ctx context.Context, body DashboardLogoutFormdataRequestBody, reqEditors ...RequestEditorFn) (*DashboardLogoutHTTPResponse, error)
+
 	// DevOidcDiscoveryWithResponse Development issuer discovery document
 	//
 	// OpenID Connect discovery of the development issuer (`{base_url}/dev/oidc`). 404 when a real issuer is configured.
@@ -8943,7 +9674,9 @@ type ClientWithResponsesInterface interface {
 	//
 	// The development form: mints an id_token for `email` with the development issuer and completes the
 	// login session exactly as `POST /api/v1/cli/auth/callback` does. 404 when a real issuer is
-	// configured; 400 for a bad session or email; 403 for a suspended account.
+	// configured; 400 for a bad session or email (or a dashboard sign-in finished in another browser);
+	// 403 for a suspended account. A dashboard sign-in ends with 303 to `/dashboard` and the session
+	// cookie.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -8954,7 +9687,9 @@ type ClientWithResponsesInterface interface {
 	//
 	// The development form: mints an id_token for `email` with the development issuer and completes the
 	// login session exactly as `POST /api/v1/cli/auth/callback` does. 404 when a real issuer is
-	// configured; 400 for a bad session or email; 403 for a suspended account.
+	// configured; 400 for a bad session or email (or a dashboard sign-in finished in another browser);
+	// 403 for a suspended account. A dashboard sign-in ends with 303 to `/dashboard` and the session
+	// cookie.
 	//
 	// Takes a body of the `application/x-www-form-urlencoded` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -8965,7 +9700,8 @@ type ClientWithResponsesInterface interface {
 	//
 	// The issuer's redirect after sign-in: exchanges `code` (with the session's PKCE verifier), verifies
 	// the id_token (issuer, audience, expiry, nonce) and completes the login session. The page tells
-	// the user to return to the terminal.
+	// the user to return to the terminal; a dashboard sign-in instead ends with 303 to `/dashboard` and
+	// the session cookie.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -9124,6 +9860,124 @@ func (r ListTrackingEventsHTTPResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r ListTrackingEventsHTTPResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// ListDailyEventCountsHTTPResponse200Headers the declared response headers of an HTTP 200 response for ListDailyEventCounts
+type ListDailyEventCountsHTTPResponse200Headers struct {
+	XRequestID string
+}
+
+// ListDailyEventCountsHTTPResponse400Headers the declared response headers of an HTTP 400 response for ListDailyEventCounts
+type ListDailyEventCountsHTTPResponse400Headers struct {
+	XRequestID string
+}
+
+// ListDailyEventCountsHTTPResponse401Headers the declared response headers of an HTTP 401 response for ListDailyEventCounts
+type ListDailyEventCountsHTTPResponse401Headers struct {
+	XRequestID string
+}
+
+// ListDailyEventCountsHTTPResponse403Headers the declared response headers of an HTTP 403 response for ListDailyEventCounts
+type ListDailyEventCountsHTTPResponse403Headers struct {
+	XRequestID string
+}
+
+// ListDailyEventCountsHTTPResponse404Headers the declared response headers of an HTTP 404 response for ListDailyEventCounts
+type ListDailyEventCountsHTTPResponse404Headers struct {
+	XRequestID string
+}
+
+// ListDailyEventCountsHTTPResponse500Headers the declared response headers of an HTTP 500 response for ListDailyEventCounts
+type ListDailyEventCountsHTTPResponse500Headers struct {
+	XRequestID string
+}
+
+type ListDailyEventCountsHTTPResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *DailyEventCountsResponse
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *ListDailyEventCountsHTTPResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *ListDailyEventCountsHTTPResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *ListDailyEventCountsHTTPResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *ListDailyEventCountsHTTPResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *ListDailyEventCountsHTTPResponse404Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *ListDailyEventCountsHTTPResponse500Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ListDailyEventCountsHTTPResponse) GetJSON200() *DailyEventCountsResponse {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r ListDailyEventCountsHTTPResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r ListDailyEventCountsHTTPResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r ListDailyEventCountsHTTPResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r ListDailyEventCountsHTTPResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r ListDailyEventCountsHTTPResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r ListDailyEventCountsHTTPResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ListDailyEventCountsHTTPResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ListDailyEventCountsHTTPResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ListDailyEventCountsHTTPResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -10243,6 +11097,96 @@ func (r UpdateLinkHTTPResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r UpdateLinkHTTPResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// GetMeHTTPResponse200Headers the declared response headers of an HTTP 200 response for GetMe
+type GetMeHTTPResponse200Headers struct {
+	XRequestID string
+}
+
+// GetMeHTTPResponse401Headers the declared response headers of an HTTP 401 response for GetMe
+type GetMeHTTPResponse401Headers struct {
+	XRequestID string
+}
+
+// GetMeHTTPResponse403Headers the declared response headers of an HTTP 403 response for GetMe
+type GetMeHTTPResponse403Headers struct {
+	XRequestID string
+}
+
+// GetMeHTTPResponse500Headers the declared response headers of an HTTP 500 response for GetMe
+type GetMeHTTPResponse500Headers struct {
+	XRequestID string
+}
+
+type GetMeHTTPResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *MeEnvelope
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *GetMeHTTPResponse200Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *GetMeHTTPResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *GetMeHTTPResponse403Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *GetMeHTTPResponse500Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetMeHTTPResponse) GetJSON200() *MeEnvelope {
+	return r.JSON200
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r GetMeHTTPResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r GetMeHTTPResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r GetMeHTTPResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r GetMeHTTPResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetMeHTTPResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetMeHTTPResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetMeHTTPResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -11619,6 +12563,124 @@ func (r SetPaymentProcessorHTTPResponse) ContentType() string {
 	return ""
 }
 
+// GetProgramReadinessHTTPResponse200Headers the declared response headers of an HTTP 200 response for GetProgramReadiness
+type GetProgramReadinessHTTPResponse200Headers struct {
+	XRequestID string
+}
+
+// GetProgramReadinessHTTPResponse400Headers the declared response headers of an HTTP 400 response for GetProgramReadiness
+type GetProgramReadinessHTTPResponse400Headers struct {
+	XRequestID string
+}
+
+// GetProgramReadinessHTTPResponse401Headers the declared response headers of an HTTP 401 response for GetProgramReadiness
+type GetProgramReadinessHTTPResponse401Headers struct {
+	XRequestID string
+}
+
+// GetProgramReadinessHTTPResponse403Headers the declared response headers of an HTTP 403 response for GetProgramReadiness
+type GetProgramReadinessHTTPResponse403Headers struct {
+	XRequestID string
+}
+
+// GetProgramReadinessHTTPResponse404Headers the declared response headers of an HTTP 404 response for GetProgramReadiness
+type GetProgramReadinessHTTPResponse404Headers struct {
+	XRequestID string
+}
+
+// GetProgramReadinessHTTPResponse500Headers the declared response headers of an HTTP 500 response for GetProgramReadiness
+type GetProgramReadinessHTTPResponse500Headers struct {
+	XRequestID string
+}
+
+type GetProgramReadinessHTTPResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *Readiness
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *GetProgramReadinessHTTPResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *GetProgramReadinessHTTPResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *GetProgramReadinessHTTPResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *GetProgramReadinessHTTPResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *GetProgramReadinessHTTPResponse404Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *GetProgramReadinessHTTPResponse500Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetProgramReadinessHTTPResponse) GetJSON200() *Readiness {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r GetProgramReadinessHTTPResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r GetProgramReadinessHTTPResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r GetProgramReadinessHTTPResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r GetProgramReadinessHTTPResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r GetProgramReadinessHTTPResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r GetProgramReadinessHTTPResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetProgramReadinessHTTPResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetProgramReadinessHTTPResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetProgramReadinessHTTPResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // TrackClickPreflightHTTPResponse204Headers the declared response headers of an HTTP 204 response for TrackClickPreflight
 type TrackClickPreflightHTTPResponse204Headers struct {
 	AccessControlAllowHeaders *string
@@ -12766,6 +13828,188 @@ func (r AddWorkspaceMemberHTTPResponse) ContentType() string {
 	return ""
 }
 
+// DashboardPageHTTPResponse200Headers the declared response headers of an HTTP 200 response for DashboardPage
+type DashboardPageHTTPResponse200Headers struct {
+	CacheControl          string
+	ContentSecurityPolicy string
+}
+
+// DashboardPageHTTPResponse302Headers the declared response headers of an HTTP 302 response for DashboardPage
+type DashboardPageHTTPResponse302Headers struct {
+	Location string
+}
+
+type DashboardPageHTTPResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *DashboardPageHTTPResponse200Headers
+	// Headers302 the parsed response headers for an HTTP 302 response
+	Headers302 *DashboardPageHTTPResponse302Headers
+}
+
+// GetBody returns the raw response body bytes
+func (r DashboardPageHTTPResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r DashboardPageHTTPResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r DashboardPageHTTPResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r DashboardPageHTTPResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// DashboardAssetHTTPResponse200Headers the declared response headers of an HTTP 200 response for DashboardAsset
+type DashboardAssetHTTPResponse200Headers struct {
+	CacheControl string
+	ETag         string
+}
+
+// DashboardAssetHTTPResponse304Headers the declared response headers of an HTTP 304 response for DashboardAsset
+type DashboardAssetHTTPResponse304Headers struct {
+	CacheControl string
+	ETag         string
+}
+
+type DashboardAssetHTTPResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *DashboardAssetHTTPResponse200Headers
+	// Headers304 the parsed response headers for an HTTP 304 response
+	Headers304 *DashboardAssetHTTPResponse304Headers
+}
+
+// GetBody returns the raw response body bytes
+func (r DashboardAssetHTTPResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r DashboardAssetHTTPResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r DashboardAssetHTTPResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r DashboardAssetHTTPResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// DashboardLoginHTTPResponse302Headers the declared response headers of an HTTP 302 response for DashboardLogin
+type DashboardLoginHTTPResponse302Headers struct {
+	Location  string
+	SetCookie string
+}
+
+type DashboardLoginHTTPResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// Headers302 the parsed response headers for an HTTP 302 response
+	Headers302 *DashboardLoginHTTPResponse302Headers
+}
+
+// GetBody returns the raw response body bytes
+func (r DashboardLoginHTTPResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r DashboardLoginHTTPResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r DashboardLoginHTTPResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r DashboardLoginHTTPResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// DashboardLogoutHTTPResponse200Headers the declared response headers of an HTTP 200 response for DashboardLogout
+type DashboardLogoutHTTPResponse200Headers struct {
+	SetCookie string
+}
+
+type DashboardLogoutHTTPResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *DashboardLogoutHTTPResponse200Headers
+}
+
+// GetBody returns the raw response body bytes
+func (r DashboardLogoutHTTPResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r DashboardLogoutHTTPResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r DashboardLogoutHTTPResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r DashboardLogoutHTTPResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // DevOidcDiscoveryHTTPResponse404Headers the declared response headers of an HTTP 404 response for DevOidcDiscovery
 type DevOidcDiscoveryHTTPResponse404Headers struct {
 	XRequestID string
@@ -13281,9 +14525,17 @@ func (r LoginPageHTTPResponse) ContentType() string {
 	return ""
 }
 
+// LoginSubmitHTTPResponse303Headers the declared response headers of an HTTP 303 response for LoginSubmit
+type LoginSubmitHTTPResponse303Headers struct {
+	Location  string
+	SetCookie string
+}
+
 type LoginSubmitHTTPResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
+	// Headers303 the parsed response headers for an HTTP 303 response
+	Headers303 *LoginSubmitHTTPResponse303Headers
 }
 
 // GetBody returns the raw response body bytes
@@ -13315,9 +14567,17 @@ func (r LoginSubmitHTTPResponse) ContentType() string {
 	return ""
 }
 
+// LoginCallbackHTTPResponse303Headers the declared response headers of an HTTP 303 response for LoginCallback
+type LoginCallbackHTTPResponse303Headers struct {
+	Location  string
+	SetCookie string
+}
+
 type LoginCallbackHTTPResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
+	// Headers303 the parsed response headers for an HTTP 303 response
+	Headers303 *LoginCallbackHTTPResponse303Headers
 }
 
 // GetBody returns the raw response body bytes
@@ -13557,7 +14817,8 @@ func (r GetReadyzHTTPResponse) ContentType() string {
 // (401).
 //
 // Rules:
-//  1. Test events (`is_test`) and bot clicks are excluded.
+//  1. Test events (`is_test`) and bot clicks are excluded. Extension: `test=true` lists only the test
+//     events instead (the dashboard's test-data view, where `reftrack test --chain` shows up).
 //  2. Pagination is exact: `total` counts the whole filtered set and every page is reachable (better
 //     than the original, which capped each type at 3 × `pageSize`).
 //  3. No events: `total` 0, `pageCount` 0.
@@ -13574,6 +14835,27 @@ func (c *ClientWithResponses) ListTrackingEventsWithResponse(ctx context.Context
 		return nil, err
 	}
 	return ParseListTrackingEventsHTTPResponse(rsp)
+}
+
+// ListDailyEventCountsWithResponse Count a program's events per day
+//
+// Extension: the number of clicks, leads and conversions per UTC day, oldest first, every day of the
+// span present (zero when nothing happened); it draws the dashboard's chart. The same events as the
+// events list: real ones (test events and bot clicks excluded), or with `test=true` only the test
+// events.
+//
+// Authentication and errors as for the events list. 400 when `dateFrom` is after `dateTo` or the span
+// is longer than 366 days.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/tracking/events/{programId}/daily (the `ListDailyEventCounts` operationId).
+func (c *ClientWithResponses) ListDailyEventCountsWithResponse(ctx context.Context, programId ProgramId, params *ListDailyEventCountsParams, reqEditors ...RequestEditorFn) (*ListDailyEventCountsHTTPResponse, error) {
+	rsp, err := c.ListDailyEventCounts(ctx, programId, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseListDailyEventCountsHTTPResponse(rsp)
 }
 
 // CliAuthCallbackWithBodyWithResponse Complete a CLI login with an OpenID Connect id_token
@@ -13884,6 +15166,23 @@ func (c *ClientWithResponses) UpdateLinkWithResponse(ctx context.Context, linkId
 	return ParseUpdateLinkHTTPResponse(rsp)
 }
 
+// GetMeWithResponse The signed-in account, its workspaces and programs
+//
+// The account of the login token or dashboard session, each workspace it belongs to with its role
+// and the actions that role allows (the dashboard shows only what the role can do; every route
+// checks again), and the programs of those workspaces.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/v1/me (the `GetMe` operationId).
+func (c *ClientWithResponses) GetMeWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*GetMeHTTPResponse, error) {
+	rsp, err := c.GetMe(ctx, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetMeHTTPResponse(rsp)
+}
+
 // GetReadinessWithResponse What the key's program still needs before go-live
 //
 // Authentication: Bearer program key. Answers, gate by gate and check by check, what is still missing
@@ -14132,6 +15431,23 @@ func (c *ClientWithResponses) SetPaymentProcessorWithResponse(ctx context.Contex
 		return nil, err
 	}
 	return ParseSetPaymentProcessorHTTPResponse(rsp)
+}
+
+// GetProgramReadinessWithResponse A program's readiness checks, for its workspace members
+//
+// The same answer as `GET /api/v1/programs/me/readiness`, for any member of the program's workspace
+// signed in with the account login token or the dashboard session (no program key needed). Errors
+// use the platform envelope.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/v1/programs/{programId}/readiness (the `GetProgramReadiness` operationId).
+func (c *ClientWithResponses) GetProgramReadinessWithResponse(ctx context.Context, programId ProgramId, reqEditors ...RequestEditorFn) (*GetProgramReadinessHTTPResponse, error) {
+	rsp, err := c.GetProgramReadiness(ctx, programId, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetProgramReadinessHTTPResponse(rsp)
 }
 
 // TrackClickPreflightWithResponse CORS preflight for `POST /api/v1/track/click`
@@ -14695,6 +16011,87 @@ func (c *ClientWithResponses) AddWorkspaceMemberWithResponse(ctx context.Context
 	return ParseAddWorkspaceMemberHTTPResponse(rsp)
 }
 
+// DashboardPageWithResponse The dashboard
+//
+// The dashboard page for a signed-in session (`reftrack_session` cookie): events table and chart,
+// programs and their readiness checks, partners and links, the API key. Without a valid session it
+// redirects (302) to `/dashboard/login`. The page carries the session's CSRF token, which its calls
+// send as `X-CSRF-Token`.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /dashboard (the `DashboardPage` operationId).
+func (c *ClientWithResponses) DashboardPageWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*DashboardPageHTTPResponse, error) {
+	rsp, err := c.DashboardPage(ctx, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseDashboardPageHTTPResponse(rsp)
+}
+
+// DashboardAssetWithResponse The dashboard's script and style sheet
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /dashboard/assets/{asset} (the `DashboardAsset` operationId).
+func (c *ClientWithResponses) DashboardAssetWithResponse(ctx context.Context, asset DashboardAssetParamsAsset, params *DashboardAssetParams, reqEditors ...RequestEditorFn) (*DashboardAssetHTTPResponse, error) {
+	rsp, err := c.DashboardAsset(ctx, asset, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseDashboardAssetHTTPResponse(rsp)
+}
+
+// DashboardLoginWithResponse Sign in to the dashboard
+//
+// Starts a dashboard sign-in: a login session bound to this browser by a short-lived
+// `reftrack_login` cookie, then 302 to the login page (`/login`), the same one the CLI uses. Once
+// signed in, the browser gets the `reftrack_session` cookie (`HttpOnly`, `SameSite=Lax`, `Secure`
+// when `BASE_URL` is https; 7 days) and goes to `/dashboard`.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /dashboard/login (the `DashboardLogin` operationId).
+func (c *ClientWithResponses) DashboardLoginWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*DashboardLoginHTTPResponse, error) {
+	rsp, err := c.DashboardLogin(ctx, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseDashboardLoginHTTPResponse(rsp)
+}
+
+// DashboardLogoutWithBodyWithResponse Sign out of the dashboard
+//
+// Ends the session (its token is revoked) and clears the cookie. The form carries the page's CSRF
+// token; without a matching one nothing changes (403).
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /dashboard/logout (the `DashboardLogout` operationId).
+func (c *ClientWithResponses) DashboardLogoutWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*DashboardLogoutHTTPResponse, error) {
+	rsp, err := c.DashboardLogoutWithBody(ctx, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseDashboardLogoutHTTPResponse(rsp)
+}
+
+// DashboardLogoutWithFormdataBodyWithResponse Sign out of the dashboard
+//
+// Ends the session (its token is revoked) and clears the cookie. The form carries the page's CSRF
+// token; without a matching one nothing changes (403).
+//
+// Takes a body of the `application/x-www-form-urlencoded` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /dashboard/logout (the `DashboardLogout` operationId).
+func (c *ClientWithResponses) DashboardLogoutWithFormdataBodyWithResponse(ctx context.Context, body DashboardLogoutFormdataRequestBody, reqEditors ...RequestEditorFn) (*DashboardLogoutHTTPResponse, error) {
+	rsp, err := c.DashboardLogoutWithFormdataBody(ctx, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseDashboardLogoutHTTPResponse(rsp)
+}
+
 // DevOidcDiscoveryWithResponse Development issuer discovery document
 //
 // OpenID Connect discovery of the development issuer (`{base_url}/dev/oidc`). 404 when a real issuer is configured.
@@ -14921,7 +16318,9 @@ func (c *ClientWithResponses) LoginPageWithResponse(ctx context.Context, params 
 //
 // The development form: mints an id_token for `email` with the development issuer and completes the
 // login session exactly as `POST /api/v1/cli/auth/callback` does. 404 when a real issuer is
-// configured; 400 for a bad session or email; 403 for a suspended account.
+// configured; 400 for a bad session or email (or a dashboard sign-in finished in another browser);
+// 403 for a suspended account. A dashboard sign-in ends with 303 to `/dashboard` and the session
+// cookie.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -14938,7 +16337,9 @@ func (c *ClientWithResponses) LoginSubmitWithBodyWithResponse(ctx context.Contex
 //
 // The development form: mints an id_token for `email` with the development issuer and completes the
 // login session exactly as `POST /api/v1/cli/auth/callback` does. 404 when a real issuer is
-// configured; 400 for a bad session or email; 403 for a suspended account.
+// configured; 400 for a bad session or email (or a dashboard sign-in finished in another browser);
+// 403 for a suspended account. A dashboard sign-in ends with 303 to `/dashboard` and the session
+// cookie.
 //
 // Takes a body of the `application/x-www-form-urlencoded` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -14955,7 +16356,8 @@ func (c *ClientWithResponses) LoginSubmitWithFormdataBodyWithResponse(ctx contex
 //
 // The issuer's redirect after sign-in: exchanges `code` (with the session's PKCE verifier), verifies
 // the id_token (issuer, audience, expiry, nonce) and completes the login session. The page tells
-// the user to return to the terminal.
+// the user to return to the terminal; a dashboard sign-in instead ends with 303 to `/dashboard` and
+// the session cookie.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -15142,6 +16544,130 @@ func ParseListTrackingEventsHTTPResponse(rsp *http.Response) (*ListTrackingEvent
 		response.Headers404 = &headers
 	case rsp.StatusCode == 500:
 		var headers ListTrackingEventsHTTPResponse500Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers500 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseListDailyEventCountsHTTPResponse parses an HTTP response from a ListDailyEventCountsWithResponse call
+func ParseListDailyEventCountsHTTPResponse(rsp *http.Response) (*ListDailyEventCountsHTTPResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ListDailyEventCountsHTTPResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest DailyEventCountsResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers ListDailyEventCountsHTTPResponse200Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers ListDailyEventCountsHTTPResponse400Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers ListDailyEventCountsHTTPResponse401Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers ListDailyEventCountsHTTPResponse403Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers ListDailyEventCountsHTTPResponse404Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 500:
+		var headers ListDailyEventCountsHTTPResponse500Headers
 		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -17237,6 +18763,96 @@ func ParseUpdateLinkHTTPResponse(rsp *http.Response) (*UpdateLinkHTTPResponse, e
 	return response, nil
 }
 
+// ParseGetMeHTTPResponse parses an HTTP response from a GetMeWithResponse call
+func ParseGetMeHTTPResponse(rsp *http.Response) (*GetMeHTTPResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetMeHTTPResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest MeEnvelope
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers GetMeHTTPResponse200Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 401:
+		var headers GetMeHTTPResponse401Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers GetMeHTTPResponse403Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 500:
+		var headers GetMeHTTPResponse500Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers500 = &headers
+	}
+
+	return response, nil
+}
+
 // ParseGetReadinessHTTPResponse parses an HTTP response from a GetReadinessWithResponse call
 func ParseGetReadinessHTTPResponse(rsp *http.Response) (*GetReadinessHTTPResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -18768,6 +20384,130 @@ func ParseSetPaymentProcessorHTTPResponse(rsp *http.Response) (*SetPaymentProces
 		response.Headers413 = &headers
 	case rsp.StatusCode == 500:
 		var headers SetPaymentProcessorHTTPResponse500Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers500 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseGetProgramReadinessHTTPResponse parses an HTTP response from a GetProgramReadinessWithResponse call
+func ParseGetProgramReadinessHTTPResponse(rsp *http.Response) (*GetProgramReadinessHTTPResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetProgramReadinessHTTPResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest Readiness
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers GetProgramReadinessHTTPResponse200Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers GetProgramReadinessHTTPResponse400Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers GetProgramReadinessHTTPResponse401Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers GetProgramReadinessHTTPResponse403Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers GetProgramReadinessHTTPResponse404Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 500:
+		var headers GetProgramReadinessHTTPResponse500Headers
 		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -20813,6 +22553,170 @@ func ParseAddWorkspaceMemberHTTPResponse(rsp *http.Response) (*AddWorkspaceMembe
 	return response, nil
 }
 
+// ParseDashboardPageHTTPResponse parses an HTTP response from a DashboardPageWithResponse call
+func ParseDashboardPageHTTPResponse(rsp *http.Response) (*DashboardPageHTTPResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &DashboardPageHTTPResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers DashboardPageHTTPResponse200Headers
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("Content-Security-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Security-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentSecurityPolicy = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 302:
+		var headers DashboardPageHTTPResponse302Headers
+		if values := rsp.Header.Values("Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Location = value
+		}
+		response.Headers302 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseDashboardAssetHTTPResponse parses an HTTP response from a DashboardAssetWithResponse call
+func ParseDashboardAssetHTTPResponse(rsp *http.Response) (*DashboardAssetHTTPResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &DashboardAssetHTTPResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers DashboardAssetHTTPResponse200Headers
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 304:
+		var headers DashboardAssetHTTPResponse304Headers
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = value
+		}
+		response.Headers304 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseDashboardLoginHTTPResponse parses an HTTP response from a DashboardLoginWithResponse call
+func ParseDashboardLoginHTTPResponse(rsp *http.Response) (*DashboardLoginHTTPResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &DashboardLoginHTTPResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case rsp.StatusCode == 302:
+		var headers DashboardLoginHTTPResponse302Headers
+		if values := rsp.Header.Values("Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Location = value
+		}
+		if values := rsp.Header.Values("Set-Cookie"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Set-Cookie", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.SetCookie = value
+		}
+		response.Headers302 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseDashboardLogoutHTTPResponse parses an HTTP response from a DashboardLogoutWithResponse call
+func ParseDashboardLogoutHTTPResponse(rsp *http.Response) (*DashboardLogoutHTTPResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &DashboardLogoutHTTPResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers DashboardLogoutHTTPResponse200Headers
+		if values := rsp.Header.Values("Set-Cookie"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Set-Cookie", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.SetCookie = value
+		}
+		response.Headers200 = &headers
+	}
+
+	return response, nil
+}
+
 // ParseDevOidcDiscoveryHTTPResponse parses an HTTP response from a DevOidcDiscoveryWithResponse call
 func ParseDevOidcDiscoveryHTTPResponse(rsp *http.Response) (*DevOidcDiscoveryHTTPResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -21323,6 +23227,26 @@ func ParseLoginSubmitHTTPResponse(rsp *http.Response) (*LoginSubmitHTTPResponse,
 		HTTPResponse: rsp,
 	}
 
+	switch {
+	case rsp.StatusCode == 303:
+		var headers LoginSubmitHTTPResponse303Headers
+		if values := rsp.Header.Values("Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Location = value
+		}
+		if values := rsp.Header.Values("Set-Cookie"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Set-Cookie", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.SetCookie = value
+		}
+		response.Headers303 = &headers
+	}
+
 	return response, nil
 }
 
@@ -21337,6 +23261,26 @@ func ParseLoginCallbackHTTPResponse(rsp *http.Response) (*LoginCallbackHTTPRespo
 	response := &LoginCallbackHTTPResponse{
 		Body:         bodyBytes,
 		HTTPResponse: rsp,
+	}
+
+	switch {
+	case rsp.StatusCode == 303:
+		var headers LoginCallbackHTTPResponse303Headers
+		if values := rsp.Header.Values("Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Location = value
+		}
+		if values := rsp.Header.Values("Set-Cookie"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Set-Cookie", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.SetCookie = value
+		}
+		response.Headers303 = &headers
 	}
 
 	return response, nil

@@ -950,6 +950,24 @@ func (e ListTrackingEventsParamsEventType) Valid() bool {
 	}
 }
 
+// Defines values for DashboardAssetParamsAsset.
+const (
+	AppCss DashboardAssetParamsAsset = "app.css"
+	AppJs  DashboardAssetParamsAsset = "app.js"
+)
+
+// Valid indicates whether the value is a known member of the DashboardAssetParamsAsset enum.
+func (e DashboardAssetParamsAsset) Valid() bool {
+	switch e {
+	case AppCss:
+		return true
+	case AppJs:
+		return true
+	default:
+		return false
+	}
+}
+
 // AdditionalData Free-form extra data. `test_mode` marks a test event; `program_id` names the program in test mode.
 type AdditionalData struct {
 	// ProgramId A record id, as a number or a numeric string.
@@ -1205,6 +1223,26 @@ type CodedUnauthorizedErrorBody struct {
 // CommissionType defines model for CommissionType.
 type CommissionType string
 
+// DailyEventCount defines model for DailyEventCount.
+type DailyEventCount struct {
+	Clicks      int64 `json:"clicks"`
+	Conversions int64 `json:"conversions"`
+
+	// Date The UTC day.
+	Date  openapi_types.Date `json:"date"`
+	Leads int64              `json:"leads"`
+}
+
+// DailyEventCountsResponse defines model for DailyEventCountsResponse.
+type DailyEventCountsResponse struct {
+	Data []DailyEventCount `json:"data"`
+	Meta struct {
+		DateFrom openapi_types.Date `json:"dateFrom"`
+		DateTo   openapi_types.Date `json:"dateTo"`
+		Test     bool               `json:"test"`
+	} `json:"meta"`
+}
+
 // DevAuthorizeForm defines model for DevAuthorizeForm.
 type DevAuthorizeForm struct {
 	ClientId            *string `json:"client_id,omitempty"`
@@ -1400,6 +1438,35 @@ type LoginForm struct {
 	Email *string `json:"email,omitempty"`
 	Name  *string `json:"name,omitempty"`
 	State *string `json:"state,omitempty"`
+}
+
+// LogoutForm defines model for LogoutForm.
+type LogoutForm struct {
+	CsrfToken *string `json:"csrf_token,omitempty"`
+}
+
+// MeEnvelope defines model for MeEnvelope.
+type MeEnvelope struct {
+	Data struct {
+		Account struct {
+			Email string `json:"email"`
+			Id    int64  `json:"id"`
+		} `json:"account"`
+		Programs []struct {
+			AdvertiserId int64  `json:"advertiser_id"`
+			Domain       string `json:"domain"`
+			Id           int64  `json:"id"`
+			Name         string `json:"name"`
+			Status       string `json:"status"`
+		} `json:"programs"`
+		Workspaces []struct {
+			// Actions What the role allows, such as `tracking:list`, `links:write`, `keys:regenerate`.
+			Actions      []string   `json:"actions"`
+			AdvertiserId int64      `json:"advertiser_id"`
+			Name         string     `json:"name"`
+			Role         MemberRole `json:"role"`
+		} `json:"workspaces"`
+	} `json:"data"`
 }
 
 // Member defines model for Member.
@@ -1986,6 +2053,9 @@ type IfNoneMatch = string
 // ProgramId defines model for ProgramId.
 type ProgramId = int64
 
+// TestData defines model for TestData.
+type TestData = bool
+
 // BadRequest The platform error envelope.
 type BadRequest = PlatformError
 
@@ -2086,10 +2156,25 @@ type ListTrackingEventsParams struct {
 
 	// DateTo Inclusive upper bound on `timestamp` (ISO 8601).
 	DateTo *time.Time `form:"dateTo,omitempty" json:"dateTo,omitempty"`
+
+	// Test Extension. `true` reads only test events (`is_test`) instead of real ones.
+	Test *TestData `form:"test,omitempty" json:"test,omitempty"`
 }
 
 // ListTrackingEventsParamsEventType defines parameters for ListTrackingEvents.
 type ListTrackingEventsParamsEventType string
+
+// ListDailyEventCountsParams defines parameters for ListDailyEventCounts.
+type ListDailyEventCountsParams struct {
+	// DateFrom First UTC day (default 29 days before `dateTo`).
+	DateFrom *openapi_types.Date `form:"dateFrom,omitempty" json:"dateFrom,omitempty"`
+
+	// DateTo Last UTC day (default today).
+	DateTo *openapi_types.Date `form:"dateTo,omitempty" json:"dateTo,omitempty"`
+
+	// Test Extension. `true` reads only test events (`is_test`) instead of real ones.
+	Test *TestData `form:"test,omitempty" json:"test,omitempty"`
+}
 
 // CliAuthPollParams defines parameters for CliAuthPoll.
 type CliAuthPollParams struct {
@@ -2102,6 +2187,15 @@ type CliStatusParams struct {
 	// ProgramId Optional; must be the key's program (else 403).
 	ProgramId *string `form:"program_id,omitempty" json:"program_id,omitempty"`
 }
+
+// DashboardAssetParams defines parameters for DashboardAsset.
+type DashboardAssetParams struct {
+	// IfNoneMatch An `ETag` this client holds; when it is current the answer is 304 without a body.
+	IfNoneMatch *IfNoneMatch `json:"If-None-Match,omitempty"`
+}
+
+// DashboardAssetParamsAsset defines parameters for DashboardAsset.
+type DashboardAssetParamsAsset string
 
 // DevOidcAuthorizeParams defines parameters for DevOidcAuthorize.
 type DevOidcAuthorizeParams struct {
@@ -2187,6 +2281,9 @@ type StripeWebhookJSONRequestBody = StripeEvent
 
 // AddWorkspaceMemberJSONRequestBody defines body for AddWorkspaceMember for application/json ContentType.
 type AddWorkspaceMemberJSONRequestBody = MemberCreate
+
+// DashboardLogoutFormdataRequestBody defines body for DashboardLogout for application/x-www-form-urlencoded ContentType.
+type DashboardLogoutFormdataRequestBody = LogoutForm
 
 // DevOidcAuthorizeSubmitFormdataRequestBody defines body for DevOidcAuthorizeSubmit for application/x-www-form-urlencoded ContentType.
 type DevOidcAuthorizeSubmitFormdataRequestBody = DevAuthorizeForm
@@ -2754,6 +2851,9 @@ type ServerInterface interface {
 	// ListTrackingEvents List a program's tracking events
 	// (GET /api/tracking/events/{programId})
 	ListTrackingEvents(ctx echo.Context, programId int64, params ListTrackingEventsParams) error
+	// ListDailyEventCounts Count a program's events per day
+	// (GET /api/tracking/events/{programId}/daily)
+	ListDailyEventCounts(ctx echo.Context, programId ProgramId, params ListDailyEventCountsParams) error
 	// CliAuthCallback Complete a CLI login with an OpenID Connect id_token
 	// (POST /api/v1/cli/auth/callback)
 	CliAuthCallback(ctx echo.Context) error
@@ -2783,6 +2883,9 @@ type ServerInterface interface {
 	// UpdateLink Turn a referral link on or off
 	// (PATCH /api/v1/links/{linkId})
 	UpdateLink(ctx echo.Context, linkId int64) error
+	// GetMe The signed-in account, its workspaces and programs
+	// (GET /api/v1/me)
+	GetMe(ctx echo.Context) error
 	// GetReadiness What the key's program still needs before go-live
 	// (GET /api/v1/programs/me/readiness)
 	GetReadiness(ctx echo.Context) error
@@ -2816,6 +2919,9 @@ type ServerInterface interface {
 	// SetPaymentProcessor Connect the payment processor
 	// (PUT /api/v1/programs/{programId}/payment-processor)
 	SetPaymentProcessor(ctx echo.Context, programId ProgramId) error
+	// GetProgramReadiness A program's readiness checks, for its workspace members
+	// (GET /api/v1/programs/{programId}/readiness)
+	GetProgramReadiness(ctx echo.Context, programId ProgramId) error
 	// TrackClickPreflight CORS preflight for `POST /api/v1/track/click`
 	// (OPTIONS /api/v1/track/click)
 	TrackClickPreflight(ctx echo.Context) error
@@ -2843,6 +2949,18 @@ type ServerInterface interface {
 	// AddWorkspaceMember Invite a member by email
 	// (POST /api/v1/workspaces/{advertiserId}/members)
 	AddWorkspaceMember(ctx echo.Context, advertiserId int64) error
+	// DashboardPage The dashboard
+	// (GET /dashboard)
+	DashboardPage(ctx echo.Context) error
+	// DashboardAsset The dashboard's script and style sheet
+	// (GET /dashboard/assets/{asset})
+	DashboardAsset(ctx echo.Context, asset DashboardAssetParamsAsset, params DashboardAssetParams) error
+	// DashboardLogin Sign in to the dashboard
+	// (GET /dashboard/login)
+	DashboardLogin(ctx echo.Context) error
+	// DashboardLogout Sign out of the dashboard
+	// (POST /dashboard/logout)
+	DashboardLogout(ctx echo.Context) error
 	// DevOidcDiscovery Development issuer discovery document
 	// (GET /dev/oidc/.well-known/openid-configuration)
 	DevOidcDiscovery(ctx echo.Context) error
@@ -2946,8 +3064,54 @@ func (w *ServerInterfaceWrapper) ListTrackingEvents(ctx echo.Context) error {
 		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter dateTo: %s", err))
 	}
 
+	// ------------- Optional query parameter "test" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "test", ctx.QueryParams(), &params.Test, runtime.BindQueryParameterOptions{Type: "boolean", Format: ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter test: %s", err))
+	}
+
 	// Invoke the callback with all the unmarshaled arguments
 	err = w.Handler.ListTrackingEvents(ctx, programId, params)
+	return err
+}
+
+// ListDailyEventCounts converts echo context to params.
+func (w *ServerInterfaceWrapper) ListDailyEventCounts(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "programId" -------------
+	var programId ProgramId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "programId", ctx.Param("programId"), &programId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "integer", Format: "int64", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter programId: %s", err))
+	}
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params ListDailyEventCountsParams
+	// ------------- Optional query parameter "dateFrom" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "dateFrom", ctx.QueryParams(), &params.DateFrom, runtime.BindQueryParameterOptions{Type: "string", Format: "date"})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter dateFrom: %s", err))
+	}
+
+	// ------------- Optional query parameter "dateTo" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "dateTo", ctx.QueryParams(), &params.DateTo, runtime.BindQueryParameterOptions{Type: "string", Format: "date"})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter dateTo: %s", err))
+	}
+
+	// ------------- Optional query parameter "test" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "test", ctx.QueryParams(), &params.Test, runtime.BindQueryParameterOptions{Type: "boolean", Format: ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter test: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.ListDailyEventCounts(ctx, programId, params)
 	return err
 }
 
@@ -3054,6 +3218,15 @@ func (w *ServerInterfaceWrapper) UpdateLink(ctx echo.Context) error {
 
 	// Invoke the callback with all the unmarshaled arguments
 	err = w.Handler.UpdateLink(ctx, linkId)
+	return err
+}
+
+// GetMe converts echo context to params.
+func (w *ServerInterfaceWrapper) GetMe(ctx echo.Context) error {
+	var err error
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.GetMe(ctx)
 	return err
 }
 
@@ -3226,6 +3399,22 @@ func (w *ServerInterfaceWrapper) SetPaymentProcessor(ctx echo.Context) error {
 	return err
 }
 
+// GetProgramReadiness converts echo context to params.
+func (w *ServerInterfaceWrapper) GetProgramReadiness(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "programId" -------------
+	var programId ProgramId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "programId", ctx.Param("programId"), &programId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "integer", Format: "int64", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter programId: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.GetProgramReadiness(ctx, programId)
+	return err
+}
+
 // TrackClickPreflight converts echo context to params.
 func (w *ServerInterfaceWrapper) TrackClickPreflight(ctx echo.Context) error {
 	var err error
@@ -3325,6 +3514,69 @@ func (w *ServerInterfaceWrapper) AddWorkspaceMember(ctx echo.Context) error {
 
 	// Invoke the callback with all the unmarshaled arguments
 	err = w.Handler.AddWorkspaceMember(ctx, advertiserId)
+	return err
+}
+
+// DashboardPage converts echo context to params.
+func (w *ServerInterfaceWrapper) DashboardPage(ctx echo.Context) error {
+	var err error
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.DashboardPage(ctx)
+	return err
+}
+
+// DashboardAsset converts echo context to params.
+func (w *ServerInterfaceWrapper) DashboardAsset(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "asset" -------------
+	var asset DashboardAssetParamsAsset
+
+	err = runtime.BindStyledParameterWithOptions("simple", "asset", ctx.Param("asset"), &asset, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter asset: %s", err))
+	}
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params DashboardAssetParams
+
+	headers := ctx.Request().Header
+	// ------------- Optional header parameter "If-None-Match" -------------
+	if valueList, found := headers[http.CanonicalHeaderKey("If-None-Match")]; found {
+		var IfNoneMatch IfNoneMatch
+		n := len(valueList)
+		if n != 1 {
+			return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Expected one value for If-None-Match, got %d", n))
+		}
+
+		err = runtime.BindStyledParameterWithOptions("simple", "If-None-Match", valueList[0], &IfNoneMatch, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""})
+		if err != nil {
+			return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter If-None-Match: %s", err))
+		}
+
+		params.IfNoneMatch = &IfNoneMatch
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.DashboardAsset(ctx, asset, params)
+	return err
+}
+
+// DashboardLogin converts echo context to params.
+func (w *ServerInterfaceWrapper) DashboardLogin(ctx echo.Context) error {
+	var err error
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.DashboardLogin(ctx)
+	return err
+}
+
+// DashboardLogout converts echo context to params.
+func (w *ServerInterfaceWrapper) DashboardLogout(ctx echo.Context) error {
+	var err error
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.DashboardLogout(ctx)
 	return err
 }
 
@@ -3687,6 +3939,7 @@ func RegisterHandlersWithOptions(router EchoRouter, si ServerInterface, options 
 	}
 
 	router.GET(options.BaseURL+"/api/tracking/events/:programId", wrapper.ListTrackingEvents, options.OperationMiddlewares["listTrackingEvents"]...)
+	router.GET(options.BaseURL+"/api/tracking/events/:programId/daily", wrapper.ListDailyEventCounts, options.OperationMiddlewares["listDailyEventCounts"]...)
 	router.POST(options.BaseURL+"/api/v1/cli/auth/callback", wrapper.CliAuthCallback, options.OperationMiddlewares["cliAuthCallback"]...)
 	router.GET(options.BaseURL+"/api/v1/cli/auth/poll", wrapper.CliAuthPoll, options.OperationMiddlewares["cliAuthPoll"]...)
 	router.POST(options.BaseURL+"/api/v1/cli/auth/start", wrapper.CliAuthStart, options.OperationMiddlewares["cliAuthStart"]...)
@@ -3696,6 +3949,7 @@ func RegisterHandlersWithOptions(router EchoRouter, si ServerInterface, options 
 	router.POST(options.BaseURL+"/api/v1/cli/stripe-connect", wrapper.CliStripeConnect, options.OperationMiddlewares["cliStripeConnect"]...)
 	router.POST(options.BaseURL+"/api/v1/cli/test-event", wrapper.CliTestEvent, options.OperationMiddlewares["cliTestEvent"]...)
 	router.PATCH(options.BaseURL+"/api/v1/links/:linkId", wrapper.UpdateLink, options.OperationMiddlewares["updateLink"]...)
+	router.GET(options.BaseURL+"/api/v1/me", wrapper.GetMe, options.OperationMiddlewares["getMe"]...)
 	router.GET(options.BaseURL+"/api/v1/programs/:programId", wrapper.GetProgram, options.OperationMiddlewares["getProgram"]...)
 	router.PATCH(options.BaseURL+"/api/v1/programs/:programId", wrapper.UpdateProgram, options.OperationMiddlewares["updateProgram"]...)
 	router.GET(options.BaseURL+"/api/v1/programs/:programId/api-key", wrapper.GetApiKey, options.OperationMiddlewares["getApiKey"]...)
@@ -3706,6 +3960,7 @@ func RegisterHandlersWithOptions(router EchoRouter, si ServerInterface, options 
 	router.POST(options.BaseURL+"/api/v1/programs/:programId/partners", wrapper.CreatePartner, options.OperationMiddlewares["createPartner"]...)
 	router.GET(options.BaseURL+"/api/v1/programs/:programId/payment-processor", wrapper.GetPaymentProcessor, options.OperationMiddlewares["getPaymentProcessor"]...)
 	router.PUT(options.BaseURL+"/api/v1/programs/:programId/payment-processor", wrapper.SetPaymentProcessor, options.OperationMiddlewares["setPaymentProcessor"]...)
+	router.GET(options.BaseURL+"/api/v1/programs/:programId/readiness", wrapper.GetProgramReadiness, options.OperationMiddlewares["getProgramReadiness"]...)
 	router.GET(options.BaseURL+"/api/v1/programs/me/readiness", wrapper.GetReadiness, options.OperationMiddlewares["getReadiness"]...)
 	router.OPTIONS(options.BaseURL+"/api/v1/track/click", wrapper.TrackClickPreflight, options.OperationMiddlewares["trackClickPreflight"]...)
 	router.POST(options.BaseURL+"/api/v1/track/click", wrapper.TrackClick, options.OperationMiddlewares["trackClick"]...)
@@ -3716,6 +3971,10 @@ func RegisterHandlersWithOptions(router EchoRouter, si ServerInterface, options 
 	router.POST(options.BaseURL+"/api/v1/webhooks/stripe/:programId", wrapper.StripeWebhook, options.OperationMiddlewares["stripeWebhook"]...)
 	router.GET(options.BaseURL+"/api/v1/workspaces/:advertiserId/members", wrapper.ListWorkspaceMembers, options.OperationMiddlewares["listWorkspaceMembers"]...)
 	router.POST(options.BaseURL+"/api/v1/workspaces/:advertiserId/members", wrapper.AddWorkspaceMember, options.OperationMiddlewares["addWorkspaceMember"]...)
+	router.GET(options.BaseURL+"/dashboard", wrapper.DashboardPage, options.OperationMiddlewares["dashboardPage"]...)
+	router.GET(options.BaseURL+"/dashboard/assets/:asset", wrapper.DashboardAsset, options.OperationMiddlewares["dashboardAsset"]...)
+	router.GET(options.BaseURL+"/dashboard/login", wrapper.DashboardLogin, options.OperationMiddlewares["dashboardLogin"]...)
+	router.POST(options.BaseURL+"/dashboard/logout", wrapper.DashboardLogout, options.OperationMiddlewares["dashboardLogout"]...)
 	router.GET(options.BaseURL+"/dev/oidc/.well-known/openid-configuration", wrapper.DevOidcDiscovery, options.OperationMiddlewares["devOidcDiscovery"]...)
 	router.GET(options.BaseURL+"/dev/oidc/authorize", wrapper.DevOidcAuthorize, options.OperationMiddlewares["devOidcAuthorize"]...)
 	router.POST(options.BaseURL+"/dev/oidc/authorize", wrapper.DevOidcAuthorizeSubmit, options.OperationMiddlewares["devOidcAuthorizeSubmit"]...)
@@ -3763,6 +4022,17 @@ type ConflictJSONResponse struct {
 	Body PlatformError
 
 	Headers ConflictResponseHeaders
+}
+
+type DashboardPageResponseHeaders struct {
+	CacheControl          string
+	ContentSecurityPolicy string
+}
+type DashboardPageTexthtmlResponse struct {
+	Body io.Reader
+
+	Headers       DashboardPageResponseHeaders
+	ContentLength int64
 }
 
 type ForbiddenResponseHeaders struct {
@@ -4049,6 +4319,14 @@ type SaleUnprocessableJSONResponse struct {
 	Headers SaleUnprocessableResponseHeaders
 }
 
+type SignedInResponseHeaders struct {
+	Location  string
+	SetCookie string
+}
+type SignedInResponse struct {
+	Headers SignedInResponseHeaders
+}
+
 type StatusRateLimitedResponseHeaders struct {
 	RetryAfter          int
 	XRateLimitLimit     int
@@ -4199,6 +4477,112 @@ func (response ListTrackingEvents404JSONResponse) VisitListTrackingEventsRespons
 type ListTrackingEvents500JSONResponse struct{ InternalErrorJSONResponse }
 
 func (response ListTrackingEvents500JSONResponse) VisitListTrackingEventsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListDailyEventCountsRequestObject struct {
+	ProgramId ProgramId `json:"programId"`
+	Params    ListDailyEventCountsParams
+}
+
+type ListDailyEventCountsResponseObject interface {
+	VisitListDailyEventCountsResponse(w http.ResponseWriter) error
+}
+
+type ListDailyEventCounts200ResponseHeaders struct {
+	XRequestID string
+}
+
+type ListDailyEventCounts200JSONResponse struct {
+	Body    DailyEventCountsResponse
+	Headers ListDailyEventCounts200ResponseHeaders
+}
+
+func (response ListDailyEventCounts200JSONResponse) VisitListDailyEventCountsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListDailyEventCounts400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response ListDailyEventCounts400JSONResponse) VisitListDailyEventCountsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListDailyEventCounts401JSONResponse struct{ UnauthorizedJSONResponse }
+
+func (response ListDailyEventCounts401JSONResponse) VisitListDailyEventCountsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListDailyEventCounts403JSONResponse struct{ ForbiddenJSONResponse }
+
+func (response ListDailyEventCounts403JSONResponse) VisitListDailyEventCountsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListDailyEventCounts404JSONResponse struct{ NotFoundJSONResponse }
+
+func (response ListDailyEventCounts404JSONResponse) VisitListDailyEventCountsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListDailyEventCounts500JSONResponse struct{ InternalErrorJSONResponse }
+
+func (response ListDailyEventCounts500JSONResponse) VisitListDailyEventCountsResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
 	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
@@ -5283,6 +5667,80 @@ func (response UpdateLink413JSONResponse) VisitUpdateLinkResponse(w http.Respons
 type UpdateLink500JSONResponse struct{ InternalErrorJSONResponse }
 
 func (response UpdateLink500JSONResponse) VisitUpdateLinkResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetMeRequestObject struct {
+}
+
+type GetMeResponseObject interface {
+	VisitGetMeResponse(w http.ResponseWriter) error
+}
+
+type GetMe200ResponseHeaders struct {
+	XRequestID string
+}
+
+type GetMe200JSONResponse struct {
+	Body    MeEnvelope
+	Headers GetMe200ResponseHeaders
+}
+
+func (response GetMe200JSONResponse) VisitGetMeResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetMe401JSONResponse struct{ UnauthorizedJSONResponse }
+
+func (response GetMe401JSONResponse) VisitGetMeResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetMe403JSONResponse struct{ ForbiddenJSONResponse }
+
+func (response GetMe403JSONResponse) VisitGetMeResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetMe500JSONResponse struct{ InternalErrorJSONResponse }
+
+func (response GetMe500JSONResponse) VisitGetMeResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
 	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
@@ -6545,6 +7003,111 @@ func (response SetPaymentProcessor500JSONResponse) VisitSetPaymentProcessorRespo
 	return err
 }
 
+type GetProgramReadinessRequestObject struct {
+	ProgramId ProgramId `json:"programId"`
+}
+
+type GetProgramReadinessResponseObject interface {
+	VisitGetProgramReadinessResponse(w http.ResponseWriter) error
+}
+
+type GetProgramReadiness200ResponseHeaders struct {
+	XRequestID string
+}
+
+type GetProgramReadiness200JSONResponse struct {
+	Body    Readiness
+	Headers GetProgramReadiness200ResponseHeaders
+}
+
+func (response GetProgramReadiness200JSONResponse) VisitGetProgramReadinessResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetProgramReadiness400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response GetProgramReadiness400JSONResponse) VisitGetProgramReadinessResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetProgramReadiness401JSONResponse struct{ UnauthorizedJSONResponse }
+
+func (response GetProgramReadiness401JSONResponse) VisitGetProgramReadinessResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetProgramReadiness403JSONResponse struct{ ForbiddenJSONResponse }
+
+func (response GetProgramReadiness403JSONResponse) VisitGetProgramReadinessResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetProgramReadiness404JSONResponse struct{ NotFoundJSONResponse }
+
+func (response GetProgramReadiness404JSONResponse) VisitGetProgramReadinessResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetProgramReadiness500JSONResponse struct{ InternalErrorJSONResponse }
+
+func (response GetProgramReadiness500JSONResponse) VisitGetProgramReadinessResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type TrackClickPreflightRequestObject struct {
 }
 
@@ -7712,6 +8275,190 @@ func (response AddWorkspaceMember500JSONResponse) VisitAddWorkspaceMemberRespons
 	return err
 }
 
+type DashboardPageRequestObject struct {
+}
+
+type DashboardPageResponseObject interface {
+	VisitDashboardPageResponse(w http.ResponseWriter) error
+}
+
+type DashboardPage200TexthtmlResponse struct{ DashboardPageTexthtmlResponse }
+
+func (response DashboardPage200TexthtmlResponse) VisitDashboardPageResponse(w http.ResponseWriter) error {
+
+	w.Header().Set("Content-Type", "text/html")
+	if response.ContentLength != 0 {
+		w.Header().Set("Content-Length", fmt.Sprint(response.ContentLength))
+	}
+	w.Header().Set("Cache-Control", fmt.Sprint(response.Headers.CacheControl))
+	w.Header().Set("Content-Security-Policy", fmt.Sprint(response.Headers.ContentSecurityPolicy))
+	w.WriteHeader(200)
+
+	if closer, ok := response.Body.(io.ReadCloser); ok {
+		defer closer.Close()
+	}
+	_, err := io.Copy(w, response.Body)
+	return err
+}
+
+type DashboardPage302Response = RedirectResponse
+
+func (response DashboardPage302Response) VisitDashboardPageResponse(w http.ResponseWriter) error {
+	w.Header().Set("Location", fmt.Sprint(response.Headers.Location))
+	w.WriteHeader(302)
+	return nil
+}
+
+type DashboardAssetRequestObject struct {
+	Asset  DashboardAssetParamsAsset `json:"asset"`
+	Params DashboardAssetParams
+}
+
+type DashboardAssetResponseObject interface {
+	VisitDashboardAssetResponse(w http.ResponseWriter) error
+}
+
+type DashboardAsset200ResponseHeaders struct {
+	CacheControl string
+	ETag         string
+}
+
+type DashboardAsset200TextcssResponse struct {
+	Body          io.Reader
+	Headers       DashboardAsset200ResponseHeaders
+	ContentLength int64
+}
+
+func (response DashboardAsset200TextcssResponse) VisitDashboardAssetResponse(w http.ResponseWriter) error {
+
+	w.Header().Set("Content-Type", "text/css")
+	if response.ContentLength != 0 {
+		w.Header().Set("Content-Length", fmt.Sprint(response.ContentLength))
+	}
+	w.Header().Set("Cache-Control", fmt.Sprint(response.Headers.CacheControl))
+	w.Header().Set("ETag", fmt.Sprint(response.Headers.ETag))
+	w.WriteHeader(200)
+
+	if closer, ok := response.Body.(io.ReadCloser); ok {
+		defer closer.Close()
+	}
+	_, err := io.Copy(w, response.Body)
+	return err
+}
+
+type DashboardAsset200TextjavascriptResponse struct {
+	Body          io.Reader
+	Headers       DashboardAsset200ResponseHeaders
+	ContentLength int64
+}
+
+func (response DashboardAsset200TextjavascriptResponse) VisitDashboardAssetResponse(w http.ResponseWriter) error {
+
+	w.Header().Set("Content-Type", "text/javascript")
+	if response.ContentLength != 0 {
+		w.Header().Set("Content-Length", fmt.Sprint(response.ContentLength))
+	}
+	w.Header().Set("Cache-Control", fmt.Sprint(response.Headers.CacheControl))
+	w.Header().Set("ETag", fmt.Sprint(response.Headers.ETag))
+	w.WriteHeader(200)
+
+	if closer, ok := response.Body.(io.ReadCloser); ok {
+		defer closer.Close()
+	}
+	_, err := io.Copy(w, response.Body)
+	return err
+}
+
+type DashboardAsset304ResponseHeaders struct {
+	CacheControl string
+	ETag         string
+}
+
+type DashboardAsset304Response struct {
+	Headers DashboardAsset304ResponseHeaders
+}
+
+func (response DashboardAsset304Response) VisitDashboardAssetResponse(w http.ResponseWriter) error {
+	w.Header().Set("Cache-Control", fmt.Sprint(response.Headers.CacheControl))
+	w.Header().Set("ETag", fmt.Sprint(response.Headers.ETag))
+	w.WriteHeader(304)
+	return nil
+}
+
+type DashboardLoginRequestObject struct {
+}
+
+type DashboardLoginResponseObject interface {
+	VisitDashboardLoginResponse(w http.ResponseWriter) error
+}
+
+type DashboardLogin302ResponseHeaders struct {
+	Location  string
+	SetCookie string
+}
+
+type DashboardLogin302Response struct {
+	Headers DashboardLogin302ResponseHeaders
+}
+
+func (response DashboardLogin302Response) VisitDashboardLoginResponse(w http.ResponseWriter) error {
+	w.Header().Set("Location", fmt.Sprint(response.Headers.Location))
+	w.Header().Set("Set-Cookie", fmt.Sprint(response.Headers.SetCookie))
+	w.WriteHeader(302)
+	return nil
+}
+
+type DashboardLogoutRequestObject struct {
+	Body *DashboardLogoutFormdataRequestBody
+}
+
+type DashboardLogoutResponseObject interface {
+	VisitDashboardLogoutResponse(w http.ResponseWriter) error
+}
+
+type DashboardLogout200ResponseHeaders struct {
+	SetCookie string
+}
+
+type DashboardLogout200TexthtmlResponse struct {
+	Body          io.Reader
+	Headers       DashboardLogout200ResponseHeaders
+	ContentLength int64
+}
+
+func (response DashboardLogout200TexthtmlResponse) VisitDashboardLogoutResponse(w http.ResponseWriter) error {
+
+	w.Header().Set("Content-Type", "text/html")
+	if response.ContentLength != 0 {
+		w.Header().Set("Content-Length", fmt.Sprint(response.ContentLength))
+	}
+	w.Header().Set("Set-Cookie", fmt.Sprint(response.Headers.SetCookie))
+	w.WriteHeader(200)
+
+	if closer, ok := response.Body.(io.ReadCloser); ok {
+		defer closer.Close()
+	}
+	_, err := io.Copy(w, response.Body)
+	return err
+}
+
+type DashboardLogout403TexthtmlResponse struct{ HTMLPageTexthtmlResponse }
+
+func (response DashboardLogout403TexthtmlResponse) VisitDashboardLogoutResponse(w http.ResponseWriter) error {
+
+	w.Header().Set("Content-Type", "text/html")
+	if response.ContentLength != 0 {
+		w.Header().Set("Content-Length", fmt.Sprint(response.ContentLength))
+	}
+	w.WriteHeader(403)
+
+	if closer, ok := response.Body.(io.ReadCloser); ok {
+		defer closer.Close()
+	}
+	_, err := io.Copy(w, response.Body)
+	return err
+}
+
 type DevOidcDiscoveryRequestObject struct {
 }
 
@@ -8202,6 +8949,15 @@ func (response LoginSubmit200TexthtmlResponse) VisitLoginSubmitResponse(w http.R
 	return err
 }
 
+type LoginSubmit303Response = SignedInResponse
+
+func (response LoginSubmit303Response) VisitLoginSubmitResponse(w http.ResponseWriter) error {
+	w.Header().Set("Location", fmt.Sprint(response.Headers.Location))
+	w.Header().Set("Set-Cookie", fmt.Sprint(response.Headers.SetCookie))
+	w.WriteHeader(303)
+	return nil
+}
+
 type LoginSubmit400TexthtmlResponse struct {
 	Body          io.Reader
 	ContentLength int64
@@ -8285,6 +9041,15 @@ func (response LoginCallback200TexthtmlResponse) VisitLoginCallbackResponse(w ht
 	}
 	_, err := io.Copy(w, response.Body)
 	return err
+}
+
+type LoginCallback303Response = SignedInResponse
+
+func (response LoginCallback303Response) VisitLoginCallbackResponse(w http.ResponseWriter) error {
+	w.Header().Set("Location", fmt.Sprint(response.Headers.Location))
+	w.Header().Set("Set-Cookie", fmt.Sprint(response.Headers.SetCookie))
+	w.WriteHeader(303)
+	return nil
 }
 
 type LoginCallback400TexthtmlResponse struct {
@@ -8471,6 +9236,9 @@ type StrictServerInterface interface {
 	// ListTrackingEvents List a program's tracking events
 	// (GET /api/tracking/events/{programId})
 	ListTrackingEvents(ctx context.Context, request ListTrackingEventsRequestObject) (ListTrackingEventsResponseObject, error)
+	// ListDailyEventCounts Count a program's events per day
+	// (GET /api/tracking/events/{programId}/daily)
+	ListDailyEventCounts(ctx context.Context, request ListDailyEventCountsRequestObject) (ListDailyEventCountsResponseObject, error)
 	// CliAuthCallback Complete a CLI login with an OpenID Connect id_token
 	// (POST /api/v1/cli/auth/callback)
 	CliAuthCallback(ctx context.Context, request CliAuthCallbackRequestObject) (CliAuthCallbackResponseObject, error)
@@ -8500,6 +9268,9 @@ type StrictServerInterface interface {
 	// UpdateLink Turn a referral link on or off
 	// (PATCH /api/v1/links/{linkId})
 	UpdateLink(ctx context.Context, request UpdateLinkRequestObject) (UpdateLinkResponseObject, error)
+	// GetMe The signed-in account, its workspaces and programs
+	// (GET /api/v1/me)
+	GetMe(ctx context.Context, request GetMeRequestObject) (GetMeResponseObject, error)
 	// GetReadiness What the key's program still needs before go-live
 	// (GET /api/v1/programs/me/readiness)
 	GetReadiness(ctx context.Context, request GetReadinessRequestObject) (GetReadinessResponseObject, error)
@@ -8533,6 +9304,9 @@ type StrictServerInterface interface {
 	// SetPaymentProcessor Connect the payment processor
 	// (PUT /api/v1/programs/{programId}/payment-processor)
 	SetPaymentProcessor(ctx context.Context, request SetPaymentProcessorRequestObject) (SetPaymentProcessorResponseObject, error)
+	// GetProgramReadiness A program's readiness checks, for its workspace members
+	// (GET /api/v1/programs/{programId}/readiness)
+	GetProgramReadiness(ctx context.Context, request GetProgramReadinessRequestObject) (GetProgramReadinessResponseObject, error)
 	// TrackClickPreflight CORS preflight for `POST /api/v1/track/click`
 	// (OPTIONS /api/v1/track/click)
 	TrackClickPreflight(ctx context.Context, request TrackClickPreflightRequestObject) (TrackClickPreflightResponseObject, error)
@@ -8560,6 +9334,18 @@ type StrictServerInterface interface {
 	// AddWorkspaceMember Invite a member by email
 	// (POST /api/v1/workspaces/{advertiserId}/members)
 	AddWorkspaceMember(ctx context.Context, request AddWorkspaceMemberRequestObject) (AddWorkspaceMemberResponseObject, error)
+	// DashboardPage The dashboard
+	// (GET /dashboard)
+	DashboardPage(ctx context.Context, request DashboardPageRequestObject) (DashboardPageResponseObject, error)
+	// DashboardAsset The dashboard's script and style sheet
+	// (GET /dashboard/assets/{asset})
+	DashboardAsset(ctx context.Context, request DashboardAssetRequestObject) (DashboardAssetResponseObject, error)
+	// DashboardLogin Sign in to the dashboard
+	// (GET /dashboard/login)
+	DashboardLogin(ctx context.Context, request DashboardLoginRequestObject) (DashboardLoginResponseObject, error)
+	// DashboardLogout Sign out of the dashboard
+	// (POST /dashboard/logout)
+	DashboardLogout(ctx context.Context, request DashboardLogoutRequestObject) (DashboardLogoutResponseObject, error)
 	// DevOidcDiscovery Development issuer discovery document
 	// (GET /dev/oidc/.well-known/openid-configuration)
 	DevOidcDiscovery(ctx context.Context, request DevOidcDiscoveryRequestObject) (DevOidcDiscoveryResponseObject, error)
@@ -8642,6 +9428,32 @@ func (sh *strictHandler) ListTrackingEvents(ctx echo.Context, programId int64, p
 		return err
 	} else if validResponse, ok := response.(ListTrackingEventsResponseObject); ok {
 		return validResponse.VisitListTrackingEventsResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// ListDailyEventCounts operation middleware
+func (sh *strictHandler) ListDailyEventCounts(ctx echo.Context, programId ProgramId, params ListDailyEventCountsParams) error {
+	var request ListDailyEventCountsRequestObject
+
+	request.ProgramId = programId
+	request.Params = params
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.ListDailyEventCounts(ctx.Request().Context(), request.(ListDailyEventCountsRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ListDailyEventCounts")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(ListDailyEventCountsResponseObject); ok {
+		return validResponse.VisitListDailyEventCountsResponse(ctx.Response())
 	} else if response != nil {
 		return fmt.Errorf("unexpected response type: %T", response)
 	}
@@ -8947,6 +9759,29 @@ func (sh *strictHandler) UpdateLink(ctx echo.Context, linkId int64) error {
 		return err
 	} else if validResponse, ok := response.(UpdateLinkResponseObject); ok {
 		return validResponse.VisitUpdateLinkResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// GetMe operation middleware
+func (sh *strictHandler) GetMe(ctx echo.Context) error {
+	var request GetMeRequestObject
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.GetMe(ctx.Request().Context(), request.(GetMeRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "GetMe")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(GetMeResponseObject); ok {
+		return validResponse.VisitGetMeResponse(ctx.Response())
 	} else if response != nil {
 		return fmt.Errorf("unexpected response type: %T", response)
 	}
@@ -9318,6 +10153,31 @@ func (sh *strictHandler) SetPaymentProcessor(ctx echo.Context, programId Program
 	return nil
 }
 
+// GetProgramReadiness operation middleware
+func (sh *strictHandler) GetProgramReadiness(ctx echo.Context, programId ProgramId) error {
+	var request GetProgramReadinessRequestObject
+
+	request.ProgramId = programId
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.GetProgramReadiness(ctx.Request().Context(), request.(GetProgramReadinessRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "GetProgramReadiness")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(GetProgramReadinessResponseObject); ok {
+		return validResponse.VisitGetProgramReadinessResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
 // TrackClickPreflight operation middleware
 func (sh *strictHandler) TrackClickPreflight(ctx echo.Context) error {
 	var request TrackClickPreflightRequestObject
@@ -9663,6 +10523,111 @@ func (sh *strictHandler) AddWorkspaceMember(ctx echo.Context, advertiserId int64
 		return err
 	} else if validResponse, ok := response.(AddWorkspaceMemberResponseObject); ok {
 		return validResponse.VisitAddWorkspaceMemberResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// DashboardPage operation middleware
+func (sh *strictHandler) DashboardPage(ctx echo.Context) error {
+	var request DashboardPageRequestObject
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.DashboardPage(ctx.Request().Context(), request.(DashboardPageRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "DashboardPage")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(DashboardPageResponseObject); ok {
+		return validResponse.VisitDashboardPageResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// DashboardAsset operation middleware
+func (sh *strictHandler) DashboardAsset(ctx echo.Context, asset DashboardAssetParamsAsset, params DashboardAssetParams) error {
+	var request DashboardAssetRequestObject
+
+	request.Asset = asset
+	request.Params = params
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.DashboardAsset(ctx.Request().Context(), request.(DashboardAssetRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "DashboardAsset")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(DashboardAssetResponseObject); ok {
+		return validResponse.VisitDashboardAssetResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// DashboardLogin operation middleware
+func (sh *strictHandler) DashboardLogin(ctx echo.Context) error {
+	var request DashboardLoginRequestObject
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.DashboardLogin(ctx.Request().Context(), request.(DashboardLoginRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "DashboardLogin")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(DashboardLoginResponseObject); ok {
+		return validResponse.VisitDashboardLoginResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// DashboardLogout operation middleware
+func (sh *strictHandler) DashboardLogout(ctx echo.Context) error {
+	var request DashboardLogoutRequestObject
+
+	if form, err := ctx.FormParams(); err == nil {
+		var body DashboardLogoutFormdataRequestBody
+		if err := runtime.BindForm(&body, form, nil, nil); err != nil {
+			return err
+		}
+		request.Body = &body
+	} else {
+		return err
+	}
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.DashboardLogout(ctx.Request().Context(), request.(DashboardLogoutRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "DashboardLogout")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(DashboardLogoutResponseObject); ok {
+		return validResponse.VisitDashboardLogoutResponse(ctx.Response())
 	} else if response != nil {
 		return fmt.Errorf("unexpected response type: %T", response)
 	}
@@ -10105,388 +11070,424 @@ func (sh *strictHandler) GetReadyz(ctx echo.Context) error {
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7P3rciM3li+KvwqC0/8o0pOipCrZ3SWFY0ZWlduarttIVXbPNGszoUyQhJUE6ARSEtuuiPn0f4ATJ2K/",
-	"wX6R/SbzJCewFoBE3njRpWz36EO3S8xM3LHu67d+7iVyvpCCCa16hz/3ZoymLId/HicJU+pECp3L7DjL",
-	"5PV35cOUqSTnC82l6B32zthPBVOa2K8JJRe5vFYsJ3O6JIqJdNiLeiqZsTk1X+vlgvUOe0rnXEx7nz5F",
-	"LZ29Znom05bO7INaJ4ViRAqiZ4zkstBs+w7f5nzKRbO/96ZJnOATRWJ8LY7I9YwJouSckUUupzmdk4wr",
-	"rQjXpO9GBkNRRIpsOdhqRK/pzfGUNQdzzhIpGpNPaDJjMPdFziYZn840oUJds7y1Uy40m7Icej0xn9pO",
-	"m93Fi+Ii40lE5vRmh07Z18++2tuLTaNmRXjO0t6hzgu2emameSb0S5HI1PzW7Gb6d76IcUXNLJKMM6EJ",
-	"TRK2gBU9IvRCmZ+knrH8mqu1+/uCLXKWUOyg3t+7nEFrvsPjd6fkki0JV2RO80uWkok0u6ehgSMS/+uo",
-	"2Nt7lnwQ/IYo3AP4hcVETqAJ8x0XU9I/+/aEPP/jwZe1DV9QrVluev9f//q3vZ3nH//5D72oZeAv39OW",
-	"FTrXuRRTckUznlItc9crvvNEkQTXeNutecXF5X2sDy5PKhM1LvIMl+aI5Cz7Oi03Il63aWdM58vjiWZ5",
-	"98nXklxTrskFm8jc3EydL7mYrp74nAs+L+a9w72o7RKcF0IxfQ/r8N379+92UqqZ2x/3iKSMphkXDM/H",
-	"n758frCWIHxP82XLXTmGW7HjbtPWt/GvZ1SzV3zONfxfswf42U+AaraTwS8XRXLJNOlbYqjIwpAfLgrN",
-	"Bnda/nJEZ2xOuWilEWeu14xNNOGWUBR5DhvERSqv720QrYchvPsBqaqMgJgDo9UdB4IzPX3RzWh5GhFN",
-	"L5kgk1zOcaNKFvXXHfvezukLS1UVFSwiLFOMTJlgZlfTIfn3QmpmGJaWRBWLhczXEJA5vXnFxFTPeof7",
-	"T/8Uman4v5vE7FPUW9CczpkORIrFej5gN9ewUzJlWsFf5tEOM5+y1JI9M1bDsa3U0ot6gs7NCGpXZM09",
-	"O528kYK9pjqZNYd0LEhsSHJM9Iwrx5lmMkvVES4t14YcuHNghoqs1/z6bO+AXHM9k4U2LFumy84xn052",
-	"zDB2cByrR/wOBY7TtDneN8Wc5TzxMglPfY8LqmdlfwvfxqoNn8h8TjWe0K8OelF5ePdbDu8n05RaSKEY",
-	"7Pc3NLUn0fxlWZT5J10sMo5MYfdHhSy67PQPOZv0Dnv/tFvKprv4VO2+y6g2g3qZ59J2WV2AUwFM0t0H",
-	"0l/YLwgTVyyTCxaRuBwYtBMD/Qpk3/AGdY3Ivr4b3FcYzknGT4Vh9TTDQd7X1E8yvnb231KeFbkXhRXL",
-	"r3jCiOIpa1mJwZAE0i3hqTmz9vbVqAjONiJUj4R5zERqWETMzEiGc6YUnbKY9GPHHsY8PSQoFvAUBYJB",
-	"PCBUpKYH+13KNOWZGpbfxMORaOyFo8w7nmOt3pAqgzM0NWijwmM2a6f8pNGWZRWbtmNexzZuf76kmGQ8",
-	"+YxXyvWogJYRKgi74UobaTdniczT9kvmPrv/K/atzC94mjLx+dbA3BOaJLIQhsXmMmMklUwRITWhRn0E",
-	"/hARmVturGSRJ8xeKCpAcSHXMr9UC5qw9hXz87r/Jfvu/etX7yiqlMGKaXajd2d6nlWXqoWT19giWdAp",
-	"A+mXGjlQSQHzdGrp0JzyhyGD90wDIxK7cZ6z/Irldu2PULXAI39Bk0s5mdzjfgA9YOnvh0MeoZaLhJ4o",
-	"ujRCMAXZ59roprW1qenfq5YmfDVQSVd9Au9UFLdVb9u3arT7kZf4U/gr0NPv4QgmOUuZ0Jxm5KLQQEwn",
-	"QEG5Wn0811DKx9P3Ozp9f5aCfb6Dd8a0UXWMALuQXHScLzOmVsJntCdlWfwiowmbW6vbo8S6bp//8cSB",
-	"bu0JlwIM/4+HY5PD8Ubqb2Uh0s93Lt4AsylEh/biBtQpij/uYnMX39FlJmn6XspXNJ9+VqqOl/BCpktC",
-	"L+QVI18dkL/wb9o3tzbOxz3eYo8/CFromcz539n93dawUdiNb2S6bL+1pFD0ImOh7Nhi2QJNnBqiDdze",
-	"OW76RrNNw6NAF3x8yZZj56kZO2Po43lYex7E5QsOm3F/ByFsdKUxJmcTluc0IxkXl4bz6iIXLCVyMmnZ",
-	"ZfPSOLXtxhFZZIUiWi52MnbFMhKrArzvMdgnY2fOHBwRIUmS8eSSXFNlrV0sfTwYKw/G74+X33qqvyWG",
-	"hz6zOdd343m3Xgt/iO6RHARtdi8F1XbiLG25+jnVbGwf443WMy6m1QtNIPSA0IlmOYnhjx0IRIidy7e2",
-	"UMEr69YpiGp4NAI0Tw2jKRdMqYdRD9ub75IuVuqKjZPFbZNjcGbF5qyZrR7DKRrbcxOT/b1HSWLDM/Ag",
-	"smVr6xsKme0yI0cLupEb47qkCV88SpV3OAspz1nSEoBzIoXmomCEahK/kkFMWbCc7vfm5z/MWI5M0oVO",
-	"TsGBx262jJqDiDGasQfw3ZzIlKX34MBBM5V1sicyZXF5aO1XsTm2sZBjqnXOLwpYzEc7+u/xypjDeO9R",
-	"AZsdRaOJxTqnQtEE6BxPY6OM0SxnNF16AatdJK2cz7TAobJx0F48OBoJnTOqCVXEamnDeviIohmDniEu",
-	"y1rnbcfmmQ/UumCZFFMIIoXgPZplLH+iRsJGQzWCTx4vwO/lAjxQzNVGt2BrF0ONMFfEyMGjW+GejsS9",
-	"2yE2Ow1vpCU6hgeDK7tJIXE7L9nyifKhmutPipB6DGaOR0b9uz2UD2Ux2uxs3oefJFojWD5qOOtPwYMo",
-	"unAEbqvkriU+RdBwu9b76Fu55zOyyKWRd80mfWY6cQLpDMkSQrLiD+cvzK1/+eEMtcbv37yINzoxNqmE",
-	"pePENli3wCZGtm94VB7Z2e/ikGqqC/W7MPsPyRtZT2kAaZ0rTNJ9osjB0+ePRv6uk1Lu92/F/9/OtQZr",
-	"+dJmZ2Fv/x+eQ5nFfZ/T5JLl57DCq3aTXlHlX9oiUeC9T1KurScknu8Emeerxl7JUi8zynfCVMKV39cy",
-	"0IM861WfwTtBJu6qd+GdOxLUym68kfq1TPmEs7QdlABzESH3e7Ek/biSQRgPgqzE+1z63+K6PQhJ2kTP",
-	"t6TIJgatDkmKSNygckYayuQUUmemlIt788Z/cg4MzLtNU24GTbMXVMPEqf/lXS4XLNecKef5qNm2csZ2",
-	"cCI3OqckpZoOSayZ0uM5yHlzml8qQon5ibArJvQRia1RA6wdZcy0z0oV+LZpwMx5EQzi51757bo9Ok1P",
-	"xaIA2uoH1JY1ncg8rQ6R9GOuxhr01YiwmyQrUpaW6dTwksIcZCrsgwVdygLTuy3hu5AyY1RAVq79SV78",
-	"yBIY0vGC/4UtX9r9tzML5pnazVg1Q2zjVExkD9NrnZfqb/j5x85+4ZtGn1beHlNdSe9NqWY7ms9ZE5Mi",
-	"6s2pumwjQnGux//9X/8Hg6Yg+oQqTQ5IMqM5TTTLw5Uqm3PaYBvGQ4C10MRZmFMB4BdLD6tg2hdFlqGG",
-	"hMe3Ol/8fKvpQuNsfLHc9JPavpRdhm01N6rxGaxyFG5RsFgrNlqpgqXrj1n1V6ubt7MWwa7N+kdEzeS1",
-	"AHszmbGcte7n3Y7U6rV0o4xal2ftmnZfkdLp2VyB7yCb09IA0FKdjxQV1dqNynhyaWlV/Sw25r2guRYs",
-	"t683sus7vvcZ9lGNNt6iAQVCvPmYiWIOa+wnh3O74go4Qy/qFSJ4+HHdwbdNR+WSVCZcGXzbppzMKBff",
-	"szy1fsyWdV5HLs81W7gWPkW9jNF0y08URWPLxp/UFgGHabu2zbVONuPHhZ6d0Cy7oMllEElQnTZPx1pe",
-	"MtEKTfF2wcTpC3IihWCJJu7dko0lUkz4tDCqEDdkIm+9wWbj2PrLiK9F5ZAa84p6NztTuWN/NPLW8Ixe",
-	"v8Zw2tZZI1rEpkTLKEBZy0DbjrXZt4xptsW5xeZvT1Xs7N7JLNt2ZjS9Mn+obtrQvMrdq8FuFjxnypLk",
-	"RhyMxVeRUyOHwYGxH5jTsRkBb673ggkLtuJX3g2kjXZEvY5jHWTah0OMjE5vQ7xF4iJcXFfxsLfhLt95",
-	"d881zfXW21vo2bjIs/bpQi692ZJCsZzIBRMQooCaQWVPipy37UZ1vzfbwYXMsvYhHV8omRWakQ9nrwDk",
-	"488v35NduuC7V/u7ScZ3zWx2zfdxma6rmFJWIls32i3JjV+7YMyVKd9pS4HpnDFVZC3EN+B+5XC9zB/1",
-	"kkJpOWe5k6SaU53JXI8Tq5Y0r8ASBTZPs8xgWi/LVckWV1r3QxZaXwZotDKm2gzKbqJeK+OvrNyp4LqT",
-	"bTXo2YZqXCLncw4naZzbU1LDZJOKa37FiCjmFyw/IguWJ0ZOMyfR/dsMV0VkTn+UOXGuB1IIrhW8N+E3",
-	"LMW3hnCWkqxQ/Iq9duhGKD2VF0kWRqiK2rC7cBy1sbuNXe2Jca+/N29DA/KSs3Fa5B0K0gu6VEdEMa0M",
-	"6YOXEXhsnNKlAiK4CqAp6qVyThHksnHCXK/juRR61oryaVaSiykuHGgFRwTfJpS4k/REGT15DurzJWML",
-	"8xcAI1oIx69JxifMUKXB+vEiWNU6SgFv+ck1N6J5rG4lueCB35Lwr1KznDnEZqdtpm6t2MKqctCu1tl3",
-	"nigAkTO6DcEGWjtzLaqsmK7fh6D/KFDdKo34CdyJaleNc2ads+ztpHf4t61selFDvnTN1bYW4wybD0rc",
-	"qvWLE7y7fuq2w7Uv4oCbr31ss8M3w4TlhFBy8uqUfLm3F1WChtuQudza43aq9VeBazZvWbXyMrZQOK4W",
-	"GV3aM0lUkczMIY2f7f3/0Pf8h6dfDi0G7b1YIlZcp40F8Q4q5bVf1Qa+G8rQq08OXKc6jSuV7XI1gw7X",
-	"2En8DzTP6XKrq2e9vtvSwcQw7fHqBUmFGl+x3Ps8mgLXit3q3gRUTMblQqlW3MQLBrC6wWsQ/bBkmiwo",
-	"T83py9kVyxVagba2zTQ/yJmRVsZoa+6weKjx04NZ+3JljKYrHiuasc7HbVYLfDlsN2yk7TiYRV6wcTKj",
-	"+ZSpMRM+Gbi5de5dtFW0v7WKn9QvQOWwtDTfObr6ukeNw9l+ZtoW4JrmgoupqlC7VRzoB/zgTjfwPVP6",
-	"pRl7IH3XLPMwNRB+UEWTggXODwjeis3TQwIqh9PjGFFLoWdM8wQfNM2dZcsVxWWl1atLQtnUtbOhlvTp",
-	"NkJdsJjrKBoVyw1kjFqbRq80gsaaT0I19NPH38DJup1CjKdjcwvWnQ6TTdNvJfrmivOrjahMMIhgAkET",
-	"UdVE7rrtWMMVttzS6zreyPdXddt+inp0MuEZp5q1G26+LbJsSX4qaAZUEew3fZDqoEk2cKjeGQXyBoan",
-	"CLDjMbAEkV/pZBKTnwqWL4nHbx62m50QBnQc+kDqQJGxukr8C3ElAc9lCWHaTn/Cc6Ud3AIXatDaaUbF",
-	"tOjadjOhseY6W/HYLl3LkZmwPGd55wsqyRkT45yBecyKr8230BDWrhNEPSOH/t0injUeForlYzq1sQu1",
-	"rL+pkDlLSwdpifhtlMYPiuU7x1NAp8YsEa7IAgHsW9fxirPrhcz1WPG/b6BjV4/erfTnVfb+7hN0rmUO",
-	"IOU2aQJOyY7h1cv62UKTSLtq0LCWtCWYmne8ecJ0aF4kfaenK6bNcY9Iyia0yDT5am/QLgpucr0NsX0t",
-	"U+Yud0DOarqbC5XwiT+dfsWkNQCigZfyRJEYzYDmr3ZlyibbBYRZ5wX7GLVQ/QfjVW4MFZdiy1a2kuJm",
-	"oPND2wnc6jtGVsuMMEJsJd8WPaxl6JJ5bjN8jIDblhAJnzTDqgHjPUwjW+/1gsE+tIGBKsyFoiI1J7AQ",
-	"qUfH11FLljLNrs2N83TL7WN7fOjmMllL0PsamezMBl6c2cWwX31sIiHDBEE5hPkd7O07UtVcj/52ORXm",
-	"nnYnUdjlqViRKw45MIb3oh6Yu1GiQQvuuHxW/oZvtQlaL9jVsRvntzKft5LvUvBrIb4pqGFZxkQH466+",
-	"Mp5Dkad232an17PTAiCkSLrEREQbGBc57/Qrd3DHBsV5wa5O0/fykolOCXDrwa/rp4ufhmED66xLXd58",
-	"7Ao6uu2ud++1Vd3z1jemOQ30gm137dOKiXSvGAVW07lqpcexYn8KeP6KJbfO7q4Z1UWtcCSVT4NOKuNp",
-	"2zogWC9Ky3WVbL2cL/SSFCJjCsxcrZFNrcJEfHxy8vbDm/fjb169PfnLyxexRYFXhVowkbLUe++pBtsy",
-	"OPHbIwEr5vNqN29FaJrWlYzodnkFQQA6WgIifbD3PGpBB+iDw2UNRoBznAwqHu4u1bbtCH7HaKZnzYPX",
-	"DKWQlxsHrbTtvDOdtChjtl6Dd/0Ia/bM8d9QOqZ0B0nBLHPdqg5MVKl21lns7COUCAAJ6S9s6SW0mlhR",
-	"yd04tLtnAX3q6RodQtpmMh/0FOSeRJtKd5dsuYkx6tPHTWWrqPeK0dRw3JbbpwCVuBQCSN8qI4NDp1fv",
-	"gK4AVlxCc3Azupg+UgjNM3MfoJnyTdBtMgzTng9JbJsaQ20LlsatjeM34EG3a1IbXS/q1RpqlS/MdDtt",
-	"medMpCT2Sl5E4jBmAZxCF1LPmvt/Z2tLt076Pc0KX+NtCyW0Fi7SkiqjEdvUvkg4bIyhpIpPxU6xIH2w",
-	"0tI5I1cwCPPIEDHvUO8WmGr2hLk5F6wMbrXRO3c2quJudrLZauTtyh0JXm1ZvbXBtrdRws3Bvn1wbacK",
-	"H5tFIRrye1KHYzMpsmwZg9RvC6kEFxUuJX7muRVV4StD8n7GS/gIe+eUu9qIPvINoznLB9gc9A9mPmnv",
-	"bmXz444IAB8Q3FkgsW8WZICBCziVBrUg0rDhJvlyyDslEek0M/y2LBJur8sz04imCs96K5m3ycp3T9FY",
-	"6Xnb2Bz/60enOyvVilhJH7+iuHZhoP9CJ5OvsdhYadayBVrbhUX/VnsvaAMHCtv6fbFIt9yjNp9+MIru",
-	"SPlyc2vLU8sUCYbUddZO4P3miVuz76tDtKpLGQp+xzv/SXf+vrfzfLzz8edn0VcHn/6wdl2CoXTNogoP",
-	"vaHE2AkWPSR/YWyB6WlNQOhDMqGZYjVc6M8va1bwq9crBzMu2k7BxzVOsyaBhdl/jNa50Nqo4grplovL",
-	"u2XFIYLDpo5N8/YrrvT6PjdiFQ4+4nZeVvP1B7iqLdahbipeVx1E/SQEPRh9u91gcwvb2TYGsNcMQmHb",
-	"TCuyEO16/psic1qJuYJcXAGgg60pl8mpqsfAb85NbsVJO5col+szg3AFzsybjS2Dhm0zUbgma2O1sNUu",
-	"6u1H7CfougrK9T57uhc97JS6B363u24P1cYXDN+/x/vuBnDbGx8sYGjjuRZQ/pemcwhnooJmS/ARXfAs",
-	"M/vTpim/PS707GW798nzoOaZNk/GlXu3zgbZTb3fIYe+J7m187bdW/DleOuwvC0/WBGt6S5IRZxrGdda",
-	"CmAX/QFIgFu+4MWne3vrSnu3xt93pc/54d+NELiDt/HFsx/cIynwQ7gtLXiHmRHvENir7RaDvp3i/fJW",
-	"NQhk7EWG432M1hs+NtBO1rZxzS5mUl6OFUtypscWYKZF07bvtSpsFnNbEiy1ZyEgcOpPFLHfrs/d84vS",
-	"Oq7qINZqQvU9uOuprO3orc9Cl1S44kR8XLtx7eqtfccXQQRtegoRYPgZaDilKnc9UywZlwpdqz1/0z1r",
-	"X4x6oMaq6ALzjtfwmsqY27aa8wNDC8zBB1uUwHaGSCRDGJS9zutRjtcz243DSKymVzFNtVvTWiK8XP2q",
-	"KiBGCINx/zGiq1S45sw6g2Hq0Vxo4JYpO3JhHmY72BXLl3Zn5aQeNNKeCFX6NlfNueIHXWWj/a6YU7GT",
-	"M5rCEO17RySVSWEuKkvdb+hWQVt969AcU635XGF2SUaVcr4D9OKFHpRa4eVeFd3I/Vatf9sray65v19D",
-	"AMUbqY/R7+J+rxRl70U9X+i01yhmVPbv441es5TT98tF8CzAqHwpNNdL96iljCaO83S+yBguqPv1HBGz",
-	"Pwh6RTlcvJcdQUxh1kyTRHz3/v27YE3n9AYNV18+fx6YsQ729tZKcT69xso2pV2jOzcr6tnUqPtJ77ce",
-	"s7HM+ZSLqim7I5PYXWeffTcugVbWcvzAWl2Pk2xRrZt5us1s2QfLkF0/vPvNBGvJjV1vfdh4o8F/QK27",
-	"d6XlybmFVxps2lM1W5FfIO8FWH2hOnyz92Pprp7/lmw2TA31t65cktY97z6smyT/NvezedkaN2g7a7sl",
-	"BHcULS012VyixA9KQXLORSjY7Ddc5E0SUyWq39hIffsC6ceYSXC4uzuTSv/t0PCFj/GA2JZcCQQM4jcM",
-	"vOkIhKANVZFZAlFzpvVC/cvh7u7f/tfuv/zTaKQ+/vPuv/yhHUPq5hQb+HKvhQB2UzPPFp599eXeOvdG",
-	"C6H7jcEF3GV2Jc0L9f8vn63R/+9Is7a1NTQOegMfeK0XKA/Qgj+/+yYEI14j1NhPDp4+/7i5kNJSd67V",
-	"/bOxkc/XTGtSrotMJpesQ0fDFJ4J5ZnRJadUMwhvMMwyFHIXuZxwuCFmsHLOE0i6BHhFc9VtnIJhBMCg",
-	"NjV8JDOWXLZFO9JkRqZyx7RG4CV0HHOtyIxjgsxGCpRflxPTSJvgBVZ9n3bbltC7Ipl3RSLvxkm8LoHX",
-	"Je+27q/ZmZa9LXdj03X4s6GJn+w+bfuR3fCtP7OnZ9vv/LHa7sOmXWObs9u2+rCBVgJZne/uA//vaM3L",
-	"qLL5zq2YYG/YNVOa5IxmpC+k2NFM6YEFQJQTwsz9ueSiC/7wDgOzCH23+9qB9d3m61vi9i1klrUBgTQJ",
-	"8PoLuxnZvgWwgHfaOoKb5nSiQRRGPEA8oJB92es4j3h+y79bbY0PFWZV8Y143MH2YTqG5Kha/bRXaHLj",
-	"StkdXckEkdg3Nh2iLLp9V27tMeovtyGiikHwvo2DAzHK/UQz5v5dE8ytmdvbzgOYg4+bgfNRiM6YVB00",
-	"K2OTnGzREUsSLM+f7WFbBSpdXTnBbvTYJrRtYppYPaGoV4hLIa8fDjmttAYFA1+5Js1yw7cMbf9yb+/X",
-	"CG3fLpfw4eTPOyb+1fML7ivr731XGkKtOjAAbXRn8DVrU7jJL0+8KNs0HFxQ1RZjLC+hv+sZRRGctdvN",
-	"59wSUbWmDa7IdS7F1FWyYwgjQMkVy1VntHjdUgGDrfTateHLc3/Na8fTr8U6sc0tWyvNcOyuKM3M24Aa",
-	"Y8vtg58UIj2pwFrVDC1zCPZJHNDPBjzcp/beKTrCIRaNbzGCVRivC5prTrNsOXY99MrONmQxlSF1DTVY",
-	"iGhV0hPuQWfiZc6oasUbs5n8MTqa4lBLxZ9g62k+ZRc0uWzlMPheY4Vrzj1cMOvQOiJUk7lU2t+0jE00",
-	"KQQ+ZumQuJGZe3c9k5khOLb+C8GuWqPiVtt77FC7VuPbnDGibUXspo+hUsWyI3C6XurSOrpQkKEZePbW",
-	"E45aV9vDTbjj0Ik3Ubmsm7HRxjX/9HEDT3Fg5ruPvJKW0+f28nbnlq07ue+l9ueWpURJMqH5RlmQlaTM",
-	"rQhOvdCEJQ0x6UPSjB/NIHI3Fx5aqmR+FTIA74pd2lTGEMtNSMHMW+qSLxbwqcOiqbVfpQcBpcPnCOlQ",
-	"geCzTbYL5ptnsDQv2+fTvspwbs/93EY2BuYPYNd5qt+AGmLhKjSldmlsI0HaBUwYPYGlYOhz4hdJGU0z",
-	"Ltjnl6s7JcENQ/qjXioT1Y7As414jRXjf4PiymcWOTYTLcxqndkcvI60TReuYs5ZebxJPw5pELfRRza+",
-	"hytHkJYKCFJE2HA6JJRkVLPc4ooIQs3DHY/TEbZvhjpoyXzdfvvukJZ5C05aO3+fjY+uPKS3SRe1NaTa",
-	"jbfd2aDnkLHblg26Dtpgkzv0e2MyZWxNyWXqPKPBdbpvstuTGqNZl4yJt3x1EnqYeB4FSekPmIS+Rqtw",
-	"aPh2/x3ykFuOJ4qoOc0ypjTA399CZQiz4Fsy2ssL1aFYfTh/EQ/JcZKwhTacWBAqliShqgIc8OH8RS/q",
-	"vfxw1ot637950So9rU6fPw9y4pVRrzDlmc/bQ/TQPNwZRcPV2FPcFZPD7MC2gnBoPp9XMXCCpzKBtUtb",
-	"/TGn52/Jn77a20fLi5xMFNOlyvhsD3HpZJYC03G/f0nmXBSaKQ+VV+gCUeQ3LAmyIva8t6BpmmG681wK",
-	"9VPB2N+XpZLBmAOTypYA+0C50DnDL5cLKCdF0yVaun8qaG5LUSz4BFKlF4ux0hJ+nUo5zdh4kVEs/CUK",
-	"+FrqGcu7UGVh3GNbeMCe1kpIw5drQxqA+LhIjI79th10IeZd+I+6Lkz1HaFZfkXbE2DWadunKZsvpIbK",
-	"FlA8oBD8J3P4k1wqRWiWuVxpRfqwtAAgEJdOBId1Gg+G5O0CyU6jNONWenqNXG2vtiMRLpX2tkKOLCX9",
-	"OJTJLHKaOfEBkScYF0NmNLXljfC2hNXHHbLCSGCLP8AnL/HteDAciQoKzjqRxguJ68zMjb4wN7f5c1fh",
-	"1wSymGWWMjNvKsLqmk9UyzIctc7bV24EQJGG7WZOl+SCEYjR9vVJVwECr8kadsyETtlmoaWtiLJlHP8t",
-	"00LvCM65gQWmJfhsVSWsTuiqu8/1V8HMiHprAnQ7RcEK0LI3LNROTbX5VVLjKuNCWMSvqxpipf5h1ANv",
-	"iIOJL1HiW/f0HPgmgGlvV3D3mOCnLvoCBhxBqQ6xBLtG4H7pACpf0VkzGKWdUa2WXjYDskPJfbm4Tb2d",
-	"ygVsXozUUC8tgVdhbCniiqoOxPrTO0Ka3Pr7Sl3i1VewDZf8NEADgX+X7bUd6vc2+sifu/rZEmYGGf87",
-	"S5GNRBacJyeJFO5gkW85y1JFLthSWgZhbpYURAqmSMrMwSdSkLDOwHozRHUsZX+bmZIdkJgT2dcHA25T",
-	"mBVHo9tYbrBOrXK+jQs/3iLVYKUdYrWaY4exHvyKXfGEjaXaDCoL33bXeu37GwH3BzvcRiGnTI4TrjfD",
-	"8oKXzXHKN38/Z9NNA0w2Nq7U9cLmcQgx5lcdpA1qBaMy01kmKAwICgsvrEW2bxnWptF23aCsVdz7O83c",
-	"XBul6XzR5qGUc2d48a/FEYkhkqr8BQIvYMDmIsab6sBtDKxSH6IcWhWT3NOAtVR5m7pZKyXUCqlvkcHm",
-	"rK0Q04JOufDlBRvPWLtMbp6cmOvX/fi8WkYgZIFSV3TcLjFwgUZA31jYrWtlLWB5ML/NKszZhWrdt6p/",
-	"5zYprrnhrlxjYHxo8ArRQxvg7VE1YyBa4TiK1mJDBU6jrgR9iNy/MSplkOzaXxG4NNikzquLj6x3SbWR",
-	"3FK5sgdzpcOJxe3glqv1stag3LplFx6YEV1TgP+dyJwR+BbKVsbhVsQQ3xXuVVytYrm3jV+7lrJa76u1",
-	"tkQbiv9qReeOIXQPBZu/Cid/WyR811A1mg6C6ZyS2gaG7BzCVvP1RbAaeffd2Ni38exWL+Smt2i7ow8B",
-	"zuOL5S2TNmvHKnLu57Ldla7oqPcDQj4ct8VNy0Insi1BHknDzKm+KU8PSexsVTHp0y5HK4RyAKApvhYg",
-	"GqeRs3yNxIJyGzHiw0lo6E51v5OLJZw+qOcgc5JytSg0BIz4ohxByIiVwlh6OBLOypbMqJhifArHwj3m",
-	"A+GU+tzVyCXazBnnqNxIzVeh6QHGaT8wXRBrgiAJFeSCkSRnKaCmXXM9GwzJcZYBQsGEC5odVmFXiGAM",
-	"jKAEwBdStHGWIS7WgmnkOVi+0Mce1CQxPAvnVTeTtEcatceb/TBbRnDrEP7BHgxyUejKvsMbN3S+yBiJ",
-	"hSQh4LJZS/g70JocOTCM3fD4Dt4R1ghbiz3bZaLz7n83XjMhe27CcpHbwkj5wbVKMcroIFwvzyEbNwTZ",
-	"e+9KEFwA8u+3rttcF2NESD3YIxdUsa+emkOa00SzXCFWaq9BpZt1+MnESOBmdT22v+FbbALubPwhHkQE",
-	"pBvyHF1VZgEwcdisKgysXIGZ1ovA0vIX1Hobw99+9O+q5ZVJP3ZVTIBEHxIERya5Hv/3f/2feDAkpykT",
-	"mk84VLf2BvUjX5c5YbZMgFIFS6ORAOHimpq7C+DHmCx+RCi5lvmlWtCEEUB6IzmbMsEMf1eEa0QdNYKh",
-	"TZjGfBC8jGtXyqpaWK+q/UimVM0uJM1TC+3D0h0uXJH+AKOcoykGGnIJuj23m2P7fjkCuuBmf3w5z3M+",
-	"FVQXeasYbF4oUZ5gGPBuRFz2ThlZXvouwtergEQwVixuVo4Vu9kpB9IY6yfIuJtIZNtCUzT41uZqyJhh",
-	"yLDI6nB3d8r1rLgYJnK+697x/0CTSThbfwE8JVQlirvFblekD5mZA+Bgvkh6H9I0B67gBCrrWJ0P65Gi",
-	"7dccNluCzWN+m3aMEAbd6RnjeVi+djgSI7E/JMfkiiuujUiV5/wKDjdAdFOROhxlPctlMZ0h2wuwchOa",
-	"oxxshlarCYgoyUPyfsZGghBf1s8mPJF+vPuj2lVXyfBHFQ9AFVL4TURytpC5VjWwAHBTKrsMFqM3iLLg",
-	"AvqpV4HD41vD4R+OxNMh+cFBKbkVMFuhSLGIiJUSuLJjMZT7YlmpT9h3/5jLlA0gyMO9AEuHszaTFc2j",
-	"XJIdvNvYyHAkngXD8kdkQZcqCtv27YYrheVK4ndvz9+TXbrgu1f7u3gyzRPrB3VHEUaXMtxxo4I6wu2T",
-	"x7wQ0gLKpsy5CWQjrog1cngx2Z7PIXR07OSlhGaZ43xA6kbiYEheOHpECmWOdMaVRsR7e+3nLJ/WjNJ4",
-	"up0NEUUndYQ1F9wkY2BDhWK4GbFblSTju1/E5k5lckq4iOzovU88snngVvUCrKlCBPVvy3K5eJHOiox5",
-	"3Cazl9mh+XmHnJvrC/KWO0gVCH7DFyIizILgFnhw/KH5+v2sWu6BI+uxhSAwngUdsGUNCBv04es+HNZr",
-	"YnAbX3j87jQy6xKf2Mcvb1B3PX3hdaY/S3L+4i8IcF0XpOAle0h2ShHSyVUwgSAc0AweLyZs4yGhAQ3U",
-	"dKnKS4JAAeUJwoVoLaVhWuXCXGCzIpZK1m7JoTmUhg8HBIWD3z/jCdfZ0p9+sxxYt6oqV9rVcEvsig1d",
-	"yHQ5gP3/p38iJ+YwCkhiwq03gvaFTLnd/387f/tmSD5gMqJvYoLOFPOCFZlxA+F1Eosiy8xUC8MLqCL0",
-	"QmGJZguKZgYMCWZGPFFlRfwyRTaGtqmLsFpX2McM/LUUiCZHxaahY6Qfhw6deHBIPpy/gKm8/HBGZvSK",
-	"kackZQmf00zBsfv+zQuyB/2dubpDdh2wS3VUoe4wGrmgPxWMmO2V88qQEdeksjOH5KsD8hf+Dekf7D8j",
-	"cRuAmSGK7MYsjaVZSPGclAErS/r75DX/ZgD9vARVJLdGWmCAZn/jv+7Y6MAdc3n6mlaEYTcqV0XKqFYK",
-	"6k4JQwJYRFim4PA5MTAtBxb/+WVJzw3lQqIUR+R6JhUjT/f2IrCXmMU+ePocuTLEDLujCXOFU4kVBnE5",
-	"MXzArCqoDsCqzVHJGdHX0htK1BG5nvFkBpSHLhYZ914+kBWuUUf9EZkGXCI73yHegy++eFc34XzxBemD",
-	"DgCydkRooWeOogMCHYL9qcEhiUFHI31zE1A2cnPA6g5uNYCSGbEtjkosfqOTIyJbTPrOWc4a1c2gXbhU",
-	"NWjBiMRQjHFI3tA5U4fQSQ2ELyYHZgfihiUttimfVTg+8+uziMQVTD7z44ElxiEGX4xVyWIPxBeTg33T",
-	"WethJgf7z2Ag7bB7MTl4+hQ7aYHfiyGZGPermjNhNktItxGXbHnkGFBYr3JwGOS84u6RfiXdFbuuG0ij",
-	"AH2nxaRqnltDnxWZ1Grbs9k905EzDVdFVvNx3XJsTukJEH2FFvlKGU7kReZITIzsYliKYTP2HV/0gbx2",
-	"6I+BkdxxWhgCEwkbiRIb0svn1EzO66tGivR/wNh+IZj6Sn4hrxkFtecXcsZ0viS/jMQvOzs7/n/m5YO9",
-	"PfILsbnNjvQcEhDVxNQQ/TnNzG00wprhPmhPFYQ7/dZIiUpmVxhE4YxWBSzYkPxC3khD9K0Ri9hO9+GB",
-	"fQuMTqY1mjWttWUTDte/fNuaxpRr9Rn5hXwPEwneuSg02KhQ1IT1RXqDQ7CfHpBfCIbSy8BaV9olnLqb",
-	"SgZkgEDB8s75PXfNOcOeD5MrBAbacdUIkjsi2giWUOkWw5gqY9w3O/XSwuy6JXJieqBnlQVJWo5vpcFn",
-	"cDRKHkgyQx6CMEC4V12TfPrUTdLxeVgYiNKOSPzywxm6Tr9/Y5hc3FZr2A2opXGzgmch0hb5hfwHUxEB",
-	"OwmJ4UjvHJs/YmJdMvjtl3Ckv6U8K3IWGkV4YoSylPmmgCeYOyonk5KDfgv57uYgWDk/TLz5xTLJcmjA",
-	"Kb/lN4BYx3YwbtqGSqohOfEaKSoiOUMBDQtTOPnx9B0qIxCYrOCJJWARUBKwOTtqcvoOZQMhHZAvVDiu",
-	"ixuoXyhmUfIiR2e5SLICrItWIBkJI5E4HLQd+H+zg+GPZy5h2NavqT5TTMdHhMK20dSo5uH2WLUeNzI3",
-	"upFyvjHDBM09TdB7YpoOOb2S1niumCdOdQs32vAVUXRibq+RJ3S+tLTwDGSyXwgMFJbV7s8v5CTYhTbK",
-	"2KYag4QZk1/IV0A135HON81mmxefrXsRtG1c05anNpWc/EL2n+6Zg3jBzd3+xVsEsN1Q6HNa6e6c7Xoe",
-	"64dS/a6m4tp5Be/AWa8bPx0fNY+P4ZcASHpORUq1zMvXiNI8y9CKack418qnTh5hRqU9tYpMKRckfsEW",
-	"OcNTEY9EP/5XNNl+EPzG3XZblMvr0TS/hIr6Z9+ekOd/PPhyEJH4vBDmbJL+d+/fv9tJzaW1r7vu8f0/",
-	"ffn8YBCNRPyKi0tDrbA755fCro5IzrKv02BkA6t+BdWeXOir0aRyuhwSuAOVLp0y5gV9xI9zYYfAHrdC",
-	"+iDHdRuxabw0EpvOQRIDEpMBXzX/FmROdTIDjuZtTX3o3kkEZs/BWB971fV7NKIASRoJFzsSBQKdWRTD",
-	"OpHwEIDKQ77nT1x8VHrnrAknfMNBn+3GQ3PGnDzgQObLpdrfw0h8I3Dbg7TIaAKg0Eaiakhe76t2Cut9",
-	"QFHrgmmKPq4ZXSyWZEHNxigrgkWEpVMG6UYK4tmRY2GTwb4DJwVZCRQnCKC9YmiPz3jCbLyONRq/y+Ui",
-	"50zTfLm13VhznYWGZ7NbPYApwhzK3v5wb7i3Y6Y13IdMoQUTdMF7h71nw73hM0TmRxDi6rLjvuz+7MNF",
-	"P5l3pm1FAM7AuqpqpvdNbXAREQgYh1Et5BuaXGJb3u0A5+64wihwk2iLS4kq64rxeRy+nZrLAuOgy4sz",
-	"EnOormMV5Vxm5higlAaLcmhOqaENcMMMg4SCO/APrLhjxJkasXTWPGBhI2Eu16C0AR6CUf19aR40ShDm",
-	"HFraciE1LiI2BHixKUvRJP3OByiZk8ZuaKIPSQzRTd4MVGJ+THimWc5sGViRWk/pgk4Zmq5pMgNxvH/B",
-	"tDY0BAzkVhR0qBuR1e8TugAiRJMZxEoQqskz8n//N4ld0FVsLdRvpJ1cOTajlPqArBgMOyNUeNUhqCSl",
-	"0lG6CPply4ReyCtG9vf2vDQzQLOGaFUqjGog5EjU9xLLo0cg/1vgL3eGI5AjC8FuFmirQEKCaTwLhgBE",
-	"p2nvsPeKK10Ny8MMcxy2gqiYeqEytKI5kotlyMEnZe5j6ZEKo7VLjy6GOmKYzNZVFj9F9dHs73CRshtY",
-	"6ymz5j4/IHDUBCOy2bW+c1syGvrarl9cK5C/TKurerQxfG297gXY/Pt7e9sO4q3IlqiNXXKj801sWIUr",
-	"hU1olg26hgavvsdoznJstwlhbg7sVFhkaJLJa6PoYySAIHEQmdp32Z2dQzQiz7e5nPdaD8zKKJ7uERWL",
-	"xd1G9F5uP56P5gpYIdF89HRvz7lhXWLMAiNKuBS7P9ogkbKTjQNgy6ha8PfWzwvDa+JOCgQkoCcZhhXa",
-	"dru6ta/v/tW+evoCuzrAKbV94qe+WxoUe/DJ/vpPQmMjfvRs/UfeEIlfHKz/whkpzQdfbjKVCrJhJRgF",
-	"iGY1DOVvH82RrMUr/O2jOReqmM+N/IS0uOIL9HWqmaPMmk6Vz4lRPYA6CfUgs1S7Cc0yADs6/Lm3kG1p",
-	"/CdyvsiYk65RBAGBwmZyOWnj0EUoKBLzdIyyNKZAKu18qACkylLydsHE6YuROEG3KgaH5BGZcDCf59Yi",
-	"oSrij2HlRvmxfl0r5GCkBuFiSM5A+lBEFcoMzsgh9lvVNBmCnFxRiEszYfzamgUdL7IOqUNwfbKIlBMM",
-	"zGrxuR0SWuGsac0ZxgoIngs7ca/bNMeY9IPkVJ+YPgiNfvF/yCL3C2KktgvGRDnhobP/IxO3Vn5rs42P",
-	"T07efnjzfvzNq7cnf3n5Ij4qQ3a9uW/GskVoXoL4H+KOicVIJH2r0o15ekhQheQpKo8DmGRDeDjJuGnp",
-	"xJ035PNMaRdZey/0rdaLpx/VSDEjV3x6QCrbGEU3mT2vn2JUFwW70WQhISqg1DoC+b9JjKtmrfUU2b2P",
-	"r3+Keq1WsM3bKT9ptGUL4W3ajnkd23hYBmOrIdT5zLONv9yec9gPQwZysL95hzX/Fnz+9Pn6z4PaDxvz",
-	"rJOMr2ZbVYbk2AShgTMBaBEVltwTT+0t9QyYVJJxIy3e7DgVf6c0j/YOezMq0sxGfDZ4mIMXb9Xaj60B",
-	"JbbsKg4cLDjIxDG4CE1FsfshLkMvWjTwkfjiCykS9sUXRxZ8yoxDWYsN0HhP4R0PSKRQxZyl8ZAcewbW",
-	"RvSd3Wcknu7tWZIO0SPWr0u+JrFjG7dkbcDJSq1zDSdr51yNeVU4R+lfAEoG3mw36VszkHdms9eonRgW",
-	"oyHiHKINYjgnStNcx0Pi8iyOCPX+PwuC4w2Te90L1SXvO8j1kkd8Tsk+WJ5V/OZ9KTk9UUHZt0de8iC8",
-	"5JYs4TdC09/BtW06h++JbsN9XKF4WBWA1jzTl2yJ6Sb2iru4+YnMSwKKxuoC6nAtmFBIAsZFnkF8Hh0J",
-	"G1B45OPykXzH5j/4XiejIBADZ6jvxnpFgyTC5O+JJp7DQj48cYF+VlGXV5WNsrGvj+RlNXn5jVz2czyQ",
-	"D3HbueAr7nnd49Hm7eijr2MQEXmhKbiGXfR9Ja3GyFWQJKnIBCIVLpYjkcnp1DByc+/B6dqWe2MknYtl",
-	"mXICDndvuIb4nJIgeXu2wMg+O+QnKnBP9sv6jQPruleF9d35kIcySWZzKW7faeVBPIG3U/z3f/2/EJNd",
-	"nSA6nWIIWLMJPMHqDsJgJe8Q9TQutXvgmq4QxDn4hc2qxpVWPhjKW9pBNv0WbBxvJCnXzjbgg5rc6diq",
-	"xUopzdLWAU5hlO/L5WSp66Mq83aahIz4FxGsChiRWoXCyg85SKRho26xa1858g9SKXKAIQZ8HZIFyxMI",
-	"doYDHhEPrTH2T8qf4J1ql7XxkHmhNLkwetvCAWOiZwSTR0F2RbcZuPYGHSJ+NVVgNS87Qj+4h9qr5Y9H",
-	"lZSQOV1iDFoXBzw11GVbc5INYa/C2ttqlc/2WgpN9uzqlhVYD3s0mbOhbWmYgO/B6gLHyZyRd7mErK9N",
-	"WayZyFYWq/37ZPDYezdvd/5ey9WPfOQGhE07QpYtyYwhfuYjz38QlWJ/4y9v5Q1pNW39Xk1UTc9K1WaF",
-	"NMvz87tLOo6kdZujthB2thQJHIOqJOwSPIJDctbKKzEYJd5IAOhqAwOJc6Zmw1UyQJdtqMoKbqUDveJK",
-	"v3Mr/7BqkOtmnY3FT8hG4bVIiI92l3VE8g6k7rdKcsBvWz0Qi/Lk3pH6lJg5G9GeRtKtozvkPaQP2Apt",
-	"nZlUtfyuo5Ewuo254EbCjmzC0IJRG53F0xJkAikZqEWi7q0sSUB8SxJYyeZop4cvbbiTRzRAYmNkGjTv",
-	"26DbVgrrY0VbCad/DCFhpRyLEagYg8OWh4RrEG4hCxDcuGUoazokx+qyBRLBkhPXKNBe95ELfzVLes60",
-	"UWEV+e////8ThOgJyCW2LsZrIgU7QoEO1V3zm2u64hGuUfYtYnYreliZf9mmhNlhdjGKKdMe9Ok2XOLc",
-	"1eVZ6TtwoN5HXjGyq1reVNJnmWJmTp2xP9VarJ65BDX7/7a38/zjP//hM8f/+GXYRNJv9Q4E8errCHr4",
-	"6qeo94qLy3WfwDufoh6Gs697275V41X/GLxzYw6I+3l/sv4mnNOeoQfhnyGkTZ17Wj5giWDlUt4H9wRU",
-	"FIv0ULVX4kEuY1IbkeGG+A3JsUseLoP2+0GW6qB0KDsOGAOr9eH+YGeBxg4d5ARaGBuoE2UadRn37eiT",
-	"csS//+7D+5FoJMwE0e67DaSCwTDuop9mfawPvy5mH+xvrtGaBbmdkLbSgG13ASyDwdqRTZbu7qcHQLWZ",
-	"g5DezNLdLYDFP48CDNVR75CMMMx21CO/kBGE2tp/KpqxUe9T7NPFpGAjUSJxHEFjQTMzygV+UAhIt/fw",
-	"HYgBYSQGyGMw/4DMb/jEiXMArAL1bFOeQKrZSCjNFja8342C5sxlS/lIf8xgAVQPulgw6vETwuwYxHkz",
-	"SrkHuhgJqDRNEro4JPt7OHAIp7YLaP49k0VuAUogkAqARKBxd7n6Rnit5lG7lCRlxKuRiFvgL23OWpjn",
-	"N0DvIizLE/A06CJnfupVoc4hwEjIVQI9mUFKgnBFzZiZmLWvWiCfQmwZ1eFkz/LQrLIhB9kqEcHEvEC8",
-	"owBg0AWwcGuBDlNd4/dSkjkVy/DcmYVUpD+nN2R/z9GpXbOjg2FDpIxqe9hlka5C0+AZXi04yrwStIL0",
-	"IgC1uZ3caa4FAg7f0kht6zmDzfnngOAd16fXi3qw20HsCf4OhJOLKRq8yxbeCobTcyH8/vMQrNwG+INI",
-	"srGY6Wf968VgBkNYYawpd9enrsvcHhdzDx/F30f7+qN9/TbCOoOU4TZ0MMByKERV+LAU7A5yGECZ7P5s",
-	"/mMTOTfKTquiSnTmqGGz95ig9hGyUpNZU1B8i7aenEDi5ZAcl7gtMMY5vWQhDiAiMrnI0/29Og64ld0M",
-	"efNwu0eAnwHOXY34LRBHYOEEAYOuwc0+LFI4RuKh4vdN09jJ5+YXpueXVsLoMuoXMLIads5jWlRbWtRG",
-	"JK2Flv1K6VTvi1w0cDylMFdQTiYBVZpTQaeQdF9NqGoFo9jYEm9N0JVoIxu4HpEp1YxcLPG/kFsOIIwA",
-	"iMSMGA9QY5C9z7PMRTSPhI2qCM3FCRVkKhGnoO8gR5GEKMZEVAFhtIDg8LPRAvGfNMvkNUtHAvOkFVFM",
-	"Ry06tgfMHESYO425AGTGhR4CEs51jpnVXFgQrSA52lupq6L/YU0pqkBStetINQ9BiLz1IB6DmqW8q7/S",
-	"R7D6/aZPYWNL/C/eH7CqoHtFeaqhkNUifBA0t4S/GFq4LTWTuc6WRlNrV6D39watytGfmT7zd+UBaXvZ",
-	"SQth9w9bzYqP4v8/qufY7/tn8x37Hu8gVPtyD1WPFJJ+wVjqo+mmcsfQ+YB3lXxpS7m6zXC8IuFqSSzA",
-	"SNVZGcY+DNtowTtvyX8wSmC7WCfotV/+R9Hu18x4/zOrJrw7J0eXcNbw87YNuHzFHY3TtLeNYiaW5pR7",
-	"hFUMDQWkHJSTxlZMiktgdCc42TeAtdIsK9W5kQBAHHwdC3WCLIYoU0ckzmRCs5l0FvV4/+kfh3vDveE+",
-	"ohqnfALAmtp1NXC13sxZiaORiBEZaBzUhIUxN0vwuke1eNjaTxDY7EtgZmyiR0IWmlwytrAY+2BZ7NYp",
-	"w7t/yzje2oqbA+Hwpa6vr4dqJheVYN2PiFgCi9I79LUybTObR+7aof86auuGBM1pro+E7R9HZz0BVLat",
-	"aOIanm6e7dgKqnfg7eAcgzgkrVg2MaopOv0wSBxzcBDdlIPiiqVhWmWCYyxI8oA3CHtYd4GwSA3MypXS",
-	"CmAfqWaPV+o3JCucz+R1W12RyO7jA8kMrU7/H+oRfCJbDskpJoNhyB2MzBdvgZJJzigydEkWVUxLpeVC",
-	"oacVbD1U42erMC0b1+vMRw5+rlsGs07X3TW/JGuTSh6v2K92xc6qYae1i3ZbBgQenPtWLV9xpV9Bww/s",
-	"PzAdbahaPlE1BP7Hw/1bRler7tXnZB91jTMGa+s4A/hmjk5ABC+xVwKKhdXLjh1ZScvHl2PsUampAbaa",
-	"DXguBP+pYIQmuVSgpgbpOQd7z23YEr1kopWtYFbVAzsJsZPPnSa5iZPQcK9HB+F6ZWtvAyurq/rye9TO",
-	"XG5h1ac4gbIfNrTxtlzSFTl8CEb5zrX9kEYL7GM7dukm/XidfsuMclEen1+NRZ4E2KGu6nMfqsf4AFt/",
-	"Ccohu9h8qgmbU26rakHZE/vGjhNyc5bBsVczvujmgO/8JX8IJmhb/3X4oO187eW1K+ssJivX8fFa/w/k",
-	"ksdpWrJDomVrLv6WvLGWz3IfxkxfXxnqKpcGTWezidBIcT1jeuatmgorMDfdnDjCd36AD8ppq32tu7E2",
-	"aodL8Xgff5P2zEZd2XLHHojlFhtw3POyBnVLWeR6WXLyDtJxut6meiRi+wcC8dWqN7tqyzZjL7z+7YbO",
-	"845L9xBcudrNr+QUfLz1/6Mdg6uSHzfgq0EJODN8CUdFNanAN+gxh6p8KeIauGp3BGxHO+iKX1FhLijr",
-	"Hr+Fl8GolXHlC4UyHyhhHfsjISdEyXmAgjDzwe+u9DC0eAxVb3ZOpNC5zHaOTTs7X8Q2olMdYRXCa66Y",
-	"YdnuUwEJlK5mlova8OltdrKsLK/5LmeTjE9nGrMezUt5WNCxhSJBHQ6omOg/booBB80l92/b+TbQNVun",
-	"/F35fNUNxm/tp/Cl+/BT1N7wa6ZnMr1Fw+7DrobxLGzfrv2u2exrerNzPGVbtfia3hzjRb49HVyNmf72",
-	"7Jws/JZOZL7iqgQX19X6QObeDp5LswxRcsND7EK+wYJLfUUsuWAhombNZjUk9XB1vCE+oGkuUzY4gtvK",
-	"lIY/CW2JaYfE2AsszQ+x3u+7zNUQU0UnE55xqplF7bX+ToyYqo3xiaoYxm0hzjaaUNZOBxBemfsy9u2F",
-	"9B0d8LpBe/QU6WOFE/PgiSFgE6b5nFVLoO00JlWCL06KLFuSnwqa8QlnKflw9or0wSQBXJ0NDJfWGGNL",
-	"qNmCHazYDQsIFaqPO6o7V/AIPAJBNbKe9Cux9PVyuq58NHxY1oC01XsPyYRmylX3dCUIj4iQNrkAYA0w",
-	"uRJGehoelX6MpQOloNkYfN7m2dg8OyRGVHK4CRcSMgjswbKhGFA9u95AUOc/QpB3TEou8d2fbZq7PDQd",
-	"fBPG4pUJswoAVS/ZcuAJv8s/ByBSnxNufggTiV2suWk7ZGKwWxcsk2KqiJawVrZvYojFYUktkNc4LoB2",
-	"ZbG0PNIx0ItlhVEOyXFQdF9ibf2Q75oZ2Nvga12XSnGNDwegoLg/B3vPggZtegS+jLkRrgvXkAd1tX1Y",
-	"gABb7jY8NK56s4KeZKErI+9j2oqKSFLk2QDyHWDtXjCohYxIrSQxS+GxHz6YDT2eAkLClEn3Ej7PC2XD",
-	"5W6WTlwwq4eV8y6khnR+Ahu2s8jZFWfXZMIMecqhGKbbFyHzOTU3+6LQYAPzF8KCI1BFKDQIhQpt1UMY",
-	"hWnf1jZ0RCjAScC9XDBqz6Ij9YrOGbniimuZk/7pO/LPwUwHvko0nTM3flhSLogUDEAUKiVnoLmSaG6J",
-	"SlChdsSWJLfZKS3gBTXi2DdnZUFzxbAwvFkHQi+UzArNDIEcVFp5I00DARNB5GCINau2GxR9D2hotbWz",
-	"CgUNUAzNlW9hOYQZ2q3amiqLzodNumpYWGCX9OHHGcUStdYgJj3/vD2OFpZTryeEtsN02TQgLOXtK4ph",
-	"zaeY9CG5p1JMvD2vp5Ru7xTPG+5aUCy2Hsi7u8h5wsX0X+hk8vXls5vnPz3N5gDzNb3tp7hTLK99Lti1",
-	"8p/LfLq7Fbzvr1mOanURKtxvz6r6tqCspSIQ/pAYJdImG7tANQjkHDxmSD0CJDw8QMJGwxWXLyyB+y2j",
-	"Ktj319RmiFbngZ3BZQ3VIAfh0lQSt0v2Ksv6P5zxx7T+P9v284rR9NH082j6WWP6gYuyneWnbqyRFtC0",
-	"HWTA1k6CmHKWsUQr8sUXqE6Bdv7FF+YljykQV1Lj3W2CEvTU/mHLyiOUOVdWwu7H2H1MJtJe6YulV/WM",
-	"coSY2INoJMqBhBYmHAk2C1EaDlBXlBi7pX6/D5oKQNAEJp9+t50HYijBzrFr9iIplJZzlmMiPnynNJZb",
-	"t08IT9G68wpxErTOwJYOdp63glAS4zoGKfkeQBbAB7Hw9sDof41cP26mv8ilkcHM7n3xxWFA6kA1tCQr",
-	"Dt6y9hLMFYB2AtJlBhiVP1xwS8uqc0XYZvOW6QRMGgBQb2H5FiyHhgP1szl4tw1egXy6txdA0Ci375Hp",
-	"gmZK2mygchGtPcvCUZQtWxAJPLShaRE/tZg4dj5PFHx0RJTEaVPnDjH9OndjPwabjSz00PpVhq7QVxrD",
-	"xZSC7UjQLOFjFQFMg+QJG9qfxmAIY6n9wjSvigt/K9UA6j0ClCLNsvqmYNCD20Nc3vIQ1fISy0NUWXez",
-	"uvXVUq79lOcs0dnyCOQFs2lmhK2HLmc/AsiFs+js2Z3wp96VfKQac0pjvPtYAVNpRPX2VRTBTHPivrXo",
-	"zQkVcADLtEQt7aE6KXJIXMU3HcYe/uUQufuFKsCkoujE0BnCp0LmYGolzjIBt1kdktjqMLHNgMW8VXHF",
-	"co2VM8EWGdC7ygFy5tlMiqnpqIkOQY7rpMJIMFJespQUC18fisC+w4l0uwdpQA1baGjndLlmt7FuNiyH",
-	"FtSxBhnlrfAXMl1CJl6KrCMzQ4dxmGEp0qfk6c1NeXDNeS3xxq+pAlSQQUTYTcIWGgk0HYn6uSY0TVtJ",
-	"1paGJUe+AaovWP9uG5M/hN6UY4Q3ecXBWWGrMHW0OuxoqqSlwREJzZmtX93PLVgJPG84FjDKJo+8MyA7",
-	"sLumbYhi+SZLyWlpTWhyBJz/wd7eCuuR6eVORZ3sVvYOe89+errz/PLfr7/fn//prxdne/Q//5j8x7QX",
-	"9cIt7h32CkNlD/64v9+LehAB2jvs0ZT+a5gzvrG9x4z/VzL3YNcrijQCloDdnsjyiBRkuNBbEdzRRxPP",
-	"o4nnfyoG5v1aa4AY9hWfip1iMbg3a03OJoVINwceb6qCkWebQ3LGrljuIuVBavV0oRBGw4t1ToWiEDEG",
-	"OhQXI9EQjiL0bcU4uJj0vcIDEmOczMzmXdDkErn/D+jZcx+M6dwoHuPEbEiMUfszCYOZOzc4vOH8kCJl",
-	"6ZED9CZ9V80wMqLqXCo9Eg4oL2MTTQrhPhpYk84E3EUYps5pZkG+PcoJ9pMWCVqnFrlcyBwAAPoW03Mk",
-	"EtQPcgkNkxnNJoRe0yW6Ff/OcolpBejtz3Gh0xIIHFabK/8cB4jKFgxPTkaCloXXq+95tHYxZV7JIv3Y",
-	"yRHqki8WLI1Rb315BTEXGdUTmc93fCQAxAGU6mUYFtD3+HSWMRt5ughIgPlbSD1GX1k0EnVIucGWgl71",
-	"pHWLdzmjSgofT+FWC4Cc3Skj91sqqLNMUJs4BlouOumtRaRaehWr7pvtK4umgnu8dtNCSewMJ3lHPx22",
-	"chdZC9e+d9jLXVPVUQPo7Xj/3U//+ZS9ukxPr78r/shvNpelcIS/kjTlOu+Wp+w2QBfWe2YvGt5rdw+N",
-	"lgSUBwvmFSJ99J39wwpW5irfQqoynzVFqoPNPtw6ZNl89DllKdPfHbAP3UUrxRHD7+5NiILG7kmEOg9w",
-	"dK2lZySaYpOri8fmC6mZSJYW90TL3IaMWZngCRpNMIR7jMUZuMX1xnT9kWjJ1z8klCAKKxoeffAfRgkB",
-	"bEBpNXpO4rRAOsnGwVhj0tc5GA25BpnOCh9uG2w5FBA+XKpfIDbRnJHrnGvNBLFhRinV9IIqFrK3CKP5",
-	"GEglCHEMdV6cV1EsfViYbQ0W9Xu/uRGa27giZlQ56RvRoCGwkEJkTIF0xNLB4UjsD1dJGRVgBFcOOyZ9",
-	"71UJo14jQ/BzsPeRGIIY9Y0YW2mBz5nSdL5wEkOIxjAYiadDEocS74pB+DrdVuwsI5oiEDEjItiUwhsy",
-	"J9c5mKaWCzYYiWdDEsskKfKcpWMjF7tGBTk9f0v+9NXePjEjdTFh4EegSpNne8TGuRr5xL8LB0pOJgAC",
-	"DaF9MPmc0cxsMouIzMxe6BkVrg2wNMwRmpoK8iWZc1FoppzLd1LoIjeDPRhaS2FammLh+MjJIcHcn4gs",
-	"aJpmLCIZm0uhfioY+/syclIfY7YYeraMyEVOudA5g4+WC5pFhKZLgLf+qaA5A7yhBZ8sI8PLx3AJIzKV",
-	"cpqx8SKjgB4lCvMd+I7jkfgyGOHY+QJ488AQOSH7hu8//fJLGBtNNMtVPBJfDUmc8SsG1t/yswspM0ZF",
-	"PBJ/HJKDp0+NlK2KhVE4WDqG/RPJMj4ksfs3+etf/+riK/2bdrviD+cvjGT+8sMZFrn5/s2L+Mg5oPC4",
-	"mlcG5kIdlyCQ9goJOQ6QIeMBRjKvMqhWTLIy94bVIYbPefu6CzI9An2wZkeH+MSaKb0Ge2tI6wBGg8F/",
-	"GC9GgtGGorQhDaX3TtRstf2K5b8MwgUflYAd9zZU1+WqhOaunmP42H55mpaXvCyiXxLP+rCq8YGN/cKI",
-	"9ENSCM2zui8Maj0T9H6U+qwzA5aeAX8KndrciQsaXu5aZ9bEYWPJ7HOXjGTFYvfSSKADwXMTiAvBJFrX",
-	"gw/y4FCQFgmPH5jRzTAEPYIiXkYfOSQtw7YFreOoLcrYh9li0GudWydUuOyFkYDYtyE5ttbu9lW1XjHn",
-	"NywjRNiOjRPH4mZ+uw9JvGC5of82ln7Cb8DlR5fee1Pf0IowBDfiCNbAEAYupuNqg+XvtmkpCLLcSjtD",
-	"8g4/OzRtmYM8ntFsMqbXdDme5HI+NoymX2FY//d/Y+jLLtnf2xsAHOyN2Rio1hWbCzenP8rcyCs+AB46",
-	"GwlHxG5plzhsYfOGdA2iBvGyv49E1WwBwHnm9S4B6GDveWTNRMEyPVFY1HgkaiWMzUM4NNf2KJf0xBZ8",
-	"q7oDB1EHhSf9g6dPBy2GFNL/cm9v8NnrI99bbWT/GIrCvXDLXjN42FLUcLRngehpyyXb7ICqWQSsKCuN",
-	"Ip13vKuUXBtdDtV6FNhXGFnOUVG5fSx0cNF6hwfP9/ainjsjvcPeh/MXq/1Z92uQMbP5lcwx2HW3Mebc",
-	"KSGBAlIyOZmTfgvTQAMwbTBSMqMpsSwDtZNw04OMpkczzqMZZ70Z5/lmH24N59Jpxnm66UitaYFeZL9x",
-	"A5B1o3WYGu7BFLQCW6Klntw9gFdVsDBsoh1WWvYRar6ALYDggq0lxld2zvlUUKMuu1BMI35esRxzSB2z",
-	"gzgch2xThbLpe7sE0TJjOUXwYUxDGxi97IKCH8XlTCnXYxjmhcSxFt03JC99riMVSzcrIwE4WRlSGJOE",
-	"LTRLh8SwRQycPiT75DX/xko30Az5hbycTFiiG7LNyvi9X8jbavTeoT08ngmUGYH2czJnmqZU0yMfVdgS",
-	"oEfOgwA/4oaAMr6z8oNxDyMFMXVviPLFivDBSmwhOHyqHTkVqnX8wYtP1EbTOMIgL5tXaIMd/ZhxQ+En",
-	"VArcehsSM3ReR4ipw59SrhaFZkNb89iMvuFMflIxDva9e3i34hEeQGcj8dpOArK1mSbBWrv9UqRPRRrB",
-	"6CtRl5HPdgxXEEHpB0axqQQCRzYwuCXwNzCWKqMWgxcf0rtRqQoC8obkWNgal+b2jYS37vgkaXdNwGwI",
-	"AX3EqjxIhW11aE3QEmmNwUG560MwgafMtJwztJkK3fD7QgqyvaNGZS51m/jI7bjRRpEMunfxVQyptPme",
-	"mL5exhRzF1haQgb4Z45WPYGK2mRB9SxQq8NQguDTkYBHwbf9pjAWOQMG1q72k2kK8TjU+jEZCQzsCy8l",
-	"rjAEQdcaiYiSntFkSoLabw5hW5Q+VtDG/YbIR566zF0pEjYk/8lyaaMVnNwI9g/Tep8SnXOwJOOgsJZT",
-	"GNBsVnYwJMeGxAp2TTPSjy94lhk1Ho0dMYnDQz5Olklm5Noyz9gr/rAdC7rECuo1aIPgZurlgg3Jsac4",
-	"MLEyaDEgQH1HaUiQWCvoHDsDy5nnQBEpBCZRu4sWOWHbCtqD6qEtRNlTXKpvOG3YJcfgLCCWj2NEhY9D",
-	"coUhQkEURe6IUjWOwynnQIYA6cHqXZ7UGYZoiVzZCATz44+pi0npV4mZuUaGT1psBHVYKsx1Tm4ZuaFH",
-	"r72O3vnSSDREAVKydK6IYUquEn7J4fve6j4wHTWaqAaDYnDPAkXM8n1nbvalHlsS+vtC1kUOxTQYNJxJ",
-	"wDYGFMnFuuL2WjvDkBzsHRyS2IpTQTK22VKjrNuitZbyHdahxcy90QGBVWUyPSaxtoKGwbB+wLE/EFwY",
-	"9oHF4T+zIm0nduwKu1elUhS5nGhG+p41RTbaHkips8b4p4NfGz/sdwTshQqGv3Kt2g7jV6yhDQDnDlQd",
-	"p7Jsreo4jEu1+zNNr1iuuWL5afppF1Ext4GXXgMq7WugvLYtP+DBxi42wZa203zEvPvtAUqH+Mxzf2Y2",
-	"g7dsL/LuWyT98rAPuqu9hzfinmu+bwBiTfoAKEuFLRo0zakRHWP4K7YBF1xccY2qgZKC/Ci5UD6UdEky",
-	"OTXyjYe1HgnIahiSMwnyvG0sIjF0Cf8QNFtiVKeVL+M21nicprUb/UD8ERv/dTCuse/NaMgjCfmfCF59",
-	"CvePUMcLL5aIHL8KYjNlV7uSp8nu8Jpl2Q6oQrtywQRPdyqIQJ3M9+2CidMXxIF8plwlEswHlhWnDE4s",
-	"6GxQWC8n/fjnC6oADOeTH4GhIgd7Bw4LEEJ27PtceXSitrJ8L9jVW54mL1zPd+XmZX7ju9z0pLlpB+ms",
-	"JaDy4keW6K5LWK5BKpMC8odvcWBX5uu/aK5qs9dg4zM55aK+5/4Gdm6umQ2t+GO98befyJSRSSavI/Lu",
-	"LycvyfnTL7/y0SODQ0KN+jUnVKHf08WaU56hKcio5Gw4EkZ6w58VnwqjAx+i0mbnxW64ssbA8CyBFQcg",
-	"2GxAY9e5OPazbLBm4LOA9Vgy2iTjGDXVC7mq3XcMnzJ70/5xzjC3eVzk/Hbf4zmAora3aQBqP97mQyFF",
-	"cqsPzTEYJzOaZUxM76GF8RwAOW41+USuWbWP7aRh9ZX87v3rV++odWJt/8HBNh9se+khZIkLuGrN676B",
-	"AtYl/7mCkKJ2//HWW7tleZvdwVek/2zv6QAsk+FlsKayGPN2wEoNRzUerr2258XFnOuNJbqbnevr6x0I",
-	"1SnyjAnTY7q5mPWCXfmevzWLuoGY92zv6SbV9nE1fsOn6FYHqMJReLqjUWLpjFu3xtT451GPp2OM3+l9",
-	"QmQL8yOcqVEvIiO41uZZBAMs4YObIoX1tkA/Cr1/yBvQSmz9b4SSk1enBOZmz2PFep5kHHjibkKzDBMB",
-	"u0WSkQhkkm7uc5qiCPcwCskLdmU7+JXiX8IBdEfBgHZoN3vY+yzGtJVX4LURYGj1HNnh3f0O/Hi9omSo",
-	"WYl/O3/7hvzALshf2JKcM71KUkbYjbJMIgUUhlzfVVj+t+u7lx+9s5xsgXI+h3DsSn5csqVaJxavoWAv",
-	"b5xns5059m3Kr0KxGFje2MZA5PHAScL+PhDQAJUFoiJn356Qr/548NxoSaMeBFciNYR/joOxGNI46Nzh",
-	"7cjO3bkm9Lcpx7xnErSeAJkXVEh67qXrt0ZUcAp8o9NjQeAFjBT+HKccQVacinZrUjZjNNOzv6+wt5cO",
-	"0esZz1jo4EL0IkW+e//+3RHRsnCALylbMJFCWHVbGarvbKcPeFKwixWlHWH8XBGa8av7K++9chdf8Ssm",
-	"TLeLXF6EyYN+gZSlTz+qXXWV7NiaCcMfVzOZeomF/tnL4xevXxpCcio0mxp2MuoNhuSVpCnhugy8hyoM",
-	"liVd5FSkkD6hLRgUHYkY+4oJQ3A0iIFfGuoap2yCJlyVJ1+PeoGZB0c//FGNejEKaFBPfsdMyXpnd3j6",
-	"9aiHDtcyhAWdrqMeFlHwfc7pEgMhoHNSNkYXfMd0WwI8oP8VB23jQBC+E9y+/sOUXRRTq5v4HxGNbyeV",
-	"c8pFPCRvBckkTaMSIgGW68PZK4gHB7RtDMy3Cz8SOVvIXKsgo6VfL7vwdaUljOJRZQ0rj3AcQAc6KC8I",
-	"QtlZ0FwvHXRgDVCwH7+jevb1LjjK6Zydc82+fkVv4G9zLlmM5eKkgEt7Dp5+wKiMydft5SU8cPuMT2cQ",
-	"NwQLVEEpzZhW5bwU05CXAiOUIrJ5j775F7jCRNGlKrFQh+TYF77wzl2mkOSRS7bQpB+E4ZBrLtTgKFhq",
-	"I6djAAtug01xiXEyQ3WVYLYG1/0ytDIi4ZgiQhf8G6pYROCIfIIQhSnTAFN9mvYHEPZgJIxi0S/AQxPZ",
-	"mp0ARNUAtjtyiWaQfxH/LC8ji0IVQQBWhBzjUwwHdMr0C6pp3zSGB+AUgh78cM0fM6qCxCvwnbgj9iHP",
-	"4kEEEUUWBb0PM4Dl7A/ikej74fhT/VPBCpaClwoO9oQLrmaQDRWbC3B+lfSD9bKwvANzLrnmNOPK4htO",
-	"2UhYBE469fliNnKCp0NyQrNMkUWhbCWVYGv+3Qwidhm35SWGK8hS0qcjMSmETdc1+uPf0HgUkeFwSPOp",
-	"+hgPbNmLRUaXLB0aEnVRTC3Km1EFFeFiIuHKXdPcCImqEqjKJvyGxH9TV8nH+Ag3xta6yK7NWc3kdMrS",
-	"Ix/mFtx9DFvRM7P/hAsbzmPWBPOsKFSPsfIglDpAU4rlzC5iNn75nk4hIPF0svNGCrbzmupkFpP+s72D",
-	"wRGZ/p0vdqzI5ndwJNCQaYMmFOF6SN4AIFyeWnrhOTJnqk2F/TPT73Em57DuvW1L951OzHBhtL1P0drX",
-	"j2GoL81MwFx3K2tddcSfot6zTWSuyldvpH4tU4hZXiODtXFa5dZqDSdfxcHPUYby0Z4TjgUn4qYUEEe1",
-	"JKKEJhDuvHY7jzNO1eOebr6npA8FNsBxMVi1wShur/KYuTjpGOxNoNLHTxT+CTLBkPyA2LKlMk9qrjan",
-	"8Ou69XXkSA2+8UR1+nAqv+94jw6eKKO+RuDWsSzV6dJMpApj8Nw6XdDkEog3Tj00oP3gDmeLeYNromaG",
-	"OFpfUR+4ZoQLbGNXjRKugkhX6ADjmm3oZkSg5o/MfW6UtS2TqRFBbF0xRUFEVRJTLtvo3SvTNFhQN/IU",
-	"rfe13Nnd8NCW5bUXobSXLnBd7s/D8L52JswJOCRzjgWGvH0EDcNwMIJ425bDZLPswNKrkAXiyF0eBbuh",
-	"ic6WQEfX2H2Bc29o/D2CjBPg4pCc4rqDaj6UZ0cAborPVaGA5abE+vc7j+Hn9XpAl1sabx7Uafbs1/OP",
-	"nPOpCAKV2s7arS0rVeq4UoH3tNsRdwdKjr6aQ8K8HdJ61fqlHIBH8Ik1QTrj4yBy/7Tk29+xvnOj0CLl",
-	"TCQsQlq6jAg4hgfN20UqlwuVcyC0mmWZbb9QWEUdFVgXz65ZPueCZp1n/8Stzz2R4RV+59t8BzrArT8M",
-	"Lbi/OV/1s3u7RWe45T4ZrFV2ufU9mjOd86Rbfn6XS6MJskIRzW60OcwAUgSQFq798UzrhUNoUGMtNc08",
-	"LEXLK+PUxkKNEcNKxSNxsUTk8oig5mlNN0aXPwqawSDpsUs2cn1dLG3Uv9l7p92X2PAjESKTjx1gPKT3",
-	"RB7IdOBDYQD06Yj8WZK8EACbBLk11q5p1wygFCSWmdGSLGWRj8RcCq4lQgN1RNP8menXdtXXmmjNmu8u",
-	"Msprxtn6Ee8IYcRxfhbza3BQ5n52nXK9XDBBF3zozM6dxHtRXGRgL4Fzf/zu1MdkAQrtv52/fdOqn9m3",
-	"zfO7GsI38sDVR/d5Fh0xNBYs4RM7ftI3Ux5ssvZLOs/usvb/cfz61aq1N8+3W3s3ot/t2pspr1x7MBVu",
-	"6g+yFkSPqefS51x+PC4TuFkw0dxlX2PRroJnAHJh1NmIsEwx8uXes9YdO8NhPSjaKk2XiGbTDrVK0yWm",
-	"AudXYPabTHhyj9HXXyJH/hxzeQMpijRdHtkMdmWN8dcznswC752FsPk8x9UMmm/gH4NGoOhuS84FoEFi",
-	"TRUwKShnXePK3z7Sj+f0khnOGbsX0CtmRIDD3d1MJjSbSaUP/7T3pz3wu2M1zl0watlh/dxWylJFWP8m",
-	"ggxbZa28hnkr75ZwsU3O4mTeuViiAw7MK0ykwBOtLOkBJYywWe3zByh24o3s6P4QjKUevJJrMpVMEefm",
-	"9NGndrFbGj2TgIkIlhY7VC/exJBBT0W6k3EBnhdLzsqQ2pYWQf+nanYhaZ5CXk0+ZSnU2wP3o0NMQtkp",
-	"aM5mnLVM3OfUWLkH58+05mKqIgdTp6Jq6VvcEFtcRJG+Vc2tgoO42EH3QQx9cwin4gJg9myW8k6ZB+zS",
-	"4oKWfKZcsx10VeOhVxEe1SrVrhcFrJoqg16Ci9K+Ca4FRIdFx29p9+l3migHfgyhhlwV9EfChSaYQwkA",
-	"qg5tL357+uJkfHp+/uHlWVwNWyJ9wF216dBpAR4erOuPoqmdGioNnz5++v8CAAD//w==",
+	"7P3rchw3li+KvwqiZv6hKk+ySEm0u0WGY4am5Danddsk5e6ZLu1KMBNVBTMLKCeQJKttRexP/wc4cSL2",
+	"G+wX2W8yT3ICawFI5K0uvEh2Dz90W6zMxB3rvn7rl14i5wspmNCqd/BLb8ZoynL451GSMKWOpdC5zI6y",
+	"TF7/UD5MmUpyvtBcit5B75T9XDClif2aUHKRy2vFcjKnS6KYSIe9qKeSGZtT87VeLljvoKd0zsW09+lT",
+	"1NLZG6ZnMm3pzD6odVIoRqQgesZILgvNtu/wXc6nXDT7OzdN4gSfKBLja3FErmdMECXnjCxyOc3pnGRc",
+	"aUW4Jn03MhiKIlJky8FWI3pDb46mrDmYM5ZI0Zh8QpMZg7kvcjbJ+HSmCRXqmuWtnXKh2ZTl0Oux+dR2",
+	"2uwuXhQXGU8iMqc3O3TKvn3+zd5ebBo1K8JzlvYOdF6w1TMzzTOhX4lEpua3ZjfTv/NFjCtqZpFknAlN",
+	"aJKwBazoIaEXyvwk9Yzl11yt3d+XbJGzhGIH9f7e5wxa8x0evT8hl2xJuCJzml+ylEyk2T0NDRyS+N9G",
+	"xd7e8+SD4DdE4R7ALywmcgJNmO+4mJL+6ffH5MUf9r+ubfiCas1y0/v//Le/7e28+Pgv/9yLWgb+6py2",
+	"rNCZzqWYkiua8ZRqmbte8Z0niiS4xttuzWsuLu9jfXB5UpmocZFnuDSHJGfZt2m5EfG6TTtlOl8eTTTL",
+	"u0++luSack0u2ETm5mbqfMnFdPXE51zweTHvHexFbZfgrBCK6XtYhx/Oz9/vpFQztz/uEUkZTTMuGJ6P",
+	"P379Yn8tQfiR5suWu3IEt2LH3aatb+NfT6lmr/mca/i/Zg/ws58A1Wwng18uiuSSadK3xFCRhSE/XBSa",
+	"De60/OWITtmcctFKI05drxmbaMItoSjyHDaIi1Re39sgWg9DePcDUlUZATEHRqs7DgRnevKym9HyNCKa",
+	"XjJBJrmc40aVLOqvO/a9nZOXlqoqKlhEWKYYmTLBzK6mQ/I/CqmZYVhaElUsFjJfQ0Dm9OY1E1M96x08",
+	"ffbHyEzF/90kZp+i3oLmdM50IFIs1vMBu7mGnZIp0wr+Mo92mPmUpZbsmbEajm2lll7UE3RuRlC7Imvu",
+	"2cnkrRTsDdXJrDmkI0FiQ5JjomdcOc40k1mqDnFpuTbkwJ0DM1RkvebX53v75JrrmSy0YdkyXXaO+WSy",
+	"Y4axg+NYPeL3KHCcpM3xvi3mLOeJl0l46ntcUD0r+1v4NlZt+ETmc6rxhH6z34vKw/u09fCeM6VfUk2b",
+	"A3t1o5lQXIohiU0vMckZTVE2ItocanZlpFDSj7kamx/iAeFCaUZTQ4xyRjMiBVN+Pj8XLF+WEzKfVNYt",
+	"ZRNaZLp3MKGZYn64F1JmjAo8nzlTCykUg+P5HU3txTF/WY5q/kkXi4wjD9v9SaFEUfbzzzmb9A56/7Rb",
+	"itK7+FTtvs+oNmv4Ks9ljl1Wl+VEAE9315f0F/YLwsQVy+SCRSQuBwbtxEBuA1E9vPBdI7Kv7wbkBYZz",
+	"nPETYSQTmuEg72vqxxlfO/vvKc+K3EvuiuVXPGFE8ZS1rMRgSAJhnPDUXDFLLGpED2cbEapHwjxmAg5R",
+	"zMxIhnOmFJ2ymPRjx83GPD0gKMXwFOWXQTwgVKSmB/tdyjTlmRqW38TDkWjshWMkO57Brt6QKj82LCBo",
+	"o8ISN2un/KTRluVsm7ZjXsc2bn++pJhkPPmMV8r1qID0EioIu+FKG+E8Z4nM0/ZL5j67/yv2kqrZhaR5",
+	"+p6iThesg2Y3enem51l1AVpYaVMrTV27ZEGnrDZgUOx2ujU7IXeUljmLD1BxpFNGEprnnCl7F5Wh1k8U",
+	"OT47/Z5oecnELRW/nTOWFDnXy533MuNJi1B7Bv9WEVF6mTEF1y6hWWbZgxVyuAIKwfJDIiSZ5HS+VvBv",
+	"rOOnqPe9zC94mjLx+Y6k2S2aJLIQRkDLZcZIKpkiQmpCs0xew+wiInMryylZ5Amz9I0KUHvJtcwv1YIm",
+	"rP0A+3nd/wn+4fzN63s8vEd43IzuRI0WoaSAeTqjxtAQnYfhSvfMkiISu3GewdG0a3+IiilSoAuaXMrJ",
+	"5B73A8gzS38/Assh2kiQ7xJFl0aFoiA5X+cSb3GwNjXrzaqlCV8NDBqrPoF3Kmr/qrftWzVW+sja/Sn8",
+	"AvT0RziCSc5SJjSnGbkoNBDTCVBQrlYfzzWU8vH0/Y5O35+kYJ/v4J0ybQQNo08sJBcd58uMqZXwGVVV",
+	"WRa/yGjC5tZm+6hArNvnfzxxoFuZxaUA2ffxcGxyON5K/b0sRPr5zsVbYDaF6FAm3YA6RfHHXWzu4nu6",
+	"zCRNz6V8TfPpZ6XqeAkvZLok9EJeMfLNPvkz/659c2vjfNzjLfb4g6CFnsmc/53d320NG4Xd+E6my/Zb",
+	"SwpFLzIWyo4thkbQxKkh2sDtnduvbzTbNDwKdMHHl2w5dn6+sTNFPJ6HtedBXL7ksBn3dxDCRlcaY3I2",
+	"YXlOM5JxcWk4ry5ywVIiJ5OWXTYvjVPbbhyRRVYoouViJ2NXLCOxKiB2Iwa7VeysywMwUyUZTy7JNVXW",
+	"+MjSx4Ox8mD8/nj5raf6W2J46HGdc303nnfrtfCH6B7JQdBm91JQbSfO0parn1PNxvYx3mg942JavdAE",
+	"AlcInWiWkxj+2IEwltgFDNQWKnhl3ToFMTGPRoDmqWE05YIp9TDqYXvzXdLFSl2xcbK4bXIMvsXYnDWz",
+	"1WM4RWN7bmLydO9RktjwDDyIbNna+oZCZrvMyNGCbuTGuC5pwhePUuUdzkLKc5a0hG8dS6G5KBihmsSv",
+	"ZRCRGCyn+735+V9mLEcm6QJvp+DAYzd6ew/kGc3YA/hujmXK0ntw4KCZysY8JDJlcXlo7VexObaxkGOq",
+	"dc4vCljMRzv67/HKmMN470Eamx1Fo4nFOqdC0QToHE9jo4zRLGc0XXoBq10krZzPtMChsnHQXjw4HAmd",
+	"M6oJVcRqacN6NI+iGYOeIarPWudtx+aZD/O7YJkUUwhBhtBPmmUsf6JGwsbSNWKBHi/A7+UCPFAI3Ea3",
+	"YGsXQ40wV8TIwaNb4Z6OxL3bITY7DW+lJTqGB4Mru0khcTsv2fKJ8oG+60+KkHoMZo5HRv27PZQPZTHa",
+	"7Gzeh58kWiNYPmo460/Bgyi6cARuq+SuJT5F0HC71vvoW7nnM7LIpZF3zSZ9ZjpxDMkwyRJCsuIPZy/N",
+	"rX/14RS1xh/fvow3OjE2JYml48Q2WLfAJka2b3hUHtnZ7+KQ8qlg6UmLrQWfgJiDmpYPdD+EPNemGYf0",
+	"413/UoM8dFt1KlH020a3nzG9cyzlJWftDcc5m+icJpdjG0sfkwReJ/34B60X70S2NBfjjM7ZGdfs29f0",
+	"Bv5mSZGz2OgDM60XKiJ/ICldqsEtDE2a6kL9LlwrQ/JW1rN4QCPiCtPonyiy/+zFoyOl6zaW+/1bibFo",
+	"lwwGa3n/Zmdh7+k/vBQAGZWGgrAcM2RW7Sa9osq/tGUmUZlPuyqDaNXYKzgSQepPmOy78vsaRkSAhLDq",
+	"M3gnyJVf9S68c0emVdmNt1K/kSmfcJa2cwDMFgZ0hsWS9ONKjm88CPKG73Ppf4vr9iAkaRNbiiVFNvlq",
+	"ddhXROIGlTMSZyankJ40pVzcW8TDJ8e7MTM+TbkZNM1c9jT1v7zP5YLlmjPlmH7NfpgztoMTudE5JSnV",
+	"dEhizZQez0GWntP8UhEapFkfktgajsCiVMal+7xxgW+bBsycF8EgfumV367bo5P0RCwKoK1+QG24BonM",
+	"0+oQw0TwiLCbJCtSlpaABzZdHFACqLAPFnQpCwRgaKR7+5/kxU8sgSEdLfif2fKV3X87s2Ceqd2MVTPE",
+	"Nk7ERPYwo9wJaH/Dzz929gvfNPq0Os2Y6koCfko129F8zpqoMVFvTtVlGxGKcz3+r//1fzAwDSJ8qNJk",
+	"nyQzmtNEszxcqbI5p3G3obAEaChNJJQ5FQBPs/TAJ6Z9UWQZaqF4fKvzxc+3mi40zsYXy00/qe1L2WXY",
+	"VnOjGp/BKkfhFgWLtWKjlSpYuv6YVX+19o921iLYtVn/iKiZvBaYJjtjOWvdz7sdqdVr6UYZtS7P2jXt",
+	"viKlY7m5Aj9AxqylAWAJcH5oNAbUblTGk0tLq+pnsTHvBc21YLl9vYF/0fG9x8CIarTxFg0oEOLNx0wU",
+	"c1hjPzmc2xVXwBl6Ua8QwcOP6w6+bToql6Qy4crg2zbleEa5+JHlqfUVt6zzOnJ5ptnCtfAp6mWMplt+",
+	"oigatDb+pLYIOEzbtW2udbIZPyr07Jhm2QVNLoNojeq0eTqG7PhW8Jh3CyZOXpJjKQRLNHHvlmwskWLC",
+	"p4VRhbghE3nrDTYbx9ZfRnwtKofUmFfUu9mZyh37o5G3hqf0+g2GLLfOGgFSNiVaRgHKWgbadqzNvmVM",
+	"sy3OLTZ/e6piZ/deZtm2M6PplflDddOG5lXuXg12s+A5U5YkN2KNLAKSnIIRzBwY+4E5HZsR8OZ6L5iw",
+	"cEh+5d1A2mhH1Os41gGaQTjEyOj0NoxeJC6KyHUVD3sb7vKdd/dM01xvvb2Fno2LPGufLuAVmC0pFMuJ",
+	"XDABYSCoGVT2pMh5225U93uzHVzILGsf0tGFklmhGflw+hpwbf706pzs0gXfvXq6m2R818xm13wflynR",
+	"1gq5yWi3JDd+7YIxV6Z8py0FpnPKFGA5Nbat5H7lcL3MH/WSQmk5Z7mTpJpTnclcjxOrljSvwBIFNk+z",
+	"zGBaL8tVyRZXelBCFlpfBmi0MqbaDMpuol4r46+s3IngupNtNejZhmpcIudzDidpnNtTUkNNlIprfsWI",
+	"KOYXLD8kC5YnRk4zJ9H92wxXRWROf5I5ce4dUgiuFbw34TcsxbeGcJaSrFD8ir1x+GMoPZUXSRZGqIra",
+	"0PVwHLWxu41d7e1yr5+bt6EBecnZOC3yDgXpJV2qQ6KYVob0wcsIDThO6VIBEVwFoRb1UjmnCEPbOGGu",
+	"1/FcCj1rxeE1K8nFFBcOtIJDgm8TStxJeqKMnjwH9fmSsYX5C6BLLcjqtyTjE2ao0mD9eBF9bR2lgLf8",
+	"5Job0TxWt5Jc8MBvSfhXqVnOHGIzADdTt1ZsYVU5aFfr7DtPFMA8Gt2GYAOtnbkWVVZM1+9D0H8UqG6V",
+	"RvwE7kS1q8Y5s85Z9m7SO/jbVja9qCFfuuZqW4uxnM0HJVTb+sUJ3l0/ddvh2hdxwM3XPrbZ4Zuh2HJC",
+	"KDl+fUK+3tuLKoHZbWB0bu1xO9X6q8A1m7esWnkZWygcV4uMLu2ZJKpIZuaQxs/3/n/o3//nZ18PLUr0",
+	"vVgiVlynjQXxDirltV/VBo8dytCrTw5cpzqNK5XtcjWDDtfYSfwPNM/pcqurZ72+29LBxDDt8eoFSYUa",
+	"X7Hc+zyaAteK3ereBFRMxuVCqVZk0wsGwNfBaxBhsmSaLChPzenL2RXLFVqBtrbNND/ImZFWxmhr7rB4",
+	"qPGz/Vn7cmWMpiseK5qxzsdtVgt8OWw3bKTtOJhFXrBxMqP5lKkxEz7hurl17l20VbS/tYqf1C9A5bC0",
+	"NN85uvq6R43D2X5m2hbgmuaCi6mqULtVHOgv+MGdbuA5U/qVGXsgfdcs8zA1EH5QRZOCBc4PCJCLzdMD",
+	"AiqH0+MYUUuhZ0zzBB80zZ1lyxXFZaXVq0tC2dS1s6GW9Ok2Ql2wmOsoGhXLDWSMWptGrzSCxppPQjX0",
+	"08ffwMm6nUKMp2NzC9adDpOFQmgl+uaK86uNqEwwiGACQRNR1UTuuu1YwxW23NLrOt7I91d1236KenQy",
+	"4RmnmrUbbr4vsmxJfi5oBlQR7Dd9kOqgSTZwuPsZBfIGhqcIot4wsATBjulkEhPAvyYeYX3YbnZC5Ntx",
+	"6AOpg3HG6irxL8SVJEeXiYWpUf0Jz5V2kBZcYEhao9OMimnRte1mQmPNdbbisV26liMzYXnO8s4XVJIz",
+	"JsY5A/OYFV+bb6EhrF0niHpGDv27RZVrPCwUy8d0amMXapmVUyFzlpYO0hKT3yiNHxTLd46mgB+PmThc",
+	"kQWWmGhdxyvOrhcy12PF/76Bjl09erfSn1fZ+7tP0JmWOZQRsIkpcEp2DK9e1s8WmkTaVYOGtaQtiRfi",
+	"J515wnRoXiR9p6crps1xj4gFfyff7A3aRcFNrrchtm9kytzlDshZTXdzoRI+uarTr5i0BkA0MGmeKBKj",
+	"GdD81a5M2YTGgDDrvGAfoxaq/2C8yo2h4lJs2cpWUtwMJn9oO4FbfcfIatknRoit5DSjh7UMXTLPbRaV",
+	"EXDbkk7hk2boOlQtCFP11nu9YLAPbWCgCvPNqEjNCSxE6utX6KglE5xm1+bGebrl9rE9PnRzmawlsWCN",
+	"THZqAy9O7WLYrz420aZhgqAcwvz29546UtVcj/52eSvmnnYnqtjlqViRKw45MIb3oh6Yu1GiQQvuuHxW",
+	"/oZvtQlaLynPliAXHstCdPnm1YZCXyKF0aKdHr7BF2mrJ8CcuA/nx4ZGN/yWrYKDUWs36rEpMTNHgpTT",
+	"j3vVibRRoNqybWMwW3Uy67vRIKKGlbTZYMw8vs/lvGEca7WLUc3O5UavaivsrpGzffe+cfvpZpZgO6vW",
+	"hWZXR+4efS/zeesBLRWTFuEgBTNBljHRIVhWXxnPoUxgu++90yvfaaESUiRdagwijoyLnHfGPXRIb23L",
+	"dJKey0smOjWUrQe/rp+uEx+GtayzfnZFm2BX0NFtd717r61pKW99Y5rTQG/ddtc+rZhI94pREIU6V630",
+	"iFfsowEVXbHkNhija0Z1VSAcSeXToJPKeNq2Dhjqy9KzUivoNF/oJSlExhSYYVsj71qF3fjo+Pjdh7fn",
+	"4+9evzv+86uXsa0EoQq1YCJlqY8uoRp8HxBk0h6pWnHvVLt5J0LXia6gIrTL0wgE0tESCBH7ey+iFoSQ",
+	"PjgE1+CEOMfeoMILV3C4xob8wGimZ82D1wz1kZcbB1W17bwz7bUYC2wJHe+aFNYsn+O/ofhY6a6Uglnh",
+	"b6tKYlGlXmZnucyPUCYEJPg/s6XXIGpCSCW36MDungX1qqcTdSgRm+kk0FOQGxVtqn1csuUmxtJPHzeV",
+	"/aPea0ZTw3Fbbh/W0CmFVNK3yvLgwNl9dkCXBSmK0Bzc4C7mlBRC88zcB2imfBN07wzTCOZDEtumxlDf",
+	"hqVxa+P4DUR42DWpja4X9WoNtcq/ZrqdtvYzJlISeyNEROIwpgaclhdSz5r7f2drYLfN5EeaFb5K6BZG",
+	"klo4U0sql0Z8Y/si4bAxhpIqPhU7xYL0wYtA54xcwSDMI0PEfMBHt8BUs3fNzblgZfC1jS67s9Efd7OT",
+	"zVYjw1fuSPBqy+qtDQa/jZHIHOzbB393mphisygE8okN10Gzy6TIIIdY5q6YUnBR4VLiZ55bURW+MiTn",
+	"M15CyNg756ps7SAC0XeM5iwfYHPQP5ihpb27lc2POyJUfMB6Z4ndvlmQgS33BVNpUAsiDRtuki+HvlUS",
+	"kU4z2G/LYub2ujwzjWi/8Ky3knkLWHD3FKKVnuGN3UVfPnvCWVFXxPL6+CrFtQtT/lc6mXyL9R9Ls6st",
+	"8d0uLPq3OrL/wUcDFLb1+2KRbrlHbTEnwSi6MznKza0tTy2TKRhS11k7hvebJ27Nvq8OIawuZSj4He38",
+	"J935+97Oi/HOx1+eR9/sf/rntesSDKVrFlWI+A0lxk7A+CH5M2MLTJ9sgsIfECg/W8OG//yyZgXDfr1y",
+	"MOOi7RR8XOPUbRJYmP3HaJ3pqY0qrpBuubi8W9Ymorhs6ng3b7/mSq/vcyNW4SBkbhcFYL7+sEhb7+EK",
+	"Kl5XHUT9JAQ9GH273WBzC9vZNgaw13IqC91hK1L5ZJVJqtHYG7Z1yiXaHbaZ9oassY14dyUzeeKtVoRo",
+	"3iYd6UEjKe8nVrI6rfVhkVHPV0VduVrgmlNtuVYUi7ZDUVZQMVVUBrU6efcg40rHthSIOrjOuWbmz0u2",
+	"VAc5czX1ga77IXQkk5RDv80edq6/mcA6wvOGzS9YfmrebJgMK2PxOwStRn79to5TdTeqsk/BAb99jDnO",
+	"pfMOt2rdb4vMGTDMnnNxBdhEtgRtJqeqns61ueB5K6G7k6zccTex4WD7/JqsDTvGVrsEPT9iP0HX1Zze",
+	"vGZiqme9g+fP9qKHnVL3wO8mFthDteUhvEfRwA3gtsJBsIChOfhasByo6xzILRU0W0K4wwXPMrM/bUa1",
+	"d0eFnr1qD6Tw4mrzTJsn48q9W8cSugW99yjM35OKe1cmvj6PYLx1hPmWH6xgpu6CVDS/lnGtpQB20R+A",
+	"BLjlC158trcH+qH7+2m0WSpZt/Bkh383QuAO3sYXz35wj6TAD+G2tOA9Jvm9RxzQtlsMprkU75c3wENM",
+	"fi8yHO9jtN5GuoEhY20b1+xiJuXlWLEkZ3pssdJajHL2vVbbji3RIQlW5rVoRjj1J4rYb9enoftFaR1X",
+	"dRBrjSb1Pbjrqazt6K3PQpcCueJEfFy7ce2WMPuOr5kMhrcpBDPjZ2AMKa0+1zPFknFp+2l1/W26Z+2L",
+	"UY85XBUoZ97xxqCm3cZtW81PilFy5uCD2VpgO0MkkiGi117n9SjH65ntxhGR1ihUsWK3G95bgpVducsq",
+	"tlOI6HT/6Q6rrD3NmXXGddYDk9EXJlN26CIWzXawK5Yv7c7KST3+sT2ntwyDWDXnSsjEKnfOD8Wcip2c",
+	"0RSGaN87JKlMCnNRWep+Qw8suvVah+aYai08A2aXZFQp52ZEJTt0tpZFiPAqVIH63G/Vcvm9skSj+/sN",
+	"xFq9lfoIXbTud1dWxv3t66L3GrUPy/596OwblnJ6vlwEzwJI61dCc710j1qqbuM4T+aLjOGCul/PsMDG",
+	"B0GvKIeL96ojHjc0ajRJxA/n5++DNZ3TG7Rxf/3iRWDx3t/bWyvFeeuHlW1KE2h3mnHUs1m+92Mass71",
+	"scz5lIuqKWW9HcMGwJaYYWs5fuDYqof8t8WjNiAnmsAPDwb2sH5495vU3ALzsN76sPFGg6uR2siQlUZq",
+	"F0Gy0ujXjjrQCmIGKZzA6gvVEcZxP06xDlNWaWxElAN/68olad3z7sO6CY5Fcz+bl61xg7ZzzFlCcEfR",
+	"0lKTzSVK/KAUJOdchILN00Y0TZPEVInqdzbpzL5A+jEmxR3s7s6k0n87MHzhYzwgtiVXMQnz0QwDb8YM",
+	"QHyXqsgsgagJ+Or/erC7+7f/ufuv/zQaqY//svuv/9wOh3hzgg18vddCALupmWcLz7/5em+dJ7SF0P3G",
+	"kG/uMruS5oX6/9fP1+j/d6RZ29oaGge9AXW/1mGcB8D3n9/TG+LqrxFq7Cf7z1583FxIaSlT2+op3tjI",
+	"50usNinXRSaTS9aho2E26oTyzOiSU6oZREIZZhkKuYtcTjjcEDNYOecJeCAAKdhcdeviMYwAGNSmho9k",
+	"xmxKTU3ypsmMTOWOaY3ASxhjwrUiM465nhspUH5djk0jbYIXWPU9gkRXxk8HLsUKTIqN8SiCXBv8sG1/",
+	"zc607G25G5uuw58MTfxk92nbj+yGb/2ZPT3bfueP1XYfNu0a25zdttWHDbQSyGroFp/DdkdrXkaVhe5o",
+	"hbd8y66Z0iRnNCN9IcWOZkoPLJavnBBm7s8lF11IvncYmAWbvd3XDnf2Nl/fEoJ2IbOsDdOqSYDXX9jN",
+	"yPYtMHJ8fIcjuGlOJxqz7wDaFg8oAAn0Os4jnt/y71Zb40NFZFZ8Ix5Ct32YjiE5qlY/7RWa3LhSdkdX",
+	"MkEk9o1Nh4Csbt+VW3sMEM5tNLlikOdjQ2ZBjHI/0Yy5f9cEc2vm9rbzALHn42Y4sxQCuSZVB83KMEYn",
+	"W3SEnQXL8yd72FbVR6iunGA3emxzszcxTayeUNQrxKWQ1w8HAlpag4KBr1yTSvVaZyC9TRbM13t7XyIL",
+	"Zru0+IeTP++Yw15PRbqvBPbzroylqCyf6RJZViSjN8ssuckvj70o2zQcXFDVlo4gL6G/6xlFEZy1283n",
+	"3BJRtaYNrsh1LsXUFb5liIhDiU3gXu+384Ot9Nq14cszf81rx9OvxTqxzS1bK81w7K4ozczb4PNjy+2D",
+	"nxQiPa4gNNYMLXMI9kkcZt0mGf8OpeJO0REOfG98ixGsgitf0FxzmmXLseuhV3a2IYupDKlrqMFCRKvy",
+	"I3EPOnO0c0ZVK3SmBaWJ0dEUh1oq/gRbT/Mpu6DJZSuHwfcaK1xz7uGCWYfWIaGazKXS/qZlbKJJIfAx",
+	"S4fEjczcu+uZzAzBsaXMCHbVGhW32t5jh9q1Gt/njBHNbtrBj6pFrztyLOqVsa2jCwUZmoFnbz3hqHW1",
+	"PXKSOw6d0EmVy7oZG21c808fN/AUB2a++0hBazl9bi9vd27ZupN7LrU/tywlSpIJzTdKmK7kb29FcOo1",
+	"kyxpiEkf8uv8aAaRu7nw0FIl86uQAQ5l7DIsM4awpEIKZt5Sl3yxgE8drFqt/So9CCgdPkd0ogqarG2y",
+	"XTDfPNmtedk+n/ZVZn547uc2sjEwfwC7zlP9BtTAd1cBA7ZLYxsJ0i5gwugJLAVDnxO/SMpomnHBPr9c",
+	"3SkJbpj9E/VSmah2MLltxOszmrHfpLjymUWOzUQLs1qnNl23I8PbhauYc1Yeb9KPQxrEbfSRje/hyhGk",
+	"pQKCFBE2nA4JJRnVLLcQWYJQ83DHQ06F7ZuhDlqS5LffvjtkcN+Ck9bO32fjoysP6W0yy205xHbjbXfi",
+	"+Bkk97cljq9DQdnkDv3emEwZW1NymTrPaHCd7pvs9qTGaNblbeMtX41XEWJURAF+xQPiVazRKlxhF7v/",
+	"DkTPLccTRdScZhlTGiq53EJlCAEzWsAvygvVoVh9OHsZD8lRkrCFxhLyVCxJQlUFY+TD2cte1Hv14bQX",
+	"9X58+7JVelqNtHEWwGcoo14hOgKft4fooXm4M4qGq7GnuCsmh4nEbbVN0Xw+r8JlBU9lAmuXtvpjTs7e",
+	"kT9+s/cULS9yMlFMlyrj8z2EWJVZCkzH/f41mXNRaKY86muhCyyIsmF1qxWx570FTdMMkRHmUqifC8b+",
+	"viyVDMYcLmK2BIQYyoXOGX65XEBlRJou0dL9c0FzW1VpwSeAqrBYjJWW8OtUymnGxouMYg1LUcDXUs9Y",
+	"3gWQDuMe2xo69rRWQhq+XhvSAMTHRWJ07LftoAv89cJ/1HVhqu8IzfIr2p4As07bPknZfCE1FGmCOjiF",
+	"4D+bw5/kUilCs8zBKijSh6UFrJG4dCI42O54MCTvFkh2GlWGt9LTa+Rqe7UdiXCptLfVJGYp6cehTGZB",
+	"QM2JD4g8wbgYMqOprdSHt0VIPTNi1DVVHoRlJLDFv8Anr/DteDAciQpg1jqRxguJ68zMjb4wjb/5c1cN",
+	"8wQAD2SWMjNvKsJC0U9UyzIcts7bFyEG7KGG7WZOl+SCEYjR9qW2V2HbrwEYcMyETtlmoaWt4OhlHP8t",
+	"00LviDO9gQWmJfhsVVHHTpS7u8/1i8DrRL01AbqdomClZoA3LNROTbX5VVLjKuNCWI+2q7BvpZRv1ANv",
+	"iKt4UhY8ad3TM+CbgDi7Xe34I4KfuugLGHAEVafEEuwagfulo+bGis6awSjtjGq19LIZ5iVK7svFbUrH",
+	"VS5g82KkhnppCbwKY0sRIlt1FF85uSP60a2/r5TYX30F20psnATAQfDvsr22Q31uo4/8uaufLWFmkPG/",
+	"sxTZSGRxvHJSAjMPyfecZakiF2wpLYMwN0sKIgVTJGXm4BMpSFgyZ70ZojqWsr/NTMkOc9CJ7OuDAbep",
+	"MY6j0W0sN1inVjnfxoUfbZFqsNIOsVrNscNYj5PHrnjCxlJthqqHb7trvfb9jWrQBDvcRiGnTI4TrjeD",
+	"/YOXzXHKN38/Z9NNA0w2Nq7U9cLmcQjLpaw6SBuUvUdlphPFJQwICmsIrS3S0jKsTaPtuvGbqyVc7jRz",
+	"c22UpvNFm4dSzp3hxb8GKDCMpsEvEHgBA04dCMxtc1cqpY7KoVXLa3gasJYq3xeifZXUb4xnv6BTLnyl",
+	"3MYz1i6Tmye+jEH747NqRZyQBUpd0XG7xMAFGgF9Y2G3rpW14DTB/O4MkV/z79wmxTU33JVrDIwPDV4h",
+	"0HCjDklUzRiIVjiOorUwcoHTqCtBHyL3b4xKGSS79lcELg02KVnu4iPb4J0kSeXKHiywk59Y3I6Du1ov",
+	"aw3KrVt24YEZ0TUFpPCJzBmBb6ECcxxuRQzxXeFexdWCzHvb+LVrKav1vlrLJLUVpFmt6NwxhO6hKsCs",
+	"KvmybVEX11A1mg6C6ZyS2oab7hzCVvP19RwbeffdMPq38exWL+Smt2i7ow8BzuOL5S2TNmvHKnLu57Ld",
+	"la7oqPcXhHw4aoubloVOZFuCvEd+Q9U35ekBiZ2tKiZ92uVohVAOwD7G1wLw8zRylq+RWFBuI0Z8OAkN",
+	"3anud3KxhNMHpYlkTlKuFoWGgBFfXyoIGbFSGEsPRsJZ2ZIZFVOMT+FYg858IJxSn7ty70SbOeMclRup",
+	"+So0PcA47QemC2JNECShglwwkuQsBdS0a65ngyE5yjJAKJhwQbODKuwKEYyBEZQA+EKKNs4yxMVaMI08",
+	"B8sX+tiD8lqGZ+G86maS9kij9nizv8yWEdw6hH+wB4NcFLqy7/DGDZ0vMkZiIUmIzW7WEv4OtCZHDgxj",
+	"Nzy+g3eE5S7XwlR3mei8+9+N10zInpuw8vG2MFJ+cK1SjDI6CNfLM8jGDUH2zh0a5wWAhH/vus11MUYw",
+	"5f09ckEV++aZOaQ5TTTLFcIq9xpU2hb9gGofBIA+ycRI4GZ1fRkQw7fYBNzZ+EM8iAhIN+QFuqrMAmDi",
+	"sFlVGFi5AjOtF4Gl5c+o9TaGv/3obTq0jwXqx67gEZDoA4I46iTX4//6X/8nHgzJScqE5hPOFBT/tSM6",
+	"JGomrwWRImG2oohSBUujkQDh4pqauws46Zgsfkgo8diKBJDeSIlIqQjXCFBsBEObMI35IHgZ166UVbWw",
+	"9GL7kUypml1ImqcW2oelO1wQ+6EtZ0D68Q9aL94JAKyPz+icnXHNvn1Nb+Bvc8ZYbEYISdmDCMoWXCxH",
+	"Qoc9YBUDOAZ/enVOdv2DXXsYhuQIKq4QI4eYBTYEBIgsWpZgLEAHkWqqkVByzpCQ9qlYEqwcBXThT6/O",
+	"I/LDq6OXEXn3/vzk3duzAZkXShOaKUkMRUN6R6fsiSLHZ6ff23NL1UjEf90xv+zAJYkPgV7KQhNK5lQn",
+	"0J/Zd67JlGlF9veek/iNYQ7mQU6szB62+l//6/8lOcskhW5Hwk8e0aXthBxhH5JjmmUK3brUnT9sydLl",
+	"oHE8DRyNZbDVLoW65+7b2O5oeUbogpsb5GuHn/GpoLrIWxUV80KJwwUbCe9GxOVXlbH/pXcpfL0KGQVj",
+	"xUqq5Vixm51yII2xfoKcyIlEwUpoiib52lwNozEiE1wDdbC7O+V6VlwMEznfde/4f6BRK5ytJ1GeV6my",
+	"JIctxKFIH3JnB7B5luMq0odE2oGrHoTmFCwFjMXP0TpvyIGt9+oLOMAhkPMFdKdnjOdhrfzhSIzEU3M/",
+	"rrji2gi9ec6vgPxAvQUqUgeKr2e5LKYzFEwC4POE5qipmKHVChAj5P2QnJujSYivIWxT0kg/3v1J7aqr",
+	"ZPiTigegrCr8JiI5W8hcqxqcAziSlV0GC7gexMFwAf3US87aO14tqjIciWdD8hcHduVWwGyFIsUiIlaO",
+	"48qOxfBWSzTcRPruH3OZsgGE4bgXYOlw1mayonmUS8aA1BcbGY7E82BY/ogs6FJFYdu+3XClsPZU/P7d",
+	"2TnZpQu+e/V0F0+meWI91e4owuhShjvOdclafXqfFxNbYPMU0NVSeuWKWDOUV2Ts+RxCR0dOogVabGUT",
+	"YEYjsT8kLz09L5Q50hk3RDW49nOWT2tuAzzdzsqLwq06xAI6bpIxCAqFYrgZsVuVJOO7X8XmTmVySriI",
+	"7Oh91EJkM/WtcgxoYIUIiu2XtfnxIp0WGfPIWmYvswPz8w45M9cXJGJ3kCr1VAznjogwC4Jb4CudDM3X",
+	"57Nq7R6OwoGt6oMRR+giLwv62LAcX8TnoF7giNsI0KP3J5FZl/jYPn51g9aFk5deq/2TJGcv/4zVCuqi",
+	"LrxkD8lOKeQ7yRcmEARsmsHjxYRtPCA0oIGaLlV5SRDKoTxBuBCtdZFMq1yYC2xWxFLJ2i05MIfSSEoB",
+	"QeEQmZHxhOts6U+/WQ4sQliV/O1quCV2leMuZLocwP7/0z+RY3MYBaSZ4dYbVehCptzu/7+fvXs7JB8w",
+	"XdQ3MUF3l3nBKjW4gfA6iUWRZWaqheEFVBF6YbY78rB1ZsCQAmgESFUilZdJzDG0TV0M3LoqbWbgb6RA",
+	"vD8qNg3uI/04dLnFgwPy4ewlTOXVh1Myo1eMPCMpS/icZgqO3Y9vX5I96O/UFZGz64BdqsMKdYfRyAX9",
+	"uWDEbK+cV4aMyDOVnTkg3+yTP/PvSH//6XMSt0HMGaLIbszSWJqFFM9JGbCypP+UvOHfDaCfV6As5taM",
+	"DgzQ7G/81x0bv7ljLk9f04q64kblSgIaUVFBEUFhSACLCMsUHD4nqKflwFCyDSgXEqU4ItczqRh5trcX",
+	"gUXLLPb+sxfIlSGq2x1NmCucSixnjMuJAR5mVUG5A1ZtjkrOiL6W3pSlDsn1jCczoDx0sci498OCrHCN",
+	"VoSfkGnAJbLzHeI9+Oqr93Uj21dfkT7Is6ANRSCdO4oOGIEIx6gGByQGLZr0zU1A2cjNAUv1uNUASmbE",
+	"NqM/uMIqEYktZl5M+i6cgTVKVUK7cKlq4I8RiaHy85C8pXOmDqCTGkxiTPbNDsQNW2dsk3KrgInm1+cR",
+	"iSuoiebHfUuMQ5TEGEtMxh4qMSb7T01nrYeZ7D99DgNpB0aMyf6zZ9hJC0BiDOneuF/VrBazWUK6jbhk",
+	"y0PHgMLi2IODICsZd4/0KwnJ2HXdhB0F+EgtRm/z3JpircikVnsHzO6Zjpzxviqymo/rtn1zSo+B6Cv0",
+	"mVRqfiMvMkdiYmQXw1IMm7Hv+Ao+5I3D5wzcGI7TwhCYSNhIlOidXj6nZnLeomCkSP8HjO1XgsnJ5Ffy",
+	"hlFQe34lp0znS/LrSPy6s7Pj/2de3t/bI78Sm33uSM8BmZe65Jxm5jYaYc1wH7R4C8KdBcJIiUpmVxjm",
+	"4syKBSzYkPxK3kpD9K2ZkdhOn8ID+xaYBU1rNGva08smXOWF8m2vtdpWn5NfyY8wkeAdo4sLqa2oCeuL",
+	"9AaHYD/dJ78STHaQgT21tBw5g0QqUUkm7Ia7Nlrm98I150yvPpCxEBgKyVUjjPGQaCNYQll9DDSrjPGp",
+	"2alXFgjZLZET0wM9q6wu1XJ8Kw0+h6NR8kCSGfIQBGrCveqa5LNnbpKOz8PCQBx9ROJXH07Ruf3jW8Pk",
+	"4qJEZx27D9yAWho3K3gaYqGRX8l/MBURsGSRGI70zpH5IybWaYbffg1H+nvKsyJnodmKJ0YoS5lvCniC",
+	"uaNyMik56PeASGAOgpXzw9SoXy2TLIcGnPJ7fgOYgmwHI9ttMKsakmOvkaIikjMU0LB0iJMfT96jMgKh",
+	"4wqeWAIWASUBr4CjJifvUTYQ0kEtGzFvWBc3UL9QzOIYRo7OcpFkBdh/rUAC5iaPVLcD/292MPzx1KV0",
+	"22Jk1WeK6fiQUNg2mhrVPNweq9bjRuZGN1LOexkY2jhgXack5PRKWveGYp441X0Q6GVRRNGJub1GntD5",
+	"0tLCU5DJfiUwUFhWuz+/kuNgF9ooY5tqDBJmTH4l3wDVfE863zSbbV58vu5F0LZxTVue2mR/8it5+mzP",
+	"HMQLbu72r94igO2GQp/TSnfnbNfzWD+U6nc1FdfOK3gHznrdPO34qHl8BL8EUN9zKlKqZV6+RpTmWYZ2",
+	"ZkvGuVY+ufUQc17tqVVkSrkg8Uu2yBmeingk+vG/oVH9g+A37rbbCotej6b5JRfTiJx+f0xe/GH/60FE",
+	"4rNCmLNJ+j+cn7/fSc2lta+77vH9P379Yn8QjUT8motLQ62wO+c5xK4OSc6yb9NgZAOrfgWl+1xwstGk",
+	"crocErgDlS6dMuYFfUT4c4GhwB63wmIhR3Urvmm8NOObzkESAxKTAV81/xZoTQaO5m1NfejeSQRmz8HG",
+	"G3vV9Uc0ogBJGgkX3RMFAp1ZFMM6kfAQADNEvudPXHxY+k+tCSd8w4HT7cZDc8acPODKAJRL9XQPcyWM",
+	"wG0P0iKjCcB2G4mqIXmdV+0U1j+EotYF0xS9kDO6WCzJgpqNUVYEiwhLpwwSwhRkHCDHwiaDfQdOCrIS",
+	"KE4Q4nzF0Eae8YTZiCprNH6fy0XOmab5cmu7seY6Cw3PZrd6ACSFWa69p8O94d6OmdbwKeRyLZigC947",
+	"6D0f7g2fY+0EhImuLjvuy+4vPqD3k3ln2lam4RSsq6pmet/UBhcRgZB+GHdEvqPJJbblHRRw7o4qjAI3",
+	"ibY4/aiyzgqfaRO4fypOJYxULy/OSMyh/pFVlKGm26xZx430Y7hhhkFCSST4B9ZEMuJMjVg6ax6wsJEw",
+	"l2tQ2gAPwKh+XpoHjRKEWaGWtlxIjYuIDQGiL6CuvLrRTChYi9i8/63OCxbDTbIuPogzYUqDNdM2z4XS",
+	"Zi/6uuZ6g/B0o7ORK86uIyNg5IFtFE2YOzvJjHIRg5tRkWIxQNP4ex/KZk48u6GJNqOSmpbmqBIdZsIz",
+	"zXJma4uL1PrUF3TK0IROkxmoBf0LprWhZWCotyKpw2eJrJ0hoQsghjSZQVQNoZo8J//3f5PYhefF1lL+",
+	"VtpVKMdmlGMfuheDgWmEirc6ANWoVH5KV0W/bJnQC3nFyNO9PS9VDdC8IlqVG6OiCDkS9TNFQdqPQA+x",
+	"EHHuLkUgzxaC3SzQZoIEDRO+Fgyhqk7S3kHvNVe6GsCJWAQ4bAXxU/WSdmjNc6Sfp943ZuhC6RkL4/pL",
+	"3z8GxWJA1dalez9F9dE83eEiZTew1lNmzY5+QOAwCkZk87B95ylmPkJf2/WLawVyoGl1VY822rOt172g",
+	"isPTvb1tB/EObyxXgF4KUKYQgNO3PRCaZYOuocGr5xj3W47tNsHuzYGdCIshTjJ5zXJygTEjgsRBDHPf",
+	"5QF3DtGIXt/nct5rPTAr4726R1QsFncb0bm81Xja4grLiwYpeZiO99FcFyvYmg6e7e0517FLt1pgnBKX",
+	"YvcnG3pUDmjjsOoyVht81PWzhWEG/lRBmAt6v2FYoT26q1v7+u5f7asnL7GrfZxS2yd+6rulEbQHnzxd",
+	"/0loIMWPnq//yBtP8Yv99V84w6r54OtNplLBy6yEOAGBrQY3/e2jOS61KJi/fTTnQhXzuZH5kG5X/JeO",
+	"OdjNMmeQTpXPtFI9ANBZJ7DtppRny06xLZAfDFt1Tp6JlTZQZlM1oQ2p5IfzY5LSZQRpvU50iywbT+nS",
+	"qlgjoRZU+NpJ/b+zXDrDBWruRspmgqUDowOSNKfXNdHviQLrJnobMPfXCjJUYReBAnGAsNCQ+dUPXK51",
+	"OcrJUOjiRr9AIEHVZKfAbXvUNFZYkwpV3pMdDGgIIgTMOHb0D50paMJCChQ7QdWs1khwRTIpvBXu+Tff",
+	"YGBaB8N/aTYZSADIMC0sfw2xeu9Ze5PSfg/WbLvdJSt69gJhHawNx83jDrR/E7L/mraNRcuULm9N43/D",
+	"5L2+sasIPDj+Ucw29zOly0cC/xsi8LCBFQrPSpEzBeyQTgJvjXNmqXYTmmWAkXjwS28h29B/juV8kTFn",
+	"8kG9GLRcmwDuVOADFzanSMxTLIwfI3KC0i6wB/DXWUreLZg4eTkSxxjrgzGleUQmHHy6uTWTq4pObojj",
+	"nOZWl3eaNwZ4Ei6G5BRUYkVUoczgjHJsv1VNPxYYbypW2tJ35eMenWJioyQOIB6HRaScYODric/skNA1",
+	"ZP09zltTQMx92Il73aIjxKQfYFp4PJtB6ImK/0MWuV+QGTUEk4lywkPnlEaNzrqerSMxPjo+fvfh7fn4",
+	"u9fvjv/86mV8WGb6eB/UjGWL0OcBYcPEHRMLrUz61s445ukBQbsmT9GiOYBJNhjLccZNS8fuvKHSx5R2",
+	"CTn3QuFqvXj6UQ0wN0z50wPS2cYousnsWf0Uow1TsBtNFhJC1UpTWGCUahLjqq9lPUV27+Prn6Jeq2tm",
+	"83bKTxpt2fq5m7ZjXsc2HpbB2CJKdT7zfOMvt+cc9sOQgew/3bzDWtAFfP7sxfrPg5JRG/Os44yvZlt1",
+	"hoRsgtDAw42h3sKSe+KpvaWeAZNKMt77GPVudpx1cKf02fUOejMq0swmijR4mKtK0qqTHFmrfmzZVRx4",
+	"/XGQiWNwEfovYvdDXMYDtpiFR+Krr6RI2FdfHVrMSjMOZd0IQOM9hXc8IJFCFXOWxkNy5BlYG9F3zoiR",
+	"eGbEfSDpENJog43ItyR2bOOWrA04WWmCXMPJ2jlXY14VzlE6vYGSQYiVm/StGch7s9lrbJAYq6khUQ1C",
+	"4GI4J0rTXMdD4tIzDwn1QSkWO897y/a6F6pLMXCVWkoeUdcDPj48zzHLs06st3vwRAXVYh95yYPwkluy",
+	"hN8ITX8P17YZsXRPdBvu4wrFw6oAtBYudcmWmEBlr7hLt5vIvCSgaN0poHznggmFJGBc5BkEjdORsFHu",
+	"hz6dD8l3bP6D73UyCgKB2Yb6bqxXNEgiTP6eaOIZLOTDExfoZxV1eV3ZKJuQ8UheVpOX38hlP8MD+RC3",
+	"nQu+4p7X3fBtLvg+OuAHEZEXmkK8kksJq2TjGrkKsBUUmUD43MVyJDI5nRpGbu49RAK1pewaSediWWaq",
+	"QhSY92JC0GhJkLxzU6DF2A75iQpiZvpl2eeBjSdThQ0o8XF4ZW7t5lLcU6eVB3Zjb6eAlMxCkOoE0Zwe",
+	"QxS1zbsMVncQRtD6KB1P49Iw27MQVYI4h2ClKXjww1Y+GMpb2kE2/RZsHG8lKdfONuAjbd3p2KrFSgXu",
+	"0tYBkUoo31eSc20fVZm30yRkxL+IYDHhiNQKG1d+yEEiDRt1i137ypF/kEqRAwwxCvmALFieQAYOHPCI",
+	"eESusX9S/gTvVLusjQfzhy+M3rZweNrouEHMCZBdMYYC4k0GHSJ+NX9tNS87xOAsj9Bbg52JKnmKc7rE",
+	"wOguDnhiqMu25iSbV1WthmOLXD/fa6lP3bOrWxZuP+jRZM6GtqVhAs4IqwscJXNG3ucSUpE3ZbFmIltZ",
+	"rJ7eJ4PH3rt5uwtCslz90IcTgvvJEbJsSWYMYbcfef6DqBRPN/7yVt6QVtPW79VE1fSsVG1WSLM8P7+7",
+	"pONIWrc5agthZ0uRwDGoCs4HwSM4JKetvBIjJOONBICuNjC7JWdqNlwlA3TZhqqs4FY60Guu9Hu38g+r",
+	"Brlu1tlY/IRsaHiLhPhod1lHJO9A6n6rJAcCc6oHYlGe3DtSnxJqbyPa00CCcHSHnENOmy3s2pneW0s6",
+	"PhwJo9uYC24k7MhmsS4YtaG6PC2xqZCSgVok6t7KkgTEtySBlRTDdnr4ysa+eiAkJDZGpkHzvs0EaaWw",
+	"PoGhlXD6xxAfXMqxmBaBAZlseUC4BuEWUtPBjVvmV6RDcqQuW5CULDlxjQLtdR+5nAyzpGdMGxVWkf/6",
+	"//8/Qdy4AIAL62K8JlKwQxToUN01v7mmKx7hGmXfIpGkooeVoABtSpgdZhejmDLtsSJvwyXOXDm/lb4D",
+	"Vwvk0CtGdlXLm0r6LFPMzKkzSKhawt0zlwXVhnb0Dnr/8297Oy8+/ss/t0QLPbCXAJdhE0m/1TsQJFGt",
+	"I+jhq5+i3msuLtd9Au98inqYY7XubftWjVf9Y/DOjTkg7uf9yfqbcE57hh6Ef4ZIeHXuafmAJYKVS3kf",
+	"3BOguiz8UNVeiQe5TFBopCsZ4jckRw7Roswk6wfQCYPSoew4YAys1ueggZ0FGjtwOEhoYWxAIZXYHmUy",
+	"kqNPyhH//vsP5yPRyOIMI3ob8DmDYdxFP836WB9+Xczef7q5RmsW5HZC2koDtt0FsAwGa0c2Wbq7nx5I",
+	"dmKu8sRmlu5uASz+ZRRAr496B2SEORejHvmVjCDvwv5T0YyNep9in8MsBRuJMlb5EBoLmplRLvCDQgAG",
+	"jMeUQmAiIzFAcp35B8CRwCdOnAO0LyiDn/IE8p9HQmm2sDlnbhQ0Zy6F16efYVolQE3RxYJRD+oTpmwi",
+	"PKxRyj360kgcwwgSujggT/dw4JBbYxfQ/Hsmi9yiZkEgFaBbQePucvWN8FoF93B5ssqIVyMRt6Bm20Tq",
+	"MPl8gN5FWJYn4GnQRc781KtCnYMlk5BAC3oyg/w04WqhMjMxa1+16HKF2DKqw8me5aFZZUMOUigjgtni",
+	"gXhHAVWnC/Xn1gId4i/E51KSORXL8NyZhVSkP6c35Omeo1O7ZkcHw4ZIGdX2sMsiXcVLwzO8WnCUeSVo",
+	"BelFgLR2O7nTXAusU3BLIzVibs/A5vxLQPCO6tPrRT3Y7SD2BH8HwsnFFA3eZQvvBKYkEJfP5T8Pa5zY",
+	"bC8QSTYWM/2sv1wMZjCEFcaacnc9norM7XEx9/BR/H20rz/a128jrDPAsWiDrASAoUJUhQ9Lwe4ghwG+",
+	"1u4v5j8WXWCjVOUq1FFnwjI2e4/Zyh8BKiGZNQXFd2jryQmgAQzJUQkmBmOc00sWgtMiTKCLPH26Vy8f",
+	"YmU3Q948Sv8hgDqBc1cjqBjEEViMWwBGbXCzD4sUjpF4qPh90zR28rn5hen5lZUwuoz6BYysBuj2mBbV",
+	"lha1EUlroWVfKJ3qvMhFA1xaCnMF5WQSUKU5FXQKSDDVhCqs6NFqdj8P4set5SL09sm8CScSIfZEafyF",
+	"2jyZNDq9lqXSksuMjYTDnEHUN2WrakhAisvktaohc1ikDfDVX7uiI/B6QgVJ5aHNugWiMhKgUSmMqhlE",
+	"HuCm6uCSioWOrRbS8Sem37CHdM69Yeuur92Ee72wn+X2falLYQGHsXyCbSCCg1fuNYLFN11YXRelFUps",
+	"Y5eV9dVUwvJshkdEplQzcrHE/2IBApZcIpwlM/ounHbAXuJZ5kL/R8KGH4V+FXMTphJRpvoOMB55rWJM",
+	"RBUIbVtwB36mGbP/hLvH0pFAdBlFFNNRizHKw50P3K3H+ggzLvQQcAyvc8Sj4cJCoAaQMt6dU9WRD2rW",
+	"gwqgaLsxoeZKC3FTH8S1VnMpdfVXOtNWv990vm3ssvrVO84WVCmWWtJqkeY8wlpoZahhyNZC4bDkQQle",
+	"NrRgqWomc50thzFEoLZYmp7uDVqtCH9i+tTflQekoWUnLSTUP2y1vz/qyf+oIRZ+3z9bkIXv8Q7apy+n",
+	"VnXdIukXjKU+7HQqdwydD3hXyZe2VEDbPCwrMhOXxMLDVb36YZDQsI0WvPcurwejBLaLdSJV++V/1IG+",
+	"JDTEn1gVGMJ5A7uEszugu2xhwRAA4ePx8TGGGnAOUU4aWzEpLsvaOMHJvgGslWZZafdA1ce+joXwQRZD",
+	"jNBDEmcyodlMOtdT/PTZH4Z7w73hU6xJkfIJwKJr19XA1VI2ZyWORiJGXMcxQi+PU7pUMOayqEj9US1w",
+	"vPYTZAD4EvMZm+iRkIUml4wtbIUkMMF3G1/Cu3/LgPfaipsD4dBBr6+vh2omF5Wo9o+I8waL0jvwteht",
+	"M5uHuNuhfxn7zoYEzZl4HgnbP45x5xgwdbeiiWt4unm2c8mWd+Tt4EWGgD2tWDYxqil6xzGbApPVENiL",
+	"g+KKpRdbZYIjLCf3gDcIe1h3gbAIJMzKlaoNQLupZo9X6jckK5zN5HVbVbjI7uMDyQyt0TF/qYe6imw5",
+	"JCeYNYmxqTAyX3oPSpI6o8jQZSNVEcmVlgvlC1yOBNX42SpE8sb1OvUhtp/rlsGs03V3zS/J2uyrxyv2",
+	"xa7YaTU+u3bRbsuAwNV536rla670a2j4gR1tpqMNVcsnqlY/6fFw/5ZxZqt79TnZR13jjMHaOs6g+AZH",
+	"bzmi/NgrAaVe60VjD62k5RMxMEiv1NQAhNBmBhSC/1wwQpNcKlBTgzy2/b0XNr6PXjLRylYw/fCBvenY",
+	"yefOJ97Em26416Mnfb2ytbeBldXV7Ps9amcuCbfqfJ9A0TYbA3xbLulKVD8Eo3zv2n5IowX2sR27dJN+",
+	"vE6/ZUa5KI/PF2ORxwHIrh0P6UPtPx+J7i9BOWSXxEI1YXPKbU1UKFpn39hxQm7OMjj2asYX3Rzwvb/k",
+	"D8EEbetfhg/aztdeXruyzmKych0fr/V/Qy55lKYlOyRatoJWbMkba4lf92HMdHWrFUtypkuDprPZRC7s",
+	"jOmZt2oqptvdnDjC936AD8ppq32tu7E2aodL8Xgff5P2zPrpDnbsgVhusQHHPcPoanuHcGTmFrlrw6cC",
+	"IfXN9RmS95C31vU21SMR2z8QsbJfrfdpnymb2hpe/3ZD51nHpXsIrlzt5gs5BR9v/X9rx+CqLOHb8tX1",
+	"Qa2+7pBN2KBqk2q7EarEm/DikfDlBFZCmHeXs+wHxVsv2RICplg6GBKMOh0JF3a6yKieyHzuI087Yr8t",
+	"rfzyUYx107IL0Xy8z78dLn7UtkMYxK3wGlRi0O2FeBBVOrjtQblusygSTpRqXu/vMD4GKqinCPfjKpMT",
+	"sBTvYODNimrgQ/IXlxoev4OXwYSdcaWZB1FyYVE2jGck5IQoOQ/AgWaexNiq7NjiEVQG3TmWQucy2zky",
+	"7ex8Fdv4bXWIFeOvuYK8E/epAFwBl/7hYrR81redLHMl1Yfkfc4mGZ/ONIIBmJfysPh+C6GA+oNQ3d5/",
+	"3CQU+80l92/b+TZAp1un/EP5fNX9xm/tp/Cl+/BT1N7wG6ZnMr1Fw+7DrobxLGzfrv2u2ewberNzNGVb",
+	"tfiG3hwh2749lVxdSuTd6RlZ+C019737qgSX3hUuxCvfjilPswzB48ND7BI8wF9DfdVgCYUEPdB0zUI9",
+	"JPXkFLwhPnxxLlM2OITbypSGPwltyWABvIgLZm6QhsyO8y7nFERQ0smEZ5xqZsHsbXQDxkfWxvhEVdxg",
+	"oKObO9ykCbCYY57GiE1vqJUlM7G6SsblYwyIrKeBPVHtsZKYeoYPnhgCNmGaz1m1XPVOY1IlJvGkyLIl",
+	"+bmgGZ9wlpIPp69JH2Qa4PZsYGRyjRH1hJot2GHzhV7iAg5N40HybNXFEML0eDGpmkdD+pXMmVpaLVg+",
+	"R4Lgh2W9flXAfTkgE5opZmNPXbn4QyKkTSUCtB/EHICRnoRHpR9jmXcpaDaGCBfzbGyeHRAoK2nhhC4k",
+	"5AvZg2UDr8yoGg2UaB1xhLVPEKujLHvyfFNIj6Hp4Lsw8rbEkVAgPl6y5cATfgfLAvjcHirF/BDiayhf",
+	"5ZNUmBjsVpn/CGtl+yaGWByU1AJ5jeMCXmS2HNcy0ItlhVEOyZHjWlioHRYv4LtmBvY25EzJ7KoMEH2i",
+	"6nw4wMrG/dnfex40aJOh8GXMhHJduIY81rntw+Lm2AKn4aEhlqgq6EkWujLyPiapqYgkRZ4NILsJ1u4l",
+	"u+IJswDmJDFL4SGRPpgNPZoCcNCUSfcSPs8LZYNjb5ZOXDCrh9XFL6QGlBsCG7azyNkVZ9dkwgx5yqFI",
+	"qdsXIfM5NTf7otAgzPkLYTGDqCIUGoSKqLa6KozCtG8LUzoiVKmPemQxJ22TltSDvnXFFdcyJ/2T9+Rf",
+	"gpkOiBT+LTd+WFIuiBQMsIUqldiguZJobgnWU6F2uKE+F60F06dGHPvmrCxorhjUgjcrJQi9UDIrNDME",
+	"clBp5a00DQRMBAH1IbK02u68TPELaGi1tdMKBQ3Afc2Vb2E5hBnardqactOrEmVXJBJ4akz68OOMmhvi",
+	"zd/S88/bw0saov9rAyehHb3SJv2BYFpWUsZSiDHpQyqfpcU0uZSTSXsWXynd3il6P9y13oEP3a+H7e8u",
+	"cp5wMf1XOpl8e/n85sXPz7I5oF9Ob/sp7hTLa58Ldq385zKf7m6Fev8lqzSurs2I++1ZVd9aSywVAd00",
+	"YcIRGh+Wipnyj/mQj7hBD48btNFwxeVLS+B+y2BD9v01JYui1Vmfp3BZQzXIIZs1lcTtUjtR58wYTR/O",
+	"+GNa/+9t+3nNaPpo+nk0/awx/cBF2c7yUzfWSIvz3Q4pYksKQgYJy1iiFfnqK1SnQDv/6ivzkkcQiStA",
+	"GO42ReD4tX+gZmn9LlxZCbsfY/cxmUh7pS+WXtUzyhGirAyikSgHElqYcCTYLMRkOZz5wINT6vdPQVMB",
+	"ZLbA5NPvtvNAxDTYOXbNXiSF0nLOcoTdgO+UBjXEPSE8RevOa0RF0ToDOzzYed4JQkmM6xgAcHhcdXBG",
+	"sQktMj0w+l8js5eb6S9yaWQws3tffXUQkDpQDS3JioO3rL0EM4OgnYB0mQFG5Q8X3NKy6lwR+Mi8ZToB",
+	"kwYCOiFa7YLl0HCgfjYH77bBK5DP9vYCZDbl9j0yXdBMSZv7Vy6itWdZ8JmyZQsZg4c2NC3ipxYqzs7n",
+	"iYKPDomSOG3qnJ+mXxdc0I/BZiMLPbTemqGrf5nGcDGlYDsSNEv4WEUAyiJ5wob2pzEYwlhqvzDNq+LC",
+	"30o1gDLIgDBMs6y+KRji5PYQl7c8RLUs5PIQVdbdrG59tZRrP+U5S3S2PAR5wWyaGWHrocvZTwBp4yw6",
+	"e3Yn/Kl3lZCpxgzyGO8+FoZWGotd+OLCYKY5dt/aogYJFXAAyyRkLe2hOi5ySFPHNx30LP7lClX0C1WA",
+	"SUXRiaEzhE+FzMHUSpxlAm6zOiCx1WFim++OWeriiuUaC0qDLTKgd5UD5MyzmRRT01ETC4Yc1UmFkWCk",
+	"vGQpKRa+bCKBfYcT6XYPkv4attDQzukyS29j3WxYDi3WcQ1J0VvhL2S6hLzbFFlHZoYO4zDDUqRPybOb",
+	"m/LgmvNaluG4pui+HESE3SRsoZFA05Gon2tC07SVZG1pWHLkGxBsg/XvtjH5Q+hNOUZ4k1ccnBW2OGFH",
+	"q8OOpkpaGhyR0JzZ+tX93IKV9VgMxwJG2eSRd65TAuyuaRuiWNXQUnJaWhOaHAHnv7+3t8J6ZHq5U61D",
+	"u5W9g97zn5/tvLj8H9c/Pp3/8a8Xp3v0P/+Q/Me0F/XCLe4d9ApDZff/8PRpL+pBvHfvoEdT+m8hQsTG",
+	"9h4z/i9k7sGuV9QuBuQQuz2R5REpyHChtyK4o48mnkcTz39XaOj7tdYAMewrPhU7xWJwb9aanE0KkW5e",
+	"j6OpCkaebQ7JKbtiucuLAanV04VCGA0v1jkVClFYQYfiYiQawlGEvq0YBxeTvld4QGKMk5nZvAuaXCL3",
+	"/wt69twHYzo3isc4MRsSY47OTMJg5s4NDm84P6RIWXroIGNJ3xX5jYyoOpdKj4SDxczYRJNCuI8G1qQz",
+	"AXcRJqVwmtnaFx7TCPtJiwStU4tcLmQOcB99C3U9EgnqB7mEhsmMZhNCr+kS3Yp/Z7nEJCL09ue40GlZ",
+	"HwNWmyv/HAeIyhYMT05GggovhVff80VMxJR5JYv0YydHqEu+WLA0Rr31FYDfurjGHR8JAHEApXoZhgX0",
+	"PRqlZcxGni4CEmD+FlKP0VcWjUQdQHKwpaBXPWnd4l3OqJLCx1O41YL6Bu6UkfutoNdZPa9NHAMtF530",
+	"1iJSrUi+bz48M9tX1hIH93jtpoWS2ClO8o5+OmzlLrIWrn3voJe7pqqjBiz48dP3P//nM/b6Mj25/qH4",
+	"A7/ZXJbCEX4hacp13i1P2W2ALqz3zF40vNfuHhotCSgP1pEtRProO/uHFazMVb6FVGU+a4pU+5t9uHWC",
+	"gvnoc8pSpr87IJ26i1aKI4bf3ZsQBY3dkwh1FqBmW0vPSDTFJlculs0XUjORLC3KkZa5DRmzMsETNJpg",
+	"wsYYaxZxW+4CwTlGogWd44BQgpjLaHj0wX8YJQQgIaXV6AWJ0wLpJBsHY41JX+dgNOQaZDorfLhtsFXC",
+	"QPhwib2B2ERzRq5zrjUTxIYZpVTTC6pYyN4ijOZDSH4ENIfyZ86rKJY+LMy2Bov6o9/cCM1tXBEzqpz0",
+	"jWjQEFhIITKmQDpi6eBgJJ4OV0kZFRgUSrB2aUz63qsSRr1GhuDnYO8jMQQx6hsxttICnzOl6XzhJIYQ",
+	"e2UwEs+GJA4l3hWDcJItsWJnGdEUgYgZEcGmFN6QObnOwTS1XLDBSDwfklgmSZHnLB0budg1KsjJ2Tvy",
+	"x2/2nhIzUhcTBn4EqjR5vkdsnKuRT/y7cKDkZAKQ7xDaB5PPGc3MJrOIyMzshZ5R4doAS8McgeipIF+T",
+	"OReFZsq5fCeFLnIz2P2htRSmpSkWjo+cHBDM9IvIgqZpxiKSsbkU6ueCsb8vIyf1MWYuZVLk2TIiFznl",
+	"QucMPlouaBYRmi4BzP7nguYM0MUWfLKMDC8fwyWMyFTKacbGi4wCVpwozHfgO45H4utghGPnC+DNA0Pk",
+	"hDw1fP/Z11/D2GiiWa7ikfhmSOKMXzGw/pafXUiZMSrikfjDkOw/e2akbFUsjMLB0jHsn0iW8QGJ3b/J",
+	"X//6Vxdf6d+02xV/OHtpJPNXH06x9tuPb1/Gh84BhcfVvDIwF+qohHy1V0jIcYADGw8wknmVQbVikpW5",
+	"N6wOMXzO29ddkOkh6IM1OzrEJ9ZM6TWQa0NaBzAaDP7DeDESjDYUpQ1pKL13omar7Vcs/2UQLvioBOy4",
+	"t6G6LlfBF3T1HMPH9suTtLzkWtoSigHxrA+rGh/Y2C+MSD8ghdA8q/vCJjxXmqD3o9RnnRmw9Az4U+jU",
+	"5k4U4PBy1zqzJg4bS2afu9RDKxa7l0YCHQiem0BcCKbMux58kAeHOu1IePzAjG6GIegR1LY0+sgBaRk2",
+	"u1mA7hi1RRn7MFsMeq1z64QKl70wEhD7NiRH1trdvqrWK+b8hmWECNuxceJY89Nv9wGJFyw39N/G0k/4",
+	"Dbj86NJ7b+obWhGG4EYcwhoYwsDFdFxtsPzdNi2Fq4ITtjMk7/GzA9OWOcjjGc0mY3pNl+NJLudjw2j6",
+	"FYb1f/83hr7skqd7ewMAf74xGwNFLGNz4eb0J5kbecUHwENnI+GI2C3tEgctbN6QrkHUIF7295Gomi0A",
+	"JtO83iUA7e+9iKyZKFimJwpr/Y9ErbK/eQiH5toe5aCoEdZBrboDB1EHhSf9/WfPBi2GFNL/em9vC2vK",
+	"Qxs9GmVM1tpE7GOolfrSLXvN4GEkS67waM8C0RMKzvrsgKpZBKwoK40inXe8q8JqG10O1XoU2FcYWc5Q",
+	"Ubl9LHRw0XoH+y/29qKeOyO9g96Hs5er/Vn3a5Axs/lC5hjsutsYc+aUkEABKZmczEm/hWmgAZg2GCmZ",
+	"0ZRYloHaSbjpQUbToxnn0Yyz3ozzYrMPtwZv6jTjPNt0pNa0QC+y37gByLrROkwN92AKWoEk01Jm9R6g",
+	"6irINzbR7gz69hFqvq47QF6DrSXGV3bO+FRQoy67UEwjfl6xHHNIHbODOByHnVEFrup7uwTRMmM5Rahx",
+	"TEMbGL3sgoIfxeVMKddjGOaFxLEW3Tckr3yuIxVLNysjAThZGVIYk4QtNEuHxLBFDJw+IE/JG/6dlW6g",
+	"GfIreTWZsEQ3ZJuV8Xu/knfV6L0De3g8EygzAh0myJxpmlJND31UYUuAHjkLAvyIGwLK+M7KD8Y9jBTE",
+	"1L0hyhcrwgcrsYXg8Kl25FSo1vEHLz5RG03jEIO8bF6hDXb0Y8YNhZ9QKXDrbUjM0HkdIaYOf0q5WhSa",
+	"DVFegtE3nMlPKsbBvncP71Y8wgPobCTe2ElAtjbTJFhrt1+K9KlIES6jEnUZ+WzHcAWxBMXAKDaVQODI",
+	"Bga3BP4GxlJl1GLw4kN6NypVQUDekBwJW/rZ3L6R8NYdnyTtrgmYDSGgj1iVB6kwS20DaIm0xuBFaX44",
+	"ABN4ykzLOUObqdANvy+kINs7alTmUreJD92OG20UyaB7F1/FkEqb74np62VMMXeBpSVkgH/maNUTReS1",
+	"Oa56FqjVYShB8OlIwKPg235TGIucAcNsWET8ZJpCPA61fkxGAgP7wkuJKwxB0LVGIqKkZzSZkqD2m0PY",
+	"FqVv3ortfkPkI09d5q4UCRuS/2S5tNEKTm4E+4dpvU+JzjlYknFQWLktDGg2KzsYkiNDYgW7phnpxxc8",
+	"y4waj8aOmMThIR8nyyQzcm2ZZ+wVf6xjSpcKjlQN2iC4mXq5YENy5CkOTKwMWgwIUN9RGhIk1go6x87A",
+	"cuY5UEQKgUnU7qJFTti2gvagemgLUfYUl+obTht2yTE4C3/n4xhR4eOQXGGIUBBFkTuiVI3jcMo5kCFA",
+	"erB6lyd1hiFaIlc2AsH8+GPqYlL6VWJmrpHhkxYbQR2UCnOdk1tGbujRG6+jd740Eg1RgJQsnStimBK3",
+	"cc0lh+97q/vAdNRoohoMisE9CxQxy/edudkXdm1J6O8LWRc5FNNg0HAmAdsYUCQX64rba+0MQ7K/t39A",
+	"YitOBcnYZkuNsm5ruVvKd1AHEjT3RgcEVpXJ9JjE2goRCMP6C479gcABsQ+Qbz63Im0ndpRctqnRKHI5",
+	"0Yz0PWuKbLQ9kFJnjfFPB18aXex3BOOHCoa/cq3aDuNXrKENAOcOVB2nsmyt6vjS1ru/0PSK5Zorlp+k",
+	"n3YdzNjmOLlrIOR9xaM3HsDsAcujmy42QZK303xExPvtwceHaOzbgt5VN/ptMWc5TwIQvX552AeEQxYt",
+	"N28aWbUX9QSdM4j8L29Er06YQ0Op4dBUg0lVf7Pfi3pzLvi8mPcOnkY9I0ThIzaF67chZD3pA3w0FbZE",
+	"2DSnRnSM4a/YBlxwccU1qgZKCvKT5EL5UNIlyeQ0wMWkeiQgq2FITiXI87axiMTQJfxD0GyJUZ1Wvozb",
+	"WONRmtZu9APxR2z8yyDaY9+b0ZBHEvLfEar+BO4foY4XXiyxTsQqQF2PQLsSNLfEqQWIPiwRg1C3O1yU",
+	"4LWx4/Zj+5NLZx4cOA0fk5bBIzKjuY68JuZRpXjegj3qqnbAS1DiKgpTwobEReu73Dk3Jq6NtI0Zp4r0",
+	"n+89G4DaXM58F4B5EaMP5xcCN9h2nihyfHb6PfoKI3I948kMrb00y9RIABIDVST+6455bwf2rZVYvXT9",
+	"vqdT1iF4rD451RY+Rb3ne882qe2Oi9BbDQRQ2e7g5JS/bSrWlQtMlWLaSHXmv2Fd9o6VOTLv9RqMtI0r",
+	"2je72SEThvX9zRDe4U+GaZt/JFhh3nJDjIkyg15rQT+ZvJWCvYHS22bd1kiNmt3o3QQRqcshNbrF936i",
+	"VxQv3urXW+n+hGf16pPHNJkxhzqxjuzDy+7dT1Hv1Tld60iDd2A8z9sAQt5KiEIE0/+XGtrmR/2JIjh4",
+	"TF3Xy4wRNWNwulruQO2EAwnpJKFnmuZaERriffOp2OHigFCLC+7o1QVEabnMXQc4cbE0BHcmc72T8SuW",
+	"QkSNJbVIviyhBaooyPO9Z856hM0DXevHltYNojLmQAo0xhy/PiGFYmpI3okKknlUwZ6ZMm0tlF20nvTj",
+	"H7RevBPZEmwzdM7OuGbfvqY38LfZDxaPBEiG8XdHZ6/GH05fQwAqAJsdkj9AXCYas6eSqRrBXk1WX8NW",
+	"1K6mpZA1mDEpNBcFRJZVV6p2XF/L0nvevHrBAk+sPVewa7ehw5XUqUkKzpjecQy+rbeOfQf4DC6muK94",
+	"uBqnKLCybTesNRfpjE8hlNqeuPtmH5mcSqzx0a6qvBJphVeTvmHMHvAlZ1fyEu24KUkyRm3eNy4csn1A",
+	"0g/ZvtlOy/NHApo6dFCfRsCyZY3h8jj/hvN39Pf3ng/WHVEzoU11lJud6+vrHQg+K/KMiUSmLN0i/xp6",
+	"+17m89vZ9IA5zfQ825ItnSEBkYWuXadVR/wY96dJXLY9sBtqFD+cv3mNYlTDHram4I058+Y0WIvTPR16",
+	"drUreZrsDq9Zlu2AZ2JXLpjg6U4FoLOT17xbMHHykrgKGylXiQRvnhsnAwUSXChQ1T4n/fiXC6oAm/KT",
+	"H4FR6vf39h00N0TQ2/e58mChbTXxX7KrdzxNXrqe72pcK+FG3uemJ81NO3gC7L7Li59Qsm2Vjco1SGVS",
+	"AJzPLfTHlRTwZXNVm70GJwPlhY/VPfcK8UpdjFbCI30sRt9QBTLJ5HVE3v/5+BU5e/b1Nz6Ye2AEDSBy",
+	"VGEYokv9pDxDzywxIvVwJI6EVRuBjShihBTgInZe7IYr65sPzxIob4CIbPOLus7FkZ9lu4AP0OulhJ9k",
+	"HJMYeiv5ZvvHTvEbFzm/3fd4Dsbw/i0aUJrqW30opEhu9aE5BuNkRrOMiek9tDCeAz7erSafyDWr9vE2",
+	"6m9Jsje0TlU/2L8DU1h76Z3kZa5a87pvwAS6zLEnpn0EnK7cf7z1Vuwsb3ObxSO8DNZzHWMaPQSNwFGN",
+	"h2uv7VlxMeefTXh5ya58z5uKMFuaQ36zp+hWB6jCUXi6o9GA2JlGamMb4l9GPZ6OMZy+9wmB5syPcKZG",
+	"vYiM4FqbZ5E1/TmI96ZIYYOfoB+FwXjIGzBow4bDEQpKJ+pPeB4rwSxJxoEn7iY0yxCXo1skGYlAJunm",
+	"PicpWlQfxj/wkl3ZDr5QOHo4gO6gdHDW2M0e9j6Lb3vlFXhjBBhaPUd2eHe/Az9dX66uCPfvZ+/ekr+w",
+	"C/JntiRnTK+SlBEFz+fJEgqgaLm+q7D872aQX1pOtriVn0M4dvU2L9lSrROL11CwVzdO8W5njn2LwKNQ",
+	"LAaWN7YhyXk8cJKwvw+20p7FhSWn3x+Tb/6w/8JoSaMe5DohNYR/joOxGNI46Nzh7cjO3bkm9Hd7pf9O",
+	"JGg9ATIvqJD03EvX74yo4PxpjU6PBIEXMHHvc5xyNEE5Fe3WpGzGaKZnf18R/lLGJ17PeMbCeDMEE1Xk",
+	"h/Pz94dEy8LhL6ZswUQKWY5tdSN/sJ0+4EnBLlbUioTxc0Voxq/Yvfm0V+7ia37FwPG4yOVFiOXhF0hZ",
+	"+vST2lVXyY4tYTb8aTWTqVc865++Onr55pUhJCdCs6lhJ6PeYEheS5oSrss8WDAsW5Z0kVMBngquLTYr",
+	"HYkY+4oJQ6xisGMuDXWNUzbBiAqVJ9+OeoGZB0c//EmNejEKaHFKNd0xU7IO2R2efjvqYfxjGVGOMZCj",
+	"nvWXuj7ndIlxydA5KRujC75jui3x1jAcEgdtw7IRTR+iMP2HKbsoplY38T+izXYnlXMKLtt3gmSSplGJ",
+	"WAbL9eH0NaRnQvEb9F/YhR+JnC1kbn0YmGDer1dB+7bS0sB6hHwBaV9wJEDydsi6EBO+s6C5XjrLfA3f",
+	"ux+/p3r27e4K3wjWapcCLu0ZBN4CZHxMvm2v9ubrKM34dAZh/LBAFcdN5hw3MC/FNKSJwwiliCwMiW/+",
+	"Ja4wUXSpytIEQ3Lk69D5WEumkOSRS7bQpB9ExZNrLtTgMFhqI6djPDlug804j3EyQ3WVYPI01/0y0yki",
+	"4ZgiQhf8O6pYROCIfIKI4SnTUDXmJO0PIArZSBjFol9AwFSEqvEAcGEbONOHDvcBHU2/yMvIgsJGkA8R",
+	"Icf4FMMBnTL9kmraN43hATiBGGQ/XPPHjKoABwFCmdwR+5Bn8SCCAH9blKgPM4Dl7A/ikej74fhT/XPB",
+	"CpZC0Bgc7AkXXM0AnCA2F+DsKukH62WrZAzMueSa04wrCzc+ZSNhAfHp1MM32EBmng7JMc0yRRaFsoUN",
+	"g635H2YQsQPAKS8xXEGWkj4diUkhLHqO0R//hsajiAyHQ5pP1cd4YKvQLTK6ZOnQkKiLYmpBl40qqAgX",
+	"EwlX7prmRkhUlbwxNuE3JP6buko+xoe4Mbb0XHZtzmomp1OWHnqvTHD3MYpcz8z+Ey6stwr8fQB7QKGY",
+	"o5UHofIYmlIsZ3YJbPGrczqF/KCTyc5bKdgOxAPEpP98b39wSKZ/54sdK7L5HRwJNGTaGGZFuB6St+Cf",
+	"y1NLLzxH5kx1VHM+x5mcYZjAtvV1K9EL64MdjmCor8xMwFx3K2tddcRlrMAWX72V+o2NI9ggeKXOaZVb",
+	"qzWcfBUHP0MZyvvMJxzrv8VNKSCOajn9CQVX4XDtdh5lnKrHPd18T0kfIiLAcTFYtcGrozPeYbVZSFuM",
+	"wd4EKn38ROGfIBNggBkiq1hlntRcbU7h13Xr68iRGnzjier04VR+3/EeHTxRRn2NwK1jWarTpZlIFabE",
+	"+HARmlxi0ARMPTSg/cUdzhbzBtdEzQxxtL6iPnDNCBfYppIZJVwFiWcueO5IuEyqiEAJTpl7qAJrW8bY",
+	"EVvmV1EQUZVEBJQ2egeRHDZKbgNP0Xpfy53dDQ9tWV57EUp76QLX5f48DOe1M2FOwAGZc6z36e0jaBiG",
+	"gxGkv7UcJgt6AZZehSywGunEbmiisyXQ0TV2X+DcGxp/DyEBHENUL2gZCArFNSnPAAKqJRTLy1RQodMC",
+	"bNkLNTgcif295y7wtVDAqFNig3SNWNxsz1xLXKHne8/rIUxlEqrLBrXhKF334PO6XaDLLa1H21yjTVAk",
+	"wMdwIm7poHn+5Tw6Lhxqxe24tS2oSs9Xmhw8t3HsyFU1cqGHzFtOrR+wX0ouPuoZjKbOXDqI3D8tw/FU",
+	"oe8cP7RIORMJi5D6LyMCruxBkx5UAx+D8GvNIKTavFIA15dW5XYBZprlcy5odth6j7lQ2qZ+r75/2IWj",
+	"D2vu37Fb8nviRSuc77f5DhShW38YmrEfmoP+xq7+ypt8isfOI1q0Sny3vstzpnOedGsd73Np9GdWKKLZ",
+	"jTYXCpBWAZfPB8jNtF44mDk11lLTzGPrtbwyTm0E2RiBeFU8EhdLLL8UEdTXrcGL6kIdBs1gBsfYISa4",
+	"vi6WNnXZHBZnEykLXI1EWF5p7KpeAUZB5KsxDHwAESDXHpI/SZIXArBfASDAWoPtmgEenMRamVqSpSzy",
+	"kZhLwbVEfNOOGKQ/Mf3GrvpmcY+LjHJxi3h8N87PYrQODsrcz65TG5ILJuiCD52xvpOBLIqLDCUic+6P",
+	"3p/4SDYopfHvZ+/etmq19m3z/K7ug438lvXRfZ5FRyDABUv4xI6f9M2UB5us/ZJiOO1t1/4/jt68XrX2",
+	"5vl2a+9G9LtdezPllWsPBtZNvWjW7uqBwR0GiAP5wmUC5xQmDzgIKQy4L3gGSH0s0SoiLFOMfL33vHXH",
+	"TnFYD1oygqZLhORsrxdB0yXiGeVXYCydTHhyjymkXyNH/hxzeQs4KzRdHloYLmVdGJiwV/o8LQ7n5zmu",
+	"pz6dcbVXERrJr9oTxwHSHgtDgiFGOZskV/72kX48p5fMcM7YvYC+RCMCHOzuZjKh2UwqffDHvT/uQbRC",
+	"kWe9g94umALtsH5pq8evIiziGQFMkLK2ccO8lXfmuIiw/4+wK1htGIahv5JjBst+ItvBMBgkjF02lg27",
+	"IdC60KaHHvLvxU+yLCcuvQfZShwj6/m9F/t04Zn/K8GWaEqFmvwlFZ+iiheq03zMLzg2CjRBoJF3zooC",
+	"/zQTOSiCw3Jnl192IWh3hLA7+lM8VSlvBsiA/Xnb7CcPvIq3s3QRuRBxzSE7uNPoLEzDAdpG2VeqnVQ4",
+	"ls0oJC7CAFz3UP5unic/Kibsc7JaBx8WjzMd9lzV3JrgQxaZ+6jhFRF4OwXjiYXGUktNEjOK2h4qksh9",
+	"bOMQwE+LHnzdza69djbPG7xqFPWjlD9CjEAWFzuhtFH+9d3G7pPMQZ/S80L/28cLHWFRwgUiSoYPH+a1",
+	"/TV9//nWDfllr6qGeQRrOtkLcDFUt9zt5NTo0PBgaYU3zyQ+IeatgAbKlE062nejP3dioiw/yy0AAP//",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

@@ -7,6 +7,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"sort"
 	"time"
 
 	"github.com/jmoiron/sqlx"
@@ -90,6 +91,16 @@ var allowed = map[string]map[string]bool{
 
 // Can reports whether role allows action.
 func Can(role, action string) bool { return allowed[role][action] }
+
+// Actions lists what role allows, sorted.
+func Actions(role string) []string {
+	out := []string{}
+	for a := range allowed[role] {
+		out = append(out, a)
+	}
+	sort.Strings(out)
+	return out
+}
 
 func set(actions ...string) map[string]bool {
 	m := make(map[string]bool, len(actions))

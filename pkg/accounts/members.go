@@ -68,3 +68,18 @@ func Invite(ctx context.Context, db sqlx.QueryerContext, workspaceID int64, emai
 	}
 	return m, err
 }
+
+// Workspace is a workspace the account belongs to, with its role there.
+type Workspace struct {
+	ID   int64  `db:"id"`
+	Name string `db:"name"`
+	Role string `db:"role"`
+}
+
+// Workspaces lists the account's workspaces, oldest membership first.
+func Workspaces(ctx context.Context, db sqlx.QueryerContext, accountID int64) ([]Workspace, error) {
+	list := []Workspace{}
+	err := sqlx.SelectContext(ctx, db, &list, `SELECT w.id, w.name, m.role FROM workspace_members m
+		JOIN workspaces w ON w.id = m.workspace_id WHERE m.account_id = $1 ORDER BY m.created_at, m.id`, accountID)
+	return list, err
+}

@@ -50,6 +50,10 @@ func (s *Server) CliAuthCallback(ctx context.Context, req gen.CliAuthCallbackReq
 	if state == "" || token == "" {
 		return nil, apierr.BadRequest("Missing required fields: state, id_token")
 	}
+	// A dashboard sign-in finishes only in its browser (the login page), never through this API.
+	if sess, err := logins.Get(ctx, s.deps.DB, state); err == nil && sess.Purpose != logins.PurposeCLI {
+		return nil, loginError(logins.ErrSessionNotFound)
+	}
 	acct, err := s.completeLogin(ctx, state, token, "")
 	if err != nil {
 		return nil, err

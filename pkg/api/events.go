@@ -21,7 +21,7 @@ func (s *Server) ListTrackingEvents(ctx context.Context, req gen.ListTrackingEve
 	if p.PageSize != nil {
 		size = *p.PageSize
 	}
-	f := events.Filter{ProgramID: req.ProgramId, From: p.DateFrom, To: p.DateTo}
+	f := events.Filter{ProgramID: req.ProgramId, From: p.DateFrom, To: p.DateTo, Test: p.Test != nil && *p.Test}
 	if p.EventType != nil {
 		f.Type = string(*p.EventType)
 	}

@@ -7,6 +7,7 @@ import (
 	"html/template"
 	"net/http"
 	"net/url"
+	"strings"
 
 	"github.com/coreos/go-oidc/v3/oidc"
 	"golang.org/x/oauth2"
@@ -14,6 +15,7 @@ import (
 	gen "github.com/reftrack/reftrack/gen/server"
 	"github.com/reftrack/reftrack/pkg/apierr"
 	"github.com/reftrack/reftrack/pkg/config"
+	"github.com/reftrack/reftrack/pkg/dashboard"
 	"github.com/reftrack/reftrack/pkg/identity"
 	"github.com/reftrack/reftrack/pkg/logins"
 	"github.com/reftrack/reftrack/pkg/secret"
@@ -138,45 +140,69 @@ func (s *Server) LoginSubmit(ctx context.Context, req gen.LoginSubmitRequestObje
 		body, n := render(form)
 		return gen.LoginSubmit400TexthtmlResponse{Body: body, ContentLength: n}, nil
 	}
-	status, body, n, err := s.completeLoginPage(ctx, state, token, "")
+	o, err := s.completeLoginPage(ctx, state, token, "")
 	switch {
 	case err != nil:
 		return nil, err
-	case status == http.StatusForbidden:
-		return gen.LoginSubmit403TexthtmlResponse{Body: body, ContentLength: n}, nil
-	case status == http.StatusBadRequest:
-		return gen.LoginSubmit400TexthtmlResponse{Body: body, ContentLength: n}, nil
+	case o.status == http.StatusSeeOther:
+		return gen.LoginSubmit303Response{Headers: gen.SignedInResponseHeaders{Location: o.location, SetCookie: o.cookie}}, nil
+	case o.status == http.StatusForbidden:
+		return gen.LoginSubmit403TexthtmlResponse{Body: o.body, ContentLength: o.n}, nil
+	case o.status == http.StatusBadRequest:
+		return gen.LoginSubmit400TexthtmlResponse{Body: o.body, ContentLength: o.n}, nil
 	}
-	return gen.LoginSubmit200TexthtmlResponse{HTMLPageTexthtmlResponse: gen.HTMLPageTexthtmlResponse{Body: body, ContentLength: n}}, nil
+	return gen.LoginSubmit200TexthtmlResponse{HTMLPageTexthtmlResponse: gen.HTMLPageTexthtmlResponse{Body: o.body, ContentLength: o.n}}, nil
 }
 
-// completeLoginPage completes the login and renders the page that says how it went: 200 signed in, 403
-// suspended, 400 any other refusal (a server error is returned as such).
-func (s *Server) completeLoginPage(ctx context.Context, state, idToken, nonce string) (int, *bytes.Reader, int64, error) {
+// loginOutcome is how a login through the browser went: a page (200 signed in, 403 suspended, 400 any
+// other refusal), or for a dashboard sign-in a redirect (303) with the session cookie.
+type loginOutcome struct {
+	status           int
+	body             *bytes.Reader
+	n                int64
+	location, cookie string
+}
+
+// completeLoginPage completes the login and says how it went (a server error is returned as such). A
+// dashboard sign-in must finish in the browser that started it; it then gets its session cookie.
+func (s *Server) completeLoginPage(ctx context.Context, state, idToken, nonce string) (loginOutcome, error) {
+	sess, err := logins.Get(ctx, s.deps.DB, state)
+	dash := err == nil && sess.Purpose == logins.PurposeDashboard
+	if dash && !sess.FromBrowser(cookie(ctx, dashboard.LoginCookie)) {
+		body, n := render(page{Title: "Sign in to reftrack", Error: "This sign-in was started in another browser. Open the dashboard again to sign in here."})
+		return loginOutcome{status: http.StatusBadRequest, body: body, n: n}, nil
+	}
 	acct, err := s.completeLogin(ctx, state, idToken, nonce)
 	var ae *apierr.Error
 	switch {
 	case errors.As(err, &ae) && ae.Status == http.StatusForbidden:
 		body, n := render(page{Title: "Account suspended", Error: "Your account has been suspended."})
-		return http.StatusForbidden, body, n, nil
+		return loginOutcome{status: http.StatusForbidden, body: body, n: n}, nil
 	case errors.As(err, &ae) && ae.Status < 500:
-		body, n := render(page{Title: "Sign in to reftrack", Error: loginPageProblem(ae)})
-		return http.StatusBadRequest, body, n, nil
+		body, n := render(page{Title: "Sign in to reftrack", Error: loginPageProblem(ae, dash)})
+		return loginOutcome{status: http.StatusBadRequest, body: body, n: n}, nil
 	case err != nil:
-		return 0, nil, 0, err
+		return loginOutcome{}, err
+	}
+	if dash {
+		return s.finishDashboardLogin(ctx, state)
 	}
 	body, n := render(page{Title: "You are signed in", Message: "Signed in as " + acct.Email + ". You can close this tab and return to your terminal."})
-	return http.StatusOK, body, n, nil
+	return loginOutcome{status: http.StatusOK, body: body, n: n}, nil
 }
 
-func loginPageProblem(e *apierr.Error) string {
+func loginPageProblem(e *apierr.Error, dash bool) string {
+	again := "Run reftrack login again."
+	if dash {
+		again = "Open the dashboard again."
+	}
 	switch e.Message {
 	case "Session expired":
-		return sessionProblem(logins.ErrSessionExpired)
+		return strings.Replace(sessionProblem(logins.ErrSessionExpired), "Run reftrack login again.", again, 1)
 	case "Session not found or already used":
-		return sessionProblem(logins.ErrSessionNotFound)
+		return strings.Replace(sessionProblem(logins.ErrSessionNotFound), "Run reftrack login again.", again, 1)
 	}
-	return "The identity provider's answer was refused (" + e.Message + "). Run reftrack login again."
+	return "The identity provider's answer was refused (" + e.Message + "). " + again
 }
 
 // LoginCallback completes the code flow: exchange with the PKCE verifier, verify, sign in.
@@ -205,16 +231,18 @@ func (s *Server) LoginCallback(ctx context.Context, req gen.LoginCallbackRequest
 		return fail("The identity provider did not confirm the sign-in. Run reftrack login again.")
 	}
 	raw, _ := tok.Extra("id_token").(string)
-	status, body, n, err := s.completeLoginPage(ctx, state, raw, *sess.Nonce)
+	o, err := s.completeLoginPage(ctx, state, raw, *sess.Nonce)
 	switch {
 	case err != nil:
 		return nil, err
-	case status == http.StatusForbidden:
-		return gen.LoginCallback403TexthtmlResponse{Body: body, ContentLength: n}, nil
-	case status == http.StatusBadRequest:
-		return gen.LoginCallback400TexthtmlResponse{Body: body, ContentLength: n}, nil
+	case o.status == http.StatusSeeOther:
+		return gen.LoginCallback303Response{Headers: gen.SignedInResponseHeaders{Location: o.location, SetCookie: o.cookie}}, nil
+	case o.status == http.StatusForbidden:
+		return gen.LoginCallback403TexthtmlResponse{Body: o.body, ContentLength: o.n}, nil
+	case o.status == http.StatusBadRequest:
+		return gen.LoginCallback400TexthtmlResponse{Body: o.body, ContentLength: o.n}, nil
 	}
-	return gen.LoginCallback200TexthtmlResponse{HTMLPageTexthtmlResponse: gen.HTMLPageTexthtmlResponse{Body: body, ContentLength: n}}, nil
+	return gen.LoginCallback200TexthtmlResponse{HTMLPageTexthtmlResponse: gen.HTMLPageTexthtmlResponse{Body: o.body, ContentLength: o.n}}, nil
 }
 
 // --- development issuer ------------------------------------------------------------------------------------

@@ -3,7 +3,6 @@ package api
 import (
 	"context"
 	"errors"
-	"net/http"
 	"strconv"
 	"time"
 
@@ -11,6 +10,7 @@ import (
 	"github.com/reftrack/reftrack/pkg/accounts"
 	"github.com/reftrack/reftrack/pkg/apierr"
 	"github.com/reftrack/reftrack/pkg/apikeys"
+	"github.com/reftrack/reftrack/pkg/dashboard"
 	"github.com/reftrack/reftrack/pkg/programs"
 )
 
@@ -24,16 +24,16 @@ var (
 	errAccountSuspended = apierr.Forbidden("Your account has been suspended.").WithDetail("code", "ACCOUNT_BLOCKED")
 )
 
-// sessionCookie is the dashboard's session cookie; it carries an account login token.
-const sessionCookie = "reftrack_session"
-
-// requireAccount authenticates the account login token, from the Bearer header or the session cookie.
+// requireAccount authenticates the account login token, from the Bearer header or the dashboard's
+// session cookie. A change authenticated by the cookie alone must carry the page's CSRF token: the
+// browser sends the cookie on its own, a Bearer header never.
 func (s *Server) requireAccount(ctx context.Context) (accounts.Account, error) {
 	m := metaFrom(ctx)
 	token := parseBearer(m.header.Get("Authorization")).token
 	if token == "" {
-		if c, err := (&http.Request{Header: m.header}).Cookie(sessionCookie); err == nil {
-			token = c.Value
+		token = cookie(ctx, dashboard.SessionCookie)
+		if token != "" && !safeMethod(m.method) && !dashboard.ValidCSRF(token, m.header.Get(dashboard.CSRFHeader)) {
+			return accounts.Account{}, errCSRF
 		}
 	}
 	return s.authenticateAccount(ctx, token, errAccountMissing, errAccountInvalid)

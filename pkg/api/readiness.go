@@ -14,16 +14,25 @@ func (s *Server) GetReadiness(ctx context.Context, _ gen.GetReadinessRequestObje
 	if err != nil {
 		return nil, err
 	}
-	r, err := readiness.Compute(ctx, s.deps.DB, key.ProgramID)
+	out, err := s.readiness(ctx, key.ProgramID)
 	if err != nil {
 		return nil, err
+	}
+	out.Warnings = wireWarnings(s.warnings(ctx))
+	return gen.GetReadiness200JSONResponse{Body: out}, nil
+}
+
+// readiness is the program's readiness as the API answers it.
+func (s *Server) readiness(ctx context.Context, programID int64) (gen.Readiness, error) {
+	r, err := readiness.Compute(ctx, s.deps.DB, programID)
+	if err != nil {
+		return gen.Readiness{}, err
 	}
 	out := gen.Readiness{
 		ProgramId:           r.ProgramID,
 		State:               gen.ReadinessState(r.State),
 		IntegrationVerified: r.IntegrationVerified,
 		KeyRotatedAt:        r.KeyRotatedAt,
-		Warnings:            wireWarnings(s.warnings(ctx)),
 	}
 	if r.Blocker != nil {
 		b := gen.ReadinessBlocker(*r.Blocker)
@@ -47,5 +56,5 @@ func (s *Server) GetReadiness(ctx context.Context, _ gen.GetReadinessRequestObje
 	out.LastEventAt.Click, out.LastEventAt.Lead, out.LastEventAt.Sale = r.LastClick, r.LastLead, r.LastSale
 	out.Counts24h.Clicks, out.Counts24h.Leads, out.Counts24h.Sales = r.Clicks24h, r.Leads24h, r.Sales24h
 	out.Poll.RetryAfterSeconds = readiness.PollSeconds
-	return gen.GetReadiness200JSONResponse{Body: out}, nil
+	return out, nil
 }

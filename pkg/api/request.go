@@ -23,6 +23,7 @@ const headerRequestID = "X-Request-ID"
 type requestMeta struct {
 	id     string
 	ip     string
+	method string
 	header http.Header
 	// viaTrustedProxy is set when the peer is a configured proxy, whose geo headers are believed.
 	viaTrustedProxy bool
@@ -59,7 +60,7 @@ func newRequestID() string {
 func (s *Server) requestContext(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		req := c.Request()
-		m := &requestMeta{id: req.Header.Get(headerRequestID), ip: c.RealIP(), header: req.Header}
+		m := &requestMeta{id: req.Header.Get(headerRequestID), ip: c.RealIP(), method: req.Method, header: req.Header}
 		if !saneRequestID.MatchString(m.id) {
 			m.id = newRequestID()
 		}

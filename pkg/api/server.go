@@ -13,6 +13,7 @@ import (
 	gen "github.com/reftrack/reftrack/gen/server"
 	"github.com/reftrack/reftrack/openapi"
 	"github.com/reftrack/reftrack/pkg/clicks"
+	"github.com/reftrack/reftrack/pkg/dashboard"
 	"github.com/reftrack/reftrack/pkg/metrics"
 	"github.com/reftrack/reftrack/pkg/payments"
 	"github.com/reftrack/reftrack/pkg/useragent"
@@ -31,6 +32,8 @@ type Server struct {
 	tracker  tracker.Script
 	stripe   *payments.Stripe
 	login    loginSetup
+	// dashboard is the dashboard page's static files.
+	dashboard dashboard.Assets
 }
 
 var _ gen.StrictServerInterface = (*Server)(nil)
@@ -52,9 +55,14 @@ func newServer(ctx context.Context, deps Deps, doc *openapi3.T) (*Server, error)
 	if err != nil {
 		return nil, err
 	}
+	dash, err := dashboard.Load()
+	if err != nil {
+		return nil, err
+	}
 	m := metrics.New()
 	return &Server{
-		tracker:  script,
+		tracker:   script,
+		dashboard: dash,
 		login:    login,
 		stripe:   &payments.Stripe{DB: deps.DB, Log: deps.Logger},
 		deps:     deps,

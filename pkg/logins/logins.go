@@ -4,6 +4,7 @@ package logins
 
 import (
 	"context"
+	"crypto/subtle"
 	"database/sql"
 	"errors"
 	"fmt"
@@ -22,6 +23,16 @@ const SessionTTL = 5 * time.Minute
 // TokenTTL is how long an account login token is valid.
 const TokenTTL = 90 * 24 * time.Hour
 
+// DashboardTTL is how long a dashboard session lasts: a browser is left signed in for a week, not for
+// the CLI token's ninety days.
+const DashboardTTL = 7 * 24 * time.Hour
+
+// Purposes of a login session.
+const (
+	PurposeCLI       = "cli"
+	PurposeDashboard = "dashboard"
+)
+
 // Errors, one per documented refusal.
 var (
 	ErrSessionNotFound = errors.New("session not found")
@@ -30,6 +41,7 @@ var (
 	ErrConsumed        = errors.New("session already consumed")
 	ErrSuspended       = errors.New("account suspended")
 	ErrEmailTaken      = errors.New("the email belongs to another account and the issuer does not say it is verified")
+	ErrOtherBrowser    = errors.New("the dashboard sign-in was started in another browser")
 )
 
 // Session is a login session.
@@ -40,6 +52,8 @@ type Session struct {
 	CodeVerifier *string   `db:"code_verifier"`
 	Nonce        *string   `db:"nonce"`
 	ExpiresAt    time.Time `db:"expires_at"`
+	Purpose      string    `db:"purpose"`
+	BrowserHash  []byte    `db:"browser_hash"`
 }
 
 // Expired reports whether a pending session is past its five minutes.
@@ -55,15 +69,74 @@ func Start(ctx context.Context, db sqlx.ExtContext, now time.Time) (Session, err
 	}
 	var s Session
 	err = sqlx.GetContext(ctx, db, &s, `INSERT INTO login_sessions (state, expires_at) VALUES ($1, $2)
-		RETURNING state, status, account_id, code_verifier, nonce, expires_at`, state, now.Add(SessionTTL))
+		RETURNING `+sessionColumns, state, now.Add(SessionTTL))
 	return s, err
+}
+
+const sessionColumns = `state, status, account_id, code_verifier, nonce, expires_at, purpose, browser_hash`
+
+// StartDashboard creates a pending dashboard session bound to a browser: the browser keeps the returned
+// secret (in a cookie) and must show it again to finish the sign-in.
+func StartDashboard(ctx context.Context, db sqlx.ExtContext, now time.Time) (Session, string, error) {
+	state, err := secret.RandomString(32)
+	if err != nil {
+		return Session{}, "", err
+	}
+	browser, err := secret.RandomString(32)
+	if err != nil {
+		return Session{}, "", err
+	}
+	var s Session
+	err = sqlx.GetContext(ctx, db, &s, `INSERT INTO login_sessions (state, expires_at, purpose, browser_hash) VALUES ($1, $2, 'dashboard', $3)
+		RETURNING `+sessionColumns, state, now.Add(SessionTTL), secret.Hash(browser))
+	return s, browser, err
+}
+
+// FromBrowser reports whether browserSecret is the one the dashboard session was started with.
+func (s Session) FromBrowser(browserSecret string) bool {
+	return s.Purpose == PurposeDashboard && browserSecret != "" && subtle.ConstantTimeCompare(s.BrowserHash, secret.Hash(browserSecret)) == 1
+}
+
+// FinishDashboard consumes a signed-in dashboard session started by this browser and issues the
+// dashboard's session token.
+func FinishDashboard(ctx context.Context, db *sqlx.DB, state, browserSecret string, now time.Time) (Token, error) {
+	tx, err := db.BeginTxx(ctx, nil)
+	if err != nil {
+		return Token{}, err
+	}
+	defer tx.Rollback() //nolint:errcheck // a no-op after Commit
+	var s Session
+	err = tx.GetContext(ctx, &s, `SELECT `+sessionColumns+` FROM login_sessions WHERE state = $1 AND purpose = 'dashboard' FOR UPDATE`, state)
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		return Token{}, ErrSessionNotFound
+	case err != nil:
+		return Token{}, err
+	case !s.FromBrowser(browserSecret):
+		return Token{}, ErrOtherBrowser
+	case s.Status != "signed_in" || s.AccountID == nil:
+		return Token{}, ErrSessionUsed
+	}
+	if _, err := tx.ExecContext(ctx, `UPDATE login_sessions SET status = 'consumed', consumed_at = $2 WHERE state = $1`, state, now); err != nil {
+		return Token{}, err
+	}
+	tok, err := MintToken(ctx, tx, *s.AccountID, "dashboard", now)
+	if err != nil {
+		return Token{}, err
+	}
+	return tok, tx.Commit()
+}
+
+// Revoke ends the login token (a dashboard sign-out); an unknown token is not an error.
+func Revoke(ctx context.Context, db sqlx.ExecerContext, token string, now time.Time) error {
+	_, err := db.ExecContext(ctx, `UPDATE login_tokens SET revoked_at = $2 WHERE token_hash = $1 AND revoked_at IS NULL`, secret.Hash(token), now)
+	return err
 }
 
 // Get returns a session by state.
 func Get(ctx context.Context, db sqlx.QueryerContext, state string) (Session, error) {
 	var s Session
-	err := sqlx.GetContext(ctx, db, &s, `SELECT state, status, account_id, code_verifier, nonce, expires_at
-		FROM login_sessions WHERE state = $1`, state)
+	err := sqlx.GetContext(ctx, db, &s, `SELECT `+sessionColumns+` FROM login_sessions WHERE state = $1`, state)
 	if errors.Is(err, sql.ErrNoRows) {
 		return Session{}, ErrSessionNotFound
 	}
@@ -116,8 +189,7 @@ func Complete(ctx context.Context, db *sqlx.DB, state string, id identity.Identi
 	}
 	defer tx.Rollback() //nolint:errcheck // a no-op after Commit
 	var s Session
-	err = tx.GetContext(ctx, &s, `SELECT state, status, account_id, code_verifier, nonce, expires_at
-		FROM login_sessions WHERE state = $1 FOR UPDATE`, state)
+	err = tx.GetContext(ctx, &s, `SELECT `+sessionColumns+` FROM login_sessions WHERE state = $1 FOR UPDATE`, state)
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
 		return Account{}, ErrSessionNotFound
@@ -225,6 +297,8 @@ func Poll(ctx context.Context, db *sqlx.DB, state string, now time.Time) (string
 		return "", nil, err
 	}
 	switch {
+	case s.Purpose != PurposeCLI:
+		return "", nil, ErrSessionNotFound // a dashboard sign-in never hands its token to a poller
 	case s.Status == "consumed":
 		return "", nil, ErrConsumed
 	case s.Expired(now):
@@ -239,7 +313,7 @@ func Poll(ctx context.Context, db *sqlx.DB, state string, now time.Time) (string
 	defer tx.Rollback() //nolint:errcheck // a no-op after Commit
 	var accountID int64
 	err = tx.GetContext(ctx, &accountID, `UPDATE login_sessions SET status = 'consumed', consumed_at = $2
-		WHERE state = $1 AND status = 'signed_in' RETURNING account_id`, state, now)
+		WHERE state = $1 AND status = 'signed_in' AND purpose = 'cli' RETURNING account_id`, state, now)
 	if errors.Is(err, sql.ErrNoRows) {
 		return "", nil, ErrConsumed // a concurrent poll took it
 	}
@@ -259,7 +333,11 @@ func MintToken(ctx context.Context, tx sqlx.ExtContext, accountID int64, kind st
 	if err != nil {
 		return Token{}, err
 	}
-	t := Token{Plain: s.Plain, AccountID: accountID, ExpiresAt: now.Add(TokenTTL)}
+	ttl := TokenTTL
+	if kind == "dashboard" {
+		ttl = DashboardTTL
+	}
+	t := Token{Plain: s.Plain, AccountID: accountID, ExpiresAt: now.Add(ttl)}
 	if _, err := tx.ExecContext(ctx, `INSERT INTO login_tokens (account_id, kind, token_hash, last4, expires_at) VALUES ($1, $2, $3, $4, $5)`,
 		accountID, kind, s.Hash, s.Last4, t.ExpiresAt); err != nil {
 		return Token{}, err

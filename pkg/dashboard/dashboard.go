@@ -1,0 +1,101 @@
+// Package dashboard is the dashboard web page: its static files (a small script and style sheet with no
+// dependencies), the page that loads them, and the cookies of a dashboard session (the session itself,
+// the short-lived cookie binding a sign-in to its browser, and the CSRF token derived from the session).
+package dashboard
+
+import (
+	"bytes"
+	"crypto/hmac"
+	"crypto/sha256"
+	"crypto/subtle"
+	"embed"
+	"encoding/hex"
+	"html/template"
+	"net/http"
+	"time"
+)
+
+// Cookie names.
+const (
+	SessionCookie = "reftrack_session"
+	LoginCookie   = "reftrack_login"
+)
+
+// CSRFHeader carries the page's CSRF token on calls that change something.
+const CSRFHeader = "X-CSRF-Token"
+
+// ContentSecurityPolicy keeps the page to this server's own script, styles and API.
+const ContentSecurityPolicy = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; " +
+	"connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
+
+//go:embed assets/app.js assets/app.css
+var files embed.FS
+
+//go:embed page.html
+var pageSource string
+
+var page = template.Must(template.New("dashboard").Parse(pageSource))
+
+// Asset is one static file as served.
+type Asset struct {
+	Body []byte
+	// ETag is a strong validator of the content (quoted, as the header carries it).
+	ETag string
+}
+
+// Assets are the page's static files by name (app.js, app.css) and their combined version, which the
+// page puts in their URLs so that a new build is fetched at once.
+type Assets struct {
+	Files   map[string]Asset
+	Version string
+}
+
+// Load reads the static files once, at start-up.
+func Load() (Assets, error) {
+	a := Assets{Files: map[string]Asset{}}
+	all := sha256.New()
+	for _, name := range []string{"app.js", "app.css"} {
+		b, err := files.ReadFile("assets/" + name)
+		if err != nil {
+			return Assets{}, err
+		}
+		sum := sha256.Sum256(b)
+		all.Write(sum[:])
+		a.Files[name] = Asset{Body: b, ETag: `"` + hex.EncodeToString(sum[:8]) + `"`}
+	}
+	a.Version = hex.EncodeToString(all.Sum(nil)[:6])
+	return a, nil
+}
+
+// Page renders the dashboard for a signed-in session.
+func (a Assets) Page(email, csrf string) ([]byte, error) {
+	var b bytes.Buffer
+	err := page.Execute(&b, struct{ Email, CSRF, Version string }{email, csrf, a.Version})
+	return b.Bytes(), err
+}
+
+// CSRFToken is the session's CSRF token: an HMAC of a fixed label keyed by the session token, so it
+// needs no storage and only a holder of the session (the server, which renders it into the page) can
+// make it. The session cookie is HttpOnly, so a script on another site can read neither.
+func CSRFToken(session string) string {
+	m := hmac.New(sha256.New, []byte(session))
+	m.Write([]byte("reftrack dashboard csrf v1"))
+	return hex.EncodeToString(m.Sum(nil))
+}
+
+// ValidCSRF reports whether token is the session's CSRF token.
+func ValidCSRF(session, token string) bool {
+	return session != "" && token != "" && subtle.ConstantTimeCompare([]byte(CSRFToken(session)), []byte(token)) == 1
+}
+
+// Cookie is a dashboard cookie: HttpOnly, SameSite=Lax, Secure when the server is reached over https,
+// valid for ttl (a negative ttl clears it).
+func Cookie(name, value string, secure bool, ttl time.Duration) string {
+	c := &http.Cookie{Name: name, Value: value, Path: "/", HttpOnly: true, Secure: secure, SameSite: http.SameSiteLaxMode}
+	if ttl < 0 {
+		c.MaxAge = -1
+	} else {
+		c.MaxAge = int(ttl / time.Second)
+	}
+	return c.String()
+}
