@@ -63,15 +63,15 @@ func newServer(ctx context.Context, deps Deps, doc *openapi3.T) (*Server, error)
 	return &Server{
 		tracker:   script,
 		dashboard: dash,
-		login:    login,
-		stripe:   &payments.Stripe{DB: deps.DB, Log: deps.Logger},
-		deps:     deps,
-		specJSON: specJSON,
-		now:      time.Now,
-		origins:  newOriginCache(deps.DB),
-		devices:  useragent.NewParser(4096),
-		metrics:  m,
-		clicks:   clicks.NewRecorder(deps.DB, deps.Logger, clickWriters, clickBatch, m.ClickBatch),
+		login:     login,
+		stripe:    &payments.Stripe{DB: deps.DB, Log: deps.Logger},
+		deps:      deps,
+		specJSON:  specJSON,
+		now:       time.Now,
+		origins:   newOriginCache(deps.DB),
+		devices:   useragent.NewParser(4096),
+		metrics:   m,
+		clicks:    clicks.NewRecorder(deps.DB, deps.Logger, clickWriters, clickBatch, m.ClickBatch),
 	}, nil
 }
 
