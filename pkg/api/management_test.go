@@ -163,6 +163,9 @@ func TestManagementRoles(t *testing.T) {
 		{"switch link", http.MethodPatch, "/api/v1/links/" + itoa(r.LinkID), map[string]any{"enabled": true}, map[string]bool{"owner": true, "admin": true}},
 		{"regenerate key", http.MethodPost, base + "/api-key", nil, map[string]bool{"owner": true}},
 		{"show payment processor", http.MethodGet, base + "/payment-processor", nil, map[string]bool{"owner": true, "admin": true, "analyst": true, "billing": true}},
+		{"program readiness", http.MethodGet, base + "/readiness", nil, map[string]bool{"owner": true, "admin": true, "analyst": true, "billing": true}},
+		{"list events", http.MethodGet, "/api/tracking/events/" + itoa(r.ProgramID), nil, map[string]bool{"owner": true, "admin": true, "analyst": true}},
+		{"count events per day", http.MethodGet, "/api/tracking/events/" + itoa(r.ProgramID) + "/daily", nil, map[string]bool{"owner": true, "admin": true, "analyst": true}},
 		{"connect payment processor", http.MethodPut, base + "/payment-processor", map[string]any{"provider": "stripe", "webhook_secret": "whsec_role"},
 			map[string]bool{"owner": true, "admin": true}},
 	}

@@ -329,8 +329,8 @@ func (v *validatingTransport) validate(req *http.Request, res *http.Response, bo
 		return ValidateSchema(v.doc, "PlatformError", body)
 	}
 	opts := &openapi3filter.Options{IncludeResponseStatus: true, AuthenticationFunc: openapi3filter.NoopAuthenticationFunc}
-	if mt, _, _ := mime.ParseMediaType(res.Header.Get("Content-Type")); mt == "application/javascript" || mt == "text/html" {
-		opts.ExcludeResponseBody = true // kin-openapi has no decoder for scripts and pages
+	if mt, _, _ := mime.ParseMediaType(res.Header.Get("Content-Type")); mt == "application/javascript" || mt == "text/javascript" || mt == "text/css" || mt == "text/html" {
+		opts.ExcludeResponseBody = true // kin-openapi has no decoder for scripts, style sheets and pages
 	}
 	return openapi3filter.ValidateResponse(req.Context(), &openapi3filter.ResponseValidationInput{
 		RequestValidationInput: &openapi3filter.RequestValidationInput{

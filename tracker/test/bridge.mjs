@@ -1,4 +1,5 @@
-// A line-oriented JSON bridge to headless Chromium for the Go browser tests (tracker/browser_test.go).
+// A line-oriented JSON bridge to headless Chromium for the Go browser tests (pkg/browsertest: the
+// tracker's and the dashboard's).
 // Each stdin line is {"id", "op", ...args}; each answer is one stdout line {"id", "result"} or
 // {"id", "error"}. The first line out is {"ready": true}. Chromium is Debian's (/usr/bin/chromium, or
 // CHROMIUM); playwright-core downloads nothing.
@@ -27,8 +28,13 @@ const ops = {
   async open({ ignoreHTTPSErrors }) {
     const context = await browser.newContext({ ignoreHTTPSErrors: !!ignoreHTTPSErrors });
     const page = await context.newPage();
-    const entry = { context, page, console: [], errors: [], requests: [] };
+    const entry = { context, page, console: [], errors: [], requests: [], dialogs: [] };
     page.on("console", (m) => entry.console.push({ type: m.type(), text: m.text() }));
+    // A confirm() (regenerating a key) is recorded and accepted.
+    page.on("dialog", (d) => {
+      entry.dialogs.push(d.message());
+      d.accept().catch(() => {});
+    });
     page.on("pageerror", (e) => entry.errors.push(String(e)));
     page.on("request", (r) => entry.requests.push({ method: r.method(), url: r.url() }));
     const id = nextPage++;
@@ -44,12 +50,35 @@ const ops = {
     const v = await get(page).page.evaluate(expr);
     return v === undefined ? null : v;
   },
+  // waitFor waits until the expression is truthy in the page.
+  async waitFor({ page, expr }) {
+    await get(page).page.waitForFunction(expr, null, { timeout: 15000 });
+    return true;
+  },
+  async click({ page, selector }) {
+    await get(page).page.click(selector, { timeout: 15000 });
+    return true;
+  },
+  async fill({ page, selector, value }) {
+    await get(page).page.fill(selector, value, { timeout: 15000 });
+    return true;
+  },
+  async select({ page, selector, value }) {
+    await get(page).page.selectOption(selector, value, { timeout: 15000 });
+    return true;
+  },
+  // screenshot answers a PNG (base64) of the element, or of the whole page without a selector.
+  async screenshot({ page, selector }) {
+    const p = get(page).page;
+    const png = selector ? await p.locator(selector).screenshot({ timeout: 15000 }) : await p.screenshot({ fullPage: true });
+    return png.toString("base64");
+  },
   async cookies({ page }) {
     return get(page).context.cookies();
   },
   async record({ page }) {
-    const { console, errors, requests } = get(page);
-    return { console, errors, requests };
+    const { console, errors, requests, dialogs } = get(page);
+    return { console, errors, requests, dialogs };
   },
   async close({ page }) {
     await get(page).context.close();

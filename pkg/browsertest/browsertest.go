@@ -1,0 +1,294 @@
+// Package browsertest drives headless Chromium (Debian's, through playwright-core and the line-oriented
+// bridge tracker/test/bridge.mjs) for the browser tests of the tracker and the dashboard. One browser
+// serves a test binary; every tab gets a fresh browser context, so cookies never leak between tests.
+package browsertest
+
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/reftrack/reftrack/pkg/apitest"
+)
+
+// Chrome is a running browser.
+type Chrome struct {
+	cmd    *exec.Cmd
+	stdin  io.WriteCloser
+	stderr *apitest.SyncBuffer
+
+	mu      sync.Mutex
+	nextID  int
+	waiting map[int]chan reply
+}
+
+type reply struct {
+	ID     int             `json:"id"`
+	Result json.RawMessage `json:"result"`
+	Error  string          `json:"error"`
+}
+
+// root is the repository root (the directory holding go.mod), found from the test's directory.
+func root() (string, error) {
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			return dir, nil
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", errors.New("no go.mod above the test's directory")
+		}
+		dir = parent
+	}
+}
+
+// Start launches the browser; the error says what is missing.
+func Start() (*Chrome, error) {
+	dir, err := root()
+	if err != nil {
+		return nil, err
+	}
+	tracker := filepath.Join(dir, "tracker")
+	if _, err := os.Stat(filepath.Join(tracker, "node_modules", "playwright-core")); err != nil {
+		return nil, errors.New("playwright-core is not installed: `make test` installs it (cd tracker && npm ci)")
+	}
+	exe := os.Getenv("CHROMIUM")
+	if exe == "" {
+		exe = "/usr/bin/chromium"
+	}
+	if _, err := os.Stat(exe); err != nil {
+		return nil, fmt.Errorf("no Chromium at %s: apt-get install -y chromium (.ci/run does)", exe)
+	}
+	cmd := exec.Command("node", "test/bridge.mjs")
+	cmd.Dir = tracker
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		return nil, err
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	c := &Chrome{cmd: cmd, stdin: stdin, stderr: &apitest.SyncBuffer{}, waiting: map[int]chan reply{}}
+	cmd.Stderr = c.stderr
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	lines := bufio.NewScanner(stdout)
+	lines.Buffer(make([]byte, 1<<20), 64<<20) // screenshots come back as base64
+	ready := make(chan error, 1)
+	go func() {
+		first := true
+		for lines.Scan() {
+			var r reply
+			if err := json.Unmarshal(lines.Bytes(), &r); err != nil {
+				continue
+			}
+			if first {
+				first = false
+				ready <- nil
+				continue
+			}
+			c.mu.Lock()
+			ch := c.waiting[r.ID]
+			delete(c.waiting, r.ID)
+			c.mu.Unlock()
+			if ch != nil {
+				ch <- r
+			}
+		}
+		if first {
+			ready <- fmt.Errorf("the browser bridge exited: %s", c.stderr)
+		}
+	}()
+	select {
+	case err := <-ready:
+		if err != nil {
+			return nil, err
+		}
+	case <-time.After(60 * time.Second):
+		_ = cmd.Process.Kill()
+		return nil, fmt.Errorf("Chromium did not start within a minute: %s", c.stderr)
+	}
+	return c, nil
+}
+
+// Stop closes the browser.
+func (c *Chrome) Stop() {
+	c.stdin.Close()
+	done := make(chan error, 1)
+	go func() { done <- c.cmd.Wait() }()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		_ = c.cmd.Process.Kill()
+	}
+}
+
+// Call sends one operation of the bridge and decodes its result into out.
+func (c *Chrome) Call(t testing.TB, op string, args map[string]any, out any) {
+	t.Helper()
+	c.mu.Lock()
+	c.nextID++
+	id := c.nextID
+	ch := make(chan reply, 1)
+	c.waiting[id] = ch
+	msg := map[string]any{"id": id, "op": op}
+	for k, v := range args {
+		msg[k] = v
+	}
+	line, _ := json.Marshal(msg)
+	_, err := c.stdin.Write(append(line, '\n'))
+	c.mu.Unlock()
+	if err != nil {
+		t.Fatalf("browser %s: %v", op, err)
+	}
+	select {
+	case r := <-ch:
+		if r.Error != "" {
+			t.Fatalf("browser %s: %s", op, r.Error)
+		}
+		if out != nil {
+			if err := json.Unmarshal(r.Result, out); err != nil {
+				t.Fatalf("browser %s: decode %s: %v", op, r.Result, err)
+			}
+		}
+	case <-time.After(60 * time.Second):
+		t.Fatalf("browser %s: no answer within a minute", op)
+	}
+}
+
+// Unavailable skips the test without a browser, or fails it when REFTRACK_REQUIRE_TOOLS is set (make test).
+func Unavailable(t testing.TB, why string) {
+	t.Helper()
+	if os.Getenv("REFTRACK_REQUIRE_TOOLS") != "" {
+		t.Fatalf("no browser: %s", why)
+	}
+	t.Skip("no browser: " + why)
+}
+
+// Tab is one page in its own browser context.
+type Tab struct {
+	T  testing.TB
+	ID int
+	c  *Chrome
+}
+
+// Open opens a tab in a fresh context (self-signed certificates accepted), closed when the test ends.
+func (c *Chrome) Open(t testing.TB) *Tab {
+	t.Helper()
+	var id int
+	c.Call(t, "open", map[string]any{"ignoreHTTPSErrors": true}, &id)
+	t.Cleanup(func() { c.Call(t, "close", map[string]any{"page": id}, nil) })
+	return &Tab{T: t, ID: id, c: c}
+}
+
+// Do runs a bridge operation on this tab.
+func (tb *Tab) Do(op string, args map[string]any, out any) {
+	tb.T.Helper()
+	a := map[string]any{"page": tb.ID}
+	for k, v := range args {
+		a[k] = v
+	}
+	tb.c.Call(tb.T, op, a, out)
+}
+
+// Goto loads url and returns the final response's status.
+func (tb *Tab) Goto(url string) int {
+	tb.T.Helper()
+	var status int
+	tb.Do("goto", map[string]any{"url": url}, &status)
+	return status
+}
+
+// Eval evaluates a JavaScript expression (a promise is awaited) and decodes its value into out.
+func (tb *Tab) Eval(expr string, out any) {
+	tb.T.Helper()
+	tb.Do("eval", map[string]any{"expr": expr}, out)
+}
+
+// WaitFor waits (up to 15 s) until the JavaScript expression is truthy in the page.
+func (tb *Tab) WaitFor(expr string) {
+	tb.T.Helper()
+	tb.Do("waitFor", map[string]any{"expr": expr}, nil)
+}
+
+// Click clicks the element selector matches; a confirm() it opens is accepted.
+func (tb *Tab) Click(selector string) {
+	tb.T.Helper()
+	tb.Do("click", map[string]any{"selector": selector}, nil)
+}
+
+// Fill types value into the input selector matches.
+func (tb *Tab) Fill(selector, value string) {
+	tb.T.Helper()
+	tb.Do("fill", map[string]any{"selector": selector, "value": value}, nil)
+}
+
+// Select picks the option with value in the select element selector matches.
+func (tb *Tab) Select(selector, value string) {
+	tb.T.Helper()
+	tb.Do("select", map[string]any{"selector": selector, "value": value}, nil)
+}
+
+// Screenshot is a PNG of the element selector matches ("" for the whole page).
+func (tb *Tab) Screenshot(selector string) []byte {
+	tb.T.Helper()
+	var png []byte // the bridge answers base64, which encoding/json decodes into bytes
+	tb.Do("screenshot", map[string]any{"selector": selector}, &png)
+	return png
+}
+
+// Cookie is a browser cookie.
+type Cookie struct {
+	Name     string  `json:"name"`
+	Value    string  `json:"value"`
+	Domain   string  `json:"domain"`
+	Path     string  `json:"path"`
+	Expires  float64 `json:"expires"`
+	HTTPOnly bool    `json:"httpOnly"`
+	Secure   bool    `json:"secure"`
+	SameSite string  `json:"sameSite"`
+}
+
+// Cookies are the tab's context's cookies.
+func (tb *Tab) Cookies() []Cookie {
+	tb.T.Helper()
+	var cs []Cookie
+	tb.Do("cookies", nil, &cs)
+	return cs
+}
+
+// Record is what a page logged, threw and requested.
+type Record struct {
+	Console []struct {
+		Type string `json:"type"`
+		Text string `json:"text"`
+	} `json:"console"`
+	Errors   []string `json:"errors"`
+	Requests []struct {
+		Method string `json:"method"`
+		URL    string `json:"url"`
+	} `json:"requests"`
+	Dialogs []string `json:"dialogs"`
+}
+
+// Record is what the page logged, threw, requested and asked (dialogs) so far.
+func (tb *Tab) Record() Record {
+	tb.T.Helper()
+	var r Record
+	tb.Do("record", nil, &r)
+	return r
+}
