@@ -1076,24 +1076,6 @@ func (e ListTrackingEventsParamsEventType) Valid() bool {
 	}
 }
 
-// Defines values for DashboardAssetParamsAsset.
-const (
-	AppCss DashboardAssetParamsAsset = "app.css"
-	AppJs  DashboardAssetParamsAsset = "app.js"
-)
-
-// Valid indicates whether the value is a known member of the DashboardAssetParamsAsset enum.
-func (e DashboardAssetParamsAsset) Valid() bool {
-	switch e {
-	case AppCss:
-		return true
-	case AppJs:
-		return true
-	default:
-		return false
-	}
-}
-
 // AdditionalData Free-form extra data. `test_mode` marks a test event; `program_id` names the program in test mode.
 type AdditionalData struct {
 	// ProgramId A record id, as a number or a numeric string.
@@ -2440,9 +2422,6 @@ type DashboardAssetParams struct {
 	// IfNoneMatch An `ETag` this client holds; when it is current the answer is 304 without a body.
 	IfNoneMatch *IfNoneMatch `json:"If-None-Match,omitempty"`
 }
-
-// DashboardAssetParamsAsset defines parameters for DashboardAsset.
-type DashboardAssetParamsAsset string
 
 // DevOidcAuthorizeParams defines parameters for DevOidcAuthorize.
 type DevOidcAuthorizeParams struct {
@@ -4172,7 +4151,7 @@ type ClientInterface interface {
 	// DashboardAsset The dashboard's script and style sheet
 	//
 	// Corresponds with GET /dashboard/assets/{asset} (the `DashboardAsset` operationId).
-	DashboardAsset(ctx context.Context, asset DashboardAssetParamsAsset, params *DashboardAssetParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+	DashboardAsset(ctx context.Context, asset string, params *DashboardAssetParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// DashboardLogin Sign in to the dashboard
 	//
@@ -5777,7 +5756,7 @@ func (c *Client) DashboardPage(ctx context.Context, reqEditors ...RequestEditorF
 // DashboardAsset The dashboard's script and style sheet
 //
 // Corresponds with GET /dashboard/assets/{asset} (the `DashboardAsset` operationId).
-func (c *Client) DashboardAsset(ctx context.Context, asset DashboardAssetParamsAsset, params *DashboardAssetParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+func (c *Client) DashboardAsset(ctx context.Context, asset string, params *DashboardAssetParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewDashboardAssetRequest(c.Server, asset, params)
 	if err != nil {
 		return nil, err
@@ -7658,7 +7637,7 @@ func NewDashboardPageRequest(server string) (*http.Request, error) {
 }
 
 // NewDashboardAssetRequest constructs an http.Request for the DashboardAsset method
-func NewDashboardAssetRequest(server string, asset DashboardAssetParamsAsset, params *DashboardAssetParams) (*http.Request, error) {
+func NewDashboardAssetRequest(server string, asset string, params *DashboardAssetParams) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
@@ -9492,7 +9471,7 @@ type ClientWithResponsesInterface interface {
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with GET /dashboard/assets/{asset} (the `DashboardAsset` operationId).
-	DashboardAssetWithResponse(ctx context.Context, asset DashboardAssetParamsAsset, params *DashboardAssetParams, reqEditors ...RequestEditorFn) (*DashboardAssetHTTPResponse, error)
+	DashboardAssetWithResponse(ctx context.Context, asset string, params *DashboardAssetParams, reqEditors ...RequestEditorFn) (*DashboardAssetHTTPResponse, error)
 
 	// DashboardLoginWithResponse Sign in to the dashboard
 	//
@@ -13889,13 +13868,27 @@ type DashboardAssetHTTPResponse304Headers struct {
 	ETag         string
 }
 
+// DashboardAssetHTTPResponse404Headers the declared response headers of an HTTP 404 response for DashboardAsset
+type DashboardAssetHTTPResponse404Headers struct {
+	XRequestID string
+}
+
 type DashboardAssetHTTPResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *DashboardAssetHTTPResponse200Headers
 	// Headers304 the parsed response headers for an HTTP 304 response
 	Headers304 *DashboardAssetHTTPResponse304Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *DashboardAssetHTTPResponse404Headers
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r DashboardAssetHTTPResponse) GetJSON404() *NotFound {
+	return r.JSON404
 }
 
 // GetBody returns the raw response body bytes
@@ -16034,7 +16027,7 @@ func (c *ClientWithResponses) DashboardPageWithResponse(ctx context.Context, req
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with GET /dashboard/assets/{asset} (the `DashboardAsset` operationId).
-func (c *ClientWithResponses) DashboardAssetWithResponse(ctx context.Context, asset DashboardAssetParamsAsset, params *DashboardAssetParams, reqEditors ...RequestEditorFn) (*DashboardAssetHTTPResponse, error) {
+func (c *ClientWithResponses) DashboardAssetWithResponse(ctx context.Context, asset string, params *DashboardAssetParams, reqEditors ...RequestEditorFn) (*DashboardAssetHTTPResponse, error) {
 	rsp, err := c.DashboardAsset(ctx, asset, params, reqEditors...)
 	if err != nil {
 		return nil, err
@@ -22613,6 +22606,19 @@ func ParseDashboardAssetHTTPResponse(rsp *http.Response) (*DashboardAssetHTTPRes
 	}
 
 	switch {
+	case rsp.StatusCode == 304:
+		break // No content-type
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	}
+
+	switch {
 	case rsp.StatusCode == 200:
 		var headers DashboardAssetHTTPResponse200Headers
 		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
@@ -22647,6 +22653,16 @@ func ParseDashboardAssetHTTPResponse(rsp *http.Response) (*DashboardAssetHTTPRes
 			headers.ETag = value
 		}
 		response.Headers304 = &headers
+	case rsp.StatusCode == 404:
+		var headers DashboardAssetHTTPResponse404Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers404 = &headers
 	}
 
 	return response, nil

@@ -950,24 +950,6 @@ func (e ListTrackingEventsParamsEventType) Valid() bool {
 	}
 }
 
-// Defines values for DashboardAssetParamsAsset.
-const (
-	AppCss DashboardAssetParamsAsset = "app.css"
-	AppJs  DashboardAssetParamsAsset = "app.js"
-)
-
-// Valid indicates whether the value is a known member of the DashboardAssetParamsAsset enum.
-func (e DashboardAssetParamsAsset) Valid() bool {
-	switch e {
-	case AppCss:
-		return true
-	case AppJs:
-		return true
-	default:
-		return false
-	}
-}
-
 // AdditionalData Free-form extra data. `test_mode` marks a test event; `program_id` names the program in test mode.
 type AdditionalData struct {
 	// ProgramId A record id, as a number or a numeric string.
@@ -2194,9 +2176,6 @@ type DashboardAssetParams struct {
 	IfNoneMatch *IfNoneMatch `json:"If-None-Match,omitempty"`
 }
 
-// DashboardAssetParamsAsset defines parameters for DashboardAsset.
-type DashboardAssetParamsAsset string
-
 // DevOidcAuthorizeParams defines parameters for DevOidcAuthorize.
 type DevOidcAuthorizeParams struct {
 	ClientId            *string `form:"client_id,omitempty" json:"client_id,omitempty"`
@@ -2954,7 +2933,7 @@ type ServerInterface interface {
 	DashboardPage(ctx echo.Context) error
 	// DashboardAsset The dashboard's script and style sheet
 	// (GET /dashboard/assets/{asset})
-	DashboardAsset(ctx echo.Context, asset DashboardAssetParamsAsset, params DashboardAssetParams) error
+	DashboardAsset(ctx echo.Context, asset string, params DashboardAssetParams) error
 	// DashboardLogin Sign in to the dashboard
 	// (GET /dashboard/login)
 	DashboardLogin(ctx echo.Context) error
@@ -3530,7 +3509,7 @@ func (w *ServerInterfaceWrapper) DashboardPage(ctx echo.Context) error {
 func (w *ServerInterfaceWrapper) DashboardAsset(ctx echo.Context) error {
 	var err error
 	// ------------- Path parameter "asset" -------------
-	var asset DashboardAssetParamsAsset
+	var asset string
 
 	err = runtime.BindStyledParameterWithOptions("simple", "asset", ctx.Param("asset"), &asset, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
 	if err != nil {
@@ -8310,7 +8289,7 @@ func (response DashboardPage302Response) VisitDashboardPageResponse(w http.Respo
 }
 
 type DashboardAssetRequestObject struct {
-	Asset  DashboardAssetParamsAsset `json:"asset"`
+	Asset  string `json:"asset"`
 	Params DashboardAssetParams
 }
 
@@ -8383,6 +8362,21 @@ func (response DashboardAsset304Response) VisitDashboardAssetResponse(w http.Res
 	w.Header().Set("ETag", fmt.Sprint(response.Headers.ETag))
 	w.WriteHeader(304)
 	return nil
+}
+
+type DashboardAsset404JSONResponse struct{ NotFoundJSONResponse }
+
+func (response DashboardAsset404JSONResponse) VisitDashboardAssetResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
 }
 
 type DashboardLoginRequestObject struct {
@@ -10553,7 +10547,7 @@ func (sh *strictHandler) DashboardPage(ctx echo.Context) error {
 }
 
 // DashboardAsset operation middleware
-func (sh *strictHandler) DashboardAsset(ctx echo.Context, asset DashboardAssetParamsAsset, params DashboardAssetParams) error {
+func (sh *strictHandler) DashboardAsset(ctx echo.Context, asset string, params DashboardAssetParams) error {
 	var request DashboardAssetRequestObject
 
 	request.Asset = asset
@@ -11430,64 +11424,65 @@ var swaggerSpec = []string{
 	"WONRmtZu9APxR2z8yyDaY9+b0ZBHEvLfEar+BO4foY4XXiyxTsQqQF2PQLsSNLfEqQWIPiwRg1C3O1yU",
 	"4LWx4/Zj+5NLZx4cOA0fk5bBIzKjuY68JuZRpXjegj3qqnbAS1DiKgpTwobEReu73Dk3Jq6NtI0Zp4r0",
 	"n+89G4DaXM58F4B5EaMP5xcCN9h2nihyfHb6PfoKI3I948kMrb00y9RIABIDVST+6455bwf2rZVYvXT9",
-	"vqdT1iF4rD451RY+Rb3ne882qe2Oi9BbDQRQ2e7g5JS/bSrWlQtMlWLaSHXmv2Fd9o6VOTLv9RqMtI0r",
-	"2je72SEThvX9zRDe4U+GaZt/JFhh3nJDjIkyg15rQT+ZvJWCvYHS22bd1kiNmt3o3QQRqcshNbrF936i",
-	"VxQv3urXW+n+hGf16pPHNJkxhzqxjuzDy+7dT1Hv1Tld60iDd2A8z9sAQt5KiEIE0/+XGtrmR/2JIjh4",
-	"TF3Xy4wRNWNwulruQO2EAwnpJKFnmuZaERriffOp2OHigFCLC+7o1QVEabnMXQc4cbE0BHcmc72T8SuW",
-	"QkSNJbVIviyhBaooyPO9Z856hM0DXevHltYNojLmQAo0xhy/PiGFYmpI3okKknlUwZ6ZMm0tlF20nvTj",
-	"H7RevBPZEmwzdM7OuGbfvqY38LfZDxaPBEiG8XdHZ6/GH05fQwAqAJsdkj9AXCYas6eSqRrBXk1WX8NW",
-	"1K6mpZA1mDEpNBcFRJZVV6p2XF/L0nvevHrBAk+sPVewa7ehw5XUqUkKzpjecQy+rbeOfQf4DC6muK94",
-	"uBqnKLCybTesNRfpjE8hlNqeuPtmH5mcSqzx0a6qvBJphVeTvmHMHvAlZ1fyEu24KUkyRm3eNy4csn1A",
-	"0g/ZvtlOy/NHApo6dFCfRsCyZY3h8jj/hvN39Pf3ng/WHVEzoU11lJud6+vrHQg+K/KMiUSmLN0i/xp6",
-	"+17m89vZ9IA5zfQ825ItnSEBkYWuXadVR/wY96dJXLY9sBtqFD+cv3mNYlTDHram4I058+Y0WIvTPR16",
-	"drUreZrsDq9Zlu2AZ2JXLpjg6U4FoLOT17xbMHHykrgKGylXiQRvnhsnAwUSXChQ1T4n/fiXC6oAm/KT",
-	"H4FR6vf39h00N0TQ2/e58mChbTXxX7KrdzxNXrqe72pcK+FG3uemJ81NO3gC7L7Li59Qsm2Vjco1SGVS",
-	"AJzPLfTHlRTwZXNVm70GJwPlhY/VPfcK8UpdjFbCI30sRt9QBTLJ5HVE3v/5+BU5e/b1Nz6Ye2AEDSBy",
-	"VGEYokv9pDxDzywxIvVwJI6EVRuBjShihBTgInZe7IYr65sPzxIob4CIbPOLus7FkZ9lu4AP0OulhJ9k",
-	"HJMYeiv5ZvvHTvEbFzm/3fd4Dsbw/i0aUJrqW30opEhu9aE5BuNkRrOMiek9tDCeAz7erSafyDWr9vE2",
-	"6m9Jsje0TlU/2L8DU1h76Z3kZa5a87pvwAS6zLEnpn0EnK7cf7z1Vuwsb3ObxSO8DNZzHWMaPQSNwFGN",
-	"h2uv7VlxMeefTXh5ya58z5uKMFuaQ36zp+hWB6jCUXi6o9GA2JlGamMb4l9GPZ6OMZy+9wmB5syPcKZG",
-	"vYiM4FqbZ5E1/TmI96ZIYYOfoB+FwXjIGzBow4bDEQpKJ+pPeB4rwSxJxoEn7iY0yxCXo1skGYlAJunm",
-	"PicpWlQfxj/wkl3ZDr5QOHo4gO6gdHDW2M0e9j6Lb3vlFXhjBBhaPUd2eHe/Az9dX66uCPfvZ+/ekr+w",
-	"C/JntiRnTK+SlBEFz+fJEgqgaLm+q7D872aQX1pOtriVn0M4dvU2L9lSrROL11CwVzdO8W5njn2LwKNQ",
-	"LAaWN7YhyXk8cJKwvw+20p7FhSWn3x+Tb/6w/8JoSaMe5DohNYR/joOxGNI46Nzh7cjO3bkm9Hd7pf9O",
-	"JGg9ATIvqJD03EvX74yo4PxpjU6PBIEXMHHvc5xyNEE5Fe3WpGzGaKZnf18R/lLGJ17PeMbCeDMEE1Xk",
-	"h/Pz94dEy8LhL6ZswUQKWY5tdSN/sJ0+4EnBLlbUioTxc0Voxq/Yvfm0V+7ia37FwPG4yOVFiOXhF0hZ",
-	"+vST2lVXyY4tYTb8aTWTqVc865++Onr55pUhJCdCs6lhJ6PeYEheS5oSrss8WDAsW5Z0kVMBngquLTYr",
-	"HYkY+4oJQ6xisGMuDXWNUzbBiAqVJ9+OeoGZB0c//EmNejEKaHFKNd0xU7IO2R2efjvqYfxjGVGOMZCj",
-	"nvWXuj7ndIlxydA5KRujC75jui3x1jAcEgdtw7IRTR+iMP2HKbsoplY38T+izXYnlXMKLtt3gmSSplGJ",
-	"WAbL9eH0NaRnQvEb9F/YhR+JnC1kbn0YmGDer1dB+7bS0sB6hHwBaV9wJEDydsi6EBO+s6C5XjrLfA3f",
-	"ux+/p3r27e4K3wjWapcCLu0ZBN4CZHxMvm2v9ubrKM34dAZh/LBAFcdN5hw3MC/FNKSJwwiliCwMiW/+",
-	"Ja4wUXSpytIEQ3Lk69D5WEumkOSRS7bQpB9ExZNrLtTgMFhqI6djPDlug804j3EyQ3WVYPI01/0y0yki",
-	"4ZgiQhf8O6pYROCIfIKI4SnTUDXmJO0PIArZSBjFol9AwFSEqvEAcGEbONOHDvcBHU2/yMvIgsJGkA8R",
-	"Icf4FMMBnTL9kmraN43hATiBGGQ/XPPHjKoABwFCmdwR+5Bn8SCCAH9blKgPM4Dl7A/ikej74fhT/XPB",
-	"CpZC0Bgc7AkXXM0AnCA2F+DsKukH62WrZAzMueSa04wrCzc+ZSNhAfHp1MM32EBmng7JMc0yRRaFsoUN",
-	"g635H2YQsQPAKS8xXEGWkj4diUkhLHqO0R//hsajiAyHQ5pP1cd4YKvQLTK6ZOnQkKiLYmpBl40qqAgX",
-	"EwlX7prmRkhUlbwxNuE3JP6buko+xoe4Mbb0XHZtzmomp1OWHnqvTHD3MYpcz8z+Ey6stwr8fQB7QKGY",
-	"o5UHofIYmlIsZ3YJbPGrczqF/KCTyc5bKdgOxAPEpP98b39wSKZ/54sdK7L5HRwJNGTaGGZFuB6St+Cf",
-	"y1NLLzxH5kx1VHM+x5mcYZjAtvV1K9EL64MdjmCor8xMwFx3K2tddcRlrMAWX72V+o2NI9ggeKXOaZVb",
-	"qzWcfBUHP0MZyvvMJxzrv8VNKSCOajn9CQVX4XDtdh5lnKrHPd18T0kfIiLAcTFYtcGrozPeYbVZSFuM",
-	"wd4EKn38ROGfIBNggBkiq1hlntRcbU7h13Xr68iRGnzjier04VR+3/EeHTxRRn2NwK1jWarTpZlIFabE",
-	"+HARmlxi0ARMPTSg/cUdzhbzBtdEzQxxtL6iPnDNCBfYppIZJVwFiWcueO5IuEyqiEAJTpl7qAJrW8bY",
-	"EVvmV1EQUZVEBJQ2egeRHDZKbgNP0Xpfy53dDQ9tWV57EUp76QLX5f48DOe1M2FOwAGZc6z36e0jaBiG",
-	"gxGkv7UcJgt6AZZehSywGunEbmiisyXQ0TV2X+DcGxp/DyEBHENUL2gZCArFNSnPAAKqJRTLy1RQodMC",
-	"bNkLNTgcif295y7wtVDAqFNig3SNWNxsz1xLXKHne8/rIUxlEqrLBrXhKF334PO6XaDLLa1H21yjTVAk",
-	"wMdwIm7poHn+5Tw6Lhxqxe24tS2oSs9Xmhw8t3HsyFU1cqGHzFtOrR+wX0ouPuoZjKbOXDqI3D8tw/FU",
-	"oe8cP7RIORMJi5D6LyMCruxBkx5UAx+D8GvNIKTavFIA15dW5XYBZprlcy5odth6j7lQ2qZ+r75/2IWj",
-	"D2vu37Fb8nviRSuc77f5DhShW38YmrEfmoP+xq7+ypt8isfOI1q0Sny3vstzpnOedGsd73Np9GdWKKLZ",
-	"jTYXCpBWAZfPB8jNtF44mDk11lLTzGPrtbwyTm0E2RiBeFU8EhdLLL8UEdTXrcGL6kIdBs1gBsfYISa4",
-	"vi6WNnXZHBZnEykLXI1EWF5p7KpeAUZB5KsxDHwAESDXHpI/SZIXArBfASDAWoPtmgEenMRamVqSpSzy",
-	"kZhLwbVEfNOOGKQ/Mf3GrvpmcY+LjHJxi3h8N87PYrQODsrcz65TG5ILJuiCD52xvpOBLIqLDCUic+6P",
-	"3p/4SDYopfHvZ+/etmq19m3z/K7ug438lvXRfZ5FRyDABUv4xI6f9M2UB5us/ZJiOO1t1/4/jt68XrX2",
-	"5vl2a+9G9LtdezPllWsPBtZNvWjW7uqBwR0GiAP5wmUC5xQmDzgIKQy4L3gGSH0s0SoiLFOMfL33vHXH",
-	"TnFYD1oygqZLhORsrxdB0yXiGeVXYCydTHhyjymkXyNH/hxzeQs4KzRdHloYLmVdGJiwV/o8LQ7n5zmu",
-	"pz6dcbVXERrJr9oTxwHSHgtDgiFGOZskV/72kX48p5fMcM7YvYC+RCMCHOzuZjKh2UwqffDHvT/uQbRC",
-	"kWe9g94umALtsH5pq8evIiziGQFMkLK2ccO8lXfmuIiw/4+wK1htGIahv5JjBst+ItvBMBgkjF02lg27",
-	"IdC60KaHHvLvxU+yLCcuvQfZShwj6/m9F/t04Zn/K8GWaEqFmvwlFZ+iiheq03zMLzg2CjRBoJF3zooC",
-	"/zQTOSiCw3Jnl192IWh3hLA7+lM8VSlvBsiA/Xnb7CcPvIq3s3QRuRBxzSE7uNPoLEzDAdpG2VeqnVQ4",
-	"ls0oJC7CAFz3UP5unic/Kibsc7JaBx8WjzMd9lzV3JrgQxaZ+6jhFRF4OwXjiYXGUktNEjOK2h4qksh9",
-	"bOMQwE+LHnzdza69djbPG7xqFPWjlD9CjEAWFzuhtFH+9d3G7pPMQZ/S80L/28cLHWFRwgUiSoYPH+a1",
-	"/TV9//nWDfllr6qGeQRrOtkLcDFUt9zt5NTo0PBgaYU3zyQ+IeatgAbKlE062nejP3dioiw/yy0AAP//",
+	"vqdT1iF4rD451RY+Rb3ne882qe2Oi9BbDQRQ2e7g5JS/bSrWlQtMlWLaSHXmv2Fd9o6VOTLv9dYw0pgu",
+	"FsOfFAYQmX8nShl9WCwxHMpo/KAS7u/td/FU2083M7X8EqOmzLTW2thPJm+lYG+gOLdZ2TVypWY3ejdB",
+	"zOoV3eJ7P9Erikuw+vVWzjDhWb0+5TFNZszhUqxjDPCye/dT1Ht1Tte62uAdGM/zNgiRtxLiFME58OWG",
+	"tiUf2fz2PFEEZ4vZ8HqZMaJmDI5cy7WqXRqgSp1U+UzTXCtCQwhxPhU7XBwQaqHGHQm8gMAvlwzsMCwu",
+	"loaGz2SudzJ+xVII0rHUGymipd1AaAV5vvfMGaSweSCV/diSz0FUhjFIgfad49cnpFBMDck7UQFHjypw",
+	"NlOmrdGzi32QfvyD1ot3IluCuYfO2RnX7NvX9Ab+NvvB4pEAYTP+7ujs1fjD6WuIaQWstEPyBwj1RPv4",
+	"VDJV4wGrKfVr2IraXbZEt4ZcJoXmooBgtepK1c73a1k65Jt3NVjgiTURC3btNnS4HcnqnTG942SGtt46",
+	"9h0QObiY4r7i4WqcosBwt92w1uDRnPEpRGfbE3ffHCmTU4llQ9q1n1cirbB/0je83mPI5OxKXqJpOCVJ",
+	"xqhNJceFQ0kCwPlDScJspxUjRgKaOnTooUZms5WS4fI4l4lzofT3954P1h1RM6FN1Z6bnevr6x2IZyvy",
+	"jIlEpizdIqUbevte5vPbmQmBm830PNuSj50hAZGFrl2nVUf8GPenSVy2PbAbKik/nL95jZJZw8S2poaO",
+	"OfPmNFgj1j0dena1K3ma7A6vWZbtgLNjVy6Y4OlOBfOzk9e8WzBx8pK4oh0pV4kEB6EbJwOdFLwyUCg/",
+	"J/34lwuqAO7ykx9BPADLuUP7hqB8+z5XHn+0rcz+S3b1jqfJS9fzXe11JYLJ+9z0pLlpB0+A3Xd58RMK",
+	"y63CVLkGqUwKQAjq3bMo8bK5qs1eg5OB8sLH6p57HXulekcrEZc+vKNvqAKZZPI6Iu//fPyKnD37+hsf",
+	"Hz4wggYQOaowstFlk1KeobMXRPDhSBwJq4kCG1HECCnARey82A1X1t0fniXQBwFk2aYsdZ2LIz/Lhs4A",
+	"Uj+guZdif5JxzIvorRH12z52uuS4yPntvsdzMIb3b9GA0lTf6kMhRXKrD80xGCczmmVMTO+hhfEcIPdu",
+	"NflErlm1j7fRqEuSvaHBq/rB/h2YwtpL7yQvc9Wa130DJtBl4T0x7SOGdeX+4623Ymd5m9uMKOFlsM7w",
+	"GDPzIQ4Fjmo8XHttz4qLOf9swstLduV73lSE2dLC8ps9Rbc6QBWOwtMdjTbJzsxUGy4R/zLq8XSMEfq9",
+	"T4hdZ36EMzXqRWQE19o8i6w10aHGN0UKG08F/SiM70PegHEgNsKOUFA6UX/C81iJj0kyDjxxN6FZhlAf",
+	"3SLJSAQySTf3OUnRSPswLoeX7Mp28IUi3MMBdMe5g//Hbvaw91nc5SuvwBsjwNDqObLDu/sd+On6cnWR",
+	"uX8/e/eW/IVdkD+zJTljepWkjMB6PvWWUMBZy/VdheV/N4P80nKyhcL8HMKxK+F5yZZqnVi8hoK9unGK",
+	"dztz7FtQH4ViMbC8sY1yzuOBk4T9fbDF+yzULDn9/ph884f9F0ZLGvUgfQqpIfxzHIzFkMZB5w5vR3bu",
+	"zjWhv9sr/XciQesJkHlBhaTnXrp+Z0QF56JrdHokCLyAuYCf45SjCcqpaLcmZTNGMz37+4qImjLk8XrG",
+	"MxaGsCE+qSI/nJ+/PyRaFg7SMWULJlJInGwrRfmD7fQBTwp2saL8JIyfK0IzfsXuzU2+chdf8ysGvsxF",
+	"Li9CeBC/QMrSp5/UrrpKdmxVtOFPq5lMvYha//TV0cs3rwwhORGaTQ07GfUGQ/Ja0pRwXabWgmHZsqSL",
+	"nArwVHBt4V7pSMTYV0wYwh+DHXNpqGucsgkGaag8+XbUC8w8OPrhT2rUi1FAi1Oq6Y6ZkvXx7vD021EP",
+	"QyrLIHUMqxz1rAvW9TmnSwx1hs5J2Rhd8B3TbQnhhhGWOGgb6Y0A/RDY6T9M2UUxtbqJ/xFttjupnFPw",
+	"Ar8TJJM0jUoQNFiuD6evIeMT6umg/8Iu/EjkbCFz68PAnPV+vbDat5WWBtYj5GtS+xomATi4A+uFMPOd",
+	"Bc310lnma5Dh/fg91bNvd1f4RrD8uxRwac8glhdQ6GPybXsBOV+aacanM8gMgAWqOG4y57iBeSmmIfMc",
+	"RihFZJFNfPMvcYWJoktVVjsYkiNf2s6HbzKFJI9csoUm/SDQnlxzoQaHwVIbOR1D1HEbbBJ7jJMZqqsE",
+	"87G57pfJUxEJxxQRuuDfUcUiAkfkEwQhT5mGQjQnaX8Agc1GwigW/QJisCJUjQcANduArj50UBLoaPpF",
+	"XkYWZzaCFIsIOcanGA7olOmXVNO+aQwPwAmENfvhmj9mVAXQChAd5Y7YhzyLBxHkDNg6R32YASxnfxCP",
+	"RN8Px5/qnwtWsBTi0OBgT7jgagZ4B7G5AGdXST9YL1t4Y2DOJdecZlxZBPMpGwmLsU+nHhHCxkbzdEiO",
+	"aZYpsiiUrZUYbM3/MIOIHaZOeYnhCrKU9OlITAphAXmM/vg3NB5FZDgc0nyqPsYDW9hukdElS4eGRF0U",
+	"U4vjbFRBRbiYSLhy1zQ3QqKqpKKxCb8h8d/UVfIxPsSNsdXssmtzVjM5nbL00HtlgruPgel6ZvafcGG9",
+	"VeDvAyQFCvUhrTwIxczQlGI5s8uJi1+d0ymkHJ1Mdt5KwXYggCAm/ed7+4NDMv07X+xYkc3v4EigIdOG",
+	"RSvC9ZC8Bf9cnlp64TkyZ6qjQPQ5zuQM4wq2LdlbCXdYHx1xBEN9ZWYC5rpbWeuqIy6DC7b46q3Ub2zg",
+	"wQYe/TqnVW6t1nDyVRz8DGUo7zOfcCwpFzelgDiqwQQkFFyFw7XbeZRxqh73dPM9JX2IiADHxWDVBq+O",
+	"zniHBWwhEzIGexOo9PEThX+CTIAxawjWYpV5UnO1OYVf162vI0dq8I0nqtOHU/l9x3t08EQZ9TUCt45l",
+	"qU6XZiJVmGXjw0VocolBEzD10ID2F3c4W8wbXBM1M8TR+or6wDUjXGCbnWaUcBXksrl4vCPhkrMiAlU9",
+	"Ze7RD6xtGWNHbOVgRUFEVRJBVdroHURy2MC7DTxF630td3Y3PLRlee1FKO2lC1yX+/MwnNfOhDkBB2TO",
+	"sYSot4+gYRgORpBR13KYLI4GWHoVssBqpBO7oYnOlkBH19h9gXNvaPw9hJxyjHq9oGVsKdTrpDwDVKmW",
+	"UCwvU0HRT4vZZS/U4HAk9veeu1jaQgGjTomN+zVicbM9cy1xhZ7vPa+HMJV5rS7B1IajdN2Dz+t2gS63",
+	"tB5tc402AaYAH8OJuKWD5vmX8+i4cKgVt+PWtqAqPV9pcvDcxrEjVyjJhR4ybzm1fsB+Kbn4QGowmjpz",
+	"6SBy/7QMx1OFvnP80CLlTCQsQuq/jAi4sgdNelANfAwiujWDKG3zSgFcX1qV2wWYaZbPuaDZYes95kJp",
+	"m02++v5hF44+rLl/x27J74kXrXC+3+Y7UIRu/WFoxn5oDvobu/orb/IpHjsPktEq8d36Ls+ZznnSrXW8",
+	"z6XRn1mhiGY32lwoAG8FqD8fIDfTeuGQ69RYS00zD9fX8so4tRFkY8T2VfFIXCyxolNEUF+3Bi+qC3UY",
+	"NINJIWMHwuD6uljabGhzWJxNpKyZNRJhxaaxK6QFsAeRL/Aw8AFEAIZ7SP4kSV4IgJMFzAFrDbZrBhBz",
+	"EstvakmWsshHYi4F1xIhUztikP7E9Bu76pvFPS4yysUtAvjdOD+L0To4KHM/u05tSC6YoAs+dMb6Tgay",
+	"KC4ylIjMuT96f+Ij2aA6x7+fvXvbqtXat83zu7oPNvJb1kf3eRYdsQUXLOETO37SN1MebLL2S4rhtLdd",
+	"+/84evN61dqb59utvRvR73btzZRXrj0YWDf1olm7q8cad7AiDjcMlwmcU5g84FCpMOC+4BmA/7FEq4iw",
+	"TDHy9d7z1h07xWE9aBUKmi4R5bO9BAVNlwiRlF+BsXQy4ck9ZqV+jRz5c8zlLUC30HR5aJG9lHVhYA5g",
+	"6fO00J6f57ie+gzJ1V5FaCS/ak+hA5R8rDUJhhjlbJJc+dtH+vGcXjLDOWP3AvoSjQhwsLubyYRmM6n0",
+	"wR/3/rgH0QpFnvUOertgCrTD+qWtxL+K/j/CrqYlYhiI/pU9Vtj6J6qHgCC0iBfFKomloBFsPXjof5e8",
+	"+cikjey9TDNttjuZN+898gU9Q3lo4d54+vNeFMyRiTDp06Vr3n4JtkRTKtXk17n4VKG9VJ2W93yECaRC",
+	"EwQaxRC8ivrPK5GDBBzWmV1+2JWg/Re04tGf4qVqeTNCWew1+vZjjsCr+HOWB5ErEfccss/wPQUPH3KA",
+	"tqIkS7WTCcdKHJXEVWuA6x7KP6zrHCdDrj1n93ZQbHE5M2yXU8OtCT5kkV+Qub3hFh+X4CKx0Fi9qc36",
+	"SCIXYiKpgsgxDgH8tOlBAT58tfdm6WWD19zF/FDqL0EikGvGu1LaKP/m38bula7BntLLQv8pykBH2pQw",
+	"lhAV8vHe3XQvbhgebvuxHPY6NfCjYJko/wNcDNUtdzs5NTo0XNha6ckziU+JeTuggTJl34/uztnXnZko",
+	"2/P2FwAA//8=",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

@@ -115,15 +115,15 @@ const dashboardAssetCacheControl = "public, max-age=86400"
 
 // DashboardAsset serves the page's script and style sheet.
 func (s *Server) DashboardAsset(_ context.Context, req gen.DashboardAssetRequestObject) (gen.DashboardAssetResponseObject, error) {
-	f, ok := s.dashboard.Files[string(req.Asset)]
+	f, ok := s.dashboard.Files[req.Asset]
 	if !ok {
-		return nil, apierr.NotFound("Not found")
+		return nil, apierr.NotFound("No such file of the dashboard")
 	}
 	if m := req.Params.IfNoneMatch; m != nil && etagMatches(*m, f.ETag) {
 		return gen.DashboardAsset304Response{Headers: gen.DashboardAsset304ResponseHeaders{ETag: f.ETag, CacheControl: dashboardAssetCacheControl}}, nil
 	}
 	h := gen.DashboardAsset200ResponseHeaders{ETag: f.ETag, CacheControl: dashboardAssetCacheControl}
-	if req.Asset == gen.AppCss {
+	if req.Asset == "app.css" {
 		return gen.DashboardAsset200TextcssResponse{Body: bytes.NewReader(f.Body), ContentLength: int64(len(f.Body)), Headers: h}, nil
 	}
 	return gen.DashboardAsset200TextjavascriptResponse{Body: bytes.NewReader(f.Body), ContentLength: int64(len(f.Body)), Headers: h}, nil
