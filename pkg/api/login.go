@@ -51,7 +51,7 @@ func newLoginSetup(ctx context.Context, cfg config.Config) (loginSetup, error) {
 
 var pages = template.Must(template.New("page").Parse(`<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
-<title>{{.Title}} · reftrack</title>
+<title>{{.Title}} · reftrack</title><link rel="icon" href="data:,">
 <style>body{font:16px/1.5 system-ui,sans-serif;max-width:28rem;margin:4rem auto;padding:0 1rem;color:#1d2733}
 h1{font-size:1.4rem}label{display:block;margin:.8rem 0 .2rem}input{width:100%;padding:.5rem;font:inherit;box-sizing:border-box}
 button{margin-top:1rem;padding:.6rem 1.2rem;font:inherit;background:#1f6feb;color:#fff;border:0;border-radius:4px}

@@ -50,10 +50,21 @@ const ops = {
     const v = await get(page).page.evaluate(expr);
     return v === undefined ? null : v;
   },
-  // waitFor waits until the expression is truthy in the page.
+  // waitFor waits until the expression is truthy in the page. It polls page.evaluate, which pages with a
+  // strict Content-Security-Policy (no eval) allow, unlike waitForFunction.
   async waitFor({ page, expr }) {
-    await get(page).page.waitForFunction(expr, null, { timeout: 15000 });
-    return true;
+    const p = get(page).page;
+    const deadline = Date.now() + 15000;
+    for (;;) {
+      let last;
+      try {
+        if (await p.evaluate(expr)) return true;
+      } catch (e) {
+        last = e; // the page may be navigating
+      }
+      if (Date.now() > deadline) throw new Error(`waited 15 s for ${expr}` + (last ? `: ${last}` : ""));
+      await new Promise((r) => setTimeout(r, 50));
+    }
   },
   async click({ page, selector }) {
     await get(page).page.click(selector, { timeout: 15000 });

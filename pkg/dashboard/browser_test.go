@@ -1,0 +1,402 @@
+package dashboard_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"image"
+	"image/png"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/reftrack/reftrack/pkg/accounts"
+	"github.com/reftrack/reftrack/pkg/apitest"
+	"github.com/reftrack/reftrack/pkg/browsertest"
+	"github.com/reftrack/reftrack/pkg/seed"
+)
+
+var (
+	browser     *browsertest.Chrome
+	browserSkip string
+)
+
+func TestMain(m *testing.M) {
+	b, err := browsertest.Start()
+	if err != nil {
+		browserSkip = err.Error()
+	} else {
+		browser = b
+	}
+	code := m.Run()
+	if browser != nil {
+		browser.Stop()
+	}
+	os.Exit(code)
+}
+
+// app is a reftrack server (every answer checked against the spec) and a browser tab on its dashboard.
+type app struct {
+	t    *testing.T
+	env  *apitest.Env
+	base string
+	tab  *browsertest.Tab
+}
+
+func open(t *testing.T, env *apitest.Env) *app {
+	t.Helper()
+	if browser == nil {
+		browsertest.Unavailable(t, browserSkip)
+	}
+	return &app{t: t, env: env, base: env.Proxy(), tab: browser.Open(t)}
+}
+
+// signIn opens the dashboard, which sends the browser through the login page's form, and waits until
+// the page has loaded the account's programs.
+func (a *app) signIn(email string) {
+	a.t.Helper()
+	if status := a.tab.Goto(a.base + "/dashboard"); status != http.StatusOK {
+		a.t.Fatalf("GET /dashboard: %d", status)
+	}
+	var path string
+	a.tab.Eval("location.pathname", &path)
+	if path != "/login" {
+		a.t.Fatalf("signed out, the dashboard went to %s, not the login page", path)
+	}
+	a.tab.Fill("#email", email)
+	a.tab.Click("button[type=submit]")
+	a.tab.WaitFor(`location.pathname === "/dashboard" && document.querySelector("#program option") !== null && document.querySelector("#readiness-state").textContent !== ""`)
+}
+
+func (a *app) text(selector string) string {
+	a.t.Helper()
+	var s string
+	a.tab.Eval(fmt.Sprintf(`(document.querySelector(%q) || {}).innerText || ""`, selector), &s)
+	return s
+}
+
+func (a *app) visible(selector string) bool {
+	a.t.Helper()
+	var v bool
+	a.tab.Eval(fmt.Sprintf(`(function(){ var e = document.querySelector(%q); return !!e && !e.closest("[hidden]") && e.getClientRects().length > 0 })()`, selector), &v)
+	return v
+}
+
+// rows are the events table's rows as "type|details".
+func (a *app) rows() []string {
+	a.t.Helper()
+	var out []string
+	a.tab.Eval(`Array.from(document.querySelectorAll("#events tbody tr[data-type]")).map(function (tr) {
+		return tr.dataset.type + "|" + tr.children[2].innerText })`, &out)
+	return out
+}
+
+// screenshot saves a PNG of the element (to REFTRACK_SCREENSHOTS when set, else the test's temporary
+// directory) and returns it decoded.
+func (a *app) screenshot(selector, name string) image.Image {
+	a.t.Helper()
+	b := a.tab.Screenshot(selector)
+	dir := os.Getenv("REFTRACK_SCREENSHOTS")
+	if dir == "" {
+		dir = a.t.TempDir()
+	}
+	if err := os.WriteFile(filepath.Join(dir, name+".png"), b, 0o644); err != nil {
+		a.t.Fatal(err)
+	}
+	img, err := png.Decode(bytes.NewReader(b))
+	if err != nil {
+		a.t.Fatalf("screenshot %s: %v", name, err)
+	}
+	return img
+}
+
+// Series colours of the chart (app.css).
+var colours = map[string][3]uint32{"click": {0x1f, 0x6f, 0xeb}, "lead": {0xd2, 0x99, 0x22}, "conversion": {0x1a, 0x7f, 0x37}}
+
+// pixels counts the pixels of each series' colour in an image.
+func pixels(img image.Image) map[string]int {
+	n := map[string]int{}
+	b := img.Bounds()
+	for y := b.Min.Y; y < b.Max.Y; y++ {
+		for x := b.Min.X; x < b.Max.X; x++ {
+			r, g, bl, _ := img.At(x, y).RGBA()
+			for name, c := range colours {
+				if near(r>>8, c[0]) && near(g>>8, c[1]) && near(bl>>8, c[2]) {
+					n[name]++
+				}
+			}
+		}
+	}
+	return n
+}
+
+func near(a, b uint32) bool { return a+6 >= b && b+6 >= a }
+
+func (a *app) noPageErrors() {
+	a.t.Helper()
+	rec := a.tab.Record()
+	if len(rec.Errors) > 0 {
+		a.t.Errorf("page errors: %v", rec.Errors)
+	}
+	for _, m := range rec.Console {
+		if m.Type == "error" {
+			a.t.Errorf("console error: %s", m.Text)
+		}
+	}
+}
+
+// The newcomer's path: sign in, run the synthetic chain (what `reftrack test --chain` sends), watch it
+// arrive in the events table and the chart, and switch the link off.
+func TestWatchAChainAndSwitchALinkOff(t *testing.T) {
+	env := apitest.New(t)
+	r := env.Seed(seed.Options{ProgramName: "Demo shop"})
+	a := open(t, env)
+	a.signIn(r.AccountEmail)
+
+	// The session cookie as the browser holds it, out of the page's scripts' reach.
+	var session *browsertest.Cookie
+	for _, c := range a.tab.Cookies() {
+		if c.Name == "reftrack_session" {
+			session = &c
+		}
+	}
+	if session == nil || !session.HTTPOnly || session.SameSite != "Lax" || session.Secure {
+		t.Fatalf("session cookie = %+v", session)
+	}
+	var jsCookies string
+	a.tab.Eval("document.cookie", &jsCookies)
+	if strings.Contains(jsCookies, "reftrack_session") {
+		t.Error("the page's scripts can read the session cookie")
+	}
+
+	if got := a.text("#program-name"); got != "Demo shop" {
+		t.Errorf("program = %q", got)
+	}
+	if got := a.text("#role"); got != "owner" {
+		t.Errorf("role = %q", got)
+	}
+	// Readiness checks: a fresh program waits for its first tracked click.
+	if got := a.text("#readiness-state"); got != "configuring" && got != "ready" {
+		t.Errorf("state = %q", got)
+	}
+	if !strings.Contains(a.text(`#checks li[data-gate="tracking"]`), "tracking: fail") {
+		t.Errorf("tracking gate = %q", a.text(`#checks li[data-gate="tracking"]`))
+	}
+	// No real events yet, and an empty chart.
+	if rows := a.rows(); len(rows) != 0 {
+		t.Errorf("rows before any event: %v", rows)
+	}
+	if !strings.Contains(a.text("#events tbody"), "tick Test data to see them") {
+		t.Errorf("empty table says %q", a.text("#events tbody"))
+	}
+	if n := pixels(a.screenshot("#chart", "chart-empty")); len(n) != 0 {
+		t.Errorf("an empty chart shows bars: %v", n)
+	}
+
+	// The synthetic chain, as `reftrack test --chain` sends it.
+	res := env.Do(http.MethodPost, "/api/v1/cli/test-event", map[string]any{"type": "chain"}, apitest.Bearer(r.APIKey)...)
+	if res.Status != http.StatusOK {
+		t.Fatalf("chain: %d %s", res.Status, res.Body)
+	}
+	a.tab.Click("#f-test")
+	a.tab.WaitFor(`document.querySelectorAll("#events tbody tr[data-type]").length === 3`)
+	rows := a.rows()
+	if !strings.HasPrefix(rows[0], "conversion|") || !strings.Contains(rows[0], " USD") || !strings.HasPrefix(rows[1], "lead|") || !strings.HasPrefix(rows[2], "click|") {
+		t.Errorf("rows = %v", rows)
+	}
+	if got := a.text("#page-info"); got != "Page 1 of 1 · 3 events" {
+		t.Errorf("pager = %q", got)
+	}
+	legend := a.text("#chart-legend")
+	for _, want := range []string{"Clicks 1", "Leads 1", "Conversions 1"} {
+		if !strings.Contains(legend, want) {
+			t.Errorf("legend %q lacks %q", legend, want)
+		}
+	}
+	today := time.Now().UTC().Format("2006-01-02")
+	var bars []string
+	a.tab.Eval(`Array.from(document.querySelectorAll("#chart rect")).map(function (r) { return r.dataset.series + "@" + r.dataset.date + "=" + r.dataset.n })`, &bars)
+	if strings.Join(bars, ",") != "click@"+today+"=1,lead@"+today+"=1,conversion@"+today+"=1" {
+		t.Errorf("bars = %v", bars)
+	}
+	// The screenshot shows the three bars in their colours.
+	n := pixels(a.screenshot("#chart", "chart-chain"))
+	for _, s := range []string{"click", "lead", "conversion"} {
+		if n[s] < 20 {
+			t.Errorf("the chart's screenshot has %d pixels of the %s colour: %v", n[s], s, n)
+		}
+	}
+	// The live gate reports the chain's verdict.
+	a.tab.WaitFor(`document.querySelector('#checks li[data-gate="live"]').innerText.indexOf("last test chain") >= 0`)
+	if got := a.text(`#checks li[data-gate="live"]`); !strings.Contains(got, "click attributed, lead attributed, sale attributed") {
+		t.Errorf("live gate = %q", got)
+	}
+
+	// The type filter narrows the table; the date filter to yesterday empties it.
+	a.tab.Select("#f-type", "lead")
+	a.tab.Click("#filters button[type=submit]")
+	a.tab.WaitFor(`document.querySelectorAll("#events tbody tr[data-type]").length === 1`)
+	if rows := a.rows(); !strings.HasPrefix(rows[0], "lead|") {
+		t.Errorf("leads only: %v", rows)
+	}
+	yesterday := time.Now().UTC().AddDate(0, 0, -1).Format("2006-01-02")
+	a.tab.Fill("#f-from", yesterday)
+	a.tab.Fill("#f-to", yesterday)
+	a.tab.Click("#filters button[type=submit]")
+	a.tab.WaitFor(`document.querySelectorAll("#events tbody tr[data-type]").length === 0 && document.querySelector("#page-info").innerText === "Page 0 of 0 · 0 events"`)
+	if n := pixels(a.screenshot("#chart", "chart-yesterday")); len(n) != 0 {
+		t.Errorf("yesterday's chart shows bars: %v", n)
+	}
+
+	// Switch the seeded link off.
+	sw := fmt.Sprintf(`tr[data-link=%q] input[role=switch]`, r.ShortLink)
+	var on bool
+	a.tab.Eval(fmt.Sprintf(`document.querySelector(%q).checked`, sw), &on)
+	if !on {
+		t.Fatal("the link is shown off before the switch")
+	}
+	a.tab.Click(sw)
+	a.tab.WaitFor(`document.querySelector("#notice").innerText.indexOf("is now off") >= 0`)
+	if got := a.text("#notice"); got != "Link "+r.ShortLink+" is now off." {
+		t.Errorf("notice = %q", got)
+	}
+	if n := env.Count(`SELECT count(*) FROM referral_links WHERE id = $1 AND NOT enabled`, r.LinkID); n != 1 {
+		t.Fatal("the switch did not turn the link off")
+	}
+	if res := env.Do(http.MethodPost, "/api/v1/track/click", map[string]any{"affiliate_url": r.AffiliateURL}); res.Status != http.StatusGone {
+		t.Errorf("a click on the switched-off link: %d", res.Status)
+	}
+	a.screenshot("", "dashboard")
+	a.noPageErrors()
+}
+
+// Real events page through the table; the chart counts them per day.
+func TestEventsPaging(t *testing.T) {
+	env := apitest.New(t)
+	r := env.Seed(seed.Options{})
+	now := time.Now().UTC()
+	// 45 real clicks today and 5 two days ago, straight into the table the tracker fills.
+	if _, err := env.DB.Exec(`INSERT INTO clicks (click_id, program_id, link_id, partner_id, click_timestamp, affiliate_url, page_url)
+		SELECT 'pg_' || g, $1, $2, $3, CASE WHEN g <= 45 THEN $4::timestamptz - g * interval '1 second' ELSE $4::timestamptz - interval '2 days' END,
+		       'https://shop.example.com/?aff=x', 'https://shop.example.com/p' || g FROM generate_series(1, 50) g`,
+		r.ProgramID, r.LinkID, r.PartnerID, now.Truncate(24*time.Hour).Add(time.Minute)); err != nil {
+		t.Fatal(err)
+	}
+	a := open(t, env)
+	a.signIn(r.AccountEmail)
+	a.tab.WaitFor(`document.querySelector("#page-info").innerText === "Page 1 of 3 · 50 events"`)
+	if rows := a.rows(); len(rows) != 20 || rows[0] != "click|https://shop.example.com/p1" {
+		t.Errorf("page 1: %d rows, first %v", len(rows), rows[:1])
+	}
+	var prevDisabled bool
+	a.tab.Eval(`document.querySelector("#prev").disabled`, &prevDisabled)
+	if !prevDisabled {
+		t.Error("Previous is enabled on page 1")
+	}
+	a.tab.Click("#next")
+	a.tab.Click("#next")
+	a.tab.WaitFor(`document.querySelector("#page-info").innerText === "Page 3 of 3 · 50 events"`)
+	// The five older clicks share a timestamp: newest id first.
+	if rows := a.rows(); len(rows) != 10 || rows[4] != "click|https://shop.example.com/p45" || rows[5] != "click|https://shop.example.com/p50" ||
+		rows[9] != "click|https://shop.example.com/p46" {
+		t.Errorf("page 3: %v", rows)
+	}
+	if got := a.text("#chart-legend"); !strings.Contains(got, "Clicks 50") {
+		t.Errorf("legend = %q", got)
+	}
+	var bars []string
+	a.tab.Eval(`Array.from(document.querySelectorAll("#chart rect")).map(function (r) { return r.dataset.date + "=" + r.dataset.n })`, &bars)
+	want := []string{now.AddDate(0, 0, -2).Format("2006-01-02") + "=5", now.Format("2006-01-02") + "=45"}
+	if strings.Join(bars, ",") != strings.Join(want, ",") {
+		t.Errorf("bars = %v, want %v", bars, want)
+	}
+	a.noPageErrors()
+}
+
+// Each role sees what it may do: the events for owner, admin and analyst; the link switch for owner and
+// admin; the key's regeneration for the owner alone, who sees the new key once.
+func TestRolesOnThePage(t *testing.T) {
+	env := apitest.New(t)
+	r := env.Seed(seed.Options{})
+	invite := func(role string) string {
+		email := role + "-" + fmt.Sprint(time.Now().UnixNano()) + "@example.com"
+		if _, err := accounts.Invite(context.Background(), env.DB, r.AdvertiserID, email, role, accounts.RoleOwner); err != nil {
+			t.Fatal(err)
+		}
+		return email
+	}
+	cases := []struct {
+		role                           string
+		email                          string
+		events, switchable, regenerate bool
+	}{
+		{"owner", r.AccountEmail, true, true, true},
+		{"admin", invite("admin"), true, true, false},
+		{"analyst", invite("analyst"), true, false, false},
+		{"billing", invite("billing"), false, false, false},
+	}
+	for _, c := range cases {
+		t.Run(c.role, func(t *testing.T) {
+			a := open(t, env)
+			a.signIn(c.email)
+			if got := a.text("#role"); got != c.role {
+				t.Fatalf("role = %q", got)
+			}
+			a.tab.WaitFor(`document.querySelector("#api-key").innerText !== ""`)
+			if got := a.text("#api-key"); got != "rt_…"+r.APIKey[len(r.APIKey)-4:] {
+				t.Errorf("masked key = %q", got)
+			}
+			if a.visible("#events") != c.events || a.visible("#chart") != c.events {
+				t.Errorf("events shown = %v, want %v", a.visible("#events"), c.events)
+			}
+			if !c.events && a.text("#activity-denied") != "Your role (billing) does not include the events list." {
+				t.Errorf("denied = %q", a.text("#activity-denied"))
+			}
+			var disabled bool
+			a.tab.Eval(fmt.Sprintf(`document.querySelector('tr[data-link=%q] input[role=switch]').disabled`, r.ShortLink), &disabled)
+			if disabled == c.switchable {
+				t.Errorf("switch disabled = %v", disabled)
+			}
+			if a.visible("#regenerate") != c.regenerate {
+				t.Errorf("regenerate shown = %v", a.visible("#regenerate"))
+			}
+			a.noPageErrors()
+		})
+	}
+
+	// The owner regenerates the key: confirmed, shown once, the old one refused.
+	a := open(t, env)
+	a.signIn(r.AccountEmail)
+	a.tab.WaitFor(`document.querySelector("#api-key").innerText !== ""`)
+	a.tab.Click("#regenerate")
+	a.tab.WaitFor(`!document.querySelector("#new-key").hidden`)
+	if d := a.tab.Record().Dialogs; len(d) != 1 || !strings.Contains(d[0], "stops working at once") {
+		t.Errorf("dialogs = %v", d)
+	}
+	newKey := a.text("#new-key-value")
+	if !strings.HasPrefix(newKey, "rt_") || newKey == r.APIKey {
+		t.Fatalf("new key = %q", newKey)
+	}
+	a.tab.WaitFor(fmt.Sprintf(`document.querySelector("#api-key").innerText === %q`, "rt_…"+newKey[len(newKey)-4:]))
+	status := func(key string) int {
+		return env.Do(http.MethodGet, "/api/v1/programs/me/readiness", nil, apitest.Bearer(key)...).Status
+	}
+	if status(r.APIKey) != http.StatusUnauthorized || status(newKey) != http.StatusOK {
+		t.Errorf("old key %d, new key %d", status(r.APIKey), status(newKey))
+	}
+	// What the page showed is what the API answers.
+	var masked struct {
+		Data struct{ Masked string }
+	}
+	if err := json.Unmarshal(env.Do(http.MethodGet, "/api/v1/programs/"+fmt.Sprint(r.ProgramID)+"/api-key", nil, apitest.Bearer(r.AccountToken)...).Body, &masked); err != nil {
+		t.Fatal(err)
+	}
+	if masked.Data.Masked != a.text("#api-key") {
+		t.Errorf("API masked %q, page %q", masked.Data.Masked, a.text("#api-key"))
+	}
+	a.noPageErrors()
+}
