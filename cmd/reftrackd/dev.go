@@ -166,8 +166,9 @@ reftrack demo program
   API key        %s
   account token  %s
   referral URL   %s
+  dashboard      %s/dashboard (sign in as %s)
   spec           %s/openapi.yaml
 
-`, r.ProgramID, r.APIKey, r.AccountToken, r.AffiliateURL, cfg.BaseURL)
+`, r.ProgramID, r.APIKey, r.AccountToken, r.AffiliateURL, cfg.BaseURL, r.AccountEmail, cfg.BaseURL)
 	return nil
 }
