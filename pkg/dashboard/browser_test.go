@@ -69,7 +69,7 @@ func (a *app) signIn(email string) {
 	}
 	a.tab.Fill("#email", email)
 	a.tab.Click("button[type=submit]")
-	a.tab.WaitFor(`location.pathname === "/dashboard" && document.querySelector("#program option") !== null && document.querySelector("#readiness-state").textContent !== ""`)
+	a.tab.WaitFor(`location.pathname === "/dashboard" && document.body.hasAttribute("data-loaded")`)
 }
 
 func (a *app) text(selector string) string {
@@ -203,7 +203,7 @@ func TestWatchAChainAndSwitchALinkOff(t *testing.T) {
 		t.Fatalf("chain: %d %s", res.Status, res.Body)
 	}
 	a.tab.Click("#f-test")
-	a.tab.WaitFor(`document.querySelectorAll("#events tbody tr[data-type]").length === 3`)
+	a.tab.WaitFor(`document.querySelectorAll("#events tbody tr[data-type]").length === 3 && document.querySelectorAll("#chart rect").length === 3`)
 	rows := a.rows()
 	if !strings.HasPrefix(rows[0], "conversion|") || !strings.Contains(rows[0], " USD") || !strings.HasPrefix(rows[1], "lead|") || !strings.HasPrefix(rows[2], "click|") {
 		t.Errorf("rows = %v", rows)
@@ -247,7 +247,8 @@ func TestWatchAChainAndSwitchALinkOff(t *testing.T) {
 	a.tab.Fill("#f-from", yesterday)
 	a.tab.Fill("#f-to", yesterday)
 	a.tab.Click("#filters button[type=submit]")
-	a.tab.WaitFor(`document.querySelectorAll("#events tbody tr[data-type]").length === 0 && document.querySelector("#page-info").innerText === "Page 0 of 0 · 0 events"`)
+	a.tab.WaitFor(`document.querySelectorAll("#events tbody tr[data-type]").length === 0 && document.querySelector("#page-info").innerText === "Page 0 of 0 · 0 events" &&
+		document.querySelector("#chart-axis").innerText.indexOf("` + yesterday + `") === 0`)
 	if n := pixels(a.screenshot("#chart", "chart-yesterday")); len(n) != 0 {
 		t.Errorf("yesterday's chart shows bars: %v", n)
 	}
@@ -305,6 +306,7 @@ func TestEventsPaging(t *testing.T) {
 		rows[9] != "click|https://shop.example.com/p46" {
 		t.Errorf("page 3: %v", rows)
 	}
+	a.tab.WaitFor(`document.querySelectorAll("#chart rect").length === 2`)
 	if got := a.text("#chart-legend"); !strings.Contains(got, "Clicks 50") {
 		t.Errorf("legend = %q", got)
 	}

@@ -72,6 +72,24 @@ func BenchmarkList(b *testing.B) {
 			}
 		})
 	}
+	// The dashboard's chart (daily counts) and its test-data view (test events are counted, not kept).
+	for _, days := range []int{30, 366} {
+		b.Run("daily_"+strconv.Itoa(days), func(b *testing.B) {
+			for b.Loop() {
+				list, err := events.Daily(ctx, d.DB, r.ProgramID, false, end.AddDate(0, 0, 1-days), end)
+				if err != nil || len(list) != days {
+					b.Fatalf("%d days, %v", len(list), err)
+				}
+			}
+		})
+	}
+	b.Run("test_page1", func(b *testing.B) {
+		for b.Loop() {
+			if p, err := events.List(ctx, d.DB, events.Filter{ProgramID: r.ProgramID, Test: true}, 1, size); err != nil || len(p.Events) == 0 {
+				b.Fatalf("%d test events, %v", len(p.Events), err)
+			}
+		}
+	})
 	if testing.Verbose() {
 		explain(b, d, r.ProgramID, last/2, size)
 	}

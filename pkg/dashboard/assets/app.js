@@ -124,7 +124,11 @@
     $("program-domain").textContent = p.domain;
     ["overview", "activity", "links-panel", "key-panel"].forEach(function (s) { $(s).hidden = false; });
     notice("");
-    Promise.all([refreshReadiness(), refreshActivity(), refreshLinks(), refreshKey()]).catch(fail);
+    // data-loaded tells (tests, scripts) when the program's first load has finished, failed or not.
+    document.body.removeAttribute("data-loaded");
+    Promise.all([refreshReadiness(), refreshActivity(), refreshLinks(), refreshKey()]).catch(fail).then(function () {
+      document.body.setAttribute("data-loaded", String(id));
+    });
   }
 
   // --- readiness -----------------------------------------------------------------------------------
