@@ -132,6 +132,15 @@ func TestDashboardSignIn(t *testing.T) {
 		!strings.Contains(page, "Open the dashboard again.") {
 		t.Errorf("replay: %d %s", res.StatusCode, page)
 	}
+	// An expired dashboard sign-in says to open the dashboard again (not to run the CLI).
+	expired := b.startDashboardLogin()
+	if _, err := env.DB.Exec(`UPDATE login_sessions SET expires_at = now() - interval '1 second' WHERE state = $1`, expired); err != nil {
+		t.Fatal(err)
+	}
+	if res, page := b.get("/login?state=" + expired); res.StatusCode != http.StatusBadRequest || !strings.Contains(page, "has expired") ||
+		!strings.Contains(page, "Open the dashboard again.") {
+		t.Errorf("expired: %d %s", res.StatusCode, page)
+	}
 	// The page's script and style sheet, with their ETags.
 	for _, asset := range []string{"app.js", "app.css"} {
 		res, body := b.get("/dashboard/assets/" + asset)

@@ -90,6 +90,21 @@ func deref(p *string) string {
 	return *p
 }
 
+// retryFor points a login page's message at the right way to start over: the CLI's command, or for a
+// dashboard sign-in the dashboard.
+func retryFor(msg string, dash bool) string {
+	if !dash {
+		return msg
+	}
+	return strings.Replace(msg, "Run reftrack login again.", "Open the dashboard again.", 1)
+}
+
+// dashboardState reports whether state names a dashboard sign-in (in any status).
+func (s *Server) dashboardState(ctx context.Context, state string) bool {
+	sess, err := logins.Get(ctx, s.deps.DB, state)
+	return err == nil && sess.Purpose == logins.PurposeDashboard
+}
+
 func sessionProblem(err error) string {
 	switch {
 	case errors.Is(err, logins.ErrSessionExpired):
@@ -107,7 +122,7 @@ func (s *Server) LoginPage(ctx context.Context, req gen.LoginPageRequestObject) 
 		if !errors.Is(err, logins.ErrSessionNotFound) && !errors.Is(err, logins.ErrSessionUsed) && !errors.Is(err, logins.ErrSessionExpired) {
 			return nil, err
 		}
-		body, n := render(page{Title: "Sign in to reftrack", Error: sessionProblem(err)})
+		body, n := render(page{Title: "Sign in to reftrack", Error: retryFor(sessionProblem(err), s.dashboardState(ctx, state))})
 		return gen.LoginPage400TexthtmlResponse{Body: body, ContentLength: n}, nil
 	}
 	if s.login.dev != nil {
@@ -192,23 +207,19 @@ func (s *Server) completeLoginPage(ctx context.Context, state, idToken, nonce st
 }
 
 func loginPageProblem(e *apierr.Error, dash bool) string {
-	again := "Run reftrack login again."
-	if dash {
-		again = "Open the dashboard again."
-	}
 	switch e.Message {
 	case "Session expired":
-		return strings.Replace(sessionProblem(logins.ErrSessionExpired), "Run reftrack login again.", again, 1)
+		return retryFor(sessionProblem(logins.ErrSessionExpired), dash)
 	case "Session not found or already used":
-		return strings.Replace(sessionProblem(logins.ErrSessionNotFound), "Run reftrack login again.", again, 1)
+		return retryFor(sessionProblem(logins.ErrSessionNotFound), dash)
 	}
-	return "The identity provider's answer was refused (" + e.Message + "). " + again
+	return retryFor("The identity provider's answer was refused ("+e.Message+"). Run reftrack login again.", dash)
 }
 
 // LoginCallback completes the code flow: exchange with the PKCE verifier, verify, sign in.
 func (s *Server) LoginCallback(ctx context.Context, req gen.LoginCallbackRequestObject) (gen.LoginCallbackResponseObject, error) {
 	fail := func(msg string) (gen.LoginCallbackResponseObject, error) {
-		body, n := render(page{Title: "Sign in to reftrack", Error: msg})
+		body, n := render(page{Title: "Sign in to reftrack", Error: retryFor(msg, s.dashboardState(ctx, deref(req.Params.State)))})
 		return gen.LoginCallback400TexthtmlResponse{Body: body, ContentLength: n}, nil
 	}
 	if s.login.oauth == nil {
