@@ -17,24 +17,9 @@ import (
 	"github.com/reftrack/reftrack/pkg/seed"
 )
 
-var (
-	browser     *browsertest.Chrome
-	browserSkip string // why there is no browser
-)
+var chromium browsertest.Suite
 
-func TestMain(m *testing.M) {
-	b, err := browsertest.Start()
-	if err != nil {
-		browserSkip = err.Error()
-	} else {
-		browser = b
-	}
-	code := m.Run()
-	if browser != nil {
-		browser.Stop()
-	}
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { os.Exit(chromium.Run(m)) }
 
 // tab is one page in its own browser context.
 type tab struct {
@@ -44,11 +29,7 @@ type tab struct {
 
 func openTab(t *testing.T) *tab {
 	t.Helper()
-	if browser == nil {
-		browsertest.Unavailable(t, browserSkip)
-	}
-	bt := browser.Open(t)
-	return &tab{Tab: bt, t: t}
+	return &tab{Tab: chromium.Open(t), t: t}
 }
 
 // visit loads url and waits until the tracker has finished what the page load started.

@@ -170,13 +170,39 @@ func (c *Chrome) Call(t testing.TB, op string, args map[string]any, out any) {
 	}
 }
 
-// Unavailable skips the test without a browser, or fails it when REFTRACK_REQUIRE_TOOLS is set (make test).
-func Unavailable(t testing.TB, why string) {
-	t.Helper()
-	if os.Getenv("REFTRACK_REQUIRE_TOOLS") != "" {
-		t.Fatalf("no browser: %s", why)
+// Suite is a test binary's browser: Run starts it around the tests, Open gives each test a tab.
+type Suite struct {
+	chrome *Chrome
+	skip   string // why there is no browser
+}
+
+// Run starts the browser (or notes why it cannot), runs the tests and stops it; TestMain exits with
+// its result.
+func (s *Suite) Run(m *testing.M) int {
+	c, err := Start()
+	if err != nil {
+		s.skip = err.Error()
+	} else {
+		s.chrome = c
 	}
-	t.Skip("no browser: " + why)
+	code := m.Run()
+	if c != nil {
+		c.Stop()
+	}
+	return code
+}
+
+// Open opens a tab for the test. Without a browser the test is skipped, or fails when
+// REFTRACK_REQUIRE_TOOLS is set (make test).
+func (s *Suite) Open(t testing.TB) *Tab {
+	t.Helper()
+	if s.chrome == nil {
+		if os.Getenv("REFTRACK_REQUIRE_TOOLS") != "" {
+			t.Fatalf("no browser: %s", s.skip)
+		}
+		t.Skip("no browser: " + s.skip)
+	}
+	return s.chrome.Open(t)
 }
 
 // Tab is one page in its own browser context.

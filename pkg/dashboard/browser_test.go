@@ -20,24 +20,9 @@ import (
 	"github.com/reftrack/reftrack/pkg/seed"
 )
 
-var (
-	browser     *browsertest.Chrome
-	browserSkip string
-)
+var chromium browsertest.Suite
 
-func TestMain(m *testing.M) {
-	b, err := browsertest.Start()
-	if err != nil {
-		browserSkip = err.Error()
-	} else {
-		browser = b
-	}
-	code := m.Run()
-	if browser != nil {
-		browser.Stop()
-	}
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { os.Exit(chromium.Run(m)) }
 
 // app is a reftrack server (every answer checked against the spec) and a browser tab on its dashboard.
 type app struct {
@@ -49,10 +34,7 @@ type app struct {
 
 func open(t *testing.T, env *apitest.Env) *app {
 	t.Helper()
-	if browser == nil {
-		browsertest.Unavailable(t, browserSkip)
-	}
-	return &app{t: t, env: env, base: env.Proxy(), tab: browser.Open(t)}
+	return &app{t: t, env: env, base: env.Proxy(), tab: chromium.Open(t)}
 }
 
 // signIn opens the dashboard, which sends the browser through the login page's form, and waits until
