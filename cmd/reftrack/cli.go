@@ -588,6 +588,7 @@ func (a *app) testCmd() *cobra.Command {
 				}
 				if r.Attributed {
 					fmt.Fprintln(a.out, "Verdict: attributed. Every step reached the partner; tracking works end to end.")
+					fmt.Fprintf(a.out, "See it in the dashboard: %s/dashboard (tick Test data).\n", server)
 					return nil
 				}
 				return &userError{Message: "the chain was not attributed end to end", Next: "check the program's attribution window and referral links (`reftrack status`)."}
@@ -597,6 +598,7 @@ func (a *app) testCmd() *cobra.Command {
 				return err
 			}
 			fmt.Fprintf(a.out, "%s (id %d, attributed: %v)\n", r.Message, r.EventId, r.Attributed)
+			fmt.Fprintf(a.out, "See it in the dashboard: %s/dashboard (tick Test data).\n", server)
 			return nil
 		},
 	}

@@ -140,7 +140,8 @@ func TestCLIFlow(t *testing.T) {
 	}
 
 	out = c.must("test", "--chain")
-	for _, want := range []string{"click  attributed", "lead   attributed", "sale   attributed", "Verdict: attributed"} {
+	for _, want := range []string{"click  attributed", "lead   attributed", "sale   attributed", "Verdict: attributed",
+		"See it in the dashboard: " + c.env.URL + "/dashboard (tick Test data)."} {
 		if !strings.Contains(out, want) {
 			t.Errorf("test --chain printed %q, missing %q", out, want)
 		}
