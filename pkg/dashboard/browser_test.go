@@ -7,7 +7,9 @@ import (
 	"fmt"
 	"image"
 	"image/png"
+	"net"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -383,4 +385,68 @@ func TestRolesOnThePage(t *testing.T) {
 		t.Errorf("API masked %q, page %q", masked.Data.Masked, a.text("#api-key"))
 	}
 	a.noPageErrors()
+}
+
+// Another site cannot act with the session: its cross-site requests (a key regeneration posted from a
+// script, a sign-out form) reach the server without the cookie or the CSRF token, and change nothing.
+func TestCrossSiteRequestsChangeNothing(t *testing.T) {
+	env := apitest.New(t)
+	r := env.Seed(seed.Options{})
+	a := open(t, env)
+	a.signIn(r.AccountEmail)
+	keyHash := func() string {
+		var h string
+		if err := env.DB.Get(&h, `SELECT encode(key_hash, 'hex') FROM api_keys WHERE program_id = $1 AND revoked_at IS NULL`, r.ProgramID); err != nil {
+			t.Fatal(err)
+		}
+		return h
+	}
+	before := keyHash()
+
+	evil := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		fmt.Fprintf(w, `<!doctype html><link rel="icon" href="data:,"><title>Win a prize</title>
+<form id="out" method="post" action="%[1]s/dashboard/logout"><input name="csrf_token" value="guess"></form>
+<script>
+fetch("%[1]s/api/v1/programs/%[2]d/api-key", {method: "POST", mode: "no-cors", credentials: "include"})
+  .catch(function () {})
+  .then(function () { document.getElementById("out").submit(); });
+</script>`, a.base, r.ProgramID)
+	}))
+	t.Cleanup(evil.Close)
+	_, port, _ := net.SplitHostPort(evil.Listener.Addr().String())
+	seen := len(a.tab.Record().Requests)
+	a.tab.Goto("http://prizes.test:" + port + "/")
+	a.tab.WaitFor(`location.pathname === "/dashboard/logout" && document.readyState === "complete"`)
+	var page string
+	a.tab.Eval("document.body.innerText", &page)
+	if !strings.Contains(page, "did not come from your dashboard page") {
+		t.Errorf("the cross-site sign-out got %q", page)
+	}
+	rec := a.tab.Record()
+	var sent []string
+	for _, q := range rec.Requests[seen:] {
+		if strings.HasPrefix(q.URL, a.base) && q.Method == http.MethodPost {
+			sent = append(sent, strings.TrimPrefix(q.URL, a.base))
+		}
+	}
+	if strings.Join(sent, ",") != fmt.Sprintf("/api/v1/programs/%d/api-key,/dashboard/logout", r.ProgramID) {
+		t.Fatalf("the attack's requests: %v", sent)
+	}
+	if keyHash() != before {
+		t.Error("a cross-site request regenerated the key")
+	}
+	if n := env.Count(`SELECT count(*) FROM login_tokens WHERE kind = 'dashboard' AND revoked_at IS NULL`); n != 1 {
+		t.Errorf("%d live dashboard sessions after the attack, want 1", n)
+	}
+	// Still signed in.
+	if status := a.tab.Goto(a.base + "/dashboard"); status != http.StatusOK {
+		t.Fatalf("dashboard after the attack: %d", status)
+	}
+	a.tab.WaitFor(`document.body.hasAttribute("data-loaded")`)
+	var path string
+	a.tab.Eval("location.pathname", &path)
+	if path != "/dashboard" {
+		t.Errorf("after the attack the dashboard went to %s", path)
+	}
 }
