@@ -257,6 +257,19 @@ func TestWatchAChainAndSwitchALinkOff(t *testing.T) {
 	}
 	a.screenshot("", "dashboard")
 	a.noPageErrors()
+
+	// After a reload the link is still off, and the chain's own link is labelled as such.
+	if status := a.tab.Goto(a.base + "/dashboard"); status != http.StatusOK {
+		t.Fatalf("reload: %d", status)
+	}
+	a.tab.WaitFor(`document.body.hasAttribute("data-loaded")`)
+	a.tab.Eval(fmt.Sprintf(`document.querySelector(%q).checked`, sw), &on)
+	if on || strings.TrimSpace(a.text(fmt.Sprintf(`tr[data-link=%q] .switch-state`, r.ShortLink))) != "off" {
+		t.Error("after a reload the link shows on")
+	}
+	if got := a.text(`tr[data-link^="rt-synthetic"] td`); !strings.HasSuffix(got, "— used by reftrack test --chain") {
+		t.Errorf("the chain's partner = %q", got)
+	}
 }
 
 // Real events page through the table; the chart counts them per day.

@@ -258,7 +258,9 @@
       r[1].data.forEach(function (l) {
         var p = partners[l.partner_id];
         var tr = el("tr", { "data-link": l.short_link });
-        tr.appendChild(el("td", {}, p ? p.name + " <" + p.email + ">" : ""));
+        var who = p ? p.name + " <" + p.email + ">" : "";
+        if (p && /^synthetic\+\d+@reftrack\.test$/.test(p.email)) who += " — used by reftrack test --chain";
+        tr.appendChild(el("td", {}, who));
         tr.appendChild(el("td", {}, l.short_link));
         tr.appendChild(el("td", { "class": "details" }, l.referral_url));
         var box = el("input", { type: "checkbox", role: "switch", "aria-label": "Link " + l.short_link + " on" });
