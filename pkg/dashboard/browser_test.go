@@ -463,3 +463,27 @@ fetch("%[1]s/api/v1/programs/%[2]d/api-key", {method: "POST", mode: "no-cors", c
 		t.Errorf("after the attack the dashboard went to %s", path)
 	}
 }
+
+// A first sign-in with a new email makes an empty workspace: the page says how to create a program.
+// When the session ends (here: revoked), the page's next call sends the browser back to the sign-in.
+func TestEmptyAccountAndEndedSession(t *testing.T) {
+	env := apitest.New(t)
+	a := open(t, env)
+	a.signIn("newcomer@example.com")
+	if !a.visible("#empty") || a.visible("#activity") || !strings.Contains(a.text("#empty"), "reftrack init") {
+		t.Errorf("empty account: %q", a.text("main"))
+	}
+	a.noPageErrors()
+
+	r := env.Seed(seed.Options{})
+	b := open(t, env)
+	b.signIn(r.AccountEmail)
+	if _, err := env.DB.Exec(`UPDATE login_tokens SET revoked_at = now() WHERE kind = 'dashboard'`); err != nil {
+		t.Fatal(err)
+	}
+	b.tab.Click("#filters button[type=submit]")
+	b.tab.WaitFor(`location.pathname === "/login"`)
+	if !b.visible("#email") {
+		t.Error("no sign-in form after the session ended")
+	}
+}

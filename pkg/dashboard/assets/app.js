@@ -96,7 +96,11 @@
     api("GET", "/api/v1/me").then(function (me) {
       state.me = me.data;
       var progs = me.data.programs;
-      if (!progs.length) { $("empty").hidden = false; return; }
+      if (!progs.length) {
+        $("empty").hidden = false;
+        document.body.setAttribute("data-loaded", "");
+        return;
+      }
       progs.forEach(function (p) { $("program").appendChild(el("option", { value: p.id }, p.name)); });
       var wanted = Number((window.location.hash.match(/program=(\d+)/) || [])[1]);
       var first = progs.filter(function (p) { return p.id === wanted; })[0] || progs[0];
