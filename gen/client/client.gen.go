@@ -4150,6 +4150,9 @@ type ClientInterface interface {
 
 	// DashboardAsset The dashboard's script and style sheet
 	//
+	// The page's own files, embedded in the server. The page links them with `?v=<version>`, so a new
+	// build is fetched at once; they may be cached for a day and revalidated with `If-None-Match`.
+	//
 	// Corresponds with GET /dashboard/assets/{asset} (the `DashboardAsset` operationId).
 	DashboardAsset(ctx context.Context, asset string, params *DashboardAssetParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
@@ -5754,6 +5757,9 @@ func (c *Client) DashboardPage(ctx context.Context, reqEditors ...RequestEditorF
 }
 
 // DashboardAsset The dashboard's script and style sheet
+//
+// The page's own files, embedded in the server. The page links them with `?v=<version>`, so a new
+// build is fetched at once; they may be cached for a day and revalidated with `If-None-Match`.
 //
 // Corresponds with GET /dashboard/assets/{asset} (the `DashboardAsset` operationId).
 func (c *Client) DashboardAsset(ctx context.Context, asset string, params *DashboardAssetParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -9467,6 +9473,9 @@ type ClientWithResponsesInterface interface {
 	DashboardPageWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*DashboardPageHTTPResponse, error)
 
 	// DashboardAssetWithResponse The dashboard's script and style sheet
+	//
+	// The page's own files, embedded in the server. The page links them with `?v=<version>`, so a new
+	// build is fetched at once; they may be cached for a day and revalidated with `If-None-Match`.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -16023,6 +16032,9 @@ func (c *ClientWithResponses) DashboardPageWithResponse(ctx context.Context, req
 }
 
 // DashboardAssetWithResponse The dashboard's script and style sheet
+//
+// The page's own files, embedded in the server. The page links them with `?v=<version>`, so a new
+// build is fetched at once; they may be cached for a day and revalidated with `If-None-Match`.
 //
 // Returns a wrapper object for the known response body format(s).
 //
