@@ -14,6 +14,7 @@ import (
 	"github.com/reftrack/reftrack/pkg/dashboard"
 	"github.com/reftrack/reftrack/pkg/events"
 	"github.com/reftrack/reftrack/pkg/logins"
+	"github.com/reftrack/reftrack/pkg/programs"
 )
 
 // errCSRF answers a cookie-authenticated change without the page's CSRF token.
@@ -74,17 +75,23 @@ func (s *Server) DashboardLogin(ctx context.Context, _ gen.DashboardLoginRequest
 func (s *Server) finishDashboardLogin(ctx context.Context, state string) (loginOutcome, error) {
 	tok, err := logins.FinishDashboard(ctx, s.deps.DB, state, cookie(ctx, dashboard.LoginCookie), s.now())
 	switch {
-	case errors.Is(err, logins.ErrOtherBrowser):
-		body, n := render(page{Title: "Sign in to reftrack", Error: "This sign-in was started in another browser. Open the dashboard again to sign in here."})
-		return loginOutcome{status: http.StatusBadRequest, body: body, n: n}, nil
-	case errors.Is(err, logins.ErrSessionNotFound), errors.Is(err, logins.ErrSessionUsed):
-		body, n := render(page{Title: "Sign in to reftrack", Error: "This sign-in is unknown or was already used. Open the dashboard again."})
-		return loginOutcome{status: http.StatusBadRequest, body: body, n: n}, nil
+	case errors.Is(err, logins.ErrOtherBrowser), errors.Is(err, logins.ErrSessionNotFound), errors.Is(err, logins.ErrSessionUsed):
+		return dashboardLoginRefused(err), nil
 	case err != nil:
 		return loginOutcome{}, err
 	}
 	return loginOutcome{status: http.StatusSeeOther, location: "/dashboard",
 		cookie: dashboard.Cookie(dashboard.SessionCookie, tok.Plain, s.secureCookies(), logins.DashboardTTL)}, nil
+}
+
+// dashboardLoginRefused is the page (400) for a dashboard sign-in that cannot finish in this browser.
+func dashboardLoginRefused(err error) loginOutcome {
+	msg := retryFor(sessionProblem(err), true)
+	if errors.Is(err, logins.ErrOtherBrowser) {
+		msg = "This sign-in was started in another browser. Open the dashboard again to sign in here."
+	}
+	body, n := render(page{Title: "Sign in to reftrack", Error: msg})
+	return loginOutcome{status: http.StatusBadRequest, body: body, n: n}
 }
 
 // DashboardLogout revokes the session and clears its cookie; the form must carry the page's CSRF token.
@@ -101,12 +108,8 @@ func (s *Server) DashboardLogout(ctx context.Context, req gen.DashboardLogoutReq
 	if err := logins.Revoke(ctx, s.deps.DB, token, s.now()); err != nil {
 		return nil, err
 	}
-	var b bytes.Buffer
-	if err := pages.Execute(&b, page{Title: "You are signed out", Message: "Your dashboard session has ended."}); err != nil {
-		return nil, err
-	}
-	b.WriteString(`<p><a href="/dashboard">Sign in again</a></p>`)
-	return gen.DashboardLogout200TexthtmlResponse{Body: bytes.NewReader(b.Bytes()), ContentLength: int64(b.Len()),
+	body, n := render(page{Title: "You are signed out", Message: "Your dashboard session has ended.", Link: "/dashboard", LinkText: "Sign in again"})
+	return gen.DashboardLogout200TexthtmlResponse{Body: body, ContentLength: n,
 		Headers: gen.DashboardLogout200ResponseHeaders{SetCookie: dashboard.Cookie(dashboard.SessionCookie, "", s.secureCookies(), -1)}}, nil
 }
 
@@ -151,15 +154,8 @@ func (s *Server) GetMe(ctx context.Context, _ gen.GetMeRequestObject) (gen.GetMe
 		d := &out.Data.Workspaces[i]
 		d.AdvertiserId, d.Name, d.Role, d.Actions = w.ID, w.Name, gen.MemberRole(w.Role), accounts.Actions(w.Role)
 	}
-	var progs []struct {
-		ID          int64  `db:"id"`
-		Name        string `db:"name"`
-		Domain      string `db:"domain"`
-		Status      string `db:"status"`
-		WorkspaceID int64  `db:"workspace_id"`
-	}
-	if err := s.deps.DB.SelectContext(ctx, &progs, `SELECT p.id, p.name, p.domain, p.status, p.workspace_id FROM programs p
-		JOIN workspace_members m ON m.workspace_id = p.workspace_id WHERE m.account_id = $1 ORDER BY p.created_at, p.id`, a.ID); err != nil {
+	progs, err := programs.OfAccount(ctx, s.deps.DB, a.ID)
+	if err != nil {
 		return nil, err
 	}
 	out.Data.Programs = make([]struct {

@@ -59,6 +59,7 @@ button{margin-top:1rem;padding:.6rem 1.2rem;font:inherit;background:#1f6feb;colo
 <h1>{{.Title}}</h1>
 {{if .Error}}<p class="error" role="alert">{{.Error}}</p>{{end}}
 {{if .Message}}<p>{{.Message}}</p>{{end}}
+{{if .Link}}<p><a href="{{.Link}}">{{.LinkText}}</a></p>{{end}}
 {{if .Form}}<form method="post" action="{{.Action}}">
 {{range $k, $v := .Hidden}}<input type="hidden" name="{{$k}}" value="{{$v}}">{{end}}
 <label for="email">Email</label><input id="email" name="email" type="email" required autofocus value="{{.Email}}">
@@ -70,6 +71,7 @@ button{margin-top:1rem;padding:.6rem 1.2rem;font:inherit;background:#1f6feb;colo
 
 type page struct {
 	Title, Message, Error, Action, Email, Name string
+	Link, LinkText                             string
 	Form                                       bool
 	Hidden                                     map[string]string
 }
@@ -184,8 +186,7 @@ func (s *Server) completeLoginPage(ctx context.Context, state, idToken, nonce st
 	sess, err := logins.Get(ctx, s.deps.DB, state)
 	dash := err == nil && sess.Purpose == logins.PurposeDashboard
 	if dash && !sess.FromBrowser(cookie(ctx, dashboard.LoginCookie)) {
-		body, n := render(page{Title: "Sign in to reftrack", Error: "This sign-in was started in another browser. Open the dashboard again to sign in here."})
-		return loginOutcome{status: http.StatusBadRequest, body: body, n: n}, nil
+		return dashboardLoginRefused(logins.ErrOtherBrowser), nil
 	}
 	acct, err := s.completeLogin(ctx, state, idToken, nonce)
 	var ae *apierr.Error

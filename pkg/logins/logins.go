@@ -61,16 +61,9 @@ func (s Session) Expired(now time.Time) bool {
 	return s.Status == "pending" && !now.Before(s.ExpiresAt)
 }
 
-// Start creates a pending session.
+// Start creates a pending session of the CLI.
 func Start(ctx context.Context, db sqlx.ExtContext, now time.Time) (Session, error) {
-	state, err := secret.RandomString(32)
-	if err != nil {
-		return Session{}, err
-	}
-	var s Session
-	err = sqlx.GetContext(ctx, db, &s, `INSERT INTO login_sessions (state, expires_at) VALUES ($1, $2)
-		RETURNING `+sessionColumns, state, now.Add(SessionTTL))
-	return s, err
+	return start(ctx, db, now, PurposeCLI, nil)
 }
 
 const sessionColumns = `state, status, account_id, code_verifier, nonce, expires_at, purpose, browser_hash`
@@ -78,18 +71,23 @@ const sessionColumns = `state, status, account_id, code_verifier, nonce, expires
 // StartDashboard creates a pending dashboard session bound to a browser: the browser keeps the returned
 // secret (in a cookie) and must show it again to finish the sign-in.
 func StartDashboard(ctx context.Context, db sqlx.ExtContext, now time.Time) (Session, string, error) {
-	state, err := secret.RandomString(32)
-	if err != nil {
-		return Session{}, "", err
-	}
 	browser, err := secret.RandomString(32)
 	if err != nil {
 		return Session{}, "", err
 	}
-	var s Session
-	err = sqlx.GetContext(ctx, db, &s, `INSERT INTO login_sessions (state, expires_at, purpose, browser_hash) VALUES ($1, $2, 'dashboard', $3)
-		RETURNING `+sessionColumns, state, now.Add(SessionTTL), secret.Hash(browser))
+	s, err := start(ctx, db, now, PurposeDashboard, secret.Hash(browser))
 	return s, browser, err
+}
+
+func start(ctx context.Context, db sqlx.ExtContext, now time.Time, purpose string, browserHash []byte) (Session, error) {
+	state, err := secret.RandomString(32)
+	if err != nil {
+		return Session{}, err
+	}
+	var s Session
+	err = sqlx.GetContext(ctx, db, &s, `INSERT INTO login_sessions (state, expires_at, purpose, browser_hash) VALUES ($1, $2, $3, $4)
+		RETURNING `+sessionColumns, state, now.Add(SessionTTL), purpose, browserHash)
+	return s, err
 }
 
 // FromBrowser reports whether browserSecret is the one the dashboard session was started with.

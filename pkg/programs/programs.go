@@ -302,3 +302,20 @@ func SetLinkEnabled(ctx context.Context, dbx *sqlx.DB, id int64, enabled bool) (
 	}
 	return GetLink(ctx, dbx, id)
 }
+
+// Summary is a program as a list of an account's programs shows it.
+type Summary struct {
+	ID          int64  `db:"id"`
+	Name        string `db:"name"`
+	Domain      string `db:"domain"`
+	Status      string `db:"status"`
+	WorkspaceID int64  `db:"workspace_id"`
+}
+
+// OfAccount lists the programs of the workspaces the account belongs to, oldest first.
+func OfAccount(ctx context.Context, q sqlx.QueryerContext, accountID int64) ([]Summary, error) {
+	list := []Summary{}
+	err := sqlx.SelectContext(ctx, q, &list, `SELECT p.id, p.name, p.domain, p.status, p.workspace_id FROM programs p
+		JOIN workspace_members m ON m.workspace_id = p.workspace_id WHERE m.account_id = $1 ORDER BY p.created_at, p.id`, accountID)
+	return list, err
+}
