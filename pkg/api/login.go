@@ -101,12 +101,6 @@ func retryFor(msg string, dash bool) string {
 	return strings.Replace(msg, "Run reftrack login again.", "Open the dashboard again.", 1)
 }
 
-// dashboardState reports whether state names a dashboard sign-in (in any status).
-func (s *Server) dashboardState(ctx context.Context, state string) bool {
-	sess, err := logins.Get(ctx, s.deps.DB, state)
-	return err == nil && sess.Purpose == logins.PurposeDashboard
-}
-
 func sessionProblem(err error) string {
 	switch {
 	case errors.Is(err, logins.ErrSessionExpired):
@@ -120,11 +114,11 @@ func sessionProblem(err error) string {
 // LoginPage opens a login session in the browser: a redirect to the issuer, or the development form.
 func (s *Server) LoginPage(ctx context.Context, req gen.LoginPageRequestObject) (gen.LoginPageResponseObject, error) {
 	state := deref(req.Params.State)
-	if _, err := logins.Pending(ctx, s.deps.DB, state, s.now()); err != nil {
+	if sess, err := logins.Pending(ctx, s.deps.DB, state, s.now()); err != nil {
 		if !errors.Is(err, logins.ErrSessionNotFound) && !errors.Is(err, logins.ErrSessionUsed) && !errors.Is(err, logins.ErrSessionExpired) {
 			return nil, err
 		}
-		body, n := render(page{Title: "Sign in to reftrack", Error: retryFor(sessionProblem(err), s.dashboardState(ctx, state))})
+		body, n := render(page{Title: "Sign in to reftrack", Error: retryFor(sessionProblem(err), sess.Purpose == logins.PurposeDashboard)})
 		return gen.LoginPage400TexthtmlResponse{Body: body, ContentLength: n}, nil
 	}
 	if s.login.dev != nil {
@@ -219,8 +213,10 @@ func loginPageProblem(e *apierr.Error, dash bool) string {
 
 // LoginCallback completes the code flow: exchange with the PKCE verifier, verify, sign in.
 func (s *Server) LoginCallback(ctx context.Context, req gen.LoginCallbackRequestObject) (gen.LoginCallbackResponseObject, error) {
+	state := deref(req.Params.State)
+	sess, pendingErr := logins.Pending(ctx, s.deps.DB, state, s.now())
 	fail := func(msg string) (gen.LoginCallbackResponseObject, error) {
-		body, n := render(page{Title: "Sign in to reftrack", Error: retryFor(msg, s.dashboardState(ctx, deref(req.Params.State)))})
+		body, n := render(page{Title: "Sign in to reftrack", Error: retryFor(msg, sess.Purpose == logins.PurposeDashboard)})
 		return gen.LoginCallback400TexthtmlResponse{Body: body, ContentLength: n}, nil
 	}
 	if s.login.oauth == nil {
@@ -229,10 +225,8 @@ func (s *Server) LoginCallback(ctx context.Context, req gen.LoginCallbackRequest
 	if e := deref(req.Params.Error); e != "" {
 		return fail("The identity provider refused the sign-in: " + e + " " + deref(req.Params.ErrorDescription))
 	}
-	state := deref(req.Params.State)
-	sess, err := logins.Pending(ctx, s.deps.DB, state, s.now())
-	if err != nil {
-		return fail(sessionProblem(err))
+	if pendingErr != nil {
+		return fail(sessionProblem(pendingErr))
 	}
 	if sess.CodeVerifier == nil || sess.Nonce == nil || deref(req.Params.Code) == "" {
 		return fail("The sign-in did not start on this server. Run reftrack login again.")

@@ -103,13 +103,12 @@ func FinishDashboard(ctx context.Context, db *sqlx.DB, state, browserSecret stri
 		return Token{}, err
 	}
 	defer tx.Rollback() //nolint:errcheck // a no-op after Commit
-	var s Session
-	err = tx.GetContext(ctx, &s, `SELECT `+sessionColumns+` FROM login_sessions WHERE state = $1 AND purpose = 'dashboard' FOR UPDATE`, state)
+	s, err := lock(ctx, tx, state)
 	switch {
-	case errors.Is(err, sql.ErrNoRows):
-		return Token{}, ErrSessionNotFound
 	case err != nil:
 		return Token{}, err
+	case s.Purpose != PurposeDashboard:
+		return Token{}, ErrSessionNotFound
 	case !s.FromBrowser(browserSecret):
 		return Token{}, ErrOtherBrowser
 	case s.Status != "signed_in" || s.AccountID == nil:
@@ -133,29 +132,44 @@ func Revoke(ctx context.Context, db sqlx.ExecerContext, token string, now time.T
 
 // Get returns a session by state.
 func Get(ctx context.Context, db sqlx.QueryerContext, state string) (Session, error) {
+	return get(ctx, db, state, "")
+}
+
+// lock reads a session by state and locks it for the transaction.
+func lock(ctx context.Context, tx *sqlx.Tx, state string) (Session, error) {
+	return get(ctx, tx, state, " FOR UPDATE")
+}
+
+func get(ctx context.Context, db sqlx.QueryerContext, state, suffix string) (Session, error) {
 	var s Session
-	err := sqlx.GetContext(ctx, db, &s, `SELECT `+sessionColumns+` FROM login_sessions WHERE state = $1`, state)
+	err := sqlx.GetContext(ctx, db, &s, `SELECT `+sessionColumns+` FROM login_sessions WHERE state = $1`+suffix, state)
 	if errors.Is(err, sql.ErrNoRows) {
 		return Session{}, ErrSessionNotFound
 	}
 	return s, err
 }
 
-// Pending returns a session that may still be completed: ErrSessionUsed once signed in,
+// completable is nil for a session that may still be completed: ErrSessionUsed once signed in,
 // ErrSessionExpired after five minutes.
+func (s Session) completable(now time.Time) error {
+	switch {
+	case s.Status != "pending":
+		return ErrSessionUsed
+	case s.Expired(now):
+		return ErrSessionExpired
+	}
+	return nil
+}
+
+// Pending returns a session that may still be completed, else ErrSessionNotFound, ErrSessionUsed or
+// ErrSessionExpired. A used or expired session is returned with its error, so that the caller can tell
+// whose it was (its purpose).
 func Pending(ctx context.Context, db sqlx.QueryerContext, state string, now time.Time) (Session, error) {
 	s, err := Get(ctx, db, state)
-	switch {
-	case errors.Is(err, ErrSessionNotFound):
-		return Session{}, ErrSessionNotFound
-	case err != nil:
+	if err != nil {
 		return Session{}, err
-	case s.Status != "pending":
-		return Session{}, ErrSessionUsed
-	case s.Expired(now):
-		return Session{}, ErrSessionExpired
 	}
-	return s, nil
+	return s, s.completable(now)
 }
 
 // PrepareCodeFlow stores a PKCE verifier and nonce on a pending session, for the login page's redirect
@@ -186,17 +200,12 @@ func Complete(ctx context.Context, db *sqlx.DB, state string, id identity.Identi
 		return Account{}, err
 	}
 	defer tx.Rollback() //nolint:errcheck // a no-op after Commit
-	var s Session
-	err = tx.GetContext(ctx, &s, `SELECT `+sessionColumns+` FROM login_sessions WHERE state = $1 FOR UPDATE`, state)
-	switch {
-	case errors.Is(err, sql.ErrNoRows):
-		return Account{}, ErrSessionNotFound
-	case err != nil:
+	s, err := lock(ctx, tx, state)
+	if err == nil {
+		err = s.completable(now)
+	}
+	if err != nil {
 		return Account{}, err
-	case s.Status != "pending":
-		return Account{}, ErrSessionUsed
-	case s.Expired(now):
-		return Account{}, ErrSessionExpired
 	}
 	acct, err := login(ctx, tx, id)
 	if err != nil {
