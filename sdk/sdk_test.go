@@ -15,7 +15,6 @@ import (
 	"github.com/reftrack/reftrack/gen/client"
 	"github.com/reftrack/reftrack/pkg/apikeys"
 	"github.com/reftrack/reftrack/pkg/apitest"
-	"github.com/reftrack/reftrack/pkg/ratelimit"
 	"github.com/reftrack/reftrack/pkg/seed"
 	"github.com/reftrack/reftrack/sdk"
 )
@@ -452,9 +451,9 @@ func TestServer500IsRetried(t *testing.T) {
 
 // A real 429 whose Retry-After is longer than the policy allows comes back to the caller at once.
 func TestRateLimitBeyondPolicy(t *testing.T) {
-	// The limiter's window is the minute 30 s from now, so more than 30 s of it are always left.
-	clock := time.Now().Add(30 * time.Second)
-	f := newFixture(t, apitest.Options{Limiter: ratelimit.New(ratelimit.NewMemory(), func() time.Time { return clock })})
+	// The server's one clock stands 10 s into a minute, so the window has 50 s left: Retry-After says so
+	// whatever the wall clock does meanwhile.
+	f := newFixture(t, apitest.Options{Clock: apitest.PinnedClock().Now})
 	c := f.client(sdk.WithRetry(sdk.RetryPolicy{MaxAttempts: 3, MinBackoff: time.Millisecond, MaxRetryAfter: 10 * time.Second}))
 	ctx := context.Background()
 	for i := range 120 {

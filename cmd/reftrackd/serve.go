@@ -7,14 +7,25 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"time"
+
+	"github.com/jmoiron/sqlx"
 
 	"github.com/redis/go-redis/v9"
 	"github.com/spf13/cobra"
 
 	"github.com/reftrack/reftrack/db"
 	"github.com/reftrack/reftrack/pkg/api"
+	"github.com/reftrack/reftrack/pkg/clicks"
 	"github.com/reftrack/reftrack/pkg/config"
+	"github.com/reftrack/reftrack/pkg/dashboard"
+	"github.com/reftrack/reftrack/pkg/identity"
+	"github.com/reftrack/reftrack/pkg/metrics"
+	"github.com/reftrack/reftrack/pkg/origins"
+	"github.com/reftrack/reftrack/pkg/payments"
 	"github.com/reftrack/reftrack/pkg/ratelimit"
+	"github.com/reftrack/reftrack/pkg/useragent"
+	"github.com/reftrack/reftrack/tracker"
 )
 
 func (e *env) serveCmd() *cobra.Command {
@@ -47,16 +58,21 @@ func (e *env) serveWith(ctx context.Context, cfg config.Config, logger *slog.Log
 	if err := db.CheckCurrent(ctx, pool.DB); err != nil {
 		return err
 	}
-	limiter, closeLimiter, err := newLimiter(ctx, cfg, logger)
+	clock := time.Now // the server's one clock
+	limiter, closeLimiter, err := newLimiter(ctx, cfg, logger, clock)
 	if err != nil {
 		return err
 	}
 	defer closeLimiter()
-	handler, err := api.New(ctx, api.Deps{DB: pool, Logger: logger, Config: cfg, Limiter: limiter})
+	deps, err := collaborators(ctx, cfg, pool, logger, clock, limiter)
 	if err != nil {
 		return err
 	}
-	defer handler.Close() // after the HTTP server below has stopped: finishes the queued clicks
+	defer deps.Clicks.Close() // after the HTTP server below has stopped: finishes the queued clicks
+	handler, err := api.New(ctx, deps)
+	if err != nil {
+		return err
+	}
 	ln, err := net.Listen("tcp", cfg.ListenAddr)
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", cfg.ListenAddr, err)
@@ -87,10 +103,37 @@ func (e *env) serveWith(ctx context.Context, cfg config.Config, logger *slog.Log
 	return nil
 }
 
+// collaborators builds what the HTTP layer uses.
+func collaborators(ctx context.Context, cfg config.Config, pool *sqlx.DB, logger *slog.Logger, clock func() time.Time,
+	limiter *ratelimit.Limiter) (api.Deps, error) {
+	login, err := identity.NewLogin(ctx, identity.LoginOptions{
+		Issuer: cfg.OIDCIssuer, ClientID: cfg.OIDCClientID, ClientSecret: cfg.OIDCClientSecret, BaseURL: cfg.BaseURL,
+		Production: cfg.Production(), Now: clock,
+	})
+	if err != nil {
+		return api.Deps{}, err
+	}
+	script, err := tracker.Load()
+	if err != nil {
+		return api.Deps{}, err
+	}
+	assets, err := dashboard.Load()
+	if err != nil {
+		return api.Deps{}, err
+	}
+	m := metrics.New()
+	return api.Deps{
+		DB: pool, Logger: logger, Config: cfg, Clock: clock, Limiter: limiter, Login: login, Metrics: m,
+		Tracker: script, Dashboard: assets, Devices: useragent.NewParser(4096),
+		Clicks:  clicks.NewRecorder(pool, logger, clicks.Writers, clicks.MaxBatch, m.ClickBatch),
+		Origins: origins.New(pool, clock), Stripe: &payments.Stripe{DB: pool, Log: logger},
+	}, nil
+}
+
 // newLimiter counts in process, or in Redis when REDIS_URL is set so that every replica shares the counts.
-func newLimiter(ctx context.Context, cfg config.Config, logger *slog.Logger) (*ratelimit.Limiter, func(), error) {
+func newLimiter(ctx context.Context, cfg config.Config, logger *slog.Logger, clock func() time.Time) (*ratelimit.Limiter, func(), error) {
 	if cfg.RedisURL == "" {
-		return ratelimit.New(ratelimit.NewMemory(), nil), func() {}, nil
+		return ratelimit.New(ratelimit.NewMemory(), clock), func() {}, nil
 	}
 	opts, err := redis.ParseURL(cfg.RedisURL)
 	if err != nil {
@@ -102,5 +145,5 @@ func newLimiter(ctx context.Context, cfg config.Config, logger *slog.Logger) (*r
 		return nil, nil, fmt.Errorf("connect to Redis (REDIS_URL): %w", err)
 	}
 	logger.Info("rate limits shared through Redis", "addr", opts.Addr)
-	return ratelimit.New(ratelimit.NewRedis(client, "reftrack:rl:"), nil), func() { client.Close() }, nil
+	return ratelimit.New(ratelimit.NewRedis(client, "reftrack:rl:"), clock), func() { client.Close() }, nil
 }

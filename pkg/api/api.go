@@ -1,86 +1,176 @@
-// Package api is reftrack's HTTP layer: the echo instance with its middleware, the strict handlers that
-// implement the generated server interface, and the one error handler that writes both envelopes.
-// Handlers are thin: wire types in, one domain call, wire types out.
+// Package api is reftrack's HTTP layer: the echo instance with its middleware, the one error handler
+// that writes both envelopes, and the strict server composed from the handlers of each area (tracking,
+// CLI, management, pages, webhooks, operations), which live in packages of their own.
+//
+// Each operation's policy (credential, error envelope, rate limit, CORS, 500 wording, body limit) is read
+// from the spec's x-reftrack-* extensions at start (package route); nothing here is keyed by path. The
+// collaborators (database, clock, limiter, identity, metrics, tracker, dashboard assets, recorders) are
+// built by the caller and handed in.
 package api
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"log/slog"
 	"net"
 	"net/http"
+	"strings"
 	"time"
 
+	"github.com/getkin/kin-openapi/openapi3"
 	"github.com/jmoiron/sqlx"
 	"github.com/labstack/echo/v4"
 	"github.com/labstack/echo/v4/middleware"
 
 	gen "github.com/reftrack/reftrack/gen/server"
 	"github.com/reftrack/reftrack/openapi"
+	"github.com/reftrack/reftrack/pkg/api/cli"
+	"github.com/reftrack/reftrack/pkg/api/internal/auth"
+	"github.com/reftrack/reftrack/pkg/api/manage"
+	"github.com/reftrack/reftrack/pkg/api/ops"
+	"github.com/reftrack/reftrack/pkg/api/route"
+	"github.com/reftrack/reftrack/pkg/api/tracking"
+	"github.com/reftrack/reftrack/pkg/api/web"
+	"github.com/reftrack/reftrack/pkg/api/webhooks"
+	"github.com/reftrack/reftrack/pkg/clicks"
 	"github.com/reftrack/reftrack/pkg/config"
+	"github.com/reftrack/reftrack/pkg/dashboard"
+	"github.com/reftrack/reftrack/pkg/identity"
+	"github.com/reftrack/reftrack/pkg/metrics"
+	"github.com/reftrack/reftrack/pkg/origins"
+	"github.com/reftrack/reftrack/pkg/payments"
 	"github.com/reftrack/reftrack/pkg/ratelimit"
+	"github.com/reftrack/reftrack/pkg/useragent"
+	"github.com/reftrack/reftrack/tracker"
 )
 
-// Deps is what the HTTP layer needs.
+// Deps is everything the HTTP layer uses; the caller builds each one (cmd/reftrackd in production, the
+// test harness in tests).
 type Deps struct {
-	DB      *sqlx.DB
-	Logger  *slog.Logger
-	Config  config.Config
-	Limiter *ratelimit.Limiter // nil: counts in process
+	DB     *sqlx.DB
+	Logger *slog.Logger
+	Config config.Config
+	// Clock is the one clock of the server: rate-limit windows, key rotation, login sessions, sales.
+	Clock   func() time.Time
+	Limiter *ratelimit.Limiter
+	// Login is the sign-in setup: a configured OpenID Connect issuer or the development issuer.
+	Login     *identity.Login
+	Metrics   *metrics.Metrics
+	Tracker   tracker.Script
+	Dashboard dashboard.Assets
+	Devices   *useragent.Parser
+	// Clicks records clicks in batches; its owner closes it after the HTTP server has stopped.
+	Clicks  *clicks.Recorder
+	Origins *origins.Cache
+	Stripe  *payments.Stripe
+	// Spec is the parsed OpenAPI document (nil: parsed from the embedded file). It is only read.
+	Spec *openapi3.T
 }
 
-// Service is the HTTP handler of the whole API. Close it after the HTTP server has stopped: it finishes
-// writing the clicks still queued.
-type Service struct {
-	*echo.Echo
-	close func()
+func (d Deps) check() error {
+	var missing []string
+	for name, nilValue := range map[string]bool{
+		"DB": d.DB == nil, "Logger": d.Logger == nil, "Clock": d.Clock == nil, "Limiter": d.Limiter == nil,
+		"Login": d.Login == nil, "Metrics": d.Metrics == nil, "Devices": d.Devices == nil, "Clicks": d.Clicks == nil,
+		"Origins": d.Origins == nil, "Stripe": d.Stripe == nil, "Tracker": d.Tracker.Body == nil, "Dashboard": d.Dashboard.Files == nil,
+	} {
+		if nilValue {
+			missing = append(missing, name)
+		}
+	}
+	if len(missing) > 0 {
+		return fmt.Errorf("api: missing dependencies %v", missing)
+	}
+	return nil
 }
 
-// Close releases the service's background writers.
-func (s *Service) Close() { s.close() }
+// Server implements the generated strict server interface by embedding the handlers of each area.
+type Server struct {
+	*tracking.Tracking
+	*cli.CLI
+	*manage.Management
+	*web.Pages
+	*webhooks.Webhooks
+	*ops.Operations
+}
+
+var _ gen.StrictServerInterface = (*Server)(nil)
 
 // New builds the echo instance serving the whole API.
-func New(ctx context.Context, deps Deps) (*Service, error) {
-	if deps.Limiter == nil {
-		deps.Limiter = ratelimit.New(ratelimit.NewMemory(), nil)
+func New(ctx context.Context, d Deps) (*echo.Echo, error) {
+	if err := d.check(); err != nil {
+		return nil, err
 	}
-	doc, err := openapi.Load(ctx)
+	doc := d.Spec
+	if doc == nil {
+		var err error
+		if doc, err = openapi.Load(ctx); err != nil {
+			return nil, err
+		}
+	}
+	routes, err := route.Load(doc)
 	if err != nil {
 		return nil, err
 	}
-	contract, err := newContract(doc)
+	errs := &errorWriter{log: d.Logger, docsURL: d.Config.DocsURL}
+	if err := checkWordings(routes); err != nil {
+		return nil, err
+	}
+	contract, err := newContract(doc, routes)
 	if err != nil {
 		return nil, err
 	}
-	s, err := newServer(ctx, deps, doc)
+	raw, err := openapi.JSON(doc)
 	if err != nil {
 		return nil, err
 	}
+	var specJSON map[string]any
+	if err := json.Unmarshal(raw, &specJSON); err != nil {
+		return nil, err
+	}
+
+	authn := &auth.Authenticator{DB: d.DB, Now: d.Clock, DocsURL: d.Config.DocsURL}
+	s := &Server{
+		Tracking: &tracking.Tracking{DB: d.DB, Log: d.Logger, Now: d.Clock, Auth: authn, Clicks: d.Clicks,
+			Devices: d.Devices, Metrics: d.Metrics, Origins: d.Origins},
+		CLI: &cli.CLI{DB: d.DB, Log: d.Logger, Now: d.Clock, BaseURL: d.Config.BaseURL, Verifier: d.Login.Verifier,
+			Clicks: d.Clicks, Metrics: d.Metrics},
+		Management: &manage.Management{DB: d.DB, Now: d.Clock, BaseURL: d.Config.BaseURL, Origins: d.Origins},
+		Pages: &web.Pages{DB: d.DB, Log: d.Logger, Now: d.Clock, Login: d.Login, Dashboard: d.Dashboard,
+			SecureCookies: strings.HasPrefix(strings.ToLower(d.Config.BaseURL), "https://")},
+		Webhooks:   &webhooks.Webhooks{DB: d.DB, Stripe: d.Stripe, Metrics: d.Metrics},
+		Operations: &ops.Operations{DB: d.DB.DB, SpecJSON: specJSON, Metrics: d.Metrics, Tracker: d.Tracker},
+	}
+	mw := &middlewares{routes: routes, auth: authn, limiter: d.Limiter, origins: d.Origins, now: d.Clock,
+		log: d.Logger, metrics: d.Metrics, config: d.Config}
 
 	e := echo.New()
 	e.HideBanner = true
 	e.HidePort = true
-	e.HTTPErrorHandler = s.handleError
-	e.IPExtractor = ipExtractor(deps.Config.TrustedProxies)
+	e.HTTPErrorHandler = errs.handle
+	e.IPExtractor = ipExtractor(d.Config.TrustedProxies)
 
-	// Order matters: the request id and meta exist before anything logs; the access log sees the final
-	// status; recovery turns a panic into a 500 in the right envelope; the rate limiter refuses before
-	// anything else looks at the request; CORS answers for browser routes; the contract middleware (body
-	// limit, JSON normalisation, request validation) runs last, right before the handler.
-	e.Use(s.requestContext)
-	e.Use(accessLog(deps.Logger, s.metrics))
+	// Order matters: the request id, meta and route policy exist before anything logs; the access log
+	// sees the final status; recovery turns a panic into a 500 in the right envelope; the rate limiter
+	// refuses before anything else looks at the request; CORS answers for browser routes; the contract
+	// (body limit, JSON normalisation, request validation) and then the credential the route requires are
+	// checked right before the handler.
+	e.Use(mw.requestContext)
+	e.Use(mw.accessLog)
 	e.Use(middleware.RecoverWithConfig(middleware.RecoverConfig{
 		LogErrorFunc: func(c echo.Context, err error, stack []byte) error {
-			deps.Logger.ErrorContext(c.Request().Context(), "panic", "err", err, "stack", string(stack))
+			d.Logger.ErrorContext(c.Request().Context(), "panic", "err", err, "stack", string(stack))
 			return fmt.Errorf("panic recovered: %w", err)
 		},
 	}))
-	e.Use(s.rateLimit)
-	e.Use(s.cors)
+	e.Use(mw.rateLimit)
+	e.Use(mw.cors)
 	e.Use(contract.middleware)
+	e.Use(mw.authenticate)
 
 	gen.RegisterHandlers(e, gen.NewStrictHandler(s, nil))
-	return &Service{Echo: e, close: s.clicks.Close}, nil
+	return e, nil
 }
 
 // NewHTTPServer wraps handler with the server timeouts reftrackd uses.

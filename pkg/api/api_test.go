@@ -16,6 +16,7 @@ import (
 	"github.com/reftrack/reftrack/pkg/apitest"
 	"github.com/reftrack/reftrack/pkg/config"
 	"github.com/reftrack/reftrack/pkg/dbtest"
+	"github.com/reftrack/reftrack/pkg/seed"
 )
 
 var generatedID = regexp.MustCompile(`^[0-9a-f]{32}$`)
@@ -235,7 +236,9 @@ func TestPanicIsA500WithoutInternals(t *testing.T) {
 	env := apitest.Start(t, apitest.Options{Routes: func(e *echo.Echo) {
 		e.GET("/api/v1/programs/:programId", func(echo.Context) error { panic("secret internal detail") })
 	}})
-	res := env.Do(http.MethodGet, "/api/v1/programs/1", nil, "X-Request-ID", "panic-1")
+	// Signed in, so that the route's credential check lets the request reach the handler.
+	token := env.Seed(seed.Options{}).AccountToken
+	res := env.Do(http.MethodGet, "/api/v1/programs/1", nil, "X-Request-ID", "panic-1", "Authorization", "Bearer "+token)
 	platformError(t, res, 500, "InternalServerError", "Internal server error")
 	if strings.Contains(string(res.Body), "secret") {
 		t.Errorf("body leaks the panic: %s", res.Body)

@@ -109,7 +109,7 @@ func TestCliLoginErrors(t *testing.T) {
 	// 400
 	platformError(t, callback(map[string]any{"state": state}), 400, "BadRequestError", "Missing required fields: state, id_token")
 	platformError(t, callback(map[string]any{"id_token": token}), 400, "BadRequestError", "Missing required fields: state, id_token")
-	other, err := identity.NewDevIssuer("https://issuer.example.com", "reftrack")
+	other, err := identity.NewDevIssuer("https://issuer.example.com", "reftrack", nil, time.Now)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -535,7 +535,7 @@ func TestCliRetiredKey(t *testing.T) {
 // The CLI routes share one bucket of 60 a minute per key; the 61st answers 429 rate_limited, and on
 // GET /cli/status without X-Request-ID.
 func TestCliRateLimit(t *testing.T) {
-	env := apitest.New(t)
+	env := apitest.Start(t, apitest.Options{Clock: apitest.PinnedClock().Now}) // one window for the whole test
 	r := env.Seed(seed.Options{})
 	other := env.Seed(seed.Options{})
 	key := apitest.Bearer(r.APIKey)

@@ -296,7 +296,7 @@ func TestDisabledLink(t *testing.T) {
 // --- 429 -------------------------------------------------------------------------------------------
 
 func TestClickRateLimit(t *testing.T) {
-	env := apitest.New(t)
+	env := apitest.Start(t, apitest.Options{Clock: apitest.PinnedClock().Now}) // one window for the whole test
 	r := env.Seed(seed.Options{})
 	for i := 1; i <= 60; i++ {
 		res := env.Do(http.MethodPost, "/api/v1/track/click", map[string]any{"affiliate_url": r.AffiliateURL}, "User-Agent", itoa(int64(i)))

@@ -2,7 +2,6 @@ package api
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -17,42 +16,23 @@ import (
 	"github.com/getkin/kin-openapi/routers"
 	"github.com/labstack/echo/v4"
 
+	"github.com/reftrack/reftrack/pkg/api/internal/request"
+	"github.com/reftrack/reftrack/pkg/api/route"
 	"github.com/reftrack/reftrack/pkg/apierr"
 )
 
-// Body limits. The payment webhook gets more room: a processor's invoice event with many lines can
-// exceed 64 KiB, and refusing it would lose a sale.
-const (
-	maxBodyBytes        = 64 << 10
-	maxWebhookBodyBytes = 1 << 20
-)
-
-// extValidation marks operations whose handler checks the request itself, so that a malformed field gets
-// the message the interface documents rather than a generic schema error.
-const extValidation = "x-reftrack-validation"
-
-// operation is what the contract middleware knows of one route of the spec.
-type operation struct {
-	route         *routers.Route
-	hasJSONBody   bool
-	handlerChecks bool
-	rawBody       bool // the handler needs the exact bytes (signature checks): no normalisation
-	bodyLimit     int64
-}
-
-// contract enforces the spec on requests: body size, JSON bodies, and schema validation.
+// contract enforces the spec on requests: body size, JSON bodies, and schema validation, as each
+// route's policy says.
 type contract struct {
-	ops  map[string]*operation // "METHOD /echo/:path"
-	opts *openapi3filter.Options
+	routes map[*route.Policy]*routers.Route // kin-openapi's view of each operation, for validation
+	opts   *openapi3filter.Options
 }
 
-func newContract(doc *openapi3.T) (*contract, error) {
-	// A servers entry would make the validator check the Host header.
-	doc.Servers = nil
+func newContract(doc *openapi3.T, table *route.Table) (*contract, error) {
 	c := &contract{
-		ops: map[string]*operation{},
+		routes: map[*route.Policy]*routers.Route{},
 		opts: &openapi3filter.Options{
-			AuthenticationFunc:  openapi3filter.NoopAuthenticationFunc, // handlers authenticate
+			AuthenticationFunc:  openapi3filter.NoopAuthenticationFunc, // the authenticate middleware and handlers do
 			SkipSettingDefaults: true,                                  // handlers apply defaults
 			SchemaValidationOptions: []openapi3.SchemaValidationOption{
 				// kin-openapi leaves "email" unchecked; the generated models refuse what net/mail cannot
@@ -61,26 +41,8 @@ func newContract(doc *openapi3.T) (*contract, error) {
 			},
 		},
 	}
-	for path, item := range doc.Paths.Map() {
-		for method, op := range item.Operations() {
-			o := &operation{
-				route:     &routers.Route{Spec: doc, Path: path, PathItem: item, Method: method, Operation: op},
-				bodyLimit: maxBodyBytes,
-			}
-			if op.RequestBody != nil && op.RequestBody.Value.Content.Get("application/json") != nil {
-				o.hasJSONBody = true
-			}
-			if v, ok := op.Extensions[extValidation]; ok {
-				if v != "handler" {
-					return nil, fmt.Errorf("%s %s: %s must be \"handler\", got %v", method, path, extValidation, v)
-				}
-				o.handlerChecks = true
-			}
-			if op.OperationID == "stripeWebhook" {
-				o.rawBody, o.bodyLimit = true, maxWebhookBodyBytes
-			}
-			c.ops[method+" "+echoPath(path)] = o
-		}
+	for _, p := range table.All() {
+		c.routes[p] = &routers.Route{Spec: doc, Path: p.Path, PathItem: p.PathItem, Method: p.Method, Operation: p.Operation}
 	}
 	return c, nil
 }
@@ -94,48 +56,19 @@ func validEmail(s string) error {
 	return nil
 }
 
-// echoPath turns /a/{b}/c into echo's /a/:b/c.
-func echoPath(p string) string {
-	var b strings.Builder
-	for {
-		i := strings.IndexByte(p, '{')
-		if i < 0 {
-			b.WriteString(p)
-			return b.String()
-		}
-		j := strings.IndexByte(p[i:], '}')
-		if j < 0 {
-			b.WriteString(p)
-			return b.String()
-		}
-		b.WriteString(p[:i])
-		b.WriteByte(':')
-		b.WriteString(p[i+1 : i+j])
-		p = p[i+j+1:]
-	}
-}
-
-type rawBodyKey struct{}
-
-// RawBody is the request body exactly as received, for the operations that verify a signature over it
-// (nil elsewhere).
-func RawBody(ctx context.Context) []byte {
-	b, _ := ctx.Value(rawBodyKey{}).([]byte)
-	return b
-}
-
 func (k *contract) middleware(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
-		op, ok := k.ops[c.Request().Method+" "+c.Path()]
+		policy := route.FromContext(c.Request().Context())
+		kr, ok := k.routes[policy]
 		if !ok {
 			return next(c) // not a route of the spec: echo answers 404/405
 		}
-		if op.hasJSONBody {
-			if err := k.readBody(c, op); err != nil {
+		if rb := policy.Operation.RequestBody; rb != nil && rb.Value.Content.Get("application/json") != nil {
+			if err := k.readBody(c, policy.Body); err != nil {
 				return err
 			}
 		}
-		if op.handlerChecks {
+		if policy.HandlerValidates {
 			return next(c)
 		}
 		req := c.Request() // after readBody, which replaces it
@@ -146,11 +79,11 @@ func (k *contract) middleware(next echo.HandlerFunc) echo.HandlerFunc {
 		err := openapi3filter.ValidateRequest(req.Context(), &openapi3filter.RequestValidationInput{
 			Request:    req,
 			PathParams: params,
-			Route:      op.route,
+			Route:      kr,
 			Options:    k.opts,
 		})
 		if err != nil {
-			return apierr.BadRequest(describeValidationError(err)).WithCause(err)
+			return apierr.Invalid(describeValidationError(err)).WithCause(err)
 		}
 		return next(c)
 	}
@@ -160,27 +93,27 @@ func (k *contract) middleware(next echo.HandlerFunc) echo.HandlerFunc {
 // context), normalises the JSON: a body that parses as JSON is treated as JSON whatever its
 // Content-Type says (curl -d sends form encoding), and members whose value is null are dropped, because
 // the interface counts a JSON null as absent.
-func (k *contract) readBody(c echo.Context, op *operation) error {
+func (k *contract) readBody(c echo.Context, policy route.Body) error {
 	req := c.Request()
-	if req.ContentLength > op.bodyLimit {
-		return tooLarge(op.bodyLimit)
+	if req.ContentLength > policy.MaxBytes {
+		return tooLarge(policy.MaxBytes)
 	}
 	if req.Body == nil || req.Body == http.NoBody {
 		return nil
 	}
-	raw, err := io.ReadAll(io.LimitReader(req.Body, op.bodyLimit+1))
+	raw, err := io.ReadAll(io.LimitReader(req.Body, policy.MaxBytes+1))
 	req.Body.Close()
 	if err != nil {
-		return apierr.BadRequest("Could not read the request body").WithCause(err)
+		return apierr.Invalid("Could not read the request body").WithCause(err)
 	}
-	if int64(len(raw)) > op.bodyLimit {
-		return tooLarge(op.bodyLimit)
+	if int64(len(raw)) > policy.MaxBytes {
+		return tooLarge(policy.MaxBytes)
 	}
 	body := raw
-	if !op.rawBody && len(bytes.TrimSpace(raw)) > 0 {
+	if !policy.Raw && len(bytes.TrimSpace(raw)) > 0 {
 		normalised, err := normaliseJSON(raw)
 		if err != nil {
-			return apierr.BadRequest("Request body must be valid JSON").WithCause(err)
+			return apierr.Invalid("Request body must be valid JSON").WithCause(err)
 		}
 		body = normalised
 		if mt, _, _ := mime.ParseMediaType(req.Header.Get(echo.HeaderContentType)); mt != echo.MIMEApplicationJSON {
@@ -189,14 +122,14 @@ func (k *contract) readBody(c echo.Context, op *operation) error {
 	}
 	req.Body = io.NopCloser(bytes.NewReader(body))
 	req.ContentLength = int64(len(body))
-	if op.rawBody {
-		c.SetRequest(req.WithContext(context.WithValue(req.Context(), rawBodyKey{}, raw)))
+	if policy.Raw {
+		request.From(req.Context()).RawBody = raw
 	}
 	return nil
 }
 
 func tooLarge(limit int64) *apierr.Error {
-	return apierr.New(http.StatusRequestEntityTooLarge,
+	return apierr.New(apierr.KindPayloadTooLarge,
 		fmt.Sprintf("Request body is larger than the limit of %d KiB", limit>>10))
 }
 

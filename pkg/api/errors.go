@@ -1,130 +1,357 @@
 package api
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
-	"strconv"
+	"time"
 
 	"github.com/labstack/echo/v4"
+	"github.com/stripe/stripe-go/v85/webhook"
 
+	"github.com/reftrack/reftrack/pkg/accounts"
+	"github.com/reftrack/reftrack/pkg/api/internal/auth"
+	"github.com/reftrack/reftrack/pkg/api/internal/request"
+	"github.com/reftrack/reftrack/pkg/api/manage"
+	"github.com/reftrack/reftrack/pkg/api/route"
 	"github.com/reftrack/reftrack/pkg/apierr"
+	"github.com/reftrack/reftrack/pkg/apikeys"
+	"github.com/reftrack/reftrack/pkg/clicks"
+	"github.com/reftrack/reftrack/pkg/identity"
+	"github.com/reftrack/reftrack/pkg/leads"
+	"github.com/reftrack/reftrack/pkg/logins"
+	"github.com/reftrack/reftrack/pkg/payments"
+	"github.com/reftrack/reftrack/pkg/programs"
+	"github.com/reftrack/reftrack/pkg/sales"
+	"github.com/reftrack/reftrack/pkg/synthetic"
 )
 
-// routeErrors is what the interface fixes, per route, about errors the handler did not choose itself: the
-// generic 500 message, whether every error carries error.code (sale and refund), whether the request id
-// is repeated in 5xx bodies (CLI), and whether 5xx use the typed envelope (readiness).
-type routeErrors struct {
-	internal     string
-	codes        bool
-	cliRequestID bool
-	typed5xx     bool
+// This file is the one place where errors become answers: what each kind of error answers (status,
+// error.code, typed-envelope extras), and what each refusal of the domain packages says. The envelope
+// comes from the route's policy (x-reftrack-envelope), and so does the wording of errors that many routes
+// share (x-reftrack-errors wording).
+
+// kindRule is how one kind of error is answered.
+type kindRule struct {
+	status int
+	code   string
+	// withStatus writes error.status in the typed envelope; topLevel adds "success": false and "message"
+	// beside it (the click route's 410 keeps the shape the original tracker reads).
+	withStatus, topLevel bool
 }
 
-var routeErrorRules = map[string]routeErrors{
-	"/api/v1/track/click":           {internal: "Click tracking failed"},
-	"/api/v1/track/lead":            {internal: "Lead tracking failed"},
-	"/api/v1/track/sale":            {internal: "Sale tracking failed", codes: true},
-	"/api/v1/track/refund":          {internal: "Refund tracking failed", codes: true},
-	"/api/v1/programs/me/readiness": {internal: "Failed to compute readiness. Retry shortly.", typed5xx: true},
-	"/api/v1/cli/auth/start":        {internal: "Failed to start auth session", cliRequestID: true},
-	"/api/v1/cli/auth/callback":     {internal: "Auth callback failed", cliRequestID: true},
-	"/api/v1/cli/auth/poll":         {internal: "Failed to poll auth session", cliRequestID: true},
-	"/api/v1/cli/init":              {internal: "Failed to create program", cliRequestID: true},
-	"/api/v1/cli/programs":          {internal: "Failed to list programs", cliRequestID: true},
-	"/api/v1/cli/status":            {internal: "Failed to get status", cliRequestID: true},
-	"/api/v1/cli/test-event":        {internal: "Failed to process test event", cliRequestID: true},
-	"/api/v1/cli/stripe-connect":    {cliRequestID: true},
+var kinds = map[apierr.Kind]kindRule{
+	apierr.KindInvalid:             {status: http.StatusBadRequest, code: "invalid_request"},
+	apierr.KindNoAttribution:       {status: http.StatusBadRequest, code: "no_attribution"},
+	apierr.KindUnauthorized:        {status: http.StatusUnauthorized, code: "unauthorized"},
+	apierr.KindInvalidKey:          {status: http.StatusUnauthorized, code: "invalid_key"},
+	apierr.KindKeyRotationRequired: {status: http.StatusUnauthorized, code: "api_key_rotation_required"},
+	apierr.KindForbidden:           {status: http.StatusForbidden, code: "forbidden"},
+	apierr.KindNotFound:            {status: http.StatusNotFound, code: "not_found"},
+	apierr.KindMethodNotAllowed:    {status: http.StatusMethodNotAllowed, code: "invalid_request"},
+	apierr.KindConflict:            {status: http.StatusConflict, code: "conflict"},
+	apierr.KindDuplicate:           {status: http.StatusConflict, code: "duplicate_transaction"},
+	apierr.KindGone:                {status: http.StatusGone, code: "gone"},
+	apierr.KindLinkDisabled:        {status: http.StatusGone, code: "link_disabled", topLevel: true},
+	apierr.KindPayloadTooLarge:     {status: http.StatusRequestEntityTooLarge, code: "invalid_request"},
+	apierr.KindUnsupportedMedia:    {status: http.StatusUnsupportedMediaType, code: "invalid_request"},
+	apierr.KindUnsupportedCurrency: {status: http.StatusUnprocessableEntity, code: "unsupported_currency"},
+	apierr.KindRateLimited:         {status: http.StatusTooManyRequests, code: "rate_limited", withStatus: true},
+	apierr.KindInternal:            {status: http.StatusInternalServerError, code: "internal_error"},
 }
 
-// saleCodes is error.code on sale and refund for a status, where the handler chose none.
-var saleCodes = map[int]string{
-	http.StatusBadRequest:            "invalid_request",
-	http.StatusUnauthorized:          "unauthorized",
-	http.StatusNotFound:              "not_found",
-	http.StatusMethodNotAllowed:      "invalid_request",
-	http.StatusConflict:              "duplicate_transaction",
-	http.StatusRequestEntityTooLarge: "invalid_request",
-	http.StatusUnprocessableEntity:   "unsupported_currency",
-	http.StatusInternalServerError:   "internal_error",
-	http.StatusNotImplemented:        "not_implemented",
+// answer is what one refusal of the domain says.
+type answer struct {
+	match func(error) bool
+	// wording is the route wording (x-reftrack-errors) this answer is for; "" answers on every route
+	// that has no answer of its own.
+	wording string
+	build   func(ctx context.Context, w *errorWriter, err error) *apierr.Error
 }
 
-// readinessRetrySeconds is the retry hint of the readiness route's 500.
-const readinessRetrySeconds = 10
+// is answers a sentinel error with a fixed message.
+func is(target error, kind apierr.Kind, message string) answer {
+	return answer{match: func(err error) bool { return errors.Is(err, target) },
+		build: func(context.Context, *errorWriter, error) *apierr.Error { return apierr.New(kind, message) }}
+}
 
-// handleError is echo's HTTPErrorHandler: every error of every route is written here, in the envelope
+// isBuilt answers a sentinel error with a message built from the request or the error.
+func isBuilt(target error, build func(ctx context.Context, err error) *apierr.Error) answer {
+	return answer{match: func(err error) bool { return errors.Is(err, target) },
+		build: func(ctx context.Context, _ *errorWriter, err error) *apierr.Error { return build(ctx, err) }}
+}
+
+// as answers an error of type T.
+func as[T error](build func(ctx context.Context, w *errorWriter, e T) *apierr.Error) answer {
+	return answer{
+		match: func(err error) bool { var t T; return errors.As(err, &t) },
+		build: func(ctx context.Context, w *errorWriter, err error) *apierr.Error {
+			var t T
+			errors.As(err, &t)
+			return build(ctx, w, t)
+		},
+	}
+}
+
+// on restricts an answer to the routes of one wording.
+func (a answer) on(wording string) answer { a.wording = wording; return a }
+
+func suspended() *apierr.Error {
+	return apierr.New(apierr.KindForbidden, "Your account has been suspended.").WithDetail("code", "ACCOUNT_BLOCKED")
+}
+
+func originNotAllowed(origin string) *apierr.Error {
+	return apierr.New(apierr.KindForbidden, "Origin "+origin+" is not allowed for this program")
+}
+
+// answers is every refusal of the domain and of authentication, with what it says. Several routes word
+// the same refusal differently (the interface's message sets); those answers name their wording.
+var answers = []answer{
+	// Credentials.
+	is(auth.ErrMalformedHeader, apierr.KindUnauthorized, "Missing or malformed Authorization header. Expected: Bearer <token>"),
+	is(auth.ErrMalformedHeader, apierr.KindInvalidKey, "Missing or malformed Authorization header. Expected: Bearer <api_token>.").on("readiness"),
+	is(auth.ErrMalformedHeader, apierr.KindUnauthorized, "Missing or malformed Authorization header. Expected: Bearer <api_token>").on("cli"),
+	is(auth.ErrEmptyToken, apierr.KindUnauthorized, "Missing API token"),
+	is(auth.ErrEmptyToken, apierr.KindUnauthorized, "Invalid API token").on("refund"),
+	is(auth.ErrEmptyToken, apierr.KindInvalidKey, "Missing API token.").on("readiness"),
+	is(apikeys.ErrUnknown, apierr.KindUnauthorized, "Invalid API token"),
+	is(apikeys.ErrUnknown, apierr.KindInvalidKey, "Invalid API token.").on("readiness"),
+	is(apikeys.ErrUnknown, apierr.KindUnauthorized, "Invalid API token. No program matches this key: it may have been regenerated. "+
+		"Ask a workspace owner of the program to regenerate the key in Settings → API keys and use the new one; creating a new "+
+		"program does not help.").on("cli"),
+	as(func(_ context.Context, w *errorWriter, e *auth.RetiredKeyError) *apierr.Error {
+		out := apierr.New(apierr.KindKeyRotationRequired,
+			"This API key passed its rotation deadline ("+e.RotateBy.UTC().Format(time.RFC3339)+") and no longer works.")
+		out.Hint = "A workspace owner regenerates the key in the program's settings (API keys); use the new key."
+		out.DocsURL = w.docsURL
+		return out
+	}),
+	is(auth.ErrNoAccountToken, apierr.KindUnauthorized, "Authentication required — run reftrack login first"),
+	is(auth.ErrNoAccountToken, apierr.KindUnauthorized, "Missing Authorization header. Run the login command first.").on("cli"),
+	is(accounts.ErrInvalidToken, apierr.KindUnauthorized, "Invalid or expired token — run the login command again"),
+	is(accounts.ErrInvalidToken, apierr.KindUnauthorized, "Invalid or expired token. Run the login command to refresh.").on("cli"),
+	isBuilt(accounts.ErrSuspended, func(context.Context, error) *apierr.Error { return suspended() }),
+	is(auth.ErrCSRF, apierr.KindForbidden, "Missing or invalid CSRF token — reload the dashboard"),
+
+	// Clicks.
+	is(clicks.ErrAffiliateURLRequired, apierr.KindInvalid, "affiliate_url is required"),
+	is(clicks.ErrInvalidAffiliateURL, apierr.KindInvalid, "Invalid affiliate_url"),
+	is(clicks.ErrNoAff, apierr.KindInvalid, "No aff parameter found in affiliate_url"),
+	is(clicks.ErrLinkNotFound, apierr.KindInvalid, "Referral link not found"),
+	is(clicks.ErrLinkMisconfigured, apierr.KindInvalid, "Invalid referral link configuration"),
+	isBuilt(clicks.ErrOriginNotAllowed, func(_ context.Context, err error) *apierr.Error {
+		var le *clicks.LinkError
+		errors.As(err, &le)
+		return originNotAllowed(le.Origin)
+	}),
+	isBuilt(clicks.ErrLinkDisabled, func(context.Context, error) *apierr.Error {
+		e := apierr.New(apierr.KindLinkDisabled, "This referral link has been turned off")
+		e.Hint = "The partner or the brand turned this link off; no click was recorded. Ask the partner for an active link."
+		return e
+	}),
+
+	// Leads.
+	as(func(_ context.Context, _ *errorWriter, e *leads.StatusError) *apierr.Error {
+		return apierr.Invalid("Customer status cannot be updated to lead. Current status: " + e.Status)
+	}),
+	is(leads.ErrIdentifierRequired, apierr.KindInvalid, "click_id or customer_key is required"),
+	is(leads.ErrCustomerNotFound, apierr.KindInvalid, "Customer not found. Provide a valid click_id or customer_key."),
+	is(leads.ErrOtherProgram, apierr.KindInvalid, "Customer does not belong to this program"),
+	isBuilt(leads.ErrOriginNotAllowed, func(ctx context.Context, _ error) *apierr.Error {
+		return originNotAllowed(request.From(ctx).Header.Get("Origin"))
+	}),
+
+	// Sales and refunds.
+	as(func(ctx context.Context, _ *errorWriter, dup *sales.DuplicateError) *apierr.Error {
+		e := apierr.New(apierr.KindDuplicate, "Duplicate transaction_id. This sale has already been recorded.")
+		if k, err := auth.ProgramKey(ctx); err == nil && dup.ProgramID == k.ProgramID { // never another brand's ids
+			e.WithDetail("sale_id", dup.SaleID)
+		}
+		return e
+	}),
+	is(sales.ErrCustomerNotFound, apierr.KindNoAttribution, "Customer not found. Provide customer_key or click_id."),
+	is(sales.ErrOtherProgram, apierr.KindNoAttribution, "No affiliate attribution found for this customer in this program"),
+	is(sales.ErrNoPartnerProgram, apierr.KindNoAttribution, "No partner-program relationship found for this customer"),
+	is(sales.ErrNoPartner, apierr.KindNoAttribution, "partnerId required to create commission"),
+	as(func(context.Context, *errorWriter, *sales.CommissionError) *apierr.Error {
+		return apierr.New(apierr.KindInternal, "Failed to create commission")
+	}),
+	is(sales.ErrSaleNotFound, apierr.KindNotFound, "Sale not found for transaction_id"),
+	as(func(_ context.Context, _ *errorWriter, e *sales.RefundTooLargeError) *apierr.Error {
+		return apierr.Invalid(fmt.Sprintf("refund_amount_cents must be at most %d, the amount not yet refunded", e.Remaining))
+	}),
+	as(func(_ context.Context, _ *errorWriter, e *synthetic.CapError) *apierr.Error {
+		secs := max(int(e.RetryAfter.Round(time.Second)/time.Second), 1)
+		return apierr.New(apierr.KindRateLimited, "Too many synthetic chains (max 10/program/hour).").WithRetryAfter(secs)
+	}),
+
+	// Sign-in.
+	is(logins.ErrSessionNotFound, apierr.KindNotFound, "Session not found or already used"),
+	is(logins.ErrSessionNotFound, apierr.KindNotFound, "Session not found").on("cli"),
+	is(logins.ErrSessionUsed, apierr.KindNotFound, "Session not found or already used"),
+	is(logins.ErrSessionExpired, apierr.KindInvalid, "Session expired"),
+	is(logins.ErrConsumed, apierr.KindInvalid, "Session already consumed"),
+	isBuilt(logins.ErrSuspended, func(context.Context, error) *apierr.Error { return suspended() }),
+	is(logins.ErrEmailTaken, apierr.KindInvalid, "Invalid id_token"),
+	is(identity.ErrInvalidToken, apierr.KindInvalid, "Invalid id_token"),
+	is(identity.ErrBadEmail, apierr.KindInvalid, "A valid email is required"),
+
+	// Programs, workspaces, keys.
+	is(programs.ErrNotFound, apierr.KindNotFound, "Program not found"),
+	is(apikeys.ErrNoProgram, apierr.KindNotFound, "Program not found"),
+	is(programs.ErrLinkNotFound, apierr.KindNotFound, "Referral link not found"),
+	is(programs.ErrPartnerNotFound, apierr.KindInvalid, "partner_id is not a partner of this program"),
+	isBuilt(programs.ErrInvalid, func(_ context.Context, err error) *apierr.Error {
+		return apierr.Invalid("Invalid request body: allowed_origins: " + err.Error())
+	}),
+	is(apikeys.ErrNoKey, apierr.KindNotFound, "This program has no API key; regenerate one"),
+	is(manage.ErrNotProgramMember, apierr.KindForbidden, "You are not a member of this program's workspace"),
+	is(accounts.ErrNotMember, apierr.KindForbidden, "You are not a member of this workspace"),
+	is(accounts.ErrNoWorkspace, apierr.KindNotFound, "Workspace not found"),
+	as(func(_ context.Context, _ *errorWriter, e *accounts.RoleError) *apierr.Error {
+		return apierr.New(apierr.KindForbidden, "Your role ("+e.Role+") does not allow this ("+e.Action+")")
+	}),
+	is(accounts.ErrOwnerGrantOnly, apierr.KindForbidden, "Only an owner can grant the owner role"),
+	is(accounts.ErrAlreadyMember, apierr.KindConflict, "This email is already a member of the workspace"),
+	is(accounts.ErrInvalidRole, apierr.KindInvalid, "role must be one of: owner, admin, analyst, billing"),
+
+	// Payment webhooks.
+	is(payments.ErrNotConnected, apierr.KindInvalid, "Stripe is not connected for this program"),
+	as(func(_ context.Context, _ *errorWriter, e *payments.SignatureError) *apierr.Error {
+		return apierr.Invalid(signatureMessage(e.Err))
+	}),
+	as(func(_ context.Context, _ *errorWriter, e *payments.EventError) *apierr.Error {
+		return apierr.Invalid("Invalid Stripe event: " + e.Reason)
+	}),
+}
+
+func signatureMessage(err error) string {
+	switch {
+	case errors.Is(err, webhook.ErrNotSigned):
+		return "Missing Stripe-Signature header"
+	case errors.Is(err, webhook.ErrTooOld):
+		return "Stripe-Signature timestamp is outside the tolerance (5 minutes)"
+	case errors.Is(err, webhook.ErrNoValidSignature):
+		return "Stripe-Signature does not match the payload"
+	}
+	return "Malformed Stripe-Signature header"
+}
+
+// checkWordings refuses a route whose x-reftrack-errors wording no answer knows (a typo in the spec).
+func checkWordings(routes *route.Table) error {
+	known := map[string]bool{"": true}
+	for _, a := range answers {
+		known[a.wording] = true
+	}
+	var errs []error
+	for _, p := range routes.All() {
+		if !known[p.Errors.Wording] {
+			errs = append(errs, fmt.Errorf("%s: x-reftrack-errors wording %q has no answers", p.OperationID, p.Errors.Wording))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// errorWriter is echo's HTTPErrorHandler: every error of every route is written here, in the envelope
 // its route uses. Internals are logged with the request id and never sent.
-func (s *Server) handleError(err error, c echo.Context) {
-	writeError(s.deps.Logger, err, c, s.warnings(c.Request().Context()))
+type errorWriter struct {
+	log     *slog.Logger
+	docsURL string
 }
 
-func writeError(logger *slog.Logger, err error, c echo.Context, warnings []apierr.Warning) {
-	ctx := c.Request().Context()
-	if c.Response().Committed {
-		logger.WarnContext(ctx, "error after the response was written", "request_id", RequestID(ctx), "err", err)
-		return
-	}
-	e := toAPIError(err)
-	rules := routeErrorRules[c.Path()]
-	if e.Status >= 500 && e.Status != http.StatusNotImplemented {
-		logger.ErrorContext(ctx, "request failed", "request_id", RequestID(ctx), "route", c.Path(), "err", err)
-		e = shape5xx(e, rules, RequestID(ctx))
-	}
-	if rules.codes && e.Envelope == apierr.Platform && e.Code == "" {
-		e.Code = saleCodes[e.Status]
-	}
-	if e.Status == http.StatusTooManyRequests && e.RetryAfterSeconds != nil {
-		c.Response().Header().Set("Retry-After", strconv.Itoa(*e.RetryAfterSeconds))
-	}
-	var werr error
-	if c.Request().Method == http.MethodHead {
-		werr = c.NoContent(e.Status)
-	} else {
-		werr = c.JSON(e.Status, e.Body(warnings))
-	}
-	if werr != nil {
-		logger.WarnContext(ctx, "write error response", "request_id", RequestID(ctx), "err", werr)
-	}
-}
-
-// toAPIError maps any error to the error answered: our own errors as they are, echo's (routing, binding)
-// by their status, everything else to a 500.
-func toAPIError(err error) *apierr.Error {
+// resolve is the answer to err on a route with policy: an error the handler worded itself, a refusal
+// of the domain from the table, one of echo's (routing, binding), or else a failure of the service.
+func (w *errorWriter) resolve(ctx context.Context, err error, policy *route.Policy) *apierr.Error {
 	var e *apierr.Error
 	if errors.As(err, &e) {
 		cp := *e // the handler may share e; shaping must not change it
 		return &cp
 	}
+	for _, wording := range []string{policy.Errors.Wording, ""} {
+		for _, a := range answers {
+			if a.wording == wording && a.match(err) {
+				return a.build(ctx, w, err).WithCause(err)
+			}
+		}
+	}
 	var he *echo.HTTPError
 	if errors.As(err, &he) {
-		if he.Code >= 500 {
-			return apierr.Internal("Internal server error", err)
-		}
-		msg, ok := he.Message.(string)
-		if !ok || msg == "" {
-			msg = http.StatusText(he.Code)
-		}
-		return apierr.New(he.Code, msg).WithCause(err)
+		return echoError(he).WithCause(err)
 	}
-	return apierr.Internal("Internal server error", err)
+	return apierr.Internal("", err)
 }
 
-// shape5xx applies the route's rules to a server error: its generic message unless the handler chose a
-// documented one, the request id in CLI messages, the typed envelope on readiness.
-func shape5xx(e *apierr.Error, rules routeErrors, requestID string) *apierr.Error {
-	if rules.internal != "" && e.Message == "Internal server error" {
-		e.Message = rules.internal
-	}
+// echoError is one of echo's own errors (no route, wrong method, a parameter or body it could not bind),
+// which carry only a status.
+func echoError(he *echo.HTTPError) *apierr.Error {
+	var kind apierr.Kind
 	switch {
-	case rules.typed5xx:
-		e.Envelope = apierr.Typed
-		e.Code = "internal_error"
-		e.WithRetryAfter(readinessRetrySeconds)
-	case rules.cliRequestID:
-		e.Message = fmt.Sprintf("%s (request_id: %s)", e.Message, requestID)
-		e.Details = map[string]any{"request_id": requestID}
+	case he.Code == http.StatusNotFound:
+		kind = apierr.KindNotFound
+	case he.Code == http.StatusMethodNotAllowed:
+		kind = apierr.KindMethodNotAllowed
+	case he.Code == http.StatusRequestEntityTooLarge:
+		kind = apierr.KindPayloadTooLarge
+	case he.Code == http.StatusUnsupportedMediaType:
+		kind = apierr.KindUnsupportedMedia
+	case he.Code >= 500:
+		return apierr.Internal("", nil) // never echo's message: it may name internals
+	default:
+		kind = apierr.KindInvalid
 	}
-	return e
+	msg, ok := he.Message.(string)
+	if !ok || msg == "" {
+		msg = http.StatusText(he.Code)
+	}
+	return apierr.New(kind, msg)
+}
+
+func (w *errorWriter) handle(err error, c echo.Context) {
+	ctx := c.Request().Context()
+	id := request.ID(ctx)
+	if c.Response().Committed {
+		w.log.WarnContext(ctx, "error after the response was written", "request_id", id, "err", err)
+		return
+	}
+	policy := route.FromContext(ctx)
+	e := w.resolve(ctx, err, policy)
+	rule := kinds[e.Kind]
+	r := apierr.Response{
+		Status: rule.status, Envelope: policy.Envelope.For(e.Kind), Message: e.Message, Details: e.Details,
+		RetryAfterSeconds: e.RetryAfterSeconds, Hint: e.Hint, DocsURL: e.DocsURL,
+		WithStatus: rule.withStatus, TopLevel: rule.topLevel,
+	}
+	if r.Status >= 500 {
+		w.log.ErrorContext(ctx, "request failed", "request_id", id, "route", c.Path(), "err", err)
+		if r.Message == "" {
+			r.Message = policy.Errors.Internal
+		}
+		if r.Message == "" {
+			r.Message = "Internal server error"
+		}
+		if policy.Errors.RequestIDIn5xx {
+			r.Message = fmt.Sprintf("%s (request_id: %s)", r.Message, id)
+			r.Details = map[string]any{"request_id": id}
+		}
+		if ra := policy.Errors.RetryAfter; ra > 0 && r.RetryAfterSeconds == nil {
+			r.RetryAfterSeconds = &ra
+		}
+	}
+	if r.Envelope == apierr.Typed || policy.Envelope.WithCode {
+		r.Code = rule.code
+	}
+	if r.Status == http.StatusTooManyRequests && r.RetryAfterSeconds != nil {
+		c.Response().Header().Set("Retry-After", fmt.Sprint(*r.RetryAfterSeconds))
+	}
+	var werr error
+	if c.Request().Method == http.MethodHead {
+		werr = c.NoContent(r.Status)
+	} else {
+		werr = c.JSON(r.Status, r.Body(request.From(ctx).Warnings))
+	}
+	if werr != nil {
+		w.log.WarnContext(ctx, "write error response", "request_id", id, "err", werr)
+	}
 }

@@ -4,29 +4,66 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/labstack/echo/v4"
 
 	"github.com/reftrack/reftrack/openapi"
+	"github.com/reftrack/reftrack/pkg/accounts"
+	"github.com/reftrack/reftrack/pkg/api/internal/auth"
+	"github.com/reftrack/reftrack/pkg/api/internal/request"
+	"github.com/reftrack/reftrack/pkg/api/manage"
+	"github.com/reftrack/reftrack/pkg/api/route"
 	"github.com/reftrack/reftrack/pkg/apierr"
+	"github.com/reftrack/reftrack/pkg/apikeys"
+	"github.com/reftrack/reftrack/pkg/clicks"
+	"github.com/reftrack/reftrack/pkg/identity"
+	"github.com/reftrack/reftrack/pkg/leads"
+	"github.com/reftrack/reftrack/pkg/logins"
+	"github.com/reftrack/reftrack/pkg/payments"
+	"github.com/reftrack/reftrack/pkg/programs"
+	"github.com/reftrack/reftrack/pkg/sales"
+	"github.com/reftrack/reftrack/pkg/synthetic"
 )
 
-// runErrorHandler writes err for a request to route and returns the status and decoded body.
-func runErrorHandler(t *testing.T, route string, err error) (int, map[string]any) {
+var testRoutes = sync.OnceValues(func() (*route.Table, error) {
+	doc, err := openapi.Load(context.Background())
+	if err != nil {
+		return nil, err
+	}
+	return route.Load(doc)
+})
+
+// runErrorHandler writes err for a request to route (echo's path) and returns the status and decoded body.
+func runErrorHandler(t *testing.T, path string, err error) (int, map[string]any) {
 	t.Helper()
+	table, lerr := testRoutes()
+	if lerr != nil {
+		t.Fatal(lerr)
+	}
+	policy := route.Default
+	for _, p := range table.All() {
+		if p.EchoPath == path {
+			policy = p
+			break
+		}
+	}
 	e := echo.New()
-	req := httptest.NewRequest(http.MethodPost, route, nil)
-	req = req.WithContext(context.WithValue(req.Context(), metaKey{}, &requestMeta{id: "rid-1"}))
+	req := httptest.NewRequest(http.MethodPost, "/", nil)
+	ctx := route.NewContext(request.With(req.Context(), &request.Meta{ID: "rid-1"}), policy)
+	req = req.WithContext(ctx)
 	rec := httptest.NewRecorder()
 	c := e.NewContext(req, rec)
-	c.SetPath(route)
-	writeError(slog.New(slog.NewTextHandler(io.Discard, nil)), err, c, nil)
+	c.SetPath(path)
+	(&errorWriter{log: slog.New(slog.NewTextHandler(io.Discard, nil))}).handle(err, c)
 	var body map[string]any
 	if err := json.Unmarshal(rec.Body.Bytes(), &body); err != nil {
 		t.Fatalf("body: %v: %s", err, rec.Body)
@@ -54,9 +91,9 @@ func TestErrorShapesPerRoute(t *testing.T) {
 			map[string]any{"data": nil, "error": map[string]any{"status": 500.0, "name": "InternalServerError", "message": "Sale tracking failed", "details": map[string]any{}, "code": "internal_error"}}},
 		{"sale keeps a documented 500 message", "/api/v1/track/sale", apierr.Internal("Failed to create commission", boom), 500, "CodedPlatformError",
 			map[string]any{"data": nil, "error": map[string]any{"status": 500.0, "name": "InternalServerError", "message": "Failed to create commission", "details": map[string]any{}, "code": "internal_error"}}},
-		{"refund 400 adds invalid_request", "/api/v1/track/refund", apierr.BadRequest("transaction_id is required"), 400, "CodedPlatformError",
+		{"refund 400 adds invalid_request", "/api/v1/track/refund", apierr.Invalid("transaction_id is required"), 400, "CodedPlatformError",
 			map[string]any{"data": nil, "error": map[string]any{"status": 400.0, "name": "BadRequestError", "message": "transaction_id is required", "details": map[string]any{}, "code": "invalid_request"}}},
-		{"sale keeps a chosen code", "/api/v1/track/sale", apierr.BadRequest("partnerId required to create commission").WithCode("no_attribution"), 400, "CodedPlatformError",
+		{"sale keeps a chosen code", "/api/v1/track/sale", apierr.New(apierr.KindNoAttribution, "partnerId required to create commission"), 400, "CodedPlatformError",
 			map[string]any{"data": nil, "error": map[string]any{"status": 400.0, "name": "BadRequestError", "message": "partnerId required to create commission", "details": map[string]any{}, "code": "no_attribution"}}},
 		{"readiness 500 is typed", "/api/v1/programs/me/readiness", boom, 500, "ReadinessInternalErrorBody",
 			map[string]any{"error": map[string]any{"code": "internal_error", "message": "Failed to compute readiness. Retry shortly.", "retry_after_seconds": 10.0}}},
@@ -98,16 +135,40 @@ func TestSharedErrorIsNotModified(t *testing.T) {
 	}
 }
 
-func TestEchoPath(t *testing.T) {
-	for in, want := range map[string]string{
-		"/healthz":                           "/healthz",
-		"/api/tracking/events/{programId}":   "/api/tracking/events/:programId",
-		"/api/v1/programs/{programId}/links": "/api/v1/programs/:programId/links",
-		"/a/{b}/c/{d}":                       "/a/:b/c/:d",
-	} {
-		if got := echoPath(in); got != want {
-			t.Errorf("echoPath(%q) = %q, want %q", in, got, want)
+// Every kind of error has an answer, and every refusal of the domain is answered as such, never as a
+// failure of the service.
+func TestEveryRefusalIsAnswered(t *testing.T) {
+	for _, k := range apierr.Kinds {
+		if r, ok := kinds[k]; !ok || r.status < 400 || r.code == "" {
+			t.Errorf("kind %s: rule %+v", k, r)
 		}
+	}
+	refusals := []error{
+		auth.ErrMalformedHeader, auth.ErrEmptyToken, auth.ErrNoAccountToken, auth.ErrCSRF, &auth.RetiredKeyError{},
+		apikeys.ErrUnknown, apikeys.ErrNoKey, apikeys.ErrNoProgram, accounts.ErrInvalidToken, accounts.ErrSuspended,
+		accounts.ErrNotMember, accounts.ErrNoWorkspace, accounts.ErrOwnerGrantOnly, accounts.ErrAlreadyMember,
+		accounts.ErrInvalidRole, &accounts.RoleError{Role: "billing", Action: "program:write"},
+		clicks.ErrAffiliateURLRequired, clicks.ErrInvalidAffiliateURL, clicks.ErrNoAff, clicks.ErrLinkNotFound,
+		clicks.ErrLinkMisconfigured, clicks.ErrLinkDisabled, &clicks.LinkError{Err: clicks.ErrOriginNotAllowed, Origin: "https://a.example"},
+		&leads.StatusError{Status: "lead"}, leads.ErrIdentifierRequired, leads.ErrCustomerNotFound, leads.ErrOtherProgram,
+		leads.ErrOriginNotAllowed, &sales.DuplicateError{SaleID: 1}, sales.ErrCustomerNotFound, sales.ErrOtherProgram,
+		sales.ErrNoPartnerProgram, sales.ErrNoPartner, sales.ErrSaleNotFound, &sales.RefundTooLargeError{Remaining: 5},
+		&synthetic.CapError{RetryAfter: time.Minute}, logins.ErrSessionNotFound, logins.ErrSessionUsed, logins.ErrSessionExpired,
+		logins.ErrConsumed, logins.ErrSuspended, logins.ErrEmailTaken, identity.ErrInvalidToken, identity.ErrBadEmail,
+		programs.ErrNotFound, programs.ErrLinkNotFound, programs.ErrPartnerNotFound, fmt.Errorf("%w: bad", programs.ErrInvalid),
+		manage.ErrNotProgramMember, payments.ErrNotConnected, &payments.SignatureError{Err: errors.New("x")},
+		&payments.EventError{Reason: "x"},
+	}
+	w := &errorWriter{}
+	for _, err := range refusals {
+		e := w.resolve(context.Background(), fmt.Errorf("wrapped: %w", err), route.Default)
+		if _, ok := kinds[e.Kind]; !ok || e.Kind == apierr.KindInternal || e.Message == "" {
+			t.Errorf("%T %v answers %+v", err, err, e)
+		}
+	}
+	if e := w.resolve(context.Background(), &sales.CommissionError{Err: errors.New("x")}, route.Default); e.Kind != apierr.KindInternal ||
+		e.Message != "Failed to create commission" {
+		t.Errorf("commission failure answers %+v", e)
 	}
 }
 

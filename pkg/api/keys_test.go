@@ -191,7 +191,7 @@ func TestReadinessProgresses(t *testing.T) {
 }
 
 func TestReadinessRateLimit(t *testing.T) {
-	env := apitest.New(t)
+	env := apitest.Start(t, apitest.Options{Clock: apitest.PinnedClock().Now}) // one window for the whole test
 	r := env.Seed(seed.Options{})
 	for i := 0; i < 30; i++ {
 		env.Do(http.MethodGet, "/api/v1/programs/me/readiness", nil, apitest.Bearer(r.APIKey)...)

@@ -240,7 +240,7 @@ func TestLead401And403(t *testing.T) {
 // --- 429 ------------------------------------------------------------------------------------------------
 
 func TestLeadRateLimit(t *testing.T) {
-	env := apitest.New(t)
+	env := apitest.Start(t, apitest.Options{Clock: apitest.PinnedClock().Now}) // one window for the whole test
 	for i := 1; i <= 30; i++ {
 		if res := lead(env, `{}`); res.Status != http.StatusBadRequest || res.Header.Get("X-RateLimit-Limit") != "30" {
 			t.Fatalf("request %d: %d %v", i, res.Status, res.Header)

@@ -217,11 +217,11 @@ func TestRateLimitSharedThroughRedis(t *testing.T) {
 		t.Skipf("no Redis: %v", err)
 	}
 	suffix, _ := secret.RandomString(8)
-	limiter := func() *ratelimit.Limiter {
-		return ratelimit.New(ratelimit.NewRedis(client, "reftrack-test:"+suffix+":"), nil)
-	}
-	a := apitest.Start(t, apitest.Options{Limiter: limiter()})
-	b := apitest.Start(t, apitest.Options{Limiter: limiter(), DB: a.DB})
+	// Two replicas: one clock (so they agree on the window), counts in one Redis.
+	clock := apitest.PinnedClock().Now
+	store := ratelimit.NewRedis(client, "reftrack-test:"+suffix+":")
+	a := apitest.Start(t, apitest.Options{Clock: clock, LimitStore: store})
+	b := apitest.Start(t, apitest.Options{Clock: clock, LimitStore: store, DB: a.DB})
 	for i := 0; i < 30; i++ {
 		env := a
 		if i%2 == 1 {

@@ -119,7 +119,7 @@ func TestRefundErrors(t *testing.T) {
 
 // Sale and refund share one bucket of 120 per key.
 func TestSaleAndRefundShareARateLimit(t *testing.T) {
-	env := apitest.New(t)
+	env := apitest.Start(t, apitest.Options{Clock: apitest.PinnedClock().Now}) // one window for the whole test
 	r := env.Seed(seed.Options{})
 	for i := 0; i < 120; i++ {
 		path := "/api/v1/track/sale"

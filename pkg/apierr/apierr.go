@@ -1,7 +1,10 @@
 // Package apierr holds the errors reftrack answers to clients and renders the two envelopes of the
 // interface: the platform envelope ({"data": null, "error": {status, name, message, details, code?}}) and
-// the typed envelope ({"error": {code, message, ...}}). Handlers return these as values; the HTTP layer
-// writes them in one place.
+// the typed envelope ({"error": {code, message, ...}}).
+//
+// Handlers return an Error (a kind and a message) for what they refuse themselves, and domain errors as
+// they are; the HTTP layer's one error table turns both into a Response (status, code, envelope) by the
+// route's policy and writes it in one place.
 package apierr
 
 import (
@@ -9,7 +12,7 @@ import (
 	"net/http"
 )
 
-// Envelope selects the body shape of an Error.
+// Envelope selects the body shape of an error.
 type Envelope int
 
 const (
@@ -21,64 +24,41 @@ const (
 
 // Error is an error answered to the client. Cause is logged, never sent.
 type Error struct {
-	Status   int
-	Message  string
-	Envelope Envelope
-	// Code is error.code: always set in the typed envelope; in the platform envelope only where the
-	// interface gives one (sale and refund).
-	Code string
+	Kind Kind
+	// Message is error.message; on a 5xx, "" takes the route's wording.
+	Message string
 	// Details is the platform envelope's error.details.
 	Details map[string]any
-
 	// Typed-envelope extras, written when set.
 	RetryAfterSeconds *int
 	Hint              string
 	DocsURL           string
-	// WithStatus writes error.status in the typed envelope (rate_limited).
-	WithStatus bool
-	// LinkDisabled adds the top-level "success": false and "message" the click route keeps on its 410.
-	LinkDisabled bool
 
 	Cause error
 }
 
 func (e *Error) Error() string {
 	if e.Cause != nil {
-		return fmt.Sprintf("%d %s: %v", e.Status, e.Message, e.Cause)
+		return fmt.Sprintf("%s %s: %v", e.Kind, e.Message, e.Cause)
 	}
-	return fmt.Sprintf("%d %s", e.Status, e.Message)
+	return fmt.Sprintf("%s %s", e.Kind, e.Message)
 }
 
 func (e *Error) Unwrap() error { return e.Cause }
 
-// New is a platform-envelope error.
-func New(status int, message string) *Error {
-	return &Error{Status: status, Message: message, Envelope: Platform}
-}
+// New is an error of kind with message.
+func New(kind Kind, message string) *Error { return &Error{Kind: kind, Message: message} }
 
-// Constructors for the platform envelope's statuses.
-func BadRequest(message string) *Error    { return New(http.StatusBadRequest, message) }
-func Unauthorized(message string) *Error  { return New(http.StatusUnauthorized, message) }
-func Forbidden(message string) *Error     { return New(http.StatusForbidden, message) }
-func NotFound(message string) *Error      { return New(http.StatusNotFound, message) }
-func Conflict(message string) *Error      { return New(http.StatusConflict, message) }
-func Gone(message string) *Error          { return New(http.StatusGone, message) }
-func Unprocessable(message string) *Error { return New(http.StatusUnprocessableEntity, message) }
+// Invalid is a 400 for a malformed request (the most common refusal).
+func Invalid(message string) *Error { return New(KindInvalid, message) }
 
-// Internal is a 500 with a generic message; cause is only logged.
+// Internal is a failure on the service side worded by the handler ("" takes the route's wording); cause
+// is only logged.
 func Internal(message string, cause error) *Error {
-	e := New(http.StatusInternalServerError, message)
+	e := New(KindInternal, message)
 	e.Cause = cause
 	return e
 }
-
-// NewTyped is a typed-envelope error.
-func NewTyped(status int, code, message string) *Error {
-	return &Error{Status: status, Code: code, Message: message, Envelope: Typed}
-}
-
-// WithCode sets error.code.
-func (e *Error) WithCode(code string) *Error { e.Code = code; return e }
 
 // WithDetail adds a key to error.details.
 func (e *Error) WithDetail(key string, value any) *Error {
@@ -89,7 +69,7 @@ func (e *Error) WithDetail(key string, value any) *Error {
 	return e
 }
 
-// WithRetryAfter sets error.retry_after_seconds (typed envelope).
+// WithRetryAfter sets error.retry_after_seconds (typed envelope) and, on a 429, the Retry-After header.
 func (e *Error) WithRetryAfter(seconds int) *Error { e.RetryAfterSeconds = &seconds; return e }
 
 // WithCause records the underlying error for the log.
@@ -138,6 +118,24 @@ type Warning struct {
 	DocsURL  string `json:"docs_url"`
 }
 
+// Response is an error as it is written: status, envelope and code decided by the HTTP layer.
+type Response struct {
+	Status   int
+	Envelope Envelope
+	// Code is error.code: always written in the typed envelope; in the platform envelope when set.
+	Code    string
+	Message string
+	Details map[string]any
+
+	RetryAfterSeconds *int
+	Hint              string
+	DocsURL           string
+	// WithStatus writes error.status in the typed envelope (rate_limited).
+	WithStatus bool
+	// TopLevel adds "success": false and "message" beside the typed error (the click route's 410).
+	TopLevel bool
+}
+
 type platformBody struct {
 	Data     *struct{}     `json:"data"` // always null
 	Error    platformError `json:"error"`
@@ -168,39 +166,39 @@ type typedError struct {
 	DocsURL           string `json:"docs_url,omitempty"`
 }
 
-// Body is the JSON body of e, with warnings (if any) at the top level.
-func (e *Error) Body(warnings []Warning) any {
-	if e.Envelope == Typed {
+// Body is the JSON body of r, with warnings (if any) at the top level.
+func (r Response) Body(warnings []Warning) any {
+	if r.Envelope == Typed {
 		b := typedBody{
 			Error: typedError{
-				Code:              e.Code,
-				Message:           e.Message,
-				RetryAfterSeconds: e.RetryAfterSeconds,
-				Hint:              e.Hint,
-				DocsURL:           e.DocsURL,
+				Code:              r.Code,
+				Message:           r.Message,
+				RetryAfterSeconds: r.RetryAfterSeconds,
+				Hint:              r.Hint,
+				DocsURL:           r.DocsURL,
 			},
 			Warnings: warnings,
 		}
-		if e.WithStatus {
-			b.Error.Status = e.Status
+		if r.WithStatus {
+			b.Error.Status = r.Status
 		}
-		if e.LinkDisabled {
+		if r.TopLevel {
 			b.Success = new(bool)
-			b.Message = e.Message
+			b.Message = r.Message
 		}
 		return b
 	}
-	details := e.Details
+	details := r.Details
 	if details == nil {
 		details = map[string]any{}
 	}
 	return platformBody{
 		Error: platformError{
-			Status:  e.Status,
-			Name:    Name(e.Status),
-			Message: e.Message,
+			Status:  r.Status,
+			Name:    Name(r.Status),
+			Message: r.Message,
 			Details: details,
-			Code:    e.Code,
+			Code:    r.Code,
 		},
 		Warnings: warnings,
 	}

@@ -3,15 +3,17 @@ package apierr
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 )
 
-func render(t *testing.T, e *Error, w []Warning) map[string]any {
+func render(t *testing.T, r Response, w []Warning) map[string]any {
 	t.Helper()
-	b, err := json.Marshal(e.Body(w))
+	b, err := json.Marshal(r.Body(w))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -26,20 +28,20 @@ func TestBodies(t *testing.T) {
 	five := 5
 	tests := []struct {
 		name string
-		err  *Error
+		resp Response
 		warn []Warning
 		want map[string]any
 	}{
 		{
 			name: "platform",
-			err:  BadRequest("affiliate_url is required"),
+			resp: Response{Status: 400, Message: "affiliate_url is required"},
 			want: map[string]any{"data": nil, "error": map[string]any{
 				"status": 400.0, "name": "BadRequestError", "message": "affiliate_url is required", "details": map[string]any{},
 			}},
 		},
 		{
 			name: "platform with code and details",
-			err:  Conflict("Duplicate transaction_id. This sale has already been recorded.").WithCode("duplicate_transaction").WithDetail("sale_id", 7),
+			resp: Response{Status: 409, Message: "Duplicate transaction_id. This sale has already been recorded.", Code: "duplicate_transaction", Details: map[string]any{"sale_id": 7}},
 			want: map[string]any{"data": nil, "error": map[string]any{
 				"status": 409.0, "name": "ConflictError", "message": "Duplicate transaction_id. This sale has already been recorded.",
 				"details": map[string]any{"sale_id": 7.0}, "code": "duplicate_transaction",
@@ -47,7 +49,7 @@ func TestBodies(t *testing.T) {
 		},
 		{
 			name: "platform with warnings",
-			err:  NotFound("Sale not found for transaction_id"),
+			resp: Response{Status: 404, Message: "Sale not found for transaction_id"},
 			warn: []Warning{{Code: "api_key_rotation_required", Message: "m", Hint: "h", RotateBy: "2026-12-01T00:00:00Z", DocsURL: "https://d"}},
 			want: map[string]any{"data": nil, "error": map[string]any{
 				"status": 404.0, "name": "NotFoundError", "message": "Sale not found for transaction_id", "details": map[string]any{},
@@ -55,18 +57,18 @@ func TestBodies(t *testing.T) {
 		},
 		{
 			name: "typed rate limited",
-			err:  &Error{Status: 429, Envelope: Typed, Code: "rate_limited", Message: "Too many requests", WithStatus: true, RetryAfterSeconds: &five},
+			resp: Response{Status: 429, Envelope: Typed, Code: "rate_limited", Message: "Too many requests", WithStatus: true, RetryAfterSeconds: &five},
 			want: map[string]any{"error": map[string]any{"code": "rate_limited", "message": "Too many requests", "status": 429.0, "retry_after_seconds": 5.0}},
 		},
 		{
 			name: "typed link disabled",
-			err:  &Error{Status: 410, Envelope: Typed, Code: "link_disabled", Message: "This referral link is disabled", Hint: "h", LinkDisabled: true},
+			resp: Response{Status: 410, Envelope: Typed, Code: "link_disabled", Message: "This referral link is disabled", Hint: "h", TopLevel: true},
 			want: map[string]any{"success": false, "message": "This referral link is disabled", "error": map[string]any{"code": "link_disabled", "message": "This referral link is disabled", "hint": "h"}},
 		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if diff := cmp.Diff(tt.want, render(t, tt.err, tt.warn)); diff != "" {
+			if diff := cmp.Diff(tt.want, render(t, tt.resp, tt.warn)); diff != "" {
 				t.Errorf("body (-want +got):\n%s", diff)
 			}
 		})
@@ -91,11 +93,14 @@ func TestCauseIsWrappedNotSent(t *testing.T) {
 	if !errors.Is(e, cause) {
 		t.Error("errors.Is(e, cause) = false")
 	}
-	body := render(t, e, nil)
+	if e.Kind != KindInternal || e.Message != "Sale tracking failed" {
+		t.Errorf("error = %+v", e)
+	}
+	body := render(t, Response{Status: http.StatusInternalServerError, Message: e.Message}, nil)
 	if got := body["error"].(map[string]any)["message"]; got != "Sale tracking failed" {
 		t.Errorf("message = %v", got)
 	}
-	if e.Status != http.StatusInternalServerError {
-		t.Errorf("status = %d", e.Status)
+	if strings.Contains(fmt.Sprint(body), "connection refused") {
+		t.Errorf("the cause reached the body: %v", body)
 	}
 }

@@ -20,6 +20,9 @@ var ErrUnknown = errors.New("api key matches no program")
 // ErrNoProgram means the program does not exist.
 var ErrNoProgram = errors.New("program not found")
 
+// ErrNoKey means the program has no active key.
+var ErrNoKey = errors.New("program has no active api key")
+
 // Key is an active program API key.
 type Key struct {
 	ID        int64      `db:"id"`
@@ -61,7 +64,7 @@ func Current(ctx context.Context, db sqlx.QueryerContext, programID int64) (Key,
 	var k Key
 	err := sqlx.GetContext(ctx, db, &k, q, programID)
 	if errors.Is(err, sql.ErrNoRows) {
-		return Key{}, ErrUnknown
+		return Key{}, ErrNoKey
 	}
 	return k, err
 }
@@ -109,7 +112,7 @@ func MarkRotation(ctx context.Context, db *sqlx.DB, programID int64, rotateBy ti
 		return Key{}, err
 	}
 	if n, _ := res.RowsAffected(); n == 0 {
-		return Key{}, ErrUnknown
+		return Key{}, ErrNoKey
 	}
 	return Current(ctx, db, programID)
 }

@@ -25,10 +25,8 @@ import (
 	"github.com/getkin/kin-openapi/openapi3"
 	"github.com/getkin/kin-openapi/openapi3filter"
 	"github.com/getkin/kin-openapi/routers"
-	"github.com/getkin/kin-openapi/routers/gorillamux"
 	"github.com/labstack/echo/v4"
 
-	"github.com/reftrack/reftrack/openapi"
 	"github.com/reftrack/reftrack/pkg/api"
 	"github.com/reftrack/reftrack/pkg/config"
 	"github.com/reftrack/reftrack/pkg/dbtest"
@@ -56,8 +54,12 @@ type Options struct {
 	DB *dbtest.Database
 	// Routes lets a test add or replace routes on the server (for example one that fails on purpose).
 	Routes func(*echo.Echo)
-	// Limiter replaces the test's rate limiter (in process, on a frozen clock).
-	Limiter *ratelimit.Limiter
+	// Clock is the server's one clock (nil: the wall clock, which the database's own now() agrees with).
+	// Tests that count requests in a rate-limit window pass a PinnedClock, so the window cannot end
+	// half-way through the test.
+	Clock func() time.Time
+	// LimitStore keeps the rate-limit counts (nil: in process).
+	LimitStore ratelimit.Store
 	// Config adjusts the configuration after the defaults are read.
 	Config func(*config.Config)
 }
@@ -147,31 +149,31 @@ func serve(d *dbtest.Database, opts Options, report func(error)) (*server, error
 	if opts.Config != nil {
 		opts.Config(&cfg)
 	}
-	if opts.Limiter == nil {
-		// Rate-limit windows follow the wall clock's minutes; a test must not see one end half-way
-		// through, so the test server's limiter keeps the minute the test started in.
-		opts.Limiter = ratelimit.New(ratelimit.NewMemory(), FrozenClock())
+	if opts.Clock == nil {
+		opts.Clock = time.Now
+	}
+	if opts.LimitStore == nil {
+		opts.LimitStore = ratelimit.NewMemory()
 	}
 	logs := &SyncBuffer{}
 	logger := slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	e, err := api.New(context.Background(), api.Deps{DB: d.DB, Logger: logger, Config: cfg, Limiter: opts.Limiter})
+	deps, err := collaborators(cfg, d, logger, opts.Clock, ratelimit.New(opts.LimitStore, opts.Clock))
 	if err != nil {
+		ln.Close()
+		return nil, err
+	}
+	e, err := api.New(context.Background(), deps)
+	if err != nil {
+		deps.Clicks.Close()
 		ln.Close()
 		return nil, fmt.Errorf("build server: %w", err)
 	}
 	if opts.Routes != nil {
-		opts.Routes(e.Echo)
+		opts.Routes(e)
 	}
-	doc, err := openapi.Load(context.Background())
+	doc, router, err := validationRouter()
 	if err != nil {
-		e.Close()
-		ln.Close()
-		return nil, err
-	}
-	doc.Servers = nil
-	router, err := gorillamux.NewRouter(doc)
-	if err != nil {
-		e.Close()
+		deps.Clicks.Close()
 		ln.Close()
 		return nil, err
 	}
@@ -185,7 +187,7 @@ func serve(d *dbtest.Database, opts Options, report func(error)) (*server, error
 		doc:    doc,
 		close: func() {
 			srv.Close()
-			e.Close()
+			deps.Clicks.Close() // after the server: the queued clicks are written
 		},
 	}, nil
 }
@@ -398,8 +400,33 @@ func (e *Env) Count(query string, args ...any) int {
 	return n
 }
 
-// FrozenClock returns a clock stopped at the current time, for rate limiters in tests.
-func FrozenClock() func() time.Time {
-	t := time.Now()
-	return func() time.Time { return t }
+// Clock is a test's clock: it stands still unless the test moves it, except that every reading is one
+// nanosecond after the previous one, so that ids made from the time stay unique.
+type Clock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+// NewClock is a clock at start.
+func NewClock(start time.Time) *Clock { return &Clock{t: start} }
+
+// Now reads the clock.
+func (c *Clock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.t = c.t.Add(time.Nanosecond)
+	return c.t
+}
+
+// PinnedClock is a Clock standing 10 seconds into a rate-limit window (a minute) that has just passed:
+// a test's requests all fall in that window, and a 429 always asks to wait 50 seconds.
+func PinnedClock() *Clock {
+	return NewClock(time.Now().Add(-10 * time.Second).Truncate(time.Minute).Add(10 * time.Second))
+}
+
+// Advance moves the clock forward by d.
+func (c *Clock) Advance(d time.Duration) {
+	c.mu.Lock()
+	c.t = c.t.Add(d)
+	c.mu.Unlock()
 }

@@ -14,6 +14,14 @@ import (
 	"github.com/lib/pq"
 )
 
+// Click batching: one writer, batches of up to MaxBatch clicks. Measured on the reference machine
+// (docs/performance.md), one writer beats several: its batches grow larger under load and concurrent
+// batch inserts into the same indexes only contend with each other.
+const (
+	Writers  = 1
+	MaxBatch = 128
+)
+
 // Recorder records clicks in batches: concurrent clicks are written by one statement and one commit, so
 // the click route's throughput is not bounded by the database's commit rate. Every click is answered
 // only after the statement holding it has committed: nothing acknowledged can be lost. Batches form

@@ -44,18 +44,22 @@ type authCode struct {
 // TokenTTL is how long a development id_token is valid.
 const TokenTTL = 10 * time.Minute
 
-// NewDevIssuer makes an issuer at issuerURL whose tokens are for clientID.
-func NewDevIssuer(issuerURL, clientID string) (*DevIssuer, error) {
-	key, err := rsa.GenerateKey(rand.Reader, 2048)
-	if err != nil {
-		return nil, err
+// NewDevIssuer makes an issuer at issuerURL whose tokens are for clientID, signed with key (nil: a key
+// generated now) and dated by now.
+func NewDevIssuer(issuerURL, clientID string, key *rsa.PrivateKey, now func() time.Time) (*DevIssuer, error) {
+	if key == nil {
+		var err error
+		if key, err = NewSigningKey(); err != nil {
+			return nil, err
+		}
 	}
 	var kid [8]byte
 	if _, err := rand.Read(kid[:]); err != nil {
 		return nil, err
 	}
 	d := &DevIssuer{issuer: strings.TrimRight(issuerURL, "/"), clientID: clientID, key: key,
-		keyID: hex.EncodeToString(kid[:]), now: time.Now, codes: map[string]authCode{}}
+		keyID: hex.EncodeToString(kid[:]), now: now, codes: map[string]authCode{}}
+	var err error
 	d.signer, err = jose.NewSigner(jose.SigningKey{Algorithm: jose.RS256, Key: key},
 		(&jose.SignerOptions{}).WithType("JWT").WithHeader("kid", d.keyID))
 	if err != nil {
@@ -63,6 +67,9 @@ func NewDevIssuer(issuerURL, clientID string) (*DevIssuer, error) {
 	}
 	return d, nil
 }
+
+// NewSigningKey generates a development issuer's signing key.
+func NewSigningKey() (*rsa.PrivateKey, error) { return rsa.GenerateKey(rand.Reader, 2048) }
 
 // Issuer is the issuer URL.
 func (d *DevIssuer) Issuer() string { return d.issuer }
@@ -74,7 +81,7 @@ func (d *DevIssuer) ClientID() string { return d.clientID }
 // process, so no HTTP round trip to itself is needed).
 func (d *DevIssuer) Verifier() *Verifier {
 	ks := &oidc.StaticKeySet{PublicKeys: []crypto.PublicKey{&d.key.PublicKey}}
-	return &Verifier{issuer: d.issuer, v: oidc.NewVerifier(d.issuer, ks, &oidc.Config{ClientID: d.clientID})}
+	return &Verifier{issuer: d.issuer, v: oidc.NewVerifier(d.issuer, ks, &oidc.Config{ClientID: d.clientID, Now: d.now})}
 }
 
 // ErrBadEmail refuses a sign-in without a usable email.

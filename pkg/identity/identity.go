@@ -4,8 +4,10 @@ package identity
 
 import (
 	"context"
+	"crypto/rsa"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/coreos/go-oidc/v3/oidc"
 	"golang.org/x/oauth2"
@@ -63,17 +65,61 @@ type Provider struct {
 	OAuth    *oauth2.Config
 }
 
-// Discover reads a real issuer's discovery document and keys (OIDC_ISSUER).
-func Discover(ctx context.Context, issuer, clientID, clientSecret, redirectURL string) (*Provider, error) {
+// Discover reads a real issuer's discovery document and keys (OIDC_ISSUER); now dates the tokens' checks.
+func Discover(ctx context.Context, issuer, clientID, clientSecret, redirectURL string, now func() time.Time) (*Provider, error) {
 	p, err := oidc.NewProvider(ctx, issuer)
 	if err != nil {
 		return nil, fmt.Errorf("OpenID Connect discovery of %s: %w", issuer, err)
 	}
 	return &Provider{
-		Verifier: &Verifier{issuer: issuer, v: p.Verifier(&oidc.Config{ClientID: clientID})},
+		Verifier: &Verifier{issuer: issuer, v: p.Verifier(&oidc.Config{ClientID: clientID, Now: now})},
 		OAuth: &oauth2.Config{
 			ClientID: clientID, ClientSecret: clientSecret, Endpoint: p.Endpoint(), RedirectURL: redirectURL,
 			Scopes: []string{oidc.ScopeOpenID, "email", "profile"},
 		},
 	}, nil
+}
+
+// Login is how people sign in on this server: a configured issuer (its verifier and the OAuth client of
+// the login page's code flow), or the development issuer (its verifier and the issuer itself).
+type Login struct {
+	Verifier *Verifier
+	// OAuth is the code flow's client; nil with the development issuer.
+	OAuth *oauth2.Config
+	// Dev is the development issuer; nil with a configured issuer.
+	Dev *DevIssuer
+}
+
+// LoginOptions configure NewLogin.
+type LoginOptions struct {
+	// Issuer is OIDC_ISSUER; "" runs the development issuer under BaseURL/dev/oidc.
+	Issuer, ClientID, ClientSecret string
+	BaseURL                        string
+	// Production refuses to run without a configured issuer.
+	Production bool
+	Now        func() time.Time
+	// DevKey signs the development issuer's tokens (nil: generated).
+	DevKey *rsa.PrivateKey
+}
+
+// ErrIssuerRequired refuses production without OIDC_ISSUER.
+var ErrIssuerRequired = errors.New("OIDC_ISSUER is required in production")
+
+// NewLogin sets up the sign-in: discovery of the configured issuer, or the development issuer.
+func NewLogin(ctx context.Context, o LoginOptions) (*Login, error) {
+	if o.Issuer == "" {
+		if o.Production {
+			return nil, ErrIssuerRequired
+		}
+		dev, err := NewDevIssuer(o.BaseURL+"/dev/oidc", o.ClientID, o.DevKey, o.Now)
+		if err != nil {
+			return nil, err
+		}
+		return &Login{Verifier: dev.Verifier(), Dev: dev}, nil
+	}
+	p, err := Discover(ctx, o.Issuer, o.ClientID, o.ClientSecret, o.BaseURL+"/login/callback", o.Now)
+	if err != nil {
+		return nil, err
+	}
+	return &Login{Verifier: p.Verifier, OAuth: p.OAuth}, nil
 }

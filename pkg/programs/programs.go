@@ -242,7 +242,7 @@ func GetLink(ctx context.Context, q sqlx.QueryerContext, id int64) (Link, error)
 	var l Link
 	err := sqlx.GetContext(ctx, q, &l, linkQuery+` WHERE l.id = $1`, id)
 	if errors.Is(err, sql.ErrNoRows) {
-		return Link{}, ErrNotFound
+		return Link{}, ErrLinkNotFound
 	}
 	return l, err
 }
@@ -298,7 +298,7 @@ func SetLinkEnabled(ctx context.Context, dbx *sqlx.DB, id int64, enabled bool) (
 		return Link{}, err
 	}
 	if n, _ := res.RowsAffected(); n == 0 {
-		return Link{}, ErrNotFound
+		return Link{}, ErrLinkNotFound
 	}
 	return GetLink(ctx, dbx, id)
 }

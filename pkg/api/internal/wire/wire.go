@@ -1,33 +1,40 @@
-package api
+// Package wire converts domain values to the generated wire types where more than one area of the API
+// answers them (rotation warnings, test-mode data, the readiness report).
+package wire
 
 import (
 	"context"
+	"time"
 
 	gen "github.com/reftrack/reftrack/gen/server"
+	"github.com/reftrack/reftrack/pkg/api/internal/request"
 	"github.com/reftrack/reftrack/pkg/readiness"
 )
 
-// GetReadiness tells the key's program what it still needs before going live. Its errors use the typed
-// envelope (invalid_key, internal_error).
-func (s *Server) GetReadiness(ctx context.Context, _ gen.GetReadinessRequestObject) (gen.GetReadinessResponseObject, error) {
-	key, err := s.requireKey(ctx, readinessKeyMessages)
-	if err != nil {
-		return nil, err
+// Warnings is the response's "warnings" array: set when the request's API key is marked for rotation.
+func Warnings(ctx context.Context) *[]gen.Warning {
+	ws := request.From(ctx).Warnings
+	if len(ws) == 0 {
+		return nil
 	}
-	out, err := s.readiness(ctx, key.ProgramID)
-	if err != nil {
-		return nil, err
+	out := make([]gen.Warning, len(ws))
+	for i, w := range ws {
+		t, _ := time.Parse(time.RFC3339, w.RotateBy)
+		out[i] = gen.Warning{Code: gen.WarningCode(w.Code), Message: w.Message, Hint: w.Hint, RotateBy: t, DocsUrl: w.DocsURL}
 	}
-	out.Warnings = wireWarnings(s.warnings(ctx))
-	return gen.GetReadiness200JSONResponse{Body: out}, nil
+	return &out
 }
 
-// readiness is the program's readiness as the API answers it.
-func (s *Server) readiness(ctx context.Context, programID int64) (gen.Readiness, error) {
-	r, err := readiness.Compute(ctx, s.deps.DB, programID)
-	if err != nil {
-		return gen.Readiness{}, err
-	}
+// TestData is the "data" object test-mode answers add.
+func TestData(eventID *int64, programID int64) *gen.TestModeData {
+	return &gen.TestModeData{EventId: eventID, ProgramId: &programID, TestMode: true}
+}
+
+// Ptr is a pointer to v.
+func Ptr[T any](v T) *T { return &v }
+
+// Readiness is the readiness report as the API answers it.
+func Readiness(r readiness.Report) gen.Readiness {
 	out := gen.Readiness{
 		ProgramId:           r.ProgramID,
 		State:               gen.ReadinessState(r.State),
@@ -56,5 +63,5 @@ func (s *Server) readiness(ctx context.Context, programID int64) (gen.Readiness,
 	out.LastEventAt.Click, out.LastEventAt.Lead, out.LastEventAt.Sale = r.LastClick, r.LastLead, r.LastSale
 	out.Counts24h.Clicks, out.Counts24h.Leads, out.Counts24h.Sales = r.Clicks24h, r.Leads24h, r.Sales24h
 	out.Poll.RetryAfterSeconds = readiness.PollSeconds
-	return out, nil
+	return out
 }

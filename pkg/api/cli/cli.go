@@ -1,0 +1,275 @@
+// Package cli is the HTTP area of the routes the `reftrack` command-line client uses (/api/v1/cli/*): its
+// browser login, program creation and listing, status and test events.
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"math/big"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/jmoiron/sqlx"
+
+	gen "github.com/reftrack/reftrack/gen/server"
+	"github.com/reftrack/reftrack/pkg/accounts"
+	"github.com/reftrack/reftrack/pkg/api/internal/auth"
+	"github.com/reftrack/reftrack/pkg/api/internal/jsonbody"
+	"github.com/reftrack/reftrack/pkg/apierr"
+	"github.com/reftrack/reftrack/pkg/clicks"
+	"github.com/reftrack/reftrack/pkg/commission"
+	"github.com/reftrack/reftrack/pkg/logins"
+	"github.com/reftrack/reftrack/pkg/metrics"
+	"github.com/reftrack/reftrack/pkg/programs"
+)
+
+// CLI implements the CLI operations of the strict server interface.
+type CLI struct {
+	DB  *sqlx.DB
+	Log *slog.Logger
+	Now func() time.Time
+	// BaseURL is this service's public address, for the links a login hands out.
+	BaseURL string
+	// Verifier checks the id_tokens of the configured (or development) issuer.
+	Verifier logins.IDTokenVerifier
+	// Clicks records the synthetic chain's clicks through the click route's recorder.
+	Clicks  *clicks.Recorder
+	Metrics *metrics.Metrics
+}
+
+var errProgramMismatch = apierr.New(apierr.KindForbidden, "program_id does not match the API key")
+
+// --- login session -------------------------------------------------------------------------------------
+
+// CliAuthStart creates a login session; the user opens auth_url, the CLI polls poll_url.
+func (h *CLI) CliAuthStart(ctx context.Context, _ gen.CliAuthStartRequestObject) (gen.CliAuthStartResponseObject, error) {
+	sess, err := logins.Start(ctx, h.DB, h.Now())
+	if err != nil {
+		return nil, err
+	}
+	state := url.QueryEscape(sess.State)
+	out := gen.CliAuthStartResponse{}
+	out.Data.State = sess.State
+	out.Data.AuthUrl = h.BaseURL + "/login?state=" + state
+	out.Data.PollUrl = h.BaseURL + "/api/v1/cli/auth/poll?state=" + state
+	out.Data.ExpiresAt = sess.ExpiresAt.UTC()
+	return gen.CliAuthStart200JSONResponse{Body: out}, nil
+}
+
+// CliAuthCallback completes a pending session with a verified id_token.
+func (h *CLI) CliAuthCallback(ctx context.Context, req gen.CliAuthCallbackRequestObject) (gen.CliAuthCallbackResponseObject, error) {
+	body, err := jsonbody.Parse((*json.RawMessage)(req.Body))
+	if err != nil {
+		return nil, err
+	}
+	state, _, _ := body.Str("state")
+	token, _, _ := body.Str("id_token")
+	if state == "" || token == "" {
+		return nil, apierr.Invalid("Missing required fields: state, id_token")
+	}
+	// A dashboard sign-in finishes only in its browser (the login page), never through this API.
+	if sess, err := logins.Get(ctx, h.DB, state); err == nil && sess.Purpose != logins.PurposeCLI {
+		return nil, logins.ErrSessionNotFound
+	}
+	acct, err := logins.SignIn(ctx, h.DB, h.Verifier, state, token, "", h.Now())
+	if err != nil {
+		return nil, err
+	}
+	out := gen.CliAuthCallbackResponse{}
+	out.Data.Status = gen.CliAuthCallbackResponseDataStatusComplete
+	out.Data.Email = acct.Email
+	return gen.CliAuthCallback200JSONResponse{Body: out}, nil
+}
+
+// CliAuthPoll answers the session's status, and the login token once.
+func (h *CLI) CliAuthPoll(ctx context.Context, req gen.CliAuthPollRequestObject) (gen.CliAuthPollResponseObject, error) {
+	if req.Params.State == nil || *req.Params.State == "" {
+		return nil, apierr.Invalid("Missing state parameter")
+	}
+	status, tok, err := logins.Poll(ctx, h.DB, *req.Params.State, h.Now())
+	if err != nil {
+		return nil, err
+	}
+	out := gen.CliAuthPollResponse{}
+	out.Data.Status = gen.CliAuthPollResponseDataStatus(status)
+	if tok != nil {
+		exp := tok.ExpiresAt.UTC()
+		out.Data.Token, out.Data.Email, out.Data.AdvertiserId, out.Data.ExpiresAt = &tok.Plain, &tok.Email, tok.WorkspaceID, &exp
+	}
+	return gen.CliAuthPoll200JSONResponse{Body: out}, nil
+}
+
+// --- account routes ------------------------------------------------------------------------------------
+
+// CliInit creates a program in the account's workspace and issues its API key.
+func (h *CLI) CliInit(ctx context.Context, req gen.CliInitRequestObject) (gen.CliInitResponseObject, error) {
+	a, err := auth.SignedIn(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var workspaces []struct {
+		ID   int64  `db:"workspace_id"`
+		Role string `db:"role"`
+	}
+	if err := h.DB.SelectContext(ctx, &workspaces, `SELECT workspace_id, role FROM workspace_members WHERE account_id = $1
+		ORDER BY (role = 'owner') DESC, id`, a.ID); err != nil {
+		return nil, err
+	}
+	if len(workspaces) == 0 {
+		return nil, apierr.New(apierr.KindForbidden, "No advertiser found for this account — run the login command again")
+	}
+	body, err := jsonbody.Parse((*json.RawMessage)(req.Body))
+	if err != nil {
+		return nil, err
+	}
+	workspace := workspaces[0]
+	if id, present, ok := body.ID("advertiser_id"); present {
+		found := false
+		for _, w := range workspaces {
+			if ok && w.ID == id {
+				workspace, found = w, true
+			}
+		}
+		if !found {
+			return nil, apierr.New(apierr.KindForbidden, "advertiser_id does not match the authenticated account")
+		}
+	}
+	if err := accounts.Authorize(workspace.Role, accounts.ActionProgramWrite); err != nil {
+		return nil, err
+	}
+
+	name, _, _ := body.Str("name")
+	domain, _, _ := body.Str("domain")
+	ctype, _, _ := body.Str("commission_type")
+	_, ratePresent := body["commission_rate"]
+	if strings.TrimSpace(name) == "" || strings.TrimSpace(domain) == "" || ctype == "" || !ratePresent {
+		return nil, apierr.Invalid("Missing required fields: name, domain, commission_type, commission_rate")
+	}
+	if !commission.Valid(ctype) {
+		return nil, apierr.Invalid("Invalid commission_type: " + ctype + ". Valid: percent, fixed, recurring_percent, recurring_fixed")
+	}
+	rate, ok := positiveDecimal(body["commission_rate"])
+	if !ok {
+		return nil, apierr.Invalid("commission_rate must be a positive number")
+	}
+	n := programs.New{WorkspaceID: workspace.ID, Name: strings.TrimSpace(name), Domain: strings.TrimSpace(domain),
+		CommissionType: ctype, CommissionRate: rate, CreatedBy: a.ID}
+	if v, present, ok := body.Int("cookie_duration"); present {
+		if !ok || v < 1 || v > 3650 {
+			return nil, apierr.Invalid("cookie_duration must be a whole number of days from 1 to 3650")
+		}
+		days := int(v)
+		n.CookieWindowDays = &days
+	}
+	if v, present, ok := body.Int("duration_months"); present {
+		if !ok || v < 1 || v > 1200 {
+			return nil, apierr.Invalid("duration_months must be a whole number of months from 1 to 1200")
+		}
+		months := int(v)
+		n.DurationMonths = &months
+	}
+	p, key, err := programs.Create(ctx, h.DB, n)
+	if err != nil {
+		return nil, err
+	}
+	out := gen.CliInitResponse{}
+	out.Data.ProgramId, out.Data.ApiKey, out.Data.ProgramSlug, out.Data.Domain = strconv.FormatInt(p.ID, 10), key, p.Slug, p.Domain
+	return gen.CliInit201JSONResponse{Body: out}, nil
+}
+
+// positiveDecimal reads a JSON number (not a string) greater than zero, as exact decimal text.
+func positiveDecimal(raw json.RawMessage) (string, bool) {
+	if t := strings.TrimSpace(string(raw)); t == "" || t[0] == '"' {
+		return "", false // json.Number would accept a numeric string
+	}
+	var n json.Number
+	dec := json.NewDecoder(strings.NewReader(string(raw)))
+	dec.UseNumber()
+	if err := dec.Decode(&n); err != nil {
+		return "", false
+	}
+	r, ok := new(big.Rat).SetString(n.String())
+	if !ok || r.Sign() <= 0 || r.Cmp(big.NewRat(1_000_000_000, 1)) >= 0 {
+		return "", false
+	}
+	return r.FloatString(4), true
+}
+
+// CliListPrograms lists the programs of the account's workspaces.
+func (h *CLI) CliListPrograms(ctx context.Context, _ gen.CliListProgramsRequestObject) (gen.CliListProgramsResponseObject, error) {
+	a, err := auth.SignedIn(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var rows []struct {
+		ID        int64     `db:"id"`
+		Name      string    `db:"name"`
+		Domain    string    `db:"domain"`
+		Status    string    `db:"status"`
+		Type      string    `db:"commission_type"`
+		Rate      string    `db:"commission_rate"`
+		Partners  int       `db:"partners"`
+		CreatedAt time.Time `db:"created_at"`
+	}
+	if err := h.DB.SelectContext(ctx, &rows, `SELECT p.id, p.name, p.domain, p.status, p.commission_type, p.commission_rate::text,
+		(SELECT count(*) FROM partner_programs pp JOIN partners pa ON pa.id = pp.partner_id
+		 WHERE pp.program_id = p.id AND pp.status = 'active' AND pa.email NOT LIKE $2) AS partners, p.created_at
+		FROM programs p JOIN workspace_members m ON m.workspace_id = p.workspace_id
+		WHERE m.account_id = $1 ORDER BY p.created_at, p.id`, a.ID, `synthetic+%@reftrack.test`); err != nil {
+		return nil, err
+	}
+	out := gen.CliProgramsResponse{}
+	out.Data = make([]struct {
+		Commission string    `json:"commission"`
+		CreatedAt  time.Time `json:"created_at"`
+		Domain     string    `json:"domain"`
+		Id         int64     `json:"id"`
+		Name       string    `json:"name"`
+		Partners   int       `json:"partners"`
+		Status     string    `json:"status"`
+	}, len(rows))
+	for i, r := range rows {
+		d := &out.Data[i]
+		d.Id, d.Name, d.Domain, d.Status, d.Partners, d.CreatedAt = r.ID, r.Name, r.Domain, r.Status, r.Partners, r.CreatedAt.UTC()
+		d.Commission = commissionDisplay(r.Type, r.Rate)
+	}
+	return gen.CliListPrograms200JSONResponse{Body: out}, nil
+}
+
+// commissionDisplay is "30%", "$25.00", "10% recurring".
+func commissionDisplay(ctype, rate string) string {
+	r, ok := new(big.Rat).SetString(rate)
+	if !ok {
+		return rate
+	}
+	var s string
+	if strings.HasSuffix(ctype, "percent") {
+		s = strings.TrimRight(strings.TrimRight(r.FloatString(4), "0"), ".") + "%"
+	} else {
+		s = "$" + r.FloatString(2)
+	}
+	if commission.Recurring(ctype) {
+		s += " recurring"
+	}
+	return s
+}
+
+// programOfKey is the key's program, checking an optional program_id against it.
+func programOfKey(ctx context.Context, programID *string) (int64, error) {
+	k, err := auth.ProgramKey(ctx)
+	if err != nil {
+		return 0, err
+	}
+	if programID != nil && *programID != "" && *programID != strconv.FormatInt(k.ProgramID, 10) {
+		return 0, errProgramMismatch
+	}
+	return k.ProgramID, nil
+}
+
+func invalidEventType(shown string) error {
+	return apierr.Invalid(fmt.Sprintf("Invalid event_type: %s. Valid: click, lead, sale", shown))
+}

@@ -1,0 +1,113 @@
+// Package jsonbody reads a JSON request body field by field, so that each wrong field gets the message the
+// interface documents for it. Null members were dropped by the contract middleware (null counts as absent).
+package jsonbody
+
+import (
+	"bytes"
+	"encoding/json"
+	"strconv"
+
+	"github.com/reftrack/reftrack/pkg/apierr"
+)
+
+// Object is a JSON object body.
+type Object map[string]json.RawMessage
+
+// Parse reads a request body given raw to the handler; an absent or empty body is an empty object.
+func Parse(body *json.RawMessage) (Object, error) {
+	if body == nil || len(bytes.TrimSpace(*body)) == 0 {
+		return Object{}, nil
+	}
+	var o Object
+	if err := json.Unmarshal(*body, &o); err != nil || o == nil {
+		return nil, apierr.New(apierr.KindInvalid, "Request body must be a JSON object")
+	}
+	return o, nil
+}
+
+// Str reads a string member: present reports whether it was sent, ok whether it is a string.
+func (o Object) Str(key string) (v string, present, ok bool) {
+	raw, present := o[key]
+	if !present {
+		return "", false, false
+	}
+	ok = json.Unmarshal(raw, &v) == nil && len(raw) > 0 && raw[0] == '"'
+	return v, true, ok
+}
+
+// OptStr is a string member, "" when absent or not a string.
+func (o Object) OptStr(key string) string {
+	v, _, ok := o.Str(key)
+	if !ok {
+		return ""
+	}
+	return v
+}
+
+// Bool reads a boolean member.
+func (o Object) Bool(key string) (v bool, present, ok bool) {
+	raw, present := o[key]
+	if !present {
+		return false, false, false
+	}
+	ok = json.Unmarshal(raw, &v) == nil
+	return v, true, ok
+}
+
+// Int reads a member that must be a JSON integer (no fraction, no exponent, no string).
+func (o Object) Int(key string) (v int64, present, ok bool) {
+	raw, present := o[key]
+	if !present {
+		return 0, false, false
+	}
+	n, err := strconv.ParseInt(string(bytes.TrimSpace(raw)), 10, 64)
+	return n, true, err == nil
+}
+
+// Sub reads a member that must be an object.
+func (o Object) Sub(key string) (Object, bool) {
+	raw, present := o[key]
+	if !present {
+		return nil, false
+	}
+	var s Object
+	if json.Unmarshal(raw, &s) != nil || s == nil {
+		return nil, false
+	}
+	return s, true
+}
+
+// ID reads a record id given as a number or a numeric string.
+func (o Object) ID(key string) (v int64, present, ok bool) {
+	if n, present, ok := o.Int(key); !present || ok {
+		return n, present, ok && n > 0
+	}
+	s, _, ok := o.Str(key)
+	if !ok {
+		return 0, true, false
+	}
+	n, err := strconv.ParseInt(s, 10, 64)
+	return n, true, err == nil && n > 0
+}
+
+// AdditionalData is what the interface reads from additional_data.
+type AdditionalData struct {
+	Test      bool
+	ProgramID *int64
+}
+
+// AdditionalData reads additional_data.
+func (o Object) AdditionalData() AdditionalData {
+	var ad AdditionalData
+	sub, ok := o.Sub("additional_data")
+	if !ok {
+		return ad
+	}
+	if t, _, ok := sub.Bool("test_mode"); ok {
+		ad.Test = t
+	}
+	if id, _, ok := sub.ID("program_id"); ok {
+		ad.ProgramID = &id
+	}
+	return ad
+}

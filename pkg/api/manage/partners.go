@@ -1,0 +1,142 @@
+package manage
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	gen "github.com/reftrack/reftrack/gen/server"
+	"github.com/reftrack/reftrack/pkg/accounts"
+	"github.com/reftrack/reftrack/pkg/apierr"
+	"github.com/reftrack/reftrack/pkg/apikeys"
+	"github.com/reftrack/reftrack/pkg/programs"
+)
+
+func wirePartner(p programs.Partner) gen.Partner {
+	return gen.Partner{Id: p.ID, Name: p.Name, Email: p.Email, ProgramId: p.ProgramID, PartnerProgramId: p.PartnerProgramID, CreatedAt: p.CreatedAt}
+}
+
+// ListPartners lists a program's partners.
+func (h *Management) ListPartners(ctx context.Context, req gen.ListPartnersRequestObject) (gen.ListPartnersResponseObject, error) {
+	if _, _, err := h.programAccess(ctx, req.ProgramId, accounts.ActionProgramRead); err != nil {
+		return nil, err
+	}
+	list, err := programs.Partners(ctx, h.DB, req.ProgramId)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]gen.Partner, len(list))
+	for i, p := range list {
+		out[i] = wirePartner(p)
+	}
+	return gen.ListPartners200JSONResponse{Body: gen.PartnerListEnvelope{Data: out}}, nil
+}
+
+// CreatePartner adds a partner to a program (owner, admin).
+func (h *Management) CreatePartner(ctx context.Context, req gen.CreatePartnerRequestObject) (gen.CreatePartnerResponseObject, error) {
+	if _, _, err := h.programAccess(ctx, req.ProgramId, accounts.ActionPartnersWrite); err != nil {
+		return nil, err
+	}
+	p, err := programs.AddPartner(ctx, h.DB, req.ProgramId, req.Body.Name, string(req.Body.Email))
+	if err != nil {
+		return nil, err
+	}
+	return gen.CreatePartner201JSONResponse{Body: gen.PartnerEnvelope{Data: wirePartner(p)}}, nil
+}
+
+func wireLink(l programs.Link) gen.Link {
+	return gen.Link{Id: l.ID, ShortLink: l.ShortLink, PartnerId: l.PartnerID, ProgramId: l.ProgramID, Enabled: l.Enabled,
+		ReferralUrl: l.ReferralURL(), CreatedAt: l.CreatedAt, UpdatedAt: l.UpdatedAt}
+}
+
+// ListLinks lists a program's referral links.
+func (h *Management) ListLinks(ctx context.Context, req gen.ListLinksRequestObject) (gen.ListLinksResponseObject, error) {
+	if _, _, err := h.programAccess(ctx, req.ProgramId, accounts.ActionProgramRead); err != nil {
+		return nil, err
+	}
+	list, err := programs.Links(ctx, h.DB, req.ProgramId)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]gen.Link, len(list))
+	for i, l := range list {
+		out[i] = wireLink(l)
+	}
+	return gen.ListLinks200JSONResponse{Body: gen.LinkListEnvelope{Data: out}}, nil
+}
+
+// CreateLink makes a referral link for a partner of the program (owner, admin).
+func (h *Management) CreateLink(ctx context.Context, req gen.CreateLinkRequestObject) (gen.CreateLinkResponseObject, error) {
+	if _, _, err := h.programAccess(ctx, req.ProgramId, accounts.ActionLinksWrite); err != nil {
+		return nil, err
+	}
+	short := ""
+	if req.Body.ShortLink != nil {
+		short = *req.Body.ShortLink
+	}
+	l, err := programs.CreateLink(ctx, h.DB, req.ProgramId, req.Body.PartnerId, short)
+	if errors.Is(err, programs.ErrShortLinkTaken) {
+		// MERGE: a typed error carrying the short link, worded in the error table.
+		return nil, apierr.New(apierr.KindConflict, "short_link "+short+" is already taken")
+	}
+	if err != nil {
+		return nil, err
+	}
+	return gen.CreateLink201JSONResponse{Body: gen.LinkEnvelope{Data: wireLink(l)}}, nil
+}
+
+// UpdateLink turns a referral link on or off (owner, admin of its program's workspace).
+func (h *Management) UpdateLink(ctx context.Context, req gen.UpdateLinkRequestObject) (gen.UpdateLinkResponseObject, error) {
+	l, err := programs.GetLink(ctx, h.DB, req.LinkId)
+	if err == nil && l.ProgramID == nil {
+		err = programs.ErrLinkNotFound
+	}
+	if err != nil {
+		return nil, err
+	}
+	if _, _, err := h.programAccess(ctx, *l.ProgramID, accounts.ActionLinksWrite); err != nil {
+		if errors.Is(err, programs.ErrNotFound) {
+			return nil, programs.ErrLinkNotFound // the link's program is gone, so is the link
+		}
+		return nil, err
+	}
+	l, err = programs.SetLinkEnabled(ctx, h.DB, req.LinkId, req.Body.Enabled)
+	if err != nil {
+		return nil, err
+	}
+	return gen.UpdateLink200JSONResponse{Body: gen.LinkEnvelope{Data: wireLink(l)}}, nil
+}
+
+// GetApiKey shows the program's key, masked, and its rotation state.
+func (h *Management) GetApiKey(ctx context.Context, req gen.GetApiKeyRequestObject) (gen.GetApiKeyResponseObject, error) {
+	if _, _, err := h.programAccess(ctx, req.ProgramId, accounts.ActionProgramRead); err != nil {
+		return nil, err
+	}
+	k, err := apikeys.Current(ctx, h.DB, req.ProgramId)
+	if err != nil {
+		return nil, err
+	}
+	out := gen.ApiKeyInfo{Masked: k.Masked(), CreatedAt: k.CreatedAt}
+	if k.RotateBy != nil {
+		out.Rotation = &struct {
+			MarkedAt time.Time `json:"marked_at"`
+			RotateBy time.Time `json:"rotate_by"`
+		}{MarkedAt: *k.MarkedAt, RotateBy: *k.RotateBy}
+	}
+	return gen.GetApiKey200JSONResponse{Body: gen.ApiKeyEnvelope{Data: out}}, nil
+}
+
+// RegenerateApiKey issues a new program key (owner only); the old one stops matching at once.
+func (h *Management) RegenerateApiKey(ctx context.Context, req gen.RegenerateApiKeyRequestObject) (gen.RegenerateApiKeyResponseObject, error) {
+	a, _, err := h.programAccess(ctx, req.ProgramId, accounts.ActionKeysRegenerate)
+	if err != nil {
+		return nil, err
+	}
+	k, plain, err := apikeys.Regenerate(ctx, h.DB, req.ProgramId, a.ID)
+	if err != nil {
+		return nil, err
+	}
+	body := gen.ApiKeyIssuedEnvelope{}
+	body.Data.ApiKey, body.Data.Masked, body.Data.CreatedAt = plain, k.Masked(), k.CreatedAt
+	return gen.RegenerateApiKey200JSONResponse{Body: body}, nil
+}

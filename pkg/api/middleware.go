@@ -1,0 +1,220 @@
+package api
+
+import (
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"regexp"
+	"slices"
+	"strconv"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/reftrack/reftrack/pkg/api/internal/auth"
+	"github.com/reftrack/reftrack/pkg/api/internal/request"
+	"github.com/reftrack/reftrack/pkg/api/route"
+	"github.com/reftrack/reftrack/pkg/apierr"
+	"github.com/reftrack/reftrack/pkg/config"
+	"github.com/reftrack/reftrack/pkg/metrics"
+	"github.com/reftrack/reftrack/pkg/origins"
+	"github.com/reftrack/reftrack/pkg/ratelimit"
+)
+
+// middlewares applies each route's policy from the route table.
+type middlewares struct {
+	routes  *route.Table
+	auth    *auth.Authenticator
+	limiter *ratelimit.Limiter
+	origins *origins.Cache
+	now     func() time.Time
+	log     *slog.Logger
+	metrics *metrics.Metrics
+	config  config.Config
+}
+
+// A client's own request id is kept when it is short and plain; anything else is replaced, so that ids
+// are safe to log and to echo back.
+var saneRequestID = regexp.MustCompile(`^[A-Za-z0-9._:-]{1,128}$`)
+
+func newRequestID() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails on supported platforms
+	return hex.EncodeToString(b[:])
+}
+
+// requestContext gives every request its id, meta and route policy, and writes the headers that depend
+// on what the handler found out (request id, key rotation) just before the status line, so they win over
+// anything a handler set and reach error responses too.
+func (mw *middlewares) requestContext(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		req := c.Request()
+		policy, ok := mw.routes.Lookup(req.Method, c.Path())
+		if !ok {
+			policy = route.Default // echo's own 404 and 405
+		}
+		m := &request.Meta{ID: req.Header.Get(request.HeaderID), IP: c.RealIP(), Method: req.Method, Header: req.Header,
+			ViaTrustedProxy: mw.trusted(req.RemoteAddr)}
+		if !saneRequestID.MatchString(m.ID) {
+			m.ID = newRequestID()
+		}
+		c.SetRequest(req.WithContext(route.NewContext(request.With(req.Context(), m), policy)))
+		res := c.Response()
+		res.Before(func() {
+			h := res.Header()
+			if slices.Contains(policy.Errors.NoRequestIDOn, res.Status) {
+				h.Del(request.HeaderID)
+			} else {
+				h.Set(request.HeaderID, m.ID)
+			}
+			if k := m.Rotation; k != nil {
+				h.Set("Deprecation", "@"+strconv.FormatInt(k.MarkedAt.Unix(), 10))
+				h.Set("Sunset", k.RotateBy.UTC().Format(http.TimeFormat))
+				h.Set("Link", "<"+mw.config.DocsURL+">; rel=deprecation")
+			}
+		})
+		return next(c)
+	}
+}
+
+// trusted reports whether the peer address is a configured proxy.
+func (mw *middlewares) trusted(remoteAddr string) bool {
+	host, _, err := net.SplitHostPort(remoteAddr)
+	if err != nil {
+		host = remoteAddr
+	}
+	ip := net.ParseIP(host)
+	for _, n := range mw.config.TrustedProxies {
+		if ip != nil && n.Contains(ip) {
+			return true
+		}
+	}
+	return false
+}
+
+// accessLog writes one structured line per request and counts it in the metrics. Durations are measured
+// with the monotonic clock: they are measurements, not the server's notion of the time.
+func (mw *middlewares) accessLog(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		start := time.Now()
+		err := next(c)
+		if err != nil {
+			// Let the error handler write the response now, so the line below logs the real status.
+			c.Error(err)
+		}
+		req, res := c.Request(), c.Response()
+		took := time.Since(start)
+		mw.metrics.Request(c.Path(), req.Method, res.Status, took)
+		level := slog.LevelInfo
+		if res.Status >= 500 && res.Status != http.StatusNotImplemented {
+			level = slog.LevelError
+		}
+		if !mw.log.Enabled(req.Context(), level) {
+			return nil
+		}
+		mw.log.LogAttrs(req.Context(), level, "request",
+			slog.String("request_id", request.ID(req.Context())),
+			slog.String("method", req.Method),
+			slog.String("path", req.URL.Path),
+			slog.String("route", c.Path()),
+			slog.Int("status", res.Status),
+			slog.Int64("bytes", res.Size),
+			slog.Duration("duration", took),
+			slog.String("remote_ip", c.RealIP()),
+		)
+		return nil
+	}
+}
+
+// rateLimit counts every request to a route with a limit before anything else looks at it, writes the
+// X-RateLimit-* headers on every response of those routes, and refuses with 429 past the limit.
+func (mw *middlewares) rateLimit(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		ctx := c.Request().Context()
+		rule := route.FromContext(ctx).Limit
+		if rule == nil {
+			return next(c)
+		}
+		m := request.From(ctx)
+		id := "ip:" + m.IP
+		if rule.ByKey {
+			if b := auth.ParseBearer(m.Header.Get(echo.HeaderAuthorization)); b.Token != "" {
+				sum := sha256.Sum256([]byte(b.Token)) // never keep the secret itself as a counter key
+				id = "key:" + hex.EncodeToString(sum[:16])
+			}
+		}
+		res, err := mw.limiter.Allow(ctx, rule.Bucket, id, rule.PerMinute)
+		if err != nil {
+			mw.log.WarnContext(ctx, "rate limiter unavailable; request allowed", "request_id", m.ID, "err", err)
+		}
+		c.Response().Before(func() {
+			h := c.Response().Header()
+			h.Set("X-RateLimit-Limit", strconv.Itoa(res.Limit))
+			h.Set("X-RateLimit-Remaining", strconv.Itoa(res.Remaining))
+			h.Set("X-RateLimit-Reset", strconv.FormatInt(res.Reset.Unix(), 10))
+		})
+		if !res.Allowed {
+			retry := res.RetryAfter(mw.now())
+			return apierr.New(apierr.KindRateLimited,
+				fmt.Sprintf("Too many requests: the limit is %d per minute. Retry in %d seconds.", rule.PerMinute, retry)).
+				WithRetryAfter(retry)
+		}
+		return next(c)
+	}
+}
+
+// cors lets a browser read the answers of the routes with a CORS policy when its Origin is listed by
+// some program. Whether the origin is allowed for the program the request resolves to is the handler's
+// check (403).
+func (mw *middlewares) cors(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		ctx := c.Request().Context()
+		if route.FromContext(ctx).CORS == nil {
+			return next(c)
+		}
+		res := c.Response()
+		res.Header().Add("Vary", "Origin")
+		if origin := c.Request().Header.Get("Origin"); origin != "" && mw.origins.Known(ctx, origin) {
+			res.Before(func() { res.Header().Set("Access-Control-Allow-Origin", origin) })
+		}
+		return next(c)
+	}
+}
+
+// authenticate checks the credential the route requires (x-reftrack-auth program-key, account or
+// account-or-session) and keeps the principal for the handler. Routes with an optional credential, a
+// session page or a signature check their own.
+func (mw *middlewares) authenticate(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		req := c.Request()
+		ctx := req.Context()
+		switch route.FromContext(ctx).Auth {
+		case route.ProgramKey:
+			k, err := mw.auth.Key(ctx)
+			if err != nil {
+				return err
+			}
+			ctx = auth.WithKey(ctx, k)
+		case route.Account:
+			a, err := mw.auth.Account(ctx)
+			if err != nil {
+				return err
+			}
+			ctx = auth.WithAccount(ctx, a)
+		case route.AccountOrSession:
+			a, err := mw.auth.AccountOrSession(ctx)
+			if err != nil {
+				return err
+			}
+			ctx = auth.WithAccount(ctx, a)
+		default:
+			return next(c)
+		}
+		c.SetRequest(req.WithContext(ctx))
+		return next(c)
+	}
+}

@@ -1,0 +1,76 @@
+package tracking
+
+import (
+	"context"
+
+	gen "github.com/reftrack/reftrack/gen/server"
+	"github.com/reftrack/reftrack/pkg/api/internal/jsonbody"
+	"github.com/reftrack/reftrack/pkg/api/internal/request"
+	"github.com/reftrack/reftrack/pkg/api/internal/wire"
+	"github.com/reftrack/reftrack/pkg/apierr"
+	"github.com/reftrack/reftrack/pkg/clicks"
+	"github.com/reftrack/reftrack/pkg/geo"
+)
+
+// TrackClick records a referral click.
+func (h *Tracking) TrackClick(ctx context.Context, req gen.TrackClickRequestObject) (gen.TrackClickResponseObject, error) {
+	body, err := jsonbody.Parse(req.Body)
+	if err != nil {
+		return nil, err
+	}
+	affURL, present, ok := body.Str("affiliate_url")
+	switch {
+	case !present:
+		return nil, apierr.Invalid("affiliate_url is required")
+	case !ok:
+		return nil, apierr.Invalid("Invalid affiliate_url")
+	}
+	ad := body.AdditionalData()
+	if ad.Test {
+		// Test mode may authenticate with the program key; a key and a program_id must agree.
+		key, hasKey, err := h.Auth.OptionalKey(ctx)
+		if err != nil {
+			return nil, err
+		}
+		if err := checkTestProgram(ad, key.ProgramID, hasKey); err != nil {
+			return nil, err
+		}
+	}
+
+	m := request.From(ctx)
+	ua := m.Header.Get("User-Agent")
+	if ua == "" {
+		ua = body.OptStr("user_agent")
+	}
+	in := clicks.Input{
+		AffiliateURL: affURL,
+		PageURL:      body.OptStr("page_url"),
+		PageTitle:    body.OptStr("page_title"),
+		ReferrerURL:  body.OptStr("referrer_url"),
+		SessionID:    body.OptStr("session_id"),
+		ScreenRes:    body.OptStr("screen_resolution"),
+		Viewport:     body.OptStr("viewport_size"),
+		Language:     body.OptStr("language"),
+		Timezone:     body.OptStr("timezone"),
+		UserAgent:    ua,
+		IP:           m.IP,
+		Device:       h.Devices.Parse(ua),
+		Origin:       m.Header.Get("Origin"),
+		Test:         ad.Test,
+	}
+	if m.ViaTrustedProxy {
+		in.Geo = geo.FromHeaders(m.Header)
+	}
+	res, err := h.Clicks.Record(ctx, in)
+	if err != nil {
+		return nil, err
+	}
+	h.Metrics.Event("click", ad.Test)
+	out := gen.ClickResponse{Success: true, ClickId: res.ClickID, CookieWindowDays: res.CookieWindowDays,
+		PartnerCode: &res.ShortLink, Warnings: wire.Warnings(ctx)}
+	if ad.Test {
+		out.Message = wire.Ptr("Test click recorded")
+		out.Data = wire.TestData(&res.ID, res.ProgramID)
+	}
+	return gen.TrackClick200JSONResponse{Body: out}, nil
+}

@@ -1,0 +1,43 @@
+// Package tracking is the HTTP area of the tracking routes: clicks and leads from browsers and brand
+// backends, sales and refunds from brand backends, the program key's readiness, and the CORS preflights
+// of the browser routes. Handlers read the request, make one domain call and answer; refusals the
+// domain returns are worded by the HTTP layer's error table.
+package tracking
+
+import (
+	"log/slog"
+	"time"
+
+	"github.com/jmoiron/sqlx"
+
+	"github.com/reftrack/reftrack/pkg/api/internal/auth"
+	"github.com/reftrack/reftrack/pkg/api/internal/jsonbody"
+	"github.com/reftrack/reftrack/pkg/apierr"
+	"github.com/reftrack/reftrack/pkg/clicks"
+	"github.com/reftrack/reftrack/pkg/metrics"
+	"github.com/reftrack/reftrack/pkg/origins"
+	"github.com/reftrack/reftrack/pkg/useragent"
+)
+
+// Tracking implements the tracking operations of the strict server interface.
+type Tracking struct {
+	DB      *sqlx.DB
+	Log     *slog.Logger
+	Now     func() time.Time
+	Auth    *auth.Authenticator
+	Clicks  *clicks.Recorder
+	Devices *useragent.Parser
+	Metrics *metrics.Metrics
+	Origins *origins.Cache
+}
+
+var errProgramMismatch = apierr.New(apierr.KindForbidden, "program_id does not match the API key")
+
+// checkTestProgram is the test-mode rule: with both a key and additional_data.program_id, they must name
+// the same program.
+func checkTestProgram(ad jsonbody.AdditionalData, keyProgram int64, hasKey bool) error {
+	if ad.Test && hasKey && ad.ProgramID != nil && *ad.ProgramID != keyProgram {
+		return errProgramMismatch
+	}
+	return nil
+}

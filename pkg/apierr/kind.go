@@ -1,0 +1,34 @@
+package apierr
+
+// Kind is what went wrong, in the vocabulary of the interface's error codes. The HTTP layer's one error
+// table decides a kind's status and error.code; the route's policy decides its envelope.
+type Kind string
+
+// The kinds of error reftrack answers. A kind's name is the error.code it answers, except where the
+// error table says otherwise.
+const (
+	KindInvalid             Kind = "invalid_request"
+	KindNoAttribution       Kind = "no_attribution"
+	KindUnauthorized        Kind = "unauthorized"
+	KindInvalidKey          Kind = "invalid_key"
+	KindKeyRotationRequired Kind = "api_key_rotation_required"
+	KindForbidden           Kind = "forbidden"
+	KindNotFound            Kind = "not_found"
+	KindMethodNotAllowed    Kind = "method_not_allowed"
+	KindConflict            Kind = "conflict"
+	KindDuplicate           Kind = "duplicate_transaction"
+	KindGone                Kind = "gone"
+	KindLinkDisabled        Kind = "link_disabled"
+	KindPayloadTooLarge     Kind = "payload_too_large"
+	KindUnsupportedMedia    Kind = "unsupported_media_type"
+	KindUnsupportedCurrency Kind = "unsupported_currency"
+	KindRateLimited         Kind = "rate_limited"
+	KindInternal            Kind = "internal_error"
+)
+
+// Kinds lists every kind, for checks of names read from the spec.
+var Kinds = []Kind{
+	KindInvalid, KindNoAttribution, KindUnauthorized, KindInvalidKey, KindKeyRotationRequired, KindForbidden,
+	KindNotFound, KindMethodNotAllowed, KindConflict, KindDuplicate, KindGone, KindLinkDisabled,
+	KindPayloadTooLarge, KindUnsupportedMedia, KindUnsupportedCurrency, KindRateLimited, KindInternal,
+}

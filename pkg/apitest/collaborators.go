@@ -1,0 +1,94 @@
+package apitest
+
+import (
+	"context"
+	"crypto/rsa"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/getkin/kin-openapi/openapi3"
+	"github.com/getkin/kin-openapi/routers"
+	"github.com/getkin/kin-openapi/routers/gorillamux"
+
+	"github.com/reftrack/reftrack/openapi"
+	"github.com/reftrack/reftrack/pkg/api"
+	"github.com/reftrack/reftrack/pkg/clicks"
+	"github.com/reftrack/reftrack/pkg/config"
+	"github.com/reftrack/reftrack/pkg/dashboard"
+	"github.com/reftrack/reftrack/pkg/dbtest"
+	"github.com/reftrack/reftrack/pkg/identity"
+	"github.com/reftrack/reftrack/pkg/metrics"
+	"github.com/reftrack/reftrack/pkg/origins"
+	"github.com/reftrack/reftrack/pkg/payments"
+	"github.com/reftrack/reftrack/pkg/ratelimit"
+	"github.com/reftrack/reftrack/pkg/useragent"
+	"github.com/reftrack/reftrack/tracker"
+)
+
+// What every test server of the process shares, made once: it is read-only and costly to make (the
+// spec is parsed, the assets compressed, an RSA key generated).
+var shared = sync.OnceValues(func() (*fixed, error) {
+	f := &fixed{}
+	var err error
+	if f.spec, err = openapi.Load(context.Background()); err != nil {
+		return nil, err
+	}
+	if f.tracker, err = tracker.Load(); err != nil {
+		return nil, err
+	}
+	if f.dashboard, err = dashboard.Load(); err != nil {
+		return nil, err
+	}
+	if f.devKey, err = identity.NewSigningKey(); err != nil {
+		return nil, err
+	}
+	// The response validator's own copy: its router reads servers, which would make it check the Host.
+	if f.validationDoc, err = openapi.Load(context.Background()); err != nil {
+		return nil, err
+	}
+	f.validationDoc.Servers = nil
+	if f.router, err = gorillamux.NewRouter(f.validationDoc); err != nil {
+		return nil, err
+	}
+	return f, nil
+})
+
+type fixed struct {
+	spec          *openapi3.T
+	tracker       tracker.Script
+	dashboard     dashboard.Assets
+	devKey        *rsa.PrivateKey
+	validationDoc *openapi3.T
+	router        routers.Router
+}
+
+func validationRouter() (*openapi3.T, routers.Router, error) {
+	f, err := shared()
+	if err != nil {
+		return nil, nil, err
+	}
+	return f.validationDoc, f.router, nil
+}
+
+// collaborators builds what the server uses, as cmd/reftrackd does, with a test's clock and limiter.
+func collaborators(cfg config.Config, d *dbtest.Database, logger *slog.Logger, clock func() time.Time, limiter *ratelimit.Limiter) (api.Deps, error) {
+	f, err := shared()
+	if err != nil {
+		return api.Deps{}, err
+	}
+	login, err := identity.NewLogin(context.Background(), identity.LoginOptions{
+		Issuer: cfg.OIDCIssuer, ClientID: cfg.OIDCClientID, ClientSecret: cfg.OIDCClientSecret, BaseURL: cfg.BaseURL,
+		Production: cfg.Production(), Now: clock, DevKey: f.devKey,
+	})
+	if err != nil {
+		return api.Deps{}, err
+	}
+	m := metrics.New()
+	return api.Deps{
+		DB: d.DB, Logger: logger, Config: cfg, Clock: clock, Limiter: limiter, Login: login, Metrics: m,
+		Tracker: f.tracker, Dashboard: f.dashboard, Devices: useragent.NewParser(4096),
+		Clicks:  clicks.NewRecorder(d.DB, logger, clicks.Writers, clicks.MaxBatch, m.ClickBatch),
+		Origins: origins.New(d.DB, clock), Stripe: &payments.Stripe{DB: d.DB, Log: logger}, Spec: f.spec,
+	}, nil
+}
