@@ -19,6 +19,7 @@ import (
 	"github.com/reftrack/reftrack/pkg/logins"
 	"github.com/reftrack/reftrack/pkg/payments"
 	"github.com/reftrack/reftrack/pkg/programs"
+	"github.com/reftrack/reftrack/pkg/readiness"
 	"github.com/reftrack/reftrack/pkg/synthetic"
 )
 
@@ -136,12 +137,8 @@ func (s *Server) CliInit(ctx context.Context, req gen.CliInitRequestObject) (gen
 	if err != nil {
 		return nil, err
 	}
-	var workspaces []struct {
-		ID   int64  `db:"workspace_id"`
-		Role string `db:"role"`
-	}
-	if err := s.deps.DB.SelectContext(ctx, &workspaces, `SELECT workspace_id, role FROM workspace_members WHERE account_id = $1
-		ORDER BY (role = 'owner') DESC, id`, a.ID); err != nil {
+	workspaces, err := accounts.Memberships(ctx, s.deps.DB, a.ID)
+	if err != nil {
 		return nil, err
 	}
 	if len(workspaces) == 0 {
@@ -155,7 +152,7 @@ func (s *Server) CliInit(ctx context.Context, req gen.CliInitRequestObject) (gen
 	if id, present, ok := body.id("advertiser_id"); present {
 		found := false
 		for _, w := range workspaces {
-			if ok && w.ID == id {
+			if ok && w.WorkspaceID == id {
 				workspace, found = w, true
 			}
 		}
@@ -181,7 +178,7 @@ func (s *Server) CliInit(ctx context.Context, req gen.CliInitRequestObject) (gen
 	if !ok {
 		return nil, apierr.BadRequest("commission_rate must be a positive number")
 	}
-	n := programs.New{WorkspaceID: workspace.ID, Name: strings.TrimSpace(name), Domain: strings.TrimSpace(domain),
+	n := programs.New{WorkspaceID: workspace.WorkspaceID, Name: strings.TrimSpace(name), Domain: strings.TrimSpace(domain),
 		CommissionType: ctype, CommissionRate: rate, CreatedBy: a.ID}
 	if v, present, ok := body.integer("cookie_duration"); present {
 		if !ok || v < 1 || v > 3650 {
@@ -230,21 +227,8 @@ func (s *Server) CliListPrograms(ctx context.Context, _ gen.CliListProgramsReque
 	if err != nil {
 		return nil, err
 	}
-	var rows []struct {
-		ID        int64     `db:"id"`
-		Name      string    `db:"name"`
-		Domain    string    `db:"domain"`
-		Status    string    `db:"status"`
-		Type      string    `db:"commission_type"`
-		Rate      string    `db:"commission_rate"`
-		Partners  int       `db:"partners"`
-		CreatedAt time.Time `db:"created_at"`
-	}
-	if err := s.deps.DB.SelectContext(ctx, &rows, `SELECT p.id, p.name, p.domain, p.status, p.commission_type, p.commission_rate::text,
-		(SELECT count(*) FROM partner_programs pp JOIN partners pa ON pa.id = pp.partner_id
-		 WHERE pp.program_id = p.id AND pp.status = 'active' AND pa.email NOT LIKE $2) AS partners, p.created_at
-		FROM programs p JOIN workspace_members m ON m.workspace_id = p.workspace_id
-		WHERE m.account_id = $1 ORDER BY p.created_at, p.id`, a.ID, synthetic.PartnerEmailPattern); err != nil {
+	rows, err := programs.OfAccount(ctx, s.deps.DB, a.ID)
+	if err != nil {
 		return nil, err
 	}
 	out := gen.CliProgramsResponse{}
@@ -260,7 +244,7 @@ func (s *Server) CliListPrograms(ctx context.Context, _ gen.CliListProgramsReque
 	for i, r := range rows {
 		d := &out.Data[i]
 		d.Id, d.Name, d.Domain, d.Status, d.Partners, d.CreatedAt = r.ID, r.Name, r.Domain, r.Status, r.Partners, r.CreatedAt.UTC()
-		d.Commission = commissionDisplay(r.Type, r.Rate)
+		d.Commission = commissionDisplay(r.CommissionType, r.CommissionRate)
 	}
 	return gen.CliListPrograms200JSONResponse{Body: out}, nil
 }
@@ -310,29 +294,13 @@ func (s *Server) CliStatus(ctx context.Context, req gen.CliStatusRequestObject) 
 	out := gen.CliStatusResponse{Warnings: wireWarnings(s.warnings(ctx))}
 	d := &out.Data
 	d.ProgramId, d.Name, d.Domain = p.ID, p.Name, p.Domain
-	since := s.now().Add(-24 * time.Hour)
-	var counts struct {
-		DNS      bool `db:"dns"`
-		Clicks   int  `db:"clicks"`
-		Leads    int  `db:"leads"`
-		Sales    int  `db:"sales"`
-		Partners int  `db:"partners"`
-		Pending  int  `db:"pending"`
-	}
-	if err := s.deps.DB.GetContext(ctx, &counts, `SELECT
-		(SELECT dns_verified_at IS NOT NULL FROM programs WHERE id = $1) AS dns,
-		(SELECT count(*) FROM clicks WHERE program_id = $1 AND click_timestamp > $2 AND NOT is_test) AS clicks,
-		(SELECT count(*) FROM leads WHERE program_id = $1 AND lead_timestamp > $2 AND NOT is_test) AS leads,
-		(SELECT count(*) FROM sales WHERE program_id = $1 AND sale_date > $2 AND NOT is_test) AS sales,
-		(SELECT count(*) FROM partner_programs pp JOIN partners pa ON pa.id = pp.partner_id
-		 WHERE pp.program_id = $1 AND pp.status = 'active' AND pa.email NOT LIKE $3) AS partners,
-		(SELECT count(*) FROM commissions WHERE program_id = $1 AND status = 'pending' AND NOT is_test) AS pending`,
-		programID, since, synthetic.PartnerEmailPattern); err != nil {
+	counts, err := readiness.RecentActivity(ctx, s.deps.DB, programID, s.now().Add(-24*time.Hour))
+	if err != nil {
 		return nil, err
 	}
-	d.DnsVerified = counts.DNS
+	d.DnsVerified = counts.DNSVerified
 	d.RecentEvents.Clicks24h, d.RecentEvents.Leads24h, d.RecentEvents.Sales24h = counts.Clicks, counts.Leads, counts.Sales
-	d.ActivePartners, d.PendingCommissions = counts.Partners, counts.Pending
+	d.ActivePartners, d.PendingCommissions = counts.ActivePartners, counts.PendingCommissions
 	c, err := payments.Get(ctx, s.deps.DB, programID, payments.ProviderStripe)
 	switch {
 	case err == nil:

@@ -149,7 +149,8 @@ func (s *Server) UpdateProgram(ctx context.Context, req gen.UpdateProgramRequest
 }
 
 func wirePartner(p programs.Partner) gen.Partner {
-	return gen.Partner{Id: p.ID, Name: p.Name, Email: p.Email, ProgramId: p.ProgramID, PartnerProgramId: p.PartnerProgramID, CreatedAt: p.CreatedAt}
+	return gen.Partner{Id: p.ID, Name: p.Name, Email: p.Email, ProgramId: p.ProgramID, PartnerProgramId: p.PartnerProgramID,
+		Synthetic: p.Synthetic, CreatedAt: p.CreatedAt}
 }
 
 // ListPartners lists a program's partners.
@@ -173,7 +174,7 @@ func (s *Server) CreatePartner(ctx context.Context, req gen.CreatePartnerRequest
 	if _, _, err := s.programAccess(ctx, req.ProgramId, accounts.ActionPartnersWrite); err != nil {
 		return nil, err
 	}
-	p, err := programs.AddPartner(ctx, s.deps.DB, req.ProgramId, req.Body.Name, string(req.Body.Email))
+	p, err := programs.AddPartner(ctx, s.deps.DB, req.ProgramId, programs.NewPartner{Name: req.Body.Name, Email: string(req.Body.Email)})
 	if err != nil {
 		return nil, err
 	}

@@ -102,7 +102,7 @@ func testTransactionID(now time.Time) string {
 
 // saleInput checks the body in the order the interface lists its rules.
 func (s *Server) saleInput(body object, test bool) (sales.Input, error) {
-	in := sales.Input{Test: test, Currency: "USD"}
+	in := sales.Input{Test: test, Currency: "USD", OccurredAt: s.now()} // occurred_at, when given, replaces now
 
 	txn, present, ok := body.str("transaction_id")
 	switch {

@@ -64,7 +64,7 @@ func newServer(ctx context.Context, deps Deps, doc *openapi3.T) (*Server, error)
 		tracker:   script,
 		dashboard: dash,
 		login:     login,
-		stripe:    &payments.Stripe{DB: deps.DB, Log: deps.Logger},
+		stripe:    &payments.Stripe{DB: deps.DB, Log: deps.Logger, Now: time.Now},
 		deps:      deps,
 		specJSON:  specJSON,
 		now:       time.Now,
