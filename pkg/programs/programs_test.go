@@ -35,6 +35,25 @@ func newProgram(t *testing.T, d *dbtest.Database, n programs.New) (programs.Prog
 	return p, key
 }
 
+// shop is a fresh database with one program, as `reftrack init` makes it (no partner yet).
+func shop(t *testing.T) (*dbtest.Database, programs.Program) {
+	t.Helper()
+	d := dbtest.New(t)
+	account, ws := workspace(t, d, "brand@example.com")
+	p, _ := newProgram(t, d, programs.New{WorkspaceID: ws, Name: "Shop", Domain: "shop.example.com", CommissionType: "percent",
+		CommissionRate: "20", CreatedBy: account})
+	return d, p
+}
+
+func addPartner(t *testing.T, d *dbtest.Database, programID int64, n programs.NewPartner) programs.Partner {
+	t.Helper()
+	out, err := programs.AddPartner(context.Background(), d.DB, programID, n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
 func TestCreateIssuesTheFirstKey(t *testing.T) {
 	ctx := context.Background()
 	d := dbtest.New(t)
@@ -84,18 +103,8 @@ func TestCreateIssuesTheFirstKey(t *testing.T) {
 // gained by a partner the chain reuses.
 func TestAddPartnerMarksSyntheticPartners(t *testing.T) {
 	ctx := context.Background()
-	d := dbtest.New(t)
-	account, ws := workspace(t, d, "brand@example.com")
-	p, _ := newProgram(t, d, programs.New{WorkspaceID: ws, Name: "Shop", Domain: "shop.example.com", CommissionType: "percent",
-		CommissionRate: "20", CreatedBy: account})
-	add := func(n programs.NewPartner) programs.Partner {
-		t.Helper()
-		out, err := programs.AddPartner(ctx, d.DB, p.ID, n)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return out
-	}
+	d, p := shop(t)
+	add := func(n programs.NewPartner) programs.Partner { return addPartner(t, d, p.ID, n) }
 
 	pat := add(programs.NewPartner{Name: "Pat", Email: "pat@example.com"})
 	if pat.Synthetic || pat.ProgramID != p.ID || pat.PartnerProgramID == 0 {
@@ -125,18 +134,9 @@ func TestAddPartnerMarksSyntheticPartners(t *testing.T) {
 // left.
 func TestEnsureLink(t *testing.T) {
 	ctx := context.Background()
-	d := dbtest.New(t)
-	account, ws := workspace(t, d, "brand@example.com")
-	p, _ := newProgram(t, d, programs.New{WorkspaceID: ws, Name: "Shop", Domain: "shop.example.com", CommissionType: "percent",
-		CommissionRate: "20", CreatedBy: account})
-	chain, err := programs.AddPartner(ctx, d.DB, p.ID, programs.NewPartner{Name: "chain", Email: "synthetic+1@reftrack.test", Synthetic: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	other, err := programs.AddPartner(ctx, d.DB, p.ID, programs.NewPartner{Name: "Pat", Email: "pat@example.com"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	d, p := shop(t)
+	chain := addPartner(t, d, p.ID, programs.NewPartner{Name: "chain", Email: "synthetic+1@reftrack.test", Synthetic: true})
+	other := addPartner(t, d, p.ID, programs.NewPartner{Name: "Pat", Email: "pat@example.com"})
 	link := func() programs.Link {
 		t.Helper()
 		list, err := programs.Links(ctx, d.DB, p.ID)
@@ -174,9 +174,7 @@ func TestOfAccount(t *testing.T) {
 		CommissionRate: "12.5", CreatedBy: account})
 	for _, n := range []programs.NewPartner{{Name: "Pat", Email: "pat@example.com"}, {Name: "Kim", Email: "kim@example.com"},
 		{Name: "chain", Email: "synthetic+1@reftrack.test", Synthetic: true}} {
-		if _, err := programs.AddPartner(ctx, d.DB, first.ID, n); err != nil {
-			t.Fatal(err)
-		}
+		addPartner(t, d, first.ID, n)
 	}
 	if _, err := d.Exec(`UPDATE partner_programs SET status = 'paused' WHERE partner_id = (SELECT id FROM partners WHERE email = 'kim@example.com')`); err != nil {
 		t.Fatal(err)
