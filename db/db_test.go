@@ -227,3 +227,48 @@ func TestChecksAndForeignKeys(t *testing.T) {
 		}
 	}
 }
+
+// Migration 000006 marks the partners the synthetic chain made before partners had a synthetic column
+// (recognised then by their address), and only those; its down migration drops the column.
+func TestSyntheticPartnersMigration(t *testing.T) {
+	ctx := context.Background()
+	d := dbtest.New(t)
+	latest, err := db.LatestVersion()
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := func() { // the schema just before 000006
+		t.Helper()
+		if err := db.MigrateDown(ctx, d.DB.DB, int(latest)-5); err != nil {
+			t.Fatal(err)
+		}
+		if v, _, err := db.Version(ctx, d.DB.DB); err != nil || v != 5 {
+			t.Fatalf("Version = %d, %v; want 5", v, err)
+		}
+	}
+	before()
+	f := newFixture(t, d.DB)
+	if _, err := d.Exec(`INSERT INTO partners (workspace_id, name, email) VALUES
+		($1, 'reftrack synthetic partner', 'synthetic+7@reftrack.test'), ($1, 'Sam', 'synthetic@example.com')`, f.ws); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.MigrateUp(ctx, d.DB.DB); err != nil {
+		t.Fatal(err)
+	}
+	var synthetic []string
+	if err := d.Select(&synthetic, `SELECT email FROM partners WHERE synthetic ORDER BY id`); err != nil {
+		t.Fatal(err)
+	}
+	if len(synthetic) != 1 || synthetic[0] != "synthetic+7@reftrack.test" {
+		t.Errorf("synthetic partners after up = %v, want the chain's only", synthetic)
+	}
+	// New rows are real partners unless said otherwise.
+	var marked bool
+	if err := d.Get(&marked, `INSERT INTO partners (workspace_id, name, email) VALUES ($1, 'Kim', 'kim@example.com') RETURNING synthetic`, f.ws); err != nil || marked {
+		t.Errorf("a new partner: synthetic %v, %v", marked, err)
+	}
+	before()
+	if err := d.Get(&marked, `SELECT synthetic FROM partners LIMIT 1`); err == nil {
+		t.Error("partners.synthetic is still there after down")
+	}
+}

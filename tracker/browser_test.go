@@ -127,7 +127,7 @@ func TestFirstClickWins(t *testing.T) {
 	s := newSite(t)
 	p := s.program("browser_allowed", "www.brand.test")
 	ctx := context.Background()
-	partner, err := programs.AddPartner(ctx, s.env.DB.DB, p.ProgramID, "Second partner", "second@example.com")
+	partner, err := programs.AddPartner(ctx, s.env.DB.DB, p.ProgramID, programs.NewPartner{Name: "Second partner", Email: "second@example.com"})
 	if err != nil {
 		t.Fatal(err)
 	}

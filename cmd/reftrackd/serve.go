@@ -126,7 +126,7 @@ func collaborators(ctx context.Context, cfg config.Config, pool *sqlx.DB, logger
 		DB: pool, Logger: logger, Config: cfg, Clock: clock, Limiter: limiter, Login: login, Metrics: m,
 		Tracker: script, Dashboard: assets, Devices: useragent.NewParser(4096),
 		Clicks:  clicks.NewRecorder(pool, logger, clicks.Writers, clicks.MaxBatch, m.ClickBatch),
-		Origins: origins.New(pool, clock), Stripe: &payments.Stripe{DB: pool, Log: logger},
+		Origins: origins.New(pool, clock), Stripe: &payments.Stripe{DB: pool, Log: logger, Now: clock},
 	}, nil
 }
 

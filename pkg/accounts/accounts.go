@@ -1,4 +1,5 @@
-// Package accounts authenticates account login tokens (the CLI's Bearer token and the dashboard's
+// Package accounts owns accounts, workspaces and their members: it creates them (for a first login and
+// for `reftrackd seed`), authenticates account login tokens (the CLI's Bearer token and the dashboard's
 // session cookie) and decides what a member's role in a workspace allows.
 package accounts
 
@@ -27,6 +28,39 @@ type Account struct {
 	ID          int64      `db:"id"`
 	Email       string     `db:"email"`
 	SuspendedAt *time.Time `db:"suspended_at"`
+}
+
+// NewAccount is an account to create. Issuer and Subject are its OpenID Connect identity; both are empty
+// for an account made by `reftrackd seed` (its first login records them, found by its email).
+type NewAccount struct {
+	Email   string
+	Name    string
+	Issuer  string
+	Subject string
+}
+
+// Create inserts an account, in the caller's transaction if any, and returns its id.
+func Create(ctx context.Context, db sqlx.QueryerContext, n NewAccount) (int64, error) {
+	var id int64
+	if err := sqlx.GetContext(ctx, db, &id, `INSERT INTO accounts (email, name, oidc_issuer, oidc_subject) VALUES ($1, $2, $3, $4) RETURNING id`,
+		n.Email, n.Name, nullable(n.Issuer), nullable(n.Subject)); err != nil {
+		return 0, fmt.Errorf("create account: %w", err)
+	}
+	return id, nil
+}
+
+// RecordSubject records the OpenID Connect identity of an account that was found by its email.
+func RecordSubject(ctx context.Context, db sqlx.ExecerContext, accountID int64, issuer, subject string) error {
+	_, err := db.ExecContext(ctx, `UPDATE accounts SET oidc_issuer = $2, oidc_subject = $3, updated_at = now() WHERE id = $1`,
+		accountID, issuer, subject)
+	return err
+}
+
+func nullable(s string) any {
+	if s == "" {
+		return nil
+	}
+	return s
 }
 
 // Authenticate finds the account of a login token.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"fmt"
 	"strings"
 	"time"
 
@@ -25,6 +26,42 @@ type Member struct {
 	Email     string    `db:"email"`
 	Role      string    `db:"role"`
 	CreatedAt time.Time `db:"created_at"`
+}
+
+// CreateWorkspace makes a workspace with the account as its owner and returns the workspace's id. Its two
+// inserts belong in one transaction: pass the caller's.
+func CreateWorkspace(ctx context.Context, db sqlx.ExtContext, name string, ownerID int64, ownerEmail string) (int64, error) {
+	var id int64
+	if err := sqlx.GetContext(ctx, db, &id, `INSERT INTO workspaces (name) VALUES ($1) RETURNING id`, name); err != nil {
+		return 0, fmt.Errorf("create workspace: %w", err)
+	}
+	if _, err := db.ExecContext(ctx, `INSERT INTO workspace_members (workspace_id, account_id, email, role) VALUES ($1, $2, $3, 'owner')`,
+		id, ownerID, ownerEmail); err != nil {
+		return 0, fmt.Errorf("create membership: %w", err)
+	}
+	return id, nil
+}
+
+// LinkInvitations makes the account the member that every invitation sent to its email was waiting for.
+func LinkInvitations(ctx context.Context, db sqlx.ExecerContext, accountID int64, email string) error {
+	_, err := db.ExecContext(ctx, `UPDATE workspace_members SET account_id = $1 WHERE lower(email) = lower($2) AND account_id IS NULL`,
+		accountID, email)
+	return err
+}
+
+// Membership is the account's role in one workspace.
+type Membership struct {
+	WorkspaceID int64  `db:"workspace_id"`
+	Role        string `db:"role"`
+}
+
+// Memberships lists the account's memberships: the workspaces it owns first, then in the order the
+// memberships were made.
+func Memberships(ctx context.Context, db sqlx.QueryerContext, accountID int64) ([]Membership, error) {
+	list := []Membership{}
+	err := sqlx.SelectContext(ctx, db, &list, `SELECT workspace_id, role FROM workspace_members WHERE account_id = $1
+		ORDER BY (role = 'owner') DESC, id`, accountID)
+	return list, err
 }
 
 // WorkspaceRole is the account's role in an existing workspace: ErrNoWorkspace, or ErrNotMember.

@@ -1,5 +1,6 @@
-// Package apikeys authenticates program API keys and manages their life: regeneration by a workspace
-// owner and mandatory rotation (marked, then retired after its deadline).
+// Package apikeys owns program API keys: it issues them (a program's first key, regeneration by a
+// workspace owner), authenticates them and manages mandatory rotation (marked, then retired after its
+// deadline).
 package apikeys
 
 import (
@@ -72,10 +73,6 @@ func Current(ctx context.Context, db sqlx.QueryerContext, programID int64) (Key,
 // Regenerate revokes the program's active key and issues a new one, in one transaction: the old key
 // stops matching at once. The new key's plain text is returned once.
 func Regenerate(ctx context.Context, db *sqlx.DB, programID, byAccount int64) (Key, string, error) {
-	s, err := secret.New(secret.ProgramKeyPrefix)
-	if err != nil {
-		return Key{}, "", err
-	}
 	tx, err := db.BeginTxx(ctx, nil)
 	if err != nil {
 		return Key{}, "", err
@@ -91,14 +88,28 @@ func Regenerate(ctx context.Context, db *sqlx.DB, programID, byAccount int64) (K
 	if _, err := tx.ExecContext(ctx, `UPDATE api_keys SET revoked_at = now() WHERE program_id = $1 AND revoked_at IS NULL`, programID); err != nil {
 		return Key{}, "", err
 	}
-	var k Key
-	err = tx.GetContext(ctx, &k, `INSERT INTO api_keys (program_id, key_hash, last4, created_by)
-		VALUES ($1, $2, $3, $4) RETURNING id, program_id, last4, created_at, rotation_marked_at, rotate_by`,
-		programID, s.Hash, s.Last4, byAccount)
+	k, plain, err := Issue(ctx, tx, programID, byAccount)
 	if err != nil {
 		return Key{}, "", err
 	}
 	if err := tx.Commit(); err != nil {
+		return Key{}, "", err
+	}
+	return k, plain, nil
+}
+
+// Issue makes a new active key for the program, in the caller's transaction if any (a program's first
+// key is issued in the transaction that creates the program), and returns its plain text once.
+func Issue(ctx context.Context, db sqlx.QueryerContext, programID, byAccount int64) (Key, string, error) {
+	s, err := secret.New(secret.ProgramKeyPrefix)
+	if err != nil {
+		return Key{}, "", err
+	}
+	var k Key
+	err = sqlx.GetContext(ctx, db, &k, `INSERT INTO api_keys (program_id, key_hash, last4, created_by)
+		VALUES ($1, $2, $3, $4) RETURNING id, program_id, last4, created_at, rotation_marked_at, rotate_by`,
+		programID, s.Hash, s.Last4, byAccount)
+	if err != nil {
 		return Key{}, "", err
 	}
 	return k, s.Plain, nil

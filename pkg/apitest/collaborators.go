@@ -89,6 +89,6 @@ func collaborators(cfg config.Config, d *dbtest.Database, logger *slog.Logger, c
 		DB: d.DB, Logger: logger, Config: cfg, Clock: clock, Limiter: limiter, Login: login, Metrics: m,
 		Tracker: f.tracker, Dashboard: f.dashboard, Devices: useragent.NewParser(4096),
 		Clicks:  clicks.NewRecorder(d.DB, logger, clicks.Writers, clicks.MaxBatch, m.ClickBatch),
-		Origins: origins.New(d.DB, clock), Stripe: &payments.Stripe{DB: d.DB, Log: logger}, Spec: f.spec,
+		Origins: origins.New(d.DB, clock), Stripe: &payments.Stripe{DB: d.DB, Log: logger, Now: clock}, Spec: f.spec,
 	}, nil
 }

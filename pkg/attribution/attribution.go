@@ -1,7 +1,7 @@
-// Package attribution resolves who a lead or a sale belongs to: the click behind a click_id, and the
-// customer behind a customer_key or a click, always within one program. First click wins: once a
-// customer is bound to a partner, later clicks never move it. Leads, sales and payment webhooks all use
-// these same functions.
+// Package attribution owns customers: it resolves who a lead or a sale belongs to (the click behind a
+// click_id, and the customer behind a customer_key or a click, always within one program) and moves a
+// customer through its statuses. First click wins: once a customer is bound to a partner, later clicks
+// never move it. Leads, sales and payment webhooks all use these same functions.
 package attribution
 
 import (
@@ -105,6 +105,26 @@ func CreateFromClick(ctx context.Context, tx *sqlx.Tx, click Click, key, email s
 		return Customer{}, fmt.Errorf("create customer: %w", err)
 	}
 	return getCustomer(ctx, tx, customerQuery+` WHERE cu.id = $1 FOR UPDATE OF cu`, id)
+}
+
+// MarkLead moves the customer to lead, keeping its email unless one is given, in the caller's
+// transaction.
+func MarkLead(ctx context.Context, tx sqlx.ExecerContext, customerID int64, email string) error {
+	if _, err := tx.ExecContext(ctx, `UPDATE customers SET status = 'lead', signed_up_at = now(),
+		email = COALESCE($2, email), updated_at = now() WHERE id = $1`, customerID, nullable(email)); err != nil {
+		return fmt.Errorf("update customer: %w", err)
+	}
+	return nil
+}
+
+// MarkConverted moves the customer to converted; a first conversion is dated at, in the caller's
+// transaction.
+func MarkConverted(ctx context.Context, tx sqlx.ExecerContext, customerID int64, at time.Time) error {
+	if _, err := tx.ExecContext(ctx, `UPDATE customers SET status = 'converted', converted_at = COALESCE(converted_at, $2),
+		updated_at = now() WHERE id = $1`, customerID, at); err != nil {
+		return fmt.Errorf("update customer: %w", err)
+	}
+	return nil
 }
 
 // WindowCheck is the attribution-window rule for a sale: until a conversion is recorded, the click must

@@ -3,6 +3,7 @@
 package clicks
 
 import (
+	"context"
 	"crypto/rand"
 	"encoding/base64"
 	"errors"
@@ -10,6 +11,8 @@ import (
 	"net/url"
 	"strings"
 	"time"
+
+	"github.com/jmoiron/sqlx"
 
 	"github.com/reftrack/reftrack/pkg/geo"
 	"github.com/reftrack/reftrack/pkg/useragent"
@@ -104,4 +107,13 @@ func clip(s string) string {
 		s = strings.ToValidUTF8(s[:maxText], "")
 	}
 	return s
+}
+
+// MarkConverted marks the click (by its row id) as converted, in the caller's transaction: its customer
+// signed up or paid.
+func MarkConverted(ctx context.Context, db sqlx.ExecerContext, clickRef int64) error {
+	if _, err := db.ExecContext(ctx, `UPDATE clicks SET converted = true WHERE id = $1 AND NOT converted`, clickRef); err != nil {
+		return fmt.Errorf("mark click converted: %w", err)
+	}
+	return nil
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/jmoiron/sqlx"
 
 	"github.com/reftrack/reftrack/pkg/attribution"
+	"github.com/reftrack/reftrack/pkg/clicks"
 	"github.com/reftrack/reftrack/pkg/programs"
 )
 
@@ -125,8 +126,7 @@ func Track(ctx context.Context, db *sqlx.DB, log *slog.Logger, in Input) (Result
 	}
 	if !res.Provisional && res.Attribution.PartnerID != nil {
 		// Dashboard counter: best effort, after the lead is safely recorded.
-		if _, err := db.ExecContext(ctx, `UPDATE partner_programs SET leads_count = leads_count + 1
-			WHERE partner_id = $1 AND program_id = $2`, *res.Attribution.PartnerID, programID); err != nil {
+		if err := programs.CountLead(ctx, db, *res.Attribution.PartnerID, programID); err != nil {
 			log.WarnContext(ctx, "lead counter not updated", "program_id", programID, "err", err)
 		}
 	}
@@ -189,13 +189,12 @@ func settle(ctx context.Context, tx *sqlx.Tx, in Input, click *attribution.Click
 			return Result{}, fmt.Errorf("record lead: %w", err)
 		}
 	}
-	if _, err := tx.ExecContext(ctx, `UPDATE customers SET status = 'lead', signed_up_at = now(),
-		email = COALESCE($2, email), updated_at = now() WHERE id = $1`, cust.ID, nullable(in.Email)); err != nil {
-		return Result{}, fmt.Errorf("update customer: %w", err)
+	if err := attribution.MarkLead(ctx, tx, cust.ID, in.Email); err != nil {
+		return Result{}, err
 	}
 	if cust.ClickRef != nil {
-		if _, err := tx.ExecContext(ctx, `UPDATE clicks SET converted = true WHERE id = $1 AND NOT converted`, *cust.ClickRef); err != nil {
-			return Result{}, fmt.Errorf("mark click converted: %w", err)
+		if err := clicks.MarkConverted(ctx, tx, *cust.ClickRef); err != nil {
+			return Result{}, err
 		}
 	}
 	res := Result{LeadID: &leadID, CustomerKey: cust.Key, ProgramID: programID,
@@ -225,6 +224,14 @@ func findOrCreateCustomer(ctx context.Context, tx *sqlx.Tx, in Input, click *att
 		}
 	}
 	return attribution.CreateFromClick(ctx, tx, *click, in.CustomerKey, in.Email, in.Test || click.IsTest)
+}
+
+// MarkConverted marks the customer's leads converted (a sale was recorded), in the caller's transaction.
+func MarkConverted(ctx context.Context, tx sqlx.ExecerContext, customerID int64) error {
+	if _, err := tx.ExecContext(ctx, `UPDATE leads SET converted = true WHERE customer_id = $1 AND NOT converted`, customerID); err != nil {
+		return fmt.Errorf("mark leads converted: %w", err)
+	}
+	return nil
 }
 
 func nullable(s string) any {

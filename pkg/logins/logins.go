@@ -7,12 +7,12 @@ import (
 	"crypto/subtle"
 	"database/sql"
 	"errors"
-	"fmt"
 	"strings"
 	"time"
 
 	"github.com/jmoiron/sqlx"
 
+	"github.com/reftrack/reftrack/pkg/accounts"
 	"github.com/reftrack/reftrack/pkg/identity"
 	"github.com/reftrack/reftrack/pkg/secret"
 )
@@ -235,8 +235,7 @@ func login(ctx context.Context, tx *sqlx.Tx, id identity.Identity) (Account, err
 		case err == nil && !id.EmailVerified:
 			return Account{}, ErrEmailTaken
 		case err == nil && a.Subject == nil:
-			if _, err := tx.ExecContext(ctx, `UPDATE accounts SET oidc_issuer = $2, oidc_subject = $3, updated_at = now() WHERE id = $1`,
-				a.ID, id.Issuer, id.Subject); err != nil {
+			if err := accounts.RecordSubject(ctx, tx, a.ID, id.Issuer, id.Subject); err != nil {
 				return Account{}, err
 			}
 		case err == nil:
@@ -253,7 +252,7 @@ func login(ctx context.Context, tx *sqlx.Tx, id identity.Identity) (Account, err
 	if a.Suspended != nil {
 		return Account{}, ErrSuspended
 	}
-	if err := linkInvitations(ctx, tx, a.ID, a.Email); err != nil {
+	if err := accounts.LinkInvitations(ctx, tx, a.ID, a.Email); err != nil {
 		return Account{}, err
 	}
 	return Account{ID: a.ID, Email: a.Email}, nil
@@ -261,30 +260,17 @@ func login(ctx context.Context, tx *sqlx.Tx, id identity.Identity) (Account, err
 
 func create(ctx context.Context, tx *sqlx.Tx, id identity.Identity) (Account, error) {
 	name := strings.TrimSpace(id.Name)
-	var acct Account
-	if err := tx.GetContext(ctx, &acct.ID, `INSERT INTO accounts (email, name, oidc_issuer, oidc_subject) VALUES ($1, $2, $3, $4) RETURNING id`,
-		id.Email, name, id.Issuer, id.Subject); err != nil {
-		return Account{}, fmt.Errorf("create account: %w", err)
+	acctID, err := accounts.Create(ctx, tx, accounts.NewAccount{Email: id.Email, Name: name, Issuer: id.Issuer, Subject: id.Subject})
+	if err != nil {
+		return Account{}, err
 	}
-	acct.Email = id.Email
 	if name == "" {
 		name = id.Email
 	}
-	var workspaceID int64
-	if err := tx.GetContext(ctx, &workspaceID, `INSERT INTO workspaces (name) VALUES ($1) RETURNING id`, name+"'s workspace"); err != nil {
-		return Account{}, fmt.Errorf("create workspace: %w", err)
+	if _, err := accounts.CreateWorkspace(ctx, tx, name+"'s workspace", acctID, id.Email); err != nil {
+		return Account{}, err
 	}
-	if _, err := tx.ExecContext(ctx, `INSERT INTO workspace_members (workspace_id, account_id, email, role) VALUES ($1, $2, $3, 'owner')`,
-		workspaceID, acct.ID, id.Email); err != nil {
-		return Account{}, fmt.Errorf("create membership: %w", err)
-	}
-	return acct, linkInvitations(ctx, tx, acct.ID, id.Email)
-}
-
-func linkInvitations(ctx context.Context, tx *sqlx.Tx, accountID int64, email string) error {
-	_, err := tx.ExecContext(ctx, `UPDATE workspace_members SET account_id = $1 WHERE lower(email) = lower($2) AND account_id IS NULL`,
-		accountID, email)
-	return err
+	return Account{ID: acctID, Email: id.Email}, accounts.LinkInvitations(ctx, tx, acctID, id.Email)
 }
 
 // Token is a minted account login token.
@@ -334,7 +320,9 @@ func Poll(ctx context.Context, db *sqlx.DB, state string, now time.Time) (string
 	return "complete", &tok, tx.Commit()
 }
 
-// MintToken issues a login token of kind (cli or dashboard) for the account.
+// MintToken issues a login token of kind (cli, dashboard, or seed for `reftrackd seed`) for the account,
+// in the caller's transaction if any. Its WorkspaceID is the account's first workspace (one it owns, if
+// any).
 func MintToken(ctx context.Context, tx sqlx.ExtContext, accountID int64, kind string, now time.Time) (Token, error) {
 	s, err := secret.New(secret.AccountTokenPrefix)
 	if err != nil {
@@ -352,14 +340,12 @@ func MintToken(ctx context.Context, tx sqlx.ExtContext, accountID int64, kind st
 	if err := sqlx.GetContext(ctx, tx, &t.Email, `SELECT email FROM accounts WHERE id = $1`, accountID); err != nil {
 		return Token{}, err
 	}
-	var ws sql.NullInt64
-	err = sqlx.GetContext(ctx, tx, &ws, `SELECT workspace_id FROM workspace_members WHERE account_id = $1
-		ORDER BY (role = 'owner') DESC, id LIMIT 1`, accountID)
-	if err != nil && !errors.Is(err, sql.ErrNoRows) {
+	ms, err := accounts.Memberships(ctx, tx, accountID)
+	if err != nil {
 		return Token{}, err
 	}
-	if ws.Valid {
-		t.WorkspaceID = &ws.Int64
+	if len(ms) > 0 {
+		t.WorkspaceID = &ms[0].WorkspaceID
 	}
 	return t, nil
 }

@@ -18,9 +18,10 @@ type stripeEvent struct {
 	} `json:"data"`
 }
 
-func (e stripeEvent) created() time.Time {
+// created is when the event happened, or now() when it does not say.
+func (e stripeEvent) created(now func() time.Time) time.Time {
 	if e.Created == 0 {
-		return time.Now()
+		return now()
 	}
 	return time.Unix(e.Created, 0)
 }

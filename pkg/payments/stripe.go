@@ -64,6 +64,8 @@ type Stripe struct {
 	Log *slog.Logger
 	// Tolerance is how old a signature's timestamp may be (default stripe-go's five minutes).
 	Tolerance time.Duration
+	// Now is the clock: a payment's time when its event carries none.
+	Now func() time.Time
 }
 
 // Handle verifies one delivery with the program's webhook secret and processes it once.
@@ -188,7 +190,7 @@ func (h handling) checkout(ctx context.Context, cs checkoutSession) (Outcome, er
 	}
 	return h.payment(ctx, payment{
 		TransactionID: cs.ID, AmountCents: cs.AmountTotal, Currency: cs.Currency, Meta: cs.Metadata, Email: email,
-		PaymentRef: cs.PaymentIntent.ID, OccurredAt: h.ev.created(), SaleType: "payment",
+		PaymentRef: cs.PaymentIntent.ID, OccurredAt: h.ev.created(h.s.Now), SaleType: "payment",
 	})
 }
 
@@ -197,7 +199,7 @@ func (h handling) checkout(ctx context.Context, cs checkoutSession) (Outcome, er
 func (h handling) invoice(ctx context.Context, in invoice) (Outcome, error) {
 	p := payment{
 		TransactionID: in.ID, AmountCents: in.AmountPaid, Currency: in.Currency, Email: in.CustomerEmail,
-		OccurredAt: h.ev.created(), SaleType: "payment", EventName: h.ev.Type,
+		OccurredAt: h.ev.created(h.s.Now), SaleType: "payment", EventName: h.ev.Type,
 	}
 	if in.StatusTransitions.PaidAt != nil && *in.StatusTransitions.PaidAt > 0 {
 		p.OccurredAt = time.Unix(*in.StatusTransitions.PaidAt, 0)

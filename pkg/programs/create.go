@@ -6,15 +6,23 @@ import (
 	"strings"
 
 	"github.com/jmoiron/sqlx"
+	"github.com/lib/pq"
 
+	"github.com/reftrack/reftrack/pkg/apikeys"
 	"github.com/reftrack/reftrack/pkg/secret"
 )
 
 // New is a program to create.
 type New struct {
-	WorkspaceID      int64
-	Name             string
-	Domain           string
+	WorkspaceID int64
+	Name        string
+	Domain      string
+	// Slug is the program's unique slug; "" derives one from the name plus a random suffix.
+	Slug string
+	// LeadAuth is LeadAuthServerRequired ("" too) or LeadAuthBrowserAllowed.
+	LeadAuth string
+	// AllowedOrigins are stored as given: the caller checks them (NormaliseOrigin).
+	AllowedOrigins   []string
 	CommissionType   string
 	CommissionRate   string // decimal text
 	CookieWindowDays *int
@@ -24,40 +32,59 @@ type New struct {
 
 // Create makes a program and its first API key in one transaction, and returns the key once.
 func Create(ctx context.Context, dbx *sqlx.DB, n New) (Program, string, error) {
-	key, err := secret.New(secret.ProgramKeyPrefix)
-	if err != nil {
-		return Program{}, "", err
-	}
-	suffix, err := secret.RandomString(6)
-	if err != nil {
-		return Program{}, "", err
-	}
 	tx, err := dbx.BeginTxx(ctx, nil)
 	if err != nil {
 		return Program{}, "", err
 	}
 	defer tx.Rollback() //nolint:errcheck // a no-op after Commit
+	p, key, err := Insert(ctx, tx, n)
+	if err != nil {
+		return Program{}, "", err
+	}
+	return p, key, tx.Commit()
+}
+
+// Insert makes a program and its first API key (issued by apikeys) in the caller's transaction, and
+// returns the key once.
+func Insert(ctx context.Context, tx sqlx.ExtContext, n New) (Program, string, error) {
+	slug := n.Slug
+	if slug == "" {
+		suffix, err := secret.RandomString(6)
+		if err != nil {
+			return Program{}, "", err
+		}
+		slug = Slug(n.Name) + "-" + strings.ToLower(suffix)
+	}
+	leadAuth := n.LeadAuth
+	if leadAuth == "" {
+		leadAuth = LeadAuthServerRequired
+	}
+	origins := n.AllowedOrigins
+	if origins == nil {
+		origins = []string{} // NULL is not an empty list
+	}
 	cookieDays := 60
 	if n.CookieWindowDays != nil {
 		cookieDays = *n.CookieWindowDays
 	}
 	var id int64
-	err = tx.GetContext(ctx, &id, `INSERT INTO programs (workspace_id, name, domain, slug, commission_type, commission_rate,
-		commission_duration_months, cookie_window_days) VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING id`,
-		n.WorkspaceID, n.Name, n.Domain, Slug(n.Name)+"-"+strings.ToLower(suffix), n.CommissionType, n.CommissionRate,
-		n.DurationMonths, cookieDays)
+	err := sqlx.GetContext(ctx, tx, &id, `INSERT INTO programs (workspace_id, name, domain, slug, lead_auth, commission_type,
+		commission_rate, commission_duration_months, cookie_window_days, allowed_origins)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) RETURNING id`,
+		n.WorkspaceID, n.Name, n.Domain, slug, leadAuth, n.CommissionType, n.CommissionRate, n.DurationMonths, cookieDays,
+		pq.Array(origins))
 	if err != nil {
 		return Program{}, "", fmt.Errorf("create program: %w", err)
 	}
-	if _, err := tx.ExecContext(ctx, `INSERT INTO api_keys (program_id, key_hash, last4, created_by) VALUES ($1, $2, $3, $4)`,
-		id, key.Hash, key.Last4, n.CreatedBy); err != nil {
+	_, key, err := apikeys.Issue(ctx, tx, id, n.CreatedBy)
+	if err != nil {
 		return Program{}, "", fmt.Errorf("create API key: %w", err)
 	}
 	p, err := Get(ctx, tx, id)
 	if err != nil {
 		return Program{}, "", err
 	}
-	return p, key.Plain, tx.Commit()
+	return p, key, nil
 }
 
 // Slug keeps lower-case letters and digits of s, joining the rest with single dashes ("program" when

@@ -1,5 +1,5 @@
-// Package programs owns a program's settings, its partners (with their partner-program relationships)
-// and its referral links.
+// Package programs owns a program's settings, its partners (with their partner-program relationships
+// and those relationships' lead and sale counters) and its referral links.
 package programs
 
 import (
@@ -155,29 +155,51 @@ func Apply(ctx context.Context, dbx *sqlx.DB, id int64, u Update) (Program, erro
 
 // Partner is a partner as seen from one program.
 type Partner struct {
-	ID               int64     `db:"id"`
-	Name             string    `db:"name"`
-	Email            string    `db:"email"`
-	ProgramID        int64     `db:"program_id"`
-	PartnerProgramID int64     `db:"partner_program_id"`
-	CreatedAt        time.Time `db:"created_at"`
+	ID               int64  `db:"id"`
+	Name             string `db:"name"`
+	Email            string `db:"email"`
+	ProgramID        int64  `db:"program_id"`
+	PartnerProgramID int64  `db:"partner_program_id"`
+	// Synthetic marks the partner `reftrack test --chain` records its chains against: never paid, and
+	// left out of partner counts and the readiness payout gate.
+	Synthetic bool      `db:"synthetic"`
+	CreatedAt time.Time `db:"created_at"`
+}
+
+// NewPartner is a partner to add to a program.
+type NewPartner struct {
+	Name  string
+	Email string
+	// Synthetic marks the synthetic chain's fixture partner.
+	Synthetic bool
 }
 
 // AddPartner creates the partner in the program's workspace (or reuses the one with that email) and its
-// partner-program relationship.
-func AddPartner(ctx context.Context, dbx *sqlx.DB, programID int64, name, email string) (Partner, error) {
+// partner-program relationship, in one transaction.
+func AddPartner(ctx context.Context, dbx *sqlx.DB, programID int64, n NewPartner) (Partner, error) {
 	tx, err := dbx.BeginTxx(ctx, nil)
 	if err != nil {
 		return Partner{}, err
 	}
 	defer tx.Rollback() //nolint:errcheck // a no-op after Commit
+	out, err := InsertPartner(ctx, tx, programID, n)
+	if err != nil {
+		return Partner{}, err
+	}
+	return out, tx.Commit()
+}
+
+// InsertPartner is AddPartner in the caller's transaction. A partner reused by a synthetic NewPartner
+// becomes synthetic; a synthetic one stays so.
+func InsertPartner(ctx context.Context, tx sqlx.ExtContext, programID int64, n NewPartner) (Partner, error) {
 	p, err := Get(ctx, tx, programID)
 	if err != nil {
 		return Partner{}, err
 	}
 	var partnerID int64
-	err = tx.GetContext(ctx, &partnerID, `INSERT INTO partners (workspace_id, name, email) VALUES ($1, $2, $3)
-		ON CONFLICT (workspace_id, lower(email)) DO UPDATE SET name = partners.name RETURNING id`, p.WorkspaceID, name, email)
+	err = sqlx.GetContext(ctx, tx, &partnerID, `INSERT INTO partners (workspace_id, name, email, synthetic) VALUES ($1, $2, $3, $4)
+		ON CONFLICT (workspace_id, lower(email)) DO UPDATE SET name = partners.name, synthetic = partners.synthetic OR EXCLUDED.synthetic
+		RETURNING id`, p.WorkspaceID, n.Name, n.Email, n.Synthetic)
 	if err != nil {
 		return Partner{}, fmt.Errorf("create partner: %w", err)
 	}
@@ -186,13 +208,31 @@ func AddPartner(ctx context.Context, dbx *sqlx.DB, programID int64, name, email 
 		return Partner{}, fmt.Errorf("create partner-program relationship: %w", err)
 	}
 	var out Partner
-	if err := tx.GetContext(ctx, &out, partnerQuery+` WHERE pp.program_id = $1 AND pa.id = $2`, programID, partnerID); err != nil {
-		return Partner{}, err
-	}
-	return out, tx.Commit()
+	err = sqlx.GetContext(ctx, tx, &out, partnerQuery+` WHERE pp.program_id = $1 AND pa.id = $2`, programID, partnerID)
+	return out, err
 }
 
-const partnerQuery = `SELECT pa.id, pa.name, pa.email, pp.program_id, pp.id AS partner_program_id, pa.created_at
+// CountLead adds a lead to the partner's dashboard counter in the program. Callers count after the lead
+// has committed, best effort.
+func CountLead(ctx context.Context, db sqlx.ExecerContext, partnerID, programID int64) error {
+	_, err := db.ExecContext(ctx, `UPDATE partner_programs SET leads_count = leads_count + 1
+		WHERE partner_id = $1 AND program_id = $2`, partnerID, programID)
+	return err
+}
+
+// CountSale adds a sale to the partner-program relationship's dashboard counter. Callers count after the
+// sale has committed, best effort.
+func CountSale(ctx context.Context, db sqlx.ExecerContext, partnerProgramID int64) error {
+	_, err := db.ExecContext(ctx, `UPDATE partner_programs SET sales_count = sales_count + 1 WHERE id = $1`, partnerProgramID)
+	return err
+}
+
+// RealPartners is a scalar subquery that counts the real partners of the program aliased p in the
+// enclosing query: active partner-program relationships of partners that are not synthetic.
+const RealPartners = `(SELECT count(*) FROM partner_programs pp JOIN partners pa ON pa.id = pp.partner_id
+	WHERE pp.program_id = p.id AND pp.status = 'active' AND NOT pa.synthetic)`
+
+const partnerQuery = `SELECT pa.id, pa.name, pa.email, pp.program_id, pp.id AS partner_program_id, pa.synthetic, pa.created_at
 	FROM partners pa JOIN partner_programs pp ON pp.partner_id = pa.id`
 
 // Partners lists the program's partners.
@@ -291,6 +331,15 @@ func InsertLink(ctx context.Context, q sqlx.QueryerContext, programID, partnerID
 	return 0, "", errors.New("create referral link: no free short link after 5 draws")
 }
 
+// EnsureLink points the referral link shortLink at the partner in the program and switches it on,
+// creating it when it does not exist (the synthetic chain's fixture link).
+func EnsureLink(ctx context.Context, db sqlx.ExecerContext, programID, partnerID int64, shortLink string) error {
+	_, err := db.ExecContext(ctx, `INSERT INTO referral_links (short_link, partner_id, program_id) VALUES ($1, $2, $3)
+		ON CONFLICT (short_link) DO UPDATE SET enabled = true, partner_id = EXCLUDED.partner_id, program_id = EXCLUDED.program_id, updated_at = now()`,
+		shortLink, partnerID, programID)
+	return err
+}
+
 // SetLinkEnabled turns a referral link on or off.
 func SetLinkEnabled(ctx context.Context, dbx *sqlx.DB, id int64, enabled bool) (Link, error) {
 	res, err := dbx.ExecContext(ctx, `UPDATE referral_links SET enabled = $2, updated_at = now() WHERE id = $1`, id, enabled)
@@ -305,17 +354,23 @@ func SetLinkEnabled(ctx context.Context, dbx *sqlx.DB, id int64, enabled bool) (
 
 // Summary is a program as a list of an account's programs shows it.
 type Summary struct {
-	ID          int64  `db:"id"`
-	Name        string `db:"name"`
-	Domain      string `db:"domain"`
-	Status      string `db:"status"`
-	WorkspaceID int64  `db:"workspace_id"`
+	ID             int64     `db:"id"`
+	Name           string    `db:"name"`
+	Domain         string    `db:"domain"`
+	Status         string    `db:"status"`
+	WorkspaceID    int64     `db:"workspace_id"`
+	CommissionType string    `db:"commission_type"`
+	CommissionRate string    `db:"commission_rate"` // decimal text
+	Partners       int       `db:"partners"`        // real partners (RealPartners)
+	CreatedAt      time.Time `db:"created_at"`
 }
 
 // OfAccount lists the programs of the workspaces the account belongs to, oldest first.
 func OfAccount(ctx context.Context, q sqlx.QueryerContext, accountID int64) ([]Summary, error) {
 	list := []Summary{}
-	err := sqlx.SelectContext(ctx, q, &list, `SELECT p.id, p.name, p.domain, p.status, p.workspace_id FROM programs p
-		JOIN workspace_members m ON m.workspace_id = p.workspace_id WHERE m.account_id = $1 ORDER BY p.created_at, p.id`, accountID)
+	err := sqlx.SelectContext(ctx, q, &list, `SELECT p.id, p.name, p.domain, p.status, p.workspace_id, p.commission_type,
+		p.commission_rate::text AS commission_rate, `+RealPartners+` AS partners, p.created_at
+		FROM programs p JOIN workspace_members m ON m.workspace_id = p.workspace_id
+		WHERE m.account_id = $1 ORDER BY p.created_at, p.id`, accountID)
 	return list, err
 }

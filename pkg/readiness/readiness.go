@@ -11,6 +11,7 @@ import (
 	"github.com/jmoiron/sqlx"
 
 	"github.com/reftrack/reftrack/pkg/apikeys"
+	"github.com/reftrack/reftrack/pkg/programs"
 )
 
 // Gate and check statuses.
@@ -82,12 +83,14 @@ type facts struct {
 	CommissionOK bool       `db:"commission_ok"`
 }
 
-// Compute reads everything in one query (real events only: test events and bots do not count).
+// Compute reads everything in one query (real events only: test events and bots do not count; real
+// partners only: the synthetic chain's partner and its link do not pass the payout gate).
 func Compute(ctx context.Context, db *sqlx.DB, programID int64) (Report, error) {
 	var f facts
 	err := db.GetContext(ctx, &f, `SELECT p.name, p.domain, cardinality(p.allowed_origins) AS origins,
-		(SELECT count(*) FROM partner_programs WHERE program_id = p.id AND status = 'active') AS partners,
-		(SELECT count(*) FROM referral_links WHERE program_id = p.id AND enabled AND partner_id IS NOT NULL) AS active_links,
+		`+programs.RealPartners+` AS partners,
+		(SELECT count(*) FROM referral_links l JOIN partners pa ON pa.id = l.partner_id
+		 WHERE l.program_id = p.id AND l.enabled AND NOT pa.synthetic) AS active_links,
 		EXISTS (SELECT 1 FROM processor_connections WHERE program_id = p.id) AS processor,
 		(SELECT max(click_timestamp) FROM clicks WHERE program_id = p.id AND NOT is_test AND NOT is_bot) AS last_click,
 		(SELECT max(lead_timestamp) FROM leads WHERE program_id = p.id AND NOT is_test AND status = 'settled') AS last_lead,
@@ -188,4 +191,28 @@ func Compute(ctx context.Context, db *sqlx.DB, programID int64) (Report, error) 
 		r.State = "live_verified"
 	}
 	return r, nil
+}
+
+// Activity is what `reftrack status` shows of a program: events since a time (test events left out),
+// real partners, pending commissions and whether its DNS is verified.
+type Activity struct {
+	DNSVerified        bool `db:"dns"`
+	Clicks             int  `db:"clicks"`
+	Leads              int  `db:"leads"`
+	Sales              int  `db:"sales"`
+	ActivePartners     int  `db:"partners"`
+	PendingCommissions int  `db:"pending"`
+}
+
+// RecentActivity reads the program's Activity since a time.
+func RecentActivity(ctx context.Context, q sqlx.QueryerContext, programID int64, since time.Time) (Activity, error) {
+	var a Activity
+	err := sqlx.GetContext(ctx, q, &a, `SELECT p.dns_verified_at IS NOT NULL AS dns,
+		(SELECT count(*) FROM clicks WHERE program_id = p.id AND click_timestamp > $2 AND NOT is_test) AS clicks,
+		(SELECT count(*) FROM leads WHERE program_id = p.id AND lead_timestamp > $2 AND NOT is_test) AS leads,
+		(SELECT count(*) FROM sales WHERE program_id = p.id AND sale_date > $2 AND NOT is_test) AS sales,
+		`+programs.RealPartners+` AS partners,
+		(SELECT count(*) FROM commissions WHERE program_id = p.id AND status = 'pending' AND NOT is_test) AS pending
+		FROM programs p WHERE p.id = $1`, programID, since)
+	return a, err
 }

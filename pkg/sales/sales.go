@@ -14,7 +14,9 @@ import (
 	"github.com/jmoiron/sqlx"
 
 	"github.com/reftrack/reftrack/pkg/attribution"
+	"github.com/reftrack/reftrack/pkg/clicks"
 	"github.com/reftrack/reftrack/pkg/commission"
+	"github.com/reftrack/reftrack/pkg/leads"
 	"github.com/reftrack/reftrack/pkg/programs"
 )
 
@@ -25,6 +27,8 @@ var (
 	ErrNoPartnerProgram = errors.New("no partner-program relationship for this customer")
 	ErrNoPartner        = errors.New("customer has no partner")
 	ErrProgramNotFound  = errors.New("program not found")
+	// ErrOccurredAtRequired is a caller's mistake: Input.OccurredAt must be set.
+	ErrOccurredAtRequired = errors.New("sale input without occurred_at")
 )
 
 // DuplicateError means the transaction_id is already recorded.
@@ -58,7 +62,7 @@ type Input struct {
 	Currency             string
 	CustomerKey          string
 	ClickID              string
-	OccurredAt           time.Time // zero: now
+	OccurredAt           time.Time // required: the caller's clock when the sale names no time
 	Provider             string
 	ProviderPaymentID    string
 	Livemode             *bool
@@ -102,7 +106,7 @@ func Record(ctx context.Context, dbx *sqlx.DB, log *slog.Logger, in Input) (Resu
 		return Result{}, err
 	}
 	if in.OccurredAt.IsZero() {
-		in.OccurredAt = time.Now()
+		return Result{}, ErrOccurredAtRequired
 	}
 	if in.SaleType == "" {
 		in.SaleType = "payment"
@@ -170,23 +174,22 @@ func Record(ctx context.Context, dbx *sqlx.DB, log *slog.Logger, in Input) (Resu
 		}
 		res.Commission = &c
 	}
-	if _, err := tx.ExecContext(ctx, `UPDATE customers SET status = 'converted', converted_at = COALESCE(converted_at, $2),
-		updated_at = now() WHERE id = $1`, cust.ID, in.OccurredAt); err != nil {
-		return Result{}, fmt.Errorf("update customer: %w", err)
+	if err := attribution.MarkConverted(ctx, tx, cust.ID, in.OccurredAt); err != nil {
+		return Result{}, err
 	}
-	if _, err := tx.ExecContext(ctx, `UPDATE leads SET converted = true WHERE customer_id = $1 AND NOT converted`, cust.ID); err != nil {
-		return Result{}, fmt.Errorf("mark leads converted: %w", err)
+	if err := leads.MarkConverted(ctx, tx, cust.ID); err != nil {
+		return Result{}, err
 	}
 	if cust.ClickRef != nil {
-		if _, err := tx.ExecContext(ctx, `UPDATE clicks SET converted = true WHERE id = $1 AND NOT converted`, *cust.ClickRef); err != nil {
-			return Result{}, fmt.Errorf("mark click converted: %w", err)
+		if err := clicks.MarkConverted(ctx, tx, *cust.ClickRef); err != nil {
+			return Result{}, err
 		}
 	}
 	if err := tx.Commit(); err != nil {
 		return Result{}, err
 	}
 	// Dashboard counter: best effort, after the sale is safely recorded.
-	if _, err := dbx.ExecContext(ctx, `UPDATE partner_programs SET sales_count = sales_count + 1 WHERE id = $1`, *cust.PartnerProgramID); err != nil {
+	if err := programs.CountSale(ctx, dbx, *cust.PartnerProgramID); err != nil {
 		log.WarnContext(ctx, "sale counter not updated", "program_id", in.ProgramID, "sale_id", res.SaleID, "err", err)
 	}
 	return res, nil

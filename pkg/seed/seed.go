@@ -1,6 +1,7 @@
 // Package seed creates a complete, working program in one transaction: an account with a login token,
 // its workspace (owner), a program with an API key, a partner with its partner-program relationship and
-// a referral link. `reftrackd seed` and `make run`'s demo use it.
+// a referral link. `reftrackd seed` and `make run`'s demo use it. It writes nothing itself: every row is
+// made by the package that owns its table (accounts, logins, programs and, through it, apikeys).
 package seed
 
 import (
@@ -11,8 +12,9 @@ import (
 	"time"
 
 	"github.com/jmoiron/sqlx"
-	"github.com/lib/pq"
 
+	"github.com/reftrack/reftrack/pkg/accounts"
+	"github.com/reftrack/reftrack/pkg/logins"
 	"github.com/reftrack/reftrack/pkg/programs"
 	"github.com/reftrack/reftrack/pkg/secret"
 )
@@ -35,6 +37,8 @@ type Options struct {
 	// CommissionType and CommissionRate; default "percent" and "20".
 	CommissionType string
 	CommissionRate string
+	// Now starts the account token's 90 days; default the current time.
+	Now time.Time
 }
 
 // Result is what `reftrackd seed --json` prints.
@@ -49,9 +53,6 @@ type Result struct {
 	ShortLink    string `json:"short_link"`
 	AffiliateURL string `json:"affiliate_url"`
 }
-
-// AccountTokenTTL is how long an account login token is valid.
-const AccountTokenTTL = 90 * 24 * time.Hour
 
 func (o *Options) defaults() error {
 	if o.Email == "" {
@@ -82,12 +83,8 @@ func (o *Options) defaults() error {
 			return fmt.Errorf("origin must look like https://www.example.com, got %q", origin)
 		}
 	}
-	if o.Slug == "" {
-		r, err := secret.RandomString(6)
-		if err != nil {
-			return err
-		}
-		o.Slug = programs.Slug(o.ProgramName) + "-" + strings.ToLower(r)
+	if o.Now.IsZero() {
+		o.Now = time.Now()
 	}
 	return nil
 }
@@ -106,67 +103,37 @@ func Run(ctx context.Context, db *sqlx.DB, opts Options) (Result, error) {
 		origins[i] = strings.TrimRight(o, "/")
 	}
 
-	key, err := secret.New(secret.ProgramKeyPrefix)
-	if err != nil {
-		return Result{}, err
-	}
-	token, err := secret.New(secret.AccountTokenPrefix)
-	if err != nil {
-		return Result{}, err
-	}
-
 	tx, err := db.BeginTxx(ctx, nil)
 	if err != nil {
 		return Result{}, err
 	}
 	defer tx.Rollback() //nolint:errcheck // a no-op after Commit
 
-	r := Result{AccountEmail: opts.Email, AccountToken: token.Plain, APIKey: key.Plain}
-	var accountID, partnerProgramID int64
-	steps := []struct {
-		what string
-		dest *int64
-		q    string
-		args []any
-	}{
-		{"account", &accountID, `INSERT INTO accounts (email, name) VALUES ($1, $2) RETURNING id`,
-			[]any{opts.Email, "Seed account"}},
-		{"workspace", &r.AdvertiserID, `INSERT INTO workspaces (name) VALUES ($1) RETURNING id`,
-			[]any{opts.ProgramName + " workspace"}},
+	r := Result{AccountEmail: opts.Email}
+	accountID, err := accounts.Create(ctx, tx, accounts.NewAccount{Email: opts.Email, Name: "Seed account"})
+	if err != nil {
+		return Result{}, err
 	}
-	for _, s := range steps {
-		if err := tx.GetContext(ctx, s.dest, s.q, s.args...); err != nil {
-			return Result{}, fmt.Errorf("create %s: %w", s.what, err)
-		}
+	if r.AdvertiserID, err = accounts.CreateWorkspace(ctx, tx, opts.ProgramName+" workspace", accountID, opts.Email); err != nil {
+		return Result{}, err
 	}
-	if _, err := tx.ExecContext(ctx, `INSERT INTO workspace_members (workspace_id, account_id, email, role)
-		VALUES ($1, $2, $3, 'owner')`, r.AdvertiserID, accountID, opts.Email); err != nil {
-		return Result{}, fmt.Errorf("create membership: %w", err)
-	}
-	if _, err := tx.ExecContext(ctx, `INSERT INTO login_tokens (account_id, kind, token_hash, last4, expires_at)
-		VALUES ($1, 'seed', $2, $3, now() + $4 * interval '1 second')`,
-		accountID, token.Hash, token.Last4, int64(AccountTokenTTL/time.Second)); err != nil {
+	token, err := logins.MintToken(ctx, tx, accountID, "seed", opts.Now)
+	if err != nil {
 		return Result{}, fmt.Errorf("create login token: %w", err)
 	}
-	if err := tx.GetContext(ctx, &r.ProgramID, `INSERT INTO programs
-		(workspace_id, name, domain, slug, lead_auth, commission_type, commission_rate, allowed_origins)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING id`,
-		r.AdvertiserID, opts.ProgramName, site.Host, opts.Slug, opts.LeadAuth, opts.CommissionType,
-		opts.CommissionRate, pq.Array(origins)); err != nil {
-		return Result{}, fmt.Errorf("create program: %w", err)
+	r.AccountToken = token.Plain
+	program, key, err := programs.Insert(ctx, tx, programs.New{WorkspaceID: r.AdvertiserID, Name: opts.ProgramName,
+		Domain: site.Host, Slug: opts.Slug, LeadAuth: opts.LeadAuth, AllowedOrigins: origins,
+		CommissionType: opts.CommissionType, CommissionRate: opts.CommissionRate, CreatedBy: accountID})
+	if err != nil {
+		return Result{}, err
 	}
-	if _, err := tx.ExecContext(ctx, `INSERT INTO api_keys (program_id, key_hash, last4, created_by)
-		VALUES ($1, $2, $3, $4)`, r.ProgramID, key.Hash, key.Last4, accountID); err != nil {
-		return Result{}, fmt.Errorf("create API key: %w", err)
+	r.ProgramID, r.APIKey = program.ID, key
+	partner, err := programs.InsertPartner(ctx, tx, r.ProgramID, programs.NewPartner{Name: "Seed partner", Email: "partner+" + opts.Email})
+	if err != nil {
+		return Result{}, err
 	}
-	if err := tx.GetContext(ctx, &r.PartnerID, `INSERT INTO partners (workspace_id, name, email)
-		VALUES ($1, 'Seed partner', $2) RETURNING id`, r.AdvertiserID, "partner+"+opts.Email); err != nil {
-		return Result{}, fmt.Errorf("create partner: %w", err)
-	}
-	if err := tx.GetContext(ctx, &partnerProgramID, `INSERT INTO partner_programs (partner_id, program_id)
-		VALUES ($1, $2) RETURNING id`, r.PartnerID, r.ProgramID); err != nil {
-		return Result{}, fmt.Errorf("create partner-program relationship: %w", err)
-	}
+	r.PartnerID = partner.ID
 	if r.LinkID, r.ShortLink, err = programs.InsertLink(ctx, tx, r.ProgramID, r.PartnerID, ""); err != nil {
 		return Result{}, err
 	}

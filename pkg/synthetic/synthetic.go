@@ -22,9 +22,6 @@ import (
 	"github.com/reftrack/reftrack/pkg/secret"
 )
 
-// PartnerEmailPattern matches the synthetic partners' emails (SQL LIKE), which partner counts leave out.
-const PartnerEmailPattern = `synthetic+%@reftrack.test`
-
 // ChainsPerHour caps synthetic chains per program.
 const ChainsPerHour = 10
 
@@ -57,20 +54,20 @@ type Fixture struct {
 	ShortLink string
 }
 
-// fixture creates (or refreshes: re-enables) the program's synthetic partner and referral link.
+// fixture creates (or refreshes: re-enables) the program's synthetic partner (marked synthetic: never
+// paid, left out of partner counts) and referral link.
 func (r *Runner) fixture(ctx context.Context, programID int64) (Fixture, error) {
 	p, err := programs.Get(ctx, r.DB, programID)
 	if err != nil {
 		return Fixture{}, err
 	}
-	partner, err := programs.AddPartner(ctx, r.DB, programID, "reftrack synthetic partner", "synthetic+"+strconv.FormatInt(programID, 10)+"@reftrack.test")
+	partner, err := programs.AddPartner(ctx, r.DB, programID, programs.NewPartner{Name: "reftrack synthetic partner",
+		Email: "synthetic+" + strconv.FormatInt(programID, 10) + "@reftrack.test", Synthetic: true})
 	if err != nil {
 		return Fixture{}, err
 	}
 	short := "rt-synthetic-" + strconv.FormatInt(programID, 10)
-	if _, err := r.DB.ExecContext(ctx, `INSERT INTO referral_links (short_link, partner_id, program_id) VALUES ($1, $2, $3)
-		ON CONFLICT (short_link) DO UPDATE SET enabled = true, partner_id = EXCLUDED.partner_id, program_id = EXCLUDED.program_id, updated_at = now()`,
-		short, partner.ID, programID); err != nil {
+	if err := programs.EnsureLink(ctx, r.DB, programID, partner.ID, short); err != nil {
 		return Fixture{}, fmt.Errorf("synthetic link: %w", err)
 	}
 	return Fixture{Program: p, PartnerID: partner.ID, ShortLink: short}, nil
@@ -131,7 +128,7 @@ func (r *Runner) One(ctx context.Context, programID int64, eventType string) (Si
 		return out, nil
 	}
 	s, err := sales.Record(ctx, r.DB, r.Log, sales.Input{ProgramID: programID, TransactionID: "test_txn_" + strconv.FormatInt(r.Now().UnixNano(), 10),
-		AmountCents: 1000, Currency: "USD", CustomerKey: key, Test: true, Source: sales.SourceCLITest})
+		AmountCents: 1000, Currency: "USD", CustomerKey: key, OccurredAt: r.Now(), Test: true, Source: sales.SourceCLITest})
 	if err != nil {
 		return Single{}, err
 	}
@@ -183,7 +180,7 @@ func (r *Runner) RunChain(ctx context.Context, programID int64) (Chain, error) {
 	if err == nil {
 		ch.Lead = verdict(l.Attribution.PartnerID, f.PartnerID)
 		s, err := sales.Record(ctx, r.DB, r.Log, sales.Input{ProgramID: programID, TransactionID: "test_txn_" + strconv.FormatInt(r.Now().UnixNano(), 10),
-			AmountCents: 1000, Currency: "USD", CustomerKey: ch.CustomerKey, Test: true, Source: sales.SourceCLITest})
+			AmountCents: 1000, Currency: "USD", CustomerKey: ch.CustomerKey, OccurredAt: r.Now(), Test: true, Source: sales.SourceCLITest})
 		switch {
 		case err == nil && s.Window.Expired:
 			ch.Sale = Unattributed

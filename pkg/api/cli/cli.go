@@ -111,12 +111,8 @@ func (h *CLI) CliInit(ctx context.Context, req gen.CliInitRequestObject) (gen.Cl
 	if err != nil {
 		return nil, err
 	}
-	var workspaces []struct {
-		ID   int64  `db:"workspace_id"`
-		Role string `db:"role"`
-	}
-	if err := h.DB.SelectContext(ctx, &workspaces, `SELECT workspace_id, role FROM workspace_members WHERE account_id = $1
-		ORDER BY (role = 'owner') DESC, id`, a.ID); err != nil {
+	workspaces, err := accounts.Memberships(ctx, h.DB, a.ID)
+	if err != nil {
 		return nil, err
 	}
 	if len(workspaces) == 0 {
@@ -130,7 +126,7 @@ func (h *CLI) CliInit(ctx context.Context, req gen.CliInitRequestObject) (gen.Cl
 	if id, present, ok := body.ID("advertiser_id"); present {
 		found := false
 		for _, w := range workspaces {
-			if ok && w.ID == id {
+			if ok && w.WorkspaceID == id {
 				workspace, found = w, true
 			}
 		}
@@ -156,7 +152,7 @@ func (h *CLI) CliInit(ctx context.Context, req gen.CliInitRequestObject) (gen.Cl
 	if !ok {
 		return nil, apierr.Invalid("commission_rate must be a positive number")
 	}
-	n := programs.New{WorkspaceID: workspace.ID, Name: strings.TrimSpace(name), Domain: strings.TrimSpace(domain),
+	n := programs.New{WorkspaceID: workspace.WorkspaceID, Name: strings.TrimSpace(name), Domain: strings.TrimSpace(domain),
 		CommissionType: ctype, CommissionRate: rate, CreatedBy: a.ID}
 	if v, present, ok := body.Int("cookie_duration"); present {
 		if !ok || v < 1 || v > 3650 {
@@ -205,21 +201,8 @@ func (h *CLI) CliListPrograms(ctx context.Context, _ gen.CliListProgramsRequestO
 	if err != nil {
 		return nil, err
 	}
-	var rows []struct {
-		ID        int64     `db:"id"`
-		Name      string    `db:"name"`
-		Domain    string    `db:"domain"`
-		Status    string    `db:"status"`
-		Type      string    `db:"commission_type"`
-		Rate      string    `db:"commission_rate"`
-		Partners  int       `db:"partners"`
-		CreatedAt time.Time `db:"created_at"`
-	}
-	if err := h.DB.SelectContext(ctx, &rows, `SELECT p.id, p.name, p.domain, p.status, p.commission_type, p.commission_rate::text,
-		(SELECT count(*) FROM partner_programs pp JOIN partners pa ON pa.id = pp.partner_id
-		 WHERE pp.program_id = p.id AND pp.status = 'active' AND pa.email NOT LIKE $2) AS partners, p.created_at
-		FROM programs p JOIN workspace_members m ON m.workspace_id = p.workspace_id
-		WHERE m.account_id = $1 ORDER BY p.created_at, p.id`, a.ID, `synthetic+%@reftrack.test`); err != nil {
+	rows, err := programs.OfAccount(ctx, h.DB, a.ID)
+	if err != nil {
 		return nil, err
 	}
 	out := gen.CliProgramsResponse{}
@@ -235,7 +218,7 @@ func (h *CLI) CliListPrograms(ctx context.Context, _ gen.CliListProgramsRequestO
 	for i, r := range rows {
 		d := &out.Data[i]
 		d.Id, d.Name, d.Domain, d.Status, d.Partners, d.CreatedAt = r.ID, r.Name, r.Domain, r.Status, r.Partners, r.CreatedAt.UTC()
-		d.Commission = commissionDisplay(r.Type, r.Rate)
+		d.Commission = commissionDisplay(r.CommissionType, r.CommissionRate)
 	}
 	return gen.CliListPrograms200JSONResponse{Body: out}, nil
 }

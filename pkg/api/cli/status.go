@@ -13,6 +13,7 @@ import (
 	"github.com/reftrack/reftrack/pkg/apierr"
 	"github.com/reftrack/reftrack/pkg/payments"
 	"github.com/reftrack/reftrack/pkg/programs"
+	"github.com/reftrack/reftrack/pkg/readiness"
 	"github.com/reftrack/reftrack/pkg/synthetic"
 )
 
@@ -29,29 +30,13 @@ func (h *CLI) CliStatus(ctx context.Context, req gen.CliStatusRequestObject) (ge
 	out := gen.CliStatusResponse{Warnings: wire.Warnings(ctx)}
 	d := &out.Data
 	d.ProgramId, d.Name, d.Domain = p.ID, p.Name, p.Domain
-	since := h.Now().Add(-24 * time.Hour)
-	var counts struct {
-		DNS      bool `db:"dns"`
-		Clicks   int  `db:"clicks"`
-		Leads    int  `db:"leads"`
-		Sales    int  `db:"sales"`
-		Partners int  `db:"partners"`
-		Pending  int  `db:"pending"`
-	}
-	if err := h.DB.GetContext(ctx, &counts, `SELECT
-		(SELECT dns_verified_at IS NOT NULL FROM programs WHERE id = $1) AS dns,
-		(SELECT count(*) FROM clicks WHERE program_id = $1 AND click_timestamp > $2 AND NOT is_test) AS clicks,
-		(SELECT count(*) FROM leads WHERE program_id = $1 AND lead_timestamp > $2 AND NOT is_test) AS leads,
-		(SELECT count(*) FROM sales WHERE program_id = $1 AND sale_date > $2 AND NOT is_test) AS sales,
-		(SELECT count(*) FROM partner_programs pp JOIN partners pa ON pa.id = pp.partner_id
-		 WHERE pp.program_id = $1 AND pp.status = 'active' AND pa.email NOT LIKE $3) AS partners,
-		(SELECT count(*) FROM commissions WHERE program_id = $1 AND status = 'pending' AND NOT is_test) AS pending`,
-		programID, since, `synthetic+%@reftrack.test`); err != nil {
+	counts, err := readiness.RecentActivity(ctx, h.DB, programID, h.Now().Add(-24*time.Hour))
+	if err != nil {
 		return nil, err
 	}
-	d.DnsVerified = counts.DNS
+	d.DnsVerified = counts.DNSVerified
 	d.RecentEvents.Clicks24h, d.RecentEvents.Leads24h, d.RecentEvents.Sales24h = counts.Clicks, counts.Leads, counts.Sales
-	d.ActivePartners, d.PendingCommissions = counts.Partners, counts.Pending
+	d.ActivePartners, d.PendingCommissions = counts.ActivePartners, counts.PendingCommissions
 	c, err := payments.Get(ctx, h.DB, programID, payments.ProviderStripe)
 	switch {
 	case err == nil:

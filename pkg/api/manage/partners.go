@@ -13,7 +13,8 @@ import (
 )
 
 func wirePartner(p programs.Partner) gen.Partner {
-	return gen.Partner{Id: p.ID, Name: p.Name, Email: p.Email, ProgramId: p.ProgramID, PartnerProgramId: p.PartnerProgramID, CreatedAt: p.CreatedAt}
+	return gen.Partner{Id: p.ID, Name: p.Name, Email: p.Email, ProgramId: p.ProgramID, PartnerProgramId: p.PartnerProgramID,
+		Synthetic: p.Synthetic, CreatedAt: p.CreatedAt}
 }
 
 // ListPartners lists a program's partners.
@@ -37,7 +38,7 @@ func (h *Management) CreatePartner(ctx context.Context, req gen.CreatePartnerReq
 	if _, _, err := h.programAccess(ctx, req.ProgramId, accounts.ActionPartnersWrite); err != nil {
 		return nil, err
 	}
-	p, err := programs.AddPartner(ctx, h.DB, req.ProgramId, req.Body.Name, string(req.Body.Email))
+	p, err := programs.AddPartner(ctx, h.DB, req.ProgramId, programs.NewPartner{Name: req.Body.Name, Email: string(req.Body.Email)})
 	if err != nil {
 		return nil, err
 	}

@@ -263,7 +263,7 @@
         var p = partners[l.partner_id];
         var tr = el("tr", { "data-link": l.short_link });
         var who = p ? p.name + " <" + p.email + ">" : "";
-        if (p && /^synthetic\+\d+@reftrack\.test$/.test(p.email)) who += " — used by reftrack test --chain";
+        if (p && p.synthetic) who += " — used by reftrack test --chain";
         tr.appendChild(el("td", {}, who));
         tr.appendChild(el("td", {}, l.short_link));
         tr.appendChild(el("td", { "class": "details" }, l.referral_url));

@@ -1,0 +1,169 @@
+package readiness_test
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"testing"
+	"time"
+
+	"github.com/reftrack/reftrack/pkg/accounts"
+	"github.com/reftrack/reftrack/pkg/clicks"
+	"github.com/reftrack/reftrack/pkg/dbtest"
+	"github.com/reftrack/reftrack/pkg/leads"
+	"github.com/reftrack/reftrack/pkg/programs"
+	"github.com/reftrack/reftrack/pkg/readiness"
+	"github.com/reftrack/reftrack/pkg/sales"
+	"github.com/reftrack/reftrack/pkg/synthetic"
+)
+
+func quiet() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
+
+// fixture is a program as `reftrack init` makes it (no partner yet), with the recorders that the
+// synthetic chain and real events go through.
+type fixture struct {
+	db      *dbtest.Database
+	program programs.Program
+	clicks  *clicks.Recorder
+}
+
+func newFixture(t *testing.T) fixture {
+	t.Helper()
+	ctx := context.Background()
+	d := dbtest.New(t)
+	account, err := accounts.Create(ctx, d.DB, accounts.NewAccount{Email: "brand@example.com", Name: "Brand"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ws, err := accounts.CreateWorkspace(ctx, d.DB, "Brand's workspace", account, "brand@example.com")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, _, err := programs.Create(ctx, d.DB, programs.New{WorkspaceID: ws, Name: "Shop", Domain: "shop.example.com",
+		CommissionType: "percent", CommissionRate: "20", CreatedBy: account})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := clicks.NewRecorder(d.DB, quiet(), 1, 8, nil)
+	t.Cleanup(rec.Close)
+	return fixture{db: d, program: p, clicks: rec}
+}
+
+func (f fixture) chain(t *testing.T) {
+	t.Helper()
+	r := &synthetic.Runner{DB: f.db.DB, Log: quiet(), Click: f.clicks.Record, Now: time.Now}
+	ch, err := r.RunChain(context.Background(), f.program.ID)
+	if err != nil || !ch.Attributed() {
+		t.Fatalf("chain: %+v, %v", ch, err)
+	}
+}
+
+func (f fixture) report(t *testing.T) readiness.Report {
+	t.Helper()
+	r, err := readiness.Compute(context.Background(), f.db.DB, f.program.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+func blocker(r readiness.Report) string {
+	if r.Blocker == nil {
+		return ""
+	}
+	return *r.Blocker
+}
+
+// The payout gate wants a real partner with a link: the synthetic chain's partner and link (never paid)
+// do not count.
+func TestPayoutGateCountsRealPartnersOnly(t *testing.T) {
+	ctx := context.Background()
+	f := newFixture(t)
+	payout := func(when, want string) {
+		t.Helper()
+		r := f.report(t)
+		if got := r.Gates["payout"].Status; got != want {
+			t.Errorf("%s: payout gate %s, want %s", when, got, want)
+		}
+		if want == readiness.Fail && (r.State != "configuring" || blocker(r) != "payout") {
+			t.Errorf("%s: state %s, blocker %q; want configuring, blocked by payout", when, r.State, blocker(r))
+		}
+	}
+	payout("no partner", readiness.Fail)
+
+	f.chain(t)
+	list, err := programs.Partners(ctx, f.db.DB, f.program.ID)
+	if err != nil || len(list) != 1 || !list[0].Synthetic {
+		t.Fatalf("partners after the chain = %+v, %v; want the synthetic one", list, err)
+	}
+	payout("only the synthetic partner, with its enabled link", readiness.Fail)
+
+	real, err := programs.AddPartner(ctx, f.db.DB, f.program.ID, programs.NewPartner{Name: "Pat", Email: "pat@example.com"})
+	if err != nil || real.Synthetic {
+		t.Fatalf("real partner = %+v, %v", real, err)
+	}
+	payout("a real partner without a link", readiness.Fail)
+
+	link, err := programs.CreateLink(ctx, f.db.DB, f.program.ID, real.ID, "pat")
+	if err != nil {
+		t.Fatal(err)
+	}
+	payout("a real partner with a link", readiness.Pass)
+	if r := f.report(t); r.State != "ready" || blocker(r) != "tracking" {
+		t.Errorf("with a real partner: state %s, blocker %q; want ready, blocked by tracking", r.State, blocker(r))
+	}
+
+	if _, err := programs.SetLinkEnabled(ctx, f.db.DB, link.ID, false); err != nil {
+		t.Fatal(err)
+	}
+	payout("the real partner's link switched off", readiness.Fail)
+}
+
+// What `reftrack status` shows: real events since the time asked, real partners, pending commissions.
+func TestRecentActivity(t *testing.T) {
+	ctx := context.Background()
+	f := newFixture(t)
+	activity := func(since time.Time) readiness.Activity {
+		t.Helper()
+		a, err := readiness.RecentActivity(ctx, f.db.DB, f.program.ID, since)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return a
+	}
+	dayAgo := time.Now().Add(-24 * time.Hour)
+
+	f.chain(t) // test events and the synthetic partner: none of it counts
+	if got := activity(dayAgo); got != (readiness.Activity{}) {
+		t.Errorf("after the synthetic chain: %+v, want nothing", got)
+	}
+
+	real, err := programs.AddPartner(ctx, f.db.DB, f.program.ID, programs.NewPartner{Name: "Pat", Email: "pat@example.com"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := programs.CreateLink(ctx, f.db.DB, f.program.ID, real.ID, "pat"); err != nil {
+		t.Fatal(err)
+	}
+	c, err := f.clicks.Record(ctx, clicks.Input{AffiliateURL: "https://shop.example.com/?aff=pat", IP: "10.0.0.1", UserAgent: "ua"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := leads.Track(ctx, f.db.DB, quiet(), leads.Input{ProgramID: f.program.ID, ServerMode: true, ClickID: c.ClickID,
+		CustomerKey: "cust-1", Source: leads.SourceServer}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := sales.Record(ctx, f.db.DB, quiet(), sales.Input{ProgramID: f.program.ID, TransactionID: "order-1",
+		AmountCents: 5000, Currency: "USD", CustomerKey: "cust-1", OccurredAt: time.Now(), Source: sales.SourceAPI}); err != nil {
+		t.Fatal(err)
+	}
+	want := readiness.Activity{Clicks: 1, Leads: 1, Sales: 1, ActivePartners: 1, PendingCommissions: 1}
+	if got := activity(dayAgo); got != want {
+		t.Errorf("after a real click, lead and sale: %+v, want %+v", got, want)
+	}
+	// Events before the time asked do not count; partners and commissions are not events.
+	want = readiness.Activity{ActivePartners: 1, PendingCommissions: 1}
+	if got := activity(time.Now().Add(time.Minute)); got != want {
+		t.Errorf("since a minute ahead: %+v, want %+v", got, want)
+	}
+}
