@@ -182,6 +182,7 @@ var answers = []answer{
 	as(func(_ context.Context, _ *errorWriter, e *sales.RefundTooLargeError) *apierr.Error {
 		return apierr.Invalid(fmt.Sprintf("refund_amount_cents must be at most %d, the amount not yet refunded", e.Remaining))
 	}),
+	is(synthetic.ErrChainFailed, apierr.KindInternal, "Failed to run synthetic chain"),
 	as(func(_ context.Context, _ *errorWriter, e *synthetic.CapError) *apierr.Error {
 		secs := max(int(e.RetryAfter.Round(time.Second)/time.Second), 1)
 		return apierr.New(apierr.KindRateLimited, "Too many synthetic chains (max 10/program/hour).").WithRetryAfter(secs)
@@ -203,6 +204,9 @@ var answers = []answer{
 	is(apikeys.ErrNoProgram, apierr.KindNotFound, "Program not found"),
 	is(programs.ErrLinkNotFound, apierr.KindNotFound, "Referral link not found"),
 	is(programs.ErrPartnerNotFound, apierr.KindInvalid, "partner_id is not a partner of this program"),
+	as(func(_ context.Context, _ *errorWriter, e *programs.ShortLinkTakenError) *apierr.Error {
+		return apierr.New(apierr.KindConflict, "short_link "+e.ShortLink+" is already taken")
+	}),
 	isBuilt(programs.ErrInvalid, func(_ context.Context, err error) *apierr.Error {
 		return apierr.Invalid("Invalid request body: allowed_origins: " + err.Error())
 	}),

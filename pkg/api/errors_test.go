@@ -155,7 +155,7 @@ func TestEveryRefusalIsAnswered(t *testing.T) {
 		sales.ErrNoPartnerProgram, sales.ErrNoPartner, sales.ErrSaleNotFound, &sales.RefundTooLargeError{Remaining: 5},
 		&synthetic.CapError{RetryAfter: time.Minute}, logins.ErrSessionNotFound, logins.ErrSessionUsed, logins.ErrSessionExpired,
 		logins.ErrConsumed, logins.ErrSuspended, logins.ErrEmailTaken, identity.ErrInvalidToken, identity.ErrBadEmail,
-		programs.ErrNotFound, programs.ErrLinkNotFound, programs.ErrPartnerNotFound, fmt.Errorf("%w: bad", programs.ErrInvalid),
+		programs.ErrNotFound, programs.ErrLinkNotFound, programs.ErrPartnerNotFound, &programs.ShortLinkTakenError{ShortLink: "x"}, fmt.Errorf("%w: bad", programs.ErrInvalid),
 		manage.ErrNotProgramMember, payments.ErrNotConnected, &payments.SignatureError{Err: errors.New("x")},
 		&payments.EventError{Reason: "x"},
 	}
@@ -166,9 +166,14 @@ func TestEveryRefusalIsAnswered(t *testing.T) {
 			t.Errorf("%T %v answers %+v", err, err, e)
 		}
 	}
-	if e := w.resolve(context.Background(), &sales.CommissionError{Err: errors.New("x")}, route.Default); e.Kind != apierr.KindInternal ||
-		e.Message != "Failed to create commission" {
-		t.Errorf("commission failure answers %+v", e)
+	// Failures worded for the client: still 500s.
+	for err, want := range map[error]string{
+		&sales.CommissionError{Err: errors.New("x")}:                    "Failed to create commission",
+		fmt.Errorf("%w: %w", synthetic.ErrChainFailed, errors.New("x")): "Failed to run synthetic chain",
+	} {
+		if e := w.resolve(context.Background(), err, route.Default); e.Kind != apierr.KindInternal || e.Message != want {
+			t.Errorf("%v answers %+v", err, e)
+		}
 	}
 }
 

@@ -305,7 +305,7 @@ func CreateLink(ctx context.Context, dbx *sqlx.DB, programID, partnerID int64, s
 }
 
 // InsertLink inserts a referral link (in the caller's transaction, if any). shortLink "" draws a random
-// one, drawing again on the unlikely clash; a chosen shortLink already in use is ErrShortLinkTaken.
+// one, drawing again on the unlikely clash; a chosen shortLink already in use is a *ShortLinkTakenError.
 func InsertLink(ctx context.Context, q sqlx.QueryerContext, programID, partnerID int64, shortLink string) (int64, string, error) {
 	for range 5 {
 		short := shortLink
@@ -325,7 +325,7 @@ func InsertLink(ctx context.Context, q sqlx.QueryerContext, programID, partnerID
 		case !errors.Is(err, sql.ErrNoRows):
 			return 0, "", fmt.Errorf("create referral link: %w", err)
 		case shortLink != "":
-			return 0, "", ErrShortLinkTaken
+			return 0, "", &ShortLinkTakenError{ShortLink: shortLink}
 		}
 	}
 	return 0, "", errors.New("create referral link: no free short link after 5 draws")

@@ -33,6 +33,9 @@ const (
 	Pending      = "pending"
 )
 
+// ErrChainFailed marks a chain that failed on the service's side (anything but its hourly cap).
+var ErrChainFailed = errors.New("synthetic chain failed")
+
 // CapError refuses a chain over the hourly cap.
 type CapError struct{ RetryAfter time.Duration }
 
@@ -154,6 +157,15 @@ func (c Chain) Attributed() bool {
 // RunChain runs click → lead → sale through the real paths and stores the run. The fixture is created or
 // refreshed before the hourly cap is checked.
 func (r *Runner) RunChain(ctx context.Context, programID int64) (Chain, error) {
+	ch, err := r.runChain(ctx, programID)
+	var capped *CapError
+	if err != nil && !errors.As(err, &capped) {
+		return Chain{}, fmt.Errorf("%w: %w", ErrChainFailed, err)
+	}
+	return ch, err
+}
+
+func (r *Runner) runChain(ctx context.Context, programID int64) (Chain, error) {
 	f, err := r.fixture(ctx, programID)
 	if err != nil {
 		return Chain{}, err

@@ -65,7 +65,7 @@ func (h *CLI) CliTestEvent(ctx context.Context, req gen.CliTestEventRequestObjec
 	if t, _, _ := body.Str("type"); t == "chain" {
 		ch, err := runner.RunChain(ctx, k.ProgramID)
 		if err != nil {
-			return nil, chainError(err)
+			return nil, err
 		}
 		res := gen.CliChainResult{Type: gen.Chain, ShortCode: ch.ShortCode, CustomerKey: ch.CustomerKey,
 			Verdict:    gen.ChainVerdict{Click: gen.StepVerdict(ch.Click), Lead: gen.StepVerdict(ch.Lead), Sale: gen.StepVerdict(ch.Sale)},
@@ -99,13 +99,4 @@ func (h *CLI) CliTestEvent(ctx context.Context, req gen.CliTestEventRequestObjec
 // CliStripeConnect is retired: the connection is a program setting now.
 func (h *CLI) CliStripeConnect(context.Context, gen.CliStripeConnectRequestObject) (gen.CliStripeConnectResponseObject, error) {
 	return nil, apierr.New(apierr.KindGone, "This endpoint is retired: connect the payment processor from the dashboard program settings (PUT /api/v1/programs/{programId}/payment-processor).")
-}
-
-// chainError keeps the cap's refusal and marks any other failure of the chain (MERGE: move into synthetic).
-func chainError(err error) error {
-	var capped *synthetic.CapError
-	if errors.As(err, &capped) {
-		return err
-	}
-	return apierr.Internal("Failed to run synthetic chain", err)
 }

@@ -7,7 +7,6 @@ import (
 
 	gen "github.com/reftrack/reftrack/gen/server"
 	"github.com/reftrack/reftrack/pkg/accounts"
-	"github.com/reftrack/reftrack/pkg/apierr"
 	"github.com/reftrack/reftrack/pkg/apikeys"
 	"github.com/reftrack/reftrack/pkg/programs"
 )
@@ -76,10 +75,6 @@ func (h *Management) CreateLink(ctx context.Context, req gen.CreateLinkRequestOb
 		short = *req.Body.ShortLink
 	}
 	l, err := programs.CreateLink(ctx, h.DB, req.ProgramId, req.Body.PartnerId, short)
-	if errors.Is(err, programs.ErrShortLinkTaken) {
-		// MERGE: a typed error carrying the short link, worded in the error table.
-		return nil, apierr.New(apierr.KindConflict, "short_link "+short+" is already taken")
-	}
 	if err != nil {
 		return nil, err
 	}
