@@ -9,7 +9,7 @@ TRACKER_DEPS := tracker/node_modules/.package-lock.json
 
 .PHONY: generate build lint run test vet fmt-check generate-check go-test bench
 
-## generate: regenerate gen/ (server and client) from openapi/openapi.yaml
+## generate: regenerate gen/ (server and client) and the Go SDK's client (sdk/client) from openapi/openapi.yaml
 generate:
 	$(GO) generate ./gen/...
 
@@ -46,14 +46,20 @@ vet:
 fmt-check:
 	@out=$$(gofmt -l $(GO_FILES)); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 
-# Regenerates gen/ and fails when that changed anything (the change is left in place to commit).
+# Generated code: gen/, and the SDK's client, generated into the SDK's module.
+GENERATED := gen sdk/client
+
+# Regenerates $(GENERATED) and fails when that changed anything (the change is left in place to commit).
 generate-check:
-	@tmp=$$(mktemp -d); trap 'rm -rf "$$tmp"' EXIT; cp -r gen "$$tmp/gen"; \
+	@tmp=$$(mktemp -d); trap 'rm -rf "$$tmp"' EXIT; \
+	for d in $(GENERATED); do mkdir -p "$$tmp/$$d"; cp -r "$$d/." "$$tmp/$$d"; done; \
 	$(MAKE) --no-print-directory generate >/dev/null; \
-	if ! diff -r "$$tmp/gen" gen >/dev/null; then \
-		echo "gen/ was out of date with openapi/openapi.yaml; \`make generate\` has updated it: commit the result."; \
-		diff -r "$$tmp/gen" gen | head -40; exit 1; \
-	fi
+	for d in $(GENERATED); do \
+		if ! diff -r "$$tmp/$$d" "$$d" >/dev/null; then \
+			echo "$$d/ was out of date with openapi/openapi.yaml; \`make generate\` has updated it: commit the result."; \
+			diff -r "$$tmp/$$d" "$$d" | head -40; exit 1; \
+		fi; \
+	done
 
 # REFTRACK_REQUIRE_TOOLS: the TypeScript client test (openapi/typescript) and the browser tests (tracker)
 # fail, not skip, without their npm packages or Chromium.

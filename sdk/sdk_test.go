@@ -12,7 +12,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/reftrack/reftrack/gen/client"
+	"github.com/reftrack/reftrack/sdk/client"
 	"github.com/reftrack/reftrack/pkg/apikeys"
 	"github.com/reftrack/reftrack/pkg/apitest"
 	"github.com/reftrack/reftrack/pkg/ratelimit"
