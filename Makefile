@@ -36,12 +36,14 @@ run:
 	$(GO) run ./cmd/reftrackd dev
 
 ## test: vet, gofmt, generated code up to date, spec lint, all tests with the race detector (including the
-## Go SDK against a real server, the independent TypeScript client generated from the served spec, and the
-## tracker in headless Chromium)
+## Go SDK module against a real server and from a brand's module, the independent TypeScript client
+## generated from the served spec, and the tracker in headless Chromium)
 test: vet fmt-check generate-check lint go-test
 
+# The Go SDK (sdk/) is a module of its own: ./... at the root does not enter it.
 vet:
 	$(GO) vet ./...
+	cd sdk && $(GO) vet ./...
 
 fmt-check:
 	@out=$$(gofmt -l $(GO_FILES)); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
@@ -63,8 +65,11 @@ generate-check:
 
 # REFTRACK_REQUIRE_TOOLS: the TypeScript client test (openapi/typescript) and the browser tests (tracker)
 # fail, not skip, without their npm packages or Chromium.
+# The SDK module's own tests run in sdk/; its tests against a real server, and its examples, run from
+# the root module (pkg/e2e).
 go-test: $(NPM_DEPS) $(TRACKER_DEPS)
 	REFTRACK_REQUIRE_TOOLS=1 $(GO) test -race -count=1 ./...
+	cd sdk && $(GO) test -race -count=1 ./...
 
 ## bench: load benchmark of the click and sale routes against a real server and Postgres (Markdown report on
 ## stdout; docs/performance.md keeps the latest figures)
