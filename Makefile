@@ -64,9 +64,8 @@ generate-check:
 	done
 
 # REFTRACK_REQUIRE_TOOLS: the TypeScript client test (openapi/typescript) and the browser tests (tracker)
-# fail, not skip, without their npm packages or Chromium.
-# The SDK module's own tests run in sdk/; its tests against a real server, and its examples, run from
-# the root module (pkg/e2e).
+# fail, not skip, without their npm packages or Chromium. Then the SDK module's own tests, in sdk/ (its
+# tests against a real server, and its examples, run from the root module's pkg/e2e).
 go-test: $(NPM_DEPS) $(TRACKER_DEPS)
 	REFTRACK_REQUIRE_TOOLS=1 $(GO) test -race -count=1 ./...
 	cd sdk && $(GO) test -race -count=1 ./...
