@@ -9,7 +9,7 @@ TRACKER_DEPS := tracker/node_modules/.package-lock.json
 
 .PHONY: generate build lint run test vet fmt-check generate-check go-test bench
 
-## generate: regenerate gen/ (server and client) from openapi/openapi.yaml
+## generate: regenerate gen/ (server and client) and the Go SDK's client (sdk/client) from openapi/openapi.yaml
 generate:
 	$(GO) generate ./gen/...
 
@@ -36,29 +36,39 @@ run:
 	$(GO) run ./cmd/reftrackd dev
 
 ## test: vet, gofmt, generated code up to date, spec lint, all tests with the race detector (including the
-## Go SDK against a real server, the independent TypeScript client generated from the served spec, and the
-## tracker in headless Chromium)
+## Go SDK module against a real server and from a brand's module, the independent TypeScript client
+## generated from the served spec, and the tracker in headless Chromium)
 test: vet fmt-check generate-check lint go-test
 
+# The Go SDK (sdk/) is a module of its own: ./... at the root does not enter it.
 vet:
 	$(GO) vet ./...
+	cd sdk && $(GO) vet ./...
 
 fmt-check:
 	@out=$$(gofmt -l $(GO_FILES)); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 
-# Regenerates gen/ and fails when that changed anything (the change is left in place to commit).
+# Generated code: gen/, and the SDK's client, generated into the SDK's module.
+GENERATED := gen sdk/client
+
+# Regenerates $(GENERATED) and fails when that changed anything (the change is left in place to commit).
 generate-check:
-	@tmp=$$(mktemp -d); trap 'rm -rf "$$tmp"' EXIT; cp -r gen "$$tmp/gen"; \
+	@tmp=$$(mktemp -d); trap 'rm -rf "$$tmp"' EXIT; \
+	for d in $(GENERATED); do mkdir -p "$$tmp/$$d"; cp -r "$$d/." "$$tmp/$$d"; done; \
 	$(MAKE) --no-print-directory generate >/dev/null; \
-	if ! diff -r "$$tmp/gen" gen >/dev/null; then \
-		echo "gen/ was out of date with openapi/openapi.yaml; \`make generate\` has updated it: commit the result."; \
-		diff -r "$$tmp/gen" gen | head -40; exit 1; \
-	fi
+	for d in $(GENERATED); do \
+		if ! diff -r "$$tmp/$$d" "$$d" >/dev/null; then \
+			echo "$$d/ was out of date with openapi/openapi.yaml; \`make generate\` has updated it: commit the result."; \
+			diff -r "$$tmp/$$d" "$$d" | head -40; exit 1; \
+		fi; \
+	done
 
 # REFTRACK_REQUIRE_TOOLS: the TypeScript client test (openapi/typescript) and the browser tests (tracker)
-# fail, not skip, without their npm packages or Chromium.
+# fail, not skip, without their npm packages or Chromium. Then the SDK module's own tests, in sdk/ (its
+# tests against a real server, and its examples, run from the root module's pkg/e2e).
 go-test: $(NPM_DEPS) $(TRACKER_DEPS)
 	REFTRACK_REQUIRE_TOOLS=1 $(GO) test -race -count=1 ./...
+	cd sdk && $(GO) test -race -count=1 ./...
 
 ## bench: load benchmark of the click and sale routes against a real server and Postgres (Markdown report on
 ## stdout; docs/performance.md keeps the latest figures)

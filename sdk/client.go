@@ -25,7 +25,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/reftrack/reftrack/gen/client"
+	"github.com/reftrack/reftrack/sdk/client"
 )
 
 // Version is this SDK's version, sent in the User-Agent.

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/reftrack/reftrack/gen/client"
+	"github.com/reftrack/reftrack/sdk/client"
 )
 
 // Decoded success bodies, as the published OpenAPI document defines them.

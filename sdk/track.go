@@ -9,7 +9,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/reftrack/reftrack/gen/client"
+	"github.com/reftrack/reftrack/sdk/client"
 )
 
 // LeadInput is a sign-up. Send CustomerExternalID, ClickID or both.

@@ -82,46 +82,6 @@ func Start(t testing.TB, opts Options) *Env {
 	return &Env{t: t, DB: d, Config: s.config, URL: s.url, Client: s.client, Logs: s.logs, Doc: s.doc}
 }
 
-// Shared is a server for a whole test binary, started from TestMain (examples have no *testing.T).
-type Shared struct {
-	// URL is the server's base URL and Client validates every response against the spec, as in Env.
-	URL    string
-	Client *http.Client
-	DB     *dbtest.Database
-
-	s          *server
-	mu         sync.Mutex
-	violations []error
-}
-
-// StartShared starts a server on a fresh migrated database.
-func StartShared(ctx context.Context) (*Shared, error) {
-	d, err := dbtest.Create(ctx, true)
-	if err != nil {
-		return nil, err
-	}
-	sh := &Shared{DB: d}
-	s, err := serve(d, Options{}, func(err error) {
-		sh.mu.Lock()
-		defer sh.mu.Unlock()
-		sh.violations = append(sh.violations, err)
-	})
-	if err != nil {
-		d.Close()
-		return nil, err
-	}
-	sh.s, sh.URL, sh.Client = s, s.url, s.client
-	return sh, nil
-}
-
-// Close stops the server, drops its database, and returns every response that did not match the spec.
-func (sh *Shared) Close() error {
-	sh.s.close()
-	sh.mu.Lock()
-	defer sh.mu.Unlock()
-	return errors.Join(append(sh.violations, sh.DB.Close())...)
-}
-
 // server is a running reftrack server and a client that checks its answers.
 type server struct {
 	url    string

@@ -1,4 +1,4 @@
-package sdk_test
+package e2e_test
 
 import (
 	"context"
@@ -12,11 +12,11 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/reftrack/reftrack/gen/client"
 	"github.com/reftrack/reftrack/pkg/apikeys"
 	"github.com/reftrack/reftrack/pkg/apitest"
 	"github.com/reftrack/reftrack/pkg/seed"
 	"github.com/reftrack/reftrack/sdk"
+	"github.com/reftrack/reftrack/sdk/client"
 )
 
 // --- success -----------------------------------------------------------------------------------------

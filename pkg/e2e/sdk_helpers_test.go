@@ -1,10 +1,11 @@
-package sdk_test
+package e2e_test
 
 import (
 	"io"
 	"log/slog"
 	"net"
 	"net/http"
+	"path/filepath"
 	"strings"
 	"sync"
 	"syscall"
@@ -175,4 +176,14 @@ func synthetic(req *http.Request, status int, contentType, body string, h http.H
 		Body: io.NopCloser(strings.NewReader(body)), ContentLength: int64(len(body)),
 		Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
 	}
+}
+
+// repoRoot is the repository's root directory, the server module's.
+func repoRoot(t *testing.T) string {
+	t.Helper()
+	root, err := filepath.Abs(filepath.Join("..", ".."))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return root
 }
