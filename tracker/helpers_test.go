@@ -12,8 +12,8 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/reftrack/reftrack/pkg/apitest"
-	"github.com/reftrack/reftrack/pkg/browsertest"
+	"github.com/reftrack/reftrack/pkg/testkit/apitest"
+	"github.com/reftrack/reftrack/pkg/testkit/browsertest"
 	"github.com/reftrack/reftrack/pkg/seed"
 )
 

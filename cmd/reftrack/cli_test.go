@@ -16,7 +16,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/reftrack/reftrack/pkg/apitest"
+	"github.com/reftrack/reftrack/pkg/testkit/apitest"
 	"github.com/reftrack/reftrack/pkg/seed"
 )
 

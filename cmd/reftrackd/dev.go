@@ -16,8 +16,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/reftrack/reftrack/db"
-	"github.com/reftrack/reftrack/pkg/config"
-	"github.com/reftrack/reftrack/pkg/localpg"
+	"github.com/reftrack/reftrack/pkg/platform/config"
+	"github.com/reftrack/reftrack/pkg/platform/localpg"
 	"github.com/reftrack/reftrack/pkg/seed"
 )
 

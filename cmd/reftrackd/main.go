@@ -13,7 +13,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/reftrack/reftrack/pkg/config"
+	"github.com/reftrack/reftrack/pkg/platform/config"
 )
 
 func main() {

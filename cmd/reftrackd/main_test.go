@@ -17,7 +17,7 @@ import (
 
 	"github.com/jmoiron/sqlx"
 
-	"github.com/reftrack/reftrack/pkg/dbtest"
+	"github.com/reftrack/reftrack/pkg/testkit/dbtest"
 	"github.com/reftrack/reftrack/pkg/secret"
 )
 

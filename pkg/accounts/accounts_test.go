@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/reftrack/reftrack/pkg/accounts"
-	"github.com/reftrack/reftrack/pkg/dbtest"
+	"github.com/reftrack/reftrack/pkg/testkit/dbtest"
 )
 
 func TestCreateAccountsAndWorkspaces(t *testing.T) {

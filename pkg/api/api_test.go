@@ -13,9 +13,9 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/reftrack/reftrack/openapi"
-	"github.com/reftrack/reftrack/pkg/apitest"
-	"github.com/reftrack/reftrack/pkg/config"
-	"github.com/reftrack/reftrack/pkg/dbtest"
+	"github.com/reftrack/reftrack/pkg/testkit/apitest"
+	"github.com/reftrack/reftrack/pkg/platform/config"
+	"github.com/reftrack/reftrack/pkg/testkit/dbtest"
 	"github.com/reftrack/reftrack/pkg/seed"
 )
 

@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/reftrack/reftrack/pkg/apitest"
-	"github.com/reftrack/reftrack/pkg/config"
+	"github.com/reftrack/reftrack/pkg/testkit/apitest"
+	"github.com/reftrack/reftrack/pkg/platform/config"
 	"github.com/reftrack/reftrack/pkg/identity"
 	"github.com/reftrack/reftrack/pkg/seed"
 )

@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/reftrack/reftrack/pkg/apitest"
-	"github.com/reftrack/reftrack/pkg/config"
+	"github.com/reftrack/reftrack/pkg/testkit/apitest"
+	"github.com/reftrack/reftrack/pkg/platform/config"
 	"github.com/reftrack/reftrack/pkg/dashboard"
 	"github.com/reftrack/reftrack/pkg/seed"
 )

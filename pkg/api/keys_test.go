@@ -9,8 +9,8 @@ import (
 	"time"
 
 	"github.com/reftrack/reftrack/pkg/apikeys"
-	"github.com/reftrack/reftrack/pkg/apitest"
-	"github.com/reftrack/reftrack/pkg/config"
+	"github.com/reftrack/reftrack/pkg/testkit/apitest"
+	"github.com/reftrack/reftrack/pkg/platform/config"
 	"github.com/reftrack/reftrack/pkg/seed"
 )
 

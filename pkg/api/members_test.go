@@ -4,7 +4,7 @@ import (
 	"net/http"
 	"testing"
 
-	"github.com/reftrack/reftrack/pkg/apitest"
+	"github.com/reftrack/reftrack/pkg/testkit/apitest"
 	"github.com/reftrack/reftrack/pkg/seed"
 )
 

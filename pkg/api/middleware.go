@@ -19,10 +19,10 @@ import (
 	"github.com/reftrack/reftrack/pkg/api/internal/request"
 	"github.com/reftrack/reftrack/pkg/api/route"
 	"github.com/reftrack/reftrack/pkg/apierr"
-	"github.com/reftrack/reftrack/pkg/config"
-	"github.com/reftrack/reftrack/pkg/metrics"
+	"github.com/reftrack/reftrack/pkg/platform/config"
+	"github.com/reftrack/reftrack/pkg/platform/metrics"
 	"github.com/reftrack/reftrack/pkg/origins"
-	"github.com/reftrack/reftrack/pkg/ratelimit"
+	"github.com/reftrack/reftrack/pkg/platform/ratelimit"
 )
 
 // middlewares applies each route's policy from the route table.

@@ -10,7 +10,7 @@ import (
 
 	"github.com/stripe/stripe-go/v85/webhook"
 
-	"github.com/reftrack/reftrack/pkg/apitest"
+	"github.com/reftrack/reftrack/pkg/testkit/apitest"
 	"github.com/reftrack/reftrack/pkg/payments"
 	"github.com/reftrack/reftrack/pkg/seed"
 )

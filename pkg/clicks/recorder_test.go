@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/reftrack/reftrack/pkg/dbtest"
+	"github.com/reftrack/reftrack/pkg/testkit/dbtest"
 	"github.com/reftrack/reftrack/pkg/seed"
 )
 

@@ -17,8 +17,8 @@ import (
 	"time"
 
 	"github.com/reftrack/reftrack/pkg/accounts"
-	"github.com/reftrack/reftrack/pkg/apitest"
-	"github.com/reftrack/reftrack/pkg/browsertest"
+	"github.com/reftrack/reftrack/pkg/testkit/apitest"
+	"github.com/reftrack/reftrack/pkg/testkit/browsertest"
 	"github.com/reftrack/reftrack/pkg/seed"
 )
 

@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/reftrack/reftrack/pkg/apitest"
+	"github.com/reftrack/reftrack/pkg/testkit/apitest"
 	"github.com/reftrack/reftrack/pkg/seed"
 	"github.com/reftrack/reftrack/sdk"
 )

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/reftrack/reftrack/pkg/dbtest"
+	"github.com/reftrack/reftrack/pkg/testkit/dbtest"
 	"github.com/reftrack/reftrack/pkg/events"
 	"github.com/reftrack/reftrack/pkg/seed"
 )

@@ -1,4 +1,4 @@
-// A line-oriented JSON bridge to headless Chromium for the Go browser tests (pkg/browsertest: the
+// A line-oriented JSON bridge to headless Chromium for the Go browser tests (pkg/testkit/browsertest: the
 // tracker's and the dashboard's).
 // Each stdin line is {"id", "op", ...args}; each answer is one stdout line {"id", "result"} or
 // {"id", "error"}. The first line out is {"ready": true}. Chromium is Debian's (/usr/bin/chromium, or

@@ -23,7 +23,7 @@ import (
 	"github.com/reftrack/reftrack/pkg/clicks"
 	"github.com/reftrack/reftrack/pkg/commission"
 	"github.com/reftrack/reftrack/pkg/logins"
-	"github.com/reftrack/reftrack/pkg/metrics"
+	"github.com/reftrack/reftrack/pkg/platform/metrics"
 	"github.com/reftrack/reftrack/pkg/programs"
 )
 

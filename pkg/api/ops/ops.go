@@ -12,7 +12,7 @@ import (
 	gen "github.com/reftrack/reftrack/gen/server"
 	"github.com/reftrack/reftrack/openapi"
 	"github.com/reftrack/reftrack/pkg/api/internal/request"
-	"github.com/reftrack/reftrack/pkg/metrics"
+	"github.com/reftrack/reftrack/pkg/platform/metrics"
 	"github.com/reftrack/reftrack/tracker"
 )
 

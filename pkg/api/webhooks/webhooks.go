@@ -9,7 +9,7 @@ import (
 
 	gen "github.com/reftrack/reftrack/gen/server"
 	"github.com/reftrack/reftrack/pkg/api/internal/request"
-	"github.com/reftrack/reftrack/pkg/metrics"
+	"github.com/reftrack/reftrack/pkg/platform/metrics"
 	"github.com/reftrack/reftrack/pkg/payments"
 	"github.com/reftrack/reftrack/pkg/programs"
 )

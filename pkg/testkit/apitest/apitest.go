@@ -27,9 +27,9 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/reftrack/reftrack/pkg/api"
-	"github.com/reftrack/reftrack/pkg/config"
-	"github.com/reftrack/reftrack/pkg/dbtest"
-	"github.com/reftrack/reftrack/pkg/ratelimit"
+	"github.com/reftrack/reftrack/pkg/platform/config"
+	"github.com/reftrack/reftrack/pkg/testkit/dbtest"
+	"github.com/reftrack/reftrack/pkg/platform/ratelimit"
 	"github.com/reftrack/reftrack/pkg/seed"
 )
 
