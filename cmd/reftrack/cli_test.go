@@ -16,8 +16,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/reftrack/reftrack/pkg/testkit/apitest"
 	"github.com/reftrack/reftrack/pkg/seed"
+	"github.com/reftrack/reftrack/pkg/testkit/apitest"
 )
 
 // cli runs reftrack commands in process against a real server, as a user would from a shell.

@@ -17,8 +17,8 @@ import (
 
 	"github.com/jmoiron/sqlx"
 
-	"github.com/reftrack/reftrack/pkg/testkit/dbtest"
 	"github.com/reftrack/reftrack/pkg/secret"
+	"github.com/reftrack/reftrack/pkg/testkit/dbtest"
 )
 
 // runCmd runs reftrackd with args and environment vars, and returns stdout, stderr and the error.

@@ -13,10 +13,10 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/reftrack/reftrack/openapi"
-	"github.com/reftrack/reftrack/pkg/testkit/apitest"
 	"github.com/reftrack/reftrack/pkg/platform/config"
-	"github.com/reftrack/reftrack/pkg/testkit/dbtest"
 	"github.com/reftrack/reftrack/pkg/seed"
+	"github.com/reftrack/reftrack/pkg/testkit/apitest"
+	"github.com/reftrack/reftrack/pkg/testkit/dbtest"
 )
 
 var generatedID = regexp.MustCompile(`^[0-9a-f]{32}$`)

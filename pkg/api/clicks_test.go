@@ -8,9 +8,9 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/reftrack/reftrack/pkg/testkit/apitest"
 	"github.com/reftrack/reftrack/pkg/platform/config"
 	"github.com/reftrack/reftrack/pkg/seed"
+	"github.com/reftrack/reftrack/pkg/testkit/apitest"
 )
 
 const (

@@ -9,10 +9,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/reftrack/reftrack/pkg/testkit/apitest"
-	"github.com/reftrack/reftrack/pkg/platform/config"
 	"github.com/reftrack/reftrack/pkg/dashboard"
+	"github.com/reftrack/reftrack/pkg/platform/config"
 	"github.com/reftrack/reftrack/pkg/seed"
+	"github.com/reftrack/reftrack/pkg/testkit/apitest"
 )
 
 // browserLike is a client with its own cookie jar that does not follow redirects, like a browser tab

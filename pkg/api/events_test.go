@@ -4,8 +4,8 @@ import (
 	"net/http"
 	"testing"
 
-	"github.com/reftrack/reftrack/pkg/testkit/apitest"
 	"github.com/reftrack/reftrack/pkg/seed"
+	"github.com/reftrack/reftrack/pkg/testkit/apitest"
 )
 
 // The events list: members with tracking:list, normalized events newest first, test events excluded,

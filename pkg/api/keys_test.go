@@ -9,9 +9,9 @@ import (
 	"time"
 
 	"github.com/reftrack/reftrack/pkg/apikeys"
-	"github.com/reftrack/reftrack/pkg/testkit/apitest"
 	"github.com/reftrack/reftrack/pkg/platform/config"
 	"github.com/reftrack/reftrack/pkg/seed"
+	"github.com/reftrack/reftrack/pkg/testkit/apitest"
 )
 
 func markRotation(t *testing.T, env *apitest.Env, programID int64, rotateBy time.Time) apikeys.Key {

@@ -4,8 +4,8 @@ import (
 	"net/http"
 	"testing"
 
-	"github.com/reftrack/reftrack/pkg/testkit/apitest"
 	"github.com/reftrack/reftrack/pkg/seed"
+	"github.com/reftrack/reftrack/pkg/testkit/apitest"
 )
 
 // Members are invited by email and join with their role when they log in.

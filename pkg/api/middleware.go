@@ -19,9 +19,9 @@ import (
 	"github.com/reftrack/reftrack/pkg/api/internal/request"
 	"github.com/reftrack/reftrack/pkg/api/route"
 	"github.com/reftrack/reftrack/pkg/apierr"
+	"github.com/reftrack/reftrack/pkg/origins"
 	"github.com/reftrack/reftrack/pkg/platform/config"
 	"github.com/reftrack/reftrack/pkg/platform/metrics"
-	"github.com/reftrack/reftrack/pkg/origins"
 	"github.com/reftrack/reftrack/pkg/platform/ratelimit"
 )
 

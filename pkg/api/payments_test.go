@@ -10,9 +10,9 @@ import (
 
 	"github.com/stripe/stripe-go/v85/webhook"
 
-	"github.com/reftrack/reftrack/pkg/testkit/apitest"
 	"github.com/reftrack/reftrack/pkg/payments"
 	"github.com/reftrack/reftrack/pkg/seed"
+	"github.com/reftrack/reftrack/pkg/testkit/apitest"
 )
 
 const whsec = "whsec_test5ecret0f7heBrand"

@@ -7,8 +7,8 @@ import (
 
 	"github.com/reftrack/reftrack/pkg/accounts"
 	"github.com/reftrack/reftrack/pkg/apikeys"
-	"github.com/reftrack/reftrack/pkg/testkit/dbtest"
 	"github.com/reftrack/reftrack/pkg/seed"
+	"github.com/reftrack/reftrack/pkg/testkit/dbtest"
 )
 
 // Issue adds a program's key; a program has one active key, so a second key comes only by Regenerate.

@@ -9,8 +9,8 @@ import (
 	"testing"
 
 	"github.com/reftrack/reftrack/pkg/clicks"
-	"github.com/reftrack/reftrack/pkg/testkit/dbtest"
 	"github.com/reftrack/reftrack/pkg/seed"
+	"github.com/reftrack/reftrack/pkg/testkit/dbtest"
 	"github.com/reftrack/reftrack/pkg/useragent"
 )
 

@@ -17,9 +17,9 @@ import (
 	"time"
 
 	"github.com/reftrack/reftrack/pkg/accounts"
+	"github.com/reftrack/reftrack/pkg/seed"
 	"github.com/reftrack/reftrack/pkg/testkit/apitest"
 	"github.com/reftrack/reftrack/pkg/testkit/browsertest"
-	"github.com/reftrack/reftrack/pkg/seed"
 )
 
 var chromium browsertest.Suite

@@ -8,9 +8,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/reftrack/reftrack/pkg/testkit/dbtest"
 	"github.com/reftrack/reftrack/pkg/events"
 	"github.com/reftrack/reftrack/pkg/seed"
+	"github.com/reftrack/reftrack/pkg/testkit/dbtest"
 )
 
 // BenchmarkList measures page 1, a middle page and the last page on a program with

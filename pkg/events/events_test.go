@@ -9,9 +9,9 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/jmoiron/sqlx"
 
-	"github.com/reftrack/reftrack/pkg/testkit/dbtest"
 	"github.com/reftrack/reftrack/pkg/events"
 	"github.com/reftrack/reftrack/pkg/seed"
+	"github.com/reftrack/reftrack/pkg/testkit/dbtest"
 )
 
 // fill inserts n clicks, n/2 leads and n/4 sales for the program, at pseudo-random times over span

@@ -6,8 +6,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/reftrack/reftrack/pkg/testkit/dbtest"
 	"github.com/reftrack/reftrack/pkg/origins"
+	"github.com/reftrack/reftrack/pkg/testkit/dbtest"
 )
 
 type clock struct {

@@ -7,8 +7,8 @@ import (
 
 	"github.com/reftrack/reftrack/pkg/accounts"
 	"github.com/reftrack/reftrack/pkg/apikeys"
-	"github.com/reftrack/reftrack/pkg/testkit/dbtest"
 	"github.com/reftrack/reftrack/pkg/programs"
+	"github.com/reftrack/reftrack/pkg/testkit/dbtest"
 )
 
 // workspace makes an account and its workspace, the owner of the programs a test creates.

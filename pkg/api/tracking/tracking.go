@@ -14,8 +14,8 @@ import (
 	"github.com/reftrack/reftrack/pkg/api/internal/jsonbody"
 	"github.com/reftrack/reftrack/pkg/apierr"
 	"github.com/reftrack/reftrack/pkg/clicks"
-	"github.com/reftrack/reftrack/pkg/platform/metrics"
 	"github.com/reftrack/reftrack/pkg/origins"
+	"github.com/reftrack/reftrack/pkg/platform/metrics"
 	"github.com/reftrack/reftrack/pkg/useragent"
 )
 

@@ -28,9 +28,9 @@ import (
 
 	"github.com/reftrack/reftrack/pkg/api"
 	"github.com/reftrack/reftrack/pkg/platform/config"
-	"github.com/reftrack/reftrack/pkg/testkit/dbtest"
 	"github.com/reftrack/reftrack/pkg/platform/ratelimit"
 	"github.com/reftrack/reftrack/pkg/seed"
+	"github.com/reftrack/reftrack/pkg/testkit/dbtest"
 )
 
 // Env is a running server with its database.
