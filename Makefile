@@ -66,8 +66,10 @@ generate-check:
 # REFTRACK_REQUIRE_TOOLS: the TypeScript client test (openapi/typescript) and the browser tests (tracker)
 # fail, not skip, without their npm packages or Chromium. Then the SDK module's own tests, in sdk/ (its
 # tests against a real server, and its examples, run from the root module's pkg/e2e).
+# Independent tests run in parallel (t.Parallel), each on its own database cloned from a migrated template;
+# they wait on Postgres and the browser far more than on the CPU, hence more of them at once than cores.
 go-test: $(NPM_DEPS) $(TRACKER_DEPS)
-	REFTRACK_REQUIRE_TOOLS=1 $(GO) test -race -count=1 ./...
+	REFTRACK_REQUIRE_TOOLS=1 $(GO) test -race -count=1 -parallel 8 ./...
 	cd sdk && $(GO) test -race -count=1 ./...
 
 ## bench: load benchmark of the click and sale routes against a real server and Postgres (Markdown report on

@@ -31,6 +31,7 @@ func publicTables(t *testing.T, d *sqlx.DB) map[string]bool {
 }
 
 func TestUpDownUp(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	d := dbtest.Empty(t)
 	latest, err := db.LatestVersion()
@@ -81,6 +82,7 @@ func TestUpDownUp(t *testing.T) {
 }
 
 func TestMigrateDownSteps(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	d := dbtest.New(t)
 	latest, _ := db.LatestVersion()
@@ -127,6 +129,7 @@ func newFixture(t *testing.T, d *sqlx.DB) fixture {
 }
 
 func TestConstraints(t *testing.T) {
+	t.Parallel()
 	d := dbtest.New(t)
 	f := newFixture(t, d.DB)
 
@@ -200,6 +203,7 @@ func TestConstraints(t *testing.T) {
 }
 
 func TestChecksAndForeignKeys(t *testing.T) {
+	t.Parallel()
 	d := dbtest.New(t)
 	f := newFixture(t, d.DB)
 	bad := map[string]string{
@@ -231,6 +235,7 @@ func TestChecksAndForeignKeys(t *testing.T) {
 // Migration 000006 marks the partners the synthetic chain made before partners had a synthetic column
 // (recognised then by their address), and only those; its down migration drops the column.
 func TestSyntheticPartnersMigration(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	d := dbtest.New(t)
 	latest, err := db.LatestVersion()

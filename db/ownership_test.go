@@ -119,6 +119,7 @@ func repositoryWrites(t *testing.T) []writeSite {
 }
 
 func TestOneWriterPerTable(t *testing.T) {
+	t.Parallel()
 	sites := repositoryWrites(t)
 	if len(sites) < len(owners)/2 {
 		t.Fatalf("found only %d write statements: is the scan looking in the right place?", len(sites))
@@ -136,6 +137,7 @@ func TestOneWriterPerTable(t *testing.T) {
 
 // Every table the migrations create has an owner in the table above.
 func TestOwnersCoverTheSchema(t *testing.T) {
+	t.Parallel()
 	files, err := filepath.Glob(filepath.Join("migrations", "*.up.sql"))
 	if err != nil || len(files) == 0 {
 		t.Fatalf("migrations: %v %v", files, err)
@@ -157,6 +159,7 @@ func TestOwnersCoverTheSchema(t *testing.T) {
 // The scan sees what it must (statements over several lines, concatenated queries) and nothing else
 // (upserts' DO UPDATE, row locks, comments, lower-case prose).
 func TestWriteScan(t *testing.T) {
+	t.Parallel()
 	src := "package x\n" +
 		"// UPDATE comments_are_not_code SET x = 1\n" +
 		"const q = `INSERT INTO\n\t\tcustomers (id) VALUES ($1) ON CONFLICT (id) DO UPDATE SET id = EXCLUDED.id`\n" +

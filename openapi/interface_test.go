@@ -46,6 +46,7 @@ var interfaceRoutes = []string{
 }
 
 func TestSpecHasEveryInterfaceRoute(t *testing.T) {
+	t.Parallel()
 	doc, err := openapi.Load(context.Background())
 	if err != nil {
 		t.Fatal(err)
@@ -62,6 +63,7 @@ func TestSpecHasEveryInterfaceRoute(t *testing.T) {
 // TestRouteListCoversInterfaceDocument reads the interface document, when this checkout sits beside the
 // shared folder (as in CI), and checks the table above misses none of its routes.
 func TestRouteListCoversInterfaceDocument(t *testing.T) {
+	t.Parallel()
 	text, err := os.ReadFile("../../shared/interface.md")
 	if os.IsNotExist(err) {
 		t.Skip("../../shared/interface.md not present")

@@ -8,6 +8,7 @@ import (
 )
 
 func TestLoadValidates(t *testing.T) {
+	t.Parallel()
 	doc, err := openapi.Load(context.Background())
 	if err != nil {
 		t.Fatal(err)

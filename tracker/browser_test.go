@@ -16,6 +16,7 @@ import (
 
 // A referral visit stores the click the server recorded in svc_click_id, with the documented attributes.
 func TestClickCookie(t *testing.T) {
+	t.Parallel()
 	s := newSite(t)
 	p := s.program("server_required", "www.brand.test")
 	s.exec(`UPDATE programs SET cookie_window_days = 30 WHERE id = $1`, p.ProgramID)
@@ -69,6 +70,7 @@ func TestClickCookie(t *testing.T) {
 
 // On HTTPS the cookie is Secure.
 func TestClickCookieOnHTTPS(t *testing.T) {
+	t.Parallel()
 	s := newHTTPSSite(t)
 	p := s.program("server_required", "www.brand.test")
 	s.tagged("/", p.ProgramID, "")
@@ -86,6 +88,7 @@ func TestClickCookieOnHTTPS(t *testing.T) {
 // The cookie goes on the highest domain the browser allows, unless cookieDomain says otherwise; an IP
 // address gets a host-only cookie.
 func TestCookieDomain(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name, host, attrs, init, want string
 	}{
@@ -124,6 +127,7 @@ func TestCookieDomain(t *testing.T) {
 
 // First click wins: a later referral visit is still reported, but the cookie keeps the first click.
 func TestFirstClickWins(t *testing.T) {
+	t.Parallel()
 	s := newSite(t)
 	p := s.program("browser_allowed", "www.brand.test")
 	ctx := context.Background()
@@ -177,6 +181,7 @@ func TestFirstClickWins(t *testing.T) {
 
 // A page without aff reports nothing and sets nothing.
 func TestNoAffNoClick(t *testing.T) {
+	t.Parallel()
 	s := newSite(t)
 	p := s.program("server_required", "www.brand.test")
 	s.tagged("/", p.ProgramID, "data-svc-debug")
@@ -205,6 +210,7 @@ func TestNoAffNoClick(t *testing.T) {
 
 // A link turned off records nothing and sets no cookie; with debug on the tracker says why.
 func TestDisabledLink(t *testing.T) {
+	t.Parallel()
 	for _, debug := range []bool{true, false} {
 		t.Run(fmt.Sprint("debug=", debug), func(t *testing.T) {
 			s := newSite(t)
@@ -239,6 +245,7 @@ func TestDisabledLink(t *testing.T) {
 // A page whose origin the program does not allow is refused: nothing recorded, no cookie, and the error
 // is logged even without debug.
 func TestOriginNotAllowed(t *testing.T) {
+	t.Parallel()
 	s := newSite(t)
 	p := s.program("server_required", "www.brand.test")
 	// Another program lists www.other.test, so the preflight passes and the click itself answers 403.
@@ -285,6 +292,7 @@ type signupResult struct {
 // signup() sends a browser-mode lead: provisional on a server_required program, settled on
 // browser_allowed; without a cookie it sends customer_key alone.
 func TestSignup(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		leadAuth    string
 		provisional bool
@@ -347,6 +355,7 @@ func TestSignup(t *testing.T) {
 
 // Debug logs info and warnings with the [svc] prefix; errors are logged either way; nothing throws.
 func TestDebugLogging(t *testing.T) {
+	t.Parallel()
 	for _, debug := range []bool{true, false} {
 		t.Run(fmt.Sprint("debug=", debug), func(t *testing.T) {
 			s := newSite(t)
@@ -384,6 +393,7 @@ func TestDebugLogging(t *testing.T) {
 // Calls pushed to svcQueue before the script loads are replayed; loadSvc starts a page whose tag has no
 // program id.
 func TestQueueAndLoadSvc(t *testing.T) {
+	t.Parallel()
 	s := newSite(t)
 	p := s.program("browser_allowed", "www.brand.test")
 	s.page("/queued", fmt.Sprintf(`<!doctype html><script>
@@ -425,6 +435,7 @@ svcQueue.push(function (svc) { window.sawProgram = svc.getData().programId; });
 // Nothing the tracker meets throws into the host page: fetch blocked by an extension, storage denied,
 // the script loaded twice.
 func TestNeverThrows(t *testing.T) {
+	t.Parallel()
 	s := newSite(t)
 	p := s.program("server_required", "www.brand.test")
 	s.page("/hostile", fmt.Sprintf(`<!doctype html><script>

@@ -12,9 +12,9 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/reftrack/reftrack/pkg/seed"
 	"github.com/reftrack/reftrack/pkg/testkit/apitest"
 	"github.com/reftrack/reftrack/pkg/testkit/browsertest"
-	"github.com/reftrack/reftrack/pkg/seed"
 )
 
 var chromium browsertest.Suite

@@ -119,6 +119,7 @@ func (c *cli) login(email string) string {
 
 // The README's flow: login, init, test --chain, status; then programs and keys.
 func TestCLIFlow(t *testing.T) {
+	t.Parallel()
 	c := newCLI(t)
 	out := c.login("dev@brand.example")
 	if !strings.Contains(out, "Logged in as dev@brand.example") || !strings.Contains(out, "Next: `reftrack init`") {
@@ -192,6 +193,7 @@ func TestCLIFlow(t *testing.T) {
 
 // Every documented failure tells the user the next step.
 func TestCLIErrorsSayWhatToDo(t *testing.T) {
+	t.Parallel()
 	c := newCLI(t)
 	for _, tc := range []struct {
 		args []string
@@ -247,6 +249,7 @@ func TestCLIErrorsSayWhatToDo(t *testing.T) {
 
 // Interactive init asks for what the flags did not give.
 func TestCLIInitPrompts(t *testing.T) {
+	t.Parallel()
 	c := newCLI(t)
 	c.login("prompt@brand.example")
 	var out, errOut bytes.Buffer

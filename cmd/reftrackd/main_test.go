@@ -30,6 +30,7 @@ func runCmd(t *testing.T, vars map[string]string, args ...string) (string, strin
 }
 
 func TestSeedJSON(t *testing.T) {
+	t.Parallel()
 	d := dbtest.New(t)
 	out, _, err := runCmd(t, map[string]string{"DATABASE_URL": d.URL},
 		"seed", "--json", "--lead-auth", "browser_allowed", "--origin", "http://localhost:8080", "--origin", "https://www.shop.example.com")
@@ -66,6 +67,7 @@ func TestSeedJSON(t *testing.T) {
 }
 
 func TestSeedRefusesBadLeadAuth(t *testing.T) {
+	t.Parallel()
 	d := dbtest.New(t)
 	if _, _, err := runCmd(t, map[string]string{"DATABASE_URL": d.URL}, "seed", "--json", "--lead-auth", "sometimes"); err == nil ||
 		!strings.Contains(err.Error(), "server_required or browser_allowed") {
@@ -74,6 +76,7 @@ func TestSeedRefusesBadLeadAuth(t *testing.T) {
 }
 
 func TestMigrateCommands(t *testing.T) {
+	t.Parallel()
 	d := dbtest.Empty(t)
 	vars := map[string]string{"DATABASE_URL": d.URL}
 	steps := []struct {
@@ -101,6 +104,7 @@ func TestMigrateCommands(t *testing.T) {
 }
 
 func TestServeRefusesAnOutdatedSchema(t *testing.T) {
+	t.Parallel()
 	d := dbtest.Empty(t)
 	_, _, err := runCmd(t, map[string]string{"DATABASE_URL": d.URL, "LISTEN_ADDR": "127.0.0.1:0"}, "serve")
 	if err == nil || !strings.Contains(err.Error(), "reftrackd migrate up") {
@@ -109,6 +113,7 @@ func TestServeRefusesAnOutdatedSchema(t *testing.T) {
 }
 
 func TestBadConfigurationIsRefused(t *testing.T) {
+	t.Parallel()
 	_, _, err := runCmd(t, map[string]string{"REFTRACK_ENV": "staging"}, "serve")
 	if err == nil || !strings.Contains(err.Error(), "REFTRACK_ENV") {
 		t.Errorf("err = %v", err)
@@ -161,6 +166,7 @@ func getOK(t *testing.T, url string) {
 }
 
 func TestServeAndShutDown(t *testing.T) {
+	t.Parallel()
 	d := dbtest.New(t)
 	addr, _, stop := startServer(t, map[string]string{"DATABASE_URL": d.URL, "LISTEN_ADDR": "127.0.0.1:0"})
 	getOK(t, "http://"+addr+"/healthz")
@@ -175,6 +181,7 @@ func TestServeAndShutDown(t *testing.T) {
 
 // `make run` on a server without the database: dev creates it, migrates, seeds the demo once, serves.
 func TestDevCreatesMigratesSeedsOnce(t *testing.T) {
+	t.Parallel()
 	name := "reftrack_test_dev_" + strings.ToLower(strings.ReplaceAll(t.Name(), "/", "_"))
 	dbtest.Drop(t, name)
 	t.Cleanup(func() { dbtest.Drop(t, name) })
@@ -229,6 +236,7 @@ func TestDevCreatesMigratesSeedsOnce(t *testing.T) {
 }
 
 func TestKeysMarkRotation(t *testing.T) {
+	t.Parallel()
 	d := dbtest.New(t)
 	vars := map[string]string{"DATABASE_URL": d.URL}
 	out, _, err := runCmd(t, vars, "seed", "--json")
@@ -262,6 +270,7 @@ func TestKeysMarkRotation(t *testing.T) {
 }
 
 func TestAccountsSuspend(t *testing.T) {
+	t.Parallel()
 	d := dbtest.New(t)
 	vars := map[string]string{"DATABASE_URL": d.URL}
 	if _, _, err := runCmd(t, vars, "seed", "--email", "ada@example.com"); err != nil {

@@ -13,14 +13,15 @@ import (
 	"testing"
 	"time"
 
-	"github.com/reftrack/reftrack/pkg/testkit/apitest"
 	"github.com/reftrack/reftrack/pkg/seed"
+	"github.com/reftrack/reftrack/pkg/testkit/apitest"
 )
 
 // bin is where `npm ci` in openapi/ installs the pinned tools.
 const bin = "../node_modules/.bin"
 
 func TestTypeScriptClient(t *testing.T) {
+	t.Parallel()
 	if _, err := os.Stat(filepath.Join(bin, "openapi-typescript")); err != nil {
 		if os.Getenv("REFTRACK_REQUIRE_TOOLS") != "" {
 			t.Fatalf("the pinned npm packages are not installed (%v): run `cd openapi && npm ci`", err)

@@ -9,6 +9,7 @@ import (
 )
 
 func TestCreateAccountsAndWorkspaces(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	d := dbtest.New(t)
 	create := func(n accounts.NewAccount) int64 {
@@ -53,6 +54,7 @@ func TestCreateAccountsAndWorkspaces(t *testing.T) {
 
 // Memberships lists the workspaces an account owns first; invitations count once LinkInvitations ran.
 func TestMemberships(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	d := dbtest.New(t)
 	account := func(email string) int64 {

@@ -41,6 +41,7 @@ func platformError(t *testing.T, res *apitest.Response, status int, name, messag
 // --- 200 -------------------------------------------------------------------------------------------
 
 func TestHealthz(t *testing.T) {
+	t.Parallel()
 	env := apitest.New(t)
 	res := env.Do(http.MethodGet, "/healthz", nil)
 	if res.Status != http.StatusOK {
@@ -55,6 +56,7 @@ func TestHealthz(t *testing.T) {
 }
 
 func TestReadyz(t *testing.T) {
+	t.Parallel()
 	t.Run("200 migrated database", func(t *testing.T) {
 		res := apitest.New(t).Do(http.MethodGet, "/readyz", nil)
 		if res.Status != http.StatusOK {
@@ -91,6 +93,7 @@ func TestReadyz(t *testing.T) {
 }
 
 func TestSpecIsServed(t *testing.T) {
+	t.Parallel()
 	env := apitest.New(t)
 	res := env.Do(http.MethodGet, "/openapi.yaml", nil)
 	if res.Status != http.StatusOK || !bytes.Equal(res.Body, openapi.YAML) {
@@ -116,6 +119,7 @@ func TestSpecIsServed(t *testing.T) {
 // --- request ids -------------------------------------------------------------------------------------
 
 func TestRequestID(t *testing.T) {
+	t.Parallel()
 	env := apitest.New(t)
 	tests := []struct {
 		name, sent string
@@ -146,6 +150,7 @@ func TestRequestID(t *testing.T) {
 // --- 4xx from the framework ----------------------------------------------------------------------------
 
 func TestUnknownRouteAndMethod(t *testing.T) {
+	t.Parallel()
 	env := apitest.New(t)
 	platformError(t, env.Do(http.MethodGet, "/no/such/route", nil), 404, "NotFoundError", "Not Found")
 	platformError(t, env.Do(http.MethodDelete, "/healthz", nil), 405, "MethodNotAllowedError", "Method Not Allowed")
@@ -153,6 +158,7 @@ func TestUnknownRouteAndMethod(t *testing.T) {
 
 // Management routes are validated against the spec before their handler runs.
 func TestRequestValidation(t *testing.T) {
+	t.Parallel()
 	env := apitest.New(t)
 	tests := []struct {
 		name, method, path string
@@ -185,6 +191,7 @@ func TestRequestValidation(t *testing.T) {
 
 // The interface counts a JSON null as absent, and a JSON body is JSON whatever its Content-Type says.
 func TestBodyNormalisation(t *testing.T) {
+	t.Parallel()
 	env := apitest.New(t)
 	// Dropping the null leaves an empty object, which the schema refuses: proof the null was removed.
 	platformError(t, env.Do(http.MethodPatch, "/api/v1/programs/1", `{"name":null}`), 400, "BadRequestError",
@@ -205,6 +212,7 @@ func TestBodyNormalisation(t *testing.T) {
 // --- 413 -----------------------------------------------------------------------------------------------
 
 func TestBodyLimit(t *testing.T) {
+	t.Parallel()
 	env := apitest.New(t)
 	const limit = 64 << 10
 	// A valid JSON object of exactly n bytes.
@@ -233,6 +241,7 @@ func TestBodyLimit(t *testing.T) {
 // --- 500 -----------------------------------------------------------------------------------------------
 
 func TestPanicIsA500WithoutInternals(t *testing.T) {
+	t.Parallel()
 	env := apitest.Start(t, apitest.Options{Routes: func(e *echo.Echo) {
 		e.GET("/api/v1/programs/:programId", func(echo.Context) error { panic("secret internal detail") })
 	}})
@@ -256,6 +265,7 @@ func TestPanicIsA500WithoutInternals(t *testing.T) {
 // Every operation of the spec is implemented: called bare (no credential, an empty body), none answers
 // 501 or 404 for its route, and every answer matches the spec.
 func TestEveryOperationAnswers(t *testing.T) {
+	t.Parallel()
 	env := apitest.New(t)
 	idParam := regexp.MustCompile(`\{[A-Za-z]+\}`)
 	for path, item := range env.Doc.Paths.Map() {
@@ -278,6 +288,7 @@ func TestEveryOperationAnswers(t *testing.T) {
 // (The line is written inside the handler chain, before the server sends a small buffered response, so
 // it is in the log by the time Do returns.)
 func TestClientIP(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name, trusted, want string
 	}{

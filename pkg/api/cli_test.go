@@ -54,6 +54,7 @@ func cliLogin(t *testing.T, env *apitest.Env, email string) map[string]any {
 // --- login session -------------------------------------------------------------------------------------
 
 func TestCliLoginSession(t *testing.T) {
+	t.Parallel()
 	env := apitest.New(t)
 	start := startLogin(t, env)
 	state := start["state"].(string)
@@ -101,6 +102,7 @@ func TestCliLoginSession(t *testing.T) {
 }
 
 func TestCliLoginErrors(t *testing.T) {
+	t.Parallel()
 	env := apitest.New(t)
 	callback := func(body any) *apitest.Response { return env.Do(http.MethodPost, "/api/v1/cli/auth/callback", body) }
 	state := startLogin(t, env)["state"].(string)
@@ -150,6 +152,7 @@ func TestCliLoginErrors(t *testing.T) {
 
 // Logging in with the email of an account made by `reftrackd seed` reaches that account.
 func TestCliLoginReachesSeededAccount(t *testing.T) {
+	t.Parallel()
 	env := apitest.New(t)
 	r := env.Seed(seed.Options{Email: "owner@brand.example"})
 	d := cliLogin(t, env, "owner@brand.example")
@@ -165,6 +168,7 @@ func TestCliLoginReachesSeededAccount(t *testing.T) {
 // --- account routes ------------------------------------------------------------------------------------
 
 func TestCliInit(t *testing.T) {
+	t.Parallel()
 	env := apitest.New(t)
 	token := cliLogin(t, env, "maker@example.com")["token"].(string)
 	auth := apitest.Bearer(token)
@@ -233,6 +237,7 @@ func cliLoginAdvertiser(t *testing.T, env *apitest.Env, token string) int64 {
 }
 
 func TestCliPrograms(t *testing.T) {
+	t.Parallel()
 	env := apitest.New(t)
 	r := env.Seed(seed.Options{CommissionType: "recurring_percent", CommissionRate: "12.5"})
 	platformError(t, env.Do(http.MethodGet, "/api/v1/cli/programs", nil), 401, "UnauthorizedError", "Missing Authorization header. Run the login command first.")
@@ -256,6 +261,7 @@ func TestCliPrograms(t *testing.T) {
 // --- program-key routes --------------------------------------------------------------------------------
 
 func TestCliStatus(t *testing.T) {
+	t.Parallel()
 	env := apitest.New(t)
 	r := env.Seed(seed.Options{})
 	customerWithLead(t, env, r, "st")
@@ -294,6 +300,7 @@ func TestCliStatus(t *testing.T) {
 }
 
 func TestCliTestEvents(t *testing.T) {
+	t.Parallel()
 	env := apitest.New(t)
 	r := env.Seed(seed.Options{})
 	key := apitest.Bearer(r.APIKey)
@@ -367,6 +374,7 @@ func readAll(t *testing.T, res *http.Response) string {
 
 // With the development issuer the login page is a form that signs the session in.
 func TestLoginPageDevelopmentForm(t *testing.T) {
+	t.Parallel()
 	env := apitest.New(t)
 	start := startLogin(t, env)
 	res, err := env.Client.Get(start["auth_url"].(string))
@@ -399,6 +407,7 @@ func TestLoginPageDevelopmentForm(t *testing.T) {
 // With a configured issuer the login page runs the authorization-code flow with PKCE. The issuer here
 // is another reftrack server's development issuer, reached over HTTP like any real one.
 func TestLoginPageCodeFlowWithPKCE(t *testing.T) {
+	t.Parallel()
 	issuerEnv := apitest.New(t)
 	env := apitest.Start(t, apitest.Options{Config: func(c *config.Config) {
 		c.OIDCIssuer = issuerEnv.URL + "/dev/oidc"
@@ -466,6 +475,7 @@ func TestLoginPageCodeFlowWithPKCE(t *testing.T) {
 
 // CLI 500s name the request id in the message and in details, and carry it in the header too.
 func TestCliServerErrors(t *testing.T) {
+	t.Parallel()
 	env := apitest.New(t)
 	r := env.Seed(seed.Options{})
 	key := apitest.Bearer(r.APIKey)
@@ -493,6 +503,7 @@ func TestCliServerErrors(t *testing.T) {
 }
 
 func TestCliServerErrorsOnAccountRoutes(t *testing.T) {
+	t.Parallel()
 	env := apitest.New(t)
 	r := env.Seed(seed.Options{})
 	if _, err := env.DB.Exec(`ALTER TABLE programs RENAME TO programs_gone`); err != nil {
@@ -518,6 +529,7 @@ func TestCliServerErrorsOnAccountRoutes(t *testing.T) {
 
 // A retired key gets the typed 401 on the CLI's key routes (without X-Request-ID on status).
 func TestCliRetiredKey(t *testing.T) {
+	t.Parallel()
 	env := apitest.New(t)
 	r := env.Seed(seed.Options{})
 	markRotation(t, env, r.ProgramID, time.Now().Add(-time.Minute))
@@ -535,6 +547,7 @@ func TestCliRetiredKey(t *testing.T) {
 // The CLI routes share one bucket of 60 a minute per key; the 61st answers 429 rate_limited, and on
 // GET /cli/status without X-Request-ID.
 func TestCliRateLimit(t *testing.T) {
+	t.Parallel()
 	env := apitest.Start(t, apitest.Options{Clock: apitest.PinnedClock().Now}) // one window for the whole test
 	r := env.Seed(seed.Options{})
 	other := env.Seed(seed.Options{})

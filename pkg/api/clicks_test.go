@@ -34,6 +34,7 @@ func click(t *testing.T, env *apitest.Env, r seed.Result, headers ...string) map
 // --- 200 -------------------------------------------------------------------------------------------
 
 func TestClickRecorded(t *testing.T) {
+	t.Parallel()
 	env := apitest.New(t)
 	r := env.Seed(seed.Options{})
 	res := env.Do(http.MethodPost, "/api/v1/track/click", map[string]any{
@@ -71,6 +72,7 @@ func TestClickRecorded(t *testing.T) {
 }
 
 func TestClickCookieWindowFromProgram(t *testing.T) {
+	t.Parallel()
 	env := apitest.New(t)
 	r := env.Seed(seed.Options{})
 	if _, err := env.DB.Exec(`UPDATE programs SET cookie_window_days = 30 WHERE id = $1`, r.ProgramID); err != nil {
@@ -82,6 +84,7 @@ func TestClickCookieWindowFromProgram(t *testing.T) {
 }
 
 func TestRepeatClickReturnsTheSameClick(t *testing.T) {
+	t.Parallel()
 	env := apitest.New(t)
 	r := env.Seed(seed.Options{})
 	first := click(t, env, r)["click_id"]
@@ -105,6 +108,7 @@ func TestRepeatClickReturnsTheSameClick(t *testing.T) {
 }
 
 func TestBotClickIsAnsweredButMarked(t *testing.T) {
+	t.Parallel()
 	env := apitest.New(t)
 	r := env.Seed(seed.Options{})
 	for _, ua := range []string{"Slackbot-LinkExpanding 1.0 (+https://api.slack.com/robots)", "Twitterbot/1.0",
@@ -120,6 +124,7 @@ func TestBotClickIsAnsweredButMarked(t *testing.T) {
 }
 
 func TestClickGeoFromTrustedProxyOnly(t *testing.T) {
+	t.Parallel()
 	geoHeaders := []string{"User-Agent", chromeUA, "X-Vercel-IP-Country", "DE", "X-Vercel-IP-Country-Region", "BE", "X-Vercel-IP-City", "Berlin"}
 	t.Run("untrusted peer: ignored", func(t *testing.T) {
 		env := apitest.New(t)
@@ -140,6 +145,7 @@ func TestClickGeoFromTrustedProxyOnly(t *testing.T) {
 }
 
 func TestTestModeClick(t *testing.T) {
+	t.Parallel()
 	env := apitest.New(t)
 	r := env.Seed(seed.Options{})
 	for _, tc := range []struct {
@@ -173,6 +179,7 @@ func TestTestModeClick(t *testing.T) {
 // --- 400 -------------------------------------------------------------------------------------------
 
 func TestClick400(t *testing.T) {
+	t.Parallel()
 	env := apitest.New(t)
 	r := env.Seed(seed.Options{})
 	if _, err := env.DB.Exec(`INSERT INTO referral_links (short_link) VALUES ('orphan')`); err != nil {
@@ -210,6 +217,7 @@ func TestClick400(t *testing.T) {
 // --- 401, 403 --------------------------------------------------------------------------------------
 
 func TestClickTestModeKeyChecks(t *testing.T) {
+	t.Parallel()
 	env := apitest.New(t)
 	r := env.Seed(seed.Options{})
 	other := env.Seed(seed.Options{})
@@ -229,6 +237,7 @@ func TestClickTestModeKeyChecks(t *testing.T) {
 }
 
 func TestClickOrigin(t *testing.T) {
+	t.Parallel()
 	env := apitest.New(t)
 	r := env.Seed(seed.Options{Origins: []string{"https://www.shop.example.com"}})
 	other := env.Seed(seed.Options{Origins: []string{"https://partner-site.example"}})
@@ -249,6 +258,7 @@ func TestClickOrigin(t *testing.T) {
 }
 
 func TestClickPreflight(t *testing.T) {
+	t.Parallel()
 	env := apitest.New(t)
 	env.Seed(seed.Options{Origins: []string{"https://www.shop.example.com"}})
 	for _, route := range []string{"/api/v1/track/click", "/api/v1/track/lead"} {
@@ -270,6 +280,7 @@ func TestClickPreflight(t *testing.T) {
 // --- 410 -------------------------------------------------------------------------------------------
 
 func TestDisabledLink(t *testing.T) {
+	t.Parallel()
 	env := apitest.New(t)
 	r := env.Seed(seed.Options{})
 	if _, err := env.DB.Exec(`UPDATE referral_links SET enabled = false WHERE id = $1`, r.LinkID); err != nil {
@@ -296,6 +307,7 @@ func TestDisabledLink(t *testing.T) {
 // --- 429 -------------------------------------------------------------------------------------------
 
 func TestClickRateLimit(t *testing.T) {
+	t.Parallel()
 	env := apitest.Start(t, apitest.Options{Clock: apitest.PinnedClock().Now}) // one window for the whole test
 	r := env.Seed(seed.Options{})
 	for i := 1; i <= 60; i++ {

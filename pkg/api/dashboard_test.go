@@ -94,6 +94,7 @@ func (b *browserLike) signIn(email string) string {
 // The dashboard signs in through the same login page as the CLI and ends with an HttpOnly, SameSite=Lax
 // session cookie; the page carries the session's CSRF token.
 func TestDashboardSignIn(t *testing.T) {
+	t.Parallel()
 	env := apitest.New(t)
 	r := env.Seed(seed.Options{})
 	b := newBrowserLike(t, env)
@@ -160,6 +161,7 @@ func TestDashboardSignIn(t *testing.T) {
 // A dashboard sign-in finishes only in the browser that started it: a login link forwarded to someone
 // else cannot sign their browser in to the sender's account, nor be completed through the API.
 func TestDashboardSignInBoundToBrowser(t *testing.T) {
+	t.Parallel()
 	env := apitest.New(t)
 	r := env.Seed(seed.Options{})
 	starter := newBrowserLike(t, env)
@@ -185,6 +187,7 @@ func TestDashboardSignInBoundToBrowser(t *testing.T) {
 
 // With a configured issuer the dashboard sign-in runs the code flow and the callback sets the cookie.
 func TestDashboardSignInCodeFlow(t *testing.T) {
+	t.Parallel()
 	issuerEnv := apitest.New(t)
 	env := apitest.Start(t, apitest.Options{Config: func(c *config.Config) { c.OIDCIssuer = issuerEnv.URL + "/dev/oidc" }})
 	b := newBrowserLike(t, env)
@@ -219,6 +222,7 @@ func TestDashboardSignInCodeFlow(t *testing.T) {
 
 // Served over https, the dashboard's cookies are Secure.
 func TestDashboardCookiesSecureOnHTTPS(t *testing.T) {
+	t.Parallel()
 	env := apitest.Start(t, apitest.Options{Config: func(c *config.Config) { c.BaseURL = "https://track.example.com" }})
 	b := newBrowserLike(t, env)
 	res, _ := b.get("/dashboard/login")
@@ -230,6 +234,7 @@ func TestDashboardCookiesSecureOnHTTPS(t *testing.T) {
 // A change authenticated by the session cookie needs the page's CSRF token; a Bearer token does not.
 // Without the token nothing changes.
 func TestDashboardCSRF(t *testing.T) {
+	t.Parallel()
 	env := apitest.New(t)
 	r := env.Seed(seed.Options{})
 	b := newBrowserLike(t, env)
@@ -277,6 +282,7 @@ func TestDashboardCSRF(t *testing.T) {
 
 // /api/v1/me lists the account's workspaces with the role's actions, and their programs.
 func TestMe(t *testing.T) {
+	t.Parallel()
 	env := apitest.New(t)
 	r := env.Seed(seed.Options{ProgramName: "Shoes"})
 	token := member(t, env, r.AdvertiserID, "analyst")
@@ -310,6 +316,7 @@ func TestMe(t *testing.T) {
 
 // The chart's counts per day: real events by default, the test chain's with test=true, every day present.
 func TestDailyEventCounts(t *testing.T) {
+	t.Parallel()
 	env := apitest.New(t)
 	r := env.Seed(seed.Options{})
 	auth := apitest.Bearer(r.AccountToken)

@@ -72,6 +72,7 @@ func runErrorHandler(t *testing.T, path string, err error) (int, map[string]any)
 }
 
 func TestErrorShapesPerRoute(t *testing.T) {
+	t.Parallel()
 	doc, err := openapi.Load(context.Background())
 	if err != nil {
 		t.Fatal(err)
@@ -128,6 +129,7 @@ func TestErrorShapesPerRoute(t *testing.T) {
 }
 
 func TestSharedErrorIsNotModified(t *testing.T) {
+	t.Parallel()
 	shared := apierr.Internal("Internal server error", nil)
 	runErrorHandler(t, "/api/v1/cli/init", shared)
 	if shared.Message != "Internal server error" || shared.Details != nil {
@@ -138,6 +140,7 @@ func TestSharedErrorIsNotModified(t *testing.T) {
 // Every kind of error has an answer, and every refusal of the domain is answered as such, never as a
 // failure of the service.
 func TestEveryRefusalIsAnswered(t *testing.T) {
+	t.Parallel()
 	for _, k := range apierr.Kinds {
 		if r, ok := kinds[k]; !ok || r.status < 400 || r.code == "" {
 			t.Errorf("kind %s: rule %+v", k, r)
@@ -178,6 +181,7 @@ func TestEveryRefusalIsAnswered(t *testing.T) {
 }
 
 func TestNormaliseJSON(t *testing.T) {
+	t.Parallel()
 	tests := []struct{ in, want string }{
 		{`{"a":1,"b":null}`, `{"a":1}`},
 		{`{"a":{"b":null,"c":[{"d":null,"e":2}]}}`, `{"a":{"c":[{"e":2}]}}`},

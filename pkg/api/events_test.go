@@ -11,6 +11,7 @@ import (
 // The events list: members with tracking:list, normalized events newest first, test events excluded,
 // exact pagination.
 func TestEventsList(t *testing.T) {
+	t.Parallel()
 	env := apitest.New(t)
 	r := env.Seed(seed.Options{})
 	customerWithLead(t, env, r, "e1")

@@ -25,6 +25,7 @@ func markRotation(t *testing.T, env *apitest.Env, programID int64, rotateBy time
 
 // A marked key works until its deadline, with the rotation signals on every response.
 func TestMarkedKeySignals(t *testing.T) {
+	t.Parallel()
 	env := apitest.New(t)
 	r := env.Seed(seed.Options{})
 	customerWithLead(t, env, r, "c")
@@ -66,6 +67,7 @@ func TestMarkedKeySignals(t *testing.T) {
 
 // After the deadline every route the key authenticates answers 401 api_key_rotation_required.
 func TestRetiredKey(t *testing.T) {
+	t.Parallel()
 	env := apitest.New(t)
 	r := env.Seed(seed.Options{})
 	markRotation(t, env, r.ProgramID, time.Now().Add(-time.Minute))
@@ -95,6 +97,7 @@ func TestRetiredKey(t *testing.T) {
 }
 
 func TestRegeneratedKeyReplacesTheOld(t *testing.T) {
+	t.Parallel()
 	env := apitest.New(t)
 	r := env.Seed(seed.Options{})
 	res := env.Do(http.MethodPost, "/api/v1/programs/"+itoa(r.ProgramID)+"/api-key", nil, apitest.Bearer(r.AccountToken)...)
@@ -120,6 +123,7 @@ func TestRegeneratedKeyReplacesTheOld(t *testing.T) {
 // --- readiness -----------------------------------------------------------------------------------------
 
 func TestReadiness401(t *testing.T) {
+	t.Parallel()
 	env := apitest.New(t)
 	for _, tt := range []struct{ header, msg string }{
 		{"", "Missing or malformed Authorization header. Expected: Bearer <api_token>."},
@@ -141,6 +145,7 @@ func TestReadiness401(t *testing.T) {
 }
 
 func TestReadinessProgresses(t *testing.T) {
+	t.Parallel()
 	env := apitest.New(t)
 	r := env.Seed(seed.Options{})
 	get := func() map[string]any {
@@ -191,6 +196,7 @@ func TestReadinessProgresses(t *testing.T) {
 }
 
 func TestReadinessRateLimit(t *testing.T) {
+	t.Parallel()
 	env := apitest.Start(t, apitest.Options{Clock: apitest.PinnedClock().Now}) // one window for the whole test
 	r := env.Seed(seed.Options{})
 	for i := 0; i < 30; i++ {

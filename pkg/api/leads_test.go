@@ -26,6 +26,7 @@ func customerStatus(t *testing.T, env *apitest.Env, programID int64, key string)
 // --- 200: server mode --------------------------------------------------------------------------------
 
 func TestServerLeadSettles(t *testing.T) {
+	t.Parallel()
 	env := apitest.New(t)
 	r := env.Seed(seed.Options{})
 	clickID := click(t, env, r)["click_id"].(string)
@@ -63,6 +64,7 @@ func TestServerLeadSettles(t *testing.T) {
 }
 
 func TestFirstClickWins(t *testing.T) {
+	t.Parallel()
 	env := apitest.New(t)
 	r := env.Seed(seed.Options{})
 	second := env.Seed(seed.Options{}) // another partner's link, bound to its own program
@@ -87,6 +89,7 @@ func TestFirstClickWins(t *testing.T) {
 // --- 200: browser mode --------------------------------------------------------------------------------
 
 func TestProvisionalLeadAndSettlement(t *testing.T) {
+	t.Parallel()
 	env := apitest.New(t)
 	r := env.Seed(seed.Options{}) // server_required
 	clickID := click(t, env, r)["click_id"].(string)
@@ -142,6 +145,7 @@ func TestProvisionalLeadAndSettlement(t *testing.T) {
 }
 
 func TestBrowserAllowedLead(t *testing.T) {
+	t.Parallel()
 	env := apitest.New(t)
 	r := env.Seed(seed.Options{LeadAuth: "browser_allowed"})
 	clickID := click(t, env, r)["click_id"].(string)
@@ -161,6 +165,7 @@ func TestBrowserAllowedLead(t *testing.T) {
 }
 
 func TestTestModeLead(t *testing.T) {
+	t.Parallel()
 	env := apitest.New(t)
 	r := env.Seed(seed.Options{})
 	clickID := click(t, env, r)["click_id"].(string)
@@ -181,6 +186,7 @@ func TestTestModeLead(t *testing.T) {
 // --- 400 ------------------------------------------------------------------------------------------------
 
 func TestLead400(t *testing.T) {
+	t.Parallel()
 	env := apitest.New(t)
 	r := env.Seed(seed.Options{})
 	other := env.Seed(seed.Options{})
@@ -217,6 +223,7 @@ func TestLead400(t *testing.T) {
 // --- 401, 403 ---------------------------------------------------------------------------------------------
 
 func TestLead401And403(t *testing.T) {
+	t.Parallel()
 	env := apitest.New(t)
 	r := env.Seed(seed.Options{Origins: []string{"https://www.shop.example.com"}})
 	other := env.Seed(seed.Options{})
@@ -240,6 +247,7 @@ func TestLead401And403(t *testing.T) {
 // --- 429 ------------------------------------------------------------------------------------------------
 
 func TestLeadRateLimit(t *testing.T) {
+	t.Parallel()
 	env := apitest.Start(t, apitest.Options{Clock: apitest.PinnedClock().Now}) // one window for the whole test
 	for i := 1; i <= 30; i++ {
 		if res := lead(env, `{}`); res.Status != http.StatusBadRequest || res.Header.Get("X-RateLimit-Limit") != "30" {

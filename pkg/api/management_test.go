@@ -38,6 +38,7 @@ func member(t *testing.T, env *apitest.Env, workspaceID int64, role string) stri
 }
 
 func TestManagementAuth(t *testing.T) {
+	t.Parallel()
 	env := apitest.New(t)
 	r := env.Seed(seed.Options{})
 	other := env.Seed(seed.Options{})
@@ -63,6 +64,7 @@ func TestManagementAuth(t *testing.T) {
 }
 
 func TestProgramSettings(t *testing.T) {
+	t.Parallel()
 	env := apitest.New(t)
 	r := env.Seed(seed.Options{})
 	path := "/api/v1/programs/" + itoa(r.ProgramID)
@@ -90,6 +92,7 @@ func TestProgramSettings(t *testing.T) {
 }
 
 func TestPartnersLinksAndTheSwitch(t *testing.T) {
+	t.Parallel()
 	env := apitest.New(t)
 	r := env.Seed(seed.Options{})
 	auth := apitest.Bearer(r.AccountToken)
@@ -145,6 +148,7 @@ func TestPartnersLinksAndTheSwitch(t *testing.T) {
 
 // Every role against every management route.
 func TestManagementRoles(t *testing.T) {
+	t.Parallel()
 	env := apitest.New(t)
 	r := env.Seed(seed.Options{})
 	base := "/api/v1/programs/" + itoa(r.ProgramID)
@@ -190,6 +194,7 @@ func TestManagementRoles(t *testing.T) {
 }
 
 func TestMetrics(t *testing.T) {
+	t.Parallel()
 	env := apitest.New(t)
 	r := env.Seed(seed.Options{})
 	customerWithLead(t, env, r, "c")
@@ -211,6 +216,7 @@ func TestMetrics(t *testing.T) {
 
 // With Redis the limit is shared: two servers (replicas) on one Redis count together.
 func TestRateLimitSharedThroughRedis(t *testing.T) {
+	t.Parallel()
 	client := redis.NewClient(&redis.Options{Addr: "127.0.0.1:6379"})
 	t.Cleanup(func() { client.Close() })
 	if err := client.Ping(context.Background()).Err(); err != nil {

@@ -10,6 +10,7 @@ import (
 
 // Members are invited by email and join with their role when they log in.
 func TestWorkspaceMembers(t *testing.T) {
+	t.Parallel()
 	env := apitest.New(t)
 	r := env.Seed(seed.Options{Email: "owner@brand.example"})
 	path := "/api/v1/workspaces/" + itoa(r.AdvertiserID) + "/members"

@@ -169,6 +169,7 @@ func disputeCreated(pi string, amount int64) map[string]any {
 // A one-off checkout records the sale through the sale path and settles the provisional lead through
 // the lead path; a redelivery changes nothing.
 func TestStripeCheckoutPayment(t *testing.T) {
+	t.Parallel()
 	f := newStripeFixture(t, seed.Options{})
 	if n := f.count(`SELECT count(*) FROM leads WHERE status = 'provisional'`); n != 1 {
 		t.Fatalf("%d provisional leads before the payment", n)
@@ -215,6 +216,7 @@ func TestStripeCheckoutPayment(t *testing.T) {
 // sale, both invoice events of one invoice count once, and a renewal is recurring and pays per the
 // commission type. Invoices of both API-version shapes attribute.
 func TestStripeSubscription(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		commissionType, rate string
 		renewalPays          bool
@@ -258,6 +260,7 @@ func TestStripeSubscription(t *testing.T) {
 // Events may arrive in any order: an invoice before its subscription's checkout still attributes, and
 // the checkout afterwards changes nothing.
 func TestStripeOutOfOrder(t *testing.T) {
+	t.Parallel()
 	f := newStripeFixture(t, seed.Options{})
 	f.ack(f.event("invoice.payment_succeeded", invoiceLegacy("in_early", 2900, "subscription_create", f.meta()), true), "recorded")
 	f.ack(f.event("checkout.session.completed", checkoutSession("cs_late", "subscription", 2900, f.meta(), true), true), "ignored")
@@ -269,6 +272,7 @@ func TestStripeOutOfOrder(t *testing.T) {
 
 // A sale sent through the API and through the webhook counts once, whichever comes first.
 func TestStripeAndAPICountOnce(t *testing.T) {
+	t.Parallel()
 	f := newStripeFixture(t, seed.Options{})
 	if res := lead(f.env, map[string]any{"click_id": f.clickID, "customer_key": "cus_key_1"}, apitest.Bearer(f.prog.APIKey)...); res.Status != http.StatusOK {
 		t.Fatalf("lead: %d %s", res.Status, res.Body)
@@ -294,6 +298,7 @@ func TestStripeAndAPICountOnce(t *testing.T) {
 // Refunds reverse in proportion to the charge's amount_refunded; a repeat changes nothing; a dispute
 // reverses as a chargeback.
 func TestStripeRefundsAndDisputes(t *testing.T) {
+	t.Parallel()
 	f := newStripeFixture(t, seed.Options{})
 	f.ack(f.event("checkout.session.completed", checkoutSession("cs_r1", "payment", 4900, f.meta(), true), true), "recorded")
 
@@ -325,6 +330,7 @@ func TestStripeRefundsAndDisputes(t *testing.T) {
 
 // What cannot be attributed is acknowledged with its reason and stored, never retried forever.
 func TestStripeUnattributed(t *testing.T) {
+	t.Parallel()
 	f := newStripeFixture(t, seed.Options{})
 	other := f.env.Seed(seed.Options{})
 	tests := []struct {
@@ -366,6 +372,7 @@ func TestStripeUnattributed(t *testing.T) {
 // Zero amounts record no sale (a trial's first invoice still settles the lead); test-mode events record
 // test data; other event types and currencies are acknowledged and ignored.
 func TestStripeSkips(t *testing.T) {
+	t.Parallel()
 	f := newStripeFixture(t, seed.Options{})
 	f.ack(f.event("invoice.paid", invoiceBasil("in_trial", 0, "subscription_create", f.meta()), true), "settled")
 	if n := f.count(`SELECT count(*) FROM sales`); n != 0 {
@@ -393,6 +400,7 @@ func TestStripeSkips(t *testing.T) {
 
 // A delivery that does not verify answers 400 and records nothing.
 func TestStripeBadDeliveries(t *testing.T) {
+	t.Parallel()
 	f := newStripeFixture(t, seed.Options{})
 	payload := f.event("checkout.session.completed", checkoutSession("cs_bad", "payment", 4900, f.meta(), true), true)
 	path := "/api/v1/webhooks/stripe/" + itoa(f.prog.ProgramID)
@@ -435,6 +443,7 @@ func TestStripeBadDeliveries(t *testing.T) {
 // --- management and the retired CLI route ----------------------------------------------------------------
 
 func TestPaymentProcessorSetting(t *testing.T) {
+	t.Parallel()
 	env := apitest.New(t)
 	r := env.Seed(seed.Options{})
 	path := "/api/v1/programs/" + itoa(r.ProgramID) + "/payment-processor"
@@ -467,6 +476,7 @@ func TestPaymentProcessorSetting(t *testing.T) {
 }
 
 func TestCliStripeConnectRetired(t *testing.T) {
+	t.Parallel()
 	env := apitest.New(t)
 	res := env.Do(http.MethodPost, "/api/v1/cli/stripe-connect", map[string]any{})
 	platformError(t, res, 410, "GoneError",
@@ -479,6 +489,7 @@ func TestCliStripeConnectRetired(t *testing.T) {
 // One Stripe account with an endpoint per program sends every event to both: each program processes it
 // once, and the program the metadata names records the sale whichever endpoint was first.
 func TestStripeEventToTwoPrograms(t *testing.T) {
+	t.Parallel()
 	f := newStripeFixture(t, seed.Options{})
 	other := f.env.Seed(seed.Options{})
 	const otherSecret = "whsec_secondEndpoint"

@@ -23,6 +23,7 @@ func recordedSale(t *testing.T, env *apitest.Env, r seed.Result, txn string) (sa
 }
 
 func TestFullRefundReversesCommission(t *testing.T) {
+	t.Parallel()
 	env := apitest.New(t)
 	r := env.Seed(seed.Options{})
 	saleID, commissionID := recordedSale(t, env, r, "r1")
@@ -51,6 +52,7 @@ func TestFullRefundReversesCommission(t *testing.T) {
 }
 
 func TestPartialRefunds(t *testing.T) {
+	t.Parallel()
 	env := apitest.New(t)
 	r := env.Seed(seed.Options{})
 	recordedSale(t, env, r, "p1")
@@ -70,6 +72,7 @@ func TestPartialRefunds(t *testing.T) {
 }
 
 func TestRefundOfASaleWithoutCommission(t *testing.T) {
+	t.Parallel()
 	env := apitest.New(t)
 	r := env.Seed(seed.Options{}) // percent: the second sale pays nothing
 	recordedSale(t, env, r, "first")
@@ -81,6 +84,7 @@ func TestRefundOfASaleWithoutCommission(t *testing.T) {
 }
 
 func TestRefundErrors(t *testing.T) {
+	t.Parallel()
 	env := apitest.New(t)
 	r := env.Seed(seed.Options{})
 	other := env.Seed(seed.Options{})
@@ -119,6 +123,7 @@ func TestRefundErrors(t *testing.T) {
 
 // Sale and refund share one bucket of 120 per key.
 func TestSaleAndRefundShareARateLimit(t *testing.T) {
+	t.Parallel()
 	env := apitest.Start(t, apitest.Options{Clock: apitest.PinnedClock().Now}) // one window for the whole test
 	r := env.Seed(seed.Options{})
 	for i := 0; i < 120; i++ {

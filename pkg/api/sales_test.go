@@ -41,6 +41,7 @@ func codedError(t *testing.T, res *apitest.Response, status int, name, code, mes
 // --- 200 ---------------------------------------------------------------------------------------------
 
 func TestSaleRecordedWithCommission(t *testing.T) {
+	t.Parallel()
 	env := apitest.New(t)
 	r := env.Seed(seed.Options{}) // percent, 20
 	clickID := customerWithLead(t, env, r, "cust-1")
@@ -74,6 +75,7 @@ func TestSaleRecordedWithCommission(t *testing.T) {
 }
 
 func TestCommissionTypes(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		typ, rate, currency string
 		amounts             []int64
@@ -108,6 +110,7 @@ func TestCommissionTypes(t *testing.T) {
 }
 
 func TestRecurringCommissionDuration(t *testing.T) {
+	t.Parallel()
 	env := apitest.New(t)
 	r := env.Seed(seed.Options{CommissionType: "recurring_percent", CommissionRate: "10"})
 	if _, err := env.DB.Exec(`UPDATE programs SET commission_duration_months = 1 WHERE id = $1`, r.ProgramID); err != nil {
@@ -131,6 +134,7 @@ func TestRecurringCommissionDuration(t *testing.T) {
 }
 
 func TestSaleByClickOnly(t *testing.T) {
+	t.Parallel()
 	env := apitest.New(t)
 	r := env.Seed(seed.Options{})
 	clickID := click(t, env, r)["click_id"].(string)
@@ -144,6 +148,7 @@ func TestSaleByClickOnly(t *testing.T) {
 }
 
 func TestTestModeSale(t *testing.T) {
+	t.Parallel()
 	env := apitest.New(t)
 	r := env.Seed(seed.Options{})
 	customerWithLead(t, env, r, "c")
@@ -164,6 +169,7 @@ func TestTestModeSale(t *testing.T) {
 
 // The window is checked on each payment until a conversion is recorded, never after.
 func TestAttributionWindow(t *testing.T) {
+	t.Parallel()
 	env := apitest.New(t)
 	r := env.Seed(seed.Options{})
 	customerWithLead(t, env, r, "late")
@@ -202,6 +208,7 @@ func TestAttributionWindow(t *testing.T) {
 // --- 400, 422 -----------------------------------------------------------------------------------------
 
 func TestSaleValidation(t *testing.T) {
+	t.Parallel()
 	env := apitest.New(t)
 	r := env.Seed(seed.Options{})
 	now := time.Now().UTC()
@@ -279,6 +286,7 @@ func TestSaleValidation(t *testing.T) {
 }
 
 func TestSaleAttributionErrors(t *testing.T) {
+	t.Parallel()
 	env := apitest.New(t)
 	r := env.Seed(seed.Options{})
 	other := env.Seed(seed.Options{})
@@ -320,6 +328,7 @@ func TestSaleAttributionErrors(t *testing.T) {
 // --- 401 ---------------------------------------------------------------------------------------------
 
 func TestSale401(t *testing.T) {
+	t.Parallel()
 	env := apitest.New(t)
 	r := env.Seed(seed.Options{})
 	body := map[string]any{"transaction_id": "a1", "amount_cents": 100, "customer_key": "c"}
@@ -346,6 +355,7 @@ func TestSale401(t *testing.T) {
 // --- 409 ---------------------------------------------------------------------------------------------
 
 func TestDuplicateTransaction(t *testing.T) {
+	t.Parallel()
 	env := apitest.New(t)
 	r := env.Seed(seed.Options{})
 	other := env.Seed(seed.Options{})
@@ -368,6 +378,7 @@ func TestDuplicateTransaction(t *testing.T) {
 
 // Many requests with one transaction_id at once: exactly one sale and one commission, every other 409.
 func TestConcurrentDuplicateTransaction(t *testing.T) {
+	t.Parallel()
 	env := apitest.New(t)
 	r := env.Seed(seed.Options{CommissionType: "recurring_percent", CommissionRate: "10"})
 	customerWithLead(t, env, r, "c")

@@ -14,6 +14,7 @@ import (
 // The tracker is served under both names with an ETag, cache headers, gzip when accepted, and 304 for a
 // current copy.
 func TestTrackerScript(t *testing.T) {
+	t.Parallel()
 	env := apitest.New(t)
 	want, err := tracker.Load()
 	if err != nil {
@@ -63,6 +64,7 @@ func TestTrackerScript(t *testing.T) {
 
 // The tracker stays small: its gzipped size is reported in the README.
 func TestTrackerScriptSize(t *testing.T) {
+	t.Parallel()
 	s, err := tracker.Load()
 	if err != nil {
 		t.Fatal(err)

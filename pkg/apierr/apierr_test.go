@@ -25,6 +25,7 @@ func render(t *testing.T, r Response, w []Warning) map[string]any {
 }
 
 func TestBodies(t *testing.T) {
+	t.Parallel()
 	five := 5
 	tests := []struct {
 		name string
@@ -76,6 +77,7 @@ func TestBodies(t *testing.T) {
 }
 
 func TestNames(t *testing.T) {
+	t.Parallel()
 	for status, want := range map[int]string{
 		400: "BadRequestError", 401: "UnauthorizedError", 403: "ForbiddenError", 404: "NotFoundError", 409: "ConflictError",
 		410: "GoneError", 413: "PayloadTooLargeError", 422: "UnprocessableEntityError", 500: "InternalServerError",
@@ -88,6 +90,7 @@ func TestNames(t *testing.T) {
 }
 
 func TestCauseIsWrappedNotSent(t *testing.T) {
+	t.Parallel()
 	cause := errors.New("pq: connection refused")
 	e := Internal("Sale tracking failed", cause)
 	if !errors.Is(e, cause) {

@@ -13,6 +13,7 @@ import (
 
 // Issue adds a program's key; a program has one active key, so a second key comes only by Regenerate.
 func TestIssueAndRegenerate(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	d := dbtest.New(t)
 	r, err := seed.Run(ctx, d.DB, seed.Options{})

@@ -28,6 +28,7 @@ func testJob(t *testing.T, in Input, clickID string) *job {
 }
 
 func TestOneBatchAnswersEachClickOnItsOwn(t *testing.T) {
+	t.Parallel()
 	d := dbtest.New(t)
 	ctx := context.Background()
 	ok, err := seed.Run(ctx, d.DB, seed.Options{Origins: []string{"https://www.shop.example.com"}})
@@ -104,6 +105,7 @@ func TestOneBatchAnswersEachClickOnItsOwn(t *testing.T) {
 
 // A batch that fails as a whole is written click by click, so only the bad click fails.
 func TestFailedBatchFallsBackToSingleClicks(t *testing.T) {
+	t.Parallel()
 	d := dbtest.New(t)
 	r, err := seed.Run(context.Background(), d.DB, seed.Options{})
 	if err != nil {
@@ -128,6 +130,7 @@ func TestFailedBatchFallsBackToSingleClicks(t *testing.T) {
 
 // Concurrent clicks are all written and answered; Close waits for the queue to drain.
 func TestConcurrentClicksAndClose(t *testing.T) {
+	t.Parallel()
 	d := dbtest.New(t)
 	r, err := seed.Run(context.Background(), d.DB, seed.Options{})
 	if err != nil {

@@ -6,6 +6,7 @@ import (
 )
 
 func TestAmount(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		typ, rate string
 		amount    int64
@@ -43,6 +44,7 @@ func TestAmount(t *testing.T) {
 }
 
 func TestProportion(t *testing.T) {
+	t.Parallel()
 	for _, tt := range []struct{ total, part, whole, want int64 }{
 		{980, 4900, 4900, 980},
 		{980, 2450, 4900, 490},
@@ -58,6 +60,7 @@ func TestProportion(t *testing.T) {
 }
 
 func TestRoundHalfAwayFromZeroNegative(t *testing.T) {
+	t.Parallel()
 	if got, _ := RoundHalfAwayFromZero(big.NewRat(-5, 2)); got != -3 {
 		t.Errorf("round(-2.5) = %d, want -3", got)
 	}

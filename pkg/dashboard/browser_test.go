@@ -136,6 +136,7 @@ func (a *app) noPageErrors() {
 // The newcomer's path: sign in, run the synthetic chain (what `reftrack test --chain` sends), watch it
 // arrive in the events table and the chart, and switch the link off.
 func TestWatchAChainAndSwitchALinkOff(t *testing.T) {
+	t.Parallel()
 	env := apitest.New(t)
 	r := env.Seed(seed.Options{ProgramName: "Demo shop"})
 	a := open(t, env)
@@ -274,6 +275,7 @@ func TestWatchAChainAndSwitchALinkOff(t *testing.T) {
 
 // Real events page through the table; the chart counts them per day.
 func TestEventsPaging(t *testing.T) {
+	t.Parallel()
 	env := apitest.New(t)
 	r := env.Seed(seed.Options{})
 	now := time.Now().UTC()
@@ -319,6 +321,7 @@ func TestEventsPaging(t *testing.T) {
 // Each role sees what it may do: the events for owner, admin and analyst; the link switch for owner and
 // admin; the key's regeneration for the owner alone, who sees the new key once.
 func TestRolesOnThePage(t *testing.T) {
+	t.Parallel()
 	env := apitest.New(t)
 	r := env.Seed(seed.Options{})
 	invite := func(role string) string {
@@ -403,6 +406,7 @@ func TestRolesOnThePage(t *testing.T) {
 // Another site cannot act with the session: its cross-site requests (a key regeneration posted from a
 // script, a sign-out form) reach the server without the cookie or the CSRF token, and change nothing.
 func TestCrossSiteRequestsChangeNothing(t *testing.T) {
+	t.Parallel()
 	env := apitest.New(t)
 	r := env.Seed(seed.Options{})
 	a := open(t, env)
@@ -467,6 +471,7 @@ fetch("%[1]s/api/v1/programs/%[2]d/api-key", {method: "POST", mode: "no-cors", c
 // A first sign-in with a new email makes an empty workspace: the page says how to create a program.
 // When the session ends (here: revoked), the page's next call sends the browser back to the sign-in.
 func TestEmptyAccountAndEndedSession(t *testing.T) {
+	t.Parallel()
 	env := apitest.New(t)
 	a := open(t, env)
 	a.signIn("newcomer@example.com")

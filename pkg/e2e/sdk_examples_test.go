@@ -14,6 +14,7 @@ import (
 // answer checked against the spec by the proxy, and `go test` compares what they print with their
 // `// Output:` comments.
 func TestSDKExamples(t *testing.T) {
+	t.Parallel()
 	sdkDir := filepath.Join(repoRoot(t), "sdk")
 	f := newFixture(t)
 	cmd := exec.Command("go", "test", "-count=1", "-v", "-run", "^Example", ".")

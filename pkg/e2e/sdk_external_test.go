@@ -29,6 +29,7 @@ const sdkModule = "github.com/reftrack/reftrack/sdk"
 // zip the Go proxy serves), so `go get github.com/reftrack/reftrack/sdk` runs as it does for an
 // integrator.
 func TestQuickStartFromAnotherModule(t *testing.T) {
+	t.Parallel()
 	root := repoRoot(t)
 	sdkDir := filepath.Join(root, "sdk")
 	program := quickStart(t, filepath.Join(sdkDir, "README.md"))

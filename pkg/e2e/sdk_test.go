@@ -22,6 +22,7 @@ import (
 // --- success -----------------------------------------------------------------------------------------
 
 func TestLeadSaleRefund(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	c := f.client()
 	ctx := context.Background()
@@ -65,6 +66,7 @@ func TestLeadSaleRefund(t *testing.T) {
 }
 
 func TestTestModeSaleAndLead(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	c := f.client()
 	ctx := context.Background()
@@ -84,6 +86,7 @@ func TestTestModeSaleAndLead(t *testing.T) {
 
 // A partial refund, then the rest.
 func TestPartialRefund(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	c := f.client()
 	ctx := context.Background()
@@ -103,6 +106,7 @@ func TestPartialRefund(t *testing.T) {
 
 // A click older than the attribution window: 200, nothing recorded.
 func TestSaleOutsideTheWindow(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	f.customer("old")
 	if _, err := f.env.DB.Exec(`UPDATE clicks SET click_timestamp = (SELECT signed_up_at FROM customers WHERE customer_key = 'old') - interval '90 days'`); err != nil {
@@ -120,6 +124,7 @@ func TestSaleOutsideTheWindow(t *testing.T) {
 // --- errors: every documented error reaches the caller as a Result ------------------------------------
 
 func TestDocumentedErrors(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	ctx := context.Background()
 	c := f.client()
@@ -232,6 +237,7 @@ func TestDocumentedErrors(t *testing.T) {
 
 // The SDK's own checks answer before sending, with the service's message for the same mistake.
 func TestChecksBeforeSending(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	c := f.client()
 	ctx := context.Background()
@@ -270,6 +276,7 @@ var cmpAPIError = cmp.Comparer(func(a, b sdk.APIError) bool {
 
 // A retired key's typed 401 reaches the caller with its hint, and is logged once.
 func TestRetiredKey(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	if _, err := apikeys.MarkRotation(context.Background(), f.env.DB.DB, f.prog.ProgramID, time.Now().Add(-time.Minute)); err != nil {
 		t.Fatal(err)
@@ -289,6 +296,7 @@ func TestRetiredKey(t *testing.T) {
 // A key marked for rotation still works; the warnings and headers surface on the Result and are logged
 // once per Client.
 func TestRotationWarnings(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	deadline := time.Now().Add(72 * time.Hour).Truncate(time.Second).UTC()
 	if _, err := apikeys.MarkRotation(context.Background(), f.env.DB.DB, f.prog.ProgramID, deadline); err != nil {
@@ -321,6 +329,7 @@ func TestRotationWarnings(t *testing.T) {
 // --- retries -----------------------------------------------------------------------------------------
 
 func TestRetries(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name          string
 		plan          []fault
@@ -403,6 +412,7 @@ func buy(invoice string) func(context.Context, *sdk.Client, string) sdk.Result {
 
 // "Failed to create commission" is the one 500 never retried.
 func TestFailedCommissionIsNotRetried(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	f.customer("c1")
 	for _, q := range []string{
@@ -424,6 +434,7 @@ func TestFailedCommissionIsNotRetried(t *testing.T) {
 
 // A 500 that may be retried is: the sale fails in the database once and the retry records it.
 func TestServer500IsRetried(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	f.customer("c1")
 	for _, q := range []string{
@@ -451,6 +462,7 @@ func TestServer500IsRetried(t *testing.T) {
 
 // A real 429 whose Retry-After is longer than the policy allows comes back to the caller at once.
 func TestRateLimitBeyondPolicy(t *testing.T) {
+	t.Parallel()
 	// The server's one clock stands 10 s into a minute, so the window has 50 s left: Retry-After says so
 	// whatever the wall clock does meanwhile.
 	f := newFixture(t, apitest.Options{Clock: apitest.PinnedClock().Now})
@@ -467,6 +479,7 @@ func TestRateLimitBeyondPolicy(t *testing.T) {
 
 // The context bounds retries: no wait that would outlast its deadline, and a cancelled call ends.
 func TestContextBoundsRetries(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	c := f.client(sdk.WithRetry(sdk.RetryPolicy{MaxAttempts: 10, MinBackoff: 30 * time.Second, MaxBackoff: 30 * time.Second}))
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
@@ -500,6 +513,7 @@ func TestContextBoundsRetries(t *testing.T) {
 // One Client used from many goroutines: every sale recorded once, and concurrent sends of one invoice
 // record one sale.
 func TestConcurrentUse(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	c := f.client()
 	ctx := context.Background()
@@ -566,6 +580,7 @@ func TestHeadersAndOptions(t *testing.T) {
 
 // The generated client reaches every other route with the Client's key.
 func TestGeneratedClientReachable(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	res, err := f.client().API().GetReadinessWithResponse(context.Background())
 	if err != nil {

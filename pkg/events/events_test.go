@@ -69,6 +69,7 @@ func keys(list []events.Event) []string {
 
 // Every page of every filter matches the oracle exactly, and total counts the whole filtered set.
 func TestListMatchesTheOracle(t *testing.T) {
+	t.Parallel()
 	d := dbtest.New(t)
 	ctx := context.Background()
 	r, err := seed.Run(ctx, d.DB, seed.Options{})
@@ -135,6 +136,7 @@ func TestListMatchesTheOracle(t *testing.T) {
 
 // The hourly counts stay exact through inserts, updates that move or hide events, and deletes.
 func TestCountsStayExact(t *testing.T) {
+	t.Parallel()
 	d := dbtest.New(t)
 	ctx := context.Background()
 	r, err := seed.Run(ctx, d.DB, seed.Options{})
@@ -183,6 +185,7 @@ func TestCountsStayExact(t *testing.T) {
 // Daily matches a count of the listed events per UTC day, for real and test events, with every day of
 // the span present.
 func TestDailyMatchesTheList(t *testing.T) {
+	t.Parallel()
 	d := dbtest.New(t)
 	ctx := context.Background()
 	r, err := seed.Run(ctx, d.DB, seed.Options{})

@@ -6,6 +6,7 @@ import (
 )
 
 func TestFromHeaders(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name string
 		h    map[string]string

@@ -7,6 +7,7 @@ import (
 
 // An event's time is its created field; without one, the caller's clock (never the wall clock).
 func TestEventCreated(t *testing.T) {
+	t.Parallel()
 	clock := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
 	now := func() time.Time { return clock }
 	if got := (stripeEvent{}).created(now); !got.Equal(clock) {

@@ -55,6 +55,7 @@ func addPartner(t *testing.T, d *dbtest.Database, programID int64, n programs.Ne
 }
 
 func TestCreateIssuesTheFirstKey(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	d := dbtest.New(t)
 	account, ws := workspace(t, d, "brand@example.com")
@@ -102,6 +103,7 @@ func TestCreateIssuesTheFirstKey(t *testing.T) {
 // The synthetic flag: set for the chain's partner, never lost when its address is added again, and
 // gained by a partner the chain reuses.
 func TestAddPartnerMarksSyntheticPartners(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	d, p := shop(t)
 	add := func(n programs.NewPartner) programs.Partner { return addPartner(t, d, p.ID, n) }
@@ -133,6 +135,7 @@ func TestAddPartnerMarksSyntheticPartners(t *testing.T) {
 // EnsureLink makes the chain's link, and points it back at its partner and switches it on however it was
 // left.
 func TestEnsureLink(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	d, p := shop(t)
 	chain := addPartner(t, d, p.ID, programs.NewPartner{Name: "chain", Email: "synthetic+1@reftrack.test", Synthetic: true})
@@ -165,6 +168,7 @@ func TestEnsureLink(t *testing.T) {
 
 // An account's programs with what `reftrack programs` shows: commission and real partners.
 func TestOfAccount(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	d := dbtest.New(t)
 	account, ws := workspace(t, d, "brand@example.com")

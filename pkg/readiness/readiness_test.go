@@ -77,6 +77,7 @@ func blocker(r readiness.Report) string {
 // The payout gate wants a real partner with a link: the synthetic chain's partner and link (never paid)
 // do not count.
 func TestPayoutGateCountsRealPartnersOnly(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	f := newFixture(t)
 	payout := func(when, want string) {
@@ -121,6 +122,7 @@ func TestPayoutGateCountsRealPartnersOnly(t *testing.T) {
 
 // What `reftrack status` shows: real events since the time asked, real partners, pending commissions.
 func TestRecentActivity(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	f := newFixture(t)
 	activity := func(since time.Time) readiness.Activity {

@@ -20,6 +20,7 @@ func quiet() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)
 // A recorded sale converts the customer (dated by the sale), its leads and its click, through their
 // owners, and counts the sale for the partner.
 func TestRecordConvertsCustomerLeadsAndClick(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	d := dbtest.New(t)
 	r, err := seed.Run(ctx, d.DB, seed.Options{})

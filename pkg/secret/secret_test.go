@@ -8,6 +8,7 @@ import (
 )
 
 func TestNew(t *testing.T) {
+	t.Parallel()
 	shape := map[string]*regexp.Regexp{
 		ProgramKeyPrefix:   regexp.MustCompile(`^rt_[0-9A-Za-z]{40}$`),
 		AccountTokenPrefix: regexp.MustCompile(`^rtu_[0-9A-Za-z]{40}$`),
@@ -38,6 +39,7 @@ func TestNew(t *testing.T) {
 }
 
 func TestMask(t *testing.T) {
+	t.Parallel()
 	if got := Mask(ProgramKeyPrefix, "Ab12"); got != "rt_…Ab12" {
 		t.Errorf("Mask = %q", got)
 	}
@@ -45,6 +47,7 @@ func TestMask(t *testing.T) {
 
 // Every character of the alphabet occurs, and none dominates (a biased mapping would show).
 func TestRandomStringDistribution(t *testing.T) {
+	t.Parallel()
 	s, err := RandomString(62 * 2000)
 	if err != nil {
 		t.Fatal(err)

@@ -15,6 +15,7 @@ import (
 )
 
 func TestRunCreatesAWorkingProgram(t *testing.T) {
+	t.Parallel()
 	d := dbtest.New(t)
 	ctx := context.Background()
 	r, err := seed.Run(ctx, d.DB, seed.Options{
@@ -98,6 +99,7 @@ func TestRunCreatesAWorkingProgram(t *testing.T) {
 }
 
 func TestRunRefusesBadOptionsAndWritesNothing(t *testing.T) {
+	t.Parallel()
 	d := dbtest.New(t)
 	for name, opts := range map[string]seed.Options{
 		"lead auth":      {LeadAuth: "sometimes"},

@@ -3,6 +3,7 @@ package useragent
 import "testing"
 
 func TestParse(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name, ua string
 		want     Device
@@ -27,6 +28,7 @@ func TestParse(t *testing.T) {
 }
 
 func TestBotsAndLinkPreviews(t *testing.T) {
+	t.Parallel()
 	for _, ua := range []string{
 		"Slackbot-LinkExpanding 1.0 (+https://api.slack.com/robots)",
 		"Slackbot 1.0 (+https://api.slack.com/robots)",
@@ -46,6 +48,7 @@ func TestBotsAndLinkPreviews(t *testing.T) {
 }
 
 func TestParserCachesAndAgrees(t *testing.T) {
+	t.Parallel()
 	p := NewParser(2)
 	for _, ua := range []string{"Twitterbot/1.0", iphone, "Twitterbot/1.0", "", iphone} {
 		if got, want := p.Parse(ua), Parse(ua); got != want {

@@ -1680,6 +1680,9 @@ type Partner struct {
 	Name             string    `json:"name"`
 	PartnerProgramId int64     `json:"partner_program_id"`
 	ProgramId        int64     `json:"program_id"`
+
+	// Synthetic True for the partner that `reftrack test --chain` records its synthetic chains against (created by the server, with the referral link `rt-synthetic-<program id>`): it is never paid, and partner counts (`reftrack status`, `reftrack programs`) and the readiness payout gate leave it out. False for every partner a brand adds.
+	Synthetic bool `json:"synthetic"`
 }
 
 // PartnerCreate defines model for PartnerCreate.

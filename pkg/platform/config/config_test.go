@@ -10,6 +10,7 @@ import (
 func env(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
 
 func TestDefaults(t *testing.T) {
+	t.Parallel()
 	c, err := FromEnv(env(nil))
 	if err != nil {
 		t.Fatal(err)
@@ -22,6 +23,7 @@ func TestDefaults(t *testing.T) {
 }
 
 func TestOverrides(t *testing.T) {
+	t.Parallel()
 	c, err := FromEnv(env(map[string]string{
 		"DATABASE_URL": "postgres://x/y", "LISTEN_ADDR": "127.0.0.1:9000", "BASE_URL": "https://t.example.com/",
 		"REFTRACK_ENV": "production", "LOG_LEVEL": "debug", "LOG_FORMAT": "text", "DB_MAX_OPEN_CONNS": "5",
@@ -42,6 +44,7 @@ func TestOverrides(t *testing.T) {
 
 // Production never runs the development login issuer: without OIDC_ISSUER the server refuses to start.
 func TestProductionNeedsAnIssuer(t *testing.T) {
+	t.Parallel()
 	_, err := FromEnv(env(map[string]string{"REFTRACK_ENV": "production"}))
 	if err == nil || !strings.Contains(err.Error(), "OIDC_ISSUER is required when REFTRACK_ENV=production") {
 		t.Fatalf("err = %v", err)
@@ -53,6 +56,7 @@ func TestProductionNeedsAnIssuer(t *testing.T) {
 }
 
 func TestInvalidValuesAreAllReported(t *testing.T) {
+	t.Parallel()
 	_, err := FromEnv(env(map[string]string{
 		"REFTRACK_ENV": "staging", "BASE_URL": "localhost", "LOG_FORMAT": "xml", "LOG_LEVEL": "loud",
 		"DB_MAX_OPEN_CONNS": "0", "SHUTDOWN_TIMEOUT": "soon", "TRUSTED_PROXIES": "10.0.0.1",

@@ -25,6 +25,7 @@ func freePort(t *testing.T) int {
 // A real cluster from the installed binaries: created, started, queried, stopped, and started again
 // from its existing data.
 func TestStartStop(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("starts a PostgreSQL server")
 	}

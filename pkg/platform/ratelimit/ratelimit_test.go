@@ -47,6 +47,7 @@ func (c *clock) now() time.Time      { c.mu.Lock(); defer c.mu.Unlock(); return 
 func (c *clock) add(d time.Duration) { c.mu.Lock(); c.t = c.t.Add(d); c.mu.Unlock() }
 
 func TestLimiter(t *testing.T) {
+	t.Parallel()
 	for name, newStore := range stores(t) {
 		t.Run(name, func(t *testing.T) {
 			ctx := context.Background()
@@ -88,6 +89,7 @@ func TestLimiter(t *testing.T) {
 
 // Concurrent requests are all counted: exactly limit of them pass.
 func TestLimiterConcurrent(t *testing.T) {
+	t.Parallel()
 	for name, newStore := range stores(t) {
 		t.Run(name, func(t *testing.T) {
 			l := New(newStore(t), func() time.Time { return time.Date(2026, 11, 22, 10, 0, 1, 0, time.UTC) })
@@ -126,6 +128,7 @@ func (failing) Increment(context.Context, string, time.Time) (int64, error) {
 }
 
 func TestStoreFailureAllows(t *testing.T) {
+	t.Parallel()
 	r, err := New(failing{}, nil).Allow(context.Background(), "click", "ip:1", 60)
 	if err == nil || !r.Allowed || r.Remaining != 60 {
 		t.Errorf("Allow = %+v, %v; want allowed with the error", r, err)
