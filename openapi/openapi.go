@@ -7,6 +7,7 @@ import (
 	_ "embed"
 	"encoding/json"
 	"fmt"
+	"sync"
 
 	"github.com/getkin/kin-openapi/openapi3"
 )
@@ -32,3 +33,21 @@ func Load(ctx context.Context) (*openapi3.T, error) {
 func JSON(doc *openapi3.T) ([]byte, error) {
 	return json.Marshal(doc)
 }
+
+// Document is the embedded document as a JSON value, as GET /openapi.json answers it. It is rendered once
+// per process: the file is a constant of the build.
+var Document = sync.OnceValues(func() (map[string]any, error) {
+	doc, err := Load(context.Background())
+	if err != nil {
+		return nil, err
+	}
+	raw, err := JSON(doc)
+	if err != nil {
+		return nil, err
+	}
+	var v map[string]any
+	if err := json.Unmarshal(raw, &v); err != nil {
+		return nil, err
+	}
+	return v, nil
+})

@@ -10,7 +10,6 @@ package api
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"log/slog"
 	"net"
@@ -121,12 +120,8 @@ func New(ctx context.Context, d Deps) (*echo.Echo, error) {
 	if err != nil {
 		return nil, err
 	}
-	raw, err := openapi.JSON(doc)
+	specJSON, err := openapi.Document()
 	if err != nil {
-		return nil, err
-	}
-	var specJSON map[string]any
-	if err := json.Unmarshal(raw, &specJSON); err != nil {
 		return nil, err
 	}
 

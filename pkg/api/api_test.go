@@ -68,6 +68,7 @@ func TestReadyz(t *testing.T) {
 		}
 	})
 	t.Run("503 schema not migrated", func(t *testing.T) {
+		t.Parallel()
 		env := apitest.Start(t, apitest.Options{DB: dbtest.Empty(t)})
 		res := env.Do(http.MethodGet, "/readyz", nil)
 		if res.Status != http.StatusServiceUnavailable {
@@ -79,6 +80,7 @@ func TestReadyz(t *testing.T) {
 		}
 	})
 	t.Run("503 database unreachable", func(t *testing.T) {
+		t.Parallel()
 		env := apitest.New(t)
 		env.DB.Close()
 		res := env.Do(http.MethodGet, "/readyz", nil)
@@ -297,6 +299,7 @@ func TestClientIP(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			env := apitest.Start(t, apitest.Options{Config: func(c *config.Config) {
 				if tt.trusted != "" {
 					_, n, _ := net.ParseCIDR(tt.trusted)

@@ -127,6 +127,7 @@ func TestClickGeoFromTrustedProxyOnly(t *testing.T) {
 	t.Parallel()
 	geoHeaders := []string{"User-Agent", chromeUA, "X-Vercel-IP-Country", "DE", "X-Vercel-IP-Country-Region", "BE", "X-Vercel-IP-City", "Berlin"}
 	t.Run("untrusted peer: ignored", func(t *testing.T) {
+		t.Parallel()
 		env := apitest.New(t)
 		r := env.Seed(seed.Options{})
 		id := env.Do(http.MethodPost, "/api/v1/track/click", map[string]any{"affiliate_url": r.AffiliateURL}, geoHeaders...).JSON(t)["click_id"]
@@ -135,6 +136,7 @@ func TestClickGeoFromTrustedProxyOnly(t *testing.T) {
 		}
 	})
 	t.Run("trusted proxy: stored", func(t *testing.T) {
+		t.Parallel()
 		env := apitest.Start(t, apitest.Options{Config: func(c *config.Config) { c.TrustedProxies = loopback() }})
 		r := env.Seed(seed.Options{})
 		id := env.Do(http.MethodPost, "/api/v1/track/click", map[string]any{"affiliate_url": r.AffiliateURL}, geoHeaders...).JSON(t)["click_id"]

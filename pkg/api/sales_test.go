@@ -89,6 +89,7 @@ func TestCommissionTypes(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.typ+"/"+tt.currency, func(t *testing.T) {
+			t.Parallel()
 			env := apitest.New(t)
 			r := env.Seed(seed.Options{CommissionType: tt.typ, CommissionRate: tt.rate})
 			customerWithLead(t, env, r, "c")

@@ -366,6 +366,7 @@ func TestRetries(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			f := newFixture(t)
 			ctx := context.Background()
 			c := f.client()
