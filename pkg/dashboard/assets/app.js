@@ -23,6 +23,14 @@
   }
 
   // api calls a JSON route; it rejects with the error envelope's message.
+  // latest answers a read with null when a newer read of the same kind was sent meanwhile, so that a slow
+  // answer (a refresh started before a filter changed) never overwrites a newer one.
+  var reads = {};
+  function latest(kind, path) {
+    var n = reads[kind] = (reads[kind] || 0) + 1;
+    return api("GET", path).then(function (res) { return n === reads[kind] ? res : null; });
+  }
+
   function api(method, path, body) {
     var opts = { method: method, credentials: "same-origin", headers: { Accept: "application/json" } };
     if (method !== "GET") opts.headers["X-CSRF-Token"] = csrf;
@@ -138,7 +146,8 @@
   // --- readiness -----------------------------------------------------------------------------------
 
   function refreshReadiness() {
-    return api("GET", "/api/v1/programs/" + state.program.id + "/readiness").then(function (r) {
+    return latest("readiness", "/api/v1/programs/" + state.program.id + "/readiness").then(function (r) {
+      if (!r) return;
       $("readiness-state").textContent = r.state;
       $("readiness-blocker").textContent = r.blocker ? "· next: " + r.gates[r.blocker].next_action : "";
       var list = $("checks");
@@ -174,7 +183,8 @@
       page: state.page, pageSize: PAGE_SIZE, eventType: f.eventType,
       dateFrom: f.from && f.from + "T00:00:00Z", dateTo: f.to && f.to + "T23:59:59.999Z", test: f.test ? "true" : "",
     });
-    return api("GET", "/api/tracking/events/" + state.program.id + q).then(function (res) {
+    return latest("events", "/api/tracking/events/" + state.program.id + q).then(function (res) {
+      if (!res) return;
       var body = document.querySelector("#events tbody");
       body.textContent = "";
       res.data.forEach(function (e) {
@@ -208,7 +218,9 @@
   function refreshChart() {
     var f = state.filters;
     var q = query({ dateFrom: f.from, dateTo: f.to, test: f.test ? "true" : "" });
-    return api("GET", "/api/tracking/events/" + state.program.id + "/daily" + q).then(function (res) { drawChart(res.data); });
+    return latest("chart", "/api/tracking/events/" + state.program.id + "/daily" + q).then(function (res) {
+      if (res) drawChart(res.data);
+    });
   }
 
   // drawChart draws one group of three bars per day, scaled to the busiest day.
