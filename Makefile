@@ -68,9 +68,11 @@ generate-check:
 # tests against a real server, and its examples, run from the root module's pkg/e2e).
 # Independent tests run in parallel (t.Parallel), each on its own database cloned from a migrated template;
 # they wait on Postgres and the browser far more than on the CPU, hence more of them at once than cores.
+# A race-enabled binary sleeps a second at exit by default (GORACE atexit_sleep_ms) for late reports;
+# every test here has finished its goroutines by then, and the second per package adds up.
 go-test: $(NPM_DEPS) $(TRACKER_DEPS)
-	REFTRACK_REQUIRE_TOOLS=1 $(GO) test -race -count=1 -parallel 8 ./...
-	cd sdk && $(GO) test -race -count=1 ./...
+	REFTRACK_REQUIRE_TOOLS=1 GORACE=atexit_sleep_ms=0 $(GO) test -race -count=1 -parallel 8 ./...
+	cd sdk && GORACE=atexit_sleep_ms=0 $(GO) test -race -count=1 ./...
 
 ## bench: load benchmark of the click and sale routes against a real server and Postgres (Markdown report on
 ## stdout; docs/performance.md keeps the latest figures)
