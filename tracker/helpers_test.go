@@ -15,11 +15,14 @@ import (
 	"github.com/reftrack/reftrack/pkg/seed"
 	"github.com/reftrack/reftrack/pkg/testkit/apitest"
 	"github.com/reftrack/reftrack/pkg/testkit/browsertest"
+	"github.com/reftrack/reftrack/pkg/testkit/dbtest"
 )
 
 var chromium browsertest.Suite
 
-func TestMain(m *testing.M) { os.Exit(chromium.Run(m)) }
+func TestMain(m *testing.M) {
+	os.Exit(dbtest.Recycle(func() int { return chromium.Run(m) })) // databases handed on, see dbtest.Recycle
+}
 
 // tab is one page in its own browser context.
 type tab struct {

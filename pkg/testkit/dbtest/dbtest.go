@@ -74,16 +74,30 @@ func drop(name string) error {
 	return nil
 }
 
-// create makes a database for t, a copy of the migrated template when migrated is set.
+// create makes a database for t, a copy of the migrated template when migrated is set. Under Recycle a
+// migrated database may be one an earlier test of the process used, reset to the migrated template's
+// state.
 func create(t testing.TB, migrated bool) *Database {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	d, err := Create(ctx, migrated)
-	if err != nil {
-		t.Fatalf("dbtest: %v", err)
+	var d *Database
+	if migrated {
+		d = recycled.take()
+	}
+	if d == nil {
+		var err error
+		if d, err = Create(ctx, migrated); err != nil {
+			t.Fatalf("dbtest: %v", err)
+		}
+		if migrated {
+			recycled.learn(ctx, d)
+		}
 	}
 	t.Cleanup(func() {
+		if migrated && recycled.give(d) {
+			return
+		}
 		if err := d.Close(); err != nil {
 			t.Errorf("dbtest: %v", err)
 		}

@@ -1,0 +1,71 @@
+package dbtest_test
+
+import (
+	"os"
+	"testing"
+
+	"github.com/reftrack/reftrack/pkg/testkit/dbtest"
+)
+
+func TestMain(m *testing.M) { os.Exit(dbtest.Recycle(m.Run)) }
+
+// exists reports whether a database of that name exists.
+func exists(t *testing.T, name string) bool {
+	t.Helper()
+	d := dbtest.Empty(t) // any connection to the server will do
+	var n int
+	if err := d.Get(&n, `SELECT count(*) FROM pg_database WHERE datname = $1`, name); err != nil {
+		t.Fatal(err)
+	}
+	return n == 1
+}
+
+// A recycled database is as the next test would find a new copy: no rows, sequences from the start,
+// the migrations' record kept. A database whose schema a test changed is dropped, never handed on.
+func TestRecycledDatabasesStartEmpty(t *testing.T) {
+	var first, second string
+	t.Run("a test writes rows", func(t *testing.T) {
+		d := dbtest.New(t)
+		first = d.Name
+		if _, err := d.Exec(`INSERT INTO workspaces (name) VALUES ('w1'), ('w2')`); err != nil {
+			t.Fatal(err)
+		}
+	})
+	t.Run("the next test gets the same database, empty", func(t *testing.T) {
+		d := dbtest.New(t)
+		second = d.Name
+		if d.Name != first {
+			t.Fatalf("got %s, want the recycled %s", d.Name, first)
+		}
+		var rows, migrations int
+		if err := d.Get(&rows, `SELECT count(*) FROM workspaces`); err != nil {
+			t.Fatal(err)
+		}
+		if err := d.Get(&migrations, `SELECT count(*) FROM schema_migrations`); err != nil {
+			t.Fatal(err)
+		}
+		var id int64
+		if err := d.Get(&id, `INSERT INTO workspaces (name) VALUES ('w') RETURNING id`); err != nil {
+			t.Fatal(err)
+		}
+		if rows != 0 || migrations != 1 || id != 1 {
+			t.Errorf("workspaces %d, migration records %d, next id %d; want 0, 1, 1", rows, migrations, id)
+		}
+		if _, err := d.Exec(`ALTER TABLE workspaces RENAME TO workspaces_gone`); err != nil {
+			t.Fatal(err)
+		}
+	})
+	t.Run("a changed schema is dropped", func(t *testing.T) {
+		d := dbtest.New(t)
+		if d.Name == second {
+			t.Fatalf("got %s again after its schema changed", d.Name)
+		}
+		if exists(t, second) {
+			t.Errorf("%s, whose schema changed, still exists", second)
+		}
+		var n int
+		if err := d.Get(&n, `SELECT count(*) FROM workspaces`); err != nil {
+			t.Errorf("the new database lacks workspaces: %v", err)
+		}
+	})
+}
