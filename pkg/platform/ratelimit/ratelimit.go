@@ -38,11 +38,9 @@ type Limiter struct {
 	now   func() time.Time
 }
 
-// New returns a limiter counting in store; now defaults to time.Now.
+// New returns a limiter counting in store, whose windows follow now: the server's one clock, which also
+// words Retry-After.
 func New(store Store, now func() time.Time) *Limiter {
-	if now == nil {
-		now = time.Now
-	}
 	return &Limiter{store: store, now: now}
 }
 

@@ -129,7 +129,7 @@ func (failing) Increment(context.Context, string, time.Time) (int64, error) {
 
 func TestStoreFailureAllows(t *testing.T) {
 	t.Parallel()
-	r, err := New(failing{}, nil).Allow(context.Background(), "click", "ip:1", 60)
+	r, err := New(failing{}, time.Now).Allow(context.Background(), "click", "ip:1", 60)
 	if err == nil || !r.Allowed || r.Remaining != 60 {
 		t.Errorf("Allow = %+v, %v; want allowed with the error", r, err)
 	}
