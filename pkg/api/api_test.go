@@ -13,6 +13,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/reftrack/reftrack/openapi"
+	"github.com/reftrack/reftrack/pkg/api/route"
 	"github.com/reftrack/reftrack/pkg/platform/config"
 	"github.com/reftrack/reftrack/pkg/seed"
 	"github.com/reftrack/reftrack/pkg/testkit/apitest"
@@ -283,6 +284,44 @@ func TestEveryOperationAnswers(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// Every operation that requires a credential (x-reftrack-auth program-key, account or
+// account-or-session) refuses a request without one, whatever its body, before it does anything else
+// (operations whose requests the spec validates check the body first, so those get a valid one).
+func TestRequiredCredentialsFromThePolicy(t *testing.T) {
+	t.Parallel()
+	env := apitest.New(t)
+	table, err := route.Load(env.Doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	idParam := regexp.MustCompile(`\{[A-Za-z]+\}`)
+	validBodies := map[string]string{
+		"createPartner": `{"name":"p","email":"p@example.com"}`, "updateProgram": `{"name":"n"}`, "createLink": `{"partner_id":1}`, "updateLink": `{"enabled":true}`,
+		"setPaymentProcessor": `{"provider":"stripe","webhook_secret":"whsec_x"}`, "addWorkspaceMember": `{"email":"m@example.com","role":"admin"}`,
+	}
+	checked := 0
+	for _, p := range table.All() {
+		if p.Auth != route.ProgramKey && p.Auth != route.Account && p.Auth != route.AccountOrSession {
+			continue
+		}
+		checked++
+		var body any
+		if p.Operation.RequestBody != nil {
+			body = "{}"
+			if b, ok := validBodies[p.OperationID]; ok {
+				body = b
+			}
+		}
+		res := env.Do(p.Method, idParam.ReplaceAllString(p.Path, "1"), body)
+		if res.Status != http.StatusUnauthorized {
+			t.Errorf("%s (%s) without a credential answered %d: %s", p.OperationID, p.Auth, res.Status, res.Body)
+		}
+	}
+	if checked < 20 {
+		t.Errorf("only %d operations require a credential", checked)
 	}
 }
 

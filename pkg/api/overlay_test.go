@@ -21,6 +21,7 @@ import (
 var typedBodies = map[string]string{
 	"DevIdTokenRequest": "two optional strings; the development issuer checks the email itself",
 }
+
 func TestOverlayMatchesHandlerValidation(t *testing.T) {
 	t.Parallel()
 	doc, err := openapi.Load(context.Background())
