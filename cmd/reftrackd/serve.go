@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/reftrack/reftrack/db"
+	"github.com/reftrack/reftrack/openapi"
 	"github.com/reftrack/reftrack/pkg/api"
 	"github.com/reftrack/reftrack/pkg/clicks"
 	"github.com/reftrack/reftrack/pkg/dashboard"
@@ -121,9 +122,13 @@ func collaborators(ctx context.Context, cfg config.Config, pool *sqlx.DB, logger
 	if err != nil {
 		return api.Deps{}, err
 	}
+	spec, err := openapi.Load(ctx)
+	if err != nil {
+		return api.Deps{}, err
+	}
 	m := metrics.New()
 	return api.Deps{
-		DB: pool, Logger: logger, Config: cfg, Clock: clock, Limiter: limiter, Login: login, Metrics: m,
+		DB: pool, Logger: logger, Config: cfg, Clock: clock, Limiter: limiter, Login: login, Metrics: m, Spec: spec,
 		Tracker: script, Dashboard: assets, Devices: useragent.NewParser(4096),
 		Clicks:  clicks.NewRecorder(pool, logger, clicks.Writers, clicks.MaxBatch, m.ClickBatch),
 		Origins: origins.New(pool, clock), Stripe: &payments.Stripe{DB: pool, Log: logger, Now: clock},

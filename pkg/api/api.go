@@ -63,7 +63,8 @@ type Deps struct {
 	Clicks  *clicks.Recorder
 	Origins *origins.Cache
 	Stripe  *payments.Stripe
-	// Spec is the parsed OpenAPI document (nil: parsed from the embedded file). It is only read.
+	// Spec is the parsed OpenAPI document (openapi.Load): the route table is read from it. It is only read,
+	// so one parsed document may serve several servers.
 	Spec *openapi3.T
 }
 
@@ -72,7 +73,7 @@ func (d Deps) check() error {
 	for name, nilValue := range map[string]bool{
 		"DB": d.DB == nil, "Logger": d.Logger == nil, "Clock": d.Clock == nil, "Limiter": d.Limiter == nil,
 		"Login": d.Login == nil, "Metrics": d.Metrics == nil, "Devices": d.Devices == nil, "Clicks": d.Clicks == nil,
-		"Origins": d.Origins == nil, "Stripe": d.Stripe == nil, "Tracker": d.Tracker.Body == nil, "Dashboard": d.Dashboard.Files == nil,
+		"Origins": d.Origins == nil, "Stripe": d.Stripe == nil, "Spec": d.Spec == nil, "Tracker": d.Tracker.Body == nil, "Dashboard": d.Dashboard.Files == nil,
 	} {
 		if nilValue {
 			missing = append(missing, name)
@@ -102,12 +103,6 @@ func New(ctx context.Context, d Deps) (*echo.Echo, error) {
 		return nil, err
 	}
 	doc := d.Spec
-	if doc == nil {
-		var err error
-		if doc, err = openapi.Load(ctx); err != nil {
-			return nil, err
-		}
-	}
 	routes, err := route.Load(doc)
 	if err != nil {
 		return nil, err
