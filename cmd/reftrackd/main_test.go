@@ -1,11 +1,289 @@
 package main
 
 import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
 	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
 	"testing"
+	"time"
 
+	"github.com/jmoiron/sqlx"
+
+	"github.com/reftrack/reftrack/pkg/secret"
 	"github.com/reftrack/reftrack/pkg/testkit/dbtest"
 )
 
-// Each test's database is emptied and handed to the next test of this binary (dbtest.Recycle).
-func TestMain(m *testing.M) { os.Exit(dbtest.Recycle(m.Run)) }
+// runCmd runs reftrackd with args and environment vars, and returns stdout, stderr and the error.
+func runCmd(t *testing.T, vars map[string]string, args ...string) (string, string, error) {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	err := run(context.Background(), args, &out, &errOut, func(k string) string { return vars[k] })
+	return out.String(), errOut.String(), err
+}
+
+func TestSeedJSON(t *testing.T) {
+	t.Parallel()
+	d := dbtest.New(t)
+	out, _, err := runCmd(t, map[string]string{"DATABASE_URL": d.URL},
+		"seed", "--json", "--lead-auth", "browser_allowed", "--origin", "http://localhost:8080", "--origin", "https://www.shop.example.com")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got map[string]any
+	if err := json.Unmarshal([]byte(out), &got); err != nil {
+		t.Fatalf("output is not one JSON object: %v\n%s", err, out)
+	}
+	var keys []string
+	for k := range got {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	want := "account_email account_token advertiser_id affiliate_url api_key link_id partner_id program_id short_link"
+	if strings.Join(keys, " ") != want {
+		t.Errorf("keys = %v, want %s", keys, want)
+	}
+	apiKey, _ := got["api_key"].(string)
+	var program struct {
+		ID       int64  `db:"program_id"`
+		LeadAuth string `db:"lead_auth"`
+		Origins  string `db:"origins"`
+	}
+	if err := d.Get(&program, `SELECT k.program_id, p.lead_auth, array_to_string(p.allowed_origins, ' ') AS origins
+		FROM api_keys k JOIN programs p ON p.id = k.program_id WHERE k.key_hash = $1`, secret.Hash(apiKey)); err != nil {
+		t.Fatalf("the printed key is not stored (hashed): %v", err)
+	}
+	if float64(program.ID) != got["program_id"] || program.LeadAuth != "browser_allowed" ||
+		program.Origins != "http://localhost:8080 https://www.shop.example.com" {
+		t.Errorf("program = %+v, output %v", program, got)
+	}
+}
+
+func TestSeedRefusesBadLeadAuth(t *testing.T) {
+	t.Parallel()
+	d := dbtest.New(t)
+	if _, _, err := runCmd(t, map[string]string{"DATABASE_URL": d.URL}, "seed", "--json", "--lead-auth", "sometimes"); err == nil ||
+		!strings.Contains(err.Error(), "server_required or browser_allowed") {
+		t.Errorf("err = %v", err)
+	}
+}
+
+func TestMigrateCommands(t *testing.T) {
+	t.Parallel()
+	d := dbtest.Empty(t)
+	vars := map[string]string{"DATABASE_URL": d.URL}
+	steps := []struct {
+		args []string
+		want *regexp.Regexp
+	}{
+		{[]string{"migrate", "version"}, regexp.MustCompile(`^schema version 0 \(this build expects \d+; behind`)},
+		{[]string{"migrate", "up"}, regexp.MustCompile(`^schema version (\d+) \(this build expects \d+; current\)`)},
+		{[]string{"migrate", "down", "all"}, regexp.MustCompile(`^schema version 0 \(`)},
+		{[]string{"migrate", "up"}, regexp.MustCompile(`; current\)`)},
+		{[]string{"migrate", "down"}, regexp.MustCompile(`behind`)},
+	}
+	for _, s := range steps {
+		out, _, err := runCmd(t, vars, s.args...)
+		if err != nil {
+			t.Fatalf("%v: %v", s.args, err)
+		}
+		if !s.want.MatchString(out) {
+			t.Errorf("%v printed %q, want %s", s.args, out, s.want)
+		}
+	}
+	if _, _, err := runCmd(t, vars, "migrate", "down", "-1"); err == nil {
+		t.Error("migrate down -1 accepted")
+	}
+}
+
+func TestServeRefusesAnOutdatedSchema(t *testing.T) {
+	t.Parallel()
+	d := dbtest.Empty(t)
+	_, _, err := runCmd(t, map[string]string{"DATABASE_URL": d.URL, "LISTEN_ADDR": "127.0.0.1:0"}, "serve")
+	if err == nil || !strings.Contains(err.Error(), "reftrackd migrate up") {
+		t.Errorf("err = %v, want a hint to migrate", err)
+	}
+}
+
+func TestBadConfigurationIsRefused(t *testing.T) {
+	t.Parallel()
+	_, _, err := runCmd(t, map[string]string{"REFTRACK_ENV": "staging"}, "serve")
+	if err == nil || !strings.Contains(err.Error(), "REFTRACK_ENV") {
+		t.Errorf("err = %v", err)
+	}
+}
+
+// startServer runs args in the background until the test ends; it returns the listen address and the
+// command's stdout.
+func startServer(t *testing.T, vars map[string]string, args ...string) (addr string, stdout *bytes.Buffer, stop func() error) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	listening := make(chan string, 1)
+	done := make(chan error, 1)
+	stdout = &bytes.Buffer{}
+	e := &env{stdout: stdout, stderr: io.Discard, getenv: func(k string) string { return vars[k] },
+		onListen: func(a string) { listening <- a }}
+	go func() { done <- runEnv(ctx, args, e) }()
+	select {
+	case addr = <-listening:
+	case err := <-done:
+		cancel()
+		t.Fatalf("%v exited: %v", args, err)
+	case <-time.After(60 * time.Second):
+		cancel()
+		t.Fatalf("%v did not start listening", args)
+	}
+	stopped := false
+	stop = func() error {
+		if stopped {
+			return nil
+		}
+		stopped = true
+		cancel()
+		return <-done
+	}
+	t.Cleanup(func() { _ = stop() })
+	return addr, stdout, stop
+}
+
+func getOK(t *testing.T, url string) {
+	t.Helper()
+	res, err := http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	if res.StatusCode != http.StatusOK {
+		t.Fatalf("GET %s: %d", url, res.StatusCode)
+	}
+}
+
+func TestServeAndShutDown(t *testing.T) {
+	t.Parallel()
+	d := dbtest.New(t)
+	addr, _, stop := startServer(t, map[string]string{"DATABASE_URL": d.URL, "LISTEN_ADDR": "127.0.0.1:0"})
+	getOK(t, "http://"+addr+"/healthz")
+	getOK(t, "http://"+addr+"/readyz")
+	if err := stop(); err != nil {
+		t.Fatalf("shutdown: %v", err)
+	}
+	if _, err := http.Get("http://" + addr + "/healthz"); err == nil {
+		t.Error("still serving after shutdown")
+	}
+}
+
+// `make run` on a server without the database: dev creates it, migrates, seeds the demo once, serves.
+func TestDevCreatesMigratesSeedsOnce(t *testing.T) {
+	t.Parallel()
+	name := "reftrack_test_dev_" + strings.ToLower(strings.ReplaceAll(t.Name(), "/", "_"))
+	dbtest.Drop(t, name)
+	t.Cleanup(func() { dbtest.Drop(t, name) })
+	dsn, err := dbtest.WithDatabase(dbtest.AdminURL(), name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dataDir := t.TempDir()
+	vars := map[string]string{
+		"DATABASE_URL": dsn, "LISTEN_ADDR": "127.0.0.1:0", "BASE_URL": "http://localhost:8080",
+		"REFTRACK_DATA_DIR": dataDir,
+	}
+
+	addr, out, stop := startServer(t, vars, "dev")
+	getOK(t, "http://"+addr+"/readyz")
+	if err := stop(); err != nil {
+		t.Fatal(err)
+	}
+	first := out.String()
+	key := regexp.MustCompile(`API key\s+(rt_\w+)`).FindStringSubmatch(first)
+	ref := regexp.MustCompile(`referral URL\s+(http://localhost:8080/\?aff=\w+)`).FindStringSubmatch(first)
+	if !strings.Contains(first, "Created the demo program") || key == nil || ref == nil ||
+		!strings.Contains(first, "dashboard      http://localhost:8080/dashboard (sign in as demo@reftrack.test)") {
+		t.Fatalf("first start printed:\n%s", first)
+	}
+	creds, err := os.ReadFile(filepath.Join(dataDir, "demo.json"))
+	if err != nil || !strings.Contains(string(creds), key[1]) {
+		t.Fatalf("demo.json = %s, %v", creds, err)
+	}
+	if st, _ := os.Stat(filepath.Join(dataDir, "demo.json")); st.Mode().Perm() != 0o600 {
+		t.Errorf("demo.json mode = %v, want 0600", st.Mode().Perm())
+	}
+
+	addr, out, stop = startServer(t, vars, "dev")
+	getOK(t, "http://"+addr+"/healthz")
+	if err := stop(); err != nil {
+		t.Fatal(err)
+	}
+	second := out.String()
+	if strings.Contains(second, "Created the demo program") || !strings.Contains(second, key[1]) {
+		t.Errorf("second start printed:\n%s", second)
+	}
+	pool, err := sqlx.Open("postgres", dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pool.Close()
+	var programs int
+	if err := pool.Get(&programs, `SELECT count(*) FROM programs`); err != nil || programs != 1 {
+		t.Errorf("programs after two starts = %d, %v; want 1", programs, err)
+	}
+}
+
+func TestKeysMarkRotation(t *testing.T) {
+	t.Parallel()
+	d := dbtest.New(t)
+	vars := map[string]string{"DATABASE_URL": d.URL}
+	out, _, err := runCmd(t, vars, "seed", "--json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var r struct {
+		ProgramID int64  `json:"program_id"`
+		APIKey    string `json:"api_key"`
+	}
+	if err := json.Unmarshal([]byte(out), &r); err != nil {
+		t.Fatal(err)
+	}
+	out, _, err = runCmd(t, vars, "keys", "mark-rotation", "--program", strconv.FormatInt(r.ProgramID, 10), "--rotate-by", "2030-01-02T03:04:05Z")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "rt_…" + r.APIKey[len(r.APIKey)-4:]; !strings.Contains(out, want) || !strings.Contains(out, "2030-01-02T03:04:05Z") {
+		t.Errorf("printed %q", out)
+	}
+	var n int
+	if err := d.Get(&n, `SELECT count(*) FROM api_keys WHERE program_id = $1 AND rotate_by = '2030-01-02T03:04:05Z' AND rotation_marked_at IS NOT NULL`, r.ProgramID); err != nil || n != 1 {
+		t.Errorf("key not marked (%d, %v)", n, err)
+	}
+	if _, _, err := runCmd(t, vars, "keys", "mark-rotation", "--program", "999999", "--rotate-by", "2030-01-02T03:04:05Z"); err == nil {
+		t.Error("unknown program accepted")
+	}
+	if _, _, err := runCmd(t, vars, "keys", "mark-rotation", "--program", "1", "--rotate-by", "tomorrow"); err == nil {
+		t.Error("bad deadline accepted")
+	}
+}
+
+func TestAccountsSuspend(t *testing.T) {
+	t.Parallel()
+	d := dbtest.New(t)
+	vars := map[string]string{"DATABASE_URL": d.URL}
+	if _, _, err := runCmd(t, vars, "seed", "--email", "ada@example.com"); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := runCmd(t, vars, "accounts", "suspend", "--email", "ADA@example.com"); err != nil {
+		t.Fatal(err)
+	}
+	var n int
+	if err := d.Get(&n, `SELECT count(*) FROM accounts WHERE email = 'ada@example.com' AND suspended_at IS NOT NULL`); err != nil || n != 1 {
+		t.Errorf("account not suspended (%d, %v)", n, err)
+	}
+	if _, _, err := runCmd(t, vars, "accounts", "suspend", "--email", "nobody@example.com"); err == nil {
+		t.Error("unknown account accepted")
+	}
+}
