@@ -157,6 +157,19 @@ func TestUnknownRouteAndMethod(t *testing.T) {
 	env := apitest.New(t)
 	platformError(t, env.Do(http.MethodGet, "/no/such/route", nil), 404, "NotFoundError", "Not Found")
 	platformError(t, env.Do(http.MethodDelete, "/healthz", nil), 405, "MethodNotAllowedError", "Method Not Allowed")
+
+	// A wrong method on a route with rules keeps the route's rules: its count and headers, its code, CORS.
+	r := env.Seed(seed.Options{Origins: []string{"https://shop.example.com"}})
+	res := env.Do(http.MethodGet, "/api/v1/track/sale", nil, apitest.Bearer(r.APIKey)...)
+	e := platformError(t, res, 405, "MethodNotAllowedError", "Method Not Allowed")
+	if e["code"] != "invalid_request" || res.Header.Get("X-RateLimit-Remaining") != "119" {
+		t.Errorf("GET on the sale route: code %v, remaining %q", e["code"], res.Header.Get("X-RateLimit-Remaining"))
+	}
+	res = env.Do(http.MethodPut, "/api/v1/track/click", nil, "Origin", "https://shop.example.com")
+	platformError(t, res, 405, "MethodNotAllowedError", "Method Not Allowed")
+	if res.Header.Get("Access-Control-Allow-Origin") != "https://shop.example.com" || res.Header.Get("X-RateLimit-Limit") != "60" {
+		t.Errorf("PUT on the click route: headers %v", res.Header)
+	}
 }
 
 // Management routes are validated against the spec before their handler runs.

@@ -502,6 +502,32 @@ func TestCliServerErrors(t *testing.T) {
 	check(env.Do(http.MethodPost, "/api/v1/cli/test-event", map[string]any{"event_type": "click"}, key...), "Failed to process test event")
 }
 
+// A refusal met inside the chain or a test event (here the commission store failing under the sale) is
+// the route's own failure, not the refusal's answer.
+func TestCliTestEventFailuresInsideTheChain(t *testing.T) {
+	t.Parallel()
+	env := apitest.New(t)
+	r := env.Seed(seed.Options{})
+	for _, q := range []string{
+		`CREATE FUNCTION fail_commission() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'commission store down'; END $$`,
+		`CREATE TRIGGER fail_commission BEFORE INSERT ON commissions FOR EACH ROW EXECUTE FUNCTION fail_commission()`,
+	} {
+		if _, err := env.DB.Exec(q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for body, prefix := range map[string]string{
+		`{"type":"chain"}`:      "Failed to run synthetic chain",
+		`{"event_type":"sale"}`: "Failed to process test event",
+	} {
+		res := env.Do(http.MethodPost, "/api/v1/cli/test-event", body, apitest.Bearer(r.APIKey)...)
+		platformError(t, res, 500, "InternalServerError", fmt.Sprintf("%s (request_id: %s)", prefix, res.Header.Get("X-Request-ID")))
+	}
+	if n := env.Count(`SELECT count(*) FROM sales`); n != 0 {
+		t.Errorf("%d sales recorded", n)
+	}
+}
+
 func TestCliServerErrorsOnAccountRoutes(t *testing.T) {
 	t.Parallel()
 	env := apitest.New(t)

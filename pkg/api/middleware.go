@@ -55,7 +55,10 @@ func (mw *middlewares) requestContext(next echo.HandlerFunc) echo.HandlerFunc {
 		req := c.Request()
 		policy, ok := mw.routes.Lookup(req.Method, c.Path())
 		if !ok {
-			policy = route.Default // echo's own 404 and 405
+			policy, ok = mw.routes.LookupWrongMethod(req.Method, c.Path()) // echo answers 405
+		}
+		if !ok {
+			policy = route.Default // echo's own 404
 		}
 		m := &request.Meta{ID: req.Header.Get(request.HeaderID), IP: c.RealIP(), Method: req.Method, Header: req.Header,
 			ViaTrustedProxy: mw.trusted(req.RemoteAddr)}

@@ -113,8 +113,14 @@ func (s *Stripe) Handle(ctx context.Context, programID int64, payload []byte, si
 	out.Test = !ev.Livemode
 	if err != nil {
 		// Nothing is stored for the event: the processor retries and the retry processes it again
-		// (sales and refunds are idempotent on their own keys).
-		return Outcome{}, err
+		// (sales and refunds are idempotent on their own keys). %v, not %w: what the sale or lead code
+		// refused here is this delivery's failure (a 500, so that the processor retries), not the
+		// processor's mistake.
+		var bad *EventError
+		if errors.As(err, &bad) {
+			return Outcome{}, err
+		}
+		return Outcome{}, fmt.Errorf("process %s %s: %v", ev.Type, ev.ID, err)
 	}
 	if _, err := s.DB.ExecContext(ctx, `INSERT INTO processor_events (provider, event_id, program_id, event_type,
 		livemode, outcome, reason, sale_id) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)

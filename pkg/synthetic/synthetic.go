@@ -107,6 +107,15 @@ type Single struct {
 // One records a single test event: a click, a lead (on a new test click) or a sale (on a new test
 // click and lead).
 func (r *Runner) One(ctx context.Context, programID int64, eventType string) (Single, error) {
+	out, err := r.one(ctx, programID, eventType)
+	if err != nil {
+		// %v, not %w: a refusal met while recording the test event is the event's failure, not the caller's.
+		return Single{}, fmt.Errorf("test %s event: %v", eventType, err)
+	}
+	return out, nil
+}
+
+func (r *Runner) one(ctx context.Context, programID int64, eventType string) (Single, error) {
 	f, err := r.fixture(ctx, programID)
 	if err != nil {
 		return Single{}, err
@@ -160,7 +169,8 @@ func (r *Runner) RunChain(ctx context.Context, programID int64) (Chain, error) {
 	ch, err := r.runChain(ctx, programID)
 	var capped *CapError
 	if err != nil && !errors.As(err, &capped) {
-		return Chain{}, fmt.Errorf("%w: %w", ErrChainFailed, err)
+		// %v, not %w: a refusal met inside the chain is the chain's failure, not the caller's refusal.
+		return Chain{}, fmt.Errorf("%w: %v", ErrChainFailed, err)
 	}
 	return ch, err
 }

@@ -138,6 +138,9 @@ var Default = &Policy{Auth: None, Envelope: Envelope{Errors: apierr.Platform}, B
 type Table struct {
 	byRoute map[string]*Policy // "METHOD /echo/:path"
 	all     []*Policy
+	// byPath is, per path, the policy a request with a method the path does not serve (405) answers by:
+	// the path's limit, CORS and error rules, without its credential, body or validation.
+	byPath, byPathOptions map[string]*Policy
 }
 
 // Load reads the policy of every operation of doc. An operation without x-reftrack-auth or
@@ -158,6 +161,7 @@ func Load(doc *openapi3.T) (*Table, error) {
 	}
 	sort.Slice(t.all, func(i, j int) bool { return t.all[i].OperationID < t.all[j].OperationID })
 	errs = append(errs, checkBuckets(t.all)...)
+	t.byPath, t.byPathOptions = wrongMethodPolicies(t.all)
 	if err := errors.Join(errs...); err != nil {
 		return nil, fmt.Errorf("route policy in the spec: %w", err)
 	}
@@ -168,6 +172,37 @@ func Load(doc *openapi3.T) (*Table, error) {
 func (t *Table) Lookup(method, echoPath string) (*Policy, bool) {
 	p, ok := t.byRoute[method+" "+echoPath]
 	return p, ok
+}
+
+// LookupWrongMethod is the policy of a request whose method echoPath does not serve (answered 405): the
+// rules of the path's operation (its non-preflight one), without a credential, a body or validation, and
+// uncounted when the method is OPTIONS (a preflight is never counted).
+func (t *Table) LookupWrongMethod(method, echoPath string) (*Policy, bool) {
+	if method == "OPTIONS" {
+		p, ok := t.byPathOptions[echoPath]
+		return p, ok
+	}
+	p, ok := t.byPath[echoPath]
+	return p, ok
+}
+
+func wrongMethodPolicies(all []*Policy) (byPath, byPathOptions map[string]*Policy) {
+	byPath, byPathOptions = map[string]*Policy{}, map[string]*Policy{}
+	sorted := append([]*Policy{}, all...)
+	sort.SliceStable(sorted, func(i, j int) bool { return sorted[i].Method < sorted[j].Method })
+	for _, p := range sorted {
+		if p.Method == "OPTIONS" || byPath[p.EchoPath] != nil {
+			continue
+		}
+		w := *p
+		w.Auth, w.HandlerValidates, w.Body = None, false, Body{MaxBytes: DefaultMaxBodyBytes}
+		w.Operation, w.PathItem = nil, nil
+		byPath[p.EchoPath] = &w
+		o := w
+		o.Limit = nil
+		byPathOptions[p.EchoPath] = &o
+	}
+	return byPath, byPathOptions
 }
 
 // All is every operation's policy, by operation id.

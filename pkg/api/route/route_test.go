@@ -137,6 +137,26 @@ func TestPoliciesFromTheSpec(t *testing.T) {
 	}
 }
 
+// A method the path does not serve (405) is answered by the path's rules, without its credential; an
+// OPTIONS request is never counted.
+func TestWrongMethodPolicy(t *testing.T) {
+	t.Parallel()
+	_, table := load(t)
+	p, ok := table.LookupWrongMethod("GET", "/api/v1/track/sale")
+	if !ok || p.Limit == nil || p.Limit.Bucket != "payments" || p.Auth != route.None || !p.Envelope.WithCode || p.Operation != nil {
+		t.Errorf("GET on the sale route: %+v", p)
+	}
+	if p, ok := table.LookupWrongMethod("OPTIONS", "/api/v1/track/sale"); !ok || p.Limit != nil {
+		t.Errorf("OPTIONS on the sale route: %+v", p)
+	}
+	if p, ok := table.LookupWrongMethod("PUT", "/api/v1/track/click"); !ok || p.CORS == nil || p.Limit == nil || p.Limit.Bucket != "click" {
+		t.Errorf("PUT on the click route takes the click's rules, not its preflight's: %+v", p)
+	}
+	if _, ok := table.LookupWrongMethod("GET", "/nowhere"); ok {
+		t.Error("a path of no operation has a policy")
+	}
+}
+
 // A policy the server cannot read stops it at start, naming the operation.
 func TestBadPolicies(t *testing.T) {
 	t.Parallel()
