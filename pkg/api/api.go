@@ -73,7 +73,7 @@ func (d Deps) check() error {
 	for name, nilValue := range map[string]bool{
 		"DB": d.DB == nil, "Logger": d.Logger == nil, "Clock": d.Clock == nil, "Limiter": d.Limiter == nil,
 		"Login": d.Login == nil, "Metrics": d.Metrics == nil, "Devices": d.Devices == nil, "Clicks": d.Clicks == nil,
-		"Origins": d.Origins == nil, "Stripe": d.Stripe == nil, "Spec": d.Spec == nil, "Tracker": d.Tracker.Body == nil, "Dashboard": d.Dashboard.Files == nil,
+		"Origins": d.Origins == nil, "Stripe": d.Stripe == nil || d.Stripe.Now == nil, "Spec": d.Spec == nil, "Tracker": d.Tracker.Body == nil, "Dashboard": d.Dashboard.Files == nil,
 	} {
 		if nilValue {
 			missing = append(missing, name)

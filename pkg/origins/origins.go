@@ -20,6 +20,10 @@ const TTL = 10 * time.Second
 // loadTimeout bounds a reload: it runs on behalf of every waiting request, not one request's context.
 const loadTimeout = 2 * time.Second
 
+// retryAfterFailure is how long a failed reload is not tried again: meanwhile requests answer from the
+// last good set at once, instead of each waiting for its own attempt against a database that is down.
+const retryAfterFailure = time.Second
+
 // Cache is the set of origins listed by any program.
 type Cache struct {
 	db  sqlx.QueryerContext
@@ -30,6 +34,7 @@ type Cache struct {
 	loaded  time.Time
 	loading chan struct{} // closed when the reload under way ends; nil when none is
 	gen     uint64        // bumped by Forget, so a reload that started before it is not kept as fresh
+	failed  time.Time     // when the last reload failed
 }
 
 // New is an empty cache over db, aged by now.
@@ -41,6 +46,9 @@ func New(db sqlx.QueryerContext, now func() time.Time) *Cache {
 func (c *Cache) Known(ctx context.Context, origin string) bool {
 	c.mu.Lock()
 	for c.set == nil || c.now().Sub(c.loaded) > TTL {
+		if !c.failed.IsZero() && c.now().Sub(c.failed) < retryAfterFailure {
+			break // answer from the last good set (none after a failed first load)
+		}
 		if c.loading != nil {
 			// Another request is reloading: wait for it rather than query twice.
 			wait := c.loading
@@ -78,8 +86,10 @@ func (c *Cache) reload() bool {
 	c.loading = nil
 	close(done)
 	if err != nil {
+		c.failed = c.now()
 		return false
 	}
+	c.failed = time.Time{}
 	if gen != c.gen {
 		return true // forgotten meanwhile: the caller loads again
 	}

@@ -24,11 +24,13 @@
 
   // api calls a JSON route; it rejects with the error envelope's message.
   // latest answers a read with null when a newer read of the same kind was sent meanwhile, so that a slow
-  // answer (a refresh started before a filter changed) never overwrites a newer one.
+  // answer (a refresh started before a filter changed) never overwrites a newer one, nor its failure a
+  // newer success.
   var reads = {};
   function latest(kind, path) {
     var n = reads[kind] = (reads[kind] || 0) + 1;
-    return api("GET", path).then(function (res) { return n === reads[kind] ? res : null; });
+    return api("GET", path).then(function (res) { return n === reads[kind] ? res : null; },
+      function (err) { if (n === reads[kind]) throw err; return null; });
   }
 
   function api(method, path, body) {

@@ -113,19 +113,29 @@ func (p *pool) give(d *Database) bool {
 	return true
 }
 
-// fingerprint describes the schema a test could have changed: tables and their columns, indexes,
-// sequences, triggers (and whether they fire), functions.
+// fingerprint describes what a test could have changed besides rows: tables and their columns (type,
+// length, nullability, default), constraints, indexes, sequences, triggers (and whether they fire),
+// functions, enum values, schemas, and the migrations' record.
 const fingerprint = `SELECT md5(string_agg(x, ',' ORDER BY x)) FROM (
 	SELECT 'r ' || c.relname || ' ' || c.relkind::text FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
 	WHERE n.nspname = 'public'
-	UNION ALL SELECT 'a ' || c.relname || '.' || a.attname || ' ' || a.atttypid::text || ' ' || a.attnotnull::text
+	UNION ALL SELECT 'a ' || c.relname || '.' || a.attname || ' ' || a.atttypid::text || ' ' || a.atttypmod::text || ' ' ||
+		a.attnotnull::text || ' ' || coalesce(pg_get_expr(d.adbin, d.adrelid), '')
 	FROM pg_attribute a JOIN pg_class c ON c.oid = a.attrelid JOIN pg_namespace n ON n.oid = c.relnamespace
+	LEFT JOIN pg_attrdef d ON d.adrelid = a.attrelid AND d.adnum = a.attnum
 	WHERE n.nspname = 'public' AND a.attnum > 0 AND NOT a.attisdropped
+	UNION ALL SELECT 'k ' || c.relname || '.' || k.conname || ' ' || pg_get_constraintdef(k.oid)
+	FROM pg_constraint k JOIN pg_class c ON c.oid = k.conrelid JOIN pg_namespace n ON n.oid = c.relnamespace
+	WHERE n.nspname = 'public'
+	UNION ALL SELECT 'i ' || pg_get_indexdef(i.indexrelid) FROM pg_index i JOIN pg_class c ON c.oid = i.indrelid
+	JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = 'public'
 	UNION ALL SELECT 't ' || t.tgname || ' ' || t.tgenabled::text FROM pg_trigger t JOIN pg_class c ON c.oid = t.tgrelid
 	JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = 'public' AND NOT t.tgisinternal
 	UNION ALL SELECT 'f ' || p.proname || ' ' || md5(p.prosrc) FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace
 	WHERE n.nspname = 'public'
+	UNION ALL SELECT 'e ' || e.enumtypid::regtype::text || ' ' || e.enumlabel FROM pg_enum e
 	UNION ALL SELECT 'n ' || nspname FROM pg_namespace WHERE nspname NOT LIKE 'pg\_%' AND nspname <> 'information_schema'
+	UNION ALL SELECT 'm ' || version::text || ' ' || dirty::text FROM schema_migrations
 ) s(x)`
 
 // empty ends every other session of the database, checks its schema and deletes every row but the

@@ -55,6 +55,30 @@ func TestRecycledDatabasesStartEmpty(t *testing.T) {
 			t.Fatal(err)
 		}
 	})
+	// Every kind of change a test could make is caught: each subtest changes one thing, and the next
+	// test must not get that database.
+	for _, change := range []string{
+		`ALTER TABLE programs ALTER COLUMN status SET DEFAULT 'paused'`,
+		`ALTER TABLE sales DROP CONSTRAINT sales_amount_cents_check`,
+		`UPDATE schema_migrations SET dirty = true`,
+		`CREATE INDEX extra ON clicks (session_id)`,
+		`ALTER TABLE clicks DISABLE TRIGGER USER`,
+		`ALTER TABLE programs ALTER COLUMN name TYPE varchar(300)`,
+	} {
+		var changed string
+		t.Run(change, func(t *testing.T) {
+			d := dbtest.New(t)
+			changed = d.Name
+			if _, err := d.Exec(change); err != nil {
+				t.Fatal(err)
+			}
+		})
+		t.Run("after "+change, func(t *testing.T) {
+			if d := dbtest.New(t); d.Name == changed {
+				t.Errorf("got %s again after: %s", d.Name, change)
+			}
+		})
+	}
 	t.Run("a changed schema is dropped", func(t *testing.T) {
 		d := dbtest.New(t)
 		if d.Name == second {
