@@ -134,6 +134,7 @@ var answers = []answer{
 	is(accounts.ErrInvalidToken, apierr.KindUnauthorized, "Invalid or expired token. Run the login command to refresh.").on("cli"),
 	isBuilt(accounts.ErrSuspended, func(context.Context, error) *apierr.Error { return suspended() }),
 	is(auth.ErrCSRF, apierr.KindForbidden, "Missing or invalid CSRF token — reload the dashboard"),
+	is(auth.ErrProgramMismatch, apierr.KindForbidden, "program_id does not match the API key"),
 
 	// Clicks.
 	is(clicks.ErrAffiliateURLRequired, apierr.KindInvalid, "affiliate_url is required"),

@@ -147,7 +147,7 @@ func TestEveryRefusalIsAnswered(t *testing.T) {
 		}
 	}
 	refusals := []error{
-		auth.ErrMalformedHeader, auth.ErrEmptyToken, auth.ErrNoAccountToken, auth.ErrCSRF, &auth.RetiredKeyError{},
+		auth.ErrMalformedHeader, auth.ErrEmptyToken, auth.ErrNoAccountToken, auth.ErrCSRF, auth.ErrProgramMismatch, &auth.RetiredKeyError{},
 		apikeys.ErrUnknown, apikeys.ErrNoKey, apikeys.ErrNoProgram, accounts.ErrInvalidToken, accounts.ErrSuspended,
 		accounts.ErrNotMember, accounts.ErrNoWorkspace, accounts.ErrOwnerGrantOnly, accounts.ErrAlreadyMember,
 		accounts.ErrInvalidRole, &accounts.RoleError{Role: "billing", Action: "program:write"},

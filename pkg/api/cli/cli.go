@@ -41,8 +41,6 @@ type CLI struct {
 	Metrics *metrics.Metrics
 }
 
-var errProgramMismatch = apierr.New(apierr.KindForbidden, "program_id does not match the API key")
-
 // --- login session -------------------------------------------------------------------------------------
 
 // CliAuthStart creates a login session; the user opens auth_url, the CLI polls poll_url.
@@ -248,7 +246,7 @@ func programOfKey(ctx context.Context, programID *string) (int64, error) {
 		return 0, err
 	}
 	if programID != nil && *programID != "" && *programID != strconv.FormatInt(k.ProgramID, 10) {
-		return 0, errProgramMismatch
+		return 0, auth.ErrProgramMismatch
 	}
 	return k.ProgramID, nil
 }

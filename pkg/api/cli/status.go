@@ -58,7 +58,7 @@ func (h *CLI) CliTestEvent(ctx context.Context, req gen.CliTestEventRequestObjec
 		return nil, err
 	}
 	if id, present, ok := body.ID("program_id"); present && (!ok || id != k.ProgramID) {
-		return nil, errProgramMismatch
+		return nil, auth.ErrProgramMismatch
 	}
 	runner := &synthetic.Runner{DB: h.DB, Log: h.Log, Click: h.Clicks.Record, Now: h.Now}
 	out := gen.CliTestEventResponse{Warnings: wire.Warnings(ctx)}

@@ -12,7 +12,6 @@ import (
 
 	"github.com/reftrack/reftrack/pkg/api/internal/auth"
 	"github.com/reftrack/reftrack/pkg/api/internal/jsonbody"
-	"github.com/reftrack/reftrack/pkg/apierr"
 	"github.com/reftrack/reftrack/pkg/clicks"
 	"github.com/reftrack/reftrack/pkg/origins"
 	"github.com/reftrack/reftrack/pkg/platform/metrics"
@@ -31,13 +30,11 @@ type Tracking struct {
 	Origins *origins.Cache
 }
 
-var errProgramMismatch = apierr.New(apierr.KindForbidden, "program_id does not match the API key")
-
 // checkTestProgram is the test-mode rule: with both a key and additional_data.program_id, they must name
 // the same program.
 func checkTestProgram(ad jsonbody.AdditionalData, keyProgram int64, hasKey bool) error {
 	if ad.Test && hasKey && ad.ProgramID != nil && *ad.ProgramID != keyProgram {
-		return errProgramMismatch
+		return auth.ErrProgramMismatch
 	}
 	return nil
 }
