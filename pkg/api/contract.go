@@ -28,7 +28,7 @@ type contract struct {
 	opts   *openapi3filter.Options
 }
 
-func newContract(doc *openapi3.T, table *route.Table) (*contract, error) {
+func newContract(doc *openapi3.T, table *route.Table) *contract {
 	c := &contract{
 		routes: map[*route.Policy]*routers.Route{},
 		opts: &openapi3filter.Options{
@@ -44,7 +44,7 @@ func newContract(doc *openapi3.T, table *route.Table) (*contract, error) {
 	for _, p := range table.All() {
 		c.routes[p] = &routers.Route{Spec: doc, Path: p.Path, PathItem: p.PathItem, Method: p.Method, Operation: p.Operation}
 	}
-	return c, nil
+	return c
 }
 
 // validEmail accepts a bare address (no display name) that net/mail parses.

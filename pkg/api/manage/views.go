@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/jmoiron/sqlx"
+
 	gen "github.com/reftrack/reftrack/gen/server"
 	"github.com/reftrack/reftrack/pkg/accounts"
 	"github.com/reftrack/reftrack/pkg/api/internal/auth"
