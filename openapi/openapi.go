@@ -34,10 +34,14 @@ func JSON(doc *openapi3.T) ([]byte, error) {
 	return json.Marshal(doc)
 }
 
-// Document is the embedded document as a JSON value, as GET /openapi.json answers it. It is rendered once
-// per process: the file is a constant of the build.
+// Spec is the embedded document, parsed once per process and shared: callers only read it (Load gives a
+// copy to change).
+var Spec = sync.OnceValues(func() (*openapi3.T, error) { return Load(context.Background()) })
+
+// Document is the embedded document as a JSON value, as GET /openapi.json answers it, rendered once per
+// process from Spec: the file is a constant of the build.
 var Document = sync.OnceValues(func() (map[string]any, error) {
-	doc, err := Load(context.Background())
+	doc, err := Spec()
 	if err != nil {
 		return nil, err
 	}

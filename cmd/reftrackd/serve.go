@@ -122,7 +122,7 @@ func collaborators(ctx context.Context, cfg config.Config, pool *sqlx.DB, logger
 	if err != nil {
 		return api.Deps{}, err
 	}
-	spec, err := openapi.Load(ctx)
+	spec, err := openapi.Spec()
 	if err != nil {
 		return api.Deps{}, err
 	}

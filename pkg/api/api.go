@@ -64,8 +64,8 @@ type Deps struct {
 	Clicks  *clicks.Recorder
 	Origins *origins.Cache
 	Stripe  *payments.Stripe
-	// Spec is the parsed OpenAPI document (openapi.Load): the route table is read from it. It is only read,
-	// so one parsed document may serve several servers.
+	// Spec is the parsed OpenAPI document (openapi.Spec): the route table is read from it. It is only read,
+	// so one parse serves every server of the process (/openapi.json is openapi.Document, from the same parse).
 	Spec *openapi3.T
 }
 

@@ -31,7 +31,7 @@ import (
 var shared = sync.OnceValues(func() (*fixed, error) {
 	f := &fixed{}
 	var err error
-	if f.spec, err = openapi.Load(context.Background()); err != nil {
+	if f.spec, err = openapi.Spec(); err != nil {
 		return nil, err
 	}
 	if f.tracker, err = tracker.Load(); err != nil {
