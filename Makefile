@@ -7,7 +7,11 @@ GO_FILES = $(shell find . -name '*.go' -not -path '*/node_modules/*' -not -path 
 NPM_DEPS := openapi/node_modules/.package-lock.json
 TRACKER_DEPS := tracker/node_modules/.package-lock.json
 
-.PHONY: generate build lint run test vet fmt-check generate-check go-test bench
+.PHONY: generate build lint run test vet fmt-check generate-check spec-breaking go-test bench
+
+# oasdiff judges changes to the spec (breaking or not); pinned, built into bin/ once.
+OASDIFF_VERSION := v1.36.0
+OASDIFF := bin/oasdiff-$(OASDIFF_VERSION)/oasdiff
 
 ## generate: regenerate gen/ (server and client) and the Go SDK's client (sdk/client) from openapi/openapi.yaml
 generate:
@@ -38,7 +42,7 @@ run:
 ## test: vet, gofmt, generated code up to date, spec lint, all tests with the race detector (including the
 ## Go SDK module against a real server and from a brand's module, the independent TypeScript client
 ## generated from the served spec, and the tracker in headless Chromium)
-test: vet fmt-check generate-check lint go-test
+test: vet fmt-check generate-check lint spec-breaking go-test
 
 # The Go SDK (sdk/) is a module of its own: ./... at the root does not enter it.
 vet:
@@ -47,6 +51,14 @@ vet:
 
 fmt-check:
 	@out=$$(gofmt -l $(GO_FILES)); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+
+$(OASDIFF):
+	GOBIN=$(CURDIR)/$(dir $(OASDIFF)) $(GO) install github.com/oasdiff/oasdiff@$(OASDIFF_VERSION)
+
+## spec-breaking: fail on a breaking change to the spec (oasdiff) since the last commit on main unless
+## its commit message carries the line `Spec-Breaking: deliberate`
+spec-breaking: $(OASDIFF)
+	openapi/breaking.sh $(OASDIFF)
 
 # Generated code: gen/, and the SDK's client, generated into the SDK's module.
 GENERATED := gen sdk/client
