@@ -181,11 +181,11 @@ func TestRequestValidation(t *testing.T) {
 		body               any
 		message            string
 	}{
-		{"enum", http.MethodPatch, "/api/v1/programs/1", `{"lead_auth":"sometimes"}`,
-			`Invalid request body: lead_auth: value is not one of the allowed values ["server_required","browser_allowed"]`},
-		{"empty update", http.MethodPatch, "/api/v1/programs/1", `{}`,
-			"Invalid request body: there must be at least 1 properties"},
-		{"missing body", http.MethodPatch, "/api/v1/programs/1", nil,
+		{"enum", http.MethodPut, "/api/v1/programs/1/payment-processor", `{"provider":"paypal","webhook_secret":"whsec_1"}`,
+			`Invalid request body: provider: value is not one of the allowed values ["stripe"]`},
+		{"missing property", http.MethodPatch, "/api/v1/links/1", `{}`,
+			`Invalid request body: enabled: property "enabled" is missing`},
+		{"missing body", http.MethodPatch, "/api/v1/links/1", nil,
 			"Invalid request body: value is required but missing"},
 		{"path parameter", http.MethodGet, "/api/v1/programs/abc", nil,
 			`Invalid path parameter programId: value abc: an invalid integer: invalid syntax`},
@@ -195,8 +195,8 @@ func TestRequestValidation(t *testing.T) {
 			`Invalid query parameter eventType: value is not one of the allowed values ["click","lead","conversion"]`},
 		{"email format", http.MethodPost, "/api/v1/programs/1/partners", `{"name":"Pat","email":"Pat <pat@example.com>"}`,
 			`Invalid request body: email: string doesn't match the format "email" (not an email address)`},
-		{"not JSON", http.MethodPatch, "/api/v1/programs/1", `{"name":`, "Request body must be valid JSON"},
-		{"two JSON values", http.MethodPatch, "/api/v1/programs/1", `{"name":"a"} {}`, "Request body must be valid JSON"},
+		{"not JSON", http.MethodPatch, "/api/v1/links/1", `{"enabled":`, "Request body must be valid JSON"},
+		{"two JSON values", http.MethodPatch, "/api/v1/links/1", `{"enabled":true} {}`, "Request body must be valid JSON"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -209,16 +209,16 @@ func TestRequestValidation(t *testing.T) {
 func TestBodyNormalisation(t *testing.T) {
 	t.Parallel()
 	env := apitest.New(t)
-	// Dropping the null leaves an empty object, which the schema refuses: proof the null was removed.
-	platformError(t, env.Do(http.MethodPatch, "/api/v1/programs/1", `{"name":null}`), 400, "BadRequestError",
-		"Invalid request body: there must be at least 1 properties")
+	// Dropping the null leaves no enabled, which the schema requires: proof the null was removed.
+	platformError(t, env.Do(http.MethodPatch, "/api/v1/links/1", `{"enabled":null}`), 400, "BadRequestError",
+		`Invalid request body: enabled: property "enabled" is missing`)
 	// With the null dropped the rest validates and reaches the handler, which asks for a login.
-	res := env.Do(http.MethodPatch, "/api/v1/programs/1", `{"name":null,"lead_auth":"browser_allowed"}`)
+	res := env.Do(http.MethodPatch, "/api/v1/links/1", `{"short_link":null,"enabled":true}`)
 	if res.Status != http.StatusUnauthorized {
 		t.Errorf("status = %d, body %s", res.Status, res.Body)
 	}
 	for _, ct := range []string{"text/plain", "application/x-www-form-urlencoded", ""} {
-		res := env.Do(http.MethodPatch, "/api/v1/programs/1", `{"lead_auth":"browser_allowed"}`, "Content-Type", ct)
+		res := env.Do(http.MethodPatch, "/api/v1/links/1", `{"enabled":true}`, "Content-Type", ct)
 		if res.Status != http.StatusUnauthorized {
 			t.Errorf("Content-Type %q: status = %d, body %s", ct, res.Status, res.Body)
 		}
@@ -233,23 +233,23 @@ func TestBodyLimit(t *testing.T) {
 	const limit = 64 << 10
 	// A valid JSON object of exactly n bytes.
 	object := func(n int) string {
-		const head, tail = `{"name":"`, `"}`
+		const head, tail = `{"email":"pat@example.com","name":"`, `"}`
 		return head + strings.Repeat("x", n-len(head)-len(tail)) + tail
 	}
 	t.Run("at the limit passes", func(t *testing.T) {
-		res := env.Do(http.MethodPatch, "/api/v1/programs/1", object(limit))
+		res := env.Do(http.MethodPost, "/api/v1/programs/1/partners", object(limit))
 		// Past the size check; the schema's maxLength refuses the name.
 		if res.Status != http.StatusBadRequest || !strings.Contains(string(res.Body), "maximum string length") {
 			t.Errorf("status = %d, body %.200s", res.Status, res.Body)
 		}
 	})
 	t.Run("413 over the limit", func(t *testing.T) {
-		platformError(t, env.Do(http.MethodPatch, "/api/v1/programs/1", object(limit+1)), 413,
+		platformError(t, env.Do(http.MethodPost, "/api/v1/programs/1/partners", object(limit+1)), 413,
 			"PayloadTooLargeError", "Request body is larger than the limit of 64 KiB")
 	})
 	t.Run("413 over the limit without Content-Length", func(t *testing.T) {
 		// An io.Reader of unknown length is sent chunked, without Content-Length.
-		req := env.NewRequest(http.MethodPatch, "/api/v1/programs/1", io.MultiReader(strings.NewReader(object(limit+1))))
+		req := env.NewRequest(http.MethodPost, "/api/v1/programs/1/partners", io.MultiReader(strings.NewReader(object(limit+1))))
 		platformError(t, env.Send(req), 413, "PayloadTooLargeError", "Request body is larger than the limit of 64 KiB")
 	})
 }

@@ -158,7 +158,10 @@ func TestEveryRefusalIsAnswered(t *testing.T) {
 		sales.ErrNoPartnerProgram, sales.ErrNoPartner, sales.ErrSaleNotFound, &sales.RefundTooLargeError{Remaining: 5},
 		&synthetic.CapError{RetryAfter: time.Minute}, logins.ErrSessionNotFound, logins.ErrSessionUsed, logins.ErrSessionExpired,
 		logins.ErrConsumed, logins.ErrSuspended, logins.ErrEmailTaken, identity.ErrInvalidToken, identity.ErrBadEmail,
-		programs.ErrNotFound, programs.ErrLinkNotFound, programs.ErrPartnerNotFound, &programs.ShortLinkTakenError{ShortLink: "x"}, fmt.Errorf("%w: bad", programs.ErrInvalid),
+		programs.ErrNotFound, programs.ErrLinkNotFound, programs.ErrPartnerNotFound, &programs.ShortLinkTakenError{ShortLink: "x"},
+		programs.ErrRateNotPositive, programs.ErrPercentRateTooHigh, programs.ErrFixedRateTooHigh, programs.ErrRateDecimals,
+		&programs.WindowError{Field: "cookie_window_days"}, programs.ErrDomain, programs.ErrOrigin, programs.ErrDurationMonths,
+		&programs.CommissionTypeError{Type: "tiered"},
 		manage.ErrNotProgramMember, payments.ErrNotConnected, &payments.SignatureError{Err: errors.New("x")},
 		&payments.EventError{Reason: "x"},
 	}

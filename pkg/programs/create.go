@@ -12,22 +12,54 @@ import (
 	"github.com/reftrack/reftrack/pkg/secret"
 )
 
-// New is a program to create.
+// New is a program to create. Insert checks the settings (see the ranges in settings.go).
 type New struct {
 	WorkspaceID int64
 	Name        string
-	Domain      string
+	// Domain is checked and normalised by Domain.
+	Domain string
 	// Slug is the program's unique slug; "" derives one from the name plus a random suffix.
 	Slug string
 	// LeadAuth is LeadAuthServerRequired ("" too) or LeadAuthBrowserAllowed.
 	LeadAuth string
-	// AllowedOrigins are stored as given: the caller checks them (NormaliseOrigin).
-	AllowedOrigins   []string
-	CommissionType   string
-	CommissionRate   string // decimal text
-	CookieWindowDays *int
-	DurationMonths   *int
-	CreatedBy        int64
+	// AllowedOrigins are checked and normalised by NormaliseOrigin.
+	AllowedOrigins []string
+	CommissionType string
+	// CommissionRate is decimal text as sent (Rate).
+	CommissionRate string
+	// CookieWindowDays: nil is the default, 60.
+	CookieWindowDays *int64
+	// DurationMonths: nil or 0 is lifetime.
+	DurationMonths *int64
+	CreatedBy      int64
+}
+
+// check checks n's settings and returns them as stored.
+func (n New) check() (New, *int, error) {
+	var err error
+	if n.Domain, err = Domain(n.Domain); err != nil {
+		return n, nil, err
+	}
+	if n.CommissionRate, err = Rate(n.CommissionType, n.CommissionRate); err != nil {
+		return n, nil, err
+	}
+	if n.CookieWindowDays != nil {
+		if err := CheckWindow("cookie_window_days", *n.CookieWindowDays); err != nil {
+			return n, nil, err
+		}
+	}
+	if n.AllowedOrigins != nil {
+		if n.AllowedOrigins, err = NormaliseOrigins(n.AllowedOrigins); err != nil {
+			return n, nil, err
+		}
+	}
+	var months *int
+	if n.DurationMonths != nil {
+		if months, err = DurationMonths(*n.DurationMonths); err != nil {
+			return n, nil, err
+		}
+	}
+	return n, months, nil
 }
 
 // Create makes a program and its first API key in one transaction, and returns the key once.
@@ -47,6 +79,10 @@ func Create(ctx context.Context, dbx *sqlx.DB, n New) (Program, string, error) {
 // Insert makes a program and its first API key (issued by apikeys) in the caller's transaction, and
 // returns the key once.
 func Insert(ctx context.Context, tx sqlx.ExtContext, n New) (Program, string, error) {
+	n, months, err := n.check()
+	if err != nil {
+		return Program{}, "", err
+	}
 	slug := n.Slug
 	if slug == "" {
 		suffix, err := secret.RandomString(6)
@@ -63,15 +99,15 @@ func Insert(ctx context.Context, tx sqlx.ExtContext, n New) (Program, string, er
 	if origins == nil {
 		origins = []string{} // NULL is not an empty list
 	}
-	cookieDays := 60
+	cookieDays := int64(60)
 	if n.CookieWindowDays != nil {
 		cookieDays = *n.CookieWindowDays
 	}
 	var id int64
-	err := sqlx.GetContext(ctx, tx, &id, `INSERT INTO programs (workspace_id, name, domain, slug, lead_auth, commission_type,
+	err = sqlx.GetContext(ctx, tx, &id, `INSERT INTO programs (workspace_id, name, domain, slug, lead_auth, commission_type,
 		commission_rate, commission_duration_months, cookie_window_days, allowed_origins)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) RETURNING id`,
-		n.WorkspaceID, n.Name, n.Domain, slug, leadAuth, n.CommissionType, n.CommissionRate, n.DurationMonths, cookieDays,
+		n.WorkspaceID, n.Name, n.Domain, slug, leadAuth, n.CommissionType, n.CommissionRate, months, cookieDays,
 		pq.Array(origins))
 	if err != nil {
 		return Program{}, "", fmt.Errorf("create program: %w", err)

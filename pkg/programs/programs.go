@@ -22,7 +22,6 @@ var (
 	ErrNotFound        = errors.New("not found")
 	ErrShortLinkTaken  = errors.New("short link taken")
 	ErrPartnerNotFound = errors.New("partner not found in this program's workspace")
-	ErrInvalid         = errors.New("invalid setting")
 )
 
 // Lead authentication modes.
@@ -81,30 +80,42 @@ func KnownOrigins(ctx context.Context, q sqlx.QueryerContext) ([]string, error) 
 	return list, err
 }
 
-// Update is a partial change of settings; nil fields keep their value.
+// Update is a partial change of settings; nil fields keep their value. Apply checks every field given
+// (see the ranges in settings.go).
 type Update struct {
-	Name                  *string
-	Domain                *string
+	Name *string
+	// Domain is checked and normalised by Domain.
+	Domain *string
+	// AllowedOrigins are checked and normalised by NormaliseOrigin.
 	AllowedOrigins        *[]string
 	LeadAuth              *string
-	CookieWindowDays      *int
-	AttributionWindowDays *int
+	CookieWindowDays      *int64
+	AttributionWindowDays *int64
 	CommissionType        *string
-	CommissionRate        *string // decimal text
+	// CommissionRate is decimal text as sent (Rate); it is checked against the commission type the
+	// program has after the update.
+	CommissionRate *string
+	// DurationMonths: 0 is lifetime.
+	DurationMonths *int64
 }
 
-// NormaliseOrigin checks an origin (scheme://host[:port]) and returns it without a trailing slash.
-func NormaliseOrigin(o string) (string, error) {
-	u, err := url.Parse(o)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || (u.Path != "" && u.Path != "/") ||
-		u.RawQuery != "" || u.Fragment != "" || u.User != nil {
-		return "", fmt.Errorf("%w: %q is not an origin such as https://www.example.com", ErrInvalid, o)
-	}
-	return u.Scheme + "://" + strings.ToLower(u.Host), nil
-}
-
-// Apply changes a program's settings.
+// Apply checks and changes a program's settings in one transaction: a refused change stores nothing.
 func Apply(ctx context.Context, dbx *sqlx.DB, id int64, u Update) (Program, error) {
+	tx, err := dbx.BeginTxx(ctx, nil)
+	if err != nil {
+		return Program{}, err
+	}
+	defer tx.Rollback() //nolint:errcheck // a no-op after Commit
+	var current Program
+	// Locked, so that a concurrent change of the commission type cannot slip past the rate's check.
+	err = sqlx.GetContext(ctx, tx, &current, `SELECT `+programColumns+` FROM programs WHERE id = $1 FOR UPDATE`, id)
+	if errors.Is(err, sql.ErrNoRows) {
+		return Program{}, ErrNotFound
+	}
+	if err != nil {
+		return Program{}, err
+	}
+
 	sets := []string{"updated_at = now()"}
 	var args []any
 	add := func(col string, v any) {
@@ -115,42 +126,65 @@ func Apply(ctx context.Context, dbx *sqlx.DB, id int64, u Update) (Program, erro
 		add("name", *u.Name)
 	}
 	if u.Domain != nil {
-		add("domain", *u.Domain)
+		d, err := Domain(*u.Domain)
+		if err != nil {
+			return Program{}, err
+		}
+		add("domain", d)
 	}
 	if u.AllowedOrigins != nil {
-		origins := make([]string, 0, len(*u.AllowedOrigins))
-		for _, o := range *u.AllowedOrigins {
-			n, err := NormaliseOrigin(o)
-			if err != nil {
-				return Program{}, err
-			}
-			origins = append(origins, n)
+		origins, err := NormaliseOrigins(*u.AllowedOrigins)
+		if err != nil {
+			return Program{}, err
 		}
 		add("allowed_origins", pq.Array(origins))
 	}
 	if u.LeadAuth != nil {
 		add("lead_auth", *u.LeadAuth)
 	}
-	if u.CookieWindowDays != nil {
-		add("cookie_window_days", *u.CookieWindowDays)
+	for _, w := range []struct {
+		field string
+		days  *int64
+	}{{"cookie_window_days", u.CookieWindowDays}, {"attribution_window_days", u.AttributionWindowDays}} {
+		if w.days == nil {
+			continue
+		}
+		if err := CheckWindow(w.field, *w.days); err != nil {
+			return Program{}, err
+		}
+		add(w.field, *w.days)
 	}
-	if u.AttributionWindowDays != nil {
-		add("attribution_window_days", *u.AttributionWindowDays)
+	if u.CommissionType != nil || u.CommissionRate != nil {
+		ctype, rate := current.CommissionType, current.CommissionRate
+		if u.CommissionType != nil {
+			ctype = *u.CommissionType
+		}
+		if u.CommissionRate != nil {
+			rate = *u.CommissionRate
+		}
+		// The rate the program ends up with must fit the type it ends up with, whichever of them changed.
+		rate, err := Rate(ctype, rate)
+		if err != nil {
+			return Program{}, err
+		}
+		add("commission_type", ctype)
+		add("commission_rate", rate)
 	}
-	if u.CommissionType != nil {
-		add("commission_type", *u.CommissionType)
-	}
-	if u.CommissionRate != nil {
-		add("commission_rate", *u.CommissionRate)
+	if u.DurationMonths != nil {
+		months, err := DurationMonths(*u.DurationMonths)
+		if err != nil {
+			return Program{}, err
+		}
+		add("commission_duration_months", months)
 	}
 	args = append(args, id)
 	var p Program
-	err := dbx.GetContext(ctx, &p, fmt.Sprintf(`UPDATE programs SET %s WHERE id = $%d RETURNING %s`,
+	err = sqlx.GetContext(ctx, tx, &p, fmt.Sprintf(`UPDATE programs SET %s WHERE id = $%d RETURNING %s`,
 		strings.Join(sets, ", "), len(args), programColumns), args...)
-	if errors.Is(err, sql.ErrNoRows) {
-		return Program{}, ErrNotFound
+	if err != nil {
+		return Program{}, err
 	}
-	return p, err
+	return p, tx.Commit()
 }
 
 // Partner is a partner as seen from one program.

@@ -106,22 +106,19 @@ func Refund(ctx context.Context, dbx *sqlx.DB, in RefundInput) (RefundResult, er
 			return RefundResult{}, err
 		}
 		if seen {
-			res.Status = RefundSkipped
-			return res, nil
+			return skipped(ctx, tx, res)
 		}
 	}
 	if in.RefundedTotalCents != nil {
 		add := min(*in.RefundedTotalCents, sale.Amount) - sale.Refunded
 		if add <= 0 {
-			res.Status = RefundSkipped
-			return res, nil
+			return skipped(ctx, tx, res)
 		}
 		in.AmountCents = &add
 	}
 	remaining := sale.Amount - sale.Refunded
 	if remaining == 0 {
-		res.Status = RefundSkipped
-		return res, nil
+		return skipped(ctx, tx, res)
 	}
 	amount := remaining
 	if in.AmountCents != nil {
@@ -186,6 +183,22 @@ func Refund(ctx context.Context, dbx *sqlx.DB, in RefundInput) (RefundResult, er
 		res.Status = RefundReversed
 	default:
 		res.Status = RefundPartial
+	}
+	return res, nil
+}
+
+// skipped is the answer when nothing changes: the sale's state as stored, its reason included (the reason
+// of its latest refund, which may have come from the processor as a refund or a dispute), never the
+// reason the request asked for.
+func skipped(ctx context.Context, tx *sqlx.Tx, res RefundResult) (RefundResult, error) {
+	res.Status = RefundSkipped
+	var reason string
+	err := tx.GetContext(ctx, &reason, `SELECT reason FROM refunds WHERE sale_id = $1 ORDER BY id DESC LIMIT 1`, res.SaleID)
+	switch {
+	case err == nil:
+		res.Reason = reason
+	case !errors.Is(err, sql.ErrNoRows):
+		return RefundResult{}, err
 	}
 	return res, nil
 }

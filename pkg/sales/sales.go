@@ -273,6 +273,10 @@ func nullable(s string) any {
 var Providers = []string{"stripe", "paddle", "lemonsqueezy", "chargebee", "recurly", "braintree", "paypal", "adyen",
 	"square", "shopify", "app_store", "google_play", "manual", "other"}
 
+// MaxAmountCents bounds amount_cents and refund_amount_cents (decisions.md, "Bad input, abuse and
+// faults"): 10^12 minor units, far from overflow in any arithmetic on them.
+const MaxAmountCents int64 = 1_000_000_000_000
+
 // MaxAge and MaxFuture bound a sale's occurred_at.
 const (
 	MaxAge    = 30 * 24 * time.Hour

@@ -32,7 +32,7 @@ type Options struct {
 	SiteURL string
 	// LeadAuth is "server_required" (default) or "browser_allowed".
 	LeadAuth string
-	// Origins fill the program's allowed origins.
+	// Origins fill the program's allowed origins (scheme://host[:port]).
 	Origins []string
 	// CommissionType and CommissionRate; default "percent" and "20".
 	CommissionType string
@@ -77,12 +77,6 @@ func (o *Options) defaults() error {
 	if o.CommissionType == "" {
 		o.CommissionType, o.CommissionRate = "percent", "20"
 	}
-	for _, origin := range o.Origins {
-		u, err := url.Parse(origin)
-		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || (u.Path != "" && u.Path != "/") {
-			return fmt.Errorf("origin must look like https://www.example.com, got %q", origin)
-		}
-	}
 	if o.Now.IsZero() {
 		o.Now = time.Now()
 	}
@@ -98,11 +92,6 @@ func Run(ctx context.Context, db *sqlx.DB, opts Options) (Result, error) {
 	if err != nil || site.Host == "" {
 		return Result{}, fmt.Errorf("site URL must be absolute, got %q", opts.SiteURL)
 	}
-	origins := make([]string, len(opts.Origins))
-	for i, o := range opts.Origins {
-		origins[i] = strings.TrimRight(o, "/")
-	}
-
 	tx, err := db.BeginTxx(ctx, nil)
 	if err != nil {
 		return Result{}, err
@@ -122,8 +111,10 @@ func Run(ctx context.Context, db *sqlx.DB, opts Options) (Result, error) {
 		return Result{}, fmt.Errorf("create login token: %w", err)
 	}
 	r.AccountToken = token.Plain
+	// The program's domain is the site's host name without its port, as every program's is (programs checks
+	// the settings, the origins included, with the same rules as the API).
 	program, key, err := programs.Insert(ctx, tx, programs.New{WorkspaceID: r.AdvertiserID, Name: opts.ProgramName,
-		Domain: site.Host, Slug: opts.Slug, LeadAuth: opts.LeadAuth, AllowedOrigins: origins,
+		Domain: site.Hostname(), Slug: opts.Slug, LeadAuth: opts.LeadAuth, AllowedOrigins: opts.Origins,
 		CommissionType: opts.CommissionType, CommissionRate: opts.CommissionRate, CreatedBy: accountID})
 	if err != nil {
 		return Result{}, err

@@ -1197,17 +1197,25 @@ type CliInitRequest struct {
 	// AdvertiserId A record id, as a number or a numeric string.
 	AdvertiserId *IdInput `json:"advertiser_id,omitempty"`
 
-	// CommissionRate Positive number; percent for percent types, major currency units for fixed types.
-	CommissionRate float64        `json:"commission_rate"`
-	CommissionType CommissionType `json:"commission_type"`
+	// CommissionRate Positive number with at most 4 decimal places: percent for percent types (`percent`,
+	// `recurring_percent`: at most 100), major currency units for fixed types (`fixed`, `recurring_fixed`:
+	// at most 1000000). Read exactly as written (never through a float).
+	CommissionRate CommissionRateInput `json:"commission_rate"`
+	CommissionType CommissionType      `json:"commission_type"`
 
 	// CookieDuration Days; sets `cookie_window_days`.
-	CookieDuration *int   `json:"cookie_duration,omitempty"`
-	Domain         string `json:"domain"`
+	CookieDuration *int `json:"cookie_duration,omitempty"`
 
-	// DurationMonths Recurring types only; months a customer's payments keep paying (absent = lifetime).
-	DurationMonths *int   `json:"duration_months,omitempty"`
-	Name           string `json:"name"`
+	// Domain The brand's site as a host name (`shop.example.com`): no path, query, port or spaces, at most 253
+	// characters. A leading `http://` or `https://` and a trailing `/` (what people paste) are removed; the
+	// host name is stored in lower case.
+	Domain DomainInput `json:"domain"`
+
+	// DurationMonths Recurring types: months a customer's payments keep paying after the first. `0` (the original CLI's
+	// "lifetime") = lifetime, shown as `duration_months: null` on the program. Absent: lifetime on
+	// `cli/init`; unchanged on `PATCH /api/v1/programs/{programId}`.
+	DurationMonths *DurationMonthsInput `json:"duration_months,omitempty"`
+	Name           string               `json:"name"`
 }
 
 // CliInitResponse defines model for CliInitResponse.
@@ -1377,6 +1385,11 @@ type CodedUnauthorizedErrorBody struct {
 	union json.RawMessage
 }
 
+// CommissionRateInput Positive number with at most 4 decimal places: percent for percent types (`percent`,
+// `recurring_percent`: at most 100), major currency units for fixed types (`fixed`, `recurring_fixed`:
+// at most 1000000). Read exactly as written (never through a float).
+type CommissionRateInput = float64
+
 // CommissionType defines model for CommissionType.
 type CommissionType string
 
@@ -1439,6 +1452,16 @@ type DevTokenResponse struct {
 	IdToken     string `json:"id_token"`
 	TokenType   string `json:"token_type"`
 }
+
+// DomainInput The brand's site as a host name (`shop.example.com`): no path, query, port or spaces, at most 253
+// characters. A leading `http://` or `https://` and a trailing `/` (what people paste) are removed; the
+// host name is stored in lower case.
+type DomainInput = string
+
+// DurationMonthsInput Recurring types: months a customer's payments keep paying after the first. `0` (the original CLI's
+// "lifetime") = lifetime, shown as `duration_months: null` on the program. Absent: lifetime on
+// `cli/init`; unchanged on `PATCH /api/v1/programs/{programId}`.
+type DurationMonthsInput = int
 
 // ErrorDetails Empty unless noted.
 type ErrorDetails struct {
@@ -1772,8 +1795,10 @@ type Program struct {
 	CookieWindowDays      int            `json:"cookie_window_days"`
 	CreatedAt             time.Time      `json:"created_at"`
 	Domain                string         `json:"domain"`
-	DurationMonths        *int           `json:"duration_months"`
-	Id                    int64          `json:"id"`
+
+	// DurationMonths Recurring types' months of paying commissions after a customer's first sale; null = lifetime.
+	DurationMonths *int  `json:"duration_months"`
+	Id             int64 `json:"id"`
 
 	// LeadAuth `server_required` (default): browser-mode leads are provisional until a server-mode lead settles them. `browser_allowed`: browser-mode leads settle.
 	LeadAuth  LeadAuth      `json:"lead_auth"`
@@ -1793,13 +1818,28 @@ type ProgramEnvelope struct {
 
 // ProgramUpdate defines model for ProgramUpdate.
 type ProgramUpdate struct {
-	// AllowedOrigins Browser origins (`scheme://host[:port]`) allowed on the click and browser-mode lead routes.
-	AllowedOrigins        *[]string       `json:"allowed_origins,omitempty"`
-	AttributionWindowDays *int            `json:"attribution_window_days,omitempty"`
-	CommissionRate        *float64        `json:"commission_rate,omitempty"`
-	CommissionType        *CommissionType `json:"commission_type,omitempty"`
-	CookieWindowDays      *int            `json:"cookie_window_days,omitempty"`
-	Domain                *string         `json:"domain,omitempty"`
+	// AllowedOrigins Browser origins allowed on the click and browser-mode lead routes: `scheme://host[:port]` (http or
+	// https; a host name, or an IPv6 address in brackets; port 1 to 65535; a trailing `/` is removed),
+	// stored in lower case.
+	AllowedOrigins        *[]string `json:"allowed_origins,omitempty"`
+	AttributionWindowDays *int      `json:"attribution_window_days,omitempty"`
+
+	// CommissionRate Positive number with at most 4 decimal places: percent for percent types (`percent`,
+	// `recurring_percent`: at most 100), major currency units for fixed types (`fixed`, `recurring_fixed`:
+	// at most 1000000). Read exactly as written (never through a float).
+	CommissionRate   *CommissionRateInput `json:"commission_rate,omitempty"`
+	CommissionType   *CommissionType      `json:"commission_type,omitempty"`
+	CookieWindowDays *int                 `json:"cookie_window_days,omitempty"`
+
+	// Domain The brand's site as a host name (`shop.example.com`): no path, query, port or spaces, at most 253
+	// characters. A leading `http://` or `https://` and a trailing `/` (what people paste) are removed; the
+	// host name is stored in lower case.
+	Domain *DomainInput `json:"domain,omitempty"`
+
+	// DurationMonths Recurring types: months a customer's payments keep paying after the first. `0` (the original CLI's
+	// "lifetime") = lifetime, shown as `duration_months: null` on the program. Absent: lifetime on
+	// `cli/init`; unchanged on `PATCH /api/v1/programs/{programId}`.
+	DurationMonths *DurationMonthsInput `json:"duration_months,omitempty"`
 
 	// LeadAuth `server_required` (default): browser-mode leads are provisional until a server-mode lead settles them. `browser_allowed`: browser-mode leads settle.
 	LeadAuth *LeadAuth `json:"lead_auth,omitempty"`
@@ -1959,7 +1999,7 @@ type RefundRequest struct {
 	// Reason Default `refund`.
 	Reason *RefundRequestReason `json:"reason,omitempty"`
 
-	// RefundAmountCents Partial refund; at most what is left unrefunded. Default the whole remaining amount.
+	// RefundAmountCents Partial refund; at most what is left unrefunded (and at most 10^12). Default the whole remaining amount.
 	RefundAmountCents *int64 `json:"refund_amount_cents,omitempty"`
 
 	// RefundReason Free text.
@@ -1974,10 +2014,12 @@ type RefundRequestReason string
 
 // RefundResponse defines model for RefundResponse.
 type RefundResponse struct {
-	Commission   *RefundCommission    `json:"commission"`
-	CommissionId *int64               `json:"commission_id"`
-	Message      string               `json:"message"`
-	Reason       RefundResponseReason `json:"reason"`
+	Commission   *RefundCommission `json:"commission"`
+	CommissionId *int64            `json:"commission_id"`
+	Message      string            `json:"message"`
+
+	// Reason The reason of the refund recorded by this call; when nothing changed (`skipped`), the stored reason of the refund that completed the sale (a processor's refund or dispute included), not the request's.
+	Reason RefundResponseReason `json:"reason"`
 
 	// RefundedAmountCents Total refunded so far.
 	RefundedAmountCents int64 `json:"refunded_amount_cents"`
@@ -1990,7 +2032,7 @@ type RefundResponse struct {
 	Warnings      *[]Warning            `json:"warnings,omitempty"`
 }
 
-// RefundResponseReason defines model for RefundResponse.Reason.
+// RefundResponseReason The reason of the refund recorded by this call; when nothing changed (`skipped`), the stored reason of the refund that completed the sale (a processor's refund or dispute included), not the request's.
 type RefundResponseReason string
 
 // RefundResponseStatus `reversed` (fully refunded), `refunded` (partial), `no_commission` (the sale paid none), `skipped` (already fully refunded).
@@ -2063,7 +2105,7 @@ type SaleRequest struct {
 	// AdditionalData Free-form extra data. `test_mode` marks a test event; `program_id` names the program in test mode.
 	AdditionalData *AdditionalData `json:"additional_data,omitempty"`
 
-	// AmountCents Positive integer in the currency's smallest unit.
+	// AmountCents Positive integer in the currency's smallest unit, at most 10^12.
 	AmountCents int64   `json:"amount_cents"`
 	ClickId     *string `json:"click_id,omitempty"`
 
@@ -3372,7 +3414,15 @@ type ClientInterface interface {
 	// | 400 | `Missing required fields: name, domain, commission_type, commission_rate` |
 	// | 400 | `Invalid commission_type: <value>. Valid: percent, fixed, recurring_percent, recurring_fixed` |
 	// | 400 | `commission_rate must be a positive number` (a string is refused) |
+	// | 400 | `commission_rate must be at most 100 for percent commissions` (`percent`, `recurring_percent`) |
+	// | 400 | `commission_rate must be at most 1000000 for fixed commissions` (`fixed`, `recurring_fixed`; major units) |
+	// | 400 | `commission_rate must have at most 4 decimal places` |
+	// | 400 | `domain must be a host name such as shop.example.com` (a leading `http://` or `https://` and a trailing `/` are removed first) |
+	// | 400 | `cookie_duration must be between 1 and 3650` |
+	// | 400 | `duration_months must be a whole number of months from 0 (lifetime) to 1200` |
 	// | 500 | `Failed to create program (request_id: <id>)`; list programs before retrying, the program may exist |
+	//
+	// A refused request creates nothing.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -3395,7 +3445,15 @@ type ClientInterface interface {
 	// | 400 | `Missing required fields: name, domain, commission_type, commission_rate` |
 	// | 400 | `Invalid commission_type: <value>. Valid: percent, fixed, recurring_percent, recurring_fixed` |
 	// | 400 | `commission_rate must be a positive number` (a string is refused) |
+	// | 400 | `commission_rate must be at most 100 for percent commissions` (`percent`, `recurring_percent`) |
+	// | 400 | `commission_rate must be at most 1000000 for fixed commissions` (`fixed`, `recurring_fixed`; major units) |
+	// | 400 | `commission_rate must have at most 4 decimal places` |
+	// | 400 | `domain must be a host name such as shop.example.com` (a leading `http://` or `https://` and a trailing `/` are removed first) |
+	// | 400 | `cookie_duration must be between 1 and 3650` |
+	// | 400 | `duration_months must be a whole number of months from 0 (lifetime) to 1200` |
 	// | 500 | `Failed to create program (request_id: <id>)`; list programs before retrying, the program may exist |
+	//
+	// A refused request creates nothing.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -3549,8 +3607,29 @@ type ClientInterface interface {
 	//
 	// Owner or admin. Any of `name`, `domain`, `allowed_origins` (browser origins allowed to call the click
 	// and browser-mode lead routes; `localhost` and `127.0.0.1` are different origins), `lead_auth`,
-	// `cookie_window_days`, `attribution_window_days`, `commission_type`, `commission_rate`. Fields left
-	// out keep their value.
+	// `cookie_window_days`, `attribution_window_days`, `commission_type`, `commission_rate`,
+	// `duration_months`. Fields left out keep their value. The new `commission_rate` must fit the
+	// commission type the program has after the change (when only `commission_type` changes, the current
+	// rate must fit it).
+	//
+	// A refused change stores nothing (400):
+	//
+	// | Message |
+	// |---|
+	// | `Request body must change at least one of: name, domain, allowed_origins, lead_auth, cookie_window_days, attribution_window_days, commission_type, commission_rate, duration_months` |
+	// | `name must be a string of 1 to 200 characters` |
+	// | `domain must be a host name such as shop.example.com` (a leading `http://` or `https://` and a trailing `/` are removed first) |
+	// | `allowed_origins entries must be origins such as https://shop.example.com` |
+	// | `allowed_origins must list at most 50 origins` |
+	// | `lead_auth must be server_required or browser_allowed` |
+	// | `cookie_window_days must be between 1 and 3650` |
+	// | `attribution_window_days must be between 1 and 3650` |
+	// | `Invalid commission_type: <value>. Valid: percent, fixed, recurring_percent, recurring_fixed` |
+	// | `commission_rate must be a positive number` |
+	// | `commission_rate must be at most 100 for percent commissions` |
+	// | `commission_rate must be at most 1000000 for fixed commissions` |
+	// | `commission_rate must have at most 4 decimal places` |
+	// | `duration_months must be a whole number of months from 0 (lifetime) to 1200` |
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -3561,8 +3640,29 @@ type ClientInterface interface {
 	//
 	// Owner or admin. Any of `name`, `domain`, `allowed_origins` (browser origins allowed to call the click
 	// and browser-mode lead routes; `localhost` and `127.0.0.1` are different origins), `lead_auth`,
-	// `cookie_window_days`, `attribution_window_days`, `commission_type`, `commission_rate`. Fields left
-	// out keep their value.
+	// `cookie_window_days`, `attribution_window_days`, `commission_type`, `commission_rate`,
+	// `duration_months`. Fields left out keep their value. The new `commission_rate` must fit the
+	// commission type the program has after the change (when only `commission_type` changes, the current
+	// rate must fit it).
+	//
+	// A refused change stores nothing (400):
+	//
+	// | Message |
+	// |---|
+	// | `Request body must change at least one of: name, domain, allowed_origins, lead_auth, cookie_window_days, attribution_window_days, commission_type, commission_rate, duration_months` |
+	// | `name must be a string of 1 to 200 characters` |
+	// | `domain must be a host name such as shop.example.com` (a leading `http://` or `https://` and a trailing `/` are removed first) |
+	// | `allowed_origins entries must be origins such as https://shop.example.com` |
+	// | `allowed_origins must list at most 50 origins` |
+	// | `lead_auth must be server_required or browser_allowed` |
+	// | `cookie_window_days must be between 1 and 3650` |
+	// | `attribution_window_days must be between 1 and 3650` |
+	// | `Invalid commission_type: <value>. Valid: percent, fixed, recurring_percent, recurring_fixed` |
+	// | `commission_rate must be a positive number` |
+	// | `commission_rate must be at most 100 for percent commissions` |
+	// | `commission_rate must be at most 1000000 for fixed commissions` |
+	// | `commission_rate must have at most 4 decimal places` |
+	// | `duration_months must be a whole number of months from 0 (lifetime) to 1200` |
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -3872,7 +3972,9 @@ type ClientInterface interface {
 	// Without `refund_amount_cents` the whole remaining amount is refunded; with it (positive, at most
 	// what is left unrefunded) the refund is partial. The commission is reduced in proportion (integer
 	// cents, rounded half away from zero) and fully reversed when the sale is fully refunded. A refund of
-	// an already fully refunded sale changes nothing (`status: skipped`).
+	// an already fully refunded sale changes nothing (`status: skipped`); its answer's `reason` is the one
+	// stored with the refund that completed it (`chargeback` after a processor's dispute, `refund` after the
+	// processor's `charge.refunded`), whatever the request says.
 	//
 	// Every platform-envelope error carries `error.code` (`invalid_request`, `unauthorized`, `not_found`,
 	// `internal_error`).
@@ -3881,6 +3983,9 @@ type ClientInterface interface {
 	// |---|---|
 	// | 400 | `transaction_id is required` |
 	// | 400 | `reason must be refund or chargeback` |
+	// | 400 | `refund_amount_cents must be a positive integer` |
+	// | 400 | `refund_amount_cents must be at most 1000000000000` |
+	// | 400 | `refund_amount_cents must be at most <n>, the amount not yet refunded` |
 	// | 401 | `Missing or malformed Authorization header. Expected: Bearer <token>` |
 	// | 401 | `Invalid API token` (also for an empty token) |
 	// | 404 | `Sale not found for transaction_id` |
@@ -3899,7 +4004,9 @@ type ClientInterface interface {
 	// Without `refund_amount_cents` the whole remaining amount is refunded; with it (positive, at most
 	// what is left unrefunded) the refund is partial. The commission is reduced in proportion (integer
 	// cents, rounded half away from zero) and fully reversed when the sale is fully refunded. A refund of
-	// an already fully refunded sale changes nothing (`status: skipped`).
+	// an already fully refunded sale changes nothing (`status: skipped`); its answer's `reason` is the one
+	// stored with the refund that completed it (`chargeback` after a processor's dispute, `refund` after the
+	// processor's `charge.refunded`), whatever the request says.
 	//
 	// Every platform-envelope error carries `error.code` (`invalid_request`, `unauthorized`, `not_found`,
 	// `internal_error`).
@@ -3908,6 +4015,9 @@ type ClientInterface interface {
 	// |---|---|
 	// | 400 | `transaction_id is required` |
 	// | 400 | `reason must be refund or chargeback` |
+	// | 400 | `refund_amount_cents must be a positive integer` |
+	// | 400 | `refund_amount_cents must be at most 1000000000000` |
+	// | 400 | `refund_amount_cents must be at most <n>, the amount not yet refunded` |
 	// | 401 | `Missing or malformed Authorization header. Expected: Bearer <token>` |
 	// | 401 | `Invalid API token` (also for an empty token) |
 	// | 404 | `Sale not found for transaction_id` |
@@ -3930,7 +4040,8 @@ type ClientInterface interface {
 	// Validation, in this order (400 `invalid_request` unless noted):
 	// 1. `transaction_id is required and must be a string` (optional in test mode, where
 	//    `test_txn_<timestamp>` is generated)
-	// 2. `amount_cents is required and must be a positive integer` (missing, zero, negative or wrong type)
+	// 2. `amount_cents is required and must be a positive integer` (missing, zero, negative or wrong type);
+	//    `amount_cents must be at most 1000000000000` (more than 10^12)
 	// 3. `occurred_at must be an ISO 8601 time within the last 30 days` (not ISO 8601 with offset, not a
 	//    real date, older than 30 days, or more than 5 minutes in the future)
 	// 4. `provider must be one of: stripe, paddle, lemonsqueezy, chargebee, recurly, braintree, paypal, adyen, square, shopify, app_store, google_play, manual, other`
@@ -3989,7 +4100,8 @@ type ClientInterface interface {
 	// Validation, in this order (400 `invalid_request` unless noted):
 	// 1. `transaction_id is required and must be a string` (optional in test mode, where
 	//    `test_txn_<timestamp>` is generated)
-	// 2. `amount_cents is required and must be a positive integer` (missing, zero, negative or wrong type)
+	// 2. `amount_cents is required and must be a positive integer` (missing, zero, negative or wrong type);
+	//    `amount_cents must be at most 1000000000000` (more than 10^12)
 	// 3. `occurred_at must be an ISO 8601 time within the last 30 days` (not ISO 8601 with offset, not a
 	//    real date, older than 30 days, or more than 5 minutes in the future)
 	// 4. `provider must be one of: stripe, paddle, lemonsqueezy, chargebee, recurly, braintree, paypal, adyen, square, shopify, app_store, google_play, manual, other`
@@ -4554,7 +4666,15 @@ func (c *Client) CliAuthStart(ctx context.Context, reqEditors ...RequestEditorFn
 // | 400 | `Missing required fields: name, domain, commission_type, commission_rate` |
 // | 400 | `Invalid commission_type: <value>. Valid: percent, fixed, recurring_percent, recurring_fixed` |
 // | 400 | `commission_rate must be a positive number` (a string is refused) |
+// | 400 | `commission_rate must be at most 100 for percent commissions` (`percent`, `recurring_percent`) |
+// | 400 | `commission_rate must be at most 1000000 for fixed commissions` (`fixed`, `recurring_fixed`; major units) |
+// | 400 | `commission_rate must have at most 4 decimal places` |
+// | 400 | `domain must be a host name such as shop.example.com` (a leading `http://` or `https://` and a trailing `/` are removed first) |
+// | 400 | `cookie_duration must be between 1 and 3650` |
+// | 400 | `duration_months must be a whole number of months from 0 (lifetime) to 1200` |
 // | 500 | `Failed to create program (request_id: <id>)`; list programs before retrying, the program may exist |
+//
+// A refused request creates nothing.
 //
 // Takes any type of body and a specified content type.
 //
@@ -4587,7 +4707,15 @@ func (c *Client) CliInitWithBody(ctx context.Context, contentType string, body i
 // | 400 | `Missing required fields: name, domain, commission_type, commission_rate` |
 // | 400 | `Invalid commission_type: <value>. Valid: percent, fixed, recurring_percent, recurring_fixed` |
 // | 400 | `commission_rate must be a positive number` (a string is refused) |
+// | 400 | `commission_rate must be at most 100 for percent commissions` (`percent`, `recurring_percent`) |
+// | 400 | `commission_rate must be at most 1000000 for fixed commissions` (`fixed`, `recurring_fixed`; major units) |
+// | 400 | `commission_rate must have at most 4 decimal places` |
+// | 400 | `domain must be a host name such as shop.example.com` (a leading `http://` or `https://` and a trailing `/` are removed first) |
+// | 400 | `cookie_duration must be between 1 and 3650` |
+// | 400 | `duration_months must be a whole number of months from 0 (lifetime) to 1200` |
 // | 500 | `Failed to create program (request_id: <id>)`; list programs before retrying, the program may exist |
+//
+// A refused request creates nothing.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -4850,8 +4978,29 @@ func (c *Client) GetProgram(ctx context.Context, programId ProgramId, reqEditors
 //
 // Owner or admin. Any of `name`, `domain`, `allowed_origins` (browser origins allowed to call the click
 // and browser-mode lead routes; `localhost` and `127.0.0.1` are different origins), `lead_auth`,
-// `cookie_window_days`, `attribution_window_days`, `commission_type`, `commission_rate`. Fields left
-// out keep their value.
+// `cookie_window_days`, `attribution_window_days`, `commission_type`, `commission_rate`,
+// `duration_months`. Fields left out keep their value. The new `commission_rate` must fit the
+// commission type the program has after the change (when only `commission_type` changes, the current
+// rate must fit it).
+//
+// A refused change stores nothing (400):
+//
+// | Message |
+// |---|
+// | `Request body must change at least one of: name, domain, allowed_origins, lead_auth, cookie_window_days, attribution_window_days, commission_type, commission_rate, duration_months` |
+// | `name must be a string of 1 to 200 characters` |
+// | `domain must be a host name such as shop.example.com` (a leading `http://` or `https://` and a trailing `/` are removed first) |
+// | `allowed_origins entries must be origins such as https://shop.example.com` |
+// | `allowed_origins must list at most 50 origins` |
+// | `lead_auth must be server_required or browser_allowed` |
+// | `cookie_window_days must be between 1 and 3650` |
+// | `attribution_window_days must be between 1 and 3650` |
+// | `Invalid commission_type: <value>. Valid: percent, fixed, recurring_percent, recurring_fixed` |
+// | `commission_rate must be a positive number` |
+// | `commission_rate must be at most 100 for percent commissions` |
+// | `commission_rate must be at most 1000000 for fixed commissions` |
+// | `commission_rate must have at most 4 decimal places` |
+// | `duration_months must be a whole number of months from 0 (lifetime) to 1200` |
 //
 // Takes any type of body and a specified content type.
 //
@@ -4872,8 +5021,29 @@ func (c *Client) UpdateProgramWithBody(ctx context.Context, programId ProgramId,
 //
 // Owner or admin. Any of `name`, `domain`, `allowed_origins` (browser origins allowed to call the click
 // and browser-mode lead routes; `localhost` and `127.0.0.1` are different origins), `lead_auth`,
-// `cookie_window_days`, `attribution_window_days`, `commission_type`, `commission_rate`. Fields left
-// out keep their value.
+// `cookie_window_days`, `attribution_window_days`, `commission_type`, `commission_rate`,
+// `duration_months`. Fields left out keep their value. The new `commission_rate` must fit the
+// commission type the program has after the change (when only `commission_type` changes, the current
+// rate must fit it).
+//
+// A refused change stores nothing (400):
+//
+// | Message |
+// |---|
+// | `Request body must change at least one of: name, domain, allowed_origins, lead_auth, cookie_window_days, attribution_window_days, commission_type, commission_rate, duration_months` |
+// | `name must be a string of 1 to 200 characters` |
+// | `domain must be a host name such as shop.example.com` (a leading `http://` or `https://` and a trailing `/` are removed first) |
+// | `allowed_origins entries must be origins such as https://shop.example.com` |
+// | `allowed_origins must list at most 50 origins` |
+// | `lead_auth must be server_required or browser_allowed` |
+// | `cookie_window_days must be between 1 and 3650` |
+// | `attribution_window_days must be between 1 and 3650` |
+// | `Invalid commission_type: <value>. Valid: percent, fixed, recurring_percent, recurring_fixed` |
+// | `commission_rate must be a positive number` |
+// | `commission_rate must be at most 100 for percent commissions` |
+// | `commission_rate must be at most 1000000 for fixed commissions` |
+// | `commission_rate must have at most 4 decimal places` |
+// | `duration_months must be a whole number of months from 0 (lifetime) to 1200` |
 //
 // Takes a body of the `application/json` content type.
 //
@@ -5373,7 +5543,9 @@ func (c *Client) TrackLead(ctx context.Context, body TrackLeadJSONRequestBody, r
 // Without `refund_amount_cents` the whole remaining amount is refunded; with it (positive, at most
 // what is left unrefunded) the refund is partial. The commission is reduced in proportion (integer
 // cents, rounded half away from zero) and fully reversed when the sale is fully refunded. A refund of
-// an already fully refunded sale changes nothing (`status: skipped`).
+// an already fully refunded sale changes nothing (`status: skipped`); its answer's `reason` is the one
+// stored with the refund that completed it (`chargeback` after a processor's dispute, `refund` after the
+// processor's `charge.refunded`), whatever the request says.
 //
 // Every platform-envelope error carries `error.code` (`invalid_request`, `unauthorized`, `not_found`,
 // `internal_error`).
@@ -5382,6 +5554,9 @@ func (c *Client) TrackLead(ctx context.Context, body TrackLeadJSONRequestBody, r
 // |---|---|
 // | 400 | `transaction_id is required` |
 // | 400 | `reason must be refund or chargeback` |
+// | 400 | `refund_amount_cents must be a positive integer` |
+// | 400 | `refund_amount_cents must be at most 1000000000000` |
+// | 400 | `refund_amount_cents must be at most <n>, the amount not yet refunded` |
 // | 401 | `Missing or malformed Authorization header. Expected: Bearer <token>` |
 // | 401 | `Invalid API token` (also for an empty token) |
 // | 404 | `Sale not found for transaction_id` |
@@ -5410,7 +5585,9 @@ func (c *Client) TrackRefundWithBody(ctx context.Context, contentType string, bo
 // Without `refund_amount_cents` the whole remaining amount is refunded; with it (positive, at most
 // what is left unrefunded) the refund is partial. The commission is reduced in proportion (integer
 // cents, rounded half away from zero) and fully reversed when the sale is fully refunded. A refund of
-// an already fully refunded sale changes nothing (`status: skipped`).
+// an already fully refunded sale changes nothing (`status: skipped`); its answer's `reason` is the one
+// stored with the refund that completed it (`chargeback` after a processor's dispute, `refund` after the
+// processor's `charge.refunded`), whatever the request says.
 //
 // Every platform-envelope error carries `error.code` (`invalid_request`, `unauthorized`, `not_found`,
 // `internal_error`).
@@ -5419,6 +5596,9 @@ func (c *Client) TrackRefundWithBody(ctx context.Context, contentType string, bo
 // |---|---|
 // | 400 | `transaction_id is required` |
 // | 400 | `reason must be refund or chargeback` |
+// | 400 | `refund_amount_cents must be a positive integer` |
+// | 400 | `refund_amount_cents must be at most 1000000000000` |
+// | 400 | `refund_amount_cents must be at most <n>, the amount not yet refunded` |
 // | 401 | `Missing or malformed Authorization header. Expected: Bearer <token>` |
 // | 401 | `Invalid API token` (also for an empty token) |
 // | 404 | `Sale not found for transaction_id` |
@@ -5451,7 +5631,8 @@ func (c *Client) TrackRefund(ctx context.Context, body TrackRefundJSONRequestBod
 // Validation, in this order (400 `invalid_request` unless noted):
 //  1. `transaction_id is required and must be a string` (optional in test mode, where
 //     `test_txn_<timestamp>` is generated)
-//  2. `amount_cents is required and must be a positive integer` (missing, zero, negative or wrong type)
+//  2. `amount_cents is required and must be a positive integer` (missing, zero, negative or wrong type);
+//     `amount_cents must be at most 1000000000000` (more than 10^12)
 //  3. `occurred_at must be an ISO 8601 time within the last 30 days` (not ISO 8601 with offset, not a
 //     real date, older than 30 days, or more than 5 minutes in the future)
 //  4. `provider must be one of: stripe, paddle, lemonsqueezy, chargebee, recurly, braintree, paypal, adyen, square, shopify, app_store, google_play, manual, other`
@@ -5520,7 +5701,8 @@ func (c *Client) TrackSaleWithBody(ctx context.Context, contentType string, body
 // Validation, in this order (400 `invalid_request` unless noted):
 //  1. `transaction_id is required and must be a string` (optional in test mode, where
 //     `test_txn_<timestamp>` is generated)
-//  2. `amount_cents is required and must be a positive integer` (missing, zero, negative or wrong type)
+//  2. `amount_cents is required and must be a positive integer` (missing, zero, negative or wrong type);
+//     `amount_cents must be at most 1000000000000` (more than 10^12)
 //  3. `occurred_at must be an ISO 8601 time within the last 30 days` (not ISO 8601 with offset, not a
 //     real date, older than 30 days, or more than 5 minutes in the future)
 //  4. `provider must be one of: stripe, paddle, lemonsqueezy, chargebee, recurly, braintree, paypal, adyen, square, shopify, app_store, google_play, manual, other`
@@ -8613,7 +8795,15 @@ type ClientWithResponsesInterface interface {
 	// | 400 | `Missing required fields: name, domain, commission_type, commission_rate` |
 	// | 400 | `Invalid commission_type: <value>. Valid: percent, fixed, recurring_percent, recurring_fixed` |
 	// | 400 | `commission_rate must be a positive number` (a string is refused) |
+	// | 400 | `commission_rate must be at most 100 for percent commissions` (`percent`, `recurring_percent`) |
+	// | 400 | `commission_rate must be at most 1000000 for fixed commissions` (`fixed`, `recurring_fixed`; major units) |
+	// | 400 | `commission_rate must have at most 4 decimal places` |
+	// | 400 | `domain must be a host name such as shop.example.com` (a leading `http://` or `https://` and a trailing `/` are removed first) |
+	// | 400 | `cookie_duration must be between 1 and 3650` |
+	// | 400 | `duration_months must be a whole number of months from 0 (lifetime) to 1200` |
 	// | 500 | `Failed to create program (request_id: <id>)`; list programs before retrying, the program may exist |
+	//
+	// A refused request creates nothing.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -8636,7 +8826,15 @@ type ClientWithResponsesInterface interface {
 	// | 400 | `Missing required fields: name, domain, commission_type, commission_rate` |
 	// | 400 | `Invalid commission_type: <value>. Valid: percent, fixed, recurring_percent, recurring_fixed` |
 	// | 400 | `commission_rate must be a positive number` (a string is refused) |
+	// | 400 | `commission_rate must be at most 100 for percent commissions` (`percent`, `recurring_percent`) |
+	// | 400 | `commission_rate must be at most 1000000 for fixed commissions` (`fixed`, `recurring_fixed`; major units) |
+	// | 400 | `commission_rate must have at most 4 decimal places` |
+	// | 400 | `domain must be a host name such as shop.example.com` (a leading `http://` or `https://` and a trailing `/` are removed first) |
+	// | 400 | `cookie_duration must be between 1 and 3650` |
+	// | 400 | `duration_months must be a whole number of months from 0 (lifetime) to 1200` |
 	// | 500 | `Failed to create program (request_id: <id>)`; list programs before retrying, the program may exist |
+	//
+	// A refused request creates nothing.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -8802,8 +9000,29 @@ type ClientWithResponsesInterface interface {
 	//
 	// Owner or admin. Any of `name`, `domain`, `allowed_origins` (browser origins allowed to call the click
 	// and browser-mode lead routes; `localhost` and `127.0.0.1` are different origins), `lead_auth`,
-	// `cookie_window_days`, `attribution_window_days`, `commission_type`, `commission_rate`. Fields left
-	// out keep their value.
+	// `cookie_window_days`, `attribution_window_days`, `commission_type`, `commission_rate`,
+	// `duration_months`. Fields left out keep their value. The new `commission_rate` must fit the
+	// commission type the program has after the change (when only `commission_type` changes, the current
+	// rate must fit it).
+	//
+	// A refused change stores nothing (400):
+	//
+	// | Message |
+	// |---|
+	// | `Request body must change at least one of: name, domain, allowed_origins, lead_auth, cookie_window_days, attribution_window_days, commission_type, commission_rate, duration_months` |
+	// | `name must be a string of 1 to 200 characters` |
+	// | `domain must be a host name such as shop.example.com` (a leading `http://` or `https://` and a trailing `/` are removed first) |
+	// | `allowed_origins entries must be origins such as https://shop.example.com` |
+	// | `allowed_origins must list at most 50 origins` |
+	// | `lead_auth must be server_required or browser_allowed` |
+	// | `cookie_window_days must be between 1 and 3650` |
+	// | `attribution_window_days must be between 1 and 3650` |
+	// | `Invalid commission_type: <value>. Valid: percent, fixed, recurring_percent, recurring_fixed` |
+	// | `commission_rate must be a positive number` |
+	// | `commission_rate must be at most 100 for percent commissions` |
+	// | `commission_rate must be at most 1000000 for fixed commissions` |
+	// | `commission_rate must have at most 4 decimal places` |
+	// | `duration_months must be a whole number of months from 0 (lifetime) to 1200` |
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -8814,8 +9033,29 @@ type ClientWithResponsesInterface interface {
 	//
 	// Owner or admin. Any of `name`, `domain`, `allowed_origins` (browser origins allowed to call the click
 	// and browser-mode lead routes; `localhost` and `127.0.0.1` are different origins), `lead_auth`,
-	// `cookie_window_days`, `attribution_window_days`, `commission_type`, `commission_rate`. Fields left
-	// out keep their value.
+	// `cookie_window_days`, `attribution_window_days`, `commission_type`, `commission_rate`,
+	// `duration_months`. Fields left out keep their value. The new `commission_rate` must fit the
+	// commission type the program has after the change (when only `commission_type` changes, the current
+	// rate must fit it).
+	//
+	// A refused change stores nothing (400):
+	//
+	// | Message |
+	// |---|
+	// | `Request body must change at least one of: name, domain, allowed_origins, lead_auth, cookie_window_days, attribution_window_days, commission_type, commission_rate, duration_months` |
+	// | `name must be a string of 1 to 200 characters` |
+	// | `domain must be a host name such as shop.example.com` (a leading `http://` or `https://` and a trailing `/` are removed first) |
+	// | `allowed_origins entries must be origins such as https://shop.example.com` |
+	// | `allowed_origins must list at most 50 origins` |
+	// | `lead_auth must be server_required or browser_allowed` |
+	// | `cookie_window_days must be between 1 and 3650` |
+	// | `attribution_window_days must be between 1 and 3650` |
+	// | `Invalid commission_type: <value>. Valid: percent, fixed, recurring_percent, recurring_fixed` |
+	// | `commission_rate must be a positive number` |
+	// | `commission_rate must be at most 100 for percent commissions` |
+	// | `commission_rate must be at most 1000000 for fixed commissions` |
+	// | `commission_rate must have at most 4 decimal places` |
+	// | `duration_months must be a whole number of months from 0 (lifetime) to 1200` |
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -9141,7 +9381,9 @@ type ClientWithResponsesInterface interface {
 	// Without `refund_amount_cents` the whole remaining amount is refunded; with it (positive, at most
 	// what is left unrefunded) the refund is partial. The commission is reduced in proportion (integer
 	// cents, rounded half away from zero) and fully reversed when the sale is fully refunded. A refund of
-	// an already fully refunded sale changes nothing (`status: skipped`).
+	// an already fully refunded sale changes nothing (`status: skipped`); its answer's `reason` is the one
+	// stored with the refund that completed it (`chargeback` after a processor's dispute, `refund` after the
+	// processor's `charge.refunded`), whatever the request says.
 	//
 	// Every platform-envelope error carries `error.code` (`invalid_request`, `unauthorized`, `not_found`,
 	// `internal_error`).
@@ -9150,6 +9392,9 @@ type ClientWithResponsesInterface interface {
 	// |---|---|
 	// | 400 | `transaction_id is required` |
 	// | 400 | `reason must be refund or chargeback` |
+	// | 400 | `refund_amount_cents must be a positive integer` |
+	// | 400 | `refund_amount_cents must be at most 1000000000000` |
+	// | 400 | `refund_amount_cents must be at most <n>, the amount not yet refunded` |
 	// | 401 | `Missing or malformed Authorization header. Expected: Bearer <token>` |
 	// | 401 | `Invalid API token` (also for an empty token) |
 	// | 404 | `Sale not found for transaction_id` |
@@ -9168,7 +9413,9 @@ type ClientWithResponsesInterface interface {
 	// Without `refund_amount_cents` the whole remaining amount is refunded; with it (positive, at most
 	// what is left unrefunded) the refund is partial. The commission is reduced in proportion (integer
 	// cents, rounded half away from zero) and fully reversed when the sale is fully refunded. A refund of
-	// an already fully refunded sale changes nothing (`status: skipped`).
+	// an already fully refunded sale changes nothing (`status: skipped`); its answer's `reason` is the one
+	// stored with the refund that completed it (`chargeback` after a processor's dispute, `refund` after the
+	// processor's `charge.refunded`), whatever the request says.
 	//
 	// Every platform-envelope error carries `error.code` (`invalid_request`, `unauthorized`, `not_found`,
 	// `internal_error`).
@@ -9177,6 +9424,9 @@ type ClientWithResponsesInterface interface {
 	// |---|---|
 	// | 400 | `transaction_id is required` |
 	// | 400 | `reason must be refund or chargeback` |
+	// | 400 | `refund_amount_cents must be a positive integer` |
+	// | 400 | `refund_amount_cents must be at most 1000000000000` |
+	// | 400 | `refund_amount_cents must be at most <n>, the amount not yet refunded` |
 	// | 401 | `Missing or malformed Authorization header. Expected: Bearer <token>` |
 	// | 401 | `Invalid API token` (also for an empty token) |
 	// | 404 | `Sale not found for transaction_id` |
@@ -9199,7 +9449,8 @@ type ClientWithResponsesInterface interface {
 	// Validation, in this order (400 `invalid_request` unless noted):
 	// 1. `transaction_id is required and must be a string` (optional in test mode, where
 	//    `test_txn_<timestamp>` is generated)
-	// 2. `amount_cents is required and must be a positive integer` (missing, zero, negative or wrong type)
+	// 2. `amount_cents is required and must be a positive integer` (missing, zero, negative or wrong type);
+	//    `amount_cents must be at most 1000000000000` (more than 10^12)
 	// 3. `occurred_at must be an ISO 8601 time within the last 30 days` (not ISO 8601 with offset, not a
 	//    real date, older than 30 days, or more than 5 minutes in the future)
 	// 4. `provider must be one of: stripe, paddle, lemonsqueezy, chargebee, recurly, braintree, paypal, adyen, square, shopify, app_store, google_play, manual, other`
@@ -9258,7 +9509,8 @@ type ClientWithResponsesInterface interface {
 	// Validation, in this order (400 `invalid_request` unless noted):
 	// 1. `transaction_id is required and must be a string` (optional in test mode, where
 	//    `test_txn_<timestamp>` is generated)
-	// 2. `amount_cents is required and must be a positive integer` (missing, zero, negative or wrong type)
+	// 2. `amount_cents is required and must be a positive integer` (missing, zero, negative or wrong type);
+	//    `amount_cents must be at most 1000000000000` (more than 10^12)
 	// 3. `occurred_at must be an ISO 8601 time within the last 30 days` (not ISO 8601 with offset, not a
 	//    real date, older than 30 days, or more than 5 minutes in the future)
 	// 4. `provider must be one of: stripe, paddle, lemonsqueezy, chargebee, recurly, braintree, paypal, adyen, square, shopify, app_store, google_play, manual, other`
@@ -14863,7 +15115,15 @@ func (c *ClientWithResponses) CliAuthStartWithResponse(ctx context.Context, reqE
 // | 400 | `Missing required fields: name, domain, commission_type, commission_rate` |
 // | 400 | `Invalid commission_type: <value>. Valid: percent, fixed, recurring_percent, recurring_fixed` |
 // | 400 | `commission_rate must be a positive number` (a string is refused) |
+// | 400 | `commission_rate must be at most 100 for percent commissions` (`percent`, `recurring_percent`) |
+// | 400 | `commission_rate must be at most 1000000 for fixed commissions` (`fixed`, `recurring_fixed`; major units) |
+// | 400 | `commission_rate must have at most 4 decimal places` |
+// | 400 | `domain must be a host name such as shop.example.com` (a leading `http://` or `https://` and a trailing `/` are removed first) |
+// | 400 | `cookie_duration must be between 1 and 3650` |
+// | 400 | `duration_months must be a whole number of months from 0 (lifetime) to 1200` |
 // | 500 | `Failed to create program (request_id: <id>)`; list programs before retrying, the program may exist |
+//
+// A refused request creates nothing.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -14892,7 +15152,15 @@ func (c *ClientWithResponses) CliInitWithBodyWithResponse(ctx context.Context, c
 // | 400 | `Missing required fields: name, domain, commission_type, commission_rate` |
 // | 400 | `Invalid commission_type: <value>. Valid: percent, fixed, recurring_percent, recurring_fixed` |
 // | 400 | `commission_rate must be a positive number` (a string is refused) |
+// | 400 | `commission_rate must be at most 100 for percent commissions` (`percent`, `recurring_percent`) |
+// | 400 | `commission_rate must be at most 1000000 for fixed commissions` (`fixed`, `recurring_fixed`; major units) |
+// | 400 | `commission_rate must have at most 4 decimal places` |
+// | 400 | `domain must be a host name such as shop.example.com` (a leading `http://` or `https://` and a trailing `/` are removed first) |
+// | 400 | `cookie_duration must be between 1 and 3650` |
+// | 400 | `duration_months must be a whole number of months from 0 (lifetime) to 1200` |
 // | 500 | `Failed to create program (request_id: <id>)`; list programs before retrying, the program may exist |
+//
+// A refused request creates nothing.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -15124,8 +15392,29 @@ func (c *ClientWithResponses) GetProgramWithResponse(ctx context.Context, progra
 //
 // Owner or admin. Any of `name`, `domain`, `allowed_origins` (browser origins allowed to call the click
 // and browser-mode lead routes; `localhost` and `127.0.0.1` are different origins), `lead_auth`,
-// `cookie_window_days`, `attribution_window_days`, `commission_type`, `commission_rate`. Fields left
-// out keep their value.
+// `cookie_window_days`, `attribution_window_days`, `commission_type`, `commission_rate`,
+// `duration_months`. Fields left out keep their value. The new `commission_rate` must fit the
+// commission type the program has after the change (when only `commission_type` changes, the current
+// rate must fit it).
+//
+// A refused change stores nothing (400):
+//
+// | Message |
+// |---|
+// | `Request body must change at least one of: name, domain, allowed_origins, lead_auth, cookie_window_days, attribution_window_days, commission_type, commission_rate, duration_months` |
+// | `name must be a string of 1 to 200 characters` |
+// | `domain must be a host name such as shop.example.com` (a leading `http://` or `https://` and a trailing `/` are removed first) |
+// | `allowed_origins entries must be origins such as https://shop.example.com` |
+// | `allowed_origins must list at most 50 origins` |
+// | `lead_auth must be server_required or browser_allowed` |
+// | `cookie_window_days must be between 1 and 3650` |
+// | `attribution_window_days must be between 1 and 3650` |
+// | `Invalid commission_type: <value>. Valid: percent, fixed, recurring_percent, recurring_fixed` |
+// | `commission_rate must be a positive number` |
+// | `commission_rate must be at most 100 for percent commissions` |
+// | `commission_rate must be at most 1000000 for fixed commissions` |
+// | `commission_rate must have at most 4 decimal places` |
+// | `duration_months must be a whole number of months from 0 (lifetime) to 1200` |
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -15142,8 +15431,29 @@ func (c *ClientWithResponses) UpdateProgramWithBodyWithResponse(ctx context.Cont
 //
 // Owner or admin. Any of `name`, `domain`, `allowed_origins` (browser origins allowed to call the click
 // and browser-mode lead routes; `localhost` and `127.0.0.1` are different origins), `lead_auth`,
-// `cookie_window_days`, `attribution_window_days`, `commission_type`, `commission_rate`. Fields left
-// out keep their value.
+// `cookie_window_days`, `attribution_window_days`, `commission_type`, `commission_rate`,
+// `duration_months`. Fields left out keep their value. The new `commission_rate` must fit the
+// commission type the program has after the change (when only `commission_type` changes, the current
+// rate must fit it).
+//
+// A refused change stores nothing (400):
+//
+// | Message |
+// |---|
+// | `Request body must change at least one of: name, domain, allowed_origins, lead_auth, cookie_window_days, attribution_window_days, commission_type, commission_rate, duration_months` |
+// | `name must be a string of 1 to 200 characters` |
+// | `domain must be a host name such as shop.example.com` (a leading `http://` or `https://` and a trailing `/` are removed first) |
+// | `allowed_origins entries must be origins such as https://shop.example.com` |
+// | `allowed_origins must list at most 50 origins` |
+// | `lead_auth must be server_required or browser_allowed` |
+// | `cookie_window_days must be between 1 and 3650` |
+// | `attribution_window_days must be between 1 and 3650` |
+// | `Invalid commission_type: <value>. Valid: percent, fixed, recurring_percent, recurring_fixed` |
+// | `commission_rate must be a positive number` |
+// | `commission_rate must be at most 100 for percent commissions` |
+// | `commission_rate must be at most 1000000 for fixed commissions` |
+// | `commission_rate must have at most 4 decimal places` |
+// | `duration_months must be a whole number of months from 0 (lifetime) to 1200` |
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -15583,7 +15893,9 @@ func (c *ClientWithResponses) TrackLeadWithResponse(ctx context.Context, body Tr
 // Without `refund_amount_cents` the whole remaining amount is refunded; with it (positive, at most
 // what is left unrefunded) the refund is partial. The commission is reduced in proportion (integer
 // cents, rounded half away from zero) and fully reversed when the sale is fully refunded. A refund of
-// an already fully refunded sale changes nothing (`status: skipped`).
+// an already fully refunded sale changes nothing (`status: skipped`); its answer's `reason` is the one
+// stored with the refund that completed it (`chargeback` after a processor's dispute, `refund` after the
+// processor's `charge.refunded`), whatever the request says.
 //
 // Every platform-envelope error carries `error.code` (`invalid_request`, `unauthorized`, `not_found`,
 // `internal_error`).
@@ -15592,6 +15904,9 @@ func (c *ClientWithResponses) TrackLeadWithResponse(ctx context.Context, body Tr
 // |---|---|
 // | 400 | `transaction_id is required` |
 // | 400 | `reason must be refund or chargeback` |
+// | 400 | `refund_amount_cents must be a positive integer` |
+// | 400 | `refund_amount_cents must be at most 1000000000000` |
+// | 400 | `refund_amount_cents must be at most <n>, the amount not yet refunded` |
 // | 401 | `Missing or malformed Authorization header. Expected: Bearer <token>` |
 // | 401 | `Invalid API token` (also for an empty token) |
 // | 404 | `Sale not found for transaction_id` |
@@ -15616,7 +15931,9 @@ func (c *ClientWithResponses) TrackRefundWithBodyWithResponse(ctx context.Contex
 // Without `refund_amount_cents` the whole remaining amount is refunded; with it (positive, at most
 // what is left unrefunded) the refund is partial. The commission is reduced in proportion (integer
 // cents, rounded half away from zero) and fully reversed when the sale is fully refunded. A refund of
-// an already fully refunded sale changes nothing (`status: skipped`).
+// an already fully refunded sale changes nothing (`status: skipped`); its answer's `reason` is the one
+// stored with the refund that completed it (`chargeback` after a processor's dispute, `refund` after the
+// processor's `charge.refunded`), whatever the request says.
 //
 // Every platform-envelope error carries `error.code` (`invalid_request`, `unauthorized`, `not_found`,
 // `internal_error`).
@@ -15625,6 +15942,9 @@ func (c *ClientWithResponses) TrackRefundWithBodyWithResponse(ctx context.Contex
 // |---|---|
 // | 400 | `transaction_id is required` |
 // | 400 | `reason must be refund or chargeback` |
+// | 400 | `refund_amount_cents must be a positive integer` |
+// | 400 | `refund_amount_cents must be at most 1000000000000` |
+// | 400 | `refund_amount_cents must be at most <n>, the amount not yet refunded` |
 // | 401 | `Missing or malformed Authorization header. Expected: Bearer <token>` |
 // | 401 | `Invalid API token` (also for an empty token) |
 // | 404 | `Sale not found for transaction_id` |
@@ -15653,7 +15973,8 @@ func (c *ClientWithResponses) TrackRefundWithResponse(ctx context.Context, body 
 // Validation, in this order (400 `invalid_request` unless noted):
 //  1. `transaction_id is required and must be a string` (optional in test mode, where
 //     `test_txn_<timestamp>` is generated)
-//  2. `amount_cents is required and must be a positive integer` (missing, zero, negative or wrong type)
+//  2. `amount_cents is required and must be a positive integer` (missing, zero, negative or wrong type);
+//     `amount_cents must be at most 1000000000000` (more than 10^12)
 //  3. `occurred_at must be an ISO 8601 time within the last 30 days` (not ISO 8601 with offset, not a
 //     real date, older than 30 days, or more than 5 minutes in the future)
 //  4. `provider must be one of: stripe, paddle, lemonsqueezy, chargebee, recurly, braintree, paypal, adyen, square, shopify, app_store, google_play, manual, other`
@@ -15718,7 +16039,8 @@ func (c *ClientWithResponses) TrackSaleWithBodyWithResponse(ctx context.Context,
 // Validation, in this order (400 `invalid_request` unless noted):
 //  1. `transaction_id is required and must be a string` (optional in test mode, where
 //     `test_txn_<timestamp>` is generated)
-//  2. `amount_cents is required and must be a positive integer` (missing, zero, negative or wrong type)
+//  2. `amount_cents is required and must be a positive integer` (missing, zero, negative or wrong type);
+//     `amount_cents must be at most 1000000000000` (more than 10^12)
 //  3. `occurred_at must be an ISO 8601 time within the last 30 days` (not ISO 8601 with offset, not a
 //     real date, older than 30 days, or more than 5 minutes in the future)
 //  4. `provider must be one of: stripe, paddle, lemonsqueezy, chargebee, recurly, braintree, paypal, adyen, square, shopify, app_store, google_play, manual, other`

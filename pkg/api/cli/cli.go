@@ -144,27 +144,28 @@ func (h *CLI) CliInit(ctx context.Context, req gen.CliInitRequestObject) (gen.Cl
 		return nil, apierr.Invalid("Missing required fields: name, domain, commission_type, commission_rate")
 	}
 	if !commission.Valid(ctype) {
-		return nil, apierr.Invalid("Invalid commission_type: " + ctype + ". Valid: percent, fixed, recurring_percent, recurring_fixed")
+		return nil, &programs.CommissionTypeError{Type: ctype}
 	}
-	rate, ok := positiveDecimal(body["commission_rate"])
+	rate, ok := body.Number("commission_rate")
 	if !ok {
-		return nil, apierr.Invalid("commission_rate must be a positive number")
+		return nil, programs.ErrRateNotPositive // a string is refused, as the interface says
 	}
-	n := programs.New{WorkspaceID: workspace.WorkspaceID, Name: strings.TrimSpace(name), Domain: strings.TrimSpace(domain),
+	// The domain, the rate's range and the windows are checked by programs.Create, in one place for
+	// every route that makes or changes a program.
+	n := programs.New{WorkspaceID: workspace.WorkspaceID, Name: strings.TrimSpace(name), Domain: domain,
 		CommissionType: ctype, CommissionRate: rate, CreatedBy: a.ID}
-	if v, present, ok := body.Int("cookie_duration"); present {
-		if !ok || v < 1 || v > 3650 {
-			return nil, apierr.Invalid("cookie_duration must be a whole number of days from 1 to 3650")
+	if v, present, ok := body.SaturatedInt("cookie_duration"); present {
+		// The original CLI's name for cookie_window_days: its refusal names the field the client sent.
+		if !ok || programs.CheckWindow("cookie_window_days", v) != nil {
+			return nil, apierr.Invalid(fmt.Sprintf("cookie_duration must be between %d and %d", programs.MinWindowDays, programs.MaxWindowDays))
 		}
-		days := int(v)
-		n.CookieWindowDays = &days
+		n.CookieWindowDays = &v
 	}
-	if v, present, ok := body.Int("duration_months"); present {
-		if !ok || v < 1 || v > 1200 {
-			return nil, apierr.Invalid("duration_months must be a whole number of months from 1 to 1200")
+	if v, present, ok := body.SaturatedInt("duration_months"); present {
+		if !ok {
+			return nil, programs.ErrDurationMonths
 		}
-		months := int(v)
-		n.DurationMonths = &months
+		n.DurationMonths = &v // 0, the original CLI's "lifetime", is lifetime
 	}
 	p, key, err := programs.Create(ctx, h.DB, n)
 	if err != nil {
@@ -173,24 +174,6 @@ func (h *CLI) CliInit(ctx context.Context, req gen.CliInitRequestObject) (gen.Cl
 	out := gen.CliInitResponse{}
 	out.Data.ProgramId, out.Data.ApiKey, out.Data.ProgramSlug, out.Data.Domain = strconv.FormatInt(p.ID, 10), key, p.Slug, p.Domain
 	return gen.CliInit201JSONResponse{Body: out}, nil
-}
-
-// positiveDecimal reads a JSON number (not a string) greater than zero, as exact decimal text.
-func positiveDecimal(raw json.RawMessage) (string, bool) {
-	if t := strings.TrimSpace(string(raw)); t == "" || t[0] == '"' {
-		return "", false // json.Number would accept a numeric string
-	}
-	var n json.Number
-	dec := json.NewDecoder(strings.NewReader(string(raw)))
-	dec.UseNumber()
-	if err := dec.Decode(&n); err != nil {
-		return "", false
-	}
-	r, ok := new(big.Rat).SetString(n.String())
-	if !ok || r.Sign() <= 0 || r.Cmp(big.NewRat(1_000_000_000, 1)) >= 0 {
-		return "", false
-	}
-	return r.FloatString(4), true
 }
 
 // CliListPrograms lists the programs of the account's workspaces.

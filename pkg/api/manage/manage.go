@@ -6,17 +6,23 @@ package manage
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"strconv"
 	"time"
+	"unicode/utf8"
 
 	"github.com/jmoiron/sqlx"
 
 	gen "github.com/reftrack/reftrack/gen/server"
 	"github.com/reftrack/reftrack/pkg/accounts"
 	"github.com/reftrack/reftrack/pkg/api/internal/auth"
+	"github.com/reftrack/reftrack/pkg/api/internal/jsonbody"
 	"github.com/reftrack/reftrack/pkg/api/internal/wire"
+	"github.com/reftrack/reftrack/pkg/apierr"
 	"github.com/reftrack/reftrack/pkg/apikeys"
+	"github.com/reftrack/reftrack/pkg/commission"
 	"github.com/reftrack/reftrack/pkg/origins"
 	"github.com/reftrack/reftrack/pkg/programs"
 )
@@ -89,22 +95,20 @@ func (h *Management) GetProgram(ctx context.Context, req gen.GetProgramRequestOb
 	return gen.GetProgram200JSONResponse{Body: gen.ProgramEnvelope{Data: out}}, nil
 }
 
-// UpdateProgram changes a program's settings (owner, admin).
+// UpdateProgram changes a program's settings (owner, admin). The body is read field by field here
+// (x-reftrack-validation: handler) and the ranges are checked by programs.Apply, so that every refusal
+// answers its documented message and stores nothing.
 func (h *Management) UpdateProgram(ctx context.Context, req gen.UpdateProgramRequestObject) (gen.UpdateProgramResponseObject, error) {
 	if _, _, err := h.programAccess(ctx, req.ProgramId, accounts.ActionProgramWrite); err != nil {
 		return nil, err
 	}
-	b := req.Body
-	u := programs.Update{Name: b.Name, Domain: b.Domain, AllowedOrigins: b.AllowedOrigins,
-		CookieWindowDays: b.CookieWindowDays, AttributionWindowDays: b.AttributionWindowDays}
-	if b.LeadAuth != nil {
-		u.LeadAuth = wire.Ptr(string(*b.LeadAuth))
+	body, err := jsonbody.Parse(req.Body)
+	if err != nil {
+		return nil, err
 	}
-	if b.CommissionType != nil {
-		u.CommissionType = wire.Ptr(string(*b.CommissionType))
-	}
-	if b.CommissionRate != nil {
-		u.CommissionRate = wire.Ptr(strconv.FormatFloat(*b.CommissionRate, 'f', -1, 64))
+	u, err := programUpdate(body)
+	if err != nil {
+		return nil, err
 	}
 	p, err := programs.Apply(ctx, h.DB, req.ProgramId, u)
 	if err != nil {
@@ -116,6 +120,82 @@ func (h *Management) UpdateProgram(ctx context.Context, req gen.UpdateProgramReq
 		return nil, err
 	}
 	return gen.UpdateProgram200JSONResponse{Body: gen.ProgramEnvelope{Data: out}}, nil
+}
+
+// maxAllowedOrigins is the spec's maxItems of allowed_origins.
+const maxAllowedOrigins = 50
+
+// programUpdate reads the fields of a program change, checking their JSON types; programs.Apply checks
+// their ranges.
+func programUpdate(body jsonbody.Object) (programs.Update, error) {
+	var u programs.Update
+	if len(body) == 0 {
+		return u, apierr.Invalid("Request body must change at least one of: name, domain, allowed_origins, lead_auth, " +
+			"cookie_window_days, attribution_window_days, commission_type, commission_rate, duration_months")
+	}
+	if v, present, ok := body.Str("name"); present {
+		if n := utf8.RuneCountInString(v); !ok || n < 1 || n > 200 {
+			return u, apierr.Invalid("name must be a string of 1 to 200 characters")
+		}
+		u.Name = &v
+	}
+	if v, present, ok := body.Str("domain"); present {
+		if !ok {
+			return u, programs.ErrDomain
+		}
+		u.Domain = &v
+	}
+	if raw, present := body["allowed_origins"]; present {
+		var list []string
+		if json.Unmarshal(raw, &list) != nil || list == nil {
+			return u, programs.ErrOrigin
+		}
+		if len(list) > maxAllowedOrigins {
+			return u, apierr.Invalid(fmt.Sprintf("allowed_origins must list at most %d origins", maxAllowedOrigins))
+		}
+		u.AllowedOrigins = &list
+	}
+	if v, present, ok := body.Str("lead_auth"); present {
+		if !ok || (v != programs.LeadAuthServerRequired && v != programs.LeadAuthBrowserAllowed) {
+			return u, apierr.Invalid("lead_auth must be server_required or browser_allowed")
+		}
+		u.LeadAuth = &v
+	}
+	for _, w := range []struct {
+		field string
+		dst   **int64
+	}{{"cookie_window_days", &u.CookieWindowDays}, {"attribution_window_days", &u.AttributionWindowDays}} {
+		if v, present, ok := body.SaturatedInt(w.field); present {
+			if !ok {
+				return u, &programs.WindowError{Field: w.field}
+			}
+			*w.dst = &v
+		}
+	}
+	if v, present, ok := body.Str("commission_type"); present {
+		if !ok || !commission.Valid(v) {
+			shown := v
+			if !ok {
+				shown = string(body["commission_type"])
+			}
+			return u, &programs.CommissionTypeError{Type: shown}
+		}
+		u.CommissionType = &v
+	}
+	if _, present := body["commission_rate"]; present {
+		rate, ok := body.Number("commission_rate")
+		if !ok {
+			return u, programs.ErrRateNotPositive
+		}
+		u.CommissionRate = &rate
+	}
+	if v, present, ok := body.SaturatedInt("duration_months"); present {
+		if !ok {
+			return u, programs.ErrDurationMonths
+		}
+		u.DurationMonths = &v
+	}
+	return u, nil
 }
 
 // GetProgramReadiness answers the readiness checks to any member of the program's workspace.

@@ -2,6 +2,7 @@ package tracking
 
 import (
 	"context"
+	"fmt"
 	"strings"
 
 	gen "github.com/reftrack/reftrack/gen/server"
@@ -40,9 +41,12 @@ func (h *Tracking) TrackRefund(ctx context.Context, req gen.TrackRefundRequestOb
 		}
 		in.RefundReason = v
 	}
-	if v, present, ok := body.Int("refund_amount_cents"); present {
+	if v, present, ok := body.SaturatedInt("refund_amount_cents"); present {
 		if !ok || v <= 0 {
 			return nil, apierr.Invalid("refund_amount_cents must be a positive integer")
+		}
+		if v > sales.MaxAmountCents {
+			return nil, apierr.Invalid(fmt.Sprintf("refund_amount_cents must be at most %d", sales.MaxAmountCents))
 		}
 		in.AmountCents = &v
 	}

@@ -21,9 +21,6 @@ import (
 
 var msgProviders = "provider must be one of: " + strings.Join(sales.Providers, ", ")
 
-// maxAmountCents keeps amounts far from integer overflow in any arithmetic on them.
-const maxAmountCents int64 = 1e15
-
 // TrackSale records a sale and its commission.
 func (h *Tracking) TrackSale(ctx context.Context, req gen.TrackSaleRequestObject) (gen.TrackSaleResponseObject, error) {
 	key, err := auth.ProgramKey(ctx)
@@ -111,9 +108,12 @@ func (h *Tracking) saleInput(body jsonbody.Object, test bool) (sales.Input, erro
 	}
 	in.TransactionID = txn
 
-	amount, _, ok := body.Int("amount_cents")
-	if !ok || amount <= 0 || amount > maxAmountCents {
+	amount, _, ok := body.SaturatedInt("amount_cents")
+	if !ok || amount <= 0 {
 		return in, apierr.Invalid("amount_cents is required and must be a positive integer")
+	}
+	if amount > sales.MaxAmountCents {
+		return in, apierr.Invalid(fmt.Sprintf("amount_cents must be at most %d", sales.MaxAmountCents))
 	}
 	in.AmountCents = amount
 

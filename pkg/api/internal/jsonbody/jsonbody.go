@@ -5,6 +5,7 @@ package jsonbody
 import (
 	"bytes"
 	"encoding/json"
+	"math"
 	"strconv"
 
 	"github.com/reftrack/reftrack/pkg/apierr"
@@ -62,6 +63,41 @@ func (o Object) Int(key string) (v int64, present, ok bool) {
 	}
 	n, err := strconv.ParseInt(string(bytes.TrimSpace(raw)), 10, 64)
 	return n, true, err == nil
+}
+
+// Number reads a member that must be a JSON number (not a string), as its literal text: exact, never
+// rounded through a float.
+func (o Object) Number(key string) (literal string, ok bool) {
+	raw, present := o[key]
+	if !present {
+		return "", false
+	}
+	t := string(bytes.TrimSpace(raw))
+	if t == "" || (t[0] != '-' && (t[0] < '0' || t[0] > '9')) {
+		return "", false // a string, boolean, object or array
+	}
+	var n json.Number
+	if json.Unmarshal(raw, &n) != nil {
+		return "", false
+	}
+	return t, true
+}
+
+// SaturatedInt is Int, except that an integer beyond int64 reads as the nearest int64, so that a range
+// check refuses it as too large (or too small) rather than as malformed.
+func (o Object) SaturatedInt(key string) (v int64, present, ok bool) {
+	if v, present, ok = o.Int(key); !present || ok {
+		return v, present, ok
+	}
+	t := bytes.TrimSpace(o[key])
+	digits := bytes.TrimPrefix(t, []byte("-"))
+	if len(digits) == 0 || len(bytes.Trim(digits, "0123456789")) > 0 {
+		return 0, true, false
+	}
+	if t[0] == '-' {
+		return math.MinInt64, true, true
+	}
+	return math.MaxInt64, true, true
 }
 
 // Sub reads a member that must be an object.
