@@ -126,7 +126,10 @@ func TestPoliciesFromTheSpec(t *testing.T) {
 	if !hook.Body.Raw || hook.Body.MaxBytes != 1<<20 || hook.Auth != route.WebhookSignature {
 		t.Errorf("webhook policy = %+v", hook)
 	}
-	if p := get("PATCH", "/api/v1/programs/:programId"); p.Body.MaxBytes != route.DefaultMaxBodyBytes || p.HandlerValidates || p.Limit != nil {
+	if p := get("PATCH", "/api/v1/links/:linkId"); p.Body.MaxBytes != route.DefaultMaxBodyBytes || p.HandlerValidates || p.Limit != nil {
+		t.Errorf("update link policy = %+v", p)
+	}
+	if p := get("PATCH", "/api/v1/programs/:programId"); !p.HandlerValidates { // for decisions.md's exact range messages
 		t.Errorf("update program policy = %+v", p)
 	}
 	// Every /api/v1/cli/ operation shares the CLI bucket.
