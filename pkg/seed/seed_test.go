@@ -128,3 +128,27 @@ func TestRunRefusesBadOptionsAndWritesNothing(t *testing.T) {
 		})
 	}
 }
+
+// The seeded program follows the API's rules: its domain is the site's host name without a port, its
+// origins are normalised.
+func TestRunStoresTheHostNameAsDomain(t *testing.T) {
+	t.Parallel()
+	d := dbtest.New(t)
+	r, err := seed.Run(context.Background(), d.DB, seed.Options{SiteURL: "http://LocalHost:8080", Origins: []string{"http://LocalHost:8080/"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var program struct {
+		Domain  string         `db:"domain"`
+		Origins pq.StringArray `db:"allowed_origins"`
+	}
+	if err := d.Get(&program, `SELECT domain, allowed_origins FROM programs WHERE id = $1`, r.ProgramID); err != nil {
+		t.Fatal(err)
+	}
+	if program.Domain != "localhost" || strings.Join(program.Origins, " ") != "http://localhost:8080" {
+		t.Errorf("program = %+v", program)
+	}
+	if u, err := url.Parse(r.AffiliateURL); err != nil || u.Host != "LocalHost:8080" {
+		t.Errorf("affiliate URL = %s: the site as given, port included", r.AffiliateURL)
+	}
+}
