@@ -164,39 +164,6 @@ func (e ClickResponseSuccess) Valid() bool {
 	}
 }
 
-// Defines values for CodedPlatformErrorErrorCode.
-const (
-	CodedPlatformErrorErrorCodeDuplicateTransaction CodedPlatformErrorErrorCode = "duplicate_transaction"
-	CodedPlatformErrorErrorCodeInternalError        CodedPlatformErrorErrorCode = "internal_error"
-	CodedPlatformErrorErrorCodeInvalidRequest       CodedPlatformErrorErrorCode = "invalid_request"
-	CodedPlatformErrorErrorCodeNoAttribution        CodedPlatformErrorErrorCode = "no_attribution"
-	CodedPlatformErrorErrorCodeNotFound             CodedPlatformErrorErrorCode = "not_found"
-	CodedPlatformErrorErrorCodeUnauthorized         CodedPlatformErrorErrorCode = "unauthorized"
-	CodedPlatformErrorErrorCodeUnsupportedCurrency  CodedPlatformErrorErrorCode = "unsupported_currency"
-)
-
-// Valid indicates whether the value is a known member of the CodedPlatformErrorErrorCode enum.
-func (e CodedPlatformErrorErrorCode) Valid() bool {
-	switch e {
-	case CodedPlatformErrorErrorCodeDuplicateTransaction:
-		return true
-	case CodedPlatformErrorErrorCodeInternalError:
-		return true
-	case CodedPlatformErrorErrorCodeInvalidRequest:
-		return true
-	case CodedPlatformErrorErrorCodeNoAttribution:
-		return true
-	case CodedPlatformErrorErrorCodeNotFound:
-		return true
-	case CodedPlatformErrorErrorCodeUnauthorized:
-		return true
-	case CodedPlatformErrorErrorCodeUnsupportedCurrency:
-		return true
-	default:
-		return false
-	}
-}
-
 // Defines values for CommissionType.
 const (
 	Fixed            CommissionType = "fixed"
@@ -238,13 +205,13 @@ func (e HealthStatus) Valid() bool {
 
 // Defines values for InvalidKeyErrorErrorCode.
 const (
-	InvalidKeyErrorErrorCodeInvalidKey InvalidKeyErrorErrorCode = "invalid_key"
+	InvalidKey InvalidKeyErrorErrorCode = "invalid_key"
 )
 
 // Valid indicates whether the value is a known member of the InvalidKeyErrorErrorCode enum.
 func (e InvalidKeyErrorErrorCode) Valid() bool {
 	switch e {
-	case InvalidKeyErrorErrorCodeInvalidKey:
+	case InvalidKey:
 		return true
 	default:
 		return false
@@ -968,33 +935,6 @@ func (e TrackingEventEventType) Valid() bool {
 	}
 }
 
-// Defines values for TypedErrorBodyCode.
-const (
-	TypedErrorBodyCodeApiKeyRotationRequired TypedErrorBodyCode = "api_key_rotation_required"
-	TypedErrorBodyCodeInternalError          TypedErrorBodyCode = "internal_error"
-	TypedErrorBodyCodeInvalidKey             TypedErrorBodyCode = "invalid_key"
-	TypedErrorBodyCodeLinkDisabled           TypedErrorBodyCode = "link_disabled"
-	TypedErrorBodyCodeRateLimited            TypedErrorBodyCode = "rate_limited"
-)
-
-// Valid indicates whether the value is a known member of the TypedErrorBodyCode enum.
-func (e TypedErrorBodyCode) Valid() bool {
-	switch e {
-	case TypedErrorBodyCodeApiKeyRotationRequired:
-		return true
-	case TypedErrorBodyCodeInternalError:
-		return true
-	case TypedErrorBodyCodeInvalidKey:
-		return true
-	case TypedErrorBodyCodeLinkDisabled:
-		return true
-	case TypedErrorBodyCodeRateLimited:
-		return true
-	default:
-		return false
-	}
-}
-
 // Defines values for WarningCode.
 const (
 	WarningCodeApiKeyRotationRequired WarningCode = "api_key_rotation_required"
@@ -1367,26 +1307,6 @@ type ClickResponse struct {
 // ClickResponseSuccess defines model for ClickResponse.Success.
 type ClickResponseSuccess bool
 
-// CodedPlatformError The platform envelope as sale and refund answer it, with `error.code` always present.
-type CodedPlatformError struct {
-	// Data Always null on an error.
-	Data  *map[string]interface{} `json:"data"`
-	Error struct {
-		Code CodedPlatformErrorErrorCode `json:"code"`
-	} `json:"error"`
-
-	// Warnings Present when the request's API key is marked for rotation.
-	Warnings *[]Warning `json:"warnings,omitempty"`
-}
-
-// CodedPlatformErrorErrorCode defines model for CodedPlatformError.Error.Code.
-type CodedPlatformErrorErrorCode string
-
-// CodedUnauthorizedErrorBody A sale or refund 401 in the platform envelope (`error.code` `unauthorized`), or a retired key's `api_key_rotation_required`.
-type CodedUnauthorizedErrorBody struct {
-	union json.RawMessage
-}
-
 // CommissionRateInput Positive number with at most 4 decimal places: percent for percent types (`percent`,
 // `recurring_percent`: at most 100), major currency units for fixed types (`fixed`, `recurring_fixed`:
 // at most 1000000). Read exactly as written (never through a float).
@@ -1465,9 +1385,39 @@ type DomainInput = string
 // `cli/init`; unchanged on `PATCH /api/v1/programs/{programId}`.
 type DurationMonthsInput = int
 
+// ErrorCode Stable code of an error, in both envelopes, on every error of every route: read it first, then
+// `error.message`. This is not a closed list: a new code may be added in any release, and a client
+// treats a code it does not know by the answer's HTTP status. The same list, for programs, is this
+// schema's `x-reftrack-error-codes` extension.
+//
+// | Code | Status | Meaning |
+// |---|---|---|
+// | `invalid_request` | 400 | A field, parameter or body is missing or malformed, or names nothing usable; the message says which. |
+// | `no_attribution` | 400 | Sale: the customer, its attribution, partner-program relationship or partner could not be resolved; nothing was recorded. |
+// | `unauthorized` | 401 | No usable credential: missing, malformed, unknown or expired key or login token, or a program API key where an account login token is needed. |
+// | `invalid_key` | 401 | Readiness: the program API key is missing, malformed or unknown (typed envelope). |
+// | `api_key_rotation_required` | 401 | The program API key passed its rotation deadline; a workspace owner regenerates it (typed envelope). |
+// | `forbidden` | 403 | Valid credential but not for this request: another program or workspace, a role without the action, an origin the program does not allow, a missing CSRF token. |
+// | `account_suspended` | 403 | The account is suspended; retrying or logging in again does not help. |
+// | `not_found` | 404 | The record, login session or route does not exist. |
+// | `method_not_allowed` | 405 | The route does not serve this method. |
+// | `conflict` | 409 | Conflicts with an existing record (a short link already taken, an existing member). |
+// | `duplicate_transaction` | 409 | Sale already recorded under this `transaction_id`; treat as success. |
+// | `gone` | 410 | Endpoint retired; the message names its replacement. |
+// | `link_disabled` | 410 | The referral link is turned off; no click was recorded (typed envelope). |
+// | `payload_too_large` | 413 | Request body above the route's limit. |
+// | `unsupported_media_type` | 415 | Request body of a type the route does not read. |
+// | `unsupported_currency` | 422 | Sale currency not `USD`, `EUR` or `VND`; nothing was created. |
+// | `rate_limited` | 429 | Too many requests; nothing was recorded. Retry after `Retry-After` seconds (typed envelope). |
+// | `internal_error` | 500 | Failure on the service side; retry with backoff, except after `Failed to create commission`. |
+// | `service_unavailable` | 503 | Reserved, not answered yet: the service cannot reach its database. Retry after `Retry-After` seconds. |
+//
+// Example: invalid_request
+type ErrorCode = string
+
 // ErrorDetails Empty unless noted.
 type ErrorDetails struct {
-	// Code `ACCOUNT_BLOCKED` for a suspended account at CLI login.
+	// Code `ACCOUNT_BLOCKED` for a suspended account (beside `error.code` `account_suspended`), as the CLI login has always answered.
 	Code *string `json:"code,omitempty"`
 
 	// RequestId On a CLI 500, the request id.
@@ -1580,7 +1530,11 @@ type Link struct {
 
 // LinkCreate defines model for LinkCreate.
 type LinkCreate struct {
-	PartnerId int64   `json:"partner_id"`
+	PartnerId int64 `json:"partner_id"`
+
+	// ShortLink 3 to 64 letters, digits, `_` or `-` (default a random one).
+	//
+	// Example: spring-sale
 	ShortLink *string `json:"short_link,omitempty"`
 }
 
@@ -1748,7 +1702,9 @@ type PaymentProcessorEnvelope struct {
 type PaymentProcessorUpdate struct {
 	Provider PaymentProcessorUpdateProvider `json:"provider"`
 
-	// WebhookSecret The webhook endpoint's signing secret.
+	// WebhookSecret The webhook endpoint's signing secret (`whsec_` and letters or digits).
+	//
+	// Example: whsec_1a2b3c
 	WebhookSecret string `json:"webhook_secret"`
 }
 
@@ -1767,8 +1723,36 @@ type PlatformError struct {
 
 // PlatformErrorBody defines model for PlatformErrorBody.
 type PlatformErrorBody struct {
-	// Code Stable code; present on every error of sale and refund.
-	Code *string `json:"code,omitempty"`
+	// Code Stable code of an error, in both envelopes, on every error of every route: read it first, then
+	// `error.message`. This is not a closed list: a new code may be added in any release, and a client
+	// treats a code it does not know by the answer's HTTP status. The same list, for programs, is this
+	// schema's `x-reftrack-error-codes` extension.
+	//
+	// | Code | Status | Meaning |
+	// |---|---|---|
+	// | `invalid_request` | 400 | A field, parameter or body is missing or malformed, or names nothing usable; the message says which. |
+	// | `no_attribution` | 400 | Sale: the customer, its attribution, partner-program relationship or partner could not be resolved; nothing was recorded. |
+	// | `unauthorized` | 401 | No usable credential: missing, malformed, unknown or expired key or login token, or a program API key where an account login token is needed. |
+	// | `invalid_key` | 401 | Readiness: the program API key is missing, malformed or unknown (typed envelope). |
+	// | `api_key_rotation_required` | 401 | The program API key passed its rotation deadline; a workspace owner regenerates it (typed envelope). |
+	// | `forbidden` | 403 | Valid credential but not for this request: another program or workspace, a role without the action, an origin the program does not allow, a missing CSRF token. |
+	// | `account_suspended` | 403 | The account is suspended; retrying or logging in again does not help. |
+	// | `not_found` | 404 | The record, login session or route does not exist. |
+	// | `method_not_allowed` | 405 | The route does not serve this method. |
+	// | `conflict` | 409 | Conflicts with an existing record (a short link already taken, an existing member). |
+	// | `duplicate_transaction` | 409 | Sale already recorded under this `transaction_id`; treat as success. |
+	// | `gone` | 410 | Endpoint retired; the message names its replacement. |
+	// | `link_disabled` | 410 | The referral link is turned off; no click was recorded (typed envelope). |
+	// | `payload_too_large` | 413 | Request body above the route's limit. |
+	// | `unsupported_media_type` | 415 | Request body of a type the route does not read. |
+	// | `unsupported_currency` | 422 | Sale currency not `USD`, `EUR` or `VND`; nothing was created. |
+	// | `rate_limited` | 429 | Too many requests; nothing was recorded. Retry after `Retry-After` seconds (typed envelope). |
+	// | `internal_error` | 500 | Failure on the service side; retry with backoff, except after `Failed to create commission`. |
+	// | `service_unavailable` | 503 | Reserved, not answered yet: the service cannot reach its database. Retry after `Retry-After` seconds. |
+	//
+	//
+	// Example: invalid_request
+	Code ErrorCode `json:"code"`
 
 	// Details Empty unless noted.
 	Details ErrorDetails `json:"details"`
@@ -2256,8 +2240,36 @@ type TrackingEventsResponse struct {
 
 // TypedErrorBody defines model for TypedErrorBody.
 type TypedErrorBody struct {
-	// Code Stable code; read it first.
-	Code TypedErrorBodyCode `json:"code"`
+	// Code Stable code of an error, in both envelopes, on every error of every route: read it first, then
+	// `error.message`. This is not a closed list: a new code may be added in any release, and a client
+	// treats a code it does not know by the answer's HTTP status. The same list, for programs, is this
+	// schema's `x-reftrack-error-codes` extension.
+	//
+	// | Code | Status | Meaning |
+	// |---|---|---|
+	// | `invalid_request` | 400 | A field, parameter or body is missing or malformed, or names nothing usable; the message says which. |
+	// | `no_attribution` | 400 | Sale: the customer, its attribution, partner-program relationship or partner could not be resolved; nothing was recorded. |
+	// | `unauthorized` | 401 | No usable credential: missing, malformed, unknown or expired key or login token, or a program API key where an account login token is needed. |
+	// | `invalid_key` | 401 | Readiness: the program API key is missing, malformed or unknown (typed envelope). |
+	// | `api_key_rotation_required` | 401 | The program API key passed its rotation deadline; a workspace owner regenerates it (typed envelope). |
+	// | `forbidden` | 403 | Valid credential but not for this request: another program or workspace, a role without the action, an origin the program does not allow, a missing CSRF token. |
+	// | `account_suspended` | 403 | The account is suspended; retrying or logging in again does not help. |
+	// | `not_found` | 404 | The record, login session or route does not exist. |
+	// | `method_not_allowed` | 405 | The route does not serve this method. |
+	// | `conflict` | 409 | Conflicts with an existing record (a short link already taken, an existing member). |
+	// | `duplicate_transaction` | 409 | Sale already recorded under this `transaction_id`; treat as success. |
+	// | `gone` | 410 | Endpoint retired; the message names its replacement. |
+	// | `link_disabled` | 410 | The referral link is turned off; no click was recorded (typed envelope). |
+	// | `payload_too_large` | 413 | Request body above the route's limit. |
+	// | `unsupported_media_type` | 415 | Request body of a type the route does not read. |
+	// | `unsupported_currency` | 422 | Sale currency not `USD`, `EUR` or `VND`; nothing was created. |
+	// | `rate_limited` | 429 | Too many requests; nothing was recorded. Retry after `Retry-After` seconds (typed envelope). |
+	// | `internal_error` | 500 | Failure on the service side; retry with backoff, except after `Failed to create commission`. |
+	// | `service_unavailable` | 503 | Reserved, not answered yet: the service cannot reach its database. Retry after `Retry-After` seconds. |
+	//
+	//
+	// Example: invalid_request
+	Code ErrorCode `json:"code"`
 
 	// DocsUrl Where the fix is documented (`api_key_rotation_required`).
 	DocsUrl *string `json:"docs_url,omitempty"`
@@ -2272,9 +2284,6 @@ type TypedErrorBody struct {
 	// Status The HTTP status (`rate_limited`).
 	Status *int `json:"status,omitempty"`
 }
-
-// TypedErrorBodyCode Stable code; read it first.
-type TypedErrorBodyCode string
 
 // UnauthorizedErrorBody A 401 in the platform envelope, or a retired key's `api_key_rotation_required` in the typed envelope.
 type UnauthorizedErrorBody struct {
@@ -2384,26 +2393,26 @@ type ReadinessInternalError = ReadinessInternalErrorBody
 // ReadinessUnauthorized The readiness route's 401, `invalid_key` or `api_key_rotation_required` (typed envelope).
 type ReadinessUnauthorized = ReadinessUnauthorizedErrorBody
 
-// SaleBadRequest The platform envelope as sale and refund answer it, with `error.code` always present.
-type SaleBadRequest = CodedPlatformError
+// SaleBadRequest The platform error envelope.
+type SaleBadRequest = PlatformError
 
-// SaleConflict The platform envelope as sale and refund answer it, with `error.code` always present.
-type SaleConflict = CodedPlatformError
+// SaleConflict The platform error envelope.
+type SaleConflict = PlatformError
 
-// SaleInternalError The platform envelope as sale and refund answer it, with `error.code` always present.
-type SaleInternalError = CodedPlatformError
+// SaleInternalError The platform error envelope.
+type SaleInternalError = PlatformError
 
-// SaleNotFound The platform envelope as sale and refund answer it, with `error.code` always present.
-type SaleNotFound = CodedPlatformError
+// SaleNotFound The platform error envelope.
+type SaleNotFound = PlatformError
 
-// SalePayloadTooLarge The platform envelope as sale and refund answer it, with `error.code` always present.
-type SalePayloadTooLarge = CodedPlatformError
+// SalePayloadTooLarge The platform error envelope.
+type SalePayloadTooLarge = PlatformError
 
-// SaleUnauthorized A sale or refund 401 in the platform envelope (`error.code` `unauthorized`), or a retired key's `api_key_rotation_required`.
-type SaleUnauthorized = CodedUnauthorizedErrorBody
+// SaleUnauthorized A 401 in the platform envelope, or a retired key's `api_key_rotation_required` in the typed envelope.
+type SaleUnauthorized = UnauthorizedErrorBody
 
-// SaleUnprocessable The platform envelope as sale and refund answer it, with `error.code` always present.
-type SaleUnprocessable = CodedPlatformError
+// SaleUnprocessable The platform error envelope.
+type SaleUnprocessable = PlatformError
 
 // StatusRateLimited Typed envelope: rate limited.
 type StatusRateLimited = RateLimitedError
@@ -2425,10 +2434,12 @@ type ListTrackingEventsParams struct {
 	// EventType Only this kind of event (default all).
 	EventType *ListTrackingEventsParamsEventType `form:"eventType,omitempty" json:"eventType,omitempty"`
 
-	// DateFrom Inclusive lower bound on `timestamp` (ISO 8601).
+	// DateFrom Inclusive lower bound on `timestamp`: an ISO 8601 date and time with a time zone (RFC 3339),
+	// such as `2026-01-31T00:00:00Z`. Anything else answers 400 `Invalid query parameter dateFrom:
+	// must be an ISO 8601 date and time with a time zone, such as 2026-01-31T09:30:00Z`.
 	DateFrom *time.Time `form:"dateFrom,omitempty" json:"dateFrom,omitempty"`
 
-	// DateTo Inclusive upper bound on `timestamp` (ISO 8601).
+	// DateTo Inclusive upper bound on `timestamp`, in the same form as `dateFrom`.
 	DateTo *time.Time `form:"dateTo,omitempty" json:"dateTo,omitempty"`
 
 	// Test Extension. `true` reads only test events (`is_test`) instead of real ones.
@@ -2440,10 +2451,11 @@ type ListTrackingEventsParamsEventType string
 
 // ListDailyEventCountsParams defines parameters for ListDailyEventCounts.
 type ListDailyEventCountsParams struct {
-	// DateFrom First UTC day (default 29 days before `dateTo`).
+	// DateFrom First UTC day, `YYYY-MM-DD` (default 29 days before `dateTo`). Anything else answers 400
+	// `Invalid query parameter dateFrom: must be a date in the form YYYY-MM-DD, such as 2026-01-31`.
 	DateFrom *openapi_types.Date `form:"dateFrom,omitempty" json:"dateFrom,omitempty"`
 
-	// DateTo Last UTC day (default today).
+	// DateTo Last UTC day, `YYYY-MM-DD` (default today).
 	DateTo *openapi_types.Date `form:"dateTo,omitempty" json:"dateTo,omitempty"`
 
 	// Test Extension. `true` reads only test events (`is_test`) instead of real ones.
@@ -2916,68 +2928,6 @@ func (t *CliTestEventResponse_Data) UnmarshalJSON(b []byte) error {
 	return err
 }
 
-// AsCodedPlatformError returns the union data inside the CodedUnauthorizedErrorBody as a CodedPlatformError
-func (t CodedUnauthorizedErrorBody) AsCodedPlatformError() (CodedPlatformError, error) {
-	var body CodedPlatformError
-	err := json.Unmarshal(t.union, &body)
-	return body, err
-}
-
-// FromCodedPlatformError overwrites any union data inside the CodedUnauthorizedErrorBody as the provided CodedPlatformError
-func (t *CodedUnauthorizedErrorBody) FromCodedPlatformError(v CodedPlatformError) error {
-	b, err := json.Marshal(v)
-	t.union = b
-	return err
-}
-
-// MergeCodedPlatformError performs a merge with any union data inside the CodedUnauthorizedErrorBody, using the provided CodedPlatformError
-func (t *CodedUnauthorizedErrorBody) MergeCodedPlatformError(v CodedPlatformError) error {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-
-	merged, err := runtime.JSONMerge(t.union, b)
-	t.union = merged
-	return err
-}
-
-// AsRotationRequiredError returns the union data inside the CodedUnauthorizedErrorBody as a RotationRequiredError
-func (t CodedUnauthorizedErrorBody) AsRotationRequiredError() (RotationRequiredError, error) {
-	var body RotationRequiredError
-	err := json.Unmarshal(t.union, &body)
-	return body, err
-}
-
-// FromRotationRequiredError overwrites any union data inside the CodedUnauthorizedErrorBody as the provided RotationRequiredError
-func (t *CodedUnauthorizedErrorBody) FromRotationRequiredError(v RotationRequiredError) error {
-	b, err := json.Marshal(v)
-	t.union = b
-	return err
-}
-
-// MergeRotationRequiredError performs a merge with any union data inside the CodedUnauthorizedErrorBody, using the provided RotationRequiredError
-func (t *CodedUnauthorizedErrorBody) MergeRotationRequiredError(v RotationRequiredError) error {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-
-	merged, err := runtime.JSONMerge(t.union, b)
-	t.union = merged
-	return err
-}
-
-func (t CodedUnauthorizedErrorBody) MarshalJSON() ([]byte, error) {
-	b, err := t.union.MarshalJSON()
-	return b, err
-}
-
-func (t *CodedUnauthorizedErrorBody) UnmarshalJSON(b []byte) error {
-	err := t.union.UnmarshalJSON(b)
-	return err
-}
-
 // AsIdInput0 returns the union data inside the IdInput as a IdInput0
 func (t IdInput) AsIdInput0() (IdInput0, error) {
 	var body IdInput0
@@ -3305,8 +3255,9 @@ type ClientInterface interface {
 	// Returns the program's merged click, lead and conversion events, newest first. Backs the dashboard.
 	//
 	// Authentication: the account login token as Bearer, or the dashboard session cookie, of a workspace
-	// member whose role has `tracking:list` (`owner`, `admin`, `analyst`). Program API keys are refused
-	// (401).
+	// member whose role has `tracking:list` (`owner`, `admin`, `analyst`). Program API keys are refused:
+	// 401 `This route needs an account login token, not a program API key — run reftrack login and send
+	// its token` (so on every route that takes an account login token).
 	//
 	// Rules:
 	// 1. Test events (`is_test`) and bot clicks are excluded. Extension: `test=true` lists only the test
@@ -3345,7 +3296,7 @@ type ClientInterface interface {
 	// | 400 | `Missing required fields: state, id_token` |
 	// | 404 | `Session not found or already used` |
 	// | 400 | `Session expired` (older than 5 minutes) |
-	// | 403 | `Your account has been suspended.` with `error.details.code` `ACCOUNT_BLOCKED`; retrying does not help |
+	// | 403 | `Your account has been suspended.` with `error.code` `account_suspended` and `error.details.code` `ACCOUNT_BLOCKED`; retrying does not help |
 	// | 500 | `Auth callback failed (request_id: <id>)` |
 	//
 	// Takes any type of body and a specified content type.
@@ -3364,7 +3315,7 @@ type ClientInterface interface {
 	// | 400 | `Missing required fields: state, id_token` |
 	// | 404 | `Session not found or already used` |
 	// | 400 | `Session expired` (older than 5 minutes) |
-	// | 403 | `Your account has been suspended.` with `error.details.code` `ACCOUNT_BLOCKED`; retrying does not help |
+	// | 403 | `Your account has been suspended.` with `error.code` `account_suspended` and `error.details.code` `ACCOUNT_BLOCKED`; retrying does not help |
 	// | 500 | `Auth callback failed (request_id: <id>)` |
 	//
 	// Takes a body of the `application/json` content type.
@@ -3410,6 +3361,7 @@ type ClientInterface interface {
 	// |---|---|
 	// | 401 | `Authentication required — run reftrack login first` (no Bearer login token) |
 	// | 401 | `Invalid or expired token — run the login command again` |
+	// | 401 | `This route needs an account login token, not a program API key — run reftrack login and send its token` (a program API key was sent) |
 	// | 401 | `User not found — run the login command again` |
 	// | 403 | `No advertiser found for this account — run the login command again` |
 	// | 403 | `advertiser_id does not match the authenticated account` |
@@ -3441,6 +3393,7 @@ type ClientInterface interface {
 	// |---|---|
 	// | 401 | `Authentication required — run reftrack login first` (no Bearer login token) |
 	// | 401 | `Invalid or expired token — run the login command again` |
+	// | 401 | `This route needs an account login token, not a program API key — run reftrack login and send its token` (a program API key was sent) |
 	// | 401 | `User not found — run the login command again` |
 	// | 403 | `No advertiser found for this account — run the login command again` |
 	// | 403 | `advertiser_id does not match the authenticated account` |
@@ -3470,6 +3423,7 @@ type ClientInterface interface {
 	// |---|---|
 	// | 401 | `Missing Authorization header. Run the login command first.` |
 	// | 401 | `Invalid or expired token. Run the login command to refresh.` |
+	// | 401 | `This route needs an account login token, not a program API key. Run the login command first.` (a program API key was sent) |
 	// | 401 | `User not found` |
 	// | 500 | `Failed to list programs (request_id: <id>)` |
 	//
@@ -3978,8 +3932,8 @@ type ClientInterface interface {
 	// stored with the refund that completed it (`chargeback` after a processor's dispute, `refund` after the
 	// processor's `charge.refunded`), whatever the request says.
 	//
-	// Every platform-envelope error carries `error.code` (`invalid_request`, `unauthorized`, `not_found`,
-	// `internal_error`).
+	// Codes of its platform-envelope errors (see `ErrorCode`): `invalid_request`, `unauthorized`,
+	// `not_found`, `payload_too_large`, `internal_error`.
 	//
 	// | Status | Message |
 	// |---|---|
@@ -4010,8 +3964,8 @@ type ClientInterface interface {
 	// stored with the refund that completed it (`chargeback` after a processor's dispute, `refund` after the
 	// processor's `charge.refunded`), whatever the request says.
 	//
-	// Every platform-envelope error carries `error.code` (`invalid_request`, `unauthorized`, `not_found`,
-	// `internal_error`).
+	// Codes of its platform-envelope errors (see `ErrorCode`): `invalid_request`, `unauthorized`,
+	// `not_found`, `payload_too_large`, `internal_error`.
 	//
 	// | Status | Message |
 	// |---|---|
@@ -4071,10 +4025,10 @@ type ClientInterface interface {
 	// `round_half_away_from_zero(amount_cents × rate / 100)`. Fixed: `rate` in major units of the sale
 	// currency.
 	//
-	// Every platform-envelope error carries `error.code`: `invalid_request` (400), `no_attribution` (400),
-	// `unauthorized` (401), `duplicate_transaction` (409, the recorded sale's id in
-	// `error.details.sale_id` when it belongs to the caller's program), `unsupported_currency` (422),
-	// `internal_error` (500).
+	// Codes of its platform-envelope errors (see `ErrorCode`): `invalid_request` (400), `no_attribution`
+	// (400), `unauthorized` (401), `duplicate_transaction` (409, the recorded sale's id in
+	// `error.details.sale_id` when it belongs to the caller's program), `payload_too_large` (413),
+	// `unsupported_currency` (422), `internal_error` (500).
 	//
 	// | Status | Message |
 	// |---|---|
@@ -4131,10 +4085,10 @@ type ClientInterface interface {
 	// `round_half_away_from_zero(amount_cents × rate / 100)`. Fixed: `rate` in major units of the sale
 	// currency.
 	//
-	// Every platform-envelope error carries `error.code`: `invalid_request` (400), `no_attribution` (400),
-	// `unauthorized` (401), `duplicate_transaction` (409, the recorded sale's id in
-	// `error.details.sale_id` when it belongs to the caller's program), `unsupported_currency` (422),
-	// `internal_error` (500).
+	// Codes of its platform-envelope errors (see `ErrorCode`): `invalid_request` (400), `no_attribution`
+	// (400), `unauthorized` (401), `duplicate_transaction` (409, the recorded sale's id in
+	// `error.details.sale_id` when it belongs to the caller's program), `payload_too_large` (413),
+	// `unsupported_currency` (422), `internal_error` (500).
 	//
 	// | Status | Message |
 	// |---|---|
@@ -4504,8 +4458,9 @@ type ClientInterface interface {
 // Returns the program's merged click, lead and conversion events, newest first. Backs the dashboard.
 //
 // Authentication: the account login token as Bearer, or the dashboard session cookie, of a workspace
-// member whose role has `tracking:list` (`owner`, `admin`, `analyst`). Program API keys are refused
-// (401).
+// member whose role has `tracking:list` (`owner`, `admin`, `analyst`). Program API keys are refused:
+// 401 `This route needs an account login token, not a program API key — run reftrack login and send
+// its token` (so on every route that takes an account login token).
 //
 // Rules:
 //  1. Test events (`is_test`) and bot clicks are excluded. Extension: `test=true` lists only the test
@@ -4564,7 +4519,7 @@ func (c *Client) ListDailyEventCounts(ctx context.Context, programId ProgramId, 
 // | 400 | `Missing required fields: state, id_token` |
 // | 404 | `Session not found or already used` |
 // | 400 | `Session expired` (older than 5 minutes) |
-// | 403 | `Your account has been suspended.` with `error.details.code` `ACCOUNT_BLOCKED`; retrying does not help |
+// | 403 | `Your account has been suspended.` with `error.code` `account_suspended` and `error.details.code` `ACCOUNT_BLOCKED`; retrying does not help |
 // | 500 | `Auth callback failed (request_id: <id>)` |
 //
 // Takes any type of body and a specified content type.
@@ -4593,7 +4548,7 @@ func (c *Client) CliAuthCallbackWithBody(ctx context.Context, contentType string
 // | 400 | `Missing required fields: state, id_token` |
 // | 404 | `Session not found or already used` |
 // | 400 | `Session expired` (older than 5 minutes) |
-// | 403 | `Your account has been suspended.` with `error.details.code` `ACCOUNT_BLOCKED`; retrying does not help |
+// | 403 | `Your account has been suspended.` with `error.code` `account_suspended` and `error.details.code` `ACCOUNT_BLOCKED`; retrying does not help |
 // | 500 | `Auth callback failed (request_id: <id>)` |
 //
 // Takes a body of the `application/json` content type.
@@ -4669,6 +4624,7 @@ func (c *Client) CliAuthStart(ctx context.Context, reqEditors ...RequestEditorFn
 // |---|---|
 // | 401 | `Authentication required — run reftrack login first` (no Bearer login token) |
 // | 401 | `Invalid or expired token — run the login command again` |
+// | 401 | `This route needs an account login token, not a program API key — run reftrack login and send its token` (a program API key was sent) |
 // | 401 | `User not found — run the login command again` |
 // | 403 | `No advertiser found for this account — run the login command again` |
 // | 403 | `advertiser_id does not match the authenticated account` |
@@ -4710,6 +4666,7 @@ func (c *Client) CliInitWithBody(ctx context.Context, contentType string, body i
 // |---|---|
 // | 401 | `Authentication required — run reftrack login first` (no Bearer login token) |
 // | 401 | `Invalid or expired token — run the login command again` |
+// | 401 | `This route needs an account login token, not a program API key — run reftrack login and send its token` (a program API key was sent) |
 // | 401 | `User not found — run the login command again` |
 // | 403 | `No advertiser found for this account — run the login command again` |
 // | 403 | `advertiser_id does not match the authenticated account` |
@@ -4749,6 +4706,7 @@ func (c *Client) CliInit(ctx context.Context, body CliInitJSONRequestBody, reqEd
 // |---|---|
 // | 401 | `Missing Authorization header. Run the login command first.` |
 // | 401 | `Invalid or expired token. Run the login command to refresh.` |
+// | 401 | `This route needs an account login token, not a program API key. Run the login command first.` (a program API key was sent) |
 // | 401 | `User not found` |
 // | 500 | `Failed to list programs (request_id: <id>)` |
 //
@@ -5556,8 +5514,8 @@ func (c *Client) TrackLead(ctx context.Context, body TrackLeadJSONRequestBody, r
 // stored with the refund that completed it (`chargeback` after a processor's dispute, `refund` after the
 // processor's `charge.refunded`), whatever the request says.
 //
-// Every platform-envelope error carries `error.code` (`invalid_request`, `unauthorized`, `not_found`,
-// `internal_error`).
+// Codes of its platform-envelope errors (see `ErrorCode`): `invalid_request`, `unauthorized`,
+// `not_found`, `payload_too_large`, `internal_error`.
 //
 // | Status | Message |
 // |---|---|
@@ -5598,8 +5556,8 @@ func (c *Client) TrackRefundWithBody(ctx context.Context, contentType string, bo
 // stored with the refund that completed it (`chargeback` after a processor's dispute, `refund` after the
 // processor's `charge.refunded`), whatever the request says.
 //
-// Every platform-envelope error carries `error.code` (`invalid_request`, `unauthorized`, `not_found`,
-// `internal_error`).
+// Codes of its platform-envelope errors (see `ErrorCode`): `invalid_request`, `unauthorized`,
+// `not_found`, `payload_too_large`, `internal_error`.
 //
 // | Status | Message |
 // |---|---|
@@ -5669,10 +5627,10 @@ func (c *Client) TrackRefund(ctx context.Context, body TrackRefundJSONRequestBod
 // `round_half_away_from_zero(amount_cents × rate / 100)`. Fixed: `rate` in major units of the sale
 // currency.
 //
-// Every platform-envelope error carries `error.code`: `invalid_request` (400), `no_attribution` (400),
-// `unauthorized` (401), `duplicate_transaction` (409, the recorded sale's id in
-// `error.details.sale_id` when it belongs to the caller's program), `unsupported_currency` (422),
-// `internal_error` (500).
+// Codes of its platform-envelope errors (see `ErrorCode`): `invalid_request` (400), `no_attribution`
+// (400), `unauthorized` (401), `duplicate_transaction` (409, the recorded sale's id in
+// `error.details.sale_id` when it belongs to the caller's program), `payload_too_large` (413),
+// `unsupported_currency` (422), `internal_error` (500).
 //
 // | Status | Message |
 // |---|---|
@@ -5739,10 +5697,10 @@ func (c *Client) TrackSaleWithBody(ctx context.Context, contentType string, body
 // `round_half_away_from_zero(amount_cents × rate / 100)`. Fixed: `rate` in major units of the sale
 // currency.
 //
-// Every platform-envelope error carries `error.code`: `invalid_request` (400), `no_attribution` (400),
-// `unauthorized` (401), `duplicate_transaction` (409, the recorded sale's id in
-// `error.details.sale_id` when it belongs to the caller's program), `unsupported_currency` (422),
-// `internal_error` (500).
+// Codes of its platform-envelope errors (see `ErrorCode`): `invalid_request` (400), `no_attribution`
+// (400), `unauthorized` (401), `duplicate_transaction` (409, the recorded sale's id in
+// `error.details.sale_id` when it belongs to the caller's program), `payload_too_large` (413),
+// `unsupported_currency` (422), `internal_error` (500).
 //
 // | Status | Message |
 // |---|---|
@@ -8729,8 +8687,9 @@ type ClientWithResponsesInterface interface {
 	// Returns the program's merged click, lead and conversion events, newest first. Backs the dashboard.
 	//
 	// Authentication: the account login token as Bearer, or the dashboard session cookie, of a workspace
-	// member whose role has `tracking:list` (`owner`, `admin`, `analyst`). Program API keys are refused
-	// (401).
+	// member whose role has `tracking:list` (`owner`, `admin`, `analyst`). Program API keys are refused:
+	// 401 `This route needs an account login token, not a program API key — run reftrack login and send
+	// its token` (so on every route that takes an account login token).
 	//
 	// Rules:
 	// 1. Test events (`is_test`) and bot clicks are excluded. Extension: `test=true` lists only the test
@@ -8773,7 +8732,7 @@ type ClientWithResponsesInterface interface {
 	// | 400 | `Missing required fields: state, id_token` |
 	// | 404 | `Session not found or already used` |
 	// | 400 | `Session expired` (older than 5 minutes) |
-	// | 403 | `Your account has been suspended.` with `error.details.code` `ACCOUNT_BLOCKED`; retrying does not help |
+	// | 403 | `Your account has been suspended.` with `error.code` `account_suspended` and `error.details.code` `ACCOUNT_BLOCKED`; retrying does not help |
 	// | 500 | `Auth callback failed (request_id: <id>)` |
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
@@ -8792,7 +8751,7 @@ type ClientWithResponsesInterface interface {
 	// | 400 | `Missing required fields: state, id_token` |
 	// | 404 | `Session not found or already used` |
 	// | 400 | `Session expired` (older than 5 minutes) |
-	// | 403 | `Your account has been suspended.` with `error.details.code` `ACCOUNT_BLOCKED`; retrying does not help |
+	// | 403 | `Your account has been suspended.` with `error.code` `account_suspended` and `error.details.code` `ACCOUNT_BLOCKED`; retrying does not help |
 	// | 500 | `Auth callback failed (request_id: <id>)` |
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
@@ -8842,6 +8801,7 @@ type ClientWithResponsesInterface interface {
 	// |---|---|
 	// | 401 | `Authentication required — run reftrack login first` (no Bearer login token) |
 	// | 401 | `Invalid or expired token — run the login command again` |
+	// | 401 | `This route needs an account login token, not a program API key — run reftrack login and send its token` (a program API key was sent) |
 	// | 401 | `User not found — run the login command again` |
 	// | 403 | `No advertiser found for this account — run the login command again` |
 	// | 403 | `advertiser_id does not match the authenticated account` |
@@ -8873,6 +8833,7 @@ type ClientWithResponsesInterface interface {
 	// |---|---|
 	// | 401 | `Authentication required — run reftrack login first` (no Bearer login token) |
 	// | 401 | `Invalid or expired token — run the login command again` |
+	// | 401 | `This route needs an account login token, not a program API key — run reftrack login and send its token` (a program API key was sent) |
 	// | 401 | `User not found — run the login command again` |
 	// | 403 | `No advertiser found for this account — run the login command again` |
 	// | 403 | `advertiser_id does not match the authenticated account` |
@@ -8902,6 +8863,7 @@ type ClientWithResponsesInterface interface {
 	// |---|---|
 	// | 401 | `Missing Authorization header. Run the login command first.` |
 	// | 401 | `Invalid or expired token. Run the login command to refresh.` |
+	// | 401 | `This route needs an account login token, not a program API key. Run the login command first.` (a program API key was sent) |
 	// | 401 | `User not found` |
 	// | 500 | `Failed to list programs (request_id: <id>)` |
 	//
@@ -9438,8 +9400,8 @@ type ClientWithResponsesInterface interface {
 	// stored with the refund that completed it (`chargeback` after a processor's dispute, `refund` after the
 	// processor's `charge.refunded`), whatever the request says.
 	//
-	// Every platform-envelope error carries `error.code` (`invalid_request`, `unauthorized`, `not_found`,
-	// `internal_error`).
+	// Codes of its platform-envelope errors (see `ErrorCode`): `invalid_request`, `unauthorized`,
+	// `not_found`, `payload_too_large`, `internal_error`.
 	//
 	// | Status | Message |
 	// |---|---|
@@ -9470,8 +9432,8 @@ type ClientWithResponsesInterface interface {
 	// stored with the refund that completed it (`chargeback` after a processor's dispute, `refund` after the
 	// processor's `charge.refunded`), whatever the request says.
 	//
-	// Every platform-envelope error carries `error.code` (`invalid_request`, `unauthorized`, `not_found`,
-	// `internal_error`).
+	// Codes of its platform-envelope errors (see `ErrorCode`): `invalid_request`, `unauthorized`,
+	// `not_found`, `payload_too_large`, `internal_error`.
 	//
 	// | Status | Message |
 	// |---|---|
@@ -9531,10 +9493,10 @@ type ClientWithResponsesInterface interface {
 	// `round_half_away_from_zero(amount_cents × rate / 100)`. Fixed: `rate` in major units of the sale
 	// currency.
 	//
-	// Every platform-envelope error carries `error.code`: `invalid_request` (400), `no_attribution` (400),
-	// `unauthorized` (401), `duplicate_transaction` (409, the recorded sale's id in
-	// `error.details.sale_id` when it belongs to the caller's program), `unsupported_currency` (422),
-	// `internal_error` (500).
+	// Codes of its platform-envelope errors (see `ErrorCode`): `invalid_request` (400), `no_attribution`
+	// (400), `unauthorized` (401), `duplicate_transaction` (409, the recorded sale's id in
+	// `error.details.sale_id` when it belongs to the caller's program), `payload_too_large` (413),
+	// `unsupported_currency` (422), `internal_error` (500).
 	//
 	// | Status | Message |
 	// |---|---|
@@ -9591,10 +9553,10 @@ type ClientWithResponsesInterface interface {
 	// `round_half_away_from_zero(amount_cents × rate / 100)`. Fixed: `rate` in major units of the sale
 	// currency.
 	//
-	// Every platform-envelope error carries `error.code`: `invalid_request` (400), `no_attribution` (400),
-	// `unauthorized` (401), `duplicate_transaction` (409, the recorded sale's id in
-	// `error.details.sale_id` when it belongs to the caller's program), `unsupported_currency` (422),
-	// `internal_error` (500).
+	// Codes of its platform-envelope errors (see `ErrorCode`): `invalid_request` (400), `no_attribution`
+	// (400), `unauthorized` (401), `duplicate_transaction` (409, the recorded sale's id in
+	// `error.details.sale_id` when it belongs to the caller's program), `payload_too_large` (413),
+	// `unsupported_currency` (422), `internal_error` (500).
 	//
 	// | Status | Message |
 	// |---|---|
@@ -15070,8 +15032,9 @@ func (r GetReadyzHTTPResponse) ContentType() string {
 // Returns the program's merged click, lead and conversion events, newest first. Backs the dashboard.
 //
 // Authentication: the account login token as Bearer, or the dashboard session cookie, of a workspace
-// member whose role has `tracking:list` (`owner`, `admin`, `analyst`). Program API keys are refused
-// (401).
+// member whose role has `tracking:list` (`owner`, `admin`, `analyst`). Program API keys are refused:
+// 401 `This route needs an account login token, not a program API key — run reftrack login and send
+// its token` (so on every route that takes an account login token).
 //
 // Rules:
 //  1. Test events (`is_test`) and bot clicks are excluded. Extension: `test=true` lists only the test
@@ -15126,7 +15089,7 @@ func (c *ClientWithResponses) ListDailyEventCountsWithResponse(ctx context.Conte
 // | 400 | `Missing required fields: state, id_token` |
 // | 404 | `Session not found or already used` |
 // | 400 | `Session expired` (older than 5 minutes) |
-// | 403 | `Your account has been suspended.` with `error.details.code` `ACCOUNT_BLOCKED`; retrying does not help |
+// | 403 | `Your account has been suspended.` with `error.code` `account_suspended` and `error.details.code` `ACCOUNT_BLOCKED`; retrying does not help |
 // | 500 | `Auth callback failed (request_id: <id>)` |
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
@@ -15151,7 +15114,7 @@ func (c *ClientWithResponses) CliAuthCallbackWithBodyWithResponse(ctx context.Co
 // | 400 | `Missing required fields: state, id_token` |
 // | 404 | `Session not found or already used` |
 // | 400 | `Session expired` (older than 5 minutes) |
-// | 403 | `Your account has been suspended.` with `error.details.code` `ACCOUNT_BLOCKED`; retrying does not help |
+// | 403 | `Your account has been suspended.` with `error.code` `account_suspended` and `error.details.code` `ACCOUNT_BLOCKED`; retrying does not help |
 // | 500 | `Auth callback failed (request_id: <id>)` |
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
@@ -15219,6 +15182,7 @@ func (c *ClientWithResponses) CliAuthStartWithResponse(ctx context.Context, reqE
 // |---|---|
 // | 401 | `Authentication required — run reftrack login first` (no Bearer login token) |
 // | 401 | `Invalid or expired token — run the login command again` |
+// | 401 | `This route needs an account login token, not a program API key — run reftrack login and send its token` (a program API key was sent) |
 // | 401 | `User not found — run the login command again` |
 // | 403 | `No advertiser found for this account — run the login command again` |
 // | 403 | `advertiser_id does not match the authenticated account` |
@@ -15256,6 +15220,7 @@ func (c *ClientWithResponses) CliInitWithBodyWithResponse(ctx context.Context, c
 // |---|---|
 // | 401 | `Authentication required — run reftrack login first` (no Bearer login token) |
 // | 401 | `Invalid or expired token — run the login command again` |
+// | 401 | `This route needs an account login token, not a program API key — run reftrack login and send its token` (a program API key was sent) |
 // | 401 | `User not found — run the login command again` |
 // | 403 | `No advertiser found for this account — run the login command again` |
 // | 403 | `advertiser_id does not match the authenticated account` |
@@ -15291,6 +15256,7 @@ func (c *ClientWithResponses) CliInitWithResponse(ctx context.Context, body CliI
 // |---|---|
 // | 401 | `Missing Authorization header. Run the login command first.` |
 // | 401 | `Invalid or expired token. Run the login command to refresh.` |
+// | 401 | `This route needs an account login token, not a program API key. Run the login command first.` (a program API key was sent) |
 // | 401 | `User not found` |
 // | 500 | `Failed to list programs (request_id: <id>)` |
 //
@@ -16007,8 +15973,8 @@ func (c *ClientWithResponses) TrackLeadWithResponse(ctx context.Context, body Tr
 // stored with the refund that completed it (`chargeback` after a processor's dispute, `refund` after the
 // processor's `charge.refunded`), whatever the request says.
 //
-// Every platform-envelope error carries `error.code` (`invalid_request`, `unauthorized`, `not_found`,
-// `internal_error`).
+// Codes of its platform-envelope errors (see `ErrorCode`): `invalid_request`, `unauthorized`,
+// `not_found`, `payload_too_large`, `internal_error`.
 //
 // | Status | Message |
 // |---|---|
@@ -16045,8 +16011,8 @@ func (c *ClientWithResponses) TrackRefundWithBodyWithResponse(ctx context.Contex
 // stored with the refund that completed it (`chargeback` after a processor's dispute, `refund` after the
 // processor's `charge.refunded`), whatever the request says.
 //
-// Every platform-envelope error carries `error.code` (`invalid_request`, `unauthorized`, `not_found`,
-// `internal_error`).
+// Codes of its platform-envelope errors (see `ErrorCode`): `invalid_request`, `unauthorized`,
+// `not_found`, `payload_too_large`, `internal_error`.
 //
 // | Status | Message |
 // |---|---|
@@ -16112,10 +16078,10 @@ func (c *ClientWithResponses) TrackRefundWithResponse(ctx context.Context, body 
 // `round_half_away_from_zero(amount_cents × rate / 100)`. Fixed: `rate` in major units of the sale
 // currency.
 //
-// Every platform-envelope error carries `error.code`: `invalid_request` (400), `no_attribution` (400),
-// `unauthorized` (401), `duplicate_transaction` (409, the recorded sale's id in
-// `error.details.sale_id` when it belongs to the caller's program), `unsupported_currency` (422),
-// `internal_error` (500).
+// Codes of its platform-envelope errors (see `ErrorCode`): `invalid_request` (400), `no_attribution`
+// (400), `unauthorized` (401), `duplicate_transaction` (409, the recorded sale's id in
+// `error.details.sale_id` when it belongs to the caller's program), `payload_too_large` (413),
+// `unsupported_currency` (422), `internal_error` (500).
 //
 // | Status | Message |
 // |---|---|
@@ -16178,10 +16144,10 @@ func (c *ClientWithResponses) TrackSaleWithBodyWithResponse(ctx context.Context,
 // `round_half_away_from_zero(amount_cents × rate / 100)`. Fixed: `rate` in major units of the sale
 // currency.
 //
-// Every platform-envelope error carries `error.code`: `invalid_request` (400), `no_attribution` (400),
-// `unauthorized` (401), `duplicate_transaction` (409, the recorded sale's id in
-// `error.details.sale_id` when it belongs to the caller's program), `unsupported_currency` (422),
-// `internal_error` (500).
+// Codes of its platform-envelope errors (see `ErrorCode`): `invalid_request` (400), `no_attribution`
+// (400), `unauthorized` (401), `duplicate_transaction` (409, the recorded sale's id in
+// `error.details.sale_id` when it belongs to the caller's program), `payload_too_large` (413),
+// `unsupported_currency` (422), `internal_error` (500).
 //
 // | Status | Message |
 // |---|---|

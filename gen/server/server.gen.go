@@ -131,39 +131,6 @@ func (e ClickResponseSuccess) Valid() bool {
 	}
 }
 
-// Defines values for CodedPlatformErrorErrorCode.
-const (
-	CodedPlatformErrorErrorCodeDuplicateTransaction CodedPlatformErrorErrorCode = "duplicate_transaction"
-	CodedPlatformErrorErrorCodeInternalError        CodedPlatformErrorErrorCode = "internal_error"
-	CodedPlatformErrorErrorCodeInvalidRequest       CodedPlatformErrorErrorCode = "invalid_request"
-	CodedPlatformErrorErrorCodeNoAttribution        CodedPlatformErrorErrorCode = "no_attribution"
-	CodedPlatformErrorErrorCodeNotFound             CodedPlatformErrorErrorCode = "not_found"
-	CodedPlatformErrorErrorCodeUnauthorized         CodedPlatformErrorErrorCode = "unauthorized"
-	CodedPlatformErrorErrorCodeUnsupportedCurrency  CodedPlatformErrorErrorCode = "unsupported_currency"
-)
-
-// Valid indicates whether the value is a known member of the CodedPlatformErrorErrorCode enum.
-func (e CodedPlatformErrorErrorCode) Valid() bool {
-	switch e {
-	case CodedPlatformErrorErrorCodeDuplicateTransaction:
-		return true
-	case CodedPlatformErrorErrorCodeInternalError:
-		return true
-	case CodedPlatformErrorErrorCodeInvalidRequest:
-		return true
-	case CodedPlatformErrorErrorCodeNoAttribution:
-		return true
-	case CodedPlatformErrorErrorCodeNotFound:
-		return true
-	case CodedPlatformErrorErrorCodeUnauthorized:
-		return true
-	case CodedPlatformErrorErrorCodeUnsupportedCurrency:
-		return true
-	default:
-		return false
-	}
-}
-
 // Defines values for CommissionType.
 const (
 	Fixed            CommissionType = "fixed"
@@ -205,13 +172,13 @@ func (e HealthStatus) Valid() bool {
 
 // Defines values for InvalidKeyErrorErrorCode.
 const (
-	InvalidKeyErrorErrorCodeInvalidKey InvalidKeyErrorErrorCode = "invalid_key"
+	InvalidKey InvalidKeyErrorErrorCode = "invalid_key"
 )
 
 // Valid indicates whether the value is a known member of the InvalidKeyErrorErrorCode enum.
 func (e InvalidKeyErrorErrorCode) Valid() bool {
 	switch e {
-	case InvalidKeyErrorErrorCodeInvalidKey:
+	case InvalidKey:
 		return true
 	default:
 		return false
@@ -842,33 +809,6 @@ func (e TrackingEventEventType) Valid() bool {
 	}
 }
 
-// Defines values for TypedErrorBodyCode.
-const (
-	TypedErrorBodyCodeApiKeyRotationRequired TypedErrorBodyCode = "api_key_rotation_required"
-	TypedErrorBodyCodeInternalError          TypedErrorBodyCode = "internal_error"
-	TypedErrorBodyCodeInvalidKey             TypedErrorBodyCode = "invalid_key"
-	TypedErrorBodyCodeLinkDisabled           TypedErrorBodyCode = "link_disabled"
-	TypedErrorBodyCodeRateLimited            TypedErrorBodyCode = "rate_limited"
-)
-
-// Valid indicates whether the value is a known member of the TypedErrorBodyCode enum.
-func (e TypedErrorBodyCode) Valid() bool {
-	switch e {
-	case TypedErrorBodyCodeApiKeyRotationRequired:
-		return true
-	case TypedErrorBodyCodeInternalError:
-		return true
-	case TypedErrorBodyCodeInvalidKey:
-		return true
-	case TypedErrorBodyCodeLinkDisabled:
-		return true
-	case TypedErrorBodyCodeRateLimited:
-		return true
-	default:
-		return false
-	}
-}
-
 // Defines values for WarningCode.
 const (
 	WarningCodeApiKeyRotationRequired WarningCode = "api_key_rotation_required"
@@ -1182,26 +1122,6 @@ type ClickResponse struct {
 // ClickResponseSuccess defines model for ClickResponse.Success.
 type ClickResponseSuccess bool
 
-// CodedPlatformError The platform envelope as sale and refund answer it, with `error.code` always present.
-type CodedPlatformError struct {
-	// Data Always null on an error.
-	Data  *map[string]interface{} `json:"data"`
-	Error struct {
-		Code CodedPlatformErrorErrorCode `json:"code"`
-	} `json:"error"`
-
-	// Warnings Present when the request's API key is marked for rotation.
-	Warnings *[]Warning `json:"warnings,omitempty"`
-}
-
-// CodedPlatformErrorErrorCode defines model for CodedPlatformError.Error.Code.
-type CodedPlatformErrorErrorCode string
-
-// CodedUnauthorizedErrorBody A sale or refund 401 in the platform envelope (`error.code` `unauthorized`), or a retired key's `api_key_rotation_required`.
-type CodedUnauthorizedErrorBody struct {
-	union json.RawMessage
-}
-
 // CommissionRateInput Positive number with at most 4 decimal places: percent for percent types (`percent`,
 // `recurring_percent`: at most 100), major currency units for fixed types (`fixed`, `recurring_fixed`:
 // at most 1000000). Read exactly as written (never through a float).
@@ -1280,9 +1200,39 @@ type DomainInput = string
 // `cli/init`; unchanged on `PATCH /api/v1/programs/{programId}`.
 type DurationMonthsInput = int
 
+// ErrorCode Stable code of an error, in both envelopes, on every error of every route: read it first, then
+// `error.message`. This is not a closed list: a new code may be added in any release, and a client
+// treats a code it does not know by the answer's HTTP status. The same list, for programs, is this
+// schema's `x-reftrack-error-codes` extension.
+//
+// | Code | Status | Meaning |
+// |---|---|---|
+// | `invalid_request` | 400 | A field, parameter or body is missing or malformed, or names nothing usable; the message says which. |
+// | `no_attribution` | 400 | Sale: the customer, its attribution, partner-program relationship or partner could not be resolved; nothing was recorded. |
+// | `unauthorized` | 401 | No usable credential: missing, malformed, unknown or expired key or login token, or a program API key where an account login token is needed. |
+// | `invalid_key` | 401 | Readiness: the program API key is missing, malformed or unknown (typed envelope). |
+// | `api_key_rotation_required` | 401 | The program API key passed its rotation deadline; a workspace owner regenerates it (typed envelope). |
+// | `forbidden` | 403 | Valid credential but not for this request: another program or workspace, a role without the action, an origin the program does not allow, a missing CSRF token. |
+// | `account_suspended` | 403 | The account is suspended; retrying or logging in again does not help. |
+// | `not_found` | 404 | The record, login session or route does not exist. |
+// | `method_not_allowed` | 405 | The route does not serve this method. |
+// | `conflict` | 409 | Conflicts with an existing record (a short link already taken, an existing member). |
+// | `duplicate_transaction` | 409 | Sale already recorded under this `transaction_id`; treat as success. |
+// | `gone` | 410 | Endpoint retired; the message names its replacement. |
+// | `link_disabled` | 410 | The referral link is turned off; no click was recorded (typed envelope). |
+// | `payload_too_large` | 413 | Request body above the route's limit. |
+// | `unsupported_media_type` | 415 | Request body of a type the route does not read. |
+// | `unsupported_currency` | 422 | Sale currency not `USD`, `EUR` or `VND`; nothing was created. |
+// | `rate_limited` | 429 | Too many requests; nothing was recorded. Retry after `Retry-After` seconds (typed envelope). |
+// | `internal_error` | 500 | Failure on the service side; retry with backoff, except after `Failed to create commission`. |
+// | `service_unavailable` | 503 | Reserved, not answered yet: the service cannot reach its database. Retry after `Retry-After` seconds. |
+//
+// Example: invalid_request
+type ErrorCode = string
+
 // ErrorDetails Empty unless noted.
 type ErrorDetails struct {
-	// Code `ACCOUNT_BLOCKED` for a suspended account at CLI login.
+	// Code `ACCOUNT_BLOCKED` for a suspended account (beside `error.code` `account_suspended`), as the CLI login has always answered.
 	Code *string `json:"code,omitempty"`
 
 	// RequestId On a CLI 500, the request id.
@@ -1383,7 +1333,11 @@ type Link struct {
 
 // LinkCreate defines model for LinkCreate.
 type LinkCreate struct {
-	PartnerId int64   `json:"partner_id"`
+	PartnerId int64 `json:"partner_id"`
+
+	// ShortLink 3 to 64 letters, digits, `_` or `-` (default a random one).
+	//
+	// Example: spring-sale
 	ShortLink *string `json:"short_link,omitempty"`
 }
 
@@ -1551,7 +1505,9 @@ type PaymentProcessorEnvelope struct {
 type PaymentProcessorUpdate struct {
 	Provider PaymentProcessorUpdateProvider `json:"provider"`
 
-	// WebhookSecret The webhook endpoint's signing secret.
+	// WebhookSecret The webhook endpoint's signing secret (`whsec_` and letters or digits).
+	//
+	// Example: whsec_1a2b3c
 	WebhookSecret string `json:"webhook_secret"`
 }
 
@@ -1570,8 +1526,36 @@ type PlatformError struct {
 
 // PlatformErrorBody defines model for PlatformErrorBody.
 type PlatformErrorBody struct {
-	// Code Stable code; present on every error of sale and refund.
-	Code *string `json:"code,omitempty"`
+	// Code Stable code of an error, in both envelopes, on every error of every route: read it first, then
+	// `error.message`. This is not a closed list: a new code may be added in any release, and a client
+	// treats a code it does not know by the answer's HTTP status. The same list, for programs, is this
+	// schema's `x-reftrack-error-codes` extension.
+	//
+	// | Code | Status | Meaning |
+	// |---|---|---|
+	// | `invalid_request` | 400 | A field, parameter or body is missing or malformed, or names nothing usable; the message says which. |
+	// | `no_attribution` | 400 | Sale: the customer, its attribution, partner-program relationship or partner could not be resolved; nothing was recorded. |
+	// | `unauthorized` | 401 | No usable credential: missing, malformed, unknown or expired key or login token, or a program API key where an account login token is needed. |
+	// | `invalid_key` | 401 | Readiness: the program API key is missing, malformed or unknown (typed envelope). |
+	// | `api_key_rotation_required` | 401 | The program API key passed its rotation deadline; a workspace owner regenerates it (typed envelope). |
+	// | `forbidden` | 403 | Valid credential but not for this request: another program or workspace, a role without the action, an origin the program does not allow, a missing CSRF token. |
+	// | `account_suspended` | 403 | The account is suspended; retrying or logging in again does not help. |
+	// | `not_found` | 404 | The record, login session or route does not exist. |
+	// | `method_not_allowed` | 405 | The route does not serve this method. |
+	// | `conflict` | 409 | Conflicts with an existing record (a short link already taken, an existing member). |
+	// | `duplicate_transaction` | 409 | Sale already recorded under this `transaction_id`; treat as success. |
+	// | `gone` | 410 | Endpoint retired; the message names its replacement. |
+	// | `link_disabled` | 410 | The referral link is turned off; no click was recorded (typed envelope). |
+	// | `payload_too_large` | 413 | Request body above the route's limit. |
+	// | `unsupported_media_type` | 415 | Request body of a type the route does not read. |
+	// | `unsupported_currency` | 422 | Sale currency not `USD`, `EUR` or `VND`; nothing was created. |
+	// | `rate_limited` | 429 | Too many requests; nothing was recorded. Retry after `Retry-After` seconds (typed envelope). |
+	// | `internal_error` | 500 | Failure on the service side; retry with backoff, except after `Failed to create commission`. |
+	// | `service_unavailable` | 503 | Reserved, not answered yet: the service cannot reach its database. Retry after `Retry-After` seconds. |
+	//
+	//
+	// Example: invalid_request
+	Code ErrorCode `json:"code"`
 
 	// Details Empty unless noted.
 	Details ErrorDetails `json:"details"`
@@ -1974,8 +1958,36 @@ type TrackingEventsResponse struct {
 
 // TypedErrorBody defines model for TypedErrorBody.
 type TypedErrorBody struct {
-	// Code Stable code; read it first.
-	Code TypedErrorBodyCode `json:"code"`
+	// Code Stable code of an error, in both envelopes, on every error of every route: read it first, then
+	// `error.message`. This is not a closed list: a new code may be added in any release, and a client
+	// treats a code it does not know by the answer's HTTP status. The same list, for programs, is this
+	// schema's `x-reftrack-error-codes` extension.
+	//
+	// | Code | Status | Meaning |
+	// |---|---|---|
+	// | `invalid_request` | 400 | A field, parameter or body is missing or malformed, or names nothing usable; the message says which. |
+	// | `no_attribution` | 400 | Sale: the customer, its attribution, partner-program relationship or partner could not be resolved; nothing was recorded. |
+	// | `unauthorized` | 401 | No usable credential: missing, malformed, unknown or expired key or login token, or a program API key where an account login token is needed. |
+	// | `invalid_key` | 401 | Readiness: the program API key is missing, malformed or unknown (typed envelope). |
+	// | `api_key_rotation_required` | 401 | The program API key passed its rotation deadline; a workspace owner regenerates it (typed envelope). |
+	// | `forbidden` | 403 | Valid credential but not for this request: another program or workspace, a role without the action, an origin the program does not allow, a missing CSRF token. |
+	// | `account_suspended` | 403 | The account is suspended; retrying or logging in again does not help. |
+	// | `not_found` | 404 | The record, login session or route does not exist. |
+	// | `method_not_allowed` | 405 | The route does not serve this method. |
+	// | `conflict` | 409 | Conflicts with an existing record (a short link already taken, an existing member). |
+	// | `duplicate_transaction` | 409 | Sale already recorded under this `transaction_id`; treat as success. |
+	// | `gone` | 410 | Endpoint retired; the message names its replacement. |
+	// | `link_disabled` | 410 | The referral link is turned off; no click was recorded (typed envelope). |
+	// | `payload_too_large` | 413 | Request body above the route's limit. |
+	// | `unsupported_media_type` | 415 | Request body of a type the route does not read. |
+	// | `unsupported_currency` | 422 | Sale currency not `USD`, `EUR` or `VND`; nothing was created. |
+	// | `rate_limited` | 429 | Too many requests; nothing was recorded. Retry after `Retry-After` seconds (typed envelope). |
+	// | `internal_error` | 500 | Failure on the service side; retry with backoff, except after `Failed to create commission`. |
+	// | `service_unavailable` | 503 | Reserved, not answered yet: the service cannot reach its database. Retry after `Retry-After` seconds. |
+	//
+	//
+	// Example: invalid_request
+	Code ErrorCode `json:"code"`
 
 	// DocsUrl Where the fix is documented (`api_key_rotation_required`).
 	DocsUrl *string `json:"docs_url,omitempty"`
@@ -1990,9 +2002,6 @@ type TypedErrorBody struct {
 	// Status The HTTP status (`rate_limited`).
 	Status *int `json:"status,omitempty"`
 }
-
-// TypedErrorBodyCode Stable code; read it first.
-type TypedErrorBodyCode string
 
 // UnauthorizedErrorBody A 401 in the platform envelope, or a retired key's `api_key_rotation_required` in the typed envelope.
 type UnauthorizedErrorBody struct {
@@ -2102,26 +2111,26 @@ type ReadinessInternalError = ReadinessInternalErrorBody
 // ReadinessUnauthorized The readiness route's 401, `invalid_key` or `api_key_rotation_required` (typed envelope).
 type ReadinessUnauthorized = ReadinessUnauthorizedErrorBody
 
-// SaleBadRequest The platform envelope as sale and refund answer it, with `error.code` always present.
-type SaleBadRequest = CodedPlatformError
+// SaleBadRequest The platform error envelope.
+type SaleBadRequest = PlatformError
 
-// SaleConflict The platform envelope as sale and refund answer it, with `error.code` always present.
-type SaleConflict = CodedPlatformError
+// SaleConflict The platform error envelope.
+type SaleConflict = PlatformError
 
-// SaleInternalError The platform envelope as sale and refund answer it, with `error.code` always present.
-type SaleInternalError = CodedPlatformError
+// SaleInternalError The platform error envelope.
+type SaleInternalError = PlatformError
 
-// SaleNotFound The platform envelope as sale and refund answer it, with `error.code` always present.
-type SaleNotFound = CodedPlatformError
+// SaleNotFound The platform error envelope.
+type SaleNotFound = PlatformError
 
-// SalePayloadTooLarge The platform envelope as sale and refund answer it, with `error.code` always present.
-type SalePayloadTooLarge = CodedPlatformError
+// SalePayloadTooLarge The platform error envelope.
+type SalePayloadTooLarge = PlatformError
 
-// SaleUnauthorized A sale or refund 401 in the platform envelope (`error.code` `unauthorized`), or a retired key's `api_key_rotation_required`.
-type SaleUnauthorized = CodedUnauthorizedErrorBody
+// SaleUnauthorized A 401 in the platform envelope, or a retired key's `api_key_rotation_required` in the typed envelope.
+type SaleUnauthorized = UnauthorizedErrorBody
 
-// SaleUnprocessable The platform envelope as sale and refund answer it, with `error.code` always present.
-type SaleUnprocessable = CodedPlatformError
+// SaleUnprocessable The platform error envelope.
+type SaleUnprocessable = PlatformError
 
 // StatusRateLimited Typed envelope: rate limited.
 type StatusRateLimited = RateLimitedError
@@ -2143,10 +2152,12 @@ type ListTrackingEventsParams struct {
 	// EventType Only this kind of event (default all).
 	EventType *ListTrackingEventsParamsEventType `form:"eventType,omitempty" json:"eventType,omitempty"`
 
-	// DateFrom Inclusive lower bound on `timestamp` (ISO 8601).
+	// DateFrom Inclusive lower bound on `timestamp`: an ISO 8601 date and time with a time zone (RFC 3339),
+	// such as `2026-01-31T00:00:00Z`. Anything else answers 400 `Invalid query parameter dateFrom:
+	// must be an ISO 8601 date and time with a time zone, such as 2026-01-31T09:30:00Z`.
 	DateFrom *time.Time `form:"dateFrom,omitempty" json:"dateFrom,omitempty"`
 
-	// DateTo Inclusive upper bound on `timestamp` (ISO 8601).
+	// DateTo Inclusive upper bound on `timestamp`, in the same form as `dateFrom`.
 	DateTo *time.Time `form:"dateTo,omitempty" json:"dateTo,omitempty"`
 
 	// Test Extension. `true` reads only test events (`is_test`) instead of real ones.
@@ -2158,10 +2169,11 @@ type ListTrackingEventsParamsEventType string
 
 // ListDailyEventCountsParams defines parameters for ListDailyEventCounts.
 type ListDailyEventCountsParams struct {
-	// DateFrom First UTC day (default 29 days before `dateTo`).
+	// DateFrom First UTC day, `YYYY-MM-DD` (default 29 days before `dateTo`). Anything else answers 400
+	// `Invalid query parameter dateFrom: must be a date in the form YYYY-MM-DD, such as 2026-01-31`.
 	DateFrom *openapi_types.Date `form:"dateFrom,omitempty" json:"dateFrom,omitempty"`
 
-	// DateTo Last UTC day (default today).
+	// DateTo Last UTC day, `YYYY-MM-DD` (default today).
 	DateTo *openapi_types.Date `form:"dateTo,omitempty" json:"dateTo,omitempty"`
 
 	// Test Extension. `true` reads only test events (`is_test`) instead of real ones.
@@ -2521,68 +2533,6 @@ func (t CliTestEventResponse_Data) MarshalJSON() ([]byte, error) {
 }
 
 func (t *CliTestEventResponse_Data) UnmarshalJSON(b []byte) error {
-	err := t.union.UnmarshalJSON(b)
-	return err
-}
-
-// AsCodedPlatformError returns the union data inside the CodedUnauthorizedErrorBody as a CodedPlatformError
-func (t CodedUnauthorizedErrorBody) AsCodedPlatformError() (CodedPlatformError, error) {
-	var body CodedPlatformError
-	err := json.Unmarshal(t.union, &body)
-	return body, err
-}
-
-// FromCodedPlatformError overwrites any union data inside the CodedUnauthorizedErrorBody as the provided CodedPlatformError
-func (t *CodedUnauthorizedErrorBody) FromCodedPlatformError(v CodedPlatformError) error {
-	b, err := json.Marshal(v)
-	t.union = b
-	return err
-}
-
-// MergeCodedPlatformError performs a merge with any union data inside the CodedUnauthorizedErrorBody, using the provided CodedPlatformError
-func (t *CodedUnauthorizedErrorBody) MergeCodedPlatformError(v CodedPlatformError) error {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-
-	merged, err := runtime.JSONMerge(t.union, b)
-	t.union = merged
-	return err
-}
-
-// AsRotationRequiredError returns the union data inside the CodedUnauthorizedErrorBody as a RotationRequiredError
-func (t CodedUnauthorizedErrorBody) AsRotationRequiredError() (RotationRequiredError, error) {
-	var body RotationRequiredError
-	err := json.Unmarshal(t.union, &body)
-	return body, err
-}
-
-// FromRotationRequiredError overwrites any union data inside the CodedUnauthorizedErrorBody as the provided RotationRequiredError
-func (t *CodedUnauthorizedErrorBody) FromRotationRequiredError(v RotationRequiredError) error {
-	b, err := json.Marshal(v)
-	t.union = b
-	return err
-}
-
-// MergeRotationRequiredError performs a merge with any union data inside the CodedUnauthorizedErrorBody, using the provided RotationRequiredError
-func (t *CodedUnauthorizedErrorBody) MergeRotationRequiredError(v RotationRequiredError) error {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-
-	merged, err := runtime.JSONMerge(t.union, b)
-	t.union = merged
-	return err
-}
-
-func (t CodedUnauthorizedErrorBody) MarshalJSON() ([]byte, error) {
-	b, err := t.union.MarshalJSON()
-	return b, err
-}
-
-func (t *CodedUnauthorizedErrorBody) UnmarshalJSON(b []byte) error {
 	err := t.union.UnmarshalJSON(b)
 	return err
 }
@@ -4222,7 +4172,7 @@ type SaleBadRequestResponseHeaders struct {
 	XRequestID          string
 }
 type SaleBadRequestJSONResponse struct {
-	Body CodedPlatformError
+	Body PlatformError
 
 	Headers SaleBadRequestResponseHeaders
 }
@@ -4237,7 +4187,7 @@ type SaleConflictResponseHeaders struct {
 	XRequestID          string
 }
 type SaleConflictJSONResponse struct {
-	Body CodedPlatformError
+	Body PlatformError
 
 	Headers SaleConflictResponseHeaders
 }
@@ -4249,7 +4199,7 @@ type SaleInternalErrorResponseHeaders struct {
 	XRequestID          string
 }
 type SaleInternalErrorJSONResponse struct {
-	Body CodedPlatformError
+	Body PlatformError
 
 	Headers SaleInternalErrorResponseHeaders
 }
@@ -4264,7 +4214,7 @@ type SaleNotFoundResponseHeaders struct {
 	XRequestID          string
 }
 type SaleNotFoundJSONResponse struct {
-	Body CodedPlatformError
+	Body PlatformError
 
 	Headers SaleNotFoundResponseHeaders
 }
@@ -4276,7 +4226,7 @@ type SalePayloadTooLargeResponseHeaders struct {
 	XRequestID          string
 }
 type SalePayloadTooLargeJSONResponse struct {
-	Body CodedPlatformError
+	Body PlatformError
 
 	Headers SalePayloadTooLargeResponseHeaders
 }
@@ -4288,7 +4238,7 @@ type SaleUnauthorizedResponseHeaders struct {
 	XRequestID          string
 }
 type SaleUnauthorizedJSONResponse struct {
-	Body CodedUnauthorizedErrorBody
+	Body UnauthorizedErrorBody
 
 	Headers SaleUnauthorizedResponseHeaders
 }
@@ -4303,7 +4253,7 @@ type SaleUnprocessableResponseHeaders struct {
 	XRequestID          string
 }
 type SaleUnprocessableJSONResponse struct {
-	Body CodedPlatformError
+	Body PlatformError
 
 	Headers SaleUnprocessableResponseHeaders
 }
@@ -11074,470 +11024,494 @@ func (sh *strictHandler) GetReadyz(ctx echo.Context) error {
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7L3rchs5li76KgjuPmGyJklRtlzdpqKiRyXbXT7t25bk6t5T9DAhJkiilARYCVASu8oR8+s8wIkTsd9g",
-	"XmS/yTzJCawFIJE3XnSxXT3qiJmymJm4Y93Xt35tjeV8IQUTWrUGv7ZmjCYsg38ejcdMqWMpdCbTozSV",
-	"Vz/kDxOmxhlfaC5Fa9A6Yb8smdLEfk0oOc/klWIZmdMVUUwkvVbUUuMZm1PztV4tWGvQUjrjYtr69Cmq",
-	"6ewN0zOZ1HRmH5Q6WSpGpCB6xkgml5rt3uG7jE+5qPZ3ZprECT5SJMbX4ohczZggSs4ZWWRymtE5SbnS",
-	"inBN2m5kMBRFpEhXnZ1G9IZeH01ZdTCnbCxFZfJjOp4xmPsiY5OUT2eaUKGuWFbbKReaTVkGvR6bT22n",
-	"1e7ixfI85eOIzOl1l07Zd0++7fdj06hZEZ6xpDXQ2ZKtn5lpngn9QoxlYn6rdjP9B1/EuKJmFuOUM6EJ",
-	"HY/ZAlb0kNBzZX6SesayK6427u9ztsjYmGIH5f7eZwxa8x0evX9FLtiKcEXmNLtgCZlIs3saGjgk8b8O",
-	"l/3+k/EHwa+Jwj2AX1hM5ASaMN9xMSXtk5fH5NkfD56WNnxBtWaZ6f3f//WnfvfZx3/5QyuqGfiLM1qz",
-	"Qqc6k2JKLmnKE6pl5nrFdx4pMsY13nVrXnNxcRfrg8uTyLEaLbMUl+aQZCz9Lsk3It60aSdMZ6ujiWZZ",
-	"88nXklxRrsk5m8jM3EydrbiYrp/4nAs+X85bg35UdwlOl0IxfQfr8MPZ2ftuQjVz++MekYTRJOWC4fn4",
-	"09NnBxsJwo80W9XclSO4FV13m3a+jX8/oZq95nOu4f9Ve4Cf/QSoZt0Ufjlfji+YJm1LDBVZGPLDxVKz",
-	"zq2WPx/RCZtTLmppxInrNWUTTbglFMssgw3iIpFXdzaI2sMQ3v2AVBVGQMyB0eqWA8GZvnrezGh5EhFN",
-	"L5ggk0zOcaNyFvX3rn2v++q5paqKChYRlipGpkwws6tJj/zPpdTMMCwtiVouFjLbQEDm9Po1E1M9aw32",
-	"H/8pMlPxf1eJ2aeotaAZnTMdiBSLzXzAbq5hp2TKtIK/zKMuM5+yxJI9M1bDsa3U0opags7NCEpXZMM9",
-	"ezV5KwV7Q/V4Vh3SkSCxIckx0TOuHGeayTRRh7i0XBty4M6BGSqyXvPrk/4BueJ6JpfasGyZrBrH/GrS",
-	"NcPo4jjWj/g9Chyvkup43y7nLONjL5PwxPe4oHqW97fwbazb8InM5lTjCf32oBXlh3e/9vCeMaWfU02r",
-	"A3txrZlQXIoeiU0vMckYTVA2ItocanZppFDSjrkamR/iDuFCaUYTQ4wyRlMiBVN+Pr8sWbbKJ2Q+Kaxb",
-	"wiZ0merWYEJTxfxwz6VMGRV4PjOmFlIoBsfze5rYi2P+shzV/JMuFilHHrb3s0KJIu/nDxmbtAat/7GX",
-	"i9J7+FTtvU+pNmv4Istkhl0Wl+WVAJ7uri9pL+wXhIlLlsoFi0icDwzaiYHcBqJ6eOGbRmRf3wvICwzn",
-	"OOWvhJFMaIqDvKupH6d84+xfUp4uMy+5K5Zd8jEjiiesZiU6PRII44Qn5opZYlEiejjbiFA9FOYxE3CI",
-	"YmZG0pszpeiUxaQdO2424smAoBTDE5RfOnGHUJGYHux3CdOUp6qXfxP3hqKyF46RdD2DXb8hRX5sWEDQ",
-	"RoElbtdO/kmlLcvZtm3HvI5t3Px8STFJ+fgzXinXowLSS6gg7JorbYTzjI1lltRfMvfZ3V+x51TNziXN",
-	"kvcUdbpgHTS71nszPU+LC1DDSqtaaeLaJQs6ZaUBg2LXbdbshOwqLTMWD1BxpFNGxjTLOFP2LipDrR8p",
-	"cnx68pJoecHEDRW/7ikbLzOuV933MuXjGqH2FP6tIqL0KmUKrt2YpqllD1bI4QooBMsOiZBkktH5RsG/",
-	"so6fotZLmZ3zJGHi8x1Js1t0PJZLYQS0TKaMJJIpIqQmNE3lFcwuIjKzspySy2zMLH2jAtReciWzC7Wg",
-	"Y1Z/gP287v4E/3D25vUdHt4jPG5Gd6JGi1BSwDydUaNniM79cKU7ZkkRid04T+Fo2rU/RMUUKdA5HV/I",
-	"yeQO9wPIM0t+PwLLIdpIkO8SRVdGhaIgOV9lEm9xsDYl6826pQlfDQwa6z6Bdwpq/7q37VslVvrA2v0p",
-	"/AL09Ec4guOMJUxoTlNyvtRATCdAQblafzw3UMqH0/c7On1/kYJ9voN3wrQRNIw+sZBcNJwvM6ZawmdU",
-	"VWVZ/CKlYza3NtsHBWLTPv/ziQPNyiwuBci+D4djm8PxVuqXcimSz3cu3gKzWYoGZdINqFEUf9jF6i6+",
-	"p6tU0uRMytc0m35Wqo6X8FwmK0LP5SUj3x6Qv/Lv6ze3NM6HPd5hjz8IutQzmfF/sLu7rWGjsBvfy2RV",
-	"f2vJUtHzlIWyY42hETRxaog2cHvn9msbzTYJjwJd8NEFW42cn2/kTBEP52HjeRAXzzlsxt0dhLDRtcaY",
-	"jE1YltGUpFxcGM6rl5lgCZGTSc0um5dGiW03jsgiXSqi5aKbskuWklgtIXYjBrtV7KzLHTBTjVM+viBX",
-	"VFnjI0seDsbag/H74+U3nurXxPDQ4zrn+nY878Zr4Q/RHZKDoM3mpaDaTpwlNVc/o5qN7GO80XrGxbR4",
-	"oQkErhA60SwjMfzRhTCW2AUMlBYqeGXTOgUxMQ9GgOqpYTThgil1P+phffNN0sVaXbFysrhtcgS+xdic",
-	"NbPVIzhFI3tuYrLff5AktjwD9yJb1ra+pZBZLzNytKAbuTEuS5rwxYNUeYuzkPCMjWvCt46l0FwsGaGa",
-	"xK9lEJEYLKf7vfr532YsQybpAm+n4MBj13p3D+QpTdk9+G6OZcKSO3DgoJnKxjyMZcLi/NDar2JzbGMh",
-	"R1TrjJ8vYTEf7Oi/xytjDuOdB2lsdxSNJhbrjApFx0DneBIbZYymGaPJygtY9SJp4XwmSxwqGwXtxZ3D",
-	"odAZo5pQRayW1itH8yiaMugZovqsdd52bJ75ML9zlkoxhRBkCP2kacqyR2oobCxdJRbo4QL8Xi7APYXA",
-	"bXULdnYxlAhzQYzsPLgV7uhI3LkdYrvT8FZaomN4MLiyqxQSt/OCrR4pH+i7+aQIqUdg5nhg1L/bQ3lf",
-	"FqPtzuZd+EmiDYLlg4az+RTci6ILR+CmSu5G4rMMGq7Xeh98K3d8RhaZNPKu2aTPTCeOIRlmvIKQrPjD",
-	"6XNz6198OEGt8ce3z+OtToxNSWLJaGwbLFtgx0a2r3hUHtjZ7+KQ8qlgyasaWws+ATEHNS0f6H4Iea5V",
-	"Mw5px3v+pQp5aLbqFKLod41uP2W6eyzlBWf1DccZm+iMji9GNpY+JmN4nbTjH7RevBPpylyMUzpnp1yz",
-	"717Ta/ibjZcZi40+MNN6oSLyR5LQlercwNCkqV6q34VrpUfeynIWD2hEXGEa/SNFDh4/e3CkNN3GfL+/",
-	"lhiLesmgs5H3b3cW+vv/9FIAZFQaCsIyzJBZt5v0kir/0o6ZRHk+7boMonVjL+BIBKk/YbLv2u9LGBEB",
-	"EsK6z+CdIFd+3bvwzi2ZVmE33kr9RiZ8wllSzwEwWxjQGRYr0o4LOb5xJ8gbvsul/xrX7V5I0ja2FEuK",
-	"bPLV+rCviMQVKmckzlROIT1pSrm4s4iHT453Y2Z8knAzaJq67Gnqf3mfyQXLNGfKMf2S/TBjrIsTudYZ",
-	"JQnVtEdizZQezUGWntPsQhEapFkfktgajsCilMel+7xxgW+bBsycF8Egfm3l327ao1fJK7FYAm31A6rD",
-	"NRjLLCkOMUwEjwi7HqfLhCU54IFNFweUACrsgwVdySUCMFTSvf1P8vxnNoYhHS34X9nqhd1/O7Ngnond",
-	"jHUzxDZeiYlsYUa5E9B+ws8/NvYL31T6tDrNiOpCAn5CNetqPmdV1JioNafqoo4IxZke/dd//CcGpkGE",
-	"D1WaHJDxjGZ0rFkWrlTenNO461BYAjSUKhLKnAqAp1l54BPTvlimKWqheHyL88XPd5ouNM5G56ttPynt",
-	"S95l2FZ1oyqfwSpH4RYFi7Vmo5VasmTzMSv+au0f9axFsCuz/hFRM3klME12xjJWu5+3O1Lr19KNMqpd",
-	"no1r2nxFcsdydQV+gIxZSwPAEuD80GgMKN2olI8vLK0qn8XKvBc004Jl9vUK/kXD9x4DIyrRxhs0oECI",
-	"Nx8zsZzDGvvJ4dwuuQLO0IpaSxE8/Ljp4Numo3xJChMuDL5uU45nlIsfWZZYX3HNOm8il6eaLVwLn6JW",
-	"ymiy4yeKokFr609Ki4DDtF3b5monm/KjpZ4d0zQ9p+OLIFqjOG2ejCA7vhY85t2CiVfPybEUgo01ce/m",
-	"bGwsxYRPl0YV4oZMZLU32Gwc23wZ8bUoH1JlXlHrujuVXfujkbd6J/TqDYYs184aAVK2JVpGAUprBlp3",
-	"rM2+pUyzHc4tNn9zqmJn916m6a4zo8ml+UM104bqVW5eDXa94BlTliRXYo0sApKcghHMHBj7gTkd2xHw",
-	"6novmLBwSH7l3UDqaEfUajjWAZpBOMTI6PQ2jF6MXRSR6yrutbbc5Vvv7qmmmd55e5d6Nlpmaf10Aa/A",
-	"bMlSsYzIBRMQBoKaQWFPlhmv243ifm+3gwuZpvVDOjpXMl1qRj6cvAZcm7+8OCN7dMH3Lvf3xinfM7PZ",
-	"M9/HeUq0tUJuM9odyY1fu2DMhSnfakuB6ZwwBVhOlW3LuV8+XC/zR63xUmk5Z5mTpKpTnclMj8ZWLale",
-	"gRUKbJ5mmcHUXpbLnC2u9aCELLS8DNBoYUylGeTdRK1axl9YuVeC60a2VaFnW6pxYzmfczhJo8yekvUe",
-	"I/f6CdWsrhW3xNu1cmbehgbkBWejZJk1qCrP6UodEsW0MkQIXkaQvlFCVwrI0ZxeI5jZk2+f9tdjm0Wt",
-	"RM4pF5sG+hze8tN0wxvNpdAztfFr+/obeNu3gghnm24jvOXHWV3i6tbdSDrAQ7UjcV2nyjiTg82y206l",
-	"yXejSjYLAni96mTfeaQAStHoDwQbqO3MtajS5XTzPgT9R4F6VGjET+BWlLFoADPrnKbvJq3BTzvZzaKK",
-	"DOeaK20txktWH+RwaJsXJ3h389RthxtfxAFXX/tYZ+uuhjvLCaHk+PUr8rTfjwrBz3WAb27tcTvV5qvA",
-	"NZvXrFp+GWtoF1eLlK7smSRqOZ6ZQxo/6f9f6EP/w+OnPYvEfCfa/prrtLWw20ClvIap6iCoQzl1/cmB",
-	"61SmcblCm69m0OEGW4T/gWYZXe109axndVc6ONb8ko3WL0gi1OiSZd6vUBVq1uxW8yag8D/KF0rVooee",
-	"MwCXDl6DKI4V02RBeWJOX8YuWabQ0rKz/aP6QcbGTOgR2nMbrApq9PhgVr9cRo1f89io942P6ywD+HLY",
-	"bthI3XEwi7xgo/GMZlOmRkz4pObq1rl30R5Q/9Y6flK+AIXDUtN84+jK6x5VDmf9malbgCuaCS6mqkDt",
-	"1nGgv+EHt7qBZ0zpF2bsgYRbsn7D1ED4QTVIChY4GCAILTZPBwTEeqcrMaJWQs+Y5mN8UDUp5i0XlIO1",
-	"lqUmCWVb98mWmsinmwh1wWJuomhUrLaQMUptGt3NCBobPglVvU8fv4KTdTOlE0/H9laiWx0mCzdQS/TN",
-	"FeeXW1GZYBDBBIImoqIZ2nXbsIZr7KW5Z3O0lX+t6Br9FLXoZMJTTjWrN468XKbpivyypClQRbCRtEGq",
-	"gyZZx2HbpxTIGxh3Iogsw+ANBBSmk0lMAGOaeBTzXr1pB9FlR6GfoQx4GavLsX8hLiQSumwnTD9qT3im",
-	"tION4ALDviqdplRMl03bbiY00lynax7bpas5MhOWZSxrfEGNM8bEKGNggrLia/UtNDbV6wRRy8ih/7DI",
-	"bZWHS8WyEZ3a+IBS9uJUyIwluRMyx703SuMHxbLu0RQw2jHbhSuywDIOtet4ydnVQmZ6pPg/ttCxi0fv",
-	"RvrzOpt68wk61TIDqH6b/AGnpGt49ap8ttDYUa8aVOwgdYmyEKOY8gkzu2Q6NC+SttPTFdPmuEfEAqyT",
-	"b/udelFwm+ttiO0bmTB3uQNyVtLdXDiCT2Bq9N2Na4MMKrgvjxSJ0dRm/qpXpmzSYECYdbZkH6Maqn9v",
-	"vMqNoeC2q9nKWlJcDdi+bzuBW33HyEoZHkaILeQNoxczDw8yz22mkhFw6xI74ZNqeDhUBgjT4TZ7lmCw",
-	"921goApzuqhIzAlcisTXiNBRTbY1Ta/MjfN0y+1jfQzm9jJZTfD+BpnsxAY3nNjFsF99rCI6wwRBOYT5",
-	"HfT3Hamqrkd7t9wQc0+bk0Hs8lStzNVyPlJxo+IQgWouwsMbogJBMQkb8zlNCQBzqgFZsMwoSKAUuH+b",
-	"/VekHdu/42go4oyZ82cEAPfrwLe63+93IjKnP8uMuFNKloJrBc1O+DVLfKPwFwKBuBbxp8FQBA2a/3V6",
-	"5ITRhLBrOtbpypywq4xrzQRpC6OeEz3L5HI6I5RMUkl1B5OTIYxK8Uv2xtm6MQohtxLJ5XnKQtu47TGq",
-	"q1uDC1ncgLOSHGsXpRW1YDIoUhYXrPAbvlUn6T6nPF2BYH4sl6IpAEFtKXWPpbhkmTeEbPFFYt0d1Sv/",
-	"4ezYMMmKc7ZWcmM02a7HqsrCHA9QzkDRKk6kjgWUlm0Xi+VaX0VpNypczPDyOiOYmcfLTM4r1slawyTV",
-	"7Exu9aq22sYGRcd37xu3n25nirezql1odnnkCNlLmc1rD2iuGdZIZwnYadKUiQbJvvjKaA61EOsDDBpD",
-	"DxpNhEKKcZMeibAqo2XGG4M7GsTnumV6lZzJCyYaVcSdB7+pn6YTH8bubDI/N4XUYFfQ0U13vXmvrW0v",
-	"q31jmtHAcLDrrn1aM5HmFaMgizauWu72LxioAyq6ZsltxEnTjMq6WDiSwqdBJ4Xx1G5d4LCtpe3nGRXJ",
-	"I0UU1ww9hTPDiM1BJG2jPyx67JrOFynrjeU87gyIkGRB9SxC60FEjJRqhBqo3aEiLxw8fvpkKIJQXHJE",
-	"UkCbmpJ4pvVisLeH3h5IA4O/jARJic4oT+G1vZi0oZDCgslFysiCKs06hEJlxLm8ZAkAkA9FPmauCBR+",
-	"gQS7VBopdEwVQ/kgqFLZhl7/PNjb6/z5p6Puv9HuP/rdZx/b+b+7H3/tR9/ufwqedv7cHg57O7ze+Wbv",
-	"z3+oo+Z1rvC6uHGUGlCGGhB0sxNKXNTEI0UWdDWHUPELxhbmL/M+YvV5TbpH4n5M2uZvCQVeaUqOX796",
-	"pIZi2HKq8LDVId95xdj5qakiccnNPyBimaaxQ/Rw8DDkCIqYDnLdWoqhiMcp3+OC6/iQLM1xEFOIoCLx",
-	"+6Oz4x98WI9tRe396ku3fbLlp3JZ7XGDoBbcPxDhn+e+3FKZtvlCGwk1ZQocP7XxtLXqdXx0fPzuw9uz",
-	"0fev3x3/9cXz2NZ3UUu1YCJhiY8Zoxq8rRA6Vh9/XnAoF7t5J0JnrS5gndRr8Ajv09ASqC0H/WdRDe5P",
-	"G0IQNqD/uN3tFIS/NSJdhQL9wGiqZ1VKWw3gkxdbh0rWkTrnTKgxT9rCWD4YwmpIsIHClhTMAySkYFbd",
-	"3Kk+YFSogttYBPcjFP8Bm8Ff2crbLEqUuZAxOLC7Z6H6ykmCDWaL7awg0FOQ8Rhta++4YKtt3DOfPm5r",
-	"bYharxlNjIhZc/uwMlauFpO2Nc91Bs7S3AXrGagNwCGCSHKyFJqn5j5AM/mbYO1LMTlo3iOxbWoEVauM",
-	"alrXOH5jVt6tSWl0rahVaqhW4TPTbfTunTKRkNibPSMSh5FywDjPpZ5V9//W/odmK+2PNF362r87mGVL",
-	"QYo1CZoaUcvti4TDxhhKqvhUdJcL5F3KMPhLGIR5ZIiY4TP1LgQvZJcs7HNzLlieUmFjRm/tZsTdbJQr",
-	"i/kea3ckeLVm9TameNzELG0O9s1TOhqN2rFZFAIoAYbroKF3skwBGUBmrkRacFHhUuJnnltRFb7SI2cz",
-	"ngND2Tvnaud1EVfse0YzlnWwOegfpChp725h8+OGmDifhtJYOLttFqRji/jBVCrUwkg6lFTJlxOaciLS",
-	"aHj/umz0bq/zM1OJ4Q3Pei2ZtzAkt08MXBuLsrWD+svnRDm/zZoIfR/RCYoaGtX/TCeT77Cqa+7osYX7",
-	"64VF/1YDpgd4hYHC1n6/XCQ77lFdlFswiub8rHxzS8tTyk8MhtR01o7h/eqJ27Dv6+Oli0sZCn5e/xt1",
-	"P/76JPr24NMfNq5LMJSmWRQLP2wpMTaWgeiRvzK2wKToaqmHAYGi0qWKD59f1ixUptisHMy4qDsFHzeE",
-	"kVQJLMz+Y7TJ1lpHFddIt1xc3C4XG7GZtg31MW+/5kpv7nMrVuGAoW4Wd2S+/rBIau/hGipeVh1E+SQE",
-	"PRh9u95CeQNj8S4W39dyKpe6wTiqssk6G2ylsTds50RqtDvsMu0tWWMd8W5KUfTEW60JCr9JkuG9xm7f",
-	"TXR2cVqbA7Gjlq91vHa1IBhA1WVQUo0EXhpZ1qiYKsrD6J28O0i50rEt8KMGVxnXzPx5wVZqkLEpEyyj",
-	"NnXRD6EhRSwf+k32sHH9zQQ2EZ43bH7OshPzZsVGXhiL3yFoNfLrt3NkvLtRhX0KDvjNs1pwLo13uFbr",
-	"frtMnQHD7DkXl4A4ZgtLp3Kqykma2wueNxK6G8nKLXcTGw62z6/JxkQHbLVJ0PMj9hN0Xc3p9WsmpnrW",
-	"Gjx53I/ud0rNA7+dWGAP1Y6H8A5FAzeAmwoHwQKG5uArwTKgrnMgt1TQdAUBVuc8Tc3+1BnV3h0t9exF",
-	"feiWF1erZ9o8GRXu3SaW0CzovUdh/o5U3Nsy8c2ZS6Odc1p2/sBnHNQoLtmS+cwEOyKiDYfzCJOY1dDt",
-	"2jSGzMIpca3KqQwKYayUJm272OR85XHnWRY54PGychRnuuvb6qJO7cGiEqtTdwYQoqoIxiAtKDgUROKH",
-	"DQRLkXY+cpQRMOrJ/uTYSNzxuEW5aR8RnsgUsCUZvYSgWLnUPfLS6CSwUKbzle+ToguX0CRpAoZqkmQc",
-	"dSqo3TWHIty/jaTYnv57oMXuHAcvOoeg+3s/2i6LuFmKtcO/HUV2FGBrCmg/uEOa7IdwU6L8Hv3K7xFm",
-	"uY6cgo00QULnPSGQjtWKjOjxMdpsrN7CorSxjSt2PpPyYqTYOGN6ZKEoa6yj9r1aI5utgCQJFj63jm2c",
-	"+iNF7LebUT78otSOqziIjdar8h7c9lSWdvTGZ6FJk19zIj5u3Lh6k6R9x5ekBwvoFPJY8LNeMa7jaqbY",
-	"eBQEYfzLH26+Z/WLUQ43Xxcjbd7xVrmqAc1tW8lhjQHS5uCD/0BgOxbTIQRM7Ddej3y8XurZOhjeWucK",
-	"7oR6D0hNnoqrJlyEzgsB8+4+022d2a06s8aQ/nJOCjolZcIOXbC62Q5kv7izclIOfa+Hc8jjUdbNuRC7",
-	"ss6v9sNyTkXXSA0wRPveIUnkeGkuKkvcb+gKR/9q7dAcUy3FycDsxilVyvl7UZIJvd55jTe8CkUcVPfb",
-	"S5md8yRhwv1QKDjbMtK/nsnkrdRH6Ct3v7uqXe7vv0jB3L/ram9A/z5r4g1LOD1bLYJnQcWAF0JzvXKP",
-	"XHmkU5ARg3G+mi9Shgvqfj3F+kUfBL2kHC7ei4ZUjNC6VCURP5ydvQ/W1Mc4PX32LHA9HPT7G81y3gxl",
-	"ZZvcFt2MMBG1LMDD3djobJTDCIPLijatzQYlm/uQQzJu5PiBh7Gc7VUXCV9B9KnmA1Qi/u8KwWfz8O4W",
-	"z6IGkmdtUOEjF1QoJy54MARHwEDCQsAhZnAasneILCoPGuxtZXTa+liBh5nagKC1vgkXOLTW1lsPb1OL",
-	"SAlYASBYLFVD9M7d+EIbLJi5jRnhdPwdz5ek9oQ1X41tAJOqp6d6tSv3dTd/rCU7txRkLe3aXn7FD3Kx",
-	"dc5FKEbtV4KoqgSteIu+t9nN9gViP3AxsZjfbKSCakQIRO+pAYkxX3uwtzeTSv80MHzrY0wgMJnIbCgg",
-	"QvkwjMjG5DFBXr2//NYo/BlTUP7uHCJstDrEYOx9o8d8+/Tpk6eH5XBqrlzkdCcaiuZI6dwlkYvWPmK6",
-	"fZ8B078Nhz/91O8+O+q+pN3JoPfxX4bDj532AAIqf92Pnn7q/LkhqHpOr1/huJ/2a/hMM9PYCSnt60KI",
-	"u81MviDm261I+64GoB0j+SrFXzYGW2RBKZjPHyURVprZIIfaTw4eP/u4vVxZU7i9NspiawO5LzpeJf/n",
-	"qRxfsAa1GiWPiSVnU6qRIBqJI9RLFpmccJDqzGDlnI/BeweWVUM2rHvUcFPg8tvaqsYzZvMvS8oSHc/I",
-	"VHZNawReQisz14rMOCIzbKXz+nU5No3UycpoYHZ4T03poQ0oUmsQpLZGjwoSM/HDuv01O1Ozt/lubLsO",
-	"fzH09ZPdp10/shu+82f29Oz6nT9Wu31YNUXtcnbrVh820NLo9UBrPuP8lgbYlCoLtFUL+PyWXTGlScZo",
-	"StpCiq5mSncsur2cEGbuzwUXTdj2txiYhV+/2dcOif0mX98QlH0h07QOgbJKgDdf2O3I9k2ceS42yhHc",
-	"JKMTjanaAPaOBxRgf1oN5xHPb/53rXn4vqKZi64tBypfP0zHkBxVK5/2Ak2uXCm7o2uZIBL7yqZDMGOz",
-	"39etPQbXZzYTQzFICrXh5iBkuZ9oyty/S9qN9Ux4d0eAr/dxO+R1CkGQk6JPbW0IsJMtGkI2g+X5iz1s",
-	"6yoGFVdOsGs9skgq21iT1k8oai3FhZBX9weLnRvwgoGvXZNCPXdn075JBtnTfv9LZJDtBmJzf/LnLRFn",
-	"yml8dwU3c9aU7RflBaVdEtga6Jhq4UE3+dWxF2Wr1pdzqupSeeQF9Afp2OZisHpXx5xbIqo2tMEVucqk",
-	"mOYRGbhMxKJ9bHa1+sEWem3a8NWpv+al4+nXYpPY5patlmY4drfMPQO7VKzBlusHP1mK5LiAp1yyVs0h",
-	"UG7sEGa3gYdxmFK3iixyULmjG4xgXQGPBc00p2m6GrkeWnlnW7KYwpCahhosRLQutxj3oBHQI2NU1QJd",
-	"Wwi5GH2Dcail4k+w9TSbsnM6vqjlMPheZYVL/lhcMOuDPPQYDO6mpWyiyVLgY5aQNkQMedClf99/3OkR",
-	"N1pzF69mMgWQBYsZid3XRpmWoZQqgEr7DSlPZlpNK/cyY4xodl0PaxhgpTXi4MfFl2Lnx/QACEYi2kxk",
-	"Sl3tjonojk4jKGLhYm/Hcisk4dPHLQIBApPjXaR61pzU+r207ExJ4fbAoqj5DE+I0eMKUAcOMajA1UF3",
-	"iBHtWF3wxQIh1NAfDbbr2oYhfNCV5sEQO4Q8oIWgHvu2zEjC1WKpGeEC6zB2IoAFL0Q23Pzysk3X90xq",
-	"f3lZQpQkE5pthbhQAIDYieqWSyla+hiTNiTo+tF0Ike+4KElzeZXIQPo7NilaANMC0+IkIKZt9y2kbZD",
-	"gi21X1zXgNzjcwRULADg2ybrtZPts2WrVOTzqaB56pgXAdxGVgbmb1bTeSpf7VK9gHVYxvUi6VbahAv0",
-	"McoSS8Da6WRQkjCapFywz69cNIrDW6YPRq1EjlU9/u0uOsYpTdlXKbN9ZrlrO/nKrNaJ5QYNEBEuzMqc",
-	"s/x4k3Yc0iBuo+ZsXBpXjiCtFBCkiLDetEcoSalmmUX1FISah10P0hi2b4baqUHZ2H37bgEBcQMRoXT+",
-	"PpuAsPaQ3gSawlZJrrdgNyNPnAI6SB3yxCYYpW3u0O+NyeQxYTmXKfOMCtdpvsluT0qMZhPwA97y9YA3",
-	"IchNFADg3CPgzQbVysHq2v13uL9uOR4pouY0TZnSAH0bFfWqO1SZQmCeGpCd/N41KKEfTp/HPXI0HrOF",
-	"xqgPKlYY8xGIYB9On7ei1osPJ62o9ePb57VC1npEn9MApkeZ1UAUFhsfVs1wAlN6Y9gWVyNPmNdMDgEL",
-	"6hJg0NUwL+JQBk/lGNYuqfVdvTp9R/70bX8frVRyMlFM5+r1kz6Cx8s0IaFG/ZTMuVhqpjye/VIvsdTb",
-	"lrUx16RWtBY0SVJEYJlLoX5ZMvaPVa6LMOYAh9MVIFFRLnTG8MvVAuoq02SFXoFfljSzNRkXfALoLYvF",
-	"CHSrVtSaSjlN2WiRUqyALZbwtdQzljWVfoFxjywqoT2tYcDG06cbAjYsjXJRMQ37bTtogrU/9x81XZji",
-	"O0Kz7JLWJ9ptsja8Sth8ITWAX0OFv6Xgv5jDP86kgtAwn/NF2lZtpYrEucPFFSSJOz3yboHUCY6OKwqw",
-	"s52iRNV2N1sgrc6NFpUgUtTc23Eoull4c3PiA15AMEaJzADRG+rxwm1xKv4VVd4UMBTY4t/gkxf4dmzh",
-	"vXNgvk2Sj5clN5nkK30hXEj151qhFMP8OBAAzFosQGI+UjXLcFg7b58KCBhnFdvVnK7IOSOQggAZjjVs",
-	"sFC1ZwOQiWMmdMq2i5yuLfuSp6ncMP38lhU01ligyrXlg6C/dSWhG9E0bz/XLwLjFbU2xJ83SoyFakje",
-	"/lA6NcXm1wmX62wQYTX7mq2DESxF4U/wHLlabnkpt9o9PQW+CVDum/zIZdxQ/NRFqsCAI6inKVZg/ghc",
-	"VQ3VxNZ0Vg3cqWdU66WX7cCkUcBfLW5SFLdwAasXIzHUS0vgVRjljMU/VENZuVe3RFm78fdmgKN50VzU",
-	"cAXrioe9CgDK4N95e3WH+sxGavlzVz5bwswg5f9gCbKRyOIFZiSveNAjLzlLE0XO2UpaBmFulhRECqZI",
-	"wszBBzTloBjgZmtFcSx5f9tZnB22qRPZNwdOBorL5pdhNLqO5QbrVCvn20SEox0yadaaK9arOXYYm/E4",
-	"2SUfs5FU26F34tvuWm98f6vqesEO11HIKZOjMdfbwYvCy+Y4Zdu/n7HptsE4W9tgynph9TiEheDWHaSN",
-	"Y3LKTCNaVBg8FVZH3Fh+rmZY20YmNhdGKBanu9XMzbVRms4XdR5aOXf2Gf8aoE0xmgS/QJAKDDhxYFM3",
-	"TZYqFHHMh1YsHOZpwEaqfFelYoqkfutCMQs65cJX9688Y/UyuXni6wPVPz4t1voLWaDUBR23SQxcoK3Q",
-	"NxZ261rZCIIVzO/WtWdKbqCbZHBnhrtybQsiBAavENC8UmEtKmZXRGv8S9FGuMrAt9SEPwFZDtdGpQxy",
-	"udtrgryKwPzLjNdxORdLWgcjJ0ki1/ZgAeT8xOJ6vO31elltAHPZAAwPzIiuKFQkmEgo9KEzSEttx+FW",
-	"xBALF+4Vjmt9dYgtM7LLfdUWgKwrtbde0blluOF91bZbV8xu13J1rqFi5CEEHjolta4+g/MbW83X40FV",
-	"YCWay3XcxAFcvJDb3qLdjj4Eg4/OVzfMEi4dq8h5qfN213qso9bfENHkqC7GXC71WNbhP3iESVR9E54M",
-	"oG4fWvlImzb5YyHiAzDW8bWgyEISOcvXUCwot4ElPuqEhl5X9zs5X8HpK8XpmE995cwgssRKYSwZDEUp",
-	"gMh8wrG6rvlAOKU+cwV0MGjIYYvZr81XoekBxmk/MF3kyF9UkHNGxhlLAJ3xiutZp0eO0hQAOCZc0HRQ",
-	"RBUigjEwghLAFklsCUMfCWMtmEaeg+ULXfFB4VDDs3BeZTNJfUBSfYzW32arKAAXsweDnC91Yd/hDSwH",
-	"RWIhSVgDAmpAmb8DrcmRA8PYDY9v4B1hIe+NcPhNJjofJeDGayZkz41buG2r2BTDz+3gaqUYZXQQrlen",
-	"kMwdgnmeOdTfcyhG8NJ1m+nlCAHmDvrknCr27WOSl8lCqLlWhUrb4kJQVYgAoDCZGAncrK4vNxQiz8EP",
-	"cSciIN2QZ+iqMguAeedmVWFg+QrMtF4Elpa/otZbGf7uo7f59z5kqB27SoJAogcE6zWQTI/+6z/+M+70",
-	"yKuECc0nnCkihTeoH9qiVFKMma1cpNSSJdFQgHBxRc3dhXoMiE5wSCjxGK4EECVJjnyrCNcIhA4oeyIA",
-	"CsTLuHGlrKqFRaXrj2RC1exc0iyxyFUs6XJB7Ie2bAppxz9ovXgnoDBGfErn7JRr9t1reg1/mzPGoOAW",
-	"5OB3IiiPcr4aCh32gNVS4Bj85cUZ2fMP9uxh6JEjiLEkRg4xCzwOIRLtWDB4EqimGgol5wwJaZuKFcGS",
-	"jEAX/vLiLCI/vDh6HpF3789evXt72iHzpdKEpkoSQ9EspOOUPVLk+PTkpT23VA1F/Peu+aULlyQ+BHop",
-	"l5pQMqd6DP2ZfeeaTJlW5KD/hMRvDHMwDzJiZfaw1f/6j/+PZCyVNMGScH7yiGJvJ+QIe48c0zRVtkiu",
-	"O3/YkqXLQeMWEwGNZbDVLhm95e7byO5ofkbogpsbBFJnxhfslE8F1cusVlExL+Qwc7CR8G5EXC5anieR",
-	"e5fC14uIaDBWrBGfjxW76eYDqYz1E+SPTiQKVkJTNMmX5moYjRGZWq5y35Tr2fK8N5bzPfeO/wcatcLZ",
-	"ehLleZXKS//Ygj+KtCHPuGPxNW2NuzYkHXdclTI0p5iZWz6s0DpvyIGtZO8LxcAhkPMFdKdnjGch0E1v",
-	"KIZi39yPS664NkJvlvFLID8OYtMV38hrDxcxRMc0Q03FDA2KI5ph0TnTLMPSGj1yZo4mIQ4WxEYoZaQd",
-	"7/2s9tTluPezijugrCr8JiIZW8hMqxKwCDiSlV0GW9ghCJfhAvopF9O3d7xYvKk3FI975G8Oy82tgNkK",
-	"RZaLiFg5DsBDEF4rckTDTaTt/jGXCetAtI57AZYOZ20mK6pHOWcMSH2xkd5QPAmG5Y/Igq5UFLbt2w1X",
-	"CgO+4/fvTs98kUE8meaJ9VS7owijSxjuONc5a/WpkF5MrEGFhNqWgfTKFXHosyVg2x50dOQkWqDFVjYB",
-	"ZjQUBz3y3NPzpTJHOuWGqAbXfs6yacltgKfbWXlRuFWHWKjLTTIGQWGpGG5G7FZlnPK9b2Jzp1I5JVxE",
-	"dvQ+aiGyqAZWOQawu6UIsHchTgH7hIt0skyZB44ze5kOzM9dcmqur63fiQepULfJcO7IouvCFviKSj3z",
-	"9dmsWCOMo3Bgq4dhxBG6yPPCYTYsxxcLG5QLqXEbKHr0/lVk1iU+to9fXKN14dVzr9X+RZLT53/Fqihl",
-	"URdesoekmwv5TvKFCQRxnWbweDFhGwcBxpaZ0ErllwRhL/IThAtRW3/NtMqFucBmRSyVLN2SgTmURlIK",
-	"CAqHyIyUj7lOV/70m+XA6r5Fyd+uhltiV6HyXCarDuz///gf5NgcRgEpebj1RhU6lwm3+/9/n7572yMf",
-	"MLXWNzFBd5d5wSo1tiaseZ3EWHfUoixTRShUHI08KqMZMKRLGgFS5RUR8oTvGNqmLgZuUzVIM/A3UiCc",
-	"JRXbxgCSdhy63OLOgHw4fQ5TefHhhMzoJSOPXUV+Bcfux7fPSR/6O3HFKu06YJfqsEDdYTRyQX9ZMmK2",
-	"V84LQ8b4wsLODMi3B+Sv/HvSPth/QuI6BEVDFNm1WRpLs5DiOSkDVpa098kb/n0H+nkBymJmzejAAM3+",
-	"xn/v2jDPrrk8bU0L6ooblSs9akRFBcVKhSEBLCIsVXD4nKCe5ANDyTagXB5h+2omFSOP+/0ILFpmsQ8e",
-	"P0OuDMHf7mjCXOFUxmg4hOXEAA+zqqDcAas2RyVjRF9Jb8pSh+RqxsczoDx0sUi598OCrHCFVoSfkWnA",
-	"JbLz7eE9+Oab92Uj2zffkDbIs6ANRSCdO4oOEJiINqo6AxKDFk3a5iagbOTmgCXB3GoAJTNim9EfXAGn",
-	"iMQWEjImbRfOwColcaFduFQlbNOIxGOZsLhH3tI5UwPopIQCGpMDswNxxdYZ2wTmIh6o+fVJROICKKj5",
-	"8cAS4xAENMZStrFHAo3Jwb7prPYwk4P9JzCQetzPmBw8foyd1OB/xpAaj/tVTH4xmyWk24gLtjp0DAh3",
-	"ogdL1BkEGdy4e6RdSN7Grssm7CjAkqoxepvn1hRrRSa13jtgds905Iz3RZHVfFy27ZtTegxEX6HPJJyW",
-	"5UXmSEyM7HIO6PzSveMrhZE3Dn42cGM4TgtDYGLMhiIHp/XyOTWT8xYFI0X6P2BsvxFM5Ca/kTeMgtrz",
-	"GzlhOluR34bit2636//PvHzQ75PfiM3Ud6RnQOa5LjmnqbmNRlgz3Mdh7HFngTBSopLpJYa5OLPiEhas",
-	"R34jb6UOKlvbTvfhgX0LzIKmNZpW7el5E67CS/6211ptq0/Ib+RHmEjwjtHFhdRW1IT1RXqDQ7CfHpDf",
-	"COZEyMCemluOnEEikagkE3bNXRs183vmmnOmVx/IuBQYCslVJYzxkGgjWBquawPNCmPcNzv1wuJ8uyVy",
-	"YnqgZ+VV7GqOb6HBJ3A0ch5IUkMegkBNuFdNk3z82E3S8XlYGIijj0j84sMJOrd/fGuYXLzMwYdH7gM3",
-	"oJrGzQqehLhx5Dfyv6B+PkCuxnCku0fmj5hYpxl++xSO9EvK02XGQrMVHxuhLGG+KeAJ5o7KySTnoC8B",
-	"vcEcBCvnhxlUv1kmmQ8NOOVLfg3olqyLke02mFX1yLHXSFERyRgKaFiiyMmPr96jMgKh4wqeWAIWASUB",
-	"r4CjJq/euxxghyRuxLxeWdxA/UIxi6gZOTrrkngjJ5CAucmj+nXh/5sdDH88canutuhh8ZliOj4kFLaN",
-	"JkY1D7fHqvW4kZnRjZTzXgaGNg5Q7gkJOb2S1r2hmCdOZR8EelkUUXRibq+RJ3S2srTwBGSy3wgMFJbV",
-	"7s9v5DjYhTrKWKcag4QZk9/It0A135PGN81mmxefbHoRtG1c05qnFhiB/Eb2H/fNQTzn5m7/5i0C2G4o",
-	"9DmtdG/O9jyP9UMpfldSce28gnfgrJfN046PmsdH8EuAZD+nIqFaZvlrRGmepmhntmSca+VzYA8xNdae",
-	"WkWmlAsSP2eLjOGpiIeiHf8rGtU/CH7tbrutOuP1aJpdcDGNyMnLY/LsjwdPOxGJT5fCnE3S/uHs7H03",
-	"MZfWvu66x/f/9PTZQScaivg1FxeGWmF3znOIXR2SjKXfJcHIOlb9CkqEuuBko0lldNUjcAcKXTplzAv6",
-	"iIboAkOBPe6EW0OOylZ803huxjedgyQGJCYFvmr+LdCaDBzN25ra0L2TCMyeg4039qrrj2hEAZI0FC66",
-	"JwoEOrMohnUi4SEA/Ih8z5+4+DD3n1oTTviGA/Lbi3vmjDl5wFW5yJdqv4+5EkbgtgdpkdIxoNIbiaoi",
-	"eZ0V7RTWP4Si1jnTFL2QM7pYrMiCmo1RVgSLCEumDBLCFGQcIMfCJoN9B04KshIoThDifOm1K6RIC5ny",
-	"8Yq04+uuMz91v4kJu9ZMgMG1Y15Hgi4XLHMXyXpllGuAC3LJRALGB/fpYeCnsZZSPWNzp2AGsTPARoZG",
-	"IVeaZho3zilt5hugwDkcEdeaCQJ6n/kbVLmlQCYH+2hWBYRi6FBLCYaRoXCWEVBvc87ZsTpfuAqGI4DL",
-	"2uibnUFZ4oMT7BfEaM6qR2KjvsaH3pDRBXuTrXJuxPuSHTVyZdGTAZruWOIYUrF9MzsncYCpyGwtt4I/",
-	"uk3g684haCvS5iZ1i+Ogjk0DGwPWDc4b5NsDZ+LzENhRECwOHMc2bx2nfmaEVr2enUP/XldmXSu2rv3E",
-	"5SSBHhR644o+OG9vC5xK5imK4KbfvDNdduzhEzCYQWtILZwNfEGnzJxqlk5MO9ag0vVeHttinYnZv0Pk",
-	"JfPTyOiVN7cVj5cjmuUj5n73MDjuDDxShqJa2SkisQsBQtkWKHEMZuujwDoysHRHwcipzml1RGKzkF1U",
-	"F9uxzpYsHvjAIj8+J6yBeQZ2P1QztZTWuoEDwPW54GBkmdjiK0gjnWJZjjmC6wuWZDdU04sC34Ghpn5z",
-	"ih3P2ArHNCCVeLOiroEK/LrIvPLeQFPxoEQleiQ+X44vgIv7XVFmjM6XBDlh+A5RMwpCv5WyOziKhble",
-	"IPjFWJEuPl/FAxLzhV06L4aDaybGe2sehJ5PL4p7vT7/1HSTy+X57a7OcmzWelAiNI6fWXM+7KLDzocD",
-	"pOQ88NVBSVtLFMy/u+h3hkJ6+AP6NpUrUU6vu4b9gfqB9NzwkIxNUj6deXZavS14Mga5IcYui+Wn4E4E",
-	"has4nYRj5M4VWGrxYuNOgHDepai2tZ3eRsnT62tC1YUKltRFOkalk4uBUWg/5UmXi+7T6+uYtJ9eX5su",
-	"fGUf70mLSdu+P+LJgKBo56oWdsyJSJUMhAVrBOzlH8WI59MNugW5lJA2WhSZyq+b89UXzbwde/DMkoAa",
-	"1bZ20oktW6tZNqFjBv4rXFzFNLiiimsLnYG7ASkEnHi4rXMqVl7Zc8Z96m05ORcdeMQ1tylOTUBIAaPL",
-	"nSNvQrkVk4oVqznOhsy6OxuYEh4pvL2kDYfvfKWZad019e3Tp0++tSQso1cDAnTQ18syo8pnbF38YAOv",
-	"kHvCrulYE+gALI/gCrHZQwoaqA461zEHZEZFkrKsciURctDKlDgxPMmRFe7OV84ipqXdfbdb8xrznhGb",
-	"DlHBz3tRj1zj6M2wA2OJL9RZENhM+7mgsgI3Y/ug38/l9aJL47/+4z9jspc/LXvdMZoIojdSPmY21t+G",
-	"M7zP5CLjTNNstXNEg+Y6DUMijOTVAjhYhGlp7ff6vX7XCNy9fUAZWDBBF7w1aD3p9XtPsGgdlk8oKgSo",
-	"Mez96lPNPpl3pnX18U7A769KQSHbeocjIhCYGyPiyfd0bMmTl2xAfD0qmDDwFNVIWeYuIjPxOeBBYFJB",
-	"1MIcylylG4o5VAC2Lhyoaj6rVjIn7Rh0P2ACyZwL+AdWBY47vbIa7/zMYFwZCqP2dXLv9ADCPc5yxzVp",
-	"xxbWxGq951LjImJD7BqtSj3ywmkiAxKb97/Du23GaIPPQBphCo6za94cdrMXFdkRZOGEakouObuKDI3I",
-	"WGPxWzWTV4osFx0M2njvkywMQwZSYUYlNc0dpTme44SnGki4YmjEd6Vkp8xK/eMZGKzb50xrvO65sdQh",
-	"J0bWAzamC2BbdDwDDkaoJk/I//nfJHaJI7GN4Xgr7SrkY+tH+NoxSvx92Bn0zA3AaJ+b5fPr3M5bJvRc",
-	"XjKy3++HoH1GtRe1ZveD/hMi5FCUzxQFO3QEFnIL9OzuUgSMfynY9QK9ecg9EYrAEbhXSWvQes2VLqYW",
-	"IZgWDltBZH+5qDv6mfMawz5qy9CFPGYrzDjNo1IxXQtD/Wvz5dYhyXyKyqPZ73KRsGtY6ymzDnE/ICCq",
-	"wYgskJDv3PI86Gu3fnGtwEJpWl3Xo81Dquu1XwTU2XUQ7/DGcgX6BagXEBredrycpmmnaWjw6hlmpOVj",
-	"u0kaZnVgr8y5VvyS2epM5xjNLEgcZNe1HUJN4xANu32ZyXmr9sCszURoHtFysbjdiM7kjcZTl/GSXzQA",
-	"i0CgiI/muliTq+ngcb/vghodEMACI+i5FHs/26D4fEBbJ/zlWYQQPVk+W1b5d6cKArCt7mK6CUXopm7t",
-	"63t/t6++eo5dHeCU6j7xU9/L3fMt+GR/8yeh6x4/erL5I+/Wxy8ONn/hXP7mg6fbTKWAel8IvgcCWwy7",
-	"/+mjOS6l+OyfPppzoZbzuZH5kG4XIuscc7CbZc4gnSqPAQBAOiVbXmvQqtqjWoXXmK9213J2EBj+JsFv",
-	"L6E8XTWKf4EcYtizC2OaWKkFZT9VEv6Q2n44OyYJXUUAXONEwMiKAwldWa1tKNSCCl/8tv0PlskiPO/M",
-	"yACCJZ1DwjVJMnpVEiEfKfDfYzwNWjKsQEQVdhGYyAdYJAawDdpBUGFZHnOyGAZxog4cSGIlGSwITDyq",
-	"uuOslkmVj9UMBtQDUQRmHDs6iuFC6KRFShY7gdes1lBwRVIpvJ/5ybffYupFg+Dw3GwykBKQhWpEhw1E",
-	"770XEaoU+yXEa9jtzlna42cIXGZ1LTePW/CQbdjHa1o3Fi0Turoxr/iK2UR5Y9cxCghtRXHd3M+Erh4Y",
-	"xVfEKGADC5yC5aJrAuh4984orBvbNLU3pmkKoOODX1sLWQeneWzRz5Eco54OWreFSnIq+SC3PsU8GaEr",
-	"NDDOQAg8VHViCXm3YOLV86E4xqh4zL7KIjJBw3xmA0pUwUZgiOycZta24CwBmApFuOiRE1DRFVFLZQZn",
-	"lHX7rapGfKHlMIxnyKO8fIaQU5RsPPEAHYsRyScYREXFp3ZIGERlI6NcXNMSslPDTtzrFkcsJu0A/c0j",
-	"P3bCmK34f8ll7pqaUUN4mcgn3HPhm0X7LLok4qPj43cf3p6Nvn/97vivL57Hh3lOvI/WmrF0EUYHQYId",
-	"ccfEFmxZbyY2n1cY1HHKTUvH7ryhEsqUdqnrd0IpS714OlRMxTTM/dM90uvKKJrJ9Wn5FKNPWrBrTRYS",
-	"kjpy01xgJKsS9WJU0mbK7t7H1z9Frdogpu3byT+ptKWY3qUd8zq2cb+MypZmLfOrJ1t/uTsHsh+GjOhg",
-	"f/sOS+HJ8PnjZ5s/DwrRbs37jlO+nv2VGRuyCUKDWFBMihSW3BNP7S31DJjdOOX1nE5IwZp4my0CoEIu",
-	"h1JcUi1n+6nYiP3wV4/T0hq06khdTqhyF5qnIGWXLGQ5g3sVEZJaUevcLA4iwuS+1dbg237x89zP0hq0",
-	"rKOlnmO7yo61mtyR9Y7GljnHQTQwbokrZoKJb4LE7oc4j1uoMcoPxTffSDFm33xzaCHvzTicLw84mudn",
-	"juONpVDLOUviHjny7LqOxTmv6lA8NkoSMDBIdbJJCOQ7EjsmeUNGDnw7NwBv4Nv1fLoyrwKfzINhgW5D",
-	"6oWb9I3Z5Xuz2RsswJjDpQHAAiKXYjgnEKgU94iDbTkMHJwWU9tH0fWbF6pJnXLVLnOOWNaePt4/hzXL",
-	"s0kZsnvwSNmswwfOeW+c84YM8CvhYO/h2lYzGb42LrWG0DQzq6hlwyksY/pCzAuI0hpd02p9tJRLcsFW",
-	"GLhh6ZzDIpnILOciaBhcKowaEArp4GiZpZBRS4fCxgwdeqwT5GGx+Q++18gtCQSOGha0tSpZ4Qsw+Tti",
-	"DKewkPdPYaGfdST2dWGjbLb6A41dT2O/Eop3igfy90TyqnfoaxLQueBrqFs5/qUu9sVGH3ciIs81hRQW",
-	"hxJSAGgyIjXA7SkygYyq89VQpHI6NTKcoXaQHFKH4mSE3PNVDl4EiUE+fADyCHMy7KMKbLCZHfIjFaRR",
-	"tGlyyTLNFcs6NsVILW3wvQ8jz+GWthfg9535KXC0eIMcoPQsBSlOEP1PMYS32YDUMOQ7TKr0oV6esich",
-	"ANBSFNnAHCL+pxA6E7bywfCb3OC37bdgzHsrSb52tgGffOlOx04t5s2NeJIb9SB5BVW7Al6Tj5PfyvZp",
-	"JP+IJNJQ0ijI9QMg3cIPGSgjYaNusUtfOaYHCgnyvR4mpg7IgmVjAGWAAx4RD9I88k/yn+CdYpel8SCk",
-	"1Dkzp9pVYkJPJ8IQgtqCwUsQ6NXZrjFfoqkPW2eHFiICxaQd259jCMgtTSPeuSfzP+gNr36pL1yKQk/4",
-	"0yGZ059lBsASaotOAV3CdXvgUCYIZA2p4lrjoQiWeGa+MQfGh9eqmVz0bHpLbyznHtXRLHs803ox2NvD",
-	"XAEXOxm7pLGMcogmj/diG4s3l5dwMjOlyzORF5yNkqUNTnVDOmf6ijFBEM/hybdP+6UZ2A9Gcyn0TAVT",
-	"wYi33CluXwBVu0/aKZ8wzecMsKT2H/f7TWaBIhbOetHvEBO9fLWfEoRtVMA8mtMVJlljHuJRJQ/UOVMc",
-	"ZFm9WPnKMK9dzfJ2Q4v1h+EMtQZP+oXyHdY+YE89oI2aQwPerDkLj0ZuZTgazxl5n0kAP9tWbjUT2cny",
-	"v3+XUjP23iwwu+BSKyof+swPCAdwfDJdQRj0gyB9b8aK/a2/vJF3utZF8Hs19Vc93UXbP1I2Ly5uoz7Y",
-	"Fj+/BlEkw1+T9uCofbN1fwcFYkcx2wl9BThVgveuR05q5U8M94+3Eqqb2kAQkYypWW+dXN3EU4tc8kbW",
-	"lNdc6fdu5e/XoOK62WSy9hOyKU81WteDGXsTZ7gFff9a6SxEmRYPxCI/uV8vyS3c0q/ZRp1XddiK/lZA",
-	"Rx3tJWcAnySXmj1SzUhypcTHw6FRzIDIGc09soBpC0Zt7g1Pchh0pOZgblmXjnlDNlBAs6rnCS9sMovH",
-	"3EaCa4RZ9Bhb0JFaLuOxMmqZh38MCT+5moMIHJhhwVYDwjXoPqCnQhxUDuWR9MiRuqgB7bYk1TUK/Md9",
-	"5OA/zJKeMq25mCryX//P/xskggnAUrUxOldECnaIEgWa0cxvrulCSFWJu+2AWVKw7+T4k3XGHTvMJmY5",
-	"ZdqXJbkJp8RDtMkd7crOHnoV2q5qTq1Im6WKmTk1RuvmEy34mBdUG/rSGrT+/ad+99nHf/lDTdjuPTue",
-	"cRm2UfFqHc4BXs8mpha++ilqvebiYtMn8M6nqIVwPpvetm+V+PU/h/ywtRSA+3l3St420oM9Q/ciQ4RF",
-	"F8oShOUDlggWLuU2EkSA1nIXUsS6Ili7SRg5aTMkpAQ/0Br8ZFjwQX8/Onj87ONXLX8Arr7FCi96kpAU",
-	"5DmblQxus2w9cuTgZ3PYp3aAc9rJo7ycDBGDsOIBo8ACri3kjw3YA99PBVQmB+LN87MdhVeOfbbffzgb",
-	"igrkWpicVMG67vTiJg5k1seGEZaVtYP97Y1BZkFuJuqvdajaXQCfTbB2ZJul+yp8rl+NLQRy2Zkrebud",
-	"P7VZHI9/HQY1H4etARliSu2wRX4jQ0irtf9UNGXD1qfYgydKwYYiTyE7hMaCZmaUC/xgKQB4w4PZIyK6",
-	"kR8BO8H8A3CQ4RMn3EOZAUousWw1WbBsKJRmCwsp4EZBM+awAz26AOK5ATIRXSwY9WjiIVYc1qUiNIB9",
-	"H4pjGMGYLgZkv48Dh9Rpu4Dm3zO5zCKP+cUFwOoj/pMlFG2jyhShjRxAHyBBDUVcU67P4uyEqJcdjNyB",
-	"ZXkE/mzALXFTL4r4rh6CBOQ+sBwxgB8QHhPFTMz6QGxZi6XYMWzUaSL5oVnnqQwQMiKCMJWBsE8BzrsJ",
-	"bvzG4j0Cv8ZnUiKcTXDuzEIq0p7Ta7LfdzR3z+xop1dRMKLSHnYatIdioQY8w+vVCJkVomKR9gUlHm6m",
-	"hZhrgQVSb+irwmJ/M3A9/RoQ76Py9FpRC3Y7CG7F34EJcDFFv1fewjuBmaLEpev7z8PiyjaZHwTUrZUO",
-	"P+svl9ISDGGN+TLfXQ/kLDN7XMw9fFCGHtxsD262m6huDGIh6mrlALL5UhSFD0vBfr86XZVhfK2mY6iA",
-	"sPer+Y9F2doKsqcIRt8I3IPN3iFqz0eADBvPqhL1OzSRZgRQsXrkKC/3AGOc0wsWlg/DQi4uB2i/X0a2",
-	"tEKu4QO+juohwO5DrJVGeEgI67NVyKB0VYXtf1gkcN/EfeWNmqaxk8/NWE3PL9xNa/AHLheIdFc4MA9p",
-	"/XVp/VvR/hqi/4XgAM6WmaiU/5PCXEE5mQTke04FnQJW9/0AAmDt5lqv11mQEWgNh2HAgcyq8HwRYrnl",
-	"vheowp5KMcWq7E5LzGTKhsKhi2N9DwvjCth9CN9aQrqzyHUQI3XlykvD62MqSCIPLfoMEKehsOiUECxr",
-	"oUV1xccuFQt96zUk6C9Mv2H3GR/whm0iA3YT7vTif5Zb/KUuly0th4VybQMRHLx8r7EsaNWLft8Xrrb4",
-	"xNaeZ+tyLUTt29zfiEypZuR8hf/12OtYAImNLyKPU4/lJmxS6FAEwO6uYXOjphLrErRdiVHk/YoxERWK",
-	"LtoS7fAzTZn9J9xhlgyFQ2lWTEc1FlFfILPjqAdW1J1xoXtQ+eYqQ5xILmzRrADq0Xtli8aNQcnsU4Do",
-	"rrcClTziYaWte/GQlzzDTf3lPvH171d96Ft7nn/z/u8FVYollkTb2iS+JkdoHipVHSsFPGOR3LzcRc+W",
-	"11Izmel01YshQaXGRLjf79Saf/7C9Im/K/dIi/NOakixf1jrRnswcPyzRov5ff9s8WK+x1uYDf7mJKRi",
-	"BAaSfsFY4pMLprJr6HzAA3O+dAeWAzQX7Baqu4mAAA3wMPmI4JobAvLhbzIHZAFRaTAKPNnVKFDn6lyD",
-	"27EiFrq6GKAUxnz26ujh+yCO+Z6ooe1ik3haTwAf9NIvCTf3F1YEm3Nu+fsWdG+BPLmDdUoAvKivTov5",
-	"RL6yB0tGVuSM86LyTgi1bwCVoWma27RQHbWv55WGbLWIQxKnckzTmXT+13j/8R97/V6/t4+paQmfQFFS",
-	"7brqRCQ2LYygXlM0FC5FDQsfjhK6wmokeUnv8qNSElXpJ0i2NO2WUtjiHnmJVbBTNtFELjW5YGxhpsoz",
-	"hIBBx6tgV9UGMXpvwm3wR1CUHhDaQyVhRlVQ+QnLHJG2rd6Urqrjd6WQoqD2tR6KPPPQdMs15jDk6Wy2",
-	"ZWspdMCx7YN+v2Pl/LI8D6X7CnU7oXnbENVma5WGIjhyUk5wLR0i9O/CLkakuoURadjAzZmyESnvnC06",
-	"CPmTeSKiTVGVE7Jvzu3jfj+vaOu/+QoyMcvXjzChoZy3G5TXBO2AXC/VgdW3B+1AdIPLTn3aJ/6u4zd+",
-	"s3yvqKp6fcfMz17zke3AfVvd3c1ppE33d4svP2du9C5Z0Rs+2Cbzeesm1qU0r2lkmxTlu07tbfBOvC8n",
-	"lO2eQVs654Y7u6txdXXVK18Pw6/9MW8NWqXTvH3OrB36l3GAbCldOh/Ig5T5z+P9OLZ8+PMLqLdX5cwz",
-	"0Hxvp9KBAAYpJ1Axi3BlI/owERxhXFC44mCzBXCVpFYVPFrwv4Leem93FXvYdFXnVF1gSXrMTwqtiIDf",
-	"9XB5vyIV8XQmrwrivMfswX38ylXF2sjgv5WTvkS66pFXiEuEWVq2uK1eZgLq0Y+Z9yv0HCBDsQy00nKh",
-	"MBwT3CVU42frykBXrumJTzb7XLcVZp1surN+STYCUDxc1S92VU+KmYqlC/slnJchQ4QoqLu2cL7mSr+G",
-	"hu85Bsd0tKWF85EqBmw8lGL6qksxFffq98jOyobPGPwfIzMfAA0ytwkhne3ViulkEpdrmB5aCdKnSGPC",
-	"RMomeijk0tbXsLrxUvBflozQcSYVWEsDlI2D/jOba0EvmKhlc4gIc88Be9jJ54Z42iZgz3DTh2C9zepq",
-	"fwvH6bEUk5SP9e9Rv3W4SMX4vom5yS4f60tzbTuMe2Hc713b92k+wj52Y99u0g/X8mtm3Iv8+PzuWfZx",
-	"UM/Kzou0ZUYy5rMU/WXKp+6StakmbE552nEGlaGwb3SdEpCxFOukz/iimSO/90TnPpiybf3L8GXb+UYi",
-	"YFfWWabWruMDefhvyLWPkiRnz0TLWlzDL8SrS0AJd2F8vmLnMykviGLjjOncAO1sY5GLtGd65q3Qiun6",
-	"aCQc4Xs/wHvl/MW+Nt18G2DMpXi411+l/bl8uoMd+8pFgOUWEsAphq3Yu4gzNLfRXT8+FVhN01zDHnkP",
-	"GAtNb1M9FLH9AyuXtOP3705zhAH7TFlImZCM1BumTxsu731ICcVuvpDb+YF6/Ld2Pa9D5/nSfH5zPpAv",
-	"gW5zb6kqAozUZhfFEZoetpENhsJXJF1bF9AVLK+kAEIJjiA/CWLNWdLpEUzYGQqXsePWxSftNKTfWZr7",
-	"5RNAyq4AF5z+QBe+HqniqG6HMP9N4TUopAHaC/FVmxoCqgE97CGOzODXloSTqapk4nuMCDPyOqS9cp/s",
-	"QQlY9rsYakaKwkPQfNwjf3OwSvE7eBlcDilXmnk4WhdNbQPXhkJOiJLzAGZ15knVmGYQDAotHo0Nxe0e",
-	"S6EzmXaPTDvdb2KbQqcOiTRKxxVXkELsPhWAyeUyeV1ot0dMspNlrv5Fj7zP2CTl05lGIC3zEnhRLWhF",
-	"HcE5M2twbJbAf1wlOAfVJfdv2/lWiqHVTvmH/Pk6OoHf2k/hS/fhp6i+4TdMz2Ryg4bdh00N41nYvV37",
-	"XbXZN/S6ezRlO7X4hl4foRhxc2q7vqrxu5NTsvBbauhG81UJiAf8zMV0Wxi/sU2DgovU9aflJyOnGG7W",
-	"PVstzCeFRNNWadofI/v93G36Ty0z2FbUevf+7NW7t6fmlTm97tIpwJyUUpqaKFZ9qUaapliTMbyDLkUY",
-	"3IOULOiUGWohFyysZFZyiPRIOb0ZL7hP2pjLhHUOgdgwpeFPQmtyoAEqDiK9hYbcgbMmXyjkjdDJhKec",
-	"amZrRNrgHswKKY3xkSp4XcF0YkhQlaTBWRjxJMZydYbYWioZq8vxKH+MUeZlQIJHqj5DBEEQ8MEjQ39t",
-	"aDLM82SZMjUYim5lUnms82SZpivyy5KmfMJZQj6cvCZtEO1A6GEdo+JozMkk1GxBl80XeoUL2DONB3Aw",
-	"RY9WiDbqpcViJjZpF3KvS0AxYNgeCoIfykU3ZZcsJbFawnUfkAlNFbMZNxa4ND4kQtpkdAAtRbgxGOmr",
-	"8Ki0Y5okHFGpRxDgZZ6NzLMBMXqmQ0U9l5Bxbg+WjV80o6o0kAP1xRHWVUaYvryk8pNt0fx6poPvw3yj",
-	"HEJOgRR9wVYdz7ccIiPkY3iURPNDiJTkcpNN2yEPht3KkThgrWzfxNC6QU7skFU6JuY1ByswWP5/virw",
-	"+R458kWnrmZSQf+h2GBmYG9DxpRML/OI7keqLEYExdhwfw76T4IGbXoEvoz5Ea4L15Avpmf7sJCZNnMo",
-	"PDTE0lEFPcmlLoy8jbkjKiLjZZZ2ID8e1u45u+RjZivkkbFZCo/s+sFs6NEUMEOnTLqX8Hm2VDaa/Xrl",
-	"pB2zehdCXglzEAHgksCGdRcZu+TsikyYIU+ZGbjfFyGzOTU3+3ypQab1F8LChVJFKDRops6ux+nSnBYz",
-	"CtM+yLDKE6EAORT3csGoPYuO1IPaeckV1zIj7Vfvyb8EM+0QKfxbbvywpFxAmtVMLp1pWeXN5URzR5zO",
-	"ArXDDfVoBjVwniXi2DZnZUEzxQwVgpUShJ4rmS41MwSyWFrurTQNBEwEKzZCgHax3XkOEhHQ0GJrJwUK",
-	"GlS6MVe+huUQZmi3qmvKTa9IlMdSTPjU5r7EpA0/zqi5Id67IT3/vHmdAUP0f6sgf9WXMbCwESBXEyck",
-	"kQlkfMekDcnclhbT8YWcTOpxIHLh/FbpNuGutQatpjS0vUXGx1xM/0wnk+8unlw/++VxOocyCNObfoo7",
-	"xbLS54JdKf+5zKZ7O9W9G198OXBQ03czKijut2dVbWs0slQEVHTMHbPv2ahsxGx6QNR4gAy9f8jQrYYr",
-	"Lp5bAvc144za9zdUAo/W44acwGUN1SAHarydjittGZhuI0rIV6bz7gZyWuB2twY9reWH24CYwoYAYglf",
-	"3BbFFE0ZKaPJ/dkUTev/vU2KrxlNHiyKDxbFDRZFuCj/rQyKZRugYyD1WIcENR7Iy2MpG2tFvvkGtXQw",
-	"+nzzjXnJQxvGhXk6YhBBeIb9Aw0W1qvJlVXc2jF2H5OJtBTpfOUtCEbnRhjJTjQU+UBCwyWOBJuFSE5X",
-	"xy7wj+Zmo31QgAHrO7AktpvNh5D3AeazPXOUxkul5ZxliAcI3ykN2q17QniCRsPXCNeodQpeLjAfvhOE",
-	"kriElBHnddvA1csmdJnqDqE1MDncTH+RSSPam9375ptBQKnB4mApbhy8Zc1wmG8J7QSU1wwwyn8455YU",
-	"F+eKyK7mLdMJWMoQsRbrnyxYBg0HVo3q4N02eLvE434/gLD2mDOR6YKmStrM7HwRrZnUomLmLVssSzy0",
-	"ocUaP7WY2nY+jxR8dEiUxGlTF6Jg+nUhQO0YTIFyqXvW/2gUzkXKoBCLoStSsK4EgwV8rCJAi5R8zHr2",
-	"pxHYV1livzDNq+W5v5WqY5YLa9bQNC1vCgZGuj3E5c0PUQVbxU27sO5mdcurpVz7Cc/YWKerQxBDzaaZ",
-	"EdYeuoz9DFibzlDYtzvhTz1NM0aTFaEasWFivPsphQ3UWEzT3cI+WP+O3be2aOKYCjiAORiFlvZQHSOG",
-	"kX3TIbfgX64QZnuplmCpU3Ri6AzhUyEzsOATZ/CC26wGJLaqcWzBoxDySVyyzOyuM3EH9K5wgJzVP5Vi",
-	"ajqqglSSozKpMAKYlBcsIcuFlcHwtqYpnEi3e5BKXTGxh+Zzl/d/E6N5xSBtq+eUIOe9cwcwnbgiPEHW",
-	"kZqhwzjMsBRpU/L4+jo/uOa85mU+rygGB3Qiwq7HbKGRQNOhKJ9rQpOklmTtaK905BtqogTr32y69IfQ",
-	"WwiN7CkvOfjALHBQQ6u9hqZyWhockdBKXvvV3dyCtfVeDccCRlnlkbeugwrsrmpyNJRFZytLyWlupKpy",
-	"BJz/Qb+/xihpermNTdJtZWvQevLL4+6zi/959eP+/E9/Pz/p03/74/h/TVtRK9zi1qC1NFT24I/7+62o",
-	"BVkirUGLJvRfQ6Sgrc2IZvxfyIqIXTcbEWED3fZElkckIMOFTrDgjj5YDh8sh/9diw3drREQiGFb8ano",
-	"LhedByPgXVQ6qmNIG21+KfKXepPfk5uZ/DI2WYpk+zqbVYU88sJLj5ywS5a5nEbQHTx1XgqjZ8c6o0Jh",
-	"sQ/QZLkYioqIGqHjOsbBxaTt1U6Q2+PxzFyhczq+QBnsb+i2dx+M6Nyof6OxuRYx5lcC2F/maB3BN1yQ",
-	"gUhYcugqk5C2A0OMHLrgULiqCYCmuhTuo461C07AF4wJhZymtqZlDpsK/STLMZo4F5lcyAwgsdq2MtNQ",
-	"jFFLyyQ0TGY0nRB6RVcYM/APlklMAMVQngwXOsnrXsJqc+Wf4wBR5YXhyclQUOF1oeJ7vjipmIbwqrGT",
-	"5tQFXyxYEncOIc4ARaNHyqw4VVJ4JAqwpELgU5IHA9kBgHzt1VRY6XAnvRQW5rwkXC2WGupU2rPgwWZB",
-	"UPcv2pZ6bkJxB0tdQDpbYLwliq4U1o6AQjHupns6QOC+5paKMHCp7Ssu2NaMarYMuIn5W0g9Qm9+NBTl",
-	"IgmdHXWG4nVp1hRwG3zEl9tyKL7oF7j4QeWm1MGB2uO5w7dFWE/83+6fo/ZgI3sQKtheWSPtr5j2J7eo",
-	"Vdy+QkdQnWOzwgJ2IIyOsjZDeOL1lQPz4am5Wl6Dw7ikEhUMdZUTe1tuFyCBrdxGG8EjBQD5tqniqKGs",
-	"3Gj//S//9pi9vkheXf2w/CO/3l7bwBF+IX3Ddd6scdhtgC5s2IIlgkhzHY28opYraGnP5EPQwj+t6mGu",
-	"8g30DvNZVek42O7DnRPtzEefU9sw/d2iSIm7aLmoaGSRrdWMz1nCNGoZ6ts1wkBdbfxaSb+enLeKtUom",
-	"dn/Xiv/OlN9cp2T/8c2UAFjwO1IBToOiYNZePBRVsR/FRZ6w+UJqJsYri0CJoiPNNYhHaHpFQW+EtbS5",
-	"rS6KQGVDUYNUNiCUYEkpdF94YRRDWAEwLbc9PyNxskRewkbBWGPS1hm4HrgGncQKz+6o2ur1IDw7UJFA",
-	"7KcZI1cZ15oJYmNgE6rpOVUsFAEiDDXHyoVYrw3K8rvQCrHyMcu2NVjUH/3mRmi054qYUWVQFoFUZFWy",
-	"FClTIN2zpDMYiv3eOgGzAAnnChDEpO19s2FKhhG2WQZeAxJDhL2+FiMrUfE5U5rOF06qCnHoOkPxuEfi",
-	"gjDYPIiqXOrCbSNQkSIi2JTCGzIjVxkYuFcL1jnEke0isrbnWBCPCrLf//f9x52heNIjsRxDzYpkZD5z",
-	"LQjy6vQd+dO3/X1iZuuCnsGjSZUmT/rEJnIYOdC/C4dSTiZQFQ9i12GYGaOpOSgsIjJNQH+hwrUBNs98",
-	"aE8JXn7lYmcmS73MWGcoDnrWZ5HkTiFf7QKRASKyoEmSsoikbC6F+mXJ2D9WkVMaGLOVBNJVRM4zyoXO",
-	"GHy0WtA0IjRZQb2/X5Y0Y4Aeu+CTVWRkphFc5IhMpZymbLRIKWAKi6X5DoJw4qF4Goxw5LySPFlT9eLp",
-	"07DqxVB82yNxyi8Z+KHyz86lTBkV8VD8sUcOHj82SppaLozSzZIR1hwZr+IBid2/yd///neXQODftNsV",
-	"fzh9bhS7Fx9OsDDGj2+fx4fOFY4Hy7zSgYoleSUIew2FHAXlIeIOpuqsc+0UnEMy8y6eHsaHe0+fy6I4",
-	"BJtIyaMHAfglp16pDpghzx0YDUa3Y0B0WMskVFkMecnjCETJa9Qu+CDzLBPwlgvYce/NcV2ug19q6jmG",
-	"j+2Xr5KcUGhJxgi5lxPg8rCKAfCV/cKUqwFZCs3TslceipwQ9MPmNh3nkMh9lCWqMhSNxX3Cy13qzBpb",
-	"bbC0fe6gCqz64V4aCnRleo4EAXYI1eN68NFyXEFcAxAePzCjA2OOVTQU1pQwqCtpw64XYHqI6tJofB4J",
-	"ZnWUOf6YCpeeNxQQ3N0jR9biU7+q1j/vxJ481I51bSIUsMFjv90DEttCJDZZzBY/WdCV9yOXN7QgdMKN",
-	"OIQ1KJVUsQ1W6qpI4QoOh+30yHv8bGDaMgd5NKPpZESv6Go0yeR8ZJhVu8CN/s//xhjCPcOHOlC/6dps",
-	"TIwVmbggc/qzzIzM4zO8oLOhcETshmatQY2oAIWVogrxsr8PRdHqBTDo5vUmIeqg/yyyVrhgmR4pYkQO",
-	"Ix/icBKmKU9VzzyEQ3Nlj3JQPxp2sRSY0IkaKDxpHzx+3Kmxw5H2035/B2PcfRuXKpVeN9qe7ONn5vFz",
-	"t+wlw5KRTrnCoz0LxNdzxkSe/lY0P4G1aq3xqfGOF/N8glKONXQ5NJ+g0L/GmHWKCuHNk32Ci9YaHDzr",
-	"96OWOyOtQevD6fP1nvW7NXyZ2Xwhsxd23Wz0OnWKTKDE5ExOZqRdwzTQCUIrjJTMaEIsy0ANJ9z0IGX3",
-	"wVz2YC7bbC57tt2HO4NPNprLHm87UmueoOfpV25osw79BnPFP43JrY6FfRHr2hogPjC33TnycAE40CbW",
-	"n0LfPnSYiWQBb0GFFzBfxfhK95RPBdXLjLkYeSONX7IMMSMc7we/q4MMK+KHtr2ph2iZsoxiZR1MO+8Y",
-	"NfWcglfS5Ugr12MYf4u8ohR23SMvPLYBFSs3KyMQOdUBIAvGY7bQLOkRIyVgQs6A7JM3/Hsr7EEz5Dfy",
-	"YjJhY10R9dYGVv9G3hXDqgf2LnmemCMAOCi0OdM0oZoe+nDvmshpchpEXhM3BFR5nHMJ7KUYwo2p+j1b",
-	"4rA5rrsQ9A1+xmJHTqOsHX/w4iO11TQOMfrW4gjYKHQ/ZtxQ+Al1JLfeRb995H+yvv8eio8w+kp8yaOC",
-	"vbXtowT2CkEiHehsKN7YSQA6C9MkWGu3X4q0qUgQJawQDh95dINwBbFyW8foeYUMjchmbNRkZAT2Z2XL",
-	"0CYEK02CjhlESvfIkcDlhNs3FN7Y5UFR3DUBSyxEWhOrASJTYoltAI271r6+yK0xA/C8JMy0nDE0Qwtd",
-	"CQUByBF7Rx/3+4GqFx+6HTfKOZJB9y6+irHuFt8B4WryZA/uIv5ziCD/zNGqR4rIK3Nc9SywMoTRRcGn",
-	"QwGPgm/bVdk0cvYcs2ER8ZOp6jQDW9i4eEyGAiOuw0uJKwzZKaVGIqKk57upkmAFMYewLvvLvBXb/YaQ",
-	"GagOC0gdUoxZj/wby6SNhnBiNJiDTOttSnTGwTiPg8Ja/2GmiVnZTo8cGRIr2BVNSTs+52nKxXTkonni",
-	"8JCPxqtxasT8HFfE20FgOxZ0peBIlaCMSnWje+TIUxyMBfLR5AEBajtKQwIgDUHn2BkYEj0HishSIGiK",
-	"u2iR0z2s3tEpHtqlyHuKwwAlM23YpWJgUR5gjvovh6Q9Q4SCwKrMEaViaJezVQAZAmQnq4Z6UmcYoiVy",
-	"eSOQZYU/Ji7mpV0kZuYaGT5psZDUILcflDm5ZeSGHr3xJovGl4aiIgqQnKVzRQxT4jbhJOfwbe+E6JiO",
-	"Kk0Uo/Qx3m+BEnf+vrO+W6zdWgCftpBlkUMxDfYdZyGxjQFFckkIuL3W7NIjB/2DAYmtOBWAr5gtfdrv",
-	"l2qMD8o4zObe6IDAqhw8B0ErahGWYVh/w7HfE7Yy9gHyzee2K9iJHY0v6qwKKHI50Yy0PWuKbBoUkFJn",
-	"nPJPO18aVPV3hIKMCoa/crXKH+OXrKINXFqdx2l+TmWp1/zs066X24v637k9znN63T1faXPO9vsHf3r6",
-	"x2+jVkavahW4Wxfo9Tiuau9XmlyyTHPFslfJpz2H67p9oYQNNY18adE3HjH23q4UdrFNaSM7zQcI4q+v",
-	"nlFY1udLoQwXD8zb5ZxlfBygH7fzS9MhHPAluACDiJ61opagcwZJZfnNapVZS2j5NqOgGmzk+tuDVtSa",
-	"c8Hny3lrsI8GIHzEpnCNt6yhRNpQh4QKW9N3mlEj/MbwV2yjcLi45BqVGyUF+VlyoXx8/IqkchoAmlM9",
-	"FJAw1yMnEjQS21hEYugS/iFousIobyshx3XM/ShJSpThnjg8Nv5lSixh39vRogdS9N+xdtIruH+EOp56",
-	"vsLCZZ+jooIvQbC2akJeqADAibEWI9Y66HKRVy+IXYcj+5ND3OgMnK0DcTXAVTajmY68TurxNHlWAz7v",
-	"ytrBS1CTNgqzlnvEpTK59G43Jq6N3oGgCIq0n/Qfd8CAkM98DyozIDoxzi+ERrLtPFLk+PTkJTqRI3I1",
-	"4+MZugFomqqhAKwjqkj89655rwv7X0v0nrt+39MpaxCE1p/AYgufotaT/hYulxO7CK31UDuF7Q5OYP5b",
-	"7QHc+tRtKaPmu0OVYtqIqOa/n9YeU7N51uQ14SlTETEXKklygCwEfwi2Go6SeTS3sT1/vvwOlV9rHbfa",
-	"r7VECXY1FOdLnoLJCqFlE2KL2h8iv7R42mMKz/CuJHRlMVHslJ1fIH416b6VgnXfGBV//YE5MivQ2iCn",
-	"xHSx6P2sMODO/HusVHyIKMQQTGbkEjP4g/5Bk8hi+2mWVaw4glGGZsM2OmFeTcwsYZLghtkg/mt2rffG",
-	"WMtlTbf43s/0kuISrH+9lvGag1Jiu8dm5xwg1ia+Cy+7dz9FrRdndKNrGt6B8Typwy57KyE2GLxHX25o",
-	"O7Lp7YnKI0Vwtohjo1cpI2rG4MhtSW2q0F2bGRyS+Ub6cappphVcVV+Uh09Fl4sBobZ4j+Mp5xBi6QBA",
-	"HG7V+cowxZnMdDfllyyBcDjLDpHFWGYInEuQJ/3HztaJzQNBaseWH3WiPGBICjQdHr9+RZaKqR55Jwrl",
-	"hqICAt+UaWtPb+LHpB3/oPXinUhXYEmkc3bKNfvuNb2Gv81OsngoQAuIvz86fTH6cPIaItABdveQ/BGC",
-	"qtH1MpVMlZjqekr2GraiRAUsFyuB4EqhuVhCWGhxpUo347XMQ1+qtzxY4In1Pgh25Ta0txuxa50y3XXC",
-	"XF1vDfsOKFxcTHFf8XBVTlFgE95tWBsg9E75FHIp7Im7AYvf7tLtzN9TOZVYCrBeoX0hkoIkRtpG7PKI",
-	"cxm7lBfor0jIOGXUAs/gkiOnh0JZoVBnBQUjqQ0FNHXoIOyNGG64FDhQBPN+POfXax/0n3Q2HW4zoW01",
-	"2evu1dVVF2JOl1nKxFgmLNkBAAZ6e4n07ga2a+CgMz1Pd+Sdp0h65FKXLuK6y3GM+1MlS7se9S31zh/O",
-	"3rxGIbli991QX9PcFnMarH3za5CI2eWe5Ml4r3fF0rQL7rs9uWCC///sXW1v2zjy/yqE36wMKE7wT7v/",
-	"vRp9kUtyXXfbJpekKA6rwqIt2mYjUz6Rcuot8t0PnBlSsi0/xImTHnDv8iCJT8PhcOY3v0kO5ljrVx5x",
-	"FxOhOmfMVfFLpO5nEPJ2gxTQOYgzSq0Lq43iHz2ugbD93vcgbkIsyNWrgawbel5qz6CPtsvCHhHTC5n0",
-	"z1zLj/UDl2Rpl7ltyUj7HRQfEpqs9w0vPbXWXzkHSdYvgIyw8cS2z9nyrC63WhErNFMebfY4afHemrU3",
-	"Jz4HxvZQp8AqIzZIs7uQXf5xes6u/+/1rz51pGktI9CtXCNizCX0c5ki8AFuG61InSjyacC5p5m1quDY",
-	"oxkR36Um6EtVCsEjAAVGKCNylUSd+FEuXY/gggOVjMobTj+VmDLV2HCrqXvZeRO6RS53ex8lqGuQpefB",
-	"H9CGm51eVPaWusuLVgy6/RFPU6GGT/CFLnIO7TT4frZh1r7u4lMpT4otXafzL7x6xFm0UV04U9GBQZ9K",
-	"UWxx8KyKMnRsz7Dyy5zmQH1BFnapB+occNVtRJCSGNliAM0FQh63Nm7466I3ls9mbZ2JqW95W5vrgd65",
-	"n1b+nln05k4xmRwY9KivTLYnuFL8I2rIpIsJQ417JPW1fwRpjBohi0CV2P+F5MN2VZqWDSDCM0I7GvG1",
-	"eB7NcTIxDjdzvGSiJM/h0/qphHP4sM/TFNm3VhtQkapYUKtPvE6CIYb9BMzOxJQaeKGEm2oHVqfdQPSS",
-	"FrvVeBa4ytrN89EaTXxejqh7L7l7vt3drq+K/f764hP7InrsDzFj18KsuxEgV7HnIWAcqGtz89hLwXvb",
-	"yZe+DxC7+HNcAqzqsUbzrZjp/Zn/G7Tm+Xfn16g/ygPi9tNo/sMB3aXMhjxuOovf70GqU068/+zqH6fs",
-	"1/9/9Td7j4wwswU1MPzYrfTFquPmStl4mKp7/BkP7e3uU3mU2tus9OwDuqrunqTpC2vYuKD2UqMnisED",
-	"mA79HPsDPXzuKvoC6nMkeGpGf61BwZUA6buRTEUV8IqRRs1+v7m5bDOTFY6ZOxEToRLIOq+r1/87NbpH",
-	"GcMm1tToh/5LzXgqp+LJIClr1/+DnAqI90/yrFflsPITpB+tE7/pQz3tH1C15da39UfiYnHm4Or85Ozj",
-	"uVVeHWXE0B5+UaPZYh8yDpycntEAogx0gPZyriDgJQ3x/fNIxdhWzATWvwDX9MyeBXEiBgil0nn/bdSo",
-	"ON+w961vOmrEaIjGCTf8wA7J5RXK5G3UwOh1mQyDAeyoQQAH1+aYzzClAhpn5cf4RB7YZkv2WERyY6cp",
-	"vI4FpgBA7l9MRK8Y0u3N/xHd8AdJNuaAsbhQLM14Epb8qzBdn68+QKI91OnEYBZNfKRyMclyCmghVUiw",
-	"WLD57dyXmhRYBDQ6pilQbcRKdRhXrQHSWQ4mPDczF6ZZqBkTxJfcjN4ergmUgXvKSoDd7teQMwBVlGL2",
-	"tr4wtS/5OpLDEWQgwQTNRfFSF8WDcWlhgPADepipkEip/OfPcIaBprWs1tViJ75ktoeJC41qlt2KiWFB",
-	"JaGH3Umlm+3KVNv7CKbC4DIQd0iMg2npaR9pMKQJyiTNkFX7FDI+kX/nWoQMROQekh2GwkABt04SNCGB",
-	"wtpDxSQoACkZovOgCbUGlmqXtB2DD0Ydf2S3IRUaCCGVK8RT6j4GAR0Kc8YND+zHUAA6kD7hu2t/GXFd",
-	"YbQBDKMTsc95GjdDyE2i+qkBjACmM2jGkQp8d7xU/7sQhUgALQqCPZBK6hHQzMR2A1xP+0FlvqhwXNPK",
-	"pTSSp1JTCZuhiBQVWeJDT8RDORgyabFTnqaaTQpNNdgrS/NP24nY0aGVmxi2oEhYwCM1KBRxqdl78p/o",
-	"mAtZq9Xi+VB/jZtUMHuS8plIWlZF9YohFfKwV17NpBpksOXueG5NWj2X8ioG8juL/9TT/te4jQtDVbLT",
-	"OyuraTYciqTtA22VvY8JMGZk159JRaFLCP4CgU0FYaOwSHI9xub8hg8htXEebMOC46NXzTYb/iUnB2Qm",
-	"+hWMFDqJKf1CM2la7BMEa/OE9IU/y6XQdVf1d8Lc4EiuEZ4SPjB1eQ41sxlkcwJdPbcjAVfoTp7Q+R6X",
-	"GJUHvPUpMx8Jv7IFMGTxpNVurvZmA6w7+6/RbvPQi4HEItfxsv0Qhwu8Ln0OcePWRkE4SSXX/5OG7aWB",
-	"BQCsgXBScz+isR4edDERymV5x+DLA6dH/IvGX8EOQRQq8nKRu4MtBF2dS8Qs+sQjp97wiV/0ypjc3N8P",
-	"fIQOZdFe00MI09Ex7rwNQiUaMwg9Xon3bxG1A0OvOie/OLGucQBJw/TIKmSK/QVwUoe4NJR5O8nAR+rz",
-	"dB3C9kS5xNOQFRrT1xzRDXn8EbzEyejhYBbrDPmz6nQsQIkISrtF5G9z7OzR4aN9+/s3bqHSFz3BefkZ",
-	"IkY3C9Jkv/eGjSUQ1JUeJHTXg0hV8oxrxJDIlsD/rvHAngfpie+8b9IZ6O4N3niwM7Z0ybeBaQNRvT1e",
-	"4sytJEO8KyDA7wKK0FuA9ubhiB1pKzbbkXp1dOxw9YUGsyJhhOq3Rvzy9+yGxhk6PjpeRN+V2f4u7Z7w",
-	"UKt20POG0aDJB/rXHrIBt2EvgshPR+0YcDt+uQidQ/Kt2R0v4C2bP0PWulb8CeeOQFcR1OFthfdKU0Q4",
-	"KO0sn44BDmnnim6G7kc65Lw+CVwgjxeJFKovQjxxZiEDOERzWZPMo30ryQJGQK6HfaQAGyUj14JDVRqR",
-	"j6XiabtWA0ilDbFzrN+52ITTLBt27qmb8ic6/9YAOHZ5Dy58O79YDRHs+9T+yZTGWh1whWLnSYdqrcwX",
-	"0AJjYXLZX327usyzsTAjUWhmxHdjtyIwkwMHrUeFjoyZOEpV3TWZ4annka15pJsQ8rGLxPU6jlRvhkVP",
-	"Q4YeDXIJclPoduUzmJTWdXQ4rq3ejHgprJg5r1FZVjZS1aKmXVdrFghoyopLTQ9fA6b3NnuXsbxQwHMO",
-	"7C/kaac5A+7TDAvsm4zNsiKP1DhT0mTI5b0CAfdOmI8069uBfScpl2qHTBnXz2cJCFQEZexHt4dbXzYR",
-	"ik9ky4VQVueWFb0U7Te7104uOx67CUXX3l9ffKq999PT9v+PDepsFcFe7N3zLBfS5U5EXw6o/yywQ27u",
-	"d9VmHHHru67av04+fli3avb/D1s116P/2lWzQ97TqoHDfNt4KvnRfdkPR0fl6DdxgiFMiZlBjs0Qs2kg",
-	"RVMAmbQOmUi1YK+PjmvX+gq7tdeiWTyZIVl2fcUsnsyQWi+fgvN7MJD9J+QCeI2Wx3OM5RNQfvFk1iZG",
-	"SE0hKcyYLqPfRC/6PIJ+5fPJ9xVfhubzaX1O7o3PPEbcoHY+Zqn9jmdBPOa3wloIsXsAo8rW1HlzeJhm",
-	"fZ6OMm3e/Hb02xFgZYo8bbxpHIJrlwa0nHEjIX/e2ig6BK47TVESa6RoH9ZzGEjnd7XP9GYYwAZXob21",
-	"tErz3DPdWvt9vs0vUA/eB6kwfKiESHxlHmkwZ9ABDDwynpap5qNXGRRrAa8hddWbcTFwWXKVHKRSQeSS",
-	"VGgJ96/54mJS6ljkQ5GwVGrEvzkeXLQRK58j7qeagXtuGLLvcPzCGKmGFRKD0M6+yHOeUv65fZyYDDQL",
-	"yO1D11AsjFhpvsIFsdyFjsLkVOILPCgZ+RxBVeVLnrNq+TsIEsHtAlQLSyeF8zDVO+wrrVS2WP0iuC9g",
-	"6auBz3TF8Qcr3e1N34eqB2T+KhQpByeyQgnVoVwZkPiic3ba7Vxffz6/iudBiiyAolJETJgUECEFK558",
-	"0DQ0vFZtEC0785Tb6/N1FwJHOFIq3nX6oVNd7jLN7P7r/X8CAAD//w==",
+	"7L35chvJmS/6Khk4viGgXQDBRW0LDIeHTandutZ2RKltT0ODSqISQJmFzOrKLJLoliLmr/sAN27EeYPz",
+	"IudN5klu5PdlZmVtWLhIag8dM7aIqso9v/37fb92pmKZCs64kp3Rr50FoxHL4J8n0ymT8lRwlYnkJEnE",
+	"1Q/Fw4jJaRanKha8M+q8ZT/nTCpiviaUnGfiSrKMLOmKSMajQSfoyOmCLan+Wq1S1hl1pMpiPu98+hQ0",
+	"dPaSqYWIGjozDyqd5JIRwYlaMJKJXLHdO3ydxfOY1/t7p5vECT6SJMTXwoBcLRgnUiwZSTMxz+iSJLFU",
+	"ksSKdO3IYCiSCJ6sejuN6CW9Ppmz+mDO2FTw2uSndLpgMPc0Y7Mkni8UoVxesayx05grNmcZ9HqqPzWd",
+	"1rsL0/w8iacBWdLrPp2zPx1+OxyGulG9InHGos5IZTlbPzPdPOPqGZ+KSP9W72b+S5yGuKJ6FtMkZlwR",
+	"Op2yFFb0mNBzqX8SasGyq1hu3N+nLM3YlGIH1f7eZAxacx2evHlOLtiKxJIsaXbBIjITevcUNHBMwn8b",
+	"58Ph4fQ9j6+JxD2AX1hIxAya0N/FfE66b78/JU/+cPS4suEpVYpluvf/+Lefhv0nH37/u07QMPBn72jD",
+	"Cp2pTPA5uaRJHFElMtsrvvNIkimu8a5b8yLmF3exPrg8kZjKSZ4luDTHJGPJn6JiI8JNm/aWqWx1MlMs",
+	"az/5SpArGityzmYi0zdTZauYz9dPfBnzeJkvO6Nh0HQJznIumbqDdfjh3bs3/YgqZvfHPiIRo1ESc4bn",
+	"44+PnxxtJAg/0mzVcFdO4Fb07W3a+Tb+/S1V7EW8jBX8V70H+NlNgCrWT+CX83x6wRTpGmIoSarJT8xz",
+	"xXq3Wv5iRG/Zksa8kUa8tb0mbKZIbAhFnmWwQTGPxNWdDaLxMPh33yNVpREQfWCUvOVAcKbPn7Yz2jgK",
+	"iKIXjJNZJpa4UQWL+nvfvNd//tRQVUk5CwhLJCNzxpne1WhA/mcuFNMMSwki8zQV2QYCsqTXLxifq0Vn",
+	"tH/wx0BPxf1dJ2afgk5KM7pkyhMp0s18wGyuZqdkzpSEv/SjPtOfssiQPT1WzbGN1NIJOpwu9QgqV2TD",
+	"PXs+eyU4e0nVdFEf0gknoSbJIVGLWFrOtBBJJI9xaWOlyYE9B3qoyHr1r4fDI3IVq4XIlWbZIlq1jvn5",
+	"rK+H0cdxrB/xGxQ4nkf18b7KlyyLp04miSPXY0rVougvdW2s2/CZyJZU4Qn99qgTFId3v/HwvmNSPaWK",
+	"1gf27FoxLmPBByTUvYQkYzRC2YgofajZpZZCSTeM5UT/EPZIzKViNNLEKGM0IYIz6ebzc86yVTEh/Ulp",
+	"3SI2o3miOqMZTSRzwz0XImGU4/nMmEwFlwyO53c0MhdH/2U4qv4nTdMkRh6290+JEkXRz+8yNuuMOv9j",
+	"rxCl9/Cp3HuTUKXX8FmWiQy7LC/Lcw483V5f0k3NF4TxS5aIlAUkLAYG7YRAbj1R3b/wbSMyr+955AWG",
+	"c5rEz7mWTGiCg7yrqZ8m8cbZf0/jJM+c5C5ZdhlPGZFxxBpWojcgnjBO4khfMUMsKkQPZxsQqsZcP2Yc",
+	"DlHI9EgGSyYlnbOQdEPLzSZxNCIoxcQRyi+9sEcoj3QP5ruIKRonclB8Ew7GvLYXlpH0HYNdvyFlfqxZ",
+	"gNdGiSVu107xSa0tw9m2bUe/jm3c/HwJPkvi6We8UrZHCaSXUE7YdSyVFs4zNhVZ1HzJ7Gd3f8WeUrk4",
+	"FzSL3lDU6bx1UOxa7S3UMikvQAMrrWulkW2XpHTOKgMGxa7frtlx0ZdKZCwcoeJI54xMaZbFTJq7KDW1",
+	"fiTJ6dnb74kSF4zfUPHrn7FpnsVq1X8jknjaINSewb9lQKRaJUzCtZvSJDHswQg5sQQKwbJjwgWZZXS5",
+	"UfCvreOnoPO9yM7jKGL88x1JvVt0OhU51wJaJhJGIsEk4UIRmiTiCmYXEJEZWU6KPJsyQ98oB7WXXIns",
+	"QqZ0ypoPsJvX3Z/gH969fHGHh/cEj5vWnajWIqTgME9r1BhoonM/XOmOWVJAQjvOMziaZu2PUTFFCnRO",
+	"pxdiNrvD/QDyzKLfjsByjDYS5LtE0pVWoShIzleZwFvsrU3FerNuafxXPYPGuk/gnZLav+5t81aFlT6w",
+	"dncKvwA9/RGO4DRjEeMqpgk5zxUQ0xlQ0FiuP54bKOXD6fsNnb6/CM4+38F7y5QWNLQ+kYqYt5wvPaZG",
+	"wqdVVWlYfJrQKVsam+2DArFpn//1xIF2ZRaXAmTfh8OxzeF4JdT3IufR5zsXr4DZ5LxFmbQDahXFH3ax",
+	"votv6CoRNHonxAuazT8rVcdLeC6iFaHn4pKRb4/IX+Pvmje3Ms6HPd5hj99zmquFyOJf2N3dVr9R2I3v",
+	"RLRqvrUkl/Q8Yb7s2GBoBE2caqIN3N66/bpas438o0DTeHLBVhPr55tYU8TDedh4HvjF0xg24+4Ogt/o",
+	"WmNMxmYsy2hCkphfaM6r8oyziIjZrGGX9UuTyLQbBiRNckmUSPsJu2QJCWUOsRsh2K1Ca13ugZlqmsTT",
+	"C3JFpTE+sujhYKw9GL89Xn7jqX5NDA89rstY3Y7n3Xgt3CG6Q3Lgtdm+FFSZibOo4epnVLGJeYw3Wi1i",
+	"Pi9faAKBK4TOFMtICH/0IYwltAEDlYXyXtm0Tl5MzIMRoH5qGI1izqS8H/Wwufk26WKtrlg7WbFpcgK+",
+	"xVCfNb3VEzhFE3NuQrI/fJAktjwD9yJbNra+pZDZLDPGaEHXcmNYlTThiwep8hZnIYozNm0I3zoVXMU8",
+	"Z4QqEr4QXkSit5z29/rnf1uwDJmkDbydgwOPXavdPZBnNGFfp+8GLVQm3GEqIhYW59V8FeoTG3IxoUpl",
+	"8XkO6/hgQv8t3hZ9Dj9/fIbWv0KVUS7pFKhbHIVaBaNJxmi0cmJVsyBaOppRjqNkE6+9sHc85ipjVBEq",
+	"idHNBtUYHkkTBj1DLJ+xyZuO9TMX3HfOEsHnEHgMAZ80SVj2SI65iaCrRQA9nP3fytn/rfgUKuS4JDf2",
+	"HvwId3QavoThwZAazXTBbV2ni7iTF2z1SLqg3s2HhAs1AZPGA2f+zZ7H37Q7pHogU3xpooSYJPq1B1Vm",
+	"iyPwtXhLQC3dSHRyr+FmzfbBf3LHxyPNhJZu9SZ9xgBryHWZriDiKnx/9lTf9mfv36Jm+OOrp+FWh8Vk",
+	"HLFoMjUNVg2sUy3E1xwmDxzsN3E+4zln0fMGUwo+AckGVSoXx34Maax1Kw3phnvupRplaDfalILkdw1e",
+	"P2OqfyrERcyaGw4zNlMZnV5MTKh8SKbwOumGPyiVvubJSl+MM7pkZ7Fif3pBr+FvNs0zFmrpf6FUKgPy",
+	"BxLRlezdwI6kqMrlb8JzMiCvRDVJB/SfWGKW/CNJjg6ePPhJ2m5jsd9ft1DQ28j2tzsLw/1/eQEAEiY1",
+	"BWEZJsCs2016SaV7acdEoSJddl2C0Lqxl2AivMweP5d37fcVCAgP6GDdZ/COlwq/7l1455ZMq7Qbr4R6",
+	"KaJ4FrOomQNgMjCAL6Qr0g1LKbxhz0sLvsul/xrX7V5I0jbmE0OKTG7V+qiugIQ1KqclzkTMIftoTmN+",
+	"ZwENnyzvxsT3KIr1oGlik6Op++VNJlKWqZhJy/Qr1sKMsT5O5FpllERU0QEJFZNqsgRZekmzC0mol0V9",
+	"TEJjKwIjUhF27tLCOb6tG9BzTr1B/Nopvt20R8+j5zzNgba6ATXBFkxFFpWH6Od5B4RdT5M8YlGBZ2Cy",
+	"wQEEgHLzIKUrkSO+Qi2b2/0kzv/JpjCkkzT+K1s9M/tvZubNMzKbsW6G2MZzPhMdTBi3AtpP+PmH1n7h",
+	"m1qfRqeZUFXKr4+oYn0VL1kdFCboLKm8aCJCYaYm//Wf/xvjziCAh0pFjsh0QTM6VSzzV6pozirbTSAr",
+	"HthJHehkSTmgz6wcrolun+dJggooHt/yfPHznaYLjbPJ+WrbTyr7UnTpt1XfqNpnsMqBv0XeYq3ZaClz",
+	"Fm0+ZuVfjemjmbVwdqXXPyByIa44ZsEuWMYa9/N2R2r9WtpRBo3Ls3FN269I4Tyur8APkBBraABYAqyv",
+	"GY0BlRuVxNMLQ6uqZ7E275RmirPMvF6Dt2j53kFcBBXaeIMGJAjx+mPG8yWssZsczu0ylsAZOkEn597D",
+	"D5sOvmk6KJakNOHS4Js25XRBY/4jyyLjD25Y503k8kyx1LbwKegkjEY7fiIp2rK2/qSyCDhM07VprnGy",
+	"SXySq8UpTZJzOr3wgjHK046jCSS/N2LDvE4Zf/6UnArO2VQR+27BxqaCz+J5rlWhWJOJrPEG641jmy8j",
+	"vhYUQ6rNK+hc9+eib37U8tbgLb16iRHJjbNG/JNtiZZWgJKGgTYda71vCVNsh3OLzd+cqpjZvRFJsuvM",
+	"aHSp/5DttKF+ldtXg12nccakIcm1UCIDcCTmYATTB8Z8oE/HdgS8vt4p4wbtyK28HUgT7Qg6LcfaAyvw",
+	"hxhond5EyfOpjRSyXYWDzpa7fOvdPVM0Uztvb64WkzxLmqcLcAR6S3LJMiJSxiHeAzWD0p7kWdy0G+X9",
+	"3m4HU5EkzUM6OZciyRUj79++ANiavzx7R/ZoGu9d7u9Nk3hPz2ZPfx8WGc/GCrnNaHckN27tvDGXpnyr",
+	"LQWm85ZJgGqqbVvB/YrhOpk/6ExzqcSSZVaSqk91ITI1mRq1pH4FViiwOZqlB9N4WS4LtrgW9chnodVl",
+	"gEZLY6rMoOgm6DQy/tLKPeexamVbNXq2pRo3FctlDCdpkplTsna+7vW3VLGmVuwSb9fKO/02NCAuYjaJ",
+	"8qxFVXlKV/KYSKakJkLwMmLwTSK6kkCOlvQascoOv308XA9dFnQisaQx3zTQp/CWm6Yd3mQpuFrIjV+b",
+	"11/C264VBDDbdBvhLTfO+hLXt+5G0gEeqh2J6zpVxpocTBLddipNsRt1slkSwJtVJ/POIwlIiVp/INhA",
+	"Y2e2RZnk88374PUfeOpRqRE3gVtRxrIBTK9zkryedUY/7WQ3C2oynG2usrUYGFl/UKCdbV4c793NUzcd",
+	"bnwRB1x/7UOTrbse0ixmhJLTF8/J4+EwKAU4N+G52bXH7ZSbr0Ks2LJh1YrL2EC7YpkmdGXOJJH5dKEP",
+	"aXg4/L/Qh/67g8cDA7R8J9r+muu0tbDbQqWchimbEKZ9OXX9yYHrVKVxhUJbrKbX4QZbhPuBZhld7XT1",
+	"jGd1Vzo4VfElm6xfkIjLySXLnF+hLtSs2a32TUDhf1IslGwEBz1ngB3tvQZRHCumSErjSJ++jF2yTKKl",
+	"ZWf7R/2DjE0ZVxO057ZYFeTk4GjRvFxajV/zWKv3rY+bLAP4st+u30jTcdCLnLLJdEGzOZMTxl3Ocn3r",
+	"7LtoD2h+ax0/qV6A0mFpaL51dNV1D2qHs/nMNC3AFc14zOeyRO3WcaC/4Qe3uoHvmFTP9Ng9Cbdi/Yap",
+	"gfCDapDgzHMwQPxZqJ+OCIj1VldiRK64WjAVT/FB3aRYtFxSDtZaltoklG3dJ1tqIp9uItR5i7mJolG+",
+	"2kLGqLSpdTctaGz4xFf1Pn34Ck7WzZROPB3bW4ludZgMmkAj0ddXPL7cisp4g/Am4DURlM3QttuWNVxj",
+	"Ly08m5Ot/Gtl1+inoENnsziJqWLNxpHv8yRZkZ9zmgBVBBtJF6Q6aJL1LHR9QoG8gXEngMgyDN5AvGA6",
+	"m4UEIKSJAykfNJt2EDx24vsZqniWobycuhfCUp6gTWvCPKPuLM6ksqgQMcewr1qnCeXzvG3b9YQmKlbJ",
+	"msdm6RqOzIxlGctaX5DTjDE+yRiYoIz4Wn8LjU3NOkHQ0XLoLwaYrfYwlyyb0LmJD6hkKM65yFhUOCEL",
+	"WHutNL6XLOufzAGCHXNbYklSrNLQuI6XMbtKRaYmMv5lCx27fPRupD+vs6m3n6AzJTJA4jf5HnBK+ppX",
+	"r6pnC40dzapBzQ7SlAcLMYpJPGN6l3SH+kXStXq6ZEof94AY/HTy7bDXLApuc701sX0pImYvt0fOKrqb",
+	"DUdw6UqtvrtpY5BBDdblkSQhmtr0X83KlMkO9AizynL2IWig+vfGq+wYSm67hq1sJMUN5rd6GRMhYy37",
+	"EY7yP8Ji69WGaIGITeMlTQgAEsoRSVmmJUeQluy/dceSdEPzdxiMeZixaZ7phZzYX0eu1f3hsBeQJf2n",
+	"yIiN7iY5j5WEZmfxNYtco/AXAiDYFvGn0Zh7Der/9AbkLaMRYdd0qpKV1pqvslgpxkmXa72FqEUm8vmC",
+	"UDJLBFU9TM+E+BIZX7KX1giI7tlCfRb5ecJ8o6HpMWiq14ELWd6AdxUGbxalE3RgMshrywtW+g3fahIB",
+	"ntI4WYHEcipy3uaZlVuKI1PBtX5nNcQtvoiMHbh+396/O9XUo+a1amRpWuHaqse6LMfs5ZBWc+uUJ9J0",
+	"NyrLtospZ60Rt7IbteutiVyTdUDP4/tMLGtmm0aLDVXsndjqVWXEsA0SoOveNW4+3c5GaWbVuNDs8sSG",
+	"1X0vsmXjAS1E5ga2FYECmySMt4g85VcmS6gB1+x5bfXJttpOuODTNgEb4SQmeRa3er1b5IqmZXoevRMX",
+	"jLfKzjsPflM/bSfeD2rYZJdrizXArqCjm+56+14bo0fW+MY8o55GteuufVozkfYVo8CkW1et8IeWLHce",
+	"FV2z5MYV3zajqpDqj6T0qddJaTyNW+d5shpp+3lGefRIEhkrhi6UhWbE+iCSrhas0gG7pss0YYOpWIa9",
+	"EeGCpFQtAlSrAqIFbyIyAjULZOCEg4PHh2PuxSiSE5IAys6chAul0tHeHprBIT8G/qI8IpSojMYJvLYX",
+	"ki4AyKdMpAkjKZWK9QiFinBLcckiAF4e82LMsSRQ8AIyjxJxxTIypZKhfOBV5+tCr38e7e31/vzTSf/f",
+	"af+XYf/Jh27x7/6HX4fBt/ufvKe9P3fH48EOr/e+2fvz75qoeZOPsCmgFqUGlKFGBP2PhBLrTn4kSUpX",
+	"S4ihvWAs1X/p9xGjzKkYAxIOQ9LVfwsobEkTcvri+SM55uOO1RHGnR75k9MYrAOPShJW/J8jwvMkCS2w",
+	"gQXIICdQvHFUKB2Cj3k4TeK9mMcqPCa5Pg58DqElJHxz8u70BxfvYFqRe7+6klWfTNmdQlY7aBHUvPsH",
+	"7rDTRtXhTCEmKGgfM6gYo18O9Ek5F2rhfEky0APUcuYKX9Gv45+QuDKColZaj4PVDfQy6KmWyw4NyLtF",
+	"LPWBhPofZJoIySIIdR4RCg5MGMqSrsg5IzSK8NBSviIZSxiVLDA3AkmsgTuB/dcfxqooL3LBxRU5X3mF",
+	"yR5JqFNI0LmC8BFS3xA9gADFfrPmAUBjLmI55ij+aJ3qum8z3/owr77uU4aEuQpfYz7mH4lea/KRoCuF",
+	"fCQvGQXzy8cx/9jv993/63frIEMfydFwSD6SEzKLWRIFhZVGkwZITY8lAdmbzwkEJydaVGIRGH4x5N0m",
+	"k2KaQGMRini6GBAcQwXTyA3hjCZsZKr94e0KiNZkvJdheFo57Vs1OmMJXA25iFM9IPOcTEWeRLAz51jo",
+	"JQFi1YwriOMq5VXDqPbJR9KEZTuyCxL4y5FzfQi4HoUJB4PYbpGVw7uwGkvZW0+uAPeK8qaIMDjBjHkj",
+	"9aHN3EAdgtqolILg19KsDVoPxg67nj6GnbXnjruuG+IPNKvQt01vYK065zGhXpUdcaU3LGO2YiLW9m0Z",
+	"zczWlMDeD8lHsnWVipEr8WMHK7xqPwGhWDLIVhKEqzzFY0e5IdyltS0XF9IN2IviFXOyy4gbO5G5TBmP",
+	"7PIdmuWz+67Zp33j2JVdNYdorv9pc2iK3hcsSYvLZRFJoPkj0zye9cAcK2NWBC+kpqdFU2CFtW2h+D/R",
+	"TcIE7Zgf20bL30LRKFxw/NK2MzXYV/j1E6Jp1sbaYZSAUQmRg61xF4pxBqX3l2x5zjJ3PpqhqlzHmsbU",
+	"EbByHrGsGRnmmNQhrrCnueAMGt7XxOuZrVRhMjKbClLAXfAKUpiGyrDHrsUN+MktqMetF6eODAI9HQLl",
+	"aISptTmikFxcEMkCT2DJopgax6Bu63G1LQgJ0c+L9orjovegqVWHUqDbPDiwmzbdiIbQDGpgeiilSUPL",
+	"+ji8E4Iskd9j2dsbI8+2rnsFR4p8JI+B261Bp2oqYwG5WyxVdgz6cxYRJcxEvVCD0HZt2pzknF7SGPIl",
+	"sH/cdLivUYAEDEQWFpEVU6PSgKaUm92aLuAER1TRcy3RbwHHqwcCOhIoMCAoluSPmmQedJrFHvCUoirb",
+	"0MYSRR5wEd2/GFMEzIyOhsNPgRtYWbApjeuLyTatg/WlndJQvyqBpzT8fW/4nghUGv2dS0GtI2iVi0rj",
+	"+RyiUesQnbBUGtJXLi+VZnPoL3hVgqot9K2FqNa+nVhV63M3yarUwZHXQV3Wqve0SdwqNf7Ya9wKYKUm",
+	"70EGKw3giTeARqmsRiDXCmZluaxBLGvtXAtqpb5uIqv5re/7dLQkvTWcjtsLcK1d10S6CiXcQqortX1Y",
+	"Yg9Ncl57B5tFvVJXj1u6slJe/WyU5L/3Z08D8uz9W33Pfnz1tBXOynV4cOB16MuC5R27iTjoCT7twmBp",
+	"LE9KfMwXD0ujuZ2EuEZA9EfzuCQUNEiMlS2/U6GxYekQnQl7cehMbqyHEM4GJsanRRx9pQL+MlUrkvOE",
+	"STh9jbnMjfbJ8OT09PX7V+8m3714ffrXZ09DUzrX8RLHYLrnDGBky1hrdRW/B1kRemVOXzw3LGJBJaHJ",
+	"lZYn7QI2wweU8gHKI33N/Vh7VQKmbQ7AQBjmlpYAHfVo+CRowGfuQgbJBpRmy+F7JRf1GsdzzU/yA6OJ",
+	"WtT9QfX8S3GxdaZrk0PGxoI2RJcZtudyWUwcB5wBni9ZFk+9/BbBmYngrE14bQrUr74X5Kdh/8mH3zd4",
+	"KD5AaWaQcf/KVi41peI/KlGZkdk9IwBXMZ5aslO2S3aBnjzAquDXlhtld8mXz7eIrv30YdtslKDzgtHo",
+	"JMfDUrnAWLfcs1B2TXRVb2QDBfsQ/ATBDeDH8oAASM5VnOj7AM0Ub0KwVoLYLssBCU1TzirW2Dh+o1fe",
+	"rklldJ2gU2moMSxFT7c1OPuM8YiELmotIKGf6Bii8qsW9f2/dfhoe5DdjzTJmY0O3SGqrpJj2oCvZfxH",
+	"5kUSw8YQqoiM57yfp+hhAyfLJQxCP9JETMVL1hwB6kIBKgGSS30uWElBb0693jF0EXez1ftdhutYuyPe",
+	"qw2rtxGh4yZRhfpg3xyRozUmMdSLQsDmo7kOyvOzPAFgR5HZAvbeRYVLiZ85bkWl/4px/hWmFLhz0l5t",
+	"BIH/jtGMZT1sDvoHX68wd7e0+WFLSqNDEanHA2LALOnqBelhJiZOpUYttIxHSZ18WdduQURa4ya/rhBL",
+	"u9fFmamlYPtnvZHMGxTZ2+M6rU0l2jq/4MtD2lhlcg3AgkvIhXASTML8M53N/jTOh8PDaRGnC3+zlmhd",
+	"91YLJCsE9QOFbfw+T6Md96gpSdEbRTu8TrG5leWpwEt5Q2o7a6fwfv3Ebdj39enu65byUFOab49IwrQ4",
+	"KAMSxfNYyYCEE3Rq9Av5hVCSUR6JJREcOVlhU5epXsQ+pLaUQmyKSJhJ/8Ovh8G3R59+t3Htvem2rVS5",
+	"9OeWUmmrHWRA/spYilpSvdjniMxoIlml5ufnl2fLZp6NCsgi5k0n7cOGTKM6EYfZfwg2RZ02Ud41EnTM",
+	"L24H14fw3dtmg+m3X8RSbe5zK3ZkscNvlpqmv36fRo13fQ2nqKonvHoSvB60nt8cq3mDsNldYl9fiLnI",
+	"VUuYqMxm66JRa429ZDtj7aEBZJdpb8l+mxhEG4qVYxByDW7ATXCo7jW9/24S+MvT2pyrH3ScP2ftaoHd",
+	"XTaBbFFlLL5gv0/ElQwKpAUrU4+SWKrQlHiWo6ssVkz/ecFWclS4t4CuuyG0oAgVQ7/JHrauv57AJsLz",
+	"Evwcb/WbtWjh0ljcDkGrgVu/ncET7I0q7ZN3wG8OfIJzab3DjZr9qzyxRhK95zG/BFD6lGVScJKIuazi",
+	"eG0v3N5IsG8lK7fcTWzY2z63JhuxMLDVNmHSjdhN0Ha1pNcvGJ+rRWd0eDAM7ndK7QO/nVhgDtWOh/AO",
+	"RQM7gJsKB94C+ibnK84yoK5LILeU02QFkSfncZLo/Wky3L0+ydXiWTMKkBNX62daP5mU7t0mltAu6L1B",
+	"Yf6O1OjbMvHN4DaTnWFPdv7AgVI0KC5Zzhx4hQ22UZrDuSIkCHzR7xuki8wgbsdKVtEuJAYYSEW6ZrFt",
+	"eDhaeQJbjq6qHIWZ6ru2+qi3OzzxyOjtvRFkMUuC2ZgpBacFj/wYIa4k6RYjRxkB8z/NT5aNhD0HbV24",
+	"DxAEnMyh/AijlxDvLnI1IN9rnQQWCmPybZ8Uk1kIjaI27PA2ScZSp5Jq33Ao/P3bSIrN6b8HWmzPsfei",
+	"TY2wf+8H2wHNtUuxZvi3o8iWAmxNAc0Hd0iT3RBuSpTfYIbNGyzC1UROwQ4bIaFz3hZA7OkEWvT4EGw2",
+	"iG9htdrYxhU7XwhxMZFsmjE1MdVKGiyw5r1GQ56pgS0IBqmYACqc+iNJzLebgWDdojSOqzyIjRay6h7c",
+	"9lRWdvTGZ6FNk19zIj5s3Lhms6d5hzATPgRW1jnk2uBnpBteLSSbTtBaZex6RGTGslex2+G7+/Tg/HBa",
+	"NtzhEy+R7fe/u/luNy9jFfNwHcIfZGBZe17d9GY3vOJOxxAHfWXAu2GSvQxgqF+NY9h6sYrxOnlpa0RG",
+	"Y9crOTua/TMNICh+uGhRl8GvxnD3MErrDHb1mY3aDJbrxlPk5kGRFxdAs/EbG2yzzov3Q76kvK/lB/DS",
+	"mveOSSSmub6yLLK/oeMdvbmNDgTLXiuBPXAOpwmV0nqXTW6d52Mv6v0/MwFVtWI0naDzvQ2MtT/YosT2",
+	"75cQUflKqBP0zNvfbdCk/fsvgjP776YCrdC/C297yaKYvlul3jOvsuQzrmK1so9s0ewzkBa9cT7X5AMX",
+	"1P56hmFX74uorWeVo9RkZ6pfeT9f0c/7fPzkiefoOBoONxronEHKSDmFVdoeO5OZ3njaUd67G6OdCa2Y",
+	"YDhy2ci12cJkYryLMh4bRQDPrVlFCGoCCamhQNehUmpgKHeF+rx5eHeLgdoA47w23/qRzbcWM5tX7QNq",
+	"YgxhKRcbUb8kTdgxcp4in3qwlRVq62MFbm1qopDWOitstNJa428zJHJjFRPAlwR5IZctIUN344BtMWkW",
+	"RmeEYHZXvViSxhPWfjW2Admun5761a7d192cwIbs3FKyNbRre4EWPyjk2GXMfelovxa5VSdo5Vv0nUHE",
+	"My8Q84GNI8aQcy2g1sNQIGRQjkiIGH+jvb2FkOqnkWZfH0ICmA1EZGMO4A3HPlgF5vlw8vzN5beERlHG",
+	"pITEfgjrUfIYcSr2wen9+PHh4+Mq0gQkngCoRC8Y83YQCUe+C1HaIlhU4TLKYrVDnOjeJ+DEx/H4p5+G",
+	"/Scn/e9pfzYafPj9ePyh1x1BqOev+8HjT70/t4BSLOn1c5zc42EDM2rnLDtB8H9dpQduM5MvWEzgVvR/",
+	"V7PRjjGGtarCG0M0Mq/G8OePrSjlY3zYpgjP0cGTD9vLoJArMQFxYWLSDBpjM7Y2q7skwzqPOE/E9IK1",
+	"qNQonswMzZtThVRTiyW+DpNmYhaD6KcHK5bxFHx+YI/VZMM4VTXLBVFgWwvXdMEMfl1FsaLTBZmLvm6N",
+	"wEtom46VJIsYk5+20nfdupzqRpoEajRLWyDxNni9FnjyNdDkW8OSe8B2+GHT/uqdadjbYje2XYe/aPr6",
+	"yezTrh+ZDd/5M3N6dv3OHavdPqyboXY5u02rDxtoaPR6BH+XfntLs21CpUFwb6wk9opdMQnZTAnpcsH7",
+	"iknVM2UTxYxAltNFzNuKJt5iYKau382+tiX+bvL1Dav9pSJJmkqb1Anw5gu7Hdm+iQvQRlRZghtldKYQ",
+	"6hKqCOIBhVzUTst5xPNb/N1oVL6vOOuyQ8xWK2wepmVIlqpVT3uJJteulNnRtUwQiX1t0yEEst1bbNce",
+	"w/4zkyMiGSSrm0B4ELLsTzRh9t8VFcj4M5yTxCvc8GG7kn4UQidnZU/c2uBkK1u0BHp6y/MXc9jWlaIu",
+	"rxxn12picqS3MTmtn1DQMdgG91ZvrTD2eQNfuybWuFmyZ98kt+3xcPglcttKObsbT8z9yZ8127Zdy+3K",
+	"S1QTDDfVlnhrHCBvzSjNV40FohrzEIMKdpnI1uKL1dOozeRXp06UrZtozqlsSjISF9AfwFnOIDm60few",
+	"jA0RlRvaiCW5ygSfF3EcuEzEoCVvdtC6wZZ6bdvw1Zm75pXj6dZik9hml62RZlh25+d+71AKGVtuHvws",
+	"59FpqVBXxaS1hPC6qS1dtA28tgUKuFU8kq3BNLnBCNZVhk1ppmKaJKuJ7aFTdLYliykNqW2o3kIE67Ke",
+	"cQ9aAZEzRmVjBTWTfRJm8H3oa6n4E2w9zebsnE4vGjkMvldb4YovFheM4MvHDsPW3rSEzRTJOT5mEelC",
+	"nJEDrf+P/YPegNjR6rt4tRAJgNSaYiTYfWNsahWKvgZIv9+SjKWn1bZy32eMEcWum+tllMFMWrKsKkh0",
+	"1ufpAGS1RLSZyFS62r3Yhj06rdU2Shd7O5ZbIwmfPmwRBOCZHO8iCbXhpDbvpWFnUnC7B7j5Re4pRPbF",
+	"EvAQjjGgwAKHWMTdbigv4jRFUAj0XYOBu7FhCDq0NZ8xMA/BGGgpFMi8DQEmMs0VIzGfJnnEoh4idJSi",
+	"Gm5+edmm6/tOKHd5WUSkIDOabYUFUYKm2InqVlizpY8h6ULqsBtNL7DkCx4a0qx/5cKryRba5HGAuY4j",
+	"wgVn+i27baRr4Ykq7ZfX1SP3+FwfS78jTaixyWbtZPs83joV+XwqaJFw5kQAu5G1gbmb1Xaeqle7Uohy",
+	"XZGsZpF0K21iGzi2z69ctMPKbZd0GHQiMZXNhZV20THOaMK+SpntM8td28lXerXeGm7QAl4BAGccz1lx",
+	"vEk39GlQbCLmTExaLC1BWkkgSAFhg/mAUJJQAE3SDwE7gAved0Vu/Pb1UHsN+B+7b98twCluICJUzt9n",
+	"ExDWHtKbgGbEctJWOmYdJgaAnjViYmwCeNrmDv3WmEwRP1ZwmSrPqHGd9pts96TCaDZBUuAtXw/F48Pv",
+	"BB40zz1C8WxQrWxZMrP/tvadXY5HksglTRImFZQOC8p61R2qTD5kUAP8T3HvWpTQ92dPwwE5mU5ZqopS",
+	"DRAY4olg78+edoLOs/dvO0Hnx1dPG4Ws9VhDZx6AkNSrgfgwJoisnhcFpvTW2K5YThxhXjM5hDloSptB",
+	"V8OyXMfHeyqmsHZRo+/q+dlr8sdvh/topRKzmWSqUK8Ph1iVUCQR8TXqx2QZ8xzwZk2hxFzlGasVIGuN",
+	"AlyXkNFJaRQliA2zFFz+nDP2y6rQRRizBduSFWBk0ZirjOGXq5QmEJu2Qq/AzznNGKKFpPEMcGXSdAK6",
+	"VSfozIWYJ2ySJhQQJSnP4WsAtW2rKQzjnpiqLua0+gEbjx9vCNgwNMpGxbTst+mgrV7iufuo7cKU3+GK",
+	"ZZe0OT1vk7XhecSWqVCArnnBVoEmAz/rwz/NhIT4MZcpRrpGbaWShIXDxVa6DXsD8jpF6gRHx1ab3NlO",
+	"UaFqu5stkFYXRotapKlBWw190U3r5ib/z+MFBGOUyAIqIiLQtb4tTdigY44t/g0+eYZvh6Y8YgEZuEny",
+	"cbLkJpN8rS8EGan/3CiUYixgDAQAcx1LgM2PZMMyNGOiugRCQF+r2a5MjR3It4C8yAY2WCoHvQH+xDIT",
+	"OmfbhVc31hMuUlRumLR+y9KsayxQTh2sB/2ZI9hsPWjD+bz9XL8IwFjQ2RCk3ioxlspsO/tD5dSUm18n",
+	"XK6zQZwplv5Y+FGrWwcjyHnpT/AcTUyCq74KRoVt2tMz4JtQCnOTH7mKaIqf2kgVGHCApbdWYP7wXFUt",
+	"ZerXdFYP3GlmVOull+2K8aGAv0rZDThB6QLWLwaU/VICeBWGQiMsr2yw/eh1fH5L/Lcbf68HOFmWzUUt",
+	"V7CpKv1zDzoN/l2013So35lILXfuqmeL6xkk8S8sQjYSGCTDjBQVYwfk+5glkSTnbCUMg9A3S3AiOJMk",
+	"YvrgQzW6onJ+uNlaUR5L0d92FmeLumpF9s2Bk57isvllGI1qYrneOjXK+SZb4WSHdJu15or1ao4Zxmak",
+	"UAaY4EJuhyuKb9trvfH9Yt992lmJN/N2uIlCzpmYTGO1HfApvKyPU7b9+xmbbxuMs7UNpqoX1o9DqvlU",
+	"Y4p4+SBtHJNVZloxpvzgKSvLtwgoM5ZlLFszrG0jE9sLy5oiGo1yzI4z19dGKrpMmzy0YmntM+41wKhi",
+	"NPJ+gSAVGHBkIapumlHlnXV/aOWK9I4GbKTKd1Vqu0zqty60ndJ5zKlq9A6kZQm3BKM6Z66+evPjs/iX",
+	"lo+VUCUdt00MTNFW6Brzu7WtbITO8uZ369rdFTfQHWRvWydPG3wEpBtca93OS8Durom2KmP351ncxG5s",
+	"UGcTCpwgkVjbQ1CtddcMyb1eQWqMJK5aYrEKhxLkikLRgpmAisWmDlC3XA0uqBVpg3GtL3O7ZRp1tS9/",
+	"xq2JCnqL12sct4z7K6M/3FXU3wlUA7Ulnxx6hPG5mjpgpuQOuWCrR3Jt8J9pqBwCCBGAVltsKuFgHbhG",
+	"BXVwTjVsh/aiIDfxxJYv5La3aLejD1HZk/PVDXN6K8cqsO7iot21ruOg8zeEFTlpCvYWuZqKJtAGBxCJ",
+	"OmgURyMSWqNRCCWmmh2jEHoBMOz4mleHAcvPLGI+H/OUxibCw4V/UN/9aX8n5ys4fZWAGf2pK07lhXgY",
+	"cYhFozGvRPLoT+I5FxihSrnVrjNbCRyjdyw0mPlaf+XbAGCc5gPdRQHcRTk5x9p7AK54FatFb0BOkgRQ",
+	"M2Yxp8moDAoExfJMoSXJeITGxiIkxZgStWAFy+f7xIOiNlcn6Jh5Ve0VzZFBzcFSf1usAg8bzBwMqDHn",
+	"7zu8gYm6JOSC+GUioJi9/ttTXyw50BxWM9sW3pGxKYsvSybEdsT8NluZc9fb8eoJmXNjF27bQjflOHAz",
+	"uEZxQmplIFarM0i99rE431nQ3nOoV/C97TZT+QTx4Y6G5JxK9u0BKer9I1Jcp0alG+otzrQoXK5S5AHH",
+	"wQ9hLyAQuE2eoM8IikjBUPWqwsCKFVgolXomj7+i+lkb/u6jf1MppdgNTwwjBBI9IljSgWRq8l//+b/D",
+	"3oA8hyqHs5hJIrizbB+b6vqCT5kpbiRlzqJgzEG4uKL67kLJBsQS2FyXEXHMASSPezh/eBk3rpTReU4h",
+	"Kbr5SEZULs4FzSIDPMWivldxENOpSTf8Qan0NYfaGeEZXbKzWLE/vaDX8Lc+YyzUI4Rk+F4AFVTOV2Ou",
+	"/B6woAocg788e0f23IM9cxgG5ASCHYmWQ/QCT32EQzMWjGIEqinHXIolQ0LapXxlahYCXfjLs3cB+eHZ",
+	"ydOAvH7z7vnrV2c9ssylIjSRgmiKZhAZ5+yR9EpFEirHPPx7X//Sh0sSHrtqlJQsqZpCf3rfY0XmTEmo",
+	"uB2+LOrAmnQEv9X/+s//j2QsERS6HXM3eYT1MhOyhH1ATmmS2CKK9vxhS4Yu+9UtEcEArVaw1TYrvGPv",
+	"28TsaHFGaBrrGwRSZxan7Cyec6ryrOGcoMG3QImDjYR3A2KTwoqEhcLN479eAJoN7FgXjCK0mBkrdtMv",
+	"BlIb6ydI5JwJFKy4omgbr8xVMxotMjkAh3msFvn5YCqWe/Yd9w+0LvmzdSTK8SpZVAcyNYEk6ULCb8/A",
+	"YwLHlaQL2b89W8gM7Rp65oYPSzSTa3Iwi5OYqqKKKRwCsUyhO7VgcebD0gzGfMz39f24jGWstNCbZfEl",
+	"kB+LkGnrc6hFJvL5AgUTDwJ0SjPUVPTQfs4NxqapZwzVNwbknT6ahFgQDxMqlJFuuPdPuScvp4N/yrAH",
+	"aTgSvwlIxlKRKVmBAQGPrjTLYOoyeHErMYd+lM1f7+sVWtk7Xq7vNBjzgwH5mwVUsyugt0KSPA2IkeMA",
+	"6gMxsQJLNOxEuvYfSxGxHoTN2Bdg6XDWerK8fpQLxoDUFxsZjPmhNyx3RFK6koHftmvXXymMvA7fvD57",
+	"R/ZoGu9d7u/hydRPjMvYHkUYXcRwx2NVsFaXk+jExAZQRwl0tZBeY1fNsopLO4COTqxEC7TYyCbAjMb8",
+	"aECeOnqeS32kk1gTVe/aL1k2r9jv8XRbcysKtxIrpDqRIARBIZcMNyO0qzJN4r1vQn2nEjEnMQ9s7Ukb",
+	"PhAYeAGjHOu+spx70LkQMIB9wkV6myfMob3pvUxG+uc+1IRHHDl7kEqlnTTnDgw4LmyBK7o00F+/W5TL",
+	"iMUoHJgCYxj6g77qoraYiY9x9cRG1VprsYnYPHnzPNDrEp6ax8+u0brw/KnTav8iyNnTv2JRk6qoCy+Z",
+	"Q9IvhHwr+cIEvABLPXi8mLCNIw8RS09oJYtLgvgTxQnChWgs0aZbjbm+wHpFDJWs3JKRPpRaUvIISgwh",
+	"Ekk8jVWycqdfL8c0iaEali/5m9WwS5x5FWV7sP//43+QU30YOeTG4dZrVehcRLHZ///77PWrAXlv6nfb",
+	"Jmbod9IvGKUGNxBeJyHPkyS0IMlUEnqutzsgeOKzlR4w5C1qAVIWBQ2KzOsQ2qY2GG1TwUg98JeCI6Yk",
+	"5dsG45Fu6Pu+wt6IvD97ClN59v4tWdBLRg5IxKbxkiYSjt2Pr56SIfT31tazNOuAXcrjEnWH0YiU/pwz",
+	"W2LIHzIG+pV2ZkS+PSJ/jb8j3aP9QxI2wR5qomiq0SLNQopnpQwsD9zdJy/j73rQzzNQFjNjzwYGqPc3",
+	"/HvfxFv29eXpQu3pgqbaUdnqpFpUlFDPlGsSwALCEgmHzwrqUTEwlGw9yuUAsq8WQjJyMBwGYNHSi310",
+	"8AS5MkRh26MJc4VTiYVgcTltbVfjcAdWrY9Kxoi6Es6UJY/J1SKeLoDy0DRNYucQBVnhCq0I/0SmAZfI",
+	"zHdAvhNqYcZTKkFrj6/BbBUz8yceZbw+33zzpmqb++Yb0gUxmJrq7TkUBAdGAHCX2J7sjUgIyjfp6guE",
+	"IpWdOhYbs4sIBFBLe1rtsGWbAhIa+MeQdG04AqvV6zXtwpQG5BVdMjmC9irgniE50nsU1qyhock1LsN8",
+	"6l8PAxKWsD71j0c42kbMT/38cUDCEvBniMVyQ4f+GZKjfT2SxrtAjvYPsYdWKFD9zmOYSTMeaEiODg4C",
+	"EjaAgoaQA48bW85y0bvKhd2xC7bqjbysbNxR0i0lZDeYwgMPHAosbqRm0w6cVddIX3K9owG21zoByqKv",
+	"xParbgJ9ck+Bf0iYQvnUI1vTjc60GHQOOP3CvuNqhiHXFxFDmS/OjBjCQBAZc1PmGomlFpUwxhgkH+d7",
+	"CW2Wd5fyCA1dhXATczBihtd9Kyn1YQx96DUcc3atGAfrJo4GBLIlXZF5Jq6AcyOThOL2mpLpDzVlc6XU",
+	"NZezAjHGqTySJdzWMX9pUXY9x4+VTWCxGZ8yD4LXKTRUb6Ezwehe3B+wAx8JpqCTj+QlrhX5aOp5fxzz",
+	"j/1+3/2/fvloOCQficEYsLR6RJaF8r2kiaZDWrrV7NpCCMbWZKPFaimSSwzQsXbYHI7FgHwkr4TmkjbD",
+	"0nS6Dw/MW2BH1a3RpO6AKJqwFW2Kt52ab1o9JB/JjzAR753zXMGmoGwOywuTNF011A1vqhGOw7AdHZGP",
+	"BHM/hGeuLgxz1t7jTgS7jjVLaFmNx+QjnLRKRX6QlXHMaIgpD+KJHYS1h7swz5xjoGgsa0Gex3hstShk",
+	"wvBKje7r0/DMYKfbbbC6k6f8FpUBGwhBqcFDOH6FYEISTXS9MFagUG1Ls/+4+rnW+MHfZCpalVZMr0Nb",
+	"UwcHdr2sHAefQMJCQMJn799iFMGPr7QQE+YFG5jYD+zcGhrXm/HWB+gjH8k/NBFDANzQq6If2jL6+O1j",
+	"uIHf0zjJM+abJeOpFroj5poC5q0Jp5jNCgnpe4DJ0CfR6HF+qtpHIwQVQwNJ6Pv4GrBGWR9TCEzUsByQ",
+	"U2dxQEUzYyiAYwUpS/qev0FlE2L0JTwxXCUA8g48yJL4529ssrWFa9di/KAqTqL+KM2eysAyP5stHViB",
+	"E8yJDj6xD/+td9D/8a3FFDA1KcvPJFPhMaGwbTSKZHl7jNkGNzLTuq+03mnPkBoDXn5EfJFMCuO+kszR",
+	"0qqPCb1okkg60+RDy4sqWxnS/RaO80cCA4VlNfvzkZx6u9BEyJtMH6BBhOQj+RaI/BvS+qbebP3i4aYX",
+	"wZqCa9rw1CBQkI9k/2CoD+J5rMnER2fxwXZ9od4y5r0l23OCjxtK+buKCcPMy3sHznrV/WCFG/34BH7x",
+	"ygUsKY+oElnxGpEqThL0Ixiuo+UFm2x8jDnI5tRKMqcxJ+FTlmYMT0U45t3w39Bp8p7H1/a2m6JAzk5C",
+	"s4uYzwPy9vtT8uQPR497AQnPcq7PJulqYaEf6UtrXrfd4/t/fPzkqBeMefgi5heaWmF31jOMXR2TjCV/",
+	"iryR9Yx67VVwtVHgWlPO6GpA4A6UurTKtlPkEHbSRuACN98JIIicVL00uvHCTaM7v2ArQ2ISEAP0vzl6",
+	"C4DWO1tiF7q3Aozec7Dhh8408SMayYAkjbkNowo8KVsviubdSHgIIGwiC3UnLjwu/OPGROe/YRET98KB",
+	"PmNWfLFFSIql2h9iUopWl8xBShM6hVIBWv5rFIc9O5Tx/425JsznTFH0Mi9omq5ISvXGSCMxBoRFcwaZ",
+	"dxLEV+RY2KS378BVQbQDxRhiyS+d9owUKRVJPF2Rri80fxMSJynLnn4dCbpIWWYvkvG6SdtAzMkl4xEY",
+	"l+ynx54fzljC1YItrQHBi40CNjLmsdItZwo3zirl+hugwAXuU6wU4wT0ev03qOo5RyYH+6hXBTQV6FAJ",
+	"AYYvrQGg5QskjIJz9oxy7q+C5ggQknBFV1r1rgiocILdgih6weSAhFxwFh47Q1Uf7Imm0L3WrSp28sBW",
+	"xo9GaJplkWVI5fb17KzEAaZAvbWx0cbQLQZf945B0xUmCaxfHge1bBrYGLBucM4h3x5ZE64DJA+8qHzg",
+	"OKZ5I0W7mTkB2/Nq947de32R9Y3cvPYTm/yl+yh5W8s+VmdP9ZyG+ilqDLrfojNVddziEzCIQmtILaxK",
+	"l9K51vckS2a6HWMw6zsvnmmxyYXg3iHikrlpZPTKmVPLx8sSzeoRs787vCF7Bh5JTVGN7BSQ0IZ4oWwL",
+	"lDgEt8SJZ/0aGbojYeRUFbQaOT1+hrO6iMH0NTPWK6RshRJepvW6I33vwMTv+pDg0dE00C1pyVSgFmyF",
+	"hrMRqUUBlpUNNNmsi5dEM5yz5zUY5GqLDr2Fo8r1H5DwPJ9eAHt2yy31NKwTELLq8B0iFxSkeSM+93Cg",
+	"qb43INGFWAkwPF+FIxLGqVldJ1+DTy3EC6kf+C5rJ2M7K0rxqe6mELiLa1s/WlO9F6MKBbGMyvhhYKNt",
+	"iQI4GVIsPScrlBI2t13/u496KhQwxB/QKS1taXh63dd8DfQKJNSaOWRslsTzheOT9WuAJ2dUWL7MshhG",
+	"iVqh1qTK04liDLm6AhM73ljcCZC6+xT1sa5VyCh5fH1NqLyQ3pLaENWgcrgxog0N33HUj3n/8fV1SLqP",
+	"r691F66OknOBhqRr3p/E0YigzGarRfb0iUik8KQAY4YdFB+FiIjU97oFgZOQrmcmMzfSBlmU7fM9c/D0",
+	"koB+1DUG7pkpF6xYNqNTBo5HXFzJFJj8ymsLnYGfCPU0OPFwoZeUr5wWZ70y1NmUCvY4cph1dlOs/I+g",
+	"DFpJO0emgwIppmVL1nCcNf20d9azFzySeHtJFw7f+Uox3bpt6tvHjw+/NVQuo1cjorKcha7amB5VMWMT",
+	"mwHOixodJ+yaThWBDsCkCz4sk38loYH6oAvlcUQWlEcJy2pXEkEbjbCIE8OTHBip7XxlLXNKmN23u7Vs",
+	"sDJqeegYNfeiF/nINo6WVTMwFrkCqSVJTLdfSCAr8A93j4bDQhAv+6L+6z//d0j2iqfVcAkMA4OwmySe",
+	"MpMtYeJQ3mQizWKmaLbaORRFxSrxY1m0SNUBQF0EuunsD4aDYV9L0oN9wGlIGadp3Bl1DgfDwSHWJsEC",
+	"FGVJH1WBvV9dst4n/c68qS7hWwjYkJVonm3d+gHhCG0OFvQB+Y5ODXlyIgvIpScl2wSeogbxSd9FZCYu",
+	"i96LKCvJUJiFWuhqY76EysvG9wbV5Bf1CvKkG4JSB0wgWsYc/oHVmDVDrujnNkAArCajMQd97h0YakH3",
+	"4IxFIKs0yoKautNaYAlEh+WclMMjMZCG8UjrENLoiaQrReGSwy6B04Gw3tJvr4h7GEEg0bsiJIJ0Q4Nc",
+	"Y/Ttc6Fwl3Gm7BrtWQPyzOpAIxLq9/+ExEcvoglrBImKSbhvtnl9G/VhqUmtIIVHVFFyGbOrQBOxjLVW",
+	"RZYLcSVJnvYwHOiNy6PREgPQMj0qoWjhgi8gO2dxooDHSIY+HVtjeM6MvjFdgGW/ew71NU1wkrH4WnDM",
+	"wPhWpzQFvkqnC7TsUkUOyf/5XyS0uUGhiQ56JcwqFGMbBvjaKeoaQ9gZ9PmOwLtR+C8KetMtWib0XFwy",
+	"sj8c+riM+hDyRv/E0fCQcDHm1UNPwZgegHPAYHnbYxmAZJJzdp2inxjZO6JNWAr8POqMOi9iqcrZY4iX",
+	"hsOWkDNSrfaPEQxF8WkXD6gJVxEN6CcVF/HOmJGH3rLGlMh1YEGfgupo9vsxj9g1rPWcmVALNyCg+t6I",
+	"DFaU69wwZehrt35xrcA2qltd16NJNWvqdVjGTNp1EK/xxsYSdCTj1+eKdK2wQZOk1zY0ePUdJh0WY7tJ",
+	"pm19YM/1uZbxJTNVus4xTp6TsEigHEFZMItDBJZHsDfFS2ajZuHfv2idovv2+1NyeHj4BGqA2bCbg+HB",
+	"t/3hfv9w/91wOIL/+/dwQE74Cg3fLJHMMxoO28UB3f33mViOxhxCjM/ZDqMrRE5/QE9Gh2ZARXBvZQts",
+	"r+UdcOXLmqa3dZpp+5bkadqyJYGLvNJ6JcSC6GW2wwwHa+bxTmyexcHh6PGT0eMnu8yiKQWtoE8Ao4IQ",
+	"Kh80lTE2cj2Cg+HQRhlbiIwUU1piwff+abJUihFvnQpb5NdCOHP1Shprjb2MkBFhdFLdja8atXVrXt/7",
+	"u3n1+VPs6gin1PSJm/peEQ3TgU/2N3/iR8rgR4ebP3JRNPjF0eYvbISN/uDxNlMp1YMoZcMAXyrnwfz0",
+	"QR+XSsLETx/0uZD5cqlleWR3pVBXy1PNZukzSOfSoWMAxFTF+NoZdeoGxE7pNeaKRXasOQyGv0mg34to",
+	"nKxaxXpPfNO31MYVzoywhzK9rAj1yKTevzslEV0FAOlkRfvASFERXRltfMxlSrUYgTWwu7+wTJSBqxda",
+	"dOIs6h1DAEpGryqqwSMJ8SEY4IaUxMiRVGIXnk9jhOWTAPWj60X5VsVYK8JiVDXaNjwBtiK6epHCJ3X/",
+	"qbEeUOmCp70BDYBPwIwLugduCvSqI6kLrSKjV2vMY0kSwV2MweG332IuVIu89VRvMpASECEbJK4NRO+N",
+	"k6zqdP57iHpy2x3+4x//+Ef/5cv+06dhIRccPEGAP6NR21n11vDOMd/MPInjncgxLUqgZiTFOJrY5e2Z",
+	"5HC/ylS24Yov6ObFUiKiq94ted92g/sqmF31eK5jdxg7l1tROKKrB3b3FbE72MASv2OF3hIB+uW9szsT",
+	"PaGb2pvSJIGiAqNfO6logss9NdUNkKmgAQRsQgYKzRqMRoVtNIyjibGsFKZDyKyBqm0sIq9Txp8/HfNT",
+	"TLbBpM4sIDP0LGUmjkmWLFiaVSxpZixf1k6FGZYk5gPyFgxIsojnG3PzrazHRaJd2w+jKWIhXeKh1ZJN",
+	"msII/dkBKSboRQOGZ2ZIGGpoIgJtZF4OSe9+J/Z1gxMYkq6H7uiQXXt+ZGP4D5EXHtEF1QyD8WLCAxve",
+	"7fvSGmIZvYBw52IwL5+cnr5+/+rd5LsXr0//+uxpeFzgcbgYuwVLUj9yDZJ7iT1LpmrTek+H/rzGi0+T",
+	"WLd0ag8lmimYVBY2407IaaUXR6zKaeBajvl0j0S9Nop2mn5WPeoYL8HZtSKpgISywrrsmSjrlL8cMbeZ",
+	"/Nv38fVPQacxwG77dopPam1JpnZpR7+ObdwvNzP1matM7XDrL3dnU+ZDn1sd7W/fYSW3AT4/eLL5c68a",
+	"9dYM8jSJ1/PIKvdDXkKoFyiNxhtueAJxLMGQWI8jTpO4mR1ywVkbAzSVQKTPClHUi+o1rT+VGzEf/uoq",
+	"CXZGnSZSVxCqwgvsKEg1qgAQFiBCAGHSOkHnXC/OBVsBwKgND+iMvh2WPy9chZ1Rx/gKm9m6Le/aqLSe",
+	"GB0iNBw89ALrcUtsRSNMwOAktD+ERUxNg0tkzL/5RvAp++abY1P3Qo/DuqPR3mdpmWWLU8FlvmRROCAn",
+	"jqc38UGr+oz5gdYHgctBmqXJZCJ/IqHlpDfk9sDcCzVqA3NvZua1eZX4ZBGoDXQb8rfspG/MLt/ozd7g",
+	"I8D8UQXgORBVF8I5gSC6cEAsZNSx56M3wPq+sbZtodpUMVvytuCIVRXrw/1zWL08mzQmswePpM3OeeCc",
+	"98U5b8gAvxIO9gaubT3N52vjUmsITTuzCjomIsgwpi/EvIAorVFIjWpIK4lWF2yFsUeGzlkcpJnICi6C",
+	"NtBcYuALl0gHJ3mWQDY/HXMT9nbscJaQh4X6f/C9Vm5JIKhZs6Ct9c0aX4DJ3xFjOIOFvH8KC/2sI7Ev",
+	"ShtlkDIeaOx6GvuVULwzPJC/JZJXv0Nfk4Ae83gNdauGcDWFb5nI+F5AxLmikF5lEYpK4HBapAaoT0lm",
+	"kO13vhrzRMznWobT1A4Sl5oQ5LSQe74qgNMgac0FmEBKbkGGXdyJiZc0Q34kvRSfLo0uWaZiybKeSX+T",
+	"uUkMcSkOBdTb9gL8vjU/eT4lZ7VriQEDV1sIEZomptqP6/Lzk52HxVH2yAcfy3mZDSwhG2UOwVV+K/cb",
+	"ykb8SLb611fUhH+XhvRes8DCULntdMAI+UqQYjtNAy612s5rpxaL5iZxVNgZIdcLtc0SfJ1LK9nKZquV",
+	"kYBEQhP3wEuNBYDv0g8Z6Ed+o3b/K19ZPgw6ErLiAaadj0jKsilg1MCdC4gDj5+4J8VP8E65y8p4PBde",
+	"aivEoZ8ZUVlBk8KIOwif7G3XmCsdN0RsBByaD5AWkm5ofg4hzL0yjXDnnvR/oDekRpW+cClKPeFPx2RJ",
+	"/ykywNmRW3QKYDu22yMLukMgyU6W1xoPhbfEC/2NPjDOJSoXIh0YB+JgKpYO5FYve7hQKh3t7WFqjY1I",
+	"Dm2OZUZjyNEI90IT4boUl3AyM6mqMxEXMZtEuQn5tkM6Z+qKMU4Q3ubw28fDygzMB5Ol4GohvalgmGYR",
+	"kmBeAO1/SLpJPGMqXjKA1ts/GA7bLBVlaLD10ugx5kW6KmQVRO+gBAG3pCsERcC03ZNa2rR1AlkEx2ZJ",
+	"97nmp7t6CpxH2K+LDmeoMzoclsoKGZOFOfUAvqwPDXjhlsw/GoXh42S6ZORNJgALcltRWk9kJ2fE/l0K",
+	"8th7uwxvQ7aN9H7sUq4gGMOy7mQFyQUPsv292U/2t/7yRl71Rq/Fb9X7UPfQl90RSNmcyLSNRmNa/PxK",
+	"TZkMf00KjaX27Q6HHXSaHSV/K/SV0KUJ3rsBedsof2ISTbiVnN/WBoL+ZEwuBncp6m8a8g3F+zbWXmbW",
+	"N7IzvYilemMPwP2ammw3m4z5bkImn7FBH30w8G9iULdgM18ruYdQ4/KBSIuT+/VS/tIt/Zqt90Wtna3Y",
+	"QA0K2rIAUhDRR7Id37OS1XyMKX2ayEUCYLcQHxoQ+iCvOSqKUyBTAUPUulzrG3KjEmReM2t6ZhLBXCUE",
+	"JLhapkZfuoEKamR2DuGmkYe5x5AsV2hbiJuD2UlsNSIxQhqCugxhZAUATzQgJ/KioZSCIam2UWCD9iML",
+	"2qOX9IwpBRiN//X//L9elicHhGsTvXRFBGfHKNiggVH/ZpsuBZtVmOwOSEMlM1OBCtxkYzLDbGOWc6Zc",
+	"saibcEo8RJsc9bYq97HT5M2qFtSKdCEU/Gh42BoDXUy05H1PqdL0pTPq/MdPw/6TD7//XUPU8z275HEZ",
+	"ttE0G13xHsrWJqbmv/op6LyI+cWmT+CdT0EHQbg2vW3eqvDrfw35YWspAPfz7nTNbaQHc4buRYbwS+FU",
+	"JQjDBwwRLF3KbSQID2PpLqSIYF3ls50kjIK0aRJSwRbpjH7SLPhouB8cHTz58FXLH1DtxFRwKPvYkBQU",
+	"+c41eAa9bANyYkHBC7C2rgcf3Svi36wMgRqfg3kDQ7wyQF0mlBG8YjUoqAIevQBfsBReWvbZffP+3ZjX",
+	"gBL9DLVaBYLeIGzjQHp9TIBlVVk72t/eJqUX5Gai/lpXs9kFcB15a0e2Wbqvwhv91ZhkAAeC2Yrg23ma",
+	"28Xx8NexVxJ33BmRMaajjzvkIxlDSrr5p6QJG3c+hQ7yVHA25kUe4TE05jWzoDHHD3IOqDquxAjWqdDy",
+	"IwCj6H9ATQ/4xAr3UPyFkkus6k9Slo25VCw1cBx2FDRjFvHTIXMgCiPAktE0ZdTVePARHrFaIKFeMY4x",
+	"P4URTGk6IvtDHDjADpgF1P9eiDwLHFJfzKHYCaK2GULR1apMGdrMwmoCftuYhw1FVE3mho9VayDKYVke",
+	"gacfQIns1Msivq1SIwBvEwxYDKA7uAM80hMzrhhTbCjnOwbUWk2kODTrHKYe/E1AEFzWE/YpFFloKwJx",
+	"Y/Ee4ZrDd0IgVpV37vRCStJd0muyP7Q0d0/vaG9QUzCCyh72WrSHcvkcPMPr1QiRleKFkfZ5hXdupoXo",
+	"a4H1o2/oMsMSrAvwgP3qEe+T6vQ6QQd22wv7xd+BCcR8ju63ooXXHNOFiYW6cJ/7tecNEAYIqFsrHW7W",
+	"Xy7ZxxvCGvNlsbsOyV1k5rjoe/igDD14+x68fTdR3RiEZDRVMIPSBjkvCx+Ggv12dbo6w/haTcdQT2bv",
+	"V/0/BkJvK7ircjWKVtArbPYOEa8+AB7gdFGXqF+jiTQjAHk3ICdF8RwY4xLg5IoabOgmtNlR+8Mqsq0R",
+	"cjUfcNWtj6HuBoR8KcR+hYBHUxsSCgrW2P77NIL7xu8ro1Y3jZ18bsaqe35mb1qLPzBPEcaydGAeUBGa",
+	"UBG2ov0NRP8LoSm8yzNeK8oqOIGSajOPfC8pp3NA2L8fPAWsqN/o9Xrn5Uoaw6Ef9yCyOvZmgDiIhe9F",
+	"X3WWCD6XAERstcRMJGzMbU0ALPBjMJoBmBOxmSsokQb1EUK1rmzRf3h9SjmJxLEPgznmBnoWYnYNbrCq",
+	"+diFZL5vvYEE/YWpl+w+4wNesk1kwGzCnV78z3KLv9TlMgU/sXy5aSCAg1fsNRZrrnvR7/vCNZaM2drz",
+	"bFyupXwGkxUdkDlVjJyv8H9dxQSsssamF4GrLoFFYky67Jh75Rhsw/pGzQVWE+naws/I+yVjPCiVwgUr",
+	"l/mZJsz8k2KNwzG3EOySqaDBIurKFvcs9UBMxEXM1QDqVV1liLEac1Nq0INJdV7ZsnFjVDH7lGBFmq1A",
+	"FY+4X7TwXjzkFc9wW3+FT3z9+3Uf+tae54/O/51SKVlkSLSpKOQq6fjmoUoNx0rcNZYuL4rUDEwNP7kQ",
+	"mUpWgxBSdxpMhPvDXqP55y9MvXV35R5pcdFJAyl2DxvdaA8Gjn/VaDG3758tXsz1eAuzwd+shFSOwEDS",
+	"jwGehu7PRV/TeY8HFnzpDiwHaC7YLWJ4EwEBGuBqYCD6cWEIKIa/yRyQeUSlxShwuKtRoMnVuQbRZEUM",
+	"Ln05QMmP+Rw00cM3Xjj1PVFD08Um8bSZAD7opV8Sre8vrIzVZ93y9y3o3gJ+dAfrFAeMWVf8G9OaXNke",
+	"Fk2MyBmSrgFFcHWAzBtAZWiSFDYtVEfN60V9MFMK5piEiZjSZCGs/zXcP/jDYDgYDvYxQy6KZ1D4WNmu",
+	"egEJdQsTqLIWjLnNlMNypZOIrrDUkFJZfJ6DTFZ5VMnlqvwEOZ+63UomXTgg30MCKUnYTBGRK3LBWGoq",
+	"UoNrCh2vnF3VG8TovVlsgj+Kx0XdWstLFlR69dqwOBnpmppryao+flvADLPpsDCtGvMiAVJ3GytMpSiy",
+	"6kzLxlJo0YO7R8Nhz8j5VXkeCm6WKu9C86YhqvTWSgUVrsSsmmdbOUTo34VdDEh9CwPSsoGbE3YDUt05",
+	"UyoU0jiLfEiTKStmZF+f24PhsCib7b75ChJCq9ePMK6ymBWpnU4TNAOyvdQH1twetAPRDTZJ9vGQuLuO",
+	"37jNcr2iqur0HT0/c80npgP7bX13N2eztt3fLb78nCnauyRnb/hgmwTsrZtYl1m9ppFtMqXvOsO4xTvx",
+	"pprXtnsib+Wca+5sr8bV1dWgej00v3bHvDPqVE7z9qm7ZuhfxgGypXRpfSAPUua/jvfj1PDhzy+g3l6V",
+	"089A872dSgcCGKScQDk8EksT0Yf56Ahwg8JVDDZbgJ2JGlXBkzT+K+it93ZXsYdNV3VJ5QXDgteUV6yI",
+	"gGz2cHm/IhXxbCGuSuK8QzPCffzKVcXGyOC/VZO+eLIakOeI2IRZWqYktcozrmVBPmXOrzCwuBDl4u1S",
+	"iVRiOCa4S6jCz9YVb69d07cu2exz3VaYdbTpzrol2YiD8XBVv9hVfVvOVKxc2C/hvPQZIkRB3bWF80Us",
+	"1Qto+J5jcHRHW1o4H8lywMZDPa6vuh5Xea9+i+ysavgMwf8x0fMB7CJ9mxDs2lytkM5mYbWo0rGRIF2K",
+	"NCZMJGymxlzkpjyJ0Y1zHv+cM0KnmZBgLfVQNo6GT0yuBTVlZOtx+pClcc8Be9jJ50aa2iZgT3PTh2C9",
+	"zerqcAvH6angsySeqt+ifmvhmcrxfTN9k20+1pfm2mYY98K439i279N8hH3sxr7tpB+u5dfMuNPi+Pzm",
+	"WfapVw7MzIt0RUYy5rIU3WUqpm6TtakibEnjpGcNKmNu3uhbJSBjCVwfuYjTdo78xhGd+2DKpvUvw5dN",
+	"5xuJgFlZa5lau44P5OG/Idc+iaKCPRMlGuEVvxCvrgAl3IXx+YqdL4S4IJJNM6YKA7S1jQU20p6phbNC",
+	"S6aao5FwhG/cAO+V85f72nTzTYBxLPjDvf4q7c/V0+3t2FcuAuRbSABnGLZi7iLOUN9Ge/3iOcdipPoa",
+	"DsgbwFhoe5uqMQ/NH1jTpRu+eX1WIAyYZ9JAyvhkpNkwfdZyee9DSih384Xczg/U47+163kdOs+X5vOb",
+	"84FcHXyTe0tlGWCkMbsoDND0sI1sMOauVuvaiom2an0tBRCKk3j5SRBrzqLegGDCzpjbjB27Li5ppyX9",
+	"ztDcL58AUnUF2OD0B7rw9UgVJ007hPlvEq9BKQ3QXIiv2tTgUQ3oYQ9xZEa/dgScTFknE99hRJjEKjsA",
+	"nGqSPSgBy34fQ81IWXjwmg8H5G8WVil8DS+DyyGJpWIOjtZGU5vAtTEXMyLF0oNZXThSNaUZBINCiydT",
+	"TXH7p4KrTCT9E91O/5vQpNDJYyK00nEVS0ghtp9ywOSymbw2tNshJpnJMluGY0DeZGyWxPOFQiAt/RJ4",
+	"UQ1oRRPBeafX4FQvgfu4TnCO6kvu3jbzrZWJa5zyD8XzdXQCvzWfwpf2w09Bc8MvmVqI6AYN2w/bGsaz",
+	"sHu75rt6sy/pdf9kznZq8SW9PkEx4ubUdn2959dvz0jqtlTTjfar4hEP+Dnm821h/KYmDQouUt+dlp+0",
+	"nKK5Wf/dKtWflBJNO5VpfwjM90u76T919GA7Qef1m3fPX786068s6XWfzgHmpJLS1EaxmotY0iTBapX+",
+	"HbQpwuAepCSlc6aphUiZX+Ot4hAZkGp6M15wl7SxFBHrHQOxYVLBn4Q25EADVBxEenMFuQPv2nyhkDdC",
+	"Z7M4ialipnqmCe7BrJDKGB/JktcVTCeaBNVJGpyFSRyFWMhPE1tDJUN5OZ0UjzHKvApI8Eg2Z4ggCAI+",
+	"eKTprwlNhnm+zRMmR2Per02qiHWe5UmyIj/nNIlnMYvI+7cvSBdEOxB6WE+rOApzMgnVW9Bny1StcAEH",
+	"unEPDqbs0fLRRp20WM7EJt1S7nUFKAYM22NO8EOR9hN2yRISyhyu+4jMaCKZybgxwKXhMeHCJKMDaCnC",
+	"jcFIn/tHpRvSKIoRlXoCAV762UQ/GxGtZ1pU1HMBGefmYJn4RT2qWgMFUF8YYMVphOkrik0fbovmN9Ad",
+	"fOfnGxUQchKk6Au26jm+ZREZIR/DoSTqH3ykJJubrNv2eTDsVoHEAWtl+iaa1o0KYoes0jIxpzkYgcHw",
+	"//NVic8PyImrfXW1EBL698UGPQNzGzImRXJZRHQ/klUxwqsJh/tzNDz0GjTpEfgy5kfYLmxDrqaf6cNA",
+	"ZprMIf/QEENHJfQkclUaeRdzR2RApnmW9CA/HtbuKbuMp8wU6iNTvRQO2fW93tCTOWCGzpmwL+HzLJcm",
+	"mv16ZaUdvXoXXFxxfRAB4JLAhvXTjF3G7IrMmCZPmR642xcusiXVN/s8VyDTugth4EKpJBQa1FNn19Mk",
+	"16dFj0K3DzKsdETIQw7FvUwZNWfRknpQOy9jGSuRke7zN+T33kx7RHD3lh0/LGnMIc1qIXJrWpZFcwXR",
+	"3BGns0TtcEMdmkEDnGeFOHb1WUlpJpmmQrBSnNBzKZJcMU0gyxXuXgndgMdEsHAkBGiX210WIBEeDS23",
+	"9rZEQb1KN/rKN7AcwjTtlk1N2emVifJU8Fk8N7kvIenCjwuqb4jzbgjHP29eZ0AT/Y815K/mMgYGNgLk",
+	"amKFJDKDjO+QdCGZ29BiOr0Qs1kzDkQhnN8q3cbftc6o05aGtpdm8TTm8z/T2exPF4fXT34+SJZQBmF+",
+	"009xp1hW+ZyzK+k+F9l8b6fye9OLLwcOqvtuRwXF/XasqmuMRoaKgIqOuWPmPROVjZhND4gaD5Ch9w8Z",
+	"utVw+cVTQ+C+ZpxR8/6GGunBetyQt3BZfTXIghpvp+MKUwam34oS8pXpvLuBnJa43a1BTxv54TYgprAh",
+	"gFgSp7dFMUVTRsJodH82Rd36f2+T4gtGoweL4oNFcYNFES7KfyuDYtUGaBlIM9YhQY0H8vJYwqZKkm++",
+	"QS0djD7ffKNfctCGYWmelhgEEJ5h/kCDhfFqxtIobt0Quw/JTBiKdL5yFgStcyOMZC8Y82IgvuESR4LN",
+	"QiSnrWPn+UcLs9E+KMCA9e1ZErvt5kPI+wDz2Z4+StNcKrFkGeIBwndSgXZrn5A4QqPhC4RrVCoBLxeY",
+	"D19zQklYQcoIi7pt4OplM5onqkdoA0xOrKefZkKL9nr3vvlm5FFqsDgYiht6bxkzHOZbQjse5dUDDIof",
+	"zmNDistzRWRX/ZbuBCxliFiL9U9SlkHDnlWjPni7Dc4ucTAcehDWDnMm0F3QRAqTmV0sojGTGlTMomWD",
+	"ZYmH1rdY46cGU9vM55GEj46JFDhtakMUdL82BKgbgilQ5Gpg/I9a4UwTBoVYNF0RnPUFGCzgYxkAWqSI",
+	"p2xgfpqAfZVF5gvdvMzP3a2UPb1cWLOGJkl1UzAw0u4hLm9xiGrYKnbapXXXq1tdLWnbj+KMTVWyOgYx",
+	"VG+aHmHjocvYPwFr0xoKh2Yn3KmnScZotCJUITZMiHc/obCBCotp2ls4BOvfqf3WFE2cUg4HsACjUMIc",
+	"qlPEMDJvWuQW/MsWwuzmMgdLnaQzTWdIPOciAws+sQYvuM1yREKjGocGPAohn/gly/TuWhO3R+9KB8ha",
+	"/RPB57qjOkglOamSCi2ACXHBIpKnRgbD25okcCLt7kEqdc3E7pvPbd7/TYzmNYO0qZ5TgZx3zh3AdIol",
+	"iSNkHYkeOoxDD0uSLiUH19fFwdXntSjzeUUxOKAXEHY9ZalCAk3HvHquCY2iRpK1o73Skm+oieKtf7vp",
+	"0h1CZyHUsqe4jMEHZoCDWlodtDRV0FLviPhW8sav7uYWrK33qjkWMMo6j7x1HVRgd3WTo6YsKlsZSk4L",
+	"I1WdI+D8j4bDNUZJ3cttbJJ2KzujzuHPB/0nF//z6sf95R//fv52SP/9D9N/zDtBx9/izqiTayp79If9",
+	"/U7QgSyRzqhDI/pvPlLQ1mZEPf4vZEXErtuNiLCBdnsCwyMikOF8J5h3Rx8shw+Ww/+uxYbu1ggIxLAr",
+	"4znv52nvwQh4F5WOmhjSRptfgvyl2eR3eDOTX8ZmOY+2r7NZV8gDJ7wMyFt2yTKb0wi6g6POOdd6dqgy",
+	"yiUW+wBNNuZjXhNRA3Rchzi4kHSd2glyezhd6Ct0TqcXKIP9Dd329oMJXWr1bzLV1yLE/EoA+8ssrSP4",
+	"hg0y4BGLjm1lEtK1YIiBRRccc1s1AdBUc24/6hm74Ax8wZhQGNPE1LQsYFOhnyifookzzUQqMoDE6prK",
+	"TGM+RS0tE9AwWdBkRugVXWHMwC8sE5gAiqE8GS50VNS9hNWOpXuOA0SVF4YnZmNOudOFyu+54qR87sOr",
+	"hlaakxdxmrIo7B1DnAGKRo+kXnEqBXdIFGBJhcCnqAgGMgMA+dqpqbDS/k46KczPeYlimeYK6lSas+DA",
+	"ZkFQdy+algZ2QmEPS11AOptnvCWSriTWQQUlQcwwE9RceEcOCF5b0pWMkRAoqP4g7I2KsgumSa2f5R5L",
+	"ATxeLtQEffoBCVOk/RMlxCTRwwyDWvmEHZWJ8j1qVyFwf1womD0LUJXRrXz5g9oVasIJNed2h2/LeJ/4",
+	"n90/R7XChPwghrC5y1oNWDHljnRZ3bh96Q6vbMdmTQYMRBg2ZYyJ8MQpMkf6wzN955xqhwFLFfLoKzFv",
+	"zTW6XeQEtnIbNQWPFCDnm6bKo4Z6c5P9Nz//+wF7cRE9v/oh/0N8vb0agiP8QoqI7bxdFTHbAF2YeAZD",
+	"HZEYW+J5RQ27UMKcyYdohn9ZnURf5RsoJPqzujZytN2HO2fg6Y8+pxqi+7tF9RJ70QoZUgspW+sfX1lt",
+	"02bq3SnXLJmZ7VyrBliTfnu9kv2DmykDsL53pAqcecXBjN14zOviP4qNccSWqVCMT1cGiRJFSFpoEo/Q",
+	"BIsC3wRrasemyigClo15A2LZiFCCpaXQjeGEUgxlBeC0wgb9hIRRjqyDTbyxhqSrMnBBxAp0EyNE25Np",
+	"qtiDEG3BRTzxn2aMXGWxUowTEwsbUUXPqWQ+xw8w5BwrGGLdNijPb0Ms+MrFLpvWYFF/dJsboPE+lkSP",
+	"KoPyCHVxleQ8YRKkfBb1RmO+P1gnT5ag4WwhgpB0nY/WT83QQjfLwHtAQoi0V9d8YgSoeMmkosvUClE+",
+	"Hl1vzA8GJCzJfu2DqIuhNuw2AFUpIJzNKbwhMnKVgaF7lbLeMY5sFwm1u8TCeJST/eF/7B/0xvxwQEIx",
+	"hdoV0UR/Zlvg5PnZa/LHb4f7RM/WBj+DZ5NKRQ6HxCR0aLHPvQuHUsxmUB0PYthhmBmjiT4oLCAiiUCP",
+	"ody2AbbPYmiPCV5+aWNoZrnKM9Yb86OB8V1EhXPIVb1AhICApDSKEhaQhC0Flz/njP2yCqyOwJipKJCs",
+	"AnKe0ZirjMFHq5QmAaHRCur+/ZzTjAGKbBrPVoEWkSZwkQMyF2KesEmaUMAW5rn+DoJxwjF/7I1wYr2T",
+	"cbSm+sXjx371izH/dkDCJL5k4I8qPjsXImGUh2P+hwE5OjjQeprMU618s2iCtUemq3BEQvtv8ve//90m",
+	"Erg3zXaF78+easXt2fu3WCDjx1dPw2PrEseDpV/pQeWSoiKEuYZcTLwyEWEPU3bWuXhKTiKROVfPAOPE",
+	"ncfPZlMcg22k4tmDQPyKc69SD0yT5x6MBqPcMTDar2niayiavBTxBLziPeqWfJFFtgl4zTnsuPPq2C7X",
+	"wTC19RzCx+bL51FBKJQgU4TeKwhwdVjlQPjafmHq1YjkXMVJ1TsPxU4I+mML2451TBS+ygpVGfPWIj/+",
+	"5a50ZoyuJmjaPLeQBUbbsC+NObo0HUeCQDuE7LE9uKi5WEJ8AxAeNzCt8mKuVTDmxnIwaiptw65TsDQE",
+	"Tek0Lp8EszuqHH9KuU3TG3MI8h6QE2P5aV5V46e3Yk8Rcsf6JiHK2HPsdo9IaAqSmKQxUwQlpSvnT65u",
+	"aEnGhBtxDGtQKa1iGqzVVxHcFh722xmQN/jZSLelD/JkQZPZhF7R1WSWieVEM6tuiRv9n/+FsYR7mg/1",
+	"oI7Ttd6YECszxZws6T9FpmUel+kFnY25JWJ3bN7CKktBjYKNuX1Qsn4BJrr+tU2SOho+CYxJzlurR5Jo",
+	"uUMLiZgrGDFF40QO9EM4OVfmPHvFpGErK1EKvUaDG+ke7R/29LluZAGke3Rw0Ktb5Uj38XDY2942d9+2",
+	"plpF2I2mKPP4iX781O5Ixc6kpddY4tFfeOLtOWO8SJMrW6PAeLXWFtVKA8r5QF7Jxwa67VtTUClYY9s6",
+	"Q/3w5klB3kXsjI6eDIdBxx6Rzqjz/uzpeg/83drB9Gy+kBUMu263gZ1ZRcdTcgomKDLSbWAq6CyhNUZL",
+	"FjQihqWgBuRvupfa+2A9e7CebbaePdnuw51BKlutZwfbjtSYL+h58pXb3Yzjv8Wc8Vu1wDVxrC9ibFuD",
+	"zwfWtzsHJC7hCZp8+zPo20UUMx6l8BYUfgFrVoiv9M/iOacqz5gNndfC+SXLEErCsnpwx1oksTKsaNdZ",
+	"fogSCcsoFtzBbPSe1lrPKfgkbeq0tD36YbnIGirR2APyzEEeUL6ys9Lyj9UkAMlgOmWpYtGAaKEA83RG",
+	"ZJ+8jL8zsh00Qz6SZ7MZm6qaZLc23vojeV2Oth6Zq+NYYAEMYBHSlkzRiCp67KLAGwKqyZkXkE3sEFAD",
+	"sq4lMJ9iZDdm8A9M5cP2cO9SLDh4GcsdWQWzcfzei4/kVtM4xqBcAy9ggtPdmHFD4SdUmex6l935gfvJ",
+	"hAQMUFqE0dfCTh6VzK9dFzywV4od6UFnY/7STAJAW5gi3lrb/ZKkS3mE4GGlKPnAgR74K4gF3Xpa7Ssl",
+	"bgQmkaMhUcMzR0tTnTYiWIASVE4vgHpATjguJ9y+MXe2L4eVYq8JGGYhAFuf8GxlgytYZBpAW68xt6eF",
+	"cWYEfpeI6ZYzhlZprmoRIoBEYu7owXDoKX3hsd1xrasjGbTv4qsYAm9gHxDFpsgBiW0iQIEc5J5ZWvVI",
+	"EnGlj6taeEYHP+jI+3TM4ZH3bbcuigbWvKM3LCBuMnUVZmTqHZePyZhjILZ/KXGFIWml0khApHBsNpEC",
+	"jCL6EDYlhem3QrPfEEkDRWMBwEPwKRuQf2eZMLEQVmoG65BuvUuJymKw1eOgpIqTpJSAole2NyAnmsRy",
+	"dkUT0g3P4ySJ+Xxig3xC/5BPpqtpoqX6Am7EmUVgO1K6knCkKghHlXLSA3LiKA6GCLkgc48AdS2lIR6+",
+	"BqdL7Azsio4DBSTniKViL1pgVQ2jZvTKhzbnRU+hH7ekpw27VI43KuLOUd2NIZdPEyEv3iqzRKkc8WWt",
+	"FkCGAPDJaJ2O1GmGaIhc0QgkX+GPkY146ZaJmb5Gmk8aiCQ5KswFVU5uGLmmRy+dhaL1pf+fvWv/bRt3",
+	"8v8K4V8qA7KT7ybt7sUoDvkm2a138+jFKXqHdRHRFmMzkSmfSDnxFvnfD5wZUrItP/Lu4vanNrYsvobz",
+	"ns901YIqwAqRLjWzQklSHUoh4QMfk6jbgRZeMZu8j2mA5LgpnnfOeILgrcT1CVQ6r3JoYcDZ4xwi9DLg",
+	"SK42AY+XvCxNtru9u8ciUqdKmCz2SN9vb8+1Ht+bh2e298aUGKwuMHUQy6ISeBmm9RXn/kKQyzgG6Dev",
+	"7Uaghe33b6qcCKhyOdWMBV40hVQdBazU+aL8t/W3xlr9G4Ejo4Hhr1ylrSfkRCxYAxOyeZyh50yWakOP",
+	"vm14vX3W3OsROY/4XaM3NZbO/rW9+8v7nz+EtYzfejp81r69Ht5Vb33n8URkRmqRteP7LQf3unn/hDWt",
+	"jnzH0RMPJPtiVwqH2KTjES3zH2TiH6/NUbnbz1uBD88SzGk+Epnsl0CRg+LS1JkE2AmpwCFihrWwpvhI",
+	"QK1ZcbNq86Kl7Oi2s+AGXOLmw24trI2kkqN8VNv7F/p78CsxgGu8YWslFkB7Eq6o1e8g41b5jeCviJJy",
+	"pJpIg8aNThW7TqXSPm1+ypJ0UMI556aroI6uyc5TsEjoZSGLYEj4j+LJFPO+SUOOqoT7fhzPcYYXkvD4",
+	"8rfpvIRjb8aL/mFF/x9bKrXh/jHuZGpviv3MXqPRgu9MsLKZQtG/ADCLsUUjtkBoSFU0NYjcgJf0kQPi",
+	"qO85XwfCbUBkbMgzE3qb1MNsyqwCk951u4OHoFVtWC5mbjJX4eSqvt2cpLF2B2IlaBbsbP9UBwdCsfIt",
+	"aNiAoMW4vjJiEr3nnWYHnfNfMWYcstuh7A/R68+TRHcVQCBxzaL/btjnGnD+lUzv0I37mQ/EEkVoNQXO",
+	"vuE+rO1sbxBhOadNqK1G4Jk57hIFFp9VEuDGVLehjlqcDtdaGKui2n/vV5KpPTxyeV3JROiQ2QsVxwVu",
+	"FmJClI4aSMl+NaJUn/+cfETjl7zjZP2SJ0qJ267q5TIBlxUizsaMet23UF4SzHafw3d4V2I+JagUWrKL",
+	"C0Ttq8ZpqkTjxJr4qwlm3+5AbY2eEvHxuHmtMf/O/r+vddRCcGLILbN6iZ387vbuMpWFxlmuq5A6gkmH",
+	"9sDWBmHaV3aVsEgIw6xR/424M1t9bPGyYlh87ppPOG7B6scrBa8llDmxe2BPzuFkrZO78LB79j6sHV3w",
+	"tZFoeAbms1MFaXaaQqowRI/ebmoPFNObM5V3muFqEd7GTBPB9FAAyW3IbRYRvdYLOGTzS/lHx/DMaLiq",
+	"vlePHKiGVHuMU08fJ1N6kHHpcEEcnFVvaoXiMM1MI5ETEUN2HIlDFDEkDEFyKbaz/ZPzdeLrgSEFEcmj",
+	"eljkB6UKXYcHx22Wa6Gb7EzNdCEKZ4D5BsKQP32ZPGZB9MmY8ZlKpuBJ5CPRkUZ8POZ38Lc9SRF1FVgB",
+	"0b/3O0eXX86PISEd0Hhb7GfIscbQyyAVek6oruZkx3AUc1yApNgcNm6qjFQ5ZInO7tTczThOi0yXxVte",
+	"2uArij4ocesOtPkwZlfrCNNwylzVaEvOHcC5pBrguSJxLVBRySf8sGmtQdbryAGUVhDFPULEb3bpHizf",
+	"k3SQYofAaoP2SMUzmhgLrNrlgegyMUlvMF4Rs34iOOHR4JajpIf+WWWljhQFq6l1Fbyq5ZDtrRpupRQE",
+	"UJTwcTwX1wt2t3fq64jbLmhTS/aucXt724Dc0zxLhOqnsYgfgAsDo/2K/O4RvmuQoEMzSh4oOzvIetLc",
+	"zF3EVZfjAM9nkS09lNQ3tDs/XZwco5K84Pdd03bT3hZLDeTf/BE0YjHZSmXc32reiiRpQPhuKx0LJePG",
+	"DJj9UhF3Nhaqfchcc79Y6n4KIW+3SAGTgzij1Dq33Cj63uMacNzv/QyiOsSCXBsbKMKh56X2wPqou8zd",
+	"ETE5k3H/0I38VD9wgaH2ObMjGWnfg+RDRJP2rtHoqdT+ij2I034OGIW1Z9Z9Dhd3dXHUElmhmvJktcdR",
+	"i/fWrLSc+EzutU91CiwzYldJehuyz38cHLHOT+8/+EqSutWMgLdyjRljrpyfywQTH8DaaHbVviKfBsg9",
+	"zaxWBWKPdkTcSU2pL2UqBI8A9B2hAsllFLXvV7lgHoGBAw2OCgunn0isoKqtsWqqfuy8CZd5Jh/3e6Sg",
+	"S4PgPQ9+gTbcPOqHylqpj/mhJYPL/pAniVCDZ3jDJUIRPWrx/XTNrn17jE+lkBQbuk5nf7D7BFm0ll04",
+	"VdHlfj4Xo9hA8CyLMrTtzLAhzAznQH5BGnbBB6occOVrRCklEXa/gmwuIPKoufbCd/LeSL6atnUoJn7k",
+	"TXWuB3rnflj6e2XSm5FiMm4Y9Kgvrb2ndKXoe7cm40usD6rdI9av/RCosVsLWRdYif0uJB+2a960qABR",
+	"PiOMozG/FuXRDFQT42CZo5GJlDyTn9ZPJMjhrT5PEgTlWq5AdVVJg1ou8doxhhheJmB2KCY0wBvV15Qn",
+	"sLzKBqKXdNjN2qukq6y8PCdWaeKzdETTe8vbc317s7pZ9u+ds1P2VfTYH2LKOsKssggQwtjDEjAOiLaZ",
+	"eapR8Lud5FvbAwQ6/hpGgGU9Vmm+EVP9cur/Gq55dOf8GtWiPCDIP43qPwjoS6psyKK60/j9HaT25dQO",
+	"gJ3/esA+/Lz7H9aO7GIhC3Jg+O9laS6WHdeX0sbDWN3TZTyM93ifypPY3nqmZx/QZXb3LEOfWcXGBbUX",
+	"Bt1XDB7AsujXuB/o4XOm6Buwz6HgiRn+tSILrkiQvh3KRJQTXjHSqNmni4vPLWbS3AF2x2IsVAxF6FVt",
+	"/D/RoC9IYzjEitb9MH+pGU/kRDxbSsrK8z+WEwHx/nGW9soIVn6D9JN54rXe0pN+g5owN69Xi8T5ns3B",
+	"+dH+4cmRZV5tZcTACr9urd5kxykHqE4PcABRBhKgvYwrCHhJQ20AeFdFOFbEBLbFANf01MqCKBZXmEql",
+	"s/7Hbq3kfMPZN691txahIhrF3PCGXZIrI5Txx24No9dFMQwGsLs1SnBwY474FEsqYHBWvIyPZcMOW4DK",
+	"YiY3TprC69h3ChLI/Q9j0csHZL35D9EN34jTEYccizPFkpTHYQHLCtv15fwY6uqhfScGs2jjuyoT4zSj",
+	"gBYihwTzfZw/zrypToFFyEbHMgVqmVhqGuOaOEA5S2PMMzN1YZq5VjJB9Jmb4cetFYEycE9ZCrDXvQM1",
+	"A9BcKWIfq/tV+06wQzkYQgUSbNBMFC9xUTxYlxYG8D9ghqkKCaPKv/4QdxjQW4smXk227ztp+zRxoZHN",
+	"shsxNiwoFfSwW6l0vVXaamuPYCkMHgNBiUS4mKae9CMAxJAmKIo0Q1aeU8j4WP6baxEyIJF7KHYYCAN9",
+	"3dpxUIcCCqsP5eMgh0zJEJ0HdWhBsNDSpOUAfTDq+D29Can/QAilXCFKqfsICHQgzCE3PLAvQwJoI+as",
+	"m679Y8h1CeAGchgdiX3JkqgeQm0StVUNYAWwnUE96qrAT8dT9f/mIhcxZIsCYV9JJfUQUGciewE6k35Q",
+	"2i/qJ1e3dCmN5InU1NlmILqKei/xgcfloRoMGTfZAU8Szca5ptbspaP5LzuJyKGjFZcYrqCIWcC76ipX",
+	"BK1m7eQ/0TEXsmazybOB/hbVqY/2OOFTETcti+rlA+rvYU1ezaS6SuHK3fLMqrR6puRVXMk7Fv2pJ/1v",
+	"UcuhqkDJaXJraTVJBwMRt3ygrXT3sQDGDO35M6kodAnBXwBwKWXYKOydXJ1jc3TBB1DaOJtsw4Kd7d16",
+	"iw3+kuMGqYn+BLsKncRUfqGZNE12CsHaLCZ+4WW5FLrKVP9NmAtcSQfTU8IHli7PZM2sT7LZh6ke2ZWA",
+	"K/RRntDZGRc5Kg/41WlqTih/ZYPEkHlJq91evZgOsEr2d1Bv86kXVxJ7X0eL+kMUzsG49DnEjZtrCWE/",
+	"kVz/Qw2bUwMLILEGwkn1lyGN1elBZ2OhXJV3BL48cHpE7zT+CXoIZqEiTBe5O9hc0NW5RMy8T7zr2Bs+",
+	"8U4vjcnNfN7wETqkRWumhxCmIzHuvA1CxRorCH2+Eu/fYNYOLL3snPzqyLrCASQN00PLkCn2F4CkDvFo",
+	"qPJ2nIKP1NfpugzbfeUKT0OWayxfc7g25PHH5CVOSg8HtViniLBVxWMhlYhSaTeI/K2PnT05fPTS/v61",
+	"V6jwRY9xX36EiNHFHDXZ9+2xkQS8usKDhO56IKlSnXEFGRK2EvjfNQrs2SQ9ccf7JpkC717jjQc9Y0OX",
+	"fAuQNjCrt8eLPHNLyRDvCijhdy6L0GuA1vJwOI90Feutrtrd3nF59bkGtSJmlNVvlfjF99kLjTu0s70z",
+	"n31XVPu7snvKh1p2g143jAZDPtC/9pALuAlYEUR+2uqRAbedt4vQuUy+FbfjDbxlszJkpWvFSzgnAl2j",
+	"UJdvK7xXmiLCQaFn+XIMcEg7V3Q9dP8lIef5SeACeTyPpVB9EaLEmYYM0iHqi5xkNtu3VCxgBNR62Edy",
+	"0FFSci24rEojspFUPGlVcgCptCF0jtU3F4dwnGXNzT1wW/5M8m9FAsdjfgcG36N/WA4RvLTU/sGYxkoe",
+	"cI5k50GHKrXMN+ACI2Ey2V9uXX3O0pEwQ5FrZsSdsVcRgMoBktZnhQ6NGTtwVX1pUsMTDytb8chlTJmP",
+	"l4hjr6Ou6k2xF2rI0KNBLkFuct0qvQaL0i4dHI4bqzclXApLZs5rVHSb7apyr9NL14IWAGiKRkx1n74G",
+	"wO8t9lvKslwB7Dmgv5CnnfYMoE5T7LtvUjZN86yrRqmSJkVo7yUZcL8Jc0K7vlmy7zjhUj2iUsbN81UC",
+	"AiVCGfnVvYDVl46F4mPZdCGU5bVleS9B/c3etf3PbZ+7Cb3Yfu+cnVba/fS0/f6pQZ2NItjzs3ud40J0",
+	"3LHoyyuaPwvskusve2pTjnnrjz21/9k/OV51avb7h52am9Hf9tTskl/o1MBhvmk8lfzovguIg6NyaJu4",
+	"wRCmxMogh2aI1TRQoikAO1qHTCRasPfbO5VnfY7TetGWWTyeIjZ2db8sHk8RWi+bgPP76kr2nxEL4D1q",
+	"Hq+xllOA/OLxtEWIkJpCUlgxXUS/CV70dQj93NeTv1R8GYbPJtU1uRe+8hjzBrXzMUvtbzwLohG/EVZD",
+	"iNwDGFW2qs7e1laS9nkyTLXZ+2X7l23IlcmzpLZX2wLXLi1oseJGQv281VF0CFh3mqIkVknRPqznciCd",
+	"39U+05tiABtchdZqaRbquQe2tfr77JhfoU28D1Jh+FAJEftGPdJgzaBLMPCZ8XRMFS89T6F3C3gNaape",
+	"jYsAy5KruJFIBZFLYqFFun/FG+eLUkciG4iYJVJj/pvDwUUdsfQ6wn6qWLjHhiH9DtcvjJFqUAIxCO3u",
+	"iyzjCdWf28cJyUCzgNw+ZIZiW8TS8CUsiMUptBUWpxJeYKNA5HMAVaU3ecyqxfdgkgheF4BaWJAUzsNU",
+	"7bAvjVK6YtWH4N6AnbCufKUrrj9Y6m6v+zmUPSCzplBXuXQiS5TQLMp1BYnO2ocHl+1O58vReTSbpMgC",
+	"6DFFwIRxDhFS0OLJB01LQ7NqDWnZnafaXl+vOxc4wpVSL6+D43b5uIsys/tv9/8XAAD//w==",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

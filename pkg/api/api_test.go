@@ -6,6 +6,7 @@ import (
 	"net"
 	"net/http"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -22,7 +23,24 @@ import (
 
 var generatedID = regexp.MustCompile(`^[0-9a-f]{32}$`)
 
-// platformError checks a platform-envelope body and returns its error object.
+// platformCodes are the error.code values a platform-envelope error of each status may carry (the
+// documented list; typed-envelope codes such as invalid_key and link_disabled are not among them).
+var platformCodes = map[int][]string{
+	400: {"invalid_request", "no_attribution"},
+	401: {"unauthorized"},
+	403: {"forbidden", "account_suspended"},
+	404: {"not_found"},
+	405: {"method_not_allowed"},
+	409: {"conflict", "duplicate_transaction"},
+	410: {"gone"},
+	413: {"payload_too_large"},
+	415: {"unsupported_media_type"},
+	422: {"unsupported_currency"},
+	500: {"internal_error"},
+}
+
+// platformError checks a platform-envelope body, including that it carries an error.code of its status
+// (every error of every route does), and returns its error object.
 func platformError(t *testing.T, res *apitest.Response, status int, name, message string) map[string]any {
 	t.Helper()
 	if res.Status != status {
@@ -35,6 +53,9 @@ func platformError(t *testing.T, res *apitest.Response, status int, name, messag
 	e, _ := body["error"].(map[string]any)
 	if e["status"] != float64(status) || e["name"] != name || e["message"] != message {
 		t.Errorf("error = %v, want status %d, name %s, message %q", e, status, name, message)
+	}
+	if code, _ := e["code"].(string); !slices.Contains(platformCodes[status], code) {
+		t.Errorf("error.code = %v, want one of %v for a %d", e["code"], platformCodes[status], status)
 	}
 	return e
 }
@@ -162,7 +183,7 @@ func TestUnknownRouteAndMethod(t *testing.T) {
 	r := env.Seed(seed.Options{Origins: []string{"https://shop.example.com"}})
 	res := env.Do(http.MethodGet, "/api/v1/track/sale", nil, apitest.Bearer(r.APIKey)...)
 	e := platformError(t, res, 405, "MethodNotAllowedError", "Method Not Allowed")
-	if e["code"] != "invalid_request" || res.Header.Get("X-RateLimit-Remaining") != "119" {
+	if e["code"] != "method_not_allowed" || res.Header.Get("X-RateLimit-Remaining") != "119" {
 		t.Errorf("GET on the sale route: code %v, remaining %q", e["code"], res.Header.Get("X-RateLimit-Remaining"))
 	}
 	res = env.Do(http.MethodPut, "/api/v1/track/click", nil, "Origin", "https://shop.example.com")
@@ -193,14 +214,30 @@ func TestRequestValidation(t *testing.T) {
 			"Invalid query parameter pageSize: number must be at most 100"},
 		{"query enum", http.MethodGet, "/api/tracking/events/1?eventType=sale", nil,
 			`Invalid query parameter eventType: value is not one of the allowed values ["click","lead","conversion"]`},
+		// Formats and patterns are worded for people: the accepted form, never a regular expression.
 		{"email format", http.MethodPost, "/api/v1/programs/1/partners", `{"name":"Pat","email":"Pat <pat@example.com>"}`,
-			`Invalid request body: email: string doesn't match the format "email" (not an email address)`},
+			"Invalid request body: email: must be an email address such as ana@example.com"},
+		{"date-time format", http.MethodGet, "/api/tracking/events/1?dateFrom=yesterday", nil,
+			"Invalid query parameter dateFrom: must be an ISO 8601 date and time with a time zone, such as 2026-01-31T09:30:00Z"},
+		{"date-time without a time zone", http.MethodGet, "/api/tracking/events/1?dateTo=2026-01-31T10:00:00", nil,
+			"Invalid query parameter dateTo: must be an ISO 8601 date and time with a time zone, such as 2026-01-31T09:30:00Z"},
+		{"date only where a date-time is needed", http.MethodGet, "/api/tracking/events/1?dateFrom=2026-01-31", nil,
+			"Invalid query parameter dateFrom: must be an ISO 8601 date and time with a time zone, such as 2026-01-31T09:30:00Z"},
+		{"date format", http.MethodGet, "/api/tracking/events/1/daily?dateTo=31.01.2026", nil,
+			"Invalid query parameter dateTo: must be a date in the form YYYY-MM-DD, such as 2026-01-31"},
+		{"pattern with an example", http.MethodPost, "/api/v1/programs/1/links", `{"partner_id":1,"short_link":"a b"}`,
+			"Invalid request body: short_link: is not in the accepted form, such as spring-sale"},
+		{"secret pattern", http.MethodPut, "/api/v1/programs/1/payment-processor", `{"provider":"stripe","webhook_secret":"sk_live_x"}`,
+			"Invalid request body: webhook_secret: is not in the accepted form, such as whsec_1a2b3c"},
 		{"not JSON", http.MethodPatch, "/api/v1/links/1", `{"enabled":`, "Request body must be valid JSON"},
 		{"two JSON values", http.MethodPatch, "/api/v1/links/1", `{"enabled":true} {}`, "Request body must be valid JSON"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			platformError(t, env.Do(tt.method, tt.path, tt.body), 400, "BadRequestError", tt.message)
+			e := platformError(t, env.Do(tt.method, tt.path, tt.body), 400, "BadRequestError", tt.message)
+			if e["code"] != "invalid_request" {
+				t.Errorf("code = %v", e["code"])
+			}
 		})
 	}
 }

@@ -142,8 +142,8 @@ func TestCliLoginErrors(t *testing.T) {
 		t.Fatal(err)
 	}
 	e := platformError(t, callback(map[string]any{"state": state, "id_token": devIDToken(t, env, r.AccountEmail)}), 403, "ForbiddenError", "Your account has been suspended.")
-	if e["details"].(map[string]any)["code"] != "ACCOUNT_BLOCKED" {
-		t.Errorf("details = %v", e["details"])
+	if e["code"] != "account_suspended" || e["details"].(map[string]any)["code"] != "ACCOUNT_BLOCKED" {
+		t.Errorf("code = %v, details = %v; want account_suspended and ACCOUNT_BLOCKED", e["code"], e["details"])
 	}
 	if d := env.Do(http.MethodGet, "/api/v1/cli/auth/poll?state="+url.QueryEscape(state), nil).JSON(t)["data"].(map[string]any); d["status"] != "pending" {
 		t.Errorf("poll after a refused login = %v", d)
@@ -177,6 +177,8 @@ func TestCliInit(t *testing.T) {
 	// 401
 	platformError(t, env.Do(http.MethodPost, "/api/v1/cli/init", valid), 401, "UnauthorizedError", "Authentication required — run reftrack login first")
 	platformError(t, env.Do(http.MethodPost, "/api/v1/cli/init", valid, apitest.Bearer("rtu_unknown")...), 401, "UnauthorizedError", "Invalid or expired token — run the login command again")
+	platformError(t, env.Do(http.MethodPost, "/api/v1/cli/init", valid, apitest.Bearer("rt_"+strings.Repeat("a", 40))...), 401, "UnauthorizedError",
+		"This route needs an account login token, not a program API key — run reftrack login and send its token")
 	// 400
 	for _, tc := range []struct {
 		body map[string]any
@@ -242,6 +244,8 @@ func TestCliPrograms(t *testing.T) {
 	r := env.Seed(seed.Options{CommissionType: "recurring_percent", CommissionRate: "12.5"})
 	platformError(t, env.Do(http.MethodGet, "/api/v1/cli/programs", nil), 401, "UnauthorizedError", "Missing Authorization header. Run the login command first.")
 	platformError(t, env.Do(http.MethodGet, "/api/v1/cli/programs", nil, apitest.Bearer("rtu_x")...), 401, "UnauthorizedError", "Invalid or expired token. Run the login command to refresh.")
+	platformError(t, env.Do(http.MethodGet, "/api/v1/cli/programs", nil, apitest.Bearer(r.APIKey)...), 401, "UnauthorizedError",
+		"This route needs an account login token, not a program API key. Run the login command first.")
 	res := env.Do(http.MethodGet, "/api/v1/cli/programs", nil, apitest.Bearer(r.AccountToken)...)
 	list := res.JSON(t)["data"].([]any)
 	if res.Status != http.StatusOK || len(list) != 1 {

@@ -189,7 +189,7 @@ func describeValidationError(err error) string {
 	reason := reqErr.Reason
 	var schemaErr *openapi3.SchemaError
 	if errors.As(reqErr.Err, &schemaErr) {
-		reason = schemaErr.Reason
+		reason = schemaReason(schemaErr)
 		if ptr := schemaErr.JSONPointer(); len(ptr) > 0 && reqErr.RequestBody != nil {
 			reason = fmt.Sprintf("%s: %s", strings.Join(ptr, "."), reason)
 		}
@@ -203,4 +203,35 @@ func describeValidationError(err error) string {
 		return fmt.Sprintf("Invalid request body: %s", reason)
 	}
 	return "Invalid request: " + reason
+}
+
+// Formats a person can be told how to write (kin-openapi's own reasons quote the regular expression).
+var formatReasons = map[string]string{
+	"date-time": "must be an ISO 8601 date and time with a time zone, such as 2026-01-31T09:30:00Z",
+	"date":      "must be a date in the form YYYY-MM-DD, such as 2026-01-31",
+	"email":     "must be an email address such as ana@example.com",
+	"uri":       "must be an absolute URL such as https://shop.example.com/",
+}
+
+// schemaReason words a schema error for people: a string format names the accepted form, a pattern
+// shows the schema's example; no message quotes a regular expression.
+func schemaReason(e *openapi3.SchemaError) string {
+	if e.Schema == nil {
+		return e.Reason
+	}
+	switch e.SchemaField {
+	case "format":
+		if r, ok := formatReasons[e.Schema.Format]; ok {
+			return r
+		}
+		if e.Schema.Type != nil && e.Schema.Type.Is("string") {
+			return "must be a valid " + e.Schema.Format
+		}
+	case "pattern":
+		if e.Schema.Example != nil {
+			return fmt.Sprintf("is not in the accepted form, such as %v", e.Schema.Example)
+		}
+		return "is not in the accepted form"
+	}
+	return e.Reason
 }

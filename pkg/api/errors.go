@@ -30,38 +30,40 @@ import (
 	"github.com/reftrack/reftrack/pkg/synthetic"
 )
 
-// This file is the one place where errors become answers: what each kind of error answers (status,
-// error.code, typed-envelope extras), and what each refusal of the domain packages says. The envelope
-// comes from the route's policy (x-reftrack-envelope), and so does the wording of errors that many routes
-// share (x-reftrack-errors wording).
+// This file is the one place where errors become answers: what each kind of error answers (status and
+// typed-envelope extras; its error.code is the kind's name, in both envelopes), and what each refusal of
+// the domain packages says. The envelope comes from the route's policy (x-reftrack-envelope), and so does
+// the wording of errors that many routes share (x-reftrack-errors wording).
 
 // kindRule is how one kind of error is answered.
 type kindRule struct {
 	status int
-	code   string
 	// withStatus writes error.status in the typed envelope; topLevel adds "success": false and "message"
 	// beside it (the click route's 410 keeps the shape the original tracker reads).
 	withStatus, topLevel bool
 }
 
+// kinds is every kind's answer. The spec's list of error codes (x-reftrack-error-codes) and the README's
+// name each of these codes with its status; TestErrorCodesAreDocumented keeps the three in step.
 var kinds = map[apierr.Kind]kindRule{
-	apierr.KindInvalid:             {status: http.StatusBadRequest, code: "invalid_request"},
-	apierr.KindNoAttribution:       {status: http.StatusBadRequest, code: "no_attribution"},
-	apierr.KindUnauthorized:        {status: http.StatusUnauthorized, code: "unauthorized"},
-	apierr.KindInvalidKey:          {status: http.StatusUnauthorized, code: "invalid_key"},
-	apierr.KindKeyRotationRequired: {status: http.StatusUnauthorized, code: "api_key_rotation_required"},
-	apierr.KindForbidden:           {status: http.StatusForbidden, code: "forbidden"},
-	apierr.KindNotFound:            {status: http.StatusNotFound, code: "not_found"},
-	apierr.KindMethodNotAllowed:    {status: http.StatusMethodNotAllowed, code: "invalid_request"},
-	apierr.KindConflict:            {status: http.StatusConflict, code: "conflict"},
-	apierr.KindDuplicate:           {status: http.StatusConflict, code: "duplicate_transaction"},
-	apierr.KindGone:                {status: http.StatusGone, code: "gone"},
-	apierr.KindLinkDisabled:        {status: http.StatusGone, code: "link_disabled", topLevel: true},
-	apierr.KindPayloadTooLarge:     {status: http.StatusRequestEntityTooLarge, code: "invalid_request"},
-	apierr.KindUnsupportedMedia:    {status: http.StatusUnsupportedMediaType, code: "invalid_request"},
-	apierr.KindUnsupportedCurrency: {status: http.StatusUnprocessableEntity, code: "unsupported_currency"},
-	apierr.KindRateLimited:         {status: http.StatusTooManyRequests, code: "rate_limited", withStatus: true},
-	apierr.KindInternal:            {status: http.StatusInternalServerError, code: "internal_error"},
+	apierr.KindInvalid:             {status: http.StatusBadRequest},
+	apierr.KindNoAttribution:       {status: http.StatusBadRequest},
+	apierr.KindUnauthorized:        {status: http.StatusUnauthorized},
+	apierr.KindInvalidKey:          {status: http.StatusUnauthorized},
+	apierr.KindKeyRotationRequired: {status: http.StatusUnauthorized},
+	apierr.KindForbidden:           {status: http.StatusForbidden},
+	apierr.KindAccountSuspended:    {status: http.StatusForbidden},
+	apierr.KindNotFound:            {status: http.StatusNotFound},
+	apierr.KindMethodNotAllowed:    {status: http.StatusMethodNotAllowed},
+	apierr.KindConflict:            {status: http.StatusConflict},
+	apierr.KindDuplicate:           {status: http.StatusConflict},
+	apierr.KindGone:                {status: http.StatusGone},
+	apierr.KindLinkDisabled:        {status: http.StatusGone, topLevel: true},
+	apierr.KindPayloadTooLarge:     {status: http.StatusRequestEntityTooLarge},
+	apierr.KindUnsupportedMedia:    {status: http.StatusUnsupportedMediaType},
+	apierr.KindUnsupportedCurrency: {status: http.StatusUnprocessableEntity},
+	apierr.KindRateLimited:         {status: http.StatusTooManyRequests, withStatus: true},
+	apierr.KindInternal:            {status: http.StatusInternalServerError},
 }
 
 // answer is what one refusal of the domain says.
@@ -100,8 +102,10 @@ func as[T error](build func(ctx context.Context, w *errorWriter, e T) *apierr.Er
 // on restricts an answer to the routes of one wording.
 func (a answer) on(wording string) answer { a.wording = wording; return a }
 
+// suspended refuses a suspended account. details.code is the interface's signal at CLI login; the
+// error.code account_suspended says the same on every route.
 func suspended() *apierr.Error {
-	return apierr.New(apierr.KindForbidden, "Your account has been suspended.").WithDetail("code", "ACCOUNT_BLOCKED")
+	return apierr.New(apierr.KindAccountSuspended, "Your account has been suspended.").WithDetail("code", "ACCOUNT_BLOCKED")
 }
 
 func originNotAllowed(origin string) *apierr.Error {
@@ -132,6 +136,8 @@ var answers = []answer{
 	}),
 	is(auth.ErrNoAccountToken, apierr.KindUnauthorized, "Authentication required — run reftrack login first"),
 	is(auth.ErrNoAccountToken, apierr.KindUnauthorized, "Missing Authorization header. Run the login command first.").on("cli"),
+	is(auth.ErrProgramKeyForAccount, apierr.KindUnauthorized, "This route needs an account login token, not a program API key — run reftrack login and send its token"),
+	is(auth.ErrProgramKeyForAccount, apierr.KindUnauthorized, "This route needs an account login token, not a program API key. Run the login command first.").on("cli"),
 	is(accounts.ErrInvalidToken, apierr.KindUnauthorized, "Invalid or expired token — run the login command again"),
 	is(accounts.ErrInvalidToken, apierr.KindUnauthorized, "Invalid or expired token. Run the login command to refresh.").on("cli"),
 	isBuilt(accounts.ErrSuspended, func(context.Context, error) *apierr.Error { return suspended() }),
@@ -338,7 +344,7 @@ func (w *errorWriter) handle(err error, c echo.Context) {
 	e := w.resolve(ctx, err, policy)
 	rule := kinds[e.Kind]
 	r := apierr.Response{
-		Status: rule.status, Envelope: policy.Envelope.For(e.Kind), Message: e.Message, Details: e.Details,
+		Status: rule.status, Envelope: policy.Envelope.For(e.Kind), Code: e.Kind.Code(), Message: e.Message, Details: e.Details,
 		RetryAfterSeconds: e.RetryAfterSeconds, Hint: e.Hint, DocsURL: e.DocsURL,
 		WithStatus: rule.withStatus, TopLevel: rule.topLevel,
 	}
@@ -357,9 +363,6 @@ func (w *errorWriter) handle(err error, c echo.Context) {
 		if ra := policy.Errors.RetryAfter; ra > 0 && r.RetryAfterSeconds == nil {
 			r.RetryAfterSeconds = &ra
 		}
-	}
-	if r.Envelope == apierr.Typed || policy.Envelope.WithCode {
-		r.Code = rule.code
 	}
 	if r.Status == http.StatusTooManyRequests && r.RetryAfterSeconds != nil {
 		c.Response().Header().Set("Retry-After", fmt.Sprint(*r.RetryAfterSeconds))

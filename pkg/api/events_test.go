@@ -70,8 +70,11 @@ func TestEventsList(t *testing.T) {
 	if res := env.Do(http.MethodGet, path+"?pageSize=101", nil, owner...); res.Status != http.StatusBadRequest {
 		t.Errorf("pageSize 101: %d", res.Status)
 	}
-	if res := env.Do(http.MethodGet, path, nil, apitest.Bearer(r.APIKey)...); res.Status != http.StatusUnauthorized {
-		t.Errorf("program key: %d (keys are refused)", res.Status)
+	// A program API key is refused with a message saying which credential the route takes.
+	e := platformError(t, env.Do(http.MethodGet, path, nil, apitest.Bearer(r.APIKey)...), 401, "UnauthorizedError",
+		"This route needs an account login token, not a program API key — run reftrack login and send its token")
+	if e["code"] != "unauthorized" {
+		t.Errorf("code = %v", e["code"])
 	}
 	stranger := env.Seed(seed.Options{})
 	if res := env.Do(http.MethodGet, path, nil, apitest.Bearer(stranger.AccountToken)...); res.Status != http.StatusForbidden {

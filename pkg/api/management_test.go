@@ -45,8 +45,9 @@ func TestManagementAuth(t *testing.T) {
 	path := "/api/v1/programs/" + itoa(r.ProgramID)
 	platformError(t, env.Do(http.MethodGet, path, nil), 401, "UnauthorizedError", "Authentication required — run reftrack login first")
 	platformError(t, env.Do(http.MethodGet, path, nil, apitest.Bearer("rtu_nope")...), 401, "UnauthorizedError", "Invalid or expired token — run the login command again")
-	// A program API key is not an account credential.
-	platformError(t, env.Do(http.MethodGet, path, nil, apitest.Bearer(r.APIKey)...), 401, "UnauthorizedError", "Invalid or expired token — run the login command again")
+	// A program API key is not an account credential, and the answer says which one the route needs.
+	platformError(t, env.Do(http.MethodGet, path, nil, apitest.Bearer(r.APIKey)...), 401, "UnauthorizedError",
+		"This route needs an account login token, not a program API key — run reftrack login and send its token")
 	platformError(t, env.Do(http.MethodGet, path, nil, apitest.Bearer(other.AccountToken)...), 403, "ForbiddenError", "You are not a member of this program's workspace")
 	platformError(t, env.Do(http.MethodGet, "/api/v1/programs/999999", nil, apitest.Bearer(r.AccountToken)...), 404, "NotFoundError", "Program not found")
 	// The dashboard session cookie works like the Bearer token.
@@ -58,8 +59,8 @@ func TestManagementAuth(t *testing.T) {
 		t.Fatal(err)
 	}
 	e := platformError(t, env.Do(http.MethodGet, path, nil, apitest.Bearer(r.AccountToken)...), 403, "ForbiddenError", "Your account has been suspended.")
-	if e["details"].(map[string]any)["code"] != "ACCOUNT_BLOCKED" {
-		t.Errorf("details = %v", e["details"])
+	if e["code"] != "account_suspended" || e["details"].(map[string]any)["code"] != "ACCOUNT_BLOCKED" {
+		t.Errorf("code = %v, details = %v; want account_suspended and ACCOUNT_BLOCKED", e["code"], e["details"])
 	}
 }
 

@@ -1,6 +1,6 @@
 // Package apierr holds the errors reftrack answers to clients and renders the two envelopes of the
-// interface: the platform envelope ({"data": null, "error": {status, name, message, details, code?}}) and
-// the typed envelope ({"error": {code, message, ...}}).
+// interface: the platform envelope ({"data": null, "error": {status, name, message, details, code}}) and
+// the typed envelope ({"error": {code, message, ...}}). Both carry error.code, the error's Kind.
 //
 // Handlers return an Error (a kind and a message) for what they refuse themselves, and domain errors as
 // they are; the HTTP layer's one error table turns both into a Response (status, code, envelope) by the
@@ -16,7 +16,7 @@ import (
 type Envelope int
 
 const (
-	// Platform is {"data": null, "error": {"status", "name", "message", "details", "code"?}}.
+	// Platform is {"data": null, "error": {"status", "name", "message", "details", "code"}}.
 	Platform Envelope = iota
 	// Typed is {"error": {"code", "message", ...}} with no data key.
 	Typed
@@ -122,7 +122,7 @@ type Warning struct {
 type Response struct {
 	Status   int
 	Envelope Envelope
-	// Code is error.code: always written in the typed envelope; in the platform envelope when set.
+	// Code is error.code, written in both envelopes.
 	Code    string
 	Message string
 	Details map[string]any
@@ -147,7 +147,7 @@ type platformError struct {
 	Name    string         `json:"name"`
 	Message string         `json:"message"`
 	Details map[string]any `json:"details"`
-	Code    string         `json:"code,omitempty"`
+	Code    string         `json:"code"`
 }
 
 type typedBody struct {

@@ -35,9 +35,9 @@ func TestBodies(t *testing.T) {
 	}{
 		{
 			name: "platform",
-			resp: Response{Status: 400, Message: "affiliate_url is required"},
+			resp: Response{Status: 400, Code: "invalid_request", Message: "affiliate_url is required"},
 			want: map[string]any{"data": nil, "error": map[string]any{
-				"status": 400.0, "name": "BadRequestError", "message": "affiliate_url is required", "details": map[string]any{},
+				"status": 400.0, "name": "BadRequestError", "message": "affiliate_url is required", "details": map[string]any{}, "code": "invalid_request",
 			}},
 		},
 		{
@@ -50,10 +50,10 @@ func TestBodies(t *testing.T) {
 		},
 		{
 			name: "platform with warnings",
-			resp: Response{Status: 404, Message: "Sale not found for transaction_id"},
+			resp: Response{Status: 404, Code: "not_found", Message: "Sale not found for transaction_id"},
 			warn: []Warning{{Code: "api_key_rotation_required", Message: "m", Hint: "h", RotateBy: "2026-12-01T00:00:00Z", DocsURL: "https://d"}},
 			want: map[string]any{"data": nil, "error": map[string]any{
-				"status": 404.0, "name": "NotFoundError", "message": "Sale not found for transaction_id", "details": map[string]any{},
+				"status": 404.0, "name": "NotFoundError", "message": "Sale not found for transaction_id", "details": map[string]any{}, "code": "not_found",
 			}, "warnings": []any{map[string]any{"code": "api_key_rotation_required", "message": "m", "hint": "h", "rotate_by": "2026-12-01T00:00:00Z", "docs_url": "https://d"}}},
 		},
 		{

@@ -61,8 +61,6 @@ var auths = []Auth{None, ProgramKey, OptionalProgramKey, Account, AccountOrSessi
 type Envelope struct {
 	// Errors is the envelope of the operation's own errors.
 	Errors apierr.Envelope
-	// WithCode: platform-envelope errors carry error.code as well.
-	WithCode bool
 	// Typed lists the kinds answered in the typed envelope whatever Errors says.
 	Typed []apierr.Kind
 }
@@ -227,9 +225,8 @@ func FromContext(ctx context.Context) *Policy {
 // start instead of silently applying a default.
 type (
 	envelopeExt struct {
-		Errors   string   `json:"errors"`
-		WithCode bool     `json:"with-code"`
-		Typed    []string `json:"typed"`
+		Errors string   `json:"errors"`
+		Typed  []string `json:"typed"`
 	}
 	limitExt struct {
 		Bucket    string `json:"bucket"`
@@ -288,7 +285,7 @@ func parse(method, path string, item *openapi3.PathItem, op *openapi3.Operation)
 		if err != nil {
 			return nil, err
 		}
-		p.Envelope = Envelope{Errors: env, WithCode: e.WithCode}
+		p.Envelope = Envelope{Errors: env}
 		for _, k := range e.Typed {
 			if !slices.Contains(apierr.Kinds, apierr.Kind(k)) {
 				return nil, fmt.Errorf("%s: typed: unknown error code %q", ExtEnvelope, k)
@@ -296,7 +293,7 @@ func parse(method, path string, item *openapi3.PathItem, op *openapi3.Operation)
 			p.Envelope.Typed = append(p.Envelope.Typed, apierr.Kind(k))
 		}
 	default:
-		return nil, fmt.Errorf("%s is required: platform, typed, or {errors, with-code, typed}", ExtEnvelope)
+		return nil, fmt.Errorf("%s is required: platform, typed, or {errors, typed}", ExtEnvelope)
 	}
 
 	if v, ok := ext[ExtLimit]; ok {

@@ -103,7 +103,7 @@ func TestPoliciesFromTheSpec(t *testing.T) {
 	if *sale.Limit != (route.Limit{Bucket: "payments", PerMinute: 120, ByKey: true}) || *refund.Limit != *sale.Limit {
 		t.Errorf("sale and refund limits = %+v, %+v; want one payments bucket of 120 per key", sale.Limit, refund.Limit)
 	}
-	if sale.Auth != route.ProgramKey || !sale.Envelope.WithCode || sale.Envelope.For(apierr.KindRateLimited) != apierr.Typed ||
+	if sale.Auth != route.ProgramKey || sale.Envelope.For(apierr.KindRateLimited) != apierr.Typed ||
 		sale.Envelope.For(apierr.KindInvalid) != apierr.Platform || sale.Errors.Internal != "Sale tracking failed" {
 		t.Errorf("sale policy = %+v", sale)
 	}
@@ -146,7 +146,7 @@ func TestWrongMethodPolicy(t *testing.T) {
 	t.Parallel()
 	_, table := load(t)
 	p, ok := table.LookupWrongMethod("GET", "/api/v1/track/sale")
-	if !ok || p.Limit == nil || p.Limit.Bucket != "payments" || p.Auth != route.None || !p.Envelope.WithCode || p.Operation != nil {
+	if !ok || p.Limit == nil || p.Limit.Bucket != "payments" || p.Auth != route.None || p.Operation != nil {
 		t.Errorf("GET on the sale route: %+v", p)
 	}
 	if p, ok := table.LookupWrongMethod("OPTIONS", "/api/v1/track/sale"); !ok || p.Limit != nil {
@@ -173,6 +173,8 @@ func TestBadPolicies(t *testing.T) {
 		{"no envelope", map[string]any{"x-reftrack-auth": "none"}, "x-reftrack-envelope is required"},
 		{"unknown envelope", map[string]any{"x-reftrack-auth": "none", "x-reftrack-envelope": "json"}, "errors must be platform or typed"},
 		{"unknown typed code", map[string]any{"x-reftrack-auth": "none", "x-reftrack-envelope": map[string]any{"errors": "platform", "typed": []any{"slow_down"}}}, `unknown error code "slow_down"`},
+		// Every error carries error.code now: the former with-code option is refused, not silently ignored.
+		{"with-code is gone", map[string]any{"x-reftrack-auth": "none", "x-reftrack-envelope": map[string]any{"errors": "platform", "with-code": true}}, `unknown field "with-code"`},
 		{"typo in a member", map[string]any{"x-reftrack-auth": "none", "x-reftrack-envelope": "platform", "x-reftrack-limit": map[string]any{"bucket": "b", "per_minute": 5.0, "by": "ip"}}, "unknown field"},
 		{"limit without by", map[string]any{"x-reftrack-auth": "none", "x-reftrack-envelope": "platform", "x-reftrack-limit": map[string]any{"bucket": "b", "per-minute": 5.0}}, "needs bucket, per-minute"},
 		{"unknown extension", map[string]any{"x-reftrack-auth": "none", "x-reftrack-envelope": "platform", "x-reftrack-cache": true}, "unknown extension x-reftrack-cache"},

@@ -16,6 +16,7 @@ import (
 	"github.com/reftrack/reftrack/pkg/apierr"
 	"github.com/reftrack/reftrack/pkg/apikeys"
 	"github.com/reftrack/reftrack/pkg/dashboard"
+	"github.com/reftrack/reftrack/pkg/secret"
 )
 
 // Refusals. A key that matches no program is apikeys.ErrUnknown, an unknown or expired login token
@@ -27,6 +28,8 @@ var (
 	ErrEmptyToken = errors.New("empty bearer token")
 	// ErrNoAccountToken: no account login token (nor session cookie) was sent.
 	ErrNoAccountToken = errors.New("no account login token")
+	// ErrProgramKeyForAccount: a program API key was sent where an account login token is needed.
+	ErrProgramKeyForAccount = errors.New("program API key sent for an account login token")
 	// ErrCSRF: a change authenticated by the session cookie alone without the page's CSRF token.
 	ErrCSRF = errors.New("missing or invalid CSRF token")
 	// ErrProgramMismatch: the request names another program than its API key's.
@@ -123,6 +126,9 @@ func (a *Authenticator) Account(ctx context.Context) (accounts.Account, error) {
 	if !b.WellFormed {
 		return a.account(ctx, "")
 	}
+	if isProgramKey(b.Token) {
+		return accounts.Account{}, ErrProgramKeyForAccount
+	}
 	return a.account(ctx, b.Token)
 }
 
@@ -132,6 +138,9 @@ func (a *Authenticator) Account(ctx context.Context) (accounts.Account, error) {
 func (a *Authenticator) AccountOrSession(ctx context.Context) (accounts.Account, error) {
 	m := request.From(ctx)
 	token := ParseBearer(m.Header.Get("Authorization")).Token
+	if isProgramKey(token) {
+		return accounts.Account{}, ErrProgramKeyForAccount
+	}
 	if token == "" {
 		token = request.Cookie(ctx, dashboard.SessionCookie)
 		if token != "" && !request.SafeMethod(m.Method) && !dashboard.ValidCSRF(token, m.Header.Get(dashboard.CSRFHeader)) {
@@ -139,6 +148,12 @@ func (a *Authenticator) AccountOrSession(ctx context.Context) (accounts.Account,
 		}
 	}
 	return a.account(ctx, token)
+}
+
+// isProgramKey recognises a program API key by its prefix (account login tokens have their own), so
+// that the answer can say which credential the route needs instead of calling the key invalid.
+func isProgramKey(token string) bool {
+	return strings.HasPrefix(token, secret.ProgramKeyPrefix)
 }
 
 func (a *Authenticator) account(ctx context.Context, token string) (accounts.Account, error) {
