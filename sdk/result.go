@@ -26,13 +26,18 @@ type (
 	Warning = client.Warning
 )
 
-// Codes the SDK sets itself; every other APIError.Code is the service's own `error.code`.
+// Codes the SDK sets itself, and the service's codes it acts on. Every other APIError.Code is the
+// service's own `error.code` (the list is in the README and the spec's ErrorCode schema, and may grow:
+// treat a code you do not know by Status).
 const (
-	// CodeInvalidRequest is the service's code for a 400 on sale and refund. The checks the SDK makes
+	// CodeInvalidRequest is the service's code for a malformed request (400). The checks the SDK makes
 	// before sending use it too, with Status 0, Attempts 0 and the message the service would answer.
 	CodeInvalidRequest = "invalid_request"
 	// CodeNetwork means no HTTP answer arrived (Status 0); the cause is wrapped.
 	CodeNetwork = "network_error"
+	// CodeUnexpectedResponse means an answer arrived that is not one of the service's envelopes, for
+	// example a proxy's or load balancer's error page; Status is its status and Message quotes it.
+	CodeUnexpectedResponse = "unexpected_response"
 	// CodeDuplicateTransaction is the 409 of a sale whose InvoiceID was already recorded.
 	CodeDuplicateTransaction = "duplicate_transaction"
 )
@@ -93,8 +98,8 @@ type Rotation struct {
 type APIError struct {
 	// Status is the HTTP status; 0 when no answer arrived.
 	Status int
-	// Code is the service's `error.code` (every sale, refund, rate-limit and typed error has one; other
-	// platform errors have none), or CodeInvalidRequest / CodeNetwork set by the SDK.
+	// Code is never empty: the service's `error.code` (every error of every route carries one), or
+	// CodeInvalidRequest / CodeNetwork / CodeUnexpectedResponse set by the SDK.
 	Code string
 	// Name is the platform envelope's error class (for example "BadRequestError").
 	Name string
@@ -171,13 +176,15 @@ func decodeAnswer(res *http.Response, body []byte) Result {
 	}
 	e := &APIError{Status: res.StatusCode, RequestID: r.RequestID}
 	var w wireError
-	if jsonErr == nil && len(env.Error) > 0 && json.Unmarshal(env.Error, &w) == nil && w.Message != "" {
+	// Both of the service's envelopes carry error.code and error.message on every error.
+	if jsonErr == nil && len(env.Error) > 0 && json.Unmarshal(env.Error, &w) == nil && w.Code != "" && w.Message != "" {
 		e.Code, e.Name, e.Message, e.Details, e.Hint, e.DocsURL = w.Code, w.Name, w.Message, w.Details, w.Hint, w.DocsURL
 		if w.RetryAfterSeconds != nil {
 			e.RetryAfter = time.Duration(*w.RetryAfterSeconds) * time.Second
 		}
 	} else {
 		// Not one of the service's envelopes: a proxy or load balancer answered.
+		e.Code = CodeUnexpectedResponse
 		e.Message = http.StatusText(res.StatusCode)
 		if s := strings.TrimSpace(string(body)); s != "" && len(s) <= 200 {
 			e.Message += ": " + s

@@ -165,7 +165,7 @@ func answerError(status int, header http.Header, body []byte, r route) error {
 		e.Next = "the program's API key is not valid: a workspace owner runs `reftrack keys regenerate` (creating a new program does not help)."
 	case status == http.StatusUnauthorized:
 		e.Next = "run `reftrack login`."
-	case status == http.StatusForbidden && env.Error.Details["code"] == "ACCOUNT_BLOCKED":
+	case env.Error.Code == "account_suspended" || env.Error.Details["code"] == "ACCOUNT_BLOCKED":
 		e.Next = "your account is suspended; contact support (logging in again does not help)."
 	case status == http.StatusForbidden:
 		e.Next = "check the program: `reftrack programs` lists yours."

@@ -7,6 +7,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -149,6 +150,21 @@ func (e CliTestEventResultEventType) Valid() bool {
 	}
 }
 
+// Defines values for ClickEventEventType.
+const (
+	ClickEventEventTypeClick ClickEventEventType = "click"
+)
+
+// Valid indicates whether the value is a known member of the ClickEventEventType enum.
+func (e ClickEventEventType) Valid() bool {
+	switch e {
+	case ClickEventEventTypeClick:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for ClickResponseSuccess.
 const (
 	ClickResponseSuccessTrue ClickResponseSuccess = true
@@ -182,6 +198,21 @@ func (e CommissionType) Valid() bool {
 	case RecurringFixed:
 		return true
 	case RecurringPercent:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ConversionEventEventType.
+const (
+	ConversionEventEventTypeConversion ConversionEventEventType = "conversion"
+)
+
+// Valid indicates whether the value is a known member of the ConversionEventEventType enum.
+func (e ConversionEventEventType) Valid() bool {
+	switch e {
+	case ConversionEventEventTypeConversion:
 		return true
 	default:
 		return false
@@ -230,6 +261,21 @@ func (e LeadAuth) Valid() bool {
 	case BrowserAllowed:
 		return true
 	case ServerRequired:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for LeadEventEventType.
+const (
+	LeadEventEventTypeLead LeadEventEventType = "lead"
+)
+
+// Valid indicates whether the value is a known member of the LeadEventEventType enum.
+func (e LeadEventEventType) Valid() bool {
+	switch e {
+	case LeadEventEventTypeLead:
 		return true
 	default:
 		return false
@@ -914,27 +960,6 @@ func (e TestModeDataTestMode) Valid() bool {
 	}
 }
 
-// Defines values for TrackingEventEventType.
-const (
-	TrackingEventEventTypeClick      TrackingEventEventType = "click"
-	TrackingEventEventTypeConversion TrackingEventEventType = "conversion"
-	TrackingEventEventTypeLead       TrackingEventEventType = "lead"
-)
-
-// Valid indicates whether the value is a known member of the TrackingEventEventType enum.
-func (e TrackingEventEventType) Valid() bool {
-	switch e {
-	case TrackingEventEventTypeClick:
-		return true
-	case TrackingEventEventTypeConversion:
-		return true
-	case TrackingEventEventTypeLead:
-		return true
-	default:
-		return false
-	}
-}
-
 // Defines values for WarningCode.
 const (
 	WarningCodeApiKeyRotationRequired WarningCode = "api_key_rotation_required"
@@ -1261,6 +1286,30 @@ type CliTestEventResult struct {
 // CliTestEventResultEventType defines model for CliTestEventResult.EventType.
 type CliTestEventResultEventType string
 
+// ClickEvent A click in the events list.
+type ClickEvent struct {
+	BrowserName *string             `json:"browser_name"`
+	ClickId     string              `json:"click_id"`
+	Converted   bool                `json:"converted"`
+	CreatedAt   time.Time           `json:"createdAt"`
+	DeviceOs    *string             `json:"device_os"`
+	DeviceType  *string             `json:"device_type"`
+	EventType   ClickEventEventType `json:"event_type"`
+	GeoCity     *string             `json:"geo_city"`
+	GeoCountry  *string             `json:"geo_country"`
+	GeoRegion   *string             `json:"geo_region"`
+	Id          int64               `json:"id"`
+	PageUrl     *string             `json:"page_url"`
+	ReferrerUrl *string             `json:"referrer_url"`
+	SessionId   *string             `json:"session_id"`
+
+	// Timestamp From `click_timestamp`.
+	Timestamp time.Time `json:"timestamp"`
+}
+
+// ClickEventEventType defines model for ClickEvent.EventType.
+type ClickEventEventType string
+
 // ClickRequest defines model for ClickRequest.
 type ClickRequest struct {
 	// AdditionalData Free-form extra data. `test_mode` marks a test event; `program_id` names the program in test mode.
@@ -1314,6 +1363,30 @@ type CommissionRateInput = float64
 
 // CommissionType defines model for CommissionType.
 type CommissionType string
+
+// ConversionEvent A sale (conversion) in the events list.
+type ConversionEvent struct {
+	AmountCents int64 `json:"amount_cents"`
+
+	// ClickId Null for a sale recorded by `customer_key` alone.
+	ClickId       *string                  `json:"click_id"`
+	CreatedAt     time.Time                `json:"createdAt"`
+	Currency      string                   `json:"currency"`
+	EventType     ConversionEventEventType `json:"event_type"`
+	Id            int64                    `json:"id"`
+	IsRecurring   bool                     `json:"is_recurring"`
+	PaymentStatus string                   `json:"payment_status"`
+
+	// ProcessorEventId The sale's `transaction_id`.
+	ProcessorEventId string `json:"processor_event_id"`
+	SaleType         string `json:"sale_type"`
+
+	// Timestamp From `sale_date`.
+	Timestamp time.Time `json:"timestamp"`
+}
+
+// ConversionEventEventType defines model for ConversionEvent.EventType.
+type ConversionEventEventType string
 
 // DailyEventCount defines model for DailyEventCount.
 type DailyEventCount struct {
@@ -1471,6 +1544,27 @@ type InvalidKeyErrorErrorCode string
 
 // LeadAuth `server_required` (default): browser-mode leads are provisional until a server-mode lead settles them. `browser_allowed`: browser-mode leads settle.
 type LeadAuth string
+
+// LeadEvent A lead in the events list.
+type LeadEvent struct {
+	// ClickId Null for a lead recorded by `customer_key` alone.
+	ClickId   *string   `json:"click_id"`
+	Converted bool      `json:"converted"`
+	CreatedAt time.Time `json:"createdAt"`
+
+	// CustomerKey Null for a provisional (browser-mode) lead.
+	CustomerKey *string            `json:"customer_key"`
+	EventType   LeadEventEventType `json:"event_type"`
+	Id          int64              `json:"id"`
+	PageUrl     *string            `json:"page_url"`
+	SessionId   *string            `json:"session_id"`
+
+	// Timestamp From `lead_timestamp`.
+	Timestamp time.Time `json:"timestamp"`
+}
+
+// LeadEventEventType defines model for LeadEvent.EventType.
+type LeadEventEventType string
 
 // LeadRequest Send `click_id`, `customer_key` or both.
 type LeadRequest struct {
@@ -2183,47 +2277,12 @@ type TestModeData struct {
 // TestModeDataTestMode defines model for TestModeData.TestMode.
 type TestModeDataTestMode bool
 
-// TrackingEvent A normalized click, lead or conversion. Fields beyond the common ones depend on `event_type`.
+// TrackingEvent A normalized click, lead or conversion, told apart by `event_type`. Every field listed for an event
+// type is present in every event of that type, `null` when it has no value; fields of other types
+// are absent.
 type TrackingEvent struct {
-	// AmountCents conversion
-	AmountCents *int64  `json:"amount_cents,omitempty"`
-	BrowserName *string `json:"browser_name,omitempty"`
-	ClickId     *string `json:"click_id"`
-
-	// Converted click, lead
-	Converted *bool     `json:"converted,omitempty"`
-	CreatedAt time.Time `json:"createdAt"`
-	Currency  *string   `json:"currency,omitempty"`
-
-	// CustomerKey lead
-	CustomerKey *string                `json:"customer_key,omitempty"`
-	DeviceOs    *string                `json:"device_os,omitempty"`
-	DeviceType  *string                `json:"device_type,omitempty"`
-	EventType   TrackingEventEventType `json:"event_type"`
-	GeoCity     *string                `json:"geo_city,omitempty"`
-	GeoCountry  *string                `json:"geo_country,omitempty"`
-	GeoRegion   *string                `json:"geo_region,omitempty"`
-	Id          int64                  `json:"id"`
-	IsRecurring *bool                  `json:"is_recurring,omitempty"`
-
-	// PageUrl click, lead
-	PageUrl          *string `json:"page_url,omitempty"`
-	PaymentStatus    *string `json:"payment_status,omitempty"`
-	ProcessorEventId *string `json:"processor_event_id,omitempty"`
-
-	// ReferrerUrl click
-	ReferrerUrl *string `json:"referrer_url,omitempty"`
-	SaleType    *string `json:"sale_type,omitempty"`
-
-	// SessionId click, lead
-	SessionId *string `json:"session_id,omitempty"`
-
-	// Timestamp From `click_timestamp`, `lead_timestamp` or `sale_date`.
-	Timestamp time.Time `json:"timestamp"`
+	union json.RawMessage
 }
-
-// TrackingEventEventType defines model for TrackingEvent.EventType.
-type TrackingEventEventType string
 
 // TrackingEventsResponse defines model for TrackingEventsResponse.
 type TrackingEventsResponse struct {
@@ -3110,6 +3169,143 @@ func (t SaleResponse) MarshalJSON() ([]byte, error) {
 }
 
 func (t *SaleResponse) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	return err
+}
+
+// AsClickEvent returns the union data inside the TrackingEvent as a ClickEvent
+func (t TrackingEvent) AsClickEvent() (ClickEvent, error) {
+	var body ClickEvent
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromClickEvent overwrites any union data inside the TrackingEvent as the provided ClickEvent
+func (t *TrackingEvent) FromClickEvent(v ClickEvent) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"event_type":"click"}`))
+	t.union = b
+	return err
+}
+
+// MergeClickEvent performs a merge with any union data inside the TrackingEvent, using the provided ClickEvent
+func (t *TrackingEvent) MergeClickEvent(v ClickEvent) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"event_type":"click"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsLeadEvent returns the union data inside the TrackingEvent as a LeadEvent
+func (t TrackingEvent) AsLeadEvent() (LeadEvent, error) {
+	var body LeadEvent
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromLeadEvent overwrites any union data inside the TrackingEvent as the provided LeadEvent
+func (t *TrackingEvent) FromLeadEvent(v LeadEvent) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"event_type":"lead"}`))
+	t.union = b
+	return err
+}
+
+// MergeLeadEvent performs a merge with any union data inside the TrackingEvent, using the provided LeadEvent
+func (t *TrackingEvent) MergeLeadEvent(v LeadEvent) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"event_type":"lead"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsConversionEvent returns the union data inside the TrackingEvent as a ConversionEvent
+func (t TrackingEvent) AsConversionEvent() (ConversionEvent, error) {
+	var body ConversionEvent
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromConversionEvent overwrites any union data inside the TrackingEvent as the provided ConversionEvent
+func (t *TrackingEvent) FromConversionEvent(v ConversionEvent) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"event_type":"conversion"}`))
+	t.union = b
+	return err
+}
+
+// MergeConversionEvent performs a merge with any union data inside the TrackingEvent, using the provided ConversionEvent
+func (t *TrackingEvent) MergeConversionEvent(v ConversionEvent) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"event_type":"conversion"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t TrackingEvent) Discriminator() (string, error) {
+	var discriminator struct {
+		Discriminator string `json:"event_type"`
+	}
+	err := json.Unmarshal(t.union, &discriminator)
+	return discriminator.Discriminator, err
+}
+
+func (t TrackingEvent) ValueByDiscriminator() (interface{}, error) {
+	discriminator, err := t.Discriminator()
+	if err != nil {
+		return nil, err
+	}
+	switch discriminator {
+	case "click":
+		return t.AsClickEvent()
+	case "conversion":
+		return t.AsConversionEvent()
+	case "lead":
+		return t.AsLeadEvent()
+	default:
+		return nil, errors.New("unknown discriminator value: " + discriminator)
+	}
+}
+
+func (t TrackingEvent) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	return b, err
+}
+
+func (t *TrackingEvent) UnmarshalJSON(b []byte) error {
 	err := t.union.UnmarshalJSON(b)
 	return err
 }

@@ -9,6 +9,7 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -116,6 +117,21 @@ func (e CliTestEventResultEventType) Valid() bool {
 	}
 }
 
+// Defines values for ClickEventEventType.
+const (
+	ClickEventEventTypeClick ClickEventEventType = "click"
+)
+
+// Valid indicates whether the value is a known member of the ClickEventEventType enum.
+func (e ClickEventEventType) Valid() bool {
+	switch e {
+	case ClickEventEventTypeClick:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for ClickResponseSuccess.
 const (
 	ClickResponseSuccessTrue ClickResponseSuccess = true
@@ -149,6 +165,21 @@ func (e CommissionType) Valid() bool {
 	case RecurringFixed:
 		return true
 	case RecurringPercent:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ConversionEventEventType.
+const (
+	ConversionEventEventTypeConversion ConversionEventEventType = "conversion"
+)
+
+// Valid indicates whether the value is a known member of the ConversionEventEventType enum.
+func (e ConversionEventEventType) Valid() bool {
+	switch e {
+	case ConversionEventEventTypeConversion:
 		return true
 	default:
 		return false
@@ -197,6 +228,21 @@ func (e LeadAuth) Valid() bool {
 	case BrowserAllowed:
 		return true
 	case ServerRequired:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for LeadEventEventType.
+const (
+	LeadEventEventTypeLead LeadEventEventType = "lead"
+)
+
+// Valid indicates whether the value is a known member of the LeadEventEventType enum.
+func (e LeadEventEventType) Valid() bool {
+	switch e {
+	case LeadEventEventTypeLead:
 		return true
 	default:
 		return false
@@ -788,27 +834,6 @@ func (e TestModeDataTestMode) Valid() bool {
 	}
 }
 
-// Defines values for TrackingEventEventType.
-const (
-	TrackingEventEventTypeClick      TrackingEventEventType = "click"
-	TrackingEventEventTypeConversion TrackingEventEventType = "conversion"
-	TrackingEventEventTypeLead       TrackingEventEventType = "lead"
-)
-
-// Valid indicates whether the value is a known member of the TrackingEventEventType enum.
-func (e TrackingEventEventType) Valid() bool {
-	switch e {
-	case TrackingEventEventTypeClick:
-		return true
-	case TrackingEventEventTypeConversion:
-		return true
-	case TrackingEventEventTypeLead:
-		return true
-	default:
-		return false
-	}
-}
-
 // Defines values for WarningCode.
 const (
 	WarningCodeApiKeyRotationRequired WarningCode = "api_key_rotation_required"
@@ -1096,6 +1121,30 @@ type CliTestEventResult struct {
 // CliTestEventResultEventType defines model for CliTestEventResult.EventType.
 type CliTestEventResultEventType string
 
+// ClickEvent A click in the events list.
+type ClickEvent struct {
+	BrowserName *string             `json:"browser_name"`
+	ClickId     string              `json:"click_id"`
+	Converted   bool                `json:"converted"`
+	CreatedAt   time.Time           `json:"createdAt"`
+	DeviceOs    *string             `json:"device_os"`
+	DeviceType  *string             `json:"device_type"`
+	EventType   ClickEventEventType `json:"event_type"`
+	GeoCity     *string             `json:"geo_city"`
+	GeoCountry  *string             `json:"geo_country"`
+	GeoRegion   *string             `json:"geo_region"`
+	Id          int64               `json:"id"`
+	PageUrl     *string             `json:"page_url"`
+	ReferrerUrl *string             `json:"referrer_url"`
+	SessionId   *string             `json:"session_id"`
+
+	// Timestamp From `click_timestamp`.
+	Timestamp time.Time `json:"timestamp"`
+}
+
+// ClickEventEventType defines model for ClickEvent.EventType.
+type ClickEventEventType string
+
 // ClickRequest defines model for ClickRequest.
 type ClickRequest = json.RawMessage
 
@@ -1129,6 +1178,30 @@ type CommissionRateInput = float64
 
 // CommissionType defines model for CommissionType.
 type CommissionType string
+
+// ConversionEvent A sale (conversion) in the events list.
+type ConversionEvent struct {
+	AmountCents int64 `json:"amount_cents"`
+
+	// ClickId Null for a sale recorded by `customer_key` alone.
+	ClickId       *string                  `json:"click_id"`
+	CreatedAt     time.Time                `json:"createdAt"`
+	Currency      string                   `json:"currency"`
+	EventType     ConversionEventEventType `json:"event_type"`
+	Id            int64                    `json:"id"`
+	IsRecurring   bool                     `json:"is_recurring"`
+	PaymentStatus string                   `json:"payment_status"`
+
+	// ProcessorEventId The sale's `transaction_id`.
+	ProcessorEventId string `json:"processor_event_id"`
+	SaleType         string `json:"sale_type"`
+
+	// Timestamp From `sale_date`.
+	Timestamp time.Time `json:"timestamp"`
+}
+
+// ConversionEventEventType defines model for ConversionEvent.EventType.
+type ConversionEventEventType string
 
 // DailyEventCount defines model for DailyEventCount.
 type DailyEventCount struct {
@@ -1286,6 +1359,27 @@ type InvalidKeyErrorErrorCode string
 
 // LeadAuth `server_required` (default): browser-mode leads are provisional until a server-mode lead settles them. `browser_allowed`: browser-mode leads settle.
 type LeadAuth string
+
+// LeadEvent A lead in the events list.
+type LeadEvent struct {
+	// ClickId Null for a lead recorded by `customer_key` alone.
+	ClickId   *string   `json:"click_id"`
+	Converted bool      `json:"converted"`
+	CreatedAt time.Time `json:"createdAt"`
+
+	// CustomerKey Null for a provisional (browser-mode) lead.
+	CustomerKey *string            `json:"customer_key"`
+	EventType   LeadEventEventType `json:"event_type"`
+	Id          int64              `json:"id"`
+	PageUrl     *string            `json:"page_url"`
+	SessionId   *string            `json:"session_id"`
+
+	// Timestamp From `lead_timestamp`.
+	Timestamp time.Time `json:"timestamp"`
+}
+
+// LeadEventEventType defines model for LeadEvent.EventType.
+type LeadEventEventType string
 
 // LeadRequest Send `click_id`, `customer_key` or both.
 type LeadRequest = json.RawMessage
@@ -1901,47 +1995,12 @@ type TestModeData struct {
 // TestModeDataTestMode defines model for TestModeData.TestMode.
 type TestModeDataTestMode bool
 
-// TrackingEvent A normalized click, lead or conversion. Fields beyond the common ones depend on `event_type`.
+// TrackingEvent A normalized click, lead or conversion, told apart by `event_type`. Every field listed for an event
+// type is present in every event of that type, `null` when it has no value; fields of other types
+// are absent.
 type TrackingEvent struct {
-	// AmountCents conversion
-	AmountCents *int64  `json:"amount_cents,omitempty"`
-	BrowserName *string `json:"browser_name,omitempty"`
-	ClickId     *string `json:"click_id"`
-
-	// Converted click, lead
-	Converted *bool     `json:"converted,omitempty"`
-	CreatedAt time.Time `json:"createdAt"`
-	Currency  *string   `json:"currency,omitempty"`
-
-	// CustomerKey lead
-	CustomerKey *string                `json:"customer_key,omitempty"`
-	DeviceOs    *string                `json:"device_os,omitempty"`
-	DeviceType  *string                `json:"device_type,omitempty"`
-	EventType   TrackingEventEventType `json:"event_type"`
-	GeoCity     *string                `json:"geo_city,omitempty"`
-	GeoCountry  *string                `json:"geo_country,omitempty"`
-	GeoRegion   *string                `json:"geo_region,omitempty"`
-	Id          int64                  `json:"id"`
-	IsRecurring *bool                  `json:"is_recurring,omitempty"`
-
-	// PageUrl click, lead
-	PageUrl          *string `json:"page_url,omitempty"`
-	PaymentStatus    *string `json:"payment_status,omitempty"`
-	ProcessorEventId *string `json:"processor_event_id,omitempty"`
-
-	// ReferrerUrl click
-	ReferrerUrl *string `json:"referrer_url,omitempty"`
-	SaleType    *string `json:"sale_type,omitempty"`
-
-	// SessionId click, lead
-	SessionId *string `json:"session_id,omitempty"`
-
-	// Timestamp From `click_timestamp`, `lead_timestamp` or `sale_date`.
-	Timestamp time.Time `json:"timestamp"`
+	union json.RawMessage
 }
-
-// TrackingEventEventType defines model for TrackingEvent.EventType.
-type TrackingEventEventType string
 
 // TrackingEventsResponse defines model for TrackingEventsResponse.
 type TrackingEventsResponse struct {
@@ -2719,6 +2778,143 @@ func (t SaleResponse) MarshalJSON() ([]byte, error) {
 }
 
 func (t *SaleResponse) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	return err
+}
+
+// AsClickEvent returns the union data inside the TrackingEvent as a ClickEvent
+func (t TrackingEvent) AsClickEvent() (ClickEvent, error) {
+	var body ClickEvent
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromClickEvent overwrites any union data inside the TrackingEvent as the provided ClickEvent
+func (t *TrackingEvent) FromClickEvent(v ClickEvent) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"event_type":"click"}`))
+	t.union = b
+	return err
+}
+
+// MergeClickEvent performs a merge with any union data inside the TrackingEvent, using the provided ClickEvent
+func (t *TrackingEvent) MergeClickEvent(v ClickEvent) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"event_type":"click"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsLeadEvent returns the union data inside the TrackingEvent as a LeadEvent
+func (t TrackingEvent) AsLeadEvent() (LeadEvent, error) {
+	var body LeadEvent
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromLeadEvent overwrites any union data inside the TrackingEvent as the provided LeadEvent
+func (t *TrackingEvent) FromLeadEvent(v LeadEvent) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"event_type":"lead"}`))
+	t.union = b
+	return err
+}
+
+// MergeLeadEvent performs a merge with any union data inside the TrackingEvent, using the provided LeadEvent
+func (t *TrackingEvent) MergeLeadEvent(v LeadEvent) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"event_type":"lead"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsConversionEvent returns the union data inside the TrackingEvent as a ConversionEvent
+func (t TrackingEvent) AsConversionEvent() (ConversionEvent, error) {
+	var body ConversionEvent
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromConversionEvent overwrites any union data inside the TrackingEvent as the provided ConversionEvent
+func (t *TrackingEvent) FromConversionEvent(v ConversionEvent) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"event_type":"conversion"}`))
+	t.union = b
+	return err
+}
+
+// MergeConversionEvent performs a merge with any union data inside the TrackingEvent, using the provided ConversionEvent
+func (t *TrackingEvent) MergeConversionEvent(v ConversionEvent) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"event_type":"conversion"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t TrackingEvent) Discriminator() (string, error) {
+	var discriminator struct {
+		Discriminator string `json:"event_type"`
+	}
+	err := json.Unmarshal(t.union, &discriminator)
+	return discriminator.Discriminator, err
+}
+
+func (t TrackingEvent) ValueByDiscriminator() (interface{}, error) {
+	discriminator, err := t.Discriminator()
+	if err != nil {
+		return nil, err
+	}
+	switch discriminator {
+	case "click":
+		return t.AsClickEvent()
+	case "conversion":
+		return t.AsConversionEvent()
+	case "lead":
+		return t.AsLeadEvent()
+	default:
+		return nil, errors.New("unknown discriminator value: " + discriminator)
+	}
+}
+
+func (t TrackingEvent) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	return b, err
+}
+
+func (t *TrackingEvent) UnmarshalJSON(b []byte) error {
 	err := t.union.UnmarshalJSON(b)
 	return err
 }
@@ -11093,425 +11289,429 @@ var swaggerSpec = []string{
 	"ZWf7R/2DjE0ZVxO057ZYFeTk4GjRvFxajV/zWKv3rY+bLAP4st+u30jTcdCLnLLJdEGzOZMTxl3Ocn3r",
 	"7LtoD2h+ax0/qV6A0mFpaL51dNV1D2qHs/nMNC3AFc14zOeyRO3WcaC/4Qe3uoHvmFTP9Ng9Cbdi/Yap",
 	"gfCDapDgzHMwQPxZqJ+OCIj1VldiRK64WjAVT/FB3aRYtFxSDtZaltoklG3dJ1tqIp9uItR5i7mJolG+",
-	"2kLGqLSpdTctaGz4xFf1Pn34Ck7WzZROPB3bW4ludZgMmkAj0ddXPL7cisp4g/Am4DURlM3QttuWNVxj",
-	"Ly08m5Ot/Gtl1+inoENnsziJqWLNxpHv8yRZkZ9zmgBVBBtJF6Q6aJL1LHR9QoG8gXEngMgyDN5AvGA6",
-	"m4UEIKSJAykfNJt2EDx24vsZqniWobycuhfCUp6gTWvCPKPuLM6ksqgQMcewr1qnCeXzvG3b9YQmKlbJ",
-	"msdm6RqOzIxlGctaX5DTjDE+yRiYoIz4Wn8LjU3NOkHQ0XLoLwaYrfYwlyyb0LmJD6hkKM65yFhUOCEL",
-	"WHutNL6XLOufzAGCHXNbYklSrNLQuI6XMbtKRaYmMv5lCx27fPRupD+vs6m3n6AzJTJA4jf5HnBK+ppX",
-	"r6pnC40dzapBzQ7SlAcLMYpJPGN6l3SH+kXStXq6ZEof94AY/HTy7bDXLApuc701sX0pImYvt0fOKrqb",
-	"DUdw6UqtvrtpY5BBDdblkSQhmtr0X83KlMkO9AizynL2IWig+vfGq+wYSm67hq1sJMUN5rd6GRMhYy37",
-	"EY7yP8Ji69WGaIGITeMlTQgAEsoRSVmmJUeQluy/dceSdEPzdxiMeZixaZ7phZzYX0eu1f3hsBeQJf2n",
-	"yIiN7iY5j5WEZmfxNYtco/AXAiDYFvGn0Zh7Der/9AbkLaMRYdd0qpKV1pqvslgpxkmXa72FqEUm8vmC",
-	"UDJLBFU9TM+E+BIZX7KX1giI7tlCfRb5ecJ8o6HpMWiq14ELWd6AdxUGbxalE3RgMshrywtW+g3fahIB",
-	"ntI4WYHEcipy3uaZlVuKI1PBtX5nNcQtvoiMHbh+396/O9XUo+a1amRpWuHaqse6LMfs5ZBWc+uUJ9J0",
-	"NyrLtospZ60Rt7IbteutiVyTdUDP4/tMLGtmm0aLDVXsndjqVWXEsA0SoOveNW4+3c5GaWbVuNDs8sSG",
-	"1X0vsmXjAS1E5ga2FYECmySMt4g85VcmS6gB1+x5bfXJttpOuODTNgEb4SQmeRa3er1b5IqmZXoevRMX",
-	"jLfKzjsPflM/bSfeD2rYZJdrizXArqCjm+56+14bo0fW+MY8o55GteuufVozkfYVo8CkW1et8IeWLHce",
-	"FV2z5MYV3zajqpDqj6T0qddJaTyNW+d5shpp+3lGefRIEhkrhi6UhWbE+iCSrhas0gG7pss0YYOpWIa9",
-	"EeGCpFQtAlSrAqIFbyIyAjULZOCEg4PHh2PuxSiSE5IAys6chAul0tHeHprBIT8G/qI8IpSojMYJvLYX",
-	"ki4AyKdMpAkjKZWK9QiFinBLcckiAF4e82LMsSRQ8AIyjxJxxTIypZKhfOBV5+tCr38e7e31/vzTSf/f",
-	"af+XYf/Jh27x7/6HX4fBt/ufvKe9P3fH48EOr/e+2fvz75qoeZOPsCmgFqUGlKFGBP2PhBLrTn4kSUpX",
-	"S4ihvWAs1X/p9xGjzKkYAxIOQ9LVfwsobEkTcvri+SM55uOO1RHGnR75k9MYrAOPShJW/J8jwvMkCS2w",
-	"gQXIICdQvHFUKB2Cj3k4TeK9mMcqPCa5Pg58DqElJHxz8u70BxfvYFqRe7+6klWfTNmdQlY7aBHUvPsH",
-	"7rDTRtXhTCEmKGgfM6gYo18O9Ek5F2rhfEky0APUcuYKX9Gv45+QuDKColZaj4PVDfQy6KmWyw4NyLtF",
-	"LPWBhPofZJoIySIIdR4RCg5MGMqSrsg5IzSK8NBSviIZSxiVLDA3AkmsgTuB/dcfxqooL3LBxRU5X3mF",
-	"yR5JqFNI0LmC8BFS3xA9gADFfrPmAUBjLmI55ij+aJ3qum8z3/owr77uU4aEuQpfYz7mH4lea/KRoCuF",
-	"fCQvGQXzy8cx/9jv993/63frIEMfydFwSD6SEzKLWRIFhZVGkwZITY8lAdmbzwkEJydaVGIRGH4x5N0m",
-	"k2KaQGMRini6GBAcQwXTyA3hjCZsZKr94e0KiNZkvJdheFo57Vs1OmMJXA25iFM9IPOcTEWeRLAz51jo",
-	"JQFi1YwriOMq5VXDqPbJR9KEZTuyCxL4y5FzfQi4HoUJB4PYbpGVw7uwGkvZW0+uAPeK8qaIMDjBjHkj",
-	"9aHN3EAdgtqolILg19KsDVoPxg67nj6GnbXnjruuG+IPNKvQt01vYK065zGhXpUdcaU3LGO2YiLW9m0Z",
-	"zczWlMDeD8lHsnWVipEr8WMHK7xqPwGhWDLIVhKEqzzFY0e5IdyltS0XF9IN2IviFXOyy4gbO5G5TBmP",
-	"7PIdmuWz+67Zp33j2JVdNYdorv9pc2iK3hcsSYvLZRFJoPkj0zye9cAcK2NWBC+kpqdFU2CFtW2h+D/R",
-	"TcIE7Zgf20bL30LRKFxw/NK2MzXYV/j1E6Jp1sbaYZSAUQmRg61xF4pxBqX3l2x5zjJ3PpqhqlzHmsbU",
-	"EbByHrGsGRnmmNQhrrCnueAMGt7XxOuZrVRhMjKbClLAXfAKUpiGyrDHrsUN+MktqMetF6eODAI9HQLl",
-	"aISptTmikFxcEMkCT2DJopgax6Bu63G1LQgJ0c+L9orjovegqVWHUqDbPDiwmzbdiIbQDGpgeiilSUPL",
-	"+ji8E4Iskd9j2dsbI8+2rnsFR4p8JI+B261Bp2oqYwG5WyxVdgz6cxYRJcxEvVCD0HZt2pzknF7SGPIl",
-	"sH/cdLivUYAEDEQWFpEVU6PSgKaUm92aLuAER1TRcy3RbwHHqwcCOhIoMCAoluSPmmQedJrFHvCUoirb",
-	"0MYSRR5wEd2/GFMEzIyOhsNPgRtYWbApjeuLyTatg/WlndJQvyqBpzT8fW/4nghUGv2dS0GtI2iVi0rj",
-	"+RyiUesQnbBUGtJXLi+VZnPoL3hVgqot9K2FqNa+nVhV63M3yarUwZHXQV3Wqve0SdwqNf7Ya9wKYKUm",
-	"70EGKw3giTeARqmsRiDXCmZluaxBLGvtXAtqpb5uIqv5re/7dLQkvTWcjtsLcK1d10S6CiXcQqortX1Y",
-	"Yg9Ncl57B5tFvVJXj1u6slJe/WyU5L/3Z08D8uz9W33Pfnz1tBXOynV4cOB16MuC5R27iTjoCT7twmBp",
-	"LE9KfMwXD0ujuZ2EuEZA9EfzuCQUNEiMlS2/U6GxYekQnQl7cehMbqyHEM4GJsanRRx9pQL+MlUrkvOE",
-	"STh9jbnMjfbJ8OT09PX7V+8m3714ffrXZ09DUzrX8RLHYLrnDGBky1hrdRW/B1kRemVOXzw3LGJBJaHJ",
-	"lZYn7QI2wweU8gHKI33N/Vh7VQKmbQ7AQBjmlpYAHfVo+CRowGfuQgbJBpRmy+F7JRf1GsdzzU/yA6OJ",
-	"WtT9QfX8S3GxdaZrk0PGxoI2RJcZtudyWUwcB5wBni9ZFk+9/BbBmYngrE14bQrUr74X5Kdh/8mH3zd4",
-	"KD5AaWaQcf/KVi41peI/KlGZkdk9IwBXMZ5aslO2S3aBnjzAquDXlhtld8mXz7eIrv30YdtslKDzgtHo",
-	"JMfDUrnAWLfcs1B2TXRVb2QDBfsQ/ATBDeDH8oAASM5VnOj7AM0Ub0KwVoLYLssBCU1TzirW2Dh+o1fe",
-	"rklldJ2gU2moMSxFT7c1OPuM8YiELmotIKGf6Bii8qsW9f2/dfhoe5DdjzTJmY0O3SGqrpJj2oCvZfxH",
-	"5kUSw8YQqoiM57yfp+hhAyfLJQxCP9JETMVL1hwB6kIBKgGSS30uWElBb0693jF0EXez1ftdhutYuyPe",
-	"qw2rtxGh4yZRhfpg3xyRozUmMdSLQsDmo7kOyvOzPAFgR5HZAvbeRYVLiZ85bkWl/4px/hWmFLhz0l5t",
-	"BIH/jtGMZT1sDvoHX68wd7e0+WFLSqNDEanHA2LALOnqBelhJiZOpUYttIxHSZ18WdduQURa4ya/rhBL",
-	"u9fFmamlYPtnvZHMGxTZ2+M6rU0l2jq/4MtD2lhlcg3AgkvIhXASTML8M53N/jTOh8PDaRGnC3+zlmhd",
-	"91YLJCsE9QOFbfw+T6Md96gpSdEbRTu8TrG5leWpwEt5Q2o7a6fwfv3Ebdj39enu65byUFOab49IwrQ4",
-	"KAMSxfNYyYCEE3Rq9Av5hVCSUR6JJREcOVlhU5epXsQ+pLaUQmyKSJhJ/8Ovh8G3R59+t3Htvem2rVS5",
-	"9OeWUmmrHWRA/spYilpSvdjniMxoIlml5ufnl2fLZp6NCsgi5k0n7cOGTKM6EYfZfwg2RZ02Ud41EnTM",
-	"L24H14fw3dtmg+m3X8RSbe5zK3ZkscNvlpqmv36fRo13fQ2nqKonvHoSvB60nt8cq3mDsNldYl9fiLnI",
-	"VUuYqMxm66JRa429ZDtj7aEBZJdpb8l+mxhEG4qVYxByDW7ATXCo7jW9/24S+MvT2pyrH3ScP2ftaoHd",
-	"XTaBbFFlLL5gv0/ElQwKpAUrU4+SWKrQlHiWo6ssVkz/ecFWclS4t4CuuyG0oAgVQ7/JHrauv57AJsLz",
-	"Evwcb/WbtWjh0ljcDkGrgVu/ncET7I0q7ZN3wG8OfIJzab3DjZr9qzyxRhK95zG/BFD6lGVScJKIuazi",
-	"eG0v3N5IsG8lK7fcTWzY2z63JhuxMLDVNmHSjdhN0Ha1pNcvGJ+rRWd0eDAM7ndK7QO/nVhgDtWOh/AO",
-	"RQM7gJsKB94C+ibnK84yoK5LILeU02QFkSfncZLo/Wky3L0+ydXiWTMKkBNX62daP5mU7t0mltAu6L1B",
-	"Yf6O1OjbMvHN4DaTnWFPdv7AgVI0KC5Zzhx4hQ22UZrDuSIkCHzR7xuki8wgbsdKVtEuJAYYSEW6ZrFt",
-	"eDhaeQJbjq6qHIWZ6ru2+qi3OzzxyOjtvRFkMUuC2ZgpBacFj/wYIa4k6RYjRxkB8z/NT5aNhD0HbV24",
-	"DxAEnMyh/AijlxDvLnI1IN9rnQQWCmPybZ8Uk1kIjaI27PA2ScZSp5Jq33Ao/P3bSIrN6b8HWmzPsfei",
-	"TY2wf+8H2wHNtUuxZvi3o8iWAmxNAc0Hd0iT3RBuSpTfYIbNGyzC1UROwQ4bIaFz3hZA7OkEWvT4EGw2",
-	"iG9htdrYxhU7XwhxMZFsmjE1MdVKGiyw5r1GQ56pgS0IBqmYACqc+iNJzLebgWDdojSOqzyIjRay6h7c",
-	"9lRWdvTGZ6FNk19zIj5s3Lhms6d5hzATPgRW1jnk2uBnpBteLSSbTtBaZex6RGTGslex2+G7+/Tg/HBa",
-	"NtzhEy+R7fe/u/luNy9jFfNwHcIfZGBZe17d9GY3vOJOxxAHfWXAu2GSvQxgqF+NY9h6sYrxOnlpa0RG",
-	"Y9crOTua/TMNICh+uGhRl8GvxnD3MErrDHb1mY3aDJbrxlPk5kGRFxdAs/EbG2yzzov3Q76kvK/lB/DS",
-	"mveOSSSmub6yLLK/oeMdvbmNDgTLXiuBPXAOpwmV0nqXTW6d52Mv6v0/MwFVtWI0naDzvQ2MtT/YosT2",
-	"75cQUflKqBP0zNvfbdCk/fsvgjP776YCrdC/C297yaKYvlul3jOvsuQzrmK1so9s0ewzkBa9cT7X5AMX",
-	"1P56hmFX74uorWeVo9RkZ6pfeT9f0c/7fPzkiefoOBoONxronEHKSDmFVdoeO5OZ3njaUd67G6OdCa2Y",
-	"YDhy2ci12cJkYryLMh4bRQDPrVlFCGoCCamhQNehUmpgKHeF+rx5eHeLgdoA47w23/qRzbcWM5tX7QNq",
-	"YgxhKRcbUb8kTdgxcp4in3qwlRVq62MFbm1qopDWOitstNJa428zJHJjFRPAlwR5IZctIUN344BtMWkW",
-	"RmeEYHZXvViSxhPWfjW2Admun5761a7d192cwIbs3FKyNbRre4EWPyjk2GXMfelovxa5VSdo5Vv0nUHE",
-	"My8Q84GNI8aQcy2g1sNQIGRQjkiIGH+jvb2FkOqnkWZfH0ICmA1EZGMO4A3HPlgF5vlw8vzN5beERlHG",
-	"pITEfgjrUfIYcSr2wen9+PHh4+Mq0gQkngCoRC8Y83YQCUe+C1HaIlhU4TLKYrVDnOjeJ+DEx/H4p5+G",
-	"/Scn/e9pfzYafPj9ePyh1x1BqOev+8HjT70/t4BSLOn1c5zc42EDM2rnLDtB8H9dpQduM5MvWEzgVvR/",
-	"V7PRjjGGtarCG0M0Mq/G8OePrSjlY3zYpgjP0cGTD9vLoJArMQFxYWLSDBpjM7Y2q7skwzqPOE/E9IK1",
-	"qNQonswMzZtThVRTiyW+DpNmYhaD6KcHK5bxFHx+YI/VZMM4VTXLBVFgWwvXdMEMfl1FsaLTBZmLvm6N",
-	"wEtom46VJIsYk5+20nfdupzqRpoEajRLWyDxNni9FnjyNdDkW8OSe8B2+GHT/uqdadjbYje2XYe/aPr6",
-	"yezTrh+ZDd/5M3N6dv3OHavdPqyboXY5u02rDxtoaPR6BH+XfntLs21CpUFwb6wk9opdMQnZTAnpcsH7",
-	"iknVM2UTxYxAltNFzNuKJt5iYKau382+tiX+bvL1Dav9pSJJmkqb1Anw5gu7Hdm+iQvQRlRZghtldKYQ",
-	"6hKqCOIBhVzUTst5xPNb/N1oVL6vOOuyQ8xWK2wepmVIlqpVT3uJJteulNnRtUwQiX1t0yEEst1bbNce",
-	"w/4zkyMiGSSrm0B4ELLsTzRh9t8VFcj4M5yTxCvc8GG7kn4UQidnZU/c2uBkK1u0BHp6y/MXc9jWlaIu",
-	"rxxn12picqS3MTmtn1DQMdgG91ZvrTD2eQNfuybWuFmyZ98kt+3xcPglcttKObsbT8z9yZ8127Zdy+3K",
-	"S1QTDDfVlnhrHCBvzSjNV40FohrzEIMKdpnI1uKL1dOozeRXp06UrZtozqlsSjISF9AfwFnOIDm60few",
-	"jA0RlRvaiCW5ygSfF3EcuEzEoCVvdtC6wZZ6bdvw1Zm75pXj6dZik9hml62RZlh25+d+71AKGVtuHvws",
-	"59FpqVBXxaS1hPC6qS1dtA28tgUKuFU8kq3BNLnBCNZVhk1ppmKaJKuJ7aFTdLYliykNqW2o3kIE67Ke",
-	"cQ9aAZEzRmVjBTWTfRJm8H3oa6n4E2w9zebsnE4vGjkMvldb4YovFheM4MvHDsPW3rSEzRTJOT5mEelC",
-	"nJEDrf+P/YPegNjR6rt4tRAJgNSaYiTYfWNsahWKvgZIv9+SjKWn1bZy32eMEcWum+tllMFMWrKsKkh0",
-	"1ufpAGS1RLSZyFS62r3Yhj06rdU2Shd7O5ZbIwmfPmwRBOCZHO8iCbXhpDbvpWFnUnC7B7j5Re4pRPbF",
-	"EvAQjjGgwAKHWMTdbigv4jRFUAj0XYOBu7FhCDq0NZ8xMA/BGGgpFMi8DQEmMs0VIzGfJnnEoh4idJSi",
-	"Gm5+edmm6/tOKHd5WUSkIDOabYUFUYKm2InqVlizpY8h6ULqsBtNL7DkCx4a0qx/5cKryRba5HGAuY4j",
-	"wgVn+i27baRr4Ykq7ZfX1SP3+FwfS78jTaixyWbtZPs83joV+XwqaJFw5kQAu5G1gbmb1Xaeqle7Uohy",
-	"XZGsZpF0K21iGzi2z69ctMPKbZd0GHQiMZXNhZV20THOaMK+SpntM8td28lXerXeGm7QAl4BAGccz1lx",
-	"vEk39GlQbCLmTExaLC1BWkkgSAFhg/mAUJJQAE3SDwE7gAved0Vu/Pb1UHsN+B+7b98twCluICJUzt9n",
-	"ExDWHtKbgGbEctJWOmYdJgaAnjViYmwCeNrmDv3WmEwRP1ZwmSrPqHGd9pts96TCaDZBUuAtXw/F48Pv",
-	"BB40zz1C8WxQrWxZMrP/tvadXY5HksglTRImFZQOC8p61R2qTD5kUAP8T3HvWpTQ92dPwwE5mU5ZqopS",
-	"DRAY4olg78+edoLOs/dvO0Hnx1dPG4Ws9VhDZx6AkNSrgfgwJoisnhcFpvTW2K5YThxhXjM5hDloSptB",
-	"V8OyXMfHeyqmsHZRo+/q+dlr8sdvh/topRKzmWSqUK8Ph1iVUCQR8TXqx2QZ8xzwZk2hxFzlGasVIGuN",
-	"AlyXkNFJaRQliA2zFFz+nDP2y6rQRRizBduSFWBk0ZirjOGXq5QmEJu2Qq/AzznNGKKFpPEMcGXSdAK6",
-	"VSfozIWYJ2ySJhQQJSnP4WsAtW2rKQzjnpiqLua0+gEbjx9vCNgwNMpGxbTst+mgrV7iufuo7cKU3+GK",
-	"ZZe0OT1vk7XhecSWqVCArnnBVoEmAz/rwz/NhIT4MZcpRrpGbaWShIXDxVa6DXsD8jpF6gRHx1ab3NlO",
-	"UaFqu5stkFYXRotapKlBWw190U3r5ib/z+MFBGOUyAIqIiLQtb4tTdigY44t/g0+eYZvh6Y8YgEZuEny",
-	"cbLkJpN8rS8EGan/3CiUYixgDAQAcx1LgM2PZMMyNGOiugRCQF+r2a5MjR3It4C8yAY2WCoHvQH+xDIT",
-	"OmfbhVc31hMuUlRumLR+y9KsayxQTh2sB/2ZI9hsPWjD+bz9XL8IwFjQ2RCk3ioxlspsO/tD5dSUm18n",
-	"XK6zQZwplv5Y+FGrWwcjyHnpT/AcTUyCq74KRoVt2tMz4JtQCnOTH7mKaIqf2kgVGHCApbdWYP7wXFUt",
-	"ZerXdFYP3GlmVOull+2K8aGAv0rZDThB6QLWLwaU/VICeBWGQiMsr2yw/eh1fH5L/Lcbf68HOFmWzUUt",
-	"V7CpKv1zDzoN/l2013So35lILXfuqmeL6xkk8S8sQjYSGCTDjBQVYwfk+5glkSTnbCUMg9A3S3AiOJMk",
-	"YvrgQzW6onJ+uNlaUR5L0d92FmeLumpF9s2Bk57isvllGI1qYrneOjXK+SZb4WSHdJu15or1ao4Zxmak",
-	"UAaY4EJuhyuKb9trvfH9Yt992lmJN/N2uIlCzpmYTGO1HfApvKyPU7b9+xmbbxuMs7UNpqoX1o9DqvlU",
-	"Y4p4+SBtHJNVZloxpvzgKSvLtwgoM5ZlLFszrG0jE9sLy5oiGo1yzI4z19dGKrpMmzy0YmntM+41wKhi",
-	"NPJ+gSAVGHBkIapumlHlnXV/aOWK9I4GbKTKd1Vqu0zqty60ndJ5zKlq9A6kZQm3BKM6Z66+evPjs/iX",
-	"lo+VUCUdt00MTNFW6Brzu7WtbITO8uZ369rdFTfQHWRvWydPG3wEpBtca93OS8Durom2KmP351ncxG5s",
-	"UGcTCpwgkVjbQ1CtddcMyb1eQWqMJK5aYrEKhxLkikLRgpmAisWmDlC3XA0uqBVpg3GtL3O7ZRp1tS9/",
-	"xq2JCnqL12sct4z7K6M/3FXU3wlUA7Ulnxx6hPG5mjpgpuQOuWCrR3Jt8J9pqBwCCBGAVltsKuFgHbhG",
-	"BXVwTjVsh/aiIDfxxJYv5La3aLejD1HZk/PVDXN6K8cqsO7iot21ruOg8zeEFTlpCvYWuZqKJtAGBxCJ",
-	"OmgURyMSWqNRCCWmmh2jEHoBMOz4mleHAcvPLGI+H/OUxibCw4V/UN/9aX8n5ys4fZWAGf2pK07lhXgY",
-	"cYhFozGvRPLoT+I5FxihSrnVrjNbCRyjdyw0mPlaf+XbAGCc5gPdRQHcRTk5x9p7AK54FatFb0BOkgRQ",
-	"M2Yxp8moDAoExfJMoSXJeITGxiIkxZgStWAFy+f7xIOiNlcn6Jh5Ve0VzZFBzcFSf1usAg8bzBwMqDHn",
-	"7zu8gYm6JOSC+GUioJi9/ttTXyw50BxWM9sW3pGxKYsvSybEdsT8NluZc9fb8eoJmXNjF27bQjflOHAz",
-	"uEZxQmplIFarM0i99rE431nQ3nOoV/C97TZT+QTx4Y6G5JxK9u0BKer9I1Jcp0alG+otzrQoXK5S5AHH",
-	"wQ9hLyAQuE2eoM8IikjBUPWqwsCKFVgolXomj7+i+lkb/u6jf1MppdgNTwwjBBI9IljSgWRq8l//+b/D",
-	"3oA8hyqHs5hJIrizbB+b6vqCT5kpbiRlzqJgzEG4uKL67kLJBsQS2FyXEXHMASSPezh/eBk3rpTReU4h",
-	"Kbr5SEZULs4FzSIDPMWivldxENOpSTf8Qan0NYfaGeEZXbKzWLE/vaDX8Lc+YyzUI4Rk+F4AFVTOV2Ou",
-	"/B6woAocg788e0f23IM9cxgG5ASCHYmWQ/QCT32EQzMWjGIEqinHXIolQ0LapXxlahYCXfjLs3cB+eHZ",
-	"ydOAvH7z7vnrV2c9ssylIjSRgmiKZhAZ5+yR9EpFEirHPPx7X//Sh0sSHrtqlJQsqZpCf3rfY0XmTEmo",
-	"uB2+LOrAmnQEv9X/+s//j2QsERS6HXM3eYT1MhOyhH1ATmmS2CKK9vxhS4Yu+9UtEcEArVaw1TYrvGPv",
-	"28TsaHFGaBrrGwRSZxan7Cyec6ryrOGcoMG3QImDjYR3A2KTwoqEhcLN479eAJoN7FgXjCK0mBkrdtMv",
-	"BlIb6ydI5JwJFKy4omgbr8xVMxotMjkAh3msFvn5YCqWe/Yd9w+0LvmzdSTK8SpZVAcyNYEk6ULCb8/A",
-	"YwLHlaQL2b89W8gM7Rp65oYPSzSTa3Iwi5OYqqKKKRwCsUyhO7VgcebD0gzGfMz39f24jGWstNCbZfEl",
-	"kB+LkGnrc6hFJvL5AgUTDwJ0SjPUVPTQfs4NxqapZwzVNwbknT6ahFgQDxMqlJFuuPdPuScvp4N/yrAH",
-	"aTgSvwlIxlKRKVmBAQGPrjTLYOoyeHErMYd+lM1f7+sVWtk7Xq7vNBjzgwH5mwVUsyugt0KSPA2IkeMA",
-	"6gMxsQJLNOxEuvYfSxGxHoTN2Bdg6XDWerK8fpQLxoDUFxsZjPmhNyx3RFK6koHftmvXXymMvA7fvD57",
-	"R/ZoGu9d7u/hydRPjMvYHkUYXcRwx2NVsFaXk+jExAZQRwl0tZBeY1fNsopLO4COTqxEC7TYyCbAjMb8",
-	"aECeOnqeS32kk1gTVe/aL1k2r9jv8XRbcysKtxIrpDqRIARBIZcMNyO0qzJN4r1vQn2nEjEnMQ9s7Ukb",
-	"PhAYeAGjHOu+spx70LkQMIB9wkV6myfMob3pvUxG+uc+1IRHHDl7kEqlnTTnDgw4LmyBK7o00F+/W5TL",
-	"iMUoHJgCYxj6g77qoraYiY9x9cRG1VprsYnYPHnzPNDrEp6ax8+u0brw/KnTav8iyNnTv2JRk6qoCy+Z",
-	"Q9IvhHwr+cIEvABLPXi8mLCNIw8RS09oJYtLgvgTxQnChWgs0aZbjbm+wHpFDJWs3JKRPpRaUvIISgwh",
-	"Ekk8jVWycqdfL8c0iaEali/5m9WwS5x5FWV7sP//43+QU30YOeTG4dZrVehcRLHZ///77PWrAXlv6nfb",
-	"Jmbod9IvGKUGNxBeJyHPkyS0IMlUEnqutzsgeOKzlR4w5C1qAVIWBQ2KzOsQ2qY2GG1TwUg98JeCI6Yk",
-	"5dsG45Fu6Pu+wt6IvD97ClN59v4tWdBLRg5IxKbxkiYSjt2Pr56SIfT31tazNOuAXcrjEnWH0YiU/pwz",
-	"W2LIHzIG+pV2ZkS+PSJ/jb8j3aP9QxI2wR5qomiq0SLNQopnpQwsD9zdJy/j73rQzzNQFjNjzwYGqPc3",
-	"/HvfxFv29eXpQu3pgqbaUdnqpFpUlFDPlGsSwALCEgmHzwrqUTEwlGw9yuUAsq8WQjJyMBwGYNHSi310",
-	"8AS5MkRh26MJc4VTiYVgcTltbVfjcAdWrY9Kxoi6Es6UJY/J1SKeLoDy0DRNYucQBVnhCq0I/0SmAZfI",
-	"zHdAvhNqYcZTKkFrj6/BbBUz8yceZbw+33zzpmqb++Yb0gUxmJrq7TkUBAdGAHCX2J7sjUgIyjfp6guE",
-	"IpWdOhYbs4sIBFBLe1rtsGWbAhIa+MeQdG04AqvV6zXtwpQG5BVdMjmC9irgniE50nsU1qyhock1LsN8",
-	"6l8PAxKWsD71j0c42kbMT/38cUDCEvBniMVyQ4f+GZKjfT2SxrtAjvYPsYdWKFD9zmOYSTMeaEiODg4C",
-	"EjaAgoaQA48bW85y0bvKhd2xC7bqjbysbNxR0i0lZDeYwgMPHAosbqRm0w6cVddIX3K9owG21zoByqKv",
-	"xParbgJ9ck+Bf0iYQvnUI1vTjc60GHQOOP3CvuNqhiHXFxFDmS/OjBjCQBAZc1PmGomlFpUwxhgkH+d7",
-	"CW2Wd5fyCA1dhXATczBihtd9Kyn1YQx96DUcc3atGAfrJo4GBLIlXZF5Jq6AcyOThOL2mpLpDzVlc6XU",
-	"NZezAjHGqTySJdzWMX9pUXY9x4+VTWCxGZ8yD4LXKTRUb6Ezwehe3B+wAx8JpqCTj+QlrhX5aOp5fxzz",
-	"j/1+3/2/fvloOCQficEYsLR6RJaF8r2kiaZDWrrV7NpCCMbWZKPFaimSSwzQsXbYHI7FgHwkr4TmkjbD",
-	"0nS6Dw/MW2BH1a3RpO6AKJqwFW2Kt52ab1o9JB/JjzAR753zXMGmoGwOywuTNF011A1vqhGOw7AdHZGP",
-	"BHM/hGeuLgxz1t7jTgS7jjVLaFmNx+QjnLRKRX6QlXHMaIgpD+KJHYS1h7swz5xjoGgsa0Gex3hstShk",
-	"wvBKje7r0/DMYKfbbbC6k6f8FpUBGwhBqcFDOH6FYEISTXS9MFagUG1Ls/+4+rnW+MHfZCpalVZMr0Nb",
-	"UwcHdr2sHAefQMJCQMJn799iFMGPr7QQE+YFG5jYD+zcGhrXm/HWB+gjH8k/NBFDANzQq6If2jL6+O1j",
-	"uIHf0zjJM+abJeOpFroj5poC5q0Jp5jNCgnpe4DJ0CfR6HF+qtpHIwQVQwNJ6Pv4GrBGWR9TCEzUsByQ",
-	"U2dxQEUzYyiAYwUpS/qev0FlE2L0JTwxXCUA8g48yJL4529ssrWFa9di/KAqTqL+KM2eysAyP5stHViB",
-	"E8yJDj6xD/+td9D/8a3FFDA1KcvPJFPhMaGwbTSKZHl7jNkGNzLTuq+03mnPkBoDXn5EfJFMCuO+kszR",
-	"0qqPCb1okkg60+RDy4sqWxnS/RaO80cCA4VlNfvzkZx6u9BEyJtMH6BBhOQj+RaI/BvS+qbebP3i4aYX",
-	"wZqCa9rw1CBQkI9k/2CoD+J5rMnER2fxwXZ9od4y5r0l23OCjxtK+buKCcPMy3sHznrV/WCFG/34BH7x",
-	"ygUsKY+oElnxGpEqThL0Ixiuo+UFm2x8jDnI5tRKMqcxJ+FTlmYMT0U45t3w39Bp8p7H1/a2m6JAzk5C",
-	"s4uYzwPy9vtT8uQPR497AQnPcq7PJulqYaEf6UtrXrfd4/t/fPzkqBeMefgi5heaWmF31jOMXR2TjCV/",
-	"iryR9Yx67VVwtVHgWlPO6GpA4A6UurTKtlPkEHbSRuACN98JIIicVL00uvHCTaM7v2ArQ2ISEAP0vzl6",
-	"C4DWO1tiF7q3Aozec7Dhh8408SMayYAkjbkNowo8KVsviubdSHgIIGwiC3UnLjwu/OPGROe/YRET98KB",
-	"PmNWfLFFSIql2h9iUopWl8xBShM6hVIBWv5rFIc9O5Tx/425JsznTFH0Mi9omq5ISvXGSCMxBoRFcwaZ",
-	"dxLEV+RY2KS378BVQbQDxRhiyS+d9owUKRVJPF2Rri80fxMSJynLnn4dCbpIWWYvkvG6SdtAzMkl4xEY",
-	"l+ynx54fzljC1YItrQHBi40CNjLmsdItZwo3zirl+hugwAXuU6wU4wT0ev03qOo5RyYH+6hXBTQV6FAJ",
-	"AYYvrQGg5QskjIJz9oxy7q+C5ggQknBFV1r1rgiocILdgih6weSAhFxwFh47Q1Uf7Imm0L3WrSp28sBW",
-	"xo9GaJplkWVI5fb17KzEAaZAvbWx0cbQLQZf945B0xUmCaxfHge1bBrYGLBucM4h3x5ZE64DJA+8qHzg",
-	"OKZ5I0W7mTkB2/Nq947de32R9Y3cvPYTm/yl+yh5W8s+VmdP9ZyG+ilqDLrfojNVddziEzCIQmtILaxK",
-	"l9K51vckS2a6HWMw6zsvnmmxyYXg3iHikrlpZPTKmVPLx8sSzeoRs787vCF7Bh5JTVGN7BSQ0IZ4oWwL",
-	"lDgEt8SJZ/0aGbojYeRUFbQaOT1+hrO6iMH0NTPWK6RshRJepvW6I33vwMTv+pDg0dE00C1pyVSgFmyF",
-	"hrMRqUUBlpUNNNmsi5dEM5yz5zUY5GqLDr2Fo8r1H5DwPJ9eAHt2yy31NKwTELLq8B0iFxSkeSM+93Cg",
-	"qb43INGFWAkwPF+FIxLGqVldJ1+DTy3EC6kf+C5rJ2M7K0rxqe6mELiLa1s/WlO9F6MKBbGMyvhhYKNt",
-	"iQI4GVIsPScrlBI2t13/u496KhQwxB/QKS1taXh63dd8DfQKJNSaOWRslsTzheOT9WuAJ2dUWL7MshhG",
-	"iVqh1qTK04liDLm6AhM73ljcCZC6+xT1sa5VyCh5fH1NqLyQ3pLaENWgcrgxog0N33HUj3n/8fV1SLqP",
-	"r691F66OknOBhqRr3p/E0YigzGarRfb0iUik8KQAY4YdFB+FiIjU97oFgZOQrmcmMzfSBlmU7fM9c/D0",
-	"koB+1DUG7pkpF6xYNqNTBo5HXFzJFJj8ymsLnYGfCPU0OPFwoZeUr5wWZ70y1NmUCvY4cph1dlOs/I+g",
-	"DFpJO0emgwIppmVL1nCcNf20d9azFzySeHtJFw7f+Uox3bpt6tvHjw+/NVQuo1cjorKcha7amB5VMWMT",
-	"mwHOixodJ+yaThWBDsCkCz4sk38loYH6oAvlcUQWlEcJy2pXEkEbjbCIE8OTHBip7XxlLXNKmN23u7Vs",
-	"sDJqeegYNfeiF/nINo6WVTMwFrkCqSVJTLdfSCAr8A93j4bDQhAv+6L+6z//d0j2iqfVcAkMA4OwmySe",
-	"MpMtYeJQ3mQizWKmaLbaORRFxSrxY1m0SNUBQF0EuunsD4aDYV9L0oN9wGlIGadp3Bl1DgfDwSHWJsEC",
-	"FGVJH1WBvV9dst4n/c68qS7hWwjYkJVonm3d+gHhCG0OFvQB+Y5ODXlyIgvIpScl2wSeogbxSd9FZCYu",
-	"i96LKCvJUJiFWuhqY76EysvG9wbV5Bf1CvKkG4JSB0wgWsYc/oHVmDVDrujnNkAArCajMQd97h0YakH3",
-	"4IxFIKs0yoKautNaYAlEh+WclMMjMZCG8UjrENLoiaQrReGSwy6B04Gw3tJvr4h7GEEg0bsiJIJ0Q4Nc",
-	"Y/Ttc6Fwl3Gm7BrtWQPyzOpAIxLq9/+ExEcvoglrBImKSbhvtnl9G/VhqUmtIIVHVFFyGbOrQBOxjLVW",
-	"RZYLcSVJnvYwHOiNy6PREgPQMj0qoWjhgi8gO2dxooDHSIY+HVtjeM6MvjFdgGW/ew71NU1wkrH4WnDM",
-	"wPhWpzQFvkqnC7TsUkUOyf/5XyS0uUGhiQ56JcwqFGMbBvjaKeoaQ9gZ9PmOwLtR+C8KetMtWib0XFwy",
-	"sj8c+riM+hDyRv/E0fCQcDHm1UNPwZgegHPAYHnbYxmAZJJzdp2inxjZO6JNWAr8POqMOi9iqcrZY4iX",
-	"hsOWkDNSrfaPEQxF8WkXD6gJVxEN6CcVF/HOmJGH3rLGlMh1YEGfgupo9vsxj9g1rPWcmVALNyCg+t6I",
-	"DFaU69wwZehrt35xrcA2qltd16NJNWvqdVjGTNp1EK/xxsYSdCTj1+eKdK2wQZOk1zY0ePUdJh0WY7tJ",
-	"pm19YM/1uZbxJTNVus4xTp6TsEigHEFZMItDBJZHsDfFS2ajZuHfv2idovv2+1NyeHj4BGqA2bCbg+HB",
-	"t/3hfv9w/91wOIL/+/dwQE74Cg3fLJHMMxoO28UB3f33mViOxhxCjM/ZDqMrRE5/QE9Gh2ZARXBvZQts",
-	"r+UdcOXLmqa3dZpp+5bkadqyJYGLvNJ6JcSC6GW2wwwHa+bxTmyexcHh6PGT0eMnu8yiKQWtoE8Ao4IQ",
-	"Kh80lTE2cj2Cg+HQRhlbiIwUU1piwff+abJUihFvnQpb5NdCOHP1Shprjb2MkBFhdFLdja8atXVrXt/7",
-	"u3n1+VPs6gin1PSJm/peEQ3TgU/2N3/iR8rgR4ebP3JRNPjF0eYvbISN/uDxNlMp1YMoZcMAXyrnwfz0",
-	"QR+XSsLETx/0uZD5cqlleWR3pVBXy1PNZukzSOfSoWMAxFTF+NoZdeoGxE7pNeaKRXasOQyGv0mg34to",
-	"nKxaxXpPfNO31MYVzoywhzK9rAj1yKTevzslEV0FAOlkRfvASFERXRltfMxlSrUYgTWwu7+wTJSBqxda",
-	"dOIs6h1DAEpGryqqwSMJ8SEY4IaUxMiRVGIXnk9jhOWTAPWj60X5VsVYK8JiVDXaNjwBtiK6epHCJ3X/",
-	"qbEeUOmCp70BDYBPwIwLugduCvSqI6kLrSKjV2vMY0kSwV2MweG332IuVIu89VRvMpASECEbJK4NRO+N",
-	"k6zqdP57iHpy2x3+4x//+Ef/5cv+06dhIRccPEGAP6NR21n11vDOMd/MPInjncgxLUqgZiTFOJrY5e2Z",
-	"5HC/ylS24Yov6ObFUiKiq94ted92g/sqmF31eK5jdxg7l1tROKKrB3b3FbE72MASv2OF3hIB+uW9szsT",
-	"PaGb2pvSJIGiAqNfO6logss9NdUNkKmgAQRsQgYKzRqMRoVtNIyjibGsFKZDyKyBqm0sIq9Txp8/HfNT",
-	"TLbBpM4sIDP0LGUmjkmWLFiaVSxpZixf1k6FGZYk5gPyFgxIsojnG3PzrazHRaJd2w+jKWIhXeKh1ZJN",
-	"msII/dkBKSboRQOGZ2ZIGGpoIgJtZF4OSe9+J/Z1gxMYkq6H7uiQXXt+ZGP4D5EXHtEF1QyD8WLCAxve",
-	"7fvSGmIZvYBw52IwL5+cnr5+/+rd5LsXr0//+uxpeFzgcbgYuwVLUj9yDZJ7iT1LpmrTek+H/rzGi0+T",
-	"WLd0ag8lmimYVBY2407IaaUXR6zKaeBajvl0j0S9Nop2mn5WPeoYL8HZtSKpgISywrrsmSjrlL8cMbeZ",
-	"/Nv38fVPQacxwG77dopPam1JpnZpR7+ObdwvNzP1matM7XDrL3dnU+ZDn1sd7W/fYSW3AT4/eLL5c68a",
-	"9dYM8jSJ1/PIKvdDXkKoFyiNxhtueAJxLMGQWI8jTpO4mR1ywVkbAzSVQKTPClHUi+o1rT+VGzEf/uoq",
-	"CXZGnSZSVxCqwgvsKEg1qgAQFiBCAGHSOkHnXC/OBVsBwKgND+iMvh2WPy9chZ1Rx/gKm9m6Le/aqLSe",
-	"GB0iNBw89ALrcUtsRSNMwOAktD+ERUxNg0tkzL/5RvAp++abY1P3Qo/DuqPR3mdpmWWLU8FlvmRROCAn",
-	"jqc38UGr+oz5gdYHgctBmqXJZCJ/IqHlpDfk9sDcCzVqA3NvZua1eZX4ZBGoDXQb8rfspG/MLt/ozd7g",
-	"I8D8UQXgORBVF8I5gSC6cEAsZNSx56M3wPq+sbZtodpUMVvytuCIVRXrw/1zWL08mzQmswePpM3OeeCc",
-	"98U5b8gAvxIO9gaubT3N52vjUmsITTuzCjomIsgwpi/EvIAorVFIjWpIK4lWF2yFsUeGzlkcpJnICi6C",
-	"NtBcYuALl0gHJ3mWQDY/HXMT9nbscJaQh4X6f/C9Vm5JIKhZs6Ct9c0aX4DJ3xFjOIOFvH8KC/2sI7Ev",
-	"ShtlkDIeaOx6GvuVULwzPJC/JZJXv0Nfk4Ae83gNdauGcDWFb5nI+F5AxLmikF5lEYpK4HBapAaoT0lm",
-	"kO13vhrzRMznWobT1A4Sl5oQ5LSQe74qgNMgac0FmEBKbkGGXdyJiZc0Q34kvRSfLo0uWaZiybKeSX+T",
-	"uUkMcSkOBdTb9gL8vjU/eT4lZ7VriQEDV1sIEZomptqP6/Lzk52HxVH2yAcfy3mZDSwhG2UOwVV+K/cb",
-	"ykb8SLb611fUhH+XhvRes8DCULntdMAI+UqQYjtNAy612s5rpxaL5iZxVNgZIdcLtc0SfJ1LK9nKZquV",
-	"kYBEQhP3wEuNBYDv0g8Z6Ed+o3b/K19ZPgw6ErLiAaadj0jKsilg1MCdC4gDj5+4J8VP8E65y8p4PBde",
-	"aivEoZ8ZUVlBk8KIOwif7G3XmCsdN0RsBByaD5AWkm5ofg4hzL0yjXDnnvR/oDekRpW+cClKPeFPx2RJ",
-	"/ykywNmRW3QKYDu22yMLukMgyU6W1xoPhbfEC/2NPjDOJSoXIh0YB+JgKpYO5FYve7hQKh3t7WFqjY1I",
-	"Dm2OZUZjyNEI90IT4boUl3AyM6mqMxEXMZtEuQn5tkM6Z+qKMU4Q3ubw28fDygzMB5Ol4GohvalgmGYR",
-	"kmBeAO1/SLpJPGMqXjKA1ts/GA7bLBVlaLD10ugx5kW6KmQVRO+gBAG3pCsERcC03ZNa2rR1AlkEx2ZJ",
-	"97nmp7t6CpxH2K+LDmeoMzoclsoKGZOFOfUAvqwPDXjhlsw/GoXh42S6ZORNJgALcltRWk9kJ2fE/l0K",
-	"8th7uwxvQ7aN9H7sUq4gGMOy7mQFyQUPsv292U/2t/7yRl71Rq/Fb9X7UPfQl90RSNmcyLSNRmNa/PxK",
-	"TZkMf00KjaX27Q6HHXSaHSV/K/SV0KUJ3rsBedsof2ISTbiVnN/WBoL+ZEwuBncp6m8a8g3F+zbWXmbW",
-	"N7IzvYilemMPwP2ammw3m4z5bkImn7FBH30w8G9iULdgM18ruYdQ4/KBSIuT+/VS/tIt/Zqt90Wtna3Y",
-	"QA0K2rIAUhDRR7Id37OS1XyMKX2ayEUCYLcQHxoQ+iCvOSqKUyBTAUPUulzrG3KjEmReM2t6ZhLBXCUE",
-	"JLhapkZfuoEKamR2DuGmkYe5x5AsV2hbiJuD2UlsNSIxQhqCugxhZAUATzQgJ/KioZSCIam2UWCD9iML",
-	"2qOX9IwpBRiN//X//L9elicHhGsTvXRFBGfHKNiggVH/ZpsuBZtVmOwOSEMlM1OBCtxkYzLDbGOWc6Zc",
-	"saibcEo8RJsc9bYq97HT5M2qFtSKdCEU/Gh42BoDXUy05H1PqdL0pTPq/MdPw/6TD7//XUPU8z275HEZ",
-	"ttE0G13xHsrWJqbmv/op6LyI+cWmT+CdT0EHQbg2vW3eqvDrfw35YWspAPfz7nTNbaQHc4buRYbwS+FU",
-	"JQjDBwwRLF3KbSQID2PpLqSIYF3ls50kjIK0aRJSwRbpjH7SLPhouB8cHTz58FXLH1DtxFRwKPvYkBQU",
-	"+c41eAa9bANyYkHBC7C2rgcf3Svi36wMgRqfg3kDQ7wyQF0mlBG8YjUoqAIevQBfsBReWvbZffP+3ZjX",
-	"gBL9DLVaBYLeIGzjQHp9TIBlVVk72t/eJqUX5Gai/lpXs9kFcB15a0e2Wbqvwhv91ZhkAAeC2Yrg23ma",
-	"28Xx8NexVxJ33BmRMaajjzvkIxlDSrr5p6QJG3c+hQ7yVHA25kUe4TE05jWzoDHHD3IOqDquxAjWqdDy",
-	"IwCj6H9ATQ/4xAr3UPyFkkus6k9Slo25VCw1cBx2FDRjFvHTIXMgCiPAktE0ZdTVePARHrFaIKFeMY4x",
-	"P4URTGk6IvtDHDjADpgF1P9eiDwLHFJfzKHYCaK2GULR1apMGdrMwmoCftuYhw1FVE3mho9VayDKYVke",
-	"gacfQIns1Msivq1SIwBvEwxYDKA7uAM80hMzrhhTbCjnOwbUWk2kODTrHKYe/E1AEFzWE/YpFFloKwJx",
-	"Y/Ee4ZrDd0IgVpV37vRCStJd0muyP7Q0d0/vaG9QUzCCyh72WrSHcvkcPMPr1QiRleKFkfZ5hXdupoXo",
-	"a4H1o2/oMsMSrAvwgP3qEe+T6vQ6QQd22wv7xd+BCcR8ju63ooXXHNOFiYW6cJ/7tecNEAYIqFsrHW7W",
-	"Xy7ZxxvCGvNlsbsOyV1k5rjoe/igDD14+x68fTdR3RiEZDRVMIPSBjkvCx+Ggv12dbo6w/haTcdQT2bv",
-	"V/0/BkJvK7ircjWKVtArbPYOEa8+AB7gdFGXqF+jiTQjAHk3ICdF8RwY4xLg5IoabOgmtNlR+8Mqsq0R",
-	"cjUfcNWtj6HuBoR8KcR+hYBHUxsSCgrW2P77NIL7xu8ro1Y3jZ18bsaqe35mb1qLPzBPEcaydGAeUBGa",
-	"UBG2ov0NRP8LoSm8yzNeK8oqOIGSajOPfC8pp3NA2L8fPAWsqN/o9Xrn5Uoaw6Ef9yCyOvZmgDiIhe9F",
-	"X3WWCD6XAERstcRMJGzMbU0ALPBjMJoBmBOxmSsokQb1EUK1rmzRf3h9SjmJxLEPgznmBnoWYnYNbrCq",
-	"+diFZL5vvYEE/YWpl+w+4wNesk1kwGzCnV78z3KLv9TlMgU/sXy5aSCAg1fsNRZrrnvR7/vCNZaM2drz",
-	"bFyupXwGkxUdkDlVjJyv8H9dxQSsssamF4GrLoFFYky67Jh75Rhsw/pGzQVWE+naws/I+yVjPCiVwgUr",
-	"l/mZJsz8k2KNwzG3EOySqaDBIurKFvcs9UBMxEXM1QDqVV1liLEac1Nq0INJdV7ZsnFjVDH7lGBFmq1A",
-	"FY+4X7TwXjzkFc9wW3+FT3z9+3Uf+tae54/O/51SKVlkSLSpKOQq6fjmoUoNx0rcNZYuL4rUDEwNP7kQ",
-	"mUpWgxBSdxpMhPvDXqP55y9MvXV35R5pcdFJAyl2DxvdaA8Gjn/VaDG3758tXsz1eAuzwd+shFSOwEDS",
-	"jwGehu7PRV/TeY8HFnzpDiwHaC7YLWJ4EwEBGuBqYCD6cWEIKIa/yRyQeUSlxShwuKtRoMnVuQbRZEUM",
-	"Ln05QMmP+Rw00cM3Xjj1PVFD08Um8bSZAD7opV8Sre8vrIzVZ93y9y3o3gJ+dAfrFAeMWVf8G9OaXNke",
-	"Fk2MyBmSrgFFcHWAzBtAZWiSFDYtVEfN60V9MFMK5piEiZjSZCGs/zXcP/jDYDgYDvYxQy6KZ1D4WNmu",
-	"egEJdQsTqLIWjLnNlMNypZOIrrDUkFJZfJ6DTFZ5VMnlqvwEOZ+63UomXTgg30MCKUnYTBGRK3LBWGoq",
-	"UoNrCh2vnF3VG8TovVlsgj+Kx0XdWstLFlR69dqwOBnpmppryao+flvADLPpsDCtGvMiAVJ3GytMpSiy",
-	"6kzLxlJo0YO7R8Nhz8j5VXkeCm6WKu9C86YhqvTWSgUVrsSsmmdbOUTo34VdDEh9CwPSsoGbE3YDUt05",
-	"UyoU0jiLfEiTKStmZF+f24PhsCib7b75ChJCq9ePMK6ymBWpnU4TNAOyvdQH1twetAPRDTZJ9vGQuLuO",
-	"37jNcr2iqur0HT0/c80npgP7bX13N2eztt3fLb78nCnauyRnb/hgmwTsrZtYl1m9ppFtMqXvOsO4xTvx",
-	"pprXtnsib+Wca+5sr8bV1dWgej00v3bHvDPqVE7z9qm7ZuhfxgGypXRpfSAPUua/jvfj1PDhzy+g3l6V",
-	"089A872dSgcCGKScQDk8EksT0Yf56Ahwg8JVDDZbgJ2JGlXBkzT+K+it93ZXsYdNV3VJ5QXDgteUV6yI",
-	"gGz2cHm/IhXxbCGuSuK8QzPCffzKVcXGyOC/VZO+eLIakOeI2IRZWqYktcozrmVBPmXOrzCwuBDl4u1S",
-	"iVRiOCa4S6jCz9YVb69d07cu2exz3VaYdbTpzrol2YiD8XBVv9hVfVvOVKxc2C/hvPQZIkRB3bWF80Us",
-	"1Qto+J5jcHRHW1o4H8lywMZDPa6vuh5Xea9+i+ysavgMwf8x0fMB7CJ9mxDs2lytkM5mYbWo0rGRIF2K",
-	"NCZMJGymxlzkpjyJ0Y1zHv+cM0KnmZBgLfVQNo6GT0yuBTVlZOtx+pClcc8Be9jJ50aa2iZgT3PTh2C9",
-	"zerqcAvH6angsySeqt+ifmvhmcrxfTN9k20+1pfm2mYY98K439i279N8hH3sxr7tpB+u5dfMuNPi+Pzm",
-	"WfapVw7MzIt0RUYy5rIU3WUqpm6TtakibEnjpGcNKmNu3uhbJSBjCVwfuYjTdo78xhGd+2DKpvUvw5dN",
-	"5xuJgFlZa5lau44P5OG/Idc+iaKCPRMlGuEVvxCvrgAl3IXx+YqdL4S4IJJNM6YKA7S1jQU20p6phbNC",
-	"S6aao5FwhG/cAO+V85f72nTzTYBxLPjDvf4q7c/V0+3t2FcuAuRbSABnGLZi7iLOUN9Ge/3iOcdipPoa",
-	"DsgbwFhoe5uqMQ/NH1jTpRu+eX1WIAyYZ9JAyvhkpNkwfdZyee9DSih384Xczg/U47+163kdOs+X5vOb",
-	"84FcHXyTe0tlGWCkMbsoDND0sI1sMOauVuvaiom2an0tBRCKk3j5SRBrzqLegGDCzpjbjB27Li5ppyX9",
-	"ztDcL58AUnUF2OD0B7rw9UgVJ007hPlvEq9BKQ3QXIiv2tTgUQ3oYQ9xZEa/dgScTFknE99hRJjEKjsA",
-	"nGqSPSgBy34fQ81IWXjwmg8H5G8WVil8DS+DyyGJpWIOjtZGU5vAtTEXMyLF0oNZXThSNaUZBINCiydT",
-	"TXH7p4KrTCT9E91O/5vQpNDJYyK00nEVS0ghtp9ywOSymbw2tNshJpnJMluGY0DeZGyWxPOFQiAt/RJ4",
-	"UQ1oRRPBeafX4FQvgfu4TnCO6kvu3jbzrZWJa5zyD8XzdXQCvzWfwpf2w09Bc8MvmVqI6AYN2w/bGsaz",
-	"sHu75rt6sy/pdf9kznZq8SW9PkEx4ubUdn2959dvz0jqtlTTjfar4hEP+Dnm821h/KYmDQouUt+dlp+0",
-	"nKK5Wf/dKtWflBJNO5VpfwjM90u76T919GA7Qef1m3fPX786068s6XWfzgHmpJLS1EaxmotY0iTBapX+",
-	"HbQpwuAepCSlc6aphUiZX+Ot4hAZkGp6M15wl7SxFBHrHQOxYVLBn4Q25EADVBxEenMFuQPv2nyhkDdC",
-	"Z7M4ialipnqmCe7BrJDKGB/JktcVTCeaBNVJGpyFSRyFWMhPE1tDJUN5OZ0UjzHKvApI8Eg2Z4ggCAI+",
-	"eKTprwlNhnm+zRMmR2Per02qiHWe5UmyIj/nNIlnMYvI+7cvSBdEOxB6WE+rOApzMgnVW9Bny1StcAEH",
-	"unEPDqbs0fLRRp20WM7EJt1S7nUFKAYM22NO8EOR9hN2yRISyhyu+4jMaCKZybgxwKXhMeHCJKMDaCnC",
-	"jcFIn/tHpRvSKIoRlXoCAV762UQ/GxGtZ1pU1HMBGefmYJn4RT2qWgMFUF8YYMVphOkrik0fbovmN9Ad",
-	"fOfnGxUQchKk6Au26jm+ZREZIR/DoSTqH3ykJJubrNv2eTDsVoHEAWtl+iaa1o0KYoes0jIxpzkYgcHw",
-	"//NVic8PyImrfXW1EBL698UGPQNzGzImRXJZRHQ/klUxwqsJh/tzNDz0GjTpEfgy5kfYLmxDrqaf6cNA",
-	"ZprMIf/QEENHJfQkclUaeRdzR2RApnmW9CA/HtbuKbuMp8wU6iNTvRQO2fW93tCTOWCGzpmwL+HzLJcm",
-	"mv16ZaUdvXoXXFxxfRAB4JLAhvXTjF3G7IrMmCZPmR642xcusiXVN/s8VyDTugth4EKpJBQa1FNn19Mk",
-	"16dFj0K3DzKsdETIQw7FvUwZNWfRknpQOy9jGSuRke7zN+T33kx7RHD3lh0/LGnMIc1qIXJrWpZFcwXR",
-	"3BGns0TtcEMdmkEDnGeFOHb1WUlpJpmmQrBSnNBzKZJcMU0gyxXuXgndgMdEsHAkBGiX210WIBEeDS23",
-	"9rZEQb1KN/rKN7AcwjTtlk1N2emVifJU8Fk8N7kvIenCjwuqb4jzbgjHP29eZ0AT/Y815K/mMgYGNgLk",
-	"amKFJDKDjO+QdCGZ29BiOr0Qs1kzDkQhnN8q3cbftc6o05aGtpdm8TTm8z/T2exPF4fXT34+SJZQBmF+",
-	"009xp1hW+ZyzK+k+F9l8b6fye9OLLwcOqvtuRwXF/XasqmuMRoaKgIqOuWPmPROVjZhND4gaD5Ch9w8Z",
-	"utVw+cVTQ+C+ZpxR8/6GGunBetyQt3BZfTXIghpvp+MKUwam34oS8pXpvLuBnJa43a1BTxv54TYgprAh",
-	"gFgSp7dFMUVTRsJodH82Rd36f2+T4gtGoweL4oNFcYNFES7KfyuDYtUGaBlIM9YhQY0H8vJYwqZKkm++",
-	"QS0djD7ffKNfctCGYWmelhgEEJ5h/kCDhfFqxtIobt0Quw/JTBiKdL5yFgStcyOMZC8Y82IgvuESR4LN",
-	"QiSnrWPn+UcLs9E+KMCA9e1ZErvt5kPI+wDz2Z4+StNcKrFkGeIBwndSgXZrn5A4QqPhC4RrVCoBLxeY",
-	"D19zQklYQcoIi7pt4OplM5onqkdoA0xOrKefZkKL9nr3vvlm5FFqsDgYiht6bxkzHOZbQjse5dUDDIof",
-	"zmNDistzRWRX/ZbuBCxliFiL9U9SlkHDnlWjPni7Dc4ucTAcehDWDnMm0F3QRAqTmV0sojGTGlTMomWD",
-	"ZYmH1rdY46cGU9vM55GEj46JFDhtakMUdL82BKgbgilQ5Gpg/I9a4UwTBoVYNF0RnPUFGCzgYxkAWqSI",
-	"p2xgfpqAfZVF5gvdvMzP3a2UPb1cWLOGJkl1UzAw0u4hLm9xiGrYKnbapXXXq1tdLWnbj+KMTVWyOgYx",
-	"VG+aHmHjocvYPwFr0xoKh2Yn3KmnScZotCJUITZMiHc/obCBCotp2ls4BOvfqf3WFE2cUg4HsACjUMIc",
-	"qlPEMDJvWuQW/MsWwuzmMgdLnaQzTWdIPOciAws+sQYvuM1yREKjGocGPAohn/gly/TuWhO3R+9KB8ha",
-	"/RPB57qjOkglOamSCi2ACXHBIpKnRgbD25okcCLt7kEqdc3E7pvPbd7/TYzmNYO0qZ5TgZx3zh3AdIol",
-	"iSNkHYkeOoxDD0uSLiUH19fFwdXntSjzeUUxOKAXEHY9ZalCAk3HvHquCY2iRpK1o73Skm+oieKtf7vp",
-	"0h1CZyHUsqe4jMEHZoCDWlodtDRV0FLviPhW8sav7uYWrK33qjkWMMo6j7x1HVRgd3WTo6YsKlsZSk4L",
-	"I1WdI+D8j4bDNUZJ3cttbJJ2KzujzuHPB/0nF//z6sf95R//fv52SP/9D9N/zDtBx9/izqiTayp79If9",
-	"/U7QgSyRzqhDI/pvPlLQ1mZEPf4vZEXErtuNiLCBdnsCwyMikOF8J5h3Rx8shw+Ww/+uxYbu1ggIxLAr",
-	"4znv52nvwQh4F5WOmhjSRptfgvyl2eR3eDOTX8ZmOY+2r7NZV8gDJ7wMyFt2yTKb0wi6g6POOdd6dqgy",
-	"yiUW+wBNNuZjXhNRA3Rchzi4kHSd2glyezhd6Ct0TqcXKIP9Dd329oMJXWr1bzLV1yLE/EoA+8ssrSP4",
-	"hg0y4BGLjm1lEtK1YIiBRRccc1s1AdBUc24/6hm74Ax8wZhQGNPE1LQsYFOhnyifookzzUQqMoDE6prK",
-	"TGM+RS0tE9AwWdBkRugVXWHMwC8sE5gAiqE8GS50VNS9hNWOpXuOA0SVF4YnZmNOudOFyu+54qR87sOr",
-	"hlaakxdxmrIo7B1DnAGKRo+kXnEqBXdIFGBJhcCnqAgGMgMA+dqpqbDS/k46KczPeYlimeYK6lSas+DA",
-	"ZkFQdy+algZ2QmEPS11AOptnvCWSriTWQQUlQcwwE9RceEcOCF5b0pWMkRAoqP4g7I2KsgumSa2f5R5L",
-	"ATxeLtQEffoBCVOk/RMlxCTRwwyDWvmEHZWJ8j1qVyFwf1womD0LUJXRrXz5g9oVasIJNed2h2/LeJ/4",
-	"n90/R7XChPwghrC5y1oNWDHljnRZ3bh96Q6vbMdmTQYMRBg2ZYyJ8MQpMkf6wzN955xqhwFLFfLoKzFv",
-	"zTW6XeQEtnIbNQWPFCDnm6bKo4Z6c5P9Nz//+wF7cRE9v/oh/0N8vb0agiP8QoqI7bxdFTHbAF2YeAZD",
-	"HZEYW+J5RQ27UMKcyYdohn9ZnURf5RsoJPqzujZytN2HO2fg6Y8+pxqi+7tF9RJ70QoZUgspW+sfX1lt",
-	"02bq3SnXLJmZ7VyrBliTfnu9kv2DmykDsL53pAqcecXBjN14zOviP4qNccSWqVCMT1cGiRJFSFpoEo/Q",
-	"BIsC3wRrasemyigClo15A2LZiFCCpaXQjeGEUgxlBeC0wgb9hIRRjqyDTbyxhqSrMnBBxAp0EyNE25Np",
-	"qtiDEG3BRTzxn2aMXGWxUowTEwsbUUXPqWQ+xw8w5BwrGGLdNijPb0Ms+MrFLpvWYFF/dJsboPE+lkSP",
-	"KoPyCHVxleQ8YRKkfBb1RmO+P1gnT5ag4WwhgpB0nY/WT83QQjfLwHtAQoi0V9d8YgSoeMmkosvUClE+",
-	"Hl1vzA8GJCzJfu2DqIuhNuw2AFUpIJzNKbwhMnKVgaF7lbLeMY5sFwm1u8TCeJST/eF/7B/0xvxwQEIx",
-	"hdoV0UR/Zlvg5PnZa/LHb4f7RM/WBj+DZ5NKRQ6HxCR0aLHPvQuHUsxmUB0PYthhmBmjiT4oLCAiiUCP",
-	"ody2AbbPYmiPCV5+aWNoZrnKM9Yb86OB8V1EhXPIVb1AhICApDSKEhaQhC0Flz/njP2yCqyOwJipKJCs",
-	"AnKe0ZirjMFHq5QmAaHRCur+/ZzTjAGKbBrPVoEWkSZwkQMyF2KesEmaUMAW5rn+DoJxwjF/7I1wYr2T",
-	"cbSm+sXjx371izH/dkDCJL5k4I8qPjsXImGUh2P+hwE5OjjQeprMU618s2iCtUemq3BEQvtv8ve//90m",
-	"Erg3zXaF78+easXt2fu3WCDjx1dPw2PrEseDpV/pQeWSoiKEuYZcTLwyEWEPU3bWuXhKTiKROVfPAOPE",
-	"ncfPZlMcg22k4tmDQPyKc69SD0yT5x6MBqPcMTDar2niayiavBTxBLziPeqWfJFFtgl4zTnsuPPq2C7X",
-	"wTC19RzCx+bL51FBKJQgU4TeKwhwdVjlQPjafmHq1YjkXMVJ1TsPxU4I+mML2451TBS+ygpVGfPWIj/+",
-	"5a50ZoyuJmjaPLeQBUbbsC+NObo0HUeCQDuE7LE9uKi5WEJ8AxAeNzCt8mKuVTDmxnIwaiptw65TsDQE",
-	"Tek0Lp8EszuqHH9KuU3TG3MI8h6QE2P5aV5V46e3Yk8Rcsf6JiHK2HPsdo9IaAqSmKQxUwQlpSvnT65u",
-	"aEnGhBtxDGtQKa1iGqzVVxHcFh722xmQN/jZSLelD/JkQZPZhF7R1WSWieVEM6tuiRv9n/+FsYR7mg/1",
-	"oI7Ttd6YECszxZws6T9FpmUel+kFnY25JWJ3bN7CKktBjYKNuX1Qsn4BJrr+tU2SOho+CYxJzlurR5Jo",
-	"uUMLiZgrGDFF40QO9EM4OVfmPHvFpGErK1EKvUaDG+ke7R/29LluZAGke3Rw0Ktb5Uj38XDY2942d9+2",
-	"plpF2I2mKPP4iX781O5Ixc6kpddY4tFfeOLtOWO8SJMrW6PAeLXWFtVKA8r5QF7Jxwa67VtTUClYY9s6",
-	"Q/3w5klB3kXsjI6eDIdBxx6Rzqjz/uzpeg/83drB9Gy+kBUMu263gZ1ZRcdTcgomKDLSbWAq6CyhNUZL",
-	"FjQihqWgBuRvupfa+2A9e7CebbaePdnuw51BKlutZwfbjtSYL+h58pXb3Yzjv8Wc8Vu1wDVxrC9ibFuD",
-	"zwfWtzsHJC7hCZp8+zPo20UUMx6l8BYUfgFrVoiv9M/iOacqz5gNndfC+SXLEErCsnpwx1oksTKsaNdZ",
-	"fogSCcsoFtzBbPSe1lrPKfgkbeq0tD36YbnIGirR2APyzEEeUL6ys9Lyj9UkAMlgOmWpYtGAaKEA83RG",
-	"ZJ+8jL8zsh00Qz6SZ7MZm6qaZLc23vojeV2Oth6Zq+NYYAEMYBHSlkzRiCp67KLAGwKqyZkXkE3sEFAD",
-	"sq4lMJ9iZDdm8A9M5cP2cO9SLDh4GcsdWQWzcfzei4/kVtM4xqBcAy9ggtPdmHFD4SdUmex6l935gfvJ",
-	"hAQMUFqE0dfCTh6VzK9dFzywV4od6UFnY/7STAJAW5gi3lrb/ZKkS3mE4GGlKPnAgR74K4gF3Xpa7Ssl",
-	"bgQmkaMhUcMzR0tTnTYiWIASVE4vgHpATjguJ9y+MXe2L4eVYq8JGGYhAFuf8GxlgytYZBpAW68xt6eF",
-	"cWYEfpeI6ZYzhlZprmoRIoBEYu7owXDoKX3hsd1xrasjGbTv4qsYAm9gHxDFpsgBiW0iQIEc5J5ZWvVI",
-	"EnGlj6taeEYHP+jI+3TM4ZH3bbcuigbWvKM3LCBuMnUVZmTqHZePyZhjILZ/KXGFIWml0khApHBsNpEC",
-	"jCL6EDYlhem3QrPfEEkDRWMBwEPwKRuQf2eZMLEQVmoG65BuvUuJymKw1eOgpIqTpJSAole2NyAnmsRy",
-	"dkUT0g3P4ySJ+Xxig3xC/5BPpqtpoqX6Am7EmUVgO1K6knCkKghHlXLSA3LiKA6GCLkgc48AdS2lIR6+",
-	"BqdL7Azsio4DBSTniKViL1pgVQ2jZvTKhzbnRU+hH7ekpw27VI43KuLOUd2NIZdPEyEv3iqzRKkc8WWt",
-	"FkCGAPDJaJ2O1GmGaIhc0QgkX+GPkY146ZaJmb5Gmk8aiCQ5KswFVU5uGLmmRy+dhaL1pf+fvWv/bRt3",
-	"8v8K4V8qA7KT7ybt7sUoDvkm2a138+jFKXqHdRHRFmMzkSmfSDnxFvnfD5wZUrItP/Lu4vanNrYsvobz",
-	"ns901YIqwAqRLjWzQklSHUoh4QMfk6jbgRZeMZu8j2mA5LgpnnfOeILgrcT1CVQ6r3JoYcDZ4xwi9DLg",
-	"SK42AY+XvCxNtru9u8ciUqdKmCz2SN9vb8+1Ht+bh2e298aUGKwuMHUQy6ISeBmm9RXn/kKQyzgG6Dev",
-	"7Uaghe33b6qcCKhyOdWMBV40hVQdBazU+aL8t/W3xlr9G4Ejo4Hhr1ylrSfkRCxYAxOyeZyh50yWakOP",
-	"vm14vX3W3OsROY/4XaM3NZbO/rW9+8v7nz+EtYzfejp81r69Ht5Vb33n8URkRmqRteP7LQf3unn/hDWt",
-	"jnzH0RMPJPtiVwqH2KTjES3zH2TiH6/NUbnbz1uBD88SzGk+Epnsl0CRg+LS1JkE2AmpwCFihrWwpvhI",
-	"QK1ZcbNq86Kl7Oi2s+AGXOLmw24trI2kkqN8VNv7F/p78CsxgGu8YWslFkB7Eq6o1e8g41b5jeCviJJy",
-	"pJpIg8aNThW7TqXSPm1+ypJ0UMI556aroI6uyc5TsEjoZSGLYEj4j+LJFPO+SUOOqoT7fhzPcYYXkvD4",
-	"8rfpvIRjb8aL/mFF/x9bKrXh/jHuZGpviv3MXqPRgu9MsLKZQtG/ADCLsUUjtkBoSFU0NYjcgJf0kQPi",
-	"qO85XwfCbUBkbMgzE3qb1MNsyqwCk951u4OHoFVtWC5mbjJX4eSqvt2cpLF2B2IlaBbsbP9UBwdCsfIt",
-	"aNiAoMW4vjJiEr3nnWYHnfNfMWYcstuh7A/R68+TRHcVQCBxzaL/btjnGnD+lUzv0I37mQ/EEkVoNQXO",
-	"vuE+rO1sbxBhOadNqK1G4Jk57hIFFp9VEuDGVLehjlqcDtdaGKui2n/vV5KpPTxyeV3JROiQ2QsVxwVu",
-	"FmJClI4aSMl+NaJUn/+cfETjl7zjZP2SJ0qJ267q5TIBlxUizsaMet23UF4SzHafw3d4V2I+JagUWrKL",
-	"C0Ttq8ZpqkTjxJr4qwlm3+5AbY2eEvHxuHmtMf/O/r+vddRCcGLILbN6iZ387vbuMpWFxlmuq5A6gkmH",
-	"9sDWBmHaV3aVsEgIw6xR/424M1t9bPGyYlh87ppPOG7B6scrBa8llDmxe2BPzuFkrZO78LB79j6sHV3w",
-	"tZFoeAbms1MFaXaaQqowRI/ebmoPFNObM5V3muFqEd7GTBPB9FAAyW3IbRYRvdYLOGTzS/lHx/DMaLiq",
-	"vlePHKiGVHuMU08fJ1N6kHHpcEEcnFVvaoXiMM1MI5ETEUN2HIlDFDEkDEFyKbaz/ZPzdeLrgSEFEcmj",
-	"eljkB6UKXYcHx22Wa6Gb7EzNdCEKZ4D5BsKQP32ZPGZB9MmY8ZlKpuBJ5CPRkUZ8POZ38Lc9SRF1FVgB",
-	"0b/3O0eXX86PISEd0Hhb7GfIscbQyyAVek6oruZkx3AUc1yApNgcNm6qjFQ5ZInO7tTczThOi0yXxVte",
-	"2uArij4ocesOtPkwZlfrCNNwylzVaEvOHcC5pBrguSJxLVBRySf8sGmtQdbryAGUVhDFPULEb3bpHizf",
-	"k3SQYofAaoP2SMUzmhgLrNrlgegyMUlvMF4Rs34iOOHR4JajpIf+WWWljhQFq6l1Fbyq5ZDtrRpupRQE",
-	"UJTwcTwX1wt2t3fq64jbLmhTS/aucXt724Dc0zxLhOqnsYgfgAsDo/2K/O4RvmuQoEMzSh4oOzvIetLc",
-	"zF3EVZfjAM9nkS09lNQ3tDs/XZwco5K84Pdd03bT3hZLDeTf/BE0YjHZSmXc32reiiRpQPhuKx0LJePG",
-	"DJj9UhF3Nhaqfchcc79Y6n4KIW+3SAGTgzij1Dq33Cj63uMacNzv/QyiOsSCXBsbKMKh56X2wPqou8zd",
-	"ETE5k3H/0I38VD9wgaH2ObMjGWnfg+RDRJP2rtHoqdT+ij2I034OGIW1Z9Z9Dhd3dXHUElmhmvJktcdR",
-	"i/fWrLSc+EzutU91CiwzYldJehuyz38cHLHOT+8/+EqSutWMgLdyjRljrpyfywQTH8DaaHbVviKfBsg9",
-	"zaxWBWKPdkTcSU2pL2UqBI8A9B2hAsllFLXvV7lgHoGBAw2OCgunn0isoKqtsWqqfuy8CZd5Jh/3e6Sg",
-	"S4PgPQ9+gTbcPOqHylqpj/mhJYPL/pAniVCDZ3jDJUIRPWrx/XTNrn17jE+lkBQbuk5nf7D7BFm0ll04",
-	"VdHlfj4Xo9hA8CyLMrTtzLAhzAznQH5BGnbBB6occOVrRCklEXa/gmwuIPKoufbCd/LeSL6atnUoJn7k",
-	"TXWuB3rnflj6e2XSm5FiMm4Y9Kgvrb2ndKXoe7cm40usD6rdI9av/RCosVsLWRdYif0uJB+2a960qABR",
-	"PiOMozG/FuXRDFQT42CZo5GJlDyTn9ZPJMjhrT5PEgTlWq5AdVVJg1ou8doxhhheJmB2KCY0wBvV15Qn",
-	"sLzKBqKXdNjN2qukq6y8PCdWaeKzdETTe8vbc317s7pZ9u+ds1P2VfTYH2LKOsKssggQwtjDEjAOiLaZ",
-	"eapR8Lud5FvbAwQ6/hpGgGU9Vmm+EVP9cur/Gq55dOf8GtWiPCDIP43qPwjoS6psyKK60/j9HaT25dQO",
-	"gJ3/esA+/Lz7H9aO7GIhC3Jg+O9laS6WHdeX0sbDWN3TZTyM93ifypPY3nqmZx/QZXb3LEOfWcXGBbUX",
-	"Bt1XDB7AsujXuB/o4XOm6Buwz6HgiRn+tSILrkiQvh3KRJQTXjHSqNmni4vPLWbS3AF2x2IsVAxF6FVt",
-	"/D/RoC9IYzjEitb9MH+pGU/kRDxbSsrK8z+WEwHx/nGW9soIVn6D9JN54rXe0pN+g5owN69Xi8T5ns3B",
-	"+dH+4cmRZV5tZcTACr9urd5kxykHqE4PcABRBhKgvYwrCHhJQ20AeFdFOFbEBLbFANf01MqCKBZXmEql",
-	"s/7Hbq3kfMPZN691txahIhrF3PCGXZIrI5Txx24No9dFMQwGsLs1SnBwY474FEsqYHBWvIyPZcMOW4DK",
-	"YiY3TprC69h3ChLI/Q9j0csHZL35D9EN34jTEYccizPFkpTHYQHLCtv15fwY6uqhfScGs2jjuyoT4zSj",
-	"gBYihwTzfZw/zrypToFFyEbHMgVqmVhqGuOaOEA5S2PMMzN1YZq5VjJB9Jmb4cetFYEycE9ZCrDXvQM1",
-	"A9BcKWIfq/tV+06wQzkYQgUSbNBMFC9xUTxYlxYG8D9ghqkKCaPKv/4QdxjQW4smXk227ztp+zRxoZHN",
-	"shsxNiwoFfSwW6l0vVXaamuPYCkMHgNBiUS4mKae9CMAxJAmKIo0Q1aeU8j4WP6baxEyIJF7KHYYCAN9",
-	"3dpxUIcCCqsP5eMgh0zJEJ0HdWhBsNDSpOUAfTDq+D29Can/QAilXCFKqfsICHQgzCE3PLAvQwJoI+as",
-	"m679Y8h1CeAGchgdiX3JkqgeQm0StVUNYAWwnUE96qrAT8dT9f/mIhcxZIsCYV9JJfUQUGciewE6k35Q",
-	"2i/qJ1e3dCmN5InU1NlmILqKei/xgcfloRoMGTfZAU8Szca5ptbspaP5LzuJyKGjFZcYrqCIWcC76ipX",
-	"BK1m7eQ/0TEXsmazybOB/hbVqY/2OOFTETcti+rlA+rvYU1ezaS6SuHK3fLMqrR6puRVXMk7Fv2pJ/1v",
-	"UcuhqkDJaXJraTVJBwMRt3ygrXT3sQDGDO35M6kodAnBXwBwKWXYKOydXJ1jc3TBB1DaOJtsw4Kd7d16",
-	"iw3+kuMGqYn+BLsKncRUfqGZNE12CsHaLCZ+4WW5FLrKVP9NmAtcSQfTU8IHli7PZM2sT7LZh6ke2ZWA",
-	"K/RRntDZGRc5Kg/41WlqTih/ZYPEkHlJq91evZgOsEr2d1Bv86kXVxJ7X0eL+kMUzsG49DnEjZtrCWE/",
-	"kVz/Qw2bUwMLILEGwkn1lyGN1elBZ2OhXJV3BL48cHpE7zT+CXoIZqEiTBe5O9hc0NW5RMy8T7zr2Bs+",
-	"8U4vjcnNfN7wETqkRWumhxCmIzHuvA1CxRorCH2+Eu/fYNYOLL3snPzqyLrCASQN00PLkCn2F4CkDvFo",
-	"qPJ2nIKP1NfpugzbfeUKT0OWayxfc7g25PHH5CVOSg8HtViniLBVxWMhlYhSaTeI/K2PnT05fPTS/v61",
-	"V6jwRY9xX36EiNHFHDXZ9+2xkQS8usKDhO56IKlSnXEFGRK2EvjfNQrs2SQ9ccf7JpkC717jjQc9Y0OX",
-	"fAuQNjCrt8eLPHNLyRDvCijhdy6L0GuA1vJwOI90Feutrtrd3nF59bkGtSJmlNVvlfjF99kLjTu0s70z",
-	"n31XVPu7snvKh1p2g143jAZDPtC/9pALuAlYEUR+2uqRAbedt4vQuUy+FbfjDbxlszJkpWvFSzgnAl2j",
-	"UJdvK7xXmiLCQaFn+XIMcEg7V3Q9dP8lIef5SeACeTyPpVB9EaLEmYYM0iHqi5xkNtu3VCxgBNR62Edy",
-	"0FFSci24rEojspFUPGlVcgCptCF0jtU3F4dwnGXNzT1wW/5M8m9FAsdjfgcG36N/WA4RvLTU/sGYxkoe",
-	"cI5k50GHKrXMN+ACI2Ey2V9uXX3O0pEwQ5FrZsSdsVcRgMoBktZnhQ6NGTtwVX1pUsMTDytb8chlTJmP",
-	"l4hjr6Ou6k2xF2rI0KNBLkFuct0qvQaL0i4dHI4bqzclXApLZs5rVHSb7apyr9NL14IWAGiKRkx1n74G",
-	"wO8t9lvKslwB7Dmgv5CnnfYMoE5T7LtvUjZN86yrRqmSJkVo7yUZcL8Jc0K7vlmy7zjhUj2iUsbN81UC",
-	"AiVCGfnVvYDVl46F4mPZdCGU5bVleS9B/c3etf3PbZ+7Cb3Yfu+cnVba/fS0/f6pQZ2NItjzs3ud40J0",
-	"3LHoyyuaPwvskusve2pTjnnrjz21/9k/OV51avb7h52am9Hf9tTskl/o1MBhvmk8lfzovguIg6NyaJu4",
-	"wRCmxMogh2aI1TRQoikAO1qHTCRasPfbO5VnfY7TetGWWTyeIjZ2db8sHk8RWi+bgPP76kr2nxEL4D1q",
-	"Hq+xllOA/OLxtEWIkJpCUlgxXUS/CV70dQj93NeTv1R8GYbPJtU1uRe+8hjzBrXzMUvtbzwLohG/EVZD",
-	"iNwDGFW2qs7e1laS9nkyTLXZ+2X7l23IlcmzpLZX2wLXLi1oseJGQv281VF0CFh3mqIkVknRPqznciCd",
-	"39U+05tiABtchdZqaRbquQe2tfr77JhfoU28D1Jh+FAJEftGPdJgzaBLMPCZ8XRMFS89T6F3C3gNaape",
-	"jYsAy5KruJFIBZFLYqFFun/FG+eLUkciG4iYJVJj/pvDwUUdsfQ6wn6qWLjHhiH9DtcvjJFqUAIxCO3u",
-	"iyzjCdWf28cJyUCzgNw+ZIZiW8TS8CUsiMUptBUWpxJeYKNA5HMAVaU3ecyqxfdgkgheF4BaWJAUzsNU",
-	"7bAvjVK6YtWH4N6AnbCufKUrrj9Y6m6v+zmUPSCzplBXuXQiS5TQLMp1BYnO2ocHl+1O58vReTSbpMgC",
-	"6DFFwIRxDhFS0OLJB01LQ7NqDWnZnafaXl+vOxc4wpVSL6+D43b5uIsys/tv9/8XAAD//w==",
+	"2kLGqLSpdTctaGz4xFf1Pn34Ck7WzZROPB3bW4ludZgMmkAj0ddXPL7cisp4g/Am4DURlM3QttuWNZxe",
+	"wAo2mC4M4IGJW/e8ePVbZjLpJpapbTTe+5b++kPBtcbbailASeFkF6mJXcZTNhFyq8GZt+0+b3x/3bFo",
+	"OghzJibTWK22ahxeFjlX2fbvZ2xupNWNr2999lM6Z9bGtbFVBOVg2dYfGJPXtr4fvc9S0WVaP7bfZ2JJ",
+	"Qjxf7rVwW2tskyhbunBFzyXfjDd+b6kqC1HezNJWeYeifP78sxuU75l/Ufxb0XrR11iYbAjDZCtHejkG",
+	"4lPQobNZnMRUsWYr6Pd5kqzIzzlNQPwBY2gX1DdokvVsjYqEghwDVtwAQkgxSguBwelsFhLAiieuGsGg",
+	"2YaLKNETn8xUqVsoL6fuhbCUEGzzFzGhsDuLM6ks/EvMMb6z1mlC+Txvo+9wJFSskjWPzdJtvEz1yzPN",
+	"GOOTjIGt2dz8DVes8Ur9YhAYaw9zfejovJFPPJ9zkbGoiDYo6leIK07eS5b1T+ZQawGT2GJJUizH0riO",
+	"lzG7SkWmJjL+ZQtjWvno3chQts551n6CzpTIoOSGYZBwSvpaKF9VzxZaNZttADWDZ1PCOwQjJ/GM6V3S",
+	"HeoXSdca5CRT+rgHxBRKIN8Oe8063zbXW0tVL0XE7OX25JaKkcbGHbm8xFYn/bQxmqiG3/RIkhBt6vqv",
+	"ZquJSQP2WK1mEh+CBknh3oRSO4YSD2jYykZS3GBnr9crEjLWSh7hqOgj/r1ebQgLitg0XtKEAPKoHJGU",
+	"ZVpFBLXI/lt3LEk3NH+HwZiHGZvmmV7Iif115FrdHw57AVnSf4qM2DQOkvNYSWh2Fl+zyDUKfyHSiW0R",
+	"fxqNudeg/k9vQN4yGhF2TacqWREqyVUWK8U46XJ2ybQil4l8viCUzBJBVQ/zsCGQTMaX7KW19qMwULBx",
+	"kWsZwfMOmB6DpsI8uJDlDXhXEdnMomhZQU8GherygpV+w7eaRLxT4My6j1bpGvJFu1P3Ym8rSZsutfgw",
+	"mVoTzBaSWzsJe5UnicFuh9G4tPnzFQl9d1ZIaCI4G7SHxdSsmruI5/a4NTvgm6Vrt26N67+1WBvLidvP",
+	"ZnUjpaulHkGr+RO2SJMDkU18hbIhepsm7FE9NbiZzNGkUEF2F4Dhc73o9y76lk6kt5f+FGqr2Lhmld3Y",
+	"JNM+pXGygut1qkfQZpDc9pa4A7XtF5Fxqtb3+f27U82hayvfKDYyGm3XY90wwuxOSGsG7ZQnssWy7eIX",
+	"WesRrexGjYVqQaLJ1K7noc9sjVw0KvJUsXdiq1eVUXU2mFNc965x8+l2Dj8zq8aFZpcnNkb9e5EtGw9o",
+	"QS4aRMMIrMFJwniLWlF+ZbKEgqrNVLQ1wKnVEcEFn7ZZqxCbaZJncWsIWYvs3rRMz6N34oLxVv1058Fv",
+	"6qftxPsRgpvIY1vgHnYFHd1019v32ngQssY35hn1OOWuu/ZpzUTaV4yCINy6akVwUckN5jPgaM3H8KRt",
+	"RlVF0B9J6VOvk9J4GrfOCwtppO3nGeXRI0lkrBjGIyy0sKsPIulq5SUdsGu6TBM2mIpl2BsRLkhK1SJA",
+	"00VAtHJLREagAJAMnAB+8PhwzL2Af3JCEoCsm5NwoVQ62ttDnzIkm8JflEeEEpXROIHX9kLShWosKRNp",
+	"wkhKpWI9QqG86lJcsgiqGIx5MeZYEqgeBWm8ibhiGZlSyVAG90rddqHXP4/29np//umk/++0/8uw/+RD",
+	"t/h3/8Ovw+Db/U/e096fu+PxYIfXe9/s/fl3TdS8KeCmKTsFZQfUU0YEg3kIJVaYfSSJkUQkuWAs1X/p",
+	"9xHw06nxAxIOQ9LVfwuoEk0Tcvri+SM55uOO1cPHnR75k9PKbTQMlSSsBBONiBaaQ4sSZNGmyAlUQh4V",
+	"ir3gYx5Ok3gv5rEKj0mujwOfQ5wmCd+cvDv9wQUPmlbk3q+u/uMnU8Ou0IcOWpQh7/5BbMlpo3p+phBg",
+	"GzT8GZRf0y8H+qScC7VwgRky0APUutwKX9Gv45+QBTqCCpEkVri6gV4GPdVyDb8BebeIpT6QUEyLTBMh",
+	"WQR60IhQiAaCoSzpipwzQqMIDy3lK5KxhFHJAnMjkMQa7DDYf/1hrIpaXRdcXGk1p6jy+UhC0V+CEipi",
+	"MUl9Q/QAAlStzZoHgDO9iOWYo/ijhfrrvk0j78O8+rpPGRLmymWO+Zh/JHqtyUeCcQnkI3nJKJg4P475",
+	"x36/7/5fv1tH7PtIjoZD8pGckFnMkigoLKGaNADOSywJ6Ld8TiDTJ9GiEovAi4r5YxaZAXPuGis6xdPF",
+	"gOAYKgCBbghnNGEjUzoXb1dAYlVkeMSCw/AUZ1nfmqoylsDVkIs41QMyz8lU5EkEO3OOVdMSIFbNIL04",
+	"rhJICYxqn3wkTcDwI7sggb8cOdeHgOtRmNhqSJQSWTlWGkublUPfyBWASFLeFF4NJ5gxb6Q+TqgbqIMj",
+	"HZXy+fzC1LVB68HYYddzsbGzdiAW13VDMJ9mFfq26Q2slbo+JtQrWSeu9IZlzJYfxkL5LaOZ2QJN2Psh",
+	"+Ui2Lvk0cvXy7GCFVzovIBTr79myvHCVp3jsKDeEu7S25Up9ugF7UbzKiHYZcWMnMpcp45FdvkOzfHbf",
+	"Nfu0bxy7GubmEM31P21CatH7giVpcbksvBc0f2Sax7MemGNlTPcQ0qPpadEUeDpsWyj+T3STMEE75se2",
+	"0fK3UIERFxy/tO1MDZAkfv2EaJq1sRAnJWC4RRh+60CBytZB6f0lW56zzJ2PZtxH17GmMXU4yZxHLGuG",
+	"WTsmdbxI7GkuOIOG9zXxembLPhl4g6bqTnAXvOpOpqFyDQHX4oZiBC0lBFovTh1mC3o6BMrRiPluARcA",
+	"qaMgkgU4z5JFMTVRNrqtx9W2IL5SPy/aK46L3oOmVh3kj27z4MBu2nQjtFAzQpDpoYQ5Ai3r4/BOCLJE",
+	"fo815G8M49667hVQRvKRPAZutwbqsakmFCRCs1TZMejPWUSUMBP14vZC27Vpc5JzekljsLJi/7jpcF+j",
+	"AAkYiCwsIiumRqUBTSk3uzVdwAmOqKLnWqLfAtteDwR0JFBgQFAsyR81yTzoNIs9EHaEqmxDG0sUecAM",
+	"fv9iTBF9OjoaDj8FbmBlwaY0ri8m27QO1pd2SkP9qgSe0vD3veF7IlBp9HcuBbWOoFUuKo3nc4hGrUN0",
+	"wlJpSF+5vFSazaG/4FUJqrbQtxaiWvt2YlWtz90kq1IHR14HdVmr3tMmcavU+GOvcSuAlZq8BxmsNIAn",
+	"3gAapbIagVwrmJXlsgaxrLVzLaiV+rqJrOa3vu/T0ZL01nA6bi/AtXZdE+kqlHALqa7U9mGJPTTJee0d",
+	"bBb1Sl09bunK8/ZVzkZJ/nt/9jQgz96/1ffsx1dPW7EhXYcHB16HvixY3rGbiIOe4NMuDJbG8qTEx3zx",
+	"sDSa20mIawREfzSPS0JBg8RY2fI7FRoblg6hDrEXB3XoxnoIseFgYnxaJKWVrYzPlqlakZwnTMLpawQG",
+	"abRPhienp6/fv3o3+e7F69O/Pnsa2lgGy0scg+meM8BkLwOX1lX8HqQY6pU5ffHcsIgFlYQmV1qetAvY",
+	"jMVTSq4rj/Q19xPXVAnlvd3739oSBGscDZ8EDcUOupCOuaHkgeXwvZKLeo3jueYn+YHRRC3q/qA6mIG4",
+	"2Bo2oskhYxMrGiJoDNtziaEmVgrOAM+XLIunXrKo4MykQ9QmvDaf+FffC/LTsP/kw+8bPBT6nJuiLH9l",
+	"K5fnWfEflajMyOyeEYCrgIktqZ7bZY5CTx76Y/Bry42yu+TL51ukqnz6sG1qZ9B5wWh0kuNhqVxgoBuZ",
+	"Z6HsmgjG3sgG4/YhwBCCG8CP5aHqkJyrONH3AZop3oSAyASB0pYDEtqwaWsVa2wcv9Erb9ekMjov/tqK",
+	"fE2hR3q6rUFfMLpt4ry2CtqC1u4maOvOUy6qeA6tk/A3tOvvSw/mt9Xwm2PEICHnw2dLerjrHAY9/K8g",
+	"haECa7F9zoG+CK0pf2eMRzZNI4ZI0vLRBSuQWjQEQN42V6H9Zv1Ik5zZVIQdQrjXnnRwIxpHqnmRxECh",
+	"CFVExnPez1N0NYO38RIGoR9pbq73qjndwMXEVKLxl/o+sZKlqhnQZ8c4edzN1jCQMgjc2h3xXm1Yvc3Z",
+	"WTcIYYerdGOct9YA+FAvCgHjpxa/ULGd5QnAhYusgcABxcbPHN2m0n/FeMELmyJcZWl5HJYW+o7RjGVI",
+	"ILF/CHoQhomVNj9sAcpw2HT14HPMziBdvSA9xPfAqdTYplZ2KKnzcRvjUHDT1iD9ryue3+51cWZqFNA/",
+	"6410z9QmuD1a6NoE9R2Y2JcGSrRWlTWwXQ7mBeKqENrjz3Q2+9M4Hw4Pp0VSCPzNWmKm3VstQP+QQQYU",
+	"tvH7PI123KMmZuuNoh20sdjcyvJUQEu9IbWdtVN4v37iNuz7ehCldUt5qCnNt0ckYVovkgGJ4nmsZEDC",
+	"CXr3+oUgTyjJKI/EkgiOnKxwLslUL2IfEqZLsWZFSNik/+HXw+Dbo0+/27j23nTbVqpcUH5L9azVIDgg",
+	"f2UsRXNBvYT8iMxoIlmlkvznV+zK9s6Nmvgi5k0n7cOG/PU6EYfZfwg2hV83Ud41qmTML24HAo1FYbbF",
+	"GNBvv4il2tznVuzIVqS5GeCB/vp9GjXe9TWcoqqn8+pJ8HoQ87glaPkG8eO7BIG/EHORq5Z4aZnN1oVl",
+	"1xp7yXZGcEZL4C7T3pL9NmpjLdiojkHINWhUN0E3vVfQqLuBhSpPazMCVNBxjs21qwUOKNkE3UqVcX2A",
+	"IysRVzIo8LusTD1KYqm0dqrJqBxdZbFi+s8LtpKjws8LdN0NoQWbshj6Tfawdf31BDYRnpfg8Hur36yF",
+	"zZfG4nYIWg3c+u0MyWVvVGmfvAN+czg9nEvrHW63maG1UO95zC+h1FHKMik4ScRcVtFhtxdubyTYt5KV",
+	"W+4mNuxtn1uTjQhr2GqbMOlG7CZou1rS6xeMz9WiMzo8GAb3O6X2gd9OLDCHasdDeIeigR3ATYUDbwF9",
+	"38sVZxlQ1yWQW8ppsoIQrPM4SfT+NJlHX5/kavGsGVvSiav1M62fTEr3bhNLaBf03qAwf0dq9G2Z+GbI",
+	"xMnOYHo7f+CgzhoUlyxnDhLNRp0pzeFcaTuEU+v3DX5aZuq4xEpWMdQkRtpIRbpmsW2eBFp5AlvkuKoc",
+	"hZnqu7b6qLe7KjWR0dt7I4DMkART/1MK3jse+cFyXEnSLUaOMgKCDZifLBsJe65gSuFHw9IyZA5F7Ri9",
+	"hMQPkasB+V7rJLBQmJxi+6SY1UVoFLVVpGmTZCx1Kqn2DYfC37+NpNic/nugxfYcey/aHCH7936wHXxx",
+	"uxRrhn87imwpwNYU0HxwhzTZDeGmRPkNppq9sanuDTaaTFzGERI653YEHMhOoEWPD1s4v7awWm1s44qd",
+	"L4S4mEg2zZiamBp4DRZY816jIe9vECOqBMFoLRNJiFN/JIn5dnN5AbcojeMqD2Kjhay6B7c9lZUdvfFZ",
+	"aNPk15yIDxs3rtnsad4hzMTRgZV1Dkln+BnphlcLyaYTtFYZux4RmbHsVex2+O4+PTg/nJYNd/jEy+j8",
+	"/e9uvtvNy1hF0l6HGw2piNaeVze92Q2vOOkx1kdfGfBumKxHA0Pv13gbtl6sYrxOXtoa59vY9UrOjmb/",
+	"TAPilh83XVT78mt83T045zqDXX1mozaD5brxFEmqAM/oIsk2fmOjztZ58X7Il5T3tfwAXlrz3jGJxDTX",
+	"V5ZF9jeMQEFvbqMDwbLXSoQbnMNpQqW03mWTZOoFm3znnOXPTGRhrcRhJ+h8byPE7Q+vhPpe5Ny98BJC",
+	"i18JdYIhKvZ3Gz1s//6L4Mz+u6nsP/Tv4jxfsiim71ap98yrV/6Mq1it7KPnJkLyDKRFb5zPNfnABbW/",
+	"nmH84fsifPFZ5Sg12ZnqV95P3PUToB8/eeI5Oo6Gw40GOmeQMlJOYZW2x85ANDSedpT37sZoZ2KMJhiX",
+	"XzZybbYwmWSHojjcRhHAc2tW4eia0HJqtUXquFw15K27qiWyeXh3i6zfUBxkLfDAIws8IGYWYMCHacdg",
+	"2hIoAUJMSpqwY+Q8BbDAYCsr1NbHCtza1ITjrXVW2LC9tcbf5kIbjbXxALUc5IVctsTO3Y0DtsWkWRid",
+	"sbCHu+rFkjSesParsU3plvrpqV/t2n3dzQlsyM4tJVtDu7YXaPGDQo5dxtyXjvZrkVt1gla+Rd8Z+FXz",
+	"AjEf2IB6zL3QAmo9DAViZ+WIhAgoO9rbWwipfhpp9vUhJABeQkQ25oBicuyjtmDCGyfP31x+S2gUZUxK",
+	"QLiAsB4ljxGwZR+c3o8fHz4+rkKuQAYWoKv0gjFvR1Nx5LsQpS2USxU3pixWO+iV7n0ir3wcj3/6adh/",
+	"ctL/nvZno8GH34/HH3rdEcQ8/7ofPP7U+3MLOsuSXj/HyT0eNjCjds6yU2Gnr6ug1W1m8gVLVN2K/u9q",
+	"NtoxxtCV1d86RCMDIx9+8vljK0qJSR+2Ke14dPDkw/YyKCQNTUBcmJh8m8bYjK3N6i7bts4jzhMxvWAt",
+	"KjWKJzND8+ZUIdXUYomvw6SZmMUg+unBimU8lQj9KHJIHTdOVc1yQRTY1sI1XTAD5FhRrOh0Qeair1sj",
+	"8BLapmMlySLGLMCt9F23Lqe6kSaBGs3StjxNG85kS9GbNQVvti524yE84odN+6t3pmFvi93Ydh3+ounr",
+	"J7NPu35kNnznz8zp2fU7d6x2+7Buhtrl7DatPmygodHr60K5PPRbmm0TKk1doMb6tK/YFZOQ1peQLhe8",
+	"r5hUPVOMW8wIpPtdxLytFPctBmaqRd/sa1s4+iZf37CGdCqSpKlgXp0Ab76w25Htm7gAbUSVJbhRRmcK",
+	"kzKgNjUeUEjK7rScRzy/xd+NRuX7irMuO8RsDezmYVqGZKla9bSXaHLtSpkdXcsEkdjXNh1CINu9xXbt",
+	"Mew/MzkikgFqgwmEByHL/kQTZv9dUYGMP6OAQi7KgX3YrlA0hdDJWdkTtzY42coWLYGe3vL8xRy2IuPG",
+	"V+/w8pVXjrNrNTFgAVtlTK2dUNAxIB/3VsW3MPZ5A1+7Jta4WbJn3yTJ8/Fw+CWSPEvJ6xtPzP3JnzXb",
+	"tl3L7YqWVTNtN1Use2scIG/NKM1XjWVHGxNygwqIn8jWAu3V8QTM5FenTpStm2jOqWxKMhIX0B/gus4A",
+	"JaDR97CMDRGVG9qIJbnKBJ8XcRy4TMTAhm920LrBlnpt2/DVmbvmlePp1mKT2GaXrZFmWHbngyBsm3Hu",
+	"dIvmwc9yHp2Wyr/evhrDuloHO5TixMqekxuMoIHqYvlIE7kS0yRZTWwPnaKzLVlMpSBA81DLhQLa0/9x",
+	"D1qRwTNGZWNdXpN9EmbwfehrqfgTbD3N5uyctpRpw/dqK1zxxeKCEXz52IE525uWsJkiOcfHLCJdiDNy",
+	"FVL+Y/+gNyB2tPouXi0EVOJYmspX2H1jbGq17kmt+sl+SzKWnlbbyn2fMUYUu24uzlRG9WnJsqpAMlqf",
+	"p0NS1hLRZiJT6Wr3yk726LSWdipd7O1Ybo0kfPqwRRCAZ3K8iyTUhpPavJeGnUnB7R7g5pcwAwCtaUqT",
+	"5BgDCiyCjoWe7obyIk5TREdB3zUYuBsbhqBDvW4JUwwD8xCVhJZCgczbEGAi01wxEvNpkkcs6iFUTSmq",
+	"4eaXl226vu+EcpeXRUQKMqPZVqAoJYyWnahuhTVb+hiSLqQOu9H0Aku+4KEhzfpXLrxKv6FNHge89zgi",
+	"XHCm37LbRroWp6vSfnldPXKPz/Wx9DvShBqbbNZOts/jrVORz6eCFglnTgSwG1kbmLtZbeeperUr5c3X",
+	"lV5tFkm30ia2wSX8/MpFO77idkmHQScSU9lcxW8XHeOMJuyrlNk+s9y1nXylV+ut4QbtRavA66rPWXG8",
+	"STf0aVBsIuZMTFosLUFaSSBIAWGD+YBQklBAD9MPATuAC953NZ/89vVQe3dSAO0W4BQ3EBEq5++zCQhr",
+	"D+lNQDNiOWmrobQOEwPQ/xoxMTYhnW1zh35rTKaIHyu4TJVn1LhO+022e1JhNJsgKfCWr4fi8eF3Ag+a",
+	"5x6heDaoVrYGptl/i5tll+ORJHJJk4RJBXUqg7JedYcq0/pq5d69a1FC3589DQfkZDplqSpqlkBgiCeC",
+	"vT972gk6z96/7QSdH189bRSy1mMNnXkAQlKvBuLDmCCyFtSs1tiuamnElskhzEFT2gy6GpblglbeUzGF",
+	"tYsafVfPz16TP3473EcrlZjNJFOFen04xBK4IomIr1E/JsuY5wC8bKry5irP2LbYWcHahIxOSqMoQWyY",
+	"peDy55yxX1aFLsKYrQ6arAAsjsZcZcyUP0xpArFpK/QK/JzTjCFaSBrPAFcmTSegW3WCzlyIecImaUIB",
+	"WpXyHL4GdOfGg2HHPbGFFvG0+gEbjx9vCNioFJ1s2W/TQVtx3nP3UduFKb/DFcsuaXN63iZrw/OILVOh",
+	"AGb2gq0CTQZ+1od/mgkJ8WMuU4x0jdpKJQnrtSfD3oC8TpE6wdGxpY13tlNUqNruZguk1YXRohZpamCH",
+	"Q19007q5yf/zeAHBGCWygPK7iPiub0sTSO6YY4t/g0+e4duhqcVbYGduknycLLnJJF/rC0FG6j83CqUY",
+	"CxgDAcBcxxJy+SPZsAzN4MAugRDQ12q2K1NsCvItIC+ygQ2anli0BfyJZSZ0zrYLr24sXl+kqNwwaf2W",
+	"dcDXWKCcOlgP+jNHsNl60AZ4e/u5fhGAsaCzIUi9VWL0jpNnf6icmnLz64TLdTaIM8XSHws/anXrYAQ5",
+	"L/0JnqOJSXDVV8GosE17egZ802GhrvMjV3FS8VMbqQIDDrAG3QrMH56rqjnUeV1n9cCdZka1XnrZriol",
+	"CvirlN2AE5QuYP1iQP07JYBXYSg04lPLBtuPXsfnt8R/u/H3eoCTZdlc1HIFq1YeM25/DH57TYf6nYnU",
+	"asXg5XoGSfwLi5CNBAbJMCNF6eSAKBAt9UEHYN0CQTUckGeQPQ6VawC+16TZUY4HdswBWB9QHDFTL3bV",
+	"EW3oFRjK9WsBCbE6pIXsXlBJuEAx/hg7gUQSrOwB+SVjTjNGKJSPRAYdxXqOy5hThUa+JU1TI7ebUK6W",
+	"+Aj9EJfKLx3dHg1drmtvI73aQ4jxvU/uRK5egb7hQ9J+2lbA8Aa7Sbzwu94U4F2eEoghpUN0VyWyyydz",
+	"6wLZKZ3rfW00ZqZlhlyBLnZ10Zsfn8W/tHyshCqJ5G1cK0XThmvM79a2shHpx5vfrWtuV6zWd5Bsam3S",
+	"bdnuEB19rS+7ly/aXRMcUsbcz7O4SY+yMWhNoFWCRGJtD0G1Rl0zgvB6ea4x8LFqOMLqGUqQKwrFBmYC",
+	"Kg2b+j3dchW3oFZcDca1vjztllmf1b78GbfGVestXi8g3TJMqZysfldBSidQxdOWanLJ7sZFZOp3mVI5",
+	"Wi1+JNfGKpmGyhFLELBkhdum0gvW32QkZoc+U0tFby/mcRPHUflCbnuLdjv6EEQ6OV/dMAWxcqwC690q",
+	"2l3r6Qo6f0MUhJOm2FSRq6loyjF3eHYoYURxNCKh1XFDKA3V7McBTzGgRuNrXv0ELBujNeYxT2lsHNLO",
+	"W019b439XQtLtO7f15+6olKeR9pYYlg0GvNK4IH+JJ5zgQF1VrbCunpggUIZyiIZma/1V77KAuM0H+gu",
+	"CpwhyrViP81YBFhwV7Fa9AbkJEkgyX8Wc5qMyhgmUOTOFEiSjEcoehUedGP5CDpm+XwXXlDU1OoEHTOv",
+	"qnrVHMjQHNvxt8Uq8KCMzMGA2nD+vsMbmFdIQi6Ij2oPRej1355R2ZIDzWE1s23hHRmbsviyZPFoB/hu",
+	"U+2dd9GOV0/InBu7cNsWqCmHrZrBNYoTkk3zLFarM8gU9aED31mM0XOAV//edpupfIJwVkdDck4l+/aA",
+	"FHX6EdiqU6PSDXUSZ5lYVqoLeThX8EPYCwjEmZInaOKG4k8wVL2qMLBiBRZKpZ6G9ld0CtSGv/vo31RK",
+	"IHbDE8MIgUSPCCLQk0xN/us//3fYG5DnUJ1wFjNJBHeGuGNTFV/wKTMajpQ5i4IxB+Hiiuq7CwjzmPq8",
+	"uZ4iwi4Dphf3YMnwMm5cKVPl4hRyOJuPZETl4lzQLDI4OSzqe5UCMfuTdMMflEpfc4D6D8/okp3Fiv3p",
+	"Bb2Gv/UZY1DxH3J3ewEUfDhfjbnye8D6D3AM/vLsHdlzD/bMYRiQE4jNIloO0Qs89QHZzFgw6Aqophxz",
+	"KZYMCWmX8pWpNQh04S/P3gXkh2cnTwPy+s27569fnfXIMpeK0EQKoimaAZCbs0fSK/FIqBzz8O99/Usf",
+	"Lkl47KpIUrKkagr96X2PFZkzJaFSdviyqN9qoqf9Vv/rP/8/krFEUOh2zN3kEYXITMgS9gE5pUliix/a",
+	"84ctGbrsV6XEhGsOxRRhq20Sa8fet4nZ0eKM0DTWNwikzixO2Vk851TlWcM5QftUAWoFGwnvBsTmsBTx",
+	"1YVV2n+9wF8a2LEuGEUkJDNW7KZfDKQ21k+QdzYTKFhxRdGUV5mrZjRaZHL55vNYLfLzwVQs9+w77h+I",
+	"sePP1pEox6tkUczElDCRpAv5iT2D5gccV5IuJCv2bAEyRAzUMzd8WKJVT5ODWZzEVBXVR+EQiGUK3akF",
+	"izMfRWMw5mO+r+/HZSxjpYXeLIsvgfxYQD9bTkAtMpHPFyiYeIiFU5qhpqKH9nNuIAFNHWIoFjAg7/TR",
+	"JMRiDpjIhox0w71/yj15OR38U4Y9yBqQ+E1AMpaKTMkKagE4oKRZBgMj77nZYw79KJtu29crtLJ3vFyO",
+	"ZjDmBwPyN4v/ZFdAb4UkeRrY2lCATIAQPoElGnYittYSwVpLIitegKXDWevJ8vpRLhgDUl9sZDDmh96w",
+	"3BFJ6UoGftuuXX+lMFA0fPP67B3Zo2m8d7m/hydTPzEeLnsUYXQRwx2PVcFaXQqVExMbMOgk0NVCeo1d",
+	"FcoqjOYAOjqxEi3QYiObADMa86MBeeroeS71kU5iTVS9a79k2bxibsTTbU1PphgYVjZ1IkEIgkIuGW5G",
+	"aFdlmsR734T6TiViTmIe2JqR1tsZmGxooxzrvrKce0if4N/EPuEivc0T5sCp9F4mI/1zH2q5I+yVPUil",
+	"SjSacwcGyxO2wNWIGeiv3y3KVY9iFA5MPSSMVEDXWlEKybjzXfmjUbU0VGwCzE7ePA/0uoSn5vGza7Qu",
+	"PH/qtNq/CHL29K9Yg6Eq6sJL5pD0CyHfSr4wAS8eTA8eLyZs48gD8NETWsnikmC6fHGCcCEaK0rpVmOu",
+	"L7BeEUMlK7dkpA+llpQ8ghKDRzeJp7FKVu706+WYJjEU7/Elf7MadokzrxJsD/b/f/wPAnZQDqk8uPVa",
+	"FToXUWz2//8+e/1qQN6butu2CWOf1i8YpQY3EF63pm2D6UqlsVkHRBiDuB4wpFlpAVIW+OtFomgIbVMb",
+	"O7Op0KMe+EvBEQKP8m1jh0g39N32YW9E3p89hak8e/+WLOglIwckYtN4SRMJx+7HV0/JEPp7a+tQmnXA",
+	"LuVxibrDaERKf86ZrYjiDxnjkko7MyLfHpG/xt+R7tH+IQmbUNo0UTRVZJFmIcWzUgaW9e3uk5fxdz3o",
+	"Bz0XmbFnAwPU+xv+vW/Cw/r68nShZnRBU+2orItCi4oS6pByTQJYQFgi4fBZQT0qBoaSrUe5HJ7v1UJI",
+	"Rg6GwwAsWnqxjw6eIFeGoFF7NGGucCqxgCsup63JavyDwKr1UckYUVfCmbLkMblaxNMFUB6apomecMRS",
+	"mIPgmKmTsX8i04BLZOY7IN8JtTDjKZWOFc6fA9B+Ymb+xKOM1+ebb95UbXPffEO6IAZTU3U9h0LewAgA",
+	"nQ/bk70RCUH5Jl19gVCkslPH2kh2EYEAamlPqx22ykxAQoNWF5Ku9Z6yWp1d0y5MaUBe0SWTI2ivgkUY",
+	"kiO9R2HNGhqa1MgyKqH+9TAgYQmaUP94hKNthCjUzx8HJCzhFIZY5DZ0YIUhOdrXI2m8C+Ro/xB7aEUu",
+	"1O88hpk0wxeG5OjgICBhA4ZhCCm7uLHloHy9q1zYHbtgq97ISyLFHSXdUv5ogyk88LBswOJGajbtwFl1",
+	"jfQl1zsaYHutE6As+kpsv+om0Cf3FPiHhCmUTz2yNd3oTItB5wArLuw7rsQRcn0RMZT54syIIQwEkTE3",
+	"5amRWBr3qSHPofO9hDYptUt5hIauQriJORgxw+u+lZT6MIY+9BqOObtWjIN1E0cDAtmSrsg8E1fAuZFJ",
+	"QlF6Tcn0h5qyuRLomstZgRjd6o9kCWZyzF9aUFDP8WNlE1hsxqfMQwx1Cg3VW+hMMLoX9wfswEeCGbPk",
+	"I3mJa0U+mjrcH8f8Y7/fd/+vXz4aDslHYlKiLa0ekWWhfC9poumQlm41u7aIZ7E12WixWorkEuMJrB02",
+	"h2MxIB/JK6G5pE0IM53uwwPzFthRdWs0qTsgiiZsAY7ibafmm1YPyUfyI0zEe+c8V7ApKJvD8sIkTVcN",
+	"9b6banvjMGxHR+QjwVB14ZmrC8Octfe4E8GuY80SWlbjMfkIJ61SSR9kZRwzGmLKg3hiB2Ht4S4qLecY",
+	"1xbLWkzaMR5bLQqZqKFSo/v6NDwzUM92G6zu5Cm/RSGzBkJQavAQjl8hmJBEE10v6g4oVNvS7D+ufq41",
+	"fvA3mQI8pRXT69DW1MGBXS8rx8EnEF8dkPDZ+7eYmf/jKy3EhHnBBib2Azu3hsb1Zrz18cTIR/IPTcQQ",
+	"rzP0qt+Htvw9fvsYbuCa+v+uKWDemnCK2ayQkNbU/g91DyAEFUMDSej7+BqgEVkfI55NkKMckFNncUBF",
+	"M2MogGPBG0v6nr9BZRPCSiQ8MVwlAPIOPMiS+OdvbG6oRZeG0JOqOIn6ozR7KgPL/GxyZ2AFTjAnOrS3",
+	"Pvy33kH/x7c2BdqU0Cs/k0yFx4TCttEokuXtMWYb3MhM677Seqc9Q2oM8N4R8UUyKYz7SjJHS6s+JvSi",
+	"SSLpTJMPLS+qbGVI91s4zh8JDBSW1ezPR3Lq7UITIW8yfYAGEZKP5Fsg8m9I65t6s/WLh5teBGsKrmnD",
+	"U5MwTz6S/YOhPojnsSYTH53FB9v1hXrLmPeWbM8JPm4o5e8qJgwzL+8dOOtV94MVbvTjE/jFQzdfUh5R",
+	"JbLiNSJVnCToRzBcR8sLNjfyGFMmzamVZE5jTsKnLM0YnopwzLvhv6HT5D2Pr+1tNzVMnJ2EZhcxnwfk",
+	"7fen5Mkfjh73AhKe5VyfTdLVwkI/0pfWvG67x/f/+PjJUS8Y8/BFzC80tcLurGcYuzomGUv+FHkj6xn1",
+	"2is4aYNWtaac0dWAwB0odWmVbafIIUqeDRgEbr4Tngk5qXppdOOFm0Z3fsFWhsQkIAbof3P0FgCtd7bE",
+	"LnRvBRi952DDD51p4kc0kgFJGnMbRhV4UrZeFM27kfAQAAREFupOXHhcrbpfesMCvO2FA33GrPhiayYU",
+	"S7U/xBh6rS6Zg5QmdArI5lr+axSHPTuU8f9hDN85UxS9zAuapiuSUr0x0kiMAWHRnEGikATxFTkWNunt",
+	"O3BVDEfUijGEvl467RkpUiqSeLoiXV9o/iYkTlKWPf06EnSRssxeJON1k7aBmJNLxiMwLtlPjz0/nLGE",
+	"qwVbWgOCFxsFbGTMY6VbzhRunFXK9TdAgQuYmlgpxgno9fpvUNVzjkwO9lGvCmgq0KESAgxfWgNAyxdI",
+	"GAXn7Bnl3F8FzREgJOGKrrTqXRFQ4QS7BVH0gskBCbngLDx2hqo+2BNNXW6tW1Xs5IEt5B2N0DTLIsuQ",
+	"yu3r2VmJA0yBemtjo42hWwy+7h2DpitMzkq/PA5q2TSwMWDd4JxDvj2yJlyHnxx4QcTAcUzzRop2M3MC",
+	"tufV7h279/oi6xu5ee0nNldF91HytpZ9rM6e6jkN9VPUGHS/RWeq6rjFJ2AQhdaQWliVLqVzre9Jlsx0",
+	"O8Zg1ndePNNikwvBvUPEJXPTyOiVM6eWj5clmtUjZn938Cj2DDySmqIa2SkgoQ3xQtkWKHEIbokTz/o1",
+	"MnRHwsipKmg1cnr8DGd1EXMMKUbrFVK2Qgkv03rdkb53YOJ3fUjw6Gga6Ja0ZCpQC7ZCw9mI1KIAy8oG",
+	"mmzWxUuiGc7Z8xoMcrVFh97CUeX6D0h4nk8vgD275ZZ6GtYJCElA+A6RCwrSvBGfezjQVN8bkOhCLFwW",
+	"nq/CEQnj1Kyuk6/BpxbihdQPfJe1k7GdFaX4VHdTCNzFta0franei1GFglhGZfwwGDtuENXhZEix9Jys",
+	"UPnU3Hb97z7qqVBvDX9Ap7S0lazpdV/zNdArkFArCHSfJfF84fhk/RrgyRkVli+zLIZRolaoNanydKIY",
+	"Q66uwMSONxZ3AqTuPkV9rGsVMkoeX18TKi+kt6Q2RDWoHG6MaEPDdxz1Y95/fH0dku7j62vdhSv74lyg",
+	"Iema9ydxNCIos9nidj19IhIpPCnAmGEHxUchArj0vW5B4CSk65nJzI20QRZl+3zPHDy9JKAfdY2Be2aq",
+	"myqWzeiUgeMRF1cyBSa/8tpCZ+AnQj0NTjxc6CXlK6fFWa8MdTalgj2OHMSW3RQr/2MOuVbSzpHpoECK",
+	"WaSSNRxnTT/tnfXsBY8k3l7ShcN3vlJMt26b+vbx48NvDZXL6NWIqCxnoSuOpEdVzNjEZoDzokbHCbum",
+	"U0WgAzDpgg/LpItIaKA+6EJ5HJEF5VHCstqVRIw5IyzixPAkB0ZqO19Zy5wSZvftbi0brIxaHjo2CSEF",
+	"HXtkG0fLqhkYi1w9x5IkptsvJJAV+Ie7R8NhIYiXfVH/9Z//OyR7xdNquASGgUHYTRJPmcmWMHEobzKR",
+	"ZjFTNFvtHIqiYpX4sSxapOoA/qdJVNkfDAfDvpakB/uQS5IyTtO4M+ocDoaDQyylgHj5ZUkfVYG9X11u",
+	"0Sf9zrypjNpbCNiQlWiebd36AeGIxAwW9AH5jk4NeXIiC8ilJyXbBJ6iBvFJ30VkJi7p14soK8lQmDRX",
+	"6GpjvoRCscb3BsWvF/WC16QbglIHTCBaxhz+gcVjNUOu6Oc2QACsJqMxB33uHRhqQffgjEUgqzTKgpq6",
+	"01pgCUSH5ZyUwyMxkIbxSOsQ0uiJpCtF4ZLDLjG/SgvrLf32iriHEQQSvStCIkg3NEAbRt8+Fwp3GWfK",
+	"rtGeNSDPrA40IqF+/09IfPQimrBGkKiYhPtmm9e3UR+WmtQKUnhEFSWXMbsKNBHLWGsRV7kQV5LkaQ/D",
+	"gd64PBotMQAt06MSihYu+AJhcBYnCniMZOjTsSVR58zoG9MFWPa751AO0AQnGYuvxfILjG91SlPgq3S6",
+	"QMsuVeSQ/J//RUKbGxSa6KBXwqxCMbZhgK+doq4xhJ1Bn+8IvBuF/6KgN92iZULPxSUj+8OhDyOnDyFv",
+	"9E8cDQ8JF2NePfQUjOkBOAcM9LA9lgFIJjln1yn6iZG9Y3K8pcDPo86o8yKWqpw9hvBOOGwJOSPV4uQY",
+	"wVDUynXxgJpwFdGAfg5kEe+MWZfoLWtM0FyHbfIpqI5mvx/ziF3DWs+ZCbVwAwKq743IQNu4zg1Thr52",
+	"6xfXCmyjutV1PZpUs6Zeh2WIl10H8RpvbCxBRzJ+fa5I1wobNEl6bUODV99hFahibDY9oAJE76VaNqF7",
+	"1ZAu9LmW8SUzRYXOMU6ek1DFSyYVXabhCKoYWdgUsDyCvSleMhs1C//+ResU3bffn5LDw8MnULLIht0c",
+	"DA++7Q/3+4f774bDEfzfv4cDcsJXaPhmiWSe0XDYLg7o7r/PxHI05hBifM52GF0hcvoDejI6NAMqgnsr",
+	"W2B7Le+Aq7bUNL0tkWHWbUmepi1bErjIK61XQiyIXmY7zHCwZh7vxOZZHByOHj8ZPX6yyyyaUtAK+gSo",
+	"D4j48EFTGWMj1yM4GA5tlLHN6E8xpSUWfO+fJkulGPHWqbBFfi2EM1evpLHW2MsIGRFGJ9Xd+KpRW7fm",
+	"9b2/m1efP8WujnBKTZ+4qe8V0TAd+GR/8yd+pAx+dLj5IxdFg18cbf7CRtjoDx5vM5USfH0pGwb4UjkP",
+	"5qcP+rhUEiZ++qDPhcyXSy3LI7srhbpanmo2S59BOpcumR8QcSrG186oUzcgdkqvMVfbrmPNYTD8TQL9",
+	"XkTjZNUq1nvim76lNq5wZoQ9lOllRahHJvX+3SmJ6CoABBor2gdGioroymjjYy5Tyh0QQPcXlokyzu5C",
+	"i06cRb1jCEDJ6FVFNXgkIT4EA9yQkhg5kkrswvNpjLDai+BahfWifKtirBVhMaoabRueAFsRXb1I4ZO6",
+	"/9RYD6h0wdPegAbAJ2DGBd0DNwV61ZHUhVaR0as15rEkieAuxuDw228xF6pF3nqqNxlICYiQDRLXBqL3",
+	"xklWdTr/PUQ9ue0O//GPf/yj//Jl/+nTsJALDp4gHpnRqO2semt455hvZp7E8U7kmBbUTDOSYhxN7PL2",
+	"THK4X2Uq23DFF3TzYikR0VXvlrxvu8F9FcyuejzXsTuMncutKBzR1QO7+4rYHWxgid+xQm+JAKzv3tmd",
+	"iZ7QTe1NaZIABvro104qmtA9Tw0YOzIVNICATcggN1mD0aiwjYZxNDGWlcJ0CJk1UGSKReR1yvjzp2N+",
+	"isk2mNSZBWSGnqXMxDHJkgVLs4olzYzly9qpMMOSxHxA3oIBSRbxfGNuvpX1uEi0a/thNEUspEs8tFqy",
+	"SVMYoT87IMUEvWjA8MwMCUMNTUSgjczLIend78S+bmDNQtL1wOgcEGXPj2wM/yHywiO6oJphMF5MeGDD",
+	"u31fWkMsoxcQ7lwM5uWT09PX71+9m3z34vXpX589DY8LPA4XY7dgSepHrkFyL7FnyRSZWe/p0J/XePFp",
+	"EuuWTu2hRDMFk8rCZtwJOa304ohVOQ1cyzGf7pGo10bRTtPPqkcd4yU4u1YkFZBQVliXPRNlnfKXI+Y2",
+	"k3/7Pr7+Keg0Btht307xSa0tydQu7ejXsY375WamnGyVqR1u/eXubMp86HOro/3tO6zkNsDnB082f+4V",
+	"z92aQZ4m8XoeWeV+yEsI9QKl0XjDDU8gjiUYEutxxGkSN7NDLjhrY4CmcIH0WSGKelG9BO+nciPmw19d",
+	"4bPOqNNE6gpCVXiBHQWpRhUAwgJECHRGMKWgc64X54KtAA/Rhgd0Rt8Oy58XrsLOqGN8hc1s3VajbFRa",
+	"T4wOERoOHnqB9bgltgALJmBwEtofwiKmpsElMubffCP4lH3zzbGB6dfjsO5otPdZWmbZ4lRwmS9ZFA7I",
+	"iePpTXzQqj5jfqD1QeBykGZpMpnIn0hoOekNuT0w90KN2sDcm5l5bV4lPlkEagPdhvwtO+kbs8s3erM3",
+	"+Agwf1QBeA5E1YVwTiCILhwQCxl17PnoDQ64b6xtW6g2VcxW6Cw4YlXF+nD/HFYvzyaNyezBI2mzcx44",
+	"531xzhsywK+Eg72Ba1tP8/nauNQaQtPOrIKOiQgyjOkLMS8gSmsUUqMa0kqi1QVbYeyRoXMWB2kmsoKL",
+	"oA00lxj4wiXSwUmeJZDNT8fchL0dO5wl5GGh/h98r5VbEghq1ixoa32zxhdg8nfEGM5gIe+fwkI/60js",
+	"i9JGGaSMBxq7nsZ+JRTvDA/kb4nk1e/Q1ySgxzxeQ92qIVxN4VsmMr4XEHGuKKRXWYSiEjicFqkB6lOS",
+	"GWT7na/GPBHzuZbhNLWDxKUmBDkt5J6vCuA0SFpzASaQkluQYRd3YuIlzZAfSS/Fp0ujS5apWLKsZ9Lf",
+	"ZG4SQ1yKQwH1tr0Av2/NT55PyVntWmLAwNUWQoSmian247r8/GTnYXGUPfLBx3JeZgNLyEaZQ3CV38r9",
+	"hrIRP5Kt/vUVNeHfpSG91yywMFRuOx0wQr4SpNhO04BLrbbz2qnForlJHBV2Rsj1Qm2zBF/n0kq2stlq",
+	"ZSQgkdDEPfBSYycIn+79kIF+5Ddq97/yleXDoCMhKx5g2vmIpCybAkYN3LmAuBpIE/ek+AneKXdZGY/n",
+	"wkttQSv0MyMqK2hSGHEH4ZO97Rpzla6GiI2AQ/MB0kLSDc3PIYS5V6YR7tyT/g/0htSo0hcuRakn/OmY",
+	"LOk/RQY4O3KLTgFsx3Z7ZEF3CCTZyfJa46Hwlnihv9EHxrlE5UKkA+NAHEzF0oHc6mUPF0qlo709TK2x",
+	"EcmhzbHMaAw5GuFeaCJcl+ISTmYmVXUm4iJmkyg3Id92SOdMXTHGCcLbHH77eFiZgflgshRcLaQ3FQzT",
+	"LEISzAug/Q9JN4lnTMVLBtB6+wfDYZulogwNtl4aPca8SFc0qYLoHZQg4JZ0haAImLZ7Ukubtk4gi+DY",
+	"LOk+1/x0V0+B8wj7ZZzhDHVGh8NSFRRjsjCnHsCX9aEBL9yS+UejMHycTJeMvMkEYEFuK0rriezkjNi/",
+	"S0Eee2+X4W3ItpHej13KFQRjWNadrCC54EG2vzf7yf7WX97Iq97otfiteh/qHvqyOwIpmxOZttFoTIuf",
+	"X6kpk+GvSaGx1L7d4bCDTrOj5G+FvhK6NMF7NyBvG+VPTKIJt5Lz29pA0J+MycXgLkX9TUO+oXjfxtrL",
+	"zPpGdqYXsVRv7AG4X1OT7WaTMd9NyOQzNuijDwb+TQzqFmzmayX3EGpcPhBpcXK/XspfuqVfs/W+qLWz",
+	"FRuoQUFbFkAKIvpItuN7VrKajzGlTxO5SADsFuJDA0If5DVHRXEKZCpgiFqXa31DblSCzGtmTc9MIpir",
+	"hIAEV8vU6Es3UEGNzM4h3DTyMPcYkuUKbQtxczA7ia1GJEZIQ1CXIYysAOCJBuREXjSUUjAk1TYKbNB+",
+	"ZEF79JKeMaUAo/G//p//18vy5IBwbaKXrojg7BgFGzQw6t9s06VgswqT3QFpqGRmKlCBm2xMZphtzHLO",
+	"lCsWdRNOiYdok6PeFhE+dpq8WdWCWpEuhIIfDQ9bY6CLiZa87ylVmr50Rp3/+GnYf/Lh979riHq+Z5c8",
+	"LsM2mmajK95D2drE1PxXPwWdFzG/2PQJvPMp6CAI16a3zVsVfv2vIT9sLQXgft6drrmN9GDO0L3IEH4p",
+	"nKoEYfiAIYKlS7mNBOFhLN2FFBGsq3y2k4RRkDZNQirYIp3RT5oFHw33g6ODJx++avkDqp2YCg5lHxuS",
+	"giLfuQbPoJdtQE4sKHgB1tb14KN7RfyblSFQ43Mwb2CIVwaoy4QyglesBgVVwKMX4AuWwkvLPrtv3r8b",
+	"8xpQop+hVqtA0BuEbRxIr48JsKwqa0f729uk9ILcTNRf62o2uwCuI2/tyDZL91V4o78akwzgQDBbwHg7",
+	"T3O7OB7+OvbK7Y47IzLGdPRxh3wkY0hJN/+UNGHjzqfQQZ4Kzsa8yCM8hsa8ZhY05vhBzgFVx5UYwToV",
+	"Wn4EYBT9D6jpAZ9Y4R6Kv1ByiUXIScqyMZeKpQaOw46CZswifjpkDkRhBFgymqaMuhoPPsIjVgsk1CvG",
+	"MeanMIIpTUdkf4gDB9gBs4D63wuRZ4FD6os5FDtB1DZDKLpalSlDm1lYTcBvG/OwoYiqydzwsWoNRDks",
+	"yyPw9AMokZ16WcS3VWoE4G2CAYsBdAd3gEd6YsYVY4oN5XzHgFqriRSHZp3D1IO/CQiCy3rCPoUiC21F",
+	"IG4s3iNcc/hOCMSq8s6dXkhJukt6TfaHlubu6R3tDWoKRlDZw16L9lAun4NneL0aIbJSvDDSPq/wzs20",
+	"EH0tbOntG7nMsATrAjxgv3rE+6Q6vU7Qgd32wn7xd2ACMZ+j+61o4TXHdGFioS7c516t75EBwgABdWul",
+	"w836yyX7eENYY74sdtchuYvMHBd9Dx+UoQdv34O37yaqG4OQjKYKZlDaIOdl4cNQsN+uTldnGF+r6Rjq",
+	"yez9qv/HQOhtBXdVrkbRCnqFzd4h4tUHwAOcLuoS9Ws0kWYEIO8G5KQongNjXAKcXFGDDd2ENjtqf1hF",
+	"tjVCruYDrrr1MdTdgJAvhdivEPBoakNCQcEa23+fRnDf+H1l1OqmsZPPzVh1z8/sTWvxB+YpwliWDswD",
+	"KkITKsJWtL+B6H8hNIV3ecZrRVkFJ1BSbeaR7yXldA4I+/eDp4AV9Ru9Xu+8XEljOPTjHkRWx94MEAex",
+	"8L3oq84SwecSgIitlpiJhI25rQmABX4MRjMAcyI2cwUl0qA+QqjWlS36D69PKSeROPZhMMfcQM9CzK7B",
+	"DVY1H7uQzPetN5CgvzD1kt1nfMBLtokMmE2404v/WW7xl7pcpuAnli83DQRw8Iq9xmLNdS/6fV+4xpIx",
+	"W3uejcu1lM9gsqIDMqeKkfMV/q+rmIBV1tj0InDVJbBIjEmXHXOvHINtWN+oucBqIl1b+Bl5v2SMB6VS",
+	"uGDlMj/ThJl/UqxxOOYWgl0yFTRYRF3Z4p6lHoiJuIi5GkC9qqsMMVZjbkoNejCpzitbNm6MKmafEqxI",
+	"sxWo4hH3ixbei4e84hlu66/wia9/v+5D39rz/NH5v1MqJYsMiTYVhVwlHd88VKnhWIm7xtLlRZGaganh",
+	"JxciU8lqEELqToOJcH/YazT//IWpt+6u3CMtLjppIMXuYaMb7cHA8a8aLeb2/bPFi7keb2E2+JuVkMoR",
+	"GEj6McDT0P256Gs67/HAgi/dgeUAzQW7RQxvIiBAA1wNDEQ/LgwBxfA3mQMyj6i0GAUOdzUKNLk61yCa",
+	"rIjBpS8HKPkxn4MmevjGC6e+J2poutgknjYTwAe99Eui9f2FlbH6rFv+vgXdW8CP7mCd4oAx64p/Y1qT",
+	"K9vDookROUPSNaAIrg6QeQOoDE2SwqaF6qh5vagPZkrBHJMwEVOaLIT1v4b7B38YDAfDwT5myEXxDAof",
+	"K9tVLyChbmECVdaCMbeZcliudBLRFZYaUiqLz3OQySqPKrlclZ8g51O3W8mkCwfke0ggJQmbKSJyRS4Y",
+	"S01FanBNoeOVs6t6gxi9N4tN8EfxuKhba3nJgkqvXhsWJyNdU3MtWdXHbwuYYTYdFqZVY14kQOpuY4Wp",
+	"FEVWnWnZWAotenD3aDjsGTm/Ks9Dwc1S5V1o3jREld5aqaDClZhV82wrhwj9u7CLAalvYUBaNnBzwm5A",
+	"qjtnSoVCGmeRD2kyZcWM7OtzezAcFmWz3TdfQUJo9foRxlUWsyK102mCZkC2l/rAmtuDdiC6wSbJPh4S",
+	"d9fxG7dZrldUVZ2+o+dnrvnEdGC/re/u5mzWtvu7xZefM0V7l+TsDR9sk4C9dRPrMqvXNLJNpvRdZxi3",
+	"eCfeVPPadk/krZxzzZ3t1bi6uhpUr4fm1+6Yd0adymnePnXXDP3LOEC2lC6tD+RByvzX8X6cGj78+QXU",
+	"26ty+hlovrdT6UAAg5QTKIdHYmki+jAfHQFuULiKwWYLsDNRoyp4ksZ/Bb313u4q9rDpqi6pvGBY8Jry",
+	"ihURkM0eLu9XpCKeLcRVSZx3aEa4j1+5qtgYGfy3atIXT1YD8hwRmzBLy5SkVnnGtSzIp8z5FQYWF6Jc",
+	"vF0qkUoMxwR3CVX42bri7bVr+tYlm32u2wqzjjbdWbckG3EwHq7qF7uqb8uZipUL+yWclz5DhCiou7Zw",
+	"voilegEN33MMju5oSwvnI1kO2Hiox/VV1+Mq79VvkZ1VDZ8h+D8mej6AXaRvE4Jdm6sV0tksrBZVOjYS",
+	"pEuRxoSJhM3UmIvclCcxunHO459zRug0ExKspR7KxtHwicm1oKaMbD1OH7I07jlgDzv53EhT2wTsaW76",
+	"EKy3WV0dbuE4PRV8lsRT9VvUby08Uzm+b6Zvss3H+tJc2wzjXhj3G9v2fZqPsI/d2Led9MO1/JoZd1oc",
+	"n988yz71yoGZeZGuyEjGXJaiu0zF1G2yNlWELWmc9KxBZczNG32rBGQsgesjF3HazpHfOKJzH0zZtP5l",
+	"+LLpfCMRMCtrLVNr1/GBPPw35NonUVSwZ6JEI7ziF+LVFaCEuzA+X7HzhRAXRLJpxlRhgLa2scBG2jO1",
+	"cFZoyVRzNBKO8I0b4L1y/nJfm26+CTCOBX+411+l/bl6ur0d+8pFgHwLCeAMw1bMXcQZ6ttor18851iM",
+	"VF/DAXkDGAttb1M15qH5A2u6dMM3r88KhAHzTBpIGZ+MNBumz1ou731ICeVuvpDb+YF6/Ld2Pa9D5/nS",
+	"fH5zPpCrg29yb6ksA4w0ZheFAZoetpENxtzVal1bMdFWra+lAEJxEi8/CWLNWdQbEEzYGXObsWPXxSXt",
+	"tKTfGZr75RNAqq4AG5z+QBe+HqnipGmHMP9N4jUopQGaC/FVmxo8qgE97CGOzOjXjoCTKetk4juMCJNY",
+	"ZQeAU02yByVg2e9jqBkpCw9e8+GA/M3CKoWv4WVwOSSxVMzB0dpoahO4NuZiRqRYejCrC0eqpjSDYFBo",
+	"8WSqKW7/VHCViaR/otvpfxOaFDp5TIRWOq5iCSnE9lMOmFw2k9eGdjvEJDNZZstwDMibjM2SeL5QCKSl",
+	"XwIvqgGtaCI47/QanOolcB/XCc5Rfcnd22a+tTJxjVP+oXi+jk7gt+ZT+NJ++ClobvglUwsR3aBh+2Fb",
+	"w3gWdm/XfFdv9iW97p/M2U4tvqTXJyhG3Jzarq/3/PrtGUndlmq60X5VPOIBP8d8vi2M39SkQcFF6rvT",
+	"8pOWUzQ3679bpfqTUqJppzLtD4H5fmk3/aeOHmwn6Lx+8+7561dn+pUlve7TOcCcVFKa2ihWcxFLmiRY",
+	"rdK/gzZFGNyDlKR0zjS1ECnza7xVHCIDUk1vxgvukjaWImK9YyA2TCr4k9CGHGiAioNIb64gd+Bdmy8U",
+	"8kbobBYnMVXMVM80wT2YFVIZ4yNZ8rqC6USToDpJg7MwiaMQC/lpYmuoZCgvp5PiMUaZVwEJHsnmDBEE",
+	"QcAHjzT9NaHJMM+3ecLkaMz7tUkVsc6zPElW5OecJvEsZhF5//YF6YJoB0IP62kVR2FOJqF6C/psmaoV",
+	"LuBAN+7BwZQ9Wj7aqJMWy5nYpFvKva4AxYBhe8wJfijSfsIuWUJCmcN1H5EZTSQzGTcGuDQ8JlyYZHQA",
+	"LUW4MRjpc/+odEMaRTGiUk8gwEs/m+hnI6L1TIuKei4g49wcLBO/qEdVa6AA6gsDrDiNMH1FsenDbdH8",
+	"BrqD7/x8owJCToIUfcFWPce3LCIj5GM4lET9g4+UZHOTdds+D4bdKpA4YK1M30TTulFB7JBVWibmNAcj",
+	"MBj+f74q8fkBOXG1r64WQkL/vtigZ2BuQ8akSC6LiO5HsipGeDXhcH+OhodegyY9Al/G/AjbhW3I1fQz",
+	"fRjITJM55B8aYuiohJ5Erkoj72LuiAzINM+SHuTHw9o9ZZfxlJlCfWSql8Ihu77XG3oyB8zQORP2JXye",
+	"5dJEs1+vrLSjV++CiyuuDyIAXBLYsH6ascuYXZEZ0+Qp0wN3+8JFtqT6Zp/nCmRadyEMXCiVhEKDeurs",
+	"eprk+rToUej2QYaVjgh5yKG4lymj5ixaUg9q52UsYyUy0n3+hvzem2mPCO7esuOHJY05pFktRG5Ny7Jo",
+	"riCaO+J0lqgdbqhDM2iA86wQx64+KynNJNNUCFaKE3ouRZIrpglkucLdK6Eb8JgIFo6EAO1yu8sCJMKj",
+	"oeXW3pYoqFfpRl/5BpZDmKbdsqkpO70yUZ4KPovnJvclJF34cUH1DXHeDeH4583rDGii/7GG/NVcxsDA",
+	"RoBcTayQRGaQ8R2SLiRzG1pMpxdiNmvGgSiE81ul2/i71hl12tLQ9tIsnsZ8/mc6m/3p4vD6yc8HyRLK",
+	"IMxv+inuFMsqn3N2Jd3nIpvv7VR+b3rx5cBBdd/tqKC4345VdY3RyFARUNExd8y8Z6KyEbPpAVHjATL0",
+	"/iFDtxouv3hqCNzXjDNq3t9QIz1YjxvyFi6rrwZZUOPtdFxhysD0W1FCvjKddzeQ0xK3uzXoaSM/3AbE",
+	"FDYEEEvi9LYopmjKSBiN7s+mqFv/721SfMFo9GBRfLAobrAowkX5b2VQrNoALQNpxjokqPFAXh5L2FRJ",
+	"8s03qKWD0eebb/RLDtowLM3TEoMAwjPMH2iwMF7NWBrFrRti9yGZCUORzlfOgqB1boSR7AVjXgzEN1zi",
+	"SLBZiOS0dew8/2hhNtoHBRiwvj1LYrfdfAh5H2A+29NHaZpLJZYsQzxA+E4q0G7tExJHaDR8gXCNSiXg",
+	"5QLz4WtOKAkrSBlhUbcNXL1sRvNE9QhtgMmJ9fTTTGjRXu/eN9+MPEoNFgdDcUPvLWOGw3xLaMejvHqA",
+	"QfHDeWxIcXmuiOyq39KdgKUMEWux/knKMmjYs2rUB2+3wdklDoZDD8LaYc4EuguaSGEys4tFNGZSg4pZ",
+	"tGywLPHQ+hZr/NRgapv5PJLw0TGRAqdNbYiC7teGAHVDMAWKXA2M/1ErnGnCoBCLpiuCs74AgwV8LANA",
+	"ixTxlA3MTxOwr7LIfKGbl/m5u5Wyp5cLa9bQJKluCgZG2j3E5S0OUQ1bxU67tO56daurJW37UZyxqUpW",
+	"xyCG6k3TI2w8dBn7J2BtWkPh0OyEO/U0yRiNVoQqxIYJ8e4nFDZQYTFNewuHYP07td+aoolTyuEAFmAU",
+	"SphDdYoYRuZNi9yCf9lCmN1c5mCpk3Sm6QyJ51xkYMEn1uAFt1mOSGhU49CARyHkE79kmd5da+L26F3p",
+	"AFmrfyL4XHdUB6kkJ1VSoQUwIS5YRPLUyGB4W5METqTdPUilrpnYffO5zfu/idG8ZpA21XMqkPPOuQOY",
+	"TrEkcYSsI9FDh3HoYUnSpeTg+ro4uPq8FmU+rygGB/QCwq6nLFVIoOmYV881oVHUSLJ2tFda8g01Ubz1",
+	"bzddukPoLIRa9hSXMfjADHBQS6uDlqYKWuodEd9K3vjV3dyCtfVeNccCRlnnkbeugwrsrm5y1JRFZStD",
+	"yWlhpKpzBJz/0XC4xiipe7mNTdJuZWfUOfz5oP/k4n9e/bi//OPfz98O6b//YfqPeSfo+FvcGXVyTWWP",
+	"/rC/3wk6kCXSGXVoRP/NRwra2oyox/+FrIjYdbsRETbQbk9geEQEMpzvBPPu6IPl8MFy+N+12NDdGgGB",
+	"GHZlPOf9PO09GAHvotJRE0PaaPNLkL80m/wOb2byy9gs59H2dTbrCnnghJcBecsuWWZzGkF3cNQ551rP",
+	"DlVGucRiH6DJxnzMayJqgI7rEAcXkq5TO0FuD6cLfYXO6fQCZbC/odvefjChS63+Tab6WoSYXwlgf5ml",
+	"dQTfsEEGPGLRsa1MQroWDDGw6IJjbqsmAJpqzu1HPWMXnIEvGBMKY5qYmpYFbCr0E+VTNHGmmUhFBpBY",
+	"XVOZacynqKVlAhomC5rMCL2iK4wZ+IVlAhNAMZQnw4WOirqXsNqxdM9xgKjywvDEbMwpd7pQ+T1XnJTP",
+	"fXjV0Epz8iJOUxaFvWOIM0DR6JHUK06l4A6JAiypEPgUFcFAZgAgXzs1FVba30knhfk5L1Es01xBnUpz",
+	"FhzYLAjq7kXT0sBOKOxhqQtIZ/OMt0TSlcQ6qKAkiBlmgpoL78gBwWtLupIxEgIF1R+EvVFRdsE0qfWz",
+	"3GMpgMfLhZqgTz8gYYq0f6KEmCR6mGFQK5+wozJRvkftKgTujwsFs2cBqjK6lS9/ULtCTTih5tzu8G0Z",
+	"7xP/s/vnqFaYkB/EEDZ3WasBK6bckS6rG7cv3eGV7disyYCBCMOmjDERnjhF5kh/eKbvnFPtMGCpQh59",
+	"JeatuUa3i5zAVm6jpuCRAuR801R51FBvbrL/5ud/P2AvLqLnVz/kf4ivt1dDcIRfSBGxnberImYboAsT",
+	"z2CoIxJjSzyvqGEXSpgz+RDN8C+rk+irfAOFRH9W10aOtvtw5ww8/dHnVEN0f7eoXmIvWiFDaiFla/3j",
+	"K6tt2ky9O+WaJTOznWvVAGvSb69Xsn9wM2UA1veOVIEzrziYsRuPeV38R7ExjtgyFYrx6cogUaIISQtN",
+	"4hGaYFHgm2BN7dhUGUXAsjFvQCwbEUqwtBS6MZxQiqGsAJxW2KCfkDDKkXWwiTfWkHRVBi6IWIFuYoRo",
+	"ezJNFXsQoi24iCf+04yRqyxWinFiYmEjqug5lczn+AGGnGMFQ6zbBuX5bYgFX7nYZdMaLOqPbnMDNN7H",
+	"kuhRZVAeoS6ukpwnTIKUz6LeaMz3B+vkyRI0nC1EEJKu89H6qRla6GYZeA9ICJH26ppPjAAVL5lUdJla",
+	"IcrHo+uN+cGAhCXZr30QdTHUht0GoCoFhLM5hTdERq4yMHSvUtY7xpHtIqF2l1gYj3KyP/yP/YPemB8O",
+	"SCimULsimujPbAucPD97Tf747XCf6Nna4GfwbFKpyOGQmIQOLfa5d+FQitkMquNBDDsMM2M00QeFBUQk",
+	"EegxlNs2wPZZDO0xwcsvbQzNLFd5xnpjfjQwvouocA65qheIEBCQlEZRwgKSsKXg8uecsV9WgdURGDMV",
+	"BZJVQM4zGnOVMfholdIkIDRaQd2/n3OaMUCRTePZKtAi0gQuckDmQswTNkkTCtjCPNffQTBOOOaPvRFO",
+	"rHcyjtZUv3j82K9+MebfDkiYxJcM/FHFZ+dCJIzycMz/MCBHBwdaT5N5qpVvFk2w9sh0FY5IaP9N/v73",
+	"v9tEAvem2a7w/dlTrbg9e/8WC2T8+OppeGxd4niw9Cs9qFxSVIQw15CLiVcmIuxhys46F0/JSSQy5+oZ",
+	"YJy48/jZbIpjsI1UPHsQiF9x7lXqgWny3IPRYJQ7Bkb7NU18DUWTlyKegFe8R92SL7LINgGvOYcdd14d",
+	"2+U6GKa2nkP42Hz5PCoIhRJkitB7BQGuDqscCF/bL0y9GpGcqzipeueh2AlBf2xh27GOicJXWaEqY95a",
+	"5Me/3JXOjNHVBE2b5xaywGgb9qUxR5em40gQaIeQPbYHFzUXS4hvAMLjBqZVXsy1CsbcWA5GTaVt2HUK",
+	"loagKZ3G5ZNgdkeV408pt2l6Yw5B3gNyYiw/zatq/PRW7ClC7ljfJEQZe47d7hEJTUESkzRmiqCkdOX8",
+	"ydUNLcmYcCOOYQ0qpVVMg7X6KoLbwsN+OwPyBj8b6bb0QZ4saDKb0Cu6mswysZxoZtUtcaP/878wlnBP",
+	"86Ee1HG61hsTYmWmmJMl/afItMzjMr2gszG3ROyOzVtYZSmoUbAxtw9K1i/ARNe/tklSR8MngTHJeWv1",
+	"SBItd2ghEXMFI6ZonMiBfggn58qcZ6+YNGxlJUqh12hwI92j/cOePteNLIB0jw4OenWrHOk+Hg5729vm",
+	"7tvWVKsIu9EUZR4/0Y+f2h2p2Jm09BpLPPoLT7w9Z4wXaXJlaxQYr9baolppQDkfyCv52EC3fWsKKgVr",
+	"bFtnqB/ePCnIu4id0dGT4TDo2CPSGXXenz1d74G/WzuYns0XsoJh1+02sDOr6HhKTsEERUa6DUwFnSW0",
+	"xmjJgkbEsBTUgPxN91J7H6xnD9azzdazJ9t9uDNIZav17GDbkRrzBT1PvnK7m3H8t5gzfqsWuCaO9UWM",
+	"bWvw+cD6dueAxCU8QZNvfwZ9u4hixqMU3oLCL2DNCvGV/lk851TlGbOh81o4v2QZQklYVg/uWIskVoYV",
+	"7TrLD1EiYRnFgjuYjd7TWus5BZ+kTZ2Wtkc/LBdZQyUae0CeOcgDyld2Vlr+sZoEIBlMpyxVLBoQLRRg",
+	"ns6I7JOX8XdGtoNmyEfybDZjU1WT7NbGW38kr8vR1iNzdRwLLIABLELakikaUUWPXRR4Q0A1OfMCsokd",
+	"AmpA1rUE5lOM7MYM/oGpfNge7l2KBQcvY7kjq2A2jt978ZHcahrHGJRr4AVMcLobM24o/IQqk13vsjs/",
+	"cD+ZkIABSosw+lrYyaOS+bXrggf2SrEjPehszF+aSQBoC1PEW2u7X5J0KY8QPKwUJR840AN/BbGgW0+r",
+	"faXEjcAkcjQkanjmaGmq00YEC1CCyukFUA/ICcflhNs35s725bBS7DUBwywEYOsTnq1scAWLTANo6zXm",
+	"9rQwzozA7xIx3XLG0CrNVS1CBJBIzB09GA49pS88tjuudXUkg/ZdfBVD4A3sA6LYFDkgsU0EKJCD3DNL",
+	"qx5JIq70cVULz+jgBx15n445PPK+7dZF0cCad/SGBcRNpq7CjEy94/IxGXMMxPYvJa4wJK1UGgmIFI7N",
+	"JlKAUUQfwqakMP1WaPYbImmgaCwAeAg+ZQPy7ywTJhbCSs1gHdKtdylRWQy2ehzU/8/etTc3biP5r4LS",
+	"P6GqKNkbe5KcXVNXXttJlLXHc9akclerlAiRsIQZCtQRoGztlL/7FbobIClRD79n6/LXjCWKeDX63b/W",
+	"RqZprQDF7my7y04si1XilqcsiEYyTaUaD12ST1Ql8mG8iFOr1ZdwI94tAscx4wsNJLWEcLTUTrrLTjzH",
+	"wRQhn2ReYUCB4zSsgq+h+BQHA7+il0AhKxRiqbiLFjpTg8yMdp1oC1WOFFXzluyy4ZTq+UZl3jmauxJq",
+	"+SwTquRb5Y4p1TO+nNcC2BAAPpHV6VmdFYjE5MqXQPEVfpi4jJegzszsNbJykiCS9FHpLliW5CTILT+6",
+	"9B6KtQ8N1IoqwEqRLjWzQklSHUop4QMfk2jbgVZeUU/exzRActyUzztnPEHwNuL6BCpbVjm0MODscQ4R",
+	"ehlwJFebgMdLXpYuO9w/PGIRqVMVTBZ7pO/295dajx8twzPbe2MqDFaXmDqIZdEIvAzT+gPn/kKQyzgG",
+	"6Dev7UaghZ3EX5qcCKhyOdWMBV40hVQdBazU+aL8t+23xlr9NwJHRgPDX7lGW0/IuVixBuZk8zhDz5ks",
+	"zYYefdvxenvd3BsROU/5XWe0MJbO/rZ/+NO7H38IWzm/9XT4rH17Pbyr3vvKk7nIjdQi7yX3ew7udff+",
+	"CVtaHfmOo5ceSPbFrhQOsUvHI1rmX8jE316bo2q3n7cCH64TzIdiKnIZV0CRg/LStJkE2AmpwCFiJq2w",
+	"pfhUQK1ZebNay6Kl6ui2s+AGXOLmh8NW2JpKJafFtHX0N/T34FdiDNd4x9ZKLID2JFxRq99xzq3yG8Ff",
+	"ESXlSDWXBo0bnSn2OZNK+7T5BUuzcQXnnJuBgjq6LrvOwCKhl4UsgiHhP4qnC8z7Jg05ahLuJ0myxBle",
+	"SMLjy9+m8xKOvRsv+osV/X9sqdSD+8e4k6mjBfYze41GC74zwcZmCmX/AsAsxhaN2AKhI1XZ1CByAw7p",
+	"IwfE0T5yvg6E24DI2ITnJvQ2qYfZlHkDJr3rdgcPQavasFrM3GWuwslVfbs5SWPtDsRK0Cw42P++DQ6E",
+	"cuV70LABQYtxfVXEJHrPd5qd9q9/xphxyG4nMp6g15+nqR4ogEDimkX/3bHPdeD8G5nemRv3Ix+LNYrQ",
+	"Zgqsv+E+bB3s7xBhuaZNaG1G4Kkdd4UCy88aCXBnqttRRy1Ph2stjFVR7b/3G8nUHh65vG5kKnTI7IVK",
+	"khI3CzEhKkcNpGS/mlKqz3/O36PxS95xsn7JE6XE7UCNCpmCywoRZxNGve6PUV4SzHbM4Tu8KwlfEFQK",
+	"LdnFBaLeTedDpkTn0pr4mwnmxO5Aa4ueEvHZrPtZY/6d/X+sdXSM4MSQW2b1Ejv5w/3DdSoLjbNeVyF1",
+	"BJMO7YFtDcL0buwqYZEQhtmi/htxZ/ZibPGyYVh87jOfc9yCzY83Cl5LKEti99SenMPJ2iZ34WH37H3Y",
+	"Ov/Et0ai4RmYz0ETpNmHDFKFIXr0dlN7oJjenal8pxmuFuFtzCIVTE8EkNyO3GYV0Wu7gEM2v5Z/9A3P",
+	"jYar6nv1yLHqSHXEOPX0cTJlBBmXDhfEwVmNFlYoTrLcdFI5Fwlkx5E4RBFDwhAkl2IH+987Xye+HhhS",
+	"EJE8aodlflCm0HV4etFjhRa6y65UrQtRWAPmGwtD/vR18pgF0a/GzK5UugBPIp+KvjTi/QW/g7/tSYpo",
+	"oMAKiP5+0j8f/n59AQnpgMZ7zH6EHGsMvYwzoZeE6mZOdgFHscQFSIotYeNmykhVQJZofaeWbsZFVma6",
+	"rN7yygbfUPRBiVt3oN2HMbtWX5iOU+aaRltz7gDOJdUYzxWJa4WKKj7hh01rC7JeX46htIIo7hEifrdL",
+	"92D5nmbjDDsENhu05yqpaWIssGqXB6LLxTz7gvGKhMWp4IRHg1uOkh76Z1WVOlIUrKY2UPCqY4dsb9Vw",
+	"K6UggKKEj+O5uF5wuH/Q3kbcdkG7WrJ3ndvb2w7knhZ5KlScJSJ5AC4MjPYz8rtH+K5Bgk7MNH2g7Owj",
+	"68kKs3QRN12OUzyfVbb0UFLf0e789dPlBSrJK37fLW037W2x1ED+zW9BIxbzvUwm8V73VqRpB8J3e9lM",
+	"KJl0amD2a0Xc1Uyo3hlzzf0SqeMMQt5ukQImB3FGqXVhuVH0dcQ14Ljf+xlEbYgFuTY2UIRDz0vtgfVR",
+	"d1m6I2J+JZP4zI38VD9wiaH2MbcjGWnfg+RDRJONPqPR06j9lXuQZHEBGIWtZ9Z9zlZ3dXXUClmhmvJk",
+	"tcdRi/fWbLSceC332qc6BZYZsZs0uw3Zx3+cnrP+9+9+8JUkbasZAW/lGjPGXDk/lykmPoC10R2oE0U+",
+	"DZB7mlmtCsQe7Yi4k5pSX6pUCB4B6DtCBZLrKOrEr3LFPAIDBxoclRZOnEqsoGptsWqafuy8CcMil4/7",
+	"PVLQ0CB4z4NfoA03j/qhslbqY35oyWAYT3iaCjV+hjcMEYroUYuPsy279udjfCqlpNjRdVr/weETZNFW",
+	"duFURZf7+VyMYgfBsy7K0LMzw4YwNc6B/II07JIPNDngqteIUkoi7H4F2VxA5FF364XvF6OpfDVt60zM",
+	"/ci76lwP9M59s/T3yqRXk2Iy6Rj0qK+tvad0pejroCWTIdYHte4R69d+CNQ4aIVsAKzEfheSD9s1b1pV",
+	"gCifEcbRmF+L8qgG1cQ4WOZoZCIl1/LT4lSCHN6LeZoiKNd6BWqgKhrUeonXSzDE8DIBszMxpwHeqL6m",
+	"OoH1VTYQvaTD7rZeJV1l4+W5tEoTr9MRTe8tb8/n2y+bm2X/1r/6wP4QI/YPsWB9YTZZBAhh7GEJGAdE",
+	"29w81Sj4zU7yre0BAh1/DSPAsh6rNH8RC/1y6v8Wrnl+5/wazaI8IMg/jeo/COghVTbkUdtp/P4OUvty",
+	"agfArn8+ZT/8ePgf1o4cYCELcmD477AyF8uO22tp42Gs7ukyHsZ7vE/lSWxvO9OzD+gqu3uWoa+sYuOC",
+	"2iuDnigGD2BZ9GvcD/TwOVP0DdjnRPDUTP61IQuuTJC+nchUVBNeMdKo2a+fPn08ZiYrHGB3ImZCJVCE",
+	"3tTG/1ca9AVpDIfY0Lof5i8146mci2dLSdl4/hdyLiDeP8uzURXBym+QfjJP/Kz39DzuUBPm7ufNInG5",
+	"Z3NwfX5ydnlumVdPGTG2wm/QanfZRcYBqtMDHECUgQToKOcKAl7SUBsAPlARjhUxgW0xwDW9sLIgSsQN",
+	"plLpPH4/aFWcbzj77mc9aEWoiEYJN7xjl+TKCGXyftDC6HVZDIMB7EGLEhzcmFO+wJIKGJyVL+Mz2bHD",
+	"lqCymMmNk6bwOvadggRy/8NEjIoxWW/+Q3TDd5JsyiHH4kqxNONJWMKywnb9fn0BdfXQvhODWbTxA5WL",
+	"WZZTQAuRQ4LlPs7va29qU2ARstGxTIFaJlaaxrgmDlDO0pnx3CxcmGaplUwQfeRm8n5vQ6AM3FOWAux1",
+	"70PNADRXitj75n7VvhPsRI4nUIEEG1SL4qUuigfr0sIA/gfMMFMhYVT515/hDgN6a9nEq8tOfCdtnyYu",
+	"NLJZ9kXMDAsqBT3sVirdPq5stbVHsBQGj4GgRCJcTFfP4wgAMaQJyiLNkFXnFDI+k3/nWoQMSOQeih3G",
+	"wkBft14StKGAwupDxSwoIFMyROdBG1oQrLQ0OXaAPhh1/Jp9Can/QAilXCFKqfsICHQszBk3PLAvQwLo",
+	"Ieasm679Y8J1BeAGchgdif2ep1E7hNokaqsawApgO4N2NFCBn46n6v8tRCESyBYFwr6RSuoJoM5E9gL0",
+	"53FQ2S/qJ9e2dCmN5KnU1NlmLAaKei/xscfloRoMmXTZKU9TzWaFptbslaP5LzuJyKGjlZcYrqBIWMAH",
+	"6qZQBK1m7eR/omMuZN1ul+dj/WfUpj7as5QvRNK1LGpUjKm/hzV5NZPqJoMrd8tzq9LqWsmruJF3LPqn",
+	"nsd/RscOVQVKTtNbS6tpNh6L5NgH2ip3HwtgzMSeP5OKQpcQ/AUAl0qGjcLeyc05Nuef+BhKG+vJNiw4",
+	"2D9sH7Pxv+SsQ2qiP8GBQicxlV9oJk2XfYBgbZ4Qv/CyXArdZKr/IswnXEkf01PCB5Yu17JmtifZnMBU",
+	"z+1KwBX6KE9ofcZljsoDfvUhM5eUv7JDYsiypNVur15MB9gk+/uot/nUixuJva+jVf0hCpdgXGIOcePu",
+	"VkI4SSXXf1HD7tTAAkisgXBS+2VIY3N60NVMKFflHYEvD5we0Xca/wQ9BLNQEaaL3B1sKejqXCJm2Sc+",
+	"cOwNn/hOr43J1T7v+Agd0qI100MI05EYd94GoRKNFYQ+X4nHXzBrB5ZedU7+4ci6wQEkDdMTy5Ap9heA",
+	"pA7xaKjydpaBj9TX6boM2xPlCk9DVmgsX3O4NuTxx+QlTkoPB7VYZ4iw1cRjIZWIUml3iPxtj509OXz0",
+	"0v7+rVeo9EXPcF++hYjRpyVqsu87YlMJeHWlBwnd9UBSlTrjBjIkbCXwv2sU2PUkPXHHY5MugHdv8caD",
+	"nrGjS/4YkDYwq3fEyzxzS8kQ7woo4Xcpi9BrgNbycDiPdBXbxwN1uH/g8uoLDWpFwiir3yrxq++zFxp3",
+	"6GD/YDn7rqz2d2X3lA+17ga9bhgNhnygf+0hF3AXsCKI/PTUIwNuB28XoXOZfBtuxxt4y+oyZKNrxUs4",
+	"JwJdo1CXbyu8V5oiwkGpZ/lyDHBIO1d0O3T/JSHn+UngAnm8SKRQsQhR4ixCBukQ7VVOUs/2rRQLGAG1",
+	"HvaRAnSUjFwLLqvSiHwqFU+PGzmAVNoQOsfmm4tDOM6y5eaeui1/Jvm3IYHjMb8Dg+/RP6yGCF5aan9j",
+	"TGMjD7hGsvOgQ41a5htwgakwuYzXW1cf82wqzEQUmhlxZ+xVBKBygKT1WaETY2YOXFUPTWZ46mFlGx4Z",
+	"JpT5OEQcex0N1GiBvVBDhh4NcglyU+jjymuwKG3o4HDcWKMF4VJYMnNeo7Lb7EBVe50OXQtaAKApGzG1",
+	"ffoaAL8fs18ylhcKYM8B/YU87bRnAHWaYd99k7FFVuQDNc2UNBlCe6/JgPtFmEva9d2SfWcpl+oRlTJu",
+	"nq8SEKgQytSv7gWsvmwmFJ/JrguhrK8tK0Yp6m/2rp187PncTejF9lv/6kOj3U9P2++fGtTZKYK9PLvX",
+	"OS5Ex52JWN7Q/Flgl9x+2VNbcMxbf+yp/c/J5cWmU7PfP+zU3Iz+bU/NLvmFTg0c5rvGU8mP7ruAODgq",
+	"h7aJGwxhSqwMcmiGWE0DJZoCsKN1yESqBXu3f9B41tc4rRdtmcWTBWJjN/fL4skCofXyOTi/b25k/IxY",
+	"AO9Q83iNtXwAyC+eLI4JEVJTSAorpsvoN8GLvg6hX/t68peKL8Pw+by5JveTrzzGvEHtfMxS+xvPgmjK",
+	"vwirIUTuAYwqW1XnaG8vzWKeTjJtjn7a/2kfcmWKPG0dtfbAtUsLWq24kVA/b3UUHQLWnaYoiVVStA/r",
+	"uRxI53e1z4wWGMAGV6G1Wrqleu6Bba3+Xh/zD2gT74NUGD5UQiS+UY80WDPoEgx8ZjwdU8NLrzPo3QJe",
+	"Q5qqV+MiwLLkKumkUkHkklhome7f8MblotSpyMciYanUmP/mcHBRR6y8jrCfGhbusWFIv8P1C2OkGldA",
+	"DEK7+yLPeUr15/ZxQjLQLCC3D5mh2BaxMnwFC2J1Cj2FxamEF9gpEfkcQFXlTR6zavU9mCSC1wWgFlYk",
+	"hfMwNTvsK6NUrljzIbg3YCesG1/piusP1rrb234OVQ9I3RQaKJdOZIkSmkW5riDRVe/sdNjr938/v47q",
+	"SYosgB5TBEyYFBAhBS2efNC0NDSrtpCW3Xmq7fX1ukuBI1wp9fI6vehVj7ssM7v/8/7/AgAA//8=",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

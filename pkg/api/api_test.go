@@ -193,6 +193,67 @@ func TestUnknownRouteAndMethod(t *testing.T) {
 	}
 }
 
+// Every error of every route carries error.code, in both envelopes: one refusal per area, with the code
+// the documented list gives it.
+func TestEveryErrorCarriesACode(t *testing.T) {
+	t.Parallel()
+	env := apitest.New(t)
+	r := env.Seed(seed.Options{})
+	other := env.Seed(seed.Options{})
+	key, account := apitest.Bearer(r.APIKey), apitest.Bearer(r.AccountToken)
+	programs := "/api/v1/programs/" + itoa(r.ProgramID)
+	tests := []struct {
+		name, method, path string
+		body               any
+		headers            []string
+		status             int
+		code               string
+		typed              bool
+	}{
+		{"click 400", http.MethodPost, "/api/v1/track/click", map[string]any{}, nil, 400, "invalid_request", false},
+		{"click 413", http.MethodPost, "/api/v1/track/click", map[string]any{"affiliate_url": strings.Repeat("x", 70<<10)}, nil, 413, "payload_too_large", false},
+		{"lead 400", http.MethodPost, "/api/v1/track/lead", map[string]any{}, nil, 400, "invalid_request", false},
+		{"lead 401", http.MethodPost, "/api/v1/track/lead", map[string]any{"customer_key": "c"}, apitest.Bearer("rt_unknown"), 401, "unauthorized", false},
+		{"lead 403", http.MethodPost, "/api/v1/track/lead", map[string]any{"customer_key": "c", "additional_data": map[string]any{"test_mode": true, "program_id": other.ProgramID}}, key, 403, "forbidden", false},
+		{"sale 401", http.MethodPost, "/api/v1/track/sale", map[string]any{}, nil, 401, "unauthorized", false},
+		{"refund 404", http.MethodPost, "/api/v1/track/refund", map[string]any{"transaction_id": "none"}, key, 404, "not_found", false},
+		{"readiness 401", http.MethodGet, "/api/v1/programs/me/readiness", nil, nil, 401, "invalid_key", true},
+		{"CLI poll 400", http.MethodGet, "/api/v1/cli/auth/poll", nil, nil, 400, "invalid_request", false},
+		{"CLI callback 404", http.MethodPost, "/api/v1/cli/auth/callback", map[string]any{"state": "nope", "id_token": "x"}, nil, 404, "not_found", false},
+		{"CLI init 401", http.MethodPost, "/api/v1/cli/init", map[string]any{}, nil, 401, "unauthorized", false},
+		{"CLI status 403", http.MethodGet, "/api/v1/cli/status?program_id=" + itoa(other.ProgramID), nil, key, 403, "forbidden", false},
+		{"CLI retired route 410", http.MethodPost, "/api/v1/cli/stripe-connect", nil, nil, 410, "gone", false},
+		{"management 401", http.MethodGet, programs, nil, nil, 401, "unauthorized", false},
+		{"management 403", http.MethodGet, programs, nil, apitest.Bearer(other.AccountToken), 403, "forbidden", false},
+		{"management 404", http.MethodGet, "/api/v1/programs/999999", nil, account, 404, "not_found", false},
+		{"management 409", http.MethodPost, "/api/v1/workspaces/" + itoa(r.AdvertiserID) + "/members", map[string]any{"email": r.AccountEmail, "role": "admin"}, account, 409, "conflict", false},
+		{"dashboard me 401", http.MethodGet, "/api/v1/me", nil, nil, 401, "unauthorized", false},
+		{"events list 400", http.MethodGet, "/api/tracking/events/" + itoa(r.ProgramID) + "?dateFrom=today", nil, account, 400, "invalid_request", false},
+		{"events list program key 401", http.MethodGet, "/api/tracking/events/" + itoa(r.ProgramID), nil, key, 401, "unauthorized", false},
+		{"daily counts 400", http.MethodGet, "/api/tracking/events/" + itoa(r.ProgramID) + "/daily?dateFrom=2026-02-02&dateTo=2026-02-01", nil, account, 400, "invalid_request", false},
+		{"webhook 400", http.MethodPost, "/api/v1/webhooks/stripe/" + itoa(r.ProgramID), map[string]any{}, nil, 400, "invalid_request", false},
+		{"unknown route 404", http.MethodGet, "/no/such/route", nil, nil, 404, "not_found", false},
+		{"unknown method 405", http.MethodDelete, "/healthz", nil, nil, 405, "method_not_allowed", false},
+		{"wrong method on the sale route 405", http.MethodGet, "/api/v1/track/sale", nil, nil, 405, "method_not_allowed", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			res := env.Do(tt.method, tt.path, tt.body, tt.headers...)
+			if res.Status != tt.status {
+				t.Fatalf("status = %d, want %d: %s", res.Status, tt.status, res.Body)
+			}
+			body := res.JSON(t)
+			e, _ := body["error"].(map[string]any)
+			if e["code"] != tt.code || e["message"] == "" {
+				t.Errorf("error = %v, want code %s and a message", e, tt.code)
+			}
+			if _, hasData := body["data"]; hasData == tt.typed {
+				t.Errorf("envelope: data present %v, want the %s envelope", hasData, map[bool]string{true: "typed", false: "platform"}[tt.typed])
+			}
+		})
+	}
+}
+
 // Management routes are validated against the spec before their handler runs.
 func TestRequestValidation(t *testing.T) {
 	t.Parallel()

@@ -1,8 +1,12 @@
 package api_test
 
 import (
+	"maps"
 	"net/http"
+	"slices"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
 
 	"github.com/reftrack/reftrack/pkg/seed"
 	"github.com/reftrack/reftrack/pkg/testkit/apitest"
@@ -81,4 +85,60 @@ func TestEventsList(t *testing.T) {
 		t.Errorf("non-member: %d", res.Status)
 	}
 	platformError(t, env.Do(http.MethodGet, "/api/tracking/events/999999", nil, owner...), 404, "NotFoundError", "Program not found")
+}
+
+// Every field the interface lists as present on an event type is in every event of that type, null
+// when it has no value; fields of the other types are absent.
+func TestEventsListFieldsPerType(t *testing.T) {
+	t.Parallel()
+	env := apitest.New(t)
+	r := env.Seed(seed.Options{})
+	// A click with nothing but the link: no page, referrer, session, geo or device data.
+	clickID := env.Do(http.MethodPost, "/api/v1/track/click", map[string]any{"affiliate_url": r.AffiliateURL}, "User-Agent", "").JSON(t)["click_id"].(string)
+	if res := lead(env, map[string]any{"click_id": clickID, "customer_key": "f1"}, apitest.Bearer(r.APIKey)...); res.Status != http.StatusOK {
+		t.Fatalf("lead: %d %s", res.Status, res.Body)
+	}
+	if res := sale(env, r.APIKey, map[string]any{"transaction_id": "fp_1", "amount_cents": 100, "customer_key": "f1"}); res.Status != http.StatusOK {
+		t.Fatalf("sale: %d %s", res.Status, res.Body)
+	}
+
+	// interface.md, "Normalized tracking event": the fields present on each type.
+	listed := map[string][]string{
+		"click": {"id", "event_type", "timestamp", "click_id", "session_id", "page_url", "referrer_url", "geo_country",
+			"geo_region", "geo_city", "device_type", "device_os", "browser_name", "converted", "createdAt"},
+		"lead": {"id", "event_type", "timestamp", "click_id", "session_id", "page_url", "customer_key", "converted", "createdAt"},
+		"conversion": {"id", "event_type", "timestamp", "click_id", "amount_cents", "currency", "sale_type", "payment_status",
+			"processor_event_id", "is_recurring", "createdAt"},
+	}
+	for typ, fields := range listed {
+		t.Run(typ, func(t *testing.T) {
+			data := env.Do(http.MethodGet, "/api/tracking/events/"+itoa(r.ProgramID)+"?eventType="+typ, nil, apitest.Bearer(r.AccountToken)...).JSON(t)["data"].([]any)
+			if len(data) != 1 {
+				t.Fatalf("%d %s events, want 1", len(data), typ)
+			}
+			ev := data[0].(map[string]any)
+			got := slices.Sorted(maps.Keys(ev))
+			want := slices.Sorted(slices.Values(fields))
+			if diff := cmp.Diff(want, got); diff != "" {
+				t.Errorf("fields of a %s (-listed +answered):\n%s", typ, diff)
+			}
+			if ev["event_type"] != typ {
+				t.Errorf("event_type = %v", ev["event_type"])
+			}
+		})
+	}
+	// Fields without a value are null, not left out.
+	click := env.Do(http.MethodGet, "/api/tracking/events/"+itoa(r.ProgramID)+"?eventType=click", nil, apitest.Bearer(r.AccountToken)...).JSON(t)["data"].([]any)[0].(map[string]any)
+	for _, f := range []string{"session_id", "page_url", "referrer_url", "geo_country", "geo_region", "geo_city"} {
+		if v, ok := click[f]; !ok || v != nil {
+			t.Errorf("click %s = %v (present %v), want null", f, v, ok)
+		}
+	}
+	if click["click_id"] != clickID || click["converted"] != true {
+		t.Errorf("click = %v", click)
+	}
+	leadEv := env.Do(http.MethodGet, "/api/tracking/events/"+itoa(r.ProgramID)+"?eventType=lead", nil, apitest.Bearer(r.AccountToken)...).JSON(t)["data"].([]any)[0].(map[string]any)
+	if v, ok := leadEv["session_id"]; !ok || v != nil || leadEv["customer_key"] != "f1" || leadEv["click_id"] != clickID {
+		t.Errorf("lead = %v, want session_id null, customer_key f1, click_id %s", leadEv, clickID)
+	}
 }

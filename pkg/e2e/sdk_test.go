@@ -145,9 +145,10 @@ func TestDocumentedErrors(t *testing.T) {
 		wantAlreadyRecorded bool
 	}{
 		// 400
-		{name: "lead: unknown click", status: 400, errName: "BadRequestError", msg: "Customer not found. Provide a valid click_id or customer_key.",
+		// Every error carries error.code, lead errors included.
+		{name: "lead: unknown click", status: 400, errName: "BadRequestError", code: "invalid_request", msg: "Customer not found. Provide a valid click_id or customer_key.",
 			call: func(c *sdk.Client) sdk.Result { return c.TrackLead(ctx, sdk.LeadInput{ClickID: "nope"}) }},
-		{name: "lead: already a lead", status: 400, errName: "BadRequestError", msg: "Customer status cannot be updated to lead. Current status: converted",
+		{name: "lead: already a lead", status: 400, errName: "BadRequestError", code: "invalid_request", msg: "Customer status cannot be updated to lead. Current status: converted",
 			call: func(c *sdk.Client) sdk.Result { return c.TrackLead(ctx, sdk.LeadInput{CustomerExternalID: "dup"}) }},
 		{name: "sale: old occurred_at", status: 400, errName: "BadRequestError", code: "invalid_request", msg: "occurred_at must be an ISO 8601 time within the last 30 days",
 			call: func(c *sdk.Client) sdk.Result {
@@ -172,10 +173,10 @@ func TestDocumentedErrors(t *testing.T) {
 			}},
 		{name: "refund: unknown key", client: f.clientWithKey("rt_unknown"), status: 401, errName: "UnauthorizedError", code: "unauthorized", msg: "Invalid API token",
 			call: func(c *sdk.Client) sdk.Result { return c.TrackRefund(ctx, sdk.RefundInput{InvoiceID: "in_dup"}) }},
-		{name: "lead: unknown key", client: f.clientWithKey("rt_unknown"), status: 401, errName: "UnauthorizedError", msg: "Invalid API token",
+		{name: "lead: unknown key", client: f.clientWithKey("rt_unknown"), status: 401, errName: "UnauthorizedError", code: "unauthorized", msg: "Invalid API token",
 			call: func(c *sdk.Client) sdk.Result { return c.TrackLead(ctx, sdk.LeadInput{CustomerExternalID: "dup"}) }},
 		// 403
-		{name: "lead: test mode names another program", status: 403, errName: "ForbiddenError", msg: "program_id does not match the API key",
+		{name: "lead: test mode names another program", status: 403, errName: "ForbiddenError", code: "forbidden", msg: "program_id does not match the API key",
 			call: func(c *sdk.Client) sdk.Result {
 				return c.TrackLead(ctx, sdk.LeadInput{CustomerExternalID: "dup", AdditionalData: map[string]any{"test_mode": true, "program_id": other.ProgramID}})
 			}},
@@ -189,7 +190,7 @@ func TestDocumentedErrors(t *testing.T) {
 				return c.TrackSale(ctx, sdk.SaleInput{CustomerExternalID: "dup", AmountCents: 100, InvoiceID: "in_dup"})
 			}},
 		// 413
-		{name: "lead: body too large", status: 413, errName: "PayloadTooLargeError", msg: "Request body is larger than the limit of 64 KiB",
+		{name: "lead: body too large", status: 413, errName: "PayloadTooLargeError", code: "payload_too_large", msg: "Request body is larger than the limit of 64 KiB",
 			call: func(c *sdk.Client) sdk.Result {
 				return c.TrackLead(ctx, sdk.LeadInput{CustomerExternalID: "dup", AdditionalData: map[string]any{"blob": strings.Repeat("x", 70<<10)}})
 			}},
@@ -347,13 +348,13 @@ func TestRetries(t *testing.T) {
 		{name: "sale through two 503s", plan: []fault{proxy503, proxy503}, call: buy("in_c"), status: 200, attempts: 3, reached: 1, sales: 1},
 		{name: "sale after a 429", plan: []fault{limit429}, call: buy("in_d"), status: 200, attempts: 2, reached: 1, sales: 1},
 		{name: "sale gives up after MaxAttempts", plan: []fault{proxy503, proxy503, proxy503, proxy503, proxy503}, call: buy("in_e"),
-			status: 503, attempts: 4, reached: 0, sales: 0},
+			status: 503, code: sdk.CodeUnexpectedResponse, attempts: 4, reached: 0, sales: 0},
 		{name: "a 4xx is not retried", call: func(ctx context.Context, c *sdk.Client, freshClick string) sdk.Result {
 			return c.TrackSale(ctx, sdk.SaleInput{CustomerExternalID: "nobody", AmountCents: 1, InvoiceID: "x"})
 		}, status: 400, code: "no_attribution", attempts: 1, reached: 1},
 		{name: "lead whose answer was lost answers the documented 400", plan: []fault{dropAnswer}, call: func(ctx context.Context, c *sdk.Client, freshClick string) sdk.Result {
 			return c.TrackLead(ctx, sdk.LeadInput{ClickID: freshClick, CustomerExternalID: "fresh"})
-		}, status: 400, attempts: 2, reached: 2, leads: 1},
+		}, status: 400, code: "invalid_request", attempts: 2, reached: 2, leads: 1},
 		{name: "whole refund whose answer was lost is resent (skipped)", plan: []fault{dropAnswer}, call: func(ctx context.Context, c *sdk.Client, freshClick string) sdk.Result {
 			return c.TrackRefund(ctx, sdk.RefundInput{InvoiceID: "in_base"})
 		}, status: 200, attempts: 2, reached: 2},

@@ -3,6 +3,7 @@ package manage
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strconv"
 	"time"
 
@@ -42,19 +43,52 @@ func (h *Management) ListTrackingEvents(ctx context.Context, req gen.ListTrackin
 	}
 	out := gen.TrackingEventsResponse{Data: make([]gen.TrackingEvent, len(res.Events))}
 	for i, e := range res.Events {
-		out.Data[i] = gen.TrackingEvent{
-			Id: e.ID, EventType: gen.TrackingEventEventType(e.Type), Timestamp: e.Timestamp.UTC(), ClickId: e.ClickID,
-			SessionId: e.SessionID, PageUrl: e.PageURL, ReferrerUrl: e.ReferrerURL, GeoCountry: e.GeoCountry,
-			GeoRegion: e.GeoRegion, GeoCity: e.GeoCity, DeviceType: e.DeviceType, DeviceOs: e.DeviceOS,
-			BrowserName: e.BrowserName, CustomerKey: e.CustomerKey, Converted: e.Converted, AmountCents: e.AmountCents,
-			Currency: e.Currency, SaleType: e.SaleType, PaymentStatus: e.PaymentStatus, ProcessorEventId: e.ProcessorEventID,
-			IsRecurring: e.IsRecurring, CreatedAt: e.CreatedAt.UTC(),
+		if out.Data[i], err = trackingEvent(e); err != nil {
+			return nil, err
 		}
 	}
 	pg := &out.Meta.Pagination
 	pg.Page, pg.PageSize, pg.Total = page, size, int(res.Total)
 	pg.PageCount = int((res.Total + int64(size) - 1) / int64(size))
 	return gen.ListTrackingEvents200JSONResponse{Body: out}, nil
+}
+
+// trackingEvent is one event as its type lists it: every field of the type present, null when it has
+// no value, and no field of another type.
+func trackingEvent(e events.Event) (gen.TrackingEvent, error) {
+	var out gen.TrackingEvent
+	ts, created := e.Timestamp.UTC(), e.CreatedAt.UTC()
+	switch e.Type {
+	case events.Click:
+		return out, out.FromClickEvent(gen.ClickEvent{
+			Id: e.ID, EventType: gen.ClickEventEventTypeClick, Timestamp: ts, ClickId: deref(e.ClickID),
+			SessionId: e.SessionID, PageUrl: e.PageURL, ReferrerUrl: e.ReferrerURL, GeoCountry: e.GeoCountry,
+			GeoRegion: e.GeoRegion, GeoCity: e.GeoCity, DeviceType: e.DeviceType, DeviceOs: e.DeviceOS,
+			BrowserName: e.BrowserName, Converted: deref(e.Converted), CreatedAt: created,
+		})
+	case events.Lead:
+		return out, out.FromLeadEvent(gen.LeadEvent{
+			Id: e.ID, EventType: gen.LeadEventEventTypeLead, Timestamp: ts, ClickId: e.ClickID, SessionId: e.SessionID,
+			PageUrl: e.PageURL, CustomerKey: e.CustomerKey, Converted: deref(e.Converted), CreatedAt: created,
+		})
+	case events.Conversion:
+		return out, out.FromConversionEvent(gen.ConversionEvent{
+			Id: e.ID, EventType: gen.ConversionEventEventTypeConversion, Timestamp: ts, ClickId: e.ClickID,
+			AmountCents: deref(e.AmountCents), Currency: deref(e.Currency), SaleType: deref(e.SaleType),
+			PaymentStatus: deref(e.PaymentStatus), ProcessorEventId: deref(e.ProcessorEventID),
+			IsRecurring: deref(e.IsRecurring), CreatedAt: created,
+		})
+	}
+	return out, fmt.Errorf("events: unknown event type %q", e.Type)
+}
+
+// deref is the value of a column its table declares NOT NULL (the merged query types it nullable).
+func deref[T any](p *T) T {
+	var zero T
+	if p == nil {
+		return zero
+	}
+	return *p
 }
 
 // ListDailyEventCounts counts the program's events per UTC day for the dashboard's chart.
