@@ -120,7 +120,7 @@ func (c *Client) TrackSale(ctx context.Context, in SaleInput) Result {
 		txn = "test_txn_" + strconv.FormatInt(time.Now().UnixNano(), 10)
 	}
 	body := client.SaleRequest{
-		TransactionId:        txn,
+		TransactionId:        &txn,
 		AmountCents:          in.AmountCents,
 		CustomerKey:          optional(in.CustomerExternalID),
 		ClickId:              optional(in.ClickID),

@@ -199,7 +199,7 @@ func (a *app) loginCmd() *cobra.Command {
 			server := a.serverURL(c)
 			ctx := cmd.Context()
 			api := a.api(server, "")
-			start, err := api.CliAuthStartWithResponse(ctx)
+			start, err := api.CliAuthStartWithResponse(ctx, client.IgnoredRequest{})
 			if err != nil {
 				return networkError(server, err)
 			}
@@ -648,7 +648,7 @@ func (a *app) keysCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			res, err := a.api(server, c.Token).RegenerateApiKeyWithResponse(cmd.Context(), id)
+			res, err := a.api(server, c.Token).RegenerateApiKeyWithResponse(cmd.Context(), id, client.IgnoredRequest{})
 			if err != nil {
 				return networkError(server, err)
 			}

@@ -1519,6 +1519,9 @@ type IdInput0 = int64
 // IdInput1 defines model for IdInput.1.
 type IdInput1 = string
 
+// IgnoredRequest An optional request body whose members are ignored.
+type IgnoredRequest map[string]interface{}
+
 // InvalidKeyError Typed envelope: the readiness route's 401.
 type InvalidKeyError struct {
 	Error struct {
@@ -2062,7 +2065,7 @@ type ReadyStatus struct {
 // ReadyStatusStatus defines model for ReadyStatus.Status.
 type ReadyStatusStatus string
 
-// RefundCommission defines model for RefundCommission.
+// RefundCommission The refunded sale's commission, or null when the sale paid none.
 type RefundCommission struct {
 	AmountCents         int64                  `json:"amount_cents"`
 	Currency            string                 `json:"currency"`
@@ -2094,6 +2097,7 @@ type RefundRequestReason string
 
 // RefundResponse defines model for RefundResponse.
 type RefundResponse struct {
+	// Commission The refunded sale's commission, or null when the sale paid none.
 	Commission   *RefundCommission `json:"commission"`
 	CommissionId *int64            `json:"commission_id"`
 	Message      string            `json:"message"`
@@ -2144,7 +2148,7 @@ type RotationRequiredError struct {
 // RotationRequiredErrorErrorCode defines model for RotationRequiredError.Error.Code.
 type RotationRequiredErrorErrorCode string
 
-// SaleCommission defines model for SaleCommission.
+// SaleCommission The sale's commission, or null when the sale pays none.
 type SaleCommission struct {
 	AmountCents int64                `json:"amount_cents"`
 	Currency    string               `json:"currency"`
@@ -2160,7 +2164,9 @@ type SaleRecorded struct {
 	AmountCents int64 `json:"amount_cents"`
 
 	// Attribution How the event was attributed.
-	Attribution  Attribution     `json:"attribution"`
+	Attribution Attribution `json:"attribution"`
+
+	// Commission The sale's commission, or null when the sale pays none.
 	Commission   *SaleCommission `json:"commission"`
 	CommissionId *int64          `json:"commission_id"`
 	Currency     string          `json:"currency"`
@@ -2210,8 +2216,11 @@ type SaleRequest struct {
 	SubscriptionId       *string `json:"subscription_id,omitempty"`
 	SubscriptionInterval *string `json:"subscription_interval,omitempty"`
 
-	// TransactionId Idempotency key, unique across all programs (stored as `processor_event_id`). Optional in test mode.
-	TransactionId string `json:"transaction_id"`
+	// TransactionId Idempotency key, unique across all programs (stored as `processor_event_id`). Required, except
+	// in test mode (`additional_data.test_mode: true`), where `test_txn_<timestamp>` is generated
+	// when it is absent; a live sale without it answers 400
+	// `transaction_id is required and must be a string`.
+	TransactionId *string `json:"transaction_id,omitempty"`
 }
 
 // SaleRequestCurrency Default `USD`. Accepted in any case.
@@ -2482,6 +2491,9 @@ type StatusUnauthorized = UnauthorizedErrorBody
 // Unauthorized The platform error envelope.
 type Unauthorized = PlatformError
 
+// Ignored An optional request body whose members are ignored.
+type Ignored = IgnoredRequest
+
 // ListTrackingEventsParams defines parameters for ListTrackingEvents.
 type ListTrackingEventsParams struct {
 	// Page 1-indexed page number.
@@ -2585,6 +2597,9 @@ type LoginCallbackParams struct {
 // CliAuthCallbackJSONRequestBody defines body for CliAuthCallback for application/json ContentType.
 type CliAuthCallbackJSONRequestBody = CliAuthCallbackRequest
 
+// CliAuthStartJSONRequestBody defines body for CliAuthStart for application/json ContentType.
+type CliAuthStartJSONRequestBody = IgnoredRequest
+
 // CliInitJSONRequestBody defines body for CliInit for application/json ContentType.
 type CliInitJSONRequestBody = CliInitRequest
 
@@ -2596,6 +2611,9 @@ type UpdateLinkJSONRequestBody = LinkUpdate
 
 // UpdateProgramJSONRequestBody defines body for UpdateProgram for application/json ContentType.
 type UpdateProgramJSONRequestBody = ProgramUpdate
+
+// RegenerateApiKeyJSONRequestBody defines body for RegenerateApiKey for application/json ContentType.
+type RegenerateApiKeyJSONRequestBody = IgnoredRequest
 
 // CreateLinkJSONRequestBody defines body for CreateLink for application/json ContentType.
 type CreateLinkJSONRequestBody = LinkCreate
@@ -3535,6 +3553,20 @@ type ClientInterface interface {
 	// Corresponds with GET /api/v1/cli/auth/poll (the `CliAuthPoll` operationId).
 	CliAuthPoll(ctx context.Context, params *CliAuthPollParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// CliAuthStartWithBody Start a CLI login session
+	//
+	// Creates a login session keyed by `state`, valid for 5 minutes. The user opens `auth_url` in a
+	// browser; the CLI polls `poll_url` until the login completes or expires.
+	//
+	// | Status | Message |
+	// |---|---|
+	// | 500 | `Failed to start auth session (request_id: <id>)` |
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /api/v1/cli/auth/start (the `CliAuthStart` operationId).
+	CliAuthStartWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// CliAuthStart Start a CLI login session
 	//
 	// Creates a login session keyed by `state`, valid for 5 minutes. The user opens `auth_url` in a
@@ -3544,8 +3576,10 @@ type ClientInterface interface {
 	// |---|---|
 	// | 500 | `Failed to start auth session (request_id: <id>)` |
 	//
+	// Takes a body of the `application/json` content type.
+	//
 	// Corresponds with POST /api/v1/cli/auth/start (the `CliAuthStart` operationId).
-	CliAuthStart(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+	CliAuthStart(ctx context.Context, body CliAuthStartJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// CliInitWithBody Create a program
 	//
@@ -3828,13 +3862,25 @@ type ClientInterface interface {
 	// Corresponds with GET /api/v1/programs/{programId}/api-key (the `GetApiKey` operationId).
 	GetApiKey(ctx context.Context, programId ProgramId, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// RegenerateApiKeyWithBody Regenerate the program API key
+	//
+	// Workspace owner only. Issues a new key, returned once in `data.api_key`; the old key stops matching
+	// at once (401 `Invalid API token`).
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /api/v1/programs/{programId}/api-key (the `RegenerateApiKey` operationId).
+	RegenerateApiKeyWithBody(ctx context.Context, programId ProgramId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// RegenerateApiKey Regenerate the program API key
 	//
 	// Workspace owner only. Issues a new key, returned once in `data.api_key`; the old key stops matching
 	// at once (401 `Invalid API token`).
 	//
+	// Takes a body of the `application/json` content type.
+	//
 	// Corresponds with POST /api/v1/programs/{programId}/api-key (the `RegenerateApiKey` operationId).
-	RegenerateApiKey(ctx context.Context, programId ProgramId, reqEditors ...RequestEditorFn) (*http.Response, error)
+	RegenerateApiKey(ctx context.Context, programId ProgramId, body RegenerateApiKeyJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ListLinks List a program's referral links
 	//
@@ -4788,6 +4834,30 @@ func (c *Client) CliAuthPoll(ctx context.Context, params *CliAuthPollParams, req
 	return c.Client.Do(req)
 }
 
+// CliAuthStartWithBody Start a CLI login session
+//
+// Creates a login session keyed by `state`, valid for 5 minutes. The user opens `auth_url` in a
+// browser; the CLI polls `poll_url` until the login completes or expires.
+//
+// | Status | Message |
+// |---|---|
+// | 500 | `Failed to start auth session (request_id: <id>)` |
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /api/v1/cli/auth/start (the `CliAuthStart` operationId).
+func (c *Client) CliAuthStartWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCliAuthStartRequestWithBody(c.Server, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // CliAuthStart Start a CLI login session
 //
 // Creates a login session keyed by `state`, valid for 5 minutes. The user opens `auth_url` in a
@@ -4797,9 +4867,11 @@ func (c *Client) CliAuthPoll(ctx context.Context, params *CliAuthPollParams, req
 // |---|---|
 // | 500 | `Failed to start auth session (request_id: <id>)` |
 //
+// Takes a body of the `application/json` content type.
+//
 // Corresponds with POST /api/v1/cli/auth/start (the `CliAuthStart` operationId).
-func (c *Client) CliAuthStart(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewCliAuthStartRequest(c.Server)
+func (c *Client) CliAuthStart(ctx context.Context, body CliAuthStartJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCliAuthStartRequest(c.Server, body)
 	if err != nil {
 		return nil, err
 	}
@@ -5240,14 +5312,36 @@ func (c *Client) GetApiKey(ctx context.Context, programId ProgramId, reqEditors 
 	return c.Client.Do(req)
 }
 
+// RegenerateApiKeyWithBody Regenerate the program API key
+//
+// Workspace owner only. Issues a new key, returned once in `data.api_key`; the old key stops matching
+// at once (401 `Invalid API token`).
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /api/v1/programs/{programId}/api-key (the `RegenerateApiKey` operationId).
+func (c *Client) RegenerateApiKeyWithBody(ctx context.Context, programId ProgramId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewRegenerateApiKeyRequestWithBody(c.Server, programId, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // RegenerateApiKey Regenerate the program API key
 //
 // Workspace owner only. Issues a new key, returned once in `data.api_key`; the old key stops matching
 // at once (401 `Invalid API token`).
 //
+// Takes a body of the `application/json` content type.
+//
 // Corresponds with POST /api/v1/programs/{programId}/api-key (the `RegenerateApiKey` operationId).
-func (c *Client) RegenerateApiKey(ctx context.Context, programId ProgramId, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewRegenerateApiKeyRequest(c.Server, programId)
+func (c *Client) RegenerateApiKey(ctx context.Context, programId ProgramId, body RegenerateApiKeyJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewRegenerateApiKeyRequest(c.Server, programId, body)
 	if err != nil {
 		return nil, err
 	}
@@ -6870,8 +6964,19 @@ func NewCliAuthPollRequest(server string, params *CliAuthPollParams) (*http.Requ
 	return req, nil
 }
 
-// NewCliAuthStartRequest constructs an http.Request for the CliAuthStart method
-func NewCliAuthStartRequest(server string) (*http.Request, error) {
+// NewCliAuthStartRequest calls the generic CliAuthStart builder with application/json body
+func NewCliAuthStartRequest(server string, body CliAuthStartJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewCliAuthStartRequestWithBody(server, "application/json", bodyReader)
+}
+
+// NewCliAuthStartRequestWithBody constructs an http.Request for the CliAuthStart method, with any body, and a specified content type
+func NewCliAuthStartRequestWithBody(server string, contentType string, body io.Reader) (*http.Request, error) {
 	var err error
 
 	serverURL, err := url.Parse(server)
@@ -6889,10 +6994,12 @@ func NewCliAuthStartRequest(server string) (*http.Request, error) {
 		return nil, err
 	}
 
-	req, err := http.NewRequest(http.MethodPost, queryURL.String(), nil)
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
 	if err != nil {
 		return nil, err
 	}
+
+	req.Header.Add("Content-Type", contentType)
 
 	return req, nil
 }
@@ -7301,8 +7408,19 @@ func NewGetApiKeyRequest(server string, programId ProgramId) (*http.Request, err
 	return req, nil
 }
 
-// NewRegenerateApiKeyRequest constructs an http.Request for the RegenerateApiKey method
-func NewRegenerateApiKeyRequest(server string, programId ProgramId) (*http.Request, error) {
+// NewRegenerateApiKeyRequest calls the generic RegenerateApiKey builder with application/json body
+func NewRegenerateApiKeyRequest(server string, programId ProgramId, body RegenerateApiKeyJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewRegenerateApiKeyRequestWithBody(server, programId, "application/json", bodyReader)
+}
+
+// NewRegenerateApiKeyRequestWithBody constructs an http.Request for the RegenerateApiKey method, with any body, and a specified content type
+func NewRegenerateApiKeyRequestWithBody(server string, programId ProgramId, contentType string, body io.Reader) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
@@ -7327,10 +7445,12 @@ func NewRegenerateApiKeyRequest(server string, programId ProgramId) (*http.Reque
 		return nil, err
 	}
 
-	req, err := http.NewRequest(http.MethodPost, queryURL.String(), nil)
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
 	if err != nil {
 		return nil, err
 	}
+
+	req.Header.Add("Content-Type", contentType)
 
 	return req, nil
 }
@@ -8973,6 +9093,20 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with GET /api/v1/cli/auth/poll (the `CliAuthPoll` operationId).
 	CliAuthPollWithResponse(ctx context.Context, params *CliAuthPollParams, reqEditors ...RequestEditorFn) (*CliAuthPollHTTPResponse, error)
 
+	// CliAuthStartWithBodyWithResponse Start a CLI login session
+	//
+	// Creates a login session keyed by `state`, valid for 5 minutes. The user opens `auth_url` in a
+	// browser; the CLI polls `poll_url` until the login completes or expires.
+	//
+	// | Status | Message |
+	// |---|---|
+	// | 500 | `Failed to start auth session (request_id: <id>)` |
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/v1/cli/auth/start (the `CliAuthStart` operationId).
+	CliAuthStartWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CliAuthStartHTTPResponse, error)
+
 	// CliAuthStartWithResponse Start a CLI login session
 	//
 	// Creates a login session keyed by `state`, valid for 5 minutes. The user opens `auth_url` in a
@@ -8982,10 +9116,10 @@ type ClientWithResponsesInterface interface {
 	// |---|---|
 	// | 500 | `Failed to start auth session (request_id: <id>)` |
 	//
-	// Returns a wrapper object for the known response body format(s).
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /api/v1/cli/auth/start (the `CliAuthStart` operationId).
-	CliAuthStartWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*CliAuthStartHTTPResponse, error)
+	CliAuthStartWithResponse(ctx context.Context, body CliAuthStartJSONRequestBody, reqEditors ...RequestEditorFn) (*CliAuthStartHTTPResponse, error)
 
 	// CliInitWithBodyWithResponse Create a program
 	//
@@ -9282,15 +9416,25 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with GET /api/v1/programs/{programId}/api-key (the `GetApiKey` operationId).
 	GetApiKeyWithResponse(ctx context.Context, programId ProgramId, reqEditors ...RequestEditorFn) (*GetApiKeyHTTPResponse, error)
 
+	// RegenerateApiKeyWithBodyWithResponse Regenerate the program API key
+	//
+	// Workspace owner only. Issues a new key, returned once in `data.api_key`; the old key stops matching
+	// at once (401 `Invalid API token`).
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/v1/programs/{programId}/api-key (the `RegenerateApiKey` operationId).
+	RegenerateApiKeyWithBodyWithResponse(ctx context.Context, programId ProgramId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*RegenerateApiKeyHTTPResponse, error)
+
 	// RegenerateApiKeyWithResponse Regenerate the program API key
 	//
 	// Workspace owner only. Issues a new key, returned once in `data.api_key`; the old key stops matching
 	// at once (401 `Invalid API token`).
 	//
-	// Returns a wrapper object for the known response body format(s).
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /api/v1/programs/{programId}/api-key (the `RegenerateApiKey` operationId).
-	RegenerateApiKeyWithResponse(ctx context.Context, programId ProgramId, reqEditors ...RequestEditorFn) (*RegenerateApiKeyHTTPResponse, error)
+	RegenerateApiKeyWithResponse(ctx context.Context, programId ProgramId, body RegenerateApiKeyJSONRequestBody, reqEditors ...RequestEditorFn) (*RegenerateApiKeyHTTPResponse, error)
 
 	// ListLinksWithResponse List a program's referral links
 	//
@@ -10676,6 +10820,25 @@ type CliAuthStartHTTPResponse200Headers struct {
 	XRequestID          string
 }
 
+// CliAuthStartHTTPResponse400Headers the declared response headers of an HTTP 400 response for CliAuthStart
+type CliAuthStartHTTPResponse400Headers struct {
+	Deprecation         *string
+	Link                *string
+	Sunset              *string
+	XRateLimitLimit     int
+	XRateLimitRemaining int
+	XRateLimitReset     int
+	XRequestID          string
+}
+
+// CliAuthStartHTTPResponse413Headers the declared response headers of an HTTP 413 response for CliAuthStart
+type CliAuthStartHTTPResponse413Headers struct {
+	XRateLimitLimit     int
+	XRateLimitRemaining int
+	XRateLimitReset     int
+	XRequestID          string
+}
+
 // CliAuthStartHTTPResponse429Headers the declared response headers of an HTTP 429 response for CliAuthStart
 type CliAuthStartHTTPResponse429Headers struct {
 	RetryAfter          int
@@ -10698,12 +10861,20 @@ type CliAuthStartHTTPResponse struct {
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *CliAuthStartResponse
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *LimitedBadRequest
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *LimitedPayloadTooLarge
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *CliInternalError
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *CliAuthStartHTTPResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *CliAuthStartHTTPResponse400Headers
+	// Headers413 the parsed response headers for an HTTP 413 response
+	Headers413 *CliAuthStartHTTPResponse413Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *CliAuthStartHTTPResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
@@ -10713,6 +10884,16 @@ type CliAuthStartHTTPResponse struct {
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
 func (r CliAuthStartHTTPResponse) GetJSON200() *CliAuthStartResponse {
 	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r CliAuthStartHTTPResponse) GetJSON400() *LimitedBadRequest {
+	return r.JSON400
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r CliAuthStartHTTPResponse) GetJSON413() *LimitedPayloadTooLarge {
+	return r.JSON413
 }
 
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
@@ -15348,6 +15529,26 @@ func (c *ClientWithResponses) CliAuthPollWithResponse(ctx context.Context, param
 	return ParseCliAuthPollHTTPResponse(rsp)
 }
 
+// CliAuthStartWithBodyWithResponse Start a CLI login session
+//
+// Creates a login session keyed by `state`, valid for 5 minutes. The user opens `auth_url` in a
+// browser; the CLI polls `poll_url` until the login completes or expires.
+//
+// | Status | Message |
+// |---|---|
+// | 500 | `Failed to start auth session (request_id: <id>)` |
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/v1/cli/auth/start (the `CliAuthStart` operationId).
+func (c *ClientWithResponses) CliAuthStartWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CliAuthStartHTTPResponse, error) {
+	rsp, err := c.CliAuthStartWithBody(ctx, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCliAuthStartHTTPResponse(rsp)
+}
+
 // CliAuthStartWithResponse Start a CLI login session
 //
 // Creates a login session keyed by `state`, valid for 5 minutes. The user opens `auth_url` in a
@@ -15357,11 +15558,11 @@ func (c *ClientWithResponses) CliAuthPollWithResponse(ctx context.Context, param
 // |---|---|
 // | 500 | `Failed to start auth session (request_id: <id>)` |
 //
-// Returns a wrapper object for the known response body format(s).
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /api/v1/cli/auth/start (the `CliAuthStart` operationId).
-func (c *ClientWithResponses) CliAuthStartWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*CliAuthStartHTTPResponse, error) {
-	rsp, err := c.CliAuthStart(ctx, reqEditors...)
+func (c *ClientWithResponses) CliAuthStartWithResponse(ctx context.Context, body CliAuthStartJSONRequestBody, reqEditors ...RequestEditorFn) (*CliAuthStartHTTPResponse, error) {
+	rsp, err := c.CliAuthStart(ctx, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
@@ -15753,16 +15954,32 @@ func (c *ClientWithResponses) GetApiKeyWithResponse(ctx context.Context, program
 	return ParseGetApiKeyHTTPResponse(rsp)
 }
 
+// RegenerateApiKeyWithBodyWithResponse Regenerate the program API key
+//
+// Workspace owner only. Issues a new key, returned once in `data.api_key`; the old key stops matching
+// at once (401 `Invalid API token`).
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/v1/programs/{programId}/api-key (the `RegenerateApiKey` operationId).
+func (c *ClientWithResponses) RegenerateApiKeyWithBodyWithResponse(ctx context.Context, programId ProgramId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*RegenerateApiKeyHTTPResponse, error) {
+	rsp, err := c.RegenerateApiKeyWithBody(ctx, programId, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseRegenerateApiKeyHTTPResponse(rsp)
+}
+
 // RegenerateApiKeyWithResponse Regenerate the program API key
 //
 // Workspace owner only. Issues a new key, returned once in `data.api_key`; the old key stops matching
 // at once (401 `Invalid API token`).
 //
-// Returns a wrapper object for the known response body format(s).
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /api/v1/programs/{programId}/api-key (the `RegenerateApiKey` operationId).
-func (c *ClientWithResponses) RegenerateApiKeyWithResponse(ctx context.Context, programId ProgramId, reqEditors ...RequestEditorFn) (*RegenerateApiKeyHTTPResponse, error) {
-	rsp, err := c.RegenerateApiKey(ctx, programId, reqEditors...)
+func (c *ClientWithResponses) RegenerateApiKeyWithResponse(ctx context.Context, programId ProgramId, body RegenerateApiKeyJSONRequestBody, reqEditors ...RequestEditorFn) (*RegenerateApiKeyHTTPResponse, error) {
+	rsp, err := c.RegenerateApiKey(ctx, programId, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
@@ -17771,6 +17988,20 @@ func ParseCliAuthStartHTTPResponse(rsp *http.Response) (*CliAuthStartHTTPRespons
 		}
 		response.JSON200 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest LimitedBadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest LimitedPayloadTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
 		var dest RateLimited
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -17819,6 +18050,89 @@ func ParseCliAuthStartHTTPResponse(rsp *http.Response) (*CliAuthStartHTTPRespons
 			headers.XRequestID = value
 		}
 		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers CliAuthStartHTTPResponse400Headers
+		if values := rsp.Header.Values("Deprecation"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Deprecation", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Deprecation = &value
+		}
+		if values := rsp.Header.Values("Link"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Link", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Link = &value
+		}
+		if values := rsp.Header.Values("Sunset"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Sunset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Sunset = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 413:
+		var headers CliAuthStartHTTPResponse413Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers413 = &headers
 	case rsp.StatusCode == 429:
 		var headers CliAuthStartHTTPResponse429Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {

@@ -7,6 +7,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -18,6 +19,7 @@ import (
 	"net/url"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -130,7 +132,7 @@ func serve(d *dbtest.Database, opts Options, report func(error)) (*server, error
 	if opts.Routes != nil {
 		opts.Routes(e)
 	}
-	doc, router, err := validationRouter()
+	doc, router, strict, err := validationRouter()
 	if err != nil {
 		deps.Clicks.Close()
 		ln.Close()
@@ -140,7 +142,7 @@ func serve(d *dbtest.Database, opts Options, report func(error)) (*server, error
 	srv.Start()
 	return &server{
 		url:    srv.URL,
-		client: &http.Client{Transport: &validatingTransport{report: report, base: srv.Client().Transport, router: router, doc: doc}},
+		client: &http.Client{Transport: &validatingTransport{report: report, base: srv.Client().Transport, router: router, doc: doc, strict: strict}},
 		config: cfg,
 		logs:   logs,
 		doc:    doc,
@@ -254,15 +256,31 @@ func (e *Env) send(client *http.Client, req *http.Request) *Response {
 	return &Response{Status: res.StatusCode, Header: res.Header, Body: b}
 }
 
-// validatingTransport checks every response against the spec.
+// validatingTransport checks every exchange against the spec, with kin-openapi and with a strict JSON
+// Schema reading of it (strictSpec): a response that does not fit, or a request the spec forbids that
+// the server accepted (2xx), is a disagreement. A forbidden request answered 4xx is fine: tests send bad
+// input on purpose.
 type validatingTransport struct {
 	report func(error)
 	base   http.RoundTripper
 	router routers.Router
 	doc    *openapi3.T
+	strict *strictSpec
 }
 
 func (v *validatingTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	var sent []byte
+	if req.Body != nil && req.Body != http.NoBody {
+		b, err := io.ReadAll(req.Body)
+		req.Body.Close()
+		if err != nil {
+			return nil, err
+		}
+		sent = b
+		req = req.Clone(req.Context())
+		req.Body = io.NopCloser(bytes.NewReader(sent))
+		req.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(sent)), nil }
+	}
 	res, err := v.base.RoundTrip(req)
 	if err != nil {
 		return nil, err
@@ -273,36 +291,60 @@ func (v *validatingTransport) RoundTrip(req *http.Request) (*http.Response, erro
 		return nil, err
 	}
 	res.Body = io.NopCloser(bytes.NewReader(body))
-	if err := v.validate(req, res, body); err != nil {
+	exchanges.Add(1)
+	resErr, reqErr := v.validate(req, sent, res, body)
+	if resErr != nil {
 		v.report(fmt.Errorf("%s %s answered %d, which does not match the spec: %w\nheaders: %v\nbody: %s",
-			req.Method, req.URL.RequestURI(), res.StatusCode, err, res.Header, body))
+			req.Method, req.URL.RequestURI(), res.StatusCode, resErr, res.Header, body))
+	}
+	if reqErr != nil {
+		v.report(fmt.Errorf("%s %s answered %d to a request the spec forbids: %w\nrequest headers: %v\nrequest body: %s",
+			req.Method, req.URL.RequestURI(), res.StatusCode, reqErr, req.Header, sent))
 	}
 	return res, nil
 }
 
-func (v *validatingTransport) validate(req *http.Request, res *http.Response, body []byte) error {
+// validate checks the response, and the request when the server accepted it.
+func (v *validatingTransport) validate(req *http.Request, sent []byte, res *http.Response, body []byte) (resErr, reqErr error) {
 	route, params, err := v.router.FindRoute(req)
 	if err != nil {
 		// Not a route of the spec: only echo's own 404 and 405 may answer, in the platform envelope.
 		if res.StatusCode != http.StatusNotFound && res.StatusCode != http.StatusMethodNotAllowed {
-			return fmt.Errorf("no such route in the spec (%v)", err)
+			return fmt.Errorf("no such route in the spec (%v)", err), nil
 		}
-		return ValidateSchema(v.doc, "PlatformError", body)
+		return ValidateSchema(v.doc, "PlatformError", body), nil
 	}
 	opts := &openapi3filter.Options{IncludeResponseStatus: true, AuthenticationFunc: openapi3filter.NoopAuthenticationFunc}
 	if mt, _, _ := mime.ParseMediaType(res.Header.Get("Content-Type")); mt == "application/javascript" || mt == "text/javascript" || mt == "text/css" || mt == "text/html" {
 		opts.ExcludeResponseBody = true // kin-openapi has no decoder for scripts, style sheets and pages
 	}
-	return openapi3filter.ValidateResponse(req.Context(), &openapi3filter.ResponseValidationInput{
-		RequestValidationInput: &openapi3filter.RequestValidationInput{
-			Request: req, PathParams: params, Route: route, Options: opts,
-		},
-		Status:  res.StatusCode,
-		Header:  res.Header,
-		Body:    io.NopCloser(bytes.NewReader(body)),
-		Options: opts,
-	})
+	input := &openapi3filter.RequestValidationInput{Request: req, PathParams: params, Route: route, Options: opts}
+	resErr = errors.Join(
+		openapi3filter.ValidateResponse(req.Context(), &openapi3filter.ResponseValidationInput{
+			RequestValidationInput: input,
+			Status:                 res.StatusCode,
+			Header:                 res.Header,
+			Body:                   io.NopCloser(bytes.NewReader(body)),
+			Options:                opts,
+		}),
+		v.strict.response(route.Path, req.Method, res.StatusCode, res.Header.Get("Content-Type"), body),
+	)
+	if res.StatusCode < 200 || res.StatusCode > 299 {
+		return resErr, nil
+	}
+	// Parameters by kin-openapi (simple schemas); the body strictly.
+	paramOpts := &openapi3filter.Options{ExcludeRequestBody: true, AuthenticationFunc: openapi3filter.NoopAuthenticationFunc}
+	reqErr = errors.Join(
+		openapi3filter.ValidateRequest(req.Context(), &openapi3filter.RequestValidationInput{
+			Request: req, PathParams: params, Route: route, Options: paramOpts,
+		}),
+		v.strict.request(route.Path, req.Method, req.Header.Get("Content-Type"), sent),
+	)
+	return resErr, reqErr
 }
+
+// exchanges counts the exchanges validated by this process (see Main).
+var exchanges atomic.Int64
 
 // ValidateSchema checks a JSON body against a named schema of the spec's components.
 func ValidateSchema(doc *openapi3.T, schema string, body []byte) error {

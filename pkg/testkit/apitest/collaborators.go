@@ -51,6 +51,13 @@ var shared = sync.OnceValues(func() (*fixed, error) {
 	if f.router, err = gorillamux.NewRouter(f.validationDoc); err != nil {
 		return nil, err
 	}
+	document, err := openapi.Document()
+	if err != nil {
+		return nil, err
+	}
+	if f.strict, err = newStrictSpec(document); err != nil {
+		return nil, err
+	}
 	return f, nil
 })
 
@@ -61,14 +68,15 @@ type fixed struct {
 	devKey        *rsa.PrivateKey
 	validationDoc *openapi3.T
 	router        routers.Router
+	strict        *strictSpec
 }
 
-func validationRouter() (*openapi3.T, routers.Router, error) {
+func validationRouter() (*openapi3.T, routers.Router, *strictSpec, error) {
 	f, err := shared()
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
-	return f.validationDoc, f.router, nil
+	return f.validationDoc, f.router, f.strict, nil
 }
 
 // collaborators builds what the server uses, as cmd/reftrackd does, with a test's clock and limiter.
