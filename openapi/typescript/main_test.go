@@ -4,8 +4,9 @@ import (
 	"os"
 	"testing"
 
-	"github.com/reftrack/reftrack/pkg/testkit/dbtest"
+	"github.com/reftrack/reftrack/pkg/testkit/apitest"
 )
 
-// Each test's database is emptied and handed to the next test of this binary (dbtest.Recycle).
-func TestMain(m *testing.M) { os.Exit(dbtest.Recycle(m.Run)) }
+// Each test's database is emptied and handed to the next test of this binary (dbtest.Recycle), and the
+// exchanges validated are counted (apitest.Main).
+func TestMain(m *testing.M) { os.Exit(apitest.Main(m.Run)) }

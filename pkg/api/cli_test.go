@@ -101,6 +101,30 @@ func TestCliLoginSession(t *testing.T) {
 	}
 }
 
+// Clients that send every request as JSON call auth/start with a body: the original CLI sends
+// Content-Type: application/json and no body, others send {}. The spec declares that optional body.
+func TestCliAuthStartTakesTheBodiesClientsSend(t *testing.T) {
+	t.Parallel()
+	env := apitest.New(t)
+	// 200
+	for name, body := range map[string]any{"no body": nil, "JSON type, empty": "", "{}": "{}", "members": map[string]any{"client": "cli"}} {
+		res := env.Do(http.MethodPost, "/api/v1/cli/auth/start", body)
+		if res.Status != http.StatusOK {
+			t.Errorf("%s: %d %s", name, res.Status, res.Body)
+			continue
+		}
+		if data := res.JSON(t)["data"].(map[string]any); data["state"] == "" || data["poll_url"] == "" {
+			t.Errorf("%s: data = %v", name, data)
+		}
+	}
+	// 400: a body that is not a JSON object starts nothing.
+	platformError(t, env.Do(http.MethodPost, "/api/v1/cli/auth/start", "[]"), 400, "BadRequestError", "Invalid request body: value must be an object")
+	platformError(t, env.Do(http.MethodPost, "/api/v1/cli/auth/start", "{"), 400, "BadRequestError", "Request body must be valid JSON")
+	if n := env.Count(`SELECT count(*) FROM login_sessions`); n != 4 {
+		t.Errorf("%d login sessions, want 4", n)
+	}
+}
+
 func TestCliLoginErrors(t *testing.T) {
 	t.Parallel()
 	env := apitest.New(t)

@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"regexp"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -117,6 +118,26 @@ func TestRegeneratedKeyReplacesTheOld(t *testing.T) {
 	info := env.Do(http.MethodGet, "/api/v1/programs/"+itoa(r.ProgramID)+"/api-key", nil, apitest.Bearer(r.AccountToken)...).JSON(t)["data"].(map[string]any)
 	if info["masked"] != data["masked"] || info["rotation"] != nil {
 		t.Errorf("key info = %v", info)
+	}
+}
+
+// A client that sends every request as JSON may regenerate with an empty object; the body is ignored.
+func TestRegenerateKeyTakesAnEmptyJSONBody(t *testing.T) {
+	t.Parallel()
+	env := apitest.New(t)
+	r := env.Seed(seed.Options{})
+	path := "/api/v1/programs/" + itoa(r.ProgramID) + "/api-key"
+	// 400: not a JSON object; the key stays.
+	platformError(t, env.Do(http.MethodPost, path, "[]", apitest.Bearer(r.AccountToken)...), 400, "BadRequestError", "Invalid request body: value must be an object")
+	if res := env.Do(http.MethodGet, "/api/v1/programs/me/readiness", nil, apitest.Bearer(r.APIKey)...); res.Status != http.StatusOK {
+		t.Fatalf("key after a refused regeneration: %d %s", res.Status, res.Body)
+	}
+	// 200
+	for _, body := range []any{"", "{}"} {
+		res := env.Do(http.MethodPost, path, body, apitest.Bearer(r.AccountToken)...)
+		if res.Status != http.StatusOK || !strings.HasPrefix(res.JSON(t)["data"].(map[string]any)["api_key"].(string), "rt_") {
+			t.Errorf("body %q: %d %s", body, res.Status, res.Body)
+		}
 	}
 }
 

@@ -20,13 +20,12 @@ import (
 	"github.com/reftrack/reftrack/pkg/seed"
 	"github.com/reftrack/reftrack/pkg/testkit/apitest"
 	"github.com/reftrack/reftrack/pkg/testkit/browsertest"
-	"github.com/reftrack/reftrack/pkg/testkit/dbtest"
 )
 
 var chromium browsertest.Suite
 
 func TestMain(m *testing.M) {
-	os.Exit(dbtest.Recycle(func() int { return chromium.Run(m) })) // databases handed on, see dbtest.Recycle
+	os.Exit(apitest.Main(func() int { return chromium.Run(m) })) // databases handed on and exchanges counted, see apitest.Main
 }
 
 // app is a reftrack server (every answer checked against the spec) and a browser tab on its dashboard.

@@ -19,7 +19,6 @@ import (
 	"net/url"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -342,9 +341,6 @@ func (v *validatingTransport) validate(req *http.Request, sent []byte, res *http
 	)
 	return resErr, reqErr
 }
-
-// exchanges counts the exchanges validated by this process (see Main).
-var exchanges atomic.Int64
 
 // ValidateSchema checks a JSON body against a named schema of the spec's components.
 func ValidateSchema(doc *openapi3.T, schema string, body []byte) error {
