@@ -1041,7 +1041,7 @@ func (e ListTrackingEventsParamsEventType) Valid() bool {
 
 // AdditionalData Free-form extra data. `test_mode` marks a test event; `program_id` names the program in test mode.
 type AdditionalData struct {
-	// ProgramId A record id, as a number or a numeric string.
+	// ProgramId A record id, as a number or a numeric string; null counts as absent.
 	ProgramId *IdInput `json:"program_id,omitempty"`
 
 	// TestMode Records a test event (`is_test`), excluded from the events list and from payouts.
@@ -1159,7 +1159,7 @@ type CliChainResultType string
 
 // CliInitRequest defines model for CliInitRequest.
 type CliInitRequest struct {
-	// AdvertiserId A record id, as a number or a numeric string.
+	// AdvertiserId A record id, as a number or a numeric string; null counts as absent.
 	AdvertiserId *IdInput `json:"advertiser_id,omitempty"`
 
 	// CommissionRate Positive number with at most 4 decimal places: percent for percent types (`percent`,
@@ -1177,8 +1177,8 @@ type CliInitRequest struct {
 	Domain DomainInput `json:"domain"`
 
 	// DurationMonths Recurring types: months a customer's payments keep paying after the first. `0` (the original CLI's
-	// "lifetime") = lifetime, shown as `duration_months: null` on the program. Absent: lifetime on
-	// `cli/init`; unchanged on `PATCH /api/v1/programs/{programId}`.
+	// "lifetime") = lifetime, shown as `duration_months: null` on the program. Absent (or null, which
+	// counts as absent): lifetime on `cli/init`; unchanged on `PATCH /api/v1/programs/{programId}`.
 	DurationMonths *DurationMonthsInput `json:"duration_months,omitempty"`
 	Name           string               `json:"name"`
 }
@@ -1250,7 +1250,7 @@ type CliStatusResponse struct {
 type CliTestEventRequest struct {
 	EventType *CliTestEventRequestEventType `json:"event_type,omitempty"`
 
-	// ProgramId A record id, as a number or a numeric string.
+	// ProgramId A record id, as a number or a numeric string; null counts as absent.
 	ProgramId *IdInput                 `json:"program_id,omitempty"`
 	Type      *CliTestEventRequestType `json:"type,omitempty"`
 }
@@ -1452,8 +1452,8 @@ type DevTokenResponse struct {
 type DomainInput = string
 
 // DurationMonthsInput Recurring types: months a customer's payments keep paying after the first. `0` (the original CLI's
-// "lifetime") = lifetime, shown as `duration_months: null` on the program. Absent: lifetime on
-// `cli/init`; unchanged on `PATCH /api/v1/programs/{programId}`.
+// "lifetime") = lifetime, shown as `duration_months: null` on the program. Absent (or null, which
+// counts as absent): lifetime on `cli/init`; unchanged on `PATCH /api/v1/programs/{programId}`.
 type DurationMonthsInput = int
 
 // ErrorCode Stable code of an error, in both envelopes, on every error of every route: read it first, then
@@ -1506,7 +1506,7 @@ type Health struct {
 // HealthStatus defines model for Health.Status.
 type HealthStatus string
 
-// IdInput A record id, as a number or a numeric string.
+// IdInput A record id, as a number or a numeric string; null counts as absent.
 type IdInput struct {
 	union json.RawMessage
 }
@@ -1905,24 +1905,25 @@ type ProgramUpdate struct {
 	AllowedOrigins        *[]string `json:"allowed_origins,omitempty"`
 	AttributionWindowDays *int      `json:"attribution_window_days,omitempty"`
 
-	// CommissionRate Positive number with at most 4 decimal places: percent for percent types (`percent`,
-	// `recurring_percent`: at most 100), major currency units for fixed types (`fixed`, `recurring_fixed`:
-	// at most 1000000). Read exactly as written (never through a float).
-	CommissionRate   *CommissionRateInput `json:"commission_rate,omitempty"`
-	CommissionType   *CommissionType      `json:"commission_type,omitempty"`
-	CookieWindowDays *int                 `json:"cookie_window_days,omitempty"`
+	// CommissionRate As `CommissionRateInput`: positive, at most 4 decimal places; at most 100 for percent types and
+	// 1000000 (major currency units) for fixed types, the type after the change. Read exactly as written.
+	CommissionRate *float64 `json:"commission_rate,omitempty"`
 
-	// Domain The brand's site as a host name (`shop.example.com`): no path, query, port or spaces, at most 253
-	// characters. A leading `http://` or `https://` and a trailing `/` (what people paste) are removed; the
-	// host name is stored in lower case.
-	Domain *DomainInput `json:"domain,omitempty"`
+	// CommissionType As `CommissionType`.
+	CommissionType   *CommissionType `json:"commission_type,omitempty"`
+	CookieWindowDays *int            `json:"cookie_window_days,omitempty"`
+
+	// Domain The brand's site as a host name (`shop.example.com`), as `DomainInput` on `cli/init`: no path,
+	// query, port or spaces, at most 253 characters; a leading `http://` or `https://` and a trailing `/`
+	// are removed; stored in lower case.
+	Domain *string `json:"domain,omitempty"`
 
 	// DurationMonths Recurring types: months a customer's payments keep paying after the first. `0` (the original CLI's
-	// "lifetime") = lifetime, shown as `duration_months: null` on the program. Absent: lifetime on
-	// `cli/init`; unchanged on `PATCH /api/v1/programs/{programId}`.
+	// "lifetime") = lifetime, shown as `duration_months: null` on the program. Absent (or null, which
+	// counts as absent): lifetime on `cli/init`; unchanged on `PATCH /api/v1/programs/{programId}`.
 	DurationMonths *DurationMonthsInput `json:"duration_months,omitempty"`
 
-	// LeadAuth `server_required` (default): browser-mode leads are provisional until a server-mode lead settles them. `browser_allowed`: browser-mode leads settle.
+	// LeadAuth As `LeadAuth`: `server_required`, browser-mode leads are provisional until a server-mode lead settles them; `browser_allowed`, browser-mode leads settle.
 	LeadAuth *LeadAuth `json:"lead_auth,omitempty"`
 	Name     *string   `json:"name,omitempty"`
 }
@@ -3792,7 +3793,7 @@ type ClientInterface interface {
 	// Owner or admin. Any of `name`, `domain`, `allowed_origins` (browser origins allowed to call the click
 	// and browser-mode lead routes; `localhost` and `127.0.0.1` are different origins), `lead_auth`,
 	// `cookie_window_days`, `attribution_window_days`, `commission_type`, `commission_rate`,
-	// `duration_months`. Fields left out keep their value. The new `commission_rate` must fit the
+	// `duration_months`. Fields left out (or null) keep their value. The new `commission_rate` must fit the
 	// commission type the program has after the change (when only `commission_type` changes, the current
 	// rate must fit it).
 	//
@@ -3825,7 +3826,7 @@ type ClientInterface interface {
 	// Owner or admin. Any of `name`, `domain`, `allowed_origins` (browser origins allowed to call the click
 	// and browser-mode lead routes; `localhost` and `127.0.0.1` are different origins), `lead_auth`,
 	// `cookie_window_days`, `attribution_window_days`, `commission_type`, `commission_rate`,
-	// `duration_months`. Fields left out keep their value. The new `commission_rate` must fit the
+	// `duration_months`. Fields left out (or null) keep their value. The new `commission_rate` must fit the
 	// commission type the program has after the change (when only `commission_type` changes, the current
 	// rate must fit it).
 	//
@@ -5205,7 +5206,7 @@ func (c *Client) GetProgram(ctx context.Context, programId ProgramId, reqEditors
 // Owner or admin. Any of `name`, `domain`, `allowed_origins` (browser origins allowed to call the click
 // and browser-mode lead routes; `localhost` and `127.0.0.1` are different origins), `lead_auth`,
 // `cookie_window_days`, `attribution_window_days`, `commission_type`, `commission_rate`,
-// `duration_months`. Fields left out keep their value. The new `commission_rate` must fit the
+// `duration_months`. Fields left out (or null) keep their value. The new `commission_rate` must fit the
 // commission type the program has after the change (when only `commission_type` changes, the current
 // rate must fit it).
 //
@@ -5248,7 +5249,7 @@ func (c *Client) UpdateProgramWithBody(ctx context.Context, programId ProgramId,
 // Owner or admin. Any of `name`, `domain`, `allowed_origins` (browser origins allowed to call the click
 // and browser-mode lead routes; `localhost` and `127.0.0.1` are different origins), `lead_auth`,
 // `cookie_window_days`, `attribution_window_days`, `commission_type`, `commission_rate`,
-// `duration_months`. Fields left out keep their value. The new `commission_rate` must fit the
+// `duration_months`. Fields left out (or null) keep their value. The new `commission_rate` must fit the
 // commission type the program has after the change (when only `commission_type` changes, the current
 // rate must fit it).
 //
@@ -9293,7 +9294,7 @@ type ClientWithResponsesInterface interface {
 	// Owner or admin. Any of `name`, `domain`, `allowed_origins` (browser origins allowed to call the click
 	// and browser-mode lead routes; `localhost` and `127.0.0.1` are different origins), `lead_auth`,
 	// `cookie_window_days`, `attribution_window_days`, `commission_type`, `commission_rate`,
-	// `duration_months`. Fields left out keep their value. The new `commission_rate` must fit the
+	// `duration_months`. Fields left out (or null) keep their value. The new `commission_rate` must fit the
 	// commission type the program has after the change (when only `commission_type` changes, the current
 	// rate must fit it).
 	//
@@ -9326,7 +9327,7 @@ type ClientWithResponsesInterface interface {
 	// Owner or admin. Any of `name`, `domain`, `allowed_origins` (browser origins allowed to call the click
 	// and browser-mode lead routes; `localhost` and `127.0.0.1` are different origins), `lead_auth`,
 	// `cookie_window_days`, `attribution_window_days`, `commission_type`, `commission_rate`,
-	// `duration_months`. Fields left out keep their value. The new `commission_rate` must fit the
+	// `duration_months`. Fields left out (or null) keep their value. The new `commission_rate` must fit the
 	// commission type the program has after the change (when only `commission_type` changes, the current
 	// rate must fit it).
 	//
@@ -15756,7 +15757,7 @@ func (c *ClientWithResponses) GetProgramWithResponse(ctx context.Context, progra
 // Owner or admin. Any of `name`, `domain`, `allowed_origins` (browser origins allowed to call the click
 // and browser-mode lead routes; `localhost` and `127.0.0.1` are different origins), `lead_auth`,
 // `cookie_window_days`, `attribution_window_days`, `commission_type`, `commission_rate`,
-// `duration_months`. Fields left out keep their value. The new `commission_rate` must fit the
+// `duration_months`. Fields left out (or null) keep their value. The new `commission_rate` must fit the
 // commission type the program has after the change (when only `commission_type` changes, the current
 // rate must fit it).
 //
@@ -15795,7 +15796,7 @@ func (c *ClientWithResponses) UpdateProgramWithBodyWithResponse(ctx context.Cont
 // Owner or admin. Any of `name`, `domain`, `allowed_origins` (browser origins allowed to call the click
 // and browser-mode lead routes; `localhost` and `127.0.0.1` are different origins), `lead_auth`,
 // `cookie_window_days`, `attribution_window_days`, `commission_type`, `commission_rate`,
-// `duration_months`. Fields left out keep their value. The new `commission_rate` must fit the
+// `duration_months`. Fields left out (or null) keep their value. The new `commission_rate` must fit the
 // commission type the program has after the change (when only `commission_type` changes, the current
 // rate must fit it).
 //
