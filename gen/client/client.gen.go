@@ -14747,6 +14747,11 @@ type DevOidcIdTokenHTTPResponse404Headers struct {
 	XRequestID string
 }
 
+// DevOidcIdTokenHTTPResponse413Headers the declared response headers of an HTTP 413 response for DevOidcIdToken
+type DevOidcIdTokenHTTPResponse413Headers struct {
+	XRequestID string
+}
+
 type DevOidcIdTokenHTTPResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -14756,10 +14761,14 @@ type DevOidcIdTokenHTTPResponse struct {
 	JSON400 *BadRequest
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *NotFound
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *PayloadTooLarge
 	// Headers400 the parsed response headers for an HTTP 400 response
 	Headers400 *DevOidcIdTokenHTTPResponse400Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *DevOidcIdTokenHTTPResponse404Headers
+	// Headers413 the parsed response headers for an HTTP 413 response
+	Headers413 *DevOidcIdTokenHTTPResponse413Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -14775,6 +14784,11 @@ func (r DevOidcIdTokenHTTPResponse) GetJSON400() *BadRequest {
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
 func (r DevOidcIdTokenHTTPResponse) GetJSON404() *NotFound {
 	return r.JSON404
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r DevOidcIdTokenHTTPResponse) GetJSON413() *PayloadTooLarge {
+	return r.JSON413
 }
 
 // GetBody returns the raw response body bytes
@@ -14875,6 +14889,8 @@ type DevOidcTokenHTTPResponse struct {
 	JSON400 *OAuthError
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *NotFound
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *OAuthError
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *DevOidcTokenHTTPResponse404Headers
 }
@@ -14892,6 +14908,11 @@ func (r DevOidcTokenHTTPResponse) GetJSON400() *OAuthError {
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
 func (r DevOidcTokenHTTPResponse) GetJSON404() *NotFound {
 	return r.JSON404
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r DevOidcTokenHTTPResponse) GetJSON413() *OAuthError {
+	return r.JSON413
 }
 
 // GetBody returns the raw response body bytes
@@ -23673,6 +23694,13 @@ func ParseDevOidcIdTokenHTTPResponse(rsp *http.Response) (*DevOidcIdTokenHTTPRes
 		}
 		response.JSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest PayloadTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
 	}
 
 	switch {
@@ -23696,6 +23724,16 @@ func ParseDevOidcIdTokenHTTPResponse(rsp *http.Response) (*DevOidcIdTokenHTTPRes
 			headers.XRequestID = value
 		}
 		response.Headers404 = &headers
+	case rsp.StatusCode == 413:
+		var headers DevOidcIdTokenHTTPResponse413Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers413 = &headers
 	}
 
 	return response, nil
@@ -23781,6 +23819,13 @@ func ParseDevOidcTokenHTTPResponse(rsp *http.Response) (*DevOidcTokenHTTPRespons
 			return nil, err
 		}
 		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest OAuthError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
 
 	}
 

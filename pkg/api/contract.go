@@ -9,6 +9,7 @@ import (
 	"mime"
 	"net/http"
 	"net/mail"
+	"net/url"
 	"strings"
 
 	"github.com/getkin/kin-openapi/openapi3"
@@ -25,12 +26,16 @@ import (
 // route's policy says.
 type contract struct {
 	routes map[*route.Policy]*routers.Route // kin-openapi's view of each operation, for validation
-	opts   *openapi3filter.Options
+	// query is the declared query parameters whose values must be clean text, of each operation that
+	// answers 400.
+	query map[*route.Policy][]string
+	opts  *openapi3filter.Options
 }
 
 func newContract(doc *openapi3.T, table *route.Table) *contract {
 	c := &contract{
 		routes: map[*route.Policy]*routers.Route{},
+		query:  map[*route.Policy][]string{},
 		opts: &openapi3filter.Options{
 			AuthenticationFunc:  openapi3filter.NoopAuthenticationFunc, // the authenticate middleware and handlers do
 			SkipSettingDefaults: true,                                  // handlers apply defaults
@@ -43,6 +48,18 @@ func newContract(doc *openapi3.T, table *route.Table) *contract {
 	}
 	for _, p := range table.All() {
 		c.routes[p] = &routers.Route{Spec: doc, Path: p.Path, PathItem: p.PathItem, Method: p.Method, Operation: p.Operation}
+		if p.Operation.Responses.Status(http.StatusBadRequest) == nil {
+			// An operation that never answers 400 (cli/status, whose program_id is only compared with
+			// the key's) keeps its contract: its handler stores no query text.
+			continue
+		}
+		for _, params := range []openapi3.Parameters{p.PathItem.Parameters, p.Operation.Parameters} {
+			for _, param := range params {
+				if param.Value != nil && param.Value.In == openapi3.ParameterInQuery {
+					c.query[p] = append(c.query[p], param.Value.Name)
+				}
+			}
+		}
 	}
 	return c
 }
@@ -63,8 +80,18 @@ func (k *contract) middleware(next echo.HandlerFunc) echo.HandlerFunc {
 		if !ok {
 			return next(c) // not a route of the spec: echo answers 404/405
 		}
-		if rb := policy.Operation.RequestBody; rb != nil && rb.Value.Content.Get("application/json") != nil {
-			if err := k.readBody(c, policy.Body); err != nil {
+		if err := checkQuery(c.Request().URL.RawQuery, k.query[policy]); err != nil {
+			return err
+		}
+		if rb := policy.Operation.RequestBody; rb != nil {
+			var err error
+			switch {
+			case rb.Value.Content.Get(echo.MIMEApplicationJSON) != nil:
+				err = k.readBody(c, policy.Body)
+			case rb.Value.Content.Get(echo.MIMEApplicationForm) != nil:
+				err = readForm(c, policy.Body)
+			}
+			if err != nil {
 				return err
 			}
 		}
@@ -89,33 +116,29 @@ func (k *contract) middleware(next echo.HandlerFunc) echo.HandlerFunc {
 	}
 }
 
-// readBody enforces the size limit and, unless the handler needs the exact bytes (then kept in the
-// context), normalises the JSON: a body that parses as JSON is treated as JSON whatever its
-// Content-Type says (curl -d sends form encoding), and members whose value is null are dropped, because
-// the interface counts a JSON null as absent.
+// readBody enforces the size limit, checks the JSON (valid, not nested too deeply, no NUL characters)
+// and, unless the handler needs the exact bytes (then kept in the context), normalises it: a body that
+// parses as JSON is treated as JSON whatever its Content-Type says (curl -d sends form encoding), and
+// members whose value is null are dropped, because the interface counts a JSON null as absent.
 func (k *contract) readBody(c echo.Context, policy route.Body) error {
 	req := c.Request()
-	if req.ContentLength > policy.MaxBytes {
-		return tooLarge(policy.MaxBytes)
-	}
-	if req.Body == nil || req.Body == http.NoBody {
-		return nil
-	}
-	raw, err := io.ReadAll(io.LimitReader(req.Body, policy.MaxBytes+1))
-	req.Body.Close()
-	if err != nil {
-		return apierr.Invalid("Could not read the request body").WithCause(err)
-	}
-	if int64(len(raw)) > policy.MaxBytes {
-		return tooLarge(policy.MaxBytes)
+	raw, err := readLimited(req, policy.MaxBytes)
+	if err != nil || raw == nil {
+		return err
 	}
 	body := raw
-	if !policy.Raw && len(bytes.TrimSpace(raw)) > 0 {
-		normalised, err := normaliseJSON(raw)
-		if err != nil {
-			return apierr.Invalid("Request body must be valid JSON").WithCause(err)
+	if len(bytes.TrimSpace(raw)) > 0 {
+		switch {
+		case policy.Raw && !json.Valid(raw):
+			return apierr.Invalid("Request body must be valid JSON")
+		case !policy.Raw:
+			if body, err = normaliseJSON(raw); err != nil {
+				return apierr.Invalid("Request body must be valid JSON").WithCause(err)
+			}
 		}
-		body = normalised
+		if err := checkJSON(raw); err != nil {
+			return err
+		}
 		if mt, _, _ := mime.ParseMediaType(req.Header.Get(echo.HeaderContentType)); mt != echo.MIMEApplicationJSON {
 			req.Header.Set(echo.HeaderContentType, echo.MIMEApplicationJSON)
 		}
@@ -125,6 +148,54 @@ func (k *contract) readBody(c echo.Context, policy route.Body) error {
 	if policy.Raw {
 		request.From(req.Context()).RawBody = raw
 	}
+	return nil
+}
+
+// readLimited reads the whole body within limit (nil without a body).
+func readLimited(req *http.Request, limit int64) ([]byte, error) {
+	if req.ContentLength > limit {
+		return nil, tooLarge(limit)
+	}
+	if req.Body == nil || req.Body == http.NoBody {
+		return nil, nil
+	}
+	raw, err := io.ReadAll(io.LimitReader(req.Body, limit+1))
+	req.Body.Close()
+	if err != nil {
+		return nil, apierr.Invalid("Could not read the request body").WithCause(err)
+	}
+	if int64(len(raw)) > limit {
+		return nil, tooLarge(limit)
+	}
+	return raw, nil
+}
+
+// readForm reads a form body within the size limit, strictly (parseForm), and leaves the fields where
+// the generated binder reads them, so that net/http's own parsing (which fails on malformed bodies and
+// multipart, or silently drops what it cannot read) never runs. Query parameters are not form fields.
+func readForm(c echo.Context, policy route.Body) error {
+	req := c.Request()
+	raw, err := readLimited(req, policy.MaxBytes)
+	if err != nil {
+		return err
+	}
+	if ct := req.Header.Get(echo.HeaderContentType); ct != "" {
+		if mt, _, err := mime.ParseMediaType(ct); err != nil || mt != echo.MIMEApplicationForm {
+			return apierr.Invalid("Content-Type must be " + echo.MIMEApplicationForm)
+		}
+	} else {
+		req.Header.Set(echo.HeaderContentType, echo.MIMEApplicationForm) // what browsers send; curl may not
+	}
+	form, err := parseForm(string(raw))
+	if err != nil {
+		return err
+	}
+	req.PostForm, req.Form = form, url.Values{}
+	for name, values := range form {
+		req.Form[name] = append([]string{}, values...)
+	}
+	req.Body = io.NopCloser(bytes.NewReader(raw))
+	req.ContentLength = int64(len(raw))
 	return nil
 }
 

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net/http"
 	"strings"
+	"strconv"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/reftrack/reftrack/pkg/accounts"
 	"github.com/reftrack/reftrack/pkg/api/internal/auth"
+	"github.com/reftrack/reftrack/pkg/api/internal/pages"
 	"github.com/reftrack/reftrack/pkg/api/internal/request"
 	"github.com/reftrack/reftrack/pkg/api/manage"
 	"github.com/reftrack/reftrack/pkg/api/route"
@@ -368,9 +370,14 @@ func (w *errorWriter) handle(err error, c echo.Context) {
 		c.Response().Header().Set("Retry-After", fmt.Sprint(*r.RetryAfterSeconds))
 	}
 	var werr error
-	if c.Request().Method == http.MethodHead {
+	switch {
+	case c.Request().Method == http.MethodHead:
 		werr = c.NoContent(r.Status)
-	} else {
+	case r.Envelope == apierr.Page:
+		body, n := pages.Render(pages.Page{Title: http.StatusText(r.Status), Error: r.Message})
+		c.Response().Header().Set(echo.HeaderContentLength, strconv.FormatInt(n, 10))
+		werr = c.Stream(r.Status, echo.MIMETextHTMLCharsetUTF8, body)
+	default:
 		werr = c.JSON(r.Status, r.Body(request.From(ctx).Warnings))
 	}
 	if werr != nil {

@@ -11,7 +11,9 @@ import (
 	"regexp"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/labstack/echo/v4"
 
@@ -60,7 +62,7 @@ func (mw *middlewares) requestContext(next echo.HandlerFunc) echo.HandlerFunc {
 		if !ok {
 			policy = route.Default // echo's own 404
 		}
-		m := &request.Meta{ID: req.Header.Get(request.HeaderID), IP: c.RealIP(), Method: req.Method, Header: req.Header,
+		m := &request.Meta{ID: req.Header.Get(request.HeaderID), IP: c.RealIP(), Method: req.Method, Header: textHeader(req.Header),
 			ViaTrustedProxy: mw.trusted(req.RemoteAddr)}
 		if !saneRequestID.MatchString(m.ID) {
 			m.ID = newRequestID()
@@ -82,6 +84,29 @@ func (mw *middlewares) requestContext(next echo.HandlerFunc) echo.HandlerFunc {
 		})
 		return next(c)
 	}
+}
+
+// textHeader is h as handlers read it: text they may store (User-Agent, Origin). HTTP lets a header
+// carry bytes that are not UTF-8, which PostgreSQL refuses in text; they become U+FFFD. (NUL and other
+// control characters never get this far: net/http refuses them.) h itself is returned when it is clean,
+// as it nearly always is.
+func textHeader(h http.Header) http.Header {
+	clean := true
+	for _, vs := range h {
+		for _, v := range vs {
+			clean = clean && utf8.ValidString(v)
+		}
+	}
+	if clean {
+		return h
+	}
+	out := make(http.Header, len(h))
+	for name, vs := range h {
+		for _, v := range vs {
+			out[name] = append(out[name], strings.ToValidUTF8(v, "\uFFFD"))
+		}
+	}
+	return out
 }
 
 // trusted reports whether the peer address is a configured proxy.

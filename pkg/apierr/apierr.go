@@ -20,6 +20,11 @@ const (
 	Platform Envelope = iota
 	// Typed is {"error": {"code", "message", ...}} with no data key.
 	Typed
+	// Page is an HTML page stating the message, for the pages a browser opens (login, sign-out, the
+	// development issuer's form); the HTTP layer renders it.
+	Page
+	// OAuth is RFC 6749's {"error", "error_description"}, for the development issuer's token endpoint.
+	OAuth
 )
 
 // Error is an error answered to the client. Cause is logged, never sent.
@@ -166,8 +171,22 @@ type typedError struct {
 	DocsURL           string `json:"docs_url,omitempty"`
 }
 
-// Body is the JSON body of r, with warnings (if any) at the top level.
+// oauthBody is RFC 6749's error answer (section 5.2).
+type oauthBody struct {
+	Error       string `json:"error"`
+	Description string `json:"error_description,omitempty"`
+}
+
+// Body is the JSON body of r, with warnings (if any) at the top level (a Page is rendered by the HTTP
+// layer; here it is the platform body).
 func (r Response) Body(warnings []Warning) any {
+	if r.Envelope == OAuth {
+		code := "invalid_request"
+		if r.Status >= 500 {
+			code = "server_error"
+		}
+		return oauthBody{Error: code, Description: r.Message}
+	}
 	if r.Envelope == Typed {
 		b := typedBody{
 			Error: typedError{

@@ -194,6 +194,9 @@ func wrongMethodPolicies(all []*Policy) (byPath, byPathOptions map[string]*Polic
 		}
 		w := *p
 		w.Auth, w.HandlerValidates, w.Body = None, false, Body{MaxBytes: DefaultMaxBodyBytes}
+		if w.Envelope.Errors == apierr.Page || w.Envelope.Errors == apierr.OAuth {
+			w.Envelope = Envelope{Errors: apierr.Platform} // a 405 is router's answer, in the platform envelope
+		}
 		w.Operation, w.PathItem = nil, nil
 		byPath[p.EchoPath] = &w
 		o := w
@@ -355,8 +358,12 @@ func envelopeNamed(name string) (apierr.Envelope, error) {
 		return apierr.Platform, nil
 	case "typed":
 		return apierr.Typed, nil
+	case "page":
+		return apierr.Page, nil
+	case "oauth":
+		return apierr.OAuth, nil
 	}
-	return 0, fmt.Errorf("%s: errors must be platform or typed, got %q", ExtEnvelope, name)
+	return 0, fmt.Errorf("%s: errors must be platform, typed, page or oauth, got %q", ExtEnvelope, name)
 }
 
 // decode reads an extension's value (already decoded from YAML) into v, refusing unknown members.

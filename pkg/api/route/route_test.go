@@ -171,7 +171,7 @@ func TestBadPolicies(t *testing.T) {
 		{"no auth", map[string]any{"x-reftrack-envelope": "platform"}, "x-reftrack-auth must be one of"},
 		{"unknown auth", map[string]any{"x-reftrack-auth": "cookie", "x-reftrack-envelope": "platform"}, "x-reftrack-auth must be one of"},
 		{"no envelope", map[string]any{"x-reftrack-auth": "none"}, "x-reftrack-envelope is required"},
-		{"unknown envelope", map[string]any{"x-reftrack-auth": "none", "x-reftrack-envelope": "json"}, "errors must be platform or typed"},
+		{"unknown envelope", map[string]any{"x-reftrack-auth": "none", "x-reftrack-envelope": "json"}, "errors must be platform, typed, page or oauth"},
 		{"unknown typed code", map[string]any{"x-reftrack-auth": "none", "x-reftrack-envelope": map[string]any{"errors": "platform", "typed": []any{"slow_down"}}}, `unknown error code "slow_down"`},
 		// Every error carries error.code now: the former with-code option is refused, not silently ignored.
 		{"with-code is gone", map[string]any{"x-reftrack-auth": "none", "x-reftrack-envelope": map[string]any{"errors": "platform", "with-code": true}}, `unknown field "with-code"`},

@@ -241,6 +241,30 @@ func (e *Env) Send(req *http.Request) *Response {
 	return e.send(e.Client, req)
 }
 
+// Exchange sends req without following redirects and returns the response together with how it
+// disagrees with the spec (nil when it fits), instead of failing the test: fuzz targets report through
+// the *testing.T of each input, never the Env's.
+func (e *Env) Exchange(req *http.Request) (*Response, error) {
+	vt, ok := e.Client.Transport.(*validatingTransport)
+	if !ok {
+		return nil, fmt.Errorf("apitest: the Env's client does not validate")
+	}
+	var mismatch error
+	checked := *vt
+	checked.report = func(err error) { mismatch = err } // called before RoundTrip returns
+	client := &http.Client{Transport: &checked, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	res, err := client.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer res.Body.Close()
+	b, err := io.ReadAll(res.Body)
+	if err != nil {
+		return nil, err
+	}
+	return &Response{Status: res.StatusCode, Header: res.Header, Body: b}, mismatch
+}
+
 func (e *Env) send(client *http.Client, req *http.Request) *Response {
 	e.t.Helper()
 	res, err := client.Do(req)
@@ -365,6 +389,13 @@ func (b *SyncBuffer) Write(p []byte) (int, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.buf.Write(p)
+}
+
+// Reset empties the buffer.
+func (b *SyncBuffer) Reset() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.buf.Reset()
 }
 
 func (b *SyncBuffer) String() string {

@@ -1,0 +1,267 @@
+package api_test
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/url"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/getkin/kin-openapi/openapi3"
+	"github.com/google/go-cmp/cmp"
+	"github.com/stripe/stripe-go/v85/webhook"
+
+	"github.com/reftrack/reftrack/pkg/payments"
+	"github.com/reftrack/reftrack/pkg/seed"
+	"github.com/reftrack/reftrack/pkg/testkit/apitest"
+)
+
+// unlimited is a rate-limit store under which no request is ever refused: hostile sweeps and fuzzing
+// send far more than a minute's budget, and must reach the body checks.
+type unlimited struct{}
+
+func (unlimited) Increment(context.Context, string, time.Time) (int64, error) { return 1, nil }
+
+// hostileRequest is one request of the sweep.
+type hostileRequest struct {
+	name, method, path, contentType string
+	body                            string
+}
+
+// Every operation of the spec, sent what a hostile client sends (NUL characters, invalid UTF-8 and
+// broken escapes in queries and forms, garbled Content-Types, malformed multipart bodies, too many
+// fields, deep JSON): no answer is a 5xx, and every answer fits the spec (apitest checks each one).
+func TestHostileInputNever5xx(t *testing.T) {
+	t.Parallel()
+	env := apitest.Start(t, apitest.Options{LimitStore: unlimited{}})
+	r := env.Seed(seed.Options{})
+	if _, err := payments.Connect(t.Context(), env.DB, r.ProgramID, payments.ProviderStripe, whsec); err != nil {
+		t.Fatal(err)
+	}
+	params := map[string]string{"programId": itoa(r.ProgramID), "linkId": itoa(r.LinkID), "advertiserId": itoa(r.AdvertiserID), "asset": "app.js"}
+	var reqs []hostileRequest
+	for path, item := range env.Doc.Paths.Map() {
+		p := path
+		for name, v := range params {
+			p = strings.ReplaceAll(p, "{"+name+"}", v)
+		}
+		for method, op := range item.Operations() {
+			reqs = append(reqs, hostileRequests(method, p, op)...)
+		}
+	}
+	sort.Slice(reqs, func(i, j int) bool { return reqs[i].path+reqs[i].method+reqs[i].name < reqs[j].path+reqs[j].method+reqs[j].name })
+	for _, h := range reqs {
+		for _, cred := range [][]string{apitest.Bearer(r.APIKey), apitest.Bearer(r.AccountToken)} {
+			var body any
+			if h.body != "" || h.contentType != "" {
+				body = h.body
+			}
+			headers := append([]string{"Stripe-Signature", "t=1,v1=00"}, cred...)
+			if h.contentType != "" {
+				headers = append(headers, "Content-Type", h.contentType)
+			}
+			res := env.Do(h.method, h.path, body, headers...)
+			if res.Status >= 500 {
+				t.Errorf("%s %s (%s): %d %s", h.method, truncate(h.path, 80), h.name, res.Status, truncate(string(res.Body), 300))
+			}
+		}
+	}
+}
+
+func truncate(s string, n int) string {
+	if len(s) > n {
+		return s[:n] + "…"
+	}
+	return s
+}
+
+// manyFields is a query or form with n fields.
+func manyFields(n int) string {
+	var b strings.Builder
+	for i := range n {
+		if i > 0 {
+			b.WriteByte('&')
+		}
+		fmt.Fprintf(&b, "f%d=1", i)
+	}
+	return b.String()
+}
+
+func hostileRequests(method, path string, op *openapi3.Operation) []hostileRequest {
+	var out []hostileRequest
+	add := func(name, path, ct, body string) {
+		out = append(out, hostileRequest{name: name, method: method, path: path, contentType: ct, body: body})
+	}
+	// Queries: every declared parameter with NUL, invalid UTF-8 and broken escapes, then too many fields.
+	for _, v := range []string{"%00", "a%00b", "%ff", "%fe%ff", "%zz", "%", "%e2%82", "a;b"} {
+		q := url.Values{}
+		raw := []string{}
+		for _, p := range op.Parameters {
+			if p.Value.In == "query" {
+				raw = append(raw, url.QueryEscape(p.Value.Name)+"="+v)
+			}
+		}
+		_ = q
+		raw = append(raw, "extra="+v, v+"=1")
+		add("query "+v, path+"?"+strings.Join(raw, "&"), "", "")
+	}
+	add("query 20000 fields", path+"?"+manyFields(20000), "", "")
+	if method == http.MethodGet || method == http.MethodHead || method == http.MethodOptions {
+		return out
+	}
+	// Bodies.
+	deep := strings.Repeat("[", 40) + strings.Repeat("]", 40)
+	for _, b := range []struct{ name, ct, body string }{
+		{"json NUL members", "application/json", `{"name":"a\u0000","state":"\u0000","email":"a\u0000@x.com","affiliate_url":"https://x.com/?aff=\u0000","transaction_id":"t\u0000","customer_key":"c\u0000","click_id":"\u0000","domain":"x\u0000.com","id":"evt_\u0000","type":"checkout.session.completed\u0000","id_token":"\u0000","reason":"\u0000","refund_reason":"\u0000","amount_cents":100,"commission_type":"percent","commission_rate":10,"role":"admin\u0000","webhook_secret":"whsec_\u0000","provider":"stripe","short_link":"s\u0000","partner_id":1,"partner_name":"\u0000","enabled":true}`},
+		{"json NUL key", "application/json", `{"a\u0000b":"x"}`},
+		{"json deep 40", "application/json", `{"a":` + deep + `}`},
+		{"json deep object", "application/json", strings.Repeat(`{"a":`, 40) + "1" + strings.Repeat("}", 40)},
+		{"json invalid utf8", "application/json", "{\"name\":\"\xff\xfe\",\"email\":\"\xff@x.com\",\"state\":\"\xff\"}"},
+		{"multipart broken", "multipart/form-data; boundary=xyz", "--xyz\r\nContent-Disposition: form-data; name=\"state\"\r\n\r\nabc"},
+		{"multipart no boundary", "multipart/form-data", "--xyz\r\n\r\n"},
+		{"multipart garbage", "multipart/form-data; boundary=", "\x00\x01garbage"},
+		{"multipart NUL", "multipart/form-data; boundary=xyz", "--xyz\r\nContent-Disposition: form-data; name=\"state\"\r\n\r\na\x00b\r\n--xyz--\r\n"},
+		{"garbled content type", "application/x-www-form-urlencoded; charset=%%%;;", "state=%zz"},
+		{"garbled content type 2", ";;;=", "state=a"},
+		{"garbled content type 3", "text/plain; charset", "{}"},
+		{"form NUL", "application/x-www-form-urlencoded", "state=a%00b&email=a%00@x.com&name=%00&csrf_token=%00&client_id=%00&redirect_uri=%00&code=%00&grant_type=%00&code_verifier=%00"},
+		{"form invalid utf8", "application/x-www-form-urlencoded", "state=%ff&email=%ff%fe@x.com&name=%ff&csrf_token=%ff&client_id=%ff"},
+		{"form broken escape", "application/x-www-form-urlencoded", "state=%zz&email=%"},
+		{"form 20000 fields", "application/x-www-form-urlencoded", manyFields(20000)},
+		{"form 2000 fields", "application/x-www-form-urlencoded", manyFields(2000)},
+	} {
+		add(b.name, path, b.ct, b.body)
+	}
+	return out
+}
+
+// Text PostgreSQL cannot store, and JSON nested too deeply, are refused before any handler with the
+// messages of decisions.md, naming the field; nothing is stored.
+func TestUnstorableTextRefused(t *testing.T) {
+	t.Parallel()
+	env := apitest.Start(t, apitest.Options{LimitStore: unlimited{}})
+	r := env.Seed(seed.Options{})
+	if _, err := payments.Connect(t.Context(), env.DB, r.ProgramID, payments.ProviderStripe, whsec); err != nil {
+		t.Fatal(err)
+	}
+	key, account := apitest.Bearer(r.APIKey), apitest.Bearer(r.AccountToken)
+	sale := func(extra string) string {
+		return `{"transaction_id":"t_1","amount_cents":100,"customer_key":"c"` + extra + `}`
+	}
+	event := `{"id":"evt_1","type":"checkout.session.completed","data":{"object":{"id":"cs_1","metadata":{"svc_click_id":"a\u0000"}}}}`
+	signed := webhook.GenerateTestSignedPayload(&webhook.UnsignedPayload{Payload: []byte(event), Secret: whsec})
+	tests := []struct {
+		name, method, path, body string
+		headers                  []string
+		message                  string
+	}{
+		{"sale", http.MethodPost, "/api/v1/track/sale", `{"transaction_id":"t_\u0000","amount_cents":100,"customer_key":"c"}`, key,
+			"transaction_id must not contain NUL characters"},
+		{"sale nested", http.MethodPost, "/api/v1/track/sale", sale(`,"additional_data":{"test_mode":true,"note":["ok","\u0000"]}`), key,
+			"additional_data.note[1] must not contain NUL characters"},
+		{"sale member name", http.MethodPost, "/api/v1/track/sale", sale(`,"x\u0000y":1`), key, `x\u0000y must not contain NUL characters`},
+		{"sale 33 deep", http.MethodPost, "/api/v1/track/sale", sale(`,"additional_data":` + nested(32)), key, "Request body is nested too deeply"},
+		{"sale 40 deep", http.MethodPost, "/api/v1/track/sale", sale(`,"x":` + nested(40)), key, "Request body is nested too deeply"},
+		{"refund", http.MethodPost, "/api/v1/track/refund", `{"transaction_id":"t_1","refund_reason":"\u0000"}`, key,
+			"refund_reason must not contain NUL characters"},
+		{"lead", http.MethodPost, "/api/v1/track/lead", `{"customer_key":"k\u0000"}`, key, "customer_key must not contain NUL characters"},
+		{"click", http.MethodPost, "/api/v1/track/click", `{"affiliate_url":"` + r.AffiliateURL + `","page_title":"\u0000"}`, nil,
+			"page_title must not contain NUL characters"},
+		{"partner", http.MethodPost, "/api/v1/programs/" + itoa(r.ProgramID) + "/partners", `{"name":"P\u0000","email":"p@example.com"}`, account,
+			"name must not contain NUL characters"},
+		{"cli init", http.MethodPost, "/api/v1/cli/init", `{"name":"N","domain":"x\u0000.com","commission_type":"percent","commission_rate":5}`, account,
+			"domain must not contain NUL characters"},
+		{"program", http.MethodPatch, "/api/v1/programs/" + itoa(r.ProgramID), `{"allowed_origins":["https://a.example.com","\u0000"]}`, account,
+			"allowed_origins[1] must not contain NUL characters"},
+		{"callback", http.MethodPost, "/api/v1/cli/auth/callback", `{"state":"\u0000","id_token":"x"}`, nil, "state must not contain NUL characters"},
+		{"webhook", http.MethodPost, "/api/v1/webhooks/stripe/" + itoa(r.ProgramID), event, []string{"Stripe-Signature", signed.Header},
+			"data.object.metadata.svc_click_id must not contain NUL characters"},
+		{"poll NUL", http.MethodGet, "/api/v1/cli/auth/poll?state=a%00", "", nil, "state must not contain NUL characters"},
+		{"poll UTF-8", http.MethodGet, "/api/v1/cli/auth/poll?state=%ff", "", nil, "state must be valid UTF-8"},
+		{"poll escape", http.MethodGet, "/api/v1/cli/auth/poll?state=%zz", "", nil, `Invalid query parameter state: invalid %-escape "%zz"`},
+		{"events query", http.MethodGet, "/api/tracking/events/" + itoa(r.ProgramID) + "?dateFrom=%00", "", account, "dateFrom must not contain NUL characters"},
+		{"query fields", http.MethodGet, "/api/v1/cli/auth/poll?" + manyFields(20000), "", nil, "Invalid query string: more than 1000 parameters"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var body any
+			if tt.body != "" {
+				body = tt.body
+			}
+			res := env.Do(tt.method, tt.path, body, tt.headers...)
+			if res.Status != http.StatusBadRequest {
+				t.Fatalf("status = %d, body %s", res.Status, res.Body)
+			}
+			if e, _ := res.JSON(t)["error"].(map[string]any); e["message"] != tt.message {
+				t.Errorf("message = %q, want %q", e["message"], tt.message)
+			}
+		})
+	}
+	// 32 levels are allowed.
+	if res := env.Do(http.MethodPost, "/api/v1/track/sale", sale(`,"x":`+nested(31)), key...); res.Status == http.StatusBadRequest &&
+		strings.Contains(string(res.Body), "nested") {
+		t.Errorf("32 levels refused: %s", res.Body)
+	}
+	if n := env.Count(`SELECT (SELECT count(*) FROM sales) + (SELECT count(*) FROM leads) + (SELECT count(*) FROM processor_events) +
+		(SELECT count(*) FROM programs WHERE id <> $1)`, r.ProgramID); n != 0 {
+		t.Errorf("%d rows stored", n)
+	}
+}
+
+// The pages a browser opens answer malformed input with an HTML page, the development issuer's token
+// endpoint with an OAuth error.
+func TestMalformedFormsAndQueriesOnPages(t *testing.T) {
+	t.Parallel()
+	env := apitest.Start(t, apitest.Options{LimitStore: unlimited{}})
+	const form = "application/x-www-form-urlencoded"
+	pageTests := []struct {
+		name, method, path, contentType, body string
+		status                                int
+		message                               string
+	}{
+		{"state NUL", http.MethodGet, "/login?state=%00", "", "", 400, "state must not contain NUL characters"},
+		{"state UTF-8", http.MethodGet, "/login?state=%ff", "", "", 400, "state must be valid UTF-8"},
+		{"state escape", http.MethodGet, "/login?state=%zz", "", "", 400, `Invalid query parameter state: invalid %-escape &#34;%zz&#34;`},
+		{"callback", http.MethodGet, "/login/callback?code=%00", "", "", 400, "code must not contain NUL characters"},
+		{"authorize", http.MethodGet, "/dev/oidc/authorize?redirect_uri=%ff", "", "", 400, "redirect_uri must be valid UTF-8"},
+		{"multipart", http.MethodPost, "/login", "multipart/form-data; boundary=x", "--x\r\n\r\n", 400, "Content-Type must be " + form},
+		{"garbled type", http.MethodPost, "/login", ";;;=", "state=x", 400, "Content-Type must be " + form},
+		{"form NUL", http.MethodPost, "/login", form, "state=x&email=a%00@x.com", 400, "email must not contain NUL characters"},
+		{"form escape", http.MethodPost, "/dev/oidc/authorize", form, "state=%zz", 400, `Invalid form field state: invalid %-escape &#34;%zz&#34;`},
+		{"form fields", http.MethodPost, "/dashboard/logout", form, manyFields(2000), 400, "Invalid form body: more than 1000 fields"},
+		{"form too large", http.MethodPost, "/dashboard/logout", form, manyFields(20000), 413, "Request body is larger than the limit of 64 KiB"},
+	}
+	for _, tt := range pageTests {
+		t.Run(tt.name, func(t *testing.T) {
+			var body any
+			if tt.body != "" || tt.contentType != "" {
+				body = tt.body
+			}
+			var headers []string
+			if tt.contentType != "" {
+				headers = []string{"Content-Type", tt.contentType}
+			}
+			res := env.Do(tt.method, tt.path, body, headers...)
+			if res.Status != tt.status || !page(res) || !strings.Contains(string(res.Body), tt.message) {
+				t.Errorf("%d %s: %s", res.Status, res.Header.Get("Content-Type"), res.Body)
+			}
+		})
+	}
+	for _, tt := range []struct {
+		body, description string
+		status            int
+	}{
+		{"grant_type=%00", "grant_type must not contain NUL characters", 400},
+		{manyFields(2000), "Invalid form body: more than 1000 fields", 400},
+		{manyFields(20000), "Request body is larger than the limit of 64 KiB", 413},
+	} {
+		res := env.Do(http.MethodPost, "/dev/oidc/token", tt.body, "Content-Type", form)
+		want := map[string]any{"error": "invalid_request", "error_description": tt.description}
+		if res.Status != tt.status || !cmp.Equal(res.JSON(t), want) {
+			t.Errorf("token %.40s: %d %s", tt.body, res.Status, res.Body)
+		}
+	}
+}
