@@ -7,7 +7,7 @@ GO_FILES = $(shell find . -name '*.go' -not -path '*/node_modules/*' -not -path 
 NPM_DEPS := openapi/node_modules/.package-lock.json
 TRACKER_DEPS := tracker/node_modules/.package-lock.json
 
-.PHONY: generate build lint run test vet fmt-check generate-check spec-breaking go-test bench
+.PHONY: generate build lint run test vet fmt-check generate-check spec-breaking go-test bench fuzz
 
 # oasdiff judges changes to the spec (breaking or not); pinned, built into bin/ once.
 OASDIFF_VERSION := v1.36.0
@@ -91,3 +91,19 @@ go-test: $(NPM_DEPS) $(TRACKER_DEPS)
 bench: build
 	$(GO) build -o bin/loadgen ./cmd/loadgen
 	./bin/loadgen -reftrackd bin/reftrackd
+
+# The fuzz targets of the routes outsiders write to (pkg/api/fuzz_test.go). `make test` runs their seeds and
+# committed corpus (testdata/fuzz/<target>); this explores further.
+FUZZTIME ?= 30s
+# Minimising each new interesting input takes up to a minute by default, a whole short run's worth.
+FUZZMINIMIZETIME ?= 1s
+FUZZ_TARGETS := FuzzClick FuzzLead FuzzSale FuzzRefund FuzzCliInit FuzzUpdateProgram FuzzStripeWebhook FuzzCliAuthPoll FuzzLoginSubmit
+
+## fuzz: fuzz each target for FUZZTIME (default 30s), one after another; an input that fails is written to
+## pkg/api/testdata/fuzz/<target>/ (commit it: it becomes a regression seed) and the run fails at the end
+fuzz:
+	@failed=""; for t in $(FUZZ_TARGETS); do \
+		echo "== $$t ($(FUZZTIME))"; \
+		$(GO) test -run '^$$' -fuzz "^$$t\$$" -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZETIME) ./pkg/api/ || failed="$$failed $$t"; \
+	done; \
+	if [ -n "$$failed" ]; then echo "fuzzing found failures in:$$failed"; exit 1; fi

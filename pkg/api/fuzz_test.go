@@ -6,6 +6,7 @@ import (
 	"mime"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -35,45 +36,76 @@ const rangesChecked = false
 // nested is a JSON value nested n levels deep.
 func nested(n int) string { return strings.Repeat("[", n) + strings.Repeat("]", n) }
 
-// hostileStrings are the values every string field of a seed is tried with.
-var hostileStrings = []string{"a\\u0000b", "\\u0000", "\xff\xfe", "\\ud800", strings.Repeat("x", 5000)}
+// hostileValues are the values each member of a seed body is tried with: strings PostgreSQL cannot store
+// (NUL; invalid UTF-8, which JSON encoding turns into U+FFFD), a long one, JSON nested too deeply, and a
+// number beyond every range.
+var hostileValues = []string{"a\x00b", "\xff\xfe", strings.Repeat("x", 3000), nested(40), "1e400"}
 
-// withField is body (a JSON object) with field set to the raw JSON value v.
-func withField(body, field, v string) string {
-	var m map[string]json.RawMessage
-	if err := json.Unmarshal([]byte(body), &m); err != nil {
-		panic(err)
+// setField is body (a JSON object, else body as it is) with the member at path (dot-separated, objects
+// made on the way) set to value: value itself when it is JSON, else value as a JSON string. It lets the
+// fuzzer change one member's value freely, bytes and all, while the body stays JSON.
+func setField(body, path, value string) string {
+	if path == "" {
+		return body
 	}
-	m[field] = json.RawMessage(v)
-	b, err := json.Marshal(m)
+	dec := json.NewDecoder(strings.NewReader(body))
+	dec.UseNumber()
+	var obj map[string]any
+	if dec.Decode(&obj) != nil || obj == nil {
+		return body
+	}
+	var v any = value
+	if json.Valid([]byte(value)) {
+		v = json.RawMessage(value)
+	}
+	keys := strings.Split(path, ".")
+	cur := obj
+	for _, k := range keys[:len(keys)-1] {
+		next, ok := cur[k].(map[string]any)
+		if !ok {
+			next = map[string]any{}
+			cur[k] = next
+		}
+		cur = next
+	}
+	cur[keys[len(keys)-1]] = v
+	b, err := json.Marshal(obj)
 	if err != nil {
-		// Invalid UTF-8 inside v: splice by hand.
-		return strings.TrimSuffix(body, "}") + `,"` + field + `":` + v + "}"
+		return body
 	}
 	return string(b)
 }
 
-// jsonSeeds are the seeds of a JSON route: each valid body, then each of its string fields with every
-// hostile string and each field nested too deeply, then bodies that are not objects or not JSON.
-func jsonSeeds(valid ...string) []string {
-	seeds := append([]string{}, valid...)
+// jsonInput is one input of a JSON route's target: a body, and a member to set in it.
+type jsonInput struct{ body, field, value string }
+
+// jsonSeeds are the seeds of a JSON route: each valid body, each of its members with every hostile value,
+// a NUL in a member name and nesting at the limit, then bodies that are not objects or not JSON.
+func jsonSeeds(valid ...string) []jsonInput {
+	var seeds []jsonInput
 	for _, body := range valid {
+		seeds = append(seeds, jsonInput{body: body})
 		var m map[string]json.RawMessage
 		if err := json.Unmarshal([]byte(body), &m); err != nil {
 			panic(fmt.Sprintf("seed %s: %v", body, err))
 		}
-		for field, v := range m {
-			if len(v) > 0 && v[0] == '"' {
-				for _, h := range hostileStrings {
-					seeds = append(seeds, withField(body, field, `"`+h+`"`))
-				}
-			}
-			seeds = append(seeds, withField(body, field, nested(40)))
+		fields := make([]string, 0, len(m))
+		for field := range m {
+			fields = append(fields, field)
 		}
-		seeds = append(seeds, withField(body, "a\\u0000b", "1"), withField(body, "deep", nested(32)))
+		slices.Sort(fields)
+		for _, field := range fields {
+			for _, v := range hostileValues {
+				seeds = append(seeds, jsonInput{body, field, v})
+			}
+		}
+		seeds = append(seeds, jsonInput{body, "a\x00b", "1"}, jsonInput{body, "deep", nested(31)})
 	}
-	return append(seeds, "", "null", "[]", "{}", `"\u0000"`, "123", "{", `{"a":1} {}`, nested(33), nested(10000),
-		strings.Repeat(`{"a":`, 40)+"1"+strings.Repeat("}", 40), "\xff\xfe", `{"a":"\xff"}`)
+	for _, body := range []string{"", "null", "[]", "{}", `"\u0000"`, "123", "{", `{"a":1} {}`, nested(33), nested(10000),
+		strings.Repeat(`{"a":`, 40) + "1" + strings.Repeat("}", 40), "\xff\xfe", `{"a":"\xff"}`} {
+		seeds = append(seeds, jsonInput{body: body})
+	}
+	return seeds
 }
 
 // fuzzEnv is one fuzz target's server and its fixtures.
@@ -186,9 +218,16 @@ func (e *fuzzEnv) post(t *testing.T, path, contentType, body string, headers ...
 	return req
 }
 
-func addAll(f *testing.F, seeds []string) {
+func addAll(f *testing.F, seeds []jsonInput) {
 	for _, s := range seeds {
-		f.Add(s)
+		f.Add(s.body, s.field, s.value)
+	}
+}
+
+// addRaw adds seeds given as whole bodies.
+func addRaw(f *testing.F, bodies ...string) {
+	for _, b := range bodies {
+		f.Add(b, "", "")
 	}
 }
 
@@ -198,33 +237,43 @@ func FuzzClick(f *testing.F) {
 	for _, s := range jsonSeeds(`{"affiliate_url":"{{aff}}"}`,
 		`{"affiliate_url":"{{aff}}","page_url":"https://shop.example.com/p","page_title":"Shop","referrer_url":"https://news.example.com/",`+
 			`"session_id":"sess-1","screen_resolution":"1920x1080","viewport_size":"1280x720","language":"de-DE","timezone":"Europe/Berlin","user_agent":"Mozilla/5.0"}`,
-		`{"affiliate_url":"{{aff}}","additional_data":{"test_mode":true,"program_id":"{{program}}"}}`,
-		`{"affiliate_url":"https://shop.example.com/?aff=nosuchlink"}`) {
-		f.Add(s, ua, origin)
+		`{"affiliate_url":"{{aff}}","additional_data":{"test_mode":true,"program_id":"{{program}}"}}`) {
+		f.Add(s.body, s.field, s.value, ua, origin)
 	}
 	for _, h := range []string{"Mozilla/5.0 \xff\xfe", "\xff", strings.Repeat("A", 8000), ""} {
-		f.Add(`{"affiliate_url":"{{aff}}"}`, h, origin)
-		f.Add(`{"affiliate_url":"{{aff}}"}`, ua, "https://shop.example.com"+h)
+		f.Add(`{"affiliate_url":"{{aff}}"}`, "", "", h, origin)
+		f.Add(`{"affiliate_url":"{{aff}}"}`, "", "", ua, "https://shop.example.com"+h)
 	}
-	f.Fuzz(func(t *testing.T, body, userAgent, origin string) {
-		e.exchange(t, e.post(t, "/api/v1/track/click", "application/json", e.fill(body), "User-Agent", userAgent, "Origin", origin), false)
+	f.Add(`{"affiliate_url":"{{aff}}"}`, "affiliate_url", "https://shop.example.com/?aff=nosuchlink", ua, origin)
+	f.Fuzz(func(t *testing.T, body, field, value, userAgent, origin string) {
+		req := e.post(t, "/api/v1/track/click", "application/json", setField(e.fill(body), field, value), "User-Agent", userAgent, "Origin", origin)
+		e.exchange(t, req, false)
 	})
 }
 
 func FuzzLead(f *testing.F) {
 	e := startFuzz(f, seed.Options{LeadAuth: "browser_allowed", Origins: []string{"https://shop.example.com"}})
 	for _, s := range jsonSeeds(`{"click_id":"{{click}}","customer_key":"lead-1","email":"ada@example.com"}`,
-		`{"customer_key":"{{customer}}"}`, `{"click_id":"{{click}}","additional_data":{"test_mode":true,"program_id":"{{program}}"}}`,
-		`{"click_id":"nosuchclick","customer_key":"lead-2"}`) {
-		f.Add(s, true)
-		f.Add(s, false)
+		`{"customer_key":"{{customer}}"}`, `{"click_id":"{{click}}","additional_data":{"test_mode":true,"program_id":"{{program}}"}}`) {
+		f.Add(s.body, s.field, s.value, true)
+		f.Add(s.body, s.field, s.value, false)
 	}
-	f.Fuzz(func(t *testing.T, body string, server bool) {
+	f.Add(`{"click_id":"{{click}}"}`, "additional_data.program_id", "99999999999999999999", false)
+	f.Fuzz(func(t *testing.T, body, field, value string, server bool) {
 		headers := []string{"Origin", "https://shop.example.com"}
 		if server {
 			headers = apitest.Bearer(e.seed.APIKey)
 		}
-		e.exchange(t, e.post(t, "/api/v1/track/lead", "application/json", e.fill(body), headers...), false)
+		e.exchange(t, e.post(t, "/api/v1/track/lead", "application/json", setField(e.fill(body), field, value), headers...), false)
+	})
+}
+
+// fuzzJSON fuzzes a JSON route at path with method and headers; inputs are (body, field, value).
+func (e *fuzzEnv) fuzzJSON(f *testing.F, method, path string, headers ...string) {
+	f.Fuzz(func(t *testing.T, body, field, value string) {
+		req := e.post(t, path, "application/json", setField(e.fill(body), field, value), headers...)
+		req.Method = method
+		e.exchange(t, req, false)
 	})
 }
 
@@ -232,87 +281,74 @@ func FuzzSale(f *testing.F) {
 	e := startFuzz(f, seed.Options{})
 	addAll(f, jsonSeeds(`{"transaction_id":"in_fz_1","amount_cents":4900,"currency":"USD","customer_key":"{{customer}}"}`,
 		`{"transaction_id":"in_fz_2","amount_cents":4900,"currency":"eur","click_id":"{{click}}","provider":"stripe","provider_payment_id":"pi_1",`+
-			`"livemode":true,"sale_type":"payment","event_name":"Purchase","subscription_id":"sub_1","subscription_interval":"month","is_recurring":true}`,
-		`{"amount_cents":100,"customer_key":"{{customer}}","additional_data":{"test_mode":true}}`,
-		`{"transaction_id":"in_fz_3","amount_cents":1,"customer_key":"nobody"}`,
-		`{"transaction_id":"in_fz_4","amount_cents":1000000000000,"customer_key":"{{customer}}","occurred_at":"2020-01-01T00:00:00Z"}`))
-	for _, s := range []string{`{"transaction_id":"in_fz_5","amount_cents":1e3,"customer_key":"{{customer}}"}`,
-		`{"transaction_id":"in_fz_6","amount_cents":-1,"customer_key":"{{customer}}"}`,
-		`{"transaction_id":"in_fz_7","amount_cents":99999999999999999999999,"customer_key":"{{customer}}"}`,
-		`{"transaction_id":"in_fz_8","amount_cents":"100","currency":{},"customer_key":"{{customer}}"}`,
-		`{"transaction_id":"in_fz_9","amount_cents":100,"customer_key":"{{customer}}","occurred_at":"9999-12-31T23:59:59Z"}`,
-		`{"transaction_id":"in_fz_10","amount_cents":100,"customer_key":"{{customer}}","additional_data":` + nested(40) + `}`} {
-		f.Add(s)
+			`"livemode":true,"sale_type":"payment","event_name":"Purchase","subscription_id":"sub_1","subscription_interval":"month","is_recurring":true,`+
+			`"occurred_at":"2020-01-01T00:00:00Z"}`,
+		`{"amount_cents":100,"customer_key":"{{customer}}","additional_data":{"test_mode":true}}`))
+	const body = `{"transaction_id":"in_fz_3","amount_cents":100,"customer_key":"{{customer}}"}`
+	for _, v := range []string{"1e3", "-1", "0", "99999999999999999999999", `"100"`, "1000000000000", "9223372036854775807"} {
+		f.Add(body, "amount_cents", v)
 	}
+	f.Add(body, "occurred_at", "9999-12-31T23:59:59Z")
+	f.Add(body, "currency", "{}")
+	f.Add(body, "customer_key", "nobody")
 	if rangesChecked {
-		f.Add(`{"transaction_id":"in_fz_r1","amount_cents":1000000000001,"customer_key":"{{customer}}"}`)
-		f.Add(`{"transaction_id":"in_fz_r2","amount_cents":999999999999999,"customer_key":"{{customer}}"}`)
+		f.Add(body, "amount_cents", "1000000000001")
+		f.Add(body, "amount_cents", "999999999999999")
 	}
-	f.Fuzz(func(t *testing.T, body string) {
-		e.exchange(t, e.post(t, "/api/v1/track/sale", "application/json", e.fill(body), apitest.Bearer(e.seed.APIKey)...), false)
-	})
+	e.fuzzJSON(f, http.MethodPost, "/api/v1/track/sale", apitest.Bearer(e.seed.APIKey)...)
 }
 
 func FuzzRefund(f *testing.F) {
 	e := startFuzz(f, seed.Options{})
 	addAll(f, jsonSeeds(`{"transaction_id":"{{txn}}","refund_amount_cents":100,"reason":"refund","refund_reason":"asked nicely"}`,
-		`{"transaction_id":"{{txn}}","reason":"chargeback"}`, `{"transaction_id":"nosuchsale"}`))
-	for _, s := range []string{`{"transaction_id":"{{txn}}","refund_amount_cents":0}`, `{"transaction_id":"{{txn}}","refund_amount_cents":1e400}`,
-		`{"transaction_id":"{{txn}}","refund_amount_cents":9223372036854775807}`, `{"transaction_id":"{{txn}}","refund_amount_cents":-9223372036854775808}`} {
-		f.Add(s)
+		`{"transaction_id":"{{txn}}","reason":"chargeback"}`))
+	for _, v := range []string{"0", "1e400", "9223372036854775807", "-9223372036854775808", "1.5"} {
+		f.Add(`{"transaction_id":"{{txn}}"}`, "refund_amount_cents", v)
 	}
+	f.Add(`{"transaction_id":"{{txn}}"}`, "transaction_id", "nosuchsale")
 	if rangesChecked {
-		f.Add(`{"transaction_id":"{{txn}}","refund_amount_cents":1000000000001}`)
+		f.Add(`{"transaction_id":"{{txn}}"}`, "refund_amount_cents", "1000000000001")
 	}
-	f.Fuzz(func(t *testing.T, body string) {
-		e.exchange(t, e.post(t, "/api/v1/track/refund", "application/json", e.fill(body), apitest.Bearer(e.seed.APIKey)...), false)
-	})
+	e.fuzzJSON(f, http.MethodPost, "/api/v1/track/refund", apitest.Bearer(e.seed.APIKey)...)
 }
 
 func FuzzCliInit(f *testing.F) {
 	e := startFuzz(f, seed.Options{})
-	addAll(f, jsonSeeds(`{"name":"Fuzz shop","domain":"fuzz.example.com","commission_type":"percent","commission_rate":25,"cookie_duration":30,"duration_months":12}`,
+	const body = `{"name":"Fuzz shop","domain":"fuzz.example.com","commission_type":"percent","commission_rate":25,"cookie_duration":30,"duration_months":12}`
+	addAll(f, jsonSeeds(body,
 		`{"name":"Fuzz fixed","domain":"https://fuzz.example.com/","commission_type":"recurring_fixed","commission_rate":9.99,"advertiser_id":"1"}`))
-	for _, s := range []string{
-		`{"name":"x","domain":"x.com","commission_type":"percent","commission_rate":-1}`,
-		`{"name":"x","domain":"x.com","commission_type":"percent","commission_rate":"25"}`,
-		`{"name":"x","domain":"x.com","commission_type":"percent","commission_rate":25,"cookie_duration":1e9}`,
-		`{"name":"x","domain":"x.com","commission_type":"percent","commission_rate":25,"advertiser_id":99999999999999999999}`,
-		`{"name":"x","domain":"x.com","commission_type":"bogus\u0000","commission_rate":25}`,
-	} {
-		f.Add(s)
+	for _, v := range []string{"-1", `"25"`, "0", "1e400", "99999999999999999999"} {
+		f.Add(body, "commission_rate", v)
 	}
+	f.Add(body, "cookie_duration", "1e9")
+	f.Add(body, "advertiser_id", "99999999999999999999")
+	f.Add(body, "commission_type", "bogus")
 	if rangesChecked {
 		for _, rate := range []string{"1e15", "1e308", "0.0000001", "150"} {
-			f.Add(`{"name":"x","domain":"x.com","commission_type":"percent","commission_rate":` + rate + `}`)
+			f.Add(body, "commission_rate", rate)
 		}
-		f.Add(`{"name":"x","domain":"not a domain","commission_type":"fixed","commission_rate":9999999}`)
+		f.Add(body, "domain", "not a domain")
 	}
-	f.Fuzz(func(t *testing.T, body string) {
-		e.exchange(t, e.post(t, "/api/v1/cli/init", "application/json", e.fill(body), apitest.Bearer(e.seed.AccountToken)...), false)
-	})
+	e.fuzzJSON(f, http.MethodPost, "/api/v1/cli/init", apitest.Bearer(e.seed.AccountToken)...)
 }
 
 func FuzzUpdateProgram(f *testing.F) {
 	e := startFuzz(f, seed.Options{})
-	addAll(f, jsonSeeds(`{"name":"Renamed","domain":"shop.example.com","lead_auth":"browser_allowed","cookie_window_days":30,`+
-		`"attribution_window_days":60,"commission_type":"percent","commission_rate":15}`,
-		`{"allowed_origins":["https://shop.example.com","https://www.shop.example.com"]}`))
-	for _, s := range []string{`{"allowed_origins":["https://a.example.com\u0000"]}`, `{"allowed_origins":["\xff"]}`,
-		`{"allowed_origins":[` + nested(40) + `]}`, `{"commission_rate":-0}`, `{"cookie_window_days":1e400}`, `{"name":""}`} {
-		f.Add(s)
+	const body = `{"name":"Renamed","domain":"shop.example.com","lead_auth":"browser_allowed","cookie_window_days":30,` +
+		`"attribution_window_days":60,"commission_type":"percent","commission_rate":15}`
+	addAll(f, jsonSeeds(body, `{"allowed_origins":["https://shop.example.com","https://www.shop.example.com"]}`))
+	for _, v := range []string{`["https://a.example.com\u0000"]`, `["\xff"]`, `[` + nested(40) + `]`, `["https://x.example.com:99999"]`} {
+		f.Add(`{"name":"x"}`, "allowed_origins", v)
 	}
+	f.Add(`{"name":"x"}`, "commission_rate", "-0")
+	f.Add(`{"name":"x"}`, "cookie_window_days", "1e400")
+	f.Add(`{"name":"x"}`, "name", "")
 	if rangesChecked {
-		for _, rate := range []string{"1e15", "1e308", "0.0000001"} {
-			f.Add(`{"commission_rate":` + rate + `}`)
+		for _, rate := range []string{"1e15", "1e308", "0.0000001", "1e400"} {
+			f.Add(`{"name":"x"}`, "commission_rate", rate)
 		}
 	}
-	path := "/api/v1/programs/" + itoa(e.seed.ProgramID)
-	f.Fuzz(func(t *testing.T, body string) {
-		req := e.post(t, path, "application/json", e.fill(body), apitest.Bearer(e.seed.AccountToken)...)
-		req.Method = http.MethodPatch
-		e.exchange(t, req, false)
-	})
+	e.fuzzJSON(f, http.MethodPatch, "/api/v1/programs/"+itoa(e.seed.ProgramID), apitest.Bearer(e.seed.AccountToken)...)
 }
 
 // stripeEvent is a Stripe event envelope around object, as JSON with placeholders.
@@ -328,40 +364,37 @@ func stripeEvent(id, typ string, object map[string]any) string {
 func FuzzStripeWebhook(f *testing.F) {
 	e := startFuzz(f, seed.Options{})
 	meta := map[string]any{"svc_click_id": "{{click}}", "svc_customer_key": "{{customer}}", "program_id": "{{program}}"}
-	valid := []string{
-		stripeEvent("evt_fz_1", "checkout.session.completed", checkoutSession("cs_fz_1", "payment", 4900, meta, true)),
+	checkout := stripeEvent("evt_fz_1", "checkout.session.completed", checkoutSession("cs_fz_1", "payment", 4900, meta, true))
+	refunded := stripeEvent("evt_fz_5", "charge.refunded", chargeRefunded("pi_fz_1", 4900, 4900))
+	addRaw(f, checkout,
 		stripeEvent("evt_fz_2", "checkout.session.completed", checkoutSession("cs_fz_2", "subscription", 1900, meta, true)),
 		stripeEvent("evt_fz_3", "invoice.paid", invoiceBasil("in_fz_3", 1900, "subscription_cycle", meta)),
 		stripeEvent("evt_fz_4", "invoice.payment_succeeded", invoiceLegacy("in_fz_4", 1900, "subscription_create", meta)),
-		stripeEvent("evt_fz_5", "charge.refunded", chargeRefunded("pi_fz_1", 4900, 4900)),
+		refunded,
 		stripeEvent("evt_fz_6", "charge.dispute.created", disputeCreated("pi_fz_1", 4900)),
 		stripeEvent("evt_fz_7", "customer.created", map[string]any{"id": "cus_1", "object": "customer"}),
+		`{"id":"evt_fz_8","type":"charge.refunded","data":null}`, `{"object":"event"}`, "", "[]", "{", "\xff",
+		`{"id":"evt_fz_9","type":"checkout.session.completed","data":{"object":`+nested(40)+`}}`)
+	// The event's and its object's members that the processing reads, each with every hostile value.
+	for _, field := range []string{"id", "type", "livemode", "data.object.id", "data.object.amount_total", "data.object.currency",
+		"data.object.mode", "data.object.payment_intent", "data.object.customer", "data.object.metadata",
+		"data.object.metadata.svc_click_id", "data.object.metadata.svc_customer_key", "data.object.metadata.program_id", "data.object.metadata.a\x00b"} {
+		for _, v := range hostileValues {
+			f.Add(checkout, field, v)
+		}
 	}
-	seeds := append([]string{}, valid...)
-	// json.Marshal writes a NUL as \u0000 (and invalid UTF-8 as U+FFFD, hence the raw seed after these).
-	seeds = append(seeds,
-		stripeEvent("evt_\x00fz_8", "checkout.session.completed", checkoutSession("cs_fz_8", "payment", 4900, meta, true)),
-		stripeEvent("evt_fz_9", "checkout.session.completed\x00", checkoutSession("cs_fz_9", "payment", 4900, meta, true)),
-		stripeEvent("evt_fz_10", "checkout.session.completed", checkoutSession("cs_\x00fz_10", "payment", 4900, meta, true)),
-		stripeEvent("evt_fz_11", "checkout.session.completed", checkoutSession("cs_fz_11", "payment", 4900,
-			map[string]any{"svc_click_id": "x\x00", "svc_customer_key": "k\x00", "program_id": "{{program}}", "plan\x00": "pro"}, true)),
-		stripeEvent("evt_fz_12", "charge.refunded", chargeRefunded("pi_\x00", 4900, 100)),
-		strings.Replace(stripeEvent("evt_fz_19", "checkout.session.completed", checkoutSession("cs_fz_19", "payment", 4900, meta, true)), "cs_fz_19", "cs_\xff\xfe", 1),
-	)
-	seeds = append(seeds,
-		stripeEvent("evt_fz_13", "checkout.session.completed", checkoutSession("cs_fz_13", "payment", -5, meta, true)),
-		stripeEvent("evt_fz_14", "checkout.session.completed", checkoutSession("cs_fz_14", "payment", 4900, map[string]any{"svc_click_id": 7}, true)),
-		stripeEvent("evt_fz_15", "checkout.session.completed", map[string]any{"id": "cs_fz_15", "currency": "xxx", "amount_total": "1"}),
-		stripeEvent("evt_fz_16", "invoice.paid", map[string]any{"id": "in_fz_16", "lines": nested(40)}),
-		`{"id":"evt_fz_17","type":"checkout.session.completed","data":{"object":`+nested(40)+`}}`,
-		`{"id":"evt_fz_18","type":"charge.refunded","data":null}`, `{"object":"event"}`, "", "[]", "{", "\xff")
+	for _, field := range []string{"data.object.amount", "data.object.amount_refunded", "data.object.payment_intent"} {
+		for _, v := range append([]string{"-5", "1e15"}, hostileValues...) {
+			f.Add(refunded, field, v)
+		}
+	}
+	f.Add(checkout, "data.object.amount_total", "-5")
 	if rangesChecked {
-		seeds = append(seeds, stripeEvent("evt_fz_r1", "checkout.session.completed", checkoutSession("cs_fz_r1", "payment", 1000000000001, meta, true)))
+		f.Add(checkout, "data.object.amount_total", "1000000000001")
 	}
-	addAll(f, seeds)
 	path := "/api/v1/webhooks/stripe/" + itoa(e.seed.ProgramID)
-	f.Fuzz(func(t *testing.T, payload string) {
-		body := e.fill(payload)
+	f.Fuzz(func(t *testing.T, payload, field, value string) {
+		body := setField(e.fill(payload), field, value)
 		// Signed with the program's secret, as Stripe signs, so that the payload reaches the parsing.
 		signed := webhook.GenerateTestSignedPayload(&webhook.UnsignedPayload{Payload: []byte(body), Secret: whsec})
 		e.exchange(t, e.post(t, path, "application/json", body, "Stripe-Signature", signed.Header), false)

@@ -52,7 +52,9 @@ func TestHostileInputNever5xx(t *testing.T) {
 			reqs = append(reqs, hostileRequests(method, p, op)...)
 		}
 	}
-	sort.Slice(reqs, func(i, j int) bool { return reqs[i].path+reqs[i].method+reqs[i].name < reqs[j].path+reqs[j].method+reqs[j].name })
+	sort.Slice(reqs, func(i, j int) bool {
+		return reqs[i].path+reqs[i].method+reqs[i].name < reqs[j].path+reqs[j].method+reqs[j].name
+	})
 	for _, h := range reqs {
 		for _, cred := range [][]string{apitest.Bearer(r.APIKey), apitest.Bearer(r.AccountToken)} {
 			var body any
@@ -264,4 +266,21 @@ func TestMalformedFormsAndQueriesOnPages(t *testing.T) {
 			t.Errorf("token %.40s: %d %s", tt.body, res.Status, res.Body)
 		}
 	}
+}
+
+// HTTP lets headers carry bytes that are not UTF-8; where a handler stores a header (the click's
+// User-Agent) they are stored as U+FFFD rather than failing the request.
+func TestHeaderTextNotUTF8(t *testing.T) {
+	t.Parallel()
+	env := apitest.Start(t, apitest.Options{LimitStore: unlimited{}})
+	r := env.Seed(seed.Options{Origins: []string{"https://shop.example.com"}})
+	res := env.Do(http.MethodPost, "/api/v1/track/click", map[string]any{"affiliate_url": r.AffiliateURL}, "User-Agent", "Mozilla/5.0 \xff\xfe")
+	if res.Status != http.StatusOK {
+		t.Fatalf("click: %d %s", res.Status, res.Body)
+	}
+	if n := env.Count(`SELECT count(*) FROM clicks WHERE click_id = $1 AND user_agent = $2`, res.JSON(t)["click_id"], "Mozilla/5.0 \uFFFD"); n != 1 { // a run of invalid bytes is one U+FFFD
+		t.Error("User-Agent not stored with U+FFFD")
+	}
+	platformError(t, env.Do(http.MethodPost, "/api/v1/track/click", map[string]any{"affiliate_url": r.AffiliateURL}, "Origin", "https://shop.example.com\xff"),
+		http.StatusForbidden, "ForbiddenError", "Origin https://shop.example.com\uFFFD is not allowed for this program")
 }
