@@ -1,6 +1,8 @@
 // Package apierr holds the errors reftrack answers to clients and renders the two envelopes of the
 // interface: the platform envelope ({"data": null, "error": {status, name, message, details, code}}) and
-// the typed envelope ({"error": {code, message, ...}}). Both carry error.code, the error's Kind.
+// the typed envelope ({"error": {code, message, ...}}), both carrying error.code, the error's Kind; and the
+// OAuth error of the development issuer's token endpoint ({"error", "error_description"}). Pages answer an
+// HTML page, which the HTTP layer renders.
 //
 // Handlers return an Error (a kind and a message) for what they refuse themselves, and domain errors as
 // they are; the HTTP layer's one error table turns both into a Response (status, code, envelope) by the

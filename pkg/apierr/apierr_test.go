@@ -66,6 +66,16 @@ func TestBodies(t *testing.T) {
 			resp: Response{Status: 410, Envelope: Typed, Code: "link_disabled", Message: "This referral link is disabled", Hint: "h", TopLevel: true},
 			want: map[string]any{"success": false, "message": "This referral link is disabled", "error": map[string]any{"code": "link_disabled", "message": "This referral link is disabled", "hint": "h"}},
 		},
+		{
+			name: "oauth",
+			resp: Response{Status: 413, Envelope: OAuth, Code: "invalid_request", Message: "Request body is larger than the limit of 64 KiB"},
+			want: map[string]any{"error": "invalid_request", "error_description": "Request body is larger than the limit of 64 KiB"},
+		},
+		{
+			name: "oauth server error",
+			resp: Response{Status: 500, Envelope: OAuth, Message: "Internal server error"},
+			want: map[string]any{"error": "server_error", "error_description": "Internal server error"},
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -132,6 +132,14 @@ func TestPoliciesFromTheSpec(t *testing.T) {
 	if p := get("PATCH", "/api/v1/programs/:programId"); !p.HandlerValidates { // for decisions.md's exact range messages
 		t.Errorf("update program policy = %+v", p)
 	}
+	if login, token := get("POST", "/login"), get("POST", "/dev/oidc/token"); login.Envelope.For(apierr.KindInvalid) != apierr.Page ||
+		token.Envelope.For(apierr.KindPayloadTooLarge) != apierr.OAuth {
+		t.Errorf("login and token envelopes = %+v, %+v; want page and oauth", login.Envelope, token.Envelope)
+	}
+	// A method the page does not serve is the router's 405, in the platform envelope.
+	if p, ok := table.LookupWrongMethod("PUT", "/login"); !ok || p.Envelope.Errors != apierr.Platform {
+		t.Errorf("405 policy of /login = %+v", p)
+	}
 	// Every /api/v1/cli/ operation shares the CLI bucket.
 	for _, p := range table.All() {
 		if strings.HasPrefix(p.Path, "/api/v1/cli/") && (p.Limit == nil || p.Limit.Bucket != "cli") {
