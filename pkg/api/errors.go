@@ -21,6 +21,7 @@ import (
 	"github.com/reftrack/reftrack/pkg/api/route"
 	"github.com/reftrack/reftrack/pkg/apierr"
 	"github.com/reftrack/reftrack/pkg/apikeys"
+	"github.com/reftrack/reftrack/pkg/attribution"
 	"github.com/reftrack/reftrack/pkg/clicks"
 	"github.com/reftrack/reftrack/pkg/commission"
 	"github.com/reftrack/reftrack/pkg/identity"
@@ -173,6 +174,9 @@ var answers = []answer{
 	isBuilt(leads.ErrOriginNotAllowed, func(ctx context.Context, _ error) *apierr.Error {
 		return originNotAllowed(request.From(ctx).Header.Get("Origin"))
 	}),
+
+	// Customers (leads and sales).
+	is(attribution.ErrKeyTooLong, apierr.KindInvalid, fmt.Sprintf("customer_key must be a string of at most %d characters", attribution.MaxKeyLength)),
 
 	// Sales and refunds.
 	as(func(ctx context.Context, _ *errorWriter, dup *sales.DuplicateError) *apierr.Error {

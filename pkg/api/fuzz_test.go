@@ -3,11 +3,13 @@ package api_test
 import (
 	"encoding/json"
 	"fmt"
+	"math/rand/v2"
 	"mime"
 	"net/http"
 	"net/url"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -26,7 +28,8 @@ import (
 // Inputs name the seeded fixtures with placeholders, so that a corpus file stays meaningful from one
 // database to the next: {{aff}} the referral URL, {{click}} a click id, {{customer}} a customer with a
 // lead, {{txn}} a recorded sale, {{program}} the program id, {{state}} a pending login session, {{now}}
-// the Unix time.
+// the Unix time, {{n}} a number new to each input (so that a transaction or event id is new, and the
+// input is processed rather than answered as a duplicate).
 
 // rangesChecked adds the seeds of out-of-range numbers (decisions.md: amounts above 10^12, commission
 // rates of 1e15, 1e308 or 0.0000001), which answer 400 only with the range checks of issue 15 item 5,
@@ -37,9 +40,21 @@ const rangesChecked = false
 func nested(n int) string { return strings.Repeat("[", n) + strings.Repeat("]", n) }
 
 // hostileValues are the values each member of a seed body is tried with: strings PostgreSQL cannot store
-// (NUL; invalid UTF-8, which JSON encoding turns into U+FFFD), a long one, JSON nested too deeply, and a
-// number beyond every range.
-var hostileValues = []string{"a\x00b", "\xff\xfe", strings.Repeat("x", 3000), nested(40), "1e400"}
+// (NUL; invalid UTF-8, which JSON encoding turns into U+FFFD), an empty one, a long one that does not
+// compress (an index entry of it would pass the size limit), JSON nested too deeply, and a number beyond
+// every range.
+var hostileValues = []string{"a\x00b", "\xff\xfe", "", noise(3000), nested(40), "1e400"}
+
+// noise is n letters and digits that do not compress, the same each time.
+func noise(n int) string {
+	const alphabet = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
+	r := rand.New(rand.NewPCG(15, 15))
+	b := make([]byte, n)
+	for i := range b {
+		b[i] = alphabet[r.IntN(len(alphabet))]
+	}
+	return string(b)
+}
 
 // setField is body (a JSON object, else body as it is) with the member at path (dot-separated, objects
 // made on the way) set to value: value itself when it is JSON, else value as a JSON string. It lets the
@@ -117,10 +132,12 @@ type fuzzEnv struct {
 	customer  string
 	txn       string
 	stateOpen string
+	n         atomic.Int64 // {{n}}: a number new to each input, for ids that must not repeat
 }
 
 // startFuzz starts the target's server with a seeded program and its fixtures: a click, a customer with
-// a lead, a recorded sale, a pending login session and a Stripe connection.
+// a lead, a recorded sale (paid by the Stripe payment pi_fuzz_1), a pending login session and a Stripe
+// connection.
 func startFuzz(f *testing.F, opts seed.Options) *fuzzEnv {
 	f.Helper()
 	env := apitest.Start(f, apitest.Options{LimitStore: unlimited{}})
@@ -134,7 +151,8 @@ func startFuzz(f *testing.F, opts seed.Options) *fuzzEnv {
 	if res := env.Do(http.MethodPost, "/api/v1/track/lead", map[string]any{"click_id": e.clickID, "customer_key": e.customer}, key...); res.Status != http.StatusOK {
 		f.Fatalf("lead: %d %s", res.Status, res.Body)
 	}
-	if res := env.Do(http.MethodPost, "/api/v1/track/sale", map[string]any{"transaction_id": e.txn, "amount_cents": 10000, "customer_key": e.customer}, key...); res.Status != http.StatusOK {
+	if res := env.Do(http.MethodPost, "/api/v1/track/sale", map[string]any{"transaction_id": e.txn, "amount_cents": 10000, "customer_key": e.customer,
+		"provider": "stripe", "provider_payment_id": "pi_fuzz_1"}, key...); res.Status != http.StatusOK {
 		f.Fatalf("sale: %d %s", res.Status, res.Body)
 	}
 	res = env.Do(http.MethodPost, "/api/v1/cli/auth/start", nil)
@@ -146,7 +164,8 @@ func startFuzz(f *testing.F, opts seed.Options) *fuzzEnv {
 
 // fill replaces the placeholders of an input.
 func (e *fuzzEnv) fill(s string) string {
-	return strings.ReplaceAll(e.fixtures.Replace(s), "{{now}}", fmt.Sprint(time.Now().Unix()))
+	s = strings.ReplaceAll(e.fixtures.Replace(s), "{{now}}", fmt.Sprint(time.Now().Unix()))
+	return strings.ReplaceAll(s, "{{n}}", fmt.Sprint(e.n.Add(1)))
 }
 
 // headerValue is s as a header value a client can send (control characters, which net/http refuses to
@@ -279,18 +298,19 @@ func (e *fuzzEnv) fuzzJSON(f *testing.F, method, path string, headers ...string)
 
 func FuzzSale(f *testing.F) {
 	e := startFuzz(f, seed.Options{})
-	addAll(f, jsonSeeds(`{"transaction_id":"in_fz_1","amount_cents":4900,"currency":"USD","customer_key":"{{customer}}"}`,
-		`{"transaction_id":"in_fz_2","amount_cents":4900,"currency":"eur","click_id":"{{click}}","provider":"stripe","provider_payment_id":"pi_1",`+
+	addAll(f, jsonSeeds(`{"transaction_id":"in_fz_1_{{n}}","amount_cents":4900,"currency":"USD","customer_key":"{{customer}}"}`,
+		`{"transaction_id":"in_fz_2_{{n}}","amount_cents":4900,"currency":"eur","click_id":"{{click}}","provider":"stripe","provider_payment_id":"pi_1",`+
 			`"livemode":true,"sale_type":"payment","event_name":"Purchase","subscription_id":"sub_1","subscription_interval":"month","is_recurring":true,`+
 			`"occurred_at":"2020-01-01T00:00:00Z"}`,
 		`{"amount_cents":100,"customer_key":"{{customer}}","additional_data":{"test_mode":true}}`))
-	const body = `{"transaction_id":"in_fz_3","amount_cents":100,"customer_key":"{{customer}}"}`
+	const body = `{"transaction_id":"in_fz_3_{{n}}","amount_cents":100,"customer_key":"{{customer}}"}`
 	for _, v := range []string{"1e3", "-1", "0", "99999999999999999999999", `"100"`, "1000000000000", "9223372036854775807"} {
 		f.Add(body, "amount_cents", v)
 	}
 	f.Add(body, "occurred_at", "9999-12-31T23:59:59Z")
 	f.Add(body, "currency", "{}")
 	f.Add(body, "customer_key", "nobody")
+	f.Add(`{"transaction_id":"in_fz_4_{{n}}","amount_cents":100,"click_id":"{{click}}"}`, "customer_key", noise(3000))
 	if rangesChecked {
 		f.Add(body, "amount_cents", "1000000000001")
 		f.Add(body, "amount_cents", "999999999999999")
@@ -364,17 +384,17 @@ func stripeEvent(id, typ string, object map[string]any) string {
 func FuzzStripeWebhook(f *testing.F) {
 	e := startFuzz(f, seed.Options{})
 	meta := map[string]any{"svc_click_id": "{{click}}", "svc_customer_key": "{{customer}}", "program_id": "{{program}}"}
-	checkout := stripeEvent("evt_fz_1", "checkout.session.completed", checkoutSession("cs_fz_1", "payment", 4900, meta, true))
-	refunded := stripeEvent("evt_fz_5", "charge.refunded", chargeRefunded("pi_fz_1", 4900, 4900))
+	checkout := stripeEvent("evt_fz_1_{{n}}", "checkout.session.completed", checkoutSession("cs_fz_1_{{n}}", "payment", 4900, meta, true))
+	refunded := stripeEvent("evt_fz_5_{{n}}", "charge.refunded", chargeRefunded("pi_fuzz_1", 10000, 5000))
 	addRaw(f, checkout,
-		stripeEvent("evt_fz_2", "checkout.session.completed", checkoutSession("cs_fz_2", "subscription", 1900, meta, true)),
-		stripeEvent("evt_fz_3", "invoice.paid", invoiceBasil("in_fz_3", 1900, "subscription_cycle", meta)),
-		stripeEvent("evt_fz_4", "invoice.payment_succeeded", invoiceLegacy("in_fz_4", 1900, "subscription_create", meta)),
+		stripeEvent("evt_fz_2_{{n}}", "checkout.session.completed", checkoutSession("cs_fz_2_{{n}}", "subscription", 1900, meta, true)),
+		stripeEvent("evt_fz_3_{{n}}", "invoice.paid", invoiceBasil("in_fz_3_{{n}}", 1900, "subscription_cycle", meta)),
+		stripeEvent("evt_fz_4_{{n}}", "invoice.payment_succeeded", invoiceLegacy("in_fz_4_{{n}}", 1900, "subscription_create", meta)),
 		refunded,
-		stripeEvent("evt_fz_6", "charge.dispute.created", disputeCreated("pi_fz_1", 4900)),
-		stripeEvent("evt_fz_7", "customer.created", map[string]any{"id": "cus_1", "object": "customer"}),
-		`{"id":"evt_fz_8","type":"charge.refunded","data":null}`, `{"object":"event"}`, "", "[]", "{", "\xff",
-		`{"id":"evt_fz_9","type":"checkout.session.completed","data":{"object":`+nested(40)+`}}`)
+		stripeEvent("evt_fz_6_{{n}}", "charge.dispute.created", disputeCreated("pi_fuzz_1", 1000)),
+		stripeEvent("evt_fz_7_{{n}}", "customer.created", map[string]any{"id": "cus_1", "object": "customer"}),
+		`{"id":"evt_fz_8_{{n}}","type":"charge.refunded","data":null}`, `{"object":"event"}`, "", "[]", "{", "\xff",
+		`{"id":"evt_fz_9_{{n}}","type":"checkout.session.completed","data":{"object":`+nested(40)+`}}`)
 	// The event's and its object's members that the processing reads, each with every hostile value.
 	for _, field := range []string{"id", "type", "livemode", "data.object.id", "data.object.amount_total", "data.object.currency",
 		"data.object.mode", "data.object.payment_intent", "data.object.customer", "data.object.metadata",
@@ -389,6 +409,11 @@ func FuzzStripeWebhook(f *testing.F) {
 		}
 	}
 	f.Add(checkout, "data.object.amount_total", "-5")
+	for _, v := range []string{"1000000000000000", "-100000000000000", "0", "4102444800"} {
+		f.Add(checkout, "created", v)
+	}
+	f.Add(stripeEvent("evt_fz_10_{{n}}", "invoice.paid", invoiceBasil("in_fz_10_{{n}}", 1900, "subscription_cycle", meta)), "data.object.status_transitions.paid_at", "-100000000000000")
+	f.Add(stripeEvent("evt_fz_11_{{n}}", "charge.dispute.created", disputeCreated("pi_fuzz_1", 1000)), "data.object.id", noise(3000))
 	if rangesChecked {
 		f.Add(checkout, "data.object.amount_total", "1000000000001")
 	}

@@ -155,6 +155,8 @@ func TestUnstorableTextRefused(t *testing.T) {
 	}
 	event := `{"id":"evt_1","type":"checkout.session.completed","data":{"object":{"id":"cs_1","metadata":{"svc_click_id":"a\u0000"}}}}`
 	signed := webhook.GenerateTestSignedPayload(&webhook.UnsignedPayload{Payload: []byte(event), Secret: whsec})
+	longEvent := `{"id":"evt_` + noise(3000) + `","type":"customer.created","data":{"object":{"id":"cus_1"}}}`
+	longSigned := webhook.GenerateTestSignedPayload(&webhook.UnsignedPayload{Payload: []byte(longEvent), Secret: whsec})
 	tests := []struct {
 		name, method, path, body string
 		headers                  []string
@@ -186,6 +188,12 @@ func TestUnstorableTextRefused(t *testing.T) {
 		{"poll escape", http.MethodGet, "/api/v1/cli/auth/poll?state=%zz", "", nil, `Invalid query parameter state: invalid %-escape "%zz"`},
 		{"events query", http.MethodGet, "/api/tracking/events/" + itoa(r.ProgramID) + "?dateFrom=%00", "", account, "dateFrom must not contain NUL characters"},
 		{"query fields", http.MethodGet, "/api/v1/cli/auth/poll?" + manyFields(20000), "", nil, "Invalid query string: more than 1000 parameters"},
+		// Indexed text longer than an index entry may be.
+		{"lead key", http.MethodPost, "/api/v1/track/lead", `{"customer_key":"` + noise(256) + `"}`, key, "customer_key must be a string of at most 255 characters"},
+		{"sale key", http.MethodPost, "/api/v1/track/sale", `{"transaction_id":"t_1","amount_cents":100,"customer_key":"` + noise(3000) + `"}`, key,
+			"customer_key must be a string of at most 255 characters"},
+		{"webhook event id", http.MethodPost, "/api/v1/webhooks/stripe/" + itoa(r.ProgramID), longEvent, []string{"Stripe-Signature", longSigned.Header},
+			"Invalid Stripe event: id is longer than 255 characters"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -219,6 +227,7 @@ func TestMalformedFormsAndQueriesOnPages(t *testing.T) {
 	t.Parallel()
 	env := apitest.Start(t, apitest.Options{LimitStore: unlimited{}})
 	const form = "application/x-www-form-urlencoded"
+	state := startLogin(t, env)["state"].(string)
 	pageTests := []struct {
 		name, method, path, contentType, body string
 		status                                int
@@ -235,6 +244,7 @@ func TestMalformedFormsAndQueriesOnPages(t *testing.T) {
 		{"form escape", http.MethodPost, "/dev/oidc/authorize", form, "state=%zz", 400, `Invalid form field state: invalid %-escape &#34;%zz&#34;`},
 		{"form fields", http.MethodPost, "/dashboard/logout", form, manyFields(2000), 400, "Invalid form body: more than 1000 fields"},
 		{"form too large", http.MethodPost, "/dashboard/logout", form, manyFields(20000), 413, "Request body is larger than the limit of 64 KiB"},
+		{"email too long", http.MethodPost, "/login", form, "state=" + state + "&email=" + noise(250) + "@example.com", 400, "Enter a valid email address."},
 	}
 	for _, tt := range pageTests {
 		t.Run(tt.name, func(t *testing.T) {

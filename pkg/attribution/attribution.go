@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"math"
 	"time"
+	"unicode/utf8"
 
 	"github.com/jmoiron/sqlx"
 )
@@ -19,7 +20,21 @@ import (
 var (
 	ErrClickNotFound    = errors.New("click not found")
 	ErrCustomerNotFound = errors.New("customer not found")
+	// ErrKeyTooLong refuses a customer_key longer than MaxKeyLength.
+	ErrKeyTooLong = errors.New("customer_key is too long")
 )
+
+// MaxKeyLength is the longest customer_key, in characters. Customers are found by key through a unique
+// index, whose entries have a size limit (a few KiB) that a longer key could pass.
+const MaxKeyLength = 255
+
+// CheckKey refuses a customer_key longer than MaxKeyLength.
+func CheckKey(key string) error {
+	if utf8.RuneCountInString(key) > MaxKeyLength {
+		return ErrKeyTooLong
+	}
+	return nil
+}
 
 // Customer statuses, in order.
 const (

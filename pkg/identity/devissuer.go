@@ -87,14 +87,28 @@ func (d *DevIssuer) Verifier() *Verifier {
 // ErrBadEmail refuses a sign-in without a usable email.
 var ErrBadEmail = errors.New("a valid email is required")
 
+// maxEmailLength is the longest address (RFC 5321's path limit, less its angle brackets). Accounts are
+// found by email through an index, which a far longer one would not fit.
+const maxEmailLength = 254
+
+// usableEmail is email as a bare address, if it is one of at most maxEmailLength characters.
+func usableEmail(email string) (string, bool) {
+	email = strings.TrimSpace(email)
+	addr, err := mail.ParseAddress(email)
+	if err != nil || addr.Address != email || len(email) > maxEmailLength {
+		return "", false
+	}
+	return addr.Address, true
+}
+
 // Mint signs an id_token for email (the subject is derived from it, so the same email is the same
 // person across restarts).
 func (d *DevIssuer) Mint(email, name, nonce string) (string, error) {
-	addr, err := mail.ParseAddress(strings.TrimSpace(email))
-	if err != nil || addr.Address != strings.TrimSpace(email) {
+	addr, ok := usableEmail(email)
+	if !ok {
 		return "", ErrBadEmail
 	}
-	email = strings.ToLower(addr.Address)
+	email = strings.ToLower(addr)
 	sum := sha256.Sum256([]byte(email))
 	now := d.now()
 	claims := map[string]any{
@@ -166,7 +180,7 @@ func (d *DevIssuer) Authorize(r AuthRequest, email, name string) (string, error)
 	if err := d.Check(r); err != nil {
 		return "", err
 	}
-	if _, err := mail.ParseAddress(email); err != nil {
+	if _, ok := usableEmail(email); !ok {
 		return "", ErrBadEmail
 	}
 	var b [24]byte

@@ -76,6 +76,9 @@ func Track(ctx context.Context, db *sqlx.DB, log *slog.Logger, in Input) (Result
 	if in.ClickID == "" && in.CustomerKey == "" {
 		return Result{}, ErrIdentifierRequired
 	}
+	if err := attribution.CheckKey(in.CustomerKey); err != nil {
+		return Result{}, err
+	}
 	tx, err := db.BeginTxx(ctx, nil)
 	if err != nil {
 		return Result{}, err

@@ -10,11 +10,13 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/jmoiron/sqlx"
 	"github.com/lib/pq"
 	"github.com/stripe/stripe-go/v85/webhook"
 
+	"github.com/reftrack/reftrack/pkg/attribution"
 	"github.com/reftrack/reftrack/pkg/commission"
 	"github.com/reftrack/reftrack/pkg/leads"
 	"github.com/reftrack/reftrack/pkg/sales"
@@ -89,6 +91,9 @@ func (s *Stripe) Handle(ctx context.Context, programID int64, payload []byte, si
 	}
 	if ev.ID == "" || ev.Type == "" {
 		return Outcome{}, &EventError{Reason: "id and type are required"}
+	}
+	if err := checkID("id", ev.ID); err != nil {
+		return Outcome{}, err
 	}
 
 	var prior struct {
@@ -168,6 +173,9 @@ func (h handling) dispatch(ctx context.Context) (Outcome, error) {
 		var d dispute
 		if err := json.Unmarshal(h.ev.Data.Object, &d); err != nil {
 			return Outcome{}, &EventError{Reason: "data.object: " + err.Error()}
+		}
+		if err := checkID("data.object.id", d.ID); err != nil {
+			return Outcome{}, err
 		}
 		in := sales.RefundInput{Reason: sales.ReasonChargeback, RefundReason: strings.TrimSpace("Stripe dispute " + d.ID + " " + d.Reason),
 			ProcessorRefundID: d.ID}
@@ -279,11 +287,48 @@ type payment struct {
 	EventName            string
 }
 
+// maxIDLength is the longest id of Stripe's that is stored (Stripe's own are a few dozen characters):
+// ids are found through indexes, whose entries have a size limit a far longer one could pass.
+const maxIDLength = 255
+
+// checkID refuses an event whose id field is longer than maxIDLength.
+func checkID(field, id string) error {
+	if utf8.RuneCountInString(id) > maxIDLength {
+		return &EventError{Reason: fmt.Sprintf("%s is longer than %d characters", field, maxIDLength)}
+	}
+	return nil
+}
+
+// checkPayment refuses a payment the database could not store: without an id, with an id too long for
+// its index, or at a time before 1970 or more than a day ahead (no payment happened then, and the
+// database's timestamps do not reach every time an int64 of seconds can name).
+func (h handling) checkPayment(p payment) error {
+	if p.TransactionID == "" {
+		return &EventError{Reason: "data.object.id is required"}
+	}
+	if err := checkID("data.object.id", p.TransactionID); err != nil {
+		return err
+	}
+	if err := checkID("the payment id (payment_intent or charge)", p.PaymentRef); err != nil {
+		return err
+	}
+	if p.OccurredAt.Before(time.Unix(0, 0)) || p.OccurredAt.After(h.s.Now().Add(24*time.Hour)) {
+		return &EventError{Reason: "the payment's time (created, or status_transitions.paid_at) is not plausible"}
+	}
+	return nil
+}
+
 // payment settles the customer's lead and records the sale, as the lead and sale endpoints do.
 func (h handling) payment(ctx context.Context, p payment) (Outcome, error) {
+	if err := h.checkPayment(p); err != nil {
+		return Outcome{}, err
+	}
 	clickID, customerKey := p.Meta[MetaClickID], p.Meta[MetaCustomerKey]
 	if clickID == "" && customerKey == "" {
 		return Outcome{Outcome: OutcomeUnattributed, Reason: "no " + MetaClickID + " or " + MetaCustomerKey + " in the metadata"}, nil
+	}
+	if attribution.CheckKey(customerKey) != nil {
+		return Outcome{Outcome: OutcomeUnattributed, Reason: fmt.Sprintf("%s is longer than %d characters", MetaCustomerKey, attribution.MaxKeyLength)}, nil
 	}
 	if pid := strings.TrimSpace(p.Meta[MetaProgramID]); pid != "" && pid != strconv.FormatInt(h.programID, 10) {
 		return Outcome{Outcome: OutcomeUnattributed, Reason: "metadata program_id " + pid + " is another program"}, nil

@@ -102,6 +102,9 @@ type Result struct {
 
 // Record checks and records a sale and its commission.
 func Record(ctx context.Context, dbx *sqlx.DB, log *slog.Logger, in Input) (Result, error) {
+	if err := attribution.CheckKey(in.CustomerKey); err != nil {
+		return Result{}, err
+	}
 	if err := duplicate(ctx, dbx, in.TransactionID); err != nil {
 		return Result{}, err
 	}
