@@ -92,23 +92,24 @@ func manyFields(n int) string {
 	return b.String()
 }
 
+// nulMembers is a JSON body with the members the routes read, each holding a NUL character.
+const nulMembers = `{"name":"a\u0000","state":"\u0000","email":"a\u0000@x.com","affiliate_url":"https://x.com/?aff=\u0000","transaction_id":"t\u0000","customer_key":"c\u0000","click_id":"\u0000","domain":"x\u0000.com","id":"evt_\u0000","type":"checkout.session.completed\u0000","id_token":"\u0000","reason":"\u0000","refund_reason":"\u0000","amount_cents":100,"commission_type":"percent","commission_rate":10,"role":"admin\u0000","webhook_secret":"whsec_\u0000","provider":"stripe","short_link":"s\u0000","partner_id":1,"partner_name":"\u0000","enabled":true}`
+
 func hostileRequests(method, path string, op *openapi3.Operation) []hostileRequest {
 	var out []hostileRequest
 	add := func(name, path, ct, body string) {
 		out = append(out, hostileRequest{name: name, method: method, path: path, contentType: ct, body: body})
 	}
 	// Queries: every declared parameter with NUL, invalid UTF-8 and broken escapes, then too many fields.
-	for _, v := range []string{"%00", "a%00b", "%ff", "%fe%ff", "%zz", "%", "%e2%82", "a;b"} {
-		q := url.Values{}
+	for _, v := range []string{"%00", "a%00b", "%ff", "%fe%ff", "%zz", "%", "%e2%82", "a;b", noise(3000)} {
 		raw := []string{}
 		for _, p := range op.Parameters {
 			if p.Value.In == "query" {
 				raw = append(raw, url.QueryEscape(p.Value.Name)+"="+v)
 			}
 		}
-		_ = q
 		raw = append(raw, "extra="+v, v+"=1")
-		add("query "+v, path+"?"+strings.Join(raw, "&"), "", "")
+		add("query "+truncate(v, 10), path+"?"+strings.Join(raw, "&"), "", "")
 	}
 	add("query 20000 fields", path+"?"+manyFields(20000), "", "")
 	if method == http.MethodGet || method == http.MethodHead || method == http.MethodOptions {
@@ -117,7 +118,8 @@ func hostileRequests(method, path string, op *openapi3.Operation) []hostileReque
 	// Bodies.
 	deep := strings.Repeat("[", 40) + strings.Repeat("]", 40)
 	for _, b := range []struct{ name, ct, body string }{
-		{"json NUL members", "application/json", `{"name":"a\u0000","state":"\u0000","email":"a\u0000@x.com","affiliate_url":"https://x.com/?aff=\u0000","transaction_id":"t\u0000","customer_key":"c\u0000","click_id":"\u0000","domain":"x\u0000.com","id":"evt_\u0000","type":"checkout.session.completed\u0000","id_token":"\u0000","reason":"\u0000","refund_reason":"\u0000","amount_cents":100,"commission_type":"percent","commission_rate":10,"role":"admin\u0000","webhook_secret":"whsec_\u0000","provider":"stripe","short_link":"s\u0000","partner_id":1,"partner_name":"\u0000","enabled":true}`},
+		{"json NUL members", "application/json", nulMembers},
+		{"json long members", "application/json", strings.ReplaceAll(nulMembers, `\u0000`, noise(3000))},
 		{"json NUL key", "application/json", `{"a\u0000b":"x"}`},
 		{"json deep 40", "application/json", `{"a":` + deep + `}`},
 		{"json deep object", "application/json", strings.Repeat(`{"a":`, 40) + "1" + strings.Repeat("}", 40)},
