@@ -132,7 +132,7 @@ func (c *Client) TrackSale(ctx context.Context, in SaleInput) Result {
 		EventName:            optional(in.EventName),
 	}
 	if in.Currency != "" {
-		cur := client.SaleRequestCurrency(strings.ToUpper(in.Currency))
+		cur := strings.ToUpper(in.Currency)
 		body.Currency = &cur
 	}
 	if in.Provider != "" {

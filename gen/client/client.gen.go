@@ -801,27 +801,6 @@ func (e SaleRecordedSuccess) Valid() bool {
 	}
 }
 
-// Defines values for SaleRequestCurrency.
-const (
-	EUR SaleRequestCurrency = "EUR"
-	USD SaleRequestCurrency = "USD"
-	VND SaleRequestCurrency = "VND"
-)
-
-// Valid indicates whether the value is a known member of the SaleRequestCurrency enum.
-func (e SaleRequestCurrency) Valid() bool {
-	switch e {
-	case EUR:
-		return true
-	case USD:
-		return true
-	case VND:
-		return true
-	default:
-		return false
-	}
-}
-
 // Defines values for SaleRequestProvider.
 const (
 	SaleRequestProviderAdyen        SaleRequestProvider = "adyen"
@@ -2196,8 +2175,10 @@ type SaleRequest struct {
 	AmountCents int64   `json:"amount_cents"`
 	ClickId     *string `json:"click_id,omitempty"`
 
-	// Currency Default `USD`. Accepted in any case.
-	Currency *SaleRequestCurrency `json:"currency,omitempty"`
+	// Currency `USD`, `EUR` or `VND`, in any case; default `USD`. Another code answers 422 `currency XXX is not supported`.
+	//
+	// Example: USD
+	Currency *string `json:"currency,omitempty"`
 
 	// CustomerKey Same value as at lead time.
 	CustomerKey *string `json:"customer_key,omitempty"`
@@ -2223,9 +2204,6 @@ type SaleRequest struct {
 	// `transaction_id is required and must be a string`.
 	TransactionId *string `json:"transaction_id,omitempty"`
 }
-
-// SaleRequestCurrency Default `USD`. Accepted in any case.
-type SaleRequestCurrency string
 
 // SaleRequestProvider defines model for SaleRequest.Provider.
 type SaleRequestProvider string
@@ -12275,6 +12253,11 @@ type RegenerateApiKeyHTTPResponse404Headers struct {
 	XRequestID string
 }
 
+// RegenerateApiKeyHTTPResponse413Headers the declared response headers of an HTTP 413 response for RegenerateApiKey
+type RegenerateApiKeyHTTPResponse413Headers struct {
+	XRequestID string
+}
+
 // RegenerateApiKeyHTTPResponse500Headers the declared response headers of an HTTP 500 response for RegenerateApiKey
 type RegenerateApiKeyHTTPResponse500Headers struct {
 	XRequestID string
@@ -12293,6 +12276,8 @@ type RegenerateApiKeyHTTPResponse struct {
 	JSON403 *Forbidden
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *NotFound
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *PayloadTooLarge
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
 	// Headers200 the parsed response headers for an HTTP 200 response
@@ -12305,6 +12290,8 @@ type RegenerateApiKeyHTTPResponse struct {
 	Headers403 *RegenerateApiKeyHTTPResponse403Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *RegenerateApiKeyHTTPResponse404Headers
+	// Headers413 the parsed response headers for an HTTP 413 response
+	Headers413 *RegenerateApiKeyHTTPResponse413Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *RegenerateApiKeyHTTPResponse500Headers
 }
@@ -12332,6 +12319,11 @@ func (r RegenerateApiKeyHTTPResponse) GetJSON403() *Forbidden {
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
 func (r RegenerateApiKeyHTTPResponse) GetJSON404() *NotFound {
 	return r.JSON404
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r RegenerateApiKeyHTTPResponse) GetJSON413() *PayloadTooLarge {
+	return r.JSON413
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -20321,6 +20313,13 @@ func ParseRegenerateApiKeyHTTPResponse(rsp *http.Response) (*RegenerateApiKeyHTT
 		}
 		response.JSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest PayloadTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -20381,6 +20380,16 @@ func ParseRegenerateApiKeyHTTPResponse(rsp *http.Response) (*RegenerateApiKeyHTT
 			headers.XRequestID = value
 		}
 		response.Headers404 = &headers
+	case rsp.StatusCode == 413:
+		var headers RegenerateApiKeyHTTPResponse413Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers413 = &headers
 	case rsp.StatusCode == 500:
 		var headers RegenerateApiKeyHTTPResponse500Headers
 		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {

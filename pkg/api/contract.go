@@ -11,6 +11,7 @@ import (
 	"net/mail"
 	"net/url"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/getkin/kin-openapi/openapi3"
 	"github.com/getkin/kin-openapi/openapi3filter"
@@ -64,13 +65,24 @@ func newContract(doc *openapi3.T, table *route.Table) *contract {
 	return c
 }
 
-// validEmail accepts a bare address (no display name) that net/mail parses.
+// validEmail accepts a bare address (no display name) that net/mail parses, in ASCII: JSON Schema's
+// "email" is RFC 5321's mailbox (internationalised addresses are "idn-email"), and strict validators of
+// the spec hold clients to that.
 func validEmail(s string) error {
 	a, err := mail.ParseAddress(s)
-	if err != nil || a.Address != s {
+	if err != nil || a.Address != s || !isASCII(s) {
 		return errors.New("not an email address")
 	}
 	return nil
+}
+
+func isASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			return false
+		}
+	}
+	return true
 }
 
 func (k *contract) middleware(next echo.HandlerFunc) echo.HandlerFunc {

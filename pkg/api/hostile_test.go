@@ -199,6 +199,21 @@ func TestUnstorableTextRefused(t *testing.T) {
 		{"lead key", http.MethodPost, "/api/v1/track/lead", `{"customer_key":"` + noise(256) + `"}`, key, "customer_key must be a string of at most 255 characters"},
 		{"sale key", http.MethodPost, "/api/v1/track/sale", `{"transaction_id":"t_1","amount_cents":100,"customer_key":"` + noise(3000) + `"}`, key,
 			"customer_key must be a string of at most 255 characters"},
+		// Optional members of the wrong type: the spec promises their types, so they are refused, never dropped.
+		{"click metadata type", http.MethodPost, "/api/v1/track/click", `{"affiliate_url":"` + r.AffiliateURL + `","session_id":1e400}`, nil,
+			"session_id must be a string"},
+		{"click additional_data type", http.MethodPost, "/api/v1/track/click", `{"affiliate_url":"` + r.AffiliateURL + `","additional_data":"x"}`, nil,
+			"additional_data must be an object"},
+		{"lead email type", http.MethodPost, "/api/v1/track/lead", `{"customer_key":"k","email":5}`, key, "email must be a string"},
+		{"lead test_mode type", http.MethodPost, "/api/v1/track/lead", `{"customer_key":"k","additional_data":{"test_mode":"yes"}}`, key,
+			"additional_data.test_mode must be a boolean"},
+		{"sale program_id type", http.MethodPost, "/api/v1/track/sale", sale(`,"additional_data":{"program_id":"x"}`), key,
+			"additional_data.program_id must be a program id (a positive integer)"},
+		{"sale customer_key type", http.MethodPost, "/api/v1/track/sale", `{"transaction_id":"t_1","amount_cents":100,"customer_key":7}`, key,
+			"customer_key must be a string"},
+		// JSON Schema's "email" is ASCII (RFC 5321); an internationalised address is not one.
+		{"partner email", http.MethodPost, "/api/v1/programs/" + itoa(r.ProgramID) + "/partners", `{"name":"P","email":"\ufffd@x.com"}`, account,
+			"Invalid request body: email: must be an email address such as ana@example.com"},
 		{"webhook event id", http.MethodPost, "/api/v1/webhooks/stripe/" + itoa(r.ProgramID), longEvent, []string{"Stripe-Signature", longSigned.Header},
 			"Invalid Stripe event: id is longer than 255 characters"},
 	}

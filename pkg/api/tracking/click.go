@@ -12,6 +12,10 @@ import (
 	"github.com/reftrack/reftrack/pkg/geo"
 )
 
+// clickMetadata is the optional text the tracker sends with a click.
+var clickMetadata = []string{"page_url", "page_title", "referrer_url", "session_id", "screen_resolution",
+	"viewport_size", "language", "timezone", "user_agent"}
+
 // TrackClick records a referral click.
 func (h *Tracking) TrackClick(ctx context.Context, req gen.TrackClickRequestObject) (gen.TrackClickResponseObject, error) {
 	body, err := jsonbody.Parse(req.Body)
@@ -25,7 +29,13 @@ func (h *Tracking) TrackClick(ctx context.Context, req gen.TrackClickRequestObje
 	case !ok:
 		return nil, apierr.Invalid("Invalid affiliate_url")
 	}
-	ad := body.AdditionalData()
+	ad, err := body.AdditionalData()
+	if err != nil {
+		return nil, err
+	}
+	if err := body.CheckStrings(clickMetadata...); err != nil {
+		return nil, err
+	}
 	if ad.Test {
 		// Test mode may authenticate with the program key; a key and a program_id must agree.
 		key, hasKey, err := h.Auth.OptionalKey(ctx)

@@ -31,7 +31,13 @@ func (h *Tracking) TrackLead(ctx context.Context, req gen.TrackLeadRequestObject
 	if err != nil {
 		return nil, err
 	}
-	ad := body.AdditionalData()
+	ad, err := body.AdditionalData()
+	if err != nil {
+		return nil, err
+	}
+	if err := body.CheckStrings("email"); err != nil {
+		return nil, err
+	}
 	if err := checkTestProgram(ad, key.ProgramID, server); err != nil {
 		return nil, err
 	}

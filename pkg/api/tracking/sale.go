@@ -31,7 +31,10 @@ func (h *Tracking) TrackSale(ctx context.Context, req gen.TrackSaleRequestObject
 	if err != nil {
 		return nil, err
 	}
-	ad := body.AdditionalData()
+	ad, err := body.AdditionalData()
+	if err != nil {
+		return nil, err
+	}
 	in, err := h.saleInput(body, ad.Test)
 	if err != nil {
 		return nil, err
@@ -172,6 +175,9 @@ func (h *Tracking) saleInput(body jsonbody.Object, test bool) (sales.Input, erro
 			return in, apierr.Invalid("is_recurring must be a boolean")
 		}
 		in.IsRecurring = v
+	}
+	if err := body.CheckStrings("customer_key", "click_id"); err != nil {
+		return in, err
 	}
 	in.CustomerKey = body.OptStr("customer_key")
 	in.ClickID = body.OptStr("click_id")

@@ -117,6 +117,11 @@ func (s *strictSpec) body(ptr, contentType string, body []byte, isRequest bool) 
 		mt = ""
 	}
 	key, ok := matchMediaType(content, mt)
+	if !ok && isRequest && content["application/json"] != nil && json.Valid(body) {
+		// The spec's documented rule: a body that parses as JSON is taken as JSON whatever its
+		// Content-Type says (curl -d sends form encoding).
+		key, ok = "application/json", true
+	}
 	if !ok {
 		if isRequest {
 			return fmt.Errorf("Content-Type %q is not one the operation accepts", contentType)

@@ -36,7 +36,7 @@ func (o Object) Str(key string) (v string, present, ok bool) {
 	return v, true, ok
 }
 
-// OptStr is a string member, "" when absent or not a string.
+// OptStr is a string member, "" when absent or not a string (CheckStrings refuses the latter first).
 func (o Object) OptStr(key string) string {
 	v, _, ok := o.Str(key)
 	if !ok {
@@ -132,18 +132,38 @@ type AdditionalData struct {
 	ProgramID *int64
 }
 
-// AdditionalData reads additional_data.
-func (o Object) AdditionalData() AdditionalData {
+// CheckStrings refuses a body whose optional string members, when sent, are not strings: the spec
+// promises strings there, and a value of another type would otherwise be dropped without a word.
+func (o Object) CheckStrings(keys ...string) error {
+	for _, k := range keys {
+		if _, present, ok := o.Str(k); present && !ok {
+			return apierr.Invalid(k + " must be a string")
+		}
+	}
+	return nil
+}
+
+// AdditionalData reads additional_data, refusing members of the wrong type.
+func (o Object) AdditionalData() (AdditionalData, error) {
 	var ad AdditionalData
+	if _, present := o["additional_data"]; !present {
+		return ad, nil
+	}
 	sub, ok := o.Sub("additional_data")
 	if !ok {
-		return ad
+		return ad, apierr.Invalid("additional_data must be an object")
 	}
-	if t, _, ok := sub.Bool("test_mode"); ok {
-		ad.Test = t
+	t, present, ok := sub.Bool("test_mode")
+	if present && !ok {
+		return ad, apierr.Invalid("additional_data.test_mode must be a boolean")
 	}
-	if id, _, ok := sub.ID("program_id"); ok {
+	ad.Test = t
+	id, present, ok := sub.ID("program_id")
+	if present && !ok {
+		return ad, apierr.Invalid("additional_data.program_id must be a program id (a positive integer)")
+	}
+	if present {
 		ad.ProgramID = &id
 	}
-	return ad
+	return ad, nil
 }
