@@ -144,7 +144,20 @@ func TestConstraints(t *testing.T) {
 		constraint string // "" = must succeed
 	}{
 		{"first sale", func() error { return insertSale(f.p1, "txn-1") }, ""},
-		{"processor_event_id is global", func() error { return insertSale(f.p2, "txn-1") }, "sales_processor_event_id_key"},
+		{"the same transaction id in another program", func() error { return insertSale(f.p2, "txn-1") }, ""},
+		{"the same transaction id in the same program", func() error { return insertSale(f.p1, "txn-1") }, "sales_program_transaction_key"},
+		{"processor refund ids are unique per program", func() error {
+			q := `INSERT INTO refunds (sale_id, program_id, reason, amount_cents, processor_refund_id, source)
+				SELECT id, program_id, 'refund', 1, 're_1', 'webhook' FROM sales WHERE program_id = $1 AND processor_event_id = 'txn-1'`
+			if _, err := d.Exec(q, f.p1); err != nil {
+				return err
+			}
+			if _, err := d.Exec(q, f.p2); err != nil { // the same processor refund at another program
+				return err
+			}
+			_, err := d.Exec(q, f.p1)
+			return err
+		}, "refunds_program_processor_refund_key"},
 		{"customer_key again in the same program", func() error {
 			_, err := d.Exec(`INSERT INTO customers (program_id, customer_key) VALUES ($1, 'cust-1')`, f.p1)
 			return err
@@ -275,5 +288,51 @@ func TestSyntheticPartnersMigration(t *testing.T) {
 	before()
 	if err := d.Get(&marked, `SELECT synthetic FROM partners LIMIT 1`); err == nil {
 		t.Error("partners.synthetic is still there after down")
+	}
+}
+
+// Migration 000007 makes transaction_id unique per program: every stored sale stays, and its down
+// migration refuses (changing nothing) while two programs share an id.
+func TestTransactionIDPerProgramMigration(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	d := dbtest.New(t)
+	latest, err := db.LatestVersion()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := db.MigrateDown(ctx, d.DB.DB, int(latest)-6); err != nil {
+		t.Fatal(err)
+	}
+	if v, _, err := db.Version(ctx, d.DB.DB); err != nil || v != 6 {
+		t.Fatalf("Version = %d, %v; want 6", v, err)
+	}
+	f := newFixture(t, d.DB)
+	insertSale := func(program int64, txn string) error {
+		_, err := d.Exec(`INSERT INTO sales (program_id, customer_id, partner_id, processor_event_id, amount_cents, currency, source, sale_date)
+			VALUES ($1, $2, $3, $4, 100, 'USD', 'api', now())`, program, f.customer, f.partner, txn)
+		return err
+	}
+	for _, txn := range []string{"a", "b", "c"} {
+		if err := insertSale(f.p1, txn); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := db.MigrateUp(ctx, d.DB.DB); err != nil {
+		t.Fatal(err)
+	}
+	var kept []string
+	if err := d.Select(&kept, `SELECT processor_event_id FROM sales ORDER BY id`); err != nil || len(kept) != 3 {
+		t.Fatalf("sales after up = %v, %v; want all 3", kept, err)
+	}
+	if err := insertSale(f.p2, "a"); err != nil {
+		t.Fatalf("the same id in another program after up: %v", err)
+	}
+	steps := int(latest) - 6
+	if err := db.MigrateDown(ctx, d.DB.DB, steps); err == nil {
+		t.Fatal("down succeeded while two programs share transaction id a")
+	}
+	if n := 0; d.Get(&n, `SELECT count(*) FROM sales`) != nil || n != 4 {
+		t.Errorf("sales after the refused down = %d, want 4", n)
 	}
 }

@@ -35,7 +35,7 @@ type SaleInput struct {
 	AmountCents int64
 	// Currency is USD, EUR or VND (any case); empty means USD.
 	Currency string
-	// InvoiceID is the idempotency key (`transaction_id`), unique across all programs: the processor's
+	// InvoiceID is the idempotency key (`transaction_id`), unique within the program: the processor's
 	// invoice, payment or checkout-session id. Optional with TestMode, where the SDK makes one up
 	// (test_txn_<unix nanoseconds>) so that a retried test sale keeps it.
 	InvoiceID string

@@ -2198,7 +2198,7 @@ type SaleRequest struct {
 	SubscriptionId       *string `json:"subscription_id,omitempty"`
 	SubscriptionInterval *string `json:"subscription_interval,omitempty"`
 
-	// TransactionId Idempotency key, unique across all programs (stored as `processor_event_id`). Required, except
+	// TransactionId Idempotency key, unique within the program (stored as `processor_event_id`). Required, except
 	// in test mode (`additional_data.test_mode: true`), where `test_txn_<timestamp>` is generated
 	// when it is absent; a live sale without it answers 400
 	// `transaction_id is required and must be a string`.
@@ -4210,8 +4210,9 @@ type ClientInterface interface {
 	// Authentication: Bearer program key, required. Server-side only.
 	//
 	// `transaction_id` is the idempotency key, stored as the sale's `processor_event_id` and unique
-	// across all programs: a second call with the same value answers 409 `duplicate_transaction` (treat
-	// it as already recorded). The sale and its commission are written in one database transaction, and
+	// within the key's program: a second call with the same value answers 409 `duplicate_transaction`
+	// (treat it as already recorded). Another program may use the same value: neither program's sales
+	// block, or are revealed to, the other. The sale and its commission are written in one database transaction, and
 	// every check runs before anything is written.
 	//
 	// Validation, in this order (400 `invalid_request` unless noted):
@@ -4247,8 +4248,8 @@ type ClientInterface interface {
 	// currency.
 	//
 	// Codes of its platform-envelope errors (see `ErrorCode`): `invalid_request` (400), `no_attribution`
-	// (400), `unauthorized` (401), `duplicate_transaction` (409, the recorded sale's id in
-	// `error.details.sale_id` when it belongs to the caller's program), `payload_too_large` (413),
+	// (400), `unauthorized` (401), `duplicate_transaction` (409, the program's recorded sale's id
+	// in `error.details.sale_id`), `payload_too_large` (413),
 	// `unsupported_currency` (422), `internal_error` (500).
 	//
 	// | Status | Message |
@@ -4270,8 +4271,9 @@ type ClientInterface interface {
 	// Authentication: Bearer program key, required. Server-side only.
 	//
 	// `transaction_id` is the idempotency key, stored as the sale's `processor_event_id` and unique
-	// across all programs: a second call with the same value answers 409 `duplicate_transaction` (treat
-	// it as already recorded). The sale and its commission are written in one database transaction, and
+	// within the key's program: a second call with the same value answers 409 `duplicate_transaction`
+	// (treat it as already recorded). Another program may use the same value: neither program's sales
+	// block, or are revealed to, the other. The sale and its commission are written in one database transaction, and
 	// every check runs before anything is written.
 	//
 	// Validation, in this order (400 `invalid_request` unless noted):
@@ -4307,8 +4309,8 @@ type ClientInterface interface {
 	// currency.
 	//
 	// Codes of its platform-envelope errors (see `ErrorCode`): `invalid_request` (400), `no_attribution`
-	// (400), `unauthorized` (401), `duplicate_transaction` (409, the recorded sale's id in
-	// `error.details.sale_id` when it belongs to the caller's program), `payload_too_large` (413),
+	// (400), `unauthorized` (401), `duplicate_transaction` (409, the program's recorded sale's id
+	// in `error.details.sale_id`), `payload_too_large` (413),
 	// `unsupported_currency` (422), `internal_error` (500).
 	//
 	// | Status | Message |
@@ -5860,8 +5862,9 @@ func (c *Client) TrackRefund(ctx context.Context, body TrackRefundJSONRequestBod
 // Authentication: Bearer program key, required. Server-side only.
 //
 // `transaction_id` is the idempotency key, stored as the sale's `processor_event_id` and unique
-// across all programs: a second call with the same value answers 409 `duplicate_transaction` (treat
-// it as already recorded). The sale and its commission are written in one database transaction, and
+// within the key's program: a second call with the same value answers 409 `duplicate_transaction`
+// (treat it as already recorded). Another program may use the same value: neither program's sales
+// block, or are revealed to, the other. The sale and its commission are written in one database transaction, and
 // every check runs before anything is written.
 //
 // Validation, in this order (400 `invalid_request` unless noted):
@@ -5897,8 +5900,8 @@ func (c *Client) TrackRefund(ctx context.Context, body TrackRefundJSONRequestBod
 // currency.
 //
 // Codes of its platform-envelope errors (see `ErrorCode`): `invalid_request` (400), `no_attribution`
-// (400), `unauthorized` (401), `duplicate_transaction` (409, the recorded sale's id in
-// `error.details.sale_id` when it belongs to the caller's program), `payload_too_large` (413),
+// (400), `unauthorized` (401), `duplicate_transaction` (409, the program's recorded sale's id
+// in `error.details.sale_id`), `payload_too_large` (413),
 // `unsupported_currency` (422), `internal_error` (500).
 //
 // | Status | Message |
@@ -5930,8 +5933,9 @@ func (c *Client) TrackSaleWithBody(ctx context.Context, contentType string, body
 // Authentication: Bearer program key, required. Server-side only.
 //
 // `transaction_id` is the idempotency key, stored as the sale's `processor_event_id` and unique
-// across all programs: a second call with the same value answers 409 `duplicate_transaction` (treat
-// it as already recorded). The sale and its commission are written in one database transaction, and
+// within the key's program: a second call with the same value answers 409 `duplicate_transaction`
+// (treat it as already recorded). Another program may use the same value: neither program's sales
+// block, or are revealed to, the other. The sale and its commission are written in one database transaction, and
 // every check runs before anything is written.
 //
 // Validation, in this order (400 `invalid_request` unless noted):
@@ -5967,8 +5971,8 @@ func (c *Client) TrackSaleWithBody(ctx context.Context, contentType string, body
 // currency.
 //
 // Codes of its platform-envelope errors (see `ErrorCode`): `invalid_request` (400), `no_attribution`
-// (400), `unauthorized` (401), `duplicate_transaction` (409, the recorded sale's id in
-// `error.details.sale_id` when it belongs to the caller's program), `payload_too_large` (413),
+// (400), `unauthorized` (401), `duplicate_transaction` (409, the program's recorded sale's id
+// in `error.details.sale_id`), `payload_too_large` (413),
 // `unsupported_currency` (422), `internal_error` (500).
 //
 // | Status | Message |
@@ -9776,8 +9780,9 @@ type ClientWithResponsesInterface interface {
 	// Authentication: Bearer program key, required. Server-side only.
 	//
 	// `transaction_id` is the idempotency key, stored as the sale's `processor_event_id` and unique
-	// across all programs: a second call with the same value answers 409 `duplicate_transaction` (treat
-	// it as already recorded). The sale and its commission are written in one database transaction, and
+	// within the key's program: a second call with the same value answers 409 `duplicate_transaction`
+	// (treat it as already recorded). Another program may use the same value: neither program's sales
+	// block, or are revealed to, the other. The sale and its commission are written in one database transaction, and
 	// every check runs before anything is written.
 	//
 	// Validation, in this order (400 `invalid_request` unless noted):
@@ -9813,8 +9818,8 @@ type ClientWithResponsesInterface interface {
 	// currency.
 	//
 	// Codes of its platform-envelope errors (see `ErrorCode`): `invalid_request` (400), `no_attribution`
-	// (400), `unauthorized` (401), `duplicate_transaction` (409, the recorded sale's id in
-	// `error.details.sale_id` when it belongs to the caller's program), `payload_too_large` (413),
+	// (400), `unauthorized` (401), `duplicate_transaction` (409, the program's recorded sale's id
+	// in `error.details.sale_id`), `payload_too_large` (413),
 	// `unsupported_currency` (422), `internal_error` (500).
 	//
 	// | Status | Message |
@@ -9836,8 +9841,9 @@ type ClientWithResponsesInterface interface {
 	// Authentication: Bearer program key, required. Server-side only.
 	//
 	// `transaction_id` is the idempotency key, stored as the sale's `processor_event_id` and unique
-	// across all programs: a second call with the same value answers 409 `duplicate_transaction` (treat
-	// it as already recorded). The sale and its commission are written in one database transaction, and
+	// within the key's program: a second call with the same value answers 409 `duplicate_transaction`
+	// (treat it as already recorded). Another program may use the same value: neither program's sales
+	// block, or are revealed to, the other. The sale and its commission are written in one database transaction, and
 	// every check runs before anything is written.
 	//
 	// Validation, in this order (400 `invalid_request` unless noted):
@@ -9873,8 +9879,8 @@ type ClientWithResponsesInterface interface {
 	// currency.
 	//
 	// Codes of its platform-envelope errors (see `ErrorCode`): `invalid_request` (400), `no_attribution`
-	// (400), `unauthorized` (401), `duplicate_transaction` (409, the recorded sale's id in
-	// `error.details.sale_id` when it belongs to the caller's program), `payload_too_large` (413),
+	// (400), `unauthorized` (401), `duplicate_transaction` (409, the program's recorded sale's id
+	// in `error.details.sale_id`), `payload_too_large` (413),
 	// `unsupported_currency` (422), `internal_error` (500).
 	//
 	// | Status | Message |
@@ -16469,8 +16475,9 @@ func (c *ClientWithResponses) TrackRefundWithResponse(ctx context.Context, body 
 // Authentication: Bearer program key, required. Server-side only.
 //
 // `transaction_id` is the idempotency key, stored as the sale's `processor_event_id` and unique
-// across all programs: a second call with the same value answers 409 `duplicate_transaction` (treat
-// it as already recorded). The sale and its commission are written in one database transaction, and
+// within the key's program: a second call with the same value answers 409 `duplicate_transaction`
+// (treat it as already recorded). Another program may use the same value: neither program's sales
+// block, or are revealed to, the other. The sale and its commission are written in one database transaction, and
 // every check runs before anything is written.
 //
 // Validation, in this order (400 `invalid_request` unless noted):
@@ -16506,8 +16513,8 @@ func (c *ClientWithResponses) TrackRefundWithResponse(ctx context.Context, body 
 // currency.
 //
 // Codes of its platform-envelope errors (see `ErrorCode`): `invalid_request` (400), `no_attribution`
-// (400), `unauthorized` (401), `duplicate_transaction` (409, the recorded sale's id in
-// `error.details.sale_id` when it belongs to the caller's program), `payload_too_large` (413),
+// (400), `unauthorized` (401), `duplicate_transaction` (409, the program's recorded sale's id
+// in `error.details.sale_id`), `payload_too_large` (413),
 // `unsupported_currency` (422), `internal_error` (500).
 //
 // | Status | Message |
@@ -16535,8 +16542,9 @@ func (c *ClientWithResponses) TrackSaleWithBodyWithResponse(ctx context.Context,
 // Authentication: Bearer program key, required. Server-side only.
 //
 // `transaction_id` is the idempotency key, stored as the sale's `processor_event_id` and unique
-// across all programs: a second call with the same value answers 409 `duplicate_transaction` (treat
-// it as already recorded). The sale and its commission are written in one database transaction, and
+// within the key's program: a second call with the same value answers 409 `duplicate_transaction`
+// (treat it as already recorded). Another program may use the same value: neither program's sales
+// block, or are revealed to, the other. The sale and its commission are written in one database transaction, and
 // every check runs before anything is written.
 //
 // Validation, in this order (400 `invalid_request` unless noted):
@@ -16572,8 +16580,8 @@ func (c *ClientWithResponses) TrackSaleWithBodyWithResponse(ctx context.Context,
 // currency.
 //
 // Codes of its platform-envelope errors (see `ErrorCode`): `invalid_request` (400), `no_attribution`
-// (400), `unauthorized` (401), `duplicate_transaction` (409, the recorded sale's id in
-// `error.details.sale_id` when it belongs to the caller's program), `payload_too_large` (413),
+// (400), `unauthorized` (401), `duplicate_transaction` (409, the program's recorded sale's id
+// in `error.details.sale_id`), `payload_too_large` (413),
 // `unsupported_currency` (422), `internal_error` (500).
 //
 // | Status | Message |

@@ -510,3 +510,49 @@ func TestStripeEventToTwoPrograms(t *testing.T) {
 		t.Errorf("%d processed events, want one per program", n)
 	}
 }
+
+// transaction_id is unique per program on the webhook path too: another program's sale under the same
+// id neither blocks this program's payment nor is reported to it, a redelivery is a duplicate of this
+// program's sale only, and one dispute delivered to both endpoints reverses each program's own sale.
+func TestStripeTransactionIDPerProgram(t *testing.T) {
+	t.Parallel()
+	f := newStripeFixture(t, seed.Options{})
+	other := f.env.Seed(seed.Options{})
+	const otherSecret = "whsec_otherBrandEndpoint"
+	if _, err := payments.Connect(t.Context(), f.env.DB, other.ProgramID, payments.ProviderStripe, otherSecret); err != nil {
+		t.Fatal(err)
+	}
+	customerWithLead(t, f.env, other, "cus_other")
+	theirs := sale(f.env, other.APIKey, map[string]any{"transaction_id": "cs_same", "amount_cents": 4900, "customer_key": "cus_other",
+		"provider": "stripe", "provider_payment_id": "pi_same"})
+	if theirs.Status != http.StatusOK {
+		t.Fatalf("other program's sale: %d %s", theirs.Status, theirs.Body)
+	}
+	theirSale := theirs.JSON(t)["sale_id"]
+
+	body := f.ack(f.event("checkout.session.completed", checkoutSession("cs_same", "payment", 4900, f.meta(), true), true), "recorded")
+	ours := body["sale_id"]
+	if ours == nil || ours == theirSale {
+		t.Fatalf("ack = %v, want a sale of its own", body)
+	}
+	body = f.ack(f.event("checkout.session.completed", checkoutSession("cs_same", "payment", 4900, f.meta(), true), true), "duplicate")
+	if body["sale_id"] != ours {
+		t.Errorf("redelivery ack = %v, want this program's sale %v", body, ours)
+	}
+	if n := f.count(`SELECT count(*) FROM sales WHERE processor_event_id = 'cs_same'`); n != 2 {
+		t.Errorf("%d sales under cs_same, want one per program", n)
+	}
+
+	dispute := f.event("charge.dispute.created", disputeCreated("pi_same", 4900), true)
+	if body := f.ack(dispute, "reversed"); body["sale_id"] != ours {
+		t.Errorf("dispute at this program reversed %v, want %v", body["sale_id"], ours)
+	}
+	signed := webhook.GenerateTestSignedPayload(&webhook.UnsignedPayload{Payload: dispute, Secret: otherSecret})
+	res := f.env.Do(http.MethodPost, "/api/v1/webhooks/stripe/"+itoa(other.ProgramID), dispute, "Stripe-Signature", signed.Header)
+	if body := res.JSON(t); res.Status != http.StatusOK || body["outcome"] != "reversed" || body["sale_id"] != theirSale {
+		t.Errorf("dispute at the other program: %d %s", res.Status, res.Body)
+	}
+	if n := f.count(`SELECT count(*) FROM refunds WHERE processor_refund_id = 'dp_same' AND reason = 'chargeback'`); n != 2 {
+		t.Errorf("%d chargebacks stored, want one per program", n)
+	}
+}

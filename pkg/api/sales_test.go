@@ -359,9 +359,7 @@ func TestDuplicateTransaction(t *testing.T) {
 	t.Parallel()
 	env := apitest.New(t)
 	r := env.Seed(seed.Options{})
-	other := env.Seed(seed.Options{})
 	customerWithLead(t, env, r, "c")
-	customerWithLead(t, env, other, "c")
 	first := sale(env, r.APIKey, map[string]any{"transaction_id": "dup", "amount_cents": 100, "customer_key": "c"}).JSON(t)["sale_id"]
 
 	e := codedError(t, sale(env, r.APIKey, map[string]any{"transaction_id": "dup", "amount_cents": 999, "customer_key": "c"}),
@@ -369,11 +367,61 @@ func TestDuplicateTransaction(t *testing.T) {
 	if diff := cmp.Diff(map[string]any{"sale_id": first}, e["details"]); diff != "" {
 		t.Errorf("details (-want +got):\n%s", diff)
 	}
-	// Global across programs, but another brand's sale id never leaks.
-	e = codedError(t, sale(env, other.APIKey, map[string]any{"transaction_id": "dup", "amount_cents": 100, "customer_key": "c"}),
-		409, "ConflictError", "duplicate_transaction", "Duplicate transaction_id. This sale has already been recorded.")
-	if diff := cmp.Diff(map[string]any{}, e["details"]); diff != "" {
-		t.Errorf("details across programs (-want +got):\n%s", diff)
+	if n := env.Count(`SELECT count(*) FROM sales WHERE processor_event_id = 'dup'`); n != 1 {
+		t.Errorf("%d sales under dup, want 1", n)
+	}
+}
+
+// transaction_id is unique per program: brand A recording B's order id first neither blocks B's sale
+// nor tells A anything, and each program's refund reaches only its own sale.
+func TestTransactionIDPerProgram(t *testing.T) {
+	t.Parallel()
+	env := apitest.New(t)
+	a := env.Seed(seed.Options{})
+	b := env.Seed(seed.Options{})
+	customerWithLead(t, env, a, "ca")
+	customerWithLead(t, env, b, "cb")
+
+	resA := sale(env, a.APIKey, map[string]any{"transaction_id": "order_1001", "amount_cents": 1000, "customer_key": "ca"})
+	resB := sale(env, b.APIKey, map[string]any{"transaction_id": "order_1001", "amount_cents": 2000, "customer_key": "cb"})
+	if resA.Status != http.StatusOK || resB.Status != http.StatusOK {
+		t.Fatalf("sales: A %d %s, B %d %s", resA.Status, resA.Body, resB.Status, resB.Body)
+	}
+	saleA, saleB := resA.JSON(t)["sale_id"], resB.JSON(t)["sale_id"]
+	if saleA == saleB {
+		t.Fatalf("both programs got sale %v", saleA)
+	}
+	if n := env.Count(`SELECT count(*) FROM sales WHERE processor_event_id = 'order_1001' AND
+		((program_id = $1 AND amount_cents = 1000) OR (program_id = $2 AND amount_cents = 2000))`, a.ProgramID, b.ProgramID); n != 2 {
+		t.Errorf("%d sales stored under order_1001, want one per program", n)
+	}
+
+	// A repeat within each program is the documented 409 naming that program's own sale only.
+	for _, tt := range []struct {
+		key, customer string
+		saleID        any
+	}{{a.APIKey, "ca", saleA}, {b.APIKey, "cb", saleB}} {
+		e := codedError(t, sale(env, tt.key, map[string]any{"transaction_id": "order_1001", "amount_cents": 1, "customer_key": tt.customer}),
+			409, "ConflictError", "duplicate_transaction", "Duplicate transaction_id. This sale has already been recorded.")
+		if diff := cmp.Diff(map[string]any{"sale_id": tt.saleID}, e["details"]); diff != "" {
+			t.Errorf("details (-want +got):\n%s", diff)
+		}
+	}
+
+	// A refund in A reaches A's sale only; an id only B holds is not found from A.
+	if res := refund(env, a.APIKey, map[string]any{"transaction_id": "order_1001"}); res.Status != http.StatusOK || res.JSON(t)["sale_id"] != saleA {
+		t.Fatalf("refund in A: %d %s", res.Status, res.Body)
+	}
+	if n := env.Count(`SELECT refunded_amount_cents FROM sales WHERE id = $1`, saleB); n != 0 {
+		t.Errorf("B's sale refunded by A: %d", n)
+	}
+	customerWithLead(t, env, b, "cb2")
+	if res := sale(env, b.APIKey, map[string]any{"transaction_id": "only_b", "amount_cents": 500, "customer_key": "cb2"}); res.Status != http.StatusOK {
+		t.Fatalf("B's sale: %d %s", res.Status, res.Body)
+	}
+	codedError(t, refund(env, a.APIKey, map[string]any{"transaction_id": "only_b"}), 404, "NotFoundError", "not_found", "Sale not found for transaction_id")
+	if n := env.Count(`SELECT count(*) FROM refunds WHERE program_id = $1`, b.ProgramID); n != 0 {
+		t.Errorf("%d refunds in B, want 0", n)
 	}
 }
 

@@ -357,10 +357,8 @@ func (h handling) payment(ctx context.Context, p payment) (Outcome, error) {
 	})
 	var dup *sales.DuplicateError
 	switch {
-	case errors.As(err, &dup) && dup.ProgramID == h.programID:
+	case errors.As(err, &dup): // within this program: another program's sales are never seen
 		return Outcome{Outcome: OutcomeDuplicate, Reason: "sale already recorded for " + p.TransactionID, SaleID: &dup.SaleID}, nil
-	case errors.As(err, &dup):
-		return Outcome{Outcome: OutcomeUnattributed, Reason: "transaction " + p.TransactionID + " is recorded by another program"}, nil
 	case errors.Is(err, sales.ErrCustomerNotFound):
 		return Outcome{Outcome: OutcomeUnattributed, Reason: "no customer of this program matches the metadata"}, nil
 	case errors.Is(err, sales.ErrOtherProgram):

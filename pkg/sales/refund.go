@@ -102,7 +102,8 @@ func Refund(ctx context.Context, dbx *sqlx.DB, in RefundInput) (RefundResult, er
 
 	if in.ProcessorRefundID != "" {
 		var seen bool
-		if err := tx.GetContext(ctx, &seen, `SELECT EXISTS (SELECT 1 FROM refunds WHERE processor_refund_id = $1)`, in.ProcessorRefundID); err != nil {
+		if err := tx.GetContext(ctx, &seen, `SELECT EXISTS (SELECT 1 FROM refunds
+			WHERE program_id = $1 AND processor_refund_id = $2)`, in.ProgramID, in.ProcessorRefundID); err != nil {
 			return RefundResult{}, err
 		}
 		if seen {

@@ -1,6 +1,7 @@
 // Package sales records sales with their commissions and takes refunds. A sale and its commission are
 // written in one transaction after every check has passed, so a refused sale records nothing; the
-// transaction_id (stored as processor_event_id) is a global idempotency key.
+// transaction_id (stored as processor_event_id) is an idempotency key within the sale's program: two
+// programs may use the same id, and neither sees the other's sale.
 package sales
 
 import (
@@ -31,7 +32,7 @@ var (
 	ErrOccurredAtRequired = errors.New("sale input without occurred_at")
 )
 
-// DuplicateError means the transaction_id is already recorded.
+// DuplicateError means the transaction_id is already recorded in the sale's program.
 type DuplicateError struct {
 	SaleID    int64
 	ProgramID int64
@@ -105,7 +106,7 @@ func Record(ctx context.Context, dbx *sqlx.DB, log *slog.Logger, in Input) (Resu
 	if err := attribution.CheckKey(in.CustomerKey); err != nil {
 		return Result{}, err
 	}
-	if err := duplicate(ctx, dbx, in.TransactionID); err != nil {
+	if err := duplicate(ctx, dbx, in.ProgramID, in.TransactionID); err != nil {
 		return Result{}, err
 	}
 	if in.OccurredAt.IsZero() {
@@ -151,14 +152,15 @@ func Record(ctx context.Context, dbx *sqlx.DB, log *slog.Logger, in Input) (Resu
 		processor_event_id, amount_cents, currency, sale_type, is_recurring, provider, provider_payment_id, livemode,
 		event_name, subscription_id, subscription_interval, source, sale_date, is_test)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19)
-		ON CONFLICT (processor_event_id) DO NOTHING RETURNING id`,
+		ON CONFLICT (program_id, processor_event_id) DO NOTHING RETURNING id`,
 		in.ProgramID, cust.ID, *cust.PartnerID, cust.ClickRef, cust.ClickID, in.TransactionID, in.AmountCents, in.Currency,
 		in.SaleType, in.IsRecurring, nullable(in.Provider), nullable(in.ProviderPaymentID), in.Livemode,
 		nullable(in.EventName), nullable(in.SubscriptionID), nullable(in.SubscriptionInterval), in.Source, in.OccurredAt, test)
 	if errors.Is(err, sql.ErrNoRows) {
-		// A concurrent request recorded this transaction_id first (ON CONFLICT waited for it to commit).
+		// A concurrent request recorded this transaction_id in the program first (ON CONFLICT waited for it to
+		// commit).
 		_ = tx.Rollback()
-		if err := duplicate(ctx, dbx, in.TransactionID); err != nil {
+		if err := duplicate(ctx, dbx, in.ProgramID, in.TransactionID); err != nil {
 			return Result{}, err
 		}
 		return Result{}, fmt.Errorf("transaction %q conflicted but is not recorded", in.TransactionID)
@@ -198,10 +200,12 @@ func Record(ctx context.Context, dbx *sqlx.DB, log *slog.Logger, in Input) (Resu
 	return res, nil
 }
 
-// duplicate returns a DuplicateError when transactionID is recorded.
-func duplicate(ctx context.Context, q sqlx.QueryerContext, transactionID string) error {
-	var d DuplicateError
-	err := q.QueryRowxContext(ctx, `SELECT id, program_id FROM sales WHERE processor_event_id = $1`, transactionID).Scan(&d.SaleID, &d.ProgramID)
+// duplicate returns a DuplicateError when transactionID is recorded in the program. Another program's
+// sales are never looked at.
+func duplicate(ctx context.Context, q sqlx.QueryerContext, programID int64, transactionID string) error {
+	d := DuplicateError{ProgramID: programID}
+	err := q.QueryRowxContext(ctx, `SELECT id FROM sales WHERE program_id = $1 AND processor_event_id = $2`,
+		programID, transactionID).Scan(&d.SaleID)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil
 	}

@@ -2196,7 +2196,7 @@ type SaleRequest struct {
 	SubscriptionId       *string `json:"subscription_id,omitempty"`
 	SubscriptionInterval *string `json:"subscription_interval,omitempty"`
 
-	// TransactionId Idempotency key, unique across all programs (stored as `processor_event_id`). Required, except
+	// TransactionId Idempotency key, unique within the program (stored as `processor_event_id`). Required, except
 	// in test mode (`additional_data.test_mode: true`), where `test_txn_<timestamp>` is generated
 	// when it is absent; a live sale without it answers 400
 	// `transaction_id is required and must be a string`.
@@ -4208,8 +4208,9 @@ type ClientInterface interface {
 	// Authentication: Bearer program key, required. Server-side only.
 	//
 	// `transaction_id` is the idempotency key, stored as the sale's `processor_event_id` and unique
-	// across all programs: a second call with the same value answers 409 `duplicate_transaction` (treat
-	// it as already recorded). The sale and its commission are written in one database transaction, and
+	// within the key's program: a second call with the same value answers 409 `duplicate_transaction`
+	// (treat it as already recorded). Another program may use the same value: neither program's sales
+	// block, or are revealed to, the other. The sale and its commission are written in one database transaction, and
 	// every check runs before anything is written.
 	//
 	// Validation, in this order (400 `invalid_request` unless noted):
@@ -4245,8 +4246,8 @@ type ClientInterface interface {
 	// currency.
 	//
 	// Codes of its platform-envelope errors (see `ErrorCode`): `invalid_request` (400), `no_attribution`
-	// (400), `unauthorized` (401), `duplicate_transaction` (409, the recorded sale's id in
-	// `error.details.sale_id` when it belongs to the caller's program), `payload_too_large` (413),
+	// (400), `unauthorized` (401), `duplicate_transaction` (409, the program's recorded sale's id
+	// in `error.details.sale_id`), `payload_too_large` (413),
 	// `unsupported_currency` (422), `internal_error` (500).
 	//
 	// | Status | Message |
@@ -4268,8 +4269,9 @@ type ClientInterface interface {
 	// Authentication: Bearer program key, required. Server-side only.
 	//
 	// `transaction_id` is the idempotency key, stored as the sale's `processor_event_id` and unique
-	// across all programs: a second call with the same value answers 409 `duplicate_transaction` (treat
-	// it as already recorded). The sale and its commission are written in one database transaction, and
+	// within the key's program: a second call with the same value answers 409 `duplicate_transaction`
+	// (treat it as already recorded). Another program may use the same value: neither program's sales
+	// block, or are revealed to, the other. The sale and its commission are written in one database transaction, and
 	// every check runs before anything is written.
 	//
 	// Validation, in this order (400 `invalid_request` unless noted):
@@ -4305,8 +4307,8 @@ type ClientInterface interface {
 	// currency.
 	//
 	// Codes of its platform-envelope errors (see `ErrorCode`): `invalid_request` (400), `no_attribution`
-	// (400), `unauthorized` (401), `duplicate_transaction` (409, the recorded sale's id in
-	// `error.details.sale_id` when it belongs to the caller's program), `payload_too_large` (413),
+	// (400), `unauthorized` (401), `duplicate_transaction` (409, the program's recorded sale's id
+	// in `error.details.sale_id`), `payload_too_large` (413),
 	// `unsupported_currency` (422), `internal_error` (500).
 	//
 	// | Status | Message |
@@ -5851,8 +5853,9 @@ func (c *Client) TrackRefund(ctx context.Context, body TrackRefundJSONRequestBod
 // Authentication: Bearer program key, required. Server-side only.
 //
 // `transaction_id` is the idempotency key, stored as the sale's `processor_event_id` and unique
-// across all programs: a second call with the same value answers 409 `duplicate_transaction` (treat
-// it as already recorded). The sale and its commission are written in one database transaction, and
+// within the key's program: a second call with the same value answers 409 `duplicate_transaction`
+// (treat it as already recorded). Another program may use the same value: neither program's sales
+// block, or are revealed to, the other. The sale and its commission are written in one database transaction, and
 // every check runs before anything is written.
 //
 // Validation, in this order (400 `invalid_request` unless noted):
@@ -5888,8 +5891,8 @@ func (c *Client) TrackRefund(ctx context.Context, body TrackRefundJSONRequestBod
 // currency.
 //
 // Codes of its platform-envelope errors (see `ErrorCode`): `invalid_request` (400), `no_attribution`
-// (400), `unauthorized` (401), `duplicate_transaction` (409, the recorded sale's id in
-// `error.details.sale_id` when it belongs to the caller's program), `payload_too_large` (413),
+// (400), `unauthorized` (401), `duplicate_transaction` (409, the program's recorded sale's id
+// in `error.details.sale_id`), `payload_too_large` (413),
 // `unsupported_currency` (422), `internal_error` (500).
 //
 // | Status | Message |
@@ -5921,8 +5924,9 @@ func (c *Client) TrackSaleWithBody(ctx context.Context, contentType string, body
 // Authentication: Bearer program key, required. Server-side only.
 //
 // `transaction_id` is the idempotency key, stored as the sale's `processor_event_id` and unique
-// across all programs: a second call with the same value answers 409 `duplicate_transaction` (treat
-// it as already recorded). The sale and its commission are written in one database transaction, and
+// within the key's program: a second call with the same value answers 409 `duplicate_transaction`
+// (treat it as already recorded). Another program may use the same value: neither program's sales
+// block, or are revealed to, the other. The sale and its commission are written in one database transaction, and
 // every check runs before anything is written.
 //
 // Validation, in this order (400 `invalid_request` unless noted):
@@ -5958,8 +5962,8 @@ func (c *Client) TrackSaleWithBody(ctx context.Context, contentType string, body
 // currency.
 //
 // Codes of its platform-envelope errors (see `ErrorCode`): `invalid_request` (400), `no_attribution`
-// (400), `unauthorized` (401), `duplicate_transaction` (409, the recorded sale's id in
-// `error.details.sale_id` when it belongs to the caller's program), `payload_too_large` (413),
+// (400), `unauthorized` (401), `duplicate_transaction` (409, the program's recorded sale's id
+// in `error.details.sale_id`), `payload_too_large` (413),
 // `unsupported_currency` (422), `internal_error` (500).
 //
 // | Status | Message |
@@ -9723,8 +9727,9 @@ type ClientWithResponsesInterface interface {
 	// Authentication: Bearer program key, required. Server-side only.
 	//
 	// `transaction_id` is the idempotency key, stored as the sale's `processor_event_id` and unique
-	// across all programs: a second call with the same value answers 409 `duplicate_transaction` (treat
-	// it as already recorded). The sale and its commission are written in one database transaction, and
+	// within the key's program: a second call with the same value answers 409 `duplicate_transaction`
+	// (treat it as already recorded). Another program may use the same value: neither program's sales
+	// block, or are revealed to, the other. The sale and its commission are written in one database transaction, and
 	// every check runs before anything is written.
 	//
 	// Validation, in this order (400 `invalid_request` unless noted):
@@ -9760,8 +9765,8 @@ type ClientWithResponsesInterface interface {
 	// currency.
 	//
 	// Codes of its platform-envelope errors (see `ErrorCode`): `invalid_request` (400), `no_attribution`
-	// (400), `unauthorized` (401), `duplicate_transaction` (409, the recorded sale's id in
-	// `error.details.sale_id` when it belongs to the caller's program), `payload_too_large` (413),
+	// (400), `unauthorized` (401), `duplicate_transaction` (409, the program's recorded sale's id
+	// in `error.details.sale_id`), `payload_too_large` (413),
 	// `unsupported_currency` (422), `internal_error` (500).
 	//
 	// | Status | Message |
@@ -9783,8 +9788,9 @@ type ClientWithResponsesInterface interface {
 	// Authentication: Bearer program key, required. Server-side only.
 	//
 	// `transaction_id` is the idempotency key, stored as the sale's `processor_event_id` and unique
-	// across all programs: a second call with the same value answers 409 `duplicate_transaction` (treat
-	// it as already recorded). The sale and its commission are written in one database transaction, and
+	// within the key's program: a second call with the same value answers 409 `duplicate_transaction`
+	// (treat it as already recorded). Another program may use the same value: neither program's sales
+	// block, or are revealed to, the other. The sale and its commission are written in one database transaction, and
 	// every check runs before anything is written.
 	//
 	// Validation, in this order (400 `invalid_request` unless noted):
@@ -9820,8 +9826,8 @@ type ClientWithResponsesInterface interface {
 	// currency.
 	//
 	// Codes of its platform-envelope errors (see `ErrorCode`): `invalid_request` (400), `no_attribution`
-	// (400), `unauthorized` (401), `duplicate_transaction` (409, the recorded sale's id in
-	// `error.details.sale_id` when it belongs to the caller's program), `payload_too_large` (413),
+	// (400), `unauthorized` (401), `duplicate_transaction` (409, the program's recorded sale's id
+	// in `error.details.sale_id`), `payload_too_large` (413),
 	// `unsupported_currency` (422), `internal_error` (500).
 	//
 	// | Status | Message |
@@ -16359,8 +16365,9 @@ func (c *ClientWithResponses) TrackRefundWithResponse(ctx context.Context, body 
 // Authentication: Bearer program key, required. Server-side only.
 //
 // `transaction_id` is the idempotency key, stored as the sale's `processor_event_id` and unique
-// across all programs: a second call with the same value answers 409 `duplicate_transaction` (treat
-// it as already recorded). The sale and its commission are written in one database transaction, and
+// within the key's program: a second call with the same value answers 409 `duplicate_transaction`
+// (treat it as already recorded). Another program may use the same value: neither program's sales
+// block, or are revealed to, the other. The sale and its commission are written in one database transaction, and
 // every check runs before anything is written.
 //
 // Validation, in this order (400 `invalid_request` unless noted):
@@ -16396,8 +16403,8 @@ func (c *ClientWithResponses) TrackRefundWithResponse(ctx context.Context, body 
 // currency.
 //
 // Codes of its platform-envelope errors (see `ErrorCode`): `invalid_request` (400), `no_attribution`
-// (400), `unauthorized` (401), `duplicate_transaction` (409, the recorded sale's id in
-// `error.details.sale_id` when it belongs to the caller's program), `payload_too_large` (413),
+// (400), `unauthorized` (401), `duplicate_transaction` (409, the program's recorded sale's id
+// in `error.details.sale_id`), `payload_too_large` (413),
 // `unsupported_currency` (422), `internal_error` (500).
 //
 // | Status | Message |
@@ -16425,8 +16432,9 @@ func (c *ClientWithResponses) TrackSaleWithBodyWithResponse(ctx context.Context,
 // Authentication: Bearer program key, required. Server-side only.
 //
 // `transaction_id` is the idempotency key, stored as the sale's `processor_event_id` and unique
-// across all programs: a second call with the same value answers 409 `duplicate_transaction` (treat
-// it as already recorded). The sale and its commission are written in one database transaction, and
+// within the key's program: a second call with the same value answers 409 `duplicate_transaction`
+// (treat it as already recorded). Another program may use the same value: neither program's sales
+// block, or are revealed to, the other. The sale and its commission are written in one database transaction, and
 // every check runs before anything is written.
 //
 // Validation, in this order (400 `invalid_request` unless noted):
@@ -16462,8 +16470,8 @@ func (c *ClientWithResponses) TrackSaleWithBodyWithResponse(ctx context.Context,
 // currency.
 //
 // Codes of its platform-envelope errors (see `ErrorCode`): `invalid_request` (400), `no_attribution`
-// (400), `unauthorized` (401), `duplicate_transaction` (409, the recorded sale's id in
-// `error.details.sale_id` when it belongs to the caller's program), `payload_too_large` (413),
+// (400), `unauthorized` (401), `duplicate_transaction` (409, the program's recorded sale's id
+// in `error.details.sale_id`), `payload_too_large` (413),
 // `unsupported_currency` (422), `internal_error` (500).
 //
 // | Status | Message |
