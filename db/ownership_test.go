@@ -43,6 +43,8 @@ var owners = map[string]string{
 	// Payment processors.
 	"processor_connections": "pkg/payments",
 	"processor_events":      "pkg/payments",
+	// The audit log of operator actions (suspend, unsuspend, key rotation mark, key regeneration).
+	"audit_log": "pkg/audit",
 	// Runs of `reftrack test --chain`.
 	"synthetic_chains": "pkg/synthetic",
 	// Kept by the database's own triggers (migration 000004): no Go code writes them.

@@ -52,7 +52,7 @@ Configuration comes from environment variables (see the README).`,
 	}
 	root.SetOut(e.stdout)
 	root.SetErr(e.stderr)
-	root.AddCommand(e.serveCmd(), e.migrateCmd(), e.seedCmd(), e.devCmd(), e.keysCmd(), e.accountsCmd())
+	root.AddCommand(e.serveCmd(), e.migrateCmd(), e.seedCmd(), e.devCmd(), e.keysCmd(), e.accountsCmd(), e.auditCmd())
 	root.SetArgs(args)
 	return root.ExecuteContext(ctx)
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/jmoiron/sqlx"
 
+	"github.com/reftrack/reftrack/pkg/audit"
 	"github.com/reftrack/reftrack/pkg/secret"
 )
 
@@ -70,29 +71,39 @@ func Current(ctx context.Context, db sqlx.QueryerContext, programID int64) (Key,
 	return k, err
 }
 
-// Regenerate revokes the program's active key and issues a new one, in one transaction: the old key
-// stops matching at once. The new key's plain text is returned once.
-func Regenerate(ctx context.Context, db *sqlx.DB, programID, byAccount int64) (Key, string, error) {
-	tx, err := db.BeginTxx(ctx, nil)
+// Regenerate revokes the program's active key and issues a new one, and records the regeneration by
+// in the audit log at now, all in one transaction: the old key stops matching at once. The new key's
+// plain text is returned once.
+func Regenerate(ctx context.Context, db *sqlx.DB, programID int64, by audit.Actor, now time.Time) (Key, string, error) {
+	var (
+		k     Key
+		plain string
+	)
+	err := audit.Do(ctx, db, func(tx *sqlx.Tx) (audit.Entry, error) {
+		var exists bool
+		if err := tx.GetContext(ctx, &exists, `SELECT EXISTS (SELECT 1 FROM programs WHERE id = $1 FOR UPDATE)`, programID); err != nil {
+			return audit.Entry{}, err
+		}
+		if !exists {
+			return audit.Entry{}, ErrNoProgram
+		}
+		var old []string
+		if err := tx.SelectContext(ctx, &old, `UPDATE api_keys SET revoked_at = now() WHERE program_id = $1 AND revoked_at IS NULL
+			RETURNING last4`, programID); err != nil {
+			return audit.Entry{}, err
+		}
+		var err error
+		k, plain, err = Issue(ctx, tx, programID, by.AccountID)
+		if err != nil {
+			return audit.Entry{}, err
+		}
+		detail := map[string]any{"new_key": k.Masked()}
+		if len(old) == 1 {
+			detail["old_key"] = secret.Mask(secret.ProgramKeyPrefix, old[0])
+		}
+		return audit.Entry{At: now, Actor: by, Action: audit.ActionKeyRegenerate, Target: audit.ProgramTarget(programID), Detail: detail}, nil
+	})
 	if err != nil {
-		return Key{}, "", err
-	}
-	defer tx.Rollback() //nolint:errcheck // a no-op after Commit
-	var exists bool
-	if err := tx.GetContext(ctx, &exists, `SELECT EXISTS (SELECT 1 FROM programs WHERE id = $1 FOR UPDATE)`, programID); err != nil {
-		return Key{}, "", err
-	}
-	if !exists {
-		return Key{}, "", ErrNoProgram
-	}
-	if _, err := tx.ExecContext(ctx, `UPDATE api_keys SET revoked_at = now() WHERE program_id = $1 AND revoked_at IS NULL`, programID); err != nil {
-		return Key{}, "", err
-	}
-	k, plain, err := Issue(ctx, tx, programID, byAccount)
-	if err != nil {
-		return Key{}, "", err
-	}
-	if err := tx.Commit(); err != nil {
 		return Key{}, "", err
 	}
 	return k, plain, nil
@@ -115,8 +126,9 @@ func Issue(ctx context.Context, db sqlx.QueryerContext, programID, byAccount int
 	return k, s.Plain, nil
 }
 
-// MarkRotation marks the program's active key for mandatory rotation by rotateBy.
-func MarkRotation(ctx context.Context, db *sqlx.DB, programID int64, rotateBy time.Time) (Key, error) {
+// MarkRotation marks the program's active key for mandatory rotation by rotateBy, in the caller's
+// transaction if any (the operator's command records it in the audit log in the same transaction).
+func MarkRotation(ctx context.Context, db sqlx.ExtContext, programID int64, rotateBy time.Time) (Key, error) {
 	res, err := db.ExecContext(ctx, `UPDATE api_keys SET rotation_marked_at = now(), rotate_by = $2
 		WHERE program_id = $1 AND revoked_at IS NULL`, programID, rotateBy)
 	if err != nil {

@@ -8,6 +8,7 @@ import (
 	gen "github.com/reftrack/reftrack/gen/server"
 	"github.com/reftrack/reftrack/pkg/accounts"
 	"github.com/reftrack/reftrack/pkg/apikeys"
+	"github.com/reftrack/reftrack/pkg/audit"
 	"github.com/reftrack/reftrack/pkg/programs"
 )
 
@@ -128,7 +129,7 @@ func (h *Management) RegenerateApiKey(ctx context.Context, req gen.RegenerateApi
 	if err != nil {
 		return nil, err
 	}
-	k, plain, err := apikeys.Regenerate(ctx, h.DB, req.ProgramId, a.ID)
+	k, plain, err := apikeys.Regenerate(ctx, h.DB, req.ProgramId, audit.Account(a.ID, a.Email), h.Now())
 	if err != nil {
 		return nil, err
 	}
