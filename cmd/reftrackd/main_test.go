@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
 	"github.com/jmoiron/sqlx"
 
 	"github.com/reftrack/reftrack/pkg/secret"
@@ -235,10 +236,28 @@ func TestDevCreatesMigratesSeedsOnce(t *testing.T) {
 	}
 }
 
+// auditRow is one audit_log row as the tests read it.
+type auditRow struct {
+	Actor     string `db:"actor"`
+	AccountID *int64 `db:"actor_account_id"`
+	Action    string `db:"action"`
+	Target    string `db:"target"`
+	Detail    string `db:"detail"`
+}
+
+func auditRows(t *testing.T, d *dbtest.Database) []auditRow {
+	t.Helper()
+	var rows []auditRow
+	if err := d.Select(&rows, `SELECT actor, actor_account_id, action, target, detail::text AS detail FROM audit_log ORDER BY id`); err != nil {
+		t.Fatal(err)
+	}
+	return rows
+}
+
 func TestKeysMarkRotation(t *testing.T) {
 	t.Parallel()
 	d := dbtest.New(t)
-	vars := map[string]string{"DATABASE_URL": d.URL}
+	vars := map[string]string{"DATABASE_URL": d.URL, "USER": "alice"}
 	out, _, err := runCmd(t, vars, "seed", "--json")
 	if err != nil {
 		t.Fatal(err)
@@ -254,36 +273,162 @@ func TestKeysMarkRotation(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := "rt_…" + r.APIKey[len(r.APIKey)-4:]; !strings.Contains(out, want) || !strings.Contains(out, "2030-01-02T03:04:05Z") {
+	masked := "rt_…" + r.APIKey[len(r.APIKey)-4:]
+	if !strings.Contains(out, masked) || !strings.Contains(out, "2030-01-02T03:04:05Z") {
 		t.Errorf("printed %q", out)
 	}
 	var n int
 	if err := d.Get(&n, `SELECT count(*) FROM api_keys WHERE program_id = $1 AND rotate_by = '2030-01-02T03:04:05Z' AND rotation_marked_at IS NOT NULL`, r.ProgramID); err != nil || n != 1 {
 		t.Errorf("key not marked (%d, %v)", n, err)
 	}
+	// Failures: nothing marked, nothing recorded.
 	if _, _, err := runCmd(t, vars, "keys", "mark-rotation", "--program", "999999", "--rotate-by", "2030-01-02T03:04:05Z"); err == nil {
 		t.Error("unknown program accepted")
 	}
 	if _, _, err := runCmd(t, vars, "keys", "mark-rotation", "--program", "1", "--rotate-by", "tomorrow"); err == nil {
 		t.Error("bad deadline accepted")
 	}
+	// --actor names the operator instead of $USER.
+	if _, _, err := runCmd(t, vars, "keys", "mark-rotation", "--actor", "bob", "--program", strconv.FormatInt(r.ProgramID, 10), "--rotate-by", "2030-02-01T00:00:00Z"); err != nil {
+		t.Fatal(err)
+	}
+	target := "program:" + strconv.FormatInt(r.ProgramID, 10)
+	want := []auditRow{
+		{Actor: "alice", Action: "api_key.mark_rotation", Target: target, Detail: `{"key": "` + masked + `", "rotate_by": "2030-01-02T03:04:05Z"}`},
+		{Actor: "bob", Action: "api_key.mark_rotation", Target: target, Detail: `{"key": "` + masked + `", "rotate_by": "2030-02-01T00:00:00Z"}`},
+	}
+	if diff := cmp.Diff(auditRows(t, d), want); diff != "" {
+		t.Errorf("audit log (-got +want):\n%s", diff)
+	}
 }
 
 func TestAccountsSuspend(t *testing.T) {
 	t.Parallel()
 	d := dbtest.New(t)
-	vars := map[string]string{"DATABASE_URL": d.URL}
+	vars := map[string]string{"DATABASE_URL": d.URL, "USER": "alice"}
 	if _, _, err := runCmd(t, vars, "seed", "--email", "ada@example.com"); err != nil {
 		t.Fatal(err)
 	}
 	if _, _, err := runCmd(t, vars, "accounts", "suspend", "--email", "ADA@example.com"); err != nil {
 		t.Fatal(err)
 	}
-	var n int
-	if err := d.Get(&n, `SELECT count(*) FROM accounts WHERE email = 'ada@example.com' AND suspended_at IS NOT NULL`); err != nil || n != 1 {
-		t.Errorf("account not suspended (%d, %v)", n, err)
+	var id int64
+	if err := d.Get(&id, `SELECT id FROM accounts WHERE email = 'ada@example.com' AND suspended_at IS NOT NULL`); err != nil {
+		t.Errorf("account not suspended (%v)", err)
 	}
 	if _, _, err := runCmd(t, vars, "accounts", "suspend", "--email", "nobody@example.com"); err == nil {
 		t.Error("unknown account accepted")
+	}
+	want := []auditRow{{Actor: "alice", Action: "account.suspend", Target: "account:" + strconv.FormatInt(id, 10), Detail: `{"email": "ada@example.com"}`}}
+	if diff := cmp.Diff(auditRows(t, d), want); diff != "" {
+		t.Errorf("audit log (-got +want):\n%s", diff)
+	}
+}
+
+// An operator action nobody can be named for is refused: without --actor, $USER or $LOGNAME, nothing
+// changes and nothing is recorded.
+func TestOperatorActionsNeedAnActor(t *testing.T) {
+	t.Parallel()
+	d := dbtest.New(t)
+	vars := map[string]string{"DATABASE_URL": d.URL}
+	if _, _, err := runCmd(t, vars, "seed", "--email", "ada@example.com"); err != nil {
+		t.Fatal(err)
+	}
+	_, _, err := runCmd(t, vars, "accounts", "suspend", "--email", "ada@example.com")
+	if err == nil || !strings.Contains(err.Error(), "--actor is required") {
+		t.Errorf("err = %v", err)
+	}
+	var n int
+	if err := d.Get(&n, `SELECT count(*) FROM accounts WHERE suspended_at IS NOT NULL`); err != nil || n != 0 {
+		t.Errorf("suspended accounts = %d, %v", n, err)
+	}
+	if rows := auditRows(t, d); len(rows) != 0 {
+		t.Errorf("audit log = %+v", rows)
+	}
+	vars["LOGNAME"] = "carol"
+	if _, _, err := runCmd(t, vars, "accounts", "suspend", "--email", "ada@example.com"); err != nil {
+		t.Fatal(err)
+	}
+	if rows := auditRows(t, d); len(rows) != 1 || rows[0].Actor != "carol" {
+		t.Errorf("audit log = %+v", rows)
+	}
+}
+
+// `reftrackd audit` lists the log newest first, as a table or as JSON, at most --limit records.
+func TestAuditCommand(t *testing.T) {
+	t.Parallel()
+	d := dbtest.New(t)
+	vars := map[string]string{"DATABASE_URL": d.URL, "USER": "alice"}
+	out, _, err := runCmd(t, vars, "audit")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out != "AT  ACTOR  ACTION  TARGET  DETAIL\n" {
+		t.Errorf("empty log printed %q", out)
+	}
+	out, _, err = runCmd(t, vars, "seed", "--json", "--email", "ada@example.com")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var r struct {
+		ProgramID int64 `json:"program_id"`
+	}
+	if err := json.Unmarshal([]byte(out), &r); err != nil {
+		t.Fatal(err)
+	}
+	program := strconv.FormatInt(r.ProgramID, 10)
+	for _, args := range [][]string{
+		{"keys", "mark-rotation", "--program", program, "--rotate-by", "2030-01-02T03:04:05Z"},
+		{"accounts", "suspend", "--email", "ada@example.com", "--actor", "bob"},
+	} {
+		if _, _, err := runCmd(t, vars, args...); err != nil {
+			t.Fatal(args, err)
+		}
+	}
+	out, _, err = runCmd(t, vars, "audit")
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
+	row := regexp.MustCompile(`^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ +(\S+) +(\S+) +(\S+) +(\{.*\})$`)
+	if len(lines) != 3 || !strings.HasPrefix(lines[0], "AT ") {
+		t.Fatalf("printed:\n%s", out)
+	}
+	var got [][]string
+	for _, l := range lines[1:] {
+		m := row.FindStringSubmatch(l)
+		if m == nil {
+			t.Fatalf("line %q", l)
+		}
+		got = append(got, m[1:])
+	}
+	var accountID string
+	if err := d.Get(&accountID, `SELECT id::text FROM accounts WHERE email = 'ada@example.com'`); err != nil {
+		t.Fatal(err)
+	}
+	want := [][]string{
+		{"bob", "account.suspend", "account:" + accountID, `{"email": "ada@example.com"}`},
+		{"alice", "api_key.mark_rotation", "program:" + program, got[1][3]},
+	}
+	if diff := cmp.Diff(got, want); diff != "" {
+		t.Errorf("newest first (-got +want):\n%s", diff)
+	}
+	out, _, err = runCmd(t, vars, "audit", "--json", "--limit", "1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var records []map[string]any
+	if err := json.Unmarshal([]byte(out), &records); err != nil {
+		t.Fatalf("not a JSON array: %v\n%s", err, out)
+	}
+	if len(records) != 1 || records[0]["actor"] != "bob" || records[0]["action"] != "account.suspend" || records[0]["actor_account_id"] != nil ||
+		records[0]["detail"].(map[string]any)["email"] != "ada@example.com" {
+		t.Errorf("--json --limit 1 = %v", records)
+	}
+	if _, err := time.Parse(time.RFC3339Nano, records[0]["at"].(string)); err != nil {
+		t.Errorf("at: %v", err)
+	}
+	if _, _, err := runCmd(t, vars, "audit", "--limit", "0"); err == nil || !strings.Contains(err.Error(), "--limit must be between 1 and 10000") {
+		t.Errorf("--limit 0: %v", err)
 	}
 }

@@ -85,9 +85,9 @@ The action is recorded in the audit log (reftrackd audit).`,
 }
 
 // accountAction runs an operator action on the account with email and records it in the audit log, in
-// one transaction: act changes the account in tx.
+// one transaction: act (accounts.Suspend, an unsuspend alike) changes the account in tx.
 func (e *env) accountAction(ctx context.Context, by audit.Actor, action, email string,
-	act func(ctx context.Context, tx sqlx.ExtContext, email string) error) error {
+	act func(ctx context.Context, tx sqlx.ExecerContext, email string) error) error {
 	return e.withDB(ctx, func(ctx context.Context, d *sqlx.DB) error {
 		return audit.Do(ctx, d, func(tx *sqlx.Tx) (audit.Entry, error) {
 			a, err := accounts.ByEmail(ctx, tx, email)
@@ -117,9 +117,7 @@ func (e *env) accountsCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			err = e.accountAction(cmd.Context(), by, audit.ActionAccountSuspend, email,
-				func(ctx context.Context, tx sqlx.ExtContext, email string) error { return accounts.Suspend(ctx, tx, email) })
-			if err != nil {
+			if err := e.accountAction(cmd.Context(), by, audit.ActionAccountSuspend, email, accounts.Suspend); err != nil {
 				return err
 			}
 			fmt.Fprintf(e.stdout, "account %s suspended\n", email)

@@ -225,3 +225,56 @@ func TestReadinessRateLimit(t *testing.T) {
 	}
 	assertRateLimited(t, env.Do(http.MethodGet, "/api/v1/programs/me/readiness", nil, apitest.Bearer(r.APIKey)...), 30)
 }
+
+// A workspace owner's regeneration is recorded in the audit log once, with the account as actor and the
+// server's clock as time; refused regenerations (another role, a body that is not an object, a program
+// the account cannot see) record nothing.
+func TestRegenerateKeyIsAudited(t *testing.T) {
+	t.Parallel()
+	at := time.Date(2026, 11, 23, 9, 30, 0, 0, time.UTC)
+	env := apitest.Start(t, apitest.Options{Clock: apitest.NewClock(at).Now})
+	r := env.Seed(seed.Options{Email: "owner@example.com"})
+	path := "/api/v1/programs/" + itoa(r.ProgramID) + "/api-key"
+	// Refused: nothing recorded.
+	admin := member(t, env, r.AdvertiserID, "admin")
+	if res := env.Do(http.MethodPost, path, nil, apitest.Bearer(admin)...); res.Status != http.StatusForbidden {
+		t.Errorf("admin: %d %s", res.Status, res.Body)
+	}
+	if res := env.Do(http.MethodPost, path, "[]", apitest.Bearer(r.AccountToken)...); res.Status != http.StatusBadRequest {
+		t.Errorf("bad body: %d %s", res.Status, res.Body)
+	}
+	other := env.Seed(seed.Options{})
+	if res := env.Do(http.MethodPost, path, nil, apitest.Bearer(other.AccountToken)...); res.Status < 400 {
+		t.Errorf("another account: %d %s", res.Status, res.Body)
+	}
+	if n := env.Count(`SELECT count(*) FROM audit_log`); n != 0 {
+		t.Fatalf("refused regenerations left %d audit records", n)
+	}
+	// 200: one record.
+	res := env.Do(http.MethodPost, path, nil, apitest.Bearer(r.AccountToken)...)
+	if res.Status != http.StatusOK {
+		t.Fatalf("%d %s", res.Status, res.Body)
+	}
+	masked := res.JSON(t)["data"].(map[string]any)["masked"].(string)
+	var got []struct {
+		At        time.Time `db:"at"`
+		Actor     string    `db:"actor"`
+		AccountID *int64    `db:"actor_account_id"`
+		Action    string    `db:"action"`
+		Target    string    `db:"target"`
+		Detail    string    `db:"detail"`
+	}
+	if err := env.DB.Select(&got, `SELECT at, actor, actor_account_id, action, target, detail::text AS detail FROM audit_log`); err != nil {
+		t.Fatal(err)
+	}
+	var ownerID int64
+	if err := env.DB.Get(&ownerID, `SELECT id FROM accounts WHERE email = 'owner@example.com'`); err != nil {
+		t.Fatal(err)
+	}
+	want := `{"new_key": "` + masked + `", "old_key": "rt_…` + r.APIKey[len(r.APIKey)-4:] + `"}`
+	if len(got) != 1 || got[0].Actor != "owner@example.com" || got[0].AccountID == nil || *got[0].AccountID != ownerID ||
+		got[0].Action != "api_key.regenerate" || got[0].Target != "program:"+itoa(r.ProgramID) ||
+		got[0].At.Sub(at) < 0 || got[0].At.Sub(at) > time.Second || got[0].Detail != want {
+		t.Errorf("audit records = %+v, want one by owner@example.com (account %d) at %s with %s", got, ownerID, at, want)
+	}
+}
