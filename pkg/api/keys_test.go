@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/reftrack/reftrack/pkg/apikeys"
+	"github.com/reftrack/reftrack/pkg/dashboard"
 	"github.com/reftrack/reftrack/pkg/platform/config"
 	"github.com/reftrack/reftrack/pkg/seed"
 	"github.com/reftrack/reftrack/pkg/testkit/apitest"
@@ -276,5 +277,31 @@ func TestRegenerateKeyIsAudited(t *testing.T) {
 		got[0].Action != "api_key.regenerate" || got[0].Target != "program:"+itoa(r.ProgramID) ||
 		got[0].At.Sub(at) < 0 || got[0].At.Sub(at) > time.Second || got[0].Detail != want {
 		t.Errorf("audit records = %+v, want one by owner@example.com (account %d) at %s with %s", got, ownerID, at, want)
+	}
+}
+
+// The dashboard's regeneration (session cookie and CSRF token) is recorded the same way, by the signed-in
+// owner; without the CSRF token it is refused and recorded nowhere.
+func TestDashboardRegenerationIsAudited(t *testing.T) {
+	t.Parallel()
+	env := apitest.New(t)
+	r := env.Seed(seed.Options{})
+	b := newBrowserLike(t, env)
+	csrf := b.signIn(r.AccountEmail)
+	session := "reftrack_session=" + b.cookie(dashboard.SessionCookie)
+	path := "/api/v1/programs/" + itoa(r.ProgramID) + "/api-key"
+	if res := env.Do(http.MethodPost, path, nil, "Cookie", session); res.Status != http.StatusForbidden {
+		t.Fatalf("without CSRF: %d %s", res.Status, res.Body)
+	}
+	if n := env.Count(`SELECT count(*) FROM audit_log`); n != 0 {
+		t.Fatalf("a refused regeneration left %d audit records", n)
+	}
+	if res := env.Do(http.MethodPost, path, nil, "Cookie", session, "X-CSRF-Token", csrf); res.Status != http.StatusOK {
+		t.Fatalf("%d %s", res.Status, res.Body)
+	}
+	if n := env.Count(`SELECT count(*) FROM audit_log a JOIN accounts c ON c.id = a.actor_account_id
+		WHERE a.actor = $1 AND c.email = $1 AND a.action = 'api_key.regenerate' AND a.target = $2`,
+		r.AccountEmail, "program:"+itoa(r.ProgramID)); n != 1 {
+		t.Errorf("audit records of the dashboard's regeneration = %d, want 1", n)
 	}
 }
