@@ -432,3 +432,29 @@ func TestAuditCommand(t *testing.T) {
 		t.Errorf("--limit 0: %v", err)
 	}
 }
+
+func TestAccountsUnsuspend(t *testing.T) {
+	t.Parallel()
+	d := dbtest.New(t)
+	vars := map[string]string{"DATABASE_URL": d.URL}
+	if _, _, err := runCmd(t, vars, "seed", "--email", "ada@example.com"); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := runCmd(t, vars, "accounts", "suspend", "--email", "ada@example.com"); err != nil {
+		t.Fatal(err)
+	}
+	out, _, err := runCmd(t, vars, "accounts", "unsuspend", "--email", "Ada@Example.com")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out != "account Ada@Example.com unsuspended\n" {
+		t.Errorf("stdout = %q", out)
+	}
+	var n int
+	if err := d.Get(&n, `SELECT count(*) FROM accounts WHERE email = 'ada@example.com' AND suspended_at IS NULL`); err != nil || n != 1 {
+		t.Errorf("account still suspended (%d, %v)", n, err)
+	}
+	if _, _, err := runCmd(t, vars, "accounts", "unsuspend", "--email", "nobody@example.com"); err == nil {
+		t.Error("unknown account accepted")
+	}
+}

@@ -110,7 +110,7 @@ func (e *env) accountsCmd() *cobra.Command {
 	actorFlag(cmd, &actor)
 	suspend := &cobra.Command{
 		Use:   "suspend --email EMAIL [--actor NAME]",
-		Short: "Suspend an account: its logins and tokens are refused (recorded in the audit log)",
+		Short: "Suspend an account: its logins, tokens and programs are refused (recorded in the audit log)",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			by, err := e.operator(actor)
@@ -127,6 +127,25 @@ func (e *env) accountsCmd() *cobra.Command {
 	suspend.Flags().StringVar(&email, "email", "", "account email")
 	_ = suspend.MarkFlagRequired("email")
 	cmd.AddCommand(suspend)
+	unsuspend := &cobra.Command{
+		Use:   "unsuspend --email EMAIL [--actor NAME]",
+		Short: "Lift an account's suspension: its logins, tokens and programs work again (recorded in the audit log)",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			by, err := e.operator(actor)
+			if err != nil {
+				return err
+			}
+			if err := e.accountAction(cmd.Context(), by, audit.ActionAccountUnsuspend, email, accounts.Unsuspend); err != nil {
+				return err
+			}
+			fmt.Fprintf(e.stdout, "account %s unsuspended\n", email)
+			return nil
+		},
+	}
+	unsuspend.Flags().StringVar(&email, "email", "", "account email")
+	_ = unsuspend.MarkFlagRequired("email")
+	cmd.AddCommand(unsuspend)
 	return cmd
 }
 

@@ -21,6 +21,21 @@ import (
 	openapi_types "github.com/oapi-codegen/runtime/types"
 )
 
+// Defines values for AccountSuspendedErrorErrorCode.
+const (
+	AccountSuspended AccountSuspendedErrorErrorCode = "account_suspended"
+)
+
+// Valid indicates whether the value is a known member of the AccountSuspendedErrorErrorCode enum.
+func (e AccountSuspendedErrorErrorCode) Valid() bool {
+	switch e {
+	case AccountSuspended:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for AttributionStatus.
 const (
 	AttributionStatusAttributed   AttributionStatus = "attributed"
@@ -1019,6 +1034,29 @@ func (e ListTrackingEventsParamsEventType) Valid() bool {
 		return false
 	}
 }
+
+// AccountSuspendedError Typed envelope: a suspended account.
+type AccountSuspendedError struct {
+	Error struct {
+		Code AccountSuspendedErrorErrorCode `json:"code"`
+
+		// DocsUrl Where the fix is documented (`api_key_rotation_required`).
+		DocsUrl *string `json:"docs_url,omitempty"`
+
+		// Hint What to do (`api_key_rotation_required`, `link_disabled`).
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+
+		// RetryAfterSeconds Seconds to wait before retrying (`rate_limited`, `internal_error`).
+		RetryAfterSeconds *int `json:"retry_after_seconds,omitempty"`
+
+		// Status The HTTP status (`rate_limited`).
+		Status *int `json:"status,omitempty"`
+	} `json:"error"`
+}
+
+// AccountSuspendedErrorErrorCode defines model for AccountSuspendedError.Error.Code.
+type AccountSuspendedErrorErrorCode string
 
 // AdditionalData Free-form extra data. `test_mode` marks a test event; `program_id` names the program in test mode.
 type AdditionalData struct {
@@ -2357,7 +2395,10 @@ type WebhookAck struct {
 	// no partner can be credited with). All are final: the processor need not resend.
 	Outcome *WebhookAckOutcome `json:"outcome,omitempty"`
 
-	// Reason Why, for every outcome but `recorded` (for example `no svc_click_id or svc_customer_key in the metadata`).
+	// Reason Why, for every outcome but `recorded` (for example `no svc_click_id or svc_customer_key in the
+	// metadata`). An event for a program whose workspace owner account is suspended is verified,
+	// logged and answered `ignored` with the reason `account suspended: event verified and logged,
+	// not applied`: nothing is stored, so resending it after the suspension is lifted applies it.
 	Reason   *string            `json:"reason,omitempty"`
 	Received WebhookAckReceived `json:"received"`
 
@@ -2437,6 +2478,9 @@ type RateLimited = RateLimitedError
 // ReadinessInternalError Typed envelope: the readiness route's 500.
 type ReadinessInternalError = ReadinessInternalErrorBody
 
+// ReadinessSuspended Typed envelope: a suspended account.
+type ReadinessSuspended = AccountSuspendedError
+
 // ReadinessUnauthorized The readiness route's 401, `invalid_key` or `api_key_rotation_required` (typed envelope).
 type ReadinessUnauthorized = ReadinessUnauthorizedErrorBody
 
@@ -2454,6 +2498,9 @@ type SaleNotFound = PlatformError
 
 // SalePayloadTooLarge The platform error envelope.
 type SalePayloadTooLarge = PlatformError
+
+// SaleSuspended The platform error envelope.
+type SaleSuspended = PlatformError
 
 // SaleUnauthorized A 401 in the platform envelope, or a retired key's `api_key_rotation_required` in the typed envelope.
 type SaleUnauthorized = UnauthorizedErrorBody
@@ -11779,6 +11826,14 @@ type GetReadinessHTTPResponse401Headers struct {
 	XRequestID          string
 }
 
+// GetReadinessHTTPResponse403Headers the declared response headers of an HTTP 403 response for GetReadiness
+type GetReadinessHTTPResponse403Headers struct {
+	XRateLimitLimit     int
+	XRateLimitRemaining int
+	XRateLimitReset     int
+	XRequestID          string
+}
+
 // GetReadinessHTTPResponse429Headers the declared response headers of an HTTP 429 response for GetReadiness
 type GetReadinessHTTPResponse429Headers struct {
 	RetryAfter          int
@@ -11803,6 +11858,8 @@ type GetReadinessHTTPResponse struct {
 	JSON200 *Readiness
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *ReadinessUnauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *ReadinessSuspended
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
@@ -11811,6 +11868,8 @@ type GetReadinessHTTPResponse struct {
 	Headers200 *GetReadinessHTTPResponse200Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *GetReadinessHTTPResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *GetReadinessHTTPResponse403Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *GetReadinessHTTPResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
@@ -11825,6 +11884,11 @@ func (r GetReadinessHTTPResponse) GetJSON200() *Readiness {
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
 func (r GetReadinessHTTPResponse) GetJSON401() *ReadinessUnauthorized {
 	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r GetReadinessHTTPResponse) GetJSON403() *ReadinessSuspended {
+	return r.JSON403
 }
 
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
@@ -13725,6 +13789,14 @@ type TrackRefundHTTPResponse401Headers struct {
 	XRequestID          string
 }
 
+// TrackRefundHTTPResponse403Headers the declared response headers of an HTTP 403 response for TrackRefund
+type TrackRefundHTTPResponse403Headers struct {
+	XRateLimitLimit     int
+	XRateLimitRemaining int
+	XRateLimitReset     int
+	XRequestID          string
+}
+
 // TrackRefundHTTPResponse404Headers the declared response headers of an HTTP 404 response for TrackRefund
 type TrackRefundHTTPResponse404Headers struct {
 	Deprecation         *string
@@ -13770,6 +13842,8 @@ type TrackRefundHTTPResponse struct {
 	JSON400 *SaleBadRequest
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *SaleUnauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *SaleSuspended
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *SaleNotFound
 	// JSON413 the response for an HTTP 413 `application/json` response
@@ -13784,6 +13858,8 @@ type TrackRefundHTTPResponse struct {
 	Headers400 *TrackRefundHTTPResponse400Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *TrackRefundHTTPResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *TrackRefundHTTPResponse403Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *TrackRefundHTTPResponse404Headers
 	// Headers413 the parsed response headers for an HTTP 413 response
@@ -13807,6 +13883,11 @@ func (r TrackRefundHTTPResponse) GetJSON400() *SaleBadRequest {
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
 func (r TrackRefundHTTPResponse) GetJSON401() *SaleUnauthorized {
 	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r TrackRefundHTTPResponse) GetJSON403() *SaleSuspended {
+	return r.JSON403
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
@@ -13888,6 +13969,14 @@ type TrackSaleHTTPResponse401Headers struct {
 	XRequestID          string
 }
 
+// TrackSaleHTTPResponse403Headers the declared response headers of an HTTP 403 response for TrackSale
+type TrackSaleHTTPResponse403Headers struct {
+	XRateLimitLimit     int
+	XRateLimitRemaining int
+	XRateLimitReset     int
+	XRequestID          string
+}
+
 // TrackSaleHTTPResponse409Headers the declared response headers of an HTTP 409 response for TrackSale
 type TrackSaleHTTPResponse409Headers struct {
 	Deprecation         *string
@@ -13944,6 +14033,8 @@ type TrackSaleHTTPResponse struct {
 	JSON400 *SaleBadRequest
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *SaleUnauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *SaleSuspended
 	// JSON409 the response for an HTTP 409 `application/json` response
 	JSON409 *SaleConflict
 	// JSON413 the response for an HTTP 413 `application/json` response
@@ -13960,6 +14051,8 @@ type TrackSaleHTTPResponse struct {
 	Headers400 *TrackSaleHTTPResponse400Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *TrackSaleHTTPResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *TrackSaleHTTPResponse403Headers
 	// Headers409 the parsed response headers for an HTTP 409 response
 	Headers409 *TrackSaleHTTPResponse409Headers
 	// Headers413 the parsed response headers for an HTTP 413 response
@@ -13985,6 +14078,11 @@ func (r TrackSaleHTTPResponse) GetJSON400() *SaleBadRequest {
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
 func (r TrackSaleHTTPResponse) GetJSON401() *SaleUnauthorized {
 	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r TrackSaleHTTPResponse) GetJSON403() *SaleSuspended {
+	return r.JSON403
 }
 
 // GetJSON409 returns the response for an HTTP 409 `application/json` response
@@ -19709,6 +19807,13 @@ func ParseGetReadinessHTTPResponse(rsp *http.Response) (*GetReadinessHTTPRespons
 		}
 		response.JSON401 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest ReadinessSuspended
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
 		var dest RateLimited
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -19809,6 +19914,37 @@ func ParseGetReadinessHTTPResponse(rsp *http.Response) (*GetReadinessHTTPRespons
 			headers.XRequestID = value
 		}
 		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers GetReadinessHTTPResponse403Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers403 = &headers
 	case rsp.StatusCode == 429:
 		var headers GetReadinessHTTPResponse429Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
@@ -22269,6 +22405,13 @@ func ParseTrackRefundHTTPResponse(rsp *http.Response) (*TrackRefundHTTPResponse,
 		}
 		response.JSON401 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest SaleSuspended
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
 		var dest SaleNotFound
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -22435,6 +22578,37 @@ func ParseTrackRefundHTTPResponse(rsp *http.Response) (*TrackRefundHTTPResponse,
 			headers.XRequestID = value
 		}
 		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers TrackRefundHTTPResponse403Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers403 = &headers
 	case rsp.StatusCode == 404:
 		var headers TrackRefundHTTPResponse404Headers
 		if values := rsp.Header.Values("Deprecation"); len(values) > 0 {
@@ -22627,6 +22801,13 @@ func ParseTrackSaleHTTPResponse(rsp *http.Response) (*TrackSaleHTTPResponse, err
 		}
 		response.JSON401 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest SaleSuspended
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
 		var dest SaleConflict
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -22800,6 +22981,37 @@ func ParseTrackSaleHTTPResponse(rsp *http.Response) (*TrackSaleHTTPResponse, err
 			headers.XRequestID = value
 		}
 		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers TrackSaleHTTPResponse403Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers403 = &headers
 	case rsp.StatusCode == 409:
 		var headers TrackSaleHTTPResponse409Headers
 		if values := rsp.Header.Values("Deprecation"); len(values) > 0 {

@@ -12,6 +12,8 @@ import (
 
 	"github.com/jmoiron/sqlx"
 	"github.com/lib/pq"
+
+	"github.com/reftrack/reftrack/pkg/accounts"
 )
 
 // Click batching: one writer, batches of up to MaxBatch clicks. Measured on the reference machine
@@ -213,6 +215,7 @@ type batchRow struct {
 	ProgramID        *int64  `db:"program_id"`
 	CookieWindowDays *int    `db:"cookie_window_days"`
 	OriginOK         bool    `db:"origin_ok"`
+	Suspended        bool    `db:"suspended"`
 	NewID            *int64  `db:"new_id"`
 	OldID            *int64  `db:"old_id"`
 	OldClick         *string `db:"old_click"`
@@ -221,7 +224,7 @@ type batchRow struct {
 // batchQuery does for a whole batch what Record's statement does for one click. Inputs arrive as
 // parallel arrays; ord ties each output row to its input. Two clicks of one visitor on one link in the
 // same batch are both new (a repeat within milliseconds; Record has the same race).
-const batchQuery = `
+var batchQuery = `
 WITH input AS (
 	SELECT * FROM unnest($1::text[], $2::bytea[], $3::text[], $4::bool[], $5::text[], $6::text[], $7::text[], $8::text[],
 		$9::text[], $10::text[], $11::text[], $12::text[], $13::text[], $14::text[], $15::text[], $16::text[], $17::text[],
@@ -231,10 +234,11 @@ WITH input AS (
 		screen_resolution, viewport_size, language, timezone, is_bot, ord)
 ), link AS (
 	SELECT i.*, l.id AS link_id, l.enabled, l.partner_id, l.program_id, p.cookie_window_days,
-		COALESCE(i.origin = '' OR i.origin = ANY(p.allowed_origins), false) AS origin_ok
+		COALESCE(i.origin = '' OR i.origin = ANY(p.allowed_origins), false) AS origin_ok,
+		COALESCE(` + accounts.ProgramSuspendedSQL("p") + `, false) AS suspended
 	FROM input i JOIN referral_links l ON l.short_link = i.aff LEFT JOIN programs p ON p.id = l.program_id
 ), ok AS (
-	SELECT * FROM link WHERE enabled AND origin_ok AND partner_id IS NOT NULL AND program_id IS NOT NULL
+	SELECT * FROM link WHERE enabled AND origin_ok AND NOT suspended AND partner_id IS NOT NULL AND program_id IS NOT NULL
 ), prev AS (
 	SELECT DISTINCT ON (ok.ord) ok.ord, c.id, c.click_id FROM ok
 	JOIN clicks c ON c.link_id = ok.link_id AND c.visitor_hash = ok.visitor AND c.is_test = ok.is_test
@@ -252,6 +256,7 @@ WITH input AS (
 )
 SELECT i.ord, (link.link_id IS NOT NULL) AS found, COALESCE(link.enabled, false) AS enabled, link.partner_id,
 	link.program_id, link.cookie_window_days, COALESCE(link.origin_ok, false) AS origin_ok,
+	COALESCE(link.suspended, false) AS suspended,
 	ins.id AS new_id, prev.id AS old_id, prev.click_id AS old_click
 FROM input i
 LEFT JOIN link ON link.ord = i.ord
@@ -319,6 +324,8 @@ func toOutcome(row batchRow, j *job) outcome {
 		return outcome{err: ErrLinkNotFound}
 	case row.PartnerID == nil || row.ProgramID == nil || row.CookieWindowDays == nil:
 		return outcome{err: ErrLinkMisconfigured}
+	case row.Suspended:
+		return outcome{err: accounts.ErrSuspended}
 	case !row.OriginOK:
 		return outcome{err: &LinkError{Err: ErrOriginNotAllowed, Origin: j.in.Origin}}
 	case !row.Enabled:

@@ -13,6 +13,7 @@ import (
 
 	"github.com/jmoiron/sqlx"
 
+	"github.com/reftrack/reftrack/pkg/accounts"
 	"github.com/reftrack/reftrack/pkg/attribution"
 	"github.com/reftrack/reftrack/pkg/clicks"
 	"github.com/reftrack/reftrack/pkg/programs"
@@ -110,6 +111,10 @@ func Track(ctx context.Context, db *sqlx.DB, log *slog.Logger, in Input) (Result
 	}
 	if err != nil {
 		return Result{}, err
+	}
+	if program.OwnerSuspended {
+		// Server mode never gets here (its key is refused); a keyless lead is refused the same way.
+		return Result{}, accounts.ErrSuspended
 	}
 	if !in.ServerMode && in.Origin != "" && !program.AllowsOrigin(in.Origin) {
 		return Result{}, ErrOriginNotAllowed

@@ -70,11 +70,37 @@ type Stripe struct {
 	Now func() time.Time
 }
 
-// Handle verifies one delivery with the program's webhook secret and processes it once.
-func (s *Stripe) Handle(ctx context.Context, programID int64, payload []byte, signature string) (Outcome, error) {
-	conn, err := Get(ctx, s.DB, programID, ProviderStripe)
+// ReasonSuspended is the reason of a verified event withheld because the program's owner account is
+// suspended.
+const ReasonSuspended = "account suspended: event verified and logged, not applied"
+
+// Withhold verifies one delivery for a program whose owner account is suspended and logs it without
+// applying or storing it: the answer is a 200 (ignored) so that the processor keeps the endpoint, and
+// nothing in the database changes (a resend after the suspension is lifted applies the event).
+func (s *Stripe) Withhold(ctx context.Context, programID int64, payload []byte, signature string) (Outcome, error) {
+	ev, err := s.verify(ctx, programID, payload, signature)
 	if err != nil {
 		return Outcome{}, err
+	}
+	s.Log.WarnContext(ctx, "stripe event not applied: account suspended", "program_id", programID,
+		"event_id", ev.ID, "type", ev.Type, "livemode", ev.Livemode)
+	return Outcome{Outcome: OutcomeIgnored, Reason: ReasonSuspended, Test: !ev.Livemode}, nil
+}
+
+// Handle verifies one delivery with the program's webhook secret and processes it once.
+func (s *Stripe) Handle(ctx context.Context, programID int64, payload []byte, signature string) (Outcome, error) {
+	ev, err := s.verify(ctx, programID, payload, signature)
+	if err != nil {
+		return Outcome{}, err
+	}
+	return s.process(ctx, programID, ev)
+}
+
+// verify checks a delivery's signature with the program's webhook secret and reads its event.
+func (s *Stripe) verify(ctx context.Context, programID int64, payload []byte, signature string) (stripeEvent, error) {
+	conn, err := Get(ctx, s.DB, programID, ProviderStripe)
+	if err != nil {
+		return stripeEvent{}, err
 	}
 	tolerance := s.Tolerance
 	if tolerance == 0 {
@@ -83,24 +109,29 @@ func (s *Stripe) Handle(ctx context.Context, programID int64, payload []byte, si
 	// Only the signature is checked here: events of every API version are read below, so stripe-go's
 	// API-version check (ConstructEvent) must not reject them.
 	if err := webhook.ValidatePayloadWithTolerance(payload, signature, conn.WebhookSecret, tolerance); err != nil {
-		return Outcome{}, &SignatureError{Err: err}
+		return stripeEvent{}, &SignatureError{Err: err}
 	}
 	var ev stripeEvent
 	if err := json.Unmarshal(payload, &ev); err != nil {
-		return Outcome{}, &EventError{Reason: err.Error()}
+		return stripeEvent{}, &EventError{Reason: err.Error()}
 	}
 	if ev.ID == "" || ev.Type == "" {
-		return Outcome{}, &EventError{Reason: "id and type are required"}
+		return stripeEvent{}, &EventError{Reason: "id and type are required"}
 	}
 	if err := checkID("id", ev.ID); err != nil {
-		return Outcome{}, err
+		return stripeEvent{}, err
 	}
+	return ev, nil
+}
+
+// process applies a verified event once.
+func (s *Stripe) process(ctx context.Context, programID int64, ev stripeEvent) (Outcome, error) {
 
 	var prior struct {
 		Outcome string        `db:"outcome"`
 		SaleID  sql.NullInt64 `db:"sale_id"`
 	}
-	err = sqlx.GetContext(ctx, s.DB, &prior, `SELECT outcome, sale_id FROM processor_events
+	err := sqlx.GetContext(ctx, s.DB, &prior, `SELECT outcome, sale_id FROM processor_events
 		WHERE provider = $1 AND program_id = $2 AND event_id = $3`, ProviderStripe, programID, ev.ID)
 	switch {
 	case err == nil:

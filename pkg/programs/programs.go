@@ -14,6 +14,7 @@ import (
 	"github.com/jmoiron/sqlx"
 	"github.com/lib/pq"
 
+	"github.com/reftrack/reftrack/pkg/accounts"
 	"github.com/reftrack/reftrack/pkg/secret"
 )
 
@@ -47,6 +48,8 @@ type Program struct {
 	AllowedOrigins        pq.StringArray `db:"allowed_origins"`
 	CreatedAt             time.Time      `db:"created_at"`
 	UpdatedAt             time.Time      `db:"updated_at"`
+	// OwnerSuspended: an owner of the program's workspace is suspended (set by Get only).
+	OwnerSuspended bool `db:"owner_suspended"`
 }
 
 // AllowsOrigin reports whether a browser on origin may call the program's browser routes.
@@ -66,7 +69,8 @@ const programColumns = `id, workspace_id, name, domain, slug, status, lead_auth,
 // Get reads a program.
 func Get(ctx context.Context, q sqlx.QueryerContext, id int64) (Program, error) {
 	var p Program
-	err := sqlx.GetContext(ctx, q, &p, `SELECT `+programColumns+` FROM programs WHERE id = $1`, id)
+	err := sqlx.GetContext(ctx, q, &p, `SELECT `+programColumns+`, `+accounts.ProgramSuspendedSQL("programs")+` AS owner_suspended
+		FROM programs WHERE id = $1`, id)
 	if errors.Is(err, sql.ErrNoRows) {
 		return Program{}, ErrNotFound
 	}

@@ -23,11 +23,17 @@ type Webhooks struct {
 
 // StripeWebhook verifies a Stripe delivery with the program's webhook secret and processes its event once.
 func (h *Webhooks) StripeWebhook(ctx context.Context, req gen.StripeWebhookRequestObject) (gen.StripeWebhookResponseObject, error) {
-	if _, err := programs.Get(ctx, h.DB, req.ProgramId); err != nil {
+	p, err := programs.Get(ctx, h.DB, req.ProgramId)
+	if err != nil {
 		return nil, err
 	}
 	m := request.From(ctx)
-	out, err := h.Stripe.Handle(ctx, req.ProgramId, m.RawBody, m.Header.Get("Stripe-Signature"))
+	handle := h.Stripe.Handle
+	if p.OwnerSuspended {
+		// Verified and logged, answered 200 so that the processor keeps the endpoint, not applied.
+		handle = h.Stripe.Withhold
+	}
+	out, err := handle(ctx, req.ProgramId, m.RawBody, m.Header.Get("Stripe-Signature"))
 	if err != nil {
 		return nil, err
 	}
