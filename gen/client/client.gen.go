@@ -3681,6 +3681,7 @@ type ClientInterface interface {
 	// | 401 | `Invalid or expired token. Run the login command to refresh.` |
 	// | 401 | `This route needs an account login token, not a program API key. Run the login command first.` (a program API key was sent) |
 	// | 401 | `User not found` |
+	// | 403 | `Your account has been suspended.` (`error.code` `account_suspended`) |
 	// | 500 | `Failed to list programs (request_id: <id>)` |
 	//
 	// Corresponds with GET /api/v1/cli/programs (the `CliListPrograms` operationId).
@@ -3803,6 +3804,7 @@ type ClientInterface interface {
 	// | 401 | `invalid_key` | `Missing API token.` |
 	// | 401 | `invalid_key` | `Invalid API token.` |
 	// | 401 | `api_key_rotation_required` | the key passed its rotation deadline |
+	// | 403 | `account_suspended` | `Your account has been suspended.` (the program's workspace owner is suspended) |
 	// | 500 | `internal_error` | `Failed to compute readiness. Retry shortly.` (`retry_after_seconds` 10) |
 	//
 	// Corresponds with GET /api/v1/programs/me/readiness (the `GetReadiness` operationId).
@@ -4212,6 +4214,7 @@ type ClientInterface interface {
 	// | 400 | `refund_amount_cents must be at most <n>, the amount not yet refunded` |
 	// | 401 | `Missing or malformed Authorization header. Expected: Bearer <token>` |
 	// | 401 | `Invalid API token` (also for an empty token) |
+	// | 403 | `Your account has been suspended.` (`account_suspended`: the program's workspace owner is suspended) |
 	// | 404 | `Sale not found for transaction_id` |
 	// | 500 | `Refund tracking failed` (retry with backoff) |
 	//
@@ -4244,6 +4247,7 @@ type ClientInterface interface {
 	// | 400 | `refund_amount_cents must be at most <n>, the amount not yet refunded` |
 	// | 401 | `Missing or malformed Authorization header. Expected: Bearer <token>` |
 	// | 401 | `Invalid API token` (also for an empty token) |
+	// | 403 | `Your account has been suspended.` (`account_suspended`: the program's workspace owner is suspended) |
 	// | 404 | `Sale not found for transaction_id` |
 	// | 500 | `Refund tracking failed` (retry with backoff) |
 	//
@@ -4304,6 +4308,7 @@ type ClientInterface interface {
 	// | 401 | `Missing or malformed Authorization header. Expected: Bearer <token>` |
 	// | 401 | `Missing API token` |
 	// | 401 | `Invalid API token` |
+	// | 403 | `Your account has been suspended.` (`account_suspended`: the program's workspace owner is suspended) |
 	// | 409 | `Duplicate transaction_id. This sale has already been recorded.` |
 	// | 500 | `Sale tracking failed` (retry with the same `transaction_id`) |
 	// | 500 | `Failed to create commission` (nothing was stored) |
@@ -4365,6 +4370,7 @@ type ClientInterface interface {
 	// | 401 | `Missing or malformed Authorization header. Expected: Bearer <token>` |
 	// | 401 | `Missing API token` |
 	// | 401 | `Invalid API token` |
+	// | 403 | `Your account has been suspended.` (`account_suspended`: the program's workspace owner is suspended) |
 	// | 409 | `Duplicate transaction_id. This sale has already been recorded.` |
 	// | 500 | `Sale tracking failed` (retry with the same `transaction_id`) |
 	// | 500 | `Failed to create commission` (nothing was stored) |
@@ -5004,6 +5010,7 @@ func (c *Client) CliInit(ctx context.Context, body CliInitJSONRequestBody, reqEd
 // | 401 | `Invalid or expired token. Run the login command to refresh.` |
 // | 401 | `This route needs an account login token, not a program API key. Run the login command first.` (a program API key was sent) |
 // | 401 | `User not found` |
+// | 403 | `Your account has been suspended.` (`error.code` `account_suspended`) |
 // | 500 | `Failed to list programs (request_id: <id>)` |
 //
 // Corresponds with GET /api/v1/cli/programs (the `CliListPrograms` operationId).
@@ -5205,6 +5212,7 @@ func (c *Client) GetMe(ctx context.Context, reqEditors ...RequestEditorFn) (*htt
 // | 401 | `invalid_key` | `Missing API token.` |
 // | 401 | `invalid_key` | `Invalid API token.` |
 // | 401 | `api_key_rotation_required` | the key passed its rotation deadline |
+// | 403 | `account_suspended` | `Your account has been suspended.` (the program's workspace owner is suspended) |
 // | 500 | `internal_error` | `Failed to compute readiness. Retry shortly.` (`retry_after_seconds` 10) |
 //
 // Corresponds with GET /api/v1/programs/me/readiness (the `GetReadiness` operationId).
@@ -5844,6 +5852,7 @@ func (c *Client) TrackLead(ctx context.Context, body TrackLeadJSONRequestBody, r
 // | 400 | `refund_amount_cents must be at most <n>, the amount not yet refunded` |
 // | 401 | `Missing or malformed Authorization header. Expected: Bearer <token>` |
 // | 401 | `Invalid API token` (also for an empty token) |
+// | 403 | `Your account has been suspended.` (`account_suspended`: the program's workspace owner is suspended) |
 // | 404 | `Sale not found for transaction_id` |
 // | 500 | `Refund tracking failed` (retry with backoff) |
 //
@@ -5886,6 +5895,7 @@ func (c *Client) TrackRefundWithBody(ctx context.Context, contentType string, bo
 // | 400 | `refund_amount_cents must be at most <n>, the amount not yet refunded` |
 // | 401 | `Missing or malformed Authorization header. Expected: Bearer <token>` |
 // | 401 | `Invalid API token` (also for an empty token) |
+// | 403 | `Your account has been suspended.` (`account_suspended`: the program's workspace owner is suspended) |
 // | 404 | `Sale not found for transaction_id` |
 // | 500 | `Refund tracking failed` (retry with backoff) |
 //
@@ -5956,6 +5966,7 @@ func (c *Client) TrackRefund(ctx context.Context, body TrackRefundJSONRequestBod
 // | 401 | `Missing or malformed Authorization header. Expected: Bearer <token>` |
 // | 401 | `Missing API token` |
 // | 401 | `Invalid API token` |
+// | 403 | `Your account has been suspended.` (`account_suspended`: the program's workspace owner is suspended) |
 // | 409 | `Duplicate transaction_id. This sale has already been recorded.` |
 // | 500 | `Sale tracking failed` (retry with the same `transaction_id`) |
 // | 500 | `Failed to create commission` (nothing was stored) |
@@ -6027,6 +6038,7 @@ func (c *Client) TrackSaleWithBody(ctx context.Context, contentType string, body
 // | 401 | `Missing or malformed Authorization header. Expected: Bearer <token>` |
 // | 401 | `Missing API token` |
 // | 401 | `Invalid API token` |
+// | 403 | `Your account has been suspended.` (`account_suspended`: the program's workspace owner is suspended) |
 // | 409 | `Duplicate transaction_id. This sale has already been recorded.` |
 // | 500 | `Sale tracking failed` (retry with the same `transaction_id`) |
 // | 500 | `Failed to create commission` (nothing was stored) |
@@ -9225,6 +9237,7 @@ type ClientWithResponsesInterface interface {
 	// | 401 | `Invalid or expired token. Run the login command to refresh.` |
 	// | 401 | `This route needs an account login token, not a program API key. Run the login command first.` (a program API key was sent) |
 	// | 401 | `User not found` |
+	// | 403 | `Your account has been suspended.` (`error.code` `account_suspended`) |
 	// | 500 | `Failed to list programs (request_id: <id>)` |
 	//
 	// Returns a wrapper object for the known response body format(s).
@@ -9355,6 +9368,7 @@ type ClientWithResponsesInterface interface {
 	// | 401 | `invalid_key` | `Missing API token.` |
 	// | 401 | `invalid_key` | `Invalid API token.` |
 	// | 401 | `api_key_rotation_required` | the key passed its rotation deadline |
+	// | 403 | `account_suspended` | `Your account has been suspended.` (the program's workspace owner is suspended) |
 	// | 500 | `internal_error` | `Failed to compute readiness. Retry shortly.` (`retry_after_seconds` 10) |
 	//
 	// Returns a wrapper object for the known response body format(s).
@@ -9782,6 +9796,7 @@ type ClientWithResponsesInterface interface {
 	// | 400 | `refund_amount_cents must be at most <n>, the amount not yet refunded` |
 	// | 401 | `Missing or malformed Authorization header. Expected: Bearer <token>` |
 	// | 401 | `Invalid API token` (also for an empty token) |
+	// | 403 | `Your account has been suspended.` (`account_suspended`: the program's workspace owner is suspended) |
 	// | 404 | `Sale not found for transaction_id` |
 	// | 500 | `Refund tracking failed` (retry with backoff) |
 	//
@@ -9814,6 +9829,7 @@ type ClientWithResponsesInterface interface {
 	// | 400 | `refund_amount_cents must be at most <n>, the amount not yet refunded` |
 	// | 401 | `Missing or malformed Authorization header. Expected: Bearer <token>` |
 	// | 401 | `Invalid API token` (also for an empty token) |
+	// | 403 | `Your account has been suspended.` (`account_suspended`: the program's workspace owner is suspended) |
 	// | 404 | `Sale not found for transaction_id` |
 	// | 500 | `Refund tracking failed` (retry with backoff) |
 	//
@@ -9874,6 +9890,7 @@ type ClientWithResponsesInterface interface {
 	// | 401 | `Missing or malformed Authorization header. Expected: Bearer <token>` |
 	// | 401 | `Missing API token` |
 	// | 401 | `Invalid API token` |
+	// | 403 | `Your account has been suspended.` (`account_suspended`: the program's workspace owner is suspended) |
 	// | 409 | `Duplicate transaction_id. This sale has already been recorded.` |
 	// | 500 | `Sale tracking failed` (retry with the same `transaction_id`) |
 	// | 500 | `Failed to create commission` (nothing was stored) |
@@ -9935,6 +9952,7 @@ type ClientWithResponsesInterface interface {
 	// | 401 | `Missing or malformed Authorization header. Expected: Bearer <token>` |
 	// | 401 | `Missing API token` |
 	// | 401 | `Invalid API token` |
+	// | 403 | `Your account has been suspended.` (`account_suspended`: the program's workspace owner is suspended) |
 	// | 409 | `Duplicate transaction_id. This sale has already been recorded.` |
 	// | 500 | `Sale tracking failed` (retry with the same `transaction_id`) |
 	// | 500 | `Failed to create commission` (nothing was stored) |
@@ -11143,6 +11161,17 @@ type CliListProgramsHTTPResponse401Headers struct {
 	XRequestID          string
 }
 
+// CliListProgramsHTTPResponse403Headers the declared response headers of an HTTP 403 response for CliListPrograms
+type CliListProgramsHTTPResponse403Headers struct {
+	Deprecation         *string
+	Link                *string
+	Sunset              *string
+	XRateLimitLimit     int
+	XRateLimitRemaining int
+	XRateLimitReset     int
+	XRequestID          string
+}
+
 // CliListProgramsHTTPResponse429Headers the declared response headers of an HTTP 429 response for CliListPrograms
 type CliListProgramsHTTPResponse429Headers struct {
 	RetryAfter          int
@@ -11167,6 +11196,8 @@ type CliListProgramsHTTPResponse struct {
 	JSON200 *CliProgramsResponse
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *LimitedUnauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *LimitedForbidden
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
@@ -11175,6 +11206,8 @@ type CliListProgramsHTTPResponse struct {
 	Headers200 *CliListProgramsHTTPResponse200Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *CliListProgramsHTTPResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *CliListProgramsHTTPResponse403Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *CliListProgramsHTTPResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
@@ -11189,6 +11222,11 @@ func (r CliListProgramsHTTPResponse) GetJSON200() *CliProgramsResponse {
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
 func (r CliListProgramsHTTPResponse) GetJSON401() *LimitedUnauthorized {
 	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r CliListProgramsHTTPResponse) GetJSON403() *LimitedForbidden {
+	return r.JSON403
 }
 
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
@@ -15773,6 +15811,7 @@ func (c *ClientWithResponses) CliInitWithResponse(ctx context.Context, body CliI
 // | 401 | `Invalid or expired token. Run the login command to refresh.` |
 // | 401 | `This route needs an account login token, not a program API key. Run the login command first.` (a program API key was sent) |
 // | 401 | `User not found` |
+// | 403 | `Your account has been suspended.` (`error.code` `account_suspended`) |
 // | 500 | `Failed to list programs (request_id: <id>)` |
 //
 // Returns a wrapper object for the known response body format(s).
@@ -15951,6 +15990,7 @@ func (c *ClientWithResponses) GetMeWithResponse(ctx context.Context, reqEditors 
 // | 401 | `invalid_key` | `Missing API token.` |
 // | 401 | `invalid_key` | `Invalid API token.` |
 // | 401 | `api_key_rotation_required` | the key passed its rotation deadline |
+// | 403 | `account_suspended` | `Your account has been suspended.` (the program's workspace owner is suspended) |
 // | 500 | `internal_error` | `Failed to compute readiness. Retry shortly.` (`retry_after_seconds` 10) |
 //
 // Returns a wrapper object for the known response body format(s).
@@ -16516,6 +16556,7 @@ func (c *ClientWithResponses) TrackLeadWithResponse(ctx context.Context, body Tr
 // | 400 | `refund_amount_cents must be at most <n>, the amount not yet refunded` |
 // | 401 | `Missing or malformed Authorization header. Expected: Bearer <token>` |
 // | 401 | `Invalid API token` (also for an empty token) |
+// | 403 | `Your account has been suspended.` (`account_suspended`: the program's workspace owner is suspended) |
 // | 404 | `Sale not found for transaction_id` |
 // | 500 | `Refund tracking failed` (retry with backoff) |
 //
@@ -16554,6 +16595,7 @@ func (c *ClientWithResponses) TrackRefundWithBodyWithResponse(ctx context.Contex
 // | 400 | `refund_amount_cents must be at most <n>, the amount not yet refunded` |
 // | 401 | `Missing or malformed Authorization header. Expected: Bearer <token>` |
 // | 401 | `Invalid API token` (also for an empty token) |
+// | 403 | `Your account has been suspended.` (`account_suspended`: the program's workspace owner is suspended) |
 // | 404 | `Sale not found for transaction_id` |
 // | 500 | `Refund tracking failed` (retry with backoff) |
 //
@@ -16620,6 +16662,7 @@ func (c *ClientWithResponses) TrackRefundWithResponse(ctx context.Context, body 
 // | 401 | `Missing or malformed Authorization header. Expected: Bearer <token>` |
 // | 401 | `Missing API token` |
 // | 401 | `Invalid API token` |
+// | 403 | `Your account has been suspended.` (`account_suspended`: the program's workspace owner is suspended) |
 // | 409 | `Duplicate transaction_id. This sale has already been recorded.` |
 // | 500 | `Sale tracking failed` (retry with the same `transaction_id`) |
 // | 500 | `Failed to create commission` (nothing was stored) |
@@ -16687,6 +16730,7 @@ func (c *ClientWithResponses) TrackSaleWithBodyWithResponse(ctx context.Context,
 // | 401 | `Missing or malformed Authorization header. Expected: Bearer <token>` |
 // | 401 | `Missing API token` |
 // | 401 | `Invalid API token` |
+// | 403 | `Your account has been suspended.` (`account_suspended`: the program's workspace owner is suspended) |
 // | 409 | `Duplicate transaction_id. This sale has already been recorded.` |
 // | 500 | `Sale tracking failed` (retry with the same `transaction_id`) |
 // | 500 | `Failed to create commission` (nothing was stored) |
@@ -18692,6 +18736,13 @@ func ParseCliListProgramsHTTPResponse(rsp *http.Response) (*CliListProgramsHTTPR
 		}
 		response.JSON401 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest LimitedForbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
 		var dest RateLimited
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -18771,6 +18822,58 @@ func ParseCliListProgramsHTTPResponse(rsp *http.Response) (*CliListProgramsHTTPR
 			headers.XRequestID = value
 		}
 		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers CliListProgramsHTTPResponse403Headers
+		if values := rsp.Header.Values("Deprecation"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Deprecation", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Deprecation = &value
+		}
+		if values := rsp.Header.Values("Link"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Link", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Link = &value
+		}
+		if values := rsp.Header.Values("Sunset"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Sunset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Sunset = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers403 = &headers
 	case rsp.StatusCode == 429:
 		var headers CliListProgramsHTTPResponse429Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
