@@ -2,6 +2,7 @@ package api_test
 
 import (
 	"net/http"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -85,6 +86,9 @@ func TestSuspendedAccountRefusedEverywhere(t *testing.T) {
 	ack := f.ack(payload, "ignored")
 	if ack["reason"] != payments.ReasonSuspended || ack["sale_id"] != nil {
 		t.Errorf("webhook ack = %v", ack)
+	}
+	if logs := env.Logs.String(); !strings.Contains(logs, "stripe event not applied: account suspended") || !strings.Contains(logs, `"event_id":"evt_`) {
+		t.Errorf("withheld webhook event not logged:\n%s", logs)
 	}
 
 	if diff := cmp.Diff(before, tables(t, env)); diff != "" {
