@@ -436,7 +436,7 @@ func TestAuditCommand(t *testing.T) {
 func TestAccountsUnsuspend(t *testing.T) {
 	t.Parallel()
 	d := dbtest.New(t)
-	vars := map[string]string{"DATABASE_URL": d.URL}
+	vars := map[string]string{"DATABASE_URL": d.URL, "USER": "alice"}
 	if _, _, err := runCmd(t, vars, "seed", "--email", "ada@example.com"); err != nil {
 		t.Fatal(err)
 	}
@@ -454,7 +454,19 @@ func TestAccountsUnsuspend(t *testing.T) {
 	if err := d.Get(&n, `SELECT count(*) FROM accounts WHERE email = 'ada@example.com' AND suspended_at IS NULL`); err != nil || n != 1 {
 		t.Errorf("account still suspended (%d, %v)", n, err)
 	}
-	if _, _, err := runCmd(t, vars, "accounts", "unsuspend", "--email", "nobody@example.com"); err == nil {
+	if _, _, err := runCmd(t, vars, "accounts", "unsuspend", "--email", "nobody@example.com", "--actor", "bob"); err == nil {
 		t.Error("unknown account accepted")
+	}
+	var id int64
+	if err := d.Get(&id, `SELECT id FROM accounts WHERE email = 'ada@example.com'`); err != nil {
+		t.Fatal(err)
+	}
+	target := "account:" + strconv.FormatInt(id, 10)
+	want := []auditRow{
+		{Actor: "alice", Action: "account.suspend", Target: target, Detail: `{"email": "ada@example.com"}`},
+		{Actor: "alice", Action: "account.unsuspend", Target: target, Detail: `{"email": "ada@example.com"}`},
+	}
+	if diff := cmp.Diff(auditRows(t, d), want); diff != "" {
+		t.Errorf("audit log (-got +want):\n%s", diff)
 	}
 }
