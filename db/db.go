@@ -19,7 +19,7 @@ import (
 	"github.com/golang-migrate/migrate/v4/database/postgres"
 	"github.com/golang-migrate/migrate/v4/source/iofs"
 	"github.com/jmoiron/sqlx"
-	_ "github.com/lib/pq" // registers the "postgres" driver
+	"github.com/lib/pq" // also registers the "postgres" driver
 )
 
 //go:embed migrations/*.sql
@@ -30,14 +30,32 @@ type PoolOptions struct {
 	MaxOpenConns    int
 	MaxIdleConns    int
 	ConnMaxLifetime time.Duration
+	// StatementTimeout and LockTimeout are set on every connection (PostgreSQL's statement_timeout and
+	// lock_timeout) unless the DSN sets them itself; 0 leaves the server's default. The serving pool
+	// sets both, so a database that hangs fails requests quickly; migrations set neither.
+	StatementTimeout time.Duration
+	LockTimeout      time.Duration
 }
 
 // Open opens a pool on dsn and checks that the database answers.
 func Open(ctx context.Context, dsn string, opts PoolOptions) (*sqlx.DB, error) {
-	db, err := sqlx.Open("postgres", dsn)
+	cfg, err := pq.NewConfig(dsn)
 	if err != nil {
 		return nil, fmt.Errorf("open database: %w", err)
 	}
+	if cfg.Runtime == nil {
+		cfg.Runtime = map[string]string{}
+	}
+	for name, d := range map[string]time.Duration{"statement_timeout": opts.StatementTimeout, "lock_timeout": opts.LockTimeout} {
+		if _, set := cfg.Runtime[name]; !set && d > 0 {
+			cfg.Runtime[name] = strconv.FormatInt(d.Milliseconds(), 10) // milliseconds, PostgreSQL's unit
+		}
+	}
+	connector, err := pq.NewConnectorConfig(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("open database: %w", err)
+	}
+	db := sqlx.NewDb(sql.OpenDB(connector), "postgres")
 	if opts.MaxOpenConns > 0 {
 		db.SetMaxOpenConns(opts.MaxOpenConns)
 	}

@@ -51,7 +51,8 @@ func (e *env) serve(ctx context.Context) error {
 // serveWith serves until ctx ends, then shuts down gracefully: in-flight requests get
 // cfg.ShutdownTimeout to finish.
 func (e *env) serveWith(ctx context.Context, cfg config.Config, logger *slog.Logger) error {
-	pool, err := db.Open(ctx, cfg.DatabaseURL, db.PoolOptions{MaxOpenConns: cfg.DBMaxOpenConns, MaxIdleConns: cfg.DBMaxOpenConns})
+	pool, err := db.Open(ctx, cfg.DatabaseURL, db.PoolOptions{MaxOpenConns: cfg.DBMaxOpenConns, MaxIdleConns: cfg.DBMaxOpenConns,
+		StatementTimeout: cfg.DBStatementTimeout, LockTimeout: cfg.DBLockTimeout})
 	if err != nil {
 		return err
 	}

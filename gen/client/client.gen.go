@@ -915,6 +915,21 @@ func (e SaleWindowExpiredSuccess) Valid() bool {
 	}
 }
 
+// Defines values for ServiceUnavailableErrorBodyErrorCode.
+const (
+	ServiceUnavailable ServiceUnavailableErrorBodyErrorCode = "service_unavailable"
+)
+
+// Valid indicates whether the value is a known member of the ServiceUnavailableErrorBodyErrorCode enum.
+func (e ServiceUnavailableErrorBodyErrorCode) Valid() bool {
+	switch e {
+	case ServiceUnavailable:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for StepVerdict.
 const (
 	StepVerdictAttributed   StepVerdict = "attributed"
@@ -1047,7 +1062,7 @@ type AccountSuspendedError struct {
 		Hint    *string `json:"hint,omitempty"`
 		Message string  `json:"message"`
 
-		// RetryAfterSeconds Seconds to wait before retrying (`rate_limited`, `internal_error`).
+		// RetryAfterSeconds Seconds to wait before retrying (`rate_limited`, `internal_error`, `service_unavailable`).
 		RetryAfterSeconds *int `json:"retry_after_seconds,omitempty"`
 
 		// Status The HTTP status (`rate_limited`).
@@ -1500,7 +1515,7 @@ type DurationMonthsInput = int
 // | `unsupported_currency` | 422 | Sale currency not `USD`, `EUR` or `VND`; nothing was created. |
 // | `rate_limited` | 429 | Too many requests; nothing was recorded. Retry after `Retry-After` seconds (typed envelope). |
 // | `internal_error` | 500 | Failure on the service side; retry with backoff, except after `Failed to create commission`. |
-// | `service_unavailable` | 503 | Reserved, not answered yet: the service cannot reach its database. Retry after `Retry-After` seconds. |
+// | `service_unavailable` | 503 | The database is unreachable or too slow; nothing was recorded. Retry after `Retry-After` seconds (5). |
 //
 // Example: invalid_request
 type ErrorCode = string
@@ -1551,7 +1566,7 @@ type InvalidKeyError struct {
 		Hint    *string `json:"hint,omitempty"`
 		Message string  `json:"message"`
 
-		// RetryAfterSeconds Seconds to wait before retrying (`rate_limited`, `internal_error`).
+		// RetryAfterSeconds Seconds to wait before retrying (`rate_limited`, `internal_error`, `service_unavailable`).
 		RetryAfterSeconds *int `json:"retry_after_seconds,omitempty"`
 
 		// Status The HTTP status (`rate_limited`).
@@ -1664,7 +1679,7 @@ type LinkDisabledError struct {
 		Hint    string `json:"hint"`
 		Message string `json:"message"`
 
-		// RetryAfterSeconds Seconds to wait before retrying (`rate_limited`, `internal_error`).
+		// RetryAfterSeconds Seconds to wait before retrying (`rate_limited`, `internal_error`, `service_unavailable`).
 		RetryAfterSeconds *int `json:"retry_after_seconds,omitempty"`
 
 		// Status The HTTP status (`rate_limited`).
@@ -1862,7 +1877,7 @@ type PlatformErrorBody struct {
 	// | `unsupported_currency` | 422 | Sale currency not `USD`, `EUR` or `VND`; nothing was created. |
 	// | `rate_limited` | 429 | Too many requests; nothing was recorded. Retry after `Retry-After` seconds (typed envelope). |
 	// | `internal_error` | 500 | Failure on the service side; retry with backoff, except after `Failed to create commission`. |
-	// | `service_unavailable` | 503 | Reserved, not answered yet: the service cannot reach its database. Retry after `Retry-After` seconds. |
+	// | `service_unavailable` | 503 | The database is unreachable or too slow; nothing was recorded. Retry after `Retry-After` seconds (5). |
 	//
 	//
 	// Example: invalid_request
@@ -1959,7 +1974,7 @@ type RateLimitedError struct {
 		Hint    *string `json:"hint,omitempty"`
 		Message string  `json:"message"`
 
-		// RetryAfterSeconds Seconds to wait before retrying (`rate_limited`, `internal_error`).
+		// RetryAfterSeconds Seconds to wait before retrying (`rate_limited`, `internal_error`, `service_unavailable`).
 		RetryAfterSeconds int                         `json:"retry_after_seconds"`
 		Status            RateLimitedErrorErrorStatus `json:"status"`
 	} `json:"error"`
@@ -2049,7 +2064,7 @@ type ReadinessInternalErrorBody struct {
 		Hint    *string `json:"hint,omitempty"`
 		Message string  `json:"message"`
 
-		// RetryAfterSeconds Seconds to wait before retrying (`rate_limited`, `internal_error`).
+		// RetryAfterSeconds Seconds to wait before retrying (`rate_limited`, `internal_error`, `service_unavailable`).
 		RetryAfterSeconds int `json:"retry_after_seconds"`
 
 		// Status The HTTP status (`rate_limited`).
@@ -2155,7 +2170,7 @@ type RotationRequiredError struct {
 		Hint    string `json:"hint"`
 		Message string `json:"message"`
 
-		// RetryAfterSeconds Seconds to wait before retrying (`rate_limited`, `internal_error`).
+		// RetryAfterSeconds Seconds to wait before retrying (`rate_limited`, `internal_error`, `service_unavailable`).
 		RetryAfterSeconds *int `json:"retry_after_seconds,omitempty"`
 
 		// Status The HTTP status (`rate_limited`).
@@ -2281,6 +2296,29 @@ type SaleWindowExpiredReason string
 // SaleWindowExpiredSuccess defines model for SaleWindowExpired.Success.
 type SaleWindowExpiredSuccess bool
 
+// ServiceUnavailableErrorBody Typed envelope: the database is unreachable or too slow (503).
+type ServiceUnavailableErrorBody struct {
+	Error struct {
+		Code ServiceUnavailableErrorBodyErrorCode `json:"code"`
+
+		// DocsUrl Where the fix is documented (`api_key_rotation_required`).
+		DocsUrl *string `json:"docs_url,omitempty"`
+
+		// Hint What to do (`api_key_rotation_required`, `link_disabled`).
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+
+		// RetryAfterSeconds Seconds to wait before retrying (`rate_limited`, `internal_error`, `service_unavailable`).
+		RetryAfterSeconds int `json:"retry_after_seconds"`
+
+		// Status The HTTP status (`rate_limited`).
+		Status *int `json:"status,omitempty"`
+	} `json:"error"`
+}
+
+// ServiceUnavailableErrorBodyErrorCode defines model for ServiceUnavailableErrorBody.Error.Code.
+type ServiceUnavailableErrorBodyErrorCode string
+
 // StepVerdict defines model for StepVerdict.
 type StepVerdict string
 
@@ -2350,7 +2388,7 @@ type TypedErrorBody struct {
 	// | `unsupported_currency` | 422 | Sale currency not `USD`, `EUR` or `VND`; nothing was created. |
 	// | `rate_limited` | 429 | Too many requests; nothing was recorded. Retry after `Retry-After` seconds (typed envelope). |
 	// | `internal_error` | 500 | Failure on the service side; retry with backoff, except after `Failed to create commission`. |
-	// | `service_unavailable` | 503 | Reserved, not answered yet: the service cannot reach its database. Retry after `Retry-After` seconds. |
+	// | `service_unavailable` | 503 | The database is unreachable or too slow; nothing was recorded. Retry after `Retry-After` seconds (5). |
 	//
 	//
 	// Example: invalid_request
@@ -2363,7 +2401,7 @@ type TypedErrorBody struct {
 	Hint    *string `json:"hint,omitempty"`
 	Message string  `json:"message"`
 
-	// RetryAfterSeconds Seconds to wait before retrying (`rate_limited`, `internal_error`).
+	// RetryAfterSeconds Seconds to wait before retrying (`rate_limited`, `internal_error`, `service_unavailable`).
 	RetryAfterSeconds *int `json:"retry_after_seconds,omitempty"`
 
 	// Status The HTTP status (`rate_limited`).
@@ -2433,6 +2471,9 @@ type BadRequest = PlatformError
 // CliInternalError The platform envelope of a CLI 500, with `error.details.request_id`.
 type CliInternalError = CliPlatformError
 
+// CliUnavailable The platform envelope of a CLI 500, with `error.details.request_id`.
+type CliUnavailable = CliPlatformError
+
 // Conflict The platform error envelope.
 type Conflict = PlatformError
 
@@ -2463,6 +2504,9 @@ type LimitedPayloadTooLarge = PlatformError
 // LimitedUnauthorized A 401 in the platform envelope, or a retired key's `api_key_rotation_required` in the typed envelope.
 type LimitedUnauthorized = UnauthorizedErrorBody
 
+// LimitedUnavailable The platform error envelope.
+type LimitedUnavailable = PlatformError
+
 // LinkDisabled Typed envelope: the referral link is turned off. Keeps the top-level `success: false` and `message`.
 type LinkDisabled = LinkDisabledError
 
@@ -2483,6 +2527,9 @@ type ReadinessSuspended = AccountSuspendedError
 
 // ReadinessUnauthorized The readiness route's 401, `invalid_key` or `api_key_rotation_required` (typed envelope).
 type ReadinessUnauthorized = ReadinessUnauthorizedErrorBody
+
+// ReadinessUnavailable Typed envelope: the database is unreachable or too slow (503).
+type ReadinessUnavailable = ServiceUnavailableErrorBody
 
 // SaleBadRequest The platform error envelope.
 type SaleBadRequest = PlatformError
@@ -2516,6 +2563,9 @@ type StatusUnauthorized = UnauthorizedErrorBody
 
 // Unauthorized The platform error envelope.
 type Unauthorized = PlatformError
+
+// Unavailable The platform error envelope.
+type Unavailable = PlatformError
 
 // Ignored An optional request body whose members are ignored.
 type Ignored = IgnoredRequest
@@ -10373,6 +10423,12 @@ type ListTrackingEventsHTTPResponse500Headers struct {
 	XRequestID string
 }
 
+// ListTrackingEventsHTTPResponse503Headers the declared response headers of an HTTP 503 response for ListTrackingEvents
+type ListTrackingEventsHTTPResponse503Headers struct {
+	RetryAfter int
+	XRequestID string
+}
+
 type ListTrackingEventsHTTPResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -10388,6 +10444,8 @@ type ListTrackingEventsHTTPResponse struct {
 	JSON404 *NotFound
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *ListTrackingEventsHTTPResponse200Headers
 	// Headers400 the parsed response headers for an HTTP 400 response
@@ -10400,6 +10458,8 @@ type ListTrackingEventsHTTPResponse struct {
 	Headers404 *ListTrackingEventsHTTPResponse404Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *ListTrackingEventsHTTPResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ListTrackingEventsHTTPResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -10430,6 +10490,11 @@ func (r ListTrackingEventsHTTPResponse) GetJSON404() *NotFound {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r ListTrackingEventsHTTPResponse) GetJSON500() *InternalError {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r ListTrackingEventsHTTPResponse) GetJSON503() *Unavailable {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -10491,6 +10556,12 @@ type ListDailyEventCountsHTTPResponse500Headers struct {
 	XRequestID string
 }
 
+// ListDailyEventCountsHTTPResponse503Headers the declared response headers of an HTTP 503 response for ListDailyEventCounts
+type ListDailyEventCountsHTTPResponse503Headers struct {
+	RetryAfter int
+	XRequestID string
+}
+
 type ListDailyEventCountsHTTPResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -10506,6 +10577,8 @@ type ListDailyEventCountsHTTPResponse struct {
 	JSON404 *NotFound
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *ListDailyEventCountsHTTPResponse200Headers
 	// Headers400 the parsed response headers for an HTTP 400 response
@@ -10518,6 +10591,8 @@ type ListDailyEventCountsHTTPResponse struct {
 	Headers404 *ListDailyEventCountsHTTPResponse404Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *ListDailyEventCountsHTTPResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ListDailyEventCountsHTTPResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -10548,6 +10623,11 @@ func (r ListDailyEventCountsHTTPResponse) GetJSON404() *NotFound {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r ListDailyEventCountsHTTPResponse) GetJSON500() *InternalError {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r ListDailyEventCountsHTTPResponse) GetJSON503() *Unavailable {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -10642,6 +10722,15 @@ type CliAuthCallbackHTTPResponse500Headers struct {
 	XRequestID          string
 }
 
+// CliAuthCallbackHTTPResponse503Headers the declared response headers of an HTTP 503 response for CliAuthCallback
+type CliAuthCallbackHTTPResponse503Headers struct {
+	RetryAfter          int
+	XRateLimitLimit     int
+	XRateLimitRemaining int
+	XRateLimitReset     int
+	XRequestID          string
+}
+
 type CliAuthCallbackHTTPResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -10659,6 +10748,8 @@ type CliAuthCallbackHTTPResponse struct {
 	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *CliInternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *CliUnavailable
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *CliAuthCallbackHTTPResponse200Headers
 	// Headers400 the parsed response headers for an HTTP 400 response
@@ -10673,6 +10764,8 @@ type CliAuthCallbackHTTPResponse struct {
 	Headers429 *CliAuthCallbackHTTPResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *CliAuthCallbackHTTPResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *CliAuthCallbackHTTPResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -10708,6 +10801,11 @@ func (r CliAuthCallbackHTTPResponse) GetJSON429() *RateLimited {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r CliAuthCallbackHTTPResponse) GetJSON500() *CliInternalError {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r CliAuthCallbackHTTPResponse) GetJSON503() *CliUnavailable {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -10783,6 +10881,15 @@ type CliAuthPollHTTPResponse500Headers struct {
 	XRequestID          string
 }
 
+// CliAuthPollHTTPResponse503Headers the declared response headers of an HTTP 503 response for CliAuthPoll
+type CliAuthPollHTTPResponse503Headers struct {
+	RetryAfter          int
+	XRateLimitLimit     int
+	XRateLimitRemaining int
+	XRateLimitReset     int
+	XRequestID          string
+}
+
 type CliAuthPollHTTPResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -10796,6 +10903,8 @@ type CliAuthPollHTTPResponse struct {
 	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *CliInternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *CliUnavailable
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *CliAuthPollHTTPResponse200Headers
 	// Headers400 the parsed response headers for an HTTP 400 response
@@ -10806,6 +10915,8 @@ type CliAuthPollHTTPResponse struct {
 	Headers429 *CliAuthPollHTTPResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *CliAuthPollHTTPResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *CliAuthPollHTTPResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -10831,6 +10942,11 @@ func (r CliAuthPollHTTPResponse) GetJSON429() *RateLimited {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r CliAuthPollHTTPResponse) GetJSON500() *CliInternalError {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r CliAuthPollHTTPResponse) GetJSON503() *CliUnavailable {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -10906,6 +11022,15 @@ type CliAuthStartHTTPResponse500Headers struct {
 	XRequestID          string
 }
 
+// CliAuthStartHTTPResponse503Headers the declared response headers of an HTTP 503 response for CliAuthStart
+type CliAuthStartHTTPResponse503Headers struct {
+	RetryAfter          int
+	XRateLimitLimit     int
+	XRateLimitRemaining int
+	XRateLimitReset     int
+	XRequestID          string
+}
+
 type CliAuthStartHTTPResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -10919,6 +11044,8 @@ type CliAuthStartHTTPResponse struct {
 	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *CliInternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *CliUnavailable
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *CliAuthStartHTTPResponse200Headers
 	// Headers400 the parsed response headers for an HTTP 400 response
@@ -10929,6 +11056,8 @@ type CliAuthStartHTTPResponse struct {
 	Headers429 *CliAuthStartHTTPResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *CliAuthStartHTTPResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *CliAuthStartHTTPResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -10954,6 +11083,11 @@ func (r CliAuthStartHTTPResponse) GetJSON429() *RateLimited {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r CliAuthStartHTTPResponse) GetJSON500() *CliInternalError {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r CliAuthStartHTTPResponse) GetJSON503() *CliUnavailable {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -11048,6 +11182,15 @@ type CliInitHTTPResponse500Headers struct {
 	XRequestID          string
 }
 
+// CliInitHTTPResponse503Headers the declared response headers of an HTTP 503 response for CliInit
+type CliInitHTTPResponse503Headers struct {
+	RetryAfter          int
+	XRateLimitLimit     int
+	XRateLimitRemaining int
+	XRateLimitReset     int
+	XRequestID          string
+}
+
 type CliInitHTTPResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -11065,6 +11208,8 @@ type CliInitHTTPResponse struct {
 	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *CliInternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *CliUnavailable
 	// Headers201 the parsed response headers for an HTTP 201 response
 	Headers201 *CliInitHTTPResponse201Headers
 	// Headers400 the parsed response headers for an HTTP 400 response
@@ -11079,6 +11224,8 @@ type CliInitHTTPResponse struct {
 	Headers429 *CliInitHTTPResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *CliInitHTTPResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *CliInitHTTPResponse503Headers
 }
 
 // GetJSON201 returns the response for an HTTP 201 `application/json` response
@@ -11114,6 +11261,11 @@ func (r CliInitHTTPResponse) GetJSON429() *RateLimited {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r CliInitHTTPResponse) GetJSON500() *CliInternalError {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r CliInitHTTPResponse) GetJSON503() *CliUnavailable {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -11189,6 +11341,15 @@ type CliListProgramsHTTPResponse500Headers struct {
 	XRequestID          string
 }
 
+// CliListProgramsHTTPResponse503Headers the declared response headers of an HTTP 503 response for CliListPrograms
+type CliListProgramsHTTPResponse503Headers struct {
+	RetryAfter          int
+	XRateLimitLimit     int
+	XRateLimitRemaining int
+	XRateLimitReset     int
+	XRequestID          string
+}
+
 type CliListProgramsHTTPResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -11202,6 +11363,8 @@ type CliListProgramsHTTPResponse struct {
 	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *CliInternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *CliUnavailable
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *CliListProgramsHTTPResponse200Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
@@ -11212,6 +11375,8 @@ type CliListProgramsHTTPResponse struct {
 	Headers429 *CliListProgramsHTTPResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *CliListProgramsHTTPResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *CliListProgramsHTTPResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -11237,6 +11402,11 @@ func (r CliListProgramsHTTPResponse) GetJSON429() *RateLimited {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r CliListProgramsHTTPResponse) GetJSON500() *CliInternalError {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r CliListProgramsHTTPResponse) GetJSON503() *CliUnavailable {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -11312,6 +11482,15 @@ type CliStatusHTTPResponse500Headers struct {
 	XRequestID          string
 }
 
+// CliStatusHTTPResponse503Headers the declared response headers of an HTTP 503 response for CliStatus
+type CliStatusHTTPResponse503Headers struct {
+	RetryAfter          int
+	XRateLimitLimit     int
+	XRateLimitRemaining int
+	XRateLimitReset     int
+	XRequestID          string
+}
+
 type CliStatusHTTPResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -11325,6 +11504,8 @@ type CliStatusHTTPResponse struct {
 	JSON429 *StatusRateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *CliInternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *CliUnavailable
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *CliStatusHTTPResponse200Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
@@ -11335,6 +11516,8 @@ type CliStatusHTTPResponse struct {
 	Headers429 *CliStatusHTTPResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *CliStatusHTTPResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *CliStatusHTTPResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -11360,6 +11543,11 @@ func (r CliStatusHTTPResponse) GetJSON429() *StatusRateLimited {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r CliStatusHTTPResponse) GetJSON500() *CliInternalError {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r CliStatusHTTPResponse) GetJSON503() *CliUnavailable {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -11526,6 +11714,15 @@ type CliTestEventHTTPResponse500Headers struct {
 	XRequestID          string
 }
 
+// CliTestEventHTTPResponse503Headers the declared response headers of an HTTP 503 response for CliTestEvent
+type CliTestEventHTTPResponse503Headers struct {
+	RetryAfter          int
+	XRateLimitLimit     int
+	XRateLimitRemaining int
+	XRateLimitReset     int
+	XRequestID          string
+}
+
 type CliTestEventHTTPResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -11543,6 +11740,8 @@ type CliTestEventHTTPResponse struct {
 	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *CliInternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *CliUnavailable
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *CliTestEventHTTPResponse200Headers
 	// Headers400 the parsed response headers for an HTTP 400 response
@@ -11557,6 +11756,8 @@ type CliTestEventHTTPResponse struct {
 	Headers429 *CliTestEventHTTPResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *CliTestEventHTTPResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *CliTestEventHTTPResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -11592,6 +11793,11 @@ func (r CliTestEventHTTPResponse) GetJSON429() *RateLimited {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r CliTestEventHTTPResponse) GetJSON500() *CliInternalError {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r CliTestEventHTTPResponse) GetJSON503() *CliUnavailable {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -11658,6 +11864,12 @@ type UpdateLinkHTTPResponse500Headers struct {
 	XRequestID string
 }
 
+// UpdateLinkHTTPResponse503Headers the declared response headers of an HTTP 503 response for UpdateLink
+type UpdateLinkHTTPResponse503Headers struct {
+	RetryAfter int
+	XRequestID string
+}
+
 type UpdateLinkHTTPResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -11675,6 +11887,8 @@ type UpdateLinkHTTPResponse struct {
 	JSON413 *PayloadTooLarge
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *UpdateLinkHTTPResponse200Headers
 	// Headers400 the parsed response headers for an HTTP 400 response
@@ -11689,6 +11903,8 @@ type UpdateLinkHTTPResponse struct {
 	Headers413 *UpdateLinkHTTPResponse413Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *UpdateLinkHTTPResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *UpdateLinkHTTPResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -11724,6 +11940,11 @@ func (r UpdateLinkHTTPResponse) GetJSON413() *PayloadTooLarge {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r UpdateLinkHTTPResponse) GetJSON500() *InternalError {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r UpdateLinkHTTPResponse) GetJSON503() *Unavailable {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -11775,6 +11996,12 @@ type GetMeHTTPResponse500Headers struct {
 	XRequestID string
 }
 
+// GetMeHTTPResponse503Headers the declared response headers of an HTTP 503 response for GetMe
+type GetMeHTTPResponse503Headers struct {
+	RetryAfter int
+	XRequestID string
+}
+
 type GetMeHTTPResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -11786,6 +12013,8 @@ type GetMeHTTPResponse struct {
 	JSON403 *Forbidden
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *GetMeHTTPResponse200Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
@@ -11794,6 +12023,8 @@ type GetMeHTTPResponse struct {
 	Headers403 *GetMeHTTPResponse403Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *GetMeHTTPResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetMeHTTPResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -11814,6 +12045,11 @@ func (r GetMeHTTPResponse) GetJSON403() *Forbidden {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r GetMeHTTPResponse) GetJSON500() *InternalError {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r GetMeHTTPResponse) GetJSON503() *Unavailable {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -11889,6 +12125,15 @@ type GetReadinessHTTPResponse500Headers struct {
 	XRequestID          string
 }
 
+// GetReadinessHTTPResponse503Headers the declared response headers of an HTTP 503 response for GetReadiness
+type GetReadinessHTTPResponse503Headers struct {
+	RetryAfter          int
+	XRateLimitLimit     int
+	XRateLimitRemaining int
+	XRateLimitReset     int
+	XRequestID          string
+}
+
 type GetReadinessHTTPResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -11902,6 +12147,8 @@ type GetReadinessHTTPResponse struct {
 	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *ReadinessInternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *ReadinessUnavailable
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *GetReadinessHTTPResponse200Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
@@ -11912,6 +12159,8 @@ type GetReadinessHTTPResponse struct {
 	Headers429 *GetReadinessHTTPResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *GetReadinessHTTPResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetReadinessHTTPResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -11937,6 +12186,11 @@ func (r GetReadinessHTTPResponse) GetJSON429() *RateLimited {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r GetReadinessHTTPResponse) GetJSON500() *ReadinessInternalError {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r GetReadinessHTTPResponse) GetJSON503() *ReadinessUnavailable {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -11998,6 +12252,12 @@ type GetProgramHTTPResponse500Headers struct {
 	XRequestID string
 }
 
+// GetProgramHTTPResponse503Headers the declared response headers of an HTTP 503 response for GetProgram
+type GetProgramHTTPResponse503Headers struct {
+	RetryAfter int
+	XRequestID string
+}
+
 type GetProgramHTTPResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -12013,6 +12273,8 @@ type GetProgramHTTPResponse struct {
 	JSON404 *NotFound
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *GetProgramHTTPResponse200Headers
 	// Headers400 the parsed response headers for an HTTP 400 response
@@ -12025,6 +12287,8 @@ type GetProgramHTTPResponse struct {
 	Headers404 *GetProgramHTTPResponse404Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *GetProgramHTTPResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetProgramHTTPResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -12055,6 +12319,11 @@ func (r GetProgramHTTPResponse) GetJSON404() *NotFound {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r GetProgramHTTPResponse) GetJSON500() *InternalError {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r GetProgramHTTPResponse) GetJSON503() *Unavailable {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -12121,6 +12390,12 @@ type UpdateProgramHTTPResponse500Headers struct {
 	XRequestID string
 }
 
+// UpdateProgramHTTPResponse503Headers the declared response headers of an HTTP 503 response for UpdateProgram
+type UpdateProgramHTTPResponse503Headers struct {
+	RetryAfter int
+	XRequestID string
+}
+
 type UpdateProgramHTTPResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -12138,6 +12413,8 @@ type UpdateProgramHTTPResponse struct {
 	JSON413 *PayloadTooLarge
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *UpdateProgramHTTPResponse200Headers
 	// Headers400 the parsed response headers for an HTTP 400 response
@@ -12152,6 +12429,8 @@ type UpdateProgramHTTPResponse struct {
 	Headers413 *UpdateProgramHTTPResponse413Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *UpdateProgramHTTPResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *UpdateProgramHTTPResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -12187,6 +12466,11 @@ func (r UpdateProgramHTTPResponse) GetJSON413() *PayloadTooLarge {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r UpdateProgramHTTPResponse) GetJSON500() *InternalError {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r UpdateProgramHTTPResponse) GetJSON503() *Unavailable {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -12248,6 +12532,12 @@ type GetApiKeyHTTPResponse500Headers struct {
 	XRequestID string
 }
 
+// GetApiKeyHTTPResponse503Headers the declared response headers of an HTTP 503 response for GetApiKey
+type GetApiKeyHTTPResponse503Headers struct {
+	RetryAfter int
+	XRequestID string
+}
+
 type GetApiKeyHTTPResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -12263,6 +12553,8 @@ type GetApiKeyHTTPResponse struct {
 	JSON404 *NotFound
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *GetApiKeyHTTPResponse200Headers
 	// Headers400 the parsed response headers for an HTTP 400 response
@@ -12275,6 +12567,8 @@ type GetApiKeyHTTPResponse struct {
 	Headers404 *GetApiKeyHTTPResponse404Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *GetApiKeyHTTPResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetApiKeyHTTPResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -12305,6 +12599,11 @@ func (r GetApiKeyHTTPResponse) GetJSON404() *NotFound {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r GetApiKeyHTTPResponse) GetJSON500() *InternalError {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r GetApiKeyHTTPResponse) GetJSON503() *Unavailable {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -12371,6 +12670,12 @@ type RegenerateApiKeyHTTPResponse500Headers struct {
 	XRequestID string
 }
 
+// RegenerateApiKeyHTTPResponse503Headers the declared response headers of an HTTP 503 response for RegenerateApiKey
+type RegenerateApiKeyHTTPResponse503Headers struct {
+	RetryAfter int
+	XRequestID string
+}
+
 type RegenerateApiKeyHTTPResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -12388,6 +12693,8 @@ type RegenerateApiKeyHTTPResponse struct {
 	JSON413 *PayloadTooLarge
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *RegenerateApiKeyHTTPResponse200Headers
 	// Headers400 the parsed response headers for an HTTP 400 response
@@ -12402,6 +12709,8 @@ type RegenerateApiKeyHTTPResponse struct {
 	Headers413 *RegenerateApiKeyHTTPResponse413Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *RegenerateApiKeyHTTPResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *RegenerateApiKeyHTTPResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -12437,6 +12746,11 @@ func (r RegenerateApiKeyHTTPResponse) GetJSON413() *PayloadTooLarge {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r RegenerateApiKeyHTTPResponse) GetJSON500() *InternalError {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r RegenerateApiKeyHTTPResponse) GetJSON503() *Unavailable {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -12498,6 +12812,12 @@ type ListLinksHTTPResponse500Headers struct {
 	XRequestID string
 }
 
+// ListLinksHTTPResponse503Headers the declared response headers of an HTTP 503 response for ListLinks
+type ListLinksHTTPResponse503Headers struct {
+	RetryAfter int
+	XRequestID string
+}
+
 type ListLinksHTTPResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -12513,6 +12833,8 @@ type ListLinksHTTPResponse struct {
 	JSON404 *NotFound
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *ListLinksHTTPResponse200Headers
 	// Headers400 the parsed response headers for an HTTP 400 response
@@ -12525,6 +12847,8 @@ type ListLinksHTTPResponse struct {
 	Headers404 *ListLinksHTTPResponse404Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *ListLinksHTTPResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ListLinksHTTPResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -12555,6 +12879,11 @@ func (r ListLinksHTTPResponse) GetJSON404() *NotFound {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r ListLinksHTTPResponse) GetJSON500() *InternalError {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r ListLinksHTTPResponse) GetJSON503() *Unavailable {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -12626,6 +12955,12 @@ type CreateLinkHTTPResponse500Headers struct {
 	XRequestID string
 }
 
+// CreateLinkHTTPResponse503Headers the declared response headers of an HTTP 503 response for CreateLink
+type CreateLinkHTTPResponse503Headers struct {
+	RetryAfter int
+	XRequestID string
+}
+
 type CreateLinkHTTPResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -12645,6 +12980,8 @@ type CreateLinkHTTPResponse struct {
 	JSON413 *PayloadTooLarge
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
 	// Headers201 the parsed response headers for an HTTP 201 response
 	Headers201 *CreateLinkHTTPResponse201Headers
 	// Headers400 the parsed response headers for an HTTP 400 response
@@ -12661,6 +12998,8 @@ type CreateLinkHTTPResponse struct {
 	Headers413 *CreateLinkHTTPResponse413Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *CreateLinkHTTPResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *CreateLinkHTTPResponse503Headers
 }
 
 // GetJSON201 returns the response for an HTTP 201 `application/json` response
@@ -12701,6 +13040,11 @@ func (r CreateLinkHTTPResponse) GetJSON413() *PayloadTooLarge {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r CreateLinkHTTPResponse) GetJSON500() *InternalError {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r CreateLinkHTTPResponse) GetJSON503() *Unavailable {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -12762,6 +13106,12 @@ type ListPartnersHTTPResponse500Headers struct {
 	XRequestID string
 }
 
+// ListPartnersHTTPResponse503Headers the declared response headers of an HTTP 503 response for ListPartners
+type ListPartnersHTTPResponse503Headers struct {
+	RetryAfter int
+	XRequestID string
+}
+
 type ListPartnersHTTPResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -12777,6 +13127,8 @@ type ListPartnersHTTPResponse struct {
 	JSON404 *NotFound
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *ListPartnersHTTPResponse200Headers
 	// Headers400 the parsed response headers for an HTTP 400 response
@@ -12789,6 +13141,8 @@ type ListPartnersHTTPResponse struct {
 	Headers404 *ListPartnersHTTPResponse404Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *ListPartnersHTTPResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ListPartnersHTTPResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -12819,6 +13173,11 @@ func (r ListPartnersHTTPResponse) GetJSON404() *NotFound {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r ListPartnersHTTPResponse) GetJSON500() *InternalError {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r ListPartnersHTTPResponse) GetJSON503() *Unavailable {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -12890,6 +13249,12 @@ type CreatePartnerHTTPResponse500Headers struct {
 	XRequestID string
 }
 
+// CreatePartnerHTTPResponse503Headers the declared response headers of an HTTP 503 response for CreatePartner
+type CreatePartnerHTTPResponse503Headers struct {
+	RetryAfter int
+	XRequestID string
+}
+
 type CreatePartnerHTTPResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -12909,6 +13274,8 @@ type CreatePartnerHTTPResponse struct {
 	JSON413 *PayloadTooLarge
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
 	// Headers201 the parsed response headers for an HTTP 201 response
 	Headers201 *CreatePartnerHTTPResponse201Headers
 	// Headers400 the parsed response headers for an HTTP 400 response
@@ -12925,6 +13292,8 @@ type CreatePartnerHTTPResponse struct {
 	Headers413 *CreatePartnerHTTPResponse413Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *CreatePartnerHTTPResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *CreatePartnerHTTPResponse503Headers
 }
 
 // GetJSON201 returns the response for an HTTP 201 `application/json` response
@@ -12965,6 +13334,11 @@ func (r CreatePartnerHTTPResponse) GetJSON413() *PayloadTooLarge {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r CreatePartnerHTTPResponse) GetJSON500() *InternalError {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r CreatePartnerHTTPResponse) GetJSON503() *Unavailable {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -13026,6 +13400,12 @@ type GetPaymentProcessorHTTPResponse500Headers struct {
 	XRequestID string
 }
 
+// GetPaymentProcessorHTTPResponse503Headers the declared response headers of an HTTP 503 response for GetPaymentProcessor
+type GetPaymentProcessorHTTPResponse503Headers struct {
+	RetryAfter int
+	XRequestID string
+}
+
 type GetPaymentProcessorHTTPResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -13041,6 +13421,8 @@ type GetPaymentProcessorHTTPResponse struct {
 	JSON404 *NotFound
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *GetPaymentProcessorHTTPResponse200Headers
 	// Headers400 the parsed response headers for an HTTP 400 response
@@ -13053,6 +13435,8 @@ type GetPaymentProcessorHTTPResponse struct {
 	Headers404 *GetPaymentProcessorHTTPResponse404Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *GetPaymentProcessorHTTPResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetPaymentProcessorHTTPResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -13083,6 +13467,11 @@ func (r GetPaymentProcessorHTTPResponse) GetJSON404() *NotFound {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r GetPaymentProcessorHTTPResponse) GetJSON500() *InternalError {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r GetPaymentProcessorHTTPResponse) GetJSON503() *Unavailable {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -13149,6 +13538,12 @@ type SetPaymentProcessorHTTPResponse500Headers struct {
 	XRequestID string
 }
 
+// SetPaymentProcessorHTTPResponse503Headers the declared response headers of an HTTP 503 response for SetPaymentProcessor
+type SetPaymentProcessorHTTPResponse503Headers struct {
+	RetryAfter int
+	XRequestID string
+}
+
 type SetPaymentProcessorHTTPResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -13166,6 +13561,8 @@ type SetPaymentProcessorHTTPResponse struct {
 	JSON413 *PayloadTooLarge
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *SetPaymentProcessorHTTPResponse200Headers
 	// Headers400 the parsed response headers for an HTTP 400 response
@@ -13180,6 +13577,8 @@ type SetPaymentProcessorHTTPResponse struct {
 	Headers413 *SetPaymentProcessorHTTPResponse413Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *SetPaymentProcessorHTTPResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *SetPaymentProcessorHTTPResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -13215,6 +13614,11 @@ func (r SetPaymentProcessorHTTPResponse) GetJSON413() *PayloadTooLarge {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r SetPaymentProcessorHTTPResponse) GetJSON500() *InternalError {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r SetPaymentProcessorHTTPResponse) GetJSON503() *Unavailable {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -13276,6 +13680,12 @@ type GetProgramReadinessHTTPResponse500Headers struct {
 	XRequestID string
 }
 
+// GetProgramReadinessHTTPResponse503Headers the declared response headers of an HTTP 503 response for GetProgramReadiness
+type GetProgramReadinessHTTPResponse503Headers struct {
+	RetryAfter int
+	XRequestID string
+}
+
 type GetProgramReadinessHTTPResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -13291,6 +13701,8 @@ type GetProgramReadinessHTTPResponse struct {
 	JSON404 *NotFound
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *GetProgramReadinessHTTPResponse200Headers
 	// Headers400 the parsed response headers for an HTTP 400 response
@@ -13303,6 +13715,8 @@ type GetProgramReadinessHTTPResponse struct {
 	Headers404 *GetProgramReadinessHTTPResponse404Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *GetProgramReadinessHTTPResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetProgramReadinessHTTPResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -13333,6 +13747,11 @@ func (r GetProgramReadinessHTTPResponse) GetJSON404() *NotFound {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r GetProgramReadinessHTTPResponse) GetJSON500() *InternalError {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r GetProgramReadinessHTTPResponse) GetJSON503() *Unavailable {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -13483,6 +13902,15 @@ type TrackClickHTTPResponse500Headers struct {
 	XRequestID          string
 }
 
+// TrackClickHTTPResponse503Headers the declared response headers of an HTTP 503 response for TrackClick
+type TrackClickHTTPResponse503Headers struct {
+	RetryAfter          int
+	XRateLimitLimit     int
+	XRateLimitRemaining int
+	XRateLimitReset     int
+	XRequestID          string
+}
+
 type TrackClickHTTPResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -13502,6 +13930,8 @@ type TrackClickHTTPResponse struct {
 	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *LimitedInternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *LimitedUnavailable
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *TrackClickHTTPResponse200Headers
 	// Headers400 the parsed response headers for an HTTP 400 response
@@ -13518,6 +13948,8 @@ type TrackClickHTTPResponse struct {
 	Headers429 *TrackClickHTTPResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *TrackClickHTTPResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *TrackClickHTTPResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -13558,6 +13990,11 @@ func (r TrackClickHTTPResponse) GetJSON429() *RateLimited {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r TrackClickHTTPResponse) GetJSON500() *LimitedInternalError {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r TrackClickHTTPResponse) GetJSON503() *LimitedUnavailable {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -13700,6 +14137,15 @@ type TrackLeadHTTPResponse500Headers struct {
 	XRequestID          string
 }
 
+// TrackLeadHTTPResponse503Headers the declared response headers of an HTTP 503 response for TrackLead
+type TrackLeadHTTPResponse503Headers struct {
+	RetryAfter          int
+	XRateLimitLimit     int
+	XRateLimitRemaining int
+	XRateLimitReset     int
+	XRequestID          string
+}
+
 type TrackLeadHTTPResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -13717,6 +14163,8 @@ type TrackLeadHTTPResponse struct {
 	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *LimitedInternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *LimitedUnavailable
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *TrackLeadHTTPResponse200Headers
 	// Headers400 the parsed response headers for an HTTP 400 response
@@ -13731,6 +14179,8 @@ type TrackLeadHTTPResponse struct {
 	Headers429 *TrackLeadHTTPResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *TrackLeadHTTPResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *TrackLeadHTTPResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -13766,6 +14216,11 @@ func (r TrackLeadHTTPResponse) GetJSON429() *RateLimited {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r TrackLeadHTTPResponse) GetJSON500() *LimitedInternalError {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r TrackLeadHTTPResponse) GetJSON503() *LimitedUnavailable {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -13871,6 +14326,15 @@ type TrackRefundHTTPResponse500Headers struct {
 	XRequestID          string
 }
 
+// TrackRefundHTTPResponse503Headers the declared response headers of an HTTP 503 response for TrackRefund
+type TrackRefundHTTPResponse503Headers struct {
+	RetryAfter          int
+	XRateLimitLimit     int
+	XRateLimitRemaining int
+	XRateLimitReset     int
+	XRequestID          string
+}
+
 type TrackRefundHTTPResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -13890,6 +14354,8 @@ type TrackRefundHTTPResponse struct {
 	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *SaleInternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *LimitedUnavailable
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *TrackRefundHTTPResponse200Headers
 	// Headers400 the parsed response headers for an HTTP 400 response
@@ -13906,6 +14372,8 @@ type TrackRefundHTTPResponse struct {
 	Headers429 *TrackRefundHTTPResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *TrackRefundHTTPResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *TrackRefundHTTPResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -13946,6 +14414,11 @@ func (r TrackRefundHTTPResponse) GetJSON429() *RateLimited {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r TrackRefundHTTPResponse) GetJSON500() *SaleInternalError {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r TrackRefundHTTPResponse) GetJSON503() *LimitedUnavailable {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -14062,6 +14535,15 @@ type TrackSaleHTTPResponse500Headers struct {
 	XRequestID          string
 }
 
+// TrackSaleHTTPResponse503Headers the declared response headers of an HTTP 503 response for TrackSale
+type TrackSaleHTTPResponse503Headers struct {
+	RetryAfter          int
+	XRateLimitLimit     int
+	XRateLimitRemaining int
+	XRateLimitReset     int
+	XRequestID          string
+}
+
 type TrackSaleHTTPResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -14083,6 +14565,8 @@ type TrackSaleHTTPResponse struct {
 	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *SaleInternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *LimitedUnavailable
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *TrackSaleHTTPResponse200Headers
 	// Headers400 the parsed response headers for an HTTP 400 response
@@ -14101,6 +14585,8 @@ type TrackSaleHTTPResponse struct {
 	Headers429 *TrackSaleHTTPResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *TrackSaleHTTPResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *TrackSaleHTTPResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -14146,6 +14632,11 @@ func (r TrackSaleHTTPResponse) GetJSON429() *RateLimited {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r TrackSaleHTTPResponse) GetJSON500() *SaleInternalError {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r TrackSaleHTTPResponse) GetJSON503() *LimitedUnavailable {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -14202,6 +14693,12 @@ type StripeWebhookHTTPResponse500Headers struct {
 	XRequestID string
 }
 
+// StripeWebhookHTTPResponse503Headers the declared response headers of an HTTP 503 response for StripeWebhook
+type StripeWebhookHTTPResponse503Headers struct {
+	RetryAfter int
+	XRequestID string
+}
+
 type StripeWebhookHTTPResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -14215,6 +14712,8 @@ type StripeWebhookHTTPResponse struct {
 	JSON413 *PayloadTooLarge
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *StripeWebhookHTTPResponse200Headers
 	// Headers400 the parsed response headers for an HTTP 400 response
@@ -14225,6 +14724,8 @@ type StripeWebhookHTTPResponse struct {
 	Headers413 *StripeWebhookHTTPResponse413Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *StripeWebhookHTTPResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *StripeWebhookHTTPResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -14250,6 +14751,11 @@ func (r StripeWebhookHTTPResponse) GetJSON413() *PayloadTooLarge {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r StripeWebhookHTTPResponse) GetJSON500() *InternalError {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r StripeWebhookHTTPResponse) GetJSON503() *Unavailable {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -14311,6 +14817,12 @@ type ListWorkspaceMembersHTTPResponse500Headers struct {
 	XRequestID string
 }
 
+// ListWorkspaceMembersHTTPResponse503Headers the declared response headers of an HTTP 503 response for ListWorkspaceMembers
+type ListWorkspaceMembersHTTPResponse503Headers struct {
+	RetryAfter int
+	XRequestID string
+}
+
 type ListWorkspaceMembersHTTPResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -14326,6 +14838,8 @@ type ListWorkspaceMembersHTTPResponse struct {
 	JSON404 *NotFound
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *ListWorkspaceMembersHTTPResponse200Headers
 	// Headers400 the parsed response headers for an HTTP 400 response
@@ -14338,6 +14852,8 @@ type ListWorkspaceMembersHTTPResponse struct {
 	Headers404 *ListWorkspaceMembersHTTPResponse404Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *ListWorkspaceMembersHTTPResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ListWorkspaceMembersHTTPResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -14368,6 +14884,11 @@ func (r ListWorkspaceMembersHTTPResponse) GetJSON404() *NotFound {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r ListWorkspaceMembersHTTPResponse) GetJSON500() *InternalError {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r ListWorkspaceMembersHTTPResponse) GetJSON503() *Unavailable {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -14439,6 +14960,12 @@ type AddWorkspaceMemberHTTPResponse500Headers struct {
 	XRequestID string
 }
 
+// AddWorkspaceMemberHTTPResponse503Headers the declared response headers of an HTTP 503 response for AddWorkspaceMember
+type AddWorkspaceMemberHTTPResponse503Headers struct {
+	RetryAfter int
+	XRequestID string
+}
+
 type AddWorkspaceMemberHTTPResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -14458,6 +14985,8 @@ type AddWorkspaceMemberHTTPResponse struct {
 	JSON413 *PayloadTooLarge
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
 	// Headers201 the parsed response headers for an HTTP 201 response
 	Headers201 *AddWorkspaceMemberHTTPResponse201Headers
 	// Headers400 the parsed response headers for an HTTP 400 response
@@ -14474,6 +15003,8 @@ type AddWorkspaceMemberHTTPResponse struct {
 	Headers413 *AddWorkspaceMemberHTTPResponse413Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *AddWorkspaceMemberHTTPResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *AddWorkspaceMemberHTTPResponse503Headers
 }
 
 // GetJSON201 returns the response for an HTTP 201 `application/json` response
@@ -14514,6 +15045,11 @@ func (r AddWorkspaceMemberHTTPResponse) GetJSON413() *PayloadTooLarge {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r AddWorkspaceMemberHTTPResponse) GetJSON500() *InternalError {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r AddWorkspaceMemberHTTPResponse) GetJSON503() *Unavailable {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -17362,6 +17898,13 @@ func ParseListTrackingEventsHTTPResponse(rsp *http.Response) (*ListTrackingEvent
 		}
 		response.JSON500 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
 	}
 
 	switch {
@@ -17425,6 +17968,23 @@ func ParseListTrackingEventsHTTPResponse(rsp *http.Response) (*ListTrackingEvent
 			headers.XRequestID = value
 		}
 		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers ListTrackingEventsHTTPResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -17485,6 +18045,13 @@ func ParseListDailyEventCountsHTTPResponse(rsp *http.Response) (*ListDailyEventC
 			return nil, err
 		}
 		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
 
 	}
 
@@ -17549,6 +18116,23 @@ func ParseListDailyEventCountsHTTPResponse(rsp *http.Response) (*ListDailyEventC
 			headers.XRequestID = value
 		}
 		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers ListDailyEventCountsHTTPResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -17616,6 +18200,13 @@ func ParseCliAuthCallbackHTTPResponse(rsp *http.Response) (*CliAuthCallbackHTTPR
 			return nil, err
 		}
 		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest CliUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
 
 	}
 
@@ -17886,6 +18477,44 @@ func ParseCliAuthCallbackHTTPResponse(rsp *http.Response) (*CliAuthCallbackHTTPR
 			headers.XRequestID = value
 		}
 		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers CliAuthCallbackHTTPResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -17939,6 +18568,13 @@ func ParseCliAuthPollHTTPResponse(rsp *http.Response) (*CliAuthPollHTTPResponse,
 			return nil, err
 		}
 		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest CliUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
 
 	}
 
@@ -18126,6 +18762,44 @@ func ParseCliAuthPollHTTPResponse(rsp *http.Response) (*CliAuthPollHTTPResponse,
 			headers.XRequestID = value
 		}
 		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers CliAuthPollHTTPResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -18179,6 +18853,13 @@ func ParseCliAuthStartHTTPResponse(rsp *http.Response) (*CliAuthStartHTTPRespons
 			return nil, err
 		}
 		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest CliUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
 
 	}
 
@@ -18366,6 +19047,44 @@ func ParseCliAuthStartHTTPResponse(rsp *http.Response) (*CliAuthStartHTTPRespons
 			headers.XRequestID = value
 		}
 		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers CliAuthStartHTTPResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -18433,6 +19152,13 @@ func ParseCliInitHTTPResponse(rsp *http.Response) (*CliInitHTTPResponse, error) 
 			return nil, err
 		}
 		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest CliUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
 
 	}
 
@@ -18703,6 +19429,44 @@ func ParseCliInitHTTPResponse(rsp *http.Response) (*CliInitHTTPResponse, error) 
 			headers.XRequestID = value
 		}
 		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers CliInitHTTPResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -18756,6 +19520,13 @@ func ParseCliListProgramsHTTPResponse(rsp *http.Response) (*CliListProgramsHTTPR
 			return nil, err
 		}
 		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest CliUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
 
 	}
 
@@ -18943,6 +19714,44 @@ func ParseCliListProgramsHTTPResponse(rsp *http.Response) (*CliListProgramsHTTPR
 			headers.XRequestID = value
 		}
 		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers CliListProgramsHTTPResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -18996,6 +19805,13 @@ func ParseCliStatusHTTPResponse(rsp *http.Response) (*CliStatusHTTPResponse, err
 			return nil, err
 		}
 		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest CliUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
 
 	}
 
@@ -19183,6 +19999,44 @@ func ParseCliStatusHTTPResponse(rsp *http.Response) (*CliStatusHTTPResponse, err
 			headers.XRequestID = value
 		}
 		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers CliStatusHTTPResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -19355,6 +20209,13 @@ func ParseCliTestEventHTTPResponse(rsp *http.Response) (*CliTestEventHTTPRespons
 			return nil, err
 		}
 		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest CliUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
 
 	}
 
@@ -19646,6 +20507,44 @@ func ParseCliTestEventHTTPResponse(rsp *http.Response) (*CliTestEventHTTPRespons
 			headers.XRequestID = value
 		}
 		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers CliTestEventHTTPResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -19713,6 +20612,13 @@ func ParseUpdateLinkHTTPResponse(rsp *http.Response) (*UpdateLinkHTTPResponse, e
 			return nil, err
 		}
 		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
 
 	}
 
@@ -19787,6 +20693,23 @@ func ParseUpdateLinkHTTPResponse(rsp *http.Response) (*UpdateLinkHTTPResponse, e
 			headers.XRequestID = value
 		}
 		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers UpdateLinkHTTPResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -19834,6 +20757,13 @@ func ParseGetMeHTTPResponse(rsp *http.Response) (*GetMeHTTPResponse, error) {
 		}
 		response.JSON500 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
 	}
 
 	switch {
@@ -19877,6 +20807,23 @@ func ParseGetMeHTTPResponse(rsp *http.Response) (*GetMeHTTPResponse, error) {
 			headers.XRequestID = value
 		}
 		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetMeHTTPResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -19930,6 +20877,13 @@ func ParseGetReadinessHTTPResponse(rsp *http.Response) (*GetReadinessHTTPRespons
 			return nil, err
 		}
 		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ReadinessUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
 
 	}
 
@@ -20117,6 +21071,44 @@ func ParseGetReadinessHTTPResponse(rsp *http.Response) (*GetReadinessHTTPRespons
 			headers.XRequestID = value
 		}
 		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetReadinessHTTPResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -20177,6 +21169,13 @@ func ParseGetProgramHTTPResponse(rsp *http.Response) (*GetProgramHTTPResponse, e
 			return nil, err
 		}
 		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
 
 	}
 
@@ -20241,6 +21240,23 @@ func ParseGetProgramHTTPResponse(rsp *http.Response) (*GetProgramHTTPResponse, e
 			headers.XRequestID = value
 		}
 		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetProgramHTTPResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -20308,6 +21324,13 @@ func ParseUpdateProgramHTTPResponse(rsp *http.Response) (*UpdateProgramHTTPRespo
 			return nil, err
 		}
 		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
 
 	}
 
@@ -20382,6 +21405,23 @@ func ParseUpdateProgramHTTPResponse(rsp *http.Response) (*UpdateProgramHTTPRespo
 			headers.XRequestID = value
 		}
 		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers UpdateProgramHTTPResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -20442,6 +21482,13 @@ func ParseGetApiKeyHTTPResponse(rsp *http.Response) (*GetApiKeyHTTPResponse, err
 			return nil, err
 		}
 		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
 
 	}
 
@@ -20506,6 +21553,23 @@ func ParseGetApiKeyHTTPResponse(rsp *http.Response) (*GetApiKeyHTTPResponse, err
 			headers.XRequestID = value
 		}
 		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetApiKeyHTTPResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -20573,6 +21637,13 @@ func ParseRegenerateApiKeyHTTPResponse(rsp *http.Response) (*RegenerateApiKeyHTT
 			return nil, err
 		}
 		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
 
 	}
 
@@ -20647,6 +21718,23 @@ func ParseRegenerateApiKeyHTTPResponse(rsp *http.Response) (*RegenerateApiKeyHTT
 			headers.XRequestID = value
 		}
 		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers RegenerateApiKeyHTTPResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -20707,6 +21795,13 @@ func ParseListLinksHTTPResponse(rsp *http.Response) (*ListLinksHTTPResponse, err
 			return nil, err
 		}
 		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
 
 	}
 
@@ -20771,6 +21866,23 @@ func ParseListLinksHTTPResponse(rsp *http.Response) (*ListLinksHTTPResponse, err
 			headers.XRequestID = value
 		}
 		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers ListLinksHTTPResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -20845,6 +21957,13 @@ func ParseCreateLinkHTTPResponse(rsp *http.Response) (*CreateLinkHTTPResponse, e
 			return nil, err
 		}
 		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
 
 	}
 
@@ -20929,6 +22048,23 @@ func ParseCreateLinkHTTPResponse(rsp *http.Response) (*CreateLinkHTTPResponse, e
 			headers.XRequestID = value
 		}
 		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers CreateLinkHTTPResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -20989,6 +22125,13 @@ func ParseListPartnersHTTPResponse(rsp *http.Response) (*ListPartnersHTTPRespons
 			return nil, err
 		}
 		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
 
 	}
 
@@ -21053,6 +22196,23 @@ func ParseListPartnersHTTPResponse(rsp *http.Response) (*ListPartnersHTTPRespons
 			headers.XRequestID = value
 		}
 		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers ListPartnersHTTPResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -21127,6 +22287,13 @@ func ParseCreatePartnerHTTPResponse(rsp *http.Response) (*CreatePartnerHTTPRespo
 			return nil, err
 		}
 		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
 
 	}
 
@@ -21211,6 +22378,23 @@ func ParseCreatePartnerHTTPResponse(rsp *http.Response) (*CreatePartnerHTTPRespo
 			headers.XRequestID = value
 		}
 		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers CreatePartnerHTTPResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -21271,6 +22455,13 @@ func ParseGetPaymentProcessorHTTPResponse(rsp *http.Response) (*GetPaymentProces
 			return nil, err
 		}
 		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
 
 	}
 
@@ -21335,6 +22526,23 @@ func ParseGetPaymentProcessorHTTPResponse(rsp *http.Response) (*GetPaymentProces
 			headers.XRequestID = value
 		}
 		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetPaymentProcessorHTTPResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -21402,6 +22610,13 @@ func ParseSetPaymentProcessorHTTPResponse(rsp *http.Response) (*SetPaymentProces
 			return nil, err
 		}
 		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
 
 	}
 
@@ -21476,6 +22691,23 @@ func ParseSetPaymentProcessorHTTPResponse(rsp *http.Response) (*SetPaymentProces
 			headers.XRequestID = value
 		}
 		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers SetPaymentProcessorHTTPResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -21536,6 +22768,13 @@ func ParseGetProgramReadinessHTTPResponse(rsp *http.Response) (*GetProgramReadin
 			return nil, err
 		}
 		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
 
 	}
 
@@ -21600,6 +22839,23 @@ func ParseGetProgramReadinessHTTPResponse(rsp *http.Response) (*GetProgramReadin
 			headers.XRequestID = value
 		}
 		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetProgramReadinessHTTPResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -21731,6 +22987,13 @@ func ParseTrackClickHTTPResponse(rsp *http.Response) (*TrackClickHTTPResponse, e
 			return nil, err
 		}
 		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest LimitedUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
 
 	}
 
@@ -22053,6 +23316,44 @@ func ParseTrackClickHTTPResponse(rsp *http.Response) (*TrackClickHTTPResponse, e
 			headers.XRequestID = value
 		}
 		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers TrackClickHTTPResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -22177,6 +23478,13 @@ func ParseTrackLeadHTTPResponse(rsp *http.Response) (*TrackLeadHTTPResponse, err
 			return nil, err
 		}
 		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest LimitedUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
 
 	}
 
@@ -22468,6 +23776,44 @@ func ParseTrackLeadHTTPResponse(rsp *http.Response) (*TrackLeadHTTPResponse, err
 			headers.XRequestID = value
 		}
 		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers TrackLeadHTTPResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -22542,6 +23888,13 @@ func ParseTrackRefundHTTPResponse(rsp *http.Response) (*TrackRefundHTTPResponse,
 			return nil, err
 		}
 		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest LimitedUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
 
 	}
 
@@ -22864,6 +24217,44 @@ func ParseTrackRefundHTTPResponse(rsp *http.Response) (*TrackRefundHTTPResponse,
 			headers.XRequestID = value
 		}
 		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers TrackRefundHTTPResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -22945,6 +24336,13 @@ func ParseTrackSaleHTTPResponse(rsp *http.Response) (*TrackSaleHTTPResponse, err
 			return nil, err
 		}
 		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest LimitedUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
 
 	}
 
@@ -23319,6 +24717,44 @@ func ParseTrackSaleHTTPResponse(rsp *http.Response) (*TrackSaleHTTPResponse, err
 			headers.XRequestID = value
 		}
 		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers TrackSaleHTTPResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -23373,6 +24809,13 @@ func ParseStripeWebhookHTTPResponse(rsp *http.Response) (*StripeWebhookHTTPRespo
 		}
 		response.JSON500 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
 	}
 
 	switch {
@@ -23426,6 +24869,23 @@ func ParseStripeWebhookHTTPResponse(rsp *http.Response) (*StripeWebhookHTTPRespo
 			headers.XRequestID = value
 		}
 		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers StripeWebhookHTTPResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -23486,6 +24946,13 @@ func ParseListWorkspaceMembersHTTPResponse(rsp *http.Response) (*ListWorkspaceMe
 			return nil, err
 		}
 		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
 
 	}
 
@@ -23550,6 +25017,23 @@ func ParseListWorkspaceMembersHTTPResponse(rsp *http.Response) (*ListWorkspaceMe
 			headers.XRequestID = value
 		}
 		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers ListWorkspaceMembersHTTPResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -23624,6 +25108,13 @@ func ParseAddWorkspaceMemberHTTPResponse(rsp *http.Response) (*AddWorkspaceMembe
 			return nil, err
 		}
 		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
 
 	}
 
@@ -23708,6 +25199,23 @@ func ParseAddWorkspaceMemberHTTPResponse(rsp *http.Response) (*AddWorkspaceMembe
 			headers.XRequestID = value
 		}
 		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers AddWorkspaceMemberHTTPResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil

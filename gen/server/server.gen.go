@@ -810,6 +810,21 @@ func (e SaleWindowExpiredSuccess) Valid() bool {
 	}
 }
 
+// Defines values for ServiceUnavailableErrorBodyErrorCode.
+const (
+	ServiceUnavailable ServiceUnavailableErrorBodyErrorCode = "service_unavailable"
+)
+
+// Valid indicates whether the value is a known member of the ServiceUnavailableErrorBodyErrorCode enum.
+func (e ServiceUnavailableErrorBodyErrorCode) Valid() bool {
+	switch e {
+	case ServiceUnavailable:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for StepVerdict.
 const (
 	StepVerdictAttributed   StepVerdict = "attributed"
@@ -942,7 +957,7 @@ type AccountSuspendedError struct {
 		Hint    *string `json:"hint,omitempty"`
 		Message string  `json:"message"`
 
-		// RetryAfterSeconds Seconds to wait before retrying (`rate_limited`, `internal_error`).
+		// RetryAfterSeconds Seconds to wait before retrying (`rate_limited`, `internal_error`, `service_unavailable`).
 		RetryAfterSeconds *int `json:"retry_after_seconds,omitempty"`
 
 		// Status The HTTP status (`rate_limited`).
@@ -1336,7 +1351,7 @@ type DurationMonthsInput = int
 // | `unsupported_currency` | 422 | Sale currency not `USD`, `EUR` or `VND`; nothing was created. |
 // | `rate_limited` | 429 | Too many requests; nothing was recorded. Retry after `Retry-After` seconds (typed envelope). |
 // | `internal_error` | 500 | Failure on the service side; retry with backoff, except after `Failed to create commission`. |
-// | `service_unavailable` | 503 | Reserved, not answered yet: the service cannot reach its database. Retry after `Retry-After` seconds. |
+// | `service_unavailable` | 503 | The database is unreachable or too slow; nothing was recorded. Retry after `Retry-After` seconds (5). |
 //
 // Example: invalid_request
 type ErrorCode = string
@@ -1387,7 +1402,7 @@ type InvalidKeyError struct {
 		Hint    *string `json:"hint,omitempty"`
 		Message string  `json:"message"`
 
-		// RetryAfterSeconds Seconds to wait before retrying (`rate_limited`, `internal_error`).
+		// RetryAfterSeconds Seconds to wait before retrying (`rate_limited`, `internal_error`, `service_unavailable`).
 		RetryAfterSeconds *int `json:"retry_after_seconds,omitempty"`
 
 		// Status The HTTP status (`rate_limited`).
@@ -1488,7 +1503,7 @@ type LinkDisabledError struct {
 		Hint    string `json:"hint"`
 		Message string `json:"message"`
 
-		// RetryAfterSeconds Seconds to wait before retrying (`rate_limited`, `internal_error`).
+		// RetryAfterSeconds Seconds to wait before retrying (`rate_limited`, `internal_error`, `service_unavailable`).
 		RetryAfterSeconds *int `json:"retry_after_seconds,omitempty"`
 
 		// Status The HTTP status (`rate_limited`).
@@ -1686,7 +1701,7 @@ type PlatformErrorBody struct {
 	// | `unsupported_currency` | 422 | Sale currency not `USD`, `EUR` or `VND`; nothing was created. |
 	// | `rate_limited` | 429 | Too many requests; nothing was recorded. Retry after `Retry-After` seconds (typed envelope). |
 	// | `internal_error` | 500 | Failure on the service side; retry with backoff, except after `Failed to create commission`. |
-	// | `service_unavailable` | 503 | Reserved, not answered yet: the service cannot reach its database. Retry after `Retry-After` seconds. |
+	// | `service_unavailable` | 503 | The database is unreachable or too slow; nothing was recorded. Retry after `Retry-After` seconds (5). |
 	//
 	//
 	// Example: invalid_request
@@ -1755,7 +1770,7 @@ type RateLimitedError struct {
 		Hint    *string `json:"hint,omitempty"`
 		Message string  `json:"message"`
 
-		// RetryAfterSeconds Seconds to wait before retrying (`rate_limited`, `internal_error`).
+		// RetryAfterSeconds Seconds to wait before retrying (`rate_limited`, `internal_error`, `service_unavailable`).
 		RetryAfterSeconds int                         `json:"retry_after_seconds"`
 		Status            RateLimitedErrorErrorStatus `json:"status"`
 	} `json:"error"`
@@ -1845,7 +1860,7 @@ type ReadinessInternalErrorBody struct {
 		Hint    *string `json:"hint,omitempty"`
 		Message string  `json:"message"`
 
-		// RetryAfterSeconds Seconds to wait before retrying (`rate_limited`, `internal_error`).
+		// RetryAfterSeconds Seconds to wait before retrying (`rate_limited`, `internal_error`, `service_unavailable`).
 		RetryAfterSeconds int `json:"retry_after_seconds"`
 
 		// Status The HTTP status (`rate_limited`).
@@ -1936,7 +1951,7 @@ type RotationRequiredError struct {
 		Hint    string `json:"hint"`
 		Message string `json:"message"`
 
-		// RetryAfterSeconds Seconds to wait before retrying (`rate_limited`, `internal_error`).
+		// RetryAfterSeconds Seconds to wait before retrying (`rate_limited`, `internal_error`, `service_unavailable`).
 		RetryAfterSeconds *int `json:"retry_after_seconds,omitempty"`
 
 		// Status The HTTP status (`rate_limited`).
@@ -2023,6 +2038,29 @@ type SaleWindowExpiredReason string
 // SaleWindowExpiredSuccess defines model for SaleWindowExpired.Success.
 type SaleWindowExpiredSuccess bool
 
+// ServiceUnavailableErrorBody Typed envelope: the database is unreachable or too slow (503).
+type ServiceUnavailableErrorBody struct {
+	Error struct {
+		Code ServiceUnavailableErrorBodyErrorCode `json:"code"`
+
+		// DocsUrl Where the fix is documented (`api_key_rotation_required`).
+		DocsUrl *string `json:"docs_url,omitempty"`
+
+		// Hint What to do (`api_key_rotation_required`, `link_disabled`).
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+
+		// RetryAfterSeconds Seconds to wait before retrying (`rate_limited`, `internal_error`, `service_unavailable`).
+		RetryAfterSeconds int `json:"retry_after_seconds"`
+
+		// Status The HTTP status (`rate_limited`).
+		Status *int `json:"status,omitempty"`
+	} `json:"error"`
+}
+
+// ServiceUnavailableErrorBodyErrorCode defines model for ServiceUnavailableErrorBody.Error.Code.
+type ServiceUnavailableErrorBodyErrorCode string
+
 // StepVerdict defines model for StepVerdict.
 type StepVerdict string
 
@@ -2086,7 +2124,7 @@ type TypedErrorBody struct {
 	// | `unsupported_currency` | 422 | Sale currency not `USD`, `EUR` or `VND`; nothing was created. |
 	// | `rate_limited` | 429 | Too many requests; nothing was recorded. Retry after `Retry-After` seconds (typed envelope). |
 	// | `internal_error` | 500 | Failure on the service side; retry with backoff, except after `Failed to create commission`. |
-	// | `service_unavailable` | 503 | Reserved, not answered yet: the service cannot reach its database. Retry after `Retry-After` seconds. |
+	// | `service_unavailable` | 503 | The database is unreachable or too slow; nothing was recorded. Retry after `Retry-After` seconds (5). |
 	//
 	//
 	// Example: invalid_request
@@ -2099,7 +2137,7 @@ type TypedErrorBody struct {
 	Hint    *string `json:"hint,omitempty"`
 	Message string  `json:"message"`
 
-	// RetryAfterSeconds Seconds to wait before retrying (`rate_limited`, `internal_error`).
+	// RetryAfterSeconds Seconds to wait before retrying (`rate_limited`, `internal_error`, `service_unavailable`).
 	RetryAfterSeconds *int `json:"retry_after_seconds,omitempty"`
 
 	// Status The HTTP status (`rate_limited`).
@@ -2169,6 +2207,9 @@ type BadRequest = PlatformError
 // CliInternalError The platform envelope of a CLI 500, with `error.details.request_id`.
 type CliInternalError = CliPlatformError
 
+// CliUnavailable The platform envelope of a CLI 500, with `error.details.request_id`.
+type CliUnavailable = CliPlatformError
+
 // Conflict The platform error envelope.
 type Conflict = PlatformError
 
@@ -2199,6 +2240,9 @@ type LimitedPayloadTooLarge = PlatformError
 // LimitedUnauthorized A 401 in the platform envelope, or a retired key's `api_key_rotation_required` in the typed envelope.
 type LimitedUnauthorized = UnauthorizedErrorBody
 
+// LimitedUnavailable The platform error envelope.
+type LimitedUnavailable = PlatformError
+
 // LinkDisabled Typed envelope: the referral link is turned off. Keeps the top-level `success: false` and `message`.
 type LinkDisabled = LinkDisabledError
 
@@ -2219,6 +2263,9 @@ type ReadinessSuspended = AccountSuspendedError
 
 // ReadinessUnauthorized The readiness route's 401, `invalid_key` or `api_key_rotation_required` (typed envelope).
 type ReadinessUnauthorized = ReadinessUnauthorizedErrorBody
+
+// ReadinessUnavailable Typed envelope: the database is unreachable or too slow (503).
+type ReadinessUnavailable = ServiceUnavailableErrorBody
 
 // SaleBadRequest The platform error envelope.
 type SaleBadRequest = PlatformError
@@ -2252,6 +2299,9 @@ type StatusUnauthorized = UnauthorizedErrorBody
 
 // Unauthorized The platform error envelope.
 type Unauthorized = PlatformError
+
+// Unavailable The platform error envelope.
+type Unavailable = PlatformError
 
 // Ignored An optional request body whose members are ignored.
 type Ignored = IgnoredRequest
@@ -4212,6 +4262,19 @@ type CliInternalErrorJSONResponse struct {
 	Headers CliInternalErrorResponseHeaders
 }
 
+type CliUnavailableResponseHeaders struct {
+	RetryAfter          int
+	XRateLimitLimit     int
+	XRateLimitRemaining int
+	XRateLimitReset     int
+	XRequestID          string
+}
+type CliUnavailableJSONResponse struct {
+	Body CliPlatformError
+
+	Headers CliUnavailableResponseHeaders
+}
+
 type ConflictResponseHeaders struct {
 	XRequestID string
 }
@@ -4346,6 +4409,19 @@ type LimitedUnauthorizedJSONResponse struct {
 	Headers LimitedUnauthorizedResponseHeaders
 }
 
+type LimitedUnavailableResponseHeaders struct {
+	RetryAfter          int
+	XRateLimitLimit     int
+	XRateLimitRemaining int
+	XRateLimitReset     int
+	XRequestID          string
+}
+type LimitedUnavailableJSONResponse struct {
+	Body PlatformError
+
+	Headers LimitedUnavailableResponseHeaders
+}
+
 type LinkDisabledResponseHeaders struct {
 	XRateLimitLimit     int
 	XRateLimitRemaining int
@@ -4423,6 +4499,19 @@ type ReadinessUnauthorizedJSONResponse struct {
 	Body ReadinessUnauthorizedErrorBody
 
 	Headers ReadinessUnauthorizedResponseHeaders
+}
+
+type ReadinessUnavailableResponseHeaders struct {
+	RetryAfter          int
+	XRateLimitLimit     int
+	XRateLimitRemaining int
+	XRateLimitReset     int
+	XRequestID          string
+}
+type ReadinessUnavailableJSONResponse struct {
+	Body ServiceUnavailableErrorBody
+
+	Headers ReadinessUnavailableResponseHeaders
 }
 
 type RedirectResponseHeaders struct {
@@ -4604,6 +4693,16 @@ type UnauthorizedJSONResponse struct {
 	Headers UnauthorizedResponseHeaders
 }
 
+type UnavailableResponseHeaders struct {
+	RetryAfter int
+	XRequestID string
+}
+type UnavailableJSONResponse struct {
+	Body PlatformError
+
+	Headers UnavailableResponseHeaders
+}
+
 type ListTrackingEventsRequestObject struct {
 	ProgramId int64 `json:"programId"`
 	Params    ListTrackingEventsParams
@@ -4710,6 +4809,22 @@ func (response ListTrackingEvents500JSONResponse) VisitListTrackingEventsRespons
 	return err
 }
 
+type ListTrackingEvents503JSONResponse struct{ UnavailableJSONResponse }
+
+func (response ListTrackingEvents503JSONResponse) VisitListTrackingEventsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type ListDailyEventCountsRequestObject struct {
 	ProgramId ProgramId `json:"programId"`
 	Params    ListDailyEventCountsParams
@@ -4812,6 +4927,22 @@ func (response ListDailyEventCounts500JSONResponse) VisitListDailyEventCountsRes
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
 	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListDailyEventCounts503JSONResponse struct{ UnavailableJSONResponse }
+
+func (response ListDailyEventCounts503JSONResponse) VisitListDailyEventCountsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(503)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -4981,6 +5112,25 @@ func (response CliAuthCallback500JSONResponse) VisitCliAuthCallbackResponse(w ht
 	return err
 }
 
+type CliAuthCallback503JSONResponse struct{ CliUnavailableJSONResponse }
+
+func (response CliAuthCallback503JSONResponse) VisitCliAuthCallbackResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.Header().Set("X-RateLimit-Limit", fmt.Sprint(response.Headers.XRateLimitLimit))
+	w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(response.Headers.XRateLimitRemaining))
+	w.Header().Set("X-RateLimit-Reset", fmt.Sprint(response.Headers.XRateLimitReset))
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type CliAuthPollRequestObject struct {
 	Params CliAuthPollParams
 }
@@ -5095,6 +5245,25 @@ func (response CliAuthPoll500JSONResponse) VisitCliAuthPollResponse(w http.Respo
 	w.Header().Set("X-RateLimit-Reset", fmt.Sprint(response.Headers.XRateLimitReset))
 	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
 	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CliAuthPoll503JSONResponse struct{ CliUnavailableJSONResponse }
+
+func (response CliAuthPoll503JSONResponse) VisitCliAuthPollResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.Header().Set("X-RateLimit-Limit", fmt.Sprint(response.Headers.XRateLimitLimit))
+	w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(response.Headers.XRateLimitRemaining))
+	w.Header().Set("X-RateLimit-Reset", fmt.Sprint(response.Headers.XRateLimitReset))
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(503)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -5215,6 +5384,25 @@ func (response CliAuthStart500JSONResponse) VisitCliAuthStartResponse(w http.Res
 	w.Header().Set("X-RateLimit-Reset", fmt.Sprint(response.Headers.XRateLimitReset))
 	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
 	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CliAuthStart503JSONResponse struct{ CliUnavailableJSONResponse }
+
+func (response CliAuthStart503JSONResponse) VisitCliAuthStartResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.Header().Set("X-RateLimit-Limit", fmt.Sprint(response.Headers.XRateLimitLimit))
+	w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(response.Headers.XRateLimitRemaining))
+	w.Header().Set("X-RateLimit-Reset", fmt.Sprint(response.Headers.XRateLimitReset))
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(503)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -5386,6 +5574,25 @@ func (response CliInit500JSONResponse) VisitCliInitResponse(w http.ResponseWrite
 	return err
 }
 
+type CliInit503JSONResponse struct{ CliUnavailableJSONResponse }
+
+func (response CliInit503JSONResponse) VisitCliInitResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.Header().Set("X-RateLimit-Limit", fmt.Sprint(response.Headers.XRateLimitLimit))
+	w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(response.Headers.XRateLimitRemaining))
+	w.Header().Set("X-RateLimit-Reset", fmt.Sprint(response.Headers.XRateLimitReset))
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type CliListProgramsRequestObject struct {
 }
 
@@ -5501,6 +5708,25 @@ func (response CliListPrograms500JSONResponse) VisitCliListProgramsResponse(w ht
 	w.Header().Set("X-RateLimit-Reset", fmt.Sprint(response.Headers.XRateLimitReset))
 	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
 	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CliListPrograms503JSONResponse struct{ CliUnavailableJSONResponse }
+
+func (response CliListPrograms503JSONResponse) VisitCliListProgramsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.Header().Set("X-RateLimit-Limit", fmt.Sprint(response.Headers.XRateLimitLimit))
+	w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(response.Headers.XRateLimitRemaining))
+	w.Header().Set("X-RateLimit-Reset", fmt.Sprint(response.Headers.XRateLimitReset))
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(503)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -5627,6 +5853,25 @@ func (response CliStatus500JSONResponse) VisitCliStatusResponse(w http.ResponseW
 	w.Header().Set("X-RateLimit-Reset", fmt.Sprint(response.Headers.XRateLimitReset))
 	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
 	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CliStatus503JSONResponse struct{ CliUnavailableJSONResponse }
+
+func (response CliStatus503JSONResponse) VisitCliStatusResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.Header().Set("X-RateLimit-Limit", fmt.Sprint(response.Headers.XRateLimitLimit))
+	w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(response.Headers.XRateLimitRemaining))
+	w.Header().Set("X-RateLimit-Reset", fmt.Sprint(response.Headers.XRateLimitReset))
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(503)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -5854,6 +6099,25 @@ func (response CliTestEvent500JSONResponse) VisitCliTestEventResponse(w http.Res
 	return err
 }
 
+type CliTestEvent503JSONResponse struct{ CliUnavailableJSONResponse }
+
+func (response CliTestEvent503JSONResponse) VisitCliTestEventResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.Header().Set("X-RateLimit-Limit", fmt.Sprint(response.Headers.XRateLimitLimit))
+	w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(response.Headers.XRateLimitRemaining))
+	w.Header().Set("X-RateLimit-Reset", fmt.Sprint(response.Headers.XRateLimitReset))
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type UpdateLinkRequestObject struct {
 	LinkId int64 `json:"linkId"`
 	Body   *UpdateLinkJSONRequestBody
@@ -5975,6 +6239,22 @@ func (response UpdateLink500JSONResponse) VisitUpdateLinkResponse(w http.Respons
 	return err
 }
 
+type UpdateLink503JSONResponse struct{ UnavailableJSONResponse }
+
+func (response UpdateLink503JSONResponse) VisitUpdateLinkResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type GetMeRequestObject struct {
 }
 
@@ -6045,6 +6325,22 @@ func (response GetMe500JSONResponse) VisitGetMeResponse(w http.ResponseWriter) e
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
 	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetMe503JSONResponse struct{ UnavailableJSONResponse }
+
+func (response GetMe503JSONResponse) VisitGetMeResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(503)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -6173,6 +6469,27 @@ func (response GetReadiness500JSONResponse) VisitGetReadinessResponse(w http.Res
 	return err
 }
 
+type GetReadiness503JSONResponse struct {
+	ReadinessUnavailableJSONResponse
+}
+
+func (response GetReadiness503JSONResponse) VisitGetReadinessResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.Header().Set("X-RateLimit-Limit", fmt.Sprint(response.Headers.XRateLimitLimit))
+	w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(response.Headers.XRateLimitRemaining))
+	w.Header().Set("X-RateLimit-Reset", fmt.Sprint(response.Headers.XRateLimitReset))
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type GetProgramRequestObject struct {
 	ProgramId ProgramId `json:"programId"`
 }
@@ -6274,6 +6591,22 @@ func (response GetProgram500JSONResponse) VisitGetProgramResponse(w http.Respons
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
 	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetProgram503JSONResponse struct{ UnavailableJSONResponse }
+
+func (response GetProgram503JSONResponse) VisitGetProgramResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(503)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -6399,6 +6732,22 @@ func (response UpdateProgram500JSONResponse) VisitUpdateProgramResponse(w http.R
 	return err
 }
 
+type UpdateProgram503JSONResponse struct{ UnavailableJSONResponse }
+
+func (response UpdateProgram503JSONResponse) VisitUpdateProgramResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type GetApiKeyRequestObject struct {
 	ProgramId ProgramId `json:"programId"`
 }
@@ -6500,6 +6849,22 @@ func (response GetApiKey500JSONResponse) VisitGetApiKeyResponse(w http.ResponseW
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
 	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetApiKey503JSONResponse struct{ UnavailableJSONResponse }
+
+func (response GetApiKey503JSONResponse) VisitGetApiKeyResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(503)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -6625,6 +6990,22 @@ func (response RegenerateApiKey500JSONResponse) VisitRegenerateApiKeyResponse(w 
 	return err
 }
 
+type RegenerateApiKey503JSONResponse struct{ UnavailableJSONResponse }
+
+func (response RegenerateApiKey503JSONResponse) VisitRegenerateApiKeyResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type ListLinksRequestObject struct {
 	ProgramId ProgramId `json:"programId"`
 }
@@ -6726,6 +7107,22 @@ func (response ListLinks500JSONResponse) VisitListLinksResponse(w http.ResponseW
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
 	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListLinks503JSONResponse struct{ UnavailableJSONResponse }
+
+func (response ListLinks503JSONResponse) VisitListLinksResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(503)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -6866,6 +7263,22 @@ func (response CreateLink500JSONResponse) VisitCreateLinkResponse(w http.Respons
 	return err
 }
 
+type CreateLink503JSONResponse struct{ UnavailableJSONResponse }
+
+func (response CreateLink503JSONResponse) VisitCreateLinkResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type ListPartnersRequestObject struct {
 	ProgramId ProgramId `json:"programId"`
 }
@@ -6967,6 +7380,22 @@ func (response ListPartners500JSONResponse) VisitListPartnersResponse(w http.Res
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
 	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListPartners503JSONResponse struct{ UnavailableJSONResponse }
+
+func (response ListPartners503JSONResponse) VisitListPartnersResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(503)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -7107,6 +7536,22 @@ func (response CreatePartner500JSONResponse) VisitCreatePartnerResponse(w http.R
 	return err
 }
 
+type CreatePartner503JSONResponse struct{ UnavailableJSONResponse }
+
+func (response CreatePartner503JSONResponse) VisitCreatePartnerResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type GetPaymentProcessorRequestObject struct {
 	ProgramId ProgramId `json:"programId"`
 }
@@ -7208,6 +7653,22 @@ func (response GetPaymentProcessor500JSONResponse) VisitGetPaymentProcessorRespo
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
 	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetPaymentProcessor503JSONResponse struct{ UnavailableJSONResponse }
+
+func (response GetPaymentProcessor503JSONResponse) VisitGetPaymentProcessorResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(503)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -7333,6 +7794,22 @@ func (response SetPaymentProcessor500JSONResponse) VisitSetPaymentProcessorRespo
 	return err
 }
 
+type SetPaymentProcessor503JSONResponse struct{ UnavailableJSONResponse }
+
+func (response SetPaymentProcessor503JSONResponse) VisitSetPaymentProcessorResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type GetProgramReadinessRequestObject struct {
 	ProgramId ProgramId `json:"programId"`
 }
@@ -7434,6 +7911,22 @@ func (response GetProgramReadiness500JSONResponse) VisitGetProgramReadinessRespo
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
 	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetProgramReadiness503JSONResponse struct{ UnavailableJSONResponse }
+
+func (response GetProgramReadiness503JSONResponse) VisitGetProgramReadinessResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(503)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -7674,6 +8167,25 @@ func (response TrackClick500JSONResponse) VisitTrackClickResponse(w http.Respons
 	return err
 }
 
+type TrackClick503JSONResponse struct{ LimitedUnavailableJSONResponse }
+
+func (response TrackClick503JSONResponse) VisitTrackClickResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.Header().Set("X-RateLimit-Limit", fmt.Sprint(response.Headers.XRateLimitLimit))
+	w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(response.Headers.XRateLimitRemaining))
+	w.Header().Set("X-RateLimit-Reset", fmt.Sprint(response.Headers.XRateLimitReset))
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type TrackLeadPreflightRequestObject struct {
 }
 
@@ -7892,6 +8404,25 @@ func (response TrackLead500JSONResponse) VisitTrackLeadResponse(w http.ResponseW
 	return err
 }
 
+type TrackLead503JSONResponse struct{ LimitedUnavailableJSONResponse }
+
+func (response TrackLead503JSONResponse) VisitTrackLeadResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.Header().Set("X-RateLimit-Limit", fmt.Sprint(response.Headers.XRateLimitLimit))
+	w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(response.Headers.XRateLimitRemaining))
+	w.Header().Set("X-RateLimit-Reset", fmt.Sprint(response.Headers.XRateLimitReset))
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type TrackRefundRequestObject struct {
 	Body *TrackRefundJSONRequestBody
 }
@@ -8083,6 +8614,25 @@ func (response TrackRefund500JSONResponse) VisitTrackRefundResponse(w http.Respo
 	w.Header().Set("X-RateLimit-Reset", fmt.Sprint(response.Headers.XRateLimitReset))
 	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
 	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type TrackRefund503JSONResponse struct{ LimitedUnavailableJSONResponse }
+
+func (response TrackRefund503JSONResponse) VisitTrackRefundResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.Header().Set("X-RateLimit-Limit", fmt.Sprint(response.Headers.XRateLimitLimit))
+	w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(response.Headers.XRateLimitRemaining))
+	w.Header().Set("X-RateLimit-Reset", fmt.Sprint(response.Headers.XRateLimitReset))
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(503)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -8309,6 +8859,25 @@ func (response TrackSale500JSONResponse) VisitTrackSaleResponse(w http.ResponseW
 	return err
 }
 
+type TrackSale503JSONResponse struct{ LimitedUnavailableJSONResponse }
+
+func (response TrackSale503JSONResponse) VisitTrackSaleResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.Header().Set("X-RateLimit-Limit", fmt.Sprint(response.Headers.XRateLimitLimit))
+	w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(response.Headers.XRateLimitRemaining))
+	w.Header().Set("X-RateLimit-Reset", fmt.Sprint(response.Headers.XRateLimitReset))
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type StripeWebhookRequestObject struct {
 	ProgramId ProgramId `json:"programId"`
 	Body      *StripeWebhookJSONRequestBody
@@ -8396,6 +8965,22 @@ func (response StripeWebhook500JSONResponse) VisitStripeWebhookResponse(w http.R
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
 	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type StripeWebhook503JSONResponse struct{ UnavailableJSONResponse }
+
+func (response StripeWebhook503JSONResponse) VisitStripeWebhookResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(503)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -8501,6 +9086,22 @@ func (response ListWorkspaceMembers500JSONResponse) VisitListWorkspaceMembersRes
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
 	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListWorkspaceMembers503JSONResponse struct{ UnavailableJSONResponse }
+
+func (response ListWorkspaceMembers503JSONResponse) VisitListWorkspaceMembersResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(503)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -8637,6 +9238,22 @@ func (response AddWorkspaceMember500JSONResponse) VisitAddWorkspaceMemberRespons
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
 	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type AddWorkspaceMember503JSONResponse struct{ UnavailableJSONResponse }
+
+func (response AddWorkspaceMember503JSONResponse) VisitAddWorkspaceMemberResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(503)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -11612,521 +12229,526 @@ func (sh *strictHandler) GetReadyz(ctx echo.Context) error {
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7L37chu5tTf6Kih++crkpElRljyJqUpla2RPxl98+yx5kuyhNxtig2RHTaCngZbEGbtq/3Ue4NSpOm/w",
-	"vch5k/0kp7AWgEbfeNHF9mRr105isbtxXVhY19/6tTMVy1RwxpXsjH7tLBiNWAb/PJ5OmZQngqtMJMdJ",
-	"Iq5+KB5GTE6zOFWx4J1R5x37OWdSEfM1oeQ8E1eSZWRJV0QyHg06QUdOF2xJ9ddqlbLOqCNVFvN559On",
-	"oKGzV0wtRNTQmXlQ6SSXjAhO1IKRTOSK7d7hmyyex7ze35luEif4SJIQXwsDcrVgnEixZCTNxDyjS5LE",
-	"UkkSK9K1I4OhSCJ4surtNKJX9Pp4zuqDOWVTwWuTn9LpgsHc04zNkni+UIRyecWyxk5jrticZdDrif7U",
-	"dFrvLkzz8ySeBmRJr/t0zv508O1wGOpG9YrEGYs6I5XlbP3MdPOMq+d8KiL9W72b+S9xGuKK6llMk5hx",
-	"Reh0ylJY0SNCz6X+SagFy65iuXF/n7E0Y1OKHVT7e5sxaM11ePz2BblgKxJLsqTZBYvITOjdU9DAEQn/",
-	"bZwPhwfT9zy+JhL3AH5hIREzaEJ/F/M56b77/oQ8/cPhk8qGp1Qplune/+Pffhr2n374/e86QcPAn5/R",
-	"hhU6VZngc3JJkziiSmS2V3znkSRTXONdt+ZlzC/uYn1weSIxlZM8S3BpjkjGkj9FxUaEmzbtHVPZ6nim",
-	"WNZO+UqQKxorcs5mItMnU2WrmM/XT3wZ83iZLzujYdB0CE5zLpm6g3X44ezsbT+iitn9sY9IxGiUxJwh",
-	"ffzxydPDjQzhR5qtGs7KMZyKvj1NO5/Gv7+jir2Ml7GC/6r3AD+7CVDF+gn8cp5PL5giXcMMJUk1+4l5",
-	"rljvVstfjOgdW9KYN/KId7bXhM0UiQ2jyLMMNijmkbi6s0E0EoN/9j1WVRoB0QSj5C0HgjN98az9oo2j",
-	"gCh6wTiZZWKJG1VcUX/vm/f6L54ZriopZwFhiWRkzjjTuxoNyP/OhWL6wlKCyDxNRbaBgSzp9UvG52rR",
-	"Ge0//mOgp+L+rjOzT0EnpRldMuWJFOnme8Bsrr5OyZwpCX/pR32mP2WRYXt6rPrGNlJLJ+hwutQjqByR",
-	"Defsxey14OwVVdNFfUjHnISaJYdELWJpb6aFSCJ5hEsbK80OLB3ooeLVq389GB6Sq1gtRK70lS2iVeuY",
-	"X8z6ehh9HMf6Eb9FgeNFVB/v63zJsnjqZJI4cj2mVC2K/lLXxroNn4lsSRVS6LeHnaAg3v1G4j1jUj2j",
-	"itYH9vxaMS5jwQck1L2EJGM0QtmIKE3U7FJLoaQbxnKifwh7JOZSMRppZpQxmhDBmXTz+Tln2aqYkP6k",
-	"tG4Rm9E8UZ3RjCaSueGeC5EwypE+zan5TkQxAxJ9MecCVkJLxnCl6n/SNE1ivMT2/ilRpCg6+l3GZp1R",
-	"53/sFbL0Hj6Ve6Y9cyCx0/LCvIF/0IRQHpEYXx+QEyA0TfpUgQStlydb2WNOqCT/6/TNaydgE8oJW6Zq",
-	"RcT5P9lUkW7466ewFxCRjXloJLD+2SplI1KdTQg0SrgACj0ylIpdx5JwoYkXejNtI4FLcjgcDsa8gwsp",
-	"U8ElLuJ31E34rtbxbUKVJsbnWSaypmV8wUE4cgvUTc0XhPFLloiUBSQsBgbthHBveTqPzznbRmRe3/P4",
-	"NAznJIlfcC3i0QQHeVdTP0nijbP/nsZJnjkVSLLsMp4yIuOINaxEb0A8rYbEkd5mw3UrtwfONiBUjbl+",
-	"rElNzEjI9EgGSyYlnbOQdEMrFkziaERQHIwjFAR7YQ+Jm9vvIqZonMhB8U2oCam6F/ZG7jtJZf2GlAUb",
-	"fZd6bZRki+3aKT6ptWVEhG3b0a9jGzenL8FnSTz9jEfK9iiRP2gOcx1LpbWcjE1FFjUfMvvZ3R+xZ1Qu",
-	"zgXNorcUlWNvHRS7VnsLtUzKC9Agk9TV+8i2S1I6Z5UBg4bcb1eRuehLJTIWjlADp3NGpjTLYibNWZT6",
-	"2nskycnpu++JEheM31CD7p+yaZ7FatV/K5J42qAdnMK/ZUCkWiVMwrGb0iQx96yRFmMJHIJlR5rpzzK6",
-	"3KhB1dbxU9D5XmTncRQx/vlIUu8WnU5FzrWkm4mEkUgwc0clibiC2elbzwjFUuTZlBn+RjnYD8iVyC5k",
-	"SqesmYDdvO6egn84e/XyDon3GMlNK6FUq2NScJintQ4NNNO5n1vpjq+kgIR2nKdAmmbtj1DDRw50TqcX",
-	"Yja7w/0A9syi347AcoTGJrx3iaQrrYuinHaVCTzF3tpUzGDrlsZ/1bMMrfsE3inZT9a9bd6qXKUPV7uj",
-	"wi/AT38EEpxmLGJcxTQh57kCZjoDDhrL9eRZ5ZSO8RrtcszPWSL4HMx21OO7VwshGRFXnGWWn2sSlrlM",
-	"GdcaftdIilrfD0lo3pm4F8IAWMKYi8zTsC/YSl9paqFlFBi8FlNY1KtJlw8H4zd0MP4iOPt8Z+IdU1oG",
-	"0qpOKmLeQvp6TI08mdOlkfwyliZ0ypbGLv+g22za5389SaVdz8alALH8gTi2IY7XQn0vch59Prp4Dfdg",
-	"zlv0XDugVi3hYRfru/iWrhJBozMhXtJs/lm5Oh5CMG3Sc3HJyLeH5K/xd82bWxnnwx7vsMfvOc3VQmTx",
-	"L3doSPcbhd34TkSr5lNLcknPE+aLtQ02UJBVqWbacNtb125XK92RTwo0jScXbDWxvtyJtZI80MNGeuAX",
-	"z2LYjLsjBL/RtXaijM1YltGEJDG/0DevyjPOIiJms4Zd1i9NItNuGJA0ybXWkvYTdskSEsoc4nNCMKmF",
-	"1vDdAwvaNImnF+SKFgrHA2GsJYzf3l1+46l+TRceetWXsbrdnXfjtXBEdIfswGuzfSmoMhNnUcPRz6hi",
-	"E/MYTzQaEEoHmkBwEqEzxTISwh99CFUKbVBIZaG8Vzatkxf39GAEqFMNo1HMmZT3ox42N98mXazVFWuU",
-	"FZsmJ2DMCjWt6a2eABVNDN2EZH/4IElsSQOn1gB4Z/t/jKZF1/BameKCrR5JF1xzY+NmXcas2TcfKGJL",
-	"irgXbaOx9S3VjmYtIkZ3j9YkwqruAV886Bm3oIUozti0IWjzRHAV85wRqkj4UnhxyN5y2t/rn/9twTIU",
-	"m2y4/Ry8zexa7e4uP6UJ+zodjWizLHtcLL2ar0JNsSEXE6pUFp/nsI69B2/jb/C0aDr8/MFE+vYMVUa5",
-	"pFPgbnEU6luRJhmj0coJ2i60myYJy7zLtlFl8Uh2zMMox+GzidcR+GcyRiFm0mjxg2ogmqQJgxFBZK/x",
-	"3pgB6WcP/sPfLKn/VpxKFe5bUhx6D46kO6KGL2F5Ag6CdyyEVNTZIO5kWbnYTCRcqAnYtB4u4t8sPf6m",
-	"/WFVgkzxpYkSYpLo1x40ly1I4O5NGlsJY3dkyqgTy5hvjt2ywTLhP0RetLygkpwzxov2B7491gvoGnPK",
-	"I5f8WcQAL1iSkpyrOMFbF9qRseD64ySeKRY9JBpsQZNfiwsXLCMbL8Lca7jZuPLg1L1j8kgzoRUpvUmf",
-	"MSEFkiynKzjq4fvTZ/oGev7+HRonfnz9LNyKWEyqK4smU9Ng1esz1fpizYv7IFX9JugznnMWvWiw5uET",
-	"kLYFXA8u7+cI8BPqhkLSDffcSzXO0G43LCUV7Zrsc8pU/0SIi5g1NxxmbKYyOr2YmNSikEzhddINf1Aq",
-	"fcOTlT4Yp3TJTmPF/vSSXsPfbJpnLNQa6UKpVAbkDySiK9m7gSlTUZXL34Q7d0Bei2pSI+jkWpoQuWKP",
-	"JDl8/PTBedt2Gov9/rqFgt7Ga387Whju/8sLAJCprzkIyzBhcN1u0ksq3Us7JlYWOA3rEirXjb2ET+Rl",
-	"QvogEmu/r2APeQg76z6DdzwMlnXvwju3vLRKu/FaqFciimcxi5pvAEShANSfdEW6YQk7Iux5eBR3ufRf",
-	"47rdC0vaxqRnWJHVXNeGmgYkrHE5LXEmYg7ZmnMa8zuLsvpk726LuNIQ3FAnqhKfHBHqafhminqAaSZS",
-	"likDlcFsWzRJ3sw6o5/Wryr04XH44NdKe1o+h3Z5vuyMfurU7AadD02AWeYXhKbofPpgYT1QmvnJDPND",
-	"7cWgcxxFMWJvWMgS6n556w0NJaKKeT9jrI+7fK0ySiKq6ICEikk1WYKisaTZhSTUwzY5IqExt4DVt0gU",
-	"cmAtHN/WDej15nmSoIaFQyivV9HWRhCS6AVPc5izG2ATuNBUZFF5yD4aS0DY9TTJNU041CGD2QJQPZSb",
-	"ByldiRxRkKozqGGwNG1LGv+VrZ4bYjQz9eYdmc1aG9QDbbzgM9Gp0gN8/qG1X/im1qdRCCdUlVBxIqpY",
-	"X8VLVodyCzpLKi+aOHiYqcl//ef/wUhiCMmkUpFDMl3QjE4Vy2Dlas1ZS0UTNJoHUVaHJ1tSDphxK4dG",
-	"tpm28POdpguNs8n5attPKvtSdOm3Vd+o2mewyoG/Rd5irdloKXMWbSaz8q/GbtR8L3N2pdc/IHIhrjhC",
-	"LixYxhr383YktX4t7SiDxuXZuKbtR6QI/qivwA+AvmB4AphRbKwIWlIqJyqJpxeGd7VwiWLeKc0UZ5l5",
-	"vQZK1fK9A6YKKrzyBg1I0IBK15ObHM7tMpZwc3SCTs69hx82Eb5pOiiWpDTh0uCbNuVkQWP+I8siE8/R",
-	"sM6b2OWpYqlt4VPQSRiNdvxEUjQEbv1JZRFwmKZr01zjZJP4OFeLE5ok53R64QVTlacdRxNAWmlEdHuT",
-	"Mv7iGTkRnLOpIvbd4lqbCj6L57nWI2PNJrLGE6w3jm0+jPhaUAypNq+gc92fi775UQurg3f06hX6SBpn",
-	"jWBb2zItrT0mDQNtImu9bwlTbAe6xeZvzlXM7N6KJNl1ZjS61H/Idt5QP8rtq8Gu0zhj0rDkWiiggSUU",
-	"c7AgaoIxH2jq2I6B19dbi7aIUehW3g6kiXcEnRay9pBx/CEGJGM274lPbaSf7SocdLbc5Vvv7qmimdp5",
-	"e3O1mORZ0jxdwL7RW5JLlhGRMg7+S1SrSnuSZ3HTbpT3e7sdTEWSNA/p+FyKJFeMvH/3EjDS/vL8jOzR",
-	"NN673N+bJvGens2e/j4s4DWMCXeb0e7IbtzaeWMuTflWWwqXzjsmAWCxtm3F7VcM18n8QWeaSyWWLLOS",
-	"VH2qC5GpiVUI60dglZY0xakeTONhuSyuxbUQe/4VWl0GaLQ0psoMim6CTuPFX1q5FzxWrddWjZ9tqdZN",
-	"xXIZAyVNMkMla+frXn9HFWtqxS7xdq1o3R4bEBcxm0R51qKqPKMreUQkU1IzIXgZkXMnEV1JYEdLeo0I",
-	"owffPhmWAUc3i2mRWNKYbxr4M3jLTdsOd7IUXC3kxq/N66/gbdcKwpBuOp3wlhtnfcnrW3kjaQGJbEdm",
-	"u061sSYKkya9nYpT7EadjZYE8mZVyrzzSALesdYnCDbQ2JltUSb5fPM+eP0HnrpUasRN4FacsmxN3Npc",
-	"VjFC1qxlzvpW2VoMaK4/KKA2Ny+O9+7mqZsON77YZof70OQ4qKcoiBmh5OTlC/JkOAxKCQtNYKJ27XE7",
-	"5eajECu2bFi14jA28LJYpgldGZokMp8uNJGGB8P/iQEJv3v8ZGDKJdyJ9r/mOG0t/LZwKadxyqY6Eb7c",
-	"up5y4DhVeVyh4Bar6XW4wTbhfqBZRlc7HT3jpt6VD05VfMkm6xck4nJyyTLnpKkLOWt2q30TUBmYFAsl",
-	"GyG+zxlUgPBeg5CYFVMkpXGkqS9jlyyTaHnZ2R5S/yBjU8bVBO29LVYGOXl8uGheLq3Wr3ms1f3Wx02W",
-	"AnzZb9dvpIkc9CKnbDJd0GzO5IRxh0pR3zr7LtoHmt9ad59UD0CJWBqabx1ddd2DGnE200zTAlzRjMd8",
-	"Lkvcbt0N9Df84FYn8IxJ9VyP3ZN4K9ZwmBoIP6gWCc48BwQE84UKcMtBzLe6EyNyxdWCqXiKDxocVK7l",
-	"krLQYGkKtGT5IdjCEHkjn0ujurJln59uIv55y76J91G+2kIaqbSptT4tkmz4xFcSP334CmjwZuoq0tH2",
-	"9qWtya5JYzWR0Y3Xg2YG8eVW/MgbhDcBr4mgbMC23bas4fQCVrDB6GHAb0wKi+cPrJ9Hk0M7sdffxtPm",
-	"+wjqDwXXunKrjQFliuNd5Ct2GU/ZRMitBmfetvu88f11ZNFECHMmJtNYrbZqHF4WOVfZ9u9nbG7k2o2v",
-	"b037KZ0zax3b2CoCNLFs6w+MsWxbr5HeZ6noMq2T7feZWJIQ6cu9Fm5rx20SeksHrui55NXxxu8tVWUh",
-	"yptZ2iqPKMr059NuUD5n/kHxT0XrQV9jm7LBEZOtXPDl6IpPQYfOZnESU8Wa7aff50myIj/nNAFBCcyo",
-	"XVD0oEnWszWpEgoSD9h/A4jcxeA4rF9BZ7OQQG0Y4qoPDZqtv1jMYOKzmSp3C+Xl1L0QlqAAbOYypgx3",
-	"Z3EmlYUCizmG1W6k0YTyeW74/RZu0DmbqFglO7x+f4dxmjHGJxkDq/e2nOQGR/gXg/678eVcEz2dN95T",
-	"pg5PESdR1MsSV5y8lyzrH8+hthPm08aSpFj+bat9vIzZVSoyNZHxL9uMtuqwLx2NG5n81rkF2yn8VIkM",
-	"SoCZCxyouK/Vi1WV9tFe22zNqJlym6A4IEY9iWdM76ruUL9Iuta0KJnSxzEgpnAT+RZhkRqU7y3Yj5b6",
-	"XomIWebjyVUVc5ONuHIp1K3hB9PGuKka1uAjSUL0Fui/mu0/BojAEwU0mXwIGiSZexOa7RhKd1TDVjZe",
-	"FQ0ehHr9RCFjra4SjiYLLCOjVxsCniI2jZc0IYCSLUckZZlWdkHBs//WHUvSDc3fYTDmYcameaYXcmJ/",
-	"HblW94fDXkCW9J8iIza7h+Q8VhKancXXLHKNwl+IymVbxJ9GY+41qP+vNyDvGI0Iu6ZTlawIleQqi5Vi",
-	"nHQ5u2RaJc1EPl8QSmaJoMpAzkPInIwv2Svrx0B2UIgZItdcwvN7mB6DpkKBuJDlDTiriJRmUbQsoyeD",
-	"Qn95wUq/4VtNIugJSA66j1bpH1Lbu1P3Ym8rTYAuIbJzao1JW0iW7SzsdZ4kpgQKjMYBd5yvSOg76kJC",
-	"E8HZVvz8BuqDJbfm0IJm6d+tW+P6by12x3Li9rNZHUrpaqlH0GrIhS3S7EBkE1/hbQjqpwl7VEcxaGZz",
-	"NClUpN0FdPhcL/q9i+YlivT20p9CbRUb16yyG5tk7mc0TlZwvE70CNpMq9ueEkdQ234RGXdxfZ/fn53o",
-	"G7q28k37DHbYrXqsG26Y3QlpDbqd8kS2WLZdPDxrfbuV3ahdoVqQaHIa6Hlomq2xi0ZDA1XsTGz1qjKq",
-	"2AZzj+veNW4+3c51aWbVuNDs8timLnwvsmUjgRbsokE0jMCunSSMt5i1yq9MllDgvZmLtoZutbpUuODT",
-	"NmsaosZN8ixuDY5rcek3LdOL6ExcMN6qP7vBb7x8tjSQbRpH24nwYyM3sc+2kEXsCjq6KVW004LxlWSN",
-	"b8wz6t2ku+7qpzUTaV8xCoJy66oVYVUlh59/QUdrPoYnbTOqKor+SEqfep2UxtO4dV4ATCPvP88ojx5J",
-	"ImPFMPJioYVhTZikq5WbdMCu6TJN2GAqlmFvRLggKVWLAE0vAdHKMBEZARwRGTgB/fGTgzH3Uh3IMUkA",
-	"bHNOwoVS6WhvD73nkKMMf1EeEUpURuMEXtsLSReKnqVMpAkjKZWK9QiFcvBLcckiqMgz5sWYY0mgSCNk",
-	"fyfiimVkSqWBdfNK83eh1z+P9vZ6f/7puP/vtP/LsP/0Q7f4d//Dr8Pg2/1P3tPen7vj8WCH13vf7P35",
-	"d03cvim0qClPB2UL1GNGBMOWCCVW2H0kiZFUJLlgLNV/6fcRvNqp+QMSDkPS1X+LLJ7HnCbk5OWLR3LM",
-	"xx2rp487PfInp7XbuB8qSVgJmxoRza5CC3hmtPoBOT6HGvpdkcELAblaxNPFmIOFUwJxwRu9UWEbEByM",
-	"s3sxj1V4RHJNMHwOMawkfHt8dvKDC6w0/ci9X11F60+mmGyhUT2uqlObI8kg7uakUeE/VVheAmwGM6iL",
-	"ql8ONG2dC7VwQSsy0APGws3win7d1HEWuWIjqIFNYoX7EeiF4w4+x9YYGJCzRSyLSszTREgWgWY1IhQi",
-	"pWAoS7oi54zQyKAoUr4iGUsYlSwwZwiZ8pgDHiJQjP4wVgWAzgUXV1pxKuqYP5Lkh7OztwRlXgSik/pM",
-	"6QEEqKybPQigysIilmOOApVWE677Fq+gD/Pq6z5lSJgrCD7mY/6R6LUmHwnGbJCP5BWjYNT9OOYf+/2+",
-	"+49+t45O+pEcDofkIzkms5glUVDYfjUzAZCrWBLQmPmcQFZUooUvFoGHGXPxLAQIJnc2llqMp4sBwTFU",
-	"wFDdEE5pwrAWrD2PAYlVkQ0TCw7DU5xlfWv8ylgCh0ku4lQPyDwnU5EnEezMOZYzTYC9NUPU47hKaDgw",
-	"qn3ykTSVRRnZBQn85ci5JgKuR2Hi0CGpTGTluHKsOVoOCyRXAJhLeVMoOlAwY95IfUxkN1AHvTwq5Uba",
-	"Hopd9AatB2OHXU/6x87aEX9c1w2Bjvpy0adNb6D9kkSMRknM2VEJKwtRsjI2Z5xlVDGpD1bbaGa2ciL2",
-	"fkA+kq1rMY5cIVs7WOHVtA0IxcK4tiwiHOUpkh3lhtWX1rZcQlc3YA+KV7LYLmMNzctNwE9B8EHCjgqg",
-	"LiSiOaB5mcznMnhXcbgstiE0f2iaR1oPDFkZZwKEO2l+WjQFvh3bFioUE90kTNCO+YlttPwtlEbGBccv",
-	"bTtTA5qLXz8lmmdtrJBNCZiCsQiNdRkpCkfIf3/Jlucsc/TRDGXrOtY8pg6dm/OIZc0Yk00YuNjTXHAG",
-	"De9r5vXcFj00OBpNtQ3hLHi1DU1D5Qo6rsUNpXhaCui0Hpw6xiD0dACco7HiiUX2AEiYgkkWKFBLFsXU",
-	"RCDptp5U24LYU/28aK8gF70HTa06bCnd5uPHdtOmGzGsmqGoTA8lcBtoWZPDmRBkifc9DFveuIhJ67pX",
-	"EGnJR/IEbrs1OLdNFREhiZylyo5Bf84iooSZqBfTGNquTZuTnNNLGoPchv3jpsN5jQJkYCCysIismBqV",
-	"BjSl3OzWdAEUHFFFz7UOsEVlFz0Q0KpA5QFBsSR/1GT5oNMs9kCgFSq/DW0sUeQBw/r9izFFZO7ocDj8",
-	"FLiBlQWb0ri+mGzTOlhf2ikN9asSeErD3/eG74lApdHfuRTUOoJWuag0ns8hGrUO0QlLpSF95fJSaTYH",
-	"/oLXcE2qC31rIaq1bydW1frcTbIqdXDodVCXteo9bRK3So0/8Rq3AlipyXuQwUoDeOoNoFEqqzHItYJZ",
-	"WS5rEMtaO9eCWqmvm8hqfuv7Ph8tSW8N1HF7Aa6165pIV+GEW0h1pbYPStdDk5zX3sFmUa/U1ZOWrjz/",
-	"YYU2SvLf+9NnAXn+/p0+Zz++ftYKQuo6fPzY69CXBcs7dhNx0BN82oXB0lielu4xXzwsjeZ2EuIaAdEf",
-	"zZOSUNAgMVa2/E6FxoalQ0xN7MVharqxHkA0PJgYnxUJe2Ur4/NlqlYk5wmTQH2NICqN9snw+OTkzfvX",
-	"Z5PvXr45+evzZ6GNjqhiepHuOYOCFJsAu3uQfqlX5uTlC3NFLKgkNLnS8qRdwGbcolLiYXmkb7if1KdK",
-	"JS7a4wlaW4Lwj8Ph06BewIV0IVUVwv9i5cOdNxWb6ZWc3mtc2TXPyg+MJmpR9yDVgR/ExdYQG00uHJtf",
-	"0hCTY649lzRroq+ABni+ZFk8NUmLR2CSJ1VTvJ694MzkhdTWYaeU7F9998pPw/7TD79vcH3o42BCND3/",
-	"6fZwbMeciBRfdSQE/BwB7PFil+AiirEbj7y8RUVp/K9stSVQHtKZEdWrGKKfFy7P1yTuGCjvJaPRcY5k",
-	"XWE1wOEyz5baNdGbvZENlO5DcCUEdsAGeFhJBqqfohDovQnBoAnC4y0HJLQh7dZ+19g4fqNX3q5JZXRe",
-	"bLwVTpvCrvR0WwPeYHTbxLhtFbAGrd1NwNqdp8NUUTpaJ+FvaNfflx7Mb6vhN8fHQbLUh8+WkHLX+SV6",
-	"+F9BekkFrGT7fBB9EFoTN08Zj2wKTQxRtGXSBXuVWjQEf942j6T9ZP1Ik5zZNJHW8PXNZ2kt5YMD1LiA",
-	"zYskBo5FqCIynvN+nqJbHfyklzAo/UjLIXrvtksNcfFClUyGpT5vrGRz26K93fNIcfdbQ2LKUIBrd9B7",
-	"tWF1N2fa3SDcH47ejdH+WpMFQr0oBMy6WrBElX2WJ4C4L7IGhggcHj9zfJ5K/xXj3y+spXD0pb0TsWLc",
-	"d4xmLEOGiv1DAIgwl16JGMIWeBSHUFgP1MdMF9LVC9JDVBecSu2a1WocJfV738Z7FLdva0LD15X7YPe6",
-	"oJkax/RpvZFPmvIet8eMXQtLsMOl96XhMq29aA14mwP3gRgzBHT5M53N/jTOh8ODaZFAA3+zlvhy91ZL",
-	"rQzIBgQO3Ph9nkY77lHT5eyNoh26s9jcyvJUoGu9IbXR2gm8X6e4Dfvu620NGBxrlvJAc5pvD0nCtCon",
-	"AxLF81jJgIQT9Fv2C8GfUJJRHoklERxvusJtJlO9iH3EXKhDEHuKoguXm/Q//HoQfHv46Xcb98KbftvK",
-	"PTMGzp3Uu1bT54D8lbEUDSNKpP2EXbKEhIa3jMiMJpJh/GLoork+u2JYtuxutDksYt5EeR82YBPUmTrM",
-	"/kOwKXS9iROvUUVjfnE7aHCss7QtfoR++2Us1eY+t7qebJGnm4FZ6K/fp1Hj2V9zc1T1fF6lBK8HMY9b",
-	"ArpvEHu/SwD9SzEXuWqJJZfZbF3Ieq2xV2xnXG+0ee4y7S2v40ZtrgUx110Ycg0m2U0wb+8VOuxuwMHK",
-	"09qMAxZ0nAt37WqBq002AfpSZZw84LJLxJUMChQ3K2OPklgqrd1qNipHV1msmP7zgq3kqPBoA193Q2hB",
-	"LC2GfpM9bF1/PYFNjOcVWEDf6TdrKQWlsbgdglYDt347A7PZE1XaJ4/Abw6qiHNpPcPtNreiMGjML6F6",
-	"WMoyKThJxFxWMYO3F3ZvJOi3spVb7iY27G2fW5ONOHvYaptw6UbsJmi7WtLrl4zP1aIzOng8DO53Su0D",
-	"v51YYIhqRyK8Q9HADuCmwoG3gL6X6YqzDLjrEtgt5TRZQbDZeZwken+azKtvjnO1eN6MMOrE1TpN6yeT",
-	"0rnbdCW0C3pvUZi/I7X6tpf4ZuDMyc6Qijt/4ADvGhSXLGcOGM/G1yl9w7lqkQiq1+8bFL3MVPuJlawi",
-	"6UmMKZKKdM1i24wQtPoEtpZ9VTkKM9V3bfVRj3e1jSKjx/dGADciCcImpBT8lDzywwK5kqRbjBxlBARq",
-	"MD/ZayTsuTI6hR8OCxCROdSJZPQSUlxErgbke62TwEJhGo7tk2LGG6FR5FffaROh/XvScqeSqt9AFP7+",
-	"bWTFhvrvgRdbOvZetNlR9u/9YDsQ63Yp1gz/dhzZcoCtOaD54A55shvCTZnyW0zDe2thAhpsNpm4jCNk",
-	"dM5tCWig26NSbmHF2tjGFTtfCHExkWyaMTUxZSUbLLLmvUbD3t8gGlYJgnFpJmYSp/5IEvPt5qITblEa",
-	"x1UexEaLWXUPbkuVlR29MS20afJrKOLDxo1rNoOadwgzEYNgdZ1Deh1+Rrrh1UKy6QStVcbOR0RmLH0V",
-	"Ox6+u08fnx9Mywm0+MTLdv39726+283LWMVTX4ceDkmX1p5XN73ZDa84+TGqCUJjBHf5naY4gR+K0p5J",
-	"WozXyUtbo70bu17J+dHsr2lAM/MjxIsacH7lt7sHXl1nsKvPbNRmsFw3niIdF6A3Xczcxm9sfN06r94P",
-	"+ZLyvpYfwKtr3jsikZjm+siyyP6GESzo/W10KNjrtRLLB3Q4TaiU1jtt0mm9YJXvnLP9uYmhrFUN7QSd",
-	"720svP3htVDfi5y7F15BEPVroY4xxMX+buOk7d9/EZzZf7/FCNwzIV7SbM6K/l1E6ysWxfRslXrPDGfX",
-	"S/Gcq1it7KMXJhb0FKRFb5wvNPvABbW/nmKk5fsiUPN5hZSa7Ez1I++nKPup30+ePvUcH4fD4UYDnTNI",
-	"GSmnsEpbsjPwFY3UjvLe3RjtTIzSBDMQykauzRYmk9ZRlAzcKAJ4bs4qlF8T0lCt4kwd06yGWnZXFWY2",
-	"D+9u6ys0lIhZC8rwyIIyiJkFX/DB+jFsuATYgPChkibMBGUWoAuDraxQW5MVuLmpCedb66ywYX9rjb/N",
-	"5VYaKyYCdj3IC7lsib27G4dsi0mzMDpjeRd31IslaaSw9qOxTQGfOvXUj3btvO7mFDZs55aSreFd2wu0",
-	"+EEhxy5j7ktH+7XIrzpDK5+i7wy0rnmBmA9s6gBmmWgBtR6WArG3ckRCBAse7e0thFQ/jfT19SEkAOxC",
-	"RDbmgPBy5CPaYGofJy/eXn5LaBRlTErA8oAwHyWPEMxmH5zgT54cPDmqwtFArhkgz/SCMW9HmnHsuxCl",
-	"LcxNFVOnLFY7WJrufaLSfByPf/pp2H963P+e9mejwYffj8cfet0RhG3/uh88+dT7cwtyzZJev8DJPWkX",
-	"iovLqf2muVX5r4ZLqSLaSxI2QJeGI5IarNKgFaD0yAcZbQAppTwacwPeSbpNEKS9KgYpJipAulGBzYNY",
-	"N614o3eLK9qypmtv7HVLqu/p0Jdqb4ZGurXpo1keuKMacrfHxYIMjNCD2wrL2EYFbtaYbwbO8kqEH5ng",
-	"8d1ws8a8BJLVzqjWhOZ8YYisuynWV5KB6vRsJZ9wVI90DO4sr+GontcQ3FVew9YHaDt78J0HF2vW+xJT",
-	"F7eMxcrAmo+ffP4gqlKu5YdtKvsePn76YXtlE/IgJ3AJTEwKYWMQ1tb+MwcgUBcGzxMxvWAttjPUQ2aG",
-	"Z8ypQvFIE0CJrWdiFsP9ogcrlvFUIj6uyAENw0RPaNkaZP6t+fmCGbTbigWFThdkLvq6NQIvoRMqVpIs",
-	"YkxZ28qw5dblRDfSpDmj/8lWI2sD422pcbamvtnWtc08GFz8sGl/9c407G2xG9uuw1+0oPTJ7NOuH5kN",
-	"3/kzQz27fufIarcP6/bmXWi3afVhA81FtL4MoIPWuKV/JqHSlIFrLE/+ml0xCZnKCelywfuKSdXDDDVA",
-	"HdTn5yLmUUui2i0Gxmh0868hFPiGXzcdntYKW16InUiSpvqodQa8+cBux7Zv4uu3oZOW4UYZnSnM3prF",
-	"89ygDAHORKeFHpF+i78bvUf3lWBR9nybmuQtw7QXkuVqVWov8eTakTI7uvYSRGZf23SIdW4PC7Frj/k+",
-	"mUkmkwyAaIwMBpKk/YkmzP67YuswjssCL76o/riVNNFJKcRIz8ou97VZCVa2aIno9pbnL4bY1iVcl1eO",
-	"s2s1MfgnW6VWrp1Q0DG4RfdWxL2w6nsDX7sm1otRclzdJBv8yXD4JbLBS3gcGynm/uTPmhPLruV2lSer",
-	"Kfmbyk6+M57Od2aU5qvGKtONmftBBZdU69RrsEPrEClm8qsTJ8rWbbHnVDZlF4oL6A/ArWcAfNLoZFzG",
-	"honKDW3Eklxlgs+LgC1cJmJqK2yOxHCDLfXatuGrU3fMK+Tp1mKT2GaXrZFn2OvOx3XZFkTD6RbNg5/l",
-	"PDpZU+3boCDl3CKKPJKeS8fpSIVLHrJ9oRozb8nhv31NnHUVZ3Yo7YyVoic3GEEDW8dyxCYGLqZJsprY",
-	"HjpFZ1veYZWyLM1DLZdraYdMwU1urc+QMSob67ybvLYQt79k3cSfgLZoNmfnVEug2+q6+HFt2SuhHriK",
-	"hvYKG7Q93wmbKZJzR5pdsPo5Q/V/7D/uDYidgqbLq4WAIklLUzQRu28Mfa+ajmsG5P0tc0H1NNuW9/uM",
-	"MaLY9XZ19srwaS1JnxXsWxty4UDu9dHczPoqXe1elM/SW2tVvhK7Wc8YK+ypbJi/izz3Bups3i9zcUrB",
-	"7briBpdgTADqbkqT5AgZooUfszj+3VBexGmK0FIYDgOm6MaGIY5Zr0rCFIsK5tqlpehC8zbErMk0V4zE",
-	"fJrkEYt6iPNVCpTadIo/tB5YtunIngnlDqy+LASZ0WwrRKkSwNVO7LciBFhGGZIuoBO40fQCy8fgoeHR",
-	"+lcuvBLyocWv8O8w/ZbdNtK1IIeV9svr6vF9fK7J0u9Ic2xsslkP2h4qoM4ZPp+yW+SwOmHDbmRtYO5k",
-	"tdFT9Wj7f2+o1N0s/G6lt2wD6vr51Zh2cNrt8piDTiSmsrmo6i7azClN2CbpcAehcCW/dqHwMwt22wlw",
-	"ehfemVumfQ/A76npt9gJ0g193hbL0rbEsrIvAWGD+YBQklCAdNQPAfaEC953rmq/fT3U3p3UubwFrs7W",
-	"4kSFmu9ImFhLeDfB8InlpK383TqIHoBZbYTo2QQpuc25+K1dSEX4anEjVe+X2g3VfjrtnlQupU0IOXhy",
-	"1yOJ+ehhgYcsdo9IYhtUL1u+2Oy/hf2zy/FIErmkScKkgvieoKx33VilWl/8dgv0suIcVo5GU7mJwNaK",
-	"mlLJjlzxbXh3QI4NcjoUikKcVwnlLEIX2vT3v//dFqdy4eJhOV/k/emzDUElP73PP/x0Kj/89Cz68PGn",
-	"5+wD/PAu+/Dxpx8vP/z0msOT3u92Byo89TDYpN4hhNBaH1dbBSbcsiJjvRJviykBkWHWDMDjI0l8yZZG",
-	"Ltr8tpjCxkSNXsIXp2/IH78d7qM9UMxmkqnCpHAwxIrsIomIb0V4QpYxzwG13xSJz1WesVY4w42LtC7n",
-	"rZPSKEoQjmspuPw5Z+yXVaGbMWbDxZIVxL3QmKuMmeq8KU0g/HeF/pifc5oxBGhK4xlAeaXpBHTNTtCZ",
-	"CzFP2CRNKOB0U57D10Dw21tx7GQmtjgwHlM/nubJkx3jaSqFk1uIyHQYbkXHMj93jWzLScrfcMWyS7od",
-	"kuYmM82LiC1ToYB/XLBVoPnnzznCgFWKLXSNaYBKEtbLLYdQmB0vPoscPua6CVfWvxtW7omBfjbRz0ZE",
-	"jz/sBaaORwhP1DWfYPKyA9o0ucuaz1nEj2jMLZp0bIGTISpP3xggMtqCErEqOOdwOOYV+xQxlSqg8Ig+",
-	"d8tcQkkUalCaw+aYvA2FQv2rbXfbFV7YheWqlu1gQP5DXybXC2ly0D2BgGBwJllAOGvqptkEST/m2OLf",
-	"4JPn+HZoaukXkNSbhFunJGzyFtX6QqCr+s+N2gbGo8fAMTHfvkS6j2TDMjRD8bskdkAMrRkwTWlHyPmD",
-	"3PwGWcj0xKItILisREHnbLsUn6Yz7KVJ3hA45SZKwXYmS2c/qAeaGxJsNje1wcvffq5fBPQy6GxIlGpV",
-	"Gzxy8gxWFaopN79Ow1hntDpVLP2xcPFXtw5GkPPSn+DUnBiQBX0UjG2iaU9PQbBweN47YMoT/NQGUcGA",
-	"A6z4ugJ7medFbU63WdfZxsThFp1xN3Fwu6rSqAWuUnaDm6J0QOsHB6rRKgH3MQY1m7uwwZio1/nFLTFL",
-	"b/y9Ewo2H9Gq2dCM2x+D314T0Z+ZIMNWnHmuZ5DEv7AIr5nAoO9qVYwbwguIAlldHwQAjy9QwsMBeQ4I",
-	"J1BHDiDqTSo45UjQYw55J4A8jNnksatVbKMGwfOiXwtIiNWdrcizoFrjQ73qCDuBZEfUFiG5BZMNTEUJ",
-	"uMCjWM9xGXOq0Gq8pGlqFCUThdgS2qMf4lJZ/HK0c7Wljdo37DcYpNie5ojvfXIUuXoNCp8Pu/5pWwHE",
-	"G+wm8cPvelMmbHlKIKaUiEi2Oxp3wjwpU2bDlbJkTQCKKZ3rfTXWx9oz1ixi6CcnFnix+fFp/EvLx0oo",
-	"mmxxq6Vo/3KN+d3aVjai0Xnz2w65zixU4+Evu0HuABDBOjnaEFkgsP9aH3YP06C7Jq6pXAEnz+Imw4sN",
-	"n2wCVhQkEmt7CKoVY3vNsU5r5b3GmN2qdRFrWSlBriiU/pkJSIIy1fS65ZqqQa3UKYzLz5nb3g9bQSao",
-	"9uXPuDUlQG/xegHqlhF2ZUCVu4qvO4aa2laXd4AsxudoqmmawnXkgq0eybVhdqahcrAdxNpZ4bepEJJ1",
-	"YBqJ2iGk1eBS2ktr3cQTWT6Q256i3Ugf4p8n56sbpslXyCqw7tKi3bWu06DzN0TqOW4Kqxa5moomHBSH",
-	"uYoSRhRHIxJaHTiEQo3NDjwIPYA0OHzNy6XDIm5aox7zlMYmwsGFP1DfTWd/18ISrQeM6E9diUcvxMGY",
-	"nVg0GvNKJIv+xFSU0h9wKztlxFjnUIayaHvma/2Vr9LAOM0HuosCC49yrfhPMxYBXulVrBa9ATlOEkg5",
-	"nMWcJqMyzhaUnDXlCiXjkckXdiEZxjISdMzy+b7boKhw2Qk6Zl5V9as5MqY5WOhvi1Xgwe0ZwoBKrf6+",
-	"wxvoLSAhF8Sv3AK5sPpvz8pv2MGY6ytW37ahXhS7+LNSpV6sAFatRdtUYlX/YbMSgjFPxHxuLDOuQmCx",
-	"1x4EIoQs2ap5RXMjMxzbJCJrQaMB0BGhaZrEUM3KUpUeDpg7AyKF2UD4XXkJ4tgDEHQsSRLPNGVgW5LE",
-	"RtZu2KIpiy9L5qH2Ch1tdhDnY7ebp3fXHCJLRdvWziuHn5vBNcpWkk3zLFarU4B28LF+zywo+DnUR/ne",
-	"dpup3JhwD4fknEr27WMveRqtuZ3aldVQwnmWiWWl8KEHTAk/hL2AQLw4eYoOFKhLCUPVqwoDK1ZgoVTq",
-	"qat/RZdVbfi7j/5tpTpzNzw2UgHcVyOCJWRIpib/9Z//Rx+YF1A4eaapRnBntTwicgHVsPmUGXVPyhxo",
-	"FkjwimpGBiViEKtkc6lnrJMAIJzcwxFFQt24Uqas1Qlk+jeTZETl4lzQLDLAdizqe0WMESOAdMMflErf",
-	"cKjVE57SJTuNFfvTS3oNf2saY5CeDwnuvQAqOp2vxlz5PWCBJyCDvzw/I3vuwZ4hhgE5hshHooUyvcBT",
-	"H0HVjAVDGuEKkWMuxZLh+e9SvjJlkIFJ/uX5WUB+eH78LCBv3p69ePP6tIfuAZpIQTR3MIivc/ZIetWn",
-	"CZVjHv69r3/pwyEJj5w/gpIlVVPoT+97rMicKUkOhwckfFWUljdZEH6r//Wf/w/JWCJohOzXTR7BBsyE",
-	"LDcbkBOaJLYus6U/bMlcUn7BbERI4VDnGbbaJqd37HmbmB0taISmsT5BIIJnccpO4zmnKs8a6ASNeQUK",
-	"JWwkvBsULNpx9cKE779eACYO7FgXjCJ0oRkrdtMvBlIb6yfIH50JlDK5omj3rMxV37pafnQAMfNYLfLz",
-	"wVQs9+w77h8IiufP1rEod3HLolqZqVEmSRfyjHsGfhfED0m6kHTcs7VREeJXz9wIJRJNoJodzOIkpqrw",
-	"1QERiGUK3akFizMf9mow5mO+r8/HZSxjpW/pLIsvgf1YBF6LraEWmcjnC5TSPIjhKc1QbdNDA8QMPSy6",
-	"ZPpyhGo/A3KmSZMQC6VgYoEy0g33/in35OV08E8Z9iD7R+I3AclYKjIlKzBDcBdLswym7osXmBJz6EfZ",
-	"tPm+XqGVPePl+nODMX88IH+zgYB2BfRWSJKngS0GCc5ADKIILNOwE7HFFQkWVxRZ8QIsHc5aT5bXSbm4",
-	"GJD7YiODMT/whuVIJKUrg05jt8W2668UhmGHb9+cnpE9msZ7l/t7SJn6iXEHWlKE0UUMdzxWxdXqUiGd",
-	"zNwAGiuBrxaifOwKZFdxrwfQ0bEV74EXG9nEiEeHA/LM8fNcapJOYs1UvWO/ZNm8YntF6rZ2OFP9E4uu",
-	"O5EgBEEhlww3I7SrMk3ivW9CfaYSMScxD2w5awtkHRhUA2Mp0H1lOfegucGhjX3CQXqXJ8yhSeq9TEb6",
-	"5z451ceXINALElKplJy+uQMDvg1b4Iq8DfTXZ4tyWcMYhQNT8BDjaNAPWdQ6NMEirr7hqFoLMjZhlsdv",
-	"XwR6XcIT8/j5NZpaXjxzKv5fBDl99lcsmlSV++ElQyT9QuOxWgBMwIuK1IPHgwnbOPIQ9/SEVrI4JAh7",
-	"UVAQLkRjCUndasz1AdYrYrhk5ZSMNFFqScljKDG4v5N4Gqtk5ahfL8c0iaH6nq8GmdWwS+wXNe7B/v+P",
-	"/0HAKMwhJQ+3XuuF5yKKzf7/r9M3r4+AhXoVkUH0SCmcBirhHWQ6NHJ/Xy2oAgLRWnh4IrjSCw7YTnq8",
-	"Ui9dN5zmWUL6UQhyiCTGwDMVWmPpDch7TOl1vRsngVeD2SAUQZfGv+BKUet+0HcQEGEdE5CmOSBvbKln",
-	"W9fZnALMdUQ4LdDYyOFwSLohytLQPwrP9RALJMtKoEjxGjfuPxSbZVEmpkhzD2FmdDplqcJwlXWVt4HE",
-	"XgmOSL2UbxtjSLqhH9kR9kbk/ekzWMjn79+RBb1k5LEFLpMwqx9fPyND6O+dLQxudgG7lEelOw1GI1L6",
-	"c85sITd/yBi/WCKpEfn2kPw1/o50D/cPSNgEJquvAlPWHzk18nkrW8G+ku4+eRV/18PTx65BOX9/9n3/",
-	"j05yff3+pacIjdz2BTVRAGtxLo37ayESUKP198b9qFdGU0cbcWj9HKSzmFe6DUmXM4mgwEVZcS2+gZQP",
-	"aF6WQJqoqgg/MsnFZaSAn4Yfwt6Rk75xAWItILXMUfeB0/SijMgaovcaDgNzBs8zEMvD/xn2mZzSlEEj",
-	"VF+/STLAI4qz1t1FjKU24OXgMYG6d7Lc/Tuf50C1B1gyJQR8naxCzZlgj0RmpoabScRM97EU4LignOwP",
-	"h0PHPYo+gE7QyZkZ1xeIh5r7hX/vmwH09dXSVbSkzFvqtd5MZGCUSMr1BckCwhIJrNlFexUEjHqfd6+7",
-	"8hRoano8HAZg/NYre/j4KcqsmPBhGDecCeDZIfoY4NhhjInjNSDIapai1+FKOKu3PCJXi3i6gHvZmn0i",
-	"lsIcBMfM0Iz9E0UquGLMfAfkO6EWZjzY82CKdOhcv4BULWYlhouXyzffvK2a8b/5hnSBmsDEEIDKa8Uk",
-	"AJvG9mRvREIw05GuZvOocNipY+lPu4hwYvRh0kq5LZoYkNCAL4ekawMx2DJVK5LzhElQOVlk2oUpDchr",
-	"umRyBO1VoLVDTT4BCWuOk9AAAJRBtvWvBwEJS0jb+sdDHG0j4rZ+/iSAy7OA3dY/Pg1I6LC3Q3K4r0fS",
-	"yDPJ4f4B9tAKxK3feQIzaUbjDsnh48cBCRsguUMApsCNLSeE6V3lwu7YBVv1Rh5UAu4o6ZZQEhq8ZoGH",
-	"2AbGeVJzfwXOAWR0E7neJwnba/2FZcVQYvtVj6Km3BOQroyEU6J6FPp0ozOtJJxDlRxh33EVO1EmFpHB",
-	"64wzI6RbzM8loxCvBSfVRFqYazx0btrQQi90KY/QJl6I/jFHSeu6b/WIPoyhD72GY86uFVp8ezgaUFeW",
-	"dEXmmbgCuRZFSKWVCs3JIF4/ViQSaI8hWhaz6iIy0UeyhJo+5q8sxr3nI7aSOyw241PmAeA7dZ/qLXQX",
-	"pO7F/QE78JEgLgT5SF7hWpGP5B1T2Yp8HPOP/X7f/Ue/rO+Pj8QAf1hePSLLwjS1pInmQ1r309eCBfCN",
-	"rUFTK51SJJcYemSN6zmQxYB8JK+FlqZsMrLpdB8emLfA5aJbo0ndV1k0YevJFW87I5hp9YB8JD/CRLx3",
-	"znMUMFBzNfG/TCrTVeGRsE6FrnUvTNwzLYrCgE1Hh+QjwdQn4Xm2CrO1tYY6imDXsb4SWlbjCfkIlIai",
-	"mfsINEkcM5opy4N4agdhXWcuwDXnGCIby1p46xGSrZY2TABiqdF9TQ3PTeUSuw3WsuCZhoq6vA2MoNTg",
-	"AZCfJ58kmul6AbzAodqWZv9J9XMxIxTVDlVfMb0ObU09fmzXy2XT6E8a83RIN8yLa2BiP7Bza2hcb8Y7",
-	"HzWTfCT/AEhZcCWFcAL7x/oPrcNhmAR8+wRO4Pc0TvKM+Ub7eKpV0oi5puDy1oxTzGaFhPQ9YNdoSjRW",
-	"Dj/78qMRgoqhgST0PcAiC876mG1i4qXlgJw4exyaYTKGaiLWb7Ss78VbNMVABJqEJ+ZWCYC9wx1kWfyL",
-	"txaXwBZLgSi1qjiJeqU0eyoDe/lZYIHACpxgbHeYpn34b72D/o/vLOSGqQhdfiaZAolYbxuNIlneHmPU",
-	"xI3MSJZzaQNZPDdDDNVqIuKLZFIYT7dkjpdW3dHocJdE0plmH1peVNnKsO53QM4fCQwUltXsz0dy4u1C",
-	"EyNvMgyCphmSj+RbYPJvSeuberP1iwebXgRbI65pw1OD2kI+kv3HQ02I57FmEx+dPRTb9YV6ezHvLdme",
-	"E3zcUMrfVQx8Zl7eO0DrVeecFW7042P4xSvWs6Q8okpkxWtEqjhJ0Mtmbh0tL9i8/CNM1zdUK8lcK63h",
-	"M5ZmDKkiHPNu+G+oEb7n8bU97TatxVoRaXYB2vS770/I0z8cPukFJDzNuaZN0tXCQj/Sh9a8brvH9//4",
-	"5OlhLxjz8GXML0JndbFBJNjVEclY8qfIG1nPwlQX9dNt/HtIIOZwQI6d69t2ieqJU2wsFqynHu7vhtpF",
-	"jqs+TN144cTUnV+wlWExCYgB+t8cfWnA64uUJejeCjB6z8HDFTrD3Y9oQgaWNOY24jLwpGy9KPruRsaD",
-	"SUV4hTqKC4+KUBpjwPbfsDCme+FA05gVX2wJsGKp9oeYjqPVJUNIAHi/NDHBjeKwZ6U13nEM9z1nimJA",
-	"yoKmKVpDMKpB38QBYdGcQaapBPHVYt2DsbXYd7hV0aahFWOwn1w67Rk5UiqSeLoiXV9o/iYkTlKWPf06",
-	"MnSRssweJOOTlraBmJNLxiMwvdpPjzwvtfETqQVbWgOCF0YJ18iYx0q3nCncOKuU62+AAxdgbADhT0Cv",
-	"13+Dqp5zvORgH/WqgKYCHSohwCysNQC0C4OEUdycPaOc+6ugbwSIXrqiK616VwRUoGC3IIpeMDkgIRec",
-	"hUfOoNkHa3sXfbZat6p4kQKXsjZCxwWL7IVUbl/PLvCCV6w9KHMeFfy6dwSarjCm3X55HNRe03CNwdUN",
-	"rmu8t0c1nPXAyzeAG8c0b6RoNzMnYHsxH70j915fZH0jN6/9xKa9gW3Mj0UoRyA4b4PnUtdPUWPQ/Rad",
-	"qWpYAz4BdwG0htzCqnQpnWt9T7JkptsxhtW+83GbFpscbO4dIi6Zm0ZGr5yzoUxelmlWScz+7uC2LA08",
-	"kpqjGtkpIKGNBkXZFjhxiNujZxF6/jwouObcnyJlXEKQ3Q9nr17ilPV5tu5g6MDYgAQegpm3LwyGh1xN",
-	"yhwUYNwDxxO7+iL79g+HTx9JEv46RkCYcScg43px43HnEzB0Qo49o93IsEsJC05VccXguHC2uBkXMcek",
-	"CTS6uSCzxlhX3ZFzy7g+JLhpne0ZTA6+hUMt2ArtfSNSi3Mu60jGA7ImIhyth84M2WBHrNEK9BaOKlxr",
-	"QMLzfHoBUoWjEqmnYbcS0iDxHSIXFJQQI/X3cKCpPu4giBobdni+CkckjFOzuk4tAEd5iHxEP/DjUJxq",
-	"4Iw/xae6m0JPKLhN/URM9V6MKozP3q+GejE7xtQ1AsqQYulFTiSJuJKGSel/91G9hqrH+ANGmkgj6S7p",
-	"dR9Oi14cvF8UpPLMkni+cNd7/fQi5YwKg51ZFnO/ozKrFcDydKIYg0qvwIOEjAZ3ApSFPkU1smv1SEqe",
-	"XF8TKi+kt6Q2CD+oEDfG7KK9Po76Me8/ub4OSffJ9TW4AqxhysU1hKRr3p/E0YigqGlLTPc0RSRSeMKL",
-	"sR4Pio9CxDzre92CnExI17PumRNp/U9lt0LPEJ5eElDrusYuj/wP1ndGpwyiCXBxJVNgqSyvLXQGzl9U",
-	"L4Hi4UAvKV855dM6HakzhRW3+sjBU9pNsWoLQqlo3fIc70qUoxFDQLIGctZs355Zz8zxSOLpJV0gvvOV",
-	"Yrp129S3T54cfGu4XEavTGq9g77SoypmbAKuwOdSu36w6BGBDsASjd4nTIiT0EB90IXOOyILyqOEZbUj",
-	"iQCwRsbFiSElB0bYPF9Zg6ISZvftbi0bjKNajDsyKW8FH3tkG0eDsBkYi1xV9ZIAqdsvBKcVBH10wYNW",
-	"MYAaV+t//ef/Ccle8bTqFMTYToilS+IpM/lgJrjsbSbSLGaKZqud48tUrBI/QE1Lgh0A5zapePuD4WDY",
-	"1wrAYB+y5VLGaRp3Rp2DwXBwgAXNsGJPWUFBDWbvV5c9+Um/M28qZvwOorBkJURv21idgHAskwCG/wH5",
-	"jk4Ne3KSFojTxyWTClJRg9SnzyJeJg72wAsTLYl+mDZcqJhjjr5j4zLMRMIgpTK0izLS+pzWokEXhUsg",
-	"WsYc/sFpspIQilAxK9ioHzD2jMYc1NAzsC+DysQZAxdqswgLEem1aDEI+cw5Kcc8Y3Qc45FWfYwYpZm/",
-	"qMRqmAxSrWO09NsrgplGEB14VsQ5kW5o8KaMmeBcKNxlnCkUQYtYNCDPreo2QgyPPyHz0YtoYpVBomIS",
-	"zpttXp9GTSw1YRuUB4gAuYzZlUMHcWsAsVj9/nRBYx5CvLQkedrDGL+3LlNQSwzAy/SohKJFfEsBxDuL",
-	"EwV3jGToisLVQ3ke1KTpAhwS3XMoym0iDo2h2kLaBsYlPKUp3Kt0ujBxMIockP/v/0XR+jT+hYUm5O+1",
-	"MKtQjG0Y4GsnqCINYWfQVT0Cp0zhdin4TbdomdBzccmgOp6HvKqJkDe6VQ6HB4QLxEPxiZ6CDyAAn4ap",
-	"C2DJMgDJJOfsOkX3Nl7vCA9iOfCLqDPqvIylKufHInIhDltCVlylhIoJ0LEnII5ckK9mXEWIr5/lXSQx",
-	"YF45OvkaU9DXQXx9Cqqj2e/HPGLXsNZzZiKJ3ICA63sjMghvrnNzKUNfu/WLawUmXd3quh5NMm1Tr8My",
-	"0tmug3iDJzaWoCOZcAStn1lhgyZJr21o8OoZ1mItxmYToCpVYrxk8ibgyhpuETdlF03FvHNMfuEkdFBB",
-	"4QhqiVqkLTCYgpksXjIbCg///kXrFKBxHhwcPIXCoTaq7PHw8bf94X7/YP9sOBzB//87gLGt0F7PEsnK",
-	"4TZt4oDu/vtMLEdj7gWzbTm6QuT0B/R0dGAGVETsV7bA9lreAQcH1zS9NjCxHbYkT9OWLQlcOKXWKyGE",
-	"RS+zHWY4WDOPM7F5Fo8PRk+ejp483WUWTUm2BX8C3BvEvPmguYwx7esRPB4ObeqAxTRJMWkvFnzvnyYP",
-	"rxjx1sn+BYIA5ChUj6QxMtnDCGlORifV3fiqUVu35vW9v5tXXzzDrg5xSk2fuKnvFUE8Hfhkf/MnfoAP",
-	"fnSw+SMX/INfHG7+wgYG6Q+ebDOVUm2ZUoob3Evl5LafPmhyqWRB/fRB04XMl0sty+N1V4pft3eq2SxN",
-	"g3QuHVwJYIJVbMadUadu9+yUXmOuwnTHWvFg+JsE+r2IxsmqVaz3xDd9Sm3Y7MwIe4GtslkS6vGSen92",
-	"QiK6CgCDy4r2gZGiIroy2viYy5RyB3XS/YVlogxNv9CiE2dR7wjiZjJ6VVENHkkIa8G4POQkRo6kErvw",
-	"XDEjLMUmuFZhvdD9qhhrRVhMlUDbhifAVkRXL/z/uO72NdYDKp0F1RvQAO4JmHHB98C7gsEAyOpCq8jo",
-	"1RrzWJJEcBcacfDtt5jg2CJvPdObDKwERMgGiWsD03vrJKs6n/8egrXcdof/+Mc//tF/9ar/7FlYyAWP",
-	"nyKEpdGo7ax6a+7OMd98eXrx4nBjWhxMfZEU42i6Lm9/SQ73q5fKNrfiS7p5sZSI6Kp3y7tvu8F9FZdd",
-	"lTzXXXcY8pdbUTiiq4fr7iu67mADS/cdK/SWCPBc7/26M0Efuqm9KU0SKBsy+rWTiiaQ6xNTvwQvFTSA",
-	"gE3IYNdZg9GosI2GcTQxlpXCdAjpclABkkXkTcr4i2djfoIZdMavFZAZepYyE34lSxYsgBilmbF8WTsV",
-	"pk2TmA/IOzAgecAIY26+lfVwTrRr+9E/RQinyyZ28KYYxT9CN3xAigl6QYzhqRkSRkiaQEYbUJgDrIff",
-	"iX3dADuGpOvBcTrs4p4fkBn+Q+SFI3dB9YXBeDHhgY1K931pDSGYXhy7czGYl49PTt68f302+e7lm5O/",
-	"Pn8WHhWIQy40cMGS1A+4g4x9YmnJVIBb7+nQn9fu4pMk1i2dWKJEMwWTygID3Qk7rfTimFUZ20HLMZ/u",
-	"kanXRtHO00+rpI5hHpxdK5IKyBItrMueibLO+cuBfpvZv30fX/8UdBrjArdvp/ik1pZkapd29OvYxv3e",
-	"ZqbWe/VSO9j6y92vKfOhf1sd7m/fYSUlAz5//HTz515l+60vyJMkXn9HVm8/vEsI9eK70XjDzZ1A3JVg",
-	"WKx3I06TuPk65IKztgvQ1PqR/lWIol5Ur4//qdyI+fBXV5W0M+o0sbqCURVeYMdBqlEFAJsCEQKdEUwp",
-	"6JzrxblgK0CEteEBndG3w/LnhauwM+oYX2HztW5LRTcqrcdGhwjNDR56+QC4JbZmGeaNcBLaHzz4oAaX",
-	"yJh/843gU/bNN0emAo0eh/RzWt2lZ6/FqeAyX7IoHJBjd6c33YNF/uNjrQ/CLQdZiSYBi/yJhPYmveFt",
-	"D5d7oUZtuNybL/PavEr3ZBFfDnwb0s7spG98Xb7Vm73BR4BJ4QrgwSAYMAQ6gdi/sECiP/J89Kb0hG+s",
-	"bVuoNlXMls8ubsSqivXh/m9YvTybNCazB4+kTSp6uDnv6+a84QX4ldxgb+HY1rOTvrZbag2jab+sgo6J",
-	"CDIX0xe6vIAprVFIjWpIK/lhF2yFsUeGz1lws5nIilsEbaB5EZUJfHCSZwlAdNAxN2FvRw48De+wUP8P",
-	"vtd6WxKIxdZX0Nb6Zu1egMnf0cVwCgtZU6KaD4R9JWZy74UBUPwM+g+McR17flnaZAOd88Cf74s//2so",
-	"Gqd4in5LfLp+8O9Pq6iy3ZjHaxhuNaqsKaLM5Bj0AiLOFYVENYuEVgKh1FI+4CtLMoO8yfMVApYCWChH",
-	"e2EjUqWWu89XBUAjpP+5mBdIbi5uBhcKY0I4zZAfSS9ZqkujS5apWDITew9GSIyydMkiBaTk9jrFvrWI",
-	"eW4uZ0hsCUsD718IQaMmzNsPNfMzvZ3Tx102kQ9ymPPyzbSEvJ45xHv5rdxvdB3xg+vqX19RE5FeGtJ7",
-	"fSsXttNtpwN20deCFNtpGnBJ6nZeO7VYNDeJo8L0CVlzqACXYDJdgs5WZmStHwUkEvrOCLwk4wnWrPB+",
-	"yEBl8xu1+1/5yooGoLahdDDABP4RSVk2BUAqOHMBcZX+Ju5J8RO8U+6yMh7Pq5jaUpPo+kYobETDQfCF",
-	"XLKot11jrgblEFEmcGg+EGNIuqH5OYTI+8o0wp17Gg5Nb8iNKn3hUpR6wp+OyJL+U2SAbCW36BTgrWy3",
-	"hxbmikC6oiyvNRKFt8QL/Y0mGOellQuRDoxPczAVS4csrpc9XCiVjvb2MEnJBkmHNls1ozGkjYR7oQm6",
-	"XYpLoMxMqupMxEXMJlFuotDtkM6ZumKMEwQKOvj2ybAyA/PBZCm4WkhvKhg5WkRJmBfAIDEk3SSeMRUv",
-	"GUB47j8eDtuMJ2UIwvUC8hFmmNrU6GoZhaAENbmkK4SXwATo41oCuvVLWaTYZuH7hb5Pd3VeOCf1r50K",
-	"DXVGB8NSaSpjRTFUD4j3mmjAMbhkPmkUtpjj6ZKRt5kAzNltJXQ9kZ38I/t3qR9g7+2qgY0iN0rBkcsC",
-	"g/gQe3UnK8h3eFAZ7s2ks7/1lzdy9Dc6Un6reko9aKDsIUHO5kSmbfQV0+LnV1nKbPhrcoJYbt/uA9lB",
-	"p9lR8rdCXwnFnuC5G5B3jfIn5vWEW8n5bW0gfFLG5GJwl6L+piHfULwPdwxr6G4Kaei1yArl2/9GtrSX",
-	"sVRvLUXdr0nMdrPJYeEmZHI2GxTcByfGphvvS9xbX+vFA3HYZUpKC5L/eu+g0vH+ml0bRam1rS6kGvi9",
-	"vYxIwc4fyXbM1krK9xHmO2ruGAmAUkNEfEBdhKRvB99gU77BJLYuEf2G92IJBrH5knxusuRc7Rfk1Fq6",
-	"x0ADA//UeO061KLG29Q9hkzCQu9DLCRM3WKrEYkRphIUd7iMClClaECO5UVD8RjDi22jcCHbjywQk17S",
-	"U6YU4G7+1//1f3spsBww/U1o1xURnB2hiIWmTv2bbboUiVe57ndAjyrdwQUieJO1ywyzTSOfM+VqBd7k",
-	"ikUi2hTFYPHTj5xNwaxqwa1IF+LkD4cHrQHixURLoQkpVZq/dEad//hp2H/64fe/awgJv+d4BVyGbXTe",
-	"xjgFDzlt023ov/op6LyM+cWmT+CdT0EHgdU2vW3eqlz0/xqCx9biA+7n55UeDA3diwzhF/+qShDmHjBM",
-	"sHQot5EgPNysu5AignWFL3eSMArWpllIBXilM/pJX8GHw/3g8PHTD1+1/AH1nUzNmrK3D1lBkQxew67Q",
-	"yzYgxxbovQDg63qQ4L0iONDKEKh7OpgqcAkoA75m4jzBP1eD9yog7wtkCsvhpb0+u2/fn415DfzST9+r",
-	"1VzpDcK2G0ivj4k+rWp5h/vbW8f0gtxM1F/r0ja7AE4sb+3INkv3VXi9vxrjEIBkMFu/fjufd7s4DnBr",
-	"rtr6uDMiY8zVH3fIRzKGfH3zT0kTNu58Ch2MreBszIskyyNozGtmQWOOH+QcIIdcUSWszKPlR0CN0f+A",
-	"KkbwiRXuodwVJZcsi+IpQOCOuVQsNVgldhQ0YxbF1cGWILImYLbRNGXU1XfxUTuxWCyhXvmhMT+BEUxp",
-	"OiL7Qxw4YDKYBdT/Xog8Cxz6YsyhvBMi8Vk8O63KlHHfLFQqYPKNedhQQ9uktfj4wwZ2HpblEcQcAGKT",
-	"nXpZxLd1uQRgqIIpjQGuCXdoUHpixilkyqvlfMdoY6uJFESzznXrYQMFBAGDPWGfQuGMtsIeNxbvEYI7",
-	"PBMCgbw8utMLKUl3Sa/J/tDy3D29o71BTcEIKnvYZqMrFwxDGl6vRoisFEyNvM8rNXYzLUQfC8izvKnz",
-	"DitwL8AX96vHvI+r0+sEHdhtLyYaf4dLIOZzdAQWLbzhmEtNLA6I+7ygI+SW0wsUULdWOtysv1wmlDeE",
-	"NXbPYncdOr/IDLnoc/igDD34HR/8jjdR3RgEhzTVbIRyFTkvCx+Gg/12dbr6hfG1mo6hRtDer/p/DL7g",
-	"Vlhg5QojrYhg2OwdwoF9ALDE6aIuUb9BE2lGAA9wQI6LgkgwxiVg7RVVJ9FhaVPH9odV2F8j5Op7AIrS",
-	"L2I+P4JaKqbuPOTnQeilqYZrK8yXr/33aQTnjd9XurFuGjv53Ber7vm5PWktjsQ8RYzPEsE8QEY0QUZs",
-	"xfsbmP4Xgpo4yzNeK0MtOIEyeTOPfS8pp3OomnA/YBNL1ur1OvMSSY3h0I/AEFkdmDRAkMjC96KPOksE",
-	"n0tAabZaYiYSNua2zgMWbTIA1oBaisDVFQhNA4kJQWOATY11kbRiTTmJxJGPETrmBpcXoocNqLKqOeeF",
-	"ZL5TvoEF/YWpV+w+AwtesU1swGzCnR78z3KKv9ThMiWOmZYV7OoFQHjFXmN5+roX/b4PXGMZoK09z8bl",
-	"WsqsMCnjAZlTxcj5Cv/XVcHAynlsehG4iiFY+MfkEo+5V2LDNqxP1FxghZiuLXWPd79kjAel4t9g5TI/",
-	"04SZf5oKtGNu8eklU0GDRdQVau9Z7oGAkYuYqwHUILvKEIA25qZ8pIch67yyZePGqGL2KQUoNVuBKh5x",
-	"vxDlvXjIK57htv4Kn/j69+s+9K09zx+d/zulUrLIsGhTJcpVRyolYNRRa7aLFCtjbFed9LGHD1S2R1UK",
-	"gVZCzsUy1QKpO08DUwhSLkSmkhWEqDXaJPeHvUZ701+YeucO5z0y/6KTBt7vHjb67R4sKv+qcW1u3290",
-	"A7uvT+1JulfjhuvuFiaOv1lprhwtgtcUhsWaO2ou+vpO8u7r4g69AysHmjZ2i7PexHuAfbhiJghjXRgt",
-	"iuFvMl1kHj9qMWAc7GrAaHLLroGmWZni9JVgKp+RD5pY6VsvCP2eGKnpYpMo3cw7H3ToLwm7+BdWBl20",
-	"IQT3LZTfAkd2B0saB7BgV3wek8Fc/SUWTYx4HJKuK0lmBGbzBnAZmiSF/Q1VZ/N6UZ/O1PQ5ImEipjRZ",
-	"COsrDvcf/2EwHAwH+5hXGMUzKLytbFe9gIS6hQkUOAvG3OYXYrncSURXWDNKqSw+z0F+rDyqZMBVfoJM",
-	"Wd1uJf8wHJDvIe2WJGymiMgV6YqMYD3/C8ZSUxsdHGroLubsqt40xhzOYhOyUjwuKijbW0XLpUXlQCyT",
-	"R7qm+l+yqs/EltLDbEQskazGvEgg1d3GClNRiqxE07Kxb1pA6O7hcNgz2klVC4HSr6Ua0NC8aYgqvclS",
-	"QdEyMavmKVfICb3SsJ8BqW9mQFq2cnPCc0Cqe2iK1kIabJFPajKNxYzsawp+PBwWBdzdN19BQm31IBLG",
-	"VRazIjXW6a9mQLaX+sCa24N2ICbDJhk/GRJ36vEbt1muV1SwnZam52cO/MR0YL+t7+7mbOC2k7zFl58z",
-	"xX2X5PYNH2yTwL51E+sy09c0sk2m+V1naLf4VN5W8wJ3T4Su0Lm+p+3RuLq6GlSPh765HZl3Rp0KNW+f",
-	"+myG/mXcNlvKmdZz8yBv/uv4bE7MPfz5RdXbK3X6GejAt1PuQACDRBmocEhiaeIQMZ8fAYJQuIrB0gyw",
-	"PVGjUnicxn8FDfbezir2sOmoLqm8YFh6nfKK7RPA6h4O71ekLJ4uxFVJnHdoULiPX7nS2BjP/LdqqhpP",
-	"VgPyAhGvMLfMFEdXeca1LMinzHlDBhZXA1ERRYK0LJVIJQaRgpOHKvysC/Uba94CW96zfEzfuRQ577R+",
-	"hXiFODpYsWjTeXfLuRGD5OGY/+bu6HflnM4Kk/gSbl7/EoZ4sbu2r76MpXoJDd9ztJLuaEv76iNZDm15",
-	"KOv2VZd1K+/Vb/EKrZpdQ/C+TPR8AG9KnybETDdHK6SzWVitzXVkpFaXTI6pJQmbqTEXualyY/TxnMc/",
-	"54zQaSYk2Go9IJPD4VOTlUJNNeJ6RgPks9xzaCN28rnRwbYJbdS38ENY4+brd7iF2/ZE8FkST9VvUae2",
-	"kFrlSMiZPsk2c+1L39pmGPdycb+1bd+nyQr72O36tpN+OJZf88WdFuTzm7+yT7yqcmZe4AvMmMvndIep",
-	"mLpNa6eKsCWNk5414oy5eaNvlYCMJXB85CJO22/kt47p3MelbFr/Mvey6XwjEzAra61ha9fxgT38N7y1",
-	"j6OouJ6JEo2QmF/orq5AStyFwfuKnS+EuCCSTTOmCqO3tccFNieBqYWzfEummmOhcIRv3QDv9eYv97Xp",
-	"5JtQ7Fjwh3P9Vdq8q9Tt7dhXLgLkW0gApxgqY84izlCfRnv84jnHmrb6GA7IW0CjaHubqjEPzR9YGqgb",
-	"vn1zWmAxmGfSgO/4bKTZGH7acnjvQ0ood/OFXN0P3OO/tbt7HY7Rl77nN2dOQRIYXbosZSrLUCyNeVhh",
-	"gKaHbWSDMXclf9cW3iQiq2BludphXPiZXBDpzqLegGBq05jb3Ca7Li69qSVR0fDcL5+5UnUF2ND4B77w",
-	"9UgVx007hJmCEo9BKWHSHIiv2tTgcQ3oYQ8Rd0a/dgRQpqyzie8wCk1iZSSAmDWpJpSAZb+P4W2kLDx4",
-	"zYcD8jcLQBW+gZfB5ZDEUjEH3GtjuU2w3JiLGZFi6QHSLhyrmtIMAlChxeOp5rj9E8FVJpL+sW6n/01o",
-	"kg3lERFa6biKJSRb2085oJfZnGcbWO6wpcxkmS2dMiBvMzZL4vlCIeSYfgm8qAbeo4nhnOk1ONFL4D6u",
-	"M5zD+pK7t818axUDG6f8Q/F8HZ/Ab82n8KX98FPQ3PArphYiukHD9sO2hpEWdm/XfFdv9hW97h/P2U4t",
-	"vqLXxyhG3Jzbri8b/ubdKUndlmq+0X5UPOYBP8d8vi3g4dQkYcFB6jtq+UnLKfo265+tUv1JKSW3U5n2",
-	"h8B8v7Sb/lNHD7YTdN68PXvx5vWpfmVJr/t0DoAwlYSqNo7VXAuVJgkWPfXPoE2mBvcgJSmdM80tRMr8",
-	"unwVh8iAVBPB8YC7lJGliFjvCJgNkwr+JLQhWxxA9SC6nCvIVzhr84VC1gqdzeIkpoqZIqwmoAhzUipj",
-	"fCRLXlcwnWgWVGdpQAuTOAqxtKJmtoZLhvJyOikeY2R7FbrhkWzOT8HkYnzwSPNfEw4N83yXJ0yOxrxf",
-	"m1QRXz3Lk2RFfs5pEs9iFpH3716SLoh2IPSwnlZxFCaTEqq3oM+WqVrhAg504x5wTtmj5eOyOmmxnLNe",
-	"LaNRhtQBw/aYE/xQpP2EXbKEhDKH4z4iM5pIZvJ9DMRreES4MGn7AO+KwGww0hc+qXRDGkUx4ndPIKhM",
-	"P5voZyOi9UyLH3suIDffEJaJmdSjqjVQQBqGARYuR0DDomb5wba4hwPdwXd+tlMBtidBir5gq567tyx2",
-	"JeSAODxJ/YOPKWWTqnXb/h0Mu1VglsBamb6J5nWjgtnhVWkvMac5GIHB3P/nq9I9PyDHrl7Z1UJI6N8X",
-	"G/QMzGnImBTJZRFF/khWxQivjh/uz+HwwGvQpGTgy5iTYbuwDbk6jKYPAy5qspV8oiGGj0roSeSqNPIu",
-	"5qvIgEzzLOkBkgCs3TN2GU+ZKa5IpnopHAbue72hx3NAV50zYV/C51kuTQT99cpKO3r1Lri44poQAQqU",
-	"wIb104xdxuyKzJhmTwAk4PaFi2xJ9ck+zxXItO5AGGBVKgmFBvXU2fU0yTW16FHo9kGGlY4JeRiruJcp",
-	"o4YWLasHtfMylrESGem+eEt+7820RwR3b9nxw5LGHFK7FiK3pmVZNFcwzR0RTUvcDjfU4T40AJ9WmGNX",
-	"00pKM8k0F4KV4oSeS5HkimkGWa5K+FroBrxLBIt9QlB4ud1lAafh8dBya+9KHNSrTqSPfMOVQ5jm3bKp",
-	"KTu9MlOeCj6L5ybfJiRd+HFB9Qlx3g3h7s+bV2TQTP9jDSOtueCDwbsAuZpYIYnMIN88JF1IJTe8mE4v",
-	"xGzWDGBRCOe3SvHxd60z6rSlvu2lWTyN+fzPdDb708XB9dOfHydLKBgxv+mnuFMsq3zO2ZV0n4tsvrdT",
-	"ycTpxZeDUdV9t+On4n67q6prjEaGi4CKjvlq5j0TCY7oVg9QIA/gqvcPrrrVcPnFM8PgvmZEVvP+hqr1",
-	"wXrUkndwWH01yMI/b6fjClMwp9+KUfKV6by7wcGWbrtbw8M23ofbwL3ChgBeSpzeFu8VTRkJo9H92RR1",
-	"6/+9TYovGY0eLIoPFsUNFkU4KP+tDIpVG6C9QJpRIQlqPJALyBI2VZJ88w1q6WD0+eYb/ZIDgQxL87TM",
-	"IIDwDPMHGiyMVzOWRnHrhth9SGbCcKTzlbMgaJ0bATd7wZgXA/ENlzgSbBYiOW3FP88/WpiN9kEBBlR0",
-	"z5LYbTcfQt4HmM/2NClNc6nEkmWInAjfSQXarX1C4giNhi8R2FKpBLxcYD58wwklYQWdIywq3IGrl81o",
-	"nqgeoQ0gPbGefpoJLdrr3fvmm5HHqcHiYDhu6L1lzHCY4wnteJxXDzAofjiPDSsuzxUxcPVbuhOwlCG2",
-	"L1aKSVkGDXtWjfrg7TY4u8Tj4dAD+3Y4N4HugiZSmGzwYhGNmdTghxYtG9RPJFrfYo2fGvRxM59HEj46",
-	"IlLgtKkNUdD92hCgbgimQJGrgfE/aoUzTRiUrNF8RXDWF2CwgI9lALiaIp6ygflpAvZVFpkvdPMyP3en",
-	"Uvb0cmF1H5ok1U3BwEi7h7i8BRHV8FzstEvrrle3ulrSth/FGZuqZHUEYqjeND3CRqLL2D8BldQaCodm",
-	"JxzV0yRjNFoRqhCPJsSzn1DYQIVlR+0pHIL178R+a8pLTikHAiwAMJQwRHWCuEnmTYsWg3/ZkqHdXOZg",
-	"qZN0pvkMiSF3uAcGYGPwgtMsRyQ0qnFooKsQcIpfskzvrjVxe/yuREDW6p8IPtcd1dE1yXGVVWgBTIgL",
-	"FpE8NTIYntYkAYq0uwfp2zUTu28+t1gDNzGa1wzSps5QBZzfOXcARyqWJI7w6kj00GEceliSdCl5fH1d",
-	"EK6m16Ig6hXF4IBeQNj1lKUKGTQd8ypdExpFjSxrR3ulZd9QPcZb/3bTpSNCZyHUsqe4jMEHZsCKWlod",
-	"tDRV8FKPRHwreeNXd3MK1lbG1TcWXJT1O/LWFWPhuqubHDVnUdnKcHJaGKnqNwLO/3A4XGOU1L3cxiZp",
-	"t7Iz6hz8/Lj/9OJ/X/24v/zj38/fDem//2H6j3kn6Phb3Bl1cs1lD/+wv98JOpAl0hl1aET/zUcn2tqM",
-	"qMf/hayI2HW7ERE20G5PYO6ICGQ43wnmndEHy+GD5fC/a1mmuzUCAjPsynjO+3naezAC3kVNqKYLaaPN",
-	"L8H7pdnkd3Azk1/GZjmPtq9IWlfIAye8DMg7dskym9MIuoPjzjnXenaoMsollkUBTTbmY14TUQN0XIc4",
-	"uJB0ndoJcns4XegjdE6nFyiD/Q3d9vaDCV0ChP9UH4sQ8ysBYDCzvI7gGzbIgEcsOrI1XEjXAjAGFtFw",
-	"zG19CcByzbn9qGfsgjPwBWNCYUwTU/2zgGqFfqJ8iibONBOpyACGq2tqWI35FLW0TEDDZEGTGaFXdIUx",
-	"A7+wTGACKIbyZLjQUVEhFFY7lu45DhBVXhiemI055U4XKr/nyrjyuQ/pGlppTl7EacqisHcEcQYoGj2S",
-	"esWpFNwhUYAlFQKfoiIYyAwA5GunpsJK+zvppDA/5yWKZZorqOhpaMEB3IKg7l40LQ3shMIeFgWBdDbP",
-	"eEskXUmsGAtKgphhJqg58I4dEDy2pCsZIyFwUP1B2BsVBSpMk1o/y70rBdCAuVAT9OkHJEyR90+UEJNE",
-	"DzMManUfdlQmyueoXYXA/XGhYJYWoH6lW/nyB7Uj1IRNauh2h2/LGKP4f7t/jmqFCflB3GJzlrUasGLK",
-	"kXRZ3bh9kROvwMlmTQYMRBg2ZYyJ8KSsyGxRVKShHMmI7Fxp5HB4qPs71WfcqZIYIFVhx77S9M4c29tF",
-	"amArt1GLkIShToBpqjxqqAQ42X/7878/Zi8vohdXP+R/iK+3V3twhF9I8bGdt6s+ZhugCxM/YbgxMn/L",
-	"rK+ouZ6UMGfgIXriX1YH0kf5BgqQ/uxG2o/+sFx1ZZtcIP3VznmC+qPPqSzp/m5R4cUez0LS1aLU1lrS",
-	"V1artpnnd8p1XWZmO9cqK9bx0F7TZf/xzVQWWN87UlhOvWJvxro95nUlBYXbOGLLVCjGpyuDs4mCLi30",
-	"nUdoKEaxdII10mNTNRZh1cbcRMTWtJ4RoQTLd6HHxcnPGHULGG+FufwpCaMcbx028QYcjnlXZUyrKwrU",
-	"KCPvW/LsDcgxhzAItyZLunLF5oq+RoSz2H/vkYQpyjE/T8T0Ah2oEIV+ySjWDEKBDFpHHQjUCgu34ilE",
-	"+rurLFaKcWKigyOq6DnVwygmE2AQPla/xJp/Wc6LoBO+ctHcpjXYwB8dIQXozogl0ZPPoEhFXYAnOU+Y",
-	"BL2HRb3RmO8P1knYJbA8Ww4iJF3ntfaTVbQawjLwp5AQcg/UNZ8YkTJeMqnoMrVipY/Q1xvzxwMSlqTh",
-	"9kHUBXMbiByA8hgQzuYU3hAZucrA9L9KWe8IR7aLzN5dYlFFysn+8D/2H/fG/GBAQjGFCiLRRH9mW+Dk",
-	"xekb8sdvh/tEz5Z4xJ9QqcjBkJgUFy2YuneB9sVsBpUVIaofhpkxmmhCYQERSQSaHeW2DSDIYmhPCDIa",
-	"aaOKZrnKM9Yb88OB8eZEhbvM1R5BzISApDSKEhaQhC0Flz/njP2yCqzWxJip65CsAnKe0ZirjMFHq5Qm",
-	"AaHRCmpG/pzTjAEebxrPVoEW4ibANAIyF2KesEmaUEB45rn+Dk5OOOZPvBFOrL82jtbUIHnyxK9BMubf",
-	"DkiY/P/sXflyGzeTfxUU//GwakgxlpxDLNeWIimJEsnyivYmux9THJADkbCHGO4ApMQvn59jH2hfbAvd",
-	"DczB4aE7qc1flsnh4Gr03b+WCwERuvxnwzRNBLdM4ps2O3j92lquej6bpZkR8QA7wIyW0SGL3N/st99+",
-	"c6UV/kk6ruhj78Sasqcfr7BNyX+8O4m6LkkACcs+0oT+MXlfDrqGKh0UmnVETSxi2hT0KoXN0swHv9qY",
-	"Oe9joK6+pAveokqsE0oTKuHOSn82KwqaMBvM+8dU8WJnmaINZdlLnmGhKvG0oBSdzetvII+gzIn9kJuA",
-	"qdaNHMGP6Zdncc4oTMpGCEaYM+DqtMqlASvnhcVoh2yujEyq+QrQcoZhhDr3drlQTR69rXCVvlrbdKl4",
-	"uSuDkRua0sjpewfiQPaQe6ivMMjrBR+kHiKIkRvB5xFKDRkfwHj8xETsqs/CviJfymFdgyFxOwPfS1hX",
-	"YOQrbLDepapdjLhyhYt9BWnvbXZEvrD6XaXMBadi5UmIokUlYuThcsd9yCJqC0NldNSKZsaXPsJePdCS",
-	"Pgs3ogt7UGlwQy9c6XKTKte0uvieNnuPPzu077KEPJjw5HrAb/hycJ2l04EVVkFJGv3v/2B25Z6VQ03o",
-	"q3VrDybC/lhSsSn/lGZWv/K1bzBYXzkm9sgOP+x1Fa5wsL5yX5T8gYBMbz+tV9gAVDeseHVKu/ZKMxn3",
-	"lVSu228sDJeJbtsvLQ01a52MLDj4ar9pKbeWybPg4PXr5qonkgVvOp3m7v7Ip/avrfQL3up+eyEn23d2",
-	"vBN3xhXfmtWHJWrQ2KiN9HKYji9FLHvgwGG30f+2lquUa64KTT1rJEHRg4QmzQZ/Xg+t2/sXXhWuduPw",
-	"4LtOJ2w4kmwcNj72TjZnOTyu78+u5oU8fzj0er9fz5lOBbMpF6tpZul2RUxhQIqviG424TEjIYU2VfHQ",
-	"C+XTf3sM//YYPpXH8LvdfnVn+NC1HsPXu66PXDZ8mPzJfY2UkrHGrfJX9TrWybkXcTBuQE4Ej+OjQ0WX",
-	"kB5J1+jB2D7XW6h4Bk9BKx/wqkX4SKsnx4qbeSZcUYPVSxYiQ5APpyBAoNzpMWXA18B7oJhJE5FxbL+E",
-	"OAFNaz0POUSLXVG7diMWE6ZRoFTy5Nvs1INRcLV0q7JamrNoAGNiNBIzI+I2s6oEVlAdsq/YhfyeNFB4",
-	"DfsXO72+FiOzon9uzIT/F7ss58Ef0tXxgjOHbHDYdVNheMwN7/r8/JpUd9YrpMozNwW0xFwQDlzGmHOP",
-	"2Apt6oO5PhG/lKUP8djyQM7QrZ1/4cFXeqdldDFdmoAfqGzAzxkPFD5C083tdznRIvQfUbJGG3VMmP1K",
-	"QtCrkhs48Gkde6WsniYM1lcXtAiA0xGGFfbanZdmAVcxwrqV6hdCD0dR3EFs79e05meppCakEpuaEpqC",
-	"911Tr+KYYTtSMH0Lqe1tdqRwO+H29ZX3wXkUG3dNwEEMqfGWwrOlS3sRMb0Afc4UYpjlTqJDiDXFwr45",
-	"E+gdV2YldwcwYuiOvu50CsZn1HUnrlJrElk26J7FR7E4gQA5EF8or86RrkQjx3Ty3zle9UpbO4nNuJkU",
-	"nB/FdLDCT/sKvir8NlhVYEPnZrIHFjK/mFXD55C6X5fJpK8wRb54KXGHoZyo8pKQ6dSL2USn4JyxRFhX",
-	"rmefiui8IccJWggDtEqqRqLN/ktkKWWpOF0bvFT27QFnJpMQM8BJaSOTpFQaZHe22WZHlsUqccMTFkRD",
-	"mSRSjQcu/SoqEvlgtBwl1hbIgWC8ewaOY8aXGkiqgj1VaS7eZkee42Dylk//LzCgwHEaVkA+UXyKg4F/",
-	"00ugkM0Voty4ixY6A4WMk2aZaOcqHykqZpTZZcMplTPB8ooANJIlVFlaJlTIhMscUyrn4hHLRjYEUFxk",
-	"q3pWZwUiMbn8JVAWhx/GLhcpKDMze42snCTwKn2YOzWqkpwEueVHF96PsvahvlpRBVgu0qVmVihJqhDK",
-	"JXzgYyNNO9DKK8plFZigSe6l/HkXFCBw5FrEpUClVZVDCwMuKee2oZcBR3JVI3i85Atqs4POwSGLSJ0q",
-	"oOXYI33T6VQa0R9WgbPtvTEFBqtztCNEGamFxIZp/YpzfyIwbBwD9Jvndj7Qwo5Gn+tcD6hyOdWMBV40",
-	"hVS3BqzUebD8t82XRsH9C8FWo4Hhr1ytrSfkQqxYAwuyeZyh50yWekOPvm15vb1s7g2JnKf8tjVcGktn",
-	"X3UOvn3zzddhI+M3ng4ftYuz96XqvT94vBCZkVpkZ/GXPQfEu3tniy1NqHz/2QsP8ftkVwqH2KUXFS3z",
-	"b8zoP18DqmIfppeChS4TzLv5VGRyVIhABPmlaTIJgCBSgUPETBphQ/GpgCrA/GY1qqKl6B63s+AGHOnm",
-	"64NG2JhKJafzaePwK/T34FdiDNd4x6ZXLIDGMVxRvGSccav8RvA/a959QD1cGjRudKrYp1Qq7QsalixJ",
-	"xwUEem76Cioc2+wqBYuEXhayCIaEPxRPlpiRTxpyVCfcj+K4whmeSMLjy1+mJxaOvRsv+psV/X9sdnUG",
-	"949xJ1OHS+w09xwtMHzPiI1tLvLOEoAmjc0zsTlFS6q83UTkBhzQRw4ipXnofB0IhALxtAnPTOhtUg+A",
-	"KrOabgGuDyE8BE2Ew2KZeZu52jNXj+/mJI21OxDFQrNgv/O6CQ6EfOV70EoD4aRxfUUsK3rPK82Oe1c/",
-	"YGQ7ZDcTOZqg158nie4rAKfimkW/texzLTj/WqZ34sZ9z8dijSK0mQLLb/gSNvY7O0RYrmgTGpuxkUrH",
-	"XaDA/LNaAtxKdbjYnfTT/GS41sJY9dT++2UjidoByN11LROhQ2YvUxznaGaI1FE4ZiAj+9WU0o3+bfEW",
-	"DV/yjJPlS14oJW76ajiXCbirEAc4ZtyAd6mLspLAz0ccvsN7EvMlAdjQkl1MIDq7br1LlWhdWPN+M7Ec",
-	"2R1obNFRIj6btT9pzAG0f4+0jroIGQ35bVYnsZM/6BysU1donPV6CqkimPhoD2xrAObs2q4SFgkhmC2q",
-	"vxG3Zm+EjXc2DIvPfeILjluw+fFaoWsJpSJyj+3JOfSybTIXHnbPfgkbpx/41tg1PAPz2a8DmnuXQroy",
-	"RI5ebmp3FNG7M5RXmuFqEXTILBPB9EQAye3IaVZx1rYLN2Txa/lHz/DMaLiqvoOSHKuWVIeMU6clJ0+G",
-	"kPXp0FocyNhwaQXiJM1MK5ELEUOGHolCFC8kCEFqKbbfee38nPh6YEhBRLKoGeYZRalCt+Hx+Rmba6Hb",
-	"7FKVekOFJbjEsTDkS18ni1kQ/WTM7FIlS/Ai8qnoSSPenvNb+L89SRH1FVgA0fdHvdPBx6tzSIoHjOQu",
-	"+wbyvDHsMk6toCwJ1M2c7ByOosIFSIJVEItTZaSaQ6ZqeacqN+M8zXNjVm95YYOvKfKgxI070PbdmF2j",
-	"J0zLKXJ1o605d4BMk2qM54rEtUJFBX/w3aa1Be+wJ8dQ3kEUdw/xvvnS3Uu2J+k4xZ6N9YbsqYpLGhgL",
-	"rLrloQEzsUg/Y5wiZqNEcEIIwu1GKQ8dzYrKHCkJVkPrK3hV1/UasOq3lVAQOFHCx+9cPC846Ow3txG2",
-	"XdCuFuxt6+bmpgW5r/MsEWqUxiK+A1IPjPYD8rp7+KxBek7MNLmj3Owh20nnpnIJN12MYzyfVZZ0VzLf",
-	"0a796cPFuVOOdzJQSz/46k4/WPEob2m1au+ipTfynL60ri0We6mMR3vtG5EkLQgK7qUzoWTcKjUvWCs8",
-	"L2dCnZ0w18wxlnqUQiDdLVDAxCB6KbWeWz4X/THkGnD7v/gZRE2IMLm2RVBiRM9L7RspoFZUuYFicSnj",
-	"0Ykb+aHe5Rwz731mRzLSvgeJk0gyHX5CU6pWr8z3IE5Hc8CkbDyyVnWyuquroxZIChWgBytUjlq8D2ij",
-	"TcZLeec+gSqwrI5dJ+lNyN7/cnzKeq/ffO3rZJpW5wLOzTXmoTn4Bi4TTKcAO6bdV0eKPCUgUTWz+hoI",
-	"VNoRcSs1JdQUqRD8DNBnhkpN11HUkV/liuEFphM0tMptp1EisT6sscVeqvux81EM5pm83++RggYGwZru",
-	"/AJtuLnXD5W1f+/zQ0sGg9GEJ4lQ40d4wwChp+61+FG6Zdd+v4+npiyH7vyDgwfIoa3swimhLqP0oYxi",
-	"R6GzLm5xZmeFzX9KXAN5BentOQ+oc+kVrxAlqUTY6Qzyw4DAo/bWy96bD6fy2fS4E7HwI++qzd3R3/f0",
-	"tPdQpWlXYn1GOi2JOxm3DDr018IdULZU9Ee/IeMBFlE1viAItP0QSLffCFkfeI79LiQXuuvqtaopUTol",
-	"jKMxvRcFVwnDi3FwDqCdi2RfSo8bJRIE9t6IJwmita3XtPqqoGqtF41nMUY4niZedyIWNMALFQUVJ7C+",
-	"NAiCp3TY7cafOltm44W7sFoZL9MfLesxVci73rpPN583d1//uXf5jv0qhuwXsWQ9YTaZHIiJ7VEdGAeI",
-	"5Mw81Or42U7ypQ0OQrF/DivDsiyrlX8WS/109sUWbnt669wy9fpCQBiSGu0L0AIGVJCRRU1nUvi7S/3w",
-	"qb8Eu/rhmH39zcF31lDtY/0Ncm74c1CYi2XjzbW0cTcW+XBFAsa7v0voQexyO7O0D+gim3yUoS+t9uRi",
-	"8SuDHikGD2BVefshDPcZZktiARH1+dDB5EMxDgt4aS3hajl8s33364z+VGeaP8KFTuGhHVn9RPDETP65",
-	"IdEwz0G/mchEFHOKMaCr2U8fPrzvMpPOHVp9LKDaUY2WqzfzR2F+okGf8D7gEOu4tZu/1IwnciEeLetn",
-	"4+Gfy4WAlIpZlg6LwGh+g/SD+fcnvacXoxZ1IG9/2iy+qw3Lg6vTo5OLU8toz5QRYyuo+41mm52nHHBq",
-	"PZYFBHNI2A8zriCuKA31wOB9FeFYERPYEwaiAEsrt6JYXGO2ms5Gb/uNgicSZ9/+pPuNCJXtKOaGt+yS",
-	"XKWmjN/2G5gkkNcbYZ5Av0E5JG7MKV9i1QoMzvKX8Zls2WFzRGVMlsdJUxYDNl2DHH3/w1gM52MyZ/2H",
-	"GPFoxemUQxrLpWJW9wtzTGLYro9X5wB4AL1rMWZIG99XmZilGcUNESQmqDYxf1t6U5Pit5Dwj5Ug1C+0",
-	"0DHJdTCBiqHWjGdm6aJhlT5KQfSem8nbvQ3xSPDVWQqw170HZRnQWSxib+ubtfs2yBM5nkCRF2xQKVia",
-	"uGAprEsLA1AvMMNUhQRH5l9/gjsM0MV5B7s2O/Jt5H0mvtDIY9lnMTMsKNRMsRupdLNb2Gprc2G1ER4D",
-	"ocZEuJi2XowiwD6RJsjrYENWnFPI+Ex+z7UIGZDIF6gnGQsDTQ3P4qAJNSpWd5vPgjkko4boTWlC/42V",
-	"fj5dh92Ewd0/0s8hNd8IoVouRCn0JQICHQtzwg0P7MuQAM4QcNlN1/5nwnUBywjSRB2JfcwSwE4xvqdw",
-	"ACuA7QyaUV8Ffjqeqv97LuYihoRcIOxrqaSeAMBQZC9AbzEKCvtFzRSbli6lkTyRmto6jUVfUeMxPvYQ",
-	"TFTmIuM2O+ZJotlsbt8O25Efzb/bSUQOCC+/xHAFRcwC3lfXc0UoemnGon+glzJk7XabZ2P9e9Qk+L5Z",
-	"wpciblsWNZyPqbmNNes1k+o6hSt3wzOrfutSVbG4lrcs+odejH6Pug5AB6p6kxtLq0k6Hou462OahbuP",
-	"NUZmYs+fSUURYoixA1ZPIZFJYePw+lSm0w98DNWj5ZwmFux3DppdNv6nnLVIpfUn2FfoMacKF82kabN3",
-	"EBPPYuIXXpZLoevcET8K8wFX0sMsoPCO1eGl5KTtuUxHMNVTuxLwC9/LLVyecZ4KdIdfvUvNBaUJ7ZB/",
-	"U5W02u3Vk+kAm2R/D/U2n+FyLbHxe7SqP0RhBV9nxCFE395KCEeJ5PpvatidGlgA+UsQW2s+DWlszsK6",
-	"nAnlCukj8FeCgyZ6pfG/oIdgoi8ispFrhlUi0M59Y6pBgr5jb/jEK702QFn6vOXDlUiL7385Pg0hZkli",
-	"3HlGhIo1Fmn6tDA++ozJUbD0ogP2V0fWNc4qaZieWIZMgdAAJHWIR0PFzbMU/MC+FNolMR8pV9sbsrnG",
-	"CkEHOEQhEMwR46T0cFCLdYpganU8FjK2KFt5hzDo9kDig2NpTx0A2XqFcn87xRNeOnz2oUJJlm4O2VQC",
-	"LGHu6cJwBJBToYy7hgQJ8AriCxqFdTkPUtzykUmWwLe3RBtAx9gx5NAFIBNMnB7yPI3fUjEE/wLKqa4k",
-	"anrtz1odDs6TrmGz21cHnX1XtuDAkBwanVXgV99nLzPu0H5nv5rgmIMpOFQDSjtbd3ueN6YIQ97RD3iX",
-	"y7cLFhREts5U43lStl4yXOmyKzdcp2eOW5aFzUYfjBeFTla6drou/1l4VzvF0oNcIfOlMeBld/71Zuj+",
-	"JGnomU/gopp8HkuhRiJE0bQMGSSRNFfZTjn7ulC8YQTU3dhH5qDMpOSDcFmuRmRTqXjSrWUXUmlDSCmb",
-	"rzkO4djQlmt+7Lb8kQTlhrSX+/wOLMN7/7AY93hq8f4n4zAb7/8Vkp0HgKpVR5+ZA0yFyeRovQn2Pkun",
-	"wkzEXDMjbo29hgBcDxDFPkt3YszMRRf0wKSGJx5muOaRQUy5ogNsn6CjvhousVtwyNDtQX5Dbua6W3gN",
-	"FgcOHCyRG2u4JHwQS2LOtZT3Y+6rYjfggWvSDEBAeauypk/4g0YAXfZjyrK5Ahh8QOEhdzztGQDjplpY",
-	"LdykbJnOs76apkqaFKHe1+QM/ijMBe36bsnXs4RLdY+qJTfPZ4kaFAhl6lf3BKZhOhOKz2TbxVnW1/nN",
-	"hwkqevaeHb0/89mu0K3w597lu1rnAD1tv39o5GenkHx1ds9zXIhtPBMjeU3zZ4FdcvNpT23JsY7gvqf2",
-	"n0cX55tOzX5/t1NzM/rLnppd8hOdGnjVdw26krPdd4VxsGAO9RQ3GGKZWKXlUCWxsgnKZQUgjeuQiUQL",
-	"9qazX3vWVzitJ23yxuMlIqnXh995vESIw2wBHvLrazl6REyGN53951rLO4Be4/GyS8icmuJWWLmeh8gJ",
-	"5vV5CP3K1/U/VRAahs8W9fXRH3wVOCZQaueIltrfeBZEU/5ZWA0hcg9g6NmqOod7e0k64skk1ebw2863",
-	"HUj+mWdJ47CxB/5fWtBqBZQEHAOro+gQGzhRKMUqKdrH/lwyqHPO2meGS4xygz/RWiztXDX3AMNWdy+P",
-	"+atdI/eRLIwxKiFi37hJGqzfdFkIvpaAjqnmpVcp9PIB1yJN1atxEWCKchW3EqkgvEksNC+QqHljtUB4",
-	"KrKxiFkiNSb0OTxi1BELryMMrpqFe4we0u9w/cIYqcYFMInQ7r7IMp4QFoB9nBAlNAtctwI0QbFxaGH4",
-	"AibH6hTOFBYKE25jK0dGdEBhhTd57LDV92AmCV4XgLxYkRTOFVXv1S+MUrhi9Yfg3oBd2K591TGuP1jr",
-	"k2/6ORQ9H2UzqK9cwpElSmge5rrERJdnJ8eDs17v4+lVVM66ZAH0HCOAyHgOYVTQ4slRTUtDk2oLadmd",
-	"pzprXztdiS7hSqmP3PH5WfG486K8L79/+b8AAAD//w==",
+	"7L39chu5tS/6KiienDI5u0lRljyJqUpla2RPxif+OpY8SfbQmw2xQbKjJtBpoCUxY1ftv+4D3LpV9w3O",
+	"i9w32U9yC2sBaPQX2ZIljyfRrp3EYnfjc2F9Ya3f+rk3F+tUcMaV7E1+7q0YjVgG/zyez5mUJ4KrTCTH",
+	"SSKufigeRkzOszhVseC9Se8d+3vOpCLma0LJeSauJMvImm6IZDwa9YKenK/Ymuqv1SZlvUlPqizmy96n",
+	"T0FDZ6+YWomooTPzoNJJLhkRnKgVI5nIFbt5h2+yeBnzen9nukmc4CNJQnwtDMjVinEixZqRNBPLjK5J",
+	"EkslSaxI344MhiKJ4MlmcKMRvaLXx0tWH8wpmwtem/yczlcM5p5mbJHEy5UilMsrljV2GnPFliyDXk/0",
+	"p6bTendhmp8n8Twga3o9pEv2+4Nvx+NQN6pXJM5Y1JuoLGfbZ6abZ1w953MR6d/q3Sz/EachrqiexTyJ",
+	"GVeEzucshRU9IvRc6p+EWrHsKpY79/cZSzM2p9hBtb+3GYPWXIfHb1+QC7YhsSRrml2wiCyE3j0FDRyR",
+	"8N+n+Xh8MH/P42sicQ/gFxYSsYAm9HcxX5L+u+9PyNPfHj6pbHhKlWKZ7v0///2n8fDph3/7TS9oGPjz",
+	"M9qwQqcqE3xJLmkSR1SJzPaK7zySZI5rfNOteRnzi7tYH1yeSMzlLM8SXJojkrHk91GxEeGuTXvHVLY5",
+	"XiiWtVO+EuSKxoqcs4XI9MlU2Sbmy+0TX8c8Xufr3mQcNB2C05xLpu5gHX44O3s7jKhidn/sIxIxGiUx",
+	"Z0gfv3vy9HAnQ/iRZpuGs3IMp2JoT9ONT+Nf3lHFXsbrWMF/1XuAn90EqGLDBH45z+cXTJG+YYaSpJr9",
+	"xDxXbPBZy1+M6B1b05g38oh3tteELRSJDaPIsww2KOaRuLqzQTQSg3/2PVZVGgHRBKPkZw4EZ/riWbug",
+	"jaOAKHrBOFlkYo0bVYiovwzNe8MXzwxXlZSzgLBEMrJknOldjUbkf+dCMS2wlCAyT1OR7WAga3r9kvGl",
+	"WvUm+49/F+ipuL/rzOxT0EtpRtdMeSpFulsOmM3V4pQsmZLwl340ZPpTFhm2p8eqJbbRWnpBj9O1HkHl",
+	"iOw4Zy8WrwVnr6iar+pDOuYk1Cw5JGoVSyuZViKJ5BEubaw0O7B0oIeKolf/ejA+JFexWolcaZEtok3r",
+	"mF8shnoYQxzH9hG/RYXjRVQf7+t8zbJ47nSSOHI9plStiv5S18a2DV+IbE0VUui3h72gIN79RuI9Y1I9",
+	"o4rWB/b8WjEuY8FHJNS9hCRjNELdiChN1OxSa6GkH8Zypn8IByTmUjEaaWaUMZoQwZl08/l7zrJNMSH9",
+	"SWndIrageaJ6kwVNJHPDPRciYZQjfZpT852IYgYk+mLJBayE1oxBpOp/0jRNYhRie3+TqFIUHf0mY4ve",
+	"pPc/9gpdeg+fyj3TnjmQ2Gl5Yd7AP2hCKI9IjK+PyAkQmiZ9qkCD1suTbewxJ1SS/3X65rVTsAnlhK1T",
+	"tSHi/G9srkg//PlTOAiIyKY8NBrY8GyTsgmpziYEGiVcAIUeGUrFrmNJuNDEC72ZtpHAJTkcj0dT3sOF",
+	"lKngEhfxO+omfFfr+DahShPj8ywTWdMyvuCgHLkF6qfmC8L4JUtEygISFgODdkKQW57N43POthGZ1/c8",
+	"Pg3DOUniF1yreDTBQd7V1E+SeOfsv6dxkmfOBJIsu4znjMg4Yg0rMRgRz6ohcaS32XDdivTA2QaEqinX",
+	"jzWpiQUJmR7JaM2kpEsWkn5o1YJZHE0IqoNxhIrgIBwgcXP7XcQUjRM5Kr4JNSFV98JK5KHTVLZvSFmx",
+	"0bLUa6OkW3Rrp/ik1pZREbq2o1/HNj6Hvt5zeknjhJ4n7ItSlyaWiCp6TiXTpJLzjNH5So+DiIwoIYhM",
+	"xFXzmcMd13I7JKEhzFlezCQMfP1FEyPVUoFQ8mQ8HhyVHkZxBOxIppoOS7pptGRqRMCCIFSbECSEP4Zg",
+	"T4ROc+s/qR5677Vde+IZKBWKeKBQsPMXSTz/gkzf9ihRgmkZeB1Lpe3wjM1FFjWTpP3s7oXAMypX54Jm",
+	"0Vu6rJ5Rxa7V3kqtk/ICNGjNTafPtEtSumSVAYMPZ9juxOFiKJXIWDhBHxFdMjKnWRYzaaSF1IrZI0lO",
+	"Tt99T5S4YPyWPp7hKZvnWaw2w7ciiecN9usp/FsGRKpNwiQIhjlNEqMJGnsmliDDWHak1ZJFRtc7bfza",
+	"On4Ket+L7DyOIsa/HEnq3aLzuci5tsUykTASCWa0qERzST27APgmcDYp8mzOjASmHDxc5EpkFzKlc9ZM",
+	"wG5ed0/BP5y9enmHxHuM5LYQGaEkZZkUHOZp/ZcjzXTuR2+6Y6UpIKEd5ymQpln7I/RBIQc6p/MLsVjc",
+	"4X4Ae2bRr0elRoltNEMi6UaSK2NJXGUCT7G3NhVH7bal8V/1fJfbPoF3Sh6+bW+btx5EexsV/gL89Ecg",
+	"wXnGIsZVTBNynitgpgvgoLHcTp5VTukYr/F/TPk5SwRfgmOZenz3aiUkI+KKs8zyc03CMgfdk0WkX9Zs",
+	"zTsz90IYAEuYcpF5PqALttEiTa20jgKD12oKiwY1++fhYPyKDsYfBWdf7ky8Y0rrQNoYT0XMW0hfj6mR",
+	"J3O6NppfxtKEztna3Bw9WN+79vmfT1Np9wThUoBa/kAcXYjjtVDfi5xHX44uXoMczHmLnWsH1GolPOxi",
+	"fRff0k0iaHQmxEuaLb8oV8dDCM53ei4uGfn2kPwp/q55cyvjfNjjG+zxe05ztRJZ/I87vOrxG4Xd+E5E",
+	"m+ZTS3IJzlNPrW3w0oOuSjXTBmlvgw/62uiOfFKgaTy7YJuZjTaYWS/JAz10poc7d6z/wl71QWFmXNHC",
+	"zgB/24NL/ddDn/ziWQzM4u4Yld/oVurM2IJlGU1IEvMLTaIqzziLiFgsGriQfmkWmXbDgKRJrq3qdJiw",
+	"S5aQUOYQ4RgCCYb26hDolMyTeH5RItQHxrWVMH59uuatp/o1KWQYl6TZ42fpZLdeC0dEd8gOvDbbl4Iq",
+	"M3EWNRx9LTZm5nGb5OkgSR6kyP0wi3eMRjFnUt6P+6K5+Tbtd6svo0ZZsWlyBgpPqGlNb/UMqGhm6CYk",
+	"++MHTbcjDZxaB/Wd7f8xur5dw1t1igu2eSRdeOKtne91G6jmf3+giI4UcS/WcGPrHc3iZis3xutIbemG",
+	"VdsYvniwg++EFu7cEj5FFu81vZUOOtvFNQppji5rlhhP7jy07EF7uS/ajOKMzRtSMk4EVzHPGaGKhC+F",
+	"l2Xk7YP9vf75n1csQ5XeJtMtIVKHXaubhxqd0oR9nUEaeN9T9hhZXmq+CvXBCrmYUaWy+DyHdRw8RGr8",
+	"Ck+LpsMvH4ipeXaoMsolnYPkjaNQ826aZIxGm8L9aBO3aJKwzFMEdzk5pzyMchw+m3kdwd12xihkRBgP",
+	"06gaZi5pwmBEkLdj2L4ZkH72EHvxqyX1X8uFfIX7lozawcMl/B1Rwy/hFQUOgjIWwtHqbBB3smz47iYS",
+	"LtQM/K0PgvhXS4+/6liCKkGm+NJMCTFL9GsPVnUHErh7d1snZeyO3Gx1Ypny3XGvNtAw/KvIi5ZXVJJz",
+	"xnjR/si/K/CCYaecahvcQDsU+RMrlqQk5ypOUOpCOzIWXH+cxAvFooc0wg40+bWEv4DXbqcgzL2Gmx1/",
+	"DwExd0weaSa0IfVl42FOAEJhvoGjHr4/faYl0PP379A58ePrZ2EnYjFAFiyazU2D1RvJubYXaxEGD1rV",
+	"r4I+4yVn0YsGbx4+AW1bgHhwOZNHgI5UdxSSfrjnXqpxhna/YSkh86aJkqdMDU+EuIhZc8NhxhYqo/OL",
+	"mUnLDMkcXif98Ael0jc82eiDcUrX7DRW7Pcv6TX8zeZ5xkJtka6USmVAfksiupGDW7gyFVW5/FWEGozI",
+	"a1GFLACbXGsTIlfskSSHj58+uObbTmOx31+3UjDYKfa70cJ4/59eAQAcHs1BWIbJ1tt2k15S6V66YVJ6",
+	"gcK0LRl929hL6INeFrkPEbX1+wqyoIeft+0zeMdDWNv2LrzzmUKrtBuvhXolongRs6hZAiDGFGD6pRvS",
+	"D0vIUOHAQ5u6y6X/GtftXlhSF5eeYUXWct0aph+QsMbltMaZiCVkui9pzO8wAvBfJ1T9y4ee33JTPlmF",
+	"yoLcNURD1U96SXhNCPXcLobu9MzSTKQsUwadjNm2aJK8WfQmP23fV+jDE7vBz5X29KZAuzxf9yY/9WrO",
+	"nN6HJoxS8wuigfU+fbBIaqhi/mSG+aH2YtA7jqIY4c4sShx1v7z1hoZqauXOJWNsiMR1rTIKBDkioWJS",
+	"zdZAXWuaXUhCPTi5IxIaHxi44ovMV4ePx/Ft3YBeb54n5mzhEMrrVbS1E/ctesHTHObsBtiE56hJvTxk",
+	"HwAvIOx6nuSaJhzQo4HJA3REys2DlG5EjsCT1RnUYO+atiWN/8Q2zw0xmpl6847MZm2NAoQ2XvCF6FXp",
+	"AT7/0NovfFPr01jpM6pKQIQRVWyo4jWro+cGvTWVF01iNczU7L//6/+ELvsloVKRQzJf0YzOFctg5WrN",
+	"WfdRExqthwpbR4RdUw4wvRsHALubtvDzG00XGmez803XTyr7UnTpt1XfqNpnsMqBv0XeYm3ZaClzFu0m",
+	"s/KvxpnXrCxxdqXXPyByJa44YgitWMYa9/PzSGr7WtpRBo3Ls3NN249IEZFTX4EfAE7I8AQQnjaAB91b",
+	"lROVxPMLw7tauEQx75RmirPMvF7DAW353mGBBhVeeYsGJJilJfHkJodzu4wlSI5e0Mu59/DDLsI3TQfF",
+	"kpQmXBp806acrGjMf2RZZIJsGtZ5Z1CkYqlt4VPQSxiNbviJpKgCdv6ksgg4TNO1aa5xskl8nKvVCU2S",
+	"czq/8CLcytOOoxlAhzWC6L5JGX/xjJwIztlcEftuIdbmgi/iZa6N+1iziazxBOuNY7sPI74WFEOqzSvo",
+	"XQ+XYmh+1Ory6B29eoUXV42zRnzTrkxLm/RJw0CbyFrvW8IUuwHdYvO35ypmdm9Fktx0ZjS61H/Idt5Q",
+	"P8rtq8Gu0zhj0rDkWnymQYIWS3DraoIxH2jq6MbA6+utVVuEhXYrbwfSxDuCXgtZe1Bv/hADkjGbKMnn",
+	"NvzSdhWOeh13+bN391TRTN14e3O1muVZ0jxdAHPTW5JLlhGRMg6XymjrlvYkz+Km3Sjvd7cdTEWSNA/p",
+	"+FyKJFeMvH/3EmBp//j8jOzRNN673N+bJ/Gens2e/j4s8KKMX73LaG/IbtzaeWMuTfmzthSEzjsmAdO6",
+	"tm2F9CuG63T+oDfPpRJrlllNqj7VlcjUzBqE9SOwSUuW4lwPpvGwXBZicSvurC9Cq8sAjZbGVJlB0U3Q",
+	"axT8pZV7wWPVKrZq/KyjWTcX63UMlDTLDJVsna97/R1VrKkVu8TdWtG2PTYgLmI2i/KsxVR5RjfyiEim",
+	"pGZC8DIWK5hFdCOBHa3pNYK6H3z7ZFzGeN+tpkViTWO+a+DP4C03bTvc2VpwtZI7vzavv4K3XSuI/L7r",
+	"dMJbbpz1Ja9v5a20BSSyGzLbbaaNdVEY3I9uJk6xG3U2WlLIm00p884jCSUmtD1BsIHGzmyLMsmXu/fB",
+	"6z/wzKVSI24Cn8Upy/7Mzu6yihu05i1z3rfK1mKUef1BgW6+e3G8d3dP3XS488U2P9yHJv9uPW9ELAgl",
+	"Jy9fkCfjcVDKImnCb7drj9spdx+FWLF1w6oVh7GBl8UyTejG0CSR+XyliTQ8GP9PjBL5zeMnI1Oh6k6s",
+	"/y3HqbPy28KlnMUpm0pz+XrrdsqB41TlcYWBW6ym1+EO34T7gWYZ3dzo6JnYgZvywbmKL9ls+4JEXM4u",
+	"WeZuzupKzpbdat8ENAZmxULJxqoq5wyKbnmvQZzShimS0jjS1JexS5ZJ9Lzc2B9S/yBjc8bVDP29LV4G",
+	"OXt8uGpeLm3Wb3mszf3Wx02eAnzZb9dvpIkc9CKnbDZf0WzJ5IxxB2NT3zr7LvoHmt/aJk+qB6BELA3N",
+	"t46uuu5BjTibaaZpAa5oxmO+lCVut00C/Rk/+KwTeMakeq7H7mm8FW84TA2UHzSLBGfeBQREWIYKSsWA",
+	"mm9tJ0bkhqsVU/EcHzRcULmWS8ZCg6cp0Jrlh6CDI/JWdy6N5krHPj/dRv3zln0X76N800EbqbSprT6t",
+	"kuz4xDcSP334CmjwduYq0lF3/1JnsmuyWE24eqN40MwgvuzEj7xBeBPwmgjKDmzbbcsazi9gBRucHgYt",
+	"y+QVefeB9fNoEptnVvztPG3+HUH9oeDaVm71MaBOcXwT/YpBNICQnQZn3rb7vPP9bWTRRAhLJmbzWG06",
+	"NQ4vi5yrrPv7GVsavXbn651pP6VLZr1jO1tFRDeWdf7AOMu63hrpfZaKrtM62X6fiTUJkb7ca2FXP26T",
+	"0ls6cEXPpVsdb/zeUlUWoryZpa3yiKJMfz7tBuVz5h8U/1S0HvQtvikbHDHrdAVfjq74FPToYhEnMVWs",
+	"2X/6fZ4kG/L3nCagKIEbtQ+GHjTJBrYMaEJB4wH/bwDh1BixiCXD6GIREijHR1zBx1Gz9xer88x8NlPl",
+	"bqG8nLsXwhI+g00nxzzu/iLOpLLYgTHHWOedNJpQvswNv+9wDbpkMxWr5Aav399hnGeM8VnGwOvdlZPc",
+	"4gj/w8DZ73w510RPl41yypQ+LOIkihKl4oqT95Jlw+MllNPEJOdYkhQr7nbax8uYXaUiUzMZ/6PLaKsX",
+	"9qWjcSuX37ZrwXYKP1Uig6qrRoADFQ+1ebGp0j76a5u9GTVXbhM+CiQOJPGC6V3VHeoXSd+6FiVT+jgG",
+	"xNTKJN8ijlqD8d2B/Wit75WImGU+nl5VcTfZiCuX194afjBvjJuqgZM+kiTE2wL9V7P/x6BDeKqAJpMP",
+	"QYMmc29Ksx1DSUY1bGWjqGi4QaiXrBYy1uYq4eiywLpoerUh4Cli83hNEwJlH+SEpCzTxi4YePbfumNJ",
+	"+qH5OwymPMzYPM/0Qs7srxPX6v54PAjImv5NZMSmXJGcx0pCs4v4mkWuUfgLQZlsi/jTZMq9BvX/DUbk",
+	"HaMRYdd0rpINoZJcZbFSjJM+Z5dMm6SZyJcrQskiEVSZGioQMifjS/bK3mMgOyjUDJFrLuHde5geg6ba",
+	"zLiQ5Q04q6iUZlG0LqMng0p/ecFKv+FbTSroCWgOuo9W7R/wBvpz9+KgkyVA1xDZObfOpA6aZTsLe50n",
+	"ianpBaNxaCrnGxL6F3UhoYngrBM/v4X5YMmtObSgWft369a4/p3V7ljO3H42m0Mp3az1CFodubBFmh2I",
+	"bOYbvA2ZFjRhj+rQEs1sjiaFiXRzBR0+14t+76p5iSK9vfSnUFvFxjWr7MYunfsZjZMNHK8TPYI212rX",
+	"U+IIqusXkbkuru/z+7MTLaFrK9+0z+CH7dRj3XHD7E5I69DtlSfSYdlucsOz9W63shs1EaoViaZLAz0P",
+	"TbM1dtHoaKCKnYlOrypjiu1w97juXePm025Xl2ZWjQvNLo9tPsn3Ils3EmjBLhpUwwj82knCeItbq/zK",
+	"bM3USjQ31h661XqlwgWft3nTEMpvlmdxa3Bcy5V+0zK9iM7EBeOt9rMb/E7h09FBtmscbSfCj43cxT7b",
+	"QhaxK+jotlTRTgvmriRrfGOZUU+S3nRXP22ZSPuKUVCUW1etCKsqXfj5Ajra8jE8aZtR1VD0R1L61Ouk",
+	"NJ7GrfMCYBp5/3lGefRIEhkrhpEXK60Ma8IkfW3cpCN2TddpwkZzsQ4HE8IFSalaBeh6CYg2honICIC7",
+	"yMAp6I+fHEy5l+pAjkkCeK9LEq6USid7e3h7Donj8BflEaFEZTRO4LW9kPShimfKRJowklKp2IDQTOt+",
+	"a3HJIkBTnfJizLEkUHUYUvITccUyMqfSYO2lVCmW6an/Zx96/cNkb2/wh5+Oh/9Bh/8YD59+6Bf/Hn74",
+	"eRx8u//Jezr4Q386Hd3g9cE3e3/4TRO3bwotasrTQd0C7ZgJwbAlQolVdh9JYjQVSS4YS/Vf+n1MXnNm",
+	"/oiE45D09d8ii5cxpwk5efnikZzyac/a6dPegPzeWe027odKElbCpiZEs6vQotAZq35Ejs8lJBKJDF4I",
+	"yNUqnq+mHDycEogL3hhMCt+A4OCc3Yt5rMIjkmuC4UuIYSXh2+Ozkx9cYKXpR+79bP71Ivpk6vcXFtXj",
+	"qjm1O5IM4m5OGg3+U4X1ksBnsIBC3/rlQNPWuVArF7QiAz1gbR1u8BX9Ov4JOeATkmmbMla4H1B7njtM",
+	"I1uUZETOVrHUJAxlm8k8EZJFYFlNCIVIKRjKmm7IOSM0MtCWlG9IxhJGJQvMGUKmPOUAUgkUoz+MVYFq",
+	"dMHFlTac9BZSLq+AmH44O3tLUOdFdECpz5QeQIDGutmDAMqyrGI55ahQaTPhemhBJIYwr6HuU4aEXSvE",
+	"SxpN+ZR/JHqtyUeCMRvkI3nFKDh1P075x+Fw6P6j361Dxn4kh+Mx+UiOySJmSRQUvl/NTAB5LJYELGa+",
+	"JJAVlWjli0Vww4y5eDbxEzNuG2sHx/PViOAYKgi1bginNGFY3Nyex4DEqsiGiQWH4SnOsqF1fmUsgcMk",
+	"V3GqB2Sek7nIE8SCPsf63Amwt+YUVRxXCaIIRrVPPpKmOl8TuyCBvxw510TA9ShMHDoklYmsHFeORbTL",
+	"YYHkClCMKW8KRQcKZswbqQ+i7gbq0L8npdxI20Oxi96g9WDssOtIDNhZOwyT67oh0FELF33a9AbaL0nE",
+	"aJTEnB2VAMwQuixjS8ZZRhWT+mC1jWZhSwFj7wfkI+lcXHjiKrPbwQqvSHtAKFZ6t3V+4SjPkewoN6y+",
+	"tLblmvC6AXtQvBr8dhlrEGtuAn4Kgo/cdlSgpyERLQFizaSjlxHVisNlASeh+UPTPNJ6YMjKXCZAuJPm",
+	"p0VTcLdj20KDYqabhAnaMT+xjZa/hVr/uOD4pW1nbpCM8eunRPMs/EUa1yYn9lLJjJT0KQFXMFatsldG",
+	"isIR8t9fs/U5yxx9NOMLu441j6njGec8Ylkz8GcTMDH2tBScQcP7mnk9t1V8DbhJU7FeOAtesV7TULnk",
+	"lmtxR+2ulopbrQenDvwIPR0A52gskWThVgCnp2CSBTTXmkUxNRFIuq0n1bYg9lQ/L9oryEXvQVOrDvBL",
+	"t/n4sd20+U5gsWZ8MNNDCXEIWtbkcCYEWaO8h2HLzwAxaFn3Ckww+UiegLTbAj7cVOIXkshZquwY9Ocs",
+	"IkqYiXoxjaHtugmmAfq3TKcDGsTnoTrogYBVBSYPKIol/aOmywe9ZrUHAq3Q+G1oY40qDzjW71+NKSJz",
+	"J4fj8afADays2JTG9YvpNq2D9bWd0lC/KoWnNPx9b/ieClQa/Z1rQa0jaNWLSuP5EqpR6xCdslQa0leu",
+	"L5Vmc+AveA3XpLrQn61Etfbt1KpanzfTrEodHHod1HWtek+71K1S40+8xq0CVmryHnSw0gCeegNo1Mpq",
+	"DHKrYlbWyxrUstbOtaJW6us2uprf+r7PR0vaWwN1fL4C19p1TaWrcMIOWl2p7YOSeGjS89o72K3qlbp6",
+	"0tKVd39YoY2S/vf+9FlAnr9/p8/Zj6+ftSLDug4fP/Y69HXB8o7dRh30lJ92ZbA0lqclOearh6XRfJ6G",
+	"uEVB9EfzpKQUNGiMNZK+I6WxcdmeDMpjO4Dod3ApPisS9MpexefrVG1IzhMmgdoaQVMa/ZHh8cnJm/ev",
+	"z2bfvXxz8qfnz0IbDVHF8CL9cwZVQXahpg8g3VLv1snLF0YkrKgkNLnS+iM6Bku5Rf4FjJ9oWB7pG+4n",
+	"8alSnZH2+IHWliDc43D8NKhX0SF9SE2FcL9Y+ZjzTRV/BqVL7i1X17WblB8YTdSqfmNUB3oQF50hNZqu",
+	"bGw+SUMMjhFzLknWRFsBDfB8zbJ4bpIUj8AFT6qudz17wZnJA6mtw41SsH/2r1N+Gg+ffvi3hqsOfRxM",
+	"SKZ3X9odfu2YE5Hiq46EgH9jFQEU5BKuhGLsxiMvb1FR+/4T23QExkM6M6p5Fcj1y8Lj+ZbDHQPjvWQ0",
+	"Os6RrCusBrS1zPOd9k205mBiA6OHEEwJgRywAR42kqmXQFHp896E4M8E4fDWIxLaEHbrr2tsHL/RK2/X",
+	"pDI6LxbeKqNNYVZ6uq0BbjC6LjFtnQLUoLW7CVC78/SXKipH6yT8De37+zKA+XUafnM8HCRHffhiCSh3",
+	"nU+ih/8VpJNUwEm653/og9CaqHnKeGRTZmKImi2TLvin1Koh2PNz80baT9aPNMmZTQtpDVfffZa2Uj5c",
+	"eJorX/MiiYFjEaqIjJd8mKd4jQ73opcwKP1I6yF677qlgrj4oErmwlqfN1bysXVo7+Z5o7j7rSEwZei/",
+	"rTvovdqwursz624R3g9H79bofq3JAaFeFAJuXK1Yoom+yBMoeyCyBoYIHB4/c3yeSv8Vc59feEfh6Esr",
+	"E7Fs33eMZixDhor9Q8CHMEKvRAxhCxyKQySsB+ZjZgvp6wUZIIoLTqUmZrXZRkld7tv4jkL6tiYwfF25",
+	"DnavC5qpcUyf1hv5pKmx8vkYsVthCG4g9H5peEzrH9oC1ubAfCCmDAFc/kAXi99P8/H4YF4kzMDfrCWe",
+	"3L3VUrAEsv+AAzd+n6fRDfeoSTh7o2iH6iw2t7I8Fahab0httHYC79cpbse++3ZbA+bGlqU80Jzm20OS",
+	"MG3KyYBE8TJWMiDhDO8ph4XiTyjJKI/EmgiOkq64JpOpXsQhYizUIYc9Q9GFx82GH34+CL49/PSbnXvh",
+	"Tb9t5Z4Zh+aNzLtWV+eI/ImxFB0jSqTDhF2yhISGt0zIgiaSYbxi6KK3vrhhWPbk7vQ5rGLeRHkfdmAR",
+	"1Jk6zP5DsCtUvYkTbzFFY37xeVDgWOyqK16EfvtlLNXuPjuJJ1tp63bgFfrr92nUePa3SI6qnc+rlOD1",
+	"IJZxSwD3LWLtbxIw/1IsRa5aYsdlttgWol5r7BW7MY43+jxvMu2O4rjRmmtByHUCQ27BILsNxu29QoXd",
+	"DRhYeVq7cb+Cnruy3bpacLUmmwB8qTKXOnBFl4grGRSobVbHniSxVNq61WxUTq6yWDH95wXbyElxgw18",
+	"3Q2hBaG0GPpt9rB1/fUEdjGeV+ABfaffrKUQlMbidghaDdz63RiIzZ6o0j55BH57EEWcS+sZbve5FdVZ",
+	"Y34JJdxSlknBSSKWsooR3F3ZvZWi38pWPnM3sWFv+9ya7MTVw1bblEs3YjdB29WaXr9kfKlWvcnB43Fw",
+	"v1NqH/jnqQWGqG5IhHeoGtgB3FY58BbQv2W64iwD7roGdks5TTYQXHYeJ4nenyb36pvjXK2eNyOKOnW1",
+	"TtP6yax07naJhHZF7y0q83dkVn+uEN8NlDm7MYTijT9wAHcNhkuWMweEZ+PplJZwrmQngugNhwY1LzPV",
+	"fWIlq8h5EmOIpCJ9s9g2AwS9PgZutW4chZkauraGaMe7WkaRseMHE4AXkQRhElIK95Q88sMAuZKkX4wc",
+	"dQQEZjA/WTESDlzZnOIeDgsOkSUU62T0ElJaRK5G5Httk8BCYdqN7ZNihhuhUeRX22lToX05ablTydRv",
+	"IAp//3ayYkP998CLLR17L9psKPv3ftANtLpdizXD/zyObDlAZw5oPrhDnuyGcFum/BbT7t5aWIAGn00m",
+	"LuMIGZ27tgT0z+4olB28WDvbuGLnKyEuZpLNM6ZmprZng0fWvNfo2PszRL8qQTAOzcRI4tQfSWK+3V1k",
+	"wi1K47jKg9jpMavuwedSZWVHb00LbZb8For4sHPjmt2g5h3CTIQgeF2XkE6Hn5F+eLWSbD5Db5Xx8xGR",
+	"GU9fxY+H7+7Tx+cH83LCLD7xslv/7Te33+3mZazip29DC4ckS+vPq7ve7IZXLvkxqglCYwR3+ZymGIEf",
+	"itKeOVqM1+lLndHdjV+vdPnRfF/TgF7mR4QXNd/8Sm93D7S6zWFXn9mkzWG5bTxF+i1AbbqYuZ3f2Pi6",
+	"bbd6P+Rryodaf4BbXfPeEYnEPNdHlkX2N4xgwdvfxgsFK14rsXxAh/OESmlvp036rBes8p27bH9uYiZr",
+	"pVt7Qe97G/tuf3gt1Pci5+6FVxA0/VqoYwxxsb/buGj79x8FZ/bfbzHi9kyIlzRbsqJ/F8H6ikUxPduk",
+	"3jPD2fVSPOcqVhv76IWJ/TwFbdEb5wvNPnBB7a+nGJnpFY59XiGlJj9T/cj7Kcl+qveTp0+9i4/D8Xin",
+	"g845pIyWU3ilLdkZuIpGakd9726cdiZGaYYZB2Un124Pk0njKEoE7lQBvGvOKnRfE7JQrcJMHcOshlJ2",
+	"VxVldg/vbuspNJSE2QrC8MiCMIiFBVvwwfkxVLgE0IBwoZImzARlFiALo05eqM5kBdfc1ITzbb2ssGF/",
+	"W52/zeVVGiskAlY96Au5bIm9u5sL2RaXZuF0xnIu7qgXS9JIYe1Ho0vBnjr11I927bze7FLYsJ3P1GwN",
+	"7+qu0OIHhR67jrmvHe3XIr/qDK18ir4zULrmBWI+sKkCmFWiFdR6WArE3soJCREceLK3txJS/TTR4utD",
+	"SADIhYhsygHR5chHsMFUPk5evL38ltAoypiUgN0BYT5KHiF4zT5cgj95cvDkqAo/A7llgDQzCKa8HVnG",
+	"se9ClbawNlUMnbJa7WBo+veJQvNxOv3pp/Hw6fHwezpcTEYf/m06/TDoTyBs++f94MmnwR9akGrW9PoF",
+	"Tu5Ju1JcCKd2SfNZ5b4ahFJFtZckbIAqDSckNdikQSsg6ZEPKtoASkp5NOUGrJP0myBHB1XMUUxUgPSi",
+	"AosHsW1a8UXvFke0ZU23SuxtS6rldOhrtbdDH+3s+mjWB+6oZtzn42BBBkbowWuFZSyjAidryncDZXkl",
+	"wY9M8PjNcLKmvASK1c6otoTm/MKQWHdTnK+kA9Xp2Wo+4aQe6RjcWV7DUT2vIbirvIbOB6ibP/jOg4s1",
+	"632JqYodY7Ey8ObjJ18+iKqUW/mhSyXfw8dPP3Q3NiHvcQZCYGbSBhuDsDrfnznAgLoyeJ6I+QVr8Z2h",
+	"HbIwPGNJFapHmgBKbD0Tixjkix6sWMdziXi4Igf0CxM9oXVr0Pk78/MVM+i2FQ8Kna/IUgx1awRewkuo",
+	"WEmyijFlrZNjy63LiW6kyXLG+ydbfawNfLelptmWemada5l5sLf4YdP+6p1p2NtiN7quwx+1ovTJ7NNN",
+	"PzIbfuPPDPXc9DtHVjf7sO5vvgntNq0+bKARRNvL/jkojc+8n0moNGXfGsuRv2ZXTEJGekL6XPChYlIN",
+	"MEMNUAb1+bmIedSSqPYZA2M0uv3XEAp8y6+bDk9rRS0vxE4kSVM91DoD3n1gu7Ht29z129BJy3CjjC4U",
+	"Zm8t4mVuUIUAV6LXQo9Iv8XfjbdH95VgUb75NjXIW4ZpBZLlalVqL/Hk2pEyO7pVCCKzr206xDq3h4XY",
+	"tcd8n8wkk0kGwDNGBwNN0v5EE2b/XfF1mIvLAh++qPbYSZvopRRipBflK/etWQlWt2iJ6PaW54+G2LYl",
+	"XJdXjrNrNTN4J51SK7dOKOgZnKJ7K9peePW9gW9dE3uLUbq4uk02+JPx+JfIBi/hb+ykmPvTP2uXWHYt",
+	"u1WarKbk7yoz+c7cdL4zozRfNVaVbszcDyo4pNqm3oIVWodEMZPfnDhVtu6LPaeyKbtQXEB/AGa9AKCT",
+	"xkvGdWyYqNzRRizJVSb4sgjYwmUippbC7kgMN9hSr20bvjl1x7xCnm4tdqltdtkaeYYVdz6OS1cQDWdb",
+	"NA9+kfPoZEt1b4N6lHOLKPJIelc6zkYqruQh2xeqL/OWHP7Pr4GzrcLMDUo5Y2Xo2S1G0MDWsfywiYGL",
+	"aZJsZraHXtFZRxlWKcPSPNRyeZZ2yBTc5NZ6DBmjsrGuu8lrC3H7S95N/Aloi2ZLdk61BtrV1sWPa8te",
+	"CfXAVTS0V/ig7flO2EIBXpEhzT54/Zyj+j/3Hw9GxE5B0+XVSkBRpLUpkojdN4a+V13HNQfyfsdcUD3N",
+	"tuX9PmOMKHbdra5eGS6tJemzgnVrQy4cqL0+mrtZX6Wrmxfhs/TWWoWvxG62M8YKeyo75u8iz72BOpv3",
+	"ywhOKbhdV9zgEowJQNvNaZIcIUO0uFkWt78fyos4TRFaCsNhwBXd2DDEMetVSZhiUcFc+7QUXWjehpg1",
+	"meaKkZjPkzxi0SAAdLVSoNSuU/yh9cCyXUf2TCh3YLWwEGRBs06IUiWAqxux34oSYBllSPqATuBGMwgs",
+	"H4OHhkfrX7nwSsaHFr/Cl2H6LbttpG9BDSvtl9fV4/v4XJOl35Hm2Nhksx3UHSqgzhm+nLFb5LA6ZcNu",
+	"ZG1g7mS10VP1aPt/76jM3az8drJbuoC4fnkzph2Mtlsec9CLxFw2F1G9iTVzShO2Szu8gVK4kV+7UviF",
+	"FbtuCpzehXdGyrTvAdx7avotdoL0Q5+3xbK0LbGs7EtA2Gg5IpQkFGAc9UOAPeGCD91Vtd++HurgTupa",
+	"fgauTmd1okLNd6RMbCW822D4xHLWVu5uG0QPwKo2QvTsgpTsci5+bQKpCF8tJFJVvtQkVPvptHtSEUq7",
+	"EHLw5G5HEvPRwwIPWewekcR2mF62XLHZfwv7Z5fjkSRyTZOESQXxPUHZ7rq1SbW92G0H9LLiHFaORlN5",
+	"icDWhppTyY5csW14d0SODVI6FIZCnFcJ5StCF9r0l7/8xRajcuHiYTlf5P3psx1BJT+9zz/8dCo//PQs",
+	"+vDxp+fsA/zwLvvw8acfLz/89JrDk8Fvbg5UeOphsEm9QwihtT2utgpM2LECY73ybosrAZFhtgzA4yNJ",
+	"fMnWRi/a/baYw8ZEjbeEL07fkN99O95Hf6BYLCRThUvhYIwV2EUSEd+L8ISsY54DSr8pCp+rPGOtcIY7",
+	"F2lbzlsvpVGUIBzXWnD595yxf2wK24wxGy6WbCDuhcZcZcxU401pAuG/G7yP+XtOM4YATWm8ACivNJ2B",
+	"rdkLekshlgmbpQkFXG7Kc/gaCL67F8dOZmaLAeMx9eNpnjy5YTxNpVByCxGZDsNOdCzzc9dIV05S/oYr",
+	"ll3Sbkiau9w0LyK2ToUC/nHBNoHmn3/PEQasUlyhb1wDVJKwXl45hELsKPgsUviU6yZcGf9+WJETI/1s",
+	"pp9NiB5/OAhM3Y4QnqhrPsPkZQe0aXKXNZ+ziB/RlFs06dgCJ0NUnpYYoDLaAhKxKjjneDzlFf8UMZUp",
+	"oNCIPnfrXEIJFGpQmsPmmLwdhUF90XZz3xUK7MJzVct2MKD+oa+T64U0OeieQkAwOJOsIJw1ddNswlKf",
+	"cmzxz/DJc3w7NLXzC0jqXcqtMxJ23RbV+kKgq/rPjdYGxqPHwDEx375Euo9kwzI0Y8i7JHZADK05ME0p",
+	"R8j5g9z8Bl3I9MSiDhBcVqOgS9YtxafpDHtpkrcETrmNUdDNZen8B/VAc0OCze6mNnj5z5/rLwJ6GfR2",
+	"JEq1mg0eOXkOqwrVlJvfZmFsc1q1pAB2v3LvULmB9J+MDwZf3n/VVHjiy9/FnyqW/lgEUVQPB+xxzkt/",
+	"wrXxzMBY6GUz3p+mU3MKqptDTL8Baj/BT22YGgw4wBq6G/BIevfUzQlN2zrbmZrdYpXfTOHuVqcb7exN",
+	"ym4hi0sssM6aoL6vEqDxYNi40TYayF2v84vPRIW99fdO7drNBKukbcbtj8Fvr4noz0wYZyuSP9czSOJ/",
+	"sAgFeWDwjbWxyw3hBUSBNaQPAsDzFzjs4Yg8BwwZqMwHRQBMsj3lSNBTDpk9gO2M+fqxq/5s4zLhbku/",
+	"FpAQ62VbpXJFtU2NlusRdgLppGiPQ/oQpnOYmh2gIkWxnuM65lQhX1vTNDWmqInzbAme0g9xqSxCPHoS",
+	"2xJz7Rv2GwwDbU8kxfc+OYrcvAaT2ge2/9RVxfMGu0vB87velWtcnhIogiUiku1XuTdClSlTZoPQXrMm",
+	"iMqULvW+Gv9u7RlrVuL0kxMLbdn8+DT+R8vHSiiadNAbUvQwusb8bm0rO/H+vPl1wwY0C9V4+MuC+g4g",
+	"J+w1UhvmDaROXOvD7qFG9LdEjpVrDOVZ3OTasgGqTdCVgkRiaw9BtQbvoDmabKtG3RgVXfXfYpkrJcgV",
+	"heJKCwFpZqY+Yb9cpTaoFY8Nmmu6wnD9ZMXuF+AVSIjqEPyFaM3F0Du/XXP9zNDGMpLNXQU2HkPxcutE",
+	"cUg4RmM2ZUtNhUBywTaP5Nb4RtNQOcoRghyt1dFUgcreHBtTxkHT1XBq2mua3eYKuHxOux6um50ICDyf",
+	"nW9uiU9QIavA3lMX7W69sw56f0aIpOOmeHaRq7loAqBxYLeoeERxNCGhdT6EUBGz+eYUYj4g/xBf85IY",
+	"o8C6MqY8pbEJLXFxJ9S/H7W/ax2K1iN19KeulqYXW2L8fSyaTHklhEh/Ykp56Q+4VakyYtyiqFpZmEPz",
+	"tf7Kt3RgnOYD3UUBQkg5OcdSwQAUexWr1WBEjpMEcj0XMafJpAxwBrV9TV1IyXhkErVdLIxxSQU9s3z+",
+	"pXlQlBLtBT0zr6pV1hyS1Byl9efVJvBwDg1hQElcf9/hDbymISEXxC+ZA0nI+m/vesWwgynXklcL4VAv",
+	"il38RakkMpZeqxb9baplq/+w6SDBlCdiuTQuMVtZ0NtrD3sSYsVsucKiuYkZjm0SIc2g0QDoiNA0TWIo",
+	"I2apSg8H/MwBkcJsIPyuvMx87AEIOpYkiReaMrAtSWKjgjds0ZzFlyW/XHtplDYHlAtusJund9ccIktF",
+	"XYsWln0NZnCNKpdk8zyL1eYUMDV8kOUzi8Z+DoVpvrfdZio3vvPDMTmnkn372MtaRzd6ryayGmplLzKx",
+	"rlSc9BBB4YdwEBAI1CdP8eYKimzCUPWqwsCKFVgplXpW7J/wrrA2/JuP/m2lDHY/PDZaAcirCcHaPSRT",
+	"s//+r/+jD8wLqFC90FQjuHMXHxG5grLjfM6MFShlDjQLJHhFNSOD2jwIErO7pjYWqAD0U+4BuCKh7lwp",
+	"U0/sBCAWmkkyonJ1LmgWGURBFg29atEIzkD64Q9KpW84FEkKT+mancaK/f4lvYa/NY0xwEUAZIFBAKW0",
+	"zjdTrvwesLIWkMEfn5+RPfdgzxDDiBxDyCnRSple4LkPXWvGgrGkIELklEuxZnj++5RvTL1pYJJ/fH4W",
+	"kB+eHz8LyJu3Zy/evD4d4L0MTaQgmjsYqN0leyS9Mt+EyikP/zLUvwzhkIRH7iKIkjVVc+hP73usyJIp",
+	"SQ7HByR8VdTwN+knfqv//V//D8lYImiE7NdNHlEezIQsNxuRE5oktgC2pT9syQgpvzI5QtNwKKgNW21R",
+	"AXr2vM3MjhY0QtNYnyBQwbM4ZafxklOVZw10gj6+Av4TNhLeDQoW7bh6cXfiv14gVY7sWFeMImakGSt2",
+	"MywGUhvrJ0jcXQjUMrmi6A6tzFVLXa0/OmSeZaxW+floLtZ79h33D0Qj9GfrWJQT3LIoE2eKw0nShwTv",
+	"gcE9BvVDkj5kew9sUVrEVtYzN0qJRM+oZgeLOImpKi5JgQjEOoXu1IrFmY83NpryKd/X5+MylrHSUjrL",
+	"4ktgPxb62IKaqFUm8uUKtTQP23lOM7Tm9NAAqkQPi66ZFo5QZmlEzjRpEmIxLEwQVkb64d7f5J68nI/+",
+	"JsMBpF1J/CYgGUtFpmQF3wlksTTLYArueBFBMYd+lMUrGOoV2tgzXi78N5ryxyPyZxuBaVdAb4UkeRrY",
+	"KpxwC4vRK4FlGnYitqolwaqWIitegKXDWevJ8jopF4IBuS82MpryA29YjkRSujGwQHZbbLv+SmH8e/j2",
+	"zekZ2aNpvHe5v4eUqZ+Ye1hLijC6iOGOx6oQrS4H1enMDWi9EvhqocrHrhJ5FXB8BB0dW/UeeLHRTYx6",
+	"dDgizxw/z6Um6STWTNU79muWLSsuWaRu654zZVexur1TCUJQFHLJcDNCuyrzJN77JtRnKhFLEvPA1g23",
+	"COKBgZMwngLdV5ZzDxMdIgmwTzhI7/KEORhPvZfJRP88JKf6+BJE2EFCKtXw05I7MKjnsAWuut5If322",
+	"KteTjFE5MJUmMYAJL4CLIpMmSscVlpxUi3DGJr71+O2LQK9LeGIeP79GD8yLZ87E/6Mgp8/+hNWqqno/",
+	"vGSIZFhYPNYKgAl44ah68HgwYRsnHtShntBGFocE8UYKCsKFaKzdqVuNuT7AekUMl6yckokmSq0peQwl",
+	"hriDJJ7HKtk46tfLMU9iKHvom0FmNewS+9WkB7D//+N/EPAVc8iFxK3XduG5iGKz///r9M3rI2ChXilq",
+	"UD1SCqeBSngHmQ6N3N9XK6qAQLQVHp4IrvSCA6iWHq/US9cP53mWkGEUgh4iiXHwzIW2WAYj8h5zqV3v",
+	"5u7AK35toKGgS3Pt4GqA637wSiEgwt5XQH7siLyxNbZtQW1zCjDJFHHMwGIjh+Mx6YeoS0P/qDzXY1uQ",
+	"LCsROsVr3NwKotosi/o8Bb5ACDOj8zlLFcYJbSt5DiT2SnCESKa8a3An6Yd+SE04mJD3p89gIZ+/f0dW",
+	"9JKRxxYxTsKsfnz9jIyhv3e2IrvZBexSHpVkGoxGpPTvObMV9PwhY+BoiaQm5NtD8qf4O9I/3D8gYROK",
+	"rxYFGBVlODXyeatbwb6S/j55FX83wNPHrsE4f3/2/fB3TnN9/f6lZwhN3PYFNVUAi6Cuza3YSiRgRuvv",
+	"za2kXhlNHW3Eoe1z0M5iXuk2JH3OJKIxF/XctfoGWj7AqFkCaaKqIu7LZHWXIRp+Gn8IB0dO+8YFiLWC",
+	"1DJH3QdO0wvvIluI3ms4DMwZPM9ALQ//Zzhkck5TBo1QLX6TZIRHFGetu4sYS22k0cFjAgUHZbn7dz7P",
+	"gTIbsGRKCPg62YSaM8EeicxMDTeTiIXuYy3gPoNysj8ejx33KPoAOsG7z8zciIF6qLlf+JehGcBQi5a+",
+	"oiVj3lKvveREBkaJpFwLSBYQlkhgzS7MriBgtPs8ue7qgqCr6fF4HIDzW6/s4eOnqLNipo1h3HAmgGeH",
+	"ePUAxw6DexyvAUVWsxS9DlfCeb3lEblaxfMVyGXr9olYCnMQHFNyM/Y3VKlAxJj5jsh3Qq3MeLDn0Rzp",
+	"0N0IA0S4WJQYLgqXb755W3Xjf/MN6QM1gYshAJPXqkmA8o3tycGEhOCmI33N5tHgsFPHmqt2EeHE6MOk",
+	"jXJbrTIgoUG9Dknfxmewdao2JOcJk2Byssi0C1Makdd0zeQE2qtgmoeafAIS1i5OQoO8UEY3178eBCQs",
+	"QZzrHw9xtI1Q5/r5kwCEZ4F3rn98GpDQgZ6H5HBfj6SRZ5LD/QPsoRUBXb/zBGbSDIMeksPHjwMSNmCh",
+	"h4AIghtbDmfSu8qF3bELthlMPIwK3FHSL8FT1C/TBoEHlQfOeVK7/grcBZCxTeT2q0rYXnuNWDYMJbZf",
+	"vWjUlHsC2pXRcEpUj0qfbnShjYRzKE8k7DuuVCrqxCIyQKlxZpR0C7a6ZhQC5eCkmgAMI8ZDd3sbWsyL",
+	"PuUR+sQL1T/mqGldD60dMYQxDKHXcMrZtUKP7wBHA+bKmm7IMhNXoNeiCqm0UaE5GSRKxIpEAv0xROti",
+	"1lxEJvpIluDqp/yVLS7gXR1bzR0Wm/E58yoPOHOf6i10AlL34v6AHfhIEJCDfCSvcK3IR/KOqWxDPk75",
+	"x+Fw6P6jX9by4yMxiCuWV0/IunBNrWmi+ZC2/bRYsMjJsXVoaqNTiuQSI5Kscz0HshiRj+S10NqUzQI3",
+	"ne7DA/MWXLno1mhSv6ssmrCF/Iq3nRPMtHpAPpIfYSLeO+c5KhhouZrAayaV6aq4kbCXCn17vTBzz7Qq",
+	"CgM2HR2SjwRzzoR3s1W4ra031FEEu461SGhZjSfkI1AaqmbuI7AkcczopiwP4qkdhL06c5HFOcfY5FjW",
+	"4oqPkGy1tmEiP0uN7mtqeG5KxthtsJ4FzzVUFERuYASlBg+A/Dz9JNFM14ucBg7VtjT7T6qfiwWhaHao",
+	"+orpdWhr6vFju14ujUl/0pggRfphXoiBmf3Azq2hcb0Z73y4UvKR/BWwfOEqKYQTODzWf2gbDqMn4Nsn",
+	"cAK/p3GSZ8x32sdzbZJGzDUFwlszTrFYFBrS9wAapCnReDn8tFfTw4EhsE5hs82BGc1B7J2m2X8y0AMB",
+	"baxYI1DJvgdgbMHZEPONTMS8HJET5xhEf1DG0F7FCp6WB794iz4hiJCT8MSItwDkDAhDK2tevLXIFLZc",
+	"DkTRVfVaNHClIS4ZWClsoSUCq/mC19+h2g7hvzUp+T++s6ArpiZ4+ZlkClRzTT80imR5AY13FSkqI1nO",
+	"pQ208e47YqhXFBFfN5TCXLlL5ph69V4cb/4lkXSh+ZhWXFW2gatdY9CLBXlyfU2Wxoko0SjWq+lJQRfy",
+	"47zInIhc0SWzGYKA9BfpH/1bLSOs3sEB/khgRWD/DCF8JCfedjeJriZXKNjWIflIvgWx9pa0vqmpSr94",
+	"sOtF8K7i5jU8NQBB5CPZfzzWR+881ozxo/MAY7u+GWNVkb0123OqnhtK+buKS9PMy3sHDlX1OtKqc/rx",
+	"Mfzi1YVaUx5RJbLiNSJVnCR4r2jkrN5tCwFxhMgQ5nhIstRmeviMpRlD8gunvB/+O9rA73l8bQ++zaCy",
+	"flOaXYD/4N33J+Tpbw+fDAISnuZcHwLS1+rRMNLcwbxuu8f3f/fk6eEgmPLwZcwvQudnsmEz2NURyVjy",
+	"+8gb2cAiohel+m2qRUgg+HJEjt1lv+0SDTJnylnYYc8g3r8ZQBw5rt7a6saLa1vd+QXbGF6WgOKj/83x",
+	"9hCkW5EdB91blU3vOdzphc5V+SM6zYH3TbkNPQ08u0IvitZWkMNh/hoqDY7iwqMieMi47P03LGLuXjjS",
+	"NGYVNlttrliq/TFmfmkD0RAS1FZYm+DoRgPA80ubeACMez5nimIIzoqmKfp/MI5DC6mAsGjJIKlZgsJu",
+	"yyqAe7nYd9Aj0IsTS4Ieo0vnL0COlIoknm9I3zcTvgmJsw3kQL+OkkOkLLMHydzCS9tAzMkl4xE4m+2n",
+	"R969vLkZUyu2ti4TL54U5NVUc12paKZw46wbQn8DrL7A/YNqEQQ8GfpvcE7kHKUp7KNeFbDNoEMt8/sL",
+	"kWmbBz3hoFMVInpg3BH+KmjRA/FaV3QjB5OqSg4U7BZE0QsmRyTkgrPwyLlwh3C/0Mdbam1NVu7NApcd",
+	"OcGrGhZZyVduX88u8MJ1rAcsc3dI+PXgCGx7YZzZw/I4qNUHQF6CjgCX9aggTGqQ/oGXeAESxzRv7AY3",
+	"M2dSeFEugyP33lBkQ2MpbP3EZliCN9CPvijHXLj7FS+IQD9FG0n3W3SmqoEc+AQuSKA15BbWiE1BnCvJ",
+	"koVux7iSh+5W37TYdKXo3iHikrlpZPTKXa+UycsyzSqJ2d8dspulgUdSc1SjpAUktPGvqM0DJw5xe/Qs",
+	"Qu8GE2r7uQtfkTIuIazwh7NXL3HK+jzbC3DowHi9BB6ChbcvDIaHXE3KHEx+3APHE/takH3728OnjyQJ",
+	"f55i9ta0F5BpvY72tPcJGDohx56bcmLYpYQFp6oQMTgunC1uxkXMMXsE3YwurK4xuld35C6iXB8SLqad",
+	"tx2cLL5PR63YBj2cE1IL+C5bhebOZ0toPPpLneO1wXNaoxXoLZxUuNaIhOf5/AK0CkclUk/DbiVk3OI7",
+	"RK4omF3GvBjgQFN93EERNV778HwTTkgYp2Z1nf0BoQEh8hH9wI+8cTaIc3cVn+puCoOk4Db1EzHXezGp",
+	"MD4rXw31YpqQKaEFlCHF2osVSRJxJQ2T0v8eokMBCmzjDxhbI42mu6bXQzgtenFQvijIaVok8XLlxHv9",
+	"9CLlTAoXpVkWI9/RfNcmb3k6UYxhtFdwZ4aMBncC7IshRYuyb01KCpYJlRfSW1KbjRBUiBujlPGGIo6G",
+	"MR8+ub4OSf/J9TVcflhXnIvkCEnfvD+LowlBVdNWMx9oikik8JQX4y8fFR+FCK839LoFPZmQvufPNCfS",
+	"3riVL1IGhvD0koD92Dc3Ecj/YH0XdM4gfgIXVzIFvtny2kJncN2NdixQPBzoNeUbZ+Xaa1bqnH+FVJ84",
+	"JFS7KdZsQdQebcSeo6xEPRrhKiRrIGfN9u2Z9Rw7jySeXtIH4jvfKKZbt019++TJwbeGy2X0yqA4OJQ1",
+	"PapixibEDG6ZauIH62sR6AB873jfhpmBEhqoD7owridkRXmUsKx2JBFr2Oi4ODGk5MAom+cb60JVwuy+",
+	"3a11gztYq3FHJvev4GOPbOPoAjcDY5Er4F9SIHX7heK0gTCXPtwZVly+5nL5v//r/4Rkr3havQbFaFaI",
+	"HkziOTOJcSac7m0m0ixmimabG0fUqVglfkie1gR7gANvchL3R+PReKgNgNE+pA2mjNM07k16B6Px6ABr",
+	"52FxqLKBghbM3s8ujfSTfmfZVDf7HcSdyUpQYtfopIBwrMgBVx0j8h2dG/bkNC1Qp49LvhukogatT59F",
+	"FCYOYcMLjC2pfpg/XZiYU4635eaSNBMJg9zS0C7KRNtz2ooGWxSEQLSOOfyD02QjIfii4lawcU7gVZpM",
+	"OZihZ+BRB5OJMwaXxs0qLMTg1+LjIMg156Qc5Y3xgIxH2vQxapRm/qISnWJSabWN0dLvoAjfmkA85FkR",
+	"2UX6oYE2M26Cc6Fwl3GmUG8PfJzPrek2QbiY3yPz0YtoorNBo2ISzpttXp9GTSw1ZRuMB4h5uYzZlQOi",
+	"cWsA0WfD4XxFYx5ChLgkeTrAqMa3LmVSawzAy/SohKJFRE+B+byIEwUyRjK8fMPVS417rvAA98+h/ruJ",
+	"sTSueYueHJhL8DlNQa7S+cpE/ihyQP6//xdV69P4Hyw0QY6vhVmFYmzjAF87QRNpDDuDl/MTuIYqLpoK",
+	"ftMvWib0XFwyKMTogfxqIuSNF0mH4wPCBULv+ERP4dYjgFscU4LCkmUAmknO2XWKF/oo3hGJxnLgF1Fv",
+	"0nsZS1VOFEaQTBy2hDzASrUeE5JkT0AcubBmzbiKoGY/3b1I28AEe7zWbMzF34Ym9ymojmZ/GPOIXcNa",
+	"L5mJnXIDAq7vjciACbrOjVCGvm7WL64VuHR1q9t6NFnFTb2Oy6B6Nx3EGzyxsQQbyQRgaPvMKhs0SQZt",
+	"Q4NXz7DsbzE2m/JVKUjkZdU3QYDUILK4qfBpijOeY7oPJ6FDpQonULbWgrqBwxTcZPGa2eB/+Pc/tE0B",
+	"FufBwcFTqFFr4+gejx9/OxzvDw/2z8bjCfz/fwDu3wYvBlgiWTnAqE0d0N1/n4n1ZMq98L2OoytUTn9A",
+	"TycHZkBFjkJlC2yv5R1wyINN02vDrbvBluRp2rIlgQsg1XYlBO3oZbbDDEdb5nEmds/i8cHkydPJk6c3",
+	"mUVTWnHBnwBiCeGVPmguY1z7egSPx2ObLGHBXVJMU4wF3/ubyTwsRtwZ9aCAUoCsjOqRNE4mexghscvY",
+	"pLob3zRq69a8vvcX8+qLZ9jVIU6p6RM39b0ibKkHn+zv/sQPacKPDnZ/5MKd8IvD3V/YUCj9wZMuUymV",
+	"McKvDjrNxuEV+YmAIMvKKYA/fdAkVskV++mDpiWZr9da/0cRWYryt3LYbLCmW7qUDusFAI8qfubepFf3",
+	"lfZKrzFXAL1nPX8w/F1GwF5E42TTagp4Kp8+2Ta4eGEUxMAWgS0ZAijY3p+dkIhuAoCIs+ZAYDSviG6M",
+	"BT/lMqXc4cT0/8EyUa6csNLqFmfR4AiiizJ6VTEnHkkI/sHoReQ+RvekErvwrm8mWClQcG32egkOVdXX",
+	"qr2YUIL+EE/prai7XpLEcf1O2ngcqHReV29AI5AtMOOCV8KNDMYSIHsMrfGjV2vKY0kSwV0AycG332Ia",
+	"aIuO9kxvMrAfUDsbtLQdjPKt08bqsuF7CGlz2x3+9a9//evw1avhs2dhoUs8fooIq8YKt7MabJG3U75b",
+	"4HpR9SBlLUyrFj7FOJpE7OcL1vF+VRB1kaQv6e7FUiKim8Fnystug/sqBGSVPLeJSAyMzK36HNHNg4j8",
+	"lYtI2PSSjGSFfRQBRPG9i0gTXKKb2pvTJIFKOJOfe6lowm0/MSV5UBChowV8TwYs0DqmJoUPNoyjmfHg",
+	"FC5KSESEoqYsIm9Sxl88m/ITzE0092cBWeANVmYC22TJUwaouTQzHjbrD8OEdBLzEXkHjioPcmLKzbey",
+	"HiiL/nM/yqgIjnV52g6xF/MjJnjdH5Bigl54aHhqhoSxpyZE1IZq5gCY4ndiXzdYpSHpewizDo574Ie6",
+	"hn8VeXFhvKJayDBeTHhk4/39O7uG4FYvQ8BdZZiXj09O3rx/fTb77uWbkz89fxYeFfFeLuhyxZLUD2UE",
+	"LARiackUNdx+o6I/r8nvkyTWLZ1YokR3CJPKQi7dCQuu9OIYXBk1Q+s+n+5RENRG0S4HTqukjuEknF0r",
+	"kgrIvy282J4rtC4typGLu0WGfR9f/xT0GgMdu7dTfFJrSzJ1k3b069jG/UrAl3i9XRWEB52/vLloMx/6",
+	"Eu5wv3uHlWQX+Pzx092fu8Vl3YXqSRLfTq6eJPE20VoVmiiCCPUC7tG3xI0oIU6SGM7sCdJ5EjdLUS44",
+	"a5ObBjVY+hIUtUpE1PFCH3ofPpUbMR/+7Orz9ia9Jg5Z8LfiktoxnmrQA+DYQABDbwJTCnrnenEu2AaQ",
+	"e230Qm/y7bj8eXGT2Zv0zFVmszZgi6Y32sfHxlwJjeAPvQQN3BJbvQ8TeTgJ7Q8enlPDjc2Uf/ON4HP2",
+	"zTdHphaTHof0k4ydrLTSdC64zNcsCkfk2KkCTeKzSEh9rE1PEI6QJmoy4sjvSWgF8C2VBNAJCotth07Q",
+	"rAPU5lUSr0XAP7B7yAO0k761lH2rN3vHFQZm6SvAa4NYxRDoBEITw6Imw5EXQmCKsPi+5LaFarP6bCH5",
+	"QpBWrbkP9y+Y9fLsMs7MHjySNsvrQeDel8C9pdz8dQu+t3Da61lmX5tw28Kf2mVc0DNxTkae/UIyD3jZ",
+	"FvPXGKK0kud3wTYYUWXYowWpW4isED7opc2LWFNgn7M8SwBqhU65CeY7ciB4KPpC/T/4XquQJRBhriVX",
+	"Z+u2Jk5g8nckT05hIWsmW/NxsK/ETO69MECYX8DagjFu4+ovS5tsIJAe2Pp9sfV/abPmFA/fr4m91/nF",
+	"/dkwVW4d83gLn66G2DWF15mEi0FAxLmikLVnUxhLGKTapgB4bUkWkK16vkG8WsCK5ejUbAQq1Vr++abA",
+	"54SkSxcABLnthUBxcUEmntUM+ZH0Msf6NLpkmYolM4kI4CnFkFOXOVMgina3YPat2867v3PezpYYPbjW",
+	"DCGC1sS8+3F3fqK/u81yMiryMS5zXhZoa0hyWkLwm9/K/YYaEj/SsP71FTXh+aUhvdfCvHDwdp0OOG9f",
+	"C1Jsp2nAYRTYed2oxaK5WRwV/llIIURzu4SS6rKVOvm6tTUWkEhoURN4OeYzrGTi/ZCBgeg3ave/8pXV",
+	"KMBIRKVihPgNE5KybA54ZHDmAuIqbM7ck+IneKfcZWU83nVpaku84p0+IqEjGBJib+SSRYNujbnar2ME",
+	"GcGh+TicIemH5ucQ0hAq0whv3NN4bHpDblTpC5ei1BP+dETW9G8igxxu2aFTQDez3R5alDMCuZuyvNZI",
+	"FN4Sr/Q3mmDc9bNciXRkLmtHc7F2wPJ62cOVUulkbw8ztmzEeGhTdzMaQw5NuBeaCOS1uATKzKSqzkRc",
+	"xGwW5SYk3w7pnKkrxjhBnKiDb5+MKzMwH8zWgquV9KaCYbRF+Id5AdwfY9JP4gVT8ZoBguv+4/G4zVVT",
+	"RqDcrlcfYbqtzROvFtcISkija7pBdBHMBj+upf3byzMLFNyss7/Q8vSmNyzu9v3nXoWGepODcakknPHZ",
+	"GKqHggeaaOD2cs180ig8P8fzNSNvMwGQw10Vez2RG13i7N+lWYG9t1sUNqTe2BJHLiUOAl+s6E42kPzx",
+	"YGncmwNpv/OXt4pgaLzt+Rczb+oBEeVrHGSITtPqYuaYFr+8pVPm3l/TTY0VEu0XNTcwhW5oMFhdsVT7",
+	"gOBxHZF3jWor5kaFncyDtjYQdCtjcjW6Swth15BvaRWENwzZ6O8K1xi0qBhlpeFWnruXsVRvLUXdrwPO",
+	"drPrVsVNyOS9NtjFDzctuwTlLyHu/snkFYSzlwkwLU7K1yu6Slzha75/Ker6dZJjtUoLVoaRQgo8ku0A",
+	"wZVs+yNMNdVMNRIAaIflFwDiE/LtHXKGzbYHB9w2DIBbitMS5mazbH1uEhRdoSFk8NqWwCAKg7zVKK0d",
+	"YFSjEHaPIYmzsDIRhgqz5thmQmLERAU3AciwAs8qGpFjedFQqciwcNsoyHH7kcXA0kt6ypQCkNf//r/+",
+	"by/7mEMBCRPtdkUEZ0eomaFjVf9mmy4FJ1a0hBsAd5VEdwE/3+RbM8Nss/+XTLnClLeRzEhEuyI0LFj/",
+	"kfNgmFUtuBXpQ7rBoamN3ph96SZaCrtIqdL8pTfp/edP4+HTD//2m4bI+nuOxcBl6GJhN8ZgeKB1u4So",
+	"/+qnoPcy5he7PoF3PgU9xLTb9bZ5q6If/HPoK521DtzPL6t0GBr6mlQPv0BdVfEw4sPwztJZ7qJ4eEhn",
+	"d6F8BNuKs95IMSk4ouY8Faic3uQnLbkPx/vB4eOnH75qtQVqkJm6SuUrSeQgRfp+DW1EL9uIHNtiBAVk",
+	"Yt+DrR8U8ZJW9UBL1wGLwb2FMnB5JvQVLhFrgGxFWYYCS8QKBmmlbv/t+7Mpr8GV+smTtbpAg1HYJrj0",
+	"+piA3KpNebjf3YWnF+R2hsXWe3ezC3DT5q0d6bJ0X8XV/FfjigJYE8hT6n4x367FA0CebgyuDqa9CZki",
+	"usK0Rz6SKSAsmH9KmrBp71PoEI4FZ1NepLgeQWNeMysac/wg5wAS5Qp/YfUorXYCzo/+B1Tagk+sTQAl",
+	"2Si5ZFkUzwG0eMqlYqlBl7GjoBmzuLsOaAaxUAFlj6Ypo64GkY+zigWNCfVKZE35CYxgTtMJ2R/jwAFF",
+	"wyyg/vdK5Fng8DJjDiXIEDvRIhBqC6iM1GfBbQFFccrDhvLvJkHIh6Y2pRFgWR5BYARgbNmply0DWztO",
+	"AOotOO4YINFwh9+lJ2ZurkwJwJzfMADbGjAF0Wy7X/bQnAKCEM+ejUChuEtb8ZlbWwUIEx+eCYHQax7d",
+	"6YWUpL+m12R/bHnunt7RwahmlwSVPWzzCJaL2iENb7c+RFaKL0fe55XDu53xoo8FZLne9oYRq8Sv4MLw",
+	"Z495H1en1wt6sNtemDj+DkIg5ku8rSxaeMMxk51Y5Bb3eUFHyC3nF6jXdrZV3Kx/uZwybwhbvKzF7roK",
+	"EiIz5KLP4YMN9XA5+nA5+gUtPgaBL03lSKESS87LOothfL9eU7AuZ75WRzWUv9r7Wf+PAZLsBPpWLp7T",
+	"Cv2Gzd4h7tsHQMWcr+qK+Bt0yGYEgB9H5Lio9QVjXAOoYlFQFW9VbRLe/riK72x0Yy0+ptyEGh1BmSAI",
+	"rMOyIQTCSk2hZ6gOXNMW3qcRHFN+X/neumns5EvLY93zc3vSWm478xTBXEsE84Dz0YTz0UlkNMiKXxE+",
+	"yFme8VpVdsEJVI1ceCx/TTldQkmN+0EIWbPWe7kzL43X+Cj90BKR1VFrA0QQLW6HNHtgieBLCRDe1iDN",
+	"RMKm3BYBwRpmBt0cIG0R1byCr2rwUiGIDoDLsUyYtuEpJ5E48gFkp9yANkM0tUHcVrWoAyGZH23QwLb+",
+	"yNQrdp8RE6/YLtZhNuFOmcUXOfm/pgNpqoQzrZPYFQ+AWAv6ACJqiA2470PaWFeq8326uUguZaeYJP+A",
+	"LKli5HyD/+vKqmDxSTa/CFwJGqwkZbK/p9yr2WIb1qdwKbDkUB8mhtXc5hdEMsaDUv18cMKZn2nCzD9N",
+	"EecptwUPJFNBg8PWuHOxnjBwHEQgXcVcjaCM31WGiMYxNxVYPVBid9dc9r1MKl6pUrRWs5Oqcs/v13K9",
+	"l3v/yn13W3/FTf/29+uRAZ3v0z+6W/2USskiw9ZN2TFXbquUxFKHJ+oWNlcGba+GHsQeEFTZXVappVsJ",
+	"2xfrVCu+7jyNTC1VuRKZSjYQr9foMt0fDxrdYX9k6p07nPcoMIpOGuSFe9h4rfjg8PlnDfJz+34rqe2+",
+	"PrUn6V59L66728l+f66388P82aqP5QAalHEYYGwE3FIMtUDzhH0hgO/AFYP+l5tFrO9iXMB7XGkdBFUv",
+	"PCvF8Hf5VzKPmbV4WQ5u6mVpunLegkS0IabcRTm+zJcCoyY+/NYL578nLmy62KW7NzPeB0P/1wbo+UdW",
+	"hvO0IRX3bQV8BqrxDVyEHKCrQ07XLAxs2qerIMaimdHHQ9J3RfWMhm7eAM5Ek6RwLKJ9b14vKiyaqlRH",
+	"JEzEnCYrYe/Ow/3Hvx2NR+PRPiaDRvECiuUr29UgIKFuYQYl+oIpt0mhWFl6FtENVj1TKovPc1BYK48q",
+	"aYuVnyC9WbdbSRoNR+R7yJUmCVsoInJF+iIjPE+SAblgLNWTjjOExMLrc86u6k1j6OYiNiE8xeOi6rmV",
+	"RFoRLmpfYqFH0jf1K5NNfSa2GCSmkGJZczXlRdav7jZWmAhUpJKalo3j1sKT9w/H44Exh6pmDxQvLtVt",
+	"h+ZNQ1TpTZYKyu6JRTW5vEJOeEsP+xmQ+mYGpGUrd2epB6S6h6bsMuQuF0nAJj1cLMi+puDH4zHgrtO5",
+	"gop5+M1XkAVdPYiEcZXFrMhndgazGZDtpT6w5vagHYhRsZnhT8bEnXr8xm2W6xUtemcW6vmZAz8zHdhv",
+	"67u7O4W77SR3+PJL4hLcBJFgxwddUAc6N7ENTmBLI13gAe46rb7lsuhtNSvz5tnrFTrXctoejaurq1H1",
+	"eGjJ7ci8N+lVqLl7vroZ+i9zH9VRN7VXUg866r/2ZdSJkd1fXr39fONRPwNb+/OMSFDaIEcJ6nqSWJpY",
+	"TgRuQCQoVMhicIcDPlPUaHwep/GfwFK+t/ONPew63msqL1gEs6K84qAFMMOHA/8rN0pPV+KqZDY4qDDc",
+	"+6/cOG2MI/9zNbOQJ5sReYFwaJgKCDNELHytc/I5c9c8Iwu6gkibIkH6l0qkEoN34faKKvysD5VOa9cg",
+	"thBu+Wi/cxmN3gn/CjEwcXSwYtEuHuGWcydAzQNr+JfQBd6V03YrjOWXuPP2hT0E6d21v/hlLNVLaPie",
+	"Q8R0Rx39xY9kOTbooWjiP13RxPL+/hpFddWNHMIN1EzPB0DP9AnEMgHmOIZ0sQirle+OjEbtMAYwdShh",
+	"CzXlIjf1oIx/Iefx33NG6DwTEnzPHizO4fipyTqipj54PWMF8pXuOQYVO/nSEHVdYlC1tH+IP90t5scd",
+	"7r1PBF8k8Vz9q/gILKhbOWR1oU+/zWb8pbUDM4x7URDe2rbv022HfdxMTbCTfjjK/2wKQlqQ3K9eNTjx",
+	"6jyaecEdasZcXrA7gMXULTwCVYStaZwMrCNrys0bQ2ugZCyBIydXcdou+d86RnUfwt+0/svIf9P5TsZh",
+	"VtZ6BLeu4wNLedAOOvGu4ygq1ACiRCP46y+kE1TgTO7iouCKna+EuCCSzTOmissC65MMbJIKUyt3YyCZ",
+	"ao5VwxG+dQO8Vw2j3NcubmHi7GPBH3jBP81dQfVEeLv8lasaeQdN4xRDmcz5xRnqE2yPbLzkWM1aH90R",
+	"eQvoKW1vUzXlofkDy3T1w7dvTgvsEPNMGrAon/U0XyKcthz4+9BGyt38QqEIDxzn4QriprXzt2B1/dL6",
+	"xO70O8gkpGuXUk9lGW6oMZkvDNCV0kUHmXJXIHxrvV0isgoenKv9x4WfDggZDywajAjmx025TZCz6+Jy",
+	"5FoyZA2f/uXTn6pXKDZF4oGX/Lq1l+OmXcUUVYlHp5Spaw7RV+068TgN9LCHSFSTn3sCqFnWWct3GI0o",
+	"sawZIDabNCVK4EZkiGGOpKykeM2HI/JnC8wWvoGX4aomiaViDgfbxvSboMkpFwsixdrDd1459janGQQi",
+	"Q4vHc82lhyeCq0wkw2PdzvCb0GS5yiMitEF0FUtABrCfckD1swn6NsHAYa6ZyTJb92hE3mZskcTLlUIo",
+	"Pv0S3Fgb/JomJnWm1+BEL4H7uM6kDutL7t42861VCW2c8g/F8228Bb81n8KX9sNPQXPDr5haiegWDdsP",
+	"2xpGWrh5u+a7erOv6PXweMlu1OIren2M6srtOfRWSNCTN+9OSeq2VPON9qPiMQ/4OebLrkCgc5PABwdp",
+	"6KjlJ63baAk4PNuk+pNSLnivMu0Pgfl+bTf9p54ebC/ovXl79uLN61P9yppeD+kSEI8qyXhtHKu5/jFN",
+	"Eix07J9Bm8UP16qUpHTJNLcQKfOLalYuhUakikCAB9ylDq1FxAZHwGyYVPAnoQ0wBQA2CVkGXEHeylnb",
+	"HTJkL9HFIk5iqpgpvGwCvjA3qTLGR7J0Ww1uHc2C6iwNaGEWRyHWRdXM1nDJUF7OZ8VjzHCo4ow8ks15",
+	"SpjVjg8eaf5rwuJhnu/yhMnJlA9rkyri7Bd5kmzI33OaxIuYReT9u5ekD+ogKEpsoE0phVnMhOotGLJ1",
+	"qja4gCPduIcMVb7V8/GKnYZZBkuoFrMpY0aBo37KCX4o0mHCLllCQpnDcZ+QBU0kM3lfBvo4PCJcGLwI",
+	"gD1GwEIY6QufVPohjaIY4fBnEPSnn830swnR9qzFVT4XAAphCMvEwepR1RoooD7DgFCyjiUCfbqFGB90",
+	"xQMd6Q6+87PeChBKCZr3BdsMnNyymK6QC+RwVvUPPmiazebXbfsyGHarANiBtTJ9E83rJgWzQ1FphZiz",
+	"NozCYOT/+aYk50fk2BUbvFoJCf37aoOegTkNGZMiuSyyCR7JqhrhFeHE/TkcH3gNmtQcfBlzc2wXtiFX",
+	"RNX0YUB3TdaaTzTE8FEJPYlclUbex7wlGZB5niUDgLCAtXvGLuM5M5VRyVwvhcOGfq839HgJqMNLJuxL",
+	"+DzLpcmkuN5YbUev3gUXV1wTIkDkEtiwYZqxy5hdkQXT7AkQLNy+cJGtqT7Z57kCndYdCAM4TCWh0KCe",
+	"OrueJ7mmFj0K3T7osNIxIQ97GPcyZdTQomX1YKpexjJWIiP9F2/Jv3kzHRDB3Vt2/LCkMYcUv5XIrdtb",
+	"Fs0VTPOGSL8lbocb6gBHGgCBK8yxr2klpZlkmgvBSnFCz6VIcsU0gyyXFH0tdAOeEMFKvRDoX253XeC4",
+	"eDy03Nq7Egf1aoTpI98gcgjTvFs2NWWnV2bKc8EX8dLkXYWkDz+uqD4h7uZFOPl5+wInmul/rIEANtdP",
+	"MUAroFcTqySRBWAVhKQPMASGF9P5hVgsmpFTCuX8s1K9/F3rTXptKZB7aRbPY778A10sfn9xcP3074+T",
+	"NdRfWd72U9wpllU+5+xKus9Ftty7Ub3T+cUvBy+s+27HFcb9dqKqbxxNhouAiY55i+Y9E6mPUGwPGDQP",
+	"oMP3Dzrcabj84plhcF8zUrF5/3aOuGJlW/1xn4LtYDnv4Jz7FpRFVO9mHgtTumrYCo3zlZnLN4NKLgnK",
+	"z4ZObhSlXaCQYUMApidOPxcLGb0gCaPR/bkjdev/2t7Il4xGD87IB2fkDmckHJR/KV9k1X1oBUgzkilB",
+	"YwnSPFnC5kqSb75BAx/8Rd98o19ywKVhaZ6WGQQQQWL+QF+HuUSNpbH5+iF2H5KFMBzpfOOcD9pcR5DY",
+	"QTDlxUB8nyeOBJuFoFZbe9O7ji08TvtgO0PFAM8J2W/3PEKqDXje9jQpzXOpxJpliPYJ30kFhrF9QuII",
+	"/Y0vEYxVqQQuyMDz+IYTSsIKwEtY1JqEm2W2oHmiBoQ24DzFevppJrRVoHfvm28mHqcGZ4XhuKH3lvHg",
+	"YfoutONxXj3AoPjhPDasuDxXxHrWb+lOwMmGGNZYfCllGTTsOUTqg7fb4Fwaj8djDwjfQSUFuguaSGHA",
+	"AYpFNB5Wg3lbtGyQapFofWc3fmqQ+c18Hkn46IhIgdOmNiJC92ujlPoheBFFrkbm6lLbqmnCoAqU5iuC",
+	"s6EAXwd8LAPAghXxnI3MTzNwzbLIfKGbl/m5O5VyoJcLC2bRJKluCsZ72j3E5S2IqAYJZKddWne9utXV",
+	"krb9KM7YXCWbI1BD9abpETYSXcb+Bki61sc4NjvhqJ4mGaPRhlCFkEYhnv2EwgYqLABsT+EYHIcn9ltT",
+	"6HVOORBggaGihCGqE4TeMm9awCH8yxbv7ecyByefpAvNZ0gMaeED8B0bXxmcZjkhobGqQ4N+hphl/JJl",
+	"enetd9zjdyUCshcGieBL3VEdEZYcV1mFVsCEuGARyVOjg+FpTRKgSLt7kJlf8877nncLPXEbf3vNl21K",
+	"d1UKV7h7IYAiiyWJIxQdiR46jEMPS5I+JY+vrwvC1fRalCa+ohhXMAgIu56zVCGDplNepWtCo6iRZd3Q",
+	"1WnZNxRk8ta/3evpiNA5F7XuKS5juD4zeFctrY5amip4qUcivoO98au7OQVba1RriQWCsi4jP7t2M4i7",
+	"urdScxaVbQwnp4V/qy4RcP6H4/EWf6bu5XPcmXYre5Pewd8fD59e/O+rH/fXv/vL+bsx/Y/fzv+67AU9",
+	"f4t7k16uuezhb/f3e0EPEmZ6kx6N6L/7AFedPZB6/L+QAxK7bvc/wgba7QmMjIhAh/Pvz7wz+uB0fHA6",
+	"/qtWOvtq/IfAR/syXvJhng4e/Id3UWqtSZbtdBcmKJqavYUHt/MWZmyR86h7feC6LR84vWdE3rFLltnM",
+	"UDA7HGPPuTbRQ5VRLrFyEBjBMZ/ymnYb4HV5iIMLSd9ZrKDyh/OVPn3ndH6B6tufMVjAfjCja6hYMdeH",
+	"IsQsVYC3zCybJPiGDW3gEYuObJkj0rfwn4HF05xyW04FkIRzbj8aGJfiAm6gMS0zpompxVsABUM/UT5H",
+	"72iaiVRkAOjWN6XhpnyOBl4moGGyosmC0Cu6wUiFf7BMYBotBhBluNBRUa8XVjuW7jkOEK1lGJ5YTDnl",
+	"zowqv+eKKvOlDygcWkVQXsRpyqJwcATRDahVPZJ6xakU3OGGgBMWwq2iIgTJDABUc2fhwkr7O+kUOD+j",
+	"J4plmiuor2towcErg47vXjQtjeyEwgHWwIEEP8/vSyTdSKzfDPaFWGA+rTnwjh0QPLakLxkjITBf/UE4",
+	"mBT1WEyT2rTLPWkEWNRcqBlGEgQkTFFszJQQs0QPMwxqZU5uaIeUz1G79YH74wLQLC1ANVm38uUPakeo",
+	"CRnX0O0Nvi0j3OL/3fxztEhMoBGiZpuzrC2IDVOOpMuWyufX9PHq+ew2gsC3hMFaxg8JT8o2UIcaOg3V",
+	"dybkxoV1DseHur9TfcadFYphWRV27Ntb78yx/bz4EGzlcywqJGGobGGaKo8aCmzO9t/+/T8es5cX0Yur",
+	"H/LfxtfdLSYc4S9kM9nO260msw3QhYnaMNwYmb9l1lfUiCclzBl4iNn4pzWf9FG+he2kP7uV4aQ/LBcZ",
+	"6pK1pL+6cRak/uhL2lm6v3szsnZYWHiyCyVZa2GdDayvrHp0s7jolYsYLQwlbLVz7HVHewGj/ce3s3Zg",
+	"fe/I1jn1yiIan/qU1+0b1IvjiK1ToRifbwxwK+rItDCVHqF7GjXaGYQAQwta6Uf8vCk3Ibw1g2lCKMFC",
+	"d3jP41RvDBMGML/CSf+UhFGOAovNvAGHU95XGdOWjgILzJgKljwHI3LMIfjCrcmablxZxqKvCeEs9t97",
+	"JGGKcsrPEzG/wGtbCJu/ZBQLZKEuB62j+QQWicW78Wwp/d1VFivFODHhzBFV9JzqYRSTCTBrAGvLYnXM",
+	"LOdFqAvfuPBz0xps4I+OkAK8RIkl0ZPPoLpKXfcnOU+YBJOJRYPJlO+PtinnJVREW8ckJH13V+5n12gL",
+	"hmVwi0NCSJZQ13xmtNF4zaSi69RqpD4U42DKH49IWFKk2wdR1+lt5HQAdmdAOFtSeENk5CqDC4dNygZH",
+	"OLKbqPv9NZYfpZzsj/9z//Fgyg9GJBRzKH0TzfRntgVOXpy+Ib/7drz//7N3rcttG0v6Vab4x2AVSDGW",
+	"nItYri3FUhIlkuUV7U12D1LEkBiSY4MDBjOUxOT4OfaB9sW2prtnAJDgRfdzUv4VRwQwt56+99fMrpaV",
+	"iD/l2rD9DqOaHKvT+meB9rPRCHqQQhkCTDMXPLWEIkKWpQkYhVy5bwBBFlN7xZDRaJfLNJqbeS6akTpo",
+	"UwwpKYJ0vmkOgkmEbMaTJBUhS8U0U/qPuRB/LkJncAlBDUnSRcgGOZfK5AJeWsx4GjKeLKC76h9zngsA",
+	"eJ7J0SK0+l8fmEbIxlk2TkV/lnKADFdz+x7cnDhSr0oz7LsosUw2NM959arcPCdSX7dZnMorAXHB4rVB",
+	"lqWCWybxTZsdvHxpjV49n82y3Iikj62Lhov4kMXu3+y3335ztSD+STqu+EPv2FrBJx8usb/Of709jrsu",
+	"NQEJyz7ShMZHRUMZuoYq65e6zMRNrLraFGqrBOuy3Ifc2pjq7yOvriCmC46mpQgr1FIsBVmXmhFaUdCE",
+	"2WChAua2l1silc0vy16KvA61FMULKjHhomAIsheqnNgPuQkZbN3IMbxMb54mBaMwGRsigmTBgJenVa1l",
+	"WDkvrJ47ZHNlZLqcJQG9khjGxQtHmQsQFTHjJa4SqbXdwsqXe2kw8mBT3jv97pAqyJRyD0UKQ8te8EHC",
+	"IyJCuRF89qLUkGcCjMdPTCSuXC6MFLlhDus6Y4mbGbhtwrqKKF8ShAU6y9rFkCtXaRkpyNNvsyNyo9Xv",
+	"KuVLOBWrSH0ULappI+eYO+5DFlM/I6r7ox5KM77wcf3lA63os3AjurAHS52Z6IMr7Zky5VrCl7/TZu/w",
+	"tUP7LUvI/QlPR31+zRf9UZ5N+1ZYBRVp9H//izmde1YONaEh3I09mBgbu0nFpvxjllv9yhfrwWCRckzs",
+	"gX2F2KQtXOFgkXI/VFyJ0OrA/rVeYQP05HDJIVTZtReaySRSUrm+2IkwXKa6bX+0NNSs9U+y4OCr/aal",
+	"3Fomz4KDly+bq05MFrzqdJq7uzIf2zW30ll7q+fumfxz39nxjt0ZL7nlrD4sUYPGDoOkl8N0fO1k1XkH",
+	"vr6Nrru1XKVaJFbqYFsjCcrOJzRpNrgCe2jd3r1SrHS1G4cH33U6YcORZOOw8aF3vDm34mHdhnY1z+Q0",
+	"xKHXuwx7znQqmU2FWM1yS7crYgpjWXxFdLMJTxgJKbSpyodeqvf+4mz84mx8LGfjd7u9dWv81rXOxpe7",
+	"ro9cNuj9+5u6KSkRZI1H5t/VYVknIp/FN7kBjRKclQ8O811BzyQ1pQdj++R0oZIZPAVtpcAhF+MjrZ4c",
+	"K27muXBVGFaluRI5Apo43QLC804FqgLvBt55xUyWipxjKzDERGhaw3vAIUbtCvi1G7Gc4Y2yaCmxv81O",
+	"PPAGVwu3KqvgOWMI8DSGQzEzImkzq4Vgydch+4qdy+9JeYXPsH+yk9FIDM2K6roxdf+f7KKauH9IV8fL",
+	"3AKewmH7TYXhCTe86wsKanLzWa+U28/cFNCIc6E/8DZjkQDiSLSp9+v6yoFKWQFEgasDORu5dv6lB1/o",
+	"nZbRxfxuArmgOgc/ZzxQ+BNafW6/q+kdof8TpYi0UT2F2a+kIb2oeJADn0yyV8klasJgkTqnRQB0kDCs",
+	"tNfuvDQLuEoQwq5ScBF66I3yDmJ7yqa1XCs1QCHVBNXU/JQc95r6cycMW/CC1VzKxW+zI4XbCbcvUt59",
+	"5xF73DUB3zLk8lsKzxcu2UYk9AF0V1N0Ylb4lw4hTJUI++VcoGNdmZWMIcDDoTv6stMp2a1x1524yqw1",
+	"ZdmgexYfxWoKAh9BLKWinEi6mpICv8r/5njVC21NLDbjZlLym5ST0EqvRgp+Kr0brOq+ofNQ2QMLmV/M",
+	"qs10SB3fq2QSKczpL19K3GGof1r6SMh05sVsqjPw61girKsvtE/FdN6QWQVtswFGJlND0Wb/I/KMcmOc",
+	"mg4OLvv1gDOTSwg34KS0kWlaqWWyO9tssyPLYpW45ikL4oFMU6nGfZf0FZeJvD9cDFNrRhSgN96zA8cx",
+	"4wsNJLWEs7XUUL/NjjzHwZQxX69QYkCB4zSshPKi+BQHA9eol0AhmytE9HEXLXS2Ddk1zSrRzlUxUlzO",
+	"Y7PLhlOq5p8VJQxoX0soC7VMqJR/lzumVM0AJJaNbAhgx8jM9azOCkRicsVHoI4P/5i4DKigyszsNbJy",
+	"koC69GHhD1mW5CTILT869y6YtQ9FakUVYIVIl5pZoSSppKmQ8IEPqzTtQCufqNaBYFooeaaK5108gQCn",
+	"a9GlApUtqxxaGPBmOY8PfQw4kitzweMlN1KbHXQODllM6lQJGcge6atOB3mk53yHy2Dk9t6YEoPVBbIT",
+	"IqrUwozDtH7FuT8SwDiOAfrNU/staGFHw091XgtUuZxqxgIvmkIqtANW6pxf/tfmc6ME/82hwNEo8de0",
+	"1j4U8kqsWBBXZCc549CZOfXGIf3a8rp+1UQc0BWY8pvWYGEsbX7VOfj21Tdfh42cX3vafdDO5d51q/f+",
+	"4smVyI3UIj9NPu85oOLdu5JsaVTm+yefewjkR7uGOMQu/cpomV9wuP8eTcrKvbqeC2q7SmRv51ORy2Ep",
+	"SBIUF63JJCClSAWOFzNphA3FpwLKI4vb2FgWYWUPvp0FN+DrN18fNMLGVCo5nU8bh1+hXwl/EmO4+js2",
+	"RmMBNAriikI645xbJTuG/7Nm5HvU96VBI0pnin3MpNK+XGPB0mxc6gTATaSg9LPNLjOwfOhjIYthSPiH",
+	"4ukC6w1IE4/rlIijJFniJo+kSeDHn6dvGo69G//6wr6+NETbjU+ewp1l3MnuwQI7GD5F+xLf72Nji5Ki",
+	"KwigemMjV2ws0pKqaBUSuwH79CeHN9M8dH4YRJWBMOGE5yb09rIHopV5TdcG198SHoIm2GG5Zr/NXDWe",
+	"Azdwc5LG2kQICaJZsN952QTnRrHyPWiDgrDeuL4yMBh954Vmb3qXP2DAPmTXEzmcYESCp6mOFCB9cc3i",
+	"31r2uRacfy2jPHbjvuNjsUbh2kx/1S98Dhv7nR0CR5e0CY3NQFOV4y5RYPG3WgLcSnW42J304OJkuNbC",
+	"WDXY/vfzRhK1A5ArbiRToUNmL1OSFNBwCHtSOmYgI/vTlLKo/uPqNRrl5LUnq5w8ZEpcR2owlym40hCP",
+	"OWHcgOeri/KVQOiHHH7De5LwBaEB0ZJdvCI+HbXeZkq0zrkZTjYTy5HdgcYWvSbms1n7o8bURvvvodZx",
+	"F6G7IW3P6jF28gedg3UqDo2zXrch9QXzOe2BbQ0OnY7sKmGREB7aYmIYcWP2htg0acOw+NxHfsVxCzY/",
+	"XiuoLaEsiek39uQcFNw2OQ0Pu2c/h42T93xrSB6egfns16H2vc0gCxuiWs83tVuK9d0ZygvNcLWI4GQW",
+	"qWB6IoDkduQ0q6B124Ubsvi1/KNneG40XFXf/UqOVUuqQ8apS5aTJwNIZnXQNw6xbbCwAnGS5aaVyiuR",
+	"QOIhiUIULyQIQWoptt956Xyw+HlgSEFMsqgZFolSmUKX5puzUzbXQrfZhar09Qor2JNjYcjPv04WsyD+",
+	"yZjZhUoX4OHkU9GTRrw+4zfw//YkRRwpsBri7496J/0Pl2eQ6w9Y1V32DaSvY0honFlBWRGomznZGRzF",
+	"EhcgCbaEHJ0pI9UcEnCrO7V0M86yIuVn9ZaXNnhEURElrt2Btm/H7Bo9YVpOkasbbc25A/6cVGM8VySu",
+	"FSoq+apvN60t4JE9OYaqFaK4O4j3zZfuTrI9zcYZ9uisN35PVFLRwFhg1S2Ps5iLq+wTxlASNkwFJ7gl",
+	"3G6U8tCNrqzMkZJgNbRIwae6rueDVb+thIKgjhI+tuhijcFBZ7+5jbDtgna1em9a19fXLUjpneepUMMs",
+	"EcktYI9gtB+Q193Bnw7Sc2Km6S3lZg/ZTjY3S5dw08V4g+ezypJuS+Y72sI/vT8/c8rxTkZt5YWvbvXC",
+	"iud6S2tdexctvZGH9rl1bXG1l8lkuNe+FmnagoDlXjYTSiatShOJtcLzYibU6TFzjTgTqYcZBPndAgVM",
+	"DCKrUuu55XPxXwOuoX/CZz+DuAnRL9c+Ciqn6HmpfUML1IqWbqC4upDJ8NiNfF8vdgFA+C63Ixlpv4PE",
+	"SSSZDT6iKVWrVxZ7kGTDOQB8Nh5Yqzpe3dXVUUskhQrQvRUqRy3eb7TRJuOVdHqf3BVYVsdGaXYdsne/",
+	"vDlhvZevvvblP02rcwHn5hpz5BygBZcppnqAHdOO1JEiTwlIVM2svgYClXZE3EhNyT5lKgQ/A/T7oQra",
+	"dRR15Fe5YniB6QSNxQrbaZhKLHtrbLGX6l52Por+PJd3ex8pqG8QvurWH9CGmzu9qKz9e5cXLRn0hxOe",
+	"pkKNH+ALfQTjutPih9mWXfv9Lp6aqhy69QsH95BDW9mFU0Jdtut9GcWOQmddrOPUzgqbMFW4BvIK0tsL",
+	"HlDn0itfIUqgibHjHOSuAYHH7a2XvTcfTOWT6XHH4sqPvKs2d0t/3+PT3n2Vpl2J9QnptCLuZNIy6NBf",
+	"i+JAmVzxX1FDJn2sDWt8RkRt+0cg3agRsgh4jv0tJBe66662qilRqieMozH1GAVXBdWMcXAOoJ2LZF9J",
+	"3RumEgT23pCnKeLXrde0IlVStdaLxtMEIxyPE+M7Flc0wDPVOpUnsL7iCQKudNjtxr90Js/GC3dutTJe",
+	"pT9a1kOqkLe9dR+vP23unP9z7+It+1UM2C9iwXrCbDI5EGDcg1UwDnjTubmv1fGzneRzGxzUEuAprAzL",
+	"sqxW/kks9OPZF1u47cmNc8vU6wsBoWpqtC9AC+hTsUgeN51J4e8uO8FaamzWwS5/eMO+/ubgO2uoRlgb",
+	"hJwb/tkvzcWy8eZa2rgdi7y/IgHj3d0ldC92uZ1Z2gd0mU0+yNAXVnui+P3qoEeKwQNYLN++D8N9gtmS",
+	"WMD2BHzgeg5AoRALeGUt4WqVf7N9++uM/lRnmj/Ahc7goR1Z/UTw1Ez+3JDQWOTHX09kKsr5zhjQ1eyn",
+	"9+/fdZnJ5g76PxFQxKmGi9Wb+aMwP9Ggj3gfcIh13NrNX2rGU3klHixTaOPhn8krASkVszwblPHe/Abp",
+	"e/Pvj3pPXw1b1Am+/XGz+F5uHB9cnhwdn59YRnuqjBhbQR01mm12lnFA7vUQHRDMIWE/yLmCuKI01FCE",
+	"RyrGsWImsMEORAEWVm7FiRhhhpvOh6+jRskTibNvf9RRI0ZlO0644S27JFdFKpPXUQOTBIpaKMwTiBqU",
+	"Q+LGnPIFVtTA4Kz4GJ/Jlh22wJjGRH6cNGUxYAc7qB/wLyZiMB+TOev/iBGPVpJNOaSxXChmdb+wQGmG",
+	"7fpweQY4DtBDGGOGtPGRysUsyyluiNg3wXIz+deVLzUpfgvFCFilQn1bS+2nXDsYqGZqzXhuFi4attSU",
+	"KojfcTN5vbchHgm+OksB9rr3oGQE2rTF7HV903zfjnoixxMoQIMNqgRLUxcshXVpYQDBBmaYqZBQ1vzn",
+	"j3GHAcy5aAfYZke+nb+vEhAaeSz7JGaGBaV6LnYtlW52S1ttbS6shMJjIDCcGBfT1lfDGCBdpAmKGt2Q",
+	"lecUMj6T33MtQgYk8hlqXcbCQIfI0yRoQv2M1d3ms2AOCawhelOa0MxkpTlS10FSYXD3r+xTSJ1MQqjk",
+	"C1EKfY6BQMfCHHPDA/sxJIBThKB207X/M+G6BNEEqaWOxD7kKUDCGN/bOYAVwHYGzThSgZ+Op+o/5mIu",
+	"EkjiBcIeSSX1BHCTYnsBelfDoLRf1JmyaelSGslTqalH1lhEirq48bFHlqISHJm02RuepprN5vbrsB3F",
+	"0fynnUTs8P2KSwxXUCQs4JEazRWBA2Y5i/+BXsqQtdttno/173GTUAlnKV+IpG1Z1GA+pk5B1qzXTKpR",
+	"BlfumudW/daVimcxkjcs/oe+Gv4edx0uEFQcp9eWVtNsPBZJ18c0S3cf65/MxJ4/k4oixBBjBwiiUiKT",
+	"wgbu9alMJ+/5GCpbqzlNLNjvHDS7bPynnLVIpfUnGCn0mFP1jWbStNlbiInnCfELL8ul0HXuiB+FeY8r",
+	"6WEWUHjLyvVKctL2XKYjmOqJXQn4he/kFq7OuEgFusVbbzNzTmlCO+TfLEta7fbq0XSATbK/h3qbz3AZ",
+	"SWzAH6/qD3G4BBs05BCib28lhKNUcv2FGnanBhZA/hLE1pqPQxqbs7AuZkK5Iv8Y/JXgoIlfaPxf0EMw",
+	"0ReB5sg1w5Yi0M59Y5aDBJFjb/jEC702QFn5e8uHK5EW3/3y5iSEmCWJcecZESrRWEDq08L48BMmR8HS",
+	"yw7YXx1Z1zirpGF6YhkyBUIDkNQhHg0VXs8y8AP7Mm2XxHykXN1xyOYaqxcdjhKFQDBHjJPSw0Et1hli",
+	"xNXxWMjYomzlHcKg2wOJ946lPXYAZOsVKvztFE947vDZ+yVKsnRzyKYS0BYLTxeGI4CcSiXmNSRIOF4Q",
+	"X9AorKt5kOKGD026AL69JdoAOsaOIYcugKxg4vSAF2n8looh+BdQTvVSoqbX/qzV4VBK6Ro2u5E66Oy7",
+	"sgWH8eRA9qwCv/o9e5lxh/Y7+8sJjgXQg0NcoLSzdbfnaWOKMOQt/YC3uXy7QFxBZOtUNZ4mZes5w5Uu",
+	"u3LDdXriuGVV2Gz0wXhR6GSl603s8p+Fd7VTLD0oFDJfGgNedudfb4bunyQNPfMJXFSTzxMp1FCEKJoW",
+	"IYMkkuYq26lmX5eKN4yAuhv7yByUmYx8EC7L1Yh8KhVPu7XsQiptCMVl8zXHIRwb2nLN37gtfyBBuSHt",
+	"5S7vgWV45xfLcY/HFu//Yhxm4/2/RLLz4FS16ugTc4CpMLkcrjfB3uXZVJiJmGtmxI2x1xDw+AF52Wfp",
+	"ToyZueiC7pvM8NSjJ9c80k8oV7SPXSF0HKnBAlsvhwzdHuQ35Gauu6XPYHFg30EmubEGC8IusSTmXEtF",
+	"c+tIlVsr913HawApKpq3NX3CH/Q36LIfM5bPFaD7A0IQueNpzwDvN9PCauEmY4tsnkdqmilpMkSwX5Mz",
+	"+KMw57TruyVfz1Iu1R2qltw8nyRqUCKUqV/dI5iG2UwoPpNtF2dZX+c3H6So6Nl7dvTu1Ge7Qv/Gn3sX",
+	"b2udA/S0/f2+kZ+dQvLLs3ua40LI5pkYyhHNnwV2yc3HPbUFxzqCu57afx+dn206Nfv77U7Nzejf9tTs",
+	"kh/p1MCrvmvQlZztvtmNgyxziKy4wRDLxCoth3iJlU1QLisAQF2HTKRasFed/dqzvsRpPWrbO54sECC+",
+	"PvzOkwXCL+ZX4CEfjeTwAXEcCF3gKdbyFmDheLLoEmqoprgVVq4XIXKCoH0aQr/0df2PFYSG4fOr+vro",
+	"974KHBMotXNES+1vPAviKf8krIYQuwcw9GxVncO9vTQb8nSSaXP4befbDiT/zPO0cdjYA/8vLWi1AkoC",
+	"joHVUXSIfakolGKVFO1jfy4Z1Dln7TODBUa5wZ9oLZZ2oZp78GOru1fH/NWukftIFsYYlRCJ70clDdZv",
+	"uiwEX0tAx1Tz0csMWhSBa5Gm6tW4GPBOuUpaqVQQ3iQWWhRI1HxxuUB4KvKxSFgqNSb0Oaxk1BFLnyOs",
+	"r5qFe1wf0u9w/cIYqcYlMInQ7r7Ic54SFoB9nBAlNAtcEwY0QbGVamn4EibH6hROFRYKE6Zkq0BtdIBk",
+	"pS95jLLV72AmCV4XgLxYkRTOFVXv1S+NUrpi9YfgvoDN5Ua+6hjXH6z1yTf9HMqej6oZFCmXcGSJEnqi",
+	"ueY38cXp8Zv+aa/34eQyrmZdsgBaqRF4ZTKHMCpo8eSopqWhSbWFtOzOU521r51eii7hSqk93puz0/Jx",
+	"F0V5n3///P8BAAD//w==",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

@@ -28,6 +28,7 @@ import (
 	"github.com/reftrack/reftrack/pkg/leads"
 	"github.com/reftrack/reftrack/pkg/logins"
 	"github.com/reftrack/reftrack/pkg/payments"
+	"github.com/reftrack/reftrack/pkg/platform/dbfault"
 	"github.com/reftrack/reftrack/pkg/programs"
 	"github.com/reftrack/reftrack/pkg/sales"
 	"github.com/reftrack/reftrack/pkg/synthetic"
@@ -67,6 +68,16 @@ var kinds = map[apierr.Kind]kindRule{
 	apierr.KindUnsupportedCurrency: {status: http.StatusUnprocessableEntity},
 	apierr.KindRateLimited:         {status: http.StatusTooManyRequests, withStatus: true},
 	apierr.KindInternal:            {status: http.StatusInternalServerError},
+	apierr.KindServiceUnavailable:  {status: http.StatusServiceUnavailable},
+}
+
+// unavailableRetryAfter is the Retry-After of a 503 (decisions.md: database unreachable or too slow).
+const unavailableRetryAfter = 5
+
+// unavailable answers a database that is unreachable or too slow, whatever the handler made of it.
+func unavailable(err error) *apierr.Error {
+	return apierr.New(apierr.KindServiceUnavailable, "Service temporarily unavailable. Retry in 5 seconds.").
+		WithRetryAfter(unavailableRetryAfter).WithCause(err)
 }
 
 // answer is what one refusal of the domain says.
@@ -295,6 +306,11 @@ type errorWriter struct {
 // resolve is the answer to err on a route with policy: an error the handler worded itself, a refusal
 // of the domain from the table, one of echo's (routing, binding), or else a failure of the service.
 func (w *errorWriter) resolve(ctx context.Context, err error, policy *route.Policy) *apierr.Error {
+	// First: a database outage underneath any error (a handler's own 500, a domain refusal that failed
+	// half-way) is a 503 the client retries, never a 500.
+	if dbfault.Unavailable(err) {
+		return unavailable(err)
+	}
 	var e *apierr.Error
 	if errors.As(err, &e) {
 		cp := *e // the handler may share e; shaping must not change it
@@ -370,7 +386,7 @@ func (w *errorWriter) handle(err error, c echo.Context) {
 			r.RetryAfterSeconds = &ra
 		}
 	}
-	if r.Status == http.StatusTooManyRequests && r.RetryAfterSeconds != nil {
+	if (r.Status == http.StatusTooManyRequests || r.Status == http.StatusServiceUnavailable) && r.RetryAfterSeconds != nil {
 		c.Response().Header().Set("Retry-After", fmt.Sprint(*r.RetryAfterSeconds))
 	}
 	var werr error

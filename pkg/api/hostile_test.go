@@ -24,6 +24,7 @@ import (
 type unlimited struct{}
 
 func (unlimited) Increment(context.Context, string, time.Time) (int64, error) { return 1, nil }
+func (unlimited) Decrement(context.Context, string, time.Time) error          { return nil }
 
 // hostileRequest is one request of the sweep.
 type hostileRequest struct {

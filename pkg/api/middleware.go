@@ -176,10 +176,20 @@ func (mw *middlewares) rateLimit(next echo.HandlerFunc) echo.HandlerFunc {
 			}
 		}
 		res, err := mw.limiter.Allow(ctx, rule.Bucket, id, rule.PerMinute)
+		counted := err == nil
 		if err != nil {
 			mw.log.WarnContext(ctx, "rate limiter unavailable; request allowed", "request_id", m.ID, "err", err)
 		}
 		c.Response().Before(func() {
+			// The status is known here, whoever writes the answer (handler, error handler, recover): an
+			// answer of 5xx gives its unit back (decisions.md, "Rate-limit budget").
+			if counted && c.Response().Status >= 500 {
+				if back, err := mw.limiter.GiveBack(ctx, rule.Bucket, id, res); err != nil {
+					mw.log.WarnContext(ctx, "rate limiter: could not give a 5xx's unit back", "request_id", m.ID, "err", err)
+				} else {
+					res = back
+				}
+			}
 			h := c.Response().Header()
 			h.Set("X-RateLimit-Limit", strconv.Itoa(res.Limit))
 			h.Set("X-RateLimit-Remaining", strconv.Itoa(res.Remaining))

@@ -27,6 +27,8 @@ const (
 	KindUnsupportedCurrency Kind = "unsupported_currency"
 	KindRateLimited         Kind = "rate_limited"
 	KindInternal            Kind = "internal_error"
+	// KindServiceUnavailable is a database that cannot be reached or answers too slowly: retry later.
+	KindServiceUnavailable Kind = "service_unavailable"
 )
 
 // Kinds lists every kind, for checks of names read from the spec.
@@ -34,7 +36,7 @@ var Kinds = []Kind{
 	KindInvalid, KindNoAttribution, KindUnauthorized, KindInvalidKey, KindKeyRotationRequired, KindForbidden,
 	KindAccountSuspended, KindNotFound, KindMethodNotAllowed, KindConflict, KindDuplicate, KindGone,
 	KindLinkDisabled, KindPayloadTooLarge, KindUnsupportedMedia, KindUnsupportedCurrency, KindRateLimited,
-	KindInternal,
+	KindInternal, KindServiceUnavailable,
 }
 
 // Code is the error.code answers of kind k carry.

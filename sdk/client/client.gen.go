@@ -913,6 +913,21 @@ func (e SaleWindowExpiredSuccess) Valid() bool {
 	}
 }
 
+// Defines values for ServiceUnavailableErrorBodyErrorCode.
+const (
+	ServiceUnavailable ServiceUnavailableErrorBodyErrorCode = "service_unavailable"
+)
+
+// Valid indicates whether the value is a known member of the ServiceUnavailableErrorBodyErrorCode enum.
+func (e ServiceUnavailableErrorBodyErrorCode) Valid() bool {
+	switch e {
+	case ServiceUnavailable:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for StepVerdict.
 const (
 	StepVerdictAttributed   StepVerdict = "attributed"
@@ -1045,7 +1060,7 @@ type AccountSuspendedError struct {
 		Hint    *string `json:"hint,omitempty"`
 		Message string  `json:"message"`
 
-		// RetryAfterSeconds Seconds to wait before retrying (`rate_limited`, `internal_error`).
+		// RetryAfterSeconds Seconds to wait before retrying (`rate_limited`, `internal_error`, `service_unavailable`).
 		RetryAfterSeconds *int `json:"retry_after_seconds,omitempty"`
 
 		// Status The HTTP status (`rate_limited`).
@@ -1498,7 +1513,7 @@ type DurationMonthsInput = int
 // | `unsupported_currency` | 422 | Sale currency not `USD`, `EUR` or `VND`; nothing was created. |
 // | `rate_limited` | 429 | Too many requests; nothing was recorded. Retry after `Retry-After` seconds (typed envelope). |
 // | `internal_error` | 500 | Failure on the service side; retry with backoff, except after `Failed to create commission`. |
-// | `service_unavailable` | 503 | Reserved, not answered yet: the service cannot reach its database. Retry after `Retry-After` seconds. |
+// | `service_unavailable` | 503 | The database is unreachable or too slow; nothing was recorded. Retry after `Retry-After` seconds (5). |
 //
 // Example: invalid_request
 type ErrorCode = string
@@ -1549,7 +1564,7 @@ type InvalidKeyError struct {
 		Hint    *string `json:"hint,omitempty"`
 		Message string  `json:"message"`
 
-		// RetryAfterSeconds Seconds to wait before retrying (`rate_limited`, `internal_error`).
+		// RetryAfterSeconds Seconds to wait before retrying (`rate_limited`, `internal_error`, `service_unavailable`).
 		RetryAfterSeconds *int `json:"retry_after_seconds,omitempty"`
 
 		// Status The HTTP status (`rate_limited`).
@@ -1662,7 +1677,7 @@ type LinkDisabledError struct {
 		Hint    string `json:"hint"`
 		Message string `json:"message"`
 
-		// RetryAfterSeconds Seconds to wait before retrying (`rate_limited`, `internal_error`).
+		// RetryAfterSeconds Seconds to wait before retrying (`rate_limited`, `internal_error`, `service_unavailable`).
 		RetryAfterSeconds *int `json:"retry_after_seconds,omitempty"`
 
 		// Status The HTTP status (`rate_limited`).
@@ -1860,7 +1875,7 @@ type PlatformErrorBody struct {
 	// | `unsupported_currency` | 422 | Sale currency not `USD`, `EUR` or `VND`; nothing was created. |
 	// | `rate_limited` | 429 | Too many requests; nothing was recorded. Retry after `Retry-After` seconds (typed envelope). |
 	// | `internal_error` | 500 | Failure on the service side; retry with backoff, except after `Failed to create commission`. |
-	// | `service_unavailable` | 503 | Reserved, not answered yet: the service cannot reach its database. Retry after `Retry-After` seconds. |
+	// | `service_unavailable` | 503 | The database is unreachable or too slow; nothing was recorded. Retry after `Retry-After` seconds (5). |
 	//
 	//
 	// Example: invalid_request
@@ -1957,7 +1972,7 @@ type RateLimitedError struct {
 		Hint    *string `json:"hint,omitempty"`
 		Message string  `json:"message"`
 
-		// RetryAfterSeconds Seconds to wait before retrying (`rate_limited`, `internal_error`).
+		// RetryAfterSeconds Seconds to wait before retrying (`rate_limited`, `internal_error`, `service_unavailable`).
 		RetryAfterSeconds int                         `json:"retry_after_seconds"`
 		Status            RateLimitedErrorErrorStatus `json:"status"`
 	} `json:"error"`
@@ -2047,7 +2062,7 @@ type ReadinessInternalErrorBody struct {
 		Hint    *string `json:"hint,omitempty"`
 		Message string  `json:"message"`
 
-		// RetryAfterSeconds Seconds to wait before retrying (`rate_limited`, `internal_error`).
+		// RetryAfterSeconds Seconds to wait before retrying (`rate_limited`, `internal_error`, `service_unavailable`).
 		RetryAfterSeconds int `json:"retry_after_seconds"`
 
 		// Status The HTTP status (`rate_limited`).
@@ -2153,7 +2168,7 @@ type RotationRequiredError struct {
 		Hint    string `json:"hint"`
 		Message string `json:"message"`
 
-		// RetryAfterSeconds Seconds to wait before retrying (`rate_limited`, `internal_error`).
+		// RetryAfterSeconds Seconds to wait before retrying (`rate_limited`, `internal_error`, `service_unavailable`).
 		RetryAfterSeconds *int `json:"retry_after_seconds,omitempty"`
 
 		// Status The HTTP status (`rate_limited`).
@@ -2279,6 +2294,29 @@ type SaleWindowExpiredReason string
 // SaleWindowExpiredSuccess defines model for SaleWindowExpired.Success.
 type SaleWindowExpiredSuccess bool
 
+// ServiceUnavailableErrorBody Typed envelope: the database is unreachable or too slow (503).
+type ServiceUnavailableErrorBody struct {
+	Error struct {
+		Code ServiceUnavailableErrorBodyErrorCode `json:"code"`
+
+		// DocsUrl Where the fix is documented (`api_key_rotation_required`).
+		DocsUrl *string `json:"docs_url,omitempty"`
+
+		// Hint What to do (`api_key_rotation_required`, `link_disabled`).
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+
+		// RetryAfterSeconds Seconds to wait before retrying (`rate_limited`, `internal_error`, `service_unavailable`).
+		RetryAfterSeconds int `json:"retry_after_seconds"`
+
+		// Status The HTTP status (`rate_limited`).
+		Status *int `json:"status,omitempty"`
+	} `json:"error"`
+}
+
+// ServiceUnavailableErrorBodyErrorCode defines model for ServiceUnavailableErrorBody.Error.Code.
+type ServiceUnavailableErrorBodyErrorCode string
+
 // StepVerdict defines model for StepVerdict.
 type StepVerdict string
 
@@ -2348,7 +2386,7 @@ type TypedErrorBody struct {
 	// | `unsupported_currency` | 422 | Sale currency not `USD`, `EUR` or `VND`; nothing was created. |
 	// | `rate_limited` | 429 | Too many requests; nothing was recorded. Retry after `Retry-After` seconds (typed envelope). |
 	// | `internal_error` | 500 | Failure on the service side; retry with backoff, except after `Failed to create commission`. |
-	// | `service_unavailable` | 503 | Reserved, not answered yet: the service cannot reach its database. Retry after `Retry-After` seconds. |
+	// | `service_unavailable` | 503 | The database is unreachable or too slow; nothing was recorded. Retry after `Retry-After` seconds (5). |
 	//
 	//
 	// Example: invalid_request
@@ -2361,7 +2399,7 @@ type TypedErrorBody struct {
 	Hint    *string `json:"hint,omitempty"`
 	Message string  `json:"message"`
 
-	// RetryAfterSeconds Seconds to wait before retrying (`rate_limited`, `internal_error`).
+	// RetryAfterSeconds Seconds to wait before retrying (`rate_limited`, `internal_error`, `service_unavailable`).
 	RetryAfterSeconds *int `json:"retry_after_seconds,omitempty"`
 
 	// Status The HTTP status (`rate_limited`).
@@ -2431,6 +2469,9 @@ type BadRequest = PlatformError
 // CliInternalError The platform envelope of a CLI 500, with `error.details.request_id`.
 type CliInternalError = CliPlatformError
 
+// CliUnavailable The platform envelope of a CLI 500, with `error.details.request_id`.
+type CliUnavailable = CliPlatformError
+
 // Conflict The platform error envelope.
 type Conflict = PlatformError
 
@@ -2461,6 +2502,9 @@ type LimitedPayloadTooLarge = PlatformError
 // LimitedUnauthorized A 401 in the platform envelope, or a retired key's `api_key_rotation_required` in the typed envelope.
 type LimitedUnauthorized = UnauthorizedErrorBody
 
+// LimitedUnavailable The platform error envelope.
+type LimitedUnavailable = PlatformError
+
 // LinkDisabled Typed envelope: the referral link is turned off. Keeps the top-level `success: false` and `message`.
 type LinkDisabled = LinkDisabledError
 
@@ -2481,6 +2525,9 @@ type ReadinessSuspended = AccountSuspendedError
 
 // ReadinessUnauthorized The readiness route's 401, `invalid_key` or `api_key_rotation_required` (typed envelope).
 type ReadinessUnauthorized = ReadinessUnauthorizedErrorBody
+
+// ReadinessUnavailable Typed envelope: the database is unreachable or too slow (503).
+type ReadinessUnavailable = ServiceUnavailableErrorBody
 
 // SaleBadRequest The platform error envelope.
 type SaleBadRequest = PlatformError
@@ -2514,6 +2561,9 @@ type StatusUnauthorized = UnauthorizedErrorBody
 
 // Unauthorized The platform error envelope.
 type Unauthorized = PlatformError
+
+// Unavailable The platform error envelope.
+type Unavailable = PlatformError
 
 // Ignored An optional request body whose members are ignored.
 type Ignored = IgnoredRequest
@@ -10311,6 +10361,12 @@ type ListTrackingEventsHTTPResponse500Headers struct {
 	XRequestID string
 }
 
+// ListTrackingEventsHTTPResponse503Headers the declared response headers of an HTTP 503 response for ListTrackingEvents
+type ListTrackingEventsHTTPResponse503Headers struct {
+	RetryAfter int
+	XRequestID string
+}
+
 type ListTrackingEventsHTTPResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -10326,6 +10382,8 @@ type ListTrackingEventsHTTPResponse struct {
 	JSON404 *NotFound
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *ListTrackingEventsHTTPResponse200Headers
 	// Headers400 the parsed response headers for an HTTP 400 response
@@ -10338,6 +10396,8 @@ type ListTrackingEventsHTTPResponse struct {
 	Headers404 *ListTrackingEventsHTTPResponse404Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *ListTrackingEventsHTTPResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ListTrackingEventsHTTPResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -10368,6 +10428,11 @@ func (r ListTrackingEventsHTTPResponse) GetJSON404() *NotFound {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r ListTrackingEventsHTTPResponse) GetJSON500() *InternalError {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r ListTrackingEventsHTTPResponse) GetJSON503() *Unavailable {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -10429,6 +10494,12 @@ type ListDailyEventCountsHTTPResponse500Headers struct {
 	XRequestID string
 }
 
+// ListDailyEventCountsHTTPResponse503Headers the declared response headers of an HTTP 503 response for ListDailyEventCounts
+type ListDailyEventCountsHTTPResponse503Headers struct {
+	RetryAfter int
+	XRequestID string
+}
+
 type ListDailyEventCountsHTTPResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -10444,6 +10515,8 @@ type ListDailyEventCountsHTTPResponse struct {
 	JSON404 *NotFound
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *ListDailyEventCountsHTTPResponse200Headers
 	// Headers400 the parsed response headers for an HTTP 400 response
@@ -10456,6 +10529,8 @@ type ListDailyEventCountsHTTPResponse struct {
 	Headers404 *ListDailyEventCountsHTTPResponse404Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *ListDailyEventCountsHTTPResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ListDailyEventCountsHTTPResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -10486,6 +10561,11 @@ func (r ListDailyEventCountsHTTPResponse) GetJSON404() *NotFound {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r ListDailyEventCountsHTTPResponse) GetJSON500() *InternalError {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r ListDailyEventCountsHTTPResponse) GetJSON503() *Unavailable {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -10580,6 +10660,15 @@ type CliAuthCallbackHTTPResponse500Headers struct {
 	XRequestID          string
 }
 
+// CliAuthCallbackHTTPResponse503Headers the declared response headers of an HTTP 503 response for CliAuthCallback
+type CliAuthCallbackHTTPResponse503Headers struct {
+	RetryAfter          int
+	XRateLimitLimit     int
+	XRateLimitRemaining int
+	XRateLimitReset     int
+	XRequestID          string
+}
+
 type CliAuthCallbackHTTPResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -10597,6 +10686,8 @@ type CliAuthCallbackHTTPResponse struct {
 	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *CliInternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *CliUnavailable
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *CliAuthCallbackHTTPResponse200Headers
 	// Headers400 the parsed response headers for an HTTP 400 response
@@ -10611,6 +10702,8 @@ type CliAuthCallbackHTTPResponse struct {
 	Headers429 *CliAuthCallbackHTTPResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *CliAuthCallbackHTTPResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *CliAuthCallbackHTTPResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -10646,6 +10739,11 @@ func (r CliAuthCallbackHTTPResponse) GetJSON429() *RateLimited {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r CliAuthCallbackHTTPResponse) GetJSON500() *CliInternalError {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r CliAuthCallbackHTTPResponse) GetJSON503() *CliUnavailable {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -10721,6 +10819,15 @@ type CliAuthPollHTTPResponse500Headers struct {
 	XRequestID          string
 }
 
+// CliAuthPollHTTPResponse503Headers the declared response headers of an HTTP 503 response for CliAuthPoll
+type CliAuthPollHTTPResponse503Headers struct {
+	RetryAfter          int
+	XRateLimitLimit     int
+	XRateLimitRemaining int
+	XRateLimitReset     int
+	XRequestID          string
+}
+
 type CliAuthPollHTTPResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -10734,6 +10841,8 @@ type CliAuthPollHTTPResponse struct {
 	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *CliInternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *CliUnavailable
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *CliAuthPollHTTPResponse200Headers
 	// Headers400 the parsed response headers for an HTTP 400 response
@@ -10744,6 +10853,8 @@ type CliAuthPollHTTPResponse struct {
 	Headers429 *CliAuthPollHTTPResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *CliAuthPollHTTPResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *CliAuthPollHTTPResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -10769,6 +10880,11 @@ func (r CliAuthPollHTTPResponse) GetJSON429() *RateLimited {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r CliAuthPollHTTPResponse) GetJSON500() *CliInternalError {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r CliAuthPollHTTPResponse) GetJSON503() *CliUnavailable {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -10844,6 +10960,15 @@ type CliAuthStartHTTPResponse500Headers struct {
 	XRequestID          string
 }
 
+// CliAuthStartHTTPResponse503Headers the declared response headers of an HTTP 503 response for CliAuthStart
+type CliAuthStartHTTPResponse503Headers struct {
+	RetryAfter          int
+	XRateLimitLimit     int
+	XRateLimitRemaining int
+	XRateLimitReset     int
+	XRequestID          string
+}
+
 type CliAuthStartHTTPResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -10857,6 +10982,8 @@ type CliAuthStartHTTPResponse struct {
 	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *CliInternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *CliUnavailable
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *CliAuthStartHTTPResponse200Headers
 	// Headers400 the parsed response headers for an HTTP 400 response
@@ -10867,6 +10994,8 @@ type CliAuthStartHTTPResponse struct {
 	Headers429 *CliAuthStartHTTPResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *CliAuthStartHTTPResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *CliAuthStartHTTPResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -10892,6 +11021,11 @@ func (r CliAuthStartHTTPResponse) GetJSON429() *RateLimited {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r CliAuthStartHTTPResponse) GetJSON500() *CliInternalError {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r CliAuthStartHTTPResponse) GetJSON503() *CliUnavailable {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -10986,6 +11120,15 @@ type CliInitHTTPResponse500Headers struct {
 	XRequestID          string
 }
 
+// CliInitHTTPResponse503Headers the declared response headers of an HTTP 503 response for CliInit
+type CliInitHTTPResponse503Headers struct {
+	RetryAfter          int
+	XRateLimitLimit     int
+	XRateLimitRemaining int
+	XRateLimitReset     int
+	XRequestID          string
+}
+
 type CliInitHTTPResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -11003,6 +11146,8 @@ type CliInitHTTPResponse struct {
 	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *CliInternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *CliUnavailable
 	// Headers201 the parsed response headers for an HTTP 201 response
 	Headers201 *CliInitHTTPResponse201Headers
 	// Headers400 the parsed response headers for an HTTP 400 response
@@ -11017,6 +11162,8 @@ type CliInitHTTPResponse struct {
 	Headers429 *CliInitHTTPResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *CliInitHTTPResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *CliInitHTTPResponse503Headers
 }
 
 // GetJSON201 returns the response for an HTTP 201 `application/json` response
@@ -11052,6 +11199,11 @@ func (r CliInitHTTPResponse) GetJSON429() *RateLimited {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r CliInitHTTPResponse) GetJSON500() *CliInternalError {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r CliInitHTTPResponse) GetJSON503() *CliUnavailable {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -11127,6 +11279,15 @@ type CliListProgramsHTTPResponse500Headers struct {
 	XRequestID          string
 }
 
+// CliListProgramsHTTPResponse503Headers the declared response headers of an HTTP 503 response for CliListPrograms
+type CliListProgramsHTTPResponse503Headers struct {
+	RetryAfter          int
+	XRateLimitLimit     int
+	XRateLimitRemaining int
+	XRateLimitReset     int
+	XRequestID          string
+}
+
 type CliListProgramsHTTPResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -11140,6 +11301,8 @@ type CliListProgramsHTTPResponse struct {
 	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *CliInternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *CliUnavailable
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *CliListProgramsHTTPResponse200Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
@@ -11150,6 +11313,8 @@ type CliListProgramsHTTPResponse struct {
 	Headers429 *CliListProgramsHTTPResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *CliListProgramsHTTPResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *CliListProgramsHTTPResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -11175,6 +11340,11 @@ func (r CliListProgramsHTTPResponse) GetJSON429() *RateLimited {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r CliListProgramsHTTPResponse) GetJSON500() *CliInternalError {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r CliListProgramsHTTPResponse) GetJSON503() *CliUnavailable {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -11250,6 +11420,15 @@ type CliStatusHTTPResponse500Headers struct {
 	XRequestID          string
 }
 
+// CliStatusHTTPResponse503Headers the declared response headers of an HTTP 503 response for CliStatus
+type CliStatusHTTPResponse503Headers struct {
+	RetryAfter          int
+	XRateLimitLimit     int
+	XRateLimitRemaining int
+	XRateLimitReset     int
+	XRequestID          string
+}
+
 type CliStatusHTTPResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -11263,6 +11442,8 @@ type CliStatusHTTPResponse struct {
 	JSON429 *StatusRateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *CliInternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *CliUnavailable
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *CliStatusHTTPResponse200Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
@@ -11273,6 +11454,8 @@ type CliStatusHTTPResponse struct {
 	Headers429 *CliStatusHTTPResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *CliStatusHTTPResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *CliStatusHTTPResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -11298,6 +11481,11 @@ func (r CliStatusHTTPResponse) GetJSON429() *StatusRateLimited {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r CliStatusHTTPResponse) GetJSON500() *CliInternalError {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r CliStatusHTTPResponse) GetJSON503() *CliUnavailable {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -11464,6 +11652,15 @@ type CliTestEventHTTPResponse500Headers struct {
 	XRequestID          string
 }
 
+// CliTestEventHTTPResponse503Headers the declared response headers of an HTTP 503 response for CliTestEvent
+type CliTestEventHTTPResponse503Headers struct {
+	RetryAfter          int
+	XRateLimitLimit     int
+	XRateLimitRemaining int
+	XRateLimitReset     int
+	XRequestID          string
+}
+
 type CliTestEventHTTPResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -11481,6 +11678,8 @@ type CliTestEventHTTPResponse struct {
 	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *CliInternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *CliUnavailable
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *CliTestEventHTTPResponse200Headers
 	// Headers400 the parsed response headers for an HTTP 400 response
@@ -11495,6 +11694,8 @@ type CliTestEventHTTPResponse struct {
 	Headers429 *CliTestEventHTTPResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *CliTestEventHTTPResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *CliTestEventHTTPResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -11530,6 +11731,11 @@ func (r CliTestEventHTTPResponse) GetJSON429() *RateLimited {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r CliTestEventHTTPResponse) GetJSON500() *CliInternalError {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r CliTestEventHTTPResponse) GetJSON503() *CliUnavailable {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -11596,6 +11802,12 @@ type UpdateLinkHTTPResponse500Headers struct {
 	XRequestID string
 }
 
+// UpdateLinkHTTPResponse503Headers the declared response headers of an HTTP 503 response for UpdateLink
+type UpdateLinkHTTPResponse503Headers struct {
+	RetryAfter int
+	XRequestID string
+}
+
 type UpdateLinkHTTPResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -11613,6 +11825,8 @@ type UpdateLinkHTTPResponse struct {
 	JSON413 *PayloadTooLarge
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *UpdateLinkHTTPResponse200Headers
 	// Headers400 the parsed response headers for an HTTP 400 response
@@ -11627,6 +11841,8 @@ type UpdateLinkHTTPResponse struct {
 	Headers413 *UpdateLinkHTTPResponse413Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *UpdateLinkHTTPResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *UpdateLinkHTTPResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -11662,6 +11878,11 @@ func (r UpdateLinkHTTPResponse) GetJSON413() *PayloadTooLarge {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r UpdateLinkHTTPResponse) GetJSON500() *InternalError {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r UpdateLinkHTTPResponse) GetJSON503() *Unavailable {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -11713,6 +11934,12 @@ type GetMeHTTPResponse500Headers struct {
 	XRequestID string
 }
 
+// GetMeHTTPResponse503Headers the declared response headers of an HTTP 503 response for GetMe
+type GetMeHTTPResponse503Headers struct {
+	RetryAfter int
+	XRequestID string
+}
+
 type GetMeHTTPResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -11724,6 +11951,8 @@ type GetMeHTTPResponse struct {
 	JSON403 *Forbidden
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *GetMeHTTPResponse200Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
@@ -11732,6 +11961,8 @@ type GetMeHTTPResponse struct {
 	Headers403 *GetMeHTTPResponse403Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *GetMeHTTPResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetMeHTTPResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -11752,6 +11983,11 @@ func (r GetMeHTTPResponse) GetJSON403() *Forbidden {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r GetMeHTTPResponse) GetJSON500() *InternalError {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r GetMeHTTPResponse) GetJSON503() *Unavailable {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -11827,6 +12063,15 @@ type GetReadinessHTTPResponse500Headers struct {
 	XRequestID          string
 }
 
+// GetReadinessHTTPResponse503Headers the declared response headers of an HTTP 503 response for GetReadiness
+type GetReadinessHTTPResponse503Headers struct {
+	RetryAfter          int
+	XRateLimitLimit     int
+	XRateLimitRemaining int
+	XRateLimitReset     int
+	XRequestID          string
+}
+
 type GetReadinessHTTPResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -11840,6 +12085,8 @@ type GetReadinessHTTPResponse struct {
 	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *ReadinessInternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *ReadinessUnavailable
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *GetReadinessHTTPResponse200Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
@@ -11850,6 +12097,8 @@ type GetReadinessHTTPResponse struct {
 	Headers429 *GetReadinessHTTPResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *GetReadinessHTTPResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetReadinessHTTPResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -11875,6 +12124,11 @@ func (r GetReadinessHTTPResponse) GetJSON429() *RateLimited {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r GetReadinessHTTPResponse) GetJSON500() *ReadinessInternalError {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r GetReadinessHTTPResponse) GetJSON503() *ReadinessUnavailable {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -11936,6 +12190,12 @@ type GetProgramHTTPResponse500Headers struct {
 	XRequestID string
 }
 
+// GetProgramHTTPResponse503Headers the declared response headers of an HTTP 503 response for GetProgram
+type GetProgramHTTPResponse503Headers struct {
+	RetryAfter int
+	XRequestID string
+}
+
 type GetProgramHTTPResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -11951,6 +12211,8 @@ type GetProgramHTTPResponse struct {
 	JSON404 *NotFound
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *GetProgramHTTPResponse200Headers
 	// Headers400 the parsed response headers for an HTTP 400 response
@@ -11963,6 +12225,8 @@ type GetProgramHTTPResponse struct {
 	Headers404 *GetProgramHTTPResponse404Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *GetProgramHTTPResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetProgramHTTPResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -11993,6 +12257,11 @@ func (r GetProgramHTTPResponse) GetJSON404() *NotFound {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r GetProgramHTTPResponse) GetJSON500() *InternalError {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r GetProgramHTTPResponse) GetJSON503() *Unavailable {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -12059,6 +12328,12 @@ type UpdateProgramHTTPResponse500Headers struct {
 	XRequestID string
 }
 
+// UpdateProgramHTTPResponse503Headers the declared response headers of an HTTP 503 response for UpdateProgram
+type UpdateProgramHTTPResponse503Headers struct {
+	RetryAfter int
+	XRequestID string
+}
+
 type UpdateProgramHTTPResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -12076,6 +12351,8 @@ type UpdateProgramHTTPResponse struct {
 	JSON413 *PayloadTooLarge
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *UpdateProgramHTTPResponse200Headers
 	// Headers400 the parsed response headers for an HTTP 400 response
@@ -12090,6 +12367,8 @@ type UpdateProgramHTTPResponse struct {
 	Headers413 *UpdateProgramHTTPResponse413Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *UpdateProgramHTTPResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *UpdateProgramHTTPResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -12125,6 +12404,11 @@ func (r UpdateProgramHTTPResponse) GetJSON413() *PayloadTooLarge {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r UpdateProgramHTTPResponse) GetJSON500() *InternalError {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r UpdateProgramHTTPResponse) GetJSON503() *Unavailable {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -12186,6 +12470,12 @@ type GetApiKeyHTTPResponse500Headers struct {
 	XRequestID string
 }
 
+// GetApiKeyHTTPResponse503Headers the declared response headers of an HTTP 503 response for GetApiKey
+type GetApiKeyHTTPResponse503Headers struct {
+	RetryAfter int
+	XRequestID string
+}
+
 type GetApiKeyHTTPResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -12201,6 +12491,8 @@ type GetApiKeyHTTPResponse struct {
 	JSON404 *NotFound
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *GetApiKeyHTTPResponse200Headers
 	// Headers400 the parsed response headers for an HTTP 400 response
@@ -12213,6 +12505,8 @@ type GetApiKeyHTTPResponse struct {
 	Headers404 *GetApiKeyHTTPResponse404Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *GetApiKeyHTTPResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetApiKeyHTTPResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -12243,6 +12537,11 @@ func (r GetApiKeyHTTPResponse) GetJSON404() *NotFound {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r GetApiKeyHTTPResponse) GetJSON500() *InternalError {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r GetApiKeyHTTPResponse) GetJSON503() *Unavailable {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -12309,6 +12608,12 @@ type RegenerateApiKeyHTTPResponse500Headers struct {
 	XRequestID string
 }
 
+// RegenerateApiKeyHTTPResponse503Headers the declared response headers of an HTTP 503 response for RegenerateApiKey
+type RegenerateApiKeyHTTPResponse503Headers struct {
+	RetryAfter int
+	XRequestID string
+}
+
 type RegenerateApiKeyHTTPResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -12326,6 +12631,8 @@ type RegenerateApiKeyHTTPResponse struct {
 	JSON413 *PayloadTooLarge
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *RegenerateApiKeyHTTPResponse200Headers
 	// Headers400 the parsed response headers for an HTTP 400 response
@@ -12340,6 +12647,8 @@ type RegenerateApiKeyHTTPResponse struct {
 	Headers413 *RegenerateApiKeyHTTPResponse413Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *RegenerateApiKeyHTTPResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *RegenerateApiKeyHTTPResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -12375,6 +12684,11 @@ func (r RegenerateApiKeyHTTPResponse) GetJSON413() *PayloadTooLarge {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r RegenerateApiKeyHTTPResponse) GetJSON500() *InternalError {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r RegenerateApiKeyHTTPResponse) GetJSON503() *Unavailable {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -12436,6 +12750,12 @@ type ListLinksHTTPResponse500Headers struct {
 	XRequestID string
 }
 
+// ListLinksHTTPResponse503Headers the declared response headers of an HTTP 503 response for ListLinks
+type ListLinksHTTPResponse503Headers struct {
+	RetryAfter int
+	XRequestID string
+}
+
 type ListLinksHTTPResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -12451,6 +12771,8 @@ type ListLinksHTTPResponse struct {
 	JSON404 *NotFound
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *ListLinksHTTPResponse200Headers
 	// Headers400 the parsed response headers for an HTTP 400 response
@@ -12463,6 +12785,8 @@ type ListLinksHTTPResponse struct {
 	Headers404 *ListLinksHTTPResponse404Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *ListLinksHTTPResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ListLinksHTTPResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -12493,6 +12817,11 @@ func (r ListLinksHTTPResponse) GetJSON404() *NotFound {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r ListLinksHTTPResponse) GetJSON500() *InternalError {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r ListLinksHTTPResponse) GetJSON503() *Unavailable {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -12564,6 +12893,12 @@ type CreateLinkHTTPResponse500Headers struct {
 	XRequestID string
 }
 
+// CreateLinkHTTPResponse503Headers the declared response headers of an HTTP 503 response for CreateLink
+type CreateLinkHTTPResponse503Headers struct {
+	RetryAfter int
+	XRequestID string
+}
+
 type CreateLinkHTTPResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -12583,6 +12918,8 @@ type CreateLinkHTTPResponse struct {
 	JSON413 *PayloadTooLarge
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
 	// Headers201 the parsed response headers for an HTTP 201 response
 	Headers201 *CreateLinkHTTPResponse201Headers
 	// Headers400 the parsed response headers for an HTTP 400 response
@@ -12599,6 +12936,8 @@ type CreateLinkHTTPResponse struct {
 	Headers413 *CreateLinkHTTPResponse413Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *CreateLinkHTTPResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *CreateLinkHTTPResponse503Headers
 }
 
 // GetJSON201 returns the response for an HTTP 201 `application/json` response
@@ -12639,6 +12978,11 @@ func (r CreateLinkHTTPResponse) GetJSON413() *PayloadTooLarge {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r CreateLinkHTTPResponse) GetJSON500() *InternalError {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r CreateLinkHTTPResponse) GetJSON503() *Unavailable {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -12700,6 +13044,12 @@ type ListPartnersHTTPResponse500Headers struct {
 	XRequestID string
 }
 
+// ListPartnersHTTPResponse503Headers the declared response headers of an HTTP 503 response for ListPartners
+type ListPartnersHTTPResponse503Headers struct {
+	RetryAfter int
+	XRequestID string
+}
+
 type ListPartnersHTTPResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -12715,6 +13065,8 @@ type ListPartnersHTTPResponse struct {
 	JSON404 *NotFound
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *ListPartnersHTTPResponse200Headers
 	// Headers400 the parsed response headers for an HTTP 400 response
@@ -12727,6 +13079,8 @@ type ListPartnersHTTPResponse struct {
 	Headers404 *ListPartnersHTTPResponse404Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *ListPartnersHTTPResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ListPartnersHTTPResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -12757,6 +13111,11 @@ func (r ListPartnersHTTPResponse) GetJSON404() *NotFound {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r ListPartnersHTTPResponse) GetJSON500() *InternalError {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r ListPartnersHTTPResponse) GetJSON503() *Unavailable {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -12828,6 +13187,12 @@ type CreatePartnerHTTPResponse500Headers struct {
 	XRequestID string
 }
 
+// CreatePartnerHTTPResponse503Headers the declared response headers of an HTTP 503 response for CreatePartner
+type CreatePartnerHTTPResponse503Headers struct {
+	RetryAfter int
+	XRequestID string
+}
+
 type CreatePartnerHTTPResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -12847,6 +13212,8 @@ type CreatePartnerHTTPResponse struct {
 	JSON413 *PayloadTooLarge
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
 	// Headers201 the parsed response headers for an HTTP 201 response
 	Headers201 *CreatePartnerHTTPResponse201Headers
 	// Headers400 the parsed response headers for an HTTP 400 response
@@ -12863,6 +13230,8 @@ type CreatePartnerHTTPResponse struct {
 	Headers413 *CreatePartnerHTTPResponse413Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *CreatePartnerHTTPResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *CreatePartnerHTTPResponse503Headers
 }
 
 // GetJSON201 returns the response for an HTTP 201 `application/json` response
@@ -12903,6 +13272,11 @@ func (r CreatePartnerHTTPResponse) GetJSON413() *PayloadTooLarge {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r CreatePartnerHTTPResponse) GetJSON500() *InternalError {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r CreatePartnerHTTPResponse) GetJSON503() *Unavailable {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -12964,6 +13338,12 @@ type GetPaymentProcessorHTTPResponse500Headers struct {
 	XRequestID string
 }
 
+// GetPaymentProcessorHTTPResponse503Headers the declared response headers of an HTTP 503 response for GetPaymentProcessor
+type GetPaymentProcessorHTTPResponse503Headers struct {
+	RetryAfter int
+	XRequestID string
+}
+
 type GetPaymentProcessorHTTPResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -12979,6 +13359,8 @@ type GetPaymentProcessorHTTPResponse struct {
 	JSON404 *NotFound
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *GetPaymentProcessorHTTPResponse200Headers
 	// Headers400 the parsed response headers for an HTTP 400 response
@@ -12991,6 +13373,8 @@ type GetPaymentProcessorHTTPResponse struct {
 	Headers404 *GetPaymentProcessorHTTPResponse404Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *GetPaymentProcessorHTTPResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetPaymentProcessorHTTPResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -13021,6 +13405,11 @@ func (r GetPaymentProcessorHTTPResponse) GetJSON404() *NotFound {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r GetPaymentProcessorHTTPResponse) GetJSON500() *InternalError {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r GetPaymentProcessorHTTPResponse) GetJSON503() *Unavailable {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -13087,6 +13476,12 @@ type SetPaymentProcessorHTTPResponse500Headers struct {
 	XRequestID string
 }
 
+// SetPaymentProcessorHTTPResponse503Headers the declared response headers of an HTTP 503 response for SetPaymentProcessor
+type SetPaymentProcessorHTTPResponse503Headers struct {
+	RetryAfter int
+	XRequestID string
+}
+
 type SetPaymentProcessorHTTPResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -13104,6 +13499,8 @@ type SetPaymentProcessorHTTPResponse struct {
 	JSON413 *PayloadTooLarge
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *SetPaymentProcessorHTTPResponse200Headers
 	// Headers400 the parsed response headers for an HTTP 400 response
@@ -13118,6 +13515,8 @@ type SetPaymentProcessorHTTPResponse struct {
 	Headers413 *SetPaymentProcessorHTTPResponse413Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *SetPaymentProcessorHTTPResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *SetPaymentProcessorHTTPResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -13153,6 +13552,11 @@ func (r SetPaymentProcessorHTTPResponse) GetJSON413() *PayloadTooLarge {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r SetPaymentProcessorHTTPResponse) GetJSON500() *InternalError {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r SetPaymentProcessorHTTPResponse) GetJSON503() *Unavailable {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -13214,6 +13618,12 @@ type GetProgramReadinessHTTPResponse500Headers struct {
 	XRequestID string
 }
 
+// GetProgramReadinessHTTPResponse503Headers the declared response headers of an HTTP 503 response for GetProgramReadiness
+type GetProgramReadinessHTTPResponse503Headers struct {
+	RetryAfter int
+	XRequestID string
+}
+
 type GetProgramReadinessHTTPResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -13229,6 +13639,8 @@ type GetProgramReadinessHTTPResponse struct {
 	JSON404 *NotFound
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *GetProgramReadinessHTTPResponse200Headers
 	// Headers400 the parsed response headers for an HTTP 400 response
@@ -13241,6 +13653,8 @@ type GetProgramReadinessHTTPResponse struct {
 	Headers404 *GetProgramReadinessHTTPResponse404Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *GetProgramReadinessHTTPResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetProgramReadinessHTTPResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -13271,6 +13685,11 @@ func (r GetProgramReadinessHTTPResponse) GetJSON404() *NotFound {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r GetProgramReadinessHTTPResponse) GetJSON500() *InternalError {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r GetProgramReadinessHTTPResponse) GetJSON503() *Unavailable {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -13421,6 +13840,15 @@ type TrackClickHTTPResponse500Headers struct {
 	XRequestID          string
 }
 
+// TrackClickHTTPResponse503Headers the declared response headers of an HTTP 503 response for TrackClick
+type TrackClickHTTPResponse503Headers struct {
+	RetryAfter          int
+	XRateLimitLimit     int
+	XRateLimitRemaining int
+	XRateLimitReset     int
+	XRequestID          string
+}
+
 type TrackClickHTTPResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -13440,6 +13868,8 @@ type TrackClickHTTPResponse struct {
 	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *LimitedInternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *LimitedUnavailable
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *TrackClickHTTPResponse200Headers
 	// Headers400 the parsed response headers for an HTTP 400 response
@@ -13456,6 +13886,8 @@ type TrackClickHTTPResponse struct {
 	Headers429 *TrackClickHTTPResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *TrackClickHTTPResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *TrackClickHTTPResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -13496,6 +13928,11 @@ func (r TrackClickHTTPResponse) GetJSON429() *RateLimited {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r TrackClickHTTPResponse) GetJSON500() *LimitedInternalError {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r TrackClickHTTPResponse) GetJSON503() *LimitedUnavailable {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -13638,6 +14075,15 @@ type TrackLeadHTTPResponse500Headers struct {
 	XRequestID          string
 }
 
+// TrackLeadHTTPResponse503Headers the declared response headers of an HTTP 503 response for TrackLead
+type TrackLeadHTTPResponse503Headers struct {
+	RetryAfter          int
+	XRateLimitLimit     int
+	XRateLimitRemaining int
+	XRateLimitReset     int
+	XRequestID          string
+}
+
 type TrackLeadHTTPResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -13655,6 +14101,8 @@ type TrackLeadHTTPResponse struct {
 	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *LimitedInternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *LimitedUnavailable
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *TrackLeadHTTPResponse200Headers
 	// Headers400 the parsed response headers for an HTTP 400 response
@@ -13669,6 +14117,8 @@ type TrackLeadHTTPResponse struct {
 	Headers429 *TrackLeadHTTPResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *TrackLeadHTTPResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *TrackLeadHTTPResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -13704,6 +14154,11 @@ func (r TrackLeadHTTPResponse) GetJSON429() *RateLimited {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r TrackLeadHTTPResponse) GetJSON500() *LimitedInternalError {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r TrackLeadHTTPResponse) GetJSON503() *LimitedUnavailable {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -13809,6 +14264,15 @@ type TrackRefundHTTPResponse500Headers struct {
 	XRequestID          string
 }
 
+// TrackRefundHTTPResponse503Headers the declared response headers of an HTTP 503 response for TrackRefund
+type TrackRefundHTTPResponse503Headers struct {
+	RetryAfter          int
+	XRateLimitLimit     int
+	XRateLimitRemaining int
+	XRateLimitReset     int
+	XRequestID          string
+}
+
 type TrackRefundHTTPResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -13828,6 +14292,8 @@ type TrackRefundHTTPResponse struct {
 	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *SaleInternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *LimitedUnavailable
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *TrackRefundHTTPResponse200Headers
 	// Headers400 the parsed response headers for an HTTP 400 response
@@ -13844,6 +14310,8 @@ type TrackRefundHTTPResponse struct {
 	Headers429 *TrackRefundHTTPResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *TrackRefundHTTPResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *TrackRefundHTTPResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -13884,6 +14352,11 @@ func (r TrackRefundHTTPResponse) GetJSON429() *RateLimited {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r TrackRefundHTTPResponse) GetJSON500() *SaleInternalError {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r TrackRefundHTTPResponse) GetJSON503() *LimitedUnavailable {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -14000,6 +14473,15 @@ type TrackSaleHTTPResponse500Headers struct {
 	XRequestID          string
 }
 
+// TrackSaleHTTPResponse503Headers the declared response headers of an HTTP 503 response for TrackSale
+type TrackSaleHTTPResponse503Headers struct {
+	RetryAfter          int
+	XRateLimitLimit     int
+	XRateLimitRemaining int
+	XRateLimitReset     int
+	XRequestID          string
+}
+
 type TrackSaleHTTPResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -14021,6 +14503,8 @@ type TrackSaleHTTPResponse struct {
 	JSON429 *RateLimited
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *SaleInternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *LimitedUnavailable
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *TrackSaleHTTPResponse200Headers
 	// Headers400 the parsed response headers for an HTTP 400 response
@@ -14039,6 +14523,8 @@ type TrackSaleHTTPResponse struct {
 	Headers429 *TrackSaleHTTPResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *TrackSaleHTTPResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *TrackSaleHTTPResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -14084,6 +14570,11 @@ func (r TrackSaleHTTPResponse) GetJSON429() *RateLimited {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r TrackSaleHTTPResponse) GetJSON500() *SaleInternalError {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r TrackSaleHTTPResponse) GetJSON503() *LimitedUnavailable {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -14140,6 +14631,12 @@ type StripeWebhookHTTPResponse500Headers struct {
 	XRequestID string
 }
 
+// StripeWebhookHTTPResponse503Headers the declared response headers of an HTTP 503 response for StripeWebhook
+type StripeWebhookHTTPResponse503Headers struct {
+	RetryAfter int
+	XRequestID string
+}
+
 type StripeWebhookHTTPResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -14153,6 +14650,8 @@ type StripeWebhookHTTPResponse struct {
 	JSON413 *PayloadTooLarge
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *StripeWebhookHTTPResponse200Headers
 	// Headers400 the parsed response headers for an HTTP 400 response
@@ -14163,6 +14662,8 @@ type StripeWebhookHTTPResponse struct {
 	Headers413 *StripeWebhookHTTPResponse413Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *StripeWebhookHTTPResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *StripeWebhookHTTPResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -14188,6 +14689,11 @@ func (r StripeWebhookHTTPResponse) GetJSON413() *PayloadTooLarge {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r StripeWebhookHTTPResponse) GetJSON500() *InternalError {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r StripeWebhookHTTPResponse) GetJSON503() *Unavailable {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -14249,6 +14755,12 @@ type ListWorkspaceMembersHTTPResponse500Headers struct {
 	XRequestID string
 }
 
+// ListWorkspaceMembersHTTPResponse503Headers the declared response headers of an HTTP 503 response for ListWorkspaceMembers
+type ListWorkspaceMembersHTTPResponse503Headers struct {
+	RetryAfter int
+	XRequestID string
+}
+
 type ListWorkspaceMembersHTTPResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -14264,6 +14776,8 @@ type ListWorkspaceMembersHTTPResponse struct {
 	JSON404 *NotFound
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *ListWorkspaceMembersHTTPResponse200Headers
 	// Headers400 the parsed response headers for an HTTP 400 response
@@ -14276,6 +14790,8 @@ type ListWorkspaceMembersHTTPResponse struct {
 	Headers404 *ListWorkspaceMembersHTTPResponse404Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *ListWorkspaceMembersHTTPResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ListWorkspaceMembersHTTPResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -14306,6 +14822,11 @@ func (r ListWorkspaceMembersHTTPResponse) GetJSON404() *NotFound {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r ListWorkspaceMembersHTTPResponse) GetJSON500() *InternalError {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r ListWorkspaceMembersHTTPResponse) GetJSON503() *Unavailable {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -14377,6 +14898,12 @@ type AddWorkspaceMemberHTTPResponse500Headers struct {
 	XRequestID string
 }
 
+// AddWorkspaceMemberHTTPResponse503Headers the declared response headers of an HTTP 503 response for AddWorkspaceMember
+type AddWorkspaceMemberHTTPResponse503Headers struct {
+	RetryAfter int
+	XRequestID string
+}
+
 type AddWorkspaceMemberHTTPResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -14396,6 +14923,8 @@ type AddWorkspaceMemberHTTPResponse struct {
 	JSON413 *PayloadTooLarge
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
 	// Headers201 the parsed response headers for an HTTP 201 response
 	Headers201 *AddWorkspaceMemberHTTPResponse201Headers
 	// Headers400 the parsed response headers for an HTTP 400 response
@@ -14412,6 +14941,8 @@ type AddWorkspaceMemberHTTPResponse struct {
 	Headers413 *AddWorkspaceMemberHTTPResponse413Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *AddWorkspaceMemberHTTPResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *AddWorkspaceMemberHTTPResponse503Headers
 }
 
 // GetJSON201 returns the response for an HTTP 201 `application/json` response
@@ -14452,6 +14983,11 @@ func (r AddWorkspaceMemberHTTPResponse) GetJSON413() *PayloadTooLarge {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r AddWorkspaceMemberHTTPResponse) GetJSON500() *InternalError {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r AddWorkspaceMemberHTTPResponse) GetJSON503() *Unavailable {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -17237,6 +17773,13 @@ func ParseListTrackingEventsHTTPResponse(rsp *http.Response) (*ListTrackingEvent
 		}
 		response.JSON500 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
 	}
 
 	switch {
@@ -17300,6 +17843,23 @@ func ParseListTrackingEventsHTTPResponse(rsp *http.Response) (*ListTrackingEvent
 			headers.XRequestID = value
 		}
 		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers ListTrackingEventsHTTPResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -17360,6 +17920,13 @@ func ParseListDailyEventCountsHTTPResponse(rsp *http.Response) (*ListDailyEventC
 			return nil, err
 		}
 		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
 
 	}
 
@@ -17424,6 +17991,23 @@ func ParseListDailyEventCountsHTTPResponse(rsp *http.Response) (*ListDailyEventC
 			headers.XRequestID = value
 		}
 		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers ListDailyEventCountsHTTPResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -17491,6 +18075,13 @@ func ParseCliAuthCallbackHTTPResponse(rsp *http.Response) (*CliAuthCallbackHTTPR
 			return nil, err
 		}
 		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest CliUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
 
 	}
 
@@ -17761,6 +18352,44 @@ func ParseCliAuthCallbackHTTPResponse(rsp *http.Response) (*CliAuthCallbackHTTPR
 			headers.XRequestID = value
 		}
 		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers CliAuthCallbackHTTPResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -17814,6 +18443,13 @@ func ParseCliAuthPollHTTPResponse(rsp *http.Response) (*CliAuthPollHTTPResponse,
 			return nil, err
 		}
 		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest CliUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
 
 	}
 
@@ -18001,6 +18637,44 @@ func ParseCliAuthPollHTTPResponse(rsp *http.Response) (*CliAuthPollHTTPResponse,
 			headers.XRequestID = value
 		}
 		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers CliAuthPollHTTPResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -18054,6 +18728,13 @@ func ParseCliAuthStartHTTPResponse(rsp *http.Response) (*CliAuthStartHTTPRespons
 			return nil, err
 		}
 		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest CliUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
 
 	}
 
@@ -18241,6 +18922,44 @@ func ParseCliAuthStartHTTPResponse(rsp *http.Response) (*CliAuthStartHTTPRespons
 			headers.XRequestID = value
 		}
 		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers CliAuthStartHTTPResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -18308,6 +19027,13 @@ func ParseCliInitHTTPResponse(rsp *http.Response) (*CliInitHTTPResponse, error) 
 			return nil, err
 		}
 		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest CliUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
 
 	}
 
@@ -18578,6 +19304,44 @@ func ParseCliInitHTTPResponse(rsp *http.Response) (*CliInitHTTPResponse, error) 
 			headers.XRequestID = value
 		}
 		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers CliInitHTTPResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -18631,6 +19395,13 @@ func ParseCliListProgramsHTTPResponse(rsp *http.Response) (*CliListProgramsHTTPR
 			return nil, err
 		}
 		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest CliUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
 
 	}
 
@@ -18818,6 +19589,44 @@ func ParseCliListProgramsHTTPResponse(rsp *http.Response) (*CliListProgramsHTTPR
 			headers.XRequestID = value
 		}
 		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers CliListProgramsHTTPResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -18871,6 +19680,13 @@ func ParseCliStatusHTTPResponse(rsp *http.Response) (*CliStatusHTTPResponse, err
 			return nil, err
 		}
 		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest CliUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
 
 	}
 
@@ -19058,6 +19874,44 @@ func ParseCliStatusHTTPResponse(rsp *http.Response) (*CliStatusHTTPResponse, err
 			headers.XRequestID = value
 		}
 		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers CliStatusHTTPResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -19230,6 +20084,13 @@ func ParseCliTestEventHTTPResponse(rsp *http.Response) (*CliTestEventHTTPRespons
 			return nil, err
 		}
 		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest CliUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
 
 	}
 
@@ -19521,6 +20382,44 @@ func ParseCliTestEventHTTPResponse(rsp *http.Response) (*CliTestEventHTTPRespons
 			headers.XRequestID = value
 		}
 		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers CliTestEventHTTPResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -19588,6 +20487,13 @@ func ParseUpdateLinkHTTPResponse(rsp *http.Response) (*UpdateLinkHTTPResponse, e
 			return nil, err
 		}
 		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
 
 	}
 
@@ -19662,6 +20568,23 @@ func ParseUpdateLinkHTTPResponse(rsp *http.Response) (*UpdateLinkHTTPResponse, e
 			headers.XRequestID = value
 		}
 		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers UpdateLinkHTTPResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -19709,6 +20632,13 @@ func ParseGetMeHTTPResponse(rsp *http.Response) (*GetMeHTTPResponse, error) {
 		}
 		response.JSON500 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
 	}
 
 	switch {
@@ -19752,6 +20682,23 @@ func ParseGetMeHTTPResponse(rsp *http.Response) (*GetMeHTTPResponse, error) {
 			headers.XRequestID = value
 		}
 		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetMeHTTPResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -19805,6 +20752,13 @@ func ParseGetReadinessHTTPResponse(rsp *http.Response) (*GetReadinessHTTPRespons
 			return nil, err
 		}
 		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ReadinessUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
 
 	}
 
@@ -19992,6 +20946,44 @@ func ParseGetReadinessHTTPResponse(rsp *http.Response) (*GetReadinessHTTPRespons
 			headers.XRequestID = value
 		}
 		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetReadinessHTTPResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -20052,6 +21044,13 @@ func ParseGetProgramHTTPResponse(rsp *http.Response) (*GetProgramHTTPResponse, e
 			return nil, err
 		}
 		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
 
 	}
 
@@ -20116,6 +21115,23 @@ func ParseGetProgramHTTPResponse(rsp *http.Response) (*GetProgramHTTPResponse, e
 			headers.XRequestID = value
 		}
 		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetProgramHTTPResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -20183,6 +21199,13 @@ func ParseUpdateProgramHTTPResponse(rsp *http.Response) (*UpdateProgramHTTPRespo
 			return nil, err
 		}
 		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
 
 	}
 
@@ -20257,6 +21280,23 @@ func ParseUpdateProgramHTTPResponse(rsp *http.Response) (*UpdateProgramHTTPRespo
 			headers.XRequestID = value
 		}
 		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers UpdateProgramHTTPResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -20317,6 +21357,13 @@ func ParseGetApiKeyHTTPResponse(rsp *http.Response) (*GetApiKeyHTTPResponse, err
 			return nil, err
 		}
 		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
 
 	}
 
@@ -20381,6 +21428,23 @@ func ParseGetApiKeyHTTPResponse(rsp *http.Response) (*GetApiKeyHTTPResponse, err
 			headers.XRequestID = value
 		}
 		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetApiKeyHTTPResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -20448,6 +21512,13 @@ func ParseRegenerateApiKeyHTTPResponse(rsp *http.Response) (*RegenerateApiKeyHTT
 			return nil, err
 		}
 		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
 
 	}
 
@@ -20522,6 +21593,23 @@ func ParseRegenerateApiKeyHTTPResponse(rsp *http.Response) (*RegenerateApiKeyHTT
 			headers.XRequestID = value
 		}
 		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers RegenerateApiKeyHTTPResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -20582,6 +21670,13 @@ func ParseListLinksHTTPResponse(rsp *http.Response) (*ListLinksHTTPResponse, err
 			return nil, err
 		}
 		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
 
 	}
 
@@ -20646,6 +21741,23 @@ func ParseListLinksHTTPResponse(rsp *http.Response) (*ListLinksHTTPResponse, err
 			headers.XRequestID = value
 		}
 		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers ListLinksHTTPResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -20720,6 +21832,13 @@ func ParseCreateLinkHTTPResponse(rsp *http.Response) (*CreateLinkHTTPResponse, e
 			return nil, err
 		}
 		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
 
 	}
 
@@ -20804,6 +21923,23 @@ func ParseCreateLinkHTTPResponse(rsp *http.Response) (*CreateLinkHTTPResponse, e
 			headers.XRequestID = value
 		}
 		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers CreateLinkHTTPResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -20864,6 +22000,13 @@ func ParseListPartnersHTTPResponse(rsp *http.Response) (*ListPartnersHTTPRespons
 			return nil, err
 		}
 		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
 
 	}
 
@@ -20928,6 +22071,23 @@ func ParseListPartnersHTTPResponse(rsp *http.Response) (*ListPartnersHTTPRespons
 			headers.XRequestID = value
 		}
 		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers ListPartnersHTTPResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -21002,6 +22162,13 @@ func ParseCreatePartnerHTTPResponse(rsp *http.Response) (*CreatePartnerHTTPRespo
 			return nil, err
 		}
 		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
 
 	}
 
@@ -21086,6 +22253,23 @@ func ParseCreatePartnerHTTPResponse(rsp *http.Response) (*CreatePartnerHTTPRespo
 			headers.XRequestID = value
 		}
 		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers CreatePartnerHTTPResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -21146,6 +22330,13 @@ func ParseGetPaymentProcessorHTTPResponse(rsp *http.Response) (*GetPaymentProces
 			return nil, err
 		}
 		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
 
 	}
 
@@ -21210,6 +22401,23 @@ func ParseGetPaymentProcessorHTTPResponse(rsp *http.Response) (*GetPaymentProces
 			headers.XRequestID = value
 		}
 		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetPaymentProcessorHTTPResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -21277,6 +22485,13 @@ func ParseSetPaymentProcessorHTTPResponse(rsp *http.Response) (*SetPaymentProces
 			return nil, err
 		}
 		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
 
 	}
 
@@ -21351,6 +22566,23 @@ func ParseSetPaymentProcessorHTTPResponse(rsp *http.Response) (*SetPaymentProces
 			headers.XRequestID = value
 		}
 		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers SetPaymentProcessorHTTPResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -21411,6 +22643,13 @@ func ParseGetProgramReadinessHTTPResponse(rsp *http.Response) (*GetProgramReadin
 			return nil, err
 		}
 		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
 
 	}
 
@@ -21475,6 +22714,23 @@ func ParseGetProgramReadinessHTTPResponse(rsp *http.Response) (*GetProgramReadin
 			headers.XRequestID = value
 		}
 		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetProgramReadinessHTTPResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -21606,6 +22862,13 @@ func ParseTrackClickHTTPResponse(rsp *http.Response) (*TrackClickHTTPResponse, e
 			return nil, err
 		}
 		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest LimitedUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
 
 	}
 
@@ -21928,6 +23191,44 @@ func ParseTrackClickHTTPResponse(rsp *http.Response) (*TrackClickHTTPResponse, e
 			headers.XRequestID = value
 		}
 		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers TrackClickHTTPResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -22052,6 +23353,13 @@ func ParseTrackLeadHTTPResponse(rsp *http.Response) (*TrackLeadHTTPResponse, err
 			return nil, err
 		}
 		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest LimitedUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
 
 	}
 
@@ -22343,6 +23651,44 @@ func ParseTrackLeadHTTPResponse(rsp *http.Response) (*TrackLeadHTTPResponse, err
 			headers.XRequestID = value
 		}
 		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers TrackLeadHTTPResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -22417,6 +23763,13 @@ func ParseTrackRefundHTTPResponse(rsp *http.Response) (*TrackRefundHTTPResponse,
 			return nil, err
 		}
 		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest LimitedUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
 
 	}
 
@@ -22739,6 +24092,44 @@ func ParseTrackRefundHTTPResponse(rsp *http.Response) (*TrackRefundHTTPResponse,
 			headers.XRequestID = value
 		}
 		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers TrackRefundHTTPResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -22820,6 +24211,13 @@ func ParseTrackSaleHTTPResponse(rsp *http.Response) (*TrackSaleHTTPResponse, err
 			return nil, err
 		}
 		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest LimitedUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
 
 	}
 
@@ -23194,6 +24592,44 @@ func ParseTrackSaleHTTPResponse(rsp *http.Response) (*TrackSaleHTTPResponse, err
 			headers.XRequestID = value
 		}
 		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers TrackSaleHTTPResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -23248,6 +24684,13 @@ func ParseStripeWebhookHTTPResponse(rsp *http.Response) (*StripeWebhookHTTPRespo
 		}
 		response.JSON500 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
 	}
 
 	switch {
@@ -23301,6 +24744,23 @@ func ParseStripeWebhookHTTPResponse(rsp *http.Response) (*StripeWebhookHTTPRespo
 			headers.XRequestID = value
 		}
 		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers StripeWebhookHTTPResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -23361,6 +24821,13 @@ func ParseListWorkspaceMembersHTTPResponse(rsp *http.Response) (*ListWorkspaceMe
 			return nil, err
 		}
 		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
 
 	}
 
@@ -23425,6 +24892,23 @@ func ParseListWorkspaceMembersHTTPResponse(rsp *http.Response) (*ListWorkspaceMe
 			headers.XRequestID = value
 		}
 		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers ListWorkspaceMembersHTTPResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -23499,6 +24983,13 @@ func ParseAddWorkspaceMemberHTTPResponse(rsp *http.Response) (*AddWorkspaceMembe
 			return nil, err
 		}
 		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
 
 	}
 
@@ -23583,6 +25074,23 @@ func ParseAddWorkspaceMemberHTTPResponse(rsp *http.Response) (*AddWorkspaceMembe
 			headers.XRequestID = value
 		}
 		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers AddWorkspaceMemberHTTPResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil

@@ -22,6 +22,12 @@ const (
 // DefaultDatabaseURL is the local Postgres that `make run` and the tests expect.
 const DefaultDatabaseURL = "postgres://postgres@127.0.0.1:5432/reftrack?sslmode=disable&connect_timeout=5"
 
+// Default per-connection timeouts: a few seconds, well above any statement reftrack runs.
+const (
+	DefaultStatementTimeout = 5 * time.Second
+	DefaultLockTimeout      = 3 * time.Second
+)
+
 // DefaultDocsURL is the rotation section of the errors reference.
 const DefaultDocsURL = "https://github.com/reftrack/reftrack/blob/main/docs/errors.md#api-key-rotation"
 
@@ -40,6 +46,11 @@ type Config struct {
 	LogFormat string
 	// DBMaxOpenConns caps the connection pool (DB_MAX_OPEN_CONNS).
 	DBMaxOpenConns int
+	// DBStatementTimeout and DBLockTimeout bound every statement, and every wait for a lock, on each
+	// connection of the server's pool (DB_STATEMENT_TIMEOUT, default 5s; DB_LOCK_TIMEOUT, default 3s): a
+	// database that hangs answers 503 instead of holding requests open. 0 turns a timeout off.
+	DBStatementTimeout time.Duration
+	DBLockTimeout      time.Duration
 	// ShutdownTimeout bounds the graceful shutdown (SHUTDOWN_TIMEOUT).
 	ShutdownTimeout time.Duration
 	// RedisURL, when set, shares rate-limit counts between replicas through Redis (REDIS_URL).
@@ -63,18 +74,20 @@ type Config struct {
 // FromEnv reads the configuration through getenv (os.Getenv in production, a map in tests).
 func FromEnv(getenv func(string) string) (Config, error) {
 	c := Config{
-		DatabaseURL:      str(getenv, "DATABASE_URL", DefaultDatabaseURL),
-		ListenAddr:       str(getenv, "LISTEN_ADDR", ":8080"),
-		BaseURL:          strings.TrimRight(str(getenv, "BASE_URL", "http://localhost:8080"), "/"),
-		Env:              str(getenv, "REFTRACK_ENV", EnvDevelopment),
-		LogFormat:        str(getenv, "LOG_FORMAT", "json"),
-		RedisURL:         getenv("REDIS_URL"),
-		DocsURL:          str(getenv, "DOCS_URL", DefaultDocsURL),
-		OIDCIssuer:       strings.TrimRight(getenv("OIDC_ISSUER"), "/"),
-		OIDCClientID:     str(getenv, "OIDC_CLIENT_ID", "reftrack"),
-		OIDCClientSecret: getenv("OIDC_CLIENT_SECRET"),
-		DBMaxOpenConns:   20,
-		ShutdownTimeout:  15 * time.Second,
+		DatabaseURL:        str(getenv, "DATABASE_URL", DefaultDatabaseURL),
+		ListenAddr:         str(getenv, "LISTEN_ADDR", ":8080"),
+		BaseURL:            strings.TrimRight(str(getenv, "BASE_URL", "http://localhost:8080"), "/"),
+		Env:                str(getenv, "REFTRACK_ENV", EnvDevelopment),
+		LogFormat:          str(getenv, "LOG_FORMAT", "json"),
+		RedisURL:           getenv("REDIS_URL"),
+		DocsURL:            str(getenv, "DOCS_URL", DefaultDocsURL),
+		OIDCIssuer:         strings.TrimRight(getenv("OIDC_ISSUER"), "/"),
+		OIDCClientID:       str(getenv, "OIDC_CLIENT_ID", "reftrack"),
+		OIDCClientSecret:   getenv("OIDC_CLIENT_SECRET"),
+		DBMaxOpenConns:     20,
+		DBStatementTimeout: DefaultStatementTimeout,
+		DBLockTimeout:      DefaultLockTimeout,
+		ShutdownTimeout:    15 * time.Second,
 	}
 	var errs []string
 	if c.Env != EnvDevelopment && c.Env != EnvProduction {
@@ -102,6 +115,18 @@ func FromEnv(getenv func(string) string) (Config, error) {
 			errs = append(errs, fmt.Sprintf("DB_MAX_OPEN_CONNS must be a positive integer, got %q", v))
 		}
 		c.DBMaxOpenConns = n
+	}
+	for _, t := range []struct {
+		name string
+		to   *time.Duration
+	}{{"DB_STATEMENT_TIMEOUT", &c.DBStatementTimeout}, {"DB_LOCK_TIMEOUT", &c.DBLockTimeout}} {
+		if v := getenv(t.name); v != "" {
+			d, err := time.ParseDuration(v)
+			if err != nil || d < 0 || (d > 0 && d < time.Millisecond) {
+				errs = append(errs, fmt.Sprintf("%s must be a duration such as 5s (0 turns it off), got %q", t.name, v))
+			}
+			*t.to = d
+		}
 	}
 	if v := getenv("SHUTDOWN_TIMEOUT"); v != "" {
 		d, err := time.ParseDuration(v)

@@ -32,3 +32,13 @@ func (m *Memory) Increment(_ context.Context, key string, start time.Time) (int6
 	m.counts[key]++
 	return m.counts[key], nil
 }
+
+// Decrement implements Store.
+func (m *Memory) Decrement(_ context.Context, key string, start time.Time) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if start.Equal(m.start) && m.counts[key] > 0 {
+		m.counts[key]--
+	}
+	return nil
+}

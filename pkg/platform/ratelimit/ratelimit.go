@@ -15,6 +15,9 @@ const Window = time.Minute
 type Store interface {
 	// Increment adds one request for key in the window that starts at start and returns the count.
 	Increment(ctx context.Context, key string, start time.Time) (int64, error)
+	// Decrement takes one request back from key in the window that starts at start; a window that has
+	// ended or a count already at zero is left alone.
+	Decrement(ctx context.Context, key string, start time.Time) error
 }
 
 // Result is the state of one bucket after a request was counted.
@@ -58,5 +61,16 @@ func (l *Limiter) Allow(ctx context.Context, bucket, id string, limit int) (Resu
 	}
 	res.Allowed = n <= int64(limit)
 	res.Remaining = max(limit-int(n), 0)
+	return res, nil
+}
+
+// GiveBack returns the unit that Allow counted for res (decisions.md: an answer of 5xx gives its unit
+// back, so a client retrying through an outage is not locked out afterwards), and returns the bucket's
+// state with it.
+func (l *Limiter) GiveBack(ctx context.Context, bucket, id string, res Result) (Result, error) {
+	if err := l.store.Decrement(ctx, bucket+":"+id, res.Reset.Add(-Window)); err != nil {
+		return res, err
+	}
+	res.Remaining = min(res.Remaining+1, res.Limit)
 	return res, nil
 }

@@ -127,6 +127,47 @@ func (failing) Increment(context.Context, string, time.Time) (int64, error) {
 	return 0, context.DeadlineExceeded
 }
 
+func (failing) Decrement(context.Context, string, time.Time) error { return context.DeadlineExceeded }
+
+// A unit given back (a 5xx answer) is available again in the same window; an ended window and a count
+// at zero are left alone.
+func TestGiveBack(t *testing.T) {
+	t.Parallel()
+	for name, newStore := range stores(t) {
+		t.Run(name, func(t *testing.T) {
+			ctx := context.Background()
+			clk := &clock{t: time.Date(2026, 11, 22, 10, 0, 15, 0, time.UTC)}
+			store := newStore(t)
+			l := New(store, clk.now)
+			for range 5 { // five requests answered 5xx: each counted, then given back
+				r, err := l.Allow(ctx, "sale", "key:a", 3)
+				if err != nil || !r.Allowed {
+					t.Fatalf("Allow = %+v, %v", r, err)
+				}
+				back, err := l.GiveBack(ctx, "sale", "key:a", r)
+				if err != nil || back.Remaining != 3 {
+					t.Fatalf("GiveBack = %+v, %v; want the full budget", back, err)
+				}
+			}
+			for i := 1; i <= 3; i++ { // the full budget is still there
+				if r, err := l.Allow(ctx, "sale", "key:a", 3); err != nil || !r.Allowed || r.Remaining != 3-i {
+					t.Fatalf("request %d: %+v, %v", i, r, err)
+				}
+			}
+			if r, _ := l.Allow(ctx, "sale", "key:a", 3); r.Allowed {
+				t.Fatalf("the 4th request was allowed: %+v", r)
+			}
+			// Nothing to give back: a never-counted key stays at zero, not below.
+			if err := store.Decrement(ctx, "sale:key:b", clk.now().Truncate(Window)); err != nil {
+				t.Fatal(err)
+			}
+			if r, _ := l.Allow(ctx, "sale", "key:b", 1); !r.Allowed || r.Remaining != 0 {
+				t.Fatalf("after a give-back at zero: %+v", r)
+			}
+		})
+	}
+}
+
 func TestStoreFailureAllows(t *testing.T) {
 	t.Parallel()
 	r, err := New(failing{}, time.Now).Allow(context.Background(), "click", "ip:1", 60)
