@@ -37,6 +37,7 @@ var platformCodes = map[int][]string{
 	415: {"unsupported_media_type"},
 	422: {"unsupported_currency"},
 	500: {"internal_error"},
+	503: {"service_unavailable"},
 }
 
 // platformError checks a platform-envelope body, including that it carries an error.code of its status

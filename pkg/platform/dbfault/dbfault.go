@@ -5,6 +5,7 @@ package dbfault
 
 import (
 	"context"
+	"database/sql"
 	"database/sql/driver"
 	"errors"
 	"net"
@@ -27,7 +28,7 @@ func Unavailable(err error) bool {
 	var ne net.Error
 	var oe *net.OpError
 	switch {
-	case errors.Is(err, driver.ErrBadConn), errors.Is(err, context.DeadlineExceeded),
+	case errors.Is(err, driver.ErrBadConn), errors.Is(err, sql.ErrConnDone), errors.Is(err, context.DeadlineExceeded),
 		errors.Is(err, syscall.ECONNREFUSED), errors.Is(err, syscall.ECONNRESET), errors.Is(err, syscall.EPIPE):
 		return true
 	case errors.As(err, &oe), errors.As(err, &ne) && ne.Timeout():
