@@ -15092,6 +15092,11 @@ type DashboardPageHTTPResponse302Headers struct {
 	Location string
 }
 
+// DashboardPageHTTPResponse503Headers the declared response headers of an HTTP 503 response for DashboardPage
+type DashboardPageHTTPResponse503Headers struct {
+	RetryAfter int
+}
+
 type DashboardPageHTTPResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -15099,6 +15104,8 @@ type DashboardPageHTTPResponse struct {
 	Headers200 *DashboardPageHTTPResponse200Headers
 	// Headers302 the parsed response headers for an HTTP 302 response
 	Headers302 *DashboardPageHTTPResponse302Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *DashboardPageHTTPResponse503Headers
 }
 
 // GetBody returns the raw response body bytes
@@ -15241,11 +15248,18 @@ type DashboardLogoutHTTPResponse200Headers struct {
 	SetCookie string
 }
 
+// DashboardLogoutHTTPResponse503Headers the declared response headers of an HTTP 503 response for DashboardLogout
+type DashboardLogoutHTTPResponse503Headers struct {
+	RetryAfter int
+}
+
 type DashboardLogoutHTTPResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *DashboardLogoutHTTPResponse200Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *DashboardLogoutHTTPResponse503Headers
 }
 
 // GetBody returns the raw response body bytes
@@ -15777,11 +15791,18 @@ type LoginPageHTTPResponse302Headers struct {
 	Location string
 }
 
+// LoginPageHTTPResponse503Headers the declared response headers of an HTTP 503 response for LoginPage
+type LoginPageHTTPResponse503Headers struct {
+	RetryAfter int
+}
+
 type LoginPageHTTPResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// Headers302 the parsed response headers for an HTTP 302 response
 	Headers302 *LoginPageHTTPResponse302Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *LoginPageHTTPResponse503Headers
 }
 
 // GetBody returns the raw response body bytes
@@ -15819,11 +15840,18 @@ type LoginSubmitHTTPResponse303Headers struct {
 	SetCookie string
 }
 
+// LoginSubmitHTTPResponse503Headers the declared response headers of an HTTP 503 response for LoginSubmit
+type LoginSubmitHTTPResponse503Headers struct {
+	RetryAfter int
+}
+
 type LoginSubmitHTTPResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// Headers303 the parsed response headers for an HTTP 303 response
 	Headers303 *LoginSubmitHTTPResponse303Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *LoginSubmitHTTPResponse503Headers
 }
 
 // GetBody returns the raw response body bytes
@@ -15861,11 +15889,18 @@ type LoginCallbackHTTPResponse303Headers struct {
 	SetCookie string
 }
 
+// LoginCallbackHTTPResponse503Headers the declared response headers of an HTTP 503 response for LoginCallback
+type LoginCallbackHTTPResponse503Headers struct {
+	RetryAfter int
+}
+
 type LoginCallbackHTTPResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// Headers303 the parsed response headers for an HTTP 303 response
 	Headers303 *LoginCallbackHTTPResponse303Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *LoginCallbackHTTPResponse503Headers
 }
 
 // GetBody returns the raw response body bytes
@@ -25262,6 +25297,16 @@ func ParseDashboardPageHTTPResponse(rsp *http.Response) (*DashboardPageHTTPRespo
 			headers.Location = value
 		}
 		response.Headers302 = &headers
+	case rsp.StatusCode == 503:
+		var headers DashboardPageHTTPResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -25403,6 +25448,16 @@ func ParseDashboardLogoutHTTPResponse(rsp *http.Response) (*DashboardLogoutHTTPR
 			headers.SetCookie = value
 		}
 		response.Headers200 = &headers
+	case rsp.StatusCode == 503:
+		var headers DashboardLogoutHTTPResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -25924,6 +25979,16 @@ func ParseLoginPageHTTPResponse(rsp *http.Response) (*LoginPageHTTPResponse, err
 			headers.Location = value
 		}
 		response.Headers302 = &headers
+	case rsp.StatusCode == 503:
+		var headers LoginPageHTTPResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -25960,6 +26025,16 @@ func ParseLoginSubmitHTTPResponse(rsp *http.Response) (*LoginSubmitHTTPResponse,
 			headers.SetCookie = value
 		}
 		response.Headers303 = &headers
+	case rsp.StatusCode == 503:
+		var headers LoginSubmitHTTPResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -25996,6 +26071,16 @@ func ParseLoginCallbackHTTPResponse(rsp *http.Response) (*LoginCallbackHTTPRespo
 			headers.SetCookie = value
 		}
 		response.Headers303 = &headers
+	case rsp.StatusCode == 503:
+		var headers LoginCallbackHTTPResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
