@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"net/http"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -96,7 +97,7 @@ func TestDatabaseOutageAnswers503ThenRecovers(t *testing.T) {
 	events := "/api/tracking/events/" + strconv.FormatInt(r.ProgramID, 10)
 
 	db.down()
-	for i := range 5 {
+	for i := range 150 { // as many as the issue's run sent: none spends the budget, none is refused
 		res := sale(env, r.APIKey, saleBody("in_outage"))
 		unavailable(t, env, res)
 		if got := res.Header.Get("X-RateLimit-Remaining"); got != "120" {
@@ -140,5 +141,53 @@ func TestDatabaseOutageAnswers503ThenRecovers(t *testing.T) {
 	}
 	if res := env.Do(http.MethodGet, "/api/v1/programs/me/readiness", nil, apitest.Bearer(r.APIKey)...); res.Status != http.StatusTooManyRequests {
 		t.Errorf("readiness 31: %d, want 429", res.Status)
+	}
+}
+
+// A database that hangs rather than stops: with a lock held elsewhere, the sale waits only lock_timeout
+// (per connection; here the test database's own setting, as reftrackd sets DB_LOCK_TIMEOUT on its pool)
+// and answers 503 with Retry-After instead of holding the request open; once the lock is released the
+// same sale is recorded.
+func TestLockTimeoutAnswers503(t *testing.T) {
+	t.Parallel()
+	d := dbtest.New(t)
+	if _, err := d.DB.Exec("ALTER DATABASE " + pq.QuoteIdentifier(d.Name) + " SET lock_timeout = '200ms'"); err != nil {
+		t.Fatal(err)
+	}
+	d.DB.SetMaxIdleConns(0) // closes the idle connections: new ones read the database's setting
+	d.DB.SetMaxIdleConns(2)
+	env := apitest.Start(t, apitest.Options{DB: d, Clock: apitest.PinnedClock().Now})
+	r := env.Seed(seed.Options{})
+	customerWithLead(t, env, r, "cust-1")
+	body := map[string]any{"transaction_id": "in_locked", "amount_cents": 4900, "currency": "USD", "customer_key": "cust-1"}
+
+	tx, err := d.DB.Begin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback()
+	if _, err := tx.Exec(`LOCK TABLE sales IN ACCESS EXCLUSIVE MODE`); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	res := sale(env, r.APIKey, body)
+	unavailable(t, env, res)
+	if took := time.Since(start); took > 3*time.Second {
+		t.Errorf("the locked sale took %s", took)
+	}
+	if got := res.Header.Get("X-RateLimit-Remaining"); got != "120" {
+		t.Errorf("X-RateLimit-Remaining = %q, want 120", got)
+	}
+	if !strings.Contains(env.Logs.String(), "canceling statement due to lock timeout") {
+		t.Errorf("the 503 was not the lock timeout; server log:\n%s", env.Logs.String())
+	}
+	if err := tx.Rollback(); err != nil {
+		t.Fatal(err)
+	}
+	if res := sale(env, r.APIKey, body); res.Status != http.StatusOK {
+		t.Fatalf("sale after the lock was released: %d %s", res.Status, res.Body)
+	}
+	if n := env.Count(`SELECT count(*) FROM sales WHERE processor_event_id = 'in_locked'`); n != 1 {
+		t.Errorf("sales stored = %d, want 1", n)
 	}
 }
