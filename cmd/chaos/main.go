@@ -399,8 +399,7 @@ func (s *server) start() error {
 	}
 	s.cmd = exec.Command(s.bin, "serve")
 	s.cmd.Env, s.cmd.Stdout, s.cmd.Stderr = s.env, out, out
-	// The server dies with this program, whatever ends it.
-	s.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	s.cmd.SysProcAttr = procAttr()
 	if err := s.cmd.Start(); err != nil {
 		out.Close()
 		return fmt.Errorf("start %s: %w", s.bin, err)
