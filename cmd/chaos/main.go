@@ -259,6 +259,11 @@ func run(ctx context.Context, o options) error {
 	if lost > 0 {
 		return fmt.Errorf("%d acknowledged events are not stored", lost)
 	}
+	for _, f := range faults.list {
+		if f.firstOK.IsZero() {
+			return fmt.Errorf("no request succeeded after %q: the service did not recover", f.name)
+		}
+	}
 	fmt.Println("0 acknowledged events lost.")
 	return nil
 }
