@@ -147,9 +147,13 @@ func run(ctx context.Context, o options) error {
 				t0 := time.Now()
 				status, err := post(ctx, client, srv.base+"/api/v1/track/click", body, map[string]string{"X-Forwarded-For": randomIP()}, &out)
 				clicks.add(status, err, out.ClickID)
-				if status == http.StatusOK {
+				switch {
+				case status == http.StatusOK:
 					faults.ok(t0)
-				} else {
+				case err != nil || status >= 500:
+					faults.failed(t0)
+					pause()
+				default:
 					pause()
 				}
 			}
@@ -164,9 +168,13 @@ func run(ctx context.Context, o options) error {
 				t0 := time.Now()
 				status, err := post(ctx, client, srv.base+"/api/v1/track/sale", body, map[string]string{"Authorization": "Bearer " + p.key}, nil)
 				sales.add(status, err, tx)
-				if status == http.StatusOK {
+				switch {
+				case status == http.StatusOK:
 					faults.ok(t0)
-				} else {
+				case err != nil || status >= 500:
+					faults.failed(t0)
+					pause()
+				default:
 					pause()
 				}
 			}
@@ -244,7 +252,7 @@ func run(ctx context.Context, o options) error {
 		fmt.Printf("| %s | %d | %d | %d | %d | %d | %d%s | %d%s | %d |\n", t.name, t.requests, acked, stored, all, acked-stored, t.status5xx, t.statuses(5), t.status4xx, t.statuses(4), t.connErrors)
 	}
 	fmt.Println()
-	fmt.Println("| fault | at | service back (restart done) | first 2xx after the fault | from the fault | from service back |")
+	fmt.Println("| fault | at | service back (restart done) | first 2xx after its last failure | from the fault | from service back |")
 	fmt.Println("|---|---:|---:|---:|---:|---:|")
 	for _, f := range faults.list {
 		first, fromFault, fromBack := "none", "-", "-"
@@ -352,7 +360,8 @@ func (t *tally) ids() []string {
 	return ids
 }
 
-// faultLog records each fault and the first 2xx answer to a request sent after it.
+// faultLog records each fault and when the service was back from it: the first 2xx answer after the last
+// failure (5xx or connection error) of a request sent after the fault.
 type faultLog struct {
 	mu   sync.Mutex
 	list []*fault
@@ -377,16 +386,37 @@ func (l *faultLog) back(f *fault) {
 	f.backAt = time.Now()
 }
 
-// ok notes a 2xx answer to a request sent at sent.
+// latest is the last fault before a request sent at sent (nil before the first).
+func (l *faultLog) latest(sent time.Time) *fault {
+	for i := len(l.list) - 1; i >= 0; i-- {
+		if sent.After(l.list[i].at) {
+			return l.list[i]
+		}
+	}
+	return nil
+}
+
+// ok notes a 2xx answer to a request sent at sent: the service is back from the latest fault unless a
+// later request fails again.
 func (l *faultLog) ok(sent time.Time) {
 	now := time.Now()
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	for _, f := range l.list {
-		if f.firstOK.IsZero() && sent.After(f.at) {
-			f.firstOK = now
-		}
+	if f := l.latest(sent); f != nil && f.firstOK.IsZero() {
+		f.firstOK = now
 	}
+}
+
+// failed notes a 5xx or a connection error for a request sent at sent: a 2xx seen before it (a request
+// that slipped through while the fault was still taking hold) did not mean the service was back.
+func (l *faultLog) failed(sent time.Time) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	f := l.latest(sent)
+	if f == nil || f.firstOK.IsZero() || !sent.After(f.firstOK) || l.latest(time.Now()) != f {
+		return // not yet back, sent before the 2xx, or failed by the next fault
+	}
+	f.firstOK = time.Time{}
 }
 
 // server is the reftrackd process under test; its output goes to a log file in the run's directory.
