@@ -25,6 +25,7 @@ type unlimited struct{}
 
 func (unlimited) Increment(context.Context, string, time.Time) (int64, error) { return 1, nil }
 func (unlimited) Decrement(context.Context, string, time.Time) error          { return nil }
+func (unlimited) Count(context.Context, string, time.Time) (int64, error)     { return 0, nil }
 
 // hostileRequest is one request of the sweep.
 type hostileRequest struct {

@@ -4,6 +4,7 @@ import (
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net"
@@ -17,10 +18,12 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/reftrack/reftrack/pkg/accounts"
 	"github.com/reftrack/reftrack/pkg/api/internal/auth"
 	"github.com/reftrack/reftrack/pkg/api/internal/request"
 	"github.com/reftrack/reftrack/pkg/api/route"
 	"github.com/reftrack/reftrack/pkg/apierr"
+	"github.com/reftrack/reftrack/pkg/apikeys"
 	"github.com/reftrack/reftrack/pkg/origins"
 	"github.com/reftrack/reftrack/pkg/platform/config"
 	"github.com/reftrack/reftrack/pkg/platform/metrics"
@@ -169,10 +172,28 @@ func (mw *middlewares) rateLimit(next echo.HandlerFunc) echo.HandlerFunc {
 		}
 		m := request.From(ctx)
 		id := "ip:" + m.IP
+		// A route counted per token also counts, per IP, the tokens that match nothing (decisions.md:
+		// guessing keys is limited); every guess would otherwise start a fresh bucket of its own.
+		unknownID, guessable := "unknown-token:"+m.IP, false
 		if rule.ByKey {
 			if b := auth.ParseBearer(m.Header.Get(echo.HeaderAuthorization)); b.Token != "" {
 				sum := sha256.Sum256([]byte(b.Token)) // never keep the secret itself as a counter key
 				id = "key:" + hex.EncodeToString(sum[:16])
+				guessable = true
+			}
+		}
+		if guessable {
+			spent, ures, err := mw.limiter.Spent(ctx, rule.Bucket, unknownID, rule.PerMinute)
+			if err != nil {
+				mw.log.WarnContext(ctx, "rate limiter unavailable; request allowed", "request_id", m.ID, "err", err)
+			}
+			// Once the IP's guesses are spent its tokens are looked up here, before anything else: a
+			// valid one goes on as usual, an unknown one is refused without reaching the handler.
+			if spent && unknownToken(mw.checkToken(c)) {
+				if _, err := mw.limiter.Allow(ctx, rule.Bucket, unknownID, rule.PerMinute); err != nil {
+					mw.log.WarnContext(ctx, "rate limiter: could not count an unknown token", "request_id", m.ID, "err", err)
+				}
+				return mw.refuse(c, rule, ures)
 			}
 		}
 		res, err := mw.limiter.Allow(ctx, rule.Bucket, id, rule.PerMinute)
@@ -196,13 +217,55 @@ func (mw *middlewares) rateLimit(next echo.HandlerFunc) echo.HandlerFunc {
 			h.Set("X-RateLimit-Reset", strconv.FormatInt(res.Reset.Unix(), 10))
 		})
 		if !res.Allowed {
-			retry := res.RetryAfter(mw.now())
-			return apierr.New(apierr.KindRateLimited,
-				fmt.Sprintf("Too many requests: the limit is %d per minute. Retry in %d seconds.", rule.PerMinute, retry)).
-				WithRetryAfter(retry)
+			return mw.tooMany(rule, res)
 		}
-		return next(c)
+		err = next(c)
+		if guessable && unknownToken(err) {
+			if _, err := mw.limiter.Allow(ctx, rule.Bucket, unknownID, rule.PerMinute); err != nil {
+				mw.log.WarnContext(ctx, "rate limiter: could not count an unknown token", "request_id", m.ID, "err", err)
+			}
+		}
+		return err
 	}
+}
+
+func (mw *middlewares) tooMany(rule *route.Limit, res ratelimit.Result) error {
+	retry := res.RetryAfter(mw.now())
+	return apierr.New(apierr.KindRateLimited,
+		fmt.Sprintf("Too many requests: the limit is %d per minute. Retry in %d seconds.", rule.PerMinute, retry)).
+		WithRetryAfter(retry)
+}
+
+// refuse answers 429 from the IP's unknown-token bucket, with that bucket's X-RateLimit-* headers.
+func (mw *middlewares) refuse(c echo.Context, rule *route.Limit, res ratelimit.Result) error {
+	c.Response().Before(func() {
+		h := c.Response().Header()
+		h.Set("X-RateLimit-Limit", strconv.Itoa(res.Limit))
+		h.Set("X-RateLimit-Remaining", "0")
+		h.Set("X-RateLimit-Reset", strconv.FormatInt(res.Reset.Unix(), 10))
+	})
+	return mw.tooMany(rule, res)
+}
+
+// checkToken looks the request's Bearer token up as the route's credential would, and returns the
+// refusal (nil for a token that matches something the route takes, or a route that takes no token).
+func (mw *middlewares) checkToken(c echo.Context) error {
+	ctx := c.Request().Context()
+	switch route.FromContext(ctx).Auth {
+	case route.ProgramKey, route.OptionalProgramKey:
+		_, err := mw.auth.Key(ctx)
+		return err
+	case route.Account, route.AccountOrSession:
+		_, err := mw.auth.Account(ctx)
+		return err
+	}
+	return nil
+}
+
+// unknownToken: err is the refusal of a token that matches nothing (not a retired key, a suspended
+// account or a database failure).
+func unknownToken(err error) bool {
+	return errors.Is(err, apikeys.ErrUnknown) || errors.Is(err, accounts.ErrInvalidToken)
 }
 
 // cors lets a browser read the answers of the routes with a CORS policy when its Origin is listed by

@@ -42,3 +42,16 @@ func (m *Memory) Decrement(_ context.Context, key string, start time.Time) error
 	}
 	return nil
 }
+
+// Count implements Store.
+func (m *Memory) Count(_ context.Context, key string, start time.Time) (int64, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if start.Before(m.start) {
+		return m.counts[key], nil // as Increment: a late request sees the current window
+	}
+	if start.After(m.start) {
+		return 0, nil
+	}
+	return m.counts[key], nil
+}

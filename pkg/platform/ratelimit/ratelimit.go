@@ -18,6 +18,8 @@ type Store interface {
 	// Decrement takes one request back from key in the window that starts at start; a window that has
 	// ended or a count already at zero is left alone.
 	Decrement(ctx context.Context, key string, start time.Time) error
+	// Count is key's count in the window that starts at start, without adding to it.
+	Count(ctx context.Context, key string, start time.Time) (int64, error)
 }
 
 // Result is the state of one bucket after a request was counted.
@@ -73,4 +75,19 @@ func (l *Limiter) GiveBack(ctx context.Context, bucket, id string, res Result) (
 	}
 	res.Remaining = min(res.Remaining+1, res.Limit)
 	return res, nil
+}
+
+// Spent reports whether id's bucket has used up its limit in the current window, without counting a
+// request, and the bucket's state for the X-RateLimit-* headers of a refusal. When the store fails the
+// bucket counts as not spent and the error is returned for the caller to log.
+func (l *Limiter) Spent(ctx context.Context, bucket, id string, limit int) (bool, Result, error) {
+	start := l.now().Truncate(Window)
+	res := Result{Limit: limit, Remaining: limit, Reset: start.Add(Window), Allowed: true}
+	n, err := l.store.Count(ctx, bucket+":"+id, start)
+	if err != nil {
+		return false, res, err
+	}
+	res.Remaining = max(limit-int(n), 0)
+	res.Allowed = n < int64(limit)
+	return !res.Allowed, res, nil
 }

@@ -129,6 +129,10 @@ func (failing) Increment(context.Context, string, time.Time) (int64, error) {
 
 func (failing) Decrement(context.Context, string, time.Time) error { return context.DeadlineExceeded }
 
+func (failing) Count(context.Context, string, time.Time) (int64, error) {
+	return 0, context.DeadlineExceeded
+}
+
 // A unit given back (a 5xx answer) is available again in the same window; an ended window and a count
 // at zero are left alone.
 func TestGiveBack(t *testing.T) {
@@ -173,5 +177,35 @@ func TestStoreFailureAllows(t *testing.T) {
 	r, err := New(failing{}, time.Now).Allow(context.Background(), "click", "ip:1", 60)
 	if err == nil || !r.Allowed || r.Remaining != 60 {
 		t.Errorf("Allow = %+v, %v; want allowed with the error", r, err)
+	}
+}
+
+// Spent looks at a bucket without counting: it turns true once the limit is used up, and a new window
+// starts it afresh.
+func TestSpent(t *testing.T) {
+	t.Parallel()
+	for name, newStore := range stores(t) {
+		t.Run(name, func(t *testing.T) {
+			ctx := context.Background()
+			clk := &clock{t: time.Date(2026, 11, 22, 10, 0, 15, 0, time.UTC)}
+			l := New(newStore(t), clk.now)
+			for i := 0; i < 2; i++ {
+				if spent, r, err := l.Spent(ctx, "sale", "unknown-token:ip", 2); err != nil || spent || r.Remaining != 2-i {
+					t.Fatalf("before request %d: spent %v %+v, %v", i, spent, r, err)
+				}
+				if _, err := l.Allow(ctx, "sale", "unknown-token:ip", 2); err != nil {
+					t.Fatal(err)
+				}
+			}
+			for range 3 { // looking does not count
+				if spent, r, err := l.Spent(ctx, "sale", "unknown-token:ip", 2); err != nil || !spent || r.Remaining != 0 {
+					t.Fatalf("after the limit: spent %v %+v, %v", spent, r, err)
+				}
+			}
+			clk.t = clk.t.Add(Window)
+			if spent, _, err := l.Spent(ctx, "sale", "unknown-token:ip", 2); err != nil || spent {
+				t.Fatalf("next window: spent %v, %v", spent, err)
+			}
+		})
 	}
 }

@@ -2,6 +2,7 @@ package ratelimit
 
 import (
 	"context"
+	"errors"
 	"strconv"
 	"time"
 
@@ -49,4 +50,13 @@ func (r *Redis) Increment(ctx context.Context, key string, start time.Time) (int
 		return 0, err
 	}
 	return incr.Val(), nil
+}
+
+// Count implements Store.
+func (r *Redis) Count(ctx context.Context, key string, start time.Time) (int64, error) {
+	n, err := r.client.Get(ctx, r.key(key, start)).Int64()
+	if errors.Is(err, redis.Nil) {
+		return 0, nil
+	}
+	return n, err
 }
