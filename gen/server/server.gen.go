@@ -2255,6 +2255,9 @@ type PayloadTooLarge = PlatformError
 // RateLimited Typed envelope: rate limited.
 type RateLimited = RateLimitedError
 
+// RateLimitedOAuth defines model for RateLimitedOAuth.
+type RateLimitedOAuth = OAuthError
+
 // ReadinessInternalError Typed envelope: the readiness route's 500.
 type ReadinessInternalError = ReadinessInternalErrorBody
 
@@ -4465,6 +4468,30 @@ type RateLimitedJSONResponse struct {
 	Headers RateLimitedResponseHeaders
 }
 
+type RateLimitedOAuthResponseHeaders struct {
+	RetryAfter          int
+	XRateLimitLimit     int
+	XRateLimitRemaining int
+	XRateLimitReset     int
+}
+type RateLimitedOAuthJSONResponse struct {
+	Body OAuthError
+
+	Headers RateLimitedOAuthResponseHeaders
+}
+
+type RateLimitedTextResponseHeaders struct {
+	RetryAfter          int
+	XRateLimitLimit     int
+	XRateLimitRemaining int
+	XRateLimitReset     int
+}
+type RateLimitedTextTextResponse struct {
+	Body string
+
+	Headers RateLimitedTextResponseHeaders
+}
+
 type ReadinessInternalErrorResponseHeaders struct {
 	XRateLimitLimit     int
 	XRateLimitRemaining int
@@ -4804,6 +4831,25 @@ func (response ListTrackingEvents404JSONResponse) VisitListTrackingEventsRespons
 	return err
 }
 
+type ListTrackingEvents429JSONResponse struct{ RateLimitedJSONResponse }
+
+func (response ListTrackingEvents429JSONResponse) VisitListTrackingEventsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.Header().Set("X-RateLimit-Limit", fmt.Sprint(response.Headers.XRateLimitLimit))
+	w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(response.Headers.XRateLimitRemaining))
+	w.Header().Set("X-RateLimit-Reset", fmt.Sprint(response.Headers.XRateLimitReset))
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type ListTrackingEvents500JSONResponse struct{ InternalErrorJSONResponse }
 
 func (response ListTrackingEvents500JSONResponse) VisitListTrackingEventsResponse(w http.ResponseWriter) error {
@@ -4922,6 +4968,25 @@ func (response ListDailyEventCounts404JSONResponse) VisitListDailyEventCountsRes
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
 	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListDailyEventCounts429JSONResponse struct{ RateLimitedJSONResponse }
+
+func (response ListDailyEventCounts429JSONResponse) VisitListDailyEventCountsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.Header().Set("X-RateLimit-Limit", fmt.Sprint(response.Headers.XRateLimitLimit))
+	w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(response.Headers.XRateLimitRemaining))
+	w.Header().Set("X-RateLimit-Reset", fmt.Sprint(response.Headers.XRateLimitReset))
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(429)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -6234,6 +6299,25 @@ func (response UpdateLink413JSONResponse) VisitUpdateLinkResponse(w http.Respons
 	return err
 }
 
+type UpdateLink429JSONResponse struct{ RateLimitedJSONResponse }
+
+func (response UpdateLink429JSONResponse) VisitUpdateLinkResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.Header().Set("X-RateLimit-Limit", fmt.Sprint(response.Headers.XRateLimitLimit))
+	w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(response.Headers.XRateLimitRemaining))
+	w.Header().Set("X-RateLimit-Reset", fmt.Sprint(response.Headers.XRateLimitReset))
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type UpdateLink500JSONResponse struct{ InternalErrorJSONResponse }
 
 func (response UpdateLink500JSONResponse) VisitUpdateLinkResponse(w http.ResponseWriter) error {
@@ -6320,6 +6404,25 @@ func (response GetMe403JSONResponse) VisitGetMeResponse(w http.ResponseWriter) e
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
 	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetMe429JSONResponse struct{ RateLimitedJSONResponse }
+
+func (response GetMe429JSONResponse) VisitGetMeResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.Header().Set("X-RateLimit-Limit", fmt.Sprint(response.Headers.XRateLimitLimit))
+	w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(response.Headers.XRateLimitRemaining))
+	w.Header().Set("X-RateLimit-Reset", fmt.Sprint(response.Headers.XRateLimitReset))
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(429)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -6590,6 +6693,25 @@ func (response GetProgram404JSONResponse) VisitGetProgramResponse(w http.Respons
 	return err
 }
 
+type GetProgram429JSONResponse struct{ RateLimitedJSONResponse }
+
+func (response GetProgram429JSONResponse) VisitGetProgramResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.Header().Set("X-RateLimit-Limit", fmt.Sprint(response.Headers.XRateLimitLimit))
+	w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(response.Headers.XRateLimitRemaining))
+	w.Header().Set("X-RateLimit-Reset", fmt.Sprint(response.Headers.XRateLimitReset))
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type GetProgram500JSONResponse struct{ InternalErrorJSONResponse }
 
 func (response GetProgram500JSONResponse) VisitGetProgramResponse(w http.ResponseWriter) error {
@@ -6727,6 +6849,25 @@ func (response UpdateProgram413JSONResponse) VisitUpdateProgramResponse(w http.R
 	return err
 }
 
+type UpdateProgram429JSONResponse struct{ RateLimitedJSONResponse }
+
+func (response UpdateProgram429JSONResponse) VisitUpdateProgramResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.Header().Set("X-RateLimit-Limit", fmt.Sprint(response.Headers.XRateLimitLimit))
+	w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(response.Headers.XRateLimitRemaining))
+	w.Header().Set("X-RateLimit-Reset", fmt.Sprint(response.Headers.XRateLimitReset))
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type UpdateProgram500JSONResponse struct{ InternalErrorJSONResponse }
 
 func (response UpdateProgram500JSONResponse) VisitUpdateProgramResponse(w http.ResponseWriter) error {
@@ -6844,6 +6985,25 @@ func (response GetApiKey404JSONResponse) VisitGetApiKeyResponse(w http.ResponseW
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
 	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetApiKey429JSONResponse struct{ RateLimitedJSONResponse }
+
+func (response GetApiKey429JSONResponse) VisitGetApiKeyResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.Header().Set("X-RateLimit-Limit", fmt.Sprint(response.Headers.XRateLimitLimit))
+	w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(response.Headers.XRateLimitRemaining))
+	w.Header().Set("X-RateLimit-Reset", fmt.Sprint(response.Headers.XRateLimitReset))
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(429)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -6985,6 +7145,25 @@ func (response RegenerateApiKey413JSONResponse) VisitRegenerateApiKeyResponse(w 
 	return err
 }
 
+type RegenerateApiKey429JSONResponse struct{ RateLimitedJSONResponse }
+
+func (response RegenerateApiKey429JSONResponse) VisitRegenerateApiKeyResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.Header().Set("X-RateLimit-Limit", fmt.Sprint(response.Headers.XRateLimitLimit))
+	w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(response.Headers.XRateLimitRemaining))
+	w.Header().Set("X-RateLimit-Reset", fmt.Sprint(response.Headers.XRateLimitReset))
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type RegenerateApiKey500JSONResponse struct{ InternalErrorJSONResponse }
 
 func (response RegenerateApiKey500JSONResponse) VisitRegenerateApiKeyResponse(w http.ResponseWriter) error {
@@ -7102,6 +7281,25 @@ func (response ListLinks404JSONResponse) VisitListLinksResponse(w http.ResponseW
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
 	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListLinks429JSONResponse struct{ RateLimitedJSONResponse }
+
+func (response ListLinks429JSONResponse) VisitListLinksResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.Header().Set("X-RateLimit-Limit", fmt.Sprint(response.Headers.XRateLimitLimit))
+	w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(response.Headers.XRateLimitRemaining))
+	w.Header().Set("X-RateLimit-Reset", fmt.Sprint(response.Headers.XRateLimitReset))
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(429)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -7258,6 +7456,25 @@ func (response CreateLink413JSONResponse) VisitCreateLinkResponse(w http.Respons
 	return err
 }
 
+type CreateLink429JSONResponse struct{ RateLimitedJSONResponse }
+
+func (response CreateLink429JSONResponse) VisitCreateLinkResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.Header().Set("X-RateLimit-Limit", fmt.Sprint(response.Headers.XRateLimitLimit))
+	w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(response.Headers.XRateLimitRemaining))
+	w.Header().Set("X-RateLimit-Reset", fmt.Sprint(response.Headers.XRateLimitReset))
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type CreateLink500JSONResponse struct{ InternalErrorJSONResponse }
 
 func (response CreateLink500JSONResponse) VisitCreateLinkResponse(w http.ResponseWriter) error {
@@ -7375,6 +7592,25 @@ func (response ListPartners404JSONResponse) VisitListPartnersResponse(w http.Res
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
 	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListPartners429JSONResponse struct{ RateLimitedJSONResponse }
+
+func (response ListPartners429JSONResponse) VisitListPartnersResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.Header().Set("X-RateLimit-Limit", fmt.Sprint(response.Headers.XRateLimitLimit))
+	w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(response.Headers.XRateLimitRemaining))
+	w.Header().Set("X-RateLimit-Reset", fmt.Sprint(response.Headers.XRateLimitReset))
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(429)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -7531,6 +7767,25 @@ func (response CreatePartner413JSONResponse) VisitCreatePartnerResponse(w http.R
 	return err
 }
 
+type CreatePartner429JSONResponse struct{ RateLimitedJSONResponse }
+
+func (response CreatePartner429JSONResponse) VisitCreatePartnerResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.Header().Set("X-RateLimit-Limit", fmt.Sprint(response.Headers.XRateLimitLimit))
+	w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(response.Headers.XRateLimitRemaining))
+	w.Header().Set("X-RateLimit-Reset", fmt.Sprint(response.Headers.XRateLimitReset))
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type CreatePartner500JSONResponse struct{ InternalErrorJSONResponse }
 
 func (response CreatePartner500JSONResponse) VisitCreatePartnerResponse(w http.ResponseWriter) error {
@@ -7648,6 +7903,25 @@ func (response GetPaymentProcessor404JSONResponse) VisitGetPaymentProcessorRespo
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
 	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetPaymentProcessor429JSONResponse struct{ RateLimitedJSONResponse }
+
+func (response GetPaymentProcessor429JSONResponse) VisitGetPaymentProcessorResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.Header().Set("X-RateLimit-Limit", fmt.Sprint(response.Headers.XRateLimitLimit))
+	w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(response.Headers.XRateLimitRemaining))
+	w.Header().Set("X-RateLimit-Reset", fmt.Sprint(response.Headers.XRateLimitReset))
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(429)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -7789,6 +8063,25 @@ func (response SetPaymentProcessor413JSONResponse) VisitSetPaymentProcessorRespo
 	return err
 }
 
+type SetPaymentProcessor429JSONResponse struct{ RateLimitedJSONResponse }
+
+func (response SetPaymentProcessor429JSONResponse) VisitSetPaymentProcessorResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.Header().Set("X-RateLimit-Limit", fmt.Sprint(response.Headers.XRateLimitLimit))
+	w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(response.Headers.XRateLimitRemaining))
+	w.Header().Set("X-RateLimit-Reset", fmt.Sprint(response.Headers.XRateLimitReset))
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type SetPaymentProcessor500JSONResponse struct{ InternalErrorJSONResponse }
 
 func (response SetPaymentProcessor500JSONResponse) VisitSetPaymentProcessorResponse(w http.ResponseWriter) error {
@@ -7906,6 +8199,25 @@ func (response GetProgramReadiness404JSONResponse) VisitGetProgramReadinessRespo
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
 	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetProgramReadiness429JSONResponse struct{ RateLimitedJSONResponse }
+
+func (response GetProgramReadiness429JSONResponse) VisitGetProgramReadinessResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.Header().Set("X-RateLimit-Limit", fmt.Sprint(response.Headers.XRateLimitLimit))
+	w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(response.Headers.XRateLimitRemaining))
+	w.Header().Set("X-RateLimit-Reset", fmt.Sprint(response.Headers.XRateLimitReset))
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(429)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -9085,6 +9397,25 @@ func (response ListWorkspaceMembers404JSONResponse) VisitListWorkspaceMembersRes
 	return err
 }
 
+type ListWorkspaceMembers429JSONResponse struct{ RateLimitedJSONResponse }
+
+func (response ListWorkspaceMembers429JSONResponse) VisitListWorkspaceMembersResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.Header().Set("X-RateLimit-Limit", fmt.Sprint(response.Headers.XRateLimitLimit))
+	w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(response.Headers.XRateLimitRemaining))
+	w.Header().Set("X-RateLimit-Reset", fmt.Sprint(response.Headers.XRateLimitReset))
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type ListWorkspaceMembers500JSONResponse struct{ InternalErrorJSONResponse }
 
 func (response ListWorkspaceMembers500JSONResponse) VisitListWorkspaceMembersResponse(w http.ResponseWriter) error {
@@ -9237,6 +9568,25 @@ func (response AddWorkspaceMember413JSONResponse) VisitAddWorkspaceMemberRespons
 	return err
 }
 
+type AddWorkspaceMember429JSONResponse struct{ RateLimitedJSONResponse }
+
+func (response AddWorkspaceMember429JSONResponse) VisitAddWorkspaceMemberResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.Header().Set("X-RateLimit-Limit", fmt.Sprint(response.Headers.XRateLimitLimit))
+	w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(response.Headers.XRateLimitRemaining))
+	w.Header().Set("X-RateLimit-Reset", fmt.Sprint(response.Headers.XRateLimitReset))
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type AddWorkspaceMember500JSONResponse struct{ InternalErrorJSONResponse }
 
 func (response AddWorkspaceMember500JSONResponse) VisitAddWorkspaceMemberResponse(w http.ResponseWriter) error {
@@ -9300,6 +9650,21 @@ func (response DashboardPage302Response) VisitDashboardPageResponse(w http.Respo
 	w.Header().Set("Location", fmt.Sprint(response.Headers.Location))
 	w.WriteHeader(302)
 	return nil
+}
+
+type DashboardPage429TextResponse struct{ RateLimitedTextTextResponse }
+
+func (response DashboardPage429TextResponse) VisitDashboardPageResponse(w http.ResponseWriter) error {
+
+	w.Header().Set("Content-Type", "text/plain")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.Header().Set("X-RateLimit-Limit", fmt.Sprint(response.Headers.XRateLimitLimit))
+	w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(response.Headers.XRateLimitRemaining))
+	w.Header().Set("X-RateLimit-Reset", fmt.Sprint(response.Headers.XRateLimitReset))
+	w.WriteHeader(429)
+
+	_, err := w.Write([]byte(fmt.Sprint(response.Body)))
+	return err
 }
 
 type DashboardPage503TexthtmlResponse struct {
@@ -9436,6 +9801,21 @@ func (response DashboardLogin302Response) VisitDashboardLoginResponse(w http.Res
 	return nil
 }
 
+type DashboardLogin429TextResponse struct{ RateLimitedTextTextResponse }
+
+func (response DashboardLogin429TextResponse) VisitDashboardLoginResponse(w http.ResponseWriter) error {
+
+	w.Header().Set("Content-Type", "text/plain")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.Header().Set("X-RateLimit-Limit", fmt.Sprint(response.Headers.XRateLimitLimit))
+	w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(response.Headers.XRateLimitRemaining))
+	w.Header().Set("X-RateLimit-Reset", fmt.Sprint(response.Headers.XRateLimitReset))
+	w.WriteHeader(429)
+
+	_, err := w.Write([]byte(fmt.Sprint(response.Body)))
+	return err
+}
+
 type DashboardLogoutRequestObject struct {
 	Body *DashboardLogoutFormdataRequestBody
 }
@@ -9527,6 +9907,21 @@ func (response DashboardLogout413TexthtmlResponse) VisitDashboardLogoutResponse(
 	return err
 }
 
+type DashboardLogout429TextResponse struct{ RateLimitedTextTextResponse }
+
+func (response DashboardLogout429TextResponse) VisitDashboardLogoutResponse(w http.ResponseWriter) error {
+
+	w.Header().Set("Content-Type", "text/plain")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.Header().Set("X-RateLimit-Limit", fmt.Sprint(response.Headers.XRateLimitLimit))
+	w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(response.Headers.XRateLimitRemaining))
+	w.Header().Set("X-RateLimit-Reset", fmt.Sprint(response.Headers.XRateLimitReset))
+	w.WriteHeader(429)
+
+	_, err := w.Write([]byte(fmt.Sprint(response.Body)))
+	return err
+}
+
 type DashboardLogout503TexthtmlResponse struct {
 	UnavailablePageTexthtmlResponse
 }
@@ -9579,6 +9974,25 @@ func (response DevOidcDiscovery404JSONResponse) VisitDevOidcDiscoveryResponse(w 
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
 	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DevOidcDiscovery429JSONResponse struct{ RateLimitedJSONResponse }
+
+func (response DevOidcDiscovery429JSONResponse) VisitDevOidcDiscoveryResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.Header().Set("X-RateLimit-Limit", fmt.Sprint(response.Headers.XRateLimitLimit))
+	w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(response.Headers.XRateLimitRemaining))
+	w.Header().Set("X-RateLimit-Reset", fmt.Sprint(response.Headers.XRateLimitReset))
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(429)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -9645,6 +10059,21 @@ func (response DevOidcAuthorize404TexthtmlResponse) VisitDevOidcAuthorizeRespons
 		defer closer.Close()
 	}
 	_, err := io.Copy(w, response.Body)
+	return err
+}
+
+type DevOidcAuthorize429TextResponse struct{ RateLimitedTextTextResponse }
+
+func (response DevOidcAuthorize429TextResponse) VisitDevOidcAuthorizeResponse(w http.ResponseWriter) error {
+
+	w.Header().Set("Content-Type", "text/plain")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.Header().Set("X-RateLimit-Limit", fmt.Sprint(response.Headers.XRateLimitLimit))
+	w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(response.Headers.XRateLimitRemaining))
+	w.Header().Set("X-RateLimit-Reset", fmt.Sprint(response.Headers.XRateLimitReset))
+	w.WriteHeader(429)
+
+	_, err := w.Write([]byte(fmt.Sprint(response.Body)))
 	return err
 }
 
@@ -9721,6 +10150,21 @@ func (response DevOidcAuthorizeSubmit413TexthtmlResponse) VisitDevOidcAuthorizeS
 	return err
 }
 
+type DevOidcAuthorizeSubmit429TextResponse struct{ RateLimitedTextTextResponse }
+
+func (response DevOidcAuthorizeSubmit429TextResponse) VisitDevOidcAuthorizeSubmitResponse(w http.ResponseWriter) error {
+
+	w.Header().Set("Content-Type", "text/plain")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.Header().Set("X-RateLimit-Limit", fmt.Sprint(response.Headers.XRateLimitLimit))
+	w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(response.Headers.XRateLimitRemaining))
+	w.Header().Set("X-RateLimit-Reset", fmt.Sprint(response.Headers.XRateLimitReset))
+	w.WriteHeader(429)
+
+	_, err := w.Write([]byte(fmt.Sprint(response.Body)))
+	return err
+}
+
 type DevOidcIdTokenRequestObject struct {
 	Body *DevOidcIdTokenJSONRequestBody
 }
@@ -9788,6 +10232,25 @@ func (response DevOidcIdToken413JSONResponse) VisitDevOidcIdTokenResponse(w http
 	return err
 }
 
+type DevOidcIdToken429JSONResponse struct{ RateLimitedJSONResponse }
+
+func (response DevOidcIdToken429JSONResponse) VisitDevOidcIdTokenResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.Header().Set("X-RateLimit-Limit", fmt.Sprint(response.Headers.XRateLimitLimit))
+	w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(response.Headers.XRateLimitRemaining))
+	w.Header().Set("X-RateLimit-Reset", fmt.Sprint(response.Headers.XRateLimitReset))
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type DevOidcJwksRequestObject struct {
 }
 
@@ -9820,6 +10283,25 @@ func (response DevOidcJwks404JSONResponse) VisitDevOidcJwksResponse(w http.Respo
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
 	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DevOidcJwks429JSONResponse struct{ RateLimitedJSONResponse }
+
+func (response DevOidcJwks429JSONResponse) VisitDevOidcJwksResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.Header().Set("X-RateLimit-Limit", fmt.Sprint(response.Headers.XRateLimitLimit))
+	w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(response.Headers.XRateLimitRemaining))
+	w.Header().Set("X-RateLimit-Reset", fmt.Sprint(response.Headers.XRateLimitReset))
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(429)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -9885,6 +10367,24 @@ func (response DevOidcToken413JSONResponse) VisitDevOidcTokenResponse(w http.Res
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(413)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DevOidcToken429JSONResponse struct{ RateLimitedOAuthJSONResponse }
+
+func (response DevOidcToken429JSONResponse) VisitDevOidcTokenResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.Header().Set("X-RateLimit-Limit", fmt.Sprint(response.Headers.XRateLimitLimit))
+	w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(response.Headers.XRateLimitRemaining))
+	w.Header().Set("X-RateLimit-Reset", fmt.Sprint(response.Headers.XRateLimitReset))
+	w.WriteHeader(429)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -10061,6 +10561,21 @@ func (response LoginPage400TexthtmlResponse) VisitLoginPageResponse(w http.Respo
 	return err
 }
 
+type LoginPage429TextResponse struct{ RateLimitedTextTextResponse }
+
+func (response LoginPage429TextResponse) VisitLoginPageResponse(w http.ResponseWriter) error {
+
+	w.Header().Set("Content-Type", "text/plain")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.Header().Set("X-RateLimit-Limit", fmt.Sprint(response.Headers.XRateLimitLimit))
+	w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(response.Headers.XRateLimitRemaining))
+	w.Header().Set("X-RateLimit-Reset", fmt.Sprint(response.Headers.XRateLimitReset))
+	w.WriteHeader(429)
+
+	_, err := w.Write([]byte(fmt.Sprint(response.Body)))
+	return err
+}
+
 type LoginPage503TexthtmlResponse struct {
 	UnavailablePageTexthtmlResponse
 }
@@ -10195,6 +10710,21 @@ func (response LoginSubmit413TexthtmlResponse) VisitLoginSubmitResponse(w http.R
 	return err
 }
 
+type LoginSubmit429TextResponse struct{ RateLimitedTextTextResponse }
+
+func (response LoginSubmit429TextResponse) VisitLoginSubmitResponse(w http.ResponseWriter) error {
+
+	w.Header().Set("Content-Type", "text/plain")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.Header().Set("X-RateLimit-Limit", fmt.Sprint(response.Headers.XRateLimitLimit))
+	w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(response.Headers.XRateLimitRemaining))
+	w.Header().Set("X-RateLimit-Reset", fmt.Sprint(response.Headers.XRateLimitReset))
+	w.WriteHeader(429)
+
+	_, err := w.Write([]byte(fmt.Sprint(response.Body)))
+	return err
+}
+
 type LoginSubmit503TexthtmlResponse struct {
 	UnavailablePageTexthtmlResponse
 }
@@ -10286,6 +10816,21 @@ func (response LoginCallback403TexthtmlResponse) VisitLoginCallbackResponse(w ht
 		defer closer.Close()
 	}
 	_, err := io.Copy(w, response.Body)
+	return err
+}
+
+type LoginCallback429TextResponse struct{ RateLimitedTextTextResponse }
+
+func (response LoginCallback429TextResponse) VisitLoginCallbackResponse(w http.ResponseWriter) error {
+
+	w.Header().Set("Content-Type", "text/plain")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.Header().Set("X-RateLimit-Limit", fmt.Sprint(response.Headers.XRateLimitLimit))
+	w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(response.Headers.XRateLimitRemaining))
+	w.Header().Set("X-RateLimit-Reset", fmt.Sprint(response.Headers.XRateLimitReset))
+	w.WriteHeader(429)
+
+	_, err := w.Write([]byte(fmt.Sprint(response.Body)))
 	return err
 }
 
@@ -12339,528 +12884,532 @@ func (sh *strictHandler) GetReadyz(ctx echo.Context) error {
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7L39chvJkS/6KhU4PiFgtgGCIjVegeHY5VAaj471dURqbO9Aiy6iC0Cbjap2VzVJzEgR+9d9gBs34r7B",
-	"eZH7JvskNyqzqrr6C2hSpEZjc2Nti+ju+szKr8r85S+9uVingjOuZG/yS2/FaMQy+OfxfM6kPBFcZSI5",
-	"ThJx9UPxMGJynsWpigXvTXrv2N9zJhUxXxNKzjNxJVlG1nRDJOPRqBf05HzF1lR/rTYp6016UmUxX/Y+",
-	"fQoaOnvF1EpEDZ2ZB5VOcsmI4EStGMlErtjNO3yTxcuY1/s7003iBB9JEuJrYUCuVowTKdaMpJlYZnRN",
-	"klgqSWJF+nZkMBRJBE82gxuN6BW9Pl6y+mBO2Vzw2uTndL5iMPc0Y4skXq4UoVxesayx05grtmQZ9Hqi",
-	"PzWd1rsL0/w8iecBWdPrIV2yPxx8Ox6HulG9InHGot5EZTnbPjPdPOPqOZ+LSP9W72b5c5yGuKJ6FvMk",
-	"ZlwROp+zFFb0iNBzqX8SasWyq1ju3N9nLM3YnGIH1f7eZgxacx0ev31BLtiGxJKsaXbBIrIQevcUNHBE",
-	"wn+f5uPxwfw9j6+JxD2AX1hIxAKa0N/FfEn6774/IU9/f/iksuEpVYpluvf//PefxsOnH/7ld72gYeDP",
-	"z2jDCp2qTPAluaRJHFElMtsrvvNIkjmu8U235mXML+5ifXB5IjGXszxLcGmOSMaSP0TFRoS7Nu0dU9nm",
-	"eKFY1k75SpArGityzhYi0ydTZZuYL7dPfB3zeJ2ve5Nx0HQITnMumbqDdfjh7OztMKKK2f2xj0jEaJTE",
-	"nCF9/OuTp4c7GcKPNNs0nJVjOBVDe5pufBr/8o4q9jJexwr+q94D/OwmQBUbJvDLeT6/YIr0DTOUJNXs",
-	"J+a5YoPPWv5iRO/Ymsa8kUe8s70mbKFIbBhFnmWwQTGPxNWdDaKRGPyz77Gq0giIJhglP3MgONMXz9oF",
-	"bRwFRNELxskiE2vcqEJE/WVo3hu+eGa4qqScBYQlkpEl40zvajQi/zsXimmBpQSReZqKbAcDWdPrl4wv",
-	"1ao32X/8r4Geivu7zsw+Bb2UZnTNlKdSpLvlgNlcLU7JkikJf+lHQ6Y/ZZFhe3qsWmIbraUX9Dhd6xFU",
-	"jsiOc/Zi8Vpw9oqq+ao+pGNOQs2SQ6JWsbSSaSWSSB7h0sZKswNLB3qoKHr1rwfjQ3IVq5XIlRbZItq0",
-	"jvnFYqiHMcRxbB/xW1Q4XkT18b7O1yyL504niSPXY0rVqugvdW1s2/CFyNZUIYV+e9gLCuLdbyTeMybV",
-	"M6pofWDPrxXjMhZ8RELdS0gyRiPUjYjSRM0utRZK+mEsZ/qHcEBiLhWjkWZGGaMJEZxJN5+/5yzbFBPS",
-	"n5TWLWILmieqN1nQRDI33HMhEkY50qc5Nd+JKGZAoi+WXMBKaM0YRKr+J03TJEYhtvc3iSpF0dHvMrbo",
-	"TXr/Y6/Qpffwqdwz7ZkDiZ2WF+YN/IMmhPKIxPj6iJwAoWnSpwo0aL082cYec0Il+V+nb147BZtQTtg6",
-	"VRsizv/G5or0w18+hYOAiGzKQ6OBDc82KZuQ6mxCoFHCBVDokaFU7DqWhAtNvNCbaRsJXJLD8Xg05T1c",
-	"SJkKLnERv6Nuwne1jm8TqjQxPs8ykTUt4wsOypFboH5qviCMX7JEpCwgYTEwaCcEueXZPD7nbBuReX3P",
-	"49MwnJMkfsG1ikcTHORdTf0kiXfO/nsaJ3nmTCDJsst4zoiMI9awEoMR8awaEkd6mw3XrUgPnG1AqJpy",
-	"/ViTmliQkOmRjNZMSrpkIemHVi2YxdGEoDoYR6gIDsIBEje330VM0TiRo+KbUBNSdS+sRB46TWX7hpQV",
-	"Gy1LvTZKukW3dopPam0ZFaFrO/p1bONz6Os9p5c0Tuh5wr4odWliiaii51QyTSo5zxidr/Q4iMiIEoLI",
-	"RFw1nznccS23QxIawpzlxUzCwNdfNDFSLRUIJU/G48FR6WEUR8COZKrpsKSbRkumRgQsCEK1CUFC+GMI",
-	"9kToNLf+k+qh917btSeegVKhiAcKBTt/kcTzL8j0bY8SJZiWgdexVNoOz9hcZFEzSdrP7l4IPKNydS5o",
-	"Fr2ly+oZVexa7a3UOikvQIPW3HT6TLskpUtWGTD4cIbtThwuhlKJjIUT9BHRJSNzmmUxk0ZaSK2YPZLk",
-	"5PTd90SJC8Zv6eMZnrJ5nsVqM3wrknjeYL+ewr9lQKTaJEyCYJjTJDGaoLFnYgkyjGVHWi1ZZHS908av",
-	"reOnoPe9yM7jKGL8y5Gk3i06n4uca1ssEwkjkWBGi0o0l9SzC4BvAmeTIs/mzEhgysHDRa5EdiFTOmfN",
-	"BOzmdfcU/MPZq5d3SLzHSG4LkRFKUpZJwWGe1n850kznfvSmO1aaAhLacZ4CaZq1P0IfFHKgczq/EIvF",
-	"He4HsGcW/XZUapTYRjMkkm4kuTKWxFUm8BR7a1Nx1G5bGv9Vz3e57RN4p+Th2/a2eetBtLdR4a/AT38E",
-	"EpxnLGJcxTQh57kCZroADhrL7eRZ5ZSO8Rr/x5Sfs0TwJTiWqcd3r1ZCMiKuOMssP9ckLHPQPVlE+mXN",
-	"1rwzcy+EAbCEKReZ5wO6YBst0tRK6ygweK2msGhQs38eDsZv6GD8UXD25c7EO6a0DqSN8VTEvIX09Zga",
-	"eTKna6P5ZSxN6Jytzc3Rg/W9a5//8TSVdk8QLgWo5Q/E0YU4Xgv1vch59OXo4jXIwZy32Ll2QK1WwsMu",
-	"1nfxLd0kgkZnQryk2fKLcnU8hOB8p+fikpFvD8mf4u+aN7cyzoc9vsEev+c0VyuRxT/f4VWP3yjsxnci",
-	"2jSfWpJLcJ56am2Dlx50VaqZNkh7G3zQ10Z35JMCTePZBdvMbLTBzHpJHuihMz3cuWP9V/aqDwoz44oW",
-	"dgb42x5c6r8d+uQXz2JgFnfHqPxGt1JnxhYsy2hCkphfaBJVecZZRMRi0cCF9EuzyLQbBiRNcm1Vp8OE",
-	"XbKEhDKHCMcQSDC0V4dAp2SexPOLEqE+MK6thPHb0zVvPdWvSSHDuCTNHj9LJ7v1WjgiukN24LXZvhRU",
-	"mYmzqOHoa7ExM4/bJE8HSfIgRe6HWbxjNIo5k/J+3BfNzbdpv1t9GTXKik2TM1B4Qk1reqtnQEUzQzch",
-	"2R8/aLodaeDUOqjvbP+P0fXtGt6qU1ywzSPpwhNv7Xyv20A1//sDRXSkiHuxhhtb72gWN1u5MV5Haks3",
-	"rNrG8MWDHXwntHDnlvApsniv6a100NkurlFIc3RZs8R4cuehZQ/ay33RZhRnbN6QknEiuIp5zghVJHwp",
-	"vCwjbx/s7/XP/7xiGar0NpluCZE67FrdPNTolCbs6wzSwPuessfI8lLzVagPVsjFjCqVxec5rOPgIVLj",
-	"N3haNB1++UBMzbNDlVEu6RwkbxyFmnfTJGM02hTuR5u4RZOEZZ4iuMvJOeVhlOPw2czrCO62M0YhI8J4",
-	"mEbVMHNJEwYjgrwdw/bNgPSzh9iL3yyp/1Yu5Cvct2TUDh4u4e+IGn4NryhwEJSxEI5WZ4O4k2XDdzeR",
-	"cKFm4G99EMS/WXr8TccSVAkyxZdmSohZol97sKo7kMDdu9s6KWN35GarE8uU7457tYGG4V9FXrS8opKc",
-	"M8aL9kf+XYEXDDvlVNvgBtqhyJ9YsSQlOVdxglIX2pGx4PrjJF4oFj2kEXagya8l/AW8djsFYe413Oz4",
-	"ewiIuWPySDOhDakvGw9zAhAK8w0c9fD96TMtgZ6/f4fOiR9fPws7EYsBsmDRbG4arN5IzrW9WIsweNCq",
-	"fhP0GS85i140ePPwCWjbAsSDy5k8AnSkuqOQ9MM991KNM7T7DUsJmTdNlDxlangixEXMmhsOM7ZQGZ1f",
-	"zExaZkjm8Drphz8olb7hyUYfjFO6ZqexYn94Sa/hbzbPMxZqi3SlVCoD8nsS0Y0c3MKVqajK5W8i1GBE",
-	"XosqZAHY5FqbELlijyQ5fPz0wTXfdhqL/f66lYLBTrHfjRbG+//wCgDg8GgOwjJMtt62m/SSSvfSDZPS",
-	"CxSmbcno28ZeQh/0ssh9iKit31eQBT38vG2fwTsewtq2d+GdzxRapd14LdQrEcWLmEXNEgAxpgDTL92Q",
-	"flhChgoHHtrUXS7917hu98KSurj0DCuyluvWMP2AhDUupzXORCwh031JY36HEYD/PKHqXz70/C425c6B",
-	"P3au+hGhCLIAufZSfNF1g2EbOjIQfw2xYHU+VxLdE0I9p5M5dXp8aSZSlimDzcZsWzRJ3ix6k5+2UzX0",
-	"4SkdwS+V9jRJQrs8X/cmP/VqrqzehyaEVvMLYqH1Pn2wOHKoYP9khvmh9mLQO46iGMHeLEYedb+89YaG",
-	"SnrlxiljbIhH61plFAhjRELFpJqt4WytaXYhCfXA9I5IaDyAcBFR5P06dECOb+sG9HrzPDGcBYdQXq+i",
-	"rZ2od9ELnuYwZzfAJjRLfdDLQ/bh/wLCrudJrmnCwVwakEDAhqTcPEjpRuQIu1mdQQ30r2lb0vhPbPPc",
-	"EKOZqTfvyGzW1hhIaOMFX4helR7g8w+t/cI3tT6Nj2JGVQmGMaKKDVW8ZnXs4KC3pvKiSakIMzX77//6",
-	"P6HL/UmoVOSQzFc0o3PFMli5WnPWedaExeth4tbxcNeUA0jxxsHf7qYt/PxG04XG2ex80/WTyr4UXfpt",
-	"1Teq9hmscuBvkbdYWzZaypxFu8ms/KtxZTaripxd6fUPiFyJK44ISiuWscb9/DyS2r6WdpRB4/LsXNP2",
-	"I1LEI9VX4AcAUzI8AVQHG76Ezr3KiUri+YXhXS1coph3SjPFWWZer6GgtnzvkFCDCq+8RQMSjPKSeHKT",
-	"w7ldxhIkRy/o5dx7+GEX4Zumg2JJShMuDb5pU05WNOY/siwyIUYN67wzJFSx1LbwKegljEY3/ERSVIA7",
-	"f1JZBBym6do01zjZJD7O1eqEJsk5nV948X3lacfRDIDTGiGE36SMv3hGTgTnbK6IfbcQa3PBF/Eyz1hE",
-	"Ys0mssYTrDeO7T6M+FpQDKk2r6B3PVyKoflRGwujd/TqFV7bNc4a0V27Mi22pnHSMNAmstb7ljDFbkC3",
-	"2PztuYqZ3VuRJDedGY0u9R+ynTfUj3L7arDrNM6YNCy5Fp1qcLDFEpzammDMB5o6ujHw+npr1RZBsd3K",
-	"24E08Y6g10LWHtCdP8SAZMymifK5DT61XYWjXsdd/uzdPVU0Uzfe3lytZnmWNE8XrCy9JblkGREp43Cl",
-	"jpZ+aU/yLG7ajfJ+d9vBVCRJ85COz6VIcsXI+3cvAZT3j8/PyB5N473L/b15Eu/p2ezp78MCLcvcKnQZ",
-	"7Q3ZjVs7b8ylKX/WloLQecckIHrXtq2QfsVwnc4f9Oa5VGLNMqtJ1ae6EpmaWYOwfgQ2aclSnOvBNB6W",
-	"y0IsbkXd9UVodRmg0dKYKjMougl6jYK/tHIveKxaxVaNn3U06+ZivY6BkmaZoZKt83Wvv6OKNbVil7hb",
-	"K9q2xwbERcxmUZ61mCrP6EYeEcmU1EwIXsZSDbOIbiSwozW9Rkj7g2+fjMsI97vVtEisacx3DfwZvOWm",
-	"bYc7WwuuVnLn1+b1V/C2awVx73edTnjLjbO+5PWtvJW2gER2Q2a7zbSxLgqDetLNxCl2o85GSwp5syll",
-	"3nkkocCGticINtDYmW1RJvly9z54/QeeuVRqxE3gszhl2Zvb2V1WcQLXvGXO+1bZWoyxrz8osN13L473",
-	"7u6pmw53vtjmh/vQ5GetZ82IBaHk5OUL8mQ8Dko5NE3o9XbtcTvl7qMQK7ZuWLXiMDbwslimCd0YmiQy",
-	"n680kYYH4/+JMTK/e/xkZOpz3Yn1v+U4dVZ+W7iUszhlU2EyX2/dTjlwnKo8rjBwi9X0Otzhm3A/0Cyj",
-	"mxsdPRM5cVM+OFfxJZttX5CIy9kly9y9YV3J2bJb7ZuAxsCsWCjZWFPmnEHJMe81iNLaMEVSGkea+jJ2",
-	"yTKJnpcb+0PqH2Rszriaob+3xcsgZ48PV83Lpc36LY+1ud/6uMlTgC/77fqNNJGDXuSUzeYrmi2ZnDHu",
-	"QHzqW2ffRf9A81vb5En1AJSIpaH51tFV1z2oEWczzTQtwBXNeMyXssTttkmgP+MHn3UCz5hUz/XYPY23",
-	"4g2HqYHyg2aR4My7gID40lBBoRxQ863txIjccLViKp7jg4YLKtdyyVho8DQFWrP8EHRwRN7qzqXRXOnY",
-	"56fbqH/esu/ifZRvOmgjlTa11adVkh2f+Ebipw9fAQ3ezlxFOuruX+pMdk0WqwnWbxQPmhnEl534kTcI",
-	"bwJeE0HZgW27bVnD+QWsYIPTw2CFmawq7z6wfh5NWvfMir+dp82/I6g/FFzbyq0+BtQpjm+iXzGIhRCy",
-	"0+DM23afd76/jSyaCGHJxGweq02nxuFlkXOVdX8/Y0uj1+58vTPtp3TJrHdsZ6uIZ8eyzh8YZ1nXWyO9",
-	"z1LRdVon2+8zsSYh0pd7Lezqx21SeksHrui5dKvjjd9bqspClDeztFUeUZTpz6fdoHzO/IPin4rWg77F",
-	"N2WDI2adruDL0RWfgh5dLOIkpoo1+0+/z5NkQ/6e0wQUJXCj9sHQgybZwBZBTShoPOD/DSCYHOM1sWAa",
-	"XSxCAsUIiSt3OWr2/mJtopnPZqrcLZSXc/dCWEKnsMn0mMXeX8SZVBY5MeYY6b2TRhPKl7nh9x2uQZds",
-	"pmKV3OD1+zuM84wxPssYeL27cpJbHOGfDZj/zpdzTfR02SinTOHHIk6iKNAqrjh5L1k2PF5CMVFM8Y4l",
-	"SbHecKd9vIzZVSoyNZPxz11GW72wLx2NW7n8tl0LtlP4qRIZ1Jw1AhyoeKjNi02V9tFf2+zNqLlym9Bh",
-	"IG0iiRdM76ruUL9I+ta1KJnSxzEgplIo+RZR5BqM7w7sR2t9r0TELPPx9KqKu8lGXLms/tbwg3lj3FQN",
-	"mvWRJCHeFui/mv0/BhvDUwU0mXwIGjSZe1Oa7RhKMqphKxtFRcMNQr1gt5CxNlcJR5cFVoXTqw0BTxGb",
-	"x2uaECh6ISckZZk2dsHAs//WHUvSD83fYTDlYcbmeaYXcmZ/nbhW98fjQUDW9G8iIzbhjOQ8VhKaXcTX",
-	"LHKNwl8ISWVbxJ8mU+41qP9vMCLvGI0Iu6ZzlWwIleQqi5VinPQ5u2TaJM1EvlwRShaJoMpUkIGQORlf",
-	"slf2HgPZQaFmiFxzCe/ew/QYNFWmxoUsb8BZRaU0i6J1GT0ZVPrLC1b6Dd9qUkFPQHPQfbRq/4C20J+7",
-	"FwedLAG6hsjOuXUmddAs21nY6zxJTEUzGI3DkjnfkNC/qAsJTQRnnfj5LcwHS27NoQXN2r9bt8b176x2",
-	"x3Lm9rPZHErpZq1H0OrIhS3S7EBkM9/gbcgzoQl7VAfWaGZzNClMpJsr6PC5XvR7V81LFOntpT+F2io2",
-	"rlllN3bp3M9onGzgeJ3oEbS5VrueEkdQXb+IzHVxfZ/fn51oCV1b+aZ9Bj9spx7rjhtmd0Jah26vPJEO",
-	"y3aTG56td7uV3aiJUK1INF0a6Hlomq2xi0ZHA1XsTHR6VRlTbIe7x3XvGjefdru6NLNqXGh2eWyzab4X",
-	"2bqRQAt20aAaRuDXThLGW9xa5Vdma6ZWormx9tCt1isVLvi8zZuGQIazPItbg+NarvSblulFdCYuGG+1",
-	"n93gdwqfjg6yXeNoOxF+bOQu9tkWsohdQUe3pYp2WjB3JVnjG8uMepL0prv6actE2leMgqLcumpFWFXp",
-	"ws8X0NGWj+FJ24yqhqI/ktKnXiel8TRunRcA08j7zzPKo0eSyFgxjLxYaWVYEybpa+MmHbFruk4TNpqL",
-	"dTiYEC5IStUqQNdLQLQxTERGANpGBk5Bf/zkYMq9VAdyTBJAu12ScKVUOtnbw9tzSJuHvyiPCCUqo3EC",
-	"r+2FpA81TFMm0oSRlErFBoRmWvdbi0sWAZbslBdjjiWBmssASJCIK5aROZUGaTClSrFMT/0/+9Drv032",
-	"9gb/9tPx8D/o8Ofx8OmHfvHv4YdfxsG3+5+8p4N/60+noxu8Pvhm799+18Ttm0KLmvJ0ULdAO2ZCMGyJ",
-	"UGKV3UeSGE1FkgvGUv2Xfh9T0JyZPyLhOCR9/bfI4mXMaUJOXr54JKd82rN2+rQ3IH9wVruN+6GShJWw",
-	"qQnR7Cq0GHzGqh+R43MJiUQigxcCcrWK56spBw+nBOKCNwaTwjcgODhn92Ieq/CI5Jpg+BJiWEn49vjs",
-	"5AcXWGn6kXu/mH+9iD6FuK+FRfW4ak7tjiSDuJuTRoP/VGG1KPAZLKDMuX450LR1LtTKBa3IQA9YW4cb",
-	"fEW/jn9CBvyEZNqmjBXuB1Te5w7RyZZkGZGzVSw1CUPRajJPhGQRWFYTQiFSCoayphtyzgiNDLAn5RuS",
-	"sYRRyQJzhpApTzlAdALF6A9jVWA6XXBxpQ0nvYWUyysgph/Ozt4S1HkRG1HqM6UHEKCxbvYggKI0q1hO",
-	"OSpU2ky4HloIjSHMa6j7lCFh1wrRokZTPuUfiV5r8pFgzAb5SF4xCk7dj1P+cTgcuv/od+uAuR/J4XhM",
-	"PpJjsohZEgWF71czE8BdiyUBi5kvCWRFJVr5YhHcMGMunk17xXzjxsrJ8Xw1IjiGCj6vG8IpTRiWdrfn",
-	"MSCxKrJhYsFheIqzbGidXxlL4DDJVZzqAZnnZC7yBJGwz7E6eQLsrTlBF8dVAmiCUe2Tj6SpytnELkjg",
-	"L0fONRFwPQoThw5JZSIrx5VjCfFyWCC5AgxnyptC0YGCGfNG6kPIu4E67PNJKTfS9lDsojdoPRg77DoO",
-	"BXbWDkLlum4IdNTCRZ82vYH2SxIxGiUxZ0cl+DYEbsvYknGWUcWkPlhto1nYQsjY+wH5SDqXVp64uvR2",
-	"sMIrUR8QinXubZVjOMpzJDvKDasvrW25Ir5uwB6Uk9N33+PuuWWsAcy5CfgpCD5u3VGBHYdEtASAOZOM",
-	"X8aTKw6XhduE5g9N80jrgSErc5kA4U6anxZNwd2ObQsNipluEiZox/zENlr+VrIMSgtpSoMvbTtzg+OM",
-	"Xz8lmmfhL9K4Njmxl0pmpKRPCbiCsWaXvTJSFI6Q//6arc9Z5uijGV3Zdax5TB3NOecRy5phT5tgmbGn",
-	"peAMGt7XzOu5rWFsoF2aShXDWfBKFZuGygXHXIs7Kpe11BtrPTh12Evo6QA4R2OBKAs2AyhFBZMsgMnW",
-	"LIqpiUDSbT2ptgWxp/p50V5BLnoPmlp1cGe6zceP7abNd8KqNaOjmR5KeEvQsiaHMyHIGuU9DFt+BoRD",
-	"y7pXQJLJR/IEpN0W6OWmAseQRM5SZcegP2cRUcJM1ItpDG3XTSAV0L9lOp1QGT4H00IPBKwqMHlAUSzp",
-	"HzVdPug1qz0QaIXGb0Mba1R5wLF+/2pMEZk7ORyPPwVuYGXFpjSuX023aR2sr+2UhvpVKTyl4e97w/dU",
-	"oNLo71wLah1Bq15UGs+XUI1ah+iUpdKQvnJ9qTSbA3/Ba7gm1YX+bCWqtW+nVtX6vJlmVerg0OugrmvV",
-	"e9qlbpUaf+I1bhWwUpP3oIOVBvDUG0CjVlZjkFsVs7Je1qCWtXauFbVSX7fR1fzW930+WtLeGqjj8xW4",
-	"1q5rKl2FE3bQ6kptH5TEQ5Oe197BblWv1NWTlq68+8MKbZT0v/enzwLy/P07fc5+fP2sFRfXdfj4sdeh",
-	"rwuWd+w26qCn/LQrg6WxPC3JMV89LI3m8zTELQqiP5onJaWgQWOskfQdKY2Ny/ZkUB7bAUS/g0vxWZGg",
-	"V/YqPl+nakNynjAJ1NYImtLojwyPT07evH99Nvvu5ZuTPz1/FtpoiCqGF+mfM6iJsgszfgDplnq3Tl6+",
-	"MCJhRSWhyZXWH9ExWMot8i9g/ETD8kjfcD+JT5WqrLTHD7S2BOEeh+OnQb2GEOlDaiqE+8XKR9xvqnc0",
-	"KF1yb7m6rt2k/MBoolb1G6M60IO46Ayp0XRlY/NJGmJwjJhzSbIm2gpogOdrlsVzk6R4BC54UnW969kL",
-	"zkweSG0dbpSC/Yt/nfLTePj0w780XHXo42BCMr370u7wa8eciBRfdSQE/BtrKKAgl3AlFGM3Hnl5i4ra",
-	"95/YpiMwHtKZUc2rMLZfFh7PtxzuGBjvJaPRcY5kXWE1oK1lnu+0b6I1BxMbGD2EYEoI5IAN8LCRTLUI",
-	"ikqf9yYEfyYIh7cekdCGsFt/XWPj+I1eebsmldF5sfBWGW0Ks9LTbQ1wg9F1iWnrFKAGrd1NgNqdp79U",
-	"UTlaJ+FvaN/flwHMr9Pwm+PhIDnqwxdLQLnrfBI9/K8gnaQCTtI9/0MfhNZEzVPGI5syE0PUbJl0wT+l",
-	"Vg3Bnp+bN9J+sn6kSc5sWkhruPrus7SV8uHC01z5mhdJDByLUEVkvOTDPMVrdLgXvYRB6UdaD9F71y0V",
-	"xMUHVTIX1vq8sZKPrUN7N88bxd1vDYEpQ/9t3UHv1YbV3Z1Zd4vwfjh6t0b3a00OCPWiEHDjasUSTfRF",
-	"nkDRB5E1METg8PiZ4/NU+q+Y+/zCOwpHX1qZiEULv2M0YxkyVOwfAj6EEXolYghb4FAcImE9MB8zW0hf",
-	"L8gAUVxwKjUxq802Supy38Z3FNK3NYHh68p1sHtd0EyNY/q03sgnTYWZz8eI3QpDcAOh92vDY1r/0Baw",
-	"NgfmAzFlCODyb3Sx+MM0H48P5kXCDPzNWuLJ3Vst5Vog+w84cOP3eRrdcI+ahLM3inaozmJzK8tTgar1",
-	"htRGayfwfp3iduy7b7c1YG5sWcoDzWm+PSQJ06acDEgUL2MlAxLO8J5yWCj+hJKM8kisieAo6YprMpnq",
-	"RRwixkIdctgzFF143Gz44ZeD4NvDT7/buRfe9NtW7plxaN7IvGt1dY7InxhL0TGiRDpM2CVLSGh4y4Qs",
-	"aCIZxiuGLnrrixuGZU/uTp/DKuZNlPdhBxZBnanD7D8Eu0LVmzjxFlM05hefBwWOpb664kXot1/GUu3u",
-	"s5N4snXGbgdeob9+n0aNZ3+L5Kja+bxKCV4PYhm3BHDfItb+JgHzL8VS5Koldlxmi20h6rXGXrEb43ij",
-	"z/Mm0+4ojhutuRaEXCcw5BYMsttg3N4rVNjdgIGVp7Ub9yvouSvbrasFV2uyCcCXKnOpA1d0ibiSQYHa",
-	"ZnXsSRJLpa1bzUbl5CqLFdN/XrCNnBQ32MDX3RBaEEqLod9mD1vXX09gF+N5BR7Qd/rNWgpBaSxuh6DV",
-	"wK3fjYHY7Ikq7ZNH4LcHUcS5tJ7hdp9bUZs25pdQwC5lmRScJGIpqxjB3ZXdWyn6rWzlM3cTG/a2z63J",
-	"Tlw9bLVNuXQjdhO0Xa3p9UvGl2rVmxw8Hgf3O6X2gX+eWmCI6oZEeIeqgR3AbZUDbwH9W6YrzjLgrmtg",
-	"t5TTZAPBZedxkuj9aXKvvjnO1ep5M6KoU1frNK2fzErnbpdIaFf03qIyf0dm9ecK8d1AmbMbQyje+AMH",
-	"cNdguGQ5c0B4Np5OaQnnCpYiiN5waFDzMlPdJ1ayipwnMYZIKtI3i20zQNDrY+BW68ZRmKmha2uIdryr",
-	"ZRQZO34wAXgRSRAmIaVwT8kjPwyQK0n6xchRR0BgBvOTFSPhwJXNKe7hsOAQWUKpUkYvIaVF5GpEvtc2",
-	"CSwUpt3YPilmuBEaRX61nTYV2peTljuVTP0GovD3bycrNtR/D7zY0rH3os2Gsn/vB91Aq9u1WDP8z+PI",
-	"lgN05oDmgzvkyW4It2XKbzHt7q2FBWjw2WTiMo6Q0blrS0D/7I5C2cGLtbONK3a+EuJiJtk8Y2pmKps2",
-	"eGTNe42OvT9D9KsSBOPQTIwkTv2RJObb3UUm3KI0jqs8iJ0es+oefC5VVnb01rTQZslvoYgPOzeu2Q1q",
-	"3iHMRAiC13UJ6XT4GemHVyvJ5jP0Vhk/HxGZ8fRV/Hj47j59fH4wLyfM4hMvu/Vffnf73W5exip++ja0",
-	"cEiytP68uuvNbnjlkh+jmiA0RnCXz2mKEfihKO2Zo8V4nb7UGd3d+PVKlx/N9zUN6GV+RHhR882v9Hb3",
-	"QKvbHHb1mU3aHJbbxlOk3wLUpouZ2/mNja/bdqv3Q76mfKj1B7jVNe8dkUjMc31kWWR/wwgWvP1tvFCw",
-	"4rUSywd0OE+olPZ22qTPesEq37nL9ucmZrJWuLYX9L63se/2h9dCfS9y7l54BUHTr4U6xhAX+7uNi7Z/",
-	"/1FwZv/9FiNuz4R4SbMlK/p3EayvWBTTs03qPTOcXS/Fc65itbGPXpjYz1PQFr1xvtDsAxfU/nqKkZle",
-	"hdbnFVJq8jPVj7yfkuynej95+tS7+Dgcj3c66JxDymg5hVfakp2Bq2ikdtT37sZpZ2KUZphxUHZy7fYw",
-	"mTSOokTgThXAu+asQvc1IQvVKszUMcxqKGV3VVFm9/Dutp5CQ0mYrSAMjywIg1hYsAUfnB9DhUsADQgX",
-	"KmnCTFBmAbIw6uSF6kxWcM1NTTjf1ssKG/a31fnbXF6lsUIiYNWDvpDLlti7u7mQbXFpFk5nLOfijnqx",
-	"JI0U1n40uhTsqVNP/WjXzuvNLoUN2/lMzdbwru4KLX5Q6LHrmPva0X4t8qvO0Mqn6DsDpWteIOYDmyqA",
-	"WSVaQa2HpUDsrZyQEMGBJ3t7KyHVTxMtvj6EBIBciMimHBBdjnwEG0zl4+TF28tvCY2ijEkJ2B0Q5qPk",
-	"EYLX7MMl+JMnB0+OqvAzkFsGSDODYMrbkWUc+y5UaQtrU8XQKavVDoamf58oNB+n059+Gg+fHg+/p8PF",
-	"ZPThX6bTD4P+BMK2f9kPnnwa/FsLUs2aXr/AyT1pV4oL4dQuaT6r3FeDUKqo9pKEDVCl4YSkBps0aAUk",
-	"PfJBRRtASSmPptyAdZJ+E+TooIo5iokKkF5UYPEgtk0rvujd4oi2rOlWib1tSbWcDn2t9nboo51dH836",
-	"wB3VjPt8HCzIwAg9eK2wjGVU4GRN+W6gLK8k+JEJHr8ZTtaUl0Cx2hnVltCcXxkS626K85V0oDo9W80n",
-	"nNQjHYM7y2s4quc1BHeV19D5AHXzB995cLFmvS8xVbFjLFYG3nz85MsHUZVyKz90qeR7+Pjph+7GJuQ9",
-	"zkAIzEzaYGMQVuf7MwcYUFcGzxMxv2AtvjO0QxaGZyypQvVIE0CJrWdiEYN80YMV63guEQ9X5IB+YaIn",
-	"tG4NOn9nfr5iBt224kGh8xVZiqFujcBLeAkVK0lWMaasdXJsuXU50Y00Wc54/2Srj7WB77bUNNtSz6xz",
-	"LTMP9hY/bNpfvTMNe1vsRtd1+KNWlD6ZfbrpR2bDb/yZoZ6bfufI6mYf1v3NN6HdptWHDTSCaHvZPwel",
-	"8Zn3MwmVpuxbYzny1+yKSchIT0ifCz5UTKoBZqgByqA+Pxcxj1oS1T5jYIxGt/8aQoFv+XXT4WmtqOWF",
-	"2IkkaaqHWmfAuw9sN7Z9m7t+GzppGW6U0YXC7K1FvMwNqhDgSvRa6BHpt/i78fbovhIsyjffpgZ5yzCt",
-	"QLJcrUrtJZ5cO1JmR7cKQWT2tU2HWOf2sBC79pjvk5lkMskAeMboYKBJ2p9owuy/K74Oc3FZ4MMX1R47",
-	"aRO9lEKM9KJ85b41K8HqFi0R3d7y/NEQ27aE6/LKcXatZgbvpFNq5dYJBT2DU3RvRdsLr7438K1rYm8x",
-	"ShdXt8kGfzIe/xrZ4CX8jZ0Uc3/6Z+0Sy65lt0qT1ZT8XWUm35mbzndmlOarxqrSjZn7QQWHVNvUW7BC",
-	"65AoZvKbE6fK1n2x51Q2ZReKC+gPwKwXAHTSeMm4jg0TlTvaiCW5ygRfFgFbuEzE1FLYHYnhBlvqtW3D",
-	"N6fumFfI063FLrXNLlsjz7Dizsdx6Qqi4WyL5sEvch6dbKnubVCPcm4RRR5J70rH2UjFlTxk+0L1Zd6S",
-	"w//5NXC2VZi5QSlnrAw9u8UIGtg6lh82MXAxTZLNzPbQKzrrKMMqZViah1ouz9IOmYKb3FqPIWNUNtZ1",
-	"N3ltIW5/ybuJPwFt0WzJzqnWQLvauvhxbdkroR64iob2Ch+0Pd8JWyjAKzKk2Qevn3NU/+f+48GI2Clo",
-	"urxaCSiKtDZFErH7xtD3quu45kDe75gLqqfZtrzfZ4wRxa671dUrw6W1JH1WsG5tyIUDtddHczfrq3R1",
-	"8yJ8lt5aq/CV2M12xlhhT2XH/F3kuTdQZ/N+GcEpBbfrihtcgjEBaLs5TZIjZIgWN8vi9vdDeRGnKUJL",
-	"YTgMuKIbG4Y4Zr0qCVMsKphrn5aiC83bELMm01wxEvN5kkcsGgSArlYKlNp1ij+0Hli268ieCeUOrBYW",
-	"gixo1glRqgRwdSP2W1ECLKMMSR/QCdxoBoHlY/DQ8Gj9KxdeyfjQ4lf4Mky/ZbeN9C2oYaX98rp6fB+f",
-	"a7L0O9IcG5tstoO6QwXUOcOXM3aLHFanbNiNrA3Mnaw2eqoebf/vHZW5m5XfTnZLFxDXL2/GtIPRdstj",
-	"DnqRmMvmIqo3sWZOacJ2aYc3UAo38mtXCr+wYtdNgdO78M5ImfY9gHtPTb/FTpB+6PO2WJa2JZaVfQkI",
-	"Gy1HhJKEAoyjfgiwJ1zwobuq9tvXQx3cSV3Lz8DV6axOVKj5jpSJrYR3GwyfWM7ayt1tg+gBWNVGiJ5d",
-	"kJJdzsVvTSAV4auFRKrKl5qEaj+ddk8qQmkXQg6e3O1IYj56WOAhi90jktgO08uWKzb7b2H/7HI8kkSu",
-	"aZIwqSC+JyjbXbc2qbYXu+2AXlacw8rRaCovEdjaUHMq2ZErtg3vjsixQUqHwlCI8yqhfEXoQpv+8pe/",
-	"2GJULlw8LOeLvD99tiOo5Kf3+YefTuWHn55FHz7+9Jx9gB/eZR8+/vTj5YefXnN4MvjdzYEKTz0MNql3",
-	"CCG0tsfVVoEJO1ZgrFfebXElIDLMlgF4fCSJL9na6EW73xZz2Jio8Zbwxekb8q/fjvfRHygWC8lU4VI4",
-	"GGMFdpFExPciPCHrmOeA0m+Kwucqz1grnOHORdqW89ZLaRQlCMe1Flz+PWfs501hmzFmw8WSDcS90Jir",
-	"jJlqvClNIPx3g/cxf89pxhCgKY0XAOWVpjOwNXtBbynEMmGzNKGAy015Dl8DwXf34tjJzGwxYDymfjzN",
-	"kyc3jKepFEpuISLTYdiJjmV+7hrpyknK33DFskvaDUlzl5vmRcTWqVDAPy7YJtD88+85woBViiv0jWuA",
-	"ShLWyyuHUIgdBZ9FCp9y3YTmyhBE1Q8rcmKkn830swnR4w8HganbEcITdc1nmLzsgDZN7rLmcxbxI5py",
-	"iyYdW+BkiMrTEgNURltAIlYF5xyPp7zinyKmMgUUGtHnbp1LKIFCDUpz2ByTt6MwqC/abu67QoFdeK5q",
-	"2Q4G1D/0dXK9kCYH3VMICAZnkhWEs6Zumk1Y6lOOLf4ZPnmOb4emdn4BSb1LuXVGwq7bolpfCHRV/7nR",
-	"2sB49Bg4Jubbl0j3kWxYhmYMeZfEDoihNQemKeUIOX+Qm9+gC5meWNQBgstqFHTJuqX4NJ1hL03ylsAp",
-	"tzEKurksnf+gHmhuSLDZ3dQGL//5c/1VQC+D3o5EqVazwSMnz2FVoZpy89ssjG1Oq5YUwO5X7h0qN5D+",
-	"k/HB4Mv7r5oKT3z5u/hTxdIfiyCK6uGAPc556U+4Np4ZGAu9bMb703RqTkF1c4jpN0DtJ/ipDVODAQdY",
-	"Q3cDHknvnro5oWlbZztTs1us8psp3N3qdKOdvUnZLWRxiQXWWRPU91UCNB4MGzfaRgO563V+8ZmosLf+",
-	"3qldu5lglbTNuP0x+O01Ef2ZCeNsRfLnegZJ/DOLUJAHBt9YG7vcEF5AFFhD+iAAPH+Bwx6OyHPAkIHK",
-	"fFAEwCTbU44EPeWQ2QPYzpivH7vqzzYuE+629GsBCbFetlUqV1Tb1Gi5HmEnkE6K9jikD2E6h6nZASpS",
-	"FOs5rmNOFfK1NU1TY4qaOM+W4Cn9EJfKIsSjJ7EtMde+Yb/BMND2RFJ875OjyM1rMKl9YPtPXVU8b7C7",
-	"FDy/6125xuUpgSJYIiLZfpV7I1SZMmU2CO01a4KoTOlS76vx79aesWYlTj85sdCWzY9P459bPlZC0aSD",
-	"3pCih9E15ndrW9mJ9+fNrxs2oFmoxsNfFtR3ADlhr5HaMG8gdeJaH3YPNaK/JXKsXGMoz+Im15YNUG2C",
-	"rhQkElt7CKo1eAfN0WRbNerGqOiq/xbLXClBrigUV1oISDMz9Qn75Sq1Qa14bNBc0xWG6ycrdr8Ar0BC",
-	"VIfgL0RrLobe+e2a62eGNpaRbO4qsPEYipdbJ4pDwjEasylbaioEkgu2eSS3xjeahspRjhDkaK2OpgpU",
-	"9ubYmDIOmq6GU9Ne0+w2V8Dlc9r1cN3sREDg+ex8c0t8ggpZBfaeumh365110PszQiQdN8Wzi1zNRRMA",
-	"jQO7RcUjiqMJCa3zIYSKmM03pxDzAfmH+JqXxBgF1pUx5SmNTWiJizuh/v2o/V3rULQeqaM/dbU0vdgS",
-	"4+9j0WTKKyFE+hNTykt/wK1KlRHjFkXVysIcmq/1V76lA+M0H+guChBCysk5lgoGoNirWK0GI3KcJJDr",
-	"uYg5TSZlgDOo7WvqQkrGI5Oo7WJhjEsq6Jnl8y/Ng6KUaC/omXlVrbLmkKTmKK0/rzaBh3NoCANK4vr7",
-	"Dm/gNQ0JuSB+yRxIQtZ/e9crhh1MuZa8WgiHelHs4i9KJZGx9Fq16G9TLVv9h00HCaY8EculcYnZyoLe",
-	"XnvYkxArZssVFs1NzHBskwhpBo0GQEeEpmkSQxkxS1V6OOBnDogUZgPhd+Vl5mMPQNCxJEm80JSBbUkS",
-	"GxW8YYvmLL4s+eXaS6O0OaBccIPdPL275hBZKupatLDsazCDa1S5JJvnWaw2p4Cp4YMsn1k09nMoTPO9",
-	"7TZTufGdH47JOZXs28de1jq60Xs1kdVQK3uRiXWl4qSHCAo/hIOAQKA+eYo3V1BkE4aqVxUGVqzASqnU",
-	"s2L/hHeFteHffPRvK2Ww++Gx0QpAXk0I1u4hmZr993/9H31gXkCF6oWmGsGdu/iIyBWUHedzZqxAKXOg",
-	"WSDBK6oZGdTmQZCY3TW1sUAFoJ9yD8AVCXXnSpl6YicAsdBMkhGVq3NBs8ggCrJo6FWLRnAG0g9/UCp9",
-	"w6FIUnhK1+w0VuwPL+k1/K1pjAEuAiALDAIopXW+mXLl94CVtYAM/vj8jOy5B3uGGEbkGEJOiVbK9ALP",
-	"fehaMxaMJQURIqdcijXD89+nfGPqTQOT/OPzs4D88Pz4WUDevD178eb16QDvZWgiBdHcwUDtLtkj6ZX5",
-	"JlROefiXof5lCIckPHIXQZSsqZpDf3rfY0WWTElyOD4g4auihr9JP/Fb/e//+n9IxhJBI2S/bvKI8mAm",
-	"ZLnZiJzQJLEFsC39YUtGSPmVyRGahkNBbdhqiwrQs+dtZna0oBGaxvoEgQqexSk7jZecqjxroBP08RXw",
-	"n7CR8G5QsGjH1Yu7E//1AqlyZMe6YhQxI81YsZthMZDaWD9B4u5CoJbJFUV3aGWuWupq/dEh8yxjtcrP",
-	"R3Ox3rPvuH8gGqE/W8einOCWRZk4UxxOkj4keA8M7jGoH5L0Idt7YIvSIraynrlRSiR6RjU7WMRJTFVx",
-	"SQpEINYpdKdWLM58vLHRlE/5vj4fl7GMlZbSWRZfAvux0McW1EStMpEvV6iledjOc5qhNaeHBlAlelh0",
-	"zbRwhDJLI3KmSZMQi2FhgrAy0g/3/ib35OV89DcZDiDtSuI3AclYKjIlK/hOIIulWQZTcMeLCIo59KMs",
-	"XsFQr9DGnvFy4b/RlD8ekT/bCEy7AnorJMnTwFbhhFtYjF4JLNOwE7FVLQlWtRRZ8QIsHc5aT5bXSbkQ",
-	"DMh9sZHRlB94w3IkktKNgQWy22Lb9VcK49/Dt29Oz8geTeO9y/09pEz9xNzDWlKE0UUMdzxWhWh1OahO",
-	"Z25A65XAVwtVPnaVyKuA4yPo6Niq98CLjW5i1KPDEXnm+HkuNUknsWaq3rFfs2xZcckidVv3nCm7itXt",
-	"nUoQgqKQS4abEdpVmSfx3jehPlOJWJKYB7ZuuEUQDwychPEU6L6ynHuY6BBJgH3CQXqXJ8zBeOq9TCb6",
-	"5yE51ceXIMIOElKphp+W3IFBPYctcNX1Rvrrs1W5nmSMyoGpNIkBTHgBXBSZNFE6rrDkpFqEMzbxrcdv",
-	"XwR6XcIT8/j5NXpgXjxzJv4fBTl99iesVlXV++ElQyTDwuKxVgBMwAtH1YPHgwnbOPGgDvWENrI4JIg3",
-	"UlAQLkRj7U7dasz1AdYrYrhk5ZRMNFFqTcljKDHEHSTxPFbJxlG/Xo55EkPZQ98MMqthl9ivJj2A/f8f",
-	"/4OAr5hDLiRuvbYLz0UUm/3/X6dvXh8BC/VKUYPqkVI4DVTCO8h0aOT+vlpRBQSirfDwRHClFxxAtfR4",
-	"pV66fjjPs4QMoxD0EEmMg2cutMUyGJH3mEvtejd3B17xawMNBV2aawdXA1z3g1cKARH2vgLyY0fkja2x",
-	"bQtqm1OASaaIYwYWGzkcj0k/RF0a+kfluR7bgmRZidApXuPmVhDVZlnU5ynwBUKYGZ3PWaowTmhbyXMg",
-	"sVeCI0Qy5V2DO0k/9ENqwsGEvD99Bgv5/P07sqKXjDy2iHESZvXj62dkDP29sxXZzS5gl/KoJNNgNCKl",
-	"f8+ZraDnDxkDR0skNSHfHpI/xd+R/uH+AQmbUHy1KMCoKMOpkc9b3Qr2lfT3yav4uwGePnYNxvn7s++H",
-	"/+o019fvX3qG0MRtX1BTBbAI6trciq1EAma0/t7cSuqV0dTRRhzaPgftLOaVbkPS50wiGnNRz12rb6Dl",
-	"A4yaJZAmqirivkxWdxmi4afxh3Bw5LRvXIBYK0gtc9R94DS98C6yhei9hsPAnMHzDNTy8H+GQybnNGXQ",
-	"CNXiN0lGeERx1rq7iLHURhodPCZQcFCWu3/n8xwoswFLpoSAr5NNqDkT7JHIzNRwM4lY6D7WAu4zKCf7",
-	"4/HYcY+iD6ATvPvMzI0YqIea+4V/GZoBDLVo6StaMuYt9dpLTmRglEjKtYBkAWGJBNbswuwKAka7z5Pr",
-	"ri4Iupoej8cBOL/1yh4+foo6K2baGMYNZwJ4dohXD3DsMLjH8RpQZDVL0etwJZzXWx6Rq1U8X4Fctm6f",
-	"iKUwB8ExJTdjf0OVCkSMme+IfCfUyowHex7NkQ7djTBAhItFieGicPnmm7dVN/4335A+UBO4GAIwea2a",
-	"BCjf2J4cTEgIbjrS12weDQ47day5ahcRTow+TNoot9UqAxIa1OuQ9G18BlunakNynjAJJieLTLswpRF5",
-	"TddMTqC9CqZ5qMknIGHt4iQ0yAtldHP960FAwhLEuf7xEEfbCHWunz8JQHgWeOf6x6cBCR3oeUgO9/VI",
-	"GnkmOdw/wB5aEdD1O09gJs0w6CE5fPw4IGEDFnpInozH2HxL6JN+42CEW18OeNL7zoXd0wu2GUw8FAvc",
-	"c9IvAVg0XLdB3403boEHsweOfVK7Ogvc5ZGxa+T2a04gDXsFWTYqJbZfvaTUVH8CmpnRjkonBhVG3ehC",
-	"GxjnUNpI2HdcmVXUp0VkQFbjzCj4Fqh1zSgE2cEpN8EbRgUI3c1vaPEy+pRH6E8vzIaYo5Z2PbQ2yBDG",
-	"MIRewyln1wq9xQMcDZg6a7ohy0xcgU6M6qfSBonmgpBkESsSCfTlEK3HWVMTGfAjWYK6n/JXtjCBd+1s",
-	"tX5YbMbnzKta4FwFVG+hE666F/cH7MBHgmAe5CN5hWtFPpJ3TGUb8nHKPw6HQ/cf/bKWPR+JQWuxfH5C",
-	"1oVba00TzcO03ahFikVdjq0zVBusUiSXGM1kHfM5kMWIfCSvhdbEbAa56XQfHpi34LpGt0aT+j1n0YQt",
-	"Ali87RxoptUD8pH8CBPx3jnPUTlBq9cEbTOpTFfFbYa9kOjbq4mZe6bVWBiw6eiQfCSYrya8W7HC5W09",
-	"qY4i2HWsxUnLajwhH4HSUK1zH4EVimNGF2d5EE/tIOy1m4tKzjnGNceyFpN8hGSrNRUTNVpqdF9Tw3NT",
-	"bsZug/VKeG6lophyAyMoNXgA5OfpNolm2F7UNXCotqXZf1L9XCwIRZNF1VdMr0NbU48f2/VyKVD6k8bk",
-	"KtIP80KEzOwHdm4NjevNeOdDnZKP5K+AAwzXUCGcwOGx/kPbfxh5Ad8+gRP4PY2TPGO+wz+ea3M2Yq4p",
-	"EPyacYrFotCuvgfAIU2JxkPip8yaHg4MgXUKuW0WMc0B8J2m2X8y0AMBTa5YI1DnvgdQbcHZEHOVTLS9",
-	"HJET51REX1LG0NbF6p+WB794i/4kiK6T8MSItwDkDAhDK2tevLWoFrbUDkTgVXViNI6lIS4ZWPlsYSkC",
-	"qzXDjYFDxB3Cf2tS8n98ZwFbTD3x8jPJFKj1mn6AG+mtolEkyytpXLRIWhnJci5ttI53aRJD0aOI+Aqm",
-	"FObeXjLH3auX6xg+IImkC83QtParsg3cDxuvgFiQJ9fXZGk8kRIta72snjh0cUPOFc2JyBVdMptmCHCB",
-	"kf7RvxozUusdnOSPBJYGNtJQxEdy4u17kwxr8qeCgR6Sj+RbkG9vSeubmrz0iwe7XgQXLe5iw1ODMkQ+",
-	"kv3HY30Gz2PNIT86NzK269tCVifZW7M9pw26oZS/q/hFzby8d+B0Ve80rV6nHx/DL15xqTXlEVUiK14j",
-	"UsVJgpeTRuDq3bY4EkcIL2HOiSRLbeuHz1iaMSS/cMr74b+jIf2ex9eWA9g0LOt8pdkFOCHefX9Cnv7+",
-	"8MkgIOFpzvVpIH2tJw0jzSbM67Z7fP9fnzw9HARTHr6M+UXonFU29ga7OiIZS/4QeSMbWFj1ot6/zdcI",
-	"CURwjsixixiwXaJV5+xBi13sWdX7N0OZI8fVq1/deHH3qzu/YBvD1BLQgPS/OV5BgpgrUuyge6u76T2H",
-	"i8HQ+Tt/RM87MMEpt/GrgWd66EXRaguyOkyCQ+3BUVx4VEQgGb+//4aF3d0LR5rGrOZmS9YVS7U/xvQx",
-	"bWUaQoICDWsTYd1oCXjObRNUgMHT50xRjONZ0TRFJxIGg2hpFRAWLRlkRkvQ3G1tBvBRF/sOCgW6gmJJ",
-	"0O106ZwOyJFSkcTzDen79sI3IXFGghzo11GEiJRl9iCZq3xpG4g5uWQ8Ao+1/fTIu9w312tqxdbW7+IF",
-	"pYLgmmquKxXNFG6c9WXob4DVF+CBUHKCgDtE/w0ejpyjWIV91KsCRhp0qIV/fyEybfygOx2Uq0JWD4xP",
-	"w18FLXog6OuKbuRgUtXNgYLdgih6weSIhFxwFh45P/AQLin6eNWtzcrK5VvgUiwneN/DIiv5yu3r2QVe",
-	"zI91o2XuIgq/HhyBFS2MR3xYHge1igHIS1AW4MYfNYVJrS5A4GVvgMQxzRsDws3M2RZeqMzgyL03FNnQ",
-	"mAxbP7FpmuBS9EM4yoEb7pLGi0TQT9FY0v0WnalqNAg+gVsWaA25hbVmUxDnSrJkodsx/uihCw0wLTbd",
-	"S7p3iLhkbhoZvXJ3NGXyskyzSmL2dwcPZ2ngkdQc1WhrAQltEC2q9cCJQ9wePYvQuwaFAoHu1likjEuI",
-	"Tfzh7NVLnLI+z/YWHTowrjOBh2Dh7QuD4SFXkzIH2x/3wPHEvhZk3/7+8OkjScJfppgCNu0FZFovxj3t",
-	"fQKGTsix5+ucGHYpYcGpKkQMjgtni5txEXNMQUFfpYvNawwR1h252yzXh4TbbeeyB2+L79xRK7ZBN+mE",
-	"1KLGy+ahuTjaEl+PTlfnvW1wv9ZoBXoLJxWuNSLheT6/AK3CUYnU07BbCWm7+A6RKwr2l7EzBjjQVB93",
-	"UESN6z8834QTEsapWV1niEB8QYh8RD/ww3ecMeL8XsWnupvCMim4zWBE3nBCTZMgoINSoxKvJkExKHT5",
-	"RAqcQFC2k2A6cC1i5msLWuolkPHP7Agj2DAvXqZwkQgdvHj7yDlNpLsofPy02QTR3RgfM/rvkPZjiXZJ",
-	"bevmmsAmFW5ulQZzJDGByhQXgzFJsfaiaJJEXEnDefW/h+gugdLj+ANGHUmjvq/p9RBYgN5xFJoKsr0W",
-	"SbxcOZ2lzpLwOEwK16zZa6O0oHNCG/Tl6UQxBhhfwW0ick8kLzCahhTt5b41mCmYW1ReSI9ObJ5GUDmx",
-	"GL+NdzdxNIz58Mn1dUj6T66v4VrIOhpdjEtI+ub9WRxNCOrPts77QJO5pqFCIzM3CaPioxCBB4det6D8",
-	"E9L3vLWGzdi7yPIV08CcJr0kYB33zR0NUiWs74LOGUSW4OJKpsDzXF5b6AwCAdBKh2MMXGpN+cbZ8PYC",
-	"mjrXZqGqTBxGrN0Ua4shnpE20c9RAUDjAIE8JFN1qaVlmWVEntvqkUSWRPpAfOcbxXTrtqlvnzw5+Naw",
-	"7oxeGXwLhz+nR1XM2ATfwf1bTaZi5TECHcCdA95EYs6khAbqgy48BhOyojxKWFY7kojCbBR3nBhScmA0",
-	"6PONdRArYXbf7ta6wdmtddMjkxVZMOdHHqPJmHVlsAjhE6Qqa8W6/UIb3EAAUB9uUysObXPt/t//9X9C",
-	"slc8rV4QY5wvxFUm8ZyZlEETaPg2E2kWM0WzzY1jDVWsEj9YUau3PUDIN9ma+6PxaDzUVs1oHxIqU8Zp",
-	"GvcmvYPReHSAVQWxbFbZ6kKzbO8Xl2D7Sb+zbKoo/g4i8mQlXLNr3FZAONYqgYucEfmOzg17cuoj2AjH",
-	"JWmAVNSgyuqziMLMYY94IcMlfRYzywu7ecoxjsBcH2ciYZB1G9pFmWgjNST9EAxsEALROubwD06TjYSw",
-	"lIqvxEaAgatsMuVgW5/BfQHYgZwxuE5v1sshO6EWOQjhvzkn5fh3jJRkPNL2nNENNfMXlbgdk2SsDaeW",
-	"fgdFYNsEIkXPipg30g8N6JvxfZwLhbuMM4VKhODBfW7t0QkC6fwBmY9eRBO3Dmoik3DebPP6NGpiqVkQ",
-	"YBFBNNBlzK4cRI9bA4jLGw7nKxrzEGLnJcnTAcZ7vnXJpFpjAF6mRyUULWKdCjTsRZwokDGS4dUirl5q",
-	"fI6Ff7t/DpXxTfSpuXiwuNKBCQ+Y0xTkKp2vTEyUIgfk//t/0V44jX9moQn/fC3MKhRjGwf42gnafWPY",
-	"GQxbmMAlW3GNVvCbftEyoefikkGJSg/+WBMhb7wmOxwfEC4QlMgnegp3OgHcUZniHJYsA9BMcs6uUwx1",
-	"QPGOGD2WA7+IepPey1iqcgo1wofisCVkSFbqGJlgLXsC4sgFfGvGVYR7+0AARUILQg/gpW0jSsE2nL1P",
-	"QXU0+8OYR+wa1nrJTFSZGxBwfW9EBmbRdW6EMvR1s35xrUDv1q1u69HkWzf1Oi7DDd50EG/wxMYSDD8T",
-	"mqKNTqts0CQZtA0NXj3DgsjF2GwyXKVUk4c30ASOUgMP46b2qSlbeY6JUJyEDq8rnEBBXwt3B15g8P3F",
-	"a2bTIuDfP2tDCczog4ODp1C910YYPh4//nY43h8e7J+NxxP4//8ARMQNWkgskawcetWmDujuv8/EejLl",
-	"XmBjx9EVKqc/oKeTAzOgInujsgW21/IOOEzGpum1IfrdYEvyNG3ZksCF1mpLEcKZ9DLbYYajLfM4E7tn",
-	"8fhg8uTp5MnTm8yiKeG64E8APoXAUx80lzH3FXoEj8djm0ZiYW9STOCMBd/7m8nJLEbcGQ+iAJmAfJXq",
-	"kTSeM3sYIeXN2KS6G980auvWvL73F/Pqi2fY1SFOqekTN/W9IqCrB5/s7/7ED/bCjw52f+QCwfCLw91f",
-	"2CAx/cGTLlMpFXjCrw46zcYhOfkpkiDLysmRP33QJFbJovvpg6Ylma/XWv9HEVnKf7By2Gywplu6lA4F",
-	"B6CgKs7z3qRXdwD3Sq8xVxq+Z92ZMPxdRsBeRONk02oKeCqfPtk27HphFMTAlsctGQIo2N6fnZCIbgIA",
-	"z7PmQGA0r4hujAU/5TKl3CHo9H9mmSjXlFhpdYuzaHAEsVMZvaqYE48khDZhXCdyH6N7UoldeHdSE6yh",
-	"KLg2e73Uj6rqa9VeTLVBf4in9FbUXS995Lh+0W48DlQ6V7I3oBHIFphxwSvhmgkjJZA9htb40as15bEk",
-	"ieAuPObg228xQbZFR3umNxnYD6idDVraDkb51mljddnwPQTsue0O//rXv/51+OrV8NmzsNAlHj9F7Flj",
-	"hdtZDbbI2ynfLXC9fAOQshbAVgufYhxNIvbzBet4vyqIukjSl3T3YikR0c3gM+Vlt8F9FQKySp7bRCSG",
-	"feZWfY7o5kFE/sZFJGx6SUaywj6KALz53kWkiZjRTe3NaZJAjaDJL71UNCHan5hiRSiI0NECvicDo2gd",
-	"U5PCBxvG0cx4cAoXJaRoQrlXFpE3KeMvnk35CWZtmkvBgCzwWi4zYXuy5CkDPGGaGQ+b9Ydhqj6J+Yi8",
-	"A0eVB8Yx5eZbWQ8DRv+5HzpVhP66DHaHZYyZIxOMYQhIMUEv+DU8NUPCyFoTAGsDUXOAkvE7sa8bFNeQ",
-	"9D3sXQdUPvADecO/iry4BV9RLWQYLyY8spkQ/kVkQ+iulzvhrjLMy8cnJ2/evz6bfffyzcmfnj8Lj4og",
-	"NhdSumJJ6gdqAkoEsbRkyj1uv1HRn9fk90kS65ZOLFGiO4RJZcGo7oQFV3pxDK6MJ6J1n0/3KAhqo2iX",
-	"A6dVUscYGc6uFUkFZCYXXmzPFVqXFuW4zN0iw76Pr38Keo1hnN3bKT6ptSWZukk7+nVs434l4Eu8s68K",
-	"woPOX95ctJkPfQl3uN+9w0oaEHz++Onuz93isu5C9SSJbydXT5J4m2itCk0UQYR66QToW+JGlBAnSQxn",
-	"9gTpPImbpSgXnLXJTYOnLH0JilolYg158Ry9D5/KjZgPf3GVi3uTXhOHLPhbcUntGE81kgMQfiBKoTeB",
-	"KQW9c704F2wDmMY2JKM3+XZc/ry4yexNeuYqs1kbsOXkG+3jY2OuhEbwh176CW6JrWuIaUqchPYHD+mq",
-	"4cZmyr/5RvA5++abI1OlSo9D+unXTlZaaToXXOZrFoUjcuxUgSbxWaTqPtamJwhHSKA1uYLkDyS0AviW",
-	"SgLoBIXFtkMnaNYBavMqidcinQHYPWRI2knfWsq+1Zu94woD8QsUINlBAGYIdALxlmFRreLICyEw5Wl8",
-	"X3LbQrVZfbbEfiFIq9bch/sXzHp5dhlnZg8eSZvD9iBw70vg3lJu/rYF31s47fUcuq9NuG3hT+0yLuiZ",
-	"OCcjz34lmQe8bIv5awxRWslivGAbjKgy7NHC9y1EVggf9NLmRQAtsM9ZniUAQkOn3ATzHTl4QBR9of4f",
-	"fK9VyBIIm9eSq7N1WxMnMPk7kiensJA1k635ONhXYib3XhiI0C9gbcEYt3H1l6VNNuBQD2z9vtj6P7VZ",
-	"c4qH77fE3uv84v5smCq3jnm8hU9XQ+yawutMFskgIOJcUUhFtHmZJXRWbVMA8LgkC8jFPd8gki+g6HJ0",
-	"ajZCuGot/3xTIJdC9LkLAILM/UKguLggE89qhvxIeulwfRpdskzFkpnsCvCUYsipSwcqsFa7WzD71m3n",
-	"3d85b2dLjB5ca4YQQWti7v24Ox/GwN1mORkV+eifOS8LtDVkbi0h+M1v5X5DDYkfaVj/+oqanIPSkN5r",
-	"YV44eLtOB5y3rwUpttM04BAY7Lxu1GLR3CyOCv8spj+AuV3Cj3UpWJ183doaC0gktKgJvAz6GdZ48X7I",
-	"wED0G7X7X/nKahRgJKJSMUJ0iglJWTaHBAs4cwFxtUdn7knxE7xT7rIyHu+6NLXFb/FOHzHiESYKkUVy",
-	"yaJBt8ZcVdwxQqjg0HyE0pD0Q/NzCGkIlWmEN+5pPDa9ITeq9IVLUeoJfzoia/o3kUFiuuzQKeC+2W4P",
-	"Lf4bgYRUWV5rJApviVf6Gw5pM+b6Wa5EOjKXtaO5WDvIfb3s4UqpdLK3h2loNmI8tPnIGY0hMSjcC00E",
-	"8lpcAmVmUlVnIi5iNotyE5Jvh3TO1BVjnCCC1sG3T8aVGZgPZmvB1Up6U8Ew2iL8w7wA7o8x6Sfxgql4",
-	"zQDbdv/xeNzmqiljc27Xq48wh9gmv1fLjgQlDNY13SB2Cqa4H9ewDOzlmYVQbtbZX2h5etMbFnf7/kuv",
-	"QkO9ycG4VCzP+GwM1UMpCE00cHu5Zj5pFJ6f4/makbeZADDmroq9nsiNLnH279KswN7bLQobUm9siSOX",
-	"5weBL1Z0JxtI/niwNO7NgbTf+ctbRTA03vb8k5k39YCI8jUOMkSnaXUxc0yLX97SKXPvr+mmxgqJ9oua",
-	"G5hCNzQYrK5YqgpB8LiOyLtGtRVzo8JO5kFbGwgpljG5Gt2lhbBryLe0CsIbhmz0d4VrDFpUjLLScCvP",
-	"3ctYqreWou7XAWe72XWr4iZk8l4b7OKHm5ZdgvLXEHf/YPIKwtnLBJgWJ+XrFV0lrvA1378UFQ87ybFa",
-	"DQorw0ghBR7JdujkSrb9EaaaaqYaCYDrw8IUAGAK+fYODsRm24MDbhsGwC3FaQlRtFm2PjcJiq4EEzJ4",
-	"bUtgEIWBE2uU1g4Fq1EIu8eQxFlYmYithVlzbDMhMSK+gpsAZFgB0hWNyLG8aKjhZFi4bRTkuP3IAnvp",
-	"JT1lSgGE7X//X/+3l33MobSGiXa7IoKzI9TM0LGqf7NNl4ITK1rCDdDISqK7AOZv8q2ZYbbZ/0umXMnO",
-	"20hmJKJdERq2jMGR82CYVS24FelDusGhqRrfmH3pJloKu0ip0vylN+n950/j4dMP//K7hsj6e47FwGXo",
-	"YmE3xmB4SHy7hKj/6qeg9zLmF7s+gXc+BT0E6tv1tnmroh/8Y+grnbUO3M8vq3QYGvqaVA+/dF9V8TDi",
-	"w/DO0lnuonh48G13oXwE28rW3kgxKTii5jwVqJze5CctuQ/H+8Hh46cfvmq1BaqzmYpT5StJ5CBF+n4N",
-	"bUQv24gc2zINBQ5k3wP0HxTxklb1QEvXoaXBvYUyGIAm9BUuEWsoc0XBigJLxAoGaaVu/+37symvYbD6",
-	"yZO1ikmDUdgmuPT6mIDcqk15uN/dhacX5HaGxdZ7d7MLcNPmrR3psnRfxdX8V+OKAlgTyFPqfjHfrsUD",
-	"6p9uDK4Opr0JmSK6wrRHPpIpICyYf0qasGnvU+hgmwVnU16kuB5BY14zKxpz/CDnABLlSqJhXS2tdgLO",
-	"j/4H1CCDT6xNAMXqKLlkWRTPAYl5yqViqUGXsaOgGbNgwg5oBgFeATqQpimjrjqTDx6LpZ4J9YqHTfkJ",
-	"jGBO0wnZH+PAAUXDLKD+90rkWeBAQGMOxdkQENLCKmoLqAw/aBF7ARpyysOGwvgmQcjH2zaFH2BZHkFg",
-	"BGBs2amXLQNbVU8AlC847hgg0XCH36UnZm6uTHHEnN8wANsaMAXRbLtf9tCcAoK41Z6NQKHsTVtZnltb",
-	"BQiCH54JgdBrHt3phZSkv6bXZH9see6e3tHBqGaXBJU9bPMIlsv9IQ1vtz5EVoovR97nFQq8nfGijwVk",
-	"ud72hhHr56/gwvAXj3kfV6fXC3qw216YOP4OQiDmS7ytLFp4wzGTnVjkFvd5QUfILecXqNd2tlXcrH+9",
-	"nDJvCFu8rMXuuvoYIjPkos/hgw31cDn6cDn6BS0+BoEvTYVaoc5Mzss6i2F8v11TsC5nvlZHNRT32vtF",
-	"/48BkuwE+lYuDdQK/YbN3iHu2wdAxZyv6or4G3TIZgSAH0fkuKhkBmNcA6hiUWoWb1VtEt7+uApabXRj",
-	"LT6m3IQaHUERJAisw1ooBMJKTQlsqJtc0xbepxEcU35f+d66aezkS8tj3fNze9JabjvzFMFcSwTzgPPR",
-	"hPPRSWQ0yIrfED7IWZ7xWr16wQnU01x4LH9NOV1CnZD7QQhZs9Z7uTMvjdf4KP3QEpHVUWsDRBAtboc0",
-	"e2CJ4EsJEN7WIM1EwqbcVjbBCm0G3RwgbRHVvIKvavBSIYgOgMuxCJq24SknkTjyAWSn3IA2QzS1QdxW",
-	"tagDIZkfbdDAtv7I1Ct2nxETr9gu1mE24U6ZxRc5+b+lA2nqpzOtk9gVD4BYC/oAImqIDbjvQ9pYLKvz",
-	"fbq5SC5lp5gk/4AsqWLkfIP/62rFYGlNNr8IXF0dLI9lsr+n3CtEYxvWp3ApsI5SHyaGNRjmF0QyxgNb",
-	"QQacV+CEMz/ThJl/mvLWU24LHkimggaHrXHnYqVl4DiIQLqKuRpBkcKrDBGNY24qz3qgxO6uuex7mVS8",
-	"UqVorWYnVeWe369hey/3/pX77rb+ipv+7e/XIwM636d/dLf6KZWSRYatm1pqroZYKYmlDk/ULWyuDNpe",
-	"DT2IPSCosrusUkO4ErYv1qlWfN15GplKsXIlMpVsIF6v0WW6Px40usP+yNQ7dzjvUWAUnTTIC/ew8Vrx",
-	"weHzjxrk5/b9VlLbfX1qT9K9+l5cd7eT/f5cb+eH+bNVH8sBNCjjMMDYCLilGGqB5gn7QgDfgSsG/S83",
-	"i1jfxbiA97jSOgiqXnhWiuHv8q9kHjNr8bIc3NTL0nTlvAWJaENMuYtyfJkvBUZNfPitF85/T1zYdLFL",
-	"d29mvA+G/m8N0POPrAznaUMq7tsK+AxU4xu4CDlAV4ecrlkY2LRPV0GMRTOjj4ek7yoFGg3dvAGciSZJ",
-	"4VhE+968XpSNNFWpjkiYiDlNVsLenYf7j38/Go/Go31MBo3ixYJl6BmHrgYBCXULM6g7GEy5TQrFutmz",
-	"iG6w6plSWXyeg8JaeVRJW6z8BOnNut1K0mg4It9DrjRJ2EIRkSvSFxnheZIMyAVjqan2BheMeH3O2VW9",
-	"aQzdXMQmhKd4XNR0t5JIK8JFQU+sXkn6pihnsqnPxFa4xBRSLNquprzI+tXdxgoTgYpUUtOycdxaePL+",
-	"4Xg8MOZQ1eyBisylqvTQvGmIKr3JUkEtQbGoJpdXyAlv6WE/A1LfzIC0bOXuLPWAVPfQ1JKG3OUiCdik",
-	"h4sF2dcU/Hg8Btx1OldQMQ+/+QqyoKsHkTCuspgV+czOYDYDsr3UB9bcHrQDMSo2M/zJmLhTj9+4zXK9",
-	"okXvzEI9P3PgZ6YD+219d3encLed5A5ffklcgpsgEuz4oAvqQOcmtsEJbGmkCzzAXafVt1wWva1mZd48",
-	"e71C51pO26NxdXU1qh4PLbkdmfcmvQo1d89XN0P/de6jOuqm9krqQUf9576MOjGy+8urt59vPOpnYGt/",
-	"nhEJShvkKEFdTxJLE8uJwA2IBIUKGRYJBnymqNH4PE7jP4GlfG/nG3vYdbzXVF6wCGZFecVBC2CGDwf+",
-	"N26Unq7EVclscFBhuPdfuXHaGEf+52pmIU82I/IC4dAwFRBmiFj4WueEyt3mmmdkQVcQaVMkSP9SiVRi",
-	"8C7cXlGFn/Wh0mntGsQWwi0f7Xcuo9E74V8hBiaODlYs2sUj3HLuBKh5YA3/FLrAu3LaboWx/Bp33r6w",
-	"hyC9u/YXv4ylegkN33OImO6oo7/4kSzHBj0UTfyHK5pY3t/foqiuupFDuIGa6fkA6Jk+gVgmwBzHkC4W",
-	"YbXy3ZHRqB3GAKYOJWyhplzkph6U8S/kPP57zgidZ0KC79mDxTkcPzVZR9TUB69nrEC+0j3HoGInXxqi",
-	"rksMqpb2D/Gnu8X8uMO994ngiySeq38WH4EFdSuHrC706bfZjL+2dmCGcS8Kwlvb9n267bCPm6kJdtIP",
-	"R/kfTUFIC5L7zasGJ16dRzMvuEPNmMsLdgewmLqFR6CKsDWNk4F1ZE25eWNoDZSMJXDk5CpO2yX/W8eo",
-	"7kP4m9Z/HflvOt/JOMzKWo/g1nV8YCkP2kEn3nUcRYUaQJRoBH/9lXSCCpzJXVwUXLHzlRAXRLJ5xlRx",
-	"WWB9koFNUmFq5W4MJFPNsWo4wrdugPeqYZT72sUtTJx9LPgDL/iHuSuonghvl79yVSPvoGmcYiiTOb84",
-	"Q32C7ZGNlxyrWeujOyJvAT2l7W2qpjw0f2CZrn749s1pgR1inkkDFuWznuZLhNOWA38f2ki5m18pFOGB",
-	"4zxcQdy0dv4WrK5fW5/YnX4HmYR07VLqqSzDDTUm84UBulK66CBT7gqEb623S0RWwYNztf+48NMBIeOB",
-	"RYMRwfy4KbcJcnZdXI5cS4as4dO/fvpT9QrFpkg88JLftvZy3LSrmKIq8eiUMnXNIfqqXScep4Ee9hCJ",
-	"avJLTwA1yzpr+Q6jESWWNQPEZpOmRAnciAwxzJGUlRSv+XBE/myB2cI38DJc1SSxVMzhYNuYfhM0OeVi",
-	"QaRYe/jOK8fe5jSDQGRo8XiuufTwRHCViWR4rNsZfhOaLFd5RIQ2iK5iCcgA9lMOqH42Qd8mGDjMNTNZ",
-	"ZusejcjbjC2SeLlSCMWnX4Iba4Nf08SkzvQanOglcB/XmdRhfcnd22a+tSqhjVP+oXi+jbfgt+ZT+NJ+",
-	"+ClobvgVUysR3aJh+2Fbw0gLN2/XfFdv9hW9Hh4v2Y1afEWvj1FduT2H3goJevLm3SlJ3ZZqvtF+VDzm",
-	"AT/HfNkVCHRuEvjgIA0dtfykdRstAYdnm1R/UsoF71Wm/SEw36/tpv/U04PtBb03b89evHl9ql9Z0+sh",
-	"XQLiUSUZr41jNdc/pkmChY79M2iz+OFalZKULpnmFiJlflHNyqXQiFQRCPCAu9ShtYjY4AiYDZMK/iS0",
-	"AaYAwCYhy4AryFs5a7tDhuwluljESUwVM4WXTcAX5iZVxvhIlm6rwa2jWVCdpQEtzOIoxLqomtkaLhnK",
-	"y/mseIwZDlWckUeyOU8Js9rxwSPNf01YPMzzXZ4wOZnyYW1SRZz9Ik+SDfl7TpN4EbOIvH/3kvRBHQRF",
-	"iQ20KaUwi5lQvQVDtk7VBhdwpBv3kKHKt3o+XrHTMMtgCdViNmXMKHDUTznBD0U6TNglS0goczjuE7Kg",
-	"iWQm78tAH4dHhAuDFwGwxwhYCCN94ZNKP6RRFCMc/gyC/vSzmX42IdqetbjK5wJAIQxhmThYPapaAwXU",
-	"ZxgQStaxRKBPtxDjg654oCPdwXd+1lsBQilB875gm4GTWxbTFXKBHM6q/sEHTbPZ/LptXwbDbhUAO7BW",
-	"pm+ied2kYHYoKq0Qc9aGURiM/D/flOT8iBy7YoNXKyGhf19t0DMwpyFjUiSXRTbBI1lVI7winLg/h+MD",
-	"r0GTmoMvY26O7cI25Iqomj4M6K7JWvOJhhg+KqEnkavSyPuYtyQDMs+zZAAQFrB2z9hlPGemMiqZ66Vw",
-	"2NDv9YYeLwF1eMmEfQmfZ7k0mRTXG6vt6NW74OKKa0IEiFwCGzZMM3YZsyuyYJo9AYKF2xcusjXVJ/s8",
-	"V6DTugNhAIepJBQa1FNn1/Mk19SiR6HbBx1WOibkYQ/jXqaMGlq0rB5M1ctYxkpkpP/iLfkXb6YDIrh7",
-	"y44fljTmkOK3Erl1e8uiuYJp3hDpt8TtcEMd4EgDIHCFOfY1raQ0k0xzIVgpTui5FEmumGaQ5ZKir4Vu",
-	"wBMiWKkXAv3L7a4LHBePh5Zbe1fioF6NMH3kG0QOYZp3y6am7PTKTHku+CJemryrkPThxxXVJ8TdvAgn",
-	"P29f4EQz/Y81EMDm+ikGaAX0amKVJLIArIKQ9AGGwPBiOr8Qi0UzckqhnH9Wqpe/a71Jry0Fci/N4nnM",
-	"l/9GF4s/XBxcP/3742QN9VeWt/0Ud4pllc85u5Luc5Et925U73R+8evBC+u+23GFcb+dqOobR5PhImCi",
-	"Y96iec9E6iMU2wMGzQPo8P2DDncaLr94Zhjc14xUbN6/nSOuWNlWf9ynYDtYzjs4574FZRHVu5nHwpSu",
-	"GrZC43xl5vLNoJJLgvKzoZMbRWkXKGTYEIDpidPPxUJGL0jCaHR/7kjd+j+3N/Ilo9GDM/LBGbnDGQkH",
-	"5Z/KF1l1H1oB0oxkStBYgjRPlrC5kuSbb9DAB3/RN9/olxxwaViap2UGAUSQmD/Q12EuUWNpbL5+iN2H",
-	"ZCEMRzrfOOeDNtcRJHYQTHkxEN/niSPBZiGo1dbe9K5jC4/TPtjOUDHAc0L22z2PkGoDnrc9TUrzXCqx",
-	"ZhmifcJ3UoFhbJ+QOEJ/40sEY1UqgQsy8Dy+4YSSsALwEha1JuFmmS1onqgBoQ04T7GefpoJbRXo3fvm",
-	"m4nHqcFZYThu6L1lPHiYvgvteJxXDzAofjiPDSsuzxWxnvVbuhNwsiGGNRZfSlkGDXsOkfrg7TY4l8bj",
-	"8dgDwndQSYHugiZSGHCAYhGNh9Vg3hYtG6RaJFrf2Y2fGmR+M59HEj46IlLgtKmNiND92iilfgheRJGr",
-	"kbm61LZqmjCoAqX5iuBsKMDXAR/LALBgRTxnI/PTDFyzLDJf6OZlfu5OpRzo5cKCWTRJqpuC8Z52D3F5",
-	"CyKqQQLZaZfWXa9udbWkbT+KMzZXyeYI1FC9aXqEjUSXsb8Bkq71MY7NTjiqp0nGaLQhVCGkUYhnP6Gw",
-	"gQoLANtTOAbH4Yn91hR6nVMOBFhgqChhiOoEobfMmxZwCP+yxXv7uczBySfpQvMZEkNa+AB8x8ZXBqdZ",
-	"TkhorOrQoJ8hZhm/ZJneXesd9/hdiYDshUEi+FJ3VEeEJcdVVqEVMCEuWETy1OhgeFqTBCjS7h5k5te8",
-	"877n3UJP3MbfXvNlm9JdlcIV7l4IoMhiSeIIRUeihw7j0MOSpE/J4+vrgnA1vRalia8oxhUMAsKu5yxV",
-	"yKDplFfpmtAoamRZN3R1WvYNBZm89W/3ejoidM5FrXuKyxiuzwzeVUuro5amCl7qkYjvYG/86m5OwdYa",
-	"1VpigaCsy8jPrt0M4q7urdScRWUbw8lp4d+qSwSc/+F4vMWfqXv5HHem3crepHfw98fDpxf/++rH/fW/",
-	"/uX83Zj+x+/nf132gp6/xb1JL9dc9vD3+/u9oAcJM71Jj0b0332Aq84eSD3+X8kBiV23+x9hA+32BEZG",
-	"RKDD+fdn3hl9cDo+OB3/WSudfTX+Q+CjfRkv+TBPBw/+w7sotdYky3a6CxMUTc3ewoPbeQsztsh51L0+",
-	"cN2WD5zeMyLv2CXLbGYomB2Osedcm+ihyiiXWDkIjOCYT3lNuw3wujzEwYWk7yxWUPnD+UqfvnM6v0D1",
-	"7c8YLGA/mNE1VKyY60MRYpYqwFtmlk0SfMOGNvCIRUe2zBHpW/jPwOJpTrktpwJIwjm3Hw2MS3EBN9CY",
-	"lhnTxNTiLYCCoZ8on6N3NM1EKjIAdOub0nBTPkcDLxPQMFnRZEHoFd1gpMLPLBOYRosBRBkudFTU64XV",
-	"jqV7jgNEaxmGJxZTTrkzo8rvuaLKfOkDCodWEZQXcZqyKBwcQXQDalWPpF5xKgV3uCHghIVwq6gIQTID",
-	"ANXcWbiw0v5OOgXOz+iJYpnmCurrGlpw8Mqg47sXTUsjO6FwgDVwIMHP8/sSSTcS6zeDfSEWmE9rDrxj",
-	"BwSPLelLxkgIzFd/EA4mRT0W06Q27XJPGgEWNRdqhpEEAQlTFBszJcQs0cMMg1qZkxvaIeVz1G594P64",
-	"ADRLC1BN1q18+YPaEWpCxjV0e4Nvywi3+H83/xwtEhNohKjZ5ixrC2LDlCPpsqXy+TV9vHo+u40g8C1h",
-	"sJbxQ8KTsg3UoYZOQ/WdCblxYZ3D8aHu71SfcWeFYlhWhR379tY7c2w/Lz4EW/kciwpJGCpbmKbKo4YC",
-	"m7P9t3//j8fs5UX04uqH/PfxdXeLCUf4K9lMtvN2q8lsA3RhojYMN0bmb5n1FTXiSQlzBh5iNv5hzSd9",
-	"lG9hO+nPbmU46Q/LRYa6ZC3pr26cBak/+pJ2lu7v3oysHRYWnuxCSdZaWGcD6yurHt0sLnrlIkYLQwlb",
-	"7Rx73dFewGj/8e2sHVjfO7J1Tr2yiManPuV1+wb14jhi61QoxucbA9yKOjItTKVH6J5GjXYGIcDQglb6",
-	"ET9vyk0Ib81gmhBKsNAd3vM41RvDhAHMr3DSPyVhlKPAYjNvwOGU91XGtKWjwAIzpoIlz8GIHHMIvnBr",
-	"sqYbV5ax6GtCOIv99x5JmKKc8vNEzC/w2hbC5i8ZxQJZqMtB62g+gUVi8W48W0p/d5XFSjFOTDhzRBU9",
-	"p3oYxWQCzBrA2rJYHTPLeRHqwjcu/Ny0Bhv4oyOkAC9RYkn05DOorlLX/UnOEybBZGLRYDLl+6NtynkJ",
-	"FdHWMQnJ/8/ety63bSz5v8oUvxisAinakp1ELNe/FEtJlNiW/6K9ye5BlhgSQ3JscMBghpKYHD/HPtC+",
-	"2NZ09wwAErzJupyT8qc4IoC59fS9fx34WHm5usZaMCKHKA6LoVjC3Kg+aaNyKrTh05nTSMtQjM1IPWuz",
-	"uKJIr5/Eqk7vMqdDsDtDpsSYwxNZzq5zCDgsZqLZxZnto+4HU2w/yhV72vnvp8+akTpsszgbQuubpG9f",
-	"c19Q7Lx3wb590XnK7GpZifhTrg077DCqybE6rX8WaD8bjaAHKZQhwDRzwVNLKCJkWZqAUciV+wYQZDG1",
-	"5wwZjXa5TKO5meeiGamjNsWQkiJI55vmIJhEyGY8SVIRslRMM6X/mAvx5yJ0BpcQ1JAkXYRskHOpTC7g",
-	"pcWMpyHjyQK6q/4x57kAgOeZHC1Cq//1gWmEbJxl41T0ZykHyHA1t+/BzYkj9bw0w76LEstkQ/Oc58/L",
-	"zXMi9aLN4lReCYgLFq8NsiwV3DKJb9rs6Nkza/Tq+WyW5UYkfWxdNFzExyx2/2a//fabqwXxT9JxxR96",
-	"p9YKPvtwif11/uPtadx1qQlIWPaRJjQ+KhrK0DVUWb/UZSZuYtXVplBbJViX5T7k1sZUfx95dQUxXXA0",
-	"LUVYoZZiKci61IzQioImzAYLFTC3vdwSqWx+WfZS5HWopSheUIkJFwVDkL1Q5cR+yE3IYOtGjuFlevM8",
-	"KRiFydgQESQLBrw8rWotw8p5YfXcMZsrI9PlLAnolcQwLl44ylyAqIgZL3GVSK3tFla+3EuDkQeb8t7p",
-	"d4dUQaaUeyhSGFr2gg8SHhERyo3gsxelhjwTYDx+YiJx5XJhpMgNc1zXGUvczMBtE9ZVRPmSICzQWdYu",
-	"hly5SstIQZ5+m52QG61+VylfwqlYReqjaFFNGznH3HEfs5j6GVHdH/VQmvGFj+svH2hFn4Ub0YU9WOrM",
-	"RB9cac+UKdcSvvydNnuHrx3bb1lC7k94Ourza77oj/Js2rfCKqhIo//9H8zpPLByqAkN4W7swcTY2E0q",
-	"NuUfs9zqV75YDwaLlGNid+wrxCZt4QoHi5T7oeJKhFYH9q/1ChugJ4dLDqHKrj3RTCaRksr1xU6E4TLV",
-	"bfujpaFmrX+SBUdPD5uWcmuZPAuOnj1rrjoxWfC802nu7sq8b9fcSmftrZ67R/LPfWfHO3VnvOSWs/qw",
-	"RA0aOwySXg7T8bWTVecd+Po2uu7WcpVqkVipg22NJCg7n9Ck2eAK7KF1e/tKsdLVbhwffdfphA1Hko3j",
-	"xofe6ebcirt1G9rVPJLTEIde7zLsOdOpZDYVYjXLLd2uiCmMZfEV0c0mPGEkpNCmKh96qd77q7Pxq7Px",
-	"vpyN3+321t74rWudjc92XR+5bND79zd1U1IiyBqPzL+rw7JORD6Kb3IDGiU4K+8c5ruCnklqSg/G9snp",
-	"QiUzeAraSoFDLsZHWj05VtzMc+GqMKxKcyVyBDRxugWE550KVAXeDbzzipksFTnHVmCIidC0hveAQ4za",
-	"FfBrN2I5wxtl0VJif5udeeANrhZuVVbBc8YQ4GkMh2JmRNJmVgvBkq9j9pS9kd+T8gqfYf9kZ6ORGJoV",
-	"1XVj6v4/2UU1cf+Yro6XuQU8hcP2mwrDE2541xcU1OTms14pt5+5KaAR50J/4G3GIgHEkWhT79f1lQOV",
-	"sgKIAlcHcjZy7fxLDz7ROy2ji/ndBHJBdQ5+znig8Ce0+tx+V9M7Qv8nShFpo3oKs19JQ3pS8SAHPpnk",
-	"oJJL1ITBIvWGFgHQQcKw0l6789Is4CpBCLtKwUXooTfKO4jtKZvWcq3UAIVUE1RT81Ny3Gvqz50wbMEL",
-	"VnMpF7/NThRuJ9y+SHn3nUfscdcEfMuQy28pPF+4ZBuR0AfQXU3RiVnhXzqGMFUi7JdzgY51ZVYyhgAP",
-	"h+7os06nZLfGXXfiKrPWlGWD7ll8FKspCHwEsZSKciLpakoK/Cr/m+NVT7Q1sdiMm0nJb1JOQiu9Gin4",
-	"qfRusKr7hs5DZQ8sZH4xqzbTMXV8r5JJpDCnv3wpcYeh/mnpIyHTmRezqc7Ar2OJsK6+0D4V03lDZhW0",
-	"zQYYmUwNRZv9l8gzyo1xajo4uOzXA85MLiHcgJPSRqZppZbJ7myzzU4si1XimqcsiAcyTaUa913SV1wm",
-	"8v5wMUytGVGA3njPDhzHjC80kNQSztZSQ/02O/EcB1PGfL1CiQEFjtOwEsqL4lMcDFyjXgKFbK4Q0cdd",
-	"tNDZNmTXNKtEO1fFSHE5j80uG06pmn9WlDCgfS2hLNQyoVL+Xe6YUjUDkFg2siGAHSMz17M6KxCJyRUf",
-	"gTo+/GPiMqCCKjOz18jKSQLq0seFP2RZkpMgt/zojXfBrH0oUiuqACtEutTMCiVJJU2FhA98WKVpB1r5",
-	"RLUOBNNCyTNVPO/iCQQ4XYsuFahsWeXQwoA3y3l86GPAkVyZCx4vuZHa7KhzdMxiUqdKyED2SJ93Osgj",
-	"Pec7XgYjt/fGlBisLpCdEFGlFmYcpvUrzv2eAMZxDNBvHtpvQQs7GX6q81qgyuVUMxZ40RRSoR2wUuf8",
-	"8r82Hxsl+G8OBY5Gib+mtfahkFdixYK4IjvJGYfOzKk3DunXltf1qybigK7AlN+0BgtjafNp5+jb59+8",
-	"CBs5v/a0e6edy73rVh/8xZMrkRupRX6efD5wQMW7dyXZ0qjM909+4yGQ7+0a4hC79CujZX7F4f57NCkr",
-	"9+p6LKjtKpG9nU9FLoelIElQXLQmk4CUIhU4XsykETYUnwoojyxuY2NZhJU9+HYW3ICv37w4aoSNqVRy",
-	"Op82jp+iXwl/EmO4+js2RmMBNAriikI645xbJTuG/7Nm5HvU96VBI0pnin3MpNK+XGPB0mxc6gTATaSg",
-	"9LPNLjOwfOhjIYthSPiH4ukC6w1IE4/rlIiTJFniJvekSeDHH6dvGo69G//6yr6+NkTbjU+ew51l3Mnu",
-	"wQI7GD5E+xLf72Nji5KiKwigemMjV2ws0pKqaBUSuwH79CeHN9M8dn4YRJWBMOGE5yb09rIHopV5TdcG",
-	"198SHoIm2GG5Zr/NXDWeAzdwc5LG2kQICaJZcNh51gTnRrHyA2iDgrDeuL4yMBh954lmr3qXP2DAPmTX",
-	"EzmcYESCp6mOFCB9cc3i31r2uRacfy2jPHXjvuNjsUbh2kx/1S98DhuHnR0CR5e0CbchcxxoI0BVhUxK",
-	"lFv8rZZwt1IrbtJO+nNxolxrYaz6bP/7eSNp2wHIhTeSqdAhs5cwSQpIOYRLKZEHkJ/9aUrZV//v6iUa",
-	"8+TtJ2uePGtKXEdqMJcpuOAQxzlh3IDHrItymcDrhxx+w/uV8AWhCNGSXZwjPh+13mZKtN5wM5xsJrIT",
-	"uwONLfpQzGez9keNKZH230Ot4y5CfkO6n9V/7OSPOkfrVCMaZ71ORGoP5oHaA9saVDof2VXCIiGstMU0",
-	"MeLGHAyx2dKGYfG5j/yK4xZsfrxWwFtCWRLvr+zJOQi5bfIdHnbPfg4bZ+/51lA+PAPzOaxD+3ubQfY2",
-	"RMMeb2p7qgO7M5QnmuFqEfnJLFLB9EQAye3IaVbB7rYLRRQNa/lHz/DcaLiqvmuWHKuWVMeMU3ctJ4cG",
-	"kATrIHMc0ttgYQXpJMtNK5VXIoGERRKhKJZIgIK0U+yw88z5bvHzwJCCmGRYMywSrDKFrtBXr8/ZXAvd",
-	"Zheq0g8srGBWjoWh+MA6Gc6C+CdjZhcqXYBnlE9FTxrx8jW/gf+3JyniSIG1EX9/0jvrf7h8DTUCgHHd",
-	"Zd9A2juGksaZFbAVQbyZk72Go1jiAiT5lhCnM2WkmkPibnWnlm7G66xIFVq95aUNHlE0RYlrd6Dt/Zhd",
-	"oydMyymAdaOtOXfArZNqjOeKxLVCRSUf937T2gI62ZNjqHYhiruFeN986W4l29NsnGFvz3qj+UwlFc2N",
-	"BVZN8/iMubjKPmHsJWHDVHCCacLtRikPXezKSiApCVazixR8qut6RVi13UooCAYp4WOSLkYZHHUOm9sI",
-	"2y5oV2v5pnV9fd2CVOB5ngo1zBKR7AGXBKP9gLzuFn54kJ4TM033lJs9ZDvZ3Cxdwk0X4xWezypL2pfM",
-	"d7Shf3r/5rVTqncyhisvPN3zhTvRwre28rV32NIpeYQfW0cXVweZTIYH7WuRpi0IkB5kM6Fk0qo0rVgr",
-	"dC9mQp2fMtf4M5F6mEFSgVuggIlBJFdqPbf8Mf5rwDX0a/jsZxA3Idrm2lVBpRY9L7VvoIHa1NLNFVcX",
-	"MhmeupG/1GteAB6+y+1IRtrvIFETKWeDj2C61eujxR4k2XAOgKKNO9bGTld3dXXUEkmh4vTFipijFu+n",
-	"2mjL8Ur6vk8mCyyLZKM0uw7Zu19enbHes+cvfLlR0+pqwPG5xpw8B6DBZYqpJWD/tCN1osgzA5JYM6vn",
-	"gSCmHRE3UlNyUZkKwa8B/YWoYncdRZ34Va4YbGByQSOzwuYaphLL7Bpb7Ky6l51PpD/P5e3eRwrqG4TL",
-	"2vsD2nBzqxeVtZtv86Ilg/5wwtNUqPEdfKGP4F+3Wvww27Jrv9/GM1SVX3u/cLTPC/uyC6e8uuzaL2UU",
-	"OwqddbGVczsrbPpU4RrIK0jfL3hAnQuxfIUoYSfGDneQKwcEHre3XvbefDCVD6b/nYorP/KuWuDe/sX7",
-	"pr29la1bEusD0mlF3MmkZTCAsBY1gjLH4r+ihkz6WIvW+IwI3vaPQLpRI2QR8Bz7W0gue9fNbVVTotRS",
-	"GEdjqjMKrgqKGuPgVED7GMm+kio4TCUI7IMhT1PEy1uvaUWqpGqtF43nCUZU7iemeCquaIBHqq0qT2B9",
-	"hRUEeOmw241/6cyhjRfujdXKeJX+aFl3qULue+s+Xn/a3Kn/597FW/arGLBfxIL1hNlkciCguQfHYBzw",
-	"rXPzpVbHz3aSj21wUAuCh7AyLMuyWvknsdD3Z19s4bZnN86dU68vBITiqdG+AC2gT8Upedx0JoW/u+wM",
-	"a7exOQi7/OEVe/HN0XfWUI2wFgk5N/yzX5qLZePNtbSxH4v8ckUCxru9K+mL2OV2Zmkf0GU2eSdDX1jt",
-	"ifIFVgc9UQwewOL89pcw3AeYLYkFbIfAB67HARQmsYBX1hKuogo02/tfZ/TDOtP8Di50Bg/tyOongqdm",
-	"8ueGBMoiH/96IlNRzq/GQLBmP71//67LTDZ3rQYSAUWjarhYvZk/CvMTDXqP9wGHWMet3fylZjyVV+LO",
-	"MpM2Hv5reSUghWOWZ4MyvpzfIP3F/PujPtBXwxZ1nm9/3Cy+lxvVB5dnJ6dvziyjPVdGjK2gjhrNNnud",
-	"cUAK9pAgEAQiYT/IuYJ4pDTUwIRHKsaxYiawoQ9EDxZWbsWJGGFGnc6HL6NGyROJs29/1FEjRmU7Trjh",
-	"LbskV7Uqk5dRA5MLitorzC+IGpSz4sac8gVW8MDgrPgYn8mWHbbAtMbCAZw0ZT9gxzyoV/AvJmIwH5M5",
-	"6/+IkZJWkk05pM1cKGZ1v7BAhYbt+nD5GnAjoGcxxhpp4yOVi1mWU7wRsXaC5eb1LytfalLcF4ofsCqG",
-	"+sSW2l259jNQPdWa8dwsXBRtqQlWEL/jZvLyYEMcE3x1lgLsde9BiQq0hYvZy/om/b799USOJ1DwBhtU",
-	"CbKmLsgK69LCAGIOzDBTIaG6+c+f4g4DeHTRfrDNTtw7RVWC0Mhj2ScxMywo1Y+xa6l0s1vaamtzYeUV",
-	"HgOB78S4mLa+GsYAISNNUNQEh6w8p5DxmfyeaxEyIJHPUFszFgY6Up4nQRPqdazuNp8Fc0iYDdGb0oTm",
-	"KSvNmLoOAguDwn9ln0LqnBJC5WCIUuhzDAQ6FuaUGx7YjyEBnCPktZuu/Z8J1yVIKEhldST2IU8Bgsb4",
-	"XtIBrAC2M2jGkQr8dDxV/zEXc5FA0jAQ9kgqqSeA0xTbC9C7Ggal/aJOmE1Ll9JInkpNPbnGIlLUNY6P",
-	"PZIVlfzIpM1e8TTVbDa3X4ftKI7m/9tJxA5PsLjEcAVFwgIeqdFcERhhlrP4H+ilDFm73eb5WP8eNwkF",
-	"cZbyhUjalkUN5mPqTGTNes2kGmVw5a55btVvXamwFiN5w+J/6Kvh73HX4RBBhXN6bWk1zcZjkXR9LLR0",
-	"97Heykzs+TOpKLIMsXmAPColQClsGF+fAnX2no+hkraaC8WCw85Rs8vGf8pZi1Raf4KRQo85VftoJk2b",
-	"vYVYep4Qv/CyXApd5474UZj3uJIeZg+Fe1bKV5KatudAncBUz+xKwC98K7dwdcZFCtEeb73NzBtKL9oh",
-	"b2dZ0mq3V/emA2yS/T3U23xmzEhiw/94VX+IwyWYoiGH0H57KyGcpJLrr9SwOzWwAPKeILbWvB/S2Jy9",
-	"dTETyoEKxOCvBAdN/ETj/4IegonFCGxHrhm2FIF27huzHCSIHHvDJ57otQHKyt9bPlyJtPjul1dnIcQs",
-	"SYw7z4hQicaCVZ9OxoefMKkKll52wP7qyLrGWSUN0xPLkCkQGoCkDvFoqNB7loEf2JeFu6TpE+XqnEM2",
-	"11gt6XCbKASCuWWclB4OarHOEJOujsdCphdlR+8QBt0eSPziWNr9B0DuKSO78NNTHOKxw27vlyjQ0tsx",
-	"m0pAhSw8ZBjGADIslcLXkC7hjUFcQqOQr+Zdihs+NOkC+P2WKAXoJjuGKroABoOJ2gNelBtY6oegYUA5",
-	"3EuJoV5rtNaKQ1Ol69vsRuqoc+jKKxwWlQMDtIr/6vcsE8AdOuwcLidUFoAUDhmC0tzW3bqHjUXCkHv6",
-	"D/e5tLtAcUFE7Fw1HiZF7J7DnPfCR1wW6IZr+MBx0qpw2+jz8aLXyWbXe9nlaQvv2qfYfVAogL70B7z6",
-	"zp/fDN0/Sfp6phW4KCqfJ1KooQhRFC5CBkkrzVV2Vc0SLxWZGAF1RfaROShPGfk8XDauEflUKp52a9mM",
-	"VNoQSs1m9oBDOPa1hT28clt+R4J5Q5rNbd4DS/TWL5bjLPetTvzLcaZ74BuXSK4etKtWbX5gzjEVJpfD",
-	"9abiuzybCjMRc82MuDH2+kKfAkCk9lnIE2NmLgqi+yYzPPWo0jWP9BPKae1jtwwdR2qwwJbUIUP3DPk3",
-	"uZnrbukzWDTZd1BSbqzBgjBdLGk6F1jR9DtS5ZbTfdcJHMCbiqZ2TZ+YCH0fuuzHjOVzBV0PADmJwga0",
-	"Z4CDnGlhrQWTsUU2zyM1zZQ0GSL7r8lt/FGYN7TruyWXz1Iu1S2qstw8HyS6USKUqV/dPZiw2UwoPpNt",
-	"Fw9aX8c4H6SoWNp7dvLu3GflQl/Ln3sXb2udGPS0/f1LI1Q7pQ4sz+5hjguhrGdiKEc0fxbYJTfv99QW",
-	"HOskbntq/3ny5vWmU7O/73dqbkb/tqdml3xPpwbe/12DwxQU8E2AHJSbQ6rFDYaYK1ahOSRQrNyCcmAB",
-	"wPI6ZCLVgj3vHNae9SVO617bAfJkgcD59WkCPFkgLGV+BZ780UgO7xDfgpSPh1jLW4DL48miS2iqmuJr",
-	"WNFfhPIJmvdhCP3S4x3cV7Achs+v6uu/3/sqd0z01M5hLrW/8SyIp/yTsBpC7B7AELlVdY4PDtJsyNNJ",
-	"ps3xt51vO5CkNM/TxnHjAPzUtKDVCi8J+A5WR9Eh9uuikI9VUrSPUbqkVedEts8MFhiNB7+ntXTahUrv",
-	"QaGtzl8d81e7Ru4jbhgLVUIkvk+XNFif6rIlfM0DHVPNRy8zaN0ELlCaqlfjYsCB5SpppVJBGJZYaFHI",
-	"UfPF5QLoqcjHImGp1Jh46DCkUUcsfY4w0GoW7vGOSL/D9QtjpBqXQDZCu/siz3lKWAf2cULa0CxwzSnQ",
-	"dMUWs6XhS1glq1M4V1gITVibrQLN0gG1lb7ksdtWv4MZL3hdAApkRVI411d99KE0SumK1R+C+wI23Rv5",
-	"qmpcf7A2dtD0cyh7TKpmUKRcYpQlSugV55oCxRfnp6/6573eh7PLuJodygJoMUegnskcwr2gxZNDnZaG",
-	"JtUW0rI7T3XkvjZ8KQqGK6W2ga9en5ePuyge/Pz75/8LAAD//w==",
+	"7L37chs5kjf6Kgh+84XJ3iJFWXLPmIqJWbXsnvY3vn2W3DOzTS8LYoFkjYpAdQElid12xP51HuDEiThv",
+	"8L3IeZN9khPIBFCoGy+6uN3d2tiZsVhVuCbyhsxf/tyZimUqOONKdkY/dxaMRiyDfx5Pp0zKE8FVJpLj",
+	"JBFX3xUPIyanWZyqWPDOqPOO/ZgzqYj5mlBynokryTKypCsiGY8GnaAjpwu2pPprtUpZZ9SRKov5vPPp",
+	"U9DQ2SumFiJq6Mw8qHSSS0YEJ2rBSCZyxXbv8E0Wz2Ne7+9MN4kTfCRJiK+FAblaME6kWDKSZmKe0SVJ",
+	"YqkkiRXp2pHBUCQRPFn1dhrRK3p9PGf1wZyyqeC1yU/pdMFg7mnGZkk8XyhCubxiWWOnMVdszjLo9UR/",
+	"ajqtdxem+XkSTwOypNd9Omd/Pvh6OAx1o3pF4oxFnZHKcrZ+Zrp5xtVzPhWR/q3ezfynOA1xRfUspknM",
+	"uCJ0OmUprOgRoedS/yTUgmVXsdy4v89YmrEpxQ6q/b3NGLTmOjx++4JcsBWJJVnS7IJFZCb07ilo4IiE",
+	"/z7Oh8OD6XseXxOJewC/sJCIGTShv4v5nHTffXtCnv7x8Ellw1OqFMt07//57z8M+08//NsfOkHDwJ+f",
+	"0YYVOlWZ4HNySZM4okpktld855EkU1zjXbfmZcwv7mJ9cHkiMZWTPEtwaY5IxpI/R8VGhJs27R1T2ep4",
+	"pljWTvlKkCsaK3LOZiLTJ1Nlq5jP1098GfN4mS87o2HQdAhOcy6ZuoN1+O7s7G0/oorZ/bGPSMRolMSc",
+	"IX386cnTw40M4XuarRrOyjGcir49TTufxn+8o4q9jJexgv+q9wA/uwlQxfoJ/HKeTy+YIl3DDCVJNfuJ",
+	"ea5Y71bLX4zoHVvSmDfyiHe214TNFIkNo8izDDYo5pG4urNBNBKDf/Y9VlUaAdEEo+QtB4IzffGsXdDG",
+	"UUAUvWCczDKxxI0qRNQ/+ua9/otnhqtKyllAWCIZmTPO9K5GA/K/c6GYFlhKEJmnqcg2MJAlvX7J+Fwt",
+	"OqP9x38K9FTc33Vm9inopDSjS6Y8lSLdLAfM5mpxSuZMSfhLP+oz/SmLDNvTY9US22gtnaDD6VKPoHJE",
+	"NpyzF7PXgrNXVE0X9SEdcxJqlhwStYillUwLkUTyCJc2VpodWDrQQ0XRq389GB6Sq1gtRK60yBbRqnXM",
+	"L2Z9PYw+jmP9iN+iwvEiqo/3db5kWTx1OkkcuR5TqhZFf6lrY92Gz0S2pAop9OvDTlAQ734j8Z4xqZ5R",
+	"ResDe36tGJex4AMS6l5CkjEaoW5ElCZqdqm1UNINYznRP4Q9EnOpGI00M8oYTYjgTLr5/JizbFVMSH9S",
+	"WreIzWieqM5oRhPJ3HDPhUgY5Uif5tR8I6KYAYm+mHMBK6E1YxCp+p80TZMYhdjevySqFEVHf8jYrDPq",
+	"/I+9Qpfew6dyz7RnDiR2Wl6YN/APmhDKIxLj6wNyAoSmSZ8q0KD18mQre8wJleR/nb557RRsQjlhy1St",
+	"iDj/F5sq0g1//hT2AiKyMQ+NBtY/W6VsRKqzCYFGCRdAoUeGUrHrWBIuNPFCb6ZtJHBJDofDwZh3cCFl",
+	"KrjERfyGugnf1Tq+TajSxPg8y0TWtIwvOChHboG6qfmCMH7JEpGygITFwKCdEOSWZ/P4nLNtROb1PY9P",
+	"w3BOkvgF1yoeTXCQdzX1kyTeOPtvaZzkmTOBJMsu4ykjMo5Yw0r0BsSzakgc6W02XLciPXC2AaFqzPVj",
+	"TWpiRkKmRzJYMinpnIWkG1q1YBJHI4LqYByhItgLe0jc3H4XMUXjRA6Kb0JNSNW9sBK57zSV9RtSVmy0",
+	"LPXaKOkW27VTfFJry6gI27ajX8c2bkNf7zm9pHFCzxP2WalLE0tEFT2nkmlSyXnG6HShx0FERpQQRCbi",
+	"qvnM4Y5ruR2S0BDmJC9mEga+/qKJkWqpQCh5Mhz2jkoPozgCdiRTTYcl3TSaMzUgYEEQqk0IEsIffbAn",
+	"Qqe5dZ9UD7332qY98QyUCkU8UCjY+bMknn5Gpm97lCjBtAy8jqXSdnjGpiKLmknSfnb3QuAZlYtzQbPo",
+	"LZ1Xz6hi12pvoZZJeQEatOam02faJSmds8qAwYfTb3ficNGXSmQsHKGPiM4ZmdIsi5k00kJqxeyRJCen",
+	"774lSlwwfkMfT/+UTfMsVqv+W5HE0wb79RT+LQMi1SphEgTDlCaJ0QSNPRNLkGEsO9JqySyjy402fm0d",
+	"PwWdb0V2HkcR45+PJPVu0elU5FzbYplIGIkEM1pUormknl0AfBM4mxR5NmVGAlMOHi5yJbILmdIpayZg",
+	"N6+7p+Dvzl69vEPiPUZym4mMUJKyTAoO87T+y4FmOvejN92x0hSQ0I7zFEjTrP0R+qCQA53T6YWYze5w",
+	"P4A9s+jXo1KjxDaaIZF0JcmVsSSuMoGn2FubiqN23dL4r3q+y3WfwDslD9+6t81bD6K9jQp/AX76PZDg",
+	"NGMR4yqmCTnPFTDTGXDQWK4nzyqndIzX+D/G/Jwlgs/BsUw9vnu1EJIRccVZZvm5JmGZg+7JItIta7bm",
+	"nYl7IQyAJYy5yDwf0AVbaZGmFlpHgcFrNYVFvZr983AwfkUH46+Cs893Jt4xpXUgbYynIuYtpK/H1MiT",
+	"OV0azS9jaUKnbGlujh6s7037/NvTVNo9QbgUoJY/EMc2xPFaqG9FzqPPRxevQQ7mvMXOtQNqtRIedrG+",
+	"i2/pKhE0OhPiJc3mn5Wr4yEE5zs9F5eMfH1I/hZ/07y5lXE+7PEOe/ye01wtRBb/dIdXPX6jsBvfiGjV",
+	"fGpJLsF56qm1DV560FWpZtog7W3wQVcb3ZFPCjSNJxdsNbHRBhPrJXmgh63p4c4d67+wV71XmBlXtLAz",
+	"wN/24FL/9dAnv3gWA7O4O0blN7qWOjM2Y1lGE5LE/EKTqMozziIiZrMGLqRfmkSm3TAgaZJrqzrtJ+yS",
+	"JSSUOUQ4hkCCob06BDol0ySeXpQI9YFxrSWMX5+ueeOpfkkKGcYlafZ4K53sxmvhiOgO2YHXZvtSUGUm",
+	"zqKGo6/FxsQ8bpM8W0iSBylyP8zC2+E3x7la3BnpQGtbEg28S0BvCUgY493CxKghVaKJBGcPBHMLgqls",
+	"+xm7Vk03emlCY77jlV55Wyle8EGmgwsMg2aJ7uFhX+9hXxmNYs6kvB9vZHPzbcbsWtdkTVDEpskJ8IFQ",
+	"iw69YROghYnZ/ZDsDx8M1w0s3W7Sqb1vurP9P8abLNfwWhPhgq0eSRdtfOO7tLpLo3ad9kARW1LEvTi3",
+	"Glvf0svV7LSyGsAFW4VVVxd88eDWuhNauHPH1imyeK/ptXSwtZurRiHNwaLNEuPJnUeKPugg90WbUZyx",
+	"aUOG1YngKuY5I1SR8KXwkga9fbC/1z//+4JlaKHb3Ng5BN6xa7V75OApTdiXGXOF17dlB3DVmtIHK+Ri",
+	"QpXK4vMc1rH3EHj1Kzwtmg4/f1y15tmhyiiXdAqSN45CzbtpkjEarYrbBJuHSZOEZZ4iuOnOYszDKMfh",
+	"s4nXEYSqZIxCgpNxGA+qWSOSJgxGBGl4hu2bAelnD6FUv1pS/7XE11S4b8mo7T3E1NwRNfwSlxzAQVDG",
+	"QnRpnQ3iTpYN381EwoWawPXJgyD+1dLjrzo0qEqQKb40UUJMEv3ag1W9BQncvbttK2XsjtxsdWIZ881h",
+	"7DZuOPynyIuWF1SSc8Z40f7Av8XxYtvHnGob3CC1FOlQC5akJOcqTlDqQjsyFlx/nMQzxaKHrOAtaPJL",
+	"iWYDr91GQZh7DTc7/h7i2+6YPNJMaEPq84a3nQAiynQFRz18f/pMS6Dn79+hc+L718/CrYjF4NKwaDI1",
+	"DVbviqfaXqwFDD1oVb8K+oznnEUvGrx5+AS0bQHiwaVAHwHYWd1RSLrhnnupxhna/Yal/Opd855Pmeqf",
+	"CHERs+aGw4zNVEanFxOTZR2SKbxOuuF3SqVveLLSB+OULtlprNifX9Jr+JtN84yF2iJdKJXKgPyRRHQl",
+	"ezdwZSqqcvmriBwakNeiikACNrnWJkSu2CNJDh8/fXDNrwsPwP3+spWC3kaxvx0tDPd/8woAwGppDsIy",
+	"xE5Yt5v0kkr30o4YEwWo2jpsiXVjL4GJeqAQPuLb2u8rQKEeHOa6z+AdDzBx3bvwzi2FVmk3Xgv1SkTx",
+	"LGZRswRAyDiA6ExXpBuWgN7Cngced5dL/yWu272wpG1ceoYVWct1bdZNQMIal9MaZyLmAFwxpzG/w4De",
+	"30/myefPJLmLTblzHJ+Nq35ETEglQGdI8VnXDYZt6MggdjbEgtX5XEl0jwj1nE7m1OnxpZlIWaYM1CKz",
+	"bdEkeTPrjH5YT9XQh6d0BD9X2tMkCe3yfNkZ/dCpubI6H5oAl80vCG3Y+fTBwkKigv2DGeaH2otB5ziK",
+	"YsRutJCX1P3y1hsaKumVG6eMsT4erWuVUSCMAQkVk2qyhLO1pNmFJNTDxjwiofEAwkVEkcbvwD45vq0b",
+	"0OvN88RwFhxCeb2KtjaCWEYveJrDnN0Am8Bp9UEvD9lH8wwIu54muaYJh1prMD8B6pVy8yClK5Ejim51",
+	"BjUMz6ZtSeO/sdVzQ4xmpt68I7NZa2MgoY0XfCY6VXqAzz+09gvf1Po0PooJVSVU1Ygq1lfxktWhwIPO",
+	"ksqLJqUizNTkv//r/4QulS+hUpFDMl3QjE4Vy2Dlas1Z51kTtLYHcV2Ht15SDpjjK4dmvZm28POdpguN",
+	"s8n5attPKvtSdOm3Vd+o2mewyoG/Rd5irdloKXMWbSaz8q/GldmsKnJ2pdc/IHIhrjgCoi1Yxhr383Yk",
+	"tX4t7SiDxuXZuKbtR6SIR6qvwHeAjWZ4AqgONnwJnXuVE5XE0wvDu1q4RDHvlGaKs8y8XgM1bvneARsH",
+	"FV55gwYkGOUl8eQmh3O7jCVIjk7Qybn38MMmwjdNB8WSlCZcGnzTppwsaMy/Z1lkQowa1nljSKhiqW3h",
+	"U9BJGI12/ERSVIC3/qSyCDhM07VprnGySXycq8UJTZJzOr3w4vvK046jCeAgNiKCv0kZf/GMnAjO2VQR",
+	"+24h1qaCz+J5nrGIxJpNZI0nWG8c23wY8bWgGFJtXkHnuj8XffOjNhYG7+jVK7y2a5w1gjVvy7TYksZJ",
+	"w0CbyFrvW8IU24FusfmbcxUzu7ciSXadGY0u9R+ynTfUj3L7arDrNM6YNCy5Fp1qYO3FHJzammDMB5o6",
+	"tmPg9fXWqi1i3LuVtwNp4h1Bp4WsPdxKf4gByZjN+uZTG3xquwoHnS13+da7e6popnbe3lwtJnmWNE8X",
+	"rCy9JblkGREp43CljpZ+aU/yLG7ajfJ+b7eDqUiS5iEdn0uR5IqR9+9eAsb2X5+fkT2axnuX+3vTJN7T",
+	"s9nT34cF+J25VdhmtDuyG7d23phLU77VloLQecckAPTXtq2QfsVwnc4fdKa5VGLJMqtJ1ae6EJmaWIOw",
+	"fgRWaclSnOrBNB6Wy0IsrgXR9kVodRmg0dKYKjMougk6jYK/tHIveKxaxVaNn21p1k3FchkDJU0yQyVr",
+	"5+tef0cVa2rFLvF2rWjbHhsQFzGbRHnWYqo8oyt5RCRTUjMheBkrr0wiupLAjpb0GitUHHz9ZFguWLFZ",
+	"TYvE0iTErhv4M3jLTdsOd7IUXC3kxq/N66/gbdcKlrHYdDrhLTfO+pLXt/JG2gIS2Y7Mdp1pY10UBsRo",
+	"OxOn2I06Gy0p5M2mlHnnkYR6OdqeINhAY2e2RZnk88374PUfeOZSqRE3gVtxyrI3d2t3WcUJXPOWOe9b",
+	"ZWsxxr7+oCjVsHlxvHc3T910uPHFNj/chyY/az1rRswIJScvX5Anw2FQyqFpKkZh1x63U24+CrFiy4ZV",
+	"Kw5jAy+LZZrQlaFJIvPpQhNpeDD8nxgj84fHTwam3N6dWP9rjtPWym8Ll3IWp2yqM+jrrespB45TlccV",
+	"Bm6xml6HG3wT7geaZXS109EzkRO78sGpii/ZZP2CRFxOLlnm7g3rSs6a3WrfBDQGJsVCycYSUecMKgh6",
+	"r0GU1oopktI40tSXsUuWSfS87OwPqX+QsSnjaoL+3hYvg5w8Plw0L5c269c81uZ+6+MmTwG+7LfrN9JE",
+	"DnqRUzaZLmg2Z3LCuMPkqm+dfRf9A81vrZMn1QNQIpaG5ltHV133oEaczTTTtABXNOMxn8sSt1sngf6O",
+	"H9zqBJ4xqZ7rsXsab8UbDlMD5QfNIsGZdwEB8aWhgrpXoOZb24kRueJqwVQ8xQcNF1Su5ZKx0OBpCrRm",
+	"+SHYwhF5ozuXRnNlyz4/3UT985Z9E++jfLWFNlJpU1t9WiXZ8IlvJH768AXQ4M3MVaSj7f1LW5Ndk8Vq",
+	"gvUbxYNmBvHlVvzIG4Q3Aa+JoOzAtt22rOH0AlawwelhoP9MVpV3H1g/jyate2LF38bT5t8R1B8Krm3l",
+	"Vh8D6hTHu+hXDGIhhNxqcOZtu88b319HFk2EMGdiMo3VaqvG4WWRc5Vt/37G5kav3fj61rSf0jmz3rGN",
+	"rSI8Jcu2/sA4y7a9NdL7LBVdpnWy/TYTSxIifbnXwm39uE1Kb+nAFT2XbnW88XtLVVmI8maWtsojijL9",
+	"+bQblM+Zf1D8U9F60Nf4pmxwxGSrK/hydMWnoENnsziJqWLN/tNv8yRZkR9zmoCiBG7ULhh60CTr2ZrG",
+	"CQWNB/y/AQSTY7wm1j+ks1lIoLYocdVrB83eXyw1NvHZTJW7hfJy6l4IS+gUNpkes9i7sziTygKhxhwj",
+	"vTfSaEL5PDf8fotr0DmbqFglO7x+f4dxmjHGJxkDr/e2nOQGR/gnU5tj48u5Jno6b5RTpo5rESdR1FsW",
+	"V5y8lyzrH8+hNjCmeMeSpFg+fKt9vIzZVSoyNZHxT9uMtnphXzoaN3L5rbsWbKfwUyUyKCFtBDhQcV+b",
+	"F6sq7aO/ttmbUXPlNqHDQNpEEs+Y3lXdoX6RdK1rUTKlj2NATOFf8jWiyDUY31uwH631vRIRs8zH06sq",
+	"7iYbceWy+lvDD6aNcVM1pOVHkoR4W6D/avb/GGwMTxXQZPIhaNBk7k1ptmMoyaiGrWwUFQ03CPX6+0LG",
+	"2lwlHF0WWORRrzYEPEVsGi9pQqCGjRyRlGXa2AUDz/5bdyxJNzR/h8GYhxmb5pleyIn9deRa3R8OewFZ",
+	"0n+JjNiEM5LzWElodhZfs8g1Cn8hJJVtEX8ajbnXoP6/3oC8YzQi7JpOVbIiVJKrLFaKcdLl7JJpkzQT",
+	"+XxBKJklgipTEApC5mR8yV7ZewxkB4WaIXLNJbx7D9Nj0FRoHheyvAFnFZXSLIrWZfRkUOkvL1jpN3yr",
+	"SQU9Ac1B99Gq/QPaQnfqXuxtZQnQJUR2Tq0zaQvNsp2Fvc6TxBQohNE4LJnzFQn9i7qQ0ERwthU/v4H5",
+	"YMmtObSgWft369a4/lur3bGcuP1sNodSulrqEbQ6cmGLNDsQ2cQ3eBvyTGjCHtWBNZrZHE0KE2l3BR0+",
+	"14t+76p5iSK9vfSnUFvFxjWr7MYmnfsZjZMVHK8TPYI21+q2p8QR1LZfROa6uL7P789OtISurXzTPoMf",
+	"dqse644bZndCWodupzyRLZZtlxuetXe7ld2oiVCtSDRdGuh5aJqtsYtGRwNV7Exs9aoyptgGd4/r3jVu",
+	"Pt3u6tLMqnGh2eWxzab5VmTLRgIt2EWDahiBXztJGG9xa5VfmSyZWojmxtpDt1qvVLjg0zZvGgIZTvIs",
+	"bg2Oa7nSb1qmF9GZuGC81X52g98ofLZ0kG0aR9uJ8GMjN7HPtpBF7Ao6uilVtNOCuSvJGt+YZ9STpLvu",
+	"6qc1E2lfMQqKcuuqFWFVpQs/X0BHaz6GJ20zqhqK/khKn3qdlMbTuHVeAEwj7z/PKI8eSSJjxTDyYqGV",
+	"YU2YpKuNm3TArukyTdhgKpZhb0S4IClViwBdLwHRxjARGQFoGxk4Bf3xk4Mx91IdyDFJAO12TsKFUulo",
+	"bw9vzyFtHv6iPCKUqIzGCby2F5IulCROmUgTRlIqFesRmmndbykuWQRYsmNejDmWBEqoAyBBIq5YRqZU",
+	"GqTBlCrFMj31/+xCr38Z7e31/vLDcf8/aP+nYf/ph27x7/6Hn4fB1/ufvKe9v3TH48EOr/e+2vvLH5q4",
+	"fVNoUVOeDuoWaMeMCIYtEUqssvtIEqOpSHLBWKr/0u9jCpoz8wckHIakq/8WWTyPOU3IycsXj+SYjzvW",
+	"Th93euTPzmq3cT9UkrASNjUiml2FFoPPWPUDcnwuIZFIZPBCQK4W8XQx5uDhlEBc8EZvVPgGBAfn7F7M",
+	"YxUekVwTDJ9DDCsJ3x6fnXznAitNP3LvZ/OvF9GnEPe1sKgeV82pzZFkEHdz0mjwnyos/gY+gxmh3FbF",
+	"iDk5F2rhglZkoAesrcMVvqJfxz8hA35EMm1Txgr3I9ALxx2ik62wNCBni1hqEoYa9GSaCMkisKxGhEKk",
+	"FAxlSVfknBEaGWBPylckYwmjkgXmDCFTHnOA6ASK0R/GqsB0uuDiShtOeguxGsQjSb47O3tLUOdFbESp",
+	"z5QeQIDGutmDAGpMLWI55qhQaTPhum8hNPowr77uU4aEXStEixqM+Zh/JHqtyUeCMRvkI3nFKDh1P475",
+	"x36/7/6j360D5n4kh8Mh+UiOySxmSRQUvl/NTAB3LZYELGY+J5AVlWjli0Vww4y5eDbtFfONGwuhx9PF",
+	"gOAYKvi8bginNGEjTCMw5zEgsSqyYWLBYXiKs6xvnV8ZS+AwyUWc6gGZ52Qq8gSRsM81d5MiAfbWnKCL",
+	"4yoBNMGo9slH0lS0cGQXJPCXI+eaCLgehYlDh6QykZXjysHgroQFkivAcKa8KRQdKJgxb6Q+hLwbqMM+",
+	"H5VyI20PxS56g9aDscOu41BgZ+0gVK7rhkBHLVz0adMbaL8kEaNREnN2VIJvQ+C2jM0ZZxlVTOqD1Taa",
+	"ma1rjr0fkI9k60rpI0L1/jN38PT03TgCQkkmDAamyBUe5SmSHeWG1ZfW1p1+miTiSjdgD8rJ6btvcffc",
+	"MtYA5twE/BQEH7fuqMCOQyKaA8CcScYv48kVh8vCbULzh6Z5pPXAkJW5TIBwJ6hf45qCux3bFhoUE90k",
+	"TNCO+YlttPytZBlUCtOUBl/adqYGxxm/fko0z8JfpHFtcmIvlcxISZcScAVjCT57ZaQoHCH//SVbnrPM",
+	"0UczurLrWPOYOppzziOWNcOeNsEyY09zwRk0vK+Z13NbktxAuzRVHoez4FUeNw2V6we6FjcUImwpH9h6",
+	"cOqwl9DTAXCOxnpvFmwGUIoKJlkAky1ZFFMTgaTbelJtC2JP9fOivYJc9B40tergznSbjx/bTZtuhFVr",
+	"RkczPZTwlqBlTQ5nQpAlynsYtrwFhEPLuldAkslH8gSk3Rro5aZ65ZBEzlJlx6A/ZxFRwkzUi2kMbddN",
+	"IBXQv2U6W6Ey3AbTQg8ErCoweUBRLOkfNV0+6DSrPRBohcZvQxtLVHnAsX7/akwRmTs6HA4/BW5gZcWm",
+	"NK5fTLdpHayv7ZSG+kUpPKXh73vD91Sg0ujvXAtqHUGrXlQaz+dQjVqH6JSl0pC+cH2pNJsDf8FruCbV",
+	"hb61EtXat1Oran3uplmVOjj0OqjrWvWeNqlbpcafeI1bBazU5D3oYKUBPPUG0KiV1RjkWsWsrJc1qGWt",
+	"nWtFrdTXTXQ1v/V9n4+WtLcG6ri9AtfadU2lq3DCLbS6UtsHJfHQpOe1d7BZ1St19aSlK+/+sEIbJf3v",
+	"/emzgDx//06fs+9fP2vFxXUdPn7sdejrguUdu4k66Ck/7cpgaSxPS3LMVw9Lo7mdhrhGQfRH86SkFDRo",
+	"jDWSviOlsXHZnvTKYzuA6HdwKT4rEvTKXsXny1StSM4TJoHaGkFTGv2R4fHJyZv3r88m37x8c/K3589C",
+	"Gw1RxfAi3XMGNVE2Ycb3IN1S79bJyxdGJCyoJDS50vojOgZLuUX+BYyfaFge6RvuJ/GpUpWV9viB1pYg",
+	"3ONw+DSo1xAiXUhNhXC/WPmI+031jnqlS+41V9e1m5TvGE2wIHN5p+pAD+Jia0iNpisbm0/SEINjxJxL",
+	"kjXRVkADPF+yLJ6aJMUjcMGTqutdz15wZvJAauuwUwr2z/51yg/D/tMP/9Zw1aGPgwnJ9O5Lt4dfO+ZE",
+	"pPiqIyHg31hDAQW5hCuhGLvxyMtbVNS+/8ZWWwLjIZ0Z1bwKY/t54fF8y+GOgfFeMhrZOuMVVgPaWub5",
+	"TrsmWrM3soHRfQimhEAO2AAPG8lUi6Co9HlvQvBngnB4ywEJbQi79dc1No7f6JW3a1IZnRcLb5XRpjAr",
+	"Pd3WADcY3TYxbVsFqEFrdxOgdufpL1VUjtZJ+Bva9felB/PbavjN8XCQHPXhsyWg3HU+iR7+F5BOUgEn",
+	"2T7/Qx+E1kTNU8YjmzITQ9RsmXTBP6UWDcGet80baT9Z39MkZzYtpDVcffNZWkv5cOFprnzNiyQGjkWo",
+	"IjKe836e4jU63ItewqD0I62H6L3bLhXExQdVMheW+ryxko9ti/Z2zxvF3W8NgSlD/63dQe/VhtXdnFl3",
+	"g/B+OHo3RvdrTQ4I9aIQcONqxRJN9FmeQNEHkTUwRODw+Jnj81T6r5j7/MI7CkdfWpmIRQu/YTRjGTJU",
+	"7B8CPoQReiViCFvgUBwiYT0wHzNbSFcvSA9RXHAqNTGrzTZK6nLfxncU0rc1geHLynWwe13QTI1j+rTe",
+	"yCdNhZnbY8SuhSHYQej90vCY1j+0BqzNgflATBkCuPyFzmZ/HufD4cG0SJiBv1lLPLl7q6VcC2T/AQdu",
+	"/D5Pox33qEk4e6Noh+osNreyPBWoWm9IbbR2Au/XKW7Dvvt2WwPmxpqlPNCc5utDkjBtysmARPE8VjIg",
+	"4QTvKfuF4k8oySiPxJIIjpKuuCaTqV7EPmIs1CGHPUPRhcdN+h9+Pgi+Pvz0h4174U2/beWeGYfmTuZd",
+	"q6tzQP7GWIqOESXSfsIuWUJCw1tGZEYTyTBeMXTRW5/dMCx7cjf6HBYxb6K8DxuwCOpMHWb/IdgUqt7E",
+	"ideYojG/uB0UOJb62hYvQr/9MpZqc59biSdbZ+xm4BX66/dp1Hj210iOqp3Pq5Tg9SDmcUsA9w1i7XcJ",
+	"mH8p5iJXLbHjMputC1GvNfaK7YzjjT7PXaa9pThutOZaEHKdwJBrMMhugnF7r1BhdwMGVp7WZtyvoOOu",
+	"bNeuFlytySYAX6rMpQ5c0SXiSgYFapvVsUdJLJW2bjUblaOrLFZM/3nBVnJU3GADX3dDaEEoLYZ+kz1s",
+	"XX89gU2M5xV4QN/pN2spBKWxuB2CVgO3fjsDsdkTVdonj8BvDqKIc2k9w+0+t6I2bcwvoYBdyjIpOEnE",
+	"XFYxgrdXdm+k6LeylVvuJjbsbZ9bk424ethqm3LpRuwmaLta0uuXjM/VojM6eDwM7ndK7QO/nVpgiGpH",
+	"IrxD1cAO4KbKgbeA/i3TFWcZcNclsFvKabKC4LLzOEn0/jS5V98c52rxvBlR1KmrdZrWTyalc7dJJLQr",
+	"em9Rmb8js/q2QnwzUOZkZwjFnT9wAHcNhkuWMweEZ+PplJZwrmApguj1+wY1LzPVfWIlq8h5EmOIpCJd",
+	"s9g2AwS9PgZutW4chZnqu7b6aMe7WkaRseN7I4AXkQRhElIK95Q88sMAuZKkW4wcdQQEZjA/WTES9lzZ",
+	"nOIeDgsOkTmUKmX0ElJaRK4G5Fttk8BCYdqN7ZNihhuhUeRX22lToX05ablTydRvIAp//zayYkP998CL",
+	"LR17L9psKPv3frAdaHW7FmuGfzuObDnA1hzQfHCHPNkN4aZM+S2m3b21sAANPptMXMYRMjp3bQnon9uj",
+	"UG7hxdrYxhU7XwhxMZFsmjE1MZVNGzyy5r1Gx97fIfpVCYJxaCZGEqf+SBLz7eYiE25RGsdVHsRGj1l1",
+	"D25LlZUdvTEttFnyayjiw8aNa3aDmncIMxGC4HWdQzodfka64dVCsukEvVXGz0dEZjx9FT8evrtPH58f",
+	"TMsJs/jEy279tz/cfLebl7GKn74OLRySLK0/r+56sxteueTHqCYIjRHc5XOaYgR+KEp75mgxXqcvbY3u",
+	"bvx6pcuP5vuaBvQyPyK8qPnmV3q7e6DVdQ67+sxGbQ7LdeMp0m8BatPFzG38xsbXrbvV+y5fUt7X+gPc",
+	"6pr3jkgkprk+siyyv2EEC97+Nl4oWPFaieUDOpwmVEp7O23SZ71glW/cZftzEzNZK1zbCTrf2th3+8Nr",
+	"ob4VOXcvvIKg6ddCHWOIi/3dxkXbv/8qOLP/fosRt2dCvKTZnBX9uwjWVyyK6dkq9Z4Zzq6X4jlXsVrZ",
+	"Ry9M7OcpaIveOF9o9oELan89xchMr0Lr8wopNfmZ6kfeT0n2U72fPH3qXXwcDocbHXTOIWW0nMIrbcnO",
+	"wFU0Ujvqe3fjtDMxShPMOCg7uTZ7mEwaR1EicKMK4F1zVqH7mpCFahVm6hhmNZSyu6oos3l4d1tPoaEk",
+	"zFoQhkcWhEHMLNiCD86PocIlgAaEC5U0YSYoswBZGGzlhdqarOCam5pwvrWXFTbsb63zt7m8SmOFRMCq",
+	"B30hly2xd3dzIdvi0iyczljOxR31YkkaKaz9aGxTsKdOPfWjXTuvu10KG7ZzS83W8K7tFVr8oNBjlzH3",
+	"taP9WuRXnaGVT9E3BkrXvEDMBzZVALNKtIJaD0uB2Fs5IiGCA4/29hZCqh9GWnx9CAkAuRCRjTkguhz5",
+	"CDaYysfJi7eXXxMaRRmTErA7IMxHySMEr9mHS/AnTw6eHFXhZyC3DJBmesGYtyPLOPZdqNIW1qaKoVNW",
+	"qx0MTfc+UWg+jsc//DDsPz3uf0v7s9Hgw7+Nxx963RGEbf+8Hzz51PtLC1LNkl6/wMk9aVeKC+HULmlu",
+	"Ve6rQShVVHtJwgao0nBEUoNNGrQCkh75oKINoKSUR2NuwDpJtwlytFfFHMVEBUgvKrB4ENumFV/0bnFE",
+	"W9Z0rcRet6RaToe+Vnsz9NGtXR/N+sAd1Yy7PQ4WZGCEHrxWWMYyKnCyxnwzUJZXEvzIBI/vhpM15iVQ",
+	"rHZGtSY05xeGxLqb4nwlHahOz1bzCUf1SMfgzvIajup5DcFd5TVsfYC28wffeXCxZr0vMVVxy1isDLz5",
+	"+MnnD6Iq5VZ+2KaS7+Hjpx+2NzYh73ECQmBi0gYbg7C2vj9zgAF1ZfA8EdML1uI7QztkZnjGnCpUjzQB",
+	"lNh6JmYxyBc9WLGMpxLxcEUO6BcmekLr1qDzb83PF8yg21Y8KHS6IHPR160ReAkvoWIlySLGlLWtHFtu",
+	"XU50I02WM94/2epjbeC7LTXN1tQz27qWmQd7ix827a/emYa9LXZj23X4q1aUPpl92vUjs+E7f2aoZ9fv",
+	"HFnt9mHd37wL7TatPmygEUTry/45KI1b3s8kVJqyb43lyF+zKyYhIz0hXS54XzGpepihBiiD+vxcxDxq",
+	"SVS7xcAYjW7+NYQC3/DrpsPTWlHLC7ETSdJUD7XOgDcf2O3Y9k3u+m3opGW4UUZnCrO3ZvE8N6hCgCvR",
+	"aaFHpN/i78bbo/tKsCjffJsa5C3DtALJcrUqtZd4cu1ImR1dKwSR2dc2HWKd28NC7Npjvk9mkskkA+AZ",
+	"o4OBJml/ogmz/674OszFZYEPX1R73Eqb6KQUYqRn5Sv3tVkJVrdoiej2luevhtjWJVyXV46zazUxeCdb",
+	"pVaunVDQMThF91a0vfDqewNfuyb2FqN0cXWTbPAnw+EvkQ1ewt/YSDH3p3/WLrHsWm5XabKakr+pzOQ7",
+	"c9P5zozSfNVYVboxcz+o4JBqm3oNVmgdEsVMfnXiVNm6L/acyqbsQnEB/QGY9QyAThovGZexYaJyQxux",
+	"JFeZ4PMiYAuXiZhaCpsjMdxgS722bfjq1B3zCnm6tdikttlla+QZVtz5OC7bgmg426J58LOcRydrqnsb",
+	"1KOcW0SRR9K70nE2UnElD9m+UH2Zt+Tw374GzroKMzuUcsbK0JMbjKCBrWP5YRMDF9MkWU1sD52isy1l",
+	"WKUMS/NQy+VZ2iFTcJNb6zFkjMrGuu4mry3E7S95N/EnoC2azdk51RrotrYuflxb9kqoB66iob3CB23P",
+	"d8JmCvCKDGl2wevnHNX/uf+4NyB2CpourxYCiiItTZFE7L4x9L3qOq45kPe3zAXV02xb3m8zxohi19vV",
+	"1SvDpbUkfVawbm3IhQO110dzM+urdLV7ET5Lb61V+ErsZj1jrLCnsmP+LvLcG6izeb+M4JSC23XFDS7B",
+	"mAC03ZQmyREyRIubZXH7u6G8iNMUoaUwHAZc0Y0NQxyzXpWEKRYVzLVLS9GF5m2IWZNprhiJ+TTJIxb1",
+	"AkBXKwVKbTrFH1oPLNt0ZM+EcgdWCwtBZjTbClGqBHC1E/utKAGWUYakC+gEbjS9wPIxeGh4tP6VC69k",
+	"fGjxK3wZpt+y20a6FtSw0n55XT2+j881WfodaY6NTTbbQdtDBdQ5w+czdoscVqds2I2sDcydrDZ6qh5t",
+	"/+8Nlbmbld+t7JZtQFw/vxnTDka7XR5z0InEVDYXUd3FmjmlCdukHe6gFK7kl64UfmbFbjsFTu/COyNl",
+	"2vcA7j01/RY7Qbqhz9tiWdqWWFb2JSBsMB8QShIKMI76IcCecMH77qrab18PtXcndS1vgauztTpRoeY7",
+	"UibWEt5NMHxiOWkrd7cOogdgVRshejZBSm5zLn5tAqkIXy0kUlW+1CRU++m0e1IRSpsQcvDkrkcS89HD",
+	"Ag9Z7B6RxDaYXrZcsdl/C/tnl+ORJHJJk4RJBfE9QdnuurFJtb7Y7RboZcU5rByNpvISga0NNaWSHbli",
+	"2/DugBwbpHQoDIU4rxLKV4QutOkf//iHLUblwsXDcr7I+9NnG4JKfniff/jhVH744Vn04eMPz9kH+OFd",
+	"9uHjD99ffvjhNYcnvT/sDlR46mGwSb1DCKG1Pq62Cky4ZQXGeuXdFlcCIsOsGYDHR5L4ki2NXrT5bTGF",
+	"jYkabwlfnL4hf/p6uI/+QDGbSaYKl8LBECuwiyQivhfhCVnGPAeUflMUPld5xlrhDDcu0rqct05KoyhB",
+	"OK6l4PLHnLGfVoVtxpgNF0tWEPdCY64yZqrxpjSB8N8V3sf8mNOMIUBTGs8AyitNJ2BrdoLOXIh5wiZp",
+	"QgGXm/IcvgaC396LYyczscWA8Zj68TRPnuwYT1MplNxCRKbDcCs6lvm5a2RbTlL+hiuWXdLtkDQ3uWle",
+	"RGyZCgX844KtAs0/f8wRBqxSXKFrXANUkrBeXjmEQuwo+CxS+JjrJlwZ/25YkRMD/Wyin42IHn/YC0zd",
+	"jhCeqGs+weRlB7Rpcpc1n7OIH9GYWzTp2AInQ1SelhigMtoCErEqOOdwOOYV/xQxlSmg0Ig+d8tcQgkU",
+	"alCaw+aYvA2FQX3RtrvvCgV24bmqZTsYUP/Q18n1QpocdE8hIBicSRYQzpq6aTZhqY85tvh3+OQ5vh2a",
+	"2vkFJPUm5dYZCZtui2p9IdBV/edGawPj0WPgmJhvXyLdR7JhGZox5F0SOyCG1hyYppQj5PxBbn6DLmR6",
+	"YtEWEFxWo6Bztl2KT9MZ9tIkbwicchOjYDuXpfMf1APNDQk2u5va4OVvP9dfBPQy6GxIlGo1Gzxy8hxW",
+	"FaopN7/OwljntGpJAdz+yn2Lyg2k+2R40Pv8/qumwhOf/y7+VLH0+yKIono4YI9zXvoTro0nBsZCL5vx",
+	"/jSdmlNQ3Rxi+g6o/QQ/tWFqMOAAa+iuwCPp3VM3JzSt62xjanaLVb6bwr1dnW60s1cpu4EsLrHAOmuC",
+	"+r5KgMaDYeNG22ggd73OL26JCnvj753atZkJVknbjNsfg99eE9GfmTDOViR/rmeQxD+xCAV5YPCNtbHL",
+	"DeEFRIE1pA8CwPMXOOzhgDwHDBmozAdFAEyyPeVI0GMOmT2A7Yz5+rGr/mzjMuFuS78WkBDrZVulckG1",
+	"TY2W6xF2AumkaI9D+hCmc5iaHaAiRbGe4zLmVCFfW9I0NaaoifNsCZ7SD3GpLEI8ehLbEnPtG/YbDANt",
+	"TyTF9z45ily9BpPaB7b/tK2K5w12k4Lnd70p17g8JVAES0Qk269yd0KVKVNmg9BesiaIypTO9b4a/27t",
+	"GWtW4vSTEwtt2fz4NP6p5WMlFE220BtS9DC6xvxubSsb8f68+W2HDWgWqvHwlwX1HUBO2GukNswbSJ24",
+	"1ofdQ43orokcK9cYyrO4ybVlA1SboCsFicTaHoJqDd5eczTZWo26MSq66r/FMldKkCsKxZVmAtLMTH3C",
+	"brlKbVArHhs013SF4frJittfgFcgIapD8BeiNRdD7/x6zfWWoY1lJJu7Cmw8huLl1onikHCMxmzKlpoK",
+	"geSCrR7JtfGNpqFylCMEOVqro6kClb05NqaMg6ar4dS01zS7yRVw+Zxue7h2OxEQeD45X90Qn6BCVoG9",
+	"py7aXXtnHXT+jhBJx03x7CJXU9EEQOPAblHxiOJoRELrfAihImbzzSnEfED+Ib7mJTFGgXVljHlKYxNa",
+	"4uJOqH8/an/XOhStR+roT10tTS+2xPj7WDQa80oIkf7ElPLSH3CrUmXEuEVRtbIwh+Zr/ZVv6cA4zQe6",
+	"iwKEkHJyjqWCASj2KlaL3oAcJwnkes5iTpNRGeAMavuaupCS8cgkartYGOOSCjpm+fxL86AoJdoJOmZe",
+	"VausOSSpOUrr74tV4OEcGsKAkrj+vsMbeE1DQi6IXzIHkpD13971imEHY64lrxbCoV4Uu/izUklkLL1W",
+	"LfrbVMtW/2HTQYIxT8R8blxitrKgt9ce9iTEitlyhUVzIzMc2yRCmkGjAdARoWmaxFBGzFKVHg74mQMi",
+	"hdlA+F15mfnYAxB0LEkSzzRlYFuSxEYFb9iiKYsvS3659tIobQ4oF9xgN0/vrjlEloq2LVpY9jWYwTWq",
+	"XJJN8yxWq1PA1PBBls8sGvs5FKb51nabqdz4zg+H5JxK9vVjL2sd3eidmshqqJU9y8SyUnHSQwSFH8Je",
+	"QCBQnzzFmysosglD1asKAytWYKFU6lmxf8O7wtrwdx/920oZ7G54bLQCkFcjgrV7SKYm//1f/0cfmBdQ",
+	"oXqmqUZw5y4+InIBZcf5lBkrUMocaBZI8IpqRga1eRAkZnNNbSxQAein3ANwRULduFKmntgJQCw0k2RE",
+	"5eJc0CwyiIIs6nvVohGcgXTD75RK33AokhSe0iU7jRX780t6DX9rGmOAiwDIAr0ASmmdr8Zc+T1gZS0g",
+	"g78+PyN77sGeIYYBOYaQU6KVMr3AUx+61owFY0lBhMgxl2LJ8Px3KV+ZetPAJP/6/Cwg3z0/fhaQN2/P",
+	"Xrx5fdrDexmaSEE0dzBQu3P2SHplvgmVYx7+o69/6cMhCY/cRRAlS6qm0J/e91iROVOSHA4PSPiqqOFv",
+	"0k/8Vv/7v/4fkrFE0AjZr5s8ojyYCVluNiAnNElsAWxLf9iSEVJ+ZXKEpuFQUBu22qICdOx5m5gdLWiE",
+	"prE+QaCCZ3HKTuM5pyrPGugEfXwF/CdsJLwbFCzacfXi7sR/vUCqHNixLhhFzEgzVuymXwykNtZPkLg7",
+	"E6hlckXRHVqZq5a6Wn90yDzzWC3y88FULPfsO+4fiEboz9axKCe4ZVEmzhSHk6QLCd49g3sM6ockXcj2",
+	"7tmitIitrGdulBKJnlHNDmZxElNVXJICEYhlCt2pBYszH29sMOZjvq/Px2UsY6WldJbFl8B+LPSxBTVR",
+	"i0zk8wVqaR6285RmaM3poQFUiR4WXTItHKHM0oCcadIkxGJYmCCsjHTDvX/JPXk5HfxLhj1Iu5L4TUAy",
+	"lopMyQq+E8hiaZbBFNzxIoJiDv0oi1fQ1yu0sme8XPhvMOaPB+TvNgLTroDeCknyNLBVOOEWFqNXAss0",
+	"7ERsVUuCVS1FVrwAS4ez1pPldVIuBANyX2xkMOYH3rAciaR0ZWCB7LbYdv2Vwvj38O2b0zOyR9N473J/",
+	"DylTPzH3sJYUYXQRwx2PVSFaXQ6q05kb0Hol8NVClY9dJfIq4PgAOjq26j3wYqObGPXocECeOX6eS03S",
+	"SayZqnfslyybV1yySN3WPWfKrmJ1e6cShKAo5JLhZoR2VaZJvPdVqM9UIuYk5oGtG24RxAMDJ2E8Bbqv",
+	"LOceJjpEEmCfcJDe5QlzMJ56L5OR/rlPTvXxJYiwg4RUquGnJXdgUM9hC1x1vYH++mxRricZo3JgKk1i",
+	"ABNeABdFJk2UjissOaoW4YxNfOvx2xeBXpfwxDx+fo0emBfPnIn/V0FOn/0Nq1VV9X54yRBJv7B4rBUA",
+	"E/DCUfXg8WDCNo48qEM9oZUsDgnijRQUhAvRWLtTtxpzfYD1ihguWTklI02UWlPyGEoMcQdJPI1VsnLU",
+	"r5djmsRQ9tA3g8xq2CX2q0n3YP//x/8g4CvmkAuJW6/twnMRxWb//9fpm9dHwEK9UtSgeqQUTgOV8A4y",
+	"HRq5v68WVAGBaCs8PBFc6QUHUC09XqmXrhtO8ywh/SgEPUQS4+CZCm2x9AbkPeZSu97N3YFX/NpAQ0GX",
+	"5trB1QDX/eCVQkCEva+A/NgBeWNrbNuC2uYUYJIp4piBxUYOh0PSDVGXhv5Rea7HtiBZViJ0ite4uRVE",
+	"tVkW9XkKfIEQZkanU5YqjBNaV/IcSOyV4AiRTPm2wZ2kG/ohNWFvRN6fPoOFfP7+HVnQS0YeW8Q4CbP6",
+	"/vUzMoT+3tmK7GYXsEt5VJJpMBqR0h9zZivo+UPGwNESSY3I14fkb/E3pHu4f0DCJhRfLQowKspwauTz",
+	"VreCfSXdffIq/qaHp49dg3H+/uzb/p+c5vr6/UvPEBq57QtqqgAWQV2aW7GFSMCM1t+bW0m9Mpo62ohD",
+	"2+egncW80m1IupxJRGMu6rlr9Q20fIBRswTSRFVF3JfJ6i5DNPww/BD2jpz2jQsQawWpZY66D5ymF95F",
+	"1hC913AYmDN4noFaHv7PsM/klKYMGqFa/CbJAI8ozlp3FzGW2kijg8cECg7KcvfvfJ4DZTZgyZQQ8HWy",
+	"CjVngj0SmZkabiYRM93HUsB9BuVkfzgcOu5R9AF0gnefmbkRA/VQc7/wH30zgL4WLV1FS8a8pV57yYkM",
+	"jBJJuRaQLCAskcCaXZhdQcBo93ly3dUFQVfT4+EwAOe3XtnDx09RZ8VMG8O44UwAzw7x6gGOHQb3OF4D",
+	"iqxmKXodroTzessjcrWIpwuQy9btE7EU5iA4puRm7F+oUoGIMfMdkG+EWpjxYM+DKdKhuxEGiHAxKzFc",
+	"FC5fffW26sb/6ivSBWoCF0MAJq9VkwDlG9uTvREJwU1HuprNo8Fhp441V+0iwonRh0kb5bZaZUBCg3od",
+	"kq6Nz2DLVK1IzhMmweRkkWkXpjQgr+mSyRG0V8E0DzX5BCSsXZyEBnmhjG6ufz0ISFiCONc/HuJoG6HO",
+	"9fMnAQjPAu9c//g0IKEDPQ/J4b4eSSPPJIf7B9hDKwK6fucJzKQZBj0kh48fByRswEIPyZPhEJtvCX3S",
+	"bxwMcOvLAU9637mwe3rBVr2Rh2KBe066JQCLhus26Lvxxi3wYPbAsU9qV2eBuzwydo1cf80JpGGvIMtG",
+	"pcT2q5eUmupPQDMz2lHpxKDCqBudaQPjHEobCfuOK7OK+rSIDMhqnBkF3wK1LhmFIDs45SZ4w6gAobv5",
+	"DS1eRpfyCP3phdkQc9TSrvvWBunDGPrQazjm7Fqht7iHowFTZ0lXZJ6JK9CJUf1U2iDRXBCSLGJFIoG+",
+	"HKL1OGtqIgN+JEtQ92P+yhYm8K6drdYPi834lHlVC5yrgOotdMJV9+L+gB34SBDMg3wkr3CtyEfyjqls",
+	"RT6O+cd+v+/+o1/WsucjMWgtls+PyLJway1ponmYthu1SLGoy7F1hmqDVYrkEqOZrGM+B7IYkI/ktdCa",
+	"mM0gN53uwwPzFlzX6NZoUr/nLJqwRQCLt50DzbR6QD6S72Ei3jvnOSonaPWaoG0mlemquM2wFxJdezUx",
+	"cc+0GgsDNh0dko8E89WEdytWuLytJ9VRBLuOtThpWY0n5CNQGqp17iOwQnHM6OIsD+KpHYS9dnNRyTnH",
+	"uOZY1mKSj5BstaZiokZLje5ranhuys3YbbBeCc+tVBRTbmAEpQYPgPw83SbRDNuLugYO1bY0+0+qn4sZ",
+	"oWiyqPqK6XVoa+rxY7teLgVKf9KYXEW6YV6IkIn9wM6toXG9Ge98qFPykfwTcIDhGiqEE9g/1n9o+w8j",
+	"L+DbJ3ACv6VxkmfMd/jHU23ORsw1BYJfM04xmxXa1bcAOKQp0XhI/JRZ08OBIbCtQm6bRUxzAPxW0+w+",
+	"6emBgCZXrBGoc98CqLbgrI+5SibaXg7IiXMqoi8pY2jrYvVPy4NfvEV/EkTXSXhixFsAcgaEoZU1L95a",
+	"VAtbagci8Ko6MRrH0hCXDKx8trAUgdWa4cbAIeL24b81Kfk/vrOALaaeePmZZArUek0/wI30VtEokuWV",
+	"NC5aJK2MZDmXNlrHuzSJoehRRHwFUwpzby+Z4+7Vy3UMH5BE0plmaFr7VdkK7oeNV0DMyJPrazI3nkiJ",
+	"lrVeVk8curgh54rmROSKzplNMwS4wEj/6F+NGan1Dk7yRwJLAxtpKOIjOfH2vUmGNflTwUAPyUfyNci3",
+	"t6T1TU1e+sWDTS+CixZ3seGpQRkiH8n+46E+g+ex5pAfnRsZ2/VtIauT7C3ZntMG3VDK31X8omZe3jtw",
+	"uqp3mlav04+P4RevuNSS8ogqkRWvEaniJMHLSSNw9W5bHIkjhJcw50SSubb1w2cszRiSXzjm3fDf0ZB+",
+	"z+NrywFsGpZ1vtLsApwQ7749IU//ePikF5DwNOf6NJCu1pP6kWYT5nXbPb7/pydPD3vBmIcvY34ROmeV",
+	"jb3Bro5IxpI/R97IehZWvaj3b/M1QgIRnANy7CIGbJdo1Tl70GIXe1b1/m4oc+S4evWrGy/ufnXnF2xl",
+	"mFoCGpD+N8crSBBzRYoddG91N73ncDEYOn/n9+h5ByY45jZ+NfBMD70oWm1BVodJcKg9OIoLj4oIJOP3",
+	"99+wsLt74UDTmNXcbMm6Yqn2h5g+pq1MQ0hQoGFpIqwbLQHPuW2CCjB4+pwpinE8C5qm6ETCYBAtrQLC",
+	"ojmDzGgJmrutzQA+6mLfQaFAV1AsCbqdLp3TATlSKpJ4uiJd3174KiTOSJA9/TqKEJGyzB4kc5UvbQMx",
+	"J5eMR+Cxtp8eeZf75npNLdjS+l28oFQQXGPNdaWimcKNs74M/Q2w+gI8EEpOEHCH6L/Bw5FzFKuwj3pV",
+	"wEiDDrXw785Epo0fdKeDclXI6p7xafiroEUPBH1d0ZXsjaq6OVCwWxBFL5gckJALzsIj5wfuwyVFF6+6",
+	"tVlZuXwLXIrlCO97WGQlX7l9PbvAi/mxbrTMXUTh170jsKKF8Yj3y+OgVjEAeQnKAtz4o6YwqtUFCLzs",
+	"DZA4pnljQLiZOdvCC5XpHbn3+iLrG5Nh7Sc2TRNcin4IRzlww13SeJEI+ikaS7rfojNVjQbBJ3DLAq0h",
+	"t7DWbAriXEmWzHQ7xh/dd6EBpsWme0n3DhGXzE0jo1fujqZMXpZpVknM/u7g4SwNPJKaoxptLSChDaJF",
+	"tR44cYjbo2cRetegUCDQ3RqLlHEJsYnfnb16iVPW59neokMHxnUm8BDMvH1hMDzkalLmYPvjHjie2NWC",
+	"7Os/Hj59JEn48xhTwMadgIzrxbjHnU/A0Ak59nydI8MuJSw4VYWIwXHhbHEzLmKOKSjoq3SxeY0hwroj",
+	"d5vl+pBwu+1c9uBt8Z07asFW6CYdkVrUeNk8NBdHa+Lr0enqvLcN7tcarUBv4ajCtQYkPM+nF6BVOCqR",
+	"ehp2KyFtF98hckHB/jJ2Rg8HmurjDoqocf2H56twRMI4NavrDBGILwiRj+gHfvgO+sdJJTCqftSMyeK8",
+	"Y6UOjPHCYsgkMjypNyBvOKGmYxDjQalriReYoD4UGn8iBU4zKFtTMGm4PDGrYste6oWS8U/sCOPcMHte",
+	"pnDdCB28ePvIuVaku058/LTZUNHdGE80evnwhMQSrZfaBk81GY4qPN+qFubgYpqVKUEGY5Ji6cXaJIm4",
+	"koY/63/30akCBcrxB4xNkkbJX9LrPjAKTRcoWhXkhM2SeL5wmk2dceGhGRUOXEMRRrVBF4Y2+8vTiWIM",
+	"Q76CO0fksUiEYFr1KVrVXWtWUzDKqLyQPp2YbI6gcq4xyhtveOKoH/P+k+vrkHSfXF/D5ZF1R7pImJB0",
+	"zfuTOBoR1LJtNfiePgyahgq9zdw3DIqPQoQn7HvdgolASNfz6RpmZG8syxdRPXPm9JKADd01NzlIlbC+",
+	"MzplEH+CiyuZAv90eW2hMwgXQFseDjvwsiXlK2fp22tq6hyghUIzckiydlOsxYaoR9qQP0c1AU0IhPuQ",
+	"TNVlm5Z4ll15zq1HEhkX6QLxna8U063bpr5+8uTga8PgM3plUDAcSp0eVTFjE6IHt3Q1yYv1yQh0ADcT",
+	"eF+JmZUSGqgPuvArjMiC8ihhWe1IIlazUe9xYkjJgdGzz1fWjayE2X27W8sGl7jWYI9M7mTBwh95jCZj",
+	"1uHBIgRZkKqsO+v2C51xBWFCXbhzrbi9zeX8f//X/wnJXvG0eo2M0cAQfZnEU2YSC0044ttMpFnMFM1W",
+	"O0ckqlglfkijVoI7gKNvcjr3B8PBsK9tn8E+pF2mjNM07ow6B4Ph4ABrD2JxrbJthsbb3s8uDfeTfmfe",
+	"VHf8HcTtyUpQ57bRXQHhWNEErnsG5Bs6NezJyT2wJI5L0gCpqEHh1WcRhZlDKKnJTyc8ga0663rMMdrA",
+	"XDJnImGQmxvaRRlpUzYk3RDMcBAC0TLm8A9Ok5WE4JWKR8XGiYFDbTTmYIGfwa0CWIucMbh0b9beIYeh",
+	"Fl8IQcI5J+UoeYynZDzSVp/RIDXzF5XoHpOKrM2rln57RfjbCOJJz4rIONINDTSc8ZCcC4W7jDOFeoXg",
+	"531urdYRwu38GZmPXkQT3Q7KJJNw3mzz+jRqYqnZGWA3QczQZcyuHJCPWwOI3uv3pwsa8xAi7CXJ0x5G",
+	"hb51KadaYwBepkclFC0iogrM7FmcKJAxkuEFJK5eajyThRe8ew71802MqrmesOjTgQkimNIU5CqdLkzk",
+	"lCIH5P/7f9GqOI1/YqEJEn0tzCoUYxsG+NoJWodD2BkMbhjBVVxx2Vbwm27RMqHn4pJBIUsPJFkTIW+8",
+	"TDscHhAuELrIJ3oKNz8B3GSZEh6WLAPQTHLOrlMMiEDxjkg+lgO/iDqjzstYqnKiNYKM4rAl5FFWqh2Z",
+	"kC57AuLIhYVrxlUEhftwAUXaCwIU4NVuI5bBOjS+T0F1NPv9mEfsGtZ6zkzsmRsQcH1vRAaM0XVuhDL0",
+	"tVu/uFagd+tW1/VosrKbeh2WQQl3HcQbPLGxBPPQBLBo09QqGzRJem1Dg1fPsGxyMTabMlcp6OShEjRB",
+	"qNQgxripkGqKW55juhQnoUP1CkdQ9teC4oGvGDyE8ZLZ5An490/amgNj++Dg4CnU+LVxiI+Hj7/uD/f7",
+	"B/tnw+EI/v8/ADdxhRYS2GulAK02dUB3/20mlqMx98IftxxdoXL6A3o6OjADKnI8Kltgey3vgENubJpe",
+	"G+7fDluSp2nLlgQuAFdbihD0pJfZDjMcrJnHmdg8i8cHoydPR0+e7jKLprTsgj8BRBXCU33QXMbcaugR",
+	"PB4ObbKJBcdJMc0zFnzvXyZzsxjx1qgRBRQFZLVUj6Txr9nDCIlxxibV3fimUVu35vW9f5hXXzzDrg5x",
+	"Sk2fuKnvFWFfHfhkf/MnfkgYfnSw+SMXLoZfHG7+woaSwQePn27+wCtUqr95ss30S6Wj8KuDrVbAYUT5",
+	"yZcg/8pplz980GRZyc/74YOmP5kvl9pmQLFayqywstsQhaZ1OpcOXwdApipu+c6oU3ctd0qvMa/oPBrF",
+	"WuYYl6k5T1G9hOqnUiPwM+Rjgreo6LYTdM71ZC7YClCorBOtM/p6OASC3GSg7EU0TlatZoqnjmquYwPH",
+	"Z0Z5DWyB35KRgkL3/dkJiegqAPg/a6oERiuM6Mp4F8ZcppQ7DKDuTywT5aoYC60Kchb1jiD6K6NXFVPn",
+	"kYTgLIxMRc5o9GIqsQvvVm2EVSAF1ya5l7xSVcutSo7JQuir8RTyiiruJcAc10MFjDeESucM9wY0ALkH",
+	"My74OFyUYawHsu7QGmZ6tcY8liQR3AX4HHz9Nab4tuiPz/QmA2sElbhBg9zAxN86TbEut76FkEO33eE/",
+	"//nPf/Zfveo/exYWes7jp4ieazwEdla9NbrAmG9WBryMCdAALASvFozFOJrE/+2F/nC/KiS3kfIv6ebF",
+	"UiKiq94tZfl2g/sihHeVPNeJbwxcza1qH9HVg/j+HYpvIJSS/GaFvRcBZPVvRnybeCQ95L0pTRKowDT6",
+	"uZOKpnoBJ6YUFApJdFCBz86AVFqH3qjwXYdxNDGer8K1CwmwUEyXReRNyviLZ2N+gjmx5so1IDO89MxM",
+	"UKQseRgBrZlmxjNp/YgIhEBiPiDvwMHnQZ2MuflW1oOs8d7BD0wrAqsdPoBDisa8nBFGiASkmKAXWhye",
+	"miFh3LIJL7ZhvjkA9fid2NcNRm5Iuh6ysYOB7/lh0uE/RV7EGCyoFoCMFxMe2DwT/5q3ITDay0xxV0Dm",
+	"5eOTkzfvX59Nvnn55uRvz5+FR0WIoAvYXbAk9cNgAYODWFoyxTTX30Tpz2u6xUkS65ZOLFGiG4lJZaG+",
+	"7kQ8VHpxzLeM1qL1sk/3KKRqo2iXUadVUscIJM6uFUkF5H0X3n/PhVyXZOWo183izL6Pr38KOo1Bstu3",
+	"U3xSa0sytUs7+nVs436lsxFnVSF9sPWXu4td82FJ+u5v32ElyepehfdJEt9Mfp8k8ToRXhXOKIII9ZI1",
+	"0CfHjSghTpIYzuwJ7GkSN0trLji7B/lsP/zZ1YXujDpNHLLgb8XlvmM8awW+ntIaYV/+vLgB7ow65gq4",
+	"06gN2GL9jbb7sTGlQiP4Qy+5B7fEVo3EJDBOQvuDhyPWcNM15l99JfiUffXVkakBpsch/eR2JyutNJ0K",
+	"LvMli8IBOXaqQJP4LBKhH2uzGIQjpCebTEzyZxJaAXxDJQF0gsKa3KATNOsAtXmVxGuRLALsHvJP7aRv",
+	"LGXf6s3ecPWD6BAKcAIhvDUEOoFo1rCoBXLkhV6Y4j++D75todosUnivZJBWLc0P9y+Y9fJsMhzNHjyS",
+	"NkPwQeDel8C9odz8dQu+t3Da6xmKX5pwW8Of2mVc0DHxYUae/UIyD3jZGvPXGKK0kiN6wVYYiWbYowVH",
+	"nImsED7oQc6L8GRgn5M8SwDih465CYI8cuCLKPpC/T/4XquQJZCUoCXX1tZtTZzA5O9InpzCQtZMtubj",
+	"YF+Jmdx7YQBYP4O1BWNcx9VfljbZQG89sPX7Yuu/a7PmFA/fr4m91/nF/dkwVW4d83gNn66GJjaFJZoc",
+	"nV5AxLmikOhps15L2LfapgBYd0lmkOl8vkKcZMAo5ujUbATI1Vr++arAhYWofRc4BbgIhUBx8VQmDtgM",
+	"+ZH0kg27NLpkmYolM7kr4CnFUF2XbFUg2W5vwexbt513t+i8nS2xjXDlGkLksclV8OMVfZAId9PmZFTk",
+	"Y6vmvCzQlpAXN4egQb+V+w3RJH6EZv3rK2pyNUpDeq+FeeHg3XY64Lx9LUixnaYBh29h57VTi0Vzkzgq",
+	"/LOYNgLmdgmd1yW4beXr1tZYQCKhRU3g4RNMsIKO90MGBqLfqN3/yldWowAjEZWKAWJ/jEjKsikkpsCZ",
+	"C4ir7DpxT4qf4J1yl5XxeFe5qS0tjPEGiMCPIFyI25JLFvW2a8zVHB4iQA0Ozcd/DUk3ND+HkL5RmUa4",
+	"c0/DoekNuVGlL1yKUk/40xFZ0n+JDNL+5RadAqqe7fbQousRSPeV5bVGovCWeKG/4ZBuZK7G5UKkA3OR",
+	"PJiKpStooJc9XCiVjvb2MMnPRtqHNts7ozEkVIV7oYncXopLoMxMqupMxEXMJlFuUhnskM6ZumKME8Qn",
+	"O/j6ybAyA/PBZCm4WkhvKhh+XISmmBfA/TEk3SSeMRUvGSAH7z8eDttcNWXk0/V69RFmaFtogWpRl6CE",
+	"cLukK0SmQQCB4xpShL08swDVzTr7Cy1Pd71hcZEBP3cqNNQZHQxLpQiNz8ZQPRTa0EQD15VL5pNG4fk5",
+	"ni4ZeZsJgLreVrHXE9npEmf/Ls0K7L3dorCpCMaWOHJZlBCUY0V3soKkmQdL494cSPtbf3mj6IrG257f",
+	"mXlTD7woX+MgQ3Sa1jZmThHZ8JktnTL3/pJuaqyQaL+o2cEU2tFgsLpiqeYGweM6IO8a1VbMKQu3Mg/a",
+	"2kDAtozJxeAuLYRNQ76hVRDuGLLR3RSu0WtRMcpKw408dy9jqd5airpfB5ztZtOtipuQyRdusIsfblo2",
+	"CcpfQtz9xuQVhPSXCTAtTsqXK7pKXOFLvn8p6kluJcdqFT6sDCOFFHgk24GpKygFR5iiq5lqJAAMEct+",
+	"ADws4BQ4sBWLUgAOuHXYCTcUpyW81mbZ+twkdroCV8jgtS2BQRQGrK1RWjuMsUYh7B5D8mthZSJyGWYb",
+	"stWIxIinC24CkGEFBFo0IMfyoqFClmHhtlGQ4/YjC5uml/SUKQUAwf/9f/3fXtY2h8IlJtrtigjOjlAz",
+	"Q8eq/s02XQpOrGgJO2C9lUR3Ufagybdmhtlm/8+ZcgVRbyKZkYg2RWjYIhFHzoNhVrXgVqQLqRCHpiZ/",
+	"Y9aqm2gp7CKlSvOXzqjznz8M+08//NsfGqL+7zkWA5dhGwu7MQbDwzncJET9Vz8FnZcxv9j0CbzzKegg",
+	"DOKmt81bFf3gt6GvbK114H5+XqXD0NCXpHr4hRGriocRH4Z3ls7yNoqHB453F8pHsK4o8E6KScERNeep",
+	"QAx1Rj9oyX043A8OHz/98EWrLVD7ztTzKl9JIgcpYA9qKC162Qbk2BbBKFA2u165hF4RL2lVD7R0HRYd",
+	"3Fsog7BoQl/hErGG4VeUAykwWKxgkFbqdt++PxvzGsKtn9hZq0fVG4RtgkuvjwnIrdqUh/vbu/D0gtzM",
+	"sFh77252AW7avLUj2yzdF3E1/8W4ogAOBvKhtr+Yb9fiAVNRNwZXB+POiIwRlWLcIR/JGJApzD8lTdi4",
+	"8yl0oNiCszEv0m+PoDGvmQWNOX6QcwDXcgXnsGqZVjsBH0n/Ayq8wSfWJoBSgJRcsiyKp4BzPeZSsdSg",
+	"8thR0IxZqGYH0IPwuQDMSNOUUVf7yofmxULahHql2cb8BEYwpemI7A9x4IA+YhZQ/3sh8ixwEKsxh9J3",
+	"CLdpQSu1BVQGd7R4yAC8OeaIUzeB9OCJQakzCUI+mrkpqwHL8ggCIwCbzE69bBnYmoUCgJLBcccAwYc7",
+	"3DM9MXNzZUpP5nzHAGxrwBREs+5+2UPBCgiigns2AoWiQm1Fj25sFWCJgfBMCISs8+hOL6Qk3SW9JvtD",
+	"y3P39I72BjW7JKjsYZtHsFxMEWl4vfUhslJ8OfI+rwzjzYwXfSwgA/emN4zA6GD8YC045n1cnV4n6MBu",
+	"e2Hi+DsIgZjP8bayaOENxyx7YhFv3OcFHSG3nF6gXru1reJm/cvllHlDWONlLXbXVR8RmSEXfQ4fbKiH",
+	"y9GHy9HPaPExCHxpKoMLVXxyXtZZDOP79ZqCdTnzpTqqoXTa3s/6fwwA51ZgeeXCS62QedjsHeLlfQA0",
+	"0emiroi/QYdsRgAwc0COizpxMMYlgFEWhXzxVtUm4e0Pq5DgRjfW4mPMTajREZSYgsA6rDRDIKzUFBiH",
+	"qtQ1beF9GsEx5feV762bxk4+tzzWPT+3J63ltjNPEQS3RDAPGCSNGCTbiIzPKSu+DOySszzjWC/K4ziC",
+	"E6hwOvPExJJyOofKLb9u9JIla70zPPNSjI3/1A97EVkdiThAVNji5kqzLpYIPpcAy26N5UwkbMxtTRus",
+	"zWcQ6wGmGJHqK5i5BgMXAvwAjB7L3yXa/OUkEkc+KPCYGyBuiPQ2KOqqFhEhJPMjIRpY6l+ZesXuM5rj",
+	"FdvE1swm3Ckj+zxc6TfOLEy1faZ1LLtLARB4QVNAeA2xDr8VBtJYwm3rOARzAV/K6jHgCAGZU8XI+Qr/",
+	"11UwwoKvbHoRuGpPWLTNZM2PuVceyTasOcRcYHWvLswda35ML4hkjAe2rhE4/cB5aX6mCTP/NEXXx9wW",
+	"2JBMBQ2ObuMGx/rfwA0R8XYRczWA0plXGSJox9zUQ/ZAsN0dfdlnNap480pRbs3OvUp8hF9Z+V7iJSpx",
+	"Am39FRES69+vR1RsHYfw0UVDpFRKFhmRYyr8ucp2peSfOqzTduGG5SIB1ZCN2APQKrsZK5WtK+kOYplq",
+	"g8Gdp4GpXywXIlPJCuIcG13N+8Neoxvxr0y9c4fzHoVZ0UmDLHMPG69jHxxlv9XgSLfvN9Io3Nen9iTd",
+	"q2rhuruZjuHP9Wb+q79b1bYceIQyDgOzjYCbi74WaJ5SUQjgO3BhoQaxW6T/JsYFvMeVckIQ/8IjVQx/",
+	"k5qSecysRVE52NU71XRVvwbBaUVMeZVyXJ4vBQZNfPitlwZxT1zYdLHJrmhmvA8Okt8DSOtfWRmi1Yav",
+	"/FYslFugaO/g9uUAlR5yumRhYFN5XTU9Fk2MrRCSrqutaawH8wZwTZokhbMY/SLm9aLQqqnQdkTCRExp",
+	"shA2HiLcf/zHwXAwHOxjgm8Uz2Ysw9sO6KoXkFC3MIFKncGY20RfrDQ/iegKKwAqlcXnOSjTlUeVVNTK",
+	"T5CyrtutJAKHA/It5L+ThM0UEbkiXZERnidJj1wwlprKh3BpjCERnF3Vm8Zw3FlswrKKx1h+yLfztJJe",
+	"lMDFeq+ka8rYJqv6TGxNWEwLnuZZBvXSikxu3W2sMLmrSA82LRtnvIXD7x4Ohz1jqlVNMqhh/s4rs4bN",
+	"m4ao0pssFVTfFLMqYECFnDDyAvYzIPXNDEjLVm5GHghIdQ9N9XXIRy8Su03Kv5iRfU3Bj4dDwPmnUwXV",
+	"I/GbLyCzvXoQCeMqi1mRo+6MeTMg20t9YM3tQTsQd2Sz/Z8MiTv1+I3bLNcrehucyarnZw78xHRgv63v",
+	"7ua0/LaTvMWXnxNrYheUiQ0fbIMksXUT6yAi1jSyDeTDXUMltFwAvq1m2u6OSFChcy2m7dG4uroaVI+H",
+	"1hAcmXdGnQo1b49BYIb+y9wxbqk322vGB/354YJx5+IIRt7/dlXv2xvd+hn4KG5nfINCCTlxUH+XxNLE",
+	"DiNQCCKPobKIxbwBDyxqNNqP0/hvMNt74z3YwybWs6TygkUwK8orjm0Az3xgRr9DY/50Ia5KZpCDs0N6",
+	"eTDqwahvzKn4ezXLlierAXmB0ICYFgsriXUhtK4O1f/N1d3AAhAh6qxI8GxKJVKJgexwI0kVftaFasm1",
+	"qy1bTLvMdt657F6P+3yBeLA4OlixaBP/csu5EazpgW096FAt7O5dOe29wvR+yzEWvpIEwbR3fT/xMpbq",
+	"JTR8z6GcuqMt7yceyXI83kNR2IeisDWaeFBx2lWc6rVFCLexE71uAJyouQOWGjGsIqSzWVit7HlkrCSH",
+	"U4LphwmbqTEXuakpZ/xZOY9/zBmh00xIuOvwoLUOh09N5iK9YLxR9UF4u3uOY8dOPjfM5TZx7FpLeohh",
+	"38zxhltwvBPBZ0k8VQ/6VLtPyoJJlsPeZ5pj2Czq34tWZaZ7L4rVW9v2fbqwsY/d1Cs76Qc286BYFdTw",
+	"oFJtr1KdeDV2zfpBrEPGHCaDYw7FEltoGqoIW9I46Vmn7pibN/rWuM1YAuxALuK0XWN665j1fShNpvVf",
+	"Rm8ynW9kamZlrXd87To+sLsHrere+OpxFBXqE1GiEaz7N65LVWCu7uJC74qdL4S4IJJNM6aKSz3rnw9s",
+	"giBTC3ezJ5lqjsXFEb51A7xXzazc1yZOZvKIYsEf+NTv+k6veoo8ynhQ0UBFy7fQ0E4xVNPwFlxJzV0s",
+	"O4nngLWAbGVA3gLiV9vbVI15aP7A0pLd8O2b0wLvyjyTBuDQZ4vNl32nLczoPrS4cje/UKjVAzd8uCr8",
+	"DK6tdZiUvxc9bHNaNmSy06WDqKGyDN/XmOQdBugi3EZ3G3NMlCcxX1u/noisgq/qauly4aeJQyYci3oD",
+	"gnnTY24Tp+2qu9zpFlQHI0N++bTY6lWnTZ174HO/P63vuIkSEO5A4nEroUuYg/fgqut8+uBxQRjEHqJO",
+	"jn7uCDhpss72vsEodYklTKE6g0mtpQRuLvsY/k7Kyp3XfDggf7cgrOEbeBmuVJNYKuZqXthcLxNMP+Zi",
+	"RqRYerUcFo71TmkGCSrQ4vFUS6r+ieAqE0n/WLfT/yo0yAzyiAht5F7FEpB27KccEHwt4I1NPHP4qmay",
+	"zNY4HJC3GZsl8XyhEHZXvwTRNWZ3mxjomV6DE70E7uM6Az2sL7l728y3VhG8ccrfFc/X8T381nwKX9oP",
+	"PwXNDb9iaiGiGzRsP2xrGGlh93bNd/VmX9Hr/vGc7dTiK3p9jGrezaXHWvjvkzfvTknqtlTzp/aj4jEp",
+	"+Dnm821Bv6cm6RwOUt9Ryw9av9PSuX+2SvUnJfySTmXaHwLz/dJu+g8dPdhO0Hnz9uzFm9en+pUlve7T",
+	"eVMse8EZC374qe2C4IQmCVS7Lp1BizwD4Q+UpHTONLcQKfMLaFcuYgekipqDB9yllC5FxHpHwGyYVPAn",
+	"oQ3QOgAsDdlnXEE+41lbrAdktdLZLE5izeXBwo1NQCvmrFbG+EiWokrAVadZUJ2lAS1M4ijEGuia2Rou",
+	"GcrL6aR4jJlvVdyuR7I5fxWRWPDBI81/TboUzPNdnjA5GvN+bVJF/tUsT5IV+TGnSTyLWUTev3tJuqCq",
+	"ghLHetoEVYi8Qajegj5bpmqFCzjQjXsokOWbdL82gdN+ywA/1cJ1ZXxIuBgac4IfirSfsEuWkFDmcNxH",
+	"ZEYTyUw+sClzEB4RLgzGEZQ4QHBiGOkLn1S6IY2iGEvfTCCoWT+b6GcjorKc2RoK5wKAjAxhmRwEPapa",
+	"AwWsdxgQSpaxRFBvtxDDg22xvwe6g2/8bOgCcFqCVXDBVj0ntyx+O+SIOkx1/YMPkGoRaHTbvgyG3SoA",
+	"62CtTN9E87pRwexQVFoh5iwhozAY+X++Ksn5ATl2hYWvFkJC/77aoGdgTkPGpEguiyyzR7KqRngFt3F/",
+	"DocHXoMmZRNfxpxN24VtyBVMN30YgH2TzewTDTF8VEJPIlelkXcxn1UGZJpnSQ9gl2DtnrHLeMpMFXQy",
+	"1Uvh6kC81xt6PIcKA3Mm7Ev4PMulybC7XlltR6/eBRdXXBMiwOET2LB+mrHLmF2RGdPsCVCX3L5wkS2p",
+	"PtnnuQLd2R0IU1yASkKhQT11dj1Nck0tehS6fVBapWNCXp0B3MuUUUOLltWDGX0Zy1iJjHRfvCX/5s20",
+	"RwR3b9nxw5LGHFK/FyK3VxmyaK5gmjui+pe4HW6oA8lqAP+vMMeuppWUZpJpLgQrxQk9lyLJFdMMslw+",
+	"/LXQDXhCBKvyQ5JVud1lgT3m8dBya+9KHNSrB6qPfIPIIUzzbtnUlJ1emSlPBZ/Fc5OPG5Iu/Lig+oS4",
+	"Wzvh5OfNi5lppv+xBvjbXCvNgIOBXk2skkRmgK8Tki5A5xheTKcXYjZrRvsqlPNbpQD7u9YZddpS4/fS",
+	"LJ7GfP4XOpv9+eLg+umPj5Ml1Fqb3/RT3CmWVT7n7Eq6z0U239uptvn04pcrJaD7bq8hgPvtRFXXOMEM",
+	"FwFXAOazm/dMJhJCmz7gpj0UGLj/AgNbDZdfPDMM7kuuSmDev5nDr1jZVr/fp2A9wNs7OOe+BWWrp2xn",
+	"HgtTprLfCuf2hZnLu5VFKAnKW5dJaBSl25Q9gA0BX2Wc3rbuAXpBEkaj+3NH6tZ/397Il4xGD87IB2fk",
+	"BmckHJTflS+y6j60AqQZfZugsQRp7CxhUyXJV1+hgQ/+oq++0i85sO2wNE/LDAKIvDF/oK/DXPDG0th8",
+	"3RC7D8lMGI50vnLOB22uI4B6LxjzYiC+zxNHgs1CELWts+1dFRcep32wnaE6kOeE7LZ7HiElDjxve5qU",
+	"prlUYskyRKiG76QCw9g+IXGE/saXCCCuVAIXceB5fMMJJWEF+Css6krDrTeb0TxRPUIb8P9iPf00E9oq",
+	"0Lv31Vcjj1ODs8Jw3NB7y3jwEJ4A2vE4rx5gUPxwHhtWXJ4r1k7Qb+lOwMmGNSGw0GLKMmjYc4jUB2+3",
+	"wbk0Hg+HXtEbB6EX6C5oIoUBZikW0XhYDU570bJBV0ei9Z3d+KmpwmPm80jCR0dECpw2tVEhul8b3dUN",
+	"wYsocjUwV6TaVk0TBhUfNV8RnPUF+DrgYxkAfrmIp2xgfpqAa5ZF5gvdvMzP3amUPb1cWByTJkl1UzBW",
+	"2O4hLm9BRDWoODvt0rrr1a2ulrTtR3HGpipZHYEaqjdNj7CR6DL2L0B/tz7GodkJR/U0yRiNVoQqhLoL",
+	"8ewnFDZQYbF/ewqH4Dg8sd+aou5TyoEAC2wtJQxRnSAko3nTAtHhX7ZQfzeXOTj5JJ1pPkNigL3oge/Y",
+	"+MrgNMsRCY1VHRpUTMSy5Jcs07trveMevysRkL0wSASf647qKObkuMoqtAImxAWLSJ4aHQxPa5IARdrd",
+	"A+SRmnfe97xb2J+b+NtrvmxTprNSpMrdCwFEZSxJHKHoSPTQYRx6WJJ0KXl8fV0QrqZXVzCfXFGMX+gF",
+	"hF1PWaqQQdMxr9I1oVHUyLJ2dHVa9g3FF731b/d6OiJ0zkWte4rLGK7PDA5iS6uDlqYKXuqRiO9gb/zq",
+	"bk6BXx2hDjFDuigo6zLy5q5N464EcVf3VmrOorKV4eS08G/VJQLO/3A4XOPP1L3cxp1pt7Iz6hz8+Lj/",
+	"9OJ/X32/v/zTP87fDel//HH6z3kn6Phb3Bl1cs1lD/+4v98JOpCg1Rl1aET/3Qc+3NoDqcf/Czkgset2",
+	"/yNsoN2ewMiICHQ4//7MO6MPTscHp+PvtarpF+M/BD7alfGc9/O09+A/vIuyqk2ybKO7MEHR1OwtPLiZ",
+	"tzBjs5yDv3A7o75uywdO7xmQd+ySZTYTGcwOx9hzrk30UGWUS6zEB0ZwzMe8pt0GeF0e4uBC0nUWK6j8",
+	"4XShT985nV6g+vZ3DBawH0zoEqosTfWhCDErGmCPM8smCb5hQxt4xKIjWzaQdC0sdGBxlsfclgADhPmc",
+	"2496xqU4gxtoTAOOaWLq7hcA8tBPlE/RO5pmIhUZgGl2TRnYMZ+igZcJaJgsaDIj9IquMFLhJ5YJTNvG",
+	"AKIMFzoqavPDasfSPccBorUMwxOzMafcmVHl94yNiCD1BdB8aBVBeRGnKYvC3hFEN6BW9UjqFadScIfv",
+	"A05YCLeKihAkMwBQzZ2FCyvt76RT4PxMqCiWaa6glr6hBQe7Dzq+e9G0NLATCntYtw2SNj2/L5F0JYFo",
+	"TsC+EDPM3zYH3rEDgseWdCVjJATmqz8Ie6OihphpUpt2uSeNoEYBF2qCkQQBCVMUGxMlxCTRwwyDWmmu",
+	"He2Q8jlqtz5wf1wAmqUFqBzvVr78Qe0INSGmG7rd4dsy8jn+3+6fo0ViAo2wmoI5y9qCWDHlSLpsqdy+",
+	"Dp1Xg26zEQS+JQzWMn5IeFK2gbao+9ZQMW5Edi4Gdzg81P2d6jPurFAMy6qwY9/eemeO7e3iQ7CV21hU",
+	"SMJQjck0VR41FNOe7L/98T8es5cX0Yur7/I/xtfbW0w4wl/IZrKdt1tNZhugCxO1YbgxMn/LrK+oEU9K",
+	"mDPwELPxmzWf9FG+ge2kP7uR4aQ/LBfG2yajSn+1c/ao/uhz2lm6v3szsjZYWHiyCyVZa2FbG1i7ldm7",
+	"d5OmWVx0yoX3ZoYS1to59rqjPYtr//HNrB1Y3zuydU69Ur7Gpz7mdfsG9eI4YstUKManKwNMjToyLUyl",
+	"R+ieRo12AiHA0IJW+hHncsxNCG/NYBoRSrA4K97zONUbw4QBdLNw0j8lYZSjwGITb8DhmHdVxrSlo8AC",
+	"M6aCJc/egBxzCL5wa7KkK1dKuOhrRDiL/ff+f/a+drltI0v7Vrr4x0AVSNGW7CRSud7SWJpEE9vyK9qT",
+	"7A6yRJNokm2DDQbdpMRkfB17QXtjW33O6QZAghQlS7Kd9S/LBNDffb7Pcx5pmKKO1SDLhx/QbQth8wvB",
+	"sagjynLQOqpPoJE4fKWKLmW/uyykMUIxCmdOueEDbodRTibCrAGs1Y4VnYu5KkNd1NKHn1NrsIH/9Acp",
+	"QieK1MxOvoCqW+uyP5urTGhQmUQaHsbqcWebcF5DL3X1rRIWeF95NbvGajCiAC8OSyBZwlypPkmjciq0",
+	"4dOZk0irkKlhrJ50WFITpDcPYl2md5HTEeidEVNizOGNvGCXBTgcljMRHuHIbiLuB1Msmc0Ve9z9r8dP",
+	"wljtd1iSD6EkWtq3n7kWFDvrnbPvn3UfMztbVjn8GdeG7XcZ5eRYmda/C2c/H42gbjakIcAwC8Eze1BE",
+	"xPIsBaWQK9cGHMhyaE8ZEhrtYplGczMvRBirgw75kNLSSeeLqSEIR8RmPE0zEbFMTHOlf58L8ccycgqX",
+	"EFSoKltGbFBwqUwh4KPljGcR4+kSKoL/PueFAAD7mRwtIyv/9YFoRGyc5+NM9GcZh9ILam6/g5uTxOpp",
+	"ZYR95yWW6Zaiak+fVouqxepZhyWZXAjwC5afDfI8E9wSie867ODJE6v06vlslhdGpH0saTdcJocscX+z",
+	"X3/91eWC+Ddpu5J3vROrBZ++u8C6a/98fZIcudAEPFj2lRAK4pWFxugaqrxfqT6WhJh1tc3VVnPW5YV3",
+	"uXUw1N97Xl1CzBEYmlY8rJBLseJkXSmga1lBCKPBRAWMba+WyquqX5a8lHEdasWLF9R8wmXCEEQv1Cmx",
+	"73IbEt2mnhP4mL48S0tCYXI2RNTWkgCvDquey7C2X5g9d8jmyshsNUoCaugx9IuXhjLnICp9xitUJVYb",
+	"q0hWL/dKZ2TBprh3eu7QOkiVci/FCl3LnvFBwCOifLkefPSi1BBnAoTHD0ykLl0uihWZYQ6bKiaKqxmY",
+	"baKmjCifEoQJOqvSxZArl2kZK4jT77BjMqM1ryrFSzgRqwx9FG3KaSPjmNvuQ5ZQnTvK+6PaejO+9H79",
+	"1Q2tybNwI45gDVYq9lGDa2X7csWQbdfa6bA3+Nmhbcse5P6EZ6M+v+TL/qjIp33LrIIaN/qf/8aYzj3L",
+	"h0IoFHplNybBgp9SsSl/nxdWvvLJetBZrBwRu2NbIRbvjNYoWKzcg5opEUq52F+bBTZAOY9WDEK1VXuk",
+	"mUxjJRWjxM9UGC4z3bEP7RkKG+2TLDh4vB/ak9tI5Flw8ORJuG7EZMHTbjfc3ZR536Y513TFNHeN5e4z",
+	"2ed+sP2duD1eMctZeViiBI2VZ0kuh+H43Mm68Q5sfVtNdxupSj1JrFJ1vYETVI1PqNJsMQX2ULu9faZY",
+	"5Wq3Dg9+6HajljuSrcPWu97J9tiKuzUb2tl8JqMhdr3ZZNhzqlNFbSrZal7Yc7vGptCXxddYN5vwlBGT",
+	"Qp2quumVfO9vxsZvxsb7Mjb+sNtXN8YL3mhsfLLr/Mhkg9a/v6iZkgJBNlhkvlaDZROL/Cy2yS0onmCs",
+	"vHNY+RrqKIkpPejbB6cLlc7gLSibBwa5BF9p9+RYcTMvhMvCsCLNQhQIaOJkC3DPOxGoDqYceOMVM3km",
+	"Co6lDhETIbSK94CDj9ol8GvXYzXCG3nRSmB/h5164A2ulm5WVsBzyhDgaQyHYmZE2mFWCsGUr0P2mL2S",
+	"fyPhFZph/2ano5EYmjXRdWvo/r/ZeT1w/5Cujue5JTyFwx2cCsNTbviRTyhoiM1nvUpsP3NDQCXOuf7A",
+	"2oxJAogj0aGa4JszB2ppBeAFrnfkdOTG8VdefKR3msYRxncTyAXlOfgx44bCT6j1ufWuh3dE/icKEemg",
+	"eAqjXwtDelSzIAc+mGSvFksUQmexekWTAOggYVhlrd1+aRZwlSJUXi3hIvLQG9UVxNLAodVcazlAEeUE",
+	"NeT8VAz3mnGDUXhYmh205kosfocdK1xOuH2x8uY7j9jjrgnYliGW357wYumCbURKDaC5mrwTs9K+dAhu",
+	"qlTYlguBhnVl1iKGAA+H7uiTbreityZHbsdVbrUpSwbdu/gqZlMQ+AhiKZXpRNLllJT4Vf6Zo1WPtFWx",
+	"2IybScVuUg1Cq3waK3hU+TZYl30jZ6GyGxYxP5l1nQmHunpMYoUx/dVLiSsM+U8rjURM557NZjoHu449",
+	"hE35hfathPYbIqtk6mBkcjUUHfafosgpNsaJ6WDgsq0HnJlCgrsBB6WNzLJaLpNd2bDDji2JVeKSZyxI",
+	"BjLLpBr3XdBXUj3k/eFymFk1ogS98ZYd2I4ZX2o4Uis4W5WbaRl9hx17ioMhYz5foUKAAkdpWAXlRfEp",
+	"dgamUc+BIjZXiOjjLlrkdBvSa8L6oZ2rsqekGsdmpw27VI8/K1MYUL+WkBZqiVAl/q5wRKkeAUgkG8kQ",
+	"wI6RmutJnWWIROTKRiCPD39MXQRUUCdm9hpZPklAXfqwtIescnJi5JYevfImmI0vxWpNFGAlS5eaWaYk",
+	"KaWp5PCBd6uEtqO1Jup5IBgWSpap8n3nTyCg7kZ0qUDlqyKHFgasWc7iQ40BRXJpLri9ZEbqsIPuwSFL",
+	"SJyqIAPZLX3a7SKN9JTvcBXE3d4bUyGwukR2QkSVRnh2GNYvOPZ7AmbHPkC+eWi7BU3sePihyWqBIpcT",
+	"zVjgWVNEiXZASp3xyz8NPzeC8QNBqH8ueGFUSvw1bdQPhVyINQ1iQXqSUw6dmtOsHNLTtpf16yrigK7A",
+	"lF+1B0tjz+bj7sH3T797FrUKfunP7jXJ6zdUzJzpVu/9ydOFKIzUojhLP+45QOTdK81cU7TP14d/5aGW",
+	"7+0aYhe71O6jaX7DCP+/W7CvWk/urw4DXr8Ar+dTUchhxYETlEQgZBJQXKQCo5CZtKKW4lMBqZslpWit",
+	"steqd8HOkRvwQ5hnB62oNZVKTufT1uFjnDk+EmMgSzsWCWQBFKbiitxN44JbBSCB/1kV9y3qItKggqdz",
+	"xd7nUmmfSrJkWT6uVFDgJlaQltphFzloZdRYxBLoEv5QPFtiLgRpCUmTgHOcpiuU7p6kHGz889QQxL53",
+	"o63fSOu34oD3R8PP4J4z7mSRwRIrgP6VStL4Gi5by86UlV4ADR2LTmOxmLZUZfmXxI2pTz85nJ7w0Nmv",
+	"EI0H3KsTXpjI2xk8gK8sGqpquHq38FImlf2tgnXQYS6L0YFCuDFJY3VJhFLRLNjvPgnBKFTOfA9K2yAc",
+	"Os6vCqhG7TzS7EXv4u8Y6BCxy4kcTtCTw7NMxwoQ0rhmya9t+14bzlkjET9x/b7hY7FBUN1+zustfIxa",
+	"+90dHG4XtAi3ubhvxZW5zTXEAW4FBKsdr8rNKn9rvFjX3CbAtW3dxS3ZUecpTxPXWhir8th/P269VnaQ",
+	"ZHYdyUzoiFlCk6YlDCBC3FSOJhx9+2hKEXP/b/EcDTDkoSELDFlDlbiM1WAuMzCbIvZ2yrgBK+cRyitU",
+	"cGDI4Rne7ZQvCfmJpux8U8nZqP06V6L9ipvhZPsBP7Yr0LpGTkz4bNZ5rzGM1f491Do5Qph2CNG0cqEd",
+	"/EH3YJPISP1slhVJHMTYXbth1zoCz0Z2ljBJcAVeo04acWX2hli8a0u3+N57vuC4BNtfbxR87EFZEXte",
+	"2J1zsH/XyT3wsnv3Y9Q6fcuvDb+Ad2A8+00Ija9ziLgHD+bnG9oNxaTdidIjzXC2iNZllplgeiLgyO1I",
+	"rdYBChuxAeuEBNjSRvrRM7wwGq6qr8Imx6ot1SHjVK3N8cABBC47mCOHzjdYWiY+yQvTzuRCpBBkSuwb",
+	"WSIxb+C0iu13nzh7OzYPBClIiH+GURkUlys0X794ecbmWugOO1e1+nJRDWd0LAz5dDbJDyxIfjJmdq6y",
+	"JViz+VT0pBHPX/Ir+L/dSZHECrSw5G/HvdP+u4uXkNcBuORH7DtIVUD33zi3zL0mBGynZC9hK1aoAHHd",
+	"FZTwXBmp5hBsXV+plZvxMi/Du9ZveWWBR+QBU+LSbWjnZsSu1ROm7YTcpt427DtgDUo1xn3Fw7V2iip+",
+	"iZsN6+Ot5ZCtV7cnx5DZRCf1FqLF9su6g1yR0Wn5VGDiGinIsX5usxHjVKU1aZUFVjT1WJ6FWOQf0E+X",
+	"smEmOEF64TajdAHVGKuCLwknVpqNFTR15OqKWJXIckZwHCrh/dfOnx0cdPfD6y6UndCu1our9uXlZRvC",
+	"xudFJtQwT0V6A2gt6O3vSGNv4bMBrj0x0+yG/LqH5C6fm5XLv+1CvsD9WSeFt7heu2gTP7199dIpEjsZ",
+	"J2ofPL7pB59T87i2nLelHfZ8k9fhr6CXiMVeLtPhXudSZFkbHPl7+UwombZrxVU2ChrnM6HOTpgr0ptK",
+	"Pcwh+MUtkoDJQcSB1HpueULy54BrqCvy0Y8gCcEr7MqqQUYhvS+1L/SCEuQK1RCLc5kOT1zPn+rdKYE5",
+	"3xS2JyNtO3ih6Brlg/egKjfL4OUapPlwDsC3D+QD2cr6TtZ3Yn2klaOMfOrGPPBOLVWpWLRxrNsYZv0o",
+	"e4PqVuWa13JgfERmYHkHG2X5ZcTe/PzilPWePH3mc/ZCKzwDK+QaA1sdCg2XGcZngULaidWxInMgiEaa",
+	"WcEbJCNaenElNUXoVa8IGLmgSBelvW867sd+lmsaNOjAUA2wVIKHmcRc1dY1im/Tx85A1p8X8nbf42nt",
+	"G8Scu3ED2nBzqw9Vroa3+tAeg/5wwrNMqPEdtNBHBL1bTX6YX7Nqv93GTFhn7Df+4OAhGPtN6ZnTQhzR",
+	"+TRKthM33o1C7cCON3kgz2zjWLatRrKQUJH2VxKgJmN29f5SyF2CNSoh2hVuV9K5ltL05gM7+weSyk/E",
+	"wve8q2x+c0v3/R/8hxGBb3lTvrZLUmP0Mm0b9NdtBJ2hwNPkz7gl0z6msrY+YgEA+yPcm7gVsRiorX0W",
+	"kefKFYNcF2ApMh360ZgpgSy7BsLIONi30FSDd64WaTzMJIgqe0OeZQi3uVkAjlVFAt4sFJyl6MC8H7f/",
+	"iVhQB58pNbM6gM0JmhCDQZvdaX3hgYd3LOO/sjIsr59ZWoqvUrK/KUl4f/lBbxX7/9E7f81+EQP2s1iy",
+	"njDb1FQs1uCBfxgH7P7CfKqm+g87yM+tpFJ5lS9VM7U02CpYH8RS/wV00mv41OmVs402i3kBwSdr1ElB",
+	"eOtTVmCRhE4N9VSPnSJoBlZlYhd/f8GefXfwAwuA59lnyPPgz35lLJYBhhsP7s2Yy6fLf9Df7e2yn8Ro",
+	"rmcz9gVdZTB30vW5FXopsGm902PF4AVERel8Cqt6gNESQ8U6NHzgisvAlWIBr80lWodzCTu3oTXQ5s0J",
+	"DnpDnB3oDuTiHF56SC44ETwzkz+2xM2XaViXE5mJaloNxpJo9tPbt2+OmMnnrsJMKgArQA2X63ThR2F+",
+	"ok7v8TZiF5sYmRu/1IxnciHuLOhz6wl6KRcCItBmRT6owor6BdKf7Ot/r/f0YtiGt0TReb9dsnEeV3qd",
+	"BRenxyevTi2ZP1NGjC2Ti1thh73MOQDEeyQo8COTHDQouIKQBmmobhWPVYJ9JUxgHTdwBC4te05SMcJg",
+	"ZV0Mn8etimEfR995r+NWgkpSknLD23ZKDqxAps/jFsYnlSm3GKIUtyjkzvU55UtM3ITOWdkYn8m27bYs",
+	"ZYD5YjhoCqDCQqmQpuY/TMVgPiYbiP8RnZ7tNJ9yiPo7V8zK7FFZDACW693FS4ALglL1GK5ACx+rQszy",
+	"gkIWEGItSFbK5z+vtRRS6AjkvGEyJJUHr1Q5dFXHIGm2PeOFWTpH/ErtwyB5w83k+d6WUAiwLtsTYK97",
+	"DzIToRpowp7HKsFma9BvoUu9nsjxBPKcYYFqcRqZi9OAeWlhACgNRpiriMA8ffMnuMJQM6CsOtthx+6b",
+	"MhlNaCTU7IOYGRZU0obZpVQ6PKostdWVMeEWt4Ew1xKcTEcvhgkgh0kTlFAQEauOKWJ8Jv/GtYgYHJGP",
+	"kFI5FgYKEZ+lQQhpmlZEnc+COeQiRGiCC6Fm1loNviOHfIhxJX/mHyIqmBVBwniEPPBjAgd0LMwJNzyw",
+	"jeEBOMNKB2649j8TritIgJAl4I7YuyID5DE4kDDmAGYAyxmESawCPxx/qn+fi7lIIR8DDvZIKqknAM+X",
+	"2AvQWwyDynpRAeTQnktpJM+kplKMYxErKhbKxx7AkDI9ZdphL3iWaTab29ZhOcqt+f92EImDkS0vMVxB",
+	"kbKAx2o0V4RBmxcs+Rfa1SPW6XR4Mda/JSGB384yvhRpx5KowXxMBelYlo81k2qUw5W75IXVMnQNWEOM",
+	"5BVL/qUXw9+SIwc/B8AW2aU9q1k+Hov0yIc1VO4+ptmaid1/JhUFmUB4DyDdVWIoFZsAAlpjFOXpWz4G",
+	"AIV6OCUL9rsH4REb/yFnbRKo/Q7GCn08lOSpmTQd9hrCcYqU6IXn5VLoJjPSj8K8xZn0MAAxuiFASi0u",
+	"8vowymMY6qmdCXgybuXIqI+4jEK8wVevc/OKIhR3CP1b5bTardW9yQDbeH8P5TYfXDeygp3lTOvyQxKt",
+	"oNMNOUTpdK49CMeZ5Prbadj9NLAAQifBGxzez9HYHgB6PhPKYckkYGcG21XySON/QQ7BvAjEMyWrFVsJ",
+	"6HCWLbPqWYodecM3HumNLvXa723vYMez+ObnF6cReNmJjTsDkFCpRpwCH5HKhx8wLhOmXjWc/+KOdYMd",
+	"TxqmJ5Ygk+s+AE4d4dYQvscsB/u9RwNxOR/HysFbRGyuMUnewfWR3wzDUzkJPRzEYp0jFGkTjYVgUUru",
+	"2MFxf73r+5O9vw/gNfuyEkpKvww5rx7CB3YXYZ+bfMRvV06+PeeHbCoBhLi0C6LbC45/BXml4coQvCX4",
+	"sTQKF/WQcXHFhyZbAp+5xqsFMtGOrq0jwB7DHJMBL7O07K0DD3dA6ScrMe1eWrVakgPvJrIRHsXqoLvv",
+	"stIc9KHDnrUKx3p7lvjgCu1391djwUv8IwdERJGym277wzrOocsbWk1vQix2QX4ED+qZaj1MlOkX6pO/",
+	"F/rlAti3XN+viKB5OcbTi602Li9qOFmEKhb61BbhHSkU4BKUAq/P1AQfivOehJH7k6QNTywD5+3n81QK",
+	"NRQRsv5lxCCsLFwnk/XEmkpenhGQBmpfmYOwmJONxyUiGFFMpeLZUSN5k0obAmPbTpawC0c2ryFLL9yS",
+	"35EgsiUQ7jbfgeZ96w+rXq37Fp++PIr45dCrCzzmHtOyUb34yijWVJhCDjer5G+KfCrMRMw1M+LKWLIB",
+	"ZYCg4INP3JgYM3O+Lt03ueGZL9rQ8Eo/pVD8Phaj0kmsBktW5FDCFc1gZEfmZq6PKs1gbn3fITW6vgZL",
+	"gkyzV8KZGpOIJZngWGi1gi7axx9ZAtiIZc3Y0IcsQ1mlI/Zjzoq5gqJCAExI7hlaMygzkGthtTKTs2U+",
+	"L2I1zZU0ORbO2RD1/KMwr2jVd8vHmWVcqlsk0LpxPogXqXJQpn5292AqyGdC8ZnsOL/b5pTz+SBDQdre",
+	"0+M3Zz4xAMpG/6N3/rrRWERv2+ef6gncKXpldXQPs11YKWImhnJE42eBnXJ4v7u25Jhadttd+4/jVy+3",
+	"7Zp9frNdcyP6anfNTvmedg28LLs64cn54mvsOaRUBwSPCwy+bUwYdkDbmGQLyA0C6rboiIlMC/a0u9+4",
+	"1xc4rHuttsvTJdalaQ4G4ekSUZ+LBXhMRiM5vEOIJhJeHmIurwGNlqfLIwIr1+THROCXMmSCkO8f5qBf",
+	"eFic+wpKgO6LRTNUx1sPSIKB0No5JqT2N54FyZR/EFZCSNwLGIpgRZ3Dvb0sH/Jskmtz+H33+y6Eos2L",
+	"rHXY2gN/AE1oPSlWAgyQlVF0hOUwybVmhRTtfcEuqNsZ6+07gyVGPYB92WpYnVKV8DUXrK5R7/MXO0fu",
+	"PZvoc1ZCpL4MpjQIJeCiUnw2FG1TQ6MXOVRGBFMzDdWLcQnArHOVtjOpwN1NJLRM8WpocRWrYiqKsUhZ",
+	"JjXGvroSDSgjVpojiNGGiXvIPpLvcP7CGKnGFSymyK6+KAqeESyNfZ0AmTQLXO0nVJmxgnul+wp01voQ",
+	"zhRiVhCUdbsEi3Y4qJWWPDTqejsYWYTXBRCj1jiFM/U1e3kqvVSuWPMmuBawpu3IA2Dg/IONPprQj6Fq",
+	"6amrUbFyUWz2UEIpVldzLzk/O3nRP+v13p1eJPUAZRZABVfCzE7n4FYHKZ4cFzQ1VJuuOVp25Qnyw8N4",
+	"rHgbcaZUlffFy7Pqdpd50x9/+/i/AQAA//8=",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

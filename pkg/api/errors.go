@@ -393,6 +393,10 @@ func (w *errorWriter) handle(err error, c echo.Context) {
 	switch {
 	case c.Request().Method == http.MethodHead:
 		werr = c.NoContent(r.Status)
+	case r.Envelope == apierr.Page && r.Status == http.StatusTooManyRequests:
+		// A page refused for its rate answers plain text (decisions.md): rendering a page for a client
+		// hammering the route costs more than the answer is worth.
+		werr = c.String(r.Status, r.Message)
 	case r.Envelope == apierr.Page:
 		body, n := pages.Render(pages.Page{Title: http.StatusText(r.Status), Error: r.Message})
 		c.Response().Header().Set(echo.HeaderContentLength, strconv.FormatInt(n, 10))

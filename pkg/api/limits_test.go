@@ -3,8 +3,10 @@ package api_test
 import (
 	"fmt"
 	"net/http"
+	"strings"
 	"testing"
 
+	"github.com/reftrack/reftrack/pkg/dashboard"
 	"github.com/reftrack/reftrack/pkg/seed"
 	"github.com/reftrack/reftrack/pkg/testkit/apitest"
 )
@@ -58,5 +60,64 @@ func TestUnknownTokensChargeAPerIPBucket(t *testing.T) {
 	res = env.Do(http.MethodGet, "/api/v1/cli/programs", nil, apitest.Bearer("rtu_unknownlast")...)
 	if res.Status != http.StatusTooManyRequests || res.Header.Get("Retry-After") == "" {
 		t.Errorf("61st unknown account token: %d %s", res.Status, res.Body)
+	}
+}
+
+// Account and session routes outside /api/v1/cli/* allow 600 requests per minute per presented token
+// (decisions.md); another token, and the same token's CLI routes, keep their own count.
+func TestAccountRoutesLimitedPerToken(t *testing.T) {
+	t.Parallel()
+	env := apitest.Start(t, apitest.Options{Clock: apitest.PinnedClock().Now})
+	r := env.Seed(seed.Options{})
+	for i := 0; i < 600; i++ {
+		res := env.Do(http.MethodGet, "/api/v1/me", nil, apitest.Bearer(r.AccountToken)...)
+		if res.Status != http.StatusOK || res.Header.Get("X-RateLimit-Remaining") != itoa(int64(599-i)) {
+			t.Fatalf("request %d: %d remaining %s", i, res.Status, res.Header.Get("X-RateLimit-Remaining"))
+		}
+	}
+	// The bucket is shared by the account routes: the 601st request, on another one, is refused.
+	assertRateLimited(t, env.Do(http.MethodGet, "/api/v1/programs/"+itoa(r.ProgramID), nil, apitest.Bearer(r.AccountToken)...), 600)
+	if res := env.Do(http.MethodGet, "/api/v1/cli/programs", nil, apitest.Bearer(r.AccountToken)...); res.Status != http.StatusOK {
+		t.Errorf("CLI route with the same token: %d %s", res.Status, res.Body)
+	}
+	// A dashboard session counts per cookie, not per address.
+	for _, cookie := range []string{"a", "b"} {
+		res := env.Do(http.MethodGet, "/api/v1/me", nil, "Cookie", dashboard.SessionCookie+"="+cookie)
+		if res.Status != http.StatusUnauthorized || res.Header.Get("X-RateLimit-Remaining") != "599" {
+			t.Errorf("session %s: %d remaining %s", cookie, res.Status, res.Header.Get("X-RateLimit-Remaining"))
+		}
+	}
+}
+
+// The login pages allow 60 requests per minute per IP; past it a page answers plain text with
+// Retry-After.
+func TestLoginPagesLimitedPerIP(t *testing.T) {
+	t.Parallel()
+	env := apitest.Start(t, apitest.Options{Clock: apitest.PinnedClock().Now})
+	for i := 0; i < 60; i++ {
+		if res := env.Do(http.MethodGet, "/login", nil); res.Status == http.StatusTooManyRequests || res.Header.Get("X-RateLimit-Remaining") != itoa(int64(59-i)) {
+			t.Fatalf("request %d: %d remaining %s", i, res.Status, res.Header.Get("X-RateLimit-Remaining"))
+		}
+	}
+	res := env.Do(http.MethodGet, "/login/callback", nil)
+	if res.Status != http.StatusTooManyRequests || !strings.HasPrefix(res.Header.Get("Content-Type"), "text/plain") ||
+		res.Header.Get("Retry-After") == "" || !strings.HasPrefix(string(res.Body), "Too many requests: the limit is 60 per minute.") {
+		t.Errorf("61st: %d %v %s", res.Status, res.Header, res.Body)
+	}
+}
+
+// The development issuer allows 60 requests per minute per IP; its token endpoint answers an OAuth error.
+func TestDevIssuerLimitedPerIP(t *testing.T) {
+	t.Parallel()
+	env := apitest.Start(t, apitest.Options{Clock: apitest.PinnedClock().Now})
+	for i := 0; i < 60; i++ {
+		if res := env.Do(http.MethodGet, "/dev/oidc/jwks", nil); res.Status == http.StatusTooManyRequests {
+			t.Fatalf("request %d: 429", i)
+		}
+	}
+	assertRateLimited(t, env.Do(http.MethodGet, "/dev/oidc/.well-known/openid-configuration", nil), 60)
+	res := env.Do(http.MethodPost, "/dev/oidc/token", "", "Content-Type", "application/x-www-form-urlencoded")
+	if res.Status != http.StatusTooManyRequests || res.JSON(t)["error"] != "invalid_request" || res.Header.Get("Retry-After") == "" {
+		t.Errorf("token endpoint: %d %s", res.Status, res.Body)
 	}
 }

@@ -24,6 +24,7 @@ import (
 	"github.com/reftrack/reftrack/pkg/api/route"
 	"github.com/reftrack/reftrack/pkg/apierr"
 	"github.com/reftrack/reftrack/pkg/apikeys"
+	"github.com/reftrack/reftrack/pkg/dashboard"
 	"github.com/reftrack/reftrack/pkg/origins"
 	"github.com/reftrack/reftrack/pkg/platform/config"
 	"github.com/reftrack/reftrack/pkg/platform/metrics"
@@ -180,6 +181,9 @@ func (mw *middlewares) rateLimit(next echo.HandlerFunc) echo.HandlerFunc {
 				sum := sha256.Sum256([]byte(b.Token)) // never keep the secret itself as a counter key
 				id = "key:" + hex.EncodeToString(sum[:16])
 				guessable = true
+			} else if cookie := request.Cookie(ctx, dashboard.SessionCookie); cookie != "" {
+				sum := sha256.Sum256([]byte(cookie))
+				id = "session:" + hex.EncodeToString(sum[:16])
 			}
 		}
 		if guessable {
