@@ -1,12 +1,17 @@
 package api_test
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"strings"
 	"testing"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/reftrack/reftrack/pkg/dashboard"
+	"github.com/reftrack/reftrack/pkg/platform/ratelimit"
+	"github.com/reftrack/reftrack/pkg/secret"
 	"github.com/reftrack/reftrack/pkg/seed"
 	"github.com/reftrack/reftrack/pkg/testkit/apitest"
 )
@@ -119,5 +124,41 @@ func TestDevIssuerLimitedPerIP(t *testing.T) {
 	res := env.Do(http.MethodPost, "/dev/oidc/token", "", "Content-Type", "application/x-www-form-urlencoded")
 	if res.Status != http.StatusTooManyRequests || res.JSON(t)["error"] != "invalid_request" || res.Header.Get("Retry-After") == "" {
 		t.Errorf("token endpoint: %d %s", res.Status, res.Body)
+	}
+}
+
+// With Redis the unknown-token bucket is shared: guesses spread over two replicas count together, and
+// a valid key still passes on either.
+func TestUnknownTokenBucketSharedThroughRedis(t *testing.T) {
+	t.Parallel()
+	client := redis.NewClient(&redis.Options{Addr: "127.0.0.1:6379"})
+	t.Cleanup(func() { client.Close() })
+	if err := client.Ping(context.Background()).Err(); err != nil {
+		t.Skipf("no Redis: %v", err)
+	}
+	suffix, _ := secret.RandomString(8)
+	clock := apitest.PinnedClock().Now
+	store := ratelimit.NewRedis(client, "reftrack-test:"+suffix+":")
+	a := apitest.Start(t, apitest.Options{Clock: clock, LimitStore: store})
+	b := apitest.Start(t, apitest.Options{Clock: clock, LimitStore: store, DB: a.DB})
+	r := a.Seed(seed.Options{})
+	readiness := func(env *apitest.Env, key string) *apitest.Response {
+		return env.Do(http.MethodGet, "/api/v1/programs/me/readiness", nil, apitest.Bearer(key)...)
+	}
+	for i := 0; i < 30; i++ { // the route allows 30 per minute per key
+		env := a
+		if i%2 == 1 {
+			env = b
+		}
+		if res := readiness(env, unknownKey(i)); res.Status != http.StatusUnauthorized {
+			t.Fatalf("guess %d: %d %s", i, res.Status, res.Body)
+		}
+	}
+	assertRateLimited(t, readiness(a, unknownKey(30)), 30)
+	assertRateLimited(t, readiness(b, unknownKey(31)), 30)
+	for _, env := range []*apitest.Env{a, b} {
+		if res := readiness(env, r.APIKey); res.Status != http.StatusOK {
+			t.Errorf("valid key: %d %s", res.Status, res.Body)
+		}
 	}
 }
