@@ -126,7 +126,9 @@ func TestPoliciesFromTheSpec(t *testing.T) {
 	if !hook.Body.Raw || hook.Body.MaxBytes != 1<<20 || hook.Auth != route.WebhookSignature {
 		t.Errorf("webhook policy = %+v", hook)
 	}
-	if p := get("PATCH", "/api/v1/links/:linkId"); p.Body.MaxBytes != route.DefaultMaxBodyBytes || p.HandlerValidates || p.Limit != nil {
+	// Account routes outside /api/v1/cli/* share 600 per minute per token (decisions.md).
+	if p := get("PATCH", "/api/v1/links/:linkId"); p.Body.MaxBytes != route.DefaultMaxBodyBytes || p.HandlerValidates || p.Limit == nil ||
+		*p.Limit != (route.Limit{Bucket: "account", PerMinute: 600, ByKey: true}) {
 		t.Errorf("update link policy = %+v", p)
 	}
 	if p := get("PATCH", "/api/v1/programs/:programId"); !p.HandlerValidates { // for decisions.md's exact range messages
