@@ -1,17 +1,12 @@
 package api_test
 
 import (
-	"context"
 	"fmt"
 	"net/http"
 	"strings"
 	"testing"
 
-	"github.com/redis/go-redis/v9"
-
 	"github.com/reftrack/reftrack/pkg/dashboard"
-	"github.com/reftrack/reftrack/pkg/platform/ratelimit"
-	"github.com/reftrack/reftrack/pkg/secret"
 	"github.com/reftrack/reftrack/pkg/seed"
 	"github.com/reftrack/reftrack/pkg/testkit/apitest"
 )
@@ -131,16 +126,7 @@ func TestDevIssuerLimitedPerIP(t *testing.T) {
 // a valid key still passes on either.
 func TestUnknownTokenBucketSharedThroughRedis(t *testing.T) {
 	t.Parallel()
-	client := redis.NewClient(&redis.Options{Addr: "127.0.0.1:6379"})
-	t.Cleanup(func() { client.Close() })
-	if err := client.Ping(context.Background()).Err(); err != nil {
-		t.Skipf("no Redis: %v", err)
-	}
-	suffix, _ := secret.RandomString(8)
-	clock := apitest.PinnedClock().Now
-	store := ratelimit.NewRedis(client, "reftrack-test:"+suffix+":")
-	a := apitest.Start(t, apitest.Options{Clock: clock, LimitStore: store})
-	b := apitest.Start(t, apitest.Options{Clock: clock, LimitStore: store, DB: a.DB})
+	a, b := replicasOnRedis(t)
 	r := a.Seed(seed.Options{})
 	readiness := func(env *apitest.Env, key string) *apitest.Response {
 		return env.Do(http.MethodGet, "/api/v1/programs/me/readiness", nil, apitest.Bearer(key)...)

@@ -215,20 +215,28 @@ func TestMetrics(t *testing.T) {
 	}
 }
 
-// With Redis the limit is shared: two servers (replicas) on one Redis count together.
-func TestRateLimitSharedThroughRedis(t *testing.T) {
-	t.Parallel()
+// replicasOnRedis starts two servers (replicas) on one database that keep their rate-limit counts in one
+// Redis, under keys of their own, with one pinned clock (so they agree on the window); it skips the test
+// when no Redis answers on 127.0.0.1:6379.
+func replicasOnRedis(t *testing.T) (a, b *apitest.Env) {
+	t.Helper()
 	client := redis.NewClient(&redis.Options{Addr: "127.0.0.1:6379"})
 	t.Cleanup(func() { client.Close() })
 	if err := client.Ping(context.Background()).Err(); err != nil {
 		t.Skipf("no Redis: %v", err)
 	}
 	suffix, _ := secret.RandomString(8)
-	// Two replicas: one clock (so they agree on the window), counts in one Redis.
 	clock := apitest.PinnedClock().Now
 	store := ratelimit.NewRedis(client, "reftrack-test:"+suffix+":")
-	a := apitest.Start(t, apitest.Options{Clock: clock, LimitStore: store})
-	b := apitest.Start(t, apitest.Options{Clock: clock, LimitStore: store, DB: a.DB})
+	a = apitest.Start(t, apitest.Options{Clock: clock, LimitStore: store})
+	b = apitest.Start(t, apitest.Options{Clock: clock, LimitStore: store, DB: a.DB})
+	return a, b
+}
+
+// With Redis the limit is shared: two servers (replicas) on one Redis count together.
+func TestRateLimitSharedThroughRedis(t *testing.T) {
+	t.Parallel()
+	a, b := replicasOnRedis(t)
 	for i := 0; i < 30; i++ {
 		env := a
 		if i%2 == 1 {
