@@ -86,7 +86,7 @@ func Write(ctx context.Context, tx sqlx.ExecerContext, e Entry) error {
 		accountID = e.Actor.AccountID
 	}
 	_, err := tx.ExecContext(ctx, `INSERT INTO audit_log (at, actor, actor_account_id, action, target, detail)
-		VALUES ($1, $2, $3, $4, $5, $6)`, e.At.UTC(), e.Actor.Name, accountID, e.Action, e.Target, detail)
+		VALUES ($1, $2, $3, $4, $5, $6)`, e.At.UTC(), e.Actor.Name, accountID, e.Action, e.Target, string(detail)) // text: binary parameters would be read as jsonb's binary format
 	if err != nil {
 		return fmt.Errorf("write audit record: %w", err)
 	}
