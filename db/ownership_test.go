@@ -27,8 +27,7 @@ var owners = map[string]string{
 	"login_tokens":   "pkg/logins",
 	// Program API keys.
 	"api_keys": "pkg/apikeys",
-	// A program's settings, partners (with their partner-program relationships and those relationships'
-	// lead and sale counters) and referral links.
+	// A program's settings, partners (with their partner-program relationships) and referral links.
 	"programs":         "pkg/programs",
 	"partners":         "pkg/programs",
 	"partner_programs": "pkg/programs",
@@ -47,9 +46,10 @@ var owners = map[string]string{
 	"audit_log": "pkg/audit",
 	// Runs of `reftrack test --chain`.
 	"synthetic_chains": "pkg/synthetic",
-	// Kept by the database's own triggers (migration 000004): no Go code writes them.
+	// Kept by the database's own triggers and functions (migrations 000004, 000009): no Go code writes them.
 	"event_counts":       byTriggers,
 	"event_counts_daily": byTriggers,
+	"event_count_deltas": byTriggers,
 	// cmd/loadgen's own benchmark table (it creates it itself; not part of the schema).
 	"bench_insert": "cmd/loadgen",
 }

@@ -189,7 +189,7 @@ func run(bin, adminURL string, duration time.Duration, levels string) error {
 
 	// Sales: several programs (the sale limit is 120 per key and minute), a few customers each (click and
 	// server-mode lead), then sales with fresh transaction ids, each paying a commission.
-	const programs, perProgram = 100, 3
+	const programs, perProgram = 400, 3
 	type saleProgram struct {
 		key  string
 		keys []string

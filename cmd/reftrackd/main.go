@@ -32,6 +32,8 @@ type env struct {
 	getenv         func(string) string
 	// onListen, when set, learns the address the server listens on (tests use port 0).
 	onListen func(addr string)
+	// onPprof, when set, learns the profiler's address (PPROF_ADDR).
+	onPprof func(addr string)
 }
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv func(string) string) error {

@@ -180,6 +180,41 @@ func TestServeAndShutDown(t *testing.T) {
 	}
 }
 
+// PPROF_ADDR serves the profiler on its own address, never on the API's; without it nothing listens.
+func TestProfilerOnlyWhenAsked(t *testing.T) {
+	t.Parallel()
+	d := dbtest.New(t)
+	profiler := make(chan string, 1)
+	ctx, cancel := context.WithCancel(context.Background())
+	listening, done := make(chan string, 1), make(chan error, 1)
+	vars := map[string]string{"DATABASE_URL": d.URL, "LISTEN_ADDR": "127.0.0.1:0", "PPROF_ADDR": "127.0.0.1:0"}
+	e := &env{stdout: io.Discard, stderr: io.Discard, getenv: func(k string) string { return vars[k] },
+		onListen: func(a string) { listening <- a }, onPprof: func(a string) { profiler <- a }}
+	go func() { done <- runEnv(ctx, []string{"serve"}, e) }()
+	var api string
+	select {
+	case api = <-listening:
+	case err := <-done:
+		cancel()
+		t.Fatalf("serve exited: %v", err)
+	}
+	defer func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("shutdown: %v", err)
+		}
+	}()
+	getOK(t, "http://"+<-profiler+"/debug/pprof/goroutine?debug=1")
+	res, err := http.Get("http://" + api + "/debug/pprof/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	if res.StatusCode != http.StatusNotFound {
+		t.Errorf("the API's address answers /debug/pprof/ with %d, want 404", res.StatusCode)
+	}
+}
+
 // `make run` on a server without the database: dev creates it, migrates, seeds the demo once, serves.
 func TestDevCreatesMigratesSeedsOnce(t *testing.T) {
 	t.Parallel()

@@ -19,12 +19,14 @@ import (
 	"github.com/reftrack/reftrack/pkg/api"
 	"github.com/reftrack/reftrack/pkg/clicks"
 	"github.com/reftrack/reftrack/pkg/dashboard"
+	"github.com/reftrack/reftrack/pkg/events"
 	"github.com/reftrack/reftrack/pkg/identity"
 	"github.com/reftrack/reftrack/pkg/origins"
 	"github.com/reftrack/reftrack/pkg/payments"
 	"github.com/reftrack/reftrack/pkg/platform/config"
 	"github.com/reftrack/reftrack/pkg/platform/metrics"
 	"github.com/reftrack/reftrack/pkg/platform/ratelimit"
+	"github.com/reftrack/reftrack/pkg/sales"
 	"github.com/reftrack/reftrack/pkg/useragent"
 	"github.com/reftrack/reftrack/tracker"
 )
@@ -71,6 +73,10 @@ func (e *env) serveWith(ctx context.Context, cfg config.Config, logger *slog.Log
 		return err
 	}
 	defer deps.Clicks.Close() // after the HTTP server below has stopped: finishes the queued clicks
+	defer deps.Sales.Close()  // likewise the queued sales
+	rollUpCtx, stopRollUps := context.WithCancel(context.WithoutCancel(ctx))
+	defer stopRollUps()
+	go events.RollUpEvery(rollUpCtx, pool, time.Second, logger)
 	handler, err := api.New(ctx, deps)
 	if err != nil {
 		return err
@@ -78,6 +84,17 @@ func (e *env) serveWith(ctx context.Context, cfg config.Config, logger *slog.Log
 	ln, err := net.Listen("tcp", cfg.ListenAddr)
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", cfg.ListenAddr, err)
+	}
+	if cfg.PprofAddr != "" {
+		addr, stop, err := startProfiler(cfg.PprofAddr, logger)
+		if err != nil {
+			ln.Close()
+			return err
+		}
+		defer stop()
+		if e.onPprof != nil {
+			e.onPprof(addr)
+		}
 	}
 	srv := api.NewHTTPServer(cfg.ListenAddr, handler)
 	logger.Info("reftrackd listening", "addr", ln.Addr().String(), "base_url", cfg.BaseURL, "env", cfg.Env)
@@ -132,6 +149,7 @@ func collaborators(ctx context.Context, cfg config.Config, pool *sqlx.DB, logger
 		DB: pool, Logger: logger, Config: cfg, Clock: clock, Limiter: limiter, Login: login, Metrics: m, Spec: spec,
 		Tracker: script, Dashboard: assets, Devices: useragent.NewParser(4096),
 		Clicks:  clicks.NewRecorder(pool, logger, clicks.Writers, clicks.MaxBatch, m.ClickBatch),
+		Sales:   sales.NewRecorder(pool, logger, sales.Writers, sales.MaxBatch, m.SaleBatch),
 		Origins: origins.New(pool, clock), Stripe: &payments.Stripe{DB: pool, Log: logger, Now: clock},
 	}, nil
 }

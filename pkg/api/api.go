@@ -41,6 +41,7 @@ import (
 	"github.com/reftrack/reftrack/pkg/platform/config"
 	"github.com/reftrack/reftrack/pkg/platform/metrics"
 	"github.com/reftrack/reftrack/pkg/platform/ratelimit"
+	"github.com/reftrack/reftrack/pkg/sales"
 	"github.com/reftrack/reftrack/pkg/useragent"
 	"github.com/reftrack/reftrack/tracker"
 )
@@ -61,7 +62,10 @@ type Deps struct {
 	Dashboard dashboard.Assets
 	Devices   *useragent.Parser
 	// Clicks records clicks in batches; its owner closes it after the HTTP server has stopped.
-	Clicks  *clicks.Recorder
+	Clicks *clicks.Recorder
+	// Sales records the sale route's sales in batches; its owner closes it after the HTTP server has
+	// stopped.
+	Sales   *sales.Recorder
 	Origins *origins.Cache
 	Stripe  *payments.Stripe
 	// Spec is the parsed OpenAPI document (openapi.Spec): the route table is read from it. It is only read,
@@ -73,7 +77,7 @@ func (d Deps) check() error {
 	var missing []string
 	for name, nilValue := range map[string]bool{
 		"DB": d.DB == nil, "Logger": d.Logger == nil, "Clock": d.Clock == nil, "Limiter": d.Limiter == nil,
-		"Login": d.Login == nil, "Metrics": d.Metrics == nil, "Devices": d.Devices == nil, "Clicks": d.Clicks == nil,
+		"Login": d.Login == nil, "Metrics": d.Metrics == nil, "Devices": d.Devices == nil, "Clicks": d.Clicks == nil, "Sales": d.Sales == nil,
 		"Origins": d.Origins == nil, "Stripe": d.Stripe == nil || d.Stripe.Now == nil, "Spec": d.Spec == nil, "Tracker": d.Tracker.Body == nil, "Dashboard": d.Dashboard.Files == nil,
 	} {
 		if nilValue {
@@ -121,7 +125,7 @@ func New(ctx context.Context, d Deps) (*echo.Echo, error) {
 
 	authn := &auth.Authenticator{DB: d.DB, Now: d.Clock, DocsURL: d.Config.DocsURL}
 	s := &Server{
-		Tracking: &tracking.Tracking{DB: d.DB, Log: d.Logger, Now: d.Clock, Auth: authn, Clicks: d.Clicks,
+		Tracking: &tracking.Tracking{DB: d.DB, Log: d.Logger, Now: d.Clock, Auth: authn, Clicks: d.Clicks, Sales: d.Sales,
 			Devices: d.Devices, Metrics: d.Metrics, Origins: d.Origins},
 		CLI: &cli.CLI{DB: d.DB, Log: d.Logger, Now: d.Clock, BaseURL: d.Config.BaseURL, Verifier: d.Login.Verifier,
 			Clicks: d.Clicks, Metrics: d.Metrics},

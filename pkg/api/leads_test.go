@@ -50,8 +50,8 @@ func TestServerLeadSettles(t *testing.T) {
 	if n := env.Count(`SELECT count(*) FROM clicks WHERE click_id = $1 AND converted`, clickID); n != 1 {
 		t.Error("click not marked converted")
 	}
-	if n := env.Count(`SELECT leads_count FROM partner_programs WHERE partner_id = $1 AND program_id = $2`, r.PartnerID, r.ProgramID); n != 1 {
-		t.Errorf("leads_count = %d", n)
+	if n := env.Count(`SELECT sum(n) FROM event_counts_live WHERE program_id = $1 AND event_type = 'lead'`, r.ProgramID); n != 1 {
+		t.Errorf("leads counted = %d", n)
 	}
 	// A repeat is refused with the customer's status.
 	platformError(t, lead(env, map[string]any{"click_id": clickID, "customer_key": "user-1"}, apitest.Bearer(r.APIKey)...),

@@ -66,8 +66,8 @@ func TestSaleRecordedWithCommission(t *testing.T) {
 	if s := customerStatus(t, env, r.ProgramID, "cust-1"); s != "converted" {
 		t.Errorf("customer status = %s", s)
 	}
-	if n := env.Count(`SELECT sales_count FROM partner_programs WHERE partner_id = $1`, r.PartnerID); n != 1 {
-		t.Errorf("sales_count = %d", n)
+	if n := env.Count(`SELECT sum(n) FROM event_counts_live WHERE program_id = $1 AND event_type = 'conversion'`, r.ProgramID); n != 1 {
+		t.Errorf("conversions counted = %d", n)
 	}
 	// The converted customer cannot become a lead again.
 	platformError(t, lead(env, map[string]any{"customer_key": "cust-1"}, apitest.Bearer(r.APIKey)...), 400, "BadRequestError",

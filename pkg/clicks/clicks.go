@@ -110,10 +110,16 @@ func clip(s string) string {
 }
 
 // MarkConverted marks the click (by its row id) as converted, in the caller's transaction: its customer
-// signed up or paid.
+// signed up or bought.
 func MarkConverted(ctx context.Context, db sqlx.ExecerContext, clickRef int64) error {
 	if _, err := db.ExecContext(ctx, `UPDATE clicks SET converted = true WHERE id = $1 AND NOT converted`, clickRef); err != nil {
 		return fmt.Errorf("mark click converted: %w", err)
 	}
 	return nil
+}
+
+// ConvertSQL, a fragment of the sale statement (package sales), marks converted the clicks of sales (a
+// relation with column click_ref).
+func ConvertSQL(sales string) string {
+	return `UPDATE clicks k SET converted = true FROM ` + sales + ` s WHERE k.id = s.click_ref AND NOT k.converted`
 }

@@ -45,7 +45,7 @@ func BenchmarkList(b *testing.B) {
 		b.Fatal(err)
 	}
 	var listed int64
-	if err := d.DB.Get(&listed, `SELECT sum(n) FROM event_counts WHERE program_id = $1`, r.ProgramID); err != nil {
+	if err := d.DB.Get(&listed, `SELECT sum(n) FROM event_counts_live WHERE program_id = $1`, r.ProgramID); err != nil {
 		b.Fatal(err)
 	}
 	b.Logf("%d events written (%d listed) in %v", total, listed, time.Since(start).Round(time.Second))
@@ -129,13 +129,13 @@ func explain(b *testing.B, d *dbtest.Database, programID int64, page, size int) 
 	var plan []string
 	if err := d.DB.Select(&plan, `EXPLAIN (ANALYZE, BUFFERS, COSTS OFF)
 		SELECT day::timestamp AT TIME ZONE 'UTC' AS start, sum(n)::bigint AS n
-		FROM event_counts_daily WHERE program_id = $1 GROUP BY day HAVING sum(n) <> 0 ORDER BY day DESC`, programID); err != nil {
+		FROM event_counts_daily_live WHERE program_id = $1 GROUP BY day HAVING sum(n) <> 0 ORDER BY day DESC`, programID); err != nil {
 		b.Fatal(err)
 	}
 	b.Logf("daily counts (the total and the page's day):\n%s", strings.Join(plan, "\n"))
 	plan = nil
 	if err := d.DB.Select(&plan, `EXPLAIN (ANALYZE, BUFFERS, COSTS OFF)
-		SELECT hour AS start, sum(n)::bigint AS n FROM event_counts WHERE program_id = $1 AND hour >= $2 AND hour < $2 + interval '1 day'
+		SELECT hour AS start, sum(n)::bigint AS n FROM event_counts_live WHERE program_id = $1 AND hour >= $2 AND hour < $2 + interval '1 day'
 		GROUP BY hour HAVING sum(n) <> 0 ORDER BY hour DESC`, programID, time.Now().UTC().Truncate(24*time.Hour).AddDate(0, 0, -180)); err != nil {
 		b.Fatal(err)
 	}

@@ -208,7 +208,7 @@ func segments(ctx context.Context, db *sqlx.DB, f Filter) ([]segment, error) {
 	}
 	var days []segment
 	if err := db.SelectContext(ctx, &days, `SELECT day::timestamp AT TIME ZONE 'UTC' AS start, sum(n)::bigint AS n
-		FROM event_counts_daily WHERE `+where+` GROUP BY day HAVING sum(n) <> 0 ORDER BY day DESC`, a...); err != nil {
+		FROM event_counts_daily_live WHERE `+where+` GROUP BY day HAVING sum(n) <> 0 ORDER BY day DESC`, a...); err != nil {
 		return nil, err
 	}
 	for i := range days {
@@ -244,7 +244,7 @@ func hourly(ctx context.Context, db *sqlx.DB, f Filter, lo, hi time.Time) ([]seg
 		where += " AND event_type = " + a.add(f.Type)
 	}
 	var hrs []segment
-	if err := db.SelectContext(ctx, &hrs, `SELECT hour AS start, sum(n)::bigint AS n FROM event_counts WHERE `+where+
+	if err := db.SelectContext(ctx, &hrs, `SELECT hour AS start, sum(n)::bigint AS n FROM event_counts_live WHERE `+where+
 		` GROUP BY hour HAVING sum(n) <> 0 ORDER BY hour DESC`, a...); err != nil {
 		return nil, err
 	}
@@ -368,7 +368,7 @@ func Daily(ctx context.Context, db *sqlx.DB, programID int64, test bool, from, t
 		}
 		q = strings.Join(parts, " UNION ALL ")
 	} else {
-		q = `SELECT event_type, day::timestamp AT TIME ZONE 'UTC' AS day, sum(n)::bigint AS n FROM event_counts_daily
+		q = `SELECT event_type, day::timestamp AT TIME ZONE 'UTC' AS day, sum(n)::bigint AS n FROM event_counts_daily_live
 			WHERE program_id = ` + program + ` AND day >= (` + lo + `::timestamptz AT TIME ZONE 'UTC')::date
 			AND day < (` + hi + `::timestamptz AT TIME ZONE 'UTC')::date GROUP BY 1, 2`
 	}

@@ -160,29 +160,51 @@ func TestCountsStayExact(t *testing.T) {
 			t.Fatalf("%s: %v", q, err)
 		}
 	}
+	// Exact before the deltas are folded in (through the live views), and after (in the tables).
+	checkCounts(t, d.DB, "event_counts_live", "event_counts_daily_live")
+	if n, err := events.RollUp(ctx, d.DB); err != nil || n == 0 {
+		t.Fatalf("roll-up folded %d deltas, %v", n, err)
+	}
+	var left int
+	if err := d.DB.Get(&left, `SELECT count(*) FROM event_count_deltas`); err != nil || left != 0 {
+		t.Fatalf("%d deltas left after the roll-up, %v", left, err)
+	}
+	checkCounts(t, d.DB, "event_counts", "event_counts_daily")
+	// Events after a roll-up are counted on top of it.
+	if _, err := d.DB.Exec(`DELETE FROM leads WHERE id % 7 = 0`); err != nil {
+		t.Fatal(err)
+	}
+	checkCounts(t, d.DB, "event_counts_live", "event_counts_daily_live")
+}
+
+// checkCounts compares the hourly counts with the rows, and the daily counts with the hours.
+func checkCounts(t *testing.T, db *sqlx.DB, hourly, daily string) {
+	t.Helper()
 	var drift []string
-	if err := d.DB.Select(&drift, `
+	if err := db.Select(&drift, `
 		WITH actual AS (
 			SELECT program_id, 'click' AS t, date_trunc('hour', click_timestamp) AS h, count(*) AS n FROM clicks WHERE NOT is_test AND NOT is_bot GROUP BY 1, 2, 3
 			UNION ALL SELECT program_id, 'lead', date_trunc('hour', lead_timestamp), count(*) FROM leads WHERE NOT is_test GROUP BY 1, 2, 3
-			UNION ALL SELECT program_id, 'conversion', date_trunc('hour', sale_date), count(*) FROM sales WHERE NOT is_test GROUP BY 1, 2, 3)
+			UNION ALL SELECT program_id, 'conversion', date_trunc('hour', sale_date), count(*) FROM sales WHERE NOT is_test GROUP BY 1, 2, 3),
+		counted AS (SELECT program_id, event_type, hour, sum(n) AS n FROM `+hourly+` GROUP BY 1, 2, 3)
 		SELECT coalesce(a.t, c.event_type) || ' ' || coalesce(a.h, c.hour)::text || ' actual ' || coalesce(a.n, 0) || ' counted ' || coalesce(c.n, 0)
-		FROM actual a FULL JOIN event_counts c ON c.program_id = a.program_id AND c.event_type = a.t AND c.hour = a.h
+		FROM actual a FULL JOIN counted c ON c.program_id = a.program_id AND c.event_type = a.t AND c.hour = a.h
 		WHERE coalesce(a.n, 0) <> coalesce(c.n, 0)`); err != nil {
 		t.Fatal(err)
 	}
 	if len(drift) > 0 {
-		t.Errorf("counts drifted:\n%v", drift)
+		t.Errorf("%s drifted:\n%v", hourly, drift)
 	}
-	if err := d.DB.Select(&drift, `
-		WITH hourly AS (SELECT program_id, event_type, (hour AT TIME ZONE 'UTC')::date AS day, sum(n) AS n FROM event_counts GROUP BY 1, 2, 3)
+	if err := db.Select(&drift, `
+		WITH hourly AS (SELECT program_id, event_type, (hour AT TIME ZONE 'UTC')::date AS day, sum(n) AS n FROM `+hourly+` GROUP BY 1, 2, 3),
+		daily AS (SELECT program_id, event_type, day, sum(n) AS n FROM `+daily+` GROUP BY 1, 2, 3)
 		SELECT coalesce(h.event_type, c.event_type) || ' ' || coalesce(h.day, c.day)::text FROM hourly h
-		FULL JOIN event_counts_daily c ON c.program_id = h.program_id AND c.event_type = h.event_type AND c.day = h.day
+		FULL JOIN daily c ON c.program_id = h.program_id AND c.event_type = h.event_type AND c.day = h.day
 		WHERE coalesce(h.n, 0) <> coalesce(c.n, 0)`); err != nil {
 		t.Fatal(err)
 	}
 	if len(drift) > 0 {
-		t.Errorf("daily counts differ from the hours': %v", drift)
+		t.Errorf("%s differ from the hours' of %s: %v", daily, hourly, drift)
 	}
 }
 

@@ -132,12 +132,6 @@ func Track(ctx context.Context, db *sqlx.DB, log *slog.Logger, in Input) (Result
 	if err := tx.Commit(); err != nil {
 		return Result{}, err
 	}
-	if !res.Provisional && res.Attribution.PartnerID != nil {
-		// Dashboard counter: best effort, after the lead is safely recorded.
-		if err := programs.CountLead(ctx, db, *res.Attribution.PartnerID, programID); err != nil {
-			log.WarnContext(ctx, "lead counter not updated", "program_id", programID, "err", err)
-		}
-	}
 	return res, nil
 }
 
@@ -234,12 +228,10 @@ func findOrCreateCustomer(ctx context.Context, tx *sqlx.Tx, in Input, click *att
 	return attribution.CreateFromClick(ctx, tx, *click, in.CustomerKey, in.Email, in.Test || click.IsTest)
 }
 
-// MarkConverted marks the customer's leads converted (a sale was recorded), in the caller's transaction.
-func MarkConverted(ctx context.Context, tx sqlx.ExecerContext, customerID int64) error {
-	if _, err := tx.ExecContext(ctx, `UPDATE leads SET converted = true WHERE customer_id = $1 AND NOT converted`, customerID); err != nil {
-		return fmt.Errorf("mark leads converted: %w", err)
-	}
-	return nil
+// ConvertSQL, a fragment of the sale statement (package sales), marks converted the leads of the
+// customers of sales (a relation with column customer_id).
+func ConvertSQL(sales string) string {
+	return `UPDATE leads l SET converted = true FROM ` + sales + ` s WHERE l.customer_id = s.customer_id AND NOT l.converted`
 }
 
 func nullable(s string) any {

@@ -1,5 +1,5 @@
-// Package programs owns a program's settings, its partners (with their partner-program relationships
-// and those relationships' lead and sale counters) and its referral links.
+// Package programs owns a program's settings, its partners (with their partner-program relationships)
+// and its referral links.
 package programs
 
 import (
@@ -248,21 +248,6 @@ func InsertPartner(ctx context.Context, tx sqlx.ExtContext, programID int64, n N
 	var out Partner
 	err = sqlx.GetContext(ctx, tx, &out, partnerQuery+` WHERE pp.program_id = $1 AND pa.id = $2`, programID, partnerID)
 	return out, err
-}
-
-// CountLead adds a lead to the partner's dashboard counter in the program. Callers count after the lead
-// has committed, best effort.
-func CountLead(ctx context.Context, db sqlx.ExecerContext, partnerID, programID int64) error {
-	_, err := db.ExecContext(ctx, `UPDATE partner_programs SET leads_count = leads_count + 1
-		WHERE partner_id = $1 AND program_id = $2`, partnerID, programID)
-	return err
-}
-
-// CountSale adds a sale to the partner-program relationship's dashboard counter. Callers count after the
-// sale has committed, best effort.
-func CountSale(ctx context.Context, db sqlx.ExecerContext, partnerProgramID int64) error {
-	_, err := db.ExecContext(ctx, `UPDATE partner_programs SET sales_count = sales_count + 1 WHERE id = $1`, partnerProgramID)
-	return err
 }
 
 // RealPartners is a scalar subquery that counts the real partners of the program aliased p in the

@@ -6,7 +6,6 @@ package sales
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -15,10 +14,6 @@ import (
 	"github.com/jmoiron/sqlx"
 
 	"github.com/reftrack/reftrack/pkg/attribution"
-	"github.com/reftrack/reftrack/pkg/clicks"
-	"github.com/reftrack/reftrack/pkg/commission"
-	"github.com/reftrack/reftrack/pkg/leads"
-	"github.com/reftrack/reftrack/pkg/programs"
 )
 
 // Errors, one per documented refusal.
@@ -101,172 +96,15 @@ type Result struct {
 	Window      attribution.WindowCheck
 }
 
-// Record checks and records a sale and its commission.
+// Record checks and records one sale and its commission, without waiting to share a batch (payment
+// webhooks, synthetic chains, tests); the sale route uses a Recorder. See record for how.
 func Record(ctx context.Context, dbx *sqlx.DB, log *slog.Logger, in Input) (Result, error) {
-	if err := attribution.CheckKey(in.CustomerKey); err != nil {
-		return Result{}, err
-	}
-	if err := duplicate(ctx, dbx, in.ProgramID, in.TransactionID); err != nil {
-		return Result{}, err
-	}
-	if in.OccurredAt.IsZero() {
-		return Result{}, ErrOccurredAtRequired
-	}
-	if in.SaleType == "" {
-		in.SaleType = "payment"
-	}
-	tx, err := dbx.BeginTxx(ctx, nil)
+	j, err := newJob(in)
 	if err != nil {
 		return Result{}, err
 	}
-	defer tx.Rollback() //nolint:errcheck // a no-op after Commit
-
-	program, err := programs.Get(ctx, tx, in.ProgramID)
-	if errors.Is(err, programs.ErrNotFound) {
-		return Result{}, ErrProgramNotFound
-	}
-	if err != nil {
-		return Result{}, err
-	}
-	cust, err := customer(ctx, tx, in)
-	if err != nil {
-		return Result{}, err
-	}
-	if cust.PartnerProgramID == nil {
-		return Result{}, ErrNoPartnerProgram
-	}
-	if cust.PartnerID == nil {
-		return Result{}, ErrNoPartner
-	}
-	res := Result{Attribution: Attribution{ClickID: cust.ClickID, PartnerID: cust.PartnerID, ProgramID: in.ProgramID}}
-	if res.Window = attribution.CheckWindow(cust, program.AttributionWindowDays, in.OccurredAt); res.Window.Expired {
-		return res, nil // rolled back: nothing recorded, the same transaction_id may come again
-	}
-	amount, pays, err := commissionFor(ctx, tx, program, cust, in)
-	if err != nil {
-		return Result{}, &CommissionError{Err: err}
-	}
-
-	test := in.Test || cust.IsTest
-	err = tx.GetContext(ctx, &res.SaleID, `INSERT INTO sales (program_id, customer_id, partner_id, click_ref, click_id,
-		processor_event_id, amount_cents, currency, sale_type, is_recurring, provider, provider_payment_id, livemode,
-		event_name, subscription_id, subscription_interval, source, sale_date, is_test)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19)
-		ON CONFLICT (program_id, processor_event_id) DO NOTHING RETURNING id`,
-		in.ProgramID, cust.ID, *cust.PartnerID, cust.ClickRef, cust.ClickID, in.TransactionID, in.AmountCents, in.Currency,
-		in.SaleType, in.IsRecurring, nullable(in.Provider), nullable(in.ProviderPaymentID), in.Livemode,
-		nullable(in.EventName), nullable(in.SubscriptionID), nullable(in.SubscriptionInterval), in.Source, in.OccurredAt, test)
-	if errors.Is(err, sql.ErrNoRows) {
-		// A concurrent request recorded this transaction_id in the program first (ON CONFLICT waited for it to
-		// commit).
-		_ = tx.Rollback()
-		if err := duplicate(ctx, dbx, in.ProgramID, in.TransactionID); err != nil {
-			return Result{}, err
-		}
-		return Result{}, fmt.Errorf("transaction %q conflicted but is not recorded", in.TransactionID)
-	}
-	if err != nil {
-		return Result{}, fmt.Errorf("record sale: %w", err)
-	}
-	if pays {
-		var c Commission
-		err := tx.GetContext(ctx, &c, `INSERT INTO commissions (sale_id, program_id, partner_id, partner_program_id,
-			amount_cents, currency, is_test) VALUES ($1, $2, $3, $4, $5, $6, $7)
-			RETURNING id, amount_cents, reversed_amount_cents, currency, status`,
-			res.SaleID, in.ProgramID, *cust.PartnerID, *cust.PartnerProgramID, amount, in.Currency, test)
-		if err != nil {
-			return Result{}, &CommissionError{Err: err}
-		}
-		res.Commission = &c
-	}
-	if err := attribution.MarkConverted(ctx, tx, cust.ID, in.OccurredAt); err != nil {
-		return Result{}, err
-	}
-	if err := leads.MarkConverted(ctx, tx, cust.ID); err != nil {
-		return Result{}, err
-	}
-	if cust.ClickRef != nil {
-		if err := clicks.MarkConverted(ctx, tx, *cust.ClickRef); err != nil {
-			return Result{}, err
-		}
-	}
-	if err := tx.Commit(); err != nil {
-		return Result{}, err
-	}
-	// Dashboard counter: best effort, after the sale is safely recorded.
-	if err := programs.CountSale(ctx, dbx, *cust.PartnerProgramID); err != nil {
-		log.WarnContext(ctx, "sale counter not updated", "program_id", in.ProgramID, "sale_id", res.SaleID, "err", err)
-	}
-	return res, nil
-}
-
-// duplicate returns a DuplicateError when transactionID is recorded in the program. Another program's
-// sales are never looked at.
-func duplicate(ctx context.Context, q sqlx.QueryerContext, programID int64, transactionID string) error {
-	d := DuplicateError{ProgramID: programID}
-	err := q.QueryRowxContext(ctx, `SELECT id FROM sales WHERE program_id = $1 AND processor_event_id = $2`,
-		programID, transactionID).Scan(&d.SaleID)
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil
-	}
-	if err != nil {
-		return err
-	}
-	return &d
-}
-
-// customer resolves the sale's customer in the key's program: by customer_key, else by the click (made
-// into a customer when it has none yet). A click of another program is refused.
-func customer(ctx context.Context, tx *sqlx.Tx, in Input) (attribution.Customer, error) {
-	if in.CustomerKey != "" {
-		c, err := attribution.CustomerByKey(ctx, tx, in.ProgramID, in.CustomerKey)
-		if err == nil || !errors.Is(err, attribution.ErrCustomerNotFound) {
-			return c, err
-		}
-	}
-	if in.ClickID == "" {
-		return attribution.Customer{}, ErrCustomerNotFound
-	}
-	click, err := attribution.FindClick(ctx, tx, in.ClickID)
-	if errors.Is(err, attribution.ErrClickNotFound) {
-		return attribution.Customer{}, ErrCustomerNotFound
-	}
-	if err != nil {
-		return attribution.Customer{}, err
-	}
-	if click.ProgramID != in.ProgramID {
-		return attribution.Customer{}, ErrOtherProgram
-	}
-	if in.CustomerKey == "" {
-		c, err := attribution.CustomerByClick(ctx, tx, in.ProgramID, click.ID)
-		if err == nil || !errors.Is(err, attribution.ErrCustomerNotFound) {
-			return c, err
-		}
-	}
-	return attribution.CreateFromClick(ctx, tx, click, in.CustomerKey, "", in.Test || click.IsTest)
-}
-
-// commissionFor decides whether this sale pays and how much: percent and fixed pay on the customer's
-// first recorded sale only; recurring types on every sale, for duration_months after the first when the
-// program sets one.
-func commissionFor(ctx context.Context, tx *sqlx.Tx, p programs.Program, cust attribution.Customer, in Input) (int64, bool, error) {
-	var first *time.Time
-	if err := tx.GetContext(ctx, &first, `SELECT min(sale_date) FROM sales WHERE customer_id = $1`, cust.ID); err != nil {
-		return 0, false, err
-	}
-	if first != nil {
-		if !commission.Recurring(p.CommissionType) {
-			return 0, false, nil
-		}
-		if p.DurationMonths != nil && !in.OccurredAt.Before(first.AddDate(0, *p.DurationMonths, 0)) {
-			return 0, false, nil
-		}
-	}
-	amount, err := commission.Amount(p.CommissionType, p.CommissionRate, in.AmountCents, in.Currency)
-	if err != nil {
-		return 0, false, err
-	}
-	return amount, true, nil
+	record(ctx, dbx, log, []*job{j})
+	return j.res, j.err
 }
 
 func nullable(s string) any {

@@ -18,7 +18,7 @@ import (
 func quiet() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
 
 // A recorded sale converts the customer (dated by the sale), its leads and its click, through their
-// owners, and counts the sale for the partner.
+// owners' statement fragments, and is counted in the program's event counts.
 func TestRecordConvertsCustomerLeadsAndClick(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -61,12 +61,12 @@ func TestRecordConvertsCustomerLeadsAndClick(t *testing.T) {
 		SaleDate    time.Time `db:"sale_date"`
 		Leads       int       `db:"leads"`
 		Click       bool      `db:"click"`
-		Count       int       `db:"sales_count"`
+		Count       int       `db:"counted"`
 	}
 	if err := d.Get(&got, `SELECT cu.status, cu.converted_at, s.sale_date,
 		(SELECT count(*) FROM leads WHERE customer_id = cu.id AND converted) AS leads,
 		(SELECT converted FROM clicks WHERE id = cu.click_ref) AS click,
-		(SELECT sales_count FROM partner_programs WHERE id = cu.partner_program_id) AS sales_count
+		(SELECT sum(n) FROM event_counts_live WHERE program_id = s.program_id AND event_type = 'conversion') AS counted
 		FROM customers cu JOIN sales s ON s.customer_id = cu.id WHERE s.id = $1`, res.SaleID); err != nil {
 		t.Fatal(err)
 	}

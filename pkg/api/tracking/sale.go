@@ -43,7 +43,7 @@ func (h *Tracking) TrackSale(ctx context.Context, req gen.TrackSaleRequestObject
 
 	var res sales.Result
 	for attempt := 0; ; attempt++ {
-		res, err = sales.Record(ctx, h.DB, h.Log, in)
+		res, err = h.Sales.Record(ctx, in)
 		var dup *sales.DuplicateError
 		if errors.As(err, &dup) && ad.Test && in.TransactionID != body.OptStr("transaction_id") && attempt < 3 {
 			in.TransactionID = testTransactionID(h.Now()) // a generated id never collides: draw again

@@ -15,6 +15,7 @@ import (
 	"github.com/reftrack/reftrack/pkg/clicks"
 	"github.com/reftrack/reftrack/pkg/origins"
 	"github.com/reftrack/reftrack/pkg/platform/metrics"
+	"github.com/reftrack/reftrack/pkg/sales"
 	"github.com/reftrack/reftrack/pkg/useragent"
 )
 
@@ -25,6 +26,7 @@ type Tracking struct {
 	Now     func() time.Time
 	Auth    *auth.Authenticator
 	Clicks  *clicks.Recorder
+	Sales   *sales.Recorder
 	Devices *useragent.Parser
 	Metrics *metrics.Metrics
 	Origins *origins.Cache

@@ -69,6 +69,10 @@ type Config struct {
 	OIDCClientID string
 	// OIDCClientSecret is the client secret, when the issuer requires one besides PKCE (OIDC_CLIENT_SECRET).
 	OIDCClientSecret string
+	// PprofAddr, when set, serves Go's profiler (net/http/pprof) on this address, apart from the API
+	// (PPROF_ADDR, e.g. 127.0.0.1:6060). Off by default and refused in production mode: profiles show
+	// memory and request data.
+	PprofAddr string
 }
 
 // FromEnv reads the configuration through getenv (os.Getenv in production, a map in tests).
@@ -84,6 +88,7 @@ func FromEnv(getenv func(string) string) (Config, error) {
 		OIDCIssuer:         strings.TrimRight(getenv("OIDC_ISSUER"), "/"),
 		OIDCClientID:       str(getenv, "OIDC_CLIENT_ID", "reftrack"),
 		OIDCClientSecret:   getenv("OIDC_CLIENT_SECRET"),
+		PprofAddr:          getenv("PPROF_ADDR"),
 		DBMaxOpenConns:     20,
 		DBStatementTimeout: DefaultStatementTimeout,
 		DBLockTimeout:      DefaultLockTimeout,
@@ -102,6 +107,10 @@ func FromEnv(getenv func(string) string) (Config, error) {
 	}
 	if u, err := url.Parse(c.OIDCIssuer); c.OIDCIssuer != "" && (err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "") {
 		errs = append(errs, fmt.Sprintf("OIDC_ISSUER must be an absolute https URL, got %q", c.OIDCIssuer))
+	}
+	if c.PprofAddr != "" && c.Env == EnvProduction {
+		errs = append(errs, "PPROF_ADDR is refused when REFTRACK_ENV=production: the profiler shows memory and request data; "+
+			"profile a development-mode server instead")
 	}
 	if c.LogFormat != "json" && c.LogFormat != "text" {
 		errs = append(errs, fmt.Sprintf("LOG_FORMAT must be json or text, got %q", c.LogFormat))

@@ -56,6 +56,22 @@ func TestProductionNeedsAnIssuer(t *testing.T) {
 	}
 }
 
+// The profiler is off by default, on when PPROF_ADDR names an address, and refused in production.
+func TestPprofNeverInProduction(t *testing.T) {
+	t.Parallel()
+	if c, err := FromEnv(env(map[string]string{})); err != nil || c.PprofAddr != "" {
+		t.Errorf("default: PprofAddr %q, %v", c.PprofAddr, err)
+	}
+	if c, err := FromEnv(env(map[string]string{"PPROF_ADDR": "127.0.0.1:6060"})); err != nil || c.PprofAddr != "127.0.0.1:6060" {
+		t.Errorf("development: PprofAddr %q, %v", c.PprofAddr, err)
+	}
+	_, err := FromEnv(env(map[string]string{"REFTRACK_ENV": "production", "OIDC_ISSUER": "https://id.example.com",
+		"PPROF_ADDR": "127.0.0.1:6060"}))
+	if err == nil || !strings.Contains(err.Error(), "PPROF_ADDR is refused when REFTRACK_ENV=production") {
+		t.Errorf("production with PPROF_ADDR: %v", err)
+	}
+}
+
 func TestInvalidValuesAreAllReported(t *testing.T) {
 	t.Parallel()
 	_, err := FromEnv(env(map[string]string{

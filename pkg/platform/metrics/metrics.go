@@ -21,6 +21,8 @@ type Metrics struct {
 	webhooks  *prometheus.CounterVec
 	batches   *prometheus.HistogramVec
 	batchTime prometheus.Histogram
+	saleSizes *prometheus.HistogramVec
+	saleTime  prometheus.Histogram
 }
 
 // New registers the collectors, with the Go runtime's and the process's.
@@ -55,7 +57,17 @@ func New() *Metrics {
 		Help:    "Clicks written per statement and commit.",
 		Buckets: []float64{1, 2, 4, 8, 16, 32, 64, 128},
 	}, []string{})
-	m.registry.MustRegister(m.requests, m.latency, m.events, m.webhooks, m.batches, m.batchTime,
+	m.saleTime = prometheus.NewHistogram(prometheus.HistogramOpts{
+		Name:    "reftrack_sale_batch_seconds",
+		Help:    "Time to record one batch of sales (read, write and commit; rounds again included).",
+		Buckets: []float64{.0005, .001, .002, .005, .01, .025, .05, .1, .25},
+	})
+	m.saleSizes = prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Name:    "reftrack_sale_batch_size",
+		Help:    "Sales recorded per batch (two statements and one commit).",
+		Buckets: []float64{1, 2, 4, 8, 16, 32, 64},
+	}, []string{})
+	m.registry.MustRegister(m.requests, m.latency, m.events, m.webhooks, m.batches, m.batchTime, m.saleSizes, m.saleTime,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
@@ -83,6 +95,12 @@ func (m *Metrics) Webhook(provider, outcome string) {
 func (m *Metrics) ClickBatch(size int, took time.Duration) {
 	m.batches.WithLabelValues().Observe(float64(size))
 	m.batchTime.Observe(took.Seconds())
+}
+
+// SaleBatch records one recorded batch of sales.
+func (m *Metrics) SaleBatch(size int, took time.Duration) {
+	m.saleSizes.WithLabelValues().Observe(float64(size))
+	m.saleTime.Observe(took.Seconds())
 }
 
 // ContentType is the exposition format Text writes.

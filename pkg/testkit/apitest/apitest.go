@@ -125,6 +125,7 @@ func serve(d *dbtest.Database, opts Options, report func(error)) (*server, error
 	e, err := api.New(context.Background(), deps)
 	if err != nil {
 		deps.Clicks.Close()
+		deps.Sales.Close()
 		ln.Close()
 		return nil, fmt.Errorf("build server: %w", err)
 	}
@@ -134,6 +135,7 @@ func serve(d *dbtest.Database, opts Options, report func(error)) (*server, error
 	doc, router, strict, err := validationRouter()
 	if err != nil {
 		deps.Clicks.Close()
+		deps.Sales.Close()
 		ln.Close()
 		return nil, err
 	}
@@ -147,7 +149,8 @@ func serve(d *dbtest.Database, opts Options, report func(error)) (*server, error
 		doc:    doc,
 		close: func() {
 			srv.Close()
-			deps.Clicks.Close() // after the server: the queued clicks are written
+			deps.Clicks.Close() // after the server: the queued clicks and sales are written
+			deps.Sales.Close()
 		},
 	}, nil
 }

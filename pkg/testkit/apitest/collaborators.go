@@ -21,6 +21,7 @@ import (
 	"github.com/reftrack/reftrack/pkg/platform/config"
 	"github.com/reftrack/reftrack/pkg/platform/metrics"
 	"github.com/reftrack/reftrack/pkg/platform/ratelimit"
+	"github.com/reftrack/reftrack/pkg/sales"
 	"github.com/reftrack/reftrack/pkg/testkit/dbtest"
 	"github.com/reftrack/reftrack/pkg/useragent"
 	"github.com/reftrack/reftrack/tracker"
@@ -97,6 +98,7 @@ func collaborators(cfg config.Config, d *dbtest.Database, logger *slog.Logger, c
 		DB: d.DB, Logger: logger, Config: cfg, Clock: clock, Limiter: limiter, Login: login, Metrics: m,
 		Tracker: f.tracker, Dashboard: f.dashboard, Devices: useragent.NewParser(4096),
 		Clicks:  clicks.NewRecorder(d.DB, logger, clicks.Writers, clicks.MaxBatch, m.ClickBatch),
+		Sales:   sales.NewRecorder(d.DB, logger, sales.Writers, sales.MaxBatch, m.SaleBatch),
 		Origins: origins.New(d.DB, clock), Stripe: &payments.Stripe{DB: d.DB, Log: logger, Now: clock}, Spec: f.spec,
 	}, nil
 }

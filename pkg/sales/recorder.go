@@ -1,0 +1,75 @@
+package sales
+
+import (
+	"context"
+	"log/slog"
+	"time"
+
+	"github.com/jmoiron/sqlx"
+
+	"github.com/reftrack/reftrack/pkg/platform/batch"
+)
+
+// Sale batching, measured in docs/performance.md: batches of up to MaxBatch sales, Writers of them in
+// flight at once (one reads while another writes and commits).
+const (
+	Writers  = 2
+	MaxBatch = 64
+)
+
+// Recorder records the sale route's sales in batches: sales that arrive together are read by one
+// statement and written by another, with one commit, instead of each paying its own round trips and
+// commit. Every sale is answered only after the statement holding it has committed, and its answer is
+// the one it would have had alone (see record).
+type Recorder struct {
+	db      *sqlx.DB
+	log     *slog.Logger
+	queue   *batch.Queue[*job]
+	observe func(size int, took time.Duration)
+}
+
+// NewRecorder starts writers batch writers of up to maxBatch sales each. observe, when not nil, learns
+// each batch's size and duration (for metrics).
+func NewRecorder(db *sqlx.DB, log *slog.Logger, writers, maxBatch int, observe func(size int, took time.Duration)) *Recorder {
+	r := &Recorder{db: db, log: log, observe: observe}
+	r.queue = batch.Start(writers, maxBatch, r.write)
+	return r
+}
+
+// Record checks and records a sale and its commission in the next batch.
+func (r *Recorder) Record(ctx context.Context, in Input) (Result, error) {
+	j, err := newJob(in)
+	if err != nil {
+		return Result{}, err
+	}
+	j.done = make(chan struct{})
+	if err := r.queue.Put(ctx, j); err != nil {
+		return Result{}, err
+	}
+	// Once queued the sale will be decided; wait for it even if the client goes away, so that a retry
+	// finds what was stored.
+	<-j.done
+	return j.res, j.err
+}
+
+// Close stops the writers once every queued sale is recorded. Call it after the HTTP server stopped.
+func (r *Recorder) Close() { r.queue.Close() }
+
+func (r *Recorder) write(next func() ([]*job, bool)) {
+	for {
+		jobs, ok := next()
+		if !ok {
+			return
+		}
+		start := time.Now()
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		record(ctx, r.db, r.log, jobs)
+		cancel()
+		if r.observe != nil {
+			r.observe(len(jobs), time.Since(start))
+		}
+		for _, j := range jobs {
+			close(j.done)
+		}
+	}
+}

@@ -1,0 +1,137 @@
+package sales
+
+import (
+	"time"
+
+	"github.com/reftrack/reftrack/pkg/attribution"
+	"github.com/reftrack/reftrack/pkg/commission"
+)
+
+// state is what one read (readQuery) found for a sale: everything the rules need, nothing locked.
+type state struct {
+	Ord         int64  `db:"ord"`
+	DuplicateID *int64 `db:"duplicate_id"`
+	// The program.
+	ProgramFound   bool    `db:"program_found"`
+	CommissionType *string `db:"commission_type"`
+	CommissionRate *string `db:"commission_rate"`
+	DurationMonths *int    `db:"commission_duration_months"`
+	WindowDays     *int    `db:"attribution_window_days"`
+	// The customer, by customer_key, else (no key) the first made from the click; with its row version.
+	CustomerID             *int64     `db:"customer_id"`
+	CustomerVersion        *string    `db:"customer_version"`
+	CustomerKey            *string    `db:"customer_key"`
+	CustomerClickRef       *int64     `db:"customer_click_ref"`
+	CustomerClickID        *string    `db:"customer_click_id"`
+	CustomerClickTimestamp *time.Time `db:"customer_click_timestamp"`
+	PartnerID              *int64     `db:"partner_id"`
+	PartnerProgramID       *int64     `db:"partner_program_id"`
+	Status                 *string    `db:"status"`
+	SignedUpAt             *time.Time `db:"signed_up_at"`
+	ConvertedAt            *time.Time `db:"converted_at"`
+	CustomerTest           *bool      `db:"customer_test"`
+	FirstSale              *time.Time `db:"first_sale"`
+	// The click behind click_id (any program's), for a customer still to be made from it.
+	ClickRef              *int64     `db:"click_ref"`
+	ClickProgramID        *int64     `db:"click_program_id"`
+	ClickPartnerID        *int64     `db:"click_partner_id"`
+	ClickTimestamp        *time.Time `db:"click_timestamp"`
+	ClickTest             *bool      `db:"click_test"`
+	ClickPartnerProgramID *int64     `db:"click_partner_program_id"`
+}
+
+// plan is what the rules decided for a sale that passed every check: who bought (an existing customer
+// at a row version, or one to make from the click), whether the attribution window lets it count, and
+// what it pays.
+type plan struct {
+	cust    attribution.Customer // ID 0: made by the sale from its click
+	version string               // the existing customer's row version the decision rests on
+	window  attribution.WindowCheck
+	test    bool
+	pays    bool
+	amount  int64
+}
+
+// decide applies the rules to what was read, in the order of the documented refusals: a used
+// transaction_id, the customer (by key, else by click within the program), the partner-program
+// relationship and the partner, the attribution window, then the commission.
+func decide(in Input, st state) (plan, error) {
+	if st.DuplicateID != nil {
+		return plan{}, &DuplicateError{SaleID: *st.DuplicateID, ProgramID: in.ProgramID}
+	}
+	if !st.ProgramFound {
+		return plan{}, ErrProgramNotFound
+	}
+	var p plan
+	switch {
+	case st.CustomerID != nil:
+		p.cust = attribution.Customer{ID: *st.CustomerID, ProgramID: in.ProgramID, Key: st.CustomerKey,
+			ClickRef: st.CustomerClickRef, ClickID: st.CustomerClickID, ClickTimestamp: st.CustomerClickTimestamp,
+			PartnerID: st.PartnerID, PartnerProgramID: st.PartnerProgramID, Status: deref(st.Status),
+			SignedUpAt: st.SignedUpAt, ConvertedAt: st.ConvertedAt, IsTest: deref(st.CustomerTest)}
+		p.version = deref(st.CustomerVersion)
+	case in.ClickID == "" || st.ClickRef == nil:
+		return plan{}, ErrCustomerNotFound
+	case deref(st.ClickProgramID) != in.ProgramID:
+		return plan{}, ErrOtherProgram
+	default:
+		// The sale makes the customer from the click (binding customer_key when given).
+		clickID := in.ClickID
+		p.cust = attribution.Customer{ProgramID: in.ProgramID, ClickRef: st.ClickRef, ClickID: &clickID,
+			ClickTimestamp: st.ClickTimestamp, PartnerID: st.ClickPartnerID, PartnerProgramID: st.ClickPartnerProgramID,
+			Status: attribution.StatusVisitor, IsTest: in.Test || deref(st.ClickTest)}
+		if in.CustomerKey != "" {
+			key := in.CustomerKey
+			p.cust.Key = &key
+		}
+	}
+	if p.cust.PartnerProgramID == nil {
+		return plan{}, ErrNoPartnerProgram
+	}
+	if p.cust.PartnerID == nil {
+		return plan{}, ErrNoPartner
+	}
+	if p.window = attribution.CheckWindow(p.cust, deref(st.WindowDays), in.OccurredAt); p.window.Expired {
+		return p, nil // nothing is recorded: the same transaction_id may come again
+	}
+	p.test = in.Test || p.cust.IsTest
+	var err error
+	p.amount, p.pays, err = commissionFor(deref(st.CommissionType), deref(st.CommissionRate), st.DurationMonths, st.FirstSale, in)
+	if err != nil {
+		return plan{}, &CommissionError{Err: err}
+	}
+	return p, nil
+}
+
+// commissionFor decides whether this sale pays and how much: percent and fixed pay on the customer's
+// first recorded sale only (first is nil before it); recurring types on every sale, for durationMonths
+// after the first when the program sets a duration.
+func commissionFor(typ, rate string, durationMonths *int, first *time.Time, in Input) (int64, bool, error) {
+	if first != nil {
+		if !commission.Recurring(typ) {
+			return 0, false, nil
+		}
+		if durationMonths != nil && !in.OccurredAt.Before(first.AddDate(0, *durationMonths, 0)) {
+			return 0, false, nil
+		}
+	}
+	amount, err := commission.Amount(typ, rate, in.AmountCents, in.Currency)
+	if err != nil {
+		return 0, false, err
+	}
+	return amount, true, nil
+}
+
+// result is what the sale route answers for a planned sale; the write fills in the ids.
+func (p plan) result(programID int64) Result {
+	return Result{Attribution: Attribution{ClickID: p.cust.ClickID, PartnerID: p.cust.PartnerID, ProgramID: programID},
+		Window: p.window}
+}
+
+func deref[T any](p *T) T {
+	var zero T
+	if p == nil {
+		return zero
+	}
+	return *p
+}
