@@ -137,6 +137,63 @@ func TestOneWriterPerTable(t *testing.T) {
 	}
 }
 
+// functionOwner is the comment line naming the owner of the database function defined next.
+var functionOwner = regexp.MustCompile(`(?m)^-- owner: (\S+)$`)
+
+// functionDef finds a function definition and its body (between $$ or $tag$ quotes).
+var functionDef = regexp.MustCompile(`(?s)CREATE (?:OR REPLACE )?FUNCTION ([a-z_][a-z0-9_]*)\(.*?AS (\$[a-z_]*\$)(.*?)(\$[a-z_]*\$)`)
+
+// migrationWrites lists the write statements in the bodies of the database functions the up migrations
+// define. A function's writer is the package its "-- owner:" comment names (the last such comment since
+// the previous function); a function without one (trigger and count functions) writes as byTriggers.
+func migrationWrites(t *testing.T) []writeSite {
+	t.Helper()
+	files, err := filepath.Glob(filepath.Join("migrations", "*.up.sql"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("migrations: %v %v", files, err)
+	}
+	var out []writeSite
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		text := string(b)
+		prev := 0
+		for _, m := range functionDef.FindAllStringSubmatchIndex(text, -1) {
+			owner := byTriggers
+			if o := functionOwner.FindAllStringSubmatch(text[prev:m[0]], -1); len(o) > 0 {
+				owner = o[len(o)-1][1]
+			}
+			prev = m[1]
+			name, body := text[m[2]:m[3]], text[m[6]:m[7]]
+			for _, w := range write.FindAllStringSubmatch(body, -1) {
+				out = append(out, writeSite{table: w[1], pkg: owner, pos: f + ": function " + name})
+			}
+		}
+	}
+	return out
+}
+
+// Database functions write only their owner's tables, as Go code does: the sale's statement converts
+// customers, leads and clicks by calling their owners' functions.
+func TestFunctionsWriteOnlyTheirOwnersTables(t *testing.T) {
+	t.Parallel()
+	sites := migrationWrites(t)
+	byOwner := map[string]bool{}
+	for _, s := range sites {
+		byOwner[s.pkg] = true
+		if owner, known := owners[s.table]; !known || owner != s.pkg {
+			t.Errorf("%s (owner %s) writes table %s, owned by %q", s.pos, s.pkg, s.table, owner)
+		}
+	}
+	for _, want := range []string{"pkg/sales", "pkg/attribution", "pkg/leads", "pkg/clicks", byTriggers} {
+		if !byOwner[want] {
+			t.Errorf("no function of %s found writing: is the scan looking in the right place?", want)
+		}
+	}
+}
+
 // Every table the migrations create has an owner in the table above.
 func TestOwnersCoverTheSchema(t *testing.T) {
 	t.Parallel()

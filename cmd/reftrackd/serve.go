@@ -17,6 +17,7 @@ import (
 	"github.com/reftrack/reftrack/db"
 	"github.com/reftrack/reftrack/openapi"
 	"github.com/reftrack/reftrack/pkg/api"
+	"github.com/reftrack/reftrack/pkg/apikeys"
 	"github.com/reftrack/reftrack/pkg/clicks"
 	"github.com/reftrack/reftrack/pkg/dashboard"
 	"github.com/reftrack/reftrack/pkg/events"
@@ -74,6 +75,7 @@ func (e *env) serveWith(ctx context.Context, cfg config.Config, logger *slog.Log
 	}
 	defer deps.Clicks.Close() // after the HTTP server below has stopped: finishes the queued clicks
 	defer deps.Sales.Close()  // likewise the queued sales
+	defer deps.Keys.Close()
 	rollUpCtx, stopRollUps := context.WithCancel(context.WithoutCancel(ctx))
 	defer stopRollUps()
 	go events.RollUpEvery(rollUpCtx, pool, time.Second, logger)
@@ -149,7 +151,8 @@ func collaborators(ctx context.Context, cfg config.Config, pool *sqlx.DB, logger
 		DB: pool, Logger: logger, Config: cfg, Clock: clock, Limiter: limiter, Login: login, Metrics: m, Spec: spec,
 		Tracker: script, Dashboard: assets, Devices: useragent.NewParser(4096),
 		Clicks:  clicks.NewRecorder(pool, logger, clicks.Writers, clicks.MaxBatch, m.ClickBatch),
-		Sales:   sales.NewRecorder(pool, logger, sales.Writers, sales.MaxBatch, m.SaleBatch),
+		Sales:   sales.NewRecorder(pool, logger, sales.MaxBatch, m.SaleBatch),
+		Keys:    apikeys.NewLookups(pool, apikeys.LookupWriters, apikeys.LookupMaxBatch),
 		Origins: origins.New(pool, clock), Stripe: &payments.Stripe{DB: pool, Log: logger, Now: clock},
 	}, nil
 }

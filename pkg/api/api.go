@@ -33,6 +33,7 @@ import (
 	"github.com/reftrack/reftrack/pkg/api/tracking"
 	"github.com/reftrack/reftrack/pkg/api/web"
 	"github.com/reftrack/reftrack/pkg/api/webhooks"
+	"github.com/reftrack/reftrack/pkg/apikeys"
 	"github.com/reftrack/reftrack/pkg/clicks"
 	"github.com/reftrack/reftrack/pkg/dashboard"
 	"github.com/reftrack/reftrack/pkg/identity"
@@ -64,8 +65,9 @@ type Deps struct {
 	// Clicks records clicks in batches; its owner closes it after the HTTP server has stopped.
 	Clicks *clicks.Recorder
 	// Sales records the sale route's sales in batches; its owner closes it after the HTTP server has
-	// stopped.
+	// stopped. Keys looks program keys up in batches; likewise closed by its owner.
 	Sales   *sales.Recorder
+	Keys    *apikeys.Lookups
 	Origins *origins.Cache
 	Stripe  *payments.Stripe
 	// Spec is the parsed OpenAPI document (openapi.Spec): the route table is read from it. It is only read,
@@ -77,7 +79,7 @@ func (d Deps) check() error {
 	var missing []string
 	for name, nilValue := range map[string]bool{
 		"DB": d.DB == nil, "Logger": d.Logger == nil, "Clock": d.Clock == nil, "Limiter": d.Limiter == nil,
-		"Login": d.Login == nil, "Metrics": d.Metrics == nil, "Devices": d.Devices == nil, "Clicks": d.Clicks == nil, "Sales": d.Sales == nil,
+		"Login": d.Login == nil, "Metrics": d.Metrics == nil, "Devices": d.Devices == nil, "Clicks": d.Clicks == nil, "Sales": d.Sales == nil, "Keys": d.Keys == nil,
 		"Origins": d.Origins == nil, "Stripe": d.Stripe == nil || d.Stripe.Now == nil, "Spec": d.Spec == nil, "Tracker": d.Tracker.Body == nil, "Dashboard": d.Dashboard.Files == nil,
 	} {
 		if nilValue {
@@ -123,7 +125,7 @@ func New(ctx context.Context, d Deps) (*echo.Echo, error) {
 		return nil, err
 	}
 
-	authn := &auth.Authenticator{DB: d.DB, Now: d.Clock, DocsURL: d.Config.DocsURL}
+	authn := &auth.Authenticator{DB: d.DB, Keys: d.Keys, Now: d.Clock, DocsURL: d.Config.DocsURL}
 	s := &Server{
 		Tracking: &tracking.Tracking{DB: d.DB, Log: d.Logger, Now: d.Clock, Auth: authn, Clicks: d.Clicks, Sales: d.Sales,
 			Devices: d.Devices, Metrics: d.Metrics, Origins: d.Origins},

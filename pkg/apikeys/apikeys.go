@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/jmoiron/sqlx"
+	"github.com/lib/pq"
 
 	"github.com/reftrack/reftrack/pkg/accounts"
 	"github.com/reftrack/reftrack/pkg/audit"
@@ -45,21 +46,15 @@ func (k Key) Retired(now time.Time) bool { return k.RotateBy != nil && !now.Befo
 // Masked is how the key is shown after it was issued.
 func (k Key) Masked() string { return secret.Mask(secret.ProgramKeyPrefix, k.Last4) }
 
-// authenticateQuery finds an active key and, in the same statement, whether its program's owner is
-// suspended: the key lookup is on the hot path of every sale, so the check adds no round trip.
-var authenticateQuery = `SELECT k.id, k.program_id, k.last4, k.created_at, k.rotation_marked_at, k.rotate_by,
-		` + accounts.ProgramSuspendedSQL("p") + ` AS owner_suspended
-	FROM api_keys k JOIN programs p ON p.id = k.program_id
-	WHERE k.key_hash = $1 AND k.revoked_at IS NULL`
-
 // Authenticate finds the active key for token. A key of a program whose owner account is suspended
 // answers accounts.ErrSuspended.
 func Authenticate(ctx context.Context, db sqlx.QueryerContext, token string) (Key, error) {
 	var row struct {
+		Hash []byte `db:"key_hash"`
 		Key
 		OwnerSuspended bool `db:"owner_suspended"`
 	}
-	err := sqlx.GetContext(ctx, db, &row, authenticateQuery, secret.Hash(token))
+	err := sqlx.GetContext(ctx, db, &row, lookupQuery, pq.ByteaArray([][]byte{secret.Hash(token)}))
 	if errors.Is(err, sql.ErrNoRows) {
 		return Key{}, ErrUnknown
 	}

@@ -132,39 +132,9 @@ func MarkLead(ctx context.Context, tx sqlx.ExecerContext, customerID int64, emai
 	return nil
 }
 
-// Fragments of the sale statement (package sales): data-modifying CTE bodies that write customers, so
-// that a sale, its commission and every state it changes are written by one statement and one commit
-// while this package stays the only writer of customers. Each names the relation it reads from.
-
-// LockUnchangedSQL locks, in id order, the customers of input (a relation with columns ord, customer_id
-// and customer_version) whose row version (xmin) is still customer_version, and yields their ord and
-// id. A customer changed since the caller read it (a lead, another sale) is left out: what was decided
-// on the old state is decided again. A concurrent change is waited for, then seen (READ COMMITTED
-// re-checks a locked row's newest version).
-func LockUnchangedSQL(input string) string {
-	return `SELECT i.ord, cu.id FROM ` + input + ` i JOIN customers cu ON cu.id = i.customer_id
-		AND cu.xmin::text = i.customer_version ORDER BY cu.id FOR UPDATE OF cu`
-}
-
-// CreateConvertedSQL makes the customers of input's rows without customer_id (columns program_id,
-// customer_key, click_ref, partner_id, partner_program_id, customer_test, sale_date), already converted
-// by a sale at sale_date, and yields their id, program_id, customer_key and click_ref. A customer_key
-// bound meanwhile by a concurrent request makes nothing (the caller decides again with that customer).
-func CreateConvertedSQL(input string) string {
-	return `INSERT INTO customers (program_id, customer_key, click_ref, partner_id, partner_program_id, is_test, status, converted_at)
-		SELECT program_id, customer_key, click_ref, partner_id, partner_program_id, customer_test, 'converted', sale_date
-		FROM ` + input + ` WHERE customer_id IS NULL
-		ON CONFLICT (program_id, customer_key) DO NOTHING
-		RETURNING id, program_id, customer_key, click_ref`
-}
-
-// ConvertSQL moves the customers of sales (columns customer_id, sale_date) to converted; a first
-// conversion is dated by the sale. Customers made by the same statement are not seen (they are made
-// converted).
-func ConvertSQL(sales string) string {
-	return `UPDATE customers cu SET status = 'converted', converted_at = COALESCE(cu.converted_at, s.sale_date),
-		updated_at = now() FROM ` + sales + ` s WHERE cu.id = s.customer_id`
-}
+// A sale's writes of customers are this package's database functions (migration 000010), called by the
+// sale's statement: attribution_lock_unchanged (lock customers still at the version read),
+// attribution_create_converted (make a buyer's customer from its click) and attribution_convert.
 
 // WindowCheck is the attribution-window rule for a sale: until a conversion is recorded, the click must
 // be at most windowDays older than the customer's signup, or than the payment when there was none.

@@ -118,8 +118,5 @@ func MarkConverted(ctx context.Context, db sqlx.ExecerContext, clickRef int64) e
 	return nil
 }
 
-// ConvertSQL, a fragment of the sale statement (package sales), marks converted the clicks of sales (a
-// relation with column click_ref).
-func ConvertSQL(sales string) string {
-	return `UPDATE clicks k SET converted = true FROM ` + sales + ` s WHERE k.id = s.click_ref AND NOT k.converted`
-}
+// A sale marks its click converted through this package's database function clicks_convert (migration
+// 000010), called by the sale's statement.

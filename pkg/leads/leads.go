@@ -228,11 +228,8 @@ func findOrCreateCustomer(ctx context.Context, tx *sqlx.Tx, in Input, click *att
 	return attribution.CreateFromClick(ctx, tx, *click, in.CustomerKey, in.Email, in.Test || click.IsTest)
 }
 
-// ConvertSQL, a fragment of the sale statement (package sales), marks converted the leads of the
-// customers of sales (a relation with column customer_id).
-func ConvertSQL(sales string) string {
-	return `UPDATE leads l SET converted = true FROM ` + sales + ` s WHERE l.customer_id = s.customer_id AND NOT l.converted`
-}
+// A sale marks its customer's leads converted through this package's database function leads_convert
+// (migration 000010), called by the sale's statement.
 
 func nullable(s string) any {
 	if s == "" {

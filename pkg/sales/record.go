@@ -12,12 +12,12 @@ import (
 	"github.com/lib/pq"
 
 	"github.com/reftrack/reftrack/pkg/attribution"
-	"github.com/reftrack/reftrack/pkg/clicks"
-	"github.com/reftrack/reftrack/pkg/leads"
 	"github.com/reftrack/reftrack/pkg/platform/dbfault"
 )
 
-// How a sale is recorded: two statements and one commit for any number of sales.
+// How a sale is recorded: two statements and one commit for any number of sales. Both statements call
+// PL/pgSQL functions (migration 000010), whose plans PostgreSQL keeps per connection: a statement sent as
+// text would be parsed and planned on every call, which cost more than running it.
 //
 //  1. readQuery reads, for every sale of the batch, what the rules need (a used transaction_id, the
 //     program's terms, the customer with its row version, the click, the customer's first sale), locking
@@ -32,8 +32,14 @@ import (
 // A batch never holds two sales of one customer or one transaction_id: the later waits for the next
 // round. Every sale's answer is given only after the statement holding it has committed.
 
-// maxRounds bounds how often one sale is decided again because its customer kept changing under it.
-const maxRounds = 8
+// maxRounds bounds how often sales are decided again after losing races; lockAfter is how many writes a sale may lose to
+// concurrent changes of its customer before it locks the customer first and decides under that lock
+// (which cannot lose): optimism is cheap when customers rarely race, and a busy customer cannot starve
+// a sale.
+const (
+	maxRounds = 8
+	lockAfter = 2
+)
 
 // job is one sale on its way through record.
 type job struct {
@@ -41,6 +47,10 @@ type job struct {
 	res  Result
 	err  error
 	done chan struct{} // closed once res or err is final (Recorder only)
+	// lost counts the writes this sale lost to a concurrent change of its customer (customer, the last
+	// one decided on); after lockAfter of them it is recorded with that customer locked first.
+	lost     int
+	customer int64
 }
 
 // newJob checks what a sale needs before it reaches the database.
@@ -60,33 +70,87 @@ func newJob(in Input) (*job, error) {
 // record records the sales of jobs, setting each job's res or err.
 func record(ctx context.Context, db *sqlx.DB, log *slog.Logger, jobs []*job) {
 	pending := jobs
+	// A round writes at least one sale of each customer (the others of a customer wait for the next
+	// round), so len(jobs) rounds are enough for a batch; maxRounds more for sales that lose races.
 	for round := 0; len(pending) > 0; round++ {
-		if round == maxRounds {
+		if round == len(jobs)+maxRounds {
 			for _, j := range pending {
-				j.err = fmt.Errorf("sale %q not recorded: its customer changed on each of %d attempts", j.in.TransactionID, maxRounds)
+				j.err = fmt.Errorf("sale %q not recorded after %d attempts", j.in.TransactionID, round)
 			}
 			return
 		}
-		again, err := recordRound(ctx, db, pending)
-		switch {
-		case err == nil:
-			pending = again
-		case retryable(err):
-			// A deadlock or serialisation failure rolled the statement back: run the round again.
-		case len(pending) > 1 && !dbfault.Unavailable(err):
-			// One sale's bad data must not fail the others: each alone.
-			log.WarnContext(ctx, "sale batch failed; recording its sales one by one", "sales", len(pending), "err", err)
-			for _, j := range pending {
-				record(ctx, db, log, []*job{j})
+		var optimistic, again []*job
+		for _, j := range pending {
+			if j.lost < lockAfter || j.customer == 0 {
+				optimistic = append(optimistic, j)
+				continue
 			}
-			return
-		default:
-			for _, j := range pending {
+			retry, err := recordLocked(ctx, db, j)
+			switch {
+			case err != nil && !retryable(err):
 				j.err = err
+			case err != nil || retry:
+				again = append(again, j)
 			}
-			return
 		}
+		if len(optimistic) > 0 {
+			more, err := recordRound(ctx, db, optimistic)
+			switch {
+			case err == nil:
+				again = append(again, more...)
+			case retryable(err):
+				// A deadlock or serialisation failure rolled the statement back: run the round again.
+				again = append(again, optimistic...)
+			case len(optimistic) > 1 && !dbfault.Unavailable(err):
+				// One sale's bad data must not fail the others: each alone.
+				log.WarnContext(ctx, "sale batch failed; recording its sales one by one", "sales", len(optimistic), "err", err)
+				for _, j := range optimistic {
+					record(ctx, db, log, []*job{j})
+				}
+			default:
+				for _, j := range optimistic {
+					j.err = err
+				}
+			}
+		}
+		pending = again
 	}
+}
+
+// recordLocked records one sale whose customer kept changing under it: in one transaction it locks the
+// customer it was last decided on, then reads, decides and writes as a round does, so that nobody can
+// change the customer in between. It reports whether the sale must go round again (decided on another
+// customer, or its transaction_id taken meanwhile).
+func recordLocked(ctx context.Context, db *sqlx.DB, j *job) (bool, error) {
+	tx, err := db.BeginTxx(ctx, nil)
+	if err != nil {
+		return false, err
+	}
+	defer tx.Rollback() //nolint:errcheck // a no-op after Commit
+	if _, err := tx.ExecContext(ctx, `SELECT 1 FROM customers WHERE id = $1 FOR UPDATE`, j.customer); err != nil {
+		return false, err
+	}
+	r, err := prepare(ctx, tx, []*job{j})
+	if err != nil {
+		return false, err
+	}
+	again, err := apply(ctx, tx, nil, r)
+	if err != nil {
+		_ = tx.Rollback()
+		if len(r.writes) == 1 && r.plans[0].pays && !retryable(err) && !dbfault.Unavailable(err) &&
+			commissionFailed(ctx, db, r.writes[0], r.plans[0]) {
+			return false, &CommissionError{Err: err}
+		}
+		return false, err
+	}
+	if len(again) > 0 {
+		return true, nil
+	}
+	if err := tx.Commit(); err != nil {
+		j.res = Result{}
+		return false, err
+	}
+	return false, nil
 }
 
 // retryable reports a failure that rolled the statement back for reasons of concurrency only.
@@ -97,17 +161,32 @@ func retryable(err error) bool {
 
 // recordRound reads, decides and writes the jobs once; it returns those to decide again.
 func recordRound(ctx context.Context, db *sqlx.DB, jobs []*job) ([]*job, error) {
-	states, err := read(ctx, db, jobs)
+	r, err := prepare(ctx, db, jobs)
 	if err != nil {
 		return nil, err
 	}
+	return apply(ctx, db, db, r)
+}
+
+// round is a round's decisions: the sales to write with their plans, and those to decide again.
+type round struct {
+	writes []*job
+	plans  []plan
+	again  []*job
+}
+
+// prepare reads the jobs' states and decides each: a refusal or a window miss is answered at once.
+func prepare(ctx context.Context, db sqlx.QueryerContext, jobs []*job) (round, error) {
+	states, err := read(ctx, db, jobs)
+	if err != nil {
+		return round{}, err
+	}
 	var (
-		again  []*job
-		writes []*job
-		plans  []plan
-		taken  = map[string]bool{}
+		r     round
+		taken = map[string]bool{}
 	)
 	for i, j := range jobs {
+		j.res, j.err = Result{}, nil // an earlier attempt's answer does not stand
 		p, err := decide(j.in, states[i])
 		switch {
 		case err != nil:
@@ -121,30 +200,40 @@ func recordRound(ctx context.Context, db *sqlx.DB, jobs []*job) ([]*job, error) 
 		// the first (first sale, duplicate).
 		keys := []string{"txn " + strconv.FormatInt(j.in.ProgramID, 10) + " " + j.in.TransactionID, customerKey(p.cust)}
 		if taken[keys[0]] || taken[keys[1]] {
-			again = append(again, j)
+			r.again = append(r.again, j)
 			continue
 		}
 		taken[keys[0]], taken[keys[1]] = true, true
-		writes, plans = append(writes, j), append(plans, p)
+		r.writes, r.plans = append(r.writes, j), append(r.plans, p)
 	}
-	if len(writes) == 0 {
-		return again, nil
+	return r, nil
+}
+
+// apply writes a round's planned sales and answers them; it returns those to decide again (with the
+// round's own). diag, when not nil, is where a lone paying sale's failed write is diagnosed
+// (commissionFailed).
+func apply(ctx context.Context, db sqlx.QueryerContext, diag *sqlx.DB, r round) ([]*job, error) {
+	if len(r.writes) == 0 {
+		return r.again, nil
 	}
-	written, err := write(ctx, db, writes, plans)
+	written, err := write(ctx, db, r.writes, r.plans)
 	if err != nil {
-		if len(writes) == 1 && plans[0].pays && !retryable(err) && !dbfault.Unavailable(err) &&
-			commissionFailed(ctx, db, writes[0], plans[0]) {
+		if diag != nil && len(r.writes) == 1 && r.plans[0].pays && !retryable(err) && !dbfault.Unavailable(err) &&
+			commissionFailed(ctx, diag, r.writes[0], r.plans[0]) {
 			return nil, &CommissionError{Err: err}
 		}
 		return nil, err
 	}
-	for i, j := range writes {
+	again := r.again
+	for i, j := range r.writes {
 		w, ok := written[int64(i+1)]
 		if !ok {
 			again = append(again, j) // its customer changed, or its transaction_id was taken meanwhile
+			j.lost++
+			j.customer = r.plans[i].cust.ID
 			continue
 		}
-		j.res = plans[i].result(j.in.ProgramID)
+		j.res = r.plans[i].result(j.in.ProgramID)
 		j.res.SaleID = w.SaleID
 		if w.CommissionID != nil {
 			j.res.Commission = &Commission{ID: *w.CommissionID, AmountCents: *w.AmountCents,
@@ -190,33 +279,9 @@ func customerKey(c attribution.Customer) string {
 	}
 }
 
-// readQuery reads each sale's state; inputs are parallel arrays, ord ties each row to its input.
-const readQuery = `
-SELECT i.ord,
-	(SELECT s.id FROM sales s WHERE s.program_id = i.program_id AND s.processor_event_id = i.txn) AS duplicate_id,
-	p.id IS NOT NULL AS program_found, p.commission_type, p.commission_rate::text AS commission_rate,
-	p.commission_duration_months, p.attribution_window_days,
-	cu.id AS customer_id, cu.version AS customer_version, cu.customer_key, cu.click_ref AS customer_click_ref,
-	cc.click_id AS customer_click_id, cc.click_timestamp AS customer_click_timestamp, cu.partner_id,
-	cu.partner_program_id, cu.status, cu.signed_up_at, cu.converted_at, cu.is_test AS customer_test,
-	(SELECT min(s.sale_date) FROM sales s WHERE s.customer_id = cu.id) AS first_sale,
-	k.id AS click_ref, k.program_id AS click_program_id, k.partner_id AS click_partner_id,
-	k.click_timestamp, k.is_test AS click_test,
-	(SELECT pp.id FROM partner_programs pp WHERE pp.partner_id = k.partner_id AND pp.program_id = i.program_id) AS click_partner_program_id
-FROM unnest($1::bigint[], $2::text[], $3::text[], $4::text[]) WITH ORDINALITY AS i(program_id, txn, customer_key, click_id, ord)
-LEFT JOIN programs p ON p.id = i.program_id
-LEFT JOIN clicks k ON k.click_id = NULLIF(i.click_id, '')
-LEFT JOIN LATERAL (
-	SELECT c.id, c.xmin::text AS version, c.customer_key, c.click_ref, c.partner_id, c.partner_program_id, c.status,
-		c.signed_up_at, c.converted_at, c.is_test
-	FROM customers c WHERE c.program_id = i.program_id AND c.customer_key = NULLIF(i.customer_key, '')
-	UNION ALL
-	(SELECT c.id, c.xmin::text, c.customer_key, c.click_ref, c.partner_id, c.partner_program_id, c.status,
-		c.signed_up_at, c.converted_at, c.is_test
-	FROM customers c WHERE i.customer_key = '' AND c.program_id = i.program_id AND c.click_ref = k.id ORDER BY c.id LIMIT 1)
-) cu ON true
-LEFT JOIN clicks cc ON cc.id = cu.click_ref
-ORDER BY i.ord`
+// readQuery reads each sale's state (sales_state, migration 000010): inputs are parallel arrays, ord
+// ties each row to its input.
+const readQuery = `SELECT * FROM sales_state($1::bigint[], $2::text[], $3::text[], $4::text[])`
 
 func read(ctx context.Context, db sqlx.QueryerContext, jobs []*job) ([]state, error) {
 	n := len(jobs)
@@ -235,56 +300,13 @@ func read(ctx context.Context, db sqlx.QueryerContext, jobs []*job) ([]state, er
 	return states, nil
 }
 
-// writeQuery writes the planned sales (see the top of this file). Empty texts, 0 ids and a commission of
-// -1 stand for NULL in the input arrays. Other packages' fragments write the tables they own.
-var writeQuery = `
-WITH input AS (
-	SELECT ord, program_id, NULLIF(customer_id, 0) AS customer_id, customer_version,
-		NULLIF(customer_key, '') AS customer_key, NULLIF(click_ref, 0) AS click_ref, NULLIF(click_id, '') AS click_id,
-		partner_id, partner_program_id, customer_test, txn, amount_cents, currency, sale_type, is_recurring,
-		NULLIF(provider, '') AS provider, NULLIF(provider_payment_id, '') AS provider_payment_id,
-		NULLIF(livemode, '')::boolean AS livemode, NULLIF(event_name, '') AS event_name,
-		NULLIF(subscription_id, '') AS subscription_id, NULLIF(subscription_interval, '') AS subscription_interval,
-		source, sale_date, is_test, NULLIF(commission_cents, -1) AS commission_cents
-	FROM unnest($1::bigint[], $2::bigint[], $3::text[], $4::text[], $5::bigint[], $6::text[], $7::bigint[],
-		$8::bigint[], $9::boolean[], $10::text[], $11::bigint[], $12::text[], $13::text[], $14::boolean[], $15::text[],
-		$16::text[], $17::text[], $18::text[], $19::text[], $20::text[], $21::text[], $22::timestamptz[],
-		$23::boolean[], $24::bigint[])
-	WITH ORDINALITY AS t(program_id, customer_id, customer_version, customer_key, click_ref, click_id, partner_id,
-		partner_program_id, customer_test, txn, amount_cents, currency, sale_type, is_recurring, provider,
-		provider_payment_id, livemode, event_name, subscription_id, subscription_interval, source, sale_date, is_test,
-		commission_cents, ord)
-), locked AS (` + attribution.LockUnchangedSQL("input") + `
-), created AS (` + attribution.CreateConvertedSQL("input") + `
-), buyer AS (
-	SELECT ord, id FROM locked
-	UNION ALL
-	SELECT i.ord, c.id FROM input i JOIN created c ON c.program_id = i.program_id AND c.click_ref = i.click_ref
-		AND c.customer_key IS NOT DISTINCT FROM i.customer_key
-	WHERE i.customer_id IS NULL
-), sale AS (
-	INSERT INTO sales (program_id, customer_id, partner_id, click_ref, click_id, processor_event_id, amount_cents,
-		currency, sale_type, is_recurring, provider, provider_payment_id, livemode, event_name, subscription_id,
-		subscription_interval, source, sale_date, is_test)
-	SELECT i.program_id, b.id, i.partner_id, i.click_ref, i.click_id, i.txn, i.amount_cents, i.currency, i.sale_type,
-		i.is_recurring, i.provider, i.provider_payment_id, i.livemode, i.event_name, i.subscription_id,
-		i.subscription_interval, i.source, i.sale_date, i.is_test
-	FROM input i JOIN buyer b ON b.ord = i.ord
-	ON CONFLICT (program_id, processor_event_id) DO NOTHING
-	RETURNING id, program_id, processor_event_id, customer_id, click_ref, sale_date
-), commission AS (
-	INSERT INTO commissions (sale_id, program_id, partner_id, partner_program_id, amount_cents, currency, is_test)
-	SELECT s.id, i.program_id, i.partner_id, i.partner_program_id, i.commission_cents, i.currency, i.is_test
-	FROM sale s JOIN input i ON i.program_id = s.program_id AND i.txn = s.processor_event_id
-	WHERE i.commission_cents IS NOT NULL
-	RETURNING id, sale_id, amount_cents, reversed_amount_cents, currency, status
-), converted AS (` + attribution.ConvertSQL("sale") + `
-), leads_converted AS (` + leads.ConvertSQL("sale") + `
-), click_converted AS (` + clicks.ConvertSQL("sale") + `
-)
-SELECT i.ord, s.id AS sale_id, c.id AS commission_id, c.amount_cents, c.reversed_amount_cents, c.currency, c.status
-FROM input i JOIN sale s ON s.program_id = i.program_id AND s.processor_event_id = i.txn
-LEFT JOIN commission c ON c.sale_id = s.id`
+// writeQuery writes the planned sales (sales_record, migration 000010, which converts the customer, its
+// leads and its click through their owners' functions). Empty texts, 0 ids and a commission of -1 stand
+// for none in the input arrays.
+const writeQuery = `SELECT * FROM sales_record($1::bigint[], $2::bigint[], $3::text[], $4::text[], $5::bigint[],
+	$6::text[], $7::bigint[], $8::bigint[], $9::boolean[], $10::text[], $11::bigint[], $12::text[], $13::text[],
+	$14::boolean[], $15::text[], $16::text[], $17::text[], $18::text[], $19::text[], $20::text[], $21::text[],
+	$22::timestamptz[], $23::boolean[], $24::bigint[])`
 
 // written is one sale writeQuery recorded.
 type written struct {

@@ -126,6 +126,7 @@ func serve(d *dbtest.Database, opts Options, report func(error)) (*server, error
 	if err != nil {
 		deps.Clicks.Close()
 		deps.Sales.Close()
+		deps.Keys.Close()
 		ln.Close()
 		return nil, fmt.Errorf("build server: %w", err)
 	}
@@ -136,6 +137,7 @@ func serve(d *dbtest.Database, opts Options, report func(error)) (*server, error
 	if err != nil {
 		deps.Clicks.Close()
 		deps.Sales.Close()
+		deps.Keys.Close()
 		ln.Close()
 		return nil, err
 	}
@@ -151,6 +153,7 @@ func serve(d *dbtest.Database, opts Options, report func(error)) (*server, error
 			srv.Close()
 			deps.Clicks.Close() // after the server: the queued clicks and sales are written
 			deps.Sales.Close()
+			deps.Keys.Close()
 		},
 	}, nil
 }
