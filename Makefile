@@ -86,11 +86,14 @@ go-test: $(NPM_DEPS) $(TRACKER_DEPS)
 	REFTRACK_REQUIRE_TOOLS=1 GORACE=atexit_sleep_ms=0 $(GO) test -race -count=1 -parallel 8 ./...
 	cd sdk && GORACE=atexit_sleep_ms=0 $(GO) test -race -count=1 ./...
 
-## bench: load benchmark of the click and sale routes against a real server and Postgres (Markdown report on
-## stdout; docs/performance.md keeps the latest figures)
+## bench: load benchmark of the click, lead, sale and refund routes against a real server and Postgres, each
+## beside its pgbench anchor in the same run, with the Go load generator and wrk (when installed); Markdown
+## report on stdout (docs/performance.md keeps the latest). BENCH_FLAGS passes flags, e.g. '-runs 3' for the
+## spread or '-profile prof' for CPU profiles of the server.
+BENCH_FLAGS ?=
 bench: build
 	$(GO) build -o bin/loadgen ./cmd/loadgen
-	./bin/loadgen -reftrackd bin/reftrackd
+	./bin/loadgen -reftrackd bin/reftrackd $(BENCH_FLAGS)
 
 ## chaos: faults under load on a PostgreSQL cluster of its own (never the shared one): SIGKILL of reftrackd,
 ## then a PostgreSQL stop and start; prints acknowledged vs stored clicks and sales, 5xx, connection errors and

@@ -7,13 +7,13 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
-	"sync"
 	"time"
 
 	"github.com/jmoiron/sqlx"
 	"github.com/lib/pq"
 
 	"github.com/reftrack/reftrack/pkg/accounts"
+	"github.com/reftrack/reftrack/pkg/platform/batch"
 )
 
 // Click batching: one writer, batches of up to MaxBatch clicks. Measured on the reference machine
@@ -29,13 +29,10 @@ const (
 // only after the statement holding it has committed: nothing acknowledged can be lost. Batches form
 // naturally: a writer takes whatever is queued when it becomes free, so a lone click waits for nobody.
 type Recorder struct {
-	db       *sqlx.DB
-	log      *slog.Logger
-	queue    chan *job
-	maxBatch int
-	wg       sync.WaitGroup
-	once     sync.Once
-	observe  func(size int, took time.Duration)
+	db      *sqlx.DB
+	log     *slog.Logger
+	queue   *batch.Queue[*job]
+	observe func(size int, took time.Duration)
 }
 
 type job struct {
@@ -43,7 +40,7 @@ type job struct {
 	aff     string
 	clickID string
 	visitor []byte
-	ip      *string
+	ip      string
 	done    chan outcome
 }
 
@@ -55,51 +52,13 @@ type outcome struct {
 // NewRecorder starts writers concurrent batch writers of up to maxBatch clicks each. observe, when not
 // nil, learns each batch's size and duration (for metrics).
 func NewRecorder(db *sqlx.DB, log *slog.Logger, writers, maxBatch int, observe func(size int, took time.Duration)) *Recorder {
-	r := &Recorder{db: db, log: log, queue: make(chan *job, writers*maxBatch), maxBatch: maxBatch, observe: observe}
-	for range writers {
-		r.wg.Add(1)
-		go r.write()
-	}
+	r := &Recorder{db: db, log: log, observe: observe}
+	r.queue = batch.Start(writers, maxBatch, r.write)
 	return r
 }
 
-// conn is a writer's own connection with the batch statement prepared on it. Postgres would otherwise
-// re-plan the statement for every batch (its custom plans win on cost estimates, but planning this
-// statement costs more than running it), so the connection uses the generic plan.
-type conn struct {
-	c    *sqlx.Conn
-	stmt *sqlx.Stmt
-}
-
-func (r *Recorder) connect(ctx context.Context) (*conn, error) {
-	c, err := r.db.Connx(ctx)
-	if err != nil {
-		return nil, err
-	}
-	if _, err := c.ExecContext(ctx, `SET plan_cache_mode = force_generic_plan`); err != nil {
-		c.Close()
-		return nil, err
-	}
-	stmt, err := c.PreparexContext(ctx, batchQuery)
-	if err != nil {
-		c.Close()
-		return nil, fmt.Errorf("prepare the click statement: %w", err)
-	}
-	return &conn{c: c, stmt: stmt}, nil
-}
-
-func (c *conn) close() {
-	c.stmt.Close()
-	c.c.Close()
-}
-
 // Close stops the writers once every queued click is written. Call it after the HTTP server stopped.
-func (r *Recorder) Close() {
-	r.once.Do(func() {
-		close(r.queue)
-		r.wg.Wait()
-	})
-}
+func (r *Recorder) Close() { r.queue.Close() }
 
 // Record stores a click, or returns the visitor's click on the same link from the last RepeatWindow, in
 // the next batch. The link's state is read by the statement that records, so a link turned off records
@@ -109,10 +68,8 @@ func (r *Recorder) Record(ctx context.Context, in Input) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
-	select {
-	case r.queue <- j:
-	case <-ctx.Done():
-		return Result{}, ctx.Err()
+	if err := r.queue.Put(ctx, j); err != nil {
+		return Result{}, err
 	}
 	// Once queued the click will be written; wait for it even if the client goes away, so the answer
 	// matches what was stored.
@@ -133,69 +90,37 @@ func newJob(in Input) (*job, error) {
 	visitor := sha256.Sum256([]byte(in.IP + "\x00" + in.UserAgent))
 	j := &job{in: in, aff: aff, clickID: clickID, visitor: visitor[:], done: make(chan outcome, 1)}
 	if net.ParseIP(in.IP) != nil {
-		j.ip = &in.IP
+		j.ip = in.IP
 	}
 	return j, nil
 }
 
-func (r *Recorder) write() {
-	defer r.wg.Done()
-	var c *conn
-	defer func() {
-		if c != nil {
-			c.close()
-		}
-	}()
-	for first := range r.queue {
-		batch := []*job{first}
-	fill:
-		for len(batch) < r.maxBatch {
-			select {
-			case j, ok := <-r.queue:
-				if !ok {
-					break fill
-				}
-				batch = append(batch, j)
-			default:
-				break fill
-			}
+func (r *Recorder) write(next func() ([]*job, bool)) {
+	for {
+		batch, ok := next()
+		if !ok {
+			return
 		}
 		start := time.Now()
-		c = r.flush(c, batch)
+		r.flush(batch)
 		if r.observe != nil {
 			r.observe(len(batch), time.Since(start))
 		}
 	}
 }
 
-// flush writes a batch on c (connecting first when c is nil) and returns the connection to use next, nil
-// after a failure so the next batch starts on a fresh one. If a batch fails, each click is retried
-// alone, so that one bad click cannot fail the others.
-func (r *Recorder) flush(c *conn, batch []*job) *conn {
+// flush writes a batch and answers its clicks. If a batch fails, each click is retried alone, so that
+// one bad click cannot fail the others.
+func (r *Recorder) flush(batch []*job) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	var (
-		results []outcome
-		err     error
-	)
-	if c == nil {
-		c, err = r.connect(ctx)
-	}
-	if err == nil {
-		results, err = r.exec(ctx, c.stmt, batch)
-	}
-	if err != nil {
-		if c != nil {
-			c.close()
-			c = nil
+	results, err := r.exec(ctx, batch)
+	if err != nil && len(batch) > 1 {
+		r.log.Warn("click batch failed; writing its clicks one by one", "clicks", len(batch), "err", err)
+		for _, j := range batch {
+			r.flush([]*job{j})
 		}
-		if len(batch) > 1 {
-			r.log.Warn("click batch failed; writing its clicks one by one", "clicks", len(batch), "err", err)
-			for _, j := range batch {
-				c = r.flush(c, []*job{j})
-			}
-			return c
-		}
+		return
 	}
 	for i, j := range batch {
 		if err != nil {
@@ -204,7 +129,6 @@ func (r *Recorder) flush(c *conn, batch []*job) *conn {
 		}
 		j.done <- results[i]
 	}
-	return c
 }
 
 type batchRow struct {
@@ -221,89 +145,56 @@ type batchRow struct {
 	OldClick         *string `db:"old_click"`
 }
 
-// batchQuery does for a whole batch what Record's statement does for one click. Inputs arrive as
-// parallel arrays; ord ties each output row to its input. Two clicks of one visitor on one link in the
-// same batch are both new (a repeat within milliseconds; Record has the same race).
-var batchQuery = `
-WITH input AS (
-	SELECT * FROM unnest($1::text[], $2::bytea[], $3::text[], $4::bool[], $5::text[], $6::text[], $7::text[], $8::text[],
-		$9::text[], $10::text[], $11::text[], $12::text[], $13::text[], $14::text[], $15::text[], $16::text[], $17::text[],
-		$18::inet[], $19::text[], $20::text[], $21::text[], $22::text[], $23::bool[])
-	WITH ORDINALITY AS t(aff, visitor, origin, is_test, click_id, affiliate_url, session_id, page_url, page_title,
-		referrer_url, geo_country, geo_region, geo_city, device_type, device_os, browser_name, user_agent, ip,
-		screen_resolution, viewport_size, language, timezone, is_bot, ord)
-), link AS (
-	SELECT i.*, l.id AS link_id, l.enabled, l.partner_id, l.program_id, p.cookie_window_days,
-		COALESCE(i.origin = '' OR i.origin = ANY(p.allowed_origins), false) AS origin_ok,
-		COALESCE(` + accounts.ProgramSuspendedSQL("p") + `, false) AS suspended
-	FROM input i JOIN referral_links l ON l.short_link = i.aff LEFT JOIN programs p ON p.id = l.program_id
-), ok AS (
-	SELECT * FROM link WHERE enabled AND origin_ok AND NOT suspended AND partner_id IS NOT NULL AND program_id IS NOT NULL
-), prev AS (
-	SELECT DISTINCT ON (ok.ord) ok.ord, c.id, c.click_id FROM ok
-	JOIN clicks c ON c.link_id = ok.link_id AND c.visitor_hash = ok.visitor AND c.is_test = ok.is_test
-		AND c.click_timestamp > now() - $24 * interval '1 second'
-	ORDER BY ok.ord, c.click_timestamp DESC
-), ins AS (
-	INSERT INTO clicks (click_id, program_id, link_id, partner_id, affiliate_url, session_id, page_url, page_title,
-		referrer_url, geo_country, geo_region, geo_city, device_type, device_os, browser_name, user_agent, ip,
-		visitor_hash, screen_resolution, viewport_size, language, timezone, is_test, is_bot)
-	SELECT click_id, program_id, link_id, partner_id, affiliate_url, session_id, page_url, page_title,
-		referrer_url, geo_country, geo_region, geo_city, device_type, device_os, browser_name, user_agent, ip,
-		visitor, screen_resolution, viewport_size, language, timezone, is_test, is_bot
-	FROM ok WHERE NOT EXISTS (SELECT 1 FROM prev WHERE prev.ord = ok.ord)
-	RETURNING id, click_id
-)
-SELECT i.ord, (link.link_id IS NOT NULL) AS found, COALESCE(link.enabled, false) AS enabled, link.partner_id,
-	link.program_id, link.cookie_window_days, COALESCE(link.origin_ok, false) AS origin_ok,
-	COALESCE(link.suspended, false) AS suspended,
-	ins.id AS new_id, prev.id AS old_id, prev.click_id AS old_click
-FROM input i
-LEFT JOIN link ON link.ord = i.ord
-LEFT JOIN ins ON ins.click_id = i.click_id
-LEFT JOIN prev ON prev.ord = i.ord`
+// batchQuery records a whole batch through the database function clicks_record (migration 000011),
+// whose plan PostgreSQL keeps per connection: planning the statement costs more than running it. Inputs
+// are parallel arrays (an empty text for none); ord ties each output row to its input. Two clicks of one visitor on
+// one link in the same batch are both new (a repeat within milliseconds).
+const batchQuery = `SELECT * FROM clicks_record($1::text[], $2::bytea[], $3::text[], $4::boolean[], $5::text[],
+	$6::text[], $7::text[], $8::text[], $9::text[], $10::text[], $11::text[], $12::text[], $13::text[], $14::text[],
+	$15::text[], $16::text[], $17::text[], $18::text[], $19::text[], $20::text[], $21::text[], $22::text[],
+	$23::boolean[], $24::bigint)`
 
-func (r *Recorder) exec(ctx context.Context, stmt *sqlx.Stmt, batch []*job) ([]outcome, error) {
+func (r *Recorder) exec(ctx context.Context, batch []*job) ([]outcome, error) {
 	n := len(batch)
-	// One array per column of batchQuery's input, in its order ($1 … $23).
+	// One array per column of clicks_record's input, in its order ($1 … $23).
 	var (
-		aff, origin, clickID = make([]string, n), make([]string, n), make([]string, n)
-		visitor              = make([][]byte, n)
-		test, bot            = make([]bool, n), make([]bool, n)
-		ip                   = make([]*string, n)
-		// Nullable texts: affiliate_url, session_id … user_agent ($6–$17), then screen_resolution …
+		aff, origin, clickID, ip = make([]string, n), make([]string, n), make([]string, n), make([]string, n)
+		visitor                  = make([][]byte, n)
+		test, bot                = make([]bool, n), make([]bool, n)
+		// Texts that may be empty: affiliate_url, session_id … user_agent ($6–$17), then screen_resolution …
 		// timezone ($19–$22).
-		head, tail = make([][]*string, 12), make([][]*string, 4)
+		head, tail = make([]pq.StringArray, 12), make([]pq.StringArray, 4)
 	)
 	for c := range head {
-		head[c] = make([]*string, n)
+		head[c] = make(pq.StringArray, n)
 	}
 	for c := range tail {
-		tail[c] = make([]*string, n)
+		tail[c] = make(pq.StringArray, n)
 	}
 	for i, j := range batch {
 		in := j.in
 		aff[i], visitor[i], origin[i], test[i], clickID[i], ip[i], bot[i] = j.aff, j.visitor, in.Origin, in.Test, j.clickID, j.ip, in.Device.Bot
 		for c, v := range []string{in.AffiliateURL, in.SessionID, in.PageURL, in.PageTitle, in.ReferrerURL, in.Geo.Country,
 			in.Geo.Region, in.Geo.City, in.Device.Type, in.Device.OS, in.Device.Browser, in.UserAgent} {
-			head[c][i] = nullText(v)
+			head[c][i] = clip(v)
 		}
 		for c, v := range []string{in.ScreenRes, in.Viewport, in.Language, in.Timezone} {
-			tail[c][i] = nullText(v)
+			tail[c][i] = clip(v)
 		}
 	}
-	args := []any{pq.Array(aff), pq.ByteaArray(visitor), pq.Array(origin), pq.BoolArray(test), pq.Array(clickID)}
+	args := make([]any, 0, 24)
+	args = append(args, pq.StringArray(aff), pq.ByteaArray(visitor), pq.StringArray(origin), pq.BoolArray(test), pq.StringArray(clickID))
 	for _, col := range head {
-		args = append(args, pq.Array(col))
+		args = append(args, col)
 	}
-	args = append(args, pq.Array(ip))
+	args = append(args, pq.StringArray(ip))
 	for _, col := range tail {
-		args = append(args, pq.Array(col))
+		args = append(args, col)
 	}
 	args = append(args, pq.BoolArray(bot), int64(RepeatWindow/time.Second))
 
 	var rows []batchRow
-	if err := stmt.SelectContext(ctx, &rows, args...); err != nil {
+	if err := r.db.SelectContext(ctx, &rows, batchQuery, args...); err != nil {
 		return nil, fmt.Errorf("record clicks: %w", err)
 	}
 	if len(rows) != n {
@@ -341,13 +232,4 @@ func toOutcome(row batchRow, j *job) outcome {
 		return outcome{err: errors.New("record click: neither recorded nor found")}
 	}
 	return outcome{res: res}
-}
-
-// nullText is a text column value: NULL for "", clipped otherwise.
-func nullText(s string) *string {
-	if s == "" {
-		return nil
-	}
-	s = clip(s)
-	return &s
 }

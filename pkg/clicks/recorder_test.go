@@ -72,7 +72,7 @@ func TestOneBatchAnswersEachClickOnItsOwn(t *testing.T) {
 		id, _ := NewClickID()
 		batch[i] = testJob(t, c.in, id)
 	}
-	rec.flush(nil, batch)
+	rec.flush(batch)
 	for i, c := range cases {
 		o := <-batch[i].done
 		switch {
@@ -116,7 +116,7 @@ func TestFailedBatchFallsBackToSingleClicks(t *testing.T) {
 	a := testJob(t, Input{AffiliateURL: r.AffiliateURL, IP: "10.0.0.1"}, "same-id")
 	b := testJob(t, Input{AffiliateURL: r.AffiliateURL, IP: "10.0.0.2"}, "same-id") // violates click_id's uniqueness
 	c := testJob(t, Input{AffiliateURL: r.AffiliateURL, IP: "10.0.0.3"}, "other-id")
-	rec.flush(nil, []*job{a, b, c})
+	rec.flush([]*job{a, b, c})
 	oa, ob, oc := <-a.done, <-b.done, <-c.done
 	if oa.err != nil || oc.err != nil || ob.err == nil {
 		t.Errorf("outcomes: a %v, b %v, c %v; want only b to fail", oa.err, ob.err, oc.err)
