@@ -247,16 +247,14 @@ func goClicks(ctx context.Context, pool *sqlx.DB, f *fixture, conns int, d time.
 	)
 	body := fmt.Sprintf(`{"affiliate_url":%q,"page_url":%q}`, f.main.AffiliateURL, f.main.AffiliateURL)
 	st := drive(conns, d, func(client *http.Client, i uint64) error {
-		var out struct {
-			ClickID string `json:"click_id"`
-		}
-		if err := post(client, f.base+"/api/v1/track/click", body, map[string]string{
-			"User-Agent": userAgents[i%uint64(len(userAgents))], "X-Forwarded-For": randomIP(),
-		}, &out); err != nil {
+		b, err := send(client, f.base+"/api/v1/track/click", body, http.Header{
+			"User-Agent": {userAgents[i%uint64(len(userAgents))]}, "X-Forwarded-For": {randomIP()}})
+		if err != nil {
 			return err
 		}
+		id := member(b, "click_id")
 		mu.Lock()
-		ids[out.ClickID] = true
+		ids[id] = true
 		mu.Unlock()
 		return nil
 	})
@@ -277,7 +275,7 @@ func goLeads(ctx context.Context, pool *sqlx.DB, f *fixture, conns int, d time.D
 	var acked atomic.Int64
 	st := drive(conns, d, func(client *http.Client, i uint64) error {
 		body := fmt.Sprintf(`{"click_id":%q,"customer_key":"lead-%d","email":"lead-%d@example.com"}`, f.clickIDs[i%uint64(len(f.clickIDs))], i, i)
-		if err := post(client, f.base+"/api/v1/track/lead", body, map[string]string{"Authorization": auth, "X-Forwarded-For": randomIP()}, nil); err != nil {
+		if _, err := send(client, f.base+"/api/v1/track/lead", body, http.Header{"Authorization": {auth}, "X-Forwarded-For": {randomIP()}}); err != nil {
 			return err
 		}
 		acked.Add(1)
@@ -302,7 +300,7 @@ func goSales(ctx context.Context, pool *sqlx.DB, f *fixture, conns int, d time.D
 		s := f.sellers[i%n]
 		txn := fmt.Sprintf("go-%d", i)
 		body := fmt.Sprintf(`{"transaction_id":%q,"amount_cents":%d,"customer_key":%q}`, txn, 1000+i%5000, s.customers[(i/n)%uint64(len(s.customers))])
-		if err := post(client, f.base+"/api/v1/track/sale", body, map[string]string{"Authorization": "Bearer " + s.key}, nil); err != nil {
+		if _, err := send(client, f.base+"/api/v1/track/sale", body, http.Header{"Authorization": {"Bearer " + s.key}}); err != nil {
 			return err
 		}
 		mu.Lock()
@@ -323,8 +321,8 @@ func goRefunds(ctx context.Context, pool *sqlx.DB, f *fixture, conns int, d time
 	var acked atomic.Int64
 	st := driveN(conns, d, uint64(len(f.sold)), func(client *http.Client, i uint64) error {
 		s := f.sold[i]
-		if err := post(client, f.base+"/api/v1/track/refund", fmt.Sprintf(`{"transaction_id":%q}`, s.txn),
-			map[string]string{"Authorization": "Bearer " + s.key}, nil); err != nil {
+		if _, err := send(client, f.base+"/api/v1/track/refund", `{"transaction_id":"`+s.txn+`"}`,
+			http.Header{"Authorization": {"Bearer " + s.key}}); err != nil {
 			return err
 		}
 		acked.Add(1)
