@@ -1,0 +1,1 @@
+DROP INDEX IF EXISTS leads_customer_idx;
