@@ -136,16 +136,7 @@ func benchRun(ctx context.Context, o options, run int) (runResult, error) {
 		return nil
 	}
 
-	// Each group of loads starts from a vacuumed database, so that the work one load leaves behind
-	// (autovacuum of the rows it wrote) does not run during the next load or its anchor.
-	settle := func() error {
-		_, err := pool.ExecContext(ctx, `VACUUM ANALYZE`)
-		return err
-	}
 	if o.has(o.routes, "click") || o.has(o.routes, "lead") {
-		if err := settle(); err != nil {
-			return res, err
-		}
 		if res.anchors[anchorInsert], err = pgbenchInsert(ctx, dsn, o.duration); err != nil {
 			return res, err
 		}
@@ -166,9 +157,6 @@ func benchRun(ctx context.Context, o options, run int) (runResult, error) {
 		return res, err
 	}
 	if o.has(o.routes, "sale") || o.has(o.routes, "refund") {
-		if err := settle(); err != nil {
-			return res, err
-		}
 		if res.anchors[anchorTPCB], err = pgbenchTPCB(ctx, dsn, o.duration); err != nil {
 			return res, err
 		}
