@@ -7,13 +7,10 @@ import (
 	"context"
 	"database/sql"
 	"errors"
-	"fmt"
 	"time"
 
 	"github.com/jmoiron/sqlx"
-	"github.com/lib/pq"
 
-	"github.com/reftrack/reftrack/pkg/accounts"
 	"github.com/reftrack/reftrack/pkg/audit"
 	"github.com/reftrack/reftrack/pkg/secret"
 )
@@ -49,22 +46,9 @@ func (k Key) Masked() string { return secret.Mask(secret.ProgramKeyPrefix, k.Las
 // Authenticate finds the active key for token. A key of a program whose owner account is suspended
 // answers accounts.ErrSuspended.
 func Authenticate(ctx context.Context, db sqlx.QueryerContext, token string) (Key, error) {
-	var row struct {
-		Hash []byte `db:"key_hash"`
-		Key
-		OwnerSuspended bool `db:"owner_suspended"`
-	}
-	err := sqlx.GetContext(ctx, db, &row, lookupQuery, pq.ByteaArray([][]byte{secret.Hash(token)}))
-	if errors.Is(err, sql.ErrNoRows) {
-		return Key{}, ErrUnknown
-	}
-	if err != nil {
-		return Key{}, fmt.Errorf("authenticate api key: %w", err)
-	}
-	if row.OwnerSuspended {
-		return Key{}, accounts.ErrSuspended
-	}
-	return row.Key, nil
+	lk := &lookup{hash: secret.Hash(token)}
+	lookUp(ctx, db, []*lookup{lk})
+	return lk.key, lk.err
 }
 
 // Current is the program's active key.

@@ -71,16 +71,18 @@ func (l *Lookups) run(next func() ([]*lookup, bool)) {
 		if !ok {
 			return
 		}
-		l.answer(batch)
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		lookUp(ctx, l.db, batch)
+		cancel()
 		for _, lk := range batch {
 			close(lk.done)
 		}
 	}
 }
 
-func (l *Lookups) answer(batch []*lookup) {
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
+// lookUp answers each lookup of batch (its key, or ErrUnknown, accounts.ErrSuspended or the database's
+// error) with one statement.
+func lookUp(ctx context.Context, db sqlx.QueryerContext, batch []*lookup) {
 	hashes := make([][]byte, len(batch))
 	for i, lk := range batch {
 		hashes[i] = lk.hash
@@ -90,7 +92,7 @@ func (l *Lookups) answer(batch []*lookup) {
 		Key
 		OwnerSuspended bool `db:"owner_suspended"`
 	}
-	if err := sqlx.SelectContext(ctx, l.db, &rows, lookupQuery, pq.ByteaArray(hashes)); err != nil {
+	if err := sqlx.SelectContext(ctx, db, &rows, lookupQuery, pq.ByteaArray(hashes)); err != nil {
 		for _, lk := range batch {
 			lk.err = fmt.Errorf("authenticate api key: %w", err)
 		}

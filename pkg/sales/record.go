@@ -134,14 +134,10 @@ func recordLocked(ctx context.Context, db *sqlx.DB, j *job) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	again, err := apply(ctx, tx, nil, r)
+	again, err := apply(ctx, tx, r)
 	if err != nil {
-		_ = tx.Rollback()
-		if len(r.writes) == 1 && r.plans[0].pays && !retryable(err) && !dbfault.Unavailable(err) &&
-			commissionFailed(ctx, db, r.writes[0], r.plans[0]) {
-			return false, &CommissionError{Err: err}
-		}
-		return false, err
+		_ = tx.Rollback() // the diagnosis below runs on another connection: release the customer first
+		return false, diagnose(ctx, db, r, err)
 	}
 	if len(again) > 0 {
 		return true, nil
@@ -165,7 +161,11 @@ func recordRound(ctx context.Context, db *sqlx.DB, jobs []*job) ([]*job, error) 
 	if err != nil {
 		return nil, err
 	}
-	return apply(ctx, db, db, r)
+	again, err := apply(ctx, db, r)
+	if err != nil {
+		return nil, diagnose(ctx, db, r, err)
+	}
+	return again, nil
 }
 
 // round is a round's decisions: the sales to write with their plans, and those to decide again.
@@ -210,18 +210,13 @@ func prepare(ctx context.Context, db sqlx.QueryerContext, jobs []*job) (round, e
 }
 
 // apply writes a round's planned sales and answers them; it returns those to decide again (with the
-// round's own). diag, when not nil, is where a lone paying sale's failed write is diagnosed
-// (commissionFailed).
-func apply(ctx context.Context, db sqlx.QueryerContext, diag *sqlx.DB, r round) ([]*job, error) {
+// round's own).
+func apply(ctx context.Context, db sqlx.QueryerContext, r round) ([]*job, error) {
 	if len(r.writes) == 0 {
 		return r.again, nil
 	}
 	written, err := write(ctx, db, r.writes, r.plans)
 	if err != nil {
-		if diag != nil && len(r.writes) == 1 && r.plans[0].pays && !retryable(err) && !dbfault.Unavailable(err) &&
-			commissionFailed(ctx, diag, r.writes[0], r.plans[0]) {
-			return nil, &CommissionError{Err: err}
-		}
 		return nil, err
 	}
 	again := r.again
@@ -241,6 +236,16 @@ func apply(ctx context.Context, db sqlx.QueryerContext, diag *sqlx.DB, r round) 
 		}
 	}
 	return again, nil
+}
+
+// diagnose is the error a round's failed write answers: a CommissionError when it wrote one paying sale
+// and the failure was its commission's, else err itself.
+func diagnose(ctx context.Context, db *sqlx.DB, r round, err error) error {
+	if len(r.writes) == 1 && r.plans[0].pays && !retryable(err) && !dbfault.Unavailable(err) &&
+		commissionFailed(ctx, db, r.writes[0], r.plans[0]) {
+		return &CommissionError{Err: err}
+	}
+	return err
 }
 
 // commissionFailed tells whether the failed write of one paying sale failed in its commission (the

@@ -14,15 +14,36 @@ import (
 
 // Metrics is one registry with reftrack's collectors (no global state: each server has its own).
 type Metrics struct {
-	registry  *prometheus.Registry
-	requests  *prometheus.CounterVec
-	latency   *prometheus.HistogramVec
-	events    *prometheus.CounterVec
-	webhooks  *prometheus.CounterVec
-	batches   *prometheus.HistogramVec
-	batchTime prometheus.Histogram
-	saleSizes *prometheus.HistogramVec
-	saleTime  prometheus.Histogram
+	registry *prometheus.Registry
+	requests *prometheus.CounterVec
+	latency  *prometheus.HistogramVec
+	events   *prometheus.CounterVec
+	webhooks *prometheus.CounterVec
+	clicks   batches
+	sales    batches
+}
+
+// batches are the size and duration histograms of one kind of batch write.
+type batches struct {
+	size *prometheus.HistogramVec
+	took prometheus.Histogram
+}
+
+func newBatches(kind, sizeHelp, tookHelp string, sizes []float64) batches {
+	return batches{
+		size: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name: "reftrack_" + kind + "_batch_size", Help: sizeHelp, Buckets: sizes,
+		}, []string{}),
+		took: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name: "reftrack_" + kind + "_batch_seconds", Help: tookHelp,
+			Buckets: []float64{.0005, .001, .002, .005, .01, .025, .05, .1, .25},
+		}),
+	}
+}
+
+func (b batches) observe(size int, took time.Duration) {
+	b.size.WithLabelValues().Observe(float64(size))
+	b.took.Observe(took.Seconds())
 }
 
 // New registers the collectors, with the Go runtime's and the process's.
@@ -47,27 +68,11 @@ func New() *Metrics {
 			Help: "Payment-processor webhook events processed, by provider and outcome (recorded, settled, reversed, duplicate, ignored, unattributed).",
 		}, []string{"provider", "outcome"}),
 	}
-	m.batchTime = prometheus.NewHistogram(prometheus.HistogramOpts{
-		Name:    "reftrack_click_batch_seconds",
-		Help:    "Time to write one batch of clicks, commit included.",
-		Buckets: []float64{.0005, .001, .002, .005, .01, .025, .05, .1, .25},
-	})
-	m.batches = prometheus.NewHistogramVec(prometheus.HistogramOpts{
-		Name:    "reftrack_click_batch_size",
-		Help:    "Clicks written per statement and commit.",
-		Buckets: []float64{1, 2, 4, 8, 16, 32, 64, 128},
-	}, []string{})
-	m.saleTime = prometheus.NewHistogram(prometheus.HistogramOpts{
-		Name:    "reftrack_sale_batch_seconds",
-		Help:    "Time to record one batch of sales (read, write and commit; rounds again included).",
-		Buckets: []float64{.0005, .001, .002, .005, .01, .025, .05, .1, .25},
-	})
-	m.saleSizes = prometheus.NewHistogramVec(prometheus.HistogramOpts{
-		Name:    "reftrack_sale_batch_size",
-		Help:    "Sales recorded per batch (two statements and one commit).",
-		Buckets: []float64{1, 2, 4, 8, 16, 32, 64},
-	}, []string{})
-	m.registry.MustRegister(m.requests, m.latency, m.events, m.webhooks, m.batches, m.batchTime, m.saleSizes, m.saleTime,
+	m.clicks = newBatches("click", "Clicks written per statement and commit.",
+		"Time to write one batch of clicks, commit included.", []float64{1, 2, 4, 8, 16, 32, 64, 128})
+	m.sales = newBatches("sale", "Sales recorded per batch (two statements and one commit).",
+		"Time to record one batch of sales (read, write and commit; rounds again included).", []float64{1, 2, 4, 8, 16, 32, 64})
+	m.registry.MustRegister(m.requests, m.latency, m.events, m.webhooks, m.clicks.size, m.clicks.took, m.sales.size, m.sales.took,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
@@ -92,16 +97,10 @@ func (m *Metrics) Webhook(provider, outcome string) {
 }
 
 // ClickBatch records one written batch of clicks.
-func (m *Metrics) ClickBatch(size int, took time.Duration) {
-	m.batches.WithLabelValues().Observe(float64(size))
-	m.batchTime.Observe(took.Seconds())
-}
+func (m *Metrics) ClickBatch(size int, took time.Duration) { m.clicks.observe(size, took) }
 
 // SaleBatch records one recorded batch of sales.
-func (m *Metrics) SaleBatch(size int, took time.Duration) {
-	m.saleSizes.WithLabelValues().Observe(float64(size))
-	m.saleTime.Observe(took.Seconds())
-}
+func (m *Metrics) SaleBatch(size int, took time.Duration) { m.sales.observe(size, took) }
 
 // ContentType is the exposition format Text writes.
 const ContentType = "text/plain; version=0.0.4; charset=utf-8"

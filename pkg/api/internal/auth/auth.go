@@ -66,7 +66,7 @@ func ParseBearer(h string) Bearer {
 // Authenticator checks credentials against the database.
 type Authenticator struct {
 	DB sqlx.QueryerContext
-	// Keys looks program keys up in batches; nil looks each up alone.
+	// Keys looks program keys up (in batches).
 	Keys *apikeys.Lookups
 	Now  func() time.Time
 	// DocsURL is where key rotation is documented (rotation warnings point there).
@@ -99,15 +99,7 @@ func (a *Authenticator) OptionalKey(ctx context.Context) (apikeys.Key, bool, err
 
 // check looks token up, refuses retired keys and notes a marked key for the rotation signals.
 func (a *Authenticator) check(ctx context.Context, token string) (apikeys.Key, error) {
-	var (
-		k   apikeys.Key
-		err error
-	)
-	if a.Keys != nil {
-		k, err = a.Keys.Authenticate(ctx, token)
-	} else {
-		k, err = apikeys.Authenticate(ctx, a.DB, token)
-	}
+	k, err := a.Keys.Authenticate(ctx, token)
 	if err != nil {
 		return apikeys.Key{}, err
 	}
