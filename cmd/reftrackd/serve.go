@@ -22,6 +22,7 @@ import (
 	"github.com/reftrack/reftrack/pkg/dashboard"
 	"github.com/reftrack/reftrack/pkg/events"
 	"github.com/reftrack/reftrack/pkg/identity"
+	"github.com/reftrack/reftrack/pkg/leads"
 	"github.com/reftrack/reftrack/pkg/origins"
 	"github.com/reftrack/reftrack/pkg/payments"
 	"github.com/reftrack/reftrack/pkg/platform/config"
@@ -75,6 +76,7 @@ func (e *env) serveWith(ctx context.Context, cfg config.Config, logger *slog.Log
 	}
 	defer deps.Clicks.Close() // after the HTTP server below has stopped: finishes the queued clicks
 	defer deps.Sales.Close()  // likewise the queued sales
+	defer deps.Leads.Close()  // and leads
 	defer deps.Keys.Close()
 	rollUpCtx, stopRollUps := context.WithCancel(context.WithoutCancel(ctx))
 	defer stopRollUps()
@@ -151,6 +153,7 @@ func collaborators(ctx context.Context, cfg config.Config, pool *sqlx.DB, logger
 		DB: pool, Logger: logger, Config: cfg, Clock: clock, Limiter: limiter, Login: login, Metrics: m, Spec: spec,
 		Tracker: script, Dashboard: assets, Devices: useragent.NewParser(4096),
 		Clicks:  clicks.NewRecorder(pool, logger, clicks.Writers, clicks.MaxBatch, m.ClickBatch),
+		Leads:   leads.NewRecorder(pool, logger, leads.MaxBatch, m.LeadBatch),
 		Sales:   sales.NewRecorder(pool, logger, sales.MaxBatch, m.SaleBatch),
 		Keys:    apikeys.NewLookups(pool, apikeys.LookupWriters, apikeys.LookupMaxBatch),
 		Origins: origins.New(pool, clock), Stripe: &payments.Stripe{DB: pool, Log: logger, Now: clock},

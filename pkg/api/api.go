@@ -37,6 +37,7 @@ import (
 	"github.com/reftrack/reftrack/pkg/clicks"
 	"github.com/reftrack/reftrack/pkg/dashboard"
 	"github.com/reftrack/reftrack/pkg/identity"
+	"github.com/reftrack/reftrack/pkg/leads"
 	"github.com/reftrack/reftrack/pkg/origins"
 	"github.com/reftrack/reftrack/pkg/payments"
 	"github.com/reftrack/reftrack/pkg/platform/config"
@@ -64,8 +65,10 @@ type Deps struct {
 	Devices   *useragent.Parser
 	// Clicks records clicks in batches; its owner closes it after the HTTP server has stopped.
 	Clicks *clicks.Recorder
-	// Sales records the sale route's sales in batches; its owner closes it after the HTTP server has
-	// stopped. Keys looks program keys up in batches; likewise closed by its owner.
+	// Leads and Sales record the lead and sale routes' leads and sales in batches; their owner closes
+	// them after the HTTP server has stopped. Keys looks program keys up in batches; likewise closed by
+	// its owner.
+	Leads   *leads.Recorder
 	Sales   *sales.Recorder
 	Keys    *apikeys.Lookups
 	Origins *origins.Cache
@@ -127,7 +130,7 @@ func New(ctx context.Context, d Deps) (*echo.Echo, error) {
 
 	authn := &auth.Authenticator{DB: d.DB, Keys: d.Keys, Now: d.Clock, DocsURL: d.Config.DocsURL}
 	s := &Server{
-		Tracking: &tracking.Tracking{DB: d.DB, Log: d.Logger, Now: d.Clock, Auth: authn, Clicks: d.Clicks, Sales: d.Sales,
+		Tracking: &tracking.Tracking{DB: d.DB, Log: d.Logger, Now: d.Clock, Auth: authn, Clicks: d.Clicks, Leads: d.Leads, Sales: d.Sales,
 			Devices: d.Devices, Metrics: d.Metrics, Origins: d.Origins},
 		CLI: &cli.CLI{DB: d.DB, Log: d.Logger, Now: d.Clock, BaseURL: d.Config.BaseURL, Verifier: d.Login.Verifier,
 			Clicks: d.Clicks, Metrics: d.Metrics},

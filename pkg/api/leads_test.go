@@ -1,7 +1,9 @@
 package api_test
 
 import (
+	"fmt"
 	"net/http"
+	"sync"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -255,4 +257,81 @@ func TestLeadRateLimit(t *testing.T) {
 		}
 	}
 	assertRateLimited(t, lead(env, `{}`), 30)
+}
+
+// Concurrent leads binding the same customer_key to one click make one customer and one lead: one is
+// recorded, the others are refused with the status it left; leads with their own keys each get theirs.
+func TestConcurrentLeads(t *testing.T) {
+	t.Parallel()
+	env := apitest.New(t)
+	r := env.Seed(seed.Options{})
+	clickID := click(t, env, r)["click_id"].(string)
+	const racers, others = 8, 6 // 22 leads in all: under the route's limit of 30 a minute per address
+	statuses := make(chan int, racers+others)
+	var wg sync.WaitGroup
+	for i := range racers + others {
+		key := "racer"
+		if i >= racers {
+			key = fmt.Sprintf("own-%d", i)
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			res := lead(env, map[string]any{"click_id": clickID, "customer_key": key}, apitest.Bearer(r.APIKey)...)
+			if key != "racer" && res.Status != http.StatusOK {
+				t.Errorf("lead %s: %d %s", key, res.Status, res.Body)
+			}
+			if key == "racer" {
+				statuses <- res.Status
+			}
+		}()
+	}
+	wg.Wait()
+	close(statuses)
+	got := map[int]int{}
+	for s := range statuses {
+		got[s]++
+	}
+	if want := map[int]int{200: 1, 400: racers - 1}; !cmp.Equal(got, want) {
+		t.Errorf("racers' statuses = %v, want %v", got, want)
+	}
+	if n := env.Count(`SELECT count(*) FROM customers WHERE program_id = $1 AND status = 'lead'`, r.ProgramID); n != 1+others {
+		t.Errorf("%d customers at lead, want %d", n, 1+others)
+	}
+	if n := env.Count(`SELECT count(*) FROM leads WHERE program_id = $1 AND status = 'settled'`, r.ProgramID); n != 1+others {
+		t.Errorf("%d settled leads, want %d", n, 1+others)
+	}
+	if n := env.Count(`SELECT count(*) FROM leads l JOIN customers c ON c.id = l.customer_id WHERE c.customer_key = 'racer'`); n != 1 {
+		t.Errorf("%d leads for the racers' key, want 1", n)
+	}
+	if n := env.Count(`SELECT sum(n) FROM event_counts_live WHERE program_id = $1 AND event_type = 'lead'`, r.ProgramID); n != 1+others {
+		t.Errorf("leads counted = %d, want %d", n, 1+others)
+	}
+
+	// A visitor already stored (its row read by every racer, then changed by the first write) gets one
+	// lead too: the others' writes find it changed, and deciding again refuses them.
+	if _, err := env.DB.Exec(`INSERT INTO customers (program_id, customer_key, partner_id, status)
+		VALUES ($1, 'visitor', $2, 'visitor')`, r.ProgramID, r.PartnerID); err != nil {
+		t.Fatal(err)
+	}
+	results := make(chan int, racers)
+	for range racers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			results <- lead(env, map[string]any{"customer_key": "visitor"}, apitest.Bearer(r.APIKey)...).Status
+		}()
+	}
+	wg.Wait()
+	close(results)
+	got = map[int]int{}
+	for s := range results {
+		got[s]++
+	}
+	if want := map[int]int{200: 1, 400: racers - 1}; !cmp.Equal(got, want) {
+		t.Errorf("the visitor's racers' statuses = %v, want %v", got, want)
+	}
+	if n := env.Count(`SELECT count(*) FROM leads l JOIN customers c ON c.id = l.customer_id WHERE c.customer_key = 'visitor'`); n != 1 {
+		t.Errorf("%d leads for the stored visitor, want 1", n)
+	}
 }

@@ -3,7 +3,6 @@
 package clicks
 
 import (
-	"context"
 	"crypto/rand"
 	"encoding/base64"
 	"errors"
@@ -11,8 +10,6 @@ import (
 	"net/url"
 	"strings"
 	"time"
-
-	"github.com/jmoiron/sqlx"
 
 	"github.com/reftrack/reftrack/pkg/geo"
 	"github.com/reftrack/reftrack/pkg/useragent"
@@ -109,14 +106,5 @@ func clip(s string) string {
 	return s
 }
 
-// MarkConverted marks the click (by its row id) as converted, in the caller's transaction: its customer
-// signed up or bought.
-func MarkConverted(ctx context.Context, db sqlx.ExecerContext, clickRef int64) error {
-	if _, err := db.ExecContext(ctx, `UPDATE clicks SET converted = true WHERE id = $1 AND NOT converted`, clickRef); err != nil {
-		return fmt.Errorf("mark click converted: %w", err)
-	}
-	return nil
-}
-
-// A sale marks its click converted through this package's database function clicks_convert (migration
-// 000010), called by the sale's statement.
+// A sale or a lead marks its click converted through this package's database function clicks_convert
+// (migration 000010), called by their statements.

@@ -58,7 +58,7 @@ func (h *Tracking) TrackLead(ctx context.Context, req gen.TrackLeadRequestObject
 	if !server {
 		in.Origin = request.From(ctx).Header.Get("Origin")
 	}
-	res, err := leads.Track(ctx, h.DB, h.Log, in)
+	res, err := h.Leads.Record(ctx, in)
 	if err != nil {
 		return nil, err
 	}

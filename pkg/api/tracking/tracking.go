@@ -13,6 +13,7 @@ import (
 	"github.com/reftrack/reftrack/pkg/api/internal/auth"
 	"github.com/reftrack/reftrack/pkg/api/internal/jsonbody"
 	"github.com/reftrack/reftrack/pkg/clicks"
+	"github.com/reftrack/reftrack/pkg/leads"
 	"github.com/reftrack/reftrack/pkg/origins"
 	"github.com/reftrack/reftrack/pkg/platform/metrics"
 	"github.com/reftrack/reftrack/pkg/sales"
@@ -26,6 +27,7 @@ type Tracking struct {
 	Now     func() time.Time
 	Auth    *auth.Authenticator
 	Clicks  *clicks.Recorder
+	Leads   *leads.Recorder
 	Sales   *sales.Recorder
 	Devices *useragent.Parser
 	Metrics *metrics.Metrics

@@ -20,6 +20,7 @@ type Metrics struct {
 	events   *prometheus.CounterVec
 	webhooks *prometheus.CounterVec
 	clicks   batches
+	leads    batches
 	sales    batches
 }
 
@@ -72,7 +73,10 @@ func New() *Metrics {
 		"Time to write one batch of clicks, commit included.", []float64{1, 2, 4, 8, 16, 32, 64, 128})
 	m.sales = newBatches("sale", "Sales recorded per batch (two statements and one commit).",
 		"Time to record one batch of sales (read, write and commit; rounds again included).", []float64{1, 2, 4, 8, 16, 32, 64})
+	m.leads = newBatches("lead", "Leads recorded per batch (two statements and one commit).",
+		"Time to record one batch of leads (read, write and commit; rounds again included).", []float64{1, 2, 4, 8, 16, 32, 64})
 	m.registry.MustRegister(m.requests, m.latency, m.events, m.webhooks, m.clicks.size, m.clicks.took, m.sales.size, m.sales.took,
+		m.leads.size, m.leads.took,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
@@ -98,6 +102,9 @@ func (m *Metrics) Webhook(provider, outcome string) {
 
 // ClickBatch records one written batch of clicks.
 func (m *Metrics) ClickBatch(size int, took time.Duration) { m.clicks.observe(size, took) }
+
+// LeadBatch records one recorded batch of leads.
+func (m *Metrics) LeadBatch(size int, took time.Duration) { m.leads.observe(size, took) }
 
 // SaleBatch records one recorded batch of sales.
 func (m *Metrics) SaleBatch(size int, took time.Duration) { m.sales.observe(size, took) }

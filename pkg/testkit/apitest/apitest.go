@@ -125,6 +125,7 @@ func serve(d *dbtest.Database, opts Options, report func(error)) (*server, error
 	e, err := api.New(context.Background(), deps)
 	if err != nil {
 		deps.Clicks.Close()
+		deps.Leads.Close()
 		deps.Sales.Close()
 		deps.Keys.Close()
 		ln.Close()
@@ -136,6 +137,7 @@ func serve(d *dbtest.Database, opts Options, report func(error)) (*server, error
 	doc, router, strict, err := validationRouter()
 	if err != nil {
 		deps.Clicks.Close()
+		deps.Leads.Close()
 		deps.Sales.Close()
 		deps.Keys.Close()
 		ln.Close()
@@ -151,7 +153,8 @@ func serve(d *dbtest.Database, opts Options, report func(error)) (*server, error
 		doc:    doc,
 		close: func() {
 			srv.Close()
-			deps.Clicks.Close() // after the server: the queued clicks and sales are written
+			deps.Clicks.Close() // after the server: the queued clicks, leads and sales are written
+			deps.Leads.Close()
 			deps.Sales.Close()
 			deps.Keys.Close()
 		},

@@ -17,6 +17,7 @@ import (
 	"github.com/reftrack/reftrack/pkg/clicks"
 	"github.com/reftrack/reftrack/pkg/dashboard"
 	"github.com/reftrack/reftrack/pkg/identity"
+	"github.com/reftrack/reftrack/pkg/leads"
 	"github.com/reftrack/reftrack/pkg/origins"
 	"github.com/reftrack/reftrack/pkg/payments"
 	"github.com/reftrack/reftrack/pkg/platform/config"
@@ -99,6 +100,7 @@ func collaborators(cfg config.Config, d *dbtest.Database, logger *slog.Logger, c
 		DB: d.DB, Logger: logger, Config: cfg, Clock: clock, Limiter: limiter, Login: login, Metrics: m,
 		Tracker: f.tracker, Dashboard: f.dashboard, Devices: useragent.NewParser(4096),
 		Clicks:  clicks.NewRecorder(d.DB, logger, clicks.Writers, clicks.MaxBatch, m.ClickBatch),
+		Leads:   leads.NewRecorder(d.DB, logger, leads.MaxBatch, m.LeadBatch),
 		Sales:   sales.NewRecorder(d.DB, logger, sales.MaxBatch, m.SaleBatch),
 		Keys:    apikeys.NewLookups(d.DB, apikeys.LookupWriters, apikeys.LookupMaxBatch),
 		Origins: origins.New(d.DB, clock), Stripe: &payments.Stripe{DB: d.DB, Log: logger, Now: clock}, Spec: f.spec,
