@@ -36,7 +36,7 @@ type load struct {
 	conns       int
 	st          *stats
 	cpu         time.Duration // reftrackd's CPU time (user + system) during the load
-	batch       batchStats    // the batches written during the load (clicks and sales)
+	batch       batchStats    // the batches written during the load (clicks, leads, sales and refunds)
 	machine     cpuSplit      // CPU time of each group of processes during the load
 }
 

@@ -117,16 +117,16 @@ func (s *server) profile(dir, name string, d time.Duration) func() {
 	return func() { <-done }
 }
 
-// batchStats are the server's batch metrics for one kind of batch (clicks or sales).
+// batchStats are the server's batch metrics for one kind of batch (clicks, leads, sales or refunds).
 type batchStats struct{ size, count, seconds float64 }
 
 func (a batchStats) minus(b batchStats) batchStats {
 	return batchStats{a.size - b.size, a.count - b.count, a.seconds - b.seconds}
 }
 
-var metricLine = regexp.MustCompile(`(?m)^reftrack_(click|sale)_batch_(size_sum|size_count|seconds_sum) ([0-9.e+]+)$`)
+var metricLine = regexp.MustCompile(`(?m)^reftrack_(click|lead|sale|refund)_batch_(size_sum|size_count|seconds_sum) ([0-9.e+]+)$`)
 
-// batches reads the batch metrics of route (click or sale; others have none) from /metrics.
+// batches reads the batch metrics of route (click, lead, sale or refund) from /metrics.
 func (s *server) batches(route string) batchStats {
 	var b batchStats
 	res, err := http.Get(s.base + "/metrics")

@@ -74,9 +74,10 @@ func (e *env) serveWith(ctx context.Context, cfg config.Config, logger *slog.Log
 	if err != nil {
 		return err
 	}
-	defer deps.Clicks.Close() // after the HTTP server below has stopped: finishes the queued clicks
-	defer deps.Sales.Close()  // likewise the queued sales
-	defer deps.Leads.Close()  // and leads
+	defer deps.Clicks.Close()  // after the HTTP server below has stopped: finishes the queued clicks
+	defer deps.Sales.Close()   // likewise the queued sales
+	defer deps.Leads.Close()   // and leads
+	defer deps.Refunds.Close() // and refunds
 	defer deps.Keys.Close()
 	rollUpCtx, stopRollUps := context.WithCancel(context.WithoutCancel(ctx))
 	defer stopRollUps()
@@ -155,6 +156,7 @@ func collaborators(ctx context.Context, cfg config.Config, pool *sqlx.DB, logger
 		Clicks:  clicks.NewRecorder(pool, logger, clicks.Writers, clicks.MaxBatch, m.ClickBatch),
 		Leads:   leads.NewRecorder(pool, logger, leads.MaxBatch, m.LeadBatch),
 		Sales:   sales.NewRecorder(pool, logger, sales.MaxBatch, m.SaleBatch),
+		Refunds: sales.NewRefundRecorder(pool, sales.MaxBatch, m.RefundBatch),
 		Keys:    apikeys.NewLookups(pool, apikeys.LookupWriters, apikeys.LookupMaxBatch),
 		Origins: origins.New(pool, clock), Stripe: &payments.Stripe{DB: pool, Log: logger, Now: clock},
 	}, nil

@@ -65,11 +65,12 @@ type Deps struct {
 	Devices   *useragent.Parser
 	// Clicks records clicks in batches; its owner closes it after the HTTP server has stopped.
 	Clicks *clicks.Recorder
-	// Leads and Sales record the lead and sale routes' leads and sales in batches; their owner closes
+	// Leads, Sales and Refunds record their routes' events in batches; their owner closes
 	// them after the HTTP server has stopped. Keys looks program keys up in batches; likewise closed by
 	// its owner.
 	Leads   *leads.Recorder
 	Sales   *sales.Recorder
+	Refunds *sales.RefundRecorder
 	Keys    *apikeys.Lookups
 	Origins *origins.Cache
 	Stripe  *payments.Stripe
@@ -130,7 +131,7 @@ func New(ctx context.Context, d Deps) (*echo.Echo, error) {
 
 	authn := &auth.Authenticator{DB: d.DB, Keys: d.Keys, Now: d.Clock, DocsURL: d.Config.DocsURL}
 	s := &Server{
-		Tracking: &tracking.Tracking{DB: d.DB, Log: d.Logger, Now: d.Clock, Auth: authn, Clicks: d.Clicks, Leads: d.Leads, Sales: d.Sales,
+		Tracking: &tracking.Tracking{DB: d.DB, Log: d.Logger, Now: d.Clock, Auth: authn, Clicks: d.Clicks, Leads: d.Leads, Sales: d.Sales, Refunds: d.Refunds,
 			Devices: d.Devices, Metrics: d.Metrics, Origins: d.Origins},
 		CLI: &cli.CLI{DB: d.DB, Log: d.Logger, Now: d.Clock, BaseURL: d.Config.BaseURL, Verifier: d.Login.Verifier,
 			Clicks: d.Clicks, Metrics: d.Metrics},

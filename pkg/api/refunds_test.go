@@ -1,11 +1,16 @@
 package api_test
 
 import (
+	"context"
+	"errors"
 	"net/http"
+	"slices"
+	"sync"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/reftrack/reftrack/pkg/sales"
 	"github.com/reftrack/reftrack/pkg/seed"
 	"github.com/reftrack/reftrack/pkg/testkit/apitest"
 )
@@ -144,5 +149,74 @@ func TestSaleAndRefundShareARateLimit(t *testing.T) {
 	}
 	if res := env.Do(http.MethodPost, "/api/v1/track/sale", `{}`); res.Header.Get("X-RateLimit-Remaining") != "119" {
 		t.Errorf("no key: remaining %s", res.Header.Get("X-RateLimit-Remaining"))
+	}
+}
+
+// Partial refunds of one sale racing through the route's batches and through the webhooks' path at once
+// refund exactly what the sale had: each is decided on the sale as the one before left it.
+func TestConcurrentRefunds(t *testing.T) {
+	t.Parallel()
+	env := apitest.New(t)
+	r := env.Seed(seed.Options{})
+	saleID, _ := recordedSale(t, env, r, "race")
+	const viaRoute, direct = 6, 2 // 8 refunds of 1000 on a sale of 4900: four fit
+	var (
+		wg       sync.WaitGroup
+		mu       sync.Mutex
+		statuses = map[int]int{}
+		reversed []int64
+	)
+	answer := func(status int, rev int64) {
+		mu.Lock()
+		defer mu.Unlock()
+		statuses[status]++
+		if status == http.StatusOK {
+			reversed = append(reversed, rev)
+		}
+	}
+	for range viaRoute {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			res := refund(env, r.APIKey, map[string]any{"transaction_id": "race", "refund_amount_cents": 1000})
+			var rev int64
+			if res.Status == http.StatusOK {
+				rev = int64(res.JSON(t)["commission"].(map[string]any)["reversed_amount_cents"].(float64))
+			}
+			answer(res.Status, rev)
+		}()
+	}
+	for range direct {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			amount := int64(1000)
+			res, err := sales.Refund(context.Background(), env.DB.DB, sales.RefundInput{ProgramID: r.ProgramID, TransactionID: "race",
+				AmountCents: &amount, Source: sales.SourceWebhook})
+			var tooLarge *sales.RefundTooLargeError
+			switch {
+			case err == nil:
+				answer(http.StatusOK, res.Commission.ReversedAmountCents)
+			case errors.As(err, &tooLarge):
+				answer(http.StatusBadRequest, 0)
+			default:
+				t.Errorf("direct refund: %v", err)
+			}
+		}()
+	}
+	wg.Wait()
+	if want := map[int]int{200: 4, 400: 4}; !cmp.Equal(statuses, want) {
+		t.Errorf("statuses = %v, want %v", statuses, want)
+	}
+	// Each refund reversed its share on top of the one before: 980 × 1000/4900 at a time.
+	slices.Sort(reversed)
+	if want := []int64{200, 400, 600, 800}; !slices.Equal(reversed, want) {
+		t.Errorf("reversed amounts answered = %v, want %v", reversed, want)
+	}
+	if n := env.Count(`SELECT count(*) FROM sales s JOIN commissions c ON c.sale_id = s.id
+		WHERE s.id = $1 AND s.refunded_amount_cents = 4000 AND c.reversed_amount_cents = 800 AND c.status = 'partially_reversed'
+		AND (SELECT sum(amount_cents) FROM refunds WHERE sale_id = s.id) = 4000
+		AND (SELECT sum(commission_reversed_cents) FROM refunds WHERE sale_id = s.id) = 800`, saleID); n != 1 {
+		t.Error("the sale, its commission and its refunds do not add up to four refunds of 1000")
 	}
 }

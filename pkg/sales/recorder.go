@@ -71,3 +71,51 @@ func (r *Recorder) run(next func() ([]*job, bool)) {
 		}
 	}
 }
+
+// RefundRecorder records the refund route's refunds in batches, as Recorder does sales: one read, one
+// write and one commit for the refunds that arrive together, each answered once it is committed.
+type RefundRecorder struct {
+	db      *sqlx.DB
+	queue   *batch.Queue[*refundJob]
+	observe func(size int, took time.Duration)
+}
+
+// NewRefundRecorder starts the writer, taking batches of up to maxBatch refunds. observe, when not nil,
+// learns each batch's size and duration (for metrics).
+func NewRefundRecorder(db *sqlx.DB, maxBatch int, observe func(size int, took time.Duration)) *RefundRecorder {
+	r := &RefundRecorder{db: db, observe: observe}
+	r.queue = batch.Start(1, maxBatch, r.run)
+	return r
+}
+
+// Refund records a refund in the next batch.
+func (r *RefundRecorder) Refund(ctx context.Context, in RefundInput) (RefundResult, error) {
+	j := &refundJob{in: in, done: make(chan struct{})}
+	if err := r.queue.Put(ctx, j); err != nil {
+		return RefundResult{}, err
+	}
+	<-j.done // once queued it will be decided: wait even if the client goes away, so a retry finds it
+	return j.res, j.err
+}
+
+// Close stops the writer once every queued refund is recorded. Call it after the HTTP server stopped.
+func (r *RefundRecorder) Close() { r.queue.Close() }
+
+func (r *RefundRecorder) run(next func() ([]*refundJob, bool)) {
+	for {
+		jobs, ok := next()
+		if !ok {
+			return
+		}
+		start := time.Now()
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		recordRefunds(ctx, r.db, jobs)
+		cancel()
+		if r.observe != nil {
+			r.observe(len(jobs), time.Since(start))
+		}
+		for _, j := range jobs {
+			close(j.done)
+		}
+	}
+}

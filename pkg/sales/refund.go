@@ -2,13 +2,14 @@ package sales
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 	"fmt"
 
 	"github.com/jmoiron/sqlx"
+	"github.com/lib/pq"
 
 	"github.com/reftrack/reftrack/pkg/commission"
+	"github.com/reftrack/reftrack/pkg/platform/dbfault"
 )
 
 // Refund errors.
@@ -63,143 +64,277 @@ type RefundResult struct {
 	Commission          *Commission
 }
 
-// Refund refunds (part of) a sale of the program and reverses its commission in proportion: the
-// commission's reversed amount is round_half_away_from_zero(commission × refunded / sale amount), all of
-// it once the sale is fully refunded.
-func Refund(ctx context.Context, dbx *sqlx.DB, in RefundInput) (RefundResult, error) {
-	if in.Reason == "" {
-		in.Reason = ReasonRefund
-	}
-	tx, err := dbx.BeginTxx(ctx, nil)
-	if err != nil {
-		return RefundResult{}, err
-	}
-	defer tx.Rollback() //nolint:errcheck // a no-op after Commit
+// Refund refunds (part of) a sale of the program and reverses its commission in proportion (see
+// decideRefund): a batch of one, for payment webhooks.
+func Refund(ctx context.Context, db *sqlx.DB, in RefundInput) (RefundResult, error) {
+	j := &refundJob{in: in}
+	recordRefunds(ctx, db, []*refundJob{j})
+	return j.res, j.err
+}
 
-	var sale struct {
-		ID       int64 `db:"id"`
-		Amount   int64 `db:"amount_cents"`
-		Refunded int64 `db:"refunded_amount_cents"`
-	}
-	err = tx.GetContext(ctx, &sale, `SELECT id, amount_cents, refunded_amount_cents FROM sales
-		WHERE processor_event_id = $1 AND program_id = $2 FOR UPDATE`, in.TransactionID, in.ProgramID)
-	if errors.Is(err, sql.ErrNoRows) {
-		return RefundResult{}, ErrSaleNotFound
-	}
-	if err != nil {
-		return RefundResult{}, err
-	}
-	res := RefundResult{SaleID: sale.ID, TransactionID: in.TransactionID, Reason: in.Reason, RefundedAmountCents: sale.Refunded}
-	var c Commission
-	err = tx.GetContext(ctx, &c, `SELECT id, amount_cents, reversed_amount_cents, currency, status FROM commissions
-		WHERE sale_id = $1 FOR UPDATE`, sale.ID)
-	switch {
-	case err == nil:
-		res.Commission = &c
-	case !errors.Is(err, sql.ErrNoRows):
-		return RefundResult{}, err
-	}
+// How a refund is recorded: the sale's recipe. refunds_state reads every refund's sale, commission and
+// earlier refunds (migration 000014) locking nothing; decideRefund applies the rules; sales_refund writes
+// every planned refund in one statement, each only while its sale is still the version the plan rested
+// on. A refund whose sale changed meanwhile (another refund) is decided again. A batch never holds two
+// refunds of one sale.
 
-	if in.ProcessorRefundID != "" {
-		var seen bool
-		if err := tx.GetContext(ctx, &seen, `SELECT EXISTS (SELECT 1 FROM refunds
-			WHERE program_id = $1 AND processor_refund_id = $2)`, in.ProgramID, in.ProcessorRefundID); err != nil {
-			return RefundResult{}, err
+// refundJob is one refund on its way through recordRefunds.
+type refundJob struct {
+	in   RefundInput
+	res  RefundResult
+	err  error
+	done chan struct{} // closed once res or err is final (RefundRecorder only)
+}
+
+// refundState is what the rules need of the database for one refund (refunds_state).
+type refundState struct {
+	Ord                int64   `db:"ord"`
+	SaleID             *int64  `db:"sale_id"`
+	SaleVersion        *string `db:"sale_version"`
+	AmountCents        *int64  `db:"amount_cents"`
+	RefundedCents      *int64  `db:"refunded_amount_cents"`
+	CommissionID       *int64  `db:"commission_id"`
+	CommissionCents    *int64  `db:"commission_amount_cents"`
+	CommissionReversed *int64  `db:"commission_reversed_cents"`
+	CommissionCurrency *string `db:"commission_currency"`
+	CommissionStatus   *string `db:"commission_status"`
+	RefundSeen         bool    `db:"refund_seen"`
+	LatestReason       *string `db:"latest_reason"`
+}
+
+// refundPlan is a refund decided: the answer, and what to write first unless skip.
+type refundPlan struct {
+	res           RefundResult
+	skip          bool // nothing changes: res is the answer as it stands
+	version       string
+	amount        int64 // refunded now
+	total         int64 // the sale's refunded total after it
+	paymentStatus string
+	reversed      int64 // the commission's reversed total after it
+	reversedNow   int64
+}
+
+// decideRefund applies the refund rules: a processor refund already recorded, or a cumulative total that
+// adds nothing, or a sale refunded in full changes nothing; a partial refund above what is left is
+// refused; the commission's reversed amount is round_half_away_from_zero(commission × refunded / sale
+// amount), all of it once the sale is fully refunded.
+func decideRefund(in RefundInput, st refundState) (refundPlan, error) {
+	if st.SaleID == nil {
+		return refundPlan{}, ErrSaleNotFound
+	}
+	p := refundPlan{version: *st.SaleVersion,
+		res: RefundResult{SaleID: *st.SaleID, TransactionID: in.TransactionID, Reason: in.Reason, RefundedAmountCents: *st.RefundedCents}}
+	if st.CommissionID != nil {
+		p.res.Commission = &Commission{ID: *st.CommissionID, AmountCents: *st.CommissionCents,
+			ReversedAmountCents: *st.CommissionReversed, Currency: *st.CommissionCurrency, Status: *st.CommissionStatus}
+	}
+	skip := func() (refundPlan, error) {
+		// The sale's state as stored, its reason included (the reason of its latest refund, which may have
+		// come from the processor as a refund or a dispute), never the reason the request asked for.
+		p.skip, p.res.Status = true, RefundSkipped
+		if st.LatestReason != nil {
+			p.res.Reason = *st.LatestReason
 		}
-		if seen {
-			return skipped(ctx, tx, res)
-		}
+		return p, nil
+	}
+	amountCents, refunded := *st.AmountCents, *st.RefundedCents
+	if st.RefundSeen {
+		return skip()
 	}
 	if in.RefundedTotalCents != nil {
-		add := min(*in.RefundedTotalCents, sale.Amount) - sale.Refunded
+		add := min(*in.RefundedTotalCents, amountCents) - refunded
 		if add <= 0 {
-			return skipped(ctx, tx, res)
+			return skip()
 		}
 		in.AmountCents = &add
 	}
-	remaining := sale.Amount - sale.Refunded
+	remaining := amountCents - refunded
 	if remaining == 0 {
-		return skipped(ctx, tx, res)
+		return skip()
 	}
-	amount := remaining
+	p.amount = remaining
 	if in.AmountCents != nil {
 		if *in.AmountCents > remaining {
-			return RefundResult{}, &RefundTooLargeError{Remaining: remaining}
+			return refundPlan{}, &RefundTooLargeError{Remaining: remaining}
 		}
-		amount = *in.AmountCents
+		p.amount = *in.AmountCents
 	}
-	total := sale.Refunded + amount
-	full := total == sale.Amount
-
-	var reversedNow int64
-	if res.Commission != nil {
-		reversed := c.AmountCents
+	p.total = refunded + p.amount
+	full := p.total == amountCents
+	if c := p.res.Commission; c != nil {
+		p.reversed = c.AmountCents
 		if !full {
-			if reversed, err = commission.Proportion(c.AmountCents, total, sale.Amount); err != nil {
-				return RefundResult{}, err
+			var err error
+			if p.reversed, err = commission.Proportion(c.AmountCents, p.total, amountCents); err != nil {
+				return refundPlan{}, err
 			}
 		}
-		reversedNow = reversed - c.ReversedAmountCents
-		status := "pending"
-		switch {
-		case reversed == c.AmountCents:
-			status = "reversed"
-		case reversed > 0:
-			status = "partially_reversed"
-		}
-		err = tx.GetContext(ctx, res.Commission, `UPDATE commissions SET reversed_amount_cents = $2, status = $3, updated_at = now()
-			WHERE id = $1 RETURNING id, amount_cents, reversed_amount_cents, currency, status`, c.ID, reversed, status)
-		if err != nil {
-			return RefundResult{}, fmt.Errorf("reverse commission: %w", err)
-		}
+		p.reversedNow = p.reversed - c.ReversedAmountCents
 	}
-	var processorRefundID any
-	if in.ProcessorRefundID != "" {
-		processorRefundID = in.ProcessorRefundID
-	}
-	if _, err := tx.ExecContext(ctx, `INSERT INTO refunds (sale_id, program_id, reason, refund_reason, amount_cents,
-		commission_reversed_cents, processor_refund_id, source) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
-		sale.ID, in.ProgramID, in.Reason, nullable(in.RefundReason), amount, reversedNow, processorRefundID, in.Source); err != nil {
-		return RefundResult{}, fmt.Errorf("record refund: %w", err)
-	}
-	paymentStatus := "partially_refunded"
+	p.paymentStatus = "partially_refunded"
 	if full {
-		paymentStatus = "refunded"
+		p.paymentStatus = "refunded"
 		if in.Reason == ReasonChargeback {
-			paymentStatus = "charged_back"
+			p.paymentStatus = "charged_back"
 		}
 	}
-	if _, err := tx.ExecContext(ctx, `UPDATE sales SET refunded_amount_cents = $2, payment_status = $3 WHERE id = $1`,
-		sale.ID, total, paymentStatus); err != nil {
-		return RefundResult{}, fmt.Errorf("update sale: %w", err)
-	}
-	if err := tx.Commit(); err != nil {
-		return RefundResult{}, err
-	}
-	res.RefundedAmountCents = total
+	p.res.RefundedAmountCents = p.total
 	switch {
-	case res.Commission == nil:
-		res.Status = RefundNoCommission
+	case p.res.Commission == nil:
+		p.res.Status = RefundNoCommission
 	case full:
-		res.Status = RefundReversed
+		p.res.Status = RefundReversed
 	default:
-		res.Status = RefundPartial
+		p.res.Status = RefundPartial
 	}
-	return res, nil
+	return p, nil
 }
 
-// skipped is the answer when nothing changes: the sale's state as stored, its reason included (the reason
-// of its latest refund, which may have come from the processor as a refund or a dispute), never the
-// reason the request asked for.
-func skipped(ctx context.Context, tx *sqlx.Tx, res RefundResult) (RefundResult, error) {
-	res.Status = RefundSkipped
-	var reason string
-	err := tx.GetContext(ctx, &reason, `SELECT reason FROM refunds WHERE sale_id = $1 ORDER BY id DESC LIMIT 1`, res.SaleID)
+// commissionStatus is a commission's status once reversed of it is reversed.
+func commissionStatus(amount, reversed int64) string {
 	switch {
-	case err == nil:
-		res.Reason = reason
-	case !errors.Is(err, sql.ErrNoRows):
-		return RefundResult{}, err
+	case reversed == amount:
+		return "reversed"
+	case reversed > 0:
+		return "partially_reversed"
 	}
-	return res, nil
+	return "pending"
+}
+
+// recordRefunds records the refunds of jobs, setting each job's res or err.
+func recordRefunds(ctx context.Context, db *sqlx.DB, jobs []*refundJob) {
+	for _, j := range jobs {
+		if j.in.Reason == "" {
+			j.in.Reason = ReasonRefund
+		}
+	}
+	pending := jobs
+	// A round writes one refund of each sale (the others wait for the next round), so len(jobs) rounds
+	// are enough for a batch; maxRounds more for refunds whose sale changed meanwhile.
+	for round := 0; len(pending) > 0; round++ {
+		if round == len(jobs)+maxRounds {
+			for _, j := range pending {
+				j.err = fmt.Errorf("refund of %q not recorded after %d attempts", j.in.TransactionID, round)
+			}
+			return
+		}
+		again, err := refundRound(ctx, db, pending)
+		switch {
+		case err == nil:
+		case retryable(err):
+			again = pending // a deadlock rolled the statement back: run the round again
+		case len(pending) > 1 && !dbfault.Unavailable(err):
+			for _, j := range pending { // one refund's bad data must not fail the others: each alone
+				recordRefunds(ctx, db, []*refundJob{j})
+			}
+			return
+		default:
+			for _, j := range pending {
+				j.err = err
+			}
+			return
+		}
+		pending = again
+	}
+}
+
+// refundRound reads, decides and writes the jobs once; it returns those to decide again.
+func refundRound(ctx context.Context, db *sqlx.DB, jobs []*refundJob) ([]*refundJob, error) {
+	n := len(jobs)
+	programs, txns, refundIDs := make([]int64, n), make([]string, n), make([]string, n)
+	for i, j := range jobs {
+		programs[i], txns[i], refundIDs[i] = j.in.ProgramID, j.in.TransactionID, j.in.ProcessorRefundID
+	}
+	var states []refundState
+	if err := sqlx.SelectContext(ctx, db, &states, `SELECT * FROM refunds_state($1::bigint[], $2::text[], $3::text[])`,
+		pq.Array(programs), pq.Array(txns), pq.Array(refundIDs)); err != nil {
+		return nil, fmt.Errorf("read refunds: %w", err)
+	}
+	if len(states) != n {
+		return nil, fmt.Errorf("read refunds: %d rows for %d refunds", len(states), n)
+	}
+	var (
+		again  []*refundJob
+		writes []*refundJob
+		plans  []refundPlan
+		taken  = map[int64]bool{}
+	)
+	for i, j := range jobs {
+		j.res, j.err = RefundResult{}, nil // an earlier attempt's answer does not stand
+		p, err := decideRefund(j.in, states[i])
+		switch {
+		case err != nil:
+			j.err = err
+		case p.skip:
+			j.res = p.res
+		case taken[p.res.SaleID]:
+			again = append(again, j) // one refund per sale in a statement: the second rests on the first
+		default:
+			taken[p.res.SaleID] = true
+			writes, plans = append(writes, j), append(plans, p)
+		}
+	}
+	if len(writes) == 0 {
+		return again, nil
+	}
+	out, err := writeRefunds(ctx, db, writes, plans)
+	if err != nil {
+		return nil, err
+	}
+	for i, j := range writes {
+		w := out[i]
+		if !w.Written {
+			again = append(again, j) // its sale changed meanwhile
+			continue
+		}
+		j.res = plans[i].res
+		if w.CommissionID != nil {
+			j.res.Commission = &Commission{ID: *w.CommissionID, AmountCents: *w.AmountCents,
+				ReversedAmountCents: *w.ReversedAmountCents, Currency: *w.Currency, Status: *w.Status}
+		}
+	}
+	return again, nil
+}
+
+// refundWritten is what sales_refund answers for one refund.
+type refundWritten struct {
+	Ord                 int64   `db:"ord"`
+	Written             bool    `db:"written"`
+	CommissionID        *int64  `db:"commission_id"`
+	AmountCents         *int64  `db:"commission_amount_cents"`
+	ReversedAmountCents *int64  `db:"commission_reversed_cents"`
+	Currency            *string `db:"commission_currency"`
+	Status              *string `db:"commission_status"`
+}
+
+func writeRefunds(ctx context.Context, db *sqlx.DB, jobs []*refundJob, plans []refundPlan) ([]refundWritten, error) {
+	n := len(jobs)
+	var (
+		sales, programs, amounts, reversedNow, commissions, reversed, totals = make([]int64, n), make([]int64, n),
+			make([]int64, n), make([]int64, n), make([]int64, n), make([]int64, n), make([]int64, n)
+		versions, reasons, refundReasons, statuses, paymentStatuses, refundIDs, sources = make([]string, n),
+			make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n)
+	)
+	for i, j := range jobs {
+		p := plans[i]
+		sales[i], versions[i], programs[i], reasons[i], refundReasons[i] = p.res.SaleID, p.version, j.in.ProgramID, j.in.Reason, j.in.RefundReason
+		amounts[i], reversedNow[i], totals[i], paymentStatuses[i] = p.amount, p.reversedNow, p.total, p.paymentStatus
+		refundIDs[i], sources[i] = j.in.ProcessorRefundID, j.in.Source
+		if c := p.res.Commission; c != nil {
+			commissions[i], reversed[i], statuses[i] = c.ID, p.reversed, commissionStatus(c.AmountCents, p.reversed)
+		}
+	}
+	var out []refundWritten
+	err := sqlx.SelectContext(ctx, db, &out, `SELECT * FROM sales_refund($1::bigint[], $2::text[], $3::bigint[], $4::text[],
+		$5::text[], $6::bigint[], $7::bigint[], $8::bigint[], $9::bigint[], $10::text[], $11::bigint[], $12::text[], $13::text[],
+		$14::text[])`, pq.Array(sales), pq.Array(versions), pq.Array(programs), pq.Array(reasons), pq.Array(refundReasons),
+		pq.Array(amounts), pq.Array(reversedNow), pq.Array(commissions), pq.Array(reversed), pq.Array(statuses),
+		pq.Array(totals), pq.Array(paymentStatuses), pq.Array(refundIDs), pq.Array(sources))
+	if err != nil {
+		return nil, fmt.Errorf("record refunds: %w", err)
+	}
+	if len(out) != n {
+		return nil, fmt.Errorf("record refunds: %d rows for %d refunds", len(out), n)
+	}
+	return out, nil
 }

@@ -50,7 +50,7 @@ func (h *Tracking) TrackRefund(ctx context.Context, req gen.TrackRefundRequestOb
 		}
 		in.AmountCents = &v
 	}
-	res, err := sales.Refund(ctx, h.DB, in)
+	res, err := h.Refunds.Refund(ctx, in)
 	if err != nil {
 		return nil, err
 	}

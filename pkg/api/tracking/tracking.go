@@ -29,6 +29,7 @@ type Tracking struct {
 	Clicks  *clicks.Recorder
 	Leads   *leads.Recorder
 	Sales   *sales.Recorder
+	Refunds *sales.RefundRecorder
 	Devices *useragent.Parser
 	Metrics *metrics.Metrics
 	Origins *origins.Cache

@@ -22,6 +22,7 @@ type Metrics struct {
 	clicks   batches
 	leads    batches
 	sales    batches
+	refunds  batches
 }
 
 // batches are the size and duration histograms of one kind of batch write.
@@ -75,8 +76,10 @@ func New() *Metrics {
 		"Time to record one batch of sales (read, write and commit; rounds again included).", []float64{1, 2, 4, 8, 16, 32, 64})
 	m.leads = newBatches("lead", "Leads recorded per batch (two statements and one commit).",
 		"Time to record one batch of leads (read, write and commit; rounds again included).", []float64{1, 2, 4, 8, 16, 32, 64})
+	m.refunds = newBatches("refund", "Refunds recorded per batch (two statements and one commit).",
+		"Time to record one batch of refunds (read, write and commit; rounds again included).", []float64{1, 2, 4, 8, 16, 32, 64})
 	m.registry.MustRegister(m.requests, m.latency, m.events, m.webhooks, m.clicks.size, m.clicks.took, m.sales.size, m.sales.took,
-		m.leads.size, m.leads.took,
+		m.leads.size, m.leads.took, m.refunds.size, m.refunds.took,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
@@ -105,6 +108,9 @@ func (m *Metrics) ClickBatch(size int, took time.Duration) { m.clicks.observe(si
 
 // LeadBatch records one recorded batch of leads.
 func (m *Metrics) LeadBatch(size int, took time.Duration) { m.leads.observe(size, took) }
+
+// RefundBatch records one recorded batch of refunds.
+func (m *Metrics) RefundBatch(size int, took time.Duration) { m.refunds.observe(size, took) }
 
 // SaleBatch records one recorded batch of sales.
 func (m *Metrics) SaleBatch(size int, took time.Duration) { m.sales.observe(size, took) }

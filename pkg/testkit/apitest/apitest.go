@@ -127,6 +127,7 @@ func serve(d *dbtest.Database, opts Options, report func(error)) (*server, error
 		deps.Clicks.Close()
 		deps.Leads.Close()
 		deps.Sales.Close()
+		deps.Refunds.Close()
 		deps.Keys.Close()
 		ln.Close()
 		return nil, fmt.Errorf("build server: %w", err)
@@ -139,6 +140,7 @@ func serve(d *dbtest.Database, opts Options, report func(error)) (*server, error
 		deps.Clicks.Close()
 		deps.Leads.Close()
 		deps.Sales.Close()
+		deps.Refunds.Close()
 		deps.Keys.Close()
 		ln.Close()
 		return nil, err
@@ -153,9 +155,10 @@ func serve(d *dbtest.Database, opts Options, report func(error)) (*server, error
 		doc:    doc,
 		close: func() {
 			srv.Close()
-			deps.Clicks.Close() // after the server: the queued clicks, leads and sales are written
+			deps.Clicks.Close() // after the server: the queued clicks, leads, sales and refunds are written
 			deps.Leads.Close()
 			deps.Sales.Close()
+			deps.Refunds.Close()
 			deps.Keys.Close()
 		},
 	}, nil

@@ -1,0 +1,16 @@
+ALTER FUNCTION attribution_lock_unchanged RESET enable_seqscan;
+ALTER FUNCTION attribution_create_converted RESET enable_seqscan;
+ALTER FUNCTION attribution_convert RESET enable_seqscan;
+ALTER FUNCTION leads_convert RESET enable_seqscan;
+ALTER FUNCTION clicks_convert RESET enable_seqscan;
+ALTER FUNCTION sales_state RESET enable_seqscan;
+ALTER FUNCTION sales_record RESET enable_seqscan;
+ALTER FUNCTION apikeys_lookup RESET enable_seqscan;
+ALTER FUNCTION leads_state RESET enable_seqscan;
+ALTER FUNCTION attribution_create_visitor RESET enable_seqscan;
+ALTER FUNCTION attribution_mark_lead RESET enable_seqscan;
+ALTER FUNCTION leads_write RESET enable_seqscan;
+ALTER FUNCTION leads_settle RESET enable_seqscan;
+ALTER FUNCTION leads_record_provisional RESET enable_seqscan;
+ALTER FUNCTION refunds_state RESET enable_seqscan;
+ALTER FUNCTION sales_refund RESET enable_seqscan;
