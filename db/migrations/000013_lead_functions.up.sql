@@ -41,19 +41,21 @@ BEGIN
 END $$;
 
 -- owner: pkg/attribution
--- attribution_create_visitor makes a customer of the click's program, attributed to the click's partner
--- (and its partner-program relationship when there is one), with the key bound when given, and returns
--- its id; NULL when a concurrent request bound the key first (the caller decides again).
-CREATE FUNCTION attribution_create_visitor(p_program bigint, p_key text, p_click_ref bigint, p_partner bigint,
+-- attribution_create_lead makes a customer of the click's program at status lead (signed up now),
+-- attributed to the click's partner (and its partner-program relationship when there is one), with the key
+-- bound when given, and returns its id; NULL when a concurrent request bound the key first (the caller
+-- decides again).
+CREATE FUNCTION attribution_create_lead(p_program bigint, p_key text, p_click_ref bigint, p_partner bigint,
     p_email text, p_test boolean) RETURNS bigint
 LANGUAGE plpgsql SET plan_cache_mode = force_generic_plan AS $$
 DECLARE
     v_id bigint;
 BEGIN
-    INSERT INTO customers (program_id, customer_key, click_ref, partner_id, partner_program_id, email, is_test)
+    INSERT INTO customers (program_id, customer_key, click_ref, partner_id, partner_program_id, email, is_test,
+        status, signed_up_at)
     SELECT p_program, NULLIF(p_key, ''), p_click_ref, p_partner,
         (SELECT pp.id FROM partner_programs pp WHERE pp.partner_id = p_partner AND pp.program_id = p_program),
-        NULLIF(p_email, ''), p_test
+        NULLIF(p_email, ''), p_test, 'lead', now()
     ON CONFLICT (program_id, customer_key) DO NOTHING
     RETURNING id INTO v_id;
     RETURN v_id;
@@ -95,8 +97,9 @@ END $$;
 -- owner: pkg/leads
 -- leads_settle records a settled lead for the customer p_customer at row version p_version, or, when
 -- p_customer is 0, for a customer made now from the click p_click_ref (partner p_partner, key
--- p_customer_key): the provisional lead of its click becomes the settled one, else a new one is made; then
--- the customer moves to lead and its click to converted, through their owners' functions. It returns the
+-- p_customer_key) at status lead: the customer moves to lead, the provisional lead of its click becomes
+-- the settled one, else a new one is made, and its click is marked converted, through their owners'
+-- functions. It returns the
 -- lead's id, or NULL, having written nothing, when the customer changed since it was read or the key was
 -- bound meanwhile: the caller decides again on what is stored now.
 CREATE FUNCTION leads_settle(p_customer bigint, p_version text, p_program bigint, p_click_ref bigint, p_click_id text,
@@ -107,14 +110,18 @@ DECLARE
     v_id bigint;
 BEGIN
     IF v_customer = 0 THEN
-        v_customer := attribution_create_visitor(p_program, p_customer_key, p_click_ref, p_partner, p_email, p_test);
+        v_customer := attribution_create_lead(p_program, p_customer_key, p_click_ref, p_partner, p_email, p_test);
+        IF v_customer IS NULL THEN
+            RETURN NULL;
+        END IF;
     ELSIF cardinality(attribution_lock_unchanged(ARRAY[p_customer], ARRAY[p_version])) = 0 THEN
-        v_customer := NULL;
-    END IF;
-    IF v_customer IS NULL THEN
         RETURN NULL;
+    ELSE
+        PERFORM attribution_mark_lead(v_customer, p_email);
     END IF;
-    IF p_click_ref IS NOT NULL THEN
+    -- Asked first: an update of leads runs the lead-count trigger (building its transition tables) even when it
+    -- changes nothing, and a provisional lead is the exception.
+    IF p_click_ref IS NOT NULL AND EXISTS (SELECT 1 FROM leads WHERE click_ref = p_click_ref AND status = 'provisional') THEN
         UPDATE leads SET status = 'settled', settled_at = now(), customer_id = v_customer,
             customer_key = NULLIF(p_customer_key, ''), email = COALESCE(NULLIF(p_email, ''), email), source = p_source,
             is_test = is_test OR p_test
@@ -126,7 +133,6 @@ BEGIN
             'settled', p_source, now(), p_test)
         RETURNING id INTO v_id;
     END IF;
-    PERFORM attribution_mark_lead(v_customer, p_email);
     IF p_click_ref IS NOT NULL THEN
         PERFORM clicks_convert(ARRAY[p_click_ref]);
     END IF;

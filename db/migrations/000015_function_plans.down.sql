@@ -7,7 +7,7 @@ ALTER FUNCTION sales_state RESET enable_seqscan;
 ALTER FUNCTION sales_record RESET enable_seqscan;
 ALTER FUNCTION apikeys_lookup RESET enable_seqscan;
 ALTER FUNCTION leads_state RESET enable_seqscan;
-ALTER FUNCTION attribution_create_visitor RESET enable_seqscan;
+ALTER FUNCTION attribution_create_lead RESET enable_seqscan;
 ALTER FUNCTION attribution_mark_lead RESET enable_seqscan;
 ALTER FUNCTION leads_write RESET enable_seqscan;
 ALTER FUNCTION leads_settle RESET enable_seqscan;
