@@ -156,7 +156,7 @@ func collaborators(ctx context.Context, cfg config.Config, pool *sqlx.DB, logger
 		Clicks:  clicks.NewRecorder(pool, logger, clicks.Writers, clicks.MaxBatch, m.ClickBatch),
 		Leads:   leads.NewRecorder(pool, logger, leads.MaxBatch, m.LeadBatch),
 		Sales:   sales.NewRecorder(pool, logger, sales.MaxBatch, m.SaleBatch),
-		Refunds: sales.NewRefundRecorder(pool, sales.MaxBatch, m.RefundBatch),
+		Refunds: sales.NewRefundRecorder(pool, logger, sales.MaxBatch, m.RefundBatch),
 		Keys:    apikeys.NewLookups(pool, apikeys.LookupWriters, apikeys.LookupMaxBatch),
 		Origins: origins.New(pool, clock), Stripe: &payments.Stripe{DB: pool, Log: logger, Now: clock},
 	}, nil

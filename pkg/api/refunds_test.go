@@ -3,6 +3,7 @@ package api_test
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"net/http"
 	"slices"
 	"sync"
@@ -191,7 +192,7 @@ func TestConcurrentRefunds(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			amount := int64(1000)
-			res, err := sales.Refund(context.Background(), env.DB.DB, sales.RefundInput{ProgramID: r.ProgramID, TransactionID: "race",
+			res, err := sales.Refund(context.Background(), env.DB.DB, slog.New(slog.DiscardHandler), sales.RefundInput{ProgramID: r.ProgramID, TransactionID: "race",
 				AmountCents: &amount, Source: sales.SourceWebhook})
 			var tooLarge *sales.RefundTooLargeError
 			switch {

@@ -2,7 +2,6 @@ package leads
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"strconv"
@@ -11,7 +10,7 @@ import (
 	"github.com/lib/pq"
 
 	"github.com/reftrack/reftrack/pkg/attribution"
-	"github.com/reftrack/reftrack/pkg/platform/dbfault"
+	"github.com/reftrack/reftrack/pkg/platform/rounds"
 )
 
 // How a lead is recorded: the sale's recipe (pkg/sales), two statements and one commit for any number of
@@ -35,10 +34,9 @@ const maxRounds = 8
 
 // job is one lead on its way through record.
 type job struct {
-	in   Input
-	res  Result
-	err  error
-	done chan struct{} // closed once res or err is final (Recorder only)
+	in  Input
+	res Result
+	err error
 }
 
 // Track records one lead (payment webhooks, synthetic chains): a batch of one.
@@ -64,43 +62,9 @@ func newJob(in Input) (*job, error) {
 
 // record records the leads of jobs, setting each job's res or err.
 func record(ctx context.Context, db *sqlx.DB, log *slog.Logger, jobs []*job) {
-	pending := jobs
-	// A round writes at least one lead of each customer and click (the others wait for the next round),
-	// so len(jobs) rounds are enough for a batch; maxRounds more for leads that lose races.
-	for round := 0; len(pending) > 0; round++ {
-		if round == len(jobs)+maxRounds {
-			for _, j := range pending {
-				j.err = fmt.Errorf("lead not recorded after %d attempts", round)
-			}
-			return
-		}
-		again, err := recordRound(ctx, db, pending)
-		switch {
-		case err == nil:
-		case retryable(err):
-			// A deadlock or serialisation failure rolled the statement back: run the round again.
-			again = pending
-		case len(pending) > 1 && !dbfault.Unavailable(err):
-			// One lead's bad data must not fail the others: each alone.
-			log.WarnContext(ctx, "lead batch failed; recording its leads one by one", "leads", len(pending), "err", err)
-			for _, j := range pending {
-				record(ctx, db, log, []*job{j})
-			}
-			return
-		default:
-			for _, j := range pending {
-				j.err = err
-			}
-			return
-		}
-		pending = again
-	}
-}
-
-// retryable reports a failure that rolled the statement back for reasons of concurrency only.
-func retryable(err error) bool {
-	var pe *pq.Error
-	return errors.As(err, &pe) && (pe.Code == "40P01" || pe.Code == "40001") // deadlock_detected, serialization_failure
+	rounds.Run(ctx, log, "leads", jobs, maxRounds, func(ctx context.Context, jobs []*job) ([]*job, error) {
+		return recordRound(ctx, db, jobs)
+	}, func(j *job, err error) { j.res, j.err = Result{}, err })
 }
 
 // recordRound reads, decides and writes the jobs once; it returns those to decide again.

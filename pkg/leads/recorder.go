@@ -19,18 +19,15 @@ const MaxBatch = 64
 // statement and written by another, with one commit. Every lead is answered only after the statement
 // holding it has committed, and its answer is the one it would have had alone (see record).
 type Recorder struct {
-	db      *sqlx.DB
-	log     *slog.Logger
-	queue   *batch.Queue[*job]
-	observe func(size int, took time.Duration)
+	run *batch.Runner[*job]
 }
 
 // NewRecorder starts the writer, taking batches of up to maxBatch leads. observe, when not nil, learns
 // each batch's size and duration (for metrics).
 func NewRecorder(db *sqlx.DB, log *slog.Logger, maxBatch int, observe func(size int, took time.Duration)) *Recorder {
-	r := &Recorder{db: db, log: log, observe: observe}
-	r.queue = batch.Start(1, maxBatch, r.run)
-	return r
+	return &Recorder{run: batch.NewRunner(maxBatch, 10*time.Second, func(ctx context.Context, jobs []*job) {
+		record(ctx, db, log, jobs)
+	}, observe)}
 }
 
 // Record checks and records a lead in the next batch.
@@ -39,34 +36,11 @@ func (r *Recorder) Record(ctx context.Context, in Input) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
-	j.done = make(chan struct{})
-	if err := r.queue.Put(ctx, j); err != nil {
+	if err := r.run.Do(ctx, j); err != nil {
 		return Result{}, err
 	}
-	// Once queued the lead will be decided; wait for it even if the client goes away, so that a retry
-	// finds what was stored.
-	<-j.done
 	return j.res, j.err
 }
 
 // Close stops the writer once every queued lead is recorded. Call it after the HTTP server stopped.
-func (r *Recorder) Close() { r.queue.Close() }
-
-func (r *Recorder) run(next func() ([]*job, bool)) {
-	for {
-		jobs, ok := next()
-		if !ok {
-			return
-		}
-		start := time.Now()
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		record(ctx, r.db, r.log, jobs)
-		cancel()
-		if r.observe != nil {
-			r.observe(len(jobs), time.Since(start))
-		}
-		for _, j := range jobs {
-			close(j.done)
-		}
-	}
-}
+func (r *Recorder) Close() { r.run.Close() }

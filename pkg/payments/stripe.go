@@ -437,11 +437,11 @@ func (h handling) reverse(ctx context.Context, refs []string, invoiceID string, 
 		return Outcome{}, err
 	}
 	in.ProgramID, in.TransactionID, in.Source = h.programID, txn, "webhook"
-	res, err := sales.Refund(ctx, h.s.DB, in)
+	res, err := sales.Refund(ctx, h.s.DB, h.s.Log, in)
 	var tooLarge *sales.RefundTooLargeError
 	if errors.As(err, &tooLarge) {
 		in.AmountCents = nil // a dispute larger than what is left reverses what is left
-		res, err = sales.Refund(ctx, h.s.DB, in)
+		res, err = sales.Refund(ctx, h.s.DB, h.s.Log, in)
 	}
 	if err != nil {
 		return Outcome{}, err

@@ -2,7 +2,6 @@ package sales
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"strconv"
@@ -43,10 +42,9 @@ const (
 
 // job is one sale on its way through record.
 type job struct {
-	in   Input
-	res  Result
-	err  error
-	done chan struct{} // closed once res or err is final (Recorder only)
+	in  Input
+	res Result
+	err error
 	// lost counts the writes this sale lost to a concurrent change of its customer (customer, the last
 	// one decided on); after lockAfter of them it is recorded with that customer locked first.
 	lost     int
@@ -87,7 +85,7 @@ func record(ctx context.Context, db *sqlx.DB, log *slog.Logger, jobs []*job) {
 			}
 			retry, err := recordLocked(ctx, db, j)
 			switch {
-			case err != nil && !retryable(err):
+			case err != nil && !dbfault.Conflict(err):
 				j.err = err
 			case err != nil || retry:
 				again = append(again, j)
@@ -98,7 +96,7 @@ func record(ctx context.Context, db *sqlx.DB, log *slog.Logger, jobs []*job) {
 			switch {
 			case err == nil:
 				again = append(again, more...)
-			case retryable(err):
+			case dbfault.Conflict(err):
 				// A deadlock or serialisation failure rolled the statement back: run the round again.
 				again = append(again, optimistic...)
 			case len(optimistic) > 1 && !dbfault.Unavailable(err):
@@ -147,12 +145,6 @@ func recordLocked(ctx context.Context, db *sqlx.DB, j *job) (bool, error) {
 		return false, err
 	}
 	return false, nil
-}
-
-// retryable reports a failure that rolled the statement back for reasons of concurrency only.
-func retryable(err error) bool {
-	var pe *pq.Error
-	return errors.As(err, &pe) && (pe.Code == "40P01" || pe.Code == "40001") // deadlock_detected, serialization_failure
 }
 
 // recordRound reads, decides and writes the jobs once; it returns those to decide again.
@@ -241,7 +233,7 @@ func apply(ctx context.Context, db sqlx.QueryerContext, r round) ([]*job, error)
 // diagnose is the error a round's failed write answers: a CommissionError when it wrote one paying sale
 // and the failure was its commission's, else err itself.
 func diagnose(ctx context.Context, db *sqlx.DB, r round, err error) error {
-	if len(r.writes) == 1 && r.plans[0].pays && !retryable(err) && !dbfault.Unavailable(err) &&
+	if len(r.writes) == 1 && r.plans[0].pays && !dbfault.Conflict(err) && !dbfault.Unavailable(err) &&
 		commissionFailed(ctx, db, r.writes[0], r.plans[0]) {
 		return &CommissionError{Err: err}
 	}

@@ -4,12 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 
 	"github.com/jmoiron/sqlx"
 	"github.com/lib/pq"
 
 	"github.com/reftrack/reftrack/pkg/commission"
-	"github.com/reftrack/reftrack/pkg/platform/dbfault"
+	"github.com/reftrack/reftrack/pkg/platform/rounds"
 )
 
 // Refund errors.
@@ -66,9 +67,9 @@ type RefundResult struct {
 
 // Refund refunds (part of) a sale of the program and reverses its commission in proportion (see
 // decideRefund): a batch of one, for payment webhooks.
-func Refund(ctx context.Context, db *sqlx.DB, in RefundInput) (RefundResult, error) {
+func Refund(ctx context.Context, db *sqlx.DB, log *slog.Logger, in RefundInput) (RefundResult, error) {
 	j := &refundJob{in: in}
-	recordRefunds(ctx, db, []*refundJob{j})
+	recordRefunds(ctx, db, log, []*refundJob{j})
 	return j.res, j.err
 }
 
@@ -80,10 +81,9 @@ func Refund(ctx context.Context, db *sqlx.DB, in RefundInput) (RefundResult, err
 
 // refundJob is one refund on its way through recordRefunds.
 type refundJob struct {
-	in   RefundInput
-	res  RefundResult
-	err  error
-	done chan struct{} // closed once res or err is final (RefundRecorder only)
+	in  RefundInput
+	res RefundResult
+	err error
 }
 
 // refundState is what the rules need of the database for one refund (refunds_state).
@@ -201,41 +201,18 @@ func commissionStatus(amount, reversed int64) string {
 	return "pending"
 }
 
-// recordRefunds records the refunds of jobs, setting each job's res or err.
-func recordRefunds(ctx context.Context, db *sqlx.DB, jobs []*refundJob) {
+// recordRefunds records the refunds of jobs, setting each job's res or err. A round writes one refund of
+// each sale (the others wait for the next round); maxRounds more rounds are for refunds whose sale changed
+// meanwhile.
+func recordRefunds(ctx context.Context, db *sqlx.DB, log *slog.Logger, jobs []*refundJob) {
 	for _, j := range jobs {
 		if j.in.Reason == "" {
 			j.in.Reason = ReasonRefund
 		}
 	}
-	pending := jobs
-	// A round writes one refund of each sale (the others wait for the next round), so len(jobs) rounds
-	// are enough for a batch; maxRounds more for refunds whose sale changed meanwhile.
-	for round := 0; len(pending) > 0; round++ {
-		if round == len(jobs)+maxRounds {
-			for _, j := range pending {
-				j.err = fmt.Errorf("refund of %q not recorded after %d attempts", j.in.TransactionID, round)
-			}
-			return
-		}
-		again, err := refundRound(ctx, db, pending)
-		switch {
-		case err == nil:
-		case retryable(err):
-			again = pending // a deadlock rolled the statement back: run the round again
-		case len(pending) > 1 && !dbfault.Unavailable(err):
-			for _, j := range pending { // one refund's bad data must not fail the others: each alone
-				recordRefunds(ctx, db, []*refundJob{j})
-			}
-			return
-		default:
-			for _, j := range pending {
-				j.err = err
-			}
-			return
-		}
-		pending = again
-	}
+	rounds.Run(ctx, log, "refunds", jobs, maxRounds, func(ctx context.Context, jobs []*refundJob) ([]*refundJob, error) {
+		return refundRound(ctx, db, jobs)
+	}, func(j *refundJob, err error) { j.res, j.err = RefundResult{}, err })
 }
 
 // refundRound reads, decides and writes the jobs once; it returns those to decide again.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"slices"
 	"testing"
+	"time"
 )
 
 // Items queued while the writer is busy reach it together, in order; Close returns once every queued
@@ -66,4 +67,35 @@ func TestPutGivesUpWhenItsContextEnds(t *testing.T) {
 	}
 	close(release)
 	q.Close()
+}
+
+// A Runner answers a job once its batch is processed, even when the job's context ended after it was
+// queued, and reports each batch's size.
+func TestRunnerAnswersAfterProcessing(t *testing.T) {
+	t.Parallel()
+	release := make(chan struct{})
+	var sizes []int
+	r := NewRunner(8, time.Minute, func(_ context.Context, jobs []*int) {
+		<-release
+		for _, j := range jobs {
+			*j *= 10
+		}
+	}, func(size int, _ time.Duration) { sizes = append(sizes, size) })
+	ctx, cancel := context.WithCancel(context.Background())
+	j := 4
+	done := make(chan error)
+	go func() { done <- r.Do(ctx, &j) }()
+	cancel() // the job may already be queued: Do must still wait for its batch
+	close(release)
+	err := <-done
+	r.Close()
+	switch {
+	case err == nil && j != 40:
+		t.Errorf("Do returned before the batch was processed: job = %d", j)
+	case err != nil && j != 4:
+		t.Errorf("Do gave up (%v) but the job was processed", err)
+	}
+	if err == nil && !slices.Equal(sizes, []int{1}) {
+		t.Errorf("batch sizes = %v, want [1]", sizes)
+	}
 }

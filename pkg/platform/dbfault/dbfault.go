@@ -54,3 +54,10 @@ func unavailableState(code string) bool {
 	}
 	return strings.HasPrefix(code, "08") // connection_exception and its subclasses
 }
+
+// Conflict reports whether err is PostgreSQL rolling a statement back for a conflict between concurrent
+// transactions only (a deadlock or a serialisation failure): the same statement may succeed if run again.
+func Conflict(err error) bool {
+	var pe *pq.Error
+	return errors.As(err, &pe) && (pe.Code == "40P01" || pe.Code == "40001") // deadlock_detected, serialization_failure
+}
