@@ -2736,6 +2736,9 @@ type DevOidcTokenFormdataRequestBody = DevTokenForm
 // LoginSubmitFormdataRequestBody defines body for LoginSubmit for application/x-www-form-urlencoded ContentType.
 type LoginSubmitFormdataRequestBody = LoginForm
 
+// StripeWebhookAliasJSONRequestBody defines body for StripeWebhookAlias for application/json ContentType.
+type StripeWebhookAliasJSONRequestBody = StripeEvent
+
 // Getter for additional properties for AdditionalData. Returns the specified
 // element and whether it was found
 func (a AdditionalData) Get(fieldName string) (value interface{}, found bool) {
@@ -4780,6 +4783,28 @@ type ClientInterface interface {
 	//
 	// Corresponds with GET /readyz (the `GetReadyz` operationId).
 	GetReadyz(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// StripeWebhookAliasWithBody Receive Stripe webhook events (the original CLI's path)
+	//
+	// The same endpoint as `POST /api/v1/webhooks/stripe/{programId}`, at the path the original product's
+	// CLI registers with Stripe (no `/api/v1`): the same verification, processing, answers and messages.
+	// New integrations use the `webhook_url` that the payment-processor settings answer.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /webhooks/stripe/{programId} (the `StripeWebhookAlias` operationId).
+	StripeWebhookAliasWithBody(ctx context.Context, programId ProgramId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// StripeWebhookAlias Receive Stripe webhook events (the original CLI's path)
+	//
+	// The same endpoint as `POST /api/v1/webhooks/stripe/{programId}`, at the path the original product's
+	// CLI registers with Stripe (no `/api/v1`): the same verification, processing, answers and messages.
+	// New integrations use the `webhook_url` that the payment-processor settings answer.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /webhooks/stripe/{programId} (the `StripeWebhookAlias` operationId).
+	StripeWebhookAlias(ctx context.Context, programId ProgramId, body StripeWebhookAliasJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 }
 
 // ListTrackingEvents List a program's tracking events
@@ -6749,6 +6774,48 @@ func (c *Client) GetOpenAPIYAML(ctx context.Context, reqEditors ...RequestEditor
 // Corresponds with GET /readyz (the `GetReadyz` operationId).
 func (c *Client) GetReadyz(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewGetReadyzRequest(c.Server)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// StripeWebhookAliasWithBody Receive Stripe webhook events (the original CLI's path)
+//
+// The same endpoint as `POST /api/v1/webhooks/stripe/{programId}`, at the path the original product's
+// CLI registers with Stripe (no `/api/v1`): the same verification, processing, answers and messages.
+// New integrations use the `webhook_url` that the payment-processor settings answer.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /webhooks/stripe/{programId} (the `StripeWebhookAlias` operationId).
+func (c *Client) StripeWebhookAliasWithBody(ctx context.Context, programId ProgramId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewStripeWebhookAliasRequestWithBody(c.Server, programId, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// StripeWebhookAlias Receive Stripe webhook events (the original CLI's path)
+//
+// The same endpoint as `POST /api/v1/webhooks/stripe/{programId}`, at the path the original product's
+// CLI registers with Stripe (no `/api/v1`): the same verification, processing, answers and messages.
+// New integrations use the `webhook_url` that the payment-processor settings answer.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /webhooks/stripe/{programId} (the `StripeWebhookAlias` operationId).
+func (c *Client) StripeWebhookAlias(ctx context.Context, programId ProgramId, body StripeWebhookAliasJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewStripeWebhookAliasRequest(c.Server, programId, body)
 	if err != nil {
 		return nil, err
 	}
@@ -9049,6 +9116,53 @@ func NewGetReadyzRequest(server string) (*http.Request, error) {
 	return req, nil
 }
 
+// NewStripeWebhookAliasRequest calls the generic StripeWebhookAlias builder with application/json body
+func NewStripeWebhookAliasRequest(server string, programId ProgramId, body StripeWebhookAliasJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewStripeWebhookAliasRequestWithBody(server, programId, "application/json", bodyReader)
+}
+
+// NewStripeWebhookAliasRequestWithBody constructs an http.Request for the StripeWebhookAlias method, with any body, and a specified content type
+func NewStripeWebhookAliasRequestWithBody(server string, programId ProgramId, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "programId", programId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "integer", Format: "int64"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/webhooks/stripe/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
 func (c *Client) applyEditors(ctx context.Context, req *http.Request, additionalEditors []RequestEditorFn) error {
 	for _, r := range c.RequestEditors {
 		if err := r(ctx, req); err != nil {
@@ -10394,6 +10508,28 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with GET /readyz (the `GetReadyz` operationId).
 	GetReadyzWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*GetReadyzHTTPResponse, error)
+
+	// StripeWebhookAliasWithBodyWithResponse Receive Stripe webhook events (the original CLI's path)
+	//
+	// The same endpoint as `POST /api/v1/webhooks/stripe/{programId}`, at the path the original product's
+	// CLI registers with Stripe (no `/api/v1`): the same verification, processing, answers and messages.
+	// New integrations use the `webhook_url` that the payment-processor settings answer.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /webhooks/stripe/{programId} (the `StripeWebhookAlias` operationId).
+	StripeWebhookAliasWithBodyWithResponse(ctx context.Context, programId ProgramId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*StripeWebhookAliasHTTPResponse, error)
+
+	// StripeWebhookAliasWithResponse Receive Stripe webhook events (the original CLI's path)
+	//
+	// The same endpoint as `POST /api/v1/webhooks/stripe/{programId}`, at the path the original product's
+	// CLI registers with Stripe (no `/api/v1`): the same verification, processing, answers and messages.
+	// New integrations use the `webhook_url` that the payment-processor settings answer.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /webhooks/stripe/{programId} (the `StripeWebhookAlias` operationId).
+	StripeWebhookAliasWithResponse(ctx context.Context, programId ProgramId, body StripeWebhookAliasJSONRequestBody, reqEditors ...RequestEditorFn) (*StripeWebhookAliasHTTPResponse, error)
 }
 
 // ListTrackingEventsHTTPResponse200Headers the declared response headers of an HTTP 200 response for ListTrackingEvents
@@ -16591,6 +16727,125 @@ func (r GetReadyzHTTPResponse) ContentType() string {
 	return ""
 }
 
+// StripeWebhookAliasHTTPResponse200Headers the declared response headers of an HTTP 200 response for StripeWebhookAlias
+type StripeWebhookAliasHTTPResponse200Headers struct {
+	XRequestID string
+}
+
+// StripeWebhookAliasHTTPResponse400Headers the declared response headers of an HTTP 400 response for StripeWebhookAlias
+type StripeWebhookAliasHTTPResponse400Headers struct {
+	XRequestID string
+}
+
+// StripeWebhookAliasHTTPResponse404Headers the declared response headers of an HTTP 404 response for StripeWebhookAlias
+type StripeWebhookAliasHTTPResponse404Headers struct {
+	XRequestID string
+}
+
+// StripeWebhookAliasHTTPResponse413Headers the declared response headers of an HTTP 413 response for StripeWebhookAlias
+type StripeWebhookAliasHTTPResponse413Headers struct {
+	XRequestID string
+}
+
+// StripeWebhookAliasHTTPResponse500Headers the declared response headers of an HTTP 500 response for StripeWebhookAlias
+type StripeWebhookAliasHTTPResponse500Headers struct {
+	XRequestID string
+}
+
+// StripeWebhookAliasHTTPResponse503Headers the declared response headers of an HTTP 503 response for StripeWebhookAlias
+type StripeWebhookAliasHTTPResponse503Headers struct {
+	RetryAfter int
+	XRequestID string
+}
+
+type StripeWebhookAliasHTTPResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *WebhookAck
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *PayloadTooLarge
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *StripeWebhookAliasHTTPResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *StripeWebhookAliasHTTPResponse400Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *StripeWebhookAliasHTTPResponse404Headers
+	// Headers413 the parsed response headers for an HTTP 413 response
+	Headers413 *StripeWebhookAliasHTTPResponse413Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *StripeWebhookAliasHTTPResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *StripeWebhookAliasHTTPResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r StripeWebhookAliasHTTPResponse) GetJSON200() *WebhookAck {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r StripeWebhookAliasHTTPResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r StripeWebhookAliasHTTPResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r StripeWebhookAliasHTTPResponse) GetJSON413() *PayloadTooLarge {
+	return r.JSON413
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r StripeWebhookAliasHTTPResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r StripeWebhookAliasHTTPResponse) GetJSON503() *Unavailable {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r StripeWebhookAliasHTTPResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r StripeWebhookAliasHTTPResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r StripeWebhookAliasHTTPResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r StripeWebhookAliasHTTPResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // ListTrackingEventsWithResponse List a program's tracking events
 //
 // Returns the program's merged click, lead and conversion events, newest first. Backs the dashboard.
@@ -18335,6 +18590,40 @@ func (c *ClientWithResponses) GetReadyzWithResponse(ctx context.Context, reqEdit
 		return nil, err
 	}
 	return ParseGetReadyzHTTPResponse(rsp)
+}
+
+// StripeWebhookAliasWithBodyWithResponse Receive Stripe webhook events (the original CLI's path)
+//
+// The same endpoint as `POST /api/v1/webhooks/stripe/{programId}`, at the path the original product's
+// CLI registers with Stripe (no `/api/v1`): the same verification, processing, answers and messages.
+// New integrations use the `webhook_url` that the payment-processor settings answer.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /webhooks/stripe/{programId} (the `StripeWebhookAlias` operationId).
+func (c *ClientWithResponses) StripeWebhookAliasWithBodyWithResponse(ctx context.Context, programId ProgramId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*StripeWebhookAliasHTTPResponse, error) {
+	rsp, err := c.StripeWebhookAliasWithBody(ctx, programId, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseStripeWebhookAliasHTTPResponse(rsp)
+}
+
+// StripeWebhookAliasWithResponse Receive Stripe webhook events (the original CLI's path)
+//
+// The same endpoint as `POST /api/v1/webhooks/stripe/{programId}`, at the path the original product's
+// CLI registers with Stripe (no `/api/v1`): the same verification, processing, answers and messages.
+// New integrations use the `webhook_url` that the payment-processor settings answer.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /webhooks/stripe/{programId} (the `StripeWebhookAlias` operationId).
+func (c *ClientWithResponses) StripeWebhookAliasWithResponse(ctx context.Context, programId ProgramId, body StripeWebhookAliasJSONRequestBody, reqEditors ...RequestEditorFn) (*StripeWebhookAliasHTTPResponse, error) {
+	rsp, err := c.StripeWebhookAlias(ctx, programId, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseStripeWebhookAliasHTTPResponse(rsp)
 }
 
 // ParseListTrackingEventsHTTPResponse parses an HTTP response from a ListTrackingEventsWithResponse call
@@ -27885,6 +28174,137 @@ func ParseGetReadyzHTTPResponse(rsp *http.Response) (*GetReadyzHTTPResponse, err
 		response.Headers200 = &headers
 	case rsp.StatusCode == 503:
 		var headers GetReadyzHTTPResponse503Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseStripeWebhookAliasHTTPResponse parses an HTTP response from a StripeWebhookAliasWithResponse call
+func ParseStripeWebhookAliasHTTPResponse(rsp *http.Response) (*StripeWebhookAliasHTTPResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &StripeWebhookAliasHTTPResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest WebhookAck
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest PayloadTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers StripeWebhookAliasHTTPResponse200Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers StripeWebhookAliasHTTPResponse400Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 404:
+		var headers StripeWebhookAliasHTTPResponse404Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 413:
+		var headers StripeWebhookAliasHTTPResponse413Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers413 = &headers
+	case rsp.StatusCode == 500:
+		var headers StripeWebhookAliasHTTPResponse500Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers StripeWebhookAliasHTTPResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
 		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {

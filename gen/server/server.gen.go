@@ -2472,6 +2472,9 @@ type DevOidcTokenFormdataRequestBody = DevTokenForm
 // LoginSubmitFormdataRequestBody defines body for LoginSubmit for application/x-www-form-urlencoded ContentType.
 type LoginSubmitFormdataRequestBody = LoginForm
 
+// StripeWebhookAliasJSONRequestBody defines body for StripeWebhookAlias for application/json ContentType.
+type StripeWebhookAliasJSONRequestBody = StripeEvent
+
 // Getter for additional properties for AdditionalData. Returns the specified
 // element and whether it was found
 func (a AdditionalData) Get(fieldName string) (value interface{}, found bool) {
@@ -3259,6 +3262,9 @@ type ServerInterface interface {
 	// GetReadyz Readiness probe
 	// (GET /readyz)
 	GetReadyz(ctx echo.Context) error
+	// StripeWebhookAlias Receive Stripe webhook events (the original CLI's path)
+	// (POST /webhooks/stripe/{programId})
+	StripeWebhookAlias(ctx echo.Context, programId ProgramId) error
 }
 
 // ServerInterfaceWrapper converts echo contexts to parameters.
@@ -4141,6 +4147,22 @@ func (w *ServerInterfaceWrapper) GetReadyz(ctx echo.Context) error {
 	return err
 }
 
+// StripeWebhookAlias converts echo context to params.
+func (w *ServerInterfaceWrapper) StripeWebhookAlias(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "programId" -------------
+	var programId ProgramId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "programId", ctx.Param("programId"), &programId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "integer", Format: "int64", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter programId: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.StripeWebhookAlias(ctx, programId)
+	return err
+}
+
 // This is a simple interface which specifies echo.Route addition functions which
 // are present on both echo.Echo and echo.Group, since we want to allow using
 // either of them for path registration
@@ -4241,6 +4263,7 @@ func RegisterHandlersWithOptions(router EchoRouter, si ServerInterface, options 
 	router.GET(options.BaseURL+"/openapi.json", wrapper.GetOpenAPIJSON, options.OperationMiddlewares["getOpenAPIJSON"]...)
 	router.GET(options.BaseURL+"/openapi.yaml", wrapper.GetOpenAPIYAML, options.OperationMiddlewares["getOpenAPIYAML"]...)
 	router.GET(options.BaseURL+"/readyz", wrapper.GetReadyz, options.OperationMiddlewares["getReadyz"]...)
+	router.POST(options.BaseURL+"/webhooks/stripe/:programId", wrapper.StripeWebhookAlias, options.OperationMiddlewares["stripeWebhookAlias"]...)
 
 }
 
@@ -10993,6 +11016,113 @@ func (response GetReadyz503JSONResponse) VisitGetReadyzResponse(w http.ResponseW
 	return err
 }
 
+type StripeWebhookAliasRequestObject struct {
+	ProgramId ProgramId `json:"programId"`
+	Body      *StripeWebhookAliasJSONRequestBody
+}
+
+type StripeWebhookAliasResponseObject interface {
+	VisitStripeWebhookAliasResponse(w http.ResponseWriter) error
+}
+
+type StripeWebhookAlias200ResponseHeaders struct {
+	XRequestID string
+}
+
+type StripeWebhookAlias200JSONResponse struct {
+	Body    WebhookAck
+	Headers StripeWebhookAlias200ResponseHeaders
+}
+
+func (response StripeWebhookAlias200JSONResponse) VisitStripeWebhookAliasResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type StripeWebhookAlias400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response StripeWebhookAlias400JSONResponse) VisitStripeWebhookAliasResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type StripeWebhookAlias404JSONResponse struct{ NotFoundJSONResponse }
+
+func (response StripeWebhookAlias404JSONResponse) VisitStripeWebhookAliasResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type StripeWebhookAlias413JSONResponse struct{ PayloadTooLargeJSONResponse }
+
+func (response StripeWebhookAlias413JSONResponse) VisitStripeWebhookAliasResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(413)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type StripeWebhookAlias500JSONResponse struct{ InternalErrorJSONResponse }
+
+func (response StripeWebhookAlias500JSONResponse) VisitStripeWebhookAliasResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type StripeWebhookAlias503JSONResponse struct{ UnavailableJSONResponse }
+
+func (response StripeWebhookAlias503JSONResponse) VisitStripeWebhookAliasResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 // StrictServerInterface represents all server handlers.
 type StrictServerInterface interface {
 	// ListTrackingEvents List a program's tracking events
@@ -11156,6 +11286,9 @@ type StrictServerInterface interface {
 	// GetReadyz Readiness probe
 	// (GET /readyz)
 	GetReadyz(ctx context.Context, request GetReadyzRequestObject) (GetReadyzResponseObject, error)
+	// StripeWebhookAlias Receive Stripe webhook events (the original CLI's path)
+	// (POST /webhooks/stripe/{programId})
+	StripeWebhookAlias(ctx context.Context, request StripeWebhookAliasRequestObject) (StripeWebhookAliasResponseObject, error)
 }
 
 type StrictHandlerFunc func(ctx echo.Context, request any) (any, error)
@@ -12879,6 +13012,54 @@ func (sh *strictHandler) GetReadyz(ctx echo.Context) error {
 	return nil
 }
 
+// StripeWebhookAlias operation middleware
+func (sh *strictHandler) StripeWebhookAlias(ctx echo.Context, programId ProgramId) error {
+	var request StripeWebhookAliasRequestObject
+
+	request.ProgramId = programId
+
+	var body StripeWebhookAliasJSONRequestBody
+	var err error
+	if binder, ok := ctx.Echo().Binder.(*echo.DefaultBinder); ok {
+		// A request validator built on kin-openapi's openapi3filter with
+		// KeepValidatedValue leaves the value it validated on the body. Bind
+		// that value, matching member names exactly, so the handler receives
+		// what was validated instead of a second, case-insensitive decode.
+		// Otherwise bind only the request body, so that path and query
+		// parameters are not also bound into the body struct.
+		if vb, ok := ctx.Request().Body.(interface{ ValidatedValue() any }); !ok || runtime.BindJSONValue(vb.ValidatedValue(), &body) != nil {
+			err = binder.BindBody(ctx, &body)
+		}
+	} else {
+		// A custom binder is installed on the Echo instance; defer to it
+		// entirely, since echo.Binder does not expose body-only binding and
+		// the binder may do more than decode (for example call ctx.Validate).
+		err = ctx.Bind(&body)
+	}
+	if err != nil {
+		return err
+	}
+	request.Body = &body
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.StripeWebhookAlias(ctx.Request().Context(), request.(StripeWebhookAliasRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "StripeWebhookAlias")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(StripeWebhookAliasResponseObject); ok {
+		return validResponse.VisitStripeWebhookAliasResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
 // Base64 encoded, compressed with deflate, json marshaled OpenAPI spec.
 // Stored as a slice of fixed-width chunks rather than one concatenated
 // const string: with thousands of chunks the chained `+` fold is several
@@ -13306,110 +13487,112 @@ var swaggerSpec = []string{
 	"mDPwELPxmzWf9FG+ge2kP7uR4aQ/LBfG2yajSn+1c/ao/uhz2lm6v3szsjZYWHiyCyVZa2FbG1i7ldm7",
 	"d5OmWVx0yoX3ZoYS1to59rqjPYtr//HNrB1Y3zuydU69Ur7Gpz7mdfsG9eI4YstUKManKwNMjToyLUyl",
 	"R+ieRo12AiHA0IJW+hHncsxNCG/NYBoRSrA4K97zONUbw4QBdLNw0j8lYZSjwGITb8DhmHdVxrSlo8AC",
-	"M6aCJc/egBxzCL5wa7KkK1dKuOhrRDiL/ff+f/a+drltI0v7Vrr4x0AVSNGW7CRSud7SWJpEE9vyK9qT",
-	"7A6yRJNokm2DDQbdpMRkfB17QXtjW33O6QZAghQlS7Kd9S/LBNDffb7Pcx5pmKKO1SDLhx/QbQth8wvB",
-	"sagjynLQOqpPoJE4fKWKLmW/uyykMUIxCmdOueEDbodRTibCrAGs1Y4VnYu5KkNd1NKHn1NrsIH/9Acp",
-	"QieK1MxOvoCqW+uyP5urTGhQmUQaHsbqcWebcF5DL3X1rRIWeF95NbvGajCiAC8OSyBZwlypPkmjciq0",
-	"4dOZk0irkKlhrJ50WFITpDcPYl2md5HTEeidEVNizOGNvGCXBTgcljMRHuHIbiLuB1Msmc0Ve9z9r8dP",
-	"wljtd1iSD6EkWtq3n7kWFDvrnbPvn3UfMztbVjn8GdeG7XcZ5eRYmda/C2c/H42gbjakIcAwC8Eze1BE",
-	"xPIsBaWQK9cGHMhyaE8ZEhrtYplGczMvRBirgw75kNLSSeeLqSEIR8RmPE0zEbFMTHOlf58L8ccycgqX",
-	"EFSoKltGbFBwqUwh4KPljGcR4+kSKoL/PueFAAD7mRwtIyv/9YFoRGyc5+NM9GcZh9ILam6/g5uTxOpp",
-	"ZYR95yWW6Zaiak+fVouqxepZhyWZXAjwC5afDfI8E9wSie867ODJE6v06vlslhdGpH0saTdcJocscX+z",
-	"X3/91eWC+Ddpu5J3vROrBZ++u8C6a/98fZIcudAEPFj2lRAK4pWFxugaqrxfqT6WhJh1tc3VVnPW5YV3",
-	"uXUw1N97Xl1CzBEYmlY8rJBLseJkXSmga1lBCKPBRAWMba+WyquqX5a8lHEdasWLF9R8wmXCEEQv1Cmx",
-	"73IbEt2mnhP4mL48S0tCYXI2RNTWkgCvDquey7C2X5g9d8jmyshsNUoCaugx9IuXhjLnICp9xitUJVYb",
-	"q0hWL/dKZ2TBprh3eu7QOkiVci/FCl3LnvFBwCOifLkefPSi1BBnAoTHD0ykLl0uihWZYQ6bKiaKqxmY",
-	"baKmjCifEoQJOqvSxZArl2kZK4jT77BjMqM1ryrFSzgRqwx9FG3KaSPjmNvuQ5ZQnTvK+6PaejO+9H79",
-	"1Q2tybNwI45gDVYq9lGDa2X7csWQbdfa6bA3+Nmhbcse5P6EZ6M+v+TL/qjIp33LrIIaN/qf/8aYzj3L",
-	"h0IoFHplNybBgp9SsSl/nxdWvvLJetBZrBwRu2NbIRbvjNYoWKzcg5opEUq52F+bBTZAOY9WDEK1VXuk",
-	"mUxjJRWjxM9UGC4z3bEP7RkKG+2TLDh4vB/ak9tI5Flw8ORJuG7EZMHTbjfc3ZR536Y513TFNHeN5e4z",
-	"2ed+sP2duD1eMctZeViiBI2VZ0kuh+H43Mm68Q5sfVtNdxupSj1JrFJ1vYETVI1PqNJsMQX2ULu9faZY",
-	"5Wq3Dg9+6HajljuSrcPWu97J9tiKuzUb2tl8JqMhdr3ZZNhzqlNFbSrZal7Yc7vGptCXxddYN5vwlBGT",
-	"Qp2quumVfO9vxsZvxsb7Mjb+sNtXN8YL3mhsfLLr/Mhkg9a/v6iZkgJBNlhkvlaDZROL/Cy2yS0onmCs",
-	"vHNY+RrqKIkpPejbB6cLlc7gLSibBwa5BF9p9+RYcTMvhMvCsCLNQhQIaOJkC3DPOxGoDqYceOMVM3km",
-	"Co6lDhETIbSK94CDj9ol8GvXYzXCG3nRSmB/h5164A2ulm5WVsBzyhDgaQyHYmZE2mFWCsGUr0P2mL2S",
-	"fyPhFZph/2ano5EYmjXRdWvo/r/ZeT1w/5Cujue5JTyFwx2cCsNTbviRTyhoiM1nvUpsP3NDQCXOuf7A",
-	"2oxJAogj0aGa4JszB2ppBeAFrnfkdOTG8VdefKR3msYRxncTyAXlOfgx44bCT6j1ufWuh3dE/icKEemg",
-	"eAqjXwtDelSzIAc+mGSvFksUQmexekWTAOggYVhlrd1+aRZwlSJUXi3hIvLQG9UVxNLAodVcazlAEeUE",
-	"NeT8VAz3mnGDUXhYmh205kosfocdK1xOuH2x8uY7j9jjrgnYliGW357wYumCbURKDaC5mrwTs9K+dAhu",
-	"qlTYlguBhnVl1iKGAA+H7uiTbreityZHbsdVbrUpSwbdu/gqZlMQ+AhiKZXpRNLllJT4Vf6Zo1WPtFWx",
-	"2IybScVuUg1Cq3waK3hU+TZYl30jZ6GyGxYxP5l1nQmHunpMYoUx/dVLiSsM+U8rjURM557NZjoHu449",
-	"hE35hfathPYbIqtk6mBkcjUUHfafosgpNsaJ6WDgsq0HnJlCgrsBB6WNzLJaLpNd2bDDji2JVeKSZyxI",
-	"BjLLpBr3XdBXUj3k/eFymFk1ogS98ZYd2I4ZX2o4Uis4W5WbaRl9hx17ioMhYz5foUKAAkdpWAXlRfEp",
-	"dgamUc+BIjZXiOjjLlrkdBvSa8L6oZ2rsqekGsdmpw27VI8/K1MYUL+WkBZqiVAl/q5wRKkeAUgkG8kQ",
-	"wI6RmutJnWWIROTKRiCPD39MXQRUUCdm9hpZPklAXfqwtIescnJi5JYevfImmI0vxWpNFGAlS5eaWaYk",
-	"KaWp5PCBd6uEtqO1Jup5IBgWSpap8n3nTyCg7kZ0qUDlqyKHFgasWc7iQ40BRXJpLri9ZEbqsIPuwSFL",
-	"SJyqIAPZLX3a7SKN9JTvcBXE3d4bUyGwukR2QkSVRnh2GNYvOPZ7AmbHPkC+eWi7BU3sePihyWqBIpcT",
-	"zVjgWVNEiXZASp3xyz8NPzeC8QNBqH8ueGFUSvw1bdQPhVyINQ1iQXqSUw6dmtOsHNLTtpf16yrigK7A",
-	"lF+1B0tjz+bj7sH3T797FrUKfunP7jXJ6zdUzJzpVu/9ydOFKIzUojhLP+45QOTdK81cU7TP14d/5aGW",
-	"7+0aYhe71O6jaX7DCP+/W7CvWk/urw4DXr8Ar+dTUchhxYETlEQgZBJQXKQCo5CZtKKW4lMBqZslpWit",
-	"steqd8HOkRvwQ5hnB62oNZVKTufT1uFjnDk+EmMgSzsWCWQBFKbiitxN44JbBSCB/1kV9y3qItKggqdz",
-	"xd7nUmmfSrJkWT6uVFDgJlaQltphFzloZdRYxBLoEv5QPFtiLgRpCUmTgHOcpiuU7p6kHGz889QQxL53",
-	"o63fSOu34oD3R8PP4J4z7mSRwRIrgP6VStL4Gi5by86UlV4ADR2LTmOxmLZUZfmXxI2pTz85nJ7w0Nmv",
-	"EI0H3KsTXpjI2xk8gK8sGqpquHq38FImlf2tgnXQYS6L0YFCuDFJY3VJhFLRLNjvPgnBKFTOfA9K2yAc",
-	"Os6vCqhG7TzS7EXv4u8Y6BCxy4kcTtCTw7NMxwoQ0rhmya9t+14bzlkjET9x/b7hY7FBUN1+zustfIxa",
-	"+90dHG4XtAi3ubhvxZW5zTXEAW4FBKsdr8rNKn9rvFjX3CbAtW3dxS3ZUecpTxPXWhir8th/P269VnaQ",
-	"ZHYdyUzoiFlCk6YlDCBC3FSOJhx9+2hKEXP/b/EcDTDkoSELDFlDlbiM1WAuMzCbIvZ2yrgBK+cRyitU",
-	"cGDI4Rne7ZQvCfmJpux8U8nZqP06V6L9ipvhZPsBP7Yr0LpGTkz4bNZ5rzGM1f491Do5Qph2CNG0cqEd",
-	"/EH3YJPISP1slhVJHMTYXbth1zoCz0Z2ljBJcAVeo04acWX2hli8a0u3+N57vuC4BNtfbxR87EFZEXte",
-	"2J1zsH/XyT3wsnv3Y9Q6fcuvDb+Ad2A8+00Ija9ziLgHD+bnG9oNxaTdidIjzXC2iNZllplgeiLgyO1I",
-	"rdYBChuxAeuEBNjSRvrRM7wwGq6qr8Imx6ot1SHjVK3N8cABBC47mCOHzjdYWiY+yQvTzuRCpBBkSuwb",
-	"WSIxb+C0iu13nzh7OzYPBClIiH+GURkUlys0X794ecbmWugOO1e1+nJRDWd0LAz5dDbJDyxIfjJmdq6y",
-	"JViz+VT0pBHPX/Ir+L/dSZHECrSw5G/HvdP+u4uXkNcBuORH7DtIVUD33zi3zL0mBGynZC9hK1aoAHHd",
-	"FZTwXBmp5hBsXV+plZvxMi/Du9ZveWWBR+QBU+LSbWjnZsSu1ROm7YTcpt427DtgDUo1xn3Fw7V2iip+",
-	"iZsN6+Ot5ZCtV7cnx5DZRCf1FqLF9su6g1yR0Wn5VGDiGinIsX5usxHjVKU1aZUFVjT1WJ6FWOQf0E+X",
-	"smEmOEF64TajdAHVGKuCLwknVpqNFTR15OqKWJXIckZwHCrh/dfOnx0cdPfD6y6UndCu1our9uXlZRvC",
-	"xudFJtQwT0V6A2gt6O3vSGNv4bMBrj0x0+yG/LqH5C6fm5XLv+1CvsD9WSeFt7heu2gTP7199dIpEjsZ",
-	"J2ofPL7pB59T87i2nLelHfZ8k9fhr6CXiMVeLtPhXudSZFkbHPl7+UwombZrxVU2ChrnM6HOTpgr0ptK",
-	"Pcwh+MUtkoDJQcSB1HpueULy54BrqCvy0Y8gCcEr7MqqQUYhvS+1L/SCEuQK1RCLc5kOT1zPn+rdKYE5",
-	"3xS2JyNtO3ih6Brlg/egKjfL4OUapPlwDsC3D+QD2cr6TtZ3Yn2klaOMfOrGPPBOLVWpWLRxrNsYZv0o",
-	"e4PqVuWa13JgfERmYHkHG2X5ZcTe/PzilPWePH3mc/ZCKzwDK+QaA1sdCg2XGcZngULaidWxInMgiEaa",
-	"WcEbJCNaenElNUXoVa8IGLmgSBelvW867sd+lmsaNOjAUA2wVIKHmcRc1dY1im/Tx85A1p8X8nbf42nt",
-	"G8Scu3ED2nBzqw9Vroa3+tAeg/5wwrNMqPEdtNBHBL1bTX6YX7Nqv93GTFhn7Df+4OAhGPtN6ZnTQhzR",
-	"+TRKthM33o1C7cCON3kgz2zjWLatRrKQUJH2VxKgJmN29f5SyF2CNSoh2hVuV9K5ltL05gM7+weSyk/E",
-	"wve8q2x+c0v3/R/8hxGBb3lTvrZLUmP0Mm0b9NdtBJ2hwNPkz7gl0z6msrY+YgEA+yPcm7gVsRiorX0W",
-	"kefKFYNcF2ApMh360ZgpgSy7BsLIONi30FSDd64WaTzMJIgqe0OeZQi3uVkAjlVFAt4sFJyl6MC8H7f/",
-	"iVhQB58pNbM6gM0JmhCDQZvdaX3hgYd3LOO/sjIsr59ZWoqvUrK/KUl4f/lBbxX7/9E7f81+EQP2s1iy",
-	"njDb1FQs1uCBfxgH7P7CfKqm+g87yM+tpFJ5lS9VM7U02CpYH8RS/wV00mv41OmVs402i3kBwSdr1ElB",
-	"eOtTVmCRhE4N9VSPnSJoBlZlYhd/f8GefXfwAwuA59lnyPPgz35lLJYBhhsP7s2Yy6fLf9Df7e2yn8Ro",
-	"rmcz9gVdZTB30vW5FXopsGm902PF4AVERel8Cqt6gNESQ8U6NHzgisvAlWIBr80lWodzCTu3oTXQ5s0J",
-	"DnpDnB3oDuTiHF56SC44ETwzkz+2xM2XaViXE5mJaloNxpJo9tPbt2+OmMnnrsJMKgArQA2X63ThR2F+",
-	"ok7v8TZiF5sYmRu/1IxnciHuLOhz6wl6KRcCItBmRT6owor6BdKf7Ot/r/f0YtiGt0TReb9dsnEeV3qd",
-	"BRenxyevTi2ZP1NGjC2Ti1thh73MOQDEeyQo8COTHDQouIKQBmmobhWPVYJ9JUxgHTdwBC4te05SMcJg",
-	"ZV0Mn8etimEfR995r+NWgkpSknLD23ZKDqxAps/jFsYnlSm3GKIUtyjkzvU55UtM3ITOWdkYn8m27bYs",
-	"ZYD5YjhoCqDCQqmQpuY/TMVgPiYbiP8RnZ7tNJ9yiPo7V8zK7FFZDACW693FS4ALglL1GK5ACx+rQszy",
-	"gkIWEGItSFbK5z+vtRRS6AjkvGEyJJUHr1Q5dFXHIGm2PeOFWTpH/ErtwyB5w83k+d6WUAiwLtsTYK97",
-	"DzIToRpowp7HKsFma9BvoUu9nsjxBPKcYYFqcRqZi9OAeWlhACgNRpiriMA8ffMnuMJQM6CsOtthx+6b",
-	"MhlNaCTU7IOYGRZU0obZpVQ6PKostdWVMeEWt4Ew1xKcTEcvhgkgh0kTlFAQEauOKWJ8Jv/GtYgYHJGP",
-	"kFI5FgYKEZ+lQQhpmlZEnc+COeQiRGiCC6Fm1loNviOHfIhxJX/mHyIqmBVBwniEPPBjAgd0LMwJNzyw",
-	"jeEBOMNKB2649j8TritIgJAl4I7YuyID5DE4kDDmAGYAyxmESawCPxx/qn+fi7lIIR8DDvZIKqknAM+X",
-	"2AvQWwyDynpRAeTQnktpJM+kplKMYxErKhbKxx7AkDI9ZdphL3iWaTab29ZhOcqt+f92EImDkS0vMVxB",
-	"kbKAx2o0V4RBmxcs+Rfa1SPW6XR4Mda/JSGB384yvhRpx5KowXxMBelYlo81k2qUw5W75IXVMnQNWEOM",
-	"5BVL/qUXw9+SIwc/B8AW2aU9q1k+Hov0yIc1VO4+ptmaid1/JhUFmUB4DyDdVWIoFZsAAlpjFOXpWz4G",
-	"AIV6OCUL9rsH4REb/yFnbRKo/Q7GCn08lOSpmTQd9hrCcYqU6IXn5VLoJjPSj8K8xZn0MAAxuiFASi0u",
-	"8vowymMY6qmdCXgybuXIqI+4jEK8wVevc/OKIhR3CP1b5bTardW9yQDbeH8P5TYfXDeygp3lTOvyQxKt",
-	"oNMNOUTpdK49CMeZ5Prbadj9NLAAQifBGxzez9HYHgB6PhPKYckkYGcG21XySON/QQ7BvAjEMyWrFVsJ",
-	"6HCWLbPqWYodecM3HumNLvXa723vYMez+ObnF6cReNmJjTsDkFCpRpwCH5HKhx8wLhOmXjWc/+KOdYMd",
-	"TxqmJ5Ygk+s+AE4d4dYQvscsB/u9RwNxOR/HysFbRGyuMUnewfWR3wzDUzkJPRzEYp0jFGkTjYVgUUru",
-	"2MFxf73r+5O9vw/gNfuyEkpKvww5rx7CB3YXYZ+bfMRvV06+PeeHbCoBhLi0C6LbC45/BXml4coQvCX4",
-	"sTQKF/WQcXHFhyZbAp+5xqsFMtGOrq0jwB7DHJMBL7O07K0DD3dA6ScrMe1eWrVakgPvJrIRHsXqoLvv",
-	"stIc9KHDnrUKx3p7lvjgCu1391djwUv8IwdERJGym277wzrOocsbWk1vQix2QX4ED+qZaj1MlOkX6pO/",
-	"F/rlAti3XN+viKB5OcbTi602Li9qOFmEKhb61BbhHSkU4BKUAq/P1AQfivOehJH7k6QNTywD5+3n81QK",
-	"NRQRsv5lxCCsLFwnk/XEmkpenhGQBmpfmYOwmJONxyUiGFFMpeLZUSN5k0obAmPbTpawC0c2ryFLL9yS",
-	"35EgsiUQ7jbfgeZ96w+rXq37Fp++PIr45dCrCzzmHtOyUb34yijWVJhCDjer5G+KfCrMRMw1M+LKWLIB",
-	"ZYCg4INP3JgYM3O+Lt03ueGZL9rQ8Eo/pVD8Phaj0kmsBktW5FDCFc1gZEfmZq6PKs1gbn3fITW6vgZL",
-	"gkyzV8KZGpOIJZngWGi1gi7axx9ZAtiIZc3Y0IcsQ1mlI/Zjzoq5gqJCAExI7hlaMygzkGthtTKTs2U+",
-	"L2I1zZU0ORbO2RD1/KMwr2jVd8vHmWVcqlsk0LpxPogXqXJQpn5292AqyGdC8ZnsOL/b5pTz+SBDQdre",
-	"0+M3Zz4xAMpG/6N3/rrRWERv2+ef6gncKXpldXQPs11YKWImhnJE42eBnXJ4v7u25Jhadttd+4/jVy+3",
-	"7Zp9frNdcyP6anfNTvmedg28LLs64cn54mvsOaRUBwSPCwy+bUwYdkDbmGQLyA0C6rboiIlMC/a0u9+4",
-	"1xc4rHuttsvTJdalaQ4G4ekSUZ+LBXhMRiM5vEOIJhJeHmIurwGNlqfLIwIr1+THROCXMmSCkO8f5qBf",
-	"eFic+wpKgO6LRTNUx1sPSIKB0No5JqT2N54FyZR/EFZCSNwLGIpgRZ3Dvb0sH/Jskmtz+H33+y6Eos2L",
-	"rHXY2gN/AE1oPSlWAgyQlVF0hOUwybVmhRTtfcEuqNsZ6+07gyVGPYB92WpYnVKV8DUXrK5R7/MXO0fu",
-	"PZvoc1ZCpL4MpjQIJeCiUnw2FG1TQ6MXOVRGBFMzDdWLcQnArHOVtjOpwN1NJLRM8WpocRWrYiqKsUhZ",
-	"JjXGvroSDSgjVpojiNGGiXvIPpLvcP7CGKnGFSymyK6+KAqeESyNfZ0AmTQLXO0nVJmxgnul+wp01voQ",
-	"zhRiVhCUdbsEi3Y4qJWWPDTqejsYWYTXBRCj1jiFM/U1e3kqvVSuWPMmuBawpu3IA2Dg/IONPprQj6Fq",
-	"6amrUbFyUWz2UEIpVldzLzk/O3nRP+v13p1eJPUAZRZABVfCzE7n4FYHKZ4cFzQ1VJuuOVp25Qnyw8N4",
-	"rHgbcaZUlffFy7Pqdpd50x9/+/i/AQAA//8=",
+	"M6aCJc/egBxzCL5wa7KkK1dKuOhrRDiL/ff+f/aud7ltW8u/CkZfQs5QshI7aWtPZse13datE2et5La7",
+	"l10REmEJCQWqBGRb7fVz7APti+3gnAOQlChZdmwn6c2nOCKJ/zj/z+880TBFHatBlg8/oNsWwuYvBMei",
+	"jijLQeuoPoFG4vCVKrqU/e6ykMYIxSicOeWGD7gdRjmZCLMGsFY7VnQuZqoMdVFzH35OrcEG/sMfpAid",
+	"KFIzO/kCqm4ty/5spjKhQWUSabgbq6eddcJ5Db3U1bdKWOB95dXsGqvBiAK8OCyBZAlzpfokjcqJ0IZP",
+	"pk4irUKmhrF61mFJTZBePYhlmd5FTkegd0ZMiRGHN/KCXRbgcJhPRbiHI7uNuB9MsGQ2V+xp93+ePgtj",
+	"td1hST6Ekmhp337mWlDsuHfKvn3RfcrsbFnl8GdcG7bdZZSTY2Va/y6c/fz8HOpmQxoCDLMQPLMHRUQs",
+	"z1JQCrlybcCBLIf2nCGh0S6W6XxmZoUIY7XTIR9SWjrpfDE1BOGI2JSnaSYilolJrvQfMyH+nEdO4RKC",
+	"ClVl84gNCi6VKQR8NJ/yLGI8nUNF8D9mvBAAYD+V5/PIyn99IBoRG+X5KBP9acah9IKa2e/g5iSxel4Z",
+	"Yd95iWW6pqja8+fVomqxetFhSSYvBPgFy88GeZ4JbonENx228+yZVXr1bDrNCyPSPpa0G86TXZa4v9lv",
+	"v/3mckH8m7RdybveodWCj96dYd21f7w+TPZcaAIeLPtKCAXxykJjdA1V3q9UH0tCzLpa52qrOevywrvc",
+	"Ohjq7z2vLiFmDwxNCx5WyKVYcLIuFNC1rCCE0WCiAsa2V0vlVdUvS17KuA614MULaj7hMmEIohfqlNh3",
+	"uQ6JblXPCXxMXx6nJaEwORsiamtJgBeHVc9lWNovzJ7bZTNlZLYYJQE19Bj6xUtDmXMQlT7jBaoSq5VV",
+	"JKuXe6EzsmBT3Ds9d2gdpEq5l2KFrmXP+CDgEVG+XA8+elFqiDMBwuMHJlKXLhfFiswwu00VE8XVFMw2",
+	"UVNGlE8JwgSdReliyJXLtIwVxOl32D6Z0ZpXleIlnIhVhj6KNuW0kXHMbfcuS6jOHeX9UW29KZ97v/7i",
+	"htbkWbgRe7AGCxX7qMGlsn25Ysi2a+102Bv8bNe2ZQ9yf8yz8z6/5PP+eZFP+pZZBTVu9H//izGdW5YP",
+	"hVAo9MpuTIIFP6ViE/4+L6x85ZP1oLNYOSJ2z7ZCLN4ZLVGwWLkHNVMilHKxvzYLbIByHi0YhGqr9kQz",
+	"mcZKKkaJn6kwXGa6Yx/aMxQ22idZsPN0O7Qnt5HIs2Dn2bNw2YjJgufdbri5KfOhTXOu6Ypp7gbL3Sey",
+	"z31n+zt0e7xglrPysEQJGivPklwOw/G5k3XjHdj61pruVlKVepJYpep6AyeoGp9QpVljCuyhdnv3TLHK",
+	"1W7t7nzX7UYtdyRbu613vcP1sRX3aza0s/lERkPserXJsOdUp4raVLLVvLDndolNoS+LL7FuNuYpIyaF",
+	"OlV10yv53l+NjV+NjQ9lbPxus69ujRe80tj4bNP5kckGrX9/UzMlBYKssMh8qQbLJhb5SWyTa1A8wVh5",
+	"77DyNdRRElN60LcPThcqncJbUDYPDHIJvtLuyZHiZlYIl4VhRZoLUSCgiZMtwD3vRKA6mHLgjVfM5Jko",
+	"OJY6REyE0CreAw4+apfAr12P1Qhv5EULgf0dduSBN7iau1lZAc8pQ4CnMRyKqRFph1kpBFO+dtlT9kp+",
+	"T8IrNMP+xY7Oz8XQLImua0P3/8VO64H7u3R1PM8t4Skc7uBEGJ5yw/d8QkFDbD7rVWL7mRsCKnHO9QfW",
+	"ZkwSQByJDtUEX505UEsrAC9wvSOnIzeOv/LiE73RNPYwvptALijPwY8ZNxR+Qq3PrXc9vCPyP1GISAfF",
+	"Uxj9UhjSk5oFOfDBJFu1WKIQOovVK5oEQAcJwypr7fZLs4CrFKHyagkXkYfeqK4glgYOreZaywGKKCeo",
+	"IeenYrjXjBuMwsPS7KA1V2LxO2xf4XLC7YuVN995xB53TcC2DLH89oQXcxdsI1JqAM3V5J2YlvalXXBT",
+	"pcK2XAg0rCuzFDEEeDh0R591uxW9NdlzO65yq01ZMujexVcxm4LARxBLqUwnki6npMSv8s8crXqirYrF",
+	"ptyMK3aTahBa5dNYwaPKt8Gy7Bs5C5XdsIj5ySzrTDjUxWMSK4zpr15KXGHIf1poJGI692w20znYdewh",
+	"bMovtG8ltN8QWSVTByOTq6HosP8WRU6xMU5MBwOXbT3gzBQS3A04KG1kltVymezKhh22b0msEpc8Y0Ey",
+	"kFkm1ajvgr6S6iHvD+fDzKoRJeiNt+zAdkz5XMORWsDZqtxMy+g7bN9THAwZ8/kKFQIUOErDKigvik+w",
+	"MzCNeg4UsZlCRB930SKn25BeE9YP7UyVPSXVODY7bdilevxZmcKA+rWEtFBLhCrxd4UjSvUIQCLZSIYA",
+	"dozUXE/qLEMkIlc2Anl8+GPqIqCCOjGz18jySQLq0rulPWSRkxMjt/TolTfBrHwpVkuiACtZutTMMiVJ",
+	"KU0lhw+8WyW0HS01Uc8DwbBQskyV7zt/AgF1N6JLBSpfFDm0MGDNchYfagwokktzwe0lM1KH7XR3dllC",
+	"4lQFGchu6fNuF2mkp3y7iyDu9t6YCoHVJbITIqo0wrPDsH7FsT8QMDv2AfLNY9staGL7ww9NVgsUuZxo",
+	"xgLPmiJKtANS6oxf/mn4qRGMHwlC/VPBC6NS4q9po34o5IVY0iAuSE9yyqFTc5qVQ3ra9rJ+XUUc0BWY",
+	"8Kv2YG7s2Xza3fn2+TcvolbBL/3ZvSF5/ZaKmTPd6q2/eHohCiO1KI7T6y0HiLx5pZkbivb5+vCvPNTy",
+	"g11D7GKT2n00za8Y4f++Bfuq9eT+7jDg9QvwejYRhRxWHDhBSQRCJgHFRSowCplxK2opPhGQullSitYi",
+	"e616F+wcuQE/hHmx04paE6nkZDZp7T7FmeMjMQKytGGRQBZAYSquyN00KrhVABL4n1Vx36IuIg0qeDpX",
+	"7H0ulfapJHOW5aNKBQVuYgVpqR12loNWRo1FLIEu4Q/FsznmQpCWkDQJOPtpukDpHkjKwcY/TQ1B7Hsz",
+	"2vqVtH4tDvhwNPwY7jnjThYZzLEC6N+pJI2v4bK27ExZ6QXQ0LHoNBaLaUtVln9J3Jj69JPD6Ql3nf0K",
+	"0XjAvTrmhYm8ncED+MqioaqGq3cLL2VS2d8qWAcd5rIYHSiEG5M0VpdEKBXNgu3usxCMQuXMt6C0DcKh",
+	"4/yqgGrUzhPNDnpnP2CgQ8Qux3I4Rk8OzzIdK0BI45olv7Xte204Z41E/ND1+4aPxApBdf05r7dwHbW2",
+	"uxs43M5oEe5ycd+KK3OXa4gDXAsIVjtelZtV/tZ4sW64TYBr27qPW7KhzlOeJq61MFblsf9er71WdpBk",
+	"dj2XmdARs4QmTUsYQIS4qRxNOPr20YQi5v7j4iUaYMhDQxYYsoYqcRmrwUxmYDZF7O2UcQNWzj2UV6jg",
+	"wJDDM7zbKZ8T8hNN2fmmkuPz9utcifYrbobj9Qd8365A6wY5MeHTaee9xjBW+/dQ62QPYdohRNPKhXbw",
+	"O92dVSIj9bNaViRxEGN37Ybd6Ag8PrezhEmCK/AGddKIK7M1xOJda7rF997zC45LsP71RsHHHpQFsefA",
+	"7pyD/btJ7oGX3bvXUevoLb8x/ALegfFsNyE0vs4h4h48mJ9uaLcUkzYnSk80w9kiWpeZZ4LpsYAjtyG1",
+	"WgYobMQGrBMSYEsr6UfP8MJouKq+CpscqbZUu4xTtTbHAwcQuOxgjhw632Bumfg4L0w7kxcihSBTYt/I",
+	"Eol5A6dVbLv7zNnbsXkgSEFC/DOMyqC4XKH5+uDkmM200B12qmr15aIazuhIGPLprJIfWJD8ZMz0VGVz",
+	"sGbziehJI16e8Cv4v91JkcQKtLDk+/3eUf/d2QnkdQAu+R77BlIV0P03yi1zrwkB6ynZCWzFAhUgrruA",
+	"Ep4rI9UMgq3rK7VwM07yMrxr+ZZXFvicPGBKXLoN7dyO2LV6wrSdkNvU24p9B6xBqUa4r3i4lk5RxS9x",
+	"u2Fd31kOWXt1e3IEmU10Uu8gWqy/rBvIFRmdlo8FJq6Rghzr5zYbMY5UWpNWWWBFU4/lWYiL/AP66VI2",
+	"zAQnSC/cZpQuoBpjVfAl4cRKs7GCpvZcXRGrElnOCI5DJbz/2vmzg53udnjThbIT2tR6cdW+vLxsQ9j4",
+	"rMiEGuapSG8BrQW9/YA09g4+G+DaYzPJbsmve0ju8plZuPzrLuQB7s8yKbzD9dpEm/jp7asTp0hsZJyo",
+	"ffD0th98Ss3jxnLelnbY801eh7+DXiIutnKZDrc6lyLL2uDI38qnQsm0XSuuslLQOJ0KdXzIXJHeVOph",
+	"DsEvbpEETA4iDqTWM8sTkr8GXENdkWs/giQEr7ArqwYZhfS+1L7QC0qQC1RDXJzKdHjoev5Y704JzPmm",
+	"sD0ZadvBC0XXKB+8B1W5WQYv1yDNhzMAvn0kH8ha1ne4vBPLI60cZeRTt+aB92qpSsVFG8e6jmHWj7I3",
+	"qK5VrnktB8ZHZAaWd7DzLL+M2JtfDo5Y79nzFz5nL7TCM7BCrjGw1aHQcJlhfBYopJ1Y7SsyB4JopJkV",
+	"vEEyoqUXV1JThF71ioCRC4p0Udr7quO+72e5pEGDDgzVAEsleJhJzFVt3aD4Nn3sDGT9WSHv9j2e1r5B",
+	"zLlbN6ANN3f6UOVqeKcP7THoD8c8y4Qa3UMLfUTQu9Pkh/kNq/b7XcyEdcZ+6w92HoOx35aeOS3EEZ2P",
+	"o2QbcePNKNQG7HiVB/LYNo5l22okCwkVaX8lAWoyZlfvL4XcJVijEqJd4XYlnRspTW82sLN/JKn8UFz4",
+	"njeVzW9v6X74g/84IvAdb8qXdklqjF6mbYP+upWgMxR4mvwVt2Tax1TW1jUWALA/wr2JWxGLgdraZxF5",
+	"rlwxyGUBliLToR+NmRLIsmsgjIyDfQtNNXjnapHGw0yCqLI15FmGcJurBeBYVSTg1ULBcYoOzIdx+x+K",
+	"C+rgE6VmVgewOkETYjBoszutzzzw8J5l/FdWhuX1M0tL8UVK9rclCe8vP+i1Yv/PvdPX7FcxYL+IOesJ",
+	"s05NxWINHviHccDuL8zHaqo/20F+aiWVyqt8rpqppcFWwfog5vpvoJPewKeOrpxttFnMCwg+WaNOCsJb",
+	"n7ICiyR0aqineuwIQTOwKhM7++GAvfhm5zsWAM+zz5DnwZ/9ylgsAwxXHtzbMZePl/+gv7vbZT+K0dzM",
+	"ZuwLuspg7qXrUyv0UmDTcqf7isELiIrS+RhW9QijJYaKdWj4wBWXgSvFAl6bS7QM5xJ27kJroM3bExz0",
+	"hjg70D3IxTm89JhccCx4ZsZ/rombL9OwLscyE9W0Gowl0eynt2/f7DGTz1yFmVQAVoAazpfpwo/C/ESd",
+	"PuBtxC5WMTI3fqkZz+SFuLegz7Un6EReCIhAmxb5oAor6hdIf7Sv/73e0hfDNrwlis779ZKN87jS6yw4",
+	"O9o/fHVkyfyxMmJkmVzcCjvsJOcAEO+RoMCPTHLQoOAKQhqkobpVPFYJ9pUwgXXcwBE4t+w5ScU5Bivr",
+	"YvgyblUM+zj6znsdtxJUkpKUG962U3JgBTJ9GbcwPqlMucUQpbhFIXeuzwmfY+ImdM7KxvhUtm23ZSkD",
+	"zBfDQVMAFRZKhTQ1/2EqBrMR2UD8j+j0bKf5hEPU36liVmaPymIAsFzvzk4ALghK1WO4Ai18rAoxzQsK",
+	"WUCItSBZKJ//stZSSKEjkPOGyZBUHrxS5dBVHYOk2faUF2buHPELtQ+D5A0345dba0IhwLpsT4C97j3I",
+	"TIRqoAl7GasEm61Bv4Uu9XosR2PIc4YFqsVpZC5OA+alhQGgNBhhriIC8/TNH+IKQ82Asupsh+27b8pk",
+	"NKGRULMPYmpYUEkbZpdS6XCvstRWV8aEW9wGwlxLcDIdfTFMADlMmqCEgohYdUwR41P5PdciYnBEriGl",
+	"ciQMFCI+ToMQ0jStiDqbBjPIRYjQBBdCzaylGnx7DvkQ40r+yj9EVDArgoTxCHngdQIHdCTMITc8sI3h",
+	"ATjGSgduuPY/Y64rSICQJeCO2LsiA+QxOJAw5gBmAMsZhEmsAj8cf6r/mImZSCEfAw72uVRSjwGeL7EX",
+	"oHcxDCrrRQWQQ3supZE8k5pKMY5ErKhYKB95AEPK9JRphx3wLNNsOrOtw3KUW/OfdhCJg5EtLzFcQZGy",
+	"gMfqfKYIgzYvWPJPtKtHrNPp8GKkf09CAr+dZnwu0o4lUYPZiArSsSwfaSbVeQ5X7pIXVsvQNWANcS6v",
+	"WPJPfTH8Pdlz8HMAbJFd2rOa5aORSPd8WEPl7mOarRnb/WdSUZAJhPcA0l0lhlKxMSCgNUZRHr3lIwBQ",
+	"qIdTsmC7uxPusdGfctomgdrvYKzQx0NJnppJ02GvIRynSIleeF4uhW4yI/0ozFucSQ8DEKNbAqTU4iJv",
+	"DqPch6Ee2ZmAJ+NOjoz6iMsoxFt89To3ryhCcYPQv0VOq91aPZgMsI7391Bu88F151aws5xpWX5IogV0",
+	"uiGHKJ3OjQdhP5Ncfz0Nm58GFkDoJHiDw4c5GusDQE+nQjksmQTszGC7Sp5o/C/IIZgXgXimZLViCwEd",
+	"zrJlFj1LsSNv+MYTvdKlXvu97R3seBbf/HJwFIGXndi4MwAJlWrEKfARqXz4AeMyYepVw/mv7lg32PGk",
+	"YXpsCTK57gPg1BFuDeF7THOw33s0EJfzsa8cvEXEZhqT5B1cH/nNMDyVk9DDQSzWOUKRNtFYCBal5I4N",
+	"HPc3u74/2vv7CF6zzyuhpPTLkPPqMXxg9xH2ucpH/Hbh5NtzvssmEkCIS7sgur3g+FeQVxquDMFbgh9L",
+	"o3BRDxkXV3xosjnwmRu8WiATbeja2gPsMcwxGfAyS8veOvBwB5R+shDT7qVVqyU58G4iG+FerHa62y4r",
+	"zUEfOuxZq3Ast2eJD67Qdnd7MRa8xD9yQEQUKbvqtj+u4xy6vKXV9DbEYhPkR/CgHqvW40SZfqY++Qeh",
+	"Xy6Afc31/YIImpdjPL1Ya+PyooaTRahioU9tEd6RQgEuQSnw+kxN8KE470kYuT9J2vDEMnDefj5LpVBD",
+	"ESHrn0cMwsrCZTJZT6yp5OUZAWmg9pUZCIs52XhcIoIRxUQqnu01kjeptCEwtvVkCbtwZPMGsnTglvye",
+	"BJE1gXB3+Q407zt/WPVqPbT49PlRxM+HXp3hMfeYlo3qxRdGsSbCFHK4WiV/U+QTYcZippkRV8aSDSgD",
+	"BAUffOLG2Jip83XpvskNz3zRhoZX+imF4vexGJVOYjWYsyKHEq5oBiM7MjczvVdpBnPr+w6p0fU1mBNk",
+	"mr0SztSYRCzJBMdCqxV00T7+yBLARixrxoY+ZBnKKu2xH3NWzBQUFQJgQnLP0JpBmYFcC6uVmZzN81kR",
+	"q0mupMmxcM6KqOcfhXlFq75ZPs4041LdIYHWjfNRvEiVgzLxs3sAU0E+FYpPZcf53VannM8GGQrS9p7u",
+	"vzn2iQFQNvrn3unrRmMRvW2ff6wncKPolcXRPc52YaWIqRjKcxo/C+yUw4fdtTnH1LK77tp/7b86Wbdr",
+	"9vntds2N6IvdNTvlB9o18LJs6oQn54uvseeQUh0QPC4w+LYxYdgBbWOSLSA3CKjboiMmMi3Y8+52416f",
+	"4bAetNouT+dYl6Y5GISnc0R9Li7AY3J+Lof3CNFEwstjzOU1oNHydL5HYOWa/JgI/FKGTBDy/eMc9DMP",
+	"i/OAQQmPjqf/1jkrvEF5yei0ZkxJ5G4OIFdDGUwIBeCZXaV0NjRPdKwOTo5ZIUZS22GhhkWIm4GyWhZ2",
+	"5JCoET8ctMYhlbMkMQfqOlYvscMH7sTqtbjEKpC0Fb62Z0Ljx9AAsEdXqqe1SyRkLYwBdyX2cCPIrfPa",
+	"fEW6/Yp0+2Uj3SJuv7+5ByfHTzTc6PALxMCFpSkumgGP3npYJ6QE2rl3pfZyEwuSCf8grJ6VuBcwoMsq",
+	"jLtbW1k+5Nk412b32+63XTjasyJr7ba2gNDSgi1DC0gAU7Oano6wqDAFKFhVT/uIGpca41ye9p3BHGPH",
+	"wEsnVAoaFBlkfOWa62ixz1/tHLmPD8HIHSVE6osJS4OALC62z+eUErNraPQsh/qy4LCjoXplOIFiFVyl",
+	"7UwqCBoiQbRMlG1ocRHxZyKKkUhZJjVmELhCN3haK80RUHPDxD3wKWnJOH+i8CWiXWRXXxQFzwjcy75O",
+	"sHaaBa6CHhoewXAZVrqvABAuD+FYIfLPMqNxN6nSkr9cy+1gfCYKHYC7tyRvO4dJs6+80ktFUGneBNcC",
+	"VgY/9zBCOP9gpac79GOo2svrxqhYuVhgeyihoLWrXJqcHh8e9I97vXdHZ0k9zYMFUAebKg9YgQJKzuSp",
+	"IPcvTQ2NTzccLbvyBJzkwZAWYjZwplTb/ODkuLrdJfrE9e/X/x8AAP//",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

@@ -368,7 +368,12 @@ func stripeEvent(id, typ string, object map[string]any) string {
 	return string(b)
 }
 
-func FuzzStripeWebhook(f *testing.F) {
+func FuzzStripeWebhook(f *testing.F) { fuzzStripeWebhook(f, "/api/v1/webhooks/stripe/") }
+
+// FuzzStripeWebhookAlias is the same at the path the original product's CLI registers.
+func FuzzStripeWebhookAlias(f *testing.F) { fuzzStripeWebhook(f, "/webhooks/stripe/") }
+
+func fuzzStripeWebhook(f *testing.F, prefix string) {
 	e := startFuzz(f, seed.Options{})
 	meta := map[string]any{"svc_click_id": "{{click}}", "svc_customer_key": "{{customer}}", "program_id": "{{program}}"}
 	checkout := stripeEvent("evt_fz_1_{{n}}", "checkout.session.completed", checkoutSession("cs_fz_1_{{n}}", "payment", 4900, meta, true))
@@ -402,7 +407,7 @@ func FuzzStripeWebhook(f *testing.F) {
 	f.Add(stripeEvent("evt_fz_10_{{n}}", "invoice.paid", invoiceBasil("in_fz_10_{{n}}", 1900, "subscription_cycle", meta)), "data.object.status_transitions.paid_at", "-100000000000000")
 	f.Add(stripeEvent("evt_fz_11_{{n}}", "charge.dispute.created", disputeCreated("pi_fuzz_1", 1000)), "data.object.id", noise(3000))
 	f.Add(checkout, "data.object.amount_total", "1000000000001")
-	path := "/api/v1/webhooks/stripe/" + itoa(e.seed.ProgramID)
+	path := prefix + itoa(e.seed.ProgramID)
 	f.Fuzz(func(t *testing.T, payload, field, value string) {
 		body := setField(e.fill(payload), field, value)
 		// Signed with the program's secret, as Stripe signs, so that the payload reaches the parsing.

@@ -64,6 +64,7 @@ func TestOverlayMatchesHandlerValidation(t *testing.T) {
 		got = append(got, strings.TrimPrefix(a.Target, "$.components.schemas."))
 	}
 	slices.Sort(want)
+	want = slices.Compact(want) // a schema two operations share (the webhook and its alias) is one overlay action
 	slices.Sort(got)
 	if !slices.Equal(want, got) {
 		t.Errorf("overlay makes raw %v; the spec's handler-validated JSON bodies are %v", got, want)

@@ -556,3 +556,30 @@ func TestStripeTransactionIDPerProgram(t *testing.T) {
 		t.Errorf("%d chargebacks stored, want one per program", n)
 	}
 }
+
+// The path the original product's CLI registers (no /api/v1) is the same endpoint: a delivery there is
+// verified and recorded, and the same event at the documented path is then a redelivery.
+func TestStripeWebhookAtTheOriginalPath(t *testing.T) {
+	t.Parallel()
+	f := newStripeFixture(t, seed.Options{})
+	path := "/webhooks/stripe/" + itoa(f.prog.ProgramID)
+	payload := f.event("checkout.session.completed", checkoutSession("cs_live_alias", "payment", 4900, f.meta(), true), true)
+	signed := webhook.GenerateTestSignedPayload(&webhook.UnsignedPayload{Payload: payload, Secret: whsec})
+	res := f.env.Do(http.MethodPost, path, payload, "Stripe-Signature", signed.Header)
+	if res.Status != http.StatusOK {
+		t.Fatalf("%d %s", res.Status, res.Body)
+	}
+	body := res.JSON(t)
+	if body["outcome"] != "recorded" || body["received"] != true {
+		t.Errorf("ack = %v", body)
+	}
+	if n := f.count(`SELECT count(*) FROM sales WHERE id = $1 AND processor_event_id = 'cs_live_alias' AND source = 'webhook'`, body["sale_id"]); n != 1 {
+		t.Error("sale not stored")
+	}
+	f.ack(payload, "duplicate")
+	platformError(t, f.env.Do(http.MethodPost, path, payload, "Stripe-Signature", "t=1,v1=00"), 400, "BadRequestError",
+		"Stripe-Signature timestamp is outside the tolerance (5 minutes)")
+	if n := f.count(`SELECT count(*) FROM sales`); n != 1 {
+		t.Errorf("%d sales, want 1", n)
+	}
+}

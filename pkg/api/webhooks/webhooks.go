@@ -23,9 +23,27 @@ type Webhooks struct {
 
 // StripeWebhook verifies a Stripe delivery with the program's webhook secret and processes its event once.
 func (h *Webhooks) StripeWebhook(ctx context.Context, req gen.StripeWebhookRequestObject) (gen.StripeWebhookResponseObject, error) {
-	p, err := programs.Get(ctx, h.DB, req.ProgramId)
+	ack, err := h.stripe(ctx, req.ProgramId)
 	if err != nil {
 		return nil, err
+	}
+	return gen.StripeWebhook200JSONResponse{Body: ack}, nil
+}
+
+// StripeWebhookAlias is StripeWebhook at the path the original product's CLI registers with Stripe.
+func (h *Webhooks) StripeWebhookAlias(ctx context.Context, req gen.StripeWebhookAliasRequestObject) (gen.StripeWebhookAliasResponseObject, error) {
+	ack, err := h.stripe(ctx, req.ProgramId)
+	if err != nil {
+		return nil, err
+	}
+	return gen.StripeWebhookAlias200JSONResponse{Body: ack}, nil
+}
+
+// stripe verifies and processes one delivery to the program's Stripe endpoint, at either path.
+func (h *Webhooks) stripe(ctx context.Context, programID int64) (gen.WebhookAck, error) {
+	p, err := programs.Get(ctx, h.DB, programID)
+	if err != nil {
+		return gen.WebhookAck{}, err
 	}
 	m := request.From(ctx)
 	handle := h.Stripe.Handle
@@ -33,9 +51,9 @@ func (h *Webhooks) StripeWebhook(ctx context.Context, req gen.StripeWebhookReque
 		// Verified and logged, answered 200 so that the processor keeps the endpoint, not applied.
 		handle = h.Stripe.Withhold
 	}
-	out, err := handle(ctx, req.ProgramId, m.RawBody, m.Header.Get("Stripe-Signature"))
+	out, err := handle(ctx, programID, m.RawBody, m.Header.Get("Stripe-Signature"))
 	if err != nil {
-		return nil, err
+		return gen.WebhookAck{}, err
 	}
 	h.Metrics.Webhook(payments.ProviderStripe, out.Outcome)
 	switch out.Outcome {
@@ -50,5 +68,5 @@ func (h *Webhooks) StripeWebhook(ctx context.Context, req gen.StripeWebhookReque
 	if out.Reason != "" {
 		ack.Reason = &out.Reason
 	}
-	return gen.StripeWebhook200JSONResponse{Body: ack}, nil
+	return ack, nil
 }
