@@ -599,8 +599,9 @@ func (e ReadinessCheckId) Valid() bool {
 
 // Defines values for ReadinessCheckStatus.
 const (
-	ReadinessCheckStatusFail ReadinessCheckStatus = "fail"
-	ReadinessCheckStatusPass ReadinessCheckStatus = "pass"
+	ReadinessCheckStatusFail    ReadinessCheckStatus = "fail"
+	ReadinessCheckStatusPass    ReadinessCheckStatus = "pass"
+	ReadinessCheckStatusUnknown ReadinessCheckStatus = "unknown"
 )
 
 // Valid indicates whether the value is a known member of the ReadinessCheckStatus enum.
@@ -609,6 +610,8 @@ func (e ReadinessCheckStatus) Valid() bool {
 	case ReadinessCheckStatusFail:
 		return true
 	case ReadinessCheckStatusPass:
+		return true
+	case ReadinessCheckStatusUnknown:
 		return true
 	default:
 		return false
@@ -2030,15 +2033,19 @@ type ReadinessState string
 
 // ReadinessCheck defines model for ReadinessCheck.
 type ReadinessCheck struct {
-	Hint   string               `json:"hint"`
-	Id     ReadinessCheckId     `json:"id"`
+	Hint string           `json:"hint"`
+	Id   ReadinessCheckId `json:"id"`
+
+	// Status `unknown`: an optional check not done (`processor_connected` before a processor is connected); it
+	// never blocks a gate.
 	Status ReadinessCheckStatus `json:"status"`
 }
 
 // ReadinessCheckId defines model for ReadinessCheck.Id.
 type ReadinessCheckId string
 
-// ReadinessCheckStatus defines model for ReadinessCheck.Status.
+// ReadinessCheckStatus `unknown`: an optional check not done (`processor_connected` before a processor is connected); it
+// never blocks a gate.
 type ReadinessCheckStatus string
 
 // ReadinessGate defines model for ReadinessGate.

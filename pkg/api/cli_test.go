@@ -628,3 +628,33 @@ func TestCliRateLimit(t *testing.T) {
 		t.Errorf("another key's bucket: %d", res.Status)
 	}
 }
+
+// `reftrack status`, readiness and the dashboard (which shows readiness's counts) count the same events:
+// bot clicks, test events (the synthetic chain's too) and provisional leads count nowhere.
+func TestOneWayOfCounting(t *testing.T) {
+	t.Parallel()
+	env := apitest.New(t)
+	r := env.Seed(seed.Options{})
+	key := apitest.Bearer(r.APIKey)
+	customerWithLead(t, env, r, "real") // a click and a settled lead
+	sale(env, r.APIKey, map[string]any{"transaction_id": "counted", "amount_cents": 100, "customer_key": "real"})
+	env.Do(http.MethodPost, "/api/v1/track/click", map[string]any{"affiliate_url": r.AffiliateURL}, "User-Agent", "Twitterbot/1.0")
+	browserClick := click(t, env, r)["click_id"].(string)
+	if res := lead(env, map[string]any{"click_id": browserClick}); res.Status != http.StatusOK || res.JSON(t)["provisional"] != true {
+		t.Fatalf("provisional lead: %d %s", res.Status, res.Body)
+	}
+	if res := env.Do(http.MethodPost, "/api/v1/cli/test-event", map[string]any{"type": "chain"}, key...); res.Status != http.StatusOK {
+		t.Fatalf("chain: %d %s", res.Status, res.Body)
+	}
+	if n := env.Count(`SELECT (SELECT count(*) FROM clicks) + (SELECT count(*) FROM leads) + (SELECT count(*) FROM sales)`); n != 9 {
+		t.Fatalf("%d events stored, want 9 (two real clicks and a bot's, two leads, a sale, and the chain's three)", n)
+	}
+	status := env.Do(http.MethodGet, "/api/v1/cli/status", nil, key...).JSON(t)["data"].(map[string]any)["recent_events"].(map[string]any)
+	counts := env.Do(http.MethodGet, "/api/v1/programs/me/readiness", nil, key...).JSON(t)["counts_24h"].(map[string]any)
+	want := map[string]float64{"clicks": 2, "leads": 1, "sales": 1}
+	for name, n := range want {
+		if status[name+"_24h"] != n || counts[name] != n {
+			t.Errorf("%s: status %v, readiness %v, want %v", name, status[name+"_24h"], counts[name], n)
+		}
+	}
+}

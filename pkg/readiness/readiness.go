@@ -76,31 +76,44 @@ type facts struct {
 	LastClick    *time.Time `db:"last_click"`
 	LastLead     *time.Time `db:"last_lead"`
 	LastSale     *time.Time `db:"last_sale"`
-	Clicks24h    int        `db:"clicks_24h"`
-	Leads24h     int        `db:"leads_24h"`
-	Sales24h     int        `db:"sales_24h"`
+	Clicks24h    int        `db:"clicks"`
+	Leads24h     int        `db:"leads"`
+	Sales24h     int        `db:"sales"`
 	ServerLeads  int        `db:"server_leads"`
 	CommissionOK bool       `db:"commission_ok"`
 }
 
-// Compute reads everything in one query (real events only: test events and bots do not count; real
-// partners only: the synthetic chain's partner and its link do not pass the payout gate).
-func Compute(ctx context.Context, db *sqlx.DB, programID int64) (Report, error) {
+// How every view of a program's activity counts its events (readiness, the dashboard, which shows
+// readiness's counts, and `reftrack status`): real events only. Test events (the synthetic chain's
+// included) and bot clicks never count, and a lead counts once settled (a provisional lead is a browser's
+// claim that the brand's backend has not confirmed yet).
+const (
+	countedClicks = `FROM clicks WHERE program_id = p.id AND NOT is_test AND NOT is_bot`
+	countedLeads  = `FROM leads WHERE program_id = p.id AND NOT is_test AND status = 'settled'`
+	countedSales  = `FROM sales WHERE program_id = p.id AND NOT is_test`
+)
+
+// countsSince selects the program p's counted events since $2 as clicks, leads and sales.
+const countsSince = `(SELECT count(*) ` + countedClicks + ` AND click_timestamp > $2) AS clicks,
+	(SELECT count(*) ` + countedLeads + ` AND lead_timestamp > $2) AS leads,
+	(SELECT count(*) ` + countedSales + ` AND sale_date > $2) AS sales`
+
+// Compute reads everything in one query (counted events only; real partners only: the synthetic chain's
+// partner and its link do not pass the payout gate). The 24-hour counts end at now.
+func Compute(ctx context.Context, db *sqlx.DB, programID int64, now time.Time) (Report, error) {
 	var f facts
 	err := db.GetContext(ctx, &f, `SELECT p.name, p.domain, cardinality(p.allowed_origins) AS origins,
 		`+programs.RealPartners+` AS partners,
 		(SELECT count(*) FROM referral_links l JOIN partners pa ON pa.id = l.partner_id
 		 WHERE l.program_id = p.id AND l.enabled AND NOT pa.synthetic) AS active_links,
 		EXISTS (SELECT 1 FROM processor_connections WHERE program_id = p.id) AS processor,
-		(SELECT max(click_timestamp) FROM clicks WHERE program_id = p.id AND NOT is_test AND NOT is_bot) AS last_click,
-		(SELECT max(lead_timestamp) FROM leads WHERE program_id = p.id AND NOT is_test AND status = 'settled') AS last_lead,
-		(SELECT max(sale_date) FROM sales WHERE program_id = p.id AND NOT is_test) AS last_sale,
-		(SELECT count(*) FROM clicks WHERE program_id = p.id AND NOT is_test AND NOT is_bot AND click_timestamp > now() - interval '24 hours') AS clicks_24h,
-		(SELECT count(*) FROM leads WHERE program_id = p.id AND NOT is_test AND status = 'settled' AND lead_timestamp > now() - interval '24 hours') AS leads_24h,
-		(SELECT count(*) FROM sales WHERE program_id = p.id AND NOT is_test AND sale_date > now() - interval '24 hours') AS sales_24h,
-		(SELECT count(*) FROM leads WHERE program_id = p.id AND NOT is_test AND status = 'settled' AND source IN ('server', 'webhook')) AS server_leads,
+		(SELECT max(click_timestamp) `+countedClicks+`) AS last_click,
+		(SELECT max(lead_timestamp) `+countedLeads+`) AS last_lead,
+		(SELECT max(sale_date) `+countedSales+`) AS last_sale,
+		`+countsSince+`,
+		(SELECT count(*) `+countedLeads+` AND source IN ('server', 'webhook')) AS server_leads,
 		(p.commission_rate > 0) AS commission_ok
-		FROM programs p WHERE p.id = $1`, programID)
+		FROM programs p WHERE p.id = $1`, programID, now.Add(-24*time.Hour))
 	if err != nil {
 		return Report{}, err
 	}
@@ -118,6 +131,13 @@ func Compute(ctx context.Context, db *sqlx.DB, programID int64) (Report, error) 
 		}
 		return c
 	}
+	// An optional check not done is unknown, never fail: nothing waits on it.
+	optional := func(c Check) Check {
+		if c.Status == Fail {
+			c.Status = Unknown
+		}
+		return c
+	}
 	r.Checks = []Check{
 		check("tracker_click_seen", f.LastClick != nil,
 			"Install the tracker tag on every page and open your site through a referral link (?aff=…)."),
@@ -127,8 +147,8 @@ func Compute(ctx context.Context, db *sqlx.DB, programID int64) (Report, error) 
 			"Report payments from your backend (POST /api/v1/track/sale) or connect your payment processor."),
 		check("allowed_origins_set", f.Origins > 0,
 			"List your site's origin (such as https://www.example.com) in the program's allowed origins."),
-		check("processor_connected", f.Processor,
-			"Optional: connect your payment processor so payments are attributed without code."),
+		optional(check("processor_connected", f.Processor,
+			"Optional: connect your payment processor so payments are attributed without code.")),
 	}
 
 	gate := func(ok bool, action string) Gate {
@@ -193,8 +213,8 @@ func Compute(ctx context.Context, db *sqlx.DB, programID int64) (Report, error) 
 	return r, nil
 }
 
-// Activity is what `reftrack status` shows of a program: events since a time (test events left out),
-// real partners, pending commissions and whether its DNS is verified.
+// Activity is what `reftrack status` shows of a program: counted events since a time (as readiness
+// counts them), real partners, pending commissions and whether its DNS is verified.
 type Activity struct {
 	DNSVerified        bool `db:"dns"`
 	Clicks             int  `db:"clicks"`
@@ -208,9 +228,7 @@ type Activity struct {
 func RecentActivity(ctx context.Context, q sqlx.QueryerContext, programID int64, since time.Time) (Activity, error) {
 	var a Activity
 	err := sqlx.GetContext(ctx, q, &a, `SELECT p.dns_verified_at IS NOT NULL AS dns,
-		(SELECT count(*) FROM clicks WHERE program_id = p.id AND click_timestamp > $2 AND NOT is_test) AS clicks,
-		(SELECT count(*) FROM leads WHERE program_id = p.id AND lead_timestamp > $2 AND NOT is_test) AS leads,
-		(SELECT count(*) FROM sales WHERE program_id = p.id AND sale_date > $2 AND NOT is_test) AS sales,
+		`+countsSince+`,
 		`+programs.RealPartners+` AS partners,
 		(SELECT count(*) FROM commissions WHERE program_id = p.id AND status = 'pending' AND NOT is_test) AS pending
 		FROM programs p WHERE p.id = $1`, programID, since)

@@ -60,7 +60,7 @@ func (f fixture) chain(t *testing.T) {
 
 func (f fixture) report(t *testing.T) readiness.Report {
 	t.Helper()
-	r, err := readiness.Compute(context.Background(), f.db.DB, f.program.ID)
+	r, err := readiness.Compute(context.Background(), f.db.DB, f.program.ID, time.Now())
 	if err != nil {
 		t.Fatal(err)
 	}

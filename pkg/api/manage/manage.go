@@ -203,7 +203,7 @@ func (h *Management) GetProgramReadiness(ctx context.Context, req gen.GetProgram
 	if _, _, err := h.programAccess(ctx, req.ProgramId, accounts.ActionProgramRead); err != nil {
 		return nil, err
 	}
-	r, err := readinessOf(ctx, h.DB, req.ProgramId)
+	r, err := readinessOf(ctx, h.DB, req.ProgramId, h.Now())
 	if err != nil {
 		return nil, err
 	}

@@ -201,9 +201,9 @@ func (h *Management) wireProcessor(programID int64, c *payments.Connection) gen.
 	return out
 }
 
-// readinessOf is the program's readiness as the API answers it.
-func readinessOf(ctx context.Context, db *sqlx.DB, programID int64) (gen.Readiness, error) {
-	r, err := readiness.Compute(ctx, db, programID)
+// readinessOf is the program's readiness at now as the API answers it.
+func readinessOf(ctx context.Context, db *sqlx.DB, programID int64, now time.Time) (gen.Readiness, error) {
+	r, err := readiness.Compute(ctx, db, programID, now)
 	if err != nil {
 		return gen.Readiness{}, err
 	}

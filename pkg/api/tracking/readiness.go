@@ -15,7 +15,7 @@ func (h *Tracking) GetReadiness(ctx context.Context, _ gen.GetReadinessRequestOb
 	if err != nil {
 		return nil, err
 	}
-	r, err := readiness.Compute(ctx, h.DB, key.ProgramID)
+	r, err := readiness.Compute(ctx, h.DB, key.ProgramID, h.Now())
 	if err != nil {
 		return nil, err
 	}
