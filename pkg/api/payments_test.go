@@ -583,3 +583,40 @@ func TestStripeWebhookAtTheOriginalPath(t *testing.T) {
 		t.Errorf("%d sales, want 1", n)
 	}
 }
+
+// stripe_charges_enabled (status) and the processor_charges_seen check (readiness) turn true with the
+// first live-mode payment event whose signature verifies, attributed or not; test-mode payments,
+// live events that are not payments and unsigned deliveries leave them alone.
+func TestStripeChargesEnabled(t *testing.T) {
+	t.Parallel()
+	f := newStripeFixture(t, seed.Options{})
+	key := apitest.Bearer(f.prog.APIKey)
+	enabled := func() (bool, string) {
+		t.Helper()
+		st := f.env.Do(http.MethodGet, "/api/v1/cli/status", nil, key...).JSON(t)["data"].(map[string]any)
+		var check string
+		for _, c := range f.env.Do(http.MethodGet, "/api/v1/programs/me/readiness", nil, key...).JSON(t)["checks"].([]any) {
+			if c := c.(map[string]any); c["id"] == "processor_charges_seen" {
+				check = c["status"].(string)
+			}
+		}
+		return st["stripe_charges_enabled"].(bool), check
+	}
+	if on, check := enabled(); on || check != "unknown" {
+		t.Fatalf("before any event: enabled %v, check %s", on, check)
+	}
+	f.ack(f.event("checkout.session.completed", checkoutSession("cs_test_1", "payment", 4900, f.meta(), false), false), "recorded")
+	f.ack(f.event("customer.created", map[string]any{"id": "cus_1", "object": "customer"}, true), "ignored")
+	unsigned := f.event("checkout.session.completed", checkoutSession("cs_live_x", "payment", 4900, nil, true), true)
+	if res := f.env.Do(http.MethodPost, "/api/v1/webhooks/stripe/"+itoa(f.prog.ProgramID), unsigned, "Stripe-Signature", "t=1,v1=00"); res.Status != http.StatusBadRequest {
+		t.Fatalf("unsigned delivery: %d", res.Status)
+	}
+	if on, check := enabled(); on || check != "unknown" {
+		t.Fatalf("after test-mode, non-payment and unsigned events: enabled %v, check %s", on, check)
+	}
+	// A live payment that cannot be attributed still proves that charges reach us.
+	f.ack(f.event("checkout.session.completed", checkoutSession("cs_live_2", "payment", 4900, nil, true), true), "unattributed")
+	if on, check := enabled(); !on || check != "pass" {
+		t.Errorf("after a live payment: enabled %v, check %s", on, check)
+	}
+}

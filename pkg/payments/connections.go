@@ -36,6 +36,14 @@ func Connect(ctx context.Context, db sqlx.QueryerContext, programID int64, provi
 	return c, err
 }
 
+// markChargesEnabled records that a live-mode payment event, its signature verified, reached the program's
+// connection to provider: charges reach us (shown by status and readiness).
+func markChargesEnabled(ctx context.Context, db sqlx.ExecerContext, programID int64, provider string) error {
+	_, err := db.ExecContext(ctx, `UPDATE processor_connections SET charges_enabled = true
+		WHERE program_id = $1 AND provider = $2 AND NOT charges_enabled`, programID, provider)
+	return err
+}
+
 // Get returns the program's connection to provider, or ErrNotConnected.
 func Get(ctx context.Context, db sqlx.QueryerContext, programID int64, provider string) (Connection, error) {
 	var c Connection

@@ -93,8 +93,17 @@ func (s *Stripe) Handle(ctx context.Context, programID int64, payload []byte, si
 	if err != nil {
 		return Outcome{}, err
 	}
+	if ev.Livemode && paymentEvents[ev.Type] {
+		if err := markChargesEnabled(ctx, s.DB, programID, ProviderStripe); err != nil {
+			return Outcome{}, fmt.Errorf("mark charges enabled: %w", err)
+		}
+	}
 	return s.process(ctx, programID, ev)
 }
+
+// paymentEvents are the event types that report a payment: a live one proves the program's charges reach
+// us, whether or not it can be attributed.
+var paymentEvents = map[string]bool{"checkout.session.completed": true, "invoice.payment_succeeded": true, "invoice.paid": true}
 
 // verify checks a delivery's signature with the program's webhook secret and reads its event.
 func (s *Stripe) verify(ctx context.Context, programID int64, payload []byte, signature string) (stripeEvent, error) {

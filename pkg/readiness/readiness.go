@@ -73,6 +73,7 @@ type facts struct {
 	Partners     int        `db:"partners"`
 	ActiveLinks  int        `db:"active_links"`
 	Processor    bool       `db:"processor"`
+	Charges      bool       `db:"charges"`
 	LastClick    *time.Time `db:"last_click"`
 	LastLead     *time.Time `db:"last_lead"`
 	LastSale     *time.Time `db:"last_sale"`
@@ -107,6 +108,7 @@ func Compute(ctx context.Context, db *sqlx.DB, programID int64, now time.Time) (
 		(SELECT count(*) FROM referral_links l JOIN partners pa ON pa.id = l.partner_id
 		 WHERE l.program_id = p.id AND l.enabled AND NOT pa.synthetic) AS active_links,
 		EXISTS (SELECT 1 FROM processor_connections WHERE program_id = p.id) AS processor,
+		EXISTS (SELECT 1 FROM processor_connections WHERE program_id = p.id AND charges_enabled) AS charges,
 		(SELECT max(click_timestamp) `+countedClicks+`) AS last_click,
 		(SELECT max(lead_timestamp) `+countedLeads+`) AS last_lead,
 		(SELECT max(sale_date) `+countedSales+`) AS last_sale,
@@ -149,6 +151,8 @@ func Compute(ctx context.Context, db *sqlx.DB, programID int64, now time.Time) (
 			"List your site's origin (such as https://www.example.com) in the program's allowed origins."),
 		optional(check("processor_connected", f.Processor,
 			"Optional: connect your payment processor so payments are attributed without code.")),
+		optional(check("processor_charges_seen", f.Charges,
+			"Optional: once the processor is connected, a first live payment it reports proves its charges reach reftrack.")),
 	}
 
 	gate := func(ok bool, action string) Gate {

@@ -570,17 +570,20 @@ func (e ReadinessState) Valid() bool {
 
 // Defines values for ReadinessCheckId.
 const (
-	AllowedOriginsSet  ReadinessCheckId = "allowed_origins_set"
-	ProcessorConnected ReadinessCheckId = "processor_connected"
-	SaleSeen           ReadinessCheckId = "sale_seen"
-	ServerLeadSeen     ReadinessCheckId = "server_lead_seen"
-	TrackerClickSeen   ReadinessCheckId = "tracker_click_seen"
+	AllowedOriginsSet    ReadinessCheckId = "allowed_origins_set"
+	ProcessorChargesSeen ReadinessCheckId = "processor_charges_seen"
+	ProcessorConnected   ReadinessCheckId = "processor_connected"
+	SaleSeen             ReadinessCheckId = "sale_seen"
+	ServerLeadSeen       ReadinessCheckId = "server_lead_seen"
+	TrackerClickSeen     ReadinessCheckId = "tracker_click_seen"
 )
 
 // Valid indicates whether the value is a known member of the ReadinessCheckId enum.
 func (e ReadinessCheckId) Valid() bool {
 	switch e {
 	case AllowedOriginsSet:
+		return true
+	case ProcessorChargesSeen:
 		return true
 	case ProcessorConnected:
 		return true
@@ -1275,6 +1278,8 @@ type CliStatusResponse struct {
 			Leads24h  int `json:"leads_24h"`
 			Sales24h  int `json:"sales_24h"`
 		} `json:"recent_events"`
+
+		// StripeChargesEnabled True once a live-mode payment event (checkout completed, invoice paid), its Stripe signature verified, has been received for the program, attributed or not.
 		StripeChargesEnabled bool `json:"stripe_charges_enabled"`
 		StripeConnected      bool `json:"stripe_connected"`
 	} `json:"data"`
@@ -2031,19 +2036,23 @@ type ReadinessState string
 
 // ReadinessCheck defines model for ReadinessCheck.
 type ReadinessCheck struct {
-	Hint string           `json:"hint"`
-	Id   ReadinessCheckId `json:"id"`
+	Hint string `json:"hint"`
 
-	// Status `unknown`: an optional check not done (`processor_connected` before a processor is connected); it
-	// never blocks a gate.
+	// Id `processor_charges_seen` passes once a live-mode payment event, its signature verified, has reached
+	// the program's processor connection (`stripe_charges_enabled` in `GET /api/v1/cli/status`).
+	Id ReadinessCheckId `json:"id"`
+
+	// Status `unknown`: an optional check not done (`processor_connected` before a processor is connected,
+	// `processor_charges_seen` before its first live payment); it never blocks a gate.
 	Status ReadinessCheckStatus `json:"status"`
 }
 
-// ReadinessCheckId defines model for ReadinessCheck.Id.
+// ReadinessCheckId `processor_charges_seen` passes once a live-mode payment event, its signature verified, has reached
+// the program's processor connection (`stripe_charges_enabled` in `GET /api/v1/cli/status`).
 type ReadinessCheckId string
 
-// ReadinessCheckStatus `unknown`: an optional check not done (`processor_connected` before a processor is connected); it
-// never blocks a gate.
+// ReadinessCheckStatus `unknown`: an optional check not done (`processor_connected` before a processor is connected,
+// `processor_charges_seen` before its first live payment); it never blocks a gate.
 type ReadinessCheckStatus string
 
 // ReadinessGate defines model for ReadinessGate.
