@@ -176,8 +176,6 @@ func ensureTemplate(ctx context.Context, admin *sql.DB) (string, error) {
 		return tmpl, nil
 	}
 
-	// Templates of other migration sets are left alone: a concurrent test run (another checkout, another
-	// branch) may be cloning them right now.
 	build := tmpl + "_build_" + randomSuffix()[:8]
 	if _, err := conn.ExecContext(ctx, "CREATE DATABASE "+pq.QuoteIdentifier(build)); err != nil {
 		return "", err
@@ -194,7 +192,37 @@ func ensureTemplate(ctx context.Context, admin *sql.DB) (string, error) {
 		pq.QuoteIdentifier(build), pq.QuoteIdentifier(tmpl))); err != nil {
 		return "", err
 	}
+	dropStaleTemplates(ctx, conn, tmpl)
 	return tmpl, nil
+}
+
+// dropStaleTemplates drops the templates of other migration sets, which only earlier builds used, so that
+// test runs leave one template behind (the current one, kept so the next run needn't migrate). A template
+// that a concurrent run (another checkout, another branch) is using or cloning right now is locked or
+// connected to: it is skipped, never forced.
+func dropStaleTemplates(ctx context.Context, conn *sql.Conn, keep string) {
+	// Connected databases are left out up front: DROP DATABASE would wait five seconds for them to go.
+	rows, err := conn.QueryContext(ctx, `SELECT d.datname FROM pg_database d WHERE d.datname LIKE 'reftrack\_tmpl\_%'
+		AND d.datname <> $1 AND d.datname NOT LIKE '%\_build\_%'
+		AND NOT EXISTS (SELECT 1 FROM pg_stat_activity a WHERE a.datname = d.datname)`, keep)
+	if err != nil {
+		return
+	}
+	var stale []string
+	for rows.Next() {
+		var name string
+		if rows.Scan(&name) == nil {
+			stale = append(stale, name)
+		}
+	}
+	rows.Close()
+	if _, err := conn.ExecContext(ctx, "SET lock_timeout = '100ms'"); err != nil {
+		return
+	}
+	defer conn.ExecContext(context.Background(), "RESET lock_timeout") //nolint:errcheck
+	for _, name := range stale {
+		_, _ = conn.ExecContext(ctx, "DROP DATABASE IF EXISTS "+pq.QuoteIdentifier(name)) // in use: kept
+	}
 }
 
 func migrateDSN(ctx context.Context, dsn string) error {
