@@ -186,6 +186,16 @@ func randomIP() string {
 	return string(b)
 }
 
+// dropDatabase drops the benchmark's database, forcing out whatever is still connected.
+func dropDatabase(ctx context.Context, adminURL, name string) {
+	admin, err := sql.Open("postgres", adminURL)
+	if err != nil {
+		return
+	}
+	defer admin.Close()
+	_, _ = admin.ExecContext(ctx, "DROP DATABASE IF EXISTS "+pq.QuoteIdentifier(name)+" WITH (FORCE)")
+}
+
 func recreate(ctx context.Context, adminURL, name string) error {
 	admin, err := sql.Open("postgres", adminURL)
 	if err != nil {

@@ -90,6 +90,8 @@ func benchRun(ctx context.Context, o options, run int) (runResult, error) {
 	if err := recreate(ctx, o.adminURL, name); err != nil {
 		return res, err
 	}
+	// The run's database goes when the run ends (the server and the pool are gone by then).
+	defer dropDatabase(context.WithoutCancel(ctx), o.adminURL, name)
 	pool, err := db.Open(ctx, dsn, db.PoolOptions{MaxOpenConns: 8})
 	if err != nil {
 		return res, err

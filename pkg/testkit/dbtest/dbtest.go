@@ -192,19 +192,20 @@ func ensureTemplate(ctx context.Context, admin *sql.DB) (string, error) {
 		pq.QuoteIdentifier(build), pq.QuoteIdentifier(tmpl))); err != nil {
 		return "", err
 	}
-	dropStaleTemplates(ctx, conn, tmpl)
+	dropStaleTemplates(ctx, conn, "reftrack_tmpl_", tmpl)
 	return tmpl, nil
 }
 
-// dropStaleTemplates drops the templates of other migration sets, which only earlier builds used, so that
-// test runs leave one template behind (the current one, kept so the next run needn't migrate). A template
-// that a concurrent run (another checkout, another branch) is using or cloning right now is locked or
-// connected to: it is skipped, never forced.
-func dropStaleTemplates(ctx context.Context, conn *sql.Conn, keep string) {
+// dropStaleTemplates drops the databases named prefix… other than keep: the templates of other migration
+// sets, which only earlier builds used, so that test runs leave one template behind (the current one,
+// kept so the next run needn't migrate). A template that a concurrent run (another checkout, another
+// branch) is connected to or cloning right now is skipped, never forced.
+func dropStaleTemplates(ctx context.Context, conn *sql.Conn, prefix, keep string) {
 	// Connected databases are left out up front: DROP DATABASE would wait five seconds for them to go.
-	rows, err := conn.QueryContext(ctx, `SELECT d.datname FROM pg_database d WHERE d.datname LIKE 'reftrack\_tmpl\_%'
-		AND d.datname <> $1 AND d.datname NOT LIKE '%\_build\_%'
-		AND NOT EXISTS (SELECT 1 FROM pg_stat_activity a WHERE a.datname = d.datname)`, keep)
+	pattern := strings.ReplaceAll(prefix, "_", `\_`) + "%"
+	rows, err := conn.QueryContext(ctx, `SELECT d.datname FROM pg_database d WHERE d.datname LIKE $1
+		AND d.datname <> $2 AND d.datname NOT LIKE '%\_build\_%'
+		AND NOT EXISTS (SELECT 1 FROM pg_stat_activity a WHERE a.datname = d.datname)`, pattern, keep)
 	if err != nil {
 		return
 	}
@@ -216,12 +217,13 @@ func dropStaleTemplates(ctx context.Context, conn *sql.Conn, keep string) {
 		}
 	}
 	rows.Close()
+	// A clone in progress holds a lock on its template: give up on that one at once.
 	if _, err := conn.ExecContext(ctx, "SET lock_timeout = '100ms'"); err != nil {
 		return
 	}
 	defer conn.ExecContext(context.Background(), "RESET lock_timeout") //nolint:errcheck
 	for _, name := range stale {
-		_, _ = conn.ExecContext(ctx, "DROP DATABASE IF EXISTS "+pq.QuoteIdentifier(name)) // in use: kept
+		_, _ = conn.ExecContext(ctx, "DROP DATABASE IF EXISTS "+pq.QuoteIdentifier(name))
 	}
 }
 

@@ -16,9 +16,11 @@ func TestStaleTemplatesAreDropped(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer admin.Close()
-	suffix := randomSuffix()[:8]
-	stale, inUse, keep := "reftrack_tmpl_stale_"+suffix, "reftrack_tmpl_inuse_"+suffix, "reftrack_tmpl_keep_"+suffix
+	t.Cleanup(func() { admin.Close() }) // after the databases' own cleanups below
+	// Databases of this test's own prefix: the real templates, which other packages' tests are cloning
+	// meanwhile, are out of its reach.
+	prefix := "reftrack_tmpltest_" + randomSuffix()[:8] + "_"
+	stale, inUse, keep := prefix+"stale", prefix+"inuse", prefix+"keep"
 	for _, name := range []string{stale, inUse, keep} {
 		if _, err := admin.ExecContext(ctx, "CREATE DATABASE "+pq.QuoteIdentifier(name)); err != nil {
 			t.Fatal(err)
@@ -42,7 +44,7 @@ func TestStaleTemplatesAreDropped(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer conn.Close()
-	dropStaleTemplates(ctx, conn, keep)
+	dropStaleTemplates(ctx, conn, prefix, keep)
 	exists := func(name string) bool {
 		var n int
 		if err := admin.QueryRowContext(ctx, `SELECT count(*) FROM pg_database WHERE datname = $1`, name).Scan(&n); err != nil {
