@@ -531,6 +531,9 @@ func (a *app) statusCmd() *cobra.Command {
 			fmt.Fprintf(a.out, "  last 24h        %d clicks, %d leads, %d sales\n", d.RecentEvents.Clicks24h, d.RecentEvents.Leads24h, d.RecentEvents.Sales24h)
 			fmt.Fprintf(a.out, "  partners        %d active\n  commissions     %d pending\n", d.ActivePartners, d.PendingCommissions)
 			fmt.Fprintf(a.out, "  stripe          connected: %s, charges enabled: %s\n  dns verified    %s\n", yes[d.StripeConnected], yes[d.StripeChargesEnabled], yes[d.DnsVerified])
+			if !d.DnsVerified {
+				fmt.Fprintf(a.out, "                  add a DNS TXT record %s with the value %s\n", d.DnsRecord.Name, d.DnsRecord.Value)
+			}
 			if res.JSON200.Warnings != nil {
 				for _, w := range *res.JSON200.Warnings {
 					fmt.Fprintf(a.errOut, "Warning: %s (%s)\n", w.Message, w.Hint)

@@ -155,6 +155,9 @@ func TestCLIFlow(t *testing.T) {
 	if !strings.Contains(out, "Program "+programID+": Acme Pro (acme.example.com)") || !strings.Contains(out, "0 clicks, 0 leads, 0 sales") {
 		t.Errorf("status printed %q (test events must not count)", out)
 	}
+	if !regexp.MustCompile(`add a DNS TXT record _reftrack\.acme\.example\.com with the value reftrack-verification=[0-9a-f]{32}\n`).MatchString(out) {
+		t.Errorf("status printed %q: no DNS record to add", out)
+	}
 
 	var progs struct {
 		Data []struct {

@@ -159,6 +159,7 @@ func collaborators(ctx context.Context, cfg config.Config, pool *sqlx.DB, logger
 		Refunds: sales.NewRefundRecorder(pool, logger, sales.MaxBatch, m.RefundBatch),
 		Keys:    apikeys.NewLookups(pool, apikeys.LookupWriters, apikeys.LookupMaxBatch),
 		Origins: origins.New(pool, clock), Stripe: &payments.Stripe{DB: pool, Log: logger, Now: clock},
+		DNS: net.DefaultResolver,
 	}, nil
 }
 

@@ -43,6 +43,7 @@ import (
 	"github.com/reftrack/reftrack/pkg/platform/config"
 	"github.com/reftrack/reftrack/pkg/platform/metrics"
 	"github.com/reftrack/reftrack/pkg/platform/ratelimit"
+	"github.com/reftrack/reftrack/pkg/programs"
 	"github.com/reftrack/reftrack/pkg/sales"
 	"github.com/reftrack/reftrack/pkg/useragent"
 	"github.com/reftrack/reftrack/tracker"
@@ -74,6 +75,8 @@ type Deps struct {
 	Keys    *apikeys.Lookups
 	Origins *origins.Cache
 	Stripe  *payments.Stripe
+	// DNS looks programs' verification records up (net.DefaultResolver in the server).
+	DNS programs.TXTResolver
 	// Spec is the parsed OpenAPI document (openapi.Spec): the route table is read from it. It is only read,
 	// so one parse serves every server of the process (/openapi.json is openapi.Document, from the same parse).
 	Spec *openapi3.T
@@ -131,11 +134,11 @@ func New(ctx context.Context, d Deps) (*echo.Echo, error) {
 
 	authn := &auth.Authenticator{DB: d.DB, Keys: d.Keys, Now: d.Clock, DocsURL: d.Config.DocsURL}
 	s := &Server{
-		Tracking: &tracking.Tracking{DB: d.DB, Log: d.Logger, Now: d.Clock, Auth: authn, Clicks: d.Clicks, Leads: d.Leads, Sales: d.Sales, Refunds: d.Refunds,
+		Tracking: &tracking.Tracking{DB: d.DB, Log: d.Logger, Now: d.Clock, Auth: authn, Clicks: d.Clicks, Leads: d.Leads, Sales: d.Sales, Refunds: d.Refunds, DNS: d.DNS,
 			Devices: d.Devices, Metrics: d.Metrics, Origins: d.Origins},
 		CLI: &cli.CLI{DB: d.DB, Log: d.Logger, Now: d.Clock, BaseURL: d.Config.BaseURL, Verifier: d.Login.Verifier,
-			Clicks: d.Clicks, Metrics: d.Metrics},
-		Management: &manage.Management{DB: d.DB, Now: d.Clock, BaseURL: d.Config.BaseURL, Origins: d.Origins},
+			Clicks: d.Clicks, Metrics: d.Metrics, DNS: d.DNS},
+		Management: &manage.Management{DB: d.DB, Now: d.Clock, BaseURL: d.Config.BaseURL, Origins: d.Origins, DNS: d.DNS},
 		Pages: &web.Pages{DB: d.DB, Log: d.Logger, Now: d.Clock, Login: d.Login, Dashboard: d.Dashboard,
 			SecureCookies: strings.HasPrefix(strings.ToLower(d.Config.BaseURL), "https://")},
 		Webhooks:   &webhooks.Webhooks{DB: d.DB, Stripe: d.Stripe, Metrics: d.Metrics},

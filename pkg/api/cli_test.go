@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/reftrack/reftrack/pkg/identity"
 	"github.com/reftrack/reftrack/pkg/platform/config"
 	"github.com/reftrack/reftrack/pkg/seed"
@@ -656,5 +658,71 @@ func TestOneWayOfCounting(t *testing.T) {
 		if status[name+"_24h"] != n || counts[name] != n {
 			t.Errorf("%s: status %v, readiness %v, want %v", name, status[name+"_24h"], counts[name], n)
 		}
+	}
+}
+
+// Domain verification: status shows the TXT record to add; the server looks it up at most once a minute
+// while the domain is unverified, records the first match for good, and readiness shows the same.
+func TestDomainVerification(t *testing.T) {
+	t.Parallel()
+	clock := apitest.PinnedClock()
+	dns := &apitest.FakeDNS{}
+	env := apitest.Start(t, apitest.Options{Clock: clock.Now, DNS: dns})
+	r := env.Seed(seed.Options{})
+	key := apitest.Bearer(r.APIKey)
+	var domain, token string
+	if err := env.DB.QueryRow(`SELECT domain, dns_token FROM programs WHERE id = $1`, r.ProgramID).Scan(&domain, &token); err != nil {
+		t.Fatal(err)
+	}
+	name, value := "_reftrack."+domain, "reftrack-verification="+token
+	status := func() map[string]any {
+		t.Helper()
+		return env.Do(http.MethodGet, "/api/v1/cli/status", nil, key...).JSON(t)["data"].(map[string]any)
+	}
+	domainCheck := func() map[string]any {
+		t.Helper()
+		for _, c := range env.Do(http.MethodGet, "/api/v1/programs/me/readiness", nil, key...).JSON(t)["checks"].([]any) {
+			if c := c.(map[string]any); c["id"] == "domain_verified" {
+				return c
+			}
+		}
+		t.Fatal("no domain_verified check")
+		return nil
+	}
+
+	st := status()
+	want := map[string]any{"name": name, "type": "TXT", "value": value}
+	if st["dns_verified"] != false || !cmp.Equal(st["dns_record"], want) {
+		t.Fatalf("unverified status: dns_verified %v, dns_record %v; want false, %v", st["dns_verified"], st["dns_record"], want)
+	}
+	if c := domainCheck(); c["status"] != "unknown" || !strings.Contains(c["hint"].(string), name) || !strings.Contains(c["hint"].(string), value) {
+		t.Errorf("unverified check = %v", c)
+	}
+	if n := dns.Lookups(); n != 1 {
+		t.Errorf("%d lookups after two requests in the same minute, want 1", n)
+	}
+	dns.Set(name, "v=spf1 -all", "reftrack-verification=someone-else")
+	clock.Advance(61 * time.Second)
+	if status()["dns_verified"] != false || dns.Lookups() != 2 {
+		t.Fatalf("another program's token verified the domain (lookups %d)", dns.Lookups())
+	}
+	dns.Set(name, "v=spf1 -all", value)
+	if status()["dns_verified"] != false || dns.Lookups() != 2 {
+		t.Fatalf("looked up again within the minute (lookups %d)", dns.Lookups())
+	}
+	clock.Advance(61 * time.Second)
+	if status()["dns_verified"] != true {
+		t.Fatal("the record was added and a minute passed, but the domain is not verified")
+	}
+	if c := domainCheck(); c["status"] != "pass" {
+		t.Errorf("verified check = %v", c)
+	}
+	if n := env.Count(`SELECT count(*) FROM programs WHERE id = $1 AND dns_verified_at = $2`, r.ProgramID, clock.Now()); n != 1 {
+		t.Error("dns_verified_at not recorded at the clock's time")
+	}
+	clock.Advance(time.Hour)
+	dns.Set(name) // the record removed: a verified domain stays verified, and is not looked up again
+	if status()["dns_verified"] != true || dns.Lookups() != 3 {
+		t.Errorf("after verification: dns_verified %v, lookups %d (want true, 3)", status()["dns_verified"], dns.Lookups())
 	}
 }

@@ -74,6 +74,8 @@ type facts struct {
 	ActiveLinks  int        `db:"active_links"`
 	Processor    bool       `db:"processor"`
 	Charges      bool       `db:"charges"`
+	DNSVerified  bool       `db:"dns_verified"`
+	DNSToken     string     `db:"dns_token"`
 	LastClick    *time.Time `db:"last_click"`
 	LastLead     *time.Time `db:"last_lead"`
 	LastSale     *time.Time `db:"last_sale"`
@@ -109,6 +111,7 @@ func Compute(ctx context.Context, db *sqlx.DB, programID int64, now time.Time) (
 		 WHERE l.program_id = p.id AND l.enabled AND NOT pa.synthetic) AS active_links,
 		EXISTS (SELECT 1 FROM processor_connections WHERE program_id = p.id) AS processor,
 		EXISTS (SELECT 1 FROM processor_connections WHERE program_id = p.id AND charges_enabled) AS charges,
+		p.dns_verified_at IS NOT NULL AS dns_verified, p.dns_token,
 		(SELECT max(click_timestamp) `+countedClicks+`) AS last_click,
 		(SELECT max(lead_timestamp) `+countedLeads+`) AS last_lead,
 		(SELECT max(sale_date) `+countedSales+`) AS last_sale,
@@ -153,6 +156,7 @@ func Compute(ctx context.Context, db *sqlx.DB, programID int64, now time.Time) (
 			"Optional: connect your payment processor so payments are attributed without code.")),
 		optional(check("processor_charges_seen", f.Charges,
 			"Optional: once the processor is connected, a first live payment it reports proves its charges reach reftrack.")),
+		optional(check("domain_verified", f.DNSVerified, dnsHint(programs.DNSRecordOf(f.Domain, f.DNSToken)))),
 	}
 
 	gate := func(ok bool, action string) Gate {
@@ -218,23 +222,26 @@ func Compute(ctx context.Context, db *sqlx.DB, programID int64, now time.Time) (
 }
 
 // Activity is what `reftrack status` shows of a program: counted events since a time (as readiness
-// counts them), real partners, pending commissions and whether its DNS is verified.
+// counts them), real partners and pending commissions.
 type Activity struct {
-	DNSVerified        bool `db:"dns"`
-	Clicks             int  `db:"clicks"`
-	Leads              int  `db:"leads"`
-	Sales              int  `db:"sales"`
-	ActivePartners     int  `db:"partners"`
-	PendingCommissions int  `db:"pending"`
+	Clicks             int `db:"clicks"`
+	Leads              int `db:"leads"`
+	Sales              int `db:"sales"`
+	ActivePartners     int `db:"partners"`
+	PendingCommissions int `db:"pending"`
 }
 
 // RecentActivity reads the program's Activity since a time.
 func RecentActivity(ctx context.Context, q sqlx.QueryerContext, programID int64, since time.Time) (Activity, error) {
 	var a Activity
-	err := sqlx.GetContext(ctx, q, &a, `SELECT p.dns_verified_at IS NOT NULL AS dns,
-		`+countsSince+`,
+	err := sqlx.GetContext(ctx, q, &a, `SELECT `+countsSince+`,
 		`+programs.RealPartners+` AS partners,
 		(SELECT count(*) FROM commissions WHERE program_id = p.id AND status = 'pending' AND NOT is_test) AS pending
 		FROM programs p WHERE p.id = $1`, programID, since)
 	return a, err
+}
+
+// dnsHint says which DNS record proves the program's domain.
+func dnsHint(r programs.DNSRecord) string {
+	return "Optional: prove the domain is yours with a DNS TXT record " + r.Name + " whose value is " + r.Value + "."
 }

@@ -106,6 +106,21 @@ func (e CliChainResultType) Valid() bool {
 	}
 }
 
+// Defines values for CliStatusResponseDataDnsRecordType.
+const (
+	TXT CliStatusResponseDataDnsRecordType = "TXT"
+)
+
+// Valid indicates whether the value is a known member of the CliStatusResponseDataDnsRecordType enum.
+func (e CliStatusResponseDataDnsRecordType) Valid() bool {
+	switch e {
+	case TXT:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for CliTestEventRequestEventType.
 const (
 	CliTestEventRequestEventTypeClick CliTestEventRequestEventType = "click"
@@ -571,6 +586,7 @@ func (e ReadinessState) Valid() bool {
 // Defines values for ReadinessCheckId.
 const (
 	AllowedOriginsSet    ReadinessCheckId = "allowed_origins_set"
+	DomainVerified       ReadinessCheckId = "domain_verified"
 	ProcessorChargesSeen ReadinessCheckId = "processor_charges_seen"
 	ProcessorConnected   ReadinessCheckId = "processor_connected"
 	SaleSeen             ReadinessCheckId = "sale_seen"
@@ -582,6 +598,8 @@ const (
 func (e ReadinessCheckId) Valid() bool {
 	switch e {
 	case AllowedOriginsSet:
+		return true
+	case DomainVerified:
 		return true
 	case ProcessorChargesSeen:
 		return true
@@ -1265,10 +1283,22 @@ type CliProgramsResponse struct {
 // CliStatusResponse defines model for CliStatusResponse.
 type CliStatusResponse struct {
 	Data struct {
-		ActivePartners int    `json:"active_partners"`
-		DnsVerified    bool   `json:"dns_verified"`
-		Domain         string `json:"domain"`
-		Name           string `json:"name"`
+		ActivePartners int `json:"active_partners"`
+
+		// DnsRecord The DNS record that proves the program's domain.
+		DnsRecord struct {
+			// Name `_reftrack.<domain>`
+			Name string                             `json:"name"`
+			Type CliStatusResponseDataDnsRecordType `json:"type"`
+
+			// Value `reftrack-verification=<the program's token>`
+			Value string `json:"value"`
+		} `json:"dns_record"`
+
+		// DnsVerified True once the program's DNS TXT record (`dns_record`) was found. While it is not, a status request looks the record up, at most once a minute per program.
+		DnsVerified bool   `json:"dns_verified"`
+		Domain      string `json:"domain"`
+		Name        string `json:"name"`
 
 		// PendingCommissions Number of commissions not yet paid or reversed.
 		PendingCommissions int   `json:"pending_commissions"`
@@ -1285,6 +1315,9 @@ type CliStatusResponse struct {
 	} `json:"data"`
 	Warnings *[]Warning `json:"warnings,omitempty"`
 }
+
+// CliStatusResponseDataDnsRecordType defines model for CliStatusResponse.Data.DnsRecord.Type.
+type CliStatusResponseDataDnsRecordType string
 
 // CliTestEventRequest `event_type` for one test event, or `type: chain` for the synthetic chain.
 type CliTestEventRequest struct {
@@ -2040,6 +2073,9 @@ type ReadinessCheck struct {
 
 	// Id `processor_charges_seen` passes once a live-mode payment event, its signature verified, has reached
 	// the program's processor connection (`stripe_charges_enabled` in `GET /api/v1/cli/status`).
+	// `domain_verified` passes once the program's DNS TXT record was found; until then its hint names
+	// the record to add (as `dns_record` in `GET /api/v1/cli/status`). A readiness request looks it up,
+	// at most once a minute per program.
 	Id ReadinessCheckId `json:"id"`
 
 	// Status `unknown`: an optional check not done (`processor_connected` before a processor is connected,
@@ -2049,6 +2085,9 @@ type ReadinessCheck struct {
 
 // ReadinessCheckId `processor_charges_seen` passes once a live-mode payment event, its signature verified, has reached
 // the program's processor connection (`stripe_charges_enabled` in `GET /api/v1/cli/status`).
+// `domain_verified` passes once the program's DNS TXT record was found; until then its hint names
+// the record to add (as `dns_record` in `GET /api/v1/cli/status`). A readiness request looks it up,
+// at most once a minute per program.
 type ReadinessCheckId string
 
 // ReadinessCheckStatus `unknown`: an optional check not done (`processor_connected` before a processor is connected,

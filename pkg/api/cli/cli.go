@@ -39,6 +39,8 @@ type CLI struct {
 	// Clicks records the synthetic chain's clicks through the click route's recorder.
 	Clicks  *clicks.Recorder
 	Metrics *metrics.Metrics
+	// DNS looks the program's domain verification record up (status requests).
+	DNS programs.TXTResolver
 }
 
 // --- login session -------------------------------------------------------------------------------------

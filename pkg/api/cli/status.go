@@ -30,11 +30,16 @@ func (h *CLI) CliStatus(ctx context.Context, req gen.CliStatusRequestObject) (ge
 	out := gen.CliStatusResponse{Warnings: wire.Warnings(ctx)}
 	d := &out.Data
 	d.ProgramId, d.Name, d.Domain = p.ID, p.Name, p.Domain
+	dns, err := programs.CheckDNS(ctx, h.DB, h.DNS, programID, h.Now())
+	if err != nil {
+		return nil, err
+	}
+	d.DnsVerified = dns.Verified
+	d.DnsRecord.Name, d.DnsRecord.Type, d.DnsRecord.Value = dns.Record.Name, gen.TXT, dns.Record.Value
 	counts, err := readiness.RecentActivity(ctx, h.DB, programID, h.Now().Add(-24*time.Hour))
 	if err != nil {
 		return nil, err
 	}
-	d.DnsVerified = counts.DNSVerified
 	d.RecentEvents.Clicks24h, d.RecentEvents.Leads24h, d.RecentEvents.Sales24h = counts.Clicks, counts.Leads, counts.Sales
 	d.ActivePartners, d.PendingCommissions = counts.ActivePartners, counts.PendingCommissions
 	c, err := payments.Get(ctx, h.DB, programID, payments.ProviderStripe)

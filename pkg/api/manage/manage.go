@@ -35,6 +35,8 @@ type Management struct {
 	BaseURL string
 	// Origins is forgotten when a program's allowed origins change.
 	Origins *origins.Cache
+	// DNS looks the program's domain verification record up (readiness requests).
+	DNS programs.TXTResolver
 }
 
 // ErrNotProgramMember refuses an account that is not a member of the program's workspace.
@@ -201,6 +203,9 @@ func programUpdate(body jsonbody.Object) (programs.Update, error) {
 // GetProgramReadiness answers the readiness checks to any member of the program's workspace.
 func (h *Management) GetProgramReadiness(ctx context.Context, req gen.GetProgramReadinessRequestObject) (gen.GetProgramReadinessResponseObject, error) {
 	if _, _, err := h.programAccess(ctx, req.ProgramId, accounts.ActionProgramRead); err != nil {
+		return nil, err
+	}
+	if _, err := programs.CheckDNS(ctx, h.DB, h.DNS, req.ProgramId, h.Now()); err != nil {
 		return nil, err
 	}
 	r, err := readinessOf(ctx, h.DB, req.ProgramId, h.Now())

@@ -6,6 +6,7 @@ import (
 	gen "github.com/reftrack/reftrack/gen/server"
 	"github.com/reftrack/reftrack/pkg/api/internal/auth"
 	"github.com/reftrack/reftrack/pkg/api/internal/wire"
+	"github.com/reftrack/reftrack/pkg/programs"
 	"github.com/reftrack/reftrack/pkg/readiness"
 )
 
@@ -13,6 +14,9 @@ import (
 func (h *Tracking) GetReadiness(ctx context.Context, _ gen.GetReadinessRequestObject) (gen.GetReadinessResponseObject, error) {
 	key, err := auth.ProgramKey(ctx)
 	if err != nil {
+		return nil, err
+	}
+	if _, err := programs.CheckDNS(ctx, h.DB, h.DNS, key.ProgramID, h.Now()); err != nil {
 		return nil, err
 	}
 	r, err := readiness.Compute(ctx, h.DB, key.ProgramID, h.Now())

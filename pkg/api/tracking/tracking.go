@@ -16,6 +16,7 @@ import (
 	"github.com/reftrack/reftrack/pkg/leads"
 	"github.com/reftrack/reftrack/pkg/origins"
 	"github.com/reftrack/reftrack/pkg/platform/metrics"
+	"github.com/reftrack/reftrack/pkg/programs"
 	"github.com/reftrack/reftrack/pkg/sales"
 	"github.com/reftrack/reftrack/pkg/useragent"
 )
@@ -30,6 +31,8 @@ type Tracking struct {
 	Leads   *leads.Recorder
 	Sales   *sales.Recorder
 	Refunds *sales.RefundRecorder
+	// DNS looks the program's domain verification record up (readiness requests).
+	DNS     programs.TXTResolver
 	Devices *useragent.Parser
 	Metrics *metrics.Metrics
 	Origins *origins.Cache

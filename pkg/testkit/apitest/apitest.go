@@ -30,6 +30,7 @@ import (
 	"github.com/reftrack/reftrack/pkg/api"
 	"github.com/reftrack/reftrack/pkg/platform/config"
 	"github.com/reftrack/reftrack/pkg/platform/ratelimit"
+	"github.com/reftrack/reftrack/pkg/programs"
 	"github.com/reftrack/reftrack/pkg/seed"
 	"github.com/reftrack/reftrack/pkg/testkit/dbtest"
 )
@@ -62,6 +63,8 @@ type Options struct {
 	LimitStore ratelimit.Store
 	// Config adjusts the configuration after the defaults are read.
 	Config func(*config.Config)
+	// DNS answers the server's TXT lookups (nil: no record exists anywhere; tests never reach the network).
+	DNS programs.TXTResolver
 }
 
 // New starts the server on a fresh migrated database.
@@ -118,6 +121,12 @@ func serve(d *dbtest.Database, opts Options, report func(error)) (*server, error
 	logs := &SyncBuffer{}
 	logger := slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	deps, err := collaborators(cfg, d, logger, opts.Clock, ratelimit.New(opts.LimitStore, opts.Clock))
+	if err == nil {
+		deps.DNS = opts.DNS
+		if deps.DNS == nil {
+			deps.DNS = NoDNS{}
+		}
+	}
 	if err != nil {
 		ln.Close()
 		return nil, err

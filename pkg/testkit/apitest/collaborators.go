@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rsa"
 	"log/slog"
+	"net"
 	"sync"
 	"time"
 
@@ -106,4 +107,47 @@ func collaborators(cfg config.Config, d *dbtest.Database, logger *slog.Logger, c
 		Keys:    apikeys.NewLookups(d.DB, apikeys.LookupWriters, apikeys.LookupMaxBatch),
 		Origins: origins.New(d.DB, clock), Stripe: &payments.Stripe{DB: d.DB, Log: logger, Now: clock}, Spec: f.spec,
 	}, nil
+}
+
+// NoDNS is a resolver that finds no record: the servers of tests never reach the network.
+type NoDNS struct{}
+
+// LookupTXT answers that the name does not exist.
+func (NoDNS) LookupTXT(_ context.Context, name string) ([]string, error) {
+	return nil, &net.DNSError{Err: "no such host", Name: name, IsNotFound: true}
+}
+
+// FakeDNS answers TXT lookups from its map and counts them.
+type FakeDNS struct {
+	mu      sync.Mutex
+	Records map[string][]string
+	lookups int
+}
+
+// LookupTXT answers name's records, or that it does not exist.
+func (f *FakeDNS) LookupTXT(_ context.Context, name string) ([]string, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.lookups++
+	if v, ok := f.Records[name]; ok {
+		return v, nil
+	}
+	return nil, &net.DNSError{Err: "no such host", Name: name, IsNotFound: true}
+}
+
+// Set makes name answer values.
+func (f *FakeDNS) Set(name string, values ...string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.Records == nil {
+		f.Records = map[string][]string{}
+	}
+	f.Records[name] = values
+}
+
+// Lookups is how many lookups were made.
+func (f *FakeDNS) Lookups() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.lookups
 }

@@ -1,0 +1,2 @@
+ALTER TABLE programs DROP COLUMN IF EXISTS dns_checked_at;
+ALTER TABLE programs DROP COLUMN IF EXISTS dns_token;
