@@ -3601,6 +3601,13 @@ func WithRequestEditorFn(fn RequestEditorFn) ClientOption {
 // The interface specification for the client above.
 type ClientInterface interface {
 
+	// HomePage The front page
+	//
+	// A short page naming the service, with links to the API reference (`/docs`), this document (`/openapi.json`) and the dashboard.
+	//
+	// Corresponds with GET / (the `HomePage` operationId).
+	HomePage(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// ListTrackingEvents List a program's tracking events
 	//
 	// Returns the program's merged click, lead and conversion events, newest first. Backs the dashboard.
@@ -4722,6 +4729,20 @@ type ClientInterface interface {
 	// Corresponds with POST /dev/oidc/token (the `DevOidcToken` operationId).
 	DevOidcTokenWithFormdataBody(ctx context.Context, body DevOidcTokenFormdataRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// ApiReferencePage The API reference
+	//
+	// This document rendered for people (Redoc 2.5.2, served from this server with its script; the page's Content-Security-Policy keeps the browser from fetching anything from elsewhere).
+	//
+	// Corresponds with GET /docs (the `ApiReferencePage` operationId).
+	ApiReferencePage(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ApiReferenceScript The API reference's renderer
+	//
+	// Redoc's standalone bundle, as released (MIT). Its path names its version, so it may be cached for good.
+	//
+	// Corresponds with GET /docs/redoc-2.5.2.standalone.js (the `ApiReferenceScript` operationId).
+	ApiReferenceScript(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// GetHealthz Liveness probe
 	//
 	// Answers 200 while the process serves HTTP; touches no dependency.
@@ -4860,6 +4881,23 @@ type ClientInterface interface {
 	//
 	// Corresponds with POST /webhooks/stripe/{programId} (the `StripeWebhookAlias` operationId).
 	StripeWebhookAlias(ctx context.Context, programId ProgramId, body StripeWebhookAliasJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+}
+
+// HomePage The front page
+//
+// A short page naming the service, with links to the API reference (`/docs`), this document (`/openapi.json`) and the dashboard.
+//
+// Corresponds with GET / (the `HomePage` operationId).
+func (c *Client) HomePage(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewHomePageRequest(c.Server)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
 }
 
 // ListTrackingEvents List a program's tracking events
@@ -6612,6 +6650,40 @@ func (c *Client) DevOidcTokenWithFormdataBody(ctx context.Context, body DevOidcT
 	return c.Client.Do(req)
 }
 
+// ApiReferencePage The API reference
+//
+// This document rendered for people (Redoc 2.5.2, served from this server with its script; the page's Content-Security-Policy keeps the browser from fetching anything from elsewhere).
+//
+// Corresponds with GET /docs (the `ApiReferencePage` operationId).
+func (c *Client) ApiReferencePage(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewApiReferencePageRequest(c.Server)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ApiReferenceScript The API reference's renderer
+//
+// Redoc's standalone bundle, as released (MIT). Its path names its version, so it may be cached for good.
+//
+// Corresponds with GET /docs/redoc-2.5.2.standalone.js (the `ApiReferenceScript` operationId).
+func (c *Client) ApiReferenceScript(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewApiReferenceScriptRequest(c.Server)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // GetHealthz Liveness probe
 //
 // Answers 200 while the process serves HTTP; touches no dependency.
@@ -6879,6 +6951,33 @@ func (c *Client) StripeWebhookAlias(ctx context.Context, programId ProgramId, bo
 		return nil, err
 	}
 	return c.Client.Do(req)
+}
+
+// NewHomePageRequest constructs an http.Request for the HomePage method
+func NewHomePageRequest(server string) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
 }
 
 // NewListTrackingEventsRequest constructs an http.Request for the ListTrackingEvents method
@@ -8746,6 +8845,60 @@ func NewDevOidcTokenRequestWithBody(server string, contentType string, body io.R
 	return req, nil
 }
 
+// NewApiReferencePageRequest constructs an http.Request for the ApiReferencePage method
+func NewApiReferencePageRequest(server string) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/docs")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewApiReferenceScriptRequest constructs an http.Request for the ApiReferenceScript method
+func NewApiReferenceScriptRequest(server string) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/docs/redoc-2.5.2.standalone.js")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
 // NewGetHealthzRequest constructs an http.Request for the GetHealthz method
 func NewGetHealthzRequest(server string) (*http.Request, error) {
 	var err error
@@ -9261,6 +9414,15 @@ func WithBaseURL(baseURL string) ClientOption {
 
 // ClientWithResponsesInterface is the interface specification for the client with responses above.
 type ClientWithResponsesInterface interface {
+
+	// HomePageWithResponse The front page
+	//
+	// A short page naming the service, with links to the API reference (`/docs`), this document (`/openapi.json`) and the dashboard.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET / (the `HomePage` operationId).
+	HomePageWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*HomePageHTTPResponse, error)
 
 	// ListTrackingEventsWithResponse List a program's tracking events
 	//
@@ -10429,6 +10591,24 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with POST /dev/oidc/token (the `DevOidcToken` operationId).
 	DevOidcTokenWithFormdataBodyWithResponse(ctx context.Context, body DevOidcTokenFormdataRequestBody, reqEditors ...RequestEditorFn) (*DevOidcTokenHTTPResponse, error)
 
+	// ApiReferencePageWithResponse The API reference
+	//
+	// This document rendered for people (Redoc 2.5.2, served from this server with its script; the page's Content-Security-Policy keeps the browser from fetching anything from elsewhere).
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /docs (the `ApiReferencePage` operationId).
+	ApiReferencePageWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*ApiReferencePageHTTPResponse, error)
+
+	// ApiReferenceScriptWithResponse The API reference's renderer
+	//
+	// Redoc's standalone bundle, as released (MIT). Its path names its version, so it may be cached for good.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /docs/redoc-2.5.2.standalone.js (the `ApiReferenceScript` operationId).
+	ApiReferenceScriptWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*ApiReferenceScriptHTTPResponse, error)
+
 	// GetHealthzWithResponse Liveness probe
 	//
 	// Answers 200 while the process serves HTTP; touches no dependency.
@@ -10585,6 +10765,40 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with POST /webhooks/stripe/{programId} (the `StripeWebhookAlias` operationId).
 	StripeWebhookAliasWithResponse(ctx context.Context, programId ProgramId, body StripeWebhookAliasJSONRequestBody, reqEditors ...RequestEditorFn) (*StripeWebhookAliasHTTPResponse, error)
+}
+
+type HomePageHTTPResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+}
+
+// GetBody returns the raw response body bytes
+func (r HomePageHTTPResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r HomePageHTTPResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r HomePageHTTPResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r HomePageHTTPResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
 }
 
 // ListTrackingEventsHTTPResponse200Headers the declared response headers of an HTTP 200 response for ListTrackingEvents
@@ -16249,6 +16463,89 @@ func (r DevOidcTokenHTTPResponse) ContentType() string {
 	return ""
 }
 
+// ApiReferencePageHTTPResponse200Headers the declared response headers of an HTTP 200 response for ApiReferencePage
+type ApiReferencePageHTTPResponse200Headers struct {
+	ContentSecurityPolicy string
+}
+
+type ApiReferencePageHTTPResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *ApiReferencePageHTTPResponse200Headers
+}
+
+// GetBody returns the raw response body bytes
+func (r ApiReferencePageHTTPResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ApiReferencePageHTTPResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ApiReferencePageHTTPResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ApiReferencePageHTTPResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// ApiReferenceScriptHTTPResponse200Headers the declared response headers of an HTTP 200 response for ApiReferenceScript
+type ApiReferenceScriptHTTPResponse200Headers struct {
+	CacheControl string
+	XRequestID   string
+}
+
+type ApiReferenceScriptHTTPResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *ApiReferenceScriptHTTPResponse200Headers
+}
+
+// GetBody returns the raw response body bytes
+func (r ApiReferenceScriptHTTPResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ApiReferenceScriptHTTPResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ApiReferenceScriptHTTPResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ApiReferenceScriptHTTPResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // GetHealthzHTTPResponse200Headers the declared response headers of an HTTP 200 response for GetHealthz
 type GetHealthzHTTPResponse200Headers struct {
 	XRequestID string
@@ -16899,6 +17196,21 @@ func (r StripeWebhookAliasHTTPResponse) ContentType() string {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
 	return ""
+}
+
+// HomePageWithResponse The front page
+//
+// A short page naming the service, with links to the API reference (`/docs`), this document (`/openapi.json`) and the dashboard.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET / (the `HomePage` operationId).
+func (c *ClientWithResponses) HomePageWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*HomePageHTTPResponse, error) {
+	rsp, err := c.HomePage(ctx, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseHomePageHTTPResponse(rsp)
 }
 
 // ListTrackingEventsWithResponse List a program's tracking events
@@ -18446,6 +18758,36 @@ func (c *ClientWithResponses) DevOidcTokenWithFormdataBodyWithResponse(ctx conte
 	return ParseDevOidcTokenHTTPResponse(rsp)
 }
 
+// ApiReferencePageWithResponse The API reference
+//
+// This document rendered for people (Redoc 2.5.2, served from this server with its script; the page's Content-Security-Policy keeps the browser from fetching anything from elsewhere).
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /docs (the `ApiReferencePage` operationId).
+func (c *ClientWithResponses) ApiReferencePageWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*ApiReferencePageHTTPResponse, error) {
+	rsp, err := c.ApiReferencePage(ctx, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseApiReferencePageHTTPResponse(rsp)
+}
+
+// ApiReferenceScriptWithResponse The API reference's renderer
+//
+// Redoc's standalone bundle, as released (MIT). Its path names its version, so it may be cached for good.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /docs/redoc-2.5.2.standalone.js (the `ApiReferenceScript` operationId).
+func (c *ClientWithResponses) ApiReferenceScriptWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*ApiReferenceScriptHTTPResponse, error) {
+	rsp, err := c.ApiReferenceScript(ctx, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseApiReferenceScriptHTTPResponse(rsp)
+}
+
 // GetHealthzWithResponse Liveness probe
 //
 // Answers 200 while the process serves HTTP; touches no dependency.
@@ -18679,6 +19021,22 @@ func (c *ClientWithResponses) StripeWebhookAliasWithResponse(ctx context.Context
 		return nil, err
 	}
 	return ParseStripeWebhookAliasHTTPResponse(rsp)
+}
+
+// ParseHomePageHTTPResponse parses an HTTP response from a HomePageWithResponse call
+func ParseHomePageHTTPResponse(rsp *http.Response) (*HomePageHTTPResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &HomePageHTTPResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	return response, nil
 }
 
 // ParseListTrackingEventsHTTPResponse parses an HTTP response from a ListTrackingEventsWithResponse call
@@ -27635,6 +27993,71 @@ func ParseDevOidcTokenHTTPResponse(rsp *http.Response) (*DevOidcTokenHTTPRespons
 			headers.XRateLimitReset = value
 		}
 		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseApiReferencePageHTTPResponse parses an HTTP response from a ApiReferencePageWithResponse call
+func ParseApiReferencePageHTTPResponse(rsp *http.Response) (*ApiReferencePageHTTPResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ApiReferencePageHTTPResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers ApiReferencePageHTTPResponse200Headers
+		if values := rsp.Header.Values("Content-Security-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Security-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentSecurityPolicy = value
+		}
+		response.Headers200 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseApiReferenceScriptHTTPResponse parses an HTTP response from a ApiReferenceScriptWithResponse call
+func ParseApiReferenceScriptHTTPResponse(rsp *http.Response) (*ApiReferenceScriptHTTPResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ApiReferenceScriptHTTPResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers ApiReferenceScriptHTTPResponse200Headers
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers200 = &headers
 	}
 
 	return response, nil

@@ -3156,6 +3156,9 @@ func (t *UnauthorizedErrorBody) UnmarshalJSON(b []byte) error {
 
 // ServerInterface represents all server handlers.
 type ServerInterface interface {
+	// HomePage The front page
+	// (GET /)
+	HomePage(ctx echo.Context) error
 	// ListTrackingEvents List a program's tracking events
 	// (GET /api/tracking/events/{programId})
 	ListTrackingEvents(ctx echo.Context, programId int64, params ListTrackingEventsParams) error
@@ -3287,6 +3290,12 @@ type ServerInterface interface {
 	// DevOidcToken Development issuer token endpoint
 	// (POST /dev/oidc/token)
 	DevOidcToken(ctx echo.Context) error
+	// ApiReferencePage The API reference
+	// (GET /docs)
+	ApiReferencePage(ctx echo.Context) error
+	// ApiReferenceScript The API reference's renderer
+	// (GET /docs/redoc-2.5.2.standalone.js)
+	ApiReferenceScript(ctx echo.Context) error
 	// GetHealthz Liveness probe
 	// (GET /healthz)
 	GetHealthz(ctx echo.Context) error
@@ -3325,6 +3334,15 @@ type ServerInterface interface {
 // ServerInterfaceWrapper converts echo contexts to parameters.
 type ServerInterfaceWrapper struct {
 	Handler ServerInterface
+}
+
+// HomePage converts echo context to params.
+func (w *ServerInterfaceWrapper) HomePage(ctx echo.Context) error {
+	var err error
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.HomePage(ctx)
+	return err
 }
 
 // ListTrackingEvents converts echo context to params.
@@ -4003,6 +4021,24 @@ func (w *ServerInterfaceWrapper) DevOidcToken(ctx echo.Context) error {
 	return err
 }
 
+// ApiReferencePage converts echo context to params.
+func (w *ServerInterfaceWrapper) ApiReferencePage(ctx echo.Context) error {
+	var err error
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.ApiReferencePage(ctx)
+	return err
+}
+
+// ApiReferenceScript converts echo context to params.
+func (w *ServerInterfaceWrapper) ApiReferenceScript(ctx echo.Context) error {
+	var err error
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.ApiReferenceScript(ctx)
+	return err
+}
+
 // GetHealthz converts echo context to params.
 func (w *ServerInterfaceWrapper) GetHealthz(ctx echo.Context) error {
 	var err error
@@ -4265,6 +4301,7 @@ func RegisterHandlersWithOptions(router EchoRouter, si ServerInterface, options 
 		Handler: si,
 	}
 
+	router.GET(options.BaseURL+"/", wrapper.HomePage, options.OperationMiddlewares["homePage"]...)
 	router.GET(options.BaseURL+"/api/tracking/events/:programId", wrapper.ListTrackingEvents, options.OperationMiddlewares["listTrackingEvents"]...)
 	router.GET(options.BaseURL+"/api/tracking/events/:programId/daily", wrapper.ListDailyEventCounts, options.OperationMiddlewares["listDailyEventCounts"]...)
 	router.POST(options.BaseURL+"/api/v1/cli/auth/callback", wrapper.CliAuthCallback, options.OperationMiddlewares["cliAuthCallback"]...)
@@ -4308,6 +4345,8 @@ func RegisterHandlersWithOptions(router EchoRouter, si ServerInterface, options 
 	router.POST(options.BaseURL+"/dev/oidc/id-token", wrapper.DevOidcIdToken, options.OperationMiddlewares["devOidcIdToken"]...)
 	router.GET(options.BaseURL+"/dev/oidc/jwks", wrapper.DevOidcJwks, options.OperationMiddlewares["devOidcJwks"]...)
 	router.POST(options.BaseURL+"/dev/oidc/token", wrapper.DevOidcToken, options.OperationMiddlewares["devOidcToken"]...)
+	router.GET(options.BaseURL+"/docs", wrapper.ApiReferencePage, options.OperationMiddlewares["apiReferencePage"]...)
+	router.GET(options.BaseURL+"/docs/redoc-2.5.2.standalone.js", wrapper.ApiReferenceScript, options.OperationMiddlewares["apiReferenceScript"]...)
 	router.GET(options.BaseURL+"/healthz", wrapper.GetHealthz, options.OperationMiddlewares["getHealthz"]...)
 	router.GET(options.BaseURL+"/js/svc-tracker.js", wrapper.GetTrackerScript, options.OperationMiddlewares["getTrackerScript"]...)
 	router.GET(options.BaseURL+"/js/svc.js", wrapper.GetTrackerScriptAlias, options.OperationMiddlewares["getTrackerScriptAlias"]...)
@@ -4816,6 +4855,30 @@ type UnavailablePageTexthtmlResponse struct {
 
 	Headers       UnavailablePageResponseHeaders
 	ContentLength int64
+}
+
+type HomePageRequestObject struct {
+}
+
+type HomePageResponseObject interface {
+	VisitHomePageResponse(w http.ResponseWriter) error
+}
+
+type HomePage200TexthtmlResponse struct{ HTMLPageTexthtmlResponse }
+
+func (response HomePage200TexthtmlResponse) VisitHomePageResponse(w http.ResponseWriter) error {
+
+	w.Header().Set("Content-Type", "text/html")
+	if response.ContentLength != 0 {
+		w.Header().Set("Content-Length", fmt.Sprint(response.ContentLength))
+	}
+	w.WriteHeader(200)
+
+	if closer, ok := response.Body.(io.ReadCloser); ok {
+		defer closer.Close()
+	}
+	_, err := io.Copy(w, response.Body)
+	return err
 }
 
 type ListTrackingEventsRequestObject struct {
@@ -10467,6 +10530,74 @@ func (response DevOidcToken429JSONResponse) VisitDevOidcTokenResponse(w http.Res
 	return err
 }
 
+type ApiReferencePageRequestObject struct {
+}
+
+type ApiReferencePageResponseObject interface {
+	VisitApiReferencePageResponse(w http.ResponseWriter) error
+}
+
+type ApiReferencePage200ResponseHeaders struct {
+	ContentSecurityPolicy string
+}
+
+type ApiReferencePage200TexthtmlResponse struct {
+	Body          io.Reader
+	Headers       ApiReferencePage200ResponseHeaders
+	ContentLength int64
+}
+
+func (response ApiReferencePage200TexthtmlResponse) VisitApiReferencePageResponse(w http.ResponseWriter) error {
+
+	w.Header().Set("Content-Type", "text/html")
+	if response.ContentLength != 0 {
+		w.Header().Set("Content-Length", fmt.Sprint(response.ContentLength))
+	}
+	w.Header().Set("Content-Security-Policy", fmt.Sprint(response.Headers.ContentSecurityPolicy))
+	w.WriteHeader(200)
+
+	if closer, ok := response.Body.(io.ReadCloser); ok {
+		defer closer.Close()
+	}
+	_, err := io.Copy(w, response.Body)
+	return err
+}
+
+type ApiReferenceScriptRequestObject struct {
+}
+
+type ApiReferenceScriptResponseObject interface {
+	VisitApiReferenceScriptResponse(w http.ResponseWriter) error
+}
+
+type ApiReferenceScript200ResponseHeaders struct {
+	CacheControl string
+	XRequestID   string
+}
+
+type ApiReferenceScript200ApplicationjavascriptResponse struct {
+	Body          io.Reader
+	Headers       ApiReferenceScript200ResponseHeaders
+	ContentLength int64
+}
+
+func (response ApiReferenceScript200ApplicationjavascriptResponse) VisitApiReferenceScriptResponse(w http.ResponseWriter) error {
+
+	w.Header().Set("Content-Type", "application/javascript")
+	if response.ContentLength != 0 {
+		w.Header().Set("Content-Length", fmt.Sprint(response.ContentLength))
+	}
+	w.Header().Set("Cache-Control", fmt.Sprint(response.Headers.CacheControl))
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(200)
+
+	if closer, ok := response.Body.(io.ReadCloser); ok {
+		defer closer.Close()
+	}
+	_, err := io.Copy(w, response.Body)
+	return err
+}
+
 type GetHealthzRequestObject struct {
 }
 
@@ -11180,6 +11311,9 @@ func (response StripeWebhookAlias503JSONResponse) VisitStripeWebhookAliasRespons
 
 // StrictServerInterface represents all server handlers.
 type StrictServerInterface interface {
+	// HomePage The front page
+	// (GET /)
+	HomePage(ctx context.Context, request HomePageRequestObject) (HomePageResponseObject, error)
 	// ListTrackingEvents List a program's tracking events
 	// (GET /api/tracking/events/{programId})
 	ListTrackingEvents(ctx context.Context, request ListTrackingEventsRequestObject) (ListTrackingEventsResponseObject, error)
@@ -11311,6 +11445,12 @@ type StrictServerInterface interface {
 	// DevOidcToken Development issuer token endpoint
 	// (POST /dev/oidc/token)
 	DevOidcToken(ctx context.Context, request DevOidcTokenRequestObject) (DevOidcTokenResponseObject, error)
+	// ApiReferencePage The API reference
+	// (GET /docs)
+	ApiReferencePage(ctx context.Context, request ApiReferencePageRequestObject) (ApiReferencePageResponseObject, error)
+	// ApiReferenceScript The API reference's renderer
+	// (GET /docs/redoc-2.5.2.standalone.js)
+	ApiReferenceScript(ctx context.Context, request ApiReferenceScriptRequestObject) (ApiReferenceScriptResponseObject, error)
 	// GetHealthz Liveness probe
 	// (GET /healthz)
 	GetHealthz(ctx context.Context, request GetHealthzRequestObject) (GetHealthzResponseObject, error)
@@ -11356,6 +11496,29 @@ func NewStrictHandler(ssi StrictServerInterface, middlewares []StrictMiddlewareF
 type strictHandler struct {
 	ssi         StrictServerInterface
 	middlewares []StrictMiddlewareFunc
+}
+
+// HomePage operation middleware
+func (sh *strictHandler) HomePage(ctx echo.Context) error {
+	var request HomePageRequestObject
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.HomePage(ctx.Request().Context(), request.(HomePageRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "HomePage")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(HomePageResponseObject); ok {
+		return validResponse.VisitHomePageResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
 }
 
 // ListTrackingEvents operation middleware
@@ -12819,6 +12982,52 @@ func (sh *strictHandler) DevOidcToken(ctx echo.Context) error {
 	return nil
 }
 
+// ApiReferencePage operation middleware
+func (sh *strictHandler) ApiReferencePage(ctx echo.Context) error {
+	var request ApiReferencePageRequestObject
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.ApiReferencePage(ctx.Request().Context(), request.(ApiReferencePageRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ApiReferencePage")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(ApiReferencePageResponseObject); ok {
+		return validResponse.VisitApiReferencePageResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// ApiReferenceScript operation middleware
+func (sh *strictHandler) ApiReferenceScript(ctx echo.Context) error {
+	var request ApiReferenceScriptRequestObject
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.ApiReferenceScript(ctx.Request().Context(), request.(ApiReferenceScriptRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ApiReferenceScript")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(ApiReferenceScriptResponseObject); ok {
+		return validResponse.VisitApiReferenceScriptResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
 // GetHealthz operation middleware
 func (sh *strictHandler) GetHealthz(ctx echo.Context) error {
 	var request GetHealthzRequestObject
@@ -13120,541 +13329,547 @@ func (sh *strictHandler) StripeWebhookAlias(ctx echo.Context, programId ProgramI
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7L39chu5tS/6KiienDI5u0lTljyJqUpla2RPxif+OpY8k5yhNxtigySiJsA00JI4Y1ftv+4D3LpV9w32",
-	"i9w32U9yC2sBaPQXScmSxzOjXTuJxe7G58LC+vytnztTuVxJwYRWndHPnQWjCcvgn0fTKVPqWAqdyfQo",
-	"TeXld8XDhKlpxleaS9EZdd6yf+VMaWK/JpScZfJSsYws6ZooJpJBJ+qo6YItqflar1esM+oonXEx73z8",
-	"GDV09pLphUwaOrMPKp3kihEpiF4wkslcs+t3+Drjcy7q/Z2aJnGCDxSJ8bU4IpcLJoiSS0ZWmZxndElS",
-	"rrQiXJOuGxkMRREp0nXvWiN6Sa+O5qw+mBM2laI2+SmdLhjMfZWxWcrnC02oUJcsa+yUC83mLINej82n",
-	"ttN6d/EqP0v5NCJLetWnc/bn/a+Hw9g0alaEZyzpjHSWs80zM80zoZ+JqUzMb/Vu5j/xVYwramYxTTkT",
-	"mtDplK1gRQ8JPVPmJ6kXLLvkauv+PmWrjE0pdlDt703GoDXf4dGb5+ScrQlXZEmzc5aQmTS7p6GBQxL/",
-	"+zgfDven7wS/Igr3AH5hMZEzaMJ8x8WcdN9+e0ye/PHgcWXDV1Rrlpne/+Pffxz2n7z/tz90ooaBPzul",
-	"DSt0ojMp5uSCpjyhWmauV3zngSJTXOPrbs0LLs5vY31weRI5VZM8S3FpDknG0j8nxUbE2zbtLdPZ+mim",
-	"WdZO+VqSS8o1OWMzmZmTqbM1F/PNE19ywZf5sjMaRk2H4CQXiulbWIfvTk/f9BOqmdsf94gkjCYpFwzp",
-	"40+PnxxsZQjf02zdcFaO4FT03Wm69mn8+1uq2Qu+5Br+q94D/OwnQDXrp/DLWT49Z5p0LTNUZGXYDxe5",
-	"Zr1PWv5iRG/ZknLRyCPeul5TNtOEW0aRZxlsEBeJvLy1QTQSQ3j2A1ZVGgExBKPVJw4EZ/r8aftFy5OI",
-	"aHrOBJllcokbVVxRf+/b9/rPn1quqqhgEWGpYmTOBDO7mgzI/86lZubC0pKofLWS2RYGsqRXL5iY60Vn",
-	"tPfoT5GZiv+7zsw+Rp0VzeiS6UCkWG2/B+zmmuuUzJlW8Jd51GfmU5ZYtmfGam5sK7V0oo6gSzOCyhHZ",
-	"cs6ez15JwV5SPV3Uh3QkSGxYckz0git3My1kmqhDXFquDTtwdGCGilev+XV/eEAuuV7IXJsrWybr1jE/",
-	"n/XNMPo4js0jfoMCx/OkPt5X+ZJlfOplEp74HldUL4r+Vr6NTRs+k9mSaqTQrw86UUG8e43Ee8qUfko1",
-	"rQ/s2ZVmQnEpBiQ2vcQkYzRB2YhoQ9TswkihpBtzNTE/xD3ChdKMJoYZZYymRAqm/Hz+lbNsXUzIfFJa",
-	"t4TNaJ7qzmhGU8X8cM+kTBkVSJ/21HwjE86ARJ/PhYSVMJIxXKnmn3S1SjleYg//qVCkKDr6Q8ZmnVHn",
-	"fzwsZOmH+FQ9tO3ZA4mdlhfmNfyDpoSKhHB8fUCOgdAM6VMNErRZnmztjjmhivyvk9evvIBNqCBsudJr",
-	"Is/+yaaadOOfP8a9iMhsLGIrgfVP1ys2ItXZxECjREig0ENLqdg1V0RIQ7zQm20bCVyRg+FwMBYdXEi1",
-	"kkLhIn5D/YRvax3fpFQbYnyWZTJrWsbnAoQjv0Ddlf2CMHHBUrliEYmLgUE7Mdxbgc4Tcs62EdnXHwZ8",
-	"GoZznPLnwoh4NMVB3tbUj1O+dfbfUp7mmVeBFMsu+JQRxRPWsBK9AQm0GsITs82W61ZuD5xtRKgeC/PY",
-	"kJqckZiZkQyWTCk6ZzHpxk4smPBkRFAc5AkKgr24h8Qt3HcJ05SnalB8ExtCqu6Fu5H7XlLZvCFlwcbc",
-	"pUEbJdlit3aKT2ptWRFh13bM69jGp9DXO0EvKE/pWco+K3UZYkmopmdUMUMqucgYnS7MOIjMiJaSqFRe",
-	"Np853HFzb8cktoQ5yYuZxFEovxhipOZWIJQ8Hg57h6WHCU+AHamVocOSbJrMmR4Q0CAINSoEieGPPugT",
-	"sZfcuo+rhz54bdueBApKhSLuKRT0/FnKp5+R6bseFd5g5g684kobPTxjU5klzSTpPrv9S+ApVYszSbPk",
-	"DZ1Xz6hmV/rhQi/T8gI0SM1Np8+2S1Z0zioDBhtOv92II2RfaZmxeIQ2IjpnZEqzjDNlbwtlBLMHihyf",
-	"vP2WaHnOxA1tPP0TNs0zrtf9NzLl0wb99QT+rSKi9DplCi6GKU1TKwlafYYruMNYdmjEkllGl1t1/No6",
-	"fow638rsjCcJE5+PJM1u0elU5sLoYplMGUkks1JUarikmV0EfBM4m5J5NmX2BqYCLFzkUmbnakWnrJmA",
-	"/bxun4K/O3354haJ9wjJbSYzQsmKZUoKmKezXw4M07kbuemWhaaIxG6cJ0Cadu0P0QaFHOiMTs/lbHaL",
-	"+wHsmSW/HpEab2wrGRJF14pcWk3iMpN4ioO1qRhqNy1N+Gpgu9z0CbxTsvBtetu+dX+1t1HhL8BPvwcS",
-	"nGYsYUJzmpKzXAMznQEH5WozeVY5pWe81v4xFmcslWIOhmUa8N3LhVSMyEvBMsfPDQmrHGRPlpBuWbK1",
-	"70z8C3EELGEsZBbYgM7Z2lxpemFkFBi8EVNY0qvpP/cH41d0MP4qBft8Z+It00YGMsr4SnLRQvpmTI08",
-	"WdCllfwytkrplC2t5+he+962z789SaXdEoRLAWL5PXHsQhyvpP5W5iL5fHTxCu7BXLTouW5ArVrC/S7W",
-	"d/ENXaeSJqdSvqDZ/LNydTyEYHynZ/KCka8PyN/4N82bWxnn/R5fY4/fCZrrhcz4T7fo6gkbhd34Ribr",
-	"5lNLcgXG00CsbbDSg6xKDdOG294FH3SN0p2EpEBXfHLO1hMXbTBxVpJ7etiZHm7dsP4LW9V7hZpxSQs9",
-	"A+xt9yb1Xw99ivOnHJjF7TGqsNGN1JmxGcsympKUi3NDojrPBEuInM0auJB5aZLYduOIrNLcaNWrfsou",
-	"WEpilUOEYwwkGDvXIdApmaZ8el4i1HvGtZEwfn2y5o2n+iUJZBiXZNjjJ8lkN14LT0S3yA6CNtuXgmo7",
-	"cZY0HH1zbUzs47abZ4eb5P4WuRtmEezw66NcL26NdKC1HYkG3iUgt0Qk5uhbmFgxpEo0iRTsnmA+gWAq",
-	"237KrnSTR2+VUi6u6dIrbytFBx9kOvjAMGiWmB7u9/UO9pXRhAum1N1YI5ubb1NmN5omaxcFt01OgA/E",
-	"5uowGzYBWpjY3Y/J3vBecd3C0t0mnTh/063t/xF6snzDG1WEc7Z+oHy08Y19aXWTRs2ddk8RO1LEnRi3",
-	"Glvf0crVbLRyEsA5W8dVUxd8cW/WuhVauHXD1gmy+KDpjXSws5mrRiHNwaLNN8bjW48UvZdB7oo2E56x",
-	"aUOG1bEUmoucEapJ/EIGSYPBPrjf65//sGAZauguN3YOgXfsSl8/cvCEpuzLjLlC923ZAFzVpszBioWc",
-	"UK0zfpbDOvbuA69+hafF0OHnj6s2PDvWGRWKTuHm5UlseDdNM0aTdeFNcHmYNE1ZFgiC23wWYxEnOQ6f",
-	"TYKOIFQlYxQSnKzBeFDNGlE0ZTAiSMOzbN8OyDy7D6X61ZL6ryW+psJ9S0pt7z6m5pao4ZdwcgAHwTsW",
-	"okvrbBB3sqz4bicSIfUE3Cf3F/Gvlh5/1aFBVYJc4UsTLeUkNa/da9U7kMDtm9t2EsZuycxWJ5ax2B7G",
-	"7uKG43/IvGh5QRU5Y0wU7Q9CL04Q2z4W1OjgFqmlSIdasHRFcqF5ircutKO4FObjlM80S+6zgnegyS8l",
-	"mg2sdlsvwjxouNnwdx/fdsvkscqkUaQ+b3jbMSCiTNdw1ON3J0/NDfTs3Vs0Tnz/6mm8E7FYXBqWTKa2",
-	"waqveGr0xVrA0L1U9augTz4XLHneYM3DJyBtS7gefAr0IYCd1Q2FpBs/9C/VOEO73bCUX33dvOcTpvvH",
-	"Up5z1txwnLGZzuj0fGKzrGMyhddJN/5O69Vrka7NwTihS3bCNfvzC3oFf7NpnrHYaKQLrVcqIn8kCV2r",
-	"3g1MmZrqXP0qIocG5JWsIpCATm6kCZlr9kCRg0dP7k3zm8IDcL+/bKGgt/Xa340Whnu/eQEAYLUMB2EZ",
-	"Yids2k16QZV/6ZoYEwWo2iZsiU1jL4GJBqAQIeLbxu8rQKEBHOamz+CdADBx07vwzideWqXdeCX1S5nw",
-	"GWdJ8w2AkHEA0blak25cAnqLewF43G0u/Ze4bnfCknYx6VlW5DTXjVk3EYlrXM5InKmcA3DFnHJxiwG9",
-	"v5/Mk8+fSXIbm3LrOD5bV/2Q2JBKgM5Q8rOuGwzb0pFF7GyIBavzudLVPSI0MDrZU2fGt8rkimXaQi0y",
-	"1xZN09ezzujHzVQNfQRCR/RzpT1DktCuyJed0Y+dmimr874JcNn+gtCGnY/vHSwkCtg/2mG+r70YdY6S",
-	"hCN2o4O8pP6XN8HQUEiveJwyxvp4tK50RoEwBiTWTOnJEs7WkmbnitAAG/OQxNYCCI6IIo3fg30KfNs0",
-	"YNZb5KnlLDiE8noVbW0FsUyei1UOc/YDbAKnNQe9POQQzTMi7Gqa5oYmPGqtxfwEqFcq7IMVXcscUXSr",
-	"M6hheDZty4r/ja2fWWK0Mw3mndjN2hgDCW08FzPZqdIDfP6+tV/4ptantVFMqC6hqiZUs77mS1aHAo86",
-	"S6rOm4SKONOT//7P/4p9Kl9KlSYHZLqgGZ1qlsHK1ZpzxrMmaO0A4roOb72kAjDH1x7Nejtt4efXmi40",
-	"ziZn610/qexL0WXYVn2jap/BKkfhFgWLtWGjlcpZsp3Myr9aU2azqCjYpVn/iKiFvBQIiLZgGWvcz08j",
-	"qc1r6UYZNS7P1jVtPyJFPFJ9Bb4DbDTLE0B0cOFLaNyrnKiUT88t72rhEsW8VzTTgmX29Rqoccv3Htg4",
-	"qvDKGzSgQCkvXU9+cji3C67g5uhEnVwED99vI3zbdFQsSWnCpcE3bcrxgnLxPcsSG2LUsM5bQ0I1W7kW",
-	"PkadlNHkmp8oigLwzp9UFgGHabu2zTVONuVHuV4c0zQ9o9PzIL6vPG2eTAAHsRER/PWKiedPybEUgk01",
-	"ce8W19pUihmf5xlLCDdsIms8wWbj2PbDiK9FxZBq84o6V/257NsfjbIweEsvX6LbrnHWCNa8K9NiS8rT",
-	"hoE2kbXZt5Rpdg26xeZvzlXs7N7INL3uzGhyYf5Q7byhfpTbV4NdrXjGlGXJtehUC2sv52DUNgRjPzDU",
-	"sRsDr6+3EW0R496vvBtIE++IOi1kHeBWhkOMSMZc1reYuuBT11U86Oy4y5+8uyeaZvra25vrxSTP0ubp",
-	"gpZltiRXLCNyxQS41FHTL+1JnvGm3Sjv9247uJJp2jykozMl01wz8u7tC8DY/uuzU/KQrvjDi72H05Q/",
-	"NLN5aL6PC/A761XYZbTXZDd+7YIxl6b8SVsKl85bpgCgv7Ztxe1XDNfL/FFnmistlyxzklR9qguZ6YlT",
-	"COtHYL0qaYpTM5jGw3JRXIsbQbTDK7S6DNBoaUyVGRTdRJ3Gi7+0cs8F163XVo2f7ajWTeVyyYGSJpml",
-	"ko3z9a+/pZo1teKWeLdWjG6PDchzziZJnrWoKk/pWh0SxbQyTAhexsork4SuFbCjJb3CChX7Xz8elgtW",
-	"bBfTErm0CbGbBv4U3vLTdsOdLKXQC7X1a/v6S3jbt4JlLLadTnjLj7O+5PWtvJG0gER2TWa7SbVxJgoL",
-	"YrSbilPsRp2NlgTyZlXKvvNAQb0co08QbKCxM9eiSvP59n0I+o8CdanUiJ/AJ3HKsjV3Z3NZxQhcs5Z5",
-	"61tlazHGvv6gKNWwfXGCd7dP3Xa49cU2O9z7JjtrPWtGzgglxy+ek8fDYVTKoWkqRuHWHrdTbT8KXLNl",
-	"w6oVh7GBl3G1Suna0iRR+XRhiDTeH/5PjJH5w6PHA1tu71a0/w3HaWfht4VLeY1TNdUZDOXWzZQDx6nK",
-	"4woFt1jNoMMttgn/A80yur7W0bORE9flg1PNL9hk84IkQk3QM9LMv56+OnElDKAOzyqTF2Vr7wNFcIXq",
-	"thG3SRW74cTFogxcuT7zua1j2EQwVTnp9O+nzVISTfOmDl1//QuW8Zl1Zv0ZOy/PBHSN1pE034H2vsPO",
-	"m3bQrDH23OibzXKGOk15KGblT/9+6gtIxMVWxT0wS0EY/4D8sOAps+W/hNQRXC+GYHzqRyrleZifRPJV",
-	"RKgmS6k0dk1tAT2opWfHEJz3QObdcHjbzyTqhpPi3KjGimFnDApKBq9B0N6aabKiPDHMKGMXLFNoiLu2",
-	"eaz+QcamTOgJmv9bjE5q8uhg0Xx6UkaTDY8VTVnr4ybDEb4cths20kRbZpFXbDJd0GzO1IQJD9HWRmWU",
-	"pPyC9ZcyMZrnesmE95FMF2x6LnNNnF6dRISLC8mnDDagFxGuFTmBPonic0F1njHiiDsqgrHNwvILa7kP",
-	"CDsKjKlmP4XUzXTmJoa2rWYNbJMsVGXepUNY4nsNfbWua5ViohqXbab2pq27pJngYq5K1/YmUeoH/OCT",
-	"rpJTpvQzM/ZAdatwS5gaSPGo30vBAk8aBErHGgq4gb4a+y1Wa6EXTPMpPmjwtPqWS1pvg8k0MirS+2gH",
-	"i/qNnIeNeveOfX68iR4TLPu2S5yK9Q5idaXNPNUgW2/5JLR2fHz/BdDgzewuSEe7G0p3JrsmocJmnTRe",
-	"bI7L7cCcgkEEEwiaiMqeGNdtyxpOz2EFG6x3FsPSpgcGju36ebT4BBN3cW89baGzq/5QiguWtRvLUDg+",
-	"uo6iwCCoR6qdBmffdvu89f1NZNFECHMmJ1Ou1zs1Di/LXOhs9/czNrcK2tbXd6b9FZ0zZ+bd2irirLJs",
-	"5w+s1XdX96fZZ6XpclUn228zuSQx0pd/Ld7VIdGkvZUOXNFzyT0ZjD9YqspClDeztFUBUZTpL6TdqHzO",
-	"woMSnorWg77ByOqifCY7xZKUw4Q+Rh06m/GUU82aHQHf5mm6Jv/KaQpSE/gDumCxgCZZzxXnTilIPODI",
-	"iCArAgOPsZAnnc1iAkVyiS/DPGh2Y2DNvEnIZqrcLVYXU/9CXIJZcagQCMfQnfFMaYfoywWmLGyl0ZSK",
-	"eW75/Q7+/DmbaK7Ta7x+d4dxmjEmJhkD982unOQGR/gnW2Rm68u5IXo6b7ynbEHiIuCnKBwuLwV5p1jW",
-	"P5pDkWvEKuCKrLAO/k77eMHZ5UpmeqL4T7uMthp5UjoaN7Jdb/Jvt1P4iZYZavO4LEDFfaNerKu0j46H",
-	"ZrNczSfRBHME+T8pnzGzq6ZD8yLpOhu5Ytocx4jYCtbka4RDbLAi7cB+jNT3UibMMZ9Arqqoqi500MNT",
-	"tMbRTBsDAGuQ4Q8UidHtZf5qNmRakJdAFDBk8r5JNb0zodmNoXRHNWxl41XR4AqrrcwbqbhRV4lAYwtW",
-	"K7WGoAOSsClf0pRAMSY1IiuWGWUXFDz3b9OxIt3Y/h1HYxFnbJpnZiEn7teRb3VvOOxFZEn/KTPiMidJ",
-	"LrhW0OyMX7HENwp/IbaaaxF/Go1F0KD5v96AvGU0IeyKTnW6JlSRy4xrzQTpCnbBjEqayXy+IJTMUkm1",
-	"rWwGsZ+KX7CXziGH7KAQM2RuuETgwLM9Bj68od8AXMjyBpxWREq7KEaWMZNBob+8YKXf8K0mEfQYJAfT",
-	"R6v0D7Ah3al/sbeTJkCXEKI8dWawHSTLdhb2Kk9TW2kTRuNBkc7WJA49zjGhqRRsJ35+A/XBkVtzjEyz",
-	"9O/XrXH9dxa7OViXcD+b1SFrepu0eiRgiww7kNkkVHgbEqZoyh7UEWKa2RxNCxXp+gI6fG4W/c5F8xJF",
-	"BnsZTqG2io1rVtmNbTL3U8rTNRyvYzOCNqPwrqfEE9SuXyQ27qG+z+9Oj80NXVv5pn0GC/JOPdYNN8zt",
-	"hHKm6E55Ijss23VclRuDFCq7UbtCjSDR5P0y8zA0W2MXjYYGqtmp3OlVbVWxLeYe371v3H66mw/ezqpx",
-	"odnFkUsL+1Zmy0YCLdhFg2iYgF07TZloMWuVX5ksmV7I5sbaYxBbnUFCimmbNQ0ROSd5xlujPFtiU5qW",
-	"6XlyKs+ZaNWf/eC3Xj47Gsi2jaPtRIRBvtvYZ1vsLXYFHd2UKtppwTpOssY35hkNbtLr7urHDRNpXzEK",
-	"gnLrqhXxgSVXZXhBJxs+hidtM6oqiuFISp8GnZTG07h1QSRXI+8/y6hIHiiiuGYYQrQwwrAhTNI1ys1q",
-	"wK7ocpWywVQu496ICElWVC8iNL1ExCjDRGYEMJpU4f999Hh/LIKcHXJEUoBtnpN4ofVq9PAhhoEA/gP8",
-	"RUVCKNEZ5Sm89jAmXaitvWJylTKyokqzHqGZkf2W8oIlAIo8FsWYuSJKgwGAC5LKS5aRKVUWMnNFtWaZ",
-	"mfp/dKHXv4wePuz95cej/v+h/Z+G/Sfvu8W/++9/HkZf730Mnvb+0h2PB9d4vffVw7/8oYnbN8XINSWc",
-	"oWyBesyIYPwdocQJuw+Uc7Uqcs7Yyvxl3sdcSq/mD0g8jEnX/C0zPueCpuT4xfMHaizGHaenjzs98mev",
-	"tbsANqpIXIn/GxHDrmIHJum8+uToTIG3V2bwQkQuF3y6GAuwcCogLnijNypsA1KAcfYhF1zHhyQ3BCPm",
-	"EIxN4jdHp8ff+Qhh2496+LP91/PkY4z7WmhUj6rq1PaQSAggO25U+E80VjEEm8GMUOHKu3BBzqRe+Ogr",
-	"FZkBG+1wja+Y1/FPgHIYkczolFzjfkRm4YSHJnOlwgbkdMGVDbcwu5xKxRLQrEaEQsgfDGVJ1+SMEZpY",
-	"hFoq1iRjKaOKRfYMIVMeC8CaBYoxH3JdgJOdC3lpFCezhVjW5IEi352evrFBHgjyqcyZMgOIUFm3exBB",
-	"sbQFV2OBApVRE676Ph4G5tU3faqYsCuNsGeDsRiLD8SsNflAMPiIfCAvGQWj7oex+NDv9/1/zLt15OcP",
-	"5GA4JB/IEZlxliZRYfs1zAQABLkioDGLOYH0vtQIXywBDzMmlbr8bUycb6zoz6eLAcExVICm/RBOaMpG",
-	"mA9jzyPGMQQvw/C0YFnfGb8ylsJhUgu+MgOyz8lU5ilCup8Z7qZkCuytOdMcx1VCGoNR7ZEPpKn65sgt",
-	"SBQuRy4MEQgzCptQAdmRMisnSIDCXYlvJZcARk5FU04FUDBjwUjDWgh+oB7Ef1RK8nU9FLsYDNoMxg27",
-	"DqiCnbWjqfmuGyJ2zeViTpvZQPclSRhNUi7YYQmHEBEIMzZngmVUM2UOVttoZq5AP/a+Tz6QnUv+jwg1",
-	"+1+ETpnp+3FEhJJMWjBXmWs8ylMkOyosqy+trT/9NE3lZQThWXhQjk/efou755exhpToJxDm0oQAjIcF",
-	"CCIS0RyQEi2qRBkYsThcDjcWmj+wzSOtR5asrDMBArWgEJNvCnw7ri1UKCamSZigG/Nj12j5W8UyKHln",
-	"KA2+dO1MLSA5fv2EGJ6Fvyhr2hTEOZV8HB0lYArGWpLOZaQpHKHw/SVbnrHM00czTLjv2PCYOix5LhKW",
-	"NeP3NuGLY09zKRg0vGeY1zNXW99iFDWV0IezEJTQtw2VC2H6FrdU1Gypg9l6cOr4rdDTPnCOxsKFDjUJ",
-	"4LYKJlkg7C1ZwqmNQDJtPa62BUHU5nnRXkEuZg+aWvW4fabNR4/cpk234gM2w/zZHkrAYdCyIYdTKckS",
-	"73sYtvoELJKWda+gfZMP5DHcdhswxJsK7wMaAltpNwbzOUuIlnaiQTRm7LpuQluB/h3T2Qle5FPAWcxA",
-	"QKsClQcExZL8UZPlo06z2AOBVqj8NrSxRJEHDOt3L8YUIeajg+HwY+QHVhZsSuP6xWSb1sGG0k5pqF+U",
-	"wFMa/l4w/EAEKo3+1qWg1hG0ykWl8XwO0ah1iF5YKg3pC5eXSrPZDxe8BtBTXehPFqJa+/ZiVa3P60lW",
-	"pQ4Ogg7qsla9p23iVqnxx0HjTgArNXkHMlhpAE+CATRKZTUGuVEwK8tlDWJZa+dGUCv1dRNZLWx9L+Sj",
-	"JemtgTo+XYBr7bom0lU44Q5SXant/dL10CTntXewXdQrdfW4pavAf1ihjZL89+7kaUSevXtrztn3r562",
-	"Ajz7Dh89CjoMZcHyjt1EHAyEn3ZhsDSWJ6V7LBQPS6P5NAlxg4AYjuZxSShokBhrJH1LQmPjsj3ulce2",
-	"D9HvYFJ8WmSalq2Kz5YrvSa5SJkCamtE/2m0R8ZHx8ev3706nXzz4vXx3549jV00RBWMjnTPGBT32Vb8",
-	"oAd5w2a3jl88t1fCgipC00sjP6JhsJQVFTpgwozZ8khfizAbVZfKBbXHD7S2BOEeB8MnUb0YFulCjjWE",
-	"+3Edlo5oKtzVKzm5N7iua56U7xhNsbJ4eafqiCXyfGdsmCaXjcsnaYjBsdecz/a20VZAAyJfsoxPbbbt",
-	"IZjgSdX0bmYvBbN5ILV1uBaWwM+hO+XHYf/J+39rcHWY42BDMgN/6e44gkeCyBW+6kkI+DcWA8GLXIFL",
-	"iGM3AXkFi4rS99/YekeER6QzK5pX8Zg/L85jqDncMsLjC0YTVzC/wmpAWssC22nXRmv2Ri4wGnP9IJAD",
-	"NiAA+bJlTygKfcGbEPyZYqbvckBiF8Lu7HWNjeM3ZuXdmlRGF8TCO2G0KczKTLc1wA1Gt0tM204BatDa",
-	"7QSo3Xr6SxVepnUS4YZ2w33pwfx2Gn5zPBwkR73/bAkot51PYob/BaSTVFB2ds//MAehNVHzhInEpcxw",
-	"iJotky7Yp/SiIdjzU/NG2k/W9zTNmUsLaQ1X336WNlI+ODyty9e+SDhwLEI1pCX38xW60cEvCpn58MjI",
-	"IWbvdksF8fFBlcyFpQVBCGxsO7R3/bxR3P3WEJgyhuXGHQxebVjd7Zl1Nwjvh6N3Y5jK1uSA2CwKATOu",
-	"ESxRRZ/lKVQvkVkDQwQOj595Pk9V+Ir15xfWUTj6yt2JWH3zG0YzliFDxf4h4EPaS69EDHELro+H1qwH",
-	"5mNmC+maBekhHBFOpXbNGrWNkvq9H6A2bEtg+LJyHdxeFzRT45ghrTfySVsq6dPBjgMAhfpiXOPS+6Vx",
-	"Xp19aAPqoEcagZgyRCL6C53NLDBKkTBj8VCa9UH/VkvdIcj+Aw7c+H2+Sq65R02XczCKdszZYnMry1PB",
-	"XA6G1EZrx/B+neK27HuotzWghWxYyn3Dab4+ICkzqpyKSMLnXKuIxBP0U/YLwZ9QklGRyCWRAm+6wk2m",
-	"VmYR+4ixUMfODhRFHx436b//eT/6+uDjH7buRTD9tpV7ag2a11LvWk2dA/I3xlZoGNFy1U/ZBUtJbHnL",
-	"iMxoqhjGK8Y+euuzK4ZlS+5Wm8OCiybKe78Fi6DO1GH276NtoepNnHiDKsrF+adh2mPNul3xIszbL7jS",
-	"2/vc6XpyBfNuBl5hvn63ShrP/oabo6rniyolBD3IOW8J4L5BrP11AuZfyLnMdUvsuMpmm0LUa429ZNcG",
-	"pEeb53WmveN13KjNtUA9+wtDbQDTuwlY851i3t0Oql15WtsB7KKOd9luXC1wrakmJGqqrVMHXHSpvFRR",
-	"AT/oZOxRypU22q1ho2p0mXHNzJ/nbK1GhQcb+LofQguEXDH0m+xh6/qbCWxjPC/BAvrWvFlLISiNxe8Q",
-	"tBr59bs2oqA7UaV9Cgj85migOJfWM9xucyuKLHNxAZUYVyxTUpBUzlUV7Hp3YfdGgn4rW/nE3cSGg+3z",
-	"a7IVIBJbbRMu/Yj9BF1XS3r1gom5XnRG+4+G0d1OqX3gnyYWWKK6JhHeomjgBnBT4SBYwNDLdClYBtx1",
-	"CeyWCpquIbjsjKep2Z8m8+rro1wvnjVD43pxtU7T5smkdO62XQntgt4bFOZvSa3+1Et8O+Lr5Nrgj9f+",
-	"wAPcteAreqxDG08HiKkefRRB9Pp9i5qX2TJVXKsqcp7CGCKlSdcutssAQauPxQ2uK0dxpvu+rT7q8b4o",
-	"V2L1+N7IgYUCTMKKgp9SJGEYoNCKdIuRo4yAwAz2J3eNxD1f/6nww2HlLDKHmruMXkBKi8z1gHxrdBJY",
-	"KEy7cX1SzHAjNElUEyDkBknGcaeSqt9AFOH+bWXFlvrvgBc7Og5edNlQ7u+9HZFn26VYO/xP48iOA+zM",
-	"Ae0Ht8iT/RBuypTfYNrdGwcL0GCzyeQFT5DRebcloH/ujkK5gxVraxuX7Gwh5flEsWnG9MSW6G2wyNr3",
-	"Gg17P0D0q5YE49BsjCRO/YEi9tvt1VL8ojSOqzyIrRaz6h58KlVWdvTGtNCmyW+giPdbN67ZDGrfIcxG",
-	"CILVdQ7pdPgZ6caXC8WmE7RWWTsfkZm19FXsePjuHn10tj8tJ8zikyC79d/+cPPdbl7GaiGATbD3kGTp",
-	"7Hl105vb8IqTH6OaIDRGCp/PaatqhKEo7ZmjxXi9vLRzmQJr1ys5P5r9NQ3oZWFEeFG8MCxZePtAq5sM",
-	"dvWZjdoMlpvGU6TfAtSmj5nb+o2Lr9vk1fsuX1LRN/IDeHXte4ckkdPcHFmWuN8wggW9v40OhWbMeRgJ",
-	"maZUKeedtumzQbDKN97Z/szGTNYqMHeizrcu9t398Erqb2Uu/AsvIWj6ldRHGOLifndx0e7vv0rB3L/f",
-	"YMTtqZQvaDZnRf8+gvUlSzg9Xa+CZ5azm6V4JjTXa/fouY39PAFpMRjnc8M+cEHdrycYmRmUGn5WIaUm",
-	"O1P9yIcpyWGq9+MnTwLHx8FwuNVA5w1SVsoprNKO7CxcRSO1o7x3O0Y7G6M0wYyDspFru4XJpnEUtS63",
-	"igCBm7MK3deELFQrlVTHMKuhlN1WaaTtw7vdwiANtY02gjA8cCAMcubAFsKyAhgqXAJoQLhQRVNmgzIL",
-	"kIXBTlaonckK3NzUhvNtdFa4sL+Nxt/mOkGNpT4Bqx7khVy1xN7djkO2xaRZGJ2xLpE/6sWSNFJY+9HY",
-	"pfJUnXrqR7t2Xq/nFLZs5xMlW8u7dhdo8YNCjl1yEUpHe7XIrzpDK5+ibyyUrn2B2A9cqgBmlRgBtR6W",
-	"ArG3akRiBAcePXy4kEr/ODLX1/uYAJALkdlYAKLLYYhgg6l8gjx/c/E1oUmSMaUAuwPCfLQ6RPCaPXCC",
-	"P368//iwCj8DuWWANNOLxqIdWcaz70KUdrA2VQydsljtYWi6d4lC82E8/vHHYf/JUf9b2p+NBu//bTx+",
-	"3+uOIGz7573o8cfeX1qQapb06jlO7nG7UFxcTu03zSfVrWu4lCqivSJxA1RpPCIri00atQKSHoagog2g",
-	"pFQkY2HBOkm3CXK0V8UcxUQFSC8qsHgQ26YVX/R2cURb1nTjjb1pSc09HYdS7c3QR3c2fTTLA7dU/PDT",
-	"cbAgAyMO4LXiMpZRgZM1FtuBsoLa9oc2ePx6OFljUQLFamdUG0JzfmFIrNupMlmSger07CSfeFSPdIxu",
-	"La/hsJ7XEN1WXsPOB2g3e/CtBxcb1vsCUxV3jMXKwJqPn3z+IKpSbuX7XUpSHzx68n53ZRPyHidwCUxs",
-	"2mBjENbO/jMPGFAXBs9SOT1nLbYz1ENmlmfMqUbxyBBAia1ncsbhfjGDlUs+VYiHK3NAv7DRE0a2Bpl/",
-	"Z36+YBbdtmJBodMFmcu+aY3AS+iE4lqRBceUtZ0MW35djk0jTZoz+p9c3bQ28N2WamwbKrHtXIUtgL3F",
-	"D5v21+xMw94Wu7HrOvzVCEof7T5d9yO74df+zFLPdb/zZHW9D+v25uvQbtPqwwbaiyisrVj3l3gojU/0",
-	"z6RU2bJvjXX1X7FLpiAjPSVdIUVfM6V7trKenBFmzs85F0lLotonDIzR5OZfQyjwDb9uOjytFbWCEDuZ",
-	"pk2FfesMePuB3Y1t38TX70InHcNNMjrTmL014/PcogoBrkSnhR6Rfou/G71Hd5VgUfZ822L6LcN0F5Lj",
-	"alVqL/Hk2pGyO7rxEkRmX9t0iHVuDwup5P4U4O6uLqNiTMSIe6O2lLdEXKS2opUAN8CSsSgXYfU9Elsc",
-	"kkth9IzG6pCxEeTjvz479VioRs2wsRO9wVjEqNn4lS+PfGP5V1/v9bAIohP+8kVsERy8q9YrCU0S0gVg",
-	"2KJy7OYhkqMwmbpUPZZrkq+iogxHe9lYVI/tqcFMrcymAZrtgjxJkJ5BB3A/0ZS5f1esVNblHGx+UKez",
-	"mSS8qXHz2WvzZ8QWtCkeAd6Qy2tHqUdITRIpjLrZMKSYnLGZzBgmoVna4Yr4F6KxaKVj+ynURgEpEIQt",
-	"S8W9Q7MHGLMD59Uov+a4lhfcUJTR9TEaxU5ke9KB5xIgDLekIATn+a+WO25CCKgUg2ZXemIBenbKBa6Z",
-	"r3edWtS5YFnCp1vFIiiH+b19t90NFQx845o4t1vJ03oT+ILHw+EvAV9QAozZSjF3pzDVvK5uLXcrjVrF",
-	"kNhWF/Wtdc2/taO0XzXW82+EmogqwLky2whuW8fwsZNfH3vdq+48OKOqKR1WnkN/gL4+A2SeRq/4kttb",
-	"X21pgytymUkxLyIMcZmILf6xPXTID7bUa9uGr0/8Ma+Qp1+LbXqGW7ZGnuHksxB4aFfUF68MNw9+louk",
-	"sLu2liHLhYPAeaACH6RX6osYEkhPh0LnogV04tOLNm0qiXSNqulYhH1ygxE0sHWsl22DNjlN0/XE9dAp",
-	"OtvxDqvUDWoearmeUDvGD25yawGRjFHVtPNPbSJmjNtfMsfjT0Bb5uo/o0Zl2tU4gx/Xlr0Sm4SraGmv",
-	"cJq4852ymQaALUuaXTBTe8/Kf+w96g2Im4Khy8uFhCpeS1vVE7tvzNWo+jpqHo+9HZOXzTTblvfbjDGi",
-	"2dVuhSDL+H4tWcoVcGYXI+SrMJijuZ31Vbq6ftVIR2+tZSNL7GYzY6ywp7In6TaAGRqos3m/7MWppHDr",
-	"ihtcwt0BLMYpTdNDZIgO6M0VmujG6pyvVoiFhvFb4DtpbBgC782qpEyzpGCuXVoKh7VvQ5ClWhk9hotp",
-	"mics6UUg55ci+7ad4vetB5ZtO7KnUvsDay4LSWY02wkCrYTIdi32WxECHKOMSRfgNPxoepHjY/DQ8mjz",
-	"q5CTABzaAa6Ed5h5y20b6ToUzkr75XUN+D4+N2QZdmQ4NjbZrNPtjm1R5wyfzzpTJF17YcNtZG1g/mS1",
-	"0VP1aId/bykl3yz87qS37II6/PnVmHb05N0S76NOIqequervdbSZE5qybdLhNYTCtfrShcLPLNjtJsCZ",
-	"XXhrb5n2PQBHvaHfYidINw55G1elbeGqsi8RYYP5gFCSUsAdNQ8Bp0dI0fexFWH7Zqi9WynE+glAUDuL",
-	"ExVqviVhYiPh3QR0iqtJW33GTZhSgAPciCm1DQN1l3Pxa7uQinjr4kaq3i+1G6r9dLo9qVxK2yCd8ORu",
-	"hr4L4e6iAArvDqHvtqherr623X+HU+mW44EiaknTlCkNAWlRWe+6sUq1uTrzDnB7xTmsHI2meiiRK2Y2",
-	"pYod+urw8O6AHFlof6hkhsDECuqtxD4W7+9//7urnubzG+JygtO7k6dboqB+fJe///FEvf/xafL+w4/P",
-	"2Hv44W32/sOP31+8//GVgCe9P1wfWfMkAA1UZocQ821zIHgVSXPHkqH1UtEtpgSEMtowgICPpPyCLa1c",
-	"tP1tOYWNSRrd2s9PXpM/fT3cQ3ugnM0U04VJYX9IEnMFyjQhoRXhsfULKXcAZrnOM9aKv7l1kTYlaXZW",
-	"NElSxI9bSqH+lTP207rQzRhz8Y3pGgK1KBc6Y7Z89IqmEK++RjfUv3KaMUQUW/EZYM+tVhPQNTtRZy7l",
-	"PGWTVUoBSJ6KHL4Ggt/diuMmM3HVq/GYhgFgjx9fMwCsUtm7hYhsh/FOdKzyM9/Irpyk/I3QLLugu0G/",
-	"bjPTPE/YciU18I9zto4M//xXjrh1lWogXWsaoIrE9XrgcW9AnLbjoO3HwjRhuDL4jbtx5Z4YmGcT82xE",
-	"zPjjXmQLzcTwRF+JCWbbe2RYm2xv+JyDqEnGwsGfc4f0fWgd1igyuoonXBecczgci4p9ithSKlAZx5y7",
-	"Za6gZg+1sOJxcxDplkq24dV2fdsVXtiF5aqWnmOrUMShTG4W0oImBAIBwWhisoD465WfZhP4/1hgiz/A",
-	"J8/wbfC2lzDUtwm3XknY5i2q9YXIbPWfG7UNTKDgwDERIEJU/P71ZWgueuBRFwDitmbAtLVHIUkVwCQa",
-	"ZCHbE451C2ackyjonO2Wk9Z0hoO83hsi/dxEKdjNZOntB/XMCEuCzeamtnoInz7XXwSlNepsyexrVRsC",
-	"cgoMVhWqKTe/ScPYZLRqyVnd3eW+Q6kR0n083O99fvtVU6WUz++LP9Fs9X0RRFE9HLDHuSj9CW7jicVd",
-	"MctmrT9Np+YERDcP8X+NMhMEP3VxlTDgCIs+r8EiGfipmzPwNnW2FUugRSu/nsC9W2F51LPXK3aDu7jE",
-	"AuusCQpSawkSD0bKWWmjgdzNOj//RBjjG3/vxa7tTLBK2nbc4RjC9pqI/tTGHbeWnhBmBin/iSV4kUcW",
-	"kBuiAy3hRUSDNmQOAtSTKAoHxAPyDECPoJQkVK2w6BBUIEGPBaSiARg5AkxwX67cBRKDb8u8FpEYC7w7",
-	"oXJBjU6NmushdgL5z6iPQ74b5h/ZIjMgIiXczHHJBdXI15Z0tbKqqA1MbgmeMg9xqVxJA7QktmWSuzfc",
-	"Nxi33J75jO999BS5fgUqdViJ4eOuIl4w2G0CXtj1tuT48pRAECwRkWp35V4LBqlMmQ2X9pI1Yaqu6Nzs",
-	"q7Xv1p6xZiHOPDl2WKzNj0/4Ty0fa6lpuoPcsEILo28s7Na1shWgMpjfbmCWdqEaD3/5or4FjBTnRmoD",
-	"aYJcnytz2AOYk+6GyLFyUaw8402mLRdR3YS1KkkiN/YQVYtG95qjyTZK1I1h/FX7LdZl05JcUqgGBoGv",
-	"vqBmt1xWOapVO46aixDDcMPs2t0d4BUMk+oQwoVoTR4yO79Zcv3E0MYy9NJtBTYeQbV9Z0Tx0E1WYrZ1",
-	"dm1JS3LO1g/UxvhG21A5yhGCHJ3W0VQyzXmOrSrjsRRrwErtRfhu4gIun9NdD9f1TgRkSkzO1jcE1KiQ",
-	"VeT81EW7G33WUecHxPQ6akrAkLmeyibEJI/OjIJHwpMRiZ3xIYYSrs2eU4j5gIRZfC3Iuk0iZ8oYixXl",
-	"NrTEx53Q0D/qfjcyFK1H6phPffHXILbE2vtYMhqLSgiR+cTWnjMfCCdSZT5PBEQrh8tpvzZfhZoOjNN+",
-	"YLooUDOpIGdY2xqQjS+5XvQG5ChNITl5xgVNR2VEPihGbQuZKiaSciS/W2xImIDlC53mUVH7thN17Lyq",
-	"WllzSFJzlNYPi3UUAHNawoAazuG+wxvopiGxkCSs8QRZ8+bvwL1i2cFYmJvXXMKQZuIWf1aq4Y21AqtV",
-	"qpuKL5s/fALPWKRyPrcmMVcKM9jrACwVYsVcfc2iuZEdjmsSMfig0QjoiNDVKuVQ985RlRkO2JkjoqTd",
-	"QPhdB1AS2AMQNFck5TNDGdiWItyK4A1bNGX8omSXa6/l02aA8sENbvMiTCCCEtKWinatslm2NdjBNYpc",
-	"ik3zjOv1CYDAhKjgp658wBlUUvrWdZvp3NrOD4bkjCr29aMAZgHN6J3aldVQ3H2WyWWlRGoAYQs/xL2I",
-	"QKA+eYKeK6gKC0M1qwoDK1ZgofUq0GL/hr7C2vCvP/o3lbrt3fjISgVwX40IFpsimZ7893/+lzkwz6Gk",
-	"+oxDrpg3Fx8StYA6+WLKrBaoVA40CyR4SQ0jg2JSiGq0vQg8VlQBuF4RIA4joW5dKVsA7xgwQZpJMqFq",
-	"cSZpllgITJb0g/LmiCZCuvF3Wq9eC6jqFZ/QJTvhmv35Bb2Cvw2NMQDyACiMXgS1387WmADne8BScEAG",
-	"kPHmHzy0xDAgRxBySoxQZhZ4GmIt27FgLClcIWoslFwyPP9dKta2QDowyb8+O43Id8+Onkbk9ZvT569f",
-	"nfTQL0NTJYnhDhYbes4eqKAuPaFqLOK/980vfTgk8aF3BFGypHoK/Zl955rMmVbkYLhP4pe2xL3MiE0/",
-	"CVv97//8f0jGUkkTZL9+8ghLYifkuNmAHNM0dRXbHf1hS/aSCkvpI5aSgArwsNUOxqLjztvE7mhBI3TF",
-	"zQkCETzjK3biMjEb1AN4ocCrLbI2o4JFe65e+E7C1wto1YEb64JRBDm1Y8Vu+sVAamP9CJnmM4lSptAU",
-	"zaGVuZpb18iPHkpqzvUiPxtM5fKhe8f/A+Ezw9l6FuUvblXUNbTVDBXpAiJBzwJ1g/ihSBfgCXquijKC",
-	"gZuZW6FEoWXUsIMZTznVhZMUiEAuV9CdXjCehQB5g7EYiz1zPi644trc0lnGL4D9OKxuh8KjF5nM5wuU",
-	"0gIw8inNUJszQwNsHTMsumTmcoS6YANyakiTEAe6YoOwMtKNH/5TPVQX08E/VdyDtCuF30QkYyuZaVUB",
-	"JIO7WNllsBWigoggLqAf7QA2+maF1u6MlytVDsbi0YD84CIw3QqYrVAkX0WubCx4YTF6JXJMw03ElWEl",
-	"WIZVZsULsHQ4azNZUSfl4mJA7ouNDMZiPxiWJ5EVXVscK7ctrt1wpTD+PX7z+qTI/UXKNE+sH9aRIowu",
-	"YbjjXBdXq09j9TJzA7y0Ar5aiPLcl86vIuQPoKMjJ94DL7ayiRWPDgbkqefnuTIknXLDVINjv2TZvGKS",
-	"Rep25jlbJ/gQq5K6ScYgKOSK4WbEYUb0V7E5U6mcEy4iV+jeQd5HNhPYWgpMX1kuAhB/iCTAPuEgvc1T",
-	"5nFnzV6mI/Nzn5yY40sQEgoJqVR00tzckU35hS3w5SAH5uvTRbkAKkfhwJZGxQAmdAAXVVFtlI6vhDqq",
-	"Vo3lNr716M3zyKxLfGwfP7tCC8zzp17F/6skJ0//huXVqnI/vGSJpF9oPE4LgAkE4ahm8HgwYRtHATan",
-	"mdBaFYcEU6MLCsKFaCw2a1rlwhxgsyKWS1ZOycgQpZGUAobCIe4g5VOu07WnfrMc05RDnc5QDbKr4ZY4",
-	"LH/eg/3/H/+DgK1YQC4kbr3RC89kwu3+/6+T168OgYUGtdNB9FhROA1UwTvIdGji/75cUA0EYrTw+FgK",
-	"bRYcUODMeJVZum48zbOU9JMY5BBFrIFnKo3G0huQd5hL7Xu3voOgWrvFMoMurdvBF603/aBLISLS+Ssg",
-	"P3ZAXrvkeVcB3p4CTDJF4D3Q2MjBcEi6McrS0D8Kz/XYFiTLSoRO8ZqwXkEUm1VRUKoAxIhhZnQ6ZSuN",
-	"cUKbavQDib2UAjG9qdg1uJN04zCkJu6NyLuTp7CQz969JQt6wcgjB3GoYFbfv3pKhtAfxqMQ7nYBu1SH",
-	"pTtNITwB/VfOXMnHcMgYOFoiqRH5+oD8jX9Dugd7+yRugp02VwFGRVlOjXzeyVawr6S7R17yb3p4+tgV",
-	"KOfvTr/t/8lLrq/evQgUoZHfvqgmCmDV3qX1ii1kCmq0+d56Jc3KGOpoIw6jn4N0xkWl25h0BVMIH47k",
-	"ZxbTiG8g5QPunyOQJqoq4r5sVncZmeLH4fu4d+ilb1wAbgSkljmaPnCaQXgX2UD0QcNxZM/gWQZiefw/",
-	"4z5TU7pi0Ag112+aDvCI4qxNdwljKxdptP+IQIVMVe7+bchzoC4MLJmWEr5O17HhTLBHMrNTw80kcmb6",
-	"WErwZ1BB9obDoeceRR9AJ+j7zKxHDMRDw/3iv/ftAPrmaulqWlLmHfU6JycyMEoUFeaCZBFhqQLW7MPs",
-	"CgJuQzqJrKnp0XAYgfHbrOzBoycos2KmjWXccCaAZ8foeoBjh8E9nteAIGtYilmHS+mt3uqQXC74dAH3",
-	"sjP7JGwFc5ACU3Iz9k8UqeCKsfMdkG+kXtjxYM+DKdKh9wgDpr2clRguXi5fffWmasb/6ivSBWoCE0ME",
-	"Kq8TkwCWHttTvRGJwUxHuobNo8Lhpo5Fgt0iwokxh8ko5a68akRiC9Mek66Lz2DLlV6TXKRMgcrJEtsu",
-	"TGlAXtElUyNorwLCHxvyiUhcc5zEFnmhDMdvft2PSFzC5Dc/HuBoG7H5zfPHEVyeBUC/+fFJRGKP0h+T",
-	"gz0zkkaeSQ729rGHVsh+885jmEkzbn9MDh49ikjcAN4fk8fDITbfEvpk3tgf4NaXA57Mvgvp9vScrXuj",
-	"AMUC95x0SwAWDe426LvR4xYFuJBg2Cc111nknUdWr1Gb3ZxAGs4FWVYqFbZfdVIaqj8GycxKR6UTgwKj",
-	"aXRmFIwzqMUl3Tu+LjDK0zKxqMA8swK+QxZeMgpBdnDKbfCGFQFi7/mNHV5Gl4oE7emF2sARsSm+6jsd",
-	"pA9j6EOv8ViwK43W4h6OBlSdJV2TeSYvQSZG8VMbhcRwQUiy4JokEm05xMhxTtVEBvxAlWozjMVLV0kj",
-	"cDs7qR8WmwG0ky+z4U0F1Gyhv1xNL/4P2IEPBME8yAfyEteKfCBvmc7W5MNYfOj3+/4/5mVz93wgFq3F",
-	"8fkRWRZmrSVNDQ8zeqO5UhxMOHfGUKOwKpleYDSTM8znQBYD8oG8kkYScxnkttM9eGDfAneNaY2mdT9n",
-	"0YSrWlm87Q1ottV98oF8DxMJ3jnLUThBrZd7SC3bVeHNcA6JrnNNTPwzI8bCgG1HB+QDwXw1GXjFCpO3",
-	"s6R6imBX3FwnLavxmHwASkOxzn8EWiiOGU2c5UE8cYNwbjcflZwLjGvmqhaTfIhkayQVGzVaanTPUMMz",
-	"Wx/JbYOzSgRmpaL6dwMjKDW4D+QXyDapYdhB1DVwqLal2Xtc/VzOCEWVRddXzKxDW1OPHrn18ilQ5pPG",
-	"5CrSjfPiCpm4D9zcGho3m/E2xOYlH8g/ALga3FAxnMD+kfnD6H8YeQHfPoYT+C3laZ6x0ODPp0adTZhv",
-	"Ci5+wzjlbFZIV98C4JChRGshCVNmbQ/7lsB2CrltvmKaA+B3mmb3cc8MBCS5Yo1AnPsWUOClYH2LYYeR",
-	"yWpAjr1REW1JGUNdF8vVOh78/A3akyC6TsETe71FcM/AZejumudvHKqFqw0FEXhVmRiVY2WJS0Xufnaw",
-	"FJGTmsFj4CGc+/DfhpTCH986wBZbAL/8TDENYr2hH+BGZqtokqjySloTLZJWRrJcKI9wVzhNOFTpSkgo",
-	"YCpp/faKee5eda5j+IAiis4MQzPSr87W4B+2VgE5I4+vrsjcWiIVatZmWYPr0McNeVO0IDLXdM5cmiHg",
-	"Wybmx9A1Zm+tt3CSPxBYGthISxEfyHGw7013WJM9FRT0mHwgX8P99oa0vmnIy7y4v+1FMNHiLjY8tShD",
-	"5APZezQ0Z/CMGw75wZuRsd1QF3IyycMle+ilQT+U8ncVu6idV/AOnK6qT9PJdebxEfwSVENbUpFQLbPi",
-	"NaI0T1N0TtoL1+y2w5E4RHgJe04UmRtdP37KVhlD8ovHohv/OyrS7wS/chzApWE54yvNzsEI8fbbY/Lk",
-	"jwePexGJT3JhTgPpGjmpnxg2YV933eP7f3r85KAXjUX8govz2BurXOwNdnVIMpb+OQlG1nN1AOSqD+o3",
-	"iV2+RkwggnNAjnzEgOsStTqvDzqw7UCr3rseyhw5qrp+TeOF79d0fs7WlqmlIAEhyii4IOGaK1LsoHsn",
-	"u5k9B8dg7O2d36PlHZjgWLj41ShQPcyiGLEFWR0mwaH04CkuPiwikKzdP3zD4UQ/jAeGxpzk5mosFku1",
-	"N8T0MaNlWkKCiiJLG2HdqAkExm0bVIDB02dMU4zjWdDVCo1IGAxibquIsGTOIDNageTuiomAjbrYdxAo",
-	"0BTEFUGz04U3OiBHWsmUT9ekG+oLX8XEKwmqZ17HK0SuWOYOknXlK9cAF+SCiQQs1u7Tw8C5b91resGW",
-	"zu4SBKXCxTU2XFdpmmncOGfLMN8Aqy/AA6FGCgFziPkbLBy5wGsV9tGsCihp0KG5/LszmRnlB83pIFwV",
-	"d3XP2jTCVTBXDwR9XdK16o2qsjlQsF8QTc+ZGpBYSMHiQ28H7oOToouubqNWVpxvkU+xHKG/hyXu5iu3",
-	"b2YXBTE/zoyWeUcUft07BC3awcn2y+OgTjCA+xKEBfD4o6QwqhWyiILsDbhxbPNWgfAz87pFECrTO/Tv",
-	"9WXWtyrDxk9cmiaYFMMQjnLghnfSBJEI5ikqS6bfojNdjQbBJ+BlgdaQWzhtdgXXuVYsnZl2rD2670MD",
-	"bItNfskC9FleMD+NjF56H02ZvBzTrJKY+93DwzkaeKAMR7XSWkRiF0SLYj1w4hi3x8wiDtygUNHSe43l",
-	"igkFsYnfnb58gVM259l50aEDazqTeAhmwb4wGB5yNaVy0P1xDzxP7JqL7Os/Hjx5oEj88xhTwMadiIzr",
-	"1ePHnY/A0Ak5CmydI8suFSw41cUVg+PC2eJmnHOBKShoq/SxeY0hwqYj783yfSjwbnuTPVhbQuOOXrA1",
-	"mklHpBY1XlYPreNoQ3w9Gl299bbB/FqjFegtHlW41oDEZ/n0HKQKTyXKTMNtJaTt4jtELSjoX1bP6OFA",
-	"V+a4gyBqTf/x2ToekZiv7Op6RQTiC2LkI+ZBGL6D9nFSCYyqHzWrsnjrWKkDq7wwDplElif1BuS1INR2",
-	"DNd4VOpaoQMTxIdC4k+VxGlGZW0KJg3OE7sqrk6rWSjFf2KHGOeG2fNqBe5G6OD5mwfetKK8O/HRk2ZF",
-	"xXRjLdFo5cMTwhVqL7UNnhoyHFV4vhMt7MHFNCtbMw/GpOQyiLVJU3mpLH82/+6jUQUq6uMPGJukrJC/",
-	"pFd9YBSGLvBq1ZATNkv5fOElmzrjwkMzKgy4liKsaIMmDKP2l6eTcAxDvgSfI/JYJEJQrfoUtequU6sp",
-	"KGVUnauQTmw2R1Q51xjljR4envS56D++uopJ9/HVFTiPnDnSR8LEpGvfn/BkRFDK5tY11jOHwdBQIbdZ",
-	"f8Og+ChGeMJ+0C2oCIR0A5uuZUbOY1l2RPXsmTNLAjp013pykCphfWd0yiD+BBdXMQ326fLaQmcQLoC6",
-	"PBx24GVLKtZe03duauoNoIVAM/JIsm5TnMaGqEdGkT9DMQFVCIT7UEzX7zZz4zl2FRi3HihkXKQLxHe2",
-	"1sy07pr6+vHj/a8tg8/opUXB8Ch1ZlTFjG2IHnjpajcvFtQj0AF4JtBfiZmVChqoD7qwK4zIgookZVnt",
-	"SCJWsxXvcWJIyZGVs8/Wzoyspd19t1vLBpO4kWAPbe5kwcIfBIwmY87gwRIEWVC6LDub9guZcQ1hQl3w",
-	"uVbM3tY5/9//+V8xeVg8rbqRMRoYoi9TPmU2sdCGI77J5CrjTNNsfe2IRM11GoY0GiG4Azj6NqdzbzAc",
-	"DPtG9xnsQdrligm64p1RZ38wHOxjsUysBlfWzVB5e/izT8P9aN6ZNxXKfwtxe6oS1LlrdFdEBJbgAXfP",
-	"gHxDp5Y9+XsPNImj0m2AVNQg8JqziJeZRyip3Z/+8gS26rXrscBoA+tkzmTKIDc3dosyMqpsTLoxqOFw",
-	"CSRLLuAfgqZrBcErFYuKixMDg9poLEADPwWvAmiLgjFwujdL75DDUIsvhCDhXJBylDzGUzKRGK3PSpCG",
-	"+ctKdI9NRTbqVUu/vSL8bQTxpKdFZBzpxhYazlpIzqTGXcaZQoFNsPM+c1rrCOF2/ozMxyyijW4HYZIp",
-	"OG+ueXMaDbHU9AzQmyBm6IKzSw/k49cAovf6/emCchFDhL0i+aqHUaFvfMqpkRiAl5lRSU2LiKgCM3vG",
-	"Uw13jGLogMTVW1nLZGEF754xrZEfFe4Jhz4d2SCCKV3BvUqnCxs5pck++f/+X9QqTvhPLLZBoq+kXYVi",
-	"bMMIXztG7XAIO4PBDSNwxRXOtoLfdIuWCT2TFwwqrwYgyYYIRaMz7WC4T4RE6KKQ6Cl4fiLwZNkSHo4s",
-	"I5BMcsGuVhgQgdc7Ivk4Dvw86Yw6L7jS5URrBBnFYSvIo6yU57IhXe4E8MSHhRvGVQSFh3ABRdoLAhSg",
-	"a7cRy2ATGt/HqDqavT4XCbuCtZ4zG3vmBwRcPxiRBWP0ndtLGfq6Xr+4Vlith87Zph5tVnZTr8MyKOF1",
-	"B/EaTyxXoB7aABajmjphg6Zpr21o8Oop1vkuxuZS5ioVyAJUgiYIlRrEmLAlfW011jNMlxIk9qheWBHI",
-	"g+KBrRgshHzJXPIE/PsnqBBklO39/f0nUJTaxSE+Gj76uj/c6+/vnQ6HI/j//wO4iWvUkEBfKwVotYkD",
-	"pvtvM7kcjUUQ/rjj6AqRMxzQk9G+HVCR41HZAtdreQc8cmPT9Npw/66xJflq1bIlkQ/ANZoiBD1B0Ss7",
-	"zHiwYR6ncvssHu2PHj8ZPX5ynVk0pWUX/AkgqhCe6r3hMtarYUbwaDh0ySYOHGeFaZ5ciof/tJmbxYh3",
-	"Ro0ooCggq6V6JK19zR1GSIyzOqnpJlSN2rq1rz/8u331+VPs6gCn1PSJn/rDIuyrA5/sbf8kDAnDj/a3",
-	"f+TDxfCLg+1fuFAy+ODRk+0fBJV1zTePd5l+qXQUfrW/0wp4jKgw+RLuv3La5Y/vDVlW8vN+fG/oT+XL",
-	"pdEZ8FotZVa4u9sShaF1OlceXwdApipm+c6oUzctd0qvOcOAh9NS5s6xJlN7npJ6zd+PpUbgZ8jHBGtR",
-	"0W0n6pyZyZyzNaBQOSNaZ/T1cAgEuU1BeZhQnq5b1ZRAHDVcxwWOz6zwGrmK1CUlBS/dd6fHJKHrCOD/",
-	"nKoSWakwoWtrXRgLtaLCYwB1f2KZLFfFWBhRULAEi8IlGb2sqDoPFARnYWQqckYrF1OFXQRetRGWLZXC",
-	"qORB8kpVLHciOSYLoa0mEMgroniQAHNUDxWw1hCqvDE8GNAA7j2YccHHwVGGsR7IumOnmJnVGguuSCqF",
-	"D/DZ//prTPFtkR+fmk0G1ggicYMEuYWJv/GSYv3e+hZCDv12x//4xz/+0X/5sv/0aVzIOY+eIHqutRC4",
-	"WfU2yAJjsV0YCDImQAJwELzmYizG0XT9f/qlP9yrXpK73PIv6PbF0jKh694n3uW7De6LuLyr5Lnp+sbA",
-	"1dyJ9gld31/fv8PrGwildH+zQt9LALL6N3N923gkM+SHU5qmUIFp9HNnJZvqBRzbUlB4SaKBCmx2FqTS",
-	"GfRGhe065snEWr4K0y4kwEL1Z5aQ1ysmnj8di2PMibUu14jM0OmZ2aBIVbIwAlozzaxl0tkREQiBcDEg",
-	"b8HAF0CdjIX9VtWDrNHvEAamFYHVHh/AI0VjXs4II0QiUkwwCC2OT+yQMG7Zhhe7MN8cgHrCTtzrFiM3",
-	"Jt0A2djDwPfCMOn4HzIvYgwW1FyATBQTHrg8k9DN2xAYHWSmeBeQffno+Pj1u1enk29evD7+27On8WER",
-	"IugDdhcsXYVhsIDBQRwt2WKamz1R5vOabHGcctPSsSNKNCMxpR3U161cD5VePPMto7UYuezjHV5StVG0",
-	"31EnVVLHCCTBrjRZScj7Lqz/gQm5fpOVo163X2fufXz9Y9RpDJLdvZ3ik1pbiunrtGNexzbu9na211n1",
-	"kt7f+cvrX7v2w9Ltu7d7h5Ukqzu9vI9TfrP7+zjlm67w6uWMVxChQbIG2uSEvUqIv0ksZw4u7GnKm29r",
-	"IQW7g/vZffizrwvdGXWaOGTB3wrnvmc8Gy98M6UNl33588ID3Bl1rAu40ygNGGbSqrsfWVUqthd/HCT3",
-	"4Ja4qpGYBCZI7H4IcMQaPF1j8dVXUkzZV18d2hpgZhwqTG73d6W7TadSqHzJknhAjrwo0HR9FonQj4xa",
-	"DJcjpCfbTEzyZxK7C/iGQgLIBIU2uUUmaJYBavMqXa9Fsgiwe8g/dZO+8S37xmz2FtcPokNowAmE8NYY",
-	"6ASiWeOiFshhEHphi/+ENvi2hWrTSOG9kkJa1TTf3/3FbJZnm+Jo9+CBchmC9xfuXV24N7w3f90X3xs4",
-	"7fUMxS/tctvAn9rvuKhj48PsffYL3XnAyzaov1YRpZUc0XO2xkg0yx4dOOJMZsXlgxbkvAhPBvY5ybMU",
-	"IH7oWNggyEMPvohXX2z+B99rvWQJJCWYm2tn7bZ2ncDkb+k+OYGFrKlszcfBvcKZevjcArB+Bm0LxriJ",
-	"q78obbKF3rpn63fF1n/Xas0JHr5fE3uv84u702Gq3JoLvoFPV0MTm8ISbY5OLyLyTFNI9HRZryXsW6NT",
-	"AKy7IjPIdD5bI04yYBQLNGo2AuQaKf9sXeDCQtS+D5wCXITiQvHxVDYO2A75gQqSDbs0uWCZ5orZ3BWw",
-	"lGKork+2KpBsd9dg9pzZLvAtemtnS2wjuFxjiDy2uQphvGIIEuE9bf6OSkJs1VyUL7Ql5MXNIWgwbOVu",
-	"QzRJGKFZ//qS2lyN0pDemcu8MPDuOh0w3r6SpNhO24DHt3DzulaLRXMTnhT2WUwbAXW7hM7rE9x2snUb",
-	"bSwiiTRXTRTgE0ywgk7wQwYKYtio2//KV06iACURhYoBYn+MyIplU0hMgTMXEV/ZdeKfFD/BO+UuK+MJ",
-	"XLkrV1oY4w0QgR9BuBC3JVcs6e3WmK85PESAGhxaiP8ak25sf44hfaMyjfjaPQ2HtjfkRpW+cClKPeFP",
-	"h2RJ/ykzSPtXO3QKqHqu2wOHrkcg3VeV1xqJIljihflGQLqRdY2rhVwNrCN5MJVLX9DALHu80Ho1evgQ",
-	"k/xcpH3ssr0zyiGhKn4Y28jtpbwAysyUrs5EnnM2SXKbyuCGdMb0JWOCID7Z/tePh5UZ2A8mSyn0QgVT",
-	"wfDjIjTFvgDmjyHppnzGNF8yQA7eezQctplqysinm+XqQ8zQdtAC1aIuUQnhdknXiEyDAAJHNaQI5zxz",
-	"ANXNMvtzc59e18PiIwN+7lRoqDPaH5ZKEVqbjaV6KLRhiAbclUsWkkZh+TmaLhl5k0mAut5VsDcTuZYT",
-	"Z+821QrsvV2jcKkIVpc49FmUEJTjru50DUkz95rGnRmQ9nb+8kbRFY3ent+ZelMPvCi7cZAheklrFzWn",
-	"iGz4zJpOmXt/SZ4ad0m0O2quoQpdU2FwsmKp5gbB4zogbxvFVswpi3dSD9raQMC2jKnF4DY1hG1DvqFW",
-	"EF8zZKO7LVyj1yJilIWGG1nuXnCl3ziKulsDnOtmm1fFT8jmCzfoxfeelm0X5S9x3f3G7isI6S8T4Ko4",
-	"KV/u1VXiCl+y/6WoJ7nTPVar8OHuMFLcAg9UOzB1BaXgEFN0DVNNJIAhYtkPgIcFnAIPtuJQCsAAtwk7",
-	"4YbXaQmvtflufWYTO32BK2TwRpfAIAoL1tZ4W3uMscZL2D+G5NdCy0TkMsw2ZOsR4YinC2YCuMMKCLRk",
-	"QI7UeUOFLMvCXaNwj7uPHGyaWdITpjUABP/3//V/B1nbAgqX2Gi3SyIFO0TJDA2r5jfXdCk4sSIlXAPr",
-	"rXR1F2UPmmxrdpht+v+caV8Q9SY3MxLRtggNVyTi0Fsw7KoW3Ip0IRXiwNbkb8xa9RMthV2sqDb8pTPq",
-	"/MePw/6T9//2h4ao/zuOxcBl2EXDbozBCHAOt12i4asfo84LLs63fQLvfIw6CIO47W37VkU++G3IKztL",
-	"Hbifn1fosDT0JYkeYWHEquBhrw/LO0tneRfBIwDHuw3hI9pUFPhagknBEQ3nqUAMdUY/mpv7YLgXHTx6",
-	"8v6LFlug9p2t51V2SSIHKWAPaigtZtkG5MgVwShQNrtBuYReES/pRA/UdD0WHfgttEVYtKGv4ESsYfgV",
-	"5UAKDBZ3MSh363bfvDsdixrCbZjYWatH1RvEbReXWR8bkFvVKQ/2djfhmQW5mWKx0e9udwE8bcHakV2W",
-	"7otwzX8xpiiAg4F8qN0d8+1SPGAqmsbAdTDujMgYUSnGHfKBjAGZwv5T0ZSNOx9jD4otBRuLIv32EBoL",
-	"mllQLvCDXAC4li84h1XLjNgJ+EjmH1DhDT5xOgGUAqTkgmUJnwLO9VgozVYWlceNgmbMQTV7gB6EzwVg",
-	"RrpaMeprX4XQvFhIm9CgNNtYHMMIpnQ1IntDHDigj9gFNP9eyDyLPMQqF1D6DuE2HWil0YDK4I4ODxmA",
-	"N8cCceomkB48sSh1NkEoRDO3ZTVgWR5AYARgk7mplzUDV7NQAlAyGO4YIPgIj3tmJmY9V7b0ZC6uGYDt",
-	"FJiCaDb5lwMUrIggKnigI1AoKtRW9OjGWgGWGIhPpUTIuoDuzEIq0l3SK7I3dDz3odnR3qCml0SVPWyz",
-	"CJaLKSINb9Y+ZFaKL0feF5RhvJnyYo4FZODe1MMIjA7GD9qCZ95H1el1og7sdhAmjr/DJcDFHL2VRQuv",
-	"BWbZE4d44z8v6Ai55fQc5dqddRU/618upywYwgYra7G7vvqIzCy5mHN4r0PdO0fvnaOfUeNjEPjSVAYX",
-	"qvjkoiyzWMb361UF6/fMl2qohtJpD382/2MBOHcCyysXXmqFzMNmbxEv7z2giU4XdUH8NRpkMwKAmQNy",
-	"VNSJgzEuAYyyKOSLXlWXhLc3rEKCW9nYXB9jYUONDqHEFATWYaUZAmGltsA4VKWuSQvvVgkcU3FX+d6m",
-	"aezkc9/Hpudn7qS1eDvzFYLglgjmHoOkEYNklyvjc94VXwZ2yWmeCawXFXAcKQhUOJ0F18SSCjqHyi2/",
-	"bvSSJWv1GZ4GKcbWfhqGvcisjkQcISps4bkyrIulUswVwLI7ZTmTKRsLV9MGa/NZxHqAKUak+gpmrsXA",
-	"hQA/AKPH8nepUX8FSeRhCAo8FhaIGyK9LYq6rkVESMXCSIgGlvpXpl+yu4zmeMm2sTW7CbfKyD4PV/qN",
-	"MwtbbZ8ZGcvtUgQEXtAUEF5DrMNvhYE0lnDbOQ7BOuBLWT0WHCEic6oZOVvj//oKRljwlU3PI1/tCYu2",
-	"2az5sQjKI7mGDYeYS6zu1YW5Y82P6TlRjInI1TUCox8YL+3PNGX2n7bo+li4AhuK6ajB0G3N4Fj/G7gh",
-	"It4uuNADKJ15mSGCNhe2HnIAgu199GWb1ahizStFuTUb9yrxEWFl5TuJl6jECbT1V0RIbH6/HlGxcxzC",
-	"Bx8NsaJKscReObbCn69sV0r+qcM67RZuWC4SUA3Z4AGAVtnMWKlsXUl3kMuVURj8eRrY+sVqITOdriHO",
-	"sdHUvDfsNZoR/8r0W3847/AyKzppuMv8w0Z37L2h7LcaHOn3/UYShf/6xJ2kOxUtfHc3kzHCud7MfvWD",
-	"E23LgUd4x2Fgtr3g5rJvLrRAqCgu4FswYaEEcb1I/22MC3iPL+WEIP6FRaoY/jYxJQuYWYugsn9d61ST",
-	"q34DgtOa2PIq5bi88BYYNPHhN0EaxB1xYdvFNr2imfHeG0h+DyCtf2VliFYXvvJb0VA+AUX7GmZfAVDp",
-	"saBLFkculddX02PJxOoKMen62ppWe7BvANekaVoYi9EuYl8vCq3aCm2HJE7llKYL6eIh4r1HfxwMB8PB",
-	"Hib4Jnw2Yxl6O6CrXkRi08IEKnVGY+ESfbHS/CSha6wAqHXGz3IQpiuPKqmolZ8gZd20W0kEjgfkW8h/",
-	"JymbaSJzTboyIyJP0x45Z2xlKx+C0xhDIgS7rDeN4bgzbsOyisdYfijU84yQXpTAxXqvpGvL2Kbr+kxc",
-	"TVhMC57mWQb10opMbtMt15jcVaQH25atMd7B4XcPhsOeVdWqKhnUMH8blFnD5m1DVJtNVhqqb8pZFTCg",
-	"Qk4YeQH7GZH6ZkakZSu3Iw9EpLqHtvo65KMXid025V/OyJ6h4EfDIeD806mG6pH4zReQ2V49iIQJnXFW",
-	"5Kh7Zd4OyPVSH1hze9AOxB25bP/HQ+JPPX7jN8v3itYGr7Ka+dkDP7EduG/ru7s9Lb/tJO/w5efEmrgO",
-	"ysSWD3ZBkti5iU0QERsa2QXy4bahElocgG+qmbbXRySo0Lm5pt3RuLy8HFSPh5EQPJl3Rp0KNe+OQWCH",
-	"/sv4GHeUm52b8V5+vncwXrs4gr3vf7ui96cr3eYZ2Cg+TfkGgRJy4qD+LuHKxg4jUAgij6GwiMW8AQ8s",
-	"aVTaj1b8bzDbO+M92MM21rOk6pwlMCsqKoZtAM+8Z0a/Q2X+ZCEvS2qQh7NDerlX6kGpb8yp+KGaZSvS",
-	"9YA8R2hATIuFlcS6EEZWh+r/1nU3cABEiDorUzybSsuVwkB28EhSjZ91oVpyzbXlimmX2c5bn90bcJ8v",
-	"EA8WRwcrlmzjX345t4I13bOtexmqhd29Lae9V5jebznGIhSSIJj2tv0TL7jSL6DhOw7lNB3t6J94oMrx",
-	"ePdFYe+LwtZo4l7EaRdxqm6LGLyxE7NuAJxouAOWGrGsIqazWVyt7HlotSSPU4Lphymb6bGQua0pZ+1Z",
-	"ueD/yhmh00wq8HUE0FoHwyc2c5GeM9Eo+iC83R3HsWMnnxvmcpc4diMl3cewb+d4wx043rEUs5RP9b08",
-	"1W6TcmCS5bD3meEYLov69yJV2eneiWD1xrV9lyZs7ON64pWb9D2buResCmq4F6l2F6mOgxq7dv0g1iFj",
-	"HpPBM4diiR00DdWELSlPe86oOxb2jb5TbjOWAjtQC75ql5jeeGZ9F0KTbf2XkZts51uZml1ZZx3fuI73",
-	"7O5eqrozvnqUJIX4RLRsBOv+jctSFZir23DoXbKzhZTnRLFpxnTh1HP2+cglCDK98J49xXRzLC6O8I0f",
-	"4J1KZuW+tnEym0fEpbjnU79rn171FAWUcS+igYiW7yChnWCopuUtuJKGuzh2wueAtYBsZUDeAOJX29tU",
-	"j0Vs/8DSkt34zeuTAu/KPlMW4DBki83OvpMWZnQXUly5m18o1OqeG967Cj+DaWsTJuXvRQ7bnpYNmex0",
-	"6SFqqCrD9zUmeccRmgh3kd3GAhPlCRcb69cTmVXwVX0tXSHDNHHIhGNJb0Awb3osXOK0W3WfO92C6mDv",
-	"kF8+Lbbq6nSpc/d87vcn9R01UQLCHSg8biV0CXvw7k11nY/vAy4Ig3iIqJOjnzsSTpqqs71vMEpdYQlT",
-	"qM5gU2spAc9lH8PfSVm4C5qPB+QHB8Iav4aXwaWacqWZr3nhcr1sMP1YyBlRchnUclh41julGSSoQItH",
-	"U3NT9Y+l0JlM+0emnf5XsUVmUIdEGiX3kitA2nGfCkDwdYA3LvHM46vayTJX43BA3mRslvL5QiPsrnkJ",
-	"omvs7jYx0FOzBsdmCfzHdQZ6UF9y/7adb60ieOOUvyueb+J7+K39FL50H36Mmht+yfRCJjdo2H3Y1jDS",
-	"wvXbtd/Vm31Jr/pHc3atFl/SqyMU825+e2yE/z5+/faErPyWGv7UflQCJgU/czHfFfR7apPO4SD1PbX8",
-	"aOQ7czv3T9cr80kJv6RTmfb7yH6/dJv+Y8cMthN1Xr85ff761Yl5ZUmv+nTeFMtecMaCH35scxAc0zSF",
-	"atelM+iQZyD8gZIVnTPDLeSKhQW0K47YAami5uAB9ymlS5mw3iEwG6Y0/EloA7QOAEtD9pnQkM942hbr",
-	"AVmtdDbjKTdcHjRcbgNaMWe1MsYHqhRVAqY6w4LqLA1oYcKTGGugG2ZruWSsLqaT4jFmvlVxux6o5vxV",
-	"RGLBBw8M/7XpUjDPt3nK1Ggs+rVJFflXszxN1+RfOU35jLOEvHv7gnRBVAUhjvWMCqoReYNQswV9tlzp",
-	"NS7gwDQeoECWPelhbQIv/ZYBfqqF68r4kOAYGguCH8pVP2UXLCWxyuG4j8iMporZfGBb5iA+JEJajCMo",
-	"cYDgxDDS5yGpdGOaJBxL30wgqNk8m5hnI6KznLkaCmcSgIwsYdkcBDOqWgMFrHccEUqWXCGot1+I4f6u",
-	"2N8D08E3YTZ0ATitQCs4Z+uev7ccfjvkiHpMdfNDCJDqEGhM2+EdDLtVANbBWtm+ieF1o4LZ4VXpLjGv",
-	"CVmBwd7/Z+vSPT8gR76w8OVCKug/FBvMDOxpyJiS6UWRZfZAVcWIoOA27s/BcD9o0KZs4suYs+m6cA35",
-	"gum2Dwuwb7OZQ6Ihlo8q6EnmujTyLuazqohM8yztAewSrN1TdsGnzFZBJ1OzFL4OxDuzoUdzqDAwZ9K9",
-	"hM+zXNkMu6u1k3bM6p0LeSkMIQIcPoEN668ydsHZJZkxw54Adcnvi5DZkpqTfZZrkJ39gbDFBagiFBo0",
-	"U2dX0zQ31GJGYdoHoVV5JhTUGcC9XDFqadGxelCjL7jiWmak+/wN+bdgpj0ihX/LjR+WlAtI/V7I3Lky",
-	"VNFcwTSviepf4na4oR4kqwH8v8Icu4ZWVjRTzHAhWClB6JmSaa6ZYZDl8uGvpGkguESwKj8kWZXbXRbY",
-	"YwEPLbf2tsRBg3qg5sg3XDmEGd6tmppy0ysz5akUMz63+bgx6cKPC2pOiPfaSX9/3ryYmWH6H2qAv821",
-	"0iw4GMjVxAlJZAb4OjHpAnSO5cV0ei5ns2a0r0I4/6QU4HDXOqNOW2r8w1XGp1zM/0Jnsz+f7189+dej",
-	"dAm11uY3/RR3imWVzwW7VP5zmc0fXqu2+fT8lyslYPpuryGA++2vqq41glkuAqYAzGe379lMJIQ2vcdN",
-	"uy8wcPcFBnYarjh/ahncl1yVwL5/M4NfsbKtdr+P0WaAt7dwzkMNylVP2U09lrZMZb8Vzu0LU5evVxah",
-	"dFF+cpmExqt0l7IHsCFgq+SrT617gFaQlNHk7syRpvXftzXyBaPJvTHy3hi5xRgJB+V3ZYusmg/dBdKM",
-	"vk1QWYI0dpayqVbkq69QwQd70VdfmZc82HZcmqdjBhFE3tg/0NZhHbxcWZ2vG2P3MZlJy5HO1t74YNR1",
-	"BFDvRWNRDCS0eeJIsFkIonZ1tgNXcWFx2gPdGaoDBUbIbrvlEVLiwPL20JDSNFdaLlmGCNXwndKgGLsn",
-	"hCdob3yBAOJap+CIA8vja0EoiSvAX3FRVxq83mxG81T3CG3A/+Nm+qtMGq3A7N5XX40CTg3GCstx4+At",
-	"a8FDeAJoJ+C8ZoBR8cMZt6y4PFesnWDeMp2AkQ1rQmChxRXLoOHAIFIfvNsGb9J4NBwGRW88hF5kuqCp",
-	"khaYpVhEa2G1OO1FyxZdHYk2NHbjp7YKj53PAwUfHRIlcdrURYWYfl10VzcGK6LM9cC6SI2uukoZVHw0",
-	"fEUK1pdg64CPVQT45ZJP2cD+NAHTLEvsF6Z5lZ/5U6l6ZrmwOCZN0+qmYKyw20Nc3oKIalBxbtqldTer",
-	"W10t5dpPeMamOl0fghhqNs2MsJHoMvZPQH93Nsah3QlP9TTNGE3WhGqEuovx7KcUNlBjsX93CodgODx2",
-	"39qi7lMqgAALbC0tLVEdIySjfdMB0eFfrlB/N1c5GPkUnRk+QzjAXvTAdmxtZXCa1YjEVquOLSomYlmK",
-	"C5aZ3XXW8YDflQjIOQxSKeamozqKOTmqsgojgEl5zhKSr6wMhqc1TYEi3e4B8kjNOh9a3h3sz03s7TVb",
-	"ti3TWSlS5f1CAFHJFeEJXh2pGTqMwwxLkS4lj66uCsI19OoL5pNLivELvYiwqylbaWTQdCyqdE1okjSy",
-	"rGuaOh37huKLwfq3Wz09EXrjopE95QUH95nFQWxpddDSVMFLAxIJDeyNX93OKQirI9QhZkgXL8r6HXlz",
-	"06Y1V8J1V7dWGs6is7Xl5LSwb9VvBJz/wXC4wZ5pevkUc6bbys6os/+vR/0n5//78vu95Z/+fvZ2SP/P",
-	"H6f/mHeiTrjFnVEnN1z24I97e52oAwlanVGHJvTfQ+DDnS2QZvy/kAESu263P8IGuu2J7B2RgAwX+s+C",
-	"M3pvdLw3Ov5eq5p+MfZD4KNdxeein6969/bD2yir2nSXbTUXpng1NVsL929mLczYLBdgL9xNqa/r8pGX",
-	"ewbkLbtgmctEBrXDM/ZcGBU91hkVCivxgRLMxVjUpNsI3eUxDi4mXa+xgsgfTxfm9J3R6TmKbz9gsID7",
-	"YEKXUGVpag5FjFnRAHucOTZJ8A0X2iASlhy6soGk62ChI4ezPBauBBggzOfCfdSzJsUZeKAxDZjT1Nbd",
-	"LwDkoZ8kn6J1dJXJlcwATLNry8COxRQVvExCw2RB0xmhl3SNkQo/sUxi2jYGEGW40ElRmx9Wmyv/HAeI",
-	"2jIMT87GggqvRpXfszoigtQXQPOxEwTVOV+tWBL3DiG6AaWqB8qsOFVSeHwfMMJCuFVShCDZAYBo7jVc",
-	"WOlwJ70AF2ZCJVytcg219C0teNh9kPH9i7algZtQ3MO6bZC0Gdh9iaJrBURzDPqFnGH+tj3wnh38/+xd",
-	"63LbOJZ+FZT+hKyiZMd2+mJXastje7o941zWSqZ7Z9grQiIsIaFANQHZVvfkOfaB9sW2cM4BSErUzbd0",
-	"ejN/Jm2RuBDAwbl+H8NjywItBEtA+NoXkvCw5BCjJq1pN63cRsBRoHLTw0yCiCUTvDZ6Js97mR1mEi1Q",
-	"c21ph9TP0XLrA9fHJ6C5vQDM8f7L119YOEJNiOm0b7d4t458jv/b/nW0SCjRCNkU6CxbC2ImjN/SdUvl",
-	"/jx0FQ669UYQ+JYwWYv8kPBL3QbagPetgTHukG1NBnewe2D769oz7q1QTMuaE8dVe+uSju398kOwlftY",
-	"VLiFgY2JmqqPGsi0e8/f/vrPPXHxMT2/+XH6rbzd3GLCEX4mm8l1vtxqomWALihrg6QxCn8nrG84XU8m",
-	"pzPwNWfjT2s+2aN8B9vJvnYnw8m+WCfG26Siyr61dfWofekp7Szb36MZWWssLDzZpZJstbCNDaztaPYe",
-	"3aRpvi5adeK9K9oJK+0cF+5YXsX1fO9u1g583weydboVKl/yqcdq0b5BvVimYjzJjVCDGQFTo47MS1Pp",
-	"GbqnUaPtQQowtGCVfsS5jBWl8C4YTIeMMyRnxTiPV70xTRhAN0sn/fcsSad4YYleZcBJrAJTCGvpGLDA",
-	"yFRw2zPssGMFyRf+m4z5zFMJl30dMiVk9blnGqaoY9XP8sFHDNtC2vy14EjqiLoctI7mE1gkDl+pYkvZ",
-	"924KaYxQjNKZU254n9thlJOJsGoAudqR0bmYqjLVRc18+jm1Bgv4D7+RIgyiSM3s5Atg3VrU/dlUZUKD",
-	"ySTS8DBWzzurlPMaeqnjt0pY4GPl1eoaa8GIAqI4LIFiCXOreqSNyrHQho8nTiOtQqaGsdrrsKSmSC8f",
-	"xKJO7zKnI7A7I6bEkMMTecFuCgg4zCYiPMKRbaPuB2OkzOaKPd/97+d7Yaz2OyzJB0CJlvbsa64Fxc67",
-	"b9h33+w+Z3a2rLL5M64N299lVJNjdVr/LOz9/OoKeLOhDAGGWQie2Y0iIpZnKRiFXLk2YEOWQ3vBUNBo",
-	"l8t0NTXTQoSxOuhQDCktg3SeTA1BOCI24WmaiYhlYpwr/etUiN9mkTO4hCCiqmwWsX7BpTKFgJdmE55F",
-	"jKczYAT/dcoLAQD2E3k1i6z+1wOhEbFhng8z0ZtkHKgX1NS+BycnidWLygh7Lkos0xWkai9eVEnVYvVN",
-	"hyWZvBYQFyxf6+d5JrgVEt922MHenjV69XQyyQsj0h5S2g1mySFL3L/Zzz//7GpB/JO0XMn77qm1gs/e",
-	"XyLv2j9enyZHLjUBN5Z9JARCvJJojI6hynsV9rEkxKqrVaG2WrAuL3zIrYOp/j7y6gpijsDRNBdhhVqK",
-	"uSDrHIGuvQpCGA0WKmBue5Uqr2p+WfFS5nWouSheUIsJlwVDkL1Ql8S+y1VIdMt6TuBlevM8LQWFydkA",
-	"UVtLATw/rHotw8J6YfXcIZsqI7P5LAng0GMYFy8dZS5AVMaM56RKrJaySFYP91xn5MGmvHf63aF1kCnl",
-	"HooVhpb9xQcJj4jy5Xrw2YtSQ54JCB4/MJG6crkoVuSGOWxiTBS3E3DbRE0VUb4kCAt05rWLAVeu0jJW",
-	"kKffYcfkRmv+qpQv4VSsMvVRtKmmjZxjbrkPWUI8d1T3R9x6Ez7zcf35Ba3ps3AijuAbzDH2UYMLtH25",
-	"Ynht19rpsLf42qFty27k3ohnVz1+w2e9qyIf9+xlFdRuo//9H8zp3LH3UAhEobd2YRIk/JSKjfmHvLD6",
-	"lS/Wg85i5YTYA/sKkbwzWpBgsXI/1FyJQOVi/9qssAHKeTTnEKp9tWeayTRWUjEq/EyF4TLTHfuj3UNh",
-	"o3+SBQfP90O7cxuFPAsO9vbCRScmC17s7oabuzIf2zXnmq645tZ47j6Tf+5729+pW+M5t5zVhyVq0Mg8",
-	"S3o5DMfXTtadd+DrW+m6WypV6kViFdb1hpug6nxCk2aFK7CL1u3dK8UqR7t1ePD97m7Ucluyddh63z1d",
-	"nVvxsG5DO5vP5DTErpe7DLvOdKqYTeW1mhd23y5cUxjL4gtXNxvxlNElhTZVddEr9d5fnY1fnY2P5Wz8",
-	"frO3tsYLXups3Nt0fuSyQe/fn9RNSYkgSzwyX6rDsumK/Cy+yRUonuCsfHBY+RrqKKkpXejbJ6cLlU7g",
-	"KaDNA4dcgo+0u3KouJkWwlVhWJXmWhQIaOJ0CwjPOxWoDqYceOcVM3kmCo5Uh4iJEFrDu88hRu0K+LXr",
-	"sZrhjXfRXGJ/h5154A2uZm5WVsFzxhDgaQwGYmJE2mFWC8GSr0P2nL2SfyHlFZph/2ZnV1diYBZU15Wp",
-	"+/9mb+qJ+4d0dPydW8JTONzBsTA85YYf+YKChtx81q3k9jM3BDTiXOgPvM1YJIA4Eh3iBF9eOVArK4Ao",
-	"cL0jZyM3jr/y4DO90TSOML+bQC6ozsGPGRcU/oRWn/ve9fSOyP+JUkQ6qJ7C6BfSkJ7VPMiBTybZqeUS",
-	"hdBZrF7RJAA6SBhW+dZuvTQLuEoRKq9WcBF56I3qF0Rq4NBarrUaoIhqghpqfiqOe824wSw8pGYHq7mS",
-	"i99hxwo/J5y+WHn3nUfscccEfMuQy293eDFzyTYipQbQXU3RiUnpXzqEMFUqbMuFQMe6MgsZQ4CHQ2d0",
-	"b3e3YrcmR27FVW6tKSsG3bP4KFZTEPgIYimV5UTS1ZSU+FX+NyernmlrYrEJN6OK36SahFZ5NVbwU+Xd",
-	"YFH3jZyHyi5YxPxkFm0mHOr8NokV5vRXDyV+Yah/mmskYjr312ymc/Dr2E3YVF9on0povSGzSqYORiZX",
-	"A9Fh/xRFTrkxTk0HB5dtPeDMFBLCDTgobWSW1WqZ7JcNO+zYilglbnjGgqQvs0yqYc8lfSXVTd4bzAaZ",
-	"NSNK0Bvv2YHlmPCZhi01h7NVOZn2ou+wYy9xMGXM1ytUBFDgJA2roLwoPsbOwDXqb6CITRUi+riDFjnb",
-	"huyasL5pp6rsKanmsdlpwyrV88/KEga0ryWUhVohVMm/K5xQqmcAkshGMQSwY2TmelFnL0QScmUjUMeH",
-	"f0xdBlRQF2b2GNl7koC69GHpD5m/yekit/LolXfBLH0oVguqACuvdKmZvZQklTSVN3zgwyqh7WihiXod",
-	"CKaFkmeqfN7FEwiouxFdKlD5vMqhhQFvlvP4UGMgkVyZCy4vuZE67GD34JAlpE5VkIHskr7Y3UUZ6SXf",
-	"4TyIuz03piJgdYnshIgqjfDsMKyfcOyPBMyOfYB+89R+C5rY8eBjk9cCVS6nmrHAX00RFdqBKHXOL/9r",
-	"+LkRjJ8IQv1zwQujUeKPaaN9KOS1WLAgrslOcsahM3OajUP6te11/bqJ2KcjMOa37f7M2L35fPfguxff",
-	"fhO1Cn7j9+6a4vUtDTPnutU7v/P0WhRGalGcp592HCDy5kwza0j7PD/8Kw+1/GjHELvYhLuPpvkVI/z/",
-	"L2FflU/uzw4DXj8Ar6djUchBJYATlEIgZBJQXKQCp5AZtaKW4mMBpZulpGjNX6/V6IKdIzcQhzDfHLSi",
-	"1lgqOZ6OW4fPceb4kxiCWNqQJJAFQEzFFYWbhgW3BkAC/2VN3Hdoi0iDBp7OFfuQS6V9KcmMZfmwwqDA",
-	"TaygLLXDLnOwyqixiCXQJfxD8WyGtRBkJSRNCs5xms5JukfScrDxz8MhiH1vJlu/itav5ICPJ8PP4Zwz",
-	"7nSR/gwZQP9MlDSew2Ul7UzJ9AJo6Eg6jWQxbalK+pfEjalHf3I4PeGh818hGg+EV0e8MJH3M3gAX1k0",
-	"sGo4vlt4KJPK/q2CddBhrorRgUK4MUljbUmEUtEs2N/dC8EpVM58B6htEA4d51cFVKN2nml20r38KyY6",
-	"ROxmJAcjjOTwLNOxAoQ0rlnyc9s+14Z91ijET12/b/lQLFFUV+/zegufotb+7gYBt0v6CHc5uO/ErbnL",
-	"McQBrgQEq22vyskq/9Z4sNacJsC1bT3EKdnQ5il3E9daGGvy2P//tPJY2UGS2/VKZkJHzAqaNC1hABHi",
-	"prI1Yevbn8aUMfcf1y/RAUMRGvLAkDdUiZtY9acyA7cpYm+njBvwch6hvkKEAwMOv+HZTvmMkJ9oyi42",
-	"lZxftV/nSrRfcTMYrd7gx/YLtNboiQmfTDofNKax2n8PtE6OEKYdUjStXmgHf7B7sExlpH6W64qkDmLu",
-	"rl2wtYHA8ys7S5gkhALXmJNG3JqdAZJ3regWn/vArzl+gtWPNyo+dqPMqT0nduUc7N86vQceds9+ilpn",
-	"7/ja9At4Bsaz34TQ+DqHjHuIYH6+oW2pJm0ulJ5phrNFtC4zywTTIwFbbkNptQhQ2IgNWBckcC0tlR9d",
-	"wwuj4ah6FjY5VG2pDhkntjZ3B/YhcdnBHDl0vv7MXuKjvDDtTF6LFJJM6frGK5Eub7hpFdvf3XP+dmwe",
-	"BFKQ0P0ZRmVSXK7QfX1ycc6mWugOe6Nq/HJRDWd0KAzFdJbpDyxIfjRm8kZlM/Bm87HoSiNeXvBb+G+7",
-	"kiKJFVhhyV+Ou2e995cXUNcBuORH7FsoVcDw3zC3l3tNCVgtyS5gKeakAN26cyjhuTJSTSHZuv6l5k7G",
-	"RV6mdy2e8soHvqIImBI3bkE72wm7VleYtlNym3pbsu6ANSjVENcVN9fCLqrEJbYb1qc76yErj25XDqGy",
-	"iXbqHVSL1Yd1A70io91yX2DimijIkT+32YlxptKatsoCq5p6LM9CXOcfMU6XskEmOEF64TKjdgFsjFXF",
-	"l5QTq83GCpo6crwi1iSyNyMEDpXw8WsXzw4OdvfDdQfKTmhT78Vt++bmpg1p49MiE2qQpyLdAloLevsr",
-	"ytg7xGzg1h6Zcbblfd1FcZdPzdzhX3UgT3B9FkXhHY7XJtbEj+9eXThDYiPnRO2F59u+8Dktj7V03lZ2",
-	"2P1NUYc/g10irndymQ52Ojciy9oQyN/JJ0LJtF0jV1mqaLyZCHV+yhxJbyr1IIfkF/eRBEwOMg6k1lN7",
-	"JyS/97kGXpFPfgRJCFFhR6sGFYX0vNSe6AU1yDmpIa7fyHRw6nq+b3SnBOZ8W9iejLTt4IGiY5T3P4Cp",
-	"3KyDl98gzQdTAL59ohjIyqvvdHElFkda2cp4T219Bz6opyoV120c66oLs76VvUN1pXHNazUwPiMzsHcH",
-	"u8rym4i9/fvJGevuvfjG1+yFVnmGq5BrTGx1KDRcZpifBQZpJ1bHityBoBppZhVv0Izo04tbqSlDr3pE",
-	"wMkFJF1U9r5sux/7WS5Y0GADAxtgaQQPMom1qq01hm/Ty85B1psW8m7v427tGcSc27oBbbi504sqV4M7",
-	"vWi3QW8w4lkm1PABWughgt6dJj/I13y1X+7iJqxf7Fu/cPAUF/u28sxZIU7o3E+SbXQbbyahNriOl0Ug",
-	"z23jSNtWE1koqMj6KwVQkzO7en4p5S5BjkrIdoXTlXTWSprutG9n/0Ra+am49j1vqptv7+l+/I3/NCrw",
-	"HU/Kl3ZIahe9TNsG43VLQWco8TT5PW7JtIelrK1PSABg/wjnJm5FLAZpa3+LKHLlyCAXFVjKTId+NFZK",
-	"4JVdA2FkHPxb6KrBM1fLNB5kElSVnQHPMoTbXK4Ax6qiAS9XCs5TDGA+Ttj/VFxTB5+pNLM6gOUFmpCD",
-	"QYvdaf3BEw8fWMd/ZXVYXt+z9Cm+SM1+W5Hw4eajXqn2/6375jX7SfTZ38WMdYVZZaYiWYMH/mEcsPsL",
-	"c19L9W92kJ/bSCV6lT+qZWplsDWwPoqZ/hPYpGvuqbNb5xttVvMCgk/WaJOC8tajqsAiCZ0Z6qUeO0PQ",
-	"DGRlYpd/PWHffHvwPQvgzrO/4Z0H/+xVxmIvwHDpxt3ucrm//gf93d0ve6+LZv01Yx/Q1QvmQbp+Y5Ve",
-	"Smxa7PRYMXgAUVE697mqnmC0dKEiDw3vO3IZOFIs4LW5RItwLmHnLrIG2txe4GA0xPmBHkAvzuGhp7wF",
-	"R4JnZvTbirz5sgzrZiQzUS2rwVwSzX589+7tETP51DHMpAKwAtRgtigXfhDmR+r0EU8jdrHsInPjl5rx",
-	"TF6LB0v6XLmDLuS1gAy0SZH3q7Ci/gPpe8f6P+gdfT1ow1Oi6HxYrdm4iCs9zoLLs+PTV2dWzJ8rI4b2",
-	"kotbYYdd5BwA4j0SFMSRSQ/qF1xBSoM0xFvFY5VgXwkTyOMGgcCZvZ6TVFxhsrIuBi/jVsWxj6PvfNBx",
-	"K0EjKUm54W07JQdWINOXcQvzk8qSW0xRiluUcuf6HPMZFm5C56xsjE9k23ZbUhlgvRgOmhKokCgVytT8",
-	"i6noT4fkA/F/xKBnO83HHLL+3ihmdfaoJAOAz/X+8gLggoCqHtMV6MPHqhCTvKCUBYRYC5I5+vyXtZZC",
-	"Sh2BmjcshiR68ArLoWMdg6LZ9oQXZuYC8XPch0HylpvRy50VqRDgXbY7wB73LlQmAhtowl7GKsFma9Bv",
-	"oSu9HsnhCOqc4QPV8jQyl6cB89LCAFAajDBXEYF5+uZP8QsDZ0DJOtthx+6dshhNaBTU7KOYGBZUyobZ",
-	"jVQ6PKp8amsrY8EtLgNhriU4mY6+HiSAHCZNUEJBRKw6pojxifwL1yJisEU+QUnlUBggIj5PgxDKNK2K",
-	"Op0EU6hFiNAFFwJn1gIH35FDPsS8kt/zjxERZkVQMB7hHfgpgQ06FOaUGx7YxnADnCPTgRuu/Y8R1xUk",
-	"QKgScFvsfZEB8hhsSBhzADOAzxmESawCPxy/q3+diqlIoR4DNvaVVFKPAJ4vsQegez0IKt+LCJBDuy+l",
-	"kTyTmqgYhyJWRBbKhx7AkCo9ZdphJzzLNJtMbevwOcql+U87iMTByJaHGI6gSFnAY3U1VYRBmxcs+Rf6",
-	"1SPW6XR4MdS/JCGB304yPhNpx4qo/nRIhHQsy4eaSXWVw5G74YW1MnQNWENcyVuW/EtfD35Jjhz8HABb",
-	"ZDd2r2b5cCjSI5/WUDn7WGZrRnb9mVSUZALpPYB0V8mhVGwECGiNWZRn7/gQABTq6ZQs2N89CI/Y8Dc5",
-	"aZNC7VcwVhjjoSJPzaTpsNeQjlOkJC/8XS6FbnIj/SDMO5xJFxMQoy0BUmp5kevTKI9hqGd2JhDJuFMg",
-	"oz7iMgtxi7de5+YVZShukPo3f9Nq960eTQdYdfd3UW/zyXVXVrGzN9Oi/pBEc+h0Aw5ZOp21G+E4k1x/",
-	"3Q2b7wYWQOokRIPDx9kaqxNA30yEclgyCfiZwXeVPNP4n6CHYF0E4pmS14rNJXQ4z5aZjyzFTrzhE8/0",
-	"0pB67e9tH2DHvfj27ydnEUTZ6Rp3DiChUo04BT4jlQ8+Yl4mTL3qOP/JbesGP540TI+sQKbQfQA3dYRL",
-	"Q/gekxz89x4NxNV8HCsHbxGxqcYieQfXR3EzTE/lpPRwUIt1jlCkTTIWkkWpuGODwP360Pe9o79PEDX7",
-	"YxWUlHEZCl49RQzsIdI+l8WI383tfLvPD9lYAghx6RfEsBds/wrySsORIXhLiGNpVC7qKePilg9MNoN7",
-	"Zk1UC3SiDUNbR4A9hjUmfV5WadlTBxHugMpP5nLavbZqrSQH3k1iIzyK1cHuvqtKc9CHDnvWGhyL7Vnh",
-	"g19of3d/Phe8xD9yQESUKbvstD9t4By63NJruo2w2AT5ESKo56r1NFmmf9CY/KPIL5fAvuL4fkECzesx",
-	"Xl6s9HF5VcPpIsRY6EtbhA+kUIJLUCq8vlITYiguehJG7p+kbXhhGbhoP5+mUqiBiPDqn0UM0srCRTFZ",
-	"L6yp1OUZAWWg9pEpKIs5+XhcIYIRxVgqnh01ijeptCEwttViCbtwYnONWDpxn/yBFJEViXB3eQ8s7zu/",
-	"WI1qPbb69MeTiH8ceXWJ29xjWjaaF1+YxBoLU8jBcpP8bZGPhRmJqWZG3BorNoAGCAgffOHGyJiJi3Xp",
-	"nskNzzxpQ8MjvZRS8XtIRqWTWPVnrMiBwhXdYORH5maqjyrNYG19zyE1ur76M4JMs0fCuRqTiCWZ4Ei0",
-	"WkEX7eEfWQLYiCVnbOhTloFW6Yj9kLNiqoBUCIAJKTxD3wxoBnItrFVmcjbLp0WsxrmSJkfinCVZzz8I",
-	"84q++mb1OJOMS3WHAlo3zieJIlU2ytjP7hFcBflEKD6RHRd3W15yPu1nqEjbc3r89twXBgBt9N+6b143",
-	"Oovoafv7fSOBG2WvzI/uaZYLmSImYiCvaPwssFMOH3fVZhxLy+66av91/Opi1arZ37dbNTeiL3bV7JQf",
-	"adUgyrJpEJ6CL55jzyGlOiB4/MAQ28aCYQe0jUW2gNwggLdFR0xkWrAXu/uNa32Jw3pUtl2ezpCXpjkZ",
-	"hKczRH0uriFicnUlBw8I0UTKy1PM5TWg0fJ0dkRg5ZrimAj8UqZMEPL902z0Sw+L84hJCU+Op//OBSu8",
-	"Q3nB6bRiTEnkTg4gVwMNJqQC8Mx+pXQ6MM90rE4uzlkhhlLbYaGFRYibgbJWFnbkkKgRPxysxgHRWZKa",
-	"A7yO1UPs8IE7sXotbpAFkpbCc3smNH5MDQB/dIU9rV0iIWthDIQrsYe1ILcuavMV6fYr0u2XjXSLuP3+",
-	"5J5cnD/TcKLDLxADFz5Ncd0MePTOwzqhJNAuvCu115tYkIz5R2HtrMQ9gAld1mA83NnJ8gHPRrk2h9/t",
-	"frcLW3taZK3D1g4IWvpgi9ACEsDUrKWnIyQVpgQFa+ppn1HjSmNcyNM+059h7hhE6YRKwYIih4xnrvkU",
-	"zff5k50j9/khmLmjhEg9mbA0CMjicvt8TSlddg2NXubALwsBOxqqN4YTIKvgKm1nUkHSECmiZaFsQ4vz",
-	"iD9jUQxFyjKpsYLAEd3gbq00R0DNDRP3wKdkJeP8ScKXiHaR/fqiKHhG4F72cYK10yxwDHroeATHZVjp",
-	"vgJAuDiEc4XIP4sXjTtJlZb84VpsB/MzUekA3L0FfdsFTJpj5ZVeKopK8yK4FpAZ/MrDCOH8g6WR7tCP",
-	"oeovrzujYuVyge2mBEJrx1yavDk/Pemdd7vvzy6TepkHC4AHm5gHrEIBlDN5Kij8S1ND59OarWW/PAEn",
-	"eTCkuZwNnClxm59cnFeXu0Sf+PTLp/8LAAD//w==",
+	"7L39chu5tS/6KiienDI5u0lRljyJqUpla2RPxif+OpY8SY7pzYbYIImoCTANtCTO2FX7r/sAt27VfYP9",
+	"IvdN9pPcwloAGv1FUrLs8WS0ayex2N34XFhYn7/1c2cqlyspmNCqM/q5s2A0YRn883g6ZUqdSKEzmR6n",
+	"qbz6oXiYMDXN+EpzKTqjzhv2z5wpTezXhJLzTF4plpElXRPFRDLoRB01XbAlNV/r9Yp1Rh2lMy7mnY8f",
+	"o4bOXjC9kElDZ/ZBpZNcMSIF0QtGMplrdvMOX2V8zkW9vzPTJE7wgSIxvhZH5GrBBFFyycgqk/OMLknK",
+	"lVaEa9J1I4OhKCJFuu7daEQv6PXxnNUHc8qmUtQmP6XTBYO5rzI2S/l8oQkV6opljZ1yodmcZdDrifnU",
+	"dlrvLl7l5ymfRmRJr/t0zv548O1wGJtGzYrwjCWdkc5ytnlmpnkm9FMxlYn5rd7N/Ce+inFFzSymKWdC",
+	"EzqdshWs6BGh58r8JPWCZVdcbd3fJ2yVsSnFDqr9vc4YtOY7PH79jFywNeGKLGl2wRIyk2b3NDRwROJ/",
+	"H+fD4cH0reDXROEewC8sJnIGTZjvuJiT7pvvT8jj3x8+qmz4imrNMtP7f/z7u2H/8ft/+10nahj40zPa",
+	"sEKnOpNiTi5pyhOqZeZ6xXceKDLFNb7p1jzn4uIu1geXJ5FTNcmzFJfmiGQs/WNSbES8bdPeMJ2tj2ea",
+	"Ze2UryW5olyTczaTmTmZOltzMd888SUXfJkvO6Nh1HQITnOhmL6Ddfjh7Ox1P6Gauf1xj0jCaJJywZA+",
+	"/vDo8eFWhvAjzdYNZ+UYTkXfnaYbn8a/vaGaPedLruG/6j3Az34CVLN+Cr+c59MLpknXMkNFVob9cJFr",
+	"1vuk5S9G9IYtKReNPOKN6zVlM024ZRR5lsEGcZHIqzsbRCMxhGc/YFWlERBDMFp94kBwps+etF+0PImI",
+	"phdMkFkml7hRxRX1t759r//sieWqigoWEZYqRuZMMLOryYD871xqZi4sLYnKVyuZbWEgS3r9nIm5XnRG",
+	"+w//EJmp+L/rzOxj1FnRjC6ZDkSK1fZ7wG6uuU7JnGkFf5lHfWY+ZYlle2as5sa2Uksn6gi6NCOoHJEt",
+	"5+zZ7KUU7AXV00V9SMeCxIYlx0QvuHI300KmiTrCpeXasANHB2aoePWaXw+Gh+SK64XMtbmyZbJuHfOz",
+	"Wd8Mo4/j2Dzi1yhwPEvq432ZL1nGp14m4YnvcUX1ouhv5dvYtOEzmS2pRgr99rATFcS730i8Z0zpJ1TT",
+	"+sCeXmsmFJdiQGLTS0wyRhOUjYg2RM0ujRRKujFXE/ND3CNcKM1oYphRxmhKpGDKz+efOcvWxYTMJ6V1",
+	"S9iM5qnujGY0VcwP91zKlFGB9GlPzXcy4QxI9NlcSFgJIxnDlWr+SVerlOMltvcPhSJF0dHvMjbrjDr/",
+	"Y6+Qpffwqdqz7dkDiZ2WF+YV/IOmhIqEcHx9QE6A0AzpUw0StFmebO2OOaGK/K/TVy+9gE2oIGy50msi",
+	"z//Bppp0458/xr2IyGwsYiuB9c/WKzYi1dnEQKNESKDQI0up2DVXREhDvNCbbRsJXJHD4XAwFh1cSLWS",
+	"QuEifkf9hO9qHV+nVBtifJplMmtaxmcChCO/QN2V/YIwcclSuWIRiYuBQTsx3FuBzhNyzrYR2df3Aj4N",
+	"wzlJ+TNhRDya4iDvauonKd86++8pT/PMq0CKZZd8yojiCWtYid6ABFoN4YnZZst1K7cHzjYiVI+FeWxI",
+	"Tc5IzMxIBkumFJ2zmHRjJxZMeDIiKA7yBAXBXtxD4hbuu4RpylM1KL6JDSFV98LdyH0vqWzekLJgY+7S",
+	"oI2SbLFbO8UntbasiLBrO+Z1bONT6OutoJeUp/Q8ZV+UugyxJFTTc6qYIZVcZIxOF2YcRGZES0lUKq+a",
+	"zxzuuLm3YxJbwpzkxUziKJRfDDFScysQSh4Nh72j0sOEJ8CO1MrQYUk2TeZMDwhoEIQaFYLE8Ecf9InY",
+	"S27dR9VDH7y2bU8CBaVCEfcUCnr+LOXTL8j0XY8KbzBzB15zpY0enrGpzJJmknSf3f0l8ISqxbmkWfKa",
+	"zqtnVLNrvbfQy7S8AA1Sc9Pps+2SFZ2zyoDBhtNvN+II2VdaZiweoY2IzhmZ0izjTNnbQhnB7IEiJ6dv",
+	"vidaXjBxSxtP/5RN84zrdf+1TPm0QX89hX+riCi9TpmCi2FK09RKglaf4QruMJYdGbFkltHlVh2/to4f",
+	"o873MjvnScLElyNJs1t0OpW5MLpYJlNGEsmsFJUaLmlmFwHfBM6mZJ5Nmb2BqQALF7mS2YVa0SlrJmA/",
+	"r7un4B/OXjy/Q+I9RnKbyYxQsmKZkgLm6eyXA8N0Po/cdMdCU0RiN85TIE279kdog0IOdE6nF3I2u8P9",
+	"APbMkl+PSI03tpUMiaJrRa6sJnGVSTzFwdpUDLWbliZ8NbBdbvoE3ilZ+Da9bd+6v9rbqPAX4Kc/AglO",
+	"M5YwoTlNyXmugZnOgINytZk8q5zSM15r/xiLc5ZKMQfDMg347tVCKkbklWCZ4+eGhFUOsidLSLcs2dp3",
+	"Jv6FOAKWMBYyC2xAF2xtrjS9MDIKDN6IKSzp1fSf+4PxKzoYf5aCfbkz8YZpIwMZZXwluWghfTOmRp4s",
+	"6NJKfhlbpXTKltZzdK99b9vnfz1Jpd0ShEsBYvk9cexCHC+l/l7mIvlydPES7sFctOi5bkCtWsL9LtZ3",
+	"8TVdp5ImZ1I+p9n8i3J1PIRgfKfn8pKRbw/JX/h3zZtbGef9Ht9gj98KmuuFzPhPd+jqCRuF3fhOJuvm",
+	"U0tyBcbTQKxtsNKDrEoN04bb3gUfdI3SnYSkQFd8csHWExdtMHFWknt62Jke7tyw/gtb1XuFmnFFCz0D",
+	"7G33JvVfD32KiyccmMXdMaqw0Y3UmbEZyzKakpSLC0OiOs8ES4iczRq4kHlpkth244is0txo1at+yi5Z",
+	"SmKVQ4RjDCQYO9ch0CmZpnx6USLUe8a1kTB+fbLmraf6NQlkGJdk2OMnyWS3XgtPRHfIDoI225eCajtx",
+	"ljQcfXNtTOzjtptnh5vk/hb5PMwi2OFXx7le3BnpQGs7Eg28S0BuiUjM0bcwsWJIlWgSKdg9wXwCwVS2",
+	"/Yxd6yaP3iqlXNzQpVfeVooOPsh08IFh0CwxPdzv62fYV0YTLphSn8ca2dx8mzK70TRZuyi4bXICfCA2",
+	"V4fZsAnQwsTufkz2h/eK6xaW7jbp1Pmb7mz/j9GT5RveqCJcsPUD5aONb+1Lq5s0au60e4rYkSI+i3Gr",
+	"sfUdrVzNRisnAVywdVw1dcEX92atO6GFOzdsnSKLD5reSAc7m7lqFNIcLNp8Yzy680jRexnkc9FmwjM2",
+	"bciwOpFCc5EzQjWJn8sgaTDYB/d7/fO/LliGGrrLjZ1D4B271jePHDylKfs6Y67QfVs2AFe1KXOwYiEn",
+	"VOuMn+ewjr37wKtf4WkxdPjl46oNz451RoWiU7h5eRIb3k3TjNFkXXgTXB4mTVOWBYLgNp/FWMRJjsNn",
+	"k6AjCFXJGIUEJ2swHlSzRhRNGYwI0vAs27cDMs/uQ6l+taT+a4mvqXDfklLbu4+puSNq+CWcHMBB8I6F",
+	"6NI6G8SdLCu+24lESD0B98n9RfyrpcdfdWhQlSBX+NJESzlJzWv3WvUOJHD35radhLE7MrPViWUstoex",
+	"u7jh+O8yL1peUEXOGRNF+4PQixPEto8FNTq4RWop0qEWLF2RXGie4q0L7Sguhfk45TPNkvus4B1o8muJ",
+	"ZgOr3daLMA8abjb83ce33TF5rDJpFKkvG952Aogo0zUc9fjt6RNzAz19+waNEz++fBLvRCwWl4Ylk6lt",
+	"sOornhp9sRYwdC9V/Srok88FS541WPPwCUjbEq4HnwJ9BGBndUMh6cZ7/qUaZ2i3G5byq2+a93zKdP9E",
+	"ygvOmhuOMzbTGZ1eTGyWdUym8Drpxj9ovXol0rU5GKd0yU65Zn98Tq/hbzbNMxYbjXSh9UpF5PckoWvV",
+	"u4UpU1Odq19F5NCAvJRVBBLQyY00IXPNHihy+PDxvWl+U3gA7vfXLRT0tl77u9HCcP9fXgAAWC3DQViG",
+	"2AmbdpNeUuVfuiHGRAGqtglbYtPYS2CiAShEiPi28fsKUGgAh7npM3gnAEzc9C6884mXVmk3Xkr9QiZ8",
+	"xlnSfAMgZBxAdK7WpBuXgN7iXgAed5dL/zWu22dhSbuY9CwrcprrxqybiMQ1LmckzlTOAbhiTrm4w4De",
+	"307myZfPJLmLTblzHJ+tq35EbEglQGco+UXXDYZt6cgidjbEgtX5XOnqHhEaGJ3sqTPjW2VyxTJtoRaZ",
+	"a4um6atZZ/RuM1VDH4HQEf1cac+QJLQr8mVn9K5TM2V13jcBLttfENqw8/G9g4VEAfudHeb72otR5zhJ",
+	"OGI3OshL6n95HQwNhfSKxyljrI9H61pnFAhjQGLNlJ4s4WwtaXahCA2wMY9IbC2A4Igo0vg92KfAt00D",
+	"Zr1FnlrOgkMor1fR1lYQy+SZWOUwZz/AJnBac9DLQw7RPCPCrqdpbmjCo9ZazE+AeqXCPljRtcwRRbc6",
+	"gxqGZ9O2rPhf2PqpJUY702Deid2sjTGQ0MYzMZOdKj3A5+9b+4Vvan1aG8WE6hKqakI162u+ZHUo8Kiz",
+	"pOqiSaiIMz357//8r9in8qVUaXJIpgua0almGaxcrTlnPGuC1g4gruvw1ksqAHN87dGst9MWfn6j6ULj",
+	"bHK+3vWTyr4UXYZt1Teq9hmschRuUbBYGzZaqZwl28ms/Ks1ZTaLioJdmfWPiFrIK4GAaAuWscb9/DSS",
+	"2ryWbpRR4/JsXdP2I1LEI9VX4AfARrM8AUQHF76Exr3KiUr59MLyrhYuUcx7RTMtWGZfr4Eat3zvgY2j",
+	"Cq+8RQMKlPLS9eQnh3O75Apujk7UyUXw8P02wrdNR8WSlCZcGnzTppwsKBc/siyxIUYN67w1JFSzlWvh",
+	"Y9RJGU1u+ImiKADv/EllEXCYtmvbXONkU36c68UJTdNzOr0I4vvK0+bJBHAQGxHBX62YePaEnEgh2FQT",
+	"925xrU2lmPF5nrGEcMMmssYTbDaObT+M+FpUDKk2r6hz3Z/Lvv3RKAuDN/TqBbrtGmeNYM27Mi22pDxt",
+	"GGgTWZt9S5lmN6BbbP72XMXO7rVM05vOjCaX5g/VzhvqR7l9Ndj1imdMWZZci061sPZyDkZtQzD2A0Md",
+	"uzHw+nob0RYx7v3Ku4E08Y6o00LWAW5lOMSIZMxlfYupCz51XcWDzo67/Mm7e6pppm+8vbleTPIsbZ4u",
+	"aFlmS3LFMiJXTIBLHTX90p7kGW/ajfJ+77aDK5mmzUM6PlcyzTUjb988B4ztPz89I3t0xfcu9/emKd8z",
+	"s9kz38cF+J31Kuwy2huyG792wZhLU/6kLYVL5w1TANBf27bi9iuG62X+qDPNlZZLljlJqj7Vhcz0xCmE",
+	"9SOwXpU0xakZTONhuSyuxY0g2uEVWl0GaLQ0psoMim6iTuPFX1q5Z4Lr1murxs92VOumcrnkQEmTzFLJ",
+	"xvn6199QzZpacUu8WytGt8cG5AVnkyTPWlSVJ3StjohiWhkmBC9j5ZVJQtcK2NGSXmOFioNvHw3LBSu2",
+	"i2mJXNqE2E0DfwJv+Wm74U6WUuiF2vq1ff0FvO1bwTIW204nvOXHWV/y+lbeSlpAIrshs92k2jgThQUx",
+	"2k3FKXajzkZLAnmzKmXfeaCgXo7RJwg20NiZa1Gl+Xz7PgT9R4G6VGrET+CTOGXZmruzuaxiBK5Zy7z1",
+	"rbK1GGNff1CUati+OMG726duO9z6Ypsd7n2TnbWeNSNnhJKT58/Io+EwKuXQNBWjcGuP26m2HwWu2bJh",
+	"1YrD2MDLuFqldG1pkqh8ujBEGh8M/yfGyPzu4aOBLbd3J9r/huO0s/DbwqW8xqma6gyGcutmyoHjVOVx",
+	"hYJbrGbQ4RbbhP+BZhld3+jo2ciJm/LBqeaXbLJ5QRKhJugZaeZfT16euhIGUIdnlcnLsrX3gSK4QnXb",
+	"iNukit1w4mJRBq5cn/nc1jFsIpiqnHT2t7NmKYmmeVOHrr/+Jcv4zDqz/oidl2cCukbrSJrvQHvfYedN",
+	"O2jWGHtu9M1mOUOdpjwUs/JnfzvzBSTiYqviHpilIIx/QP664Cmz5b+E1BFcL4ZgfOpHKuVFmJ9E8lVE",
+	"qCZLqTR2TW0BPailZ8cQnPdA5t1weNvPJOqGk+LcqMaKYecMCkoGr0HQ3pppsqI8McwoY5csU2iIu7F5",
+	"rP5BxqZM6Ama/1uMTmry8HDRfHpSRpMNjxVNWevjJsMRvhy2GzbSRFtmkVdsMl3QbM7UhAkP0dZGZZSk",
+	"/JL1lzIxmud6yYT3kUwXbHohc02cXp1EhItLyacMNqAXEa4VOYU+ieJzQXWeMeKIOyqCsc3C8ktruQ8I",
+	"OwqMqWY/hdTNdOYmhratZg1skyxUZd6lQ1jiew19ta5rlWKiGpdtpvamrbuimeBirkrX9iZR6q/4wSdd",
+	"JWdM6adm7IHqVuGWMDWQ4lG/l4IFnjQIlI41FHADfTX2W6zWQi+Y5lN80OBp9S2XtN4Gk2lkVKT30Q4W",
+	"9Vs5Dxv17h37/HgbPSZY9m2XOBXrHcTqSpt5qkG23vJJaO34+P4roMHb2V2QjnY3lO5Mdk1Chc06abzY",
+	"HJfbgTkFgwgmEDQRlT0xrtuWNZxewAo2WO8shqVNDwwc2/XzaPEJJu7i3nraQmdX/aEUlyxrN5ahcHx8",
+	"E0WBQVCPVDsNzr7t9nnr+5vIookQ5kxOplyvd2ocXpa50Nnu72dsbhW0ra/vTPsrOmfOzLu1VcRZZdnO",
+	"H1ir767uT7PPStPlqk6232dySWKkL/9avKtDokl7Kx24oueSezIYf7BUlYUob2ZpqwKiKNNfSLtR+ZyF",
+	"ByU8Fa0HfYOR1UX5THaKJSmHCX2MOnQ24ymnmjU7Ar7P03RN/pnTFKQm8Ad0wWIBTbKeK86dUpB4wJER",
+	"QVYEBh5jIU86m8UEiuQSX4Z50OzGwJp5k5DNVLlbrC6n/oW4BLPiUCEQjqE745nSDtGXC0xZ2EqjKRXz",
+	"3PL7Hfz5czbRXKc3eP3zHcZpxpiYZAzcN7tyklsc4Z9skZmtL+eG6Om88Z6yBYmLgJ+icLi8EuStYln/",
+	"eA5FrhGrgCuywjr4O+3jJWdXK5npieI/7TLaauRJ6Wjcyna9yb/dTuGnWmaozeOyABX3jXqxrtI+Oh6a",
+	"zXI1n0QTzBHk/6R8xsyumg7Ni6TrbOSKaXMcI2IrWJNvEQ6xwYq0A/sxUt8LmTDHfAK5qqKqutBBD0/R",
+	"GkczbQwArEGGP1AkRreX+avZkGlBXgJRwJDJ+ybV9LMJzW4MpTuqYSsbr4oGV1htZV5LxY26SgQaW7Ba",
+	"qTUEHZKETfmSpgSKMakRWbHMKLug4Ll/m44V6cb27zgaizhj0zwzCzlxv458q/vDYS8iS/oPmRGXOUly",
+	"wbWCZmf8miW+UfgLsdVci/jTaCyCBs3/9QbkDaMJYdd0qtM1oYpcZVxrJkhXsEtmVNJM5vMFoWSWSqpt",
+	"ZTOI/VT8kr1wDjlkB4WYIXPDJQIHnu0x8OEN/QbgQpY34KwiUtpFMbKMmQwK/eUFK/2GbzWJoCcgOZg+",
+	"WqV/gA3pTv2LvZ00AbqEEOWpM4PtIFm2s7CXeZraSpswGg+KdL4mcehxjglNpWA78fNbqA+O3JpjZJql",
+	"f79ujeu/s9jNwbqE+9msDlnT26TVIwFbZNiBzCahwtuQMEVT9qCOENPM5mhaqEg3F9Dhc7Pon100L1Fk",
+	"sJfhFGqr2Lhmld3YJnM/oTxdw/E6MSNoMwrveko8Qe36RWLjHur7/PbsxNzQtZVv2mewIO/UY91ww9xO",
+	"KGeK7pQnssOy3cRVuTFIobIbtSvUCBJN3i8zD0OzNXbRaGigmp3JnV7VVhXbYu7x3fvG7ae7+eDtrBoX",
+	"ml0eu7Sw72W2bCTQgl00iIYJ2LXTlIkWs1b5lcmS6YVsbqw9BrHVGSSkmLZZ0xCRc5JnvDXKsyU2pWmZ",
+	"niVn8oKJVv3ZD37r5bOjgWzbONpORBjku419tsXeYlfQ0W2pop0WrOMka3xjntHgJr3prn7cMJH2FaMg",
+	"KLeuWhEfWHJVhhd0suFjeNI2o6qiGI6k9GnQSWk8jVsXRHI18v7zjIrkgSKKa4YhRAsjDBvCJF2j3KwG",
+	"7JouVykbTOUy7o2IkGRF9SJC00tEjDJMZEYAo0kV/t+Hjw7GIsjZIcckBdjmOYkXWq9Ge3sYBgL4D/AX",
+	"FQmhRGeUp/DaXky6UFt7xeQqZWRFlWY9QjMj+y3lJUsAFHksijFzRZQGAwAXJJVXLCNTqixk5opqzTIz",
+	"9f/oQq9/Gu3t9f707rj/f2j/p2H/8ftu8e/++5+H0bf7H4OnvT91x+PBDV7vfbP3p981cfumGLmmhDOU",
+	"LVCPGRGMvyOUOGH3gXKuVkUuGFuZv8z7mEvp1fwBiYcx6Zq/ZcbnXNCUnDx/9kCNxbjj9PRxp0f+6LV2",
+	"F8BGFYkr8X8jYthV7MAknVefHJ8r8PbKDF6IyNWCTxdjARZOBcQFb/RGhW1ACjDO7nHBdXxEckMwYg7B",
+	"2CR+fXx28oOPELb9qL2f7b+eJR9j3NdCo3pYVae2h0RCANlJo8J/qrGKIdgMZoQKV96FC3Iu9cJHX6nI",
+	"DNhoh2t8xbyOfwKUw4hkRqfkGvcjMgsnPDSZKxU2IGcLrmy4hdnlVCqWgGY1IhRC/mAoS7om54zQxCLU",
+	"UrEmGUsZVSyyZwiZ8lgA1ixQjPmQ6wKc7ELIK6M4mS3EsiYPFPnh7Oy1DfJAkE9lzpQZQITKut2DCIql",
+	"LbgaCxSojJpw3ffxMDCvvulTxYRda4Q9G4zFWHwgZq3JB4LBR+QDecEoGHU/jMWHfr/v/2PerSM/fyCH",
+	"wyH5QI7JjLM0iQrbr2EmACDIFQGNWcwJpPelRvhiCXiYManU5W9j4nxjRX8+XQwIjqECNO2HcEpTNsJ8",
+	"GHseMY4heBmGpwXL+s74lbEUDpNa8JUZkH1OpjJPEdL93HA3JVNgb82Z5jiuEtIYjGqffCBN1TdHbkGi",
+	"cDlyYYhAmFHYhArIjpRZOUECFO5KfCu5AjByKppyKoCCGQtGGtZC8AP1IP6jUpKv66HYxWDQZjBu2HVA",
+	"FeysHU3Nd90QsWsuF3PazAa6L0nCaJJywY5KOISIQJixORMso5opc7DaRjNzBfqx9wPygexc8n9EqNn/",
+	"InTKTN+PIyKUZNKCucpc41GeItlRYVl9aW396adpKq8iCM/Cg3Jy+uZ73D2/jDWkRD+BMJcmBGA8KkAQ",
+	"kYjmgJRoUSXKwIjF4XK4sdD8oW0eaT2yZGWdCRCoBYWYfFPg23FtoUIxMU3CBN2YH7lGy98qlkHJO0Np",
+	"8KVrZ2oByfHrx8TwLPxFWdOmIM6p5OPoKAFTMNaSdC4jTeEIhe8v2fKcZZ4+mmHCfceGx9RhyXORsKwZ",
+	"v7cJXxx7mkvBoOF9w7yeutr6FqOoqYQ+nIWghL5tqFwI07e4paJmSx3M1oNTx2+Fng6AczQWLnSoSQC3",
+	"VTDJAmFvyRJObQSSaetRtS0IojbPi/YKcjF70NSqx+0zbT586DZtuhUfsBnmz/ZQAg6Dlg05nElJlnjf",
+	"w7DVJ2CRtKx7Be2bfCCP4LbbgCHeVHgf0BDYSrsxmM9ZQrS0Ew2iMWPXdRPaCvTvmM5O8CKfAs5iBgJa",
+	"Fag8ICiW5I+aLB91msUeCLRC5behjSWKPGBY//xiTBFiPjocDj9GfmBlwaY0rl9MtmkdbCjtlIb6VQk8",
+	"peHvB8MPRKDS6O9cCmodQatcVBrPlxCNWofohaXSkL5yeak0m4NwwWsAPdWF/mQhqrVvL1bV+ryZZFXq",
+	"4DDooC5r1XvaJm6VGn8UNO4EsFKTn0EGKw3gcTCARqmsxiA3CmZluaxBLGvt3Ahqpb5uI6uFre+HfLQk",
+	"vTVQx6cLcK1d10S6CifcQaortX1Quh6a5Lz2DraLeqWuHrV0FfgPK7RRkv/enj6JyNO3b8w5+/Hlk1aA",
+	"Z9/hw4dBh6EsWN6x24iDgfDTLgyWxvK4dI+F4mFpNJ8mIW4QEMPRPCoJBQ0SY42k70hobFy2R73y2A4g",
+	"+h1Mik+KTNOyVfHpcqXXJBcpU0Btjeg/jfbI+Pjk5NXbl2eT756/OvnL0yexi4aogtGR7jmD4j7bih/0",
+	"IG/Y7NbJ82f2SlhQRWh6ZeRHNAyWsqJCB0yYMVse6SsRZqPqUrmg9viB1pYg3ONw+DiqF8MiXcixhnA/",
+	"rsPSEU2Fu3olJ/cG13XNk/IDoylWFi/vVB2xRF7sjA3T5LJx+SQNMTj2mvPZ3jbaCmhA5EuW8anNtj0C",
+	"Ezypmt7N7KVgNg+ktg43whL4OXSnvBv2H7//twZXhzkONiQz8JfujiN4LIhc4auehIB/YzEQvMgVuIQ4",
+	"dhOQV7CoKH3/ha13RHhEOrOieRWP+cviPIaawx0jPD5nNHEF8yusBqS1LLCddm20Zm/kAqMx1w8COWAD",
+	"ApAvW/aEotAXvAnBnylm+i4HJHYh7M5e19g4fmNW3q1JZXRBLLwTRpvCrMx0WwPcYHS7xLTtFKAGrd1N",
+	"gNqdp79U4WVaJxFuaDfclx7Mb6fhN8fDQXLU+y+WgHLX+SRm+F9BOkkFZWf3/A9zEFoTNU+ZSFzKDIeo",
+	"2TLpgn1KLxqCPT81b6T9ZP1I05y5tJDWcPXtZ2kj5YPD07p87YuEA8ciVENacj9foRsd/KKQmQ+PjBxi",
+	"9m63VBAfH1TJXFhaEITAxrZDezfPG8Xdbw2BKWNYbtzB4NWG1d2eWXeL8H44ereGqWxNDojNohAw4xrB",
+	"ElX0WZ5C9RKZNTBE4PD4mefzVIWvWH9+YR2Fo6/cnYjVN79jNGMZMlTsHwI+pL30SsQQt+D6eGjNemA+",
+	"ZraQrlmQHsIR4VRq16xR2yip3/sBasO2BIavK9fB7XVBMzWOGdJ6I5+0pZI+Hew4AFCoL8YNLr1fGufV",
+	"2Yc2oA56pBGIKUMkoj/R2cwCoxQJMxYPpVkf9G+11B2C7D/gwI3f56vkhnvUdDkHo2jHnC02t7I8Fczl",
+	"YEhttHYC79cpbsu+h3pbA1rIhqU8MJzm20OSMqPKqYgkfM61ikg8QT9lvxD8CSUZFYlcEinwpivcZGpl",
+	"FrGPGAt17OxAUfThcZP++58Pom8PP/5u614E029buSfWoHkj9a7V1Dkgf2FshYYRLVf9lF2ylMSWt4zI",
+	"jKaKYbxi7KO3vrhiWLbkbrU5LLhoorz3W7AI6kwdZv8+2haq3sSJN6iiXFx8GqY91qzbFS/CvP2cK729",
+	"z52uJ1cw73bgFebrt6uk8exvuDmqer6oUkLQg5zzlgDuW8Ta3yRg/rmcy1y3xI6rbLYpRL3W2At2Y0B6",
+	"tHneZNo7XseN2lwL1LO/MNQGML3bgDV/Vsy7u0G1K09rO4Bd1PEu242rBa411YRETbV16oCLLpVXKirg",
+	"B52MPUq50ka7NWxUja4yrpn584Kt1ajwYANf90NogZArhn6bPWxdfzOBbYznBVhA35g3aykEpbH4HYJW",
+	"I79+N0YUdCeqtE8Bgd8eDRTn0nqG221uRZFlLi6hEuOKZUoKksq5qoJd7y7s3krQb2Urn7ib2HCwfX5N",
+	"tgJEYqttwqUfsZ+g62pJr58zMdeLzujg4TD6vFNqH/iniQWWqG5IhHcoGrgB3FY4CBYw9DJdCZYBd10C",
+	"u6WCpmsILjvnaWr2p8m8+uo414unzdC4Xlyt07R5Mimdu21XQrug9xqF+TtSqz/1Et+O+Dq5MfjjjT/w",
+	"AHct+Ioe69DG0wFiqkcfRRC9ft+i5mW2TBXXqoqcpzCGSGnStYvtMkDQ6mNxg+vKUZzpvm+rj3q8L8qV",
+	"WD2+N3JgoQCTsKLgpxRJGAYotCLdYuQoIyAwg/3JXSNxz9d/KvxwWDmLzKHmLqOXkNIicz0g3xudBBYK",
+	"025cnxQz3AhNEtUECLlBknHcqaTqNxBFuH9bWbGl/s/Aix0dBy+6bCj39/6OyLPtUqwd/qdxZMcBduaA",
+	"9oM75Ml+CLdlyq8x7e61gwVosNlk8pInyOi82xLQP3dHodzBirW1jSt2vpDyYqLYNGN6Ykv0Nlhk7XuN",
+	"hr2/QvSrlgTj0GyMJE79gSL22+3VUvyiNI6rPIitFrPqHnwqVVZ29Na00KbJb6CI91s3rtkMat8hzEYI",
+	"gtV1Dul0+BnpxlcLxaYTtFZZOx+RmbX0Vex4+O4+fXh+MC0nzOKTILv13353+91uXsZqIYBNsPeQZOns",
+	"eXXTm9vwipMfo5ogNEYKn89pq2qEoSjtmaPFeL28tHOZAmvXKzk/mv01DehlYUR4UbwwLFl490Crmwx2",
+	"9ZmN2gyWm8ZTpN8C1KaPmdv6jYuv2+TV+yFfUtE38gN4de17RySR09wcWZa43zCCBb2/jQ6FZsx5GAmZ",
+	"plQp55226bNBsMp33tn+1MZM1iowd6LO9y723f3wUurvZS78Cy8gaPql1McY4uJ+d3HR7u8/S8Hcv19j",
+	"xO2ZlM9pNmdF/z6C9QVLOD1br4JnlrObpXgqNNdr9+iZjf08BWkxGOczwz5wQd2vpxiZGZQaflohpSY7",
+	"U/3IhynJYar3o8ePA8fH4XC41UDnDVJWyims0o7sLFxFI7WjvHc3RjsbozTBjIOykWu7hcmmcRS1LreK",
+	"AIGbswrd14QsVCuVVMcwq6GU3VVppO3Du9vCIA21jTaCMDxwIAxy5sAWwrICGCpcAmhAuFBFU2aDMguQ",
+	"hcFOVqidyQrc3NSG8210Vriwv43G3+Y6QY2lPgGrHuSFXLXE3t2NQ7bFpFkYnbEukT/qxZI0Ulj70dil",
+	"8lSdeupHu3Zeb+YUtmznEyVby7t2F2jxg0KOXXIRSkf7tcivOkMrn6LvLJSufYHYD1yqAGaVGAG1HpYC",
+	"sbdqRGIEBx7t7S2k0u9G5vp6HxMAciEyGwtAdDkKEWwwlU+QZ68vvyU0STKmFGB3QJiPVkcIXrMPTvBH",
+	"jw4eHVXhZyC3DJBmetFYtCPLePZdiNIO1qaKoVMWqz0MTfdzotB8GI/fvRv2Hx/3v6f92Wjw/t/G4/e9",
+	"7gjCtn/ejx597P2pBalmSa+f4eQetQvFxeXUftN8Ut26hkupItorEjdAlcYjsrLYpFErIOlRCCraAEpK",
+	"RTIWFqyTdJsgR3tVzFFMVID0ogKLB7FtWvFF7xZHtGVNN97Ym5bU3NNxKNXeDn10Z9NHszxwR8UPPx0H",
+	"CzIw4gBeKy5jGRU4WWOxHSgrqG1/ZIPHb4aTNRYlUKx2RrUhNOcXhsS6myqTJRmoTs9O8olH9UjH6M7y",
+	"Go7qeQ3RXeU17HyAdrMH33lwsWG9zzFVccdYrAys+fjJlw+iKuVWvt+lJPXhw8fvd1c2Ie9xApfAxKYN",
+	"NgZh7ew/84ABdWHwPJXTC9ZiO0M9ZGZ5xpxqFI8MAZTYeiZnHO4XM1i55FOFeLgyB/QLGz1hZGuQ+Xfm",
+	"5wtm0W0rFhQ6XZC57JvWCLyETiiuFVlwTFnbybDl1+XENNKkOaP/ydVNawPfbanGtqES285V2ALYW/yw",
+	"aX/NzjTsbbEbu67Dn42g9NHu000/sht+488s9dz0O09WN/uwbm++Ce02rT5soL2IwtqKdX+Jh9L4RP9M",
+	"SpUt+9ZYV/8lu2IKMtJT0hVS9DVTumcr68kZYeb8XHCRtCSqfcLAGE1u/zWEAt/y66bD01pRKwixk2na",
+	"VNi3zoC3H9jd2PZtfP0udNIx3CSjM43ZWzM+zy2qEOBKdFroEem3+LvRe/S5EizKnm9bTL9lmO5Cclyt",
+	"Su0lnlw7UnZHN16CyOxrmw6xzu1hIZXcnwLc3dVlVIyJGHFv1JbyloiL1Fa0EuAGWDIW5SKsvkdii0Ny",
+	"KYye0VgdMjaCfPznp2ceC9WoGTZ2ojcYixg1G7/y5ZFvLP/q670eFUF0wl++iC2Cg3fVeiWhSUK6AAxb",
+	"VI7dPERyHCZTl6rHck3yVVSU4WgvG4vqsT01mKmV2TRAs12QJwnSM+gA7ieaMvfvipXKupyDzQ/qdDaT",
+	"hDc1bj57bf6M2II2xSPAG3J57Sj1CKlJIoVRNxuGFJNzNpMZwyQ0SztcEf9CNBatdGw/hdooIAWCsGWp",
+	"uHdk9gBjduC8GuXXHNfyghuKMro+RqPYiWxPOvBcAoThlhSE4Dz/2XLHTQgBlWLQ7FpPLEDPTrnANfP1",
+	"rlOLOpcsS/h0q1gE5TB/tO+2u6GCgW9cE+d2K3labwNf8Gg4/CXgC0qAMVsp5vMpTDWvq1vL3UqjVjEk",
+	"ttVFfWNd82/sKO1XjfX8G6Emogpwrsw2gtvWMXzs5NcnXveqOw/OqWpKh5UX0B+gr88AmafRK77k9tZX",
+	"W9rgilxlUsyLCENcJmKLf2wPHfKDLfXatuHrU3/MK+Tp12KbnuGWrZFnOPksBB7aFfXFK8PNg5/lIins",
+	"rq1lyHLhIHAeqMAH6ZX6IoYE0tOh0LloAZ349KJNm0oi3aBqOhZhn9xiBA1sHetl26BNTtN0PXE9dIrO",
+	"drzDKnWDmodarifUjvGDm9xaQCRjVDXt/BObiBnj9pfM8fgT0Ja5+s+pUZl2Nc7gx7Vlr8Qm4Spa2iuc",
+	"Ju58p2ymAWDLkmYXzNTes/If+w97A+KmYOjyaiGhitfSVvXE7htzNaq+jprHY3/H5GUzzbbl/T5jjGh2",
+	"vVshyDK+X0uWcgWc2cUI+SoM5mhuZ32Vrm5eNdLRW2vZyBK72cwYK+yp7Em6C2CGBups3i97cSop3Lri",
+	"BpdwdwCLcUrT9AgZogN6c4UmurG64KsVYqFh/Bb4ThobhsB7syop0ywpmGuXlsJh7dsQZKlWRo/hYprm",
+	"CUt6Ecj5pci+baf4feuBZduO7JnU/sCay0KSGc12gkArIbLdiP1WhADHKGPSBTgNP5pe5PgYPLQ82vwq",
+	"5CQAh3aAK+EdZt5y20a6DoWz0n55XQO+j88NWYYdGY6NTTbrdLtjW9Q5w5ezzhRJ117YcBtZG5g/WW30",
+	"VD3a4d9bSsk3C7876S27oA5/eTWmHT15t8T7qJPIqWqu+nsTbeaUpmybdHgDoXCtvnah8AsLdrsJcGYX",
+	"3thbpn0PwFFv6LfYCdKNQ97GVWlbuKrsS0TYYD4glKQUcEfNQ8DpEVL0fWxF2L4Zau9OCrF+AhDUzuJE",
+	"hZrvSJjYSHi3AZ3iatJWn3ETphTgADdiSm3DQN3lXPzaLqQi3rq4kar3S+2Gaj+dbk8ql9I2SCc8uZuh",
+	"70K4uyiAwvuM0HdbVC9XX9vuv8OpdMvxQBG1pGnKlIaAtKisd91apdpcnXkHuL3iHFaORlM9lMgVM5tS",
+	"xY58dXh4d0COLbQ/VDJDYGIF9VZiH4v3t7/9zVVP8/kNcTnB6e3pky1RUO/e5u/fnar3754k7z+8e8re",
+	"ww9vsvcf3v14+f7dSwFPer+7ObLmaQAaqMwOIebb5kDwKpLmjiVD66WiW0wJCGW0YQABH0n5JVtauWj7",
+	"23IKG5M0urWfnb4if/h2uI/2QDmbKaYLk8LBkCTmCpRpQkIrwiPrF1LuAMxynWesFX9z6yJtStLsrGiS",
+	"pIgft5RC/TNn7Kd1oZsx5uIb0zUEalEudMZs+egVTSFefY1uqH/mNGOIKLbiM8CeW60moGt2os5cynnK",
+	"JquUApA8FTl8DQS/uxXHTWbiqlfjMQ0DwB49umEAWKWydwsR2Q7jnehY5ee+kV05SfkboVl2SXeDft1m",
+	"pnmWsOVKauAfF2wdGf75zxxx6yrVQLrWNEAViev1wOPegDhtx0Hbj4VpwnBl8Bt348o9MTDPJubZiJjx",
+	"x73IFpqJ4Ym+FhPMtvfIsDbZ3vA5B1GTjIWDP+cO6fvIOqxRZHQVT7guOOdwOBYV+xSxpVSgMo45d8tc",
+	"Qc0eamHF4+Yg0i2VbMOr7ea2K7ywC8tVLT3HVqGIQ5ncLKQFTQgEAoLRxGQB8dcrP80m8P+xwBb/Cp88",
+	"xbfB217CUN8m3HolYZu3qNYXIrPVf27UNjCBggPHRIAIUfH715ehueiBR10AiNuaAdPWHoUkVQCTaJCF",
+	"bE841i2YcU6ioHO2W05a0xkO8npvifRzG6VgN5Oltx/UMyMsCTabm9rqIXz6XH8RlNaosyWzr1VtCMgp",
+	"MFhVqKbc/CYNY5PRqiVndXeX+w6lRkj30fCg9+XtV02VUr68L/5Us9WPRRBF9XDAHuei9Ce4jScWd8Us",
+	"m7X+NJ2aUxDdPMT/DcpMEPzUxVXCgCMs+rwGi2Tgp27OwNvU2VYsgRat/GYC926F5VHPXq/YLe7iEgus",
+	"syYoSK0lSDwYKWeljQZyN+v87BNhjG/9vRe7tjPBKmnbcYdjCNtrIvozG3fcWnpCmBmk/CeW4EUeWUBu",
+	"iA60hBcRDdqQOQhQT6IoHBAPyFMAPYJSklC1wqJDUIEEPRaQigZg5AgwwX25chdIDL4t81pEYizw7oTK",
+	"BTU6NWquR9gJ5D+jPg75bph/ZIvMgIiUcDPHJRdUI19b0tXKqqI2MLkleMo8xKVyJQ3QktiWSe7ecN9g",
+	"3HJ75jO+99FT5PolqNRhJYaPu4p4wWC3CXhh19uS48tTAkGwRESq3ZV7IxikMmU2XNpL1oSpuqJzs6/W",
+	"vlt7xpqFOPPkxGGxNj8+5T+1fKylpukOcsMKLYy+sbBb18pWgMpgfruBWdqFajz85Yv6DjBSnBupDaQJ",
+	"cn2uzWEPYE66GyLHykWx8ow3mbZcRHUT1qokidzYQ1QtGt1rjibbKFE3hvFX7bdYl01LckWhGhgEvvqC",
+	"mt1yWeWoVu04ai5CDMMNs2t3d4BXMEyqQwgXojV5yOz8Zsn1E0Mby9BLdxXYeAzV9p0RxUM3WYnZ1tm1",
+	"JS3JBVs/UBvjG21D5ShHCHJ0WkdTyTTnObaqjMdSrAErtRfhu40LuHxOdz1cNzsRkCkxOV/fElCjQlaR",
+	"81MX7W70WUedvyKm13FTAobM9VQ2ISZ5dGYUPBKejEjsjA8xlHBt9pxCzAckzOJrQdZtEjlTxlisKLeh",
+	"JT7uhIb+Ufe7kaFoPVLHfOqLvwaxJdbex5LRWFRCiMwntvac+UA4kSrzeSIgWjlcTvu1+SrUdGCc9gPT",
+	"RYGaSQU5x9rWgGx8xfWiNyDHaQrJyTMuaDoqI/JBMWpbyFQxkZQj+d1iQ8IELF/oNI+K2redqGPnVdXK",
+	"mkOSmqO0/rpYRwEwpyUMqOEc7ju8gW4aEgtJwhpPkDVv/g7cK5YdjIW5ec0lDGkmbvFnpRreWCuwWqW6",
+	"qfiy+cMn8IxFKudzaxJzpTCDvQ7AUiFWzNXXLJob2eG4JhGDDxqNgI4IXa1SDnXvHFWZ4YCdOSJK2g2E",
+	"33UAJYE9AEFzRVI+M5SBbSnCrQjesEVTxi9Ldrn2Wj5tBigf3OA2L8IEIighbalo1yqbZVuDHVyjyKXY",
+	"NM+4Xp8CCEyICn7mygecQyWl7123mc6t7fxwSM6pYt8+DGAW0IzeqV1ZDcXdZ5lcVkqkBhC28EPciwgE",
+	"6pPH6LmCqrAwVLOqMLBiBRZarwIt9i/oK6wN/+ajf12p296Nj61UAPfViGCxKZLpyX//53+ZA/MMSqrP",
+	"OOSKeXPxEVELqJMvpsxqgUrlQLNAglfUMDIoJoWoRtuLwGNFFYDrFQHiMBLq1pWyBfBOABOkmSQTqhbn",
+	"kmaJhcBkST8ob45oIqQb/6D16pWAql7xKV2yU67ZH5/Ta/jb0BgDIA+AwuhFUPvtfI0JcL4HLAUHZAAZ",
+	"b/7BniWGATmGkFNihDKzwNMQa9mOBWNJ4QpRY6HkkuH571KxtgXSgUn++elZRH54evwkIq9enz179fK0",
+	"h34ZmipJDHew2NBz9kAFdekJVWMR/61vfunDIYmPvCOIkiXVU+jP7DvXZM60IofDAxK/sCXuZUZs+knY",
+	"6n//5/9DMpZKmiD79ZNHWBI7IcfNBuSEpqmr2O7oD1uyl1RYSh+xlARUgIetdjAWHXfeJnZHCxqhK25O",
+	"EIjgGV+xU5eJ2aAewAsFXm2RtRkVLNpz9cJ3Er5eQKsO3FgXjCLIqR0rdtMvBlIb60fINJ9JlDKFpmgO",
+	"rczV3LpGfvRQUnOuF/n5YCqXe+4d/w+Ezwxn61mUv7hVUdfQVjNUpAuIBD0L1A3ihyJdgCfouSrKCAZu",
+	"Zm6FEoWWUcMOZjzlVBdOUiACuVxBd3rBeBYC5A3GYiz2zfm45Iprc0tnGb8E9uOwuh0Kj15kMp8vUEoL",
+	"wMinNENtzgwNsHXMsOiSmcsR6oINyJkhTUIc6IoNwspIN977h9pTl9PBP1Tcg7Qrhd9EJGMrmWlVASSD",
+	"u1jZZbAVooKIIC6gH+0ANvpmhdbujJcrVQ7G4uGA/NVFYLoVMFuhSL6KXNlY8MJi9ErkmIabiCvDSrAM",
+	"q8yKF2DpcNZmsqJOysXFgNwXGxmMxUEwLE8iK7q2OFZuW1y74Uph/Hv8+tVpkfuLlGmeWD+sI0UYXcJw",
+	"x7kurlafxupl5gZ4aQV8tRDluS+dX0XIH0BHx068B15sZRMrHh0OyBPPz3NlSDrlhqkGx37JsnnFJIvU",
+	"7cxztk7wEVYldZOMQVDIFcPNiMOM6G9ic6ZSOSdcRK7QvYO8j2wmsLUUmL6yXAQg/hBJgH3CQXqTp8zj",
+	"zpq9TEfm5z45NceXICQUElKp6KS5uSOb8gtb4MtBDszXZ4tyAVSOwoEtjYoBTOgALqqi2igdXwl1VK0a",
+	"y2186/HrZ5FZl/jEPn56jRaYZ0+8iv9nSU6f/AXLq1XlfnjJEkm/0HicFgATCMJRzeDxYMI2jgJsTjOh",
+	"tSoOCaZGFxSEC9FYbNa0yoU5wGZFLJesnJKRIUojKQUMhUPcQcqnXKdrT/1mOaYphzqdoRpkV8MtcVj+",
+	"vAf7/z/+BwFbsYBcSNx6oxeey4Tb/f9fp69eHgELDWqng+ixonAaqIJ3kOnQxP99taAaCMRo4fGJFNos",
+	"OKDAmfEqs3TdeJpnKeknMcghilgDz1QajaU3IG8xl9r3bn0HQbV2i2UGXVq3gy9ab/pBl0JEpPNXQH7s",
+	"gLxyyfOuArw9BZhkisB7oLGRw+GQdGOUpaF/FJ7rsS1IlpUIneI1Yb2CKDaroqBUAYgRw8zodMpWGuOE",
+	"NtXoBxJ7IQVielOxa3An6cZhSE3cG5G3p09gIZ++fUMW9JKRhw7iUMGsfnz5hAyhP4xHIdztAnapjkp3",
+	"mkJ4AvrPnLmSj+GQMXC0RFIj8u0h+Qv/jnQP9w9I3AQ7ba4CjIqynBr5vJOtYF9Jd5+84N/18PSxa1DO",
+	"35593/+Dl1xfvn0eKEIjv31RTRTAqr1L6xVbyBTUaPO99UqalTHU0UYcRj8H6YyLSrcx6QqmED4cyc8s",
+	"phHfQMoH3D9HIE1UVcR92azuMjLFu+H7uHfkpW9cAG4EpJY5mj5wmkF4F9lA9EHDcWTP4HkGYnn8P+M+",
+	"U1O6YtAINddvmg7wiOKsTXcJYysXaXTwkECFTFXu/k3Ic6AuDCyZlhK+Ttex4UywRzKzU8PNJHJm+lhK",
+	"8GdQQfaHw6HnHkUfQCfo+8ysRwzEQ8P94r/17QD65mrpalpS5h31OicnMjBKFBXmgmQRYakC1uzD7AoC",
+	"bkM6iayp6eFwGIHx26zs4cPHKLNipo1l3HAmgGfH6HqAY4fBPZ7XgCBrWIpZhyvprd7qiFwt+HQB97Iz",
+	"+yRsBXOQAlNyM/YPFKngirHzHZDvpF7Y8WDPgynSofcIA6a9nJUYLl4u33zzumrG/+Yb0gVqAhNDBCqv",
+	"E5MAlh7bU70RicFMR7qGzaPC4aaORYLdIsKJMYfJKOWuvGpEYgvTHpOui89gy5Vek1ykTIHKyRLbLkxp",
+	"QF7SJVMjaK8Cwh8b8olIXHOcxBZ5oQzHb349iEhcwuQ3Px7iaBux+c3zRxFcngVAv/nxcURij9Ifk8N9",
+	"M5JGnkkO9w+wh1bIfvPOI5hJM25/TA4fPoxI3ADeH5NHwyE23xL6ZN44GODWlwOezL4L6fb0gq17owDF",
+	"AvecdEsAFg3uNui70eMWBbiQYNgnNddZ5J1HVq9Rm92cQBrOBVlWKhW2X3VSGqo/AcnMSkelE4MCo2l0",
+	"ZhSMc6jFJd07vi4wytMysajAPLMCvkMWXjIKQXZwym3whhUBYu/5jR1eRpeKBO3phdrAEbEpvu47HaQP",
+	"Y+hDr/FYsGuN1uIejgZUnSVdk3kmr0AmRvFTG4XEcEFIsuCaJBJtOcTIcU7VRAb8QJVqM4zFC1dJI3A7",
+	"O6kfFpsBtJMvs+FNBdRsob9cTS/+D9iBDwTBPMgH8gLXinwgb5jO1uTDWHzo9/v+P+Zlc/d8IBatxfH5",
+	"EVkWZq0lTQ0PM3qjuVIcTDh3xlCjsCqZXmI0kzPM50AWA/KBvJRGEnMZ5LbTfXhg3wJ3jWmNpnU/Z9GE",
+	"q1pZvO0NaLbVA/KB/AgTCd45z1E4Qa2Xe0gt21XhzXAOia5zTUz8MyPGwoBtR4fkA8F8NRl4xQqTt7Ok",
+	"eopg19xcJy2r8Yh8AEpDsc5/BFoojhlNnOVBPHaDcG43H5WcC4xr5qoWk3yEZGskFRs1Wmp031DDU1sf",
+	"yW2Ds0oEZqWi+ncDIyg1eADkF8g2qWHYQdQ1cKi2pdl/VP1czghFlUXXV8ysQ1tTDx+69fIpUOaTxuQq",
+	"0o3z4gqZuA/c3BoaN5vxJsTmJR/I3wG4GtxQMZzA/rH5w+h/GHkB3z6CE/g95WmesdDgz6dGnU2Ybwou",
+	"fsM45WxWSFffA+CQoURrIQlTZm0PB5bAdgq5bb5imgPgd5pm91HPDAQkuWKNQJz7HlDgpWB9i2GHkclq",
+	"QE68URFtSRlDXRfL1Toe/Ow12pMguk7BE3u9RXDPwGXo7ppnrx2qhasNBRF4VZkYlWNliUtF7n52sBSR",
+	"k5rBY+AhnPvw34aUwh/fOMAWWwC//EwxDWK9oR/gRmaraJKo8kpaEy2SVkayXCiPcFc4TThU6UpIKGAq",
+	"af32innuXnWuY/iAIorODEMz0q/O1uAftlYBOSOPrq/J3FoiFWrWZlmD69DHDXlTtCAy13TOXJoh4Fsm",
+	"5sfQNWZvrTdwkj8QWBrYSEsRH8hJsO9Nd1iTPRUU9Jh8IN/C/faatL5pyMu8eLDtRTDR4i42PLUoQ+QD",
+	"2X84NGfwnBsO+cGbkbHdUBdyMsneku15adAPpfxdxS5q5xW8A6er6tN0cp15fAy/BNXQllQkVMuseI0o",
+	"zdMUnZP2wjW77XAkjhBewp4TReZG14+fsFXGkPzisejG/46K9FvBrx0HcGlYzvhKswswQrz5/oQ8/v3h",
+	"o15E4tNcmNNAukZO6ieGTdjXXff4/h8ePT7sRWMRP+fiIvbGKhd7g10dkYylf0yCkfVcHQC56oP6TWKX",
+	"rxETiOAckGMfMeC6RK3O64MObDvQqvdvhjJHjquuX9N44fs1nV+wtWVqKUhAiDIKLki45ooUO+jeyW5m",
+	"z8ExGHt7549oeQcmOBYufjUKVA+zKEZsQVaHSXAoPXiKi4+KCCRr9w/fcDjRe/HA0JiT3FyNxWKp9oeY",
+	"Pma0TEtIUFFkaSOsGzWBwLhtgwowePqcaYpxPAu6WqERCYNBzG0VEZbMGWRGK5DcXTERsFEX+w4CBZqC",
+	"uCJodrr0RgfkSCuZ8umadEN94ZuYeCVB9czreIXIFcvcQbKufOUa4IJcMpGAxdp9ehQ49617TS/Y0tld",
+	"gqBUuLjGhusqTTONG+dsGeYbYPUFeCDUSCFgDjF/g4UjF3itwj6aVQElDTo0l393JjOj/KA5HYSr4q7u",
+	"WZtGuArm6oGgryu6Vr1RVTYHCvYLoukFUwMSCylYfOTtwH1wUnTR1W3UyorzLfIpliP097DE3Xzl9s3s",
+	"oiDmx5nRMu+Iwq97R6BFOzjZfnkc1AkGcF+CsAAef5QURrVCFlGQvQE3jm3eKhB+Zl63CEJlekf+vb7M",
+	"+lZl2PiJS9MEk2IYwlEO3PBOmiASwTxFZcn0W3Smq9Eg+AS8LNAacgunza7gOteKpTPTjrVH931ogG2x",
+	"yS9ZgD7LS+ankdEr76Mpk5djmlUSc797eDhHAw+U4ahWWotI7IJoUawHThzj9phZxIEbFCpaeq+xXDGh",
+	"IDbxh7MXz3HK5jw7Lzp0YE1nEg/BLNgXBsNDrqZUDro/7oHniV1zkX37+8PHDxSJfx5jCti4E5FxvXr8",
+	"uPMRGDohx4Gtc2TZpYIFp7q4YnBcOFvcjAsuMAUFbZU+Nq8xRNh05L1Zvg8F3m1vsgdrS2jc0Qu2RjPp",
+	"iNSixsvqoXUcbYivR6Ort942mF9rtAK9xaMK1xqQ+DyfXoBU4alEmWm4rYS0XXyHqAUF/cvqGT0c6Moc",
+	"dxBErek/Pl/HIxLzlV1dr4hAfEGMfMQ8CMN30D5OKoFR9aNmVRZvHSt1YJUXxiGTyPKk3oC8EoTajuEa",
+	"j0pdK3RggvhQSPypkjjNqKxNwaTBeWJXxdVpNQul+E/sCOPcMHtercDdCB08e/3Am1aUdyc+fNysqJhu",
+	"rCUarXx4QrhC7aW2wVNDhqMKz3eihT24mGZla+bBmJRcBrE2aSqvlOXP5t99NKpARX38AWOTlBXyl/S6",
+	"D4zC0AVerRpywmYpny+8ZFNnXHhoRoUB11KEFW3QhGHU/vJ0Eo5hyFfgc0Qei0QIqlWfolbddWo1BaWM",
+	"qgsV0onN5ogq5xqjvNHDw5M+F/1H19cx6T66vgbnkTNH+kiYmHTt+xOejAhK2dy6xnrmMBgaKuQ2628Y",
+	"FB/FCE/YD7oFFYGQbmDTtczIeSzLjqiePXNmSUCH7lpPDlIlrO+MThnEn+DiKqbBPl1eW+gMwgVQl4fD",
+	"DrxsScXaa/rOTU29AbQQaEYeSdZtitPYEPXIKPLnKCagCoFwH4rp+t1mbjzHrgLj1gOFjIt0gfjO15qZ",
+	"1l1T3z56dPCtZfAZvbIoGB6lzoyqmLEN0QMvXe3mxYJ6BDoAzwT6KzGzUkED9UEXdoURWVCRpCyrHUnE",
+	"arbiPU4MKTmycvb52pmRtbS773Zr2WASNxLskc2dLFj4g4DRZMwZPFiCIAtKl2Vn034hM64hTKgLPteK",
+	"2ds65//7P/8rJnvF06obGaOBIfoy5VNmEwttOOLrTK4yzjTN1jeOSNRcp2FIoxGCO4Cjb3M69wfDwbBv",
+	"dJ/BPqRdrpigK94ZdQ4Gw8EBFsvEanB75r/mrDGDVi1kplGuCe9CtPpZMyP4edwVZITxwinRjfeMto0Q",
+	"sKGO0o337IgG/1Be5y5deoMOjBr38VnSGXV+kEv2GlNqvGXBDPrhcNiW6eff2zMCGnwcRr13Ru9+/vg+",
+	"6qh8uTTbYCt6ZVLgpDtRR9O56ozeFUOBTP2KbtMZdYy20ik9YL64LGZPmo7LejAqyns/+5Tnj61b8QZi",
+	"JFUlgHbXSLqICCx3BK61AfmOTu1VUCw3GH5KNy+e2AblwvA9FBw8GkxNVvGCClxh3pIxFhjZYR36mUwZ",
+	"5EHHblFGKVdGCovB5AEXbrLkAv4haLpWEChUsV65mDwwXo7GAqwdZ+DBAc1cMAYBDs2aEuSL1GI5ISA7",
+	"F6SckYCxq0wkRsO20rq5aGUlksqmfRtVtqXfXhFqOILY3bMiCpF0YwvDZ0/GudS4yzhTKGYKNvWnzkIw",
+	"QmijPyKjN4toMwlAcGcKeJtr3nA+Qyw1nQ50VIjPuuTsyoMm+TWASMl+f7qgXMSQzaBIvuphBO5rn95r",
+	"pDO4N8yopKZF9FmBTz7jqYb7XDF09uLqrawVuPA4dM+Z1sj7C1eQQ/qObMDGlK5AhqHThY1S0+SA/H//",
+	"L2pwp/wnFtuA3JfSrkIxtmGEr52gJj6EncFAkhG4PQvHZsHbu0XLhJ7LSwZVbgNAakOEotFxeTg8IEIi",
+	"TFRI9BS8bBF4DW25FEeWEUiBuWDXKww+QVEKUZNKXPI5V7qc1I6ArjhsBTmrlVJoNnzOnQCe+BB8c0kU",
+	"AfghNEORYoRgEOhGb8SN2IR8+DGqjma/z0XCrmGtzbUDcX5+QHDDBiOywJe+cysAQV836xfXCisj0Tnb",
+	"1KPNgG/qdVgGgLzpIF7hieUKVHEbLGTuSyfY0TTttQ0NXj3DmurF2Fx6YqXaW4AA0QRXU4NzE7Z8sq18",
+	"e46paYLEHkENqy95AEKwy8OtzpfMJarAv3+Cakxvvj8hBwcHj6EAuIv5fDh8+G1/uN8/2D8bDkfw//8H",
+	"MCrXqI2CblwKhmsTvUz332dyORqLINR0x9EV4n04oMejAzugIp+msgWu1/IOeJTMpum1YSzeYEvy1apl",
+	"SyIf7Gy0cggwgwJjdpjxYMM8zuT2WTw8GD16PHr0+CazaJLTCv4EcGAIBfa+Wc6bYsw0pCquMKWWS7H3",
+	"D5slW4x4Z4SOAvYDMoiqR9LaMt1hhCREq/+bbkI1tK1b+/re3+yrz55gV4e7iK5FiF0HPtnf/kkYfocf",
+	"HWz/yIfm4ReH279wYXvwwcPH2z8Iqhibbx7tMv1SmS786mCnFfB4XFWRv5Li+u69IctKLuS792XF4Hk1",
+	"i8Xd3ZYoAlXB/tCoJtTN+G1Kg4UuU+bOseZpe56Sen3lj6VG4GfIfQXLXNFtJ+qcm8lcsDUgfjmDZWf0",
+	"7XD4cRcFZS+hPF23qimBOGq4jgvSn1nhNXLVv0tKCl66b89OSELXEUAtOlUlslJhQtfWkjMWakWFx1vq",
+	"/sQyWa5AsjCioGAJFuBLMnpVUXUeKAiEwyhg5IxWLqYKuwg8mCMsESsFU6QbJApVxXInkmNiFtrFAoG8",
+	"IooHyUbH9bAMa3miyjseggEN4N6DGRd8HJySGFeDrDt2iplZrbHgiqRS+GCqg2+/xXTqFvnxidlkYI0g",
+	"EjdIkFuY+GsvKdbvre8hvNNvd/z3v//97/0XL/pPnsSFnPPwMSIVW2uMm1VvgywwFtuFgSA7BSQAB3ds",
+	"LsZiHE3X/6df+sP96iW5yy3/nG5fLC0Tuu594l2+2+C+isu7Sp6brm8MEs6daJ/Q9f31/Ru8voFQSvc3",
+	"K/S9BODB/2Wubxv7ZYa8N6VpCtWuRj93VrKpNsOJLbuFlyQaqMBmZwFBnUFvVPgJYp5MrOWrMKNDsjFU",
+	"2mYJebVi4tmTsTjB/GPr3o7IDB3MmQ1AVSULIyBj08xaJp0dEUEnCBcD8gYMfAGszFjYb1U9oB19PGEQ",
+	"YBHE7rEYPCo35kCNMBonIsUEgzDu+NQOCWPEbSi3C6nOARQp7MS9bvGIY9INUKQ95H4vDEmP/y7zIp5j",
+	"Qc0FyEQx4YHL6Qld6g1B6EEWkHe32ZePT05evX15Nvnu+auTvzx9Eh8V4Zg+OHrB0lUYcgx4J8TRki1c",
+	"utnrZz6vyRYnKTctnTiiRDMSU9rBqt3J9VDpxTPfMjKOkcs+fsZLqjaK9jvqtErqGO0l2LUmKwk59oX1",
+	"PzAh12+ycoTx9uvMvY+vf4w6jQHJu7dTfFJrSzF9k3bM69jG572d7XVWvaQPdv7y5teu/bB0++7v3mEl",
+	"oe2zXt4nKb/d/X2S8k1XePVyxiuI0CAxBm1ywl4lxN8kljMHF/Y05Tf3yX3C/ew+/NnX4O6MOk0csuBv",
+	"RSCFZzwbL3wzpQ2XffnzwtveGXWsu73TKA0YZtLu7bWqVGwv/jhIpMItcRU6MeFOkNj9EGC2NXi6xuKb",
+	"b6SYsm++ObL11sw4VAgk4O9Kd5tOpVD5kiXxgBx7UaDp+iySzh8atRguR0gFt1mv5I8kdhfwLYUEkAkK",
+	"bXKLTNAsA9TmVbpei8QcYPeQ6+smfetb9rXZ7C2uH0Ti0IDJCKHEMdAJRA7HRd2VoyDMxRZaCm3wbQvV",
+	"ppHCeyWFtKppvv/8F7NZnm2Ko92DB8plY95fuJ/rwr3lvfnrvvhew2mvZ4N+bZfbBv7UfsdFHRuLZ++z",
+	"X+jOA162Qf21iiit5ONesDVG/Vn26IAoZzIrLh+0IOdFKDiwz0mepQCnRMfCBpweeaBLvPpi8z/4Xusl",
+	"SyABxNxcO2u3tesEJn9H98kpLGRNZWs+Du4VztTeMwt2+wW0LRjjJq7+vLTJFubsnq1/Lrb+m1ZrTvHw",
+	"/ZrYe51ffD4dpsqtueAb+HQ1NLEpLNHmQ/UiIs81haRal2Fcwhk2OgVA6Csyg6zy8zViUgMetECjZiMY",
+	"sZHyz9cFBi9kSPjAKcCgKC4UH09lY67tkB+oILGzS5NLlmmumM0TAksphkX7xLYCNXh3DWbfme0C36K3",
+	"drbENoLLNYYob5sXEsYrhoAc3tPm76gkxLHNRflCW0IO4hyCBsNWPm+IJgkjNOtfX1GbF1Ma0ltzmRcG",
+	"3l2nA8bbl5IU22kb8Fgibl43arFobsKTwj6LKTqgbpeQkH0y4U62bqONRSSR5qqJAiyICVYrCn7IQEEM",
+	"G3X7X/nKSRSgJKJQMUCclRFZsWwKSUBw5iLiq+hO/JPiJ3in3GVlPIErd+XKOGO8AVY7QMAzxMjJFUt6",
+	"uzXm6zsPEQwIhxZi7cakG9ufY0iVqUwjvnFPw6HtDblRpS9cilJP+NMRWdJ/yAwgFtQOnQKCoev20CEZ",
+	"EkitVuW1RqIIlnhhvhGQ2mVd42ohVwPrSB5M5dIXjzDLHi+0Xo329jCh0mU1xC6zPqMcktfivdhGbi/l",
+	"JVBmpnR1JvKCs0mS27QRN6Rzpq8YEwSx4A6+fTSszMB+MFlKoRcqmAqGHxehKfYFMH8MSTflM6b5kgFK",
+	"8/7D4bDNVFNGmd0sVx9hNryDcagW0IlKaMJLukYUIARrOK6hcjjnmQMDb5bZn5n79KYeFh8Z8HOnQkOd",
+	"0cGwVPbR2mws1UNRE0M04K5cspA0CsvP8XTJyOtMAqz4roK9mciNnDj7d6lWYO/tGoVLRbC6xJHPWIWg",
+	"HHd1p2tIULrXND6bAWl/5y9vFV3R6O35jak39cCLshsHGaKXtHZRc4rIhi+s6ZS599fkqXGXRLuj5gaq",
+	"0A0VBicrluqbEDyuA/KmUWzFnLJ4J/WgrQ0Ex8uYWgzuUkPYNuRbagXxDUM2utvCNXotIkZZaLiV5e45",
+	"V/q1o6jPa4Bz3WzzqvgJ2dzsBr343tOy7aL8Ja67f7H7CkL6ywS4Kk7K13t1lbjC1+x/KWp37nSP1aqp",
+	"uDuMFLfAA9UOAl5BhDjCFF3DVBMJwJNYYgWgeAETwgPbOEQIMMBtwqm45XVawsZtvluf2sROX0wMGbzR",
+	"JTCIwgLjNd7WHs+t8RL2jyH5tdAyESUOsw3ZekQ4YheDmQDusAJuLhmQY3XRUI3MsnDXKNzj7iMHUWeW",
+	"9JRpDWDM//1//d9B1raAIjE22u2KSMGOUDJDw6r5zTVdCk6sSAk3wNUrXd1FiYkm25odZpv+P2faF5+9",
+	"zc2MRLQtQsMV5DjyFgy7qgW3Il1IhTgcHrTmABQTLYVdrKg2/KUz6vzHu2H/8ft/+11D1P9njsXAZdhF",
+	"w26MwQgwJbddouGrH6POcy4utn0C73yMOgg5ue1t+1ZFPvjXkFd2ljpwP7+s0GFp6GsSPcIilFXBw14f",
+	"lneWzvIugkcARHgXwke0qQDzjQSTgiMazlOBc+qM3pmb+3C4Hx0+fPz+qxZboM6grZ1WdkkiBylgD2oo",
+	"LWbZBuTYFRwpEE27QWmKXhEv6UQP1HQ97h/4LbRFs7Shr+BErOElFqVXCgwWdzEod+t2X789G4samnCY",
+	"2Fmr/dUbxG0Xl1kfG5Bb1SkP93c34ZkFuZ1isdHvbncBPG3B2pFdlu6rcM1/NaYogIOBfKjdHfPtUjzg",
+	"V5rGwHUw7ozIGFEpxh3ygYwBmcL+U9GUjTsfYw9ALgUbiyL99ggaC5pZUC7wg1wAkJkv7ocV4ozYCfhI",
+	"5h9QTQ8+cToBlF2k5JJlCZ8CpvhYKM1WFpXHjYJmzMFie4AehCoGEEy6WjHq64yFMMhYtJzQoAzeWJzA",
+	"CKZ0NSL7Qxw4oI/YBTT/Xsg8izycLRdQZhChTR1AqNGAykCaDnsaQE7HAjEBJ5AePLGIgDZBKESOtyVM",
+	"YFkeQGAE4MC5qZc1A1cfUgIoNRjuGCD4CI8xZyZmPVe2zGcubhiA7RSYgmg2+ZcDFKyIIAJ7oCNQKODU",
+	"VmDq1loBlnOIz6REeMCA7sxCKtJd0muyP3Q8d8/saG9Q00uiyh62WQTLhSuRhjdrHzIrxZcj7wtKXt5O",
+	"eTHHAjJwb+thBEYH4wdtwTPv4+r0OlEHdjsIE8ff4RLgYo7eyqKFVwKz7IlDvPGfF3SE3HJ6gXLtzrqK",
+	"n/Uvl1MWDGGDlbXYXV/pRWaWXMw5vNeh7p2j987RL6jxMQh8aSo5DBWTclGWWSzj+/WqgvV75ms1VAN8",
+	"6d7P5n8sAOdOYHnlIletkHnY7B3i5b0H5Nbpoi6Iv0KDbEYAMHNAjouafDDGJYBRFkWT0avqkvD2h1X4",
+	"dSsbm+tjLGyo0RGU84LAOqzqQyCs1BZzhwrgNWnh7SqBYyo+V763aRo7+dL3sen5qTtpLd7OfIWAwyWC",
+	"uccgacQg2eXK+JJ3xdeBXXKWZwJrcwUcRwoC1WRnwTWxpILOoUrOrxu9ZMlafYZnQYqxtZ+GYS8yqyMR",
+	"R4gKW3iuDOtiqRRzQK32ynImUzYWDoca6yDa6gAAU4xVASqYuRYDFwL8APgfSw2mRv0VJJFHISjwWFjQ",
+	"c4j0toj1uhYRIRULIyEaWOqfmX7BPmc0xwu2ja3ZTbhTRvZluNK/OLNYMIsj0uc+VCoCAi9oCgivIdbh",
+	"X4WBNJbL2zkOwTrgS1k9FhwhInOqGTlf4//6alFYXJdNLyJfWQsL5Nms+bEISlG5hg2HmEuspNaFuWN9",
+	"lekFUYyJyNWQAqMfGC/tzzRl9p+2wP1YuGImiumowdBtzeBYax24ISLeLrjQAyhTepUhgjYXtvZ0AILt",
+	"ffRlm9WoYs0rRbk1G/cq8RFhFevPEi9RiRNo66+IkNj8fj2iYuc4hA8+GmJFlWKJvXJsNUVfRbCU/FOH",
+	"ddot3LBcJKAassEDAK2ymbFSRbyS7iCXK6Mw+PM0sLWioUZEuoY4x0ZT8/6w12hG/DPTb/zh/IyXWdFJ",
+	"w13mHza6Y+8NZf+qwZF+328lUfivT91J+qyihe/udjJGONfb2a/+6kTbcuAR3nEYmG0vuLnsmwstECqK",
+	"C/gOTFgoQdws0n8b4wLe48tmIYh/YZEqhr9NTMkCZtYiqBzc1DrV5KrfgOC0Jra8SjkuL7wFBk18+HWQ",
+	"BvGZuLDtYpte0cx47w0kvwWQ1j+zMkSrC1/5V9FQPgFF+wZmXwFQ6bGgSxZHLpXXVy5kycTqCjHp+jqm",
+	"VnuwbwDXpGlaGIvRLmJfL4ra2mp4RyRO5ZSmC+niIeL9h78fDAfDwT4m+CZ8BjXBtOuqF5HYtDCBqqjR",
+	"WLhEX6zqP0noGqstap3x8xyE6cqjSipq5SdIWTftVhKB4wH5HvLfScpmmshck67MiMjTtEcuGFvZKpPg",
+	"NMaQCMGu6k1jOO6M27Cs4jGWHwr1PCOkF+WGsbYu6dqSwem6PhNXfxfTgqd5lkFtuiKT23TLNSZ3FenB",
+	"tmVrjHdw+N3D4bBnVbWqSgb14t8EJe2wedsQ1WaTlYZKp3JWBQyokBNGXsB+RqS+mRFp2crtyAMRqe6h",
+	"rXQP+ehFYrdN+Zczsm8o+OFwCDj/dKqhUid+8xVktlcPImFCZ5wVOepembcDcr3UB9bcHrQDcUcu2//R",
+	"kPhTj9/4zfK9orXBq6xmfvbAT2wH7tv67m5Py287yTt8+SWxJm6CMrHlg12QJHZuYhNExIZGdoF8uGuo",
+	"hBYH4Otqpu3NEQkqdG6uaXc0rq6uBtXjYSQET+adUadCzbtjENih/zI+xh3lZudmvJef7x2MNy6OYO/7",
+	"f13R+9OVbvMMbBSfpnyDQAk5cVDrmHBlY4cRKASRx1BYxMLpgAeWNCrtxyv+F5jtZ+M92MM21rOk6oIl",
+	"MCsqKoZtAM+8Z0a/QWX+dCGvSmqQh7NDerlX6kGpb8yp+Gs1y1ak6wF5htCAmBYLK4l1IYysLqbMu+4G",
+	"DoAIUWdlimdTablSGMgOHkmq8bMuVEuuubZc4fIy23njs3sD7vMV4sHi6GDFkm38yy/nVrCme7Z1L0O1",
+	"sLs35bT3CtP7V46xCIUkCKa9a//Ec670c2j4M4dymo529E88UOV4vPuisPdFYWs0cS/itIs4VbdFDN7Y",
+	"iVk3AE403AFLjVhWEdPZLK5W9jyyWpLHKcH0w5TN9FjI3NaUs/asXPB/5ozQaSYV+DoCaK3D4WObuUgv",
+	"mGgUfRDe7jPHsWMnXxrmcpc4diMl3cewb+d4wx043okUs5RP9b081W6TcmCS5bD3meEYLov6tyJV2el+",
+	"FsHqtWv7c5qwsY+biVdu0vds5l6wKqjhXqTaXaQ6CWrs2vWDWIeMeUwGzxyKJXbQNFQTtqQ87Tmj7ljY",
+	"N/pOuc1YCuxALfiqXWJ67Zn15xCabOu/jNxkO9/K1OzKOuv4xnW8Z3f3UtVn46vHSVKIT0TLRrDuf3FZ",
+	"qgJzdRcOvSt2vpDygig2zZgunHrOPh+5BEGmF96zp5hujsXFEb72A/ysklm5r22czOYRcSnu+dRv2qdX",
+	"PUUBZdyLaCCi5TtIaKcYqml5C66k4S6OnfA5YC0gWxmQ14D41fY21WMR2z+wtGQ3fv3qtMC7ss+UBTgM",
+	"2WKzs++0hRl9Dimu3M0vFGp1zw3vXYVfwLS1CZPytyKHbU/Lhkx2uvQQNVSV4fsak7zjCE2Eu8huY4GJ",
+	"8oSLjfXricwq+Kq+lq6QYZo4ZMKxpDcgmDc9Fi5x2q26z51uQXWwd8gvnxZbdXW61Ll7Pvfbk/qOmygB",
+	"4Q4UHrcSuoQ9ePemus7H9wEXhEHsIerk6OeOhJOm6mzvO4xSV1jCFKoz2NRaSsBz2cfwd1IW7oLm4wH5",
+	"qwNhjV/By+BSTbnSzNe8cLleNph+LOSMKLkMajksPOud0gwSVKDF46m5qfonUuhMpv1j007/m9giM6gj",
+	"Io2Se8UVIO24TwUg+DrAG5d45vFV7WSZq3E4IK8zNkv5fKERdte8BNE1dnebGOiZWYMTswT+4zoDPawv",
+	"uX/bzrdWEbxxyj8UzzfxPfzWfgpfug8/Rs0Nv2B6IZNbNOw+bGsYaeHm7drv6s2+oNf94zm7UYsv6PUx",
+	"inm3vz02wn+fvHpzSlZ+Sw1/aj8qAZOCn7mY7wr6PbVJ53CQ+p5a3hn5ztzO/bP1ynxSwi/pVKb9PrLf",
+	"L92mv+uYwXaizqvXZ89evTw1ryzpdZ/Om2LZC85Y8MOPbQ6CE5qmUO26dAYd8gyEP1CyonNmuIVcsbCA",
+	"dsUROyBV1Bw84D6ldCkT1jsCZsOUhj8JbYDWAWBpyD4TGvIZz9piPSCrlc5mPOWGy4OGy21AK+asVsb4",
+	"QJWiSsBUZ1hQnaUBLUx4EmMNdMNsLZeM1eV0UjzGzLcqbtcD1Zy/ikgs+OCB4b82XQrm+SZPmRqNRb82",
+	"qSL/apan6Zr8M6cpn3GWkLdvnpMuiKogxLGeUUE1Im8Qaragz5YrvcYFHJjGAxTIsic9rE3gpd8ywE+1",
+	"cF0ZHxIcQ2NB8EO56qfskqUkVjkc9xGZ0VQxmw9syxzER0RIi3EEJQ4QnBhG+iwklW5Mk4Rj6ZsJBDWb",
+	"ZxPzbER0ljNXQ+FcApCRJSybg2BGVWuggPWOI0LJkisE9fYLMTzYFft7YDr4LsyGLgCnFWgFF2zd8/eW",
+	"w2+HHFGPqW5+CAFSHQKNaTu8g2G3CsA6WCvbNzG8blQwO7wq3SXmNSErMNj7/3xduucH5NgXFr5aSAX9",
+	"h2KDmYE9DRlTMr0sssweqKoYERTcxv05HB4EDdqUTXwZczZdF64hXzDd9mEB9m02c0g0xPJRBT3JXJdG",
+	"3sV8VhWRaZ6lPYBdgrV7wi75lNkq6GRqlsLXgXhrNvR4DhUG5ky6l/B5liubYXe9dtKOWb0LIa+EIUSA",
+	"wyewYf1Vxi45uyIzZtgToC75fREyW1Jzss9zDbKzPxC2uABVhEKDZurseprmhlrMKEz7ILQqz4SCOgO4",
+	"lytGLS06Vg9q9CVXXMuMdJ+9Jv8WzLRHpPBvufHDknIBqd8LmTtXhiqaK5jmDVH9S9wON9SDZDWA/1eY",
+	"Y9fQyopmihkuBCslCD1XMs01MwyyXD78pTQNBJcIVuWHJKtyu8sCeyzgoeXW3pQ4aFAP1Bz5hiuHMMO7",
+	"VVNTbnplpjyVYsbnNh83Jl34cUHNCfFeO+nvz9sXMzNM/0MN8Le5VpoFBwO5mjghicwAXycmXYDOsbyY",
+	"Ti/kbNaM9lUI55+UAhzuWmfUaUuN31tlfMrF/E90NvvjxcH1438+TJdQa21+209xp1hW+VywK+U/l9l8",
+	"70a1zacXv1wpAdN3ew0B3G9/VXWtEcxyETAFYD67fc9mIiG06T1u2n2Bgc9fYGCn4YqLJ5bBfc1VCez7",
+	"tzP4FSvbavf7GG0GeHsD5zzUoFz1lN3UY2nLVPZb4dy+MnX5ZmURShflJ5dJaLxKdyl7ABsCtkq++tS6",
+	"B2gFSRlNPp850rT+27ZGPmc0uTdG3hsjtxgj4aD8pmyRVfOhu0Ca0bcJKkuQxs5SNtWKfPMNKvhgL/rm",
+	"G/OSB9uOS/N0zCCCyBv7B9o6rIOXK6vzdWPsPiYzaTnS+dobH4y6jgDqvWgsioGENk8cCTYLQdSuznbg",
+	"Ki4sTvugO0N1oMAI2W23PEJKHFje9gwpTXOl5ZJliFAN3ykNirF7QniC9sbnCCCudQqOOLA8vhKEkrgC",
+	"/BUXdaXB681mNE91j9AG/D9upr/KpNEKzO59880o4NRgrLAcNw7eshY8hCeAdgLOawYYFT+cc8uKy3PF",
+	"2gnmLdMJGNmwJgQWWlyxDBoODCL1wbtt8CaNh8NhUPTGQ+hFpguaKmmBWYpFtBZWi9NetGzR1ZFoQ2M3",
+	"fmqr8Nj5PFDw0RFREqdNXVSI6ddFd3VjsCLKXA+si9ToqquUQcVHw1ekYH0Jtg74WEWAXy75lA3sTxMw",
+	"zbLEfmGaV/m5P5WqZ5YLi2PSNK1uCsYKuz3E5S2IqAYV56ZdWnezutXVUq79hGdsqtP1EYihZtPMCBuJ",
+	"LmP/APR3Z2Mc2p3wVE/TjNFkTahGqLsYz35KYQM1Fvt3p3AIhsMT960t6j6lAgiwwNbS0hLVCUIy2jcd",
+	"EB3+5Qr1d3OVg5FP0ZnhM4QD7EUPbMfWVganWY1IbLXq2KJiIpaluGSZ2V1nHQ/4XYmAnMMglWJuOqqj",
+	"mJPjKqswApiUFywh+crKYHha0xQo0u0eII/UrPOh5d3B/tzG3l6zZdsynZUiVd4vBBCVXBGe4NWRmqHD",
+	"OMywFOlS8vD6uiBcQ6++YD65ohi/0IsIu56ylUYGTceiSteEJkkjy7qhqdOxbyi+GKx/u9XTE6E3LhrZ",
+	"U15ycJ9ZHMSWVgctTRW8NCCR0MDe+NXdnIKwOkIdYoZ08aKs35G3N21acyVcd3VrpeEsOltbTk4L+1b9",
+	"RsD5Hw6HG+yZppdPMWe6reyMOgf/fNh/fPG/r37cX/7hb+dvhvT//H7693kn6oRb3Bl1csNlD3+/v9+J",
+	"OpCg1Rl1aEL/PQQ+3NkCacb/Cxkgset2+yNsoNueyN4RCchwof8sOKP3Rsd7o+NvtarpV2M/BD7aVXwu",
+	"+vmqd28/vIuyqk132VZzYYpXU7O18OB21sKMzXIB9sLdlPq6Lh95uWdA3rBLlrlMZFA7PGPPhVHRY51R",
+	"obASHyjBXIxFTbqN0F0e4+Bi0vUaK4j88XRhTt85nV6g+PZXDBZwH0zoEqosTc2hiDErGmCPM8cmCb7h",
+	"QhtEwpIjVzaQdB0sdORwlsfClQADhPlcuI961qQ4Aw80pgFzmtq6+wWAPPST5FO0jq4yuZIZgGl2bRnY",
+	"sZiigpdJaJgsaDoj9IquMVLhJ5ZJTNvGAKIMFzopavPDanPln+MAUVuG4cnZWFDh1ajye/8/e1e63DaS",
+	"pF+lgn8ERICULMt9SOHY0Fiabs3Ix4rydO8MeokiUSLLBgtsVFESu8fPsQ+0L7ZRmVkFgAQvXW73ev5M",
+	"WwRQd1YeX35JNiKS1JdE84lTBPVHOZmINAmPAN2AWtWOtjPOda48vw84YQFulZYQJOoAqObewoWZrq6k",
+	"V+CqmVCp1JOpgVr6tBc87T7o+P5B+lLHDSgJsW4bJG1W/L5M85mGTfMK7Iv8CvO36cB7ccDw2LJAC8ES",
+	"EL72hSQ8LGuI0SetaTet3EZQo0DlpodIgoglE7w2eibPe5ntZhItlOba0g6pn6Pl1geujwegub0AleP9",
+	"zNdfWDhCTYzptG+3eLfOfI7/2/51tEgIaITVFOgsWwtiJozf0nVL5f516Co16NYbQeBbQrAW+SHhl7oN",
+	"tEHdt4aKcYds62JwB3sHtr2uPePeCkVY1pw4rtpbF3Rs74cPwa/cx6LCLQzVmOhT9V5DMe3es3e//nNf",
+	"nH9Mz25+nH4rbze3mLCHn8lmco0vt5poGaAJQm2QNEbh74T1DafryeR0Br5iNv605pM9ynewnexrdzKc",
+	"7Iv1wnibZFTZt7bOHrUvPaWdZdt7NCNrjYWFJ7tUkq0WtrGBtV2ZvUc3aZqvi1a98N4V7YSVdo4LdyzP",
+	"4nq2fzdrB+b3gWydbqWUL/nUY7Vo36BeLFMxnuRGqMGMiKlRR+alqbSD7mnUaHsAAYYvWKUfeS5jRRDe",
+	"BYPpkHGGxVkxzuNVb4QJA+lm6aT/niXpFC8s0at0OIlVYAphLR0DFhiZCm57hh12rAB84edkzGe+lHDZ",
+	"1iFTQlaf29EwRB2rfpYPPmLYFmDz14JjUUfU5eDraD6BReL4lSq2lH3vppDGCMUIzpxyw/vcdqMcTIRZ",
+	"A1irHSs6F1NVQl3UzMPP6WuwgP/wGynCIIrUzA6+gKpbi7o/m6pMaDCZRBoexupZZ5VyXmMvdfWtEhb4",
+	"WHk1u8ZaMKKAKA5LIFnC3KoeaaNyLLTh44nTSKuUqWGs9jssqSnSyzuxqNM75HQEdmfElBhyeCIv2E0B",
+	"AYfZRIRH2LNt1P1gjCWzuWLP9v772X4Yq+cdluQDKImW9uxr7guKnXXfsu++2XvG7GhZZfNnXBv2fI9R",
+	"To7Vaf2zsPfzqyuomw1pCNDNQvDMbhQRsTxLwSjkyn0DNmTZtRcMBY12WKarqZkWIozVQYdiSGkZpPPF",
+	"1JCEI2ITnqaZiFgmxrnSv06F+G0WOYNLCCpUlc0i1i+4VKYQ8NJswrOI8XQGFcF/nfJCAIH9RF7NIqv/",
+	"9UBoRGyY58NM9CYZh9ILamrfg5OTxOpFpYc9FyWW6Yqiai9eVIuqxeqbDksyeS0gLli+1s/zTHArJL7t",
+	"sIP9fWv06ulkkhdGpD0saTeYJYcscf/Nfv75Z5cL4p+k5Ured0+sFXz6/gLrrv3jzUly5KAJuLHsIyEU",
+	"xCsLjdExVHmvUn0sCTHralWorRasywsfcusg1N9HXl1CzBE4muYirJBLMRdknSuga6+CEHqDiQqIba+W",
+	"yquaX1a8lLgONRfFC2ox4TJhCNALdUnsm1zFRLes5QRepjfP0lJQmJwNkLW1FMDz3arnMiysF2bPHbKp",
+	"MjKbR0lADT2GcfHSUeYCRGXMeE6qxGppFcnq4Z5rjDzYhHun3x1bB5lS7qFYYWjZX3wAeESWL9eCRy9K",
+	"DTgTEDy+YyJ16XJRrMgNc9hUMVHcTsBtEzVlRPmUIEzQmdcuBly5TMtYAU6/w47JjdY8q4SXcCpWCX0U",
+	"bcppI+eYW+5DllCdO8r7o9p6Ez7zcf35Ba3ps3AijmAO5ir20QcXyvbliuG1XftOh73D1w7tt+xG7o14",
+	"dtXjN3zWuyrycc9eVkHtNvrf/0FM5669h0IoFHprFybBgp9SsTH/kBdWv/LJetBYrJwQe2BfIRbvjBYk",
+	"WKzcDzVXIpRysX9tVtiA5TyacwjVZm1HM5nGSipGiZ+pMFxmumN/tHsobPRPsuDg2fPQ7txGIc+Cg/39",
+	"cNGJyYIXe3vh5q7Mx3bNuU9XXHNrPHefyT/3vW3vxK3xnFvO6sMSNWisPEt6OXTH507WnXfg61vpulsq",
+	"VepJYpWq6w03QdX5hCbNCldgF63bu2eKVY526/Dg+729qOW2ZOuw9b57shpb8bBuQzuaz+Q0xKaXuwy7",
+	"znSqmE3ltZoXdt8uXFMYy+ILVzcb8ZTRJYU2VXXRK/neX52NX52Nj+Vs/H6zt7bmC17qbNzfdHzkskHv",
+	"35/UTUlAkCUemS/VYdl0RX4W3+QKFk9wVj44rXyNdZTUlC607cHpQqUTeArK5oFDLsFH2l05VNxMC+Gy",
+	"MKxKcy0KJDRxugWE550KVCdTDrzzipk8EwXHUofIiRBaw7vPIUbtEvi1a7GK8Ma7aA7Y32GnnniDq5kb",
+	"lVXwnDEEfBqDgZgYkXaY1UIw5euQPWOv5V9IeYXPsH+z06srMTALqutK6P6/2ds6cP+Qjo6/c0t6Csc7",
+	"OBaGp9zwI59Q0IDNZ90Ktp+5LqAR50J/4G3GJAHkkehQTfDlmQO1tAKIAtcbcjZyY/8rD+7ojYZxhPhu",
+	"IrmgPAffZ1xQ+BNafW6+6/COyP+JICIdVE+h9wswpJ2aBznwYJLdGpYohMZi9ZoGAdRBwrDKXLv10izg",
+	"KkWqvFrCReSpN6oziKWBQ2u51nKAIsoJasj5qTjuNeMGUXhYmh2s5goWv8OOFU4nnL5YefedZ+xxxwR8",
+	"y4Dltzu8mDmwjUjpA+iupujEpPQvHUKYKhX2y4VAx7oyC4gh4MOhM7q/t1exW5Mjt+Iqt9aUFYPuWXwU",
+	"symIfAS5lMp0IulySkr+Kv+bk1U72ppYbMLNqOI3qYLQKq/GCn6qvBss6r6R81DZBYuYH8yizYRdnd8m",
+	"sUJMf/VQ4gxD/tPcRyKmc3/NZjoHv47dhE35hfaphNYbkFUydTQyuRqIDvunKHLCxjg1HRxc9usBZ6aQ",
+	"EG7ATmkjs6yWy2RnNuywYytilbjhGQuSvswyqYY9B/pKqpu8N5gNMmtGlKQ33rMDyzHhMw1bao5nq3Iy",
+	"7UXfYcde4iBkzOcrVARQ4CQNq7C8KD7GxsA16m+giE0VMvq4gxY524bsmrC+aaeqbCmp4tjssGGV6viz",
+	"MoUB7WsJaaFWCFXwd4UTSnUEIIlsFENAO0Zmrhd19kIkIVd+BPL48I+pQ0AFdWFmj5G9J4moSx+W/pD5",
+	"m5wuciuPXnsXzNKHYrWgCrDySpea2UtJUkpTecMHPqwS2oYWPlHPA0FYKHmmyuddPIGIuhvZpQKVz6sc",
+	"WhjwZjmPD30MJJJLc8HlJTdShx3sHRyyhNSpCjOQXdIXe3soI73kO5wncbfnxlQErC6ZnZBRpZGeHbr1",
+	"E/b9kYjZsQ3Qb57ab0EDOx58bPJaoMrlVDMW+KspokQ7EKXO+eV/DT83g/ETUah/LnphNEr8MW20D4W8",
+	"FgsWxDXZSc44dGZOs3FIv7a9rl83Eft0BMb8tt2fGbs3n+0dfPfi22+iVsFv/N5dk7y+pWHmXLd693ee",
+	"XovCSC2Ks/TTriNE3rzSzJqifb4+/GtPtfxoxxCb2KR2Hw3zK0f4/9+CfdV6cn92GvD6AXgzHYtCDioB",
+	"nKAUAiGTwOIiFTiFzKgVtRQfC0jdLCVFa/56rUYX7Bi5gTiE+eagFbXGUsnxdNw6fIYjx5/EEMTShkUC",
+	"WQCFqbiicNOw4NYASOBf1sS9RFtEGjTwdK7Yh1wq7VNJZizLh5UKCtzECtJSO+wiB6uMPhaxBJqE/1A8",
+	"m2EuBFkJSZOCc5ymc5LukbQc/PjnqSGIbW8mW7+K1q/FAR9Php/BOWfc6SL9GVYA/TOVpPE1XFaWnSkr",
+	"vQAbOhadxmIxbanK8i+J61OP/uR4esJD579CNh4Ir454YSLvZ/AEvrJoqKrh6t3CQ5lU9m8VroMOc1mM",
+	"jhTC9Ukaa0silYpmwfO9/RCcQuXId6G0DdKh4/iqhGr0nR3NXnUv/opAh4jdjORghJEcnmU6VsCQxjVL",
+	"fm7b59qwzxqF+Ilr9x0fiiWK6up9Xv/Cp6j1fG+DgNsFTcJdDu6luDV3OYbYwZWEYLXtVTlZ5d8aD9aa",
+	"0wS8tq2HOCUb2jzlbuJaC2NNHvv/n1YeK9tJcrteyUzoiFlBk6YlDSBS3FS2Jmx9+9OYEHP/cf0SHTAU",
+	"oSEPDHlDlbiJVX8qM3CbIvd2yrgBL+cR6itUcGDA4Tc82ymfEfMTDdnFppKzq/abXIn2a24Go9Ub/NjO",
+	"QGuNnpjwyaTzQSOM1f73QOvkCGnaAaJp9ULb+YO9g2UqI7WzXFckdRCxu3bB1gYCz67sKGGQEApcY04a",
+	"cWt2B1i8a0Wz+NwHfs1xClY/3qj42I0yp/a8sivnaP/W6T3wsHv2U9Q6veRr4RfwDPTneRND45scEPcQ",
+	"wfx8XdtSTdpcKO1ohqNFti4zywTTIwFbbkNptUhQ2MgNWBckcC0tlR9dwwuj4aj6KmxyqNpSHTJO1drc",
+	"HdgH4LKjOXLsfP2ZvcRHeWHambwWKYBM6frGK5Eub7hpFXu+t+/87fh5EEhBQvdnGJWguFyh+/rV+Rmb",
+	"aqE77K2q1ZeLajyjQ2EoprNMf2BB8qMxk7cqm4E3m49FVxrx8pzfwr/tSookVmCFJX857p723l+cQ14H",
+	"8JIfsW8hVQHDf8PcXu41JWC1JDuHpZiTAnTrzrGE58pINQWwdX2m5k7GeV7CuxZPeWWCrygCpsSNW9DO",
+	"dsKu1RWm7ZTcptaWrDtwDUo1xHXFzbWwiypxie269enOesjKo9uVQ8hsop16B9Vi9WHdQK/IaLfcl5i4",
+	"JgpyrJ/b7MQ4VWlNW2WBVU09l2chrvOPGKdL2SATnCi9cJlRu4BqjFXFl5QTq83GCj515OqKWJPI3owQ",
+	"OFTCx69dPDs42HserjtQdkCbei9u2zc3N22AjU+LTKhBnop0C2otaO2vKGPvELOBW3tkxtmW93UXxV0+",
+	"NXOHf9WBfIXrsygK73C8NrEmfrx8fe4MiY2cE7UXnm37wue0PNaW87ayw+5vijr8GewScb2by3Sw27kR",
+	"WdaGQP5uPhFKpu1acZWlisbbiVBnJ8wV6U2lHuQAfnGTJGBwgDiQWk/tnZD83uca6op88j1IQogKu7Jq",
+	"kFFIz0vtC72gBjknNcT1W5kOTlzL943ulMSc7wrbkpH2O3ig6Bjl/Q9gKjfr4OUcpPlgCsS3TxQDWXn1",
+	"nSyuxGJPK1sZ76mt78AH9VSl4rqNfV11Yda3sneorjSueS0HxiMyA3t3sKssv4nYu7+/OmXd/Rff+Jy9",
+	"0CrPcBVyjcBWx0LDZYb4LDBIO7E6VuQOBNVIM6t4g2ZEUy9upSaEXvWIgJMLinRR2vuy7X7sR7lgQYMN",
+	"DNUASyN4kEnMVW2tMXybXnYOst60kHd7H3drzyDn3NYf0IabO72ocjW404t2G/QGI55lQg0f4As9ZNC7",
+	"0+AH+ZpZ++UubsL6xb71CwdPcbFvK8+cFeKEzv0k2Ua38WYSaoPreFkE8sx+HMu21UQWCiqy/koB1OTM",
+	"rp5fgtwlWKMS0K5wupLOWknTnfbt6J9IKz8R177lTXXz7T3dj7/xn0YFvuNJ+dIOSe2il2nbYLxuKekM",
+	"AU+T3+OWTHuYytr6hAUA7B/h3MStiMUgbe1vEUWuXDHIRQWWkOnQjsZMCbyyaySMjIN/C101eOZqSONB",
+	"JkFV2R3wLEO6zeUKcKwqGvBypeAsxQDm44T9T8Q1NfCZUjOrHVieoAkYDFrsTusPDjx8YB3/tdVheX3P",
+	"0lR8kZr9tiLhw81HvVLt/1v37Rv2k+izv4sZ6wqzykzFYg2e+Idx4O4vzH0t1b/ZTn5uI5XKq/xRLVMr",
+	"g62B9VHM9J/AJl1zT53eOt9os5oXEH2yRpsUlLceZQUWSejMUC/12CmSZmBVJnbx11fsm28PvmcB3Hn2",
+	"N7zz4D97lb7YCzBcunG3u1zur/9Be3f3y97roll/zdgHdPWCeZCm31qll4BNi40eKwYPICtK5z5X1RP0",
+	"li5UrEPD+664DBwpFvDaWKJFOpewcxdZA9/cXuBgNMT5gR5AL87hoSe9BfPBqstPau/lY4VQqa95PxH5",
+	"JBMsuBBpPmD7nRed/QihJT4XFTIEoZySl0T48aNaMIhKC3Rp4tvv8kwCKaOY6FpIFz4LeBPMKSO+QPiz",
+	"yLQAbr4GQXQ8kVBUXKiBWAGQeoDgzCVyq2NTTRHaJYNtEO7XoqiOrzqbACfGid/RCB7QTKpMKhHhLAte",
+	"DEZQgB2w0qLYOo66Fspw/O6sHGpl5/up13c1C/223C3sENuwtzracJXyLFei82H5hi0nxT3N+lMF3H9A",
+	"jZIJrkXKgtdnl2GHnRmNuanWjNMwdYR4AqiTNA04pmGep6u3WBdhONvdNPeB7+C/HxIl80iFOhf2DXBj",
+	"gVApHmwL1ZAvI8EzM/ptRVZQmWR6M5KZqCYN4nnT7MfLy3dHzORTVz8rFcCEogazxZ3wgzA/UqOPqGtg",
+	"E8s2hOu/1Ixn8lo8GKR95eqey2sB+NpJkffF46znB72rrwdteEoUqyTBZeXioMdZcHF6fPL61CqxZ8qI",
+	"oVXh41bYYec5h/IXnucOUDJk5fULrgCwJQ1V5eOxSrCthAmsUgkwh5kV10lqdzcQCRSDl3GrErbE3nc+",
+	"6LiVoAsoSbnhbTskR8Ui05dxC9GXJaEAAjDjFgGKXZtWOkFaOjTOyo/xiWzbZstCLZgNi50meCiWgYYk",
+	"XP9iKvrTIXl4/R8R0tFO8zEHTPNbxbKcp1FZ6gSm6/3FOZChJfzqKkEwFk18rAoxyQsCZCGBZJB4Kk47",
+	"OQl7WftSSMA4yOjFVG8zLZSo1XB1NRWBEqA94YWZOZjRXGXXIHnHzejl7gqgF16ruYLj3oW8a6h1nLCX",
+	"sUrwszViy9ARS4zkcAQsDjBBNZUlcyg0GJcWBmggoYf2kkGqYv/5E5xhqIhS1tTusGP3TplqKzSqoeyj",
+	"mBgWVEgR2I1UOjyqTLXUsUI6AVwGYpRMcDAdfT1IgBdRmqAkuolYtU8R4xP5F65FxGCLfIKE8aEwUGb9",
+	"LA1CSEK3Bvh0Ekwh0yrCAEMIFQEXKoweOV5XRM39nn+MqBxgBHQYEWr4nxLYoENhTrjhgf0YboAzrOPi",
+	"umv/MeK6wnMKOVBui70vMuBVhA0JfQ5gBDCdQZjEKvDd8bv616mYihQ0KNjYV1JJPQLy0cQegO71IKjM",
+	"F5V3D+2+lEbyTGoqNDsUsaJSyHzo6Vkpj12mHfaKZ5lmk6n9OkxHuTT/aTuROJLs8hDDEbSqDI/V1VQR",
+	"w3ZesORfGDWMWKfT4cVQ/5KERO09yfhMpB0rovrTIZXbZFk+tOrjVQ5H7oYXSqqhrtEGiSt5y5J/6evB",
+	"L8mRI9cE2p7sxu7VLB8ORXrkQVuVs48kAmZk159JRRA6UI2Bx7OCEFdsBPyOjRjx00s+BHqYOlicBc/3",
+	"DsIjNvxNTtrkLvArGCuMYFMKu9XwOuwNgA2LlOSFv8ul0E1O8h+EucSReL1uO/qnGup7PUj8GLp6akcC",
+	"Kt+dwrT1HpcY6y3eepOb14S/3gDYPH/TajdXj6YDrLr7u6i3eejwlVXs7M20qD8k0Rz3plX1pRp21m6E",
+	"40xy/XU3bL4bWADAcDC2wsfZGqvh7W8nQjnvRAJRNPDMJzsa/wl6CGZ9IVsz+eTZHFzN+e3NfNw8duIN",
+	"n9jRSwFDtb+3PXwI9+K7v786jQBDRNe4c28LlWpkYfF4ez74iKhzGHo1LPiT29YNUQppmB5ZgUzApABu",
+	"6giXhtiLJjlEJz3XkctoO1aOvCdiU40UII6MlFABCL7npPRwUIt1jkTLTTIWoPDkmdkAlrQe2HNvbMsT",
+	"YAL+WOlyZdSZQvNPEeF/CFD7MgTM5dzOt/v8kI0lUKyXUQ8M6sP2r/BKNRwZIu+FKL1G5aKeECNu+cBk",
+	"M7hn1sTsQSfaMHB/BMyKmEHX52UOqj11gN8JKLluLmPHa6vgBqTSBCQ2wqNYHew9dzm3jtjVMWtbg2Px",
+	"e1b44Aw933s+n+lSsrs5mjXKA1h22p8WFgRNbhkT2kZYbMJrC/iQM9V6Ggz9HxRx9Cjyy6XnrDi+X5BA",
+	"83qMlxcrfVxe1XC6CNVj9Yl7woeJCb4XlAqvz0OHCLGLDYeR+0/SNrywDByWiU9TKdRARHj1zyIGoNlw",
+	"UUzW0wYrWcdGQJK7fWQKymJOPh6XZmVEMZaKZ0eN4k0qbYhqcrVYwiac2Fwjll65KX8gRWQFzPcu74Hl",
+	"fecXqzH7x1af/ngS8Y8jry5wm3vG3kbz4guTWGNhCrkikvyuyMfCjMRUMyNujRUbUOQMytn4tLSRMRMX",
+	"ydc9kxue+ZI0DY/0Uko06mGpPZ3Eqj9jRQ4FqtENRn5kbqb6qPIZZA7pOR5a11Z/RoSQ9kg4V2MSsSQT",
+	"HMtIV7iTe/hHlgDza1kRO/QJGVA07oj9kLNiqqBkGtCuUniG5gyKqORaWKvM5GyWT4tYjXMlTY5lwZbk",
+	"dPwgzGua9c0C2pOMS3WH+KLr55NEkSobZexH9wiugnwiFJ/Ijou7LSfUmPYzVKTtOT1+d+YBERBT/lv3",
+	"7ZtGZxE9bX+/byRwI2zefO+eZrmwDs5EDOQV9Z8Fdsjh467ajCM2466r9l/Hr89XrZr9fbtVcz36YlfN",
+	"DvmRVg2iLJsG4Sn44iuIOh5oV+YCJxhi20iH4MoIIIUA8NIIqEqlI4AFsRd7zxvX+gK79ai1xHk6w6pb",
+	"zVA3ns6Q0764hojJ1ZUcPCABHSkvTzGWN8C1zdPZEZVi0BTHRFqrEjJBdT2eZqNfeNKvRwQlPHm1kEsX",
+	"rPAO5QWn04o+JZE7OYB9giK/AAXgmZ2ldDowOzpWr87PWCGGUttuoYVFfMKBslYWNuR49rE6AliNAyrW",
+	"S2oOVK2tHmLHft6J1RtxgzVuaSl85eKE+o/QAPBHV2pDtkuedy2MgXAltrCWwttFbb7yeH/l8f6yebyx",
+	"Kok/ua/Oz3YQzRh+gQzfMDXFdTOd26UnrUNJoF14twpODpIx/yisnZW4BxDQZQ3Gw93dLB/wbJRrc/jd",
+	"3nd7sLWnRdY6bO2CoKUJWyROkUAVaS09HWHJdAIoWFNPe0SNS/xzIU/7TH+G2DGI0gmVggVFDhlfl+tT",
+	"NN/mT3aM3ONDELmjhEh9qXRpkG7KYft8xjxddg0fvcihejYE7Kir3hhOoBQPV2k7kwpAQ6SIljQADV+c",
+	"5zMbi2IoUpZJjflRrowX7tbK54iGvmHgntaZrGQcP0n4kq8zQgBpwTOiLrSPE2mnZoGrD4qOR3BchpXm",
+	"K/Sqi104U8hrtnjRuJNU+ZI/XIvfQXwmKh3AKrqgb7uASXOsvNJKRVFpXgT3BSjwQZjFMpwXLI10h74P",
+	"VX953RkVK5fpYDcllOt3dZmTt2cnr3pn3e7704uknsTGAqjyT3VVrEIBBbXyVFD4l4aGzqc1W8vOPNHC",
+	"eaq3OcwGjpRrN/TqcpfcOp9++fR/AQAA//8=",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

@@ -12,6 +12,7 @@ import (
 	gen "github.com/reftrack/reftrack/gen/server"
 	"github.com/reftrack/reftrack/openapi"
 	"github.com/reftrack/reftrack/pkg/api/internal/request"
+	"github.com/reftrack/reftrack/pkg/apidocs"
 	"github.com/reftrack/reftrack/pkg/platform/metrics"
 	"github.com/reftrack/reftrack/tracker"
 )
@@ -119,4 +120,31 @@ func (h *Operations) trackerScript(ifNoneMatch, acceptEncoding *string) (*gen.Tr
 		res.Body, res.ContentLength, res.Headers.ContentEncoding = bytes.NewReader(t.Gzip), int64(len(t.Gzip)), &gz
 	}
 	return res, nil
+}
+
+// HomePage names the service and links to its reference, its spec and the dashboard.
+func (h *Operations) HomePage(context.Context, gen.HomePageRequestObject) (gen.HomePageResponseObject, error) {
+	b, err := apidocs.HomePage()
+	if err != nil {
+		return nil, err
+	}
+	return gen.HomePage200TexthtmlResponse{HTMLPageTexthtmlResponse: gen.HTMLPageTexthtmlResponse{
+		Body: bytes.NewReader(b), ContentLength: int64(len(b))}}, nil
+}
+
+// ApiReferencePage renders the served spec for people (Redoc, served from here).
+func (h *Operations) ApiReferencePage(context.Context, gen.ApiReferencePageRequestObject) (gen.ApiReferencePageResponseObject, error) {
+	b, err := apidocs.ReferencePage()
+	if err != nil {
+		return nil, err
+	}
+	return gen.ApiReferencePage200TexthtmlResponse{Body: bytes.NewReader(b), ContentLength: int64(len(b)),
+		Headers: gen.ApiReferencePage200ResponseHeaders{ContentSecurityPolicy: apidocs.ContentSecurityPolicy}}, nil
+}
+
+// ApiReferenceScript serves the embedded Redoc bundle; its path names its version, so it never changes.
+func (h *Operations) ApiReferenceScript(context.Context, gen.ApiReferenceScriptRequestObject) (gen.ApiReferenceScriptResponseObject, error) {
+	s := apidocs.Script()
+	return gen.ApiReferenceScript200ApplicationjavascriptResponse{Body: bytes.NewReader(s), ContentLength: int64(len(s)),
+		Headers: gen.ApiReferenceScript200ResponseHeaders{CacheControl: "public, max-age=31536000, immutable"}}, nil
 }
