@@ -312,14 +312,41 @@ func openBrowser(u string) error {
 func (a *app) logoutCmd() *cobra.Command {
 	return &cobra.Command{
 		Use:   "logout",
-		Short: "Forget the login and the stored API keys",
+		Short: "Revoke the login token on the server, then forget it and the stored API keys",
 		Args:  cobra.NoArgs,
-		RunE: func(*cobra.Command, []string) error {
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			c, err := a.store().load()
+			if err != nil {
+				return err
+			}
+			// Revoke first: a token only forgotten here would stay valid on the server until it expires.
+			revoked, warning := false, ""
+			if c.Token != "" {
+				server := a.serverURL(c)
+				res, err := a.api(server, c.Token).CliLogoutWithResponse(cmd.Context())
+				switch {
+				case err != nil:
+					warning = "could not reach " + server + " to revoke the login token; it stays valid there until it expires."
+				case res.JSON200 != nil:
+					revoked = true
+				case res.StatusCode() == http.StatusUnauthorized:
+					revoked = true // already revoked or expired
+				default:
+					warning = fmt.Sprintf("the server answered %d when asked to revoke the login token; it may stay valid there until it expires.", res.StatusCode())
+				}
+			}
 			if err := a.store().remove(); err != nil {
 				return err
 			}
+			if warning != "" {
+				fmt.Fprintln(a.errOut, "Warning: "+warning)
+			}
 			if a.jsonOut {
-				return a.printJSON(map[string]any{"logged_out": true})
+				return a.printJSON(map[string]any{"logged_out": true, "revoked": revoked})
+			}
+			if revoked {
+				fmt.Fprintln(a.out, "Logged out: the login token is revoked on the server and forgotten here.")
+				return nil
 			}
 			fmt.Fprintln(a.out, "Logged out.")
 			return nil

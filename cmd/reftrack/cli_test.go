@@ -186,11 +186,25 @@ func TestCLIFlow(t *testing.T) {
 	}
 	c.must("status") // the stored key is the new one
 
-	if out := c.must("logout"); !strings.Contains(out, "Logged out.") {
+	var stored struct {
+		Token string `json:"token"`
+	}
+	raw, err := os.ReadFile(filepath.Join(c.dir, "credentials.json"))
+	if err != nil || json.Unmarshal(raw, &stored) != nil || stored.Token == "" {
+		t.Fatalf("stored token: %v %s", err, raw)
+	}
+	if out := c.must("logout"); !strings.Contains(out, "Logged out: the login token is revoked on the server and forgotten here.") {
 		t.Errorf("logout printed %q", out)
 	}
 	if _, err := os.Stat(filepath.Join(c.dir, "credentials.json")); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("credentials left after logout: %v", err)
+	}
+	// The token no longer works anywhere, not only here.
+	if res := c.env.Do(http.MethodGet, "/api/v1/cli/programs", nil, apitest.Bearer(stored.Token)...); res.Status != http.StatusUnauthorized {
+		t.Errorf("the logged-out token still answers %d", res.Status)
+	}
+	if out := c.must("logout"); !strings.Contains(out, "Logged out.") { // nothing stored: nothing to revoke
+		t.Errorf("second logout printed %q", out)
 	}
 }
 

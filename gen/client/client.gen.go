@@ -1074,6 +1074,21 @@ func (e ListTrackingEventsParamsEventType) Valid() bool {
 	}
 }
 
+// Defines values for CliLogout200JSONResponseBodyDataLoggedOut.
+const (
+	CliLogout200JSONResponseBodyDataLoggedOutTrue CliLogout200JSONResponseBodyDataLoggedOut = true
+)
+
+// Valid indicates whether the value is a known member of the CliLogout200JSONResponseBodyDataLoggedOut enum.
+func (e CliLogout200JSONResponseBodyDataLoggedOut) Valid() bool {
+	switch e {
+	case CliLogout200JSONResponseBodyDataLoggedOutTrue:
+		return true
+	default:
+		return false
+	}
+}
+
 // AccountSuspendedError Typed envelope: a suspended account.
 type AccountSuspendedError struct {
 	Error struct {
@@ -2667,6 +2682,9 @@ type ListDailyEventCountsParams struct {
 	Test *TestData `form:"test,omitempty" json:"test,omitempty"`
 }
 
+// CliLogout200JSONResponseBodyDataLoggedOut defines parameters for CliLogout.
+type CliLogout200JSONResponseBodyDataLoggedOut bool
+
 // CliAuthPollParams defines parameters for CliAuthPoll.
 type CliAuthPollParams struct {
 	// State The `state` from `auth/start`. Required; a missing value answers 400 `Missing state parameter`.
@@ -3680,6 +3698,24 @@ type ClientInterface interface {
 	//
 	// Corresponds with POST /api/v1/cli/auth/callback (the `CliAuthCallback` operationId).
 	CliAuthCallback(ctx context.Context, body CliAuthCallbackJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// CliLogout Revoke the login token
+	//
+	// Authentication: account login token (Bearer). Revokes the token the request carries, at once:
+	// every later call with it answers 401. `reftrack logout` calls it before forgetting the token
+	// locally. Other tokens of the account (other machines, the dashboard) are left alone.
+	//
+	// | Status | Message |
+	// |---|---|
+	// | 401 | `Missing Authorization header. Run the login command first.` |
+	// | 401 | `Invalid or expired token. Run the login command to refresh.` |
+	// | 401 | `This route needs an account login token, not a program API key. Run the login command first.` (a program API key was sent) |
+	// | 401 | `User not found` |
+	// | 403 | `Your account has been suspended.` (`error.code` `account_suspended`) |
+	// | 500 | `Failed to log out (request_id: <id>)` |
+	//
+	// Corresponds with POST /api/v1/cli/auth/logout (the `CliLogout` operationId).
+	CliLogout(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// CliAuthPoll Poll a CLI login session
 	//
@@ -5003,6 +5039,34 @@ func (c *Client) CliAuthCallbackWithBody(ctx context.Context, contentType string
 // Corresponds with POST /api/v1/cli/auth/callback (the `CliAuthCallback` operationId).
 func (c *Client) CliAuthCallback(ctx context.Context, body CliAuthCallbackJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewCliAuthCallbackRequest(c.Server, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// CliLogout Revoke the login token
+//
+// Authentication: account login token (Bearer). Revokes the token the request carries, at once:
+// every later call with it answers 401. `reftrack logout` calls it before forgetting the token
+// locally. Other tokens of the account (other machines, the dashboard) are left alone.
+//
+// | Status | Message |
+// |---|---|
+// | 401 | `Missing Authorization header. Run the login command first.` |
+// | 401 | `Invalid or expired token. Run the login command to refresh.` |
+// | 401 | `This route needs an account login token, not a program API key. Run the login command first.` (a program API key was sent) |
+// | 401 | `User not found` |
+// | 403 | `Your account has been suspended.` (`error.code` `account_suspended`) |
+// | 500 | `Failed to log out (request_id: <id>)` |
+//
+// Corresponds with POST /api/v1/cli/auth/logout (the `CliLogout` operationId).
+func (c *Client) CliLogout(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCliLogoutRequest(c.Server)
 	if err != nil {
 		return nil, err
 	}
@@ -7222,6 +7286,33 @@ func NewCliAuthCallbackRequestWithBody(server string, contentType string, body i
 	}
 
 	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewCliLogoutRequest constructs an http.Request for the CliLogout method
+func NewCliLogoutRequest(server string) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/cli/auth/logout")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
 
 	return req, nil
 }
@@ -9501,6 +9592,26 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with POST /api/v1/cli/auth/callback (the `CliAuthCallback` operationId).
 	CliAuthCallbackWithResponse(ctx context.Context, body CliAuthCallbackJSONRequestBody, reqEditors ...RequestEditorFn) (*CliAuthCallbackHTTPResponse, error)
 
+	// CliLogoutWithResponse Revoke the login token
+	//
+	// Authentication: account login token (Bearer). Revokes the token the request carries, at once:
+	// every later call with it answers 401. `reftrack logout` calls it before forgetting the token
+	// locally. Other tokens of the account (other machines, the dashboard) are left alone.
+	//
+	// | Status | Message |
+	// |---|---|
+	// | 401 | `Missing Authorization header. Run the login command first.` |
+	// | 401 | `Invalid or expired token. Run the login command to refresh.` |
+	// | 401 | `This route needs an account login token, not a program API key. Run the login command first.` (a program API key was sent) |
+	// | 401 | `User not found` |
+	// | 403 | `Your account has been suspended.` (`error.code` `account_suspended`) |
+	// | 500 | `Failed to log out (request_id: <id>)` |
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/v1/cli/auth/logout (the `CliLogout` operationId).
+	CliLogoutWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*CliLogoutHTTPResponse, error)
+
 	// CliAuthPollWithResponse Poll a CLI login session
 	//
 	// Answers `pending` until the login completes, then `complete` with the account login token
@@ -11275,6 +11386,155 @@ func (r CliAuthCallbackHTTPResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r CliAuthCallbackHTTPResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// CliLogoutHTTPResponse200Headers the declared response headers of an HTTP 200 response for CliLogout
+type CliLogoutHTTPResponse200Headers struct {
+	XRateLimitLimit     int
+	XRateLimitRemaining int
+	XRateLimitReset     int
+	XRequestID          string
+}
+
+// CliLogoutHTTPResponse401Headers the declared response headers of an HTTP 401 response for CliLogout
+type CliLogoutHTTPResponse401Headers struct {
+	XRateLimitLimit     int
+	XRateLimitRemaining int
+	XRateLimitReset     int
+	XRequestID          string
+}
+
+// CliLogoutHTTPResponse403Headers the declared response headers of an HTTP 403 response for CliLogout
+type CliLogoutHTTPResponse403Headers struct {
+	Deprecation         *string
+	Link                *string
+	Sunset              *string
+	XRateLimitLimit     int
+	XRateLimitRemaining int
+	XRateLimitReset     int
+	XRequestID          string
+}
+
+// CliLogoutHTTPResponse429Headers the declared response headers of an HTTP 429 response for CliLogout
+type CliLogoutHTTPResponse429Headers struct {
+	RetryAfter          int
+	XRateLimitLimit     int
+	XRateLimitRemaining int
+	XRateLimitReset     int
+	XRequestID          string
+}
+
+// CliLogoutHTTPResponse500Headers the declared response headers of an HTTP 500 response for CliLogout
+type CliLogoutHTTPResponse500Headers struct {
+	XRateLimitLimit     int
+	XRateLimitRemaining int
+	XRateLimitReset     int
+	XRequestID          string
+}
+
+// CliLogoutHTTPResponse503Headers the declared response headers of an HTTP 503 response for CliLogout
+type CliLogoutHTTPResponse503Headers struct {
+	RetryAfter          int
+	XRateLimitLimit     int
+	XRateLimitRemaining int
+	XRateLimitReset     int
+	XRequestID          string
+}
+
+type CliLogoutHTTPResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		Data struct {
+			LoggedOut CliLogout200JSONResponseBodyDataLoggedOut `json:"logged_out"`
+		} `json:"data"`
+	}
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *LimitedUnauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *LimitedForbidden
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *CliInternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *CliUnavailable
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *CliLogoutHTTPResponse200Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *CliLogoutHTTPResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *CliLogoutHTTPResponse403Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *CliLogoutHTTPResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *CliLogoutHTTPResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *CliLogoutHTTPResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r CliLogoutHTTPResponse) GetJSON200() *struct {
+	Data struct {
+		LoggedOut CliLogout200JSONResponseBodyDataLoggedOut `json:"logged_out"`
+	} `json:"data"`
+} {
+	return r.JSON200
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r CliLogoutHTTPResponse) GetJSON401() *LimitedUnauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r CliLogoutHTTPResponse) GetJSON403() *LimitedForbidden {
+	return r.JSON403
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r CliLogoutHTTPResponse) GetJSON429() *RateLimited {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r CliLogoutHTTPResponse) GetJSON500() *CliInternalError {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r CliLogoutHTTPResponse) GetJSON503() *CliUnavailable {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r CliLogoutHTTPResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r CliLogoutHTTPResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r CliLogoutHTTPResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r CliLogoutHTTPResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -17314,6 +17574,32 @@ func (c *ClientWithResponses) CliAuthCallbackWithResponse(ctx context.Context, b
 	return ParseCliAuthCallbackHTTPResponse(rsp)
 }
 
+// CliLogoutWithResponse Revoke the login token
+//
+// Authentication: account login token (Bearer). Revokes the token the request carries, at once:
+// every later call with it answers 401. `reftrack logout` calls it before forgetting the token
+// locally. Other tokens of the account (other machines, the dashboard) are left alone.
+//
+// | Status | Message |
+// |---|---|
+// | 401 | `Missing Authorization header. Run the login command first.` |
+// | 401 | `Invalid or expired token. Run the login command to refresh.` |
+// | 401 | `This route needs an account login token, not a program API key. Run the login command first.` (a program API key was sent) |
+// | 401 | `User not found` |
+// | 403 | `Your account has been suspended.` (`error.code` `account_suspended`) |
+// | 500 | `Failed to log out (request_id: <id>)` |
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/v1/cli/auth/logout (the `CliLogout` operationId).
+func (c *ClientWithResponses) CliLogoutWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*CliLogoutHTTPResponse, error) {
+	rsp, err := c.CliLogout(ctx, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCliLogoutHTTPResponse(rsp)
+}
+
 // CliAuthPollWithResponse Poll a CLI login session
 //
 // Answers `pending` until the login completes, then `complete` with the account login token
@@ -19766,6 +20052,295 @@ func ParseCliAuthCallbackHTTPResponse(rsp *http.Response) (*CliAuthCallbackHTTPR
 		response.Headers500 = &headers
 	case rsp.StatusCode == 503:
 		var headers CliAuthCallbackHTTPResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseCliLogoutHTTPResponse parses an HTTP response from a CliLogoutWithResponse call
+func ParseCliLogoutHTTPResponse(rsp *http.Response) (*CliLogoutHTTPResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &CliLogoutHTTPResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			Data struct {
+				LoggedOut CliLogout200JSONResponseBodyDataLoggedOut `json:"logged_out"`
+			} `json:"data"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest LimitedUnauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest LimitedForbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest CliInternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest CliUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers CliLogoutHTTPResponse200Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 401:
+		var headers CliLogoutHTTPResponse401Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers CliLogoutHTTPResponse403Headers
+		if values := rsp.Header.Values("Deprecation"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Deprecation", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Deprecation = &value
+		}
+		if values := rsp.Header.Values("Link"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Link", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Link = &value
+		}
+		if values := rsp.Header.Values("Sunset"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Sunset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Sunset = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 429:
+		var headers CliLogoutHTTPResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers CliLogoutHTTPResponse500Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers CliLogoutHTTPResponse503Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {

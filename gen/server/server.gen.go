@@ -969,6 +969,21 @@ func (e ListTrackingEventsParamsEventType) Valid() bool {
 	}
 }
 
+// Defines values for CliLogout200JSONResponseBodyDataLoggedOut.
+const (
+	CliLogout200JSONResponseBodyDataLoggedOutTrue CliLogout200JSONResponseBodyDataLoggedOut = true
+)
+
+// Valid indicates whether the value is a known member of the CliLogout200JSONResponseBodyDataLoggedOut enum.
+func (e CliLogout200JSONResponseBodyDataLoggedOut) Valid() bool {
+	switch e {
+	case CliLogout200JSONResponseBodyDataLoggedOutTrue:
+		return true
+	default:
+		return false
+	}
+}
+
 // AccountSuspendedError Typed envelope: a suspended account.
 type AccountSuspendedError struct {
 	Error struct {
@@ -2403,6 +2418,9 @@ type ListDailyEventCountsParams struct {
 	Test *TestData `form:"test,omitempty" json:"test,omitempty"`
 }
 
+// CliLogout200JSONResponseBodyDataLoggedOut defines parameters for CliLogout.
+type CliLogout200JSONResponseBodyDataLoggedOut bool
+
 // CliAuthPollParams defines parameters for CliAuthPoll.
 type CliAuthPollParams struct {
 	// State The `state` from `auth/start`. Required; a missing value answers 400 `Missing state parameter`.
@@ -3168,6 +3186,9 @@ type ServerInterface interface {
 	// CliAuthCallback Complete a CLI login with an OpenID Connect id_token
 	// (POST /api/v1/cli/auth/callback)
 	CliAuthCallback(ctx echo.Context) error
+	// CliLogout Revoke the login token
+	// (POST /api/v1/cli/auth/logout)
+	CliLogout(ctx echo.Context) error
 	// CliAuthPoll Poll a CLI login session
 	// (GET /api/v1/cli/auth/poll)
 	CliAuthPoll(ctx echo.Context, params CliAuthPollParams) error
@@ -3450,6 +3471,15 @@ func (w *ServerInterfaceWrapper) CliAuthCallback(ctx echo.Context) error {
 
 	// Invoke the callback with all the unmarshaled arguments
 	err = w.Handler.CliAuthCallback(ctx)
+	return err
+}
+
+// CliLogout converts echo context to params.
+func (w *ServerInterfaceWrapper) CliLogout(ctx echo.Context) error {
+	var err error
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.CliLogout(ctx)
 	return err
 }
 
@@ -4305,6 +4335,7 @@ func RegisterHandlersWithOptions(router EchoRouter, si ServerInterface, options 
 	router.GET(options.BaseURL+"/api/tracking/events/:programId", wrapper.ListTrackingEvents, options.OperationMiddlewares["listTrackingEvents"]...)
 	router.GET(options.BaseURL+"/api/tracking/events/:programId/daily", wrapper.ListDailyEventCounts, options.OperationMiddlewares["listDailyEventCounts"]...)
 	router.POST(options.BaseURL+"/api/v1/cli/auth/callback", wrapper.CliAuthCallback, options.OperationMiddlewares["cliAuthCallback"]...)
+	router.POST(options.BaseURL+"/api/v1/cli/auth/logout", wrapper.CliLogout, options.OperationMiddlewares["cliLogout"]...)
 	router.GET(options.BaseURL+"/api/v1/cli/auth/poll", wrapper.CliAuthPoll, options.OperationMiddlewares["cliAuthPoll"]...)
 	router.POST(options.BaseURL+"/api/v1/cli/auth/start", wrapper.CliAuthStart, options.OperationMiddlewares["cliAuthStart"]...)
 	router.POST(options.BaseURL+"/api/v1/cli/init", wrapper.CliInit, options.OperationMiddlewares["cliInit"]...)
@@ -5331,6 +5362,148 @@ func (response CliAuthCallback500JSONResponse) VisitCliAuthCallbackResponse(w ht
 type CliAuthCallback503JSONResponse struct{ CliUnavailableJSONResponse }
 
 func (response CliAuthCallback503JSONResponse) VisitCliAuthCallbackResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.Header().Set("X-RateLimit-Limit", fmt.Sprint(response.Headers.XRateLimitLimit))
+	w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(response.Headers.XRateLimitRemaining))
+	w.Header().Set("X-RateLimit-Reset", fmt.Sprint(response.Headers.XRateLimitReset))
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CliLogoutRequestObject struct {
+}
+
+type CliLogoutResponseObject interface {
+	VisitCliLogoutResponse(w http.ResponseWriter) error
+}
+
+type CliLogout200ResponseHeaders struct {
+	XRateLimitLimit     int
+	XRateLimitRemaining int
+	XRateLimitReset     int
+	XRequestID          string
+}
+
+type CliLogout200JSONResponse struct {
+	Body struct {
+		Data struct {
+			LoggedOut CliLogout200JSONResponseBodyDataLoggedOut `json:"logged_out"`
+		} `json:"data"`
+	}
+	Headers CliLogout200ResponseHeaders
+}
+
+func (response CliLogout200JSONResponse) VisitCliLogoutResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-RateLimit-Limit", fmt.Sprint(response.Headers.XRateLimitLimit))
+	w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(response.Headers.XRateLimitRemaining))
+	w.Header().Set("X-RateLimit-Reset", fmt.Sprint(response.Headers.XRateLimitReset))
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CliLogout401JSONResponse struct {
+	LimitedUnauthorizedJSONResponse
+}
+
+func (response CliLogout401JSONResponse) VisitCliLogoutResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-RateLimit-Limit", fmt.Sprint(response.Headers.XRateLimitLimit))
+	w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(response.Headers.XRateLimitRemaining))
+	w.Header().Set("X-RateLimit-Reset", fmt.Sprint(response.Headers.XRateLimitReset))
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CliLogout403JSONResponse struct{ LimitedForbiddenJSONResponse }
+
+func (response CliLogout403JSONResponse) VisitCliLogoutResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.Deprecation != nil {
+		w.Header().Set("Deprecation", fmt.Sprint(*response.Headers.Deprecation))
+	}
+	if response.Headers.Link != nil {
+		w.Header().Set("Link", fmt.Sprint(*response.Headers.Link))
+	}
+	if response.Headers.Sunset != nil {
+		w.Header().Set("Sunset", fmt.Sprint(*response.Headers.Sunset))
+	}
+	w.Header().Set("X-RateLimit-Limit", fmt.Sprint(response.Headers.XRateLimitLimit))
+	w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(response.Headers.XRateLimitRemaining))
+	w.Header().Set("X-RateLimit-Reset", fmt.Sprint(response.Headers.XRateLimitReset))
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CliLogout429JSONResponse struct{ RateLimitedJSONResponse }
+
+func (response CliLogout429JSONResponse) VisitCliLogoutResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.Header().Set("X-RateLimit-Limit", fmt.Sprint(response.Headers.XRateLimitLimit))
+	w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(response.Headers.XRateLimitRemaining))
+	w.Header().Set("X-RateLimit-Reset", fmt.Sprint(response.Headers.XRateLimitReset))
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CliLogout500JSONResponse struct{ CliInternalErrorJSONResponse }
+
+func (response CliLogout500JSONResponse) VisitCliLogoutResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-RateLimit-Limit", fmt.Sprint(response.Headers.XRateLimitLimit))
+	w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(response.Headers.XRateLimitRemaining))
+	w.Header().Set("X-RateLimit-Reset", fmt.Sprint(response.Headers.XRateLimitReset))
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CliLogout503JSONResponse struct{ CliUnavailableJSONResponse }
+
+func (response CliLogout503JSONResponse) VisitCliLogoutResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
 	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
@@ -11323,6 +11496,9 @@ type StrictServerInterface interface {
 	// CliAuthCallback Complete a CLI login with an OpenID Connect id_token
 	// (POST /api/v1/cli/auth/callback)
 	CliAuthCallback(ctx context.Context, request CliAuthCallbackRequestObject) (CliAuthCallbackResponseObject, error)
+	// CliLogout Revoke the login token
+	// (POST /api/v1/cli/auth/logout)
+	CliLogout(ctx context.Context, request CliLogoutRequestObject) (CliLogoutResponseObject, error)
 	// CliAuthPoll Poll a CLI login session
 	// (GET /api/v1/cli/auth/poll)
 	CliAuthPoll(ctx context.Context, request CliAuthPollRequestObject) (CliAuthPollResponseObject, error)
@@ -11613,6 +11789,29 @@ func (sh *strictHandler) CliAuthCallback(ctx echo.Context) error {
 		return err
 	} else if validResponse, ok := response.(CliAuthCallbackResponseObject); ok {
 		return validResponse.VisitCliAuthCallbackResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// CliLogout operation middleware
+func (sh *strictHandler) CliLogout(ctx echo.Context) error {
+	var request CliLogoutRequestObject
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.CliLogout(ctx.Request().Context(), request.(CliLogoutRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "CliLogout")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(CliLogoutResponseObject); ok {
+		return validResponse.VisitCliLogoutResponse(ctx.Response())
 	} else if response != nil {
 		return fmt.Errorf("unexpected response type: %T", response)
 	}
@@ -13647,229 +13846,232 @@ var swaggerSpec = []string{
 	"utnrZz6vyRYnKTctnTiiRDMSU9rBqt3J9VDpxTPfMjKOkcs+fsZLqjaK9jvqtErqGO0l2LUmKwk59oX1",
 	"PzAh12+ycoTx9uvMvY+vf4w6jQHJu7dTfFJrSzF9k3bM69jG572d7XVWvaQPdv7y5teu/bB0++7v3mEl",
 	"oe2zXt4nKb/d/X2S8k1XePVyxiuI0CAxBm1ywl4lxN8kljMHF/Y05Tf3yX3C/ew+/NnX4O6MOk0csuBv",
-	"RSCFZzwbL3wzpQ2XffnzwtveGXWsu73TKA0YZtLu7bWqVGwv/jhIpMItcRU6MeFOkNj9EGC2NXi6xuKb",
-	"b6SYsm++ObL11sw4VAgk4O9Kd5tOpVD5kiXxgBx7UaDp+iySzh8atRguR0gFt1mv5I8kdhfwLYUEkAkK",
-	"bXKLTNAsA9TmVbpei8QcYPeQ6+smfetb9rXZ7C2uH0Ti0IDJCKHEMdAJRA7HRd2VoyDMxRZaCm3wbQvV",
-	"ppHCeyWFtKppvv/8F7NZnm2Ko92DB8plY95fuJ/rwr3lvfnrvvhew2mvZ4N+bZfbBv7UfsdFHRuLZ++z",
-	"X+jOA162Qf21iiit5ONesDVG/Vn26IAoZzIrLh+0IOdFKDiwz0mepQCnRMfCBpweeaBLvPpi8z/4Xusl",
-	"SyABxNxcO2u3tesEJn9H98kpLGRNZWs+Du4VztTeMwt2+wW0LRjjJq7+vLTJFubsnq1/Lrb+m1ZrTvHw",
-	"/ZrYe51ffD4dpsqtueAb+HQ1NLEpLNHmQ/UiIs81haRal2Fcwhk2OgVA6Csyg6zy8zViUgMetECjZiMY",
-	"sZHyz9cFBi9kSPjAKcCgKC4UH09lY67tkB+oILGzS5NLlmmumM0TAksphkX7xLYCNXh3DWbfme0C36K3",
-	"drbENoLLNYYob5sXEsYrhoAc3tPm76gkxLHNRflCW0IO4hyCBsNWPm+IJgkjNOtfX1GbF1Ma0ltzmRcG",
-	"3l2nA8bbl5IU22kb8Fgibl43arFobsKTwj6LKTqgbpeQkH0y4U62bqONRSSR5qqJAiyICVYrCn7IQEEM",
-	"G3X7X/nKSRSgJKJQMUCclRFZsWwKSUBw5iLiq+hO/JPiJ3in3GVlPIErd+XKOGO8AVY7QMAzxMjJFUt6",
-	"uzXm6zsPEQwIhxZi7cakG9ufY0iVqUwjvnFPw6HtDblRpS9cilJP+NMRWdJ/yAwgFtQOnQKCoev20CEZ",
-	"EkitVuW1RqIIlnhhvhGQ2mVd42ohVwPrSB5M5dIXjzDLHi+0Xo329jCh0mU1xC6zPqMcktfivdhGbi/l",
-	"JVBmpnR1JvKCs0mS27QRN6Rzpq8YEwSx4A6+fTSszMB+MFlKoRcqmAqGHxehKfYFMH8MSTflM6b5kgFK",
-	"8/7D4bDNVFNGmd0sVx9hNryDcagW0IlKaMJLukYUIARrOK6hcjjnmQMDb5bZn5n79KYeFh8Z8HOnQkOd",
-	"0cGwVPbR2mws1UNRE0M04K5cspA0CsvP8XTJyOtMAqz4roK9mciNnDj7d6lWYO/tGoVLRbC6xJHPWIWg",
-	"HHd1p2tIULrXND6bAWl/5y9vFV3R6O35jak39cCLshsHGaKXtHZRc4rIhi+s6ZS599fkqXGXRLuj5gaq",
-	"0A0VBicrluqbEDyuA/KmUWzFnLJ4J/WgrQ0Ex8uYWgzuUkPYNuRbagXxDUM2utvCNXotIkZZaLiV5e45",
-	"V/q1o6jPa4Bz3WzzqvgJ2dzsBr343tOy7aL8Ja67f7H7CkL6ywS4Kk7K13t1lbjC1+x/KWp37nSP1aqp",
-	"uDuMFLfAA9UOAl5BhDjCFF3DVBMJwJNYYgWgeAETwgPbOEQIMMBtwqm45XVawsZtvluf2sROX0wMGbzR",
-	"JTCIwgLjNd7WHs+t8RL2jyH5tdAyESUOsw3ZekQ4YheDmQDusAJuLhmQY3XRUI3MsnDXKNzj7iMHUWeW",
-	"9JRpDWDM//1//d9B1raAIjE22u2KSMGOUDJDw6r5zTVdCk6sSAk3wNUrXd1FiYkm25odZpv+P2faF5+9",
-	"zc2MRLQtQsMV5DjyFgy7qgW3Il1IhTgcHrTmABQTLYVdrKg2/KUz6vzHu2H/8ft/+11D1P9njsXAZdhF",
-	"w26MwQgwJbddouGrH6POcy4utn0C73yMOgg5ue1t+1ZFPvjXkFd2ljpwP7+s0GFp6GsSPcIilFXBw14f",
-	"lneWzvIugkcARHgXwke0qQDzjQSTgiMazlOBc+qM3pmb+3C4Hx0+fPz+qxZboM6grZ1WdkkiBylgD2oo",
-	"LWbZBuTYFRwpEE27QWmKXhEv6UQP1HQ97h/4LbRFs7Shr+BErOElFqVXCgwWdzEod+t2X789G4samnCY",
-	"2Fmr/dUbxG0Xl1kfG5Bb1SkP93c34ZkFuZ1isdHvbncBPG3B2pFdlu6rcM1/NaYogIOBfKjdHfPtUjzg",
-	"V5rGwHUw7ozIGFEpxh3ygYwBmcL+U9GUjTsfYw9ALgUbiyL99ggaC5pZUC7wg1wAkJkv7ocV4ozYCfhI",
-	"5h9QTQ8+cToBlF2k5JJlCZ8CpvhYKM1WFpXHjYJmzMFie4AehCoGEEy6WjHq64yFMMhYtJzQoAzeWJzA",
-	"CKZ0NSL7Qxw4oI/YBTT/Xsg8izycLRdQZhChTR1AqNGAykCaDnsaQE7HAjEBJ5AePLGIgDZBKESOtyVM",
-	"YFkeQGAE4MC5qZc1A1cfUgIoNRjuGCD4CI8xZyZmPVe2zGcubhiA7RSYgmg2+ZcDFKyIIAJ7oCNQKODU",
-	"VmDq1loBlnOIz6REeMCA7sxCKtJd0muyP3Q8d8/saG9Q00uiyh62WQTLhSuRhjdrHzIrxZcj7wtKXt5O",
-	"eTHHAjJwb+thBEYH4wdtwTPv4+r0OlEHdjsIE8ff4RLgYo7eyqKFVwKz7IlDvPGfF3SE3HJ6gXLtzrqK",
-	"n/Uvl1MWDGGDlbXYXV/pRWaWXMw5vNeh7p2j987RL6jxMQh8aSo5DBWTclGWWSzj+/WqgvV75ms1VAN8",
-	"6d7P5n8sAOdOYHnlIletkHnY7B3i5b0H5Nbpoi6Iv0KDbEYAMHNAjouafDDGJYBRFkWT0avqkvD2h1X4",
-	"dSsbm+tjLGyo0RGU84LAOqzqQyCs1BZzhwrgNWnh7SqBYyo+V763aRo7+dL3sen5qTtpLd7OfIWAwyWC",
-	"uccgacQg2eXK+JJ3xdeBXXKWZwJrcwUcRwoC1WRnwTWxpILOoUrOrxu9ZMlafYZnQYqxtZ+GYS8yqyMR",
-	"R4gKW3iuDOtiqRRzQK32ynImUzYWDoca6yDa6gAAU4xVASqYuRYDFwL8APgfSw2mRv0VJJFHISjwWFjQ",
-	"c4j0toj1uhYRIRULIyEaWOqfmX7BPmc0xwu2ja3ZTbhTRvZluNK/OLNYMIsj0uc+VCoCAi9oCgivIdbh",
-	"X4WBNJbL2zkOwTrgS1k9FhwhInOqGTlf4//6alFYXJdNLyJfWQsL5Nms+bEISlG5hg2HmEuspNaFuWN9",
-	"lekFUYyJyNWQAqMfGC/tzzRl9p+2wP1YuGImiumowdBtzeBYax24ISLeLrjQAyhTepUhgjYXtvZ0AILt",
-	"ffRlm9WoYs0rRbk1G/cq8RFhFevPEi9RiRNo66+IkNj8fj2iYuc4hA8+GmJFlWKJvXJsNUVfRbCU/FOH",
-	"ddot3LBcJKAassEDAK2ymbFSRbyS7iCXK6Mw+PM0sLWioUZEuoY4x0ZT8/6w12hG/DPTb/zh/IyXWdFJ",
-	"w13mHza6Y+8NZf+qwZF+328lUfivT91J+qyihe/udjJGONfb2a/+6kTbcuAR3nEYmG0vuLnsmwstECqK",
-	"C/gOTFgoQdws0n8b4wLe48tmIYh/YZEqhr9NTMkCZtYiqBzc1DrV5KrfgOC0Jra8SjkuL7wFBk18+HWQ",
-	"BvGZuLDtYpte0cx47w0kvwWQ1j+zMkSrC1/5V9FQPgFF+wZmXwFQ6bGgSxZHLpXXVy5kycTqCjHp+jqm",
-	"VnuwbwDXpGlaGIvRLmJfL4ra2mp4RyRO5ZSmC+niIeL9h78fDAfDwT4m+CZ8BjXBtOuqF5HYtDCBqqjR",
-	"WLhEX6zqP0noGqstap3x8xyE6cqjSipq5SdIWTftVhKB4wH5HvLfScpmmshck67MiMjTtEcuGFvZKpPg",
-	"NMaQCMGu6k1jOO6M27Cs4jGWHwr1PCOkF+WGsbYu6dqSwem6PhNXfxfTgqd5lkFtuiKT23TLNSZ3FenB",
-	"tmVrjHdw+N3D4bBnVbWqSgb14t8EJe2wedsQ1WaTlYZKp3JWBQyokBNGXsB+RqS+mRFp2crtyAMRqe6h",
-	"rXQP+ehFYrdN+Zczsm8o+OFwCDj/dKqhUid+8xVktlcPImFCZ5wVOepembcDcr3UB9bcHrQDcUcu2//R",
-	"kPhTj9/4zfK9orXBq6xmfvbAT2wH7tv67m5Py287yTt8+SWxJm6CMrHlg12QJHZuYhNExIZGdoF8uGuo",
-	"hBYH4Otqpu3NEQkqdG6uaXc0rq6uBtXjYSQET+adUadCzbtjENih/zI+xh3lZudmvJef7x2MNy6OYO/7",
-	"f13R+9OVbvMMbBSfpnyDQAk5cVDrmHBlY4cRKASRx1BYxMLpgAeWNCrtxyv+F5jtZ+M92MM21rOk6oIl",
-	"MCsqKoZtAM+8Z0a/QWX+dCGvSmqQh7NDerlX6kGpb8yp+Gs1y1ak6wF5htCAmBYLK4l1IYysLqbMu+4G",
-	"DoAIUWdlimdTablSGMgOHkmq8bMuVEuuubZc4fIy23njs3sD7vMV4sHi6GDFkm38yy/nVrCme7Z1L0O1",
-	"sLs35bT3CtP7V46xCIUkCKa9a//Ec670c2j4M4dymo529E88UOV4vPuisPdFYWs0cS/itIs4VbdFDN7Y",
-	"iVk3AE403AFLjVhWEdPZLK5W9jyyWpLHKcH0w5TN9FjI3NaUs/asXPB/5ozQaSYV+DoCaK3D4WObuUgv",
-	"mGgUfRDe7jPHsWMnXxrmcpc4diMl3cewb+d4wx043okUs5RP9b081W6TcmCS5bD3meEYLov6tyJV2el+",
-	"FsHqtWv7c5qwsY+biVdu0vds5l6wKqjhXqTaXaQ6CWrs2vWDWIeMeUwGzxyKJXbQNFQTtqQ87Tmj7ljY",
-	"N/pOuc1YCuxALfiqXWJ67Zn15xCabOu/jNxkO9/K1OzKOuv4xnW8Z3f3UtVn46vHSVKIT0TLRrDuf3FZ",
-	"qgJzdRcOvSt2vpDygig2zZgunHrOPh+5BEGmF96zp5hujsXFEb72A/ysklm5r22czOYRcSnu+dRv2qdX",
-	"PUUBZdyLaCCi5TtIaKcYqml5C66k4S6OnfA5YC0gWxmQ14D41fY21WMR2z+wtGQ3fv3qtMC7ss+UBTgM",
-	"2WKzs++0hRl9Dimu3M0vFGp1zw3vXYVfwLS1CZPytyKHbU/Lhkx2uvQQNVSV4fsak7zjCE2Eu8huY4GJ",
-	"8oSLjfXricwq+Kq+lq6QYZo4ZMKxpDcgmDc9Fi5x2q26z51uQXWwd8gvnxZbdXW61Ll7Pvfbk/qOmygB",
-	"4Q4UHrcSuoQ9ePemus7H9wEXhEHsIerk6OeOhJOm6mzvO4xSV1jCFKoz2NRaSsBz2cfwd1IW7oLm4wH5",
-	"qwNhjV/By+BSTbnSzNe8cLleNph+LOSMKLkMajksPOud0gwSVKDF46m5qfonUuhMpv1j007/m9giM6gj",
-	"Io2Se8UVIO24TwUg+DrAG5d45vFV7WSZq3E4IK8zNkv5fKERdte8BNE1dnebGOiZWYMTswT+4zoDPawv",
-	"uX/bzrdWEbxxyj8UzzfxPfzWfgpfug8/Rs0Nv2B6IZNbNOw+bGsYaeHm7drv6s2+oNf94zm7UYsv6PUx",
-	"inm3vz02wn+fvHpzSlZ+Sw1/aj8qAZOCn7mY7wr6PbVJ53CQ+p5a3hn5ztzO/bP1ynxSwi/pVKb9PrLf",
-	"L92mv+uYwXaizqvXZ89evTw1ryzpdZ/Om2LZC85Y8MOPbQ6CE5qmUO26dAYd8gyEP1CyonNmuIVcsbCA",
-	"dsUROyBV1Bw84D6ldCkT1jsCZsOUhj8JbYDWAWBpyD4TGvIZz9piPSCrlc5mPOWGy4OGy21AK+asVsb4",
-	"QJWiSsBUZ1hQnaUBLUx4EmMNdMNsLZeM1eV0UjzGzLcqbtcD1Zy/ikgs+OCB4b82XQrm+SZPmRqNRb82",
-	"qSL/apan6Zr8M6cpn3GWkLdvnpMuiKogxLGeUUE1Im8Qaragz5YrvcYFHJjGAxTIsic9rE3gpd8ywE+1",
-	"cF0ZHxIcQ2NB8EO56qfskqUkVjkc9xGZ0VQxmw9syxzER0RIi3EEJQ4QnBhG+iwklW5Mk4Rj6ZsJBDWb",
-	"ZxPzbER0ljNXQ+FcApCRJSybg2BGVWuggPWOI0LJkisE9fYLMTzYFft7YDr4LsyGLgCnFWgFF2zd8/eW",
-	"w2+HHFGPqW5+CAFSHQKNaTu8g2G3CsA6WCvbNzG8blQwO7wq3SXmNSErMNj7/3xduucH5NgXFr5aSAX9",
-	"h2KDmYE9DRlTMr0sssweqKoYERTcxv05HB4EDdqUTXwZczZdF64hXzDd9mEB9m02c0g0xPJRBT3JXJdG",
-	"3sV8VhWRaZ6lPYBdgrV7wi75lNkq6GRqlsLXgXhrNvR4DhUG5ky6l/B5liubYXe9dtKOWb0LIa+EIUSA",
-	"wyewYf1Vxi45uyIzZtgToC75fREyW1Jzss9zDbKzPxC2uABVhEKDZurseprmhlrMKEz7ILQqz4SCOgO4",
-	"lytGLS06Vg9q9CVXXMuMdJ+9Jv8WzLRHpPBvufHDknIBqd8LmTtXhiqaK5jmDVH9S9wON9SDZDWA/1eY",
-	"Y9fQyopmihkuBCslCD1XMs01MwyyXD78pTQNBJcIVuWHJKtyu8sCeyzgoeXW3pQ4aFAP1Bz5hiuHMMO7",
-	"VVNTbnplpjyVYsbnNh83Jl34cUHNCfFeO+nvz9sXMzNM/0MN8Le5VpoFBwO5mjghicwAXycmXYDOsbyY",
-	"Ti/kbNaM9lUI55+UAhzuWmfUaUuN31tlfMrF/E90NvvjxcH1438+TJdQa21+209xp1hW+VywK+U/l9l8",
-	"70a1zacXv1wpAdN3ew0B3G9/VXWtEcxyETAFYD67fc9mIiG06T1u2n2Bgc9fYGCn4YqLJ5bBfc1VCez7",
-	"tzP4FSvbavf7GG0GeHsD5zzUoFz1lN3UY2nLVPZb4dy+MnX5ZmURShflJ5dJaLxKdyl7ABsCtkq++tS6",
-	"B2gFSRlNPp850rT+27ZGPmc0uTdG3hsjtxgj4aD8pmyRVfOhu0Ca0bcJKkuQxs5SNtWKfPMNKvhgL/rm",
-	"G/OSB9uOS/N0zCCCyBv7B9o6rIOXK6vzdWPsPiYzaTnS+dobH4y6jgDqvWgsioGENk8cCTYLQdSuznbg",
-	"Ki4sTvugO0N1oMAI2W23PEJKHFje9gwpTXOl5ZJliFAN3ykNirF7QniC9sbnCCCudQqOOLA8vhKEkrgC",
-	"/BUXdaXB681mNE91j9AG/D9upr/KpNEKzO59880o4NRgrLAcNw7eshY8hCeAdgLOawYYFT+cc8uKy3PF",
-	"2gnmLdMJGNmwJgQWWlyxDBoODCL1wbtt8CaNh8NhUPTGQ+hFpguaKmmBWYpFtBZWi9NetGzR1ZFoQ2M3",
-	"fmqr8Nj5PFDw0RFREqdNXVSI6ddFd3VjsCLKXA+si9ToqquUQcVHw1ekYH0Jtg74WEWAXy75lA3sTxMw",
-	"zbLEfmGaV/m5P5WqZ5YLi2PSNK1uCsYKuz3E5S2IqAYV56ZdWnezutXVUq79hGdsqtP1EYihZtPMCBuJ",
-	"LmP/APR3Z2Mc2p3wVE/TjNFkTahGqLsYz35KYQM1Fvt3p3AIhsMT960t6j6lAgiwwNbS0hLVCUIy2jcd",
-	"EB3+5Qr1d3OVg5FP0ZnhM4QD7EUPbMfWVganWY1IbLXq2KJiIpaluGSZ2V1nHQ/4XYmAnMMglWJuOqqj",
-	"mJPjKqswApiUFywh+crKYHha0xQo0u0eII/UrPOh5d3B/tzG3l6zZdsynZUiVd4vBBCVXBGe4NWRmqHD",
-	"OMywFOlS8vD6uiBcQ6++YD65ohi/0IsIu56ylUYGTceiSteEJkkjy7qhqdOxbyi+GKx/u9XTE6E3LhrZ",
-	"U15ycJ9ZHMSWVgctTRW8NCCR0MDe+NXdnIKwOkIdYoZ08aKs35G3N21acyVcd3VrpeEsOltbTk4L+1b9",
-	"RsD5Hw6HG+yZppdPMWe6reyMOgf/fNh/fPG/r37cX/7hb+dvhvT//H7693kn6oRb3Bl1csNlD3+/v9+J",
-	"OpCg1Rl1aEL/PQQ+3NkCacb/Cxkgset2+yNsoNueyN4RCchwof8sOKP3Rsd7o+NvtarpV2M/BD7aVXwu",
-	"+vmqd28/vIuyqk132VZzYYpXU7O18OB21sKMzXIB9sLdlPq6Lh95uWdA3rBLlrlMZFA7PGPPhVHRY51R",
-	"obASHyjBXIxFTbqN0F0e4+Bi0vUaK4j88XRhTt85nV6g+PZXDBZwH0zoEqosTc2hiDErGmCPM8cmCb7h",
-	"QhtEwpIjVzaQdB0sdORwlsfClQADhPlcuI961qQ4Aw80pgFzmtq6+wWAPPST5FO0jq4yuZIZgGl2bRnY",
-	"sZiigpdJaJgsaDoj9IquMVLhJ5ZJTNvGAKIMFzopavPDanPln+MAUVuG4cnZWFDh1ajye/8/e1e63DaS",
-	"pF+lgn8ERICULMt9SOHY0Fiabs3Ix4rydO8MeokiUSLLBgtsVFESu8fPsQ+0L7ZRmVkFgAQvXW73ev5M",
-	"WwRQd1YeX35JNiKS1JdE84lTBPVHOZmINAmPAN2AWtWOtjPOda48vw84YQFulZYQJOoAqObewoWZrq6k",
-	"V+CqmVCp1JOpgVr6tBc87T7o+P5B+lLHDSgJsW4bJG1W/L5M85mGTfMK7Iv8CvO36cB7ccDw2LJAC8ES",
-	"EL72hSQ8LGuI0SetaTet3EZQo0DlpodIgoglE7w2eibPe5ntZhItlOba0g6pn6Pl1geujwegub0AleP9",
-	"zNdfWDhCTYzptG+3eLfOfI7/2/51tEgIaITVFOgsWwtiJozf0nVL5f516Co16NYbQeBbQrAW+SHhl7oN",
-	"tEHdt4aKcYds62JwB3sHtr2uPePeCkVY1pw4rtpbF3Rs74cPwa/cx6LCLQzVmOhT9V5DMe3es3e//nNf",
-	"nH9Mz25+nH4rbze3mLCHn8lmco0vt5poGaAJQm2QNEbh74T1DafryeR0Br5iNv605pM9ynewnexrdzKc",
-	"7Iv1wnibZFTZt7bOHrUvPaWdZdt7NCNrjYWFJ7tUkq0WtrGBtV2ZvUc3aZqvi1a98N4V7YSVdo4LdyzP",
-	"4nq2fzdrB+b3gWydbqWUL/nUY7Vo36BeLFMxnuRGqMGMiKlRR+alqbSD7mnUaHsAAYYvWKUfeS5jRRDe",
-	"BYPpkHGGxVkxzuNVb4QJA+lm6aT/niXpFC8s0at0OIlVYAphLR0DFhiZCm57hh12rAB84edkzGe+lHDZ",
-	"1iFTQlaf29EwRB2rfpYPPmLYFmDz14JjUUfU5eDraD6BReL4lSq2lH3vppDGCMUIzpxyw/vcdqMcTIRZ",
-	"A1irHSs6F1NVQl3UzMPP6WuwgP/wGynCIIrUzA6+gKpbi7o/m6pMaDCZRBoexupZZ5VyXmMvdfWtEhb4",
-	"WHk1u8ZaMKKAKA5LIFnC3KoeaaNyLLTh44nTSKuUqWGs9jssqSnSyzuxqNM75HQEdmfElBhyeCIv2E0B",
-	"AYfZRIRH2LNt1P1gjCWzuWLP9v772X4Yq+cdluQDKImW9uxr7guKnXXfsu++2XvG7GhZZfNnXBv2fI9R",
-	"To7Vaf2zsPfzqyuomw1pCNDNQvDMbhQRsTxLwSjkyn0DNmTZtRcMBY12WKarqZkWIozVQYdiSGkZpPPF",
-	"1JCEI2ITnqaZiFgmxrnSv06F+G0WOYNLCCpUlc0i1i+4VKYQ8NJswrOI8XQGFcF/nfJCAIH9RF7NIqv/",
-	"9UBoRGyY58NM9CYZh9ILamrfg5OTxOpFpYc9FyWW6Yqiai9eVIuqxeqbDksyeS0gLli+1s/zTHArJL7t",
-	"sIP9fWv06ulkkhdGpD0saTeYJYcscf/Nfv75Z5cL4p+k5Ured0+sFXz6/gLrrv3jzUly5KAJuLHsIyEU",
-	"xCsLjdExVHmvUn0sCTHralWorRasywsfcusg1N9HXl1CzBE4muYirJBLMRdknSuga6+CEHqDiQqIba+W",
-	"yquaX1a8lLgONRfFC2ox4TJhCNALdUnsm1zFRLes5QRepjfP0lJQmJwNkLW1FMDz3arnMiysF2bPHbKp",
-	"MjKbR0lADT2GcfHSUeYCRGXMeE6qxGppFcnq4Z5rjDzYhHun3x1bB5lS7qFYYWjZX3wAeESWL9eCRy9K",
-	"DTgTEDy+YyJ16XJRrMgNc9hUMVHcTsBtEzVlRPmUIEzQmdcuBly5TMtYAU6/w47JjdY8q4SXcCpWCX0U",
-	"bcppI+eYW+5DllCdO8r7o9p6Ez7zcf35Ba3ps3AijmAO5ir20QcXyvbliuG1XftOh73D1w7tt+xG7o14",
-	"dtXjN3zWuyrycc9eVkHtNvrf/0FM5669h0IoFHprFybBgp9SsTH/kBdWv/LJetBYrJwQe2BfIRbvjBYk",
-	"WKzcDzVXIpRysX9tVtiA5TyacwjVZm1HM5nGSipGiZ+pMFxmumN/tHsobPRPsuDg2fPQ7txGIc+Cg/39",
-	"cNGJyYIXe3vh5q7Mx3bNuU9XXHNrPHefyT/3vW3vxK3xnFvO6sMSNWisPEt6OXTH507WnXfg61vpulsq",
-	"VepJYpWq6w03QdX5hCbNCldgF63bu2eKVY526/Dg+729qOW2ZOuw9b57shpb8bBuQzuaz+Q0xKaXuwy7",
-	"znSqmE3ltZoXdt8uXFMYy+ILVzcb8ZTRJYU2VXXRK/neX52NX52Nj+Vs/H6zt7bmC17qbNzfdHzkskHv",
-	"35/UTUlAkCUemS/VYdl0RX4W3+QKFk9wVj44rXyNdZTUlC607cHpQqUTeArK5oFDLsFH2l05VNxMC+Gy",
-	"MKxKcy0KJDRxugWE550KVCdTDrzzipk8EwXHUofIiRBaw7vPIUbtEvi1a7GK8Ma7aA7Y32GnnniDq5kb",
-	"lVXwnDEEfBqDgZgYkXaY1UIw5euQPWOv5V9IeYXPsH+z06srMTALqutK6P6/2ds6cP+Qjo6/c0t6Csc7",
-	"OBaGp9zwI59Q0IDNZ90Ktp+5LqAR50J/4G3GJAHkkehQTfDlmQO1tAKIAtcbcjZyY/8rD+7ojYZxhPhu",
-	"IrmgPAffZ1xQ+BNafW6+6/COyP+JICIdVE+h9wswpJ2aBznwYJLdGpYohMZi9ZoGAdRBwrDKXLv10izg",
-	"KkWqvFrCReSpN6oziKWBQ2u51nKAIsoJasj5qTjuNeMGUXhYmh2s5goWv8OOFU4nnL5YefedZ+xxxwR8",
-	"y4Dltzu8mDmwjUjpA+iupujEpPQvHUKYKhX2y4VAx7oyC4gh4MOhM7q/t1exW5Mjt+Iqt9aUFYPuWXwU",
-	"symIfAS5lMp0IulySkr+Kv+bk1U72ppYbMLNqOI3qYLQKq/GCn6qvBss6r6R81DZBYuYH8yizYRdnd8m",
-	"sUJMf/VQ4gxD/tPcRyKmc3/NZjoHv47dhE35hfaphNYbkFUydTQyuRqIDvunKHLCxjg1HRxc9usBZ6aQ",
-	"EG7ATmkjs6yWy2RnNuywYytilbjhGQuSvswyqYY9B/pKqpu8N5gNMmtGlKQ33rMDyzHhMw1bao5nq3Iy",
-	"7UXfYcde4iBkzOcrVARQ4CQNq7C8KD7GxsA16m+giE0VMvq4gxY524bsmrC+aaeqbCmp4tjssGGV6viz",
-	"MoUB7WsJaaFWCFXwd4UTSnUEIIlsFENAO0Zmrhd19kIkIVd+BPL48I+pQ0AFdWFmj5G9J4moSx+W/pD5",
-	"m5wuciuPXnsXzNKHYrWgCrDySpea2UtJUkpTecMHPqwS2oYWPlHPA0FYKHmmyuddPIGIuhvZpQKVz6sc",
-	"WhjwZjmPD30MJJJLc8HlJTdShx3sHRyyhNSpCjOQXdIXe3soI73kO5wncbfnxlQErC6ZnZBRpZGeHbr1",
-	"E/b9kYjZsQ3Qb57ab0EDOx58bPJaoMrlVDMW+KspokQ7EKXO+eV/DT83g/ETUah/LnphNEr8MW20D4W8",
-	"FgsWxDXZSc44dGZOs3FIv7a9rl83Eft0BMb8tt2fGbs3n+0dfPfi22+iVsFv/N5dk7y+pWHmXLd693ee",
-	"XovCSC2Ks/TTriNE3rzSzJqifb4+/GtPtfxoxxCb2KR2Hw3zK0f4/9+CfdV6cn92GvD6AXgzHYtCDioB",
-	"nKAUAiGTwOIiFTiFzKgVtRQfC0jdLCVFa/56rUYX7Bi5gTiE+eagFbXGUsnxdNw6fIYjx5/EEMTShkUC",
-	"WQCFqbiicNOw4NYASOBf1sS9RFtEGjTwdK7Yh1wq7VNJZizLh5UKCtzECtJSO+wiB6uMPhaxBJqE/1A8",
-	"m2EuBFkJSZOCc5ymc5LukbQc/PjnqSGIbW8mW7+K1q/FAR9Php/BOWfc6SL9GVYA/TOVpPE1XFaWnSkr",
-	"vQAbOhadxmIxbanK8i+J61OP/uR4esJD579CNh4Ir454YSLvZ/AEvrJoqKrh6t3CQ5lU9m8VroMOc1mM",
-	"jhTC9Ukaa0silYpmwfO9/RCcQuXId6G0DdKh4/iqhGr0nR3NXnUv/opAh4jdjORghJEcnmU6VsCQxjVL",
-	"fm7b59qwzxqF+Ilr9x0fiiWK6up9Xv/Cp6j1fG+DgNsFTcJdDu6luDV3OYbYwZWEYLXtVTlZ5d8aD9aa",
-	"0wS8tq2HOCUb2jzlbuJaC2NNHvv/n1YeK9tJcrteyUzoiFlBk6YlDSBS3FS2Jmx9+9OYEHP/cf0SHTAU",
-	"oSEPDHlDlbiJVX8qM3CbIvd2yrgBL+cR6itUcGDA4Tc82ymfEfMTDdnFppKzq/abXIn2a24Go9Ub/NjO",
-	"QGuNnpjwyaTzQSOM1f73QOvkCGnaAaJp9ULb+YO9g2UqI7WzXFckdRCxu3bB1gYCz67sKGGQEApcY04a",
-	"cWt2B1i8a0Wz+NwHfs1xClY/3qj42I0yp/a8sivnaP/W6T3wsHv2U9Q6veRr4RfwDPTneRND45scEPcQ",
-	"wfx8XdtSTdpcKO1ohqNFti4zywTTIwFbbkNptUhQ2MgNWBckcC0tlR9dwwuj4aj6KmxyqNpSHTJO1drc",
-	"HdgH4LKjOXLsfP2ZvcRHeWHambwWKYBM6frGK5Eub7hpFXu+t+/87fh5EEhBQvdnGJWguFyh+/rV+Rmb",
-	"aqE77K2q1ZeLajyjQ2EoprNMf2BB8qMxk7cqm4E3m49FVxrx8pzfwr/tSookVmCFJX857p723l+cQ14H",
-	"8JIfsW8hVQHDf8PcXu41JWC1JDuHpZiTAnTrzrGE58pINQWwdX2m5k7GeV7CuxZPeWWCrygCpsSNW9DO",
-	"dsKu1RWm7ZTcptaWrDtwDUo1xHXFzbWwiypxie269enOesjKo9uVQ8hsop16B9Vi9WHdQK/IaLfcl5i4",
-	"JgpyrJ/b7MQ4VWlNW2WBVU09l2chrvOPGKdL2SATnCi9cJlRu4BqjFXFl5QTq83GCj515OqKWJPI3owQ",
-	"OFTCx69dPDs42HserjtQdkCbei9u2zc3N22AjU+LTKhBnop0C2otaO2vKGPvELOBW3tkxtmW93UXxV0+",
-	"NXOHf9WBfIXrsygK73C8NrEmfrx8fe4MiY2cE7UXnm37wue0PNaW87ayw+5vijr8GewScb2by3Sw27kR",
-	"WdaGQP5uPhFKpu1acZWlisbbiVBnJ8wV6U2lHuQAfnGTJGBwgDiQWk/tnZD83uca6op88j1IQogKu7Jq",
-	"kFFIz0vtC72gBjknNcT1W5kOTlzL943ulMSc7wrbkpH2O3ig6Bjl/Q9gKjfr4OUcpPlgCsS3TxQDWXn1",
-	"nSyuxGJPK1sZ76mt78AH9VSl4rqNfV11Yda3sneorjSueS0HxiMyA3t3sKssv4nYu7+/OmXd/Rff+Jy9",
-	"0CrPcBVyjcBWx0LDZYb4LDBIO7E6VuQOBNVIM6t4g2ZEUy9upSaEXvWIgJMLinRR2vuy7X7sR7lgQYMN",
-	"DNUASyN4kEnMVW2tMXybXnYOst60kHd7H3drzyDn3NYf0IabO72ocjW404t2G/QGI55lQg0f4As9ZNC7",
-	"0+AH+ZpZ++UubsL6xb71CwdPcbFvK8+cFeKEzv0k2Ua38WYSaoPreFkE8sx+HMu21UQWCiqy/koB1OTM",
-	"rp5fgtwlWKMS0K5wupLOWknTnfbt6J9IKz8R177lTXXz7T3dj7/xn0YFvuNJ+dIOSe2il2nbYLxuKekM",
-	"AU+T3+OWTHuYytr6hAUA7B/h3MStiMUgbe1vEUWuXDHIRQWWkOnQjsZMCbyyaySMjIN/C101eOZqSONB",
-	"JkFV2R3wLEO6zeUKcKwqGvBypeAsxQDm44T9T8Q1NfCZUjOrHVieoAkYDFrsTusPDjx8YB3/tdVheX3P",
-	"0lR8kZr9tiLhw81HvVLt/1v37Rv2k+izv4sZ6wqzykzFYg2e+Idx4O4vzH0t1b/ZTn5uI5XKq/xRLVMr",
-	"g62B9VHM9J/AJl1zT53eOt9os5oXEH2yRpsUlLceZQUWSejMUC/12CmSZmBVJnbx11fsm28PvmcB3Hn2",
-	"N7zz4D97lb7YCzBcunG3u1zur/9Be3f3y97roll/zdgHdPWCeZCm31qll4BNi40eKwYPICtK5z5X1RP0",
-	"li5UrEPD+664DBwpFvDaWKJFOpewcxdZA9/cXuBgNMT5gR5AL87hoSe9BfPBqstPau/lY4VQqa95PxH5",
-	"JBMsuBBpPmD7nRed/QihJT4XFTIEoZySl0T48aNaMIhKC3Rp4tvv8kwCKaOY6FpIFz4LeBPMKSO+QPiz",
-	"yLQAbr4GQXQ8kVBUXKiBWAGQeoDgzCVyq2NTTRHaJYNtEO7XoqiOrzqbACfGid/RCB7QTKpMKhHhLAte",
-	"DEZQgB2w0qLYOo66Fspw/O6sHGpl5/up13c1C/223C3sENuwtzracJXyLFei82H5hi0nxT3N+lMF3H9A",
-	"jZIJrkXKgtdnl2GHnRmNuanWjNMwdYR4AqiTNA04pmGep6u3WBdhONvdNPeB7+C/HxIl80iFOhf2DXBj",
-	"gVApHmwL1ZAvI8EzM/ptRVZQmWR6M5KZqCYN4nnT7MfLy3dHzORTVz8rFcCEogazxZ3wgzA/UqOPqGtg",
-	"E8s2hOu/1Ixn8lo8GKR95eqey2sB+NpJkffF46znB72rrwdteEoUqyTBZeXioMdZcHF6fPL61CqxZ8qI",
-	"oVXh41bYYec5h/IXnucOUDJk5fULrgCwJQ1V5eOxSrCthAmsUgkwh5kV10lqdzcQCRSDl3GrErbE3nc+",
-	"6LiVoAsoSbnhbTskR8Ui05dxC9GXJaEAAjDjFgGKXZtWOkFaOjTOyo/xiWzbZstCLZgNi50meCiWgYYk",
-	"XP9iKvrTIXl4/R8R0tFO8zEHTPNbxbKcp1FZ6gSm6/3FOZChJfzqKkEwFk18rAoxyQsCZCGBZJB4Kk47",
-	"OQl7WftSSMA4yOjFVG8zLZSo1XB1NRWBEqA94YWZOZjRXGXXIHnHzejl7gqgF16ruYLj3oW8a6h1nLCX",
-	"sUrwszViy9ARS4zkcAQsDjBBNZUlcyg0GJcWBmggoYf2kkGqYv/5E5xhqIhS1tTusGP3TplqKzSqoeyj",
-	"mBgWVEgR2I1UOjyqTLXUsUI6AVwGYpRMcDAdfT1IgBdRmqAkuolYtU8R4xP5F65FxGCLfIKE8aEwUGb9",
-	"LA1CSEK3Bvh0Ekwh0yrCAEMIFQEXKoweOV5XRM39nn+MqBxgBHQYEWr4nxLYoENhTrjhgf0YboAzrOPi",
-	"umv/MeK6wnMKOVBui70vMuBVhA0JfQ5gBDCdQZjEKvDd8bv616mYihQ0KNjYV1JJPQLy0cQegO71IKjM",
-	"F5V3D+2+lEbyTGoqNDsUsaJSyHzo6Vkpj12mHfaKZ5lmk6n9OkxHuTT/aTuROJLs8hDDEbSqDI/V1VQR",
-	"w3ZesORfGDWMWKfT4cVQ/5KERO09yfhMpB0rovrTIZXbZFk+tOrjVQ5H7oYXSqqhrtEGiSt5y5J/6evB",
-	"L8mRI9cE2p7sxu7VLB8ORXrkQVuVs48kAmZk159JRRA6UI2Bx7OCEFdsBPyOjRjx00s+BHqYOlicBc/3",
-	"DsIjNvxNTtrkLvArGCuMYFMKu9XwOuwNgA2LlOSFv8ul0E1O8h+EucSReL1uO/qnGup7PUj8GLp6akcC",
-	"Kt+dwrT1HpcY6y3eepOb14S/3gDYPH/TajdXj6YDrLr7u6i3eejwlVXs7M20qD8k0Rz3plX1pRp21m6E",
-	"40xy/XU3bL4bWADAcDC2wsfZGqvh7W8nQjnvRAJRNPDMJzsa/wl6CGZ9IVsz+eTZHFzN+e3NfNw8duIN",
-	"n9jRSwFDtb+3PXwI9+K7v786jQBDRNe4c28LlWpkYfF4ez74iKhzGHo1LPiT29YNUQppmB5ZgUzApABu",
-	"6giXhtiLJjlEJz3XkctoO1aOvCdiU40UII6MlFABCL7npPRwUIt1jkTLTTIWoPDkmdkAlrQe2HNvbMsT",
-	"YAL+WOlyZdSZQvNPEeF/CFD7MgTM5dzOt/v8kI0lUKyXUQ8M6sP2r/BKNRwZIu+FKL1G5aKeECNu+cBk",
-	"M7hn1sTsQSfaMHB/BMyKmEHX52UOqj11gN8JKLluLmPHa6vgBqTSBCQ2wqNYHew9dzm3jtjVMWtbg2Px",
-	"e1b44Aw933s+n+lSsrs5mjXKA1h22p8WFgRNbhkT2kZYbMJrC/iQM9V6Ggz9HxRx9Cjyy6XnrDi+X5BA",
-	"83qMlxcrfVxe1XC6CNVj9Yl7woeJCb4XlAqvz0OHCLGLDYeR+0/SNrywDByWiU9TKdRARHj1zyIGoNlw",
-	"UUzW0wYrWcdGQJK7fWQKymJOPh6XZmVEMZaKZ0eN4k0qbYhqcrVYwiac2Fwjll65KX8gRWQFzPcu74Hl",
-	"fecXqzH7x1af/ngS8Y8jry5wm3vG3kbz4guTWGNhCrkikvyuyMfCjMRUMyNujRUbUOQMytn4tLSRMRMX",
-	"ydc9kxue+ZI0DY/0Uko06mGpPZ3Eqj9jRQ4FqtENRn5kbqb6qPIZZA7pOR5a11Z/RoSQ9kg4V2MSsSQT",
-	"HMtIV7iTe/hHlgDza1kRO/QJGVA07oj9kLNiqqBkGtCuUniG5gyKqORaWKvM5GyWT4tYjXMlTY5lwZbk",
-	"dPwgzGua9c0C2pOMS3WH+KLr55NEkSobZexH9wiugnwiFJ/Ijou7LSfUmPYzVKTtOT1+d+YBERBT/lv3",
-	"7ZtGZxE9bX+/byRwI2zefO+eZrmwDs5EDOQV9Z8Fdsjh467ajCM2466r9l/Hr89XrZr9fbtVcz36YlfN",
-	"DvmRVg2iLJsG4Sn44iuIOh5oV+YCJxhi20iH4MoIIIUA8NIIqEqlI4AFsRd7zxvX+gK79ai1xHk6w6pb",
-	"zVA3ns6Q0764hojJ1ZUcPCABHSkvTzGWN8C1zdPZEZVi0BTHRFqrEjJBdT2eZqNfeNKvRwQlPHm1kEsX",
-	"rPAO5QWn04o+JZE7OYB9giK/AAXgmZ2ldDowOzpWr87PWCGGUttuoYVFfMKBslYWNuR49rE6AliNAyrW",
-	"S2oOVK2tHmLHft6J1RtxgzVuaSl85eKE+o/QAPBHV2pDtkuedy2MgXAltrCWwttFbb7yeH/l8f6yebyx",
-	"Kok/ua/Oz3YQzRh+gQzfMDXFdTOd26UnrUNJoF14twpODpIx/yisnZW4BxDQZQ3Gw93dLB/wbJRrc/jd",
-	"3nd7sLWnRdY6bO2CoKUJWyROkUAVaS09HWHJdAIoWFNPe0SNS/xzIU/7TH+G2DGI0gmVggVFDhlfl+tT",
-	"NN/mT3aM3ONDELmjhEh9qXRpkG7KYft8xjxddg0fvcihejYE7Kir3hhOoBQPV2k7kwpAQ6SIljQADV+c",
-	"5zMbi2IoUpZJjflRrowX7tbK54iGvmHgntaZrGQcP0n4kq8zQgBpwTOiLrSPE2mnZoGrD4qOR3BchpXm",
-	"K/Sqi104U8hrtnjRuJNU+ZI/XIvfQXwmKh3AKrqgb7uASXOsvNJKRVFpXgT3BSjwQZjFMpwXLI10h74P",
-	"VX953RkVK5fpYDcllOt3dZmTt2cnr3pn3e7704uknsTGAqjyT3VVrEIBBbXyVFD4l4aGzqc1W8vOPNHC",
-	"eaq3OcwGjpRrN/TqcpfcOp9++fR/AQAA//8=",
+	"RSCFZzwbL3wzpQ2XffnzwtveGXWsu73TKA2kci5z3S4LVP1/Tb4/G3QIVTku5YW9w/FZGKVgMx+gZJIU",
+	"UzYCrTdb25JrgB3SECQ9ICUMMJnrGN4FXBOrDc5kNmfaR9lB32ORSvPeekBeIX4yhjTZ+A+fsYUBAks6",
+	"XXBhMwcLy0APcwXZTBOauqTinaSK/VCqKKGDEWRPA/ImFwEDn8rlElIcwSMbh9luXo2FCGAsp4H8vqUN",
+	"TC3LmFpUGvo0F+i2IXfrTtMramPNSsN4q1hWCE3xDQWe7jZhp1cSVYokp1TOicz17eSU53hUPlFAaMaQ",
+	"Lv+KuIUTezBvhJoefLoboHLDW40as4+xy+CMJ/eSxhZJY3/n6/tWun2jrPFru/TrentJCsDrpCrj7nLP",
+	"F+rxF7nqaxym/Z6POjYe0d7pv9C9b5SI9igve/nGVuGPgwRqz/jRRBBhglHsfgiwWhuulbH45htz83/z",
+	"zZG99M04VAgg5HVkp0VPpVD5kiXxgBx7E0CT2lyAzTwcDq1SDBAwFu2C/JHETvG+pXEAbAGFFXmLLaBZ",
+	"96/Nq+WuAjUPMD7cpG+tXb82m70l5AMRuDRgMUMKUQx0AhlDcVFv7SgIb7UFFkPfe9tCtVmi4b2SIbpq",
+	"YX7/+RVyszzbDMZ2Dx4oh8Jwf/19LkX7lvryr1vhfQ2nvY4C8bUptRv401d/5wEv22D2tgZoWsHhuGBr",
+	"jPa37NEBUM9kVlw+6DnOixQwYJ+TPEsBRpGOhU00OfIA13j1xeZ/8L3WS7ZQ+3a2ateuE5j8Hd0np7CQ",
+	"NVNt83Fwr3Cm9p5ZkPsvYGWFMW7i6s9Lm2zhTe/Z+udi679pc+YpHr5fE3uv84vPZ7uscmsu+B2ZJCMi",
+	"zzUFMA2HLFKqL2B0Ciido8gM0GTO11iLAupACHRmNhYhMFL++brA3ofMSG/9AltZcaH4OGqba2WH/EAF",
+	"gA5dmlyyTHPFbH4weEgxHcontBfVAm5oiKzEFHkvZ0tOAxj0YsjusvmgYZ7CTqZJ33TdXAirepd2yW2p",
+	"GSTMzLidjXLn6YAN86UkxXbaBjyGmJvXjVosmpvwpPDLYmouqNulCggeRGAnH7fRxiKSSHPVRAEG1ASr",
+	"FAY/ZKAgho26/a985SQKUBJRqBggvtqIrFg2heRfOHMR8dXzJ/5J8RO8U+6yMp4ghGslFcBw2DhDrHKE",
+	"QKeIjZcrlvR2a8xWwt8fDhEEEIcWYuzHpBvbn2NIka1MI75xT8Oh7Q25UaUvXIpST/jTEVnSf8gMoJXU",
+	"Dp0CcrHr9tAhGBOAVFHltUaiCJZ4Yb4RkNJtQ+LUQq4GNoBsMJVLXzTKLHu80Ho12ttDIAWXzRg7RJ2M",
+	"ckhaj/dim7G1lJfMehSqM5EXnE2S3KaLuiGdM33FmCCIAXvw7aNhZQb2g8lSCr1QwVQw7agISbUvgPlj",
+	"SLopnzHNlwyqM+w/HA7bTDVldPnNcvURouA4+KZq4byoVEVgSdeI/ocgTcc1NC4XNOOKgDTL7M/MfXrT",
+	"yAofEfhzp0JDndHBsFTu2dpsLNVDMTNDNGCHXbKQNArLz/F0ycjrTEI5kV0FezORGwVv7N+lWoG9t2sU",
+	"LgXR6hJHHqkCgnHd1Z2uITH5XtP4bAakX8Lz8htTb7Y4blDyLeS0r9plU+beX1OEhrsk2h01N4nOuI9c",
+	"+DVHLpSEhtvFL3ClXzuK+rwGONfNNq+Kn1A5JifUi+89LfeBBp/9voJUvjIBroqT8hVHG4Rc4Wv2vxQ1",
+	"u3e6x2pV1HyEYXELPFDtxT8qSFBHCM1hmGoiIQARS6sBBD9gQXlAO4cEBQa4TfhUt7xOS5j4zXfrUwvo",
+	"4IuIIoM3ugQGUVhA3Mbb2uO4Nl7C/jGAXhRaJqLDIsoAW48Ix5oFYCaAO6yAmU0G5FhdNFQhtSzcNQr3",
+	"uPvIQdOaJT3FOE1F/vv/+r8DtBYBxeFslPsVkYIdoWSGhlXzm2u6lJRQkRJugKdburqL0lJNtjU7zDb9",
+	"f860Lzp/m5sZiWhbhIYrxHXkLRh2VQtuRbqQAnk4PGjN/SsmWgq7WFFt+Etn1PmPd8P+4/f/9ruGbL/P",
+	"HIuBy7CLht0YgxFgSW+7RMNXP0ad51xcbPsE3vkYdRBqetvb9q2KfPCvIa/sLHXgfn5ZocPS0NckeoTF",
+	"p6uCh70+LO8sneVdBI8AgPguhI+o08o+byiYFBzRcJ4KjGNn9M7c3IfD/ejw4eP3X7XYAvWFbc3UsksS",
+	"OUgBd1RDZzPLNiDHrtBYgWTeDUpS9Yp4SSd6oKbr8X7Bb6EtirVNeQEnYg0nuSi5VmCvuYtBuVu3+/rt",
+	"2VjUqgiEgA61mp+9Qdx2cZn1sYk4VZ3ycH93E55ZkNspFhv97nYXwNMWrB3ZZem+Ctf8V2OKAhg4yIPe",
+	"3THfLsUDbrVpDFwH486IjBGNatwhH8gYEKnsPxVN2bjzMfaFR6RgY1HAbhxBY0EzC8oFfpALADD1RX2x",
+	"MqwROwEX0fwDqujCJ04ngHLLlFyyLOFTqCUyFkqzlUXjc6OgGXPlMDwwH5YoAPBrulox6uuLhuUPJJR7",
+	"JjQofzsWJzCCKV2NyP4QBw6oY3YBzb8XMs8iD2PPBZQXRkhzBwxuNKAygLZLpwJw87FALOAJwIJMLBKw",
+	"TQwOK8bY0mWwLA8gMALwX93Uy5qBqwstoRgFGO4YIPcJjy1rJmY9V7a8dy5uGIDtFJiCaDb5lwP0y4hg",
+	"5ZVAR6BQuLGtsOSttQIs4xSfSYmwwAHdmYVUpLuk12R/6HjuntnR3qCml0SVPWyzCJYLViMNb9Y+ZFaK",
+	"L0feF5S6vp3yYo4FIG/c1sMIjA7GD9qCZ97H1el1og7sdhAmjr/DJcDFHL2VRQuvBKLrEId05z8v6Ai5",
+	"5fQC5dqddRU/618ulzwYwgYra7G7vsKbzCy5mHN4r0PdO0fvnaNfUONjEPhSsLaA/0ooz1aWWSzj+/Wq",
+	"gvV75ms1VANs+d7P5n8s8PZOILnl4patULnY7B3i5L4HxPbpoi6Iv0KDbEYAKHtAjotavDDGJXVJ+igS",
+	"o1fVJeHtD6tlV6xsbK6PsbChRkdQxhMC67CaH4GwUqVlBkGrTaFIb1cJHFPxuXBeTNPYyZe+j03PT91J",
+	"a/F25issNFAimHvssUbssV2ujC95V3wdmGVneSawJmfAcaQgUEV+FlwTSyroHKrj/bpRy5as1Wd4FqQY",
+	"W/tpGPYis3oFggjR4AvPFQCIpFLMoVqFV5YzmbKxcPUnsP6xrQoE5QmwGlAFK99i30OAHxT8wRLDqVF/",
+	"BUnkUVgMYCxssROI9LaVanQtIkIqFkZCNLDUPzP9gn3OaI4XbBtbs5twp4zsy3Clf3FmsWAWP6zPfahU",
+	"BARe0BQQXkOsw78KA2ksk7tzHIJ1wJeyeiw4QkTmVDNyvsb/9VUisag+m15EvqImFsa1WfNjEZSgdA0b",
+	"DjGXWEG1C3PHumrTC6IYE5GrHQlGPzBe2p9pyuw/gSexZCxcETPFdNRg6LZmcIAlRm6ISPcLLvQAypNf",
+	"ZVg5gyOcMI2D4hfeR1+2WY0q1rxSlFuzca8SH8HRwIfR0p8jXqISJ9DWXxEhsfn9ekTFznEIH3w0xIoq",
+	"xRJ75dgqyr56cCn5pw7nuFu4Ybk4UDVkgwfAmWUzo9PkJrCRcSXdQS5XRmHw52lAwHyMtaHSNcQ5Npqa",
+	"94e9RjPin5l+4w/nZ7zMik4a7jL/sNEde28o+1cNjvT7fiuJwn996k7SZxUtfHe3kzHCud7OfvVXJ9qW",
+	"A4/wjsPAbHvBzWXfXGiBUFFcwHdgwkIJ4maR/tsYF/AeXy4Ti/cUFqli+NvElCxgZi2CysFNrVNNrvoN",
+	"CE5rYsuqlePywltg0MSHXwdpEJ+JC9sutukVzYz33kDyWwBn/zMrQ7O78JV/FQ3lE6pn3MDsK6BESizo",
+	"ksWRS+X1FYtZMrG6Qky6vn651R7sG8A1aZoWxmK0i9jXi2L2tgruEYkBdHUhXTxEvP/w94PhYDjYxwTf",
+	"hM+gFqh2XfUiEpsWJlANPRoLl+h7xUUiryYJXWOVZa0zfp6DMF15VElFrfwEKeum3UoicDwg30P+O8K7",
+	"Ai6ozIjI07RHLhhb2erS4DTGkAjBrupNYzjujNuwrOIxlh0M9TwjpGNRFo0BFmLOSBfiJMBuVJuJq7uP",
+	"acHTPMugJm2RyW265RqTu4r0YNuyNca7Mjjdw+GwZ1W1qkpmfovfBKVssXnbENVmk5WGCudyVgUMqJAT",
+	"Rl7AfkakvpkRadnK7cgDEanuIWotQOJBYrdN+Zczsm8o+OFwCPV96FRDhW785ivIbK8eRMKEzjgrctS9",
+	"Mm8H5HqpD6y5PWgH4o5ctv+jIfGnHr/xm+V7RWuDV1nN/OyBn9gO3Lf13d2elt92knf48ktiTdwEZWLL",
+	"B7sgSezcxCaIiA2N7AL5cNdQCS0OwNfVTNubIxJU6Nxc0+5oXF1dDarHw0gInsw7o06FmnfHILBD/2V8",
+	"jDvKzc7NeC8/3zsYb1wUyd73/7qi96cr3eYZ2Cg+TfkGgRJy4rRi6YxwZWOHESgEkcdQWOTgRgA8sKRR",
+	"aT9e8b/AbD8b78EetrGeJVUXLIFZUVExbAN45j0z+g0q86cLeVVSgzycHdLLvVIPSn1jTsVfq1m2Il0P",
+	"yDOEBsS0WFhJrAdlZHUxZd51N3AARIg6K1M8m0rLlcJAdvBI2nosRkHcb3BtQZ38Gtt547N7A+7zFeLB",
+	"4uhgxZJt/Msv51awpnu2dS9DtbC7N+W09wrT+1eOsQiFJAimvWv/xHOu9HNo+DOHcpqOdvRPPFDleLz7",
+	"YvD3xeBrNHEv4rSLOFW3RQze2IlZNwBONNwBS41YVhHT2SyuVvQ+slqSxynB9MOUzfRYyNzWkrX2rFzw",
+	"f+aM0GkmFfg6Amitw+Fjm7lIL5hoFH0Q3u4zx7FjJ18a5nKXOHYjJd3HsG/neMMdON6JFLOUT/W9PNVu",
+	"k3JgkuWw95nhGC6L+rciVdnpfhbB6rVr+3OasLGPm4lXbtL3bOZesCqo4V6k2l2kOglq69v1g1iHjHlM",
+	"Bs8ciiV20DRUE7akPO05o+5Y2Df6TrnNWArsQC34ql1ieu2Z9ecQmmzrv4zcZDvfytTsyjrr+MZ1vGd3",
+	"91LVZ+Orx0lSiE9Ey0aw7n9xWaoCc3UXDr0rdr6Q8oIoNs2YLpx6zj4fuQRBBlXHUWdVTDfH4uIIX/sB",
+	"flbJrNzXNk5m84i4FPd86jft06ueooAy7kU0ENHyHSS0UwzVtLwFV9JwF8dO+BywFpCtDMhrQPxqe5vq",
+	"sYjtH1hashu/fnVa4F3ZZ8oCHIZssdnZd9rCjD6HFFfu5hcKtbrnhveuwi9g2tqESflbkcO2p2VDJjtd",
+	"eogaqsrwfY1J3nGEJsJdZLexwER5wsXG+vVEZhV8VV9LV8gwTRwy4VjSGxDMmx4LlzjtVt3nTregOtg7",
+	"5JdPi626Ol3q3D2f++1JfcdNlIBwBwqPWwldwh68e1Nd5+P7gAvCIPYQdXL0c0fCSVN1tvcdRqkrLGEK",
+	"1Rlsai0l4LnsY/g7KQt3QfPxgPzVgbDGr+BlcKmmXGnma164XC8bTD8WckaUXAa1HBae9U5pBgkq0OLx",
+	"1NxU/RMpdCbT/rFpp/9NbJEZ1BGRRsm94gqQdtynAhB8HeCNSzzz+Kp2sszVOByQ1xmbpXy+0Ai7a16C",
+	"6Bq7u00M9MyswYlZAv9xnYEe1pfcv23nW6sI3jjlH4rnm/gefms/hS/dhx+j5oZfML2QyS0adh+2NYy0",
+	"cPN27Xf1Zl/Q6/7xnN2oxRf0+hjFvNvfHhvhv09evTklK7+lhj+1H5WAScHPXMx3Bf2e2qRzOEh9Ty3v",
+	"jHxnbuf+2XplPinhl3Qq034f2e+XbtPfdcxgO1Hn1euzZ69enppXlvS6T+dNsewFZyz44cc2B8EJTVOo",
+	"dl06gw55BsIfKFnROTPcQq5YWEC74ogdkCpqDh5wn1K6lAnrHQGzYUrDn4Q2QOsAsDRknwkN+YxnbbEe",
+	"kNVKZzOecsPlQcPlNqAVc1YrY3ygSlElYKozLKjO0oAWJjyJsQa6YbaWS8bqcjopHmPmWxW364Fqzl9F",
+	"JBZ88MDwX5suBfN8k6dMjcaiX5tUkX81y9N0Tf6Z05TPOEvI2zfPSRdEVRDiWM+ooBqRNwg1W9Bny5Ve",
+	"4wIOTOMBCmTZkx7WJvDSbxngp1q4rowPCY6hsSD4oVz1U3bJUhKrHI77iMxoqpjNB7ZlDuIjIqTFOIIS",
+	"BwhODCN9FpJKN6ZJwrH0zQSCms2ziXk2IjrLmauhcC4ByMgSls1BMKOqNVDAescRoWTJFYJ6+4UYHuyK",
+	"/T0wHXwXZkMXgNMKtIILtu75e8vht0OOqMdUNz+EAKkOgca0Hd7BsFsFYB2sle2bGF43KpgdXpXuEvOa",
+	"kBUY7P1/vi7d8wNy7AsLXy2kgv5DscHMwJ6GjCmZXhZZZg9UVYwICm7j/hwOD4IGbcomvow5m64L15Av",
+	"mG77sAD7Nps5JBpi+aiCnmSuSyPvYj6risg0z9IewC7B2j1hl3zKbBV0MjVL4etAvDUbejyHCgNzJt1L",
+	"+DzLlc2wu147aces3oWQV8IQIsDhE9iw/ipjl5xdkRkz7AlQl/y+CJktqTnZ57kG2dkfCFtcgCpCoUEz",
+	"dXY9TXNDLWYUpn0QWpVnQkGdAdzLFaOWFh2rBzX6kiuuZUa6z16Tfwtm2iNS+Lfc+GFJuYDU74XMnStD",
+	"Fc0VTPOGqP4lbocb6kGyGsD/K8yxa2hlRTPFDBeClRKEniuZ5poZBlkuH/5SmgaCSwSr8kOSVbndZYE9",
+	"FvDQcmtvShw0qAdqjnzDlUOY4d2qqSk3vTJTnkox43ObjxuTLvy4oOaEeK+d9Pfn7YuZGab/oQb421wr",
+	"zYKDgVxNnJBEZoCvE5MuQOdYXkynF3I2a0b7KoTzT0oBDnetM+q0pcbvrTI+5WL+Jzqb/fHi4PrxPx+m",
+	"S6i1Nr/tp7hTLKt8LtiV8p/LbL53o9rm04tfrpSA6bu9hgDut7+qutYIZrkImAIwn92+ZzORENr0Hjft",
+	"vsDA5y8wsNNwxcUTy+C+5qoE9v3bGfyKlW21+32MNgO8vYFzHmpQrnrKbuqxtGUq+61wbl+Zunyzsgil",
+	"i/KTyyQ0XqW7lD2ADQFbJV99at0DtIKkjCafzxxpWv9tWyOfM5rcGyPvjZFbjJFwUH5Ttsiq+dBdIM3o",
+	"2wSVJUhjZymbakW++QYVfLAXffONecmDbceleTpmEEHkjf0DbR3WwcuV1fm6MXYfk5m0HOl87Y0PRl1H",
+	"APVeNBbFQEKbJ44Em4UgaldnO3AVFxanfdCdoTpQYITstlseISUOLG97hpSmudJyyTJEqIbvlAbF2D0h",
+	"PEF743MEENc6BUccWB5fCUJJXAH+iou60uD1ZjOap7pHaAP+HzfTX2XSaAVm9775ZhRwajBWWI4bB29Z",
+	"Cx7CE0A7Aec1A4yKH865ZcXluWLtBPOW6QSMbFgTAgstrlgGDQcGkfrg3TZ4k8bD4TAoeuMh9CLTBU2V",
+	"tMAsxSJaC6vFaS9atujqSLShsRs/tVV47HweKPjoiCiJ06YuKsT066K7ujFYEWWuB9ZFanTVVcqg4qPh",
+	"K1KwvgRbB3ysIsAvl3zKBvanCZhmWWK/MM2r/NyfStUzy4XFMWmaVjcFY4XdHuLyFkRUg4pz0y6tu1nd",
+	"6mop137CMzbV6foIxFCzaWaEjUSXsX8A+ruzMQ7tTniqp2nGaLImVCPUXYxnP6WwgRqL/btTOATD4Yn7",
+	"1hZ1n1IBBFhga2lpieoEIRntmw6IDv9yhfq7ucrByKfozPAZwgH2oge2Y2srg9OsRiS2WnVsUTERy1Jc",
+	"sszsrrOOB/yuREDOYZBKMTcd1VHMyXGVVRgBTMoLlpB8ZWUwPK1pChTpdg+QR2rW+dDy7mB/bmNvr9my",
+	"bZnOSpEq7xcCiEquCE/w6kjN0GEcZliKdCl5eH1dEK6hV18wn1xRjF/oRYRdT9lKI4OmY1Gla0KTpJFl",
+	"3dDU6dg3FF8M1r/d6umJ0BsXjewpLzm4zywOYkurg5amCl4akEhoYG/86m5OQVgdoQ4xQ7p4UdbvyNub",
+	"Nq25Eq67urXScBadrS0np4V9q34j4PwPh8MN9kzTy6eYM91Wdkadg38+7D+++N9XP+4v//C38zdD+n9+",
+	"P/37vBN1wi3ujDq54bKHv9/f70QdSNDqjDo0of8eAh/ubIE04/+FDJDYdbv9ETbQbU9k74gEZLjQfxac",
+	"0Xuj473R8bda1fSrsR8CH+0qPhf9fNW7tx/eRVnVprtsq7kwxaup2Vp4cDtrYcZmuQB74W5KfV2Xj7zc",
+	"MyBv2CXLXCYyqB2esefCqOixzqhQWIkPlGAuxv8/e9e63baRpF+lD/8YOAekZFnORTo5ezSWJtGMbysq",
+	"k+wMskQTaJJtgw0G3ZTEZPwc+0D7Ynu6qroBkCBFypIcZz1/JhYB9L26Ll99pVa02wjD5Ql2LmGBt1hB",
+	"5U/SiT19Q56+R/XtJwQLuBcGfApVllJ7KBLMigba49KJSYZPOGiDykR27MoGssDRQkeOZzlWrgQYMMzP",
+	"lXspJJfiCCLQmAYseU519ysCeWgnm6foHZ2VxawogUwzoDKwsUrRwCsL+DCb8HzE+DVfIFLhN1EWmLaN",
+	"AKISJzqravPDbEvtf8cOorUM3StGseLKm1HN58hGRJL6img+cYqgfi9nM5El4TGgG1CreqLtjHNdKM/v",
+	"A05YgFtlFQSJOgCqubdwYabrK+kVuHomVCb1bG6glj7tBU+7Dzq+f5C+1HMDSkKs2wZJmzW/L9N8oWHT",
+	"vAD7ohhh/jYdeC8OGB5bFmghWALC176QhEdVDTH6pDXt5rXbCGoUqMIMEEkQsWSG18bAFMUgt91MopXS",
+	"XDvaIc1ztN76wPXxADS3F6ByvJ/55gsrR6iNMZ327Q7vNpnP8X+7v44WCQGNsJoCnWVrQSyE8Vu6aal8",
+	"fB26Wg26240g8C0hWIv8kPBL0wbaou5bS8W4I7ZzMbjD/UPbXt+ecW+FIixrSRzX7a0LOrYfhw/Br3yM",
+	"RYVbGKox0aeavYZi2oOnb3/954F4+T47v/5h/rW82d5iwh5+IpvJNb7eaqJlgCYItUHSGIW/E9bXnK4n",
+	"U9AZ+ILZ+NOaT/Yo38F2sq/dyXCyLzYL422TUWXf2jl71L70mHaWbe/BjKxbLCw82ZWSbLWwrQ2s3crs",
+	"PbhJ035ddJqF90a0EzbaOS7csT6L6+nB3awdmN97snX6tVK+5FOP1ap9g3qxzMR0Vhih0gURU6OOzCtT",
+	"6Qm6p1GjHQAEGL5glX7kuYwVQXhXDKYjxhkWZ8U4j1e9ESYMpJuVk/5blmRzvLDEoNbhJFaBKYW1dAxY",
+	"YGQquO0Z9tiJAvCFn5MpX/hSwlVbR0wJWX/uiYYh6lgN8yJ9j2FbgM1fCY5FHVGXg6+j+QQWieNXqtlS",
+	"9r3rUhojFCM4c8YNH3LbjWowEWYNYK12rOhczlUFdVELDz+nr8EC/sNvpAiDKFIzO/gSqm6t6v5srnKh",
+	"wWQSWXgUq6e9Tcp5g73U1bdKWOBj5fXsGmvBiBKiOCyBZAlzowakjcqp0IZPZ04jrVOmhrE66LGkoUiv",
+	"78SqTu+Q0xHYnRFTYszhiaJk1yUEHBYzER5jz3ZR94Mplszmij3d/++nB2GsnvVYUqRQEi0b2NfcFxQ7",
+	"779h33y1/5TZ0bLa5s+5NuzZPqOcHKvT+mdh7xejEdTNhjQE6GYpeG43iohYkWdgFHLlvgEbsurac4aC",
+	"Rjss02hu5qUIY3XYoxhSVgXpfDE1JOGI2IxnWS4ilotpofSvcyF+W0TO4BKCClXli4gNSy6VKQW8tJjx",
+	"PGI8W0BF8F/nvBRAYD+To0Vk9b8BCI2IjYtinIvBLOdQekHN7XtwcpJYPa/1cOCixDLbUFTt+fN6UbVY",
+	"fdVjSS6vBMQFq9eGRZELboXE1z12eHBgjV49n82K0ohsgCXt0kVyxBL33+znn392uSD+SVqu5Mf+qbWC",
+	"z368wLpr/3h9mhw7aAJuLPtICAXxqkJjdAxVMahVH0tCzLraFGprBOuK0ofcegj195FXlxBzDI6mpQgr",
+	"5FIsBVmXCujaqyCE3mCiAmLb66Xy6uaXFS8VrkMtRfGCRky4ShgC9EJTEvsmNzHRrWs5gZfpzfOsEhSm",
+	"YCmytlYCeLlbzVyGlfXC7LkjNldG5ssoCaihxzAuXjnKXICoihkvSZVYra0iWT/cS42RB5tw7/S7Y+sg",
+	"U8o9FCsMLfuLDwCPyPLlWvDoRakBZwKCx3dMZC5dLooVuWGO2iomipsZuG2itowonxKECTrL2kXKlcu0",
+	"jBXg9HvshNxo7bNKeAmnYlXQR9GlnDZyjrnlPmIJ1bmjvD+qrTfjCx/XX17Qhj4LJ+IY5mCpYh99cKVs",
+	"X6EYXtuN7/TYW3ztyH7LbuTBhOejAb/mi8GoLKYDe1kFjdvof/8HMZ179h4KoVDojV2YBAt+SsWm/F1R",
+	"Wv3KJ+tBY7FyQuyefYVYvDNakWCxcj80XIlQysX+tV1hA5bzaMkh1Ji1J5rJLFZSMUr8zIThMtc9+6Pd",
+	"Q2Grf5IFh0+fhXbntgp5FhweHISrTkwWPN/fD7d3ZT60a859uuaau8Vz94n8c9/a9k7dGi+55aw+LFGD",
+	"xsqzpJdDd3zuZNN5B76+ja67tVKlmSRWq7rechPUnU9o0mxwBfbRur17pljtaHeODr/d3486bkt2jjo/",
+	"9k83Yyvu121oR/OJnIbY9HqXYd+ZTjWzqbpWi9Lu25VrCmNZfOXqZhOeMbqk0KaqL3ot3/uLs/GLs/Gh",
+	"nI3fbvfWznzBa52NB9uOj1w26P37k7opCQiyxiPzuTos267IT+Kb3MDiCc7Ke6eVb7COkprSh7Y9OF2o",
+	"bAZPQdk8cMgl+Ei3L8eKm3kpXBaGVWmuRImEJk63gPC8U4GaZMqBd14xU+Si5FjqEDkRQmt4DznEqF0C",
+	"v3Yt1hHeeBctAft77MwTb3C1cKOyCp4zhoBPI03FzIisx6wWgilfR+wpeyX/QsorfIb9m52NRiI1K6rr",
+	"Ruj+v9mbJnD/iI6Ov3MregrHOzgVhmfc8GOfUNCCzWf9GrafuS6gEedCf+BtxiQB5JHoUU3w9ZkDjbQC",
+	"iAI3G3I2cmv/aw8+0VsN4xjx3URyQXkOvs+4oPAntPrcfDfhHZH/E0FEeqieQu9XYEhPGh7kwINJ9hpY",
+	"ohAai9UrGgRQBwnDanPt1kuzgKsMqfIaCReRp96ozyCWBg6t5drIAYooJ6gl56fmuNeMG0ThYWl2sJpr",
+	"WPweO1E4nXD6YuXdd56xxx0T8C0Dlt/u8HLhwDYiow+gu5qiE7PKv3QEYapM2C+XAh3ryqwghoAPh87o",
+	"wf5+zW5Njt2Kq8JaU1YMumfxUcymIPIR5FKq0omkyymp+Kv8b05WPdHWxGIzbiY1v0kdhFZ7NVbwU+3d",
+	"YFX3jZyHyi5YxPxgVm0m7OryNokVYvrrhxJnGPKflj4SMV34azbXBfh17CZsyy+0TyW03oCskpmjkSlU",
+	"Knrsn6IsCBvj1HRwcNmvB5yZUkK4ATuljczzRi6Tndmwx06siFXimucsSIYyz6UaDxzoK6lv8kG6SHNr",
+	"RlSkN96zA8sx4wsNW2qJZ6t2Mu1F32MnXuIgZMznK9QEUOAkDauxvCg+xcbANepvoIjNFTL6uIMWOduG",
+	"7JqwuWnnqmopqePY7LBhlZr4syqFAe1rCWmhVgjV8HelE0pNBCCJbBRDQDtGZq4XdfZCJCFXfQTy+PCP",
+	"mUNABU1hZo+RvSeJqEsfVf6Q5ZucLnIrj155F8zah2K1ogqw6kqXmtlLSVJKU3XDBz6sEtqGVj7RzANB",
+	"WCh5pqrnXTyBiLpb2aUCVSyrHFoY8GY5jw99DCSSS3PB5SU3Uo8d7h8esYTUqRozkF3S5/v7KCO95Dta",
+	"JnG358bUBKyumJ2QUaWVnh269RP2/YGI2bEN0G8e229BAztJ37d5LVDlcqoZC/zVFFGiHYhS5/zyv4af",
+	"msH4kSjUPxW9MBol/pi22odCXokVC+KK7CRnHDozp904pF+7XtdvmohDOgJTftMdLozdm0/3D795/vVX",
+	"Uafk137v3pK8vqNh5ly3eu93nl2J0kgtyvPsw54jRN6+0swtRft8ffhXnmr5wY4hNrFN7T4a5heO8P+/",
+	"Bfvq9eT+7DTgzQPwej4VpUxrAZygEgIhk8DiIhU4hcykE3UUnwpI3awkRWf5eq1HF+wYuYE4hPnqsBN1",
+	"plLJ6XzaOXqKI8efxBjE0pZFAlkAham4onDTuOTWAEjgX9bEvURbRBo08HSh2LtCKu1TSRYsL8a1Cgrc",
+	"xArSUnvsogCrjD4WsQSahP9QPF9gLgRZCUmbgnOSZUuS7oG0HPz4p6khiG1vJ1u/iNYvxQEfToafwzln",
+	"3OkiwwVWAP0zlaTxNVw2lp2pKr0AGzoWncZiMV2pqvIvievTgP7keHrCI+e/QjYeCK9OeGki72fwBL6y",
+	"bKmq4erdwkO5VPZvNa6DHnNZjI4UwvVJGmtLIpWKZsGz/YMQnELVyPegtA3SoeP46oRq9J0nmr3oX/wV",
+	"gQ4Ru57IdIKRHJ7nOlbAkMY1S37u2ue6sM9ahfipa/ctH4s1iurmfd78woeo82x/i4DbBU3CXQ7upbgx",
+	"dzmG2MGNhGCN7VU7WdXfWg/WLacJeG0793FKtrR5qt3EtRbGmjz2/z9sPFa2k+R2Hclc6IhZQZNlFQ0g",
+	"UtzUtiZsffvTlBBz/3H1HTpgKEJDHhjyhipxHavhXObgNkXu7YxxA17OY9RXqOBAyuE3PNsZXxDzEw3Z",
+	"xaaS81H3daFE9xU36WTzBj+xM9C5RU9M+GzWe6cRxmr/O9U6OUaadoBoWr3Qdv5w/3CdykjtrNcVSR1E",
+	"7K5dsFsDgecjO0oYJIQCbzEnjbgxeykW79rQLD73jl9xnILNj7cqPnajLKk9L+zKOdq/2/QeeNg9+yHq",
+	"nF3yW+EX8Az051kbQ+PrAhD3EMH8dF3bUU3aXig90QxHi2xdZpELpicCttyW0mqVoLCVG7ApSOBaWis/",
+	"+oaXRsNR9VXY5Fh1pTpinKq1uTtwCMBlR3Pk2PmGC3uJT4rSdHN5JTIAmdL1jVciXd5w0yr2bP/A+dvx",
+	"8yCQgoTuzzCqQHGFQvf1i5fnbK6F7rE3qlFfLmrwjI6FoZjOOv2BBckPxszeqHwB3mw+FX1pxHcv+Q38",
+	"266kSGIFVljyl5P+2eDHi5eQ1wG85Mfsa0hVwPDfuLCXe0MJ2CzJXsJSLEkBunWXWMILZaSaA9i6OVNL",
+	"J+NlUcG7Vk95bYJHFAFT4totaG83YdfpC9N1Sm5ba2vWHbgGpRrjuuLmWtlFtbjEbt36cGc9ZOPR7csx",
+	"ZDbRTr2DarH5sG6hV+S0Wz6WmLghCgqsn9vuxDhTWUNbZYFVTT2XZymuivcYp8tYmgtOlF64zKhdQDXG",
+	"uuJLyonVZmMFnzp2dUWsSWRvRggcKuHj1y6eHRzuPwtvO1B2QNt6L26619fXXYCNz8tcqLTIRLYDtRa0",
+	"9leUsXeI2cCtPTHTfMf7uo/irpibpcO/6UC+wPVZFYV3OF7bWBM/XL566QyJrZwTjRee7vrCp7Q8bi3n",
+	"bWWH3d8Udfgz2CXiaq+QWbrXuxZ53oVA/l4xE0pm3UZxlbWKxpuZUOenzBXpzaROCwC/uEkSMDhAHEit",
+	"5/ZOSH4fcg11RT74HiQhRIVdWTXIKKTnpfaFXlCDXJIa4uqNzNJT1/LHRncqYs63pW3JSPsdPFB0jIrh",
+	"OzCV23Xwag6yIp0D8e0jxUA2Xn2nqyux2tPaVsZ7auc78F49VZm46mJfN12Yza3sHaobjWveyIHxiMzA",
+	"3h1slBfXEXv79xdnrH/w/Cufsxda5RmuQq4R2OpYaLjMEZ8FBmkvVieK3IGgGmlmFW/QjGjqxY3UhNCr",
+	"HxFwckGRLkp7X7fdT/woVyxosIGhGmBlBKe5xFzVzi2Gb9vLzkE2mJfybu/jbh0Y5Jzb+QPacHOnF1Wh",
+	"0ju9aLfBIJ3wPBdqfA9fGCCD3p0Gnxa3zNovd3ETNi/2nV84fIyLfVd55qwQJ3Q+TpJtdRtvJ6G2uI7X",
+	"RSDP7cexbFtDZKGgIuuvEkBtzuz6+SXIXYI1KgHtCqcr6d0qafrzoR39I2nlp+LKt7ytbr67p/vhN/7j",
+	"qMB3PCmf2yFpXPQy6xqM160lnSHgafJ73JHZAFNZOx+wAID9I5ybuBOxGKSt/S2iyJUrBrmqwBIyHdrR",
+	"mCmBV3aDhJFx8G+hqwbPXANpnOYSVJW9lOc50m2uV4BjVdOA1ysF5xkGMB8m7H8qrqiBT5SaWe/A+gRN",
+	"wGDQYvc6f3Dg4T3r+K+sDsube5am4rPU7HcVCe+u3+uNav/f+m9es5/EkP1dLFhfmE1mKhZr8MQ/jAN3",
+	"f2k+1lL9m+3kpzZSqbzKH9UytTLYGljvxUL/CWzSW+6psxvnG21X8wKiT9Zok4LyNqCswDIJnRnqpR47",
+	"Q9IMrMrELv76gn319eG3LIA7z/6Gdx7856DWF3sBhms37m6Xy8frf9De3f2yH3XR3H7N2Ad0/YK5l6bf",
+	"WKWXgE2rjZ4oBg8gK0rvY66qR+gtXahYh4YPXXEZOFIs4I2xRKt0LmHvLrIGvrm7wMFoiPMD3YNeXMBD",
+	"j3oLFummy09q7+VjpVCZr3k/E8UsFyy4EFmRsoPe895BhNASn4sKGYJQTslLIvz4cSMYRKUF+jTx3bdF",
+	"LoGUUcx0I6QLnwW8CeaUEV8g/FnkWgA3X4sgOplJKCouVCo2AKTuIThzidzq2FRbhHbNYFuE+5Uo6+Or",
+	"zybAiXHin2gED2gmVS6ViHCWBS/TCRRgB6y0KHeOo94KZTh5e14Ntbbz/dTru5qFflvulXaIXdhbPW24",
+	"ynheKNF7t37DVpPinmbDuQLuP6BGyQXXImPBq/PLsMfOjcbcVGvGaZg6QjwB1EmaFhzTuCiyzVusjzCc",
+	"3W6aj4Hv4L/vEyXzQIU6V/YNcGOBUCnvbQs1kC8TwXMz+W1DVlCVZHo9kbmoJw3iedPsh8vLt8fMFHNX",
+	"PysTwISi0sXqTvhemB+o0QfUNbCJdRvC9V9qxnN5Je4N0r5xdV/KKwH42llZDMXDrOc7vaev0i48JcpN",
+	"kuCydnHQ4yy4ODs5fXVmldhzZcTYqvBxJ+yxlwWH8hee5w5QMmTlDUuuALAlDVXl47FKsK2ECaxSCTCH",
+	"hRXXSWZ3NxAJlOl3cacWtsTe997puJOgCyjJuOFdOyRHxSKz7+IOoi8rQgEEYMYdAhS7Nq10grR0aJxV",
+	"H+Mz2bXNVoVaMBsWO03wUCwDDUm4/sVMDOdj8vD6PyKko5sVUw6Y5jeK5QXPoqrUCUzXjxcvgQwt4aNR",
+	"gmAsmvhYlWJWlATIQgLJIPFUnHZyEvZd40shAeMgoxdTvc28VKJRw9XVVARKgO6Ml2bhYEZLlV2D5C03",
+	"k+/2NgC98FotFBz3PuRdQ63jhH0XqwQ/2yC2DB2xxESOJ8DiABPUUFlyh0KDcWlhgAYSemgvGaQq9p8/",
+	"xRmGiihVTe0eO3HvVKm2QqMayt6LmWFBjRSBXUulw+PaVEsdK6QTwGUgRskEB9PTV2kCvIjSBBXRTcTq",
+	"fYoYn8m/cC0iBlvkAySMj4WBMuvnWRBCEro1wOezYA6ZVhEGGEKoCLhSYfTY8boiau734n1E5QAjoMOI",
+	"UMP/kMAGHQtzyg0P7MdwA5xjHRfXXfuPCdc1nlPIgXJb7McyB15F2JDQ5wBGANMZhEmsAt8dv6t/nYu5",
+	"yECDgo09kkrqCZCPJvYA9K/SoDZfVN49tPtSGslzqanQ7FjEikoh87GnZ6U8dpn12Aue55rN5vbrMB3V",
+	"0vyn7UTiSLKrQwxH0KoyPFajuSKG7aJkyb8wahixXq/Hy7H+JQmJ2nuW84XIelZEDedjKrfJ8mJs1cdR",
+	"AUfumpdKqrFu0AaJkbxhyb/0VfpLcuzINYG2J7+2ezUvxmORHXvQVu3sI4mAmdj1Z1IRhA5UY+DxrCHE",
+	"FZsAv2MrRvzsko+BHqYJFmfBs/3D8JiNf5OzLrkL/ArGCiPYlMJuNbweew1gwzIjeeHvcil0m5P8e2Eu",
+	"cSRer9uN/qmB+r4dJH4CXT2zIwGV705h2maPK4z1Dm+9Lswrwl9vAWxevmm1m6sH0wE23f191Ns8dHhk",
+	"FTt7M63qD0m0xL1pVX2pxr1bN8JJLrn+shu23w0sAGA4GFvhw2yNzfD2NzOhnHcigSgaeOaTJxr/CXoI",
+	"Zn0hWzP55NkSXM357c1y3Dx24g2feKLXAoYaf+96+BDuxbd/f3EWAYaIrnHn3hYq08jC4vH2PH2PqHMY",
+	"ej0s+JPb1i1RCmmYnliBTMCkAG7qCJeG2ItmBUQnPdeRy2g7UY68J2JzjRQgjoyUUAEIvuek9HBQi3WB",
+	"RMttMhag8OSZ2QKWdDuw56OxLY+ACfhjpctVUWcKzT9GhP8+QO3rEDCXSzvf7vMjNpVAsV5FPTCoD9u/",
+	"xivVcmSIvBei9BqVi2ZCjLjhqckXcM/cErMHnWjLwP0xMCtiBt2QVzmo9tQBfieg5LqljB2vrYIbkEoT",
+	"kNgIj2N1uP/M5dw6YlfHrG0NjtXvWeGDM/Rs/9lypkvF7uZo1igPYN1pf1xYEDS5Y0xoF2GxDa8t4EPO",
+	"VedxMPR/UMTRg8gvl56z4fh+RgLN6zFeXmz0cXlVw+kiVI/VJ+4JHyYm+F5QKbw+Dx0ixC42HEbuP0nb",
+	"8MIycFgmPs+kUKmI8OpfRAxAs+GqmGymDdayjo2AJHf7yByUxYJ8PC7NyohyKhXPj1vFm1TaENXkZrGE",
+	"TTixeYtYeuGm/J4UkQ0w37u8B5b3nV+sx+wfWn3640nEP468usBt7hl7W82Lz0xiTYUp5YZI8tuymAoz",
+	"EXPNjLgxVmxAkTMoZ+PT0ibGzFwkXw9MYXjuS9K0PDLIKNFogKX2dBKr4YKVBRSoRjcY+ZG5mevj2meQ",
+	"OWTgeGhdW8MFEULaI+FcjUnEklxwLCNd404e4B9ZAsyvVUXs0CdkQNG4Y/Z9wcq5gpJpQLtK4RmaMyii",
+	"UmhhrTJTsEUxL2M1LZQ0BZYFW5PT8b0wr2jWtwtoz3Iu1R3ii66fjxJFqm2UqR/dA7gKiplQfCZ7Lu62",
+	"nlBjPsxRkbbn9OTtuQdEQEz5b/03r1udRfS0/f1jI4FbYfOWe/c4y4V1cGYilSPqPwvskMOHXbUFR2zG",
+	"XVftv05evdy0avb33VbN9eizXTU75AdaNYiybBuEp+CLryDqeKBdmQucYIhtIx2CKyOAFALASyOgKpWO",
+	"ABbEnu8/a13rC+zWg9YS59kCq261Q914tkBO+/IKIiajkUzvkYCOlJfHGMtr4Nrm2eKYSjFoimMirVUF",
+	"maC6Ho+z0S886dcDghIevVrIpQtWeIfyitNpQ5+SyJ0cwD5BkV+AAvDczlI2T80THasXL89ZKcZS226h",
+	"hUV8woGyVhY25Hj2sToCWI0pFeslNQeq1tYPsWM/78XqtbjGGre0FL5ycUL9R2gA+KNrtSG7Fc+7FsZA",
+	"uBJbuJXC20VtvvB4f+Hx/rx5vLEqiT+5L16eP0E0Y/gZMnzD1JRX7XRul560DiWBduHdOjg5SKb8vbB2",
+	"VuIeQECXNRiP9vbyIuX5pNDm6Jv9b/Zha8/LvHPU2QNBSxO2SpwigSrSWno6wpLpBFCwpp72iBqX+OdC",
+	"nvaZ4QKxYxClEyoDC4ocMr4u14douc2f7Bi5x4cgckcJkflS6dIg3ZTD9vmMebrsWj56UUD1bAjYUVe9",
+	"MZxAKR6usm4uFYCGSBGtaABavrjMZzYV5VhkLJca86NcGS/crbXPEQ19y8A9rTNZyTh+kvAVX2eEANKS",
+	"50RdaB8n0k7NAlcfFB2P4LgMa83X6FVXu3CukNds9aJxJ6n2JX+4Vr+D+ExUOoBVdEXfdgGT9lh5rZWa",
+	"otK+CO4LUOCDMItVOC9YG+kOfR/q/vKmMypWLtPBbkoo1+/qMidvzk9fDM77/R/PLpJmEhsLoMo/1VWx",
+	"CgUU1CoyQeFfGho6n27ZWnbmiRbOU70tYTZwpFy7odeXu+LW+fDLh/8LAAD//w==",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

@@ -726,3 +726,22 @@ func TestDomainVerification(t *testing.T) {
 		t.Errorf("after verification: dns_verified %v, lookups %d (want true, 3)", status()["dns_verified"], dns.Lookups())
 	}
 }
+
+// POST /api/v1/cli/auth/logout revokes the token it carries, and that token only.
+func TestCliLogoutRevokesTheToken(t *testing.T) {
+	t.Parallel()
+	env := apitest.New(t)
+	r := env.Seed(seed.Options{})
+	other := env.Seed(seed.Options{})
+	res := env.Do(http.MethodPost, "/api/v1/cli/auth/logout", nil, apitest.Bearer(r.AccountToken)...)
+	if res.Status != http.StatusOK || !cmp.Equal(res.JSON(t), map[string]any{"data": map[string]any{"logged_out": true}}) {
+		t.Fatalf("%d %s", res.Status, res.Body)
+	}
+	platformError(t, env.Do(http.MethodGet, "/api/v1/cli/programs", nil, apitest.Bearer(r.AccountToken)...), 401, "UnauthorizedError",
+		"Invalid or expired token. Run the login command to refresh.")
+	if res := env.Do(http.MethodGet, "/api/v1/cli/programs", nil, apitest.Bearer(other.AccountToken)...); res.Status != http.StatusOK {
+		t.Errorf("another account's token: %d", res.Status)
+	}
+	platformError(t, env.Do(http.MethodPost, "/api/v1/cli/auth/logout", nil, apitest.Bearer(r.APIKey)...), 401, "UnauthorizedError",
+		"This route needs an account login token, not a program API key. Run the login command first.")
+}

@@ -19,6 +19,7 @@ import (
 	"github.com/reftrack/reftrack/pkg/accounts"
 	"github.com/reftrack/reftrack/pkg/api/internal/auth"
 	"github.com/reftrack/reftrack/pkg/api/internal/jsonbody"
+	"github.com/reftrack/reftrack/pkg/api/internal/request"
 	"github.com/reftrack/reftrack/pkg/apierr"
 	"github.com/reftrack/reftrack/pkg/clicks"
 	"github.com/reftrack/reftrack/pkg/commission"
@@ -238,4 +239,19 @@ func programOfKey(ctx context.Context, programID *string) (int64, error) {
 
 func invalidEventType(shown string) error {
 	return apierr.Invalid(fmt.Sprintf("Invalid event_type: %s. Valid: click, lead, sale", shown))
+}
+
+// CliLogout revokes the login token the request carries (`reftrack logout`); the account's other tokens
+// are left alone.
+func (h *CLI) CliLogout(ctx context.Context, _ gen.CliLogoutRequestObject) (gen.CliLogoutResponseObject, error) {
+	if _, err := auth.SignedIn(ctx); err != nil {
+		return nil, err
+	}
+	token := auth.ParseBearer(request.From(ctx).Header.Get("Authorization")).Token
+	if err := logins.Revoke(ctx, h.DB, token, h.Now()); err != nil {
+		return nil, err
+	}
+	var out gen.CliLogout200JSONResponse
+	out.Body.Data.LoggedOut = true
+	return out, nil
 }
