@@ -90,7 +90,7 @@ func (a *app) root() *cobra.Command {
 	root.PersistentFlags().StringVar(&a.server, "server", "", "reftrack server (default: REFTRACK_BASE_URL, the logged-in server, or "+defaultServer+")")
 	root.PersistentFlags().BoolVar(&a.jsonOut, "json", false, "print the server's answer as JSON, for scripts")
 	root.PersistentFlags().StringVar(&a.configDir, "config-dir", defaultConfigDir(), "where credentials are kept (REFTRACK_CONFIG_DIR)")
-	root.AddCommand(a.loginCmd(), a.logoutCmd(), a.programsCmd(), a.initCmd(), a.statusCmd(), a.testCmd(), a.keysCmd())
+	root.AddCommand(a.loginCmd(), a.logoutCmd(), a.programsCmd(), a.useCmd(), a.initCmd(), a.statusCmd(), a.testCmd(), a.keysCmd())
 	return root
 }
 
@@ -406,6 +406,79 @@ func (a *app) programsCmd() *cobra.Command {
 	}
 }
 
+func (a *app) useCmd() *cobra.Command {
+	var key string
+	cmd := &cobra.Command{
+		Use:   "use PROGRAM",
+		Short: "Make a program current, and with --key store its API key",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			id, err := strconv.ParseInt(args[0], 10, 64)
+			if err != nil || id < 1 {
+				return &userError{Message: "a program is named by its id", Next: "`reftrack programs` lists them."}
+			}
+			c, server, err := a.account()
+			if err != nil {
+				return err
+			}
+			list, err := a.api(server, c.Token).CliListProgramsWithResponse(cmd.Context())
+			if err != nil {
+				return networkError(server, err)
+			}
+			if list.JSON200 == nil {
+				return answerError(list.StatusCode(), list.HTTPResponse.Header, list.Body, accountRoute)
+			}
+			name := ""
+			for _, p := range list.JSON200.Data {
+				if p.Id == id {
+					name = p.Name
+				}
+			}
+			if name == "" {
+				return &userError{Message: fmt.Sprintf("program %d is not one of your programs", id), Next: "`reftrack programs` lists them."}
+			}
+			if key != "" {
+				// The key must be this program's: ask the server which program it opens.
+				st, err := a.api(server, key).CliStatusWithResponse(cmd.Context(), &client.CliStatusParams{})
+				if err != nil {
+					return networkError(server, err)
+				}
+				if st.JSON200 == nil {
+					return answerError(st.StatusCode(), st.HTTPResponse.Header, st.Body, keyRoute)
+				}
+				if st.JSON200.Data.ProgramId != id {
+					return &userError{Message: fmt.Sprintf("that key is program %d's, not program %d's", st.JSON200.Data.ProgramId, id),
+						Next: "pass the key shown when program " + args[0] + " was created."}
+				}
+			}
+			pid := strconv.FormatInt(id, 10)
+			c.Program = pid
+			if key != "" {
+				if c.Keys == nil {
+					c.Keys = map[string]string{}
+				}
+				c.Keys[pid] = key
+			}
+			if err := a.store().save(c); err != nil {
+				return err
+			}
+			_, stored := c.Keys[pid]
+			if a.jsonOut {
+				return a.printJSON(map[string]any{"program_id": id, "name": name, "key_stored": stored})
+			}
+			fmt.Fprintf(a.out, "Current program: %d (%s).\n", id, name)
+			if stored {
+				fmt.Fprintln(a.out, "Its API key is stored: `reftrack status` and `reftrack test` use it.")
+			} else {
+				fmt.Fprintf(a.out, "No API key stored for it: run `reftrack use %d --key KEY` with the key shown when it was created.\n", id)
+			}
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&key, "key", "", "the program's API key, checked with the server and stored")
+	return cmd
+}
+
 func (a *app) initCmd() *cobra.Command {
 	var name, domain, ctype, rate string
 	var cookieDays, durationMonths int
@@ -526,7 +599,9 @@ func (a *app) programKey(flagKey, flagProgram string) (credentials, string, stri
 	}
 	if key == "" {
 		return c, server, program, "", &userError{Message: "no API key for a program",
-			Next: "run `reftrack init` to create a program, `reftrack keys regenerate --program ID` (owner) for an existing one, or pass --api-key."}
+			Next: "run `reftrack use ID --key KEY` with the program's key (`make run` and `reftrack init` print it), " +
+				"`reftrack init` to create a program, or pass --api-key. (`reftrack keys regenerate` issues a new key, " +
+				"and the old one stops working at once.)"}
 	}
 	return c, server, program, key, nil
 }
@@ -669,6 +744,7 @@ func (a *app) keysCmd() *cobra.Command {
 			return nil
 		},
 	}
+	var yes bool
 	regen := &cobra.Command{
 		Use:   "regenerate",
 		Short: "Issue a new API key (owners); the old one stops working at once",
@@ -677,6 +753,21 @@ func (a *app) keysCmd() *cobra.Command {
 			c, server, id, err := a.accountProgram(program)
 			if err != nil {
 				return err
+			}
+			if !yes {
+				// The old key stops working at once, in every backend that uses it: ask first.
+				if !a.interactive {
+					return &userError{Message: fmt.Sprintf("regenerating program %d's API key stops the current key at once", id),
+						Next: "run it again with --yes to confirm."}
+				}
+				answer, err := a.ask(fmt.Sprintf("Regenerate program %d's API key? The current key stops working at once, everywhere it is used. Type yes to confirm", id), "")
+				if err != nil {
+					return err
+				}
+				if strings.TrimSpace(strings.ToLower(answer)) != "yes" {
+					fmt.Fprintln(a.out, "Not regenerated: the current key still works.")
+					return nil
+				}
 			}
 			res, err := a.api(server, c.Token).RegenerateApiKeyWithResponse(cmd.Context(), id, client.IgnoredRequest{})
 			if err != nil {
@@ -700,6 +791,7 @@ func (a *app) keysCmd() *cobra.Command {
 			return nil
 		},
 	}
+	regen.Flags().BoolVar(&yes, "yes", false, "confirm without asking (scripts)")
 	keys.PersistentFlags().StringVar(&program, "program", "", "program id (default the current program)")
 	keys.AddCommand(regen)
 	return keys

@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -175,7 +176,7 @@ func TestCLIFlow(t *testing.T) {
 	if out := c.must("keys"); !strings.Contains(out, "rt_…"+key[len(key)-4:]) {
 		t.Errorf("keys printed %q", out)
 	}
-	out = c.must("keys", "regenerate")
+	out = c.must("keys", "regenerate", "--yes")
 	newKey := regexp.MustCompile(`rt_\w+`).FindString(out)
 	if newKey == "" || newKey == key {
 		t.Fatalf("regenerate printed %q", out)
@@ -282,5 +283,43 @@ func TestCLIInitPrompts(t *testing.T) {
 	}
 	if n := c.env.Count(`SELECT count(*) FROM programs WHERE name = 'Prompted' AND domain = 'prompted.example' AND commission_type = 'percent' AND commission_rate = 12.5`); n != 1 {
 		t.Errorf("program not created from the answers: %s", out.String())
+	}
+}
+
+// The first hour after `make run`: a program made elsewhere (its key printed there) is selected with
+// `use` and its key stored with --key; without a stored key the CLI points at `use`, not at
+// regenerating; a key of another program is refused; regenerating asks first.
+func TestCLIUseAProgramMadeElsewhere(t *testing.T) {
+	t.Parallel()
+	c := newCLI(t)
+	made := c.env.Seed(seed.Options{Email: "owner@brand.example"}) // as `make run` seeds it
+	other := c.env.Seed(seed.Options{})
+	c.login("owner@brand.example")
+	id := strconv.FormatInt(made.ProgramID, 10)
+
+	if out := c.must("use", id); !strings.Contains(out, "Current program: "+id) || !strings.Contains(out, "reftrack use "+id+" --key KEY") {
+		t.Errorf("use without a key printed %q", out)
+	}
+	if _, errOut, err := c.run("status"); err == nil || !strings.Contains(errOut, "run `reftrack use ID --key KEY`") {
+		t.Errorf("status without a key: %v %q", err, errOut)
+	}
+	if _, errOut, err := c.run("use", id, "--key", other.APIKey); err == nil || !strings.Contains(errOut, "that key is program "+strconv.FormatInt(other.ProgramID, 10)+"'s") {
+		t.Errorf("another program's key: %v %q", err, errOut)
+	}
+	if _, errOut, err := c.run("use", strconv.FormatInt(other.ProgramID, 10)); err == nil || !strings.Contains(errOut, "is not one of your programs") {
+		t.Errorf("someone else's program: %v %q", err, errOut)
+	}
+	if out := c.must("use", id, "--key", made.APIKey); !strings.Contains(out, "Its API key is stored") {
+		t.Errorf("use --key printed %q", out)
+	}
+	if out := c.must("status"); !strings.Contains(out, "Program "+id+":") {
+		t.Errorf("status with the stored key printed %q", out)
+	}
+	// Not on a terminal and without --yes, regenerating is refused and the key keeps working.
+	if _, errOut, err := c.run("keys", "regenerate"); err == nil || !strings.Contains(errOut, "run it again with --yes to confirm") {
+		t.Errorf("regenerate without --yes: %v %q", err, errOut)
+	}
+	if res := c.env.Do(http.MethodGet, "/api/v1/cli/status", nil, apitest.Bearer(made.APIKey)...); res.Status != http.StatusOK {
+		t.Errorf("the key after a refused regeneration: %d", res.Status)
 	}
 }
