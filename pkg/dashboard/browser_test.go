@@ -480,6 +480,11 @@ func TestEmptyAccountAndEndedSession(t *testing.T) {
 	if !a.visible("#empty") || a.visible("#activity") || !strings.Contains(a.text("#empty"), "reftrack init") {
 		t.Errorf("empty account: %q", a.text("main"))
 	}
+	var who string
+	a.tab.Eval(`document.querySelector(".who").innerText`, &who)
+	if who != "Signed in as newcomer@example.com" {
+		t.Errorf("header = %q: no role, so no separator", who)
+	}
 	a.noPageErrors()
 
 	r := env.Seed(seed.Options{})

@@ -134,6 +134,7 @@
     ws.actions.forEach(function (a) { state.actions[a] = true; });
     history.replaceState(null, "", "#program=" + id);
     $("role").textContent = ws.role;
+    $("role-part").hidden = !ws.role; // no separator before nothing (an account without a workspace)
     $("program-name").textContent = p.name;
     $("program-domain").textContent = p.domain;
     ["overview", "activity", "links-panel", "key-panel"].forEach(function (s) { $(s).hidden = false; });
