@@ -80,14 +80,15 @@ func (e *env) dev(ctx context.Context) error {
 		return err
 	}
 	err = db.MigrateUp(ctx, pool.DB)
+	var shop *seed.Result
 	if err == nil {
-		err = e.demo(ctx, pool, cfg, dataDir)
+		shop, err = e.demo(ctx, pool, cfg, dataDir)
 	}
 	pool.Close()
 	if err != nil {
 		return err
 	}
-	return e.serveWith(ctx, cfg, logger)
+	return e.serveWith(ctx, cfg, logger, shop)
 }
 
 // ensureDatabase creates the database named in dsn when it does not exist, connecting to the same
@@ -124,8 +125,9 @@ func ensureDatabase(ctx context.Context, dsn string) error {
 }
 
 // demo seeds the demo program on first start and prints how to use it. The key is shown only when
-// issued, so a copy is kept in dataDir/demo.json (0600) for later starts.
-func (e *env) demo(ctx context.Context, pool *sqlx.DB, cfg config.Config, dataDir string) error {
+// issued, so a copy is kept in dataDir/demo.json (0600) for later starts. It returns the program for the
+// demo shop (nil when its key is lost).
+func (e *env) demo(ctx context.Context, pool *sqlx.DB, cfg config.Config, dataDir string) (*seed.Result, error) {
 	credsPath := filepath.Join(dataDir, "demo.json")
 	var programID int64
 	err := pool.GetContext(ctx, &programID, `SELECT id FROM programs WHERE slug = $1`, demoSlug)
@@ -140,24 +142,24 @@ func (e *env) demo(ctx context.Context, pool *sqlx.DB, cfg config.Config, dataDi
 			Origins:     []string{cfg.BaseURL},
 		})
 		if err != nil {
-			return fmt.Errorf("seed the demo program: %w", err)
+			return nil, fmt.Errorf("seed the demo program: %w", err)
 		}
 		if err := os.MkdirAll(dataDir, 0o755); err != nil {
-			return err
+			return nil, err
 		}
 		b, _ := json.MarshalIndent(r, "", "  ")
 		if err := os.WriteFile(credsPath, append(b, '\n'), 0o600); err != nil {
-			return err
+			return nil, err
 		}
 		fmt.Fprintf(e.stdout, "\nCreated the demo program (credentials kept in %s).\n", credsPath)
 	case err != nil:
-		return err
+		return nil, err
 	default:
 		b, rerr := os.ReadFile(credsPath)
 		if rerr != nil || json.Unmarshal(b, &r) != nil || r.ProgramID != programID {
 			fmt.Fprintf(e.stdout, "\nThe demo program (id %d) exists, but its API key was shown only when it was created.\n"+
 				"Run `go run ./cmd/reftrackd seed` for a fresh program with a new key.\n\n", programID)
-			return nil
+			return nil, nil
 		}
 	}
 	fmt.Fprintf(e.stdout, `
@@ -165,10 +167,10 @@ reftrack demo program
   program id     %d
   API key        %s
   account token  %s
-  referral URL   %s
+  referral URL   %s   (opens the demo shop: Sign up, then Buy)
   dashboard      %s/dashboard (sign in as %s)
-  spec           %s/openapi.yaml
+  API reference  %s/docs
 
 `, r.ProgramID, r.APIKey, r.AccountToken, r.AffiliateURL, cfg.BaseURL, r.AccountEmail, cfg.BaseURL)
-	return nil
+	return &r, nil
 }

@@ -20,6 +20,7 @@ import (
 	"github.com/reftrack/reftrack/pkg/apikeys"
 	"github.com/reftrack/reftrack/pkg/clicks"
 	"github.com/reftrack/reftrack/pkg/dashboard"
+	"github.com/reftrack/reftrack/pkg/demoshop"
 	"github.com/reftrack/reftrack/pkg/events"
 	"github.com/reftrack/reftrack/pkg/identity"
 	"github.com/reftrack/reftrack/pkg/leads"
@@ -29,7 +30,9 @@ import (
 	"github.com/reftrack/reftrack/pkg/platform/metrics"
 	"github.com/reftrack/reftrack/pkg/platform/ratelimit"
 	"github.com/reftrack/reftrack/pkg/sales"
+	"github.com/reftrack/reftrack/pkg/seed"
 	"github.com/reftrack/reftrack/pkg/useragent"
+	"github.com/reftrack/reftrack/sdk"
 	"github.com/reftrack/reftrack/tracker"
 )
 
@@ -49,12 +52,12 @@ func (e *env) serve(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	return e.serveWith(ctx, cfg, e.logger(cfg))
+	return e.serveWith(ctx, cfg, e.logger(cfg), nil)
 }
 
 // serveWith serves until ctx ends, then shuts down gracefully: in-flight requests get
 // cfg.ShutdownTimeout to finish.
-func (e *env) serveWith(ctx context.Context, cfg config.Config, logger *slog.Logger) error {
+func (e *env) serveWith(ctx context.Context, cfg config.Config, logger *slog.Logger, shop *seed.Result) error {
 	pool, err := db.Open(ctx, cfg.DatabaseURL, db.PoolOptions{MaxOpenConns: cfg.DBMaxOpenConns, MaxIdleConns: cfg.DBMaxOpenConns,
 		StatementTimeout: cfg.DBStatementTimeout, LockTimeout: cfg.DBLockTimeout})
 	if err != nil {
@@ -73,6 +76,10 @@ func (e *env) serveWith(ctx context.Context, cfg config.Config, logger *slog.Log
 	deps, err := collaborators(ctx, cfg, pool, logger, clock, limiter)
 	if err != nil {
 		return err
+	}
+	if shop != nil && !cfg.Production() {
+		// The demo shop reports to this server as a brand's backend would: the Go SDK with the demo key.
+		deps.Demo = &demoshop.Shop{DB: pool, ProgramID: shop.ProgramID, Brand: sdk.New(shop.APIKey, sdk.WithBaseURL(cfg.BaseURL))}
 	}
 	defer deps.Clicks.Close()  // after the HTTP server below has stopped: finishes the queued clicks
 	defer deps.Sales.Close()   // likewise the queued sales

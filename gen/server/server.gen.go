@@ -2439,6 +2439,33 @@ type DashboardAssetParams struct {
 	IfNoneMatch *IfNoneMatch `json:"If-None-Match,omitempty"`
 }
 
+// DemoBuyParams defines parameters for DemoBuy.
+type DemoBuyParams struct {
+	// SvcClickId The click the tracker stored on the demo shop's page.
+	SvcClickId *string `form:"svc_click_id,omitempty" json:"svc_click_id,omitempty"`
+
+	// DemoCustomer The demo customer's key, set by the sign-up.
+	DemoCustomer *string `form:"demo_customer,omitempty" json:"demo_customer,omitempty"`
+}
+
+// DemoSessionParams defines parameters for DemoSession.
+type DemoSessionParams struct {
+	// SvcClickId The click the tracker stored on the demo shop's page.
+	SvcClickId *string `form:"svc_click_id,omitempty" json:"svc_click_id,omitempty"`
+
+	// DemoCustomer The demo customer's key, set by the sign-up.
+	DemoCustomer *string `form:"demo_customer,omitempty" json:"demo_customer,omitempty"`
+}
+
+// DemoSignupParams defines parameters for DemoSignup.
+type DemoSignupParams struct {
+	// SvcClickId The click the tracker stored on the demo shop's page.
+	SvcClickId *string `form:"svc_click_id,omitempty" json:"svc_click_id,omitempty"`
+
+	// DemoCustomer The demo customer's key, set by the sign-up.
+	DemoCustomer *string `form:"demo_customer,omitempty" json:"demo_customer,omitempty"`
+}
+
 // DevOidcAuthorizeParams defines parameters for DevOidcAuthorize.
 type DevOidcAuthorizeParams struct {
 	ClientId            *string `form:"client_id,omitempty" json:"client_id,omitempty"`
@@ -3293,6 +3320,15 @@ type ServerInterface interface {
 	// DashboardLogout Sign out of the dashboard
 	// (POST /dashboard/logout)
 	DashboardLogout(ctx echo.Context) error
+	// DemoBuy Buy in the demo shop
+	// (POST /demo/buy)
+	DemoBuy(ctx echo.Context, params DemoBuyParams) error
+	// DemoSession The demo shop visitor
+	// (GET /demo/session)
+	DemoSession(ctx echo.Context, params DemoSessionParams) error
+	// DemoSignup Sign up in the demo shop
+	// (POST /demo/signup)
+	DemoSignup(ctx echo.Context, params DemoSignupParams) error
 	// DevOidcDiscovery Development issuer discovery document
 	// (GET /dev/oidc/.well-known/openid-configuration)
 	DevOidcDiscovery(ctx echo.Context) error
@@ -3939,6 +3975,108 @@ func (w *ServerInterfaceWrapper) DashboardLogout(ctx echo.Context) error {
 	return err
 }
 
+// DemoBuy converts echo context to params.
+func (w *ServerInterfaceWrapper) DemoBuy(ctx echo.Context) error {
+	var err error
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params DemoBuyParams
+
+	if cookie, err := ctx.Cookie("svc_click_id"); err == nil {
+
+		var value string
+		err = runtime.BindStyledParameterWithOptions("simple", "svc_click_id", cookie.Value, &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationCookie, Explode: true, Required: false, Type: "string", Format: ""})
+		if err != nil {
+			return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter svc_click_id: %s", err))
+		}
+		params.SvcClickId = &value
+
+	}
+
+	if cookie, err := ctx.Cookie("demo_customer"); err == nil {
+
+		var value string
+		err = runtime.BindStyledParameterWithOptions("simple", "demo_customer", cookie.Value, &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationCookie, Explode: true, Required: false, Type: "string", Format: ""})
+		if err != nil {
+			return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter demo_customer: %s", err))
+		}
+		params.DemoCustomer = &value
+
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.DemoBuy(ctx, params)
+	return err
+}
+
+// DemoSession converts echo context to params.
+func (w *ServerInterfaceWrapper) DemoSession(ctx echo.Context) error {
+	var err error
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params DemoSessionParams
+
+	if cookie, err := ctx.Cookie("svc_click_id"); err == nil {
+
+		var value string
+		err = runtime.BindStyledParameterWithOptions("simple", "svc_click_id", cookie.Value, &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationCookie, Explode: true, Required: false, Type: "string", Format: ""})
+		if err != nil {
+			return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter svc_click_id: %s", err))
+		}
+		params.SvcClickId = &value
+
+	}
+
+	if cookie, err := ctx.Cookie("demo_customer"); err == nil {
+
+		var value string
+		err = runtime.BindStyledParameterWithOptions("simple", "demo_customer", cookie.Value, &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationCookie, Explode: true, Required: false, Type: "string", Format: ""})
+		if err != nil {
+			return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter demo_customer: %s", err))
+		}
+		params.DemoCustomer = &value
+
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.DemoSession(ctx, params)
+	return err
+}
+
+// DemoSignup converts echo context to params.
+func (w *ServerInterfaceWrapper) DemoSignup(ctx echo.Context) error {
+	var err error
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params DemoSignupParams
+
+	if cookie, err := ctx.Cookie("svc_click_id"); err == nil {
+
+		var value string
+		err = runtime.BindStyledParameterWithOptions("simple", "svc_click_id", cookie.Value, &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationCookie, Explode: true, Required: false, Type: "string", Format: ""})
+		if err != nil {
+			return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter svc_click_id: %s", err))
+		}
+		params.SvcClickId = &value
+
+	}
+
+	if cookie, err := ctx.Cookie("demo_customer"); err == nil {
+
+		var value string
+		err = runtime.BindStyledParameterWithOptions("simple", "demo_customer", cookie.Value, &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationCookie, Explode: true, Required: false, Type: "string", Format: ""})
+		if err != nil {
+			return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter demo_customer: %s", err))
+		}
+		params.DemoCustomer = &value
+
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.DemoSignup(ctx, params)
+	return err
+}
+
 // DevOidcDiscovery converts echo context to params.
 func (w *ServerInterfaceWrapper) DevOidcDiscovery(ctx echo.Context) error {
 	var err error
@@ -4370,6 +4508,9 @@ func RegisterHandlersWithOptions(router EchoRouter, si ServerInterface, options 
 	router.GET(options.BaseURL+"/dashboard/assets/:asset", wrapper.DashboardAsset, options.OperationMiddlewares["dashboardAsset"]...)
 	router.GET(options.BaseURL+"/dashboard/login", wrapper.DashboardLogin, options.OperationMiddlewares["dashboardLogin"]...)
 	router.POST(options.BaseURL+"/dashboard/logout", wrapper.DashboardLogout, options.OperationMiddlewares["dashboardLogout"]...)
+	router.POST(options.BaseURL+"/demo/buy", wrapper.DemoBuy, options.OperationMiddlewares["demoBuy"]...)
+	router.GET(options.BaseURL+"/demo/session", wrapper.DemoSession, options.OperationMiddlewares["demoSession"]...)
+	router.POST(options.BaseURL+"/demo/signup", wrapper.DemoSignup, options.OperationMiddlewares["demoSignup"]...)
 	router.GET(options.BaseURL+"/dev/oidc/.well-known/openid-configuration", wrapper.DevOidcDiscovery, options.OperationMiddlewares["devOidcDiscovery"]...)
 	router.GET(options.BaseURL+"/dev/oidc/authorize", wrapper.DevOidcAuthorize, options.OperationMiddlewares["devOidcAuthorize"]...)
 	router.POST(options.BaseURL+"/dev/oidc/authorize", wrapper.DevOidcAuthorizeSubmit, options.OperationMiddlewares["devOidcAuthorizeSubmit"]...)
@@ -10256,6 +10397,296 @@ func (response DashboardLogout503TexthtmlResponse) VisitDashboardLogoutResponse(
 	return err
 }
 
+type DemoBuyRequestObject struct {
+	Params DemoBuyParams
+}
+
+type DemoBuyResponseObject interface {
+	VisitDemoBuyResponse(w http.ResponseWriter) error
+}
+
+type DemoBuy200ResponseHeaders struct {
+	XRequestID string
+}
+
+type DemoBuy200JSONResponse struct {
+	Body struct {
+		AmountCents     int64  `json:"amount_cents"`
+		CommissionCents *int64 `json:"commission_cents"`
+		SaleId          int64  `json:"sale_id"`
+	}
+	Headers DemoBuy200ResponseHeaders
+}
+
+func (response DemoBuy200JSONResponse) VisitDemoBuyResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DemoBuy400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response DemoBuy400JSONResponse) VisitDemoBuyResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DemoBuy404JSONResponse struct{ NotFoundJSONResponse }
+
+func (response DemoBuy404JSONResponse) VisitDemoBuyResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DemoBuy500JSONResponse struct{ InternalErrorJSONResponse }
+
+func (response DemoBuy500JSONResponse) VisitDemoBuyResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DemoBuy503JSONResponse struct{ UnavailableJSONResponse }
+
+func (response DemoBuy503JSONResponse) VisitDemoBuyResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DemoSessionRequestObject struct {
+	Params DemoSessionParams
+}
+
+type DemoSessionResponseObject interface {
+	VisitDemoSessionResponse(w http.ResponseWriter) error
+}
+
+type DemoSession200ResponseHeaders struct {
+	XRequestID string
+}
+
+type DemoSession200JSONResponse struct {
+	Body struct {
+		// ClickId The recorded click of this browser (null before the tracker recorded one).
+		ClickId *string `json:"click_id"`
+
+		// CustomerKey The demo customer of this browser, once signed up.
+		CustomerKey *string `json:"customer_key"`
+
+		// Partner The name of the click's partner.
+		Partner *string `json:"partner"`
+	}
+	Headers DemoSession200ResponseHeaders
+}
+
+func (response DemoSession200JSONResponse) VisitDemoSessionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DemoSession400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response DemoSession400JSONResponse) VisitDemoSessionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DemoSession404JSONResponse struct{ NotFoundJSONResponse }
+
+func (response DemoSession404JSONResponse) VisitDemoSessionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DemoSession500JSONResponse struct{ InternalErrorJSONResponse }
+
+func (response DemoSession500JSONResponse) VisitDemoSessionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DemoSession503JSONResponse struct{ UnavailableJSONResponse }
+
+func (response DemoSession503JSONResponse) VisitDemoSessionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DemoSignupRequestObject struct {
+	Params DemoSignupParams
+}
+
+type DemoSignupResponseObject interface {
+	VisitDemoSignupResponse(w http.ResponseWriter) error
+}
+
+type DemoSignup200ResponseHeaders struct {
+	XRequestID string
+}
+
+type DemoSignup200JSONResponse struct {
+	Body struct {
+		CustomerKey string `json:"customer_key"`
+		LeadId      int64  `json:"lead_id"`
+		PartnerId   *int64 `json:"partner_id"`
+	}
+	Headers DemoSignup200ResponseHeaders
+}
+
+func (response DemoSignup200JSONResponse) VisitDemoSignupResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DemoSignup400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response DemoSignup400JSONResponse) VisitDemoSignupResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DemoSignup404JSONResponse struct{ NotFoundJSONResponse }
+
+func (response DemoSignup404JSONResponse) VisitDemoSignupResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DemoSignup500JSONResponse struct{ InternalErrorJSONResponse }
+
+func (response DemoSignup500JSONResponse) VisitDemoSignupResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DemoSignup503JSONResponse struct{ UnavailableJSONResponse }
+
+func (response DemoSignup503JSONResponse) VisitDemoSignupResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type DevOidcDiscoveryRequestObject struct {
 }
 
@@ -11603,6 +12034,15 @@ type StrictServerInterface interface {
 	// DashboardLogout Sign out of the dashboard
 	// (POST /dashboard/logout)
 	DashboardLogout(ctx context.Context, request DashboardLogoutRequestObject) (DashboardLogoutResponseObject, error)
+	// DemoBuy Buy in the demo shop
+	// (POST /demo/buy)
+	DemoBuy(ctx context.Context, request DemoBuyRequestObject) (DemoBuyResponseObject, error)
+	// DemoSession The demo shop visitor
+	// (GET /demo/session)
+	DemoSession(ctx context.Context, request DemoSessionRequestObject) (DemoSessionResponseObject, error)
+	// DemoSignup Sign up in the demo shop
+	// (POST /demo/signup)
+	DemoSignup(ctx context.Context, request DemoSignupRequestObject) (DemoSignupResponseObject, error)
 	// DevOidcDiscovery Development issuer discovery document
 	// (GET /dev/oidc/.well-known/openid-configuration)
 	DevOidcDiscovery(ctx context.Context, request DevOidcDiscoveryRequestObject) (DevOidcDiscoveryResponseObject, error)
@@ -12998,6 +13438,81 @@ func (sh *strictHandler) DashboardLogout(ctx echo.Context) error {
 	return nil
 }
 
+// DemoBuy operation middleware
+func (sh *strictHandler) DemoBuy(ctx echo.Context, params DemoBuyParams) error {
+	var request DemoBuyRequestObject
+
+	request.Params = params
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.DemoBuy(ctx.Request().Context(), request.(DemoBuyRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "DemoBuy")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(DemoBuyResponseObject); ok {
+		return validResponse.VisitDemoBuyResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// DemoSession operation middleware
+func (sh *strictHandler) DemoSession(ctx echo.Context, params DemoSessionParams) error {
+	var request DemoSessionRequestObject
+
+	request.Params = params
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.DemoSession(ctx.Request().Context(), request.(DemoSessionRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "DemoSession")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(DemoSessionResponseObject); ok {
+		return validResponse.VisitDemoSessionResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// DemoSignup operation middleware
+func (sh *strictHandler) DemoSignup(ctx echo.Context, params DemoSignupParams) error {
+	var request DemoSignupRequestObject
+
+	request.Params = params
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.DemoSignup(ctx.Request().Context(), request.(DemoSignupRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "DemoSignup")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(DemoSignupResponseObject); ok {
+		return validResponse.VisitDemoSignupResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
 // DevOidcDiscovery operation middleware
 func (sh *strictHandler) DevOidcDiscovery(ctx echo.Context) error {
 	var request DevOidcDiscoveryRequestObject
@@ -13528,550 +14043,562 @@ func (sh *strictHandler) StripeWebhookAlias(ctx echo.Context, programId ProgramI
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7L39chu5tS/6KiienDI5u0lRljyJqUpla2RPxif+OpY8SY7pzYbYIImoCTANtCTO2FX7r/sAt27VfYP9",
-	"IvdN9pPcwloAGv1FUrLs8WS0ayex2N34XFhYn7/1c2cqlyspmNCqM/q5s2A0YRn883g6ZUqdSKEzmR6n",
-	"qbz6oXiYMDXN+EpzKTqjzhv2z5wpTezXhJLzTF4plpElXRPFRDLoRB01XbAlNV/r9Yp1Rh2lMy7mnY8f",
-	"o4bOXjC9kElDZ/ZBpZNcMSIF0QtGMplrdvMOX2V8zkW9vzPTJE7wgSIxvhZH5GrBBFFyycgqk/OMLknK",
-	"lVaEa9J1I4OhKCJFuu7daEQv6PXxnNUHc8qmUtQmP6XTBYO5rzI2S/l8oQkV6opljZ1yodmcZdDrifnU",
-	"dlrvLl7l5ymfRmRJr/t0zv548O1wGJtGzYrwjCWdkc5ytnlmpnkm9FMxlYn5rd7N/Ce+inFFzSymKWdC",
-	"EzqdshWs6BGh58r8JPWCZVdcbd3fJ2yVsSnFDqr9vc4YtOY7PH79jFywNeGKLGl2wRIyk2b3NDRwROJ/",
-	"H+fD4cH0reDXROEewC8sJnIGTZjvuJiT7pvvT8jj3x8+qmz4imrNMtP7f/z7u2H/8ft/+10nahj40zPa",
-	"sEKnOpNiTi5pyhOqZeZ6xXceKDLFNb7p1jzn4uIu1geXJ5FTNcmzFJfmiGQs/WNSbES8bdPeMJ2tj2ea",
-	"Ze2UryW5olyTczaTmTmZOltzMd888SUXfJkvO6Nh1HQITnOhmL6Ddfjh7Ox1P6Gauf1xj0jCaJJywZA+",
-	"/vDo8eFWhvAjzdYNZ+UYTkXfnaYbn8a/vaGaPedLruG/6j3Az34CVLN+Cr+c59MLpknXMkNFVob9cJFr",
-	"1vuk5S9G9IYtKReNPOKN6zVlM024ZRR5lsEGcZHIqzsbRCMxhGc/YFWlERBDMFp94kBwps+etF+0PImI",
-	"phdMkFkml7hRxRX1t759r//sieWqigoWEZYqRuZMMLOryYD871xqZi4sLYnKVyuZbWEgS3r9nIm5XnRG",
-	"+w//EJmp+L/rzOxj1FnRjC6ZDkSK1fZ7wG6uuU7JnGkFf5lHfWY+ZYlle2as5sa2Uksn6gi6NCOoHJEt",
-	"5+zZ7KUU7AXV00V9SMeCxIYlx0QvuHI300KmiTrCpeXasANHB2aoePWaXw+Gh+SK64XMtbmyZbJuHfOz",
-	"Wd8Mo4/j2Dzi1yhwPEvq432ZL1nGp14m4YnvcUX1ouhv5dvYtOEzmS2pRgr99rATFcS730i8Z0zpJ1TT",
-	"+sCeXmsmFJdiQGLTS0wyRhOUjYg2RM0ujRRKujFXE/ND3CNcKM1oYphRxmhKpGDKz+efOcvWxYTMJ6V1",
-	"S9iM5qnujGY0VcwP91zKlFGB9GlPzXcy4QxI9NlcSFgJIxnDlWr+SVerlOMltvcPhSJF0dHvMjbrjDr/",
-	"Y6+Qpffwqdqz7dkDiZ2WF+YV/IOmhIqEcHx9QE6A0AzpUw0StFmebO2OOaGK/K/TVy+9gE2oIGy50msi",
-	"z//Bppp0458/xr2IyGwsYiuB9c/WKzYi1dnEQKNESKDQI0up2DVXREhDvNCbbRsJXJHD4XAwFh1cSLWS",
-	"QuEifkf9hO9qHV+nVBtifJplMmtaxmcChCO/QN2V/YIwcclSuWIRiYuBQTsx3FuBzhNyzrYR2df3Aj4N",
-	"wzlJ+TNhRDya4iDvauonKd86++8pT/PMq0CKZZd8yojiCWtYid6ABFoN4YnZZst1K7cHzjYiVI+FeWxI",
-	"Tc5IzMxIBkumFJ2zmHRjJxZMeDIiKA7yBAXBXtxD4hbuu4RpylM1KL6JDSFV98LdyH0vqWzekLJgY+7S",
-	"oI2SbLFbO8UntbasiLBrO+Z1bONT6OutoJeUp/Q8ZV+UugyxJFTTc6qYIZVcZIxOF2YcRGZES0lUKq+a",
-	"zxzuuLm3YxJbwpzkxUziKJRfDDFScysQSh4Nh72j0sOEJ8CO1MrQYUk2TeZMDwhoEIQaFYLE8Ecf9InY",
-	"S27dR9VDH7y2bU8CBaVCEfcUCnr+LOXTL8j0XY8KbzBzB15zpY0enrGpzJJmknSf3f0l8ISqxbmkWfKa",
-	"zqtnVLNrvbfQy7S8AA1Sc9Pps+2SFZ2zyoDBhtNvN+II2VdaZiweoY2IzhmZ0izjTNnbQhnB7IEiJ6dv",
-	"vidaXjBxSxtP/5RN84zrdf+1TPm0QX89hX+riCi9TpmCi2FK09RKglaf4QruMJYdGbFkltHlVh2/to4f",
-	"o873MjvnScLElyNJs1t0OpW5MLpYJlNGEsmsFJUaLmlmFwHfBM6mZJ5Nmb2BqQALF7mS2YVa0SlrJmA/",
-	"r7un4B/OXjy/Q+I9RnKbyYxQsmKZkgLm6eyXA8N0Po/cdMdCU0RiN85TIE279kdog0IOdE6nF3I2u8P9",
-	"APbMkl+PSI03tpUMiaJrRa6sJnGVSTzFwdpUDLWbliZ8NbBdbvoE3ilZ+Da9bd+6v9rbqPAX4Kc/AglO",
-	"M5YwoTlNyXmugZnOgINytZk8q5zSM15r/xiLc5ZKMQfDMg347tVCKkbklWCZ4+eGhFUOsidLSLcs2dp3",
-	"Jv6FOAKWMBYyC2xAF2xtrjS9MDIKDN6IKSzp1fSf+4PxKzoYf5aCfbkz8YZpIwMZZXwluWghfTOmRp4s",
-	"6NJKfhlbpXTKltZzdK99b9vnfz1Jpd0ShEsBYvk9cexCHC+l/l7mIvlydPES7sFctOi5bkCtWsL9LtZ3",
-	"8TVdp5ImZ1I+p9n8i3J1PIRgfKfn8pKRbw/JX/h3zZtbGef9Ht9gj98KmuuFzPhPd+jqCRuF3fhOJuvm",
-	"U0tyBcbTQKxtsNKDrEoN04bb3gUfdI3SnYSkQFd8csHWExdtMHFWknt62Jke7tyw/gtb1XuFmnFFCz0D",
-	"7G33JvVfD32KiyccmMXdMaqw0Y3UmbEZyzKakpSLC0OiOs8ES4iczRq4kHlpkth244is0txo1at+yi5Z",
-	"SmKVQ4RjDCQYO9ch0CmZpnx6USLUe8a1kTB+fbLmraf6NQlkGJdk2OMnyWS3XgtPRHfIDoI225eCajtx",
-	"ljQcfXNtTOzjtptnh5vk/hb5PMwi2OFXx7le3BnpQGs7Eg28S0BuiUjM0bcwsWJIlWgSKdg9wXwCwVS2",
-	"/Yxd6yaP3iqlXNzQpVfeVooOPsh08IFh0CwxPdzv62fYV0YTLphSn8ca2dx8mzK70TRZuyi4bXICfCA2",
-	"V4fZsAnQwsTufkz2h/eK6xaW7jbp1Pmb7mz/j9GT5RveqCJcsPUD5aONb+1Lq5s0au60e4rYkSI+i3Gr",
-	"sfUdrVzNRisnAVywdVw1dcEX92atO6GFOzdsnSKLD5reSAc7m7lqFNIcLNp8Yzy680jRexnkc9FmwjM2",
-	"bciwOpFCc5EzQjWJn8sgaTDYB/d7/fO/LliGGrrLjZ1D4B271jePHDylKfs6Y67QfVs2AFe1KXOwYiEn",
-	"VOuMn+ewjr37wKtf4WkxdPjl46oNz451RoWiU7h5eRIb3k3TjNFkXXgTXB4mTVOWBYLgNp/FWMRJjsNn",
-	"k6AjCFXJGIUEJ2swHlSzRhRNGYwI0vAs27cDMs/uQ6l+taT+a4mvqXDfklLbu4+puSNq+CWcHMBB8I6F",
-	"6NI6G8SdLCu+24lESD0B98n9RfyrpcdfdWhQlSBX+NJESzlJzWv3WvUOJHD35radhLE7MrPViWUstoex",
-	"u7jh+O8yL1peUEXOGRNF+4PQixPEto8FNTq4RWop0qEWLF2RXGie4q0L7Sguhfk45TPNkvus4B1o8muJ",
-	"ZgOr3daLMA8abjb83ce33TF5rDJpFKkvG952Aogo0zUc9fjt6RNzAz19+waNEz++fBLvRCwWl4Ylk6lt",
-	"sOornhp9sRYwdC9V/Srok88FS541WPPwCUjbEq4HnwJ9BGBndUMh6cZ7/qUaZ2i3G5byq2+a93zKdP9E",
-	"ygvOmhuOMzbTGZ1eTGyWdUym8Drpxj9ovXol0rU5GKd0yU65Zn98Tq/hbzbNMxYbjXSh9UpF5PckoWvV",
-	"u4UpU1Odq19F5NCAvJRVBBLQyY00IXPNHihy+PDxvWl+U3gA7vfXLRT0tl77u9HCcP9fXgAAWC3DQViG",
-	"2AmbdpNeUuVfuiHGRAGqtglbYtPYS2CiAShEiPi28fsKUGgAh7npM3gnAEzc9C6884mXVmk3Xkr9QiZ8",
-	"xlnSfAMgZBxAdK7WpBuXgN7iXgAed5dL/zWu22dhSbuY9CwrcprrxqybiMQ1LmckzlTOAbhiTrm4w4De",
-	"307myZfPJLmLTblzHJ+tq35EbEglQGco+UXXDYZt6cgidjbEgtX5XOnqHhEaGJ3sqTPjW2VyxTJtoRaZ",
-	"a4um6atZZ/RuM1VDH4HQEf1cac+QJLQr8mVn9K5TM2V13jcBLttfENqw8/G9g4VEAfudHeb72otR5zhJ",
-	"OGI3OshL6n95HQwNhfSKxyljrI9H61pnFAhjQGLNlJ4s4WwtaXahCA2wMY9IbC2A4Igo0vg92KfAt00D",
-	"Zr1FnlrOgkMor1fR1lYQy+SZWOUwZz/AJnBac9DLQw7RPCPCrqdpbmjCo9ZazE+AeqXCPljRtcwRRbc6",
-	"gxqGZ9O2rPhf2PqpJUY702Deid2sjTGQ0MYzMZOdKj3A5+9b+4Vvan1aG8WE6hKqakI162u+ZHUo8Kiz",
-	"pOqiSaiIMz357//8r9in8qVUaXJIpgua0almGaxcrTlnPGuC1g4gruvw1ksqAHN87dGst9MWfn6j6ULj",
-	"bHK+3vWTyr4UXYZt1Teq9hmschRuUbBYGzZaqZwl28ms/Ks1ZTaLioJdmfWPiFrIK4GAaAuWscb9/DSS",
-	"2ryWbpRR4/JsXdP2I1LEI9VX4AfARrM8AUQHF76Exr3KiUr59MLyrhYuUcx7RTMtWGZfr4Eat3zvgY2j",
-	"Cq+8RQMKlPLS9eQnh3O75Apujk7UyUXw8P02wrdNR8WSlCZcGnzTppwsKBc/siyxIUYN67w1JFSzlWvh",
-	"Y9RJGU1u+ImiKADv/EllEXCYtmvbXONkU36c68UJTdNzOr0I4vvK0+bJBHAQGxHBX62YePaEnEgh2FQT",
-	"925xrU2lmPF5nrGEcMMmssYTbDaObT+M+FpUDKk2r6hz3Z/Lvv3RKAuDN/TqBbrtGmeNYM27Mi22pDxt",
-	"GGgTWZt9S5lmN6BbbP72XMXO7rVM05vOjCaX5g/VzhvqR7l9Ndj1imdMWZZci061sPZyDkZtQzD2A0Md",
-	"uzHw+nob0RYx7v3Ku4E08Y6o00LWAW5lOMSIZMxlfYupCz51XcWDzo67/Mm7e6pppm+8vbleTPIsbZ4u",
-	"aFlmS3LFMiJXTIBLHTX90p7kGW/ajfJ+77aDK5mmzUM6PlcyzTUjb988B4ztPz89I3t0xfcu9/emKd8z",
-	"s9kz38cF+J31Kuwy2huyG792wZhLU/6kLYVL5w1TANBf27bi9iuG62X+qDPNlZZLljlJqj7Vhcz0xCmE",
-	"9SOwXpU0xakZTONhuSyuxY0g2uEVWl0GaLQ0psoMim6iTuPFX1q5Z4Lr1murxs92VOumcrnkQEmTzFLJ",
-	"xvn6199QzZpacUu8WytGt8cG5AVnkyTPWlSVJ3StjohiWhkmBC9j5ZVJQtcK2NGSXmOFioNvHw3LBSu2",
-	"i2mJXNqE2E0DfwJv+Wm74U6WUuiF2vq1ff0FvO1bwTIW204nvOXHWV/y+lbeSlpAIrshs92k2jgThQUx",
-	"2k3FKXajzkZLAnmzKmXfeaCgXo7RJwg20NiZa1Gl+Xz7PgT9R4G6VGrET+CTOGXZmruzuaxiBK5Zy7z1",
-	"rbK1GGNff1CUati+OMG726duO9z6Ypsd7n2TnbWeNSNnhJKT58/Io+EwKuXQNBWjcGuP26m2HwWu2bJh",
-	"1YrD2MDLuFqldG1pkqh8ujBEGh8M/yfGyPzu4aOBLbd3J9r/huO0s/DbwqW8xqma6gyGcutmyoHjVOVx",
-	"hYJbrGbQ4RbbhP+BZhld3+jo2ciJm/LBqeaXbLJ5QRKhJugZaeZfT16euhIGUIdnlcnLsrX3gSK4QnXb",
-	"iNukit1w4mJRBq5cn/nc1jFsIpiqnHT2t7NmKYmmeVOHrr/+Jcv4zDqz/oidl2cCukbrSJrvQHvfYedN",
-	"O2jWGHtu9M1mOUOdpjwUs/JnfzvzBSTiYqviHpilIIx/QP664Cmz5b+E1BFcL4ZgfOpHKuVFmJ9E8lVE",
-	"qCZLqTR2TW0BPailZ8cQnPdA5t1weNvPJOqGk+LcqMaKYecMCkoGr0HQ3pppsqI8McwoY5csU2iIu7F5",
-	"rP5BxqZM6Ama/1uMTmry8HDRfHpSRpMNjxVNWevjJsMRvhy2GzbSRFtmkVdsMl3QbM7UhAkP0dZGZZSk",
-	"/JL1lzIxmud6yYT3kUwXbHohc02cXp1EhItLyacMNqAXEa4VOYU+ieJzQXWeMeKIOyqCsc3C8ktruQ8I",
-	"OwqMqWY/hdTNdOYmhratZg1skyxUZd6lQ1jiew19ta5rlWKiGpdtpvamrbuimeBirkrX9iZR6q/4wSdd",
-	"JWdM6adm7IHqVuGWMDWQ4lG/l4IFnjQIlI41FHADfTX2W6zWQi+Y5lN80OBp9S2XtN4Gk2lkVKT30Q4W",
-	"9Vs5Dxv17h37/HgbPSZY9m2XOBXrHcTqSpt5qkG23vJJaO34+P4roMHb2V2QjnY3lO5Mdk1Chc06abzY",
-	"HJfbgTkFgwgmEDQRlT0xrtuWNZxewAo2WO8shqVNDwwc2/XzaPEJJu7i3nraQmdX/aEUlyxrN5ahcHx8",
-	"E0WBQVCPVDsNzr7t9nnr+5vIookQ5kxOplyvd2ocXpa50Nnu72dsbhW0ra/vTPsrOmfOzLu1VcRZZdnO",
-	"H1ir767uT7PPStPlqk6232dySWKkL/9avKtDokl7Kx24oueSezIYf7BUlYUob2ZpqwKiKNNfSLtR+ZyF",
-	"ByU8Fa0HfYOR1UX5THaKJSmHCX2MOnQ24ymnmjU7Ar7P03RN/pnTFKQm8Ad0wWIBTbKeK86dUpB4wJER",
-	"QVYEBh5jIU86m8UEiuQSX4Z50OzGwJp5k5DNVLlbrC6n/oW4BLPiUCEQjqE745nSDtGXC0xZ2EqjKRXz",
-	"3PL7Hfz5czbRXKc3eP3zHcZpxpiYZAzcN7tyklsc4Z9skZmtL+eG6Om88Z6yBYmLgJ+icLi8EuStYln/",
-	"eA5FrhGrgCuywjr4O+3jJWdXK5npieI/7TLaauRJ6Wjcyna9yb/dTuGnWmaozeOyABX3jXqxrtI+Oh6a",
-	"zXI1n0QTzBHk/6R8xsyumg7Ni6TrbOSKaXMcI2IrWJNvEQ6xwYq0A/sxUt8LmTDHfAK5qqKqutBBD0/R",
-	"GkczbQwArEGGP1AkRreX+avZkGlBXgJRwJDJ+ybV9LMJzW4MpTuqYSsbr4oGV1htZV5LxY26SgQaW7Ba",
-	"qTUEHZKETfmSpgSKMakRWbHMKLug4Ll/m44V6cb27zgaizhj0zwzCzlxv458q/vDYS8iS/oPmRGXOUly",
-	"wbWCZmf8miW+UfgLsdVci/jTaCyCBs3/9QbkDaMJYdd0qtM1oYpcZVxrJkhXsEtmVNJM5vMFoWSWSqpt",
-	"ZTOI/VT8kr1wDjlkB4WYIXPDJQIHnu0x8OEN/QbgQpY34KwiUtpFMbKMmQwK/eUFK/2GbzWJoCcgOZg+",
-	"WqV/gA3pTv2LvZ00AbqEEOWpM4PtIFm2s7CXeZraSpswGg+KdL4mcehxjglNpWA78fNbqA+O3JpjZJql",
-	"f79ujeu/s9jNwbqE+9msDlnT26TVIwFbZNiBzCahwtuQMEVT9qCOENPM5mhaqEg3F9Dhc7Pon100L1Fk",
-	"sJfhFGqr2Lhmld3YJnM/oTxdw/E6MSNoMwrveko8Qe36RWLjHur7/PbsxNzQtZVv2mewIO/UY91ww9xO",
-	"KGeK7pQnssOy3cRVuTFIobIbtSvUCBJN3i8zD0OzNXbRaGigmp3JnV7VVhXbYu7x3fvG7ae7+eDtrBoX",
-	"ml0eu7Sw72W2bCTQgl00iIYJ2LXTlIkWs1b5lcmS6YVsbqw9BrHVGSSkmLZZ0xCRc5JnvDXKsyU2pWmZ",
-	"niVn8oKJVv3ZD37r5bOjgWzbONpORBjku419tsXeYlfQ0W2pop0WrOMka3xjntHgJr3prn7cMJH2FaMg",
-	"KLeuWhEfWHJVhhd0suFjeNI2o6qiGI6k9GnQSWk8jVsXRHI18v7zjIrkgSKKa4YhRAsjDBvCJF2j3KwG",
-	"7JouVykbTOUy7o2IkGRF9SJC00tEjDJMZEYAo0kV/t+Hjw7GIsjZIcckBdjmOYkXWq9Ge3sYBgL4D/AX",
-	"FQmhRGeUp/DaXky6UFt7xeQqZWRFlWY9QjMj+y3lJUsAFHksijFzRZQGAwAXJJVXLCNTqixk5opqzTIz",
-	"9f/oQq9/Gu3t9f707rj/f2j/p2H/8ftu8e/++5+H0bf7H4OnvT91x+PBDV7vfbP3p981cfumGLmmhDOU",
-	"LVCPGRGMvyOUOGH3gXKuVkUuGFuZv8z7mEvp1fwBiYcx6Zq/ZcbnXNCUnDx/9kCNxbjj9PRxp0f+6LV2",
-	"F8BGFYkr8X8jYthV7MAknVefHJ8r8PbKDF6IyNWCTxdjARZOBcQFb/RGhW1ACjDO7nHBdXxEckMwYg7B",
-	"2CR+fXx28oOPELb9qL2f7b+eJR9j3NdCo3pYVae2h0RCANlJo8J/qrGKIdgMZoQKV96FC3Iu9cJHX6nI",
-	"DNhoh2t8xbyOfwKUw4hkRqfkGvcjMgsnPDSZKxU2IGcLrmy4hdnlVCqWgGY1IhRC/mAoS7om54zQxCLU",
-	"UrEmGUsZVSyyZwiZ8lgA1ixQjPmQ6wKc7ELIK6M4mS3EsiYPFPnh7Oy1DfJAkE9lzpQZQITKut2DCIql",
-	"LbgaCxSojJpw3ffxMDCvvulTxYRda4Q9G4zFWHwgZq3JB4LBR+QDecEoGHU/jMWHfr/v/2PerSM/fyCH",
-	"wyH5QI7JjLM0iQrbr2EmACDIFQGNWcwJpPelRvhiCXiYManU5W9j4nxjRX8+XQwIjqECNO2HcEpTNsJ8",
-	"GHseMY4heBmGpwXL+s74lbEUDpNa8JUZkH1OpjJPEdL93HA3JVNgb82Z5jiuEtIYjGqffCBN1TdHbkGi",
-	"cDlyYYhAmFHYhArIjpRZOUECFO5KfCu5AjByKppyKoCCGQtGGtZC8AP1IP6jUpKv66HYxWDQZjBu2HVA",
-	"FeysHU3Nd90QsWsuF3PazAa6L0nCaJJywY5KOISIQJixORMso5opc7DaRjNzBfqx9wPygexc8n9EqNn/",
-	"InTKTN+PIyKUZNKCucpc41GeItlRYVl9aW396adpKq8iCM/Cg3Jy+uZ73D2/jDWkRD+BMJcmBGA8KkAQ",
-	"kYjmgJRoUSXKwIjF4XK4sdD8oW0eaT2yZGWdCRCoBYWYfFPg23FtoUIxMU3CBN2YH7lGy98qlkHJO0Np",
-	"8KVrZ2oByfHrx8TwLPxFWdOmIM6p5OPoKAFTMNaSdC4jTeEIhe8v2fKcZZ4+mmHCfceGx9RhyXORsKwZ",
-	"v7cJXxx7mkvBoOF9w7yeutr6FqOoqYQ+nIWghL5tqFwI07e4paJmSx3M1oNTx2+Fng6AczQWLnSoSQC3",
-	"VTDJAmFvyRJObQSSaetRtS0IojbPi/YKcjF70NSqx+0zbT586DZtuhUfsBnmz/ZQAg6Dlg05nElJlnjf",
-	"w7DVJ2CRtKx7Be2bfCCP4LbbgCHeVHgf0BDYSrsxmM9ZQrS0Ew2iMWPXdRPaCvTvmM5O8CKfAs5iBgJa",
-	"Fag8ICiW5I+aLB91msUeCLRC5behjSWKPGBY//xiTBFiPjocDj9GfmBlwaY0rl9MtmkdbCjtlIb6VQk8",
-	"peHvB8MPRKDS6O9cCmodQatcVBrPlxCNWofohaXSkL5yeak0m4NwwWsAPdWF/mQhqrVvL1bV+ryZZFXq",
-	"4DDooC5r1XvaJm6VGn8UNO4EsFKTn0EGKw3gcTCARqmsxiA3CmZluaxBLGvt3Ahqpb5uI6uFre+HfLQk",
-	"vTVQx6cLcK1d10S6CifcQaortX1Quh6a5Lz2DraLeqWuHrV0FfgPK7RRkv/enj6JyNO3b8w5+/Hlk1aA",
-	"Z9/hw4dBh6EsWN6x24iDgfDTLgyWxvK4dI+F4mFpNJ8mIW4QEMPRPCoJBQ0SY42k70hobFy2R73y2A4g",
-	"+h1Mik+KTNOyVfHpcqXXJBcpU0Btjeg/jfbI+Pjk5NXbl2eT756/OvnL0yexi4aogtGR7jmD4j7bih/0",
-	"IG/Y7NbJ82f2SlhQRWh6ZeRHNAyWsqJCB0yYMVse6SsRZqPqUrmg9viB1pYg3ONw+DiqF8MiXcixhnA/",
-	"rsPSEU2Fu3olJ/cG13XNk/IDoylWFi/vVB2xRF7sjA3T5LJx+SQNMTj2mvPZ3jbaCmhA5EuW8anNtj0C",
-	"Ezypmt7N7KVgNg+ktg43whL4OXSnvBv2H7//twZXhzkONiQz8JfujiN4LIhc4auehIB/YzEQvMgVuIQ4",
-	"dhOQV7CoKH3/ha13RHhEOrOieRWP+cviPIaawx0jPD5nNHEF8yusBqS1LLCddm20Zm/kAqMx1w8COWAD",
-	"ApAvW/aEotAXvAnBnylm+i4HJHYh7M5e19g4fmNW3q1JZXRBLLwTRpvCrMx0WwPcYHS7xLTtFKAGrd1N",
-	"gNqdp79U4WVaJxFuaDfclx7Mb6fhN8fDQXLU+y+WgHLX+SRm+F9BOkkFZWf3/A9zEFoTNU+ZSFzKDIeo",
-	"2TLpgn1KLxqCPT81b6T9ZP1I05y5tJDWcPXtZ2kj5YPD07p87YuEA8ciVENacj9foRsd/KKQmQ+PjBxi",
-	"9m63VBAfH1TJXFhaEITAxrZDezfPG8Xdbw2BKWNYbtzB4NWG1d2eWXeL8H44ereGqWxNDojNohAw4xrB",
-	"ElX0WZ5C9RKZNTBE4PD4mefzVIWvWH9+YR2Fo6/cnYjVN79jNGMZMlTsHwI+pL30SsQQt+D6eGjNemA+",
-	"ZraQrlmQHsIR4VRq16xR2yip3/sBasO2BIavK9fB7XVBMzWOGdJ6I5+0pZI+Hew4AFCoL8YNLr1fGufV",
-	"2Yc2oA56pBGIKUMkoj/R2cwCoxQJMxYPpVkf9G+11B2C7D/gwI3f56vkhnvUdDkHo2jHnC02t7I8Fczl",
-	"YEhttHYC79cpbsu+h3pbA1rIhqU8MJzm20OSMqPKqYgkfM61ikg8QT9lvxD8CSUZFYlcEinwpivcZGpl",
-	"FrGPGAt17OxAUfThcZP++58Pom8PP/5u614E029buSfWoHkj9a7V1Dkgf2FshYYRLVf9lF2ylMSWt4zI",
-	"jKaKYbxi7KO3vrhiWLbkbrU5LLhoorz3W7AI6kwdZv8+2haq3sSJN6iiXFx8GqY91qzbFS/CvP2cK729",
-	"z52uJ1cw73bgFebrt6uk8exvuDmqer6oUkLQg5zzlgDuW8Ta3yRg/rmcy1y3xI6rbLYpRL3W2At2Y0B6",
-	"tHneZNo7XseN2lwL1LO/MNQGML3bgDV/Vsy7u0G1K09rO4Bd1PEu242rBa411YRETbV16oCLLpVXKirg",
-	"B52MPUq50ka7NWxUja4yrpn584Kt1ajwYANf90NogZArhn6bPWxdfzOBbYznBVhA35g3aykEpbH4HYJW",
-	"I79+N0YUdCeqtE8Bgd8eDRTn0nqG221uRZFlLi6hEuOKZUoKksq5qoJd7y7s3krQb2Urn7ib2HCwfX5N",
-	"tgJEYqttwqUfsZ+g62pJr58zMdeLzujg4TD6vFNqH/iniQWWqG5IhHcoGrgB3FY4CBYw9DJdCZYBd10C",
-	"u6WCpmsILjvnaWr2p8m8+uo414unzdC4Xlyt07R5Mimdu21XQrug9xqF+TtSqz/1Et+O+Dq5MfjjjT/w",
-	"AHct+Ioe69DG0wFiqkcfRRC9ft+i5mW2TBXXqoqcpzCGSGnStYvtMkDQ6mNxg+vKUZzpvm+rj3q8L8qV",
-	"WD2+N3JgoQCTsKLgpxRJGAYotCLdYuQoIyAwg/3JXSNxz9d/KvxwWDmLzKHmLqOXkNIicz0g3xudBBYK",
-	"025cnxQz3AhNEtUECLlBknHcqaTqNxBFuH9bWbGl/s/Aix0dBy+6bCj39/6OyLPtUqwd/qdxZMcBduaA",
-	"9oM75Ml+CLdlyq8x7e61gwVosNlk8pInyOi82xLQP3dHodzBirW1jSt2vpDyYqLYNGN6Ykv0Nlhk7XuN",
-	"hr2/QvSrlgTj0GyMJE79gSL22+3VUvyiNI6rPIitFrPqHnwqVVZ29Na00KbJb6CI91s3rtkMat8hzEYI",
-	"gtV1Dul0+BnpxlcLxaYTtFZZOx+RmbX0Vex4+O4+fXh+MC0nzOKTILv13353+91uXsZqIYBNsPeQZOns",
-	"eXXTm9vwipMfo5ogNEYKn89pq2qEoSjtmaPFeL28tHOZAmvXKzk/mv01DehlYUR4UbwwLFl490Crmwx2",
-	"9ZmN2gyWm8ZTpN8C1KaPmdv6jYuv2+TV+yFfUtE38gN4de17RySR09wcWZa43zCCBb2/jQ6FZsx5GAmZ",
-	"plQp55226bNBsMp33tn+1MZM1iowd6LO9y723f3wUurvZS78Cy8gaPql1McY4uJ+d3HR7u8/S8Hcv19j",
-	"xO2ZlM9pNmdF/z6C9QVLOD1br4JnlrObpXgqNNdr9+iZjf08BWkxGOczwz5wQd2vpxiZGZQaflohpSY7",
-	"U/3IhynJYar3o8ePA8fH4XC41UDnDVJWyims0o7sLFxFI7WjvHc3RjsbozTBjIOykWu7hcmmcRS1LreK",
-	"AIGbswrd14QsVCuVVMcwq6GU3VVppO3Du9vCIA21jTaCMDxwIAxy5sAWwrICGCpcAmhAuFBFU2aDMguQ",
-	"hcFOVqidyQrc3NSG8210Vriwv43G3+Y6QY2lPgGrHuSFXLXE3t2NQ7bFpFkYnbEukT/qxZI0Ulj70dil",
-	"8lSdeupHu3Zeb+YUtmznEyVby7t2F2jxg0KOXXIRSkf7tcivOkMrn6LvLJSufYHYD1yqAGaVGAG1HpYC",
-	"sbdqRGIEBx7t7S2k0u9G5vp6HxMAciEyGwtAdDkKEWwwlU+QZ68vvyU0STKmFGB3QJiPVkcIXrMPTvBH",
-	"jw4eHVXhZyC3DJBmetFYtCPLePZdiNIO1qaKoVMWqz0MTfdzotB8GI/fvRv2Hx/3v6f92Wjw/t/G4/e9",
-	"7gjCtn/ejx597P2pBalmSa+f4eQetQvFxeXUftN8Ut26hkupItorEjdAlcYjsrLYpFErIOlRCCraAEpK",
-	"RTIWFqyTdJsgR3tVzFFMVID0ogKLB7FtWvFF7xZHtGVNN97Ym5bU3NNxKNXeDn10Z9NHszxwR8UPPx0H",
-	"CzIw4gBeKy5jGRU4WWOxHSgrqG1/ZIPHb4aTNRYlUKx2RrUhNOcXhsS6myqTJRmoTs9O8olH9UjH6M7y",
-	"Go7qeQ3RXeU17HyAdrMH33lwsWG9zzFVccdYrAys+fjJlw+iKuVWvt+lJPXhw8fvd1c2Ie9xApfAxKYN",
-	"NgZh7ew/84ABdWHwPJXTC9ZiO0M9ZGZ5xpxqFI8MAZTYeiZnHO4XM1i55FOFeLgyB/QLGz1hZGuQ+Xfm",
-	"5wtm0W0rFhQ6XZC57JvWCLyETiiuFVlwTFnbybDl1+XENNKkOaP/ydVNawPfbanGtqES285V2ALYW/yw",
-	"aX/NzjTsbbEbu67Dn42g9NHu000/sht+488s9dz0O09WN/uwbm++Ce02rT5soL2IwtqKdX+Jh9L4RP9M",
-	"SpUt+9ZYV/8lu2IKMtJT0hVS9DVTumcr68kZYeb8XHCRtCSqfcLAGE1u/zWEAt/y66bD01pRKwixk2na",
-	"VNi3zoC3H9jd2PZtfP0udNIx3CSjM43ZWzM+zy2qEOBKdFroEem3+LvRe/S5EizKnm9bTL9lmO5Cclyt",
-	"Su0lnlw7UnZHN16CyOxrmw6xzu1hIZXcnwLc3dVlVIyJGHFv1JbyloiL1Fa0EuAGWDIW5SKsvkdii0Ny",
-	"KYye0VgdMjaCfPznp2ceC9WoGTZ2ojcYixg1G7/y5ZFvLP/q670eFUF0wl++iC2Cg3fVeiWhSUK6AAxb",
-	"VI7dPERyHCZTl6rHck3yVVSU4WgvG4vqsT01mKmV2TRAs12QJwnSM+gA7ieaMvfvipXKupyDzQ/qdDaT",
-	"hDc1bj57bf6M2II2xSPAG3J57Sj1CKlJIoVRNxuGFJNzNpMZwyQ0SztcEf9CNBatdGw/hdooIAWCsGWp",
-	"uHdk9gBjduC8GuXXHNfyghuKMro+RqPYiWxPOvBcAoThlhSE4Dz/2XLHTQgBlWLQ7FpPLEDPTrnANfP1",
-	"rlOLOpcsS/h0q1gE5TB/tO+2u6GCgW9cE+d2K3labwNf8Gg4/CXgC0qAMVsp5vMpTDWvq1vL3UqjVjEk",
-	"ttVFfWNd82/sKO1XjfX8G6Emogpwrsw2gtvWMXzs5NcnXveqOw/OqWpKh5UX0B+gr88AmafRK77k9tZX",
-	"W9rgilxlUsyLCENcJmKLf2wPHfKDLfXatuHrU3/MK+Tp12KbnuGWrZFnOPksBB7aFfXFK8PNg5/lIins",
-	"rq1lyHLhIHAeqMAH6ZX6IoYE0tOh0LloAZ349KJNm0oi3aBqOhZhn9xiBA1sHetl26BNTtN0PXE9dIrO",
-	"drzDKnWDmodarifUjvGDm9xaQCRjVDXt/BObiBnj9pfM8fgT0Ja5+s+pUZl2Nc7gx7Vlr8Qm4Spa2iuc",
-	"Ju58p2ymAWDLkmYXzNTes/If+w97A+KmYOjyaiGhitfSVvXE7htzNaq+jprHY3/H5GUzzbbl/T5jjGh2",
-	"vVshyDK+X0uWcgWc2cUI+SoM5mhuZ32Vrm5eNdLRW2vZyBK72cwYK+yp7Em6C2CGBups3i97cSop3Lri",
-	"BpdwdwCLcUrT9AgZogN6c4UmurG64KsVYqFh/Bb4ThobhsB7syop0ywpmGuXlsJh7dsQZKlWRo/hYprm",
-	"CUt6Ecj5pci+baf4feuBZduO7JnU/sCay0KSGc12gkArIbLdiP1WhADHKGPSBTgNP5pe5PgYPLQ82vwq",
-	"5CQAh3aAK+EdZt5y20a6DoWz0n55XQO+j88NWYYdGY6NTTbrdLtjW9Q5w5ezzhRJ117YcBtZG5g/WW30",
-	"VD3a4d9bSsk3C7876S27oA5/eTWmHT15t8T7qJPIqWqu+nsTbeaUpmybdHgDoXCtvnah8AsLdrsJcGYX",
-	"3thbpn0PwFFv6LfYCdKNQ97GVWlbuKrsS0TYYD4glKQUcEfNQ8DpEVL0fWxF2L4Zau9OCrF+AhDUzuJE",
-	"hZrvSJjYSHi3AZ3iatJWn3ETphTgADdiSm3DQN3lXPzaLqQi3rq4kar3S+2Gaj+dbk8ql9I2SCc8uZuh",
-	"70K4uyiAwvuM0HdbVC9XX9vuv8OpdMvxQBG1pGnKlIaAtKisd91apdpcnXkHuL3iHFaORlM9lMgVM5tS",
-	"xY58dXh4d0COLbQ/VDJDYGIF9VZiH4v3t7/9zVVP8/kNcTnB6e3pky1RUO/e5u/fnar3754k7z+8e8re",
-	"ww9vsvcf3v14+f7dSwFPer+7ObLmaQAaqMwOIebb5kDwKpLmjiVD66WiW0wJCGW0YQABH0n5JVtauWj7",
-	"23IKG5M0urWfnb4if/h2uI/2QDmbKaYLk8LBkCTmCpRpQkIrwiPrF1LuAMxynWesFX9z6yJtStLsrGiS",
-	"pIgft5RC/TNn7Kd1oZsx5uIb0zUEalEudMZs+egVTSFefY1uqH/mNGOIKLbiM8CeW60moGt2os5cynnK",
-	"JquUApA8FTl8DQS/uxXHTWbiqlfjMQ0DwB49umEAWKWydwsR2Q7jnehY5ee+kV05SfkboVl2SXeDft1m",
-	"pnmWsOVKauAfF2wdGf75zxxx6yrVQLrWNEAViev1wOPegDhtx0Hbj4VpwnBl8Bt348o9MTDPJubZiJjx",
-	"x73IFpqJ4Ym+FhPMtvfIsDbZ3vA5B1GTjIWDP+cO6fvIOqxRZHQVT7guOOdwOBYV+xSxpVSgMo45d8tc",
-	"Qc0eamHF4+Yg0i2VbMOr7ea2K7ywC8tVLT3HVqGIQ5ncLKQFTQgEAoLRxGQB8dcrP80m8P+xwBb/Cp88",
-	"xbfB217CUN8m3HolYZu3qNYXIrPVf27UNjCBggPHRIAIUfH715ehueiBR10AiNuaAdPWHoUkVQCTaJCF",
-	"bE841i2YcU6ioHO2W05a0xkO8npvifRzG6VgN5Oltx/UMyMsCTabm9rqIXz6XH8RlNaosyWzr1VtCMgp",
-	"MFhVqKbc/CYNY5PRqiVndXeX+w6lRkj30fCg9+XtV02VUr68L/5Us9WPRRBF9XDAHuei9Ce4jScWd8Us",
-	"m7X+NJ2aUxDdPMT/DcpMEPzUxVXCgCMs+rwGi2Tgp27OwNvU2VYsgRat/GYC926F5VHPXq/YLe7iEgus",
-	"syYoSK0lSDwYKWeljQZyN+v87BNhjG/9vRe7tjPBKmnbcYdjCNtrIvozG3fcWnpCmBmk/CeW4EUeWUBu",
-	"iA60hBcRDdqQOQhQT6IoHBAPyFMAPYJSklC1wqJDUIEEPRaQigZg5AgwwX25chdIDL4t81pEYizw7oTK",
-	"BTU6NWquR9gJ5D+jPg75bph/ZIvMgIiUcDPHJRdUI19b0tXKqqI2MLkleMo8xKVyJQ3QktiWSe7ecN9g",
-	"3HJ75jO+99FT5PolqNRhJYaPu4p4wWC3CXhh19uS48tTAkGwRESq3ZV7IxikMmU2XNpL1oSpuqJzs6/W",
-	"vlt7xpqFOPPkxGGxNj8+5T+1fKylpukOcsMKLYy+sbBb18pWgMpgfruBWdqFajz85Yv6DjBSnBupDaQJ",
-	"cn2uzWEPYE66GyLHykWx8ow3mbZcRHUT1qokidzYQ1QtGt1rjibbKFE3hvFX7bdYl01LckWhGhgEvvqC",
-	"mt1yWeWoVu04ai5CDMMNs2t3d4BXMEyqQwgXojV5yOz8Zsn1E0Mby9BLdxXYeAzV9p0RxUM3WYnZ1tm1",
-	"JS3JBVs/UBvjG21D5ShHCHJ0WkdTyTTnObaqjMdSrAErtRfhu40LuHxOdz1cNzsRkCkxOV/fElCjQlaR",
-	"81MX7W70WUedvyKm13FTAobM9VQ2ISZ5dGYUPBKejEjsjA8xlHBt9pxCzAckzOJrQdZtEjlTxlisKLeh",
-	"JT7uhIb+Ufe7kaFoPVLHfOqLvwaxJdbex5LRWFRCiMwntvac+UA4kSrzeSIgWjlcTvu1+SrUdGCc9gPT",
-	"RYGaSQU5x9rWgGx8xfWiNyDHaQrJyTMuaDoqI/JBMWpbyFQxkZQj+d1iQ8IELF/oNI+K2redqGPnVdXK",
-	"mkOSmqO0/rpYRwEwpyUMqOEc7ju8gW4aEgtJwhpPkDVv/g7cK5YdjIW5ec0lDGkmbvFnpRreWCuwWqW6",
-	"qfiy+cMn8IxFKudzaxJzpTCDvQ7AUiFWzNXXLJob2eG4JhGDDxqNgI4IXa1SDnXvHFWZ4YCdOSJK2g2E",
-	"33UAJYE9AEFzRVI+M5SBbSnCrQjesEVTxi9Ldrn2Wj5tBigf3OA2L8IEIighbalo1yqbZVuDHVyjyKXY",
-	"NM+4Xp8CCEyICn7mygecQyWl7123mc6t7fxwSM6pYt8+DGAW0IzeqV1ZDcXdZ5lcVkqkBhC28EPciwgE",
-	"6pPH6LmCqrAwVLOqMLBiBRZarwIt9i/oK6wN/+ajf12p296Nj61UAPfViGCxKZLpyX//53+ZA/MMSqrP",
-	"OOSKeXPxEVELqJMvpsxqgUrlQLNAglfUMDIoJoWoRtuLwGNFFYDrFQHiMBLq1pWyBfBOABOkmSQTqhbn",
-	"kmaJhcBkST8ob45oIqQb/6D16pWAql7xKV2yU67ZH5/Ta/jb0BgDIA+AwuhFUPvtfI0JcL4HLAUHZAAZ",
-	"b/7BniWGATmGkFNihDKzwNMQa9mOBWNJ4QpRY6HkkuH571KxtgXSgUn++elZRH54evwkIq9enz179fK0",
-	"h34ZmipJDHew2NBz9kAFdekJVWMR/61vfunDIYmPvCOIkiXVU+jP7DvXZM60IofDAxK/sCXuZUZs+knY",
-	"6n//5/9DMpZKmiD79ZNHWBI7IcfNBuSEpqmr2O7oD1uyl1RYSh+xlARUgIetdjAWHXfeJnZHCxqhK25O",
-	"EIjgGV+xU5eJ2aAewAsFXm2RtRkVLNpz9cJ3Er5eQKsO3FgXjCLIqR0rdtMvBlIb60fINJ9JlDKFpmgO",
-	"rczV3LpGfvRQUnOuF/n5YCqXe+4d/w+Ezwxn61mUv7hVUdfQVjNUpAuIBD0L1A3ihyJdgCfouSrKCAZu",
-	"Zm6FEoWWUcMOZjzlVBdOUiACuVxBd3rBeBYC5A3GYiz2zfm45Iprc0tnGb8E9uOwuh0Kj15kMp8vUEoL",
-	"wMinNENtzgwNsHXMsOiSmcsR6oINyJkhTUIc6IoNwspIN977h9pTl9PBP1Tcg7Qrhd9EJGMrmWlVASSD",
-	"u1jZZbAVooKIIC6gH+0ANvpmhdbujJcrVQ7G4uGA/NVFYLoVMFuhSL6KXNlY8MJi9ErkmIabiCvDSrAM",
-	"q8yKF2DpcNZmsqJOysXFgNwXGxmMxUEwLE8iK7q2OFZuW1y74Uph/Hv8+tVpkfuLlGmeWD+sI0UYXcJw",
-	"x7kurlafxupl5gZ4aQV8tRDluS+dX0XIH0BHx068B15sZRMrHh0OyBPPz3NlSDrlhqkGx37JsnnFJIvU",
-	"7cxztk7wEVYldZOMQVDIFcPNiMOM6G9ic6ZSOSdcRK7QvYO8j2wmsLUUmL6yXAQg/hBJgH3CQXqTp8zj",
-	"zpq9TEfm5z45NceXICQUElKp6KS5uSOb8gtb4MtBDszXZ4tyAVSOwoEtjYoBTOgALqqi2igdXwl1VK0a",
-	"y2186/HrZ5FZl/jEPn56jRaYZ0+8iv9nSU6f/AXLq1XlfnjJEkm/0HicFgATCMJRzeDxYMI2jgJsTjOh",
-	"tSoOCaZGFxSEC9FYbNa0yoU5wGZFLJesnJKRIUojKQUMhUPcQcqnXKdrT/1mOaYphzqdoRpkV8MtcVj+",
-	"vAf7/z/+BwFbsYBcSNx6oxeey4Tb/f9fp69eHgELDWqng+ixonAaqIJ3kOnQxP99taAaCMRo4fGJFNos",
-	"OKDAmfEqs3TdeJpnKeknMcghilgDz1QajaU3IG8xl9r3bn0HQbV2i2UGXVq3gy9ab/pBl0JEpPNXQH7s",
-	"gLxyyfOuArw9BZhkisB7oLGRw+GQdGOUpaF/FJ7rsS1IlpUIneI1Yb2CKDaroqBUAYgRw8zodMpWGuOE",
-	"NtXoBxJ7IQVielOxa3An6cZhSE3cG5G3p09gIZ++fUMW9JKRhw7iUMGsfnz5hAyhP4xHIdztAnapjkp3",
-	"mkJ4AvrPnLmSj+GQMXC0RFIj8u0h+Qv/jnQP9w9I3AQ7ba4CjIqynBr5vJOtYF9Jd5+84N/18PSxa1DO",
-	"35593/+Dl1xfvn0eKEIjv31RTRTAqr1L6xVbyBTUaPO99UqalTHU0UYcRj8H6YyLSrcx6QqmED4cyc8s",
-	"phHfQMoH3D9HIE1UVcR92azuMjLFu+H7uHfkpW9cAG4EpJY5mj5wmkF4F9lA9EHDcWTP4HkGYnn8P+M+",
-	"U1O6YtAINddvmg7wiOKsTXcJYysXaXTwkECFTFXu/k3Ic6AuDCyZlhK+Ttex4UywRzKzU8PNJHJm+lhK",
-	"8GdQQfaHw6HnHkUfQCfo+8ysRwzEQ8P94r/17QD65mrpalpS5h31OicnMjBKFBXmgmQRYakC1uzD7AoC",
-	"bkM6iayp6eFwGIHx26zs4cPHKLNipo1l3HAmgGfH6HqAY4fBPZ7XgCBrWIpZhyvprd7qiFwt+HQB97Iz",
-	"+yRsBXOQAlNyM/YPFKngirHzHZDvpF7Y8WDPgynSofcIA6a9nJUYLl4u33zzumrG/+Yb0gVqAhNDBCqv",
-	"E5MAlh7bU70RicFMR7qGzaPC4aaORYLdIsKJMYfJKOWuvGpEYgvTHpOui89gy5Vek1ykTIHKyRLbLkxp",
-	"QF7SJVMjaK8Cwh8b8olIXHOcxBZ5oQzHb349iEhcwuQ3Px7iaBux+c3zRxFcngVAv/nxcURij9Ifk8N9",
-	"M5JGnkkO9w+wh1bIfvPOI5hJM25/TA4fPoxI3ADeH5NHwyE23xL6ZN44GODWlwOezL4L6fb0gq17owDF",
-	"AvecdEsAFg3uNui70eMWBbiQYNgnNddZ5J1HVq9Rm92cQBrOBVlWKhW2X3VSGqo/AcnMSkelE4MCo2l0",
-	"ZhSMc6jFJd07vi4wytMysajAPLMCvkMWXjIKQXZwym3whhUBYu/5jR1eRpeKBO3phdrAEbEpvu47HaQP",
-	"Y+hDr/FYsGuN1uIejgZUnSVdk3kmr0AmRvFTG4XEcEFIsuCaJBJtOcTIcU7VRAb8QJVqM4zFC1dJI3A7",
-	"O6kfFpsBtJMvs+FNBdRsob9cTS/+D9iBDwTBPMgH8gLXinwgb5jO1uTDWHzo9/v+P+Zlc/d8IBatxfH5",
-	"EVkWZq0lTQ0PM3qjuVIcTDh3xlCjsCqZXmI0kzPM50AWA/KBvJRGEnMZ5LbTfXhg3wJ3jWmNpnU/Z9GE",
-	"q1pZvO0NaLbVA/KB/AgTCd45z1E4Qa2Xe0gt21XhzXAOia5zTUz8MyPGwoBtR4fkA8F8NRl4xQqTt7Ok",
-	"eopg19xcJy2r8Yh8AEpDsc5/BFoojhlNnOVBPHaDcG43H5WcC4xr5qoWk3yEZGskFRs1Wmp031DDU1sf",
-	"yW2Ds0oEZqWi+ncDIyg1eADkF8g2qWHYQdQ1cKi2pdl/VP1czghFlUXXV8ysQ1tTDx+69fIpUOaTxuQq",
-	"0o3z4gqZuA/c3BoaN5vxJsTmJR/I3wG4GtxQMZzA/rH5w+h/GHkB3z6CE/g95WmesdDgz6dGnU2Ybwou",
-	"fsM45WxWSFffA+CQoURrIQlTZm0PB5bAdgq5bb5imgPgd5pm91HPDAQkuWKNQJz7HlDgpWB9i2GHkclq",
-	"QE68URFtSRlDXRfL1Toe/Ow12pMguk7BE3u9RXDPwGXo7ppnrx2qhasNBRF4VZkYlWNliUtF7n52sBSR",
-	"k5rBY+AhnPvw34aUwh/fOMAWWwC//EwxDWK9oR/gRmaraJKo8kpaEy2SVkayXCiPcFc4TThU6UpIKGAq",
-	"af32innuXnWuY/iAIorODEMz0q/O1uAftlYBOSOPrq/J3FoiFWrWZlmD69DHDXlTtCAy13TOXJoh4Fsm",
-	"5sfQNWZvrTdwkj8QWBrYSEsRH8hJsO9Nd1iTPRUU9Jh8IN/C/faatL5pyMu8eLDtRTDR4i42PLUoQ+QD",
-	"2X84NGfwnBsO+cGbkbHdUBdyMsneku15adAPpfxdxS5q5xW8A6er6tN0cp15fAy/BNXQllQkVMuseI0o",
-	"zdMUnZP2wjW77XAkjhBewp4TReZG14+fsFXGkPzisejG/46K9FvBrx0HcGlYzvhKswswQrz5/oQ8/v3h",
-	"o15E4tNcmNNAukZO6ieGTdjXXff4/h8ePT7sRWMRP+fiIvbGKhd7g10dkYylf0yCkfVcHQC56oP6TWKX",
-	"rxETiOAckGMfMeC6RK3O64MObDvQqvdvhjJHjquuX9N44fs1nV+wtWVqKUhAiDIKLki45ooUO+jeyW5m",
-	"z8ExGHt7549oeQcmOBYufjUKVA+zKEZsQVaHSXAoPXiKi4+KCCRr9w/fcDjRe/HA0JiT3FyNxWKp9oeY",
-	"Pma0TEtIUFFkaSOsGzWBwLhtgwowePqcaYpxPAu6WqERCYNBzG0VEZbMGWRGK5DcXTERsFEX+w4CBZqC",
-	"uCJodrr0RgfkSCuZ8umadEN94ZuYeCVB9czreIXIFcvcQbKufOUa4IJcMpGAxdp9ehQ49617TS/Y0tld",
-	"gqBUuLjGhusqTTONG+dsGeYbYPUFeCDUSCFgDjF/g4UjF3itwj6aVQElDTo0l393JjOj/KA5HYSr4q7u",
-	"WZtGuArm6oGgryu6Vr1RVTYHCvYLoukFUwMSCylYfOTtwH1wUnTR1W3UyorzLfIpliP097DE3Xzl9s3s",
-	"oiDmx5nRMu+Iwq97R6BFOzjZfnkc1AkGcF+CsAAef5QURrVCFlGQvQE3jm3eKhB+Zl63CEJlekf+vb7M",
-	"+lZl2PiJS9MEk2IYwlEO3PBOmiASwTxFZcn0W3Smq9Eg+AS8LNAacgunza7gOteKpTPTjrVH931ogG2x",
-	"yS9ZgD7LS+ankdEr76Mpk5djmlUSc797eDhHAw+U4ahWWotI7IJoUawHThzj9phZxIEbFCpaeq+xXDGh",
-	"IDbxh7MXz3HK5jw7Lzp0YE1nEg/BLNgXBsNDrqZUDro/7oHniV1zkX37+8PHDxSJfx5jCti4E5FxvXr8",
-	"uPMRGDohx4Gtc2TZpYIFp7q4YnBcOFvcjAsuMAUFbZU+Nq8xRNh05L1Zvg8F3m1vsgdrS2jc0Qu2RjPp",
-	"iNSixsvqoXUcbYivR6Ort942mF9rtAK9xaMK1xqQ+DyfXoBU4alEmWm4rYS0XXyHqAUF/cvqGT0c6Moc",
-	"dxBErek/Pl/HIxLzlV1dr4hAfEGMfMQ8CMN30D5OKoFR9aNmVRZvHSt1YJUXxiGTyPKk3oC8EoTajuEa",
-	"j0pdK3RggvhQSPypkjjNqKxNwaTBeWJXxdVpNQul+E/sCOPcMHtercDdCB08e/3Am1aUdyc+fNysqJhu",
-	"rCUarXx4QrhC7aW2wVNDhqMKz3eihT24mGZla+bBmJRcBrE2aSqvlOXP5t99NKpARX38AWOTlBXyl/S6",
-	"D4zC0AVerRpywmYpny+8ZFNnXHhoRoUB11KEFW3QhGHU/vJ0Eo5hyFfgc0Qei0QIqlWfolbddWo1BaWM",
-	"qgsV0onN5ogq5xqjvNHDw5M+F/1H19cx6T66vgbnkTNH+kiYmHTt+xOejAhK2dy6xnrmMBgaKuQ2628Y",
-	"FB/FCE/YD7oFFYGQbmDTtczIeSzLjqiePXNmSUCH7lpPDlIlrO+MThnEn+DiKqbBPl1eW+gMwgVQl4fD",
-	"DrxsScXaa/rOTU29AbQQaEYeSdZtitPYEPXIKPLnKCagCoFwH4rp+t1mbjzHrgLj1gOFjIt0gfjO15qZ",
-	"1l1T3z56dPCtZfAZvbIoGB6lzoyqmLEN0QMvXe3mxYJ6BDoAzwT6KzGzUkED9UEXdoURWVCRpCyrHUnE",
-	"arbiPU4MKTmycvb52pmRtbS773Zr2WASNxLskc2dLFj4g4DRZMwZPFiCIAtKl2Vn034hM64hTKgLPteK",
-	"2ds65//7P/8rJnvF06obGaOBIfoy5VNmEwttOOLrTK4yzjTN1jeOSNRcp2FIoxGCO4Cjb3M69wfDwbBv",
-	"dJ/BPqRdrpigK94ZdQ4Gw8EBFsvEanB75r/mrDGDVi1kplGuCe9CtPpZMyP4edwVZITxwinRjfeMto0Q",
-	"sKGO0o337IgG/1Be5y5deoMOjBr38VnSGXV+kEv2GlNqvGXBDPrhcNiW6eff2zMCGnwcRr13Ru9+/vg+",
-	"6qh8uTTbYCt6ZVLgpDtRR9O56ozeFUOBTP2KbtMZdYy20ik9YL64LGZPmo7LejAqyns/+5Tnj61b8QZi",
-	"JFUlgHbXSLqICCx3BK61AfmOTu1VUCw3GH5KNy+e2AblwvA9FBw8GkxNVvGCClxh3pIxFhjZYR36mUwZ",
-	"5EHHblFGKVdGCovB5AEXbrLkAv4haLpWEChUsV65mDwwXo7GAqwdZ+DBAc1cMAYBDs2aEuSL1GI5ISA7",
-	"F6SckYCxq0wkRsO20rq5aGUlksqmfRtVtqXfXhFqOILY3bMiCpF0YwvDZ0/GudS4yzhTKGYKNvWnzkIw",
-	"QmijPyKjN4toMwlAcGcKeJtr3nA+Qyw1nQ50VIjPuuTsyoMm+TWASMl+f7qgXMSQzaBIvuphBO5rn95r",
-	"pDO4N8yopKZF9FmBTz7jqYb7XDF09uLqrawVuPA4dM+Z1sj7C1eQQ/qObMDGlK5AhqHThY1S0+SA/H//",
-	"L2pwp/wnFtuA3JfSrkIxtmGEr52gJj6EncFAkhG4PQvHZsHbu0XLhJ7LSwZVbgNAakOEotFxeTg8IEIi",
-	"TFRI9BS8bBF4DW25FEeWEUiBuWDXKww+QVEKUZNKXPI5V7qc1I6ArjhsBTmrlVJoNnzOnQCe+BB8c0kU",
-	"AfghNEORYoRgEOhGb8SN2IR8+DGqjma/z0XCrmGtzbUDcX5+QHDDBiOywJe+cysAQV836xfXCisj0Tnb",
-	"1KPNgG/qdVgGgLzpIF7hieUKVHEbLGTuSyfY0TTttQ0NXj3DmurF2Fx6YqXaW4AA0QRXU4NzE7Z8sq18",
-	"e46paYLEHkENqy95AEKwy8OtzpfMJarAv3+Cakxvvj8hBwcHj6EAuIv5fDh8+G1/uN8/2D8bDkfw//8H",
-	"MCrXqI2CblwKhmsTvUz332dyORqLINR0x9EV4n04oMejAzugIp+msgWu1/IOeJTMpum1YSzeYEvy1apl",
-	"SyIf7Gy0cggwgwJjdpjxYMM8zuT2WTw8GD16PHr0+CazaJLTCv4EcGAIBfa+Wc6bYsw0pCquMKWWS7H3",
-	"D5slW4x4Z4SOAvYDMoiqR9LaMt1hhCREq/+bbkI1tK1b+/re3+yrz55gV4e7iK5FiF0HPtnf/kkYfocf",
-	"HWz/yIfm4ReH279wYXvwwcPH2z8Iqhibbx7tMv1SmS786mCnFfB4XFWRv5Li+u69IctKLuS792XF4Hk1",
-	"i8Xd3ZYoAlXB/tCoJtTN+G1Kg4UuU+bOseZpe56Sen3lj6VG4GfIfQXLXNFtJ+qcm8lcsDUgfjmDZWf0",
-	"7XD4cRcFZS+hPF23qimBOGq4jgvSn1nhNXLVv0tKCl66b89OSELXEUAtOlUlslJhQtfWkjMWakWFx1vq",
-	"/sQyWa5AsjCioGAJFuBLMnpVUXUeKAiEwyhg5IxWLqYKuwg8mCMsESsFU6QbJApVxXInkmNiFtrFAoG8",
-	"IooHyUbH9bAMa3miyjseggEN4N6DGRd8HJySGFeDrDt2iplZrbHgiqRS+GCqg2+/xXTqFvnxidlkYI0g",
-	"EjdIkFuY+GsvKdbvre8hvNNvd/z3v//97/0XL/pPnsSFnPPwMSIVW2uMm1VvgywwFtuFgSA7BSQAB3ds",
-	"LsZiHE3X/6df+sP96iW5yy3/nG5fLC0Tuu594l2+2+C+isu7Sp6brm8MEs6daJ/Q9f31/Ru8voFQSvc3",
-	"K/S9BODB/2Wubxv7ZYa8N6VpCtWuRj93VrKpNsOJLbuFlyQaqMBmZwFBnUFvVPgJYp5MrOWrMKNDsjFU",
-	"2mYJebVi4tmTsTjB/GPr3o7IDB3MmQ1AVSULIyBj08xaJp0dEUEnCBcD8gYMfAGszFjYb1U9oB19PGEQ",
-	"YBHE7rEYPCo35kCNMBonIsUEgzDu+NQOCWPEbSi3C6nOARQp7MS9bvGIY9INUKQ95H4vDEmP/y7zIp5j",
-	"Qc0FyEQx4YHL6Qld6g1B6EEWkHe32ZePT05evX15Nvnu+auTvzx9Eh8V4Zg+OHrB0lUYcgx4J8TRki1c",
-	"utnrZz6vyRYnKTctnTiiRDMSU9rBqt3J9VDpxTPfMjKOkcs+fsZLqjaK9jvqtErqGO0l2LUmKwk59oX1",
-	"PzAh12+ycoTx9uvMvY+vf4w6jQHJu7dTfFJrSzF9k3bM69jG572d7XVWvaQPdv7y5teu/bB0++7v3mEl",
-	"oe2zXt4nKb/d/X2S8k1XePVyxiuI0CAxBm1ywl4lxN8kljMHF/Y05Tf3yX3C/ew+/NnX4O6MOk0csuBv",
-	"RSCFZzwbL3wzpQ2XffnzwtveGXWsu73TKA2kci5z3S4LVP1/Tb4/G3QIVTku5YW9w/FZGKVgMx+gZJIU",
-	"UzYCrTdb25JrgB3SECQ9ICUMMJnrGN4FXBOrDc5kNmfaR9lB32ORSvPeekBeIX4yhjTZ+A+fsYUBAks6",
-	"XXBhMwcLy0APcwXZTBOauqTinaSK/VCqKKGDEWRPA/ImFwEDn8rlElIcwSMbh9luXo2FCGAsp4H8vqUN",
-	"TC3LmFpUGvo0F+i2IXfrTtMramPNSsN4q1hWCE3xDQWe7jZhp1cSVYokp1TOicz17eSU53hUPlFAaMaQ",
-	"Lv+KuIUTezBvhJoefLoboHLDW40as4+xy+CMJ/eSxhZJY3/n6/tWun2jrPFru/TrentJCsDrpCrj7nLP",
-	"F+rxF7nqaxym/Z6POjYe0d7pv9C9b5SI9igve/nGVuGPgwRqz/jRRBBhglHsfgiwWhuulbH45htz83/z",
-	"zZG99M04VAgg5HVkp0VPpVD5kiXxgBx7E0CT2lyAzTwcDq1SDBAwFu2C/JHETvG+pXEAbAGFFXmLLaBZ",
-	"96/Nq+WuAjUPMD7cpG+tXb82m70l5AMRuDRgMUMKUQx0AhlDcVFv7SgIb7UFFkPfe9tCtVmi4b2SIbpq",
-	"YX7/+RVyszzbDMZ2Dx4oh8Jwf/19LkX7lvryr1vhfQ2nvY4C8bUptRv401d/5wEv22D2tgZoWsHhuGBr",
-	"jPa37NEBUM9kVlw+6DnOixQwYJ+TPEsBRpGOhU00OfIA13j1xeZ/8L3WS7ZQ+3a2ateuE5j8Hd0np7CQ",
-	"NVNt83Fwr3Cm9p5ZkPsvYGWFMW7i6s9Lm2zhTe/Z+udi679pc+YpHr5fE3uv84vPZ7uscmsu+B2ZJCMi",
-	"zzUFMA2HLFKqL2B0Ciido8gM0GTO11iLAupACHRmNhYhMFL++brA3ofMSG/9AltZcaH4OGqba2WH/EAF",
-	"gA5dmlyyTHPFbH4weEgxHcontBfVAm5oiKzEFHkvZ0tOAxj0YsjusvmgYZ7CTqZJ33TdXAirepd2yW2p",
-	"GSTMzLidjXLn6YAN86UkxXbaBjyGmJvXjVosmpvwpPDLYmouqNulCggeRGAnH7fRxiKSSHPVRAEG1ASr",
-	"FAY/ZKAgho26/a985SQKUBJRqBggvtqIrFg2heRfOHMR8dXzJ/5J8RO8U+6yMp4ghGslFcBw2DhDrHKE",
-	"QKeIjZcrlvR2a8xWwt8fDhEEEIcWYuzHpBvbn2NIka1MI75xT8Oh7Q25UaUvXIpST/jTEVnSf8gMoJXU",
-	"Dp0CcrHr9tAhGBOAVFHltUaiCJZ4Yb4RkNJtQ+LUQq4GNoBsMJVLXzTKLHu80Ho12ttDIAWXzRg7RJ2M",
-	"ckhaj/dim7G1lJfMehSqM5EXnE2S3KaLuiGdM33FmCCIAXvw7aNhZQb2g8lSCr1QwVQw7agISbUvgPlj",
-	"SLopnzHNlwyqM+w/HA7bTDVldPnNcvURouA4+KZq4byoVEVgSdeI/ocgTcc1NC4XNOOKgDTL7M/MfXrT",
-	"yAofEfhzp0JDndHBsFTu2dpsLNVDMTNDNGCHXbKQNArLz/F0ycjrTEI5kV0FezORGwVv7N+lWoG9t2sU",
-	"LgXR6hJHHqkCgnHd1Z2uITH5XtP4bAakX8Lz8htTb7Y4blDyLeS0r9plU+beX1OEhrsk2h01N4nOuI9c",
-	"+DVHLpSEhtvFL3ClXzuK+rwGONfNNq+Kn1A5JifUi+89LfeBBp/9voJUvjIBroqT8hVHG4Rc4Wv2vxQ1",
-	"u3e6x2pV1HyEYXELPFDtxT8qSFBHCM1hmGoiIQARS6sBBD9gQXlAO4cEBQa4TfhUt7xOS5j4zXfrUwvo",
-	"4IuIIoM3ugQGUVhA3Mbb2uO4Nl7C/jGAXhRaJqLDIsoAW48Ix5oFYCaAO6yAmU0G5FhdNFQhtSzcNQr3",
-	"uPvIQdOaJT3FOE1F/vv/+r8DtBYBxeFslPsVkYIdoWSGhlXzm2u6lJRQkRJugKdburqL0lJNtjU7zDb9",
-	"f860Lzp/m5sZiWhbhIYrxHXkLRh2VQtuRbqQAnk4PGjN/SsmWgq7WFFt+Etn1PmPd8P+4/f/9ruGbL/P",
-	"HIuBy7CLht0YgxFgSW+7RMNXP0ad51xcbPsE3vkYdRBqetvb9q2KfPCvIa/sLHXgfn5ZocPS0NckeoTF",
-	"p6uCh70+LO8sneVdBI8AgPguhI+o08o+byiYFBzRcJ4KjGNn9M7c3IfD/ejw4eP3X7XYAvWFbc3UsksS",
-	"OUgBd1RDZzPLNiDHrtBYgWTeDUpS9Yp4SSd6oKbr8X7Bb6EtirVNeQEnYg0nuSi5VmCvuYtBuVu3+/rt",
-	"2VjUqgiEgA61mp+9Qdx2cZn1sYk4VZ3ycH93E55ZkNspFhv97nYXwNMWrB3ZZem+Ctf8V2OKAhg4yIPe",
-	"3THfLsUDbrVpDFwH486IjBGNatwhH8gYEKnsPxVN2bjzMfaFR6RgY1HAbhxBY0EzC8oFfpALADD1RX2x",
-	"MqwROwEX0fwDqujCJ04ngHLLlFyyLOFTqCUyFkqzlUXjc6OgGXPlMDwwH5YoAPBrulox6uuLhuUPJJR7",
-	"JjQofzsWJzCCKV2NyP4QBw6oY3YBzb8XMs8iD2PPBZQXRkhzBwxuNKAygLZLpwJw87FALOAJwIJMLBKw",
-	"TQwOK8bY0mWwLA8gMALwX93Uy5qBqwstoRgFGO4YIPcJjy1rJmY9V7a8dy5uGIDtFJiCaDb5lwP0y4hg",
-	"5ZVAR6BQuLGtsOSttQIs4xSfSYmwwAHdmYVUpLuk12R/6HjuntnR3qCml0SVPWyzCJYLViMNb9Y+ZFaK",
-	"L0feF5S6vp3yYo4FIG/c1sMIjA7GD9qCZ97H1el1og7sdhAmjr/DJcDFHL2VRQuvBKLrEId05z8v6Ai5",
-	"5fQC5dqddRU/618ulzwYwgYra7G7vsKbzCy5mHN4r0PdO0fvnaNfUONjEPhSsLaA/0ooz1aWWSzj+/Wq",
-	"gvV75ms1VANs+d7P5n8s8PZOILnl4patULnY7B3i5L4HxPbpoi6Iv0KDbEYAKHtAjotavDDGJXVJ+igS",
-	"o1fVJeHtD6tlV6xsbK6PsbChRkdQxhMC67CaH4GwUqVlBkGrTaFIb1cJHFPxuXBeTNPYyZe+j03PT91J",
-	"a/F25issNFAimHvssUbssV2ujC95V3wdmGVneSawJmfAcaQgUEV+FlwTSyroHKrj/bpRy5as1Wd4FqQY",
-	"W/tpGPYis3oFggjR4AvPFQCIpFLMoVqFV5YzmbKxcPUnsP6xrQoE5QmwGlAFK99i30OAHxT8wRLDqVF/",
-	"BUnkUVgMYCxssROI9LaVanQtIkIqFkZCNLDUPzP9gn3OaI4XbBtbs5twp4zsy3Clf3FmsWAWP6zPfahU",
-	"BARe0BQQXkOsw78KA2ksk7tzHIJ1wJeyeiw4QkTmVDNyvsb/9VUisag+m15EvqImFsa1WfNjEZSgdA0b",
-	"DjGXWEG1C3PHumrTC6IYE5GrHQlGPzBe2p9pyuw/gSexZCxcETPFdNRg6LZmcIAlRm6ISPcLLvQAypNf",
-	"ZVg5gyOcMI2D4hfeR1+2WY0q1rxSlFuzca8SH8HRwIfR0p8jXqISJ9DWXxEhsfn9ekTFznEIH3w0xIoq",
-	"xRJ75dgqyr56cCn5pw7nuFu4Ybk4UDVkgwfAmWUzo9PkJrCRcSXdQS5XRmHw52lAwHyMtaHSNcQ5Npqa",
-	"94e9RjPin5l+4w/nZ7zMik4a7jL/sNEde28o+1cNjvT7fiuJwn996k7SZxUtfHe3kzHCud7OfvVXJ9qW",
-	"A4/wjsPAbHvBzWXfXGiBUFFcwHdgwkIJ4maR/tsYF/AeXy4Ti/cUFqli+NvElCxgZi2CysFNrVNNrvoN",
-	"CE5rYsuqlePywltg0MSHXwdpEJ+JC9sutukVzYz33kDyWwBn/zMrQ7O78JV/FQ3lE6pn3MDsK6BESizo",
-	"ksWRS+X1FYtZMrG6Qky6vn651R7sG8A1aZoWxmK0i9jXi2L2tgruEYkBdHUhXTxEvP/w94PhYDjYxwTf",
-	"hM+gFqh2XfUiEpsWJlANPRoLl+h7xUUiryYJXWOVZa0zfp6DMF15VElFrfwEKeum3UoicDwg30P+O8K7",
-	"Ai6ozIjI07RHLhhb2erS4DTGkAjBrupNYzjujNuwrOIxlh0M9TwjpGNRFo0BFmLOSBfiJMBuVJuJq7uP",
-	"acHTPMugJm2RyW265RqTu4r0YNuyNca7Mjjdw+GwZ1W1qkpmfovfBKVssXnbENVmk5WGCudyVgUMqJAT",
-	"Rl7AfkakvpkRadnK7cgDEanuIWotQOJBYrdN+Zczsm8o+OFwCPV96FRDhW785ivIbK8eRMKEzjgrctS9",
-	"Mm8H5HqpD6y5PWgH4o5ctv+jIfGnHr/xm+V7RWuDV1nN/OyBn9gO3Lf13d2elt92knf48ktiTdwEZWLL",
-	"B7sgSezcxCaIiA2N7AL5cNdQCS0OwNfVTNubIxJU6Nxc0+5oXF1dDarHw0gInsw7o06FmnfHILBD/2V8",
-	"jDvKzc7NeC8/3zsYb1wUyd73/7qi96cr3eYZ2Cg+TfkGgRJy4rRi6YxwZWOHESgEkcdQWOTgRgA8sKRR",
-	"aT9e8b/AbD8b78EetrGeJVUXLIFZUVExbAN45j0z+g0q86cLeVVSgzycHdLLvVIPSn1jTsVfq1m2Il0P",
-	"yDOEBsS0WFhJrAdlZHUxZd51N3AARIg6K1M8m0rLlcJAdvBI2nosRkHcb3BtQZ38Gtt547N7A+7zFeLB",
-	"4uhgxZJt/Msv51awpnu2dS9DtbC7N+W09wrT+1eOsQiFJAimvWv/xHOu9HNo+DOHcpqOdvRPPFDleLz7",
-	"YvD3xeBrNHEv4rSLOFW3RQze2IlZNwBONNwBS41YVhHT2SyuVvQ+slqSxynB9MOUzfRYyNzWkrX2rFzw",
-	"f+aM0GkmFfg6Amitw+Fjm7lIL5hoFH0Q3u4zx7FjJ18a5nKXOHYjJd3HsG/neMMdON6JFLOUT/W9PNVu",
-	"k3JgkuWw95nhGC6L+rciVdnpfhbB6rVr+3OasLGPm4lXbtL3bOZesCqo4V6k2l2kOglq69v1g1iHjHlM",
-	"Bs8ciiV20DRUE7akPO05o+5Y2Df6TrnNWArsQC34ql1ieu2Z9ecQmmzrv4zcZDvfytTsyjrr+MZ1vGd3",
-	"91LVZ+Orx0lSiE9Ey0aw7n9xWaoCc3UXDr0rdr6Q8oIoNs2YLpx6zj4fuQRBBlXHUWdVTDfH4uIIX/sB",
-	"flbJrNzXNk5m84i4FPd86jft06ueooAy7kU0ENHyHSS0UwzVtLwFV9JwF8dO+BywFpCtDMhrQPxqe5vq",
-	"sYjtH1hashu/fnVa4F3ZZ8oCHIZssdnZd9rCjD6HFFfu5hcKtbrnhveuwi9g2tqESflbkcO2p2VDJjtd",
-	"eogaqsrwfY1J3nGEJsJdZLexwER5wsXG+vVEZhV8VV9LV8gwTRwy4VjSGxDMmx4LlzjtVt3nTregOtg7",
-	"5JdPi626Ol3q3D2f++1JfcdNlIBwBwqPWwldwh68e1Nd5+P7gAvCIPYQdXL0c0fCSVN1tvcdRqkrLGEK",
-	"1Rlsai0l4LnsY/g7KQt3QfPxgPzVgbDGr+BlcKmmXGnma164XC8bTD8WckaUXAa1HBae9U5pBgkq0OLx",
-	"1NxU/RMpdCbT/rFpp/9NbJEZ1BGRRsm94gqQdtynAhB8HeCNSzzz+Kp2sszVOByQ1xmbpXy+0Ai7a16C",
-	"6Bq7u00M9MyswYlZAv9xnYEe1pfcv23nW6sI3jjlH4rnm/gefms/hS/dhx+j5oZfML2QyS0adh+2NYy0",
-	"cPN27Xf1Zl/Q6/7xnN2oxRf0+hjFvNvfHhvhv09evTklK7+lhj+1H5WAScHPXMx3Bf2e2qRzOEh9Ty3v",
-	"jHxnbuf+2XplPinhl3Qq034f2e+XbtPfdcxgO1Hn1euzZ69enppXlvS6T+dNsewFZyz44cc2B8EJTVOo",
-	"dl06gw55BsIfKFnROTPcQq5YWEC74ogdkCpqDh5wn1K6lAnrHQGzYUrDn4Q2QOsAsDRknwkN+YxnbbEe",
-	"kNVKZzOecsPlQcPlNqAVc1YrY3ygSlElYKozLKjO0oAWJjyJsQa6YbaWS8bqcjopHmPmWxW364Fqzl9F",
-	"JBZ88MDwX5suBfN8k6dMjcaiX5tUkX81y9N0Tf6Z05TPOEvI2zfPSRdEVRDiWM+ooBqRNwg1W9Bny5Ve",
-	"4wIOTOMBCmTZkx7WJvDSbxngp1q4rowPCY6hsSD4oVz1U3bJUhKrHI77iMxoqpjNB7ZlDuIjIqTFOIIS",
-	"BwhODCN9FpJKN6ZJwrH0zQSCms2ziXk2IjrLmauhcC4ByMgSls1BMKOqNVDAescRoWTJFYJ6+4UYHuyK",
-	"/T0wHXwXZkMXgNMKtIILtu75e8vht0OOqMdUNz+EAKkOgca0Hd7BsFsFYB2sle2bGF43KpgdXpXuEvOa",
-	"kBUY7P1/vi7d8wNy7AsLXy2kgv5DscHMwJ6GjCmZXhZZZg9UVYwICm7j/hwOD4IGbcomvow5m64L15Av",
-	"mG77sAD7Nps5JBpi+aiCnmSuSyPvYj6risg0z9IewC7B2j1hl3zKbBV0MjVL4etAvDUbejyHCgNzJt1L",
-	"+DzLlc2wu147aces3oWQV8IQIsDhE9iw/ipjl5xdkRkz7AlQl/y+CJktqTnZ57kG2dkfCFtcgCpCoUEz",
-	"dXY9TXNDLWYUpn0QWpVnQkGdAdzLFaOWFh2rBzX6kiuuZUa6z16Tfwtm2iNS+Lfc+GFJuYDU74XMnStD",
-	"Fc0VTPOGqP4lbocb6kGyGsD/K8yxa2hlRTPFDBeClRKEniuZ5poZBlkuH/5SmgaCSwSr8kOSVbndZYE9",
-	"FvDQcmtvShw0qAdqjnzDlUOY4d2qqSk3vTJTnkox43ObjxuTLvy4oOaEeK+d9Pfn7YuZGab/oQb421wr",
-	"zYKDgVxNnJBEZoCvE5MuQOdYXkynF3I2a0b7KoTzT0oBDnetM+q0pcbvrTI+5WL+Jzqb/fHi4PrxPx+m",
-	"S6i1Nr/tp7hTLKt8LtiV8p/LbL53o9rm04tfrpSA6bu9hgDut7+qutYIZrkImAIwn92+ZzORENr0Hjft",
-	"vsDA5y8wsNNwxcUTy+C+5qoE9v3bGfyKlW21+32MNgO8vYFzHmpQrnrKbuqxtGUq+61wbl+Zunyzsgil",
-	"i/KTyyQ0XqW7lD2ADQFbJV99at0DtIKkjCafzxxpWv9tWyOfM5rcGyPvjZFbjJFwUH5Ttsiq+dBdIM3o",
-	"2wSVJUhjZymbakW++QYVfLAXffONecmDbceleTpmEEHkjf0DbR3WwcuV1fm6MXYfk5m0HOl87Y0PRl1H",
-	"APVeNBbFQEKbJ44Em4UgaldnO3AVFxanfdCdoTpQYITstlseISUOLG97hpSmudJyyTJEqIbvlAbF2D0h",
-	"PEF743MEENc6BUccWB5fCUJJXAH+iou60uD1ZjOap7pHaAP+HzfTX2XSaAVm9775ZhRwajBWWI4bB29Z",
-	"Cx7CE0A7Aec1A4yKH865ZcXluWLtBPOW6QSMbFgTAgstrlgGDQcGkfrg3TZ4k8bD4TAoeuMh9CLTBU2V",
-	"tMAsxSJaC6vFaS9atujqSLShsRs/tVV47HweKPjoiCiJ06YuKsT066K7ujFYEWWuB9ZFanTVVcqg4qPh",
-	"K1KwvgRbB3ysIsAvl3zKBvanCZhmWWK/MM2r/NyfStUzy4XFMWmaVjcFY4XdHuLyFkRUg4pz0y6tu1nd",
-	"6mop137CMzbV6foIxFCzaWaEjUSXsX8A+ruzMQ7tTniqp2nGaLImVCPUXYxnP6WwgRqL/btTOATD4Yn7",
-	"1hZ1n1IBBFhga2lpieoEIRntmw6IDv9yhfq7ucrByKfozPAZwgH2oge2Y2srg9OsRiS2WnVsUTERy1Jc",
-	"sszsrrOOB/yuREDOYZBKMTcd1VHMyXGVVRgBTMoLlpB8ZWUwPK1pChTpdg+QR2rW+dDy7mB/bmNvr9my",
-	"bZnOSpEq7xcCiEquCE/w6kjN0GEcZliKdCl5eH1dEK6hV18wn1xRjF/oRYRdT9lKI4OmY1Gla0KTpJFl",
-	"3dDU6dg3FF8M1r/d6umJ0BsXjewpLzm4zywOYkurg5amCl4akEhoYG/86m5OQVgdoQ4xQ7p4UdbvyNub",
-	"Nq25Eq67urXScBadrS0np4V9q34j4PwPh8MN9kzTy6eYM91Wdkadg38+7D+++N9XP+4v//C38zdD+n9+",
-	"P/37vBN1wi3ujDq54bKHv9/f70QdSNDqjDo0of8eAh/ubIE04/+FDJDYdbv9ETbQbU9k74gEZLjQfxac",
-	"0Xuj473R8bda1fSrsR8CH+0qPhf9fNW7tx/eRVnVprtsq7kwxaup2Vp4cDtrYcZmuQB74W5KfV2Xj7zc",
-	"MyBv2CXLXCYyqB2esefCqOixzqhQWIkPlGAuxv8/e9e63baRpF+lD/8YOAekZFnORTo5ezSWJtGMbysq",
-	"k+wMskQTaJJtgw0G3ZTEZPwc+0D7Ynu6qroBkCBFypIcZz1/JhYB9L26Ll99pVa02wjD5Ql2LmGBt1hB",
-	"5U/SiT19Q56+R/XtJwQLuBcGfApVllJ7KBLMigba49KJSYZPOGiDykR27MoGssDRQkeOZzlWrgQYMMzP",
-	"lXspJJfiCCLQmAYseU519ysCeWgnm6foHZ2VxawogUwzoDKwsUrRwCsL+DCb8HzE+DVfIFLhN1EWmLaN",
-	"AKISJzqravPDbEvtf8cOorUM3StGseLKm1HN58hGRJL6img+cYqgfi9nM5El4TGgG1CreqLtjHNdKM/v",
-	"A05YgFtlFQSJOgCqubdwYabrK+kVuHomVCb1bG6glj7tBU+7Dzq+f5C+1HMDSkKs2wZJmzW/L9N8oWHT",
-	"vAD7ohhh/jYdeC8OGB5bFmghWALC176QhEdVDTH6pDXt5rXbCGoUqMIMEEkQsWSG18bAFMUgt91MopXS",
-	"XDvaIc1ztN76wPXxADS3F6ByvJ/55gsrR6iNMZ327Q7vNpnP8X+7v44WCQGNsJoCnWVrQSyE8Vu6aal8",
-	"fB26Wg26240g8C0hWIv8kPBL0wbaou5bS8W4I7ZzMbjD/UPbXt+ecW+FIixrSRzX7a0LOrYfhw/Br3yM",
-	"RYVbGKox0aeavYZi2oOnb3/954F4+T47v/5h/rW82d5iwh5+IpvJNb7eaqJlgCYItUHSGIW/E9bXnK4n",
-	"U9AZ+ILZ+NOaT/Yo38F2sq/dyXCyLzYL422TUWXf2jl71L70mHaWbe/BjKxbLCw82ZWSbLWwrQ2s3crs",
-	"PbhJ035ddJqF90a0EzbaOS7csT6L6+nB3awdmN97snX6tVK+5FOP1ap9g3qxzMR0Vhih0gURU6OOzCtT",
-	"6Qm6p1GjHQAEGL5glX7kuYwVQXhXDKYjxhkWZ8U4j1e9ESYMpJuVk/5blmRzvLDEoNbhJFaBKYW1dAxY",
-	"YGQquO0Z9tiJAvCFn5MpX/hSwlVbR0wJWX/uiYYh6lgN8yJ9j2FbgM1fCY5FHVGXg6+j+QQWieNXqtlS",
-	"9r3rUhojFCM4c8YNH3LbjWowEWYNYK12rOhczlUFdVELDz+nr8EC/sNvpAiDKFIzO/gSqm6t6v5srnKh",
-	"wWQSWXgUq6e9Tcp5g73U1bdKWOBj5fXsGmvBiBKiOCyBZAlzowakjcqp0IZPZ04jrVOmhrE66LGkoUiv",
-	"78SqTu+Q0xHYnRFTYszhiaJk1yUEHBYzER5jz3ZR94Mplszmij3d/++nB2GsnvVYUqRQEi0b2NfcFxQ7",
-	"779h33y1/5TZ0bLa5s+5NuzZPqOcHKvT+mdh7xejEdTNhjQE6GYpeG43iohYkWdgFHLlvgEbsurac4aC",
-	"Rjss02hu5qUIY3XYoxhSVgXpfDE1JOGI2IxnWS4ilotpofSvcyF+W0TO4BKCClXli4gNSy6VKQW8tJjx",
-	"PGI8W0BF8F/nvBRAYD+To0Vk9b8BCI2IjYtinIvBLOdQekHN7XtwcpJYPa/1cOCixDLbUFTt+fN6UbVY",
-	"fdVjSS6vBMQFq9eGRZELboXE1z12eHBgjV49n82K0ohsgCXt0kVyxBL33+znn392uSD+SVqu5Mf+qbWC",
-	"z368wLpr/3h9mhw7aAJuLPtICAXxqkJjdAxVMahVH0tCzLraFGprBOuK0ofcegj195FXlxBzDI6mpQgr",
-	"5FIsBVmXCujaqyCE3mCiAmLb66Xy6uaXFS8VrkMtRfGCRky4ShgC9EJTEvsmNzHRrWs5gZfpzfOsEhSm",
-	"YCmytlYCeLlbzVyGlfXC7LkjNldG5ssoCaihxzAuXjnKXICoihkvSZVYra0iWT/cS42RB5tw7/S7Y+sg",
-	"U8o9FCsMLfuLDwCPyPLlWvDoRakBZwKCx3dMZC5dLooVuWGO2iomipsZuG2itowonxKECTrL2kXKlcu0",
-	"jBXg9HvshNxo7bNKeAmnYlXQR9GlnDZyjrnlPmIJ1bmjvD+qrTfjCx/XX17Qhj4LJ+IY5mCpYh99cKVs",
-	"X6EYXtuN7/TYW3ztyH7LbuTBhOejAb/mi8GoLKYDe1kFjdvof/8HMZ179h4KoVDojV2YBAt+SsWm/F1R",
-	"Wv3KJ+tBY7FyQuyefYVYvDNakWCxcj80XIlQysX+tV1hA5bzaMkh1Ji1J5rJLFZSMUr8zIThMtc9+6Pd",
-	"Q2Grf5IFh0+fhXbntgp5FhweHISrTkwWPN/fD7d3ZT60a859uuaau8Vz94n8c9/a9k7dGi+55aw+LFGD",
-	"xsqzpJdDd3zuZNN5B76+ja67tVKlmSRWq7rechPUnU9o0mxwBfbRur17pljtaHeODr/d3486bkt2jjo/",
-	"9k83Yyvu121oR/OJnIbY9HqXYd+ZTjWzqbpWi9Lu25VrCmNZfOXqZhOeMbqk0KaqL3ot3/uLs/GLs/Gh",
-	"nI3fbvfWznzBa52NB9uOj1w26P37k7opCQiyxiPzuTos267IT+Kb3MDiCc7Ke6eVb7COkprSh7Y9OF2o",
-	"bAZPQdk8cMgl+Ei3L8eKm3kpXBaGVWmuRImEJk63gPC8U4GaZMqBd14xU+Si5FjqEDkRQmt4DznEqF0C",
-	"v3Yt1hHeeBctAft77MwTb3C1cKOyCp4zhoBPI03FzIisx6wWgilfR+wpeyX/QsorfIb9m52NRiI1K6rr",
-	"Ruj+v9mbJnD/iI6Ov3MregrHOzgVhmfc8GOfUNCCzWf9GrafuS6gEedCf+BtxiQB5JHoUU3w9ZkDjbQC",
-	"iAI3G3I2cmv/aw8+0VsN4xjx3URyQXkOvs+4oPAntPrcfDfhHZH/E0FEeqieQu9XYEhPGh7kwINJ9hpY",
-	"ohAai9UrGgRQBwnDanPt1kuzgKsMqfIaCReRp96ozyCWBg6t5drIAYooJ6gl56fmuNeMG0ThYWl2sJpr",
-	"WPweO1E4nXD6YuXdd56xxx0T8C0Dlt/u8HLhwDYiow+gu5qiE7PKv3QEYapM2C+XAh3ryqwghoAPh87o",
-	"wf5+zW5Njt2Kq8JaU1YMumfxUcymIPIR5FKq0omkyymp+Kv8b05WPdHWxGIzbiY1v0kdhFZ7NVbwU+3d",
-	"YFX3jZyHyi5YxPxgVm0m7OryNokVYvrrhxJnGPKflj4SMV34azbXBfh17CZsyy+0TyW03oCskpmjkSlU",
-	"Knrsn6IsCBvj1HRwcNmvB5yZUkK4ATuljczzRi6Tndmwx06siFXimucsSIYyz6UaDxzoK6lv8kG6SHNr",
-	"RlSkN96zA8sx4wsNW2qJZ6t2Mu1F32MnXuIgZMznK9QEUOAkDauxvCg+xcbANepvoIjNFTL6uIMWOduG",
-	"7JqwuWnnqmopqePY7LBhlZr4syqFAe1rCWmhVgjV8HelE0pNBCCJbBRDQDtGZq4XdfZCJCFXfQTy+PCP",
-	"mUNABU1hZo+RvSeJqEsfVf6Q5ZucLnIrj155F8zah2K1ogqw6kqXmtlLSVJKU3XDBz6sEtqGVj7RzANB",
-	"WCh5pqrnXTyBiLpb2aUCVSyrHFoY8GY5jw99DCSSS3PB5SU3Uo8d7h8esYTUqRozkF3S5/v7KCO95Dta",
-	"JnG358bUBKyumJ2QUaWVnh269RP2/YGI2bEN0G8e229BAztJ37d5LVDlcqoZC/zVFFGiHYhS5/zyv4af",
-	"msH4kSjUPxW9MBol/pi22odCXokVC+KK7CRnHDozp904pF+7XtdvmohDOgJTftMdLozdm0/3D795/vVX",
-	"Uafk137v3pK8vqNh5ly3eu93nl2J0kgtyvPsw54jRN6+0swtRft8ffhXnmr5wY4hNrFN7T4a5heO8P+/",
-	"Bfvq9eT+7DTgzQPwej4VpUxrAZygEgIhk8DiIhU4hcykE3UUnwpI3awkRWf5eq1HF+wYuYE4hPnqsBN1",
-	"plLJ6XzaOXqKI8efxBjE0pZFAlkAham4onDTuOTWAEjgX9bEvURbRBo08HSh2LtCKu1TSRYsL8a1Cgrc",
-	"xArSUnvsogCrjD4WsQSahP9QPF9gLgRZCUmbgnOSZUuS7oG0HPz4p6khiG1vJ1u/iNYvxQEfToafwzln",
-	"3OkiwwVWAP0zlaTxNVw2lp2pKr0AGzoWncZiMV2pqvIvievTgP7keHrCI+e/QjYeCK9OeGki72fwBL6y",
-	"bKmq4erdwkO5VPZvNa6DHnNZjI4UwvVJGmtLIpWKZsGz/YMQnELVyPegtA3SoeP46oRq9J0nmr3oX/wV",
-	"gQ4Ru57IdIKRHJ7nOlbAkMY1S37u2ue6sM9ahfipa/ctH4s1iurmfd78woeo82x/i4DbBU3CXQ7upbgx",
-	"dzmG2MGNhGCN7VU7WdXfWg/WLacJeG0793FKtrR5qt3EtRbGmjz2/z9sPFa2k+R2Hclc6IhZQZNlFQ0g",
-	"UtzUtiZsffvTlBBz/3H1HTpgKEJDHhjyhipxHavhXObgNkXu7YxxA17OY9RXqOBAyuE3PNsZXxDzEw3Z",
-	"xaaS81H3daFE9xU36WTzBj+xM9C5RU9M+GzWe6cRxmr/O9U6OUaadoBoWr3Qdv5w/3CdykjtrNcVSR1E",
-	"7K5dsFsDgecjO0oYJIQCbzEnjbgxeykW79rQLD73jl9xnILNj7cqPnajLKk9L+zKOdq/2/QeeNg9+yHq",
-	"nF3yW+EX8Az051kbQ+PrAhD3EMH8dF3bUU3aXig90QxHi2xdZpELpicCttyW0mqVoLCVG7ApSOBaWis/",
-	"+oaXRsNR9VXY5Fh1pTpinKq1uTtwCMBlR3Pk2PmGC3uJT4rSdHN5JTIAmdL1jVciXd5w0yr2bP/A+dvx",
-	"8yCQgoTuzzCqQHGFQvf1i5fnbK6F7rE3qlFfLmrwjI6FoZjOOv2BBckPxszeqHwB3mw+FX1pxHcv+Q38",
-	"266kSGIFVljyl5P+2eDHi5eQ1wG85Mfsa0hVwPDfuLCXe0MJ2CzJXsJSLEkBunWXWMILZaSaA9i6OVNL",
-	"J+NlUcG7Vk95bYJHFAFT4totaG83YdfpC9N1Sm5ba2vWHbgGpRrjuuLmWtlFtbjEbt36cGc9ZOPR7csx",
-	"ZDbRTr2DarH5sG6hV+S0Wz6WmLghCgqsn9vuxDhTWUNbZYFVTT2XZymuivcYp8tYmgtOlF64zKhdQDXG",
-	"uuJLyonVZmMFnzp2dUWsSWRvRggcKuHj1y6eHRzuPwtvO1B2QNt6L26619fXXYCNz8tcqLTIRLYDtRa0",
-	"9leUsXeI2cCtPTHTfMf7uo/irpibpcO/6UC+wPVZFYV3OF7bWBM/XL566QyJrZwTjRee7vrCp7Q8bi3n",
-	"bWWH3d8Udfgz2CXiaq+QWbrXuxZ53oVA/l4xE0pm3UZxlbWKxpuZUOenzBXpzaROCwC/uEkSMDhAHEit",
-	"5/ZOSH4fcg11RT74HiQhRIVdWTXIKKTnpfaFXlCDXJIa4uqNzNJT1/LHRncqYs63pW3JSPsdPFB0jIrh",
-	"OzCV23Xwag6yIp0D8e0jxUA2Xn2nqyux2tPaVsZ7auc78F49VZm46mJfN12Yza3sHaobjWveyIHxiMzA",
-	"3h1slBfXEXv79xdnrH/w/Cufsxda5RmuQq4R2OpYaLjMEZ8FBmkvVieK3IGgGmlmFW/QjGjqxY3UhNCr",
-	"HxFwckGRLkp7X7fdT/woVyxosIGhGmBlBKe5xFzVzi2Gb9vLzkE2mJfybu/jbh0Y5Jzb+QPacHOnF1Wh",
-	"0ju9aLfBIJ3wPBdqfA9fGCCD3p0Gnxa3zNovd3ETNi/2nV84fIyLfVd55qwQJ3Q+TpJtdRtvJ6G2uI7X",
-	"RSDP7cexbFtDZKGgIuuvEkBtzuz6+SXIXYI1KgHtCqcr6d0qafrzoR39I2nlp+LKt7ytbr67p/vhN/7j",
-	"qMB3PCmf2yFpXPQy6xqM160lnSHgafJ73JHZAFNZOx+wAID9I5ybuBOxGKSt/S2iyJUrBrmqwBIyHdrR",
-	"mCmBV3aDhJFx8G+hqwbPXANpnOYSVJW9lOc50m2uV4BjVdOA1ysF5xkGMB8m7H8qrqiBT5SaWe/A+gRN",
-	"wGDQYvc6f3Dg4T3r+K+sDsube5am4rPU7HcVCe+u3+uNav/f+m9es5/EkP1dLFhfmE1mKhZr8MQ/jAN3",
-	"f2k+1lL9m+3kpzZSqbzKH9UytTLYGljvxUL/CWzSW+6psxvnG21X8wKiT9Zok4LyNqCswDIJnRnqpR47",
-	"Q9IMrMrELv76gn319eG3LIA7z/6Gdx7856DWF3sBhms37m6Xy8frf9De3f2yH3XR3H7N2Ad0/YK5l6bf",
-	"WKWXgE2rjZ4oBg8gK0rvY66qR+gtXahYh4YPXXEZOFIs4I2xRKt0LmHvLrIGvrm7wMFoiPMD3YNeXMBD",
-	"j3oLFummy09q7+VjpVCZr3k/E8UsFyy4EFmRsoPe895BhNASn4sKGYJQTslLIvz4cSMYRKUF+jTx3bdF",
-	"LoGUUcx0I6QLnwW8CeaUEV8g/FnkWgA3X4sgOplJKCouVCo2AKTuIThzidzq2FRbhHbNYFuE+5Uo6+Or",
-	"zybAiXHin2gED2gmVS6ViHCWBS/TCRRgB6y0KHeOo94KZTh5e14Ntbbz/dTru5qFflvulXaIXdhbPW24",
-	"ynheKNF7t37DVpPinmbDuQLuP6BGyQXXImPBq/PLsMfOjcbcVGvGaZg6QjwB1EmaFhzTuCiyzVusjzCc",
-	"3W6aj4Hv4L/vEyXzQIU6V/YNcGOBUCnvbQs1kC8TwXMz+W1DVlCVZHo9kbmoJw3iedPsh8vLt8fMFHNX",
-	"PysTwISi0sXqTvhemB+o0QfUNbCJdRvC9V9qxnN5Je4N0r5xdV/KKwH42llZDMXDrOc7vaev0i48JcpN",
-	"kuCydnHQ4yy4ODs5fXVmldhzZcTYqvBxJ+yxlwWH8hee5w5QMmTlDUuuALAlDVXl47FKsK2ECaxSCTCH",
-	"hRXXSWZ3NxAJlOl3cacWtsTe997puJOgCyjJuOFdOyRHxSKz7+IOoi8rQgEEYMYdAhS7Nq10grR0aJxV",
-	"H+Mz2bXNVoVaMBsWO03wUCwDDUm4/sVMDOdj8vD6PyKko5sVUw6Y5jeK5QXPoqrUCUzXjxcvgQwt4aNR",
-	"gmAsmvhYlWJWlATIQgLJIPFUnHZyEvZd40shAeMgoxdTvc28VKJRw9XVVARKgO6Ml2bhYEZLlV2D5C03",
-	"k+/2NgC98FotFBz3PuRdQ63jhH0XqwQ/2yC2DB2xxESOJ8DiABPUUFlyh0KDcWlhgAYSemgvGaQq9p8/",
-	"xRmGiihVTe0eO3HvVKm2QqMayt6LmWFBjRSBXUulw+PaVEsdK6QTwGUgRskEB9PTV2kCvIjSBBXRTcTq",
-	"fYoYn8m/cC0iBlvkAySMj4WBMuvnWRBCEro1wOezYA6ZVhEGGEKoCLhSYfTY8boiau734n1E5QAjoMOI",
-	"UMP/kMAGHQtzyg0P7MdwA5xjHRfXXfuPCdc1nlPIgXJb7McyB15F2JDQ5wBGANMZhEmsAt8dv6t/nYu5",
-	"yECDgo09kkrqCZCPJvYA9K/SoDZfVN49tPtSGslzqanQ7FjEikoh87GnZ6U8dpn12Aue55rN5vbrMB3V",
-	"0vyn7UTiSLKrQwxH0KoyPFajuSKG7aJkyb8wahixXq/Hy7H+JQmJ2nuW84XIelZEDedjKrfJ8mJs1cdR",
-	"AUfumpdKqrFu0AaJkbxhyb/0VfpLcuzINYG2J7+2ezUvxmORHXvQVu3sI4mAmdj1Z1IRhA5UY+DxrCHE",
-	"FZsAv2MrRvzsko+BHqYJFmfBs/3D8JiNf5OzLrkL/ArGCiPYlMJuNbweew1gwzIjeeHvcil0m5P8e2Eu",
-	"cSRer9uN/qmB+r4dJH4CXT2zIwGV705h2maPK4z1Dm+9Lswrwl9vAWxevmm1m6sH0wE23f191Ns8dHhk",
-	"FTt7M63qD0m0xL1pVX2pxr1bN8JJLrn+shu23w0sAGA4GFvhw2yNzfD2NzOhnHcigSgaeOaTJxr/CXoI",
-	"Zn0hWzP55NkSXM357c1y3Dx24g2feKLXAoYaf+96+BDuxbd/f3EWAYaIrnHn3hYq08jC4vH2PH2PqHMY",
-	"ej0s+JPb1i1RCmmYnliBTMCkAG7qCJeG2ItmBUQnPdeRy2g7UY68J2JzjRQgjoyUUAEIvuek9HBQi3WB",
-	"RMttMhag8OSZ2QKWdDuw56OxLY+ACfhjpctVUWcKzT9GhP8+QO3rEDCXSzvf7vMjNpVAsV5FPTCoD9u/",
-	"xivVcmSIvBei9BqVi2ZCjLjhqckXcM/cErMHnWjLwP0xMCtiBt2QVzmo9tQBfieg5LqljB2vrYIbkEoT",
-	"kNgIj2N1uP/M5dw6YlfHrG0NjtXvWeGDM/Rs/9lypkvF7uZo1igPYN1pf1xYEDS5Y0xoF2GxDa8t4EPO",
-	"VedxMPR/UMTRg8gvl56z4fh+RgLN6zFeXmz0cXlVw+kiVI/VJ+4JHyYm+F5QKbw+Dx0ixC42HEbuP0nb",
-	"8MIycFgmPs+kUKmI8OpfRAxAs+GqmGymDdayjo2AJHf7yByUxYJ8PC7NyohyKhXPj1vFm1TaENXkZrGE",
-	"TTixeYtYeuGm/J4UkQ0w37u8B5b3nV+sx+wfWn3640nEP468usBt7hl7W82Lz0xiTYUp5YZI8tuymAoz",
-	"EXPNjLgxVmxAkTMoZ+PT0ibGzFwkXw9MYXjuS9K0PDLIKNFogKX2dBKr4YKVBRSoRjcY+ZG5mevj2meQ",
-	"OWTgeGhdW8MFEULaI+FcjUnEklxwLCNd404e4B9ZAsyvVUXs0CdkQNG4Y/Z9wcq5gpJpQLtK4RmaMyii",
-	"UmhhrTJTsEUxL2M1LZQ0BZYFW5PT8b0wr2jWtwtoz3Iu1R3ii66fjxJFqm2UqR/dA7gKiplQfCZ7Lu62",
-	"nlBjPsxRkbbn9OTtuQdEQEz5b/03r1udRfS0/f1jI4FbYfOWe/c4y4V1cGYilSPqPwvskMOHXbUFR2zG",
-	"XVftv05evdy0avb33VbN9eizXTU75AdaNYiybBuEp+CLryDqeKBdmQucYIhtIx2CKyOAFALASyOgKpWO",
-	"ABbEnu8/a13rC+zWg9YS59kCq261Q914tkBO+/IKIiajkUzvkYCOlJfHGMtr4Nrm2eKYSjFoimMirVUF",
-	"maC6Ho+z0S886dcDghIevVrIpQtWeIfyitNpQ5+SyJ0cwD5BkV+AAvDczlI2T80THasXL89ZKcZS226h",
-	"hUV8woGyVhY25Hj2sToCWI0pFeslNQeq1tYPsWM/78XqtbjGGre0FL5ycUL9R2gA+KNrtSG7Fc+7FsZA",
-	"uBJbuJXC20VtvvB4f+Hx/rx5vLEqiT+5L16eP0E0Y/gZMnzD1JRX7XRul560DiWBduHdOjg5SKb8vbB2",
-	"VuIeQECXNRiP9vbyIuX5pNDm6Jv9b/Zha8/LvHPU2QNBSxO2SpwigSrSWno6wpLpBFCwpp72iBqX+OdC",
-	"nvaZ4QKxYxClEyoDC4ocMr4u14douc2f7Bi5x4cgckcJkflS6dIg3ZTD9vmMebrsWj56UUD1bAjYUVe9",
-	"MZxAKR6usm4uFYCGSBGtaABavrjMZzYV5VhkLJca86NcGS/crbXPEQ19y8A9rTNZyTh+kvAVX2eEANKS",
-	"50RdaB8n0k7NAlcfFB2P4LgMa83X6FVXu3CukNds9aJxJ6n2JX+4Vr+D+ExUOoBVdEXfdgGT9lh5rZWa",
-	"otK+CO4LUOCDMItVOC9YG+kOfR/q/vKmMypWLtPBbkoo1+/qMidvzk9fDM77/R/PLpJmEhsLoMo/1VWx",
-	"CgUU1CoyQeFfGho6n27ZWnbmiRbOU70tYTZwpFy7odeXu+LW+fDLh/8LAAD//w==",
+	"7L39chu5tS/6KiienDI5u0lRlj07piqVo5HtjE/8dSx5khzTmw2xQRJRE2AaaEnM2FX7r/sAt27VfYPz",
+	"IvdN9pPcwloAGv1FUrLk8WS0ayex2N34XFhYn7/1c2cqlyspmNCqM/q5s2A0YRn882g6ZUodS6EzmR6l",
+	"qbz8sXiYMDXN+EpzKTqjzjv2j5wpTezXhJKzTF4qlpElXRPFRDLoRB01XbAlNV/r9Yp1Rh2lMy7mnc+f",
+	"o4bOXjG9kElDZ/ZBpZNcMSIF0QtGMplrdv0O32R8zkW9v1PTJE7wgSIxvhZH5HLBBFFyycgqk/OMLknK",
+	"lVaEa9J1I4OhKCJFuu5da0Sv6NXRnNUHc8KmUtQmP6XTBYO5rzI2S/l8oQkV6pJljZ1yodmcZdDrsfnU",
+	"dlrvLl7lZymfRmRJr/p0zv5w8P1wGJtGzYrwjCWdkc5ytnlmpnkm9DMxlYn5rd7N/J98FeOKmllMU86E",
+	"JnQ6ZStY0UNCz5T5SeoFyy652rq/T9kqY1OKHVT7e5sxaM13ePT2BTlna8IVWdLsnCVkJs3uaWjgkMT/",
+	"Y5wPhwfT94JfEYV7AL+wmMgZNGG+42JOuu+eH5Mn//7ocWXDV1Rrlpne/+N/fBj2n3z8t991ooaBPzul",
+	"DSt0ojMp5uSCpjyhWmauV3zngSJTXOPrbs1LLs5vY31weRI5VZM8S3FpDknG0j8kxUbE2zbtHdPZ+mim",
+	"WdZO+VqSS8o1OWMzmZmTqbM1F/PNE19ywZf5sjMaRk2H4CQXiulbWIcfT0/f9hOqmdsf94gkjCYpFwzp",
+	"4/ePnzzayhB+otm64awcwanou9N07dP413dUs5d8yTX8V70H+NlPgGrWT+GXs3x6zjTpWmaoyMqwHy5y",
+	"zXpftPzFiN6xJeWikUe8c72mbKYJt4wizzLYIC4SeXlrg2gkhvDsB6yqNAJiCEarLxwIzvTF0/aLlicR",
+	"0fScCTLL5BI3qrii/tq37/VfPLVcVVHBIsJSxcicCWZ2NRmQ/5VLzcyFpSVR+Wolsy0MZEmvXjIx14vO",
+	"aP/h7yMzFf93nZl9jjormtEl04FIsdp+D9jNNdcpmTOt4C/zqM/MpyyxbM+M1dzYVmrpRB1Bl2YElSOy",
+	"5Zy9mL2Wgr2ierqoD+lIkNiw5JjoBVfuZlrINFGHuLRcG3bg6MAMFa9e8+vB8BG55Hohc22ubJmsW8f8",
+	"YtY3w+jjODaP+C0KHC+S+nhf50uW8amXSXjie1xRvSj6W/k2Nm34TGZLqpFCv3/UiQri3W8k3lOm9FOq",
+	"aX1gz640E4pLMSCx6SUmGaMJykZEG6JmF0YKJd2Yq4n5Ie4RLpRmNDHMKGM0JVIw5efzj5xl62JC5pPS",
+	"uiVsRvNUd0Yzmirmh3smZcqoQPq0p+YHmXAGJPpiLiSshJGM4Uo1/6SrVcrxEtv7u0KRoujodxmbdUad",
+	"/7ZXyNJ7+FTt2fbsgcROywvzBv5BU0JFQji+PiDHQGiG9KkGCdosT7Z2x5xQRf7nyZvXXsAmVBC2XOk1",
+	"kWd/Z1NNuvHPn+NeRGQ2FrGVwPqn6xUbkepsYqBRIiRQ6KGlVOyaKyKkIV7ozbaNBK7Io+FwMBYdXEi1",
+	"kkLhIv5A/YRvax3fplQbYnyWZTJrWsYXAoQjv0Ddlf2CMHHBUrliEYmLgUE7Mdxbgc4Tcs62EdnX9wI+",
+	"DcM5TvkLYUQ8muIgb2vqxynfOvvnlKd55lUgxbILPmVE8YQ1rERvQAKthvDEbLPlupXbA2cbEarHwjw2",
+	"pCZnJGZmJIMlU4rOWUy6sRMLJjwZERQHeYKCYC/uIXEL913CNOWpGhTfxIaQqnvhbuS+l1Q2b0hZsDF3",
+	"adBGSbbYrZ3ik1pbVkTYtR3zOrbxJfT1XtALylN6lrKvSl2GWBKq6RlVzJBKLjJGpwszDiIzoqUkKpWX",
+	"zWcOd9zc2zGJLWFO8mImcRTKL4YYqbkVCCWPh8PeYelhwhNgR2pl6LAkmyZzpgcENAhCjQpBYvijD/pE",
+	"7CW37uPqoQ9e27YngYJSoYh7CgU9f5by6Vdk+q5HhTeYuQOvuNJGD8/YVGZJM0m6z27/EnhK1eJM0ix5",
+	"S+fVM6rZld5b6GVaXoAGqbnp9Nl2yYrOWWXAYMPptxtxhOwrLTMWj9BGROeMTGmWcabsbaGMYPZAkeOT",
+	"d8+JludM3NDG0z9h0zzjet1/K1M+bdBfT+DfKiJKr1Om4GKY0jS1kqDVZ7iCO4xlh0YsmWV0uVXHr63j",
+	"56jzXGZnPEmY+HokaXaLTqcyF0YXy2TKSCKZlaJSwyXN7CLgm8DZlMyzKbM3MBVg4SKXMjtXKzplzQTs",
+	"53X7FPzj6auXt0i8R0huM5kRSlYsU1LAPJ39cmCYzt3ITbcsNEUkduM8AdK0a3+INijkQGd0ei5ns1vc",
+	"D2DPLPn1iNR4Y1vJkCi6VuTSahKXmcRTHKxNxVC7aWnCVwPb5aZP4J2ShW/T2/at+6u9jQp/AX76E5Dg",
+	"NGMJE5rTlJzlGpjpDDgoV5vJs8opPeO19o+xOGOpFHMwLNOA714upGJEXgqWOX5uSFjlIHuyhHTLkq19",
+	"Z+JfiCNgCWMhs8AGdM7W5krTCyOjwOCNmMKSXk3/uT8Yv6KD8Scp2Nc7E++YNjKQUcZXkosW0jdjauTJ",
+	"gi6t5JexVUqnbGk9R/fa97Z9/teTVNotQbgUIJbfE8cuxPFa6ucyF8nXo4vXcA/mokXPdQNq1RLud7G+",
+	"i2/pOpU0OZXyJc3mX5Wr4yEE4zs9kxeMfP+I/Jn/0Ly5lXHe7/E19vi9oLleyIz/8xZdPWGjsBs/yGTd",
+	"fGpJrsB4Goi1DVZ6kFWpYdpw27vgg65RupOQFOiKT87ZeuKiDSbOSnJPDzvTw60b1n9hq3qvUDMuaaFn",
+	"gL3t3qT+66FPcf6UA7O4PUYVNrqROjM2Y1lGU5JycW5IVOeZYAmRs1kDFzIvTRLbbhyRVZobrXrVT9kF",
+	"S0mscohwjIEEY+c6BDol05RPz0uEes+4NhLGr0/WvPFUvyWBDOOSDHv8IpnsxmvhiegW2UHQZvtSUG0n",
+	"zpKGo2+ujYl93Hbz7HCT3N8id8Msgh1+c5Trxa2RDrS2I9HAuwTklojEHH0LEyuGVIkmkYLdE8wXEExl",
+	"20/ZlW7y6K1SysU1XXrlbaXo4INMBx8YBs0S08P9vt7BvjKacMGUuhtrZHPzbcrsRtNk7aLgtskJ8IHY",
+	"XB1mwyZACxO7+zHZH94rrltYutukE+dvurX9P0JPlm94o4pwztYPlI82vrEvrW7SqLnT7iliR4q4E+NW",
+	"Y+s7WrmajVZOAjhn67hq6oIv7s1at0ILt27YOkEWHzS9kQ52NnPVKKQ5WLT5xnh865Gi9zLIXdFmwjM2",
+	"bciwOpZCc5EzQjWJX8ogaTDYB/d7/fO/LFiGGrrLjZ1D4B270tePHDyhKfs2Y67QfVs2AFe1KXOwYiEn",
+	"VOuMn+Wwjr37wKtf4WkxdPj146oNz451RoWiU7h5eRIb3k3TjNFkXXgTXB4mTVOWBYLgNp/FWMRJjsNn",
+	"k6AjCFXJGIUEJ2swHlSzRhRNGYwI0vAs27cDMs/uQ6l+taT+a4mvqXDfklLbu4+puSVq+CWcHMBB8I6F",
+	"6NI6G8SdLCu+24lESD0B98n9RfyrpcdfdWhQlSBX+NJESzlJzWv3WvUOJHD75radhLFbMrPViWUstoex",
+	"u7jh+G8yL1peUEXOGBNF+4PQixPEto8FNTq4RWop0qEWLF2RXGie4q0L7Sguhfk45TPNkvus4B1o8luJ",
+	"ZgOr3daLMA8abjb83ce33TJ5rDJpFKmvG952DIgo0zUc9fj9yVNzAz17/w6NEz+9fhrvRCwWl4Ylk6lt",
+	"sOornhp9sRYwdC9V/Srok88FS140WPPwCUjbEq4HnwJ9CGBndUMh6cZ7/qUaZ2i3G5byq6+b93zCdP9Y",
+	"ynPOmhuOMzbTGZ2eT2yWdUym8Drpxj9qvXoj0rU5GCd0yU64Zn94Sa/gbzbNMxYbjXSh9UpF5N9JQteq",
+	"dwNTpqY6V7+KyKEBeS2rCCSgkxtpQuaaPVDk0cMn96b5TeEBuN/ftlDQ23rt70YLw/1/eQEAYLUMB2EZ",
+	"Yids2k16QZV/6ZoYEwWo2iZsiU1jL4GJBqAQIeLbxu8rQKEBHOamz+CdADBx07vwzhdeWqXdeC31K5nw",
+	"GWdJ8w2AkHEA0blak25cAnqLewF43G0u/be4bnfCknYx6VlW5DTXjVk3EYlrXM5InKmcA3DFnHJxiwG9",
+	"v53Mk6+fSXIbm3LrOD5bV/2Q2JBKgM5Q8quuGwzb0pFF7GyIBavzudLVPSI0MDrZU2fGt8rkimXaQi0y",
+	"1xZN0zezzujDZqqGPgKhI/q50p4hSWhX5MvO6EOnZsrqfGwCXLa/ILRh5/NHBwuJAvYHO8yPtRejzlGS",
+	"cMRudJCX1P/yNhgaCukVj1PGWB+P1pXOKBDGgMSaKT1Zwtla0uxcERpgYx6S2FoAwRFRpPF7sE+Bb5sG",
+	"zHqLPLWcBYdQXq+ira0glskLscphzn6ATeC05qCXhxyieUaEXU3T3NCER621mJ8A9UqFfbCia5kjim51",
+	"BjUMz6ZtWfE/s/UzS4x2psG8E7tZG2MgoY0XYiY7VXqAzz+29gvf1Pq0NooJ1SVU1YRq1td8yepQ4FFn",
+	"SdV5k1ARZ3ryX//5f2KfypdSpckjMl3QjE41y2Dlas0541kTtHYAcV2Ht15SAZjja49mvZ228PNrTRca",
+	"Z5Oz9a6fVPal6DJsq75Rtc9glaNwi4LF2rDRSuUs2U5m5V+tKbNZVBTs0qx/RNRCXgoERFuwjDXu55eR",
+	"1Oa1dKOMGpdn65q2H5EiHqm+Aj8CNprlCSA6uPAlNO5VTlTKp+eWd7VwiWLeK5ppwTL7eg3UuOV7D2wc",
+	"VXjlDRpQoJSXric/OZzbBVdwc3SiTi6Chx+3Eb5tOiqWpDTh0uCbNuV4Qbn4iWWJDTFqWOetIaGarVwL",
+	"n6NOymhyzU8URQF4508qi4DDtF3b5honm/KjXC+OaZqe0el5EN9XnjZPJoCD2IgI/mbFxIun5FgKwaaa",
+	"uHeLa20qxYzP84wlhBs2kTWeYLNxbPthxNeiYki1eUWdq/5c9u2PRlkYvKOXr9Bt1zhrBGvelWmxJeVp",
+	"w0CbyNrsW8o0uwbdYvM35yp2dm9lml53ZjS5MH+odt5QP8rtq8GuVjxjyrLkWnSqhbWXczBqG4KxHxjq",
+	"2I2B19fbiLaIce9X3g2kiXdEnRayDnArwyFGJGMu61tMXfCp6yoedHbc5S/e3RNNM33t7c31YpJnafN0",
+	"QcsyW5IrlhG5YgJc6qjpl/Ykz3jTbpT3e7cdXMk0bR7S0ZmSaa4Zef/uJWBs/+nZKdmjK753sb83Tfme",
+	"mc2e+T4uwO+sV2GX0V6T3fi1C8ZcmvIXbSlcOu+YAoD+2rYVt18xXC/zR51prrRcssxJUvWpLmSmJ04h",
+	"rB+B9aqkKU7NYBoPy0VxLW4E0Q6v0OoyQKOlMVVmUHQTdRov/tLKvRBct15bNX62o1o3lcslB0qaZJZK",
+	"Ns7Xv/6OatbUilvi3Voxuj02IM85myR51qKqPKVrdUgU08owIXgZK69MErpWwI6W9AorVBx8/3hYLlix",
+	"XUxL5NImxG4a+FN4y0/bDXeylEIv1Nav7euv4G3fCpax2HY64S0/zvqS17fyRtICEtk1me0m1caZKCyI",
+	"0W4qTrEbdTZaEsibVSn7zgMF9XKMPkGwgcbOXIsqzefb9yHoPwrUpVIjfgJfxCnL1tydzWUVI3DNWuat",
+	"b5WtxRj7+oOiVMP2xQne3T512+HWF9vscB+b7Kz1rBk5I5Qcv3xBHg+HUSmHpqkYhVt73E61/ShwzZYN",
+	"q1YcxgZextUqpWtLk0Tl04Uh0vhg+N8xRuZ3Dx8PbLm9W9H+NxynnYXfFi7lNU7VVGcwlFs3Uw4cpyqP",
+	"KxTcYjWDDrfYJvwPNMvo+lpHz0ZOXJcPTjW/YJPNC5IINUHPSDP/evr6xJUwgDo8q0xelK29DxTBFarb",
+	"RtwmVeyGExeLMnDl+sznto5hE8FU5aTTv542S0k0zZs6dP31L1jGZ9aZ9QfsvDwT0DVaR9J8B9r7Djtv",
+	"2kGzxthzo282yxnqNOWhmJU//eupLyARF1sV98AsBWH8A/KXBU+ZLf8lpI7gejEE41M/UinPw/wkkq8i",
+	"QjVZSqWxa2oL6EEtPTuG4LwHMu+Gw9t+JlE3nBTnRjVWDDtjUFAyeA2C9tZMkxXliWFGGbtgmUJD3LXN",
+	"Y/UPMjZlQk/Q/N9idFKTh48WzacnZTTZ8FjRlLU+bjIc4cthu2EjTbRlFnnFJtMFzeZMTZjwEG1tVEZJ",
+	"yi9YfykTo3mul0x4H8l0wabnMtfE6dVJRLi4kHzKYAN6EeFakRPokyg+F1TnGSOOuKMiGNssLL+wlvuA",
+	"sKPAmGr2U0jdTGduYmjbatbANslCVeZdOoQlvtfQV+u6VikmqnHZZmpv2rpLmgku5qp0bW8Spf6CH3zR",
+	"VXLKlH5mxh6obhVuCVMDKR71eylY4EmDQOlYQwE30Fdjv8VqLfSCaT7FBw2eVt9ySettMJlGRkX6GO1g",
+	"Ub+R87BR796xz8830WOCZd92iVOx3kGsrrSZpxpk6y2fhNaOzx+/ARq8md0F6Wh3Q+nOZNckVNisk8aL",
+	"zXG5HZhTMIhgAkETUdkT47ptWcPpOaxgg/XOYlja9MDAsV0/jxafYOIu7q2nLXR21R9KccGydmMZCsdH",
+	"11EUGAT1SLXT4Ozbbp+3vr+JLJoIYc7kZMr1eqfG4WWZC53t/n7G5lZB2/r6zrS/onPmzLxbW0WcVZbt",
+	"/IG1+u7q/jT7rDRdrupk+zyTSxIjffnX4l0dEk3aW+nAFT2X3JPB+IOlqixEeTNLWxUQRZn+QtqNyucs",
+	"PCjhqWg96BuMrC7KZ7JTLEk5TOhz1KGzGU851azZEfA8T9M1+UdOU5CawB/QBYsFNMl6rjh3SkHiAUdG",
+	"BFkRGHiMhTzpbBYTKJJLfBnmQbMbA2vmTUI2U+VusbqY+hfiEsyKQ4VAOIbujGdKO0RfLjBlYSuNplTM",
+	"c8vvd/Dnz9lEc51e4/W7O4zTjDExyRi4b3blJDc4wv+0RWa2vpwboqfzxnvKFiQuAn6KwuHyUpD3imX9",
+	"ozkUuUasAq7ICuvg77SPF5xdrmSmJ4r/c5fRViNPSkfjRrbrTf7tdgo/0TJDbR6XBai4b9SLdZX20fHQ",
+	"bJar+SSaYI4g/yflM2Z21XRoXiRdZyNXTJvjGBFbwZp8j3CIDVakHdiPkfpeyYQ55hPIVRVV1YUOeniK",
+	"1jiaaWMAYA0y/IEiMbq9zF/NhkwL8hKIAoZMPjappncmNLsxlO6ohq1svCoaXGG1lXkrFTfqKhFobMFq",
+	"pdYQ9IgkbMqXNCVQjEmNyIplRtkFBc/923SsSDe2f8fRWMQZm+aZWciJ+3XkW90fDnsRWdK/y4y4zEmS",
+	"C64VNDvjVyzxjcJfiK3mWsSfRmMRNGj+rzcg7xhNCLuiU52uCVXkMuNaM0G6gl0wo5JmMp8vCCWzVFJt",
+	"K5tB7KfiF+yVc8ghOyjEDJkbLhE48GyPgQ9v6DcAF7K8AacVkdIuipFlzGRQ6C8vWOk3fKtJBD0GycH0",
+	"0Sr9A2xId+pf7O2kCdAlhChPnRlsB8mynYW9ztPUVtqE0XhQpLM1iUOPc0xoKgXbiZ/fQH1w5NYcI9Ms",
+	"/ft1a1z/ncVuDtYl3M9mdcia3iatHgnYIsMOZDYJFd6GhCmasgd1hJhmNkfTQkW6voAOn5tFv3PRvESR",
+	"wV6GU6itYuOaVXZjm8z9lPJ0Dcfr2IygzSi86ynxBLXrF4mNe6jv8/vTY3ND11a+aZ/BgrxTj3XDDXM7",
+	"oZwpulOeyA7Ldh1X5cYghcpu1K5QI0g0eb/MPAzN1thFo6GBanYqd3pVW1Vsi7nHd+8bt5/u5oO3s2pc",
+	"aHZx5NLCnsts2UigBbtoEA0TsGunKRMtZq3yK5Ml0wvZ3Fh7DGKrM0hIMW2zpiEi5yTPeGuUZ0tsStMy",
+	"vUhO5TkTrfqzH/zWy2dHA9m2cbSdiDDIdxv7bIu9xa6go5tSRTstWMdJ1vjGPKPBTXrdXf28YSLtK0ZB",
+	"UG5dtSI+sOSqDC/oZMPH8KRtRlVFMRxJ6dOgk9J4GrcuiORq5P1nGRXJA0UU1wxDiBZGGDaESbpGuVkN",
+	"2BVdrlI2mMpl3BsRIcmK6kWEppeIGGWYyIwARpMq/L8PHx+MRZCzQ45ICrDNcxIvtF6N9vYwDATwH+Av",
+	"KhJCic4oT+G1vZh0obb2islVysiKKs16hGZG9lvKC5YAKPJYFGPmiigNBgAuSCovWUamVFnIzBXVmmVm",
+	"6v/RhV7/ONrb6/3xw1H/f9P+P4f9Jx+7xb/7H38eRt/vfw6e9v7YHY8H13i9993eH3/XxO2bYuSaEs5Q",
+	"tkA9ZkQw/o5Q4oTdB8q5WhU5Z2xl/jLvYy6lV/MHJB7GpGv+lhmfc0FTcvzyxQM1FuOO09PHnR75g9fa",
+	"XQAbVSSuxP+NiGFXsQOTdF59cnSmwNsrM3ghIpcLPl2MBVg4FRAXvNEbFbYBKcA4u8cF1/EhyQ3BiDkE",
+	"Y5P47dHp8Y8+Qtj2o/Z+tv96kXyOcV8LjephVZ3aHhIJAWTHjQr/icYqhmAzmBEqXHkXLsiZ1AsffaUi",
+	"M2CjHa7xFfM6/glQDiOSGZ2Sa9yPyCyc8NBkrlTYgJwuuLLhFmaXU6lYAprViFAI+YOhLOmanDFCE4tQ",
+	"S8WaZCxlVLHIniFkymMBWLNAMeZDrgtwsnMhL43iZLYQy5o8UOTH09O3NsgDQT6VOVNmABEq63YPIiiW",
+	"tuBqLFCgMmrCVd/Hw8C8+qZPFRN2pRH2bDAWY/GJmLUmnwgGH5FP5BWjYNT9NBaf+v2+/495t478/Ik8",
+	"Gg7JJ3JEZpylSVTYfg0zAQBBrghozGJOIL0vNcIXS8DDjEmlLn8bE+cbK/rz6WJAcAwVoGk/hBOashHm",
+	"w9jziHEMwcswPC1Y1nfGr4ylcJjUgq/MgOxzMpV5ipDuZ4a7KZkCe2vONMdxlZDGYFT75BNpqr45cgsS",
+	"hcuRC0MEwozCJlRAdqTMygkSoHBX4lvJJYCRU9GUUwEUzFgw0rAWgh+oB/EflZJ8XQ/FLgaDNoNxw64D",
+	"qmBn7WhqvuuGiF1zuZjTZjbQfUkSRpOUC3ZYwiFEBMKMzZlgGdVMmYPVNpqZK9CPvR+QT2Tnkv8jQs3+",
+	"F6FTZvp+HBGhJJMWzFXmGo/yFMmOCsvqS2vrTz9NU3kZQXgWHpTjk3fPcff8MtaQEv0EwlyaEIDxsABB",
+	"RCKaA1KiRZUoAyMWh8vhxkLzj2zzSOuRJSvrTIBALSjE5JsC345rCxWKiWkSJujG/Ng1Wv5WsQxK3hlK",
+	"gy9dO1MLSI5fPyGGZ+Evypo2BXFOJR9HRwmYgrGWpHMZaQpHKHx/yZZnLPP00QwT7js2PKYOS56LhGXN",
+	"+L1N+OLY01wKBg3vG+b1zNXWtxhFTSX04SwEJfRtQ+VCmL7FLRU1W+pgth6cOn4r9HQAnKOxcKFDTQK4",
+	"rYJJFgh7S5ZwaiOQTFuPq21BELV5XrRXkIvZg6ZWPW6fafPhQ7dp0634gM0wf7aHEnAYtGzI4VRKssT7",
+	"HoatvgCLpGXdK2jf5BN5DLfdBgzxpsL7gIbAVtqNwXzOEqKlnWgQjRm7rpvQVqB/x3R2ghf5EnAWMxDQ",
+	"qkDlAUGxJH/UZPmo0yz2QKAVKr8NbSxR5AHD+t2LMUWI+ejRcPg58gMrCzalcf1isk3rYENppzTUb0rg",
+	"KQ1/Pxh+IAKVRn/rUlDrCFrlotJ4voZo1DpELyyVhvSNy0ul2RyEC14D6Kku9BcLUa19e7Gq1uf1JKtS",
+	"B4+CDuqyVr2nbeJWqfHHQeNOACs1eQcyWGkAT4IBNEplNQa5UTAry2UNYllr50ZQK/V1E1ktbH0/5KMl",
+	"6a2BOr5cgGvtuibSVTjhDlJdqe2D0vXQJOe1d7Bd1Ct19bilq8B/WKGNkvz3/uRpRJ69f2fO2U+vn7YC",
+	"PPsOHz4MOgxlwfKO3UQcDISfdmGwNJYnpXssFA9Lo/kyCXGDgBiO5nFJKGiQGGskfUtCY+OyPe6Vx3YA",
+	"0e9gUnxaZJqWrYrPliu9JrlImQJqa0T/abRHxkfHx2/evz6d/PDyzfGfnz2NXTREFYyOdM8YFPfZVvyg",
+	"B3nDZreOX76wV8KCKkLTSyM/omGwlBUVOmDCjNnySN+IMBtVl8oFtccPtLYE4R6Phk+iejEs0oUcawj3",
+	"4zosHdFUuKtXcnJvcF3XPCk/MppiZfHyTtURS+T5ztgwTS4bl0/SEINjrzmf7W2jrYAGRL5kGZ/abNtD",
+	"MMGTqundzF4KZvNAautwLSyBn0N3yodh/8nHf2twdZjjYEMyA3/p7jiCR4LIFb7qSQj4NxYDwYtcgUuI",
+	"YzcBeQWLitL3n9l6R4RHpDMrmlfxmL8uzmOoOdwywuNLRhNXML/CakBaywLbaddGa/ZGLjAac/0gkAM2",
+	"IAD5smVPKAp9wZsQ/Jlipu9yQGIXwu7sdY2N4zdm5d2aVEYXxMI7YbQpzMpMtzXADUa3S0zbTgFq0Nrt",
+	"BKjdevpLFV6mdRLhhnbDfenB/HYafnM8HCRHffxqCSi3nU9ihv8NpJNUUHZ2z/8wB6E1UfOEicSlzHCI",
+	"mi2TLtin9KIh2PNL80baT9ZPNM2ZSwtpDVfffpY2Uj44PK3L175IOHAsQjWkJffzFbrRwS8KmfnwyMgh",
+	"Zu92SwXx8UGVzIWlBUEIbGw7tHf9vFHc/dYQmDKG5cYdDF5tWN3tmXU3CO+Ho3djmMrW5IDYLAoBM64R",
+	"LFFFn+UpVC+RWQNDBA6Pn3k+T1X4ivXnF9ZROPrK3YlYffMHRjOWIUPF/iHgQ9pLr0QMcQuuj4fWrAfm",
+	"Y2YL6ZoF6SEcEU6lds0atY2S+r0foDZsS2D4tnId3F4XNFPjmCGtN/JJWyrpy8GOAwCF+mJc49L7pXFe",
+	"nX1oA+qgRxqBmDJEIvojnc0sMEqRMGPxUJr1Qf9WS90hyP4DDtz4fb5KrrlHTZdzMIp2zNlicyvLU8Fc",
+	"DobURmvH8H6d4rbse6i3NaCFbFjKA8Npvn9EUmZUORWRhM+5VhGJJ+in7BeCP6EkoyKRSyIF3nSFm0yt",
+	"zCL2EWOhjp0dKIo+PG7S//jzQfT9o8+/27oXwfTbVu6pNWheS71rNXUOyJ8ZW6FhRMtVP2UXLCWx5S0j",
+	"MqOpYhivGPvora+uGJYtuVttDgsumijv4xYsgjpTh9l/jLaFqjdx4g2qKBfnX4ZpjzXrdsWLMG+/5Epv",
+	"73On68kVzLsZeIX5+v0qaTz7G26Oqp4vqpQQ9CDnvCWA+wax9tcJmH8p5zLXLbHjKpttClGvNfaKXRuQ",
+	"Hm2e15n2jtdxozbXAvXsLwy1AUzvJmDNd4p5dzuoduVpbQewizreZbtxtcC1ppqQqKm2Th1w0aXyUkUF",
+	"/KCTsUcpV9pot4aNqtFlxjUzf56ztRoVHmzg634ILRByxdBvsoet628msI3xvAIL6DvzZi2FoDQWv0PQ",
+	"auTX79qIgu5ElfYpIPCbo4HiXFrPcLvNrSiyzMUFVGJcsUxJQVI5V1Ww692F3RsJ+q1s5Qt3ExsOts+v",
+	"yVaASGy1Tbj0I/YTdF0t6dVLJuZ60RkdPBxGdzul9oF/mVhgieqaRHiLooEbwE2Fg2ABQy/TpWAZcNcl",
+	"sFsqaLqG4LIznqZmf5rMq2+Ocr141gyN68XVOk2bJ5PSudt2JbQLem9RmL8ltfpLL/HtiK+Ta4M/XvsD",
+	"D3DXgq/osQ5tPB0gpnr0UQTR6/ctal5my1RxrarIeQpjiJQmXbvYLgMErT4WN7iuHMWZ7vu2+qjH+6Jc",
+	"idXjeyMHFgowCSsKfkqRhGGAQivSLUaOMgICM9if3DUS93z9p8IPh5WzyBxq7jJ6ASktMtcD8tzoJLBQ",
+	"mHbj+qSY4UZokqgmQMgNkozjTiVVv4Eowv3byoot9d8BL3Z0HLzosqHc3/s7Is+2S7F2+F/GkR0H2JkD",
+	"2g9ukSf7IdyUKb/FtLu3DhagwWaTyQueIKPzbktA/9wdhXIHK9bWNi7Z2ULK84li04zpiS3R22CRte81",
+	"Gvb+AtGvWhKMQ7Mxkjj1B4rYb7dXS/GL0jiu8iC2Wsyqe/ClVFnZ0RvTQpsmv4EiPm7duGYzqH2HMBsh",
+	"CFbXOaTT4WekG18uFJtO0Fpl7XxEZtbSV7Hj4bv79OHZwbScMItPguzWf/vdzXe7eRmrhQA2wd5DkqWz",
+	"59VNb27DK05+jGqC0BgpfD6nraoRhqK0Z44W4/Xy0s5lCqxdr+T8aPbXNKCXhRHhRfHCsGTh7QOtbjLY",
+	"1Wc2ajNYbhpPkX4LUJs+Zm7rNy6+bpNX78d8SUXfyA/g1bXvHZJETnNzZFnifsMIFvT+NjoUmjHnYSRk",
+	"mlKlnHfaps8GwSo/eGf7MxszWavA3Ik6z13su/vhtdTPZS78C68gaPq11EcY4uJ+d3HR7u8/ScHcv99i",
+	"xO2plC9pNmdF/z6C9RVLOD1dr4JnlrObpXgmNNdr9+iFjf08AWkxGOcLwz5wQd2vJxiZGZQaflYhpSY7",
+	"U/3IhynJYar34ydPAsfHo+Fwq4HOG6SslFNYpR3ZWbiKRmpHee92jHY2RmmCGQdlI9d2C5NN4yhqXW4V",
+	"AQI3ZxW6rwlZqFYqqY5hVkMpu63SSNuHd7uFQRpqG20EYXjgQBjkzIEthGUFMFS4BNCAcKGKpswGZRYg",
+	"C4OdrFA7kxW4uakN59vorHBhfxuNv811ghpLfQJWPcgLuWqJvbsdh2yLSbMwOmNdIn/UiyVppLD2o7FL",
+	"5ak69dSPdu28Xs8pbNnOF0q2lnftLtDiB4Ucu+QilI72a5FfdYZWPkU/WChd+wKxH7hUAcwqMQJqPSwF",
+	"Ym/ViMQIDjza21tIpT+MzPX1MSYA5EJkNhaA6HIYIthgKp8gL95efE9okmRMKcDugDAfrQ4RvGYfnOCP",
+	"Hx88PqzCz0BuGSDN9KKxaEeW8ey7EKUdrE0VQ6csVnsYmu5dotB8Go8/fBj2nxz1n9P+bDT4+G/j8cde",
+	"dwRh2z/vR48/9/7YglSzpFcvcHKP24Xi4nJqv2m+qG5dw6VUEe0ViRugSuMRWVls0qgVkPQwBBVtACWl",
+	"IhkLC9ZJuk2Qo70q5igmKkB6UYHFg9g2rfiit4sj2rKmG2/sTUtq7uk4lGpvhj66s+mjWR64peKHX46D",
+	"BRkYcQCvFZexjAqcrLHYDpQV1LY/tMHj18PJGosSKFY7o9oQmvMLQ2LdTpXJkgxUp2cn+cSjeqRjdGt5",
+	"DYf1vIbotvIadj5Au9mDbz242LDel5iquGMsVgbWfPzk6wdRlXIrP+5SkvrRwycfd1c2Ie9xApfAxKYN",
+	"NgZh7ew/84ABdWHwLJXTc9ZiO0M9ZGZ5xpxqFI8MAZTYeiZnHO4XM1i55FOFeLgyB/QLGz1hZGuQ+Xfm",
+	"5wtm0W0rFhQ6XZC57JvWCLyETiiuFVlwTFnbybDl1+XYNNKkOaP/ydVNawPfbanGtqES285V2ALYW/yw",
+	"aX/NzjTsbbEbu67Dn4yg9Nnu03U/sht+7c8s9Vz3O09W1/uwbm++Du02rT5soL2IwtqKdX+Jh9L4Qv9M",
+	"SpUt+9ZYV/81u2QKMtJT0hVS9DVTumcr68kZYeb8nHORtCSqfcHAGE1u/jWEAt/w66bD01pRKwixk2na",
+	"VNi3zoC3H9jd2PZNfP0udNIx3CSjM43ZWzM+zy2qEOBKdFroEem3+LvRe3RXCRZlz7ctpt8yTHchOa5W",
+	"pfYST64dKbujGy9BZPa1TYdY5/awkEruTwHu7uoyKsZEjLg3akt5S8RFaitaCXADLBmLchFW3yOxxSG5",
+	"FEbPaKwOGRtBPv7Ts1OPhWrUDBs70RuMRYyajV/58sg3ln/19V4PiyA64S9fxBbBwbtqvZLQJCFdAIYt",
+	"KsduHiI5CpOpS9VjuSb5KirKcLSXjUX12J4azNTKbBqg2S7IkwTpGXQA9xNNmft3xUplXc7B5gd1OptJ",
+	"wpsaN5+9Nn9GbEGb4hHgDbm8dpR6hNQkkcKomw1DiskZm8mMYRKapR2uiH8hGotWOrafQm0UkAJB2LJU",
+	"3Ds0e4AxO3BejfJrjmt5wQ1FGV0fo1HsRLYnHXguAcJwSwpCcJ7/ZLnjJoSASjFodqUnFqBnp1zgmvl6",
+	"16lFnQuWJXy6VSyCcpg/2Xfb3VDBwDeuiXO7lTytN4EveDwc/hLwBSXAmK0Uc3cKU83r6tZyt9KoVQyJ",
+	"bXVR31nX/Ds7SvtVYz3/RqiJqAKcK7ON4LZ1DB87+fWx173qzoMzqprSYeU59Afo6zNA5mn0ii+5vfXV",
+	"lja4IpeZFPMiwhCXidjiH9tDh/xgS722bfj6xB/zCnn6tdimZ7hla+QZTj4LgYd2RX3xynDz4Ge5SAq7",
+	"a2sZslw4CJwHKvBBeqW+iCGB9HQodC5aQCe+vGjTppJI16iajkXYJzcYQQNbx3rZNmiT0zRdT1wPnaKz",
+	"He+wSt2g5qGW6wm1Y/zgJrcWEMkYVU07/9QmYsa4/SVzPP4EtGWu/jNqVKZdjTP4cW3ZK7FJuIqW9gqn",
+	"iTvfKZtpANiypNkFM7X3rPzH/sPegLgpGLq8XEio4rW0VT2x+8Zcjaqvo+bx2N8xedlMs215n2eMEc2u",
+	"disEWcb3a8lSroAzuxghX4XBHM3trK/S1fWrRjp6ay0bWWI3mxljhT2VPUm3AczQQJ3N+2UvTiWFW1fc",
+	"4BLuDmAxTmmaHiJDdEBvrtBEN1bnfLVCLDSM3wLfSWPDEHhvViVlmiUFc+3SUjisfRuCLNXK6DFcTNM8",
+	"YUkvAjm/FNm37RR/bD2wbNuRPZXaH1hzWUgyo9lOEGglRLZrsd+KEOAYZUy6AKfhR9OLHB+Dh5ZHm1+F",
+	"nATg0A5wJbzDzFtu20jXoXBW2i+va8D38bkhy7Ajw7GxyWadbndsizpn+HrWmSLp2gsbbiNrA/Mnq42e",
+	"qkc7/HtLKflm4XcnvWUX1OGvr8a0oyfvlngfdRI5Vc1Vf6+jzZzQlG2TDq8hFK7Vty4UfmXBbjcBzuzC",
+	"O3vLtO8BOOoN/RY7QbpxyNu4Km0LV5V9iQgbzAeEkpQC7qh5CDg9Qoq+j60I2zdD7d1KIdYvAILaWZyo",
+	"UPMtCRMbCe8moFNcTdrqM27ClAIc4EZMqW0YqLuci1/bhVTEWxc3UvV+qd1Q7afT7UnlUtoG6YQndzP0",
+	"XQh3FwVQeHcIfbdF9XL1te3+O5xKtxwPFFFLmqZMaQhIi8p6141Vqs3VmXeA2yvOYeVoNNVDiVwxsylV",
+	"7NBXh4d3B+TIQvtDJTMEJlZQbyX2sXh//etfXfU0n98QlxOc3p883RIF9eF9/vHDifr44Wny8dOHZ+wj",
+	"/PAu+/jpw08XHz+8FvCk97vrI2ueBKCByuwQYr5tDgSvImnuWDK0Xiq6xZSAUEYbBhDwkZRfsKWVi7a/",
+	"LaewMUmjW/vFyRvy+++H+2gPlLOZYrowKRwMSWKuQJkmJLQiPLZ+IeUOwCzXecZa8Te3LtKmJM3OiiZJ",
+	"ivhxSynUP3LG/rkudDPGXHxjuoZALcqFzpgtH72iKcSrr9EN9Y+cZgwRxVZ8Bthzq9UEdM1O1JlLOU/Z",
+	"ZJVSAJKnIoevgeB3t+K4yUxc9Wo8pmEA2OPH1wwAq1T2biEi22G8Ex2r/Mw3sisnKX8jNMsu6G7Qr9vM",
+	"NC8StlxJDfzjnK0jwz//kSNuXaUaSNeaBqgicb0eeNwbEKftOGj7sTBNGK4MfuNuXLknBubZxDwbETP+",
+	"uBfZQjMxPNFXYoLZ9h4Z1ibbGz7nIGqSsXDw59whfR9ahzWKjK7iCdcF5xwOx6JinyK2lApUxjHnbpkr",
+	"qNlDLax43BxEuqWSbXi1Xd92hRd2YbmqpefYKhRxKJObhbSgCYFAQDCamCwg/nrlp9kE/j8W2OJf4JNn",
+	"+DZ420sY6tuEW68kbPMW1fpCZLb6z43aBiZQcOCYCBAhKn7/+jI0Fz3wqAsAcVszYNrao5CkCmASDbKQ",
+	"7QnHugUzzkkUdM52y0lrOsNBXu8NkX5uohTsZrL09oN6ZoQlwWZzU1s9hC+f6y+C0hp1tmT2taoNATkF",
+	"BqsK1ZSb36RhbDJateSs7u5y36HUCOk+Hh70vr79qqlSytf3xZ9otvqpCKKoHg7Y41yU/gS38cTirphl",
+	"s9afplNzAqKbh/i/RpkJgp+6uEoYcIRFn9dgkQz81M0ZeJs624ol0KKVX0/g3q2wPOrZ6xW7wV1cYoF1",
+	"1gQFqbUEiQcj5ay00UDuZp1ffCGM8Y2/92LXdiZYJW077nAMYXtNRH9q445bS08IM4OU/5MleJFHFpAb",
+	"ogMt4UVEgzZkDgLUkygKB8QD8gxAj6CUJFStsOgQVCBBjwWkogEYOQJMcF+u3AUSg2/LvBaRGAu8O6Fy",
+	"QY1OjZrrIXYC+c+oj0O+G+Yf2SIzICIl3MxxyQXVyNeWdLWyqqgNTG4JnjIPcalcSQO0JLZlkrs33DcY",
+	"t9ye+YzvffYUuX4NKnVYieHzriJeMNhtAl7Y9bbk+PKUQBAsEZFqd+VeCwapTJkNl/aSNWGqrujc7Ku1",
+	"79aesWYhzjw5dliszY9P+D9bPtZS03QHuWGFFkbfWNita2UrQGUwv93ALO1CNR7+8kV9Cxgpzo3UBtIE",
+	"uT5X5rAHMCfdDZFj5aJYecabTFsuoroJa1WSRG7sIaoWje41R5NtlKgbw/ir9lusy6YluaRQDQwCX31B",
+	"zW65rHJUq3YcNRchhuGG2bW7O8ArGCbVIYQL0Zo8ZHZ+s+T6haGNZeil2wpsPIJq+86I4qGbrMRs6+za",
+	"kpbknK0fqI3xjbahcpQjBDk6raOpZJrzHFtVxmMp1oCV2ovw3cQFXD6nux6u650IyJSYnK1vCKhRIavI",
+	"+amLdjf6rKPOXxDT66gpAUPmeiqbEJM8OjMKHglPRiR2xocYSrg2e04h5gMSZvG1IOs2iZwpYyxWlNvQ",
+	"Eh93QkP/qPvdyFC0HqljPvXFX4PYEmvvY8loLCohROYTW3vOfCCcSJX5PBEQrRwup/3afBVqOjBO+4Hp",
+	"okDNpIKcYW1rQDa+5HrRG5CjNIXk5BkXNB2VEfmgGLUtZKqYSMqR/G6xIWECli90mkdF7dtO1LHzqmpl",
+	"zSFJzVFaf1msowCY0xIG1HAO9x3eQDcNiYUkYY0nyJo3fwfuFcsOxsLcvOYShjQTt/izUg1vrBVYrVLd",
+	"VHzZ/OETeMYilfO5NYm5UpjBXgdgqRAr5uprFs2N7HBck4jBB41GQEeErlYph7p3jqrMcMDOHBEl7QbC",
+	"7zqAksAegKC5IimfGcrAthThVgRv2KIp4xclu1x7LZ82A5QPbnCbF2ECEZSQtlS0a5XNsq3BDq5R5FJs",
+	"mmdcr08ABCZEBT915QPOoJLSc9dtpnNrO380JGdUse8fBjALaEbv1K6shuLus0wuKyVSAwhb+CHuRQQC",
+	"9ckT9FxBVVgYqllVGFixAgutV4EW+2f0FdaGf/3Rv63Ube/GR1YqgPtqRLDYFMn05L/+8/+YA/MCSqrP",
+	"OOSKeXPxIVELqJMvpsxqgUrlQLNAgpfUMDIoJoWoRtuLwGNFFYDrFQHiMBLq1pWyBfCOAROkmSQTqhZn",
+	"kmaJhcBkST8ob45oIqQb/6j16o2Aql7xCV2yE67ZH17SK/jb0BgDIA+AwuhFUPvtbI0JcL4HLAUHZAAZ",
+	"b/7BniWGATmCkFNihDKzwNMQa9mOBWNJ4QpRY6HkkuH571KxtgXSgUn+6dlpRH58dvQ0Im/enr548/qk",
+	"h34ZmipJDHew2NBz9kAFdekJVWMR/7VvfunDIYkPvSOIkiXVU+jP7DvXZM60Io+GByR+ZUvcy4zY9JOw",
+	"1f/6z/+HZCyVNEH26yePsCR2Qo6bDcgxTVNXsd3RH7ZkL6mwlD5iKQmoAA9b7WAsOu68TeyOFjRCV9yc",
+	"IBDBM75iJy4Ts0E9gBcKvNoiazMqWLTn6oXvJHy9gFYduLEuGEWQUztW7KZfDKQ21s+QaT6TKGUKTdEc",
+	"WpmruXWN/OihpOZcL/KzwVQu99w7/h8InxnO1rMof3Groq6hrWaoSBcQCXoWqBvED0W6AE/Qc1WUEQzc",
+	"zNwKJQoto4YdzHjKqS6cpEAEcrmC7vSC8SwEyBuMxVjsm/NxwRXX5pbOMn4B7MdhdTsUHr3IZD5foJQW",
+	"gJFPaYbanBkaYOuYYdElM5cj1AUbkFNDmoQ40BUbhJWRbrz3d7WnLqaDv6u4B2lXCr+JSMZWMtOqAkgG",
+	"d7Gyy2ArRAURQVxAP9oBbPTNCq3dGS9XqhyMxcMB+YuLwHQrYLZCkXwVubKx4IXF6JXIMQ03EVeGlWAZ",
+	"VpkVL8DS4azNZEWdlIuLAbkvNjIYi4NgWJ5EVnRtcazctrh2w5XC+Pf47ZuTIvcXKdM8sX5YR4owuoTh",
+	"jnNdXK0+jdXLzA3w0gr4aiHKc186v4qQP4COjpx4D7zYyiZWPHo0IE89P8+VIemUG6YaHPsly+YVkyxS",
+	"tzPP2TrBh1iV1E0yBkEhVww3Iw4zor+LzZlK5ZxwEblC9w7yPrKZwNZSYPrKchGA+EMkAfYJB+ldnjKP",
+	"O2v2Mh2Zn/vkxBxfgpBQSEilopPm5o5syi9sgS8HOTBfny7KBVA5Cge2NCoGMKEDuKiKaqN0fCXUUbVq",
+	"LLfxrUdvX0RmXeJj+/jZFVpgXjz1Kv6fJDl5+mcsr1aV++ElSyT9QuNxWgBMIAhHNYPHgwnbOAqwOc2E",
+	"1qo4JJgaXVAQLkRjsVnTKhfmAJsVsVyyckpGhiiNpBQwFA5xBymfcp2uPfWb5ZimHOp0hmqQXQ23xGH5",
+	"8x7s/3/7bwRsxQJyIXHrjV54JhNu9/9/nrx5fQgsNKidDqLHisJpoAreQaZDE//35YJqIBCjhcfHUmiz",
+	"4IACZ8arzNJ142mepaSfxCCHKGINPFNpNJbegLzHXGrfu/UdBNXaLZYZdGndDr5ovekHXQoRkc5fAfmx",
+	"A/LGJc+7CvD2FGCSKQLvgcZGHg2HpBujLA39o/Bcj21BsqxE6BSvCesVRLFZFQWlCkCMGGZGp1O20hgn",
+	"tKlGP5DYKykQ05uKXYM7STcOQ2ri3oi8P3kKC/ns/TuyoBeMPHQQhwpm9dPrp2QI/WE8CuFuF7BLdVi6",
+	"0xTCE9B/5MyVfAyHjIGjJZIake8fkT/zH0j30f4BiZtgp81VgFFRllMjn3eyFewr6e6TV/yHHp4+dgXK",
+	"+fvT5/3fe8n19fuXgSI08tsX1UQBrNq7tF6xhUxBjTbfW6+kWRlDHW3EYfRzkM64qHQbk65gCuHDkfzM",
+	"YhrxDaR8wP1zBNJEVUXcl83qLiNTfBh+jHuHXvrGBeBGQGqZo+kDpxmEd5ENRB80HEf2DJ5lIJbH/z3u",
+	"MzWlKwaNUHP9pukAjyjO2nSXMLZykUYHDwlUyFTl7t+FPAfqwsCSaSnh63QdG84EeyQzOzXcTCJnpo+l",
+	"BH8GFWR/OBx67lH0AXSCvs/MesRAPDTcL/5r3w6gb66WrqYlZd5Rr3NyIgOjRFFhLkgWEZYqYM0+zK4g",
+	"4Dakk8iamh4OhxEYv83KPnr4BGVWzLSxjBvOBPDsGF0PcOwwuMfzGhBkDUsx63ApvdVbHZLLBZ8u4F52",
+	"Zp+ErWAOUmBKbsb+jiIVXDF2vgPyg9QLOx7seTBFOvQeYcC0l7MSw8XL5bvv3lbN+N99R7pATWBiiEDl",
+	"dWISwNJje6o3IjGY6UjXsHlUONzUsUiwW0Q4MeYwGaXclVeNSGxh2mPSdfEZbLnSa5KLlClQOVli24Up",
+	"DchrumRqBO1VQPhjQz4RiWuOk9giL5Th+M2vBxGJS5j85sdHONpGbH7z/HEEl2cB0G9+fBKR2KP0x+TR",
+	"vhlJI88kj/YPsIdWyH7zzmOYSTNuf0wePXwYkbgBvD8mj4dDbL4l9Mm8cTDArS8HPJl9F9Lt6Tlb90YB",
+	"igXuOemWACwa3G3Qd6PHLQpwIcGwT2qus8g7j6xeoza7OYE0nAuyrFQqbL/qpDRUfwySmZWOSicGBUbT",
+	"6MwoGGdQi0u6d3xdYJSnZWJRgXlmBXyHLLxkFILs4JTb4A0rAsTe8xs7vIwuFQna0wu1gSNiU3zVdzpI",
+	"H8bQh17jsWBXGq3FPRwNqDpLuibzTF6CTIzipzYKieGCkGTBNUkk2nKIkeOcqokM+IEq1WYYi1eukkbg",
+	"dnZSPyw2A2gnX2bDmwqo2UJ/uZpe/B+wA58IgnmQT+QVrhX5RN4xna3Jp7H41O/3/X/My+bu+UQsWovj",
+	"8yOyLMxaS5oaHmb0RnOlOJhw7oyhRmFVMr3AaCZnmM+BLAbkE3ktjSTmMshtp/vwwL4F7hrTGk3rfs6i",
+	"CVe1snjbG9BsqwfkE/kJJhK8c5ajcIJaL/eQWrarwpvhHBJd55qY+GdGjIUB244ekU8E89Vk4BUrTN7O",
+	"kuopgl1xc520rMZj8gkoDcU6/xFooThmNHGWB/HEDcK53XxUci4wrpmrWkzyIZKtkVRs1Gip0X1DDc9s",
+	"fSS3Dc4qEZiViurfDYyg1OABkF8g26SGYQdR18Ch2pZm/3H1czkjFFUWXV8xsw5tTT186NbLp0CZTxqT",
+	"q0g3zosrZOI+cHNraNxsxrsQm5d8In8D4GpwQ8VwAvtH5g+j/2HkBXz7GE7gc8rTPGOhwZ9PjTqbMN8U",
+	"XPyGccrZrJCungPgkKFEayEJU2ZtDweWwHYKuW2+YpoD4HeaZvdxzwwEJLlijUCcew4o8FKwvsWww8hk",
+	"NSDH3qiItqSMoa6L5WodD37xFu1JEF2n4Im93iK4Z+AydHfNi7cO1cLVhoIIvKpMjMqxssSlInc/O1iK",
+	"yEnN4DHwEM59+G9DSuGP7xxgiy2AX36mmAax3tAPcCOzVTRJVHklrYkWSSsjWS6UR7grnCYcqnQlJBQw",
+	"lbR+e8U8d6861zF8QBFFZ4ahGelXZ2vwD1urgJyRx1dXZG4tkQo1a7OswXXo44a8KVoQmWs6Zy7NEPAt",
+	"E/Nj6Bqzt9Y7OMmfCCwNbKSliE/kONj3pjusyZ4KCnpMPpHv4X57S1rfNORlXjzY9iKYaHEXG55alCHy",
+	"iew/HJozeMYNh/zkzcjYbqgLOZlkb8n2vDToh1L+rmIXtfMK3oHTVfVpOrnOPD6CX4JqaEsqEqplVrxG",
+	"lOZpis5Je+Ga3XY4EocIL2HPiSJzo+vHT9kqY0h+8Vh04/+BivR7wa8cB3BpWM74SrNzMEK8e35Mnvz7",
+	"o8e9iMQnuTCngXSNnNRPDJuwr7vu8f3fP37yqBeNRfySi/PYG6tc7A12dUgylv4hCUbWc3UA5KoP6jeJ",
+	"Xb5GTCCCc0COfMSA6xK1Oq8POrDtQKvevx7KHDmqun5N44Xv13R+ztaWqaUgASHKKLgg4ZorUuygeye7",
+	"mT0Hx2Ds7Z0/oeUdmOBYuPjVKFA9zKIYsQVZHSbBofTgKS4+LCKQrN0/fMPhRO/FA0NjTnJzNRaLpdof",
+	"YvqY0TItIUFFkaWNsG7UBALjtg0qwODpM6YpxvEs6GqFRiQMBjG3VURYMmeQGa1AcnfFRMBGXew7CBRo",
+	"CuKKoNnpwhsdkCOtZMqna9IN9YXvYuKVBNUzr+MVIlcscwfJuvKVa4ALcsFEAhZr9+lh4Ny37jW9YEtn",
+	"dwmCUuHiGhuuqzTNNG6cs2WYb4DVF+CBUCOFgDnE/A0WjlzgtQr7aFYFlDTo0Fz+3ZnMjPKD5nQQroq7",
+	"umdtGuEqmKsHgr4u6Vr1RlXZHCjYL4im50wNSCykYPGhtwP3wUnRRVe3USsrzrfIp1iO0N/DEnfzlds3",
+	"s4uCmB9nRsu8Iwq/7h2CFu3gZPvlcVAnGMB9CcICePxRUhjVCllEQfYG3Di2eatA+Jl53SIIlekd+vf6",
+	"MutblWHjJy5NE0yKYQhHOXDDO2mCSATzFJUl02/Rma5Gg+AT8LJAa8gtnDa7gutcK5bOTDvWHt33oQG2",
+	"xSa/ZAH6LC+Yn0ZGL72PpkxejmlWScz97uHhHA08UIajWmktIrELokWxHjhxjNtjZhEHblCoaOm9xnLF",
+	"hILYxB9PX73EKZvz7Lzo0IE1nUk8BLNgXxgMD7maUjno/rgHnid2zUX2/b8/evJAkfjnMaaAjTsRGder",
+	"x487n4GhE3IU2DpHll0qWHCqiysGx4Wzxc045wJTUNBW6WPzGkOETUfem+X7UODd9iZ7sLaExh29YGs0",
+	"k45ILWq8rB5ax9GG+Ho0unrrbYP5tUYr0Fs8qnCtAYnP8uk5SBWeSpSZhttKSNvFd4haUNC/rJ7Rw4Gu",
+	"zHEHQdSa/uOzdTwiMV/Z1fWKCMQXxMhHzIMwfAft46QSGFU/alZl8daxUgdWeWEcMoksT+oNyBtBqO0Y",
+	"rvGo1LVCByaID4XEnyqJ04zK2hRMGpwndlVcnVazUIr/kx1inBtmz6sVuBuhgxdvH3jTivLuxIdPmhUV",
+	"0421RKOVD08IV6i91DZ4ashwVOH5TrSwBxfTrGzNPBiTkssg1iZN5aWy/Nn8u49GFaiojz9gbJKyQv6S",
+	"XvWBURi6wKtVQ07YLOXzhZds6owLD82oMOBairCiDZowjNpfnk7CMQz5EnyOyGORCEG16lPUqrtOraag",
+	"lFF1rkI6sdkcUeVcY5Q3enh40uei//jqKibdx1dX4Dxy5kgfCROTrn1/wpMRQSmbW9dYzxwGQ0OF3Gb9",
+	"DYPioxjhCftBt6AiENINbLqWGTmPZdkR1bNnziwJ6NBd68lBqoT1ndEpg/gTXFzFNNiny2sLnUG4AOry",
+	"cNiBly2pWHtN37mpqTeAFgLNyCPJuk1xGhuiHhlF/gzFBFQhEO5DMV2/28yN59hVYNx6oJBxkS4Q39la",
+	"M9O6a+r7x48PvrcMPqOXFgXDo9SZURUztiF64KWr3bxYUI9AB+CZQH8lZlYqaKA+6MKuMCILKpKUZbUj",
+	"iVjNVrzHiSElR1bOPls7M7KWdvfdbi0bTOJGgj20uZMFC38QMJqMOYMHSxBkQemy7GzaL2TGNYQJdcHn",
+	"WjF7W+f8f/3n/4nJXvG06kbGaGCIvkz5lNnEQhuO+DaTq4wzTbP1tSMSNddpGNJohOAO4OjbnM79wXAw",
+	"7BvdZ7APaZcrJuiKd0adg8FwcIDFMrEa3J75rzlrzKBVC5lplGvCuxCtftbMCH4edwUZYbxwSnTjPaNt",
+	"IwQsV2PhlZRuvGeHNPi78kp36dYbkBeiJCNZrJclPWdmZ+KevVvwDC2lGe1qLMy2MpqMgrhHmADw+VRa",
+	"1akIXVRhMCZNyft3L0nRCVllHN1UaAmjY4HiewTB3NWwRuD7GOqEDGlBFTnhc0FsMNcP+Zqc5Vob8QKd",
+	"2i76zywWW8o9IBqj6xfBgD5GzkcGhmFnzooWhHh5uR7WpQi9O2dri7TiTsiLpDPq/CiX7C0mK3mbjSGH",
+	"h8NhWw6lf2/PiL7wcZhP0Bl9+Pnzx6ij8uXSELitlZZJgeTUiTqazlVn9KEYCmAgVLTGzqhj9MBO6QHz",
+	"ZXsxL9V0XLYwoAli72efTP65lcjfQfSpqoQm7xqjGBGBhaTAaTkgP9CpvWQLOgaTWkmmQV7YoLaZGwVF",
+	"Mo+zU5MCvQgIwoG3EY0FxsxYqspkyoD4Yrcoo5QrI9/GYEwCUSZZcgH/EDRdKwjBqtgFXbQjmIVHYwF2",
+	"pFPwjYHNQzAGoSPNOihk4tSiZCHUPReknOuBUcFMJGNhDhHap+B0lmPUbEI9PWdt/faKIM4RREWfFvGd",
+	"pBtbgEPLcs6kxl3GmUKZWPBWPHO2lxGCRv0Br1CziDZHA7gIU3BruOYt86lry6D9Q+TbBWeXHo7KrwHE",
+	"oPb70wXlIrasJV/1MLb5rU+cNvwObmQzKqlpEddXIL/PeKpBUlIM3ei4eitrXy98Od0zpjXeqoWTzWGo",
+	"RzYUZkpXIB3S6cLG/2lyQP6//xd14xP+TxbbUOfX0q5CMbZhhK8do41jCDuDITojcCgXLuPi1uwWLRN6",
+	"Ji8Y1A8OoL4NEYpGl/Cj4QEREgG4QqKn4L+MwB9rC9E4soxAvs4Fu1phWA8KqQ1c8iVXugwXgFC5OGwF",
+	"2cCVInM2MNGdAJ745AZz/RapDSHoRZG8hTAbGKDQiMixCVPyc1QdzX6fi4RdwVqbCx0iKP2AQHYJRmQh",
+	"RX3nVrSEvq7XL64V1pyic7apR4st0NTrsAyted1BvMETyxUYOWwYlhFEnMhM07TXNjR49RSr1Rdjc4mf",
+	"lTp6AbZGExBQDShP2MLUtqbwGSb9CRJ7bDqsa+WhHcHjAdIAXzKXAgT//ifUuXr3/JgcHBw8gdLqLpr2",
+	"4fDh9/3hfv9g/3Q4HMH//29A/1yjng9Wh1KYYZtQa7p/nsnlaCyCIN4dR1coTuGAnowO7ICKTKXKFrhe",
+	"yzvg8UebpteGXnmNLclXq5YtiXwYOV0yDLaE0m12mPFgwzxO5fZZPDwYPX4yevzkOrNoktMK/gRAawiy",
+	"9rFZzptiNDokga4wWZlLsfd3m39cjHhn7JMCUAVys6pH0lqJ3WGE9E5rWTHdhAp+W7f29b2/2ldfPMWu",
+	"Hu0iuhbBix34ZH/7J2FgI350sP0jH/SIXzza/oULiIQPHj7Z/kFQH9p883iX6ZcKoOFXBzutgEc6q4r8",
+	"leThDx8NWVayTD98LCsGL6v5Qe7utkQRqAr2h0Y1oe4gaVMaLCicMneONfzb85TUK1d/LjUCP0NWMdg8",
+	"i247UefMTOacrQFLzZmCO6Pvh8PPuygoewnl6bpVTQnEUcN1XPrDzAqvkaurXlJS8NJ9f3pMErqOAMTS",
+	"qSqRlQoTurY2srFQKyo8klX3nyyT5douCyMKCpZgacMko5cVVeeBghBDjK9GzmjlYqqwi8A3PMLiu1Iw",
+	"RbpBClZVLHciOaa8ocUxEMgroniQxnVUD3ixNj2qvEsnGNAA7j2YccHHwd2LEUvIumOnmJnVGguuSCqF",
+	"D1M7+P57TFRvkR+fmk0G1ggicYMEuYWJv/WSYv3eeg6Bs36747/97W9/67961X/6NC7knIdPEAPa2rnc",
+	"rHobZIGx2C4MBHk/IAE4IGlzMRbjaLr+v/zSH+5XL8ldbvmXdPtiaZnQde8L7/LdBvdNXN5V8tx0fWP4",
+	"de5E+4Su76/v3+D1DYRSur9Zoe8lALz+L3N926g6M+S9KU1TqCM2+rmzkk1VL45tQTNrwwUDFdjsLNSq",
+	"M+iNCg9MzJOJtXwVDgpI44Ya5iwhb1ZMvHg6FseY2W0DByIyQ9d9ZkN7VcnCCJjjNLOWSWdHRDgPwsWA",
+	"vAMDXwDYMxb2W1VPFUDvWRheWaQHeJQLj3eO2WUjjHOKSDHBIEA+PrFDwuh7GyTvgtVzgJsKO3GvW6Tn",
+	"mHQDfG5fzKAXBvvHf5N5ESmzoOYCZKKY8MBlS4XBCg3h/UF+lXdk2pePjo/fvH99Ovnh5ZvjPz97Gh8W",
+	"ga4+7HzB0lUYzA1IMsTRki0Ju9mfaj6vyRbHKTctHTuiRDMSU9oB1t3K9VDpxTPfMuaQkcs+3+ElVRtF",
+	"+x11UiV1jKMT7EqTlQT0gsL6H5iQ6zdZOXZ7+3Xm3sfXP0edxlDv3dspPqm1pZi+TjvmdWzjbm9ne51V",
+	"L+mDnb+8/rVrPyzdvvu7d1hJFbzTy/s45Te7v49TvukKr17OeAURGqQcoU1O2KuE+JvEcubgwp6m/Po+",
+	"uS+4n92HP/vq5p1Rp4lDFvytCFHxjGfjhW+mtOGyL39exDF0Rh0byNBplAZSOZe5bpcFqv6/Jt+fDeeE",
+	"eicX8tze4fgsjP+wOSVQjEqKKRuB1putbTE7QGVpCD8fkBK6msx1DO8CYozVBmcymzPt4xeh77FIpXlv",
+	"PSBvEJkag8VsZI3PhcPQiyWdLriwOZmFZaCHWZhspglNXbr2TlLFfihVlHDXCLKnAXmXi4CBT+VyCcmj",
+	"4JGNwzxCr8ZCbDUWKkF+39IGJu1lTC0qDX2ZC3TbkLt1p+kltVF8pWG8VywrhKb4mgJPd5uw0yuJKkX6",
+	"WCrnROb6ZnLKSzwqXyggNKNzl39FRMiJPZjXwqMPPt0NqrrhrUaN2UcvZnDGk3tJY4uksb/z9X0j3b5R",
+	"1vi1Xfp1vb0kBeB1UpVxd7nnC/X4q1z1NQ7Tfs9HHRvpae/0X+jeN0pEe/ycvXxjq/DHQWq6Z/xoIogw",
+	"dSt2PwQouA3Xylh89525+b/77tBe+mYcKoRm8jqy06KnUqh8yZJ4QI68CaBJbS5gfB4Oh1YpBnAdiyNC",
+	"/kBip3jf0DgAtoDCirzFFtCs+9fm1XJXgZoH6Clu0jfWrt+azd4S8oHYZhpQriE5KwY6gVysuKhkdxgE",
+	"DtvSlaHvvW2h2izR8F7JEF21MH+8e4XcLM82g7HdgwfK4VvcX393pWjfUF/+dSu8b+G01/E1vjWldgN/",
+	"+ubvPOBlG8ze1gBNKwgn52yNeRSWPTpo75nMissHPcd5kVwH7HOSZykAVNKxsCk8hx46HK++2PwPvtd6",
+	"yRZq385W7dp1ApO/pfvkBBayZqptPg7uFc7U3gtbPuArWFlhjJu4+svSJlvg2Hu2flds/TdtzjzBw/dr",
+	"Yu91fnF3tssqt+aC35JJMiLyTFOAKQmzTfw+GJ0CihIpMgOcnrM1VvmAChsCnZmN5R2MlH+2LqoaQM6p",
+	"t36Bray4UHwctc1is0N+oAKojC5NLlimuWI28xo8pJho5qECijoM1zREVmKKvJezJacBDHox5M3ZTNsw",
+	"T2En06Rvum4uhFW9TbvkttQMEmZm3MxGufN0wIb5WpJiO20DHp3NzetaLRbNTXhS+GUx6RnU7VJtCQ/P",
+	"sJOP22hjEUmkuWqiAF1rgvUfgx8yUBDDRt3+V75yEgUoiShUDBC5bkRWLJtCWjWcuYhA0Xyj7038k+In",
+	"eKfcZWU8QQjXSioAOLFxhlg/CiFkEXUwVyzp7daYJkupNORwALwiDi2sXhCTbmx/jiH5uDKN+No9DYe2",
+	"N+RGlb5wKUo94U+HZEn/LjMArVI7dAqY0K7bRw4bmgBYjSqvNRJFsMQL842AZHkbEqcWcjWwAWSDqVz6",
+	"clxm2eOF1qvR3h5CVLg80dhhFWWUAxxAvBfbjK2lvGDWo1CdiTznbJLkNhHXDemM6UvGBEF03YPvHw8r",
+	"M7AfTJZS6IUKpoJpR0VIqn0BzB9D0k35jGm+ZFD3Yv/hcNhmqinj9m+Wqw8RX8gBY1VLEkal+gxLukZc",
+	"RYS/OqrhnLmgGVdepVlmf2Hu0+tGVviIwJ87FRrqjA6GpULa1mZjqR7KxBmiATvskoWkUVh+jqZLRt5m",
+	"Egq17CrYm4lcK3hj/zbVCuy9XaNwKYhWlzj0GCAQjOuu7nQNKd/3msadGZB+Cc/Lb0y92eK4Qcm3kNO+",
+	"aZdNmXt/SxEa7pJod9RcJzrjPnLh1xy5UBIabha/wJV+6yjqbg1wrpttXhU/oXJMTqgX33ta7gMN7vy+",
+	"glS+MgGuipPyDUcbhFzhW/a/FNXQd7rHavXpfIRhcQs8UO1lVSoYW4cIzWGYaiIhABGL1kFxA0DZ8lCB",
+	"DmMLDHCbkL9ueJ2Wqg00363PLKCDL8+KDN7oEhhEYaGGG29rj5DbeAn7xwB6UWiZiLuLKANsPSIcq0GA",
+	"mQDusALANxmQI3XeUN/VsnDXKNzj7iMH+muW9ATjNBX5r//r/w7QWgSU3bNR7pdECnaIkhkaVs1vrulS",
+	"UkJFSrgGUnHp6i6KdjXZ1uww2/T/OdO+nP9NbmYkom0RGq7E2aG3YNhVLbgV6UIK5KPhQWvuXzHRUtjF",
+	"imrDXzqjzn98GPaffPy33zVk+91xLAYuwy4admMMRoDSve0SDV/9HHVecnG+7RN453PUQRDvbW/btyry",
+	"wb+GvLKz1IH7+XWFDktD35LoEZb1rgoe9vqwvLN0lncRPAJo59sQPqJOK/u8pmBScETDeSoAmZ3RB3Nz",
+	"PxruR48ePvn4TYstULnZVqMtuySRgxRwRzV0NrNsA3LkSrgVGPHdoNhXr4iXdKIHaroeSRn8Ftrig9uU",
+	"F3Ai1hCoi2J2BfaauxiUu3W7b9+fjkWtPkMI6FCrptobxG0Xl1kfm4hT1Skf7e9uwjMLcjPFYqPf3e4C",
+	"eNqCtSO7LN034Zr/ZkxRAAMHedC7O+bbpXhABDeNgetg3BmRMaJRjTvkExkDIpX9p6IpG3c+xx7IUgo2",
+	"FgXsxiE0FjSzoFzgB7kAaFhfLhnRLo3YCbiI5h+ASQmfOJ0AsCspuWBZwqdQpWUslGYri8bn4TQz5gqN",
+	"eGA+LP4AsOJ0tWLUV24NC0tIKKRNaFBYeCyOYQRTuhqR/SEOHFDH7AKafy9knkW+QAAXFkGTBZDrRgMq",
+	"Q5O7dCqAjR8LRFmeACzIxGIs28TgsBaPLQoHy/IAAiMAWddNvawZuIrbEsp8gOGOAXKf8Ki9ZmLWc2UL",
+	"p+fimgHYToEpiGaTfzlAv4wI1rQJdAQKJTHbSnbeWCvAAlnxqZQIuBzQnVlIRbpLekX2h47n7pkd7Q1q",
+	"eklU2cM2i2C5FDjS8GbtQ2al+HLkfUER8ZspL+ZYAPLGTT2MwOhg/KAteOZ9VJ1eJ+rAbgdh4vg7XAJc",
+	"zNFbWbTwRiC6DnFId/7zgo6QW07PUa7dWVfxs/7lcsmDIWywsha762vnycySizmH9zrUvXP03jn6FTU+",
+	"BoEvBWsL+K+EwndlmcUyvl+vKli/Z75VQzUAwu/9bP7HAm/vBJJbLhvaCpWLzd4iTu5HwMKfLuqC+Bs0",
+	"yGYEgLIH5KiocgxjXFKXpI8iMXpVXRLe/rBa0MbKxub6GAsbanQIBVIhsA7rJBIIK1VaZhC02hSK9H6V",
+	"wDEVd4XzYprGTr72fWx6fuZOWou3M19hCYcSwdxjjzVij+1yZXzNu+LbwCw7zTOB1U4DjiMFgfr8s+Ca",
+	"WFJB51B38NeNWrZkrT7D0yDF2NpPw7AXmdUrEESIBl94rgBAJJViDnVAvLKcyZSNhatbgZWlbb0lKE+A",
+	"dZYqWPkW+x4C/KCUEhZvTo36K0giD8NiAGNhy8hApLetAaRrERFSsTASooGl/onpV+wuozlesW1szW7C",
+	"rTKyr8OV/sWZxYJZ/LA+96FSERB4QVNAeA2xDv8qDKSxAPHOcQjWAV/K6rHgCBGZU83I2Rr/19ffNL/A",
+	"PyJfqxRLDtus+bEIinu6hg2HmEusTdt1BX5QNlOMiahUNgeMl/ZnLKlj/gk8iSVj4crDKaajBkO3NYMD",
+	"LDFyQ0S6X3ChB1D4/TLDyhkc4YRpHBS/8D76ss1qVLHmlaLcmo17lfgIjgY+jJa+i3iJSpxAW39FhMTm",
+	"9+sRFTvHIXzy0RArqhRL7JVj61P7usyl5J86nONu4Ybl4kDVkA0eAGeWzYxOk5vARsaVdAe5XBmFwZ+n",
+	"AQHzMVbdStcQ59hoat4f9hrNiH9i+p0/nHd4mRWdNNxl/mGjO/beUPavGhzp9/1GEoX/+sSdpDsVLXx3",
+	"N5MxwrnezH71FyfalgOP8I7DwGx7wc1l31xogVBRXMC3YMJCCeJ6kf7bGBfwHl+IFIv3FBapYvjbxJQs",
+	"YGYtgsrBda1TTa76DQhOa2LLqpXj8sJbYNDEh98GaRB3xIVtF9v0imbGe28g+S2As/+JlaHZXfjKv4qG",
+	"8gXVM65h9hVQIiUWdMniyKXy+lrQLJlYXSEmXV8Z3moP9g3gmjRNC2Mx2kXs630obQoKCdYXPiQxgK4u",
+	"pIuHiPcf/vtgOBgO9jHBN+EzqLKqXVe9iMSmhQnUmY/GwiX6XnKRyMtJQtdYv1rrjJ/lIExXHlVSUSs/",
+	"Qcq6abeSCBwPyHPIf0d4V8AFlRkReZr2yDljK1u3G5zGGBIh2GW9aQzHnXEbllU8xrKDoZ5nhHQsyqIx",
+	"wELMGelCnATYjWozse9YVNppnmVQ7bfI5Dbdco3JXUV6sG3ZGuNdGZzuo+GwZ1W1qkpmfovfBUWCsXnb",
+	"ENVmk5WG2vFyVgUMqJATRl7AfkakvpkRadnK7cgDEanuIWotQOJBYrdN+Zczsm8o+OFwCPV96FRD7XP8",
+	"5hvIbK8eRMKEzjgrctS9Mm8H5HqpD6y5PWgH4o5ctv/jIfGnHr/xm+V7RWuDV1nN/OyBn9gO3Lf13d2e",
+	"lt92knf48mtiTVwHZWLLB7sgSezcxCaIiA2N7AL5cNtQCS0OwLfVTNvrIxJU6Nxc0+5oXF5eDqrHw0gI",
+	"nsw7o06FmnfHILBD/2V8jDvKzc7NeC8/3zsYr10Uyd73/7qi95cr3eYZ2Ci+TPkGgRJy4rRi6YxwZWOH",
+	"ESgEkcdQWOTgRgA8sKRRaT9a8T/DbO+M92AP21jPkqpzlsCsqKgYtgE8854Z/QaV+ZOFvCypQR7ODunl",
+	"XqkHpb4xp+Iv1Sxbka4H5AVCA2JaLKwk1oMysrqYMu+6GzgAIkSdlSmeTaXlSmEgO3gkbT0WoyDuN7i2",
+	"oE5+je2889m9Aff5BvFgcXSwYsk2/uWXcytY0z3bupehWtjdu3Lae4Xp/SvHWIRCEgTT3rZ/4iVX+iU0",
+	"fMehnKajHf0TD1Q5Hu++GPx9MfgaTdyLOO0iTtVtEYM3dmLWDYATDXfAUiOWVcR0NourFb0PrZbkcUow",
+	"/TBlMz0WMre1ZK09Kxf8HzkjdJpJBb6OAFrr0fCJzVyk50w0ij4Ib3fHcezYydeGudwljt1ISfcx7Ns5",
+	"3nAHjncsxSzlU30vT7XbpByYZDnsfWY4hsui/q1IVXa6dyJYvXVt36UJG/u4nnjlJn3PZu4Fq4Ia7kWq",
+	"3UWq46C2vl0/iHXImMdk8MyhWGIHTUM1YUvK054z6o6FfaPvlNuMpcAO1IKv2iWmt55Z34XQZFv/ZeQm",
+	"2/lWpmZX1lnHN67jPbu7l6rujK8eJUkhPhEtG8G6/8VlqQrM1W049C7Z2ULKc6LYNGO6cOo5+3zkEgQZ",
+	"VB1HnVUx3RyLiyN86wd4p5JZua9tnMzmEXEp7vnUb9qnVz1FAWXci2ggouU7SGgnGKppeQuupOEujp3w",
+	"OWAtIFsZkLeA+NX2NtVjEds/sLRkN3775qTAu7LPlAU4DNlis7PvpIUZ3YUUV+7mFwq1uueG967Cr2Da",
+	"2oRJ+VuRw7anZUMmO116iBqqyvB9jUnecYQmwl1kt7HARHnCxcb69URmFXxVX0tXyDBNHDLhWNIbEMyb",
+	"HguXOO1W3edOt6A62Dvkl0+Lrbo6XercPZ/77Ul9R02UgHAHCo9bCV3CHrx7U13n88eAC8Ig9hB1cvRz",
+	"R8JJU3W29wNGqSssYQrVGWxqLSXguexj+DspC3dB8/GA/MWBsMZv4GVwqaZcaeZrXrhcLxtMPxZyRpRc",
+	"BrUcFp71TmkGCSrQ4tHU3FT9Yyl0JtP+kWmn/11skRnUIZFGyb3kCpB23KcCEHwd4I1LPPP4qnayzNU4",
+	"HJC3GZulfL7QCLtrXoLoGru7TQz01KzBsVkC/3GdgT6qL7l/2863VhG8cco/Fs838T381n4KX7oPP0fN",
+	"Db9ieiGTGzTsPmxrGGnh+u3a7+rNvqJX/aM5u1aLr+jVEYp5N789NsJ/H795d0JWfksNf2o/KgGTgp+5",
+	"mO8K+j21SedwkPqeWj4Y+c7czv3T9cp8UsIv6VSm/TGy3y/dpn/omMF2os6bt6cv3rw+Ma8s6VWfzpti",
+	"2QvOWPDDz20OgmOaplDtunQGHfIMhD9QsqJzZriFXLGwgHbFETsgVdQcPOA+pXQpE9Y7BGbDlIY/CW2A",
+	"1gFgacg+ExryGU/bYj0gq5XOZjzlhsuDhsttQCvmrFbG+ECVokrAVGdYUJ2lAS1MeBJjDXTDbC2XjNXF",
+	"dFI8xsy3Km7XA9Wcv4pILPjggeG/Nl0K5vkuT5kajUW/Nqki/2qWp+ma/COnKZ9xlpD3716SLoiqIMSx",
+	"nlFBNSJvEGq2oM+WK73GBRyYxgMUyLInPaxN4KXfMsBPtXBdGR8SHENjQfBDueqn7IKlJFY5HPcRmdFU",
+	"MZsPbMscxIdESItxBCUOEJwYRvoiJJVuTJOEY+mbCQQ1m2cT82xEdJYzV0PhTAKQkSUsm4NgRlVroID1",
+	"jiNCyZIrBPX2CzE82BX7e2A6+CHMhi4ApxVoBeds3fP3lsNvhxxRj6lufggBUh0CjWk7vINhtwrAOlgr",
+	"2zcxvG5UMDu8Kt0l5jUhKzDY+/9sXbrnB+TIFxa+XEgF/Ydig5mBPQ0ZUzK9KLLMHqiqGBEU3Mb9eTQ8",
+	"CBq0KZv4MuZsui5cQ75guu3DAuzbbOaQaIjlowp6krkujbyL+awqItM8S3sAuwRr95Rd8CmzVdDJ1CyF",
+	"rwPx3mzo0RwqDMyZdC/h8yxXNsPuau2kHbN650JeCkOIAIdPYMP6q4xdcHZJZsywJ0Bd8vsiZLak5mSf",
+	"5RpkZ38gbHEBqgiFBs3U2dU0zQ21mFGY9kFoVZ4JBXUGcC9XjFpadKwe1OgLrriWGem+eEv+LZhpj0jh",
+	"33LjhyXlAlK/FzJ3rgxVNFcwzWui+pe4HW6oB8lqAP+vMMeuoZUVzRQzXAhWShB6pmSaa2YYZLl8+Gtp",
+	"GgguEazKD0lW5XaXBfZYwEPLrb0rcdCgHqg58g1XDmGGd6umptz0ykx5KsWMz20+bky68OOCmhPivXbS",
+	"3583L2ZmmP6nGuBvc600Cw4GcjVxQhKZAb5OTLoAnWN5MZ2ey9msGe2rEM6/KAU43LXOqNOWGr+3yviU",
+	"i/kf6Wz2h/ODqyf/eJguodba/Kaf4k6xrPK5YJfKfy6z+d61aptPz3+5UgKm7/YaArjf/qrqWiOY5SJg",
+	"CsB8dvuezURCaNN73LT7AgN3X2Bgp+GK86eWwX3LVQns+zcz+BUr22r3+xxtBnh7B+c81KBc9ZTd1GNp",
+	"y1T2W+HcvjF1+XplEUoX5ReXSWi8SncpewAbArZKvvrSugdoBUkZTe7OHGla/21bI18ymtwbI++NkVuM",
+	"kXBQflO2yKr50F0gzejbBJUlSGNnKZtqRb77DhV8sBd99515yYNtx6V5OmYQQeSN/QNtHdbBy5XV+box",
+	"dh+TmbQc6WztjQ9GXUcA9V40FsVAQpsnjgSbhSBqV2c7cBUXFqd90J2hOlBghOy2Wx4hJQ4sb3uGlKa5",
+	"0nLJMkSohu+UBsXYPSE8QXvjSwQQ1zoFRxxYHt8IQklcAf6Ki7rS4PVmM5qnukdoA/4fN9NfZdJoBWb3",
+	"vvtuFHBqMFZYjhsHb1kLHsITQDsB5zUDjIofzrhlxeW5Yu0E85bpBIxsWBMCCy2uWAYNBwaR+uDdNniT",
+	"xsPhMCh64yH0ItMFTZW0wCzFIloLq8VpL1q26OpItKGxGz+1VXjsfB4o+OiQKInTpi4qxPTroru6MVgR",
+	"Za4H1kVqdNVVyqDio+ErUrC+BFsHfKwiwC+XfMoG9qcJmGZZYr8wzav8zJ9K1TPLhcUxaZpWNwVjhd0e",
+	"4vIWRFSDinPTLq27Wd3qainXfsIzNtXp+hDEULNpZoSNRJexvwP6u7MxDu1OeKqnacZosiZUI9RdjGc/",
+	"pbCBGov9u1M4BMPhsfvWFnWfUgEEWGBraWmJ6hghGe2bDogO/3KF+ru5ysHIp+jM8BnCAfaiB7ZjayuD",
+	"06xGJLZadWxRMRHLUlywzOyus44H/K5EQM5hkEoxNx3VUczJUZVVGAFMynOWkHxlZTA8rWkKFOl2D5BH",
+	"atb50PLuYH9uYm+v2bJtmc5KkSrvFwKISq4IT/DqSM3QYRxmWIp0KXl4dVUQrqFXXzCfXFKMX+hFhF1N",
+	"2Uojg6ZjUaVrQpOkkWVd09Tp2DcUXwzWv93q6YnQGxeN7CkvOLjPLA5iS6uDlqYKXhqQSGhgb/zqdk5B",
+	"WB2hDjFDunhR1u/Im5s2rbkSrru6tdJwFp2tLSenhX2rfiPg/B8NhxvsmaaXLzFnuq3sjDoH/3jYf3L+",
+	"vy5/2l/+/q9n74b0f///7H3rdts29u+rYOmLybUo2XGcXuTVdY5re1pPcztWMu3MsEeEREhCQoEqAdpW",
+	"O3mO80Dnxf4LewMgKFE339J0PF8mtUjivrGvv9/Xw3+OW1HLX+JWt1VqKXv09bNnragFBVqtboum9H/7",
+	"wIdbeyB1/z+TAxKbXu1/hAW0yxOZOyIFHc6Pn3ln9Mnp+OR0/G9lNf3T+A9BjgaSj0W7nIVP/sP7oFVt",
+	"uss2ugszvJqavYXPb+ctLNioFOAv3M6oX7blI6f3dMglu2KFrUQGs8MJ9lJoEz1RBRUSmfjACOYiFkva",
+	"bYTh8gQ7l5DAWayg8ifDiT59Azr8iOrbz5gsYF/o0ymwLA31oUiwKhpgjwsrJgk+YVMbRMrSY0sbSAIL",
+	"Cx1ZnOVYWAowQJgvhX0pNC7FEUSgsQyY08zw7lcA8tBOWg7ROzor8lleAJhmYGhgYzFEA6/I4cNkQrMR",
+	"odd0jpkKv7Mix7JtTCAqcKLTipsfZptL9zt2EK1l6F4+igUVzoyqP2dsRASpr4DmE6sIyo98NmNpEh5D",
+	"dgNqVXtSzziVuXD4PuCEhXSrtEpBMh0A1dxZuDDT/ko6Bc6vhEq5nJUKuPTNXnCw+6DjuwfNlzp2QEmI",
+	"vG1QtOn5fYmkcwmb5hTsi3yE9dvmwDtxQPDYkkAyRhIQvvqFJOxWHGLmk9q0K73bCDgKRK76mEkQkWSG",
+	"10Zf5Xk/091MoiVqrh3tkPo5Wm194Pq4BDS7F4A53s18/YWlI9SEmG727Q7v1pHP8X+7v44WiUk0QjYF",
+	"c5a1BTFnym3puqVydx46j4NusxEEviVM1jJ+SPilbgNtwfvWwBjXJTuTwR0dHOn2evqMOysU07IWxLFv",
+	"b12aY3u3/BD8yl0sKtzCwMZkPlXvNZBp95+9/e1fh+zlx/Ti+sfya36zvcWEPfxMNpNtfLXVZJYBmjBZ",
+	"G0Yao/C3wvqamutJ5eYMPOVs/GXNJ32Ub2E76dduZTjpF+vEeNtUVOm3dq4e1S89pp2l23swI2uDhYUn",
+	"u1KStRa2tYG1G83eg5s0zddFq068NzI7Ya2dY8Mdq6u4nh3eztqB+b0nW6fnUfkan3oslu0b1It5yqaz",
+	"XDExnBtgatSRaWUq7aF7GjXaPqQAwxe00o84l7EwKbxLBlOXUILkrBjncao3pgkD6GblpP+WJGmJFxbr",
+	"ex1OYhGogmlLR4EFZkwFuz3DDjkRkHzh5mRK545KuGqrSwTj/nN7EoYoYzHI8uFHDNtC2vwVo0jqiLoc",
+	"fB3NJ7BILL6SZ0vp964LrhQTxKQzp1TRAdXdqAYTYdUAcrUjo3NRiirVRcxd+rn5GizgP9xGijCIwiXR",
+	"gy+AdWtZ9yelyJgEk4mlYTcWzzrrlPMaeqnlt0pI4GLlfnWNtmBYAVEckkCxhLoRfaON8imTik5nViP1",
+	"IVPDWBx2SFJTpFd3Ylmnt5nTEdidERFsTOGJvCDXBQQc5jMWHmPPdlH3gylSZlNBnh3832eHYSyed0iS",
+	"D4ESLe3r1+wXBLnovSHffHXwjOjREm/zZ1Qq8vyAmJocrdO6Z2Hv56MR8GZDGQJ0s2A00xuFRSTPUjAK",
+	"qbDfgA1Zde0FQUEjbS7TqFRlwcJYHHVMDCmtgnSOTA1BOCIyo2masYhkbJoL+VvJ2O/zyBpcjBmiqmwe",
+	"kUFBuVAFg5fmM5pFhKZzYAT/raQFAwD7GR/NI63/9UFoRGSc5+OM9WcZBeoFUer34OQksXjh9bBvo8Q8",
+	"XUOq9uKFT6oWi686JMn4FYO4YPXaIM8zRrWQ+LpDjg4PtdEry9ksLxRL+0hpN5wnXZLYf5NffvnF1oK4",
+	"J81yJe97Z9oKPn9/ibxr/3h9lhzb1ATcWPqREAjxKqIxcwxF3vfYx5IQq67Whdpqwbq8cCG3Dqb6u8ir",
+	"LYg5BkfTQoQVaikWgqwLBLr6KgihN1iogLntPlWeb35p8VLldYiFKF5QiwlXBUOQvVCXxK7JdUh0q1pO",
+	"4GXz5kVaCQqVkyGitlYCeLFb9VqGpfXC6rkuKYXi2WKWBHDoEYyLV44yGyCqYsYLUiUWK1kk/cO90Jjx",
+	"YJu8d/O7ReswppR9KBYYWnYXHyQ8IsqXbcFlL3IJeSYgeFzHWGrL5aJYGDdMt4kxkd3MwG0TNVVEuZIg",
+	"LNBZ1C6GVNhKy1hAnn6HnBg3WvOsmnwJq2JVqY+sbWrajHPMLneXJIbnztT9GW69GZ27uP7igtb0WTgR",
+	"xzAHC4x95oNLtH25IHht177TIW/xta7+lt7I/QnNRn16Tef9UZFP+/qyCmq30f//f5jTua/voRCIQm/0",
+	"wiRI+MkFmdIPeaH1K1esB43Fwgqxe/YVInlntCTBYmF/qLkSgcpF/7VZYQOU82jBIVSbtT1JeBoLLogp",
+	"/EyZojyTHf2j3kNho3+SBEfPnod65zYKeRIcHR6Gy05MErw4OAi3d2U+tGvOftpzzW3w3H0m/9y3ur0z",
+	"u8YLbjmtD3PUoJF51ujl0B1XO1l33oGvb63rbqVUqReJeazrDTeB73xCk2aNK7CH1u3tK8W8o93qHn17",
+	"cBC17JZsdVvve2frcyvu122oR/OZnIbY9GqXYc+aTp7ZVF2reaH37dI1hbEsunR1kwlNibmk0KbyF92r",
+	"935yNj45Gx/K2fjtdm/tjBe80tl4uO34jMsGvX9/UTelSQRZ4ZH5Uh2WTVfkZ/FNrkHxBGflvcPK11BH",
+	"jZrSg7ZdcjoT6QyeAto8cMgl+Ei7x8eCqrJgtgpDqzRXrEBAE6tbQHjeqkB1MOXAOa+IyjNWUKQ6REyE",
+	"UBveAwoxalvAL22LfoY33kULif0dcu6AN6iY21FpBc8aQ4CnMRyymWJph2gtBEu+uuQZecW/N8orfIb8",
+	"h5yPRmyollTXtan7/yFv6on7XXN03J1bwVNY3MEpUzSlih67goKG3HzS83L7ie0CGnE29AfeZiwSQByJ",
+	"juEEX105UCsrgChwvSFrIzf233twT241jGPM7zYgF6bOwfUZFxT+hFafne96ekfk/mRSRDqonkLvl9KQ",
+	"9moe5MAlk+zXcolCaCwWr8wgADqIKeLNtV0vSQIqUoTKqxVcRA56w59BpAYOteVaqwGKTE1QQ82P57iX",
+	"hCrMwkNqdrCavVz8DjkROJ1w+mLh3HcOscceE/AtQy6/3uHF3CbbsNR8AN3VJjoxq/xLXQhTpUx/uWDo",
+	"WBdqKWMI8HDMGT08OPDs1uTYrrjItTWlxaB9Fh/FagoDPoJYSlU5Ebc1JRV+lfvNyqo9qU0sMqNq4vlN",
+	"/CQ079VYwE/eu8Gy7htZD5VesIi4wSzbTNjVxW0SC8zp9w8lzjDUPy18JCIyd9dsJnPw6+hN2FRfqJ9K",
+	"zHpDZhVPLYxMLoasQ/7Fitzkxlg1HRxc+usBJargEG7ATknFs6xWy6RnNuyQEy1iBbumGQmSAc8yLsZ9",
+	"m/SV+Ju8P5wPM21GVKA3zrMDyzGjcwlbagFnyzuZ+qLvkBMncTBlzNUreAIosJKGeCgvgk6xMXCNuhso",
+	"IqVARB970CJr2xi7Jqxv2lJULSV+HpseNqxSPf+sKmFA+5pDWagWQl7+XWGFUj0D0IhsFEMAO2bMXCfq",
+	"9IVohFz1Eajjwz+mNgMqqAszfYz0PWmAumS38ocs3uTmItfy6JVzwax8KBZLqgCprnQuib6UuClpqm74",
+	"wIVVQt3Q0ifqdSCYFmo8U9XzNp5ggLob0aUCkS+qHJIp8GZZj4/5GEgkW+aCy2vcSB1ydHDUJYlRpzxk",
+	"IL2kLw4OUEY6ydddBHHX50Z5AlZWyE6IqNIIzw7d+hn7/kDA7NgG6DeP7bcwAzsZfmzyWqDKZVUzErir",
+	"KTKFdiBKrfPL/Rp+bgTjR4JQ/1zwwmiUuGPaaB8yfsWWLIgrYydZ49CaOc3Gofm17XT9uok4MEdgSm/a",
+	"g7nSe/PZwdE3L77+KmoV9Nrt3Q3F6zsaZtZ1K/f/oOkVKxSXrLhIP+1bQOTtmWY2kPY5fvhXDmr5wY4h",
+	"NrENd58Z5hNG+H8vYZ/PJ/dXhwGvH4DX5ZQVfOgFcIJKCISEA4oLF+AUUpNW1BJ0yqB0s5IUrcXr1Y8u",
+	"6DFSBXEI9dVRK2pNueDTctrqPsOR409sDGJpS5JAEgAxFRUm3DQuqDYAEvgvbeK+Q1uEKzTwZC7Ih5wL",
+	"6UpJ5iTLxx6DAlWxgLLUDrnMwSozH4tIAk3CPwTN5lgLYayEpEnBOUnTBUn3QFoOfvzzcAhi29vJ1ifR",
+	"+kQO+HAy/ALOOaFWFxnMkQH0r0RJ4zhc1tLOVEwvgIaOpNNIFtPmoqJ/SWyf+uZPFqcn7Fr/FaLxQHh1",
+	"QgsVOT+DA/DlRQOrhuW7hYcyLvTfPKyDDrFVjBYUwvaJK21LIpSKJMHzg8MQnELVyPeB2gbh0HF8PqCa",
+	"+c6eJKe9y79hokNErid8OMFIDs0yGQtASKOSJL+09XNt2GeNQvzMtvuWjtkKRXX9Pq9/4VPUen6wRcDt",
+	"0kzCbQ7uO3ajbnMMsYNrAcFq28s7WdXfGg/WhtMEuLat+zglW9o81W6iUjKlTR79/5/WHivdSeN2HfGM",
+	"yYhoQZOmFQwgQtx4WxO2vv5pajLm/tfVd+iAMREa44Ex3lDBrmMxKHkGblPE3k4JVeDlPEZ9xRAODCn8",
+	"hmc7pXOD/GSGbGNTycWo/ToXrP2KquFk/QY/0TPQ2qAnJnQ263yQmMaq/z2UMjlGmHZI0dR6oe780cHR",
+	"KpXRtLNaVzTqIObu6gXbGAi8GOlRwiAhFLjBnFTsRu0PkbxrTbP43Ad6RXEK1j/eqPjojbKg9pzqlbOw",
+	"f5v0HnjYPvspap2/oxvTL+AZ6M/zJoTG1zlk3EME8/N1bUc1aXuhtCcJjhbRutQ8Y0ROGGy5LaXVMkBh",
+	"IzZgXZDAtbRSfvQULZSEo+pY2PhYtLnoEmrY2uwdOIDEZQtzZNH5BnN9iU/yQrUzfsVSSDI11zdeieby",
+	"hptWkOcHh9bfjp8HgRQk5v4MoyopLhfovj59eUFKyWSHvBE1frmohjM6ZsrEdFbpDyRIflRq9kZkc/Bm",
+	"0ynrccW+e0lv4L/1SrIkFmCFJd+f9M777y9fQl0H4JIfk6+hVAHDf+NcX+41JWC9JHsJS7EgBcytu4AS",
+	"ngvFRQnJ1vWZWjgZL/MqvWv5lHsTPDIRMMGu7YJ2dhN2rR5TbavkNrW2Yt0Ba5CLMa4rbq6lXeTFJXbr",
+	"1qdb6yFrj26Pj6GyyezUW6gW6w/rFnpFZnbLXYGJa6IgR/7cZifGuUhr2ioJtGrqsDwLdpV/xDhdSoYZ",
+	"owbSC5cZtQtgY/QVX6OcaG02FvCpY8srok0ifTNC4FAwF7+28ezg6OB5uOlA6QFt6724aV9fX7chbbws",
+	"MiaGecrSHaC1oLW/oYy9RcwGbu2JmmY73tc9FHd5qRYO/7oDeYrrsywKb3G8trEmfnz36qU1JLZyTtRe",
+	"eLbrC5/T8thI561lh97fJurwV7BL2DTfH5Tz1bLjks1y1CSOvu0cHJD3vTOXQWBrOtDSL2dEf84DFZU2",
+	"4SJYmWQRCz/j5Iec9M5+iqqsAPjgRzYHwJlc1nB/7DXtKpn2pPUDdDA4n8CKlTNMNEk8+VTraCcWZwyW",
+	"AEYFpXng5w2SKf3ISFGKJDwmLJMMakbB1mgSX2yaf1/ON5k071zlFYTwDZ2cyQoyCU7QPznJZzAm1A7A",
+	"tEGZXBk3fsZTa4NN0+C48adhT5rqaaYcERIWbK1sXb/vEqzWNv/rHUNus0LPteL4dr1YocHZv+jgj1rV",
+	"xlnzmigz9A8a+bn8GVPZs1Wjtavk3+7VqN79hq796r6VDz6AT6bZ2MNkJn2BYw3RFxas/0y+3rpQ/76c",
+	"W2+KO3S+PGfT/O5Gm5ayVvSvdaR6xx7o0EDCVup016M/W4N6XpMrTKHpFYsFIRm5PL662M7F0Mp0Us7u",
+	"Uzj23O33JCAfVkBWQLlNo3IpmzjLC5uMBFoMWiwHfwnce7lgYM6tkJd2UIsFYxtneLEr0eJm3KZNs72b",
+	"mwN3odFbFpWGzR9fkOjevrKNLgx5O0nuzf2iKHoS6buL9JoktQxsDyPT+ViUs9XK8yv6EbL065vcJVW6",
+	"A5fU5ISLihkfOyrgnrgBzToWSzwKwUquFLKdlu0VmJi+7ZnrpgNVIcnrfIHxisyZ6gL5sUWjxB/fX75c",
+	"1rrxS/d5oeD8P90nD36fLMjxJaGrd9m2erGTlqte2KSGL4phv3NVV2rNbKtSI679k0p9F/lrre6HV6uv",
+	"9nOeDvc71yzL2lCFsK9FEU/bNWbYlTr3mxkTF2fkFPPdScrlMIfKHevh8QQVl7IEWf3HgEogRf3kepCE",
+	"kNJuOeEBDsk8z6VjqcXdtCjFrt7wdHhmW75ramrFKvLWO8C1Y7T+AFRzkObDElh7HimBc+2eOlteieWe",
+	"ehsMnew777B7TbNJ2VUb+7rO21/fyi4bbK2dSGsAHq6cNBjqy3SU5dcRefvT6TnpHb74ygEOhV1C0Y9P",
+	"JVblWghdyjMsLgP1uBOLE2FymeBCkoSLLmosZurZDZemvNA/ImBPAsO4wexbtd1P3CiXrm649n4r8SiY",
+	"W2+YcQTa2nThNr1ss3v6ZcFv9z7u1r5CwPydPyAVVbd6UWjj5zYv6m3QH05oljExvocv9BH+/1aDH+Yb",
+	"Zu3X2+Q41aMSO79w9BhRiV3lmQ2hWqFzN0m2VShhOwm1RSxhVfr0hf44cs7XRBYKKhO6rgRQUyaef35N",
+	"vWCiXzcAV3C6ks5GSdMrB3r0jxRSPGNXruVtA4u7p+k9/MZ/nPjdLU/Kl3ZIahc9T9sKk41XIuaaqtnk",
+	"j7jF0z7icLU+IXuh/iOcm7gVkRikrf4tsr4yY08uK7CmrB7akQjzgFd2jUGCUEjOwTwTPHM118Iw46Cq",
+	"7A9pliFXyGoFOBaeBrxaKbhIMfv6YWoWztiVaeAz4Ur5HViNLgUFJGaxO60/edXkPev4r7QOS+t71kzF",
+	"F6nZ7yoSPlx/lGvV/r/33rwmP7MB+YnNSY+pdWYqMk061GJCgXiwUHe1VP+uO/m5jVTDDftntUy1DNYG",
+	"1kc2l38Bm3TDPXV+YxO7mtW8wHA/SbRJQXnrG0ijIgmtGeqkHjlHxE+klCaXfzslX3199C0J4M7Tv+Gd",
+	"B//se33RF2C4cuPudrncXf+D9m6fVHani2bzNaMfkP4Fcy9Nv9FKr3ErLjd6Igg8gJCunbtcVY/QW3Oh",
+	"IokuHVhmXDhSJKC1sUTLWLRh5zayBr65u8DBVE7rB7oHvTiHhx71FsyH6y4/Lp2XjxRMpKwwxSgzls8y",
+	"RoJLluZDcth50TmMsC7GAWkBvBFwQTtJhB8/rmWyGl7Enpn49ts848AowWaylo8On4ViGQTEMWQH8GcX",
+	"tmoQRCczfslGrGBiyNZUd91DZuk7G4rTTTWll68YbINwv2KFPz5/NjFqBxO/J7HyQRIuMi5YhLPMaDGc",
+	"EC5MqTsrdk4C3xjoPXl7UQ3V2/lu6uVtzUK3LfcLPcQ27K2OVFSkNMsF63xYvWGrSbFPk0EpgLgAgksZ",
+	"o5KlJHh18S7skAslEVhLm3ESps6Ua0GdFlcNRVjjPE/Xb7Ee1hDtdtPcpfYI//s+S3xuH27bbd8AsDcI",
+	"leLetlAtVDVhNFOT39dAmlQIWdcTnjEf8QjPmyQ/vnv39piovLTk3ykDGFcxnC/vhB+Y+tE0+oC6Bjax",
+	"akPY/nNJaMav2L0FU9eu7kt+xaA4eFbkA/Yw6/lB7surYdvkEqyTBO+8i8OmHgSX5ydnr861EnshFBtr",
+	"FT5uhR3yMqfA3elA+qHEx1h5g4IKqDbjCvlaCI1Fgm0lhGVQZw41GnMtrpNU725AQSyG38UtL2yJve98",
+	"kHErQRdQklJF23pIFkeWp9/FLSwdrdAQsXo0bplqaNumlk6AqQeNk+pjdMbbutmKZRahvLDTprY1L/iY",
+	"C0AQcy+mbFCOjYfX/RGTIdppPqVQkP1GkCynaVTxtMJ0vb98CUjuCR2NksjP+YiFn0xj0igTxyOiJych",
+	"39W+FJqqPoAjwwwXVRaCpSSp0i4x0B0LSHhpz2ih5jYVcyFBM0jeUjX5bn9NlRpeq7mA494D0Lib9smY",
+	"JeS7WCT42RorR2hzWCZ8PAEISpigmsqS2RI6GJdkkI2DPdSXDPIsuc+f4QwDnSuW2V5zCdiB5p0KJ4xJ",
+	"VEPJRzZTJPAQHck1FzI89qaay1ggFqLLrgBaLxxMR14NEyB14CqoUHoj4vcpInTGv6eSRQS2yCdAuxsz",
+	"dapbuEiDEBD0MC8rKAEmJsIAQ5iQgNoJqZKmji0pDZb8/ZF/jAgS80aA5Rmhhv8pgQ06ZuqMKhroj+EG",
+	"uEASWttd/R8TKj2SFgBwsVvsfZEBKQRsSOhzACOA6QzCJBaB647b1b+VrGQpaFCwsUdccDkB5pREH4De",
+	"1TDw5gvprmSo9yVXnGZcIlQsHbNYYBmFomPHLWNA+HjaIac0yySZlfrrMB3V0vwf3YnEzwo1Va+6B1qV",
+	"obEYlcLQg+UFSf6NUcOIdDodWozlr0loeMlmGZ2ztKNF1KAcd4lWAxOS5WOtPo5yOHLXtBBcjGUN85iN",
+	"+A1J/i2vhr8mx5YZBDCHs2u9V7N8PGbpsas48/O9AAFRTfT6Ey5M3QioxkBC4pW3CzIBcorGAvfzd3QM",
+	"2Lb1SncSPD84Co/J+Hc+axt3gVtBSL2u8Pe0htchr6FSskiNvHB3OWeyyUn+A1PvcCROr9sNu7pWsr65",
+	"wv0EunquRwIq363CtPUeVwXiO7z1OlevTPH4FmmfizettHP1YDrAuru/h3qbq3secazXSJb1hyRaIA7R",
+	"qj4X487GjXCScSqfdsP2u4EEUNUOxlb4MFtjfW3+mxkT1juRQBQNPPPJnsT/BD0EIWuQasr45MlCupr1",
+	"26vFuHlsxRs+sSdXJgzV/t526UO4F9/+dHoeQQ6Rucate5uJVCKErAMLoMOPWDIPQ/fDgj9XWcZLfiuu",
+	"iJxogWwSkwK4qSNcGgO9PMshOumAmi0cz4mwyMMRKSXil1omFZMVgMgB1Cg9FNRimSNLVJOMhTp+45nZ",
+	"Ii1pc2LPnXNbHiEn4M+F9VNFnU1o/jEi/PdRkb8qA+bdws7X+7xLphz44aqoBwb1YfsnfmL+0pExzEMQ",
+	"pZeoXNTRPNgNHapsDvfMhpg96ERbBu6PoQAA4X8GtALQ0qcO8ncCgwy0ADfitFVwAxpeRSM2wuNYHB08",
+	"t4BhlpXG0oJpg2P5e1r44Aw9P3i+CNNRQdNbjHgDYrDqtD9uWhA0uWNMaBdhsQ0pD+SHXIjW4wAA/Ekz",
+	"jh5EfllskTXH9wsSaE6PcfJirY/LqRpWFyEUuDId6hBzYWKTvhdUCq8D0YMIsY0Nh5H9p9E2nLAMbC4T",
+	"LVPOxJBFePXPIwJJs+GymKxjHnmQaYoBQp9+pARlMTc+HostoFgx5YJmx43ijQupDE/GerGETVixuUEs",
+	"ndopvydFZE2a723eA8v71i/6MfuHVp/+fBLxzyOvLnGbO7qhRvPiC5NYU6YKviaS/LbIp0xNWCmJYjdK",
+	"iw1gaAcuXoepM1FqZiP5sq9yRTPHp9vwSD81hUZ9yYa5SGUSi8GcFHmpWETQDWb8yFSV8tj7DMKe9m1l",
+	"tW1rMDdsFvpIWFdjEpEEqjmjWCQe8VMf/0gSQFQBbyIwMIWuIAOqLI/JDzkpSgF878AZY8IzZs6AATaX",
+	"TFtlKifzvCxiMc0FVzlymq+o6fiBqVdm1rcLaM8yysUt4ou2n48SRfI2ytSN7gFcBfmMCTrjHRt3W40G",
+	"Wg4yVKT1OT15e+ESIiCm/Pfem9eNziLztP79rpHArXLzFnv3OMuFJL4zNuQj038S6CGHD7tqc4q5Gbdd",
+	"tX+evHq5btX077utmu3RF7tqesgPtGoQZdk2CG+CLylVdEBlxY5oOTpxgiG2jViOlgMRS/sBVJcBpbaM",
+	"IC2IvDh43rjWl9itBwzTQwtIGd6c6kbTORLyFVcQMRmN+PAeS5+N8vIYY3kNRGE0nR8bHklp4piIyV2l",
+	"TBhS0sfZ6JcOsfwBkxIener0nQ1WOIfyktNpTZ+SyJ4cyH3S/8BUAJrpWUrLodqTsTh9eUEKNuZSdwst",
+	"LEOGFAhtZWFDliQQqR3BasTdFVk1h4txVDvElrqtE4vX7Jpwk4kBBJSlxBhnYvqPqQHgjzbMaVpItiuS",
+	"OsmUgnAltrCRf8xGbZ5IyJ5IyL5sEjIEInMn9/TlxR5mM4ZfID0ZTE1xtRpHxqS+giSQNrzrJyd7KDb2",
+	"AUzo0gZjd38/y4c0m+RSdb85+OYAtnZZZK1uax8ErZmwZdRXDjwX2tKTEQD/SZOgoE29Cq/EFv7ZkKd+",
+	"ZjDH3DGI0jGRggVlHDKOVHwZr+ZnPUbq8kMwc0cwlkqbBcIVgnDa3D5XMW8uu4aPXmqbWGLAznTVGcMJ",
+	"oHtSkbYzLiBpyCiiFQxAawWsjgfGPmXFmKUk4xLroywHOe5W73OGQ69h4I6TyljJOH4j4SuykaiCO0Le",
+	"Bf24YRyRJDBRDON4BMdl6DXvccMsd+FCICj78kVjT5L3JXe4lr+D+ZmodAAlypK+bQMmzbFyrxVPUWle",
+	"BPsFYCc1OYtVOC9YGekOPRzCyl9ed0bFwlY66E1ZlJZRS2sAby7OTvsXvd7788ukXsRGAsGuEFTNKBTA",
+	"Bp6nzIR/zdDQ+bRha+mZN5j2Dqd+IWcDR0qlHbq/3BUw8KdfP/1PAAAA//8=",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

@@ -36,6 +36,7 @@ import (
 	"github.com/reftrack/reftrack/pkg/apikeys"
 	"github.com/reftrack/reftrack/pkg/clicks"
 	"github.com/reftrack/reftrack/pkg/dashboard"
+	"github.com/reftrack/reftrack/pkg/demoshop"
 	"github.com/reftrack/reftrack/pkg/identity"
 	"github.com/reftrack/reftrack/pkg/leads"
 	"github.com/reftrack/reftrack/pkg/origins"
@@ -77,6 +78,8 @@ type Deps struct {
 	Stripe  *payments.Stripe
 	// DNS looks programs' verification records up (net.DefaultResolver in the server).
 	DNS programs.TXTResolver
+	// Demo is the demo shop of development mode (`make run`); nil otherwise.
+	Demo *demoshop.Shop
 	// Spec is the parsed OpenAPI document (openapi.Spec): the route table is read from it. It is only read,
 	// so one parse serves every server of the process (/openapi.json is openapi.Document, from the same parse).
 	Spec *openapi3.T
@@ -142,7 +145,7 @@ func New(ctx context.Context, d Deps) (*echo.Echo, error) {
 		Pages: &web.Pages{DB: d.DB, Log: d.Logger, Now: d.Clock, Login: d.Login, Dashboard: d.Dashboard,
 			SecureCookies: strings.HasPrefix(strings.ToLower(d.Config.BaseURL), "https://")},
 		Webhooks:   &webhooks.Webhooks{DB: d.DB, Stripe: d.Stripe, Metrics: d.Metrics},
-		Operations: &ops.Operations{DB: d.DB.DB, SpecJSON: specJSON, Metrics: d.Metrics, Tracker: d.Tracker},
+		Operations: &ops.Operations{DB: d.DB.DB, SpecJSON: specJSON, Metrics: d.Metrics, Tracker: d.Tracker, Demo: d.Demo},
 	}
 	mw := &middlewares{routes: routes, auth: authn, limiter: d.Limiter, origins: d.Origins, now: d.Clock,
 		log: d.Logger, metrics: d.Metrics, config: d.Config}

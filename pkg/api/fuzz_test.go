@@ -15,9 +15,11 @@ import (
 
 	"github.com/stripe/stripe-go/v85/webhook"
 
+	"github.com/reftrack/reftrack/pkg/demoshop"
 	"github.com/reftrack/reftrack/pkg/payments"
 	"github.com/reftrack/reftrack/pkg/seed"
 	"github.com/reftrack/reftrack/pkg/testkit/apitest"
+	"github.com/reftrack/reftrack/sdk"
 )
 
 // Fuzz targets of the routes that take what outsiders type or send. Each starts one server on a seeded
@@ -467,5 +469,36 @@ func FuzzLoginSubmit(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, contentType, body string) {
 		e.exchange(t, e.post(t, "/login", contentType, e.fill(body)), true)
+	})
+}
+
+// FuzzDemoShop sends the demo shop's routes (development mode's) every cookie: no 5xx, answers as
+// specified. Its program has a click (the svc_click_id a browser would carry) and a signed-up customer.
+func FuzzDemoShop(f *testing.F) {
+	shop := &demoshop.Shop{}
+	env := apitest.Start(f, apitest.Options{LimitStore: unlimited{}, Demo: shop})
+	e := &fuzzEnv{Env: env, seed: env.Seed(seed.Options{})}
+	shop.DB, shop.ProgramID, shop.Brand = env.DB.DB, e.seed.ProgramID, sdk.New(e.seed.APIKey, sdk.WithBaseURL(env.URL))
+	res := env.Do(http.MethodPost, "/api/v1/track/click", map[string]any{"affiliate_url": e.seed.AffiliateURL}, "User-Agent", "Mozilla/5.0 Firefox/132.0")
+	click, _ := res.JSON(f)["click_id"].(string)
+	for _, route := range []string{"GET /demo/session", "POST /demo/signup", "POST /demo/buy"} {
+		f.Add(route, click, "")
+		f.Add(route, "", "demo-customer-000000000000")
+		f.Add(route, click, "demo-customer-")
+		for _, v := range hostileValues {
+			f.Add(route, v, v)
+		}
+	}
+	f.Fuzz(func(t *testing.T, route, clickCookie, customerCookie string) {
+		method, path, ok := strings.Cut(route, " ")
+		if !ok || (method != http.MethodGet && method != http.MethodPost) || !strings.HasPrefix(path, "/demo/") || strings.ContainsAny(path, "?# ") {
+			return
+		}
+		req, err := http.NewRequest(method, e.URL+path, nil)
+		if err != nil {
+			return
+		}
+		req.Header.Set("Cookie", headerValue("svc_click_id="+clickCookie+"; demo_customer="+customerCookie))
+		e.exchange(t, req, false)
 	})
 }

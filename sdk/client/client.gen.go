@@ -2701,6 +2701,33 @@ type DashboardAssetParams struct {
 	IfNoneMatch *IfNoneMatch `json:"If-None-Match,omitempty"`
 }
 
+// DemoBuyParams defines parameters for DemoBuy.
+type DemoBuyParams struct {
+	// SvcClickId The click the tracker stored on the demo shop's page.
+	SvcClickId *string `form:"svc_click_id,omitempty" json:"svc_click_id,omitempty"`
+
+	// DemoCustomer The demo customer's key, set by the sign-up.
+	DemoCustomer *string `form:"demo_customer,omitempty" json:"demo_customer,omitempty"`
+}
+
+// DemoSessionParams defines parameters for DemoSession.
+type DemoSessionParams struct {
+	// SvcClickId The click the tracker stored on the demo shop's page.
+	SvcClickId *string `form:"svc_click_id,omitempty" json:"svc_click_id,omitempty"`
+
+	// DemoCustomer The demo customer's key, set by the sign-up.
+	DemoCustomer *string `form:"demo_customer,omitempty" json:"demo_customer,omitempty"`
+}
+
+// DemoSignupParams defines parameters for DemoSignup.
+type DemoSignupParams struct {
+	// SvcClickId The click the tracker stored on the demo shop's page.
+	SvcClickId *string `form:"svc_click_id,omitempty" json:"svc_click_id,omitempty"`
+
+	// DemoCustomer The demo customer's key, set by the sign-up.
+	DemoCustomer *string `form:"demo_customer,omitempty" json:"demo_customer,omitempty"`
+}
+
 // DevOidcAuthorizeParams defines parameters for DevOidcAuthorize.
 type DevOidcAuthorizeParams struct {
 	ClientId            *string `form:"client_id,omitempty" json:"client_id,omitempty"`
@@ -3619,7 +3646,11 @@ type ClientInterface interface {
 
 	// HomePage The front page
 	//
-	// A short page naming the service, with links to the API reference (`/docs`), this document (`/openapi.json`) and the dashboard.
+	// A short page naming the service, with links to the API reference (`/docs`), this
+	// document (`/openapi.json`) and the dashboard. In development mode (`make run`) it is the demo shop
+	// instead: a brand's page that loads the tracker (so the referral URL `make run` prints records a
+	// click), shows the click and its partner, and has Sign up and Buy buttons whose backend (`/demo/…`)
+	// reports the lead and the sale server-side through the Go SDK with the demo program's key.
 	//
 	// Corresponds with GET / (the `HomePage` operationId).
 	HomePage(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -4683,6 +4714,35 @@ type ClientInterface interface {
 	// Corresponds with POST /dashboard/logout (the `DashboardLogout` operationId).
 	DashboardLogoutWithFormdataBody(ctx context.Context, body DashboardLogoutFormdataRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// DemoBuy Buy in the demo shop
+	//
+	// Reports a 49.00 USD payment of the signed-up demo customer as a sale (`POST /api/v1/track/sale`
+	// through the Go SDK, with the demo key), whose commission goes to the click's partner.
+	// 400 `Sign up first` without a demo customer.
+	// Development mode only (`make run`); elsewhere 404.
+	//
+	// Corresponds with POST /demo/buy (the `DemoBuy` operationId).
+	DemoBuy(ctx context.Context, params *DemoBuyParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// DemoSession The demo shop visitor
+	//
+	// The demo shop's view of this browser: its click (the `svc_click_id` cookie the tracker set), the
+	// click's partner, and the demo customer once signed up.
+	// Development mode only (`make run`); elsewhere 404.
+	//
+	// Corresponds with GET /demo/session (the `DemoSession` operationId).
+	DemoSession(ctx context.Context, params *DemoSessionParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// DemoSignup Sign up in the demo shop
+	//
+	// Makes a demo customer for this browser (`demo_customer` cookie) and reports the sign-up as a
+	// server-mode lead (`POST /api/v1/track/lead` through the Go SDK, with the demo key) with the
+	// browser's click. 400 `No referral click yet: open the referral URL first` without a click.
+	// Development mode only (`make run`); elsewhere 404.
+	//
+	// Corresponds with POST /demo/signup (the `DemoSignup` operationId).
+	DemoSignup(ctx context.Context, params *DemoSignupParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// DevOidcDiscovery Development issuer discovery document
 	//
 	// OpenID Connect discovery of the development issuer (`{base_url}/dev/oidc`). 404 when a real issuer is configured.
@@ -4912,7 +4972,11 @@ type ClientInterface interface {
 
 // HomePage The front page
 //
-// A short page naming the service, with links to the API reference (`/docs`), this document (`/openapi.json`) and the dashboard.
+// A short page naming the service, with links to the API reference (`/docs`), this
+// document (`/openapi.json`) and the dashboard. In development mode (`make run`) it is the demo shop
+// instead: a brand's page that loads the tracker (so the referral URL `make run` prints records a
+// click), shows the click and its partner, and has Sign up and Buy buttons whose backend (`/demo/…`)
+// reports the lead and the sale server-side through the Go SDK with the demo program's key.
 //
 // Corresponds with GET / (the `HomePage` operationId).
 func (c *Client) HomePage(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -6525,6 +6589,65 @@ func (c *Client) DashboardLogoutWithBody(ctx context.Context, contentType string
 // Corresponds with POST /dashboard/logout (the `DashboardLogout` operationId).
 func (c *Client) DashboardLogoutWithFormdataBody(ctx context.Context, body DashboardLogoutFormdataRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewDashboardLogoutRequestWithFormdataBody(c.Server, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// DemoBuy Buy in the demo shop
+//
+// Reports a 49.00 USD payment of the signed-up demo customer as a sale (`POST /api/v1/track/sale`
+// through the Go SDK, with the demo key), whose commission goes to the click's partner.
+// 400 `Sign up first` without a demo customer.
+// Development mode only (`make run`); elsewhere 404.
+//
+// Corresponds with POST /demo/buy (the `DemoBuy` operationId).
+func (c *Client) DemoBuy(ctx context.Context, params *DemoBuyParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewDemoBuyRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// DemoSession The demo shop visitor
+//
+// The demo shop's view of this browser: its click (the `svc_click_id` cookie the tracker set), the
+// click's partner, and the demo customer once signed up.
+// Development mode only (`make run`); elsewhere 404.
+//
+// Corresponds with GET /demo/session (the `DemoSession` operationId).
+func (c *Client) DemoSession(ctx context.Context, params *DemoSessionParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewDemoSessionRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// DemoSignup Sign up in the demo shop
+//
+// Makes a demo customer for this browser (`demo_customer` cookie) and reports the sign-up as a
+// server-mode lead (`POST /api/v1/track/lead` through the Go SDK, with the demo key) with the
+// browser's click. 400 `No referral click yet: open the referral URL first` without a click.
+// Development mode only (`make run`); elsewhere 404.
+//
+// Corresponds with POST /demo/signup (the `DemoSignup` operationId).
+func (c *Client) DemoSignup(ctx context.Context, params *DemoSignupParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewDemoSignupRequest(c.Server, params)
 	if err != nil {
 		return nil, err
 	}
@@ -8598,6 +8721,183 @@ func NewDashboardLogoutRequestWithBody(server string, contentType string, body i
 	return req, nil
 }
 
+// NewDemoBuyRequest constructs an http.Request for the DemoBuy method
+func NewDemoBuyRequest(server string, params *DemoBuyParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/demo/buy")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+
+		if params.SvcClickId != nil {
+			var cookieParam0 string
+
+			cookieParam0, err = runtime.StyleParamWithOptions("simple", true, "svc_click_id", *params.SvcClickId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationCookie, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			cookie0 := &http.Cookie{
+				Name:  "svc_click_id",
+				Value: cookieParam0,
+			}
+			req.AddCookie(cookie0)
+		}
+
+		if params.DemoCustomer != nil {
+			var cookieParam1 string
+
+			cookieParam1, err = runtime.StyleParamWithOptions("simple", true, "demo_customer", *params.DemoCustomer, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationCookie, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			cookie1 := &http.Cookie{
+				Name:  "demo_customer",
+				Value: cookieParam1,
+			}
+			req.AddCookie(cookie1)
+		}
+	}
+	return req, nil
+}
+
+// NewDemoSessionRequest constructs an http.Request for the DemoSession method
+func NewDemoSessionRequest(server string, params *DemoSessionParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/demo/session")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+
+		if params.SvcClickId != nil {
+			var cookieParam0 string
+
+			cookieParam0, err = runtime.StyleParamWithOptions("simple", true, "svc_click_id", *params.SvcClickId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationCookie, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			cookie0 := &http.Cookie{
+				Name:  "svc_click_id",
+				Value: cookieParam0,
+			}
+			req.AddCookie(cookie0)
+		}
+
+		if params.DemoCustomer != nil {
+			var cookieParam1 string
+
+			cookieParam1, err = runtime.StyleParamWithOptions("simple", true, "demo_customer", *params.DemoCustomer, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationCookie, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			cookie1 := &http.Cookie{
+				Name:  "demo_customer",
+				Value: cookieParam1,
+			}
+			req.AddCookie(cookie1)
+		}
+	}
+	return req, nil
+}
+
+// NewDemoSignupRequest constructs an http.Request for the DemoSignup method
+func NewDemoSignupRequest(server string, params *DemoSignupParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/demo/signup")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+
+		if params.SvcClickId != nil {
+			var cookieParam0 string
+
+			cookieParam0, err = runtime.StyleParamWithOptions("simple", true, "svc_click_id", *params.SvcClickId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationCookie, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			cookie0 := &http.Cookie{
+				Name:  "svc_click_id",
+				Value: cookieParam0,
+			}
+			req.AddCookie(cookie0)
+		}
+
+		if params.DemoCustomer != nil {
+			var cookieParam1 string
+
+			cookieParam1, err = runtime.StyleParamWithOptions("simple", true, "demo_customer", *params.DemoCustomer, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationCookie, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			cookie1 := &http.Cookie{
+				Name:  "demo_customer",
+				Value: cookieParam1,
+			}
+			req.AddCookie(cookie1)
+		}
+	}
+	return req, nil
+}
+
 // NewDevOidcDiscoveryRequest constructs an http.Request for the DevOidcDiscovery method
 func NewDevOidcDiscoveryRequest(server string) (*http.Request, error) {
 	var err error
@@ -9455,7 +9755,11 @@ type ClientWithResponsesInterface interface {
 
 	// HomePageWithResponse The front page
 	//
-	// A short page naming the service, with links to the API reference (`/docs`), this document (`/openapi.json`) and the dashboard.
+	// A short page naming the service, with links to the API reference (`/docs`), this
+	// document (`/openapi.json`) and the dashboard. In development mode (`make run`) it is the demo shop
+	// instead: a brand's page that loads the tracker (so the referral URL `make run` prints records a
+	// click), shows the click and its partner, and has Sign up and Buy buttons whose backend (`/demo/…`)
+	// reports the lead and the sale server-side through the Go SDK with the demo program's key.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -10562,6 +10866,41 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with POST /dashboard/logout (the `DashboardLogout` operationId).
 	DashboardLogoutWithFormdataBodyWithResponse(ctx context.Context, body DashboardLogoutFormdataRequestBody, reqEditors ...RequestEditorFn) (*DashboardLogoutHTTPResponse, error)
+
+	// DemoBuyWithResponse Buy in the demo shop
+	//
+	// Reports a 49.00 USD payment of the signed-up demo customer as a sale (`POST /api/v1/track/sale`
+	// through the Go SDK, with the demo key), whose commission goes to the click's partner.
+	// 400 `Sign up first` without a demo customer.
+	// Development mode only (`make run`); elsewhere 404.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /demo/buy (the `DemoBuy` operationId).
+	DemoBuyWithResponse(ctx context.Context, params *DemoBuyParams, reqEditors ...RequestEditorFn) (*DemoBuyHTTPResponse, error)
+
+	// DemoSessionWithResponse The demo shop visitor
+	//
+	// The demo shop's view of this browser: its click (the `svc_click_id` cookie the tracker set), the
+	// click's partner, and the demo customer once signed up.
+	// Development mode only (`make run`); elsewhere 404.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /demo/session (the `DemoSession` operationId).
+	DemoSessionWithResponse(ctx context.Context, params *DemoSessionParams, reqEditors ...RequestEditorFn) (*DemoSessionHTTPResponse, error)
+
+	// DemoSignupWithResponse Sign up in the demo shop
+	//
+	// Makes a demo customer for this browser (`demo_customer` cookie) and reports the sign-up as a
+	// server-mode lead (`POST /api/v1/track/lead` through the Go SDK, with the demo key) with the
+	// browser's click. 400 `No referral click yet: open the referral URL first` without a click.
+	// Development mode only (`make run`); elsewhere 404.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /demo/signup (the `DemoSignup` operationId).
+	DemoSignupWithResponse(ctx context.Context, params *DemoSignupParams, reqEditors ...RequestEditorFn) (*DemoSignupHTTPResponse, error)
 
 	// DevOidcDiscoveryWithResponse Development issuer discovery document
 	//
@@ -16233,6 +16572,355 @@ func (r DashboardLogoutHTTPResponse) ContentType() string {
 	return ""
 }
 
+// DemoBuyHTTPResponse200Headers the declared response headers of an HTTP 200 response for DemoBuy
+type DemoBuyHTTPResponse200Headers struct {
+	XRequestID string
+}
+
+// DemoBuyHTTPResponse400Headers the declared response headers of an HTTP 400 response for DemoBuy
+type DemoBuyHTTPResponse400Headers struct {
+	XRequestID string
+}
+
+// DemoBuyHTTPResponse404Headers the declared response headers of an HTTP 404 response for DemoBuy
+type DemoBuyHTTPResponse404Headers struct {
+	XRequestID string
+}
+
+// DemoBuyHTTPResponse500Headers the declared response headers of an HTTP 500 response for DemoBuy
+type DemoBuyHTTPResponse500Headers struct {
+	XRequestID string
+}
+
+// DemoBuyHTTPResponse503Headers the declared response headers of an HTTP 503 response for DemoBuy
+type DemoBuyHTTPResponse503Headers struct {
+	RetryAfter int
+	XRequestID string
+}
+
+type DemoBuyHTTPResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		AmountCents     int64  `json:"amount_cents"`
+		CommissionCents *int64 `json:"commission_cents"`
+		SaleId          int64  `json:"sale_id"`
+	}
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *DemoBuyHTTPResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *DemoBuyHTTPResponse400Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *DemoBuyHTTPResponse404Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *DemoBuyHTTPResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *DemoBuyHTTPResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r DemoBuyHTTPResponse) GetJSON200() *struct {
+	AmountCents     int64  `json:"amount_cents"`
+	CommissionCents *int64 `json:"commission_cents"`
+	SaleId          int64  `json:"sale_id"`
+} {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r DemoBuyHTTPResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r DemoBuyHTTPResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r DemoBuyHTTPResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r DemoBuyHTTPResponse) GetJSON503() *Unavailable {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r DemoBuyHTTPResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r DemoBuyHTTPResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r DemoBuyHTTPResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r DemoBuyHTTPResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// DemoSessionHTTPResponse200Headers the declared response headers of an HTTP 200 response for DemoSession
+type DemoSessionHTTPResponse200Headers struct {
+	XRequestID string
+}
+
+// DemoSessionHTTPResponse400Headers the declared response headers of an HTTP 400 response for DemoSession
+type DemoSessionHTTPResponse400Headers struct {
+	XRequestID string
+}
+
+// DemoSessionHTTPResponse404Headers the declared response headers of an HTTP 404 response for DemoSession
+type DemoSessionHTTPResponse404Headers struct {
+	XRequestID string
+}
+
+// DemoSessionHTTPResponse500Headers the declared response headers of an HTTP 500 response for DemoSession
+type DemoSessionHTTPResponse500Headers struct {
+	XRequestID string
+}
+
+// DemoSessionHTTPResponse503Headers the declared response headers of an HTTP 503 response for DemoSession
+type DemoSessionHTTPResponse503Headers struct {
+	RetryAfter int
+	XRequestID string
+}
+
+type DemoSessionHTTPResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		// ClickId The recorded click of this browser (null before the tracker recorded one).
+		ClickId *string `json:"click_id"`
+
+		// CustomerKey The demo customer of this browser, once signed up.
+		CustomerKey *string `json:"customer_key"`
+
+		// Partner The name of the click's partner.
+		Partner *string `json:"partner"`
+	}
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *DemoSessionHTTPResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *DemoSessionHTTPResponse400Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *DemoSessionHTTPResponse404Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *DemoSessionHTTPResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *DemoSessionHTTPResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r DemoSessionHTTPResponse) GetJSON200() *struct {
+	// ClickId The recorded click of this browser (null before the tracker recorded one).
+	ClickId *string `json:"click_id"`
+
+	// CustomerKey The demo customer of this browser, once signed up.
+	CustomerKey *string `json:"customer_key"`
+
+	// Partner The name of the click's partner.
+	Partner *string `json:"partner"`
+} {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r DemoSessionHTTPResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r DemoSessionHTTPResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r DemoSessionHTTPResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r DemoSessionHTTPResponse) GetJSON503() *Unavailable {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r DemoSessionHTTPResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r DemoSessionHTTPResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r DemoSessionHTTPResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r DemoSessionHTTPResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// DemoSignupHTTPResponse200Headers the declared response headers of an HTTP 200 response for DemoSignup
+type DemoSignupHTTPResponse200Headers struct {
+	XRequestID string
+}
+
+// DemoSignupHTTPResponse400Headers the declared response headers of an HTTP 400 response for DemoSignup
+type DemoSignupHTTPResponse400Headers struct {
+	XRequestID string
+}
+
+// DemoSignupHTTPResponse404Headers the declared response headers of an HTTP 404 response for DemoSignup
+type DemoSignupHTTPResponse404Headers struct {
+	XRequestID string
+}
+
+// DemoSignupHTTPResponse500Headers the declared response headers of an HTTP 500 response for DemoSignup
+type DemoSignupHTTPResponse500Headers struct {
+	XRequestID string
+}
+
+// DemoSignupHTTPResponse503Headers the declared response headers of an HTTP 503 response for DemoSignup
+type DemoSignupHTTPResponse503Headers struct {
+	RetryAfter int
+	XRequestID string
+}
+
+type DemoSignupHTTPResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		CustomerKey string `json:"customer_key"`
+		LeadId      int64  `json:"lead_id"`
+		PartnerId   *int64 `json:"partner_id"`
+	}
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *DemoSignupHTTPResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *DemoSignupHTTPResponse400Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *DemoSignupHTTPResponse404Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *DemoSignupHTTPResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *DemoSignupHTTPResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r DemoSignupHTTPResponse) GetJSON200() *struct {
+	CustomerKey string `json:"customer_key"`
+	LeadId      int64  `json:"lead_id"`
+	PartnerId   *int64 `json:"partner_id"`
+} {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r DemoSignupHTTPResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r DemoSignupHTTPResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r DemoSignupHTTPResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r DemoSignupHTTPResponse) GetJSON503() *Unavailable {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r DemoSignupHTTPResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r DemoSignupHTTPResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r DemoSignupHTTPResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r DemoSignupHTTPResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // DevOidcDiscoveryHTTPResponse404Headers the declared response headers of an HTTP 404 response for DevOidcDiscovery
 type DevOidcDiscoveryHTTPResponse404Headers struct {
 	XRequestID string
@@ -17350,7 +18038,11 @@ func (r StripeWebhookAliasHTTPResponse) ContentType() string {
 
 // HomePageWithResponse The front page
 //
-// A short page naming the service, with links to the API reference (`/docs`), this document (`/openapi.json`) and the dashboard.
+// A short page naming the service, with links to the API reference (`/docs`), this
+// document (`/openapi.json`) and the dashboard. In development mode (`make run`) it is the demo shop
+// instead: a brand's page that loads the tracker (so the referral URL `make run` prints records a
+// click), shows the click and its partner, and has Sign up and Buy buttons whose backend (`/demo/…`)
+// reports the lead and the sale server-side through the Go SDK with the demo program's key.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -18792,6 +19484,59 @@ func (c *ClientWithResponses) DashboardLogoutWithFormdataBodyWithResponse(ctx co
 		return nil, err
 	}
 	return ParseDashboardLogoutHTTPResponse(rsp)
+}
+
+// DemoBuyWithResponse Buy in the demo shop
+//
+// Reports a 49.00 USD payment of the signed-up demo customer as a sale (`POST /api/v1/track/sale`
+// through the Go SDK, with the demo key), whose commission goes to the click's partner.
+// 400 `Sign up first` without a demo customer.
+// Development mode only (`make run`); elsewhere 404.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /demo/buy (the `DemoBuy` operationId).
+func (c *ClientWithResponses) DemoBuyWithResponse(ctx context.Context, params *DemoBuyParams, reqEditors ...RequestEditorFn) (*DemoBuyHTTPResponse, error) {
+	rsp, err := c.DemoBuy(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseDemoBuyHTTPResponse(rsp)
+}
+
+// DemoSessionWithResponse The demo shop visitor
+//
+// The demo shop's view of this browser: its click (the `svc_click_id` cookie the tracker set), the
+// click's partner, and the demo customer once signed up.
+// Development mode only (`make run`); elsewhere 404.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /demo/session (the `DemoSession` operationId).
+func (c *ClientWithResponses) DemoSessionWithResponse(ctx context.Context, params *DemoSessionParams, reqEditors ...RequestEditorFn) (*DemoSessionHTTPResponse, error) {
+	rsp, err := c.DemoSession(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseDemoSessionHTTPResponse(rsp)
+}
+
+// DemoSignupWithResponse Sign up in the demo shop
+//
+// Makes a demo customer for this browser (`demo_customer` cookie) and reports the sign-up as a
+// server-mode lead (`POST /api/v1/track/lead` through the Go SDK, with the demo key) with the
+// browser's click. 400 `No referral click yet: open the referral URL first` without a click.
+// Development mode only (`make run`); elsewhere 404.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /demo/signup (the `DemoSignup` operationId).
+func (c *ClientWithResponses) DemoSignupWithResponse(ctx context.Context, params *DemoSignupParams, reqEditors ...RequestEditorFn) (*DemoSignupHTTPResponse, error) {
+	rsp, err := c.DemoSignup(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseDemoSignupHTTPResponse(rsp)
 }
 
 // DevOidcDiscoveryWithResponse Development issuer discovery document
@@ -27926,6 +28671,365 @@ func ParseDashboardLogoutHTTPResponse(rsp *http.Response) (*DashboardLogoutHTTPR
 				return nil, err
 			}
 			headers.RetryAfter = value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseDemoBuyHTTPResponse parses an HTTP response from a DemoBuyWithResponse call
+func ParseDemoBuyHTTPResponse(rsp *http.Response) (*DemoBuyHTTPResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &DemoBuyHTTPResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			AmountCents     int64  `json:"amount_cents"`
+			CommissionCents *int64 `json:"commission_cents"`
+			SaleId          int64  `json:"sale_id"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers DemoBuyHTTPResponse200Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers DemoBuyHTTPResponse400Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 404:
+		var headers DemoBuyHTTPResponse404Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 500:
+		var headers DemoBuyHTTPResponse500Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers DemoBuyHTTPResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseDemoSessionHTTPResponse parses an HTTP response from a DemoSessionWithResponse call
+func ParseDemoSessionHTTPResponse(rsp *http.Response) (*DemoSessionHTTPResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &DemoSessionHTTPResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			// ClickId The recorded click of this browser (null before the tracker recorded one).
+			ClickId *string `json:"click_id"`
+
+			// CustomerKey The demo customer of this browser, once signed up.
+			CustomerKey *string `json:"customer_key"`
+
+			// Partner The name of the click's partner.
+			Partner *string `json:"partner"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers DemoSessionHTTPResponse200Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers DemoSessionHTTPResponse400Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 404:
+		var headers DemoSessionHTTPResponse404Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 500:
+		var headers DemoSessionHTTPResponse500Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers DemoSessionHTTPResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseDemoSignupHTTPResponse parses an HTTP response from a DemoSignupWithResponse call
+func ParseDemoSignupHTTPResponse(rsp *http.Response) (*DemoSignupHTTPResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &DemoSignupHTTPResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			CustomerKey string `json:"customer_key"`
+			LeadId      int64  `json:"lead_id"`
+			PartnerId   *int64 `json:"partner_id"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers DemoSignupHTTPResponse200Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers DemoSignupHTTPResponse400Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 404:
+		var headers DemoSignupHTTPResponse404Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 500:
+		var headers DemoSignupHTTPResponse500Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers DemoSignupHTTPResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
 		}
 		response.Headers503 = &headers
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/reftrack/reftrack/openapi"
 	"github.com/reftrack/reftrack/pkg/api/internal/request"
 	"github.com/reftrack/reftrack/pkg/apidocs"
+	"github.com/reftrack/reftrack/pkg/demoshop"
 	"github.com/reftrack/reftrack/pkg/platform/metrics"
 	"github.com/reftrack/reftrack/tracker"
 )
@@ -24,6 +25,8 @@ type Operations struct {
 	SpecJSON map[string]any
 	Metrics  *metrics.Metrics
 	Tracker  tracker.Script
+	// Demo is the demo shop (development mode only; nil otherwise).
+	Demo *demoshop.Shop
 }
 
 // GetOpenAPIYAML serves the spec exactly as published.
@@ -124,7 +127,11 @@ func (h *Operations) trackerScript(ifNoneMatch, acceptEncoding *string) (*gen.Tr
 
 // HomePage names the service and links to its reference, its spec and the dashboard.
 func (h *Operations) HomePage(context.Context, gen.HomePageRequestObject) (gen.HomePageResponseObject, error) {
-	b, err := apidocs.HomePage()
+	page := apidocs.HomePage
+	if h.Demo != nil {
+		page = h.Demo.Page // development mode: the demo shop
+	}
+	b, err := page()
 	if err != nil {
 		return nil, err
 	}

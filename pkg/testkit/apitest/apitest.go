@@ -28,6 +28,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/reftrack/reftrack/pkg/api"
+	"github.com/reftrack/reftrack/pkg/demoshop"
 	"github.com/reftrack/reftrack/pkg/platform/config"
 	"github.com/reftrack/reftrack/pkg/platform/ratelimit"
 	"github.com/reftrack/reftrack/pkg/programs"
@@ -65,6 +66,8 @@ type Options struct {
 	Config func(*config.Config)
 	// DNS answers the server's TXT lookups (nil: no record exists anywhere; tests never reach the network).
 	DNS programs.TXTResolver
+	// Demo serves the demo shop (development mode's), filled in by the test once its program exists.
+	Demo *demoshop.Shop
 }
 
 // New starts the server on a fresh migrated database.
@@ -126,6 +129,7 @@ func serve(d *dbtest.Database, opts Options, report func(error)) (*server, error
 		if deps.DNS == nil {
 			deps.DNS = NoDNS{}
 		}
+		deps.Demo = opts.Demo
 	}
 	if err != nil {
 		ln.Close()
