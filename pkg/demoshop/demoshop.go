@@ -86,7 +86,7 @@ func (s *Shop) Visitor(ctx context.Context, clickID, customerKey string) (Sessio
 
 // SignUp makes a demo customer for the browser's click and reports the sign-up as a server-mode lead.
 func (s *Shop) SignUp(ctx context.Context, clickID string) (customerKey string, leadID int64, partnerID *int64, err error) {
-	if s, err := s.Visitor(ctx, clickID, ""); err != nil || s.ClickID == nil {
+	if v, err := s.Visitor(ctx, clickID, ""); err != nil || v.ClickID == nil {
 		if err != nil {
 			return "", 0, nil, err
 		}
@@ -110,10 +110,7 @@ func (s *Shop) SignUp(ctx context.Context, clickID string) (customerKey string, 
 
 // Buy reports a payment of the signed-up customer as a sale.
 func (s *Shop) Buy(ctx context.Context, customerKey string) (saleID, amountCents int64, commissionCents *int64, err error) {
-	if customerKey == "" {
-		return 0, 0, nil, ErrNoSignUp
-	}
-	if !strings.HasPrefix(customerKey, "demo-customer-") {
+	if !strings.HasPrefix(customerKey, "demo-customer-") { // none, or not one SignUp made
 		return 0, 0, nil, ErrNoSignUp
 	}
 	b := make([]byte, 8)

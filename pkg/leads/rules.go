@@ -118,7 +118,7 @@ func settle(in Input, st state, click *attribution.Click, programID int64) (plan
 	case st.Customer != nil:
 		// The lead's row takes the customer's key and click.
 		p.customer, p.version = *st.Customer, *st.Version
-		p.key, p.clickID, p.clickRef = deref(st.CustomerKey), deref(st.CustomerClkID), derefID(st.CustomerClick)
+		p.key, p.clickID, p.clickRef = deref(st.CustomerKey), deref(st.CustomerClkID), deref(st.CustomerClick)
 		p.test = p.test || *st.CustomerTest
 		p.res.CustomerKey, p.res.Attribution.ClickID, p.res.Attribution.PartnerID = st.CustomerKey, st.CustomerClkID, st.PartnerID
 	case click == nil:
@@ -138,16 +138,11 @@ func settle(in Input, st state, click *attribution.Click, programID int64) (plan
 	return p, nil
 }
 
-func deref(s *string) string {
-	if s == nil {
-		return ""
+// deref is the value p points to, or T's zero value when p is nil (an absent column).
+func deref[T any](p *T) T {
+	if p == nil {
+		var zero T
+		return zero
 	}
-	return *s
-}
-
-func derefID(id *int64) int64 {
-	if id == nil {
-		return 0
-	}
-	return *id
+	return *p
 }

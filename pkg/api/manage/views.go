@@ -61,34 +61,25 @@ func trackingEvent(e events.Event) (gen.TrackingEvent, error) {
 	switch e.Type {
 	case events.Click:
 		return out, out.FromClickEvent(gen.ClickEvent{
-			Id: e.ID, EventType: gen.ClickEventEventTypeClick, Timestamp: ts, ClickId: deref(e.ClickID),
+			Id: e.ID, EventType: gen.ClickEventEventTypeClick, Timestamp: ts, ClickId: wire.Deref(e.ClickID),
 			SessionId: e.SessionID, PageUrl: e.PageURL, ReferrerUrl: e.ReferrerURL, GeoCountry: e.GeoCountry,
 			GeoRegion: e.GeoRegion, GeoCity: e.GeoCity, DeviceType: e.DeviceType, DeviceOs: e.DeviceOS,
-			BrowserName: e.BrowserName, Converted: deref(e.Converted), CreatedAt: created,
+			BrowserName: e.BrowserName, Converted: wire.Deref(e.Converted), CreatedAt: created,
 		})
 	case events.Lead:
 		return out, out.FromLeadEvent(gen.LeadEvent{
 			Id: e.ID, EventType: gen.LeadEventEventTypeLead, Timestamp: ts, ClickId: e.ClickID, SessionId: e.SessionID,
-			PageUrl: e.PageURL, CustomerKey: e.CustomerKey, Converted: deref(e.Converted), CreatedAt: created,
+			PageUrl: e.PageURL, CustomerKey: e.CustomerKey, Converted: wire.Deref(e.Converted), CreatedAt: created,
 		})
 	case events.Conversion:
 		return out, out.FromConversionEvent(gen.ConversionEvent{
 			Id: e.ID, EventType: gen.ConversionEventEventTypeConversion, Timestamp: ts, ClickId: e.ClickID,
-			AmountCents: deref(e.AmountCents), Currency: deref(e.Currency), SaleType: deref(e.SaleType),
-			PaymentStatus: deref(e.PaymentStatus), ProcessorEventId: deref(e.ProcessorEventID),
-			IsRecurring: deref(e.IsRecurring), CreatedAt: created,
+			AmountCents: wire.Deref(e.AmountCents), Currency: wire.Deref(e.Currency), SaleType: wire.Deref(e.SaleType),
+			PaymentStatus: wire.Deref(e.PaymentStatus), ProcessorEventId: wire.Deref(e.ProcessorEventID),
+			IsRecurring: wire.Deref(e.IsRecurring), CreatedAt: created,
 		})
 	}
 	return out, fmt.Errorf("events: unknown event type %q", e.Type)
-}
-
-// deref is the value of a column its table declares NOT NULL (the merged query types it nullable).
-func deref[T any](p *T) T {
-	var zero T
-	if p == nil {
-		return zero
-	}
-	return *p
 }
 
 // ListDailyEventCounts counts the program's events per UTC day for the dashboard's chart.

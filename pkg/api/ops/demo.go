@@ -5,6 +5,7 @@ import (
 	"errors"
 
 	gen "github.com/reftrack/reftrack/gen/server"
+	"github.com/reftrack/reftrack/pkg/api/internal/wire"
 	"github.com/reftrack/reftrack/pkg/apierr"
 	"github.com/reftrack/reftrack/pkg/demoshop"
 )
@@ -17,7 +18,7 @@ func (h *Operations) DemoSession(ctx context.Context, req gen.DemoSessionRequest
 	if h.Demo == nil {
 		return nil, errNoShop
 	}
-	s, err := h.Demo.Visitor(ctx, deref(req.Params.SvcClickId), deref(req.Params.DemoCustomer))
+	s, err := h.Demo.Visitor(ctx, wire.Deref(req.Params.SvcClickId), wire.Deref(req.Params.DemoCustomer))
 	if err != nil {
 		return nil, err
 	}
@@ -31,7 +32,7 @@ func (h *Operations) DemoSignup(ctx context.Context, req gen.DemoSignupRequestOb
 	if h.Demo == nil {
 		return nil, errNoShop
 	}
-	key, leadID, partnerID, err := h.Demo.SignUp(ctx, deref(req.Params.SvcClickId))
+	key, leadID, partnerID, err := h.Demo.SignUp(ctx, wire.Deref(req.Params.SvcClickId))
 	if err != nil {
 		return nil, visitorError(err)
 	}
@@ -45,7 +46,7 @@ func (h *Operations) DemoBuy(ctx context.Context, req gen.DemoBuyRequestObject) 
 	if h.Demo == nil {
 		return nil, errNoShop
 	}
-	saleID, amount, commission, err := h.Demo.Buy(ctx, deref(req.Params.DemoCustomer))
+	saleID, amount, commission, err := h.Demo.Buy(ctx, wire.Deref(req.Params.DemoCustomer))
 	if err != nil {
 		return nil, visitorError(err)
 	}
@@ -64,11 +65,4 @@ func visitorError(err error) error {
 		return apierr.Invalid(refused.Message)
 	}
 	return err
-}
-
-func deref(s *string) string {
-	if s == nil {
-		return ""
-	}
-	return *s
 }

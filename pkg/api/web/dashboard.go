@@ -10,6 +10,7 @@ import (
 	"github.com/reftrack/reftrack/pkg/accounts"
 	"github.com/reftrack/reftrack/pkg/api/internal/pages"
 	"github.com/reftrack/reftrack/pkg/api/internal/request"
+	"github.com/reftrack/reftrack/pkg/api/internal/wire"
 	"github.com/reftrack/reftrack/pkg/apierr"
 	"github.com/reftrack/reftrack/pkg/dashboard"
 	"github.com/reftrack/reftrack/pkg/logins"
@@ -76,7 +77,7 @@ func (h *Pages) DashboardLogout(ctx context.Context, req gen.DashboardLogoutRequ
 	token := request.Cookie(ctx, dashboard.SessionCookie)
 	var csrf string
 	if req.Body != nil {
-		csrf = deref(req.Body.CsrfToken)
+		csrf = wire.Deref(req.Body.CsrfToken)
 	}
 	if !dashboard.ValidCSRF(token, csrf) {
 		body, n := pages.Render(pages.Page{Title: "Not signed out", Error: "This sign-out did not come from your dashboard page. Open the dashboard and sign out there."})

@@ -9,6 +9,7 @@ import (
 	gen "github.com/reftrack/reftrack/gen/server"
 	"github.com/reftrack/reftrack/pkg/api/internal/pages"
 	"github.com/reftrack/reftrack/pkg/api/internal/request"
+	"github.com/reftrack/reftrack/pkg/api/internal/wire"
 	"github.com/reftrack/reftrack/pkg/apierr"
 	"github.com/reftrack/reftrack/pkg/identity"
 	"github.com/reftrack/reftrack/pkg/secret"
@@ -33,8 +34,8 @@ func (h *Pages) DevOidcJwks(context.Context, gen.DevOidcJwksRequestObject) (gen.
 }
 
 func devAuthRequest(clientID, redirectURI, state, nonce, challenge, method *string) identity.AuthRequest {
-	return identity.AuthRequest{ClientID: deref(clientID), RedirectURI: deref(redirectURI), State: deref(state),
-		Nonce: deref(nonce), CodeChallenge: deref(challenge), CodeChallengeMethod: deref(method)}
+	return identity.AuthRequest{ClientID: wire.Deref(clientID), RedirectURI: wire.Deref(redirectURI), State: wire.Deref(state),
+		Nonce: wire.Deref(nonce), CodeChallenge: wire.Deref(challenge), CodeChallengeMethod: wire.Deref(method)}
 }
 
 // DevOidcAuthorize shows the development issuer's sign-in form.
@@ -67,7 +68,7 @@ func (h *Pages) DevOidcAuthorizeSubmit(_ context.Context, req gen.DevOidcAuthori
 		f = *req.Body
 	}
 	ar := devAuthRequest(f.ClientId, f.RedirectUri, f.State, f.Nonce, f.CodeChallenge, f.CodeChallengeMethod)
-	code, err := h.Login.Dev.Authorize(ar, deref(f.Email), deref(f.Name))
+	code, err := h.Login.Dev.Authorize(ar, wire.Deref(f.Email), wire.Deref(f.Name))
 	if err != nil {
 		body, n := pages.Render(pages.Page{Title: "Development issuer", Error: err.Error()})
 		return gen.DevOidcAuthorizeSubmit400TexthtmlResponse{HTMLPageTexthtmlResponse: gen.HTMLPageTexthtmlResponse{Body: body, ContentLength: n}}, nil
@@ -93,14 +94,14 @@ func (h *Pages) DevOidcToken(ctx context.Context, req gen.DevOidcTokenRequestObj
 	if req.Body != nil {
 		f = *req.Body
 	}
-	clientID := deref(f.ClientId)
+	clientID := wire.Deref(f.ClientId)
 	if clientID == "" { // client_secret_basic: the client id in the Authorization header
 		r := &http.Request{Header: request.From(ctx).Header}
 		if user, _, ok := r.BasicAuth(); ok {
 			clientID, _ = url.QueryUnescape(user)
 		}
 	}
-	idToken, err := h.Login.Dev.Exchange(ctx, deref(f.GrantType), deref(f.Code), deref(f.RedirectUri), clientID, deref(f.CodeVerifier))
+	idToken, err := h.Login.Dev.Exchange(ctx, wire.Deref(f.GrantType), wire.Deref(f.Code), wire.Deref(f.RedirectUri), clientID, wire.Deref(f.CodeVerifier))
 	var te *identity.TokenError
 	if errors.As(err, &te) {
 		return gen.DevOidcToken400JSONResponse{Error: te.Code, ErrorDescription: &te.Description}, nil
@@ -123,7 +124,7 @@ func (h *Pages) DevOidcIdToken(_ context.Context, req gen.DevOidcIdTokenRequestO
 	}
 	var email, name string
 	if req.Body != nil {
-		email, name = deref(req.Body.Email), deref(req.Body.Name)
+		email, name = wire.Deref(req.Body.Email), wire.Deref(req.Body.Name)
 	}
 	tok, err := h.Login.Dev.Mint(email, name, "")
 	if errors.Is(err, identity.ErrBadEmail) {

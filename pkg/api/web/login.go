@@ -13,17 +13,11 @@ import (
 	gen "github.com/reftrack/reftrack/gen/server"
 	"github.com/reftrack/reftrack/pkg/api/internal/pages"
 	"github.com/reftrack/reftrack/pkg/api/internal/request"
+	"github.com/reftrack/reftrack/pkg/api/internal/wire"
 	"github.com/reftrack/reftrack/pkg/dashboard"
 	"github.com/reftrack/reftrack/pkg/identity"
 	"github.com/reftrack/reftrack/pkg/logins"
 )
-
-func deref(p *string) string {
-	if p == nil {
-		return ""
-	}
-	return *p
-}
 
 // retryFor points a login page's message at the right way to start over: the CLI's command, or for a
 // dashboard sign-in the dashboard.
@@ -46,7 +40,7 @@ func sessionProblem(err error) string {
 
 // LoginPage opens a login session in the browser: a redirect to the issuer, or the development form.
 func (h *Pages) LoginPage(ctx context.Context, req gen.LoginPageRequestObject) (gen.LoginPageResponseObject, error) {
-	state := deref(req.Params.State)
+	state := wire.Deref(req.Params.State)
 	if sess, err := logins.Pending(ctx, h.DB, state, h.Now()); err != nil {
 		if !errors.Is(err, logins.ErrSessionNotFound) && !errors.Is(err, logins.ErrSessionUsed) && !errors.Is(err, logins.ErrSessionExpired) {
 			return nil, err
@@ -76,7 +70,7 @@ func (h *Pages) LoginSubmit(ctx context.Context, req gen.LoginSubmitRequestObjec
 	if req.Body != nil {
 		f = *req.Body
 	}
-	state, email, name := deref(f.State), deref(f.Email), deref(f.Name)
+	state, email, name := wire.Deref(f.State), wire.Deref(f.Email), wire.Deref(f.Name)
 	form := pages.Page{Title: "Sign in to reftrack", Form: true, Action: "/login", Hidden: map[string]string{"state": state}, Email: email, Name: name}
 	token, err := h.Login.Dev.Mint(email, name, "")
 	if err != nil {
@@ -155,7 +149,7 @@ func loginPageProblem(err error, dash bool) string {
 
 // LoginCallback completes the code flow: exchange with the PKCE verifier, verify, sign in.
 func (h *Pages) LoginCallback(ctx context.Context, req gen.LoginCallbackRequestObject) (gen.LoginCallbackResponseObject, error) {
-	state := deref(req.Params.State)
+	state := wire.Deref(req.Params.State)
 	sess, pendingErr := logins.Pending(ctx, h.DB, state, h.Now())
 	fail := func(msg string) (gen.LoginCallbackResponseObject, error) {
 		body, n := pages.Render(pages.Page{Title: "Sign in to reftrack", Error: retryFor(msg, sess.Purpose == logins.PurposeDashboard)})
@@ -164,16 +158,16 @@ func (h *Pages) LoginCallback(ctx context.Context, req gen.LoginCallbackRequestO
 	if h.Login.OAuth == nil {
 		return fail("This server has no OpenID Connect issuer configured.")
 	}
-	if e := deref(req.Params.Error); e != "" {
-		return fail("The identity provider refused the sign-in: " + e + " " + deref(req.Params.ErrorDescription))
+	if e := wire.Deref(req.Params.Error); e != "" {
+		return fail("The identity provider refused the sign-in: " + e + " " + wire.Deref(req.Params.ErrorDescription))
 	}
 	if pendingErr != nil {
 		return fail(sessionProblem(pendingErr))
 	}
-	if sess.CodeVerifier == nil || sess.Nonce == nil || deref(req.Params.Code) == "" {
+	if sess.CodeVerifier == nil || sess.Nonce == nil || wire.Deref(req.Params.Code) == "" {
 		return fail("The sign-in did not start on this server. Run reftrack login again.")
 	}
-	tok, err := h.Login.OAuth.Exchange(ctx, deref(req.Params.Code), oauth2.VerifierOption(*sess.CodeVerifier))
+	tok, err := h.Login.OAuth.Exchange(ctx, wire.Deref(req.Params.Code), oauth2.VerifierOption(*sess.CodeVerifier))
 	if err != nil {
 		h.Log.WarnContext(ctx, "login code exchange failed", "err", err)
 		return fail("The identity provider did not confirm the sign-in. Run reftrack login again.")

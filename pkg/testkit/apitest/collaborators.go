@@ -109,15 +109,7 @@ func collaborators(cfg config.Config, d *dbtest.Database, logger *slog.Logger, c
 	}, nil
 }
 
-// NoDNS is a resolver that finds no record: the servers of tests never reach the network.
-type NoDNS struct{}
-
-// LookupTXT answers that the name does not exist.
-func (NoDNS) LookupTXT(_ context.Context, name string) ([]string, error) {
-	return nil, &net.DNSError{Err: "no such host", Name: name, IsNotFound: true}
-}
-
-// FakeDNS answers TXT lookups from its map and counts them.
+// FakeDNS answers TXT lookups from its map and counts them; empty, it finds no record anywhere.
 type FakeDNS struct {
 	mu      sync.Mutex
 	Records map[string][]string

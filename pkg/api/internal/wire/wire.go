@@ -33,6 +33,15 @@ func TestData(eventID *int64, programID int64) *gen.TestModeData {
 // Ptr is a pointer to v.
 func Ptr[T any](v T) *T { return &v }
 
+// Deref is the value p points to, or T's zero value when p is nil.
+func Deref[T any](p *T) T {
+	if p == nil {
+		var zero T
+		return zero
+	}
+	return *p
+}
+
 // Readiness is the readiness report as the API answers it.
 func Readiness(r readiness.Report) gen.Readiness {
 	out := gen.Readiness{
