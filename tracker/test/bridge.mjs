@@ -66,6 +66,19 @@ const ops = {
       await new Promise((r) => setTimeout(r, 50));
     }
   },
+  // waitForConsole waits (up to 15 s) until the page has logged a message containing every one of parts:
+  // messages arrive after the events that cause them (a request refused by the page's policy, say).
+  async waitForConsole({ page, parts }) {
+    const entry = get(page);
+    const deadline = Date.now() + 15000;
+    while (!entry.console.some((m) => parts.every((p) => m.text.includes(p)))) {
+      if (Date.now() > deadline) {
+        throw new Error(`waited 15 s for a console message with ${JSON.stringify(parts)}; got ${JSON.stringify(entry.console)}`);
+      }
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    return true;
+  },
   async click({ page, selector }) {
     await get(page).page.click(selector, { timeout: 15000 });
     return true;

@@ -251,6 +251,12 @@ func (tb *Tab) WaitFor(expr string) {
 	tb.Do("waitFor", map[string]any{"expr": expr}, nil)
 }
 
+// WaitForConsole waits (up to 15 s) until the page has logged a message containing every one of parts.
+func (tb *Tab) WaitForConsole(parts ...string) {
+	tb.T.Helper()
+	tb.Do("waitForConsole", map[string]any{"parts": parts}, nil)
+}
+
 // Click clicks the element selector matches; a confirm() it opens is accepted.
 func (tb *Tab) Click(selector string) {
 	tb.T.Helper()
