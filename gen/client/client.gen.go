@@ -2662,7 +2662,7 @@ type ListTrackingEventsParams struct {
 	// DateTo Inclusive upper bound on `timestamp`, in the same form as `dateFrom`.
 	DateTo *time.Time `form:"dateTo,omitempty" json:"dateTo,omitempty"`
 
-	// Test Extension. `true` reads only test events (`is_test`) instead of real ones.
+	// Test Extension. `true` reads only test events (`is_test`) instead of real ones. Those recorded by `POST /api/v1/cli/test-event` (`reftrack test`) are told apart by their identifiers: a click's `session_id` starts with `synthetic-`, a lead's `customer_key` with `synthetic_`, a sale's `processor_event_id` with `synthetic_txn_`; other test events come from test-mode tracking.
 	Test *TestData `form:"test,omitempty" json:"test,omitempty"`
 }
 
@@ -2678,7 +2678,7 @@ type ListDailyEventCountsParams struct {
 	// DateTo Last UTC day, `YYYY-MM-DD` (default today).
 	DateTo *openapi_types.Date `form:"dateTo,omitempty" json:"dateTo,omitempty"`
 
-	// Test Extension. `true` reads only test events (`is_test`) instead of real ones.
+	// Test Extension. `true` reads only test events (`is_test`) instead of real ones. Those recorded by `POST /api/v1/cli/test-event` (`reftrack test`) are told apart by their identifiers: a click's `session_id` starts with `synthetic-`, a lead's `customer_key` with `synthetic_`, a sale's `processor_event_id` with `synthetic_txn_`; other test events come from test-mode tracking.
 	Test *TestData `form:"test,omitempty" json:"test,omitempty"`
 }
 

@@ -351,6 +351,14 @@ func TestCliTestEvents(t *testing.T) {
 	if n := env.Count(`SELECT count(*) FROM sales WHERE NOT is_test`) + env.Count(`SELECT count(*) FROM clicks WHERE NOT is_test`); n != 0 {
 		t.Errorf("%d test records not marked is_test", n)
 	}
+	// The markers the spec's `test` parameter of the events list documents (the dashboard labels by them).
+	if n := env.Count(`SELECT count(*) FROM clicks WHERE session_id NOT LIKE 'synthetic-%'`) + env.Count(`SELECT count(*) FROM leads WHERE customer_key NOT LIKE 'synthetic\_%'`) +
+		env.Count(`SELECT count(*) FROM sales WHERE processor_event_id NOT LIKE 'synthetic\_txn\_%'`); n != 0 {
+		t.Errorf("%d test records without their synthetic marker", n)
+	}
+	if n := env.Count(`SELECT count(*) FROM clicks`) + env.Count(`SELECT count(*) FROM leads`) + env.Count(`SELECT count(*) FROM sales`); n != 6 {
+		t.Errorf("%d test records, want 6 (three clicks, two leads, a sale)", n)
+	}
 
 	res := post(map[string]any{"type": "chain"})
 	d := res.JSON(t)["data"].(map[string]any)

@@ -195,6 +195,17 @@ func TestWatchAChainAndSwitchALinkOff(t *testing.T) {
 	if !strings.HasPrefix(rows[0], "conversion|") || !strings.Contains(rows[0], " USD") || !strings.HasPrefix(rows[1], "lead|") || !strings.HasPrefix(rows[2], "click|") {
 		t.Errorf("rows = %v", rows)
 	}
+	// Each row of the chain is labelled synthetic, and the click's fixture page on the program's domain
+	// (which no visitor opened) is not shown as if it were one.
+	var labels []string
+	a.tab.Eval(`Array.from(document.querySelectorAll("#events tbody tr[data-type]")).map(function (tr) {
+		return tr.dataset.label + "=" + tr.querySelector(".details .badge").innerText })`, &labels)
+	if strings.Join(labels, ",") != strings.Repeat("synthetic=synthetic · reftrack test,", 2)+"synthetic=synthetic · reftrack test" {
+		t.Errorf("labels = %v", labels)
+	}
+	if strings.Contains(rows[2], "://") || strings.Contains(rows[1], "://") {
+		t.Errorf("a synthetic row shows the fixture page: %v", rows)
+	}
 	if got := a.text("#page-info"); got != "Page 1 of 1 · 3 events" {
 		t.Errorf("pager = %q", got)
 	}
@@ -221,6 +232,21 @@ func TestWatchAChainAndSwitchALinkOff(t *testing.T) {
 	a.tab.WaitFor(`document.querySelector('#checks li[data-gate="live"]').innerText.indexOf("last test chain") >= 0`)
 	if got := a.text(`#checks li[data-gate="live"]`); !strings.Contains(got, "click attributed, lead attributed, sale attributed") {
 		t.Errorf("live gate = %q", got)
+	}
+
+	// A test-mode click from a page (the tracker's test mode) is test data, but not synthetic: it keeps
+	// its page.
+	if res := env.Do(http.MethodPost, "/api/v1/track/click", map[string]any{"affiliate_url": r.AffiliateURL,
+		"page_url": "https://shop.example/pricing", "additional_data": map[string]any{"test_mode": true}},
+		"User-Agent", "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/156.0 Safari/537.36"); res.Status != http.StatusOK {
+		t.Fatalf("test-mode click: %d %s", res.Status, res.Body)
+	}
+	a.tab.Click("#filters button[type=submit]")
+	a.tab.WaitFor(`document.querySelectorAll("#events tbody tr[data-type]").length === 4`)
+	var first string
+	a.tab.Eval(`(function (tr) { return tr.dataset.type + "|" + tr.dataset.label + "|" + tr.children[2].innerText })(document.querySelector("#events tbody tr[data-type]"))`, &first)
+	if !strings.HasPrefix(first, "click|test|test mode https://shop.example/pricing") {
+		t.Errorf("the test-mode click's row = %q", first)
 	}
 
 	// The type filter narrows the table; the date filter to yesterday empties it.

@@ -13,6 +13,8 @@ import (
 	"html/template"
 	"net/http"
 	"time"
+
+	"github.com/reftrack/reftrack/pkg/synthetic"
 )
 
 // Cookie names.
@@ -70,7 +72,12 @@ func Load() (Assets, error) {
 // Page renders the dashboard for a signed-in session.
 func (a Assets) Page(email, csrf string) ([]byte, error) {
 	var b bytes.Buffer
-	err := page.Execute(&b, struct{ Email, CSRF, Version string }{email, csrf, a.Version})
+	// The synthetic markers go into the page so that the script labels `reftrack test` events by the
+	// rule pkg/synthetic writes them with.
+	err := page.Execute(&b, struct {
+		Email, CSRF, Version                              string
+		SyntheticSession, SyntheticCustomer, SyntheticTxn string
+	}{email, csrf, a.Version, synthetic.SessionPrefix, synthetic.CustomerKeyPrefix, synthetic.TransactionPrefix})
 	return b.Bytes(), err
 }
 

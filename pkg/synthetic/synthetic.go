@@ -33,6 +33,17 @@ const (
 	Pending      = "pending"
 )
 
+// Markers that every test event recorded here carries, so that a reader of the events list (the
+// dashboard) can tell them from other test-mode events without a field the interface does not have: a
+// click's session_id, a lead's customer_key and a sale's transaction ID (its processor_event_id) start
+// with them. They are only meaningful on is_test events: real events are never synthetic. The sale's
+// prefix is not the SDK's test-mode default (test_txn_), which an integrator's own test sales carry.
+const (
+	SessionPrefix     = "synthetic-"
+	CustomerKeyPrefix = "synthetic_"
+	TransactionPrefix = "synthetic_txn_"
+)
+
 // ErrChainFailed marks a chain that failed on the service's side (anything but its hourly cap).
 var ErrChainFailed = errors.New("synthetic chain failed")
 
@@ -92,7 +103,7 @@ func (r *Runner) click(ctx context.Context, f Fixture) (clicks.Result, error) {
 	if err != nil {
 		return clicks.Result{}, err
 	}
-	return r.Click(ctx, clicks.Input{AffiliateURL: f.affiliateURL(), PageURL: f.affiliateURL(), SessionID: "synthetic-" + visitor,
+	return r.Click(ctx, clicks.Input{AffiliateURL: f.affiliateURL(), PageURL: f.affiliateURL(), SessionID: SessionPrefix + visitor,
 		UserAgent: "reftrack-synthetic/1 (" + visitor + ")", Test: true})
 }
 
@@ -128,7 +139,7 @@ func (r *Runner) one(ctx context.Context, programID int64, eventType string) (Si
 	if eventType == "click" {
 		return out, nil
 	}
-	key := "synthetic_" + c.ClickID
+	key := CustomerKeyPrefix + c.ClickID
 	l, err := leads.Track(ctx, r.DB, r.Log, leads.Input{ProgramID: programID, ServerMode: true, ClickID: c.ClickID,
 		CustomerKey: key, Test: true, Source: leads.SourceCLITest})
 	if err != nil {
@@ -139,7 +150,7 @@ func (r *Runner) one(ctx context.Context, programID int64, eventType string) (Si
 	if eventType == "lead" {
 		return out, nil
 	}
-	s, err := sales.Record(ctx, r.DB, r.Log, sales.Input{ProgramID: programID, TransactionID: "test_txn_" + strconv.FormatInt(r.Now().UnixNano(), 10),
+	s, err := sales.Record(ctx, r.DB, r.Log, sales.Input{ProgramID: programID, TransactionID: r.transactionID(),
 		AmountCents: 1000, Currency: "USD", CustomerKey: key, OccurredAt: r.Now(), Test: true, Source: sales.SourceCLITest})
 	if err != nil {
 		return Single{}, err
@@ -196,12 +207,12 @@ func (r *Runner) runChain(ctx context.Context, programID int64) (Chain, error) {
 		return Chain{}, err
 	}
 	ch.Click = verdict(&c.PartnerID, f.PartnerID)
-	ch.CustomerKey = "synthetic_" + c.ClickID
+	ch.CustomerKey = CustomerKeyPrefix + c.ClickID
 	l, err := leads.Track(ctx, r.DB, r.Log, leads.Input{ProgramID: programID, ServerMode: true, ClickID: c.ClickID,
 		CustomerKey: ch.CustomerKey, Test: true, Source: leads.SourceCLITest})
 	if err == nil {
 		ch.Lead = verdict(l.Attribution.PartnerID, f.PartnerID)
-		s, err := sales.Record(ctx, r.DB, r.Log, sales.Input{ProgramID: programID, TransactionID: "test_txn_" + strconv.FormatInt(r.Now().UnixNano(), 10),
+		s, err := sales.Record(ctx, r.DB, r.Log, sales.Input{ProgramID: programID, TransactionID: r.transactionID(),
 			AmountCents: 1000, Currency: "USD", CustomerKey: ch.CustomerKey, OccurredAt: r.Now(), Test: true, Source: sales.SourceCLITest})
 		switch {
 		case err == nil && s.Window.Expired:
@@ -223,6 +234,11 @@ func (r *Runner) runChain(ctx context.Context, programID int64) (Chain, error) {
 		return Chain{}, err
 	}
 	return ch, nil
+}
+
+// transactionID is a new synthetic sale's transaction ID.
+func (r *Runner) transactionID() string {
+	return TransactionPrefix + strconv.FormatInt(r.Now().UnixNano(), 10)
 }
 
 func verdict(got *int64, want int64) string {

@@ -194,7 +194,14 @@
         var tr = el("tr", { "data-type": e.event_type, "data-id": e.id });
         tr.appendChild(el("td", {}, fmtTime(e.timestamp)));
         tr.appendChild(el("td", { "class": "type type-" + e.event_type }, e.event_type));
-        tr.appendChild(el("td", { "class": "details" }, details(e)));
+        var cell = tr.appendChild(el("td", { "class": "details" }, ""));
+        var label = f.test ? testLabel(e) : "";
+        if (label) {
+          tr.setAttribute("data-label", label);
+          cell.appendChild(el("span", { "class": "badge badge-" + label }, label === "synthetic" ? "synthetic · reftrack test" : "test mode"));
+          cell.appendChild(document.createTextNode(" "));
+        }
+        cell.appendChild(document.createTextNode(details(e, label === "synthetic")));
         tr.appendChild(el("td", {}, e.click_id || ""));
         body.appendChild(tr);
       });
@@ -210,12 +217,25 @@
     });
   }
 
-  function details(e) {
+  // testLabel tells a test event's origin (the list carries no is_test: only the test-data view asks for
+  // test events): "synthetic" for what reftrack test recorded (its click's session, lead's customer key
+  // or sale's transaction ID starts with the markers the server puts on <body>), "test" for other
+  // test-mode events (the tracker's or the SDK's).
+  function testLabel(e) {
+    var m = document.body.dataset;
+    var own = { click: [e.session_id, m.syntheticSession], lead: [e.customer_key, m.syntheticCustomer], conversion: [e.processor_event_id, m.syntheticTxn] }[e.event_type];
+    return own && own[0] && own[1] && own[0].indexOf(own[1]) === 0 ? "synthetic" : "test";
+  }
+
+  // details sums an event up. A synthetic event's page is the fixture link on the program's domain,
+  // which no visitor opened: it is not shown.
+  function details(e, synthetic) {
     if (e.event_type === "conversion") {
       return money(e.amount_cents, e.currency) + (e.sale_type ? " · " + e.sale_type : "") + (e.payment_status ? " · " + e.payment_status : "");
     }
-    if (e.event_type === "lead") return (e.customer_key || "") + (e.page_url ? " · " + e.page_url : "");
-    return [e.page_url, e.device_type, e.browser_name, e.geo_country].filter(Boolean).join(" · ");
+    var page = synthetic ? "" : e.page_url;
+    if (e.event_type === "lead") return (e.customer_key || "") + (page ? " · " + page : "");
+    return [page, e.device_type, e.browser_name, e.geo_country].filter(Boolean).join(" · ");
   }
 
   function refreshChart() {
