@@ -79,23 +79,11 @@ func Open(ctx context.Context, dsn string, opts PoolOptions) (*sqlx.DB, error) {
 
 // LatestVersion is the highest migration version embedded in this build.
 func LatestVersion() (uint, error) {
-	entries, err := fs.ReadDir(migrations, "migrations")
-	if err != nil {
+	versions, err := migrationVersions()
+	if err != nil || len(versions) == 0 {
 		return 0, err
 	}
-	var latest uint
-	for _, e := range entries {
-		prefix, _, ok := strings.Cut(e.Name(), "_")
-		if !ok {
-			continue
-		}
-		v, err := strconv.ParseUint(prefix, 10, 64)
-		if err != nil {
-			return 0, fmt.Errorf("migration %s: %w", e.Name(), err)
-		}
-		latest = max(latest, uint(v))
-	}
-	return latest, nil
+	return versions[len(versions)-1], nil
 }
 
 // withMigrator runs fn with a migrator on one connection of db; closing it leaves db open.
@@ -123,14 +111,117 @@ func withMigrator(ctx context.Context, db *sql.DB, fn func(*migrate.Migrate) err
 	return errors.Join(err, srcErr, dbErr)
 }
 
-// MigrateUp applies every pending migration.
+// CompatibleMarker, as the first line of a migration's up file, marks it backward compatible: the
+// build before it runs correctly against the schema it leaves (docs/deploy.md, rolling deploys).
+const CompatibleMarker = "-- reftrack: backward-compatible"
+
+// compatibilityVersion is the migration that creates schema_compatibility: no row is recorded before it.
+const compatibilityVersion = 17
+
+// MigrateUp applies every pending migration, one at a time, recording each one's compatibility marker
+// in schema_compatibility.
 func MigrateUp(ctx context.Context, db *sql.DB) error {
+	versions, err := migrationVersions()
+	if err != nil {
+		return err
+	}
 	return withMigrator(ctx, db, func(m *migrate.Migrate) error {
-		if err := m.Up(); err != nil && !errors.Is(err, migrate.ErrNoChange) {
+		current, dirty, err := m.Version()
+		if errors.Is(err, migrate.ErrNilVersion) {
+			current, err = 0, nil
+		}
+		if err != nil {
 			return fmt.Errorf("migrate up: %w", err)
+		}
+		if dirty {
+			return fmt.Errorf("migrate up: version %d is dirty (a migration failed half-way; fix the schema, then force the version)", current)
+		}
+		for _, v := range versions {
+			if v <= current {
+				continue
+			}
+			if err := m.Migrate(v); err != nil && !errors.Is(err, migrate.ErrNoChange) {
+				return fmt.Errorf("migrate up to %d: %w", v, err)
+			}
+			if err := recordCompatibility(ctx, db, v); err != nil {
+				return err
+			}
 		}
 		return nil
 	})
+}
+
+// recordCompatibility notes whether migration v, just applied, is backward compatible.
+func recordCompatibility(ctx context.Context, db *sql.DB, v uint) error {
+	if v < compatibilityVersion {
+		return nil
+	}
+	compatible, err := BackwardCompatible(v)
+	if err != nil {
+		return err
+	}
+	_, err = db.ExecContext(ctx, `INSERT INTO schema_compatibility (version, backward_compatible) VALUES ($1, $2)
+		ON CONFLICT (version) DO UPDATE SET backward_compatible = EXCLUDED.backward_compatible, applied_at = now()`, int64(v), compatible)
+	if err != nil {
+		return fmt.Errorf("record compatibility of migration %d: %w", v, err)
+	}
+	return nil
+}
+
+// BackwardCompatible reports whether migration v's up file starts with CompatibleMarker.
+func BackwardCompatible(v uint) (bool, error) {
+	name, err := upFile(v)
+	if err != nil {
+		return false, err
+	}
+	b, err := fs.ReadFile(migrations, "migrations/"+name)
+	if err != nil {
+		return false, err
+	}
+	first, _, _ := strings.Cut(string(b), "\n")
+	return strings.TrimSpace(first) == CompatibleMarker, nil
+}
+
+// upFile is the name of migration v's up file.
+func upFile(v uint) (string, error) {
+	entries, err := fs.ReadDir(migrations, "migrations")
+	if err != nil {
+		return "", err
+	}
+	for _, e := range entries {
+		if n, ok := fileVersion(e.Name()); ok && n == v && strings.HasSuffix(e.Name(), ".up.sql") {
+			return e.Name(), nil
+		}
+	}
+	return "", fmt.Errorf("migration %d: no up file", v)
+}
+
+// migrationVersions are the embedded migrations' versions, ascending.
+func migrationVersions() ([]uint, error) {
+	entries, err := fs.ReadDir(migrations, "migrations")
+	if err != nil {
+		return nil, err
+	}
+	var out []uint
+	for _, e := range entries { // sorted by name, and names start with zero-padded versions
+		v, ok := fileVersion(e.Name())
+		if !ok {
+			return nil, fmt.Errorf("migration %s: no version prefix", e.Name())
+		}
+		if len(out) == 0 || out[len(out)-1] != v {
+			out = append(out, v)
+		}
+	}
+	return out, nil
+}
+
+func fileVersion(name string) (uint, bool) {
+	prefix, _, ok := strings.Cut(name, "_")
+	if !ok {
+		return 0, false
+	}
+	v, err := strconv.ParseUint(prefix, 10, 64)
+	return uint(v), err == nil
 }
 
 // MigrateDown reverts the newest steps migrations; steps <= 0 reverts them all.
@@ -145,7 +236,17 @@ func MigrateDown(ctx context.Context, db *sql.DB, steps int) error {
 		if err != nil && !errors.Is(err, migrate.ErrNoChange) {
 			return fmt.Errorf("migrate down: %w", err)
 		}
-		return nil
+		// Reverted migrations are no longer applied: forget their compatibility (the table itself is gone
+		// when its own migration was reverted).
+		v, _, err := m.Version()
+		if errors.Is(err, migrate.ErrNilVersion) || (err == nil && v < compatibilityVersion) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		_, err = db.ExecContext(ctx, `DELETE FROM schema_compatibility WHERE version > $1`, int64(v))
+		return err
 	})
 }
 
@@ -185,8 +286,35 @@ func CheckCurrent(ctx context.Context, db *sql.DB) error {
 		return fmt.Errorf("read schema version: %w", err)
 	case dirty:
 		return fmt.Errorf("%w: version %d is dirty (a migration failed half-way; fix it, then `reftrackd migrate`)", ErrSchemaNotCurrent, got)
-	case uint(got) != want:
+	case uint(got) < want:
 		return fmt.Errorf("%w: database at version %d, this build wants %d (run `reftrackd migrate up`)", ErrSchemaNotCurrent, got, want)
+	case uint(got) > want:
+		return checkAhead(ctx, db, want, uint(got))
+	}
+	return nil
+}
+
+// checkAhead accepts a schema newer than this build (a rolling deploy migrated before replacing this
+// replica) when every migration after the build's is recorded as backward compatible.
+func checkAhead(ctx context.Context, db *sql.DB, want, got uint) error {
+	var recorded, incompatible int64
+	var first sql.NullInt64
+	err := db.QueryRowContext(ctx, `SELECT count(*), count(*) FILTER (WHERE NOT backward_compatible),
+		min(version) FILTER (WHERE NOT backward_compatible) FROM schema_compatibility WHERE version > $1 AND version <= $2`,
+		int64(want), int64(got)).Scan(&recorded, &incompatible, &first)
+	switch {
+	case isUndefinedTable(err):
+		recorded = 0
+	case err != nil:
+		return fmt.Errorf("read schema compatibility: %w", err)
+	case incompatible > 0:
+		return fmt.Errorf("%w: database at version %d, this build wants %d, and migration %d is not backward compatible (deploy a build of version %d or later)",
+			ErrSchemaNotCurrent, got, want, first.Int64, got)
+	}
+	// Versions are consecutive (db_test checks it): every migration after the build's must be recorded.
+	if recorded != int64(got-want) {
+		return fmt.Errorf("%w: database at version %d, this build wants %d, and not every newer migration is known to be backward compatible (deploy a build of version %d or later)",
+			ErrSchemaNotCurrent, got, want, got)
 	}
 	return nil
 }
@@ -207,4 +335,59 @@ func Fingerprint() (string, error) {
 		h.Write(b)
 	}
 	return hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// ErrTransactionPooler means the connection reaches PostgreSQL through a pooler in transaction mode.
+var ErrTransactionPooler = errors.New("the database connection goes through a transaction pooler")
+
+// RequireSession fails with ErrTransactionPooler when db's connections do not keep one PostgreSQL
+// session from one statement to the next, as through PgBouncer's transaction pooling. Migrations need a
+// session: golang-migrate holds a session-level advisory lock for the whole run, and a migration file's
+// statements must run on one server connection. The check watches backend process ids: a client
+// connection must keep its backend while another one holds a transaction open. A pooler that happens to
+// keep the same server connection for both can go unnoticed: the documentation (docs/deploy.md) is the
+// rule, this check the safety net.
+func RequireSession(ctx context.Context, db *sql.DB) error {
+	a, err := db.Conn(ctx)
+	if err != nil {
+		return err
+	}
+	defer a.Close()
+	b, err := db.Conn(ctx)
+	if err != nil {
+		return err
+	}
+	defer b.Close()
+	pid := func(q interface {
+		QueryRowContext(context.Context, string, ...any) *sql.Row
+	}) (int64, error) {
+		var p int64
+		err := q.QueryRowContext(ctx, `SELECT pg_backend_pid()`).Scan(&p)
+		return p, err
+	}
+	for range 3 {
+		before, err := pid(a)
+		if err != nil {
+			return err
+		}
+		tx, err := b.BeginTx(ctx, nil)
+		if err != nil {
+			return err
+		}
+		held, err := pid(tx)
+		if err == nil {
+			var after int64
+			if after, err = pid(a); err == nil && (after != before || held == before) {
+				err = fmt.Errorf("%w: a connection's PostgreSQL session changed between two statements; "+
+					"migrations need a direct or session-pooled connection (set MIGRATE_DATABASE_URL)", ErrTransactionPooler)
+			}
+		}
+		if rbErr := tx.Rollback(); err == nil {
+			err = rbErr
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }

@@ -50,6 +50,8 @@ var owners = map[string]string{
 	"event_counts":       byTriggers,
 	"event_counts_daily": byTriggers,
 	"event_count_deltas": byTriggers,
+	// The migrations' record of which migrations are backward compatible (written by db.MigrateUp).
+	"schema_compatibility": "db",
 	// cmd/loadgen's own benchmark table (it creates it itself; not part of the schema).
 	"bench_insert": "cmd/loadgen",
 }

@@ -45,7 +45,8 @@ referral URL, also kept in .data/demo.json) and serves on LISTEN_ADDR (default :
 }
 
 func (e *env) dev(ctx context.Context) error {
-	cfg, err := e.config(map[string]string{"LOG_FORMAT": "text"})
+	// One developer, no balancer: Ctrl-C stops at once.
+	cfg, err := e.config(map[string]string{"LOG_FORMAT": "text", "DRAIN_DELAY": "0"})
 	if err != nil {
 		return err
 	}

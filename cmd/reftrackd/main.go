@@ -11,6 +11,7 @@ import (
 	"os/signal"
 	"runtime/debug"
 	"syscall"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -50,10 +51,12 @@ type env struct {
 	onListen func(addr string)
 	// onPprof, when set, learns the profiler's address (PPROF_ADDR).
 	onPprof func(addr string)
+	// drainWait waits out the drain delay after SIGTERM (tests replace the timer).
+	drainWait func(time.Duration)
 }
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv func(string) string) error {
-	return runEnv(ctx, args, &env{stdout: stdout, stderr: stderr, getenv: getenv})
+	return runEnv(ctx, args, &env{stdout: stdout, stderr: stderr, getenv: getenv, drainWait: time.Sleep})
 }
 
 func runEnv(ctx context.Context, args []string, e *env) error {

@@ -102,6 +102,11 @@ func TestMigrateCommands(t *testing.T) {
 	if _, _, err := runCmd(t, vars, "migrate", "down", "-1"); err == nil {
 		t.Error("migrate down -1 accepted")
 	}
+	// MIGRATE_DATABASE_URL (the direct connection) wins over DATABASE_URL (here one that cannot work).
+	direct := map[string]string{"DATABASE_URL": "postgres://127.0.0.1:1/nowhere?sslmode=disable&connect_timeout=1", "MIGRATE_DATABASE_URL": d.URL}
+	if out, _, err := runCmd(t, direct, "migrate", "up"); err != nil || !strings.Contains(out, "; current)") {
+		t.Errorf("migrate up on MIGRATE_DATABASE_URL: %q, %v", out, err)
+	}
 }
 
 func TestServeRefusesAnOutdatedSchema(t *testing.T) {
@@ -130,7 +135,7 @@ func startServer(t *testing.T, vars map[string]string, args ...string) (addr str
 	done := make(chan error, 1)
 	stdout = &bytes.Buffer{}
 	e := &env{stdout: stdout, stderr: io.Discard, getenv: func(k string) string { return vars[k] },
-		onListen: func(a string) { listening <- a }}
+		onListen: func(a string) { listening <- a }, drainWait: func(time.Duration) {}}
 	go func() { done <- runEnv(ctx, args, e) }()
 	select {
 	case addr = <-listening:
@@ -180,6 +185,61 @@ func TestServeAndShutDown(t *testing.T) {
 	}
 }
 
+// On SIGTERM the server drains: /livez turns 503 at once while every route still answers (on connections
+// that close after their answer) for the drain delay; then it stops taking connections and exits.
+func TestDrainBeforeShutdown(t *testing.T) {
+	t.Parallel()
+	d := dbtest.New(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	listening, done := make(chan string, 1), make(chan error, 1)
+	delays, release := make(chan time.Duration, 1), make(chan struct{})
+	vars := map[string]string{"DATABASE_URL": d.URL, "LISTEN_ADDR": "127.0.0.1:0", "DRAIN_DELAY": "7s"}
+	e := &env{stdout: io.Discard, stderr: io.Discard, getenv: func(k string) string { return vars[k] },
+		onListen: func(a string) { listening <- a }, drainWait: func(d time.Duration) { delays <- d; <-release }}
+	go func() { done <- runEnv(ctx, []string{"serve"}, e) }()
+	var base string
+	select {
+	case a := <-listening:
+		base = "http://" + a
+	case err := <-done:
+		t.Fatalf("serve exited: %v", err)
+	}
+	// closes reports whether the server closes the connection after the answer (Connection: close).
+	get := func(path string) (status int, body string, closes bool) {
+		t.Helper()
+		res, err := http.Get(base + path)
+		if err != nil {
+			t.Fatalf("GET %s: %v", path, err)
+		}
+		defer res.Body.Close()
+		b, _ := io.ReadAll(res.Body)
+		return res.StatusCode, strings.TrimSpace(string(b)), res.Close
+	}
+	if status, body, closes := get("/livez"); status != http.StatusOK || body != `{"status":"ok"}` || closes {
+		t.Fatalf("livez before the drain: %d %s", status, body)
+	}
+
+	cancel() // what SIGTERM does (signal.NotifyContext in main)
+	if got := <-delays; got != 7*time.Second {
+		t.Errorf("drained for %s, want DRAIN_DELAY's 7s", got)
+	}
+	if status, body, closes := get("/livez"); status != http.StatusServiceUnavailable || body != `{"status":"draining"}` || !closes {
+		t.Errorf("livez while draining: %d %s, connection closed %v", status, body, closes)
+	}
+	if status, _, closes := get("/readyz"); status != http.StatusOK || !closes {
+		t.Errorf("readyz while draining: %d, connection closed %v", status, closes)
+	}
+
+	close(release)
+	if err := <-done; err != nil {
+		t.Fatalf("shutdown: %v", err)
+	}
+	if _, err := http.Get(base + "/livez"); err == nil {
+		t.Error("still serving after the drain")
+	}
+}
+
 // PPROF_ADDR serves the profiler on its own address, never on the API's; without it nothing listens.
 func TestProfilerOnlyWhenAsked(t *testing.T) {
 	t.Parallel()
@@ -189,7 +249,7 @@ func TestProfilerOnlyWhenAsked(t *testing.T) {
 	listening, done := make(chan string, 1), make(chan error, 1)
 	vars := map[string]string{"DATABASE_URL": d.URL, "LISTEN_ADDR": "127.0.0.1:0", "PPROF_ADDR": "127.0.0.1:0"}
 	e := &env{stdout: io.Discard, stderr: io.Discard, getenv: func(k string) string { return vars[k] },
-		onListen: func(a string) { listening <- a }, onPprof: func(a string) { profiler <- a }}
+		onListen: func(a string) { listening <- a }, onPprof: func(a string) { profiler <- a }, drainWait: func(time.Duration) {}}
 	go func() { done <- runEnv(ctx, []string{"serve"}, e) }()
 	var api string
 	select {

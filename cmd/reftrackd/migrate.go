@@ -15,6 +15,10 @@ func (e *env) migrateCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "migrate",
 		Short: "Apply, revert or show database migrations",
+		Long: `migrate applies, reverts or shows the schema's migrations. It connects with MIGRATE_DATABASE_URL,
+else DATABASE_URL, and needs a direct or session-pooled connection: through a transaction pooler (PgBouncer's
+pool_mode=transaction) migration locks and multi-statement files break, so up and down refuse one.
+Run it once per deploy, before replacing the replicas (docs/deploy.md).`,
 	}
 	cmd.AddCommand(
 		&cobra.Command{
@@ -22,7 +26,7 @@ func (e *env) migrateCmd() *cobra.Command {
 			Short: "Apply every pending migration",
 			Args:  cobra.NoArgs,
 			RunE: func(cmd *cobra.Command, _ []string) error {
-				return e.withDB(cmd.Context(), func(ctx context.Context, d *sqlx.DB) error {
+				return e.withMigrationDB(cmd.Context(), func(ctx context.Context, d *sqlx.DB) error {
 					if err := db.MigrateUp(ctx, d.DB); err != nil {
 						return err
 					}
@@ -45,7 +49,7 @@ func (e *env) migrateCmd() *cobra.Command {
 						return fmt.Errorf("N must be a positive number or \"all\", got %q", args[0])
 					}
 				}
-				return e.withDB(cmd.Context(), func(ctx context.Context, d *sqlx.DB) error {
+				return e.withMigrationDB(cmd.Context(), func(ctx context.Context, d *sqlx.DB) error {
 					if err := db.MigrateDown(ctx, d.DB, steps); err != nil {
 						return err
 					}
@@ -63,6 +67,28 @@ func (e *env) migrateCmd() *cobra.Command {
 		},
 	)
 	return cmd
+}
+
+// withMigrationDB runs fn on MIGRATE_DATABASE_URL (else DATABASE_URL) after checking that the connection
+// keeps its session.
+func (e *env) withMigrationDB(ctx context.Context, fn func(context.Context, *sqlx.DB) error) error {
+	cfg, err := e.config(nil)
+	if err != nil {
+		return err
+	}
+	dsn := cfg.DatabaseURL
+	if cfg.MigrateDatabaseURL != "" {
+		dsn = cfg.MigrateDatabaseURL
+	}
+	pool, err := db.Open(ctx, dsn, db.PoolOptions{MaxOpenConns: 4})
+	if err != nil {
+		return err
+	}
+	defer pool.Close()
+	if err := db.RequireSession(ctx, pool.DB); err != nil {
+		return err
+	}
+	return fn(ctx, pool)
 }
 
 func (e *env) printVersion(ctx context.Context, d *sqlx.DB) error {

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"sync/atomic"
 	"time"
 
 	"github.com/jmoiron/sqlx"
@@ -67,6 +68,7 @@ func (e *env) serveWith(ctx context.Context, cfg config.Config, logger *slog.Log
 	if err := db.CheckCurrent(ctx, pool.DB); err != nil {
 		return err
 	}
+	var draining atomic.Bool
 	clock := time.Now // the server's one clock
 	limiter, closeLimiter, err := newLimiter(ctx, cfg, logger, clock)
 	if err != nil {
@@ -89,6 +91,7 @@ func (e *env) serveWith(ctx context.Context, cfg config.Config, logger *slog.Log
 	rollUpCtx, stopRollUps := context.WithCancel(context.WithoutCancel(ctx))
 	defer stopRollUps()
 	go events.RollUpEvery(rollUpCtx, pool, time.Second, logger)
+	deps.Draining = draining.Load
 	handler, err := api.New(ctx, deps)
 	if err != nil {
 		return err
@@ -120,6 +123,16 @@ func (e *env) serveWith(ctx context.Context, cfg config.Config, logger *slog.Log
 	case err := <-served:
 		return err
 	case <-ctx.Done():
+	}
+	// Drain: /livez answers 503 at once so that balancers take this replica out, while every request
+	// still gets its answer (on connections that then close) until the delay has passed.
+	draining.Store(true)
+	srv.SetKeepAlivesEnabled(false)
+	logger.Info("draining", "delay", cfg.DrainDelay.String())
+	if e.drainWait != nil {
+		e.drainWait(cfg.DrainDelay)
+	} else {
+		time.Sleep(cfg.DrainDelay)
 	}
 	logger.Info("shutting down", "timeout", cfg.ShutdownTimeout.String())
 	shutdownCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cfg.ShutdownTimeout)

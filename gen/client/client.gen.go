@@ -372,6 +372,24 @@ func (e LinkDisabledErrorSuccess) Valid() bool {
 	}
 }
 
+// Defines values for LivenessStatus.
+const (
+	LivenessDraining LivenessStatus = "draining"
+	LivenessOk       LivenessStatus = "ok"
+)
+
+// Valid indicates whether the value is a known member of the LivenessStatus enum.
+func (e LivenessStatus) Valid() bool {
+	switch e {
+	case LivenessDraining:
+		return true
+	case LivenessOk:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for MemberRole.
 const (
 	Admin   MemberRole = "admin"
@@ -1765,6 +1783,14 @@ type LinkListEnvelope struct {
 type LinkUpdate struct {
 	Enabled bool `json:"enabled"`
 }
+
+// Liveness defines model for Liveness.
+type Liveness struct {
+	Status LivenessStatus `json:"status"`
+}
+
+// LivenessStatus defines model for Liveness.Status.
+type LivenessStatus string
 
 // LoginForm defines model for LoginForm.
 type LoginForm struct {
@@ -4879,6 +4905,17 @@ type ClientInterface interface {
 	// Corresponds with GET /js/svc.js (the `GetTrackerScriptAlias` operationId).
 	GetTrackerScriptAlias(ctx context.Context, params *GetTrackerScriptAliasParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// GetLivez Load balancer probe
+	//
+	// Answers 200 while the process serves and is not draining; touches no dependency, so a database
+	// outage or a migration never takes every replica out of a balancer. From the moment the process
+	// receives SIGTERM it answers 503 (`draining`) while still serving every other request for the drain
+	// delay (`DRAIN_DELAY`, default 5s), so that balancers stop sending new requests before it stops
+	// taking connections. Point load balancers here; orchestrators use `/readyz`.
+	//
+	// Corresponds with GET /livez (the `GetLivez` operationId).
+	GetLivez(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// LoginPage The CLI login page
 	//
 	// Opened from `auth/start`'s `auth_url`. With a configured OpenID Connect issuer it redirects (302)
@@ -4951,7 +4988,9 @@ type ClientInterface interface {
 
 	// GetReadyz Readiness probe
 	//
-	// Answers 200 when the database answers and its schema is at the version this build expects, else 503.
+	// Answers 200 when the database answers and its schema is the version this build expects, or newer
+	// when every newer migration is marked backward compatible (a rolling deploy migrates before it
+	// replaces the old replicas); else 503. For orchestrators; load balancers check `/livez`.
 	//
 	// Corresponds with GET /readyz (the `GetReadyz` operationId).
 	GetReadyz(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -6941,6 +6980,27 @@ func (c *Client) GetTrackerScriptAlias(ctx context.Context, params *GetTrackerSc
 	return c.Client.Do(req)
 }
 
+// GetLivez Load balancer probe
+//
+// Answers 200 while the process serves and is not draining; touches no dependency, so a database
+// outage or a migration never takes every replica out of a balancer. From the moment the process
+// receives SIGTERM it answers 503 (`draining`) while still serving every other request for the drain
+// delay (`DRAIN_DELAY`, default 5s), so that balancers stop sending new requests before it stops
+// taking connections. Point load balancers here; orchestrators use `/readyz`.
+//
+// Corresponds with GET /livez (the `GetLivez` operationId).
+func (c *Client) GetLivez(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetLivezRequest(c.Server)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // LoginPage The CLI login page
 //
 // Opened from `auth/start`'s `auth_url`. With a configured OpenID Connect issuer it redirects (302)
@@ -7083,7 +7143,9 @@ func (c *Client) GetOpenAPIYAML(ctx context.Context, reqEditors ...RequestEditor
 
 // GetReadyz Readiness probe
 //
-// Answers 200 when the database answers and its schema is at the version this build expects, else 503.
+// Answers 200 when the database answers and its schema is the version this build expects, or newer
+// when every newer migration is marked backward compatible (a rolling deploy migrates before it
+// replaces the old replicas); else 503. For orchestrators; load balancers check `/livez`.
 //
 // Corresponds with GET /readyz (the `GetReadyz` operationId).
 func (c *Client) GetReadyz(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -9423,6 +9485,33 @@ func NewGetTrackerScriptAliasRequest(server string, params *GetTrackerScriptAlia
 	return req, nil
 }
 
+// NewGetLivezRequest constructs an http.Request for the GetLivez method
+func NewGetLivezRequest(server string) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/livez")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
 // NewLoginPageRequest constructs an http.Request for the LoginPage method
 func NewLoginPageRequest(server string, params *LoginPageParams) (*http.Request, error) {
 	var err error
@@ -11105,6 +11194,19 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with GET /js/svc.js (the `GetTrackerScriptAlias` operationId).
 	GetTrackerScriptAliasWithResponse(ctx context.Context, params *GetTrackerScriptAliasParams, reqEditors ...RequestEditorFn) (*GetTrackerScriptAliasHTTPResponse, error)
 
+	// GetLivezWithResponse Load balancer probe
+	//
+	// Answers 200 while the process serves and is not draining; touches no dependency, so a database
+	// outage or a migration never takes every replica out of a balancer. From the moment the process
+	// receives SIGTERM it answers 503 (`draining`) while still serving every other request for the drain
+	// delay (`DRAIN_DELAY`, default 5s), so that balancers stop sending new requests before it stops
+	// taking connections. Point load balancers here; orchestrators use `/readyz`.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /livez (the `GetLivez` operationId).
+	GetLivezWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*GetLivezHTTPResponse, error)
+
 	// LoginPageWithResponse The CLI login page
 	//
 	// Opened from `auth/start`'s `auth_url`. With a configured OpenID Connect issuer it redirects (302)
@@ -11187,7 +11289,9 @@ type ClientWithResponsesInterface interface {
 
 	// GetReadyzWithResponse Readiness probe
 	//
-	// Answers 200 when the database answers and its schema is at the version this build expects, else 503.
+	// Answers 200 when the database answers and its schema is the version this build expects, or newer
+	// when every newer migration is marked backward compatible (a rolling deploy migrates before it
+	// replaces the old replicas); else 503. For orchestrators; load balancers check `/livez`.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -17652,6 +17756,68 @@ func (r GetTrackerScriptAliasHTTPResponse) ContentType() string {
 	return ""
 }
 
+// GetLivezHTTPResponse200Headers the declared response headers of an HTTP 200 response for GetLivez
+type GetLivezHTTPResponse200Headers struct {
+	XRequestID string
+}
+
+// GetLivezHTTPResponse503Headers the declared response headers of an HTTP 503 response for GetLivez
+type GetLivezHTTPResponse503Headers struct {
+	XRequestID string
+}
+
+type GetLivezHTTPResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *Liveness
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Liveness
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *GetLivezHTTPResponse200Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetLivezHTTPResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetLivezHTTPResponse) GetJSON200() *Liveness {
+	return r.JSON200
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r GetLivezHTTPResponse) GetJSON503() *Liveness {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r GetLivezHTTPResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetLivezHTTPResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetLivezHTTPResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetLivezHTTPResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // LoginPageHTTPResponse302Headers the declared response headers of an HTTP 302 response for LoginPage
 type LoginPageHTTPResponse302Headers struct {
 	Location string
@@ -19883,6 +20049,25 @@ func (c *ClientWithResponses) GetTrackerScriptAliasWithResponse(ctx context.Cont
 	return ParseGetTrackerScriptAliasHTTPResponse(rsp)
 }
 
+// GetLivezWithResponse Load balancer probe
+//
+// Answers 200 while the process serves and is not draining; touches no dependency, so a database
+// outage or a migration never takes every replica out of a balancer. From the moment the process
+// receives SIGTERM it answers 503 (`draining`) while still serving every other request for the drain
+// delay (`DRAIN_DELAY`, default 5s), so that balancers stop sending new requests before it stops
+// taking connections. Point load balancers here; orchestrators use `/readyz`.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /livez (the `GetLivez` operationId).
+func (c *ClientWithResponses) GetLivezWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*GetLivezHTTPResponse, error) {
+	rsp, err := c.GetLivez(ctx, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetLivezHTTPResponse(rsp)
+}
+
 // LoginPageWithResponse The CLI login page
 //
 // Opened from `auth/start`'s `auth_url`. With a configured OpenID Connect issuer it redirects (302)
@@ -20007,7 +20192,9 @@ func (c *ClientWithResponses) GetOpenAPIYAMLWithResponse(ctx context.Context, re
 
 // GetReadyzWithResponse Readiness probe
 //
-// Answers 200 when the database answers and its schema is at the version this build expects, else 503.
+// Answers 200 when the database answers and its schema is the version this build expects, or newer
+// when every newer migration is marked backward compatible (a rolling deploy migrates before it
+// replaces the old replicas); else 503. For orchestrators; load balancers check `/livez`.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -29952,6 +30139,62 @@ func ParseGetTrackerScriptAliasHTTPResponse(rsp *http.Response) (*GetTrackerScri
 			headers.XRequestID = value
 		}
 		response.Headers304 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseGetLivezHTTPResponse parses an HTTP response from a GetLivezWithResponse call
+func ParseGetLivezHTTPResponse(rsp *http.Response) (*GetLivezHTTPResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetLivezHTTPResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest Liveness
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Liveness
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers GetLivezHTTPResponse200Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetLivezHTTPResponse503Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil

@@ -80,6 +80,8 @@ type Deps struct {
 	DNS programs.TXTResolver
 	// Demo is the demo shop of development mode (`make run`); nil otherwise.
 	Demo *demoshop.Shop
+	// Draining reports whether the process is draining before it stops: /livez answers 503 (nil: never).
+	Draining func() bool
 	// Spec is the parsed OpenAPI document (openapi.Spec): the route table is read from it. It is only read,
 	// so one parse serves every server of the process (/openapi.json is openapi.Document, from the same parse).
 	Spec *openapi3.T
@@ -145,7 +147,7 @@ func New(ctx context.Context, d Deps) (*echo.Echo, error) {
 		Pages: &web.Pages{DB: d.DB, Log: d.Logger, Now: d.Clock, Login: d.Login, Dashboard: d.Dashboard,
 			SecureCookies: strings.HasPrefix(strings.ToLower(d.Config.BaseURL), "https://")},
 		Webhooks:   &webhooks.Webhooks{DB: d.DB, Stripe: d.Stripe, Metrics: d.Metrics},
-		Operations: &ops.Operations{DB: d.DB.DB, SpecJSON: specJSON, Metrics: d.Metrics, Tracker: d.Tracker, Demo: d.Demo},
+		Operations: &ops.Operations{DB: d.DB.DB, SpecJSON: specJSON, Metrics: d.Metrics, Tracker: d.Tracker, Demo: d.Demo, Draining: d.Draining},
 	}
 	mw := &middlewares{routes: routes, auth: authn, limiter: d.Limiter, origins: d.Origins, now: d.Clock,
 		log: d.Logger, metrics: d.Metrics, config: d.Config}

@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -62,6 +63,36 @@ func platformError(t *testing.T, res *apitest.Response, status int, name, messag
 }
 
 // --- 200 -------------------------------------------------------------------------------------------
+
+// /livez is what balancers check: 200 while serving, 503 from the start of a drain (cmd/reftrackd's
+// serve test drives a real SIGTERM-style drain).
+func TestLivez(t *testing.T) {
+	t.Parallel()
+	var draining atomic.Bool
+	env := apitest.Start(t, apitest.Options{Draining: draining.Load})
+	res := env.Do(http.MethodGet, "/livez", nil)
+	if res.Status != http.StatusOK {
+		t.Fatalf("status = %d", res.Status)
+	}
+	if diff := cmp.Diff(map[string]any{"status": "ok"}, res.JSON(t)); diff != "" {
+		t.Error(diff)
+	}
+	draining.Store(true)
+	res = env.Do(http.MethodGet, "/livez", nil)
+	if res.Status != http.StatusServiceUnavailable {
+		t.Fatalf("draining: status = %d", res.Status)
+	}
+	if diff := cmp.Diff(map[string]any{"status": "draining"}, res.JSON(t)); diff != "" {
+		t.Error(diff)
+	}
+	// Everything else still answers while draining.
+	if res := env.Do(http.MethodGet, "/healthz", nil); res.Status != http.StatusOK {
+		t.Errorf("healthz while draining: %d", res.Status)
+	}
+	if res := env.Do(http.MethodGet, "/readyz", nil); res.Status != http.StatusOK {
+		t.Errorf("readyz while draining: %d", res.Status)
+	}
+}
 
 func TestHealthz(t *testing.T) {
 	t.Parallel()

@@ -27,6 +27,8 @@ type Operations struct {
 	Tracker  tracker.Script
 	// Demo is the demo shop (development mode only; nil otherwise).
 	Demo *demoshop.Shop
+	// Draining reports whether the process is draining before it stops (nil: never).
+	Draining func() bool
 }
 
 // GetOpenAPIYAML serves the spec exactly as published.
@@ -56,10 +58,19 @@ func (h *Operations) GetHealthz(context.Context, gen.GetHealthzRequestObject) (g
 	return gen.GetHealthz200JSONResponse{Body: gen.Health{Status: gen.Ok}}, nil
 }
 
+// GetLivez is the load balancers' probe: up, and not draining before a shutdown.
+func (h *Operations) GetLivez(context.Context, gen.GetLivezRequestObject) (gen.GetLivezResponseObject, error) {
+	if h.Draining != nil && h.Draining() {
+		return gen.GetLivez503JSONResponse{Body: gen.Liveness{Status: gen.LivenessDraining}}, nil
+	}
+	return gen.GetLivez200JSONResponse{Body: gen.Liveness{Status: gen.LivenessOk}}, nil
+}
+
 // readyTimeout bounds the readiness probe's database checks.
 const readyTimeout = 2 * time.Second
 
-// GetReadyz is the readiness probe: the database answers and its schema is the one this build expects.
+// GetReadyz is the readiness probe: the database answers and its schema is one this build runs on (the
+// one it expects, or a newer backward-compatible one).
 func (h *Operations) GetReadyz(ctx context.Context, _ gen.GetReadyzRequestObject) (gen.GetReadyzResponseObject, error) {
 	ctx, cancel := context.WithTimeout(ctx, readyTimeout)
 	defer cancel()

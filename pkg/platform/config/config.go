@@ -28,6 +28,10 @@ const (
 	DefaultLockTimeout      = 3 * time.Second
 )
 
+// DefaultDrainDelay is DRAIN_DELAY's default: more than HAProxy's check interval (1s) times its fall count
+// (3) in the cluster this repository runs (deploy/cluster).
+const DefaultDrainDelay = 5 * time.Second
+
 // DefaultDocsURL is the rotation section of the errors reference.
 const DefaultDocsURL = "https://github.com/reftrack/reftrack/blob/main/docs/errors.md#api-key-rotation"
 
@@ -53,6 +57,14 @@ type Config struct {
 	DBLockTimeout      time.Duration
 	// ShutdownTimeout bounds the graceful shutdown (SHUTDOWN_TIMEOUT).
 	ShutdownTimeout time.Duration
+	// DrainDelay is how long the server keeps answering after SIGTERM while /livez answers 503, so that
+	// load balancers take it out before it stops taking connections (DRAIN_DELAY, default 5s; longer than
+	// the balancer's check interval times its fall count; 0 stops at once).
+	DrainDelay time.Duration
+	// MigrateDatabaseURL, when set, is the connection `reftrackd migrate` uses instead of DATABASE_URL
+	// (MIGRATE_DATABASE_URL): migrations need a direct or session-pooled connection, never a
+	// transaction pooler.
+	MigrateDatabaseURL string
 	// RedisURL, when set, shares rate-limit counts between replicas through Redis (REDIS_URL).
 	RedisURL string
 	// DocsURL is where API key rotation is documented; rotation warnings and the Link header point there
@@ -93,6 +105,8 @@ func FromEnv(getenv func(string) string) (Config, error) {
 		DBStatementTimeout: DefaultStatementTimeout,
 		DBLockTimeout:      DefaultLockTimeout,
 		ShutdownTimeout:    15 * time.Second,
+		DrainDelay:         DefaultDrainDelay,
+		MigrateDatabaseURL: getenv("MIGRATE_DATABASE_URL"),
 	}
 	var errs []string
 	if c.Env != EnvDevelopment && c.Env != EnvProduction {
@@ -143,6 +157,13 @@ func FromEnv(getenv func(string) string) (Config, error) {
 			errs = append(errs, fmt.Sprintf("SHUTDOWN_TIMEOUT must be a positive duration such as 15s, got %q", v))
 		}
 		c.ShutdownTimeout = d
+	}
+	if v := getenv("DRAIN_DELAY"); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil || d < 0 {
+			errs = append(errs, fmt.Sprintf("DRAIN_DELAY must be a duration such as 5s (0 stops at once), got %q", v))
+		}
+		c.DrainDelay = d
 	}
 	for _, cidr := range strings.Split(getenv("TRUSTED_PROXIES"), ",") {
 		if cidr = strings.TrimSpace(cidr); cidr == "" {

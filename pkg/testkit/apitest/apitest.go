@@ -68,6 +68,8 @@ type Options struct {
 	DNS programs.TXTResolver
 	// Demo serves the demo shop (development mode's), filled in by the test once its program exists.
 	Demo *demoshop.Shop
+	// Draining reports whether the server drains before a shutdown (nil: never).
+	Draining func() bool
 }
 
 // New starts the server on a fresh migrated database.
@@ -130,6 +132,7 @@ func serve(d *dbtest.Database, opts Options, report func(error)) (*server, error
 			deps.DNS = &FakeDNS{} // no record anywhere: the servers of tests never reach the network
 		}
 		deps.Demo = opts.Demo
+		deps.Draining = opts.Draining
 	}
 	if err != nil {
 		ln.Close()

@@ -115,7 +115,7 @@ func (p *pool) give(d *Database) bool {
 
 // fingerprint describes what a test could have changed besides rows: tables and their columns (type,
 // length, nullability, default), constraints, indexes, sequences, triggers (and whether they fire),
-// functions, enum values, schemas, and the migrations' record.
+// functions, enum values, schemas, and the migrations' record (versions and their compatibility).
 const fingerprint = `SELECT md5(string_agg(x, ',' ORDER BY x)) FROM (
 	SELECT 'r ' || c.relname || ' ' || c.relkind::text FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
 	WHERE n.nspname = 'public'
@@ -136,6 +136,7 @@ const fingerprint = `SELECT md5(string_agg(x, ',' ORDER BY x)) FROM (
 	UNION ALL SELECT 'e ' || e.enumtypid::regtype::text || ' ' || e.enumlabel FROM pg_enum e
 	UNION ALL SELECT 'n ' || nspname FROM pg_namespace WHERE nspname NOT LIKE 'pg\_%' AND nspname <> 'information_schema'
 	UNION ALL SELECT 'm ' || version::text || ' ' || dirty::text FROM schema_migrations
+	UNION ALL SELECT 'c ' || version::text || ' ' || backward_compatible::text FROM schema_compatibility
 ) s(x)`
 
 // empty ends every other session of the database, checks its schema and deletes every row but the
@@ -152,7 +153,7 @@ func empty(ctx context.Context, conn *sqlx.DB, name string) (string, error) {
 	}
 	var tables []string
 	if err := conn.SelectContext(ctx, &tables, `SELECT tablename FROM pg_tables WHERE schemaname = 'public'
-		AND tablename <> 'schema_migrations' ORDER BY tablename`); err != nil {
+		AND tablename NOT IN ('schema_migrations', 'schema_compatibility') ORDER BY tablename`); err != nil {
 		return "", err
 	}
 	var b strings.Builder
