@@ -7,7 +7,7 @@ GO_FILES = $(shell find . -name '*.go' -not -path '*/node_modules/*' -not -path 
 NPM_DEPS := openapi/node_modules/.package-lock.json
 TRACKER_DEPS := tracker/node_modules/.package-lock.json
 
-.PHONY: generate build lint run test vet fmt-check generate-check spec-breaking go-test bench fuzz chaos
+.PHONY: generate build lint run test vet fmt-check generate-check spec-breaking go-test bench fuzz chaos cluster test-cluster cluster-deps
 
 # oasdiff judges changes to the spec (breaking or not); pinned, built into bin/ once.
 OASDIFF_VERSION := v1.36.0
@@ -94,6 +94,27 @@ BENCH_FLAGS ?=
 bench: build
 	$(GO) build -o bin/loadgen ./cmd/loadgen
 	./bin/loadgen -reftrackd bin/reftrackd $(BENCH_FLAGS)
+
+# The cluster runs Debian's pgbouncer (1.18), haproxy and redis-server beside PostgreSQL's binaries; installed
+# when missing and apt-get can (as root or through sudo), else named with the command that installs them.
+cluster-deps:
+	@missing=""; for p in pgbouncer haproxy redis-server; do command -v $$p >/dev/null || missing="$$missing $$p"; done; \
+	if [ -n "$$missing" ]; then \
+		if command -v apt-get >/dev/null && { [ "$$(id -u)" -eq 0 ] || sudo -n true 2>/dev/null; }; then \
+			sudo=""; [ "$$(id -u)" -eq 0 ] || sudo=sudo; \
+			$$sudo apt-get update -qq && $$sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing; \
+		else echo "make cluster needs:$$missing (sudo apt-get install -y$$missing)"; exit 1; fi; \
+	fi
+
+## cluster: three reftrackd replicas behind HAProxy, PgBouncer (transaction pooling), Redis and a PostgreSQL
+## cluster of their own, with a seeded program; prints the one URL to use; Ctrl-C stops and removes it all
+cluster: build cluster-deps
+	./bin/cluster -reftrackd bin/reftrackd
+
+## test-cluster: the cluster tests (pkg/platform/localcluster): the flow through the balancer, a rate limit held
+## across replicas, mixed load through the pooler with every counter checked, a replica killed under load
+test-cluster: cluster-deps
+	REFTRACK_CLUSTER=1 $(GO) test -count=1 -v -timeout 15m ./pkg/platform/localcluster/
 
 ## chaos: faults under load on a PostgreSQL cluster of its own (never the shared one): SIGKILL of reftrackd,
 ## then a PostgreSQL stop and start; prints acknowledged vs stored clicks and sales, 5xx, connection errors and
