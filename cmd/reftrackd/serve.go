@@ -69,13 +69,20 @@ func (e *env) serveWith(ctx context.Context, cfg config.Config, logger *slog.Log
 		return err
 	}
 	var draining atomic.Bool
+	readPool, err := openReadPool(ctx, cfg, logger) // nil without READ_DATABASE_URL
+	if err != nil {
+		return err
+	}
+	if readPool != nil {
+		defer readPool.Close()
+	}
 	clock := time.Now // the server's one clock
 	limiter, closeLimiter, err := newLimiter(ctx, cfg, logger, clock)
 	if err != nil {
 		return err
 	}
 	defer closeLimiter()
-	deps, err := collaborators(ctx, cfg, pool, logger, clock, limiter)
+	deps, err := collaborators(ctx, cfg, pool, readPool, logger, clock, limiter)
 	if err != nil {
 		return err
 	}
@@ -148,7 +155,7 @@ func (e *env) serveWith(ctx context.Context, cfg config.Config, logger *slog.Log
 }
 
 // collaborators builds what the HTTP layer uses.
-func collaborators(ctx context.Context, cfg config.Config, pool *sqlx.DB, logger *slog.Logger, clock func() time.Time,
+func collaborators(ctx context.Context, cfg config.Config, pool, readPool *sqlx.DB, logger *slog.Logger, clock func() time.Time,
 	limiter *ratelimit.Limiter) (api.Deps, error) {
 	login, err := identity.NewLogin(ctx, identity.LoginOptions{
 		Issuer: cfg.OIDCIssuer, ClientID: cfg.OIDCClientID, ClientSecret: cfg.OIDCClientSecret, BaseURL: cfg.BaseURL,
@@ -171,7 +178,7 @@ func collaborators(ctx context.Context, cfg config.Config, pool *sqlx.DB, logger
 	}
 	m := metrics.New()
 	return api.Deps{
-		DB: pool, Logger: logger, Config: cfg, Clock: clock, Limiter: limiter, Login: login, Metrics: m, Spec: spec,
+		DB: pool, ReadDB: readPool, Logger: logger, Config: cfg, Clock: clock, Limiter: limiter, Login: login, Metrics: m, Spec: spec,
 		Tracker: script, Dashboard: assets, Devices: useragent.NewParser(4096),
 		Clicks:  clicks.NewRecorder(pool, logger, clicks.Writers, clicks.MaxBatch, m.ClickBatch),
 		Leads:   leads.NewRecorder(pool, logger, leads.MaxBatch, m.LeadBatch),

@@ -53,7 +53,13 @@ import (
 // Deps is everything the HTTP layer uses; the caller builds each one (cmd/reftrackd in production, the
 // test harness in tests).
 type Deps struct {
-	DB     *sqlx.DB
+	// DB is the primary database: every write, and every read that authenticates or authorizes, sits
+	// on a hot path (click, lead, sale, refund) or must see what a request just wrote.
+	DB *sqlx.DB
+	// ReadDB, when set, is a pool on a read replica (READ_DATABASE_URL). Only the management handlers
+	// receive it, for the reads that tolerate replica lag: the events list, its daily counts and the
+	// dashboard's readiness report. Nil: they read DB.
+	ReadDB *sqlx.DB
 	Logger *slog.Logger
 	Config config.Config
 	// Clock is the one clock of the server: rate-limit windows, key rotation, login sessions, sales.
@@ -137,13 +143,17 @@ func New(ctx context.Context, d Deps) (*echo.Echo, error) {
 		return nil, err
 	}
 
+	reads := d.DB
+	if d.ReadDB != nil {
+		reads = d.ReadDB
+	}
 	authn := &auth.Authenticator{DB: d.DB, Keys: d.Keys, Now: d.Clock, DocsURL: d.Config.DocsURL}
 	s := &Server{
 		Tracking: &tracking.Tracking{DB: d.DB, Log: d.Logger, Now: d.Clock, Auth: authn, Clicks: d.Clicks, Leads: d.Leads, Sales: d.Sales, Refunds: d.Refunds, DNS: d.DNS,
 			Devices: d.Devices, Metrics: d.Metrics, Origins: d.Origins},
 		CLI: &cli.CLI{DB: d.DB, Log: d.Logger, Now: d.Clock, BaseURL: d.Config.BaseURL, Verifier: d.Login.Verifier,
 			Clicks: d.Clicks, Metrics: d.Metrics, DNS: d.DNS},
-		Management: &manage.Management{DB: d.DB, Now: d.Clock, BaseURL: d.Config.BaseURL, Origins: d.Origins, DNS: d.DNS},
+		Management: &manage.Management{DB: d.DB, ReadDB: reads, Now: d.Clock, BaseURL: d.Config.BaseURL, Origins: d.Origins, DNS: d.DNS},
 		Pages: &web.Pages{DB: d.DB, Log: d.Logger, Now: d.Clock, Login: d.Login, Dashboard: d.Dashboard,
 			SecureCookies: strings.HasPrefix(strings.ToLower(d.Config.BaseURL), "https://")},
 		Webhooks:   &webhooks.Webhooks{DB: d.DB, Stripe: d.Stripe, Metrics: d.Metrics},

@@ -6,6 +6,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"slices"
 	"time"
 
 	"github.com/jmoiron/sqlx"
@@ -101,6 +102,10 @@ const countsSince = `(SELECT count(*) ` + countedClicks + ` AND click_timestamp 
 	(SELECT count(*) ` + countedLeads + ` AND lead_timestamp > $2) AS leads,
 	(SELECT count(*) ` + countedSales + ` AND sale_date > $2) AS sales`
 
+// ErrNoProgram means the program is not in the database read: deleted, or, on a replica, created less
+// than the replica's lag ago.
+var ErrNoProgram = errors.New("readiness: no such program")
+
 // Compute reads everything in one query (counted events only; real partners only: the synthetic chain's
 // partner and its link do not pass the payout gate). The 24-hour counts end at now.
 func Compute(ctx context.Context, db *sqlx.DB, programID int64, now time.Time) (Report, error) {
@@ -119,6 +124,9 @@ func Compute(ctx context.Context, db *sqlx.DB, programID int64, now time.Time) (
 		(SELECT count(*) `+countedLeads+` AND source IN ('server', 'webhook')) AS server_leads,
 		(p.commission_rate > 0) AS commission_ok
 		FROM programs p WHERE p.id = $1`, programID, now.Add(-24*time.Hour))
+	if errors.Is(err, sql.ErrNoRows) {
+		return Report{}, ErrNoProgram
+	}
 	if err != nil {
 		return Report{}, err
 	}
@@ -156,7 +164,7 @@ func Compute(ctx context.Context, db *sqlx.DB, programID int64, now time.Time) (
 			"Optional: connect your payment processor so payments are attributed without code.")),
 		optional(check("processor_charges_seen", f.Charges,
 			"Optional: once the processor is connected, a first live payment it reports proves its charges reach reftrack.")),
-		optional(check("domain_verified", f.DNSVerified, dnsHint(programs.DNSRecordOf(f.Domain, f.DNSToken)))),
+		domainCheck(f.DNSVerified, programs.DNSRecordOf(f.Domain, f.DNSToken)),
 	}
 
 	gate := func(ok bool, action string) Gate {
@@ -219,6 +227,28 @@ func Compute(ctx context.Context, db *sqlx.DB, programID int64, now time.Time) (
 		r.State = "live_verified"
 	}
 	return r, nil
+}
+
+// domainCheck is the optional domain_verified check: pass once verified, else unknown with the record to
+// publish.
+func domainCheck(verified bool, rec programs.DNSRecord) Check {
+	if verified {
+		return Check{ID: "domain_verified", Status: Pass, Hint: "Done."}
+	}
+	return Check{ID: "domain_verified", Status: Unknown, Hint: dnsHint(rec)}
+}
+
+// WithDNS is r with its domain_verified check as st, a DNS check made on the primary, says: that check
+// may have just recorded the verification, which a report read from a replica does not show yet. The
+// check is optional and in no gate, so nothing else changes.
+func (r Report) WithDNS(st programs.DNSStatus) Report {
+	r.Checks = slices.Clone(r.Checks)
+	for i, c := range r.Checks {
+		if c.ID == "domain_verified" {
+			r.Checks[i] = domainCheck(st.Verified, st.Record)
+		}
+	}
+	return r
 }
 
 // Activity is what `reftrack status` shows of a program: counted events since a time (as readiness

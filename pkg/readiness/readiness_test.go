@@ -2,6 +2,7 @@ package readiness_test
 
 import (
 	"context"
+	"errors"
 	"io"
 	"log/slog"
 	"testing"
@@ -167,5 +168,43 @@ func TestRecentActivity(t *testing.T) {
 	want = readiness.Activity{ActivePartners: 1, PendingCommissions: 1}
 	if got := activity(time.Now().Add(time.Minute)); got != want {
 		t.Errorf("since a minute ahead: %+v, want %+v", got, want)
+	}
+}
+
+// WithDNS puts a DNS check's answer (made on the primary) into a report read elsewhere, touching nothing
+// but the domain_verified check and leaving the report it was given as it was. A program the database
+// does not have is ErrNoProgram.
+func TestWithDNSAndNoProgram(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	before := f.report(t)
+	domain := func(r readiness.Report) readiness.Check {
+		for _, c := range r.Checks {
+			if c.ID == "domain_verified" {
+				return c
+			}
+		}
+		t.Fatalf("no domain_verified check in %+v", r.Checks)
+		return readiness.Check{}
+	}
+	if c := domain(before); c.Status != readiness.Unknown {
+		t.Fatalf("unverified program: %+v", c)
+	}
+	verified := before.WithDNS(programs.DNSStatus{Verified: true})
+	if c := domain(verified); c.Status != readiness.Pass || c.Hint != "Done." {
+		t.Errorf("after a verifying DNS check: %+v", c)
+	}
+	if c := domain(before); c.Status != readiness.Unknown {
+		t.Errorf("WithDNS changed the report it was given: %+v", c)
+	}
+	if verified.State != before.State || blocker(verified) != blocker(before) || len(verified.Checks) != len(before.Checks) {
+		t.Errorf("WithDNS changed more than the check: %+v, was %+v", verified, before)
+	}
+	if again := verified.WithDNS(programs.DNSStatus{Record: programs.DNSRecordOf("shop.example.com", "tok")}); domain(again).Status != readiness.Unknown ||
+		domain(again).Hint == "Done." {
+		t.Errorf("unverified DNS check: %+v", domain(again))
+	}
+	if _, err := readiness.Compute(context.Background(), f.db.DB, f.program.ID+1000, time.Now()); !errors.Is(err, readiness.ErrNoProgram) {
+		t.Errorf("missing program: %v, want ErrNoProgram", err)
 	}
 }

@@ -25,12 +25,19 @@ import (
 	"github.com/reftrack/reftrack/pkg/commission"
 	"github.com/reftrack/reftrack/pkg/origins"
 	"github.com/reftrack/reftrack/pkg/programs"
+	"github.com/reftrack/reftrack/pkg/readiness"
 )
 
 // Management implements the management operations of the strict server interface.
 type Management struct {
-	DB  *sqlx.DB
-	Now func() time.Time
+	// DB is the primary: every write, and every read that authenticates, authorizes or must see what
+	// was just written (programs, roles, partners, links, keys).
+	DB *sqlx.DB
+	// ReadDB serves the reads that tolerate replica lag, and only those: the events list, its daily
+	// counts and the dashboard's readiness report. It is the read replica when READ_DATABASE_URL is set,
+	// else DB itself.
+	ReadDB *sqlx.DB
+	Now    func() time.Time
 	// BaseURL is this service's public address (the payment webhook's URL).
 	BaseURL string
 	// Origins is forgotten when a program's allowed origins change.
@@ -205,12 +212,19 @@ func (h *Management) GetProgramReadiness(ctx context.Context, req gen.GetProgram
 	if _, _, err := h.programAccess(ctx, req.ProgramId, accounts.ActionProgramRead); err != nil {
 		return nil, err
 	}
-	if _, err := programs.CheckDNS(ctx, h.DB, h.DNS, req.ProgramId, h.Now()); err != nil {
-		return nil, err
-	}
-	r, err := readinessOf(ctx, h.DB, req.ProgramId, h.Now())
+	// The DNS check writes (it claims the lookup, records a verification): the primary. The report is
+	// read from ReadDB, with the DNS check's own answer, which the replica may not have yet.
+	dns, err := programs.CheckDNS(ctx, h.DB, h.DNS, req.ProgramId, h.Now())
 	if err != nil {
 		return nil, err
 	}
-	return gen.GetProgramReadiness200JSONResponse{Body: r}, nil
+	r, err := readiness.Compute(ctx, h.ReadDB, req.ProgramId, h.Now())
+	if errors.Is(err, readiness.ErrNoProgram) && h.ReadDB != h.DB {
+		// The program was created less than the replica's lag ago: the primary has it.
+		r, err = readiness.Compute(ctx, h.DB, req.ProgramId, h.Now())
+	}
+	if err != nil {
+		return nil, err
+	}
+	return gen.GetProgramReadiness200JSONResponse{Body: wire.Readiness(r.WithDNS(dns))}, nil
 }

@@ -7,8 +7,6 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/jmoiron/sqlx"
-
 	gen "github.com/reftrack/reftrack/gen/server"
 	"github.com/reftrack/reftrack/pkg/accounts"
 	"github.com/reftrack/reftrack/pkg/api/internal/auth"
@@ -17,10 +15,11 @@ import (
 	"github.com/reftrack/reftrack/pkg/events"
 	"github.com/reftrack/reftrack/pkg/payments"
 	"github.com/reftrack/reftrack/pkg/programs"
-	"github.com/reftrack/reftrack/pkg/readiness"
 )
 
-// ListTrackingEvents lists the program's merged events for a member with tracking:list.
+// ListTrackingEvents lists the program's merged events for a member with tracking:list. The member's
+// access is checked on the primary; the events are read from ReadDB (they may trail the primary by the
+// replica's lag).
 func (h *Management) ListTrackingEvents(ctx context.Context, req gen.ListTrackingEventsRequestObject) (gen.ListTrackingEventsResponseObject, error) {
 	if _, _, err := h.programAccess(ctx, req.ProgramId, accounts.ActionTrackingList); err != nil {
 		return nil, err
@@ -37,7 +36,7 @@ func (h *Management) ListTrackingEvents(ctx context.Context, req gen.ListTrackin
 	if p.EventType != nil {
 		f.Type = string(*p.EventType)
 	}
-	res, err := events.List(ctx, h.DB, f, page, size)
+	res, err := events.List(ctx, h.ReadDB, f, page, size)
 	if err != nil {
 		return nil, err
 	}
@@ -82,7 +81,8 @@ func trackingEvent(e events.Event) (gen.TrackingEvent, error) {
 	return out, fmt.Errorf("events: unknown event type %q", e.Type)
 }
 
-// ListDailyEventCounts counts the program's events per UTC day for the dashboard's chart.
+// ListDailyEventCounts counts the program's events per UTC day for the dashboard's chart; like the list,
+// access on the primary, counts from ReadDB.
 func (h *Management) ListDailyEventCounts(ctx context.Context, req gen.ListDailyEventCountsRequestObject) (gen.ListDailyEventCountsResponseObject, error) {
 	if _, _, err := h.programAccess(ctx, req.ProgramId, accounts.ActionTrackingList); err != nil {
 		return nil, err
@@ -103,7 +103,7 @@ func (h *Management) ListDailyEventCounts(ctx context.Context, req gen.ListDaily
 		return nil, apierr.Invalid("The span from dateFrom to dateTo is limited to 366 days")
 	}
 	test := p.Test != nil && *p.Test
-	days, err := events.Daily(ctx, h.DB, req.ProgramId, test, from, to)
+	days, err := events.Daily(ctx, h.ReadDB, req.ProgramId, test, from, to)
 	if err != nil {
 		return nil, err
 	}
@@ -190,13 +190,4 @@ func (h *Management) wireProcessor(programID int64, c *payments.Connection) gen.
 		out.Provider, out.WebhookSecretSet, out.UpdatedAt = &p, true, &c.UpdatedAt
 	}
 	return out
-}
-
-// readinessOf is the program's readiness at now as the API answers it.
-func readinessOf(ctx context.Context, db *sqlx.DB, programID int64, now time.Time) (gen.Readiness, error) {
-	r, err := readiness.Compute(ctx, db, programID, now)
-	if err != nil {
-		return gen.Readiness{}, err
-	}
-	return wire.Readiness(r), nil
 }

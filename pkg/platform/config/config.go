@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/lib/pq"
 )
 
 // Environment names.
@@ -39,6 +41,10 @@ const DefaultDocsURL = "https://github.com/reftrack/reftrack/blob/main/docs/erro
 type Config struct {
 	// DatabaseURL is the Postgres DSN (DATABASE_URL).
 	DatabaseURL string
+	// ReadDatabaseURL, when set, is the DSN of a read replica of that database (READ_DATABASE_URL): the
+	// reads that tolerate replica lag go there (the events list, its daily counts, the dashboard's
+	// readiness). Empty: everything reads the primary.
+	ReadDatabaseURL string
 	// ListenAddr is the HTTP listen address (LISTEN_ADDR).
 	ListenAddr string
 	// BaseURL is the public address of this service, used in links it hands out (BASE_URL).
@@ -91,6 +97,7 @@ type Config struct {
 func FromEnv(getenv func(string) string) (Config, error) {
 	c := Config{
 		DatabaseURL:        str(getenv, "DATABASE_URL", DefaultDatabaseURL),
+		ReadDatabaseURL:    getenv("READ_DATABASE_URL"),
 		ListenAddr:         str(getenv, "LISTEN_ADDR", ":8080"),
 		BaseURL:            strings.TrimRight(str(getenv, "BASE_URL", "http://localhost:8080"), "/"),
 		Env:                str(getenv, "REFTRACK_ENV", EnvDevelopment),
@@ -125,6 +132,12 @@ func FromEnv(getenv func(string) string) (Config, error) {
 	if c.PprofAddr != "" && c.Env == EnvProduction {
 		errs = append(errs, "PPROF_ADDR is refused when REFTRACK_ENV=production: the profiler shows memory and request data; "+
 			"profile a development-mode server instead")
+	}
+	// Parsed as the server will parse it (db.Open). pq's message is left out: it may quote the
+	// connection string, password included.
+	if _, err := pq.NewConfig(c.ReadDatabaseURL); c.ReadDatabaseURL != "" && err != nil {
+		errs = append(errs, "READ_DATABASE_URL must be a PostgreSQL connection URL (postgres://user@host:port/database?…) "+
+			"or key=value connection string, like DATABASE_URL")
 	}
 	if c.LogFormat != "json" && c.LogFormat != "text" {
 		errs = append(errs, fmt.Sprintf("LOG_FORMAT must be json or text, got %q", c.LogFormat))

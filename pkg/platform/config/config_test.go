@@ -92,3 +92,27 @@ func TestInvalidValuesAreAllReported(t *testing.T) {
 		}
 	}
 }
+
+// READ_DATABASE_URL is optional (unset: every read goes to the primary); when set it must parse as a
+// PostgreSQL connection string, and the refusal never repeats it (it may carry a password).
+func TestReadDatabaseURL(t *testing.T) {
+	t.Parallel()
+	c, err := FromEnv(env(nil))
+	if err != nil || c.ReadDatabaseURL != "" {
+		t.Errorf("unset: ReadDatabaseURL %q, %v", c.ReadDatabaseURL, err)
+	}
+	for _, dsn := range []string{"postgres://ro@replica.internal:5432/reftrack?sslmode=require", "host=replica.internal dbname=reftrack user=ro"} {
+		c, err := FromEnv(env(map[string]string{"READ_DATABASE_URL": dsn}))
+		if err != nil || c.ReadDatabaseURL != dsn || c.DatabaseURL != DefaultDatabaseURL {
+			t.Errorf("%q: ReadDatabaseURL %q, DatabaseURL %q, %v", dsn, c.ReadDatabaseURL, c.DatabaseURL, err)
+		}
+	}
+	for _, dsn := range []string{"replica.internal", "postgres://ro:s3cret@replica.internal:99999/reftrack", "postgres://ro:s3cret@replica/reftrack?sslmode=maybe"} {
+		_, err := FromEnv(env(map[string]string{"READ_DATABASE_URL": dsn}))
+		if err == nil || !strings.Contains(err.Error(), "READ_DATABASE_URL must be a PostgreSQL connection URL") {
+			t.Errorf("%q: err = %v", dsn, err)
+		} else if strings.Contains(err.Error(), "s3cret") || strings.Contains(err.Error(), "replica") {
+			t.Errorf("%q: the error repeats the connection string: %v", dsn, err)
+		}
+	}
+}

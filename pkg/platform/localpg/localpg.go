@@ -1,18 +1,23 @@
 // Package localpg runs a project-local PostgreSQL server from the installed binaries, for `make run` on a
-// machine where none is running. Its data lives in a directory of the project (.data/postgres).
+// machine where none is running. Its data lives in a directory of the project (.data/postgres). Tools and
+// tests that need a cluster of their own (make chaos, pkg/testkit/replica's primary and hot standby) start
+// theirs in a temporary directory on a free port.
 package localpg
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"net"
 	"os"
 	"os/exec"
 	"os/user"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 )
@@ -75,36 +80,42 @@ func Answers(port int) bool {
 	return true
 }
 
+// Options adjust the server StartWith starts.
+type Options struct {
+	// Settings are server settings given on its command line (-c name=value), over postgresql.conf:
+	// fsync=off for a throwaway test cluster, say. Names and values must not contain spaces or quotes.
+	Settings map[string]string
+}
+
 // Start makes sure a server with its data in dir listens on 127.0.0.1:port, creating the cluster on
 // first use. When a server already answers on port it is used as is. PostgreSQL refuses to run as root,
 // so as root the server runs as the "postgres" OS user.
 func Start(ctx context.Context, dir string, port int, logf func(string, ...any)) (*Cluster, error) {
+	return StartWith(ctx, dir, port, Options{}, logf)
+}
+
+// StartWith is Start with options. A data directory made by BaseBackup starts as the standby of the
+// cluster it was copied from.
+func StartWith(ctx context.Context, dir string, port int, opts Options, logf func(string, ...any)) (*Cluster, error) {
 	c := &Cluster{Dir: dir, Port: port}
 	if Answers(port) {
 		logf("using the PostgreSQL already listening on 127.0.0.1:%d", port)
 		return c, nil
+	}
+	settings, err := commandLine(opts.Settings)
+	if err != nil {
+		return nil, err
 	}
 	bin, err := FindBinaries()
 	if err != nil {
 		return nil, err
 	}
 	c.bin = bin
-	if os.Geteuid() == 0 {
-		u, err := user.Lookup("postgres")
-		if err != nil {
-			return nil, errors.New(`PostgreSQL refuses to run as root and there is no "postgres" OS user to run it as; run as an unprivileged user or create one`)
-		}
-		uid, _ := strconv.Atoi(u.Uid)
-		gid, _ := strconv.Atoi(u.Gid)
-		c.cred = &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid)}
-	}
-	if err := os.MkdirAll(dir, 0o700); err != nil {
+	if c.cred, err = serverUser(); err != nil {
 		return nil, err
 	}
-	if c.cred != nil {
-		if err := os.Chown(dir, int(c.cred.Uid), int(c.cred.Gid)); err != nil {
-			return nil, err
-		}
+	if err := c.makeDir(dir); err != nil {
+		return nil, err
 	}
 	data := filepath.Join(dir, "data")
 	if _, err := os.Stat(filepath.Join(data, "PG_VERSION")); errors.Is(err, os.ErrNotExist) {
@@ -114,12 +125,70 @@ func Start(ctx context.Context, dir string, port int, logf func(string, ...any))
 		}
 	}
 	logf("starting a local PostgreSQL on 127.0.0.1:%d (log: %s)", port, filepath.Join(dir, "postgres.log"))
-	opts := fmt.Sprintf("-c listen_addresses=127.0.0.1 -p %d -c unix_socket_directories=''", port)
-	if out, err := c.run(ctx, "pg_ctl", "-D", data, "-l", filepath.Join(dir, "postgres.log"), "-w", "-t", "60", "-o", opts, "start"); err != nil {
+	args := fmt.Sprintf("-c listen_addresses=127.0.0.1 -p %d -c unix_socket_directories=''%s", port, settings)
+	if out, err := c.run(ctx, "pg_ctl", "-D", data, "-l", filepath.Join(dir, "postgres.log"), "-w", "-t", "60", "-o", args, "start"); err != nil {
 		return nil, fmt.Errorf("pg_ctl start: %w\n%s", err, out)
 	}
 	c.started = true
 	return c, nil
+}
+
+// commandLine is settings as postgres command-line options, in name order (each with a leading space).
+func commandLine(settings map[string]string) (string, error) {
+	var b strings.Builder
+	for _, name := range slices.Sorted(maps.Keys(settings)) {
+		value := settings[name]
+		if strings.ContainsAny(name+value, " \t\n'\"\\") || name == "" {
+			return "", fmt.Errorf("localpg: setting %q=%q: names and values must not contain spaces or quotes", name, value)
+		}
+		fmt.Fprintf(&b, " -c %s=%s", name, value)
+	}
+	return b.String(), nil
+}
+
+// serverUser is who the server runs as: nil (this process's user), or the "postgres" OS user when this
+// process is root, since PostgreSQL refuses to run as root.
+func serverUser() (*syscall.Credential, error) {
+	if os.Geteuid() != 0 {
+		return nil, nil
+	}
+	u, err := user.Lookup("postgres")
+	if err != nil {
+		return nil, errors.New(`PostgreSQL refuses to run as root and there is no "postgres" OS user to run it as; run as an unprivileged user or create one`)
+	}
+	uid, _ := strconv.Atoi(u.Uid)
+	gid, _ := strconv.Atoi(u.Gid)
+	return &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid)}, nil
+}
+
+// makeDir creates dir for the server's user.
+func (c *Cluster) makeDir(dir string) error {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return err
+	}
+	if c.cred != nil {
+		return os.Chown(dir, int(c.cred.Uid), int(c.cred.Gid))
+	}
+	return nil
+}
+
+// BaseBackup copies the running cluster into dir/data with pg_basebackup -R, so that StartWith on dir
+// (another port) runs a hot standby streaming from this cluster. The cluster must be one Start started,
+// with the default replication settings (wal_level replica, a free WAL sender) and initdb's trust
+// authentication, which admits replication connections from 127.0.0.1.
+func (c *Cluster) BaseBackup(ctx context.Context, dir string) error {
+	if !c.started {
+		return errors.New("localpg: BaseBackup copies a cluster Start started")
+	}
+	if err := c.makeDir(dir); err != nil {
+		return err
+	}
+	out, err := c.run(ctx, "pg_basebackup", "-h", "127.0.0.1", "-p", strconv.Itoa(c.Port), "-U", "postgres",
+		"-D", filepath.Join(dir, "data"), "-R", "-X", "stream", "-c", "fast", "--no-sync")
+	if err != nil {
+		return fmt.Errorf("pg_basebackup: %w\n%s", err, out)
+	}
+	return nil
 }
 
 // URL is a DSN for database name on this server.

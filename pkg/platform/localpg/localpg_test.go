@@ -71,3 +71,21 @@ func TestStartStop(t *testing.T) {
 		}
 	}
 }
+
+// Settings become -c options in name order; anything the shell under pg_ctl would split or unquote is
+// refused.
+func TestCommandLine(t *testing.T) {
+	t.Parallel()
+	got, err := commandLine(map[string]string{"fsync": "off", "full_page_writes": "off", "max_connections": "50"})
+	if want := " -c fsync=off -c full_page_writes=off -c max_connections=50"; err != nil || got != want {
+		t.Errorf("commandLine = %q, %v; want %q", got, err, want)
+	}
+	if got, err := commandLine(nil); err != nil || got != "" {
+		t.Errorf("no settings: %q, %v", got, err)
+	}
+	for _, bad := range []map[string]string{{"search_path": "a, b"}, {"application_name": "'x'"}, {"": "on"}, {"x": `a\b`}} {
+		if _, err := commandLine(bad); err == nil {
+			t.Errorf("%v accepted", bad)
+		}
+	}
+}

@@ -25,6 +25,7 @@ import (
 	"github.com/getkin/kin-openapi/openapi3"
 	"github.com/getkin/kin-openapi/openapi3filter"
 	"github.com/getkin/kin-openapi/routers"
+	"github.com/jmoiron/sqlx"
 	"github.com/labstack/echo/v4"
 
 	"github.com/reftrack/reftrack/pkg/api"
@@ -54,6 +55,8 @@ type Env struct {
 type Options struct {
 	// DB replaces the fresh migrated database (for example an unmigrated one).
 	DB *dbtest.Database
+	// ReadDB is the read replica's pool, the server's api.Deps.ReadDB (nil: none, every read on DB).
+	ReadDB *sqlx.DB
 	// Routes lets a test add or replace routes on the server (for example one that fails on purpose).
 	Routes func(*echo.Echo)
 	// Clock is the server's one clock (nil: the wall clock, which the database's own now() agrees with).
@@ -133,6 +136,7 @@ func serve(d *dbtest.Database, opts Options, report func(error)) (*server, error
 		}
 		deps.Demo = opts.Demo
 		deps.Draining = opts.Draining
+		deps.ReadDB = opts.ReadDB
 	}
 	if err != nil {
 		ln.Close()
