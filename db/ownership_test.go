@@ -52,6 +52,8 @@ var owners = map[string]string{
 	"event_count_deltas": byTriggers,
 	// The migrations' record of which migrations are backward compatible (written by db.MigrateUp).
 	"schema_compatibility": "db",
+	// The reftrackd processes serving the database.
+	"server_instances": "pkg/platform/peers",
 	// cmd/loadgen's own benchmark table (it creates it itself; not part of the schema).
 	"bench_insert": "cmd/loadgen",
 }

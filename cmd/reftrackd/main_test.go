@@ -12,6 +12,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -238,6 +239,50 @@ func TestDrainBeforeShutdown(t *testing.T) {
 	if _, err := http.Get(base + "/livez"); err == nil {
 		t.Error("still serving after the drain")
 	}
+}
+
+// A second replica on the same database without REDIS_URL warns at start that rate limits are per replica.
+func TestWarnsThatLimitsArePerReplica(t *testing.T) {
+	t.Parallel()
+	d := dbtest.New(t)
+	vars := map[string]string{"DATABASE_URL": d.URL, "LISTEN_ADDR": "127.0.0.1:0"}
+	startServer(t, vars)
+	var logs syncBuffer
+	ctx, cancel := context.WithCancel(context.Background())
+	listening, done := make(chan string, 1), make(chan error, 1)
+	e := &env{stdout: io.Discard, stderr: &logs, getenv: func(k string) string { return vars[k] },
+		onListen: func(a string) { listening <- a }, drainWait: func(time.Duration) {}}
+	go func() { done <- runEnv(ctx, []string{"serve"}, e) }()
+	select {
+	case <-listening:
+	case err := <-done:
+		t.Fatalf("serve exited: %v", err)
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if out := logs.String(); !strings.Contains(out, "rate limits are per replica") || !strings.Contains(out, `"replicas":2`) {
+		t.Errorf("no warning in the second replica's log:\n%s", out)
+	}
+}
+
+// syncBuffer is a bytes.Buffer safe for the server's concurrent log writes.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }
 
 // PPROF_ADDR serves the profiler on its own address, never on the API's; without it nothing listens.

@@ -62,7 +62,8 @@ Run it once per deploy, before replacing the replicas (docs/deploy.md).`,
 			Short: "Print the database's schema version and the one this build expects",
 			Args:  cobra.NoArgs,
 			RunE: func(cmd *cobra.Command, _ []string) error {
-				return e.withDB(cmd.Context(), e.printVersion)
+				// golang-migrate takes and releases a session lock here too: the same connection as up and down.
+				return e.withMigrationDB(cmd.Context(), e.printVersion)
 			},
 		},
 	)

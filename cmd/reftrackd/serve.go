@@ -82,6 +82,7 @@ func (e *env) serveWith(ctx context.Context, cfg config.Config, logger *slog.Log
 		return err
 	}
 	defer closeLimiter()
+	defer announce(ctx, cfg, pool, logger, clock)() // after the limiter: the warning is about it
 	deps, err := collaborators(ctx, cfg, pool, readPool, logger, clock, limiter)
 	if err != nil {
 		return err

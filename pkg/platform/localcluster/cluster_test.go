@@ -1,6 +1,7 @@
 package localcluster_test
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -10,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -351,7 +353,7 @@ func newSellers(t *testing.T, n, customers int) []seller {
 func customersFor(t *testing.T, p seed.Result, n int) []string {
 	t.Helper()
 	ctx := context.Background()
-	brand := sdk.New(p.APIKey, sdk.WithBaseURL(cluster.URL))
+	brand := sdk.New(p.APIKey, sdk.WithBaseURL(cluster.URL), sdk.WithHTTPClient(backend(p)))
 	var out []string
 	for i := range n {
 		status, clickID, err := click(ctx, http.DefaultClient, p.AffiliateURL, fmt.Sprintf("192.0.2.%d", i+1))
@@ -365,6 +367,24 @@ func customersFor(t *testing.T, p seed.Result, n int) []string {
 		out = append(out, key)
 	}
 	return out
+}
+
+// backend is the HTTP client of the program's own backend: leads are limited per client IP (interface.md),
+// and each brand's server has its own, which the balancer passes on in X-Forwarded-For.
+func backend(p seed.Result) *http.Client {
+	ip := fmt.Sprintf("203.0.%d.%d", (p.ProgramID>>8)&255, p.ProgramID&255)
+	return &http.Client{Timeout: 10 * time.Second, Transport: forwardedFor{ip: ip, next: http.DefaultTransport}}
+}
+
+type forwardedFor struct {
+	ip   string
+	next http.RoundTripper
+}
+
+func (f forwardedFor) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set("X-Forwarded-For", f.ip)
+	return f.next.RoundTrip(r)
 }
 
 // checkStored fails the test when an acknowledged click or sale is missing, or when a counter disagrees
@@ -439,12 +459,15 @@ func checkCounters(t *testing.T, programID int64) {
 // (through a transaction pooler that switched connections inside a statement, counters drifted silently).
 func TestMixedLoadThroughThePooler(t *testing.T) {
 	need(t)
+	began := time.Now()
 	p := newProgram(t)
 	sellers := newSellers(t, 16, 3)
+	setup := time.Since(began)
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
 	defer cancel()
 	l := runLoad(ctx, t, p, sellers, 8)
-	t.Logf("clicks %v, sales %v", l.clicks.n, l.sales.n)
+	t.Logf("clicks %v, sales %v (setup %s, load %s)", l.clicks.n, l.sales.n, setup.Round(time.Millisecond), (time.Since(began) - setup).Round(time.Millisecond))
+	defer func(checked time.Time) { t.Logf("checks %s", time.Since(checked).Round(time.Millisecond)) }(time.Now())
 	if l.clicks.get("ok") == 0 || l.sales.get("ok") == 0 || len(l.clicks.n) != 1 || len(l.sales.n) != 1 {
 		t.Errorf("answers: clicks %v, sales %v; want only successes", l.clicks.n, l.sales.n)
 	}
@@ -503,5 +526,37 @@ func TestMigrateRefusesTheTransactionPooler(t *testing.T) {
 	out, err := cmd.CombinedOutput()
 	if err == nil || !strings.Contains(string(out), "transaction pooler") || !strings.Contains(string(out), "MIGRATE_DATABASE_URL") {
 		t.Errorf("migrate up through PgBouncer: %v\n%s", err, out)
+	}
+}
+
+// A replica started without REDIS_URL beside the others warns at start that rate limits are per replica.
+func TestWarnsWithoutRedis(t *testing.T) {
+	need(t)
+	cmd := exec.Command(cluster.Replicas[0].Bin(), "serve")
+	cmd.Env = append(append(os.Environ(), cluster.ReplicaEnv("127.0.0.1:0")...), "REDIS_URL=")
+	out, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+	}()
+	// The warning comes before the server listens: read the log up to the listening line.
+	var log strings.Builder
+	lines := bufio.NewScanner(out)
+	for lines.Scan() {
+		log.WriteString(lines.Text() + "\n")
+		if strings.Contains(lines.Text(), "reftrackd listening") {
+			break
+		}
+	}
+	// Four serve now (a replica killed by an earlier test counts until peers.Expiry).
+	if !strings.Contains(log.String(), "rate limits are per replica") || !regexp.MustCompile(`"replicas":[4-9]`).MatchString(log.String()) {
+		_ = cmd.Process.Kill()
+		t.Errorf("no warning before listening (%v):\n%s", cmd.Wait(), log.String())
 	}
 }

@@ -14,7 +14,6 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
-	"os/user"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -246,7 +245,7 @@ func (c *Cluster) startPgBouncer(ctx context.Context, pgPort, port int) error {
 		return err
 	}
 	cmd := exec.Command("pgbouncer", ini)
-	cred, err := unprivileged() // PgBouncer refuses to run as root
+	cred, err := localpg.ServerUser() // PgBouncer, like PostgreSQL, refuses to run as root
 	if err != nil {
 		return err
 	}
@@ -421,20 +420,6 @@ func (r *Replica) Running() bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return r.cmd != nil
-}
-
-// unprivileged is the postgres OS user's credential when running as root (nil otherwise).
-func unprivileged() (*syscall.Credential, error) {
-	if os.Geteuid() != 0 {
-		return nil, nil
-	}
-	u, err := user.Lookup("postgres")
-	if err != nil {
-		return nil, errors.New(`running as root, and there is no "postgres" OS user to run PgBouncer as`)
-	}
-	uid, _ := strconv.Atoi(u.Uid)
-	gid, _ := strconv.Atoi(u.Gid)
-	return &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid)}, nil
 }
 
 func freePorts(n int) ([]int, error) {

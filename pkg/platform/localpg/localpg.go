@@ -111,7 +111,7 @@ func StartWith(ctx context.Context, dir string, port int, opts Options, logf fun
 		return nil, err
 	}
 	c.bin = bin
-	if c.cred, err = serverUser(); err != nil {
+	if c.cred, err = ServerUser(); err != nil {
 		return nil, err
 	}
 	if err := c.makeDir(dir); err != nil {
@@ -146,9 +146,9 @@ func commandLine(settings map[string]string) (string, error) {
 	return b.String(), nil
 }
 
-// serverUser is who the server runs as: nil (this process's user), or the "postgres" OS user when this
+// ServerUser is who the server runs as: nil (this process's user), or the "postgres" OS user when this
 // process is root, since PostgreSQL refuses to run as root.
-func serverUser() (*syscall.Credential, error) {
+func ServerUser() (*syscall.Credential, error) {
 	if os.Geteuid() != 0 {
 		return nil, nil
 	}
