@@ -227,6 +227,8 @@ reserve_pool_size = 5
 ; lib/pq sends extra_float_digits; the server's timeouts are set on the database instead
 ignore_startup_parameters = extra_float_digits,statement_timeout,lock_timeout
 server_lifetime = 3600
+; a request waits at most 5 s for a server connection (then 503 with Retry-After), not the default 120 s
+query_wait_timeout = 5
 log_connections = 0
 log_disconnections = 0
 `, pgPort, port, filepath.Join(dir, "userlist.txt"))
@@ -318,6 +320,11 @@ func (c *Cluster) startHAProxy(ctx context.Context, port int) error {
 	}
 	// Ready once the balancer forwards: every replica passed its first check.
 	return waitHTTP(ctx, c.URL+"/livez", "the balancer")
+}
+
+// docReplicas are the replicas docs/deploy.md shows the balancer's configuration with.
+func docReplicas() []*Replica {
+	return []*Replica{{Name: "r1", Addr: "10.0.1.11:8080"}, {Name: "r2", Addr: "10.0.1.12:8080"}, {Name: "r3", Addr: "10.0.1.13:8080"}}
 }
 
 // daemon starts cmd with its output to log and keeps it for Stop.
