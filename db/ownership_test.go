@@ -33,12 +33,15 @@ var owners = map[string]string{
 	"partner_programs": "pkg/programs",
 	"referral_links":   "pkg/programs",
 	// Tracking.
-	"clicks":      "pkg/clicks",
-	"customers":   "pkg/attribution",
-	"leads":       "pkg/leads",
-	"sales":       "pkg/sales",
-	"commissions": "pkg/sales",
-	"refunds":     "pkg/sales",
+	"clicks": "pkg/clicks",
+	// The months of click ids that carry none, and the clicks kept past retention (migration 000019).
+	"clicks_legacy": "pkg/clicks",
+	"clicks_kept":   "pkg/clicks",
+	"customers":     "pkg/attribution",
+	"leads":         "pkg/leads",
+	"sales":         "pkg/sales",
+	"commissions":   "pkg/sales",
+	"refunds":       "pkg/sales",
 	// Payment processors.
 	"processor_connections": "pkg/payments",
 	"processor_events":      "pkg/payments",

@@ -44,24 +44,9 @@ func announce(ctx context.Context, cfg config.Config, pool *sqlx.DB, logger *slo
 		}
 	}
 	check(ctx)
-	loopCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		t := time.NewTicker(peers.Interval)
-		defer t.Stop()
-		for {
-			select {
-			case <-loopCtx.Done():
-				return
-			case <-t.C:
-				check(loopCtx)
-			}
-		}
-	}()
+	stopLoop := every(ctx, peers.Interval, check)
 	return func() {
-		cancel()
-		<-done
+		stopLoop()
 		leaveCtx, cancelLeave := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
 		defer cancelLeave()
 		if err := peers.Leave(leaveCtx, pool, id); err != nil {

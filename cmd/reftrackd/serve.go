@@ -83,6 +83,11 @@ func (e *env) serveWith(ctx context.Context, cfg config.Config, logger *slog.Log
 	}
 	defer closeLimiter()
 	defer announce(ctx, cfg, pool, logger, clock)() // after the limiter: the warning is about it
+	stopHistory, err := keepHistory(ctx, cfg, pool, logger, clock)
+	if err != nil {
+		return err
+	}
+	defer stopHistory()
 	deps, err := collaborators(ctx, cfg, pool, readPool, logger, clock, limiter)
 	if err != nil {
 		return err

@@ -18,7 +18,8 @@ const (
 	iphoneUA = "Mozilla/5.0 (iPhone; CPU iPhone OS 17_5 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.5 Mobile/15E148 Safari/604.1"
 )
 
-var clickIDShape = regexp.MustCompile(`^[A-Za-z0-9_-]{22}$`)
+// clickIDShape: the month it was made (YYMM), then 128 random bits in URL-safe base64.
+var clickIDShape = regexp.MustCompile(`^[0-9]{2}(0[1-9]|1[0-2])[A-Za-z0-9_-]{22}$`)
 
 // click sends a click for the seeded link and returns the body.
 func click(t *testing.T, env *apitest.Env, r seed.Result, headers ...string) map[string]any {

@@ -83,7 +83,9 @@ func newJob(in Input) (*job, error) {
 	if err != nil {
 		return nil, err
 	}
-	clickID, err := NewClickID()
+	// The wall clock, not an injected one: the month must be the database's, which makes the partitions
+	// and stamps click_timestamp with its own now().
+	clickID, err := NewClickID(time.Now())
 	if err != nil {
 		return nil, err
 	}

@@ -69,7 +69,7 @@ func TestOneBatchAnswersEachClickOnItsOwn(t *testing.T) {
 	}
 	batch := make([]*job, len(cases))
 	for i, c := range cases {
-		id, _ := NewClickID()
+		id, _ := NewClickID(time.Now())
 		batch[i] = testJob(t, c.in, id)
 	}
 	rec.flush(batch)

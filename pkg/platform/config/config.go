@@ -67,6 +67,10 @@ type Config struct {
 	// load balancers take it out before it stops taking connections (DRAIN_DELAY, default 5s; longer than
 	// the balancer's check interval times its fall count; 0 stops at once).
 	DrainDelay time.Duration
+	// ClickRetentionMonths, when positive, drops months of clicks older than that many months
+	// (CLICK_RETENTION_MONTHS; default 0 keeps every click). Clicks that a customer, lead or sale points
+	// at are kept, and no month is dropped while a program's cookie or attribution window reaches it.
+	ClickRetentionMonths int
 	// MigrateDatabaseURL, when set, is the connection `reftrackd migrate` uses instead of DATABASE_URL
 	// (MIGRATE_DATABASE_URL): migrations need a direct or session-pooled connection, never a
 	// transaction pooler.
@@ -170,6 +174,13 @@ func FromEnv(getenv func(string) string) (Config, error) {
 			errs = append(errs, fmt.Sprintf("SHUTDOWN_TIMEOUT must be a positive duration such as 15s, got %q", v))
 		}
 		c.ShutdownTimeout = d
+	}
+	if v := getenv("CLICK_RETENTION_MONTHS"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 0 {
+			errs = append(errs, fmt.Sprintf("CLICK_RETENTION_MONTHS must be a number of months (0 keeps every click), got %q", v))
+		}
+		c.ClickRetentionMonths = n
 	}
 	if v := getenv("DRAIN_DELAY"); v != "" {
 		d, err := time.ParseDuration(v)

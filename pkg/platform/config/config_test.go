@@ -31,7 +31,7 @@ func TestOverrides(t *testing.T) {
 		"REFTRACK_ENV": "production", "LOG_LEVEL": "debug", "LOG_FORMAT": "text", "DB_MAX_OPEN_CONNS": "5",
 		"SHUTDOWN_TIMEOUT": "3s", "DB_STATEMENT_TIMEOUT": "2s", "DB_LOCK_TIMEOUT": "0", "TRUSTED_PROXIES": "10.0.0.0/8, 2001:db8::/32",
 		"OIDC_ISSUER": "https://id.example.com/", "OIDC_CLIENT_ID": "rt-prod", "OIDC_CLIENT_SECRET": "s3",
-		"DRAIN_DELAY": "0", "MIGRATE_DATABASE_URL": "postgres://direct/y",
+		"DRAIN_DELAY": "0", "MIGRATE_DATABASE_URL": "postgres://direct/y", "CLICK_RETENTION_MONTHS": "13",
 	}))
 	if err != nil {
 		t.Fatal(err)
@@ -41,7 +41,7 @@ func TestOverrides(t *testing.T) {
 		c.ShutdownTimeout != 3*time.Second || c.DBStatementTimeout != 2*time.Second || c.DBLockTimeout != 0 || len(c.TrustedProxies) != 2 ||
 		c.TrustedProxies[0].String() != "10.0.0.0/8" || c.TrustedProxies[1].String() != "2001:db8::/32" ||
 		c.OIDCIssuer != "https://id.example.com" || c.OIDCClientID != "rt-prod" || c.OIDCClientSecret != "s3" ||
-		c.DrainDelay != 0 || c.MigrateDatabaseURL != "postgres://direct/y" {
+		c.DrainDelay != 0 || c.MigrateDatabaseURL != "postgres://direct/y" || c.ClickRetentionMonths != 13 {
 		t.Errorf("config = %+v", c)
 	}
 }
@@ -80,13 +80,13 @@ func TestInvalidValuesAreAllReported(t *testing.T) {
 	_, err := FromEnv(env(map[string]string{
 		"REFTRACK_ENV": "staging", "BASE_URL": "localhost", "LOG_FORMAT": "xml", "LOG_LEVEL": "loud",
 		"DB_MAX_OPEN_CONNS": "0", "SHUTDOWN_TIMEOUT": "soon", "TRUSTED_PROXIES": "10.0.0.1",
-		"DB_STATEMENT_TIMEOUT": "-1s", "DB_LOCK_TIMEOUT": "forever", "DRAIN_DELAY": "-5s",
+		"DB_STATEMENT_TIMEOUT": "-1s", "DB_LOCK_TIMEOUT": "forever", "DRAIN_DELAY": "-5s", "CLICK_RETENTION_MONTHS": "-1",
 	}))
 	if err == nil {
 		t.Fatal("want an error")
 	}
 	for _, name := range []string{"REFTRACK_ENV", "BASE_URL", "LOG_FORMAT", "LOG_LEVEL", "DB_MAX_OPEN_CONNS", "SHUTDOWN_TIMEOUT", "TRUSTED_PROXIES",
-		"DB_STATEMENT_TIMEOUT", "DB_LOCK_TIMEOUT", "DRAIN_DELAY"} {
+		"DB_STATEMENT_TIMEOUT", "DB_LOCK_TIMEOUT", "DRAIN_DELAY", "CLICK_RETENTION_MONTHS"} {
 		if !strings.Contains(err.Error(), name) {
 			t.Errorf("error %q does not name %s", err, name)
 		}
