@@ -9,15 +9,18 @@ import (
 	"time"
 
 	"github.com/reftrack/reftrack/pkg/events"
+	"github.com/reftrack/reftrack/pkg/readiness"
 	"github.com/reftrack/reftrack/pkg/seed"
 	"github.com/reftrack/reftrack/pkg/testkit/dbtest"
 )
 
 // BenchmarkList measures page 1, a middle page and the last page on a program with
 // REFTRACK_BENCH_EVENTS events (default 100 000; docs/performance.md reports 10 000 000) spread over a
-// year, and logs the query plans:
+// year (each click in its month's partition), readiness, and the disk the clicks take, and logs the query
+// plans. REFTRACK_BENCH_MIX=clicks writes clicks only (the partitioned history at 50 000 000 clicks):
 //
 //	REFTRACK_BENCH_EVENTS=10000000 go test -run '^$' -bench List -benchtime 200x -v ./pkg/events
+//	REFTRACK_BENCH_MIX=clicks REFTRACK_BENCH_EVENTS=50000000 go test -run '^$' -bench List -benchtime 200x -timeout 3h -v ./pkg/events
 func BenchmarkList(b *testing.B) {
 	total := 100_000
 	if v := os.Getenv("REFTRACK_BENCH_EVENTS"); v != "" {
@@ -36,10 +39,18 @@ func BenchmarkList(b *testing.B) {
 	// fill(n) writes n clicks, n/2 leads and n/4 sales, of which a few percent are test or bot events.
 	start := time.Now()
 	end := time.Now().Truncate(time.Hour)
+	// The months the year of clicks falls in (the migration made this one and three ahead).
+	if _, err := d.DB.Exec(`SELECT clicks_prepare($1::date, 14)`, end.AddDate(-1, 0, -1).Format(time.DateOnly)); err != nil {
+		b.Fatal(err)
+	}
 	const chunk = 1_000_000
+	clicksOnly := os.Getenv("REFTRACK_BENCH_MIX") == "clicks"
 	n := total * 4 / 7
+	if clicksOnly {
+		n = total
+	}
 	for done := 0; done < n; done += chunk {
-		fillChunk(b, d, r, done, min(chunk, n-done), end)
+		fillChunk(b, d, r, done, min(chunk, n-done), end, clicksOnly)
 	}
 	// The server folds the count deltas in every second; the reads below then see at most a second's worth.
 	for {
@@ -59,6 +70,15 @@ func BenchmarkList(b *testing.B) {
 		b.Fatal(err)
 	}
 	b.Logf("%d events written (%d listed) in %v", total, listed, time.Since(start).Round(time.Second))
+	var clickBytes, clickRows, partitions int64
+	if err := d.DB.QueryRow(`SELECT sum(pg_total_relation_size(i.inhrelid)), count(*) FROM pg_inherits i WHERE i.inhparent = 'clicks'::regclass`).Scan(&clickBytes, &partitions); err != nil {
+		b.Fatal(err)
+	}
+	if err := d.DB.Get(&clickRows, `SELECT count(*) FROM clicks`); err != nil {
+		b.Fatal(err)
+	}
+	b.Logf("clicks: %d rows in %d monthly partitions, %.1f GB with their indexes, %.0f MB per million clicks",
+		clickRows, partitions, float64(clickBytes)/1e9, float64(clickBytes)/1e6/(float64(clickRows)/1e6))
 
 	size := 100 // the largest page the API serves
 	last := int((listed + int64(size) - 1) / int64(size))
@@ -74,6 +94,9 @@ func BenchmarkList(b *testing.B) {
 		{"week_of_clicks_page3", events.Filter{ProgramID: r.ProgramID, Type: events.Click, From: ptr(end.Add(-7 * 24 * time.Hour).Add(17 * time.Minute)), To: ptr(end.Add(-30 * time.Minute))}, 3},
 	} {
 		b.Run(tc.name, func(b *testing.B) {
+			if clicksOnly && tc.f.Type == events.Conversion {
+				b.Skip("clicks only")
+			}
 			for b.Loop() {
 				p, err := events.List(ctx, d.DB, tc.f, tc.page, size)
 				if err != nil || len(p.Events) == 0 {
@@ -82,6 +105,14 @@ func BenchmarkList(b *testing.B) {
 			}
 		})
 	}
+	// Readiness (the dashboard's and the API key's): counts and the last events.
+	b.Run("readiness", func(b *testing.B) {
+		for b.Loop() {
+			if _, err := readiness.Compute(ctx, d.DB, r.ProgramID, time.Now()); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
 	// The dashboard's chart (daily counts) and its test-data view (test events are counted, not kept).
 	for _, days := range []int{30, 366} {
 		b.Run("daily_"+strconv.Itoa(days), func(b *testing.B) {
@@ -109,14 +140,22 @@ func ptr(t time.Time) *time.Time { return &t }
 
 // fillChunk writes count clicks (and half as many leads, a quarter as many sales) numbered from offset,
 // spread over the year before end.
-func fillChunk(b *testing.B, d *dbtest.Database, r seed.Result, offset, count int, end time.Time) {
+func fillChunk(b *testing.B, d *dbtest.Database, r seed.Result, offset, count int, end time.Time, clicksOnly bool) {
 	b.Helper()
 	year := int64(365 * 24 * 3600)
-	for _, q := range []string{
-		`INSERT INTO clicks (click_id, program_id, link_id, partner_id, click_timestamp, affiliate_url, page_url, is_test, is_bot)
-		 SELECT 'c' || g, $1, $2, $3, $4::timestamptz - ((g::bigint * 7919) % $7) * interval '1 second',
-		        'https://shop.example.com/?aff=x', 'https://shop.example.com/p', g % 53 = 0, g % 61 = 0
-		 FROM generate_series($5::bigint + 1, $5::bigint + $6) g`,
+	queries := []string{
+		// Each click in its month, with the ids the server gives (the month in the click_id and the id),
+		// and the texts a browser sends (user agent, pages, device).
+		`INSERT INTO clicks (id, click_month, click_id, program_id, link_id, partner_id, click_timestamp, affiliate_url,
+			page_url, referrer_url, user_agent, device_type, device_os, browser_name, geo_country, ip, visitor_hash, is_test, is_bot)
+		 SELECT clicks_make_id(m.month, nextval('clicks_id_seq')), m.month, to_char(m.month, 'YYMM') || lpad('c' || g, 22, '0'),
+		        $1, $2, $3, t.ts, 'https://shop.example.com/?aff=x', 'https://shop.example.com/p/' || (g % 500),
+		        'https://news.example.org/', 'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/156.0.0.0 Safari/537.36',
+		        'desktop', 'Windows', 'Chrome', 'DE', ('10.' || (g % 250) || '.' || (g / 250 % 250) || '.1')::inet,
+		        sha256(g::text::bytea), g % 53 = 0, g % 61 = 0
+		 FROM generate_series($5::bigint + 1, $5::bigint + $6) g
+		 CROSS JOIN LATERAL (SELECT $4::timestamptz - ((g::bigint * 7919) % $7) * interval '1 second' AS ts) t
+		 CROSS JOIN LATERAL (SELECT date_trunc('month', t.ts AT TIME ZONE 'UTC')::date AS month) m`,
 		`INSERT INTO leads (program_id, click_id, customer_key, status, source, lead_timestamp, is_test)
 		 SELECT $1, 'c' || g, 'k' || g, 'provisional', 'browser', $4::timestamptz - ((g::bigint * 6007) % $7) * interval '1 second', g % 47 = 0
 		 FROM generate_series($5::bigint / 2 + 1, ($5::bigint + $6) / 2) g WHERE $2::bigint > 0 AND $3::bigint > 0`,
@@ -126,7 +165,11 @@ func fillChunk(b *testing.B, d *dbtest.Database, r seed.Result, offset, count in
 		 SELECT $1, (SELECT id FROM customers WHERE program_id = $1 AND customer_key = 'bench'), $3, 'txn_' || g, 1000, 'USD', 'api',
 		        $4::timestamptz - ((g::bigint * 4001) % $7) * interval '1 second', g % 43 = 0
 		 FROM generate_series($5::bigint / 4 + 1, ($5::bigint + $6) / 4) g WHERE $2::bigint > 0`,
-	} {
+	}
+	if clicksOnly {
+		queries = queries[:1]
+	}
+	for _, q := range queries {
 		if _, err := d.DB.Exec(q, r.ProgramID, r.LinkID, r.PartnerID, end, offset, count, year); err != nil {
 			b.Fatalf("%s: %v", q, err)
 		}
