@@ -12,7 +12,6 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -20,6 +19,7 @@ import (
 	"github.com/jmoiron/sqlx"
 
 	"github.com/reftrack/reftrack/pkg/secret"
+	"github.com/reftrack/reftrack/pkg/testkit/apitest"
 	"github.com/reftrack/reftrack/pkg/testkit/dbtest"
 )
 
@@ -247,7 +247,7 @@ func TestWarnsThatLimitsArePerReplica(t *testing.T) {
 	d := dbtest.New(t)
 	vars := map[string]string{"DATABASE_URL": d.URL, "LISTEN_ADDR": "127.0.0.1:0"}
 	startServer(t, vars)
-	var logs syncBuffer
+	var logs apitest.SyncBuffer
 	ctx, cancel := context.WithCancel(context.Background())
 	listening, done := make(chan string, 1), make(chan error, 1)
 	e := &env{stdout: io.Discard, stderr: &logs, getenv: func(k string) string { return vars[k] },
@@ -265,24 +265,6 @@ func TestWarnsThatLimitsArePerReplica(t *testing.T) {
 	if out := logs.String(); !strings.Contains(out, "rate limits are per replica") || !strings.Contains(out, `"replicas":2`) {
 		t.Errorf("no warning in the second replica's log:\n%s", out)
 	}
-}
-
-// syncBuffer is a bytes.Buffer safe for the server's concurrent log writes.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
 
 // PPROF_ADDR serves the profiler on its own address, never on the API's; without it nothing listens.
