@@ -518,6 +518,45 @@ func TestKillAReplicaUnderLoad(t *testing.T) {
 	}
 }
 
+// A rolling restart under load: a replica sent SIGTERM turns /livez to 503, the balancer takes it out
+// within three checks while it still answers (DRAIN_DELAY, 5 s), then it drains and exits and comes back.
+// No client sees an error, and nothing acknowledged is lost.
+func TestRollingRestartUnderLoad(t *testing.T) {
+	need(t)
+	p := newProgram(t)
+	sellers := newSellers(t, 16, 3)
+	ctx, cancel := context.WithTimeout(context.Background(), 12*time.Second)
+	defer cancel()
+	restarted := make(chan error, 1)
+	go func() {
+		r := cluster.Replicas[2]
+		time.Sleep(2 * time.Second) // into the load
+		if err := r.Terminate(); err != nil {
+			restarted <- err
+			return
+		}
+		restarted <- r.Start(context.Background())
+	}()
+	l := runLoad(ctx, t, p, sellers, 8)
+	if err := <-restarted; err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("clicks %v, sales %v", l.clicks.n, l.sales.n)
+	if len(l.clicks.n) != 1 || l.clicks.get("ok") == 0 || len(l.sales.n) != 1 || l.sales.get("ok") == 0 {
+		t.Errorf("answers: clicks %v, sales %v; want only first-time successes", l.clicks.n, l.sales.n)
+	}
+	checkStored(t, p, sellers, l)
+	b, err := os.ReadFile(cluster.Replicas[2].Log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{`"msg":"draining"`, `"msg":"stopped"`} {
+		if !bytes.Contains(b, []byte(want)) {
+			t.Errorf("the restarted replica's log lacks %s", want)
+		}
+	}
+}
+
 // Migrations need a session: through the transaction pooler `reftrackd migrate up` refuses to run.
 func TestMigrateRefusesTheTransactionPooler(t *testing.T) {
 	need(t)
