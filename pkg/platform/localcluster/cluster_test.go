@@ -518,6 +518,43 @@ func TestKillAReplicaUnderLoad(t *testing.T) {
 	}
 }
 
+// A click stored for a request whose client saw an error (its replica died before answering) is sent
+// again by the tracker and may land on another replica: that one answers the visitor's stored click, and
+// it counts once. Here the first request goes to one replica directly, the retries to each of the others.
+func TestRetriedClickCountsOnce(t *testing.T) {
+	need(t)
+	p := newProgram(t)
+	var first string
+	for i, r := range cluster.Replicas {
+		body, _ := json.Marshal(map[string]any{"affiliate_url": p.AffiliateURL})
+		req, _ := http.NewRequest(http.MethodPost, "http://"+r.Addr+"/api/v1/track/click", bytes.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("User-Agent", browserUA)
+		req.Header.Set("X-Forwarded-For", "198.51.100.200")
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out struct {
+			ClickID string `json:"click_id"`
+		}
+		err = json.NewDecoder(res.Body).Decode(&out)
+		res.Body.Close()
+		if err != nil || res.StatusCode != http.StatusOK {
+			t.Fatalf("%s: %d %v", r.Name, res.StatusCode, err)
+		}
+		if i == 0 {
+			first = out.ClickID
+		} else if out.ClickID != first {
+			t.Errorf("%s answered click %s, want the stored %s", r.Name, out.ClickID, first)
+		}
+	}
+	if n := count(t, `SELECT count(*) FROM clicks WHERE program_id = $1`, p.ProgramID); n != 1 {
+		t.Errorf("%d clicks stored for one visitor", n)
+	}
+	checkCounters(t, p.ProgramID)
+}
+
 // A rolling restart under load: a replica sent SIGTERM turns /livez to 503, the balancer takes it out
 // within three checks while it still answers (DRAIN_DELAY, 5 s), then it drains and exits and comes back.
 // No client sees an error, and nothing acknowledged is lost.
