@@ -51,10 +51,24 @@ func Cutoff(ctx context.Context, db *sqlx.DB, now time.Time, retentionMonths int
 }
 
 // Expire drops the months before the cutoff's month, first copying into clicks_kept the clicks a customer,
-// lead or sale points at.
+// lead or sale points at. It runs in a transaction of its own with a statement timeout for the work, not
+// the serving pool's (SET LOCAL: transaction-scoped, so also right through a transaction pooler); the
+// lock timeout stays, so a busy table makes it fail and try again at the next pass instead of queueing
+// the inserts behind it.
 func Expire(ctx context.Context, db *sqlx.DB, cutoff time.Time) ([]Expired, error) {
+	tx, err := db.BeginTxx(ctx, nil)
+	if err != nil {
+		return nil, fmt.Errorf("expire click partitions: %w", err)
+	}
+	defer tx.Rollback() //nolint:errcheck // a no-op after Commit
 	var out []Expired
-	if err := db.SelectContext(ctx, &out, `SELECT month, kept FROM clicks_expire($1::date)`, day(monthOf(cutoff))); err != nil {
+	if _, err := tx.ExecContext(ctx, `SET LOCAL statement_timeout = '15min'`); err != nil {
+		return nil, fmt.Errorf("expire click partitions: %w", err)
+	}
+	if err := tx.SelectContext(ctx, &out, `SELECT month, kept FROM clicks_expire($1::date)`, day(monthOf(cutoff))); err != nil {
+		return nil, fmt.Errorf("expire click partitions: %w", err)
+	}
+	if err := tx.Commit(); err != nil {
 		return nil, fmt.Errorf("expire click partitions: %w", err)
 	}
 	return out, nil
