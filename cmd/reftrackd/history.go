@@ -11,34 +11,43 @@ import (
 	"github.com/reftrack/reftrack/pkg/platform/config"
 )
 
-// keepHistory makes the click partitions ahead and, with CLICK_RETENTION_MONTHS, drops the expired months:
-// once before the server listens (a click needs its month's partition), then every
-// clicks.MaintenanceEvery until stop is called. Replicas may all do it: the database serialises them.
-func keepHistory(ctx context.Context, cfg config.Config, pool *sqlx.DB, logger *slog.Logger, clock func() time.Time) (stop func(), err error) {
-	run := func(ctx context.Context) error {
-		now := clock()
-		made, err := clicks.Prepare(ctx, pool, now, clicks.PrepareAhead)
-		if err != nil {
-			return err
-		}
+// keepHistory makes the click partitions ahead before the server listens (a click needs its month's
+// partition), then in the background, at once and every clicks.MaintenanceEvery until stop is called,
+// makes them again and, with CLICK_RETENTION_MONTHS, drops the expired months (which may take minutes
+// the first time: never before listening). Replicas may all do it: the database serialises them.
+// passed, when not nil, learns that a background pass ended (tests).
+func keepHistory(ctx context.Context, cfg config.Config, pool *sqlx.DB, logger *slog.Logger, clock func() time.Time,
+	passed func()) (stop func(), err error) {
+	prepare := func(ctx context.Context) error {
+		made, err := clicks.Prepare(ctx, pool, clock(), clicks.PrepareAhead)
 		if made > 0 {
 			logger.Info("click partitions made", "months", made)
 		}
-		cutoff, err := clicks.Cutoff(ctx, pool, now, cfg.ClickRetentionMonths)
+		return err
+	}
+	if err := prepare(ctx); err != nil {
+		return nil, err
+	}
+	return every(ctx, clicks.MaintenanceEvery, true, func(ctx context.Context) {
+		if passed != nil {
+			defer passed()
+		}
+		if err := prepare(ctx); err != nil {
+			logger.Warn("click history", "err", err)
+			return
+		}
+		cutoff, err := clicks.Cutoff(ctx, pool, clock(), cfg.ClickRetentionMonths)
 		if err != nil || cutoff.IsZero() {
-			return err
+			if err != nil {
+				logger.Warn("click history", "err", err)
+			}
+			return
 		}
 		expired, err := clicks.Expire(ctx, pool, cutoff)
 		for _, e := range expired {
 			logger.Info("click month dropped", "month", e.Month.Format("2006-01"), "kept", e.Kept)
 		}
-		return err
-	}
-	if err := run(ctx); err != nil {
-		return nil, err
-	}
-	return every(ctx, clicks.MaintenanceEvery, func(ctx context.Context) {
-		if err := run(ctx); err != nil {
+		if err != nil {
 			logger.Warn("click history", "err", err)
 		}
 	}), nil

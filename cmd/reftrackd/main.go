@@ -51,6 +51,8 @@ type env struct {
 	onListen func(addr string)
 	// onPprof, when set, learns the profiler's address (PPROF_ADDR).
 	onPprof func(addr string)
+	// onHistoryPass, when set, learns that a background pass over the click history ended.
+	onHistoryPass func()
 	// drainWait waits out the drain delay after SIGTERM (tests replace the timer).
 	drainWait func(time.Duration)
 }

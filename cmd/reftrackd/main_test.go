@@ -267,6 +267,51 @@ func TestWarnsThatLimitsArePerReplica(t *testing.T) {
 	}
 }
 
+// With CLICK_RETENTION_MONTHS the server drops the expired months in the background once it started
+// (and makes the months ahead before it listens).
+func TestServerDropsExpiredMonths(t *testing.T) {
+	t.Parallel()
+	d := dbtest.New(t)
+	if _, err := d.Exec(`SELECT clicks_prepare('2020-01-01', 1)`); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := d.Exec(`DROP TABLE clicks_` + time.Now().UTC().AddDate(0, 3, 0).Format("2006_01")); err != nil {
+		t.Fatal(err)
+	}
+	vars := map[string]string{"DATABASE_URL": d.URL, "LISTEN_ADDR": "127.0.0.1:0", "CLICK_RETENTION_MONTHS": "12"}
+	ctx, cancel := context.WithCancel(context.Background())
+	listening, done, passed := make(chan string, 1), make(chan error, 1), make(chan struct{}, 1)
+	e := &env{stdout: io.Discard, stderr: io.Discard, getenv: func(k string) string { return vars[k] },
+		onListen: func(a string) { listening <- a }, drainWait: func(time.Duration) {},
+		onHistoryPass: func() {
+			select {
+			case passed <- struct{}{}:
+			default:
+			}
+		}}
+	go func() { done <- runEnv(ctx, []string{"serve"}, e) }()
+	defer func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Error(err)
+		}
+	}()
+	select {
+	case <-listening:
+	case err := <-done:
+		t.Fatalf("serve exited: %v", err)
+	}
+	var ahead int
+	if err := d.Get(&ahead, `SELECT count(*) FROM pg_class WHERE relname = 'clicks_' || to_char(now() AT TIME ZONE 'UTC' + interval '3 months', 'YYYY_MM')`); err != nil || ahead != 1 {
+		t.Errorf("the month three ahead was not made before listening (%d, %v)", ahead, err)
+	}
+	<-passed // the first background pass, run at once
+	var left int
+	if err := d.Get(&left, `SELECT count(*) FROM pg_class WHERE relname = 'clicks_2020_01'`); err != nil || left != 0 {
+		t.Errorf("clicks_2020_01 still there after the first pass (%d, %v)", left, err)
+	}
+}
+
 // PPROF_ADDR serves the profiler on its own address, never on the API's; without it nothing listens.
 func TestProfilerOnlyWhenAsked(t *testing.T) {
 	t.Parallel()

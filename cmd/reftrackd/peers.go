@@ -44,7 +44,7 @@ func announce(ctx context.Context, cfg config.Config, pool *sqlx.DB, logger *slo
 		}
 	}
 	check(ctx)
-	stopLoop := every(ctx, peers.Interval, check)
+	stopLoop := every(ctx, peers.Interval, false, check)
 	return func() {
 		stopLoop()
 		leaveCtx, cancelLeave := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)

@@ -83,7 +83,7 @@ func (e *env) serveWith(ctx context.Context, cfg config.Config, logger *slog.Log
 	}
 	defer closeLimiter()
 	defer announce(ctx, cfg, pool, logger, clock)() // after the limiter: the warning is about it
-	stopHistory, err := keepHistory(ctx, cfg, pool, logger, clock)
+	stopHistory, err := keepHistory(ctx, cfg, pool, logger, clock, e.onHistoryPass)
 	if err != nil {
 		return err
 	}
