@@ -97,10 +97,20 @@ const (
 	countedSales  = `FROM sales WHERE program_id = p.id AND NOT is_test`
 )
 
-// countsSince selects the program p's counted events since $2 as clicks, leads and sales.
-const countsSince = `(SELECT count(*) ` + countedClicks + ` AND click_timestamp > $2) AS clicks,
+// countsSince selects the program p's counted events since $2 as clicks, leads and sales. Clicks and
+// sales are counted as the events list counts them: the hourly counts that the triggers keep exactly
+// (migration 000004: the same events, real and not bots) for every hour after the one $2 falls in, and
+// the rows themselves only in that first, cut hour; so a busy program's day (137 000 clicks at 50 M a
+// year) costs a few dozen rows, not a scan of the day. Leads are counted from their rows: the hourly
+// counts include provisional leads, which do not count here.
+const countsSince = `(SELECT count(*) ` + countedClicks + ` AND click_timestamp > $2 AND click_timestamp < ` + nextHour + `)
+	+ (SELECT COALESCE(sum(n), 0) FROM event_counts_live WHERE program_id = p.id AND event_type = 'click' AND hour >= ` + nextHour + `) AS clicks,
 	(SELECT count(*) ` + countedLeads + ` AND lead_timestamp > $2) AS leads,
-	(SELECT count(*) ` + countedSales + ` AND sale_date > $2) AS sales`
+	(SELECT count(*) ` + countedSales + ` AND sale_date > $2 AND sale_date < ` + nextHour + `)
+	+ (SELECT COALESCE(sum(n), 0) FROM event_counts_live WHERE program_id = p.id AND event_type = 'conversion' AND hour >= ` + nextHour + `) AS sales`
+
+// nextHour is the start of the hour after the one $2 falls in (the counts' hours are UTC).
+const nextHour = `(date_trunc('hour', $2::timestamptz, 'UTC') + interval '1 hour')`
 
 // ErrNoProgram means the program is not in the database read: deleted, or, on a replica, created less
 // than the replica's lag ago.

@@ -208,3 +208,54 @@ func TestWithDNSAndNoProgram(t *testing.T) {
 		t.Errorf("missing program: %v, want ErrNoProgram", err)
 	}
 }
+
+// The 24-hour counts add the hourly counts after the cut hour to the rows of the cut hour: they must equal
+// the rows themselves, at the edges too (an event just before and just after the start, in the cut hour,
+// in whole hours, at now and after it), bots and test events left out.
+func TestCountsSinceMatchTheRows(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	f := newFixture(t)
+	partner, err := programs.AddPartner(ctx, f.db.DB, f.program.ID, programs.NewPartner{Name: "Pat", Email: "pat@example.com"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	link, err := programs.CreateLink(ctx, f.db.DB, f.program.ID, partner.ID, "pat")
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now().UTC()
+	since := now.Add(-24 * time.Hour).Truncate(time.Hour).Add(17*time.Minute + 3*time.Second) // inside an hour
+	at := []time.Duration{-time.Second, 0, time.Second, 30 * time.Minute, 43 * time.Minute, 3 * time.Hour, 23 * time.Hour, 24*time.Hour + time.Hour}
+	for i, d := range at {
+		for _, kind := range []struct{ test, bot bool }{{false, false}, {true, false}, {false, true}} {
+			if _, err := f.db.Exec(`INSERT INTO clicks (click_id, program_id, link_id, partner_id, affiliate_url, click_timestamp, is_test, is_bot)
+				VALUES ($1, $2, $3, $4, 'https://shop.example.com/?aff=pat', $5, $6, $7)`,
+				"edge-"+time.Duration(i).String()+"-"+map[bool]string{true: "t", false: "r"}[kind.test]+map[bool]string{true: "b", false: "h"}[kind.bot],
+				f.program.ID, link.ID, partner.ID, since.Add(d), kind.test, kind.bot); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	var want int
+	if err := f.db.Get(&want, `SELECT count(*) FROM clicks WHERE program_id = $1 AND NOT is_test AND NOT is_bot AND click_timestamp > $2`, f.program.ID, since); err != nil {
+		t.Fatal(err)
+	}
+	if want != 6 {
+		t.Fatalf("the fixture has %d counted clicks after the start, want 6", want)
+	}
+	a, err := readiness.RecentActivity(ctx, f.db.DB, f.program.ID, since)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.Clicks != want {
+		t.Errorf("counted %d clicks since %s, the rows say %d", a.Clicks, since.Format(time.RFC3339), want)
+	}
+	// The same after the deltas are folded into the hourly table (the server does it every second).
+	if _, err := f.db.Exec(`SELECT roll_up_event_counts()`); err != nil {
+		t.Fatal(err)
+	}
+	if a, err = readiness.RecentActivity(ctx, f.db.DB, f.program.ID, since); err != nil || a.Clicks != want {
+		t.Errorf("after the roll-up: %d clicks (%v), want %d", a.Clicks, err, want)
+	}
+}
