@@ -14,7 +14,6 @@ import (
 	"io"
 	"maps"
 	"math/rand/v2"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -63,7 +62,7 @@ func run(ctx context.Context, o options) error {
 		return err
 	}
 	defer os.RemoveAll(dir)
-	pgPort, err := freePort()
+	pgPort, err := localpg.FreePort()
 	if err != nil {
 		return err
 	}
@@ -96,7 +95,7 @@ func run(ctx context.Context, o options) error {
 		return err
 	}
 
-	port, err := freePort()
+	port, err := localpg.FreePort()
 	if err != nil {
 		return err
 	}
@@ -523,15 +522,6 @@ func createDatabase(ctx context.Context, adminURL, name string) error {
 // new row).
 func randomIP() string {
 	return fmt.Sprintf("10.%d.%d.%d", rand.IntN(256), rand.IntN(256), 1+rand.IntN(254))
-}
-
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
 }
 
 // pause is a client's short wait after a failure, as a real client would back off: during an outage a

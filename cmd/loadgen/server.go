@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -13,6 +12,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/reftrack/reftrack/pkg/platform/localpg"
 )
 
 // server is the reftrackd under test.
@@ -22,7 +23,7 @@ type server struct {
 }
 
 func startServer(o options, dsn string) (*server, error) {
-	port, err := freePort()
+	port, err := localpg.FreePort()
 	if err != nil {
 		return nil, err
 	}
@@ -30,7 +31,7 @@ func startServer(o options, dsn string) (*server, error) {
 	env := append(os.Environ(), "DATABASE_URL="+dsn, fmt.Sprintf("LISTEN_ADDR=127.0.0.1:%d", port),
 		"TRUSTED_PROXIES=127.0.0.0/8", "LOG_LEVEL=warn", "DB_MAX_OPEN_CONNS=32")
 	if o.profile != "" {
-		pp, err := freePort()
+		pp, err := localpg.FreePort()
 		if err != nil {
 			return nil, err
 		}
@@ -150,15 +151,6 @@ func (s *server) batches(route string) batchStats {
 		}
 	}
 	return b
-}
-
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
 }
 
 func waitHealthy(base string) error {

@@ -54,8 +54,6 @@ type Options struct {
 	Replicas int
 	// Dir holds every process's data, configuration and log; empty: a temporary directory, removed by Stop.
 	Dir string
-	// Env is added to every replica's environment (after the cluster's own variables, so it wins).
-	Env []string
 	// Logf reports progress (nil: silent).
 	Logf func(string, ...any)
 }
@@ -122,7 +120,7 @@ func Start(ctx context.Context, o Options) (c *Cluster, err error) {
 			c = nil
 		}
 	}()
-	ports, err := freePorts(4 + o.Replicas)
+	ports, err := localpg.FreePorts(4 + o.Replicas)
 	if err != nil {
 		return nil, err
 	}
@@ -157,7 +155,6 @@ func Start(ctx context.Context, o Options) (c *Cluster, err error) {
 		r := &Replica{Name: fmt.Sprintf("r%d", i+1), Addr: fmt.Sprintf("127.0.0.1:%d", ports[4+i]), bin: o.Reftrackd}
 		r.Log = filepath.Join(c.Dir, "reftrackd-"+r.Name+".log")
 		r.env = append(os.Environ(), c.ReplicaEnv(r.Addr)...)
-		r.env = append(r.env, o.Env...)
 		c.Replicas = append(c.Replicas, r)
 	}
 	for _, r := range c.Replicas {
@@ -420,34 +417,6 @@ func (r *Replica) stop(sig syscall.Signal) error {
 	<-r.exited
 	r.cmd = nil
 	return nil
-}
-
-// Running reports whether the replica's process runs.
-func (r *Replica) Running() bool {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.cmd != nil
-}
-
-func freePorts(n int) ([]int, error) {
-	var (
-		out []int
-		lns []net.Listener
-	)
-	defer func() {
-		for _, l := range lns {
-			l.Close()
-		}
-	}()
-	for range n {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			return nil, err
-		}
-		lns = append(lns, l)
-		out = append(out, l.Addr().(*net.TCPAddr).Port)
-	}
-	return out, nil
 }
 
 // startTimeout bounds the wait for a process to answer.

@@ -224,3 +224,35 @@ func (c *Cluster) run(ctx context.Context, name string, args ...string) ([]byte,
 	}
 	return out, err
 }
+
+// FreePort returns a TCP port free on 127.0.0.1 right now.
+func FreePort() (int, error) {
+	p, err := FreePorts(1)
+	if err != nil {
+		return 0, err
+	}
+	return p[0], nil
+}
+
+// FreePorts returns n distinct TCP ports free on 127.0.0.1 right now (each held until all are found, so
+// none repeats), for servers started next: a cluster of one's own, its pooler, its balancer.
+func FreePorts(n int) ([]int, error) {
+	var (
+		out []int
+		lns []net.Listener
+	)
+	defer func() {
+		for _, l := range lns {
+			l.Close()
+		}
+	}()
+	for range n {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return nil, err
+		}
+		lns = append(lns, l)
+		out = append(out, l.Addr().(*net.TCPAddr).Port)
+	}
+	return out, nil
+}

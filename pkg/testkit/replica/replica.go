@@ -12,7 +12,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"os"
 	"path/filepath"
 	"testing"
@@ -110,7 +109,7 @@ func Start(t testing.TB) *Pair {
 // the test ends.
 func startCluster(ctx context.Context, t testing.TB, dir string) *localpg.Cluster {
 	t.Helper()
-	port, err := freePort()
+	port, err := localpg.FreePort()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -138,15 +137,6 @@ func open(ctx context.Context, t testing.TB, url string) *sqlx.DB {
 	}
 	t.Cleanup(func() { pool.Close() })
 	return pool
-}
-
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
 }
 
 // Sync waits until the standby has replayed everything committed on the primary so far: the primary's
