@@ -101,9 +101,13 @@ func (e *env) serveWith(ctx context.Context, cfg config.Config, logger *slog.Log
 	defer deps.Leads.Close()   // and leads
 	defer deps.Refunds.Close() // and refunds
 	defer deps.Keys.Close()
-	rollUpCtx, stopRollUps := context.WithCancel(context.WithoutCancel(ctx))
-	defer stopRollUps()
-	go events.RollUpEvery(rollUpCtx, pool, time.Second, logger)
+	// The event counts' deltas are folded in every second; a failure waits for the next tick (the deltas
+	// wait, and every count stays exact meanwhile).
+	defer every(ctx, time.Second, false, func(ctx context.Context) {
+		if _, err := events.RollUp(ctx, pool); err != nil && ctx.Err() == nil {
+			logger.WarnContext(ctx, "event counts not rolled up", "err", err)
+		}
+	})()
 	deps.Draining = draining.Load
 	handler, err := api.New(ctx, deps)
 	if err != nil {
