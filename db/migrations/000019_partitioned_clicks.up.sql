@@ -82,7 +82,8 @@ CREATE TABLE clicks (
     PRIMARY KEY (id, click_month),
     UNIQUE (click_id, click_month),
     CONSTRAINT clicks_id_month CHECK (clicks_ref_month(id) = click_month),
-    CONSTRAINT clicks_click_id_month CHECK (clicks_month(click_id) IS NULL OR clicks_month(click_id) = click_month)
+    -- (A click_id without a month passes: COALESCE, so the month is read once per row.)
+    CONSTRAINT clicks_click_id_month CHECK (COALESCE(clicks_month(click_id), click_month) = click_month)
 ) PARTITION BY RANGE (click_month);
 ALTER SEQUENCE clicks_id_seq OWNED BY clicks.id;
 
