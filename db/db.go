@@ -119,8 +119,15 @@ const CompatibleMarker = "-- reftrack: backward-compatible"
 const compatibilityVersion = 17
 
 // MigrateUp applies every pending migration, one at a time, recording each one's compatibility marker
-// in schema_compatibility.
+// in schema_compatibility, then the owner packages' database functions (ApplyFunctions).
 func MigrateUp(ctx context.Context, db *sql.DB) error {
+	if err := migrateSchema(ctx, db); err != nil {
+		return err
+	}
+	return ApplyFunctions(ctx, db)
+}
+
+func migrateSchema(ctx context.Context, db *sql.DB) error {
 	versions, err := migrationVersions()
 	if err != nil {
 		return err
@@ -289,7 +296,16 @@ func CheckCurrent(ctx context.Context, db *sql.DB) error {
 	case uint(got) < want:
 		return fmt.Errorf("%w: database at version %d, this build wants %d (run `reftrackd migrate up`)", ErrSchemaNotCurrent, got, want)
 	case uint(got) > want:
-		return checkAhead(ctx, db, want, uint(got))
+		if err := checkAhead(ctx, db, want, uint(got)); err != nil {
+			return err
+		}
+	}
+	missing, err := missingFunctions(ctx, db)
+	if err != nil {
+		return err
+	}
+	if len(missing) > 0 {
+		return fmt.Errorf("%w: database functions %s missing (run this build's `reftrackd migrate up`)", ErrSchemaNotCurrent, strings.Join(missing, ", "))
 	}
 	return nil
 }
@@ -319,7 +335,8 @@ func checkAhead(ctx context.Context, db *sql.DB, want, got uint) error {
 	return nil
 }
 
-// Fingerprint identifies the embedded migrations' content (test harnesses key template databases on it).
+// Fingerprint identifies the embedded migrations' and database functions' content (test harnesses key
+// template databases on it).
 func Fingerprint() (string, error) {
 	entries, err := fs.ReadDir(migrations, "migrations")
 	if err != nil {
@@ -333,6 +350,13 @@ func Fingerprint() (string, error) {
 		}
 		fmt.Fprintf(h, "%s\x00%d\x00", e.Name(), len(b))
 		h.Write(b)
+	}
+	fns, err := Functions()
+	if err != nil {
+		return "", err
+	}
+	for _, f := range fns {
+		fmt.Fprintf(h, "%s/%s\x00%d\x00%s", f.Owner, f.Name, len(f.SQL), f.SQL)
 	}
 	return hex.EncodeToString(h.Sum(nil)), nil
 }

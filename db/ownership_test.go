@@ -12,6 +12,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/reftrack/reftrack/db"
 )
 
 // owners is who writes each table: exactly one package, whose exported functions every other package
@@ -49,10 +51,10 @@ var owners = map[string]string{
 	"audit_log": "pkg/audit",
 	// Runs of `reftrack test --chain`.
 	"synthetic_chains": "pkg/synthetic",
-	// Kept by the database's own triggers and functions (migrations 000004, 000009): no Go code writes them.
-	"event_counts":       byTriggers,
-	"event_counts_daily": byTriggers,
-	"event_count_deltas": byTriggers,
+	// The event counts, kept by pkg/events' trigger functions (pkg/events/sql) as the events are written.
+	"event_counts":       "pkg/events",
+	"event_counts_daily": "pkg/events",
+	"event_count_deltas": "pkg/events",
 	// The migrations' record of which migrations are backward compatible (written by db.MigrateUp).
 	"schema_compatibility": "db",
 	// The reftrackd processes serving the database.
@@ -60,8 +62,6 @@ var owners = map[string]string{
 	// cmd/loadgen's own benchmark table (it creates it itself; not part of the schema).
 	"bench_insert": "cmd/loadgen",
 }
-
-const byTriggers = "database triggers"
 
 // write finds a write statement in SQL text: the table an INSERT, UPDATE or DELETE names. Keywords are
 // upper case in this code base, table names lower case, so `ON CONFLICT … DO UPDATE SET` and
@@ -144,49 +144,33 @@ func TestOneWriterPerTable(t *testing.T) {
 	}
 }
 
-// functionOwner is the comment line naming the owner of the database function defined next.
-var functionOwner = regexp.MustCompile(`(?m)^-- owner: (\S+)$`)
-
-// functionDef finds a function definition and its body (between $$ or $tag$ quotes).
-var functionDef = regexp.MustCompile(`(?s)CREATE (?:OR REPLACE )?FUNCTION ([a-z_][a-z0-9_]*)\(.*?AS (\$[a-z_]*\$)(.*?)(\$[a-z_]*\$)`)
-
-// migrationWrites lists the write statements in the bodies of the database functions the up migrations
-// define. A function's writer is the package its "-- owner:" comment names (the last such comment since
-// the previous function); a function without one (trigger and count functions) writes as byTriggers.
-func migrationWrites(t *testing.T) []writeSite {
+// functionWrites lists the write statements in the bodies of the owner packages' database functions
+// (pkg/*/sql/*.sql); a function's writer is the package whose folder holds it.
+func functionWrites(t *testing.T) []writeSite {
 	t.Helper()
-	files, err := filepath.Glob(filepath.Join("migrations", "*.up.sql"))
-	if err != nil || len(files) == 0 {
-		t.Fatalf("migrations: %v %v", files, err)
+	fns, err := db.Functions()
+	if err != nil {
+		t.Fatal(err)
 	}
 	var out []writeSite
-	for _, f := range files {
-		b, err := os.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		text := string(b)
-		prev := 0
-		for _, m := range functionDef.FindAllStringSubmatchIndex(text, -1) {
-			owner := byTriggers
-			if o := functionOwner.FindAllStringSubmatch(text[prev:m[0]], -1); len(o) > 0 {
-				owner = o[len(o)-1][1]
-			}
-			prev = m[1]
-			name, body := text[m[2]:m[3]], text[m[6]:m[7]]
-			for _, w := range write.FindAllStringSubmatch(body, -1) {
-				out = append(out, writeSite{table: w[1], pkg: owner, pos: f + ": function " + name})
-			}
+	for _, f := range fns {
+		for _, w := range write.FindAllStringSubmatch(stripComments(f.SQL), -1) {
+			out = append(out, writeSite{table: w[1], pkg: f.Owner, pos: f.Owner + "/sql/" + f.Name + ".sql"})
 		}
 	}
 	return out
 }
 
-// Database functions write only their owner's tables, as Go code does: the sale's statement converts
+// stripComments drops SQL line comments, whose prose may say "update" or "insert into".
+func stripComments(s string) string {
+	return regexp.MustCompile(`--[^\n]*`).ReplaceAllString(s, "")
+}
+
+// Database functions write only their owners' tables, as Go code does: the sale's function converts
 // customers, leads and clicks by calling their owners' functions.
 func TestFunctionsWriteOnlyTheirOwnersTables(t *testing.T) {
 	t.Parallel()
-	sites := migrationWrites(t)
+	sites := functionWrites(t)
 	byOwner := map[string]bool{}
 	for _, s := range sites {
 		byOwner[s.pkg] = true
@@ -194,7 +178,7 @@ func TestFunctionsWriteOnlyTheirOwnersTables(t *testing.T) {
 			t.Errorf("%s (owner %s) writes table %s, owned by %q", s.pos, s.pkg, s.table, owner)
 		}
 	}
-	for _, want := range []string{"pkg/sales", "pkg/attribution", "pkg/leads", "pkg/clicks", byTriggers} {
+	for _, want := range []string{"pkg/sales", "pkg/attribution", "pkg/leads", "pkg/clicks", "pkg/events"} {
 		if !byOwner[want] {
 			t.Errorf("no function of %s found writing: is the scan looking in the right place?", want)
 		}

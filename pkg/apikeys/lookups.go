@@ -60,7 +60,7 @@ func (l *Lookups) Close() { l.queue.Close() }
 
 // lookupQuery finds the active keys among hashes and whether each program's owner is suspended, in the
 // same statement (the key lookup is on the hot path of every sale, so the check adds no round trip),
-// through the database function apikeys_lookup (migration 000010), whose plan PostgreSQL keeps per
+// through the database function apikeys_lookup (pkg/apikeys/sql), whose plan PostgreSQL keeps per
 // connection: planning the query cost more than running it. Its owner-suspended check is
 // accounts.ProgramSuspendedSQL's.
 const lookupQuery = `SELECT * FROM apikeys_lookup($1::bytea[])`

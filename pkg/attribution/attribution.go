@@ -58,11 +58,12 @@ type Customer struct {
 	IsTest           bool       `db:"is_test"`
 }
 
-// A lead's reads and writes of customers are this package's database functions (migration 000013):
-// leads_state locks the lead's customer, attribution_create_from_click makes one from its click and
-// attribution_mark_lead moves it to lead.
+// A lead's writes of customers are this package's database functions (pkg/attribution/sql), called by
+// pkg/leads' leads_settle: attribution_create_lead makes a customer from the lead's click and
+// attribution_mark_lead moves one to lead. (leads_state, pkg/leads' read, reads the customer and locks
+// nothing; leads_settle writes only while the customer is still the version read.)
 
-// A sale's writes of customers are this package's database functions (migration 000010), called by the
+// A sale's writes of customers are this package's database functions (pkg/attribution/sql), called by the
 // sale's statement: attribution_lock_unchanged (lock customers still at the version read),
 // attribution_create_converted (make a buyer's customer from its click) and attribution_convert.
 

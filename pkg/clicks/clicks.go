@@ -109,4 +109,4 @@ func clip(s string) string {
 }
 
 // A sale or a lead marks its click converted through this package's database function clicks_convert
-// (migration 000010), called by their statements.
+// (pkg/clicks/sql), called by their statements.

@@ -147,7 +147,7 @@ type batchRow struct {
 	OldClick         *string `db:"old_click"`
 }
 
-// batchQuery records a whole batch through the database function clicks_record (migration 000011),
+// batchQuery records a whole batch through the database function clicks_record (pkg/clicks/sql/clicks_record.sql),
 // whose plan PostgreSQL keeps per connection: planning the statement costs more than running it. Inputs
 // are parallel arrays (an empty text for none); ord ties each output row to its input. Two clicks of one visitor on
 // one link in the same batch are both new (a repeat within milliseconds).

@@ -62,4 +62,4 @@ type Result struct {
 }
 
 // A sale marks its customer's leads converted through this package's database function leads_convert
-// (migration 000010), called by the sale's statement.
+// (pkg/leads/sql/leads_convert.sql), called by the sale's statement.

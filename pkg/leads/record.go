@@ -14,7 +14,7 @@ import (
 )
 
 // How a lead is recorded: the sale's recipe (pkg/sales), two statements and one commit for any number of
-// leads, both calling PL/pgSQL functions (migration 000013) whose plans PostgreSQL keeps per connection.
+// leads, both calling PL/pgSQL functions (pkg/leads/sql) whose plans PostgreSQL keeps per connection.
 //
 //  1. leads_state reads, for every lead of the batch, the click, the program and the customer with its
 //     row version, locking nothing.

@@ -10,7 +10,7 @@ import (
 	"github.com/reftrack/reftrack/pkg/programs"
 )
 
-// state is what the rules need of the database for one lead (leads_state, migration 000013): the click
+// state is what the rules need of the database for one lead (pkg/leads/sql/leads_state.sql): the click
 // behind its click_id, its program and the program's customer, each absent when nil.
 type state struct {
 	Ord            int64          `db:"ord"`

@@ -99,7 +99,7 @@ const (
 
 // countsSince selects the program p's counted events since $2 as clicks, leads and sales. Clicks and
 // sales are counted as the events list counts them: the hourly counts that the triggers keep exactly
-// (migration 000004: the same events, real and not bots) for every hour after the one $2 falls in, and
+// (pkg/events/sql: the same events, real and not bots) for every hour after the one $2 falls in, and
 // the rows themselves only in that first, cut hour; so a busy program's day (137 000 clicks at 50 M a
 // year) costs a few dozen rows, not a scan of the day. Leads are counted from their rows: the hourly
 // counts include provisional leads, which do not count here.

@@ -15,7 +15,7 @@ import (
 )
 
 // How a sale is recorded: two statements and one commit for any number of sales. Both statements call
-// PL/pgSQL functions (migration 000010), whose plans PostgreSQL keeps per connection: a statement sent as
+// PL/pgSQL functions (pkg/sales/sql), whose plans PostgreSQL keeps per connection: a statement sent as
 // text would be parsed and planned on every call, which cost more than running it.
 //
 //  1. readQuery reads, for every sale of the batch, what the rules need (a used transaction_id, the
@@ -276,7 +276,7 @@ func customerKey(c attribution.Customer) string {
 	}
 }
 
-// readQuery reads each sale's state (sales_state, migration 000010): inputs are parallel arrays, ord
+// readQuery reads each sale's state (pkg/sales/sql/sales_state.sql): inputs are parallel arrays, ord
 // ties each row to its input.
 const readQuery = `SELECT * FROM sales_state($1::bigint[], $2::text[], $3::text[], $4::text[])`
 
@@ -297,7 +297,7 @@ func read(ctx context.Context, db sqlx.QueryerContext, jobs []*job) ([]state, er
 	return states, nil
 }
 
-// writeQuery writes the planned sales (sales_record, migration 000010, which converts the customer, its
+// writeQuery writes the planned sales (pkg/sales/sql/sales_record.sql, which converts the customer, its
 // leads and its click through their owners' functions). Empty texts, 0 ids and a commission of -1 stand
 // for none in the input arrays.
 const writeQuery = `SELECT * FROM sales_record($1::bigint[], $2::bigint[], $3::text[], $4::text[], $5::bigint[],

@@ -74,7 +74,7 @@ func Refund(ctx context.Context, db *sqlx.DB, log *slog.Logger, in RefundInput) 
 }
 
 // How a refund is recorded: the sale's recipe. refunds_state reads every refund's sale, commission and
-// earlier refunds (migration 000014) locking nothing; decideRefund applies the rules; sales_refund writes
+// earlier refunds (pkg/sales/sql) locking nothing; decideRefund applies the rules; sales_refund writes
 // every planned refund in one statement, each only while its sale is still the version the plan rested
 // on. A refund whose sale changed meanwhile (another refund) is decided again. A batch never holds two
 // refunds of one sale.

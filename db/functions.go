@@ -1,0 +1,152 @@
+package db
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"io/fs"
+	"regexp"
+	"sort"
+	"strings"
+
+	apikeyssql "github.com/reftrack/reftrack/pkg/apikeys/sql"
+	attributionsql "github.com/reftrack/reftrack/pkg/attribution/sql"
+	clickssql "github.com/reftrack/reftrack/pkg/clicks/sql"
+	eventssql "github.com/reftrack/reftrack/pkg/events/sql"
+	leadssql "github.com/reftrack/reftrack/pkg/leads/sql"
+	salessql "github.com/reftrack/reftrack/pkg/sales/sql"
+)
+
+// A Function is one database function as its owner package defines it: a file `<name>.sql` in the
+// owner's sql/ folder holding one CREATE OR REPLACE FUNCTION statement.
+type Function struct {
+	Owner string // the package that owns it, e.g. "pkg/sales"
+	Name  string
+	SQL   string
+}
+
+// functionOwners are the packages with database functions; each embeds its sql/ folder.
+var functionOwners = []struct {
+	pkg   string
+	files fs.FS
+}{
+	{"pkg/apikeys", apikeyssql.Files},
+	{"pkg/attribution", attributionsql.Files},
+	{"pkg/clicks", clickssql.Files},
+	{"pkg/events", eventssql.Files},
+	{"pkg/leads", leadssql.Files},
+	{"pkg/sales", salessql.Files},
+}
+
+// definition is what a function file may hold: comments, then one CREATE OR REPLACE FUNCTION of the
+// file's name whose body is dollar-quoted, then nothing but a semicolon. Anything else (a table, a
+// grant, a second statement) belongs in a migration.
+var definition = regexp.MustCompile(`(?s)^(?:\s*--[^\n]*\n)*\s*CREATE OR REPLACE FUNCTION ([a-z_][a-z0-9_]*)\(.*?\bAS (\$[a-z_]*\$)`)
+
+// Functions lists every owner's database functions, ordered by owner, then name.
+func Functions() ([]Function, error) {
+	var out []Function
+	for _, o := range functionOwners {
+		names, err := fs.Glob(o.files, "*.sql")
+		if err != nil {
+			return nil, err
+		}
+		sort.Strings(names)
+		for _, file := range names {
+			b, err := fs.ReadFile(o.files, file)
+			if err != nil {
+				return nil, err
+			}
+			f := Function{Owner: o.pkg, Name: strings.TrimSuffix(file, ".sql"), SQL: string(b)}
+			if err := f.check(); err != nil {
+				return nil, err
+			}
+			out = append(out, f)
+		}
+	}
+	return out, nil
+}
+
+func (f Function) check() error {
+	m := definition.FindStringSubmatchIndex(f.SQL)
+	if m == nil {
+		return fmt.Errorf("%s/sql/%s.sql: not one CREATE OR REPLACE FUNCTION with a dollar-quoted body", f.Owner, f.Name)
+	}
+	if name := f.SQL[m[2]:m[3]]; name != f.Name {
+		return fmt.Errorf("%s/sql/%s.sql defines function %s: name the file for its function", f.Owner, f.Name, name)
+	}
+	tag := f.SQL[m[4]:m[5]]
+	end := strings.Index(f.SQL[m[1]:], tag)
+	if end < 0 {
+		return fmt.Errorf("%s/sql/%s.sql: body not closed by %s", f.Owner, f.Name, tag)
+	}
+	if rest := strings.TrimSpace(f.SQL[m[1]+end+len(tag):]); rest != ";" {
+		return fmt.Errorf("%s/sql/%s.sql: something follows the function's body (%.40q); it belongs in a migration", f.Owner, f.Name, rest)
+	}
+	return nil
+}
+
+// functionsLock serialises ApplyFunctions across processes: two replicas replacing one function at once
+// fail with "tuple concurrently updated".
+const functionsLock = "reftrack.functions"
+
+// ApplyFunctions creates or replaces every owner's database functions in one transaction. It is what
+// `migrate up` does after the schema migrations, so a change to a function is deployed like a migration
+// but written in one place. Rolling deploys: the previous build keeps calling its functions while the new
+// build's are applied, so a function whose signature or meaning changes gets a new name
+// (docs/deploy.md); a function of the same name keeps its meaning.
+func ApplyFunctions(ctx context.Context, db *sql.DB) error {
+	fns, err := Functions()
+	if err != nil {
+		return err
+	}
+	tx, err := db.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback() //nolint:errcheck // after Commit it does nothing
+	// Bodies are checked when called, not here: functions call each other, and files apply in name order.
+	for _, stmt := range []string{`SELECT pg_advisory_xact_lock(hashtext('` + functionsLock + `'))`, `SET LOCAL check_function_bodies = off`} {
+		if _, err := tx.ExecContext(ctx, stmt); err != nil {
+			return fmt.Errorf("apply functions: %w", err)
+		}
+	}
+	for _, f := range fns {
+		if _, err := tx.ExecContext(ctx, f.SQL); err != nil {
+			return fmt.Errorf("apply function %s (%s/sql/%s.sql): %w", f.Name, f.Owner, f.Name, err)
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("apply functions: %w", err)
+	}
+	return nil
+}
+
+// missingFunctions names this build's functions that the database lacks (a schema migrated by an older
+// build's `migrate up`).
+func missingFunctions(ctx context.Context, db *sql.DB) ([]string, error) {
+	fns, err := Functions()
+	if err != nil {
+		return nil, err
+	}
+	names := make([]string, len(fns))
+	for i, f := range fns {
+		names[i] = f.Name
+	}
+	var missing []string
+	rows, err := db.QueryContext(ctx, `SELECT n FROM unnest($1::text[]) AS n
+		WHERE NOT EXISTS (SELECT 1 FROM pg_proc p WHERE p.proname = n AND pg_function_is_visible(p.oid)) ORDER BY n`,
+		"{"+strings.Join(names, ",")+"}")
+	if err != nil {
+		return nil, fmt.Errorf("read database functions: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var n string
+		if err := rows.Scan(&n); err != nil {
+			return nil, err
+		}
+		missing = append(missing, n)
+	}
+	return missing, rows.Err()
+}

@@ -1,0 +1,20 @@
+-- refunds_state reads, for each refund (parallel arrays; ord is the position), the program's sale with
+-- that transaction_id and its row version, its commission, whether the processor's refund id is already
+-- recorded in the program, and the reason of the sale's latest refund. Nothing locked.
+CREATE OR REPLACE FUNCTION refunds_state(p_program bigint[], p_txn text[], p_processor_refund_id text[])
+RETURNS TABLE (ord bigint, sale_id bigint, sale_version text, amount_cents bigint, refunded_amount_cents bigint,
+    commission_id bigint, commission_amount_cents bigint, commission_reversed_cents bigint, commission_currency text,
+    commission_status text, refund_seen boolean, latest_reason text)
+LANGUAGE plpgsql STABLE SET plan_cache_mode = force_generic_plan SET enable_seqscan = off AS $$
+#variable_conflict use_column
+BEGIN
+    RETURN QUERY
+    SELECT i.ord, s.id, s.xmin::text, s.amount_cents, s.refunded_amount_cents,
+        c.id, c.amount_cents, c.reversed_amount_cents, c.currency, c.status,
+        i.refund_id <> '' AND EXISTS (SELECT 1 FROM refunds r WHERE r.program_id = i.program_id AND r.processor_refund_id = i.refund_id),
+        (SELECT r.reason FROM refunds r WHERE r.sale_id = s.id ORDER BY r.id DESC LIMIT 1)
+    FROM unnest(p_program, p_txn, p_processor_refund_id) WITH ORDINALITY AS i(program_id, txn, refund_id, ord)
+    LEFT JOIN sales s ON s.processor_event_id = i.txn AND s.program_id = i.program_id
+    LEFT JOIN commissions c ON c.sale_id = s.id
+    ORDER BY i.ord;
+END $$;
