@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strings"
 
+	accountssql "github.com/reftrack/reftrack/pkg/accounts/sql"
 	apikeyssql "github.com/reftrack/reftrack/pkg/apikeys/sql"
 	attributionsql "github.com/reftrack/reftrack/pkg/attribution/sql"
 	clickssql "github.com/reftrack/reftrack/pkg/clicks/sql"
@@ -30,6 +31,7 @@ var functionOwners = []struct {
 	pkg   string
 	files fs.FS
 }{
+	{"pkg/accounts", accountssql.Files},
 	{"pkg/apikeys", apikeyssql.Files},
 	{"pkg/attribution", attributionsql.Files},
 	{"pkg/clicks", clickssql.Files},

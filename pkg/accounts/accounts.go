@@ -144,18 +144,6 @@ func set(actions ...string) map[string]bool {
 	return m
 }
 
-// ProgramSuspendedSQL is the SQL test that the program aliased as program (a table name or alias with a
-// workspace_id column) belongs to a workspace one of whose owners is suspended: that program's keys and
-// its keyless clicks and leads are refused with ErrSuspended. A workspace may have several owners; any
-// suspended one suspends its programs, so that an abuser cannot keep a program running by granting the
-// owner role to a second account. It is an EXISTS over the indexed workspace_members (workspace_id, …)
-// and the accounts primary key, added to the lookup a request makes anyway (key, link, program): no
-// extra round trip.
-func ProgramSuspendedSQL(program string) string {
-	return `EXISTS (SELECT 1 FROM workspace_members sm JOIN accounts sa ON sa.id = sm.account_id
-		WHERE sm.workspace_id = ` + program + `.workspace_id AND sm.role = 'owner' AND sa.suspended_at IS NOT NULL)`
-}
-
 // Suspend marks the account with email suspended: it can no longer log in or use its tokens.
 func Suspend(ctx context.Context, db sqlx.ExecerContext, email string) error {
 	res, err := db.ExecContext(ctx, `UPDATE accounts SET suspended_at = COALESCE(suspended_at, now()), updated_at = now()

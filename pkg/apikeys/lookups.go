@@ -6,10 +6,10 @@ import (
 	"time"
 
 	"github.com/jmoiron/sqlx"
-	"github.com/lib/pq"
 
 	"github.com/reftrack/reftrack/pkg/accounts"
 	"github.com/reftrack/reftrack/pkg/platform/batch"
+	"github.com/reftrack/reftrack/pkg/platform/pgcall"
 	"github.com/reftrack/reftrack/pkg/secret"
 )
 
@@ -58,12 +58,17 @@ func (l *Lookups) Authenticate(ctx context.Context, token string) (Key, error) {
 // Close stops the lookups once every queued one is answered.
 func (l *Lookups) Close() { l.queue.Close() }
 
-// lookupQuery finds the active keys among hashes and whether each program's owner is suspended, in the
+// lookupCall finds the active keys among hashes and whether each program's owner is suspended, in the
 // same statement (the key lookup is on the hot path of every sale, so the check adds no round trip),
 // through the database function apikeys_lookup (pkg/apikeys/sql), whose plan PostgreSQL keeps per
-// connection: planning the query cost more than running it. Its owner-suspended check is
-// accounts.ProgramSuspendedSQL's.
-const lookupQuery = `SELECT * FROM apikeys_lookup($1::bytea[])`
+// connection: planning the query cost more than running it. The owner-suspended rule is pkg/accounts'
+// accounts_suspended_owners.
+var lookupCall = pgcall.New[lookupInput, pgcall.None]("apikeys_lookup")
+
+// lookupInput is apikeys_lookup's input for one key.
+type lookupInput struct {
+	Hash []byte `pg:"p_hash"`
+}
 
 func (l *Lookups) run(next func() ([]*lookup, bool)) {
 	for {
@@ -83,16 +88,16 @@ func (l *Lookups) run(next func() ([]*lookup, bool)) {
 // lookUp answers each lookup of batch (its key, or ErrUnknown, accounts.ErrSuspended or the database's
 // error) with one statement.
 func lookUp(ctx context.Context, db sqlx.QueryerContext, batch []*lookup) {
-	hashes := make([][]byte, len(batch))
+	in := make([]lookupInput, len(batch))
 	for i, lk := range batch {
-		hashes[i] = lk.hash
+		in[i].Hash = lk.hash
 	}
 	var rows []struct {
 		Hash []byte `db:"key_hash"`
 		Key
 		OwnerSuspended bool `db:"owner_suspended"`
 	}
-	if err := sqlx.SelectContext(ctx, db, &rows, lookupQuery, pq.ByteaArray(hashes)); err != nil {
+	if err := lookupCall.Select(ctx, db, &rows, in, pgcall.None{}); err != nil {
 		for _, lk := range batch {
 			lk.err = fmt.Errorf("authenticate api key: %w", err)
 		}

@@ -8,8 +8,7 @@ LANGUAGE plpgsql STABLE SET plan_cache_mode = force_generic_plan SET enable_seqs
 BEGIN
     RETURN QUERY
     SELECT k.key_hash, k.id, k.program_id, k.last4, k.created_at, k.rotation_marked_at, k.rotate_by,
-        EXISTS (SELECT 1 FROM workspace_members sm JOIN accounts sa ON sa.id = sm.account_id
-            WHERE sm.workspace_id = p.workspace_id AND sm.role = 'owner' AND sa.suspended_at IS NOT NULL)
+        EXISTS (SELECT FROM accounts_suspended_owners(p.workspace_id))
     FROM api_keys k JOIN programs p ON p.id = k.program_id
     WHERE k.key_hash = ANY (p_hash) AND k.revoked_at IS NULL;
 END $$;

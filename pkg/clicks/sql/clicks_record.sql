@@ -2,7 +2,7 @@
 -- click's link is looked up and the refusals applied (unknown link, link without partner or program,
 -- origin not allowed, owner suspended, link turned off); a visitor's click on the same link within
 -- p_repeat_seconds is answered instead of a new one. It returns, per ord, what the link says and the
--- new or earlier click. The suspension check is accounts.ProgramSuspendedSQL's.
+-- new or earlier click. The suspension rule is accounts_suspended_owners's.
 CREATE OR REPLACE FUNCTION clicks_record(p_aff text[], p_visitor bytea[], p_origin text[], p_test boolean[], p_click_id text[],
     p_affiliate_url text[], p_session_id text[], p_page_url text[], p_page_title text[], p_referrer_url text[],
     p_geo_country text[], p_geo_region text[], p_geo_city text[], p_device_type text[], p_device_os text[],
@@ -33,8 +33,7 @@ BEGIN
     ), link AS (
         SELECT i.*, l.id AS link_id, l.enabled, l.partner_id, l.program_id, p.cookie_window_days,
             COALESCE(i.origin = '' OR i.origin = ANY (p.allowed_origins), false) AS origin_ok,
-            COALESCE(EXISTS (SELECT 1 FROM workspace_members sm JOIN accounts sa ON sa.id = sm.account_id
-                WHERE sm.workspace_id = p.workspace_id AND sm.role = 'owner' AND sa.suspended_at IS NOT NULL), false) AS suspended
+            EXISTS (SELECT FROM accounts_suspended_owners(p.workspace_id)) AS suspended
         FROM input i JOIN referral_links l ON l.short_link = i.aff LEFT JOIN programs p ON p.id = l.program_id
     ), ok AS (
         SELECT * FROM link WHERE link.enabled AND link.origin_ok AND NOT link.suspended AND link.partner_id IS NOT NULL

@@ -13,8 +13,7 @@ BEGIN
     RETURN QUERY
     SELECT i.ord, k.id, k.click_id, k.program_id, k.partner_id, k.is_test,
         p.id, p.lead_auth, p.allowed_origins,
-        COALESCE(EXISTS (SELECT 1 FROM workspace_members sm JOIN accounts sa ON sa.id = sm.account_id
-            WHERE sm.workspace_id = p.workspace_id AND sm.role = 'owner' AND sa.suspended_at IS NOT NULL), false),
+        EXISTS (SELECT FROM accounts_suspended_owners(p.workspace_id)),
         cu.id, cu.version, cu.customer_key, cu.click_ref, cc.click_id, cu.partner_id, cu.status, cu.is_test
     FROM unnest(p_click_id, p_program, p_customer_key, p_click_decides) WITH ORDINALITY
         AS i(click_id, program_id, customer_key, click_decides, ord)
