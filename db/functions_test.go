@@ -23,7 +23,9 @@ var schemaFunctions = []string{"clicks_make_id", "clicks_month", "clicks_ref_mon
 // retiredFunctions are functions this build no longer calls, left in the database while the previous
 // build may still be serving (a rolling deploy); a later release's migration drops them. Each names the
 // function that replaced it.
-var retiredFunctions = map[string]string{}
+var retiredFunctions = map[string]string{
+	"clicks_record": "clicks_record_v2",
+}
 
 // lastFunctionMigration is the newest migration allowed to define functions: after it, functions live
 // beside their owners (pkg/*/sql) and migrations hold the schema only.

@@ -3,17 +3,16 @@ package clicks
 import (
 	"context"
 	"crypto/sha256"
-	"errors"
 	"fmt"
 	"log/slog"
 	"net"
 	"time"
 
 	"github.com/jmoiron/sqlx"
-	"github.com/lib/pq"
 
 	"github.com/reftrack/reftrack/pkg/accounts"
 	"github.com/reftrack/reftrack/pkg/platform/batch"
+	"github.com/reftrack/reftrack/pkg/platform/pgcall"
 )
 
 // Click batching: one writer, batches of up to MaxBatch clicks. Measured on the reference machine
@@ -133,70 +132,86 @@ func (r *Recorder) flush(batch []*job) {
 	}
 }
 
-type batchRow struct {
+// recordCall records a whole batch through the database function clicks_record_v2
+// (pkg/clicks/sql/clicks_record_v2.sql), whose plan PostgreSQL keeps per connection: planning the
+// statement costs more than running it. The function decides each click's outcome, in the click's one
+// order of rules; ord ties each output row to its input. Two clicks of one visitor on one link in the same
+// batch are both new (a repeat within milliseconds).
+var recordCall = pgcall.New[recordInput, recordFixed]("clicks_record_v2")
+
+// recordInput is one click as clicks_record_v2 takes it; nil is a value not sent.
+type recordInput struct {
+	Aff          string  `pg:"p_aff"`
+	Visitor      []byte  `pg:"p_visitor"`
+	Origin       *string `pg:"p_origin"`
+	Test         bool    `pg:"p_test"`
+	ClickID      string  `pg:"p_click_id"`
+	AffiliateURL *string `pg:"p_affiliate_url"`
+	SessionID    *string `pg:"p_session_id"`
+	PageURL      *string `pg:"p_page_url"`
+	PageTitle    *string `pg:"p_page_title"`
+	ReferrerURL  *string `pg:"p_referrer_url"`
+	GeoCountry   *string `pg:"p_geo_country"`
+	GeoRegion    *string `pg:"p_geo_region"`
+	GeoCity      *string `pg:"p_geo_city"`
+	DeviceType   *string `pg:"p_device_type"`
+	DeviceOS     *string `pg:"p_device_os"`
+	Browser      *string `pg:"p_browser_name"`
+	UserAgent    *string `pg:"p_user_agent"`
+	IP           *string `pg:"p_ip,inet"`
+	ScreenRes    *string `pg:"p_screen_resolution"`
+	Viewport     *string `pg:"p_viewport_size"`
+	Language     *string `pg:"p_language"`
+	Timezone     *string `pg:"p_timezone"`
+	Bot          bool    `pg:"p_bot"`
+}
+
+type recordFixed struct {
+	RepeatSeconds int64 `pg:"p_repeat_seconds"`
+}
+
+// recordInputOf is a job's click as clicks_record_v2 takes it: texts clipped, empty ones not sent.
+func recordInputOf(j *job) recordInput {
+	in := j.in
+	return recordInput{
+		Aff: j.aff, Visitor: j.visitor, Origin: text(in.Origin), Test: in.Test, ClickID: j.clickID,
+		AffiliateURL: text(in.AffiliateURL), SessionID: text(in.SessionID), PageURL: text(in.PageURL),
+		PageTitle: text(in.PageTitle), ReferrerURL: text(in.ReferrerURL), GeoCountry: text(in.Geo.Country),
+		GeoRegion: text(in.Geo.Region), GeoCity: text(in.Geo.City), DeviceType: text(in.Device.Type),
+		DeviceOS: text(in.Device.OS), Browser: text(in.Device.Browser), UserAgent: text(in.UserAgent), IP: text(j.ip),
+		ScreenRes: text(in.ScreenRes), Viewport: text(in.Viewport), Language: text(in.Language), Timezone: text(in.Timezone),
+		Bot: in.Device.Bot,
+	}
+}
+
+// text is s clipped, or nil when empty.
+func text(s string) *string {
+	if s == "" {
+		return nil
+	}
+	s = clip(s)
+	return &s
+}
+
+// recordRow is clicks_record_v2's answer for one click.
+type recordRow struct {
 	Ord              int64   `db:"ord"`
-	Found            bool    `db:"found"`
-	Enabled          bool    `db:"enabled"`
+	Outcome          string  `db:"outcome"`
 	PartnerID        *int64  `db:"partner_id"`
 	ProgramID        *int64  `db:"program_id"`
 	CookieWindowDays *int    `db:"cookie_window_days"`
-	OriginOK         bool    `db:"origin_ok"`
-	Suspended        bool    `db:"suspended"`
-	NewID            *int64  `db:"new_id"`
-	OldID            *int64  `db:"old_id"`
-	OldClick         *string `db:"old_click"`
+	ID               *int64  `db:"id"`
+	ClickID          *string `db:"click_id"`
 }
-
-// batchQuery records a whole batch through the database function clicks_record (pkg/clicks/sql/clicks_record.sql),
-// whose plan PostgreSQL keeps per connection: planning the statement costs more than running it. Inputs
-// are parallel arrays (an empty text for none); ord ties each output row to its input. Two clicks of one visitor on
-// one link in the same batch are both new (a repeat within milliseconds).
-const batchQuery = `SELECT * FROM clicks_record($1::text[], $2::bytea[], $3::text[], $4::boolean[], $5::text[],
-	$6::text[], $7::text[], $8::text[], $9::text[], $10::text[], $11::text[], $12::text[], $13::text[], $14::text[],
-	$15::text[], $16::text[], $17::text[], $18::text[], $19::text[], $20::text[], $21::text[], $22::text[],
-	$23::boolean[], $24::bigint)`
 
 func (r *Recorder) exec(ctx context.Context, batch []*job) ([]outcome, error) {
 	n := len(batch)
-	// One array per column of clicks_record's input, in its order ($1 … $23).
-	var (
-		aff, origin, clickID, ip = make([]string, n), make([]string, n), make([]string, n), make([]string, n)
-		visitor                  = make([][]byte, n)
-		test, bot                = make([]bool, n), make([]bool, n)
-		// Texts that may be empty: affiliate_url, session_id … user_agent ($6–$17), then screen_resolution …
-		// timezone ($19–$22).
-		head, tail = make([]pq.StringArray, 12), make([]pq.StringArray, 4)
-	)
-	for c := range head {
-		head[c] = make(pq.StringArray, n)
-	}
-	for c := range tail {
-		tail[c] = make(pq.StringArray, n)
-	}
+	in := make([]recordInput, n)
 	for i, j := range batch {
-		in := j.in
-		aff[i], visitor[i], origin[i], test[i], clickID[i], ip[i], bot[i] = j.aff, j.visitor, in.Origin, in.Test, j.clickID, j.ip, in.Device.Bot
-		for c, v := range []string{in.AffiliateURL, in.SessionID, in.PageURL, in.PageTitle, in.ReferrerURL, in.Geo.Country,
-			in.Geo.Region, in.Geo.City, in.Device.Type, in.Device.OS, in.Device.Browser, in.UserAgent} {
-			head[c][i] = clip(v)
-		}
-		for c, v := range []string{in.ScreenRes, in.Viewport, in.Language, in.Timezone} {
-			tail[c][i] = clip(v)
-		}
+		in[i] = recordInputOf(j)
 	}
-	args := make([]any, 0, 24)
-	args = append(args, pq.StringArray(aff), pq.ByteaArray(visitor), pq.StringArray(origin), pq.BoolArray(test), pq.StringArray(clickID))
-	for _, col := range head {
-		args = append(args, col)
-	}
-	args = append(args, pq.StringArray(ip))
-	for _, col := range tail {
-		args = append(args, col)
-	}
-	args = append(args, pq.BoolArray(bot), int64(RepeatWindow/time.Second))
-
-	var rows []batchRow
-	if err := r.db.SelectContext(ctx, &rows, batchQuery, args...); err != nil {
+	var rows []recordRow
+	if err := recordCall.Select(ctx, r.db, &rows, in, recordFixed{RepeatSeconds: int64(RepeatWindow / time.Second)}); err != nil {
 		return nil, fmt.Errorf("record clicks: %w", err)
 	}
 	if len(rows) != n {
@@ -205,33 +220,30 @@ func (r *Recorder) exec(ctx context.Context, batch []*job) ([]outcome, error) {
 	out := make([]outcome, n)
 	for _, row := range rows {
 		i := int(row.Ord) - 1
-		j := batch[i]
-		out[i] = toOutcome(row, j)
+		out[i] = toOutcome(row, batch[i])
 	}
 	return out, nil
 }
 
-func toOutcome(row batchRow, j *job) outcome {
-	switch {
-	case !row.Found:
-		return outcome{err: ErrLinkNotFound}
-	case row.PartnerID == nil || row.ProgramID == nil || row.CookieWindowDays == nil:
-		return outcome{err: ErrLinkMisconfigured}
-	case row.Suspended:
-		return outcome{err: accounts.ErrSuspended}
-	case !row.OriginOK:
-		return outcome{err: &LinkError{Err: ErrOriginNotAllowed, Origin: j.in.Origin}}
-	case !row.Enabled:
-		return outcome{err: ErrLinkDisabled}
+// refusals are the errors of clicks_record_v2's outcomes that record nothing (the function decides them).
+var refusals = map[string]func(j *job) error{
+	"link_not_found":     func(*job) error { return ErrLinkNotFound },
+	"link_misconfigured": func(*job) error { return ErrLinkMisconfigured },
+	"owner_suspended":    func(*job) error { return accounts.ErrSuspended },
+	"origin_not_allowed": func(j *job) error { return &LinkError{Err: ErrOriginNotAllowed, Origin: j.in.Origin} },
+	"link_disabled":      func(*job) error { return ErrLinkDisabled },
+}
+
+func toOutcome(row recordRow, j *job) outcome {
+	if refuse, ok := refusals[row.Outcome]; ok {
+		return outcome{err: refuse(j)}
 	}
-	res := Result{ProgramID: *row.ProgramID, PartnerID: *row.PartnerID, ShortLink: j.aff, CookieWindowDays: *row.CookieWindowDays}
-	switch {
-	case row.NewID != nil:
-		res.ID, res.ClickID, res.Created = *row.NewID, j.clickID, true
-	case row.OldID != nil:
-		res.ID, res.ClickID = *row.OldID, *row.OldClick
-	default:
-		return outcome{err: errors.New("record click: neither recorded nor found")}
+	if (row.Outcome != "recorded" && row.Outcome != "repeated") || row.ID == nil || row.ClickID == nil ||
+		row.PartnerID == nil || row.ProgramID == nil || row.CookieWindowDays == nil {
+		return outcome{err: fmt.Errorf("record click: unexpected answer %+v", row)}
 	}
-	return outcome{res: res}
+	return outcome{res: Result{
+		ID: *row.ID, ClickID: *row.ClickID, Created: row.Outcome == "recorded",
+		ProgramID: *row.ProgramID, PartnerID: *row.PartnerID, ShortLink: j.aff, CookieWindowDays: *row.CookieWindowDays,
+	}}
 }

@@ -13,6 +13,7 @@ import (
 	"reflect"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/jmoiron/sqlx"
@@ -26,6 +27,8 @@ type Func[Row, Fixed any] struct {
 	name   string
 	params []param
 	query  string
+	// sizes remembers each array's last length, so the next batch's is allocated once, not regrown.
+	sizes []atomic.Int64
 }
 
 // param is one input: a Row field sent as an array, or a Fixed field sent as a value.
@@ -51,7 +54,8 @@ const (
 var timeType = reflect.TypeFor[time.Time]()
 
 // New describes the call of function name with inputs Row (one array each) and Fixed (one value each),
-// returning the columns selected by `SELECT * FROM name(…)`. It panics when a field has no `pg` tag or a
+// each field tagged `pg:"p_name"`, or `pg:"p_name,type"` to have PostgreSQL read it as another type than
+// its Go type's (for example `pg:"p_ip,inet"` on a string). It panics when a field has no `pg` tag or a
 // type it cannot send: that is a mistake in the code, found by the first test that builds the call.
 func New[Row, Fixed any](name string) *Func[Row, Fixed] {
 	f := &Func[Row, Fixed]{name: name}
@@ -71,6 +75,7 @@ func New[Row, Fixed any](name string) *Func[Row, Fixed] {
 	}
 	b.WriteString(")")
 	f.query = b.String()
+	f.sizes = make([]atomic.Int64, len(f.params))
 	return f
 }
 
@@ -81,7 +86,7 @@ func fields(t reflect.Type, array bool) []param {
 	var out []param
 	for i := range t.NumField() {
 		sf := t.Field(i)
-		name := sf.Tag.Get("pg")
+		name, sqlType, _ := strings.Cut(sf.Tag.Get("pg"), ",")
 		if name == "" {
 			panic(fmt.Sprintf("pgcall: %s.%s has no pg tag", t, sf.Name))
 		}
@@ -105,6 +110,9 @@ func fields(t reflect.Type, array bool) []param {
 			p.kind, p.typ, p.null = kindBytes, "bytea", true // a nil slice is NULL
 		default:
 			panic(fmt.Sprintf("pgcall: %s.%s has type %s, which pgcall cannot send", t, sf.Name, sf.Type))
+		}
+		if sqlType != "" {
+			p.typ = sqlType // sent in its Go type's text form, read as this type (e.g. inet from a string)
 		}
 		out = append(out, p)
 	}
@@ -144,7 +152,7 @@ func (f *Func[Row, Fixed]) Args(rows []Row, fixed Fixed) []any {
 			args[i] = p.value(fv.Field(p.field))
 			continue
 		}
-		b := make([]byte, 0, 2+len(rows)*16)
+		b := make([]byte, 0, max(2+len(rows)*8, int(f.sizes[i].Load())))
 		b = append(b, '{')
 		for r := range rows {
 			if r > 0 {
@@ -152,7 +160,9 @@ func (f *Func[Row, Fixed]) Args(rows []Row, fixed Fixed) []any {
 			}
 			b = p.appendElement(b, rv.Index(r).Field(p.field))
 		}
-		args[i] = string(append(b, '}'))
+		b = append(b, '}')
+		f.sizes[i].Store(int64(len(b) + len(b)/8))
+		args[i] = string(b)
 	}
 	return args
 }
@@ -220,6 +230,10 @@ func (p param) appendElement(b []byte, v reflect.Value) []byte {
 // quoting keeps "NULL", "" and texts with commas or braces what they are.
 func quote(b []byte, s string) []byte {
 	b = append(b, '"')
+	if strings.IndexByte(s, '"') < 0 && strings.IndexByte(s, '\\') < 0 {
+		b = append(b, s...)
+		return append(b, '"')
+	}
 	for i := 0; i < len(s); i++ {
 		if c := s[i]; c == '"' || c == '\\' {
 			b = append(b, '\\')
