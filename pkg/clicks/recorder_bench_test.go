@@ -53,7 +53,7 @@ func BenchmarkRecordArgs(b *testing.B) {
 			PageURL: text("https://shop.example.com/landing"), PageTitle: text("Shop — landing"), GeoCountry: text("DE"),
 			DeviceType: text("desktop"), DeviceOS: text("Windows"), Browser: text("Chrome"),
 			UserAgent: text("Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36"),
-			IP: text("203.0.113.7"), ScreenRes: text("1920x1080"), Viewport: text("1280x720"), Language: text("de-DE"), Timezone: text("Europe/Berlin")}
+			IP:        text("203.0.113.7"), ScreenRes: text("1920x1080"), Viewport: text("1280x720"), Language: text("de-DE"), Timezone: text("Europe/Berlin")}
 	}
 	for b.Loop() {
 		clicks.RecordCall.Args(in, clicks.RecordFixed{RepeatSeconds: 3600})
