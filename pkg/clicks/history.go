@@ -6,9 +6,11 @@ import (
 	"time"
 
 	"github.com/jmoiron/sqlx"
+
+	"github.com/reftrack/reftrack/pkg/platform/pgcall"
 )
 
-// Clicks are partitioned by month (migration 000019). The server makes the months ahead (PrepareAhead
+// Clicks are partitioned by month (the schema: migration 000019; the functions: pkg/clicks/sql). The server makes the months ahead (PrepareAhead
 // months from the current one) at start and every MaintenanceEvery; with a retention set it drops the
 // months past it (Expire), keeping the clicks a customer, lead or sale points at.
 const (
@@ -16,10 +18,26 @@ const (
 	MaintenanceEvery = time.Hour
 )
 
+// The maintenance calls and their inputs.
+var (
+	prepareCall = pgcall.New[pgcall.None, prepareInput]("clicks_prepare")
+	expireCall  = pgcall.New[pgcall.None, expireInput]("clicks_expire")
+)
+
+type prepareInput struct {
+	From   string `pg:"p_from,date"`
+	Months int32  `pg:"p_months"`
+}
+
+type expireInput struct {
+	Before string `pg:"p_before,date"`
+}
+
 // Prepare makes the monthly partitions from now's month on, months of them, and reports how many it made.
 func Prepare(ctx context.Context, db *sqlx.DB, now time.Time, months int) (int, error) {
 	var made int
-	if err := db.GetContext(ctx, &made, `SELECT clicks_prepare($1::date, $2)`, day(monthOf(now)), months); err != nil {
+	in := prepareInput{From: day(monthOf(now)), Months: int32(months)}
+	if err := db.GetContext(ctx, &made, prepareCall.Query(), prepareCall.Args(nil, in)...); err != nil {
 		return 0, fmt.Errorf("prepare click partitions: %w", err)
 	}
 	return made, nil
@@ -65,7 +83,7 @@ func Expire(ctx context.Context, db *sqlx.DB, cutoff time.Time) ([]Expired, erro
 	if _, err := tx.ExecContext(ctx, `SET LOCAL statement_timeout = '15min'`); err != nil {
 		return nil, fmt.Errorf("expire click partitions: %w", err)
 	}
-	if err := tx.SelectContext(ctx, &out, `SELECT month, kept FROM clicks_expire($1::date)`, day(monthOf(cutoff))); err != nil {
+	if err := expireCall.Select(ctx, tx, &out, nil, expireInput{Before: day(monthOf(cutoff))}); err != nil {
 		return nil, fmt.Errorf("expire click partitions: %w", err)
 	}
 	if err := tx.Commit(); err != nil {

@@ -19,8 +19,15 @@ import (
 func TestCallsMatchTheirFunctions(t *testing.T) {
 	t.Parallel()
 	d := dbtest.New(t)
-	if err := pgcall.Check(context.Background(), d.DB, clicks.RecordCall); err != nil {
-		t.Error(err)
+	ctx := context.Background()
+	for _, err := range []error{
+		pgcall.Check(ctx, d.DB, clicks.RecordCall),
+		pgcall.Check(ctx, d.DB, clicks.PrepareCall),
+		pgcall.Check(ctx, d.DB, clicks.ExpireCall),
+	} {
+		if err != nil {
+			t.Error(err)
+		}
 	}
 }
 
@@ -158,4 +165,92 @@ func clickRef(t *testing.T, d *dbtest.Database, clickID string) *int64 {
 		t.Fatal(err)
 	}
 	return &id
+}
+
+// The month functions and partition upkeep, called directly: clicks_lookup_month reads a click_id's
+// month (its own, else the legacy note, else none); clicks_prepare makes months once; clicks_expire drops
+// the months before its cutoff, keeping the clicks something points at; clicks_convert marks clicks.
+func TestMonthFunctions(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	d := dbtest.New(t)
+	brand, err := seed.Run(ctx, d.DB, seed.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	lookup := func(clickID string) *time.Time {
+		t.Helper()
+		var m *time.Time
+		if err := d.Get(&m, `SELECT clicks_lookup_month($1)`, clickID); err != nil {
+			t.Fatal(err)
+		}
+		return m
+	}
+	if m := lookup("2602VLdvuE52RWYhrO8NdnO0mA"); m == nil || !m.Equal(time.Date(2026, 2, 1, 0, 0, 0, 0, time.UTC)) {
+		t.Errorf("month of a 2602 click id = %v, want 2026-02-01", m)
+	}
+	for _, id := range []string{"2613VLdvuE52RWYhrO8NdnO0mA", "legacy-id", "2602short"} {
+		if m := lookup(id); m != nil {
+			t.Errorf("month of %q = %v, want none (no month, nothing noted)", id, m)
+		}
+	}
+
+	prepare := func(from string, months int32) int {
+		t.Helper()
+		var made int
+		if err := d.Get(&made, clicks.PrepareCall.Query(), clicks.PrepareCall.Args(nil, clicks.PrepareInput{From: from, Months: months})...); err != nil {
+			t.Fatal(err)
+		}
+		return made
+	}
+	if made := prepare("2020-01-15", 2); made != 2 {
+		t.Errorf("clicks_prepare from 2020-01 for 2 months made %d, want 2", made)
+	}
+	if made := prepare("2020-02-01", 2); made != 1 {
+		t.Errorf("clicks_prepare again over 2020-02..03 made %d, want 1 (02 exists)", made)
+	}
+
+	// Three clicks in January 2020 (one legacy id): one a customer points at, two nobody does.
+	var kept, dropped int64
+	if err := d.Get(&kept, `INSERT INTO clicks (id, click_month, click_id, program_id, link_id, partner_id, affiliate_url, click_timestamp)
+		VALUES (clicks_make_id('2020-01-01', 1), '2020-01-01', '2001VLdvuE52RWYhrO8NdnO0mA', $1, $2, $3, 'x', '2020-01-10') RETURNING id`,
+		brand.ProgramID, brand.LinkID, brand.PartnerID); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.Get(&dropped, `INSERT INTO clicks (id, click_month, click_id, program_id, link_id, partner_id, affiliate_url, click_timestamp)
+		VALUES (clicks_make_id('2020-01-01', 2), '2020-01-01', 'legacy-jan', $1, $2, $3, 'x', '2020-01-11') RETURNING id`,
+		brand.ProgramID, brand.LinkID, brand.PartnerID); err != nil {
+		t.Fatal(err)
+	}
+	if m := lookup("legacy-jan"); m == nil || !m.Equal(time.Date(2020, 1, 1, 0, 0, 0, 0, time.UTC)) {
+		t.Errorf("month of a legacy click id = %v, want its noted 2020-01-01", m)
+	}
+	if _, err := d.Exec(`INSERT INTO customers (program_id, customer_key, click_ref, partner_id, status) VALUES ($1, 'k', $2, $3, 'lead')`,
+		brand.ProgramID, kept, brand.PartnerID); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := d.Exec(`SELECT clicks_convert(ARRAY[$1::bigint])`, kept); err != nil {
+		t.Fatal(err)
+	}
+	var expired []clicks.Expired
+	if err := clicks.ExpireCall.Select(ctx, d.DB, &expired, nil, clicks.ExpireInput{Before: "2020-02-01"}); err != nil {
+		t.Fatal(err)
+	}
+	if len(expired) != 1 || !expired[0].Month.Equal(time.Date(2020, 1, 1, 0, 0, 0, 0, time.UTC)) || expired[0].Kept != 1 {
+		t.Errorf("clicks_expire before 2020-02 = %+v, want January dropped with 1 kept", expired)
+	}
+	var keptConverted bool
+	if err := d.Get(&keptConverted, `SELECT converted FROM clicks_kept WHERE id = $1`, kept); err != nil || !keptConverted {
+		t.Errorf("the kept click: converted %v, %v; want it kept, converted", keptConverted, err)
+	}
+	var n int
+	if err := d.Get(&n, `SELECT count(*) FROM clicks_kept WHERE id = $1`, dropped); err != nil || n != 0 {
+		t.Errorf("the unreferenced click kept: %d, %v", n, err)
+	}
+	if m := lookup("legacy-jan"); m != nil {
+		t.Errorf("month of the dropped legacy click = %v, want none (its note dropped with it)", m)
+	}
+	if made := prepare("2020-02-01", 1); made != 0 {
+		t.Errorf("February was dropped too: clicks_prepare made %d", made)
+	}
 }
