@@ -7,7 +7,7 @@ GO_FILES = $(shell find . -name '*.go' -not -path '*/node_modules/*' -not -path 
 NPM_DEPS := openapi/node_modules/.package-lock.json
 TRACKER_DEPS := tracker/node_modules/.package-lock.json
 
-.PHONY: generate build lint run test vet fmt-check generate-check spec-breaking go-test bench fuzz chaos cluster test-cluster cluster-deps
+.PHONY: generate build lint run test test-deps vet fmt-check generate-check spec-breaking go-test bench fuzz chaos cluster test-cluster cluster-deps
 
 # oasdiff judges changes to the spec (breaking or not); pinned, built into bin/ once.
 OASDIFF_VERSION := v1.36.0
@@ -39,10 +39,11 @@ lint: $(NPM_DEPS)
 run:
 	$(GO) run ./cmd/reftrackd dev
 
-## test: vet, gofmt, generated code up to date, spec lint, all tests with the race detector (including the
+## test: (installing chromium, gcc and npm when missing and it can) vet, gofmt, generated code up to date,
+## spec lint, all tests with the race detector (including the
 ## Go SDK module against a real server and from a brand's module, the independent TypeScript client
 ## generated from the served spec, and the tracker in headless Chromium)
-test: vet fmt-check generate-check lint spec-breaking go-test
+test: test-deps vet fmt-check generate-check lint spec-breaking go-test
 
 # The Go SDK (sdk/) is a module of its own: ./... at the root does not enter it.
 vet:
@@ -95,16 +96,27 @@ bench: build
 	$(GO) build -o bin/loadgen ./cmd/loadgen
 	./bin/loadgen -reftrackd bin/reftrackd $(BENCH_FLAGS)
 
-# The cluster runs Debian's pgbouncer (1.18), haproxy and redis-server beside PostgreSQL's binaries; installed
-# when missing and apt-get can (as root or through sudo), else named with the command that installs them.
-cluster-deps:
-	@missing=""; for p in pgbouncer haproxy redis-server; do command -v $$p >/dev/null || missing="$$missing $$p"; done; \
+# apt-ensure installs the Debian package of each missing command (pairs command:package) when apt-get can (as
+# root or through passwordless sudo), else names the command that installs them and fails.
+define apt-ensure
+	@missing=""; for pair in $(1); do command -v "$${pair%%:*}" >/dev/null || missing="$$missing $${pair##*:}"; done; \
 	if [ -n "$$missing" ]; then \
 		if command -v apt-get >/dev/null && { [ "$$(id -u)" -eq 0 ] || sudo -n true 2>/dev/null; }; then \
-			sudo=""; [ "$$(id -u)" -eq 0 ] || sudo=sudo; \
+			echo "installing$$missing (Debian packages)"; sudo=""; [ "$$(id -u)" -eq 0 ] || sudo=sudo; \
 			$$sudo apt-get update -qq && $$sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing; \
-		else echo "make cluster needs:$$missing (sudo apt-get install -y$$missing)"; exit 1; fi; \
+		else echo "$(2) needs:$$missing (sudo apt-get install -y$$missing)"; exit 1; fi; \
 	fi
+endef
+
+# make test needs Debian's chromium (the browser tests), gcc (the race detector uses cgo) and npm (the spec
+# linters, the TypeScript client, playwright-core); installed when missing and apt-get can.
+test-deps:
+	$(call apt-ensure,chromium:chromium gcc:gcc npm:npm,make test)
+
+# The cluster runs Debian's pgbouncer (1.18), haproxy and redis-server beside PostgreSQL's binaries; installed
+# when missing and apt-get can.
+cluster-deps:
+	$(call apt-ensure,pgbouncer:pgbouncer haproxy:haproxy redis-server:redis-server,make cluster)
 
 ## cluster: three reftrackd replicas behind HAProxy, PgBouncer (transaction pooling), Redis and a PostgreSQL
 ## cluster of their own, with a seeded program; prints the one URL to use; Ctrl-C stops and removes it all
