@@ -33,6 +33,25 @@ func Access(ctx context.Context, db sqlx.QueryerContext, accountID, programID in
 	return p, nil
 }
 
+// AccessLink is the link, once the account's role in its program's workspace allows action (Access). A
+// link without a program, or whose program is gone, is ErrLinkNotFound.
+func AccessLink(ctx context.Context, db sqlx.QueryerContext, accountID, linkID int64, action string) (Link, error) {
+	l, err := GetLink(ctx, db, linkID)
+	if err == nil && l.ProgramID == nil {
+		err = ErrLinkNotFound
+	}
+	if err != nil {
+		return Link{}, err
+	}
+	if _, err := Access(ctx, db, accountID, *l.ProgramID, action); err != nil {
+		if errors.Is(err, ErrNotFound) {
+			return Link{}, ErrLinkNotFound // the link's program is gone, so is the link
+		}
+		return Link{}, err
+	}
+	return l, nil
+}
+
 // Shown is a program as its settings show it: with its API key, masked ("" when it has none).
 type Shown struct {
 	Program

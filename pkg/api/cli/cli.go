@@ -73,11 +73,7 @@ func (h *CLI) CliAuthCallback(ctx context.Context, req gen.CliAuthCallbackReques
 	if state == "" || token == "" {
 		return nil, apierr.Invalid("Missing required fields: state, id_token")
 	}
-	// A dashboard sign-in finishes only in its browser (the login page), never through this API.
-	if sess, err := logins.Get(ctx, h.DB, state); err == nil && sess.Purpose != logins.PurposeCLI {
-		return nil, logins.ErrSessionNotFound
-	}
-	acct, err := logins.SignIn(ctx, h.DB, h.Verifier, state, token, "", h.Now())
+	acct, err := logins.SignInCLI(ctx, h.DB, h.Verifier, state, token, h.Now())
 	if err != nil {
 		return nil, err
 	}
