@@ -93,12 +93,19 @@ type Deps struct {
 	Spec *openapi3.T
 }
 
+// optionalDeps are the fields of Deps that may be left nil (or zero), each saying above what nil means.
+var optionalDeps = []string{"ReadDB", "Config", "Demo", "Draining"}
+
+// check refuses a Deps missing a collaborator, naming every one missing: a nil one would otherwise fail
+// on first use, in the middle of a request.
 func (d Deps) check() error {
 	var missing []string
 	for name, nilValue := range map[string]bool{
 		"DB": d.DB == nil, "Logger": d.Logger == nil, "Clock": d.Clock == nil, "Limiter": d.Limiter == nil,
-		"Login": d.Login == nil, "Metrics": d.Metrics == nil, "Devices": d.Devices == nil, "Clicks": d.Clicks == nil, "Sales": d.Sales == nil, "Keys": d.Keys == nil,
-		"Origins": d.Origins == nil, "Stripe": d.Stripe == nil || d.Stripe.Now == nil, "Spec": d.Spec == nil, "Tracker": d.Tracker.Body == nil, "Dashboard": d.Dashboard.Files == nil,
+		"Login": d.Login == nil || d.Login.Verifier == nil, "Metrics": d.Metrics == nil, "Tracker": d.Tracker.Body == nil, "Dashboard": d.Dashboard.Files == nil,
+		"Devices": d.Devices == nil, "Clicks": d.Clicks == nil, "Leads": d.Leads == nil, "Sales": d.Sales == nil,
+		"Refunds": d.Refunds == nil, "Keys": d.Keys == nil, "Origins": d.Origins == nil,
+		"Stripe": d.Stripe == nil || d.Stripe.DB == nil || d.Stripe.Log == nil || d.Stripe.Now == nil, "DNS": d.DNS == nil, "Spec": d.Spec == nil,
 	} {
 		if nilValue {
 			missing = append(missing, name)
@@ -156,7 +163,7 @@ func New(ctx context.Context, d Deps) (*echo.Echo, error) {
 		Management: &manage.Management{DB: d.DB, ReadDB: reads, Now: d.Clock, BaseURL: d.Config.BaseURL, Origins: d.Origins, DNS: d.DNS},
 		Pages: &web.Pages{DB: d.DB, Log: d.Logger, Now: d.Clock, Login: d.Login, Dashboard: d.Dashboard,
 			SecureCookies: strings.HasPrefix(strings.ToLower(d.Config.BaseURL), "https://")},
-		Webhooks:   &webhooks.Webhooks{DB: d.DB, Stripe: d.Stripe, Metrics: d.Metrics},
+		Webhooks:   &webhooks.Webhooks{Stripe: d.Stripe, Metrics: d.Metrics},
 		Operations: &ops.Operations{DB: d.DB.DB, SpecJSON: specJSON, Metrics: d.Metrics, Tracker: d.Tracker, Demo: d.Demo, Draining: d.Draining},
 	}
 	mw := &middlewares{routes: routes, auth: authn, limiter: d.Limiter, origins: d.Origins, now: d.Clock,

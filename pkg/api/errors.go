@@ -17,7 +17,6 @@ import (
 	"github.com/reftrack/reftrack/pkg/api/internal/auth"
 	"github.com/reftrack/reftrack/pkg/api/internal/pages"
 	"github.com/reftrack/reftrack/pkg/api/internal/request"
-	"github.com/reftrack/reftrack/pkg/api/manage"
 	"github.com/reftrack/reftrack/pkg/api/route"
 	"github.com/reftrack/reftrack/pkg/apierr"
 	"github.com/reftrack/reftrack/pkg/apikeys"
@@ -156,7 +155,7 @@ var answers = []answer{
 	is(accounts.ErrInvalidToken, apierr.KindUnauthorized, "Invalid or expired token. Run the login command to refresh.").on("cli"),
 	isBuilt(accounts.ErrSuspended, func(context.Context, error) *apierr.Error { return suspended() }),
 	is(auth.ErrCSRF, apierr.KindForbidden, "Missing or invalid CSRF token — reload the dashboard"),
-	is(auth.ErrProgramMismatch, apierr.KindForbidden, "program_id does not match the API key"),
+	is(apikeys.ErrProgramMismatch, apierr.KindForbidden, "program_id does not match the API key"),
 
 	// Clicks.
 	is(clicks.ErrAffiliateURLRequired, apierr.KindInvalid, "affiliate_url is required"),
@@ -249,8 +248,10 @@ var answers = []answer{
 	is(programs.ErrDurationMonths, apierr.KindInvalid,
 		fmt.Sprintf("duration_months must be a whole number of months from 0 (lifetime) to %d", programs.MaxDurationMonths)),
 	is(apikeys.ErrNoKey, apierr.KindNotFound, "This program has no API key; regenerate one"),
-	is(manage.ErrNotProgramMember, apierr.KindForbidden, "You are not a member of this program's workspace"),
+	is(programs.ErrNotMember, apierr.KindForbidden, "You are not a member of this program's workspace"),
 	is(accounts.ErrNotMember, apierr.KindForbidden, "You are not a member of this workspace"),
+	is(accounts.ErrNoMembership, apierr.KindForbidden, "No advertiser found for this account — run the login command again"),
+	is(accounts.ErrNotYourWorkspace, apierr.KindForbidden, "advertiser_id does not match the authenticated account"),
 	is(accounts.ErrNoWorkspace, apierr.KindNotFound, "Workspace not found"),
 	as(func(_ context.Context, _ *errorWriter, e *accounts.RoleError) *apierr.Error {
 		return apierr.New(apierr.KindForbidden, "Your role ("+e.Role+") does not allow this ("+e.Action+")")

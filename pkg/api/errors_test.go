@@ -24,7 +24,6 @@ import (
 	"github.com/reftrack/reftrack/pkg/accounts"
 	"github.com/reftrack/reftrack/pkg/api/internal/auth"
 	"github.com/reftrack/reftrack/pkg/api/internal/request"
-	"github.com/reftrack/reftrack/pkg/api/manage"
 	"github.com/reftrack/reftrack/pkg/api/route"
 	"github.com/reftrack/reftrack/pkg/apierr"
 	"github.com/reftrack/reftrack/pkg/apikeys"
@@ -114,7 +113,7 @@ func TestErrorShapesPerRoute(t *testing.T) {
 			map[string]any{"data": nil, "error": map[string]any{"status": 400.0, "name": "BadRequestError", "message": "Invalid format for parameter programId", "details": map[string]any{}, "code": "invalid_request"}}},
 		{"CLI login of a suspended account", "/api/v1/cli/auth/callback", logins.ErrSuspended, 403, "PlatformError",
 			map[string]any{"data": nil, "error": map[string]any{"status": 403.0, "name": "ForbiddenError", "message": "Your account has been suspended.", "details": map[string]any{"code": "ACCOUNT_BLOCKED"}, "code": "account_suspended"}}},
-		{"click 403 program mismatch", "/api/v1/track/click", auth.ErrProgramMismatch, 403, "PlatformError",
+		{"click 403 program mismatch", "/api/v1/track/click", apikeys.ErrProgramMismatch, 403, "PlatformError",
 			map[string]any{"data": nil, "error": map[string]any{"status": 403.0, "name": "ForbiddenError", "message": "program_id does not match the API key", "details": map[string]any{}, "code": "forbidden"}}},
 		{"lead 400", "/api/v1/track/lead", leads.ErrIdentifierRequired, 400, "PlatformError",
 			map[string]any{"data": nil, "error": map[string]any{"status": 400.0, "name": "BadRequestError", "message": "click_id or customer_key is required", "details": map[string]any{}, "code": "invalid_request"}}},
@@ -174,10 +173,11 @@ func TestEveryRefusalIsAnswered(t *testing.T) {
 		t.Errorf("the error table has %d kinds, apierr.Kinds %d", len(kinds), len(apierr.Kinds))
 	}
 	refusals := []error{
-		auth.ErrMalformedHeader, auth.ErrEmptyToken, auth.ErrNoAccountToken, auth.ErrProgramKeyForAccount, auth.ErrCSRF, auth.ErrProgramMismatch, &auth.RetiredKeyError{},
+		auth.ErrMalformedHeader, auth.ErrEmptyToken, auth.ErrNoAccountToken, auth.ErrProgramKeyForAccount, auth.ErrCSRF, apikeys.ErrProgramMismatch, &auth.RetiredKeyError{},
 		apikeys.ErrUnknown, apikeys.ErrNoKey, apikeys.ErrNoProgram, accounts.ErrInvalidToken, accounts.ErrSuspended,
 		accounts.ErrNotMember, accounts.ErrNoWorkspace, accounts.ErrOwnerGrantOnly, accounts.ErrAlreadyMember,
-		accounts.ErrInvalidRole, &accounts.RoleError{Role: "billing", Action: "program:write"},
+		accounts.ErrInvalidRole, &accounts.RoleError{Role: "billing", Action: "program:write"}, accounts.ErrNoMembership,
+		accounts.ErrNotYourWorkspace,
 		clicks.ErrAffiliateURLRequired, clicks.ErrInvalidAffiliateURL, clicks.ErrNoAff, clicks.ErrLinkNotFound,
 		clicks.ErrLinkMisconfigured, clicks.ErrLinkDisabled, &clicks.LinkError{Err: clicks.ErrOriginNotAllowed, Origin: "https://a.example"},
 		&leads.StatusError{Status: "lead"}, leads.ErrIdentifierRequired, leads.ErrCustomerNotFound, leads.ErrOtherProgram,
@@ -189,7 +189,7 @@ func TestEveryRefusalIsAnswered(t *testing.T) {
 		programs.ErrRateNotPositive, programs.ErrPercentRateTooHigh, programs.ErrFixedRateTooHigh, programs.ErrRateDecimals,
 		&programs.WindowError{Field: "cookie_window_days"}, programs.ErrDomain, programs.ErrOrigin, programs.ErrDurationMonths,
 		&programs.CommissionTypeError{Type: "tiered"},
-		manage.ErrNotProgramMember, payments.ErrNotConnected, &payments.SignatureError{Err: errors.New("x")},
+		programs.ErrNotMember, payments.ErrNotConnected, &payments.SignatureError{Err: errors.New("x")},
 		&payments.EventError{Reason: "x"},
 	}
 	w := &errorWriter{}

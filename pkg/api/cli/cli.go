@@ -21,6 +21,7 @@ import (
 	"github.com/reftrack/reftrack/pkg/api/internal/jsonbody"
 	"github.com/reftrack/reftrack/pkg/api/internal/request"
 	"github.com/reftrack/reftrack/pkg/apierr"
+	"github.com/reftrack/reftrack/pkg/apikeys"
 	"github.com/reftrack/reftrack/pkg/clicks"
 	"github.com/reftrack/reftrack/pkg/commission"
 	"github.com/reftrack/reftrack/pkg/logins"
@@ -72,11 +73,7 @@ func (h *CLI) CliAuthCallback(ctx context.Context, req gen.CliAuthCallbackReques
 	if state == "" || token == "" {
 		return nil, apierr.Invalid("Missing required fields: state, id_token")
 	}
-	// A dashboard sign-in finishes only in its browser (the login page), never through this API.
-	if sess, err := logins.Get(ctx, h.DB, state); err == nil && sess.Purpose != logins.PurposeCLI {
-		return nil, logins.ErrSessionNotFound
-	}
-	acct, err := logins.SignIn(ctx, h.DB, h.Verifier, state, token, "", h.Now())
+	acct, err := logins.SignInCLI(ctx, h.DB, h.Verifier, state, token, h.Now())
 	if err != nil {
 		return nil, err
 	}
@@ -106,70 +103,22 @@ func (h *CLI) CliAuthPoll(ctx context.Context, req gen.CliAuthPollRequestObject)
 
 // --- account routes ------------------------------------------------------------------------------------
 
-// CliInit creates a program in the account's workspace and issues its API key.
+// CliInit creates a program in the account's workspace (accounts.WorkspaceFor) and issues its API key.
 func (h *CLI) CliInit(ctx context.Context, req gen.CliInitRequestObject) (gen.CliInitResponseObject, error) {
 	a, err := auth.SignedIn(ctx)
 	if err != nil {
 		return nil, err
 	}
-	workspaces, err := accounts.Memberships(ctx, h.DB, a.ID)
+	body, bodyErr := jsonbody.Parse((*json.RawMessage)(req.Body))
+	ws, err := accounts.WorkspaceFor(ctx, h.DB, a.ID, workspaceClaim(body, bodyErr), accounts.ActionProgramWrite)
 	if err != nil {
 		return nil, err
 	}
-	if len(workspaces) == 0 {
-		return nil, apierr.New(apierr.KindForbidden, "No advertiser found for this account — run the login command again")
-	}
-	body, err := jsonbody.Parse((*json.RawMessage)(req.Body))
+	n, err := newProgram(body)
 	if err != nil {
 		return nil, err
 	}
-	workspace := workspaces[0]
-	if id, present, ok := body.ID("advertiser_id"); present {
-		found := false
-		for _, w := range workspaces {
-			if ok && w.WorkspaceID == id {
-				workspace, found = w, true
-			}
-		}
-		if !found {
-			return nil, apierr.New(apierr.KindForbidden, "advertiser_id does not match the authenticated account")
-		}
-	}
-	if err := accounts.Authorize(workspace.Role, accounts.ActionProgramWrite); err != nil {
-		return nil, err
-	}
-
-	name, _, _ := body.Str("name")
-	domain, _, _ := body.Str("domain")
-	ctype, _, _ := body.Str("commission_type")
-	_, ratePresent := body["commission_rate"]
-	if strings.TrimSpace(name) == "" || strings.TrimSpace(domain) == "" || ctype == "" || !ratePresent {
-		return nil, apierr.Invalid("Missing required fields: name, domain, commission_type, commission_rate")
-	}
-	if !commission.Valid(ctype) {
-		return nil, &programs.CommissionTypeError{Type: ctype}
-	}
-	rate, ok := body.Number("commission_rate")
-	if !ok {
-		return nil, programs.ErrRateNotPositive // a string is refused, as the interface says
-	}
-	// The domain, the rate's range and the windows are checked by programs.Create, in one place for
-	// every route that makes or changes a program.
-	n := programs.New{WorkspaceID: workspace.WorkspaceID, Name: strings.TrimSpace(name), Domain: domain,
-		CommissionType: ctype, CommissionRate: rate, CreatedBy: a.ID}
-	if v, present, ok := body.SaturatedInt("cookie_duration"); present {
-		// The original CLI's name for cookie_window_days: its refusal names the field the client sent.
-		if !ok || programs.CheckWindow("cookie_window_days", v) != nil {
-			return nil, apierr.Invalid(fmt.Sprintf("cookie_duration must be between %d and %d", programs.MinWindowDays, programs.MaxWindowDays))
-		}
-		n.CookieWindowDays = &v
-	}
-	if v, present, ok := body.SaturatedInt("duration_months"); present {
-		if !ok {
-			return nil, programs.ErrDurationMonths
-		}
-		n.DurationMonths = &v // 0, the original CLI's "lifetime", is lifetime
-	}
+	n.WorkspaceID, n.CreatedBy = ws.WorkspaceID, a.ID
 	p, key, err := programs.Create(ctx, h.DB, n)
 	if err != nil {
 		return nil, err
@@ -177,6 +126,52 @@ func (h *CLI) CliInit(ctx context.Context, req gen.CliInitRequestObject) (gen.Cl
 	out := gen.CliInitResponse{}
 	out.Data.ProgramId, out.Data.ApiKey, out.Data.ProgramSlug, out.Data.Domain = strconv.FormatInt(p.ID, 10), key, p.Slug, p.Domain
 	return gen.CliInit201JSONResponse{Body: out}, nil
+}
+
+// workspaceClaim is the workspace the body names (advertiser_id), or why the body could not be read.
+func workspaceClaim(body jsonbody.Object, unread error) accounts.WorkspaceClaim {
+	if unread != nil {
+		return accounts.WorkspaceClaim{Unread: unread}
+	}
+	id, present, ok := body.ID("advertiser_id")
+	if !ok {
+		id = 0
+	}
+	return accounts.WorkspaceClaim{Named: present, ID: id}
+}
+
+// newProgram reads the program's fields; the domain, the rate's range and the windows are checked by
+// programs.Create, in one place for every route that makes or changes a program.
+func newProgram(body jsonbody.Object) (programs.New, error) {
+	name, _, _ := body.Str("name")
+	domain, _, _ := body.Str("domain")
+	ctype, _, _ := body.Str("commission_type")
+	_, ratePresent := body["commission_rate"]
+	if strings.TrimSpace(name) == "" || strings.TrimSpace(domain) == "" || ctype == "" || !ratePresent {
+		return programs.New{}, apierr.Invalid("Missing required fields: name, domain, commission_type, commission_rate")
+	}
+	if !commission.Valid(ctype) {
+		return programs.New{}, &programs.CommissionTypeError{Type: ctype}
+	}
+	rate, ok := body.Number("commission_rate")
+	if !ok {
+		return programs.New{}, programs.ErrRateNotPositive // a string is refused, as the interface says
+	}
+	n := programs.New{Name: strings.TrimSpace(name), Domain: domain, CommissionType: ctype, CommissionRate: rate}
+	if v, present, ok := body.SaturatedInt("cookie_duration"); present {
+		// The original CLI's name for cookie_window_days: its refusal names the field the client sent.
+		if !ok || programs.CheckWindow("cookie_window_days", v) != nil {
+			return programs.New{}, apierr.Invalid(fmt.Sprintf("cookie_duration must be between %d and %d", programs.MinWindowDays, programs.MaxWindowDays))
+		}
+		n.CookieWindowDays = &v
+	}
+	if v, present, ok := body.SaturatedInt("duration_months"); present {
+		if !ok {
+			return programs.New{}, programs.ErrDurationMonths
+		}
+		n.DurationMonths = &v // 0, the original CLI's "lifetime", is lifetime
+	}
+	return n, nil
 }
 
 // CliListPrograms lists the programs of the account's workspaces.
@@ -232,7 +227,7 @@ func programOfKey(ctx context.Context, programID *string) (int64, error) {
 		return 0, err
 	}
 	if programID != nil && *programID != "" && *programID != strconv.FormatInt(k.ProgramID, 10) {
-		return 0, auth.ErrProgramMismatch
+		return 0, apikeys.ErrProgramMismatch
 	}
 	return k.ProgramID, nil
 }

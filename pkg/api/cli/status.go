@@ -3,16 +3,13 @@ package cli
 import (
 	"context"
 	"encoding/json"
-	"errors"
-	"time"
 
 	gen "github.com/reftrack/reftrack/gen/server"
 	"github.com/reftrack/reftrack/pkg/api/internal/auth"
 	"github.com/reftrack/reftrack/pkg/api/internal/jsonbody"
 	"github.com/reftrack/reftrack/pkg/api/internal/wire"
 	"github.com/reftrack/reftrack/pkg/apierr"
-	"github.com/reftrack/reftrack/pkg/payments"
-	"github.com/reftrack/reftrack/pkg/programs"
+	"github.com/reftrack/reftrack/pkg/apikeys"
 	"github.com/reftrack/reftrack/pkg/readiness"
 	"github.com/reftrack/reftrack/pkg/synthetic"
 )
@@ -23,31 +20,20 @@ func (h *CLI) CliStatus(ctx context.Context, req gen.CliStatusRequestObject) (ge
 	if err != nil {
 		return nil, err
 	}
-	p, err := programs.Get(ctx, h.DB, programID)
+	st, err := readiness.ReadStatus(ctx, h.DB, h.DNS, programID, h.Now())
 	if err != nil {
 		return nil, err
 	}
 	out := gen.CliStatusResponse{Warnings: wire.Warnings(ctx)}
 	d := &out.Data
-	d.ProgramId, d.Name, d.Domain = p.ID, p.Name, p.Domain
-	dns, err := programs.CheckDNS(ctx, h.DB, h.DNS, programID, h.Now())
-	if err != nil {
-		return nil, err
-	}
-	d.DnsVerified = dns.Verified
-	d.DnsRecord.Name, d.DnsRecord.Type, d.DnsRecord.Value = dns.Record.Name, gen.TXT, dns.Record.Value
-	counts, err := readiness.RecentActivity(ctx, h.DB, programID, h.Now().Add(-24*time.Hour))
-	if err != nil {
-		return nil, err
-	}
-	d.RecentEvents.Clicks24h, d.RecentEvents.Leads24h, d.RecentEvents.Sales24h = counts.Clicks, counts.Leads, counts.Sales
-	d.ActivePartners, d.PendingCommissions = counts.ActivePartners, counts.PendingCommissions
-	c, err := payments.Get(ctx, h.DB, programID, payments.ProviderStripe)
-	switch {
-	case err == nil:
+	d.ProgramId, d.Name, d.Domain = st.Program.ID, st.Program.Name, st.Program.Domain
+	d.DnsVerified = st.DNS.Verified
+	d.DnsRecord.Name, d.DnsRecord.Type, d.DnsRecord.Value = st.DNS.Record.Name, gen.TXT, st.DNS.Record.Value
+	a := st.Activity
+	d.RecentEvents.Clicks24h, d.RecentEvents.Leads24h, d.RecentEvents.Sales24h = a.Clicks, a.Leads, a.Sales
+	d.ActivePartners, d.PendingCommissions = a.ActivePartners, a.PendingCommissions
+	if c := st.Stripe; c != nil {
 		d.StripeConnected, d.StripeChargesEnabled = true, c.ChargesEnabled
-	case !errors.Is(err, payments.ErrNotConnected):
-		return nil, err
 	}
 	return gen.CliStatus200JSONResponse{Body: out}, nil
 }
@@ -63,42 +49,53 @@ func (h *CLI) CliTestEvent(ctx context.Context, req gen.CliTestEventRequestObjec
 		return nil, err
 	}
 	if id, present, ok := body.ID("program_id"); present && (!ok || id != k.ProgramID) {
-		return nil, auth.ErrProgramMismatch
+		return nil, apikeys.ErrProgramMismatch
 	}
 	runner := &synthetic.Runner{DB: h.DB, Log: h.Log, Click: h.Clicks.Record, Now: h.Now}
 	out := gen.CliTestEventResponse{Warnings: wire.Warnings(ctx)}
 	if t, _, _ := body.Str("type"); t == "chain" {
-		ch, err := runner.RunChain(ctx, k.ProgramID)
-		if err != nil {
-			return nil, err
-		}
-		res := gen.CliChainResult{Type: gen.Chain, ShortCode: ch.ShortCode, CustomerKey: ch.CustomerKey,
-			Verdict:    gen.ChainVerdict{Click: gen.StepVerdict(ch.Click), Lead: gen.StepVerdict(ch.Lead), Sale: gen.StepVerdict(ch.Sale)},
-			Attributed: ch.Attributed()}
-		if err := out.Data.FromCliChainResult(res); err != nil {
-			return nil, err
-		}
-		h.Metrics.Event("synthetic_chain", true)
-		return gen.CliTestEvent200JSONResponse{Body: out}, nil
+		err = h.testChain(ctx, runner, k.ProgramID, &out.Data)
+	} else {
+		err = testEvent(ctx, runner, k.ProgramID, body, &out.Data)
 	}
+	if err != nil {
+		return nil, err
+	}
+	return gen.CliTestEvent200JSONResponse{Body: out}, nil
+}
+
+// testChain runs the synthetic chain (click, lead, sale) and answers its verdict.
+func (h *CLI) testChain(ctx context.Context, runner *synthetic.Runner, programID int64, data *gen.CliTestEventResponse_Data) error {
+	ch, err := runner.RunChain(ctx, programID)
+	if err != nil {
+		return err
+	}
+	res := gen.CliChainResult{Type: gen.Chain, ShortCode: ch.ShortCode, CustomerKey: ch.CustomerKey,
+		Verdict:    gen.ChainVerdict{Click: gen.StepVerdict(ch.Click), Lead: gen.StepVerdict(ch.Lead), Sale: gen.StepVerdict(ch.Sale)},
+		Attributed: ch.Attributed()}
+	if err := data.FromCliChainResult(res); err != nil {
+		return err
+	}
+	h.Metrics.Event("synthetic_chain", true)
+	return nil
+}
+
+// testEvent records one test event of the body's event_type.
+func testEvent(ctx context.Context, runner *synthetic.Runner, programID int64, body jsonbody.Object, data *gen.CliTestEventResponse_Data) error {
 	et, _, _ := body.Str("event_type")
 	if et != "click" && et != "lead" && et != "sale" {
 		shown := et
 		if raw, present := body["event_type"]; present && et == "" {
 			shown = string(raw)
 		}
-		return nil, invalidEventType(shown)
+		return invalidEventType(shown)
 	}
-	one, err := runner.One(ctx, k.ProgramID, et)
+	one, err := runner.One(ctx, programID, et)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	res := gen.CliTestEventResult{EventType: gen.CliTestEventResultEventType(one.EventType), EventId: one.EventID,
-		Received: true, Attributed: one.Attributed, Message: one.Message}
-	if err := out.Data.FromCliTestEventResult(res); err != nil {
-		return nil, err
-	}
-	return gen.CliTestEvent200JSONResponse{Body: out}, nil
+	return data.FromCliTestEventResult(gen.CliTestEventResult{EventType: gen.CliTestEventResultEventType(one.EventType),
+		EventId: one.EventID, Received: true, Attributed: one.Attributed, Message: one.Message})
 }
 
 // CliStripeConnect is retired: the connection is a program setting now.

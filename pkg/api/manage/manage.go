@@ -7,7 +7,6 @@ package manage
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"strconv"
 	"time"
@@ -21,7 +20,6 @@ import (
 	"github.com/reftrack/reftrack/pkg/api/internal/jsonbody"
 	"github.com/reftrack/reftrack/pkg/api/internal/wire"
 	"github.com/reftrack/reftrack/pkg/apierr"
-	"github.com/reftrack/reftrack/pkg/apikeys"
 	"github.com/reftrack/reftrack/pkg/commission"
 	"github.com/reftrack/reftrack/pkg/origins"
 	"github.com/reftrack/reftrack/pkg/programs"
@@ -46,30 +44,17 @@ type Management struct {
 	DNS programs.TXTResolver
 }
 
-// ErrNotProgramMember refuses an account that is not a member of the program's workspace.
-var ErrNotProgramMember = errors.New("not a member of the program's workspace")
-
-// programAccess checks that the signed-in account's role in the program's workspace allows action.
+// programAccess is the program, once the signed-in account's role in its workspace allows action.
 func (h *Management) programAccess(ctx context.Context, programID int64, action string) (accounts.Account, programs.Program, error) {
 	a, err := auth.SignedIn(ctx)
 	if err != nil {
 		return a, programs.Program{}, err
 	}
-	p, err := programs.Get(ctx, h.DB, programID)
-	if err != nil {
-		return a, p, err
-	}
-	role, err := accounts.Role(ctx, h.DB, a.ID, p.WorkspaceID)
-	if errors.Is(err, accounts.ErrNotMember) {
-		return a, p, ErrNotProgramMember
-	}
-	if err != nil {
-		return a, p, err
-	}
-	return a, p, accounts.Authorize(role, action)
+	p, err := programs.Access(ctx, h.DB, a.ID, programID, action)
+	return a, p, err
 }
 
-func (h *Management) wireProgram(ctx context.Context, p programs.Program) (gen.Program, error) {
+func wireProgram(p programs.Shown) (gen.Program, error) {
 	rate, err := strconv.ParseFloat(p.CommissionRate, 64)
 	if err != nil {
 		return gen.Program{}, err
@@ -81,12 +66,8 @@ func (h *Management) wireProgram(ctx context.Context, p programs.Program) (gen.P
 		CommissionRate: rate, DurationMonths: p.DurationMonths, AllowedOrigins: append([]string{}, p.AllowedOrigins...),
 		CreatedAt: p.CreatedAt, UpdatedAt: p.UpdatedAt,
 	}
-	k, err := apikeys.Current(ctx, h.DB, p.ID)
-	switch {
-	case err == nil:
-		out.ApiKeyMasked = wire.Ptr(k.Masked())
-	case !errors.Is(err, apikeys.ErrNoKey):
-		return gen.Program{}, err
+	if p.KeyMasked != "" {
+		out.ApiKeyMasked = wire.Ptr(p.KeyMasked)
 	}
 	return out, nil
 }
@@ -97,7 +78,11 @@ func (h *Management) GetProgram(ctx context.Context, req gen.GetProgramRequestOb
 	if err != nil {
 		return nil, err
 	}
-	out, err := h.wireProgram(ctx, p)
+	shown, err := programs.Show(ctx, h.DB, p)
+	if err != nil {
+		return nil, err
+	}
+	out, err := wireProgram(shown)
 	if err != nil {
 		return nil, err
 	}
@@ -119,12 +104,14 @@ func (h *Management) UpdateProgram(ctx context.Context, req gen.UpdateProgramReq
 	if err != nil {
 		return nil, err
 	}
-	p, err := programs.Apply(ctx, h.DB, req.ProgramId, u)
+	p, err := programs.Change(ctx, h.DB, req.ProgramId, u)
+	// The allowed origins may have changed, even when showing the stored change failed; forgetting them
+	// after a refused change costs one reload.
+	h.Origins.Forget()
 	if err != nil {
 		return nil, err
 	}
-	h.Origins.Forget()
-	out, err := h.wireProgram(ctx, p)
+	out, err := wireProgram(p)
 	if err != nil {
 		return nil, err
 	}
@@ -213,18 +200,10 @@ func (h *Management) GetProgramReadiness(ctx context.Context, req gen.GetProgram
 		return nil, err
 	}
 	// The DNS check writes (it claims the lookup, records a verification): the primary. The report is
-	// read from ReadDB, with the DNS check's own answer, which the replica may not have yet.
-	dns, err := programs.CheckDNS(ctx, h.DB, h.DNS, req.ProgramId, h.Now())
+	// read from ReadDB.
+	r, err := readiness.Assess(ctx, readiness.Sources{Primary: h.DB, Read: h.ReadDB, DNS: h.DNS}, req.ProgramId, h.Now())
 	if err != nil {
 		return nil, err
 	}
-	r, err := readiness.Compute(ctx, h.ReadDB, req.ProgramId, h.Now())
-	if errors.Is(err, readiness.ErrNoProgram) && h.ReadDB != h.DB {
-		// The program was created less than the replica's lag ago: the primary has it.
-		r, err = readiness.Compute(ctx, h.DB, req.ProgramId, h.Now())
-	}
-	if err != nil {
-		return nil, err
-	}
-	return gen.GetProgramReadiness200JSONResponse{Body: wire.Readiness(r.WithDNS(dns))}, nil
+	return gen.GetProgramReadiness200JSONResponse{Body: wire.Readiness(r)}, nil
 }

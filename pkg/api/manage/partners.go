@@ -2,11 +2,11 @@ package manage
 
 import (
 	"context"
-	"errors"
 	"time"
 
 	gen "github.com/reftrack/reftrack/gen/server"
 	"github.com/reftrack/reftrack/pkg/accounts"
+	"github.com/reftrack/reftrack/pkg/api/internal/auth"
 	"github.com/reftrack/reftrack/pkg/apikeys"
 	"github.com/reftrack/reftrack/pkg/audit"
 	"github.com/reftrack/reftrack/pkg/programs"
@@ -84,20 +84,14 @@ func (h *Management) CreateLink(ctx context.Context, req gen.CreateLinkRequestOb
 
 // UpdateLink turns a referral link on or off (owner, admin of its program's workspace).
 func (h *Management) UpdateLink(ctx context.Context, req gen.UpdateLinkRequestObject) (gen.UpdateLinkResponseObject, error) {
-	l, err := programs.GetLink(ctx, h.DB, req.LinkId)
-	if err == nil && l.ProgramID == nil {
-		err = programs.ErrLinkNotFound
-	}
+	a, err := auth.SignedIn(ctx)
 	if err != nil {
 		return nil, err
 	}
-	if _, _, err := h.programAccess(ctx, *l.ProgramID, accounts.ActionLinksWrite); err != nil {
-		if errors.Is(err, programs.ErrNotFound) {
-			return nil, programs.ErrLinkNotFound // the link's program is gone, so is the link
-		}
+	if _, err := programs.AccessLink(ctx, h.DB, a.ID, req.LinkId, accounts.ActionLinksWrite); err != nil {
 		return nil, err
 	}
-	l, err = programs.SetLinkEnabled(ctx, h.DB, req.LinkId, req.Body.Enabled)
+	l, err := programs.SetLinkEnabled(ctx, h.DB, req.LinkId, req.Body.Enabled)
 	if err != nil {
 		return nil, err
 	}

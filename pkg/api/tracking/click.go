@@ -8,6 +8,7 @@ import (
 	"github.com/reftrack/reftrack/pkg/api/internal/request"
 	"github.com/reftrack/reftrack/pkg/api/internal/wire"
 	"github.com/reftrack/reftrack/pkg/apierr"
+	"github.com/reftrack/reftrack/pkg/apikeys"
 	"github.com/reftrack/reftrack/pkg/clicks"
 	"github.com/reftrack/reftrack/pkg/geo"
 )
@@ -22,31 +23,58 @@ func (h *Tracking) TrackClick(ctx context.Context, req gen.TrackClickRequestObje
 	if err != nil {
 		return nil, err
 	}
-	affURL, present, ok := body.Str("affiliate_url")
-	switch {
-	case !present:
-		return nil, apierr.Invalid("affiliate_url is required")
-	case !ok:
-		return nil, apierr.Invalid("Invalid affiliate_url")
-	}
-	ad, err := body.AdditionalData()
+	in, named, err := h.clickInput(ctx, body)
 	if err != nil {
 		return nil, err
 	}
-	if err := body.CheckStrings(clickMetadata...); err != nil {
+	claim, err := h.testClaim(ctx, in.Test, named)
+	if err != nil {
 		return nil, err
 	}
-	if ad.Test {
-		// Test mode may authenticate with the program key; a key and a program_id must agree.
-		key, hasKey, err := h.Auth.OptionalKey(ctx)
-		if err != nil {
-			return nil, err
-		}
-		if err := checkTestProgram(ad, key.ProgramID, hasKey); err != nil {
-			return nil, err
-		}
+	res, err := h.Clicks.Track(ctx, in, claim)
+	if err != nil {
+		return nil, err
 	}
+	h.Metrics.Event("click", in.Test)
+	out := gen.ClickResponse{Success: true, ClickId: res.ClickID, CookieWindowDays: res.CookieWindowDays,
+		PartnerCode: &res.ShortLink, Warnings: wire.Warnings(ctx)}
+	if in.Test {
+		out.Message = wire.Ptr("Test click recorded")
+		out.Data = wire.TestData(&res.ID, res.ProgramID)
+	}
+	return gen.TrackClick200JSONResponse{Body: out}, nil
+}
 
+// testClaim is what a test click says of its program: test mode may authenticate with the program key
+// (a key that matches no program is refused); outside test mode the credential is not read.
+func (h *Tracking) testClaim(ctx context.Context, test bool, named *int64) (apikeys.Claim, error) {
+	if !test {
+		return apikeys.Claim{}, nil
+	}
+	key, hasKey, err := h.Auth.OptionalKey(ctx)
+	if err != nil {
+		return apikeys.Claim{}, err
+	}
+	return apikeys.ClaimOf(key, hasKey, named), nil
+}
+
+// clickInput reads the click's body and request (the device from the User-Agent, the place from trusted
+// proxies' headers), with the program additional_data names.
+func (h *Tracking) clickInput(ctx context.Context, body jsonbody.Object) (clicks.Input, *int64, error) {
+	affURL, present, ok := body.Str("affiliate_url")
+	switch {
+	case !present:
+		return clicks.Input{}, nil, apierr.Invalid("affiliate_url is required")
+	case !ok:
+		return clicks.Input{}, nil, apierr.Invalid("Invalid affiliate_url")
+	}
+	ad, err := body.AdditionalData()
+	if err != nil {
+		return clicks.Input{}, nil, err
+	}
+	if err := body.CheckStrings(clickMetadata...); err != nil {
+		return clicks.Input{}, nil, err
+	}
 	m := request.From(ctx)
 	ua := m.Header.Get("User-Agent")
 	if ua == "" {
@@ -71,16 +99,5 @@ func (h *Tracking) TrackClick(ctx context.Context, req gen.TrackClickRequestObje
 	if m.ViaTrustedProxy {
 		in.Geo = geo.FromHeaders(m.Header)
 	}
-	res, err := h.Clicks.Record(ctx, in)
-	if err != nil {
-		return nil, err
-	}
-	h.Metrics.Event("click", ad.Test)
-	out := gen.ClickResponse{Success: true, ClickId: res.ClickID, CookieWindowDays: res.CookieWindowDays,
-		PartnerCode: &res.ShortLink, Warnings: wire.Warnings(ctx)}
-	if ad.Test {
-		out.Message = wire.Ptr("Test click recorded")
-		out.Data = wire.TestData(&res.ID, res.ProgramID)
-	}
-	return gen.TrackClick200JSONResponse{Body: out}, nil
+	return in, ad.ProgramID, nil
 }

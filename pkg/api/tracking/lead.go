@@ -2,12 +2,14 @@ package tracking
 
 import (
 	"context"
+	"encoding/json"
 
 	gen "github.com/reftrack/reftrack/gen/server"
 	"github.com/reftrack/reftrack/pkg/api/internal/jsonbody"
 	"github.com/reftrack/reftrack/pkg/api/internal/request"
 	"github.com/reftrack/reftrack/pkg/api/internal/wire"
 	"github.com/reftrack/reftrack/pkg/apierr"
+	"github.com/reftrack/reftrack/pkg/apikeys"
 	"github.com/reftrack/reftrack/pkg/leads"
 )
 
@@ -16,53 +18,16 @@ const (
 	msgLeadProvisional = "Lead recorded as provisional. This program requires server-side (Bearer) lead tracking to settle attribution."
 )
 
-// TrackLead records a lead: server mode with a valid program key, browser mode without one.
+// TrackLead records a lead: server mode with a valid program key, browser mode without one (leads.Mode).
 func (h *Tracking) TrackLead(ctx context.Context, req gen.TrackLeadRequestObject) (gen.TrackLeadResponseObject, error) {
-	body, err := jsonbody.Parse(req.Body)
+	q, err := h.leadRequest(ctx, req.Body)
 	if err != nil {
 		return nil, err
 	}
-	// Mode first: a token that matches no program is refused whatever the body says.
-	key, server, err := h.Auth.OptionalKey(ctx)
+	res, err := h.Leads.Take(ctx, q)
 	if err != nil {
 		return nil, err
 	}
-	clickID, customerKey, err := leadIdentifiers(body)
-	if err != nil {
-		return nil, err
-	}
-	ad, err := body.AdditionalData()
-	if err != nil {
-		return nil, err
-	}
-	if err := body.CheckStrings("email"); err != nil {
-		return nil, err
-	}
-	if err := checkTestProgram(ad, key.ProgramID, server); err != nil {
-		return nil, err
-	}
-	in := leads.Input{
-		ServerMode:  server,
-		ClickID:     clickID,
-		CustomerKey: customerKey,
-		Email:       body.OptStr("email"),
-		Test:        ad.Test,
-		Source:      leads.SourceBrowser,
-	}
-	switch {
-	case server:
-		in.ProgramID, in.Source = key.ProgramID, leads.SourceServer
-	case ad.ProgramID != nil:
-		in.ProgramID = *ad.ProgramID
-	}
-	if !server {
-		in.Origin = request.From(ctx).Header.Get("Origin")
-	}
-	res, err := h.Leads.Record(ctx, in)
-	if err != nil {
-		return nil, err
-	}
-
 	out := gen.LeadResponse{
 		Success:     true,
 		Message:     msgLeadTracked,
@@ -82,11 +47,37 @@ func (h *Tracking) TrackLead(ctx context.Context, req gen.TrackLeadRequestObject
 		out.Provisional = wire.Ptr(gen.LeadResponseProvisional(true))
 		kind = "provisional_lead"
 	}
-	if ad.Test {
+	if q.Test {
 		out.Data = wire.TestData(res.LeadID, res.ProgramID)
 	}
-	h.Metrics.Event(kind, ad.Test)
+	h.Metrics.Event(kind, q.Test)
 	return gen.TrackLead200JSONResponse{Body: out}, nil
+}
+
+// leadRequest reads the lead's credential and body, in the order their refusals are answered.
+func (h *Tracking) leadRequest(ctx context.Context, raw *json.RawMessage) (leads.Request, error) {
+	body, err := jsonbody.Parse(raw)
+	if err != nil {
+		return leads.Request{}, err
+	}
+	// The credential first: a token that matches no program is refused whatever the body says.
+	key, hasKey, err := h.Auth.OptionalKey(ctx)
+	if err != nil {
+		return leads.Request{}, err
+	}
+	clickID, customerKey, err := leadIdentifiers(body)
+	if err != nil {
+		return leads.Request{}, err
+	}
+	ad, err := body.AdditionalData()
+	if err != nil {
+		return leads.Request{}, err
+	}
+	if err := body.CheckStrings("email"); err != nil {
+		return leads.Request{}, err
+	}
+	return leads.Request{Claim: apikeys.ClaimOf(key, hasKey, ad.ProgramID), ClickID: clickID, CustomerKey: customerKey,
+		Email: body.OptStr("email"), Test: ad.Test, Origin: request.From(ctx).Header.Get("Origin")}, nil
 }
 
 // leadIdentifiers reads click_id and customer_key; at least one is required.

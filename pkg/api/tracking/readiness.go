@@ -6,7 +6,6 @@ import (
 	gen "github.com/reftrack/reftrack/gen/server"
 	"github.com/reftrack/reftrack/pkg/api/internal/auth"
 	"github.com/reftrack/reftrack/pkg/api/internal/wire"
-	"github.com/reftrack/reftrack/pkg/programs"
 	"github.com/reftrack/reftrack/pkg/readiness"
 )
 
@@ -16,10 +15,7 @@ func (h *Tracking) GetReadiness(ctx context.Context, _ gen.GetReadinessRequestOb
 	if err != nil {
 		return nil, err
 	}
-	if _, err := programs.CheckDNS(ctx, h.DB, h.DNS, key.ProgramID, h.Now()); err != nil {
-		return nil, err
-	}
-	r, err := readiness.Compute(ctx, h.DB, key.ProgramID, h.Now())
+	r, err := readiness.Assess(ctx, readiness.Sources{Primary: h.DB, DNS: h.DNS}, key.ProgramID, h.Now())
 	if err != nil {
 		return nil, err
 	}

@@ -23,32 +23,9 @@ func (h *Tracking) TrackRefund(ctx context.Context, req gen.TrackRefundRequestOb
 	if err != nil {
 		return nil, err
 	}
-	in := sales.RefundInput{ProgramID: key.ProgramID, Source: sales.SourceAPI, Reason: sales.ReasonRefund}
-	txn, _, ok := body.Str("transaction_id")
-	if !ok || strings.TrimSpace(txn) == "" {
-		return nil, apierr.Invalid("transaction_id is required")
-	}
-	in.TransactionID = txn
-	if v, present, ok := body.Str("reason"); present {
-		if !ok || (v != sales.ReasonRefund && v != sales.ReasonChargeback) {
-			return nil, apierr.Invalid("reason must be refund or chargeback")
-		}
-		in.Reason = v
-	}
-	if v, present, ok := body.Str("refund_reason"); present {
-		if !ok || len(v) > 2000 {
-			return nil, apierr.Invalid("refund_reason must be a string of at most 2000 characters")
-		}
-		in.RefundReason = v
-	}
-	if v, present, ok := body.SaturatedInt("refund_amount_cents"); present {
-		if !ok || v <= 0 {
-			return nil, apierr.Invalid("refund_amount_cents must be a positive integer")
-		}
-		if v > sales.MaxAmountCents {
-			return nil, apierr.Invalid(fmt.Sprintf("refund_amount_cents must be at most %d", sales.MaxAmountCents))
-		}
-		in.AmountCents = &v
+	in, err := refundInput(body, key.ProgramID)
+	if err != nil {
+		return nil, err
 	}
 	res, err := h.Refunds.Refund(ctx, in)
 	if err != nil {
@@ -68,6 +45,38 @@ func (h *Tracking) TrackRefund(ctx context.Context, req gen.TrackRefundRequestOb
 		h.Metrics.Event("refund", false)
 	}
 	return gen.TrackRefund200JSONResponse{Body: out}, nil
+}
+
+// refundInput reads the refund's body, in the order the interface lists its rules.
+func refundInput(body jsonbody.Object, programID int64) (sales.RefundInput, error) {
+	in := sales.RefundInput{ProgramID: programID, Source: sales.SourceAPI, Reason: sales.ReasonRefund}
+	txn, _, ok := body.Str("transaction_id")
+	if !ok || strings.TrimSpace(txn) == "" {
+		return in, apierr.Invalid("transaction_id is required")
+	}
+	in.TransactionID = txn
+	if v, present, ok := body.Str("reason"); present {
+		if !ok || (v != sales.ReasonRefund && v != sales.ReasonChargeback) {
+			return in, apierr.Invalid("reason must be refund or chargeback")
+		}
+		in.Reason = v
+	}
+	if v, present, ok := body.Str("refund_reason"); present {
+		if !ok || len(v) > 2000 {
+			return in, apierr.Invalid("refund_reason must be a string of at most 2000 characters")
+		}
+		in.RefundReason = v
+	}
+	if v, present, ok := body.SaturatedInt("refund_amount_cents"); present {
+		if !ok || v <= 0 {
+			return in, apierr.Invalid("refund_amount_cents must be a positive integer")
+		}
+		if v > sales.MaxAmountCents {
+			return in, apierr.Invalid(fmt.Sprintf("refund_amount_cents must be at most %d", sales.MaxAmountCents))
+		}
+		in.AmountCents = &v
+	}
+	return in, nil
 }
 
 func refundMessage(r sales.RefundResult) string {

@@ -2,10 +2,8 @@ package tracking
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -40,50 +38,45 @@ func (h *Tracking) TrackSale(ctx context.Context, req gen.TrackSaleRequestObject
 		return nil, err
 	}
 	in.ProgramID, in.Source = key.ProgramID, sales.SourceAPI
-
-	var res sales.Result
-	for attempt := 0; ; attempt++ {
-		res, err = h.Sales.Record(ctx, in)
-		var dup *sales.DuplicateError
-		if errors.As(err, &dup) && ad.Test && in.TransactionID != body.OptStr("transaction_id") && attempt < 3 {
-			in.TransactionID = testTransactionID(h.Now()) // a generated id never collides: draw again
-			continue
-		}
-		break
-	}
+	res, err := h.Sales.Track(ctx, in, h.Now)
 	if err != nil {
 		return nil, err
 	}
-	warnings := wire.Warnings(ctx)
+	out, err := saleResponse(in, res, wire.Warnings(ctx))
+	if err != nil {
+		return nil, err
+	}
+	if !res.Window.Expired {
+		h.Metrics.Event("sale", in.Test)
+	}
+	return gen.TrackSale200JSONResponse{Body: out}, nil
+}
+
+// saleResponse is the answer to a sale: recorded, or outside the attribution window (nothing recorded).
+func saleResponse(in sales.Input, res sales.Tracked, warnings *[]gen.Warning) (gen.SaleResponse, error) {
 	var out gen.SaleResponse
 	if res.Window.Expired {
-		err = out.FromSaleWindowExpired(gen.SaleWindowExpired{
+		return out, out.FromSaleWindowExpired(gen.SaleWindowExpired{
 			Success: true, Attributed: false, Reason: gen.AttributionWindowExpired,
 			ClickAgeDays: res.Window.ClickAgeDays, WindowDays: res.Window.WindowDays,
 			Message: fmt.Sprintf("Sale not attributed: the click is %d days old, outside the program's %d-day attribution window. Nothing was recorded.",
 				res.Window.ClickAgeDays, res.Window.WindowDays),
-			Data: saleTestData(ad.Test, nil, in.ProgramID), Warnings: warnings,
+			Data: saleTestData(in.Test, nil, in.ProgramID), Warnings: warnings,
 		})
-	} else {
-		rec := gen.SaleRecorded{
-			Success: true, Message: "Sale tracked successfully", SaleId: res.SaleID,
-			TransactionId: in.TransactionID, AmountCents: in.AmountCents, Currency: in.Currency, IsTest: in.Test,
-			Attribution: gen.Attribution{Status: gen.AttributionStatusAttributed, ClickId: res.Attribution.ClickID,
-				PartnerId: res.Attribution.PartnerID, ProgramId: &res.Attribution.ProgramID},
-			Data: saleTestData(ad.Test, &res.SaleID, in.ProgramID), Warnings: warnings,
-		}
-		if c := res.Commission; c != nil {
-			rec.CommissionId = &c.ID
-			rec.Commission = &gen.SaleCommission{Id: c.ID, AmountCents: c.AmountCents, Currency: c.Currency,
-				Status: gen.SaleCommissionStatus(c.Status)}
-		}
-		err = out.FromSaleRecorded(rec)
-		h.Metrics.Event("sale", in.Test)
 	}
-	if err != nil {
-		return nil, err
+	rec := gen.SaleRecorded{
+		Success: true, Message: "Sale tracked successfully", SaleId: res.SaleID,
+		TransactionId: res.TransactionID, AmountCents: in.AmountCents, Currency: in.Currency, IsTest: in.Test,
+		Attribution: gen.Attribution{Status: gen.AttributionStatusAttributed, ClickId: res.Attribution.ClickID,
+			PartnerId: res.Attribution.PartnerID, ProgramId: &res.Attribution.ProgramID},
+		Data: saleTestData(in.Test, &res.SaleID, in.ProgramID), Warnings: warnings,
 	}
-	return gen.TrackSale200JSONResponse{Body: out}, nil
+	if c := res.Commission; c != nil {
+		rec.CommissionId = &c.ID
+		rec.Commission = &gen.SaleCommission{Id: c.ID, AmountCents: c.AmountCents, Currency: c.Currency,
+			Status: gen.SaleCommissionStatus(c.Status)}
+	}
+	return out, out.FromSaleRecorded(rec)
 }
 
 func saleTestData(test bool, saleID *int64, programID int64) *gen.TestModeData {
@@ -91,10 +84,6 @@ func saleTestData(test bool, saleID *int64, programID int64) *gen.TestModeData {
 		return nil
 	}
 	return wire.TestData(saleID, programID)
-}
-
-func testTransactionID(now time.Time) string {
-	return "test_txn_" + strconv.FormatInt(now.UnixNano(), 10)
 }
 
 // saleInput checks the body in the order the interface lists its rules.
@@ -105,7 +94,7 @@ func (h *Tracking) saleInput(body jsonbody.Object, test bool) (sales.Input, erro
 	txn, present, ok := body.Str("transaction_id")
 	switch {
 	case !present && test:
-		txn = testTransactionID(now)
+		// sales.Track records it under a generated transaction id.
 	case !ok || strings.TrimSpace(txn) == "" || len(txn) > 255:
 		return in, apierr.Invalid("transaction_id is required and must be a string")
 	}

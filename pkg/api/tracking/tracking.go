@@ -11,7 +11,6 @@ import (
 	"github.com/jmoiron/sqlx"
 
 	"github.com/reftrack/reftrack/pkg/api/internal/auth"
-	"github.com/reftrack/reftrack/pkg/api/internal/jsonbody"
 	"github.com/reftrack/reftrack/pkg/clicks"
 	"github.com/reftrack/reftrack/pkg/leads"
 	"github.com/reftrack/reftrack/pkg/origins"
@@ -36,13 +35,4 @@ type Tracking struct {
 	Devices *useragent.Parser
 	Metrics *metrics.Metrics
 	Origins *origins.Cache
-}
-
-// checkTestProgram is the test-mode rule: with both a key and additional_data.program_id, they must name
-// the same program.
-func checkTestProgram(ad jsonbody.AdditionalData, keyProgram int64, hasKey bool) error {
-	if ad.Test && hasKey && ad.ProgramID != nil && *ad.ProgramID != keyProgram {
-		return auth.ErrProgramMismatch
-	}
-	return nil
 }

@@ -5,18 +5,14 @@ package webhooks
 import (
 	"context"
 
-	"github.com/jmoiron/sqlx"
-
 	gen "github.com/reftrack/reftrack/gen/server"
 	"github.com/reftrack/reftrack/pkg/api/internal/request"
 	"github.com/reftrack/reftrack/pkg/payments"
 	"github.com/reftrack/reftrack/pkg/platform/metrics"
-	"github.com/reftrack/reftrack/pkg/programs"
 )
 
 // Webhooks implements the webhook operations of the strict server interface.
 type Webhooks struct {
-	DB      *sqlx.DB
 	Stripe  *payments.Stripe
 	Metrics *metrics.Metrics
 }
@@ -41,17 +37,8 @@ func (h *Webhooks) StripeWebhookAlias(ctx context.Context, req gen.StripeWebhook
 
 // stripe verifies and processes one delivery to the program's Stripe endpoint, at either path.
 func (h *Webhooks) stripe(ctx context.Context, programID int64) (gen.WebhookAck, error) {
-	p, err := programs.Get(ctx, h.DB, programID)
-	if err != nil {
-		return gen.WebhookAck{}, err
-	}
 	m := request.From(ctx)
-	handle := h.Stripe.Handle
-	if p.OwnerSuspended {
-		// Verified and logged, answered 200 so that the processor keeps the endpoint, not applied.
-		handle = h.Stripe.Withhold
-	}
-	out, err := handle(ctx, programID, m.RawBody, m.Header.Get("Stripe-Signature"))
+	out, err := h.Stripe.Deliver(ctx, programID, m.RawBody, m.Header.Get("Stripe-Signature"))
 	if err != nil {
 		return gen.WebhookAck{}, err
 	}

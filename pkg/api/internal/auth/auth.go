@@ -32,8 +32,6 @@ var (
 	ErrProgramKeyForAccount = errors.New("program API key sent for an account login token")
 	// ErrCSRF: a change authenticated by the session cookie alone without the page's CSRF token.
 	ErrCSRF = errors.New("missing or invalid CSRF token")
-	// ErrProgramMismatch: the request names another program than its API key's.
-	ErrProgramMismatch = errors.New("program_id does not match the API key")
 )
 
 // RetiredKeyError refuses a key whose rotation deadline has passed.
