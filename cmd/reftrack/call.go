@@ -43,7 +43,7 @@ func call[T any](a *app, to endpoint, send func(*client.Client) (*http.Response,
 			return nil
 		}))
 	if err != nil {
-		return nil, networkError(to.server, err) // a server URL the client cannot use
+		return nil, err // only an option can fail, and ours do not
 	}
 	res, err := send(c)
 	if err != nil {

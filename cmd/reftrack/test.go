@@ -30,7 +30,8 @@ func (a *app) testCmd() *cobra.Command {
 				if len(args) == 0 {
 					return &userError{Message: "say which event to send", Next: "`reftrack test click`, `reftrack test lead`, `reftrack test sale` or `reftrack test --chain`."}
 				}
-				// The event type is left to the server to refuse: its words for it are the CLI route's own.
+				// A wrong event type is left to the server: it is worded only in its CLI area (pkg/api/cli),
+				// and a copy of the words here could drift from them.
 				body = map[string]any{"event_type": args[0]}
 			}
 			raw, _ := json.Marshal(body)
