@@ -197,6 +197,15 @@ func decodeAnswer(res *http.Response, body []byte) Result {
 	return r
 }
 
+// ErrorFromResponse is the APIError of an answer of any reftrack route, decoded as the Track methods
+// decode theirs: both envelopes, the X-Request-ID and Retry-After headers, and an answer that is not the
+// service's (CodeUnexpectedResponse). It is nil for a 2xx answer. Use it with the generated client of
+// [Client.API], whose calls return the raw answer: ErrorFromResponse(res.HTTPResponse, res.Body). body
+// is the answer's body, read in full (res.Body is not read).
+func ErrorFromResponse(res *http.Response, body []byte) *APIError {
+	return decodeAnswer(res, body).Error
+}
+
 // rotationHeaders reads the RFC 9745 Deprecation and RFC 8594 Sunset headers of a marked key.
 func rotationHeaders(h http.Header) *Rotation {
 	dep, sunset := h.Get("Deprecation"), h.Get("Sunset")

@@ -14,6 +14,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -23,21 +24,66 @@ import (
 
 // cli runs reftrack commands in process against a real server, as a user would from a shell.
 type cli struct {
-	t   *testing.T
-	env *apitest.Env
-	dir string
+	t    *testing.T
+	env  *apitest.Env
+	dir  string
+	sent *sentLog
 }
 
 func newCLI(t *testing.T) *cli {
-	return &cli{t: t, env: apitest.New(t), dir: t.TempDir()}
+	env := apitest.New(t)
+	return &cli{t: t, env: env, dir: t.TempDir(), sent: &sentLog{base: env.Client.Transport}}
 }
 
 func (c *cli) app(stdin io.Reader, out, errOut io.Writer) *app {
 	a := newApp(stdin, out, errOut)
 	a.openBrowser = func(string) error { return errors.New("no browser in tests") }
 	a.pollInterval = 10 * time.Millisecond
-	a.httpClient = c.env.Client // every answer checked against the spec
+	hc := *c.env.Client // every answer checked against the spec
+	hc.Transport = c.sent
+	a.httpClient = &hc
 	return a
+}
+
+// sentLog records each request the CLI sends ("POST /api/v1/cli/init"), to show that what it refuses
+// never leaves.
+type sentLog struct {
+	base http.RoundTripper
+	mu   sync.Mutex
+	reqs []string
+}
+
+func (l *sentLog) RoundTrip(r *http.Request) (*http.Response, error) {
+	l.mu.Lock()
+	l.reqs = append(l.reqs, r.Method+" "+r.URL.Path)
+	l.mu.Unlock()
+	return l.base.RoundTrip(r)
+}
+
+// count is how many of the requests sent were req.
+func (l *sentLog) count(req string) int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	n := 0
+	for _, r := range l.reqs {
+		if r == req {
+			n++
+		}
+	}
+	return n
+}
+
+// token is the stored login token.
+func (c *cli) token() string {
+	c.t.Helper()
+	var stored struct {
+		Token string `json:"token"`
+	}
+	raw, err := os.ReadFile(filepath.Join(c.dir, "credentials.json"))
+	if err != nil || json.Unmarshal(raw, &stored) != nil || stored.Token == "" {
+		c.t.Fatalf("stored token: %v %s", err, raw)
+	}
+	return stored.Token
 }
 
 // run runs one command and returns its standard output, standard error and error.

@@ -23,6 +23,14 @@ type credentials struct {
 	Keys    map[string]string `json:"keys,omitempty"`
 }
 
+// keep stores key as program's API key.
+func (c *credentials) keep(program, key string) {
+	if c.Keys == nil {
+		c.Keys = map[string]string{}
+	}
+	c.Keys[program] = key
+}
+
 // store is the credentials file.
 type store struct{ dir string }
 

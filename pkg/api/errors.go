@@ -7,7 +7,6 @@ import (
 	"log/slog"
 	"net/http"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -22,7 +21,6 @@ import (
 	"github.com/reftrack/reftrack/pkg/apikeys"
 	"github.com/reftrack/reftrack/pkg/attribution"
 	"github.com/reftrack/reftrack/pkg/clicks"
-	"github.com/reftrack/reftrack/pkg/commission"
 	"github.com/reftrack/reftrack/pkg/identity"
 	"github.com/reftrack/reftrack/pkg/leads"
 	"github.com/reftrack/reftrack/pkg/logins"
@@ -232,21 +230,13 @@ var answers = []answer{
 	as(func(_ context.Context, _ *errorWriter, e *programs.ShortLinkTakenError) *apierr.Error {
 		return apierr.New(apierr.KindConflict, "short_link "+e.ShortLink+" is already taken")
 	}),
-	// A program's settings out of range (decisions.md, "Bad input, abuse and faults").
-	as(func(_ context.Context, _ *errorWriter, e *programs.CommissionTypeError) *apierr.Error {
-		return apierr.Invalid("Invalid commission_type: " + e.Type + ". Valid: " + strings.Join(commission.Types, ", "))
-	}),
-	is(programs.ErrRateNotPositive, apierr.KindInvalid, "commission_rate must be a positive number"),
-	is(programs.ErrPercentRateTooHigh, apierr.KindInvalid, fmt.Sprintf("commission_rate must be at most %d for percent commissions", programs.MaxPercentRate)),
-	is(programs.ErrFixedRateTooHigh, apierr.KindInvalid, fmt.Sprintf("commission_rate must be at most %d for fixed commissions", programs.MaxFixedRate)),
-	is(programs.ErrRateDecimals, apierr.KindInvalid, fmt.Sprintf("commission_rate must have at most %d decimal places", programs.RateDecimals)),
-	as(func(_ context.Context, _ *errorWriter, e *programs.WindowError) *apierr.Error {
-		return apierr.Invalid(fmt.Sprintf("%s must be between %d and %d", e.Field, programs.MinWindowDays, programs.MaxWindowDays))
-	}),
-	is(programs.ErrDomain, apierr.KindInvalid, "domain must be a host name such as shop.example.com"),
-	is(programs.ErrOrigin, apierr.KindInvalid, "allowed_origins entries must be origins such as https://shop.example.com"),
-	is(programs.ErrDurationMonths, apierr.KindInvalid,
-		fmt.Sprintf("duration_months must be a whole number of months from 0 (lifetime) to %d", programs.MaxDurationMonths)),
+	// A program's settings out of range (decisions.md, "Bad input, abuse and faults"), worded by
+	// programs.Message: the CLI prints the same words when it refuses a value before sending.
+	{match: func(err error) bool { _, ok := programs.Message(err); return ok },
+		build: func(_ context.Context, _ *errorWriter, err error) *apierr.Error {
+			msg, _ := programs.Message(err)
+			return apierr.Invalid(msg)
+		}},
 	is(apikeys.ErrNoKey, apierr.KindNotFound, "This program has no API key; regenerate one"),
 	is(programs.ErrNotMember, apierr.KindForbidden, "You are not a member of this program's workspace"),
 	is(accounts.ErrNotMember, apierr.KindForbidden, "You are not a member of this workspace"),

@@ -23,14 +23,10 @@ const (
 	maxFields = 1000
 )
 
-func nulInField(field string) *apierr.Error {
-	return apierr.Invalid(field + " must not contain NUL characters")
-}
-
 // cleanText refuses a value the database cannot store as text.
 func cleanText(field, v string) *apierr.Error {
 	if strings.IndexByte(v, 0) >= 0 {
-		return nulInField(field)
+		return apierr.NULInField(field)
 	}
 	if !utf8.ValidString(v) {
 		return apierr.Invalid(field + " must be valid UTF-8")
@@ -66,7 +62,7 @@ func checkJSON(raw []byte) error {
 	if field == "" {
 		field = "Request body"
 	}
-	return nulInField(field)
+	return apierr.NULInField(field)
 }
 
 // scanJSON is one pass over a valid JSON text: its deepest nesting, and whether a string holds the

@@ -59,6 +59,10 @@ func New(kind Kind, message string) *Error { return &Error{Kind: kind, Message: 
 // Invalid is a 400 for a malformed request (the most common refusal).
 func Invalid(message string) *Error { return New(KindInvalid, message) }
 
+// NULInField is a 400 for text holding a NUL character, which PostgreSQL cannot store; field names the
+// member. The CLI refuses the same text before sending, with these words.
+func NULInField(field string) *Error { return Invalid(field + " must not contain NUL characters") }
+
 // Internal is a failure on the service side worded by the handler ("" takes the route's wording); cause
 // is only logged.
 func Internal(message string, cause error) *Error {

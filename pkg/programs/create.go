@@ -34,6 +34,13 @@ type New struct {
 	CreatedBy      int64
 }
 
+// Check refuses the settings Insert would refuse, without a database: a client (the CLI) checks what it
+// is about to send with the server's own rules, and words the refusal with Message.
+func (n New) Check() error {
+	_, _, err := n.check()
+	return err
+}
+
 // check checks n's settings and returns them as stored.
 func (n New) check() (New, *int, error) {
 	var err error
