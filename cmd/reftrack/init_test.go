@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/reftrack/reftrack/pkg/seed"
 	"github.com/reftrack/reftrack/pkg/testkit/apitest"
 )
 
@@ -129,5 +130,32 @@ func TestCLIInitSettings(t *testing.T) {
 	}
 	if c.sent.count(initRoute) != sent+1 {
 		t.Error("--advertiser-id 0 was not sent to the server")
+	}
+}
+
+// `reftrack test <type>` refuses an event type the server refuses, in its words, before sending.
+func TestCLITestRefusesWhatTheServerRefuses(t *testing.T) {
+	t.Parallel()
+	c := newCLI(t)
+	brand := c.env.Seed(seed.Options{})
+	for _, eventType := range []string{"refund", "Click", "chain"} {
+		res := c.env.Do(http.MethodPost, "/api/v1/cli/test-event", map[string]any{"event_type": eventType}, apitest.Bearer(brand.APIKey)...)
+		var answer struct {
+			Error struct {
+				Message string `json:"message"`
+			} `json:"error"`
+		}
+		res.Decode(t, &answer)
+		if res.Status != http.StatusBadRequest || answer.Error.Message == "" {
+			t.Fatalf("the server answered %d %s: not a refusal", res.Status, res.Body)
+		}
+		sent := c.sent.count("POST /api/v1/cli/test-event")
+		_, errOut, err := c.run("test", eventType, "--api-key", brand.APIKey)
+		if want := "Error: " + answer.Error.Message; err == nil || errOut != want {
+			t.Errorf("reftrack test %s: %v, printed %q; the server says %q", eventType, err, errOut, want)
+		}
+		if n := c.sent.count("POST /api/v1/cli/test-event") - sent; n != 0 {
+			t.Errorf("reftrack test %s sent %d requests; a refused value must not leave", eventType, n)
+		}
 	}
 }

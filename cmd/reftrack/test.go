@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/reftrack/reftrack/gen/client"
+	"github.com/reftrack/reftrack/pkg/testevent"
 )
 
 // testCmd is `reftrack test click|lead|sale` (one test event) and `reftrack test --chain` (a synthetic
@@ -30,8 +31,10 @@ func (a *app) testCmd() *cobra.Command {
 				if len(args) == 0 {
 					return &userError{Message: "say which event to send", Next: "`reftrack test click`, `reftrack test lead`, `reftrack test sale` or `reftrack test --chain`."}
 				}
-				// A wrong event type is left to the server: it is worded only in its CLI area (pkg/api/cli),
-				// and a copy of the words here could drift from them.
+				// Refused before sending, in the server's words (the rule is pkg/testevent's, for both).
+				if err := testevent.Check(args[0], args[0]); err != nil {
+					return &userError{Message: err.Error()}
+				}
 				body = map[string]any{"event_type": args[0]}
 			}
 			raw, _ := json.Marshal(body)

@@ -232,10 +232,6 @@ func programOfKey(ctx context.Context, programID *string) (int64, error) {
 	return k.ProgramID, nil
 }
 
-func invalidEventType(shown string) error {
-	return apierr.Invalid(fmt.Sprintf("Invalid event_type: %s. Valid: click, lead, sale", shown))
-}
-
 // CliLogout revokes the login token the request carries (`reftrack logout`); the account's other tokens
 // are left alone.
 func (h *CLI) CliLogout(ctx context.Context, _ gen.CliLogoutRequestObject) (gen.CliLogoutResponseObject, error) {

@@ -12,6 +12,7 @@ import (
 	"github.com/reftrack/reftrack/pkg/apikeys"
 	"github.com/reftrack/reftrack/pkg/readiness"
 	"github.com/reftrack/reftrack/pkg/synthetic"
+	"github.com/reftrack/reftrack/pkg/testevent"
 )
 
 // CliStatus answers the key's program status.
@@ -83,12 +84,12 @@ func (h *CLI) testChain(ctx context.Context, runner *synthetic.Runner, programID
 // testEvent records one test event of the body's event_type.
 func testEvent(ctx context.Context, runner *synthetic.Runner, programID int64, body jsonbody.Object, data *gen.CliTestEventResponse_Data) error {
 	et, _, _ := body.Str("event_type")
-	if et != "click" && et != "lead" && et != "sale" {
-		shown := et
-		if raw, present := body["event_type"]; present && et == "" {
-			shown = string(raw)
-		}
-		return invalidEventType(shown)
+	shown := et
+	if raw, present := body["event_type"]; present && et == "" {
+		shown = string(raw)
+	}
+	if err := testevent.Check(et, shown); err != nil {
+		return apierr.Invalid(err.Error())
 	}
 	one, err := runner.One(ctx, programID, et)
 	if err != nil {
