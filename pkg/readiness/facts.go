@@ -42,18 +42,20 @@ type facts struct {
 }
 
 // How every view of a program's activity counts its events (readiness, the dashboard, which shows
-// readiness's counts, and `reftrack status`): real events only. Test events (the synthetic chain's
-// included) and bot clicks never count, and a lead counts once settled (a provisional lead is a browser's
-// claim that the brand's backend has not confirmed yet).
+// readiness's counts, and `reftrack status`): the events list's counted events (events_counted,
+// pkg/events/sql, in the real view: test events, the synthetic chain's included, and bot clicks never
+// count), and of leads only the settled ones: a provisional lead is a browser's claim that the brand's
+// backend has not confirmed yet, which readiness asks for. The view is a constant, so the clicks' partial
+// indexes serve.
 const (
-	countedClicks = `FROM clicks WHERE program_id = p.id AND NOT is_test AND NOT is_bot`
-	countedLeads  = `FROM leads WHERE program_id = p.id AND NOT is_test AND status = 'settled'`
-	countedSales  = `FROM sales WHERE program_id = p.id AND NOT is_test`
+	countedClicks = `FROM clicks WHERE program_id = p.id AND events_counted(is_test, is_bot, false)`
+	countedLeads  = `FROM leads WHERE program_id = p.id AND events_counted(is_test, false, false) AND status = 'settled'`
+	countedSales  = `FROM sales WHERE program_id = p.id AND events_counted(is_test, false, false)`
 )
 
 // countsSince selects the program p's counted events since $2 as clicks, leads and sales. Clicks and
 // sales are counted as the events list counts them: the hourly counts that the triggers keep exactly
-// (migration 000004: the same events, real and not bots) for every hour after the one $2 falls in, and
+// (pkg/events/sql/*_count_events.sql: the same events_counted) for every hour after the one $2 falls in, and
 // the rows themselves only in that first, cut hour; so a busy program's day (137 000 clicks at 50 M a
 // year) costs a few dozen rows, not a scan of the day. Leads are counted from their rows: the hourly
 // counts include provisional leads, which do not count here.
