@@ -32,6 +32,9 @@ var retiredFunctions = map[string]string{
 	"leads_record_provisional": "leads_record_provisional_v2",
 	"attribution_create_lead":  "attribution_create_lead_v2",
 	"attribution_mark_lead":    "attribution_mark_lead_v2",
+	// The refund path: likewise.
+	"refunds_state": "refunds_state_v2",
+	"sales_refund":  "sales_refund_v2",
 }
 
 // lastFunctionMigration is the newest migration allowed to define functions: after it, functions live
