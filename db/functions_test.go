@@ -25,6 +25,16 @@ var schemaFunctions = []string{"clicks_make_id", "clicks_month", "clicks_ref_mon
 // function that replaced it.
 var retiredFunctions = map[string]string{
 	"clicks_record": "clicks_record_v2",
+	// The lead path: '' and 0 stood for none; the new functions take NULL.
+	"leads_state":              "leads_state_v2",
+	"leads_write":              "leads_write_v2",
+	"leads_settle":             "leads_settle_v2",
+	"leads_record_provisional": "leads_record_provisional_v2",
+	"attribution_create_lead":  "attribution_create_lead_v2",
+	"attribution_mark_lead":    "attribution_mark_lead_v2",
+	// The refund path: likewise.
+	"refunds_state": "refunds_state_v2",
+	"sales_refund":  "sales_refund_v2",
 }
 
 // lastFunctionMigration is the newest migration allowed to define functions: after it, functions live

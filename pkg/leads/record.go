@@ -7,22 +7,24 @@ import (
 	"strconv"
 
 	"github.com/jmoiron/sqlx"
-	"github.com/lib/pq"
 
 	"github.com/reftrack/reftrack/pkg/attribution"
+	"github.com/reftrack/reftrack/pkg/platform/pgcall"
 	"github.com/reftrack/reftrack/pkg/platform/rounds"
 )
 
 // How a lead is recorded: the sale's recipe (pkg/sales), two statements and one commit for any number of
 // leads, both calling PL/pgSQL functions (pkg/leads/sql) whose plans PostgreSQL keeps per connection.
 //
-//  1. leads_state reads, for every lead of the batch, the click, the program and the customer with its
-//     row version, locking nothing.
+//  1. leads_state_v2 reads, for every lead of the batch, the click, the program and the customer with
+//     its row version, locking nothing.
 //  2. decide applies the rules in Go.
-//  3. leads_write writes every planned lead in one statement (its own transaction): a settled lead only if
-//     its customer's row is still the version the decision rested on (locked meanwhile), or, for a
-//     customer made now, if its key is still free. A lead that loses that race is read and decided again,
-//     so the answer is always the one a lead alone would have had.
+//  3. leads_write_v2 writes every planned lead in one statement (its own transaction): a settled lead
+//     only if its customer's row is still the version the decision rested on (locked meanwhile), or, for
+//     a customer made now, if its key is still free. A lead that loses that race is read and decided
+//     again, so the answer is always the one a lead alone would have had.
+//
+// Both calls take named inputs (pgcall), a struct per lead whose nil fields are NULL: a value not given.
 //
 // A batch never holds two leads of one customer or one click: the later waits for the next round. Each
 // answer is given only after the statement holding it has committed.
@@ -134,55 +136,92 @@ func (p plan) keys() [2]string {
 	}
 }
 
+// stateCall reads the leads' state through leads_state_v2 (pkg/leads/sql/leads_state_v2.sql), one row
+// per lead in the leads' order.
+var stateCall = pgcall.New[stateInput, pgcall.None]("leads_state_v2")
+
+// stateInput is one lead as leads_state_v2 takes it; nil is a value not given.
+type stateInput struct {
+	ClickID      *string `pg:"p_click_id"`
+	ProgramID    *int64  `pg:"p_program"`
+	CustomerKey  *string `pg:"p_customer_key"`
+	ClickDecides bool    `pg:"p_click_decides"` // browser mode: the click's program, when the click exists
+}
+
+func stateInputOf(in Input) stateInput {
+	return stateInput{ClickID: orNull(in.ClickID), ProgramID: orNull(in.ProgramID), CustomerKey: orNull(in.CustomerKey),
+		ClickDecides: !in.ServerMode}
+}
+
 func read(ctx context.Context, db sqlx.QueryerContext, jobs []*job) ([]state, error) {
-	n := len(jobs)
-	clickIDs, programs, keys, clickDecides := make([]string, n), make([]int64, n), make([]string, n), make([]bool, n)
+	in := make([]stateInput, len(jobs))
 	for i, j := range jobs {
-		clickIDs[i], programs[i], keys[i], clickDecides[i] = j.in.ClickID, j.in.ProgramID, j.in.CustomerKey, !j.in.ServerMode
+		in[i] = stateInputOf(j.in)
 	}
 	var states []state
-	if err := sqlx.SelectContext(ctx, db, &states, `SELECT * FROM leads_state($1::text[], $2::bigint[], $3::text[], $4::boolean[])`,
-		pq.Array(clickIDs), pq.Array(programs), pq.Array(keys), pq.Array(clickDecides)); err != nil {
+	if err := stateCall.Select(ctx, db, &states, in, pgcall.None{}); err != nil {
 		return nil, fmt.Errorf("read leads: %w", err)
 	}
-	if len(states) != n {
-		return nil, fmt.Errorf("read leads: %d rows for %d leads", len(states), n)
+	if len(states) != len(jobs) {
+		return nil, fmt.Errorf("read leads: %d rows for %d leads", len(states), len(jobs))
 	}
 	return states, nil
 }
 
-// written is what leads_write answers for one lead.
+// writeCall writes the planned leads through leads_write_v2 (pkg/leads/sql/leads_write_v2.sql), which
+// settles through leads_settle_v2 and attribution's and clicks' functions; one row per lead, in order.
+var writeCall = pgcall.New[writeInput, pgcall.None]("leads_write_v2")
+
+// writeInput is one planned lead as leads_write_v2 takes it; nil is a value not given. A settled lead
+// without Customer makes its customer now from the click (ClickRef, PartnerID, CustomerKey).
+type writeInput struct {
+	Kind        string  `pg:"p_kind"` // kindProvisional or kindSettle
+	Customer    *int64  `pg:"p_customer"`
+	Version     *string `pg:"p_version"` // the customer's row version the plan rested on
+	ProgramID   int64   `pg:"p_program"`
+	ClickRef    *int64  `pg:"p_click_ref"`
+	ClickID     *string `pg:"p_click_id"`
+	PartnerID   *int64  `pg:"p_partner"`
+	CustomerKey *string `pg:"p_customer_key"`
+	Email       *string `pg:"p_email"` // nil keeps the customer's email
+	Source      string  `pg:"p_source"`
+	Test        bool    `pg:"p_test"`
+}
+
+func writeInputOf(p plan) writeInput {
+	return writeInput{Kind: p.kind, Customer: orNull(p.customer), Version: orNull(p.version), ProgramID: p.programID,
+		ClickRef: orNull(p.clickRef), ClickID: orNull(p.clickID), PartnerID: orNull(p.partnerID), CustomerKey: orNull(p.key),
+		Email: orNull(p.email), Source: p.source, Test: p.test}
+}
+
+// orNull is v, or nil (NULL) when v is its type's zero value: the plan's and the input's "none".
+func orNull[T comparable](v T) *T {
+	var zero T
+	if v == zero {
+		return nil
+	}
+	return &v
+}
+
+// written is what leads_write_v2 answers for one lead.
 type written struct {
 	Ord     int64  `db:"ord"`
 	Written bool   `db:"written"`
 	LeadID  *int64 `db:"lead_id"`
 }
 
-// write writes the plans (leads_write, which settles through attribution's and clicks' functions) and
-// returns, in order, what it did with each.
+// write writes the plans and returns, in order, what it did with each.
 func write(ctx context.Context, db sqlx.QueryerContext, plans []plan) ([]written, error) {
-	n := len(plans)
-	var (
-		kinds, versions, clickIDs, keys, emails, sources = make([]string, n), make([]string, n), make([]string, n),
-			make([]string, n), make([]string, n), make([]string, n)
-		customers, programs, clickRefs, partners = make([]int64, n), make([]int64, n), make([]int64, n), make([]int64, n)
-		tests                                    = make([]bool, n)
-	)
+	in := make([]writeInput, len(plans))
 	for i, p := range plans {
-		kinds[i], versions[i], clickIDs[i], keys[i] = p.kind, p.version, p.clickID, p.key
-		emails[i], sources[i] = p.email, p.source
-		customers[i], programs[i], clickRefs[i], partners[i], tests[i] = p.customer, p.programID, p.clickRef, p.partnerID, p.test
+		in[i] = writeInputOf(p)
 	}
 	var out []written
-	err := sqlx.SelectContext(ctx, db, &out, `SELECT * FROM leads_write($1::text[], $2::bigint[], $3::text[], $4::bigint[],
-		$5::bigint[], $6::text[], $7::bigint[], $8::text[], $9::text[], $10::text[], $11::boolean[])`,
-		pq.Array(kinds), pq.Array(customers), pq.Array(versions), pq.Array(programs), pq.Array(clickRefs),
-		pq.Array(clickIDs), pq.Array(partners), pq.Array(keys), pq.Array(emails), pq.Array(sources), pq.Array(tests))
-	if err != nil {
+	if err := writeCall.Select(ctx, db, &out, in, pgcall.None{}); err != nil {
 		return nil, fmt.Errorf("write leads: %w", err)
 	}
-	if len(out) != n {
-		return nil, fmt.Errorf("write leads: %d rows for %d leads", len(out), n)
+	if len(out) != len(plans) {
+		return nil, fmt.Errorf("write leads: %d rows for %d leads", len(out), len(plans))
 	}
 	return out, nil
 }

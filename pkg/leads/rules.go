@@ -10,8 +10,8 @@ import (
 	"github.com/reftrack/reftrack/pkg/programs"
 )
 
-// state is what the rules need of the database for one lead (pkg/leads/sql/leads_state.sql): the click
-// behind its click_id, its program and the program's customer, each absent when nil.
+// state is what the rules need of the database for one lead (pkg/leads/sql/leads_state_v2.sql): the
+// click behind its click_id, its program and the program's customer, each absent when nil.
 type state struct {
 	Ord            int64          `db:"ord"`
 	ClickRef       *int64         `db:"click_ref"`
@@ -44,7 +44,8 @@ const (
 type plan struct {
 	kind string
 	// The settled lead's row: its customer (0: made now from the click, with key and partner) at the
-	// version read, and the lead's program, click, key and test flag.
+	// version read, and the lead's program, click, key and test flag. A zero value is none: the write
+	// sends it as NULL (writeInputOf).
 	customer  int64
 	version   string
 	programID int64
@@ -70,7 +71,7 @@ func decide(in Input, st state) (plan, error) {
 	case in.ServerMode && click != nil && click.ProgramID != programID:
 		return plan{}, ErrOtherProgram
 	case !in.ServerMode && click != nil:
-		programID = click.ProgramID // browser mode: the click decides the program (leads_state read that one)
+		programID = click.ProgramID // browser mode: the click decides the program (leads_state_v2 read that one)
 	case programID == 0:
 		return plan{}, ErrCustomerNotFound
 	}

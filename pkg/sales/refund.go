@@ -7,9 +7,9 @@ import (
 	"log/slog"
 
 	"github.com/jmoiron/sqlx"
-	"github.com/lib/pq"
 
 	"github.com/reftrack/reftrack/pkg/commission"
+	"github.com/reftrack/reftrack/pkg/platform/pgcall"
 	"github.com/reftrack/reftrack/pkg/platform/rounds"
 )
 
@@ -73,11 +73,12 @@ func Refund(ctx context.Context, db *sqlx.DB, log *slog.Logger, in RefundInput) 
 	return j.res, j.err
 }
 
-// How a refund is recorded: the sale's recipe. refunds_state reads every refund's sale, commission and
-// earlier refunds (pkg/sales/sql) locking nothing; decideRefund applies the rules; sales_refund writes
-// every planned refund in one statement, each only while its sale is still the version the plan rested
-// on. A refund whose sale changed meanwhile (another refund) is decided again. A batch never holds two
-// refunds of one sale.
+// How a refund is recorded: the sale's recipe. refunds_state_v2 reads every refund's sale, commission
+// and earlier refunds (pkg/sales/sql) locking nothing; decideRefund applies the rules; sales_refund_v2
+// writes every planned refund in one statement, each only while its sale is still the version the plan
+// rested on. A refund whose sale changed meanwhile (another refund) is decided again. A batch never
+// holds two refunds of one sale. Both calls take named inputs (pgcall), a struct per refund whose nil
+// fields are NULL: a value not given.
 
 // refundJob is one refund on its way through recordRefunds.
 type refundJob struct {
@@ -86,7 +87,7 @@ type refundJob struct {
 	err error
 }
 
-// refundState is what the rules need of the database for one refund (refunds_state).
+// refundState is what the rules need of the database for one refund (refunds_state_v2).
 type refundState struct {
 	Ord                int64   `db:"ord"`
 	SaleID             *int64  `db:"sale_id"`
@@ -217,18 +218,17 @@ func recordRefunds(ctx context.Context, db *sqlx.DB, log *slog.Logger, jobs []*r
 
 // refundRound reads, decides and writes the jobs once; it returns those to decide again.
 func refundRound(ctx context.Context, db *sqlx.DB, jobs []*refundJob) ([]*refundJob, error) {
-	n := len(jobs)
-	programs, txns, refundIDs := make([]int64, n), make([]string, n), make([]string, n)
+	in := make([]refundStateInput, len(jobs))
 	for i, j := range jobs {
-		programs[i], txns[i], refundIDs[i] = j.in.ProgramID, j.in.TransactionID, j.in.ProcessorRefundID
+		in[i] = refundStateInput{ProgramID: j.in.ProgramID, TransactionID: j.in.TransactionID,
+			ProcessorRefundID: refundNull(j.in.ProcessorRefundID)}
 	}
 	var states []refundState
-	if err := sqlx.SelectContext(ctx, db, &states, `SELECT * FROM refunds_state($1::bigint[], $2::text[], $3::text[])`,
-		pq.Array(programs), pq.Array(txns), pq.Array(refundIDs)); err != nil {
+	if err := refundStateCall.Select(ctx, db, &states, in, pgcall.None{}); err != nil {
 		return nil, fmt.Errorf("read refunds: %w", err)
 	}
-	if len(states) != n {
-		return nil, fmt.Errorf("read refunds: %d rows for %d refunds", len(states), n)
+	if len(states) != len(jobs) {
+		return nil, fmt.Errorf("read refunds: %d rows for %d refunds", len(states), len(jobs))
 	}
 	var (
 		again  []*refundJob
@@ -273,7 +273,60 @@ func refundRound(ctx context.Context, db *sqlx.DB, jobs []*refundJob) ([]*refund
 	return again, nil
 }
 
-// refundWritten is what sales_refund answers for one refund.
+// refundStateCall reads the refunds' state through refunds_state_v2 (pkg/sales/sql/refunds_state_v2.sql),
+// one row per refund in the refunds' order.
+var refundStateCall = pgcall.New[refundStateInput, pgcall.None]("refunds_state_v2")
+
+// refundStateInput is one refund as refunds_state_v2 takes it; nil is a value not given.
+type refundStateInput struct {
+	ProgramID         int64   `pg:"p_program"`
+	TransactionID     string  `pg:"p_txn"`
+	ProcessorRefundID *string `pg:"p_processor_refund_id"`
+}
+
+// refundWriteCall writes the planned refunds through sales_refund_v2 (pkg/sales/sql/sales_refund_v2.sql),
+// one row per refund in order.
+var refundWriteCall = pgcall.New[refundWriteInput, pgcall.None]("sales_refund_v2")
+
+// refundWriteInput is one planned refund as sales_refund_v2 takes it; nil is a value not given. Without
+// a commission, CommissionID, ReversedCents and CommissionStatus are nil.
+type refundWriteInput struct {
+	SaleID            int64   `pg:"p_sale"`
+	Version           string  `pg:"p_version"` // the sale's row version the plan rested on
+	ProgramID         int64   `pg:"p_program"`
+	Reason            string  `pg:"p_reason"`
+	RefundReason      *string `pg:"p_refund_reason"`
+	AmountCents       int64   `pg:"p_amount"`       // refunded now
+	ReversedNowCents  int64   `pg:"p_reversed_now"` // of the commission, by this refund (0 without one)
+	CommissionID      *int64  `pg:"p_commission"`
+	ReversedCents     *int64  `pg:"p_reversed"` // the commission's reversed total after it
+	CommissionStatus  *string `pg:"p_commission_status"`
+	TotalCents        int64   `pg:"p_total"` // the sale's refunded total after it
+	PaymentStatus     string  `pg:"p_payment_status"`
+	ProcessorRefundID *string `pg:"p_processor_refund_id"`
+	Source            string  `pg:"p_source"`
+}
+
+func refundWriteInputOf(in RefundInput, p refundPlan) refundWriteInput {
+	w := refundWriteInput{SaleID: p.res.SaleID, Version: p.version, ProgramID: in.ProgramID, Reason: in.Reason,
+		RefundReason: refundNull(in.RefundReason), AmountCents: p.amount, ReversedNowCents: p.reversedNow, TotalCents: p.total,
+		PaymentStatus: p.paymentStatus, ProcessorRefundID: refundNull(in.ProcessorRefundID), Source: in.Source}
+	if c := p.res.Commission; c != nil {
+		status := commissionStatus(c.AmountCents, p.reversed)
+		w.CommissionID, w.ReversedCents, w.CommissionStatus = &c.ID, &p.reversed, &status
+	}
+	return w
+}
+
+// refundNull is s, or nil (NULL) when s is empty: not given.
+func refundNull(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
+}
+
+// refundWritten is what sales_refund_v2 answers for one refund.
 type refundWritten struct {
 	Ord                 int64   `db:"ord"`
 	Written             bool    `db:"written"`
@@ -285,33 +338,16 @@ type refundWritten struct {
 }
 
 func writeRefunds(ctx context.Context, db *sqlx.DB, jobs []*refundJob, plans []refundPlan) ([]refundWritten, error) {
-	n := len(jobs)
-	var (
-		sales, programs, amounts, reversedNow, commissions, reversed, totals = make([]int64, n), make([]int64, n),
-			make([]int64, n), make([]int64, n), make([]int64, n), make([]int64, n), make([]int64, n)
-		versions, reasons, refundReasons, statuses, paymentStatuses, refundIDs, sources = make([]string, n),
-			make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n)
-	)
+	in := make([]refundWriteInput, len(jobs))
 	for i, j := range jobs {
-		p := plans[i]
-		sales[i], versions[i], programs[i], reasons[i], refundReasons[i] = p.res.SaleID, p.version, j.in.ProgramID, j.in.Reason, j.in.RefundReason
-		amounts[i], reversedNow[i], totals[i], paymentStatuses[i] = p.amount, p.reversedNow, p.total, p.paymentStatus
-		refundIDs[i], sources[i] = j.in.ProcessorRefundID, j.in.Source
-		if c := p.res.Commission; c != nil {
-			commissions[i], reversed[i], statuses[i] = c.ID, p.reversed, commissionStatus(c.AmountCents, p.reversed)
-		}
+		in[i] = refundWriteInputOf(j.in, plans[i])
 	}
 	var out []refundWritten
-	err := sqlx.SelectContext(ctx, db, &out, `SELECT * FROM sales_refund($1::bigint[], $2::text[], $3::bigint[], $4::text[],
-		$5::text[], $6::bigint[], $7::bigint[], $8::bigint[], $9::bigint[], $10::text[], $11::bigint[], $12::text[], $13::text[],
-		$14::text[])`, pq.Array(sales), pq.Array(versions), pq.Array(programs), pq.Array(reasons), pq.Array(refundReasons),
-		pq.Array(amounts), pq.Array(reversedNow), pq.Array(commissions), pq.Array(reversed), pq.Array(statuses),
-		pq.Array(totals), pq.Array(paymentStatuses), pq.Array(refundIDs), pq.Array(sources))
-	if err != nil {
+	if err := refundWriteCall.Select(ctx, db, &out, in, pgcall.None{}); err != nil {
 		return nil, fmt.Errorf("record refunds: %w", err)
 	}
-	if len(out) != n {
-		return nil, fmt.Errorf("record refunds: %d rows for %d refunds", len(out), n)
+	if len(out) != len(jobs) {
+		return nil, fmt.Errorf("record refunds: %d rows for %d refunds", len(out), len(jobs))
 	}
 	return out, nil
 }

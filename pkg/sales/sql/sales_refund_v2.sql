@@ -1,11 +1,14 @@
--- sales_refund writes the planned refunds (parallel arrays, position = ord), each in turn, and only while
--- its sale is still at the row version the plan rested on (locked meanwhile): the commission's new
--- reversed amount and status (p_commission 0: none), the refund, the sale's refunded total and payment
--- status. It returns per refund whether it was written and the commission as it now stands; a refund
--- whose sale changed meanwhile writes nothing, and the caller decides it again.
-CREATE OR REPLACE FUNCTION sales_refund(p_sale bigint[], p_version text[], p_program bigint[], p_reason text[], p_refund_reason text[],
-    p_amount bigint[], p_reversed_now bigint[], p_commission bigint[], p_reversed bigint[], p_commission_status text[],
-    p_total bigint[], p_payment_status text[], p_processor_refund_id text[], p_source text[])
+-- sales_refund_v2 writes the planned refunds (one array per input, position = ord, NULL for a value not
+-- given), each in turn, and only while its sale is still at the row version the plan rested on (locked
+-- meanwhile): the commission's new reversed amount and status (p_commission, p_reversed and
+-- p_commission_status NULL: the sale has no commission), the refund (p_refund_reason and
+-- p_processor_refund_id NULL when not given), the sale's refunded total and payment status. It returns per
+-- refund whether it was written and the commission as it now stands; a refund whose sale changed
+-- meanwhile writes nothing, and the caller decides it again.
+-- (Replaces sales_refund, whose 0 and '' stood for none.)
+CREATE OR REPLACE FUNCTION sales_refund_v2(p_sale bigint[], p_version text[], p_program bigint[], p_reason text[],
+    p_refund_reason text[], p_amount bigint[], p_reversed_now bigint[], p_commission bigint[], p_reversed bigint[],
+    p_commission_status text[], p_total bigint[], p_payment_status text[], p_processor_refund_id text[], p_source text[])
 RETURNS TABLE (ord bigint, written boolean, commission_id bigint, commission_amount_cents bigint,
     commission_reversed_cents bigint, commission_currency text, commission_status text)
 LANGUAGE plpgsql SET plan_cache_mode = force_generic_plan SET enable_seqscan = off AS $$
@@ -21,7 +24,7 @@ BEGIN
         SELECT s.id INTO v_sale FROM sales s WHERE s.id = p_sale[i] AND s.xmin::text = p_version[i] FOR UPDATE;
         IF v_sale IS NOT NULL THEN
             written := true;
-            IF p_commission[i] <> 0 THEN
+            IF p_commission[i] IS NOT NULL THEN
                 UPDATE commissions c SET reversed_amount_cents = p_reversed[i], status = p_commission_status[i], updated_at = now()
                 WHERE c.id = p_commission[i]
                 RETURNING c.id, c.amount_cents, c.reversed_amount_cents, c.currency, c.status
@@ -29,8 +32,8 @@ BEGIN
             END IF;
             INSERT INTO refunds (sale_id, program_id, reason, refund_reason, amount_cents, commission_reversed_cents,
                 processor_refund_id, source)
-            VALUES (v_sale, p_program[i], p_reason[i], NULLIF(p_refund_reason[i], ''), p_amount[i], p_reversed_now[i],
-                NULLIF(p_processor_refund_id[i], ''), p_source[i]);
+            VALUES (v_sale, p_program[i], p_reason[i], p_refund_reason[i], p_amount[i], p_reversed_now[i],
+                p_processor_refund_id[i], p_source[i]);
             UPDATE sales SET refunded_amount_cents = p_total[i], payment_status = p_payment_status[i] WHERE id = v_sale;
         END IF;
         RETURN NEXT;

@@ -1,8 +1,9 @@
--- leads_state reads, for each lead (parallel arrays; ord is the position), what the rules need: the click
--- behind click_id, the program (the click's when click_decides and the click exists, else the one given)
--- and that program's customer, by customer_key when one is given, else the first made from the click,
--- with its row version. Nothing locked.
-CREATE OR REPLACE FUNCTION leads_state(p_click_id text[], p_program bigint[], p_customer_key text[], p_click_decides boolean[])
+-- leads_state_v2 reads, for each lead (one array per input, position = ord, NULL for a value not given),
+-- what the rules need: the click behind p_click_id, the program (the click's when p_click_decides and the
+-- click exists, else p_program) and that program's customer, by p_customer_key when one is given, else
+-- the first made from the click, with its row version. Nothing locked.
+-- (Replaces leads_state, whose '' stood for no click_id and no customer_key.)
+CREATE OR REPLACE FUNCTION leads_state_v2(p_click_id text[], p_program bigint[], p_customer_key text[], p_click_decides boolean[])
 RETURNS TABLE (ord bigint, click_ref bigint, click_id text, click_program_id bigint, click_partner_id bigint,
     click_test boolean, program_id bigint, lead_auth text, allowed_origins text[], owner_suspended boolean,
     customer_id bigint, customer_version text, customer_key text, customer_click_ref bigint, customer_click_id text,
@@ -19,19 +20,19 @@ BEGIN
         AS i(click_id, program_id, customer_key, click_decides, ord)
     LEFT JOIN LATERAL (
         SELECT x.id, x.click_id, x.program_id, x.partner_id, x.click_timestamp, x.is_test FROM clicks x
-        WHERE x.click_id = NULLIF(i.click_id, '') AND x.click_month = clicks_lookup_month(NULLIF(i.click_id, ''))
+        WHERE x.click_id = i.click_id AND x.click_month = clicks_lookup_month(i.click_id)
         UNION ALL
         SELECT x.id, x.click_id, x.program_id, x.partner_id, x.click_timestamp, x.is_test FROM clicks_kept x
-        WHERE x.click_id = NULLIF(i.click_id, '')
+        WHERE x.click_id = i.click_id
         LIMIT 1) k ON true
     CROSS JOIN LATERAL (SELECT CASE WHEN i.click_decides AND k.id IS NOT NULL THEN k.program_id ELSE i.program_id END AS id) v
     LEFT JOIN programs p ON p.id = v.id
     LEFT JOIN LATERAL (
         SELECT c.id, c.xmin::text AS version, c.customer_key, c.click_ref, c.partner_id, c.status, c.is_test
-        FROM customers c WHERE i.customer_key <> '' AND c.program_id = v.id AND c.customer_key = i.customer_key
+        FROM customers c WHERE i.customer_key IS NOT NULL AND c.program_id = v.id AND c.customer_key = i.customer_key
         UNION ALL
         (SELECT c.id, c.xmin::text, c.customer_key, c.click_ref, c.partner_id, c.status, c.is_test
-        FROM customers c WHERE i.customer_key = '' AND k.id IS NOT NULL AND c.program_id = v.id AND c.click_ref = k.id
+        FROM customers c WHERE i.customer_key IS NULL AND k.id IS NOT NULL AND c.program_id = v.id AND c.click_ref = k.id
         ORDER BY c.id LIMIT 1)
     ) cu ON true
     LEFT JOIN LATERAL (

@@ -1,0 +1,15 @@
+package sales
+
+// The refund's database calls, their inputs and their answers, for the SQL tests of package sales_test
+// (refund_sql_test.go).
+var (
+	RefundStateCall = refundStateCall
+	RefundWriteCall = refundWriteCall
+)
+
+type (
+	RefundStateInput = refundStateInput
+	RefundState      = refundState
+	RefundWriteInput = refundWriteInput
+	RefundWritten    = refundWritten
+)
