@@ -2,6 +2,8 @@ package sales_test
 
 import (
 	"context"
+	"regexp"
+	"strings"
 	"testing"
 	"time"
 
@@ -344,4 +346,24 @@ func TestPreviousBuildsRefundFunctionsStillWork(t *testing.T) {
 		Source: sales.SourceAPI}}, f.refunds()); diff != "" {
 		t.Errorf("refund stored by the previous build (-want +got):\n%s", diff)
 	}
+}
+
+// A refund's "already seen" check looks its processor refund id up in the index, under the generic plan
+// the function keeps: planned on an empty table, an EXISTS in the select list became a hashed subplan
+// that read every refund's key on each call.
+func TestRefundSeenCheckUsesTheIndex(t *testing.T) {
+	t.Parallel()
+	d := dbtest.New(t)
+	plans := dbtest.NestedPlans(t, d, `SELECT * FROM refunds_state_v2(p_program => $1, p_txn => $2, p_processor_refund_id => $3)`,
+		pq.Array([]int64{1}), pq.Array([]string{"txn_1"}), pq.Array([]string{"re_1"}))
+	seen := regexp.MustCompile(`Index (Only )?Scan using \S+ on refunds r\b[^\n]*\n\s+Index Cond: \(\(program_id = i\.program_id\) AND \(processor_refund_id = i\.refund_id\)\)`)
+	for _, p := range plans {
+		if strings.Contains(p, "FROM refunds r WHERE r.program_id") {
+			if !seen.MatchString(p) || strings.Contains(p, "hashed") {
+				t.Errorf("the seen check does not look the refund id up in the index:\n%s", p)
+			}
+			return
+		}
+	}
+	t.Fatalf("no plan of refunds_state_v2's statement among %d plans", len(plans))
 }

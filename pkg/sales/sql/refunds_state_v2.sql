@@ -2,7 +2,8 @@
 -- that transaction_id and its row version, its commission, whether the processor's refund id is already
 -- recorded in the program (p_processor_refund_id NULL: none given, so not seen), and the reason of the
 -- sale's latest refund. Nothing locked.
--- (Replaces refunds_state, whose '' stood for no processor refund id.)
+-- (Replaces refunds_state, whose '' stood for no processor refund id.) OFFSET 0 keeps the seen check a lookup
+-- in the index: without it, the generic plan made on an empty table hashed every refund's key instead.
 CREATE OR REPLACE FUNCTION refunds_state_v2(p_program bigint[], p_txn text[], p_processor_refund_id text[])
 RETURNS TABLE (ord bigint, sale_id bigint, sale_version text, amount_cents bigint, refunded_amount_cents bigint,
     commission_id bigint, commission_amount_cents bigint, commission_reversed_cents bigint, commission_currency text,
@@ -13,7 +14,7 @@ BEGIN
     RETURN QUERY
     SELECT i.ord, s.id, s.xmin::text, s.amount_cents, s.refunded_amount_cents,
         c.id, c.amount_cents, c.reversed_amount_cents, c.currency, c.status,
-        i.refund_id IS NOT NULL AND EXISTS (SELECT 1 FROM refunds r WHERE r.program_id = i.program_id AND r.processor_refund_id = i.refund_id),
+        i.refund_id IS NOT NULL AND EXISTS (SELECT 1 FROM refunds r WHERE r.program_id = i.program_id AND r.processor_refund_id = i.refund_id OFFSET 0),
         (SELECT r.reason FROM refunds r WHERE r.sale_id = s.id ORDER BY r.id DESC LIMIT 1)
     FROM unnest(p_program, p_txn, p_processor_refund_id) WITH ORDINALITY AS i(program_id, txn, refund_id, ord)
     LEFT JOIN sales s ON s.processor_event_id = i.txn AND s.program_id = i.program_id
