@@ -24,7 +24,10 @@ var schemaFunctions = []string{"clicks_make_id", "clicks_month", "clicks_ref_mon
 // build may still be serving (a rolling deploy); a later release's migration drops them. Each names the
 // function that replaced it.
 var retiredFunctions = map[string]string{
-	"clicks_record": "clicks_record_v2",
+	"clicks_record":                "clicks_record_v2",
+	"sales_state":                  "sales_state_v2",
+	"sales_record":                 "sales_record_v2",
+	"attribution_create_converted": "attribution_create_converted_v2",
 }
 
 // lastFunctionMigration is the newest migration allowed to define functions: after it, functions live
@@ -156,12 +159,12 @@ func TestCheckCurrentNamesMissingFunctions(t *testing.T) {
 	if err := db.CheckCurrent(ctx, d.DB.DB); err != nil {
 		t.Fatalf("CheckCurrent on a migrated database: %v", err)
 	}
-	if _, err := d.Exec(`DROP FUNCTION sales_state`); err != nil {
+	if _, err := d.Exec(`DROP FUNCTION sales_state_v2`); err != nil {
 		t.Fatal(err)
 	}
 	err := db.CheckCurrent(ctx, d.DB.DB)
-	if !errors.Is(err, db.ErrSchemaNotCurrent) || !strings.Contains(err.Error(), "sales_state") {
-		t.Fatalf("CheckCurrent without sales_state = %v, want ErrSchemaNotCurrent naming it", err)
+	if !errors.Is(err, db.ErrSchemaNotCurrent) || !strings.Contains(err.Error(), "sales_state_v2") {
+		t.Fatalf("CheckCurrent without sales_state_v2 = %v, want ErrSchemaNotCurrent naming it", err)
 	}
 	if err := db.MigrateUp(ctx, d.DB.DB); err != nil {
 		t.Fatal(err)
