@@ -25,7 +25,11 @@ var schemaFunctions = []string{"clicks_make_id", "clicks_month", "clicks_ref_mon
 // function that replaced it.
 var retiredFunctions = map[string]string{
 	"clicks_record": "clicks_record_v2",
-	// The lead path: '' and 0 stood for none; the new functions take NULL.
+	// The sale path: '' and 0 stood for none, -1 for no commission; the new functions take NULL.
+	"sales_state":                  "sales_state_v2",
+	"sales_record":                 "sales_record_v2",
+	"attribution_create_converted": "attribution_create_converted_v2",
+	// The lead path: likewise.
 	"leads_state":              "leads_state_v2",
 	"leads_write":              "leads_write_v2",
 	"leads_settle":             "leads_settle_v2",
@@ -166,12 +170,12 @@ func TestCheckCurrentNamesMissingFunctions(t *testing.T) {
 	if err := db.CheckCurrent(ctx, d.DB.DB); err != nil {
 		t.Fatalf("CheckCurrent on a migrated database: %v", err)
 	}
-	if _, err := d.Exec(`DROP FUNCTION sales_state`); err != nil {
+	if _, err := d.Exec(`DROP FUNCTION sales_state_v2`); err != nil {
 		t.Fatal(err)
 	}
 	err := db.CheckCurrent(ctx, d.DB.DB)
-	if !errors.Is(err, db.ErrSchemaNotCurrent) || !strings.Contains(err.Error(), "sales_state") {
-		t.Fatalf("CheckCurrent without sales_state = %v, want ErrSchemaNotCurrent naming it", err)
+	if !errors.Is(err, db.ErrSchemaNotCurrent) || !strings.Contains(err.Error(), "sales_state_v2") {
+		t.Fatalf("CheckCurrent without sales_state_v2 = %v, want ErrSchemaNotCurrent naming it", err)
 	}
 	if err := db.MigrateUp(ctx, d.DB.DB); err != nil {
 		t.Fatal(err)

@@ -64,8 +64,9 @@ type Customer struct {
 // locks nothing; leads_settle_v2 writes only while the customer is still the version read.)
 
 // A sale's writes of customers are this package's database functions (pkg/attribution/sql), called by the
-// sale's statement: attribution_lock_unchanged (lock customers still at the version read),
-// attribution_create_converted (make a buyer's customer from its click) and attribution_convert.
+// sale's statement (pkg/sales' sales_record_v2): attribution_lock_unchanged (lock customers still at the
+// version read), attribution_create_converted_v2 (make a buyer's customer from its click) and
+// attribution_convert.
 
 // WindowCheck is the attribution-window rule for a sale: until a conversion is recorded, the click must
 // be at most windowDays older than the customer's signup, or than the payment when there was none.

@@ -2,6 +2,7 @@ package sales
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"strconv"
@@ -12,20 +13,21 @@ import (
 
 	"github.com/reftrack/reftrack/pkg/attribution"
 	"github.com/reftrack/reftrack/pkg/platform/dbfault"
+	"github.com/reftrack/reftrack/pkg/platform/pgcall"
 )
 
 // How a sale is recorded: two statements and one commit for any number of sales. Both statements call
 // PL/pgSQL functions (pkg/sales/sql), whose plans PostgreSQL keeps per connection: a statement sent as
 // text would be parsed and planned on every call, which cost more than running it.
 //
-//  1. readQuery reads, for every sale of the batch, what the rules need (a used transaction_id, the
-//     program's terms, the customer with its row version, the click, the customer's first sale), locking
-//     nothing.
+//  1. stateCall (sales_state_v2) reads, for every sale of the batch, what the rules need (a used
+//     transaction_id, the program's terms, the customer with its row version, the click, the customer's
+//     first sale), locking nothing.
 //  2. decide applies the rules in Go.
-//  3. writeQuery writes every sale that passed, with its commission, its customer's new state and its
-//     leads and click, in one statement (its own transaction). Each sale is written only if its customer's
-//     row is still the version the decision rested on (the row is locked meanwhile) and its
-//     transaction_id is still free in the program; a sale that loses either race is read and decided
+//  3. recordCall (sales_record_v2) writes every sale that passed, with its commission, its customer's new
+//     state and its leads and click, in one statement (its own transaction). Each sale is written only if
+//     its customer's row is still the version the decision rested on (the row is locked meanwhile) and
+//     its transaction_id is still free in the program; a sale that loses either race is read and decided
 //     again, so the answer is always the one a sale alone would have had.
 //
 // A batch never holds two sales of one customer or one transaction_id: the later waits for the next
@@ -134,8 +136,7 @@ func recordLocked(ctx context.Context, db *sqlx.DB, j *job) (bool, error) {
 	}
 	again, err := apply(ctx, tx, r)
 	if err != nil {
-		_ = tx.Rollback() // the diagnosis below runs on another connection: release the customer first
-		return false, diagnose(ctx, db, r, err)
+		return false, diagnose(err)
 	}
 	if len(again) > 0 {
 		return true, nil
@@ -155,7 +156,7 @@ func recordRound(ctx context.Context, db *sqlx.DB, jobs []*job) ([]*job, error) 
 	}
 	again, err := apply(ctx, db, r)
 	if err != nil {
-		return nil, diagnose(ctx, db, r, err)
+		return nil, diagnose(err)
 	}
 	return again, nil
 }
@@ -190,7 +191,7 @@ func prepare(ctx context.Context, db sqlx.QueryerContext, jobs []*job) (round, e
 		}
 		// One sale per customer and per transaction_id in a statement: the rules of the second depend on
 		// the first (first sale, duplicate).
-		keys := []string{"txn " + strconv.FormatInt(j.in.ProgramID, 10) + " " + j.in.TransactionID, customerKey(p.cust)}
+		keys := []string{"txn " + strconv.FormatInt(j.in.ProgramID, 10) + " " + j.in.TransactionID, p.customerKey()}
 		if taken[keys[0]] || taken[keys[1]] {
 			r.again = append(r.again, j)
 			continue
@@ -230,44 +231,23 @@ func apply(ctx context.Context, db sqlx.QueryerContext, r round) ([]*job, error)
 	return again, nil
 }
 
-// diagnose is the error a round's failed write answers: a CommissionError when it wrote one paying sale
-// and the failure was its commission's, else err itself.
-func diagnose(ctx context.Context, db *sqlx.DB, r round, err error) error {
-	if len(r.writes) == 1 && r.plans[0].pays && !dbfault.Conflict(err) && !dbfault.Unavailable(err) &&
-		commissionFailed(ctx, db, r.writes[0], r.plans[0]) {
+// diagnose is the error a round's failed write answers: a CommissionError when it failed writing a
+// commission (sales_record_v2 raises any failure of its commission insert with the table commissions
+// named in the error), else err itself. A conflict or an unavailable database stays what it is, wherever
+// it struck: it is retried, or answered 503.
+func diagnose(err error) error {
+	var pe *pq.Error
+	if errors.As(err, &pe) && pe.Table == "commissions" && !dbfault.Conflict(err) && !dbfault.Unavailable(err) {
 		return &CommissionError{Err: err}
 	}
 	return err
 }
 
-// commissionFailed tells whether the failed write of one paying sale failed in its commission (the
-// interface answers that failure with its own message, and clients do not retry it): run again in a
-// transaction rolled back at once, the write still fails, and succeeds without the commission. A
-// failure that does not come back was passing, and is answered as such. Either way nothing was stored.
-func commissionFailed(ctx context.Context, db *sqlx.DB, j *job, p plan) bool {
-	tx, err := db.BeginTxx(ctx, nil)
-	if err != nil {
-		return false
-	}
-	defer tx.Rollback() //nolint:errcheck // rolled back on purpose: this only asks what failed
-	if _, err := tx.ExecContext(ctx, `SAVEPOINT whole`); err != nil {
-		return false
-	}
-	if _, err := write(ctx, tx, []*job{j}, []plan{p}); err == nil {
-		return false
-	}
-	if _, err := tx.ExecContext(ctx, `ROLLBACK TO SAVEPOINT whole`); err != nil {
-		return false
-	}
-	p.pays = false
-	_, err = write(ctx, tx, []*job{j}, []plan{p})
-	return err == nil
-}
-
 // customerKey names the customer a plan writes, for keeping two sales of one customer apart.
-func customerKey(c attribution.Customer) string {
+func (p plan) customerKey() string {
+	c := p.cust
 	switch {
-	case c.ID != 0:
+	case p.version != nil:
 		return "customer " + strconv.FormatInt(c.ID, 10)
 	case c.Key != nil:
 		return "key " + strconv.FormatInt(c.ProgramID, 10) + " " + *c.Key
@@ -276,36 +256,95 @@ func customerKey(c attribution.Customer) string {
 	}
 }
 
-// readQuery reads each sale's state (pkg/sales/sql/sales_state.sql): inputs are parallel arrays, ord
-// ties each row to its input.
-const readQuery = `SELECT * FROM sales_state($1::bigint[], $2::text[], $3::text[], $4::text[])`
+// stateCall reads each sale's state (pkg/sales/sql/sales_state_v2.sql); ord ties each row to its input.
+var stateCall = pgcall.New[stateInput, pgcall.None]("sales_state_v2")
+
+// stateInput is one sale as sales_state_v2 takes it; nil is a value not sent.
+type stateInput struct {
+	Program     int64   `pg:"p_program"`
+	Txn         string  `pg:"p_txn"`
+	CustomerKey *string `pg:"p_customer_key"`
+	ClickID     *string `pg:"p_click_id"`
+}
 
 func read(ctx context.Context, db sqlx.QueryerContext, jobs []*job) ([]state, error) {
-	n := len(jobs)
-	programs, txns, keys, clickIDs := make([]int64, n), make([]string, n), make([]string, n), make([]string, n)
+	in := make([]stateInput, len(jobs))
 	for i, j := range jobs {
-		programs[i], txns[i], keys[i], clickIDs[i] = j.in.ProgramID, j.in.TransactionID, j.in.CustomerKey, j.in.ClickID
+		in[i] = stateInput{Program: j.in.ProgramID, Txn: j.in.TransactionID, CustomerKey: text(j.in.CustomerKey),
+			ClickID: text(j.in.ClickID)}
 	}
 	var states []state
-	if err := sqlx.SelectContext(ctx, db, &states, readQuery, pq.Array(programs), pq.Array(txns), pq.Array(keys),
-		pq.Array(clickIDs)); err != nil {
+	if err := stateCall.Select(ctx, db, &states, in, pgcall.None{}); err != nil {
 		return nil, fmt.Errorf("read sales: %w", err)
 	}
-	if len(states) != n {
-		return nil, fmt.Errorf("read sales: %d rows for %d sales", len(states), n)
+	if len(states) != len(jobs) {
+		return nil, fmt.Errorf("read sales: %d rows for %d sales", len(states), len(jobs))
 	}
 	return states, nil
 }
 
-// writeQuery writes the planned sales (pkg/sales/sql/sales_record.sql, which converts the customer, its
-// leads and its click through their owners' functions). Empty texts, 0 ids and a commission of -1 stand
-// for none in the input arrays.
-const writeQuery = `SELECT * FROM sales_record($1::bigint[], $2::bigint[], $3::text[], $4::text[], $5::bigint[],
-	$6::text[], $7::bigint[], $8::bigint[], $9::boolean[], $10::text[], $11::bigint[], $12::text[], $13::text[],
-	$14::boolean[], $15::text[], $16::text[], $17::text[], $18::text[], $19::text[], $20::text[], $21::text[],
-	$22::timestamptz[], $23::boolean[], $24::bigint[])`
+// recordCall writes the planned sales (pkg/sales/sql/sales_record_v2.sql, which converts the customer,
+// its leads and its click through their owners' functions).
+var recordCall = pgcall.New[recordInput, pgcall.None]("sales_record_v2")
 
-// written is one sale writeQuery recorded.
+// recordInput is one planned sale as sales_record_v2 takes it; nil is a value not sent.
+type recordInput struct {
+	Program int64 `pg:"p_program"`
+	// The customer and the row version the decision rests on; both nil when the sale makes the customer
+	// from its click.
+	Customer        *int64    `pg:"p_customer"`
+	Version         *string   `pg:"p_version"`
+	CustomerKey     *string   `pg:"p_customer_key"`
+	ClickRef        *int64    `pg:"p_click_ref"`
+	ClickID         *string   `pg:"p_click_id"`
+	Partner         int64     `pg:"p_partner"`
+	PartnerProgram  int64     `pg:"p_partner_program"`
+	CustomerTest    bool      `pg:"p_customer_test"`
+	Txn             string    `pg:"p_txn"`
+	Amount          int64     `pg:"p_amount"`
+	Currency        string    `pg:"p_currency"`
+	SaleType        string    `pg:"p_sale_type"`
+	Recurring       bool      `pg:"p_recurring"`
+	Provider        *string   `pg:"p_provider"`
+	PaymentID       *string   `pg:"p_payment_id"`
+	Livemode        *bool     `pg:"p_livemode"`
+	EventName       *string   `pg:"p_event_name"`
+	Subscription    *string   `pg:"p_subscription"`
+	Interval        *string   `pg:"p_interval"`
+	Source          string    `pg:"p_source"`
+	SaleDate        time.Time `pg:"p_sale_date"`
+	Test            bool      `pg:"p_test"`
+	CommissionCents *int64    `pg:"p_commission"` // nil: the sale pays no commission
+}
+
+// recordInputOf is a planned sale as sales_record_v2 takes it.
+func recordInputOf(in Input, p plan) recordInput {
+	r := recordInput{
+		Program: in.ProgramID, Version: p.version, CustomerKey: p.cust.Key, ClickRef: p.cust.ClickRef, ClickID: p.cust.ClickID,
+		Partner: *p.cust.PartnerID, PartnerProgram: *p.cust.PartnerProgramID, CustomerTest: p.cust.IsTest,
+		Txn: in.TransactionID, Amount: in.AmountCents, Currency: in.Currency, SaleType: in.SaleType, Recurring: in.IsRecurring,
+		Provider: text(in.Provider), PaymentID: text(in.ProviderPaymentID), Livemode: in.Livemode, EventName: text(in.EventName),
+		Subscription: text(in.SubscriptionID), Interval: text(in.SubscriptionInterval), Source: in.Source,
+		SaleDate: in.OccurredAt, Test: p.test,
+	}
+	if p.version != nil {
+		r.Customer = &p.cust.ID
+	}
+	if p.pays {
+		r.CommissionCents = &p.amount
+	}
+	return r
+}
+
+// text is s, or nil when empty.
+func text(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
+}
+
+// written is one sale sales_record_v2 recorded.
 type written struct {
 	Ord                 int64   `db:"ord"`
 	SaleID              int64   `db:"sale_id"`
@@ -316,41 +355,14 @@ type written struct {
 	Status              *string `db:"status"`
 }
 
-// write runs writeQuery for the planned jobs and returns what it recorded by ord (1-based position).
+// write records the planned jobs and returns what it recorded by ord (1-based position).
 func write(ctx context.Context, db sqlx.QueryerContext, jobs []*job, plans []plan) (map[int64]written, error) {
-	n := len(jobs)
-	var (
-		programs, customers, clickRefs, partners, partnerPrograms, amounts, commissions = make([]int64, n),
-			make([]int64, n), make([]int64, n), make([]int64, n), make([]int64, n), make([]int64, n), make([]int64, n)
-		versions, keys, clickIDs, txns, currencies, saleTypes, providers, paymentIDs, livemodes, eventNames,
-		subscriptions, intervals, sources, dates = make([]string, n), make([]string, n), make([]string, n),
-			make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n),
-			make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n)
-		customerTests, recurring, tests = make([]bool, n), make([]bool, n), make([]bool, n)
-	)
+	in := make([]recordInput, len(jobs))
 	for i, j := range jobs {
-		in, p := j.in, plans[i]
-		programs[i], customers[i], versions[i], keys[i] = in.ProgramID, p.cust.ID, p.version, deref(p.cust.Key)
-		clickRefs[i], clickIDs[i], partners[i], partnerPrograms[i] = deref(p.cust.ClickRef), deref(p.cust.ClickID),
-			*p.cust.PartnerID, *p.cust.PartnerProgramID
-		customerTests[i], txns[i], amounts[i], currencies[i] = p.cust.IsTest, in.TransactionID, in.AmountCents, in.Currency
-		saleTypes[i], recurring[i], providers[i], paymentIDs[i] = in.SaleType, in.IsRecurring, in.Provider, in.ProviderPaymentID
-		if in.Livemode != nil {
-			livemodes[i] = strconv.FormatBool(*in.Livemode)
-		}
-		eventNames[i], subscriptions[i], intervals[i], sources[i] = in.EventName, in.SubscriptionID, in.SubscriptionInterval, in.Source
-		dates[i], tests[i], commissions[i] = in.OccurredAt.UTC().Format(time.RFC3339Nano), p.test, -1
-		if p.pays {
-			commissions[i] = p.amount
-		}
+		in[i] = recordInputOf(j.in, plans[i])
 	}
 	var rows []written
-	if err := sqlx.SelectContext(ctx, db, &rows, writeQuery, pq.Array(programs), pq.Array(customers), pq.Array(versions),
-		pq.Array(keys), pq.Array(clickRefs), pq.Array(clickIDs), pq.Array(partners), pq.Array(partnerPrograms),
-		pq.Array(customerTests), pq.Array(txns), pq.Array(amounts), pq.Array(currencies), pq.Array(saleTypes),
-		pq.Array(recurring), pq.Array(providers), pq.Array(paymentIDs), pq.Array(livemodes), pq.Array(eventNames),
-		pq.Array(subscriptions), pq.Array(intervals), pq.Array(sources), pq.Array(dates), pq.Array(tests),
-		pq.Array(commissions)); err != nil {
+	if err := recordCall.Select(ctx, db, &rows, in, pgcall.None{}); err != nil {
 		return nil, fmt.Errorf("record sales: %w", err)
 	}
 	out := make(map[int64]written, len(rows))

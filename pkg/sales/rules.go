@@ -7,7 +7,7 @@ import (
 	"github.com/reftrack/reftrack/pkg/commission"
 )
 
-// state is what one read (readQuery) found for a sale: everything the rules need, nothing locked.
+// state is what one read (stateCall, sales_state_v2) found for a sale: everything the rules need, nothing locked.
 type state struct {
 	Ord         int64  `db:"ord"`
 	DuplicateID *int64 `db:"duplicate_id"`
@@ -44,8 +44,10 @@ type state struct {
 // at a row version, or one to make from the click), whether the attribution window lets it count, and
 // what it pays.
 type plan struct {
-	cust    attribution.Customer // ID 0: made by the sale from its click
-	version string               // the existing customer's row version the decision rests on
+	cust attribution.Customer // ID 0: made by the sale from its click
+	// version is the existing customer's row version the decision rests on; nil when the sale makes the
+	// customer from its click.
+	version *string
 	window  attribution.WindowCheck
 	test    bool
 	pays    bool
@@ -69,7 +71,8 @@ func decide(in Input, st state) (plan, error) {
 			ClickRef: st.CustomerClickRef, ClickID: st.CustomerClickID, ClickTimestamp: st.CustomerClickTimestamp,
 			PartnerID: st.PartnerID, PartnerProgramID: st.PartnerProgramID, Status: deref(st.Status),
 			SignedUpAt: st.SignedUpAt, ConvertedAt: st.ConvertedAt, IsTest: deref(st.CustomerTest)}
-		p.version = deref(st.CustomerVersion)
+		version := deref(st.CustomerVersion)
+		p.version = &version
 	case in.ClickID == "" || st.ClickRef == nil:
 		return plan{}, ErrCustomerNotFound
 	case deref(st.ClickProgramID) != in.ProgramID:

@@ -1,7 +1,9 @@
--- sales_state reads, for each sale (parallel arrays; ord is the position), what the rules need: a used
--- transaction_id, the program's terms, the customer (by customer_key, else the first made from the
--- click) with its row version, its click and first sale, and the click behind click_id. Nothing locked.
-CREATE OR REPLACE FUNCTION sales_state(p_program bigint[], p_txn text[], p_customer_key text[], p_click_id text[])
+-- sales_state_v2 reads, for each sale (one array per input, position = ord; NULL for a customer_key or
+-- click_id not sent), what the rules need: a used transaction_id, the program's terms, the customer (by
+-- customer_key, else, without a key, the first made from the click) with its row version, its click and
+-- first sale, and the click behind click_id. Nothing locked.
+-- (Replaces sales_state, whose '' stood for none.)
+CREATE OR REPLACE FUNCTION sales_state_v2(p_program bigint[], p_txn text[], p_customer_key text[], p_click_id text[])
 RETURNS TABLE (ord bigint, duplicate_id bigint, program_found boolean, commission_type text, commission_rate text,
     commission_duration_months integer, attribution_window_days integer, customer_id bigint, customer_version text,
     customer_key text, customer_click_ref bigint, customer_click_id text, customer_click_timestamp timestamptz,
@@ -27,19 +29,19 @@ BEGIN
         LEFT JOIN programs p ON p.id = i.program_id
         LEFT JOIN LATERAL (
         SELECT x.id, x.click_id, x.program_id, x.partner_id, x.click_timestamp, x.is_test FROM clicks x
-        WHERE x.click_id = NULLIF(i.click_id, '') AND x.click_month = clicks_lookup_month(NULLIF(i.click_id, ''))
+        WHERE x.click_id = i.click_id AND x.click_month = clicks_lookup_month(i.click_id)
         UNION ALL
         SELECT x.id, x.click_id, x.program_id, x.partner_id, x.click_timestamp, x.is_test FROM clicks_kept x
-        WHERE x.click_id = NULLIF(i.click_id, '')
+        WHERE x.click_id = i.click_id
         LIMIT 1) k ON true
         LEFT JOIN LATERAL (
         SELECT c.id, c.xmin::text AS version, c.customer_key, c.click_ref, c.partner_id, c.partner_program_id, c.status,
         c.signed_up_at, c.converted_at, c.is_test
-        FROM customers c WHERE c.program_id = i.program_id AND c.customer_key = NULLIF(i.customer_key, '')
+        FROM customers c WHERE c.program_id = i.program_id AND c.customer_key = i.customer_key
         UNION ALL
         (SELECT c.id, c.xmin::text, c.customer_key, c.click_ref, c.partner_id, c.partner_program_id, c.status,
         c.signed_up_at, c.converted_at, c.is_test
-        FROM customers c WHERE i.customer_key = '' AND c.program_id = i.program_id AND c.click_ref = k.id ORDER BY c.id LIMIT 1)
+        FROM customers c WHERE i.customer_key IS NULL AND c.program_id = i.program_id AND c.click_ref = k.id ORDER BY c.id LIMIT 1)
         ) cu ON true
         LEFT JOIN LATERAL (
         SELECT x.click_id, x.click_timestamp FROM clicks x

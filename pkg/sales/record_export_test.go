@@ -1,0 +1,14 @@
+package sales
+
+// The sale's database calls, their inputs and answers, for the SQL tests of package sales_test.
+var (
+	StateCall  = stateCall
+	RecordCall = recordCall
+)
+
+type (
+	StateInput  = stateInput
+	State       = state
+	RecordInput = recordInput
+	Written     = written
+)
