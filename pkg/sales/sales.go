@@ -107,13 +107,6 @@ func Record(ctx context.Context, dbx *sqlx.DB, log *slog.Logger, in Input) (Resu
 	return j.res, j.err
 }
 
-func nullable(s string) any {
-	if s == "" {
-		return nil
-	}
-	return s
-}
-
 // Providers are the payment providers a sale may name.
 var Providers = []string{"stripe", "paddle", "lemonsqueezy", "chargebee", "recurly", "braintree", "paypal", "adyen",
 	"square", "shopify", "app_store", "google_play", "manual", "other"}
