@@ -310,7 +310,7 @@ func (d *detector) isCrawler(ua string) (crawler, ok bool) {
 	}
 	r := d.excluder.exclude(rest[:0], s)
 	var seen [64]uint64 // crawler patterns already run, when they fit; a larger list may run one twice
-	var rs string        // r as a string, made when a pattern is run (regexp's Match would move r to the heap)
+	var rs string       // r as a string, made when a pattern is run (regexp's Match would move r to the heap)
 	for _, m := range d.literals.FindAllOverlapping(r) {
 		for _, i := range d.owners[m.PatternID] {
 			re := d.crawlers[i].re
