@@ -19,31 +19,30 @@ import (
 // for the ASCII strings browsers and crawlers send.
 //
 // crawlerdetect (v0.2.24) runs two regular expressions, each a (?i) alternation of a whole list: it deletes
-// every match of the 56 exclusions (browser tokens such as "Mozilla/5.0" or "Safari/537.36") from the
-// trimmed User-Agent, then looks for any of the 1,400 crawler patterns in what remains. Go's regexp runs an
-// alternation that wide as one automaton over every byte, some 350 µs per string. The fast path below
-// computes the same two steps from the same lists, pattern by pattern, for ASCII input:
+// every match of the 51 exclusions (browser tokens such as "Mozilla/5.0" or "Safari/537.36") from the
+// trimmed User-Agent, then looks for any of the 1,411 crawler patterns in what remains. Go's regexp runs an
+// alternation that wide as one automaton over every byte, some 350 µs per string. The fast path computes
+// the same two steps from the same lists, pattern by pattern, for a trimmed string that is all ASCII:
 //
 //   - Case. For ASCII input, a (?i) pattern matches the string exactly where the pattern rewritten
 //     case-sensitively with its literals lowercased matches the lowercased string (character classes are
 //     already closed under case folding when parsed with (?i); byte offsets do not move). The input is
-//     lowercased once and every pattern compiled case-sensitively, which gives Go's regexp its literal
-//     prefix search.
-//   - Exclusions. ReplaceAllString of an alternation removes, from left to right, the match that starts
-//     earliest; at that start the first alternative in list order wins, with its own end. Each exclusion
-//     is searched for on its own, only when a literal that all its matches contain is in the string, and
-//     searched for again only once the cursor has passed its last match. Searching a suffix equals
-//     searching from that position only without context assertions (^ $ \b \B), and the removals are the
-//     same only when no exclusion matches the empty string: both are checked when the lists are read.
-//   - Crawlers. MatchString of an alternation is the OR of its alternatives' MatchString. Most patterns
-//     require one of a few literals in any match (each pattern's set is computed from its syntax tree);
-//     one Aho-Corasick pass over the remainder finds which of those literals occur, and only the patterns
-//     they name, plus the few without such a set, are run. A pattern that is one plain literal needs no
-//     run.
+//     lowercased once and every pattern compiled case-sensitively.
+//   - Exclusions: see excluder (exclusions.go). Every exclusion is a literal followed by single-byte steps
+//     that greedy matching gets right without backtracking (checked when the lists are read); one
+//     Aho-Corasick pass finds where each may start, and the earliest start, then the earlier exclusion in
+//     the list, wins as in ReplaceAllString.
+//   - Crawlers. MatchString of an alternation is the OR of its alternatives' MatchString. Every match of
+//     a pattern contains one of a few literals, computed from its syntax tree (requiredLiterals); one
+//     Aho-Corasick pass over the remainder finds which of them occur, and only the patterns they name,
+//     plus any pattern without such literals, are run. A pattern that is one plain literal needs no run.
+//     On a browser's User-Agent no literal usually occurs and no pattern runs.
 //
-// Anything else, a string with a byte outside ASCII or lists the fast path cannot prove it handles
-// exactly, goes to crawlerdetect.IsCrawler itself. The tests compare both on crawlerdetect's own crawler
-// list, a sample of its browser list and a fuzz target.
+// A pattern is taken alone, not in the joined alternation, only when it parses alone and sets no flags
+// ("(?"), so that the alternation is exactly the OR of its parts. Anything else, a string with a byte
+// outside ASCII, or lists the fast path cannot prove it handles exactly, goes to crawlerdetect.IsCrawler
+// itself. The tests compare both on crawlerdetect's own crawler list, a sample of its browser list,
+// lists of their own and a fuzz target.
 func isCrawler(ua string) bool {
 	// The library looks at the trimmed string only.
 	if d := fastDetector(); d != nil {
@@ -225,20 +224,6 @@ func asciiFold(r rune) rune {
 			return r
 		}
 	}
-}
-
-func hasContextAssertion(re *syntax.Regexp) bool {
-	switch re.Op {
-	case syntax.OpBeginLine, syntax.OpEndLine, syntax.OpBeginText, syntax.OpEndText,
-		syntax.OpWordBoundary, syntax.OpNoWordBoundary:
-		return true
-	}
-	for _, sub := range re.Sub {
-		if hasContextAssertion(sub) {
-			return true
-		}
-	}
-	return false
 }
 
 // requiredLiterals returns strings one of which every match of re contains, or nil when it finds none.
