@@ -40,8 +40,12 @@ func lines(t testing.TB, path string) []string {
 
 func TestFastPathIsOn(t *testing.T) {
 	t.Parallel()
-	if fastDetector() == nil {
+	d := fastDetector()
+	if d == nil {
 		t.Fatalf("the fast crawler check is off, every User-Agent goes through crawlerdetect's regular expressions: %v", fastPathErr)
+	}
+	if !d.nonASCII {
+		t.Error("User-Agents with a rune outside ASCII go through crawlerdetect's regular expressions: a pattern's class holds some of them only, or a literal is one")
 	}
 }
 
@@ -86,7 +90,7 @@ func TestSameAsReferenceOnCorpus(t *testing.T) {
 }
 
 // TestSameAsReferenceOnAllDevices checks crawlerdetect's whole browser list (165,634 lines) from the module
-// cache. It takes a minute or two: REFTRACK_UA_FULL=1 runs it (make test-ua-full).
+// cache, and its crawler list. It takes about three minutes: REFTRACK_UA_FULL=1 runs it (make test-ua-full).
 func TestSameAsReferenceOnAllDevices(t *testing.T) {
 	if os.Getenv("REFTRACK_UA_FULL") == "" {
 		t.Skip("REFTRACK_UA_FULL=1 checks crawlerdetect's whole browser list (make test-ua-full)")
@@ -143,26 +147,17 @@ func checkSame(t *testing.T, ua string) {
 		return
 	}
 	trimmed := strings.TrimSpace(ua)
-	lower := strings.ToLower(trimmed)
-	if !isASCII(trimmed) {
-		if _, ok := d.isCrawler(trimmed); ok {
-			t.Errorf("the fast path took %q, which is not ASCII", ua)
-		}
+	folded, nonASCII, ok := fold(nil, trimmed)
+	if _, took := d.isCrawler(trimmed); took != (ok && (!nonASCII || d.nonASCII)) {
+		t.Errorf("the fast path took %q: %v", ua, took)
+	}
+	if !ok {
 		return
 	}
-	want := strings.ToLower(libraryExclusions().ReplaceAllString(trimmed, ""))
-	if got := string(d.excluder.exclude(nil, []byte(lower))); got != want {
-		t.Errorf("exclusions of %q leave %q, crawlerdetect's leave %q", ua, got, want)
+	want, _, _ := fold(nil, libraryExclusions().ReplaceAllString(trimmed, ""))
+	if got := d.excluder.exclude(nil, folded); string(got) != string(want) {
+		t.Errorf("exclusions of %q leave %q, crawlerdetect's leave %q (folded)", ua, got, want)
 	}
-}
-
-func isASCII(s string) bool {
-	for i := 0; i < len(s); i++ {
-		if s[i] >= 0x80 {
-			return false
-		}
-	}
-	return true
 }
 
 // edgeCases are strings at the edges of the fast path's argument: overlapping and nested exclusions, the
@@ -185,7 +180,9 @@ var edgeCases = []string{
 	"\u00a0Twitterbot/1.0\u3000", "Twitterbot/1.0\u0085",
 	"Mozilla/5.0 (\u212Aindle) Safari/1", "\u017Fafari/1.2 curl/8", "ſafari", "CURL/8.5.0", "cUrL/7",
 	"Java/1.8", "java/1.8", " Java/1.8", "xJava/1.8", "b0t", "B0T", "b0t ", "b0tx", "Amazon Simple Notification Service Agent",
-	"\xff\xfe", "Mozilla/5.0 \xc3\x28", "Mozilla/5.0 (Linux; Android 14; Pixel 8) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Mobile Safari/537.36",
+	"\xff\xfe", "Mozilla/5.0 \xc3\x28", "\xe2\x84 Intel\xaa", "\xe2\x84 intelk", "Caf\u00e9 Safari/1.2", "\u00e9bot", "b\u00e9ot", "bo\ufffdt",
+	"Mozilla/5.0 (Linux; Android 9; \u0421\u0430\u043c\u0441\u0443\u043d\u0433) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/120.0 Mobile Safari/537.36",
+	"Safari\u00e9/1", "Safari\u00e91.2", "like\u00e9gecko", "Gecko\u00e91.2", "Opera Mini/1.2.\u00e9/3.", "\ufffd", "\u2028bot\u2029", "Mozilla/5.0 (Linux; Android 14; Pixel 8) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Mobile Safari/537.36",
 	"Mozilla/5.0 (iPhone; CPU iPhone OS 17_5 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.5 Mobile/15E148 Safari/604.1",
 	"Mozilla/5.0 (X11; Ubuntu; Linux x86_64; rv:132.0) Gecko/20100101 Firefox/132.0",
 	"Mozilla/5.0 (Windows NT 6.1; WOW64; Trident/7.0; SLCC2; .NET CLR 2.0.50727; Media Center PC 6.0; rv:11.0) like Gecko",
@@ -216,7 +213,8 @@ func FuzzParse(f *testing.F) {
 func TestSyntheticLists(t *testing.T) {
 	t.Parallel()
 	exclusions := []string{`ab`, `abc`, `A.[\d\.]*`, `(x )?ab(.[\d\.]*)?`, `b\d{1,2}\.`, `ca+`, `c ?a`, `[ ]b`, `B9`, `9[ab]*/`}
-	crawlers := []string{`^ab`, `b$`, `x[0-9]+`, `\bca`, `a.b`, `c`, `9 9`, `(ab|ba)c`, `[0-9]{3}`, `^$`, `k`, `/x/`, `\.\.`}
+	crawlers := []string{`^ab`, `b$`, `x[0-9]+`, `\bca`, `a.b`, `c`, `9 9`, `(ab|ba)c`, `[0-9]{3}`, `^$`, `k`, `/x/`, `\.\.`,
+		`[^/]9x`, `\S\S\S\S\S\S\S\S`, `0.{3}0`}
 	ref := crawlerdetect.New()
 	ref.SetExclusions(exclusions)
 	ref.SetCrawlers(crawlers)
@@ -224,12 +222,14 @@ func TestSyntheticLists(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(d.always) == 0 {
-		t.Fatal("no crawler pattern without a literal: the test lists no longer cover that case")
+	if len(d.always) == 0 || !d.nonASCII {
+		t.Fatalf("the test lists no longer cover a crawler pattern without a literal (%d) or strings outside ASCII (%v)", len(d.always), d.nonASCII)
 	}
 	excl := regexp.MustCompile("(?i)(" + strings.Join(exclusions, "|") + ")")
-	const alphabet = "abcxABCX .09/\n\t\u212A"
-	runes := []rune(alphabet)
+	// Pieces of strings: ASCII, a rune that folds to ASCII (the Kelvin sign), others, and the three bytes
+	// of the Kelvin sign alone (invalid UTF-8, which removals could join into the rune).
+	pieces := []string{"a", "b", "c", "x", "A", "B", "C", "X", " ", ".", "0", "9", "/", "\n", "\t",
+		"\u212A", "\u00e9", "\ufffd", "\u00a0", "\xe2", "\x84", "\xaa"}
 	rng := rand.New(rand.NewPCG(26, 7))
 	crawlersSeen, n := 0, 20000
 	if raceEnabled {
@@ -238,13 +238,14 @@ func TestSyntheticLists(t *testing.T) {
 	for range n {
 		var b strings.Builder
 		for range rng.IntN(24) {
-			b.WriteRune(runes[rng.IntN(len(runes))])
+			b.WriteString(pieces[rng.IntN(len(pieces))])
 		}
 		s := b.String()
 		trimmed := strings.TrimSpace(s)
 		want := ref.IsCrawler(s)
+		folded, nonASCII, foldOK := fold(nil, trimmed)
 		got, ok := d.isCrawler(trimmed)
-		if ok != isASCII(trimmed) {
+		if ok != (foldOK && (!nonASCII || d.nonASCII)) {
 			t.Fatalf("%q: fast path taken %v", s, ok)
 		}
 		if !ok {
@@ -256,12 +257,38 @@ func TestSyntheticLists(t *testing.T) {
 		if want {
 			crawlersSeen++
 		}
-		if got, want := string(d.excluder.exclude(nil, []byte(strings.ToLower(trimmed)))), strings.ToLower(excl.ReplaceAllString(trimmed, "")); got != want {
-			t.Errorf("%q: exclusions leave %q, crawlerdetect's %q", s, got, want)
+		wantRest, _, _ := fold(nil, excl.ReplaceAllString(trimmed, ""))
+		if got := d.excluder.exclude(nil, folded); string(got) != string(wantRest) {
+			t.Errorf("%q: exclusions leave %q, crawlerdetect's %q (folded)", s, got, wantRest)
 		}
 	}
 	if crawlersSeen < n/20 || crawlersSeen > n*19/20 {
 		t.Errorf("%d of %d strings are crawlers: the test strings no longer exercise both verdicts", crawlersSeen, n)
+	}
+}
+
+// TestNonASCIIOff: a class that holds some runes outside ASCII but not all, or a literal outside ASCII, sends
+// strings outside ASCII to crawlerdetect; ASCII strings still take the fast path.
+func TestNonASCIIOff(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct{ exclusions, crawlers []string }{
+		{[]string{`ab`}, []string{`x[a-z\x{e0}-\x{ff}]`}},
+		{[]string{`ab`}, []string{`caf\x{e9}`}},
+		{[]string{`a[\pL]`}, []string{`x`}},
+	} {
+		d, err := newDetector(c.crawlers, c.exclusions)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d.nonASCII {
+			t.Errorf("%q, %q: strings outside ASCII take the fast path", c.exclusions, c.crawlers)
+		}
+		if _, ok := d.isCrawler("x\u00e9"); ok {
+			t.Errorf("%q, %q: the fast path took a string outside ASCII", c.exclusions, c.crawlers)
+		}
+		if _, ok := d.isCrawler("xe"); !ok {
+			t.Errorf("%q, %q: the fast path refused an ASCII string", c.exclusions, c.crawlers)
+		}
 	}
 }
 

@@ -4,36 +4,35 @@ import (
 	"errors"
 	"fmt"
 	"regexp/syntax"
-	"slices"
 	"strings"
-
-	"github.com/coregx/ahocorasick"
+	"unicode/utf8"
 )
 
-// excluder removes from a lowercased ASCII string what crawlerdetect's exclusion step removes:
-// ReplaceAllString(s, "") of the (?i) alternation of its exclusion list.
+// excluder removes from a folded string (fold.go) what crawlerdetect's exclusion step removes from the
+// original: ReplaceAllString(s, "") of the (?i) alternation of its exclusion list.
 //
 // That replacement removes, from left to right, the match that starts earliest; at that start the first
 // alternative in list order wins, with the end its own leftmost-first match gives. Every exclusion in the
 // list is a literal followed by single-character steps (Safari.[\d\.]*, Opera Mini\/\d{1,2}\.…), sometimes
 // with an optional group before the literal or at the end ((like )?Gecko(.[\d\.]*)?). Such a pattern is
-// split into branches, each starting with a literal: every match starts where that literal occurs, so one
-// Aho-Corasick pass gives every possible start, and at each start the branch's steps are matched greedily.
-// Greedy without backtracking is what leftmost-first gives when each step whose length varies is last or
-// is followed by a step that cannot match its first character with any character of the varying step
-// (then a shorter run leaves a character the next step refuses): newExcluder checks that for every pattern
-// and refuses (the fast path is then off) any pattern outside this shape. An optional group at the end is
-// taken when it matches, as leftmost-first prefers; one at the start becomes two branches, with the group
-// and without, tried in that order at each start.
+// split into branches, each starting with a literal, its prefix: every match starts where a prefix occurs.
+// exclude walks the string from the cursor; where a prefix begins (a bitmap of the prefixes' first two
+// bytes rules out most places at once), it tries the branches of that byte in list order, and the first
+// that matches is removed. At each start a branch's steps are matched greedily, which is what
+// leftmost-first gives when each step whose length varies is last or is followed by a step that cannot
+// match its first character with any character of the varying step (then a shorter run leaves a character
+// the next step refuses): newExcluder checks that for every pattern and refuses any pattern outside this
+// shape (the fast path is then off). An optional group at the end is taken when it matches, as
+// leftmost-first prefers; one at the start becomes two branches, with the group and without, tried in that
+// order.
 type excluder struct {
-	starts   *ahocorasick.Automaton
-	branches [][]branch // per literal of starts: the branches it starts, in preference order
+	pairs    [1 << 16 / 64]uint64 // first and second byte of a prefix; a one-byte prefix sets its byte's whole row
+	byFirst  [256][]*branch       // the branches whose prefix starts with the byte, in list order
+	nonASCII bool                 // every class is uniform (fold.go): folded strings with other can be handled
 }
 
 // branch is one way for an exclusion to match: prefix, then steps, then optionally tail.
 type branch struct {
-	alt    int // the exclusion's place in the list: at equal starts the earlier one wins
-	order  int // the branch's place among its exclusion's branches
 	prefix string
 	steps  []step
 	tail   []step // an optional group ending the pattern; nil when none
@@ -45,24 +44,22 @@ type step struct {
 	min, max int
 }
 
-// byteSet is a set of ASCII bytes.
-type byteSet [2]uint64
+// byteSet is a set of bytes of a folded string.
+type byteSet [4]uint64
 
-func (b *byteSet) add(c rune) {
-	if c >= 0 && c < 128 {
-		b[c>>6] |= 1 << (c & 63)
-	}
+func (b *byteSet) add(c byte) { b[c>>6] |= 1 << (c & 63) }
+
+func (b *byteSet) has(c byte) bool { return b[c>>6]&(1<<(c&63)) != 0 }
+
+func (b byteSet) disjoint(o byteSet) bool {
+	return b[0]&o[0] == 0 && b[1]&o[1] == 0 && b[2]&o[2] == 0 && b[3]&o[3] == 0
 }
-
-func (b *byteSet) has(c byte) bool { return c < 128 && b[c>>6]&(1<<(c&63)) != 0 }
-
-func (b byteSet) disjoint(o byteSet) bool { return b[0]&o[0] == 0 && b[1]&o[1] == 0 }
 
 // single is the one byte of a one-byte set.
 func (b byteSet) single() (byte, bool) {
 	var c byte
 	n := 0
-	for i := range 128 {
+	for i := range 256 {
 		if b.has(byte(i)) {
 			c = byte(i)
 			n++
@@ -74,36 +71,34 @@ func (b byteSet) single() (byte, bool) {
 var errShape = errors.New("outside the shapes the fast path handles exactly")
 
 func newExcluder(patterns []*syntax.Regexp) (*excluder, error) {
-	var lits []string
-	index := map[string]int{}
-	x := &excluder{}
-	for alt, re := range patterns {
+	x := &excluder{nonASCII: true}
+	for _, re := range patterns {
 		bs, err := branchesOf(re)
 		if err != nil {
 			return nil, fmt.Errorf("exclusion %v: %w", re, err)
 		}
-		for order, b := range bs {
-			b.alt, b.order = alt, order
-			j, ok := index[b.prefix]
-			if !ok {
-				j = len(lits)
-				index[b.prefix] = j
-				lits = append(lits, b.prefix)
-				x.branches = append(x.branches, nil)
+		for _, b := range bs {
+			x.byFirst[b.prefix[0]] = append(x.byFirst[b.prefix[0]], b)
+			if len(b.prefix) == 1 {
+				for next := range 256 {
+					x.setPair(b.prefix[0], byte(next))
+				}
+			} else {
+				x.setPair(b.prefix[0], b.prefix[1])
 			}
-			x.branches[j] = append(x.branches[j], b)
 		}
+		x.nonASCII = x.nonASCII && foldable(re)
 	}
-	ac, err := ahocorasick.NewBuilder().AddStrings(lits).Build()
-	if err != nil {
-		return nil, err
-	}
-	x.starts = ac
 	return x, nil
 }
 
+func (x *excluder) setPair(first, second byte) {
+	k := int(first)<<8 | int(second)
+	x.pairs[k>>6] |= 1 << (k & 63)
+}
+
 // branchesOf splits a (rewritten, case-sensitive) exclusion into its branches, in preference order.
-func branchesOf(re *syntax.Regexp) ([]branch, error) {
+func branchesOf(re *syntax.Regexp) ([]*branch, error) {
 	nodes := []*syntax.Regexp{re}
 	if re.Op == syntax.OpConcat {
 		nodes = re.Sub
@@ -118,13 +113,13 @@ func branchesOf(re *syntax.Regexp) ([]branch, error) {
 		if err != nil {
 			return nil, err
 		}
-		return []branch{with, without}, nil
+		return []*branch{with, without}, nil
 	}
 	b, err := branchOf(nodes)
 	if err != nil {
 		return nil, err
 	}
-	return []branch{b}, nil
+	return []*branch{b}, nil
 }
 
 func unwrap(re *syntax.Regexp) *syntax.Regexp {
@@ -142,15 +137,15 @@ func unconcat(re *syntax.Regexp) []*syntax.Regexp {
 }
 
 // branchOf makes a branch of a concatenation: a leading literal, steps, and optionally a final optional group.
-func branchOf(nodes []*syntax.Regexp) (branch, error) {
-	var b branch
+func branchOf(nodes []*syntax.Regexp) (*branch, error) {
+	b := &branch{}
 	if last := nodes[len(nodes)-1]; last.Op == syntax.OpQuest && last.Flags&syntax.NonGreedy == 0 && len(nodes) > 1 {
 		tail, err := stepsOf(unwrap(last.Sub[0]))
 		if err != nil {
-			return b, err
+			return nil, err
 		}
 		if err := checkSteps(tail); err != nil {
-			return b, err
+			return nil, err
 		}
 		b.tail = tail
 		nodes = nodes[:len(nodes)-1]
@@ -159,7 +154,7 @@ func branchOf(nodes []*syntax.Regexp) (branch, error) {
 	for _, n := range nodes {
 		s, err := stepsOf(n)
 		if err != nil {
-			return b, err
+			return nil, err
 		}
 		steps = append(steps, s...)
 	}
@@ -174,10 +169,10 @@ func branchOf(nodes []*syntax.Regexp) (branch, error) {
 		steps = steps[1:]
 	}
 	if prefix.Len() == 0 {
-		return b, fmt.Errorf("no leading literal: %w", errShape)
+		return nil, fmt.Errorf("no leading literal: %w", errShape)
 	}
 	if err := checkSteps(steps); err != nil {
-		return b, err
+		return nil, err
 	}
 	b.prefix, b.steps = prefix.String(), steps
 	return b, nil
@@ -193,7 +188,7 @@ func stepsOf(re *syntax.Regexp) ([]step, error) {
 				return nil, fmt.Errorf("non-ASCII literal: %w", errShape)
 			}
 			var s step
-			s.set.add(r)
+			s.set.add(byte(r))
 			s.min, s.max = 1, 1
 			out = append(out, s)
 		}
@@ -239,21 +234,27 @@ func stepsOf(re *syntax.Regexp) ([]step, error) {
 	return nil, fmt.Errorf("%v: %w", re.Op, errShape)
 }
 
-// setOf is the ASCII bytes a one-character node matches.
+// setOf is the bytes of a folded string a one-character node matches: ASCII bytes, and other when the
+// node matches every rune outside ASCII that does not fold to ASCII (a class that holds only some of them
+// is caught by foldable, and then no string outside ASCII takes the fast path).
 func setOf(re *syntax.Regexp) byteSet {
 	var b byteSet
 	switch re.Op {
 	case syntax.OpAnyChar, syntax.OpAnyCharNotNL:
-		for c := range rune(128) {
+		for c := range 128 {
 			if c != '\n' || re.Op == syntax.OpAnyChar {
-				b.add(c)
+				b.add(byte(c))
 			}
 		}
+		b.add(other)
 	case syntax.OpCharClass:
 		for i := 0; i+1 < len(re.Rune); i += 2 {
-			for c := re.Rune[i]; c <= re.Rune[i+1] && c < 128; c++ {
-				b.add(c)
+			for c := re.Rune[i]; c <= re.Rune[i+1] && c < utf8.RuneSelf; c++ {
+				b.add(byte(c))
 			}
+		}
+		if all, _ := uniform(re.Rune); all {
+			b.add(other)
 		}
 	}
 	return b
@@ -302,39 +303,33 @@ func (b *branch) at(s []byte, p int) (int, bool) {
 	return q, true
 }
 
-// start is where a branch may match.
-type start struct {
-	pos int
-	b   *branch
-}
-
-// exclude appends to dst what remains of s once the exclusions' matches are removed.
+// exclude appends to dst what remains of the folded s once the exclusions' matches are removed.
 func (x *excluder) exclude(dst, s []byte) []byte {
-	var buf [32]start
-	starts := buf[:0]
-	for _, m := range x.starts.FindAllOverlapping(s) {
-		for i := range x.branches[m.PatternID] {
-			starts = append(starts, start{m.Start, &x.branches[m.PatternID][i]})
-		}
-	}
-	slices.SortFunc(starts, func(a, b start) int {
-		if a.pos != b.pos {
-			return a.pos - b.pos
-		}
-		if a.b.alt != b.b.alt {
-			return a.b.alt - b.b.alt
-		}
-		return a.b.order - b.b.order
-	})
 	cursor := 0
-	for _, st := range starts {
-		if st.pos < cursor {
+	for i := 0; i < len(s); {
+		var next byte
+		if i+1 < len(s) {
+			next = s[i+1]
+		}
+		if k := int(s[i])<<8 | int(next); x.pairs[k>>6]&(1<<(k&63)) == 0 {
+			i++
 			continue
 		}
-		if end, ok := st.b.at(s, st.pos); ok {
-			dst = append(dst, s[cursor:st.pos]...)
-			cursor = end
+		end := -1
+		for _, b := range x.byFirst[s[i]] {
+			if len(s)-i >= len(b.prefix) && string(s[i:i+len(b.prefix)]) == b.prefix {
+				if e, ok := b.at(s, i); ok {
+					end = e
+					break
+				}
+			}
 		}
+		if end < 0 {
+			i++
+			continue
+		}
+		dst = append(dst, s[cursor:i]...)
+		cursor, i = end, end
 	}
 	return append(dst, s[cursor:]...)
 }
