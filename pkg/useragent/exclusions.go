@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"regexp/syntax"
+	"slices"
 	"strings"
 	"unicode/utf8"
 )
@@ -105,7 +106,7 @@ func branchesOf(re *syntax.Regexp) ([]*branch, error) {
 	}
 	// A leading optional group: with it first (greedy), then without.
 	if lead := nodes[0]; lead.Op == syntax.OpQuest && lead.Flags&syntax.NonGreedy == 0 && len(nodes) > 1 {
-		with, err := branchOf(append(unconcat(unwrap(lead.Sub[0])), nodes[1:]...))
+		with, err := branchOf(slices.Concat(unconcat(unwrap(lead.Sub[0])), nodes[1:]))
 		if err != nil {
 			return nil, err
 		}
