@@ -29,12 +29,14 @@ type Parser struct {
 // maxLen bounds what is parsed and cached; longer strings are cut (no browser sends one).
 const maxLen = 512
 
-// NewParser returns a parser remembering up to size User-Agents.
+// NewParser returns a parser remembering up to size User-Agents. It starts compiling the crawler check's
+// lists (some 40 ms, once per process) so that the first click does not wait for all of it.
 func NewParser(size int) *Parser {
 	c, err := lru.New[string, Device](size)
 	if err != nil {
 		panic(err) // only for size <= 0
 	}
+	go fastDetector()
 	return &Parser{cache: c}
 }
 
