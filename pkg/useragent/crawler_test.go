@@ -2,6 +2,7 @@ package useragent
 
 import (
 	"bufio"
+	"fmt"
 	"math/rand/v2"
 	"os"
 	"os/exec"
@@ -207,11 +208,16 @@ func FuzzParse(f *testing.F) {
 	})
 }
 
-// TestSyntheticLists puts lists of our own through both crawlerdetect and the fast path, on strings made
-// to hit their edges: exclusions that overlap, share a start, nest, end in optional groups or need a greedy
-// run to stop; crawler patterns with anchors, word boundaries, alternations, and none of a literal.
-func TestSyntheticLists(t *testing.T) {
-	t.Parallel()
+// synthetic is a pair of lists of our own, through both crawlerdetect and the fast path: exclusions that
+// overlap, share a start, nest, end in optional groups or need a greedy run to stop; crawler patterns with
+// anchors, word boundaries, alternations, classes that hold every rune outside ASCII, and none of a literal.
+type synthetic struct {
+	ref  *crawlerdetect.CrawlerDetect
+	d    *detector
+	excl *regexp.Regexp // the exclusion step as crawlerdetect composes it
+}
+
+var syntheticLists = sync.OnceValues(func() (*synthetic, error) {
 	exclusions := []string{`ab`, `abc`, `A.[\d\.]*`, `(x )?ab(.[\d\.]*)?`, `b\d{1,2}\.`, `ca+`, `c ?a`, `[ ]b`, `B9`, `9[ab]*/`}
 	crawlers := []string{`^ab`, `b$`, `x[0-9]+`, `\bca`, `a.b`, `c`, `9 9`, `(ab|ba)c`, `[0-9]{3}`, `^$`, `k`, `/x/`, `\.\.`,
 		`[^/]9x`, `\S\S\S\S\S\S\S\S`, `0.{3}0`}
@@ -220,16 +226,48 @@ func TestSyntheticLists(t *testing.T) {
 	ref.SetCrawlers(crawlers)
 	d, err := newDetector(crawlers, exclusions)
 	if err != nil {
-		t.Fatal(err)
+		return nil, err
 	}
 	if len(d.always) == 0 || !d.nonASCII {
-		t.Fatalf("the test lists no longer cover a crawler pattern without a literal (%d) or strings outside ASCII (%v)", len(d.always), d.nonASCII)
+		return nil, fmt.Errorf("the test lists no longer cover a crawler pattern without a literal (%d) or strings outside ASCII (%v)", len(d.always), d.nonASCII)
 	}
-	excl := regexp.MustCompile("(?i)(" + strings.Join(exclusions, "|") + ")")
-	// Pieces of strings: ASCII, a rune that folds to ASCII (the Kelvin sign), others, and the three bytes
-	// of the Kelvin sign alone (invalid UTF-8, which removals could join into the rune).
-	pieces := []string{"a", "b", "c", "x", "A", "B", "C", "X", " ", ".", "0", "9", "/", "\n", "\t",
-		"\u212A", "\u00e9", "\ufffd", "\u00a0", "\xe2", "\x84", "\xaa"}
+	return &synthetic{ref: ref, d: d, excl: regexp.MustCompile("(?i)(" + strings.Join(exclusions, "|") + ")")}, nil
+})
+
+// check compares the fast path with crawlerdetect on s; it returns crawlerdetect's verdict.
+func (l *synthetic) check(t *testing.T, s string) bool {
+	t.Helper()
+	trimmed := strings.TrimSpace(s)
+	want := l.ref.IsCrawler(s)
+	folded, nonASCII, foldOK := fold(nil, trimmed)
+	got, ok := l.d.isCrawler(trimmed)
+	if ok != (foldOK && (!nonASCII || l.d.nonASCII)) {
+		t.Fatalf("%q: fast path taken %v", s, ok)
+	}
+	if !ok {
+		return want
+	}
+	if got != want {
+		t.Errorf("%q: fast path says crawler %v, crawlerdetect %v", s, got, want)
+	}
+	wantRest, _, _ := fold(nil, l.excl.ReplaceAllString(trimmed, ""))
+	if got := l.d.excluder.exclude(nil, folded); string(got) != string(wantRest) {
+		t.Errorf("%q: exclusions leave %q, crawlerdetect's %q (folded)", s, got, wantRest)
+	}
+	return want
+}
+
+// syntheticPieces make the test strings: ASCII, a rune that folds to ASCII (the Kelvin sign), others, and
+// the three bytes of the Kelvin sign alone (invalid UTF-8, which removals could join into the rune).
+var syntheticPieces = []string{"a", "b", "c", "x", "A", "B", "C", "X", " ", ".", "0", "9", "/", "\n", "\t",
+	"\u212A", "\u00e9", "\ufffd", "\u00a0", "\xe2", "\x84", "\xaa"}
+
+func TestSyntheticLists(t *testing.T) {
+	t.Parallel()
+	l, err := syntheticLists()
+	if err != nil {
+		t.Fatal(err)
+	}
 	rng := rand.New(rand.NewPCG(26, 7))
 	crawlersSeen, n := 0, 20000
 	if raceEnabled {
@@ -238,33 +276,28 @@ func TestSyntheticLists(t *testing.T) {
 	for range n {
 		var b strings.Builder
 		for range rng.IntN(24) {
-			b.WriteString(pieces[rng.IntN(len(pieces))])
+			b.WriteString(syntheticPieces[rng.IntN(len(syntheticPieces))])
 		}
-		s := b.String()
-		trimmed := strings.TrimSpace(s)
-		want := ref.IsCrawler(s)
-		folded, nonASCII, foldOK := fold(nil, trimmed)
-		got, ok := d.isCrawler(trimmed)
-		if ok != (foldOK && (!nonASCII || d.nonASCII)) {
-			t.Fatalf("%q: fast path taken %v", s, ok)
-		}
-		if !ok {
-			continue
-		}
-		if got != want {
-			t.Errorf("%q: fast path says crawler %v, crawlerdetect %v", s, got, want)
-		}
-		if want {
+		if l.check(t, b.String()) {
 			crawlersSeen++
-		}
-		wantRest, _, _ := fold(nil, excl.ReplaceAllString(trimmed, ""))
-		if got := d.excluder.exclude(nil, folded); string(got) != string(wantRest) {
-			t.Errorf("%q: exclusions leave %q, crawlerdetect's %q (folded)", s, got, wantRest)
 		}
 	}
 	if crawlersSeen < n/20 || crawlersSeen > n*19/20 {
 		t.Errorf("%d of %d strings are crawlers: the test strings no longer exercise both verdicts", crawlersSeen, n)
 	}
+}
+
+// FuzzSyntheticLists explores the synthetic lists' edges further than TestSyntheticLists, at a rate the
+// real lists do not allow (crawlerdetect's regular expressions over 1,400 patterns are slow).
+func FuzzSyntheticLists(f *testing.F) {
+	for _, s := range []string{"", "x ab.1.2", "like x ab", "abc", "b12.c aa", "9ab/ ca", "\u212Aa", "\xe2\x84ab\xaa", "0\u00e9\u00e9\u00e90"} {
+		f.Add(s)
+	}
+	l, err := syntheticLists()
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Fuzz(func(t *testing.T, s string) { l.check(t, s) })
 }
 
 // TestNonASCIIOff: a class that holds some runes outside ASCII but not all, or a literal outside ASCII, sends
