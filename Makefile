@@ -7,7 +7,7 @@ GO_FILES = $(shell find . -name '*.go' -not -path '*/node_modules/*' -not -path 
 NPM_DEPS := openapi/node_modules/.package-lock.json
 TRACKER_DEPS := tracker/node_modules/.package-lock.json
 
-.PHONY: generate build lint run test test-deps vet fmt-check generate-check spec-breaking go-test bench fuzz chaos cluster test-cluster cluster-deps
+.PHONY: generate build lint run test test-deps vet fmt-check generate-check spec-breaking go-test bench fuzz chaos cluster test-cluster cluster-deps test-ua-full
 
 # oasdiff judges changes to the spec (breaking or not); pinned, built into bin/ once.
 OASDIFF_VERSION := v1.36.0
@@ -87,8 +87,13 @@ go-test: $(NPM_DEPS) $(TRACKER_DEPS)
 	REFTRACK_REQUIRE_TOOLS=1 GORACE=atexit_sleep_ms=0 $(GO) test -race -count=1 -parallel 8 ./...
 	cd sdk && GORACE=atexit_sleep_ms=0 $(GO) test -race -count=1 ./...
 
-## bench: load benchmark of the click, lead, sale and refund routes against a real server and Postgres, each
-## beside its pgbench anchor in the same run, with the Go load generator and wrk (when installed); Markdown
+## test-ua-full: the fast crawler check against crawlerdetect's own on its whole browser list (165,634
+## User-Agents, from the module cache) and crawler list; about three minutes, so not part of `make test`
+test-ua-full:
+	REFTRACK_UA_FULL=1 $(GO) test -count=1 -run 'TestSameAsReferenceOnAllDevices' -v ./pkg/useragent/
+
+## bench: load benchmark of the click (a few User-Agents, and click-ua: one of its own per request), lead, sale
+## and refund routes against a real server and Postgres, each beside its pgbench anchor in the same run, with the Go load generator and wrk (when installed); Markdown
 ## report on stdout (docs/performance.md keeps the latest). BENCH_FLAGS passes flags, e.g. '-runs 3' for the
 ## spread or '-profile prof' for CPU profiles of the server.
 BENCH_FLAGS ?=

@@ -3,6 +3,7 @@ module github.com/reftrack/reftrack
 go 1.26.8
 
 require (
+	github.com/coregx/ahocorasick v0.3.1
 	github.com/coreos/go-oidc/v3 v3.21.0
 	github.com/getkin/kin-openapi v0.152.0
 	github.com/go-jose/go-jose/v4 v4.1.8

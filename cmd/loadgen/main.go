@@ -8,7 +8,9 @@
 // event is stored.
 //
 // Requests come from many client IPs (X-Forwarded-For through a trusted proxy range) and a few browser
-// User-Agents, as real traffic does; sales and refunds are spread over many programs' keys, so the
+// User-Agents, as real traffic does; the click-ua load drives the click route again with a browser
+// User-Agent of its own per request (pkg/useragent's corpus, versions varied), which the server's
+// User-Agent cache never holds. Sales and refunds are spread over many programs' keys, so the
 // per-IP and per-key rate limits apply as in production without refusing the benchmark.
 package main
 
@@ -31,11 +33,19 @@ func main() {
 	flag.IntVar(&o.runs, "runs", 1, "runs, each on a fresh database and server; several give the spread")
 	flag.IntVar(&o.programs, "programs", 1000, "programs whose keys share the sale and refund load (120 per key and minute)")
 	flag.StringVar(&o.tools, "tools", "go,wrk", "load generators: go and/or wrk (wrk is skipped when not installed)")
-	flag.StringVar(&o.routes, "routes", "click,lead,sale,refund", "routes to drive")
+	flag.StringVar(&o.routes, "routes", "click,click-ua,lead,sale,refund", "routes to drive (click-ua: clicks each with a User-Agent of its own)")
+	flag.StringVar(&o.browsers, "browsers", "pkg/useragent/testdata/devices-sample.txt", "browser User-Agents, one a line, that the click-ua load varies")
 	flag.StringVar(&o.profile, "profile", "", "directory for a CPU profile of reftrackd during each load (through PPROF_ADDR)")
 	flag.Parse()
 	if _, err := exec.LookPath("wrk"); err != nil {
 		o.tools = strings.Join(slices.DeleteFunc(strings.Split(o.tools, ","), func(t string) bool { return t == "wrk" }), ",")
+	}
+	if o.has(o.routes, "click-ua") {
+		var err error
+		if o.agents, err = loadBrowsers(o.browsers); err != nil {
+			fmt.Fprintln(os.Stderr, "loadgen:", err)
+			os.Exit(1)
+		}
 	}
 	if err := bench(context.Background(), o); err != nil {
 		fmt.Fprintln(os.Stderr, "loadgen:", err)
@@ -44,9 +54,10 @@ func main() {
 }
 
 type options struct {
-	bin, adminURL, tools, routes, profile string
-	duration                              time.Duration
-	runs, programs                        int
+	bin, adminURL, tools, routes, profile, browsers string
+	duration                                        time.Duration
+	runs, programs                                  int
+	agents                                          *browsers // the click-ua load's User-Agents
 }
 
 func (o options) has(list, name string) bool { return slices.Contains(strings.Split(list, ","), name) }

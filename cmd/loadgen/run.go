@@ -26,9 +26,18 @@ const (
 	anchorTPCB   = "pgbench TPC-B-like, 16 clients"
 )
 
-// A route's concurrency is its anchor's.
-var routeConns = map[string]int{"click": 64, "lead": 64, "sale": 16, "refund": 16}
-var routeAnchor = map[string]string{"click": anchorInsert, "lead": anchorInsert, "sale": anchorTPCB, "refund": anchorTPCB}
+// A route's concurrency is its anchor's. click-ua is the click route again, each request with a browser
+// User-Agent of its own (browsers) where click cycles through a few.
+var routeConns = map[string]int{"click": 64, "click-ua": 64, "lead": 64, "sale": 16, "refund": 16}
+var routeAnchor = map[string]string{"click": anchorInsert, "click-ua": anchorInsert, "lead": anchorInsert, "sale": anchorTPCB, "refund": anchorTPCB}
+
+// routePath is the route a load drives, whose batch metrics it reads.
+func routePath(load string) string {
+	if load == "click-ua" {
+		return "click"
+	}
+	return load
+}
 
 // load is one route driven by one tool.
 type load struct {
@@ -127,9 +136,9 @@ func benchRun(ctx context.Context, o options, run int) (runResult, error) {
 			return err
 		}
 		stopProfile := srv.profile(o.profile, fmt.Sprintf("run%d-%s-%s", run, route, tool), o.duration)
-		cpu0, b0, m0 := srv.cpu(), srv.batches(route), sampleCPU()
+		cpu0, b0, m0 := srv.cpu(), srv.batches(routePath(route)), sampleCPU()
 		st, err := drive(routeConns[route])
-		cpu, b, m := srv.cpu()-cpu0, srv.batches(route).minus(b0), sampleCPU().minus(m0)
+		cpu, b, m := srv.cpu()-cpu0, srv.batches(routePath(route)).minus(b0), sampleCPU().minus(m0)
 		stopProfile()
 		if err != nil {
 			return fmt.Errorf("%s (%s): %w", route, tool, err)
@@ -138,16 +147,26 @@ func benchRun(ctx context.Context, o options, run int) (runResult, error) {
 		return nil
 	}
 
-	if o.has(o.routes, "click") || o.has(o.routes, "lead") {
+	if o.has(o.routes, "click") || o.has(o.routes, "click-ua") || o.has(o.routes, "lead") {
 		if res.anchors[anchorInsert], err = pgbenchInsert(ctx, dsn, o.duration); err != nil {
 			return res, err
 		}
 	}
 	// Clicks first with the Go generator: its acknowledged click ids feed the lead load.
-	if err := measure("click", "go", func(c int) (*stats, error) { return goClicks(ctx, pool, f, c, o.duration) }); err != nil {
+	if err := measure("click", "go", func(c int) (*stats, error) {
+		st, ids, err := goClicks(ctx, pool, f, c, o.duration, fewAgents)
+		f.clickIDs = ids
+		return st, err
+	}); err != nil {
 		return res, err
 	}
 	if err := measure("click", "wrk", func(c int) (*stats, error) { return wrkClicks(ctx, pool, f, c, o.duration, run) }); err != nil {
+		return res, err
+	}
+	if err := measure("click-ua", "go", func(c int) (*stats, error) {
+		st, _, err := goClicks(ctx, pool, f, c, o.duration, o.agents.at)
+		return st, err
+	}); err != nil {
 		return res, err
 	}
 	if o.has(o.routes, "lead") && len(f.clickIDs) == 0 {
@@ -240,9 +259,12 @@ func clickIDs(f *fixture, n int) ([]string, error) {
 	return ids, nil
 }
 
-// goClicks drives the click route, each request from a visitor of its own, and checks that every
-// acknowledged click is stored.
-func goClicks(ctx context.Context, pool *sqlx.DB, f *fixture, conns int, d time.Duration) (*stats, error) {
+// fewAgents cycles through a few browser User-Agents, as the click load always has.
+func fewAgents(i uint64) string { return userAgents[i%uint64(len(userAgents))] }
+
+// goClicks drives the click route, each request from a visitor of its own with User-Agent agent(i), checks
+// that every acknowledged click is stored, and returns their ids.
+func goClicks(ctx context.Context, pool *sqlx.DB, f *fixture, conns int, d time.Duration, agent func(uint64) string) (*stats, []string, error) {
 	var (
 		mu  sync.Mutex
 		ids = map[string]bool{}
@@ -250,7 +272,7 @@ func goClicks(ctx context.Context, pool *sqlx.DB, f *fixture, conns int, d time.
 	body := fmt.Sprintf(`{"affiliate_url":%q,"page_url":%q}`, f.main.AffiliateURL, f.main.AffiliateURL)
 	st := drive(conns, d, func(client *http.Client, i uint64) error {
 		b, err := send(client, f.base+"/api/v1/track/click", body, http.Header{
-			"User-Agent": {userAgents[i%uint64(len(userAgents))]}, "X-Forwarded-For": {randomIP()}})
+			"User-Agent": {agent(i)}, "X-Forwarded-For": {randomIP()}})
 		if err != nil {
 			return err
 		}
@@ -265,10 +287,9 @@ func goClicks(ctx context.Context, pool *sqlx.DB, f *fixture, conns int, d time.
 		list = append(list, id)
 	}
 	if stored := count(ctx, pool, `SELECT count(*) FROM clicks WHERE click_id = ANY($1)`, pq.Array(list)); stored != len(list) {
-		return nil, fmt.Errorf("%d distinct clicks acknowledged but only %d stored", len(list), stored)
+		return nil, nil, fmt.Errorf("%d distinct clicks acknowledged but only %d stored", len(list), stored)
 	}
-	f.clickIDs = list
-	return st, nil
+	return st, list, nil
 }
 
 // goLeads drives server-mode leads: each binds a new customer key to one of the acknowledged clicks.
@@ -381,6 +402,11 @@ func (r runResult) print(run int) {
 		}
 		fmt.Printf("| %s | %s | %d | %.0f | %s | %s | %s | %d | %.0f | %.2f× | %.0f | %s | %s |\n", l.route, l.tool, l.conns, l.st.rate(),
 			l.st.pct(50), l.st.pct(99), l.st.pct(100), l.st.errors, anchor, l.st.rate()/anchor, l.cpuPer1000(), perCommit, msPerCommit)
+	}
+	if slices.ContainsFunc(r.loads, func(l load) bool { return l.route == "click-ua" }) {
+		fmt.Printf("\nclick: %d browser User-Agents in turn, nearly always found in the server's User-Agent cache. "+
+			"click-ua: the same route, each request with a browser User-Agent of its own (a real one with its last "+
+			"version number varied), so each is parsed anew.\n", len(userAgents))
 	}
 	fmt.Printf("\nreftrackd's peak RSS: **%.0f MiB**. Every acknowledged event was found stored after each load.\n\n", float64(r.peakRSS)/(1<<20))
 	fmt.Println("Where the machine's CPU went, in ms per 1,000 requests:")

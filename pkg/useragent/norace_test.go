@@ -1,0 +1,5 @@
+//go:build !race
+
+package useragent
+
+const raceEnabled = false
