@@ -15,6 +15,7 @@ import (
 	clickssql "github.com/reftrack/reftrack/pkg/clicks/sql"
 	eventssql "github.com/reftrack/reftrack/pkg/events/sql"
 	leadssql "github.com/reftrack/reftrack/pkg/leads/sql"
+	ledgersql "github.com/reftrack/reftrack/pkg/ledger/sql"
 	salessql "github.com/reftrack/reftrack/pkg/sales/sql"
 )
 
@@ -37,6 +38,7 @@ var functionOwners = []struct {
 	{"pkg/clicks", clickssql.Files},
 	{"pkg/events", eventssql.Files},
 	{"pkg/leads", leadssql.Files},
+	{"pkg/ledger", ledgersql.Files},
 	{"pkg/sales", salessql.Files},
 }
 

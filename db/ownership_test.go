@@ -42,8 +42,13 @@ var owners = map[string]string{
 	"customers":     "pkg/attribution",
 	"leads":         "pkg/leads",
 	"sales":         "pkg/sales",
-	"commissions":   "pkg/sales",
 	"refunds":       "pkg/sales",
+	// A commission's life after its sale: hold, approval, payouts, clawbacks (migration 000020).
+	"commissions":          "pkg/ledger",
+	"commission_clawbacks": "pkg/ledger",
+	"payouts":              "pkg/ledger",
+	// The first answers to POSTs sent with an Idempotency-Key.
+	"idempotency_keys": "pkg/idempotency",
 	// Payment processors.
 	"processor_connections": "pkg/payments",
 	"processor_events":      "pkg/payments",

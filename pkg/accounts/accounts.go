@@ -111,16 +111,20 @@ const (
 	ActionMembersWrite    = "members:write"
 	ActionTrackingList    = "tracking:list"
 	ActionCommissionsRead = "commissions:read"
+	// Approving and rejecting commissions; creating payouts and marking them paid or failed.
+	ActionCommissionsWrite = "commissions:write"
+	ActionPayoutsWrite     = "payouts:write"
 )
 
 // allowed is the one table of what each role may do.
 var allowed = map[string]map[string]bool{
 	RoleOwner: set(ActionProgramRead, ActionProgramWrite, ActionPartnersWrite, ActionLinksWrite, ActionKeysRegenerate,
-		ActionProcessorWrite, ActionMembersWrite, ActionTrackingList, ActionCommissionsRead),
+		ActionProcessorWrite, ActionMembersWrite, ActionTrackingList, ActionCommissionsRead, ActionCommissionsWrite,
+		ActionPayoutsWrite),
 	RoleAdmin: set(ActionProgramRead, ActionProgramWrite, ActionPartnersWrite, ActionLinksWrite, ActionProcessorWrite,
-		ActionMembersWrite, ActionTrackingList, ActionCommissionsRead),
+		ActionMembersWrite, ActionTrackingList, ActionCommissionsRead, ActionCommissionsWrite, ActionPayoutsWrite),
 	RoleAnalyst: set(ActionProgramRead, ActionTrackingList, ActionCommissionsRead),
-	RoleBilling: set(ActionProgramRead, ActionCommissionsRead),
+	RoleBilling: set(ActionProgramRead, ActionCommissionsRead, ActionCommissionsWrite, ActionPayoutsWrite),
 }
 
 // Can reports whether role allows action.

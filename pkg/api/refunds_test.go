@@ -8,6 +8,7 @@ import (
 	"slices"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -192,7 +193,7 @@ func TestConcurrentRefunds(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			amount := int64(1000)
-			res, err := sales.Refund(context.Background(), env.DB.DB, slog.New(slog.DiscardHandler), sales.RefundInput{ProgramID: r.ProgramID, TransactionID: "race",
+			res, err := sales.Refund(context.Background(), env.DB.DB, slog.New(slog.DiscardHandler), time.Now, sales.RefundInput{ProgramID: r.ProgramID, TransactionID: "race",
 				AmountCents: &amount, Source: sales.SourceWebhook})
 			var tooLarge *sales.RefundTooLargeError
 			switch {

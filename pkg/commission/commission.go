@@ -37,6 +37,10 @@ var exponents = map[string]int{"USD": 2, "EUR": 2, "VND": 0}
 // Currencies lists the accepted currencies.
 var Currencies = []string{"USD", "EUR", "VND"}
 
+// Exponent is the number of decimals of currency's major unit (2 for USD and EUR, 0 for VND); false when
+// the currency is not accepted.
+func Exponent(currency string) (int, bool) { e, ok := exponents[currency]; return e, ok }
+
 // SupportedCurrency reports whether c is accepted.
 func SupportedCurrency(c string) bool { _, ok := exponents[c]; return ok }
 

@@ -388,7 +388,7 @@ func (h handling) payment(ctx context.Context, p payment) (Outcome, error) {
 		return Outcome{Outcome: OutcomeIgnored, Reason: "currency " + currency + " is not supported"}, nil
 	}
 	livemode := h.ev.Livemode
-	res, err := sales.Record(ctx, h.s.DB, h.s.Log, sales.Input{
+	res, err := sales.Record(ctx, h.s.DB, h.s.Log, h.s.Now, sales.Input{
 		ProgramID: h.programID, TransactionID: p.TransactionID, AmountCents: p.AmountCents, Currency: currency,
 		CustomerKey: customerKey, ClickID: clickID, OccurredAt: p.OccurredAt, Provider: ProviderStripe,
 		ProviderPaymentID: p.PaymentRef, Livemode: &livemode, SaleType: p.SaleType, IsRecurring: p.IsRecurring,
@@ -446,11 +446,11 @@ func (h handling) reverse(ctx context.Context, refs []string, invoiceID string, 
 		return Outcome{}, err
 	}
 	in.ProgramID, in.TransactionID, in.Source = h.programID, txn, "webhook"
-	res, err := sales.Refund(ctx, h.s.DB, h.s.Log, in)
+	res, err := sales.Refund(ctx, h.s.DB, h.s.Log, h.s.Now, in)
 	var tooLarge *sales.RefundTooLargeError
 	if errors.As(err, &tooLarge) {
 		in.AmountCents = nil // a dispute larger than what is left reverses what is left
-		res, err = sales.Refund(ctx, h.s.DB, h.s.Log, in)
+		res, err = sales.Refund(ctx, h.s.DB, h.s.Log, h.s.Now, in)
 	}
 	if err != nil {
 		return Outcome{}, err

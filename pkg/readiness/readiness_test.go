@@ -156,7 +156,7 @@ func TestRecentActivity(t *testing.T) {
 		CustomerKey: "cust-1", Source: leads.SourceServer}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := sales.Record(ctx, f.db.DB, quiet(), sales.Input{ProgramID: f.program.ID, TransactionID: "order-1",
+	if _, err := sales.Record(ctx, f.db.DB, quiet(), time.Now, sales.Input{ProgramID: f.program.ID, TransactionID: "order-1",
 		AmountCents: 5000, Currency: "USD", CustomerKey: "cust-1", OccurredAt: time.Now(), Source: sales.SourceAPI}); err != nil {
 		t.Fatal(err)
 	}

@@ -51,7 +51,7 @@ func TestConcurrentSalesKeepEveryGuarantee(t *testing.T) {
 	}
 	const nCustomers, perCustomer, nDup = 5, 24, 16
 	customers(t, d.DB, r, nCustomers)
-	rec := sales.NewRecorder(d.DB, quiet(), sales.MaxBatch, nil)
+	rec := sales.NewRecorder(d.DB, quiet(), time.Now, sales.MaxBatch, nil)
 	defer rec.Close()
 	at := time.Date(2026, 11, 24, 12, 0, 0, 0, time.UTC)
 
@@ -76,7 +76,7 @@ func TestConcurrentSalesKeepEveryGuarantee(t *testing.T) {
 		if i%2 == 0 {
 			res, err = rec.Record(ctx, in)
 		} else {
-			res, err = sales.Record(ctx, d.DB, quiet(), in)
+			res, err = sales.Record(ctx, d.DB, quiet(), time.Now, in)
 		}
 		mu.Lock()
 		outcomes = append(outcomes, outcome{in, res, err})

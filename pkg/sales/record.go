@@ -68,7 +68,7 @@ func newJob(in Input) (*job, error) {
 }
 
 // record records the sales of jobs, setting each job's res or err.
-func record(ctx context.Context, db *sqlx.DB, log *slog.Logger, jobs []*job) {
+func record(ctx context.Context, db *sqlx.DB, log *slog.Logger, now func() time.Time, jobs []*job) {
 	pending := jobs
 	// A round writes at least one sale of each customer (the others of a customer wait for the next
 	// round), so len(jobs) rounds are enough for a batch; maxRounds more for sales that lose races.
@@ -85,7 +85,7 @@ func record(ctx context.Context, db *sqlx.DB, log *slog.Logger, jobs []*job) {
 				optimistic = append(optimistic, j)
 				continue
 			}
-			retry, err := recordLocked(ctx, db, j)
+			retry, err := recordLocked(ctx, db, now, j)
 			switch {
 			case err != nil && !dbfault.Conflict(err):
 				j.err = err
@@ -94,7 +94,7 @@ func record(ctx context.Context, db *sqlx.DB, log *slog.Logger, jobs []*job) {
 			}
 		}
 		if len(optimistic) > 0 {
-			more, err := recordRound(ctx, db, optimistic)
+			more, err := recordRound(ctx, db, now, optimistic)
 			switch {
 			case err == nil:
 				again = append(again, more...)
@@ -105,7 +105,7 @@ func record(ctx context.Context, db *sqlx.DB, log *slog.Logger, jobs []*job) {
 				// One sale's bad data must not fail the others: each alone.
 				log.WarnContext(ctx, "sale batch failed; recording its sales one by one", "sales", len(optimistic), "err", err)
 				for _, j := range optimistic {
-					record(ctx, db, log, []*job{j})
+					record(ctx, db, log, now, []*job{j})
 				}
 			default:
 				for _, j := range optimistic {
@@ -121,7 +121,7 @@ func record(ctx context.Context, db *sqlx.DB, log *slog.Logger, jobs []*job) {
 // customer it was last decided on, then reads, decides and writes as a round does, so that nobody can
 // change the customer in between. It reports whether the sale must go round again (decided on another
 // customer, or its transaction_id taken meanwhile).
-func recordLocked(ctx context.Context, db *sqlx.DB, j *job) (bool, error) {
+func recordLocked(ctx context.Context, db *sqlx.DB, now func() time.Time, j *job) (bool, error) {
 	tx, err := db.BeginTxx(ctx, nil)
 	if err != nil {
 		return false, err
@@ -134,7 +134,7 @@ func recordLocked(ctx context.Context, db *sqlx.DB, j *job) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	again, err := apply(ctx, tx, r)
+	again, err := apply(ctx, tx, now(), r)
 	if err != nil {
 		return false, diagnose(err)
 	}
@@ -149,12 +149,12 @@ func recordLocked(ctx context.Context, db *sqlx.DB, j *job) (bool, error) {
 }
 
 // recordRound reads, decides and writes the jobs once; it returns those to decide again.
-func recordRound(ctx context.Context, db *sqlx.DB, jobs []*job) ([]*job, error) {
+func recordRound(ctx context.Context, db *sqlx.DB, now func() time.Time, jobs []*job) ([]*job, error) {
 	r, err := prepare(ctx, db, jobs)
 	if err != nil {
 		return nil, err
 	}
-	again, err := apply(ctx, db, r)
+	again, err := apply(ctx, db, now(), r)
 	if err != nil {
 		return nil, diagnose(err)
 	}
@@ -204,11 +204,11 @@ func prepare(ctx context.Context, db sqlx.QueryerContext, jobs []*job) (round, e
 
 // apply writes a round's planned sales and answers them; it returns those to decide again (with the
 // round's own).
-func apply(ctx context.Context, db sqlx.QueryerContext, r round) ([]*job, error) {
+func apply(ctx context.Context, db sqlx.QueryerContext, now time.Time, r round) ([]*job, error) {
 	if len(r.writes) == 0 {
 		return r.again, nil
 	}
-	written, err := write(ctx, db, r.writes, r.plans)
+	written, err := write(ctx, db, now, r.writes, r.plans)
 	if err != nil {
 		return nil, err
 	}
@@ -285,7 +285,13 @@ func read(ctx context.Context, db sqlx.QueryerContext, jobs []*job) ([]state, er
 
 // recordCall writes the planned sales (pkg/sales/sql/sales_record_v2.sql, which converts the customer,
 // its leads and its click through their owners' functions).
-var recordCall = pgcall.New[recordInput, pgcall.None]("sales_record_v2")
+var recordCall = pgcall.New[recordInput, recordFixed]("sales_record_v2")
+
+// recordFixed is what sales_record_v2 takes once per batch: the time its commissions are read at (their
+// effective status, pkg/ledger).
+type recordFixed struct {
+	Now time.Time `pg:"p_now"`
+}
 
 // recordInput is one planned sale as sales_record_v2 takes it; nil is a value not sent.
 type recordInput struct {
@@ -356,13 +362,13 @@ type written struct {
 }
 
 // write records the planned jobs and returns what it recorded by ord (1-based position).
-func write(ctx context.Context, db sqlx.QueryerContext, jobs []*job, plans []plan) (map[int64]written, error) {
+func write(ctx context.Context, db sqlx.QueryerContext, now time.Time, jobs []*job, plans []plan) (map[int64]written, error) {
 	in := make([]recordInput, len(jobs))
 	for i, j := range jobs {
 		in[i] = recordInputOf(j.in, plans[i])
 	}
 	var rows []written
-	if err := recordCall.Select(ctx, db, &rows, in, pgcall.None{}); err != nil {
+	if err := recordCall.Select(ctx, db, &rows, in, recordFixed{Now: now}); err != nil {
 		return nil, fmt.Errorf("record sales: %w", err)
 	}
 	out := make(map[int64]written, len(rows))

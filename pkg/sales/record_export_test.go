@@ -12,3 +12,6 @@ type (
 	RecordInput = recordInput
 	Written     = written
 )
+
+// RecordFixed is what sales_record_v2 takes once per call.
+type RecordFixed = recordFixed

@@ -115,7 +115,7 @@ func (w *saleWorld) record(in ...sales.RecordInput) map[int64]sales.Written {
 
 func (w *saleWorld) tryRecord(in ...sales.RecordInput) (map[int64]sales.Written, error) {
 	var rows []sales.Written
-	if err := sales.RecordCall.Select(context.Background(), w.d.DB, &rows, in, pgcall.None{}); err != nil {
+	if err := sales.RecordCall.Select(context.Background(), w.d.DB, &rows, in, sales.RecordFixed{Now: time.Now()}); err != nil {
 		return nil, err
 	}
 	out := map[int64]sales.Written{}
@@ -486,7 +486,7 @@ func TestRecordAnswersCommissionFailures(t *testing.T) {
 		}
 		before := w.attempts()
 		txn := fmt.Sprint("order-", i)
-		_, err := sales.Record(ctx, w.d.DB, quiet(), sales.Input{ProgramID: w.brand.ProgramID, TransactionID: txn, AmountCents: 5000,
+		_, err := sales.Record(ctx, w.d.DB, quiet(), time.Now, sales.Input{ProgramID: w.brand.ProgramID, TransactionID: txn, AmountCents: 5000,
 			Currency: "USD", CustomerKey: "c", OccurredAt: time.Now(), Source: sales.SourceAPI})
 		var ce *sales.CommissionError
 		if err == nil || errors.As(err, &ce) != tc.commission || dbfault.Unavailable(err) != tc.unavailable {

@@ -23,11 +23,12 @@ type Recorder struct {
 	run *batch.Runner[*job]
 }
 
-// NewRecorder starts the writer, taking batches of up to maxBatch sales. observe, when not nil, learns
+// NewRecorder starts the writer, taking batches of up to maxBatch sales; now is the clock commissions
+// are read by (their effective status). observe, when not nil, learns
 // each batch's size and duration (for metrics).
-func NewRecorder(db *sqlx.DB, log *slog.Logger, maxBatch int, observe func(size int, took time.Duration)) *Recorder {
+func NewRecorder(db *sqlx.DB, log *slog.Logger, now func() time.Time, maxBatch int, observe func(size int, took time.Duration)) *Recorder {
 	return &Recorder{run: batch.NewRunner(maxBatch, 10*time.Second, func(ctx context.Context, jobs []*job) {
-		record(ctx, db, log, jobs)
+		record(ctx, db, log, now, jobs)
 	}, observe)}
 }
 
@@ -54,9 +55,9 @@ type RefundRecorder struct {
 
 // NewRefundRecorder starts the writer, taking batches of up to maxBatch refunds. observe, when not nil,
 // learns each batch's size and duration (for metrics).
-func NewRefundRecorder(db *sqlx.DB, log *slog.Logger, maxBatch int, observe func(size int, took time.Duration)) *RefundRecorder {
+func NewRefundRecorder(db *sqlx.DB, log *slog.Logger, now func() time.Time, maxBatch int, observe func(size int, took time.Duration)) *RefundRecorder {
 	return &RefundRecorder{run: batch.NewRunner(maxBatch, 10*time.Second, func(ctx context.Context, jobs []*refundJob) {
-		recordRefunds(ctx, db, log, jobs)
+		recordRefunds(ctx, db, log, now, jobs)
 	}, observe)}
 }
 

@@ -5,10 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"time"
 
 	"github.com/jmoiron/sqlx"
 
-	"github.com/reftrack/reftrack/pkg/commission"
+	"github.com/reftrack/reftrack/pkg/ledger"
 	"github.com/reftrack/reftrack/pkg/platform/pgcall"
 	"github.com/reftrack/reftrack/pkg/platform/rounds"
 )
@@ -67,9 +68,9 @@ type RefundResult struct {
 
 // Refund refunds (part of) a sale of the program and reverses its commission in proportion (see
 // decideRefund): a batch of one, for payment webhooks.
-func Refund(ctx context.Context, db *sqlx.DB, log *slog.Logger, in RefundInput) (RefundResult, error) {
+func Refund(ctx context.Context, db *sqlx.DB, log *slog.Logger, now func() time.Time, in RefundInput) (RefundResult, error) {
 	j := &refundJob{in: in}
-	recordRefunds(ctx, db, log, []*refundJob{j})
+	recordRefunds(ctx, db, log, now, []*refundJob{j})
 	return j.res, j.err
 }
 
@@ -98,7 +99,9 @@ type refundState struct {
 	CommissionCents    *int64  `db:"commission_amount_cents"`
 	CommissionReversed *int64  `db:"commission_reversed_cents"`
 	CommissionCurrency *string `db:"commission_currency"`
-	CommissionStatus   *string `db:"commission_status"`
+	CommissionStatus   *string `db:"commission_status"` // effective (ledger_status)
+	CommissionVersion  *string `db:"commission_version"`
+	CommissionClawback *int64  `db:"commission_clawback_cents"`
 	RefundSeen         bool    `db:"refund_seen"`
 	LatestReason       *string `db:"latest_reason"`
 }
@@ -111,14 +114,16 @@ type refundPlan struct {
 	amount        int64 // refunded now
 	total         int64 // the sale's refunded total after it
 	paymentStatus string
-	reversed      int64 // the commission's reversed total after it
-	reversedNow   int64
+	// What the refund does to the commission (pkg/ledger.Refund), and the commission's row version it
+	// rests on.
+	effect            ledger.RefundEffect
+	commissionVersion string
 }
 
 // decideRefund applies the refund rules: a processor refund already recorded, or a cumulative total that
 // adds nothing, or a sale refunded in full changes nothing; a partial refund above what is left is
-// refused; the commission's reversed amount is round_half_away_from_zero(commission × refunded / sale
-// amount), all of it once the sale is fully refunded.
+// refused; what it does to the commission is the ledger's rule (ledger.Refund: reversed before a payout,
+// clawed back after).
 func decideRefund(in RefundInput, st refundState) (refundPlan, error) {
 	if st.SaleID == nil {
 		return refundPlan{}, ErrSaleNotFound
@@ -127,7 +132,9 @@ func decideRefund(in RefundInput, st refundState) (refundPlan, error) {
 		res: RefundResult{SaleID: *st.SaleID, TransactionID: in.TransactionID, Reason: in.Reason, RefundedAmountCents: *st.RefundedCents}}
 	if st.CommissionID != nil {
 		p.res.Commission = &Commission{ID: *st.CommissionID, AmountCents: *st.CommissionCents,
-			ReversedAmountCents: *st.CommissionReversed, Currency: *st.CommissionCurrency, Status: *st.CommissionStatus}
+			ReversedAmountCents: *st.CommissionReversed, Currency: *st.CommissionCurrency, Status: *st.CommissionStatus,
+			ClawbackCents: *st.CommissionClawback}
+		p.commissionVersion = *st.CommissionVersion
 	}
 	skip := func() (refundPlan, error) {
 		// The sale's state as stored, its reason included (the reason of its latest refund, which may have
@@ -163,14 +170,13 @@ func decideRefund(in RefundInput, st refundState) (refundPlan, error) {
 	p.total = refunded + p.amount
 	full := p.total == amountCents
 	if c := p.res.Commission; c != nil {
-		p.reversed = c.AmountCents
-		if !full {
-			var err error
-			if p.reversed, err = commission.Proportion(c.AmountCents, p.total, amountCents); err != nil {
-				return refundPlan{}, err
-			}
+		var err error
+		p.effect, err = ledger.Refund(ledger.Held{ID: c.ID, Version: p.commissionVersion, AmountCents: c.AmountCents,
+			ReversedCents: c.ReversedAmountCents, ClawbackCents: c.ClawbackCents, Currency: c.Currency, Status: c.Status},
+			p.total, amountCents)
+		if err != nil {
+			return refundPlan{}, err
 		}
-		p.reversedNow = p.reversed - c.ReversedAmountCents
 	}
 	p.paymentStatus = "partially_refunded"
 	if full {
@@ -191,40 +197,29 @@ func decideRefund(in RefundInput, st refundState) (refundPlan, error) {
 	return p, nil
 }
 
-// commissionStatus is a commission's status once reversed of it is reversed.
-func commissionStatus(amount, reversed int64) string {
-	switch {
-	case reversed == amount:
-		return "reversed"
-	case reversed > 0:
-		return "partially_reversed"
-	}
-	return "pending"
-}
-
 // recordRefunds records the refunds of jobs, setting each job's res or err. A round writes one refund of
 // each sale (the others wait for the next round); maxRounds more rounds are for refunds whose sale changed
 // meanwhile.
-func recordRefunds(ctx context.Context, db *sqlx.DB, log *slog.Logger, jobs []*refundJob) {
+func recordRefunds(ctx context.Context, db *sqlx.DB, log *slog.Logger, now func() time.Time, jobs []*refundJob) {
 	for _, j := range jobs {
 		if j.in.Reason == "" {
 			j.in.Reason = ReasonRefund
 		}
 	}
 	rounds.Run(ctx, log, "refunds", jobs, maxRounds, func(ctx context.Context, jobs []*refundJob) ([]*refundJob, error) {
-		return refundRound(ctx, db, jobs)
+		return refundRound(ctx, db, now(), jobs)
 	}, func(j *refundJob, err error) { j.res, j.err = RefundResult{}, err })
 }
 
 // refundRound reads, decides and writes the jobs once; it returns those to decide again.
-func refundRound(ctx context.Context, db *sqlx.DB, jobs []*refundJob) ([]*refundJob, error) {
+func refundRound(ctx context.Context, db *sqlx.DB, now time.Time, jobs []*refundJob) ([]*refundJob, error) {
 	in := make([]refundStateInput, len(jobs))
 	for i, j := range jobs {
 		in[i] = refundStateInput{ProgramID: j.in.ProgramID, TransactionID: j.in.TransactionID,
 			ProcessorRefundID: refundNull(j.in.ProcessorRefundID)}
 	}
 	var states []refundState
-	if err := refundStateCall.Select(ctx, db, &states, in, pgcall.None{}); err != nil {
+	if err := refundStateCall.Select(ctx, db, &states, in, refundNow{Now: now}); err != nil {
 		return nil, fmt.Errorf("read refunds: %w", err)
 	}
 	if len(states) != len(jobs) {
@@ -254,7 +249,7 @@ func refundRound(ctx context.Context, db *sqlx.DB, jobs []*refundJob) ([]*refund
 	if len(writes) == 0 {
 		return again, nil
 	}
-	out, err := writeRefunds(ctx, db, writes, plans)
+	out, err := writeRefunds(ctx, db, now, writes, plans)
 	if err != nil {
 		return nil, err
 	}
@@ -267,7 +262,8 @@ func refundRound(ctx context.Context, db *sqlx.DB, jobs []*refundJob) ([]*refund
 		j.res = plans[i].res
 		if w.CommissionID != nil {
 			j.res.Commission = &Commission{ID: *w.CommissionID, AmountCents: *w.AmountCents,
-				ReversedAmountCents: *w.ReversedAmountCents, Currency: *w.Currency, Status: *w.Status}
+				ReversedAmountCents: *w.ReversedAmountCents, Currency: *w.Currency, Status: *w.Status,
+				ClawbackCents: *w.ClawbackCents}
 		}
 	}
 	return again, nil
@@ -275,7 +271,12 @@ func refundRound(ctx context.Context, db *sqlx.DB, jobs []*refundJob) ([]*refund
 
 // refundStateCall reads the refunds' state through refunds_state_v2 (pkg/sales/sql/refunds_state_v2.sql),
 // one row per refund in the refunds' order.
-var refundStateCall = pgcall.New[refundStateInput, pgcall.None]("refunds_state_v2")
+var refundStateCall = pgcall.New[refundStateInput, refundNow]("refunds_state_v2")
+
+// refundNow is the time the refund's commission is read and written at (its effective status).
+type refundNow struct {
+	Now time.Time `pg:"p_now"`
+}
 
 // refundStateInput is one refund as refunds_state_v2 takes it; nil is a value not given.
 type refundStateInput struct {
@@ -286,10 +287,10 @@ type refundStateInput struct {
 
 // refundWriteCall writes the planned refunds through sales_refund_v2 (pkg/sales/sql/sales_refund_v2.sql),
 // one row per refund in order.
-var refundWriteCall = pgcall.New[refundWriteInput, pgcall.None]("sales_refund_v2")
+var refundWriteCall = pgcall.New[refundWriteInput, refundNow]("sales_refund_v2")
 
 // refundWriteInput is one planned refund as sales_refund_v2 takes it; nil is a value not given. Without
-// a commission, CommissionID, ReversedCents and CommissionStatus are nil.
+// a commission, CommissionID, CommissionVersion, ReversedCents, CommissionStatus and ClawbackCents are nil.
 type refundWriteInput struct {
 	SaleID            int64   `pg:"p_sale"`
 	Version           string  `pg:"p_version"` // the sale's row version the plan rested on
@@ -299,8 +300,10 @@ type refundWriteInput struct {
 	AmountCents       int64   `pg:"p_amount"`       // refunded now
 	ReversedNowCents  int64   `pg:"p_reversed_now"` // of the commission, by this refund (0 without one)
 	CommissionID      *int64  `pg:"p_commission"`
-	ReversedCents     *int64  `pg:"p_reversed"` // the commission's reversed total after it
+	CommissionVersion *string `pg:"p_commission_version"` // the commission's row version the plan rested on
+	ReversedCents     *int64  `pg:"p_reversed"`           // the commission's reversed total after it
 	CommissionStatus  *string `pg:"p_commission_status"`
+	ClawbackCents     *int64  `pg:"p_clawback"` // a clawback to record (0: none)
 	TotalCents        int64   `pg:"p_total"` // the sale's refunded total after it
 	PaymentStatus     string  `pg:"p_payment_status"`
 	ProcessorRefundID *string `pg:"p_processor_refund_id"`
@@ -309,11 +312,13 @@ type refundWriteInput struct {
 
 func refundWriteInputOf(in RefundInput, p refundPlan) refundWriteInput {
 	w := refundWriteInput{SaleID: p.res.SaleID, Version: p.version, ProgramID: in.ProgramID, Reason: in.Reason,
-		RefundReason: refundNull(in.RefundReason), AmountCents: p.amount, ReversedNowCents: p.reversedNow, TotalCents: p.total,
-		PaymentStatus: p.paymentStatus, ProcessorRefundID: refundNull(in.ProcessorRefundID), Source: in.Source}
+		RefundReason: refundNull(in.RefundReason), AmountCents: p.amount, ReversedNowCents: p.effect.ReversedNowCents,
+		TotalCents: p.total, PaymentStatus: p.paymentStatus, ProcessorRefundID: refundNull(in.ProcessorRefundID),
+		Source: in.Source}
 	if c := p.res.Commission; c != nil {
-		status := commissionStatus(c.AmountCents, p.reversed)
-		w.CommissionID, w.ReversedCents, w.CommissionStatus = &c.ID, &p.reversed, &status
+		e := p.effect
+		w.CommissionID, w.CommissionVersion = &c.ID, &p.commissionVersion
+		w.ReversedCents, w.CommissionStatus, w.ClawbackCents = &e.ReversedCents, &e.Status, &e.ClawbackCents
 	}
 	return w
 }
@@ -335,15 +340,16 @@ type refundWritten struct {
 	ReversedAmountCents *int64  `db:"commission_reversed_cents"`
 	Currency            *string `db:"commission_currency"`
 	Status              *string `db:"commission_status"`
+	ClawbackCents       *int64  `db:"commission_clawback_cents"`
 }
 
-func writeRefunds(ctx context.Context, db *sqlx.DB, jobs []*refundJob, plans []refundPlan) ([]refundWritten, error) {
+func writeRefunds(ctx context.Context, db *sqlx.DB, now time.Time, jobs []*refundJob, plans []refundPlan) ([]refundWritten, error) {
 	in := make([]refundWriteInput, len(jobs))
 	for i, j := range jobs {
 		in[i] = refundWriteInputOf(j.in, plans[i])
 	}
 	var out []refundWritten
-	if err := refundWriteCall.Select(ctx, db, &out, in, pgcall.None{}); err != nil {
+	if err := refundWriteCall.Select(ctx, db, &out, in, refundNow{Now: now}); err != nil {
 		return nil, fmt.Errorf("record refunds: %w", err)
 	}
 	if len(out) != len(jobs) {

@@ -13,3 +13,6 @@ type (
 	RefundWriteInput = refundWriteInput
 	RefundWritten    = refundWritten
 )
+
+// RefundNow is what the refund's calls take once per call.
+type RefundNow = refundNow

@@ -5,6 +5,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/reftrack/reftrack/pkg/ledger"
 )
 
 // decideRefund, the refund's rules without the database: skips, the too-large refusal, and the
@@ -17,6 +19,7 @@ func TestDecideRefund(t *testing.T) {
 		if commission {
 			st.CommissionID, st.CommissionCents, st.CommissionReversed = ptr(int64(9)), ptr(int64(980)), ptr(refunded/5)
 			st.CommissionCurrency, st.CommissionStatus = ptr("USD"), ptr("partially_reversed")
+			st.CommissionVersion, st.CommissionClawback = ptr("c1"), ptr(int64(0))
 		}
 		return st
 	}
@@ -50,10 +53,12 @@ func TestDecideRefund(t *testing.T) {
 	}{
 		{name: "no such sale", in: in, st: refundState{}, err: ErrSaleNotFound},
 		{name: "the rest, commission reversed in full", in: in, st: sale(1225, true), want: refundPlan{version: "77", amount: 3675,
-			total: 4900, paymentStatus: "refunded", reversed: 980, reversedNow: 735,
+			total: 4900, paymentStatus: "refunded", commissionVersion: "c1",
+			effect: ledger.RefundEffect{ReversedCents: 980, ReversedNowCents: 735, Status: "reversed"},
 			res: RefundResult{Status: RefundReversed, SaleID: 5, TransactionID: "t", Reason: ReasonRefund, RefundedAmountCents: 4900, Commission: commission(245, "partially_reversed")}}},
 		{name: "part, commission in proportion", in: part, st: sale(1225, true), want: refundPlan{version: "77", amount: 1225,
-			total: 2450, paymentStatus: "partially_refunded", reversed: 490, reversedNow: 245,
+			total: 2450, paymentStatus: "partially_refunded", commissionVersion: "c1",
+			effect: ledger.RefundEffect{ReversedCents: 490, ReversedNowCents: 245, Status: "partially_reversed"},
 			res: RefundResult{Status: RefundPartial, SaleID: 5, TransactionID: "t", Reason: ReasonRefund, RefundedAmountCents: 2450, Commission: commission(245, "partially_reversed")}}},
 		{name: "more than is left", in: tooMuch, st: sale(1225, true), err: &RefundTooLargeError{Remaining: 3675}},
 		{name: "chargeback of the rest, no commission", in: chargeback, st: sale(0, false), want: refundPlan{version: "77", amount: 4900,

@@ -65,7 +65,7 @@ func newRefundFixture(t *testing.T) *refundFixture {
 		t.Fatal(err)
 	}
 	sale := func(txn string) sales.Result {
-		r, err := sales.Record(f.ctx, f.d.DB, quiet(), sales.Input{ProgramID: f.brand.ProgramID, TransactionID: txn, AmountCents: 5000,
+		r, err := sales.Record(f.ctx, f.d.DB, quiet(), time.Now, sales.Input{ProgramID: f.brand.ProgramID, TransactionID: txn, AmountCents: 5000,
 			Currency: "USD", CustomerKey: "buyer", OccurredAt: time.Now(), Source: sales.SourceAPI})
 		if err != nil {
 			t.Fatal(err)
@@ -83,7 +83,7 @@ func newRefundFixture(t *testing.T) *refundFixture {
 func (f *refundFixture) state(in ...sales.RefundStateInput) []sales.RefundState {
 	f.t.Helper()
 	var out []sales.RefundState
-	if err := sales.RefundStateCall.Select(f.ctx, f.d.DB, &out, in, pgcall.None{}); err != nil {
+	if err := sales.RefundStateCall.Select(f.ctx, f.d.DB, &out, in, sales.RefundNow{Now: time.Now()}); err != nil {
 		f.t.Fatal(err)
 	}
 	if len(out) != len(in) {
@@ -100,7 +100,7 @@ func (f *refundFixture) state(in ...sales.RefundStateInput) []sales.RefundState 
 func (f *refundFixture) write(in ...sales.RefundWriteInput) []sales.RefundWritten {
 	f.t.Helper()
 	var out []sales.RefundWritten
-	if err := sales.RefundWriteCall.Select(f.ctx, f.d.DB, &out, in, pgcall.None{}); err != nil {
+	if err := sales.RefundWriteCall.Select(f.ctx, f.d.DB, &out, in, sales.RefundNow{Now: time.Now()}); err != nil {
 		f.t.Fatal(err)
 	}
 	if len(out) != len(in) {
@@ -115,6 +115,15 @@ func (f *refundFixture) write(in ...sales.RefundWriteInput) []sales.RefundWritte
 }
 
 // saleVersion is the sale's row version as refunds_state_v2 reads it.
+func (f *refundFixture) commissionVersion(id int64) string {
+	f.t.Helper()
+	var v string
+	if err := f.d.Get(&v, `SELECT xmin::text FROM commissions WHERE id = $1`, id); err != nil {
+		f.t.Fatal(err)
+	}
+	return v
+}
+
 func (f *refundFixture) saleVersion(sale int64) string {
 	f.t.Helper()
 	var v string
@@ -252,8 +261,9 @@ func TestSalesRefundFunction(t *testing.T) {
 	// One call: part of the paid sale (commission in proportion), all of the unpaid one (a chargeback).
 	w := f.write(
 		sales.RefundWriteInput{SaleID: paid, Version: paidVersion, ProgramID: program, Reason: sales.ReasonRefund,
-			AmountCents: 1250, ReversedNowCents: 250, CommissionID: &c.ID, ReversedCents: refundPtr(int64(250)),
-			CommissionStatus: refundPtr("partially_reversed"), TotalCents: 1250, PaymentStatus: "partially_refunded",
+			AmountCents: 1250, ReversedNowCents: 250, CommissionID: &c.ID, CommissionVersion: refundPtr(f.commissionVersion(c.ID)),
+			ReversedCents: refundPtr(int64(250)), CommissionStatus: refundPtr("partially_reversed"), ClawbackCents: refundPtr(int64(0)),
+			TotalCents: 1250, PaymentStatus: "partially_refunded",
 			ProcessorRefundID: refundPtr("re_1"), Source: sales.SourceWebhook},
 		sales.RefundWriteInput{SaleID: unpaid, Version: unpaidVersion, ProgramID: program, Reason: sales.ReasonChargeback,
 			RefundReason: refundPtr("fraudulent"), AmountCents: 5000, TotalCents: 5000, PaymentStatus: "charged_back",
@@ -261,7 +271,7 @@ func TestSalesRefundFunction(t *testing.T) {
 	)
 	if diff := cmp.Diff([]sales.RefundWritten{
 		{Ord: 1, Written: true, CommissionID: &c.ID, AmountCents: refundPtr(int64(1000)), ReversedAmountCents: refundPtr(int64(250)),
-			Currency: refundPtr("USD"), Status: refundPtr("partially_reversed")},
+			Currency: refundPtr("USD"), Status: refundPtr("partially_reversed"), ClawbackCents: refundPtr(int64(0))},
 		{Ord: 2, Written: true},
 	}, w); diff != "" {
 		t.Errorf("answers (-want +got):\n%s", diff)
@@ -289,8 +299,9 @@ func TestSalesRefundFunction(t *testing.T) {
 		t.Fatal("the refund did not change the sale's row version")
 	}
 	stale := sales.RefundWriteInput{SaleID: paid, Version: paidVersion, ProgramID: program, Reason: sales.ReasonRefund,
-		AmountCents: 3750, ReversedNowCents: 750, CommissionID: &c.ID, ReversedCents: refundPtr(int64(1000)),
-		CommissionStatus: refundPtr("reversed"), TotalCents: 5000, PaymentStatus: "refunded", Source: sales.SourceAPI}
+		AmountCents: 3750, ReversedNowCents: 750, CommissionID: &c.ID, CommissionVersion: refundPtr(f.commissionVersion(c.ID)),
+		ReversedCents: refundPtr(int64(1000)), CommissionStatus: refundPtr("reversed"), ClawbackCents: refundPtr(int64(0)),
+		TotalCents: 5000, PaymentStatus: "refunded", Source: sales.SourceAPI}
 	if diff := cmp.Diff([]sales.RefundWritten{{Ord: 1}}, f.write(stale)); diff != "" {
 		t.Errorf("a refund at a stale version (-want +got):\n%s", diff)
 	}
@@ -354,8 +365,8 @@ func TestPreviousBuildsRefundFunctionsStillWork(t *testing.T) {
 func TestRefundSeenCheckUsesTheIndex(t *testing.T) {
 	t.Parallel()
 	d := dbtest.New(t)
-	plans := dbtest.NestedPlans(t, d, `SELECT * FROM refunds_state_v2(p_program => $1, p_txn => $2, p_processor_refund_id => $3)`,
-		pq.Array([]int64{1}), pq.Array([]string{"txn_1"}), pq.Array([]string{"re_1"}))
+	plans := dbtest.NestedPlans(t, d, `SELECT * FROM refunds_state_v2(p_program => $1, p_txn => $2, p_processor_refund_id => $3,
+		p_now => now())`, pq.Array([]int64{1}), pq.Array([]string{"txn_1"}), pq.Array([]string{"re_1"}))
 	seen := regexp.MustCompile(`Index (Only )?Scan using \S+ on refunds r\b[^\n]*\n\s+Index Cond: \(\(program_id = i\.program_id\) AND \(processor_refund_id = i\.refund_id\)\)`)
 	for _, p := range plans {
 		if strings.Contains(p, "FROM refunds r WHERE r.program_id") {

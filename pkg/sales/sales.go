@@ -77,7 +77,9 @@ type Commission struct {
 	AmountCents         int64  `db:"amount_cents"`
 	ReversedAmountCents int64  `db:"reversed_amount_cents"`
 	Currency            string `db:"currency"`
-	Status              string `db:"status"`
+	Status              string `db:"status"` // effective (pkg/ledger)
+	// ClawbackCents is what refunds after the commission entered a payout took back (pkg/ledger).
+	ClawbackCents int64 `db:"clawback_cents"`
 }
 
 // Attribution says how a sale was attributed.
@@ -98,12 +100,12 @@ type Result struct {
 
 // Record checks and records one sale and its commission, without waiting to share a batch (payment
 // webhooks, synthetic chains, tests); the sale route uses a Recorder. See record for how.
-func Record(ctx context.Context, dbx *sqlx.DB, log *slog.Logger, in Input) (Result, error) {
+func Record(ctx context.Context, dbx *sqlx.DB, log *slog.Logger, now func() time.Time, in Input) (Result, error) {
 	j, err := newJob(in)
 	if err != nil {
 		return Result{}, err
 	}
-	record(ctx, dbx, log, []*job{j})
+	record(ctx, dbx, log, now, []*job{j})
 	return j.res, j.err
 }
 

@@ -42,7 +42,7 @@ func TestRecordConvertsCustomerLeadsAndClick(t *testing.T) {
 		Source: sales.SourceAPI}
 
 	// The caller's clock decides when a sale happened: no time, no sale.
-	if _, err := sales.Record(ctx, d.DB, quiet(), in); !errors.Is(err, sales.ErrOccurredAtRequired) {
+	if _, err := sales.Record(ctx, d.DB, quiet(), time.Now, in); !errors.Is(err, sales.ErrOccurredAtRequired) {
 		t.Fatalf("a sale without occurred_at: %v, want ErrOccurredAtRequired", err)
 	}
 	var n int
@@ -51,7 +51,7 @@ func TestRecordConvertsCustomerLeadsAndClick(t *testing.T) {
 	}
 
 	in.OccurredAt = paid
-	res, err := sales.Record(ctx, d.DB, quiet(), in)
+	res, err := sales.Record(ctx, d.DB, quiet(), time.Now, in)
 	if err != nil || res.Commission == nil || res.Commission.AmountCents != 1000 {
 		t.Fatalf("sale: %+v, %v", res, err)
 	}

@@ -34,7 +34,7 @@ func TestTrackGeneratesTestTransactionIDs(t *testing.T) {
 		CustomerKey: "cust-1", Source: leads.SourceServer}); err != nil {
 		t.Fatal(err)
 	}
-	rec := sales.NewRecorder(d.DB, quiet(), 8, nil)
+	rec := sales.NewRecorder(d.DB, quiet(), time.Now, 8, nil)
 	defer rec.Close()
 
 	t0 := time.Date(2026, 11, 20, 12, 0, 0, 0, time.UTC)

@@ -102,8 +102,8 @@ func collaborators(cfg config.Config, d *dbtest.Database, logger *slog.Logger, c
 		Tracker: f.tracker, Dashboard: f.dashboard, Devices: useragent.NewParser(4096),
 		Clicks:  clicks.NewRecorder(d.DB, logger, clicks.Writers, clicks.MaxBatch, m.ClickBatch),
 		Leads:   leads.NewRecorder(d.DB, logger, leads.MaxBatch, m.LeadBatch),
-		Sales:   sales.NewRecorder(d.DB, logger, sales.MaxBatch, m.SaleBatch),
-		Refunds: sales.NewRefundRecorder(d.DB, logger, sales.MaxBatch, m.RefundBatch),
+		Sales:   sales.NewRecorder(d.DB, logger, clock, sales.MaxBatch, m.SaleBatch),
+		Refunds: sales.NewRefundRecorder(d.DB, logger, clock, sales.MaxBatch, m.RefundBatch),
 		Keys:    apikeys.NewLookups(d.DB, apikeys.LookupWriters, apikeys.LookupMaxBatch),
 		Origins: origins.New(d.DB, clock), Stripe: &payments.Stripe{DB: d.DB, Log: logger, Now: clock}, Spec: f.spec,
 	}, nil

@@ -1,0 +1,49 @@
+package ledger
+
+import (
+	"context"
+	"time"
+
+	"github.com/jmoiron/sqlx"
+)
+
+// approveBatch bounds the rows one statement of AutoApprove changes, so that a backlog never holds many
+// commissions locked at once.
+const approveBatch = 1000
+
+// AutoApprove writes down what ledger_status already says: a commission of a program with auto approval
+// whose available_on has passed at now is approved (dated then). It first fills in the available_on of
+// commissions the previous build made (NULL). Rows another transaction holds are left for the next pass.
+// It answers how many commissions it approved. The server runs it every minute.
+func AutoApprove(ctx context.Context, db *sqlx.DB, now time.Time) (int64, error) {
+	for {
+		res, err := db.ExecContext(ctx, `UPDATE commissions c SET available_on = s.sale_date + make_interval(days => p.hold_days)
+			FROM sales s, programs p
+			WHERE c.id IN (SELECT id FROM commissions WHERE available_on IS NULL LIMIT $1 FOR UPDATE SKIP LOCKED)
+				AND s.id = c.sale_id AND p.id = c.program_id`, approveBatch)
+		if err != nil {
+			return 0, err
+		}
+		if n, _ := res.RowsAffected(); n < approveBatch {
+			break
+		}
+	}
+	var total int64
+	for {
+		res, err := db.ExecContext(ctx, `UPDATE commissions c SET status = 'approved', approved_at = c.available_on,
+			updated_at = now()
+			WHERE c.id IN (SELECT x.id FROM commissions x JOIN programs p ON p.id = x.program_id
+				WHERE x.status IN ('pending', 'partially_reversed') AND x.available_on <= $1
+					AND p.commission_approval = 'auto'
+				LIMIT $2 FOR UPDATE OF x SKIP LOCKED)
+				AND c.status IN ('pending', 'partially_reversed')`, now, approveBatch)
+		if err != nil {
+			return total, err
+		}
+		n, _ := res.RowsAffected()
+		total += n
+		if n < approveBatch {
+			return total, nil
+		}
+	}
+}

@@ -1,0 +1,377 @@
+package ledger
+
+import (
+	"context"
+	"database/sql"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/jmoiron/sqlx"
+	"github.com/lib/pq"
+
+	"github.com/reftrack/reftrack/pkg/accounts"
+	"github.com/reftrack/reftrack/pkg/audit"
+	"github.com/reftrack/reftrack/pkg/idempotency"
+	"github.com/reftrack/reftrack/pkg/programs"
+)
+
+// Audit actions of this package.
+const (
+	ActionApprove      = "commission.approve"
+	ActionReject       = "commission.reject"
+	ActionPayoutCreate = "payout.create"
+	ActionPayoutPaid   = "payout.paid"
+	ActionPayoutFailed = "payout.failed"
+)
+
+// Request is who acts, when, and under which Idempotency-Key (nil: none).
+type Request struct {
+	AccountID int64
+	Email     string
+	Now       time.Time
+	Key       *idempotency.Key
+}
+
+func (r Request) actor() audit.Actor { return audit.Account(r.AccountID, r.Email) }
+
+// InvalidError refuses an input out of its range (400); Message is the answer's.
+type InvalidError struct{ Message string }
+
+func (e *InvalidError) Error() string { return e.Message }
+
+func invalid(format string, args ...any) error { return &InvalidError{Message: fmt.Sprintf(format, args...)} }
+
+// commissionColumns selects a commission as Commission shows it, from commissions c joined with its sale s
+// and program p, its status effective at $1 (ledger_status). An approval the background pass has not
+// written down yet is dated by available_on, the instant it took effect. A rejected commission pays
+// nothing, so its payable amount is 0.
+const commissionColumns = `c.id, c.program_id, c.partner_id, c.sale_id, s.processor_event_id AS transaction_id,
+	c.amount_cents, c.reversed_amount_cents,
+	CASE WHEN c.status = 'rejected' THEN 0 ELSE c.amount_cents - c.reversed_amount_cents END AS payable_cents,
+	c.currency, ledger_status(c.status, c.available_on, p.commission_approval, $1) AS status, c.available_on,
+	COALESCE(c.approved_at, CASE WHEN ledger_status(c.status, c.available_on, p.commission_approval, $1) = 'approved'
+		THEN c.available_on END) AS approved_at,
+	c.rejected_reason, c.payout_id, c.paid_at,
+	COALESCE((SELECT sum(k.amount_cents) FROM commission_clawbacks k WHERE k.commission_id = c.id), 0)::bigint AS clawback_cents,
+	c.is_test, c.created_at
+	FROM commissions c JOIN sales s ON s.id = c.sale_id JOIN programs p ON p.id = c.program_id`
+
+// Filter narrows a program's commissions list.
+type Filter struct {
+	Status      string // effective status; "" for any
+	PartnerID   int64  // 0 for any
+	CreatedFrom *time.Time
+	CreatedTo   *time.Time // exclusive
+	Cursor      string
+	Limit       int // 0: DefaultPageSize
+}
+
+// CommissionPage is one page of a list, newest first, and the cursor of the next ("" at the end).
+type CommissionPage struct {
+	Commissions []Commission
+	NextCursor  string
+}
+
+// access is the program once the account may take action on it (programs.Access), else ErrProgramNotFound
+// for a program that does not exist, or the access error.
+func access(ctx context.Context, db sqlx.QueryerContext, accountID, programID int64, action string) (programs.Program, error) {
+	p, err := programs.Access(ctx, db, accountID, programID, action)
+	if errors.Is(err, programs.ErrNotFound) {
+		return programs.Program{}, ErrProgramNotFound
+	}
+	return p, err
+}
+
+// commissionProgram is the program of the commission id: ErrCommissionNotFound when there is none.
+func commissionProgram(ctx context.Context, db sqlx.QueryerContext, id int64) (int64, error) {
+	var programID int64
+	err := sqlx.GetContext(ctx, db, &programID, `SELECT program_id FROM commissions WHERE id = $1`, id)
+	if errors.Is(err, sql.ErrNoRows) {
+		return 0, ErrCommissionNotFound
+	}
+	return programID, err
+}
+
+// ListCommissions is a page of the program's commissions, newest first (by created_at, then id): the
+// cursor names the last one shown, so a page never repeats or skips a row whatever is added meanwhile.
+func ListCommissions(ctx context.Context, db *sqlx.DB, accountID, programID int64, f Filter, now time.Time) (CommissionPage, error) {
+	if f.Status != "" && !slices.Contains(Statuses, f.Status) {
+		return CommissionPage{}, invalid("status must be one of %s", strings.Join(Statuses, ", "))
+	}
+	limit, err := pageLimit(f.Limit)
+	if err != nil {
+		return CommissionPage{}, err
+	}
+	after, err := decodeCursor(f.Cursor)
+	if err != nil {
+		return CommissionPage{}, err
+	}
+	if _, err := access(ctx, db, accountID, programID, accounts.ActionCommissionsRead); err != nil {
+		return CommissionPage{}, err
+	}
+	args := []any{now, programID}
+	where := []string{"c.program_id = $2"}
+	add := func(cond string, v any) {
+		args = append(args, v)
+		where = append(where, strings.ReplaceAll(cond, "?", "$"+strconv.Itoa(len(args))))
+	}
+	if f.Status != "" {
+		add("ledger_status(c.status, c.available_on, p.commission_approval, $1) = ?", f.Status)
+	}
+	if f.PartnerID != 0 {
+		add("c.partner_id = ?", f.PartnerID)
+	}
+	if f.CreatedFrom != nil {
+		add("c.created_at >= ?", *f.CreatedFrom)
+	}
+	if f.CreatedTo != nil {
+		add("c.created_at < ?", *f.CreatedTo)
+	}
+	if after != nil {
+		args = append(args, after.at, after.id)
+		where = append(where, fmt.Sprintf("(c.created_at, c.id) < ($%d::timestamptz, $%d::bigint)", len(args)-1, len(args)))
+	}
+	args = append(args, limit+1)
+	q := `SELECT ` + commissionColumns + ` WHERE ` + strings.Join(where, " AND ") +
+		` ORDER BY c.created_at DESC, c.id DESC LIMIT $` + strconv.Itoa(len(args))
+	var out []Commission
+	if err := sqlx.SelectContext(ctx, db, &out, q, args...); err != nil {
+		return CommissionPage{}, err
+	}
+	page := CommissionPage{Commissions: out}
+	if len(out) > limit {
+		page.Commissions = out[:limit]
+		last := page.Commissions[limit-1]
+		page.NextCursor = encodeCursor(last.CreatedAt, last.ID)
+	}
+	if page.Commissions == nil {
+		page.Commissions = []Commission{}
+	}
+	return page, nil
+}
+
+// GetCommission is one commission, for a member who may read its program's.
+func GetCommission(ctx context.Context, db *sqlx.DB, accountID, id int64, now time.Time) (Commission, error) {
+	programID, err := commissionProgram(ctx, db, id)
+	if err != nil {
+		return Commission{}, err
+	}
+	if _, err := access(ctx, db, accountID, programID, accounts.ActionCommissionsRead); err != nil {
+		return Commission{}, err
+	}
+	return readCommission(ctx, db, id, now)
+}
+
+func readCommission(ctx context.Context, db sqlx.QueryerContext, id int64, now time.Time) (Commission, error) {
+	var c Commission
+	err := sqlx.GetContext(ctx, db, &c, `SELECT `+commissionColumns+` WHERE c.id = $2`, now, id)
+	if errors.Is(err, sql.ErrNoRows) {
+		return Commission{}, ErrCommissionNotFound
+	}
+	return c, err
+}
+
+// Approve approves the commission: one in its hold (before its available_on too), or one already approved
+// (nothing changes). A commission in a payout, paid, rejected or reversed in full cannot be.
+func Approve(ctx context.Context, db *sqlx.DB, r Request, id int64) (Commission, error) {
+	programID, err := commissionProgram(ctx, db, id)
+	if err != nil {
+		return Commission{}, err
+	}
+	if _, err := access(ctx, db, r.AccountID, programID, accounts.ActionCommissionsWrite); err != nil {
+		return Commission{}, err
+	}
+	return idempotency.Run(ctx, db, r.Key, r.Now, func(tx *sqlx.Tx) (Commission, error) {
+		cs, err := approve(ctx, tx, r, programID, []int64{id})
+		if err != nil {
+			return Commission{}, err
+		}
+		return cs[0], nil
+	})
+}
+
+// ApproveMany approves the program's commissions ids, all or none (Approve's rules for each).
+func ApproveMany(ctx context.Context, db *sqlx.DB, r Request, programID int64, ids []int64) ([]Commission, error) {
+	if len(ids) == 0 || len(ids) > MaxBulkApprove {
+		return nil, invalid("ids must hold 1 to %d commission ids", MaxBulkApprove)
+	}
+	if _, err := access(ctx, db, r.AccountID, programID, accounts.ActionCommissionsWrite); err != nil {
+		return nil, err
+	}
+	return idempotency.Run(ctx, db, r.Key, r.Now, func(tx *sqlx.Tx) ([]Commission, error) {
+		return approve(ctx, tx, r, programID, ids)
+	})
+}
+
+// held is a commission locked for a change, with its effective status.
+type held struct {
+	ID       int64  `db:"id"`
+	Status   string `db:"status"`
+	Stored   string `db:"stored"`
+	Amount   int64  `db:"amount_cents"`
+	Reversed int64  `db:"reversed_amount_cents"`
+	Currency string `db:"currency"`
+	Payout   *int64 `db:"payout_id"`
+}
+
+// lockCommissions locks the program's commissions ids in id order and reads them; ErrCommissionNotFound
+// names the first id the program does not have.
+func lockCommissions(ctx context.Context, tx *sqlx.Tx, programID int64, ids []int64, now time.Time) ([]held, error) {
+	var hs []held
+	if err := tx.SelectContext(ctx, &hs, `SELECT c.id, c.status AS stored, ledger_status(c.status, c.available_on,
+		p.commission_approval, $3) AS status, c.amount_cents, c.reversed_amount_cents, c.currency, c.payout_id
+		FROM commissions c JOIN programs p ON p.id = c.program_id
+		WHERE c.program_id = $1 AND c.id = ANY ($2) ORDER BY c.id FOR UPDATE OF c`, programID, pq.Array(ids), now); err != nil {
+		return nil, err
+	}
+	found := make(map[int64]bool, len(hs))
+	for _, h := range hs {
+		found[h.ID] = true
+	}
+	for _, id := range ids {
+		if !found[id] {
+			return nil, fmt.Errorf("%w: %d", ErrCommissionNotFound, id)
+		}
+	}
+	return hs, nil
+}
+
+// unchangeable refuses a change of a commission in status (409), or nil when it may change.
+func unchangeable(id int64, status string) error {
+	switch status {
+	case StatusInPayout:
+		return conflict("Commission %d is in a payout", id)
+	case StatusPaid:
+		return conflict("Commission %d is paid", id)
+	case StatusRejected:
+		return conflict("Commission %d is rejected", id)
+	}
+	return nil
+}
+
+func approve(ctx context.Context, tx *sqlx.Tx, r Request, programID int64, ids []int64) ([]Commission, error) {
+	hs, err := lockCommissions(ctx, tx, programID, ids, r.Now)
+	if err != nil {
+		return nil, err
+	}
+	var change []int64
+	for _, h := range hs {
+		if err := unchangeable(h.ID, h.Status); err != nil {
+			return nil, err
+		}
+		switch h.Status {
+		case StatusReversed:
+			return nil, conflict("Commission %d is reversed: nothing is payable", h.ID)
+		case StatusApproved:
+			if h.Stored == StatusApproved {
+				continue // approved already: nothing to write
+			}
+		}
+		change = append(change, h.ID)
+	}
+	if len(change) > 0 {
+		// An approval that took effect by itself (auto, past available_on) is dated then, not now.
+		if _, err := tx.ExecContext(ctx, `UPDATE commissions c SET status = 'approved',
+			approved_at = CASE WHEN ledger_status(c.status, c.available_on, p.commission_approval, $2) = 'approved'
+				THEN c.available_on ELSE $2 END, updated_at = now()
+			FROM programs p WHERE p.id = c.program_id AND c.id = ANY ($1)`, pq.Array(change), r.Now); err != nil {
+			return nil, err
+		}
+	}
+	out := make([]Commission, 0, len(ids))
+	for _, id := range ids {
+		c, err := readCommission(ctx, tx, id, r.Now)
+		if err != nil {
+			return nil, err
+		}
+		if slices.Contains(change, id) {
+			if err := audit.Write(ctx, tx, audit.Entry{At: r.Now, Actor: r.actor(), Action: ActionApprove,
+				Target: "commission:" + strconv.FormatInt(id, 10), Detail: map[string]any{"program_id": programID,
+					"payable_cents": c.PayableCents, "currency": c.Currency}}); err != nil {
+				return nil, err
+			}
+		}
+		out = append(out, c)
+	}
+	return out, nil
+}
+
+// Reject rejects the commission with a reason (1 … MaxReason characters): it pays nothing, ever. Only
+// before a payout: a commission in one, paid or rejected already cannot be.
+func Reject(ctx context.Context, db *sqlx.DB, r Request, id int64, reason string) (Commission, error) {
+	if n := utf8.RuneCountInString(strings.TrimSpace(reason)); n == 0 || utf8.RuneCountInString(reason) > MaxReason {
+		return Commission{}, invalid("reason must be 1 to %d characters", MaxReason)
+	}
+	programID, err := commissionProgram(ctx, db, id)
+	if err != nil {
+		return Commission{}, err
+	}
+	if _, err := access(ctx, db, r.AccountID, programID, accounts.ActionCommissionsWrite); err != nil {
+		return Commission{}, err
+	}
+	return idempotency.Run(ctx, db, r.Key, r.Now, func(tx *sqlx.Tx) (Commission, error) {
+		hs, err := lockCommissions(ctx, tx, programID, []int64{id}, r.Now)
+		if err != nil {
+			return Commission{}, err
+		}
+		if err := unchangeable(id, hs[0].Status); err != nil {
+			return Commission{}, err
+		}
+		if _, err := tx.ExecContext(ctx, `UPDATE commissions SET status = 'rejected', rejected_reason = $2,
+			rejected_at = $3, updated_at = now() WHERE id = $1`, id, reason, r.Now); err != nil {
+			return Commission{}, err
+		}
+		c, err := readCommission(ctx, tx, id, r.Now)
+		if err != nil {
+			return Commission{}, err
+		}
+		err = audit.Write(ctx, tx, audit.Entry{At: r.Now, Actor: r.actor(), Action: ActionReject,
+			Target: "commission:" + strconv.FormatInt(id, 10), Detail: map[string]any{"program_id": programID,
+				"amount_cents": c.AmountCents, "reversed_amount_cents": c.ReversedAmountCents, "currency": c.Currency,
+				"reason": reason}})
+		return c, err
+	})
+}
+
+func pageLimit(limit int) (int, error) {
+	switch {
+	case limit == 0:
+		return DefaultPageSize, nil
+	case limit < 1 || limit > MaxPageSize:
+		return 0, invalid("limit must be between 1 and %d", MaxPageSize)
+	}
+	return limit, nil
+}
+
+// cursor is the position after which a page starts: the last row shown.
+type cursor struct {
+	at time.Time
+	id int64
+}
+
+func encodeCursor(at time.Time, id int64) string {
+	return base64.RawURLEncoding.EncodeToString([]byte(strconv.FormatInt(at.UnixMicro(), 10) + "." + strconv.FormatInt(id, 10)))
+}
+
+func decodeCursor(s string) (*cursor, error) {
+	if s == "" {
+		return nil, nil
+	}
+	b, err := base64.RawURLEncoding.DecodeString(s)
+	if err != nil {
+		return nil, invalid("cursor is not valid")
+	}
+	at, id, ok := strings.Cut(string(b), ".")
+	us, err1 := strconv.ParseInt(at, 10, 64)
+	n, err2 := strconv.ParseInt(id, 10, 64)
+	if !ok || err1 != nil || err2 != nil || n <= 0 {
+		return nil, invalid("cursor is not valid")
+	}
+	return &cursor{at: time.UnixMicro(us), id: n}, nil
+}
