@@ -45,7 +45,9 @@ type InvalidError struct{ Message string }
 
 func (e *InvalidError) Error() string { return e.Message }
 
-func invalid(format string, args ...any) error { return &InvalidError{Message: fmt.Sprintf(format, args...)} }
+func invalid(format string, args ...any) error {
+	return &InvalidError{Message: fmt.Sprintf(format, args...)}
+}
 
 // commissionColumns selects a commission as Commission shows it, from commissions c joined with its sale s
 // and program p, its status effective at $1 (ledger_status). An approval the background pass has not

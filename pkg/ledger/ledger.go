@@ -61,14 +61,14 @@ const (
 
 // Limits of the routes' inputs.
 const (
-	MaxReason         = 500 // a rejection's or a failure's reason, in characters
-	MaxReference      = 255 // a payout's external reference, in characters
-	MaxBulkApprove    = 500 // commissions one bulk approval takes
-	DefaultPageSize   = 25
-	MaxPageSize       = 100
-	MaxPayoutMinimum  = 1_000_000_000
-	MaxHoldDays       = 365
-	DefaultHoldDays   = 30
+	MaxReason        = 500 // a rejection's or a failure's reason, in characters
+	MaxReference     = 255 // a payout's external reference, in characters
+	MaxBulkApprove   = 500 // commissions one bulk approval takes
+	DefaultPageSize  = 25
+	MaxPageSize      = 100
+	MaxPayoutMinimum = 1_000_000_000
+	MaxHoldDays      = 365
+	DefaultHoldDays  = 30
 )
 
 // Errors of this package. A *ConflictError says why an action cannot be taken in the state found.

@@ -304,7 +304,7 @@ type refundWriteInput struct {
 	ReversedCents     *int64  `pg:"p_reversed"`           // the commission's reversed total after it
 	CommissionStatus  *string `pg:"p_commission_status"`
 	ClawbackCents     *int64  `pg:"p_clawback"` // a clawback to record (0: none)
-	TotalCents        int64   `pg:"p_total"` // the sale's refunded total after it
+	TotalCents        int64   `pg:"p_total"`    // the sale's refunded total after it
 	PaymentStatus     string  `pg:"p_payment_status"`
 	ProcessorRefundID *string `pg:"p_processor_refund_id"`
 	Source            string  `pg:"p_source"`
