@@ -108,6 +108,7 @@ func (e *env) serveWith(ctx context.Context, cfg config.Config, logger *slog.Log
 			logger.WarnContext(ctx, "event counts not rolled up", "err", err)
 		}
 	})()
+	defer keepLedger(ctx, pool, logger, clock)()
 	deps.Draining = draining.Load
 	handler, err := api.New(ctx, deps)
 	if err != nil {
