@@ -129,10 +129,10 @@ func (k *contract) middleware(next echo.HandlerFunc) echo.HandlerFunc {
 }
 
 // readBody enforces the size limit, checks the JSON (valid, not nested too deeply, no NUL characters),
-// keeps the exact bytes in the context (a signature check, an Idempotency-Key's request) and, unless the
-// handler needs the exact bytes as its body, normalises it: a body that
-// parses as JSON is treated as JSON whatever its Content-Type says (curl -d sends form encoding), and
-// members whose value is null are dropped, because the interface counts a JSON null as absent.
+// keeps the exact bytes in the request meta (for a signature check, and the request an Idempotency-Key
+// names) and, unless the handler needs the exact bytes as its body, normalises it: a body that parses as
+// JSON is treated as JSON whatever its Content-Type says (curl -d sends form encoding), and members whose
+// value is null are dropped, because the interface counts a JSON null as absent.
 func (k *contract) readBody(c echo.Context, policy route.Body) error {
 	req := c.Request()
 	raw, err := readLimited(req, policy.MaxBytes)
