@@ -218,7 +218,7 @@ func TestProgramUpdateKeepsSharedRules(t *testing.T) {
 	schemas := doc["components"].(map[string]any)["schemas"].(map[string]any)
 	props := schemas["ProgramUpdate"].(map[string]any)["properties"].(map[string]any)
 	for prop, name := range map[string]string{"domain": "DomainInput", "lead_auth": "LeadAuth", "commission_type": "CommissionType",
-		"commission_rate": "CommissionRateInput"} {
+		"commission_rate": "CommissionRateInput", "commission_approval": "CommissionApproval"} {
 		copied, shared := props[prop].(map[string]any), schemas[name].(map[string]any)
 		if enum, ok := shared["enum"].([]any); ok {
 			shared = maps.Clone(shared)

@@ -177,6 +177,57 @@ func (e ClickResponseSuccess) Valid() bool {
 	}
 }
 
+// Defines values for CommissionApproval.
+const (
+	Auto   CommissionApproval = "auto"
+	Manual CommissionApproval = "manual"
+)
+
+// Valid indicates whether the value is a known member of the CommissionApproval enum.
+func (e CommissionApproval) Valid() bool {
+	switch e {
+	case Auto:
+		return true
+	case Manual:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for CommissionStatus.
+const (
+	CommissionStatusApproved          CommissionStatus = "approved"
+	CommissionStatusInPayout          CommissionStatus = "in_payout"
+	CommissionStatusPaid              CommissionStatus = "paid"
+	CommissionStatusPartiallyReversed CommissionStatus = "partially_reversed"
+	CommissionStatusPending           CommissionStatus = "pending"
+	CommissionStatusRejected          CommissionStatus = "rejected"
+	CommissionStatusReversed          CommissionStatus = "reversed"
+)
+
+// Valid indicates whether the value is a known member of the CommissionStatus enum.
+func (e CommissionStatus) Valid() bool {
+	switch e {
+	case CommissionStatusApproved:
+		return true
+	case CommissionStatusInPayout:
+		return true
+	case CommissionStatusPaid:
+		return true
+	case CommissionStatusPartiallyReversed:
+		return true
+	case CommissionStatusPending:
+		return true
+	case CommissionStatusRejected:
+		return true
+	case CommissionStatusReversed:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for CommissionType.
 const (
 	Fixed            CommissionType = "fixed"
@@ -408,6 +459,51 @@ const (
 func (e PaymentProcessorUpdateProvider) Valid() bool {
 	switch e {
 	case PaymentProcessorUpdateProviderStripe:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for PayoutCreateCurrency.
+const (
+	PayoutCreateCurrencyEUR         PayoutCreateCurrency = "EUR"
+	PayoutCreateCurrencyLessThannil PayoutCreateCurrency = "<nil>"
+	PayoutCreateCurrencyUSD         PayoutCreateCurrency = "USD"
+	PayoutCreateCurrencyVND         PayoutCreateCurrency = "VND"
+)
+
+// Valid indicates whether the value is a known member of the PayoutCreateCurrency enum.
+func (e PayoutCreateCurrency) Valid() bool {
+	switch e {
+	case PayoutCreateCurrencyEUR:
+		return true
+	case PayoutCreateCurrencyLessThannil:
+		return true
+	case PayoutCreateCurrencyUSD:
+		return true
+	case PayoutCreateCurrencyVND:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for PayoutStatus.
+const (
+	PayoutStatusFailed     PayoutStatus = "failed"
+	PayoutStatusPaid       PayoutStatus = "paid"
+	PayoutStatusProcessing PayoutStatus = "processing"
+)
+
+// Valid indicates whether the value is a known member of the PayoutStatus enum.
+func (e PayoutStatus) Valid() bool {
+	switch e {
+	case PayoutStatusFailed:
+		return true
+	case PayoutStatusPaid:
+		return true
+	case PayoutStatusProcessing:
 		return true
 	default:
 		return false
@@ -680,17 +776,29 @@ func (e ReadyStatusStatus) Valid() bool {
 
 // Defines values for RefundCommissionStatus.
 const (
+	RefundCommissionStatusApproved          RefundCommissionStatus = "approved"
+	RefundCommissionStatusInPayout          RefundCommissionStatus = "in_payout"
+	RefundCommissionStatusPaid              RefundCommissionStatus = "paid"
 	RefundCommissionStatusPartiallyReversed RefundCommissionStatus = "partially_reversed"
 	RefundCommissionStatusPending           RefundCommissionStatus = "pending"
+	RefundCommissionStatusRejected          RefundCommissionStatus = "rejected"
 	RefundCommissionStatusReversed          RefundCommissionStatus = "reversed"
 )
 
 // Valid indicates whether the value is a known member of the RefundCommissionStatus enum.
 func (e RefundCommissionStatus) Valid() bool {
 	switch e {
+	case RefundCommissionStatusApproved:
+		return true
+	case RefundCommissionStatusInPayout:
+		return true
+	case RefundCommissionStatusPaid:
+		return true
 	case RefundCommissionStatusPartiallyReversed:
 		return true
 	case RefundCommissionStatusPending:
+		return true
+	case RefundCommissionStatusRejected:
 		return true
 	case RefundCommissionStatusReversed:
 		return true
@@ -773,6 +881,7 @@ func (e RotationRequiredErrorErrorCode) Valid() bool {
 
 // Defines values for SaleCommissionStatus.
 const (
+	SaleCommissionStatusApproved          SaleCommissionStatus = "approved"
 	SaleCommissionStatusPartiallyReversed SaleCommissionStatus = "partially_reversed"
 	SaleCommissionStatusPending           SaleCommissionStatus = "pending"
 	SaleCommissionStatusReversed          SaleCommissionStatus = "reversed"
@@ -781,6 +890,8 @@ const (
 // Valid indicates whether the value is a known member of the SaleCommissionStatus enum.
 func (e SaleCommissionStatus) Valid() bool {
 	switch e {
+	case SaleCommissionStatusApproved:
+		return true
 	case SaleCommissionStatusPartiallyReversed:
 		return true
 	case SaleCommissionStatusPending:
@@ -1002,6 +1113,21 @@ func (e CliLogout200JSONResponseBodyDataLoggedOut) Valid() bool {
 	}
 }
 
+// Defines values for ExportPayoutsParamsFormat.
+const (
+	Paypal ExportPayoutsParamsFormat = "paypal"
+)
+
+// Valid indicates whether the value is a known member of the ExportPayoutsParamsFormat enum.
+func (e ExportPayoutsParamsFormat) Valid() bool {
+	switch e {
+	case Paypal:
+		return true
+	default:
+		return false
+	}
+}
+
 // AccountSuspendedError Typed envelope: a suspended account.
 type AccountSuspendedError struct {
 	Error struct {
@@ -1074,6 +1200,28 @@ type Attribution struct {
 
 // AttributionStatus defines model for Attribution.Status.
 type AttributionStatus string
+
+// Balance One partner's money in one currency, by bucket, in minor units.
+type Balance struct {
+	// ApprovedCents Approved, not yet in a payout.
+	ApprovedCents int64 `json:"approved_cents"`
+
+	// ClawbackOwedCents Clawbacks no payout has netted yet.
+	ClawbackOwedCents int64  `json:"clawback_owed_cents"`
+	Currency          string `json:"currency"`
+	InPayoutCents     int64  `json:"in_payout_cents"`
+	PaidCents         int64  `json:"paid_cents"`
+	PartnerId         int64  `json:"partner_id"`
+	PartnerName       string `json:"partner_name"`
+
+	// PendingCents Commissions in their hold (`pending`, `partially_reversed`).
+	PendingCents int64 `json:"pending_cents"`
+}
+
+// BalanceListEnvelope defines model for BalanceListEnvelope.
+type BalanceListEnvelope struct {
+	Data []Balance `json:"data"`
+}
 
 // ChainVerdict defines model for ChainVerdict.
 type ChainVerdict struct {
@@ -1298,10 +1446,87 @@ type ClickResponse struct {
 // ClickResponseSuccess defines model for ClickResponse.Success.
 type ClickResponseSuccess bool
 
+// Commission Money a brand owes a partner for a sale. Amounts are integers in the currency's minor units.
+type Commission struct {
+	// AmountCents The commission as computed on the sale.
+	AmountCents int64      `json:"amount_cents"`
+	ApprovedAt  *time.Time `json:"approved_at"`
+
+	// AvailableOn The sale's date plus the program's `hold_days` at the sale's time; with `auto` approval the commission is approved from then on. Null only briefly, for a commission recorded by the previous release.
+	AvailableOn *time.Time `json:"available_on"`
+
+	// ClawbackCents What refunds took back after the commission entered a payout (owed by the partner, netted by a later payout); the commission itself is never edited then.
+	ClawbackCents int64     `json:"clawback_cents"`
+	CreatedAt     time.Time `json:"created_at"`
+
+	// Currency `USD`, `EUR` or `VND`.
+	Currency string `json:"currency"`
+	Id       int64  `json:"id"`
+
+	// IsTest A test-mode commission; never in balances or payouts.
+	IsTest    bool       `json:"is_test"`
+	PaidAt    *time.Time `json:"paid_at"`
+	PartnerId int64      `json:"partner_id"`
+
+	// PayableCents `amount_cents` − `reversed_amount_cents`; 0 when rejected.
+	PayableCents int64 `json:"payable_cents"`
+
+	// PayoutId The payout holding it (`in_payout`, `paid`).
+	PayoutId       *int64  `json:"payout_id"`
+	ProgramId      int64   `json:"program_id"`
+	RejectedReason *string `json:"rejected_reason"`
+
+	// ReversedAmountCents What refunds took back before the commission entered a payout.
+	ReversedAmountCents int64 `json:"reversed_amount_cents"`
+	SaleId              int64 `json:"sale_id"`
+
+	// Status `pending` (in its hold), `partially_reversed` and `reversed` (refunded before a payout, in part or
+	// in full), `approved` (payable), `in_payout`, `paid`, `rejected` (pays nothing).
+	Status CommissionStatus `json:"status"`
+
+	// TransactionId The sale's `transaction_id`.
+	TransactionId string `json:"transaction_id"`
+}
+
+// CommissionApproval `auto` (default): a commission is approved once its hold (`hold_days`) has passed. `manual`: a member approves it.
+type CommissionApproval string
+
+// CommissionBatchEnvelope defines model for CommissionBatchEnvelope.
+type CommissionBatchEnvelope struct {
+	Data []Commission `json:"data"`
+}
+
+// CommissionBulkApprove defines model for CommissionBulkApprove.
+type CommissionBulkApprove struct {
+	Ids []int64 `json:"ids"`
+}
+
+// CommissionEnvelope defines model for CommissionEnvelope.
+type CommissionEnvelope struct {
+	// Data Money a brand owes a partner for a sale. Amounts are integers in the currency's minor units.
+	Data Commission `json:"data"`
+}
+
+// CommissionListEnvelope defines model for CommissionListEnvelope.
+type CommissionListEnvelope struct {
+	Data []Commission `json:"data"`
+	Meta ListMeta     `json:"meta"`
+}
+
 // CommissionRateInput Positive number with at most 4 decimal places: percent for percent types (`percent`,
 // `recurring_percent`: at most 100), major currency units for fixed types (`fixed`, `recurring_fixed`:
 // at most 1000000). Read exactly as written (never through a float).
 type CommissionRateInput = float64
+
+// CommissionReject defines model for CommissionReject.
+type CommissionReject struct {
+	// Reason Why the commission pays nothing (in the audit log and on the commission).
+	Reason string `json:"reason"`
+}
+
+// CommissionStatus `pending` (in its hold), `partially_reversed` and `reversed` (refunded before a payout, in part or
+// in full), `approved` (payable), `in_payout`, `paid`, `rejected` (pays nothing).
+type CommissionStatus string
 
 // CommissionType defines model for CommissionType.
 type CommissionType string
@@ -1416,7 +1641,7 @@ type DurationMonthsInput = int
 // | `account_suspended` | 403 | The account is suspended; retrying or logging in again does not help. |
 // | `not_found` | 404 | The record, login session or route does not exist. |
 // | `method_not_allowed` | 405 | The route does not serve this method. |
-// | `conflict` | 409 | Conflicts with an existing record (a short link already taken, an existing member). |
+// | `conflict` | 409 | Conflicts with an existing record (a short link already taken, an existing member), or with a commission's or payout's state; or an `Idempotency-Key` reused for another request. |
 // | `duplicate_transaction` | 409 | Sale already recorded under this `transaction_id`; treat as success. |
 // | `gone` | 410 | Endpoint retired; the message names its replacement. |
 // | `link_disabled` | 410 | The referral link is turned off; no click was recorded (typed envelope). |
@@ -1608,6 +1833,12 @@ type LinkUpdate struct {
 	Enabled bool `json:"enabled"`
 }
 
+// ListMeta defines model for ListMeta.
+type ListMeta struct {
+	// NextCursor The `cursor` of the next page; null on the last page.
+	NextCursor *string `json:"next_cursor"`
+}
+
 // Liveness defines model for Liveness.
 type Liveness struct {
 	Status LivenessStatus `json:"status"`
@@ -1746,6 +1977,71 @@ type PaymentProcessorUpdate struct {
 // PaymentProcessorUpdateProvider defines model for PaymentProcessorUpdate.Provider.
 type PaymentProcessorUpdateProvider string
 
+// Payout One payment to a partner in one currency. Amounts are integers in the currency's minor units.
+type Payout struct {
+	// AmountCents What is paid out, after netting `clawback_cents`.
+	AmountCents int64 `json:"amount_cents"`
+
+	// ClawbackCents The clawbacks this payout nets.
+	ClawbackCents   int64     `json:"clawback_cents"`
+	CommissionCount int       `json:"commission_count"`
+	CreatedAt       time.Time `json:"created_at"`
+	Currency        string    `json:"currency"`
+
+	// ExternalReference The payment's reference, once paid.
+	ExternalReference *string    `json:"external_reference"`
+	FailureReason     *string    `json:"failure_reason"`
+	Id                int64      `json:"id"`
+	PaidAt            *time.Time `json:"paid_at"`
+	PartnerEmail      string     `json:"partner_email"`
+	PartnerId         int64      `json:"partner_id"`
+	PartnerName       string     `json:"partner_name"`
+	ProgramId         int64      `json:"program_id"`
+
+	// Status `processing` (made, not yet paid), then `paid` or `failed`.
+	Status PayoutStatus `json:"status"`
+}
+
+// PayoutBatchEnvelope defines model for PayoutBatchEnvelope.
+type PayoutBatchEnvelope struct {
+	Data []Payout `json:"data"`
+}
+
+// PayoutCreate defines model for PayoutCreate.
+type PayoutCreate struct {
+	// Currency Only this currency's payouts (default every currency).
+	Currency *PayoutCreateCurrency `json:"currency,omitempty"`
+}
+
+// PayoutCreateCurrency Only this currency's payouts (default every currency).
+type PayoutCreateCurrency string
+
+// PayoutEnvelope defines model for PayoutEnvelope.
+type PayoutEnvelope struct {
+	// Data One payment to a partner in one currency. Amounts are integers in the currency's minor units.
+	Data Payout `json:"data"`
+}
+
+// PayoutFailed defines model for PayoutFailed.
+type PayoutFailed struct {
+	Reason string `json:"reason"`
+}
+
+// PayoutListEnvelope defines model for PayoutListEnvelope.
+type PayoutListEnvelope struct {
+	Data []Payout `json:"data"`
+	Meta ListMeta `json:"meta"`
+}
+
+// PayoutPaid defines model for PayoutPaid.
+type PayoutPaid struct {
+	// ExternalReference The payment's reference at the processor (a PayPal batch id, a bank transfer reference).
+	ExternalReference string `json:"external_reference"`
+}
+
+// PayoutStatus `processing` (made, not yet paid), then `paid` or `failed`.
+type PayoutStatus string
+
 // PlatformError The platform error envelope.
 type PlatformError struct {
 	// Data Always null on an error.
@@ -1774,7 +2070,7 @@ type PlatformErrorBody struct {
 	// | `account_suspended` | 403 | The account is suspended; retrying or logging in again does not help. |
 	// | `not_found` | 404 | The record, login session or route does not exist. |
 	// | `method_not_allowed` | 405 | The route does not serve this method. |
-	// | `conflict` | 409 | Conflicts with an existing record (a short link already taken, an existing member). |
+	// | `conflict` | 409 | Conflicts with an existing record (a short link already taken, an existing member), or with a commission's or payout's state; or an `Idempotency-Key` reused for another request. |
 	// | `duplicate_transaction` | 409 | Sale already recorded under this `transaction_id`; treat as success. |
 	// | `gone` | 410 | Endpoint retired; the message names its replacement. |
 	// | `link_disabled` | 410 | The referral link is turned off; no click was recorded (typed envelope). |
@@ -1807,26 +2103,35 @@ type PlatformErrorBodyName string
 
 // Program defines model for Program.
 type Program struct {
-	AdvertiserId          int64          `json:"advertiser_id"`
-	AllowedOrigins        []string       `json:"allowed_origins"`
-	ApiKeyMasked          *string        `json:"api_key_masked"`
-	AttributionWindowDays int            `json:"attribution_window_days"`
-	CommissionRate        float64        `json:"commission_rate"`
-	CommissionType        CommissionType `json:"commission_type"`
-	CookieWindowDays      int            `json:"cookie_window_days"`
-	CreatedAt             time.Time      `json:"created_at"`
-	Domain                string         `json:"domain"`
+	AdvertiserId          int64    `json:"advertiser_id"`
+	AllowedOrigins        []string `json:"allowed_origins"`
+	ApiKeyMasked          *string  `json:"api_key_masked"`
+	AttributionWindowDays int      `json:"attribution_window_days"`
+
+	// CommissionApproval `auto` (default): a commission is approved once its hold (`hold_days`) has passed. `manual`: a member approves it.
+	CommissionApproval CommissionApproval `json:"commission_approval"`
+	CommissionRate     float64            `json:"commission_rate"`
+	CommissionType     CommissionType     `json:"commission_type"`
+	CookieWindowDays   int                `json:"cookie_window_days"`
+	CreatedAt          time.Time          `json:"created_at"`
+	Domain             string             `json:"domain"`
 
 	// DurationMonths Recurring types' months of paying commissions after a customer's first sale; null = lifetime.
-	DurationMonths *int  `json:"duration_months"`
-	Id             int64 `json:"id"`
+	DurationMonths *int `json:"duration_months"`
+
+	// HoldDays Days a commission is held after its sale before it is payable (`available_on`), 0 to 365; default 30.
+	HoldDays int   `json:"hold_days"`
+	Id       int64 `json:"id"`
 
 	// LeadAuth `server_required` (default): browser-mode leads are provisional until a server-mode lead settles them. `browser_allowed`: browser-mode leads settle.
-	LeadAuth  LeadAuth      `json:"lead_auth"`
-	Name      string        `json:"name"`
-	Slug      string        `json:"slug"`
-	Status    ProgramStatus `json:"status"`
-	UpdatedAt time.Time     `json:"updated_at"`
+	LeadAuth LeadAuth `json:"lead_auth"`
+	Name     string   `json:"name"`
+
+	// PayoutMinimumCents A partner is paid out once its approved total less what it owes reaches this, in each currency's minor units (0 to 10^9; default 0).
+	PayoutMinimumCents int64         `json:"payout_minimum_cents"`
+	Slug               string        `json:"slug"`
+	Status             ProgramStatus `json:"status"`
+	UpdatedAt          time.Time     `json:"updated_at"`
 }
 
 // ProgramStatus defines model for Program.Status.
@@ -1992,14 +2297,27 @@ type ReadyStatusStatus string
 
 // RefundCommission The refunded sale's commission, or null when the sale paid none.
 type RefundCommission struct {
-	AmountCents         int64                  `json:"amount_cents"`
-	Currency            string                 `json:"currency"`
-	Id                  int64                  `json:"id"`
-	ReversedAmountCents int64                  `json:"reversed_amount_cents"`
-	Status              RefundCommissionStatus `json:"status"`
+	AmountCents int64 `json:"amount_cents"`
+
+	// ClawbackCents What refunds after the commission entered a payout took back, this one included; the partner owes it until a payout nets it.
+	ClawbackCents int64  `json:"clawback_cents"`
+	Currency      string `json:"currency"`
+	Id            int64  `json:"id"`
+
+	// ReversedAmountCents What refunds took back before the commission entered a payout (so 0 for a refund after it).
+	ReversedAmountCents int64 `json:"reversed_amount_cents"`
+
+	// Status The commission's status after the refund. Before a payout the refund reduces it (`pending`,
+	// `partially_reversed`, `reversed`; an `approved` one stays `approved` until reversed in full); in a
+	// payout or paid it is never edited: the refund records a clawback (`clawback_cents` grows) and the
+	// status stays `in_payout` or `paid`. A `rejected` commission stays as it is.
+	Status RefundCommissionStatus `json:"status"`
 }
 
-// RefundCommissionStatus defines model for RefundCommission.Status.
+// RefundCommissionStatus The commission's status after the refund. Before a payout the refund reduces it (`pending`,
+// `partially_reversed`, `reversed`; an `approved` one stays `approved` until reversed in full); in a
+// payout or paid it is never edited: the refund records a clawback (`clawback_cents` grows) and the
+// status stays `in_payout` or `paid`. A `rejected` commission stays as it is.
 type RefundCommissionStatus string
 
 // RefundRequest defines model for RefundRequest.
@@ -2060,13 +2378,20 @@ type RotationRequiredErrorErrorCode string
 
 // SaleCommission The sale's commission, or null when the sale pays none.
 type SaleCommission struct {
-	AmountCents int64                `json:"amount_cents"`
-	Currency    string               `json:"currency"`
-	Id          int64                `json:"id"`
-	Status      SaleCommissionStatus `json:"status"`
+	AmountCents int64 `json:"amount_cents"`
+
+	// ClawbackCents What refunds took back after the commission entered a payout (0 for a new sale).
+	ClawbackCents int64  `json:"clawback_cents"`
+	Currency      string `json:"currency"`
+	Id            int64  `json:"id"`
+
+	// Status The new commission's status: `pending` (in its hold), or `approved` at once when the program
+	// holds commissions 0 days (`hold_days`) and approves them automatically.
+	Status SaleCommissionStatus `json:"status"`
 }
 
-// SaleCommissionStatus defines model for SaleCommission.Status.
+// SaleCommissionStatus The new commission's status: `pending` (in its hold), or `approved` at once when the program
+// holds commissions 0 days (`hold_days`) and approves them automatically.
 type SaleCommissionStatus string
 
 // SaleRecorded The sale and its commission (`commission` is null when this sale pays none, e.g. a later sale on a non-recurring commission type).
@@ -2211,7 +2536,7 @@ type TypedErrorBody struct {
 	// | `account_suspended` | 403 | The account is suspended; retrying or logging in again does not help. |
 	// | `not_found` | 404 | The record, login session or route does not exist. |
 	// | `method_not_allowed` | 405 | The route does not serve this method. |
-	// | `conflict` | 409 | Conflicts with an existing record (a short link already taken, an existing member). |
+	// | `conflict` | 409 | Conflicts with an existing record (a short link already taken, an existing member), or with a commission's or payout's state; or an `Idempotency-Key` reused for another request. |
 	// | `duplicate_transaction` | 409 | Sale already recorded under this `transaction_id`; treat as success. |
 	// | `gone` | 410 | Endpoint retired; the message names its replacement. |
 	// | `link_disabled` | 410 | The referral link is turned off; no click was recorded (typed envelope). |
@@ -2288,8 +2613,23 @@ type WebhookAckReceived bool
 // AcceptEncoding defines model for AcceptEncoding.
 type AcceptEncoding = string
 
+// CommissionId defines model for CommissionId.
+type CommissionId = int64
+
+// Cursor defines model for Cursor.
+type Cursor = string
+
+// IdempotencyKey Example: payouts-2026-03-05
+type IdempotencyKey = string
+
 // IfNoneMatch defines model for IfNoneMatch.
 type IfNoneMatch = string
+
+// Limit defines model for Limit.
+type Limit = int
+
+// PayoutId defines model for PayoutId.
+type PayoutId = int64
 
 // ProgramId defines model for ProgramId.
 type ProgramId = int64
@@ -2314,6 +2654,9 @@ type Forbidden = PlatformError
 
 // InternalError The platform error envelope.
 type InternalError = PlatformError
+
+// LedgerConflict The platform error envelope.
+type LedgerConflict = PlatformError
 
 // LimitedBadRequest The platform error envelope.
 type LimitedBadRequest = PlatformError
@@ -2459,6 +2802,111 @@ type CliStatusParams struct {
 	ProgramId *string `form:"program_id,omitempty" json:"program_id,omitempty"`
 }
 
+// ApproveCommissionParams defines parameters for ApproveCommission.
+type ApproveCommissionParams struct {
+	// IdempotencyKey Makes the request safe to retry. The same key from the same account with the same request (the
+	// operation, its path and its body, byte for byte) within 24 hours answers the first answer again
+	// and changes nothing; with another request, 409 `conflict` `Idempotency-Key reused with a different
+	// request`. Only successful answers are kept: a request that was refused may be sent again with its
+	// key. 1 to 255 characters: a longer key answers 400.
+	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+}
+
+// RejectCommissionParams defines parameters for RejectCommission.
+type RejectCommissionParams struct {
+	// IdempotencyKey Makes the request safe to retry. The same key from the same account with the same request (the
+	// operation, its path and its body, byte for byte) within 24 hours answers the first answer again
+	// and changes nothing; with another request, 409 `conflict` `Idempotency-Key reused with a different
+	// request`. Only successful answers are kept: a request that was refused may be sent again with its
+	// key. 1 to 255 characters: a longer key answers 400.
+	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+}
+
+// MarkPayoutFailedParams defines parameters for MarkPayoutFailed.
+type MarkPayoutFailedParams struct {
+	// IdempotencyKey Makes the request safe to retry. The same key from the same account with the same request (the
+	// operation, its path and its body, byte for byte) within 24 hours answers the first answer again
+	// and changes nothing; with another request, 409 `conflict` `Idempotency-Key reused with a different
+	// request`. Only successful answers are kept: a request that was refused may be sent again with its
+	// key. 1 to 255 characters: a longer key answers 400.
+	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+}
+
+// MarkPayoutPaidParams defines parameters for MarkPayoutPaid.
+type MarkPayoutPaidParams struct {
+	// IdempotencyKey Makes the request safe to retry. The same key from the same account with the same request (the
+	// operation, its path and its body, byte for byte) within 24 hours answers the first answer again
+	// and changes nothing; with another request, 409 `conflict` `Idempotency-Key reused with a different
+	// request`. Only successful answers are kept: a request that was refused may be sent again with its
+	// key. 1 to 255 characters: a longer key answers 400.
+	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+}
+
+// ListCommissionsParams defines parameters for ListCommissions.
+type ListCommissionsParams struct {
+	// Status Only commissions in this status (effective now).
+	Status *CommissionStatus `form:"status,omitempty" json:"status,omitempty"`
+
+	// PartnerId Only this partner's commissions.
+	PartnerId *int64 `form:"partner_id,omitempty" json:"partner_id,omitempty"`
+
+	// CreatedFrom Only commissions created at or after this instant (RFC 3339, such as `2026-01-01T00:00:00Z`).
+	CreatedFrom *time.Time `form:"created_from,omitempty" json:"created_from,omitempty"`
+
+	// CreatedTo Only commissions created before this instant (exclusive).
+	CreatedTo *time.Time `form:"created_to,omitempty" json:"created_to,omitempty"`
+
+	// Cursor The `meta.next_cursor` of the previous page (absent for the first page); opaque.
+	Cursor *Cursor `form:"cursor,omitempty" json:"cursor,omitempty"`
+
+	// Limit Rows per page.
+	Limit *Limit `form:"limit,omitempty" json:"limit,omitempty"`
+}
+
+// ApproveCommissionsParams defines parameters for ApproveCommissions.
+type ApproveCommissionsParams struct {
+	// IdempotencyKey Makes the request safe to retry. The same key from the same account with the same request (the
+	// operation, its path and its body, byte for byte) within 24 hours answers the first answer again
+	// and changes nothing; with another request, 409 `conflict` `Idempotency-Key reused with a different
+	// request`. Only successful answers are kept: a request that was refused may be sent again with its
+	// key. 1 to 255 characters: a longer key answers 400.
+	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+}
+
+// ListPayoutsParams defines parameters for ListPayouts.
+type ListPayoutsParams struct {
+	// Status Only payouts in this status.
+	Status *PayoutStatus `form:"status,omitempty" json:"status,omitempty"`
+
+	// Cursor The `meta.next_cursor` of the previous page (absent for the first page); opaque.
+	Cursor *Cursor `form:"cursor,omitempty" json:"cursor,omitempty"`
+
+	// Limit Rows per page.
+	Limit *Limit `form:"limit,omitempty" json:"limit,omitempty"`
+}
+
+// CreatePayoutsParams defines parameters for CreatePayouts.
+type CreatePayoutsParams struct {
+	// IdempotencyKey Makes the request safe to retry. The same key from the same account with the same request (the
+	// operation, its path and its body, byte for byte) within 24 hours answers the first answer again
+	// and changes nothing; with another request, 409 `conflict` `Idempotency-Key reused with a different
+	// request`. Only successful answers are kept: a request that was refused may be sent again with its
+	// key. 1 to 255 characters: a longer key answers 400.
+	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+}
+
+// ExportPayoutsParams defines parameters for ExportPayouts.
+type ExportPayoutsParams struct {
+	// Status The payouts' status (default `processing`).
+	Status *PayoutStatus `form:"status,omitempty" json:"status,omitempty"`
+
+	// Format `paypal` for PayPal Payouts' bulk file; absent for the default columns.
+	Format *ExportPayoutsParamsFormat `form:"format,omitempty" json:"format,omitempty"`
+}
+
+// ExportPayoutsParamsFormat defines parameters for ExportPayouts.
+type ExportPayoutsParamsFormat string
+
 // DashboardAssetParams defines parameters for DashboardAsset.
 type DashboardAssetParams struct {
 	// IfNoneMatch An `ETag` this client holds; when it is current the answer is 304 without a body.
@@ -2547,14 +2995,29 @@ type CliInitJSONRequestBody = CliInitRequest
 // CliTestEventJSONRequestBody defines body for CliTestEvent for application/json ContentType.
 type CliTestEventJSONRequestBody = CliTestEventRequest
 
+// ApproveCommissionJSONRequestBody defines body for ApproveCommission for application/json ContentType.
+type ApproveCommissionJSONRequestBody = IgnoredRequest
+
+// RejectCommissionJSONRequestBody defines body for RejectCommission for application/json ContentType.
+type RejectCommissionJSONRequestBody = CommissionReject
+
 // UpdateLinkJSONRequestBody defines body for UpdateLink for application/json ContentType.
 type UpdateLinkJSONRequestBody = LinkUpdate
+
+// MarkPayoutFailedJSONRequestBody defines body for MarkPayoutFailed for application/json ContentType.
+type MarkPayoutFailedJSONRequestBody = PayoutFailed
+
+// MarkPayoutPaidJSONRequestBody defines body for MarkPayoutPaid for application/json ContentType.
+type MarkPayoutPaidJSONRequestBody = PayoutPaid
 
 // UpdateProgramJSONRequestBody defines body for UpdateProgram for application/json ContentType.
 type UpdateProgramJSONRequestBody = ProgramUpdate
 
 // RegenerateApiKeyJSONRequestBody defines body for RegenerateApiKey for application/json ContentType.
 type RegenerateApiKeyJSONRequestBody = IgnoredRequest
+
+// ApproveCommissionsJSONRequestBody defines body for ApproveCommissions for application/json ContentType.
+type ApproveCommissionsJSONRequestBody = CommissionBulkApprove
 
 // CreateLinkJSONRequestBody defines body for CreateLink for application/json ContentType.
 type CreateLinkJSONRequestBody = LinkCreate
@@ -2564,6 +3027,9 @@ type CreatePartnerJSONRequestBody = PartnerCreate
 
 // SetPaymentProcessorJSONRequestBody defines body for SetPaymentProcessor for application/json ContentType.
 type SetPaymentProcessorJSONRequestBody = PaymentProcessorUpdate
+
+// CreatePayoutsJSONRequestBody defines body for CreatePayouts for application/json ContentType.
+type CreatePayoutsJSONRequestBody = PayoutCreate
 
 // TrackClickJSONRequestBody defines body for TrackClick for application/json ContentType.
 type TrackClickJSONRequestBody = ClickRequest
@@ -3265,12 +3731,30 @@ type ServerInterface interface {
 	// CliTestEvent Send a synthetic test event or run a synthetic chain
 	// (POST /api/v1/cli/test-event)
 	CliTestEvent(ctx echo.Context) error
+	// GetCommission Get a commission
+	// (GET /api/v1/commissions/{commissionId})
+	GetCommission(ctx echo.Context, commissionId CommissionId) error
+	// ApproveCommission Approve a commission
+	// (POST /api/v1/commissions/{commissionId}/approve)
+	ApproveCommission(ctx echo.Context, commissionId CommissionId, params ApproveCommissionParams) error
+	// RejectCommission Reject a commission
+	// (POST /api/v1/commissions/{commissionId}/reject)
+	RejectCommission(ctx echo.Context, commissionId CommissionId, params RejectCommissionParams) error
 	// UpdateLink Turn a referral link on or off
 	// (PATCH /api/v1/links/{linkId})
 	UpdateLink(ctx echo.Context, linkId int64) error
 	// GetMe The signed-in account, its workspaces and programs
 	// (GET /api/v1/me)
 	GetMe(ctx echo.Context) error
+	// GetPayout Get a payout
+	// (GET /api/v1/payouts/{payoutId})
+	GetPayout(ctx echo.Context, payoutId PayoutId) error
+	// MarkPayoutFailed Mark a payout failed
+	// (POST /api/v1/payouts/{payoutId}/failed)
+	MarkPayoutFailed(ctx echo.Context, payoutId PayoutId, params MarkPayoutFailedParams) error
+	// MarkPayoutPaid Mark a payout paid
+	// (POST /api/v1/payouts/{payoutId}/paid)
+	MarkPayoutPaid(ctx echo.Context, payoutId PayoutId, params MarkPayoutPaidParams) error
 	// GetReadiness What the key's program still needs before go-live
 	// (GET /api/v1/programs/me/readiness)
 	GetReadiness(ctx echo.Context) error
@@ -3286,6 +3770,15 @@ type ServerInterface interface {
 	// RegenerateApiKey Regenerate the program API key
 	// (POST /api/v1/programs/{programId}/api-key)
 	RegenerateApiKey(ctx echo.Context, programId ProgramId) error
+	// ListBalances The partners' balances
+	// (GET /api/v1/programs/{programId}/balances)
+	ListBalances(ctx echo.Context, programId ProgramId) error
+	// ListCommissions List a program's commissions
+	// (GET /api/v1/programs/{programId}/commissions)
+	ListCommissions(ctx echo.Context, programId ProgramId, params ListCommissionsParams) error
+	// ApproveCommissions Approve several commissions at once
+	// (POST /api/v1/programs/{programId}/commissions/approve)
+	ApproveCommissions(ctx echo.Context, programId ProgramId, params ApproveCommissionsParams) error
 	// ListLinks List a program's referral links
 	// (GET /api/v1/programs/{programId}/links)
 	ListLinks(ctx echo.Context, programId ProgramId) error
@@ -3304,6 +3797,15 @@ type ServerInterface interface {
 	// SetPaymentProcessor Connect the payment processor
 	// (PUT /api/v1/programs/{programId}/payment-processor)
 	SetPaymentProcessor(ctx echo.Context, programId ProgramId) error
+	// ListPayouts List a program's payouts
+	// (GET /api/v1/programs/{programId}/payouts)
+	ListPayouts(ctx echo.Context, programId ProgramId, params ListPayoutsParams) error
+	// CreatePayouts Pay out the approved commissions
+	// (POST /api/v1/programs/{programId}/payouts)
+	CreatePayouts(ctx echo.Context, programId ProgramId, params CreatePayoutsParams) error
+	// ExportPayouts Export payouts as CSV
+	// (GET /api/v1/programs/{programId}/payouts.csv)
+	ExportPayouts(ctx echo.Context, programId ProgramId, params ExportPayoutsParams) error
 	// GetProgramReadiness A program's readiness checks, for its workspace members
 	// (GET /api/v1/programs/{programId}/readiness)
 	GetProgramReadiness(ctx echo.Context, programId ProgramId) error
@@ -3629,6 +4131,94 @@ func (w *ServerInterfaceWrapper) CliTestEvent(ctx echo.Context) error {
 	return err
 }
 
+// GetCommission converts echo context to params.
+func (w *ServerInterfaceWrapper) GetCommission(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "commissionId" -------------
+	var commissionId CommissionId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "commissionId", ctx.Param("commissionId"), &commissionId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "integer", Format: "int64", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter commissionId: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.GetCommission(ctx, commissionId)
+	return err
+}
+
+// ApproveCommission converts echo context to params.
+func (w *ServerInterfaceWrapper) ApproveCommission(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "commissionId" -------------
+	var commissionId CommissionId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "commissionId", ctx.Param("commissionId"), &commissionId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "integer", Format: "int64", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter commissionId: %s", err))
+	}
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params ApproveCommissionParams
+
+	headers := ctx.Request().Header
+	// ------------- Optional header parameter "Idempotency-Key" -------------
+	if valueList, found := headers[http.CanonicalHeaderKey("Idempotency-Key")]; found {
+		var IdempotencyKey IdempotencyKey
+		n := len(valueList)
+		if n != 1 {
+			return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Expected one value for Idempotency-Key, got %d", n))
+		}
+
+		err = runtime.BindStyledParameterWithOptions("simple", "Idempotency-Key", valueList[0], &IdempotencyKey, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""})
+		if err != nil {
+			return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter Idempotency-Key: %s", err))
+		}
+
+		params.IdempotencyKey = &IdempotencyKey
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.ApproveCommission(ctx, commissionId, params)
+	return err
+}
+
+// RejectCommission converts echo context to params.
+func (w *ServerInterfaceWrapper) RejectCommission(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "commissionId" -------------
+	var commissionId CommissionId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "commissionId", ctx.Param("commissionId"), &commissionId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "integer", Format: "int64", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter commissionId: %s", err))
+	}
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params RejectCommissionParams
+
+	headers := ctx.Request().Header
+	// ------------- Optional header parameter "Idempotency-Key" -------------
+	if valueList, found := headers[http.CanonicalHeaderKey("Idempotency-Key")]; found {
+		var IdempotencyKey IdempotencyKey
+		n := len(valueList)
+		if n != 1 {
+			return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Expected one value for Idempotency-Key, got %d", n))
+		}
+
+		err = runtime.BindStyledParameterWithOptions("simple", "Idempotency-Key", valueList[0], &IdempotencyKey, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""})
+		if err != nil {
+			return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter Idempotency-Key: %s", err))
+		}
+
+		params.IdempotencyKey = &IdempotencyKey
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.RejectCommission(ctx, commissionId, params)
+	return err
+}
+
 // UpdateLink converts echo context to params.
 func (w *ServerInterfaceWrapper) UpdateLink(ctx echo.Context) error {
 	var err error
@@ -3651,6 +4241,94 @@ func (w *ServerInterfaceWrapper) GetMe(ctx echo.Context) error {
 
 	// Invoke the callback with all the unmarshaled arguments
 	err = w.Handler.GetMe(ctx)
+	return err
+}
+
+// GetPayout converts echo context to params.
+func (w *ServerInterfaceWrapper) GetPayout(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "payoutId" -------------
+	var payoutId PayoutId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "payoutId", ctx.Param("payoutId"), &payoutId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "integer", Format: "int64", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter payoutId: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.GetPayout(ctx, payoutId)
+	return err
+}
+
+// MarkPayoutFailed converts echo context to params.
+func (w *ServerInterfaceWrapper) MarkPayoutFailed(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "payoutId" -------------
+	var payoutId PayoutId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "payoutId", ctx.Param("payoutId"), &payoutId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "integer", Format: "int64", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter payoutId: %s", err))
+	}
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params MarkPayoutFailedParams
+
+	headers := ctx.Request().Header
+	// ------------- Optional header parameter "Idempotency-Key" -------------
+	if valueList, found := headers[http.CanonicalHeaderKey("Idempotency-Key")]; found {
+		var IdempotencyKey IdempotencyKey
+		n := len(valueList)
+		if n != 1 {
+			return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Expected one value for Idempotency-Key, got %d", n))
+		}
+
+		err = runtime.BindStyledParameterWithOptions("simple", "Idempotency-Key", valueList[0], &IdempotencyKey, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""})
+		if err != nil {
+			return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter Idempotency-Key: %s", err))
+		}
+
+		params.IdempotencyKey = &IdempotencyKey
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.MarkPayoutFailed(ctx, payoutId, params)
+	return err
+}
+
+// MarkPayoutPaid converts echo context to params.
+func (w *ServerInterfaceWrapper) MarkPayoutPaid(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "payoutId" -------------
+	var payoutId PayoutId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "payoutId", ctx.Param("payoutId"), &payoutId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "integer", Format: "int64", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter payoutId: %s", err))
+	}
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params MarkPayoutPaidParams
+
+	headers := ctx.Request().Header
+	// ------------- Optional header parameter "Idempotency-Key" -------------
+	if valueList, found := headers[http.CanonicalHeaderKey("Idempotency-Key")]; found {
+		var IdempotencyKey IdempotencyKey
+		n := len(valueList)
+		if n != 1 {
+			return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Expected one value for Idempotency-Key, got %d", n))
+		}
+
+		err = runtime.BindStyledParameterWithOptions("simple", "Idempotency-Key", valueList[0], &IdempotencyKey, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""})
+		if err != nil {
+			return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter Idempotency-Key: %s", err))
+		}
+
+		params.IdempotencyKey = &IdempotencyKey
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.MarkPayoutPaid(ctx, payoutId, params)
 	return err
 }
 
@@ -3724,6 +4402,118 @@ func (w *ServerInterfaceWrapper) RegenerateApiKey(ctx echo.Context) error {
 
 	// Invoke the callback with all the unmarshaled arguments
 	err = w.Handler.RegenerateApiKey(ctx, programId)
+	return err
+}
+
+// ListBalances converts echo context to params.
+func (w *ServerInterfaceWrapper) ListBalances(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "programId" -------------
+	var programId ProgramId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "programId", ctx.Param("programId"), &programId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "integer", Format: "int64", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter programId: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.ListBalances(ctx, programId)
+	return err
+}
+
+// ListCommissions converts echo context to params.
+func (w *ServerInterfaceWrapper) ListCommissions(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "programId" -------------
+	var programId ProgramId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "programId", ctx.Param("programId"), &programId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "integer", Format: "int64", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter programId: %s", err))
+	}
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params ListCommissionsParams
+	// ------------- Optional query parameter "status" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "status", ctx.QueryParams(), &params.Status, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter status: %s", err))
+	}
+
+	// ------------- Optional query parameter "partner_id" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "partner_id", ctx.QueryParams(), &params.PartnerId, runtime.BindQueryParameterOptions{Type: "integer", Format: "int64"})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter partner_id: %s", err))
+	}
+
+	// ------------- Optional query parameter "created_from" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "created_from", ctx.QueryParams(), &params.CreatedFrom, runtime.BindQueryParameterOptions{Type: "string", Format: "date-time"})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter created_from: %s", err))
+	}
+
+	// ------------- Optional query parameter "created_to" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "created_to", ctx.QueryParams(), &params.CreatedTo, runtime.BindQueryParameterOptions{Type: "string", Format: "date-time"})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter created_to: %s", err))
+	}
+
+	// ------------- Optional query parameter "cursor" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "cursor", ctx.QueryParams(), &params.Cursor, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter cursor: %s", err))
+	}
+
+	// ------------- Optional query parameter "limit" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "limit", ctx.QueryParams(), &params.Limit, runtime.BindQueryParameterOptions{Type: "integer", Format: ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter limit: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.ListCommissions(ctx, programId, params)
+	return err
+}
+
+// ApproveCommissions converts echo context to params.
+func (w *ServerInterfaceWrapper) ApproveCommissions(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "programId" -------------
+	var programId ProgramId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "programId", ctx.Param("programId"), &programId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "integer", Format: "int64", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter programId: %s", err))
+	}
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params ApproveCommissionsParams
+
+	headers := ctx.Request().Header
+	// ------------- Optional header parameter "Idempotency-Key" -------------
+	if valueList, found := headers[http.CanonicalHeaderKey("Idempotency-Key")]; found {
+		var IdempotencyKey IdempotencyKey
+		n := len(valueList)
+		if n != 1 {
+			return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Expected one value for Idempotency-Key, got %d", n))
+		}
+
+		err = runtime.BindStyledParameterWithOptions("simple", "Idempotency-Key", valueList[0], &IdempotencyKey, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""})
+		if err != nil {
+			return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter Idempotency-Key: %s", err))
+		}
+
+		params.IdempotencyKey = &IdempotencyKey
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.ApproveCommissions(ctx, programId, params)
 	return err
 }
 
@@ -3820,6 +4610,113 @@ func (w *ServerInterfaceWrapper) SetPaymentProcessor(ctx echo.Context) error {
 
 	// Invoke the callback with all the unmarshaled arguments
 	err = w.Handler.SetPaymentProcessor(ctx, programId)
+	return err
+}
+
+// ListPayouts converts echo context to params.
+func (w *ServerInterfaceWrapper) ListPayouts(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "programId" -------------
+	var programId ProgramId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "programId", ctx.Param("programId"), &programId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "integer", Format: "int64", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter programId: %s", err))
+	}
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params ListPayoutsParams
+	// ------------- Optional query parameter "status" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "status", ctx.QueryParams(), &params.Status, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter status: %s", err))
+	}
+
+	// ------------- Optional query parameter "cursor" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "cursor", ctx.QueryParams(), &params.Cursor, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter cursor: %s", err))
+	}
+
+	// ------------- Optional query parameter "limit" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "limit", ctx.QueryParams(), &params.Limit, runtime.BindQueryParameterOptions{Type: "integer", Format: ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter limit: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.ListPayouts(ctx, programId, params)
+	return err
+}
+
+// CreatePayouts converts echo context to params.
+func (w *ServerInterfaceWrapper) CreatePayouts(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "programId" -------------
+	var programId ProgramId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "programId", ctx.Param("programId"), &programId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "integer", Format: "int64", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter programId: %s", err))
+	}
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params CreatePayoutsParams
+
+	headers := ctx.Request().Header
+	// ------------- Optional header parameter "Idempotency-Key" -------------
+	if valueList, found := headers[http.CanonicalHeaderKey("Idempotency-Key")]; found {
+		var IdempotencyKey IdempotencyKey
+		n := len(valueList)
+		if n != 1 {
+			return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Expected one value for Idempotency-Key, got %d", n))
+		}
+
+		err = runtime.BindStyledParameterWithOptions("simple", "Idempotency-Key", valueList[0], &IdempotencyKey, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""})
+		if err != nil {
+			return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter Idempotency-Key: %s", err))
+		}
+
+		params.IdempotencyKey = &IdempotencyKey
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.CreatePayouts(ctx, programId, params)
+	return err
+}
+
+// ExportPayouts converts echo context to params.
+func (w *ServerInterfaceWrapper) ExportPayouts(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "programId" -------------
+	var programId ProgramId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "programId", ctx.Param("programId"), &programId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "integer", Format: "int64", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter programId: %s", err))
+	}
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params ExportPayoutsParams
+	// ------------- Optional query parameter "status" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "status", ctx.QueryParams(), &params.Status, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter status: %s", err))
+	}
+
+	// ------------- Optional query parameter "format" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "format", ctx.QueryParams(), &params.Format, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter format: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.ExportPayouts(ctx, programId, params)
 	return err
 }
 
@@ -4519,18 +5416,30 @@ func RegisterHandlersWithOptions(router EchoRouter, si ServerInterface, options 
 	router.GET(options.BaseURL+"/api/v1/cli/status", wrapper.CliStatus, options.OperationMiddlewares["cliStatus"]...)
 	router.POST(options.BaseURL+"/api/v1/cli/stripe-connect", wrapper.CliStripeConnect, options.OperationMiddlewares["cliStripeConnect"]...)
 	router.POST(options.BaseURL+"/api/v1/cli/test-event", wrapper.CliTestEvent, options.OperationMiddlewares["cliTestEvent"]...)
+	router.GET(options.BaseURL+"/api/v1/commissions/:commissionId", wrapper.GetCommission, options.OperationMiddlewares["getCommission"]...)
+	router.POST(options.BaseURL+"/api/v1/commissions/:commissionId/approve", wrapper.ApproveCommission, options.OperationMiddlewares["approveCommission"]...)
+	router.POST(options.BaseURL+"/api/v1/commissions/:commissionId/reject", wrapper.RejectCommission, options.OperationMiddlewares["rejectCommission"]...)
 	router.PATCH(options.BaseURL+"/api/v1/links/:linkId", wrapper.UpdateLink, options.OperationMiddlewares["updateLink"]...)
 	router.GET(options.BaseURL+"/api/v1/me", wrapper.GetMe, options.OperationMiddlewares["getMe"]...)
+	router.GET(options.BaseURL+"/api/v1/payouts/:payoutId", wrapper.GetPayout, options.OperationMiddlewares["getPayout"]...)
+	router.POST(options.BaseURL+"/api/v1/payouts/:payoutId/failed", wrapper.MarkPayoutFailed, options.OperationMiddlewares["markPayoutFailed"]...)
+	router.POST(options.BaseURL+"/api/v1/payouts/:payoutId/paid", wrapper.MarkPayoutPaid, options.OperationMiddlewares["markPayoutPaid"]...)
 	router.GET(options.BaseURL+"/api/v1/programs/:programId", wrapper.GetProgram, options.OperationMiddlewares["getProgram"]...)
 	router.PATCH(options.BaseURL+"/api/v1/programs/:programId", wrapper.UpdateProgram, options.OperationMiddlewares["updateProgram"]...)
 	router.GET(options.BaseURL+"/api/v1/programs/:programId/api-key", wrapper.GetApiKey, options.OperationMiddlewares["getApiKey"]...)
 	router.POST(options.BaseURL+"/api/v1/programs/:programId/api-key", wrapper.RegenerateApiKey, options.OperationMiddlewares["regenerateApiKey"]...)
+	router.GET(options.BaseURL+"/api/v1/programs/:programId/balances", wrapper.ListBalances, options.OperationMiddlewares["listBalances"]...)
+	router.GET(options.BaseURL+"/api/v1/programs/:programId/commissions", wrapper.ListCommissions, options.OperationMiddlewares["listCommissions"]...)
+	router.POST(options.BaseURL+"/api/v1/programs/:programId/commissions/approve", wrapper.ApproveCommissions, options.OperationMiddlewares["approveCommissions"]...)
 	router.GET(options.BaseURL+"/api/v1/programs/:programId/links", wrapper.ListLinks, options.OperationMiddlewares["listLinks"]...)
 	router.POST(options.BaseURL+"/api/v1/programs/:programId/links", wrapper.CreateLink, options.OperationMiddlewares["createLink"]...)
 	router.GET(options.BaseURL+"/api/v1/programs/:programId/partners", wrapper.ListPartners, options.OperationMiddlewares["listPartners"]...)
 	router.POST(options.BaseURL+"/api/v1/programs/:programId/partners", wrapper.CreatePartner, options.OperationMiddlewares["createPartner"]...)
 	router.GET(options.BaseURL+"/api/v1/programs/:programId/payment-processor", wrapper.GetPaymentProcessor, options.OperationMiddlewares["getPaymentProcessor"]...)
 	router.PUT(options.BaseURL+"/api/v1/programs/:programId/payment-processor", wrapper.SetPaymentProcessor, options.OperationMiddlewares["setPaymentProcessor"]...)
+	router.GET(options.BaseURL+"/api/v1/programs/:programId/payouts", wrapper.ListPayouts, options.OperationMiddlewares["listPayouts"]...)
+	router.POST(options.BaseURL+"/api/v1/programs/:programId/payouts", wrapper.CreatePayouts, options.OperationMiddlewares["createPayouts"]...)
+	router.GET(options.BaseURL+"/api/v1/programs/:programId/payouts.csv", wrapper.ExportPayouts, options.OperationMiddlewares["exportPayouts"]...)
 	router.GET(options.BaseURL+"/api/v1/programs/:programId/readiness", wrapper.GetProgramReadiness, options.OperationMiddlewares["getProgramReadiness"]...)
 	router.GET(options.BaseURL+"/api/v1/programs/me/readiness", wrapper.GetReadiness, options.OperationMiddlewares["getReadiness"]...)
 	router.OPTIONS(options.BaseURL+"/api/v1/track/click", wrapper.TrackClickPreflight, options.OperationMiddlewares["trackClickPreflight"]...)
@@ -4648,6 +5557,15 @@ type InternalErrorJSONResponse struct {
 	Body PlatformError
 
 	Headers InternalErrorResponseHeaders
+}
+
+type LedgerConflictResponseHeaders struct {
+	XRequestID string
+}
+type LedgerConflictJSONResponse struct {
+	Body PlatformError
+
+	Headers LedgerConflictResponseHeaders
 }
 
 type LimitedBadRequestResponseHeaders struct {
@@ -6687,6 +7605,490 @@ func (response CliTestEvent503JSONResponse) VisitCliTestEventResponse(w http.Res
 	return err
 }
 
+type GetCommissionRequestObject struct {
+	CommissionId CommissionId `json:"commissionId"`
+}
+
+type GetCommissionResponseObject interface {
+	VisitGetCommissionResponse(w http.ResponseWriter) error
+}
+
+type GetCommission200ResponseHeaders struct {
+	XRequestID string
+}
+
+type GetCommission200JSONResponse struct {
+	Body    CommissionEnvelope
+	Headers GetCommission200ResponseHeaders
+}
+
+func (response GetCommission200JSONResponse) VisitGetCommissionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetCommission400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response GetCommission400JSONResponse) VisitGetCommissionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetCommission401JSONResponse struct{ UnauthorizedJSONResponse }
+
+func (response GetCommission401JSONResponse) VisitGetCommissionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetCommission403JSONResponse struct{ ForbiddenJSONResponse }
+
+func (response GetCommission403JSONResponse) VisitGetCommissionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetCommission404JSONResponse struct{ NotFoundJSONResponse }
+
+func (response GetCommission404JSONResponse) VisitGetCommissionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetCommission429JSONResponse struct{ RateLimitedJSONResponse }
+
+func (response GetCommission429JSONResponse) VisitGetCommissionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.Header().Set("X-RateLimit-Limit", fmt.Sprint(response.Headers.XRateLimitLimit))
+	w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(response.Headers.XRateLimitRemaining))
+	w.Header().Set("X-RateLimit-Reset", fmt.Sprint(response.Headers.XRateLimitReset))
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetCommission500JSONResponse struct{ InternalErrorJSONResponse }
+
+func (response GetCommission500JSONResponse) VisitGetCommissionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetCommission503JSONResponse struct{ UnavailableJSONResponse }
+
+func (response GetCommission503JSONResponse) VisitGetCommissionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ApproveCommissionRequestObject struct {
+	CommissionId CommissionId `json:"commissionId"`
+	Params       ApproveCommissionParams
+	Body         *ApproveCommissionJSONRequestBody
+}
+
+type ApproveCommissionResponseObject interface {
+	VisitApproveCommissionResponse(w http.ResponseWriter) error
+}
+
+type ApproveCommission200ResponseHeaders struct {
+	XRequestID string
+}
+
+type ApproveCommission200JSONResponse struct {
+	Body    CommissionEnvelope
+	Headers ApproveCommission200ResponseHeaders
+}
+
+func (response ApproveCommission200JSONResponse) VisitApproveCommissionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ApproveCommission400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response ApproveCommission400JSONResponse) VisitApproveCommissionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ApproveCommission401JSONResponse struct{ UnauthorizedJSONResponse }
+
+func (response ApproveCommission401JSONResponse) VisitApproveCommissionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ApproveCommission403JSONResponse struct{ ForbiddenJSONResponse }
+
+func (response ApproveCommission403JSONResponse) VisitApproveCommissionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ApproveCommission404JSONResponse struct{ NotFoundJSONResponse }
+
+func (response ApproveCommission404JSONResponse) VisitApproveCommissionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ApproveCommission409JSONResponse struct{ LedgerConflictJSONResponse }
+
+func (response ApproveCommission409JSONResponse) VisitApproveCommissionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ApproveCommission413JSONResponse struct{ PayloadTooLargeJSONResponse }
+
+func (response ApproveCommission413JSONResponse) VisitApproveCommissionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(413)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ApproveCommission429JSONResponse struct{ RateLimitedJSONResponse }
+
+func (response ApproveCommission429JSONResponse) VisitApproveCommissionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.Header().Set("X-RateLimit-Limit", fmt.Sprint(response.Headers.XRateLimitLimit))
+	w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(response.Headers.XRateLimitRemaining))
+	w.Header().Set("X-RateLimit-Reset", fmt.Sprint(response.Headers.XRateLimitReset))
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ApproveCommission500JSONResponse struct{ InternalErrorJSONResponse }
+
+func (response ApproveCommission500JSONResponse) VisitApproveCommissionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ApproveCommission503JSONResponse struct{ UnavailableJSONResponse }
+
+func (response ApproveCommission503JSONResponse) VisitApproveCommissionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RejectCommissionRequestObject struct {
+	CommissionId CommissionId `json:"commissionId"`
+	Params       RejectCommissionParams
+	Body         *RejectCommissionJSONRequestBody
+}
+
+type RejectCommissionResponseObject interface {
+	VisitRejectCommissionResponse(w http.ResponseWriter) error
+}
+
+type RejectCommission200ResponseHeaders struct {
+	XRequestID string
+}
+
+type RejectCommission200JSONResponse struct {
+	Body    CommissionEnvelope
+	Headers RejectCommission200ResponseHeaders
+}
+
+func (response RejectCommission200JSONResponse) VisitRejectCommissionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RejectCommission400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response RejectCommission400JSONResponse) VisitRejectCommissionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RejectCommission401JSONResponse struct{ UnauthorizedJSONResponse }
+
+func (response RejectCommission401JSONResponse) VisitRejectCommissionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RejectCommission403JSONResponse struct{ ForbiddenJSONResponse }
+
+func (response RejectCommission403JSONResponse) VisitRejectCommissionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RejectCommission404JSONResponse struct{ NotFoundJSONResponse }
+
+func (response RejectCommission404JSONResponse) VisitRejectCommissionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RejectCommission409JSONResponse struct{ LedgerConflictJSONResponse }
+
+func (response RejectCommission409JSONResponse) VisitRejectCommissionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RejectCommission413JSONResponse struct{ PayloadTooLargeJSONResponse }
+
+func (response RejectCommission413JSONResponse) VisitRejectCommissionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(413)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RejectCommission429JSONResponse struct{ RateLimitedJSONResponse }
+
+func (response RejectCommission429JSONResponse) VisitRejectCommissionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.Header().Set("X-RateLimit-Limit", fmt.Sprint(response.Headers.XRateLimitLimit))
+	w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(response.Headers.XRateLimitRemaining))
+	w.Header().Set("X-RateLimit-Reset", fmt.Sprint(response.Headers.XRateLimitReset))
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RejectCommission500JSONResponse struct{ InternalErrorJSONResponse }
+
+func (response RejectCommission500JSONResponse) VisitRejectCommissionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RejectCommission503JSONResponse struct{ UnavailableJSONResponse }
+
+func (response RejectCommission503JSONResponse) VisitRejectCommissionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type UpdateLinkRequestObject struct {
 	LinkId int64 `json:"linkId"`
 	Body   *UpdateLinkJSONRequestBody
@@ -6939,6 +8341,490 @@ func (response GetMe500JSONResponse) VisitGetMeResponse(w http.ResponseWriter) e
 type GetMe503JSONResponse struct{ UnavailableJSONResponse }
 
 func (response GetMe503JSONResponse) VisitGetMeResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetPayoutRequestObject struct {
+	PayoutId PayoutId `json:"payoutId"`
+}
+
+type GetPayoutResponseObject interface {
+	VisitGetPayoutResponse(w http.ResponseWriter) error
+}
+
+type GetPayout200ResponseHeaders struct {
+	XRequestID string
+}
+
+type GetPayout200JSONResponse struct {
+	Body    PayoutEnvelope
+	Headers GetPayout200ResponseHeaders
+}
+
+func (response GetPayout200JSONResponse) VisitGetPayoutResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetPayout400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response GetPayout400JSONResponse) VisitGetPayoutResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetPayout401JSONResponse struct{ UnauthorizedJSONResponse }
+
+func (response GetPayout401JSONResponse) VisitGetPayoutResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetPayout403JSONResponse struct{ ForbiddenJSONResponse }
+
+func (response GetPayout403JSONResponse) VisitGetPayoutResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetPayout404JSONResponse struct{ NotFoundJSONResponse }
+
+func (response GetPayout404JSONResponse) VisitGetPayoutResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetPayout429JSONResponse struct{ RateLimitedJSONResponse }
+
+func (response GetPayout429JSONResponse) VisitGetPayoutResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.Header().Set("X-RateLimit-Limit", fmt.Sprint(response.Headers.XRateLimitLimit))
+	w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(response.Headers.XRateLimitRemaining))
+	w.Header().Set("X-RateLimit-Reset", fmt.Sprint(response.Headers.XRateLimitReset))
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetPayout500JSONResponse struct{ InternalErrorJSONResponse }
+
+func (response GetPayout500JSONResponse) VisitGetPayoutResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetPayout503JSONResponse struct{ UnavailableJSONResponse }
+
+func (response GetPayout503JSONResponse) VisitGetPayoutResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type MarkPayoutFailedRequestObject struct {
+	PayoutId PayoutId `json:"payoutId"`
+	Params   MarkPayoutFailedParams
+	Body     *MarkPayoutFailedJSONRequestBody
+}
+
+type MarkPayoutFailedResponseObject interface {
+	VisitMarkPayoutFailedResponse(w http.ResponseWriter) error
+}
+
+type MarkPayoutFailed200ResponseHeaders struct {
+	XRequestID string
+}
+
+type MarkPayoutFailed200JSONResponse struct {
+	Body    PayoutEnvelope
+	Headers MarkPayoutFailed200ResponseHeaders
+}
+
+func (response MarkPayoutFailed200JSONResponse) VisitMarkPayoutFailedResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type MarkPayoutFailed400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response MarkPayoutFailed400JSONResponse) VisitMarkPayoutFailedResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type MarkPayoutFailed401JSONResponse struct{ UnauthorizedJSONResponse }
+
+func (response MarkPayoutFailed401JSONResponse) VisitMarkPayoutFailedResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type MarkPayoutFailed403JSONResponse struct{ ForbiddenJSONResponse }
+
+func (response MarkPayoutFailed403JSONResponse) VisitMarkPayoutFailedResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type MarkPayoutFailed404JSONResponse struct{ NotFoundJSONResponse }
+
+func (response MarkPayoutFailed404JSONResponse) VisitMarkPayoutFailedResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type MarkPayoutFailed409JSONResponse struct{ LedgerConflictJSONResponse }
+
+func (response MarkPayoutFailed409JSONResponse) VisitMarkPayoutFailedResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type MarkPayoutFailed413JSONResponse struct{ PayloadTooLargeJSONResponse }
+
+func (response MarkPayoutFailed413JSONResponse) VisitMarkPayoutFailedResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(413)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type MarkPayoutFailed429JSONResponse struct{ RateLimitedJSONResponse }
+
+func (response MarkPayoutFailed429JSONResponse) VisitMarkPayoutFailedResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.Header().Set("X-RateLimit-Limit", fmt.Sprint(response.Headers.XRateLimitLimit))
+	w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(response.Headers.XRateLimitRemaining))
+	w.Header().Set("X-RateLimit-Reset", fmt.Sprint(response.Headers.XRateLimitReset))
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type MarkPayoutFailed500JSONResponse struct{ InternalErrorJSONResponse }
+
+func (response MarkPayoutFailed500JSONResponse) VisitMarkPayoutFailedResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type MarkPayoutFailed503JSONResponse struct{ UnavailableJSONResponse }
+
+func (response MarkPayoutFailed503JSONResponse) VisitMarkPayoutFailedResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type MarkPayoutPaidRequestObject struct {
+	PayoutId PayoutId `json:"payoutId"`
+	Params   MarkPayoutPaidParams
+	Body     *MarkPayoutPaidJSONRequestBody
+}
+
+type MarkPayoutPaidResponseObject interface {
+	VisitMarkPayoutPaidResponse(w http.ResponseWriter) error
+}
+
+type MarkPayoutPaid200ResponseHeaders struct {
+	XRequestID string
+}
+
+type MarkPayoutPaid200JSONResponse struct {
+	Body    PayoutEnvelope
+	Headers MarkPayoutPaid200ResponseHeaders
+}
+
+func (response MarkPayoutPaid200JSONResponse) VisitMarkPayoutPaidResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type MarkPayoutPaid400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response MarkPayoutPaid400JSONResponse) VisitMarkPayoutPaidResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type MarkPayoutPaid401JSONResponse struct{ UnauthorizedJSONResponse }
+
+func (response MarkPayoutPaid401JSONResponse) VisitMarkPayoutPaidResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type MarkPayoutPaid403JSONResponse struct{ ForbiddenJSONResponse }
+
+func (response MarkPayoutPaid403JSONResponse) VisitMarkPayoutPaidResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type MarkPayoutPaid404JSONResponse struct{ NotFoundJSONResponse }
+
+func (response MarkPayoutPaid404JSONResponse) VisitMarkPayoutPaidResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type MarkPayoutPaid409JSONResponse struct{ LedgerConflictJSONResponse }
+
+func (response MarkPayoutPaid409JSONResponse) VisitMarkPayoutPaidResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type MarkPayoutPaid413JSONResponse struct{ PayloadTooLargeJSONResponse }
+
+func (response MarkPayoutPaid413JSONResponse) VisitMarkPayoutPaidResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(413)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type MarkPayoutPaid429JSONResponse struct{ RateLimitedJSONResponse }
+
+func (response MarkPayoutPaid429JSONResponse) VisitMarkPayoutPaidResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.Header().Set("X-RateLimit-Limit", fmt.Sprint(response.Headers.XRateLimitLimit))
+	w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(response.Headers.XRateLimitRemaining))
+	w.Header().Set("X-RateLimit-Reset", fmt.Sprint(response.Headers.XRateLimitReset))
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type MarkPayoutPaid500JSONResponse struct{ InternalErrorJSONResponse }
+
+func (response MarkPayoutPaid500JSONResponse) VisitMarkPayoutPaidResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type MarkPayoutPaid503JSONResponse struct{ UnavailableJSONResponse }
+
+func (response MarkPayoutPaid503JSONResponse) VisitMarkPayoutPaidResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
 	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
@@ -7676,6 +9562,459 @@ func (response RegenerateApiKey500JSONResponse) VisitRegenerateApiKeyResponse(w 
 type RegenerateApiKey503JSONResponse struct{ UnavailableJSONResponse }
 
 func (response RegenerateApiKey503JSONResponse) VisitRegenerateApiKeyResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListBalancesRequestObject struct {
+	ProgramId ProgramId `json:"programId"`
+}
+
+type ListBalancesResponseObject interface {
+	VisitListBalancesResponse(w http.ResponseWriter) error
+}
+
+type ListBalances200ResponseHeaders struct {
+	XRequestID string
+}
+
+type ListBalances200JSONResponse struct {
+	Body    BalanceListEnvelope
+	Headers ListBalances200ResponseHeaders
+}
+
+func (response ListBalances200JSONResponse) VisitListBalancesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListBalances400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response ListBalances400JSONResponse) VisitListBalancesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListBalances401JSONResponse struct{ UnauthorizedJSONResponse }
+
+func (response ListBalances401JSONResponse) VisitListBalancesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListBalances403JSONResponse struct{ ForbiddenJSONResponse }
+
+func (response ListBalances403JSONResponse) VisitListBalancesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListBalances404JSONResponse struct{ NotFoundJSONResponse }
+
+func (response ListBalances404JSONResponse) VisitListBalancesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListBalances429JSONResponse struct{ RateLimitedJSONResponse }
+
+func (response ListBalances429JSONResponse) VisitListBalancesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.Header().Set("X-RateLimit-Limit", fmt.Sprint(response.Headers.XRateLimitLimit))
+	w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(response.Headers.XRateLimitRemaining))
+	w.Header().Set("X-RateLimit-Reset", fmt.Sprint(response.Headers.XRateLimitReset))
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListBalances500JSONResponse struct{ InternalErrorJSONResponse }
+
+func (response ListBalances500JSONResponse) VisitListBalancesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListBalances503JSONResponse struct{ UnavailableJSONResponse }
+
+func (response ListBalances503JSONResponse) VisitListBalancesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListCommissionsRequestObject struct {
+	ProgramId ProgramId `json:"programId"`
+	Params    ListCommissionsParams
+}
+
+type ListCommissionsResponseObject interface {
+	VisitListCommissionsResponse(w http.ResponseWriter) error
+}
+
+type ListCommissions200ResponseHeaders struct {
+	XRequestID string
+}
+
+type ListCommissions200JSONResponse struct {
+	Body    CommissionListEnvelope
+	Headers ListCommissions200ResponseHeaders
+}
+
+func (response ListCommissions200JSONResponse) VisitListCommissionsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListCommissions400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response ListCommissions400JSONResponse) VisitListCommissionsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListCommissions401JSONResponse struct{ UnauthorizedJSONResponse }
+
+func (response ListCommissions401JSONResponse) VisitListCommissionsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListCommissions403JSONResponse struct{ ForbiddenJSONResponse }
+
+func (response ListCommissions403JSONResponse) VisitListCommissionsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListCommissions404JSONResponse struct{ NotFoundJSONResponse }
+
+func (response ListCommissions404JSONResponse) VisitListCommissionsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListCommissions429JSONResponse struct{ RateLimitedJSONResponse }
+
+func (response ListCommissions429JSONResponse) VisitListCommissionsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.Header().Set("X-RateLimit-Limit", fmt.Sprint(response.Headers.XRateLimitLimit))
+	w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(response.Headers.XRateLimitRemaining))
+	w.Header().Set("X-RateLimit-Reset", fmt.Sprint(response.Headers.XRateLimitReset))
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListCommissions500JSONResponse struct{ InternalErrorJSONResponse }
+
+func (response ListCommissions500JSONResponse) VisitListCommissionsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListCommissions503JSONResponse struct{ UnavailableJSONResponse }
+
+func (response ListCommissions503JSONResponse) VisitListCommissionsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ApproveCommissionsRequestObject struct {
+	ProgramId ProgramId `json:"programId"`
+	Params    ApproveCommissionsParams
+	Body      *ApproveCommissionsJSONRequestBody
+}
+
+type ApproveCommissionsResponseObject interface {
+	VisitApproveCommissionsResponse(w http.ResponseWriter) error
+}
+
+type ApproveCommissions200ResponseHeaders struct {
+	XRequestID string
+}
+
+type ApproveCommissions200JSONResponse struct {
+	Body    CommissionBatchEnvelope
+	Headers ApproveCommissions200ResponseHeaders
+}
+
+func (response ApproveCommissions200JSONResponse) VisitApproveCommissionsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ApproveCommissions400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response ApproveCommissions400JSONResponse) VisitApproveCommissionsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ApproveCommissions401JSONResponse struct{ UnauthorizedJSONResponse }
+
+func (response ApproveCommissions401JSONResponse) VisitApproveCommissionsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ApproveCommissions403JSONResponse struct{ ForbiddenJSONResponse }
+
+func (response ApproveCommissions403JSONResponse) VisitApproveCommissionsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ApproveCommissions404JSONResponse struct{ NotFoundJSONResponse }
+
+func (response ApproveCommissions404JSONResponse) VisitApproveCommissionsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ApproveCommissions409JSONResponse struct{ LedgerConflictJSONResponse }
+
+func (response ApproveCommissions409JSONResponse) VisitApproveCommissionsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ApproveCommissions413JSONResponse struct{ PayloadTooLargeJSONResponse }
+
+func (response ApproveCommissions413JSONResponse) VisitApproveCommissionsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(413)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ApproveCommissions429JSONResponse struct{ RateLimitedJSONResponse }
+
+func (response ApproveCommissions429JSONResponse) VisitApproveCommissionsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.Header().Set("X-RateLimit-Limit", fmt.Sprint(response.Headers.XRateLimitLimit))
+	w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(response.Headers.XRateLimitRemaining))
+	w.Header().Set("X-RateLimit-Reset", fmt.Sprint(response.Headers.XRateLimitReset))
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ApproveCommissions500JSONResponse struct{ InternalErrorJSONResponse }
+
+func (response ApproveCommissions500JSONResponse) VisitApproveCommissionsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ApproveCommissions503JSONResponse struct{ UnavailableJSONResponse }
+
+func (response ApproveCommissions503JSONResponse) VisitApproveCommissionsResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
 	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
@@ -8594,6 +10933,466 @@ func (response SetPaymentProcessor500JSONResponse) VisitSetPaymentProcessorRespo
 type SetPaymentProcessor503JSONResponse struct{ UnavailableJSONResponse }
 
 func (response SetPaymentProcessor503JSONResponse) VisitSetPaymentProcessorResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListPayoutsRequestObject struct {
+	ProgramId ProgramId `json:"programId"`
+	Params    ListPayoutsParams
+}
+
+type ListPayoutsResponseObject interface {
+	VisitListPayoutsResponse(w http.ResponseWriter) error
+}
+
+type ListPayouts200ResponseHeaders struct {
+	XRequestID string
+}
+
+type ListPayouts200JSONResponse struct {
+	Body    PayoutListEnvelope
+	Headers ListPayouts200ResponseHeaders
+}
+
+func (response ListPayouts200JSONResponse) VisitListPayoutsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListPayouts400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response ListPayouts400JSONResponse) VisitListPayoutsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListPayouts401JSONResponse struct{ UnauthorizedJSONResponse }
+
+func (response ListPayouts401JSONResponse) VisitListPayoutsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListPayouts403JSONResponse struct{ ForbiddenJSONResponse }
+
+func (response ListPayouts403JSONResponse) VisitListPayoutsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListPayouts404JSONResponse struct{ NotFoundJSONResponse }
+
+func (response ListPayouts404JSONResponse) VisitListPayoutsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListPayouts429JSONResponse struct{ RateLimitedJSONResponse }
+
+func (response ListPayouts429JSONResponse) VisitListPayoutsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.Header().Set("X-RateLimit-Limit", fmt.Sprint(response.Headers.XRateLimitLimit))
+	w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(response.Headers.XRateLimitRemaining))
+	w.Header().Set("X-RateLimit-Reset", fmt.Sprint(response.Headers.XRateLimitReset))
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListPayouts500JSONResponse struct{ InternalErrorJSONResponse }
+
+func (response ListPayouts500JSONResponse) VisitListPayoutsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListPayouts503JSONResponse struct{ UnavailableJSONResponse }
+
+func (response ListPayouts503JSONResponse) VisitListPayoutsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreatePayoutsRequestObject struct {
+	ProgramId ProgramId `json:"programId"`
+	Params    CreatePayoutsParams
+	Body      *CreatePayoutsJSONRequestBody
+}
+
+type CreatePayoutsResponseObject interface {
+	VisitCreatePayoutsResponse(w http.ResponseWriter) error
+}
+
+type CreatePayouts201ResponseHeaders struct {
+	XRequestID string
+}
+
+type CreatePayouts201JSONResponse struct {
+	Body    PayoutBatchEnvelope
+	Headers CreatePayouts201ResponseHeaders
+}
+
+func (response CreatePayouts201JSONResponse) VisitCreatePayoutsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(201)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreatePayouts400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response CreatePayouts400JSONResponse) VisitCreatePayoutsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreatePayouts401JSONResponse struct{ UnauthorizedJSONResponse }
+
+func (response CreatePayouts401JSONResponse) VisitCreatePayoutsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreatePayouts403JSONResponse struct{ ForbiddenJSONResponse }
+
+func (response CreatePayouts403JSONResponse) VisitCreatePayoutsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreatePayouts404JSONResponse struct{ NotFoundJSONResponse }
+
+func (response CreatePayouts404JSONResponse) VisitCreatePayoutsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreatePayouts409JSONResponse struct{ LedgerConflictJSONResponse }
+
+func (response CreatePayouts409JSONResponse) VisitCreatePayoutsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreatePayouts413JSONResponse struct{ PayloadTooLargeJSONResponse }
+
+func (response CreatePayouts413JSONResponse) VisitCreatePayoutsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(413)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreatePayouts429JSONResponse struct{ RateLimitedJSONResponse }
+
+func (response CreatePayouts429JSONResponse) VisitCreatePayoutsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.Header().Set("X-RateLimit-Limit", fmt.Sprint(response.Headers.XRateLimitLimit))
+	w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(response.Headers.XRateLimitRemaining))
+	w.Header().Set("X-RateLimit-Reset", fmt.Sprint(response.Headers.XRateLimitReset))
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreatePayouts500JSONResponse struct{ InternalErrorJSONResponse }
+
+func (response CreatePayouts500JSONResponse) VisitCreatePayoutsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreatePayouts503JSONResponse struct{ UnavailableJSONResponse }
+
+func (response CreatePayouts503JSONResponse) VisitCreatePayoutsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ExportPayoutsRequestObject struct {
+	ProgramId ProgramId `json:"programId"`
+	Params    ExportPayoutsParams
+}
+
+type ExportPayoutsResponseObject interface {
+	VisitExportPayoutsResponse(w http.ResponseWriter) error
+}
+
+type ExportPayouts200ResponseHeaders struct {
+	ContentDisposition string
+	XRequestID         string
+}
+
+type ExportPayouts200TextcsvCharsetUtf8Response struct {
+	Body          io.Reader
+	Headers       ExportPayouts200ResponseHeaders
+	ContentLength int64
+}
+
+func (response ExportPayouts200TextcsvCharsetUtf8Response) VisitExportPayoutsResponse(w http.ResponseWriter) error {
+
+	w.Header().Set("Content-Type", "text/csv; charset=utf-8")
+	if response.ContentLength != 0 {
+		w.Header().Set("Content-Length", fmt.Sprint(response.ContentLength))
+	}
+	w.Header().Set("Content-Disposition", fmt.Sprint(response.Headers.ContentDisposition))
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(200)
+
+	if closer, ok := response.Body.(io.ReadCloser); ok {
+		defer closer.Close()
+	}
+	_, err := io.Copy(w, response.Body)
+	return err
+}
+
+type ExportPayouts400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response ExportPayouts400JSONResponse) VisitExportPayoutsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ExportPayouts401JSONResponse struct{ UnauthorizedJSONResponse }
+
+func (response ExportPayouts401JSONResponse) VisitExportPayoutsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ExportPayouts403JSONResponse struct{ ForbiddenJSONResponse }
+
+func (response ExportPayouts403JSONResponse) VisitExportPayoutsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ExportPayouts404JSONResponse struct{ NotFoundJSONResponse }
+
+func (response ExportPayouts404JSONResponse) VisitExportPayoutsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ExportPayouts429JSONResponse struct{ RateLimitedJSONResponse }
+
+func (response ExportPayouts429JSONResponse) VisitExportPayoutsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.Header().Set("X-RateLimit-Limit", fmt.Sprint(response.Headers.XRateLimitLimit))
+	w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(response.Headers.XRateLimitRemaining))
+	w.Header().Set("X-RateLimit-Reset", fmt.Sprint(response.Headers.XRateLimitReset))
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ExportPayouts500JSONResponse struct{ InternalErrorJSONResponse }
+
+func (response ExportPayouts500JSONResponse) VisitExportPayoutsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ExportPayouts503JSONResponse struct{ UnavailableJSONResponse }
+
+func (response ExportPayouts503JSONResponse) VisitExportPayoutsResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
 	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
@@ -12043,12 +14842,30 @@ type StrictServerInterface interface {
 	// CliTestEvent Send a synthetic test event or run a synthetic chain
 	// (POST /api/v1/cli/test-event)
 	CliTestEvent(ctx context.Context, request CliTestEventRequestObject) (CliTestEventResponseObject, error)
+	// GetCommission Get a commission
+	// (GET /api/v1/commissions/{commissionId})
+	GetCommission(ctx context.Context, request GetCommissionRequestObject) (GetCommissionResponseObject, error)
+	// ApproveCommission Approve a commission
+	// (POST /api/v1/commissions/{commissionId}/approve)
+	ApproveCommission(ctx context.Context, request ApproveCommissionRequestObject) (ApproveCommissionResponseObject, error)
+	// RejectCommission Reject a commission
+	// (POST /api/v1/commissions/{commissionId}/reject)
+	RejectCommission(ctx context.Context, request RejectCommissionRequestObject) (RejectCommissionResponseObject, error)
 	// UpdateLink Turn a referral link on or off
 	// (PATCH /api/v1/links/{linkId})
 	UpdateLink(ctx context.Context, request UpdateLinkRequestObject) (UpdateLinkResponseObject, error)
 	// GetMe The signed-in account, its workspaces and programs
 	// (GET /api/v1/me)
 	GetMe(ctx context.Context, request GetMeRequestObject) (GetMeResponseObject, error)
+	// GetPayout Get a payout
+	// (GET /api/v1/payouts/{payoutId})
+	GetPayout(ctx context.Context, request GetPayoutRequestObject) (GetPayoutResponseObject, error)
+	// MarkPayoutFailed Mark a payout failed
+	// (POST /api/v1/payouts/{payoutId}/failed)
+	MarkPayoutFailed(ctx context.Context, request MarkPayoutFailedRequestObject) (MarkPayoutFailedResponseObject, error)
+	// MarkPayoutPaid Mark a payout paid
+	// (POST /api/v1/payouts/{payoutId}/paid)
+	MarkPayoutPaid(ctx context.Context, request MarkPayoutPaidRequestObject) (MarkPayoutPaidResponseObject, error)
 	// GetReadiness What the key's program still needs before go-live
 	// (GET /api/v1/programs/me/readiness)
 	GetReadiness(ctx context.Context, request GetReadinessRequestObject) (GetReadinessResponseObject, error)
@@ -12064,6 +14881,15 @@ type StrictServerInterface interface {
 	// RegenerateApiKey Regenerate the program API key
 	// (POST /api/v1/programs/{programId}/api-key)
 	RegenerateApiKey(ctx context.Context, request RegenerateApiKeyRequestObject) (RegenerateApiKeyResponseObject, error)
+	// ListBalances The partners' balances
+	// (GET /api/v1/programs/{programId}/balances)
+	ListBalances(ctx context.Context, request ListBalancesRequestObject) (ListBalancesResponseObject, error)
+	// ListCommissions List a program's commissions
+	// (GET /api/v1/programs/{programId}/commissions)
+	ListCommissions(ctx context.Context, request ListCommissionsRequestObject) (ListCommissionsResponseObject, error)
+	// ApproveCommissions Approve several commissions at once
+	// (POST /api/v1/programs/{programId}/commissions/approve)
+	ApproveCommissions(ctx context.Context, request ApproveCommissionsRequestObject) (ApproveCommissionsResponseObject, error)
 	// ListLinks List a program's referral links
 	// (GET /api/v1/programs/{programId}/links)
 	ListLinks(ctx context.Context, request ListLinksRequestObject) (ListLinksResponseObject, error)
@@ -12082,6 +14908,15 @@ type StrictServerInterface interface {
 	// SetPaymentProcessor Connect the payment processor
 	// (PUT /api/v1/programs/{programId}/payment-processor)
 	SetPaymentProcessor(ctx context.Context, request SetPaymentProcessorRequestObject) (SetPaymentProcessorResponseObject, error)
+	// ListPayouts List a program's payouts
+	// (GET /api/v1/programs/{programId}/payouts)
+	ListPayouts(ctx context.Context, request ListPayoutsRequestObject) (ListPayoutsResponseObject, error)
+	// CreatePayouts Pay out the approved commissions
+	// (POST /api/v1/programs/{programId}/payouts)
+	CreatePayouts(ctx context.Context, request CreatePayoutsRequestObject) (CreatePayoutsResponseObject, error)
+	// ExportPayouts Export payouts as CSV
+	// (GET /api/v1/programs/{programId}/payouts.csv)
+	ExportPayouts(ctx context.Context, request ExportPayoutsRequestObject) (ExportPayoutsResponseObject, error)
 	// GetProgramReadiness A program's readiness checks, for its workspace members
 	// (GET /api/v1/programs/{programId}/readiness)
 	GetProgramReadiness(ctx context.Context, request GetProgramReadinessRequestObject) (GetProgramReadinessResponseObject, error)
@@ -12588,6 +15423,132 @@ func (sh *strictHandler) CliTestEvent(ctx echo.Context) error {
 	return nil
 }
 
+// GetCommission operation middleware
+func (sh *strictHandler) GetCommission(ctx echo.Context, commissionId CommissionId) error {
+	var request GetCommissionRequestObject
+
+	request.CommissionId = commissionId
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.GetCommission(ctx.Request().Context(), request.(GetCommissionRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "GetCommission")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(GetCommissionResponseObject); ok {
+		return validResponse.VisitGetCommissionResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// ApproveCommission operation middleware
+func (sh *strictHandler) ApproveCommission(ctx echo.Context, commissionId CommissionId, params ApproveCommissionParams) error {
+	var request ApproveCommissionRequestObject
+
+	request.CommissionId = commissionId
+	request.Params = params
+
+	var body ApproveCommissionJSONRequestBody
+	var err error
+	if binder, ok := ctx.Echo().Binder.(*echo.DefaultBinder); ok {
+		// A request validator built on kin-openapi's openapi3filter with
+		// KeepValidatedValue leaves the value it validated on the body. Bind
+		// that value, matching member names exactly, so the handler receives
+		// what was validated instead of a second, case-insensitive decode.
+		// Otherwise bind only the request body, so that path and query
+		// parameters are not also bound into the body struct.
+		if vb, ok := ctx.Request().Body.(interface{ ValidatedValue() any }); !ok || runtime.BindJSONValue(vb.ValidatedValue(), &body) != nil {
+			err = binder.BindBody(ctx, &body)
+		}
+	} else {
+		// A custom binder is installed on the Echo instance; defer to it
+		// entirely, since echo.Binder does not expose body-only binding and
+		// the binder may do more than decode (for example call ctx.Validate).
+		err = ctx.Bind(&body)
+	}
+	if err != nil {
+		if !errors.Is(err, io.EOF) {
+			return err
+		}
+	} else {
+		request.Body = &body
+	}
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.ApproveCommission(ctx.Request().Context(), request.(ApproveCommissionRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ApproveCommission")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(ApproveCommissionResponseObject); ok {
+		return validResponse.VisitApproveCommissionResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// RejectCommission operation middleware
+func (sh *strictHandler) RejectCommission(ctx echo.Context, commissionId CommissionId, params RejectCommissionParams) error {
+	var request RejectCommissionRequestObject
+
+	request.CommissionId = commissionId
+	request.Params = params
+
+	var body RejectCommissionJSONRequestBody
+	var err error
+	if binder, ok := ctx.Echo().Binder.(*echo.DefaultBinder); ok {
+		// A request validator built on kin-openapi's openapi3filter with
+		// KeepValidatedValue leaves the value it validated on the body. Bind
+		// that value, matching member names exactly, so the handler receives
+		// what was validated instead of a second, case-insensitive decode.
+		// Otherwise bind only the request body, so that path and query
+		// parameters are not also bound into the body struct.
+		if vb, ok := ctx.Request().Body.(interface{ ValidatedValue() any }); !ok || runtime.BindJSONValue(vb.ValidatedValue(), &body) != nil {
+			err = binder.BindBody(ctx, &body)
+		}
+	} else {
+		// A custom binder is installed on the Echo instance; defer to it
+		// entirely, since echo.Binder does not expose body-only binding and
+		// the binder may do more than decode (for example call ctx.Validate).
+		err = ctx.Bind(&body)
+	}
+	if err != nil {
+		return err
+	}
+	request.Body = &body
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.RejectCommission(ctx.Request().Context(), request.(RejectCommissionRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "RejectCommission")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(RejectCommissionResponseObject); ok {
+		return validResponse.VisitRejectCommissionResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
 // UpdateLink operation middleware
 func (sh *strictHandler) UpdateLink(ctx echo.Context, linkId int64) error {
 	var request UpdateLinkRequestObject
@@ -12653,6 +15614,129 @@ func (sh *strictHandler) GetMe(ctx echo.Context) error {
 		return err
 	} else if validResponse, ok := response.(GetMeResponseObject); ok {
 		return validResponse.VisitGetMeResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// GetPayout operation middleware
+func (sh *strictHandler) GetPayout(ctx echo.Context, payoutId PayoutId) error {
+	var request GetPayoutRequestObject
+
+	request.PayoutId = payoutId
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.GetPayout(ctx.Request().Context(), request.(GetPayoutRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "GetPayout")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(GetPayoutResponseObject); ok {
+		return validResponse.VisitGetPayoutResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// MarkPayoutFailed operation middleware
+func (sh *strictHandler) MarkPayoutFailed(ctx echo.Context, payoutId PayoutId, params MarkPayoutFailedParams) error {
+	var request MarkPayoutFailedRequestObject
+
+	request.PayoutId = payoutId
+	request.Params = params
+
+	var body MarkPayoutFailedJSONRequestBody
+	var err error
+	if binder, ok := ctx.Echo().Binder.(*echo.DefaultBinder); ok {
+		// A request validator built on kin-openapi's openapi3filter with
+		// KeepValidatedValue leaves the value it validated on the body. Bind
+		// that value, matching member names exactly, so the handler receives
+		// what was validated instead of a second, case-insensitive decode.
+		// Otherwise bind only the request body, so that path and query
+		// parameters are not also bound into the body struct.
+		if vb, ok := ctx.Request().Body.(interface{ ValidatedValue() any }); !ok || runtime.BindJSONValue(vb.ValidatedValue(), &body) != nil {
+			err = binder.BindBody(ctx, &body)
+		}
+	} else {
+		// A custom binder is installed on the Echo instance; defer to it
+		// entirely, since echo.Binder does not expose body-only binding and
+		// the binder may do more than decode (for example call ctx.Validate).
+		err = ctx.Bind(&body)
+	}
+	if err != nil {
+		return err
+	}
+	request.Body = &body
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.MarkPayoutFailed(ctx.Request().Context(), request.(MarkPayoutFailedRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "MarkPayoutFailed")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(MarkPayoutFailedResponseObject); ok {
+		return validResponse.VisitMarkPayoutFailedResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// MarkPayoutPaid operation middleware
+func (sh *strictHandler) MarkPayoutPaid(ctx echo.Context, payoutId PayoutId, params MarkPayoutPaidParams) error {
+	var request MarkPayoutPaidRequestObject
+
+	request.PayoutId = payoutId
+	request.Params = params
+
+	var body MarkPayoutPaidJSONRequestBody
+	var err error
+	if binder, ok := ctx.Echo().Binder.(*echo.DefaultBinder); ok {
+		// A request validator built on kin-openapi's openapi3filter with
+		// KeepValidatedValue leaves the value it validated on the body. Bind
+		// that value, matching member names exactly, so the handler receives
+		// what was validated instead of a second, case-insensitive decode.
+		// Otherwise bind only the request body, so that path and query
+		// parameters are not also bound into the body struct.
+		if vb, ok := ctx.Request().Body.(interface{ ValidatedValue() any }); !ok || runtime.BindJSONValue(vb.ValidatedValue(), &body) != nil {
+			err = binder.BindBody(ctx, &body)
+		}
+	} else {
+		// A custom binder is installed on the Echo instance; defer to it
+		// entirely, since echo.Binder does not expose body-only binding and
+		// the binder may do more than decode (for example call ctx.Validate).
+		err = ctx.Bind(&body)
+	}
+	if err != nil {
+		return err
+	}
+	request.Body = &body
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.MarkPayoutPaid(ctx.Request().Context(), request.(MarkPayoutPaidRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "MarkPayoutPaid")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(MarkPayoutPaidResponseObject); ok {
+		return validResponse.VisitMarkPayoutPaidResponse(ctx.Response())
 	} else if response != nil {
 		return fmt.Errorf("unexpected response type: %T", response)
 	}
@@ -12825,6 +15909,106 @@ func (sh *strictHandler) RegenerateApiKey(ctx echo.Context, programId ProgramId)
 		return err
 	} else if validResponse, ok := response.(RegenerateApiKeyResponseObject); ok {
 		return validResponse.VisitRegenerateApiKeyResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// ListBalances operation middleware
+func (sh *strictHandler) ListBalances(ctx echo.Context, programId ProgramId) error {
+	var request ListBalancesRequestObject
+
+	request.ProgramId = programId
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.ListBalances(ctx.Request().Context(), request.(ListBalancesRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ListBalances")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(ListBalancesResponseObject); ok {
+		return validResponse.VisitListBalancesResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// ListCommissions operation middleware
+func (sh *strictHandler) ListCommissions(ctx echo.Context, programId ProgramId, params ListCommissionsParams) error {
+	var request ListCommissionsRequestObject
+
+	request.ProgramId = programId
+	request.Params = params
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.ListCommissions(ctx.Request().Context(), request.(ListCommissionsRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ListCommissions")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(ListCommissionsResponseObject); ok {
+		return validResponse.VisitListCommissionsResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// ApproveCommissions operation middleware
+func (sh *strictHandler) ApproveCommissions(ctx echo.Context, programId ProgramId, params ApproveCommissionsParams) error {
+	var request ApproveCommissionsRequestObject
+
+	request.ProgramId = programId
+	request.Params = params
+
+	var body ApproveCommissionsJSONRequestBody
+	var err error
+	if binder, ok := ctx.Echo().Binder.(*echo.DefaultBinder); ok {
+		// A request validator built on kin-openapi's openapi3filter with
+		// KeepValidatedValue leaves the value it validated on the body. Bind
+		// that value, matching member names exactly, so the handler receives
+		// what was validated instead of a second, case-insensitive decode.
+		// Otherwise bind only the request body, so that path and query
+		// parameters are not also bound into the body struct.
+		if vb, ok := ctx.Request().Body.(interface{ ValidatedValue() any }); !ok || runtime.BindJSONValue(vb.ValidatedValue(), &body) != nil {
+			err = binder.BindBody(ctx, &body)
+		}
+	} else {
+		// A custom binder is installed on the Echo instance; defer to it
+		// entirely, since echo.Binder does not expose body-only binding and
+		// the binder may do more than decode (for example call ctx.Validate).
+		err = ctx.Bind(&body)
+	}
+	if err != nil {
+		return err
+	}
+	request.Body = &body
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.ApproveCommissions(ctx.Request().Context(), request.(ApproveCommissionsRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ApproveCommissions")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(ApproveCommissionsResponseObject); ok {
+		return validResponse.VisitApproveCommissionsResponse(ctx.Response())
 	} else if response != nil {
 		return fmt.Errorf("unexpected response type: %T", response)
 	}
@@ -13044,6 +16228,110 @@ func (sh *strictHandler) SetPaymentProcessor(ctx echo.Context, programId Program
 		return err
 	} else if validResponse, ok := response.(SetPaymentProcessorResponseObject); ok {
 		return validResponse.VisitSetPaymentProcessorResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// ListPayouts operation middleware
+func (sh *strictHandler) ListPayouts(ctx echo.Context, programId ProgramId, params ListPayoutsParams) error {
+	var request ListPayoutsRequestObject
+
+	request.ProgramId = programId
+	request.Params = params
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.ListPayouts(ctx.Request().Context(), request.(ListPayoutsRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ListPayouts")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(ListPayoutsResponseObject); ok {
+		return validResponse.VisitListPayoutsResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// CreatePayouts operation middleware
+func (sh *strictHandler) CreatePayouts(ctx echo.Context, programId ProgramId, params CreatePayoutsParams) error {
+	var request CreatePayoutsRequestObject
+
+	request.ProgramId = programId
+	request.Params = params
+
+	var body CreatePayoutsJSONRequestBody
+	var err error
+	if binder, ok := ctx.Echo().Binder.(*echo.DefaultBinder); ok {
+		// A request validator built on kin-openapi's openapi3filter with
+		// KeepValidatedValue leaves the value it validated on the body. Bind
+		// that value, matching member names exactly, so the handler receives
+		// what was validated instead of a second, case-insensitive decode.
+		// Otherwise bind only the request body, so that path and query
+		// parameters are not also bound into the body struct.
+		if vb, ok := ctx.Request().Body.(interface{ ValidatedValue() any }); !ok || runtime.BindJSONValue(vb.ValidatedValue(), &body) != nil {
+			err = binder.BindBody(ctx, &body)
+		}
+	} else {
+		// A custom binder is installed on the Echo instance; defer to it
+		// entirely, since echo.Binder does not expose body-only binding and
+		// the binder may do more than decode (for example call ctx.Validate).
+		err = ctx.Bind(&body)
+	}
+	if err != nil {
+		if !errors.Is(err, io.EOF) {
+			return err
+		}
+	} else {
+		request.Body = &body
+	}
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.CreatePayouts(ctx.Request().Context(), request.(CreatePayoutsRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "CreatePayouts")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(CreatePayoutsResponseObject); ok {
+		return validResponse.VisitCreatePayoutsResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// ExportPayouts operation middleware
+func (sh *strictHandler) ExportPayouts(ctx echo.Context, programId ProgramId, params ExportPayoutsParams) error {
+	var request ExportPayoutsRequestObject
+
+	request.ProgramId = programId
+	request.Params = params
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.ExportPayouts(ctx.Request().Context(), request.(ExportPayoutsRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ExportPayouts")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(ExportPayoutsResponseObject); ok {
+		return validResponse.VisitExportPayoutsResponse(ctx.Response())
 	} else if response != nil {
 		return fmt.Errorf("unexpected response type: %T", response)
 	}
@@ -14159,572 +17447,688 @@ func (sh *strictHandler) StripeWebhookAlias(ctx echo.Context, programId ProgramI
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7P37chs5li8KvwqCu3eYrE5SlGXXjKno6K2S7S7v9u2z5L5s08OEmCCJVhJgJ5CSWGVHzF/fA5w4EecN",
-	"5kXOm8yTnMBaABJ5IylZcrm6NDHdbTEzcV1YWNff+rkzlcuVFExo1Rn93FkwmrAM/nk0nTKljqXQmUyP",
-	"0lRe/lg8TJiaZnyluRSdUecd+2fOlCb2a0LJWSYvFcvIkq6JYiIZdKKOmi7Ykpqv9XrFOqOO0hkX887n",
-	"z1FDZ6+YXsikoTP7oNJJrhiRgugFI5nMNbt+h28yPuei3t+paRIn+ECRGF+LI3K5YIIouWRklcl5Rpck",
-	"5UorwjXpupHBUBSRIl33rjWiV/TqaM7qgzlhUylqk5/S6YLB3FcZm6V8vtCECnXJssZOudBszjLo9dh8",
-	"ajutdxev8rOUTyOypFd9Omd/OPh+OIxNo2ZFeMaSzkhnOds8M9M8E/qZmMrE/FbvZv4TX8W4omYW05Qz",
-	"oQmdTtkKVvSQ0DNlfpJ6wbJLrrbu71O2ytiUYgfV/t5mDFrzHR69fUHO2ZpwRZY0O2cJmUmzexoaOCTx",
-	"/xrnw+HB9L3gV0ThHsAvLCZyBk2Y77iYk+6758fkyb89elzZ8BXVmmWm9//4Xx+G/Scff/+7TtQw8Gen",
-	"tGGFTnQmxZxc0JQnVMvM9YrvPFBkimt83a15ycX5bawPLk8ip2qSZykuzSHJWPqHpNiIeNumvWM6Wx/N",
-	"NMvaKV9Lckm5JmdsJjNzMnW25mK+eeJLLvgyX3ZGw6jpEJzkQjF9C+vw4+np235CNXP74x6RhNEk5YIh",
-	"ffz74yePtjKEv9Bs3XBWjuBU9N1puvZp/Ns7qtlLvuQa/qveA/zsJ0A166fwy1k+PWeadC0zVGRl2A8X",
-	"uWa9L1r+YkTv2JJy0cgj3rleUzbThFtGkWcZbBAXiby8tUE0EkN49gNWVRoBMQSj1RcOBGf64mn7RcuT",
-	"iGh6zgSZZXKJG1VcUX/r2/f6L55arqqoYBFhqWJkzgQzu5oMyP8vl5qZC0tLovLVSmZbGMiSXr1kYq4X",
-	"ndH+w3+PzFT833Vm9jnqrGhGl0wHIsVq+z1gN9dcp2TOtIK/zKM+M5+yxLI9M1ZzY1uppRN1BF2aEVSO",
-	"yJZz9mL2Wgr2iurpoj6kI0Fiw5JjohdcuZtpIdNEHeLScm3YgaMDM1S8es2vB8NH5JLrhcy1ubJlsm4d",
-	"84tZ3wyjj+PYPOK3KHC8SOrjfZ0vWcanXibhie9xRfWi6G/l29i04TOZLalGCv3+UScqiHe/kXhPmdJP",
-	"qab1gT270kwoLsWAxKaXmGSMJigbEW2Iml0YKZR0Y64m5oe4R7hQmtHEMKOM0ZRIwdSAnC6kMgQ/lZkh",
-	"hrM1id++OTkle3TF9y7296Yp3zMN9KHFmHTjjM10RqfnxLZLM0a0TBNCVzTTpgW9YDwjPGFC8xlnmRoR",
-	"anZ7em5OlGLKDH3Ck5goTTOtYFtJrNZCL5jm034cEUpSRhPz/jRXWi5ZNjln67j66gReVTRl5tVVJo3c",
-	"J7MJjBa6qH6gr8QkPkThp7RWUyN+Igsw813KhBGYqL0RYd//mbNsXWy8ebNEXwmb0TzVndGMpor5bT2T",
-	"MmVU4Dm23OUHmXAGR/nFXEigGKNBgOhh/klXq5TjZb/3D4WiV9HR7zI264w6/2Ov0Dn28Knas+1ZxoWd",
-	"lgnoDfyDpoSKhHB8fUCO4UAaFkE1aBpmabK1Y4eEKvK/T9689ooIoYKw5UqviTz7B5tq0o1//hz3IiKz",
-	"sYitpNo/Xa/YiFRnYzdGSDjJh/ZEY9dcESHNIYfebNvICBR5NBwOxqKDC6lWUihcxB+on/BtrePblGpz",
-	"aJ9lmcyalvGFACHSL1B3Zb8gTFywVK5YROJiYNBODPd7oBuGN0zbiOzre8F9BsM5TvkLYURhmuIgb2vq",
-	"xynfOvvnlKd55lVFxbILPmVE8YQ1rETP8Bp/tRKemG22t1PllsXZRoTqsTm1xJCanJGYmZEMlkwpOmeG",
-	"FTnxacKTEUGxmScoMPcMZzLELdx3CdOUp2pQfBMbQqruhZNc+l6i27whZQHQyBxBGyUZbLd2ik9qbVlR",
-	"atd2zOvYxpfQ13tBLyhP6VnKvip1GWJJqKZnVDFDKrnIGJ0uzDiIzIiWkqhUXjafOdxxI9/E5sIBwpzk",
-	"xUziKJTzDDFSc3sSSh4Ph73D0sOEJ8CO1MrQYUmGT+ZMDwhoWoQaVYvE8Ecf9K7YS7jdx9VDH7y2bU8C",
-	"Ra5CEfcUCvaQWcqnX5Hpux6t2GLuwCuuNBdzK0Y1k6T77PYvgadULc4kzZK3dF49o5pd6b2FXqblBWjQ",
-	"LppOn22XrOicVQYMtq5+u7FLyL7SMmPxCG1pdM7IlGYZZ8reFiAFPlDk+OTdc6LlORM3tIX1T9g0z7he",
-	"99/KlE8b9PwT+LeKiNLrlCm4GKY0Ta3EbPU+ruAOY9mhEUtmGV1utYXU1vFz1HkuszOeJEx8PZI0u0Wn",
-	"U5kLo7NmMmUkkcxKUanhkmZ2EfBN4GxK5tmU2RuYChSGL2V2rlZ0ypoJ2M/r9in4x9NXL2+ReI+Q3GYy",
-	"I5SsWKakgHk6O+/AMJ27kZtuWWiKSOzGeQKkadf+EG11yIHO6PRczma3uB/Anlny6xGp8ca2kiFRdK3I",
-	"pdUkLjOJpzhYm4pBe9PShK8GNt5Nn8A7JUvoprftW/dXexsV/gL89C9AgtOMgQmDpuQs18BMZ8BBudpM",
-	"nlVO6RmvtRONxRlLpZiDAZ4GfPcSjDHyUrDM8XNDwioH2ZMlpFuWbO07E/9CHAFLGAuZBbayc7Y2V5pe",
-	"GBkFBo/Wnl5N/7k/GL+ig/EnKdjXOxPvmDYykFHGV5KLFtI3Y2rkyYIureSXsVVKp2xpPWz32ve2ff7X",
-	"k1TaLUG4FCCW3xPHLsTxWurnMhfJ16OL13AP5qJFz3UDatUS7nexvotv6TqVNDmV8iXN5l+Vq+MhBOM7",
-	"PZMXjHz/iPyZ/9C8uZVx3u/xNfb4vaC5XsiM/3SLrp6wUdiNH2Sybj61JFdgPA3E2gYrPciq1DBtuO1d",
-	"kEbXKN1JSAp0xSfnbD1xURkTZyW5p4ed6eHWDeu/sFW9V6gZl7TQM8Dedm9S//XQpzh/yoFZ3B6jChvd",
-	"SJ0Zm7EsoylJuTg3JKrzTLCEyNmsgQuZlyaJbTeOyCrNjVa96qfsgqUkVjlEgsZAgrFzHQKdYkRCiVDv",
-	"GddGwvj1yZo3nuq3JJBh/JZhj18kk914LTwR3SI7CNpsXwqq7cRZ0nD0zbUxsY/bbp4dbpL7W+RumEWw",
-	"w2+Ocr24NdKB1nYkGniXgNwSkZijb2FixZAq0SRSsHuC+QKCqWz7KbvSTR69VUq5uKZLr7ytFB18kBHi",
-	"A8OgWWJ6uN/XO9hXRhMumFJ3Y41sbr5Nmd1omqxdFNw2OQE+EJurw2zYBGhhYnc/JvvDe8V1C0t3m3Ti",
-	"/E23tv9H6MnyDW9UEc7Z+oHyUdk39qXVTRo1d9o9RexIEXdi3GpsfUcrV7PRykkA52wdV01d8MW9WetW",
-	"aOHWDVsnyOKDpjfSwc5mrhqFNAeLNt8Yj289UvReBrkr2kx4xqYNmWjHUmguckaoJvFLGSRXBvvgfq9/",
-	"/tcFy1BDdznEcwi8Y1f6+pGDJzRl32bMlc2iKRmAq9qUOVixkBOqdcbPcljH3n3g1a/wtBg6/Ppx1YZn",
-	"xzqjQtGpdgliXBGaZowm68Kb4PJVaZqyLBAEt/ksxiJOchw+mwQdQahKxigkOFmD8aCaNaJoymBEkK5o",
-	"2b4dkHl2H0r1qyX1X0t8TYX7lpTa3n1MzS1Rwy/h5AAOgncsRJfW2SDuZFnx3U4kQuoJuE/uL+JfLT3+",
-	"qkODqgS5wpcmWspJal6716p3IIHbN7ftJIzdkpmtTixjsT2M3cUNx3+XedHygipyxpgo2h+EXpwgtn0s",
-	"qNHBLaJNkQ61YOmK5ELzFG9daEdxKczHKZ9pltxnBe9Ak99KNBtY7bZehHnQcLPh7z6+7ZbJw2JxfN3w",
-	"tmNAjpmu4ajH70+emhvo2ft3aJz4y+un8U7EYvF7WDKZ2garvuKp0RdrAUP3UtWvgj75XLDkRYM1D5+A",
-	"tC3hevAp0IcAClc3FJJuvOdfqnGGdrthKb/6unnPJ0z3j6U856y5YQ/RM7FZ1jGZwuukG/+o9eqNSNfm",
-	"YJzQJTvhmv3hJb2Cv9k0z1hsNNKF1isVkX8jCV2r3g1MmZrqXP0qIocG5LWsIpCATm6kCZlr9kCRRw+f",
-	"3JvmN4UH4H5/20JBb+u1vxstDPf/5QUAgB8zHIRliJ2waTfpBVX+pWtiTBTgc5uwJTaNvQS6GoBChMh4",
-	"G7+vAKoGsKGbPoN3AmDJTe/CO194aZV247XUr2TCZ5wlzTcAQusBlOlqTbpxCRAv7gUge7e59N/iut0J",
-	"S9rFpGdZkdNcN2bdRCSucTkjcaZyDsAVc8rFLQb0/nYyT75+JsltbMqt4/hsXfVDYkMqATpDya+6bjBs",
-	"S0cW2bQhFqzO50pX94jQwOhkT50Z3yqTK5ZpC7XIXFs0Td/MOqMPm6ka+giEjujnSnuGJKFdkS87ow+d",
-	"mimr87EJmNr+gtCGnc8fHSwkCtgf7DA/1l6MOkdJwhG70UGDUv/L22BoKKRXPE4ZY308Wlc6o0AYAxJr",
-	"pvRkCWdrSbNzRWiAi3kIqJrzjC7BEVGk8XtQVIFvmwbMeos8tZwFh1Ber6KtrSCWyQuxymHOfoBNIL7m",
-	"oJeHHKKeRoRdTdPc0IRH97V4nwCJS4V9sKJrmSPacHUGNQzPpm1Z8T+z9TNLjHamwbwTu1kbYyChjRdi",
-	"JjtVeoDPP7b2C9/U+rQ2ignVJfTZhGrW13zJ6pDpUWdJ1XmTUBFnevLf//lfsU/lS6nS5BGZLmhGp5pl",
-	"sHK15pzxrAmCPIACr8OAL6kAbPa1R/3eTlv4+bWmC42zydl6108q+1J0GbZV36jaZ7DKUbhFwWJt2Gil",
-	"cpZsJ7Pyr9aU2SwqCnZp1j8iaiEvBQKiLVjGGvfzy0hq81q6UUaNy7N1TduPSBGPVF+BHwEbzfIEEB1c",
-	"+BIa9yonKuXTc8u7WrhEMe8VzbRgmX29Bv7c8r0HgI4qvPIGDShQykvXk58czu2CK7g5OlEnF8HDj9sI",
-	"3zYdFUtSmnBp8E2bcrygXPyFZYkNMWpY560hoZqtXAufo07KaHLNTxRFAXjnTyqLgMO0XdvmGieb8qNc",
-	"L45pmp7R6XkQ31eeNk8mgIPYiJz+ZsXEi6fkWArBppq4d4trbSrFjM/zjCWEGzaRNZ5gs3Fs+2HE16Ji",
-	"SLV5RZ2r/lz27Y9GWRi8o5ev0G3XOGsEa96VabEl5WnDQJvI2uxbyjS7Bt1i8zfnKnZ2b2WaXndmNLkw",
-	"f6h23lA/yu2rwa5WPGPKsuRadKqF/5dzMGobgrEfGOrYjYHX19uItlgLwK+8G0gT74g6LWQd4FaGQ4xI",
-	"xlzWt5i64FPXVTzo7LjLX7y7J5pm+trbm+vFJM/S5umClmW2JFcsI3LFBLjUUdMv7Ume8abdKO/3bju4",
-	"kmnaPKSjMyXTXDPy/t1LwNj+07My9r+ZzZ75Pi7A76xXYZfRXpPd+LULxlya8hdtKVw675gCgP7athW3",
-	"XzFcL/NHnbAMQTNbWshMT5xCWD8C61VJU5yawTQeloviWtwIoh1eodVlgEZLY6rMoOgm6jRe/KWVeyG4",
-	"br22avxsR7VuKpdLjrUgMkslG+frX39HNWtqxS3xbq0Y3R4bkOecTZI8a1FVntK1OiSKaWWYELyMFWom",
-	"CV0rYEdLeoWVPA6+fzwsF/bYLqYlcmkTYjcN/Cm85afthjtZSqEXauvX9vVX8LZvBctYbDud8JYfZ33J",
-	"61t5I2kBieyazHaTauNMFBbEaDcVp9iNOhstCeTNqpR954GCukJGnyDYQGNnrkWV5vPt+xD0HwXqUqkR",
-	"P4Ev4pRla+7O5rKKEbhmLfPWt8rWYox9/UFRqmH74gTvbp+67XDri212uI9NdtZ61oycEUqOX74gj4fD",
-	"qJRD01SMwq09bqfafhS4ZsuGVSsOYwMv42qV0rWlSaLy6cIQaXww/J8YI/O7h48HtizhrWj/G47TzsJv",
-	"C5fyGqdqqscYyq2bKQeOU5XHFQpusZpBh1tsE/4HmmV0fa2jZyMnrssHp5pfsMnmBUmEmqBnpJl/PX19",
-	"4koYQB2eVSYvytbeB4rgCtVtI26TKnbDiYtFGbiyhuZzW++xiWCqctLp306bpSSa5k0duv76FyzjM+vM",
-	"+gN2Xp4J6BqtI2m+A+19h5037aBZY+y50Teb5Qx1mvJQzMqf/u3UF5CIi62Ke2CWgjD+AfnrgqfMlkkT",
-	"UkPxKyAYn/qRSnke5ieRfBURqslSKo1dU1toEGoO2jEE5z2QeTcc3vYzibrhpDg3qrGy2hmDwpvBaxC0",
-	"t2aarChPDDPK2AXLFBrirm0eq3+QsSkTGkuDqRajk5o8fLRoPj0po8mGx4qmrPVxk+EIXw7bDRtpoi2z",
-	"yCs2mS5oNmdqwoSHaGujMkpSfsGwltmKrpdMeB/JdMGm5zLXxOnVSUS4uJB8ymADehHhWpET6JMoPhdU",
-	"5xkjjrijIhjbLCy/sJb7gLCjwJhq9lNI3UxnbmJo22rWwDbJQlXmXTqEJb7X0FfrulYpJqpx2WZqb9q6",
-	"S5oJLuaqdG1vEqX+ih980VVyypR+ZsYeqG4Vbol18szHqN9LwQJPGgRKxxoKuIG+Gvst9gX18EGDp9W3",
-	"XNJ6G0ymkVGRPkY7WNRv5Dxs1Lt37PPzTfSYYNm3XeJUrHcQqytt5qkG2XrLJ6G14/PHb4AGb2Z3cZUc",
-	"dzWU7kx2TUKFzTppvNgcl9uBOQWDCCYQNBGVPTGu25Y1nJ7DCjZY7yyGpU0PDBzb9fNo8Qkm7uLeetpC",
-	"Z1f9oRQXLGs3lqFwfHQdRYFBUI9UOw3Ovu32eev7m8iiiRDmTE6mXK93ahxelrnQ2e7vZ2xuFbStr+9M",
-	"+ys6Z87Mu7VVxFll2c4fFHVbd3rd7LPSdLmqk+3zTC5JjPTlX4t3dUg0aW+lA1f0XHJPBuMPlqqyEOXN",
-	"LG1VQBRl+gtpNyqfs/CghKei9aBvMLK6KJ/JTrEk5TChz1GHzmY85VSzZkfA8zxN1+SfOU1BagJ/QBcs",
-	"FtAk67ki5ikFiQccGRFkRWDgMRbypLNZTKBILvHlqgfNbgysmTcJ2UyVu8XqYupfiEswKw4VAuEYujOe",
-	"Ke0QfbnAlIWtNJpSMc8tv9/Bnz9nE811eo3X7+4wTjPGxCRj4L7ZlZPc4Aj/ZIvMbH05N0RP5433lC1I",
-	"XAT8FAXW5aUg7xXL+kdzKAaOWAVckVXGlI1P3tr3BWeXK5npieI/7TLaauRJ6WjcyHa9yb/dTuEnWmao",
-	"zeOyABX3jXqxrtI+Oh6azXI1n0QTzBHk/6R8xsyumg7Ni6TrbOSKaXMcI2IrWJPvEQ6xwYq0A/sxUt8r",
-	"mTDHfAK5qqKqutBBD0/RGkczbQwArEGGQ4lxcHuZv5oNmRbkJRAFDJl8bFJN70xodmMo3VENW9l4VTS4",
-	"wmor81YqbtRVItDYgtVKrSHoEUnYlC9pSqAYkxqRFcuMsgsKnvu36ViRbmz/jqOxiDM2zTOzkBP368i3",
-	"uj8c9iKypP+QGXGZkyQXXCtodsavWOIbhb8QW821iD+NxiJo0Pxfb0DeMZoQdkWnOl0TqshlxrVmgnQF",
-	"u2BGJc1kPl8QSmappNpWNoPYT8Uv2CvnkEN2UIgZMjdcInDg2R4DH97QbwAuZHkDTisipV0UI8uYyaDQ",
-	"X16w0m/4VpMIegySg+mjVfoH2JDu1L/Y20kToEsIUZ46M9gOkmU7C3udp6mttAmj8aBIZ+tq6X6aSsF2",
-	"4uc3UB8cuTXHyDRL/37dGtd/Z7Gbg3UJ97NZHbKmt0mrRwK2yLADmU1ChbchYYqm7EEdIaaZzdG0UJGu",
-	"L6DD52bR71w0L1FksJfhFGqr2Lhmld3YJnM/pTxdw/E6NiNoMwrveko8Qe36RWLjHur7/P702NzQtZVv",
-	"2mewIO/UY91ww9xOKGeK7pQnssOyXcdVuTFIobIbtSvUCBJN3i8zD0OzNXbRaGigmp3KnV7VVhXbYu7x",
-	"3fvG7ae7+eDtrBoXml0cubSw5zJbNhJowS4aRMME7NppykSLWav8ymTJ9EI2N9Yeg9jqDBJSTNusaYjI",
-	"Ockz3hrl2RKb0rRML5JTec5Eq/7sB7/18tnRQLZtHG0nIgzy3cY+22JvsSvo6KZU0U4L1nGSNb4xz2hw",
-	"k153Vz9vmEj7ilEQlFtXrYgPLLkqwws62fAxPGmbUVVRDEdS+jTopDSexq0LIrkaef9ZRkXyQBHFNcMQ",
-	"ooURhg1hkq5RblYDdkWXq5QNpnIZ90ZESLKiehGh6SUiRhkmMiOA0aQK/+/DxwdjEeTskCOSAmzznMQL",
-	"rVejvT0MAwH8B/iLioRQojPKU3htLyZdqK29YnKVMrKiSrMeoZmR/ZbygiUAijwWxZi5IkqDAYALkspL",
-	"lpEpVRYyc0W1ZpmZ+n90odc/jvb2en/8cNT/P7T/07D/5GO3+Hf/48/D6Pv9z8HT3h+74/HgGq/3vtv7",
-	"4++auH1TjFxTwhnKFqjHjAjG3xFKnLD7QDlXqyLnjK3MX+Z9zKX0av6AxMOYdM3fMuNzLmhKjl++eKDG",
-	"Ytxxevq40yN/8Fq7C2CjisSV+L8RMewqdmCSzqtPjs4UeHtlBi9E5HLBp4uxAAunAuKCN3qjwjYgBRhn",
-	"97jgOj4kuSEYMYdgbBK/PTo9/tFHCNt+1N7P9l8vks8x7muhUT2sqlPbQyIhgOy4UeE/0VjFEGwGM0KF",
-	"K+/CBTmTeuGjr1RkBmy0wzW+Yl7HPwHKYUQyo1NyjfsRmYUTHprMlQobkNMFVzbcwuxyKhVLQLMaEQoh",
-	"fzCUJV2TM0ZoYhFqqViTjKWMKhbZM4RMeSwAaxYoxnzIdQFOdi7kpVGczBZiWZMHivx4evrWBnkgyKcy",
-	"Z8oMIEJl3e5BBMXSFlyNBQpURk246vt4GJhX3/SpYsKuNMKeDcZiLD4Rs9bkE8HgI/KJvGIUjLqfxuJT",
-	"v9/3/zHv1pGfP5FHwyH5RI7IjLM0iQrbr2EmACDIFQGNWcwJpPelRvhiCXiYManU5W9j4nxjRX8+XQwI",
-	"jqECNO2HcEJTNsJ8GHseMY4heBmGpwXL+s74lbEUDpNa8JUZkH1OpjJPEdL9zHA3JVNgb82Z5jiuEtIY",
-	"jGqffCJN1TdHbkGicDlyYYhAmFHYhArIjpRZOUECFO5KfCu5BDByKppyKoCCGQtGGtZC8AP1IP6jUpKv",
-	"66HYxWDQZjBu2HVAFeysHU3Nd90QsWsuF3PazAa6L0nCaJJywQ5LOISIQJixORMso5opc7DaRjNzBfqx",
-	"9wPyiexc8n9EqNn/InTKTN+PIyKUZNKCucpc41GeItlRYVl9aW396adpKi8jCM/Cg3J88u457p5fxhpS",
-	"op9AmEsTAjAeFiCISERzQEq0qBJlYMTicDncWGj+kW0eaT2yZGWdCRCoBYWYfFPg23FtoUIxMU3CBN2Y",
-	"H7tGy98qlkHJO0Np8KVrZ2oByfHrJ8TwLPxFWdOmIM6p5OPoKAFTMNaSdC4jTeEIhe8v2fKMZZ4+mmHC",
-	"fceGx9RhyXORsKwZv7cJXxx7mkvBoOF9w7yeudr6FqOoqYQ+nIWghL5tqFwI07e4paJmSx3M1oNTx2+F",
-	"ng6AczQWLnSoSQC3VTDJAmFvyRJObQSSaetxtS0IojbPi/YKcjF70NSqx+0zbT586DZtuhUfsBnmz/ZQ",
-	"Ag6Dlg05nEpJlnjfw7DVF2CRtKx7Be2bfCKP4bbbgCHeVHgf0BDYSrsxmM9ZQrS0Ew2iMWPXdRPaCvTv",
-	"mM5O8CJfAs5iBgJaFag8ICiW5I+aLB91msUeCLRC5behjSWKPGBYv3sxpggxHz0aDj9HfmBlwaY0rl9M",
-	"tmkdbCjtlIb6TQk8peHvB8MPRKDS6G9dCmodQatcVBrP1xCNWofohaXSkL5xeak0m4NwwWsAPdWF/mIh",
-	"qrVvL1bV+ryeZFXq4FHQQV3Wqve0TdwqNf44aNwJYKUm70AGKw3gSTCARqmsxiA3CmZluaxBLGvt3Ahq",
-	"pb5uIquFre+HfLQkvTVQx5cLcK1d10S6CifcQaortX1Quh6a5Lz2DraLeqWuHrd0FfgPK7RRkv/enzyN",
-	"yLP378w5+8vrp60Az77Dhw+DDkNZsLxjNxEHA+GnXRgsjeVJ6R4LxcPSaL5MQtwgIIajeVwSChokxhpJ",
-	"35LQ2Lhsj3vlsR1A9DuYFJ8WmaZlq+Kz5UqvSS5SpoDaGtF/Gu2R8dHx8Zv3r08nP7x8c/znZ09jFw1R",
-	"BaMj3TMGxX22FT/oQd6w2a3jly/slbCgitD00siPaBgsZUWFDpgwY7Y80jcizEbVpXJB7fEDrS1BuMej",
-	"4ZOoXgyLdCHHGsL9uA5LRzQV7uqVnNwbXNc1T8qPjKZYWby8U3XEEnm+MzZMk8vG5ZM0xODYa85ne9to",
-	"K6ABkS9Zxqc22/YQTPCkano3s5eC2TyQ2jpcC0vg59Cd8mHYf/Lx9w2uDnMcbEhm4C/dHUfwSBC5wlc9",
-	"CQH/xmIgeJErcAlx7CYgr2BRUfr+M1vviPCIdGZF8yoe89fFeQw1h1tGeHzJaOIK5ldYDUhrWWA77dpo",
-	"zd7IBUZjrh8EcsAGBCBftuwJRaEveBOCP1PM9F0OSOxC2J29rrFx/MasvFuTyuiCWHgnjDaFWZnptga4",
-	"weh2iWnbKUANWrudALVbT3+pwsu0TiLc0G64Lz2Y307Db46Hg+Soj18tAeW280nM8L+BdJIKys7u+R/m",
-	"ILQmap4wkbiUGQ5Rs2XSBfuUXjQEe35p3kj7yfoLTXPm0kJaw9W3n6WNlA8OT+vytS8SDhyLUA1pyf18",
-	"hW508ItCZj48MnKI2bvdUkF8fFAlc2FpQRACG9sO7V0/bxR3vzUEpoxhuXEHg1cbVnd7Zt0Nwvvh6N0Y",
-	"prI1OSA2i0LAjGsES1TRZ3kK1Utk1sAQgcPjZ57PUxW+Yv35hXUUjr5ydyJW3/yB0YxlyFCxfwj4kPbS",
-	"KxFD3ILr46E164H5mNlCumZBeghHhFOpXbNGbaOkfu8HqA3bEhi+rVwHt9cFzdQ4ZkjrjXzSlkr6crDj",
-	"AEChvhjXuPR+aZxXZx/agDrokUYgpgyRiP5IZzMLjFIkzFg8lGZ90L/VUncIsv+AAzd+n6+Sa+5R0+Uc",
-	"jKIdc7bY3MryVDCXgyG10doxvF+nuC37HuptDWghG5bywHCa7x+RlBlVTkUk4XOuVUTiCfop+4XgTyjJ",
-	"qEjkkkiBN13hJlMrs4h9xFioY2cHiqIPj5v0P/58EH3/6PPvtu5FMP22lXtqDZrXUu9aTZ0D8mfGVmgY",
-	"0XLVT9kFS0lsecuIzGiqGMYrxj5666srhmVL7labw4KLJsr7uAWLoM7UYfYfo22h6k2ceIMqysX5l2Ha",
-	"Y826XfEizNsvudLb+9zpenIF824GXmG+fr9KGs/+hpujqueLKiWEPVwwYbdxBwNW1EkyW+TpY5PL27za",
-	"v6AZ+B7MN679N+Zb98dT38Y17F8v5Zy3hJrfICvgOqH9L+Vc5rolyl1ls03B9LXGXrFrQ+ejdfY6095R",
-	"cGjUO1tAqf3VpjbA/t0EVvpO0fluB3+vPK3tUHtRxzuXN64WOAFVE2Y21db9BM7EVF6qqABKdNrAKOVK",
-	"Gz3cMHw1usy4ZubPc7ZWo8LXDjeQH0IL2F0x9JvsYev6mwlsY5GvwFb7zrxZS3YojcXvELQa+fW7Nvah",
-	"O1GlfQoI/Oa4pTiX1jPcbh0sykFzcQE1I1csU1KQVM5VFZZ7d7H8RipJK1v5wt3EhoPt82uyFcoSW20T",
-	"g/2I/QRdV0t69ZKJuV50RgcPh9HdTql94F8mwFiiuiYR3qIQ4wZwUzEmWMBQnLgULAPuugR2SwVN1xAG",
-	"d8bTtFHE+Bx13hzlevGsGcTXC9Z1mjZPJqVzt+1KaBdJ36LacUsGgC+9xLdj006uDVN57Q88FF8LEqRH",
-	"ZbSRf4Dt6nFSEe6v37f4fpktqMW1qmL8KYx2Upp07WK7XBW0T1mE47oaF2e679vqo8XBlw9LrMWhN3Kw",
-	"pgDosKLgURVJGLAotCLdYuQoIyCEhP3JXSNxz1eqKjyGWOOLzKE6MKMXkHwjcz0gz432BAuFCUKuT4q5",
-	"eIQmiWqCrtwgyTjuVDJKNBBFuH9bWbGl/jvgxY6Ogxdd3pb7e39HjNx2KdYO/8s4suMAO3NA+8Et8mQ/",
-	"hJsy5beYIPjWARg0WJcyecETZHTewQo4pbvjZe5gb9vaxiU7W0h5PlFsmjE9scWEG2zH9r1GE+RfIU5X",
-	"S4IRczaaE6f+QBH77fa6Ln5RGsdVHsRW2151D76UKis7emNaaLM5bKCIj1s3rtlga98hzMYygn14Dol/",
-	"+BnpxpcLxaYTtKtZiySRmbVJViyO+O4+fXh2MC2n9uKTIA/397+7+W43L2O1ZMEmgH5IB3WWx7qR0G14",
-	"JRwB468giEcKn3lq63+EQTPtOa7FeL28tHNBBWuBLLlpmj1LDThrYex6UWYxLK54+5Cwm0yL9ZmN2kyr",
-	"m8ZTJAoDKKiP7tv6jYsE3OR//DFfUtE38gP4n+17hySR09wcWZa43zDWBv3Uja6PZnR8GAmZplQp50e3",
-	"ib5BWM0PPizgmY3urNWK7kSd5y5K3/3wWurnMhf+hVcQ3v1a6iMMxnG/uwhu9/efpGDu328xNvhUypc0",
-	"m7Oifx9r+4olnJ6uV8Ezy9nNUjwTmuu1e/TCRqmegLQYjPOFYR+4oO7XE4whDYoiP6uQUpOdqX7kw+Tp",
-	"MCn98ZMngYvm0XC41UDnDVJWyins547sLLBGI7WjvHc7RjsbTTXB3IiykWu7hckmnBRVObeKAIFDtgoy",
-	"2ISBVCvqVEdbq+Gp3VYRp+3Du90SJg1VmDbCRTxwcBFy5mAhwgIIGNRcgpJAYFNFU2bDRws4iMFOVqid",
-	"yQoc8tQGHm50q7gAxY3G3+aKRo1FSQFVH+SFXLVECd6O67jFpFkYnbGCkj/qxZI0Ulj70dilRladeupH",
-	"u3Zer+e+tmznCyVby7t2F2jxg0KOXXIRSkf7tRi1OkMrn6IfLOivfYHYD1xSA+a/GAG1HkADUcJqRGKE",
-	"MR7t7S2k0h9G5vr6GBOAnCEyGwvAnjkMsXYw6VCQF28vvic0STKmFKCMQECSVocIs7MP7vrHjw8eH1aB",
-	"ciALDjBxetFYtGPgePZdiNIOgKeK9lMWqz1gTvcu8XI+jccfPgz7T476z2l/Nhp8/P14/LHXHUGA+c/7",
-	"0ePPvT+2YOos6dULnNzjdqG4uJzab5ovqrDXcClVRHtF4gZQ1XhEVhZFNWqFTj0M4U8b4FOpSMbCwoqS",
-	"bhM4aq+KjoopFZAIVaAGIQpPKxLq7SKetqzpxht705KaezoOpdqb4aTubPpolgduqUzjlyN2Qa5IHACB",
-	"xWXUpQLRayy2Q3oFVfgPbZj79RC9xqIE39XOqDYEEf3C4F23Uw+zJAPV6dlJPvGoHpMZ3VoGxmE9AyO6",
-	"rQyMnQ/QbvbgWw+DNqz3JSZV7hg1loE1Hz/5+uFepSzQj7sUz3708MnH3ZVNyNCcwCUwsQmOjeFiO/vP",
-	"PLRBXRg8S+X0nLXYzlAPmVmeMacaxSNDACW2nskZh/vFDFYu+VQhcq/MAafDRk8Y2Rpk/p35+YJZHN6K",
-	"BYVOF2Qu+6Y1Ai+hE4prRRYck+t2Mmz5dTk2jTRpzuh/chXe2mCCW+rGbagZt3O9uACgFz9s2l+zMw17",
-	"W+zGruvwJyMofbb7dN2P7IZf+zNLPdf9zpPV9T6s25uvQ7tNqw8baC+isApk3V/iQT++0D+TUmUL1Nlm",
-	"KvEt7JIpyJ1PSVdI0ddM6Z6tAShnhJnzc85F0pJS9wUDYzS5+dcQtHzDr5sOT2vtryDETqZpUwniOgPe",
-	"fmB3Y9s38fW70EnHcJOMzjTmmc34PLfBoICA0WmhR6Tf4u9G79FdpYKUPd+27H/LMN2F5LhaldpLPLl2",
-	"pOyObrwEkdnXNh2istvDQipZSgUMvasgqRgTMSL0qC2FOBHBqa28JgAjsGQsyuVifY/ElrHkUhg9o7GO",
-	"ZWwE+fhPz049aqtRM2zsRG8wFjFqNn7lyyPfWKjWV6Y9LILohL98EQUFB+/qCktCk4R0AcK2qHG7eYjk",
-	"KEz7LtW55Zrkq6goGNJe4BbVY3tqMKcsswmLZrsgoxOkZ9AB3E80Ze7fFSuVdTkHmx9UFG0mCW9q3Hz2",
-	"2vwZsYWXikeAjOQy8FHqEVKTRAqjbjYMKSZnbCYzhulylna4Iv6FaCxa6dh+ClVcQAoEYctSce/Q7AHG",
-	"7MB5NcqvOa7lBTcUZXR9jEaxE9meHuG5BAjDLckSwXn+k+WOm7AMKmWr2ZWeWCihnbKWa+brXacWdS5Y",
-	"lvDpVrEICnf+xb7b7oYKBr5xTZzbreRpvQnQwuPh8JcAWihB22ylmLtTmGpeV7eWuxVxraJdbKvg+s66",
-	"5t/ZUdqvPkaNBbAaQDGiCsSvzDbC8NbRhuzk18de96o7D86oakrclefQH+DEzwBDqNErvuT21ldb2uCK",
-	"XGZSzIsIQ1wmYsuUbA8d8oMt9dq24esTf8wr5OnXYpue4ZatkWc4+SyESNoVn8Yrw82Dn+UiKeyurQXT",
-	"cuHAeh6owAfplfoihgQS6aEku2iBx/jy8lKbijddo747louf3GAEDWwdK3vboE1O03Q9cT10is52vMMq",
-	"FY6ah1qufNSejYWb3FrqJGNUNe38U5syGuP2l8zx+BPQlrn6z6hRmXY1zuDHtWWvxCbhKlraK5wm7nyn",
-	"bKYBCsySZhfM1N6z8h/7D3sD4qZg6PJyIaHe2NLWH8XuG3M1qr6Omsdjf8c0azPNtuV9njFGNLvarWRl",
-	"GYmwJZ+6AiPtYoR8vQhzNLezvkpX169v6eittcBlid1sZowV9lT2JN0GhEQDdTbvl704lRRuXXGDSwhB",
-	"gBo5pWl6iAzRQdK5khjdWJ3z1QpR2zB+C3wnjQ1D4L1ZlZRplhTMtUtL4bD2bQiyVCujx3AxTfOEJb0I",
-	"5PxSZN+2U/yx9cCybUf2VGp/YM1lIcmMZjuBtZWw467FfitCgGOUMekC8IcfTS9yfAweWh5tfhVyEsBY",
-	"O2iY8A4zb7ltI12HF1ppv7yuAd/H54Ysw44Mx8Ymm3W63VE46pzh61lnivRwL2y4jawNzJ+sNnqqHu3w",
-	"7y1F75uF3530ll3wkb++GtOO87wbREDUSeRUNdcnvo42c0JTtk06vIZQuFbfulD4lQW73QQ4swvv7C3T",
-	"vgfgqDf0W+wE6cYhb+OqtC1cVfYlImwwHxBKUgoIqeYhIAoJKfo+tiJs3wy1dyslY78AsmpncaJCzbck",
-	"TGwkvJvAY3E1aaskuQn9ChCLG9GvtqG17nIufm0XUhFvXdxI1fuldkO1n063J5VLaRv4FJ7czSB9ITBf",
-	"FID23SFI3xbVy1UCt/vvEDXdcjxQRC1pmjKlISAtKutdN1apNteR3gEYsDiHlaPRVLklcmXXplSxQ1/H",
-	"Ht4dkCNbhABqriGEsoLKMLGPxfvb3/7m6rz5/Ia4nOD0/uTpliioD+/zjx9O1McPT5OPnz48Yx/hh3fZ",
-	"x08f/nLx8cNrAU96v7s+BuhJAG+ozA4hOt3mQPAq5ueOxU3rRa1bTAkIurRhAAEfSfkFW1q5aPvbcgob",
-	"kzS6tV+cvCH//v1wH+2BcjZTTBcmhYMhScwVKNOEhFaEx9YvpNwBmOU6z1grUujWRdqUpNlZ0SRJEelu",
-	"KYX6Z87YT+tCN2PMxTemawjUolzojNlC1yuaQrz6Gt1Q/8xpxhD7bMVngJK3Wk1A1+xEnbmU85RNVikF",
-	"yHsqcvgaCH53K46bzMTV2cZjGgaAPX58zQCwSg3yFiKyHcY70bHKz3wju3KS8jdCs+yC7gZSu81M8yJh",
-	"y5XUwD/O2Toy/POfOSLsVeqWdK1pgCoS1yuXx70BcdqOA+EfC9OE4crgN+7GlXtiYJ5NzLMRMeOPe5Et",
-	"iRPDE30lJpht7zFsbbK94XMOoiYZCwfUzh0m+aF1WKPI6GqzcF1wzuFwLCr2KWKLvkANH3PulrmC6kLU",
-	"AqDHzUGkW2ruhlfb9W1XeGEXlqtaeo6tlxGHMrlZSAuaEAgEBKOJyQLir1d+mk1lCsYCW/wrfPIM3wZv",
-	"ewntfZtw65WEbd6iWl+IIVf/uVHbwAQKDhwTASJExe9fX4bm8gwedQHAeGsGTFslFZJUAUyiQRayPeFY",
-	"t6DbOYmCztluOWlNZzjI670h0s9NlILdTJbeflDPjLAk2Gxuaqvc8OVz/UXwZKPOlsy+VrUhIKfAYFWh",
-	"mnLzmzSMTUarlpzV3V3uOxRFId3Hw4Pe17dfNdV0+fq++BPNVn8pgiiqhwP2OBelP8FtPLG4K2bZrPWn",
-	"6dScgOjmixFcoyAGwU9dXCUMOMLy1GuwSAZ+6uYMvE2dbcUSaNHKrydw71YCH/Xs9Yrd4C4uscA6a4LS",
-	"2VqCxIORclbaaCB3s84vvhBw+cbfe7FrOxOskrYddziGsL0moj+1ccetRTKEmUHKf2IJXuSRhQ6H6EBL",
-	"eBHRoA2ZgwCVL4oSB/GAPAPQIyh6CfU1LDoEFUjQYwGpaACbjgAT3BdWd4HE4Nsyr0UkxlL0TqhcUKNT",
-	"o+Z6iJ1A/jPq45DvhvlHthwOiEgJN3NcckE18rUlXa2sKmoDk1uCp8xDXCpXfAEtiW2Z5O4N9w3GLbdn",
-	"PuN7nz1Frl+DSh3WjPi8q4gXDHabgBd2vS05vjwlEARLRKTaXbnXgkEqU2bDpb1kTZiqKzo3+2rtu7Vn",
-	"rFmIM0+OHRZr8+MT/lPLx1pqmu4gN6zQwugbC7t1rWwFqAzmtxuYpV2oxsNfvqhvASPFuZHaQJog1+fK",
-	"HPYA5qS7IXKsXL4rz3iTactFVDdhrUqSyI09RNXy1r3maLKNEnVjGH/VfosV5LQklxTqlkHgqy/92S0X",
-	"gI5qdZmj5nLJMNwwu3Z3B3gFw6Q6hHAhWpOHzM5vlly/MLSxDL10W4GNR+TRcN9Z6groJisx24rAtvgm",
-	"OWfrB2pjfKNtqBzlCEGOTutoKu7mPMdWlfFYijVgpfZygTdxAZfP6a6H63onAjIlJmfrGwJqVMgqcn7q",
-	"ot2NPuuo81fE9DpqSsCQuZ7KJsQkj86MgkfCkxGJnfEhhmKzzZ5TiPmAhFl8Lci6TSJnyhiLFeU2tMTH",
-	"ndDQP+p+NzIUrUfqmE99mdogtsTa+1gyGotKCJH5xFbJMx8IJ1JlPk8ERCuHy2m/Nl+Fmg6M035guihQ",
-	"M6kgZ1iFG5CNL7le9AbkKE0hOXnGBU1HZUQ+KJttS64qJpJyJL9bbEiYgOULneZRUaW3E3XsvKpaWXNI",
-	"UnOU1l8X6ygA5rSEAdWmw32HN9BNQ2IhSViNCrLmzd+Be8Wyg7EwN6+5hCHNxC3+rFRtHKsaVutpN5WJ",
-	"Nn/4BJ6xSOV8bk1irmhnsNcBWCrEirlKoEVzIzsc1yRi8EGjEdARoatVyqFCn6MqMxywM0dESbuB8LsO",
-	"oCSwByBorkjKZ4YysC1FuBXBG7ZoyvhFyS7XXnWozQDlgxvc5kWYQATFri0V7VoPtGxrsINrFLkUm+YZ",
-	"1+sTAIEJUcFPXfmAM6j59Nx1m+nc2s4fDckZVez7hwHMAprRO7Urq6EM/SyTy0ox1wDCFn6IexGBQH3y",
-	"BD1XUL8WhmpWFQZWrMBC61Wgxf4ZfYW14V9/9G8rFea78ZGVCuC+GhEsi0UyPfnv//wvc2BeQPH3GYdc",
-	"MW8uPiRqARX9xZRZLVCpHGgWSPCSGkYGZa8Q1Wh7uXqs/QJwvSJAHEZC3bpStlTfMWCCNJNkQtXiTNIs",
-	"sRCYLOkHhdgRTYR04x+1Xr0RUH8sPqFLdsI1+8NLegV/GxpjAOQBUBi9CKrUna0xAc73gEXrgAwg480/",
-	"2LPEMCBHEHJKjFBmFngaYi3bsWAsKVwhaiyUXDI8/10q1raUOzDJPz07jciPz46eRuTN29MXb16f9NAv",
-	"Q1MlieEOFht6zh6ooII+oWos4r/1zS99OCTxoXcEUbKkegr9mX3nmsyZVuTR8IDEr2wxfpkRm34Stvrf",
-	"//l/k4ylkibIfv3kEZbETshxswE5pmnqass7+sOW7CUVFv1HLCUBtephqx2MRcedt4nd0YJG6IqbEwQi",
-	"eMZX7MRlYjaoB/BCgVdbZG1GBYv2XL3wnYSvF9CqAzfWBaMIcmrHit30i4HUxvoZMs1nEqVMoSmaQytz",
-	"NbeukR89lNSc60V+NpjK5Z57x/8D4TPD2XoW5S9uVVRgtHUXFekCIkHPAnWD+KFIF+AJeq7eM4KBm5lb",
-	"oUShZdSwgxlPOdWFkxSIQC5X0J1eMJ6FAHmDsRiLfXM+Lrji2tzSWcYvgP04rG6HwqMXmcznC5TSAjDy",
-	"Kc1QmzNDA2wdMyy6ZOZyhApmA3JqSJMQB7pig7Ay0o33/qH21MV08A8V9yDtSuE3EcnYSmZaVQDJ4C5W",
-	"dhlsLasgIogL6Ec7gI2+WaG1O+PlmpqDsXg4IH91EZhuBcxWKJKvIlfgFrywGL0SOabhJuIKxhIsGCuz",
-	"4gVYOpy1mayok3JxMSD3xUYGY3EQDMuTyIquLY6V2xbXbrhSGP8ev31zUuT+ImWaJ9YP60gRRpcw3HGu",
-	"i6vVp7F6mbkBXloBXy1Eee6L/FcR8gfQ0ZET74EXW9nEikePBuSp5+e5MiSdcsNUg2O/ZNm8YpJF6nbm",
-	"OVvR+BDrp7pJxiAo5IrhZsRhRvR3sTlTqZwTLiJXkt9B3kc2E9haCkxfWS4CEH+IJMA+4SC9y1PmcWfN",
-	"XqYj83OfnJjjSxASCgmpVB7T3NyRTfmFLfCFKwfm69NFuVQrR+HAFnHFACZ0ABf1W22Ujq/ZOqrWt+U2",
-	"vvXo7YvIrEt8bB8/u0ILzIunXsX/kyQnT/+MheCqcj+8ZImkX2g8TguACQThqGbweDBhG0cBNqeZ0FoV",
-	"hwRTowsKwoVoLItrWuXCHGCzIpZLVk7JyBClkZQChsIh7iDlU67Ttad+sxzTlENF0VANsqvhljgs1N6D",
-	"/f8f/4OArVhALiRuvdELz2TC7f7/75M3rw+BhQZV3kH0WFE4DVTBO8h0aOL/vlxQDQRitPD4WAptFhxQ",
-	"4Mx4lVm6bjzNs5T0kxjkEEWsgWcqjcbSG5D3mEvte7e+g6CuvMUygy6t28GX1zf9oEshItL5KyA/dkDe",
-	"uOR5V6vengJMMkXgPdDYyKPhkHRjlKWhfxSe67EtSJaVCJ3iNWG9gig2q6KgVAGIEcPM6HTKVhrjhChB",
-	"wD20dYl8yTI+tR0Cib2SAjG9qdg1uJN04zCkJu6NyPuTp7CQz96/Iwt6wchDB3GoYFZ/ef2UDKE/jEch",
-	"3O0CdqkOS3eaQngC+s+cueKU4ZAxcLREUiPy/SPyZ/4D6T7aPyBxE+y0uQowKspyauTzTraCfSXdffKK",
-	"/9DD08euQDl/f/q8/+9ecn39/mWgCI389kU1UQDrCy+tV2whU1CjzffWK2lWxlBHG3EY/RykMy4q3cak",
-	"K5hC+HAkP7OYRnwDKR9w/xyBNFFVEfdls7rLyBQfhh/j3qGXvnEBuBGQWuZo+sBpBuFdZAPRBw3HkT2D",
-	"ZxmI5fH/jPtMTemKQSPUXL9pOsAjirM23SWMrVyk0cFDArU8Vbn7dyHPgbowsGRaSvg6XceGM8EeycxO",
-	"DTeTyJnpYynBn0EF2R8Oh557FH0AnaDvM7MeMRAPDfeL/9a3A+ibq6WraUmZd9TrnJzIwChRVJgLkkWE",
-	"pQpYsw+zKwi4Dekksqamh8NhBMZvs7KPHj5BmRUzbSzjhjMBPDtG1wMcOwzu8bwGBFnDUsw6XEpv9VaH",
-	"5HLBpwu4l53ZJ2ErmIMUmJKbsX+gSAVXjJ3vgPwg9cKOB3seTJEOvUcYMO3lrMRw8XL57ru3VTP+d9+R",
-	"LlATmBgiUHmdmASw9Nie6o1IDGY60jVsHhUON3UsZ+wWEU6MOUxGKXeFYCMSW5j2mHRdfAZbrvSa5CJl",
-	"ClROlth2YUoD8poumRpBexUQ/tiQT0TimuMktsgLZTh+8+tBROISJr/58RGOthGb3zx/HMHlWQD0mx+f",
-	"RCT2KP0xebRvRtLIM8mj/QPsoRWy37zzGGbSjNsfk0cPH0YkbgDvj8nj4RCbbwl9Mm8cDHDrywFPZt+F",
-	"dHt6zta9UYBigXtOuiUAiwZ3G/Td6HGLAlxIMOyTmuss8s4jq9eozW5OIA3ngiwrlQrbrzopDdUfg2Rm",
-	"paPSiUGB0TQ6MwrGGdTiku4dX8EY5WmZWFRgnlkB3yELLxmFIDs45TZ4w4oAsff8xg4vo0tFgvb0Qm3g",
-	"iNgUX/WdDtKHMfSh13gs2JVGa3EPRwOqzpKuyTyTlyATo/ipjUJiuCAkWXBNEom2HGLkOKdqIgN+oEq1",
-	"GcbilaukEbidndQPi80A2smX2fCmAmq20F+uphf/B+zAJ4JgHuQTeYVrRT6Rd0xna/JpLD71+33/H/Oy",
-	"uXs+EYvW4vj8iCwLs9aSpoaHGb3RXCkOJpw7Y6hRWJVMLzCayRnmcyCLAflEXksjibkMctvpPjywb4G7",
-	"xrRG07qfs2jCVa0s3vYGNNvqAflE/gITCd45y1E4Qa2Xe0gt21XhzXAOia5zTUz8MyPGwoBtR4/IJ4L5",
-	"ajLwihUmb2dJ9RTBrri5TlpW4zH5BJSGYp3/CLRQHDOaOMuDeOIG4dxuPio5FxjXzFUtJvkQydZIKjZq",
-	"tNTovqGGZ7Y+ktsGZ5UIzEpFnfIGRlBq8ADIL5BtUsOwg6hr4FBtS7P/uPq5nBGKKouur5hZh7amHj50",
-	"6+VToMwnjclVpBvnxRUycR+4uTU0bjbjXYjNSz6RvwNwNbihYjiB/SPzh9H/MPICvn0MJ/A55WmesdDg",
-	"z6dGnU2YbwoufsM45WxWSFfPAXDIUKK1kIQps7aHA0tgO4XcNl8xzQHwO02z+7hnBgKSXLFGIM49BxR4",
-	"KVjfYthhZLIakGNvVERbUsZQ18VytY4Hv3iL9iSIrlPwxF5vEdwzcBm6u+bFW4dq4WpDQQReVSZG5VhZ",
-	"4lKRu58dLEXkpGbwGHgI5z78tyGl8Md3DrDFluovP1NMg1hv6Ae4kdkqmiSqvJLWRIuklZEsF8oj3BVO",
-	"Ew5VuhISCphKWr+9Yp67V53rGD6giKIzw9CM9KuzNfiHrVVAzsjjqysyt5ZIhZq1WdbgOvRxQ94ULYjM",
-	"NZ0zl2YI+JaJ+TF0jdlb6x2c5E8ElgY20lLEJ3Ic7HvTHdZkTwUFPSafyPdwv70lrW8a8jIvHmx7EUy0",
-	"uIsNTy3KEPlE9h8OzRk844ZDfvJmZGw31IWcTLK3ZHteGvRDKX9XsYvaeQXvwOmq+jSdXGceH8EvQTW0",
-	"JRUJ1TIrXiNK8zRF56S9cM1uOxyJQ4SXsOdEkbnR9eOnbJUxJL94LLrx/0JF+r3gV44DuDQsZ3yl2TkY",
-	"Id49PyZP/u3R415E4pNcmNNAukZO6ieGTdjXXff4/r8/fvKoF41F/JKL89gbq1zsDXZ1SDKW/iEJRtZz",
-	"dQDkqg/qN4ldvkZMIIJzQI58xIDrErU6rw86sO1Aq96/HsocOaq6fk3jhe/XdH7O1pappSABIcoouCDh",
-	"mitS7KB7J7uZPQfHYOztnX9ByzswwbFw8atRoHqYRTFiC7I6TIJD6cFTXHxYRCBZu3/4hsOJ3osHhsac",
-	"5OZqLBZLtT/E9DGjZVpCgooiSxth3agJBMZtG1SAwdNnTFOM41nQ1QqNSBgMYm6riLBkziAzWoHk7oqJ",
-	"gI262HcQKNAUxBVBs9OFNzogR1rJlE/XpBvqC9/FxCsJqmdexytErljmDpJ15SvXABfkgokELNbu08PA",
-	"uW/da3rBls7uEgSlwsU1NlxXaZpp3DhnyzDfAKsvwAOhRgoBc4j5GywcucBrFfbRrAooadChufy7M5kZ",
-	"5QfN6SBcFXd1z9o0wlUwVw8EfV3SteqNqrI5ULBfEE3PmRqQWEjB4kNvB+6Dk6KLrm6jVlacb5FPsRyh",
-	"v4cl7uYrt29mFwUxP86MlnlHFH7dOwQt2sHJ9svjoE4wgPsShAXw+KOkMKoVsoiC7A24cWzzVoHwM/O6",
-	"RRAq0zv07/Vl1rcqw8ZPXJommBTDEI5y4IZ30gSRCOYpKkum36IzXY0GwSfgZYHWkFs4bXYF17lWLJ2Z",
-	"dqw9uu9DA2yLTX7JAvRZXjA/jYxeeh9Nmbwc06ySmPvdw8M5GnigDEe10lpEYhdEi2I9cOIYt8fMIg7c",
-	"oFDR0nuN5YoJBbGJP56+eolTNufZedGhA2s6k3gIZsG+MBgecjWlctD9cQ88T+yai+z7f3v05IEi8c9j",
-	"TAEbdyIyrlePH3c+A0Mn5CiwdY4su1Sw4FQXVwyOC2eLm3HOBaagoK3Sx+Y1hgibjrw3y/ehwLvtTfZg",
-	"bQmNO3rB1mgmHZFa1HhZPbSOow3x9Wh09dbbBvNrjVagt3hU4VoDEp/l03OQKjyVKDMNt5WQtovvELWg",
-	"oH9ZPaOHA12Z4w6CqDX9x2freERivrKr6xURiC+IkY+YB2H4DtrHSSUwqn7UrMrirWOlDqzywjhkElme",
-	"1BuQN4JQ2zFc41Gpa4UOTBAfCok/VRKnGZW1KZg0OE/sqrg6rWahFP+JHWKcG2bPqxW4G6GDF28feNOK",
-	"8u7Eh0+aFRXTjbVEo5UPTwhXqL3UNnhqyHBU4flOtLAHF9OsbM08GJOSyyDWJk3lpbL82fy7j0YVqKiP",
-	"P2BskrJC/pJe9YFRGLrAq1VDTtgs5fOFl2zqjAsPzagw4FqKsKINmjCM2l+eTsIxDPkSfI7IY5EIQbXq",
-	"U9Squ06tpqCUUXWuQjqx2RxR5VxjlDd6eHjS56L/+OoqJt3HV1fgPHLmSB8JE5OufX/CkxFBKZtb11jP",
-	"HAZDQ4XcZv0Ng+KjGOEJ+0G3oCIQ0g1supYZOY9l2RHVs2fOLAno0F3ryUGqhPWd0SmD+BNcXMU02KfL",
-	"awudQbgA6vJw2IGXLalYe03fuampN4AWAs3II8m6TXEaG6IeGUX+DMUEVCEQ7kMxXb/bzI3n2FVg3Hqg",
-	"kHGRLhDf2Voz07pr6vvHjw++tww+o5cWBcOj1JlRFTO2IXrgpavdvFhQj0AH4JlAfyVmVipooD7owq4w",
-	"IgsqkpRltSOJWM1WvMeJISVHVs4+WzszspZ2991uLRtM4kaCPbS5kwULfxAwmow5gwdLEGRB6bLsbNov",
-	"ZMY1hAl1wedaMXtb5/x//+d/xWSveFp1I2M0MERfpnzKbGKhDUd8m8lVxpmm2fraEYma6zQMaTRCcAdw",
-	"9G1O5/5gOBj2je4z2Ie0yxUTdMU7o87BYDg4wGKZWA1uz/zXnDVm0KqFzDTKNeFdiFY/a2YEP4+7goww",
-	"XjgluvGe0bYRAparsfBKSjfes0Ma/EN5pbt06w3IC1GSkSzWy5KeM7Mzcc/eLXiGltKMdjUWZlsZTUZB",
-	"3CNMAPh8Kq3qVIQuqjAYk6bk/buXpOiErDKObiq0hNGxQPE9gmDualgj8H0MdUKGtKCKnPC5IDaY64d8",
-	"Tc5yrY14gU5tF/1nFost5R4QjdH1i2BAHyPnIwPDsDNnRQtCvLxcD+tShN6ds7VFWnEn5EXSGXV+lEv2",
-	"FpOVvM3GkMPD4bAth9K/t2dEX/g4zCfojD78/Plj1FH5cmkI3NZKy6RAcupEHU3nqjP6UAwFMBAqWmNn",
-	"1DF6YKf0gPmyvZiXajouWxjQBLH3s08m/9xK5O8g+lRVQpN3jVGMiMBCUuC0HJAf6NResgUdg0mtJNMg",
-	"L2xQ28yNgiKZx9mpSYFeBAThwNuIxgJjZixVZTJlQHyxW5RRypWRb2MwJoEokyy5gH8Imq4VhGBV7IIu",
-	"2hHMwqOxADvSKfjGwOYhGIPQkWYdFDJxalGyEOqeC1LO9cCoYCaSsTCHCO1TcDrLMWo2oZ6es7Z+e0UQ",
-	"5wiiok+L+E7SjS3AoWU5Z1LjLuNMoUwseCueOdvLCEGj/oBXqFlEm6MBXIQpuDVc85b51LVl0P4h8u2C",
-	"s0sPR+XXAGJQ+/3pgnIRW9aSr3oY2/zWJ04bfgc3shmV1LSI6yuQ32c81SApKYZudFy9lbWvF76c7hnT",
-	"Gm/VwsnmMNQjGwozpSuQDul0YeP/NDkg/+//g7rxCf+JxTbU+bW0q1CMbRjha8do4xjCzmCIzggcyoXL",
-	"uLg1u0XLhJ7JCwb1gwOob0OEotEl/Gh4QIREAK6Q6Cn4LyPwx9pCNI4sI5Cvc8GuVhjWg0JqA5d8yZUu",
-	"wwUgVC4OW0E2cKXInA1MdCeAJz65wVy/RWpDCHpRJG8hzAYGKDQicmzClPwcVUez3+ciYVew1uZChwhK",
-	"PyCQXYIRWUhR37kVLaGv6/WLa4U1p+icberRYgs09TosQ2tedxBv8MRyBUYOG4ZlBBEnMtM07bUNDV49",
-	"xWr1xdhc4meljl6ArdEEBFQDyhO2MLWtKXyGSX+CxB6bDutaeWhH8HiANMCXzKUAwb9/gjpX754fk4OD",
-	"gydQWt1F0z4cPvy+P9zvH+yfDocj+P//A+ifa9TzwepQCjNsE2pN988zuRyNRRDEu+PoCsUpHNCT0YEd",
-	"UJGpVNkC12t5Bzz+aNP02tArr7El+WrVsiWRDyOnS4bBllC6zQ4zHmyYx6ncPouHB6PHT0aPn1xnFk1y",
-	"WsGfAGgNQdY+Nst5U4xGhyTQFSYrcyn2/mHzj4sR74x9UgCqQG5W9UhaK7E7jJDeaS0rpptQwW/r1r6+",
-	"9zf76oun2NWjXUTXInixA5/sb/8kDGzEjw62f+SDHvGLR9u/cAGR8MHDJ9s/COpDm28e7zL9UgE0/Opg",
-	"pxXwSGdVkb+SPPzhoyHLSpbph49lxeBlNT/I3d2WKAJVwf7QqCbUHSRtSoMFhVPmzrGGf3ueknrl6s+l",
-	"RuBnyCoGm2fRbSfqnJnJnLM1YKk5U3Bn9P1w+HkXBWUvoTxdt6opgThquI5Lf5hZ4TVyddVLSgpeuu9P",
-	"j0lC1xGAWDpVJbJSYULX1kY2FmpFhUey6v7EMlmu7bIwoqBgCZY2TDJ6WVF1HigIMcT4auSMVi6mCrsI",
-	"fMMjLL4rBVOkG6RgVcVyJ5JjyhtaHAOBvCKKB2lcR/WAF2vTo8q7dIIBDeDegxkXfBzcvRixhKw7doqZ",
-	"Wa2x4IqkUvgwtYPvv8dE9Rb58anZZGCNIBI3SJBbmPhbLynW763nEDjrtzv++9///vf+q1f9p0/jQs55",
-	"+AQxoK2dy82qt0EWGIvtwkCQ9wMSgAOSNhdjMY6m6//LL/3hfvWS3OWWf0m3L5aWCV33vvAu321w38Tl",
-	"XSXPTdc3hl/nTrRP6Pr++v4NXt9AKKX7mxX6XgLA6/8y17eNqjND3pvSNIU6YqOfOyvZVPXi2BY0szZc",
-	"MFCBzc5CrTqD3qjwwMQ8mVjLV+GggDRuqGHOEvJmxcSLp2NxjJndNnAgIjN03Wc2tFeVLIyAOU4za5l0",
-	"dkSE8yBcDMg7MPAFgD1jYb9V9VQB9J6F4ZVFeoBHufB455hdNsI4p4gUEwwC5OMTOySMvrdB8i5YPQe4",
-	"qbAT97pFeo5JN8Dn9sUMemGwf/x3mReRMgtqLkAmigkPXLZUGKzQEN4f5Fd5R6Z9+ej4+M3716eTH16+",
-	"Of7zs6fxYRHo6sPOFyxdhcHcgCRDHC3ZkrCb/anm85pscZxy09KxI0o0IzGlHWDdrVwPlV488y1jDhm5",
-	"7PMdXlK1UbTfUSdVUsc4OsGuNFlJQC8orP+BCbl+k5Vjt7dfZ+59fP1z1GkM9d69neKTWluK6eu0Y17H",
-	"Nu72drbXWfWSPtj5y+tfu/bD0u27v3uHlVTBO728j1N+s/v7OOWbrvDq5YxXEKFByhHa5IS9Soi/SSxn",
-	"Di7sacqv75P7gvvZffizr27eGXWaOGTB34oQFc94Nl74ZkobLvvy50UcQ2fUsYEMnUZpIJVzmet2WaDq",
-	"/2vy/dlwTqh3ciHP7R2Oz8L4D5tTAsWopJiyEWi92doWswNUlobw8wEpoavJXMfwLiDGWG1wJrM50z5+",
-	"Efoei1Sa99YD8gaRqTFYzEbW+Fw4DL1Y0umCC5uTWVgGepiFyWaa0NSla+8kVeyHUkUJd40gexqQd7kI",
-	"GPhULpeQPAoe2TjMI/RqLMRWY6ES5PctbWDSXsbUotLQl7lAtw25W3eaXlIbxVcaxnvFskJoiq8p8HS3",
-	"CTu9kqhSpI+lck5krm8mp7zEo/KFAkIzOnf5V0SEnNiDeS08+uDT3aCqG95q1Jh99GIGZzy5lzS2SBr7",
-	"O1/fN9LtG2WNX9ulX9fbS1IAXidVGXeXe75Qj7/KVV/jMO33fNSxkZ72Tv+F7n2jRLTHz9nLN7YKfxyk",
-	"pnvGjyaCCFO3YvdDgILbcK2MxXffmZv/u+8O7aVvxqFCaCavIzsteiqFypcsiQfkyJsAmtTmAsbn4XBo",
-	"lWIA17E4IuQPJHaK9w2NA2ALKKzIW2wBzbp/bV4tdxWoeYCe4iZ9Y+36rdnsLSEfiG2mAeUakrNioBPI",
-	"xYqLSnaHQeCwLV0Z+t7bFqrNEg3vlQzRVQvzx7tXyM3ybDMY2z14oBy+xf31d1eK9g315V+3wvsWTnsd",
-	"X+NbU2o38Kdv/s4DXrbB7G0N0LSCcHLO1phHYdmjg/aeyay4fNBznBfJdcA+J3mWAkAlHQubwnPoocPx",
-	"6ovN/+B7rZdsofbtbNWuXScw+Vu6T05gIWum2ubj4F7hTO29sOUDvoKVFca4iau/LG2yBY69Z+t3xdZ/",
-	"0+bMEzx8vyb2XucXd2e7rHJrLvgtmSQjIs80BZiSMNvE74PRKaAokSIzwOk5W2OVD6iwIdCZ2VjewUj5",
-	"Z+uiqgHknHrrF9jKigvFx1HbLDY75AcqgMro0uSCZZorZjOvwUOKiWYeKqCow3BNQ2Qlpsh7OVtyGsCg",
-	"F0PenM20DfMUdjJN+qbr5kJY1du0S25LzSBhZsbNbJQ7TwdsmK8lKbbTNuDR2dy8rtVi0dyEJ4VfFpOe",
-	"Qd0u1Zbw8Aw7+biNNhaRRJqrJgrQtSZY/zH4IQMFMWzU7X/lKydRgJKIQsUAketGZMWyKaRVw5mLCBTN",
-	"N/rexD8pfoJ3yl1WxhOEcK2kAoATG2eI9aMQQhZRB3PFkt5ujWmylEpDDgfAK+LQwuoFMenG9ucYko8r",
-	"04iv3dNwaHtDblTpC5ei1BP+dEiW9B8yA9AqtUOngAntun3ksKEJgNWo8lojUQRLvDDfCEiWtyFxaiFX",
-	"AxtANpjKpS/HZZY9Xmi9Gu3tIUSFyxONHVZRRjnAAcR7sc3YWsoLZj0K1ZnIc84mSW4Tcd2Qzpi+ZEwQ",
-	"RNc9+P7xsDID+8FkKYVeqGAqmHZUhKTaF8D8MSTdlM+Y5ksGdS/2Hw6HbaaaMm7/Zrn6EPGFHDBWtSRh",
-	"VKrPsKRrxFVE+KujGs6ZC5px5VWaZfYX5j69bmSFjwj8uVOhoc7oYFgqpG1tNpbqoUycIRqwwy5ZSBqF",
-	"5edoumTkbSahUMuugr2ZyLWCN/ZvU63A3ts1CpeCaHWJQ48BAsG47upO15Dyfa9p3JkB6ZfwvPzG1Jst",
-	"jhuUfAs57Zt22ZS597cUoeEuiXZHzXWiM+4jF37NkQsloeFm8Qtc6beOou7WAOe62eZV8RMqx+SEevG9",
-	"p+U+0ODO7ytI5SsT4Ko4Kd9wtEHIFb5l/0tRDX2ne6xWn85HGBa3wAPVXlalgrF1iNAchqkmEgIQsWgd",
-	"FDcAlC0PFegwtsAAtwn564bXaanaQPPd+swCOvjyrMjgjS6BQRQWarjxtvYIuY2XsH8MoBeFlom4u4gy",
-	"wNYjwrEaBJgJ4A4rAHyTATlS5w31XS0Ld43CPe4+cqC/ZklPME5Tkf/+//9fAVqLgLJ7Nsr9kkjBDlEy",
-	"Q8Oq+c01XUpKqEgJ10AqLl3dRdGuJtuaHWab/j9n2pfzv8nNjES0LULDlTg79BYMu6oFtyJdSIF8NDxo",
-	"zf0rJloKu1hRbfhLZ9T5jw/D/pOPv/9dQ7bfHcdi4DLsomE3xmAEKN3bLtHw1c9R5yUX59s+gXc+Rx0E",
-	"8d72tn2rIh/8a8grO0sduJ9fV+iwNPQtiR5hWe+q4GGvD8s7S2d5F8EjgHa+DeEj6rSyz2sKJgVHNJyn",
-	"ApDZGX0wN/ej4X706OGTj9+02AKVm2012rJLEjlIAXdUQ2czyzYgR66EW4ER3w2KffWKeEkneqCm65GU",
-	"wW+hLT64TXkBJ2INgbooZldgr7mLQblbt/v2/elY1OozhIAOtWqqvUHcdnGZ9bGJOFWd8tH+7iY8syA3",
-	"Uyw2+t3tLoCnLVg7ssvSfROu+W/GFAUwcJAHvbtjvl2KB0Rw0xi4DsadERkjGtW4Qz6RMSBS2X8qmrJx",
-	"53PsgSylYGNRwG4cQmNBMwvKBX6QC4CG9eWSEe3SiJ2Ai2j+AZiU8InTCQC7kpILliV8ClVaxkJptrJo",
-	"fB5OM2Ou0IgH5sPiDwArTlcrRn3l1rCwhIRC2oQGhYXH4hhGMKWrEdkf4sABdcwuoPn3QuZZ5AsEcGER",
-	"NFkAuW40oDI0uUunAtj4sUCU5QnAgkwsxrJNDA5r8diicLAsDyAwApB13dTLmoGruC2hzAcY7hgg9wmP",
-	"2msmZj1XtnB6Lq4ZgO0UmIJoNvmXA/TLiGBNm0BHoFASs61k5421AiyQFZ9KiYDLAd2ZhVSku6RXZH/o",
-	"eO6e2dHeoKaXRJU9bLMIlkuBIw1v1j5kVoovR94XFBG/mfJijgUgb9zUwwiMDsYP2oJn3kfV6XWiDux2",
-	"ECaOv8MlwMUcvZVFC28EousQh3TnPy/oCLnl9Bzl2p11FT/rXy6XPBjCBitrsbu+dp7MLLmYc3ivQ907",
-	"R++do19R42MQ+FKwtoD/Sih8V5ZZLOP79aqC9XvmWzVUAyD83s/mfyzw9k4gueWyoa1QudjsLeLkfgQs",
-	"/OmiLoi/QYNsRgAoe0COiirHMMYldUn6KBKjV9Ul4e0PqwVtrGxsro+xsKFGh1AgFQLrsE4igbBSpWUG",
-	"QatNoUjvVwkcU3FXOC+maezka9/Hpudn7qS1eDvzFZZwKBHMPfZYI/bYLlfG17wrvg3MstM8E1jtNOA4",
-	"UhCozz8LroklFXQOdQd/3ahlS9bqMzwNUoyt/TQMe5FZvQJBhGjwhecKAERSKeZQB8Qry5lM2Vi4uhVY",
-	"WdrWW4LyBFhnqYKVb7HvIcAPSilh8ebUqL+CJPIwLAYwFraMDER62xpAuhYRIRULIyEaWOqfmH7F7jKa",
-	"4xXbxtbsJtwqI/s6XOlfnFksmMUP63MfKhUBgRc0BYTXEOvwr8JAGgsQ7xyHYB3wpaweC44QkTnVjJyt",
-	"8X99/U3zC/wj8rVKseSwzZofi6C4p2vYcIi5xNq0XVfgB2UzxZiISmVzwHhpf8aSOuafwJNYMhauPJxi",
-	"OmowdFszOMASIzdEpPsFF3oAhd8vM6ycwRFOmMZB8Qvvoy/brEYVa14pyq3ZuFeJj+Bo4MNo6buIl6jE",
-	"CbT1V0RIbH6/HlGxcxzCJx8NsaJKscReObY+ta/LXEr+qcM57hZuWC4OVA3Z4AFwZtnM6DS5CWxkXEl3",
-	"kMuVURj8eRoQMB9j1a10DXGOjabm/WGv0Yz4J6bf+cN5h5dZ0UnDXeYfNrpj7w1l/6rBkX7fbyRR+K9P",
-	"3Em6U9HCd3czGSOc683sV391om058AjvOAzMthfcXPbNhRYIFcUFfAsmLJQgrhfpv41xAe/xhUixeE9h",
-	"kSqGv01MyQJm1iKoHFzXOtXkqt+A4LQmtqxaOS4vvAUGTXz4bZAGcUdc2HaxTa9oZrz3BpLfAjj7n1gZ",
-	"mt2Fr/yraChfUD3jGmZfASVSYkGXLI5cKq+vBc2SidUVYtL1leGt9mDfAK5J07QwFqNdxL7eh9KmoJBg",
-	"feFDEgPo6kK6eIh4/+G/DYaD4WAfE3wTPoMqq9p11YtIbFqYQJ35aCxcou8lF4m8nCR0jfWrtc74WQ7C",
-	"dOVRJRW18hOkrJt2K4nA8YA8h/x3hHcFXFCZEZGnaY+cM7aydbvBaYwhEYJd1pvGcNwZt2FZxWMsOxjq",
-	"eUZIx6IsGgMsxJyRLsRJgN2oNhP7jkWlneZZBtV+i0xu0y3XmNxVpAfblq0x3pXB6T4aDntWVauqZOa3",
-	"+F1QJBibtw1RbTZZaagdL2dVwIAKOWHkBexnROqbGZGWrdyOPBCR6h6i1gIkHiR225R/OSP7hoIfDodQ",
-	"34dONdQ+x2++gcz26kEkTOiMsyJH3SvzdkCul/rAmtuDdiDuyGX7Px4Sf+rxG79Zvle0NniV1czPHviJ",
-	"7cB9W9/d7Wn5bSd5hy+/JtbEdVAmtnywC5LEzk1sgojY0MgukA+3DZXQ4gB8W820vT4iQYXOzTXtjsbl",
-	"5eWgejyMhODJvDPqVKh5dwwCO/Rfxse4o9zs3Iz38vO9g/HaRZHsff+vK3p/udJtnoGN4suUbxAoISdO",
-	"K5bOCFc2dhiBQhB5DIVFDm4EwANLGpX2oxX/M8z2zngP9rCN9SypOmcJzIqKimEbwDPvmdFvUJk/WcjL",
-	"khrk4eyQXu6VelDqG3Mq/lrNshXpekBeIDQgpsXCSmI9KCOriynzrruBAyBC1FmZ4tlUWq4UBrKDR9LW",
-	"YzEK4n6Dawvq5NfYzjuf3Rtwn28QDxZHByuWbONffjm3gjXds617GaqF3b0rp71XmN6/coxFKCRBMO1t",
-	"+ydecqVfQsN3HMppOtrRP/FAlePx7ovB3xeDr9HEvYjTLuJU3RYxeGMnZt0AONFwByw1YllFTGezuFrR",
-	"+9BqSR6nBNMPUzbTYyFzW0vW2rNywf+ZM0KnmVTg6wigtR4Nn9jMRXrORKPog/B2dxzHjp18bZjLXeLY",
-	"jZR0H8O+neMNd+B4x1LMUj7V9/JUu03KgUmWw95nhmO4LOrfilRlp3sngtVb1/ZdmrCxj+uJV27S92zm",
-	"XrAqqOFepNpdpDoOauvb9YNYh4x5TAbPHIoldtA0VBO2pDztOaPuWNg3+k65zVgK7EAt+KpdYnrrmfVd",
-	"CE229V9GbrKdb2VqdmWddXzjOt6zu3up6s746lGSFOIT0bIRrPtfXJaqwFzdhkPvkp0tpDwnik0zpgun",
-	"nrPPRy5BkEHVcdRZFdPNsbg4wrd+gHcqmZX72sbJbB4Rl+KeT/2mfXrVUxRQxr2IBiJavoOEdoKhmpa3",
-	"4Eoa7uLYCZ8D1gKylQF5C4hfbW9TPRax/QNLS3bjt29OCrwr+0xZgMOQLTY7+05amNFdSHHlbn6hUKt7",
-	"bnjvKvwKpq1NmJS/FTlse1o2ZLLTpYeooaoM39eY5B1HaCLcRXYbC0yUJ1xsrF9PZFbBV/W1dIUM08Qh",
-	"E44lvQHBvOmxcInTbtV97nQLqoO9Q375tNiqq9Olzt3zud+e1HfURAkId6DwuJXQJezBuzfVdT5/DLgg",
-	"DGIPUSdHP3cknDRVZ3s/YJS6whKmUJ3BptZSAp7LPoa/k7JwFzQfD8hfHQhr/AZeBpdqypVmvuaFy/Wy",
-	"wfRjIWdEyWVQy2HhWe+UZpCgAi0eTc1N1T+WQmcy7R+ZdvrfxRaZQR0SaZTcS64Aacd9KgDB1wHeuMQz",
-	"j69qJ8tcjcMBeZuxWcrnC42wu+YliK6xu9vEQE/NGhybJfAf1xnoo/qS+7ftfGsVwRun/GPxfBPfw2/t",
-	"p/Cl+/Bz1NzwK6YXMrlBw+7DtoaRFq7frv2u3uwretU/mrNrtfiKXh2hmHfz22Mj/Pfxm3cnZOW31PCn",
-	"9qMSMCn4mYv5rqDfU5t0Dgep76nlg5HvzO3cP12vzCcl/JJOZdofI/v90m36h44ZbCfqvHl7+uLN6xPz",
-	"ypJe9em8KZa94IwFP/zc5iA4pmkK1a5LZ9Ahz0D4AyUrOmeGW8gVCwtoVxyxA1JFzcED7lNKlzJhvUNg",
-	"Nkxp+JPQBmgdAJaG7DOhIZ/xtC3WA7Ja6WzGU264PGi43Aa0Ys5qZYwPVCmqBEx1hgXVWRrQwoQnMdZA",
-	"N8zWcslYXUwnxWPMfKvidj1QzfmriMSCDx4Y/mvTpWCe7/KUqdFY9GuTKvKvZnmarsk/c5ryGWcJef/u",
-	"JemCqApCHOsZFVQj8gahZgv6bLnSa1zAgWk8QIEse9LD2gRe+i0D/FQL15XxIcExNBYEP5SrfsouWEpi",
-	"lcNxH5EZTRWz+cC2zEF8SIS0GEdQ4gDBiWGkL0JS6cY0STiWvplAULN5NjHPRkRnOXM1FM4kABlZwrI5",
-	"CGZUtQYKWO84IpQsuUJQb78Qw4Ndsb8HpoMfwmzoAnBagVZwztY9f285/HbIEfWY6uaHECDVIdCYtsM7",
-	"GHarAKyDtbJ9E8PrRgWzw6vSXWJeE7ICg73/z9ale35Ajnxh4cuFVNB/KDaYGdjTkDEl04siy+yBqooR",
-	"QcFt3J9Hw4OgQZuyiS9jzqbrwjXkC6bbPizAvs1mDomGWD6qoCeZ69LIu5jPqiIyzbO0B7BLsHZP2QWf",
-	"MlsFnUzNUvg6EO/Nhh7NocLAnEn3Ej7PcmUz7K7WTtoxq3cu5KUwhAhw+AQ2rL/K2AVnl2TGDHsC1CW/",
-	"L0JmS2pO9lmuQXb2B8IWF6CKUGjQTJ1dTdPcUIsZhWkfhFblmVBQZwD3csWopUXH6kGNvuCKa5mR7ou3",
-	"5PfBTHtECv+WGz8sKReQ+r2QuXNlqKK5gmleE9W/xO1wQz1IVgP4f4U5dg2trGimmOFCsFKC0DMl01wz",
-	"wyDL5cNfS9NAcIlgVX5Isiq3uyywxwIeWm7tXYmDBvVAzZFvuHIIM7xbNTXlpldmylMpZnxu83Fj0oUf",
-	"F9ScEO+1k/7+vHkxM8P0P9UAf5trpVlwMJCriROSyAzwdWLSBegcy4vp9FzOZs1oX4Vw/kUpwOGudUad",
-	"ttT4vVXGp1zM/0hnsz+cH1w9+efDdAm11uY3/RR3imWVzwW7VP5zmc33rlXbfHr+y5USMH231xDA/fZX",
-	"VdcawSwXAVMA5rPb92wmEkKb3uOm3RcYuPsCAzsNV5w/tQzuW65KYN+/mcGvWNlWu9/naDPA2zs456EG",
-	"5aqn7KYeS1umst8K5/aNqcvXK4tQuii/uExC41W6S9kD2BCwVfLVl9Y9QCtIymhyd+ZI0/pv2xr5ktHk",
-	"3hh5b4zcYoyEg/KbskVWzYfuAmlG3yaoLEEaO0vZVCvy3Xeo4IO96LvvzEsebDsuzdMxgwgib+wfaOuw",
-	"Dl6urM7XjbH7mMyk5Uhna298MOo6Aqj3orEoBhLaPHEk2CwEUbs624GruLA47YPuDNWBAiNkt93yCClx",
-	"YHnbM6Q0zZWWS5YhQjV8pzQoxu4J4QnaG18igLjWKTjiwPL4RhBK4grwV1zUlQavN5vRPNU9Qhvw/7iZ",
-	"/iqTRiswu/fdd6OAU4OxwnLcOHjLWvAQngDaCTivGWBU/HDGLSsuzxVrJ5i3TCdgZMOaEFhoccUyaDgw",
-	"iNQH77bBmzQeDodB0RsPoReZLmiqpAVmKRbRWlgtTnvRskVXR6INjd34qa3CY+fzQMFHh0RJnDZ1USGm",
-	"Xxfd1Y3BiihzPbAuUqOrrlIGFR8NX5GC9SXYOuBjFQF+ueRTNrA/TcA0yxL7hWle5Wf+VKqeWS4sjknT",
-	"tLopGCvs9hCXtyCiGlScm3Zp3c3qVldLufYTnrGpTteHIIaaTTMjbCS6jP0D0N+djXFod8JTPU0zRpM1",
-	"oRqh7mI8+ymFDdRY7N+dwiEYDo/dt7ao+5QKIMACW0tLS1THCMlo33RAdPiXK9TfzVUORj5FZ4bPEA6w",
-	"Fz2wHVtbGZxmNSKx1apji4qJWJbigmVmd511POB3JQJyDoP/j70v3W7cxtZ9FSz9MbUWJatsVwZpZd3r",
-	"lJ3E3a7hWFWddDdzRUiEJZQpUCFA20qfeo77QPfF7sLeAAhK1OSpqnLcfzplkZgIbOzx+9JMjHVHyyjm",
-	"5HhRVGgFLMuuWEKKmdHB8LSmKexI+/UAeWTJO+973i3sz1387Uu+bEPTuUBS5eJCAFHJJeEJXh2pHjqM",
-	"Qw9LkoCSg9vbcuPq/eoI88kNxfyFZkjY7YjNFApoGonFfU1oktSKrB1dnVZ8A/mit/6rvZ5uEzrnotY9",
-	"s2sO4TODg7ii1faKpkpZ6m0R38Fe+9bDnAKfHWEZYoYEeFEu35F3d20adyVcd8veSi1ZVD43kpyW/q3l",
-	"GwHnf9TprPFn6l7u4860n7LRbRz+cdD6/uq/bv7xYvrdb8OLDv3Xt6N/jhthw//EjW6j0FL26NsXLxph",
-	"Awq0Gt0GTej/9oEPt/ZA6vF/Jgckdr3a/wgf0H6e0NwRCehwfvzMO6PPTsdnp+P/VFbTL8Z/CHI0kHws",
-	"WsWs+ew/fAha1bq7bKO7MMWrqd5beHg3b2HOLgsB/sLtjPplWz50ek+bXLBrlttKZDA7nGAvhDbRY5VT",
-	"IZGJD4xgLiKxpN2GGC6PcXAxCZzFCip/PJro0zekoytU337FZAH7woBOgWVppA9FjFXRAHucWzFJ8Amb",
-	"2iASlvQsbSAJLCx0aHGWI2EpwABhvhD2paZxKV5CBBrLgDlNDe9+CSAP/STFCL2jszybZTmAaQaGBjYS",
-	"IzTw8gwaJhOaXhJ6Q+eYqfAnyzMs28YEohwXOim5+WG1uXS/4wDRWobhZZeRoMKZUdXnjI2IIPUl0Hxs",
-	"FUF5xWczlsTNHmQ3oFa1J/WKU5kJh+8DTlhIt0rKFCQzAFDNnYULK+1/SafA+ZVQCZezQgGXvtkLDnYf",
-	"dHz3oGmpbScUN5G3DYo2Pb8vkXQuYdO8Avsiu8T6bXPgnTggeGxJIBkjMQhf/ULc7JYcYqZJbdoV3m0E",
-	"HAUiUwPMJAhJPMNrY6CybJDqYcbhEjXXjnZI9Ryttj7w+7gENLsXgDnerXz1haUjVIeYbvbtDu9Wkc/x",
-	"f7u/jhaJSTRCNgVzlrUFMWfKbemqpXJ/HjqPg26zEQS+JUzWMn5I+KVqA23B+1bDGNclO5PBHXWOdH99",
-	"fcadFYppWQvi2Le3LsyxvV9+CLZyH4sKtzCwMZmmqqMGMu3Bi3d//OuAnV8lZze/FN/y2+0tJhzhZ7KZ",
-	"bOerrSbzGaALk7VhpDEKfyusb6i5nlRmzsBzzsZf1nzSR/kOtpN+7U6Gk36xSoy3TUWVfmvn6lH90lPa",
-	"Wbq/RzOyNlhYeLJLJVlrYVsbWLvR7D26SVN/XTSqxHuXZiestXNsuGN1FdeLg7tZO7C+D2Tr9D0qX+NT",
-	"j8SyfYN6MU/YdJYpJkZzA0yNOjItTaU9dE+jRjuAFGBoQSv9iHMZCZPCu2QwdQklSM6KcR6nemOaMIBu",
-	"lk7670mcFHhhsYE34DgSgcqZtnQUWGDGVLDbs9kmxwKSL9yaTOncUQmXfXWJYNx/bk/CFGUkhmk2usKw",
-	"LaTNXzOKpI6oy0HraD6BRWLxlTxbSr93k3OlmCAmnTmhig6pHkY5mRCrBpCrHRmd80KUqS5i7tLPTWvw",
-	"Af/hNlKIQRQuiZ58Dqxby7o/KUTKJJhMLGl2I/GivU45r6CXWn6rmAQuVu5X12gLhuUQxSExFEuoWzEw",
-	"2iifMqnodGY1Uh8ytRmJgzaJK4r06kEs6/Q2czoEuzMkgo0pPJHl5CaHgMN8xpo9HNku6n4wRcpsKsiL",
-	"zv95cdCMxGGbxNkIKNGSgX7NtiDIWf8t+e6bzguiZ0u8zZ9Sqchhh5iaHK3Tumdh72eXl8CbDWUIMMyc",
-	"0VRvFBaSLE3AKKTCtgEbshzaS4KCRtpcpstCFTlrRuKobWJISRmkc2RqCMIRkhlNkpSFJGXTTMg/Csb+",
-	"nIfW4GLMEFWl85AMc8qFyhm8NJ/RNCQ0mQMj+B8FzRkA2M/45TzU+t8AhEZIxlk2TtlgllKgXhCFfg9O",
-	"ThyJl94IBzZKzJM1pGovX/qkapH4pk3ilF8ziAuWrw2zLGVUC4lv2+To4EAbvbKYzbJcsWSAlHajedwl",
-	"sf1v8ttvv9laEPek+Vzxh/6JtoJPP1wg79o/3pzEPZuagBtLP9IEQrySaMwcQ5ENPPaxuIlVV+tCbZVg",
-	"XZa7kFsbU/1d5NUWxPTA0bQQYYVaioUg6wKBrr4KmjAaLFTA3HafKs83v7R4KfM6xEIUL6jEhMuCIche",
-	"qEpi1+U6JLpVPcfwsnnzLCkFhcrICFFbSwG8OKxqLcPS98LquS4phOLpYpYEcOgRjIuXjjIbICpjxgtS",
-	"JRIrWST9w73QmfFgm7x387tF6zCmlH0oEhhadhcfJDwiypftwWUvcgl5JiB43MBYYsvlwkgYN0y3jjGR",
-	"3c7AbRPWVUS5kiAs0FnULkZU2ErLSECefpscGzda/aqafAmrYpWpj6xlatqMc8x+7i6JDc+dqfsz3Hoz",
-	"Ondx/cUPWtFn4UT0YA0WGPtMg0u0fZkgeG1X2mmTd/haV7elN/JgQtPLAb2h88Flnk0H+rIKKrfR//u/",
-	"mNO5r++hJhCF3uoPEyPhJxdkSj9mudavXLEedBYJK8Qe2FeI5J3hkgSLhP2h4koEKhf913qFDVDOwwWH",
-	"UGXV9iThSSS4IKbwM2GK8lS29Y96DzVr/ZMkOHpx2NQ7t1bIk+Do4KC57MQkwctOp7m9K/OxXXO2ac81",
-	"t8Fz95n8c9/r/k7sN15wy2l9mKMGjcyzRi+H4bjayarzDnx9a113K6VKtUjMY12vuQl85xOaNGtcgX20",
-	"bu9eKeYd7Ub36PtOJ2zYLdnoNj70T9bnVjys21DP5jM5DbHr1S7DvjWdPLOpvFazXO/bpWsKY1l06eom",
-	"E5oQc0mhTeV/dK/e+9nZ+OxsfCxn4/fbvbUzXvBKZ+PBtvMzLhv0/v1F3ZQmEWSFR+ZrdVjWXZGfxTe5",
-	"BsUTnJUPDitfQR01akof+nbJ6UwkM3gKaPPAIRfjI60+HwuqipzZKgyt0lyzHAFNrG4B4XmrAlXBlAPn",
-	"vCIqS1lOkeoQMRGa2vAeUohR2wJ+aXv0M7zxLlpI7G+TUwe8QcXczkoreNYYAjyN0YjNFEvaRGshWPLV",
-	"JS/Ia/6jUV6hGfLf5PTyko3Ukuq6NnX/v8nbauJ+1xwdd+eW8BQWd3DKFE2ooj1XUFCTm0/6Xm4/sUNA",
-	"I86G/sDbjEUCiCPRNpzgqysHKmUFEAWudmRt5Nrxew/uya2m0cP8bgNyYeoc3Jjxg8Kf0Oqz611N7wjd",
-	"n0yKSBvVUxj9UhrSXsWDHLhkkv1KLlETOovEazMJgA5iinhrbb+XJAEVCULlVQouQge94a8gUgM3teVa",
-	"qQEKTU1QTc2P57iXhCrMwkNqdrCavVz8NjkWuJxw+iLh3HcOscceE/AtQy6/3uH53CbbsMQ0gO5qE52Y",
-	"lf6lLoSpEqZbzhk61oVayhgCPBxzRg86Hc9ujXv2i4tMW1NaDNpn8VGspjDgI4ilVJYTcVtTUuJXud+s",
-	"rNqT2sQiM6omnt/ET0LzXo0E/OS9GyzrvqH1UOkPFhI3mWWbCYe6uE0igTn9/qHEFYb6p4VGQiIzd82m",
-	"MgO/jt6EdfWF+qnYfG/IrOKJhZHJxIi1yb9YnpncGKumg4NLtx5QonIO4QYclFQ8TSu1THplm21yrEWs",
-	"YDc0JUE85GnKxXhgk75if5MPRvNRqs2IEvTGeXbgc8zoXMKWWsDZ8k6mvujb5NhJHEwZc/UKngAKrKQh",
-	"HsqLoFPsDFyj7gYKSSEQ0ccetNDaNsauaVY3bSHKnmI/j01PG75SNf+sLGFA+5pDWagWQl7+XW6FUjUD",
-	"0IhsFEMAO2bMXCfq9IVohFzZCNTx4R8TmwEVVIWZPkb6njRAXbJb+kMWb3JzkWt59Nq5YFY+FIklVYCU",
-	"VzqXRF9K3JQ0lTd84MIqTd3RUhPVOhBMCzWeqfJ5G08wQN216FKByBZVDskUeLOsx8c0BhLJlrng5zVu",
-	"pDY56hx1SWzUKQ8ZSH/Sl50Oykgn+bqLIO763ChPwMoS2QkRVWrh2WFYv+LYHwmYHfsA/eap/RZmYsej",
-	"qzqvBapcVjUjgbuaQlNoB6LUOr/cr83PjWD8RBDqnwteGI0Sd0xr7UPGr9mSBXFt7CRrHFozp944NL+2",
-	"nK5fNRGH5ghM6W1rOFd6b77oHH338ttvwkZOb9ze3VC8vqNhZl23cv8/NLlmueKS5WfJp30LiLw908wG",
-	"0j7HD//aQS0/2jHELrbh7jPTfMYI/59L2Ofzyf3VYcCrB+BNMWU5H3kBnKAUAk3CAcWFC3AKqUkjbAg6",
-	"ZVC6WUqKxuL16kcX9BypgjiE+uaoETamXPBpMW10X+DM8Sc2BrG0JUkgCYCYigoTbhrnVBsAMfxLm7jv",
-	"0RbhCg08mQnyMeNCulKSOUmzscegQFUkoCy1TS4ysMpMYyGJoUv4D0HTOdZCGCshrlNwjpNkQdI9kpaD",
-	"jX8eDkHsezvZ+ixan8kBH0+Gn8E5J9TqIsM5MoD+lShpHIfLWtqZkukF0NCRdBrJYlpclPQvsR3TwPzJ",
-	"4vQ0u9Z/hWg8EF6d0FyFzs/gAHx5XsOqYflu4aGUC/03D+ugTWwVowWFsGPiStuSCKUiSXDYOWiCU6ic",
-	"+T5Q2yAcOs7PB1Qz7exJ8qp/8RMmOoTkZsJHE4zk0DSVkQCENCpJ/FtLP9eCfVYrxE9sv+/omK1QVNfv",
-	"82oLn8LGYWeLgNuFWYS7HNz37Fbd5RjiANcCglW2l3eyyr/VHqwNpwlwbRsPcUq2tHnK3USlZEqbPPr/",
-	"P609VnqQxu16yVMmQ6IFTZKUMIAIceNtTdj6+qepyZj7X9c/oAPGRGiMB8Z4QwW7icSw4Cm4TRF7OyFU",
-	"gZezh/qKIRwYUfgNz3ZC5wb5yUzZxqbis8vWm0yw1muqRpP1G/xYr0Bjg54Y09ms/VFiGqv+75GUcQ9h",
-	"2iFFU+uFevBHnaNVKqPpZ7WuaNRBzN3VH2xjIPDsUs8SJgmhwA3mpGK3an+E5F1rusXnPtJrikuw/vFa",
-	"xUdvlAW155X+chb2b5PeAw/bZz+FjdP3dGP6BTwD4zmsQ2h8k0HGPUQwP9/QdlSTthdKe5LgbBGtS81T",
-	"RuSEwZbbUlotAxTWYgNWBQlcSyvlR1/RXEk4qo6FjY9Fi4suoYatzd6BQ0hctjBHFp1vONeX+CTLVSvl",
-	"1yyBJFNzfeOVaC5vuGkFOewcWH87Ng8CKYjN/dkMy6S4TKD7+tX5GSkkk23yVlT45cIKzuiYKRPTWaU/",
-	"kCD+RanZW5HOwZtNp6zPFfvhnN7Cv/WXZHEkwAqLfzzunw4+XJxDXQfgkvfIt1CqgOG/caYv94oSsF6S",
-	"ncOnWJAC5tZdQAnPhOKigGTr6kotnIzzrEzvWj7l3gJfmgiYYDf2g7Z3E3aNPlMtq+TW9bbiuwPWIBdj",
-	"/K64uZZ2kReX2G1Yn+6sh6w9un0+hsoms1PvoFqsP6xb6BWp2S33BSauiIIM+XPrnRinIqloqyTQqqnD",
-	"8szZdXaFcbqEjFJGDaQXfmbULoCN0Vd8jXKitdlIQFM9yyuiTSJ9M0LgUDAXv7bx7OCoc9jcdKD0hLb1",
-	"Xty2bm5uWpA2XuQpE6MsYckO0FrQ208oY+8Qs4Fbe6Km6Y73dR/FXVaohcO/7kC+wu+zLArvcLy2sSZ+",
-	"ef/63BoSWzknKi+82PWFz2l5bKTz1rJD728Tdfgr2CVsmu0Pi/lq2XHBZhlqEkfftzsd8qF/4jIIbE0H",
-	"WvrFjOjmPFBRaRMugpVJFpHwM05+zkj/5O9hmRUADV6xOQDOZLKC+2OvaVfJtCetH6CNwfkYvlgxw0ST",
-	"2JNPlYG2I3HC4BPArKA0D/y8QTylV4zkhYibPcJSyaBmFGyNOvHFptmPxXyTSfPeVV5BCN/QyZmsIJPg",
-	"BOOTk2wGc0LtAEwblMmlceNnPDU22DQ1jht/GfakqZ5myhEhYcHWyt71+y7Bam33v98z5DbL9Vorjm9X",
-	"ixVqnP2LDv6wUW6cNa+JIkX/oJGfy82Yyp6tOq1cJf92r4bV4dcM7XfXVjb8CD6ZemMPk5n0BY41RF9Z",
-	"sP4z+XqrQv3HYm69Ke7Q+fKcTbP7G21aylrRv9aR6h17oEMDCVuq012P/mwN6nlFrjCFplckFoRk6PL4",
-	"qmI7EyMr00kxe0jh2He337OAfFwBWQLl1s3KpWziKi9sMhJoMWixHPxP4N7LBANzboW8tJNaLBjbuMKL",
-	"QwkXN+M2fZrtXd8duAuN3rKoNGxufEGie/vKdrow5e0kubf2i6LoWaTvLtIrktQysD2OTOdjUcxWK8+v",
-	"6RVk6Vc3uUuqdAcursgJFxUzPnZUwD1xA5p1JJZ4FIKVXClkOy3bKzAxY9sz100bqkLiN9kC4xWZM9UF",
-	"8mOLRok/frg4X9a6saWHvFBw/Z/vk0e/Txbk+JLQ1btsW73YSctVL2xSwxfFsD+4ciiVbrZVqRHX/lml",
-	"vo/8tVb346vV1/sZT0b77RuWpi2oQtjXoognrQoz7Eqd++2MibMT8grz3UnC5SiDyh3r4fEEFZeyAFn9",
-	"nyGVQIr6yY0gbkJKu+WEBzgk8zyXjqUWd9OiFLt+y5PRie35vqmpJavIO+8AV47R+gNQrkGSjQpg7Xmi",
-	"BM61e+pk+Ussj9TbYOhk33mHPWiaTcKuWzjWdd7+6lZ22WBr7URaAfBw5aTBSF+ml2l2E5J3f391SvoH",
-	"L79xgEPNLqHox6cSq3IthC7lKRaXgXrcjsSxMLlMcCFJwkUXNRaz9OyWS1Ne6B8RsCeBYdxg9q3a7sdu",
-	"lktXN1x7fxR4FMytN0o5Am1tunDrXrbZPYMi53d7H3frQCFg/s4NSEXVnV4U2vi5y4t6GwxGE5qmTIwf",
-	"oIUBwv/fafKjbMOq/X6XHKdqVGLnF46eIiqxqzyzIVQrdO4nybYKJWwnobaIJaxKnz7TjSPnfEVkoaAy",
-	"oetSANVl4vnn19QLxvp1A3AFpytub5Q0/WKoZ/9EIcUTdu163jawuHua3uNv/KeJ393xpHxth6Ry0fOk",
-	"pTDZeCVirqmajf8TNXgyQByuxidkL9R/hHMTNUISgbTVv4XWV2bsyWUF1pTVQz8SYR7wyq4wSBAKyTmY",
-	"Z4JnruJaGKUcVJX9EU1T5ApZrQBHwtOAVysFZwlmXz9OzcIJuzYdfCZcKX8Aq9GloIDEfOx24wuvmnxg",
-	"Hf+11mFpdc+apfgqNftdRcLHmyu5Vu3/W//tG/IrG5K/sznpM7XOTEWmSYdaTCgQD+bqvpbq3/QgP7eR",
-	"arhhv1TLVMtgbWBdsbn8C9ikG+6p01ub2FWv5gWG+0miTQrK28BAGuVx05qhTuqRU0T8REppcvHTK/LN",
-	"t0ffkwDuPP0b3nnwnwNvLPoCbK7cuLtdLvfX/6C/uyeV3eui2XzN6Aekf8E8SNdvtdJr3IrLnR4LAg8g",
-	"pGv7PlfVE4zWXKhIokuHlhkXjhQJaGUu4TIWbbN9F1kDbe4ucDCV0/qBHkAvzuChJ70Fs9G6y49L5+Uj",
-	"ORMJy00xyoxls5SR4IIl2YgctF+2D0Ksi3FAWgBvBFzQThJh471KJqvhReybhW+9y1IOjBJsJiv56NAs",
-	"FMsgII4hO4A/u7BVjSA6nvELdslyJkZsTXXXA2SWvrehON1VXXr5isnWCPdrlvvz81cTo3aw8HsSKx8k",
-	"4SLlgoW4yozmownhwpS6s3znJPCNgd7jd2flVL2d75Ze3tUsdNtyP9dTbMHeaktFRULTTLD2x9UbtlwU",
-	"+zQZFgKICyC4lDIqWUKC12fvm21ypiQCa2kzTsLSmXItqNPiqqYIa5xlyfot1scaot1umvvUHuG/H7LE",
-	"5+7htt32DQB7g1DJH2wLVUJVE0ZTNflzDaRJiZB1M+Ep8xGP8LxJ8sv79+96RGWFJf9OGMC4itF8eSf8",
-	"zNQvptNH1DWwi1Ubwo6fS0JTfs0eLJi69uue82sGxcGzPBuyx/meH+W+vB61TC7BOknw3rs4bOpBcHF6",
-	"fPL6VCuxZ0KxsVbho0azTc4zCtydDqQfSnyMlTfMqYBqM66Qr4XQSMTYV0xYCnXmUKMx1+I6TvTuBhTE",
-	"fPRD1PDCljj69kcZNWJ0AcUJVbSlp2RxZHnyQ9TA0tESDRGrR6OGqYa2fWrpBJh60DkpG6Mz3tLdliyz",
-	"COWFgza1rVnOx1wAgph7MWHDYmw8vO6PmAzRSrIphYLst4KkGU3CkqcVluvDxTkgucf08jIO/ZyPSPjJ",
-	"NCaNMnY8InpxYvJDpaWmqeoDODLMcFFFLlhC4jLtEgPdkYCEl9aM5mpuUzEXEjSD+B1Vkx/211Sp4bWa",
-	"CTjufQCNu20dj1lMfohEjM1WWDmaNodlwscTgKCEBaqoLKktoYN5SQbZODhCfckgz5Jr/gRXGOhcscz2",
-	"hkvADjTvlDhhTKIaSq7YTJHAQ3QkN1zIZs9bai4jgViILrsCaL1wMm15PYqB1IGroETpDYk/ppDQGf+R",
-	"ShYS2CKfAO1uzNQr3cNZEjQBQQ/zsoICYGJCDDA0YxJQuyBl0lTPktJgyd9/squQIDFvCFieIWr4n2LY",
-	"oGOmTqiigW4MN8AZktDa4ep/TKj0SFoAwMVusQ95CqQQsCFhzAHMAJYzaMaRCNxw3K7+o2AFS0CDgo19",
-	"yQWXE2BOifUB6F+PAm+9kO5KNvW+5IrTlEuEiqVjFgkso1B07LhlDAgfT9rkFU1TSWaFbh2Wo/w0/6UH",
-	"EftZoabqVY9AqzI0EpeFMPRgWU7if2PUMCTtdpvmY/l73DS8ZLOUzlnS1iJqWIy7RKuBMUmzsVYfLzM4",
-	"cjc0F1yMZQXzmF3yWxL/W16Pfo97lhkEMIfTG71X02w8ZknPVZz5+V6AgKgm+vsTLkzdCKjGQELilbcL",
-	"MgFyitoC99P3dAzYttVKdxIcdo6aPTL+k89axl3gviCkXpf4e1rDa5M3UCmZJ0ZeuLucM1nnJP+Zqfc4",
-	"E6fX7YZdXSlZ31zhfgxDPdUzAZXvTmHa6ojLAvEd3nqTqdemeHyLtM/Fm1batXo0HWDd3d9Hvc3VPV9y",
-	"rNeIl/WHOFwgDtGqPhfj9saNcJxyKp93w/a7gQRQ1Q7GVvNxtoZWdu+p7FMkvReZIkmOnBYrdH+D5WF5",
-	"GiORFQrUxpxQMuVjnBQRyNYOGcmWAQrUflvSSMmQplSMWN4mP1kI8mlmsILdAAEWnnE9xv7Zz+9PL14D",
-	"o6WZ08vOIQliO+K4aSZoIZDzay2WsXvE77DU8TYZAF6NRMJSOidBfHJxfPZmcHJ6fvzPOLQMduSlbBqk",
-	"YKrcqAFZe0Ykw6p0wW5s446Ykit4RkZCUUiBMki3+qO3CSL36/vMa3PCctYjWa7XXeVU6RunkIzE+3Bn",
-	"/xmvENbnsAUe0fSyZk6d8fVhhrlYOEm7Cg+Yy2oyRh99IidmI9kPKCeFSrIb0YPPXP3GzvX2RGamv08e",
-	"09ZcD/TxdsaEdXXGEJKHMF+8J/GfYNQg/hXy1pkAH1nIfbVBQLWYhBNZXQmf2JMrsw8rf2+5XES82N79",
-	"/dVpCAmJxiawsTImEol41A55hI6uEH8Dpu7nGPxaliwsOcH14Z5o7c5kOQag9oco5w2O+yyDVAeH+m6x",
-	"vY6FhTEP9ekGMGRLy2RSjBCGhBoLioKNLTOknKuTAQAKYty8W+Q4bs4SvHei3BMkGH1ZwGFlCovJ83mK",
-	"dKGHgPdYlU73fmHn633eJVMOZJNlCBUzhGD7x36Vz9KRMTRmkPIj0VKpQgOxWzpS6RyU1g0JQGBgbZkF",
-	"1INqIsQSG9ISjU+fOkgGDAzM2AJ2kTN9IaZgSFqN2Gj2InHUObTog5biynIMtslxTXta+OAKHXYOFzF/",
-	"Sp4LSzhhEFFWnfanzTGELncMMO8iLLZh+IJkszPReBo0kS80ffFR5JcFKlpzfL8igeb0GCcv1jrMnaph",
-	"dRFCgXjXQZgxl3NicoGD0np2iJyQbmITTZqh/U+jbThhGdjESFoknIkRC/Hqn4cEMvCby2KyCqDm4S8q",
-	"BnCf+pECLM/MOIwtUIli+ZQLmvZqxRsXUhnSnfViCbuwYnODWHpll/yBFJE1NQN3eQ/ceHd+0U8Aemz1",
-	"6cuTiF+OvLrAbe64y2rNi69MYk2ZyvmatJR3eTZlasIKSRS7VVpsZBIyG7seQNdEqZlNC5IDlSmaOnLu",
-	"mkcGialaHEg2ykQi40gM5yTPCsVCgj51E5SiqpA9rxnEUB5YmAbb13BuqHH0kbBxizgkMZSGh5GIPRa5",
-	"Af6RxADPBKEJoHNruuouKNnukZ8zkhdC8SnCNVv3lVkzoJPOJLhcVEbmWZFHYpoJrrIcceHqC8R+Zuq1",
-	"WfXtsmNmKeXiDskKdpxP4ivwNsrUze4RXAXZjAk6423rgFkNLVwMU1Sk9Tk9fnfmsqsgQeVv/bdvaj3P",
-	"5mn9+319W1sl+i6O7mk+FzKCz9iIX5rxk0BPufm4X21OMdHrrl/tn8evz9d9Nf37bl/Njuir/Wp6yo/0",
-	"1dD9u6WT30RyrY/eucst4S8usOUutGyqCBIC8NwMyPklRFYFu2G5AbNFVzr8xfP1lyyBWu+70SqmXluq",
-	"+BAJCvMMaERIwmZpNjdvMs9PDqkSKR0ZfTdLExsukAacg7zsHLbJT1ledY73Fh3oANFPYoyJrPKWX+Bi",
-	"PqK7HHrow5VZn+1LkzlykubXEDS+vOSjL9RjvmEub4ArkSbznqHSlSaVA2kJysiR4WV+muN54UgbHtFX",
-	"/uRsz+9tvNa5wZdcZWvGFIcWCBrSP+GkQTYUTfUqJcVI7clIvDo/Izkbc6mHhXah4YMLhLYNsSPLk4rs",
-	"tmDr4u4KrXLGxTisiB7LXtmOxBt2Q7hJRgMO3kJiXDI248fsKPCiG/JILdpbJU+nZEpBxgb2sJGC0Qau",
-	"n3kYn3kYv24eRsRidCf31fnZHiZ0N79ChkZYmvx6NZSWyf4HSSBthotfn+EBedkHMKdVm7nd/f00G9F0",
-	"kknV/a7zXQe2dpGnjW5jHwStWbBl4GsOVD/aPpUhYJ9Kk6OlDdQSssnWPtusD/3McI7ps6APMZGA3Wfc",
-	"SPAcwlgt9vmrniN1KXKYxSAYS/yMAsAhtunNDjTEXHY1jV5oS15imNEM1ZnwMQAcU5G0Ui4gb9KozyUS",
-	"SmMFspjHRzFl+ZglJOUSS0TNBM1u9ZozNKI1E3e0fMa2x/kbCV/yLYUl4htSz+jHDemSJIGJvRh3Kbhb",
-	"m173Hj3W8hDOBPJSLF809iR5LbnDtdwOpqij0gGsUEtWgg3z1KcLeb14ikr9R7AtAEGzSdsug5DByvh8",
-	"04NiLb38VRdaJGyxl96UeWFJBbUG8Pbs5NXgrN//cHoRV+t4SYB5P8iLrRUKPeNpljATtDZTQ5fZhq2l",
-	"V97QejiqjoW0NZwplXbq/ucusdHXgOMZDD5zTiuyJBPpvAcBxprZdAktM+RRQqFAMHmgkYDmDRokpNEb",
-	"LEW9x4p8NKGg8CzCJFZWCWDLPv3+6f8HAAD//w==",
+	"7L3rchvJlS76KhkY7xDgKYDgTWOB4fCwKcmt3bodkWq3t6BBJVEJoMxCJlyZRQrdUsT8OnF+7zgR5w3m",
+	"Rc6b+El25FqZWVk3oEBSarVHE2NbRFXldeXKdf3WL52pWK4EZ1zJzuiXzoLRiKXwz9PplEl5JrhKRXKa",
+	"JOLm+/xhxOQ0jVcqFrwz6rxhf8+YVMR8TSi5TMWNZClZ0jWRjEeDTtCR0wVbUv21Wq9YZ9SRKo35vPPp",
+	"U1DT2QumFiKq6cw8KHWSSUYEJ2rBSCoyxXbv8FUaz2Ne7e9CN4kTfCBJiK+FAblZME6kWDKySsU8pUuS",
+	"xFJJEivStSODoUgieLLu7TSiF/TD6ZxVB3POpoJXJj+l0wWDua9SNkvi+UIRyuUNS2s7jblic5ZCr2f6",
+	"U9NptbtwlV0m8TQgS/qhT+fsj4cPh8NQN6pXJE5Z1BmpNGObZ6abZ1w94VMR6d+q3cx/jlchrqiexTSJ",
+	"GVeETqdsBSt6Quil1D8JtWDpTSy37u9jtkrZlGIH5f5epwxacx2evn5GrtiaxJIsaXrFIjITevcUNHBC",
+	"wn8fZ8Ph4fQtjz8QiXsAv7CQiBk0ob+L+Zx03zw9I4/+7ei4tOErqhRLde//8e/vhv1H7//1d52gZuBP",
+	"LmjNCp2rVPA5uaZJHFElUtsrvvNAkimu8a5b8zzmV/exPrg8kZjKSZYmuDQnJGXJH6N8I8Jtm/aGqXR9",
+	"OlMsbaZ8JcgNjRW5ZDOR6pOp0nXM55snvox5vMyWndEwqDsE5xmXTN3DOnx/cfG6H1HF7P7YRyRiNEpi",
+	"zpA+/nD86GgrQ/iRpuuas3IKp6JvT9POp/GnN1Sx5/EyVvBf1R7gZzcBqlg/gV8us+kVU6RrmKEkK81+",
+	"Yp4p1rvT8ucjesOWNOa1POKN7TVhM0ViwyiyNIUNinkkbu5tELXE4J99j1UVRkA0wSh5x4HgTJ89br5o",
+	"4yggil4xTmapWOJG5VfUT33zXv/ZY8NVJeUsICyRjMwZZ3pXowH5vzKhmL6wlCAyW61EuoWBLOmH54zP",
+	"1aIz2j/4Q6Cn4v6uMrNPQWdFU7pkyhMpVtvvAbO5+jolc6Yk/KUf9Zn+lEWG7emx6hvbSC2doMPpUo+g",
+	"dEQ6266n5TKWMhb8WVQd08tsydJ4SqbuLRJHrucVVYu836nf0qZ1nIl0SRVu/MOjTpDTxH4tTZxlqRRp",
+	"vWwSLpmiA84+qMkUXnNX0ipl17HIJFnROSNdc4VqjqWfzuJUKnjUOyFiRf+eMTetv2csXXvzwu4bKOFg",
+	"OKy7yJ5FbLkSivHp+gdWw8he0CsmfdIlks6YJkXg6QOiJyfpkgHHdXQOv9DpVGRw6tQi/9W201ULNuZi",
+	"pck8FjwgsWZWVC0I5RH8cSmidUAu14rBcuh/9KCxmJODI7IQmZZiQYKS3mLhL4TOaczHXDc2XVA+Z5Jw",
+	"ob+dn+CIKAc5xQ4oIEfDRyScCj5L4qkKSeitTf8HtiYpyySLzMckimczprnKmJsWwgF5xZM1kRkIibMs",
+	"caOjqV6glRoR6hZALagiN1SSlM2gYS0kXjIC+w+jx65iJcf8iq0HZF+v+8HxsZ5QSqf6wOoGE8HnLIUN",
+	"sP0dDYeDMW86eaWJFUiGfaDLVcLg1KxFpmT/YHjwsD887A+P9RHwKOr4eBtvCTrPZi8FZy+omi6qxHXK",
+	"SaglqZCoRSytQLkQSSRPkCPGSt/iln3rPTa7G0tyODyCBRKZ0pK2iNaNrObZrK+H0cdxbBO2au/bN+IG",
+	"71J9FpuOIFzBhfYjNqNZovRqweIZ/qEP4xZu8hqWfxOzww1qZnQr28J9MrnXqEZtHJfRtJoH5tq4z5Fd",
+	"MKkeU0WrA3vyQTGuGf6AhLqXkKSMRqjxEaXPIrvWujXphrGc6B/CHom5VIxGmk2njCZEcCY1uxNS87Cp",
+	"SPUVd7km4etX5xdkj67ivev9vWkS7+kG+tBiSLphymYqpdMrYtrVrECJJCJ0RVOlW1ALFqckjhhX8Sw2",
+	"h3qaxNMrLSdIBnfVJI5CIhVNlUS2EMo1Vwum4mk/DDQXYDTS708zqcSSpZMrtg7Lr07gVUkTpl9dpUIz",
+	"KpFOYLTQRfkD9YFPwhNU6QprNdVKNTJ8Pd+liBiBiRo5v+586Dfrj8eMJpK5bb0UImGUo3Ri+OV3IooZ",
+	"CCjP5lwAxfzSMQqV/iddrZIYVZi9v0lUKPOOfpeyWWfU+Ze93JKyh0/lnmnPiGPYaZGAXsE/aIJXE74+",
+	"IGfAryQycsl4pJcmXTsGTyX5n+evXjrzCqGcsOVKrYm4/BubKtINf/kU9gIi0jEPjf7dv1iv2IiUZ2M2",
+	"hgtgdCeG4WHXMdxshGJvpu3STYALKVeCS1zE76ib8H2t4+uEKn1on6SpSOuW8RkH1TgXAVbmC8L4NUvE",
+	"igUkzAcG7YSgtXgWL19ubhqReX3Pk9JhOGdJ/IxrBZ8mOMj7mvpZEm+d/VMaJ1nqDGCSpdfxlBEZR6xm",
+	"JXooWqVOl9DbbGTuku6Asw0IVWN9aokmNTEjIdMjGSyZlHTONCuySuEkjkYEjQFxhGaAnuZMmri5/S5i",
+	"isaJHOTfhChSFPfC6mN9d29u3pCiWqs1Ka+NgmbZrp38k0pbRkFs245+Hdu4C3295fSaxgm9TNgXpS5N",
+	"LBFV9JJKpkkl4ymj04UeB9G6hBBEJuKm/szhjmutLdQXDhDmJMtnEgYFFSCONG8TnFByPBz2TgoPozgC",
+	"diRXmg4LloloztSAgP2I0JliKQnhjz5Yk0Knt3ePy4fee23bnnjmqRJFfKNQsPKCevPlmL7tUVqti7AP",
+	"sVQxnxsxqp4k7Wf3fwk8pnJxKWgavabz8hlV7IPaW6hlUlyAGptJ3ekz7ToVwRswWPD7zSZ8LvpSiZSF",
+	"IzQK0DkjU5qmsdG+jRT4QJKz8zdPiRJXjN/Swt8/Z9MsjdW6/1ok8bRG6T+Hf8uASLVOmISLYUqTxEjM",
+	"RsuPJdxhLD3RYskspcutFt7KOn4KOk9FehlHEeNfjiT1bhnjxANJUpEwEglmpKhEc0k9u4AYG0zKpMjS",
+	"KTM3sLUb3Ij0Sq7olNUTsJvX/VPw9xcvnt8j8Z4iuc1ESqhWcaXgME/rvRpopvN55KZ7FpoCEtpxngNp",
+	"mrU/QWsVcqBLOr0Ss9k97sdzFs1ZugNrNUYW6DjmqOnDomXLJfgTgER9YyZSnlH5O0HnmiYZeh5B4+VZ",
+	"kgQdlu9NhJZOMyK9qiDNdUa/fAo6RiQE5uy6+MP+QbUbo7cVmLFW4BRVmeyMjoaPYAGu2PoNGMeqkygb",
+	"0W6oJGDtAnIrmuDub14tTXdex61m+im4TxaU7+8DqXkNrvoDqdV8VcOSNNMCN1UXXJk4WSLpWpKbRTxd",
+	"9CzHGvOy7TLcuO5tbuCilDjmuaG0d2INq8bQGtXpCbc/XFr2YdFvR19Fcbi0Paim36QCr0hvbUo+8E1L",
+	"47/quYU3fQLvFJynm942b32Tm5uo8FcQVn4EEpymDOyDNCGXmQK2gC6iWG4mz7IY4qQaY4Qd80uWCD4H",
+	"nz31hJobsHSKG85S58nRIl8Gih2LSLeoNpp3Ju6FMAB+O+Yi9ez0V2yd8wsYPJpSexWm8e1g/IYOxp8F",
+	"Z1/uTLxhSisYhPFoJWLeQPp6TLU8Wd/11qm5SuiULU1QzjfT1rZ9/udTA5rNrLgUoPN+I442xPFSqKci",
+	"49GXo4uXcA9mvMGIZAfUqIJ/28XqLr6m60TQ6EKI5zSdf1GujocQPFv0Ulwz8vCI/BB/V7+5pXF+2+Md",
+	"9vgtp5laiDT++R79qH6jsBvfiWhdf2pJJsEz4Ym1NS4wkFWpZtpw29u4zq5ar+Dyd6RAV/Hkiq0nNpBz",
+	"Yk2Q3+ihNT3cu9fqV3ZZeWYJDLIyIRuUR9/8Vb8h+uRXj2NgFvfHqPxGN1JnymYsTWlCkphfaRJVWcpZ",
+	"RMRsVsOF9EuTyLQbBmSVZFqrXvUTds0SEpq4wBBIMLR+eaBTDPcpEOo3xrWRMH57suatp/o1CWQY8q3Z",
+	"451ksluvhSOie2QHXpvNS0GVmTiLao6+vjYm5nHTzdPiJvl2i3weZuHt8KvTTC3ujXSgtZZEA+8SkFsC",
+	"EsboW5jY2PES0USCs28EcweCKW37Bfug6tzlq4TGfEd/eXFbKXrPIYnURV1Cs0T38G1fP8O+MhrFnEn5",
+	"eayR9c03KbMbTZOViyI2TU6Y9aqCSXICtDAxux+S/eE3xXULS7ebdG79Tfe2/6foyXINb1QRrtj6gXQp",
+	"D7f2pVVNGhV32jeKaEkRn8W4Vdt6SytXvdHKSgBXbB2WTV3wxTez1r3Qwr0bts6RxXtNb6SD1mauCoXU",
+	"R2LX3xjH9x6G/U0G+Vy0GcUpm9bkGJ4JrmKeMUIVCZ8LD4/B2wf7e/XzvyxYihq6hR2ZQwgZ+6B2D8s9",
+	"pwn7OmOuTIpawQBc1qb0wQq5mFCl0vgyg3XsfQu8+g2eFk2HXz5pAVL2VUq5xJBLSI2MJaFJymi0zr0J",
+	"FuKCJglLPUFwm89izMMow+GzidcRhKqkjEL2oDEYD8opWZImDEYEqdKG7ZsB6WffQql+s6T+W4mvKXHf",
+	"glLb+xZTc0/U8Gs4OYCDWMyOWNawQdzJouK7nUi4UBNwn3y7iH+z9PibDg0qE+QKX5ooISaJfu2bVt2C",
+	"BO7f3NZKGLsnM1uVWMZ8exi7jRsO/yqyvOUFleSSMZ63P/C9OF5sO6IQWRC8PLFnwZIVybiKE7x1oR2b",
+	"75XEM1WfSvONJks0+bVEs4HVbutFmHkN1xv+vsW33TN5GKCbLxvedgaoVdM1HPXw7fljfQM9efsGjRM/",
+	"vnwctiIWA/nHosnUNFj2FU+1vlgJGPomVf0m6DOecxY9q7Hm4ROQtgVcDw5f4ARwZKuGQtIN99xLFc7Q",
+	"bDcsgBfsCipwzlT/TIirmDUAH1r8q4mBMAjJFF4n3fB7pVaveLLWB+OcLtl5rNgfn9MP8DebZikLtUa6",
+	"UGolA/JvJKJr2buFKRNyeH8TkUMD8lKU4X1AJ9fShMgUeyDJ0cGjb6b5TeEBuN9ft1DQ23rtt6OF4f4/",
+	"vQAA2H6ag7AUgUk27Sa9ptK9tCOAS45Xuwm4ZdPYCzjtHuKKD6a78fsSBruHNL7pM3jHw6Le9C68c8dL",
+	"q7AbL4V6IaJ4FrOo/gZAWE9AP1+tSTcsgHGGPQ/g8z6X/mtct8/CktqY9AwrsprrxqybgIQVLqclzkTM",
+	"ARxkTmN+jwG9/30yT758Jsl9bMq9g2RtXfUTYkIqATpDii+6bh7GiwVDr4kFq/K5wtU9ItQzOplTp8e3",
+	"SsWKpcrgmDpYG5okr2ad0bvNVA19eEJH8EupPUTH+aXDeLbsjN51Kqaszvs6iGbzC+KGdj69t5irKGC/",
+	"M8N8X3kx6JxGUYzAqBZ3l7pfXntDQyG95HFKGevj0fqgUgqEMSChYlJNlnC2ljS9koR6oLMnAFk7T+kS",
+	"HBF5Gr9DHOb4tm5ArzfPEsNZcAjF9crb2ooQGz3jqwzm7AZYh/uvD3pxyD6kcEDYh2mSaZpwQOkGTBdQ",
+	"9Ck3Dwzydt0MKgC5dduyin9g6yeGGM1MvXlHZrM2xkBCG8/4THTK9ACfv2/sF76p9GlsFBOqCtDOEVWs",
+	"r+Ilq1ZZCTpLKq/qhIowVZN//Od/hS6VL6FSkSMPFX1Q15w1ntVVLfGqh1Qrhywph3Iua1coZDtt4ec7",
+	"TRcaZ5PLddtPSvuSd+m3Vd2oymewyoG/Rd5ibdhoKTMWbSez4q/GlFkvKnJ2o9c/IHIhbjiiDS5Yymr3",
+	"824ktXkt7SiD2uXZuqbNRySPR6quwPcG5QsZhxYdbPgSGvdKJyqJp1eGdzVwiXzeK5oqzlLzegVZveF7",
+	"h64elHjlLRqwQGre9eQmh3O7jiXcHJ2gk3Hv4ftthG+aDvIlKUy4MPi6TfmOJpRPaxj6K86IaeiBJEvB",
+	"NWvQZGkrykyhPoWpuRPoZ8uYi5RkPEb2XaZ9PU0WTaa2klsJiNE8D8BkvGbKR+PTzVXWvbrO04TeXNLp",
+	"1UTcNHd0Zl6ShAtbRmBBJeFMKRbpntv2Zpah5kQFnZhPsO18GC2aXNE42vGDjbTd/AFC/tUMXEtLMZ83",
+	"rp7D7bNhLXEKoVikG5pPw4CEupuYJsl6krJrlkrrrdk6whJ5F0nZH7u3/uVBB2Viq25HYanrCWfDaXke",
+	"S7Wd98eKLeU2WcOev1yWoWlK1+256tmCxvxHlkYmRrCGUW6N6VZsZVv4FHQSRqMdP5EUNdjWn5Rmh8M0",
+	"XZvmaiebxKeZWpzRJNHb5QXoFqcdRxNACa4tu/Jqxfizx+RMcM6mith3c7l0Kvgsnmcpi0is7/m09goG",
+	"oMrttym+FuRDqswr6Hzoz0Xf/Ki1/cEbevPC4HnWzRpLGbSVOtiSxkntWa/eS3rfEqbYDhcPNn97scDM",
+	"7rVIkl1nRqNr/YfchQE2rwb7sIpTJo1MVQkvNyW/xBy8UppgzAcFvrZRAquut2FcmgXZlbcDqbv8g04D",
+	"WXuozv4QA5IyC9vApzZ63HYVDjotd/nOu3uuaKp23t5MLSZZmtRPF8wkeksyyVIiVoxDTAya6gp7kqVx",
+	"3W4U97vdDq5EktQP6fRSiiRTjLx98xwqUPz5SbEyjp7Nnv4+zNErjVuwzWh3ZDdu7bwxF6Z8py2FS+cN",
+	"k1C+prJtufiaD9cp7frezov01LOlhUjVxFp0qkdgvSqYeqZ6MLWH5Tq/FjeWmPCv0PIyQKOFMZVmkHcT",
+	"dGol98LKPeOxary2KvyspV0mB1OepIZKNs7Xvf6GKlbXil3idq1c6LehAXEVs0mUpQ22hsd0LU+IZEpq",
+	"JgQvY1XKSUTXEtiRKxN2+PC4VCdsu54ViaXJaN808Mfwlpu2He5kKbhabBXYHpvXX8DbrpUGebpETEZy",
+	"NeOsLnl1K28lLSCR7chsN9kmrI3RoJC1s1Hku1FlowWNut4WYt55IKGWKJWEEmygtjPbokyy+fZ98PoP",
+	"PHtHoRE3gTtxyqI7prW9u+TFqZi7nfm8tLUOEb70IC9ktH1xvHe3T910uPXFJkP6+zpHSTXtTcwIJWfP",
+	"n5Hj4TAoJMHVlWqya4/bKbcfBaeqlZ0K9jDW8LJYrhK6NjRJZDZdaCIND4f/A4PcfndwPDClyO/FfLfh",
+	"OLUWfpu1flStZV0Ndl9u3Uw5cJzKPC63UOWr6XW4xbh4a7U4iU3o0658cKriazbZvCARlxN0bdbzr8cv",
+	"z22BH6hSB9aIgrvmgSS4QlVLmd2kkuF/YoPJBraUuf7c1HivI5iynHTx00W9lOTKTpQ8Daa//jVL45nx",
+	"Rv8ROy/OBHSNxpHU34HmvsPO63ZQrzH2XBtckWYMdZriUPTKX/x04corhflWhT2wK0MezoD8ZREnzNRY",
+	"5UJBaUggGJe7lQhx5ScYkmwVEKrIUkiFXVNTXBxro+IYvPPuybwbDu92S1xucqutO3rJoNi+95ozoa5o",
+	"HGlmZI1wg84t7NvVD1I2ZVxh4UzZYHSSk4OjRf3pSRiNNjyWNGGNj+sMR/iy367fSB1t6UVescl0QdM5",
+	"kxPGHcZiE5VRksTXDCt9ruh6ybhzck4XbHolMkWsXh0FJObXIp4y2IAelnc+hz6JjOecqixlxBJ3kGdT",
+	"6IWNr43rzSPswPOG6P3kQtXTmZ0Y2rbqNbBNslCZeRcOYYHv1fTVuK5ligkqXLae2uu27oamPOZz2drC",
+	"+hf84E5XyQWT6okeu6e6lbglVpHVH6N+LzjzXOGQ6RAqKG8K+mrottiVm8UHNaESruWC1ltjMg20ivQ+",
+	"aOESu5X3v1bvbtnnp9voMd6yb7vEKV+3EKtLbWaJAtl6yye+tePT+6+ABm9nd7F1jtsaSluTXZ1Q4cpR",
+	"1Vxslsu1YE7eILwJeE0ERVeq7bZhDadXsII11jsDQmvye73IlOp5NAAjzoW29bT53urqQ8GvWdpsLEPh",
+	"+HQXRYFBVJ6QrQZn3rb7vPX9TWRRRwhzJibTWK1bNQ4vi4yrtP37KZsbBW3r6zt4SefMmnm3topAySxt",
+	"/UFe1bzV63qfpaLLVZVsn6ZiSUKkL/da2NYhUae9FQ5c3nMhvsAbv7dUpYUobmZhqzyiKNKfT7tB8Zz5",
+	"B8U/FY0HfYOR1YbpTVoFgxXj/D4FHTqbxUlMFat3BDzNkmRN/p7RBKQm8Ad0wWIBTbKeFtYxcgskHnBk",
+	"BJDWhJkDWOaazmYhgRLyZEVTumSqwQ9pK8pOfDZT5m6hvJ66F8ICTpKFdUE8le4sTqWykNwxx5yjrTSa",
+	"UD7PDL9vEZAzZxMVq2SH1z/fYZymjPFJysB905aT3OII/2yqRG19OdNET+e195Qp159H7Bll9YEk4oaT",
+	"t5Kl/VP9qQUbiSVZpUyaBIOtfV/H7GYlUjWR8c9tRlsOHSscjVvZrjf5t5sp/FyJFLV5XBag4r5WL9Zl",
+	"2kfHQ71ZruKTqAuAgQS+JJ4xvau6Q/0i6VobuWRKH8eARGxGs0SRh4hnWmNFasF+tNT3QkTMMh9Priqp",
+	"qjb21+HLNAbCTWsjeCuY/w8kCdHtpf+qN2QalCZPFNBk8r5ONf1sQrMdQ+GOqtnK2qtig4X3BcS8UXKZ",
+	"Uh4RccMkxKPBGpqCwQA4RU6X+paThGoSxO11mD82SOmB3BIeB200RV2VKuJSCbYGtAYY1CI9knZxay44",
+	"aoP1eSujcDkSk6asWj2iB5LoVk01iIKhLtT3Dfr9CFVuDg8k0UM4MTZ+mikREhwxTUx0jl8Z2E7GRe9w",
+	"IviAvMySBN1Tl2nMZsk6MDvmfe1gwy7XZmzsOhZgAEwYlaxRjGoh8Jtwsobt/MuCKn3WMh5JooS4goJs",
+	"JsmjNEfGFdMc34ZCkq648caM5BjY6MVLTbAJ1e3g6wYZ0180JVkyA7Mnu2YpYRFk5+qlaxv4eAvvhR8s",
+	"WbKc1KED1DKb1uK7yTqoE4T072jFy5fkxKxEzMklhuN5JYllvaENwgfvcoBuEbm5hvPWQFOhz0FC8o//",
+	"53+T0Jp9J4VnJ2SI8kPK/gaGu5bbbgIom3y2NpRWJCDVxpD+YcMuMSY0booCvXMMdp2NGic3SRmVLaW6",
+	"2vVqfXwv2UwYDNIN57flYhuYw5aTzR107SI20DUGN2sB4GwjJy+DoQ3aaZQF+3IhntfOsTKKoHgdNm1M",
+	"+UwUQoKd27FwUxVvvyqV+FSeH/IKR89ZzFb3Zb7op+YWqzu7cM11jcTYGxUvKv+aA2dErKSNuc5v0R64",
+	"EVZUShYNSLikPKNJqJtaMvARmTYkiYEIXSpCpgQE3uj3a004+RS+o2q6uKfIZ0/0ur1ZNB9ZllyZFIK6",
+	"cOCi1Fk5UX6YUfV0LemHZ/jp8RBjksyf+6VxB52Mx3/PmHmsuUz1SGwTRO+Wu+av6u6reI+B7Zu2V6sx",
+	"qkWlMqle6PdqJ2La2DyfPL6tcuZeCxmr+JoRjh5UkDetd/eIRGwaL2lCoESyHJEVS/XRBynS/lt3LCHv",
+	"Af4OgzEPU6Z5UMznE/vryLW6Pxz2ArKkfxOp0wtQH4BmZ/EHLYeZRuEvRDy3LeJPozH3GtT/1xuQN4xG",
+	"hH2gU5WstXpwk8ZKMU66KNmoRSqy+YJQMksEVabeOGRkyviavbDkj/diLtCITF+XXlSe6dE7MUO3AbiQ",
+	"pQ0A/loXj2Qv5fLVui5foCutXduc8q5Rq2gWxRDpDHmQRgfKP+qZUMLnjM/VIj+39u/9YGsMFIxvM3Wd",
+	"u1u3xM5tIgwM1zLrXn1aDBbEy//somChZXmUJ6zgAClWugEi0jGPOZllSdIDgDS8G0LSNfdhDyoslEUv",
+	"oCW87vBVt6yWHipB6dXxepexd5n6GTbm3vQu1y2XykXJl2AOjpaTNMGjt6d4qAq/4Vv1fXA9VM1Um9w+",
+	"APjanboXe61cQGX5sFVuWpPtCnTV3J5Q0EtDP9Q4JDQRnLUy5N3Cb7Qxn63B7ePWrXb9d1HY3H7W+8FM",
+	"zMWkMRQNtmjKpBTpxPd03kWcNSKqnfXunhn4XC/6Z/fJlARjXxB2U6isYu2alXZjm7PlMY2TNRyvMz2C",
+	"pmigtqfEEVTbLyIT8F7d57cXZySi68rK1+0zhA616rEqizC7E9LGIHWKE2mxbLvEqG6MTi/txgbRq9IL",
+	"0zRbYRe1Hmaq2IVo9aq1w2zx87vuXePm03bB1xuEwcfs+tQC+jwV6bKWQHN2UeMTiCCgKUkYb4hnKL4y",
+	"WTK1EPWNNSefNUYBcmHSs2usFVhLZZKlcWN6X0NSQt0yPYsuxBXjjY5TN/itl0/LyIht42g6EX525zb2",
+	"2ZR0iV1BR7elimZaMBFzae0b85R6N+muu/ppw0SaV4yCh6Rx1fLEsEKMqn9BRxs+hidNMyp7CP2RFD71",
+	"OimMp3brvBSeWt4PPpsHkshYMcwdWWiFSRMm6YZyIVYD9oEuVwkbTMUy7I0QDEAtAvS5B2QlQNImgK4t",
+	"88Dfg+PDMffQVsgpSaDg1pyEC6VWo709NGMDcif8pSV8SlRK4wRe2wtJ9wbCwplYJYysqFSsB+6jlC21",
+	"PA1G+zHPxxxLIhV4fmNOEnHDUjKl0hQ7WVGlWKqn/h9d6PVPo7293p/enfb/F+3/POw/et/N/91//8sw",
+	"eLj/yXva+1N3PB7s8Hrv93t/+l0dt69LjqqDCkLZAnXdEcHEK0KJFXYfSBtjK8kVYyv9l34/d5CAf3dA",
+	"wmFIuvpvkcbzmNOEnD1/9kCO+bhjHbTjTo/80blrbeYSlSQsJX6NiGZXoVUmbTg3Ob2UEOYrUnghIDeL",
+	"eLoY86lx+klC4Y3eKHcKCw5ROXsxj1V4QjJNMHyO3rrw9enF2fcuNdT0I/d+Mf96Fn0KcV9zrfugrHJv",
+	"N5hD5tBZraf3XAHs2BScxTNCuS3MG3NyKdTCpd3IQA9Yq3trfEW/jn8CCOeIpIxGJFa4HwE4kRyovC3y",
+	"PiAXi1iaOHu9y4mQLALNakQo5HrBUJZ0TS4ZoZGpLUT52rriAnOGkCmPOVQJAorRH8Yqh5W/4uLGOsew",
+	"IO0DSb6/uHhtovuxPIvUZ0oPAN2Cdg8CKHO/iOWYo0Cl1YQPfZcIAfPq6z5lSNgHhYD1gzEf849ErzX5",
+	"SNAoQD6SF4xCNM/HMf/Y7/fdf/S71ZpdH8nRcEg+klMyi1kSBXnQj2YmUPohlgQ0Zj4nAMyUaOGLRRBa",
+	"jHBg1kqCkIfo+bP4/QAoB6Q7IDiGUokwN4RzmrCRcV7jecQAdu/lwDoe+zbqIWUJHCa5iFfoPEM/+VRk",
+	"CRbju9TcTYoE2Fs9RiCOq4ARD6PaJx9JjuSYIziO7IIE/nJkXBMB16MwmfSAayXSYmY8KNylxEZyA2Xk",
+	"KK9LpkeXKfNG6lexdAN15RdHBXg220O+i96gCQQG4LCrULjYWTMOvuu6JlXTOARgA+2XJGI0SmLOTgoV",
+	"JLB2RMrmjLOUKnAUNI5mJtLLOIqYoZtD8pH8CLXrPHzNy0zBzrt0d0PtI0L1/uc5M3r6bhwBoSQVpgyP",
+	"yDA0ANV0zQYMqy+srTv9NEnETQB5OXhQzs7fPMXdc8tYqXHhJuCDKPilM07y8hVIRHNwcBo80GJJi/xw",
+	"2Yo/0PyRaR5pPTBkZaLIIEMHSmi7piCoz7aFCsVENwkTtGM+to0Wv5UsvWa44PilbWdqSsnh14+I5ln4",
+	"izTmb05sNKFLoKIEYoAgIsjFCioKR8h/H51MWNIBG/PssQ88h7qWyrRicgInkJPwWcSWK6EYn677P+iT",
+	"lLJMmhwYSyiGcuxM6svHuWlpDlYtV5fxiKX1dZ3q6s5hT3PBGTS8r1njEx6tRMyVxa4uslhkwnDSGPgN",
+	"tARjG9LrN4liYGFR3mIl6gquIAPZMZtpTmmDMT1W2Xgsq3V9oKdD4EuVMkLKEs8DiSjtOQvOKy8sWRRT",
+	"k9ii2zoutwW5ufp53l5OjHoP6lp19Rx0mwcHdtOmW+tG1Jd/MD0UAOWhZU0OF0KQJUoTMGx5B4zahnUv",
+	"VYEjH8kx3KUbassZroKH5ZJOr8RsBiiZbKXsGPTnLCJKmIl6Ryq0Xdeh8EL/lqW1gp29C2ivHgjobKBQ",
+	"gRhakG4qmkLQqReqIH8HVeuaNpYoUIHZ/vMLSXkIwehoOPwUuIEVxabCuH41yalxsL4sVRjqVyVOFYa/",
+	"7w3fE7AKo793GatxBI1SV2E8X0LwahyiE8UKQ/rKpbHCbA79Ba8AN5cX+s4iWmPfTmir9Lmb3Fbo4Mjr",
+	"oCrJVXvaJswVGj/2GrfiXaHJr0HCKwl4m+S7wuQeeZOrlfgqzHej0FeU+WpEvsbOtRBY6Os2cqDf+r7P",
+	"owuSYQ3l3V04bOy6Ii6WuGwLibHQ9mHh6qmTIZs72C5GFro6bujK83yWaKMgW749fxyQJ2/faBL98eXj",
+	"xqJirsODA69DX84s7thtRE1PsGoWNAtjeVS4I33RszCau0mfG4RPfzTHBYGjRhqtkPQ9CaS1y3bcK47t",
+	"EBK2wRj6OAdHKtpDnyxXak0ynjAJ1FaLOF1rSQ1Pz85evX15Mfnu+auzH548Dm0cR7kAAuleMigova3g",
+	"Zg+grvRunT1/Zq6bBZWEJjdaNkWTZgHIw3cd+SBPZThnH0BJFUpUN0c+NLYEgSpHw0dBtQA76ULeBUSY",
+	"x8ovV1pXLL41KnDFB/Q9o4laVH1dVZBNcdUazrTO2WQhEGqih8wV6gDKTCwh0ADPliyNpwYg6gScB6Ts",
+	"NNCzF5wZ6IKNcalbTf6/+I6gd8P+o/f/WuOk0cfBZBF6nt72tStOORErfNWREPBvLECLQoLJhcJuPPLy",
+	"FhUl+x/YumVVEaQzI/aXa4B92doivlZyz1VFnjManWZI1iVWA5Jg6ll9vXBxk8uLiS0QggIb4AHLm1K7",
+	"FAVK703IV0wQnGo5IKHNuraWxtrG8Rs/irw0Oi992wq6dQFierqNoXkwujbReK1C66C1+wmtu3fEhjIi",
+	"auMk/A3t+vvSg/m1Gn59JB/gebz/YpgJ9w2BoIf/FSAglIBh20MW6IPQiC10znhkUR4wjrdIumD7Uoua",
+	"MNW7Qh00n6wfaZIxi2TQmGG9/SxtpHxw1RpntXmRxMCxCFWApNXPVhgAAB5dAJODR1oO0XvXDr3ARTaV",
+	"ku2XJmHGs9+1aG93qCPc/cbgnWLdlI076L1as7rbwWBukZEOR+/WpVEa89lDvSgETMRasEQVfZYlUDFX",
+	"pDUMETg8fub4PJX+KyYSIbe8wtGX9k4EAb37HaMpS5GhYv8QqiLMpVcghrABitaVc6mmnSAYA+nqBelh",
+	"ijJOpXLNarWNkuq97wENbsu5/7rS8+1e5zRT4Zg+rdfySVOe++4FtjzMv+pi7FxO5derLWTtQxuA8l3O",
+	"PUTDYWL9n+hsZrA8c4wHA+FZrw+6txpqXQNgDXDg2u+zVbTjHtVdzt4omusc5ZtbWp5SnS9vSE20dgbv",
+	"Vyluy75vzifctJSHmtM8PCIJ06qcDEgUz2MlAxJO0AfazwV/QklKeSSWRHC86XIXnFzpRewjLGC1Xpun",
+	"KLrAvkn//S+HwcOjT7/buhfe9JtW7rExaO6k3jWaOgfkB8ZWaBhRYtVP2DVLSGh4y4jMaCKZyaVycWdf",
+	"XDEsWnK32hwWMa+jvPdb4POqTB1m/z7YFmRfx4k3qKIxv7pbLiow69ZZqPrte8w/xc5vm1isv367imrP",
+	"/oabo6zn8zIl+D2Y7NZK+5x9UJNplsrac6NZLT4MrfitPwAUMWNkMuZeqAypf24nsxYwmr0h1A/+mnFD",
+	"gy2sb0EnSk1V9Pd1sQD61f41TcFxor+x7b/S39o/Hrs2djDePRfzuCHC/xbJGLtkVDwXc5GphuQCmc42",
+	"5TBUGnvBdq41iablXabdUuqpVZobikC5e1lugNm/TRmnz4qGfz9498VpbYe2DzrO675xtcCD2QRLgr4z",
+	"8IQm4kYGeWECq8qMklhCUrC+reToJo0V039esbUc5UEIcH26ITSAy+dDv80eNq6/nsA2/v4CDM1v9JuV",
+	"HJPCWNwOQauBW7+daw3YE1XYJ4/Ab18nBOfSeIabTZto1NV7HvNrgHFasVQKThIxl+UyWO11ilvpU41s",
+	"5Y67iQ172+fWZCv2CrbaJMO7EbsJ2q485IDDg2HweafUPPC7SV+GqHYkwnuUwOwAbiuDeQvoixM3nKXA",
+	"XZfAbimnyRriAy/jJKkVMT4FnVenmVo8qS+a47SCKk3rJ5PCudt2JTTL069RZ7on68VdL/HttWAmO0Nu",
+	"7fyBg75vqLzgqiCYkEiopeLqkiC8fr9v8PRTU4E+VrKMqS8xDEwq0jWLbVOE0LhmKgpVddAwVX3XVh/N",
+	"Ja7efmTMJb2RLSMCWCsrCu5gHvmRnFxJ0s1HjjICInKYn+w1EvZcaffc3Wmw1eZUgWnwGnKeRKYG5KlW",
+	"/WChMC/L9mlhK2kU1SLYbZBkLHeqBe4q/Jjv31ZWbKj/M/BiS8feiwe7wr0UZr5h+HfjyJYDtOaA5oN7",
+	"5MluCLdlyq8xL/O1xY2oMY2l4jqOkNE57zDUBWlfn6KFsXBrGzfsciHE1USyacrURDJVb+u179XaT/8C",
+	"AcxKEAz3M2GuOPUHkphvtyPhuUWpHVdxEFsNk+U9uCtVlnb01rTQZDDZQBHvt25cvQnEvEOYCcQE4/Yc",
+	"8i3xM9INbxaSTSdoFDTmVCJSY1AtmUvx3X16cHk4LWZU4xMv/flff3f73W5aRlEXXoQV+LHUkBIe9nCp",
+	"DP+XACAG3TKWpqBUpgITg8cR7JqERYDEcNeC/Ztwj129fojiNVchZ0q27SQvqelMIvcPalsDqWDiMkGk",
+	"YAbFoxY3VW/xA0nciwHCPOrFbuW/nmGc5y5Qpzt4uO4J6LZZZL0FFC5+0CzC7iyJtgJQxZNqwVN3Azst",
+	"jLm8KgXApjKUU5l8a9BI82LsVaKrkEfJC2Y3uJk13Sfqp2F2d5E/RKaaxMhmlOlXPFkjA/EYokF4zh1q",
+	"KEPbN3p+gNvb88edoPPk7ZtO0Pnx5eNb171yc7jzrQ3ruNu6YUj3JjjGzwSaiN3fqyBbT0efGVoUu31N",
+	"45pFvAPDtwj4TrYkXUpe0/VrmpBLffowxJhcUn6FeSwzSJoxn5fhLg+Oj3fbuZqhN8++GfYSR4/Il0sa",
+	"saBQiLKH+CAGjRKc2TOgx9A/Z3kjOZAkvlYrLFbqK2+qJgwQJtbnXBWBLAGWAlEx8t561ixaillyP1y6",
+	"GZclX0JnbGpd/dn4ngsBOvUxRTVFYfyMSJpemawrm49YMPHfW/26TU7l6sxGTU71TePJwW2ggpnL69j6",
+	"jc0B2RR59n22pLyfMhpB5KF574REYprpg8si+xtK3BihWBv0Ul/KF0ai5VoprQvXgNN45+A7FxD6xOT1",
+	"vPVyee1vT23up/3hpVBPRcbdCy8gafClUKcYhm1/t3mB9u8/C87sv19jVtiFEM9pOmd5/y7L6gWLYnqx",
+	"XnnPzLnVS/GEq1it7aNnJj/pHExt3jifad0LF9T+eo7ZQ2/z5KEnJVKqc9JVj7wP+OMDKR0/euQF5xwN",
+	"h1u9m06yMnJbHjlhyc6AwdVSO0qD9+PxNHH0E8y4LXoIt7vnTBrzksor1i7m2gvFK1dE2qhjUQ/mvh1A",
+	"uAPGLzaUGhGvCkddAZz2vrKB7e26BuzhxspP96MlbnBVlyDItmKlPbBYaWJmMdH8ss+okxdw1LCcm6SJ",
+	"DQ7JsdAGrXyBrsBATQl8yEgrVSpYsCQyAwFLPE2YRbKOjQkBMKpJN/QrM4S9gAyJEuTw4fGJK511OKyv",
+	"nNX60ECgKTUJNRslQpt4s9kzArUhDANpMlqc5oaa3GCSF25wpRyUUBC1LCUBNMBYYZEpSIhkaO4ATDb9",
+	"d4Mdh3Rh0faH//EoX7Vhr22RkSSbbwmAcFUioGAziGSZbJDF7ifEs8F7n8dX6EF7Km++xbXHuJmRVdlG",
+	"lf1Uj2iVEftnpJ4TNlBOhS3vFp9qbpc76pHmimqvSOIHua13GXNfCN6vGBar91bxvHxnClGaF4j5wKH6",
+	"Q4I75VFNhDykAcoRCbG05mhvbyGkejfSUsr7kAAaJsDlAyzmiQ8DGlhwgtfXDwmNolSfw5iTS8g4UPIE",
+	"EUD3IR73+Pjw+KSM4QkQGgDX2QvGvBme093SubnZYoOWgUiLpmeH5dn9nFCeH8fjd++G/Uen/ae0PxsN",
+	"3v/rePy+1x1BBukv+8Hxp96fGuA+/cIojXdJLoM0CxROQDt8eDzcMe21SfYoMWVJwqrEETYXwmntq6qR",
+	"WDZ17UqShCOyMjVIgsbCIyd+8ZCa4iOUR2NuinJonbtaWqRXri2CKdsAtOAVnAN80sY6IvdbL6RhSTeK",
+	"c5uWVAtxRRvCrSpI7LDjdcLinWg4lxHvjmUMueihB5EcFvFoc6zjMd8OdkxyrOMTk0a7G9bxmBeAjZv5",
+	"5IYkhV8Z1rhGTN8Iwl+DgvwZJekBOV2tkpgBxoKvDoiZKQWpPy0qwocPj3cFFC6I0tXjaAXocFRNWQvu",
+	"LUH9pJqgHtxXgnrr898u4qSFY6yNNgE5sEuaJAyi+V0loA1KQa30X2bJw10hpXdPa9VX3XMEyWmZBZRC",
+	"gBN+8uXTdwqoPptNTuaTo4NH79ubkABxZwInemIAa2rTf1qHFDoYvKrsf5mI6RVrsIijUWBmePScKpSG",
+	"NQWUTPGzGO5zPVixjKfSqTJYtBECyrUOBrph6/tzwUxFmJJdVJP0XPR1awRewrg8qKAVI1hKK3O1W5cz",
+	"3UidPQxD8iYHR4tNBWvqmWDDI2CydY9K21kpFYMf1u2v3pmavc13o+06/FkLpp/MPu360crFp+z2maGe",
+	"Xb9zZLXbh9UQnF1ot271YQPNxW8qejSkCzuAyDuGrCVUKlOIidYEBL1kN/oSSBlNSJcL3ldMqh5iowAy",
+	"vz4/VzGPGiBS7jAwRqPbfw1JqLf8uu7wmLNjjk591pFIkjo3d5UBbz+w7dj2LYNOChdQlNKZQtyQWTzP",
+	"TH4cIBp2GugR6Tf/uzag7nOl9heDgRUazBqGaS8ky9XK1F7gyZUjZXZ04yWIzL6y6ZBl2xwpX+/DFulE",
+	"6z1zJieSMR4imqtEKy4les1R3LQBejAPRPuV8ZxTlaWM2OkHAOGGdt1ozIuF8HOf/1RwziA7Set1ECDp",
+	"RmFSSUMt+oV/fnLh6odotc6Ek/cGYx6iJulWvjjyYs+PX56Ti58uLIrZDZUE0E9P8rwi7i5fRLXEwZsP",
+	"lCA0ikgXiqlwKBon0m1DJKc+jJcBEEuEuALU22wV5OVNzWIvY54pRlY5Qm2xXCVihKQGgEZvFyD0gLgP",
+	"Sov9iSbM/rtklDRRuN7m41awqPirRxLOJL357DV5KUMDRRyOAEXXIqqh1MOFIpHgWr2vGVLoVQZ1tBNL",
+	"4l4IxryRjp0CaV1DIGwZKu6d6D3ANAY4r1op1ce1VB+UQhL5DCPXzES2p7s7LgHCcEPyu3ee/2y44yZs",
+	"uprMaQMN2wqFquLmaDu1oHPN0iiebhWLzhY05j+ad5udy97AN66JdaYX4iduA5x3PBz+GsB5BajS99sD",
+	"yj6XwlSJpbBrSfm6xczL6IV66htlVRNw88aM0nz1PqhRzmpBDoNSsRmRbiwIU0WPNZNfnzndq+oruqSy",
+	"DohJXEF/4KPESKzaWJdlbG59uaWNWJKbVPB5nnSFy0RMwczt2RRusIVemzZ8nQeslcjTrcU2PcMuWy3P",
+	"sPKZD3nbFm/UKcP1g59lPPIKqdcq865etKlrm1sAnVKfR4aBERF80rwB7vAeCh1vjumHVAIctPQ9ELnt",
+	"k2k2wSJX+ZooIa4ApDjAEF59NcZ8mmSRhd62HndwoGs5whgTvWwBgmDVbWawKay/tXRvy2RPWmRW2OVw",
+	"E7X39LaV6UpBhgZADBtxFuPWQQAb4qgK+O74ordl2OGAfFcsVO49IymLsqkpaODKooN8Uq2EHnhl0E+g",
+	"MlBe2VzvuFR0Lf0fcZPtN8SWRD8B3P8xN6MRmJJZyNFkUaxYNCqOFNNHqUs4Id1yVguZp+JGugTNMTdL",
+	"YkaWl1wH/gxhrlre9cque3uJH1GJA/viFdhrQy+KmQf1FFwsLu3YWPHUN7OzxvKyeQx6yTdiolpC3KiC",
+	"ow9/Ai6qhVw9gPZmSPx4y/F8jetvqCR3x9qbLGEzBSDmhgl3wQHmfLb/sX/QGxA7BU1uNwsBNd6XCGZD",
+	"sPu2Jvui1X6/JUCcnmbT8j5NGSOKfVCtMo2KNRQa4IlKxbVsjKur0akvoe2XfKmr97u7Hwy9NeFqTgsX",
+	"62YRoHQRF33U9wF+WUOd9ftlREQpuF3XAgOzqe1aH6RJcoJXvwXTt2VIu6G8ilcrxJvH+GPwytY2DFn3",
+	"elUSpliUixFdWsiFNW9DhqVcaY3dXtE9zAMoRKZvO8XvGw/s1hv1AuLqcrFIkBlN216GOer9Ha7O/B4j",
+	"XYAsdaPpBZaPwUPD3fWvXEy84l4W1NaX1vRbdttI11Y6KbVfXFfvxsDnmiz9jjQLxybrrRft8UOrnOHL",
+	"2SFzYDt3H9mNrAzMnawmeiofbf9vLwC89oarVfNaaehtqkZ9eYW9ufpVO3DDoBOJqYSs9jvp7ec0Ydv0",
+	"oB3Un7X8StSfXN5vpwh1razP2Q1MpvdFVZpNqgKWca6oCyPixH7SjY05WSQRlpHyhHlq7L1ur4ytd8z1",
+	"67IQ2DIkkd7DbuhCagxqimkOY0UIzZRYUhXri3B9ZwH7ViL0LUVlTe9vzH3eTO0wZb2gHsl0Q/8WiWXh",
+	"AMSydAICwgbzAaFenBCiTnPB+y4+zm9fD7W3HT2gTT7L7WHNWwtuJb5xT2LbxsN0Gwj1WE6U0YmqF2sz",
+	"QjpUtapFSN9W0afNWf+tXf15ZlZ+95dv8oos0Hxc7Z6Urv9tAOV4cjcXcvCLNwReYYfPWMhhi5Jr4pAt",
+	"eEgNdogLQct4rIKihntr5bXu9swLTrQoHtGU7V9bORjC5ihfQ8hpni0D7w7IqalEqEUgU2ZLQmXi0MVT",
+	"//TTT8BRhSIuEzIs4sggSsCmSNZ3b7P3787l+3ePo/cf3z1h7+GHN+n7j+9+vH7/7iWHJ73f7V4n5twr",
+	"gSH1DmEFg82ZXuW6MDa2cTuACPh78YLYYLRBYO4NA/D4SBJfs6WRQLe/LaawMVFtqMyz81fkDw+H++hj",
+	"ELOZZCo33hwaAUIkEfHtNcfG1+zAc2aZylLWWE1me4jnBiyszopGUYLVEJaCy79njP28zrVgxmyMerKG",
+	"aFUac5Uy/HK9grQiGq3Rtf33jKYM8fFX8WyNcssEtPpO0JkLMU/YZJXQtZfg0AGCb28vs5OZGG+xOaab",
+	"cQdaBQc1RPk7IjIdhq3oWGaXrpG2nKT4jZa6TRLJnQ1iXu1Trd8Fmn/+PcMqDKW6uV1jhKGSeO57PJZx",
+	"FPYGxOqVtlDjmOsmNFeGWJRuWLonBvrZRD8bET3+sBeYkswhPFEf+ARBDV2dI4NpqPmcRQKOxtwW84tt",
+	"3boTEwSDIqOtDRyrnHMOh2NesgQSU3QYakjrc7fMJFS3pqZIXlifCLBZ7C5cbbtbCfHCzm2ElfxbU1M1",
+	"9GXyENUXqIWcCwQEM0LIAnJoVm6adaUsxxxb/At88gTfhgieQkXAbcKtUxK2eaArfWGdgerPDRhc8RQq",
+	"MogEy+lSXoolqi5DfQlPB24JBZsqpuIlXWuCADgLwOyskYVMTzjWLRUQrERB56xd9nrdGfYQQG4JqHwb",
+	"paCdcdhZaqrJdYYE6w17TdU97z7XX6XmUNDZkrrfqDZ45OSZBktUU2x+k4axyTzYgG7RPoynReFc0j0e",
+	"Hva+vKWwru7vl4/vOVds9WMemFU+HLDHGS/8CaEoExM/oJfNWIbqTs05iG6uYOUORVMJfmpjtWHAAZS8",
+	"5muw/XqxL/VJ3Js624o61KCV7yZwWyGthRUMXtn9Li6wwCpriiIsR61lF4y+NdJGDbnrdX52x6Jct/7e",
+	"iV3bmWCZtM24/TH47dUR/YXJZWgspMr1DJL4ZxbhRR6Y8nIQcWwILyAKtCF9EKA6al4GMxyQJ4CLN4tZ",
+	"EkENVle9Hwl6zCGdGErrIRRVzA2WnktOAC+ifi0goV7B0FWIXlCtU6PmeoKdQO4i6uOQs4w5pKZkMohI",
+	"UaznuIw5VcjXlnS1MqqoSXZoCMjUD3GpbIFOtCQ2QcXYN+w3mAvRjCKC731yFLl+CSq1X1f0U1sRzxvs",
+	"NgHP73ob+k1xSiAIFohINjvNdwLpK1LmBqy+cnG1ud5XY9+tPGP1Qpx+ctaM76ofn8c/N3wMWCwt5IYV",
+	"WhhdY363tpWtdUC8+bWrGbIBkLB0Ud8Dmpp12DVhYUP+4Ad92D1AtO6GaNSijypL4zrTls3SqCtpI0gk",
+	"NvZgitm40mvYZTVCdaNEXZsaVLbfwgM9ohsKte0h8A2+1YpON/RTSEMI2vUjnvUvNYISDtfPxd3N9eah",
+	"nZWH0BtsL+AEJLJZcr1juHQRpPG+gqVPydFw31rqcpBHIzEjvoveG9DDr9j6gdwYM20aKkZOQ+C01Tpq",
+	"rlbnozeqjCtZUYFgrMnJu4OzvXhO2x6u3U4EZF9NLte3BHMqkVVgIwLydjdGBwSdvyB0+mldUpfI1FTU",
+	"YSu6IlgoeERxNCKhNT6EpEubPKcQXQOoAfiaBz0QBdaUMeYGyNSP8CngNrho1Mt1HpKbx0TpT6NslcRT",
+	"qpgXxWPsfSwajXkpWEt/Es+5wMB+K3JhWKsBh8eQAoxfNV/rr3xNB8ZpPtBd5MVJKCeXjExTjIkFW15v",
+	"QE6TBBAaZjGnyagETssZA6sWAWkvKrrW7WJDEhYsX9Gh7qbfCTpmXmWtrD74qz4e7i+LdeDVPzGEQS4z",
+	"Vdh3eAPdNCTkgvgVywH5RP/tuVcMOxhzffPqSxhS1+ziu+LTYLi9WQjJiCsKRqBEETGFqvRFKTOp1UoG",
+	"FlCXFDjmiZjPjUkMNRkWeXvt1aSBqLzQtuiaG5nh2Cax1AE0GgAdEQrIIBFgviBV6eGAnTkgUpgNhN+V",
+	"F4OCPVggkiSeacqgBmUkNiJ4zRZNWXxdsMs1V6ZuMkC54Aa7eQEmJepNslTUKuilYmswg6sVuSSbZmms",
+	"1ueAI+YXX7uwVRovoS74U9ttqjJjOz8akksq2cMDDyoHzeidypVldjARc01fumkyS8USFv3s+TPzwKsU",
+	"BD+EvYBA8g95hJ4rvQAIeaZXFQaWr8BCqZWnxf6AvsLK8HcfvYF+c7Fq3fDUSAVwX40Ilk4nqZr84z//",
+	"Sx+YZxHjSpMm5myYEZ0QuRA33Iv3iaXMgGaBBG+oZmRQGh2B8U4IrRyvvFIhUCTUBwYIRe4VdkJC3bpS",
+	"kgHzPgNcp3qSjKhcXAqaRqbSCIv6MSfmQ4KIUKQbfq/U6hWHGvXhOV2y81ixPz6nH+BvTWMMwJgAzqgX",
+	"6PuFXK4xqdb1AO33gQwgi9Y92DPEMCCnENxLtFCmF3jql7QyY8GoXbhC5JhLsWR4/ruUr8kSUIGBSf75",
+	"yUVAvn9y+jggr15fPHv18ryHfhmaSEE0dzAJNnP2QJKz8zdPDd1SOebhT339Sx8OSXjiHEGULKmaQn+Q",
+	"q6PInClJjoaHJHwRA7q3Ps8mpc1v9R//+f+SlCWCmgwLN3mEljITstxsQM5okkhkldTSH7ZkLimvcQPH",
+	"p7cUF8miS4469rxNzI7mNEJXsT5BIIKn8Yqd2+zuGvUAXsjLAuWZ4EHOoh1Xz30n/ut5BZuBHeuCUawl",
+	"Y8aK3fTzgVTG+gnQK2YCpUyuKJpDS3PVt66WHx0a4TxWi+xyMBXLPfuO+wcCbfuzdSzKXdzSAc8iCWcr",
+	"SbqActIz9dBA/JCkC5AnPbDluZpreuZGKJFoGdXsYBYnMVW5kxSIQCxX0J1asDj1IwMHYz7m+/p8XMcy",
+	"VvqWTtP4GtiPLYlmkdTUIhXZfIFSmlfzbUpT1Ob00AAfTQ+LLpm+HKHK/YBcaNIkxCJPmSCslHTDvb/J",
+	"PXk9HfxNhj1I5ZT4TUBSthKpkiVMS7iLpVkGU+/ciwiKOfSjLGhPX6/Q2p7x0JdiwsGYHwzIX2z8pF0B",
+	"vRWSZKvAoLehFxajVwLLNOxEuvYfSxGxHgQk2Rdg6XDWerK8Ssr5xYDcFxsZjPmhNyxHIiu6NliEdlts",
+	"u/5KYaZB+PrVeY4ngJSpnxg/rCVFGF3EcMdjlV+tLjXeycw1Vbwk8NUCBJutFlgqRDiAjk6teA+82Mgm",
+	"Rjw6GpDHjp9nUpN0Emum6h37JUvnJZMsUrc1z6F0JzHD0YkEIQgKmWS4GaGPsvD7UJ+pRMxJzAMzeldZ",
+	"MDDoAjaPT690xr1aiRBJgH3CQXqTJcwh1Ou9TEb65z4518eXIKwfEpJFbZNxxODmDkymHWwBtfQ10F9f",
+	"+FSAUQEmve8ysQFM6ABWlo/YKB2gBq19jkphdCiux6BtB3pdwjPz+IkpbfHssVPx/yzI+eMfoM2wLPfD",
+	"S4ZI+rnGY7UAmIAXjqoHjwcTtnHkgW+bBD93SBBuIacgXIjiEbYHO5ZQ0FfGekUMlyydkpEmSi0peQwl",
+	"hriDJJ7GKlk76tfLMU1ivaIFNcishl1ii8VxKaJ1D/b/X/6FgK2YQ341br3WCy9FFJv9/5/nr16eAAvN",
+	"P0bRY0XhNFAJ7yDToZH7+2ZBFRCI1sLDM8GVXnBA8tTjlRjfPc3ShPSjEOQQSYyBZyq0xtIbkLeIz+B6",
+	"N74DKIOGWpTBo4QujdvBVOOkcHzQpRAQYf0VkHM/IK8sIMcSitC6U4CJ6wieChobORoOSTdEWRr6R+G5",
+	"GtuCZFmK0Mlf48YriGKzzOt25yA7IcyMTqdspTBOiBIETUVbF8+WLI2npkMgsReCY/UPytsGd5Ju6IfU",
+	"hL0ReXv+GBbyyds3ZEGvGTmwMLUSZvXjy8dkCP1hPAqJo2IxupPCnSYR8oT+PWNEE7VYFoaMgaMFkhqR",
+	"h0fkh/g70j3aPyRhXYEKfRVgVJTh1MjnrWwF+0q6++RF/F0PTx/7AMr524un/T84yfXl2+eeIjRy2xdU",
+	"RAGRIj2iV2whElCj9ffGK6lXRlNHE3Fo/Ryks5iXug1JlzOJhUaQ/PRiavENpHzAbrUEUkdVedyXQYoo",
+	"ot28G74PIUsapW9cgFgLSA1z1H3gNL3wLrKB6L2Gw8CcwcsUxPLwf4R9Jqd0xaARqq/fJBngEcVZ6+4i",
+	"xlY20ujwgCTsmiWy2P0bn+dAajcsmRICvk7WoeZMsEciNVPDzSRipvtYYoY95WR/OBw67pH3AXSCvs/U",
+	"eMRAPNTcL/ypbwbQ11dLV9GCMm+p1zo5kYFRIinXFyQLCEsksGYXZpcTcBN6UmBMTQfDYQDGb72yRweP",
+	"UGbFnCbDuOFMAM8O0fUAxw6DexyvAUFWsxS9DjfCWb3lCblZxNMF3MvW7BOxFcxBcEx+trnleMWY+Q7I",
+	"d0ItzHiw58EU6dB5hKH6jZgVGC5eLr///euyGf/3vyddoCYwMQSg8loxCQrYYHuyNyIhmOlIV7N5VDjs",
+	"1OEODu0iwonRh0kr5cY8rf9pCrqEpGvjM9hypdYk41CjgQu9R9guTGlAXtIlkyNor1SuJ9TkE5Cw4jgJ",
+	"DZpLsXCP/vUwIGGheo/+8QhHW1vFRz8/DuDyzEv56B8fBSR09XxCcrSvR1LLM8nR/iH20FjcR79zDDOp",
+	"r/ATkqODg4CENWV+QnI8HGLzDaFP+o3DAW59MeBJ7zsXdk+v2Lo38pBxcM9JtwCKU+Nug75rPW6BhzUL",
+	"hn1ScZ0Fznlk9Bq52c0JpGFdkEWlUmL7ZSelpvozkMyMdFQ4MSgw6kZnWsGANEEl7DuWcAcoT4vIILvH",
+	"qRHwLTr8klEIsoNTboI3jAgQOs9vaDF4upRHaE/P1QaTthd+6FsdpA9j6EOv4ZizDwqtxT0cDag6S7oG",
+	"vAyQiVH8VFohQaDrCKxCkUBbDtFynFU1kQE/kIUqTmP+wtbc8tzOVur3Cum5glzOVED1FrrLVffi/oAd",
+	"+EgQIIh8JC9wrchH8oapdE0+jvnHfr/v/qNf1nfPR2IQoCyfH5FlbtZa0kTzMK036ivFVpqIrTFUK6xS",
+	"JFgDxhnmM4lg3h/JS6ElMZurbzrdhwfmLXDX6NZoUvVz5k0YED/vbWdAM60eko/kR5iI985lhsIJar2x",
+	"g+kzXeXeDOuQ6FrXxMQ902IsDNh0dEQ+EsxXE55XLDd5W0uqowj2IdbXScNqHJOPQGko1rmPQAvFMaOJ",
+	"sziIR3YQ1u3mopIzjnHNsazGJHeBbLWkYqJGeye4EIV0V/THiUyZ1FdvVCB+IWlPlU1MppyEXnJA/wet",
+	"e2KkdCZdfBXGQFlhohvaW6+0vPuaJJ+YWtiWFqxpxLNtGQOTmM1quFGhwUM4A56Alehbwwv9BjbZtD/7",
+	"x+XPxYxQ1JtUddv0ZjQ1dXBgN83lYelPajO8SDfM8ntsYj+wc6tpXFPEGx90nHwkf4UKCOALC4EN9E/1",
+	"H1oJxfAP+PYY2MBTLK3rex3iqdapI+aaAulDc28xm+UiHpZiBch+NNP4ebumh0ND5a3ifuvvufoo/FbT",
+	"7B739EBAnMzXCGTKp1BORHDWN+CcGB4tB+TMWTbRoJUyVLhZBACe5iJ49hqNWkDeEp6YOzaAyw5uZHvh",
+	"PXttQUxsKUsIAywL5qihS0NcMrBCgkUhCazoDm4Lh03fh//WpOT/+Mbi86DbofRMMgW6haYf4AR6q2gU",
+	"yeJKGjsxklZK0oxLB92Ze25iKCoaEV/KlcIED0jmrpiyhx9jGCSRdKa5qhbBVboGJ7UxTYgZOf7wgcyN",
+	"OVSieq+X1buTXfCSs4dzIjJF58zmOgJwLxQx8/1z5up8Ayf5I4GlgY00FPGRnHn7XneR1hl1wUoQko/k",
+	"IVyyr0njm5q89IuH214EOzHuYs1TAypFPpL9g6E+g5ex5pAfnS0b2/UVMisY7S3ZnhNJ3VCK35WMs2Ze",
+	"3jtwusqOVStc6sen8ItXvHVJeUSVSPPXiFRxkqCH1Nz6erctbMgJoomYcyLJnMachI/ZKmVIfuGYd8N/",
+	"R23+LY8/WA5gc8GsBZimV2AJefP0jDz6t6PjXkDC84zr00C6WljrR5pNmNdt9/j+H44fHfWCMQ+fx/wq",
+	"dBYzGwCEXZ2QlCV/jLyR9WxBGbHqgw2AhDZpJCQQRjogpy5swXaJqqVTSm0VAU+1398NPpOclv3PuvHc",
+	"Aa07v2Jrw9QSEMMQPhn8oHDN5Xl+0L0VIPWeg3cydEbXH9H8D0xwzG0QbeDpP3pRtOyErA4z8VCEcRQX",
+	"nuRhUMb54L9hAfD3woGmMSs+MitDuKXaH2IOm1Z1DSFBaaqlCfOuVUc8C7uJbMAI7kumKAYTLehqhZYs",
+	"jEjRt1VAWDRnkJ4tQX2wVanAUJ7vOwgUaI+KJUHb17WzfCBHWokknq5J11dafh8Sp6nInn4drxCxYqk9",
+	"SCaeQNoGYk6uGY/AbG4/PfEiDIyPD/BGjPHHi4yFi2usua5UNFXSgpRgtZ4FWwKrz1FRodgWAZtMbKpC",
+	"6lsDrlXYR70qoClCh/ry785EqjUwtOmDcJXf1T1jWPFXQV89EHl2Q9eyNyorCEDBbkEUvWJyQEIuOAtP",
+	"nDG6D56SLvrbtW5b8gAGLs9zhE4nFvmIlnn7enaBF3hkbXmp84bh170TUOUtTna/OA5qBQO4L0FYgLAD",
+	"lBRGlZJCgZdCAjeOad5oMW5mTsHx4nV6J+69vkj7Rm/Z+InNFQW7ph9HUowecZ4iLxxCP0WNTfebd6bK",
+	"ISn4BFw90BpyC6tSr+A6V5IlM92OMYr3XXyCabHOOZqj2Ytr5qaR0hvnKCqSl2WaZRKzvzs0QEsDWne6",
+	"MUXVZUBCG8mLYj1w4hC3R88i9HyxUIDbua7FinEJAZLfX7x4jlPW59m68qEDY78TeAhm3r4wGB5yNSkz",
+	"MEDgHjie2NUX2cN/O3r0QJLwlzHmoY07ATH/nHgBEuPOJ2DohJx6BteRYZcSFpyq/IrBceFscTOuYo55",
+	"MGgwdQGCtXHKuiPnUnN9SHCxO78BmHx8C5NasDXaakekErpeVA+N92pDkD9afp0JucYGXKEV6C0clbjW",
+	"gISX2fQKpApHJVJPw24l5A7jO0QuKOhfRs/o4UBX+riDIGr8D+HlOhyRMF6Z1XWKCAQ5hMhH9AM/hgiN",
+	"9KQUnVU9akZlcSa6QgdGeWExqPKGJ/UG5BUn1HQM13hQ6FqiFxXEh1ziT6TAaQZFbQomDR4csyq2rLxe",
+	"KBn/zE5s/WEYwAp8ntDBs9cPnH1HOp/mwaN6RUV3Y8zhaGrEExJL1F4qGzzVZDgq8XwrWpiDi7lepvYr",
+	"jEmKpRfwkyTiRhr+rP/dR8uO1DSKP2CAlDRC/pJ+6AOj0HRhCitDYtosiecLJ9lUGRcemlFuRTYUYUQb",
+	"NGFotb84nSjGWOgbcHwij0UiBNWqT1Gr7lq1moJSRuWV9OnEpJQEpXONoeboZoqjfsz7xx8+hKR7/OED",
+	"eLCsTdSF44Ska96fxNGIoJQdG/9cTx8GTUO53GacHoP8oxDRKPtet6AiENL1DMuGGVm3adEb1jNnTi8J",
+	"Ir8ZdxJSJazvjE4ZBMHg4kqmwEheXFvoDGIWUJeHww68bEn52mn61ldOnRU2F2hGDjjYborV2BB6SSvy",
+	"lygmoAqBmCOSqerdpm88y64849YDiYyLdIH4LteK6dZtUw+Pjw8fGgaf0hsDxeGA7vSo8hmbOEFwFVZu",
+	"XqzMSqADcI+g0xTTOyU0UB10blcYkQXlUcLSypFEEHoj3uPEkJIDI2dfrq0tWwmz+3a3ljV2eS3BnpgE",
+	"zpyFP/AYTcqswYNFiPQgVVF21u3nMuMaYpW64Pgt2d5NhMA//vO/QrKXPy37sjEkGUJAk3jKTHajiYl8",
+	"nYpVGjNF0/XOYZEqVokfV6mF4A4UCDGJpfuD4WDY17rPYB9yP1eM01XcGXUOB8PBIRZ9xrKie/q/5qw2",
+	"jVcuRKpQrvHvQrT6GTMjOJvsFaSF8dwz0g33tLaNiL+xHHOnpHTDPTOkwd+kU7oLt96APOMFGckAzizp",
+	"FdM7E/bM3YJnaCn0aFdjrreV0WjkBV/CBIDPJ8KoTnn8pPQjQmlC3r55TvJOyCqN0VdmsNrHHMX3ACLK",
+	"y7GVwPcx3goZ0oJKch7POTERZd9la3KZKaXFC/Ss2xBEvVhsKfaAaLSun0ckukA9F57ox75ZK5oXZ+bk",
+	"eliXPP7vihlQSndCnkWdUed7sWSvMWPK2Ww0ORwMh02JnO69PS36wsd+UkNn9O6XT++DjsyWS03gpghk",
+	"KjiSUyfoKDqXndG7fCgAxFDSGjujjtYDO4UHzJWfx+RY3XHRwoAmiL1fXEb7p0YifwMhsLIUH902UDIg",
+	"HCvkged0QL6jU3PJ5nQMJrWCTDMynplqZgaVRiRzYD8VKdCJgCAcOBvRmGPgjqGqVCQMiC+0izJKYqnl",
+	"2xCMSSDKRMuYwz84TdYSPDwlu6ANuQSz8GjMwY50AQ46sHlwxiB+pV4HBU9UJVQX4u0zTooJJxiazHg0",
+	"5voQoX0KTmcxUM5k9dMr1tRvL48kHUFo9kUeZEq6oUFZNCznUijcZZwp1BsHb8UTa3sZIXLVH/EK1Yto",
+	"EkWAizAJt4Zt3jCfqrYM2j+E313H7MZhYrk1gEDYfn+6oDEPDWvJVj0MsH7tsrc1v4MbWY9KKJoHF+ZA",
+	"/7M4QQxfydCXj6u3Mvb13JfTvWRK4a2aO9ksZH5g4nGmdAXSIZ0uTBCiIofk////UDc+j39moYm3finM",
+	"KuRjGwb42hnaOIawMxgnNAKvdu63zm/Nbt4yoZfimkEheg/ZXRMhr/VLHw0PCReIAuYTPQUnagBOYVNh",
+	"y5JlAPJ1xtmHFcYWoZBawyWfx1IVMQsQyxeHLSEluVQ900RH2hMQRy7DQl+/eX6Fj7yRZ5Ah1gdGSdTC",
+	"gmwCtvwUlEez3495xD7AWusLHcI43YBAdvFGZHBNXedGtIS+dusX1wqL6dE529SjATio63VYxPfcdRCv",
+	"8MTGEowcJhZMCyJWZKZJ0msaGrx6sV4Vx2azT0sFQj2Ajzo0ogpan6ZrGV8zU5z+EjMPOQkdQB4W7HP4",
+	"kuDxAGkgXjKbhwT//hkK+L15ekYODw8faZXQhfQeDA8e9of7/cP9i+FwBP//vwCCdI16PlgdCrGOTUKt",
+	"7v5pKpajMfciiVuOLlec/AE9Gh2aAeXpUqUtsL0Wd8CBoNZNrwlCc4ctyVarhi0JXCw7XTKM+ISalGaY",
+	"4WDDPC7E9lkcHI6OH42OH+0yizo5LedPgPaGSG/v6+W8KYbEQybqCjOmY8H3/maSoPMRtwZgyVFdIEGs",
+	"fCSNldgeRsgxNZYV3Y2v4Dd1a17f+8m8+uwxdnXURnTNIyg78Mn+9k/86Er86HD7Ry7yEr842v6FjcqE",
+	"Dw4ebf/AK3yvvzluM/1CZUf86rDVCji4tbLIX8pgfvdek2Up1fXd+6Ji8LycpGTvbkMUnqpgfqhVE6oO",
+	"kialwSDTSX3nGMO/OU9RtST/p0Ij8DOkNoPNM++2E3Qu9WSu2BoA3awpuDN6OBx+aqOg7EU0TtaNaoon",
+	"jmquY3MwZkZ4RR1FlpQUvHTfXpyRiK4DQNK0qkpgpMKIro2NbMzlinIHp9X9maWiWMpnoUVBziKs2Rql",
+	"9Kak6jyQEOeIQd7IGY1cTCV24fmGR1hVXHAmSdfLAyuL5VYkx7w7tDh6AnlJFPdyyU6rAS/Gpkelc+l4",
+	"AxrAvQczzvk4uHsxYglZd2gVM71aYx5LkgjuwtQOHz7EbPkG+fGx3mRgjSAS10iQW5j4aycpVu+tpxC9",
+	"67Y7/Otf//rX/osX/cePw1zOOXiEQNTGzmVn1dsgC4z5dmHASz4CCcCiWeuLMR9H3fV/90t/uF++JNvc",
+	"8s/p9sVSIqLr3h3v8naD+you7zJ5brq+MQY8s6J9RNffru//htc3EErh/ma5vhcB+vs/zfVtour0kPem",
+	"NEmgbNzol85K1JXeODP164wNFwxUYLMzeK/WoDfKPTBhHE2M5St3UEAu+SyeZymLyKsV488ej/kZppeb",
+	"wIGAzNB1n5rQXlmwMALwOU2NZdLaERFThMR8QN6Agc9DDRpz862s5iug98wPr8xzFBzUhgNdxxS3EcY5",
+	"BSSfoBelH56bIWEKgInUtxHzGWBe+Z3Y1w3cdEi6Hki4q6jQ8zMOwr+KLI+UWVB9ATKeT3hgU7b8YIWa",
+	"HAMvycs5Ms3Lp2dnr96+vJh89/zV2Q9PHocneaCrCztfsGTlB3MDnA2xtGRqXW/2p+rPK7LFWRLrls4s",
+	"UaIZiUllUfPu5Xoo9eKYbxH4SMtlnz7jJVUZRfMddV4mdYyj4+yDIisBEAq59d8zIVdvsmLs9vbrzL6P",
+	"r38KOrWh3u3byT+ptCWZ2qUd/Tq28XlvZ3OdlS/pw9Zf7n7tmg8Lt+9++w5L+Yqf9fI+S+Lb3d9nSbzp",
+	"Ci9fzngFEerlPaFNjpurhLibxHBm78KeJvHuPrk73M/2w186Nh6mM+rUccicv+UhKo7xbLzw9ZQ2XPbF",
+	"z/M4hs6oYwIZOrXSQCLmIlPNskDZ/1fn+zPhnFB05VpcmTscn/nxHyanJLD1C0eg9aZrU1EPoGFqws8H",
+	"pADxBjXDpwBllcPKzkQ6Z8rFL0LfY54ILGdIXiE8NgaLmcgal5CHoRdLOl3E3CSG5paBHqaCspkiNLE5",
+	"462kin1fqiiAvxFkTwPyJuMeA5+K5RIyWMEjG/rJjE6NhdhqrJaC/L6hDcwcTJlclBq6mwt025C7Vafp",
+	"DTVRfIVhvJUszYWmcEeBp7tN2OkVRJU8fSwRcwK1QW8jpzzHo3JHAaEeIrz4K8JSTszB3AkU3/u0HV52",
+	"zVu1GrOLXkzhjEffJI0tksZ+6+v7Vrp9razxW7v0q3p7QQrA66Qs47a553P1+Itc9RUO03zPBx0T6Wnu",
+	"9F/p3tdKRHP8nLl883LEeX68Y/xoIggwdSu0P3hQvDXXypj//vf65v/970/Mpa/HIX18KKcjWy16KrjM",
+	"liwKB+TUmQDq1OYcS+hgODRKMSD8GDAT8kcSWsX7lsYBTFZ31s0ttoB63b8yr4a7CtQ8gHCxk761dv1a",
+	"b/aWkA8EWFMAtQ3JWSHQCeRihXk5vRMvcNjUz/R9700L1WSJhvcKhuiyhfn951fI9fJsMxibPXC1ur9d",
+	"f59N0b6lvvzbVnhfw2mvgnx8bUrtBv701d95wMs2mL2NAZqWYFau2BrzKAx7tPjiM5Hmlw96jrM8uQ7Y",
+	"5yRLE0DJpGNuUnhOHH45Xn2h/h98r/GSzdW+1lbtynUCk7+n++QcFrJiqq0/DvaVmMm9Z6aGwRewssIY",
+	"N3H154VNNui139j652Lr/63Nmed4+H5L7L3KLz6f7bLMrWMe35NJMiDiUlGAKfGzTdw+aJ0CKiNJMgOc",
+	"nss1lhqBMh8cnZm1NSa0lH+5zksrQM6ps36BrSy/UFwctcliM0N+ID2ojC6NrlmqYslM5jV4SDHRzEEF",
+	"5MUgdjRElmKKnJezIacBDHoh5M2ZTFs/T6GVadI1XTUXwqrep11yW2oG8TMzbmejbD0dsGG+FCTfTtOA",
+	"g4iz89qpxby5SRzlfllMegZ1u1DgwsEztPJxa20sIJHQV03goWtNsAil90MKCqLfqN3/0ldWogAlEYWK",
+	"AcLnjciKpVNIq4YzFxCo3K/1vYl7kv8E7xS7LI3HC+FaCQkAJybOEItYIY4tQh9mkkW9do0pshRSQQ4H",
+	"YDzi0PwSCiHphubnEJKPS9MId+5pODS9ITcq9YVLUegJfzohS/o3kQJolWzRKQBT226PLEA1AbAaWVxr",
+	"JApviRf6Gw7J8iYkTi7EamACyAZTsXQ1wfSyhwulVqO9PYSosHmiocUqSmkMcADhXmgytpbimhmPQnkm",
+	"4ipmkygzibh2SJdM3TDGCUL8Hj48HpZmYD6YLAVXC+lNBdOO8pBU8wKYP4akm8QzpuIlg+Ib+wfDYZOp",
+	"plg8YLNcfYL4QhYYq1wXMSgUiVjSNYI7IvzVaQXnzAbN2Bov9TL7M32f7hpZ4SICf+mUaKgzOhwWqnkb",
+	"m42heqhVp4kG7LBL5pNGbvk5nS4ZeZ0KqBbTVrDXE9kpeGP/PtUK7L1Zo7ApiEaXOHEYIBCMa6/uZA0p",
+	"3980jc9mQPo1PC//zdSbLY4blHxzOe2rdtkUuffXFKFhL4lmR80u0RnfIhd+y5ELBaHhdvELsVSvLUV9",
+	"XgOc7WabV8VNqBiT4+vF3zwt3wINPvt9Bal8RQJc5SflK4428LnC1+x/yUuyt7rHKkXyXIRhfgs8kM21",
+	"XUoYWycIzaGZaiQgABEr50GFBUDZclCBFmMLDHCbkL9ueZ0WSh7U361PDKCDqxGLDF7rEhhEYaCGa29r",
+	"h5Bbewm7xwB6kWuZiLuLKANsPSIxlqQAMwHcYTmAbzQgp/KqpsisYeG2UbjH7UcW9Fcv6TnGaUryj//7",
+	"f3toLRxq/5ko9xsiODtByQwNq/o323QhKaEkJeyAVFy4uvPKYXW2NTPMJv1/zpStFHirmxmJaFuEhq2z",
+	"duIsGGZVc25FupACeTQ8bMz9yydaCLtYUaX5S2fU+Y93w/6j9//6u5psv88ci4HL0EbDro3B8FC6t12i",
+	"/qufgs7zmF9t+wTe+RR0EMR729vmrZJ88M8hr7SWOnA/v6zQYWjoaxI9/NriZcHDXB+GdxbOchvBw4N2",
+	"vg/hI+g0ss8dBZOcI2rOUwLI7Ize6Zv7aLgfHB08ev9Viy1QPtqUxC26JJGD5HBHFXQ2vWwDcmrryOUY",
+	"8V2v4lgvj5e0ogdqug5JGfwWyuCDm5QXcCJWEKjzino59pq9GKS9dbuv316MeaU+gw/oUCnp2huETReX",
+	"Xh+TiFPWKY/225vw9ILcTrHY6Hc3uwCeNm/tSJul+ypc81+NKQpg4CAPur1jvlmKB0Rw3Ri4DsadERkj",
+	"GtW4Qz6SMSBSmX9KmrBx51PogCwFZ2Oew26cQGNeMwsac/wg4wAN62o2I9qlFjsBF1H/AzAp4ROrEwB2",
+	"JSXXLI3iKVRpGXOp2Mqg8Tk4zZTZQiMOmA+LPwCsOF2tGHXlY/3CElj7ilCvuvGYn8EIpnQ1IvtDHDig",
+	"jpkF1P9eiCwNXIGAmBsETeZBrmsNqAhNbtOpADZ+zBFleQKwIBODsWwSg/1aPKYyHSzLAwiMAGRdO/Wi",
+	"ZmDLfgso8wGGOwbIfdyh9uqJGc+Vqd6e8R0DsK0CkxPNJv+yh34ZEKxp4+kIFOpyNtUNvbVWgAWywgsh",
+	"EHDZozu9kJJ0l/QD2R9anrund7Q3qOglQWkPmyyCxXrkSMObtQ+RFuLLkfd5lcxvp7zoYwHIG7f1MAKj",
+	"g/GDtuCY92l5ep2gA7vthYnj73AJxHyO3sq8hVcc0XWIRbpzn+d0hNxyeoVybWtdxc3618sl94awwcqa",
+	"764r4CdSQy76HH7Tob45R785R7+gxscg8CVnbR7/FVD4riizGMb321UFq/fMV2uozqOt9n7J/9gEwv2K",
+	"+8Uog1zeMuZAaoD6Yy4V5Qqwykyheq30Y7UNiz/kQWJ3vbgtOUoZhaoxR8MjEp65B54bsi7w589M5e/e",
+	"zuHn39ArGkfF6/U1jSOT/6eF2WRtqtWyiHQpmSb05pJOr3r+vWvznekS/J5TwFUaPfrDUNPbKhXXLJoA",
+	"3hiikB32hwcX+8PR/rHBRXWHbgLL3/CW7dq2f/RoGHSMoOo3D4Cl5sMD+NBUQe2MOm/PH3eCjp7yH/YP",
+	"go6R8TujGU0kC2A1SiM9vtg/yBFcjXg/0S38m/5zDcP2Z4w1cOGN4+PAt8yOjg70fmHR+EnKKOwHz5JE",
+	"/3zNUqknUljDYQCqEny9/+hQ/2l8LrhzQadYqxdQh68n+8Phvr5U2ss+jqSeWMbSiLFm3/yGr/bfEF/t",
+	"z0wV6j57l1jCojlLf4N4aruCXp55l0jn0/tWd82eYYTIc+/QW9BgpnlBLURL3i8x/Amq9iMfhspEiRQ2",
+	"QhXK2vv8NxyQU3gXC+wS++GYe+3aGup+IV5rC431fegPAqpyIVcMyApuF8sETYFuZH0k5mM+y5KETCmH",
+	"RAzmeh9B7fK8+Dfp+jdmUaklcDO7PsOAbHx3zPWYtr3lhtziRZzOyK1OLO1G6Ov+1Q1WY4mWer4iJZcx",
+	"1k4rSgc3aaygejUEMMAy0MRMDRMDohhCpAbkdDplK72P5WrqdfIDbi4ryBC7EaTXi5aFP73/4imDvgBj",
+	"KaRkZTC/+mS+EAmUdwU5eIvssn9w3CC8HGixZPiHXCRoEl4OL4aP8rfKwku96HLQH+7bz/Y3iC6HG0QX",
+	"lCc2Cyo4PU9SMR/dp6yy78kqbpOa5ZWDzy6vBI6bfJNcaiWXYQvJ5Tlc8meGD7e2A3xJA8DXISgZDvRP",
+	"Jyy1k3aQc3w2YeeiIuY4WQSR5CG5M7+wC+wP6gBNTWn+WOvb5JImlE8Z1CRN1mPubo2SLFERQ2YiLexw",
+	"nbADIg6OxcLEjPn9yS9kN/GlNwCPkebnkMCyT5QAN8R0QVM61btAupcJ5VdYEsm866KTat4vSzXgNWoh",
+	"1eCYLBg+ll6EvmjKmsWcMW8l57yBxj+rmLODlDJLaRZVHCEsmfVtoT9fJrHXbefcfyMvZQ1Xe+dW1yUu",
+	"y/35NfxJWhorzvON/fU2QhcKHL9FEetW8tXmDb+N5JXmq/9rSl52GN8kr2+S1+eWvJDh/DMLXlDjdu8X",
+	"/T/GjdGq7p/jK/rD5up/2Ow9lv57D+V9p4saRwvGmKcoNwzIKbHl9nGMy9yoBVE+mChmcQX3h+Ua/Sbc",
+	"ZyrSaMyNQHhCVJZysMMorE8PSBlSiRRwOOqEh7erCMiffy7oet00dvKlQwx0z9s4d/Z/2HvX7cZtbF30",
+	"VTD0x1I2pZJdrlzkkbG3U1VJe3VdvG2n071aOSIsQhJjClAI0rK6u8Y4b3He4LzIeZPzJHtgzgkQpKib",
+	"y3YlVVo/VqcsEgBxmZjX75shK3Vpw+xFd63o3svgOhl8lafGgilLHGUsA6ZGI08cT7nkYzE12/pPLZKn",
+	"YmU0+cpDTaWUcL+SV6XLpMoBEtwWxTiAiZ4oOQZqcxePTlUi+tJScaNup5GSGBiXeZKoua7Q/xKdL2AW",
+	"zIG9eEIEzUMuWaROfH7jviRmfACvaQWO97tc5Km08Is76+PWb8VjFqi+FZvEGi3Cgwqyp5FKn7mwmAii",
+	"RGnHrvo7gA1e7CnYeDXlm5+LAEFjUT/7N/7HpvQUfGrLzBO2JvHkHBryk07qji4+9VjpJlu4Br457q7K",
+	"ACkQa3DKe0e1hj/kcpT8BVXDX9zhaRjAtSXk0Kix56f/OD990/7h9OrlX9rf/v2vR42gMeJxkqeiEhZx",
+	"GR/LSSRfXx12l5NIxJTHidkrEf9fZTSdJdcC/tOC7ET8QLMLcRuLOdQXVtwK5RSRXYx7XOZNcpT23l4f",
+	"/FLTP2ZWGnxxqR/nJJzLaR/LsvsZEQPtHADxOlgV/Ligio3M6m627gn7DCzLufPyN2t89idsnY+/L2uc",
+	"/D24XryLhOjKTONFfglr2qQT0BgDCpEgL0Cay5bVIPvSinOg/JEigwBJKpiaCwJL7LBTCG+4iIqxH6Sw",
+	"xHQUTQlswoj5M4Ro+rKUKkJ33OrQSf0DE64drj/2WBPpsOkbfdkMaR8UUY6PzNV4y9MbHNqPlmfqE8Yw",
+	"rlUuh1Xv/hXEcYbxLBYAsGENnTnXbJgoXfb7Oz/3hX3FvUAP73xZ0cw8SkCjOMTFB7uV+KNqLKiMVFWU",
+	"1TNeo7iU4xuPrqaM3BI+iqIS0OHdKyz72MNj60dGYjsFqWAH/JyCDzXKjrXqnkTVMRNrbhdMrsglUgY5",
+	"LehAs3BZLFol6OjFC18J6ktfC1p+rZz1UH7ZKETekGwKg68fXYuhmoq+DEHP6DCzOygQAVoN4pA7qADN",
+	"p4IVfduEWsd75PWWS0zBjU7gp77kEgkP3etBNVVltRZkdRwYE9FxYms1E3nCeF+S/mXlK/S0Woci3Wml",
+	"6sRWak59+fGqEzkYPqHiNOOLGU+q2R/nfHHOE3YNkTG/iHU7L8TOl+U5OQMeXk3aO3U+G6cO5qztNaW9",
+	"pvS0mpItZvuc9CQLwjMVz1KAzRd6e6xEAgksMY8QgWPAxjwT7HqB/2sUD4jRmb/AfwQY1os101mcJJbZ",
+	"z6W1+oB+Qy7ZWLEkvhWsCd8uUkq20ELIgGmR3oq0DcAkALBCf+aJoP+EIKOI+lKl8TiWmmkBcqQKxkNQ",
+	"PSJq2fAm+qkmscw67J3K2Dzlsxkm5QLHI8Ixwj7VDkewjKvRqyCOlJB46wFIKhiOMYKQIKL7Y2A6VrAM",
+	"V/VXoDiuf34Z9XFrrMT/OMTGGddQcQUxZHyORYJHSSxFmaBkCct4S0hkb5OVQlEIK2n2pn26DIViq80H",
+	"sJBhhZJBTWd5ZpRkOk8dBhA3TE9UmiULwGKuhcM57LZqoU5+EtmFO5yPGJ0uOqm5f92PtZBxezCPzxXA",
+	"2a37vbQZ9/alPUmPqja47u6nP/jfej+MjV+sE6AMjop3HILH0wU3Vm1zoXkKRXEBPwDMBmoQu7ERbBJc",
+	"IHuydNEGudXoHXZ91Ixi+JvUlNQTZisUlee7ImjUwQmuYZn2ExJW3AL1OQYeVcMjSWHqYqMtVCt492bQ",
+	"FxThdnvWQmx+LilHO0e87ZFv7JLHLRfm9IeST0UYWLox819kLAzIVghZkxh0mbUe6AmQmjxJiuxvTHSk",
+	"x9tTZQ0SyFPUJyxM1JAnE2UxG8PDo2863U63c4gkZFE8Ag9QZrtqBSw0LQzMuoUBBI2BjGwey0jNBxFf",
+	"aBhzlqXxdQ7KdOWnCl1W5U9Aq2farZCVhUUaJVq6B5qFE5VEde3a2n+qY1R5NqBseypn7LAfgfCvLxMx",
+	"ypgxp5sqZTJPkha7EWJmOopTJHZHEEgp5ssDRWf3KCYgWq+o0XxayWqEyLi5qHB1wBXNmoAMCWmlS/Ni",
+	"ESOQCA2ddFlfFtx1pts4QzqbghCNWqZcfYun0Dzudltk+FUNPPO3kKQou1bRApunhnhmtozOIIlAjaoU",
+	"iZXNiViTsDsCtrw1ArZiY2zmWgxYZUcEzC1/6WG7+AGrXXq0nOCYeQR4RI2oRhS2KOdx0Dt/AAbAqjBg",
+	"QmZpLAouP+dQoAHZXpYHVt8etAP4rJYV8UWXOcmD77gldr2ix8OZzRCoQKEzoA7su8t7YjN94SppssWb",
+	"T8nJuQsb54YXtmHc3LqJdVSaaxrZhhrz4SklC5m+tLpdu7o1w3ZoL24AeabQHyVzntg36iTCin5o4ro0",
+	"shX1TudVrrTdOSUrJ9AoMfbQzufzTvXgGv3JHcBGr1E5Z9uzSNLQP01J1ZZWha2q2lsX+3qqXa2Sl6S/",
+	"fL6Gyce7JMxv4MH5ONcEKMjAapRpkYxYrAn9HaleMWcDlV/CB9E6x+yyJZfG6Sz+K3zto8ke7GGT6Jly",
+	"fSMi+CoHtWHd/jrjmdgLoy/Q1XE5UfOSWUfQ9wHtl73LY3Vm2i9VnjSZLDrszIgCTcRmMJOYIm+sCDkU",
+	"LrDZsRTSCISjEjybOlMzjVQEEK/lGb7WPO4e1gT+AMunBvjG8rN50udJ4fl2kVwwY9Em+eWmcyPd9l5s",
+	"7XWolbggJeLCitD7HEtK65QkgjrTa6tLUzVHqhrMUcMcE8qsw2Rc8AD6wGcIhEa5fLbwxREYAky8ksJz",
+	"UrYCdr1wPcQRQo7bXjrsNR9OvA4OHIgqwyxCgkkTd3yYJQvw6OFUsesFMoPWo7X3WDgTMorlmNzEZggx",
+	"T5LFwMIrhSCo6SlytQV+jVMs+9L9s3gglgPCbLMtx9gWOGD1CQuLHuABh8qGOHRSdPoydAmRYEmToy/W",
+	"mNSDWOzW+2qTbDKlbhDbBMiKlE2rMqtEhVULgdXCfblRBa4vF665at7EOvvB7qePTiPN5mqZ6MXtD8my",
+	"ubLbI4b+Kuml/yzAYH0IsOXZxL8XiaKvf74AJBxavBKCVxyV/rlTBqe/fxq9o66xcpbHCKDxtaPETNgl",
+	"eLIN4zz+rvuxQz08etH98OsOKaa0Ccx+2HSVW/mzv7q/QIvjqkCz0wduK3yRhcSejbHpyvaE8VqQmUKU",
+	"+0Uoxd3LYjlM8khEwRLJXSswOraAQFyqM9a8XrCwyLcPg76E6zmMAUFegWTGgBpnWTwVVSSKHa6WHppQ",
+	"QV9C9DhgXPJkobPA1odgVDC0VG5xFeb+YPVVDymmtdFUFvI8U2HAeCnUOQcomzIiPlyjNmNS+3oA8Uvy",
+	"zPaIqbfgLspA2A1vxqk53H1pGoCW5mmcZUJ22DkfxxKdMLGG7N081SrtsXAqMt6R4i4b4J9CCMzhdydc",
+	"ZyXFiyabjwkKKNYQ+2VKFs+bX08g3XosyJ1lmdJVyvRNPCurc953AHgscowZ3YHL+SROhJ+Zi/FYJD/E",
+	"/Q1BaMIjwTuCNZ39CtTV3rNw5Hrs//+//1+ztUL8YvgKlfXxnfCEHXcPA0hKbUplNh1utVZAKCakaK7n",
+	"zjH300vvMG2i5jZmpn+UQJOL3W5ritFIDDEUpuYrubkdY+6uAJtEIP7BCNaakcFQSJqWz/xKlvBCKbg/",
+	"ml+wcZoseSQH7iubJ1AcS9a8+PEle/78+XeBC+2Glrune3jVtWU14co5taLJHMDSt7hYVKOuwUZQfGzE",
+	"M9E2oquGEn37b3Qp9f7nibthkuv4Vmwcf6bWjv7ovqPfBLMNZ6yxxZOUnPvrAxSJjUW1BA6kEYjoKUwi",
+	"5EmKes3+80UKfmoyBlL21yMCB0/N5vV4XF7brEGVuesRlqC7Gx/GIRw6owiYc+DpAo1e4+3V8Oj91fjw",
+	"3auf529/O52/fXU6f/vy+Pjt1dk9sZw3WW7vrcKnRtWLZm/EfWFG3BtIqKq3Nvam3Nam3P0ZwbaJTxH9",
+	"iK4YYr4KE8aR9sChAiaVNQqAJCwx2ptUUvSwXI/rvgzP3196BNsb6c5CNld5EgVGdTZGoyftOgyInI3x",
+	"5Pi++tJKxhKzOKZfUYiKXJyYCkpppUu8HJJPCWjBJ9roy6dk2tjIO7aeKSxYQwyKJOxcsjgiQ6nijB+B",
+	"RtqXNtdoDfRCLT0HLvg61rG+/DjaMf1pMRmWnM1Xc1URZE4JjSMzPqNkfHv4/Nd73a8/5MkNTcHjYDDU",
+	"06D9oLIJ85SNTXr1SiVva9azvZK3o5IX7Knn/gDUc/c81TwbTranQdGMa3caAytSVRqhyxTu471GvYfe",
+	"eCpqOm0OE0/KOxRTjj5XLA5fFwcWlYeuYzXG0Rto+JE5PLaJtRYjLhEx7M32vdm+tCf2yZ6rjelqeWsI",
+	"VfsDM28uHAmqtRUVIR+Nwmqg64TyxW0WWoRWXCJGWV9aCEFbv5PL+PdcMD5MlYaa2IJwo2lsXXg14zdC",
+	"1mbmvAQF75EJjLCT7eyZwyclMJJivicveiC1aq9Qba7OgYOwxHeEyOcFe+MXkV9q03seQ7E6t20/ZjEf",
+	"9rGbemU/ei9m9opVsRv2KtX2KhWKUO3z3QKKRSqKKIAVDsUUW1xknjHAXW3Z8ra+pCfaNgU9FQmIAz2J",
+	"Z6s1pnOPavfhlSZq/dPoTdT5ZhzYIuUf6KTWzeNe3O21qsdzU0VRoT6xTBUy9svRpaC8o+0wVB+itHku",
+	"ridK3TAthqnIivJmW6kYWGZIARDwaLNqka3ihTMjPHcDfFTNrNzXZsc74M3GSu7l1Bdd3Vw9Rd7O2Kto",
+	"oKLlW2holwjCRbIFZ9JIFytO4jGQbKNY6bBzFcts5dM868uQ/jHI0wRYuvzUEvpNP9NZGs+ELxbra9Eu",
+	"Vwijx9Diyt18ItCZvTTcF00/gWsLt02JZ3DmHbAvRQ9TebZt8RU9Xa6oqquZYs3lQp9gqXbHmLJj0fqI",
+	"Aiug+u1WKmsYFtasKpM5p0/epkSGPrhSHvNA5TA4EL8U5o9X22CWaZkW0RVebVPQ8MdiC1zBffPEvIAk",
+	"Z6CoZVUuvBnS7mQ4u6S70+7e35p7166T7V96mvtKr65jpl8NH9IkhGD6N+Uyj+NbIVtUfuuSwDOV8YQl",
+	"QusaxmA1Fxoypi0eKUDPWoTf8v1Yj5yM6EupuaSHPE1joftS3Vpnk6MsJiwSWz3tJ1ojw5/2oT8KbOdi",
+	"tMhonIq+JDSOZliW9eEJC/0boQD8oLRzQEzpsCtRKv7VgK2L/hv7VKcv3zkAkCgXPXbUPbS0fkxMZ9kC",
+	"MHE77CKXwDgCmgm5d017kFYAf3WqSsC0YlKVSqVjzbBAGKE5rJzcheUP0sxpqJBkDmXmW/El9yDcmqWx",
+	"iMwa4QfGmSaQO6RONI1hQXuaywOICqCqAqkW/AZApQF1ZWU8YIUa9JS56jypkAe+vhXpwp0oT70wpzrX",
+	"lSTwny9ZpJKEpxo8e742UlERdr5Hi0jG/SIX/lcqKergX5CVTiLYpQcxtFeqHkCp2nnBt8p4todsyiOg",
+	"KQOjwJzR5kxpHV8nCzh1rb1Ktc91fmwN7pwvAIwCrhWrVnxmBYtbui86Q327mwsDqhIs7EozEiOeJxkL",
+	"CxECWDBJ5Hk5ABbu5eXf2ChOBAI9HB9+2w368uXFmx8Z8MsJGWmASp9xIxzEFC7vHgtf4m3RfhVrVOqU",
+	"7DGeZXw4mQqZnfSladVIvO9phG0sq3Mfi9V19FccOSHiD/Vt2GGncEGg2hRLNuW/qZTlgBbnKJatiD/Q",
+	"TNzhDu3LZnh41HnRDdnPl68CFh4evQAw9b+9e9XqsFM2FMBUwjOmM57a1sLvw4CF/8P8vzbyJPwvUOxm",
+	"qUD4enzqIDTqlVF9QN/Ss1TwSE+EyFxojkeg8sLsmi2VJxwQWNrsFa6KUYdQOLJUzQME0wtdmU1Q3B6B",
+	"f3MEpXsnoOfxH3iZBnY6guqdGXj4QB0zlBDRKb5HvuOwZymOSYk6YNd5cgMbA2pNcbg9lophPIuFpByO",
+	"gPD9ArcQASr/zOPGtl9Wrqok3ZszqTJRqvy0SmalChPwe0pbCIB2qDViI7m/261GrXx9N1Pptt417zI9",
+	"cKAztcfw0Zxt5QGFtLSQ2rhydU8Yv9ZmPc1TZsLskIcqyaer4WkI3KQEiCLzqRGbRKH96zLYyWbvXSbu",
+	"smdDfXsCLChaZN/n2aj9bVX/pEEu+/Eqoy8Uz8ZTHa9+2pcvXgTfBCUtL6joiEv/Pvymc9wNjMA6CurU",
+	"WWj26+C74OD7V4InOojM/y81sfwXlHzB3969Cg5XttoA78Iy63lJQHgTuXrkNGUvXgTLh/nFCzzAp8Op",
+	"YJcTNTNdrx2xbe3ruta+rmmtUVaQq5uvVv21t19Fva253Jav4dC77dhHXnaNajiyHmlobY/HR+1CzIAC",
+	"UQM3tNfcvwhnKF5dTjfk2uz0PeDHet17M/O3ERmaTwU5rQAM7afXRSZELY94GGB1wTa6SV/qeCyRVtsp",
+	"uZa8OVHjWCKcPLO3NdeTa8XTiNFSsaZUPhM5kK2KqNVhCADYl5ab266Yo+fu1FMu0wx+eublapWkZWfd",
+	"eya+PPl2WrcTkFFf43EDM9Gp/Hjw9ln+ZSkIg3gGhJ3g1YWTppfF3g9I9aWZFhAuiR17M2dQ9NhGDjFW",
+	"zgvzmg877BeogpwIFr6Hh8G6TmKdobQDQUd0osRI1pdqxLSaFhEPeAhFLwWBsMXToVF72kZtS1XSPjXt",
+	"tL8KyWzVJ0xlE5HOYy2MZW5flUoSDCvgvxK3aaSQvtJ+rAMz6rDzVIySeDwhp4R5CCgKaHXrBOiVmYOX",
+	"Zgrcy8sC9Hh5yt3T9L1IWuTJudpP/kvx+zq5h+/Sq/CmffFDUN/wW5FNVHSPhu2LqxrGvbB7u/TecrNv",
+	"+V37FOErt27xLb87RQ/r/W+PilCrZGa9v7gETxIuqZFPq4+KJ6Tgz0ZzrxVRZv+WhdKQeM3hILXdbvmn",
+	"M2iujD0QNE7pOuKUV1v67F8Den9qF/2fDTPYRtB4f3519v7dpXlkyu/aABO6RAhWSMZCHn5YFYV+yZNE",
+	"RBh5KM4gNCRSgs7C9I5YMzUTRjfKJqnKx5NqDWeHmc8SMiPdo0cH3LEWT1UkWicgbITO4J+Msx8ET0Va",
+	"0pmmfIHkojIDt9LVqjJxcLry0ShOYiPlITk2JlYgpEWujPFAlwrSIcvfiKBlkQZ7YRBHoWkFSHWtlAz1",
+	"7XBQ/IzEpi6Q7e7Feopk1kQ8bvPDgZG/xIYJ33mRJ0L3wD1Y+aiCXnOUJ8mC/Z7zJB7FImI/X7xhTVBV",
+	"QYkTLWY0QR5LDAFKJdsYx4YJBN/jKYtibVSBqFKEa0PBx4fdQvuFi9QpqawZwm3bGapIhCw07w1scyHU",
+	"lPUlwxfVrJ2IW5GwUOdw3HsMUJCI0GOKdMThCZMKWat9/GwY6Zm/VZohjyLwBfBkAMxQ5reB+a3HjM0e",
+	"tnDU14DkZTcWEbmZUS01UET+woBxNo01bJ1iIrrPwXdIDxV3Ez5mvpIocczMMvaDT7gNI4fv0mAV3IhF",
+	"y91boCqJCH2wwPmLn21MGnhR3AJHKZoqpm3/DobVuhaJkmPNMgVzRX0zI+t6hbDDq9JeYs4SIoWB7v/r",
+	"Reme77BThyAIWSYweZ7aYL6ATkMqtEpuC6rOA11VI3BVkaQa1ue4+9xrkHzK+HABDQg4fdQQ+kYhGAB9",
+	"hCVcQ3/TMJKjGFRQeVYaeRPpijW4y5MW4NR3MDBwGw8FGwE3OAArW7h6wX42C3o6Bp/PWCj7EP6e5ppo",
+	"Su8WVtsxs3cj1VyajchUaoZgFqw9S8EZyUbCiCdILnXrIlU65eZkX+cZ6M7uQBD9AIQzTIPm0wE02+wW",
+	"MwrT/pBCNSSEaPNg6sopIVVSkyTqwYy+jXWcqZQ1z87Z//C+tGWTas1TdvwwpYRNOVG5rYLSRXOF0Owg",
+	"4zh6x9ky9bilHz/udtl/KtIOFxSdccTfS49ZVPyKcASU+xlPtUDKIzMPjF9rleSZMAKyVWrlnTINeJcI",
+	"4EQCuGWlXfB6yrEx9j0ZWm7toiRBPdhJc+RrrhwmjOzWdU3ZzysL5aGSo3hMdMsha8IfgaxIuaQx5e5P",
+	"1+Jz0+J2ooteOYRBlAU6a5bFPzX/AgcMejWzShIb8RjfSUWWLkgW8+GNGo1atVTKhXL+UTzK/qo1eo1V",
+	"zOfPZmk8jOX4f/LR6Pub53ff/X6UYLLI+L6v4kqJtPK6FHPtXlfp+Nn25MwwG86/8bRlMtQ3tl7nAcL1",
+	"dldVk5xgJEXAFYB05fQc0TkCDWw1g+WVmKViyK1rf52i7z/6IWgAUs+GV+CZD0HjMpcaHYnrnqan0P6w",
+	"Ppn2G+scWG+E2OcpQ77cxoWYoiq2fTvFK0ttbfEpfjvFNz2uR45cWPdwzNGb9/LP0btlN93hVsOVN69I",
+	"wG2dDUS9PWVSED1/P4dfMbMr/X4fgn/b1Le/ikUdB6Q5574FNSRRvZ15jO4snlg4hDY60/645vIujsSg",
+	"UbooG0GDaGoHlix64AR3xeloO/k3EMWYpXWitXKVNjZ5K+2CgK8yni25KndkCkcvSCJ49HjuSNP6l+2N",
+	"fCN4tHdG7p2RG5yRcFC+KF9k1X1oL5AaF6GxatFYAi5wkYhhptlXX6GBD/6ir74yD5EJ15dh6TutMAiQ",
+	"i5eyAbGiBgO8sSabrxli9yEbKZJI1wvnfDDmOoS4dCvoy2Igvs8TR4LNQt4i+ifRgrO1JM7jdAi286UR",
+	"N54Tsrna8wiJQeB5e2a20jDXmZqKFDjT8T2dgWFsf2FxhP5GI4mYFlmWQCAOPI/vJeMsxHkcFGZ4wU5c",
+	"ZHm1GLdyEj1eZsuaifvqq1mqjFVgVu+rr3qepAZnBUnc0HuKPHhYZQTteJLXDDAo/nAdkygufysmNJqn",
+	"TCfgZIOwvQLuXyiyMg17DpHlwfvFMODSOOp2oVk0erRd98B0wROtiLKtmETysOIEei1jURFtWt/Zja8S",
+	"TyN9z4GGl06YVvjZ3BaUm34tMEQzBC+iyrMOhUiNrTpLBLAkG7mipGgr8HXAyxp4l29VPBQd+tMAXLMi",
+	"ojdM8zq/dqdSQ8au5mb38CSpLgrW+9k1xOktNhFN74Au8mITlebdzG51trRtP4pTMcySxQmooWbRzAhr",
+	"N51Fwbc+xi6thNv1PEkFjxaMZywE4YpnH0vXdAbl5u4UdsFx+NK+SwmljnyF5QBkASEG3FQvITcxoyd7",
+	"bDnTLGTNXOfg5NN8BBRu8ViqFJz/zPrK4DTrHgvJqg4DGm0AnC23IjWra73jnrwrbSAbMEiUHJuOzG83",
+	"YnGgfRdvRVQYBUypGxGxfEY6GJ7WJIEdaVdPyWSx7J33Pe/kcr+Xv33Jl824tt5I8iuoPBMuLnStogXU",
+	"w0V4dSRm6DAOMyzNmpwd3d0VGxfh3Gk+2Jxj/kIrYOJuKGYZCmgObDClfc14FNWKrB1dnVZ8m83nz/9q",
+	"r6fbhM65aHRPdRtD+AwFyqpWOyuaKmSpt0V8B3vtWw9zCqjpQ9/leXp+hhekubHgoly+I+/v2iR3JVx3",
+	"y95KrI1ckCTnhX9r+UbA7z/udtf4M00vH+POtEvZ6DWe/37U/u7mf8//djj99u/XF13+398M/zGGyrpi",
+	"iRu9Rm6k7PE3h4eNoLGqKG5rD6QZ/ydyQGLXq/2PsIB2eQK6IyLQ4fz4mXdG907HvdPx8Z2Oe//hWv8h",
+	"yNGmjseync9ae/9h9gD+wrq7bKO7MMGrqd5b+Px+3sJUjHIJ/sLtjPplWz5wek+HXSBnlTXAEi8xIpfG",
+	"RA/LxFShw0EoabdUWxni4Ip6zBaq/OFwYk7fNR/eoPr2CyYL2BcGZXgJn1ZxajNr4Amb2iAjEZ1YWAUo",
+	"3QaUjcDYGlOls760+BSJGGUsl/alFrkURzmS0c94msU8QfTRMn5EKqJ8iN7RWapmKgUy/CaRjfflEA08",
+	"YNAXEZvwZMT4nC8wU+FfIlWI+IwJRJYcjMgx7GzH2v2OA0RrGYanRn3JpTOjys+RjYgUk8470gytIqhv",
+	"4tlMRGHrBLIbUKs60GbGuVbSUYOAExbSraIiBYkGgPyX1sJFwkpvJZ0C54MoRrGe5ZkIir1gOdYF6Pju",
+	"QWqpYz8obHm8/p7fl2m+0LBpXoJ9Qcz99sA7ccAEEf5rIVgIwte8ELZ6YIObwzWgJo1pl3u3URj0ZShV",
+	"NsBMggAqOM21MciUGiRmmCFY8oSmAD3taoeUz9Fq6wPXxyWg2b2QMn/myy8sHSEvfc0B0NC+3eFdPErs",
+	"sOv93+6vo0VCiUYBeqbwLBsLYiEyt6XLlsrbIhdkyhOz1CJipYuFvIgd9vpuBp4IJ+ywT7BrtjWCwLeE",
+	"yVrkh4RfyjbQP1SeuuqUCdfsWgjJdK5nAs5uyJoh/Txwfw17KwtzFcCYxrpowvV3bPq7NGfcWaGYllUR",
+	"x769dUHH9uPyQ7CVj7GoLKhII7VN1bAbDg7Pf//vI/HmJjqb/yX/Jr7b3mLCEX4im8l2vtpqomWALihr",
+	"g6QxCn8rrOecrqdM0RnY52x8tuaTOcr3sJ3Ma/cynMyLl1aqbF1RZd7aGXjWvPSUdpbp79GMrA0WFp7s",
+	"Qkk2WtjWBtZKu+rTmDT110UjaMxVGsFxtAJ8k51jwx2rq7gOj+5n7cD8PpCtc4lBDx1HwvrU+3LZvkG9",
+	"OC5A0rAd0pF5YSodaIdzodIBpABDC0bpR4q8vqQU3iWDqcc402KoZIRxHqd6Y5ow8PUVTvrvWBjleGGJ",
+	"gTfgsC+bWSqMpYP4K2Qq2O0JwLyQfOHmZMoXzFbEFn31mBSx/9yBhk/UfXmdqOENhm0hbf5W8AQ80KjL",
+	"QetoPoFFYqlZPFvKvDdP4ywT0lLtRzzj11yXOPcDrBoQiB83EcMbluaySHWRC5d+Tq3BAv7NbaTAgfwi",
+	"bXETgIWruj/LJWA2SpWJqNXry8POOuW8RHzIGQILhKzpYuV+dY2xYEQKURwWQrFEdicJByaLp0JnfDqz",
+	"GqnPttjqy6NOGWVxzSCWdXqbOR2A3RkwKcYcnlApm6cQcFjMROsER7aLut+cmsnPJlyyw+7/dXjU6svn",
+	"HRaqIWCDRAPzmm1BsrPL9+zbr7uHCCHtbX7AG37eZVSTY3Ra9yzsfTUaaZEFWIYAw0wFT8xGEQjjlOIg",
+	"qA3YkMXQXjAUNNrmMo3yLE9Fqy+POxRDioogHWxBNeoxxO8P2IxHUSICloipkvr3XIh/LQJrcAlhhMgw",
+	"T5NFwK5THsssFfDSYsaTgPFoIWTA9O85T0XA9ETN4tEiMPrfAIRGwMZKjRMxmCV8EbApl7l5D05O2Jcv",
+	"vBEObJQ4Xt50xvI9NLri0YsXMDY+zESqw778usPCJL4VEBcsXrtWKhHcCIlvOuz46MgYvTqfzVSaiWjg",
+	"ME57Bd4p+/vf/25rQdyTtFzhz5evjBX8+ucLhIv627tX4YlNTcCNZR5pAS5RlqXxdY4eEziGUg148cew",
+	"hVVX60JtpWCdsX8pTtPBVH8XebUFMSfgaKpEWKGWohJkLUtiuApaMBosVMDcduaN1je/jHgp8jpkJYrX",
+	"LMWEi4IhyF4oS2LX5ToSq1U9h/AyvXkWFYIiUwyheTwBXB1WuZZhab2weq7HcpnFSTVLAgFLMS5eOMps",
+	"gKiIGVekSl+G3nyWC/S8w13pjDzYlPdOv1ugfzKl7EN9iaFld/FBwiMSBNkeXPZirCHPBBHO7MBEZMvl",
+	"gr4kN0yP1Qxb3M3AbRPUVUS5kiAs0KlqF0MubaVlX0KefoedkhutflYpX8KqWEXqo2hTTRs5x+xy91g4",
+	"E6kR7lT3B3BuIeTkKFm/oCV9Fk7ECcyBEQyxHA/KDRZ/p6aVZHhtl9rpsHN8rWfaMht5MOHJaMDnfDEY",
+	"pWo6MJdVs3Qb/X//D+Z0PjP3UCvssB9NDz0Wmr+GVVg8whUxnfWlFWIP7CsE+dUKliRYX9ofSq5E8/ih",
+	"+Wu9wgYEyUHFIVSatQPN4qgvY8mo8DMSGY8T3TE/mj3UqvVPsubx4fOW2bm1Qp41j4+OWstOTNZ80e22",
+	"tndlPrZrzjbtueY2eO4+kX/uO9PfK7vGFbec0Ydj1KBhGFYvh+G42smy8w58fWtddyulSrlI7Ed4ddVN",
+	"4Duf0KRZ4wq8ROv2/pViJcjj4++63RqQ4jW5FQ/rNjRf84mchtj1apfhpTWdPLOpuFZVavbt0jWFsSy+",
+	"dHWzCY8YXVJoU/mL7tV7752Ne2fjYzkbv9vurZ1Rolc6G4+2/T5y2aD37zN1U1IiyAqPzJ/VYVl3RX4S",
+	"3+QaAkBwVj44d0mJsJDUlEvo2yWnCxnN4KmJSIlNNcRH2pfxWPIsT4WtwjAqza1IEdDE6hYQnrcqUJmH",
+	"temcVyxTiUi5HApHOdIyhvc1hxi1LeDXtkc/wxvvokpif4e9dsAbXC7sVxkFzxpDgKcBVBsi6jCjhWDJ",
+	"V48dsrfxD6S8QjPsP+z1aCSG2ZLqujZ1/z/sfTlxv0dHx925BTyFxR2cioxHPOMnrqCgJjefXXq5/cwO",
+	"AY04G/oDbzMWCSCORAfVuTWVA6WyAogClzuyNnLt+L0HD/RWn3GC+d0EckF1Dm7MuKDwJ7T67HyX0zsC",
+	"9ydKEekQhrAZ/VIa0kHJg9x0ySTPSrlELeisL9/SRwB0kMiYN9d2vTRrchkhVF6p4CJw0Bv+DMaZFsmo",
+	"ZSzXUg1QQDVBNTU/nuNeE9VPBH5QTAPyEqjDDjuVOJ1w+vrSue8cYo89JuBbhlx+hswqdH2JiBpAdzVF",
+	"J2aFfwk5aCJhWk4FOtZltpQxBHg4dEaPul3Pbg1P7IpLZawpIwbts/goVlMQ+AhiKRXlRLGtKSnwq9xv",
+	"VlYdaGNisRkH/p+oJgnNe7Uv4Sfv3eay7htYD5VZsIC5j1m2mXCo1W3Sl5jT7x9KnGGof6o0AsxD9ppN",
+	"tAK/jtmEdfWF5qmQ1hsyq+LIwsgoORQd9t8iVZQbY9V0cHCZ1pucZWkM4QYclM7iJCnVMpmZbXXYqRGx",
+	"Usx5wpoh0RsNbNJX6G/ywXAxTIwZUYDeOM8OLMeMLzRsqQrOlncyzUXfYadO4mDKmKtX8ARQ00oa5qG8",
+	"SD7FzsA16m6ggOUSEX3sQQusbUN2Tau8aXNZ9BT6eWzms2GVyvlnRQkD2tcxlIUaIeTl36VWKJUzAElk",
+	"oxgC2DEyc52oMxciCbmiEajjwz9GNgOqWRZm5hiZe5KAunSv8IdUb3K6yI08eutcMCsf6sslVYAVV3qs",
+	"mbmUYippKm74pgurtExHS02U60AwLZQ8U8XzNp5AHL+16FJNqaoqhxYZeLOsx4caA4lky1xwecmN1GHH",
+	"3eMeC88tV4JDBjJL+qLbRRnpJF+vyv9szk3mCVhdIDshokotszMM6xcc+yNxOmMfoN88td+CPux0eFPn",
+	"tUCVy6pmrOmupoAK7UCUWueX+/WTcys9Efvyp4IXRqPEHdNa+1DEt2LJgrglO8kah9bMqTcO6de20/XL",
+	"JuI1HYEpv2tfLzKzNw+7x9+++ObroJHyudu7G4rXdzTMrOtWP/s3j25FmsVapGfRh2cWEHkV0vkyk4pr",
+	"q1NLQvyL/fmtg1p+tGOIXWwihjUmH33mHiP8yyWEdfsWrLvPGwa8fADe5VORxkOf+agQAi0WR47cx1gc",
+	"BbePLynWEpMQCVCvEcvs6+NG0CDK1kbv0FGPUE4Osv+sYKKdE4Yg0pAi6SyXFG4ap9wYACH8y5i4V2iL",
+	"xBkaeFpJ9puKpXalJAuWqLHHoMCzvoSy1A67UGCVUWMBC6FL+A/JkwXWQpCVUMu3fhpFFUn3SFoONl6Q",
+	"dm5Wcw4fuO/tZOtetN6bGHJPCblRhp/BOWfc6iLXCySe+1wkuNHVHIfLWtqZgukF0NChNIchWUw7lgX9",
+	"S2jHNKA/WZyeVs/6rxCNB8KrE55mgfMzOADfOK1h1aAEKXwoiaX5m4d10GG2itGCQtgxxZmxJRFKRbPm",
+	"8+4RMEqGxZc/A2obhEPH7/MB1aidA81eXl78iIkOAZtP4iGySA95kui+BIQ0rln497Z5rg37rFaIv7L9",
+	"nvOxWKGort/n5RY+BI3n3S0Cbhc0Cfc5uFfiLrvPMcQBrgUEK20v72QVf6s9WBtOE+DaNh7ilGxp8xS7",
+	"iWstMmPymP/9sJ5HlY8FuV1HcSJ0wIygiaICBhAhbrytCVu/4EJl4f+8/R4dMBShcQSX4A2VYt6X13mc",
+	"gNsUsbeB+17JoThBfYUIB4YcfsOzHfEFIT/RJzsO0rNR+52Sov2WZ8PJ+g1+amZgE3VlyGezzm8a01jN",
+	"fw+1Dk8Qph1SNI1eaAZ/3D1epTJSP6t1xSUmus287CPzlfCRje2pI3VZzVkmwIPnfuO3HKdg/eO1ik8d",
+	"YaBZOQv7t0nvgYftsx+CxusrvjH9Ap6B8TyvQ2h8pyDjHiKYn25oO6pJ2wulA83waxGtK1skggHp7vbS",
+	"ahmgsBYbsCxI4FpaKT8ukT6Y+yxs8Vi2Y9ljnNja7B14DYnLFubIovNdL8wlPlFp1k7iWxFBkild33gl",
+	"0uVNJMHPu0fW347Ng0BqhnR/toIiKU5JdF+/fHPGci10h72XJX65oIQzOhYZxXRW6Q+sGf4ly2bvZbIA",
+	"bzafiss4E9+/4Xfwb7OSIuxLsMLCH04vXw9+vngDdR2AS37CvoFSBQz/jZW53EtKwHpJ9gaWoiIF6Nat",
+	"oIQrmcUyh2Tr8kxVTsYbVaR3LZ9yb4ItN64Uc7ugnd2EXeNSZG2r5Nb1tmLdAWswlmNcV9xcS7vIi0vs",
+	"NqwP99ZD1h7dy3gMlU20U++hWqw/rFvoFQntlo8FJi6JApVnq2vvXsuopK2yplFNHZZnKm7VDcbpIjZM",
+	"BCdIL1xm1C6AjdFXfEk5MdpsX0JTJ5ZXxJhE5maEwKEULn5t49nN4+7z1qYDZT5oW+/FXXs+n7chbTxP",
+	"EyGHKhLRDtBa0NuPKGPvEbOBW3uSTZMd7+tLFHcqzyqHf92BfInrsywK73G8trEm/nL19o01JLZyTpRe",
+	"ONz1hU9peWwy+EF2mP1NUYfPwS4RU/XsOl+slh0XYqZQkzj+rtPtsp8vX7kMAlvTgZZ+PmOmOQ9UVNuE",
+	"i+bKJIu+9DNOflLs8tVfgyIrABq8EQsAnFG6hPtjr2lXyXSgrR+gg8H5EFYsn2GiSejJp9JAO335SsAS",
+	"wFdBaR74eZvhlN8IluYybJ0wkWgBNaNga9SJLzFVP+SLbdj4sfIKQvhEJ0dZQZTgBOPTEzWDb0LtAEwb",
+	"lMkeMb+X8dTYYNPUOG78aTjQVD0tMkeEhAVbK3s377sEq7Xd//qRIbdZauY6i/HtcrFCjbO/6uAPGj4t",
+	"/srXZJ6gf5Dk53IzVNmzVaelq+Sf7tWgPPyaof3q2lLXv4FPpt7Yw2Qmc4FjDdGfLFj/iXy9ZaH+Q76w",
+	"3hR36Hx5Lqbq4402I2Wt6F/rSPWOPdChgYQt1OmeR3+2BvW8JFdEhqZXX1aEZODy+MpiW8mhleksnz2k",
+	"cLx0t99eQD6ugCyAcuu+yqVs4ixXNhlrGjFosRz8JXDvKSnAnFshL+1HVQvGNs5wdShBdTNu0ydt7/ru",
+	"wF1IektVadjceEWie/vKdlr55O0kuTf3VVG0F+m7i/SSJLUMbI8j0+OxzGerlee3/Aay9Mub3CVVugMX",
+	"luSEi4qRjx0VcE/cgGbdl0s8Cs2VXClsOy3bKzChsR3QddOBqpDwnaowXrGFyHpAfmzRKPHHny/eLGvd",
+	"2NJDXig4//v75NHvk4ocXxK6Zpdtqxc7abnqhU1qeFUM+4MrhlLqZluVGnHt9yr1x8hfa3U/vlp9+0zF",
+	"0fBZZy6SpA1VCM+MKIqjdokZdqXO/X4m5Nkr9hLz3VkU66GCyh3r4fEEVax1DrL639dcAynqBzeCsAUp",
+	"7ZYTHuCQ6PlYO5Za3E1VKXb7Po6Gr2zPH5uaWrCKnHsHuHSM1h+AYg4iNcyBteeJEjjX7qlXyyuxPFJv",
+	"g6GTfecd9qBpNpG4beNY13n7y1vZZYOttRN5CcDDlZM2h+YyHSVqHrDzv758zS6PXnztAIdaPcbRj881",
+	"VuVaCF0eJ1hcBupxpy9PJeUywYWkWSx7qLHQ1Iu7WFN5oX9EwJ4EhnHC7Fu13U/dVy5d3XDt/Z7jUaBb",
+	"b5jECLS16cKte9lm9wzyNL7f+7hbBxkC5u/cgM54dq8XpTF+7vOi2QaD4YQniZDjB2hhgPD/9/r4odow",
+	"a7/eJ8epHJXY+YXjp4hK7CrPbAjVCp2Pk2RbhRK2k1BbxBJWpU+fmcaRc74kslBQUei6EEB1mXj++aV6",
+	"wdC8TgBXcLrCzkZJc5lfm69/opDiK3Hret42sLh7mt7jb/ynid/d86T82Q5J6aKPo3aGycYrEXOpajb8",
+	"d78RRwPE4Wp8QPZC80c4N/1GwPogbc1vgfWVkT25rMBSWT30oxHmAa/sEoME45Ccg3kmeOZKroVhEoOq",
+	"8mzIkwS5QlYrwH3pacCrlYKzCLOvH6dm4ZW4pQ4+Ea6UP4DV6FJQQEKL3Wn8wasmH1jHf2t0WF7eszQV",
+	"f0rNfleR8Nv8Rq9V+//r8v079ou4Zn8VC3YpsnVmKjJNOtRixoF4MM0+1lL9LzPIT22kEjfsH9UyNTLY",
+	"GFg3YqE/A5t0wz31+s4mdtWreU3iftJok4LyNiBIozRsWTPUST32GhE/kVKaXfz4kn39zfF3rAl3nvkN",
+	"7zz4z4E3FnMBtlZu3N0ul4/X/6C/+yeVfdRFs/maMQ9o/4J5kK7fG6WX3IrLnZ5KBg8gpGvnY66qJxgt",
+	"XahIosuvLTMuHCnW5KVvCZaxaFud+8gaaHN3gYOpnNYP9AB6sYKHnvQWVMN1l1+snZePpUJGIqVilJlQ",
+	"s0Sw5oWI1JAddV50jgKsi3FAWgBvBFzQThJh4yelTFbiRbykiW+fqyQGRgkx06V8dGgWimUQEIfIDuDP",
+	"LmxVI4hOZ/GFGIlUyKFYU931AJmlVzYUZ7qqSy9f8bE1wv1WpP73+bOJUTuY+AONlQ+axTKJpQhwlgVP",
+	"hxMWSyp1F+nOSeAbA72n52fFp3o73029vq9Z6Lbls9R8Yhv2VkdnXEY8UVJ0flu9YYtJsU+z61wCcQEE",
+	"lxLBtYhY8+3ZVavDzjKNwFrGjNMwdVSuBXVacVZThDVWKlq/xS6xhmi3m+Zjao/w3w9Z4nP/cNtu+waA",
+	"vUGopA+2hUqhqongSTb51xpIkwIhaz6JE+EjHuF50+wvV1fnJyxTuSX/jgTAuMrhYnkn/CSyv1Cnj6hr",
+	"YBerNoQdf6wZT+Jb8WDB1LWr+ya+FVAcPEvVtXic9fxNP9O3wzblEqyTBFfexWFTD5oXr09fvX1tlNgz",
+	"mYmxUeH7jVaHvVEcuDsdSD+U+JCVd51yCdVmcYZ8LYz3ZYh9hUwkUGcONRoLI67DyOxuQEFMh9/3G17Y",
+	"Ekff+U33GyG6gMKIZ7xtPsniyMbR9/0Glo4WaIhYPdpvUDW07dNIJ8DUg85Z0RifxW3TbcEyi1BeOGiq",
+	"bVVpPI4lIIi5FyNxnY/Jw+v+iMkQ7UhNORRkv5csUTwKCp5WmK6fL94AknvIR6Mw8HM++tJPpqE0ytDx",
+	"iJjJCdn3pZZaVNUHcGSY4ZLlqRQRC4u0Swx09yUkvLRnPM0WNhWzkqDZDM95Nvn+2ZoqNbxWlYTjfgmg",
+	"cXft07EI2fd9GWKzJVaOls1hmcTjCUBQwgSVVJbEltDBd2kB2Tg4QnPJIM+Sa/4VzjDQuWKZ7TzWgB1I",
+	"7xQ4YUKjGspuxCxjTQ/Rkc1jqVsn3lTHui8RC9FlVwCtF35MR98OQyB1iLNmgdIbMH9MAeOz+AeuRcBg",
+	"i3wAtLuxyF6aHs6iZgsQ9DAvq5kDTEyAAYZWyJrcTkiRNHViSWmw5O/f6iZgSMwbAJZngBr+hxA26Fhk",
+	"r3jGm6Yx3ABnSEJrh2v+MeHaI2kBABe7xX5OEyCFgA0JY27CF8B0NlthXzbdcNyu/j0XuYhAg4KNPYpl",
+	"rCfAnBKaA3B5O2x684V0V7pl9mWcxTyJNULF8rHoSyyjyPjYccsQCF8cddhLniSazXLTOkxHsTT/2wwi",
+	"9LNCqerVjMCoMrwvR7kkejCVsvCfGDUMWKfT4elY/xq2iJdslvCFiDpGRF3n4x4zamDIEjU26uNIwZGb",
+	"81TGcqxLmMdiFN+x8J/6dvhreGKZQQBzOJmbvZqo8VhEJ67izM/3AgTEbGLWn8WS6kZANQYSEq+8XbIJ",
+	"kFPUFri/vuJjwLYtV7qz5vPuceuEjf8Vz9rkLnArCKnXBf6e0fA67B1USqYRyQt3l8dC1znJfxLZFX6J",
+	"0+t2w64ulaxvrnA/haG+Nl8CKt+9wrTlERcF4ju89U5lb6l4fIu0z+pNq+1cPZoOsO7uv0S9zdU9j2Ks",
+	"1wiX9YcwqBCHGFU/luPOxo1wmsRc73fD9ruBNaGqHYyt1uNsDaPsfqSyz5H0XqqMRSlyWqzQ/QnLw/I0",
+	"9qXKM1AbU8bZNB7jRzGJbO2QkWwZoEDttyWNnF3zhMuhSDvsRwtBPlWEFewGCLDwIjZjvDz76er1xVtg",
+	"tKRvetF9zpqhHXHYog+0EMjprRHL2D3id1jqeJsMAK/2ZSQSvmDN8NXF6dm7wavXb07/EQaWwY690C1C",
+	"CuaZGzUga8+YFliVLsXcNu6IKeMMntF9mXFIgSKkW7PoHYbI/eY+89qciFScMJWaec9SnpkbJ9eChc/g",
+	"zv5XuEJYv4Et8IimlzVz6oyvn2eYi4UfaWfhAXNZKWP00T/kFW0ku4B6kmeRmssTWObyGjvX2xOZmf4+",
+	"eUxbcz3Qx/uZkNbVGUJIHsJ84YHGf4JRg/hXyFtHAT5WyX21QcCsmoTTt7oSPnGgV2Yflv7edrmIeLGd",
+	"//Xl6wASEskmsLEyISONeNQOeYQPbxB/Az7dzzH4pShZWHKCm8M9MdodZTk2Qe0PUM4TjvtMQaqDQ323",
+	"2F6n0sKYB+Z0AxiypWWiFCOEIeFkQXGwsbVCyrk6GQCgIOTm3SLHcXOW4Ecnyj1BgtEfCzisSGGhPJ+n",
+	"SBd6CHiPVel0V5Wdb/Z5j01jIJssQqiYIQTbP/SrfJaODNGYQcqPRkulDA0k7vgwSxagtG5IAAIDa8ss",
+	"oBOoJkIssWteoPGZUwfJgE2CGatgFznTF2IKRNJKYqN10pfH3ecWfdBSXFmOwQ47rWnPCB+coefd51XM",
+	"n4LnwhJOECLKqtP+tDmG0OWOAeZdhMU2DF+QbHYmG0+DJvIHTV98FPllgYrWHN8/kUBzeoyTF2sd5k7V",
+	"sLoI40C86yDMhMs5oVzgZmE9O0ROSDexiSatwP4naRtOWDZtYiTPo1jIoQjw6l8EDDLwW8tisgyg5uEv",
+	"ZgLgPs0jOVieihzGFqgkE+k0ljw5qRVvsdQZke6sF0vYhRWbG8TSSzvlD6SIrKkZuM974Ma794t+AtBj",
+	"q09/PIn4x5FXF7jNHXdZrXnxJ5NYU5Gl8Zq0lPNUTUU2EblmmbjLjNhQGjIbex5A1yTLZjYtSA8ylfHE",
+	"kXPXPDKIqGpxoMVQyUiHfXm9YKnKMxEw9KlTUIpnuT7xmkEM5YGFabB9XS+IGsccCRu3CAMWQml40Jeh",
+	"xyI3wD+yEOCZIDQBdG4tV90FJdsn7CfF0lxm8RThmq37iuYM6KSVBpdLpthC5WlfTpWMM5UiLlx9gdhP",
+	"IntLs75ddsws4bG8R7KCHeeT+Aq8jTJ1X/cIrgI1E5LP4o51wKyGFs6vE1SkzTk9PT9z2VWQoPJfl+/f",
+	"1Xqe6Wnz+8f6trZK9K2O7mmWCxnBZ2IYj2j8rGk+ufW4q7bgmOh131X7x+nbN+tWzfy+26rZEf1pV818",
+	"8iOtGrp/t3TyUyTX+uidu9wS/uIEW+5Cy6aKICEAzy2AnF9DZFWKuUgJzBZd6fAXz9dfsAQavW9uVEwz",
+	"tzyLr5GgMFVAI8IiMUvUgt4Unp8cUiUSPiR9VyWRDRdoAudgL7rPO+xHlZad4ydVBzpA9LMQYyKrvOUX",
+	"OJmP6C6HHi7hyqzP9uXRAjlJ01sIGo9G8fAP6jHf8C3vgCuRR4sTotLVlMqBtARF5Ih4mZ/meF440oZH",
+	"9JU/OdvzlY3XOjf4kqtszZjCwAJBQ/onnDTIhuKJmaUoH2YHui9fvjljqRjH2gwL7ULig2tKYxtiR5Yn",
+	"FdltwdbF3RVY5SyW46Akeix7Zacv34k5iykZDTh4c41xyZDGj9lR4EUn8kgj2tsFT6cWWQYZG9jDRgpG",
+	"G7je8zDueRj/3DyMiMXoTu7LN2cHmNDd+hMyNMLUpLerobQo+x8kgbYZLn59hgfkZR/AnFZj5vaePUvU",
+	"kCcTpbPet91vu7C18zRp9BrPQNDShC0DX8dA9WPsUx0A9qmmHC1joBaQTbb22WZ9mGeuF5g+C/qQkBHY",
+	"feRGgucQxqra5y/mG7lLkcMsBilE5GcUAA6xTW92oCF02dU0emEseY1hRhqqM+FDADjmMmonsYS8SVKf",
+	"CySUxgpkMY+PYirSsYhYEmssEaUPpN3qNUc0ojUf7mj5yLbH7ycJX/AtBQXiG1LPmMeJdEmzJsVeyF0K",
+	"7taW171Hj7U8hFPw+CIOvcXH7TE+m6Xqllu4iN8EJRzilYSDOrDaJwx0gSz+jjxK3Jlt0pd1gzOy1/PK",
+	"onuVors05kRECGK2BHUhkUdj+WK0J9/7cicMltvBlHpUkoDFasmqsWGp+vQmrxdPsarfNLYFIJSmNPMi",
+	"aNpcmU/Q8qBji6hE2eXXl7Y4zRyiNLckiEZjeX/26uXg7PLy59cXYbnumDUxTwl5vI0CZL54qiJRWQZw",
+	"8W04CmbmiYbEUYtU0uzwS7m2n+5vzwLLfQ2YH2EGklwpyT4lk8UJBERrvqbHeJHRjxIVBRjlrfYlNE/o",
+	"lZD2T9iPZo/l6XDCQUGrwjqWZglg1j78+uH/BAAA//8=",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

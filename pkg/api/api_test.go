@@ -444,6 +444,8 @@ func TestRequiredCredentialsFromThePolicy(t *testing.T) {
 	validBodies := map[string]string{
 		"createPartner": `{"name":"p","email":"p@example.com"}`, "updateProgram": `{"name":"n"}`, "createLink": `{"partner_id":1}`, "updateLink": `{"enabled":true}`,
 		"setPaymentProcessor": `{"provider":"stripe","webhook_secret":"whsec_x"}`, "addWorkspaceMember": `{"email":"m@example.com","role":"admin"}`,
+		"approveCommissions": `{"ids":[1]}`, "rejectCommission": `{"reason":"r"}`, "markPayoutPaid": `{"external_reference":"ref"}`,
+		"markPayoutFailed": `{"reason":"r"}`,
 	}
 	checked := 0
 	for _, p := range table.All() {

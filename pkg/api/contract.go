@@ -128,10 +128,11 @@ func (k *contract) middleware(next echo.HandlerFunc) echo.HandlerFunc {
 	}
 }
 
-// readBody enforces the size limit, checks the JSON (valid, not nested too deeply, no NUL characters)
-// and, unless the handler needs the exact bytes (then kept in the context), normalises it: a body that
-// parses as JSON is treated as JSON whatever its Content-Type says (curl -d sends form encoding), and
-// members whose value is null are dropped, because the interface counts a JSON null as absent.
+// readBody enforces the size limit, checks the JSON (valid, not nested too deeply, no NUL characters),
+// keeps the exact bytes in the request meta (for a signature check, and the request an Idempotency-Key
+// names) and, unless the handler needs the exact bytes as its body, normalises it: a body that parses as
+// JSON is treated as JSON whatever its Content-Type says (curl -d sends form encoding), and members whose
+// value is null are dropped, because the interface counts a JSON null as absent.
 func (k *contract) readBody(c echo.Context, policy route.Body) error {
 	req := c.Request()
 	raw, err := readLimited(req, policy.MaxBytes)
@@ -157,9 +158,7 @@ func (k *contract) readBody(c echo.Context, policy route.Body) error {
 	}
 	req.Body = io.NopCloser(bytes.NewReader(body))
 	req.ContentLength = int64(len(body))
-	if policy.Raw {
-		request.From(req.Context()).RawBody = raw
-	}
+	request.From(req.Context()).RawBody = raw
 	return nil
 }
 

@@ -21,8 +21,10 @@ import (
 	"github.com/reftrack/reftrack/pkg/apikeys"
 	"github.com/reftrack/reftrack/pkg/attribution"
 	"github.com/reftrack/reftrack/pkg/clicks"
+	"github.com/reftrack/reftrack/pkg/idempotency"
 	"github.com/reftrack/reftrack/pkg/identity"
 	"github.com/reftrack/reftrack/pkg/leads"
+	"github.com/reftrack/reftrack/pkg/ledger"
 	"github.com/reftrack/reftrack/pkg/logins"
 	"github.com/reftrack/reftrack/pkg/payments"
 	"github.com/reftrack/reftrack/pkg/platform/dbfault"
@@ -221,6 +223,19 @@ var answers = []answer{
 	is(logins.ErrEmailTaken, apierr.KindInvalid, "Invalid id_token"),
 	is(identity.ErrInvalidToken, apierr.KindInvalid, "Invalid id_token"),
 	is(identity.ErrBadEmail, apierr.KindInvalid, "A valid email is required"),
+
+	// The ledger: commissions, payouts, Idempotency-Key.
+	is(ledger.ErrCommissionNotFound, apierr.KindNotFound, "Commission not found"),
+	is(ledger.ErrPayoutNotFound, apierr.KindNotFound, "Payout not found"),
+	is(ledger.ErrProgramNotFound, apierr.KindNotFound, "Program not found"),
+	as(func(_ context.Context, _ *errorWriter, e *ledger.ConflictError) *apierr.Error {
+		return apierr.New(apierr.KindConflict, e.Message)
+	}),
+	as(func(_ context.Context, _ *errorWriter, e *ledger.InvalidError) *apierr.Error {
+		return apierr.Invalid(e.Message)
+	}),
+	is(idempotency.ErrKeyReused, apierr.KindConflict, "Idempotency-Key reused with a different request"),
+	is(idempotency.ErrKeyInvalid, apierr.KindInvalid, "Idempotency-Key must be 1 to 255 characters"),
 
 	// Programs, workspaces, keys.
 	is(programs.ErrNotFound, apierr.KindNotFound, "Program not found"),

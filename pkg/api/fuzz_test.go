@@ -31,7 +31,8 @@ import (
 // database to the next: {{aff}} the referral URL, {{click}} a click id, {{customer}} a customer with a
 // lead, {{txn}} a recorded sale, {{program}} the program id, {{state}} a pending login session, {{now}}
 // the Unix time, {{n}} a number new to each input (so that a transaction or event id is new, and the
-// input is processed rather than answered as a duplicate).
+// input is processed rather than answered as a duplicate); the ledger's targets add {{commission}} (the
+// sale's commission, in a payout), {{open}} (a pending commission) and {{payout}} (that payout).
 
 // nested is a JSON value nested n levels deep.
 func nested(n int) string { return strings.Repeat("[", n) + strings.Repeat("]", n) }
@@ -125,6 +126,7 @@ type fuzzEnv struct {
 	*apitest.Env
 	seed      seed.Result
 	fixtures  *strings.Replacer
+	pairs     []string // the fixtures' placeholders and values
 	clickID   string
 	customer  string
 	txn       string
@@ -154,9 +156,15 @@ func startFuzz(f *testing.F, opts seed.Options) *fuzzEnv {
 	}
 	res = env.Do(http.MethodPost, "/api/v1/cli/auth/start", nil)
 	e.stateOpen, _ = res.JSON(f)["data"].(map[string]any)["state"].(string)
-	e.fixtures = strings.NewReplacer("{{aff}}", e.seed.AffiliateURL, "{{click}}", e.clickID, "{{customer}}", e.customer,
+	e.fixture("{{aff}}", e.seed.AffiliateURL, "{{click}}", e.clickID, "{{customer}}", e.customer,
 		"{{txn}}", e.txn, "{{program}}", itoa(e.seed.ProgramID), "{{state}}", e.stateOpen)
 	return e
+}
+
+// fixture adds placeholders and their values (pairs) to the fixtures.
+func (e *fuzzEnv) fixture(pairs ...string) {
+	e.pairs = append(e.pairs, pairs...)
+	e.fixtures = strings.NewReplacer(e.pairs...)
 }
 
 // fill replaces the placeholders of an input.

@@ -44,7 +44,19 @@ func TestHostileInputNever5xx(t *testing.T) {
 	if _, err := payments.Connect(t.Context(), env.DB, r.ProgramID, payments.ProviderStripe, whsec); err != nil {
 		t.Fatal(err)
 	}
-	params := map[string]string{"programId": itoa(r.ProgramID), "linkId": itoa(r.LinkID), "advertiserId": itoa(r.AdvertiserID), "asset": "app.js"}
+	// A commission and a payout of the program, for the ledger's routes.
+	customerWithLead(t, env, r, "hostile")
+	commissionID := sale(env, r.APIKey, map[string]any{"transaction_id": "hostile-1", "amount_cents": 1000, "customer_key": "hostile"}).JSON(t)["commission_id"].(float64)
+	account := apitest.Bearer(r.AccountToken)
+	env.Do(http.MethodPost, fmt.Sprintf("/api/v1/commissions/%v/approve", commissionID), nil, account...)
+	var payoutID float64
+	if res := env.Do(http.MethodPost, "/api/v1/programs/"+itoa(r.ProgramID)+"/payouts", nil, account...).JSON(t)["data"].([]any); len(res) == 1 {
+		payoutID = res[0].(map[string]any)["id"].(float64)
+	} else {
+		t.Fatalf("payouts: %v", res)
+	}
+	params := map[string]string{"programId": itoa(r.ProgramID), "linkId": itoa(r.LinkID), "advertiserId": itoa(r.AdvertiserID), "asset": "app.js",
+		"commissionId": fmt.Sprint(commissionID), "payoutId": fmt.Sprint(payoutID)}
 	var reqs []hostileRequest
 	for path, item := range env.Doc.Paths.Map() {
 		p := path
@@ -100,7 +112,7 @@ func manyFields(n int) string {
 }
 
 // nulMembers is a JSON body with the members the routes read, each holding a NUL character.
-const nulMembers = `{"name":"a\u0000","state":"\u0000","email":"a\u0000@x.com","affiliate_url":"https://x.com/?aff=\u0000","transaction_id":"t\u0000","customer_key":"c\u0000","click_id":"\u0000","domain":"x\u0000.com","id":"evt_\u0000","type":"checkout.session.completed\u0000","id_token":"\u0000","reason":"\u0000","refund_reason":"\u0000","amount_cents":100,"commission_type":"percent","commission_rate":10,"role":"admin\u0000","webhook_secret":"whsec_\u0000","provider":"stripe","short_link":"s\u0000","partner_id":1,"partner_name":"\u0000","enabled":true}`
+const nulMembers = `{"name":"a\u0000","state":"\u0000","email":"a\u0000@x.com","affiliate_url":"https://x.com/?aff=\u0000","transaction_id":"t\u0000","customer_key":"c\u0000","click_id":"\u0000","domain":"x\u0000.com","id":"evt_\u0000","type":"checkout.session.completed\u0000","id_token":"\u0000","reason":"\u0000","refund_reason":"\u0000","amount_cents":100,"commission_type":"percent","commission_rate":10,"role":"admin\u0000","webhook_secret":"whsec_\u0000","provider":"stripe","short_link":"s\u0000","partner_id":1,"partner_name":"\u0000","enabled":true,"external_reference":"\u0000","ids":[1],"currency":"USD"}`
 
 func hostileRequests(method, path string, op *openapi3.Operation) []hostileRequest {
 	var out []hostileRequest
@@ -196,6 +208,22 @@ func TestUnstorableTextRefused(t *testing.T) {
 		{"poll UTF-8", http.MethodGet, "/api/v1/cli/auth/poll?state=%ff", "", nil, "state must be valid UTF-8"},
 		{"poll escape", http.MethodGet, "/api/v1/cli/auth/poll?state=%zz", "", nil, `Invalid query parameter state: invalid %-escape "%zz"`},
 		{"events query", http.MethodGet, "/api/tracking/events/" + itoa(r.ProgramID) + "?dateFrom=%00", "", account, "dateFrom must not contain NUL characters"},
+		// The ledger's routes.
+		{"reject", http.MethodPost, "/api/v1/commissions/1/reject", `{"reason":"no\u0000"}`, account, "reason must not contain NUL characters"},
+		{"paid", http.MethodPost, "/api/v1/payouts/1/paid", `{"external_reference":"\u0000"}`, account, "external_reference must not contain NUL characters"},
+		{"failed", http.MethodPost, "/api/v1/payouts/1/failed", `{"reason":"\u0000"}`, account, "reason must not contain NUL characters"},
+		{"payouts currency", http.MethodPost, "/api/v1/programs/" + itoa(r.ProgramID) + "/payouts", `{"currency":"US\u0000"}`, account,
+			"currency must not contain NUL characters"},
+		{"bulk approve nested", http.MethodPost, "/api/v1/programs/" + itoa(r.ProgramID) + "/commissions/approve", `{"ids":[1],"note":["\u0000"]}`, account,
+			"note[0] must not contain NUL characters"},
+		{"commissions cursor", http.MethodGet, "/api/v1/programs/" + itoa(r.ProgramID) + "/commissions?cursor=a%00", "", account,
+			"cursor must not contain NUL characters"},
+		{"commissions created_from", http.MethodGet, "/api/v1/programs/" + itoa(r.ProgramID) + "/commissions?created_from=%ff", "", account,
+			"created_from must be valid UTF-8"},
+		{"payouts status", http.MethodGet, "/api/v1/programs/" + itoa(r.ProgramID) + "/payouts?status=%00", "", account,
+			"status must not contain NUL characters"},
+		{"export format", http.MethodGet, "/api/v1/programs/" + itoa(r.ProgramID) + "/payouts.csv?format=%zz", "", account,
+			`Invalid query parameter format: invalid %-escape "%zz"`},
 		{"query fields", http.MethodGet, "/api/v1/cli/auth/poll?" + manyFields(20000), "", nil, "Invalid query string: more than 1000 parameters"},
 		// Indexed text longer than an index entry may be.
 		{"lead key", http.MethodPost, "/api/v1/track/lead", `{"customer_key":"` + noise(256) + `"}`, key, "customer_key must be a string of at most 255 characters"},

@@ -64,16 +64,17 @@ func TestNullOptionalFieldsAccepted(t *testing.T) {
 	before := ok("program", env.Do(http.MethodGet, program, nil, account...), 200)["data"].(map[string]any)
 	after := ok("patch", env.Do(http.MethodPatch, program, map[string]any{"name": "Renamed", "domain": nil, "allowed_origins": nil,
 		"lead_auth": nil, "cookie_window_days": nil, "attribution_window_days": nil, "commission_type": nil, "commission_rate": nil,
-		"duration_months": nil}, account...), 200)["data"].(map[string]any)
+		"duration_months": nil, "hold_days": nil, "commission_approval": nil, "payout_minimum_cents": nil}, account...), 200)["data"].(map[string]any)
 	for _, f := range []string{"domain", "allowed_origins", "lead_auth", "cookie_window_days", "attribution_window_days", "commission_type",
-		"commission_rate", "duration_months"} {
+		"commission_rate", "duration_months", "hold_days", "commission_approval", "payout_minimum_cents"} {
 		if !cmp.Equal(before[f], after[f]) {
 			t.Errorf("%s changed from %v to %v by a null", f, before[f], after[f])
 		}
 	}
 
-	// Contract-validated management route.
+	// Contract-validated management routes.
 	link := ok("link", env.Do(http.MethodPost, program+"/links", map[string]any{"partner_id": r.PartnerID, "short_link": nil}, account...), 201)
+	ok("payouts", env.Do(http.MethodPost, program+"/payouts", map[string]any{"currency": nil}, account...), 201)
 	if s, _ := link["data"].(map[string]any)["short_link"].(string); len(s) != 8 {
 		t.Errorf("short_link = %v, want a generated one", link["data"])
 	}

@@ -22,6 +22,9 @@ const (
 	msgCookie      = "cookie_window_days must be between 1 and 3650"
 	msgAttribution = "attribution_window_days must be between 1 and 3650"
 	msgDuration    = "duration_months must be a whole number of months from 0 (lifetime) to 1200"
+	msgHold        = "hold_days must be between 0 and 365"
+	msgApproval    = "commission_approval must be auto or manual"
+	msgMinimum     = "payout_minimum_cents must be between 0 and 1000000000"
 )
 
 // rangeCase is a request body (raw JSON, so that numbers reach the server as written) and the 400 message
@@ -170,6 +173,26 @@ func TestUpdateProgramRanges(t *testing.T) {
 		{"duration 1201", `{"duration_months":1201}`, msgDuration},
 		{"duration -1", `{"duration_months":-1}`, msgDuration},
 		{"duration 0 is lifetime", `{"duration_months":0}`, ""},
+		// The ledger's settings.
+		{"hold 0", `{"hold_days":0}`, ""},
+		{"hold 365", `{"hold_days":365}`, ""},
+		{"hold -1", `{"hold_days":-1}`, msgHold},
+		{"hold 366", `{"hold_days":366}`, msgHold},
+		{"hold huge", `{"hold_days":99999999999999999999}`, msgHold},
+		{"hold fraction", `{"hold_days":1.5}`, msgHold},
+		{"hold string", `{"hold_days":"30"}`, msgHold},
+		{"approval manual", `{"commission_approval":"manual"}`, ""},
+		{"approval sometimes", `{"commission_approval":"sometimes"}`, msgApproval},
+		{"approval upper case", `{"commission_approval":"AUTO"}`, msgApproval},
+		{"approval empty", `{"commission_approval":""}`, msgApproval},
+		{"approval number", `{"commission_approval":1}`, msgApproval},
+		{"minimum 0", `{"payout_minimum_cents":0}`, ""},
+		{"minimum 10^9", `{"payout_minimum_cents":1000000000}`, ""},
+		{"minimum -1", `{"payout_minimum_cents":-1}`, msgMinimum},
+		{"minimum 10^9+1", `{"payout_minimum_cents":1000000001}`, msgMinimum},
+		{"minimum huge", `{"payout_minimum_cents":-99999999999999999999}`, msgMinimum},
+		{"minimum float", `{"payout_minimum_cents":10.5}`, msgMinimum},
+		{"good hold, bad minimum", `{"hold_days":7,"payout_minimum_cents":-5}`, msgMinimum},
 		// One bad field refuses the whole change.
 		{"good name, bad window", `{"name":"Not stored","cookie_window_days":0}`, msgCookie},
 		{"good rate, bad domain", `{"commission_rate":5,"domain":"a b"}`, msgDomain},
@@ -192,8 +215,18 @@ func TestUpdateProgramRanges(t *testing.T) {
 	p := env.Do(http.MethodGet, path, nil, auth...).JSON(t)["data"].(map[string]any)
 	if p["commission_type"] != "recurring_percent" || p["commission_rate"] != 0.0001 || p["cookie_window_days"] != 3650.0 ||
 		p["attribution_window_days"] != 3650.0 || p["domain"] != "new.example.com" || p["duration_months"] != nil ||
-		p["name"] == "Not stored" || strings.Join(toStrings(p["allowed_origins"]), " ") != "https://a.example.com http://localhost:3000" {
+		p["name"] == "Not stored" || strings.Join(toStrings(p["allowed_origins"]), " ") != "https://a.example.com http://localhost:3000" ||
+		p["hold_days"] != 365.0 || p["commission_approval"] != "manual" || p["payout_minimum_cents"] != 1e9 {
 		t.Errorf("program = %v", p)
+	}
+	if n := env.Count(`SELECT count(*) FROM programs WHERE id = $1 AND hold_days = 365 AND commission_approval = 'manual' AND payout_minimum_cents = 1000000000`,
+		r.ProgramID); n != 1 {
+		t.Error("the ledger's settings were not stored")
+	}
+	// Another program keeps the defaults.
+	if p := env.Do(http.MethodGet, "/api/v1/programs/"+itoa(fixed.ProgramID), nil, apitest.Bearer(fixed.AccountToken)...).JSON(t)["data"].(map[string]any); p["hold_days"] != 30.0 ||
+		p["commission_approval"] != "auto" || p["payout_minimum_cents"] != 0.0 {
+		t.Errorf("defaults = %v", p)
 	}
 
 	// The rate is checked against the type the program ends up with: fixed 500 cannot become percent.
@@ -214,8 +247,8 @@ func TestUpdateProgramFieldTypes(t *testing.T) {
 	path := "/api/v1/programs/" + itoa(r.ProgramID)
 	auth := apitest.Bearer(r.AccountToken)
 	for body, msg := range map[string]string{
-		`{}`:                             "Request body must change at least one of: name, domain, allowed_origins, lead_auth, cookie_window_days, attribution_window_days, commission_type, commission_rate, duration_months",
-		`{"name":null}`:                  "Request body must change at least one of: name, domain, allowed_origins, lead_auth, cookie_window_days, attribution_window_days, commission_type, commission_rate, duration_months",
+		`{}`:                             "Request body must change at least one of: name, domain, allowed_origins, lead_auth, cookie_window_days, attribution_window_days, commission_type, commission_rate, duration_months, hold_days, commission_approval, payout_minimum_cents",
+		`{"name":null}`:                  "Request body must change at least one of: name, domain, allowed_origins, lead_auth, cookie_window_days, attribution_window_days, commission_type, commission_rate, duration_months, hold_days, commission_approval, payout_minimum_cents",
 		`[1]`:                            "Request body must be a JSON object",
 		`{"name":""}`:                    "name must be a string of 1 to 200 characters",
 		`{"name":7}`:                     "name must be a string of 1 to 200 characters",

@@ -41,7 +41,8 @@ func TestFullRefundReversesCommission(t *testing.T) {
 	body := res.JSON(t)
 	want := map[string]any{"success": true, "status": "reversed", "sale_id": saleID, "transaction_id": "r1", "reason": "refund",
 		"refunded_amount_cents": 4900.0, "commission_id": commissionID, "message": body["message"],
-		"commission": map[string]any{"id": commissionID, "amount_cents": 980.0, "reversed_amount_cents": 980.0, "currency": "USD", "status": "reversed"}}
+		"commission": map[string]any{"id": commissionID, "amount_cents": 980.0, "reversed_amount_cents": 980.0, "currency": "USD", "status": "reversed",
+			"clawback_cents": 0.0}}
 	if diff := cmp.Diff(want, body); diff != "" {
 		t.Errorf("body (-want +got):\n%s", diff)
 	}

@@ -54,7 +54,7 @@ func TestSaleRecordedWithCommission(t *testing.T) {
 	saleID, commissionID := body["sale_id"], body["commission_id"]
 	want := map[string]any{"success": true, "message": "Sale tracked successfully", "sale_id": saleID, "commission_id": commissionID,
 		"transaction_id": "in_1", "amount_cents": 4900.0, "currency": "USD", "is_test": false,
-		"commission":  map[string]any{"id": commissionID, "amount_cents": 980.0, "currency": "USD", "status": "pending"},
+		"commission":  map[string]any{"id": commissionID, "amount_cents": 980.0, "currency": "USD", "status": "pending", "clawback_cents": 0.0},
 		"attribution": map[string]any{"status": "attributed", "click_id": clickID, "partner_id": float64(r.PartnerID), "program_id": float64(r.ProgramID)}}
 	if diff := cmp.Diff(want, body); diff != "" {
 		t.Errorf("body (-want +got):\n%s", diff)

@@ -26,6 +26,8 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/reftrack/reftrack/pkg/programs"
 )
 
 // Commission statuses.
@@ -53,10 +55,10 @@ const (
 // PayoutStatuses lists the payout statuses.
 var PayoutStatuses = []string{PayoutProcessing, PayoutPaid, PayoutFailed}
 
-// Program approval modes.
+// Program approval modes (the setting and its range are pkg/programs').
 const (
-	ApprovalAuto   = "auto"
-	ApprovalManual = "manual"
+	ApprovalAuto   = programs.ApprovalAuto
+	ApprovalManual = programs.ApprovalManual
 )
 
 // Limits of the routes' inputs.
@@ -66,9 +68,9 @@ const (
 	MaxBulkApprove   = 500 // commissions one bulk approval takes
 	DefaultPageSize  = 25
 	MaxPageSize      = 100
-	MaxPayoutMinimum = 1_000_000_000
-	MaxHoldDays      = 365
-	DefaultHoldDays  = 30
+	MaxPayoutMinimum = programs.MaxPayoutMinimum
+	MaxHoldDays      = programs.MaxHoldDays
+	DefaultHoldDays  = programs.DefaultHoldDays
 )
 
 // Errors of this package. A *ConflictError says why an action cannot be taken in the state found.

@@ -31,7 +31,9 @@ type RefundEffect struct {
 // of it once the sale is fully refunded, so that the parts of several refunds add up exactly. Before the
 // commission is in a payout the loss reverses it (a commission in hold keeps pending, partially_reversed or
 // reversed; an approved one stays approved until reversed in full); in a payout or paid it is never edited:
-// the loss not yet taken is a clawback. A rejected commission pays nothing and stays as it is.
+// the loss not yet taken is a clawback. A commission back from a failed payout may carry clawbacks taken
+// while it was in it: those count as lost already, so the reversal is the rest. A rejected commission pays
+// nothing and stays as it is.
 func Refund(c Held, refundedCents, saleCents int64) (RefundEffect, error) {
 	if saleCents <= 0 || refundedCents < 0 || refundedCents > saleCents {
 		return RefundEffect{}, fmt.Errorf("refund of %d out of a sale of %d", refundedCents, saleCents)
@@ -51,7 +53,9 @@ func Refund(c Held, refundedCents, saleCents int64) (RefundEffect, error) {
 		e.ClawbackCents = max(lost-c.ReversedCents-c.ClawbackCents, 0)
 		return e, nil
 	}
-	e.ReversedCents = max(lost, c.ReversedCents)
+	// What clawbacks took while the commission was in a payout that then failed is lost already: only the
+	// rest is reversed now.
+	e.ReversedCents = max(lost-c.ClawbackCents, c.ReversedCents)
 	e.ReversedNowCents = e.ReversedCents - c.ReversedCents
 	switch {
 	case e.ReversedCents == c.AmountCents:

@@ -33,6 +33,12 @@ func Message(err error) (msg string, ok bool) {
 		return "allowed_origins entries must be origins such as https://shop.example.com", true
 	case errors.Is(err, ErrDurationMonths):
 		return fmt.Sprintf("duration_months must be a whole number of months from 0 (lifetime) to %d", MaxDurationMonths), true
+	case errors.Is(err, ErrHoldDays):
+		return fmt.Sprintf("hold_days must be between %d and %d", MinHoldDays, MaxHoldDays), true
+	case errors.Is(err, ErrApproval):
+		return fmt.Sprintf("commission_approval must be %s or %s", ApprovalAuto, ApprovalManual), true
+	case errors.Is(err, ErrPayoutMinimum):
+		return fmt.Sprintf("payout_minimum_cents must be between 0 and %d", MaxPayoutMinimum), true
 	}
 	return "", false
 }

@@ -26,6 +26,11 @@ func TestMessage(t *testing.T) {
 		{programs.ErrOrigin, "allowed_origins entries must be origins such as https://shop.example.com"},
 		{programs.ErrDurationMonths, "duration_months must be a whole number of months from 0 (lifetime) to 1200"},
 		{fmt.Errorf("create program: %w", programs.ErrDomain), "domain must be a host name such as shop.example.com"},
+		{programs.CheckHoldDays(-1), "hold_days must be between 0 and 365"},
+		{programs.CheckHoldDays(366), "hold_days must be between 0 and 365"},
+		{programs.CheckApproval("sometimes"), "commission_approval must be auto or manual"},
+		{programs.CheckPayoutMinimum(-1), "payout_minimum_cents must be between 0 and 1000000000"},
+		{programs.CheckPayoutMinimum(1_000_000_001), "payout_minimum_cents must be between 0 and 1000000000"},
 	}
 	for _, tc := range tests {
 		if got, ok := programs.Message(tc.err); !ok || got != tc.want {

@@ -45,8 +45,12 @@ type Program struct {
 	CommissionRate        string         `db:"commission_rate"` // decimal text, never a float
 	DurationMonths        *int           `db:"commission_duration_months"`
 	AllowedOrigins        pq.StringArray `db:"allowed_origins"`
-	CreatedAt             time.Time      `db:"created_at"`
-	UpdatedAt             time.Time      `db:"updated_at"`
+	// HoldDays, CommissionApproval and PayoutMinimumCents are the ledger's settings (pkg/ledger).
+	HoldDays           int       `db:"hold_days"`
+	CommissionApproval string    `db:"commission_approval"`
+	PayoutMinimumCents int64     `db:"payout_minimum_cents"`
+	CreatedAt          time.Time `db:"created_at"`
+	UpdatedAt          time.Time `db:"updated_at"`
 	// OwnerSuspended: an owner of the program's workspace is suspended (set by Get only).
 	OwnerSuspended bool `db:"owner_suspended"`
 }
@@ -63,7 +67,7 @@ func (p Program) AllowsOrigin(origin string) bool {
 
 const programColumns = `id, workspace_id, name, domain, slug, status, lead_auth, cookie_window_days,
 	attribution_window_days, commission_type, commission_rate::text AS commission_rate,
-	commission_duration_months, allowed_origins, created_at, updated_at`
+	commission_duration_months, allowed_origins, hold_days, commission_approval, payout_minimum_cents, created_at, updated_at`
 
 // Get reads a program.
 func Get(ctx context.Context, q sqlx.QueryerContext, id int64) (Program, error) {
@@ -100,6 +104,10 @@ type Update struct {
 	CommissionRate *string
 	// DurationMonths: 0 is lifetime.
 	DurationMonths *int64
+	// HoldDays, CommissionApproval and PayoutMinimumCents: the ledger's settings.
+	HoldDays           *int64
+	CommissionApproval *string
+	PayoutMinimumCents *int64
 }
 
 // Apply checks and changes a program's settings in one transaction: a refused change stores nothing.
@@ -179,6 +187,24 @@ func Apply(ctx context.Context, dbx *sqlx.DB, id int64, u Update) (Program, erro
 			return Program{}, err
 		}
 		add("commission_duration_months", months)
+	}
+	if u.HoldDays != nil {
+		if err := CheckHoldDays(*u.HoldDays); err != nil {
+			return Program{}, err
+		}
+		add("hold_days", *u.HoldDays)
+	}
+	if u.CommissionApproval != nil {
+		if err := CheckApproval(*u.CommissionApproval); err != nil {
+			return Program{}, err
+		}
+		add("commission_approval", *u.CommissionApproval)
+	}
+	if u.PayoutMinimumCents != nil {
+		if err := CheckPayoutMinimum(*u.PayoutMinimumCents); err != nil {
+			return Program{}, err
+		}
+		add("payout_minimum_cents", *u.PayoutMinimumCents)
 	}
 	args = append(args, id)
 	var p Program

@@ -21,7 +21,11 @@ const (
 	MinWindowDays     = 1         // cookie_window_days and attribution_window_days
 	MaxWindowDays     = 3650
 	MaxDurationMonths = 1200 // duration_months; 0 (or absent) is lifetime
-	maxDomainLength   = 253  // a DNS name
+	MinHoldDays       = 0    // hold_days: days a commission is held after its sale before it is payable
+	MaxHoldDays       = 365
+	DefaultHoldDays   = 30            // the column's default
+	MaxPayoutMinimum  = 1_000_000_000 // payout_minimum_cents, in each currency's minor units; at least 0
+	maxDomainLength   = 253           // a DNS name
 	maxLabelLength    = 63
 )
 
@@ -34,6 +38,16 @@ var (
 	ErrDomain             = errors.New("domain is not a host name")
 	ErrOrigin             = errors.New("allowed origin is not an origin (scheme://host[:port])")
 	ErrDurationMonths     = fmt.Errorf("duration_months outside 0 to %d", MaxDurationMonths)
+	ErrHoldDays           = fmt.Errorf("hold_days outside %d to %d", MinHoldDays, MaxHoldDays)
+	ErrApproval           = fmt.Errorf("commission_approval neither %s nor %s", ApprovalAuto, ApprovalManual)
+	ErrPayoutMinimum      = fmt.Errorf("payout_minimum_cents outside 0 to %d", MaxPayoutMinimum)
+)
+
+// Commission approval modes (commission_approval): with auto, a commission is approved once its hold has
+// passed; with manual, a member approves it.
+const (
+	ApprovalAuto   = "auto"
+	ApprovalManual = "manual"
 )
 
 // CommissionTypeError refuses a commission type that is none of commission.Types; Type is the value as
@@ -262,4 +276,28 @@ func DurationMonths(months int64) (*int, error) {
 	}
 	m := int(months)
 	return &m, nil
+}
+
+// CheckHoldDays refuses hold_days outside MinHoldDays … MaxHoldDays.
+func CheckHoldDays(days int64) error {
+	if days < MinHoldDays || days > MaxHoldDays {
+		return ErrHoldDays
+	}
+	return nil
+}
+
+// CheckApproval refuses a commission_approval other than ApprovalAuto and ApprovalManual.
+func CheckApproval(mode string) error {
+	if mode != ApprovalAuto && mode != ApprovalManual {
+		return ErrApproval
+	}
+	return nil
+}
+
+// CheckPayoutMinimum refuses payout_minimum_cents outside 0 … MaxPayoutMinimum.
+func CheckPayoutMinimum(cents int64) error {
+	if cents < 0 || cents > MaxPayoutMinimum {
+		return ErrPayoutMinimum
+	}
+	return nil
 }

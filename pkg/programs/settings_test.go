@@ -272,3 +272,30 @@ func TestCreateAndApplyCheckTheRanges(t *testing.T) {
 		t.Errorf("unknown program: %v", err)
 	}
 }
+
+// The ledger's settings: each boundary accepted, one past it refused.
+func TestLedgerSettingsRanges(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name string
+		err  error
+		want error
+	}{
+		{"hold 0", programs.CheckHoldDays(0), nil},
+		{"hold 365", programs.CheckHoldDays(365), nil},
+		{"hold -1", programs.CheckHoldDays(-1), programs.ErrHoldDays},
+		{"hold 366", programs.CheckHoldDays(366), programs.ErrHoldDays},
+		{"auto", programs.CheckApproval("auto"), nil},
+		{"manual", programs.CheckApproval("manual"), nil},
+		{"Auto", programs.CheckApproval("Auto"), programs.ErrApproval},
+		{"empty", programs.CheckApproval(""), programs.ErrApproval},
+		{"minimum 0", programs.CheckPayoutMinimum(0), nil},
+		{"minimum 10^9", programs.CheckPayoutMinimum(1_000_000_000), nil},
+		{"minimum -1", programs.CheckPayoutMinimum(-1), programs.ErrPayoutMinimum},
+		{"minimum 10^9+1", programs.CheckPayoutMinimum(1_000_000_001), programs.ErrPayoutMinimum},
+	} {
+		if !errors.Is(tc.err, tc.want) || (tc.want == nil && tc.err != nil) {
+			t.Errorf("%s: %v, want %v", tc.name, tc.err, tc.want)
+		}
+	}
+}

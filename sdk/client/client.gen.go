@@ -208,6 +208,57 @@ func (e ClickResponseSuccess) Valid() bool {
 	}
 }
 
+// Defines values for CommissionApproval.
+const (
+	CommissionApprovalAuto   CommissionApproval = "auto"
+	CommissionApprovalManual CommissionApproval = "manual"
+)
+
+// Valid indicates whether the value is a known member of the CommissionApproval enum.
+func (e CommissionApproval) Valid() bool {
+	switch e {
+	case CommissionApprovalAuto:
+		return true
+	case CommissionApprovalManual:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for CommissionStatus.
+const (
+	CommissionStatusApproved          CommissionStatus = "approved"
+	CommissionStatusInPayout          CommissionStatus = "in_payout"
+	CommissionStatusPaid              CommissionStatus = "paid"
+	CommissionStatusPartiallyReversed CommissionStatus = "partially_reversed"
+	CommissionStatusPending           CommissionStatus = "pending"
+	CommissionStatusRejected          CommissionStatus = "rejected"
+	CommissionStatusReversed          CommissionStatus = "reversed"
+)
+
+// Valid indicates whether the value is a known member of the CommissionStatus enum.
+func (e CommissionStatus) Valid() bool {
+	switch e {
+	case CommissionStatusApproved:
+		return true
+	case CommissionStatusInPayout:
+		return true
+	case CommissionStatusPaid:
+		return true
+	case CommissionStatusPartiallyReversed:
+		return true
+	case CommissionStatusPending:
+		return true
+	case CommissionStatusRejected:
+		return true
+	case CommissionStatusReversed:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for CommissionType.
 const (
 	Fixed            CommissionType = "fixed"
@@ -439,6 +490,48 @@ const (
 func (e PaymentProcessorUpdateProvider) Valid() bool {
 	switch e {
 	case PaymentProcessorUpdateProviderStripe:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for PayoutCreateCurrency.
+const (
+	EUR PayoutCreateCurrency = "EUR"
+	USD PayoutCreateCurrency = "USD"
+	VND PayoutCreateCurrency = "VND"
+)
+
+// Valid indicates whether the value is a known member of the PayoutCreateCurrency enum.
+func (e PayoutCreateCurrency) Valid() bool {
+	switch e {
+	case EUR:
+		return true
+	case USD:
+		return true
+	case VND:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for PayoutStatus.
+const (
+	PayoutStatusFailed     PayoutStatus = "failed"
+	PayoutStatusPaid       PayoutStatus = "paid"
+	PayoutStatusProcessing PayoutStatus = "processing"
+)
+
+// Valid indicates whether the value is a known member of the PayoutStatus enum.
+func (e PayoutStatus) Valid() bool {
+	switch e {
+	case PayoutStatusFailed:
+		return true
+	case PayoutStatusPaid:
+		return true
+	case PayoutStatusProcessing:
 		return true
 	default:
 		return false
@@ -711,17 +804,29 @@ func (e ReadyStatusStatus) Valid() bool {
 
 // Defines values for RefundCommissionStatus.
 const (
+	RefundCommissionStatusApproved          RefundCommissionStatus = "approved"
+	RefundCommissionStatusInPayout          RefundCommissionStatus = "in_payout"
+	RefundCommissionStatusPaid              RefundCommissionStatus = "paid"
 	RefundCommissionStatusPartiallyReversed RefundCommissionStatus = "partially_reversed"
 	RefundCommissionStatusPending           RefundCommissionStatus = "pending"
+	RefundCommissionStatusRejected          RefundCommissionStatus = "rejected"
 	RefundCommissionStatusReversed          RefundCommissionStatus = "reversed"
 )
 
 // Valid indicates whether the value is a known member of the RefundCommissionStatus enum.
 func (e RefundCommissionStatus) Valid() bool {
 	switch e {
+	case RefundCommissionStatusApproved:
+		return true
+	case RefundCommissionStatusInPayout:
+		return true
+	case RefundCommissionStatusPaid:
+		return true
 	case RefundCommissionStatusPartiallyReversed:
 		return true
 	case RefundCommissionStatusPending:
+		return true
+	case RefundCommissionStatusRejected:
 		return true
 	case RefundCommissionStatusReversed:
 		return true
@@ -822,6 +927,7 @@ func (e RotationRequiredErrorErrorCode) Valid() bool {
 
 // Defines values for SaleCommissionStatus.
 const (
+	SaleCommissionStatusApproved          SaleCommissionStatus = "approved"
 	SaleCommissionStatusPartiallyReversed SaleCommissionStatus = "partially_reversed"
 	SaleCommissionStatusPending           SaleCommissionStatus = "pending"
 	SaleCommissionStatusReversed          SaleCommissionStatus = "reversed"
@@ -830,6 +936,8 @@ const (
 // Valid indicates whether the value is a known member of the SaleCommissionStatus enum.
 func (e SaleCommissionStatus) Valid() bool {
 	switch e {
+	case SaleCommissionStatusApproved:
+		return true
 	case SaleCommissionStatusPartiallyReversed:
 		return true
 	case SaleCommissionStatusPending:
@@ -1105,6 +1213,21 @@ func (e CliLogout200JSONResponseBodyDataLoggedOut) Valid() bool {
 	}
 }
 
+// Defines values for ExportPayoutsParamsFormat.
+const (
+	ExportPayoutsParamsFormatPaypal ExportPayoutsParamsFormat = "paypal"
+)
+
+// Valid indicates whether the value is a known member of the ExportPayoutsParamsFormat enum.
+func (e ExportPayoutsParamsFormat) Valid() bool {
+	switch e {
+	case ExportPayoutsParamsFormatPaypal:
+		return true
+	default:
+		return false
+	}
+}
+
 // AccountSuspendedError Typed envelope: a suspended account.
 type AccountSuspendedError struct {
 	Error struct {
@@ -1177,6 +1300,28 @@ type Attribution struct {
 
 // AttributionStatus defines model for Attribution.Status.
 type AttributionStatus string
+
+// Balance One partner's money in one currency, by bucket, in minor units.
+type Balance struct {
+	// ApprovedCents Approved, not yet in a payout.
+	ApprovedCents int64 `json:"approved_cents"`
+
+	// ClawbackOwedCents Clawbacks no payout has netted yet.
+	ClawbackOwedCents int64  `json:"clawback_owed_cents"`
+	Currency          string `json:"currency"`
+	InPayoutCents     int64  `json:"in_payout_cents"`
+	PaidCents         int64  `json:"paid_cents"`
+	PartnerId         int64  `json:"partner_id"`
+	PartnerName       string `json:"partner_name"`
+
+	// PendingCents Commissions in their hold (`pending`, `partially_reversed`).
+	PendingCents int64 `json:"pending_cents"`
+}
+
+// BalanceListEnvelope defines model for BalanceListEnvelope.
+type BalanceListEnvelope struct {
+	Data []Balance `json:"data"`
+}
 
 // ChainVerdict defines model for ChainVerdict.
 type ChainVerdict struct {
@@ -1460,10 +1605,87 @@ type ClickResponse struct {
 // ClickResponseSuccess defines model for ClickResponse.Success.
 type ClickResponseSuccess bool
 
+// Commission Money a brand owes a partner for a sale. Amounts are integers in the currency's minor units.
+type Commission struct {
+	// AmountCents The commission as computed on the sale.
+	AmountCents int64      `json:"amount_cents"`
+	ApprovedAt  *time.Time `json:"approved_at"`
+
+	// AvailableOn The sale's date plus the program's `hold_days` at the sale's time; with `auto` approval the commission is approved from then on. Null only briefly, for a commission recorded by the previous release.
+	AvailableOn *time.Time `json:"available_on"`
+
+	// ClawbackCents What refunds took back after the commission entered a payout (owed by the partner, netted by a later payout); the commission itself is never edited then.
+	ClawbackCents int64     `json:"clawback_cents"`
+	CreatedAt     time.Time `json:"created_at"`
+
+	// Currency `USD`, `EUR` or `VND`.
+	Currency string `json:"currency"`
+	Id       int64  `json:"id"`
+
+	// IsTest A test-mode commission; never in balances or payouts.
+	IsTest    bool       `json:"is_test"`
+	PaidAt    *time.Time `json:"paid_at"`
+	PartnerId int64      `json:"partner_id"`
+
+	// PayableCents `amount_cents` − `reversed_amount_cents`; 0 when rejected.
+	PayableCents int64 `json:"payable_cents"`
+
+	// PayoutId The payout holding it (`in_payout`, `paid`).
+	PayoutId       *int64  `json:"payout_id"`
+	ProgramId      int64   `json:"program_id"`
+	RejectedReason *string `json:"rejected_reason"`
+
+	// ReversedAmountCents What refunds took back before the commission entered a payout.
+	ReversedAmountCents int64 `json:"reversed_amount_cents"`
+	SaleId              int64 `json:"sale_id"`
+
+	// Status `pending` (in its hold), `partially_reversed` and `reversed` (refunded before a payout, in part or
+	// in full), `approved` (payable), `in_payout`, `paid`, `rejected` (pays nothing).
+	Status CommissionStatus `json:"status"`
+
+	// TransactionId The sale's `transaction_id`.
+	TransactionId string `json:"transaction_id"`
+}
+
+// CommissionApproval `auto` (default): a commission is approved once its hold (`hold_days`) has passed. `manual`: a member approves it.
+type CommissionApproval string
+
+// CommissionBatchEnvelope defines model for CommissionBatchEnvelope.
+type CommissionBatchEnvelope struct {
+	Data []Commission `json:"data"`
+}
+
+// CommissionBulkApprove defines model for CommissionBulkApprove.
+type CommissionBulkApprove struct {
+	Ids []int64 `json:"ids"`
+}
+
+// CommissionEnvelope defines model for CommissionEnvelope.
+type CommissionEnvelope struct {
+	// Data Money a brand owes a partner for a sale. Amounts are integers in the currency's minor units.
+	Data Commission `json:"data"`
+}
+
+// CommissionListEnvelope defines model for CommissionListEnvelope.
+type CommissionListEnvelope struct {
+	Data []Commission `json:"data"`
+	Meta ListMeta     `json:"meta"`
+}
+
 // CommissionRateInput Positive number with at most 4 decimal places: percent for percent types (`percent`,
 // `recurring_percent`: at most 100), major currency units for fixed types (`fixed`, `recurring_fixed`:
 // at most 1000000). Read exactly as written (never through a float).
 type CommissionRateInput = float64
+
+// CommissionReject defines model for CommissionReject.
+type CommissionReject struct {
+	// Reason Why the commission pays nothing (in the audit log and on the commission).
+	Reason string `json:"reason"`
+}
+
+// CommissionStatus `pending` (in its hold), `partially_reversed` and `reversed` (refunded before a payout, in part or
+// in full), `approved` (payable), `in_payout`, `paid`, `rejected` (pays nothing).
+type CommissionStatus string
 
 // CommissionType defines model for CommissionType.
 type CommissionType string
@@ -1578,7 +1800,7 @@ type DurationMonthsInput = int
 // | `account_suspended` | 403 | The account is suspended; retrying or logging in again does not help. |
 // | `not_found` | 404 | The record, login session or route does not exist. |
 // | `method_not_allowed` | 405 | The route does not serve this method. |
-// | `conflict` | 409 | Conflicts with an existing record (a short link already taken, an existing member). |
+// | `conflict` | 409 | Conflicts with an existing record (a short link already taken, an existing member), or with a commission's or payout's state; or an `Idempotency-Key` reused for another request. |
 // | `duplicate_transaction` | 409 | Sale already recorded under this `transaction_id`; treat as success. |
 // | `gone` | 410 | Endpoint retired; the message names its replacement. |
 // | `link_disabled` | 410 | The referral link is turned off; no click was recorded (typed envelope). |
@@ -1782,6 +2004,12 @@ type LinkUpdate struct {
 	Enabled bool `json:"enabled"`
 }
 
+// ListMeta defines model for ListMeta.
+type ListMeta struct {
+	// NextCursor The `cursor` of the next page; null on the last page.
+	NextCursor *string `json:"next_cursor"`
+}
+
 // Liveness defines model for Liveness.
 type Liveness struct {
 	Status LivenessStatus `json:"status"`
@@ -1920,6 +2148,71 @@ type PaymentProcessorUpdate struct {
 // PaymentProcessorUpdateProvider defines model for PaymentProcessorUpdate.Provider.
 type PaymentProcessorUpdateProvider string
 
+// Payout One payment to a partner in one currency. Amounts are integers in the currency's minor units.
+type Payout struct {
+	// AmountCents What is paid out, after netting `clawback_cents`.
+	AmountCents int64 `json:"amount_cents"`
+
+	// ClawbackCents The clawbacks this payout nets.
+	ClawbackCents   int64     `json:"clawback_cents"`
+	CommissionCount int       `json:"commission_count"`
+	CreatedAt       time.Time `json:"created_at"`
+	Currency        string    `json:"currency"`
+
+	// ExternalReference The payment's reference, once paid.
+	ExternalReference *string    `json:"external_reference"`
+	FailureReason     *string    `json:"failure_reason"`
+	Id                int64      `json:"id"`
+	PaidAt            *time.Time `json:"paid_at"`
+	PartnerEmail      string     `json:"partner_email"`
+	PartnerId         int64      `json:"partner_id"`
+	PartnerName       string     `json:"partner_name"`
+	ProgramId         int64      `json:"program_id"`
+
+	// Status `processing` (made, not yet paid), then `paid` or `failed`.
+	Status PayoutStatus `json:"status"`
+}
+
+// PayoutBatchEnvelope defines model for PayoutBatchEnvelope.
+type PayoutBatchEnvelope struct {
+	Data []Payout `json:"data"`
+}
+
+// PayoutCreate defines model for PayoutCreate.
+type PayoutCreate struct {
+	// Currency Only this currency's payouts (default every currency).
+	Currency *PayoutCreateCurrency `json:"currency,omitempty"`
+}
+
+// PayoutCreateCurrency Only this currency's payouts (default every currency).
+type PayoutCreateCurrency string
+
+// PayoutEnvelope defines model for PayoutEnvelope.
+type PayoutEnvelope struct {
+	// Data One payment to a partner in one currency. Amounts are integers in the currency's minor units.
+	Data Payout `json:"data"`
+}
+
+// PayoutFailed defines model for PayoutFailed.
+type PayoutFailed struct {
+	Reason string `json:"reason"`
+}
+
+// PayoutListEnvelope defines model for PayoutListEnvelope.
+type PayoutListEnvelope struct {
+	Data []Payout `json:"data"`
+	Meta ListMeta `json:"meta"`
+}
+
+// PayoutPaid defines model for PayoutPaid.
+type PayoutPaid struct {
+	// ExternalReference The payment's reference at the processor (a PayPal batch id, a bank transfer reference).
+	ExternalReference string `json:"external_reference"`
+}
+
+// PayoutStatus `processing` (made, not yet paid), then `paid` or `failed`.
+type PayoutStatus string
+
 // PlatformError The platform error envelope.
 type PlatformError struct {
 	// Data Always null on an error.
@@ -1948,7 +2241,7 @@ type PlatformErrorBody struct {
 	// | `account_suspended` | 403 | The account is suspended; retrying or logging in again does not help. |
 	// | `not_found` | 404 | The record, login session or route does not exist. |
 	// | `method_not_allowed` | 405 | The route does not serve this method. |
-	// | `conflict` | 409 | Conflicts with an existing record (a short link already taken, an existing member). |
+	// | `conflict` | 409 | Conflicts with an existing record (a short link already taken, an existing member), or with a commission's or payout's state; or an `Idempotency-Key` reused for another request. |
 	// | `duplicate_transaction` | 409 | Sale already recorded under this `transaction_id`; treat as success. |
 	// | `gone` | 410 | Endpoint retired; the message names its replacement. |
 	// | `link_disabled` | 410 | The referral link is turned off; no click was recorded (typed envelope). |
@@ -1981,26 +2274,35 @@ type PlatformErrorBodyName string
 
 // Program defines model for Program.
 type Program struct {
-	AdvertiserId          int64          `json:"advertiser_id"`
-	AllowedOrigins        []string       `json:"allowed_origins"`
-	ApiKeyMasked          *string        `json:"api_key_masked"`
-	AttributionWindowDays int            `json:"attribution_window_days"`
-	CommissionRate        float64        `json:"commission_rate"`
-	CommissionType        CommissionType `json:"commission_type"`
-	CookieWindowDays      int            `json:"cookie_window_days"`
-	CreatedAt             time.Time      `json:"created_at"`
-	Domain                string         `json:"domain"`
+	AdvertiserId          int64    `json:"advertiser_id"`
+	AllowedOrigins        []string `json:"allowed_origins"`
+	ApiKeyMasked          *string  `json:"api_key_masked"`
+	AttributionWindowDays int      `json:"attribution_window_days"`
+
+	// CommissionApproval `auto` (default): a commission is approved once its hold (`hold_days`) has passed. `manual`: a member approves it.
+	CommissionApproval CommissionApproval `json:"commission_approval"`
+	CommissionRate     float64            `json:"commission_rate"`
+	CommissionType     CommissionType     `json:"commission_type"`
+	CookieWindowDays   int                `json:"cookie_window_days"`
+	CreatedAt          time.Time          `json:"created_at"`
+	Domain             string             `json:"domain"`
 
 	// DurationMonths Recurring types' months of paying commissions after a customer's first sale; null = lifetime.
-	DurationMonths *int  `json:"duration_months"`
-	Id             int64 `json:"id"`
+	DurationMonths *int `json:"duration_months"`
+
+	// HoldDays Days a commission is held after its sale before it is payable (`available_on`), 0 to 365; default 30.
+	HoldDays int   `json:"hold_days"`
+	Id       int64 `json:"id"`
 
 	// LeadAuth `server_required` (default): browser-mode leads are provisional until a server-mode lead settles them. `browser_allowed`: browser-mode leads settle.
-	LeadAuth  LeadAuth      `json:"lead_auth"`
-	Name      string        `json:"name"`
-	Slug      string        `json:"slug"`
-	Status    ProgramStatus `json:"status"`
-	UpdatedAt time.Time     `json:"updated_at"`
+	LeadAuth LeadAuth `json:"lead_auth"`
+	Name     string   `json:"name"`
+
+	// PayoutMinimumCents A partner is paid out once its approved total less what it owes reaches this, in each currency's minor units (0 to 10^9; default 0).
+	PayoutMinimumCents int64         `json:"payout_minimum_cents"`
+	Slug               string        `json:"slug"`
+	Status             ProgramStatus `json:"status"`
+	UpdatedAt          time.Time     `json:"updated_at"`
 }
 
 // ProgramStatus defines model for Program.Status.
@@ -2018,6 +2320,9 @@ type ProgramUpdate struct {
 	// stored in lower case.
 	AllowedOrigins        *[]string `json:"allowed_origins,omitempty"`
 	AttributionWindowDays *int      `json:"attribution_window_days,omitempty"`
+
+	// CommissionApproval As `CommissionApproval`.
+	CommissionApproval *CommissionApproval `json:"commission_approval,omitempty"`
 
 	// CommissionRate As `CommissionRateInput`: positive, at most 4 decimal places; at most 100 for percent types and
 	// 1000000 (major currency units) for fixed types, the type after the change. Read exactly as written.
@@ -2037,9 +2342,15 @@ type ProgramUpdate struct {
 	// counts as absent): lifetime on `cli/init`; unchanged on `PATCH /api/v1/programs/{programId}`.
 	DurationMonths *DurationMonthsInput `json:"duration_months,omitempty"`
 
+	// HoldDays Days a commission is held after its sale before it is payable. Applies to commissions of later sales.
+	HoldDays *int `json:"hold_days,omitempty"`
+
 	// LeadAuth As `LeadAuth`: `server_required`, browser-mode leads are provisional until a server-mode lead settles them; `browser_allowed`, browser-mode leads settle.
 	LeadAuth *LeadAuth `json:"lead_auth,omitempty"`
 	Name     *string   `json:"name,omitempty"`
+
+	// PayoutMinimumCents The smallest payout, in each currency's minor units.
+	PayoutMinimumCents *int64 `json:"payout_minimum_cents,omitempty"`
 }
 
 // RateLimitedError Typed envelope: rate limited.
@@ -2194,14 +2505,27 @@ type ReadyStatusStatus string
 
 // RefundCommission The refunded sale's commission, or null when the sale paid none.
 type RefundCommission struct {
-	AmountCents         int64                  `json:"amount_cents"`
-	Currency            string                 `json:"currency"`
-	Id                  int64                  `json:"id"`
-	ReversedAmountCents int64                  `json:"reversed_amount_cents"`
-	Status              RefundCommissionStatus `json:"status"`
+	AmountCents int64 `json:"amount_cents"`
+
+	// ClawbackCents What refunds after the commission entered a payout took back, this one included; the partner owes it until a payout nets it.
+	ClawbackCents int64  `json:"clawback_cents"`
+	Currency      string `json:"currency"`
+	Id            int64  `json:"id"`
+
+	// ReversedAmountCents What refunds took back before the commission entered a payout (so 0 for a refund after it).
+	ReversedAmountCents int64 `json:"reversed_amount_cents"`
+
+	// Status The commission's status after the refund. Before a payout the refund reduces it (`pending`,
+	// `partially_reversed`, `reversed`; an `approved` one stays `approved` until reversed in full); in a
+	// payout or paid it is never edited: the refund records a clawback (`clawback_cents` grows) and the
+	// status stays `in_payout` or `paid`. A `rejected` commission stays as it is.
+	Status RefundCommissionStatus `json:"status"`
 }
 
-// RefundCommissionStatus defines model for RefundCommission.Status.
+// RefundCommissionStatus The commission's status after the refund. Before a payout the refund reduces it (`pending`,
+// `partially_reversed`, `reversed`; an `approved` one stays `approved` until reversed in full); in a
+// payout or paid it is never edited: the refund records a clawback (`clawback_cents` grows) and the
+// status stays `in_payout` or `paid`. A `rejected` commission stays as it is.
 type RefundCommissionStatus string
 
 // RefundRequest defines model for RefundRequest.
@@ -2277,13 +2601,20 @@ type RotationRequiredErrorErrorCode string
 
 // SaleCommission The sale's commission, or null when the sale pays none.
 type SaleCommission struct {
-	AmountCents int64                `json:"amount_cents"`
-	Currency    string               `json:"currency"`
-	Id          int64                `json:"id"`
-	Status      SaleCommissionStatus `json:"status"`
+	AmountCents int64 `json:"amount_cents"`
+
+	// ClawbackCents What refunds took back after the commission entered a payout (0 for a new sale).
+	ClawbackCents int64  `json:"clawback_cents"`
+	Currency      string `json:"currency"`
+	Id            int64  `json:"id"`
+
+	// Status The new commission's status: `pending` (in its hold), or `approved` at once when the program
+	// holds commissions 0 days (`hold_days`) and approves them automatically.
+	Status SaleCommissionStatus `json:"status"`
 }
 
-// SaleCommissionStatus defines model for SaleCommission.Status.
+// SaleCommissionStatus The new commission's status: `pending` (in its hold), or `approved` at once when the program
+// holds commissions 0 days (`hold_days`) and approves them automatically.
 type SaleCommissionStatus string
 
 // SaleRecorded The sale and its commission (`commission` is null when this sale pays none, e.g. a later sale on a non-recurring commission type).
@@ -2473,7 +2804,7 @@ type TypedErrorBody struct {
 	// | `account_suspended` | 403 | The account is suspended; retrying or logging in again does not help. |
 	// | `not_found` | 404 | The record, login session or route does not exist. |
 	// | `method_not_allowed` | 405 | The route does not serve this method. |
-	// | `conflict` | 409 | Conflicts with an existing record (a short link already taken, an existing member). |
+	// | `conflict` | 409 | Conflicts with an existing record (a short link already taken, an existing member), or with a commission's or payout's state; or an `Idempotency-Key` reused for another request. |
 	// | `duplicate_transaction` | 409 | Sale already recorded under this `transaction_id`; treat as success. |
 	// | `gone` | 410 | Endpoint retired; the message names its replacement. |
 	// | `link_disabled` | 410 | The referral link is turned off; no click was recorded (typed envelope). |
@@ -2550,8 +2881,23 @@ type WebhookAckReceived bool
 // AcceptEncoding defines model for AcceptEncoding.
 type AcceptEncoding = string
 
+// CommissionId defines model for CommissionId.
+type CommissionId = int64
+
+// Cursor defines model for Cursor.
+type Cursor = string
+
+// IdempotencyKey Example: payouts-2026-03-05
+type IdempotencyKey = string
+
 // IfNoneMatch defines model for IfNoneMatch.
 type IfNoneMatch = string
+
+// Limit defines model for Limit.
+type Limit = int
+
+// PayoutId defines model for PayoutId.
+type PayoutId = int64
 
 // ProgramId defines model for ProgramId.
 type ProgramId = int64
@@ -2576,6 +2922,9 @@ type Forbidden = PlatformError
 
 // InternalError The platform error envelope.
 type InternalError = PlatformError
+
+// LedgerConflict The platform error envelope.
+type LedgerConflict = PlatformError
 
 // LimitedBadRequest The platform error envelope.
 type LimitedBadRequest = PlatformError
@@ -2721,6 +3070,111 @@ type CliStatusParams struct {
 	ProgramId *string `form:"program_id,omitempty" json:"program_id,omitempty"`
 }
 
+// ApproveCommissionParams defines parameters for ApproveCommission.
+type ApproveCommissionParams struct {
+	// IdempotencyKey Makes the request safe to retry. The same key from the same account with the same request (the
+	// operation, its path and its body, byte for byte) within 24 hours answers the first answer again
+	// and changes nothing; with another request, 409 `conflict` `Idempotency-Key reused with a different
+	// request`. Only successful answers are kept: a request that was refused may be sent again with its
+	// key. 1 to 255 characters: a longer key answers 400.
+	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+}
+
+// RejectCommissionParams defines parameters for RejectCommission.
+type RejectCommissionParams struct {
+	// IdempotencyKey Makes the request safe to retry. The same key from the same account with the same request (the
+	// operation, its path and its body, byte for byte) within 24 hours answers the first answer again
+	// and changes nothing; with another request, 409 `conflict` `Idempotency-Key reused with a different
+	// request`. Only successful answers are kept: a request that was refused may be sent again with its
+	// key. 1 to 255 characters: a longer key answers 400.
+	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+}
+
+// MarkPayoutFailedParams defines parameters for MarkPayoutFailed.
+type MarkPayoutFailedParams struct {
+	// IdempotencyKey Makes the request safe to retry. The same key from the same account with the same request (the
+	// operation, its path and its body, byte for byte) within 24 hours answers the first answer again
+	// and changes nothing; with another request, 409 `conflict` `Idempotency-Key reused with a different
+	// request`. Only successful answers are kept: a request that was refused may be sent again with its
+	// key. 1 to 255 characters: a longer key answers 400.
+	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+}
+
+// MarkPayoutPaidParams defines parameters for MarkPayoutPaid.
+type MarkPayoutPaidParams struct {
+	// IdempotencyKey Makes the request safe to retry. The same key from the same account with the same request (the
+	// operation, its path and its body, byte for byte) within 24 hours answers the first answer again
+	// and changes nothing; with another request, 409 `conflict` `Idempotency-Key reused with a different
+	// request`. Only successful answers are kept: a request that was refused may be sent again with its
+	// key. 1 to 255 characters: a longer key answers 400.
+	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+}
+
+// ListCommissionsParams defines parameters for ListCommissions.
+type ListCommissionsParams struct {
+	// Status Only commissions in this status (effective now).
+	Status *CommissionStatus `form:"status,omitempty" json:"status,omitempty"`
+
+	// PartnerId Only this partner's commissions.
+	PartnerId *int64 `form:"partner_id,omitempty" json:"partner_id,omitempty"`
+
+	// CreatedFrom Only commissions created at or after this instant (RFC 3339, such as `2026-01-01T00:00:00Z`).
+	CreatedFrom *time.Time `form:"created_from,omitempty" json:"created_from,omitempty"`
+
+	// CreatedTo Only commissions created before this instant (exclusive).
+	CreatedTo *time.Time `form:"created_to,omitempty" json:"created_to,omitempty"`
+
+	// Cursor The `meta.next_cursor` of the previous page (absent for the first page); opaque.
+	Cursor *Cursor `form:"cursor,omitempty" json:"cursor,omitempty"`
+
+	// Limit Rows per page.
+	Limit *Limit `form:"limit,omitempty" json:"limit,omitempty"`
+}
+
+// ApproveCommissionsParams defines parameters for ApproveCommissions.
+type ApproveCommissionsParams struct {
+	// IdempotencyKey Makes the request safe to retry. The same key from the same account with the same request (the
+	// operation, its path and its body, byte for byte) within 24 hours answers the first answer again
+	// and changes nothing; with another request, 409 `conflict` `Idempotency-Key reused with a different
+	// request`. Only successful answers are kept: a request that was refused may be sent again with its
+	// key. 1 to 255 characters: a longer key answers 400.
+	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+}
+
+// ListPayoutsParams defines parameters for ListPayouts.
+type ListPayoutsParams struct {
+	// Status Only payouts in this status.
+	Status *PayoutStatus `form:"status,omitempty" json:"status,omitempty"`
+
+	// Cursor The `meta.next_cursor` of the previous page (absent for the first page); opaque.
+	Cursor *Cursor `form:"cursor,omitempty" json:"cursor,omitempty"`
+
+	// Limit Rows per page.
+	Limit *Limit `form:"limit,omitempty" json:"limit,omitempty"`
+}
+
+// CreatePayoutsParams defines parameters for CreatePayouts.
+type CreatePayoutsParams struct {
+	// IdempotencyKey Makes the request safe to retry. The same key from the same account with the same request (the
+	// operation, its path and its body, byte for byte) within 24 hours answers the first answer again
+	// and changes nothing; with another request, 409 `conflict` `Idempotency-Key reused with a different
+	// request`. Only successful answers are kept: a request that was refused may be sent again with its
+	// key. 1 to 255 characters: a longer key answers 400.
+	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+}
+
+// ExportPayoutsParams defines parameters for ExportPayouts.
+type ExportPayoutsParams struct {
+	// Status The payouts' status (default `processing`).
+	Status *PayoutStatus `form:"status,omitempty" json:"status,omitempty"`
+
+	// Format `paypal` for PayPal Payouts' bulk file; absent for the default columns.
+	Format *ExportPayoutsParamsFormat `form:"format,omitempty" json:"format,omitempty"`
+}
+
+// ExportPayoutsParamsFormat defines parameters for ExportPayouts.
+type ExportPayoutsParamsFormat string
+
 // DashboardAssetParams defines parameters for DashboardAsset.
 type DashboardAssetParams struct {
 	// IfNoneMatch An `ETag` this client holds; when it is current the answer is 304 without a body.
@@ -2809,14 +3263,29 @@ type CliInitJSONRequestBody = CliInitRequest
 // CliTestEventJSONRequestBody defines body for CliTestEvent for application/json ContentType.
 type CliTestEventJSONRequestBody = CliTestEventRequest
 
+// ApproveCommissionJSONRequestBody defines body for ApproveCommission for application/json ContentType.
+type ApproveCommissionJSONRequestBody = IgnoredRequest
+
+// RejectCommissionJSONRequestBody defines body for RejectCommission for application/json ContentType.
+type RejectCommissionJSONRequestBody = CommissionReject
+
 // UpdateLinkJSONRequestBody defines body for UpdateLink for application/json ContentType.
 type UpdateLinkJSONRequestBody = LinkUpdate
+
+// MarkPayoutFailedJSONRequestBody defines body for MarkPayoutFailed for application/json ContentType.
+type MarkPayoutFailedJSONRequestBody = PayoutFailed
+
+// MarkPayoutPaidJSONRequestBody defines body for MarkPayoutPaid for application/json ContentType.
+type MarkPayoutPaidJSONRequestBody = PayoutPaid
 
 // UpdateProgramJSONRequestBody defines body for UpdateProgram for application/json ContentType.
 type UpdateProgramJSONRequestBody = ProgramUpdate
 
 // RegenerateApiKeyJSONRequestBody defines body for RegenerateApiKey for application/json ContentType.
 type RegenerateApiKeyJSONRequestBody = IgnoredRequest
+
+// ApproveCommissionsJSONRequestBody defines body for ApproveCommissions for application/json ContentType.
+type ApproveCommissionsJSONRequestBody = CommissionBulkApprove
 
 // CreateLinkJSONRequestBody defines body for CreateLink for application/json ContentType.
 type CreateLinkJSONRequestBody = LinkCreate
@@ -2826,6 +3295,9 @@ type CreatePartnerJSONRequestBody = PartnerCreate
 
 // SetPaymentProcessorJSONRequestBody defines body for SetPaymentProcessor for application/json ContentType.
 type SetPaymentProcessorJSONRequestBody = PaymentProcessorUpdate
+
+// CreatePayoutsJSONRequestBody defines body for CreatePayouts for application/json ContentType.
+type CreatePayoutsJSONRequestBody = PayoutCreate
 
 // TrackClickJSONRequestBody defines body for TrackClick for application/json ContentType.
 type TrackClickJSONRequestBody = ClickRequest
@@ -3970,6 +4442,68 @@ type ClientInterface interface {
 	// Corresponds with POST /api/v1/cli/test-event (the `CliTestEvent` operationId).
 	CliTestEvent(ctx context.Context, body CliTestEventJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// GetCommission Get a commission
+	//
+	// One commission, with its status at this instant. Any member of its program's workspace
+	// (`commissions:read`). 404 `Commission not found`.
+	//
+	// Corresponds with GET /api/v1/commissions/{commissionId} (the `GetCommission` operationId).
+	GetCommission(ctx context.Context, commissionId CommissionId, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ApproveCommissionWithBody Approve a commission
+	//
+	// Makes the commission payable (`approved`), also before its `available_on`. Approving an approved
+	// commission changes nothing and answers it. A commission in a payout, paid, rejected, or reversed in
+	// full cannot be approved: 409 `conflict` (`Commission <id> is in a payout`, `Commission <id> is
+	// paid`, `Commission <id> is rejected`, `Commission <id> is reversed: nothing is payable`). Owner, admin
+	// or billing (`commissions:write`); the approval is in the audit log. Accepts `Idempotency-Key`.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /api/v1/commissions/{commissionId}/approve (the `ApproveCommission` operationId).
+	ApproveCommissionWithBody(ctx context.Context, commissionId CommissionId, params *ApproveCommissionParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ApproveCommission Approve a commission
+	//
+	// Makes the commission payable (`approved`), also before its `available_on`. Approving an approved
+	// commission changes nothing and answers it. A commission in a payout, paid, rejected, or reversed in
+	// full cannot be approved: 409 `conflict` (`Commission <id> is in a payout`, `Commission <id> is
+	// paid`, `Commission <id> is rejected`, `Commission <id> is reversed: nothing is payable`). Owner, admin
+	// or billing (`commissions:write`); the approval is in the audit log. Accepts `Idempotency-Key`.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /api/v1/commissions/{commissionId}/approve (the `ApproveCommission` operationId).
+	ApproveCommission(ctx context.Context, commissionId CommissionId, params *ApproveCommissionParams, body ApproveCommissionJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// RejectCommissionWithBody Reject a commission
+	//
+	// The commission pays nothing, ever (`rejected`, `payable_cents` 0, counted in no balance). Only
+	// before it is in a payout: 409 `conflict` for a commission in a payout, paid, or rejected already
+	// (`Commission <id> is in a payout`, `Commission <id> is paid`, `Commission <id> is rejected`).
+	// `reason` is 1 to 500 characters (blank: 400 `reason must be 1 to 500 characters`). Owner, admin or
+	// billing (`commissions:write`); the rejection and its reason are in the audit log. Accepts
+	// `Idempotency-Key`.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /api/v1/commissions/{commissionId}/reject (the `RejectCommission` operationId).
+	RejectCommissionWithBody(ctx context.Context, commissionId CommissionId, params *RejectCommissionParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// RejectCommission Reject a commission
+	//
+	// The commission pays nothing, ever (`rejected`, `payable_cents` 0, counted in no balance). Only
+	// before it is in a payout: 409 `conflict` for a commission in a payout, paid, or rejected already
+	// (`Commission <id> is in a payout`, `Commission <id> is paid`, `Commission <id> is rejected`).
+	// `reason` is 1 to 500 characters (blank: 400 `reason must be 1 to 500 characters`). Owner, admin or
+	// billing (`commissions:write`); the rejection and its reason are in the audit log. Accepts
+	// `Idempotency-Key`.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /api/v1/commissions/{commissionId}/reject (the `RejectCommission` operationId).
+	RejectCommission(ctx context.Context, commissionId CommissionId, params *RejectCommissionParams, body RejectCommissionJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// UpdateLinkWithBody Turn a referral link on or off
 	//
 	// Owner or admin. A disabled link makes the click route answer 410 `link_disabled` and record
@@ -3998,6 +4532,67 @@ type ClientInterface interface {
 	//
 	// Corresponds with GET /api/v1/me (the `GetMe` operationId).
 	GetMe(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetPayout Get a payout
+	//
+	// One payout. Any member of its program's workspace (`commissions:read`). 404 `Payout not found`.
+	//
+	// Corresponds with GET /api/v1/payouts/{payoutId} (the `GetPayout` operationId).
+	GetPayout(ctx context.Context, payoutId PayoutId, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// MarkPayoutFailedWithBody Mark a payout failed
+	//
+	// Records that the payment failed, with a `reason` (1 to 500 characters; blank: 400 `reason must be 1
+	// to 500 characters`): its commissions return to `approved` (payable again, for a later run) and the
+	// clawbacks it netted are owed again. A paid payout, or one failed already, cannot fail: 409
+	// `conflict` (`Payout <id> is paid`, `Payout <id> has already failed`). Owner, admin or billing
+	// (`payouts:write`); in the audit log. Accepts `Idempotency-Key`.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /api/v1/payouts/{payoutId}/failed (the `MarkPayoutFailed` operationId).
+	MarkPayoutFailedWithBody(ctx context.Context, payoutId PayoutId, params *MarkPayoutFailedParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// MarkPayoutFailed Mark a payout failed
+	//
+	// Records that the payment failed, with a `reason` (1 to 500 characters; blank: 400 `reason must be 1
+	// to 500 characters`): its commissions return to `approved` (payable again, for a later run) and the
+	// clawbacks it netted are owed again. A paid payout, or one failed already, cannot fail: 409
+	// `conflict` (`Payout <id> is paid`, `Payout <id> has already failed`). Owner, admin or billing
+	// (`payouts:write`); in the audit log. Accepts `Idempotency-Key`.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /api/v1/payouts/{payoutId}/failed (the `MarkPayoutFailed` operationId).
+	MarkPayoutFailed(ctx context.Context, payoutId PayoutId, params *MarkPayoutFailedParams, body MarkPayoutFailedJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// MarkPayoutPaidWithBody Mark a payout paid
+	//
+	// Records that the payout was paid, under the payment's `external_reference` (1 to 255 characters;
+	// blank: 400 `external_reference must be 1 to 255 characters`): the payout and its commissions become
+	// `paid`. Marking it paid again with the same reference answers 200 with the payout unchanged; with
+	// another reference, 409 `conflict` `Payout <id> is already paid with another external_reference`; a
+	// failed payout, 409 `Payout <id> has failed`. Owner, admin or billing (`payouts:write`); in the
+	// audit log. Accepts `Idempotency-Key`.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /api/v1/payouts/{payoutId}/paid (the `MarkPayoutPaid` operationId).
+	MarkPayoutPaidWithBody(ctx context.Context, payoutId PayoutId, params *MarkPayoutPaidParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// MarkPayoutPaid Mark a payout paid
+	//
+	// Records that the payout was paid, under the payment's `external_reference` (1 to 255 characters;
+	// blank: 400 `external_reference must be 1 to 255 characters`): the payout and its commissions become
+	// `paid`. Marking it paid again with the same reference answers 200 with the payout unchanged; with
+	// another reference, 409 `conflict` `Payout <id> is already paid with another external_reference`; a
+	// failed payout, 409 `Payout <id> has failed`. Owner, admin or billing (`payouts:write`); in the
+	// audit log. Accepts `Idempotency-Key`.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /api/v1/payouts/{payoutId}/paid (the `MarkPayoutPaid` operationId).
+	MarkPayoutPaid(ctx context.Context, payoutId PayoutId, params *MarkPayoutPaidParams, body MarkPayoutPaidJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// GetReadiness What the key's program still needs before go-live
 	//
@@ -4031,7 +4626,8 @@ type ClientInterface interface {
 	// Owner or admin. Any of `name`, `domain`, `allowed_origins` (browser origins allowed to call the click
 	// and browser-mode lead routes; `localhost` and `127.0.0.1` are different origins), `lead_auth`,
 	// `cookie_window_days`, `attribution_window_days`, `commission_type`, `commission_rate`,
-	// `duration_months`. Fields left out (or null) keep their value. The new `commission_rate` must fit the
+	// `duration_months`, and the ledger's `hold_days`, `commission_approval`, `payout_minimum_cents`. Fields
+	// left out (or null) keep their value. The new `commission_rate` must fit the
 	// commission type the program has after the change (when only `commission_type` changes, the current
 	// rate must fit it).
 	//
@@ -4039,7 +4635,7 @@ type ClientInterface interface {
 	//
 	// | Message |
 	// |---|
-	// | `Request body must change at least one of: name, domain, allowed_origins, lead_auth, cookie_window_days, attribution_window_days, commission_type, commission_rate, duration_months` |
+	// | `Request body must change at least one of: name, domain, allowed_origins, lead_auth, cookie_window_days, attribution_window_days, commission_type, commission_rate, duration_months, hold_days, commission_approval, payout_minimum_cents` |
 	// | `name must be a string of 1 to 200 characters` |
 	// | `domain must be a host name such as shop.example.com` (a leading `http://` or `https://` and a trailing `/` are removed first) |
 	// | `allowed_origins entries must be origins such as https://shop.example.com` |
@@ -4053,6 +4649,9 @@ type ClientInterface interface {
 	// | `commission_rate must be at most 1000000 for fixed commissions` |
 	// | `commission_rate must have at most 4 decimal places` |
 	// | `duration_months must be a whole number of months from 0 (lifetime) to 1200` |
+	// | `hold_days must be between 0 and 365` |
+	// | `commission_approval must be auto or manual` |
+	// | `payout_minimum_cents must be between 0 and 1000000000` |
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -4064,7 +4663,8 @@ type ClientInterface interface {
 	// Owner or admin. Any of `name`, `domain`, `allowed_origins` (browser origins allowed to call the click
 	// and browser-mode lead routes; `localhost` and `127.0.0.1` are different origins), `lead_auth`,
 	// `cookie_window_days`, `attribution_window_days`, `commission_type`, `commission_rate`,
-	// `duration_months`. Fields left out (or null) keep their value. The new `commission_rate` must fit the
+	// `duration_months`, and the ledger's `hold_days`, `commission_approval`, `payout_minimum_cents`. Fields
+	// left out (or null) keep their value. The new `commission_rate` must fit the
 	// commission type the program has after the change (when only `commission_type` changes, the current
 	// rate must fit it).
 	//
@@ -4072,7 +4672,7 @@ type ClientInterface interface {
 	//
 	// | Message |
 	// |---|
-	// | `Request body must change at least one of: name, domain, allowed_origins, lead_auth, cookie_window_days, attribution_window_days, commission_type, commission_rate, duration_months` |
+	// | `Request body must change at least one of: name, domain, allowed_origins, lead_auth, cookie_window_days, attribution_window_days, commission_type, commission_rate, duration_months, hold_days, commission_approval, payout_minimum_cents` |
 	// | `name must be a string of 1 to 200 characters` |
 	// | `domain must be a host name such as shop.example.com` (a leading `http://` or `https://` and a trailing `/` are removed first) |
 	// | `allowed_origins entries must be origins such as https://shop.example.com` |
@@ -4086,6 +4686,9 @@ type ClientInterface interface {
 	// | `commission_rate must be at most 1000000 for fixed commissions` |
 	// | `commission_rate must have at most 4 decimal places` |
 	// | `duration_months must be a whole number of months from 0 (lifetime) to 1200` |
+	// | `hold_days must be between 0 and 365` |
+	// | `commission_approval must be auto or manual` |
+	// | `payout_minimum_cents must be between 0 and 1000000000` |
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -4118,6 +4721,66 @@ type ClientInterface interface {
 	//
 	// Corresponds with POST /api/v1/programs/{programId}/api-key (the `RegenerateApiKey` operationId).
 	RegenerateApiKey(ctx context.Context, programId ProgramId, body RegenerateApiKeyJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ListBalances The partners' balances
+	//
+	// One row per partner and currency that has a commission or a clawback in the program (test ones
+	// left out), by partner id then currency. Each commission's payable amount is in exactly one bucket by
+	// its status at this instant: `pending` and `partially_reversed` in `pending_cents`, `approved` in
+	// `approved_cents`, `in_payout` and `paid` in theirs; `reversed` and `rejected` in none.
+	// `clawback_owed_cents` is what refunds after payment took back and no payout has netted yet. Any
+	// member of the program's workspace (`commissions:read`).
+	//
+	// Corresponds with GET /api/v1/programs/{programId}/balances (the `ListBalances` operationId).
+	ListBalances(ctx context.Context, programId ProgramId, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ListCommissions List a program's commissions
+	//
+	// The program's commissions (test ones included, marked `is_test`), newest first (by `created_at`,
+	// then `id`), one page at a time. Any member of the program's workspace (`commissions:read`: owner,
+	// admin, analyst, billing).
+	//
+	// `status` is the commission's status at this instant: with `commission_approval` `auto`, a
+	// commission whose `available_on` has passed is `approved` from that instant, whatever the background
+	// pass has written. Pagination is by cursor: `meta.next_cursor` names the last commission of the page
+	// and is null on the last page; a page never repeats or skips a commission, whatever is recorded
+	// meanwhile.
+	//
+	// Errors (400): a parameter out of its schema (`Invalid query parameter limit: …`), `cursor is not
+	// valid`; 401, 403 (not a member), 404 `Program not found`.
+	//
+	// Corresponds with GET /api/v1/programs/{programId}/commissions (the `ListCommissions` operationId).
+	ListCommissions(ctx context.Context, programId ProgramId, params *ListCommissionsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ApproveCommissionsWithBody Approve several commissions at once
+	//
+	// Approves the program's commissions `ids` (1 to 500, no repeats), all or none: each as
+	// `POST /api/v1/commissions/{commissionId}/approve` would, in one transaction. One that cannot be
+	// approved refuses the whole request and nothing changes: 409 `conflict` naming it (`Commission
+	// <id> is in a payout`, `Commission <id> is paid`, `Commission <id> is rejected`, `Commission <id> is
+	// reversed: nothing is payable`), 404 `Commission not found` when an id is not a commission of this
+	// program. Owner, admin or billing (`commissions:write`); each approval is in the audit log.
+	// Accepts `Idempotency-Key`.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /api/v1/programs/{programId}/commissions/approve (the `ApproveCommissions` operationId).
+	ApproveCommissionsWithBody(ctx context.Context, programId ProgramId, params *ApproveCommissionsParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ApproveCommissions Approve several commissions at once
+	//
+	// Approves the program's commissions `ids` (1 to 500, no repeats), all or none: each as
+	// `POST /api/v1/commissions/{commissionId}/approve` would, in one transaction. One that cannot be
+	// approved refuses the whole request and nothing changes: 409 `conflict` naming it (`Commission
+	// <id> is in a payout`, `Commission <id> is paid`, `Commission <id> is rejected`, `Commission <id> is
+	// reversed: nothing is payable`), 404 `Commission not found` when an id is not a commission of this
+	// program. Owner, admin or billing (`commissions:write`); each approval is in the audit log.
+	// Accepts `Idempotency-Key`.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /api/v1/programs/{programId}/commissions/approve (the `ApproveCommissions` operationId).
+	ApproveCommissions(ctx context.Context, programId ProgramId, params *ApproveCommissionsParams, body ApproveCommissionsJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ListLinks List a program's referral links
 	//
@@ -4199,6 +4862,63 @@ type ClientInterface interface {
 	//
 	// Corresponds with PUT /api/v1/programs/{programId}/payment-processor (the `SetPaymentProcessor` operationId).
 	SetPaymentProcessor(ctx context.Context, programId ProgramId, body SetPaymentProcessorJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ListPayouts List a program's payouts
+	//
+	// The program's payouts, newest first, one page at a time (`meta.next_cursor`, null on the last
+	// page). Any member of the program's workspace (`commissions:read`). 400 `cursor is not valid`.
+	//
+	// Corresponds with GET /api/v1/programs/{programId}/payouts (the `ListPayouts` operationId).
+	ListPayouts(ctx context.Context, programId ProgramId, params *ListPayoutsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// CreatePayoutsWithBody Pay out the approved commissions
+	//
+	// One payout per partner and currency (only `currency` when given) whose approved total less the
+	// clawbacks it owes is positive and at least the program's `payout_minimum_cents`; the rest carries
+	// over to a later run. Each included commission becomes `in_payout`, and the clawbacks owed are
+	// netted (`clawback_cents`; `amount_cents` is what is paid out). Test commissions are never paid out.
+	// No payout due: 201 with an empty list. Runs of one program are taken one at a time, so no
+	// commission is ever in two payouts. Owner, admin or billing (`payouts:write`); each payout is in
+	// the audit log. Accepts `Idempotency-Key`: a retried run with its key answers the first run's
+	// payouts and makes none.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /api/v1/programs/{programId}/payouts (the `CreatePayouts` operationId).
+	CreatePayoutsWithBody(ctx context.Context, programId ProgramId, params *CreatePayoutsParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// CreatePayouts Pay out the approved commissions
+	//
+	// One payout per partner and currency (only `currency` when given) whose approved total less the
+	// clawbacks it owes is positive and at least the program's `payout_minimum_cents`; the rest carries
+	// over to a later run. Each included commission becomes `in_payout`, and the clawbacks owed are
+	// netted (`clawback_cents`; `amount_cents` is what is paid out). Test commissions are never paid out.
+	// No payout due: 201 with an empty list. Runs of one program are taken one at a time, so no
+	// commission is ever in two payouts. Owner, admin or billing (`payouts:write`); each payout is in
+	// the audit log. Accepts `Idempotency-Key`: a retried run with its key answers the first run's
+	// payouts and makes none.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /api/v1/programs/{programId}/payouts (the `CreatePayouts` operationId).
+	CreatePayouts(ctx context.Context, programId ProgramId, params *CreatePayoutsParams, body CreatePayoutsJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ExportPayouts Export payouts as CSV
+	//
+	// The program's payouts of `status` (default `processing`), oldest first, as a CSV file (RFC 4180,
+	// CRLF line ends) to pay them with: `Content-Disposition: attachment;
+	// filename=payouts-<programId>-<status>.csv`. Amounts are in major units with the currency's exponent
+	// (`12.50` USD, `125000` VND). A cell that starts with `=`, `+`, `-` or `@` is prefixed with `'`, so
+	// that a spreadsheet never reads it as a formula.
+	//
+	// - Default: a header row, then `payout_id,partner_id,partner_name,partner_email,payout_email,amount,currency,commission_count,created_at`.
+	// - `format=paypal`: PayPal Payouts' bulk file, no header: recipient email, amount, currency, the
+	//   reference `payout_<id>`, and a note (`Commission payout <id> from <program name>`).
+	//
+	// Any member of the program's workspace (`commissions:read`).
+	//
+	// Corresponds with GET /api/v1/programs/{programId}/payouts.csv (the `ExportPayouts` operationId).
+	ExportPayouts(ctx context.Context, programId ProgramId, params *ExportPayoutsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// GetProgramReadiness A program's readiness checks, for its workspace members
 	//
@@ -5468,6 +6188,118 @@ func (c *Client) CliTestEvent(ctx context.Context, body CliTestEventJSONRequestB
 	return c.Client.Do(req)
 }
 
+// GetCommission Get a commission
+//
+// One commission, with its status at this instant. Any member of its program's workspace
+// (`commissions:read`). 404 `Commission not found`.
+//
+// Corresponds with GET /api/v1/commissions/{commissionId} (the `GetCommission` operationId).
+func (c *Client) GetCommission(ctx context.Context, commissionId CommissionId, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetCommissionRequest(c.Server, commissionId)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ApproveCommissionWithBody Approve a commission
+//
+// Makes the commission payable (`approved`), also before its `available_on`. Approving an approved
+// commission changes nothing and answers it. A commission in a payout, paid, rejected, or reversed in
+// full cannot be approved: 409 `conflict` (`Commission <id> is in a payout`, `Commission <id> is
+// paid`, `Commission <id> is rejected`, `Commission <id> is reversed: nothing is payable`). Owner, admin
+// or billing (`commissions:write`); the approval is in the audit log. Accepts `Idempotency-Key`.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /api/v1/commissions/{commissionId}/approve (the `ApproveCommission` operationId).
+func (c *Client) ApproveCommissionWithBody(ctx context.Context, commissionId CommissionId, params *ApproveCommissionParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewApproveCommissionRequestWithBody(c.Server, commissionId, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ApproveCommission Approve a commission
+//
+// Makes the commission payable (`approved`), also before its `available_on`. Approving an approved
+// commission changes nothing and answers it. A commission in a payout, paid, rejected, or reversed in
+// full cannot be approved: 409 `conflict` (`Commission <id> is in a payout`, `Commission <id> is
+// paid`, `Commission <id> is rejected`, `Commission <id> is reversed: nothing is payable`). Owner, admin
+// or billing (`commissions:write`); the approval is in the audit log. Accepts `Idempotency-Key`.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /api/v1/commissions/{commissionId}/approve (the `ApproveCommission` operationId).
+func (c *Client) ApproveCommission(ctx context.Context, commissionId CommissionId, params *ApproveCommissionParams, body ApproveCommissionJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewApproveCommissionRequest(c.Server, commissionId, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// RejectCommissionWithBody Reject a commission
+//
+// The commission pays nothing, ever (`rejected`, `payable_cents` 0, counted in no balance). Only
+// before it is in a payout: 409 `conflict` for a commission in a payout, paid, or rejected already
+// (`Commission <id> is in a payout`, `Commission <id> is paid`, `Commission <id> is rejected`).
+// `reason` is 1 to 500 characters (blank: 400 `reason must be 1 to 500 characters`). Owner, admin or
+// billing (`commissions:write`); the rejection and its reason are in the audit log. Accepts
+// `Idempotency-Key`.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /api/v1/commissions/{commissionId}/reject (the `RejectCommission` operationId).
+func (c *Client) RejectCommissionWithBody(ctx context.Context, commissionId CommissionId, params *RejectCommissionParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewRejectCommissionRequestWithBody(c.Server, commissionId, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// RejectCommission Reject a commission
+//
+// The commission pays nothing, ever (`rejected`, `payable_cents` 0, counted in no balance). Only
+// before it is in a payout: 409 `conflict` for a commission in a payout, paid, or rejected already
+// (`Commission <id> is in a payout`, `Commission <id> is paid`, `Commission <id> is rejected`).
+// `reason` is 1 to 500 characters (blank: 400 `reason must be 1 to 500 characters`). Owner, admin or
+// billing (`commissions:write`); the rejection and its reason are in the audit log. Accepts
+// `Idempotency-Key`.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /api/v1/commissions/{commissionId}/reject (the `RejectCommission` operationId).
+func (c *Client) RejectCommission(ctx context.Context, commissionId CommissionId, params *RejectCommissionParams, body RejectCommissionJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewRejectCommissionRequest(c.Server, commissionId, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // UpdateLinkWithBody Turn a referral link on or off
 //
 // Owner or admin. A disabled link makes the click route answer 410 `link_disabled` and record
@@ -5517,6 +6349,117 @@ func (c *Client) UpdateLink(ctx context.Context, linkId int64, body UpdateLinkJS
 // Corresponds with GET /api/v1/me (the `GetMe` operationId).
 func (c *Client) GetMe(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewGetMeRequest(c.Server)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetPayout Get a payout
+//
+// One payout. Any member of its program's workspace (`commissions:read`). 404 `Payout not found`.
+//
+// Corresponds with GET /api/v1/payouts/{payoutId} (the `GetPayout` operationId).
+func (c *Client) GetPayout(ctx context.Context, payoutId PayoutId, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetPayoutRequest(c.Server, payoutId)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// MarkPayoutFailedWithBody Mark a payout failed
+//
+// Records that the payment failed, with a `reason` (1 to 500 characters; blank: 400 `reason must be 1
+// to 500 characters`): its commissions return to `approved` (payable again, for a later run) and the
+// clawbacks it netted are owed again. A paid payout, or one failed already, cannot fail: 409
+// `conflict` (`Payout <id> is paid`, `Payout <id> has already failed`). Owner, admin or billing
+// (`payouts:write`); in the audit log. Accepts `Idempotency-Key`.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /api/v1/payouts/{payoutId}/failed (the `MarkPayoutFailed` operationId).
+func (c *Client) MarkPayoutFailedWithBody(ctx context.Context, payoutId PayoutId, params *MarkPayoutFailedParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewMarkPayoutFailedRequestWithBody(c.Server, payoutId, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// MarkPayoutFailed Mark a payout failed
+//
+// Records that the payment failed, with a `reason` (1 to 500 characters; blank: 400 `reason must be 1
+// to 500 characters`): its commissions return to `approved` (payable again, for a later run) and the
+// clawbacks it netted are owed again. A paid payout, or one failed already, cannot fail: 409
+// `conflict` (`Payout <id> is paid`, `Payout <id> has already failed`). Owner, admin or billing
+// (`payouts:write`); in the audit log. Accepts `Idempotency-Key`.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /api/v1/payouts/{payoutId}/failed (the `MarkPayoutFailed` operationId).
+func (c *Client) MarkPayoutFailed(ctx context.Context, payoutId PayoutId, params *MarkPayoutFailedParams, body MarkPayoutFailedJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewMarkPayoutFailedRequest(c.Server, payoutId, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// MarkPayoutPaidWithBody Mark a payout paid
+//
+// Records that the payout was paid, under the payment's `external_reference` (1 to 255 characters;
+// blank: 400 `external_reference must be 1 to 255 characters`): the payout and its commissions become
+// `paid`. Marking it paid again with the same reference answers 200 with the payout unchanged; with
+// another reference, 409 `conflict` `Payout <id> is already paid with another external_reference`; a
+// failed payout, 409 `Payout <id> has failed`. Owner, admin or billing (`payouts:write`); in the
+// audit log. Accepts `Idempotency-Key`.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /api/v1/payouts/{payoutId}/paid (the `MarkPayoutPaid` operationId).
+func (c *Client) MarkPayoutPaidWithBody(ctx context.Context, payoutId PayoutId, params *MarkPayoutPaidParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewMarkPayoutPaidRequestWithBody(c.Server, payoutId, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// MarkPayoutPaid Mark a payout paid
+//
+// Records that the payout was paid, under the payment's `external_reference` (1 to 255 characters;
+// blank: 400 `external_reference must be 1 to 255 characters`): the payout and its commissions become
+// `paid`. Marking it paid again with the same reference answers 200 with the payout unchanged; with
+// another reference, 409 `conflict` `Payout <id> is already paid with another external_reference`; a
+// failed payout, 409 `Payout <id> has failed`. Owner, admin or billing (`payouts:write`); in the
+// audit log. Accepts `Idempotency-Key`.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /api/v1/payouts/{payoutId}/paid (the `MarkPayoutPaid` operationId).
+func (c *Client) MarkPayoutPaid(ctx context.Context, payoutId PayoutId, params *MarkPayoutPaidParams, body MarkPayoutPaidJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewMarkPayoutPaidRequest(c.Server, payoutId, params, body)
 	if err != nil {
 		return nil, err
 	}
@@ -5579,7 +6522,8 @@ func (c *Client) GetProgram(ctx context.Context, programId ProgramId, reqEditors
 // Owner or admin. Any of `name`, `domain`, `allowed_origins` (browser origins allowed to call the click
 // and browser-mode lead routes; `localhost` and `127.0.0.1` are different origins), `lead_auth`,
 // `cookie_window_days`, `attribution_window_days`, `commission_type`, `commission_rate`,
-// `duration_months`. Fields left out (or null) keep their value. The new `commission_rate` must fit the
+// `duration_months`, and the ledger's `hold_days`, `commission_approval`, `payout_minimum_cents`. Fields
+// left out (or null) keep their value. The new `commission_rate` must fit the
 // commission type the program has after the change (when only `commission_type` changes, the current
 // rate must fit it).
 //
@@ -5587,7 +6531,7 @@ func (c *Client) GetProgram(ctx context.Context, programId ProgramId, reqEditors
 //
 // | Message |
 // |---|
-// | `Request body must change at least one of: name, domain, allowed_origins, lead_auth, cookie_window_days, attribution_window_days, commission_type, commission_rate, duration_months` |
+// | `Request body must change at least one of: name, domain, allowed_origins, lead_auth, cookie_window_days, attribution_window_days, commission_type, commission_rate, duration_months, hold_days, commission_approval, payout_minimum_cents` |
 // | `name must be a string of 1 to 200 characters` |
 // | `domain must be a host name such as shop.example.com` (a leading `http://` or `https://` and a trailing `/` are removed first) |
 // | `allowed_origins entries must be origins such as https://shop.example.com` |
@@ -5601,6 +6545,9 @@ func (c *Client) GetProgram(ctx context.Context, programId ProgramId, reqEditors
 // | `commission_rate must be at most 1000000 for fixed commissions` |
 // | `commission_rate must have at most 4 decimal places` |
 // | `duration_months must be a whole number of months from 0 (lifetime) to 1200` |
+// | `hold_days must be between 0 and 365` |
+// | `commission_approval must be auto or manual` |
+// | `payout_minimum_cents must be between 0 and 1000000000` |
 //
 // Takes any type of body and a specified content type.
 //
@@ -5622,7 +6569,8 @@ func (c *Client) UpdateProgramWithBody(ctx context.Context, programId ProgramId,
 // Owner or admin. Any of `name`, `domain`, `allowed_origins` (browser origins allowed to call the click
 // and browser-mode lead routes; `localhost` and `127.0.0.1` are different origins), `lead_auth`,
 // `cookie_window_days`, `attribution_window_days`, `commission_type`, `commission_rate`,
-// `duration_months`. Fields left out (or null) keep their value. The new `commission_rate` must fit the
+// `duration_months`, and the ledger's `hold_days`, `commission_approval`, `payout_minimum_cents`. Fields
+// left out (or null) keep their value. The new `commission_rate` must fit the
 // commission type the program has after the change (when only `commission_type` changes, the current
 // rate must fit it).
 //
@@ -5630,7 +6578,7 @@ func (c *Client) UpdateProgramWithBody(ctx context.Context, programId ProgramId,
 //
 // | Message |
 // |---|
-// | `Request body must change at least one of: name, domain, allowed_origins, lead_auth, cookie_window_days, attribution_window_days, commission_type, commission_rate, duration_months` |
+// | `Request body must change at least one of: name, domain, allowed_origins, lead_auth, cookie_window_days, attribution_window_days, commission_type, commission_rate, duration_months, hold_days, commission_approval, payout_minimum_cents` |
 // | `name must be a string of 1 to 200 characters` |
 // | `domain must be a host name such as shop.example.com` (a leading `http://` or `https://` and a trailing `/` are removed first) |
 // | `allowed_origins entries must be origins such as https://shop.example.com` |
@@ -5644,6 +6592,9 @@ func (c *Client) UpdateProgramWithBody(ctx context.Context, programId ProgramId,
 // | `commission_rate must be at most 1000000 for fixed commissions` |
 // | `commission_rate must have at most 4 decimal places` |
 // | `duration_months must be a whole number of months from 0 (lifetime) to 1200` |
+// | `hold_days must be between 0 and 365` |
+// | `commission_approval must be auto or manual` |
+// | `payout_minimum_cents must be between 0 and 1000000000` |
 //
 // Takes a body of the `application/json` content type.
 //
@@ -5707,6 +6658,106 @@ func (c *Client) RegenerateApiKeyWithBody(ctx context.Context, programId Program
 // Corresponds with POST /api/v1/programs/{programId}/api-key (the `RegenerateApiKey` operationId).
 func (c *Client) RegenerateApiKey(ctx context.Context, programId ProgramId, body RegenerateApiKeyJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewRegenerateApiKeyRequest(c.Server, programId, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ListBalances The partners' balances
+//
+// One row per partner and currency that has a commission or a clawback in the program (test ones
+// left out), by partner id then currency. Each commission's payable amount is in exactly one bucket by
+// its status at this instant: `pending` and `partially_reversed` in `pending_cents`, `approved` in
+// `approved_cents`, `in_payout` and `paid` in theirs; `reversed` and `rejected` in none.
+// `clawback_owed_cents` is what refunds after payment took back and no payout has netted yet. Any
+// member of the program's workspace (`commissions:read`).
+//
+// Corresponds with GET /api/v1/programs/{programId}/balances (the `ListBalances` operationId).
+func (c *Client) ListBalances(ctx context.Context, programId ProgramId, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListBalancesRequest(c.Server, programId)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ListCommissions List a program's commissions
+//
+// The program's commissions (test ones included, marked `is_test`), newest first (by `created_at`,
+// then `id`), one page at a time. Any member of the program's workspace (`commissions:read`: owner,
+// admin, analyst, billing).
+//
+// `status` is the commission's status at this instant: with `commission_approval` `auto`, a
+// commission whose `available_on` has passed is `approved` from that instant, whatever the background
+// pass has written. Pagination is by cursor: `meta.next_cursor` names the last commission of the page
+// and is null on the last page; a page never repeats or skips a commission, whatever is recorded
+// meanwhile.
+//
+// Errors (400): a parameter out of its schema (`Invalid query parameter limit: …`), `cursor is not
+// valid`; 401, 403 (not a member), 404 `Program not found`.
+//
+// Corresponds with GET /api/v1/programs/{programId}/commissions (the `ListCommissions` operationId).
+func (c *Client) ListCommissions(ctx context.Context, programId ProgramId, params *ListCommissionsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListCommissionsRequest(c.Server, programId, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ApproveCommissionsWithBody Approve several commissions at once
+//
+// Approves the program's commissions `ids` (1 to 500, no repeats), all or none: each as
+// `POST /api/v1/commissions/{commissionId}/approve` would, in one transaction. One that cannot be
+// approved refuses the whole request and nothing changes: 409 `conflict` naming it (`Commission
+// <id> is in a payout`, `Commission <id> is paid`, `Commission <id> is rejected`, `Commission <id> is
+// reversed: nothing is payable`), 404 `Commission not found` when an id is not a commission of this
+// program. Owner, admin or billing (`commissions:write`); each approval is in the audit log.
+// Accepts `Idempotency-Key`.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /api/v1/programs/{programId}/commissions/approve (the `ApproveCommissions` operationId).
+func (c *Client) ApproveCommissionsWithBody(ctx context.Context, programId ProgramId, params *ApproveCommissionsParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewApproveCommissionsRequestWithBody(c.Server, programId, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ApproveCommissions Approve several commissions at once
+//
+// Approves the program's commissions `ids` (1 to 500, no repeats), all or none: each as
+// `POST /api/v1/commissions/{commissionId}/approve` would, in one transaction. One that cannot be
+// approved refuses the whole request and nothing changes: 409 `conflict` naming it (`Commission
+// <id> is in a payout`, `Commission <id> is paid`, `Commission <id> is rejected`, `Commission <id> is
+// reversed: nothing is payable`), 404 `Commission not found` when an id is not a commission of this
+// program. Owner, admin or billing (`commissions:write`); each approval is in the audit log.
+// Accepts `Idempotency-Key`.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /api/v1/programs/{programId}/commissions/approve (the `ApproveCommissions` operationId).
+func (c *Client) ApproveCommissions(ctx context.Context, programId ProgramId, params *ApproveCommissionsParams, body ApproveCommissionsJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewApproveCommissionsRequest(c.Server, programId, params, body)
 	if err != nil {
 		return nil, err
 	}
@@ -5878,6 +6929,103 @@ func (c *Client) SetPaymentProcessorWithBody(ctx context.Context, programId Prog
 // Corresponds with PUT /api/v1/programs/{programId}/payment-processor (the `SetPaymentProcessor` operationId).
 func (c *Client) SetPaymentProcessor(ctx context.Context, programId ProgramId, body SetPaymentProcessorJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewSetPaymentProcessorRequest(c.Server, programId, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ListPayouts List a program's payouts
+//
+// The program's payouts, newest first, one page at a time (`meta.next_cursor`, null on the last
+// page). Any member of the program's workspace (`commissions:read`). 400 `cursor is not valid`.
+//
+// Corresponds with GET /api/v1/programs/{programId}/payouts (the `ListPayouts` operationId).
+func (c *Client) ListPayouts(ctx context.Context, programId ProgramId, params *ListPayoutsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListPayoutsRequest(c.Server, programId, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// CreatePayoutsWithBody Pay out the approved commissions
+//
+// One payout per partner and currency (only `currency` when given) whose approved total less the
+// clawbacks it owes is positive and at least the program's `payout_minimum_cents`; the rest carries
+// over to a later run. Each included commission becomes `in_payout`, and the clawbacks owed are
+// netted (`clawback_cents`; `amount_cents` is what is paid out). Test commissions are never paid out.
+// No payout due: 201 with an empty list. Runs of one program are taken one at a time, so no
+// commission is ever in two payouts. Owner, admin or billing (`payouts:write`); each payout is in
+// the audit log. Accepts `Idempotency-Key`: a retried run with its key answers the first run's
+// payouts and makes none.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /api/v1/programs/{programId}/payouts (the `CreatePayouts` operationId).
+func (c *Client) CreatePayoutsWithBody(ctx context.Context, programId ProgramId, params *CreatePayoutsParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCreatePayoutsRequestWithBody(c.Server, programId, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// CreatePayouts Pay out the approved commissions
+//
+// One payout per partner and currency (only `currency` when given) whose approved total less the
+// clawbacks it owes is positive and at least the program's `payout_minimum_cents`; the rest carries
+// over to a later run. Each included commission becomes `in_payout`, and the clawbacks owed are
+// netted (`clawback_cents`; `amount_cents` is what is paid out). Test commissions are never paid out.
+// No payout due: 201 with an empty list. Runs of one program are taken one at a time, so no
+// commission is ever in two payouts. Owner, admin or billing (`payouts:write`); each payout is in
+// the audit log. Accepts `Idempotency-Key`: a retried run with its key answers the first run's
+// payouts and makes none.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /api/v1/programs/{programId}/payouts (the `CreatePayouts` operationId).
+func (c *Client) CreatePayouts(ctx context.Context, programId ProgramId, params *CreatePayoutsParams, body CreatePayoutsJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCreatePayoutsRequest(c.Server, programId, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ExportPayouts Export payouts as CSV
+//
+// The program's payouts of `status` (default `processing`), oldest first, as a CSV file (RFC 4180,
+// CRLF line ends) to pay them with: `Content-Disposition: attachment;
+// filename=payouts-<programId>-<status>.csv`. Amounts are in major units with the currency's exponent
+// (`12.50` USD, `125000` VND). A cell that starts with `=`, `+`, `-` or `@` is prefixed with `'`, so
+// that a spreadsheet never reads it as a formula.
+//
+//   - Default: a header row, then `payout_id,partner_id,partner_name,partner_email,payout_email,amount,currency,commission_count,created_at`.
+//   - `format=paypal`: PayPal Payouts' bulk file, no header: recipient email, amount, currency, the
+//     reference `payout_<id>`, and a note (`Commission payout <id> from <program name>`).
+//
+// Any member of the program's workspace (`commissions:read`).
+//
+// Corresponds with GET /api/v1/programs/{programId}/payouts.csv (the `ExportPayouts` operationId).
+func (c *Client) ExportPayouts(ctx context.Context, programId ProgramId, params *ExportPayoutsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewExportPayoutsRequest(c.Server, programId, params)
 	if err != nil {
 		return nil, err
 	}
@@ -7758,6 +8906,164 @@ func NewCliTestEventRequestWithBody(server string, contentType string, body io.R
 	return req, nil
 }
 
+// NewGetCommissionRequest constructs an http.Request for the GetCommission method
+func NewGetCommissionRequest(server string, commissionId CommissionId) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "commissionId", commissionId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "integer", Format: "int64"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/commissions/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewApproveCommissionRequest calls the generic ApproveCommission builder with application/json body
+func NewApproveCommissionRequest(server string, commissionId CommissionId, params *ApproveCommissionParams, body ApproveCommissionJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewApproveCommissionRequestWithBody(server, commissionId, params, "application/json", bodyReader)
+}
+
+// NewApproveCommissionRequestWithBody constructs an http.Request for the ApproveCommission method, with any body, and a specified content type
+func NewApproveCommissionRequestWithBody(server string, commissionId CommissionId, params *ApproveCommissionParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "commissionId", commissionId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "integer", Format: "int64"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/commissions/%s/approve", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.IdempotencyKey != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", *params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Idempotency-Key", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewRejectCommissionRequest calls the generic RejectCommission builder with application/json body
+func NewRejectCommissionRequest(server string, commissionId CommissionId, params *RejectCommissionParams, body RejectCommissionJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewRejectCommissionRequestWithBody(server, commissionId, params, "application/json", bodyReader)
+}
+
+// NewRejectCommissionRequestWithBody constructs an http.Request for the RejectCommission method, with any body, and a specified content type
+func NewRejectCommissionRequestWithBody(server string, commissionId CommissionId, params *RejectCommissionParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "commissionId", commissionId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "integer", Format: "int64"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/commissions/%s/reject", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.IdempotencyKey != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", *params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Idempotency-Key", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
 // NewUpdateLinkRequest calls the generic UpdateLink builder with application/json body
 func NewUpdateLinkRequest(server string, linkId int64, body UpdateLinkJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
@@ -7827,6 +9133,164 @@ func NewGetMeRequest(server string) (*http.Request, error) {
 	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
 	if err != nil {
 		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewGetPayoutRequest constructs an http.Request for the GetPayout method
+func NewGetPayoutRequest(server string, payoutId PayoutId) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "payoutId", payoutId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "integer", Format: "int64"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/payouts/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewMarkPayoutFailedRequest calls the generic MarkPayoutFailed builder with application/json body
+func NewMarkPayoutFailedRequest(server string, payoutId PayoutId, params *MarkPayoutFailedParams, body MarkPayoutFailedJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewMarkPayoutFailedRequestWithBody(server, payoutId, params, "application/json", bodyReader)
+}
+
+// NewMarkPayoutFailedRequestWithBody constructs an http.Request for the MarkPayoutFailed method, with any body, and a specified content type
+func NewMarkPayoutFailedRequestWithBody(server string, payoutId PayoutId, params *MarkPayoutFailedParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "payoutId", payoutId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "integer", Format: "int64"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/payouts/%s/failed", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.IdempotencyKey != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", *params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Idempotency-Key", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewMarkPayoutPaidRequest calls the generic MarkPayoutPaid builder with application/json body
+func NewMarkPayoutPaidRequest(server string, payoutId PayoutId, params *MarkPayoutPaidParams, body MarkPayoutPaidJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewMarkPayoutPaidRequestWithBody(server, payoutId, params, "application/json", bodyReader)
+}
+
+// NewMarkPayoutPaidRequestWithBody constructs an http.Request for the MarkPayoutPaid method, with any body, and a specified content type
+func NewMarkPayoutPaidRequestWithBody(server string, payoutId PayoutId, params *MarkPayoutPaidParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "payoutId", payoutId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "integer", Format: "int64"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/payouts/%s/paid", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.IdempotencyKey != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", *params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Idempotency-Key", headerParam0)
+		}
+
 	}
 
 	return req, nil
@@ -8017,6 +9481,223 @@ func NewRegenerateApiKeyRequestWithBody(server string, programId ProgramId, cont
 	}
 
 	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewListBalancesRequest constructs an http.Request for the ListBalances method
+func NewListBalancesRequest(server string, programId ProgramId) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "programId", programId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "integer", Format: "int64"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/programs/%s/balances", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewListCommissionsRequest constructs an http.Request for the ListCommissions method
+func NewListCommissionsRequest(server string, programId ProgramId, params *ListCommissionsParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "programId", programId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "integer", Format: "int64"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/programs/%s/commissions", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Status != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "status", *params.Status, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.PartnerId != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "partner_id", *params.PartnerId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.CreatedFrom != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "created_from", *params.CreatedFrom, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: "date-time"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.CreatedTo != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "created_to", *params.CreatedTo, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: "date-time"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Cursor != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "cursor", *params.Cursor, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Limit != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewApproveCommissionsRequest calls the generic ApproveCommissions builder with application/json body
+func NewApproveCommissionsRequest(server string, programId ProgramId, params *ApproveCommissionsParams, body ApproveCommissionsJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewApproveCommissionsRequestWithBody(server, programId, params, "application/json", bodyReader)
+}
+
+// NewApproveCommissionsRequestWithBody constructs an http.Request for the ApproveCommissions method, with any body, and a specified content type
+func NewApproveCommissionsRequestWithBody(server string, programId ProgramId, params *ApproveCommissionsParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "programId", programId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "integer", Format: "int64"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/programs/%s/commissions/approve", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.IdempotencyKey != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", *params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Idempotency-Key", headerParam0)
+		}
+
+	}
 
 	return req, nil
 }
@@ -8260,6 +9941,226 @@ func NewSetPaymentProcessorRequestWithBody(server string, programId ProgramId, c
 	}
 
 	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewListPayoutsRequest constructs an http.Request for the ListPayouts method
+func NewListPayoutsRequest(server string, programId ProgramId, params *ListPayoutsParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "programId", programId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "integer", Format: "int64"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/programs/%s/payouts", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Status != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "status", *params.Status, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Cursor != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "cursor", *params.Cursor, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Limit != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewCreatePayoutsRequest calls the generic CreatePayouts builder with application/json body
+func NewCreatePayoutsRequest(server string, programId ProgramId, params *CreatePayoutsParams, body CreatePayoutsJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewCreatePayoutsRequestWithBody(server, programId, params, "application/json", bodyReader)
+}
+
+// NewCreatePayoutsRequestWithBody constructs an http.Request for the CreatePayouts method, with any body, and a specified content type
+func NewCreatePayoutsRequestWithBody(server string, programId ProgramId, params *CreatePayoutsParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "programId", programId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "integer", Format: "int64"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/programs/%s/payouts", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.IdempotencyKey != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", *params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Idempotency-Key", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewExportPayoutsRequest constructs an http.Request for the ExportPayouts method
+func NewExportPayoutsRequest(server string, programId ProgramId, params *ExportPayoutsParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "programId", programId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "integer", Format: "int64"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/programs/%s/payouts.csv", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Status != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "status", *params.Status, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Format != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "format", *params.Format, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
 
 	return req, nil
 }
@@ -10158,6 +12059,70 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with POST /api/v1/cli/test-event (the `CliTestEvent` operationId).
 	CliTestEventWithResponse(ctx context.Context, body CliTestEventJSONRequestBody, reqEditors ...RequestEditorFn) (*CliTestEventHTTPResponse, error)
 
+	// GetCommissionWithResponse Get a commission
+	//
+	// One commission, with its status at this instant. Any member of its program's workspace
+	// (`commissions:read`). 404 `Commission not found`.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/v1/commissions/{commissionId} (the `GetCommission` operationId).
+	GetCommissionWithResponse(ctx context.Context, commissionId CommissionId, reqEditors ...RequestEditorFn) (*GetCommissionHTTPResponse, error)
+
+	// ApproveCommissionWithBodyWithResponse Approve a commission
+	//
+	// Makes the commission payable (`approved`), also before its `available_on`. Approving an approved
+	// commission changes nothing and answers it. A commission in a payout, paid, rejected, or reversed in
+	// full cannot be approved: 409 `conflict` (`Commission <id> is in a payout`, `Commission <id> is
+	// paid`, `Commission <id> is rejected`, `Commission <id> is reversed: nothing is payable`). Owner, admin
+	// or billing (`commissions:write`); the approval is in the audit log. Accepts `Idempotency-Key`.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/v1/commissions/{commissionId}/approve (the `ApproveCommission` operationId).
+	ApproveCommissionWithBodyWithResponse(ctx context.Context, commissionId CommissionId, params *ApproveCommissionParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ApproveCommissionHTTPResponse, error)
+
+	// ApproveCommissionWithResponse Approve a commission
+	//
+	// Makes the commission payable (`approved`), also before its `available_on`. Approving an approved
+	// commission changes nothing and answers it. A commission in a payout, paid, rejected, or reversed in
+	// full cannot be approved: 409 `conflict` (`Commission <id> is in a payout`, `Commission <id> is
+	// paid`, `Commission <id> is rejected`, `Commission <id> is reversed: nothing is payable`). Owner, admin
+	// or billing (`commissions:write`); the approval is in the audit log. Accepts `Idempotency-Key`.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/v1/commissions/{commissionId}/approve (the `ApproveCommission` operationId).
+	ApproveCommissionWithResponse(ctx context.Context, commissionId CommissionId, params *ApproveCommissionParams, body ApproveCommissionJSONRequestBody, reqEditors ...RequestEditorFn) (*ApproveCommissionHTTPResponse, error)
+
+	// RejectCommissionWithBodyWithResponse Reject a commission
+	//
+	// The commission pays nothing, ever (`rejected`, `payable_cents` 0, counted in no balance). Only
+	// before it is in a payout: 409 `conflict` for a commission in a payout, paid, or rejected already
+	// (`Commission <id> is in a payout`, `Commission <id> is paid`, `Commission <id> is rejected`).
+	// `reason` is 1 to 500 characters (blank: 400 `reason must be 1 to 500 characters`). Owner, admin or
+	// billing (`commissions:write`); the rejection and its reason are in the audit log. Accepts
+	// `Idempotency-Key`.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/v1/commissions/{commissionId}/reject (the `RejectCommission` operationId).
+	RejectCommissionWithBodyWithResponse(ctx context.Context, commissionId CommissionId, params *RejectCommissionParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*RejectCommissionHTTPResponse, error)
+
+	// RejectCommissionWithResponse Reject a commission
+	//
+	// The commission pays nothing, ever (`rejected`, `payable_cents` 0, counted in no balance). Only
+	// before it is in a payout: 409 `conflict` for a commission in a payout, paid, or rejected already
+	// (`Commission <id> is in a payout`, `Commission <id> is paid`, `Commission <id> is rejected`).
+	// `reason` is 1 to 500 characters (blank: 400 `reason must be 1 to 500 characters`). Owner, admin or
+	// billing (`commissions:write`); the rejection and its reason are in the audit log. Accepts
+	// `Idempotency-Key`.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/v1/commissions/{commissionId}/reject (the `RejectCommission` operationId).
+	RejectCommissionWithResponse(ctx context.Context, commissionId CommissionId, params *RejectCommissionParams, body RejectCommissionJSONRequestBody, reqEditors ...RequestEditorFn) (*RejectCommissionHTTPResponse, error)
+
 	// UpdateLinkWithBodyWithResponse Turn a referral link on or off
 	//
 	// Owner or admin. A disabled link makes the click route answer 410 `link_disabled` and record
@@ -10188,6 +12153,69 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with GET /api/v1/me (the `GetMe` operationId).
 	GetMeWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*GetMeHTTPResponse, error)
+
+	// GetPayoutWithResponse Get a payout
+	//
+	// One payout. Any member of its program's workspace (`commissions:read`). 404 `Payout not found`.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/v1/payouts/{payoutId} (the `GetPayout` operationId).
+	GetPayoutWithResponse(ctx context.Context, payoutId PayoutId, reqEditors ...RequestEditorFn) (*GetPayoutHTTPResponse, error)
+
+	// MarkPayoutFailedWithBodyWithResponse Mark a payout failed
+	//
+	// Records that the payment failed, with a `reason` (1 to 500 characters; blank: 400 `reason must be 1
+	// to 500 characters`): its commissions return to `approved` (payable again, for a later run) and the
+	// clawbacks it netted are owed again. A paid payout, or one failed already, cannot fail: 409
+	// `conflict` (`Payout <id> is paid`, `Payout <id> has already failed`). Owner, admin or billing
+	// (`payouts:write`); in the audit log. Accepts `Idempotency-Key`.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/v1/payouts/{payoutId}/failed (the `MarkPayoutFailed` operationId).
+	MarkPayoutFailedWithBodyWithResponse(ctx context.Context, payoutId PayoutId, params *MarkPayoutFailedParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*MarkPayoutFailedHTTPResponse, error)
+
+	// MarkPayoutFailedWithResponse Mark a payout failed
+	//
+	// Records that the payment failed, with a `reason` (1 to 500 characters; blank: 400 `reason must be 1
+	// to 500 characters`): its commissions return to `approved` (payable again, for a later run) and the
+	// clawbacks it netted are owed again. A paid payout, or one failed already, cannot fail: 409
+	// `conflict` (`Payout <id> is paid`, `Payout <id> has already failed`). Owner, admin or billing
+	// (`payouts:write`); in the audit log. Accepts `Idempotency-Key`.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/v1/payouts/{payoutId}/failed (the `MarkPayoutFailed` operationId).
+	MarkPayoutFailedWithResponse(ctx context.Context, payoutId PayoutId, params *MarkPayoutFailedParams, body MarkPayoutFailedJSONRequestBody, reqEditors ...RequestEditorFn) (*MarkPayoutFailedHTTPResponse, error)
+
+	// MarkPayoutPaidWithBodyWithResponse Mark a payout paid
+	//
+	// Records that the payout was paid, under the payment's `external_reference` (1 to 255 characters;
+	// blank: 400 `external_reference must be 1 to 255 characters`): the payout and its commissions become
+	// `paid`. Marking it paid again with the same reference answers 200 with the payout unchanged; with
+	// another reference, 409 `conflict` `Payout <id> is already paid with another external_reference`; a
+	// failed payout, 409 `Payout <id> has failed`. Owner, admin or billing (`payouts:write`); in the
+	// audit log. Accepts `Idempotency-Key`.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/v1/payouts/{payoutId}/paid (the `MarkPayoutPaid` operationId).
+	MarkPayoutPaidWithBodyWithResponse(ctx context.Context, payoutId PayoutId, params *MarkPayoutPaidParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*MarkPayoutPaidHTTPResponse, error)
+
+	// MarkPayoutPaidWithResponse Mark a payout paid
+	//
+	// Records that the payout was paid, under the payment's `external_reference` (1 to 255 characters;
+	// blank: 400 `external_reference must be 1 to 255 characters`): the payout and its commissions become
+	// `paid`. Marking it paid again with the same reference answers 200 with the payout unchanged; with
+	// another reference, 409 `conflict` `Payout <id> is already paid with another external_reference`; a
+	// failed payout, 409 `Payout <id> has failed`. Owner, admin or billing (`payouts:write`); in the
+	// audit log. Accepts `Idempotency-Key`.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/v1/payouts/{payoutId}/paid (the `MarkPayoutPaid` operationId).
+	MarkPayoutPaidWithResponse(ctx context.Context, payoutId PayoutId, params *MarkPayoutPaidParams, body MarkPayoutPaidJSONRequestBody, reqEditors ...RequestEditorFn) (*MarkPayoutPaidHTTPResponse, error)
 
 	// GetReadinessWithResponse What the key's program still needs before go-live
 	//
@@ -10225,7 +12253,8 @@ type ClientWithResponsesInterface interface {
 	// Owner or admin. Any of `name`, `domain`, `allowed_origins` (browser origins allowed to call the click
 	// and browser-mode lead routes; `localhost` and `127.0.0.1` are different origins), `lead_auth`,
 	// `cookie_window_days`, `attribution_window_days`, `commission_type`, `commission_rate`,
-	// `duration_months`. Fields left out (or null) keep their value. The new `commission_rate` must fit the
+	// `duration_months`, and the ledger's `hold_days`, `commission_approval`, `payout_minimum_cents`. Fields
+	// left out (or null) keep their value. The new `commission_rate` must fit the
 	// commission type the program has after the change (when only `commission_type` changes, the current
 	// rate must fit it).
 	//
@@ -10233,7 +12262,7 @@ type ClientWithResponsesInterface interface {
 	//
 	// | Message |
 	// |---|
-	// | `Request body must change at least one of: name, domain, allowed_origins, lead_auth, cookie_window_days, attribution_window_days, commission_type, commission_rate, duration_months` |
+	// | `Request body must change at least one of: name, domain, allowed_origins, lead_auth, cookie_window_days, attribution_window_days, commission_type, commission_rate, duration_months, hold_days, commission_approval, payout_minimum_cents` |
 	// | `name must be a string of 1 to 200 characters` |
 	// | `domain must be a host name such as shop.example.com` (a leading `http://` or `https://` and a trailing `/` are removed first) |
 	// | `allowed_origins entries must be origins such as https://shop.example.com` |
@@ -10247,6 +12276,9 @@ type ClientWithResponsesInterface interface {
 	// | `commission_rate must be at most 1000000 for fixed commissions` |
 	// | `commission_rate must have at most 4 decimal places` |
 	// | `duration_months must be a whole number of months from 0 (lifetime) to 1200` |
+	// | `hold_days must be between 0 and 365` |
+	// | `commission_approval must be auto or manual` |
+	// | `payout_minimum_cents must be between 0 and 1000000000` |
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -10258,7 +12290,8 @@ type ClientWithResponsesInterface interface {
 	// Owner or admin. Any of `name`, `domain`, `allowed_origins` (browser origins allowed to call the click
 	// and browser-mode lead routes; `localhost` and `127.0.0.1` are different origins), `lead_auth`,
 	// `cookie_window_days`, `attribution_window_days`, `commission_type`, `commission_rate`,
-	// `duration_months`. Fields left out (or null) keep their value. The new `commission_rate` must fit the
+	// `duration_months`, and the ledger's `hold_days`, `commission_approval`, `payout_minimum_cents`. Fields
+	// left out (or null) keep their value. The new `commission_rate` must fit the
 	// commission type the program has after the change (when only `commission_type` changes, the current
 	// rate must fit it).
 	//
@@ -10266,7 +12299,7 @@ type ClientWithResponsesInterface interface {
 	//
 	// | Message |
 	// |---|
-	// | `Request body must change at least one of: name, domain, allowed_origins, lead_auth, cookie_window_days, attribution_window_days, commission_type, commission_rate, duration_months` |
+	// | `Request body must change at least one of: name, domain, allowed_origins, lead_auth, cookie_window_days, attribution_window_days, commission_type, commission_rate, duration_months, hold_days, commission_approval, payout_minimum_cents` |
 	// | `name must be a string of 1 to 200 characters` |
 	// | `domain must be a host name such as shop.example.com` (a leading `http://` or `https://` and a trailing `/` are removed first) |
 	// | `allowed_origins entries must be origins such as https://shop.example.com` |
@@ -10280,6 +12313,9 @@ type ClientWithResponsesInterface interface {
 	// | `commission_rate must be at most 1000000 for fixed commissions` |
 	// | `commission_rate must have at most 4 decimal places` |
 	// | `duration_months must be a whole number of months from 0 (lifetime) to 1200` |
+	// | `hold_days must be between 0 and 365` |
+	// | `commission_approval must be auto or manual` |
+	// | `payout_minimum_cents must be between 0 and 1000000000` |
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -10314,6 +12350,70 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with POST /api/v1/programs/{programId}/api-key (the `RegenerateApiKey` operationId).
 	RegenerateApiKeyWithResponse(ctx context.Context, programId ProgramId, body RegenerateApiKeyJSONRequestBody, reqEditors ...RequestEditorFn) (*RegenerateApiKeyHTTPResponse, error)
+
+	// ListBalancesWithResponse The partners' balances
+	//
+	// One row per partner and currency that has a commission or a clawback in the program (test ones
+	// left out), by partner id then currency. Each commission's payable amount is in exactly one bucket by
+	// its status at this instant: `pending` and `partially_reversed` in `pending_cents`, `approved` in
+	// `approved_cents`, `in_payout` and `paid` in theirs; `reversed` and `rejected` in none.
+	// `clawback_owed_cents` is what refunds after payment took back and no payout has netted yet. Any
+	// member of the program's workspace (`commissions:read`).
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/v1/programs/{programId}/balances (the `ListBalances` operationId).
+	ListBalancesWithResponse(ctx context.Context, programId ProgramId, reqEditors ...RequestEditorFn) (*ListBalancesHTTPResponse, error)
+
+	// ListCommissionsWithResponse List a program's commissions
+	//
+	// The program's commissions (test ones included, marked `is_test`), newest first (by `created_at`,
+	// then `id`), one page at a time. Any member of the program's workspace (`commissions:read`: owner,
+	// admin, analyst, billing).
+	//
+	// `status` is the commission's status at this instant: with `commission_approval` `auto`, a
+	// commission whose `available_on` has passed is `approved` from that instant, whatever the background
+	// pass has written. Pagination is by cursor: `meta.next_cursor` names the last commission of the page
+	// and is null on the last page; a page never repeats or skips a commission, whatever is recorded
+	// meanwhile.
+	//
+	// Errors (400): a parameter out of its schema (`Invalid query parameter limit: …`), `cursor is not
+	// valid`; 401, 403 (not a member), 404 `Program not found`.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/v1/programs/{programId}/commissions (the `ListCommissions` operationId).
+	ListCommissionsWithResponse(ctx context.Context, programId ProgramId, params *ListCommissionsParams, reqEditors ...RequestEditorFn) (*ListCommissionsHTTPResponse, error)
+
+	// ApproveCommissionsWithBodyWithResponse Approve several commissions at once
+	//
+	// Approves the program's commissions `ids` (1 to 500, no repeats), all or none: each as
+	// `POST /api/v1/commissions/{commissionId}/approve` would, in one transaction. One that cannot be
+	// approved refuses the whole request and nothing changes: 409 `conflict` naming it (`Commission
+	// <id> is in a payout`, `Commission <id> is paid`, `Commission <id> is rejected`, `Commission <id> is
+	// reversed: nothing is payable`), 404 `Commission not found` when an id is not a commission of this
+	// program. Owner, admin or billing (`commissions:write`); each approval is in the audit log.
+	// Accepts `Idempotency-Key`.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/v1/programs/{programId}/commissions/approve (the `ApproveCommissions` operationId).
+	ApproveCommissionsWithBodyWithResponse(ctx context.Context, programId ProgramId, params *ApproveCommissionsParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ApproveCommissionsHTTPResponse, error)
+
+	// ApproveCommissionsWithResponse Approve several commissions at once
+	//
+	// Approves the program's commissions `ids` (1 to 500, no repeats), all or none: each as
+	// `POST /api/v1/commissions/{commissionId}/approve` would, in one transaction. One that cannot be
+	// approved refuses the whole request and nothing changes: 409 `conflict` naming it (`Commission
+	// <id> is in a payout`, `Commission <id> is paid`, `Commission <id> is rejected`, `Commission <id> is
+	// reversed: nothing is payable`), 404 `Commission not found` when an id is not a commission of this
+	// program. Owner, admin or billing (`commissions:write`); each approval is in the audit log.
+	// Accepts `Idempotency-Key`.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/v1/programs/{programId}/commissions/approve (the `ApproveCommissions` operationId).
+	ApproveCommissionsWithResponse(ctx context.Context, programId ProgramId, params *ApproveCommissionsParams, body ApproveCommissionsJSONRequestBody, reqEditors ...RequestEditorFn) (*ApproveCommissionsHTTPResponse, error)
 
 	// ListLinksWithResponse List a program's referral links
 	//
@@ -10401,6 +12501,67 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with PUT /api/v1/programs/{programId}/payment-processor (the `SetPaymentProcessor` operationId).
 	SetPaymentProcessorWithResponse(ctx context.Context, programId ProgramId, body SetPaymentProcessorJSONRequestBody, reqEditors ...RequestEditorFn) (*SetPaymentProcessorHTTPResponse, error)
+
+	// ListPayoutsWithResponse List a program's payouts
+	//
+	// The program's payouts, newest first, one page at a time (`meta.next_cursor`, null on the last
+	// page). Any member of the program's workspace (`commissions:read`). 400 `cursor is not valid`.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/v1/programs/{programId}/payouts (the `ListPayouts` operationId).
+	ListPayoutsWithResponse(ctx context.Context, programId ProgramId, params *ListPayoutsParams, reqEditors ...RequestEditorFn) (*ListPayoutsHTTPResponse, error)
+
+	// CreatePayoutsWithBodyWithResponse Pay out the approved commissions
+	//
+	// One payout per partner and currency (only `currency` when given) whose approved total less the
+	// clawbacks it owes is positive and at least the program's `payout_minimum_cents`; the rest carries
+	// over to a later run. Each included commission becomes `in_payout`, and the clawbacks owed are
+	// netted (`clawback_cents`; `amount_cents` is what is paid out). Test commissions are never paid out.
+	// No payout due: 201 with an empty list. Runs of one program are taken one at a time, so no
+	// commission is ever in two payouts. Owner, admin or billing (`payouts:write`); each payout is in
+	// the audit log. Accepts `Idempotency-Key`: a retried run with its key answers the first run's
+	// payouts and makes none.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/v1/programs/{programId}/payouts (the `CreatePayouts` operationId).
+	CreatePayoutsWithBodyWithResponse(ctx context.Context, programId ProgramId, params *CreatePayoutsParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreatePayoutsHTTPResponse, error)
+
+	// CreatePayoutsWithResponse Pay out the approved commissions
+	//
+	// One payout per partner and currency (only `currency` when given) whose approved total less the
+	// clawbacks it owes is positive and at least the program's `payout_minimum_cents`; the rest carries
+	// over to a later run. Each included commission becomes `in_payout`, and the clawbacks owed are
+	// netted (`clawback_cents`; `amount_cents` is what is paid out). Test commissions are never paid out.
+	// No payout due: 201 with an empty list. Runs of one program are taken one at a time, so no
+	// commission is ever in two payouts. Owner, admin or billing (`payouts:write`); each payout is in
+	// the audit log. Accepts `Idempotency-Key`: a retried run with its key answers the first run's
+	// payouts and makes none.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/v1/programs/{programId}/payouts (the `CreatePayouts` operationId).
+	CreatePayoutsWithResponse(ctx context.Context, programId ProgramId, params *CreatePayoutsParams, body CreatePayoutsJSONRequestBody, reqEditors ...RequestEditorFn) (*CreatePayoutsHTTPResponse, error)
+
+	// ExportPayoutsWithResponse Export payouts as CSV
+	//
+	// The program's payouts of `status` (default `processing`), oldest first, as a CSV file (RFC 4180,
+	// CRLF line ends) to pay them with: `Content-Disposition: attachment;
+	// filename=payouts-<programId>-<status>.csv`. Amounts are in major units with the currency's exponent
+	// (`12.50` USD, `125000` VND). A cell that starts with `=`, `+`, `-` or `@` is prefixed with `'`, so
+	// that a spreadsheet never reads it as a formula.
+	//
+	// - Default: a header row, then `payout_id,partner_id,partner_name,partner_email,payout_email,amount,currency,commission_count,created_at`.
+	// - `format=paypal`: PayPal Payouts' bulk file, no header: recipient email, amount, currency, the
+	//   reference `payout_<id>`, and a note (`Commission payout <id> from <program name>`).
+	//
+	// Any member of the program's workspace (`commissions:read`).
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/v1/programs/{programId}/payouts.csv (the `ExportPayouts` operationId).
+	ExportPayoutsWithResponse(ctx context.Context, programId ProgramId, params *ExportPayoutsParams, reqEditors ...RequestEditorFn) (*ExportPayoutsHTTPResponse, error)
 
 	// GetProgramReadinessWithResponse A program's readiness checks, for its workspace members
 	//
@@ -12914,6 +15075,515 @@ func (r CliTestEventHTTPResponse) ContentType() string {
 	return ""
 }
 
+// GetCommissionHTTPResponse200Headers the declared response headers of an HTTP 200 response for GetCommission
+type GetCommissionHTTPResponse200Headers struct {
+	XRequestID string
+}
+
+// GetCommissionHTTPResponse400Headers the declared response headers of an HTTP 400 response for GetCommission
+type GetCommissionHTTPResponse400Headers struct {
+	XRequestID string
+}
+
+// GetCommissionHTTPResponse401Headers the declared response headers of an HTTP 401 response for GetCommission
+type GetCommissionHTTPResponse401Headers struct {
+	XRequestID string
+}
+
+// GetCommissionHTTPResponse403Headers the declared response headers of an HTTP 403 response for GetCommission
+type GetCommissionHTTPResponse403Headers struct {
+	XRequestID string
+}
+
+// GetCommissionHTTPResponse404Headers the declared response headers of an HTTP 404 response for GetCommission
+type GetCommissionHTTPResponse404Headers struct {
+	XRequestID string
+}
+
+// GetCommissionHTTPResponse429Headers the declared response headers of an HTTP 429 response for GetCommission
+type GetCommissionHTTPResponse429Headers struct {
+	RetryAfter          int
+	XRateLimitLimit     int
+	XRateLimitRemaining int
+	XRateLimitReset     int
+	XRequestID          string
+}
+
+// GetCommissionHTTPResponse500Headers the declared response headers of an HTTP 500 response for GetCommission
+type GetCommissionHTTPResponse500Headers struct {
+	XRequestID string
+}
+
+// GetCommissionHTTPResponse503Headers the declared response headers of an HTTP 503 response for GetCommission
+type GetCommissionHTTPResponse503Headers struct {
+	RetryAfter int
+	XRequestID string
+}
+
+type GetCommissionHTTPResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *CommissionEnvelope
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *GetCommissionHTTPResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *GetCommissionHTTPResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *GetCommissionHTTPResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *GetCommissionHTTPResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *GetCommissionHTTPResponse404Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetCommissionHTTPResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *GetCommissionHTTPResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetCommissionHTTPResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetCommissionHTTPResponse) GetJSON200() *CommissionEnvelope {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r GetCommissionHTTPResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r GetCommissionHTTPResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r GetCommissionHTTPResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r GetCommissionHTTPResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r GetCommissionHTTPResponse) GetJSON429() *RateLimited {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r GetCommissionHTTPResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r GetCommissionHTTPResponse) GetJSON503() *Unavailable {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r GetCommissionHTTPResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetCommissionHTTPResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetCommissionHTTPResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetCommissionHTTPResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// ApproveCommissionHTTPResponse200Headers the declared response headers of an HTTP 200 response for ApproveCommission
+type ApproveCommissionHTTPResponse200Headers struct {
+	XRequestID string
+}
+
+// ApproveCommissionHTTPResponse400Headers the declared response headers of an HTTP 400 response for ApproveCommission
+type ApproveCommissionHTTPResponse400Headers struct {
+	XRequestID string
+}
+
+// ApproveCommissionHTTPResponse401Headers the declared response headers of an HTTP 401 response for ApproveCommission
+type ApproveCommissionHTTPResponse401Headers struct {
+	XRequestID string
+}
+
+// ApproveCommissionHTTPResponse403Headers the declared response headers of an HTTP 403 response for ApproveCommission
+type ApproveCommissionHTTPResponse403Headers struct {
+	XRequestID string
+}
+
+// ApproveCommissionHTTPResponse404Headers the declared response headers of an HTTP 404 response for ApproveCommission
+type ApproveCommissionHTTPResponse404Headers struct {
+	XRequestID string
+}
+
+// ApproveCommissionHTTPResponse409Headers the declared response headers of an HTTP 409 response for ApproveCommission
+type ApproveCommissionHTTPResponse409Headers struct {
+	XRequestID string
+}
+
+// ApproveCommissionHTTPResponse413Headers the declared response headers of an HTTP 413 response for ApproveCommission
+type ApproveCommissionHTTPResponse413Headers struct {
+	XRequestID string
+}
+
+// ApproveCommissionHTTPResponse429Headers the declared response headers of an HTTP 429 response for ApproveCommission
+type ApproveCommissionHTTPResponse429Headers struct {
+	RetryAfter          int
+	XRateLimitLimit     int
+	XRateLimitRemaining int
+	XRateLimitReset     int
+	XRequestID          string
+}
+
+// ApproveCommissionHTTPResponse500Headers the declared response headers of an HTTP 500 response for ApproveCommission
+type ApproveCommissionHTTPResponse500Headers struct {
+	XRequestID string
+}
+
+// ApproveCommissionHTTPResponse503Headers the declared response headers of an HTTP 503 response for ApproveCommission
+type ApproveCommissionHTTPResponse503Headers struct {
+	RetryAfter int
+	XRequestID string
+}
+
+type ApproveCommissionHTTPResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *CommissionEnvelope
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *LedgerConflict
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *PayloadTooLarge
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *ApproveCommissionHTTPResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *ApproveCommissionHTTPResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *ApproveCommissionHTTPResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *ApproveCommissionHTTPResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *ApproveCommissionHTTPResponse404Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *ApproveCommissionHTTPResponse409Headers
+	// Headers413 the parsed response headers for an HTTP 413 response
+	Headers413 *ApproveCommissionHTTPResponse413Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *ApproveCommissionHTTPResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *ApproveCommissionHTTPResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ApproveCommissionHTTPResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ApproveCommissionHTTPResponse) GetJSON200() *CommissionEnvelope {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r ApproveCommissionHTTPResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r ApproveCommissionHTTPResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r ApproveCommissionHTTPResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r ApproveCommissionHTTPResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r ApproveCommissionHTTPResponse) GetJSON409() *LedgerConflict {
+	return r.JSON409
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r ApproveCommissionHTTPResponse) GetJSON413() *PayloadTooLarge {
+	return r.JSON413
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r ApproveCommissionHTTPResponse) GetJSON429() *RateLimited {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r ApproveCommissionHTTPResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r ApproveCommissionHTTPResponse) GetJSON503() *Unavailable {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r ApproveCommissionHTTPResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ApproveCommissionHTTPResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ApproveCommissionHTTPResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ApproveCommissionHTTPResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// RejectCommissionHTTPResponse200Headers the declared response headers of an HTTP 200 response for RejectCommission
+type RejectCommissionHTTPResponse200Headers struct {
+	XRequestID string
+}
+
+// RejectCommissionHTTPResponse400Headers the declared response headers of an HTTP 400 response for RejectCommission
+type RejectCommissionHTTPResponse400Headers struct {
+	XRequestID string
+}
+
+// RejectCommissionHTTPResponse401Headers the declared response headers of an HTTP 401 response for RejectCommission
+type RejectCommissionHTTPResponse401Headers struct {
+	XRequestID string
+}
+
+// RejectCommissionHTTPResponse403Headers the declared response headers of an HTTP 403 response for RejectCommission
+type RejectCommissionHTTPResponse403Headers struct {
+	XRequestID string
+}
+
+// RejectCommissionHTTPResponse404Headers the declared response headers of an HTTP 404 response for RejectCommission
+type RejectCommissionHTTPResponse404Headers struct {
+	XRequestID string
+}
+
+// RejectCommissionHTTPResponse409Headers the declared response headers of an HTTP 409 response for RejectCommission
+type RejectCommissionHTTPResponse409Headers struct {
+	XRequestID string
+}
+
+// RejectCommissionHTTPResponse413Headers the declared response headers of an HTTP 413 response for RejectCommission
+type RejectCommissionHTTPResponse413Headers struct {
+	XRequestID string
+}
+
+// RejectCommissionHTTPResponse429Headers the declared response headers of an HTTP 429 response for RejectCommission
+type RejectCommissionHTTPResponse429Headers struct {
+	RetryAfter          int
+	XRateLimitLimit     int
+	XRateLimitRemaining int
+	XRateLimitReset     int
+	XRequestID          string
+}
+
+// RejectCommissionHTTPResponse500Headers the declared response headers of an HTTP 500 response for RejectCommission
+type RejectCommissionHTTPResponse500Headers struct {
+	XRequestID string
+}
+
+// RejectCommissionHTTPResponse503Headers the declared response headers of an HTTP 503 response for RejectCommission
+type RejectCommissionHTTPResponse503Headers struct {
+	RetryAfter int
+	XRequestID string
+}
+
+type RejectCommissionHTTPResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *CommissionEnvelope
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *LedgerConflict
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *PayloadTooLarge
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *RejectCommissionHTTPResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *RejectCommissionHTTPResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *RejectCommissionHTTPResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *RejectCommissionHTTPResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *RejectCommissionHTTPResponse404Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *RejectCommissionHTTPResponse409Headers
+	// Headers413 the parsed response headers for an HTTP 413 response
+	Headers413 *RejectCommissionHTTPResponse413Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *RejectCommissionHTTPResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *RejectCommissionHTTPResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *RejectCommissionHTTPResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r RejectCommissionHTTPResponse) GetJSON200() *CommissionEnvelope {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r RejectCommissionHTTPResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r RejectCommissionHTTPResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r RejectCommissionHTTPResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r RejectCommissionHTTPResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r RejectCommissionHTTPResponse) GetJSON409() *LedgerConflict {
+	return r.JSON409
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r RejectCommissionHTTPResponse) GetJSON413() *PayloadTooLarge {
+	return r.JSON413
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r RejectCommissionHTTPResponse) GetJSON429() *RateLimited {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r RejectCommissionHTTPResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r RejectCommissionHTTPResponse) GetJSON503() *Unavailable {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r RejectCommissionHTTPResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r RejectCommissionHTTPResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r RejectCommissionHTTPResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r RejectCommissionHTTPResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // UpdateLinkHTTPResponse200Headers the declared response headers of an HTTP 200 response for UpdateLink
 type UpdateLinkHTTPResponse200Headers struct {
 	XRequestID string
@@ -13196,6 +15866,515 @@ func (r GetMeHTTPResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r GetMeHTTPResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// GetPayoutHTTPResponse200Headers the declared response headers of an HTTP 200 response for GetPayout
+type GetPayoutHTTPResponse200Headers struct {
+	XRequestID string
+}
+
+// GetPayoutHTTPResponse400Headers the declared response headers of an HTTP 400 response for GetPayout
+type GetPayoutHTTPResponse400Headers struct {
+	XRequestID string
+}
+
+// GetPayoutHTTPResponse401Headers the declared response headers of an HTTP 401 response for GetPayout
+type GetPayoutHTTPResponse401Headers struct {
+	XRequestID string
+}
+
+// GetPayoutHTTPResponse403Headers the declared response headers of an HTTP 403 response for GetPayout
+type GetPayoutHTTPResponse403Headers struct {
+	XRequestID string
+}
+
+// GetPayoutHTTPResponse404Headers the declared response headers of an HTTP 404 response for GetPayout
+type GetPayoutHTTPResponse404Headers struct {
+	XRequestID string
+}
+
+// GetPayoutHTTPResponse429Headers the declared response headers of an HTTP 429 response for GetPayout
+type GetPayoutHTTPResponse429Headers struct {
+	RetryAfter          int
+	XRateLimitLimit     int
+	XRateLimitRemaining int
+	XRateLimitReset     int
+	XRequestID          string
+}
+
+// GetPayoutHTTPResponse500Headers the declared response headers of an HTTP 500 response for GetPayout
+type GetPayoutHTTPResponse500Headers struct {
+	XRequestID string
+}
+
+// GetPayoutHTTPResponse503Headers the declared response headers of an HTTP 503 response for GetPayout
+type GetPayoutHTTPResponse503Headers struct {
+	RetryAfter int
+	XRequestID string
+}
+
+type GetPayoutHTTPResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *PayoutEnvelope
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *GetPayoutHTTPResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *GetPayoutHTTPResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *GetPayoutHTTPResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *GetPayoutHTTPResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *GetPayoutHTTPResponse404Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetPayoutHTTPResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *GetPayoutHTTPResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetPayoutHTTPResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetPayoutHTTPResponse) GetJSON200() *PayoutEnvelope {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r GetPayoutHTTPResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r GetPayoutHTTPResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r GetPayoutHTTPResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r GetPayoutHTTPResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r GetPayoutHTTPResponse) GetJSON429() *RateLimited {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r GetPayoutHTTPResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r GetPayoutHTTPResponse) GetJSON503() *Unavailable {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r GetPayoutHTTPResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetPayoutHTTPResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetPayoutHTTPResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetPayoutHTTPResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// MarkPayoutFailedHTTPResponse200Headers the declared response headers of an HTTP 200 response for MarkPayoutFailed
+type MarkPayoutFailedHTTPResponse200Headers struct {
+	XRequestID string
+}
+
+// MarkPayoutFailedHTTPResponse400Headers the declared response headers of an HTTP 400 response for MarkPayoutFailed
+type MarkPayoutFailedHTTPResponse400Headers struct {
+	XRequestID string
+}
+
+// MarkPayoutFailedHTTPResponse401Headers the declared response headers of an HTTP 401 response for MarkPayoutFailed
+type MarkPayoutFailedHTTPResponse401Headers struct {
+	XRequestID string
+}
+
+// MarkPayoutFailedHTTPResponse403Headers the declared response headers of an HTTP 403 response for MarkPayoutFailed
+type MarkPayoutFailedHTTPResponse403Headers struct {
+	XRequestID string
+}
+
+// MarkPayoutFailedHTTPResponse404Headers the declared response headers of an HTTP 404 response for MarkPayoutFailed
+type MarkPayoutFailedHTTPResponse404Headers struct {
+	XRequestID string
+}
+
+// MarkPayoutFailedHTTPResponse409Headers the declared response headers of an HTTP 409 response for MarkPayoutFailed
+type MarkPayoutFailedHTTPResponse409Headers struct {
+	XRequestID string
+}
+
+// MarkPayoutFailedHTTPResponse413Headers the declared response headers of an HTTP 413 response for MarkPayoutFailed
+type MarkPayoutFailedHTTPResponse413Headers struct {
+	XRequestID string
+}
+
+// MarkPayoutFailedHTTPResponse429Headers the declared response headers of an HTTP 429 response for MarkPayoutFailed
+type MarkPayoutFailedHTTPResponse429Headers struct {
+	RetryAfter          int
+	XRateLimitLimit     int
+	XRateLimitRemaining int
+	XRateLimitReset     int
+	XRequestID          string
+}
+
+// MarkPayoutFailedHTTPResponse500Headers the declared response headers of an HTTP 500 response for MarkPayoutFailed
+type MarkPayoutFailedHTTPResponse500Headers struct {
+	XRequestID string
+}
+
+// MarkPayoutFailedHTTPResponse503Headers the declared response headers of an HTTP 503 response for MarkPayoutFailed
+type MarkPayoutFailedHTTPResponse503Headers struct {
+	RetryAfter int
+	XRequestID string
+}
+
+type MarkPayoutFailedHTTPResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *PayoutEnvelope
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *LedgerConflict
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *PayloadTooLarge
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *MarkPayoutFailedHTTPResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *MarkPayoutFailedHTTPResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *MarkPayoutFailedHTTPResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *MarkPayoutFailedHTTPResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *MarkPayoutFailedHTTPResponse404Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *MarkPayoutFailedHTTPResponse409Headers
+	// Headers413 the parsed response headers for an HTTP 413 response
+	Headers413 *MarkPayoutFailedHTTPResponse413Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *MarkPayoutFailedHTTPResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *MarkPayoutFailedHTTPResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *MarkPayoutFailedHTTPResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r MarkPayoutFailedHTTPResponse) GetJSON200() *PayoutEnvelope {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r MarkPayoutFailedHTTPResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r MarkPayoutFailedHTTPResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r MarkPayoutFailedHTTPResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r MarkPayoutFailedHTTPResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r MarkPayoutFailedHTTPResponse) GetJSON409() *LedgerConflict {
+	return r.JSON409
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r MarkPayoutFailedHTTPResponse) GetJSON413() *PayloadTooLarge {
+	return r.JSON413
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r MarkPayoutFailedHTTPResponse) GetJSON429() *RateLimited {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r MarkPayoutFailedHTTPResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r MarkPayoutFailedHTTPResponse) GetJSON503() *Unavailable {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r MarkPayoutFailedHTTPResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r MarkPayoutFailedHTTPResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r MarkPayoutFailedHTTPResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r MarkPayoutFailedHTTPResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// MarkPayoutPaidHTTPResponse200Headers the declared response headers of an HTTP 200 response for MarkPayoutPaid
+type MarkPayoutPaidHTTPResponse200Headers struct {
+	XRequestID string
+}
+
+// MarkPayoutPaidHTTPResponse400Headers the declared response headers of an HTTP 400 response for MarkPayoutPaid
+type MarkPayoutPaidHTTPResponse400Headers struct {
+	XRequestID string
+}
+
+// MarkPayoutPaidHTTPResponse401Headers the declared response headers of an HTTP 401 response for MarkPayoutPaid
+type MarkPayoutPaidHTTPResponse401Headers struct {
+	XRequestID string
+}
+
+// MarkPayoutPaidHTTPResponse403Headers the declared response headers of an HTTP 403 response for MarkPayoutPaid
+type MarkPayoutPaidHTTPResponse403Headers struct {
+	XRequestID string
+}
+
+// MarkPayoutPaidHTTPResponse404Headers the declared response headers of an HTTP 404 response for MarkPayoutPaid
+type MarkPayoutPaidHTTPResponse404Headers struct {
+	XRequestID string
+}
+
+// MarkPayoutPaidHTTPResponse409Headers the declared response headers of an HTTP 409 response for MarkPayoutPaid
+type MarkPayoutPaidHTTPResponse409Headers struct {
+	XRequestID string
+}
+
+// MarkPayoutPaidHTTPResponse413Headers the declared response headers of an HTTP 413 response for MarkPayoutPaid
+type MarkPayoutPaidHTTPResponse413Headers struct {
+	XRequestID string
+}
+
+// MarkPayoutPaidHTTPResponse429Headers the declared response headers of an HTTP 429 response for MarkPayoutPaid
+type MarkPayoutPaidHTTPResponse429Headers struct {
+	RetryAfter          int
+	XRateLimitLimit     int
+	XRateLimitRemaining int
+	XRateLimitReset     int
+	XRequestID          string
+}
+
+// MarkPayoutPaidHTTPResponse500Headers the declared response headers of an HTTP 500 response for MarkPayoutPaid
+type MarkPayoutPaidHTTPResponse500Headers struct {
+	XRequestID string
+}
+
+// MarkPayoutPaidHTTPResponse503Headers the declared response headers of an HTTP 503 response for MarkPayoutPaid
+type MarkPayoutPaidHTTPResponse503Headers struct {
+	RetryAfter int
+	XRequestID string
+}
+
+type MarkPayoutPaidHTTPResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *PayoutEnvelope
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *LedgerConflict
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *PayloadTooLarge
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *MarkPayoutPaidHTTPResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *MarkPayoutPaidHTTPResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *MarkPayoutPaidHTTPResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *MarkPayoutPaidHTTPResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *MarkPayoutPaidHTTPResponse404Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *MarkPayoutPaidHTTPResponse409Headers
+	// Headers413 the parsed response headers for an HTTP 413 response
+	Headers413 *MarkPayoutPaidHTTPResponse413Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *MarkPayoutPaidHTTPResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *MarkPayoutPaidHTTPResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *MarkPayoutPaidHTTPResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r MarkPayoutPaidHTTPResponse) GetJSON200() *PayoutEnvelope {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r MarkPayoutPaidHTTPResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r MarkPayoutPaidHTTPResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r MarkPayoutPaidHTTPResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r MarkPayoutPaidHTTPResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r MarkPayoutPaidHTTPResponse) GetJSON409() *LedgerConflict {
+	return r.JSON409
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r MarkPayoutPaidHTTPResponse) GetJSON413() *PayloadTooLarge {
+	return r.JSON413
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r MarkPayoutPaidHTTPResponse) GetJSON429() *RateLimited {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r MarkPayoutPaidHTTPResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r MarkPayoutPaidHTTPResponse) GetJSON503() *Unavailable {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r MarkPayoutPaidHTTPResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r MarkPayoutPaidHTTPResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r MarkPayoutPaidHTTPResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r MarkPayoutPaidHTTPResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -13969,6 +17148,487 @@ func (r RegenerateApiKeyHTTPResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r RegenerateApiKeyHTTPResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// ListBalancesHTTPResponse200Headers the declared response headers of an HTTP 200 response for ListBalances
+type ListBalancesHTTPResponse200Headers struct {
+	XRequestID string
+}
+
+// ListBalancesHTTPResponse400Headers the declared response headers of an HTTP 400 response for ListBalances
+type ListBalancesHTTPResponse400Headers struct {
+	XRequestID string
+}
+
+// ListBalancesHTTPResponse401Headers the declared response headers of an HTTP 401 response for ListBalances
+type ListBalancesHTTPResponse401Headers struct {
+	XRequestID string
+}
+
+// ListBalancesHTTPResponse403Headers the declared response headers of an HTTP 403 response for ListBalances
+type ListBalancesHTTPResponse403Headers struct {
+	XRequestID string
+}
+
+// ListBalancesHTTPResponse404Headers the declared response headers of an HTTP 404 response for ListBalances
+type ListBalancesHTTPResponse404Headers struct {
+	XRequestID string
+}
+
+// ListBalancesHTTPResponse429Headers the declared response headers of an HTTP 429 response for ListBalances
+type ListBalancesHTTPResponse429Headers struct {
+	RetryAfter          int
+	XRateLimitLimit     int
+	XRateLimitRemaining int
+	XRateLimitReset     int
+	XRequestID          string
+}
+
+// ListBalancesHTTPResponse500Headers the declared response headers of an HTTP 500 response for ListBalances
+type ListBalancesHTTPResponse500Headers struct {
+	XRequestID string
+}
+
+// ListBalancesHTTPResponse503Headers the declared response headers of an HTTP 503 response for ListBalances
+type ListBalancesHTTPResponse503Headers struct {
+	RetryAfter int
+	XRequestID string
+}
+
+type ListBalancesHTTPResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *BalanceListEnvelope
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *ListBalancesHTTPResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *ListBalancesHTTPResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *ListBalancesHTTPResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *ListBalancesHTTPResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *ListBalancesHTTPResponse404Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *ListBalancesHTTPResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *ListBalancesHTTPResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ListBalancesHTTPResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ListBalancesHTTPResponse) GetJSON200() *BalanceListEnvelope {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r ListBalancesHTTPResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r ListBalancesHTTPResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r ListBalancesHTTPResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r ListBalancesHTTPResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r ListBalancesHTTPResponse) GetJSON429() *RateLimited {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r ListBalancesHTTPResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r ListBalancesHTTPResponse) GetJSON503() *Unavailable {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r ListBalancesHTTPResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ListBalancesHTTPResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ListBalancesHTTPResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ListBalancesHTTPResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// ListCommissionsHTTPResponse200Headers the declared response headers of an HTTP 200 response for ListCommissions
+type ListCommissionsHTTPResponse200Headers struct {
+	XRequestID string
+}
+
+// ListCommissionsHTTPResponse400Headers the declared response headers of an HTTP 400 response for ListCommissions
+type ListCommissionsHTTPResponse400Headers struct {
+	XRequestID string
+}
+
+// ListCommissionsHTTPResponse401Headers the declared response headers of an HTTP 401 response for ListCommissions
+type ListCommissionsHTTPResponse401Headers struct {
+	XRequestID string
+}
+
+// ListCommissionsHTTPResponse403Headers the declared response headers of an HTTP 403 response for ListCommissions
+type ListCommissionsHTTPResponse403Headers struct {
+	XRequestID string
+}
+
+// ListCommissionsHTTPResponse404Headers the declared response headers of an HTTP 404 response for ListCommissions
+type ListCommissionsHTTPResponse404Headers struct {
+	XRequestID string
+}
+
+// ListCommissionsHTTPResponse429Headers the declared response headers of an HTTP 429 response for ListCommissions
+type ListCommissionsHTTPResponse429Headers struct {
+	RetryAfter          int
+	XRateLimitLimit     int
+	XRateLimitRemaining int
+	XRateLimitReset     int
+	XRequestID          string
+}
+
+// ListCommissionsHTTPResponse500Headers the declared response headers of an HTTP 500 response for ListCommissions
+type ListCommissionsHTTPResponse500Headers struct {
+	XRequestID string
+}
+
+// ListCommissionsHTTPResponse503Headers the declared response headers of an HTTP 503 response for ListCommissions
+type ListCommissionsHTTPResponse503Headers struct {
+	RetryAfter int
+	XRequestID string
+}
+
+type ListCommissionsHTTPResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *CommissionListEnvelope
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *ListCommissionsHTTPResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *ListCommissionsHTTPResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *ListCommissionsHTTPResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *ListCommissionsHTTPResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *ListCommissionsHTTPResponse404Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *ListCommissionsHTTPResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *ListCommissionsHTTPResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ListCommissionsHTTPResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ListCommissionsHTTPResponse) GetJSON200() *CommissionListEnvelope {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r ListCommissionsHTTPResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r ListCommissionsHTTPResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r ListCommissionsHTTPResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r ListCommissionsHTTPResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r ListCommissionsHTTPResponse) GetJSON429() *RateLimited {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r ListCommissionsHTTPResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r ListCommissionsHTTPResponse) GetJSON503() *Unavailable {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r ListCommissionsHTTPResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ListCommissionsHTTPResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ListCommissionsHTTPResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ListCommissionsHTTPResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// ApproveCommissionsHTTPResponse200Headers the declared response headers of an HTTP 200 response for ApproveCommissions
+type ApproveCommissionsHTTPResponse200Headers struct {
+	XRequestID string
+}
+
+// ApproveCommissionsHTTPResponse400Headers the declared response headers of an HTTP 400 response for ApproveCommissions
+type ApproveCommissionsHTTPResponse400Headers struct {
+	XRequestID string
+}
+
+// ApproveCommissionsHTTPResponse401Headers the declared response headers of an HTTP 401 response for ApproveCommissions
+type ApproveCommissionsHTTPResponse401Headers struct {
+	XRequestID string
+}
+
+// ApproveCommissionsHTTPResponse403Headers the declared response headers of an HTTP 403 response for ApproveCommissions
+type ApproveCommissionsHTTPResponse403Headers struct {
+	XRequestID string
+}
+
+// ApproveCommissionsHTTPResponse404Headers the declared response headers of an HTTP 404 response for ApproveCommissions
+type ApproveCommissionsHTTPResponse404Headers struct {
+	XRequestID string
+}
+
+// ApproveCommissionsHTTPResponse409Headers the declared response headers of an HTTP 409 response for ApproveCommissions
+type ApproveCommissionsHTTPResponse409Headers struct {
+	XRequestID string
+}
+
+// ApproveCommissionsHTTPResponse413Headers the declared response headers of an HTTP 413 response for ApproveCommissions
+type ApproveCommissionsHTTPResponse413Headers struct {
+	XRequestID string
+}
+
+// ApproveCommissionsHTTPResponse429Headers the declared response headers of an HTTP 429 response for ApproveCommissions
+type ApproveCommissionsHTTPResponse429Headers struct {
+	RetryAfter          int
+	XRateLimitLimit     int
+	XRateLimitRemaining int
+	XRateLimitReset     int
+	XRequestID          string
+}
+
+// ApproveCommissionsHTTPResponse500Headers the declared response headers of an HTTP 500 response for ApproveCommissions
+type ApproveCommissionsHTTPResponse500Headers struct {
+	XRequestID string
+}
+
+// ApproveCommissionsHTTPResponse503Headers the declared response headers of an HTTP 503 response for ApproveCommissions
+type ApproveCommissionsHTTPResponse503Headers struct {
+	RetryAfter int
+	XRequestID string
+}
+
+type ApproveCommissionsHTTPResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *CommissionBatchEnvelope
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *LedgerConflict
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *PayloadTooLarge
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *ApproveCommissionsHTTPResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *ApproveCommissionsHTTPResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *ApproveCommissionsHTTPResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *ApproveCommissionsHTTPResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *ApproveCommissionsHTTPResponse404Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *ApproveCommissionsHTTPResponse409Headers
+	// Headers413 the parsed response headers for an HTTP 413 response
+	Headers413 *ApproveCommissionsHTTPResponse413Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *ApproveCommissionsHTTPResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *ApproveCommissionsHTTPResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ApproveCommissionsHTTPResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ApproveCommissionsHTTPResponse) GetJSON200() *CommissionBatchEnvelope {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r ApproveCommissionsHTTPResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r ApproveCommissionsHTTPResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r ApproveCommissionsHTTPResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r ApproveCommissionsHTTPResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r ApproveCommissionsHTTPResponse) GetJSON409() *LedgerConflict {
+	return r.JSON409
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r ApproveCommissionsHTTPResponse) GetJSON413() *PayloadTooLarge {
+	return r.JSON413
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r ApproveCommissionsHTTPResponse) GetJSON429() *RateLimited {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r ApproveCommissionsHTTPResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r ApproveCommissionsHTTPResponse) GetJSON503() *Unavailable {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r ApproveCommissionsHTTPResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ApproveCommissionsHTTPResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ApproveCommissionsHTTPResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ApproveCommissionsHTTPResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -14945,6 +18605,481 @@ func (r SetPaymentProcessorHTTPResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r SetPaymentProcessorHTTPResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// ListPayoutsHTTPResponse200Headers the declared response headers of an HTTP 200 response for ListPayouts
+type ListPayoutsHTTPResponse200Headers struct {
+	XRequestID string
+}
+
+// ListPayoutsHTTPResponse400Headers the declared response headers of an HTTP 400 response for ListPayouts
+type ListPayoutsHTTPResponse400Headers struct {
+	XRequestID string
+}
+
+// ListPayoutsHTTPResponse401Headers the declared response headers of an HTTP 401 response for ListPayouts
+type ListPayoutsHTTPResponse401Headers struct {
+	XRequestID string
+}
+
+// ListPayoutsHTTPResponse403Headers the declared response headers of an HTTP 403 response for ListPayouts
+type ListPayoutsHTTPResponse403Headers struct {
+	XRequestID string
+}
+
+// ListPayoutsHTTPResponse404Headers the declared response headers of an HTTP 404 response for ListPayouts
+type ListPayoutsHTTPResponse404Headers struct {
+	XRequestID string
+}
+
+// ListPayoutsHTTPResponse429Headers the declared response headers of an HTTP 429 response for ListPayouts
+type ListPayoutsHTTPResponse429Headers struct {
+	RetryAfter          int
+	XRateLimitLimit     int
+	XRateLimitRemaining int
+	XRateLimitReset     int
+	XRequestID          string
+}
+
+// ListPayoutsHTTPResponse500Headers the declared response headers of an HTTP 500 response for ListPayouts
+type ListPayoutsHTTPResponse500Headers struct {
+	XRequestID string
+}
+
+// ListPayoutsHTTPResponse503Headers the declared response headers of an HTTP 503 response for ListPayouts
+type ListPayoutsHTTPResponse503Headers struct {
+	RetryAfter int
+	XRequestID string
+}
+
+type ListPayoutsHTTPResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *PayoutListEnvelope
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *ListPayoutsHTTPResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *ListPayoutsHTTPResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *ListPayoutsHTTPResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *ListPayoutsHTTPResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *ListPayoutsHTTPResponse404Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *ListPayoutsHTTPResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *ListPayoutsHTTPResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ListPayoutsHTTPResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ListPayoutsHTTPResponse) GetJSON200() *PayoutListEnvelope {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r ListPayoutsHTTPResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r ListPayoutsHTTPResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r ListPayoutsHTTPResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r ListPayoutsHTTPResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r ListPayoutsHTTPResponse) GetJSON429() *RateLimited {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r ListPayoutsHTTPResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r ListPayoutsHTTPResponse) GetJSON503() *Unavailable {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r ListPayoutsHTTPResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ListPayoutsHTTPResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ListPayoutsHTTPResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ListPayoutsHTTPResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// CreatePayoutsHTTPResponse201Headers the declared response headers of an HTTP 201 response for CreatePayouts
+type CreatePayoutsHTTPResponse201Headers struct {
+	XRequestID string
+}
+
+// CreatePayoutsHTTPResponse400Headers the declared response headers of an HTTP 400 response for CreatePayouts
+type CreatePayoutsHTTPResponse400Headers struct {
+	XRequestID string
+}
+
+// CreatePayoutsHTTPResponse401Headers the declared response headers of an HTTP 401 response for CreatePayouts
+type CreatePayoutsHTTPResponse401Headers struct {
+	XRequestID string
+}
+
+// CreatePayoutsHTTPResponse403Headers the declared response headers of an HTTP 403 response for CreatePayouts
+type CreatePayoutsHTTPResponse403Headers struct {
+	XRequestID string
+}
+
+// CreatePayoutsHTTPResponse404Headers the declared response headers of an HTTP 404 response for CreatePayouts
+type CreatePayoutsHTTPResponse404Headers struct {
+	XRequestID string
+}
+
+// CreatePayoutsHTTPResponse409Headers the declared response headers of an HTTP 409 response for CreatePayouts
+type CreatePayoutsHTTPResponse409Headers struct {
+	XRequestID string
+}
+
+// CreatePayoutsHTTPResponse413Headers the declared response headers of an HTTP 413 response for CreatePayouts
+type CreatePayoutsHTTPResponse413Headers struct {
+	XRequestID string
+}
+
+// CreatePayoutsHTTPResponse429Headers the declared response headers of an HTTP 429 response for CreatePayouts
+type CreatePayoutsHTTPResponse429Headers struct {
+	RetryAfter          int
+	XRateLimitLimit     int
+	XRateLimitRemaining int
+	XRateLimitReset     int
+	XRequestID          string
+}
+
+// CreatePayoutsHTTPResponse500Headers the declared response headers of an HTTP 500 response for CreatePayouts
+type CreatePayoutsHTTPResponse500Headers struct {
+	XRequestID string
+}
+
+// CreatePayoutsHTTPResponse503Headers the declared response headers of an HTTP 503 response for CreatePayouts
+type CreatePayoutsHTTPResponse503Headers struct {
+	RetryAfter int
+	XRequestID string
+}
+
+type CreatePayoutsHTTPResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON201 the response for an HTTP 201 `application/json` response
+	JSON201 *PayoutBatchEnvelope
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *LedgerConflict
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *PayloadTooLarge
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
+	// Headers201 the parsed response headers for an HTTP 201 response
+	Headers201 *CreatePayoutsHTTPResponse201Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *CreatePayoutsHTTPResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *CreatePayoutsHTTPResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *CreatePayoutsHTTPResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *CreatePayoutsHTTPResponse404Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *CreatePayoutsHTTPResponse409Headers
+	// Headers413 the parsed response headers for an HTTP 413 response
+	Headers413 *CreatePayoutsHTTPResponse413Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *CreatePayoutsHTTPResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *CreatePayoutsHTTPResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *CreatePayoutsHTTPResponse503Headers
+}
+
+// GetJSON201 returns the response for an HTTP 201 `application/json` response
+func (r CreatePayoutsHTTPResponse) GetJSON201() *PayoutBatchEnvelope {
+	return r.JSON201
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r CreatePayoutsHTTPResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r CreatePayoutsHTTPResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r CreatePayoutsHTTPResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r CreatePayoutsHTTPResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r CreatePayoutsHTTPResponse) GetJSON409() *LedgerConflict {
+	return r.JSON409
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r CreatePayoutsHTTPResponse) GetJSON413() *PayloadTooLarge {
+	return r.JSON413
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r CreatePayoutsHTTPResponse) GetJSON429() *RateLimited {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r CreatePayoutsHTTPResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r CreatePayoutsHTTPResponse) GetJSON503() *Unavailable {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r CreatePayoutsHTTPResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r CreatePayoutsHTTPResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r CreatePayoutsHTTPResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r CreatePayoutsHTTPResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// ExportPayoutsHTTPResponse200Headers the declared response headers of an HTTP 200 response for ExportPayouts
+type ExportPayoutsHTTPResponse200Headers struct {
+	ContentDisposition string
+	XRequestID         string
+}
+
+// ExportPayoutsHTTPResponse400Headers the declared response headers of an HTTP 400 response for ExportPayouts
+type ExportPayoutsHTTPResponse400Headers struct {
+	XRequestID string
+}
+
+// ExportPayoutsHTTPResponse401Headers the declared response headers of an HTTP 401 response for ExportPayouts
+type ExportPayoutsHTTPResponse401Headers struct {
+	XRequestID string
+}
+
+// ExportPayoutsHTTPResponse403Headers the declared response headers of an HTTP 403 response for ExportPayouts
+type ExportPayoutsHTTPResponse403Headers struct {
+	XRequestID string
+}
+
+// ExportPayoutsHTTPResponse404Headers the declared response headers of an HTTP 404 response for ExportPayouts
+type ExportPayoutsHTTPResponse404Headers struct {
+	XRequestID string
+}
+
+// ExportPayoutsHTTPResponse429Headers the declared response headers of an HTTP 429 response for ExportPayouts
+type ExportPayoutsHTTPResponse429Headers struct {
+	RetryAfter          int
+	XRateLimitLimit     int
+	XRateLimitRemaining int
+	XRateLimitReset     int
+	XRequestID          string
+}
+
+// ExportPayoutsHTTPResponse500Headers the declared response headers of an HTTP 500 response for ExportPayouts
+type ExportPayoutsHTTPResponse500Headers struct {
+	XRequestID string
+}
+
+// ExportPayoutsHTTPResponse503Headers the declared response headers of an HTTP 503 response for ExportPayouts
+type ExportPayoutsHTTPResponse503Headers struct {
+	RetryAfter int
+	XRequestID string
+}
+
+type ExportPayoutsHTTPResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *ExportPayoutsHTTPResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *ExportPayoutsHTTPResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *ExportPayoutsHTTPResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *ExportPayoutsHTTPResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *ExportPayoutsHTTPResponse404Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *ExportPayoutsHTTPResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *ExportPayoutsHTTPResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ExportPayoutsHTTPResponse503Headers
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r ExportPayoutsHTTPResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r ExportPayoutsHTTPResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r ExportPayoutsHTTPResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r ExportPayoutsHTTPResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r ExportPayoutsHTTPResponse) GetJSON429() *RateLimited {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r ExportPayoutsHTTPResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r ExportPayoutsHTTPResponse) GetJSON503() *Unavailable {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r ExportPayoutsHTTPResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ExportPayoutsHTTPResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ExportPayoutsHTTPResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ExportPayoutsHTTPResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -18614,6 +22749,100 @@ func (c *ClientWithResponses) CliTestEventWithResponse(ctx context.Context, body
 	return ParseCliTestEventHTTPResponse(rsp)
 }
 
+// GetCommissionWithResponse Get a commission
+//
+// One commission, with its status at this instant. Any member of its program's workspace
+// (`commissions:read`). 404 `Commission not found`.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/v1/commissions/{commissionId} (the `GetCommission` operationId).
+func (c *ClientWithResponses) GetCommissionWithResponse(ctx context.Context, commissionId CommissionId, reqEditors ...RequestEditorFn) (*GetCommissionHTTPResponse, error) {
+	rsp, err := c.GetCommission(ctx, commissionId, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetCommissionHTTPResponse(rsp)
+}
+
+// ApproveCommissionWithBodyWithResponse Approve a commission
+//
+// Makes the commission payable (`approved`), also before its `available_on`. Approving an approved
+// commission changes nothing and answers it. A commission in a payout, paid, rejected, or reversed in
+// full cannot be approved: 409 `conflict` (`Commission <id> is in a payout`, `Commission <id> is
+// paid`, `Commission <id> is rejected`, `Commission <id> is reversed: nothing is payable`). Owner, admin
+// or billing (`commissions:write`); the approval is in the audit log. Accepts `Idempotency-Key`.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/v1/commissions/{commissionId}/approve (the `ApproveCommission` operationId).
+func (c *ClientWithResponses) ApproveCommissionWithBodyWithResponse(ctx context.Context, commissionId CommissionId, params *ApproveCommissionParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ApproveCommissionHTTPResponse, error) {
+	rsp, err := c.ApproveCommissionWithBody(ctx, commissionId, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseApproveCommissionHTTPResponse(rsp)
+}
+
+// ApproveCommissionWithResponse Approve a commission
+//
+// Makes the commission payable (`approved`), also before its `available_on`. Approving an approved
+// commission changes nothing and answers it. A commission in a payout, paid, rejected, or reversed in
+// full cannot be approved: 409 `conflict` (`Commission <id> is in a payout`, `Commission <id> is
+// paid`, `Commission <id> is rejected`, `Commission <id> is reversed: nothing is payable`). Owner, admin
+// or billing (`commissions:write`); the approval is in the audit log. Accepts `Idempotency-Key`.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/v1/commissions/{commissionId}/approve (the `ApproveCommission` operationId).
+func (c *ClientWithResponses) ApproveCommissionWithResponse(ctx context.Context, commissionId CommissionId, params *ApproveCommissionParams, body ApproveCommissionJSONRequestBody, reqEditors ...RequestEditorFn) (*ApproveCommissionHTTPResponse, error) {
+	rsp, err := c.ApproveCommission(ctx, commissionId, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseApproveCommissionHTTPResponse(rsp)
+}
+
+// RejectCommissionWithBodyWithResponse Reject a commission
+//
+// The commission pays nothing, ever (`rejected`, `payable_cents` 0, counted in no balance). Only
+// before it is in a payout: 409 `conflict` for a commission in a payout, paid, or rejected already
+// (`Commission <id> is in a payout`, `Commission <id> is paid`, `Commission <id> is rejected`).
+// `reason` is 1 to 500 characters (blank: 400 `reason must be 1 to 500 characters`). Owner, admin or
+// billing (`commissions:write`); the rejection and its reason are in the audit log. Accepts
+// `Idempotency-Key`.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/v1/commissions/{commissionId}/reject (the `RejectCommission` operationId).
+func (c *ClientWithResponses) RejectCommissionWithBodyWithResponse(ctx context.Context, commissionId CommissionId, params *RejectCommissionParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*RejectCommissionHTTPResponse, error) {
+	rsp, err := c.RejectCommissionWithBody(ctx, commissionId, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseRejectCommissionHTTPResponse(rsp)
+}
+
+// RejectCommissionWithResponse Reject a commission
+//
+// The commission pays nothing, ever (`rejected`, `payable_cents` 0, counted in no balance). Only
+// before it is in a payout: 409 `conflict` for a commission in a payout, paid, or rejected already
+// (`Commission <id> is in a payout`, `Commission <id> is paid`, `Commission <id> is rejected`).
+// `reason` is 1 to 500 characters (blank: 400 `reason must be 1 to 500 characters`). Owner, admin or
+// billing (`commissions:write`); the rejection and its reason are in the audit log. Accepts
+// `Idempotency-Key`.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/v1/commissions/{commissionId}/reject (the `RejectCommission` operationId).
+func (c *ClientWithResponses) RejectCommissionWithResponse(ctx context.Context, commissionId CommissionId, params *RejectCommissionParams, body RejectCommissionJSONRequestBody, reqEditors ...RequestEditorFn) (*RejectCommissionHTTPResponse, error) {
+	rsp, err := c.RejectCommission(ctx, commissionId, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseRejectCommissionHTTPResponse(rsp)
+}
+
 // UpdateLinkWithBodyWithResponse Turn a referral link on or off
 //
 // Owner or admin. A disabled link makes the click route answer 410 `link_disabled` and record
@@ -18661,6 +22890,99 @@ func (c *ClientWithResponses) GetMeWithResponse(ctx context.Context, reqEditors 
 		return nil, err
 	}
 	return ParseGetMeHTTPResponse(rsp)
+}
+
+// GetPayoutWithResponse Get a payout
+//
+// One payout. Any member of its program's workspace (`commissions:read`). 404 `Payout not found`.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/v1/payouts/{payoutId} (the `GetPayout` operationId).
+func (c *ClientWithResponses) GetPayoutWithResponse(ctx context.Context, payoutId PayoutId, reqEditors ...RequestEditorFn) (*GetPayoutHTTPResponse, error) {
+	rsp, err := c.GetPayout(ctx, payoutId, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetPayoutHTTPResponse(rsp)
+}
+
+// MarkPayoutFailedWithBodyWithResponse Mark a payout failed
+//
+// Records that the payment failed, with a `reason` (1 to 500 characters; blank: 400 `reason must be 1
+// to 500 characters`): its commissions return to `approved` (payable again, for a later run) and the
+// clawbacks it netted are owed again. A paid payout, or one failed already, cannot fail: 409
+// `conflict` (`Payout <id> is paid`, `Payout <id> has already failed`). Owner, admin or billing
+// (`payouts:write`); in the audit log. Accepts `Idempotency-Key`.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/v1/payouts/{payoutId}/failed (the `MarkPayoutFailed` operationId).
+func (c *ClientWithResponses) MarkPayoutFailedWithBodyWithResponse(ctx context.Context, payoutId PayoutId, params *MarkPayoutFailedParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*MarkPayoutFailedHTTPResponse, error) {
+	rsp, err := c.MarkPayoutFailedWithBody(ctx, payoutId, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseMarkPayoutFailedHTTPResponse(rsp)
+}
+
+// MarkPayoutFailedWithResponse Mark a payout failed
+//
+// Records that the payment failed, with a `reason` (1 to 500 characters; blank: 400 `reason must be 1
+// to 500 characters`): its commissions return to `approved` (payable again, for a later run) and the
+// clawbacks it netted are owed again. A paid payout, or one failed already, cannot fail: 409
+// `conflict` (`Payout <id> is paid`, `Payout <id> has already failed`). Owner, admin or billing
+// (`payouts:write`); in the audit log. Accepts `Idempotency-Key`.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/v1/payouts/{payoutId}/failed (the `MarkPayoutFailed` operationId).
+func (c *ClientWithResponses) MarkPayoutFailedWithResponse(ctx context.Context, payoutId PayoutId, params *MarkPayoutFailedParams, body MarkPayoutFailedJSONRequestBody, reqEditors ...RequestEditorFn) (*MarkPayoutFailedHTTPResponse, error) {
+	rsp, err := c.MarkPayoutFailed(ctx, payoutId, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseMarkPayoutFailedHTTPResponse(rsp)
+}
+
+// MarkPayoutPaidWithBodyWithResponse Mark a payout paid
+//
+// Records that the payout was paid, under the payment's `external_reference` (1 to 255 characters;
+// blank: 400 `external_reference must be 1 to 255 characters`): the payout and its commissions become
+// `paid`. Marking it paid again with the same reference answers 200 with the payout unchanged; with
+// another reference, 409 `conflict` `Payout <id> is already paid with another external_reference`; a
+// failed payout, 409 `Payout <id> has failed`. Owner, admin or billing (`payouts:write`); in the
+// audit log. Accepts `Idempotency-Key`.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/v1/payouts/{payoutId}/paid (the `MarkPayoutPaid` operationId).
+func (c *ClientWithResponses) MarkPayoutPaidWithBodyWithResponse(ctx context.Context, payoutId PayoutId, params *MarkPayoutPaidParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*MarkPayoutPaidHTTPResponse, error) {
+	rsp, err := c.MarkPayoutPaidWithBody(ctx, payoutId, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseMarkPayoutPaidHTTPResponse(rsp)
+}
+
+// MarkPayoutPaidWithResponse Mark a payout paid
+//
+// Records that the payout was paid, under the payment's `external_reference` (1 to 255 characters;
+// blank: 400 `external_reference must be 1 to 255 characters`): the payout and its commissions become
+// `paid`. Marking it paid again with the same reference answers 200 with the payout unchanged; with
+// another reference, 409 `conflict` `Payout <id> is already paid with another external_reference`; a
+// failed payout, 409 `Payout <id> has failed`. Owner, admin or billing (`payouts:write`); in the
+// audit log. Accepts `Idempotency-Key`.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/v1/payouts/{payoutId}/paid (the `MarkPayoutPaid` operationId).
+func (c *ClientWithResponses) MarkPayoutPaidWithResponse(ctx context.Context, payoutId PayoutId, params *MarkPayoutPaidParams, body MarkPayoutPaidJSONRequestBody, reqEditors ...RequestEditorFn) (*MarkPayoutPaidHTTPResponse, error) {
+	rsp, err := c.MarkPayoutPaid(ctx, payoutId, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseMarkPayoutPaidHTTPResponse(rsp)
 }
 
 // GetReadinessWithResponse What the key's program still needs before go-live
@@ -18711,7 +23033,8 @@ func (c *ClientWithResponses) GetProgramWithResponse(ctx context.Context, progra
 // Owner or admin. Any of `name`, `domain`, `allowed_origins` (browser origins allowed to call the click
 // and browser-mode lead routes; `localhost` and `127.0.0.1` are different origins), `lead_auth`,
 // `cookie_window_days`, `attribution_window_days`, `commission_type`, `commission_rate`,
-// `duration_months`. Fields left out (or null) keep their value. The new `commission_rate` must fit the
+// `duration_months`, and the ledger's `hold_days`, `commission_approval`, `payout_minimum_cents`. Fields
+// left out (or null) keep their value. The new `commission_rate` must fit the
 // commission type the program has after the change (when only `commission_type` changes, the current
 // rate must fit it).
 //
@@ -18719,7 +23042,7 @@ func (c *ClientWithResponses) GetProgramWithResponse(ctx context.Context, progra
 //
 // | Message |
 // |---|
-// | `Request body must change at least one of: name, domain, allowed_origins, lead_auth, cookie_window_days, attribution_window_days, commission_type, commission_rate, duration_months` |
+// | `Request body must change at least one of: name, domain, allowed_origins, lead_auth, cookie_window_days, attribution_window_days, commission_type, commission_rate, duration_months, hold_days, commission_approval, payout_minimum_cents` |
 // | `name must be a string of 1 to 200 characters` |
 // | `domain must be a host name such as shop.example.com` (a leading `http://` or `https://` and a trailing `/` are removed first) |
 // | `allowed_origins entries must be origins such as https://shop.example.com` |
@@ -18733,6 +23056,9 @@ func (c *ClientWithResponses) GetProgramWithResponse(ctx context.Context, progra
 // | `commission_rate must be at most 1000000 for fixed commissions` |
 // | `commission_rate must have at most 4 decimal places` |
 // | `duration_months must be a whole number of months from 0 (lifetime) to 1200` |
+// | `hold_days must be between 0 and 365` |
+// | `commission_approval must be auto or manual` |
+// | `payout_minimum_cents must be between 0 and 1000000000` |
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -18750,7 +23076,8 @@ func (c *ClientWithResponses) UpdateProgramWithBodyWithResponse(ctx context.Cont
 // Owner or admin. Any of `name`, `domain`, `allowed_origins` (browser origins allowed to call the click
 // and browser-mode lead routes; `localhost` and `127.0.0.1` are different origins), `lead_auth`,
 // `cookie_window_days`, `attribution_window_days`, `commission_type`, `commission_rate`,
-// `duration_months`. Fields left out (or null) keep their value. The new `commission_rate` must fit the
+// `duration_months`, and the ledger's `hold_days`, `commission_approval`, `payout_minimum_cents`. Fields
+// left out (or null) keep their value. The new `commission_rate` must fit the
 // commission type the program has after the change (when only `commission_type` changes, the current
 // rate must fit it).
 //
@@ -18758,7 +23085,7 @@ func (c *ClientWithResponses) UpdateProgramWithBodyWithResponse(ctx context.Cont
 //
 // | Message |
 // |---|
-// | `Request body must change at least one of: name, domain, allowed_origins, lead_auth, cookie_window_days, attribution_window_days, commission_type, commission_rate, duration_months` |
+// | `Request body must change at least one of: name, domain, allowed_origins, lead_auth, cookie_window_days, attribution_window_days, commission_type, commission_rate, duration_months, hold_days, commission_approval, payout_minimum_cents` |
 // | `name must be a string of 1 to 200 characters` |
 // | `domain must be a host name such as shop.example.com` (a leading `http://` or `https://` and a trailing `/` are removed first) |
 // | `allowed_origins entries must be origins such as https://shop.example.com` |
@@ -18772,6 +23099,9 @@ func (c *ClientWithResponses) UpdateProgramWithBodyWithResponse(ctx context.Cont
 // | `commission_rate must be at most 1000000 for fixed commissions` |
 // | `commission_rate must have at most 4 decimal places` |
 // | `duration_months must be a whole number of months from 0 (lifetime) to 1200` |
+// | `hold_days must be between 0 and 365` |
+// | `commission_approval must be auto or manual` |
+// | `payout_minimum_cents must be between 0 and 1000000000` |
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -18829,6 +23159,94 @@ func (c *ClientWithResponses) RegenerateApiKeyWithResponse(ctx context.Context, 
 		return nil, err
 	}
 	return ParseRegenerateApiKeyHTTPResponse(rsp)
+}
+
+// ListBalancesWithResponse The partners' balances
+//
+// One row per partner and currency that has a commission or a clawback in the program (test ones
+// left out), by partner id then currency. Each commission's payable amount is in exactly one bucket by
+// its status at this instant: `pending` and `partially_reversed` in `pending_cents`, `approved` in
+// `approved_cents`, `in_payout` and `paid` in theirs; `reversed` and `rejected` in none.
+// `clawback_owed_cents` is what refunds after payment took back and no payout has netted yet. Any
+// member of the program's workspace (`commissions:read`).
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/v1/programs/{programId}/balances (the `ListBalances` operationId).
+func (c *ClientWithResponses) ListBalancesWithResponse(ctx context.Context, programId ProgramId, reqEditors ...RequestEditorFn) (*ListBalancesHTTPResponse, error) {
+	rsp, err := c.ListBalances(ctx, programId, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseListBalancesHTTPResponse(rsp)
+}
+
+// ListCommissionsWithResponse List a program's commissions
+//
+// The program's commissions (test ones included, marked `is_test`), newest first (by `created_at`,
+// then `id`), one page at a time. Any member of the program's workspace (`commissions:read`: owner,
+// admin, analyst, billing).
+//
+// `status` is the commission's status at this instant: with `commission_approval` `auto`, a
+// commission whose `available_on` has passed is `approved` from that instant, whatever the background
+// pass has written. Pagination is by cursor: `meta.next_cursor` names the last commission of the page
+// and is null on the last page; a page never repeats or skips a commission, whatever is recorded
+// meanwhile.
+//
+// Errors (400): a parameter out of its schema (`Invalid query parameter limit: …`), `cursor is not
+// valid`; 401, 403 (not a member), 404 `Program not found`.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/v1/programs/{programId}/commissions (the `ListCommissions` operationId).
+func (c *ClientWithResponses) ListCommissionsWithResponse(ctx context.Context, programId ProgramId, params *ListCommissionsParams, reqEditors ...RequestEditorFn) (*ListCommissionsHTTPResponse, error) {
+	rsp, err := c.ListCommissions(ctx, programId, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseListCommissionsHTTPResponse(rsp)
+}
+
+// ApproveCommissionsWithBodyWithResponse Approve several commissions at once
+//
+// Approves the program's commissions `ids` (1 to 500, no repeats), all or none: each as
+// `POST /api/v1/commissions/{commissionId}/approve` would, in one transaction. One that cannot be
+// approved refuses the whole request and nothing changes: 409 `conflict` naming it (`Commission
+// <id> is in a payout`, `Commission <id> is paid`, `Commission <id> is rejected`, `Commission <id> is
+// reversed: nothing is payable`), 404 `Commission not found` when an id is not a commission of this
+// program. Owner, admin or billing (`commissions:write`); each approval is in the audit log.
+// Accepts `Idempotency-Key`.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/v1/programs/{programId}/commissions/approve (the `ApproveCommissions` operationId).
+func (c *ClientWithResponses) ApproveCommissionsWithBodyWithResponse(ctx context.Context, programId ProgramId, params *ApproveCommissionsParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ApproveCommissionsHTTPResponse, error) {
+	rsp, err := c.ApproveCommissionsWithBody(ctx, programId, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseApproveCommissionsHTTPResponse(rsp)
+}
+
+// ApproveCommissionsWithResponse Approve several commissions at once
+//
+// Approves the program's commissions `ids` (1 to 500, no repeats), all or none: each as
+// `POST /api/v1/commissions/{commissionId}/approve` would, in one transaction. One that cannot be
+// approved refuses the whole request and nothing changes: 409 `conflict` naming it (`Commission
+// <id> is in a payout`, `Commission <id> is paid`, `Commission <id> is rejected`, `Commission <id> is
+// reversed: nothing is payable`), 404 `Commission not found` when an id is not a commission of this
+// program. Owner, admin or billing (`commissions:write`); each approval is in the audit log.
+// Accepts `Idempotency-Key`.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/v1/programs/{programId}/commissions/approve (the `ApproveCommissions` operationId).
+func (c *ClientWithResponses) ApproveCommissionsWithResponse(ctx context.Context, programId ProgramId, params *ApproveCommissionsParams, body ApproveCommissionsJSONRequestBody, reqEditors ...RequestEditorFn) (*ApproveCommissionsHTTPResponse, error) {
+	rsp, err := c.ApproveCommissions(ctx, programId, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseApproveCommissionsHTTPResponse(rsp)
 }
 
 // ListLinksWithResponse List a program's referral links
@@ -18970,6 +23388,91 @@ func (c *ClientWithResponses) SetPaymentProcessorWithResponse(ctx context.Contex
 		return nil, err
 	}
 	return ParseSetPaymentProcessorHTTPResponse(rsp)
+}
+
+// ListPayoutsWithResponse List a program's payouts
+//
+// The program's payouts, newest first, one page at a time (`meta.next_cursor`, null on the last
+// page). Any member of the program's workspace (`commissions:read`). 400 `cursor is not valid`.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/v1/programs/{programId}/payouts (the `ListPayouts` operationId).
+func (c *ClientWithResponses) ListPayoutsWithResponse(ctx context.Context, programId ProgramId, params *ListPayoutsParams, reqEditors ...RequestEditorFn) (*ListPayoutsHTTPResponse, error) {
+	rsp, err := c.ListPayouts(ctx, programId, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseListPayoutsHTTPResponse(rsp)
+}
+
+// CreatePayoutsWithBodyWithResponse Pay out the approved commissions
+//
+// One payout per partner and currency (only `currency` when given) whose approved total less the
+// clawbacks it owes is positive and at least the program's `payout_minimum_cents`; the rest carries
+// over to a later run. Each included commission becomes `in_payout`, and the clawbacks owed are
+// netted (`clawback_cents`; `amount_cents` is what is paid out). Test commissions are never paid out.
+// No payout due: 201 with an empty list. Runs of one program are taken one at a time, so no
+// commission is ever in two payouts. Owner, admin or billing (`payouts:write`); each payout is in
+// the audit log. Accepts `Idempotency-Key`: a retried run with its key answers the first run's
+// payouts and makes none.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/v1/programs/{programId}/payouts (the `CreatePayouts` operationId).
+func (c *ClientWithResponses) CreatePayoutsWithBodyWithResponse(ctx context.Context, programId ProgramId, params *CreatePayoutsParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreatePayoutsHTTPResponse, error) {
+	rsp, err := c.CreatePayoutsWithBody(ctx, programId, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCreatePayoutsHTTPResponse(rsp)
+}
+
+// CreatePayoutsWithResponse Pay out the approved commissions
+//
+// One payout per partner and currency (only `currency` when given) whose approved total less the
+// clawbacks it owes is positive and at least the program's `payout_minimum_cents`; the rest carries
+// over to a later run. Each included commission becomes `in_payout`, and the clawbacks owed are
+// netted (`clawback_cents`; `amount_cents` is what is paid out). Test commissions are never paid out.
+// No payout due: 201 with an empty list. Runs of one program are taken one at a time, so no
+// commission is ever in two payouts. Owner, admin or billing (`payouts:write`); each payout is in
+// the audit log. Accepts `Idempotency-Key`: a retried run with its key answers the first run's
+// payouts and makes none.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/v1/programs/{programId}/payouts (the `CreatePayouts` operationId).
+func (c *ClientWithResponses) CreatePayoutsWithResponse(ctx context.Context, programId ProgramId, params *CreatePayoutsParams, body CreatePayoutsJSONRequestBody, reqEditors ...RequestEditorFn) (*CreatePayoutsHTTPResponse, error) {
+	rsp, err := c.CreatePayouts(ctx, programId, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCreatePayoutsHTTPResponse(rsp)
+}
+
+// ExportPayoutsWithResponse Export payouts as CSV
+//
+// The program's payouts of `status` (default `processing`), oldest first, as a CSV file (RFC 4180,
+// CRLF line ends) to pay them with: `Content-Disposition: attachment;
+// filename=payouts-<programId>-<status>.csv`. Amounts are in major units with the currency's exponent
+// (`12.50` USD, `125000` VND). A cell that starts with `=`, `+`, `-` or `@` is prefixed with `'`, so
+// that a spreadsheet never reads it as a formula.
+//
+//   - Default: a header row, then `payout_id,partner_id,partner_name,partner_email,payout_email,amount,currency,commission_count,created_at`.
+//   - `format=paypal`: PayPal Payouts' bulk file, no header: recipient email, amount, currency, the
+//     reference `payout_<id>`, and a note (`Commission payout <id> from <program name>`).
+//
+// Any member of the program's workspace (`commissions:read`).
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/v1/programs/{programId}/payouts.csv (the `ExportPayouts` operationId).
+func (c *ClientWithResponses) ExportPayoutsWithResponse(ctx context.Context, programId ProgramId, params *ExportPayoutsParams, reqEditors ...RequestEditorFn) (*ExportPayoutsHTTPResponse, error) {
+	rsp, err := c.ExportPayouts(ctx, programId, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseExportPayoutsHTTPResponse(rsp)
 }
 
 // GetProgramReadinessWithResponse A program's readiness checks, for its workspace members
@@ -23219,6 +27722,653 @@ func ParseCliTestEventHTTPResponse(rsp *http.Response) (*CliTestEventHTTPRespons
 	return response, nil
 }
 
+// ParseGetCommissionHTTPResponse parses an HTTP response from a GetCommissionWithResponse call
+func ParseGetCommissionHTTPResponse(rsp *http.Response) (*GetCommissionHTTPResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetCommissionHTTPResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest CommissionEnvelope
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers GetCommissionHTTPResponse200Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers GetCommissionHTTPResponse400Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers GetCommissionHTTPResponse401Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers GetCommissionHTTPResponse403Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers GetCommissionHTTPResponse404Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 429:
+		var headers GetCommissionHTTPResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers GetCommissionHTTPResponse500Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetCommissionHTTPResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseApproveCommissionHTTPResponse parses an HTTP response from a ApproveCommissionWithResponse call
+func ParseApproveCommissionHTTPResponse(rsp *http.Response) (*ApproveCommissionHTTPResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ApproveCommissionHTTPResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest CommissionEnvelope
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest LedgerConflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest PayloadTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers ApproveCommissionHTTPResponse200Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers ApproveCommissionHTTPResponse400Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers ApproveCommissionHTTPResponse401Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers ApproveCommissionHTTPResponse403Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers ApproveCommissionHTTPResponse404Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 409:
+		var headers ApproveCommissionHTTPResponse409Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers409 = &headers
+	case rsp.StatusCode == 413:
+		var headers ApproveCommissionHTTPResponse413Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers413 = &headers
+	case rsp.StatusCode == 429:
+		var headers ApproveCommissionHTTPResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers ApproveCommissionHTTPResponse500Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers ApproveCommissionHTTPResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseRejectCommissionHTTPResponse parses an HTTP response from a RejectCommissionWithResponse call
+func ParseRejectCommissionHTTPResponse(rsp *http.Response) (*RejectCommissionHTTPResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &RejectCommissionHTTPResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest CommissionEnvelope
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest LedgerConflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest PayloadTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers RejectCommissionHTTPResponse200Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers RejectCommissionHTTPResponse400Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers RejectCommissionHTTPResponse401Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers RejectCommissionHTTPResponse403Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers RejectCommissionHTTPResponse404Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 409:
+		var headers RejectCommissionHTTPResponse409Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers409 = &headers
+	case rsp.StatusCode == 413:
+		var headers RejectCommissionHTTPResponse413Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers413 = &headers
+	case rsp.StatusCode == 429:
+		var headers RejectCommissionHTTPResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers RejectCommissionHTTPResponse500Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers RejectCommissionHTTPResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
 // ParseUpdateLinkHTTPResponse parses an HTTP response from a UpdateLinkWithResponse call
 func ParseUpdateLinkHTTPResponse(rsp *http.Response) (*UpdateLinkHTTPResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -23568,6 +28718,653 @@ func ParseGetMeHTTPResponse(rsp *http.Response) (*GetMeHTTPResponse, error) {
 		response.Headers500 = &headers
 	case rsp.StatusCode == 503:
 		var headers GetMeHTTPResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseGetPayoutHTTPResponse parses an HTTP response from a GetPayoutWithResponse call
+func ParseGetPayoutHTTPResponse(rsp *http.Response) (*GetPayoutHTTPResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetPayoutHTTPResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest PayoutEnvelope
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers GetPayoutHTTPResponse200Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers GetPayoutHTTPResponse400Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers GetPayoutHTTPResponse401Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers GetPayoutHTTPResponse403Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers GetPayoutHTTPResponse404Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 429:
+		var headers GetPayoutHTTPResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers GetPayoutHTTPResponse500Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetPayoutHTTPResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseMarkPayoutFailedHTTPResponse parses an HTTP response from a MarkPayoutFailedWithResponse call
+func ParseMarkPayoutFailedHTTPResponse(rsp *http.Response) (*MarkPayoutFailedHTTPResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &MarkPayoutFailedHTTPResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest PayoutEnvelope
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest LedgerConflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest PayloadTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers MarkPayoutFailedHTTPResponse200Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers MarkPayoutFailedHTTPResponse400Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers MarkPayoutFailedHTTPResponse401Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers MarkPayoutFailedHTTPResponse403Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers MarkPayoutFailedHTTPResponse404Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 409:
+		var headers MarkPayoutFailedHTTPResponse409Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers409 = &headers
+	case rsp.StatusCode == 413:
+		var headers MarkPayoutFailedHTTPResponse413Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers413 = &headers
+	case rsp.StatusCode == 429:
+		var headers MarkPayoutFailedHTTPResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers MarkPayoutFailedHTTPResponse500Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers MarkPayoutFailedHTTPResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseMarkPayoutPaidHTTPResponse parses an HTTP response from a MarkPayoutPaidWithResponse call
+func ParseMarkPayoutPaidHTTPResponse(rsp *http.Response) (*MarkPayoutPaidHTTPResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &MarkPayoutPaidHTTPResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest PayoutEnvelope
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest LedgerConflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest PayloadTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers MarkPayoutPaidHTTPResponse200Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers MarkPayoutPaidHTTPResponse400Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers MarkPayoutPaidHTTPResponse401Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers MarkPayoutPaidHTTPResponse403Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers MarkPayoutPaidHTTPResponse404Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 409:
+		var headers MarkPayoutPaidHTTPResponse409Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers409 = &headers
+	case rsp.StatusCode == 413:
+		var headers MarkPayoutPaidHTTPResponse413Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers413 = &headers
+	case rsp.StatusCode == 429:
+		var headers MarkPayoutPaidHTTPResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers MarkPayoutPaidHTTPResponse500Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers MarkPayoutPaidHTTPResponse503Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
@@ -24659,6 +30456,619 @@ func ParseRegenerateApiKeyHTTPResponse(rsp *http.Response) (*RegenerateApiKeyHTT
 		response.Headers500 = &headers
 	case rsp.StatusCode == 503:
 		var headers RegenerateApiKeyHTTPResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseListBalancesHTTPResponse parses an HTTP response from a ListBalancesWithResponse call
+func ParseListBalancesHTTPResponse(rsp *http.Response) (*ListBalancesHTTPResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ListBalancesHTTPResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest BalanceListEnvelope
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers ListBalancesHTTPResponse200Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers ListBalancesHTTPResponse400Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers ListBalancesHTTPResponse401Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers ListBalancesHTTPResponse403Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers ListBalancesHTTPResponse404Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 429:
+		var headers ListBalancesHTTPResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers ListBalancesHTTPResponse500Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers ListBalancesHTTPResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseListCommissionsHTTPResponse parses an HTTP response from a ListCommissionsWithResponse call
+func ParseListCommissionsHTTPResponse(rsp *http.Response) (*ListCommissionsHTTPResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ListCommissionsHTTPResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest CommissionListEnvelope
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers ListCommissionsHTTPResponse200Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers ListCommissionsHTTPResponse400Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers ListCommissionsHTTPResponse401Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers ListCommissionsHTTPResponse403Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers ListCommissionsHTTPResponse404Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 429:
+		var headers ListCommissionsHTTPResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers ListCommissionsHTTPResponse500Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers ListCommissionsHTTPResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseApproveCommissionsHTTPResponse parses an HTTP response from a ApproveCommissionsWithResponse call
+func ParseApproveCommissionsHTTPResponse(rsp *http.Response) (*ApproveCommissionsHTTPResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ApproveCommissionsHTTPResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest CommissionBatchEnvelope
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest LedgerConflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest PayloadTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers ApproveCommissionsHTTPResponse200Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers ApproveCommissionsHTTPResponse400Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers ApproveCommissionsHTTPResponse401Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers ApproveCommissionsHTTPResponse403Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers ApproveCommissionsHTTPResponse404Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 409:
+		var headers ApproveCommissionsHTTPResponse409Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers409 = &headers
+	case rsp.StatusCode == 413:
+		var headers ApproveCommissionsHTTPResponse413Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers413 = &headers
+	case rsp.StatusCode == 429:
+		var headers ApproveCommissionsHTTPResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers ApproveCommissionsHTTPResponse500Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers ApproveCommissionsHTTPResponse503Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
@@ -25902,6 +32312,619 @@ func ParseSetPaymentProcessorHTTPResponse(rsp *http.Response) (*SetPaymentProces
 		response.Headers500 = &headers
 	case rsp.StatusCode == 503:
 		var headers SetPaymentProcessorHTTPResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseListPayoutsHTTPResponse parses an HTTP response from a ListPayoutsWithResponse call
+func ParseListPayoutsHTTPResponse(rsp *http.Response) (*ListPayoutsHTTPResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ListPayoutsHTTPResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest PayoutListEnvelope
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers ListPayoutsHTTPResponse200Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers ListPayoutsHTTPResponse400Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers ListPayoutsHTTPResponse401Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers ListPayoutsHTTPResponse403Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers ListPayoutsHTTPResponse404Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 429:
+		var headers ListPayoutsHTTPResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers ListPayoutsHTTPResponse500Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers ListPayoutsHTTPResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseCreatePayoutsHTTPResponse parses an HTTP response from a CreatePayoutsWithResponse call
+func ParseCreatePayoutsHTTPResponse(rsp *http.Response) (*CreatePayoutsHTTPResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &CreatePayoutsHTTPResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 201:
+		var dest PayoutBatchEnvelope
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON201 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest LedgerConflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest PayloadTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 201:
+		var headers CreatePayoutsHTTPResponse201Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers201 = &headers
+	case rsp.StatusCode == 400:
+		var headers CreatePayoutsHTTPResponse400Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers CreatePayoutsHTTPResponse401Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers CreatePayoutsHTTPResponse403Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers CreatePayoutsHTTPResponse404Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 409:
+		var headers CreatePayoutsHTTPResponse409Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers409 = &headers
+	case rsp.StatusCode == 413:
+		var headers CreatePayoutsHTTPResponse413Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers413 = &headers
+	case rsp.StatusCode == 429:
+		var headers CreatePayoutsHTTPResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers CreatePayoutsHTTPResponse500Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers CreatePayoutsHTTPResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseExportPayoutsHTTPResponse parses an HTTP response from a ExportPayoutsWithResponse call
+func ParseExportPayoutsHTTPResponse(rsp *http.Response) (*ExportPayoutsHTTPResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ExportPayoutsHTTPResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers ExportPayoutsHTTPResponse200Headers
+		if values := rsp.Header.Values("Content-Disposition"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Disposition", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentDisposition = value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers ExportPayoutsHTTPResponse400Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers ExportPayoutsHTTPResponse401Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers ExportPayoutsHTTPResponse403Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers ExportPayoutsHTTPResponse404Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 429:
+		var headers ExportPayoutsHTTPResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers ExportPayoutsHTTPResponse500Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers ExportPayoutsHTTPResponse503Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {

@@ -64,6 +64,7 @@ func wireProgram(p programs.Shown) (gen.Program, error) {
 		Status: gen.ProgramStatus(p.Status), LeadAuth: gen.LeadAuth(p.LeadAuth), CookieWindowDays: p.CookieWindowDays,
 		AttributionWindowDays: p.AttributionWindowDays, CommissionType: gen.CommissionType(p.CommissionType),
 		CommissionRate: rate, DurationMonths: p.DurationMonths, AllowedOrigins: append([]string{}, p.AllowedOrigins...),
+		HoldDays: p.HoldDays, CommissionApproval: gen.CommissionApproval(p.CommissionApproval), PayoutMinimumCents: p.PayoutMinimumCents,
 		CreatedAt: p.CreatedAt, UpdatedAt: p.UpdatedAt,
 	}
 	if p.KeyMasked != "" {
@@ -127,7 +128,8 @@ func programUpdate(body jsonbody.Object) (programs.Update, error) {
 	var u programs.Update
 	if len(body) == 0 {
 		return u, apierr.Invalid("Request body must change at least one of: name, domain, allowed_origins, lead_auth, " +
-			"cookie_window_days, attribution_window_days, commission_type, commission_rate, duration_months")
+			"cookie_window_days, attribution_window_days, commission_type, commission_rate, duration_months, hold_days, " +
+			"commission_approval, payout_minimum_cents")
 	}
 	if v, present, ok := body.Str("name"); present {
 		if n := utf8.RuneCountInString(v); !ok || n < 1 || n > 200 {
@@ -190,6 +192,30 @@ func programUpdate(body jsonbody.Object) (programs.Update, error) {
 			return u, programs.ErrDurationMonths
 		}
 		u.DurationMonths = &v
+	}
+	return ledgerSettings(body, u)
+}
+
+// ledgerSettings reads the ledger's settings of a program change into u, checking their JSON types;
+// programs.Apply checks their ranges.
+func ledgerSettings(body jsonbody.Object, u programs.Update) (programs.Update, error) {
+	if v, present, ok := body.SaturatedInt("hold_days"); present {
+		if !ok {
+			return u, programs.ErrHoldDays
+		}
+		u.HoldDays = &v
+	}
+	if v, present, ok := body.Str("commission_approval"); present {
+		if !ok {
+			return u, programs.ErrApproval
+		}
+		u.CommissionApproval = &v
+	}
+	if v, present, ok := body.SaturatedInt("payout_minimum_cents"); present {
+		if !ok {
+			return u, programs.ErrPayoutMinimum
+		}
+		u.PayoutMinimumCents = &v
 	}
 	return u, nil
 }

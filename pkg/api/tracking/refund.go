@@ -39,7 +39,7 @@ func (h *Tracking) TrackRefund(ctx context.Context, req gen.TrackRefundRequestOb
 	if c := res.Commission; c != nil {
 		out.CommissionId = &c.ID
 		out.Commission = &gen.RefundCommission{Id: c.ID, AmountCents: c.AmountCents, ReversedAmountCents: c.ReversedAmountCents,
-			Currency: c.Currency, Status: gen.RefundCommissionStatus(c.Status)}
+			Currency: c.Currency, Status: gen.RefundCommissionStatus(c.Status), ClawbackCents: c.ClawbackCents}
 	}
 	if res.Status != sales.RefundSkipped {
 		h.Metrics.Event("refund", false)

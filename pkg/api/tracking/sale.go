@@ -74,7 +74,7 @@ func saleResponse(in sales.Input, res sales.Tracked, warnings *[]gen.Warning) (g
 	if c := res.Commission; c != nil {
 		rec.CommissionId = &c.ID
 		rec.Commission = &gen.SaleCommission{Id: c.ID, AmountCents: c.AmountCents, Currency: c.Currency,
-			Status: gen.SaleCommissionStatus(c.Status)}
+			Status: gen.SaleCommissionStatus(c.Status), ClawbackCents: c.ClawbackCents}
 	}
 	return out, out.FromSaleRecorded(rec)
 }

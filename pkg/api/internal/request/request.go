@@ -24,7 +24,8 @@ type Meta struct {
 	Header http.Header
 	// ViaTrustedProxy is set when the peer is a configured proxy, whose geo headers are believed.
 	ViaTrustedProxy bool
-	// RawBody is the body exactly as received, for operations that verify a signature over it.
+	// RawBody is a JSON body exactly as received, before the contract normalised it: for operations that
+	// verify a signature over it, and for the request an Idempotency-Key names.
 	RawBody []byte
 	// Rotation is the request's API key when it is marked for rotation: the response gains the
 	// Deprecation, Sunset and Link headers and Warnings.
