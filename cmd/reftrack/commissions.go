@@ -85,13 +85,13 @@ func (a *app) commissionsCmd() *cobra.Command {
 			return nil
 		},
 	}
-	cmd.PersistentFlags().StringVar(&program, "program", "", "program id (default the current program)")
 	f := cmd.Flags()
+	f.StringVar(&program, "program", "", "program id (default the current program)")
 	f.StringVar(&status, "status", "", "only commissions in this status now: "+strings.Join(ledger.Statuses, ", "))
 	f.Int64Var(&partner, "partner", 0, "only this partner's commissions (the partner's id)")
 	f.IntVar(&limit, "limit", 0, fmt.Sprintf("commissions per page, 1 to %d (default %d)", ledger.MaxPageSize, ledger.DefaultPageSize))
 	f.BoolVar(&all, "all", false, "list every page, following the server's cursor")
-	cmd.AddCommand(a.approveCmd(&program), a.rejectCmd())
+	cmd.AddCommand(a.approveCmd(), a.rejectCmd())
 	return cmd
 }
 
@@ -112,8 +112,9 @@ func (a *app) commissionTable(cs []client.Commission) {
 
 // approveCmd is `reftrack commissions approve ID…`: one commission through its own route, several through
 // the program's bulk route, all or none.
-func (a *app) approveCmd(program *string) *cobra.Command {
+func (a *app) approveCmd() *cobra.Command {
 	var key idempotencyKey
+	var program string
 	cmd := &cobra.Command{
 		Use:   "approve ID...",
 		Short: "Approve commissions: several are approved all together or not at all",
@@ -145,7 +146,7 @@ func (a *app) approveCmd(program *string) *cobra.Command {
 				}
 				approved, answer = []client.Commission{res.Data}, res
 			} else {
-				_, to, id, err := a.accountProgram(*program)
+				_, to, id, err := a.accountProgram(program)
 				if err != nil {
 					return err
 				}
@@ -174,6 +175,7 @@ func (a *app) approveCmd(program *string) *cobra.Command {
 			return nil
 		},
 	}
+	cmd.Flags().StringVar(&program, "program", "", "several IDs: their program's id (default the current program)")
 	key.register(cmd)
 	cmd.Long += "\n\nOne ID is approved through its own route; several through the program's (--program, default the\n" +
 		"current one), all or none: if one cannot be approved, none is. A repeated ID counts once."
@@ -226,7 +228,7 @@ func (a *app) rejectCmd() *cobra.Command {
 					err = key.explain(commissionNext(err))
 					var u *userError
 					if len(ids) > 1 && errors.As(err, &u) {
-						u.Next = strings.TrimSpace(rejectedSoFar(rejected, ids[i+1:]) + " " + u.Next)
+						u.Next = strings.TrimSpace(rejectedSoFar(rejected, ids[i+1:]) + " " + upperFirst(u.Next))
 					}
 					return err
 				}

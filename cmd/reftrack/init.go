@@ -140,17 +140,18 @@ func (a *app) initCmd() *cobra.Command {
 				if err := a.printJSON(res); err != nil {
 					return err
 				}
-			} else {
-				fmt.Fprintf(a.out, "Created program %s (%s) for %s.\nAPI key (shown once, kept in %s): %s\n\nAdd the tracker to every page of %s:\n  <script defer src=\"%s/js/svc.js\" data-svc-program-id=\"%s\"></script>\n\nNext: `reftrack test --chain` checks the whole chain; `reftrack status` shows the program.\n",
-					d.ProgramId, d.ProgramSlug, d.Domain, a.store().path(), d.ApiKey, d.Domain, to.server, d.ProgramId)
+				return settingsErr
 			}
+			fmt.Fprintf(a.out, "Created program %s (%s) for %s.\nAPI key (shown once, kept in %s): %s\n\nAdd the tracker to every page of %s:\n  <script defer src=\"%s/js/svc.js\" data-svc-program-id=\"%s\"></script>\n\n",
+				d.ProgramId, d.ProgramSlug, d.Domain, a.store().path(), d.ApiKey, d.Domain, to.server, d.ProgramId)
 			if settingsErr != nil {
 				return settingsErr
 			}
-			if program != nil && !a.jsonOut {
+			if program != nil {
 				fmt.Fprintf(a.out, "Ledger: commissions held %d days, approval %s, payout minimum %d (minor units, each currency).\n",
 					program.Data.HoldDays, program.Data.CommissionApproval, program.Data.PayoutMinimumCents)
 			}
+			fmt.Fprintln(a.out, "Next: `reftrack test --chain` checks the whole chain; `reftrack status` shows the program.")
 			return nil
 		},
 	}

@@ -291,3 +291,178 @@ func (l *ledgerCLI) list(res *apitest.Response) []map[string]any {
 	}
 	return body.Data
 }
+
+// Whatever the server would refuse, the ledger's commands refuse before sending anything, in the words of
+// pkg/ledger's checks (the server's rule for each field). Where the route itself answers with that check
+// (a blank reason, a NUL character), the same body is sent to the server and its answer is what the CLI
+// must have said; where the route's schema refuses first (an empty or overlong value, a value outside an
+// enum), its validator words it its own way, and the CLI says the rule's message.
+func TestCLILedgerRefusesWhatTheServerRefuses(t *testing.T) {
+	t.Parallel()
+	l := newLedgerCLI(t)
+	c := l.sale("txn-1", 10000, "USD")
+	l.must("commissions", "approve", c)
+	l.must("payouts", "create")
+	po := fmt.Sprint(l.list(l.do(http.MethodGet, l.base+"/payouts", nil))[0]["id"])
+	open := l.sale("txn-2", 10000, "USD")
+	many := []string{"commissions", "approve"}
+	for i := 1; i <= 501; i++ {
+		many = append(many, strconv.Itoa(i))
+	}
+	const (
+		reason    = "reason must be 1 to 500 characters"
+		reference = "external_reference must be 1 to 255 characters"
+		key       = "Idempotency-Key must be 1 to 255 characters"
+	)
+	type asServer struct {
+		path string
+		body map[string]any
+	}
+	for _, tc := range []struct {
+		name   string
+		args   []string
+		want   string    // the whole of standard error
+		server *asServer // the same request, answered by the server with want's message
+	}{
+		{"status", []string{"commissions", "--status", "open"},
+			"Error: status must be one of pending, partially_reversed, reversed, approved, in_payout, paid, rejected", nil},
+		{"limit 0", []string{"commissions", "--limit", "0"}, "Error: limit must be between 1 and 100", nil},
+		{"limit 101", []string{"commissions", "--all", "--limit", "101"}, "Error: limit must be between 1 and 100", nil},
+		{"partner 0", []string{"commissions", "--partner", "0"},
+			"Error: a partner is named by its id, a positive integer, not 0\nNext: `reftrack balances` lists the program's partners with their ids.", nil},
+		{"commission id", []string{"commissions", "approve", "inv_1"},
+			"Error: a commission is named by its id, a positive integer, not \"inv_1\"\nNext: `reftrack commissions` lists them with their ids.", nil},
+		{"commission id 0", []string{"commissions", "reject", "0", "--reason", "x"},
+			"Error: a commission is named by its id, a positive integer, not \"0\"\nNext: `reftrack commissions` lists them with their ids.", nil},
+		{"501 commissions", many, "Error: ids must hold 1 to 500 commission ids", nil},
+		{"no reason", []string{"commissions", "reject", open}, "", nil},
+		{"reason blank", []string{"commissions", "reject", open, "--reason", "  "}, "Error: " + reason,
+			&asServer{"/api/v1/commissions/" + open + "/reject", map[string]any{"reason": "  "}}},
+		{"reason empty", []string{"commissions", "reject", open, "--reason", ""}, "Error: " + reason, nil},
+		{"reason 501", []string{"commissions", "reject", open, "--reason", strings.Repeat("é", 501)}, "Error: " + reason, nil},
+		{"reason NUL", []string{"commissions", "reject", open, "--reason", "a\x00b"}, "Error: reason must not contain NUL characters",
+			&asServer{"/api/v1/commissions/" + open + "/reject", map[string]any{"reason": "a\x00b"}}},
+		{"currency", []string{"payouts", "create", "--currency", "GBP"}, "Error: currency must be one of USD, EUR, VND", nil},
+		{"payout status", []string{"payouts", "list", "--status", "in_payout"}, "Error: status must be one of processing, paid, failed", nil},
+		{"payouts limit", []string{"payouts", "list", "--limit", "0"}, "Error: limit must be between 1 and 100", nil},
+		{"export status", []string{"payouts", "export", "--status", "done"}, "Error: status must be one of processing, paid, failed", nil},
+		{"export format", []string{"payouts", "export", "--format", "excel"}, "Error: format must be paypal", nil},
+		{"payout id", []string{"payouts", "paid", "p_1", "--reference", "x"},
+			"Error: a payout is named by its id, a positive integer, not \"p_1\"\nNext: `reftrack payouts list` lists them with their ids.", nil},
+		{"no reference", []string{"payouts", "paid", po}, "", nil},
+		{"reference blank", []string{"payouts", "paid", po, "--reference", " "}, "Error: " + reference,
+			&asServer{"/api/v1/payouts/" + po + "/paid", map[string]any{"external_reference": " "}}},
+		{"reference 256", []string{"payouts", "paid", po, "--reference", strings.Repeat("r", 256)}, "Error: " + reference, nil},
+		{"reference NUL", []string{"payouts", "paid", po, "--reference", "\x00"}, "Error: external_reference must not contain NUL characters",
+			&asServer{"/api/v1/payouts/" + po + "/paid", map[string]any{"external_reference": "\x00"}}},
+		{"failure blank", []string{"payouts", "failed", po, "--reason", "\t"}, "Error: " + reason,
+			&asServer{"/api/v1/payouts/" + po + "/failed", map[string]any{"reason": "\t"}}},
+		{"failure 501", []string{"payouts", "failed", po, "--reason", strings.Repeat("x", 501)}, "Error: " + reason, nil},
+		{"key 256", []string{"payouts", "create", "--idempotency-key", strings.Repeat("k", 256)}, "Error: " + key, nil},
+		{"key empty", []string{"commissions", "approve", open, "--idempotency-key", ""}, "Error: " + key, nil},
+		{"key not UTF-8", []string{"payouts", "paid", po, "--reference", "x", "--idempotency-key", "k\xff"}, "Error: " + key, nil},
+		{"key with a line break", []string{"payouts", "failed", po, "--reason", "x", "--idempotency-key", "k\nk"},
+			"Error: Idempotency-Key must not contain control characters\nNext: pass a key of letters, digits and punctuation.", nil},
+		{"key too long for several", []string{"commissions", "reject", open, c, "--reason", "x", "--idempotency-key", strings.Repeat("k", 254)},
+			"Error: " + key + "\nNext: pass a shorter --idempotency-key: with several IDs each request's key is KEY:ID.", nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if tc.server != nil {
+				res := l.do(http.MethodPost, tc.server.path, tc.server.body)
+				var answer struct {
+					Error struct {
+						Message string `json:"message"`
+					} `json:"error"`
+				}
+				res.Decode(t, &answer)
+				if res.Status != http.StatusBadRequest || "Error: "+answer.Error.Message != tc.want {
+					t.Fatalf("the server answers %d %s, not %q", res.Status, res.Body, tc.want)
+				}
+			}
+			sent := l.sent.total()
+			out, errOut, err := l.run(tc.args...)
+			switch {
+			case err == nil || out != "":
+				t.Errorf("reftrack %.80q: %v, printed %q", tc.args, err, out)
+			case tc.want == "" && !strings.Contains(err.Error(), "required flag(s)"):
+				t.Errorf("reftrack %.80q: %v, want a required flag", tc.args, err)
+			case tc.want != "" && errOut != tc.want:
+				t.Errorf("reftrack %.80q printed %q, want %q", tc.args, errOut, tc.want)
+			}
+			if n := l.sent.total() - sent; n != 0 {
+				t.Errorf("reftrack %.80q sent %d requests; a refused value must not leave", tc.args, n)
+			}
+		})
+	}
+	// Nothing changed; the limits themselves are accepted.
+	if n := l.env.Count(`SELECT count(*) FROM commissions WHERE id = $1 AND status = 'pending'`, open); n != 1 {
+		t.Error("a refused command changed the commission")
+	}
+	l.must("commissions", "reject", open, "--reason", strings.Repeat("é", 500), "--idempotency-key", strings.Repeat("k", 255))
+	l.must("payouts", "paid", po, "--reference", strings.Repeat("r", 255))
+}
+
+// Every POST carries an Idempotency-Key, a new one per run; the same --idempotency-key retries a run
+// safely (the first answer again, nothing done twice); used for another request, the server's 409 says to
+// change it; with no answer at all, the error names the key to retry with.
+func TestCLILedgerIdempotencyKey(t *testing.T) {
+	t.Parallel()
+	l := newLedgerCLI(t)
+	a, b := l.sale("txn-a", 10000, "USD"), l.sale("txn-b", 20000, "USD")
+
+	route := func(id string) string { return "POST /api/v1/commissions/" + id + "/approve" }
+	l.must("commissions", "approve", a)
+	l.must("commissions", "approve", b)
+	first, _ := l.sent.lastKey(route(a))
+	second, _ := l.sent.lastKey(route(b))
+	if !strings.HasPrefix(first, "reftrack-cli-") || !strings.HasPrefix(second, "reftrack-cli-") || first == second {
+		t.Errorf("random keys %q and %q", first, second)
+	}
+
+	create := "POST " + l.base + "/payouts"
+	run1 := l.must("payouts", "create", "--json", "--idempotency-key", "run-2026-03-05")
+	if k, _ := l.sent.lastKey(create); k != "run-2026-03-05" {
+		t.Errorf("sent the key %q", k)
+	}
+	l.must("commissions", "approve", l.sale("txn-c", 5000, "USD")) // due now; the retried run must not pay it
+	if again := l.must("payouts", "create", "--json", "--idempotency-key", "run-2026-03-05"); again != run1 {
+		t.Errorf("the retried run printed\n%s\nnot the first run's\n%s", again, run1)
+	}
+	if n := l.env.Count(`SELECT count(*) FROM payouts`); n != 1 {
+		t.Errorf("%d payouts after a retried run", n)
+	}
+	var made struct{ Data []map[string]any }
+	if err := json.Unmarshal([]byte(run1), &made); err != nil || len(made.Data) != 1 || made.Data[0]["amount_cents"] != float64(6000) {
+		t.Fatalf("the first run: %+v %v", made, err)
+	}
+	po := fmt.Sprint(made.Data[0]["id"])
+
+	// Paid twice with one key: one change, the first answer twice.
+	paid := []string{"payouts", "paid", po, "--reference", "PP-1", "--idempotency-key", "paid-1"}
+	if p1, p2 := l.must(paid...), l.must(paid...); p1 != p2 || !strings.HasPrefix(p1, "Payout "+po+" is paid") {
+		t.Errorf("paid twice with a key: %q / %q", p1, p2)
+	}
+	if n := l.env.Count(`SELECT count(*) FROM audit_log WHERE action = 'payout.paid'`); n != 1 {
+		t.Errorf("%d payout.paid records", n)
+	}
+
+	// The key on another request: the server's 409, and the next step.
+	_, errOut, err := l.run("payouts", "failed", po, "--reason", "x", "--idempotency-key", "run-2026-03-05")
+	if err == nil || !regexp.MustCompile(`^Error: Idempotency-Key reused with a different request\n\(request id [^)]+\)\n`+
+		`Next: that Idempotency-Key was used for another request in the last 24 hours: pass another --idempotency-key, or none for a random one.$`).MatchString(errOut) {
+		t.Errorf("a reused key: %v %q", err, errOut)
+	}
+
+	// No answer: the request may have been done, and the key it carried retries it safely.
+	closed := closedAddress(t)
+	_, errOut, err = l.run("--server", "http://"+closed, "payouts", "create")
+	m := regexp.MustCompile(`\nNext: check --server \(or REFTRACK_BASE_URL\), or start a local server with ` + "`make run`" +
+		`\. The request may have been done: retry it with --idempotency-key (reftrack-cli-\w+), and the server answers the first answer instead of doing it twice\.$`).FindStringSubmatch(errOut)
+	if err == nil || m == nil {
+		t.Fatalf("no answer: %v %q", err, errOut)
+	}
+	_, errOut, err = l.run("--server", "http://"+closed, "payouts", "create", "--idempotency-key", "mine")
+	if err == nil || !strings.Contains(errOut, "retry it with --idempotency-key mine,") {
+		t.Errorf("no answer, with a key: %v %q", err, errOut)
+	}
+}

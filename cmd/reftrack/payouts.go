@@ -23,21 +23,19 @@ import (
 // payoutsCmd is `reftrack payouts`: pay out the approved commissions (create), see the payouts (list),
 // export them to pay them (export), and record the payment's outcome (paid, failed).
 func (a *app) payoutsCmd() *cobra.Command {
-	var program string
 	cmd := &cobra.Command{
 		Use:   "payouts",
 		Short: "Pay partners: create payouts, list and export them, mark them paid or failed",
 		Args:  cobra.NoArgs,
 	}
-	cmd.PersistentFlags().StringVar(&program, "program", "", "program id (default the current program)")
-	cmd.AddCommand(a.payoutsCreateCmd(&program), a.payoutsListCmd(&program), a.payoutsExportCmd(&program), a.payoutsPaidCmd(),
-		a.payoutsFailedCmd())
+	cmd.AddCommand(a.payoutsCreateCmd(), a.payoutsListCmd(), a.payoutsExportCmd(), a.payoutsPaidCmd(), a.payoutsFailedCmd())
 	return cmd
 }
 
 // payoutsCreateCmd is `reftrack payouts create [--currency C]`: one payout per partner and currency whose
 // approved total less what it owes reaches the program's payout minimum.
-func (a *app) payoutsCreateCmd(program *string) *cobra.Command {
+func (a *app) payoutsCreateCmd() *cobra.Command {
+	var program string
 	var key idempotencyKey
 	var currency string
 	cmd := &cobra.Command{
@@ -56,7 +54,7 @@ func (a *app) payoutsCreateCmd(program *string) *cobra.Command {
 			if err := key.resolve(cmd); err != nil {
 				return err
 			}
-			_, to, id, err := a.accountProgram(*program)
+			_, to, id, err := a.accountProgram(program)
 			if err != nil {
 				return err
 			}
@@ -81,6 +79,7 @@ func (a *app) payoutsCreateCmd(program *string) *cobra.Command {
 			return nil
 		},
 	}
+	cmd.Flags().StringVar(&program, "program", "", "program id (default the current program)")
 	cmd.Flags().StringVar(&currency, "currency", "", "only this currency's payouts: "+strings.Join(commission.Currencies, ", ")+" (default every currency)")
 	key.register(cmd)
 	return cmd
@@ -88,7 +87,8 @@ func (a *app) payoutsCreateCmd(program *string) *cobra.Command {
 
 // payoutsListCmd is `reftrack payouts list [--status S] [--limit N] [--all]`: the program's payouts,
 // newest first.
-func (a *app) payoutsListCmd(program *string) *cobra.Command {
+func (a *app) payoutsListCmd() *cobra.Command {
+	var program string
 	var status string
 	var limit int
 	var all bool
@@ -110,7 +110,7 @@ func (a *app) payoutsListCmd(program *string) *cobra.Command {
 				}
 				params.Limit = &limit
 			}
-			_, to, id, err := a.accountProgram(*program)
+			_, to, id, err := a.accountProgram(program)
 			if err != nil {
 				return err
 			}
@@ -144,6 +144,7 @@ func (a *app) payoutsListCmd(program *string) *cobra.Command {
 		},
 	}
 	f := cmd.Flags()
+	f.StringVar(&program, "program", "", "program id (default the current program)")
 	f.StringVar(&status, "status", "", "only payouts in this status: "+strings.Join(ledger.PayoutStatuses, ", "))
 	f.IntVar(&limit, "limit", 0, fmt.Sprintf("payouts per page, 1 to %d (default %d)", ledger.MaxPageSize, ledger.DefaultPageSize))
 	f.BoolVar(&all, "all", false, "list every page, following the server's cursor")
@@ -168,7 +169,8 @@ func (a *app) payoutTable(ps []client.Payout) {
 
 // payoutsExportCmd is `reftrack payouts export [--status S] [--format paypal] [--output FILE]`: the
 // payouts as the server's CSV file, byte for byte, on standard output or in FILE.
-func (a *app) payoutsExportCmd(program *string) *cobra.Command {
+func (a *app) payoutsExportCmd() *cobra.Command {
+	var program string
 	var status, format, output string
 	cmd := &cobra.Command{
 		Use:   "export",
@@ -188,7 +190,7 @@ func (a *app) payoutsExportCmd(program *string) *cobra.Command {
 			if format != ledger.FormatDefault {
 				params.Format = ptr(client.ExportPayoutsParamsFormat(format))
 			}
-			_, to, id, err := a.accountProgram(*program)
+			_, to, id, err := a.accountProgram(program)
 			if err != nil {
 				return err
 			}
@@ -222,6 +224,7 @@ func (a *app) payoutsExportCmd(program *string) *cobra.Command {
 		},
 	}
 	f := cmd.Flags()
+	f.StringVar(&program, "program", "", "program id (default the current program)")
 	f.StringVar(&status, "status", "", "the payouts' status: "+strings.Join(ledger.PayoutStatuses, ", ")+" (default processing: the ones to pay)")
 	f.StringVar(&format, "format", "", "paypal for PayPal Payouts' bulk file (no header); default the reftrack columns")
 	f.StringVarP(&output, "output", "o", "", "write the file here (mode 0600) instead of standard output")
