@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -34,6 +35,28 @@ type endpoint struct {
 // answer into a T. Every other answer becomes the SDK's *sdk.APIError, told to the user once by explain;
 // no answer at all is a networkError. Both come back as a *userError that unwraps to the cause.
 func call[T any](a *app, to endpoint, send func(*client.Client) (*http.Response, error)) (*T, error) {
+	body, res, err := exchange(a, to, send)
+	if err != nil {
+		return nil, err
+	}
+	var out T
+	if err := json.Unmarshal(body, &out); err != nil {
+		// A 2xx this client cannot read (a proxy's page, say): said like any answer that is not the service's.
+		return nil, explain(&sdk.APIError{Status: res.StatusCode, Code: sdk.CodeUnexpectedResponse,
+			RequestID: res.Header.Get("X-Request-ID")}, to.kind)
+	}
+	return &out, nil
+}
+
+// callBytes is call for an answer that is not JSON (a CSV file): a 2xx answer's body as sent.
+func callBytes(a *app, to endpoint, send func(*client.Client) (*http.Response, error)) ([]byte, error) {
+	body, _, err := exchange(a, to, send)
+	return body, err
+}
+
+// exchange sends the request and reads a 2xx answer's body; any other answer, or none, is the user's
+// error (see call).
+func exchange(a *app, to endpoint, send func(*client.Client) (*http.Response, error)) ([]byte, *http.Response, error) {
 	c, err := client.NewClient(to.server, client.WithHTTPClient(a.httpClient),
 		client.WithRequestEditorFn(func(_ context.Context, r *http.Request) error {
 			r.Header.Set("User-Agent", "reftrack-cli/0.1.0 ("+runtime.GOOS+")")
@@ -43,27 +66,21 @@ func call[T any](a *app, to endpoint, send func(*client.Client) (*http.Response,
 			return nil
 		}))
 	if err != nil {
-		return nil, err // only an option can fail, and ours do not
+		return nil, nil, err // only an option can fail, and ours do not
 	}
 	res, err := send(c)
 	if err != nil {
-		return nil, networkError(to.server, err)
+		return nil, nil, networkError(to.server, err)
 	}
 	defer res.Body.Close()
 	body, err := io.ReadAll(res.Body)
 	if err != nil {
-		return nil, networkError(to.server, err)
+		return nil, nil, networkError(to.server, err)
 	}
 	if apiErr := sdk.ErrorFromResponse(res, body); apiErr != nil {
-		return nil, explain(apiErr, to.kind)
+		return nil, nil, explain(apiErr, to.kind)
 	}
-	var out T
-	if err := json.Unmarshal(body, &out); err != nil {
-		// A 2xx this client cannot read (a proxy's page, say): said like any answer that is not the service's.
-		return nil, explain(&sdk.APIError{Status: res.StatusCode, Code: sdk.CodeUnexpectedResponse,
-			RequestID: res.Header.Get("X-Request-ID")}, to.kind)
-	}
-	return &out, nil
+	return body, res, nil
 }
 
 // userError is a failure told to a person: what happened and what to do next.
@@ -129,3 +146,16 @@ func networkError(server string, err error) error {
 
 // refused is a value refused before sending, in the words the server would answer it with.
 func refused(message string) error { return &userError{Message: message} }
+
+// withNext gives an error told to the user the next step next picks for its cause (an error answer, or
+// none for no answer at all), when explain gave it none. next answers "" to leave it without one.
+func withNext(err error, next func(apiErr *sdk.APIError) string) error {
+	var u *userError
+	if !errors.As(err, &u) || u.Next != "" {
+		return err
+	}
+	var apiErr *sdk.APIError
+	errors.As(u.cause, &apiErr)
+	u.Next = next(apiErr)
+	return err
+}

@@ -45,19 +45,40 @@ func (c *cli) app(stdin io.Reader, out, errOut io.Writer) *app {
 	return a
 }
 
-// sentLog records each request the CLI sends ("POST /api/v1/cli/init"), to show that what it refuses
-// never leaves.
+// sentLog records each request the CLI sends ("POST /api/v1/cli/init") and its Idempotency-Key, to show
+// that what it refuses never leaves and what it sends carries.
 type sentLog struct {
 	base http.RoundTripper
 	mu   sync.Mutex
 	reqs []string
+	keys []string // each request's Idempotency-Key header ("" for none)
 }
 
 func (l *sentLog) RoundTrip(r *http.Request) (*http.Response, error) {
 	l.mu.Lock()
 	l.reqs = append(l.reqs, r.Method+" "+r.URL.Path)
+	l.keys = append(l.keys, r.Header.Get("Idempotency-Key"))
 	l.mu.Unlock()
 	return l.base.RoundTrip(r)
+}
+
+// total is how many requests were sent.
+func (l *sentLog) total() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return len(l.reqs)
+}
+
+// lastKey is the Idempotency-Key of the last request sent that was req, and whether there was one.
+func (l *sentLog) lastKey(req string) (string, bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for i := len(l.reqs) - 1; i >= 0; i-- {
+		if l.reqs[i] == req {
+			return l.keys[i], true
+		}
+	}
+	return "", false
 }
 
 // count is how many of the requests sent were req.

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"net/http"
@@ -23,6 +24,49 @@ type newProgram struct {
 	name, domain, ctype, rate  string
 	cookieDays, durationMonths *int64
 	advertiser                 *int64
+	ledger                     ledgerSettings
+}
+
+// ledgerSettings are the program's ledger settings init was given. cli/init does not take them (its
+// contract is the original product's), so init sets them with PATCH /api/v1/programs/{programId} once
+// the program exists; nil fields were not given and keep the server's defaults.
+type ledgerSettings struct {
+	holdDays      *int64
+	approval      *string
+	payoutMinimum *int64
+}
+
+// given is whether any was.
+func (l ledgerSettings) given() bool {
+	return l.holdDays != nil || l.approval != nil || l.payoutMinimum != nil
+}
+
+// request is the PATCH's body, or the refusal the server would answer it with: pkg/programs' checks in
+// the order programs.Apply makes them, in programs.Message's words.
+func (l ledgerSettings) request() ([]byte, error) {
+	body := map[string]any{}
+	if l.approval != nil && strings.IndexByte(*l.approval, 0) >= 0 {
+		return nil, refused(apierr.NULInField("commission_approval").Message)
+	}
+	if l.holdDays != nil {
+		if err := programs.CheckHoldDays(*l.holdDays); err != nil {
+			return nil, refusedSetting(err)
+		}
+		body["hold_days"] = *l.holdDays
+	}
+	if l.approval != nil {
+		if err := programs.CheckApproval(*l.approval); err != nil {
+			return nil, refusedSetting(err)
+		}
+		body["commission_approval"] = *l.approval
+	}
+	if l.payoutMinimum != nil {
+		if err := programs.CheckPayoutMinimum(*l.payoutMinimum); err != nil {
+			return nil, refusedSetting(err)
+		}
+		body["payout_minimum_cents"] = *l.payoutMinimum
+	}
+	return json.Marshal(body)
 }
 
 // initCmd is `reftrack init`: create a program in the account's workspace, keep its API key and make it
@@ -30,7 +74,8 @@ type newProgram struct {
 func (a *app) initCmd() *cobra.Command {
 	var p newProgram
 	var cookieDays, durationMonths int
-	var advertiser int64
+	var advertiser, holdDays, payoutMinimum int64
+	var approval string
 	cmd := &cobra.Command{
 		Use:   "init",
 		Short: "Create a program (flags, or prompts on a terminal)",
@@ -53,9 +98,25 @@ func (a *app) initCmd() *cobra.Command {
 			if flags.Changed("advertiser-id") {
 				p.advertiser = &advertiser
 			}
+			if flags.Changed("hold-days") {
+				p.ledger.holdDays = &holdDays
+			}
+			if flags.Changed("commission-approval") {
+				p.ledger.approval = &approval
+			}
+			if flags.Changed("payout-minimum") {
+				p.ledger.payoutMinimum = &payoutMinimum
+			}
 			body, err := p.request()
 			if err != nil {
 				return err
+			}
+			// Both requests' values are checked before the first is sent.
+			var settings []byte
+			if p.ledger.given() {
+				if settings, err = p.ledger.request(); err != nil {
+					return err
+				}
 			}
 			res, err := call[client.CliInitResponse](a, to, func(api *client.Client) (*http.Response, error) {
 				return api.CliInitWithBody(cmd.Context(), "application/json", bytes.NewReader(body))
@@ -69,11 +130,28 @@ func (a *app) initCmd() *cobra.Command {
 			if err := a.store().save(c); err != nil {
 				return err
 			}
-			if a.jsonOut {
-				return a.printJSON(res)
+			var program *client.ProgramEnvelope
+			var settingsErr error
+			if settings != nil {
+				program, settingsErr = a.setLedger(cmd, to, d.ProgramId, settings)
 			}
-			fmt.Fprintf(a.out, "Created program %s (%s) for %s.\nAPI key (shown once, kept in %s): %s\n\nAdd the tracker to every page of %s:\n  <script defer src=\"%s/js/svc.js\" data-svc-program-id=\"%s\"></script>\n\nNext: `reftrack test --chain` checks the whole chain; `reftrack status` shows the program.\n",
+			// The API key is shown once: told whatever became of the settings.
+			if a.jsonOut {
+				if err := a.printJSON(res); err != nil {
+					return err
+				}
+				return settingsErr
+			}
+			fmt.Fprintf(a.out, "Created program %s (%s) for %s.\nAPI key (shown once, kept in %s): %s\n\nAdd the tracker to every page of %s:\n  <script defer src=\"%s/js/svc.js\" data-svc-program-id=\"%s\"></script>\n\n",
 				d.ProgramId, d.ProgramSlug, d.Domain, a.store().path(), d.ApiKey, d.Domain, to.server, d.ProgramId)
+			if settingsErr != nil {
+				return settingsErr
+			}
+			if program != nil {
+				fmt.Fprintf(a.out, "Ledger: commissions held %d days, approval %s, payout minimum %d (minor units, each currency).\n",
+					program.Data.HoldDays, program.Data.CommissionApproval, program.Data.PayoutMinimumCents)
+			}
+			fmt.Fprintln(a.out, "Next: `reftrack test --chain` checks the whole chain; `reftrack status` shows the program.")
 			return nil
 		},
 	}
@@ -85,7 +163,37 @@ func (a *app) initCmd() *cobra.Command {
 	f.IntVar(&cookieDays, "cookie-days", 0, "days the referral cookie lasts (default 60)")
 	f.IntVar(&durationMonths, "duration-months", 0, "recurring types: months a customer's payments keep paying (default lifetime)")
 	f.Int64Var(&advertiser, "advertiser-id", 0, "the workspace to create it in (default yours)")
+	f.Int64Var(&holdDays, "hold-days", 0, fmt.Sprintf("days a commission is held after its sale before it is payable, %d to %d (default %d)",
+		programs.MinHoldDays, programs.MaxHoldDays, programs.DefaultHoldDays))
+	f.StringVar(&approval, "commission-approval", "", fmt.Sprintf("%s: approved once the hold has passed (default), or %s: a member approves each",
+		programs.ApprovalAuto, programs.ApprovalManual))
+	f.Int64Var(&payoutMinimum, "payout-minimum", 0, fmt.Sprintf("the smallest payout in each currency's minor units (cents), 0 to %d (default 0)",
+		programs.MaxPayoutMinimum))
+	cmd.Long = cmd.Short + ".\n\nThe ledger's settings (--hold-days, --commission-approval, --payout-minimum) are set on the new program\n" +
+		"right after it is created (PATCH /api/v1/programs/ID); every value is checked before anything is sent."
 	return cmd
+}
+
+// setLedger sets the new program's ledger settings. Refused or not answered, the program exists all the
+// same: the error says so, and how to set them.
+func (a *app) setLedger(cmd *cobra.Command, to endpoint, programID string, settings []byte) (*client.ProgramEnvelope, error) {
+	id, err := parseProgramID(programID)
+	if err != nil {
+		return nil, fmt.Errorf("the server answered program id %q", programID)
+	}
+	res, err := call[client.ProgramEnvelope](a, to, func(api *client.Client) (*http.Response, error) {
+		return api.UpdateProgramWithBody(cmd.Context(), id, "application/json", bytes.NewReader(settings))
+	})
+	if err != nil {
+		var u *userError
+		if errors.As(err, &u) {
+			u.Message = fmt.Sprintf("program %d was created, but its ledger settings were not set: %s", id, u.Message)
+			u.Next = strings.TrimSpace(u.Next + fmt.Sprintf(" Its other settings and API key are as shown; set the ledger's with PATCH /api/v1/programs/%d %s "+
+				"(running init again would create another program).", id, settings))
+		}
+		return nil, err
+	}
+	return res, nil
 }
 
 // askMissing asks for the values the flags did not give, on a terminal.

@@ -1,5 +1,6 @@
 // Command reftrack is the command-line client of reftrack: log in through the browser, create a
-// program, check its status, fire synthetic events and manage its API key.
+// program, check its status, fire synthetic events, manage its API key, approve or reject its
+// commissions and pay its partners (balances, payouts and their export).
 package main
 
 import (

@@ -48,8 +48,8 @@ func New(accountID int64, key string, parts ...[]byte) (*Key, error) {
 	if key == "" {
 		return nil, nil
 	}
-	if n := utf8.RuneCountInString(key); n > MaxKeyLength || !utf8.ValidString(key) {
-		return nil, ErrKeyInvalid
+	if err := CheckKey(key); err != nil {
+		return nil, err
 	}
 	h := sha256.New()
 	for _, p := range parts {
@@ -58,6 +58,14 @@ func New(accountID int64, key string, parts ...[]byte) (*Key, error) {
 		h.Write(p)
 	}
 	return &Key{AccountID: accountID, Key: key, Hash: h.Sum(nil)}, nil
+}
+
+// CheckKey refuses a key that is not 1 … MaxKeyLength characters of UTF-8 (ErrKeyInvalid).
+func CheckKey(key string) error {
+	if n := utf8.RuneCountInString(key); n < 1 || n > MaxKeyLength || !utf8.ValidString(key) {
+		return ErrKeyInvalid
+	}
+	return nil
 }
 
 // Run runs action in a transaction holding k (none when k is nil) and commits. When k already holds a

@@ -10,7 +10,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/jmoiron/sqlx"
 	"github.com/lib/pq"
@@ -103,8 +102,10 @@ func commissionProgram(ctx context.Context, db sqlx.QueryerContext, id int64) (i
 // ListCommissions is a page of the program's commissions, newest first (by created_at, then id): the
 // cursor names the last one shown, so a page never repeats or skips a row whatever is added meanwhile.
 func ListCommissions(ctx context.Context, db *sqlx.DB, accountID, programID int64, f Filter, now time.Time) (CommissionPage, error) {
-	if f.Status != "" && !slices.Contains(Statuses, f.Status) {
-		return CommissionPage{}, invalid("status must be one of %s", strings.Join(Statuses, ", "))
+	if f.Status != "" {
+		if err := CheckStatus(f.Status); err != nil {
+			return CommissionPage{}, err
+		}
 	}
 	limit, err := pageLimit(f.Limit)
 	if err != nil {
@@ -200,8 +201,8 @@ func Approve(ctx context.Context, db *sqlx.DB, r Request, id int64) (Commission,
 
 // ApproveMany approves the program's commissions ids, all or none (Approve's rules for each).
 func ApproveMany(ctx context.Context, db *sqlx.DB, r Request, programID int64, ids []int64) ([]Commission, error) {
-	if len(ids) == 0 || len(ids) > MaxBulkApprove {
-		return nil, invalid("ids must hold 1 to %d commission ids", MaxBulkApprove)
+	if err := CheckBulkApprove(len(ids)); err != nil {
+		return nil, err
 	}
 	if _, err := access(ctx, db, r.AccountID, programID, accounts.ActionCommissionsWrite); err != nil {
 		return nil, err
@@ -307,8 +308,8 @@ func approve(ctx context.Context, tx *sqlx.Tx, r Request, programID int64, ids [
 // Reject rejects the commission with a reason (1 … MaxReason characters): it pays nothing, ever. Only
 // before a payout: a commission in one, paid or rejected already cannot be.
 func Reject(ctx context.Context, db *sqlx.DB, r Request, id int64, reason string) (Commission, error) {
-	if n := utf8.RuneCountInString(strings.TrimSpace(reason)); n == 0 || utf8.RuneCountInString(reason) > MaxReason {
-		return Commission{}, invalid("reason must be 1 to %d characters", MaxReason)
+	if err := CheckReason(reason); err != nil {
+		return Commission{}, err
 	}
 	programID, err := commissionProgram(ctx, db, id)
 	if err != nil {
@@ -342,13 +343,10 @@ func Reject(ctx context.Context, db *sqlx.DB, r Request, id int64, reason string
 }
 
 func pageLimit(limit int) (int, error) {
-	switch {
-	case limit == 0:
+	if limit == 0 {
 		return DefaultPageSize, nil
-	case limit < 1 || limit > MaxPageSize:
-		return 0, invalid("limit must be between 1 and %d", MaxPageSize)
 	}
-	return limit, nil
+	return limit, CheckPageSize(limit)
 }
 
 // cursor is the position after which a page starts: the last row shown.

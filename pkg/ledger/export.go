@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/csv"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -33,11 +32,11 @@ func ExportCSV(ctx context.Context, db *sqlx.DB, accountID, programID int64, sta
 	if status == "" {
 		status = PayoutProcessing
 	}
-	if !slices.Contains(PayoutStatuses, status) {
-		return nil, invalid("status must be one of %s", strings.Join(PayoutStatuses, ", "))
+	if err := CheckPayoutStatus(status); err != nil {
+		return nil, err
 	}
-	if format != FormatDefault && format != FormatPayPal {
-		return nil, invalid("format must be paypal")
+	if err := CheckFormat(format); err != nil {
+		return nil, err
 	}
 	p, err := access(ctx, db, accountID, programID, accounts.ActionCommissionsRead)
 	if err != nil {

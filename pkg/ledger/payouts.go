@@ -5,12 +5,9 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"slices"
 	"sort"
 	"strconv"
-	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/jmoiron/sqlx"
 	"github.com/lib/pq"
@@ -70,8 +67,10 @@ const payoutColumns = `o.id, o.program_id, o.partner_id, pa.name AS partner_name
 // payouts; a refund racing a run ends before it (the commission is paid out reduced) or after it (a
 // clawback), as the commission's row lock decides.
 func CreatePayouts(ctx context.Context, db *sqlx.DB, r Request, programID int64, currency string) ([]Payout, error) {
-	if currency != "" && !commission.SupportedCurrency(currency) {
-		return nil, invalid("currency must be one of %s", strings.Join(commission.Currencies, ", "))
+	if currency != "" {
+		if err := CheckCurrency(currency); err != nil {
+			return nil, err
+		}
 	}
 	if _, err := access(ctx, db, r.AccountID, programID, accounts.ActionPayoutsWrite); err != nil {
 		return nil, err
@@ -198,8 +197,10 @@ type PayoutPage struct {
 
 // ListPayouts is a page of the program's payouts (of status, when not ""), newest first.
 func ListPayouts(ctx context.Context, db *sqlx.DB, accountID, programID int64, status, cur string, limit int) (PayoutPage, error) {
-	if status != "" && !slices.Contains(PayoutStatuses, status) {
-		return PayoutPage{}, invalid("status must be one of %s", strings.Join(PayoutStatuses, ", "))
+	if status != "" {
+		if err := CheckPayoutStatus(status); err != nil {
+			return PayoutPage{}, err
+		}
 	}
 	limit, err := pageLimit(limit)
 	if err != nil {
@@ -269,8 +270,8 @@ func GetPayout(ctx context.Context, db *sqlx.DB, accountID, id int64) (Payout, e
 // commissions become paid. Marking it paid again with the same reference changes nothing; with another,
 // or once it failed, is a conflict.
 func MarkPaid(ctx context.Context, db *sqlx.DB, r Request, id int64, reference string) (Payout, error) {
-	if strings.TrimSpace(reference) == "" || utf8.RuneCountInString(reference) > MaxReference {
-		return Payout{}, invalid("external_reference must be 1 to %d characters", MaxReference)
+	if err := CheckReference(reference); err != nil {
+		return Payout{}, err
 	}
 	return settle(ctx, db, r, id, func(tx *sqlx.Tx, p Payout) (bool, error) {
 		switch p.Status {
@@ -295,8 +296,8 @@ func MarkPaid(ctx context.Context, db *sqlx.DB, r Request, id int64, reference s
 // MarkFailed marks the payout failed with a reason (1 … MaxReason characters): its commissions return to
 // approved and the clawbacks it netted are owed again. A payout paid or failed already cannot fail.
 func MarkFailed(ctx context.Context, db *sqlx.DB, r Request, id int64, reason string) (Payout, error) {
-	if strings.TrimSpace(reason) == "" || utf8.RuneCountInString(reason) > MaxReason {
-		return Payout{}, invalid("reason must be 1 to %d characters", MaxReason)
+	if err := CheckReason(reason); err != nil {
+		return Payout{}, err
 	}
 	return settle(ctx, db, r, id, func(tx *sqlx.Tx, p Payout) (bool, error) {
 		switch p.Status {

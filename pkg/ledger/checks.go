@@ -1,0 +1,78 @@
+package ledger
+
+import (
+	"slices"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/reftrack/reftrack/pkg/commission"
+)
+
+// The range checks of the ledger's inputs, each an *InvalidError in the words the routes answer. The
+// functions below use them, and so does the CLI (cmd/reftrack), to refuse a value before sending it.
+
+// CheckStatus refuses a commission status that is not one of Statuses.
+func CheckStatus(status string) error {
+	if !slices.Contains(Statuses, status) {
+		return invalid("status must be one of %s", strings.Join(Statuses, ", "))
+	}
+	return nil
+}
+
+// CheckPayoutStatus refuses a payout status that is not one of PayoutStatuses.
+func CheckPayoutStatus(status string) error {
+	if !slices.Contains(PayoutStatuses, status) {
+		return invalid("status must be one of %s", strings.Join(PayoutStatuses, ", "))
+	}
+	return nil
+}
+
+// CheckPageSize refuses a page size (limit) outside 1 … MaxPageSize.
+func CheckPageSize(limit int) error {
+	if limit < 1 || limit > MaxPageSize {
+		return invalid("limit must be between 1 and %d", MaxPageSize)
+	}
+	return nil
+}
+
+// CheckBulkApprove refuses a bulk approval of n commissions outside 1 … MaxBulkApprove.
+func CheckBulkApprove(n int) error {
+	if n < 1 || n > MaxBulkApprove {
+		return invalid("ids must hold 1 to %d commission ids", MaxBulkApprove)
+	}
+	return nil
+}
+
+// CheckReason refuses a rejection's or a failure's reason that is blank or longer than MaxReason
+// characters.
+func CheckReason(reason string) error {
+	if strings.TrimSpace(reason) == "" || utf8.RuneCountInString(reason) > MaxReason {
+		return invalid("reason must be 1 to %d characters", MaxReason)
+	}
+	return nil
+}
+
+// CheckReference refuses a payout's external reference that is blank or longer than MaxReference
+// characters.
+func CheckReference(reference string) error {
+	if strings.TrimSpace(reference) == "" || utf8.RuneCountInString(reference) > MaxReference {
+		return invalid("external_reference must be 1 to %d characters", MaxReference)
+	}
+	return nil
+}
+
+// CheckCurrency refuses a payout run's currency that is not supported (commission.Currencies).
+func CheckCurrency(currency string) error {
+	if !commission.SupportedCurrency(currency) {
+		return invalid("currency must be one of %s", strings.Join(commission.Currencies, ", "))
+	}
+	return nil
+}
+
+// CheckFormat refuses an export format other than FormatDefault and FormatPayPal.
+func CheckFormat(format string) error {
+	if format != FormatDefault && format != FormatPayPal {
+		return invalid("format must be paypal")
+	}
+	return nil
+}
