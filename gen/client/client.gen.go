@@ -4482,8 +4482,10 @@ type ClientInterface interface {
 	//
 	// The commission pays nothing, ever (`rejected`, `payable_cents` 0, counted in no balance). Only
 	// before it is in a payout: 409 `conflict` for a commission in a payout, paid, or rejected already
-	// (`Commission <id> is in a payout`, `Commission <id> is paid`, `Commission <id> is rejected`).
-	// `reason` is 1 to 500 characters (blank: 400 `reason must be 1 to 500 characters`). Owner, admin or
+	// (`Commission <id> is in a payout`, `Commission <id> is paid`, `Commission <id> is rejected`), and
+	// for one back from a failed payout with clawbacks its refunds recorded meanwhile, which its partner
+	// still owes (`Commission <id> has clawbacks from a payout that failed: it can no longer be
+	// rejected`). `reason` is 1 to 500 characters (blank: 400 `reason must be 1 to 500 characters`). Owner, admin or
 	// billing (`commissions:write`); the rejection and its reason are in the audit log. Accepts
 	// `Idempotency-Key`.
 	//
@@ -4496,8 +4498,10 @@ type ClientInterface interface {
 	//
 	// The commission pays nothing, ever (`rejected`, `payable_cents` 0, counted in no balance). Only
 	// before it is in a payout: 409 `conflict` for a commission in a payout, paid, or rejected already
-	// (`Commission <id> is in a payout`, `Commission <id> is paid`, `Commission <id> is rejected`).
-	// `reason` is 1 to 500 characters (blank: 400 `reason must be 1 to 500 characters`). Owner, admin or
+	// (`Commission <id> is in a payout`, `Commission <id> is paid`, `Commission <id> is rejected`), and
+	// for one back from a failed payout with clawbacks its refunds recorded meanwhile, which its partner
+	// still owes (`Commission <id> has clawbacks from a payout that failed: it can no longer be
+	// rejected`). `reason` is 1 to 500 characters (blank: 400 `reason must be 1 to 500 characters`). Owner, admin or
 	// billing (`commissions:write`); the rejection and its reason are in the audit log. Accepts
 	// `Idempotency-Key`.
 	//
@@ -6265,8 +6269,10 @@ func (c *Client) ApproveCommission(ctx context.Context, commissionId CommissionI
 //
 // The commission pays nothing, ever (`rejected`, `payable_cents` 0, counted in no balance). Only
 // before it is in a payout: 409 `conflict` for a commission in a payout, paid, or rejected already
-// (`Commission <id> is in a payout`, `Commission <id> is paid`, `Commission <id> is rejected`).
-// `reason` is 1 to 500 characters (blank: 400 `reason must be 1 to 500 characters`). Owner, admin or
+// (`Commission <id> is in a payout`, `Commission <id> is paid`, `Commission <id> is rejected`), and
+// for one back from a failed payout with clawbacks its refunds recorded meanwhile, which its partner
+// still owes (`Commission <id> has clawbacks from a payout that failed: it can no longer be
+// rejected`). `reason` is 1 to 500 characters (blank: 400 `reason must be 1 to 500 characters`). Owner, admin or
 // billing (`commissions:write`); the rejection and its reason are in the audit log. Accepts
 // `Idempotency-Key`.
 //
@@ -6289,8 +6295,10 @@ func (c *Client) RejectCommissionWithBody(ctx context.Context, commissionId Comm
 //
 // The commission pays nothing, ever (`rejected`, `payable_cents` 0, counted in no balance). Only
 // before it is in a payout: 409 `conflict` for a commission in a payout, paid, or rejected already
-// (`Commission <id> is in a payout`, `Commission <id> is paid`, `Commission <id> is rejected`).
-// `reason` is 1 to 500 characters (blank: 400 `reason must be 1 to 500 characters`). Owner, admin or
+// (`Commission <id> is in a payout`, `Commission <id> is paid`, `Commission <id> is rejected`), and
+// for one back from a failed payout with clawbacks its refunds recorded meanwhile, which its partner
+// still owes (`Commission <id> has clawbacks from a payout that failed: it can no longer be
+// rejected`). `reason` is 1 to 500 characters (blank: 400 `reason must be 1 to 500 characters`). Owner, admin or
 // billing (`commissions:write`); the rejection and its reason are in the audit log. Accepts
 // `Idempotency-Key`.
 //
@@ -12152,8 +12160,10 @@ type ClientWithResponsesInterface interface {
 	//
 	// The commission pays nothing, ever (`rejected`, `payable_cents` 0, counted in no balance). Only
 	// before it is in a payout: 409 `conflict` for a commission in a payout, paid, or rejected already
-	// (`Commission <id> is in a payout`, `Commission <id> is paid`, `Commission <id> is rejected`).
-	// `reason` is 1 to 500 characters (blank: 400 `reason must be 1 to 500 characters`). Owner, admin or
+	// (`Commission <id> is in a payout`, `Commission <id> is paid`, `Commission <id> is rejected`), and
+	// for one back from a failed payout with clawbacks its refunds recorded meanwhile, which its partner
+	// still owes (`Commission <id> has clawbacks from a payout that failed: it can no longer be
+	// rejected`). `reason` is 1 to 500 characters (blank: 400 `reason must be 1 to 500 characters`). Owner, admin or
 	// billing (`commissions:write`); the rejection and its reason are in the audit log. Accepts
 	// `Idempotency-Key`.
 	//
@@ -12166,8 +12176,10 @@ type ClientWithResponsesInterface interface {
 	//
 	// The commission pays nothing, ever (`rejected`, `payable_cents` 0, counted in no balance). Only
 	// before it is in a payout: 409 `conflict` for a commission in a payout, paid, or rejected already
-	// (`Commission <id> is in a payout`, `Commission <id> is paid`, `Commission <id> is rejected`).
-	// `reason` is 1 to 500 characters (blank: 400 `reason must be 1 to 500 characters`). Owner, admin or
+	// (`Commission <id> is in a payout`, `Commission <id> is paid`, `Commission <id> is rejected`), and
+	// for one back from a failed payout with clawbacks its refunds recorded meanwhile, which its partner
+	// still owes (`Commission <id> has clawbacks from a payout that failed: it can no longer be
+	// rejected`). `reason` is 1 to 500 characters (blank: 400 `reason must be 1 to 500 characters`). Owner, admin or
 	// billing (`commissions:write`); the rejection and its reason are in the audit log. Accepts
 	// `Idempotency-Key`.
 	//
@@ -22917,8 +22929,10 @@ func (c *ClientWithResponses) ApproveCommissionWithResponse(ctx context.Context,
 //
 // The commission pays nothing, ever (`rejected`, `payable_cents` 0, counted in no balance). Only
 // before it is in a payout: 409 `conflict` for a commission in a payout, paid, or rejected already
-// (`Commission <id> is in a payout`, `Commission <id> is paid`, `Commission <id> is rejected`).
-// `reason` is 1 to 500 characters (blank: 400 `reason must be 1 to 500 characters`). Owner, admin or
+// (`Commission <id> is in a payout`, `Commission <id> is paid`, `Commission <id> is rejected`), and
+// for one back from a failed payout with clawbacks its refunds recorded meanwhile, which its partner
+// still owes (`Commission <id> has clawbacks from a payout that failed: it can no longer be
+// rejected`). `reason` is 1 to 500 characters (blank: 400 `reason must be 1 to 500 characters`). Owner, admin or
 // billing (`commissions:write`); the rejection and its reason are in the audit log. Accepts
 // `Idempotency-Key`.
 //
@@ -22937,8 +22951,10 @@ func (c *ClientWithResponses) RejectCommissionWithBodyWithResponse(ctx context.C
 //
 // The commission pays nothing, ever (`rejected`, `payable_cents` 0, counted in no balance). Only
 // before it is in a payout: 409 `conflict` for a commission in a payout, paid, or rejected already
-// (`Commission <id> is in a payout`, `Commission <id> is paid`, `Commission <id> is rejected`).
-// `reason` is 1 to 500 characters (blank: 400 `reason must be 1 to 500 characters`). Owner, admin or
+// (`Commission <id> is in a payout`, `Commission <id> is paid`, `Commission <id> is rejected`), and
+// for one back from a failed payout with clawbacks its refunds recorded meanwhile, which its partner
+// still owes (`Commission <id> has clawbacks from a payout that failed: it can no longer be
+// rejected`). `reason` is 1 to 500 characters (blank: 400 `reason must be 1 to 500 characters`). Owner, admin or
 // billing (`commissions:write`); the rejection and its reason are in the audit log. Accepts
 // `Idempotency-Key`.
 //

@@ -306,7 +306,8 @@ func approve(ctx context.Context, tx *sqlx.Tx, r Request, programID int64, ids [
 }
 
 // Reject rejects the commission with a reason (1 … MaxReason characters): it pays nothing, ever. Only
-// before a payout: a commission in one, paid or rejected already cannot be.
+// before a payout: a commission in one, paid, rejected already, or back from a failed payout with
+// clawbacks cannot be.
 func Reject(ctx context.Context, db *sqlx.DB, r Request, id int64, reason string) (Commission, error) {
 	if err := CheckReason(reason); err != nil {
 		return Commission{}, err
@@ -325,6 +326,15 @@ func Reject(ctx context.Context, db *sqlx.DB, r Request, id int64, reason string
 		}
 		if err := unchangeable(id, hs[0].Status); err != nil {
 			return Commission{}, err
+		}
+		// Back from a failed payout, a commission may carry clawbacks its refunds recorded meanwhile:
+		// rejected, it would pay nothing while its partner still owed them.
+		var clawed int64
+		if err := tx.GetContext(ctx, &clawed, `SELECT count(*) FROM commission_clawbacks WHERE commission_id = $1`, id); err != nil {
+			return Commission{}, err
+		}
+		if clawed > 0 {
+			return Commission{}, conflict("Commission %d has clawbacks from a payout that failed: it can no longer be rejected", id)
 		}
 		if _, err := tx.ExecContext(ctx, `UPDATE commissions SET status = 'rejected', rejected_reason = $2,
 			rejected_at = $3, updated_at = now() WHERE id = $1`, id, reason, r.Now); err != nil {

@@ -339,3 +339,34 @@ func TestIdempotency(t *testing.T) {
 func key(partnerID int64, currency string) string {
 	return itoa(partnerID) + "/" + currency
 }
+
+// A commission back from a failed payout with clawbacks its refunds recorded meanwhile cannot be
+// rejected: it would pay nothing while its partner still owed them.
+func TestRejectAfterFailedPayoutWithClawbacks(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	w.set(0, ledger.ApprovalAuto, 0)
+	s := w.sale(w.brand.PartnerID, 4000, "USD", false) // 800
+	ps, err := ledger.CreatePayouts(w.ctx, w.d.DB, w.req(), w.brand.ProgramID, "")
+	if err != nil || len(ps) != 1 {
+		t.Fatalf("payout: %+v, %v", ps, err)
+	}
+	if r := w.refund(s.TransactionID, 2000); r.Commission.ClawbackCents != 400 {
+		t.Fatalf("refund in the payout: %+v", r.Commission)
+	}
+	if _, err := ledger.MarkFailed(w.ctx, w.d.DB, w.req(), ps[0].ID, "bounced"); err != nil {
+		t.Fatal(err)
+	}
+	var conflict *ledger.ConflictError
+	if _, err := ledger.Reject(w.ctx, w.d.DB, w.req(), s.Commission.ID, "fraud"); !errors.As(err, &conflict) {
+		t.Fatalf("reject: %v, want a conflict", err)
+	}
+	if c := w.commission(s.Commission.ID); c.Status != ledger.StatusApproved {
+		t.Errorf("after the refused rejection: %s", c.Status)
+	}
+	// The partner is paid what is left: 800 approved less 400 owed.
+	if ps, err := ledger.CreatePayouts(w.ctx, w.d.DB, w.req(), w.brand.ProgramID, ""); err != nil || len(ps) != 1 || ps[0].AmountCents != 400 {
+		t.Fatalf("next payout: %+v, %v", ps, err)
+	}
+	w.conserved()
+}

@@ -4480,8 +4480,10 @@ type ClientInterface interface {
 	//
 	// The commission pays nothing, ever (`rejected`, `payable_cents` 0, counted in no balance). Only
 	// before it is in a payout: 409 `conflict` for a commission in a payout, paid, or rejected already
-	// (`Commission <id> is in a payout`, `Commission <id> is paid`, `Commission <id> is rejected`).
-	// `reason` is 1 to 500 characters (blank: 400 `reason must be 1 to 500 characters`). Owner, admin or
+	// (`Commission <id> is in a payout`, `Commission <id> is paid`, `Commission <id> is rejected`), and
+	// for one back from a failed payout with clawbacks its refunds recorded meanwhile, which its partner
+	// still owes (`Commission <id> has clawbacks from a payout that failed: it can no longer be
+	// rejected`). `reason` is 1 to 500 characters (blank: 400 `reason must be 1 to 500 characters`). Owner, admin or
 	// billing (`commissions:write`); the rejection and its reason are in the audit log. Accepts
 	// `Idempotency-Key`.
 	//
@@ -4494,8 +4496,10 @@ type ClientInterface interface {
 	//
 	// The commission pays nothing, ever (`rejected`, `payable_cents` 0, counted in no balance). Only
 	// before it is in a payout: 409 `conflict` for a commission in a payout, paid, or rejected already
-	// (`Commission <id> is in a payout`, `Commission <id> is paid`, `Commission <id> is rejected`).
-	// `reason` is 1 to 500 characters (blank: 400 `reason must be 1 to 500 characters`). Owner, admin or
+	// (`Commission <id> is in a payout`, `Commission <id> is paid`, `Commission <id> is rejected`), and
+	// for one back from a failed payout with clawbacks its refunds recorded meanwhile, which its partner
+	// still owes (`Commission <id> has clawbacks from a payout that failed: it can no longer be
+	// rejected`). `reason` is 1 to 500 characters (blank: 400 `reason must be 1 to 500 characters`). Owner, admin or
 	// billing (`commissions:write`); the rejection and its reason are in the audit log. Accepts
 	// `Idempotency-Key`.
 	//
@@ -6256,8 +6260,10 @@ func (c *Client) ApproveCommission(ctx context.Context, commissionId CommissionI
 //
 // The commission pays nothing, ever (`rejected`, `payable_cents` 0, counted in no balance). Only
 // before it is in a payout: 409 `conflict` for a commission in a payout, paid, or rejected already
-// (`Commission <id> is in a payout`, `Commission <id> is paid`, `Commission <id> is rejected`).
-// `reason` is 1 to 500 characters (blank: 400 `reason must be 1 to 500 characters`). Owner, admin or
+// (`Commission <id> is in a payout`, `Commission <id> is paid`, `Commission <id> is rejected`), and
+// for one back from a failed payout with clawbacks its refunds recorded meanwhile, which its partner
+// still owes (`Commission <id> has clawbacks from a payout that failed: it can no longer be
+// rejected`). `reason` is 1 to 500 characters (blank: 400 `reason must be 1 to 500 characters`). Owner, admin or
 // billing (`commissions:write`); the rejection and its reason are in the audit log. Accepts
 // `Idempotency-Key`.
 //
@@ -6280,8 +6286,10 @@ func (c *Client) RejectCommissionWithBody(ctx context.Context, commissionId Comm
 //
 // The commission pays nothing, ever (`rejected`, `payable_cents` 0, counted in no balance). Only
 // before it is in a payout: 409 `conflict` for a commission in a payout, paid, or rejected already
-// (`Commission <id> is in a payout`, `Commission <id> is paid`, `Commission <id> is rejected`).
-// `reason` is 1 to 500 characters (blank: 400 `reason must be 1 to 500 characters`). Owner, admin or
+// (`Commission <id> is in a payout`, `Commission <id> is paid`, `Commission <id> is rejected`), and
+// for one back from a failed payout with clawbacks its refunds recorded meanwhile, which its partner
+// still owes (`Commission <id> has clawbacks from a payout that failed: it can no longer be
+// rejected`). `reason` is 1 to 500 characters (blank: 400 `reason must be 1 to 500 characters`). Owner, admin or
 // billing (`commissions:write`); the rejection and its reason are in the audit log. Accepts
 // `Idempotency-Key`.
 //
@@ -12099,8 +12107,10 @@ type ClientWithResponsesInterface interface {
 	//
 	// The commission pays nothing, ever (`rejected`, `payable_cents` 0, counted in no balance). Only
 	// before it is in a payout: 409 `conflict` for a commission in a payout, paid, or rejected already
-	// (`Commission <id> is in a payout`, `Commission <id> is paid`, `Commission <id> is rejected`).
-	// `reason` is 1 to 500 characters (blank: 400 `reason must be 1 to 500 characters`). Owner, admin or
+	// (`Commission <id> is in a payout`, `Commission <id> is paid`, `Commission <id> is rejected`), and
+	// for one back from a failed payout with clawbacks its refunds recorded meanwhile, which its partner
+	// still owes (`Commission <id> has clawbacks from a payout that failed: it can no longer be
+	// rejected`). `reason` is 1 to 500 characters (blank: 400 `reason must be 1 to 500 characters`). Owner, admin or
 	// billing (`commissions:write`); the rejection and its reason are in the audit log. Accepts
 	// `Idempotency-Key`.
 	//
@@ -12113,8 +12123,10 @@ type ClientWithResponsesInterface interface {
 	//
 	// The commission pays nothing, ever (`rejected`, `payable_cents` 0, counted in no balance). Only
 	// before it is in a payout: 409 `conflict` for a commission in a payout, paid, or rejected already
-	// (`Commission <id> is in a payout`, `Commission <id> is paid`, `Commission <id> is rejected`).
-	// `reason` is 1 to 500 characters (blank: 400 `reason must be 1 to 500 characters`). Owner, admin or
+	// (`Commission <id> is in a payout`, `Commission <id> is paid`, `Commission <id> is rejected`), and
+	// for one back from a failed payout with clawbacks its refunds recorded meanwhile, which its partner
+	// still owes (`Commission <id> has clawbacks from a payout that failed: it can no longer be
+	// rejected`). `reason` is 1 to 500 characters (blank: 400 `reason must be 1 to 500 characters`). Owner, admin or
 	// billing (`commissions:write`); the rejection and its reason are in the audit log. Accepts
 	// `Idempotency-Key`.
 	//
@@ -22807,8 +22819,10 @@ func (c *ClientWithResponses) ApproveCommissionWithResponse(ctx context.Context,
 //
 // The commission pays nothing, ever (`rejected`, `payable_cents` 0, counted in no balance). Only
 // before it is in a payout: 409 `conflict` for a commission in a payout, paid, or rejected already
-// (`Commission <id> is in a payout`, `Commission <id> is paid`, `Commission <id> is rejected`).
-// `reason` is 1 to 500 characters (blank: 400 `reason must be 1 to 500 characters`). Owner, admin or
+// (`Commission <id> is in a payout`, `Commission <id> is paid`, `Commission <id> is rejected`), and
+// for one back from a failed payout with clawbacks its refunds recorded meanwhile, which its partner
+// still owes (`Commission <id> has clawbacks from a payout that failed: it can no longer be
+// rejected`). `reason` is 1 to 500 characters (blank: 400 `reason must be 1 to 500 characters`). Owner, admin or
 // billing (`commissions:write`); the rejection and its reason are in the audit log. Accepts
 // `Idempotency-Key`.
 //
@@ -22827,8 +22841,10 @@ func (c *ClientWithResponses) RejectCommissionWithBodyWithResponse(ctx context.C
 //
 // The commission pays nothing, ever (`rejected`, `payable_cents` 0, counted in no balance). Only
 // before it is in a payout: 409 `conflict` for a commission in a payout, paid, or rejected already
-// (`Commission <id> is in a payout`, `Commission <id> is paid`, `Commission <id> is rejected`).
-// `reason` is 1 to 500 characters (blank: 400 `reason must be 1 to 500 characters`). Owner, admin or
+// (`Commission <id> is in a payout`, `Commission <id> is paid`, `Commission <id> is rejected`), and
+// for one back from a failed payout with clawbacks its refunds recorded meanwhile, which its partner
+// still owes (`Commission <id> has clawbacks from a payout that failed: it can no longer be
+// rejected`). `reason` is 1 to 500 characters (blank: 400 `reason must be 1 to 500 characters`). Owner, admin or
 // billing (`commissions:write`); the rejection and its reason are in the audit log. Accepts
 // `Idempotency-Key`.
 //
