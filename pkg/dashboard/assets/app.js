@@ -559,7 +559,7 @@
     if (write) {
       var acts = tr.appendChild(el("td", { "class": "acts" }));
       if (approvable(x)) {
-        var approve = acts.appendChild(el("button", { type: "button", "class": "approve" }, "Approve"));
+        var approve = acts.appendChild(el("button", { type: "button", "class": "approve", "aria-label": "Approve commission " + x.id }, "Approve"));
         approve.addEventListener("click", function () {
           approve.disabled = true;
           finish("commissions", act("/api/v1/commissions/" + x.id + "/approve").then(function () {
@@ -568,7 +568,7 @@
         });
       }
       if (rejectable(x)) {
-        var reject = acts.appendChild(el("button", { type: "button", "class": "reject" }, "Reject"));
+        var reject = acts.appendChild(el("button", { type: "button", "class": "reject", "aria-label": "Reject commission " + x.id }, "Reject"));
         reject.addEventListener("click", function () {
           inlineForm(tr, { name: "reason", label: "Reason", button: "Reject commission", max: 500, submit: function (reason) {
             return finish("commissions", act("/api/v1/commissions/" + x.id + "/reject", { reason: reason }).then(function () {
@@ -703,14 +703,14 @@
     if (write) {
       var acts = tr.appendChild(el("td", { "class": "acts" }));
       if (x.status === "processing") {
-        acts.appendChild(el("button", { type: "button", "class": "paid" }, "Mark paid")).addEventListener("click", function () {
+        acts.appendChild(el("button", { type: "button", "class": "paid", "aria-label": "Mark payout " + x.id + " paid" }, "Mark paid")).addEventListener("click", function () {
           inlineForm(tr, { name: "external_reference", label: "External reference", button: "Mark paid", max: 255, submit: function (ref) {
             return finish("payouts", act("/api/v1/payouts/" + x.id + "/paid", { external_reference: ref }).then(function (res) {
               return "Payout " + x.id + " is paid (" + res.data.external_reference + ").";
             }));
           } });
         });
-        acts.appendChild(el("button", { type: "button", "class": "failed" }, "Mark failed")).addEventListener("click", function () {
+        acts.appendChild(el("button", { type: "button", "class": "failed", "aria-label": "Mark payout " + x.id + " failed" }, "Mark failed")).addEventListener("click", function () {
           inlineForm(tr, { name: "reason", label: "Reason", button: "Mark failed", max: 500, submit: function (reason) {
             return finish("payouts", act("/api/v1/payouts/" + x.id + "/failed", { reason: reason }).then(function () {
               return "Payout " + x.id + " failed: its commissions are approved again, for a later payout.";
