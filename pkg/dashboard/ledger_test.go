@@ -30,10 +30,17 @@ type shop struct {
 	base  string // the program's API path
 }
 
+// ledgerTurn lets one of this file's tests at a time run: each signs in and reloads its views many times,
+// and beside the other browser tests, on a loaded machine (make test runs packages side by side on two
+// cores), all of them at once starved each other's page waits.
+var ledgerTurn = make(chan struct{}, 2)
+
 // newShop seeds a program named name with settings (a PATCH body); its attribution window is long, so
-// that sales after the clock moved on are still attributed.
+// that sales after the clock moved on are still attributed. The test waits for its turn first.
 func newShop(t *testing.T, name string, settings map[string]any) *shop {
 	t.Helper()
+	ledgerTurn <- struct{}{}
+	t.Cleanup(func() { <-ledgerTurn })
 	clock := apitest.NewClock(time.Now())
 	env := apitest.Start(t, apitest.Options{Clock: clock.Now})
 	r := env.Seed(seed.Options{ProgramName: name})
