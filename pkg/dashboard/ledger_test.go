@@ -30,9 +30,9 @@ type shop struct {
 	base  string // the program's API path
 }
 
-// ledgerTurn lets one of this file's tests at a time run: each signs in and reloads its views many times,
+// ledgerTurn lets two of this file's tests at a time run: each signs in and reloads its views many times,
 // and beside the other browser tests, on a loaded machine (make test runs packages side by side on two
-// cores), all of them at once starved each other's page waits.
+// cores), all of them at once starved each other's page waits (15 s sign-ins).
 var ledgerTurn = make(chan struct{}, 2)
 
 // newShop seeds a program named name with settings (a PATCH body); its attribution window is long, so
