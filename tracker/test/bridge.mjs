@@ -91,6 +91,17 @@ const ops = {
     await get(page).page.selectOption(selector, value, { timeout: 15000 });
     return true;
   },
+  // download clicks the element selector matches and answers the file the click downloads: its name (as
+  // the response's Content-Disposition or the link suggests), its URL and its bytes (base64).
+  async download({ page, selector }) {
+    const p = get(page).page;
+    const [dl] = await Promise.all([p.waitForEvent("download", { timeout: 15000 }), p.click(selector, { timeout: 15000 })]);
+    const failure = await dl.failure();
+    if (failure) throw new Error(`download of ${dl.url()} failed: ${failure}`);
+    const chunks = [];
+    for await (const chunk of await dl.createReadStream()) chunks.push(chunk);
+    return { name: dl.suggestedFilename(), url: dl.url(), body: Buffer.concat(chunks).toString("base64") };
+  },
   // screenshot answers a PNG (base64) of the element, or of the whole page without a selector.
   async screenshot({ page, selector }) {
     const p = get(page).page;

@@ -283,6 +283,22 @@ func (tb *Tab) Screenshot(selector string) []byte {
 	return png
 }
 
+// Download is a file the page downloaded.
+type Download struct {
+	Name string `json:"name"` // the suggested file name
+	URL  string `json:"url"`
+	Body []byte `json:"body"` // the bridge answers base64, which encoding/json decodes into bytes
+}
+
+// Download clicks the element selector matches (a link to a file) and returns the file the browser
+// downloads, as it saved it.
+func (tb *Tab) Download(selector string) Download {
+	tb.T.Helper()
+	var d Download
+	tb.Do("download", map[string]any{"selector": selector}, &d)
+	return d
+}
+
 // Cookie is a browser cookie.
 type Cookie struct {
 	Name     string  `json:"name"`
