@@ -7,7 +7,7 @@ GO_FILES = $(shell find . -name '*.go' -not -path '*/node_modules/*' -not -path 
 NPM_DEPS := openapi/node_modules/.package-lock.json
 TRACKER_DEPS := tracker/node_modules/.package-lock.json
 
-.PHONY: generate build lint run test test-deps vet fmt-check generate-check spec-breaking go-test bench fuzz chaos cluster test-cluster cluster-deps test-ua-full
+.PHONY: generate build lint run test test-deps vet fmt-check generate-check spec-breaking go-test bench fuzz chaos cluster test-cluster cluster-deps test-ua-full model
 
 # oasdiff judges changes to the spec (breaking or not); pinned, built into bin/ once.
 OASDIFF_VERSION := v1.36.0
@@ -91,6 +91,16 @@ go-test: $(NPM_DEPS) $(TRACKER_DEPS)
 ## User-Agents, from the module cache) and crawler list; about three minutes, so not part of `make test`
 test-ua-full:
 	REFTRACK_UA_FULL=1 $(GO) test -count=1 -run 'TestSameAsReferenceOnAllDevices' -v ./pkg/useragent/
+
+## model: the ledger's model-based test at length (pkg/api/ledger_model_test.go): MODEL_STEPS random requests
+## (default 10,000) in concurrent batches on MODEL_SERVERS servers, checked against the model after each
+## batch; MODEL_SEED repeats a run's choices. `make test` runs 300 of them.
+MODEL_STEPS ?= 10000
+MODEL_SERVERS ?= 4
+MODEL_SEED ?=
+model:
+	REFTRACK_MODEL_STEPS=$(MODEL_STEPS) REFTRACK_MODEL_RUNNERS=$(MODEL_SERVERS) REFTRACK_MODEL_SEED=$(MODEL_SEED) \
+		GORACE=atexit_sleep_ms=0 $(GO) test -race -count=1 -parallel $(MODEL_SERVERS) -timeout 60m -run '^TestLedgerModel$$' -v ./pkg/api/ | grep -v '^=== \(RUN\|PAUSE\|CONT\)'
 
 ## bench: load benchmark of the click (a few User-Agents, and click-ua: one of its own per request), lead, sale
 ## and refund routes against a real server and Postgres, each beside its pgbench anchor in the same run, with the Go load generator and wrk (when installed); Markdown

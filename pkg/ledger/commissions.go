@@ -190,7 +190,7 @@ func Approve(ctx context.Context, db *sqlx.DB, r Request, id int64) (Commission,
 	if _, err := access(ctx, db, r.AccountID, programID, accounts.ActionCommissionsWrite); err != nil {
 		return Commission{}, err
 	}
-	return idempotency.Run(ctx, db, r.Key, r.Now, func(tx *sqlx.Tx) (Commission, error) {
+	return run(ctx, db, r, func(tx *sqlx.Tx) (Commission, error) {
 		cs, err := approve(ctx, tx, r, programID, []int64{id})
 		if err != nil {
 			return Commission{}, err
@@ -207,7 +207,7 @@ func ApproveMany(ctx context.Context, db *sqlx.DB, r Request, programID int64, i
 	if _, err := access(ctx, db, r.AccountID, programID, accounts.ActionCommissionsWrite); err != nil {
 		return nil, err
 	}
-	return idempotency.Run(ctx, db, r.Key, r.Now, func(tx *sqlx.Tx) ([]Commission, error) {
+	return run(ctx, db, r, func(tx *sqlx.Tx) ([]Commission, error) {
 		return approve(ctx, tx, r, programID, ids)
 	})
 }
@@ -259,6 +259,9 @@ func unchangeable(id int64, status string) error {
 }
 
 func approve(ctx context.Context, tx *sqlx.Tx, r Request, programID int64, ids []int64) ([]Commission, error) {
+	if err := waitForPayoutRun(ctx, tx, programID); err != nil {
+		return nil, err
+	}
 	hs, err := lockCommissions(ctx, tx, programID, ids, r.Now)
 	if err != nil {
 		return nil, err
@@ -319,7 +322,7 @@ func Reject(ctx context.Context, db *sqlx.DB, r Request, id int64, reason string
 	if _, err := access(ctx, db, r.AccountID, programID, accounts.ActionCommissionsWrite); err != nil {
 		return Commission{}, err
 	}
-	return idempotency.Run(ctx, db, r.Key, r.Now, func(tx *sqlx.Tx) (Commission, error) {
+	return run(ctx, db, r, func(tx *sqlx.Tx) (Commission, error) {
 		hs, err := lockCommissions(ctx, tx, programID, []int64{id}, r.Now)
 		if err != nil {
 			return Commission{}, err

@@ -75,11 +75,33 @@ func CreatePayouts(ctx context.Context, db *sqlx.DB, r Request, programID int64,
 	if _, err := access(ctx, db, r.AccountID, programID, accounts.ActionPayoutsWrite); err != nil {
 		return nil, err
 	}
+	return run(ctx, db, r, func(tx *sqlx.Tx) ([]Payout, error) {
+		return createPayouts(ctx, tx, r, programID, currency)
+	})
+}
+
+// payoutRunLock is the advisory lock of a program's payout runs: a run holds it exclusively; a payout's
+// failure and an approval, which make commissions approved, share it. A run reads the approved
+// commissions and the owed clawbacks in two statements, two snapshots under READ COMMITTED: without the
+// lock, a failure committing between them would hand the run its clawbacks but not its commissions, an
+// outcome of no order of the two. Approvals share it so that a run sees the program's approvals at one
+// instant, in whole.
+const payoutRunLock = `hashtextextended('reftrack.payouts', $1)`
+
+// waitForPayoutRun takes the program's payout-run lock shared, until tx ends: a run in progress finishes
+// first, and none starts until tx has ended.
+func waitForPayoutRun(ctx context.Context, tx *sqlx.Tx, programID int64) error {
+	_, err := tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock_shared(`+payoutRunLock+`)`, programID)
+	return err
+}
+
+// run runs action in a transaction under r's Idempotency-Key, again (at most three times more) when
+// PostgreSQL ended it on a deadlock or a serialization failure: a refund batch, a payout run or a
+// payout's settlement may lock the same commissions in another order. Nothing of a transaction ended so
+// has been written, so running it again is safe.
+func run[T any](ctx context.Context, db *sqlx.DB, r Request, action func(*sqlx.Tx) (T, error)) (T, error) {
 	for attempt := 0; ; attempt++ {
-		out, err := idempotency.Run(ctx, db, r.Key, r.Now, func(tx *sqlx.Tx) ([]Payout, error) {
-			return createPayouts(ctx, tx, r, programID, currency)
-		})
-		// A deadlock with a refund batch locking the same commissions in another order: run again.
+		out, err := idempotency.Run(ctx, db, r.Key, r.Now, action)
 		if err != nil && dbfault.Conflict(err) && attempt < 3 {
 			continue
 		}
@@ -105,7 +127,7 @@ type group struct {
 }
 
 func createPayouts(ctx context.Context, tx *sqlx.Tx, r Request, programID int64, currency string) ([]Payout, error) {
-	if _, err := tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock(hashtextextended('reftrack.payouts', $1))`, programID); err != nil {
+	if _, err := tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock(`+payoutRunLock+`)`, programID); err != nil {
 		return nil, err
 	}
 	var minimum int64
@@ -330,7 +352,11 @@ func settle(ctx context.Context, db *sqlx.DB, r Request, id int64, change func(*
 	if _, err := access(ctx, db, r.AccountID, programID, accounts.ActionPayoutsWrite); err != nil {
 		return Payout{}, err
 	}
-	return idempotency.Run(ctx, db, r.Key, r.Now, func(tx *sqlx.Tx) (Payout, error) {
+	return run(ctx, db, r, func(tx *sqlx.Tx) (Payout, error) {
+		// Taken before the payout's row, in the order a run takes its locks.
+		if err := waitForPayoutRun(ctx, tx, programID); err != nil {
+			return Payout{}, err
+		}
 		if _, err := tx.ExecContext(ctx, `SELECT 1 FROM payouts WHERE id = $1 FOR UPDATE`, id); err != nil {
 			return Payout{}, err
 		}
