@@ -103,7 +103,7 @@ func TestPayoutRunAndFailureWaitForEachOther(t *testing.T) {
 	hold := w.holdPayoutRunLock("pg_advisory_xact_lock")
 	failed := make(chan error, 1)
 	go func() { _, err := ledger.MarkFailed(w.ctx, w.d.DB, w.req(), netting, "bank refused"); failed <- err }()
-	w.awaitAdvisoryWaiter()
+	w.awaitAdvisoryWaiter(func() bool { return len(failed) > 0 })
 	if n := w.count(`SELECT count(*) FROM payouts WHERE id = $1 AND status = 'processing'`, netting); n != 1 {
 		t.Fatalf("the payout failed while a run held the lock")
 	}
@@ -122,7 +122,7 @@ func TestPayoutRunAndFailureWaitForEachOther(t *testing.T) {
 		}
 		ran <- ps
 	}()
-	w.awaitAdvisoryWaiter()
+	w.awaitAdvisoryWaiter(func() bool { return len(ran) > 0 })
 	if n := w.count(`SELECT count(*) FROM payouts WHERE program_id = $1`, w.brand.ProgramID); n != 2 {
 		t.Fatalf("%d payouts while a failure held the lock, want 2", n)
 	}
@@ -159,10 +159,14 @@ func (h heldLock) release() {
 	}
 }
 
-// awaitAdvisoryWaiter returns once a session of the world's database waits for an advisory lock.
-func (w *world) awaitAdvisoryWaiter() {
+// awaitAdvisoryWaiter returns once a session of the world's database waits for an advisory lock; it
+// fails the test if finished reports that the operation expected to wait ended without waiting.
+func (w *world) awaitAdvisoryWaiter(finished func() bool) {
 	w.t.Helper()
 	for {
+		if finished() {
+			w.t.Fatal("the operation ended without waiting for the lock")
+		}
 		var waiting bool
 		if err := w.d.Get(&waiting, `SELECT EXISTS (SELECT 1 FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid
 			WHERE l.locktype = 'advisory' AND NOT l.granted AND a.datname = current_database())`); err != nil {
