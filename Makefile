@@ -94,7 +94,7 @@ test-ua-full:
 
 ## model: the ledger's model-based test at length (pkg/api/ledger_model_test.go): MODEL_STEPS random requests
 ## (default 10,000) in concurrent batches on MODEL_SERVERS servers, checked against the model after each
-## batch; MODEL_SEED repeats a run's choices. `make test` runs 300 of them.
+## batch; MODEL_SEED repeats a run's choices. `make test` runs 150 of them.
 MODEL_STEPS ?= 10000
 MODEL_SERVERS ?= 4
 MODEL_SEED ?=

@@ -28,12 +28,12 @@ import (
 // linearizable), and then the server's balances, commissions and payouts must be the model's to the cent,
 // and decisions.md's conservation equation must hold on the rows.
 //
-// REFTRACK_MODEL_STEPS (default 300, `make model` 10,000) is how many requests in all; REFTRACK_MODEL_SEED
+// REFTRACK_MODEL_STEPS (default 150, `make model` 10,000) is how many requests in all; REFTRACK_MODEL_SEED
 // repeats a run's random choices (the interleavings are the machine's); REFTRACK_MODEL_RUNNERS servers run
 // worlds at once (default 2).
 func TestLedgerModel(t *testing.T) {
 	t.Parallel()
-	steps, runners := envInt(t, "REFTRACK_MODEL_STEPS", 300), envInt(t, "REFTRACK_MODEL_RUNNERS", 2)
+	steps, runners := envInt(t, "REFTRACK_MODEL_STEPS", 150), envInt(t, "REFTRACK_MODEL_RUNNERS", 2)
 	seedValue := uint64(time.Now().UnixNano())
 	if s := os.Getenv("REFTRACK_MODEL_SEED"); s != "" {
 		v, err := strconv.ParseUint(s, 10, 64)

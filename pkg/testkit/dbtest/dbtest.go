@@ -1,5 +1,6 @@
 // Package dbtest gives each test its own freshly migrated database on a real Postgres
-// (TEST_DATABASE_URL, default the local server) and drops it when the test ends.
+// (TEST_DATABASE_URL, default the local server) and drops it when the test ends, or, under Recycle,
+// empties it for the next test (of this process, or of the next test process).
 //
 // Databases are cloned from a template that is migrated once per migration set, so a new database costs
 // one CREATE DATABASE, not a full migration run.
@@ -40,6 +41,8 @@ type Database struct {
 	// URL connects to this database (for code under test that opens its own pool).
 	URL  string
 	Name string
+	// template is the migrated template the database is a copy of ("" for an unmigrated one).
+	template string
 }
 
 // New creates a migrated database for t and drops it when t ends.
@@ -83,7 +86,9 @@ func create(t testing.TB, migrated bool) *Database {
 	defer cancel()
 	var d *Database
 	if migrated {
-		d = recycled.take()
+		if d = recycled.take(); d == nil {
+			d = recycled.claim(ctx)
+		}
 	}
 	if d == nil {
 		var err error
@@ -118,9 +123,9 @@ func Create(ctx context.Context, migrated bool) (*Database, error) {
 	}
 	name := "reftrack_test_" + randomSuffix()
 	stmt := "CREATE DATABASE " + pq.QuoteIdentifier(name)
+	var tmpl string
 	if migrated {
-		tmpl, err := ensureTemplate(ctx, admin)
-		if err != nil {
+		if tmpl, err = ensureTemplate(ctx, admin); err != nil {
 			return nil, fmt.Errorf("template database: %w", err)
 		}
 		stmt += " TEMPLATE " + pq.QuoteIdentifier(tmpl)
@@ -136,7 +141,7 @@ func Create(ctx context.Context, migrated bool) (*Database, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Database{DB: conn, URL: dsn, Name: name}, nil
+	return &Database{DB: conn, URL: dsn, Name: name, template: tmpl}, nil
 }
 
 // Close closes the connections and drops the database.
@@ -195,6 +200,7 @@ func ensureTemplate(ctx context.Context, admin *sql.DB) (string, error) {
 		return "", err
 	}
 	dropStaleTemplates(ctx, conn, "reftrack_tmpl_", tmpl)
+	dropStaleKept(ctx, conn, tmpl)
 	return tmpl, nil
 }
 

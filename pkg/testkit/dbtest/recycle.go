@@ -17,7 +17,11 @@ import (
 // but the migrations' own emptied, every sequence restarted) and the next test of the process gets it,
 // instead of a new copy of the template. Copying the template costs Postgres about five times the CPU of
 // emptying a test's few rows, and a test run makes hundreds. A database whose schema a test changed is
-// dropped, never reused. The databases left when run returns are dropped.
+// dropped, never reused. The databases left when run returns are kept, emptied, for the test processes
+// that come next (the other packages of `go test ./...`, the next run): up to maxKept per migration set,
+// renamed reftrack_kept_…; a process that has no database of its own to hand on claims one of those
+// before copying the template. Copying and dropping databases was two thirds of Postgres's work in a
+// `make test`.
 //
 // Use it from TestMain: func TestMain(m *testing.M) { os.Exit(dbtest.Recycle(m.Run)) }. Without it,
 // every test gets a new copy of the template, as before.
@@ -31,12 +35,137 @@ func Recycle(run func() int) int {
 	recycled.free, recycled.on = nil, false
 	recycled.mu.Unlock()
 	for _, d := range free {
+		d.DB.Close()
+		if keep(d) != "" {
+			continue
+		}
 		if err := drop(d.Name); err != nil {
 			fmt.Println("dbtest:", err)
 			code = max(code, 1)
 		}
 	}
 	return code
+}
+
+// maxKept is how many emptied databases of one migration set wait for the next test process at most:
+// about what two packages at once (go test's -p on two cores) hand on when they end.
+const maxKept = 20
+
+// keptPrefix begins the names of the emptied databases kept for copies of the template tmpl.
+func keptPrefix(tmpl string) string {
+	return "reftrack_kept_" + strings.TrimPrefix(tmpl, "reftrack_tmpl_") + "_"
+}
+
+// likePrefix is a LIKE pattern matching the names that begin with prefix.
+func likePrefix(prefix string) string { return strings.ReplaceAll(prefix, "_", `\_`) + "%" }
+
+// keep renames d, emptied by give and no longer connected, into the databases kept for the next test
+// process, and answers its new name; "" when it was not kept (maxKept are waiting already, or the rename
+// failed), and the caller drops it.
+func keep(d *Database) string {
+	if d.template == "" {
+		return ""
+	}
+	admin, err := sql.Open("postgres", AdminURL())
+	if err != nil {
+		return ""
+	}
+	defer admin.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	var n int
+	if err := admin.QueryRowContext(ctx, `SELECT count(*) FROM pg_database WHERE datname LIKE $1`,
+		likePrefix(keptPrefix(d.template))).Scan(&n); err != nil || n >= maxKept {
+		return ""
+	}
+	name := keptPrefix(d.template) + randomSuffix()[:12]
+	if _, err := admin.ExecContext(ctx, fmt.Sprintf("ALTER DATABASE %s RENAME TO %s", pq.QuoteIdentifier(d.Name),
+		pq.QuoteIdentifier(name))); err != nil {
+		return ""
+	}
+	return name
+}
+
+// claim takes one of the databases an earlier test process kept for copies of the current template, or
+// nil.
+func (p *pool) claim(ctx context.Context) *Database {
+	p.mu.Lock()
+	on := p.on
+	p.mu.Unlock()
+	if !on {
+		return nil
+	}
+	admin, err := sql.Open("postgres", AdminURL())
+	if err != nil {
+		return nil
+	}
+	defer admin.Close()
+	tmpl, err := ensureTemplate(ctx, admin)
+	if err != nil {
+		return nil
+	}
+	d := claimKept(ctx, admin, tmpl)
+	if d != nil {
+		p.learn(ctx, d)
+	}
+	return d
+}
+
+// claimKept takes one of the databases kept for copies of tmpl, or nil. Renaming is the claim: of
+// processes renaming the same database at once, one succeeds.
+func claimKept(ctx context.Context, admin *sql.DB, tmpl string) *Database {
+	rows, err := admin.QueryContext(ctx, `SELECT datname FROM pg_database WHERE datname LIKE $1 ORDER BY random()`,
+		likePrefix(keptPrefix(tmpl)))
+	if err != nil {
+		return nil
+	}
+	var kept []string
+	for rows.Next() {
+		var name string
+		if rows.Scan(&name) == nil {
+			kept = append(kept, name)
+		}
+	}
+	rows.Close()
+	for _, name := range kept {
+		mine := "reftrack_test_" + randomSuffix()
+		if _, err := admin.ExecContext(ctx, fmt.Sprintf("ALTER DATABASE %s RENAME TO %s", pq.QuoteIdentifier(name),
+			pq.QuoteIdentifier(mine))); err != nil {
+			continue // claimed by another process first
+		}
+		dsn, err := WithDatabase(AdminURL(), mine)
+		if err != nil {
+			return nil
+		}
+		conn, err := sqlx.Open("postgres", dsn)
+		if err != nil {
+			return nil
+		}
+		return &Database{DB: conn, URL: dsn, Name: mine, template: tmpl}
+	}
+	return nil
+}
+
+// dropStaleKept drops the kept databases of other templates than tmpl (other migration sets, other
+// months) that nobody is connected to.
+func dropStaleKept(ctx context.Context, conn *sql.Conn, tmpl string) {
+	rows, err := conn.QueryContext(ctx, `SELECT d.datname FROM pg_database d WHERE d.datname LIKE 'reftrack\_kept\_%'
+		AND d.datname NOT LIKE $1 AND NOT EXISTS (SELECT 1 FROM pg_stat_activity a WHERE a.datname = d.datname)`,
+		likePrefix(keptPrefix(tmpl)))
+	if err != nil {
+		return
+	}
+	var stale []string
+	for rows.Next() {
+		var name string
+		if rows.Scan(&name) == nil {
+			stale = append(stale, name)
+		}
+	}
+	rows.Close()
+	for _, name := range stale {
+		_, _ = conn.ExecContext(ctx, "DROP DATABASE IF EXISTS "+pq.QuoteIdentifier(name))
+	}
 }
 
 // recycled is the process's databases ready for another test.
@@ -109,13 +238,14 @@ func (p *pool) give(d *Database) bool {
 	if err != nil {
 		return false
 	}
-	p.free = append(p.free, &Database{DB: fresh, URL: d.URL, Name: d.Name})
+	p.free = append(p.free, &Database{DB: fresh, URL: d.URL, Name: d.Name, template: d.template})
 	return true
 }
 
 // fingerprint describes what a test could have changed besides rows: tables and their columns (type,
 // length, nullability, default), constraints, indexes, sequences, triggers (and whether they fire),
-// functions, enum values, schemas, and the migrations' record (versions and their compatibility).
+// functions, enum values, schemas, the migrations' record (versions and their compatibility), and the
+// database's own settings (ALTER DATABASE … SET, connections allowed).
 const fingerprint = `SELECT md5(string_agg(x, ',' ORDER BY x)) FROM (
 	SELECT 'r ' || c.relname || ' ' || c.relkind::text FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
 	WHERE n.nspname = 'public'
@@ -137,6 +267,9 @@ const fingerprint = `SELECT md5(string_agg(x, ',' ORDER BY x)) FROM (
 	UNION ALL SELECT 'n ' || nspname FROM pg_namespace WHERE nspname NOT LIKE 'pg\_%' AND nspname <> 'information_schema'
 	UNION ALL SELECT 'm ' || version::text || ' ' || dirty::text FROM schema_migrations
 	UNION ALL SELECT 'c ' || version::text || ' ' || backward_compatible::text FROM schema_compatibility
+	UNION ALL SELECT 's ' || array_to_string(s.setconfig, ' ') FROM pg_db_role_setting s JOIN pg_database d ON d.oid = s.setdatabase
+	WHERE d.datname = current_database()
+	UNION ALL SELECT 'd ' || datallowconn::text || ' ' || datconnlimit::text FROM pg_database WHERE datname = current_database()
 ) s(x)`
 
 // empty ends every other session of the database, checks its schema and deletes every row but the

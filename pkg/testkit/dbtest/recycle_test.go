@@ -64,6 +64,7 @@ func TestRecycledDatabasesStartEmpty(t *testing.T) {
 		`CREATE INDEX extra ON clicks (session_id)`,
 		`ALTER TABLE clicks DISABLE TRIGGER USER`,
 		`ALTER TABLE programs ALTER COLUMN name TYPE varchar(300)`,
+		`DO $$ BEGIN EXECUTE format('ALTER DATABASE %I SET lock_timeout = ''200ms''', current_database()); END $$`,
 	} {
 		var changed string
 		t.Run(change, func(t *testing.T) {
