@@ -48,8 +48,8 @@ func Recycle(run func() int) int {
 }
 
 // maxKept is how many emptied databases of one migration set wait for the next test process at most:
-// about what two packages at once (go test's -p on two cores) hand on when they end.
-const maxKept = 20
+// a little more than what two packages at once (go test's -p on two cores) hold at their busiest, so that few are dropped.
+const maxKept = 32
 
 // keptPrefix begins the names of the emptied databases kept for copies of the template tmpl.
 func keptPrefix(tmpl string) string {
