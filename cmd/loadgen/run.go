@@ -341,6 +341,10 @@ func goSales(ctx context.Context, pool *sqlx.DB, f *fixture, conns int, d time.D
 
 // goRefunds refunds the Go sale load's sales in full, each once; it stops early when they run out.
 func goRefunds(ctx context.Context, pool *sqlx.DB, f *fixture, conns int, d time.Duration) (*stats, error) {
+	// driveN's limit 0 is no limit: with no sale to refund, the load would index past them.
+	if len(f.sold) == 0 {
+		return nil, fmt.Errorf("no sale of the sale load to refund")
+	}
 	var acked atomic.Int64
 	st := driveN(conns, d, uint64(len(f.sold)), func(client *http.Client, i uint64) error {
 		s := f.sold[i]
