@@ -211,20 +211,9 @@ func ensureTemplate(ctx context.Context, admin *sql.DB) (string, error) {
 func dropStaleTemplates(ctx context.Context, conn *sql.Conn, prefix, keep string) {
 	// Connected databases are left out up front: DROP DATABASE would wait five seconds for them to go.
 	pattern := strings.ReplaceAll(prefix, "_", `\_`) + "%"
-	rows, err := conn.QueryContext(ctx, `SELECT d.datname FROM pg_database d WHERE d.datname LIKE $1
+	stale := databaseNames(ctx, conn, `SELECT d.datname FROM pg_database d WHERE d.datname LIKE $1
 		AND d.datname <> $2 AND d.datname NOT LIKE '%\_build\_%'
 		AND NOT EXISTS (SELECT 1 FROM pg_stat_activity a WHERE a.datname = d.datname)`, pattern, keep)
-	if err != nil {
-		return
-	}
-	var stale []string
-	for rows.Next() {
-		var name string
-		if rows.Scan(&name) == nil {
-			stale = append(stale, name)
-		}
-	}
-	rows.Close()
 	// A clone in progress holds a lock on its template: give up on that one at once.
 	if _, err := conn.ExecContext(ctx, "SET lock_timeout = '100ms'"); err != nil {
 		return
@@ -233,6 +222,25 @@ func dropStaleTemplates(ctx context.Context, conn *sql.Conn, prefix, keep string
 	for _, name := range stale {
 		_, _ = conn.ExecContext(ctx, "DROP DATABASE IF EXISTS "+pq.QuoteIdentifier(name))
 	}
+}
+
+// databaseNames answers the names query (one column) finds; none when it fails.
+func databaseNames(ctx context.Context, db interface {
+	QueryContext(context.Context, string, ...any) (*sql.Rows, error)
+}, query string, args ...any) []string {
+	rows, err := db.QueryContext(ctx, query, args...)
+	if err != nil {
+		return nil
+	}
+	defer rows.Close()
+	var names []string
+	for rows.Next() {
+		var name string
+		if rows.Scan(&name) == nil {
+			names = append(names, name)
+		}
+	}
+	return names
 }
 
 func migrateDSN(ctx context.Context, dsn string) error {

@@ -114,19 +114,8 @@ func (p *pool) claim(ctx context.Context) *Database {
 // claimKept takes one of the databases kept for copies of tmpl, or nil. Renaming is the claim: of
 // processes renaming the same database at once, one succeeds.
 func claimKept(ctx context.Context, admin *sql.DB, tmpl string) *Database {
-	rows, err := admin.QueryContext(ctx, `SELECT datname FROM pg_database WHERE datname LIKE $1 ORDER BY random()`,
+	kept := databaseNames(ctx, admin, `SELECT datname FROM pg_database WHERE datname LIKE $1 ORDER BY random()`,
 		likePrefix(keptPrefix(tmpl)))
-	if err != nil {
-		return nil
-	}
-	var kept []string
-	for rows.Next() {
-		var name string
-		if rows.Scan(&name) == nil {
-			kept = append(kept, name)
-		}
-	}
-	rows.Close()
 	for _, name := range kept {
 		mine := "reftrack_test_" + randomSuffix()
 		if _, err := admin.ExecContext(ctx, fmt.Sprintf("ALTER DATABASE %s RENAME TO %s", pq.QuoteIdentifier(name),
@@ -149,20 +138,9 @@ func claimKept(ctx context.Context, admin *sql.DB, tmpl string) *Database {
 // dropStaleKept drops the kept databases of other templates than tmpl (other migration sets, other
 // months) that nobody is connected to.
 func dropStaleKept(ctx context.Context, conn *sql.Conn, tmpl string) {
-	rows, err := conn.QueryContext(ctx, `SELECT d.datname FROM pg_database d WHERE d.datname LIKE 'reftrack\_kept\_%'
+	stale := databaseNames(ctx, conn, `SELECT d.datname FROM pg_database d WHERE d.datname LIKE 'reftrack\_kept\_%'
 		AND d.datname NOT LIKE $1 AND NOT EXISTS (SELECT 1 FROM pg_stat_activity a WHERE a.datname = d.datname)`,
 		likePrefix(keptPrefix(tmpl)))
-	if err != nil {
-		return
-	}
-	var stale []string
-	for rows.Next() {
-		var name string
-		if rows.Scan(&name) == nil {
-			stale = append(stale, name)
-		}
-	}
-	rows.Close()
 	for _, name := range stale {
 		_, _ = conn.ExecContext(ctx, "DROP DATABASE IF EXISTS "+pq.QuoteIdentifier(name))
 	}
