@@ -1,11 +1,11 @@
 -- sales_refund_v2 writes the planned refunds (one array per input, position = ord, NULL for a value not
--- given), each in turn, and only while its sale is still at the row version the plan rested on, and its
--- commission too (both locked meanwhile; pkg/ledger's ledger_lock_unchanged): the refund (p_refund_reason
--- and p_processor_refund_id NULL when not given), what it does to the commission as pkg/ledger decided it
--- (ledger_refund: reversed, or clawed back; p_commission NULL: the sale has none), the sale's refunded
--- total and payment status. It returns per refund whether it was written and the commission as it now
--- stands at p_now; a refund whose sale or commission changed meanwhile writes nothing, and the caller
--- decides it again.
+-- given), each in turn, and only while its sale is still at the row version the plan rested on (locked
+-- meanwhile), and its commission too: what the refund does to the commission, as pkg/ledger decided it
+-- (pkg/ledger's ledger_refund_v2: reversed, or clawed back; p_commission NULL: the sale has none), then
+-- the refund (p_refund_reason and p_processor_refund_id NULL when not given), its clawback if any
+-- (ledger_clawback), the sale's refunded total and payment status. It returns per refund whether it was
+-- written and the commission as it now stands at p_now; a refund whose sale or commission changed
+-- meanwhile writes nothing, and the caller decides it again.
 -- (Replaces sales_refund, whose 0 and '' stood for none.)
 CREATE OR REPLACE FUNCTION sales_refund_v2(p_sale bigint[], p_version text[], p_program bigint[], p_reason text[],
     p_refund_reason text[], p_amount bigint[], p_reversed_now bigint[], p_commission bigint[],
@@ -25,19 +25,26 @@ BEGIN
         commission_id := NULL; commission_amount_cents := NULL; commission_reversed_cents := NULL;
         commission_currency := NULL; commission_status := NULL; commission_clawback_cents := NULL;
         SELECT s.id INTO v_sale FROM sales s WHERE s.id = p_sale[i] AND s.xmin::text = p_version[i] FOR UPDATE;
-        IF v_sale IS NOT NULL AND (p_commission[i] IS NULL OR ledger_lock_unchanged(p_commission[i], p_commission_version[i])) THEN
+        IF v_sale IS NOT NULL THEN
             written := true;
+            IF p_commission[i] IS NOT NULL THEN
+                SELECT l.id, l.amount_cents, l.reversed_amount_cents, l.currency, l.status, l.clawback_cents
+                INTO commission_id, commission_amount_cents, commission_reversed_cents, commission_currency,
+                    commission_status, commission_clawback_cents
+                FROM ledger_refund_v2(p_commission => p_commission[i], p_version => p_commission_version[i],
+                    p_reversed => p_reversed[i], p_status => p_commission_status[i], p_clawback => p_clawback[i],
+                    p_now => p_now) l;
+                written := FOUND;
+            END IF;
+        END IF;
+        IF written THEN
             INSERT INTO refunds (sale_id, program_id, reason, refund_reason, amount_cents, commission_reversed_cents,
                 processor_refund_id, source)
             VALUES (v_sale, p_program[i], p_reason[i], p_refund_reason[i], p_amount[i], p_reversed_now[i],
                 p_processor_refund_id[i], p_source[i])
             RETURNING id INTO v_refund;
-            IF p_commission[i] IS NOT NULL THEN
-                SELECT l.id, l.amount_cents, l.reversed_amount_cents, l.currency, l.status, l.clawback_cents
-                INTO commission_id, commission_amount_cents, commission_reversed_cents, commission_currency,
-                    commission_status, commission_clawback_cents
-                FROM ledger_refund(p_commission => p_commission[i], p_refund => v_refund, p_reversed => p_reversed[i],
-                    p_status => p_commission_status[i], p_clawback => p_clawback[i], p_now => p_now) l;
+            IF p_clawback[i] > 0 THEN
+                PERFORM ledger_clawback(p_commission => p_commission[i], p_refund => v_refund, p_amount => p_clawback[i]);
             END IF;
             UPDATE sales SET refunded_amount_cents = p_total[i], payment_status = p_payment_status[i] WHERE id = v_sale;
         END IF;
