@@ -132,6 +132,13 @@ func benchRun(ctx context.Context, o options, run int) (runResult, error) {
 		if !o.has(o.routes, route) || !o.has(o.tools, tool) {
 			return nil
 		}
+		// Statistics current before each load, as autovacuum keeps them in a database that has run for a
+		// while: otherwise whether it happened to reach this fresh database between two loads (it visits
+		// the server's databases in turn) decided the plans the next load's functions made, and the refund
+		// load ran at one of two speeds.
+		if _, err := pool.ExecContext(ctx, `ANALYZE`); err != nil {
+			return err
+		}
 		if _, err := pool.ExecContext(ctx, `CHECKPOINT`); err != nil {
 			return err
 		}
