@@ -940,18 +940,13 @@ func (w *modelWorld) check() {
 		}
 	}
 
-	var cs []wireCommission
-	w.pages(w.base+"/commissions?limit=100", &cs)
-	if len(cs) != len(s.ids) {
-		w.fail(fmt.Sprintf("%d commissions listed, the model has %d", len(cs), len(s.ids)))
+	cs, ok := listed(w, "commission", w.base+"/commissions?limit=100", len(s.ids),
+		func(c wireCommission) bool { return s.commissions[c.ID] != nil })
+	if !ok {
 		return
 	}
 	for _, c := range cs {
 		m := s.commissions[c.ID]
-		if m == nil {
-			w.fail(fmt.Sprintf("commission %d is not the model's", c.ID))
-			return
-		}
 		payout := int64(0)
 		if c.Payout != nil {
 			payout = *c.Payout
@@ -967,18 +962,13 @@ func (w *modelWorld) check() {
 			return
 		}
 	}
-	var ps []wirePayout
-	w.pages(w.base+"/payouts?limit=100", &ps)
-	if len(ps) != len(s.payoutIDs) {
-		w.fail(fmt.Sprintf("%d payouts listed, the model has %d", len(ps), len(s.payoutIDs)))
+	ps, ok := listed(w, "payout", w.base+"/payouts?limit=100", len(s.payoutIDs),
+		func(p wirePayout) bool { return s.payouts[p.ID] != nil })
+	if !ok {
 		return
 	}
 	for _, p := range ps {
 		m := s.payouts[p.ID]
-		if m == nil {
-			w.fail(fmt.Sprintf("payout %d is not the model's", p.ID))
-			return
-		}
 		ref := ""
 		if p.Reference != nil {
 			ref = *p.Reference
@@ -988,6 +978,25 @@ func (w *modelWorld) check() {
 			return
 		}
 	}
+}
+
+// listed reads every page of a list of what (commissions, payouts) and checks that it has as many items
+// as the model, each of them the model's (known); false when not, reported.
+func listed[T any](w *modelWorld, what, path string, want int, known func(T) bool) ([]T, bool) {
+	w.t.Helper()
+	var items []T
+	w.pages(path, &items)
+	if len(items) != want {
+		w.fail(fmt.Sprintf("%d %ss listed, the model has %d", len(items), what, want))
+		return nil, false
+	}
+	for _, it := range items {
+		if !known(it) {
+			w.fail(fmt.Sprintf("a %s listed is not the model's: %+v", what, it))
+			return nil, false
+		}
+	}
+	return items, true
 }
 
 // pages reads every page of a list into out.
