@@ -56,33 +56,16 @@ func (a *app) commissionsCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			var list client.CommissionListEnvelope
-			list.Data = []client.Commission{}
-			for {
+			return listPages(a, all, "commissions", func(cursor *string) ([]client.Commission, client.ListMeta, error) {
+				params.Cursor = cursor
 				page, err := call[client.CommissionListEnvelope](a, to, func(api *client.Client) (*http.Response, error) {
 					return api.ListCommissions(cmd.Context(), id, params)
 				})
 				if err != nil {
-					return err
+					return nil, client.ListMeta{}, err
 				}
-				list.Data, list.Meta = append(list.Data, page.Data...), page.Meta
-				if !all || page.Meta.NextCursor == nil {
-					break
-				}
-				params.Cursor = page.Meta.NextCursor
-			}
-			if a.jsonOut {
-				return a.printJSON(list)
-			}
-			if len(list.Data) == 0 {
-				fmt.Fprintln(a.out, "No commissions.")
-				return nil
-			}
-			a.commissionTable(list.Data)
-			if list.Meta.NextCursor != nil {
-				fmt.Fprintln(a.out, "More commissions: run it with --all to list every page.")
-			}
-			return nil
+				return page.Data, page.Meta, nil
+			}, a.commissionTable)
 		},
 	}
 	f := cmd.Flags()

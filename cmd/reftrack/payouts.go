@@ -114,33 +114,16 @@ func (a *app) payoutsListCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			var list client.PayoutListEnvelope
-			list.Data = []client.Payout{}
-			for {
+			return listPages(a, all, "payouts", func(cursor *string) ([]client.Payout, client.ListMeta, error) {
+				params.Cursor = cursor
 				page, err := call[client.PayoutListEnvelope](a, to, func(api *client.Client) (*http.Response, error) {
 					return api.ListPayouts(cmd.Context(), id, params)
 				})
 				if err != nil {
-					return err
+					return nil, client.ListMeta{}, err
 				}
-				list.Data, list.Meta = append(list.Data, page.Data...), page.Meta
-				if !all || page.Meta.NextCursor == nil {
-					break
-				}
-				params.Cursor = page.Meta.NextCursor
-			}
-			if a.jsonOut {
-				return a.printJSON(list)
-			}
-			if len(list.Data) == 0 {
-				fmt.Fprintln(a.out, "No payouts.")
-				return nil
-			}
-			a.payoutTable(list.Data)
-			if list.Meta.NextCursor != nil {
-				fmt.Fprintln(a.out, "More payouts: run it with --all to list every page.")
-			}
-			return nil
+				return page.Data, page.Meta, nil
+			}, a.payoutTable)
 		},
 	}
 	f := cmd.Flags()
