@@ -89,14 +89,26 @@ func access(ctx context.Context, db sqlx.QueryerContext, accountID, programID in
 	return p, err
 }
 
-// commissionProgram is the program of the commission id: ErrCommissionNotFound when there is none.
-func commissionProgram(ctx context.Context, db sqlx.QueryerContext, id int64) (int64, error) {
+// ownedBy is the program of the row id in table (commissions or payouts; missing: notFound), once the
+// account may do action in it.
+func ownedBy(ctx context.Context, db sqlx.QueryerContext, table string, id, accountID int64, action string,
+	notFound error) (int64, error) {
 	var programID int64
-	err := sqlx.GetContext(ctx, db, &programID, `SELECT program_id FROM commissions WHERE id = $1`, id)
+	err := sqlx.GetContext(ctx, db, &programID, `SELECT program_id FROM `+table+` WHERE id = $1`, id)
 	if errors.Is(err, sql.ErrNoRows) {
-		return 0, ErrCommissionNotFound
+		return 0, notFound
 	}
+	if err != nil {
+		return 0, err
+	}
+	_, err = access(ctx, db, accountID, programID, action)
 	return programID, err
+}
+
+// commissionAccess is the program of the commission id (ErrCommissionNotFound when there is none), once
+// the account may do action in it.
+func commissionAccess(ctx context.Context, db sqlx.QueryerContext, accountID, id int64, action string) (int64, error) {
+	return ownedBy(ctx, db, "commissions", id, accountID, action, ErrCommissionNotFound)
 }
 
 // ListCommissions is a page of the program's commissions, newest first (by created_at, then id): the
@@ -147,25 +159,14 @@ func ListCommissions(ctx context.Context, db *sqlx.DB, accountID, programID int6
 	if err := sqlx.SelectContext(ctx, db, &out, q, args...); err != nil {
 		return CommissionPage{}, err
 	}
-	page := CommissionPage{Commissions: out}
-	if len(out) > limit {
-		page.Commissions = out[:limit]
-		last := page.Commissions[limit-1]
-		page.NextCursor = encodeCursor(last.CreatedAt, last.ID)
-	}
-	if page.Commissions == nil {
-		page.Commissions = []Commission{}
-	}
+	var page CommissionPage
+	page.Commissions, page.NextCursor = trimPage(out, limit, func(c Commission) (time.Time, int64) { return c.CreatedAt, c.ID })
 	return page, nil
 }
 
 // GetCommission is one commission, for a member who may read its program's.
 func GetCommission(ctx context.Context, db *sqlx.DB, accountID, id int64, now time.Time) (Commission, error) {
-	programID, err := commissionProgram(ctx, db, id)
-	if err != nil {
-		return Commission{}, err
-	}
-	if _, err := access(ctx, db, accountID, programID, accounts.ActionCommissionsRead); err != nil {
+	if _, err := commissionAccess(ctx, db, accountID, id, accounts.ActionCommissionsRead); err != nil {
 		return Commission{}, err
 	}
 	return readCommission(ctx, db, id, now)
@@ -183,11 +184,8 @@ func readCommission(ctx context.Context, db sqlx.QueryerContext, id int64, now t
 // Approve approves the commission: one in its hold (before its available_on too), or one already approved
 // (nothing changes). A commission in a payout, paid, rejected or reversed in full cannot be.
 func Approve(ctx context.Context, db *sqlx.DB, r Request, id int64) (Commission, error) {
-	programID, err := commissionProgram(ctx, db, id)
+	programID, err := commissionAccess(ctx, db, r.AccountID, id, accounts.ActionCommissionsWrite)
 	if err != nil {
-		return Commission{}, err
-	}
-	if _, err := access(ctx, db, r.AccountID, programID, accounts.ActionCommissionsWrite); err != nil {
 		return Commission{}, err
 	}
 	return run(ctx, db, r, func(tx *sqlx.Tx) (Commission, error) {
@@ -315,11 +313,8 @@ func Reject(ctx context.Context, db *sqlx.DB, r Request, id int64, reason string
 	if err := CheckReason(reason); err != nil {
 		return Commission{}, err
 	}
-	programID, err := commissionProgram(ctx, db, id)
+	programID, err := commissionAccess(ctx, db, r.AccountID, id, accounts.ActionCommissionsWrite)
 	if err != nil {
-		return Commission{}, err
-	}
-	if _, err := access(ctx, db, r.AccountID, programID, accounts.ActionCommissionsWrite); err != nil {
 		return Commission{}, err
 	}
 	return run(ctx, db, r, func(tx *sqlx.Tx) (Commission, error) {
@@ -366,6 +361,19 @@ func pageLimit(limit int) (int, error) {
 type cursor struct {
 	at time.Time
 	id int64
+}
+
+// trimPage keeps the first limit of rows read with one more than limit (newest first) and, when there
+// was one more, answers the cursor after the last row kept (key gives a row's position); rows is never
+// nil.
+func trimPage[T any](rows []T, limit int, key func(T) (time.Time, int64)) ([]T, string) {
+	if rows == nil {
+		return []T{}, ""
+	}
+	if len(rows) <= limit {
+		return rows, ""
+	}
+	return rows[:limit], encodeCursor(key(rows[limit-1]))
 }
 
 func encodeCursor(at time.Time, id int64) string {

@@ -245,26 +245,15 @@ func ListPayouts(ctx context.Context, db *sqlx.DB, accountID, programID int64, s
 		programID, status, afterID, limit+1); err != nil {
 		return PayoutPage{}, err
 	}
-	page := PayoutPage{Payouts: out}
-	if len(out) > limit {
-		page.Payouts = out[:limit]
-		last := page.Payouts[limit-1]
-		page.NextCursor = encodeCursor(last.CreatedAt, last.ID)
-	}
-	if page.Payouts == nil {
-		page.Payouts = []Payout{}
-	}
+	var page PayoutPage
+	page.Payouts, page.NextCursor = trimPage(out, limit, func(p Payout) (time.Time, int64) { return p.CreatedAt, p.ID })
 	return page, nil
 }
 
-// payoutProgram is the program of the payout id: ErrPayoutNotFound when there is none.
-func payoutProgram(ctx context.Context, db sqlx.QueryerContext, id int64) (int64, error) {
-	var programID int64
-	err := sqlx.GetContext(ctx, db, &programID, `SELECT program_id FROM payouts WHERE id = $1`, id)
-	if errors.Is(err, sql.ErrNoRows) {
-		return 0, ErrPayoutNotFound
-	}
-	return programID, err
+// payoutAccess is the program of the payout id (ErrPayoutNotFound when there is none), once the account
+// may do action in it.
+func payoutAccess(ctx context.Context, db sqlx.QueryerContext, accountID, id int64, action string) (int64, error) {
+	return ownedBy(ctx, db, "payouts", id, accountID, action, ErrPayoutNotFound)
 }
 
 func readPayout(ctx context.Context, db sqlx.QueryerContext, id int64) (Payout, error) {
@@ -278,11 +267,7 @@ func readPayout(ctx context.Context, db sqlx.QueryerContext, id int64) (Payout, 
 
 // GetPayout is one payout, for a member who may read its program's.
 func GetPayout(ctx context.Context, db *sqlx.DB, accountID, id int64) (Payout, error) {
-	programID, err := payoutProgram(ctx, db, id)
-	if err != nil {
-		return Payout{}, err
-	}
-	if _, err := access(ctx, db, accountID, programID, accounts.ActionCommissionsRead); err != nil {
+	if _, err := payoutAccess(ctx, db, accountID, id, accounts.ActionCommissionsRead); err != nil {
 		return Payout{}, err
 	}
 	return readPayout(ctx, db, id)
@@ -345,11 +330,8 @@ func MarkFailed(ctx context.Context, db *sqlx.DB, r Request, id int64, reason st
 // the audit log when change changed something, and answers the payout as it then is.
 func settle(ctx context.Context, db *sqlx.DB, r Request, id int64, change func(*sqlx.Tx, Payout) (bool, error),
 	action string, detail map[string]any) (Payout, error) {
-	programID, err := payoutProgram(ctx, db, id)
+	programID, err := payoutAccess(ctx, db, r.AccountID, id, accounts.ActionPayoutsWrite)
 	if err != nil {
-		return Payout{}, err
-	}
-	if _, err := access(ctx, db, r.AccountID, programID, accounts.ActionPayoutsWrite); err != nil {
 		return Payout{}, err
 	}
 	return run(ctx, db, r, func(tx *sqlx.Tx) (Payout, error) {
