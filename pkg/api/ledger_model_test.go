@@ -230,7 +230,7 @@ func (s *ledgerState) balances() map[string]balance {
 	out := map[string]balance{}
 	for _, id := range s.ids {
 		c := s.commissions[id]
-		k := fmt.Sprintf("%d/%s", c.partner, c.currency)
+		k := fmt.Sprintf("%d %s", c.partner, c.currency)
 		b := out[k]
 		payable := c.amount - c.reversed
 		switch s.status(c) {
@@ -247,7 +247,7 @@ func (s *ledgerState) balances() map[string]balance {
 	}
 	for _, k := range s.clawbacks {
 		if k.payout == 0 {
-			key := fmt.Sprintf("%d/%s", k.partner, k.currency)
+			key := fmt.Sprintf("%d %s", k.partner, k.currency)
 			b := out[key]
 			b[4] += k.amount
 			out[key] = b
@@ -917,7 +917,7 @@ func (w *modelWorld) check() {
 	}
 	decodeInto(w.t, w.owned(http.StatusOK, http.MethodGet, w.base+"/balances", nil).Body, &bs)
 	for _, b := range bs.Data {
-		got[fmt.Sprintf("%d/%s", b.Partner, b.Currency)] = balance{b.Pending, b.Approved, b.InPayout, b.Paid, b.Owed}
+		got[fmt.Sprintf("%d %s", b.Partner, b.Currency)] = balance{b.Pending, b.Approved, b.InPayout, b.Paid, b.Owed}
 	}
 	if want := s.balances(); !maps.Equal(got, want) {
 		w.fail(fmt.Sprintf("balances %v, the model's %v", got, want))
@@ -925,17 +925,9 @@ func (w *modelWorld) check() {
 	}
 
 	// Conservation, from the rows: payable of non-rejected, non-test commissions = the four buckets.
-	var rows []struct {
-		Key     string `db:"key"`
-		Payable int64  `db:"payable"`
-	}
-	if err := w.env.DB.Select(&rows, `SELECT partner_id || '/' || currency AS key, sum(amount_cents - reversed_amount_cents)::bigint AS payable
-		FROM commissions WHERE program_id = $1 AND status <> 'rejected' AND NOT is_test GROUP BY 1`, w.r.ProgramID); err != nil {
-		w.t.Fatal(err)
-	}
-	for _, r := range rows {
-		if b := got[r.Key]; b[0]+b[1]+b[2]+b[3] != r.Payable {
-			w.fail(fmt.Sprintf("%s: buckets %v add up to %d, the rows' payable is %d", r.Key, b, b[0]+b[1]+b[2]+b[3], r.Payable))
+	for key, payable := range payableRows(w.t, w.env, w.r.ProgramID) {
+		if b := got[key]; b[0]+b[1]+b[2]+b[3] != payable {
+			w.fail(fmt.Sprintf("%s: buckets %v add up to %d, the rows' payable is %d", key, b, b[0]+b[1]+b[2]+b[3], payable))
 			return
 		}
 	}

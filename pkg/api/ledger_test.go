@@ -140,22 +140,32 @@ func bucket(b map[string]any) [5]float64 {
 // the non-rejected, non-test commissions add up to pending + approved + in payout + paid.
 func (f *ledgerFixture) conserved() {
 	f.t.Helper()
-	var rows []struct {
-		Partner  int64  `db:"partner_id"`
-		Currency string `db:"currency"`
-		Payable  int64  `db:"payable"`
-	}
-	if err := f.env.DB.Select(&rows, `SELECT partner_id, currency, sum(amount_cents - reversed_amount_cents)::bigint AS payable
-		FROM commissions WHERE program_id = $1 AND status <> 'rejected' AND NOT is_test GROUP BY partner_id, currency`, f.r.ProgramID); err != nil {
-		f.t.Fatal(err)
-	}
 	bs := f.balances()
-	for _, row := range rows {
-		b := bucket(bs[fmt.Sprintf("%d %s", row.Partner, row.Currency)])
-		if sum := b[0] + b[1] + b[2] + b[3]; sum != float64(row.Payable) {
-			f.t.Errorf("partner %d %s: payable %d, buckets %v add up to %v", row.Partner, row.Currency, row.Payable, b, sum)
+	for key, payable := range payableRows(f.t, f.env, f.r.ProgramID) {
+		b := bucket(bs[key])
+		if sum := b[0] + b[1] + b[2] + b[3]; sum != float64(payable) {
+			f.t.Errorf("partner and currency %s: payable %d, buckets %v add up to %v", key, payable, b, sum)
 		}
 	}
+}
+
+// payableRows is the conservation equation's left side, read from the rows: the payable amounts of the
+// program's non-rejected, non-test commissions, by "partner currency".
+func payableRows(t *testing.T, env *apitest.Env, programID int64) map[string]int64 {
+	t.Helper()
+	var rows []struct {
+		Key     string `db:"key"`
+		Payable int64  `db:"payable"`
+	}
+	if err := env.DB.Select(&rows, `SELECT partner_id || ' ' || currency AS key, sum(amount_cents - reversed_amount_cents)::bigint AS payable
+		FROM commissions WHERE program_id = $1 AND status <> 'rejected' AND NOT is_test GROUP BY 1`, programID); err != nil {
+		t.Fatal(err)
+	}
+	out := make(map[string]int64, len(rows))
+	for _, r := range rows {
+		out[r.Key] = r.Payable
+	}
+	return out
 }
 
 // audited is the audit log's actions on target, oldest first.
