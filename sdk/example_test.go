@@ -2,9 +2,19 @@ package sdk_test
 
 import (
 	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/base64"
 	"errors"
 	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
 
 	"github.com/reftrack/reftrack/sdk"
 )
@@ -166,4 +176,84 @@ func Example_webhookForwarding() {
 	// recorded: answer 200
 	// already recorded: answer 200
 	// skipped: nothing paid (trial or full discount)
+}
+
+// A brand's endpoint for reftrack's webhooks: the body read with a size limit, the delivery verified, and
+// each event processed once however often it is delivered.
+func ExampleVerifyWebhook() {
+	secret := webhookSecret // in production os.Getenv("REFTRACK_WEBHOOK_SECRET"), the endpoint's whsec_… secret
+	var (
+		mu        sync.Mutex
+		processed = map[string]bool{} // in production a table keyed by the webhook-id
+	)
+	receive := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, 1<<20))
+		if err != nil {
+			http.Error(w, "body too large", http.StatusRequestEntityTooLarge)
+			return
+		}
+		event, err := sdk.VerifyWebhook(secret, r.Header, body)
+		switch {
+		case errors.Is(err, sdk.ErrWebhookSecret):
+			http.Error(w, "misconfigured", http.StatusInternalServerError) // ours to fix; the delivery is retried
+			return
+		case err != nil:
+			fmt.Println("refused:", err) // log it; the sender learns no more than 400
+			http.Error(w, "invalid webhook", http.StatusBadRequest)
+			return
+		}
+		// Delivery is at least once: record the id with the work (in one transaction), and acknowledge an id
+		// already recorded without doing the work again.
+		mu.Lock()
+		defer mu.Unlock()
+		if processed[event.ID] {
+			fmt.Println("already processed", event.ID)
+			w.WriteHeader(http.StatusNoContent)
+			return
+		}
+		fmt.Println("processing", event.Type, string(event.Data))
+		processed[event.ID] = true
+		w.WriteHeader(http.StatusNoContent)
+	})
+
+	// reftrack delivers an event, then the same event again (say the first answer was lost); then a
+	// delivery signed with another secret arrives.
+	body := `{"type": "commission.created", "timestamp": "2025-06-15T15:06:40Z", "data": {"id": 42}}`
+	for _, req := range []*http.Request{
+		webhookDelivery(secret, "msg_2ZxGgk3nTZ7C8sPqW9aL", body),
+		webhookDelivery(secret, "msg_2ZxGgk3nTZ7C8sPqW9aL", body),
+		webhookDelivery("whsec_"+base64.StdEncoding.EncodeToString(make([]byte, 32)), "msg_forged", body),
+	} {
+		rec := httptest.NewRecorder()
+		receive(rec, req)
+		fmt.Println(rec.Code)
+	}
+	// Output:
+	// processing commission.created {"id": 42}
+	// 204
+	// already processed msg_2ZxGgk3nTZ7C8sPqW9aL
+	// 204
+	// refused: reftrack: no webhook signature matches
+	// 400
+}
+
+// webhookSecret is an endpoint's signing secret: whsec_ and the base64 of 32 random bytes.
+const webhookSecret = "whsec_MDEyMzQ1Njc4OWFiY2RlZjAxMjM0NTY3ODlhYmNkZWY="
+
+// webhookDelivery stands for reftrack delivering body now, signed as the Standard Webhooks specification
+// says: v1 and the base64 of the HMAC-SHA256 of "id.timestamp.body", keyed with the secret's bytes.
+func webhookDelivery(secret, id, body string) *http.Request {
+	key, err := base64.StdEncoding.DecodeString(strings.TrimPrefix(secret, "whsec_"))
+	if err != nil {
+		panic(err)
+	}
+	ts := strconv.FormatInt(time.Now().Unix(), 10)
+	mac := hmac.New(sha256.New, key)
+	mac.Write([]byte(id + "." + ts + "." + body))
+	req := httptest.NewRequest(http.MethodPost, "/webhooks/reftrack", strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("webhook-id", id)
+	req.Header.Set("webhook-timestamp", ts)
+	req.Header.Set("webhook-signature", "v1,"+base64.StdEncoding.EncodeToString(mac.Sum(nil)))
+	return req
 }
