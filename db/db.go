@@ -307,6 +307,13 @@ func CheckCurrent(ctx context.Context, db *sql.DB) error {
 	if len(missing) > 0 {
 		return fmt.Errorf("%w: database functions %s missing (run this build's `reftrackd migrate up`)", ErrSchemaNotCurrent, strings.Join(missing, ", "))
 	}
+	unattached, err := missingTriggers(ctx, db)
+	if err != nil {
+		return err
+	}
+	if len(unattached) > 0 {
+		return fmt.Errorf("%w: trigger %s on %s missing (run this build's `reftrackd migrate up`)", ErrSchemaNotCurrent, unattached[0].Name, unattached[0].Table)
+	}
 	return nil
 }
 

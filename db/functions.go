@@ -17,6 +17,7 @@ import (
 	leadssql "github.com/reftrack/reftrack/pkg/leads/sql"
 	ledgersql "github.com/reftrack/reftrack/pkg/ledger/sql"
 	salessql "github.com/reftrack/reftrack/pkg/sales/sql"
+	webhookssql "github.com/reftrack/reftrack/pkg/webhooks/sql"
 )
 
 // A Function is one database function as its owner package defines it: a file `<name>.sql` in the
@@ -40,7 +41,11 @@ var functionOwners = []struct {
 	{"pkg/leads", leadssql.Files},
 	{"pkg/ledger", ledgersql.Files},
 	{"pkg/sales", salessql.Files},
+	{"pkg/webhooks", webhookssql.Files},
 }
+
+// triggers are the owners' triggers (pkg/webhooks' outbox), attached after the functions they call.
+var triggers = webhookssql.Triggers
 
 // definition is what a function file may hold: comments, then one CREATE OR REPLACE FUNCTION of the
 // file's name whose body is dollar-quoted, then nothing but a semicolon. Anything else (a table, a
@@ -120,10 +125,44 @@ func ApplyFunctions(ctx context.Context, db *sql.DB) error {
 			return fmt.Errorf("apply function %s (%s/sql/%s.sql): %w", f.Name, f.Owner, f.Name, err)
 		}
 	}
+	missing, err := missingTriggers(ctx, tx)
+	if err != nil {
+		return err
+	}
+	// Only a missing trigger is created: CREATE TRIGGER locks its table against writes, which every
+	// start of a replica should not do.
+	for _, t := range missing {
+		if _, err := tx.ExecContext(ctx, t.Definition()); err != nil {
+			return fmt.Errorf("attach trigger %s on %s: %w", t.Name, t.Table, err)
+		}
+	}
 	if err := tx.Commit(); err != nil {
 		return fmt.Errorf("apply functions: %w", err)
 	}
 	return nil
+}
+
+// missingTriggers are the owners' triggers not attached as defined (by name, table and function).
+func missingTriggers(ctx context.Context, q interface {
+	QueryContext(context.Context, string, ...any) (*sql.Rows, error)
+}) ([]webhookssql.Trigger, error) {
+	var missing []webhookssql.Trigger
+	for _, t := range triggers {
+		rows, err := q.QueryContext(ctx, `SELECT 1 FROM pg_trigger g JOIN pg_proc f ON f.oid = g.tgfoid
+			WHERE g.tgname = $1 AND g.tgrelid = to_regclass($2) AND f.proname = $3`, t.Name, t.Table, t.Function)
+		if err != nil {
+			return nil, fmt.Errorf("read triggers: %w", err)
+		}
+		found := rows.Next()
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return nil, err
+		}
+		if !found {
+			missing = append(missing, t)
+		}
+	}
+	return missing, nil
 }
 
 // missingFunctions names this build's functions that the database lacks (a schema migrated by an older

@@ -47,6 +47,12 @@ var owners = map[string]string{
 	"commissions":          "pkg/ledger",
 	"commission_clawbacks": "pkg/ledger",
 	"payouts":              "pkg/ledger",
+	// Outbound webhooks: endpoints, the outbox (written by pkg/webhooks' triggers on the owners' tables),
+	// deliveries and their attempts (migration 000021).
+	"webhook_endpoints":  "pkg/webhooks",
+	"webhook_events":     "pkg/webhooks",
+	"webhook_deliveries": "pkg/webhooks",
+	"webhook_attempts":   "pkg/webhooks",
 	// The first answers to POSTs sent with an Idempotency-Key.
 	"idempotency_keys": "pkg/idempotency",
 	// Payment processors.

@@ -114,15 +114,18 @@ const (
 	// Approving and rejecting commissions; creating payouts and marking them paid or failed.
 	ActionCommissionsWrite = "commissions:write"
 	ActionPayoutsWrite     = "payouts:write"
+	// Managing webhook endpoints and their deliveries (they carry signing secrets): owner and admin.
+	ActionWebhooksManage = "webhooks:manage"
 )
 
 // allowed is the one table of what each role may do.
 var allowed = map[string]map[string]bool{
 	RoleOwner: set(ActionProgramRead, ActionProgramWrite, ActionPartnersWrite, ActionLinksWrite, ActionKeysRegenerate,
 		ActionProcessorWrite, ActionMembersWrite, ActionTrackingList, ActionCommissionsRead, ActionCommissionsWrite,
-		ActionPayoutsWrite),
+		ActionPayoutsWrite, ActionWebhooksManage),
 	RoleAdmin: set(ActionProgramRead, ActionProgramWrite, ActionPartnersWrite, ActionLinksWrite, ActionProcessorWrite,
-		ActionMembersWrite, ActionTrackingList, ActionCommissionsRead, ActionCommissionsWrite, ActionPayoutsWrite),
+		ActionMembersWrite, ActionTrackingList, ActionCommissionsRead, ActionCommissionsWrite, ActionPayoutsWrite,
+		ActionWebhooksManage),
 	RoleAnalyst: set(ActionProgramRead, ActionTrackingList, ActionCommissionsRead),
 	RoleBilling: set(ActionProgramRead, ActionCommissionsRead, ActionCommissionsWrite, ActionPayoutsWrite),
 }

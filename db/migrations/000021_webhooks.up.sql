@@ -1,0 +1,66 @@
+-- reftrack: backward-compatible
+-- Outbound webhooks (issue 28): a program's endpoints, the events written in the same transaction as the
+-- change they describe (the outbox; pkg/webhooks' triggers, attached by db.ApplyFunctions), one delivery
+-- per event and endpoint, and every attempt of a delivery. The previous build writes sales, commissions
+-- and the rest as before; the triggers record its changes too.
+
+CREATE TABLE webhook_endpoints (
+    id                     bigserial   PRIMARY KEY,
+    program_id             bigint      NOT NULL REFERENCES programs (id),
+    url                    text        NOT NULL CHECK (length(url) BETWEEN 1 AND 2048),
+    event_types            text[],     -- NULL: every type
+    description            text        CHECK (length(description) <= 500),
+    enabled                boolean     NOT NULL DEFAULT true,
+    disabled_reason        text,
+    secret_sealed          bytea       NOT NULL, -- AES-256-GCM under WEBHOOK_SECRETS_KEY
+    previous_secret_sealed bytea,                -- signs too until previous_secret_until (a rotation)
+    previous_secret_until  timestamptz,
+    failing_since          timestamptz,          -- the first failed attempt since the last success
+    created_at             timestamptz NOT NULL,
+    updated_at             timestamptz NOT NULL,
+    CHECK (enabled = (disabled_reason IS NULL))
+);
+CREATE INDEX webhook_endpoints_program_idx ON webhook_endpoints (program_id, id);
+
+-- The outbox: written only for a program with an endpoint; kept 30 days (for resends and recovery).
+CREATE TABLE webhook_events (
+    id          bigserial   PRIMARY KEY,
+    program_id  bigint      NOT NULL,
+    type        text        NOT NULL,
+    occurred_at timestamptz NOT NULL,
+    data        jsonb       NOT NULL,
+    is_test     boolean     NOT NULL DEFAULT false
+);
+CREATE INDEX webhook_events_program_idx ON webhook_events (program_id, occurred_at);
+CREATE INDEX webhook_events_occurred_idx ON webhook_events (occurred_at);
+
+-- One event to one endpoint: webhook_id is the same for every attempt. next_attempt_at NULL: at once.
+-- leased_until: a replica is attempting it; past it, another may (the first was killed or stalled).
+CREATE TABLE webhook_deliveries (
+    id              bigserial   PRIMARY KEY,
+    webhook_id      text        NOT NULL UNIQUE,
+    endpoint_id     bigint      NOT NULL REFERENCES webhook_endpoints (id) ON DELETE CASCADE,
+    event_id        bigint      NOT NULL REFERENCES webhook_events (id) ON DELETE CASCADE,
+    status          text        NOT NULL DEFAULT 'pending' CHECK (status IN ('pending', 'succeeded', 'failed')),
+    attempt_count   integer     NOT NULL DEFAULT 0, -- attempts of the current schedule (a resend starts another)
+    next_attempt_at timestamptz,
+    leased_until    timestamptz,
+    created_at      timestamptz NOT NULL DEFAULT now(),
+    updated_at      timestamptz NOT NULL DEFAULT now(),
+    UNIQUE (endpoint_id, event_id)
+);
+CREATE INDEX webhook_deliveries_due_idx ON webhook_deliveries (next_attempt_at NULLS FIRST, id) WHERE status = 'pending';
+CREATE INDEX webhook_deliveries_endpoint_idx ON webhook_deliveries (endpoint_id, id DESC);
+CREATE INDEX webhook_deliveries_event_idx ON webhook_deliveries (event_id);
+
+CREATE TABLE webhook_attempts (
+    id              bigserial   PRIMARY KEY,
+    delivery_id     bigint      NOT NULL REFERENCES webhook_deliveries (id) ON DELETE CASCADE,
+    attempted_at    timestamptz NOT NULL,
+    succeeded       boolean     NOT NULL,
+    response_status integer,    -- NULL: no response (refused, timed out, …; error says which)
+    duration_ms     integer     NOT NULL,
+    response_body   text,       -- its first 1 KiB
+    error           text
+);
+CREATE INDEX webhook_attempts_delivery_idx ON webhook_attempts (delivery_id, id);

@@ -1,0 +1,51 @@
+// Package sql holds pkg/webhooks' database functions, one file per function named for it, and the
+// triggers that call them. They are the live definitions: db.MigrateUp applies the functions (CREATE OR
+// REPLACE) after the schema migrations, then attaches the triggers, and db/ownership_test.go holds them
+// to writing only pkg/webhooks' tables.
+//
+// The triggers are the outbox: every change a webhook describes is written by some statement on an
+// owner's table (a sale, a commission's status, a payout…), and an AFTER trigger on that statement writes
+// the event, and its deliveries, in the same transaction. No writer can forget to: the previous build's
+// statements, the ledger's background pass and a future owner function all get their events.
+package sql
+
+import "embed"
+
+// Files are the function definitions.
+//
+//go:embed *.sql
+var Files embed.FS
+
+// A Trigger attaches one of these functions to an owner's table, for each statement.
+type Trigger struct {
+	Name     string // unique on its table; a trigger whose definition changes gets a new name
+	Table    string
+	Event    string // INSERT or UPDATE
+	Function string
+}
+
+// Triggers are attached by db.ApplyFunctions when missing (by name, table and function).
+var Triggers = []Trigger{
+	{"webhooks_leads_insert", "leads", "INSERT", "webhooks_on_lead_insert"},
+	{"webhooks_sales_insert", "sales", "INSERT", "webhooks_on_sale_insert"},
+	{"webhooks_sales_update", "sales", "UPDATE", "webhooks_on_sale_update"},
+	{"webhooks_commissions_insert", "commissions", "INSERT", "webhooks_on_commission_insert"},
+	{"webhooks_commissions_update", "commissions", "UPDATE", "webhooks_on_commission_update"},
+	{"webhooks_clawbacks_insert", "commission_clawbacks", "INSERT", "webhooks_on_clawback_insert"},
+	{"webhooks_payouts_insert", "payouts", "INSERT", "webhooks_on_payout_insert"},
+	{"webhooks_payouts_update", "payouts", "UPDATE", "webhooks_on_payout_update"},
+	{"webhooks_partner_programs_insert", "partner_programs", "INSERT", "webhooks_on_partner_program_insert"},
+	{"webhooks_partners_update", "partners", "UPDATE", "webhooks_on_partner_update"},
+	{"webhooks_links_update", "referral_links", "UPDATE", "webhooks_on_link_update"},
+}
+
+// Definition is the trigger's CREATE OR REPLACE statement: an INSERT trigger sees the statement's new rows
+// as new_rows, an UPDATE trigger also its old ones as old_rows.
+func (t Trigger) Definition() string {
+	ref := "REFERENCING NEW TABLE AS new_rows"
+	if t.Event == "UPDATE" {
+		ref = "REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows"
+	}
+	return "CREATE OR REPLACE TRIGGER " + t.Name + " AFTER " + t.Event + " ON " + t.Table + " " + ref +
+		" FOR EACH STATEMENT EXECUTE FUNCTION " + t.Function + "()"
+}

@@ -1,0 +1,17 @@
+-- webhooks_on_commission_insert: commission.created for each commission a statement wrote (trigger on
+-- commissions).
+CREATE OR REPLACE FUNCTION webhooks_on_commission_insert()
+RETURNS trigger
+LANGUAGE plpgsql AS $$
+DECLARE
+    watched bigint[];
+BEGIN
+    watched := webhooks_watched(ARRAY(SELECT n.program_id FROM new_rows n));
+    IF watched IS NULL THEN
+        RETURN NULL;
+    END IF;
+    PERFORM webhooks_emit(array_agg(d.program_id), array_agg('commission.created'::text), array_agg(d.data), array_agg(d.is_test))
+    FROM webhooks_commission_data(ARRAY(SELECT n.id FROM new_rows n WHERE n.program_id = ANY (watched) )) d
+    HAVING count(*) > 0;
+    RETURN NULL;
+END $$;

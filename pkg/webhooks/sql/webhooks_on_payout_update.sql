@@ -1,0 +1,20 @@
+-- webhooks_on_payout_update: payout.paid or payout.failed for each payout a statement marked so (trigger on
+-- payouts).
+CREATE OR REPLACE FUNCTION webhooks_on_payout_update()
+RETURNS trigger
+LANGUAGE plpgsql AS $$
+DECLARE
+    watched bigint[];
+BEGIN
+    watched := webhooks_watched(ARRAY(SELECT n.program_id FROM new_rows n));
+    IF watched IS NULL THEN
+        RETURN NULL;
+    END IF;
+    PERFORM webhooks_emit(array_agg(d.program_id), array_agg('payout.' || c.status), array_agg(d.data),
+        array_agg(d.is_test))
+    FROM (SELECT n.id, n.status FROM new_rows n JOIN old_rows o ON o.id = n.id
+        WHERE n.program_id = ANY (watched) AND n.status IN ('paid', 'failed') AND o.status <> n.status) c
+    JOIN webhooks_payout_data(ARRAY(SELECT n.id FROM new_rows n WHERE n.program_id = ANY (watched))) d ON d.id = c.id
+    HAVING count(*) > 0;
+    RETURN NULL;
+END $$;

@@ -1,0 +1,16 @@
+-- webhooks_on_sale_insert: sale.created for each sale a statement wrote (trigger on sales).
+CREATE OR REPLACE FUNCTION webhooks_on_sale_insert()
+RETURNS trigger
+LANGUAGE plpgsql AS $$
+DECLARE
+    watched bigint[];
+BEGIN
+    watched := webhooks_watched(ARRAY(SELECT n.program_id FROM new_rows n));
+    IF watched IS NULL THEN
+        RETURN NULL;
+    END IF;
+    PERFORM webhooks_emit(array_agg(d.program_id), array_agg('sale.created'::text), array_agg(d.data), array_agg(d.is_test))
+    FROM webhooks_sale_data(ARRAY(SELECT n.id FROM new_rows n WHERE n.program_id = ANY (watched) )) d
+    HAVING count(*) > 0;
+    RETURN NULL;
+END $$;

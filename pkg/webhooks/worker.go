@@ -1,0 +1,424 @@
+package webhooks
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"math/rand/v2"
+	"net/http"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/jmoiron/sqlx"
+)
+
+// Attempt outcomes, as the metrics count them.
+const (
+	OutcomeSucceeded = "succeeded" // a 2xx answer
+	OutcomeFailed    = "failed"    // another answer (a redirect included: never followed)
+	OutcomeError     = "error"     // no answer: refused, timed out, a forbidden address
+	OutcomeGone      = "gone"      // 410: the endpoint is disabled at once
+)
+
+// Observer is told what the worker does (the server's metrics); nil methods are not called.
+type Observer interface {
+	WebhookLag(d time.Duration)    // from the event to its first attempt
+	WebhookAttempt(outcome string) // one attempt
+	WebhookDisabled(reason string) // one endpoint disabled
+}
+
+// Worker delivers due deliveries. Every replica runs one; they share the work through the database.
+type Worker struct {
+	DB      *sqlx.DB
+	Client  *http.Client // egress.Policy.Client(Timeout) in production: no private addresses, no redirects
+	Sealer  *Sealer
+	Now     func() time.Time
+	Log     *slog.Logger
+	Observe Observer // may be nil
+	// UserAgent is sent with every attempt: reftrack-webhooks/<version>.
+	UserAgent string
+	// Jitter returns a number in [0, 1) spreading each retry over ±10 % of its delay; nil: random.
+	Jitter func() float64
+	// Slots is how many attempts run at once (default 32); Poll how often the database is asked when
+	// nothing woke the worker (default 1 s).
+	Slots int
+	Poll  time.Duration
+
+	once sync.Once
+	wake chan struct{}
+}
+
+func (w *Worker) init() {
+	w.once.Do(func() {
+		w.wake = make(chan struct{}, 1)
+		if w.Slots <= 0 {
+			w.Slots = 32
+		}
+		if w.Poll <= 0 {
+			w.Poll = time.Second
+		}
+		if w.Jitter == nil {
+			w.Jitter = rand.Float64
+		}
+		if w.Log == nil {
+			w.Log = slog.New(slog.DiscardHandler)
+		}
+	})
+}
+
+// Wake tells the worker that deliveries may be due now (a change was committed in this replica), so that
+// the first attempt does not wait for the next poll. It never blocks.
+func (w *Worker) Wake() {
+	w.init()
+	select {
+	case w.wake <- struct{}{}:
+	default:
+	}
+}
+
+// job is a claimed delivery with what its attempt needs.
+type job struct {
+	ID            int64      `db:"id"`
+	WebhookID     string     `db:"webhook_id"`
+	EndpointID    int64      `db:"endpoint_id"`
+	AttemptCount  int        `db:"attempt_count"`
+	LeasedUntil   time.Time  `db:"leased_until"`
+	First         bool       `db:"first"`
+	Type          string     `db:"type"`
+	OccurredAt    time.Time  `db:"occurred_at"`
+	Data          []byte     `db:"data"`
+	URL           string     `db:"url"`
+	Secret        []byte     `db:"secret_sealed"`
+	Previous      []byte     `db:"previous_secret_sealed"`
+	PreviousUntil *time.Time `db:"previous_secret_until"`
+}
+
+// claim leases up to n due deliveries of enabled endpoints, in one autocommit statement: rows another
+// replica is claiming at that instant are skipped, and a lease that ran out (its replica died) is taken.
+func (w *Worker) claim(ctx context.Context, n int, now time.Time) ([]job, error) {
+	var out []job
+	err := sqlx.SelectContext(ctx, w.DB, &out, `WITH due AS (
+			SELECT d.id FROM webhook_deliveries d
+			WHERE d.status = 'pending' AND (d.next_attempt_at IS NULL OR d.next_attempt_at <= $1)
+				AND (d.leased_until IS NULL OR d.leased_until <= $1)
+				AND EXISTS (SELECT 1 FROM webhook_endpoints e WHERE e.id = d.endpoint_id AND e.enabled)
+			ORDER BY d.next_attempt_at NULLS FIRST, d.id
+			LIMIT $2
+			FOR UPDATE OF d SKIP LOCKED)
+		UPDATE webhook_deliveries d SET leased_until = $3
+		FROM due, webhook_events ev, webhook_endpoints e
+		WHERE d.id = due.id AND ev.id = d.event_id AND e.id = d.endpoint_id
+		RETURNING d.id, d.webhook_id, d.endpoint_id, d.attempt_count, d.leased_until,
+			NOT EXISTS (SELECT 1 FROM webhook_attempts a WHERE a.delivery_id = d.id) AS first,
+			ev.type, ev.occurred_at, ev.data, e.url, e.secret_sealed, e.previous_secret_sealed, e.previous_secret_until`,
+		now, n, now.Add(lease))
+	return out, err
+}
+
+// RunOnce attempts the deliveries due now (up to Slots), all at once, and returns how many it attempted
+// once each is recorded. Tests call it; Run is the server's loop.
+func (w *Worker) RunOnce(ctx context.Context) (int, error) {
+	w.init()
+	jobs, err := w.claim(ctx, w.Slots, w.Now())
+	if err != nil {
+		return 0, err
+	}
+	var wg sync.WaitGroup
+	errs := make([]error, len(jobs))
+	for i, j := range jobs {
+		wg.Go(func() { errs[i] = w.attempt(ctx, j) })
+	}
+	wg.Wait()
+	return len(jobs), errors.Join(errs...)
+}
+
+// Run delivers until ctx ends: it claims as many due deliveries as it has free slots whenever woken, a
+// slot frees or Poll passes. Attempts in flight when ctx ends are finished (within Timeout) and recorded.
+func (w *Worker) Run(ctx context.Context) {
+	w.init()
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	freed := make(chan struct{}, w.Slots)
+	busy := 0
+	poll := time.NewTimer(0)
+	defer poll.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-w.wake:
+		case <-freed:
+			busy--
+		case <-poll.C:
+		}
+		for drained := false; !drained; {
+			select {
+			case <-freed:
+				busy--
+			default:
+				drained = true
+			}
+		}
+		if free := w.Slots - busy; free > 0 {
+			jobs, err := w.claim(ctx, free, w.Now())
+			if err != nil && ctx.Err() == nil {
+				w.Log.WarnContext(ctx, "webhook deliveries not claimed", "err", err)
+			}
+			for _, j := range jobs {
+				busy++
+				wg.Go(func() {
+					defer func() { freed <- struct{}{} }()
+					if err := w.attempt(context.WithoutCancel(ctx), j); err != nil {
+						w.Log.Warn("webhook attempt not recorded (its lease runs out, and it is attempted again)",
+							"delivery_id", j.ID, "err", err)
+					}
+				})
+			}
+			if len(jobs) == free {
+				w.Wake() // more may be due
+			}
+		}
+		if !poll.Stop() {
+			select {
+			case <-poll.C:
+			default:
+			}
+		}
+		poll.Reset(w.Poll)
+	}
+}
+
+// Body is what every attempt of an event sends: its type, when it happened and its data.
+func Body(eventType string, occurredAt time.Time, data []byte) ([]byte, error) {
+	return json.Marshal(struct {
+		Type      string          `json:"type"`
+		Timestamp string          `json:"timestamp"`
+		Data      json.RawMessage `json:"data"`
+	}{eventType, occurredAt.UTC().Format(time.RFC3339Nano), data})
+}
+
+// result is what one attempt got.
+type result struct {
+	outcome    string
+	status     *int
+	body       *string
+	err        *string
+	retryAfter time.Duration
+	took       time.Duration
+}
+
+// attempt sends one delivery and records the outcome.
+func (w *Worker) attempt(ctx context.Context, j job) error {
+	start := w.Now()
+	if j.First && w.Observe != nil {
+		w.Observe.WebhookLag(start.Sub(j.OccurredAt))
+	}
+	r := w.send(ctx, j, start)
+	r.took = w.Now().Sub(start)
+	if w.Observe != nil {
+		w.Observe.WebhookAttempt(r.outcome)
+	}
+	return w.record(ctx, j, start, r)
+}
+
+func (w *Worker) send(ctx context.Context, j job, at time.Time) result {
+	fail := func(err error) result {
+		msg := err.Error()
+		return result{outcome: OutcomeError, err: &msg}
+	}
+	body, err := Body(j.Type, j.OccurredAt, j.Data)
+	if err != nil {
+		return fail(err)
+	}
+	sealed := [][]byte{j.Secret}
+	if j.Previous != nil && j.PreviousUntil != nil && at.Before(*j.PreviousUntil) {
+		sealed = append(sealed, j.Previous) // a rotation: the receiver may still hold the previous secret
+	}
+	secrets := make([]string, 0, len(sealed))
+	for _, b := range sealed {
+		s, err := w.Sealer.Open(b)
+		if err != nil {
+			return fail(err)
+		}
+		secrets = append(secrets, s)
+	}
+	sig, err := signatures(secrets, j.WebhookID, at, body)
+	if err != nil {
+		return fail(err)
+	}
+	ctx, cancel := context.WithTimeout(ctx, Timeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, j.URL, bytes.NewReader(body))
+	if err != nil {
+		return fail(err)
+	}
+	req.Header.Set("webhook-id", j.WebhookID)
+	req.Header.Set("webhook-timestamp", strconv.FormatInt(at.Unix(), 10))
+	req.Header.Set("webhook-signature", sig)
+	req.Header.Set("content-type", "application/json")
+	req.Header.Set("user-agent", w.UserAgent)
+	resp, err := w.Client.Do(req)
+	if err != nil {
+		return fail(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(io.LimitReader(resp.Body, ResponseBodySize))
+	text := string(bytes.ToValidUTF8(b, []byte("\uFFFD")))
+	text = string(bytes.ReplaceAll([]byte(text), []byte{0}, nil)) // PostgreSQL text holds no NUL
+	status := resp.StatusCode
+	r := result{outcome: OutcomeFailed, status: &status, body: &text}
+	switch {
+	case status >= 200 && status < 300:
+		r.outcome = OutcomeSucceeded
+	case status == http.StatusGone:
+		r.outcome = OutcomeGone
+	case status == http.StatusTooManyRequests || status == http.StatusServiceUnavailable:
+		r.retryAfter = retryAfter(resp.Header.Get("Retry-After"), at)
+	}
+	return r
+}
+
+// retryAfter reads a Retry-After header: seconds, or an HTTP date; 0 when absent or unreadable.
+func retryAfter(v string, now time.Time) time.Duration {
+	if v == "" {
+		return 0
+	}
+	if s, err := strconv.ParseInt(v, 10, 64); err == nil && s > 0 {
+		return time.Duration(min(s, int64(24*time.Hour/time.Second))) * time.Second
+	}
+	if t, err := http.ParseTime(v); err == nil && t.After(now) {
+		return t.Sub(now)
+	}
+	return 0
+}
+
+// NextDelay is the wait before attempt n+1 after attempt n (1-based) failed; ok false when n was the last.
+// jitter in [0, 1) moves it within ±10 %. A Retry-After longer than that wait postpones the attempt, up
+// to the wait of the step after (never further: the schedule's end stays where it is).
+func NextDelay(n int, jitter float64, retryAfter time.Duration) (time.Duration, bool) {
+	if n >= len(Schedule) {
+		return 0, false
+	}
+	d := Schedule[n]
+	d += time.Duration(float64(d) * 0.1 * (2*jitter - 1))
+	if retryAfter > d {
+		limit := d
+		if n+1 < len(Schedule) {
+			limit = Schedule[n+1]
+		}
+		d = min(retryAfter, max(limit, d))
+	}
+	return d, true
+}
+
+// record writes the attempt, the delivery's next state and the endpoint's, in one transaction. The
+// delivery moves only if this replica still holds its lease (a resend or another replica may have taken
+// it meanwhile); the attempt is logged either way.
+func (w *Worker) record(ctx context.Context, j job, at time.Time, r result) error {
+	tx, err := w.DB.BeginTxx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback() //nolint:errcheck // after Commit it does nothing
+	// The endpoint first: whatever may change it and its deliveries (another attempt's record disabling
+	// it, a member's change) locks in this order, so none waits for another in a circle.
+	if _, err := tx.ExecContext(ctx, `SELECT 1 FROM webhook_endpoints WHERE id = $1 FOR NO KEY UPDATE`, j.EndpointID); err != nil {
+		return fmt.Errorf("record attempt: %w", err)
+	}
+	ms := int(r.took / time.Millisecond)
+	if _, err := tx.ExecContext(ctx, `INSERT INTO webhook_attempts (delivery_id, attempted_at, succeeded, response_status,
+		duration_ms, response_body, error) VALUES ($1, $2, $3, $4, $5, $6, $7)`,
+		j.ID, at, r.outcome == OutcomeSucceeded, r.status, ms, r.body, r.err); err != nil {
+		return fmt.Errorf("record attempt: %w", err)
+	}
+	n := j.AttemptCount + 1
+	status, next := StatusFailed, (*time.Time)(nil)
+	switch r.outcome {
+	case OutcomeSucceeded:
+		status = StatusSucceeded
+	case OutcomeGone:
+	default:
+		if d, ok := NextDelay(n, w.Jitter(), r.retryAfter); ok {
+			t := at.Add(d)
+			status, next = StatusPending, &t
+		}
+	}
+	res, err := tx.ExecContext(ctx, `UPDATE webhook_deliveries SET status = $2, attempt_count = $3, next_attempt_at = $4,
+		leased_until = NULL, updated_at = $5 WHERE id = $1 AND leased_until = $6 AND attempt_count = $7`,
+		j.ID, status, n, next, at, j.LeasedUntil, j.AttemptCount)
+	if err != nil {
+		return fmt.Errorf("record delivery: %w", err)
+	}
+	if moved, _ := res.RowsAffected(); moved == 0 {
+		return tx.Commit()
+	}
+	var disable string
+	switch r.outcome {
+	case OutcomeSucceeded:
+		_, err = tx.ExecContext(ctx, `UPDATE webhook_endpoints SET failing_since = NULL WHERE id = $1 AND failing_since IS NOT NULL`, j.EndpointID)
+	case OutcomeGone:
+		disable = ReasonGone
+	default:
+		var since time.Time
+		err = tx.GetContext(ctx, &since, `UPDATE webhook_endpoints SET failing_since = COALESCE(failing_since, $2)
+			WHERE id = $1 RETURNING failing_since`, j.EndpointID, at)
+		if err == nil && !at.Before(since.Add(DisableAfter)) {
+			disable = ReasonFailing
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("record endpoint: %w", err)
+	}
+	disabled := false
+	if disable != "" {
+		if disabled, err = disableEndpoint(ctx, tx, j.EndpointID, disable, at); err != nil {
+			return err
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		return err
+	}
+	if disabled && w.Observe != nil {
+		w.Observe.WebhookDisabled(disable)
+	}
+	return nil
+}
+
+// disableEndpoint disables an enabled endpoint: it receives nothing more, and its pending deliveries fail
+// (Recover queues them again once it is enabled). It reports whether the endpoint was enabled.
+func disableEndpoint(ctx context.Context, tx *sqlx.Tx, id int64, reason string, now time.Time) (bool, error) {
+	res, err := tx.ExecContext(ctx, `UPDATE webhook_endpoints SET enabled = false, disabled_reason = $2, updated_at = $3
+		WHERE id = $1 AND enabled`, id, reason, now)
+	if err != nil {
+		return false, fmt.Errorf("disable endpoint: %w", err)
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return false, nil
+	}
+	_, err = tx.ExecContext(ctx, `UPDATE webhook_deliveries SET status = 'failed', leased_until = NULL, updated_at = $2
+		WHERE endpoint_id = $1 AND status = 'pending'`, id, now)
+	return true, err
+}
+
+// Clean drops the events older than Retention, with their deliveries and attempts, a thousand at a time;
+// it returns how many events it dropped.
+func Clean(ctx context.Context, db *sqlx.DB, now time.Time) (int64, error) {
+	var total int64
+	for {
+		res, err := db.ExecContext(ctx, `DELETE FROM webhook_events WHERE id IN (
+			SELECT id FROM webhook_events WHERE occurred_at < $1 ORDER BY occurred_at LIMIT 1000)`, now.Add(-Retention))
+		if err != nil {
+			return total, err
+		}
+		n, _ := res.RowsAffected()
+		total += n
+		if n < 1000 {
+			return total, nil
+		}
+	}
+}

@@ -1,0 +1,526 @@
+package webhooks_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
+
+	"github.com/reftrack/reftrack/pkg/egress"
+	"github.com/reftrack/reftrack/pkg/seed"
+	"github.com/reftrack/reftrack/pkg/testkit/dbtest"
+	"github.com/reftrack/reftrack/pkg/webhooks"
+)
+
+// receiver is a real HTTP server that answers each request with the next of its answers (the last
+// repeats) and keeps what it received.
+type receiver struct {
+	t   *testing.T
+	srv *httptest.Server
+	mu  sync.Mutex
+	got []received
+	// answer decides each response; n counts from 1.
+	answer func(n int, w http.ResponseWriter, r *http.Request)
+}
+
+type received struct {
+	header http.Header
+	body   []byte
+}
+
+func newReceiver(t *testing.T, answer func(n int, w http.ResponseWriter, r *http.Request)) *receiver {
+	rc := &receiver{t: t, answer: answer}
+	rc.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		rc.mu.Lock()
+		rc.got = append(rc.got, received{r.Header.Clone(), b})
+		n := len(rc.got)
+		rc.mu.Unlock()
+		rc.answer(n, w, r)
+	}))
+	t.Cleanup(rc.srv.Close)
+	return rc
+}
+
+func (rc *receiver) requests() []received {
+	rc.mu.Lock()
+	defer rc.mu.Unlock()
+	return append([]received(nil), rc.got...)
+}
+
+func status(code int) func(int, http.ResponseWriter, *http.Request) {
+	return func(_ int, w http.ResponseWriter, _ *http.Request) { w.WriteHeader(code) }
+}
+
+// fixture is a seeded program, its owner, a store and a worker on a clock the test moves.
+type fixture struct {
+	t         *testing.T
+	ctx       context.Context
+	d         *dbtest.Database
+	brand     seed.Result
+	accountID int64
+	store     *webhooks.Store
+	worker    *webhooks.Worker
+	mu        sync.Mutex
+	now       time.Time
+	seen      map[string]int // observed outcomes
+}
+
+func newFixture(t *testing.T) *fixture {
+	t.Helper()
+	t.Parallel()
+	f := &fixture{t: t, ctx: context.Background(), d: dbtest.New(t), now: time.Now().UTC().Truncate(time.Second),
+		seen: map[string]int{}}
+	var err error
+	if f.brand, err = seed.Run(f.ctx, f.d.DB, seed.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.d.Get(&f.accountID, `SELECT id FROM accounts WHERE email = $1`, f.brand.AccountEmail); err != nil {
+		t.Fatal(err)
+	}
+	sealer, err := webhooks.NewSealer(webhooks.DevelopmentKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	policy := egress.Policy{Development: true}
+	f.store = &webhooks.Store{DB: f.d.DB, Policy: policy, Sealer: sealer}
+	client := policy.Client(webhooks.Timeout)
+	f.worker = &webhooks.Worker{DB: f.d.DB, Client: client, Sealer: sealer, Now: f.clock, UserAgent: "reftrack-webhooks/test",
+		Jitter: func() float64 { return 0.5 }, Observe: f}
+	return f
+}
+
+func (f *fixture) WebhookLag(time.Duration) {}
+func (f *fixture) WebhookAttempt(outcome string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.seen[outcome]++
+}
+func (f *fixture) WebhookDisabled(reason string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.seen["disabled: "+reason]++
+}
+
+func (f *fixture) clock() time.Time {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.now
+}
+
+func (f *fixture) later(d time.Duration) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.now = f.now.Add(d)
+}
+
+func (f *fixture) request() webhooks.Request {
+	return webhooks.Request{AccountID: f.accountID, Email: f.brand.AccountEmail, Now: f.clock()}
+}
+
+func (f *fixture) endpoint(url string, types ...string) (webhooks.Endpoint, string) {
+	f.t.Helper()
+	in := webhooks.EndpointInput{URL: &url}
+	if len(types) > 0 {
+		in.EventTypes = &types
+	}
+	e, secret, err := f.store.Create(f.ctx, f.request(), f.brand.ProgramID, in)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	return e, secret
+}
+
+// run attempts what is due and says how many it attempted.
+func (f *fixture) run() int {
+	f.t.Helper()
+	n, err := f.worker.RunOnce(f.ctx)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	return n
+}
+
+func (f *fixture) delivery(id int64) webhooks.Delivery {
+	f.t.Helper()
+	var endpointID int64
+	if err := f.d.Get(&endpointID, `SELECT endpoint_id FROM webhook_deliveries WHERE id = $1`, id); err != nil {
+		f.t.Fatal(err)
+	}
+	page, err := f.store.Deliveries(f.ctx, f.accountID, endpointID, webhooks.DeliveryFilter{Limit: 100})
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	for _, d := range page.Deliveries {
+		if d.ID == id {
+			return d
+		}
+	}
+	f.t.Fatalf("delivery %d not in its endpoint's log", id)
+	return webhooks.Delivery{}
+}
+
+// verify checks a request with the independent Standard Webhooks library and returns its body. The
+// library reads the wall clock: a delivery made at a time the test moved is checked for its signature
+// alone.
+func verify(t *testing.T, secret string, r received) map[string]any {
+	t.Helper()
+	wh, err := standardwebhooks.NewWebhook(secret)
+	if err != nil {
+		t.Fatal(err)
+	}
+	check := wh.Verify
+	if ts, _ := strconv.ParseInt(r.header.Get("webhook-timestamp"), 10, 64); time.Since(time.Unix(ts, 0)).Abs() > time.Minute {
+		check = wh.VerifyIgnoringTimestamp
+	}
+	if err := check(r.body, r.header); err != nil {
+		t.Fatalf("the Standard Webhooks library refuses the delivery: %v (headers %v)", err, r.header)
+	}
+	var body map[string]any
+	if err := json.Unmarshal(r.body, &body); err != nil {
+		t.Fatal(err)
+	}
+	return body
+}
+
+func TestDeliverySucceedsSignedAndLogged(t *testing.T) {
+	f := newFixture(t)
+	rc := newReceiver(t, func(_ int, w http.ResponseWriter, _ *http.Request) { io.WriteString(w, "thanks") })
+	e, secret := f.endpoint(rc.srv.URL + "/hook")
+	d, err := f.store.SendTest(f.ctx, f.request(), e.ID, webhooks.CommissionCreated)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.Status != webhooks.StatusPending || !strings.HasPrefix(d.WebhookID, "msg_") || !d.IsTest {
+		t.Fatalf("queued test delivery = %+v", d)
+	}
+	if n := f.run(); n != 1 {
+		t.Fatalf("attempted %d, want 1", n)
+	}
+	reqs := rc.requests()
+	if len(reqs) != 1 {
+		t.Fatalf("receiver got %d requests", len(reqs))
+	}
+	h := reqs[0].header
+	if h.Get("webhook-id") != d.WebhookID || h.Get("content-type") != "application/json" ||
+		h.Get("user-agent") != "reftrack-webhooks/test" || h.Get("webhook-timestamp") != fmt.Sprint(f.clock().Unix()) {
+		t.Fatalf("headers %v", h)
+	}
+	body := verify(t, secret, reqs[0])
+	data, _ := body["data"].(map[string]any)
+	if body["type"] != webhooks.CommissionCreated || data["is_test"] != true || data["program_id"] != float64(f.brand.ProgramID) {
+		t.Fatalf("body %v", body)
+	}
+	if _, err := time.Parse(time.RFC3339, body["timestamp"].(string)); err != nil {
+		t.Fatalf("timestamp: %v", err)
+	}
+	got := f.delivery(d.ID)
+	if got.Status != webhooks.StatusSucceeded || len(got.Attempts) != 1 || !got.Attempts[0].Succeeded ||
+		*got.Attempts[0].ResponseStatus != 200 || *got.Attempts[0].ResponseBody != "thanks" {
+		t.Fatalf("logged %+v %+v", got, got.Attempts)
+	}
+	if f.run() != 0 || len(rc.requests()) != 1 {
+		t.Fatal("a succeeded delivery was attempted again")
+	}
+}
+
+// A 500 then a 2xx: the retry comes on the schedule (5 s ± 10 %), with the same webhook-id and body, and
+// a fresh timestamp and signature.
+func TestRetryKeepsTheWebhookID(t *testing.T) {
+	f := newFixture(t)
+	rc := newReceiver(t, func(n int, w http.ResponseWriter, _ *http.Request) {
+		if n == 1 {
+			w.WriteHeader(500)
+			io.WriteString(w, strings.Repeat("x", 3000))
+			return
+		}
+		w.WriteHeader(204)
+	})
+	e, secret := f.endpoint(rc.srv.URL)
+	d, err := f.store.SendTest(f.ctx, f.request(), e.ID, webhooks.SaleCreated)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.run()
+	got := f.delivery(d.ID)
+	if got.Status != webhooks.StatusPending || got.NextAttemptAt == nil || !got.NextAttemptAt.Equal(f.clock().Add(5*time.Second)) {
+		t.Fatalf("after a 500: %+v (next %v)", got, got.NextAttemptAt)
+	}
+	if b := *got.Attempts[0].ResponseBody; len(b) != webhooks.ResponseBodySize {
+		t.Fatalf("kept %d bytes of the response, want %d", len(b), webhooks.ResponseBodySize)
+	}
+	f.later(4 * time.Second)
+	if f.run() != 0 {
+		t.Fatal("attempted before its time")
+	}
+	f.later(time.Second)
+	if f.run() != 1 {
+		t.Fatal("not attempted when due")
+	}
+	reqs := rc.requests()
+	if len(reqs) != 2 || reqs[0].header.Get("webhook-id") != reqs[1].header.Get("webhook-id") ||
+		string(reqs[0].body) != string(reqs[1].body) || reqs[0].header.Get("webhook-timestamp") == reqs[1].header.Get("webhook-timestamp") {
+		t.Fatalf("attempts differ: %v / %v", reqs[0].header, reqs[1].header)
+	}
+	verify(t, secret, reqs[1])
+	if got := f.delivery(d.ID); got.Status != webhooks.StatusSucceeded || len(got.Attempts) != 2 {
+		t.Fatalf("after a 204: %+v", got)
+	}
+}
+
+func TestScheduleEndsInFailure(t *testing.T) {
+	f := newFixture(t)
+	rc := newReceiver(t, status(502))
+	e, _ := f.endpoint(rc.srv.URL)
+	d, err := f.store.SendTest(f.ctx, f.request(), e.ID, webhooks.LeadCreated)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range webhooks.Schedule {
+		f.later(webhooks.Schedule[i])
+		if n := f.run(); n != 1 {
+			t.Fatalf("attempt %d: attempted %d", i+1, n)
+		}
+	}
+	f.later(100 * time.Hour)
+	if f.run() != 0 {
+		t.Fatal("attempted after the schedule's end")
+	}
+	got := f.delivery(d.ID)
+	if got.Status != webhooks.StatusFailed || len(got.Attempts) != len(webhooks.Schedule) {
+		t.Fatalf("%+v with %d attempts", got, len(got.Attempts))
+	}
+	// A resend starts a schedule again, with the same webhook-id.
+	if _, err := f.store.Resend(f.ctx, f.request(), d.ID); err != nil {
+		t.Fatal(err)
+	}
+	if f.run() != 1 {
+		t.Fatal("resend not attempted at once")
+	}
+	reqs := rc.requests()
+	if reqs[len(reqs)-1].header.Get("webhook-id") != d.WebhookID {
+		t.Fatal("a resend changed the webhook-id")
+	}
+}
+
+func TestGoneDisablesAtOnce(t *testing.T) {
+	f := newFixture(t)
+	rc := newReceiver(t, status(410))
+	e, _ := f.endpoint(rc.srv.URL)
+	first, _ := f.store.SendTest(f.ctx, f.request(), e.ID, webhooks.LeadCreated)
+	f.run()
+	second, err := f.store.SendTest(f.ctx, f.request(), e.ID, webhooks.LeadCreated)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f.run() != 0 {
+		t.Fatal("a disabled endpoint was attempted")
+	}
+	got, err := f.store.Get(f.ctx, f.accountID, e.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Enabled || got.DisabledReason == nil || *got.DisabledReason != webhooks.ReasonGone {
+		t.Fatalf("endpoint after a 410: %+v", got)
+	}
+	if d := f.delivery(first.ID); d.Status != webhooks.StatusFailed {
+		t.Fatalf("the 410's delivery: %s", d.Status)
+	}
+	if f.seen["disabled: "+webhooks.ReasonGone] != 1 || f.seen[webhooks.OutcomeGone] != 1 {
+		t.Fatalf("observed %v", f.seen)
+	}
+	_ = second
+}
+
+// Failing every attempt for 5 days disables the endpoint; its pending deliveries fail, nothing more is
+// sent, and Recover after enabling queues what did not succeed.
+func TestFailingFiveDaysDisables(t *testing.T) {
+	f := newFixture(t)
+	failing := true
+	var mu sync.Mutex
+	rc := newReceiver(t, func(_ int, w http.ResponseWriter, _ *http.Request) {
+		mu.Lock()
+		defer mu.Unlock()
+		if failing {
+			w.WriteHeader(500)
+		}
+	})
+	e, _ := f.endpoint(rc.srv.URL)
+	start := f.clock()
+	for f.clock().Sub(start) < webhooks.DisableAfter {
+		if _, err := f.store.SendTest(f.ctx, f.request(), e.ID, webhooks.SaleCreated); err != nil {
+			t.Fatal(err)
+		}
+		f.run()
+		f.later(12 * time.Hour)
+	}
+	f.later(-12 * time.Hour)
+	got, _ := f.store.Get(f.ctx, f.accountID, e.ID)
+	if !got.Enabled {
+		t.Fatal("disabled before 5 days of failures")
+	}
+	f.later(12 * time.Hour)
+	if _, err := f.store.SendTest(f.ctx, f.request(), e.ID, webhooks.SaleCreated); err != nil {
+		t.Fatal(err)
+	}
+	f.run()
+	got, _ = f.store.Get(f.ctx, f.accountID, e.ID)
+	if got.Enabled || *got.DisabledReason != webhooks.ReasonFailing {
+		t.Fatalf("after 5 days of failures: %+v", got)
+	}
+	var pending int
+	if err := f.d.Get(&pending, `SELECT count(*) FROM webhook_deliveries WHERE endpoint_id = $1 AND status = 'pending'`, e.ID); err != nil || pending != 0 {
+		t.Fatalf("pending deliveries of a disabled endpoint: %d %v", pending, err)
+	}
+	mu.Lock()
+	failing = false
+	mu.Unlock()
+	on := true
+	if _, err := f.store.Update(f.ctx, f.request(), e.ID, webhooks.EndpointInput{Enabled: &on}); err != nil {
+		t.Fatal(err)
+	}
+	// Test events are not recovered (they were samples); a real event is: a link change.
+	if _, err := f.d.Exec(`UPDATE referral_links SET enabled = false WHERE program_id = $1`, f.brand.ProgramID); err != nil {
+		t.Fatal(err)
+	}
+	f.run()
+	before := len(rc.requests())
+	n, err := f.store.Recover(f.ctx, f.request(), e.ID, start)
+	if err != nil || n != 0 {
+		t.Fatalf("recover queued %d (%v): the link change succeeded already, and samples are not recovered", n, err)
+	}
+	if before == 0 {
+		t.Fatal("the link change was not delivered")
+	}
+}
+
+// A Retry-After on 503 postpones the next attempt, up to the next step's delay.
+func TestRetryAfter(t *testing.T) {
+	for _, c := range []struct {
+		n          int
+		retryAfter time.Duration
+		want       time.Duration
+	}{
+		{1, 0, 5 * time.Second},
+		{1, 2 * time.Second, 5 * time.Second},
+		{1, time.Minute, time.Minute},
+		{1, time.Hour, 5 * time.Minute},
+		{7, 50 * time.Hour, 10 * time.Hour},
+	} {
+		got, ok := webhooks.NextDelay(c.n, 0.5, c.retryAfter)
+		if !ok || got != c.want {
+			t.Errorf("NextDelay(%d, 0.5, %v) = %v %v, want %v", c.n, c.retryAfter, got, ok, c.want)
+		}
+	}
+	if _, ok := webhooks.NextDelay(len(webhooks.Schedule), 0.5, 0); ok {
+		t.Error("a delay after the last attempt")
+	}
+	for _, j := range []float64{0, 0.999999} {
+		d, _ := webhooks.NextDelay(3, j, 0)
+		if d < 27*time.Minute || d > 33*time.Minute {
+			t.Errorf("jitter %v: %v outside 30 min ± 10 %%", j, d)
+		}
+	}
+	f := newFixture(t)
+	rc := newReceiver(t, func(n int, w http.ResponseWriter, _ *http.Request) {
+		if n == 1 {
+			w.Header().Set("Retry-After", "60")
+			w.WriteHeader(503)
+		}
+	})
+	e, _ := f.endpoint(rc.srv.URL)
+	d, _ := f.store.SendTest(f.ctx, f.request(), e.ID, webhooks.SaleCreated)
+	f.run()
+	if got := f.delivery(d.ID); got.NextAttemptAt == nil || !got.NextAttemptAt.Equal(f.clock().Add(time.Minute)) {
+		t.Fatalf("next attempt %v, want in 60 s", got.NextAttemptAt)
+	}
+}
+
+// Redirects are failures, never followed; a receiver slower than the timeout is a failure too; a
+// refused connection is an error. Each is logged with what happened.
+func TestRedirectsTimeoutsAndRefusals(t *testing.T) {
+	f := newFixture(t)
+	var followed sync.WaitGroup
+	redirect := newReceiver(t, func(_ int, w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/elsewhere" {
+			t.Error("the redirect was followed")
+			return
+		}
+		http.Redirect(w, r, "/elsewhere", http.StatusFound)
+	})
+	release := make(chan struct{})
+	slow := newReceiver(t, func(_ int, w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-release:
+		case <-r.Context().Done():
+		}
+	})
+	t.Cleanup(func() { close(release) })
+	closed := httptest.NewServer(http.NotFoundHandler())
+	closedURL := closed.URL
+	closed.Close()
+	f.worker.Client = egress.Policy{Development: true}.Client(300 * time.Millisecond)
+	var ids []int64
+	for _, u := range []string{redirect.srv.URL, slow.srv.URL, closedURL} {
+		e, _ := f.endpoint(u)
+		d, err := f.store.SendTest(f.ctx, f.request(), e.ID, webhooks.PayoutPaid)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, d.ID)
+	}
+	f.run()
+	followed.Wait()
+	r := f.delivery(ids[0])
+	if r.Status != webhooks.StatusPending || *r.Attempts[0].ResponseStatus != 302 || r.Attempts[0].Succeeded {
+		t.Fatalf("redirect: %+v %+v", r, r.Attempts)
+	}
+	for _, id := range ids[1:] {
+		d := f.delivery(id)
+		if d.Status != webhooks.StatusPending || d.Attempts[0].ResponseStatus != nil || d.Attempts[0].Error == nil {
+			t.Fatalf("no answer: %+v %+v", d, d.Attempts)
+		}
+	}
+	if f.seen[webhooks.OutcomeFailed] != 1 || f.seen[webhooks.OutcomeError] != 2 {
+		t.Fatalf("outcomes %v", f.seen)
+	}
+}
+
+// For RotationOverlap after a rotation, deliveries carry both signatures: a receiver with either secret
+// verifies them; after it, only the new one.
+func TestRotationSignsWithBoth(t *testing.T) {
+	f := newFixture(t)
+	rc := newReceiver(t, status(200))
+	e, old := f.endpoint(rc.srv.URL)
+	_, fresh, err := f.store.RotateSecret(f.ctx, f.request(), e.ID)
+	if err != nil || fresh == old || !strings.HasPrefix(fresh, "whsec_") {
+		t.Fatalf("rotate: %v %q", err, fresh)
+	}
+	f.store.SendTest(f.ctx, f.request(), e.ID, webhooks.PartnerCreated)
+	f.run()
+	f.later(webhooks.RotationOverlap)
+	f.store.SendTest(f.ctx, f.request(), e.ID, webhooks.PartnerCreated)
+	f.run()
+	reqs := rc.requests()
+	if len(reqs) != 2 || len(strings.Fields(reqs[0].header.Get("webhook-signature"))) != 2 ||
+		len(strings.Fields(reqs[1].header.Get("webhook-signature"))) != 1 {
+		t.Fatalf("signatures: %q then %q", reqs[0].header.Get("webhook-signature"), reqs[1].header.Get("webhook-signature"))
+	}
+	// The library checks the signature, not the clock we moved: verify the first at its own time.
+	verify(t, fresh, reqs[0])
+	verify(t, old, reqs[0])
+	verify(t, fresh, reqs[1])
+	wh, _ := standardwebhooks.NewWebhook(old)
+	if wh.VerifyIgnoringTimestamp(reqs[1].body, reqs[1].header) == nil {
+		t.Fatal("the rotated-out secret still verifies after the overlap")
+	}
+}
