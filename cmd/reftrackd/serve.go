@@ -109,6 +109,12 @@ func (e *env) serveWith(ctx context.Context, cfg config.Config, logger *slog.Log
 		}
 	})()
 	defer keepLedger(ctx, pool, logger, clock)()
+	store, worker, err := newWebhooks(cfg, pool, logger, clock, deps.Metrics, deps.Spec.Info.Version)
+	if err != nil {
+		return err
+	}
+	deps.Webhooks, deps.WakeWebhooks = store, worker.Wake
+	defer runWebhooks(ctx, pool, worker, logger, clock)() // after the HTTP server has stopped
 	deps.Draining = draining.Load
 	handler, err := api.New(ctx, deps)
 	if err != nil {

@@ -1077,6 +1077,72 @@ func (e WebhookAckReceived) Valid() bool {
 	}
 }
 
+// Defines values for WebhookDeliveryStatus.
+const (
+	WebhookDeliveryStatusFailed    WebhookDeliveryStatus = "failed"
+	WebhookDeliveryStatusPending   WebhookDeliveryStatus = "pending"
+	WebhookDeliveryStatusSucceeded WebhookDeliveryStatus = "succeeded"
+)
+
+// Valid indicates whether the value is a known member of the WebhookDeliveryStatus enum.
+func (e WebhookDeliveryStatus) Valid() bool {
+	switch e {
+	case WebhookDeliveryStatusFailed:
+		return true
+	case WebhookDeliveryStatusPending:
+		return true
+	case WebhookDeliveryStatusSucceeded:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for WebhookEventType.
+const (
+	WebhookEventTypeCommissionCreated WebhookEventType = "commission.created"
+	WebhookEventTypeCommissionUpdated WebhookEventType = "commission.updated"
+	WebhookEventTypeLeadCreated       WebhookEventType = "lead.created"
+	WebhookEventTypeLinkUpdated       WebhookEventType = "link.updated"
+	WebhookEventTypePartnerCreated    WebhookEventType = "partner.created"
+	WebhookEventTypePartnerUpdated    WebhookEventType = "partner.updated"
+	WebhookEventTypePayoutCreated     WebhookEventType = "payout.created"
+	WebhookEventTypePayoutFailed      WebhookEventType = "payout.failed"
+	WebhookEventTypePayoutPaid        WebhookEventType = "payout.paid"
+	WebhookEventTypeSaleCreated       WebhookEventType = "sale.created"
+	WebhookEventTypeSaleRefunded      WebhookEventType = "sale.refunded"
+)
+
+// Valid indicates whether the value is a known member of the WebhookEventType enum.
+func (e WebhookEventType) Valid() bool {
+	switch e {
+	case WebhookEventTypeCommissionCreated:
+		return true
+	case WebhookEventTypeCommissionUpdated:
+		return true
+	case WebhookEventTypeLeadCreated:
+		return true
+	case WebhookEventTypeLinkUpdated:
+		return true
+	case WebhookEventTypePartnerCreated:
+		return true
+	case WebhookEventTypePartnerUpdated:
+		return true
+	case WebhookEventTypePayoutCreated:
+		return true
+	case WebhookEventTypePayoutFailed:
+		return true
+	case WebhookEventTypePayoutPaid:
+		return true
+	case WebhookEventTypeSaleCreated:
+		return true
+	case WebhookEventTypeSaleRefunded:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for ListTrackingEventsParamsEventType.
 const (
 	ListTrackingEventsParamsEventTypeClick      ListTrackingEventsParamsEventType = "click"
@@ -2610,6 +2676,152 @@ type WebhookAckOutcome string
 // WebhookAckReceived defines model for WebhookAck.Received.
 type WebhookAckReceived bool
 
+// WebhookAttempt defines model for WebhookAttempt.
+type WebhookAttempt struct {
+	AttemptedAt time.Time `json:"attempted_at"`
+	DurationMs  int       `json:"duration_ms"`
+
+	// Error Why there was no answer (refused, timed out, an address that is not public…).
+	Error *string `json:"error"`
+
+	// ResponseBody The first 1 KiB of the answer's body.
+	ResponseBody *string `json:"response_body"`
+
+	// ResponseStatus Null when there was no answer (see `error`).
+	ResponseStatus *int `json:"response_status"`
+
+	// Succeeded A 2xx answer.
+	Succeeded bool `json:"succeeded"`
+}
+
+// WebhookDelivery One event to one endpoint, with every attempt.
+type WebhookDelivery struct {
+	Attempts   []WebhookAttempt `json:"attempts"`
+	CreatedAt  time.Time        `json:"created_at"`
+	EndpointId int64            `json:"endpoint_id"`
+	EventType  WebhookEventType `json:"event_type"`
+	Id         int64            `json:"id"`
+	IsTest     bool             `json:"is_test"`
+
+	// NextAttemptAt When a pending delivery is attempted next; null when at once or when no attempt is left.
+	NextAttemptAt *time.Time            `json:"next_attempt_at"`
+	OccurredAt    time.Time             `json:"occurred_at"`
+	Status        WebhookDeliveryStatus `json:"status"`
+
+	// WebhookId The `webhook-id` header of every attempt (`msg_…`); receivers deduplicate on it.
+	WebhookId string `json:"webhook_id"`
+}
+
+// WebhookDeliveryEnvelope defines model for WebhookDeliveryEnvelope.
+type WebhookDeliveryEnvelope struct {
+	// Data One event to one endpoint, with every attempt.
+	Data WebhookDelivery `json:"data"`
+}
+
+// WebhookDeliveryListEnvelope defines model for WebhookDeliveryListEnvelope.
+type WebhookDeliveryListEnvelope struct {
+	Data []WebhookDelivery `json:"data"`
+	Meta ListMeta          `json:"meta"`
+}
+
+// WebhookDeliveryStatus defines model for WebhookDeliveryStatus.
+type WebhookDeliveryStatus string
+
+// WebhookEndpoint A URL that receives a program's events.
+type WebhookEndpoint struct {
+	CreatedAt   time.Time `json:"created_at"`
+	Description *string   `json:"description"`
+
+	// DisabledReason Why it was disabled (`the endpoint answered 410 Gone`, `every attempt failed for 5 days`, `disabled by a member`); null when enabled.
+	DisabledReason *string `json:"disabled_reason"`
+
+	// Enabled A disabled endpoint receives nothing; its events are kept 30 days for `…/recover`.
+	Enabled bool `json:"enabled"`
+
+	// Events The event types it takes; null for every type.
+	Events    *[]WebhookEventType `json:"events"`
+	Id        int64               `json:"id"`
+	ProgramId int64               `json:"program_id"`
+
+	// SecretRotatingUntil Until then, deliveries are signed with the previous secret too (after a rotation).
+	SecretRotatingUntil *time.Time `json:"secret_rotating_until"`
+	UpdatedAt           time.Time  `json:"updated_at"`
+	Url                 string     `json:"url"`
+}
+
+// WebhookEndpointCreate defines model for WebhookEndpointCreate.
+type WebhookEndpointCreate struct {
+	Description *string `json:"description,omitempty"`
+
+	// Events The event types to send; absent, null or empty for every type.
+	Events *[]WebhookEventType `json:"events,omitempty"`
+	Url    string              `json:"url"`
+}
+
+// WebhookEndpointEnvelope defines model for WebhookEndpointEnvelope.
+type WebhookEndpointEnvelope struct {
+	// Data A URL that receives a program's events.
+	Data WebhookEndpoint `json:"data"`
+}
+
+// WebhookEndpointListEnvelope defines model for WebhookEndpointListEnvelope.
+type WebhookEndpointListEnvelope struct {
+	Data []WebhookEndpoint `json:"data"`
+}
+
+// WebhookEndpointSecretEnvelope defines model for WebhookEndpointSecretEnvelope.
+type WebhookEndpointSecretEnvelope struct {
+	// Data An endpoint just created or rotated, with its secret (shown this once).
+	Data WebhookEndpointWithSecret `json:"data"`
+}
+
+// WebhookEndpointUpdate defines model for WebhookEndpointUpdate.
+type WebhookEndpointUpdate struct {
+	Description *string `json:"description,omitempty"`
+	Enabled     *bool   `json:"enabled,omitempty"`
+
+	// Events The event types to send; empty for every type (null counts as absent).
+	Events *[]WebhookEventType `json:"events,omitempty"`
+	Url    *string             `json:"url,omitempty"`
+}
+
+// WebhookEndpointWithSecret An endpoint just created or rotated, with its secret (shown this once).
+type WebhookEndpointWithSecret struct {
+	CreatedAt      time.Time           `json:"created_at"`
+	Description    *string             `json:"description"`
+	DisabledReason *string             `json:"disabled_reason"`
+	Enabled        bool                `json:"enabled"`
+	Events         *[]WebhookEventType `json:"events"`
+	Id             int64               `json:"id"`
+	ProgramId      int64               `json:"program_id"`
+
+	// Secret `whsec_` and the base64 of 32 random bytes: verify deliveries with it (Standard Webhooks; `sdk.VerifyWebhook` in the Go SDK).
+	Secret              string     `json:"secret"`
+	SecretRotatingUntil *time.Time `json:"secret_rotating_until"`
+	UpdatedAt           time.Time  `json:"updated_at"`
+	Url                 string     `json:"url"`
+}
+
+// WebhookEventType defines model for WebhookEventType.
+type WebhookEventType string
+
+// WebhookRecover defines model for WebhookRecover.
+type WebhookRecover struct {
+	Since time.Time `json:"since"`
+}
+
+// WebhookRecoverEnvelope defines model for WebhookRecoverEnvelope.
+type WebhookRecoverEnvelope struct {
+	Data struct {
+		Queued int64 `json:"queued"`
+	} `json:"data"`
+}
+
+// WebhookTest defines model for WebhookTest.
+type WebhookTest struct {
+	EventType WebhookEventType `json:"event_type"`
+}
+
 // AcceptEncoding defines model for AcceptEncoding.
 type AcceptEncoding = string
 
@@ -2618,6 +2830,12 @@ type CommissionId = int64
 
 // Cursor defines model for Cursor.
 type Cursor = string
+
+// DeliveryId defines model for DeliveryId.
+type DeliveryId = int64
+
+// EndpointId defines model for EndpointId.
+type EndpointId = int64
 
 // IdempotencyKey Example: payouts-2026-03-05
 type IdempotencyKey = string
@@ -2907,6 +3125,21 @@ type ExportPayoutsParams struct {
 // ExportPayoutsParamsFormat defines parameters for ExportPayouts.
 type ExportPayoutsParamsFormat string
 
+// ListWebhookDeliveriesParams defines parameters for ListWebhookDeliveries.
+type ListWebhookDeliveriesParams struct {
+	// Status Only deliveries in this status.
+	Status *WebhookDeliveryStatus `form:"status,omitempty" json:"status,omitempty"`
+
+	// EventType Only deliveries of this event type.
+	EventType *WebhookEventType `form:"event_type,omitempty" json:"event_type,omitempty"`
+
+	// Cursor The `meta.next_cursor` of the previous page (absent for the first page); opaque.
+	Cursor *Cursor `form:"cursor,omitempty" json:"cursor,omitempty"`
+
+	// Limit Rows per page.
+	Limit *Limit `form:"limit,omitempty" json:"limit,omitempty"`
+}
+
 // DashboardAssetParams defines parameters for DashboardAsset.
 type DashboardAssetParams struct {
 	// IfNoneMatch An `ETag` this client holds; when it is current the answer is 304 without a body.
@@ -3031,6 +3264,9 @@ type SetPaymentProcessorJSONRequestBody = PaymentProcessorUpdate
 // CreatePayoutsJSONRequestBody defines body for CreatePayouts for application/json ContentType.
 type CreatePayoutsJSONRequestBody = PayoutCreate
 
+// CreateWebhookEndpointJSONRequestBody defines body for CreateWebhookEndpoint for application/json ContentType.
+type CreateWebhookEndpointJSONRequestBody = WebhookEndpointCreate
+
 // TrackClickJSONRequestBody defines body for TrackClick for application/json ContentType.
 type TrackClickJSONRequestBody = ClickRequest
 
@@ -3042,6 +3278,15 @@ type TrackRefundJSONRequestBody = RefundRequest
 
 // TrackSaleJSONRequestBody defines body for TrackSale for application/json ContentType.
 type TrackSaleJSONRequestBody = SaleRequest
+
+// UpdateWebhookEndpointJSONRequestBody defines body for UpdateWebhookEndpoint for application/json ContentType.
+type UpdateWebhookEndpointJSONRequestBody = WebhookEndpointUpdate
+
+// RecoverWebhookDeliveriesJSONRequestBody defines body for RecoverWebhookDeliveries for application/json ContentType.
+type RecoverWebhookDeliveriesJSONRequestBody = WebhookRecover
+
+// TestWebhookEndpointJSONRequestBody defines body for TestWebhookEndpoint for application/json ContentType.
+type TestWebhookEndpointJSONRequestBody = WebhookTest
 
 // StripeWebhookJSONRequestBody defines body for StripeWebhook for application/json ContentType.
 type StripeWebhookJSONRequestBody = StripeEvent
@@ -3809,6 +4054,12 @@ type ServerInterface interface {
 	// GetProgramReadiness A program's readiness checks, for its workspace members
 	// (GET /api/v1/programs/{programId}/readiness)
 	GetProgramReadiness(ctx echo.Context, programId ProgramId) error
+	// ListWebhookEndpoints List a program's webhook endpoints
+	// (GET /api/v1/programs/{programId}/webhook-endpoints)
+	ListWebhookEndpoints(ctx echo.Context, programId ProgramId) error
+	// CreateWebhookEndpoint Add a webhook endpoint
+	// (POST /api/v1/programs/{programId}/webhook-endpoints)
+	CreateWebhookEndpoint(ctx echo.Context, programId ProgramId) error
 	// TrackClickPreflight CORS preflight for `POST /api/v1/track/click`
 	// (OPTIONS /api/v1/track/click)
 	TrackClickPreflight(ctx echo.Context) error
@@ -3827,6 +4078,30 @@ type ServerInterface interface {
 	// TrackSale Record a sale and its commission
 	// (POST /api/v1/track/sale)
 	TrackSale(ctx echo.Context) error
+	// ResendWebhookDelivery Send a delivery again
+	// (POST /api/v1/webhook-deliveries/{deliveryId}/resend)
+	ResendWebhookDelivery(ctx echo.Context, deliveryId DeliveryId) error
+	// DeleteWebhookEndpoint Remove a webhook endpoint
+	// (DELETE /api/v1/webhook-endpoints/{endpointId})
+	DeleteWebhookEndpoint(ctx echo.Context, endpointId EndpointId) error
+	// GetWebhookEndpoint Show a webhook endpoint
+	// (GET /api/v1/webhook-endpoints/{endpointId})
+	GetWebhookEndpoint(ctx echo.Context, endpointId EndpointId) error
+	// UpdateWebhookEndpoint Change a webhook endpoint
+	// (PATCH /api/v1/webhook-endpoints/{endpointId})
+	UpdateWebhookEndpoint(ctx echo.Context, endpointId EndpointId) error
+	// ListWebhookDeliveries An endpoint's delivery log
+	// (GET /api/v1/webhook-endpoints/{endpointId}/deliveries)
+	ListWebhookDeliveries(ctx echo.Context, endpointId EndpointId, params ListWebhookDeliveriesParams) error
+	// RecoverWebhookDeliveries Send again what an endpoint missed
+	// (POST /api/v1/webhook-endpoints/{endpointId}/recover)
+	RecoverWebhookDeliveries(ctx echo.Context, endpointId EndpointId) error
+	// RotateWebhookSecret Rotate a webhook endpoint's secret
+	// (POST /api/v1/webhook-endpoints/{endpointId}/rotate-secret)
+	RotateWebhookSecret(ctx echo.Context, endpointId EndpointId) error
+	// TestWebhookEndpoint Send a test event
+	// (POST /api/v1/webhook-endpoints/{endpointId}/test)
+	TestWebhookEndpoint(ctx echo.Context, endpointId EndpointId) error
 	// StripeWebhook Receive Stripe webhook events
 	// (POST /api/v1/webhooks/stripe/{programId})
 	StripeWebhook(ctx echo.Context, programId ProgramId) error
@@ -4736,6 +5011,38 @@ func (w *ServerInterfaceWrapper) GetProgramReadiness(ctx echo.Context) error {
 	return err
 }
 
+// ListWebhookEndpoints converts echo context to params.
+func (w *ServerInterfaceWrapper) ListWebhookEndpoints(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "programId" -------------
+	var programId ProgramId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "programId", ctx.Param("programId"), &programId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "integer", Format: "int64", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter programId: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.ListWebhookEndpoints(ctx, programId)
+	return err
+}
+
+// CreateWebhookEndpoint converts echo context to params.
+func (w *ServerInterfaceWrapper) CreateWebhookEndpoint(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "programId" -------------
+	var programId ProgramId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "programId", ctx.Param("programId"), &programId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "integer", Format: "int64", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter programId: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.CreateWebhookEndpoint(ctx, programId)
+	return err
+}
+
 // TrackClickPreflight converts echo context to params.
 func (w *ServerInterfaceWrapper) TrackClickPreflight(ctx echo.Context) error {
 	var err error
@@ -4787,6 +5094,164 @@ func (w *ServerInterfaceWrapper) TrackSale(ctx echo.Context) error {
 
 	// Invoke the callback with all the unmarshaled arguments
 	err = w.Handler.TrackSale(ctx)
+	return err
+}
+
+// ResendWebhookDelivery converts echo context to params.
+func (w *ServerInterfaceWrapper) ResendWebhookDelivery(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "deliveryId" -------------
+	var deliveryId DeliveryId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "deliveryId", ctx.Param("deliveryId"), &deliveryId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "integer", Format: "int64", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter deliveryId: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.ResendWebhookDelivery(ctx, deliveryId)
+	return err
+}
+
+// DeleteWebhookEndpoint converts echo context to params.
+func (w *ServerInterfaceWrapper) DeleteWebhookEndpoint(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "endpointId" -------------
+	var endpointId EndpointId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "endpointId", ctx.Param("endpointId"), &endpointId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "integer", Format: "int64", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter endpointId: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.DeleteWebhookEndpoint(ctx, endpointId)
+	return err
+}
+
+// GetWebhookEndpoint converts echo context to params.
+func (w *ServerInterfaceWrapper) GetWebhookEndpoint(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "endpointId" -------------
+	var endpointId EndpointId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "endpointId", ctx.Param("endpointId"), &endpointId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "integer", Format: "int64", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter endpointId: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.GetWebhookEndpoint(ctx, endpointId)
+	return err
+}
+
+// UpdateWebhookEndpoint converts echo context to params.
+func (w *ServerInterfaceWrapper) UpdateWebhookEndpoint(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "endpointId" -------------
+	var endpointId EndpointId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "endpointId", ctx.Param("endpointId"), &endpointId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "integer", Format: "int64", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter endpointId: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.UpdateWebhookEndpoint(ctx, endpointId)
+	return err
+}
+
+// ListWebhookDeliveries converts echo context to params.
+func (w *ServerInterfaceWrapper) ListWebhookDeliveries(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "endpointId" -------------
+	var endpointId EndpointId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "endpointId", ctx.Param("endpointId"), &endpointId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "integer", Format: "int64", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter endpointId: %s", err))
+	}
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params ListWebhookDeliveriesParams
+	// ------------- Optional query parameter "status" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "status", ctx.QueryParams(), &params.Status, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter status: %s", err))
+	}
+
+	// ------------- Optional query parameter "event_type" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "event_type", ctx.QueryParams(), &params.EventType, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter event_type: %s", err))
+	}
+
+	// ------------- Optional query parameter "cursor" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "cursor", ctx.QueryParams(), &params.Cursor, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter cursor: %s", err))
+	}
+
+	// ------------- Optional query parameter "limit" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "limit", ctx.QueryParams(), &params.Limit, runtime.BindQueryParameterOptions{Type: "integer", Format: ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter limit: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.ListWebhookDeliveries(ctx, endpointId, params)
+	return err
+}
+
+// RecoverWebhookDeliveries converts echo context to params.
+func (w *ServerInterfaceWrapper) RecoverWebhookDeliveries(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "endpointId" -------------
+	var endpointId EndpointId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "endpointId", ctx.Param("endpointId"), &endpointId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "integer", Format: "int64", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter endpointId: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.RecoverWebhookDeliveries(ctx, endpointId)
+	return err
+}
+
+// RotateWebhookSecret converts echo context to params.
+func (w *ServerInterfaceWrapper) RotateWebhookSecret(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "endpointId" -------------
+	var endpointId EndpointId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "endpointId", ctx.Param("endpointId"), &endpointId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "integer", Format: "int64", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter endpointId: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.RotateWebhookSecret(ctx, endpointId)
+	return err
+}
+
+// TestWebhookEndpoint converts echo context to params.
+func (w *ServerInterfaceWrapper) TestWebhookEndpoint(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "endpointId" -------------
+	var endpointId EndpointId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "endpointId", ctx.Param("endpointId"), &endpointId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "integer", Format: "int64", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter endpointId: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.TestWebhookEndpoint(ctx, endpointId)
 	return err
 }
 
@@ -5441,6 +5906,8 @@ func RegisterHandlersWithOptions(router EchoRouter, si ServerInterface, options 
 	router.POST(options.BaseURL+"/api/v1/programs/:programId/payouts", wrapper.CreatePayouts, options.OperationMiddlewares["createPayouts"]...)
 	router.GET(options.BaseURL+"/api/v1/programs/:programId/payouts.csv", wrapper.ExportPayouts, options.OperationMiddlewares["exportPayouts"]...)
 	router.GET(options.BaseURL+"/api/v1/programs/:programId/readiness", wrapper.GetProgramReadiness, options.OperationMiddlewares["getProgramReadiness"]...)
+	router.GET(options.BaseURL+"/api/v1/programs/:programId/webhook-endpoints", wrapper.ListWebhookEndpoints, options.OperationMiddlewares["listWebhookEndpoints"]...)
+	router.POST(options.BaseURL+"/api/v1/programs/:programId/webhook-endpoints", wrapper.CreateWebhookEndpoint, options.OperationMiddlewares["createWebhookEndpoint"]...)
 	router.GET(options.BaseURL+"/api/v1/programs/me/readiness", wrapper.GetReadiness, options.OperationMiddlewares["getReadiness"]...)
 	router.OPTIONS(options.BaseURL+"/api/v1/track/click", wrapper.TrackClickPreflight, options.OperationMiddlewares["trackClickPreflight"]...)
 	router.POST(options.BaseURL+"/api/v1/track/click", wrapper.TrackClick, options.OperationMiddlewares["trackClick"]...)
@@ -5448,6 +5915,14 @@ func RegisterHandlersWithOptions(router EchoRouter, si ServerInterface, options 
 	router.POST(options.BaseURL+"/api/v1/track/lead", wrapper.TrackLead, options.OperationMiddlewares["trackLead"]...)
 	router.POST(options.BaseURL+"/api/v1/track/refund", wrapper.TrackRefund, options.OperationMiddlewares["trackRefund"]...)
 	router.POST(options.BaseURL+"/api/v1/track/sale", wrapper.TrackSale, options.OperationMiddlewares["trackSale"]...)
+	router.POST(options.BaseURL+"/api/v1/webhook-deliveries/:deliveryId/resend", wrapper.ResendWebhookDelivery, options.OperationMiddlewares["resendWebhookDelivery"]...)
+	router.DELETE(options.BaseURL+"/api/v1/webhook-endpoints/:endpointId", wrapper.DeleteWebhookEndpoint, options.OperationMiddlewares["deleteWebhookEndpoint"]...)
+	router.GET(options.BaseURL+"/api/v1/webhook-endpoints/:endpointId", wrapper.GetWebhookEndpoint, options.OperationMiddlewares["getWebhookEndpoint"]...)
+	router.PATCH(options.BaseURL+"/api/v1/webhook-endpoints/:endpointId", wrapper.UpdateWebhookEndpoint, options.OperationMiddlewares["updateWebhookEndpoint"]...)
+	router.GET(options.BaseURL+"/api/v1/webhook-endpoints/:endpointId/deliveries", wrapper.ListWebhookDeliveries, options.OperationMiddlewares["listWebhookDeliveries"]...)
+	router.POST(options.BaseURL+"/api/v1/webhook-endpoints/:endpointId/recover", wrapper.RecoverWebhookDeliveries, options.OperationMiddlewares["recoverWebhookDeliveries"]...)
+	router.POST(options.BaseURL+"/api/v1/webhook-endpoints/:endpointId/rotate-secret", wrapper.RotateWebhookSecret, options.OperationMiddlewares["rotateWebhookSecret"]...)
+	router.POST(options.BaseURL+"/api/v1/webhook-endpoints/:endpointId/test", wrapper.TestWebhookEndpoint, options.OperationMiddlewares["testWebhookEndpoint"]...)
 	router.POST(options.BaseURL+"/api/v1/webhooks/stripe/:programId", wrapper.StripeWebhook, options.OperationMiddlewares["stripeWebhook"]...)
 	router.GET(options.BaseURL+"/api/v1/workspaces/:advertiserId/members", wrapper.ListWorkspaceMembers, options.OperationMiddlewares["listWorkspaceMembers"]...)
 	router.POST(options.BaseURL+"/api/v1/workspaces/:advertiserId/members", wrapper.AddWorkspaceMember, options.OperationMiddlewares["addWorkspaceMember"]...)
@@ -11546,6 +12021,302 @@ func (response GetProgramReadiness503JSONResponse) VisitGetProgramReadinessRespo
 	return err
 }
 
+type ListWebhookEndpointsRequestObject struct {
+	ProgramId ProgramId `json:"programId"`
+}
+
+type ListWebhookEndpointsResponseObject interface {
+	VisitListWebhookEndpointsResponse(w http.ResponseWriter) error
+}
+
+type ListWebhookEndpoints200ResponseHeaders struct {
+	XRequestID string
+}
+
+type ListWebhookEndpoints200JSONResponse struct {
+	Body    WebhookEndpointListEnvelope
+	Headers ListWebhookEndpoints200ResponseHeaders
+}
+
+func (response ListWebhookEndpoints200JSONResponse) VisitListWebhookEndpointsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListWebhookEndpoints400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response ListWebhookEndpoints400JSONResponse) VisitListWebhookEndpointsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListWebhookEndpoints401JSONResponse struct{ UnauthorizedJSONResponse }
+
+func (response ListWebhookEndpoints401JSONResponse) VisitListWebhookEndpointsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListWebhookEndpoints403JSONResponse struct{ ForbiddenJSONResponse }
+
+func (response ListWebhookEndpoints403JSONResponse) VisitListWebhookEndpointsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListWebhookEndpoints404JSONResponse struct{ NotFoundJSONResponse }
+
+func (response ListWebhookEndpoints404JSONResponse) VisitListWebhookEndpointsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListWebhookEndpoints429JSONResponse struct{ RateLimitedJSONResponse }
+
+func (response ListWebhookEndpoints429JSONResponse) VisitListWebhookEndpointsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.Header().Set("X-RateLimit-Limit", fmt.Sprint(response.Headers.XRateLimitLimit))
+	w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(response.Headers.XRateLimitRemaining))
+	w.Header().Set("X-RateLimit-Reset", fmt.Sprint(response.Headers.XRateLimitReset))
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListWebhookEndpoints500JSONResponse struct{ InternalErrorJSONResponse }
+
+func (response ListWebhookEndpoints500JSONResponse) VisitListWebhookEndpointsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListWebhookEndpoints503JSONResponse struct{ UnavailableJSONResponse }
+
+func (response ListWebhookEndpoints503JSONResponse) VisitListWebhookEndpointsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateWebhookEndpointRequestObject struct {
+	ProgramId ProgramId `json:"programId"`
+	Body      *CreateWebhookEndpointJSONRequestBody
+}
+
+type CreateWebhookEndpointResponseObject interface {
+	VisitCreateWebhookEndpointResponse(w http.ResponseWriter) error
+}
+
+type CreateWebhookEndpoint201ResponseHeaders struct {
+	XRequestID string
+}
+
+type CreateWebhookEndpoint201JSONResponse struct {
+	Body    WebhookEndpointSecretEnvelope
+	Headers CreateWebhookEndpoint201ResponseHeaders
+}
+
+func (response CreateWebhookEndpoint201JSONResponse) VisitCreateWebhookEndpointResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(201)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateWebhookEndpoint400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response CreateWebhookEndpoint400JSONResponse) VisitCreateWebhookEndpointResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateWebhookEndpoint401JSONResponse struct{ UnauthorizedJSONResponse }
+
+func (response CreateWebhookEndpoint401JSONResponse) VisitCreateWebhookEndpointResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateWebhookEndpoint403JSONResponse struct{ ForbiddenJSONResponse }
+
+func (response CreateWebhookEndpoint403JSONResponse) VisitCreateWebhookEndpointResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateWebhookEndpoint404JSONResponse struct{ NotFoundJSONResponse }
+
+func (response CreateWebhookEndpoint404JSONResponse) VisitCreateWebhookEndpointResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateWebhookEndpoint413JSONResponse struct{ PayloadTooLargeJSONResponse }
+
+func (response CreateWebhookEndpoint413JSONResponse) VisitCreateWebhookEndpointResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(413)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateWebhookEndpoint429JSONResponse struct{ RateLimitedJSONResponse }
+
+func (response CreateWebhookEndpoint429JSONResponse) VisitCreateWebhookEndpointResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.Header().Set("X-RateLimit-Limit", fmt.Sprint(response.Headers.XRateLimitLimit))
+	w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(response.Headers.XRateLimitRemaining))
+	w.Header().Set("X-RateLimit-Reset", fmt.Sprint(response.Headers.XRateLimitReset))
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateWebhookEndpoint500JSONResponse struct{ InternalErrorJSONResponse }
+
+func (response CreateWebhookEndpoint500JSONResponse) VisitCreateWebhookEndpointResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateWebhookEndpoint503JSONResponse struct{ UnavailableJSONResponse }
+
+func (response CreateWebhookEndpoint503JSONResponse) VisitCreateWebhookEndpointResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type TrackClickPreflightRequestObject struct {
 }
 
@@ -12487,6 +13258,1167 @@ func (response TrackSale503JSONResponse) VisitTrackSaleResponse(w http.ResponseW
 	w.Header().Set("X-RateLimit-Limit", fmt.Sprint(response.Headers.XRateLimitLimit))
 	w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(response.Headers.XRateLimitRemaining))
 	w.Header().Set("X-RateLimit-Reset", fmt.Sprint(response.Headers.XRateLimitReset))
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ResendWebhookDeliveryRequestObject struct {
+	DeliveryId DeliveryId `json:"deliveryId"`
+}
+
+type ResendWebhookDeliveryResponseObject interface {
+	VisitResendWebhookDeliveryResponse(w http.ResponseWriter) error
+}
+
+type ResendWebhookDelivery202ResponseHeaders struct {
+	XRequestID string
+}
+
+type ResendWebhookDelivery202JSONResponse struct {
+	Body    WebhookDeliveryEnvelope
+	Headers ResendWebhookDelivery202ResponseHeaders
+}
+
+func (response ResendWebhookDelivery202JSONResponse) VisitResendWebhookDeliveryResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(202)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ResendWebhookDelivery400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response ResendWebhookDelivery400JSONResponse) VisitResendWebhookDeliveryResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ResendWebhookDelivery401JSONResponse struct{ UnauthorizedJSONResponse }
+
+func (response ResendWebhookDelivery401JSONResponse) VisitResendWebhookDeliveryResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ResendWebhookDelivery403JSONResponse struct{ ForbiddenJSONResponse }
+
+func (response ResendWebhookDelivery403JSONResponse) VisitResendWebhookDeliveryResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ResendWebhookDelivery404JSONResponse struct{ NotFoundJSONResponse }
+
+func (response ResendWebhookDelivery404JSONResponse) VisitResendWebhookDeliveryResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ResendWebhookDelivery429JSONResponse struct{ RateLimitedJSONResponse }
+
+func (response ResendWebhookDelivery429JSONResponse) VisitResendWebhookDeliveryResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.Header().Set("X-RateLimit-Limit", fmt.Sprint(response.Headers.XRateLimitLimit))
+	w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(response.Headers.XRateLimitRemaining))
+	w.Header().Set("X-RateLimit-Reset", fmt.Sprint(response.Headers.XRateLimitReset))
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ResendWebhookDelivery500JSONResponse struct{ InternalErrorJSONResponse }
+
+func (response ResendWebhookDelivery500JSONResponse) VisitResendWebhookDeliveryResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ResendWebhookDelivery503JSONResponse struct{ UnavailableJSONResponse }
+
+func (response ResendWebhookDelivery503JSONResponse) VisitResendWebhookDeliveryResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DeleteWebhookEndpointRequestObject struct {
+	EndpointId EndpointId `json:"endpointId"`
+}
+
+type DeleteWebhookEndpointResponseObject interface {
+	VisitDeleteWebhookEndpointResponse(w http.ResponseWriter) error
+}
+
+type DeleteWebhookEndpoint204ResponseHeaders struct {
+	XRequestID string
+}
+
+type DeleteWebhookEndpoint204Response struct {
+	Headers DeleteWebhookEndpoint204ResponseHeaders
+}
+
+func (response DeleteWebhookEndpoint204Response) VisitDeleteWebhookEndpointResponse(w http.ResponseWriter) error {
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(204)
+	return nil
+}
+
+type DeleteWebhookEndpoint400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response DeleteWebhookEndpoint400JSONResponse) VisitDeleteWebhookEndpointResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DeleteWebhookEndpoint401JSONResponse struct{ UnauthorizedJSONResponse }
+
+func (response DeleteWebhookEndpoint401JSONResponse) VisitDeleteWebhookEndpointResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DeleteWebhookEndpoint403JSONResponse struct{ ForbiddenJSONResponse }
+
+func (response DeleteWebhookEndpoint403JSONResponse) VisitDeleteWebhookEndpointResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DeleteWebhookEndpoint404JSONResponse struct{ NotFoundJSONResponse }
+
+func (response DeleteWebhookEndpoint404JSONResponse) VisitDeleteWebhookEndpointResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DeleteWebhookEndpoint429JSONResponse struct{ RateLimitedJSONResponse }
+
+func (response DeleteWebhookEndpoint429JSONResponse) VisitDeleteWebhookEndpointResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.Header().Set("X-RateLimit-Limit", fmt.Sprint(response.Headers.XRateLimitLimit))
+	w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(response.Headers.XRateLimitRemaining))
+	w.Header().Set("X-RateLimit-Reset", fmt.Sprint(response.Headers.XRateLimitReset))
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DeleteWebhookEndpoint500JSONResponse struct{ InternalErrorJSONResponse }
+
+func (response DeleteWebhookEndpoint500JSONResponse) VisitDeleteWebhookEndpointResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DeleteWebhookEndpoint503JSONResponse struct{ UnavailableJSONResponse }
+
+func (response DeleteWebhookEndpoint503JSONResponse) VisitDeleteWebhookEndpointResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetWebhookEndpointRequestObject struct {
+	EndpointId EndpointId `json:"endpointId"`
+}
+
+type GetWebhookEndpointResponseObject interface {
+	VisitGetWebhookEndpointResponse(w http.ResponseWriter) error
+}
+
+type GetWebhookEndpoint200ResponseHeaders struct {
+	XRequestID string
+}
+
+type GetWebhookEndpoint200JSONResponse struct {
+	Body    WebhookEndpointEnvelope
+	Headers GetWebhookEndpoint200ResponseHeaders
+}
+
+func (response GetWebhookEndpoint200JSONResponse) VisitGetWebhookEndpointResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetWebhookEndpoint400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response GetWebhookEndpoint400JSONResponse) VisitGetWebhookEndpointResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetWebhookEndpoint401JSONResponse struct{ UnauthorizedJSONResponse }
+
+func (response GetWebhookEndpoint401JSONResponse) VisitGetWebhookEndpointResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetWebhookEndpoint403JSONResponse struct{ ForbiddenJSONResponse }
+
+func (response GetWebhookEndpoint403JSONResponse) VisitGetWebhookEndpointResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetWebhookEndpoint404JSONResponse struct{ NotFoundJSONResponse }
+
+func (response GetWebhookEndpoint404JSONResponse) VisitGetWebhookEndpointResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetWebhookEndpoint429JSONResponse struct{ RateLimitedJSONResponse }
+
+func (response GetWebhookEndpoint429JSONResponse) VisitGetWebhookEndpointResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.Header().Set("X-RateLimit-Limit", fmt.Sprint(response.Headers.XRateLimitLimit))
+	w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(response.Headers.XRateLimitRemaining))
+	w.Header().Set("X-RateLimit-Reset", fmt.Sprint(response.Headers.XRateLimitReset))
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetWebhookEndpoint500JSONResponse struct{ InternalErrorJSONResponse }
+
+func (response GetWebhookEndpoint500JSONResponse) VisitGetWebhookEndpointResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetWebhookEndpoint503JSONResponse struct{ UnavailableJSONResponse }
+
+func (response GetWebhookEndpoint503JSONResponse) VisitGetWebhookEndpointResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UpdateWebhookEndpointRequestObject struct {
+	EndpointId EndpointId `json:"endpointId"`
+	Body       *UpdateWebhookEndpointJSONRequestBody
+}
+
+type UpdateWebhookEndpointResponseObject interface {
+	VisitUpdateWebhookEndpointResponse(w http.ResponseWriter) error
+}
+
+type UpdateWebhookEndpoint200ResponseHeaders struct {
+	XRequestID string
+}
+
+type UpdateWebhookEndpoint200JSONResponse struct {
+	Body    WebhookEndpointEnvelope
+	Headers UpdateWebhookEndpoint200ResponseHeaders
+}
+
+func (response UpdateWebhookEndpoint200JSONResponse) VisitUpdateWebhookEndpointResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UpdateWebhookEndpoint400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response UpdateWebhookEndpoint400JSONResponse) VisitUpdateWebhookEndpointResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UpdateWebhookEndpoint401JSONResponse struct{ UnauthorizedJSONResponse }
+
+func (response UpdateWebhookEndpoint401JSONResponse) VisitUpdateWebhookEndpointResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UpdateWebhookEndpoint403JSONResponse struct{ ForbiddenJSONResponse }
+
+func (response UpdateWebhookEndpoint403JSONResponse) VisitUpdateWebhookEndpointResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UpdateWebhookEndpoint404JSONResponse struct{ NotFoundJSONResponse }
+
+func (response UpdateWebhookEndpoint404JSONResponse) VisitUpdateWebhookEndpointResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UpdateWebhookEndpoint413JSONResponse struct{ PayloadTooLargeJSONResponse }
+
+func (response UpdateWebhookEndpoint413JSONResponse) VisitUpdateWebhookEndpointResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(413)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UpdateWebhookEndpoint429JSONResponse struct{ RateLimitedJSONResponse }
+
+func (response UpdateWebhookEndpoint429JSONResponse) VisitUpdateWebhookEndpointResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.Header().Set("X-RateLimit-Limit", fmt.Sprint(response.Headers.XRateLimitLimit))
+	w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(response.Headers.XRateLimitRemaining))
+	w.Header().Set("X-RateLimit-Reset", fmt.Sprint(response.Headers.XRateLimitReset))
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UpdateWebhookEndpoint500JSONResponse struct{ InternalErrorJSONResponse }
+
+func (response UpdateWebhookEndpoint500JSONResponse) VisitUpdateWebhookEndpointResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UpdateWebhookEndpoint503JSONResponse struct{ UnavailableJSONResponse }
+
+func (response UpdateWebhookEndpoint503JSONResponse) VisitUpdateWebhookEndpointResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListWebhookDeliveriesRequestObject struct {
+	EndpointId EndpointId `json:"endpointId"`
+	Params     ListWebhookDeliveriesParams
+}
+
+type ListWebhookDeliveriesResponseObject interface {
+	VisitListWebhookDeliveriesResponse(w http.ResponseWriter) error
+}
+
+type ListWebhookDeliveries200ResponseHeaders struct {
+	XRequestID string
+}
+
+type ListWebhookDeliveries200JSONResponse struct {
+	Body    WebhookDeliveryListEnvelope
+	Headers ListWebhookDeliveries200ResponseHeaders
+}
+
+func (response ListWebhookDeliveries200JSONResponse) VisitListWebhookDeliveriesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListWebhookDeliveries400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response ListWebhookDeliveries400JSONResponse) VisitListWebhookDeliveriesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListWebhookDeliveries401JSONResponse struct{ UnauthorizedJSONResponse }
+
+func (response ListWebhookDeliveries401JSONResponse) VisitListWebhookDeliveriesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListWebhookDeliveries403JSONResponse struct{ ForbiddenJSONResponse }
+
+func (response ListWebhookDeliveries403JSONResponse) VisitListWebhookDeliveriesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListWebhookDeliveries404JSONResponse struct{ NotFoundJSONResponse }
+
+func (response ListWebhookDeliveries404JSONResponse) VisitListWebhookDeliveriesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListWebhookDeliveries429JSONResponse struct{ RateLimitedJSONResponse }
+
+func (response ListWebhookDeliveries429JSONResponse) VisitListWebhookDeliveriesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.Header().Set("X-RateLimit-Limit", fmt.Sprint(response.Headers.XRateLimitLimit))
+	w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(response.Headers.XRateLimitRemaining))
+	w.Header().Set("X-RateLimit-Reset", fmt.Sprint(response.Headers.XRateLimitReset))
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListWebhookDeliveries500JSONResponse struct{ InternalErrorJSONResponse }
+
+func (response ListWebhookDeliveries500JSONResponse) VisitListWebhookDeliveriesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListWebhookDeliveries503JSONResponse struct{ UnavailableJSONResponse }
+
+func (response ListWebhookDeliveries503JSONResponse) VisitListWebhookDeliveriesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RecoverWebhookDeliveriesRequestObject struct {
+	EndpointId EndpointId `json:"endpointId"`
+	Body       *RecoverWebhookDeliveriesJSONRequestBody
+}
+
+type RecoverWebhookDeliveriesResponseObject interface {
+	VisitRecoverWebhookDeliveriesResponse(w http.ResponseWriter) error
+}
+
+type RecoverWebhookDeliveries202ResponseHeaders struct {
+	XRequestID string
+}
+
+type RecoverWebhookDeliveries202JSONResponse struct {
+	Body    WebhookRecoverEnvelope
+	Headers RecoverWebhookDeliveries202ResponseHeaders
+}
+
+func (response RecoverWebhookDeliveries202JSONResponse) VisitRecoverWebhookDeliveriesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(202)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RecoverWebhookDeliveries400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response RecoverWebhookDeliveries400JSONResponse) VisitRecoverWebhookDeliveriesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RecoverWebhookDeliveries401JSONResponse struct{ UnauthorizedJSONResponse }
+
+func (response RecoverWebhookDeliveries401JSONResponse) VisitRecoverWebhookDeliveriesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RecoverWebhookDeliveries403JSONResponse struct{ ForbiddenJSONResponse }
+
+func (response RecoverWebhookDeliveries403JSONResponse) VisitRecoverWebhookDeliveriesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RecoverWebhookDeliveries404JSONResponse struct{ NotFoundJSONResponse }
+
+func (response RecoverWebhookDeliveries404JSONResponse) VisitRecoverWebhookDeliveriesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RecoverWebhookDeliveries413JSONResponse struct{ PayloadTooLargeJSONResponse }
+
+func (response RecoverWebhookDeliveries413JSONResponse) VisitRecoverWebhookDeliveriesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(413)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RecoverWebhookDeliveries429JSONResponse struct{ RateLimitedJSONResponse }
+
+func (response RecoverWebhookDeliveries429JSONResponse) VisitRecoverWebhookDeliveriesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.Header().Set("X-RateLimit-Limit", fmt.Sprint(response.Headers.XRateLimitLimit))
+	w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(response.Headers.XRateLimitRemaining))
+	w.Header().Set("X-RateLimit-Reset", fmt.Sprint(response.Headers.XRateLimitReset))
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RecoverWebhookDeliveries500JSONResponse struct{ InternalErrorJSONResponse }
+
+func (response RecoverWebhookDeliveries500JSONResponse) VisitRecoverWebhookDeliveriesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RecoverWebhookDeliveries503JSONResponse struct{ UnavailableJSONResponse }
+
+func (response RecoverWebhookDeliveries503JSONResponse) VisitRecoverWebhookDeliveriesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RotateWebhookSecretRequestObject struct {
+	EndpointId EndpointId `json:"endpointId"`
+}
+
+type RotateWebhookSecretResponseObject interface {
+	VisitRotateWebhookSecretResponse(w http.ResponseWriter) error
+}
+
+type RotateWebhookSecret200ResponseHeaders struct {
+	XRequestID string
+}
+
+type RotateWebhookSecret200JSONResponse struct {
+	Body    WebhookEndpointSecretEnvelope
+	Headers RotateWebhookSecret200ResponseHeaders
+}
+
+func (response RotateWebhookSecret200JSONResponse) VisitRotateWebhookSecretResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RotateWebhookSecret400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response RotateWebhookSecret400JSONResponse) VisitRotateWebhookSecretResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RotateWebhookSecret401JSONResponse struct{ UnauthorizedJSONResponse }
+
+func (response RotateWebhookSecret401JSONResponse) VisitRotateWebhookSecretResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RotateWebhookSecret403JSONResponse struct{ ForbiddenJSONResponse }
+
+func (response RotateWebhookSecret403JSONResponse) VisitRotateWebhookSecretResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RotateWebhookSecret404JSONResponse struct{ NotFoundJSONResponse }
+
+func (response RotateWebhookSecret404JSONResponse) VisitRotateWebhookSecretResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RotateWebhookSecret429JSONResponse struct{ RateLimitedJSONResponse }
+
+func (response RotateWebhookSecret429JSONResponse) VisitRotateWebhookSecretResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.Header().Set("X-RateLimit-Limit", fmt.Sprint(response.Headers.XRateLimitLimit))
+	w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(response.Headers.XRateLimitRemaining))
+	w.Header().Set("X-RateLimit-Reset", fmt.Sprint(response.Headers.XRateLimitReset))
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RotateWebhookSecret500JSONResponse struct{ InternalErrorJSONResponse }
+
+func (response RotateWebhookSecret500JSONResponse) VisitRotateWebhookSecretResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RotateWebhookSecret503JSONResponse struct{ UnavailableJSONResponse }
+
+func (response RotateWebhookSecret503JSONResponse) VisitRotateWebhookSecretResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type TestWebhookEndpointRequestObject struct {
+	EndpointId EndpointId `json:"endpointId"`
+	Body       *TestWebhookEndpointJSONRequestBody
+}
+
+type TestWebhookEndpointResponseObject interface {
+	VisitTestWebhookEndpointResponse(w http.ResponseWriter) error
+}
+
+type TestWebhookEndpoint202ResponseHeaders struct {
+	XRequestID string
+}
+
+type TestWebhookEndpoint202JSONResponse struct {
+	Body    WebhookDeliveryEnvelope
+	Headers TestWebhookEndpoint202ResponseHeaders
+}
+
+func (response TestWebhookEndpoint202JSONResponse) VisitTestWebhookEndpointResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(202)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type TestWebhookEndpoint400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response TestWebhookEndpoint400JSONResponse) VisitTestWebhookEndpointResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type TestWebhookEndpoint401JSONResponse struct{ UnauthorizedJSONResponse }
+
+func (response TestWebhookEndpoint401JSONResponse) VisitTestWebhookEndpointResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type TestWebhookEndpoint403JSONResponse struct{ ForbiddenJSONResponse }
+
+func (response TestWebhookEndpoint403JSONResponse) VisitTestWebhookEndpointResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type TestWebhookEndpoint404JSONResponse struct{ NotFoundJSONResponse }
+
+func (response TestWebhookEndpoint404JSONResponse) VisitTestWebhookEndpointResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type TestWebhookEndpoint413JSONResponse struct{ PayloadTooLargeJSONResponse }
+
+func (response TestWebhookEndpoint413JSONResponse) VisitTestWebhookEndpointResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(413)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type TestWebhookEndpoint429JSONResponse struct{ RateLimitedJSONResponse }
+
+func (response TestWebhookEndpoint429JSONResponse) VisitTestWebhookEndpointResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.Header().Set("X-RateLimit-Limit", fmt.Sprint(response.Headers.XRateLimitLimit))
+	w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(response.Headers.XRateLimitRemaining))
+	w.Header().Set("X-RateLimit-Reset", fmt.Sprint(response.Headers.XRateLimitReset))
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type TestWebhookEndpoint500JSONResponse struct{ InternalErrorJSONResponse }
+
+func (response TestWebhookEndpoint500JSONResponse) VisitTestWebhookEndpointResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type TestWebhookEndpoint503JSONResponse struct{ UnavailableJSONResponse }
+
+func (response TestWebhookEndpoint503JSONResponse) VisitTestWebhookEndpointResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
 	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
 	w.WriteHeader(503)
 	_, err := buf.WriteTo(w)
@@ -14920,6 +16852,12 @@ type StrictServerInterface interface {
 	// GetProgramReadiness A program's readiness checks, for its workspace members
 	// (GET /api/v1/programs/{programId}/readiness)
 	GetProgramReadiness(ctx context.Context, request GetProgramReadinessRequestObject) (GetProgramReadinessResponseObject, error)
+	// ListWebhookEndpoints List a program's webhook endpoints
+	// (GET /api/v1/programs/{programId}/webhook-endpoints)
+	ListWebhookEndpoints(ctx context.Context, request ListWebhookEndpointsRequestObject) (ListWebhookEndpointsResponseObject, error)
+	// CreateWebhookEndpoint Add a webhook endpoint
+	// (POST /api/v1/programs/{programId}/webhook-endpoints)
+	CreateWebhookEndpoint(ctx context.Context, request CreateWebhookEndpointRequestObject) (CreateWebhookEndpointResponseObject, error)
 	// TrackClickPreflight CORS preflight for `POST /api/v1/track/click`
 	// (OPTIONS /api/v1/track/click)
 	TrackClickPreflight(ctx context.Context, request TrackClickPreflightRequestObject) (TrackClickPreflightResponseObject, error)
@@ -14938,6 +16876,30 @@ type StrictServerInterface interface {
 	// TrackSale Record a sale and its commission
 	// (POST /api/v1/track/sale)
 	TrackSale(ctx context.Context, request TrackSaleRequestObject) (TrackSaleResponseObject, error)
+	// ResendWebhookDelivery Send a delivery again
+	// (POST /api/v1/webhook-deliveries/{deliveryId}/resend)
+	ResendWebhookDelivery(ctx context.Context, request ResendWebhookDeliveryRequestObject) (ResendWebhookDeliveryResponseObject, error)
+	// DeleteWebhookEndpoint Remove a webhook endpoint
+	// (DELETE /api/v1/webhook-endpoints/{endpointId})
+	DeleteWebhookEndpoint(ctx context.Context, request DeleteWebhookEndpointRequestObject) (DeleteWebhookEndpointResponseObject, error)
+	// GetWebhookEndpoint Show a webhook endpoint
+	// (GET /api/v1/webhook-endpoints/{endpointId})
+	GetWebhookEndpoint(ctx context.Context, request GetWebhookEndpointRequestObject) (GetWebhookEndpointResponseObject, error)
+	// UpdateWebhookEndpoint Change a webhook endpoint
+	// (PATCH /api/v1/webhook-endpoints/{endpointId})
+	UpdateWebhookEndpoint(ctx context.Context, request UpdateWebhookEndpointRequestObject) (UpdateWebhookEndpointResponseObject, error)
+	// ListWebhookDeliveries An endpoint's delivery log
+	// (GET /api/v1/webhook-endpoints/{endpointId}/deliveries)
+	ListWebhookDeliveries(ctx context.Context, request ListWebhookDeliveriesRequestObject) (ListWebhookDeliveriesResponseObject, error)
+	// RecoverWebhookDeliveries Send again what an endpoint missed
+	// (POST /api/v1/webhook-endpoints/{endpointId}/recover)
+	RecoverWebhookDeliveries(ctx context.Context, request RecoverWebhookDeliveriesRequestObject) (RecoverWebhookDeliveriesResponseObject, error)
+	// RotateWebhookSecret Rotate a webhook endpoint's secret
+	// (POST /api/v1/webhook-endpoints/{endpointId}/rotate-secret)
+	RotateWebhookSecret(ctx context.Context, request RotateWebhookSecretRequestObject) (RotateWebhookSecretResponseObject, error)
+	// TestWebhookEndpoint Send a test event
+	// (POST /api/v1/webhook-endpoints/{endpointId}/test)
+	TestWebhookEndpoint(ctx context.Context, request TestWebhookEndpointRequestObject) (TestWebhookEndpointResponseObject, error)
 	// StripeWebhook Receive Stripe webhook events
 	// (POST /api/v1/webhooks/stripe/{programId})
 	StripeWebhook(ctx context.Context, request StripeWebhookRequestObject) (StripeWebhookResponseObject, error)
@@ -16363,6 +18325,79 @@ func (sh *strictHandler) GetProgramReadiness(ctx echo.Context, programId Program
 	return nil
 }
 
+// ListWebhookEndpoints operation middleware
+func (sh *strictHandler) ListWebhookEndpoints(ctx echo.Context, programId ProgramId) error {
+	var request ListWebhookEndpointsRequestObject
+
+	request.ProgramId = programId
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.ListWebhookEndpoints(ctx.Request().Context(), request.(ListWebhookEndpointsRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ListWebhookEndpoints")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(ListWebhookEndpointsResponseObject); ok {
+		return validResponse.VisitListWebhookEndpointsResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// CreateWebhookEndpoint operation middleware
+func (sh *strictHandler) CreateWebhookEndpoint(ctx echo.Context, programId ProgramId) error {
+	var request CreateWebhookEndpointRequestObject
+
+	request.ProgramId = programId
+
+	var body CreateWebhookEndpointJSONRequestBody
+	var err error
+	if binder, ok := ctx.Echo().Binder.(*echo.DefaultBinder); ok {
+		// A request validator built on kin-openapi's openapi3filter with
+		// KeepValidatedValue leaves the value it validated on the body. Bind
+		// that value, matching member names exactly, so the handler receives
+		// what was validated instead of a second, case-insensitive decode.
+		// Otherwise bind only the request body, so that path and query
+		// parameters are not also bound into the body struct.
+		if vb, ok := ctx.Request().Body.(interface{ ValidatedValue() any }); !ok || runtime.BindJSONValue(vb.ValidatedValue(), &body) != nil {
+			err = binder.BindBody(ctx, &body)
+		}
+	} else {
+		// A custom binder is installed on the Echo instance; defer to it
+		// entirely, since echo.Binder does not expose body-only binding and
+		// the binder may do more than decode (for example call ctx.Validate).
+		err = ctx.Bind(&body)
+	}
+	if err != nil {
+		return err
+	}
+	request.Body = &body
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.CreateWebhookEndpoint(ctx.Request().Context(), request.(CreateWebhookEndpointRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "CreateWebhookEndpoint")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(CreateWebhookEndpointResponseObject); ok {
+		return validResponse.VisitCreateWebhookEndpointResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
 // TrackClickPreflight operation middleware
 func (sh *strictHandler) TrackClickPreflight(ctx echo.Context) error {
 	var request TrackClickPreflightRequestObject
@@ -16587,6 +18622,276 @@ func (sh *strictHandler) TrackSale(ctx echo.Context) error {
 		return err
 	} else if validResponse, ok := response.(TrackSaleResponseObject); ok {
 		return validResponse.VisitTrackSaleResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// ResendWebhookDelivery operation middleware
+func (sh *strictHandler) ResendWebhookDelivery(ctx echo.Context, deliveryId DeliveryId) error {
+	var request ResendWebhookDeliveryRequestObject
+
+	request.DeliveryId = deliveryId
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.ResendWebhookDelivery(ctx.Request().Context(), request.(ResendWebhookDeliveryRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ResendWebhookDelivery")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(ResendWebhookDeliveryResponseObject); ok {
+		return validResponse.VisitResendWebhookDeliveryResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// DeleteWebhookEndpoint operation middleware
+func (sh *strictHandler) DeleteWebhookEndpoint(ctx echo.Context, endpointId EndpointId) error {
+	var request DeleteWebhookEndpointRequestObject
+
+	request.EndpointId = endpointId
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.DeleteWebhookEndpoint(ctx.Request().Context(), request.(DeleteWebhookEndpointRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "DeleteWebhookEndpoint")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(DeleteWebhookEndpointResponseObject); ok {
+		return validResponse.VisitDeleteWebhookEndpointResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// GetWebhookEndpoint operation middleware
+func (sh *strictHandler) GetWebhookEndpoint(ctx echo.Context, endpointId EndpointId) error {
+	var request GetWebhookEndpointRequestObject
+
+	request.EndpointId = endpointId
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.GetWebhookEndpoint(ctx.Request().Context(), request.(GetWebhookEndpointRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "GetWebhookEndpoint")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(GetWebhookEndpointResponseObject); ok {
+		return validResponse.VisitGetWebhookEndpointResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// UpdateWebhookEndpoint operation middleware
+func (sh *strictHandler) UpdateWebhookEndpoint(ctx echo.Context, endpointId EndpointId) error {
+	var request UpdateWebhookEndpointRequestObject
+
+	request.EndpointId = endpointId
+
+	var body UpdateWebhookEndpointJSONRequestBody
+	var err error
+	if binder, ok := ctx.Echo().Binder.(*echo.DefaultBinder); ok {
+		// A request validator built on kin-openapi's openapi3filter with
+		// KeepValidatedValue leaves the value it validated on the body. Bind
+		// that value, matching member names exactly, so the handler receives
+		// what was validated instead of a second, case-insensitive decode.
+		// Otherwise bind only the request body, so that path and query
+		// parameters are not also bound into the body struct.
+		if vb, ok := ctx.Request().Body.(interface{ ValidatedValue() any }); !ok || runtime.BindJSONValue(vb.ValidatedValue(), &body) != nil {
+			err = binder.BindBody(ctx, &body)
+		}
+	} else {
+		// A custom binder is installed on the Echo instance; defer to it
+		// entirely, since echo.Binder does not expose body-only binding and
+		// the binder may do more than decode (for example call ctx.Validate).
+		err = ctx.Bind(&body)
+	}
+	if err != nil {
+		return err
+	}
+	request.Body = &body
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.UpdateWebhookEndpoint(ctx.Request().Context(), request.(UpdateWebhookEndpointRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "UpdateWebhookEndpoint")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(UpdateWebhookEndpointResponseObject); ok {
+		return validResponse.VisitUpdateWebhookEndpointResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// ListWebhookDeliveries operation middleware
+func (sh *strictHandler) ListWebhookDeliveries(ctx echo.Context, endpointId EndpointId, params ListWebhookDeliveriesParams) error {
+	var request ListWebhookDeliveriesRequestObject
+
+	request.EndpointId = endpointId
+	request.Params = params
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.ListWebhookDeliveries(ctx.Request().Context(), request.(ListWebhookDeliveriesRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ListWebhookDeliveries")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(ListWebhookDeliveriesResponseObject); ok {
+		return validResponse.VisitListWebhookDeliveriesResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// RecoverWebhookDeliveries operation middleware
+func (sh *strictHandler) RecoverWebhookDeliveries(ctx echo.Context, endpointId EndpointId) error {
+	var request RecoverWebhookDeliveriesRequestObject
+
+	request.EndpointId = endpointId
+
+	var body RecoverWebhookDeliveriesJSONRequestBody
+	var err error
+	if binder, ok := ctx.Echo().Binder.(*echo.DefaultBinder); ok {
+		// A request validator built on kin-openapi's openapi3filter with
+		// KeepValidatedValue leaves the value it validated on the body. Bind
+		// that value, matching member names exactly, so the handler receives
+		// what was validated instead of a second, case-insensitive decode.
+		// Otherwise bind only the request body, so that path and query
+		// parameters are not also bound into the body struct.
+		if vb, ok := ctx.Request().Body.(interface{ ValidatedValue() any }); !ok || runtime.BindJSONValue(vb.ValidatedValue(), &body) != nil {
+			err = binder.BindBody(ctx, &body)
+		}
+	} else {
+		// A custom binder is installed on the Echo instance; defer to it
+		// entirely, since echo.Binder does not expose body-only binding and
+		// the binder may do more than decode (for example call ctx.Validate).
+		err = ctx.Bind(&body)
+	}
+	if err != nil {
+		return err
+	}
+	request.Body = &body
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.RecoverWebhookDeliveries(ctx.Request().Context(), request.(RecoverWebhookDeliveriesRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "RecoverWebhookDeliveries")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(RecoverWebhookDeliveriesResponseObject); ok {
+		return validResponse.VisitRecoverWebhookDeliveriesResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// RotateWebhookSecret operation middleware
+func (sh *strictHandler) RotateWebhookSecret(ctx echo.Context, endpointId EndpointId) error {
+	var request RotateWebhookSecretRequestObject
+
+	request.EndpointId = endpointId
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.RotateWebhookSecret(ctx.Request().Context(), request.(RotateWebhookSecretRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "RotateWebhookSecret")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(RotateWebhookSecretResponseObject); ok {
+		return validResponse.VisitRotateWebhookSecretResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// TestWebhookEndpoint operation middleware
+func (sh *strictHandler) TestWebhookEndpoint(ctx echo.Context, endpointId EndpointId) error {
+	var request TestWebhookEndpointRequestObject
+
+	request.EndpointId = endpointId
+
+	var body TestWebhookEndpointJSONRequestBody
+	var err error
+	if binder, ok := ctx.Echo().Binder.(*echo.DefaultBinder); ok {
+		// A request validator built on kin-openapi's openapi3filter with
+		// KeepValidatedValue leaves the value it validated on the body. Bind
+		// that value, matching member names exactly, so the handler receives
+		// what was validated instead of a second, case-insensitive decode.
+		// Otherwise bind only the request body, so that path and query
+		// parameters are not also bound into the body struct.
+		if vb, ok := ctx.Request().Body.(interface{ ValidatedValue() any }); !ok || runtime.BindJSONValue(vb.ValidatedValue(), &body) != nil {
+			err = binder.BindBody(ctx, &body)
+		}
+	} else {
+		// A custom binder is installed on the Echo instance; defer to it
+		// entirely, since echo.Binder does not expose body-only binding and
+		// the binder may do more than decode (for example call ctx.Validate).
+		err = ctx.Bind(&body)
+	}
+	if err != nil {
+		return err
+	}
+	request.Body = &body
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.TestWebhookEndpoint(ctx.Request().Context(), request.(TestWebhookEndpointRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "TestWebhookEndpoint")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(TestWebhookEndpointResponseObject); ok {
+		return validResponse.VisitTestWebhookEndpointResponse(ctx.Response())
 	} else if response != nil {
 		return fmt.Errorf("unexpected response type: %T", response)
 	}
@@ -17447,689 +19752,746 @@ func (sh *strictHandler) StripeWebhookAlias(ctx echo.Context, programId ProgramI
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7L3rchvJlS76KhkY7xDgKYDgTWOB4fCwKcmt3bodkWq3t6BBJVEJoMxCJlyZRQrdUsT8OnF+7zgR5w3m",
-	"Rc6b+El25FqZWVk3oEBSarVHE2NbRFXldeXKdf3WL52pWK4EZ1zJzuiXzoLRiKXwz9PplEl5JrhKRXKa",
-	"JOLm+/xhxOQ0jVcqFrwz6rxhf8+YVMR8TSi5TMWNZClZ0jWRjEeDTtCR0wVbUv21Wq9YZ9SRKo35vPPp",
-	"U1DT2QumFiKq6cw8KHWSSUYEJ2rBSCoyxXbv8FUaz2Ne7e9CN4kTfCBJiK+FAblZME6kWDKySsU8pUuS",
-	"xFJJEivStSODoUgieLLu7TSiF/TD6ZxVB3POpoJXJj+l0wWDua9SNkvi+UIRyuUNS2s7jblic5ZCr2f6",
-	"U9NptbtwlV0m8TQgS/qhT+fsj4cPh8NQN6pXJE5Z1BmpNGObZ6abZ1w94VMR6d+q3cx/jlchrqiexTSJ",
-	"GVeETqdsBSt6Quil1D8JtWDpTSy37u9jtkrZlGIH5f5epwxacx2evn5GrtiaxJIsaXrFIjITevcUNHBC",
-	"wn8fZ8Ph4fQtjz8QiXsAv7CQiBk0ob+L+Zx03zw9I4/+7ei4tOErqhRLde//8e/vhv1H7//1d52gZuBP",
-	"LmjNCp2rVPA5uaZJHFElUtsrvvNAkimu8a5b8zzmV/exPrg8kZjKSZYmuDQnJGXJH6N8I8Jtm/aGqXR9",
-	"OlMsbaZ8JcgNjRW5ZDOR6pOp0nXM55snvox5vMyWndEwqDsE5xmXTN3DOnx/cfG6H1HF7P7YRyRiNEpi",
-	"zpA+/nD86GgrQ/iRpuuas3IKp6JvT9POp/GnN1Sx5/EyVvBf1R7gZzcBqlg/gV8us+kVU6RrmKEkK81+",
-	"Yp4p1rvT8ucjesOWNOa1POKN7TVhM0ViwyiyNIUNinkkbu5tELXE4J99j1UVRkA0wSh5x4HgTJ89br5o",
-	"4yggil4xTmapWOJG5VfUT33zXv/ZY8NVJeUsICyRjMwZZ3pXowH5vzKhmL6wlCAyW61EuoWBLOmH54zP",
-	"1aIz2j/4Q6Cn4v6uMrNPQWdFU7pkyhMpVtvvAbO5+jolc6Yk/KUf9Zn+lEWG7emx6hvbSC2doMPpUo+g",
-	"dEQ6266n5TKWMhb8WVQd08tsydJ4SqbuLRJHrucVVYu836nf0qZ1nIl0SRVu/MOjTpDTxH4tTZxlqRRp",
-	"vWwSLpmiA84+qMkUXnNX0ipl17HIJFnROSNdc4VqjqWfzuJUKnjUOyFiRf+eMTetv2csXXvzwu4bKOFg",
-	"OKy7yJ5FbLkSivHp+gdWw8he0CsmfdIlks6YJkXg6QOiJyfpkgHHdXQOv9DpVGRw6tQi/9W201ULNuZi",
-	"pck8FjwgsWZWVC0I5RH8cSmidUAu14rBcuh/9KCxmJODI7IQmZZiQYKS3mLhL4TOaczHXDc2XVA+Z5Jw",
-	"ob+dn+CIKAc5xQ4oIEfDRyScCj5L4qkKSeitTf8HtiYpyySLzMckimczprnKmJsWwgF5xZM1kRkIibMs",
-	"caOjqV6glRoR6hZALagiN1SSlM2gYS0kXjIC+w+jx65iJcf8iq0HZF+v+8HxsZ5QSqf6wOoGE8HnLIUN",
-	"sP0dDYeDMW86eaWJFUiGfaDLVcLg1KxFpmT/YHjwsD887A+P9RHwKOr4eBtvCTrPZi8FZy+omi6qxHXK",
-	"SaglqZCoRSytQLkQSSRPkCPGSt/iln3rPTa7G0tyODyCBRKZ0pK2iNaNrObZrK+H0cdxbBO2au/bN+IG",
-	"71J9FpuOIFzBhfYjNqNZovRqweIZ/qEP4xZu8hqWfxOzww1qZnQr28J9MrnXqEZtHJfRtJoH5tq4z5Fd",
-	"MKkeU0WrA3vyQTGuGf6AhLqXkKSMRqjxEaXPIrvWujXphrGc6B/CHom5VIxGmk2njCZEcCY1uxNS87Cp",
-	"SPUVd7km4etX5xdkj67ivev9vWkS7+kG+tBiSLphymYqpdMrYtrVrECJJCJ0RVOlW1ALFqckjhhX8Sw2",
-	"h3qaxNMrLSdIBnfVJI5CIhVNlUS2EMo1Vwum4mk/DDQXYDTS708zqcSSpZMrtg7Lr07gVUkTpl9dpUIz",
-	"KpFOYLTQRfkD9YFPwhNU6QprNdVKNTJ8Pd+liBiBiRo5v+586Dfrj8eMJpK5bb0UImGUo3Ri+OV3IooZ",
-	"CCjP5lwAxfzSMQqV/iddrZIYVZi9v0lUKPOOfpeyWWfU+Ze93JKyh0/lnmnPiGPYaZGAXsE/aIJXE74+",
-	"IGfAryQycsl4pJcmXTsGTyX5n+evXjrzCqGcsOVKrYm4/BubKtINf/kU9gIi0jEPjf7dv1iv2IiUZ2M2",
-	"hgtgdCeG4WHXMdxshGJvpu3STYALKVeCS1zE76ib8H2t4+uEKn1on6SpSOuW8RkH1TgXAVbmC8L4NUvE",
-	"igUkzAcG7YSgtXgWL19ubhqReX3Pk9JhOGdJ/IxrBZ8mOMj7mvpZEm+d/VMaJ1nqDGCSpdfxlBEZR6xm",
-	"JXooWqVOl9DbbGTuku6Asw0IVWN9aokmNTEjIdMjGSyZlHTONCuySuEkjkYEjQFxhGaAnuZMmri5/S5i",
-	"isaJHOTfhChSFPfC6mN9d29u3pCiWqs1Ka+NgmbZrp38k0pbRkFs245+Hdu4C3295fSaxgm9TNgXpS5N",
-	"LBFV9JJKpkkl4ymj04UeB9G6hBBEJuKm/szhjmutLdQXDhDmJMtnEgYFFSCONG8TnFByPBz2TgoPozgC",
-	"diRXmg4LloloztSAgP2I0JliKQnhjz5Yk0Knt3ePy4fee23bnnjmqRJFfKNQsPKCevPlmL7tUVqti7AP",
-	"sVQxnxsxqp4k7Wf3fwk8pnJxKWgavabz8hlV7IPaW6hlUlyAGptJ3ekz7ToVwRswWPD7zSZ8LvpSiZSF",
-	"IzQK0DkjU5qmsdG+jRT4QJKz8zdPiRJXjN/Swt8/Z9MsjdW6/1ok8bRG6T+Hf8uASLVOmISLYUqTxEjM",
-	"RsuPJdxhLD3RYskspcutFt7KOn4KOk9FehlHEeNfjiT1bhnjxANJUpEwEglmpKhEc0k9u4AYG0zKpMjS",
-	"KTM3sLUb3Ij0Sq7olNUTsJvX/VPw9xcvnt8j8Z4iuc1ESqhWcaXgME/rvRpopvN55KZ7FpoCEtpxngNp",
-	"mrU/QWsVcqBLOr0Ss9k97sdzFs1ZugNrNUYW6DjmqOnDomXLJfgTgER9YyZSnlH5O0HnmiYZeh5B4+VZ",
-	"kgQdlu9NhJZOMyK9qiDNdUa/fAo6RiQE5uy6+MP+QbUbo7cVmLFW4BRVmeyMjoaPYAGu2PoNGMeqkygb",
-	"0W6oJGDtAnIrmuDub14tTXdex61m+im4TxaU7+8DqXkNrvoDqdV8VcOSNNMCN1UXXJk4WSLpWpKbRTxd",
-	"9CzHGvOy7TLcuO5tbuCilDjmuaG0d2INq8bQGtXpCbc/XFr2YdFvR19Fcbi0Paim36QCr0hvbUo+8E1L",
-	"47/quYU3fQLvFJynm942b32Tm5uo8FcQVn4EEpymDOyDNCGXmQK2gC6iWG4mz7IY4qQaY4Qd80uWCD4H",
-	"nz31hJobsHSKG85S58nRIl8Gih2LSLeoNpp3Ju6FMAB+O+Yi9ez0V2yd8wsYPJpSexWm8e1g/IYOxp8F",
-	"Z1/uTLxhSisYhPFoJWLeQPp6TLU8Wd/11qm5SuiULU1QzjfT1rZ9/udTA5rNrLgUoPN+I442xPFSqKci",
-	"49GXo4uXcA9mvMGIZAfUqIJ/28XqLr6m60TQ6EKI5zSdf1GujocQPFv0Ulwz8vCI/BB/V7+5pXF+2+Md",
-	"9vgtp5laiDT++R79qH6jsBvfiWhdf2pJJsEz4Ym1NS4wkFWpZtpw29u4zq5ar+Dyd6RAV/Hkiq0nNpBz",
-	"Yk2Q3+ihNT3cu9fqV3ZZeWYJDLIyIRuUR9/8Vb8h+uRXj2NgFvfHqPxGN1JnymYsTWlCkphfaRJVWcpZ",
-	"RMRsVsOF9EuTyLQbBmSVZFqrXvUTds0SEpq4wBBIMLR+eaBTDPcpEOo3xrWRMH57suatp/o1CWQY8q3Z",
-	"451ksluvhSOie2QHXpvNS0GVmTiLao6+vjYm5nHTzdPiJvl2i3weZuHt8KvTTC3ujXSgtZZEA+8SkFsC",
-	"EsboW5jY2PES0USCs28EcweCKW37Bfug6tzlq4TGfEd/eXFbKXrPIYnURV1Cs0T38G1fP8O+MhrFnEn5",
-	"eayR9c03KbMbTZOViyI2TU6Y9aqCSXICtDAxux+S/eE3xXULS7ebdG79Tfe2/6foyXINb1QRrtj6gXQp",
-	"D7f2pVVNGhV32jeKaEkRn8W4Vdt6SytXvdHKSgBXbB2WTV3wxTez1r3Qwr0bts6RxXtNb6SD1mauCoXU",
-	"R2LX3xjH9x6G/U0G+Vy0GcUpm9bkGJ4JrmKeMUIVCZ8LD4/B2wf7e/XzvyxYihq6hR2ZQwgZ+6B2D8s9",
-	"pwn7OmOuTIpawQBc1qb0wQq5mFCl0vgyg3XsfQu8+g2eFk2HXz5pAVL2VUq5xJBLSI2MJaFJymi0zr0J",
-	"FuKCJglLPUFwm89izMMow+GzidcRhKqkjEL2oDEYD8opWZImDEYEqdKG7ZsB6WffQql+s6T+W4mvKXHf",
-	"glLb+xZTc0/U8Gs4OYCDWMyOWNawQdzJouK7nUi4UBNwn3y7iH+z9PibDg0qE+QKX5ooISaJfu2bVt2C",
-	"BO7f3NZKGLsnM1uVWMZ8exi7jRsO/yqyvOUFleSSMZ63P/C9OF5sO6IQWRC8PLFnwZIVybiKE7x1oR2b",
-	"75XEM1WfSvONJks0+bVEs4HVbutFmHkN1xv+vsW33TN5GKCbLxvedgaoVdM1HPXw7fljfQM9efsGjRM/",
-	"vnwctiIWA/nHosnUNFj2FU+1vlgJGPomVf0m6DOecxY9q7Hm4ROQtgVcDw5f4ARwZKuGQtIN99xLFc7Q",
-	"bDcsgBfsCipwzlT/TIirmDUAH1r8q4mBMAjJFF4n3fB7pVaveLLWB+OcLtl5rNgfn9MP8DebZikLtUa6",
-	"UGolA/JvJKJr2buFKRNyeH8TkUMD8lKU4X1AJ9fShMgUeyDJ0cGjb6b5TeEBuN9ft1DQ23rtt6OF4f4/",
-	"vQAA2H6ag7AUgUk27Sa9ptK9tCOAS45Xuwm4ZdPYCzjtHuKKD6a78fsSBruHNL7pM3jHw6Le9C68c8dL",
-	"q7AbL4V6IaJ4FrOo/gZAWE9AP1+tSTcsgHGGPQ/g8z6X/mtct8/CktqY9AwrsprrxqybgIQVLqclzkTM",
-	"ARxkTmN+jwG9/30yT758Jsl9bMq9g2RtXfUTYkIqATpDii+6bh7GiwVDr4kFq/K5wtU9ItQzOplTp8e3",
-	"SsWKpcrgmDpYG5okr2ad0bvNVA19eEJH8EupPUTH+aXDeLbsjN51Kqaszvs6iGbzC+KGdj69t5irKGC/",
-	"M8N8X3kx6JxGUYzAqBZ3l7pfXntDQyG95HFKGevj0fqgUgqEMSChYlJNlnC2ljS9koR6oLMnAFk7T+kS",
-	"HBF5Gr9DHOb4tm5ArzfPEsNZcAjF9crb2ooQGz3jqwzm7AZYh/uvD3pxyD6kcEDYh2mSaZpwQOkGTBdQ",
-	"9Ck3Dwzydt0MKgC5dduyin9g6yeGGM1MvXlHZrM2xkBCG8/4THTK9ACfv2/sF76p9GlsFBOqCtDOEVWs",
-	"r+Ilq1ZZCTpLKq/qhIowVZN//Od/hS6VL6FSkSMPFX1Q15w1ntVVLfGqh1Qrhywph3Iua1coZDtt4ec7",
-	"TRcaZ5PLddtPSvuSd+m3Vd2oymewyoG/Rd5ibdhoKTMWbSez4q/GlFkvKnJ2o9c/IHIhbjiiDS5Yymr3",
-	"824ktXkt7SiD2uXZuqbNRySPR6quwPcG5QsZhxYdbPgSGvdKJyqJp1eGdzVwiXzeK5oqzlLzegVZveF7",
-	"h64elHjlLRqwQGre9eQmh3O7jiXcHJ2gk3Hv4ftthG+aDvIlKUy4MPi6TfmOJpRPaxj6K86IaeiBJEvB",
-	"NWvQZGkrykyhPoWpuRPoZ8uYi5RkPEb2XaZ9PU0WTaa2klsJiNE8D8BkvGbKR+PTzVXWvbrO04TeXNLp",
-	"1UTcNHd0Zl6ShAtbRmBBJeFMKRbpntv2Zpah5kQFnZhPsO18GC2aXNE42vGDjbTd/AFC/tUMXEtLMZ83",
-	"rp7D7bNhLXEKoVikG5pPw4CEupuYJsl6krJrlkrrrdk6whJ5F0nZH7u3/uVBB2Viq25HYanrCWfDaXke",
-	"S7Wd98eKLeU2WcOev1yWoWlK1+256tmCxvxHlkYmRrCGUW6N6VZsZVv4FHQSRqMdP5EUNdjWn5Rmh8M0",
-	"XZvmaiebxKeZWpzRJNHb5QXoFqcdRxNACa4tu/Jqxfizx+RMcM6mith3c7l0Kvgsnmcpi0is7/m09goG",
-	"oMrttym+FuRDqswr6Hzoz0Xf/Ki1/cEbevPC4HnWzRpLGbSVOtiSxkntWa/eS3rfEqbYDhcPNn97scDM",
-	"7rVIkl1nRqNr/YfchQE2rwb7sIpTJo1MVQkvNyW/xBy8UppgzAcFvrZRAquut2FcmgXZlbcDqbv8g04D",
-	"WXuozv4QA5IyC9vApzZ63HYVDjotd/nOu3uuaKp23t5MLSZZmtRPF8wkeksyyVIiVoxDTAya6gp7kqVx",
-	"3W4U97vdDq5EktQP6fRSiiRTjLx98xwqUPz5SbEyjp7Nnv4+zNErjVuwzWh3ZDdu7bwxF6Z8py2FS+cN",
-	"k1C+prJtufiaD9cp7frezov01LOlhUjVxFp0qkdgvSqYeqZ6MLWH5Tq/FjeWmPCv0PIyQKOFMZVmkHcT",
-	"dGol98LKPeOxary2KvyspV0mB1OepIZKNs7Xvf6GKlbXil3idq1c6LehAXEVs0mUpQ22hsd0LU+IZEpq",
-	"JgQvY1XKSUTXEtiRKxN2+PC4VCdsu54ViaXJaN808Mfwlpu2He5kKbhabBXYHpvXX8DbrpUGebpETEZy",
-	"NeOsLnl1K28lLSCR7chsN9kmrI3RoJC1s1Hku1FlowWNut4WYt55IKGWKJWEEmygtjPbokyy+fZ98PoP",
-	"PHtHoRE3gTtxyqI7prW9u+TFqZi7nfm8tLUOEb70IC9ktH1xvHe3T910uPXFJkP6+zpHSTXtTcwIJWfP",
-	"n5Hj4TAoJMHVlWqya4/bKbcfBaeqlZ0K9jDW8LJYrhK6NjRJZDZdaCIND4f/A4PcfndwPDClyO/FfLfh",
-	"OLUWfpu1flStZV0Ndl9u3Uw5cJzKPC63UOWr6XW4xbh4a7U4iU3o0658cKriazbZvCARlxN0bdbzr8cv",
-	"z22BH6hSB9aIgrvmgSS4QlVLmd2kkuF/YoPJBraUuf7c1HivI5iynHTx00W9lOTKTpQ8Daa//jVL45nx",
-	"Rv8ROy/OBHSNxpHU34HmvsPO63ZQrzH2XBtckWYMdZriUPTKX/x04corhflWhT2wK0MezoD8ZREnzNRY",
-	"5UJBaUggGJe7lQhx5ScYkmwVEKrIUkiFXVNTXBxro+IYvPPuybwbDu92S1xucqutO3rJoNi+95ozoa5o",
-	"HGlmZI1wg84t7NvVD1I2ZVxh4UzZYHSSk4OjRf3pSRiNNjyWNGGNj+sMR/iy367fSB1t6UVescl0QdM5",
-	"kxPGHcZiE5VRksTXDCt9ruh6ybhzck4XbHolMkWsXh0FJObXIp4y2IAelnc+hz6JjOecqixlxBJ3kGdT",
-	"6IWNr43rzSPswPOG6P3kQtXTmZ0Y2rbqNbBNslCZeRcOYYHv1fTVuK5ligkqXLae2uu27oamPOZz2drC",
-	"+hf84E5XyQWT6okeu6e6lbglVpHVH6N+LzjzXOGQ6RAqKG8K+mrottiVm8UHNaESruWC1ltjMg20ivQ+",
-	"aOESu5X3v1bvbtnnp9voMd6yb7vEKV+3EKtLbWaJAtl6yye+tePT+6+ABm9nd7F1jtsaSluTXZ1Q4cpR",
-	"1Vxslsu1YE7eILwJeE0ERVeq7bZhDadXsII11jsDQmvye73IlOp5NAAjzoW29bT53urqQ8GvWdpsLEPh",
-	"+HQXRYFBVJ6QrQZn3rb7vPX9TWRRRwhzJibTWK1bNQ4vi4yrtP37KZsbBW3r6zt4SefMmnm3topAySxt",
-	"/UFe1bzV63qfpaLLVZVsn6ZiSUKkL/da2NYhUae9FQ5c3nMhvsAbv7dUpYUobmZhqzyiKNKfT7tB8Zz5",
-	"B8U/FY0HfYOR1YbpTVoFgxXj/D4FHTqbxUlMFat3BDzNkmRN/p7RBKQm8Ad0wWIBTbKeFtYxcgskHnBk",
-	"BJDWhJkDWOaazmYhgRLyZEVTumSqwQ9pK8pOfDZT5m6hvJ66F8ICTpKFdUE8le4sTqWykNwxx5yjrTSa",
-	"UD7PDL9vEZAzZxMVq2SH1z/fYZymjPFJysB905aT3OII/2yqRG19OdNET+e195Qp159H7Bll9YEk4oaT",
-	"t5Kl/VP9qQUbiSVZpUyaBIOtfV/H7GYlUjWR8c9tRlsOHSscjVvZrjf5t5sp/FyJFLV5XBag4r5WL9Zl",
-	"2kfHQ71ZruKTqAuAgQS+JJ4xvau6Q/0i6VobuWRKH8eARGxGs0SRh4hnWmNFasF+tNT3QkTMMh9Priqp",
-	"qjb21+HLNAbCTWsjeCuY/w8kCdHtpf+qN2QalCZPFNBk8r5ONf1sQrMdQ+GOqtnK2qtig4X3BcS8UXKZ",
-	"Uh4RccMkxKPBGpqCwQA4RU6X+paThGoSxO11mD82SOmB3BIeB200RV2VKuJSCbYGtAYY1CI9knZxay44",
-	"aoP1eSujcDkSk6asWj2iB5LoVk01iIKhLtT3Dfr9CFVuDg8k0UM4MTZ+mikREhwxTUx0jl8Z2E7GRe9w",
-	"IviAvMySBN1Tl2nMZsk6MDvmfe1gwy7XZmzsOhZgAEwYlaxRjGoh8Jtwsobt/MuCKn3WMh5JooS4goJs",
-	"JsmjNEfGFdMc34ZCkq648caM5BjY6MVLTbAJ1e3g6wYZ0180JVkyA7Mnu2YpYRFk5+qlaxv4eAvvhR8s",
-	"WbKc1KED1DKb1uK7yTqoE4T072jFy5fkxKxEzMklhuN5JYllvaENwgfvcoBuEbm5hvPWQFOhz0FC8o//",
-	"53+T0Jp9J4VnJ2SI8kPK/gaGu5bbbgIom3y2NpRWJCDVxpD+YcMuMSY0booCvXMMdp2NGic3SRmVLaW6",
-	"2vVqfXwv2UwYDNIN57flYhuYw5aTzR107SI20DUGN2sB4GwjJy+DoQ3aaZQF+3IhntfOsTKKoHgdNm1M",
-	"+UwUQoKd27FwUxVvvyqV+FSeH/IKR89ZzFb3Zb7op+YWqzu7cM11jcTYGxUvKv+aA2dErKSNuc5v0R64",
-	"EVZUShYNSLikPKNJqJtaMvARmTYkiYEIXSpCpgQE3uj3a004+RS+o2q6uKfIZ0/0ur1ZNB9ZllyZFIK6",
-	"cOCi1Fk5UX6YUfV0LemHZ/jp8RBjksyf+6VxB52Mx3/PmHmsuUz1SGwTRO+Wu+av6u6reI+B7Zu2V6sx",
-	"qkWlMqle6PdqJ2La2DyfPL6tcuZeCxmr+JoRjh5UkDetd/eIRGwaL2lCoESyHJEVS/XRBynS/lt3LCHv",
-	"Af4OgzEPU6Z5UMznE/vryLW6Pxz2ArKkfxOp0wtQH4BmZ/EHLYeZRuEvRDy3LeJPozH3GtT/1xuQN4xG",
-	"hH2gU5WstXpwk8ZKMU66KNmoRSqy+YJQMksEVabeOGRkyviavbDkj/diLtCITF+XXlSe6dE7MUO3AbiQ",
-	"pQ0A/loXj2Qv5fLVui5foCutXduc8q5Rq2gWxRDpDHmQRgfKP+qZUMLnjM/VIj+39u/9YGsMFIxvM3Wd",
-	"u1u3xM5tIgwM1zLrXn1aDBbEy//somChZXmUJ6zgAClWugEi0jGPOZllSdIDgDS8G0LSNfdhDyoslEUv",
-	"oCW87vBVt6yWHipB6dXxepexd5n6GTbm3vQu1y2XykXJl2AOjpaTNMGjt6d4qAq/4Vv1fXA9VM1Um9w+",
-	"APjanboXe61cQGX5sFVuWpPtCnTV3J5Q0EtDP9Q4JDQRnLUy5N3Cb7Qxn63B7ePWrXb9d1HY3H7W+8FM",
-	"zMWkMRQNtmjKpBTpxPd03kWcNSKqnfXunhn4XC/6Z/fJlARjXxB2U6isYu2alXZjm7PlMY2TNRyvMz2C",
-	"pmigtqfEEVTbLyIT8F7d57cXZySi68rK1+0zhA616rEqizC7E9LGIHWKE2mxbLvEqG6MTi/txgbRq9IL",
-	"0zRbYRe1Hmaq2IVo9aq1w2zx87vuXePm03bB1xuEwcfs+tQC+jwV6bKWQHN2UeMTiCCgKUkYb4hnKL4y",
-	"WTK1EPWNNSefNUYBcmHSs2usFVhLZZKlcWN6X0NSQt0yPYsuxBXjjY5TN/itl0/LyIht42g6EX525zb2",
-	"2ZR0iV1BR7elimZaMBFzae0b85R6N+muu/ppw0SaV4yCh6Rx1fLEsEKMqn9BRxs+hidNMyp7CP2RFD71",
-	"OimMp3brvBSeWt4PPpsHkshYMcwdWWiFSRMm6YZyIVYD9oEuVwkbTMUy7I0QDEAtAvS5B2QlQNImgK4t",
-	"88Dfg+PDMffQVsgpSaDg1pyEC6VWo709NGMDcif8pSV8SlRK4wRe2wtJ9wbCwplYJYysqFSsB+6jlC21",
-	"PA1G+zHPxxxLIhV4fmNOEnHDUjKl0hQ7WVGlWKqn/h9d6PVPo7293p/enfb/F+3/POw/et/N/91//8sw",
-	"eLj/yXva+1N3PB7s8Hrv93t/+l0dt69LjqqDCkLZAnXdEcHEK0KJFXYfSBtjK8kVYyv9l34/d5CAf3dA",
-	"wmFIuvpvkcbzmNOEnD1/9kCO+bhjHbTjTo/80blrbeYSlSQsJX6NiGZXoVUmbTg3Ob2UEOYrUnghIDeL",
-	"eLoY86lx+klC4Y3eKHcKCw5ROXsxj1V4QjJNMHyO3rrw9enF2fcuNdT0I/d+Mf96Fn0KcV9zrfugrHJv",
-	"N5hD5tBZraf3XAHs2BScxTNCuS3MG3NyKdTCpd3IQA9Yq3trfEW/jn8CCOeIpIxGJFa4HwE4kRyovC3y",
-	"PiAXi1iaOHu9y4mQLALNakQo5HrBUJZ0TS4ZoZGpLUT52rriAnOGkCmPOVQJAorRH8Yqh5W/4uLGOsew",
-	"IO0DSb6/uHhtovuxPIvUZ0oPAN2Cdg8CKHO/iOWYo0Cl1YQPfZcIAfPq6z5lSNgHhYD1gzEf849ErzX5",
-	"SNAoQD6SF4xCNM/HMf/Y7/fdf/S71ZpdH8nRcEg+klMyi1kSBXnQj2YmUPohlgQ0Zj4nAMyUaOGLRRBa",
-	"jHBg1kqCkIfo+bP4/QAoB6Q7IDiGUokwN4RzmrCRcV7jecQAdu/lwDoe+zbqIWUJHCa5iFfoPEM/+VRk",
-	"CRbju9TcTYoE2Fs9RiCOq4ARD6PaJx9JjuSYIziO7IIE/nJkXBMB16MwmfSAayXSYmY8KNylxEZyA2Xk",
-	"KK9LpkeXKfNG6lexdAN15RdHBXg220O+i96gCQQG4LCrULjYWTMOvuu6JlXTOARgA+2XJGI0SmLOTgoV",
-	"JLB2RMrmjLOUKnAUNI5mJtLLOIqYoZtD8pH8CLXrPHzNy0zBzrt0d0PtI0L1/uc5M3r6bhwBoSQVpgyP",
-	"yDA0ANV0zQYMqy+srTv9NEnETQB5OXhQzs7fPMXdc8tYqXHhJuCDKPilM07y8hVIRHNwcBo80GJJi/xw",
-	"2Yo/0PyRaR5pPTBkZaLIIEMHSmi7piCoz7aFCsVENwkTtGM+to0Wv5UsvWa44PilbWdqSsnh14+I5ln4",
-	"izTmb05sNKFLoKIEYoAgIsjFCioKR8h/H51MWNIBG/PssQ88h7qWyrRicgInkJPwWcSWK6EYn677P+iT",
-	"lLJMmhwYSyiGcuxM6svHuWlpDlYtV5fxiKX1dZ3q6s5hT3PBGTS8r1njEx6tRMyVxa4uslhkwnDSGPgN",
-	"tARjG9LrN4liYGFR3mIl6gquIAPZMZtpTmmDMT1W2Xgsq3V9oKdD4EuVMkLKEs8DiSjtOQvOKy8sWRRT",
-	"k9ii2zoutwW5ufp53l5OjHoP6lp19Rx0mwcHdtOmW+tG1Jd/MD0UAOWhZU0OF0KQJUoTMGx5B4zahnUv",
-	"VYEjH8kx3KUbassZroKH5ZJOr8RsBiiZbKXsGPTnLCJKmIl6Ryq0Xdeh8EL/lqW1gp29C2ivHgjobKBQ",
-	"gRhakG4qmkLQqReqIH8HVeuaNpYoUIHZ/vMLSXkIwehoOPwUuIEVxabCuH41yalxsL4sVRjqVyVOFYa/",
-	"7w3fE7AKo793GatxBI1SV2E8X0LwahyiE8UKQ/rKpbHCbA79Ba8AN5cX+s4iWmPfTmir9Lmb3Fbo4Mjr",
-	"oCrJVXvaJswVGj/2GrfiXaHJr0HCKwl4m+S7wuQeeZOrlfgqzHej0FeU+WpEvsbOtRBY6Os2cqDf+r7P",
-	"owuSYQ3l3V04bOy6Ii6WuGwLibHQ9mHh6qmTIZs72C5GFro6bujK83yWaKMgW749fxyQJ2/faBL98eXj",
-	"xqJirsODA69DX84s7thtRE1PsGoWNAtjeVS4I33RszCau0mfG4RPfzTHBYGjRhqtkPQ9CaS1y3bcK47t",
-	"EBK2wRj6OAdHKtpDnyxXak0ynjAJ1FaLOF1rSQ1Pz85evX15Mfnu+auzH548Dm0cR7kAAuleMigova3g",
-	"Zg+grvRunT1/Zq6bBZWEJjdaNkWTZgHIw3cd+SBPZThnH0BJFUpUN0c+NLYEgSpHw0dBtQA76ULeBUSY",
-	"x8ovV1pXLL41KnDFB/Q9o4laVH1dVZBNcdUazrTO2WQhEGqih8wV6gDKTCwh0ADPliyNpwYg6gScB6Ts",
-	"NNCzF5wZ6IKNcalbTf6/+I6gd8P+o/f/WuOk0cfBZBF6nt72tStOORErfNWREPBvLECLQoLJhcJuPPLy",
-	"FhUl+x/YumVVEaQzI/aXa4B92doivlZyz1VFnjManWZI1iVWA5Jg6ll9vXBxk8uLiS0QggIb4AHLm1K7",
-	"FAVK703IV0wQnGo5IKHNuraWxtrG8Rs/irw0Oi992wq6dQFierqNoXkwujbReK1C66C1+wmtu3fEhjIi",
-	"auMk/A3t+vvSg/m1Gn59JB/gebz/YpgJ9w2BoIf/FSAglIBh20MW6IPQiC10znhkUR4wjrdIumD7Uoua",
-	"MNW7Qh00n6wfaZIxi2TQmGG9/SxtpHxw1RpntXmRxMCxCFWApNXPVhgAAB5dAJODR1oO0XvXDr3ARTaV",
-	"ku2XJmHGs9+1aG93qCPc/cbgnWLdlI076L1as7rbwWBukZEOR+/WpVEa89lDvSgETMRasEQVfZYlUDFX",
-	"pDUMETg8fub4PJX+KyYSIbe8wtGX9k4EAb37HaMpS5GhYv8QqiLMpVcghrABitaVc6mmnSAYA+nqBelh",
-	"ijJOpXLNarWNkuq97wENbsu5/7rS8+1e5zRT4Zg+rdfySVOe++4FtjzMv+pi7FxO5derLWTtQxuA8l3O",
-	"PUTDYWL9n+hsZrA8c4wHA+FZrw+6txpqXQNgDXDg2u+zVbTjHtVdzt4omusc5ZtbWp5SnS9vSE20dgbv",
-	"Vyluy75vzifctJSHmtM8PCIJ06qcDEgUz2MlAxJO0AfazwV/QklKeSSWRHC86XIXnFzpRewjLGC1Xpun",
-	"KLrAvkn//S+HwcOjT7/buhfe9JtW7rExaO6k3jWaOgfkB8ZWaBhRYtVP2DVLSGh4y4jMaCKZyaVycWdf",
-	"XDEsWnK32hwWMa+jvPdb4POqTB1m/z7YFmRfx4k3qKIxv7pbLiow69ZZqPrte8w/xc5vm1isv367imrP",
-	"/oabo6zn8zIl+D2Y7NZK+5x9UJNplsrac6NZLT4MrfitPwAUMWNkMuZeqAypf24nsxYwmr0h1A/+mnFD",
-	"gy2sb0EnSk1V9Pd1sQD61f41TcFxor+x7b/S39o/Hrs2djDePRfzuCHC/xbJGLtkVDwXc5GphuQCmc42",
-	"5TBUGnvBdq41iablXabdUuqpVZobikC5e1lugNm/TRmnz4qGfz9498VpbYe2DzrO675xtcCD2QRLgr4z",
-	"8IQm4kYGeWECq8qMklhCUrC+reToJo0V039esbUc5UEIcH26ITSAy+dDv80eNq6/nsA2/v4CDM1v9JuV",
-	"HJPCWNwOQauBW7+daw3YE1XYJ4/Ab18nBOfSeIabTZto1NV7HvNrgHFasVQKThIxl+UyWO11ilvpU41s",
-	"5Y67iQ172+fWZCv2CrbaJMO7EbsJ2q485IDDg2HweafUPPC7SV+GqHYkwnuUwOwAbiuDeQvoixM3nKXA",
-	"XZfAbimnyRriAy/jJKkVMT4FnVenmVo8qS+a47SCKk3rJ5PCudt2JTTL069RZ7on68VdL/HttWAmO0Nu",
-	"7fyBg75vqLzgqiCYkEiopeLqkiC8fr9v8PRTU4E+VrKMqS8xDEwq0jWLbVOE0LhmKgpVddAwVX3XVh/N",
-	"Ja7efmTMJb2RLSMCWCsrCu5gHvmRnFxJ0s1HjjICInKYn+w1EvZcaffc3Wmw1eZUgWnwGnKeRKYG5KlW",
-	"/WChMC/L9mlhK2kU1SLYbZBkLHeqBe4q/Jjv31ZWbKj/M/BiS8feiwe7wr0UZr5h+HfjyJYDtOaA5oN7",
-	"5MluCLdlyq8xL/O1xY2oMY2l4jqOkNE57zDUBWlfn6KFsXBrGzfsciHE1USyacrURDJVb+u179XaT/8C",
-	"AcxKEAz3M2GuOPUHkphvtyPhuUWpHVdxEFsNk+U9uCtVlnb01rTQZDDZQBHvt25cvQnEvEOYCcQE4/Yc",
-	"8i3xM9INbxaSTSdoFDTmVCJSY1AtmUvx3X16cHk4LWZU4xMv/flff3f73W5aRlEXXoQV+LHUkBIe9nCp",
-	"DP+XACAG3TKWpqBUpgITg8cR7JqERYDEcNeC/Ztwj129fojiNVchZ0q27SQvqelMIvcPalsDqWDiMkGk",
-	"YAbFoxY3VW/xA0nciwHCPOrFbuW/nmGc5y5Qpzt4uO4J6LZZZL0FFC5+0CzC7iyJtgJQxZNqwVN3Azst",
-	"jLm8KgXApjKUU5l8a9BI82LsVaKrkEfJC2Y3uJk13Sfqp2F2d5E/RKaaxMhmlOlXPFkjA/EYokF4zh1q",
-	"KEPbN3p+gNvb88edoPPk7ZtO0Pnx5eNb171yc7jzrQ3ruNu6YUj3JjjGzwSaiN3fqyBbT0efGVoUu31N",
-	"45pFvAPDtwj4TrYkXUpe0/VrmpBLffowxJhcUn6FeSwzSJoxn5fhLg+Oj3fbuZqhN8++GfYSR4/Il0sa",
-	"saBQiLKH+CAGjRKc2TOgx9A/Z3kjOZAkvlYrLFbqK2+qJgwQJtbnXBWBLAGWAlEx8t561ixaillyP1y6",
-	"GZclX0JnbGpd/dn4ngsBOvUxRTVFYfyMSJpemawrm49YMPHfW/26TU7l6sxGTU71TePJwW2ggpnL69j6",
-	"jc0B2RR59n22pLyfMhpB5KF574REYprpg8si+xtK3BihWBv0Ul/KF0ai5VoprQvXgNN45+A7FxD6xOT1",
-	"vPVyee1vT23up/3hpVBPRcbdCy8gafClUKcYhm1/t3mB9u8/C87sv19jVtiFEM9pOmd5/y7L6gWLYnqx",
-	"XnnPzLnVS/GEq1it7aNnJj/pHExt3jifad0LF9T+eo7ZQ2/z5KEnJVKqc9JVj7wP+OMDKR0/euQF5xwN",
-	"h1u9m06yMnJbHjlhyc6AwdVSO0qD9+PxNHH0E8y4LXoIt7vnTBrzksor1i7m2gvFK1dE2qhjUQ/mvh1A",
-	"uAPGLzaUGhGvCkddAZz2vrKB7e26BuzhxspP96MlbnBVlyDItmKlPbBYaWJmMdH8ss+okxdw1LCcm6SJ",
-	"DQ7JsdAGrXyBrsBATQl8yEgrVSpYsCQyAwFLPE2YRbKOjQkBMKpJN/QrM4S9gAyJEuTw4fGJK511OKyv",
-	"nNX60ECgKTUJNRslQpt4s9kzArUhDANpMlqc5oaa3GCSF25wpRyUUBC1LCUBNMBYYZEpSIhkaO4ATDb9",
-	"d4Mdh3Rh0faH//EoX7Vhr22RkSSbbwmAcFUioGAziGSZbJDF7ifEs8F7n8dX6EF7Km++xbXHuJmRVdlG",
-	"lf1Uj2iVEftnpJ4TNlBOhS3vFp9qbpc76pHmimqvSOIHua13GXNfCN6vGBar91bxvHxnClGaF4j5wKH6",
-	"Q4I75VFNhDykAcoRCbG05mhvbyGkejfSUsr7kAAaJsDlAyzmiQ8DGlhwgtfXDwmNolSfw5iTS8g4UPIE",
-	"EUD3IR73+Pjw+KSM4QkQGgDX2QvGvBme093SubnZYoOWgUiLpmeH5dn9nFCeH8fjd++G/Uen/ae0PxsN",
-	"3v/rePy+1x1BBukv+8Hxp96fGuA+/cIojXdJLoM0CxROQDt8eDzcMe21SfYoMWVJwqrEETYXwmntq6qR",
-	"WDZ17UqShCOyMjVIgsbCIyd+8ZCa4iOUR2NuinJonbtaWqRXri2CKdsAtOAVnAN80sY6IvdbL6RhSTeK",
-	"c5uWVAtxRRvCrSpI7LDjdcLinWg4lxHvjmUMueihB5EcFvFoc6zjMd8OdkxyrOMTk0a7G9bxmBeAjZv5",
-	"5IYkhV8Z1rhGTN8Iwl+DgvwZJekBOV2tkpgBxoKvDoiZKQWpPy0qwocPj3cFFC6I0tXjaAXocFRNWQvu",
-	"LUH9pJqgHtxXgnrr898u4qSFY6yNNgE5sEuaJAyi+V0loA1KQa30X2bJw10hpXdPa9VX3XMEyWmZBZRC",
-	"gBN+8uXTdwqoPptNTuaTo4NH79ubkABxZwInemIAa2rTf1qHFDoYvKrsf5mI6RVrsIijUWBmePScKpSG",
-	"NQWUTPGzGO5zPVixjKfSqTJYtBECyrUOBrph6/tzwUxFmJJdVJP0XPR1awRewrg8qKAVI1hKK3O1W5cz",
-	"3UidPQxD8iYHR4tNBWvqmWDDI2CydY9K21kpFYMf1u2v3pmavc13o+06/FkLpp/MPu360crFp+z2maGe",
-	"Xb9zZLXbh9UQnF1ot271YQPNxW8qejSkCzuAyDuGrCVUKlOIidYEBL1kN/oSSBlNSJcL3ldMqh5iowAy",
-	"vz4/VzGPGiBS7jAwRqPbfw1JqLf8uu7wmLNjjk591pFIkjo3d5UBbz+w7dj2LYNOChdQlNKZQtyQWTzP",
-	"TH4cIBp2GugR6Tf/uzag7nOl9heDgRUazBqGaS8ky9XK1F7gyZUjZXZ04yWIzL6y6ZBl2xwpX+/DFulE",
-	"6z1zJieSMR4imqtEKy4les1R3LQBejAPRPuV8ZxTlaWM2OkHAOGGdt1ozIuF8HOf/1RwziA7Set1ECDp",
-	"RmFSSUMt+oV/fnLh6odotc6Ek/cGYx6iJulWvjjyYs+PX56Ti58uLIrZDZUE0E9P8rwi7i5fRLXEwZsP",
-	"lCA0ikgXiqlwKBon0m1DJKc+jJcBEEuEuALU22wV5OVNzWIvY54pRlY5Qm2xXCVihKQGgEZvFyD0gLgP",
-	"Sov9iSbM/rtklDRRuN7m41awqPirRxLOJL357DV5KUMDRRyOAEXXIqqh1MOFIpHgWr2vGVLoVQZ1tBNL",
-	"4l4IxryRjp0CaV1DIGwZKu6d6D3ANAY4r1op1ce1VB+UQhL5DCPXzES2p7s7LgHCcEPyu3ee/2y44yZs",
-	"uprMaQMN2wqFquLmaDu1oHPN0iiebhWLzhY05j+ad5udy97AN66JdaYX4iduA5x3PBz+GsB5BajS99sD",
-	"yj6XwlSJpbBrSfm6xczL6IV66htlVRNw88aM0nz1PqhRzmpBDoNSsRmRbiwIU0WPNZNfnzndq+oruqSy",
-	"DohJXEF/4KPESKzaWJdlbG59uaWNWJKbVPB5nnSFy0RMwczt2RRusIVemzZ8nQeslcjTrcU2PcMuWy3P",
-	"sPKZD3nbFm/UKcP1g59lPPIKqdcq865etKlrm1sAnVKfR4aBERF80rwB7vAeCh1vjumHVAIctPQ9ELnt",
-	"k2k2wSJX+ZooIa4ApDjAEF59NcZ8mmSRhd62HndwoGs5whgTvWwBgmDVbWawKay/tXRvy2RPWmRW2OVw",
-	"E7X39LaV6UpBhgZADBtxFuPWQQAb4qgK+O74ordl2OGAfFcsVO49IymLsqkpaODKooN8Uq2EHnhl0E+g",
-	"MlBe2VzvuFR0Lf0fcZPtN8SWRD8B3P8xN6MRmJJZyNFkUaxYNCqOFNNHqUs4Id1yVguZp+JGugTNMTdL",
-	"YkaWl1wH/gxhrlre9cque3uJH1GJA/viFdhrQy+KmQf1FFwsLu3YWPHUN7OzxvKyeQx6yTdiolpC3KiC",
-	"ow9/Ai6qhVw9gPZmSPx4y/F8jetvqCR3x9qbLGEzBSDmhgl3wQHmfLb/sX/QGxA7BU1uNwsBNd6XCGZD",
-	"sPu2Jvui1X6/JUCcnmbT8j5NGSOKfVCtMo2KNRQa4IlKxbVsjKur0akvoe2XfKmr97u7Hwy9NeFqTgsX",
-	"62YRoHQRF33U9wF+WUOd9ftlREQpuF3XAgOzqe1aH6RJcoJXvwXTt2VIu6G8ilcrxJvH+GPwytY2DFn3",
-	"elUSpliUixFdWsiFNW9DhqVcaY3dXtE9zAMoRKZvO8XvGw/s1hv1AuLqcrFIkBlN216GOer9Ha7O/B4j",
-	"XYAsdaPpBZaPwUPD3fWvXEy84l4W1NaX1vRbdttI11Y6KbVfXFfvxsDnmiz9jjQLxybrrRft8UOrnOHL",
-	"2SFzYDt3H9mNrAzMnawmeiofbf9vLwC89oarVfNaaehtqkZ9eYW9ufpVO3DDoBOJqYSs9jvp7ec0Ydv0",
-	"oB3Un7X8StSfXN5vpwh1razP2Q1MpvdFVZpNqgKWca6oCyPixH7SjY05WSQRlpHyhHlq7L1ur4ytd8z1",
-	"67IQ2DIkkd7DbuhCagxqimkOY0UIzZRYUhXri3B9ZwH7ViL0LUVlTe9vzH3eTO0wZb2gHsl0Q/8WiWXh",
-	"AMSydAICwgbzAaFenBCiTnPB+y4+zm9fD7W3HT2gTT7L7WHNWwtuJb5xT2LbxsN0Gwj1WE6U0YmqF2sz",
-	"QjpUtapFSN9W0afNWf+tXf15ZlZ+95dv8oos0Hxc7Z6Urv9tAOV4cjcXcvCLNwReYYfPWMhhi5Jr4pAt",
-	"eEgNdogLQct4rIKihntr5bXu9swLTrQoHtGU7V9bORjC5ihfQ8hpni0D7w7IqalEqEUgU2ZLQmXi0MVT",
-	"//TTT8BRhSIuEzIs4sggSsCmSNZ3b7P3787l+3ePo/cf3z1h7+GHN+n7j+9+vH7/7iWHJ73f7V4n5twr",
-	"gSH1DmEFg82ZXuW6MDa2cTuACPh78YLYYLRBYO4NA/D4SBJfs6WRQLe/LaawMVFtqMyz81fkDw+H++hj",
-	"ELOZZCo33hwaAUIkEfHtNcfG1+zAc2aZylLWWE1me4jnBiyszopGUYLVEJaCy79njP28zrVgxmyMerKG",
-	"aFUac5Uy/HK9grQiGq3Rtf33jKYM8fFX8WyNcssEtPpO0JkLMU/YZJXQtZfg0AGCb28vs5OZGG+xOaab",
-	"cQdaBQc1RPk7IjIdhq3oWGaXrpG2nKT4jZa6TRLJnQ1iXu1Trd8Fmn/+PcMqDKW6uV1jhKGSeO57PJZx",
-	"FPYGxOqVtlDjmOsmNFeGWJRuWLonBvrZRD8bET3+sBeYkswhPFEf+ARBDV2dI4NpqPmcRQKOxtwW84tt",
-	"3boTEwSDIqOtDRyrnHMOh2NesgQSU3QYakjrc7fMJFS3pqZIXlifCLBZ7C5cbbtbCfHCzm2ElfxbU1M1",
-	"9GXyENUXqIWcCwQEM0LIAnJoVm6adaUsxxxb/At88gTfhgieQkXAbcKtUxK2eaArfWGdgerPDRhc8RQq",
-	"MogEy+lSXoolqi5DfQlPB24JBZsqpuIlXWuCADgLwOyskYVMTzjWLRUQrERB56xd9nrdGfYQQG4JqHwb",
-	"paCdcdhZaqrJdYYE6w17TdU97z7XX6XmUNDZkrrfqDZ45OSZBktUU2x+k4axyTzYgG7RPoynReFc0j0e",
-	"Hva+vKWwru7vl4/vOVds9WMemFU+HLDHGS/8CaEoExM/oJfNWIbqTs05iG6uYOUORVMJfmpjtWHAAZS8",
-	"5muw/XqxL/VJ3Js624o61KCV7yZwWyGthRUMXtn9Li6wwCpriiIsR61lF4y+NdJGDbnrdX52x6Jct/7e",
-	"iV3bmWCZtM24/TH47dUR/YXJZWgspMr1DJL4ZxbhRR6Y8nIQcWwILyAKtCF9EKA6al4GMxyQJ4CLN4tZ",
-	"EkENVle9Hwl6zCGdGErrIRRVzA2WnktOAC+ifi0goV7B0FWIXlCtU6PmeoKdQO4i6uOQs4w5pKZkMohI",
-	"UaznuIw5VcjXlnS1MqqoSXZoCMjUD3GpbIFOtCQ2QcXYN+w3mAvRjCKC731yFLl+CSq1X1f0U1sRzxvs",
-	"NgHP73ob+k1xSiAIFohINjvNdwLpK1LmBqy+cnG1ud5XY9+tPGP1Qpx+ctaM76ofn8c/N3wMWCwt5IYV",
-	"WhhdY363tpWtdUC8+bWrGbIBkLB0Ud8Dmpp12DVhYUP+4Ad92D1AtO6GaNSijypL4zrTls3SqCtpI0gk",
-	"NvZgitm40mvYZTVCdaNEXZsaVLbfwgM9ohsKte0h8A2+1YpON/RTSEMI2vUjnvUvNYISDtfPxd3N9eah",
-	"nZWH0BtsL+AEJLJZcr1juHQRpPG+gqVPydFw31rqcpBHIzEjvoveG9DDr9j6gdwYM20aKkZOQ+C01Tpq",
-	"rlbnozeqjCtZUYFgrMnJu4OzvXhO2x6u3U4EZF9NLte3BHMqkVVgIwLydjdGBwSdvyB0+mldUpfI1FTU",
-	"YSu6IlgoeERxNCKhNT6EpEubPKcQXQOoAfiaBz0QBdaUMeYGyNSP8CngNrho1Mt1HpKbx0TpT6NslcRT",
-	"qpgXxWPsfSwajXkpWEt/Es+5wMB+K3JhWKsBh8eQAoxfNV/rr3xNB8ZpPtBd5MVJKCeXjExTjIkFW15v",
-	"QE6TBBAaZjGnyagETssZA6sWAWkvKrrW7WJDEhYsX9Gh7qbfCTpmXmWtrD74qz4e7i+LdeDVPzGEQS4z",
-	"Vdh3eAPdNCTkgvgVywH5RP/tuVcMOxhzffPqSxhS1+ziu+LTYLi9WQjJiCsKRqBEETGFqvRFKTOp1UoG",
-	"FlCXFDjmiZjPjUkMNRkWeXvt1aSBqLzQtuiaG5nh2Cax1AE0GgAdEQrIIBFgviBV6eGAnTkgUpgNhN+V",
-	"F4OCPVggkiSeacqgBmUkNiJ4zRZNWXxdsMs1V6ZuMkC54Aa7eQEmJepNslTUKuilYmswg6sVuSSbZmms",
-	"1ueAI+YXX7uwVRovoS74U9ttqjJjOz8akksq2cMDDyoHzeidypVldjARc01fumkyS8USFv3s+TPzwKsU",
-	"BD+EvYBA8g95hJ4rvQAIeaZXFQaWr8BCqZWnxf6AvsLK8HcfvYF+c7Fq3fDUSAVwX40Ilk4nqZr84z//",
-	"Sx+YZxHjSpMm5myYEZ0QuRA33Iv3iaXMgGaBBG+oZmRQGh2B8U4IrRyvvFIhUCTUBwYIRe4VdkJC3bpS",
-	"kgHzPgNcp3qSjKhcXAqaRqbSCIv6MSfmQ4KIUKQbfq/U6hWHGvXhOV2y81ixPz6nH+BvTWMMwJgAzqgX",
-	"6PuFXK4xqdb1AO33gQwgi9Y92DPEMCCnENxLtFCmF3jql7QyY8GoXbhC5JhLsWR4/ruUr8kSUIGBSf75",
-	"yUVAvn9y+jggr15fPHv18ryHfhmaSEE0dzAJNnP2QJKz8zdPDd1SOebhT339Sx8OSXjiHEGULKmaQn+Q",
-	"q6PInClJjoaHJHwRA7q3Ps8mpc1v9R//+f+SlCWCmgwLN3mEljITstxsQM5okkhkldTSH7ZkLimvcQPH",
-	"p7cUF8miS4469rxNzI7mNEJXsT5BIIKn8Yqd2+zuGvUAXsjLAuWZ4EHOoh1Xz30n/ut5BZuBHeuCUawl",
-	"Y8aK3fTzgVTG+gnQK2YCpUyuKJpDS3PVt66WHx0a4TxWi+xyMBXLPfuO+wcCbfuzdSzKXdzSAc8iCWcr",
-	"SbqActIz9dBA/JCkC5AnPbDluZpreuZGKJFoGdXsYBYnMVW5kxSIQCxX0J1asDj1IwMHYz7m+/p8XMcy",
-	"VvqWTtP4GtiPLYlmkdTUIhXZfIFSmlfzbUpT1Ob00AAfTQ+LLpm+HKHK/YBcaNIkxCJPmSCslHTDvb/J",
-	"PXk9HfxNhj1I5ZT4TUBSthKpkiVMS7iLpVkGU+/ciwiKOfSjLGhPX6/Q2p7x0JdiwsGYHwzIX2z8pF0B",
-	"vRWSZKvAoLehFxajVwLLNOxEuvYfSxGxHgQk2Rdg6XDWerK8Ssr5xYDcFxsZjPmhNyxHIiu6NliEdlts",
-	"u/5KYaZB+PrVeY4ngJSpnxg/rCVFGF3EcMdjlV+tLjXeycw1Vbwk8NUCBJutFlgqRDiAjk6teA+82Mgm",
-	"Rjw6GpDHjp9nUpN0Emum6h37JUvnJZMsUrc1z6F0JzHD0YkEIQgKmWS4GaGPsvD7UJ+pRMxJzAMzeldZ",
-	"MDDoAjaPT690xr1aiRBJgH3CQXqTJcwh1Ou9TEb65z4518eXIKwfEpJFbZNxxODmDkymHWwBtfQ10F9f",
-	"+FSAUQEmve8ysQFM6ABWlo/YKB2gBq19jkphdCiux6BtB3pdwjPz+IkpbfHssVPx/yzI+eMfoM2wLPfD",
-	"S4ZI+rnGY7UAmIAXjqoHjwcTtnHkgW+bBD93SBBuIacgXIjiEbYHO5ZQ0FfGekUMlyydkpEmSi0peQwl",
-	"hriDJJ7GKlk76tfLMU1ivaIFNcishl1ii8VxKaJ1D/b/X/6FgK2YQ341br3WCy9FFJv9/5/nr16eAAvN",
-	"P0bRY0XhNFAJ7yDToZH7+2ZBFRCI1sLDM8GVXnBA8tTjlRjfPc3ShPSjEOQQSYyBZyq0xtIbkLeIz+B6",
-	"N74DKIOGWpTBo4QujdvBVOOkcHzQpRAQYf0VkHM/IK8sIMcSitC6U4CJ6wieChobORoOSTdEWRr6R+G5",
-	"GtuCZFmK0Mlf48YriGKzzOt25yA7IcyMTqdspTBOiBIETUVbF8+WLI2npkMgsReCY/UPytsGd5Ju6IfU",
-	"hL0ReXv+GBbyyds3ZEGvGTmwMLUSZvXjy8dkCP1hPAqJo2IxupPCnSYR8oT+PWNEE7VYFoaMgaMFkhqR",
-	"h0fkh/g70j3aPyRhXYEKfRVgVJTh1MjnrWwF+0q6++RF/F0PTx/7AMr524un/T84yfXl2+eeIjRy2xdU",
-	"RAGRIj2iV2whElCj9ffGK6lXRlNHE3Fo/Ryks5iXug1JlzOJhUaQ/PRiavENpHzAbrUEUkdVedyXQYoo",
-	"ot28G74PIUsapW9cgFgLSA1z1H3gNL3wLrKB6L2Gw8CcwcsUxPLwf4R9Jqd0xaARqq/fJBngEcVZ6+4i",
-	"xlY20ujwgCTsmiWy2P0bn+dAajcsmRICvk7WoeZMsEciNVPDzSRipvtYYoY95WR/OBw67pH3AXSCvs/U",
-	"eMRAPNTcL/ypbwbQ11dLV9GCMm+p1zo5kYFRIinXFyQLCEsksGYXZpcTcBN6UmBMTQfDYQDGb72yRweP",
-	"UGbFnCbDuOFMAM8O0fUAxw6DexyvAUFWsxS9DjfCWb3lCblZxNMF3MvW7BOxFcxBcEx+trnleMWY+Q7I",
-	"d0ItzHiw58EU6dB5hKH6jZgVGC5eLr///euyGf/3vyddoCYwMQSg8loxCQrYYHuyNyIhmOlIV7N5VDjs",
-	"1OEODu0iwonRh0kr5cY8rf9pCrqEpGvjM9hypdYk41CjgQu9R9guTGlAXtIlkyNor1SuJ9TkE5Cw4jgJ",
-	"DZpLsXCP/vUwIGGheo/+8QhHW1vFRz8/DuDyzEv56B8fBSR09XxCcrSvR1LLM8nR/iH20FjcR79zDDOp",
-	"r/ATkqODg4CENWV+QnI8HGLzDaFP+o3DAW59MeBJ7zsXdk+v2Lo38pBxcM9JtwCKU+Nug75rPW6BhzUL",
-	"hn1ScZ0Fznlk9Bq52c0JpGFdkEWlUmL7ZSelpvozkMyMdFQ4MSgw6kZnWsGANEEl7DuWcAcoT4vIILvH",
-	"qRHwLTr8klEIsoNTboI3jAgQOs9vaDF4upRHaE/P1QaTthd+6FsdpA9j6EOv4ZizDwqtxT0cDag6S7oG",
-	"vAyQiVH8VFohQaDrCKxCkUBbDtFynFU1kQE/kIUqTmP+wtbc8tzOVur3Cum5glzOVED1FrrLVffi/oAd",
-	"+EgQIIh8JC9wrchH8oapdE0+jvnHfr/v/qNf1nfPR2IQoCyfH5FlbtZa0kTzMK036ivFVpqIrTFUK6xS",
-	"JFgDxhnmM4lg3h/JS6ElMZurbzrdhwfmLXDX6NZoUvVz5k0YED/vbWdAM60eko/kR5iI985lhsIJar2x",
-	"g+kzXeXeDOuQ6FrXxMQ902IsDNh0dEQ+EsxXE55XLDd5W0uqowj2IdbXScNqHJOPQGko1rmPQAvFMaOJ",
-	"sziIR3YQ1u3mopIzjnHNsazGJHeBbLWkYqJGeye4EIV0V/THiUyZ1FdvVCB+IWlPlU1MppyEXnJA/wet",
-	"e2KkdCZdfBXGQFlhohvaW6+0vPuaJJ+YWtiWFqxpxLNtGQOTmM1quFGhwUM4A56Alehbwwv9BjbZtD/7",
-	"x+XPxYxQ1JtUddv0ZjQ1dXBgN83lYelPajO8SDfM8ntsYj+wc6tpXFPEGx90nHwkf4UKCOALC4EN9E/1",
-	"H1oJxfAP+PYY2MBTLK3rex3iqdapI+aaAulDc28xm+UiHpZiBch+NNP4ebumh0ND5a3ifuvvufoo/FbT",
-	"7B739EBAnMzXCGTKp1BORHDWN+CcGB4tB+TMWTbRoJUyVLhZBACe5iJ49hqNWkDeEp6YOzaAyw5uZHvh",
-	"PXttQUxsKUsIAywL5qihS0NcMrBCgkUhCazoDm4Lh03fh//WpOT/+Mbi86DbofRMMgW6haYf4AR6q2gU",
-	"yeJKGjsxklZK0oxLB92Ze25iKCoaEV/KlcIED0jmrpiyhx9jGCSRdKa5qhbBVboGJ7UxTYgZOf7wgcyN",
-	"OVSieq+X1buTXfCSs4dzIjJF58zmOgJwLxQx8/1z5up8Ayf5I4GlgY00FPGRnHn7XneR1hl1wUoQko/k",
-	"IVyyr0njm5q89IuH214EOzHuYs1TAypFPpL9g6E+g5ex5pAfnS0b2/UVMisY7S3ZnhNJ3VCK35WMs2Ze",
-	"3jtwusqOVStc6sen8ItXvHVJeUSVSPPXiFRxkqCH1Nz6erctbMgJoomYcyLJnMachI/ZKmVIfuGYd8N/",
-	"R23+LY8/WA5gc8GsBZimV2AJefP0jDz6t6PjXkDC84zr00C6WljrR5pNmNdt9/j+H44fHfWCMQ+fx/wq",
-	"dBYzGwCEXZ2QlCV/jLyR9WxBGbHqgw2AhDZpJCQQRjogpy5swXaJqqVTSm0VAU+1398NPpOclv3PuvHc",
-	"Aa07v2Jrw9QSEMMQPhn8oHDN5Xl+0L0VIPWeg3cydEbXH9H8D0xwzG0QbeDpP3pRtOyErA4z8VCEcRQX",
-	"nuRhUMb54L9hAfD3woGmMSs+MitDuKXaH2IOm1Z1DSFBaaqlCfOuVUc8C7uJbMAI7kumKAYTLehqhZYs",
-	"jEjRt1VAWDRnkJ4tQX2wVanAUJ7vOwgUaI+KJUHb17WzfCBHWokknq5J11dafh8Sp6nInn4drxCxYqk9",
-	"SCaeQNoGYk6uGY/AbG4/PfEiDIyPD/BGjPHHi4yFi2usua5UNFXSgpRgtZ4FWwKrz1FRodgWAZtMbKpC",
-	"6lsDrlXYR70qoClCh/ry785EqjUwtOmDcJXf1T1jWPFXQV89EHl2Q9eyNyorCEDBbkEUvWJyQEIuOAtP",
-	"nDG6D56SLvrbtW5b8gAGLs9zhE4nFvmIlnn7enaBF3hkbXmp84bh170TUOUtTna/OA5qBQO4L0FYgLAD",
-	"lBRGlZJCgZdCAjeOad5oMW5mTsHx4nV6J+69vkj7Rm/Z+InNFQW7ph9HUowecZ4iLxxCP0WNTfebd6bK",
-	"ISn4BFw90BpyC6tSr+A6V5IlM92OMYr3XXyCabHOOZqj2Ytr5qaR0hvnKCqSl2WaZRKzvzs0QEsDWne6",
-	"MUXVZUBCG8mLYj1w4hC3R88i9HyxUIDbua7FinEJAZLfX7x4jlPW59m68qEDY78TeAhm3r4wGB5yNSkz",
-	"MEDgHjie2NUX2cN/O3r0QJLwlzHmoY07ATH/nHgBEuPOJ2DohJx6BteRYZcSFpyq/IrBceFscTOuYo55",
-	"MGgwdQGCtXHKuiPnUnN9SHCxO78BmHx8C5NasDXaakekErpeVA+N92pDkD9afp0JucYGXKEV6C0clbjW",
-	"gISX2fQKpApHJVJPw24l5A7jO0QuKOhfRs/o4UBX+riDIGr8D+HlOhyRMF6Z1XWKCAQ5hMhH9AM/hgiN",
-	"9KQUnVU9akZlcSa6QgdGeWExqPKGJ/UG5BUn1HQM13hQ6FqiFxXEh1ziT6TAaQZFbQomDR4csyq2rLxe",
-	"KBn/zE5s/WEYwAp8ntDBs9cPnH1HOp/mwaN6RUV3Y8zhaGrEExJL1F4qGzzVZDgq8XwrWpiDi7lepvYr",
-	"jEmKpRfwkyTiRhr+rP/dR8uO1DSKP2CAlDRC/pJ+6AOj0HRhCitDYtosiecLJ9lUGRcemlFuRTYUYUQb",
-	"NGFotb84nSjGWOgbcHwij0UiBNWqT1Gr7lq1moJSRuWV9OnEpJQEpXONoeboZoqjfsz7xx8+hKR7/OED",
-	"eLCsTdSF44Ska96fxNGIoJQdG/9cTx8GTUO53GacHoP8oxDRKPtet6AiENL1DMuGGVm3adEb1jNnTi8J",
-	"Ir8ZdxJSJazvjE4ZBMHg4kqmwEheXFvoDGIWUJeHww68bEn52mn61ldOnRU2F2hGDjjYborV2BB6SSvy",
-	"lygmoAqBmCOSqerdpm88y64849YDiYyLdIH4LteK6dZtUw+Pjw8fGgaf0hsDxeGA7vSo8hmbOEFwFVZu",
-	"XqzMSqADcI+g0xTTOyU0UB10blcYkQXlUcLSypFEEHoj3uPEkJIDI2dfrq0tWwmz+3a3ljV2eS3BnpgE",
-	"zpyFP/AYTcqswYNFiPQgVVF21u3nMuMaYpW64Pgt2d5NhMA//vO/QrKXPy37sjEkGUJAk3jKTHajiYl8",
-	"nYpVGjNF0/XOYZEqVokfV6mF4A4UCDGJpfuD4WDY17rPYB9yP1eM01XcGXUOB8PBIRZ9xrKie/q/5qw2",
-	"jVcuRKpQrvHvQrT6GTMjOJvsFaSF8dwz0g33tLaNiL+xHHOnpHTDPTOkwd+kU7oLt96APOMFGckAzizp",
-	"FdM7E/bM3YJnaCn0aFdjrreV0WjkBV/CBIDPJ8KoTnn8pPQjQmlC3r55TvJOyCqN0VdmsNrHHMX3ACLK",
-	"y7GVwPcx3goZ0oJKch7POTERZd9la3KZKaXFC/Ss2xBEvVhsKfaAaLSun0ckukA9F57ox75ZK5oXZ+bk",
-	"eliXPP7vihlQSndCnkWdUed7sWSvMWPK2Ww0ORwMh02JnO69PS36wsd+UkNn9O6XT++DjsyWS03gpghk",
-	"KjiSUyfoKDqXndG7fCgAxFDSGjujjtYDO4UHzJWfx+RY3XHRwoAmiL1fXEb7p0YifwMhsLIUH902UDIg",
-	"HCvkged0QL6jU3PJ5nQMJrWCTDMynplqZgaVRiRzYD8VKdCJgCAcOBvRmGPgjqGqVCQMiC+0izJKYqnl",
-	"2xCMSSDKRMuYwz84TdYSPDwlu6ANuQSz8GjMwY50AQ46sHlwxiB+pV4HBU9UJVQX4u0zTooJJxiazHg0",
-	"5voQoX0KTmcxUM5k9dMr1tRvL48kHUFo9kUeZEq6oUFZNCznUijcZZwp1BsHb8UTa3sZIXLVH/EK1Yto",
-	"EkWAizAJt4Zt3jCfqrYM2j+E313H7MZhYrk1gEDYfn+6oDEPDWvJVj0MsH7tsrc1v4MbWY9KKJoHF+ZA",
-	"/7M4QQxfydCXj6u3Mvb13JfTvWRK4a2aO9ksZH5g4nGmdAXSIZ0uTBCiIofk////UDc+j39moYm3finM",
-	"KuRjGwb42hnaOIawMxgnNAKvdu63zm/Nbt4yoZfimkEheg/ZXRMhr/VLHw0PCReIAuYTPQUnagBOYVNh",
-	"y5JlAPJ1xtmHFcYWoZBawyWfx1IVMQsQyxeHLSEluVQ900RH2hMQRy7DQl+/eX6Fj7yRZ5Ah1gdGSdTC",
-	"gmwCtvwUlEez3495xD7AWusLHcI43YBAdvFGZHBNXedGtIS+dusX1wqL6dE529SjATio63VYxPfcdRCv",
-	"8MTGEowcJhZMCyJWZKZJ0msaGrx6sV4Vx2azT0sFQj2Ajzo0ogpan6ZrGV8zU5z+EjMPOQkdQB4W7HP4",
-	"kuDxAGkgXjKbhwT//hkK+L15ekYODw8faZXQhfQeDA8e9of7/cP9i+FwBP//vwCCdI16PlgdCrGOTUKt",
-	"7v5pKpajMfciiVuOLlec/AE9Gh2aAeXpUqUtsL0Wd8CBoNZNrwlCc4ctyVarhi0JXCw7XTKM+ISalGaY",
-	"4WDDPC7E9lkcHI6OH42OH+0yizo5LedPgPaGSG/v6+W8KYbEQybqCjOmY8H3/maSoPMRtwZgyVFdIEGs",
-	"fCSNldgeRsgxNZYV3Y2v4Dd1a17f+8m8+uwxdnXURnTNIyg78Mn+9k/86Er86HD7Ry7yEr842v6FjcqE",
-	"Dw4ebf/AK3yvvzluM/1CZUf86rDVCji4tbLIX8pgfvdek2Up1fXd+6Ji8LycpGTvbkMUnqpgfqhVE6oO",
-	"kialwSDTSX3nGMO/OU9RtST/p0Ij8DOkNoPNM++2E3Qu9WSu2BoA3awpuDN6OBx+aqOg7EU0TtaNaoon",
-	"jmquY3MwZkZ4RR1FlpQUvHTfXpyRiK4DQNK0qkpgpMKIro2NbMzlinIHp9X9maWiWMpnoUVBziKs2Rql",
-	"9Kak6jyQEOeIQd7IGY1cTCV24fmGR1hVXHAmSdfLAyuL5VYkx7w7tDh6AnlJFPdyyU6rAS/Gpkelc+l4",
-	"AxrAvQczzvk4uHsxYglZd2gVM71aYx5LkgjuwtQOHz7EbPkG+fGx3mRgjSAS10iQW5j4aycpVu+tpxC9",
-	"67Y7/Otf//rX/osX/cePw1zOOXiEQNTGzmVn1dsgC4z5dmHASz4CCcCiWeuLMR9H3fV/90t/uF++JNvc",
-	"8s/p9sVSIqLr3h3v8naD+you7zJ5brq+MQY8s6J9RNffru//htc3EErh/ma5vhcB+vs/zfVtour0kPem",
-	"NEmgbNzol85K1JXeODP164wNFwxUYLMzeK/WoDfKPTBhHE2M5St3UEAu+SyeZymLyKsV488ej/kZppeb",
-	"wIGAzNB1n5rQXlmwMALwOU2NZdLaERFThMR8QN6Agc9DDRpz862s5iug98wPr8xzFBzUhgNdxxS3EcY5",
-	"BSSfoBelH56bIWEKgInUtxHzGWBe+Z3Y1w3cdEi6Hki4q6jQ8zMOwr+KLI+UWVB9ATKeT3hgU7b8YIWa",
-	"HAMvycs5Ms3Lp2dnr96+vJh89/zV2Q9PHocneaCrCztfsGTlB3MDnA2xtGRqXW/2p+rPK7LFWRLrls4s",
-	"UaIZiUllUfPu5Xoo9eKYbxH4SMtlnz7jJVUZRfMddV4mdYyj4+yDIisBEAq59d8zIVdvsmLs9vbrzL6P",
-	"r38KOrWh3u3byT+ptCWZ2qUd/Tq28XlvZ3OdlS/pw9Zf7n7tmg8Lt+9++w5L+Yqf9fI+S+Lb3d9nSbzp",
-	"Ci9fzngFEerlPaFNjpurhLibxHBm78KeJvHuPrk73M/2w186Nh6mM+rUccicv+UhKo7xbLzw9ZQ2XPbF",
-	"z/M4hs6oYwIZOrXSQCLmIlPNskDZ/1fn+zPhnFB05VpcmTscn/nxHyanJLD1C0eg9aZrU1EPoGFqws8H",
-	"pADxBjXDpwBllcPKzkQ6Z8rFL0LfY54ILGdIXiE8NgaLmcgal5CHoRdLOl3E3CSG5paBHqaCspkiNLE5",
-	"462kin1fqiiAvxFkTwPyJuMeA5+K5RIyWMEjG/rJjE6NhdhqrJaC/L6hDcwcTJlclBq6mwt025C7Vafp",
-	"DTVRfIVhvJUszYWmcEeBp7tN2OkVRJU8fSwRcwK1QW8jpzzHo3JHAaEeIrz4K8JSTszB3AkU3/u0HV52",
-	"zVu1GrOLXkzhjEffJI0tksZ+6+v7Vrp9razxW7v0q3p7QQrA66Qs47a553P1+Itc9RUO03zPBx0T6Wnu",
-	"9F/p3tdKRHP8nLl883LEeX68Y/xoIggwdSu0P3hQvDXXypj//vf65v/970/Mpa/HIX18KKcjWy16KrjM",
-	"liwKB+TUmQDq1OYcS+hgODRKMSD8GDAT8kcSWsX7lsYBTFZ31s0ttoB63b8yr4a7CtQ8gHCxk761dv1a",
-	"b/aWkA8EWFMAtQ3JWSHQCeRihXk5vRMvcNjUz/R9700L1WSJhvcKhuiyhfn951fI9fJsMxibPXC1ur9d",
-	"f59N0b6lvvzbVnhfw2mvgnx8bUrtBv701d95wMs2mL2NAZqWYFau2BrzKAx7tPjiM5Hmlw96jrM8uQ7Y",
-	"5yRLE0DJpGNuUnhOHH45Xn2h/h98r/GSzdW+1lbtynUCk7+n++QcFrJiqq0/DvaVmMm9Z6aGwRewssIY",
-	"N3H154VNNui139j652Lr/63Nmed4+H5L7L3KLz6f7bLMrWMe35NJMiDiUlGAKfGzTdw+aJ0CKiNJMgOc",
-	"nss1lhqBMh8cnZm1NSa0lH+5zksrQM6ps36BrSy/UFwctcliM0N+ID2ojC6NrlmqYslM5jV4SDHRzEEF",
-	"5MUgdjRElmKKnJezIacBDHoh5M2ZTFs/T6GVadI1XTUXwqrep11yW2oG8TMzbmejbD0dsGG+FCTfTtOA",
-	"g4iz89qpxby5SRzlfllMegZ1u1DgwsEztPJxa20sIJHQV03goWtNsAil90MKCqLfqN3/0ldWogAlEYWK",
-	"AcLnjciKpVNIq4YzFxCo3K/1vYl7kv8E7xS7LI3HC+FaCQkAJybOEItYIY4tQh9mkkW9do0pshRSQQ4H",
-	"YDzi0PwSCiHphubnEJKPS9MId+5pODS9ITcq9YVLUegJfzohS/o3kQJolWzRKQBT226PLEA1AbAaWVxr",
-	"JApviRf6Gw7J8iYkTi7EamACyAZTsXQ1wfSyhwulVqO9PYSosHmiocUqSmkMcADhXmgytpbimhmPQnkm",
-	"4ipmkygzibh2SJdM3TDGCUL8Hj48HpZmYD6YLAVXC+lNBdOO8pBU8wKYP4akm8QzpuIlg+Ib+wfDYZOp",
-	"plg8YLNcfYL4QhYYq1wXMSgUiVjSNYI7IvzVaQXnzAbN2Bov9TL7M32f7hpZ4SICf+mUaKgzOhwWqnkb",
-	"m42heqhVp4kG7LBL5pNGbvk5nS4ZeZ0KqBbTVrDXE9kpeGP/PtUK7L1Zo7ApiEaXOHEYIBCMa6/uZA0p",
-	"3980jc9mQPo1PC//zdSbLY4blHxzOe2rdtkUuffXFKFhL4lmR80u0RnfIhd+y5ELBaHhdvELsVSvLUV9",
-	"XgOc7WabV8VNqBiT4+vF3zwt3wINPvt9Bal8RQJc5SflK4428LnC1+x/yUuyt7rHKkXyXIRhfgs8kM21",
-	"XUoYWycIzaGZaiQgABEr50GFBUDZclCBFmMLDHCbkL9ueZ0WSh7U361PDKCDqxGLDF7rEhhEYaCGa29r",
-	"h5Bbewm7xwB6kWuZiLuLKANsPSIxlqQAMwHcYTmAbzQgp/KqpsisYeG2UbjH7UcW9Fcv6TnGaUryj//7",
-	"f3toLRxq/5ko9xsiODtByQwNq/o323QhKaEkJeyAVFy4uvPKYXW2NTPMJv1/zpStFHirmxmJaFuEhq2z",
-	"duIsGGZVc25FupACeTQ8bMz9yydaCLtYUaX5S2fU+Y93w/6j9//6u5psv88ci4HL0EbDro3B8FC6t12i",
-	"/qufgs7zmF9t+wTe+RR0EMR729vmrZJ88M8hr7SWOnA/v6zQYWjoaxI9/NriZcHDXB+GdxbOchvBw4N2",
-	"vg/hI+g0ss8dBZOcI2rOUwLI7Ize6Zv7aLgfHB08ev9Viy1QPtqUxC26JJGD5HBHFXQ2vWwDcmrryOUY",
-	"8V2v4lgvj5e0ogdqug5JGfwWyuCDm5QXcCJWEKjzino59pq9GKS9dbuv316MeaU+gw/oUCnp2huETReX",
-	"Xh+TiFPWKY/225vw9ILcTrHY6Hc3uwCeNm/tSJul+ypc81+NKQpg4CAPur1jvlmKB0Rw3Ri4DsadERkj",
-	"GtW4Qz6SMSBSmX9KmrBx51PogCwFZ2Oew26cQGNeMwsac/wg4wAN62o2I9qlFjsBF1H/AzAp4ROrEwB2",
-	"JSXXLI3iKVRpGXOp2Mqg8Tk4zZTZQiMOmA+LPwCsOF2tGHXlY/3CElj7ilCvuvGYn8EIpnQ1IvtDHDig",
-	"jpkF1P9eiCwNXIGAmBsETeZBrmsNqAhNbtOpADZ+zBFleQKwIBODsWwSg/1aPKYyHSzLAwiMAGRdO/Wi",
-	"ZmDLfgso8wGGOwbIfdyh9uqJGc+Vqd6e8R0DsK0CkxPNJv+yh34ZEKxp4+kIFOpyNtUNvbVWgAWywgsh",
-	"EHDZozu9kJJ0l/QD2R9anrund7Q3qOglQWkPmyyCxXrkSMObtQ+RFuLLkfd5lcxvp7zoYwHIG7f1MAKj",
-	"g/GDtuCY92l5ep2gA7vthYnj73AJxHyO3sq8hVcc0XWIRbpzn+d0hNxyeoVybWtdxc3618sl94awwcqa",
-	"764r4CdSQy76HH7Tob45R785R7+gxscg8CVnbR7/FVD4riizGMb321UFq/fMV2uozqOt9n7J/9gEwv2K",
-	"+8Uog1zeMuZAaoD6Yy4V5Qqwykyheq30Y7UNiz/kQWJ3vbgtOUoZhaoxR8MjEp65B54bsi7w589M5e/e",
-	"zuHn39ArGkfF6/U1jSOT/6eF2WRtqtWyiHQpmSb05pJOr3r+vWvznekS/J5TwFUaPfrDUNPbKhXXLJoA",
-	"3hiikB32hwcX+8PR/rHBRXWHbgLL3/CW7dq2f/RoGHSMoOo3D4Cl5sMD+NBUQe2MOm/PH3eCjp7yH/YP",
-	"go6R8TujGU0kC2A1SiM9vtg/yBFcjXg/0S38m/5zDcP2Z4w1cOGN4+PAt8yOjg70fmHR+EnKKOwHz5JE",
-	"/3zNUqknUljDYQCqEny9/+hQ/2l8LrhzQadYqxdQh68n+8Phvr5U2ss+jqSeWMbSiLFm3/yGr/bfEF/t",
-	"z0wV6j57l1jCojlLf4N4aruCXp55l0jn0/tWd82eYYTIc+/QW9BgpnlBLURL3i8x/Amq9iMfhspEiRQ2",
-	"QhXK2vv8NxyQU3gXC+wS++GYe+3aGup+IV5rC431fegPAqpyIVcMyApuF8sETYFuZH0k5mM+y5KETCmH",
-	"RAzmeh9B7fK8+Dfp+jdmUaklcDO7PsOAbHx3zPWYtr3lhtziRZzOyK1OLO1G6Ov+1Q1WY4mWer4iJZcx",
-	"1k4rSgc3aaygejUEMMAy0MRMDRMDohhCpAbkdDplK72P5WrqdfIDbi4ryBC7EaTXi5aFP73/4imDvgBj",
-	"KaRkZTC/+mS+EAmUdwU5eIvssn9w3CC8HGixZPiHXCRoEl4OL4aP8rfKwku96HLQH+7bz/Y3iC6HG0QX",
-	"lCc2Cyo4PU9SMR/dp6yy78kqbpOa5ZWDzy6vBI6bfJNcaiWXYQvJ5Tlc8meGD7e2A3xJA8DXISgZDvRP",
-	"Jyy1k3aQc3w2YeeiIuY4WQSR5CG5M7+wC+wP6gBNTWn+WOvb5JImlE8Z1CRN1mPubo2SLFERQ2YiLexw",
-	"nbADIg6OxcLEjPn9yS9kN/EFK1OOuR654FjvDf2k1OK9Yr9o9bD3li2NOMt4JHOj85JRfrOIE2brM3kV",
-	"58Ycq/KLGyY3ymsLKr1+zFjMIKC8Fo4LAtimFDbMgNxfsjHPZwaQgvqigsycfaIE+FemC5rSqSYv0r1M",
-	"KL/CWk/mXRd2VfN+WVwDd1gLcQ2HZFH+ceGgL5qyZvltzFsJcG+g8c8qv+0gfs1SmkUVDw9LZn1bwdAX",
-	"tqwc0Tn338hrdAPddG4lB+Cy3J/Dxp+kJbHiPN/YX28jTaIk9VuUHW8lOG7e8NuIlGm++r+mSGmH8U2k",
-	"/CZSfm6REhnOP7NECcV7937R/2P8M60KGjq+oj9sLmuIzd5jTcP3ULd4+n/Ye9fttnEsf/RVsPTFUg2l",
-	"yI5TF3nVmnElqepM5+Kxna7uadURYRGSWKYAFUFaVldnrfMW5w3Oi5w3OU/yX9h7AwQp6ubYTlWi+TBd",
-	"sUgAxGVjX3+/SU0ECZPnU9QbOuyURTHwQ0Y4xmnhrYP0JayAs4CJh10WmscG9qWQ8piM1tWXpOmesCxP",
-	"JTiYMlTjAAJEZyoFgJE65eH9LILtLx8Kk980jZ08du6E6XmT5M5nSLdd2jB70V0ruvcyuE4GX+apMc3K",
-	"EkcZy4Cp0cgTx1Mu+VhMzbb+U4vkqVgZJr/04GAp190vUVbpMlt0gMy9RZURgL0baw44212gPVWJ6EvL",
-	"MY66nUZjEKikeZKoua7wGhNPMYAxzIGWeULM08ZqjNSJT9zcl0T5D6g8aBX7pU6Uvq+08KtW6wPyb8RD",
-	"Vt6+EZvEGi3CvQqyx5FKn7mwmAjiemnHrqw9gA1e7CnYeDV1qZ+LAEFjUT/5Hf9jU94NPrVlSg1bk1Fz",
-	"hg4kL5um7ujiUw+VR7OFa+Cb4+6q1JYCigenvHdUa/hDkkrJX1A1/MUtnoYBXFtCDo0ae3b6j7PT1+0f",
-	"Ti+f/6X97d//etQIGiMeJ3kqKvEel8qynB3z9eVhdzk7Rkx5nJi9EvH/KsMELbkW8J8WPSjiB5qdi5tY",
-	"zKFwsuJWKOe+7GLc4zJvkqO09/b64Jea1zKz0uCLy2k5I+FczmdZlt1PiPFo58iO18GqqM45laJkVnez",
-	"BV3YZ2Dp252Xv1njsz9h63z8fVnj5O/B9eJdJMTDZhovEmdY02bTgMYYUOwHCQ/SXLasBtmXftCESZFB",
-	"5CcVTM0FoUB22CnEbVyoiKIxFIGhMFFgM2HMnyH21JelHBi641bHhOofmHDtCAuwx5pIh81L6ctmSPug",
-	"iHJ8ZBLKG55e49B+tARanzCGcaVyOax69y8hjjOMZ7EA5BBr6MwhWKV02e/v/Nzn9hX3Aj2882VFM/Mg",
-	"AY3iEBcf7Fbij6qxoDJSVVFWz3iN4lKObzy4mjJyS/ggikpAh3evsOxjDw+tHxmJXUTlHe3h5xR8qFF2",
-	"rFX3KKoO5FxwTVkjuUQuJKcFHWgWLotFqwQdPXvmK0F96WtBy6+Vsx7KLxuFyBuSTWHw9aMrMVRT0Zch",
-	"6BkdZnYHBSJAq0GAdYeBoPlUsKJvmynsCJ283nKJucXRCfzUl1wik6N7Pajm4KzWgqyOA2MinlFsrWYi",
-	"Txjvy1IGDPW0Woci3Wml6sRWak59+fGqEzkYPqHiNOOLGU+q2R9nfHHGE3YFkTG/Onc7L8TOl+UZOQPu",
-	"X03aO3U+G6cOJuPtNaW9pvS4mpKt0vuc9CSLLjQVT1LgAxB6exBIQj8sUaoQM2XAxjwT7GqB/2sUD4jR",
-	"mb/AfwQY1os1w8xSoix0+bo+UuGQSzZWLIlvBGvCt4uUki20EDJgWqQ3Im0D4gogx9CfeSLoPyHIKKK+",
-	"VGk8jqVmWoAcqaIMEQaRiFo2vIl+qkkssw57qzI2T/lshtnGQF6JOJOwT7UDSCwDhvQqUColiOF6ZJUK",
-	"OGWM6CoIVf8QYJUVkMZV/RXwlOufX4az3BoE8t8OinLGNZSSQQwZn2OR4FESS1FmXlkCad4S69nbZKVQ",
-	"FOJlmr1pny5jvNgy+gEsZFjhmlDTWZ4ZJZnOU4cBdg/TE5VmyQJApmtxfg67rVoMl59Edu4O5wNGp4tO",
-	"au5f92MtFt4epeRzRaZ2634nbca9fWFP0oOqDa67u+kP/rfeDTzkZ+sEKKO+4h2HqPh0wY1V21xonkJR",
-	"XMD3gB+CGsRuNAubBBfInixdtEFuNXqHXR8OpBj+JjUl9YTZCkXl6a7QIHU4iWvos/2EhBW3QH2OgcdB",
-	"8UBSmLrYaAvVCt69GfQFRbjdnrXYoZ9LytHOEW975Bu75HHLhTn9oeRTEQaWR838FxkLA7IVQtYkamBm",
-	"rQd6AqQmT5Ii+xsTHenx9lRZgwTyFPUJCxM15MlEWTDK8PDom0630+0cIrtaFI/AA5TZrloBC00LA7Nu",
-	"YQBBY2BZm8cyUvNBxBcaxpxlaXyVgzJd+anCA1b5E/AFmnYrLGxhkUaJlu6BZuFEJVFduxbUgAo0VZ4N",
-	"KNue6jQ77EdgMuzLRIwyZszppkqZzJOkxa6FmJmO4hQZ6xHdUor58kDR2T2KCWHXq9Y0n1ayGiEybi4q",
-	"XB1wRbMmQF5CWunSvFgoDGR4Qydd1pcFKZ/pNs6Qp6dgeqOWKVffAkU0j7vdFhl+VQPP/C0kKcquVLTA",
-	"5qkhnpktozNIIlCjKvdjZXMiiCbsjoAtb42ArdgYm0kkA1bZEQFzy1962C5+wGqXHi0nOGYesx9xPqoR",
-	"hS3KeRz0zh+A2rAqDJiQWRqLgqTQORRoQLaX5YHVtwftAPCspXt81mVO8uA7boldr+jxcGYzBCpQ6Ayo",
-	"A/vu8p7YzMu4Spps8eZjko3uQjO64YVtqES3bmIdR+iaRrbh/Lx/rsxCpi+tbteubs2wHYyNG0CeKfRH",
-	"yZwn9o06ibCiH5q4Lo1sRb3TWZUEbneyzMoJNEqMPbTz+bxTPbhGf3IHsNFrVM7Z9vSYNPRPU1K1pVVh",
-	"q6r21sW+nmpXq+Q56S+fr2Hy8S4J8xt4cD7ONQEKMtA1ZVokIxZrgrVHDlvM2UDll4BPtM4xu2zJpXE6",
-	"i/8KX/tgsgd72CR6plxfiwi+ykFtWLe/zngm9sLoC3R1XEzUvGTWEaZ/QPtl7/JYnZn2c5UATiaLDntl",
-	"RIEmxjaYSUyRN1aEHAoX2OxYbmwEwlEJnk2dqZlGjgWI1/IMX2sedw9rAn9hqx74xhLPedLnUXEHd5Fc",
-	"MGPRJvnlpnMjj/hebO11qJW4ICVGxorQ+xxLSuuUJMJw02urS1M1Rw4ezFHDHBPKrMNkXPAA+ohuiPBG",
-	"uXy28MUxMwL+vZLCc1K2Ana1cD3EEWKp21467CUfTrwODhw6LMMsQsJ/E7d8mCULBGmDqWJXC6Q8rYeh",
-	"77FwJmQUyzG5ic0QYp4ki4GFVwpBUNNT5GoL/BqnWPal+2fxQCwHBEZnW46xLXDA6hMWFj3AAw6UDQH2",
-	"pOj0ZegSIsGSJkdfrDGpx0LLoQJqk2wypa4R2wRYmJRNqzKrRIVVC4HVwn25UQWuLxeuuWpexzr7we6n",
-	"j04jzeZqmcHG7Q/Jsrmy2yOG/irppf8sUG59CLDl2cS/F4miL9+fAxIOLV4JwSuOSv/cKYPT3z+N3lHX",
-	"WDnLYwQ0/NpRYibsEjzZhnEef9f92KEeHj3rfvhlhxRT2gRmP2y6yq382V/dX6DFcVmg2ekDtxW+yEJi",
-	"z8bYdGV7wngtyEwhyv0ilOLuZbEcJnkkomCJva8VGB1bQCAu1RlrXi1YWOTbh0FfwvUcxgCNqkAyY0CN",
-	"syyeiioSxQ5XSw9NqKAvIXocMC55stBZYOtDMCoYWo66uIrff7D6qocU09poKgt5nqkwYLwU6pwDlE0Z",
-	"6h+uUZsxqX09gIgzeWZ7xNRbcBdlE0SNHafmcPelaQBamqdxlgnZYWd8HEt0wsQasnfzVKu0x8KpyHhH",
-	"ittsgH8KITCH351wnZUUL5psPiYooFhD7JcpWTxvfj2BdOuxIHeWpYBXKdPX8aysznnfERc4tkZ3ICBb",
-	"PzMX47HI6oj7G4LQhEeCdwRrOvsVOLm9Z+HI9dj//3//v2ZrhfjF8BUq6+M74Qk77h4GkJTalMpsOtxq",
-	"rYBQTEjRXE8KZO6n595h2sQ5bsxM/yiBJhe73dYUo5EYYihMzVeSjjsq4F0BNokZ/YMRrDUjg6GQNC2f",
-	"+ZX054VScHc0v2DjNFlWTA6kXjZPoDiWrHn+43P29OnT7wIX2g0tKVH38LJry2rClXNqRZM5gKVvcbGo",
-	"Rl2DjaD42Ihnom1EVw3X+/bf6FLq/c8Tt8Mk1/GN2Dj+TK0d/dFdR78JPxzOWGOLJyk595d7KBIbi2oJ",
-	"HEgjENFTmETIkxT1mv3nixT82CwTpOyvRwQOHpum7OFIyrZZgyol2QMsQXc3oo9DOHRGETDnwNMFGr3G",
-	"m8vh0bvL8eHbF+/nb349nb95cTp/8/z4+M3lqztiOW+y3N5ZhU+NqhfN3oj7woy415BQVW9t7E25rU25",
-	"u1OdbROfIl4VXTHEfBUmjCPtgUMFTCprFAD7WWK0N6mk6GG5Htd9GZ69u/CYwzfyuIVsrvIkCozqbIxG",
-	"T9p1GDBUG+PJEZn1pZWMJcp0TL+iEBW5ODEVlNJKlwhHJJ8S0ILPqNGXj0khspFQbT0FWrCG8RTZ5blk",
-	"cUSGUsUZPwKNtC9trtEa6IVaeg5c8HV0an35cXxq+tNiMiw5my/nqiLInBIaR2Z8Rsn49vDpL3e6X3/I",
-	"k2uagofBYKjnd/tBZRPmKRub9OqVSt7WdG57JW9HJS/Yc+r9ATj17niqeTacbE+DohnX7jQGVqSqNEKX",
-	"KdzHe416D73xWJx72hwmnpR3KKYcfa5YHL4uDiwq913Haoyj19DwA3N4bBNrLUZcImLYm+17s31pT+yT",
-	"PVcb09Xy1hCq9gdm3lw4ElRrKypCPhqF1UDXCeWL2yy0CK24RIyyvrQQgrZ+J5fxb7lgfJgqDTWxBeFG",
-	"09i68GrGr4Wszcx5DgreAxMYYSfb2TOHj0pgJMV8T150T2rVXqHaXJ0DB2GJ7wiRzwv2xi8iv9Sm9zyE",
-	"YnVm237IYj7sYzf1yn70XszsFatiN+xVqu1VKhSh2ue7BRSLVBRRACsciim2uMg8Y4C72rLlbX1JT7Rt",
-	"CnoqEhAHehLPVmtMZx7V7v0rTdT6p9GbqPPNOLBFyr/HUl4/j3txt9eqHs5NFUWF+sQyVcjYL0eXgvKO",
-	"tsNQvY/S5rm4mih1zbQYpiIrypttpWJgmSEFQMCjzapFtooXzozwzA3wQTWzcl+bHe+ANxsruZdTX3R1",
-	"c/UUeTtjr6KBipZvoaFdIAgXyRacSSNdrDiJx0CyjWKlw85ULLOVT/OsL0P6xyBPE2Dp8lNL6Df9RGdp",
-	"PBO+WKyvRbtYIYweQosrd/OJQGf20nBfNP0Iri3cNiWewZl3wL4UPUzl2bbFV/R0uaKqrmaKNZcLfYKl",
-	"2h1jyo5F6yMKrIDqt1uprGFYWLOqTOaMPnmbEhn64Ep5zD2Vw+BA/FKYP15tg1mmZVpEV3i1TUHDH4st",
-	"cAX3zSPzApKcgaKWVbnwZki7k+Hsku5Ou3t/a+5du062f+lp7iu9uo6ZfjV8SJMQgunflMs8jm+EbFH5",
-	"rUsCz1TGE5YIrWsYg9VcaMiYtnikAD1rEX7L92M9cjKiL6Xmkh7yNI2F7kt1Y51NjrKYsEhs9bSfaI0M",
-	"f9qH/iiwnYvRIqNxKvqS0DiaYVnWhycs9G+EAvCD0s4BMaXDLkWp+FcDti76b+xTnb586wBAolz02FH3",
-	"0NL6MTGdZQvAxO2w81wC4whoJuTeNe1BWgH81akqAdOKSVUqlY41wwJhhOawcnIXlj9IM6ehQpI5lJlv",
-	"xZfcg3BrlsYiMmuEHxhnmkDukDrRNIYF7WkuDyAqgKoKpFrwawCVBtSVlfGAFWrQY+aq86RCHvjyRqQL",
-	"d6I89cKc6lxXksDfX7BIJQlPNXj2fG2koiLsfI8WkYy7RS78r1RS1MG/ICudRLBLD2Jor1Tdg1K184Jv",
-	"lfFsD9mUR0BTBkaBOaPNmdI6vkoWcOpae5Vqn+v80BrcGV8AGAVcK1at+MwKFrd0X3SG+mY3FwZUJVjY",
-	"lWYkRjxPMhYWIgSwYJLI83IALNzzi7+xUZwIBHo4Pvy2G/Tl8/PXPzLglxMy0gCVPuNGOIgpXN49Fj7H",
-	"26L9Itao1CnZYzzL+HAyFTI76UvTqpF439MI21hW5z4Wq+vorzhyQsQf6puww07hgkC1KZZsyn9VKcsB",
-	"Lc5RLFsRf6CZuMUd2pfN8PCo86wbsvcXLwIWHh49AzD1v7190eqwUzYUwFTCM6YzntrWwu/DgIX/Yf5f",
-	"G3kS/gsUu1kqEL4enzoIjXplVB/Qt/QsFTzSEyEyF5rjEai8MLtmS+UJBwSWNnuBq2LUIRSOLFXzAMH0",
-	"QldmExS3R+DfHEHp3gnoefwHXqaBnY6gemcGHj5QxwwlRHSK75HvOOxZimNSog7YVZ5cw8aAWlMcbo+l",
-	"YhjPYiEphyMgfL/ALUSAyj/zuLHtl5WrKkn35kyqTJQqP62SWanCBPye0hYCoB1qjdhI7u52q1ErX97O",
-	"VLqtd827TA8c6EztMXwwZ1t5QCEtLaQ2rlzdE8avtFlP85SZMDvkoUry6Wp4GgI3KQGiyHxqxCZRaP+y",
-	"DHay2XuXidvsyVDfnAALihbZ93k2an9b1T9pkMt+vMroC8Wz8VjHq5/25bNnwTdBScsLKjri0r8Pv+kc",
-	"dwMjsI6COnUWmv06+C44+P6F4IkOIvP/S00s/wUlX/C3ty+Cw5WtNsC7sMx6XhIQ3kSuHjlN2bNnwfJh",
-	"fvYMD/DpcCrYxUTNTNdrR2xb+7quta9rWmuUFeTq5qtVf+3tV1Fvay635Ws49G479pGXXaMajqxHGlrb",
-	"4/FRuxAzoEDUwA3tNfcvwhmKV5fTDbk2O30P+LFe997M/G1EhuZTQU4rAEP76WWRCVHLIx4GWF2wjW7S",
-	"lzoeS6TVdkquJW9O1DiWCCfP7G3N9eRK8TRitFSsKZXPRA5kqyJqdRgCAPal5ea2K+bouTv1lMs0g5+e",
-	"eblaJWnZWfeeiS9Pvp3W7QRk1Nd43MBMdCo/Hrx9ln9ZCsIgngBhJ3h14aTpZbH3A1J9aaYFhEtix97M",
-	"GRQ9tpFDjJXzwrzmww77GaogJ4KF7+BhsK6TWGco7UDQEZ0oMZL1pRoxraZFxAMeQtFLQSBs8XRo1J62",
-	"UdtSlbRPTTvtr0IyW/UJU9lEpPNYC2OZ21elkgTDCvivxG0aKaSvtB/rwIw67CwVoyQeT8gpYR4CigJa",
-	"3ToBemnm4LmZAvfysgA9Xp5y9zR9L5IWeXKu9pP/Uvy+Tu7hu/QqvGlf/BDUN/xGZBMV3aFh++KqhnEv",
-	"7N4uvbfc7Bt+2z5F+MqtW3zDb0/Rw3r326Mi1CqZWe/OL8CThEtq5NPqo+IJKfiz0dxrRZTZv2WhNCRe",
-	"czhIbbdb/ukMmktjDwSNU7qOOOXVlj77l4Den9pF/2fDDLYRNN6dXb569/bCPDLlt22ACV0iBCskYyEP",
-	"P6yKQj/nSSIijDwUZxAaEilBZ2F6R6yZmgmjG2WTVOXjSbWGs8PMZwmZke7RowPuWIunKhKtExA2Qmfw",
-	"T8bZD4KnIi3pTFO+QHJRmYFb6XJVmTg4XfloFCexkfKQHBsTKxDSIlfGeKBLBemQ5W9E0LJIg70wiKPQ",
-	"tAKkulZKhvpmOCh+RmJTF8h292I9RTJrIh63+eHAyF9iw4TvPM8ToXvgHqx8VEGvOcqTZMF+y3kSj2IR",
-	"sffnr1kTVFVQ4kSLGU2QxxJDgFLJNsaxYQLB93jKolgbVSCqFOHaUPDxYbfQfuEidUoqa4Zw23aGKhIh",
-	"C817A9tcCDVlfcnwRTVrJ+JGJCzUORz3HgMUJCL0mCIdcXjCpELWah8/G0b6yt8qzZBHEfgCeDIAZijz",
-	"28D81mPGZg9bOOorQPKyG4uI3MyolhooIn9hwDibxhq2TjER3afgO6SHirsJHzNfSZQ4ZmYZ+8En3IaR",
-	"w3dpsAquxaLl7i1QlUSEPljg/MXPNiYNvChugKMUTRXTtn8Hw2pdiUTJsWaZgrmivpmRdb1C2OFVaS8x",
-	"ZwmRwkD3/9WidM932KlDEIQsE5g8T20wX0CnIRVaJTcFVeeBrqoRuKpIUg3rc9x96jVIPmV8uIAGBJw+",
-	"agh9oxAMgD7CEq6hv2kYyVEMKqg8K428iXTFGtzlSQtw6jsYGLiJh4KNgBscgJUtXL1g782Cno7B5zMW",
-	"yj6Ev6e5JprS24XVdszsXUs1l2YjMpWaIZgFa89ScEaykTDiCZJL3bpIlU65OdlXeQa6szsQRD8A4QzT",
-	"oPl0AM02u8WMwrQ/pFANCSHaPJi6ckpIldQkiXowo29iHWcqZc1XZ+w/vC9t2aRa85QdP0wpYVNOVG6r",
-	"oHTRXCE0O8g4jt5xtkw9bunHj7td9u+KtMMFRWcc8ffSYxYVvyIcAeV+xlMtkPLIzAPjV1oleSaMgGyV",
-	"WnmrTAPeJQI4kQBuWWkXvJ5ybIx9T4aWWzsvSVAPdtIc+Zorhwkju3VdU/bzykJ5qOQoHhPdcsia8Ecg",
-	"K1IuaUy5+9O1+NS0uJ3oolcOYRBlgc6aZfFPzT/DAYNezaySxEY8xndSkaULksV8eK1Go1YtlXKhnH8U",
-	"j7K/ao1eYxXz+ZNZGg9jOf5PPhp9f/309rvfjhJMFhnf9VVcKZFWXpdirt3rKh0/2Z6cGWbD+Tcet0yG",
-	"+sbW6zxAuN7uqmqSE4ykCLgCkK6cniM6R6CBrWawvBCzVAy5de2vU/T9Rz8EDUDq2fAKPPMhaFzkUqMj",
-	"cd3T9BTaH9Yn035tnQPrjRD7PGXIl9s4F1NUxbZvp3hlqa0tPsVvp/imh/XIkQvrDo45evNO/jl6t+ym",
-	"O9xquPL6BQm4rbOBqLfHTAqi5+/m8CtmdqXf70Pwu019+6tY1HFAmnPuW1BDEtXbmcfozuKJhUNoozPt",
-	"j2su7+JIDBqli7IRNIimdmDJogdOcFecjraT34EoxiytE62Vq7SxyVtpFwR8lfFsyVW5I1M4ekESwaOH",
-	"c0ea1r9sb+RrwaO9M3LvjNzgjISD8kX5IqvuQ3uB1LgIjVWLxhJwgYtEDDPNvvoKDXzwF331lXmITLi+",
-	"DEvfaYVBgFy8lA2IFTUY4I012XzNELsP2UiRRLpaOOeDMdchxKVbQV8WA/F9njgSbBbyFtE/iRacrSVx",
-	"HqdDsJ0vjLjxnJDN1Z5HSAwCz9sTs5WGuc7UVKTAmY7v6QwMY/sLiyP0NxpJxLTIsgQCceB5fCcZZyHO",
-	"46Awwwt24iLLq8W4lZPo8TJb1kzcV1/NUmWsArN6X33V8yQ1OCtI4obeU+TBwyojaMeTvGaAQfGHq5hE",
-	"cflbMaHRPGU6AScbhO0VcP9CkZVp2HOILA/eL4YBl8ZRtwvNotGj7boHpgueaEWUbcUkkocVJ9BrGYuK",
-	"aNP6zm58lXga6XsONLx0wrTCz+a2oNz0a4EhmiF4EVWedShEamzVWSKAJdnIFSVFW4GvA17WwLt8o+Kh",
-	"6NCfBuCaFRG9YZrX+ZU7lRoydjU3u4cnSXVRsN7PriFOb7GJaHoHdJEXm6g072Z2q7OlbftRnIphlixO",
-	"QA01i2ZGWLvpLAq+9TF2aSXcrudJKni0YDxjIQhXPPtYuqYzKDd3p7ALjsPn9l1KKHXkKywHIAsIMeCm",
-	"eg65iRk92WPLmWYha+Y6Byef5iOgcIvHUqXg/GfWVwanWfdYSFZ1GNBoA+BsuRGpWV3rHffkXWkD2YBB",
-	"ouTYdGR+uxaLA+27eCuiwihgSl2LiOUz0sHwtCYJ7Ei7ekomi2XvvO95J5f7nfztS75sxrX1RpJfQeWZ",
-	"cHGhKxUtoB4uwqsjMUOHcZhhadbk7Oj2tti4COdO88HmHPMXWgETt0Mxy1BAc2CDKe1rxqOoVmTt6Oq0",
-	"4ttsPn/+V3s93SZ0zkWje6qbGMJnKFBWtdpZ0VQhS70t4jvYa9+6n1NATR/6Ls/Ts1d4QZobCy7K5Tvy",
-	"7q5NclfCdbfsrcTayAVJcl74t5ZvBPz+4253jT/T9PIx7ky7lI1e4+lvR+3vrv9n/rfD6bd/vzrv8v/9",
-	"ZviPMVTWFUvc6DVyI2WPvzk8bASNVUVxW3sgzfg/kQMSu17tf4QFtMsT0B0RgQ7nx8+8M7p3Ou6djg/v",
-	"dNz7D9f6D0GONnU8lu181tr7D7N78BfW3WUb3YUJXk313sKnd/MWpmKUS/AXbmfUL9vygdN7OuwcOaus",
-	"AZZ4iRG5NCZ6WCamCh0OQkm7pdrKEAdX1GO2UOUPhxNz+q748BrVt58xWcC+MCjDS/i0ilObWQNP2NQG",
-	"GYnoxMIqQOk2oGwExtaYKp31pcWnSMQoY7m0L7XIpTjKkYx+xtMs5gmij5bxI1IR5UP0js5SNVMpkOE3",
-	"iWy8L4do4AGDvojYhCcjxud8gZkK/xKpQsRnTCCy5GBEjmFnO9budxwgWsswPDXqSy6dGVV+jmxEpJh0",
-	"3pFmaBVBfR3PZiIKWyeQ3YBa1YE2M861ko4aBJywkG4VFSlINADkv7QWLhJWeivpFDgfRDGK9SzPRFDs",
-	"BcuxLkDHdw9SSx37QWHL4/X3/L5M84WGTfMc7Ati7rcH3okDJojwXwvBQhC+5oWw1QMb3ByuATVpTLvc",
-	"u43CoC9DqbIBZhIEUMFpro1BptQgMcMMwZInNAXoaVc7pHyOVlsfuD4uAc3uhZT5M19+YekIeelrDoCG",
-	"9u0O7+JRYodd7/92fx0tEko0CtAzhWfZWBALkbktXbZU3hS5IFOemKUWEStdLORF7LCXtzPwRDhhh32C",
-	"XbOtEQS+JUzWIj8k/FK2gf6h8tRVp0y4ZldCSKZzPRNwdkPWDOnngftr2FtZmKsAxjTWRROuv2PT34U5",
-	"484KxbSsijj27a1zOrYflx+CrXyMRWVBRRqpbaqG3XBwePbb/x6J19fRq/lf8m/i2+0tJhzhJ7KZbOer",
-	"rSZaBuiCsjZIGqPwt8J6zul6yhSdgX3OxmdrPpmjfAfbybx2J8PJvHhhpcrWFVXmrZ2BZ81Lj2lnmf4e",
-	"zMjaYGHhyS6UZKOFbW1grbSrPo1JU39dNILGXKURHEcrwDfZOTbcsbqK6/DobtYOzO892ToXGPTQcSSs",
-	"T70vl+0b1IvjAiQN2yEdmRem0oF2OBcqHUAKMLRglH6kyOtLSuFdMph6jDMthkpGGOdxqjemCQNfX+Gk",
-	"/46FUY4Xlhh4Aw77spmlwlg6iL9CpoLdngDMC8kXbk6mfMFsRWzRV49JEfvPHWj4RN2XV4kaXmPYFtLm",
-	"bwRPwAONuhy0juYTWCSWmsWzpcx78zTOMiEt1X7EM37FdYlzP8CqAYH4cRMxvGZpLotUF7lw6efUGizg",
-	"39xGChzIL9IWNwFYuKr7s1wCZqNUmYhavb487KxTzkvEh5whsEDImi5W7lfXGAtGpBDFYSEUS2S3knBg",
-	"sngqdManM6uR+myLrb486pRRFtcMYlmnt5nTAdidAZNizOEJlbJ5CgGHxUy0TnBku6j7zamZ/GzCJTvs",
-	"/l+HR62+fNphoRoCNkg0MK/ZFiR7dfGOfft19xAhpL3ND3jDT7uManKMTuuehb2vRiMtsgDLEGCYqeCJ",
-	"2SgCYZxSHAS1ARuyGNozhoJG21ymUZ7lqWj15XGHYkhREaSDLahGPYb4/QGb8ShKRMASMVVS/5YL8a9F",
-	"YA0uIYwQGeZpsgjYVcpjmaUCXlrMeBIwHi2EDJj+LeepCJieqFk8WgRG/xuA0AjYWKlxIgazhC8CNuUy",
-	"N+/ByQn78pk3woGNEsfLm85YvodGVzx69gzGxoeZSHXYl193WJjENwLigsVrV0olghsh8U2HHR8dGaNX",
-	"57OZSjMRDRzGaa/AO2V///vfbS2Ie5KWK3x/8cJYwS/fnyNc1N/evghPbGoCbizzSAtwibIsja9y9JjA",
-	"MZRqwIs/hi2suloXaisF64z9S3GaDqb6u8irLYg5AUdTJcIKtRSVIGtZEsNV0ILRYKEC5rYzb7S++WXE",
-	"S5HXIStRvGYpJlwUDEH2QlkSuy7XkVit6jmEl+nNV1EhKDLFEJrHE8DVYZVrGZbWC6vneiyXWZxUsyQQ",
-	"sBTj4oWjzAaIiphxRar0ZejNZ7lAzzvclc7Ig0157/S7BfonU8o+1JcYWnYXHyQ8IkGQ7cFlL8Ya8kwQ",
-	"4cwOTES2XC7oS3LD9FjNsMXtDNw2QV1FlCsJwgKdqnYx5NJWWvYl5Ol32Cm50epnlfIlrIpVpD6KNtW0",
-	"kXPMLnePhTORGuFOdX8A5xZCTo6S9Qta0mfhRJzAHBjBEMvxoNxg8XdqWkmG13apnQ47w9d6pi2zkQcT",
-	"nowGfM4Xg1GqpgNzWTVLt9H/9/9gTucTcw+1wg770fTQY6H5a1iFxSNcEdNZX1ohds++QpBfrWBJgvWl",
-	"/aHkSjSPH5q/1itsQJAcVBxCpVk70CyO+jKWjAo/I5HxONEd86PZQ61a/yRrHh8+bZmdWyvkWfP46Ki1",
-	"7MRkzWfdbmt7V+ZDu+Zs055rboPn7hP5574z/b2wa1xxyxl9OEYNGoZh9XIYjqudLDvvwNe31nW3UqqU",
-	"i8R+hFdX3QS+8wlNmjWuwAu0bu9eKVaCPD7+rtutASlek1txv25D8zWfyGmIXa92GV5Y08kzm4prVaVm",
-	"3y5dUxjL4ktXN5vwiNElhTaVv+hevffe2bh3Nj6Us/G77d7aGSV6pbPxaNvvI5cNev8+UzclJYKs8Mj8",
-	"WR2WdVfkJ/FNriEABGflvXOXlAgLSU25gL5dcrqQ0QyemoiU2FRDfKR9EY8lz/JU2CoMo9LciBQBTaxu",
-	"AeF5qwKVeVibznnFMpWIlMuhcJQjLWN4X3GIUdsCfm179DO88S6qJPZ32EsHvMHlwn6VUfCsMQR4GkC1",
-	"IaIOM1oIlnz12CF7E/9Ayis0w/7NXo5GYpgtqa5rU/f/zd6VE/d7dHTcnVvAU1jcwanIeMQzfuIKCmpy",
-	"89mFl9vP7BDQiLOhP/A2Y5EA4kh0UJ1bUzlQKiuAKHC5I2sj147fe/BAb/UZJ5jfTSAXVOfgxowLCn9C",
-	"q8/Odzm9I3B/ohSRDmEIm9EvpSEdlDzITZdM8qSUS9SCzvryDX0EQAeJjHlzbddLsyaXEULllQouAge9",
-	"4c9gnGmRjFrGci3VAAVUE1RT8+M57jVR/UTgB8U0IC+BOuywU4nTCaevL537ziH22GMCvmXI5WfIrELX",
-	"l4ioAXRXU3RiVviXkIMmEqblVKBjXWZLGUOAh0Nn9Kjb9ezW8MSuuFTGmjJi0D6Lj2I1BYGPIJZSUU4U",
-	"25qSAr/K/WZl1YE2JhabceD/iWqS0LxX+xJ+8t5tLuu+gfVQmQULmPuYZZsJh1rdJn2JOf3+ocQZhvqn",
-	"SiPAPGSv2UQr8OuYTVhXX2ieCmm9IbMqjiyMjJJD0WH/K1JFuTFWTQcHl2m9yVmWxhBuwEHpLE6SUi2T",
-	"mdlWh50aESvFnCesGRK90cAmfYX+Jh8MF8PEmBEF6I3z7MByzPhCw5aq4Gx5J9Nc9B126iQOpoy5egVP",
-	"ADWtpGEeyovkU+wMXKPuBgpYLhHRxx60wNo2ZNe0yps2l0VPoZ/HZj4bVqmcf1aUMKB9HUNZqBFCXv5d",
-	"aoVSOQOQRDaKIYAdIzPXiTpzIZKQKxqBOj78Y2QzoJplYWaOkbknCahL9wp/SPUmp4vcyKM3zgWz8qG+",
-	"XFIFWHGlx5qZSymmkqbihm+6sErLdLTURLkOBNNCyTNVPG/jCcTxW4su1ZSqqnJokYE3y3p8qDGQSLbM",
-	"BZeX3Egddtw97rHwzHIlOGQgs6TPul2UkU7y9ar8z+bcZJ6A1QWyEyKq1DI7w7B+xrE/EKcz9gH6zWP7",
-	"LejDTofXdV4LVLmsasaa7moKqNAORKl1frlfPzm30iOxL38qeGE0StwxrbUPRXwjliyIG7KTrHFozZx6",
-	"45B+bTtdv2wiXtERmPLb9tUiM3vzsHv87bNvvg4aKZ+7vbuheH1Hw8y6bvWT33l0I9Is1iJ9FX14YgGR",
-	"VyGdLzOpuLY6tSTEP9uf3zio5Qc7htjFJmJYY/LRZ+4xwr9cQli3b8G6+7xhwMsH4G0+FWk89JmPCiHQ",
-	"YnHkyH2MxVFw+/iSYi0xCZEA9RqxzL4+bgQNomxt9A4d9Qjl5CD7zwom2jlhCCINKZLOcknhpnHKjQEQ",
-	"wr+MiXuJtkicoYGnlWS/qlhqV0qyYIkaewwKPOtLKEvtsHMFVhk1FrAQuoT/kDxZYC0EWQm1fOunUVSR",
-	"dA+k5WDjBWnnZjXn8J773k627kXrnYkh95SQG2X4KzjnjFtd5GqBxHOfiwQ3uprjcFlLO1MwvQAaOpTm",
-	"MCSLaceyoH8J7ZgG9CeL09PqWf8VovFAeHXC0yxwfgYH4BunNawalCCFDyWxNH/zsA46zFYxWlAIO6Y4",
-	"M7YkQqlo1nzaPQJGybD48idAbYNw6Ph9PqAatXOg2fOL8x8x0SFg80k8RBbpIU8S3ZeAkMY1C//eNs+1",
-	"YZ/VCvEXtt8zPhYrFNX1+7zcwoeg8bS7RcDtnCbhLgf3UtxmdzmGOMC1gGCl7eWdrOJvtQdrw2kCXNvG",
-	"fZySLW2eYjdxrUVmTB7zvx/W86jysSC36yhOhA6YETRRVMAAIsSNtzVh6xdcqCz8z5vv0QFDERpHcAne",
-	"UCnmfXmVxwm4TRF7G7jvlRyKE9RXiHBgyOE3PNsRXxDyE32y4yB9NWq/VVK03/BsOFm/wU/NDGyirgz5",
-	"bNb5VWMaq/nvodbhCcK0Q4qm0QvN4I+7x6tURupnta64xES3mZd9ZL4SPrKxPXWkLqs5ywR48Nyv/Ibj",
-	"FKx/vFbxqSMMNCtnYf826T3wsH32Q9B4eck3pl/AMzCep3UIjW8VZNxDBPPTDW1HNWl7oXSgGX4tonVl",
-	"i0QwIN3dXlotAxTWYgOWBQlcSyvlxwXSB3OfhS0ey3Yse4wTW5u9A68gcdnCHFl0vquFucQnKs3aSXwj",
-	"Ikgypesbr0S6vIkk+Gn3yPrbsXkQSM2Q7s9WUCTFKYnu6+evX7FcC91h72SJXy4o4YyORUYxnVX6A2uG",
-	"f8my2TuZLMCbzafiIs7E96/5LfzbrKQI+xKssPCH04uXg/fnr6GuA3DJT9g3UKqA4b+xMpd7SQlYL8le",
-	"w1JUpADduhWUcCWzWOaQbF2eqcrJeK2K9K7lU+5NsOXGlWJuF7Szm7BrXIisbZXcut5WrDtgDcZyjOuK",
-	"m2tpF3lxid2G9eHOesjao3sRj6GyiXbqHVSL9Yd1C70iod3yscDEJVGg8mx17d1LGZW0VdY0qqnD8kzF",
-	"jbrGOF3EhongBOmFy4zaBbAx+oovKSdGm+1LaOrE8ooYk8jcjBA4lMLFr208u3ncfdradKDMB23rvbht",
-	"z+fzNqSN52ki5FBFItoBWgt6+xFl7B1iNnBrT7JpsuN9fYHiTuVZ5fCvO5DPcX2WReEdjtc21sRfLt+8",
-	"tobEVs6J0guHu77wKS2PTQY/yA6zvynq8DnYJWKqnlzli9Wy41zMFGoSx991ul32/uKFyyCwNR1o6ecz",
-	"ZprzQEW1Tbhorkyy6Es/4+QnxS5e/DUosgKgwWuxAMAZpUu4P/aadpVMB9r6AToYnA9hxfIZJpqEnnwq",
-	"DbTTly8ELAF8FZTmgZ+3GU75tWBpLsPWCROJFlAzCrZGnfgSU/VDvtiGjR8rryCET3RylBVECU4wPj1R",
-	"M/gm1A7AtEGZ7BHzexlPjQ02TY3jxp+GA03V0yJzREhYsLWyd/O+S7Ba2/0vHxlym6VmrrMY3y4XK9Q4",
-	"+6sO/qDh0+KvfE3mCfoHSX4uN0OVPVt1WrpK/uleDcrDrxnaL64tdfUr+GTqjT1MZjIXONYQ/cmC9Z/I",
-	"11sW6j/kC+tNcYfOl+diqj7eaDNS1or+tY5U79gDHRpI2EKd7nn0Z2tQz0tyRWRoevVlRUgGLo+vLLaV",
-	"HFqZzvLZfQrHC3f77QXkwwrIAii37qtcyibOcmWTsaYRgxbLwV8C956SAsy5FfLSflS1YGzjDFeHElQ3",
-	"4zZ90vau7w7chaS3VJWGzY1XJLq3r2ynlU/eTpJ7c18VRXuRvrtIL0lSy8D2MDI9Hst8tlp5fsOvIUu/",
-	"vMldUqU7cGFJTrioGPnYUQH3xA1o1n25xKPQXMmVwrbTsr0CExrbAV03HagKCd+qCuMVW4isB+THFo0S",
-	"f3x//npZ68aW7vNCwfnf3ycPfp9U5PiS0DW7bFu92EnLVS9sUsOrYtgfXDGUUjfbqtSIa79XqT9G/lqr",
-	"++HV6psnKo6GTzpzkSRtqEJ4YkRRHLVLzLArde53MyFfvWDPMd+dRbEeKqjcsR4eT1DFWucgq3+/4hpI",
-	"UT+4EYQtSGm3nPAAh0TPx9qx1OJuqkqxm3dxNHxhe/7Y1NSCVeTMO8ClY7T+ABRzEKlhDqw9j5TAuXZP",
-	"vVheieWRehsMnew777B7TbOJxE0bx7rO21/eyi4bbK2dyEsAHq6ctDk0l+koUfOAnf31+Ut2cfTsawc4",
-	"1Ooxjn58rrEq10Lo8jjB4jJQjzt9eSoplwkuJM1i2UONhaZe3Maaygv9IwL2JDCME2bfqu1+6r5y6eqG",
-	"a++3HI8C3XrDJEagrU0Xbt3LNrtnkKfx3d7H3TrIEDB/5wZ0xrM7vSiN8XOXF802GAwnPEmEHN9DCwOE",
-	"/7/Txw/Vhln75S45TuWoxM4vHD9GVGJXeWZDqFbofJwk2yqUsJ2E2iKWsCp9+pVpHDnnSyILBRWFrgsB",
-	"VJeJ559fqhcMzesEcAWnK+xslDQX+ZX5+kcKKb4QN67nbQOLu6fpPfzGf5z43R1Pyp/tkJQu+jhqZ5hs",
-	"vBIxl6pmw9/7jTgaIA5X4wOyF5o/wrnpNwLWB2lrfgusr4zsyWUFlsrqoR+NMA94ZZcYJBiH5BzMM8Ez",
-	"V3ItDJMYVJUnQ54kyBWyWgHuS08DXq0UvIow+/phahZeiBvq4BPhSvkDWI0uBQUktNidxh+8avKedfw3",
-	"Rofl5T1LU/Gn1Ox3FQm/zq/1WrX/vy/evWU/iyv2V7FgFyJbZ6Yi06RDLWYciAfT7GMt1f82g/zURipx",
-	"w/5RLVMjg42BdS0W+jOwSTfcUy9vbWJXvZrXJO4njTYpKG8DgjRKw5Y1Q53UYy8R8RMppdn5j8/Z198c",
-	"f8eacOeZ3/DOg/8ceGMxF2Br5cbd7XL5eP0P+rt7UtlHXTSbrxnzgPYvmHvp+p1ResmtuNzpqWTwAEK6",
-	"dj7mqnqE0dKFiiS6/Moy48KRYk1e+pZgGYu21bmLrIE2dxc4mMpp/UD3oBcreOhRb0E1XHf5xdp5+Vgq",
-	"ZCRSKkaZCTVLBGuei0gN2VHnWecowLoYB6QF8EbABe0kETZ+UspkJV7EC5r49plKYmCUEDNdykeHZqFY",
-	"BgFxiOwA/uzCVjWC6HQWn4uRSIUcijXVXfeQWXppQ3Gmq7r08hUfWyPcb0Tqf58/mxi1g4k/0Fj5oFks",
-	"k1iKAGdZ8HQ4YbGkUneR7pwEvjHQe3r2qvhUb+e7qdd3NQvdtnySmk9sw97q6IzLiCdKis6vqzdsMSn2",
-	"aXaVSyAugOBSIrgWEWu+eXXZ6rBXmUZgLWPGaZg6KteCOq04qynCGisVrd9iF1hDtNtN8zG1R/jv+yzx",
-	"uXu4bbd9A8DeIFTSe9tCpVDVRPAkm/xrDaRJgZA1n8SJ8BGP8Lxp9pfLy7MTlqnckn9HAmBc5XCxvBN+",
-	"EtlfqNMH1DWwi1Ubwo4/1own8Y24t2Dq2tV9Hd8IKA6epepKPMx6/qqf6Jthm3IJ1kmCS+/isKkHzfOX",
-	"py/evDRK7CuZibFR4fuNVoe9Vhy4Ox1IP5T4kJV3lXIJ1WZxhnwtjPdliH2FTCRQZw41GgsjrsPI7G5A",
-	"QUyH3/cbXtgSR9/5VfcbIbqAwohnvG0+yeLIxtH3/QaWjhZoiFg92m9QNbTt00gnwNSDzlnRGJ/FbdNt",
-	"wTKLUF44aKptVWk8jiUgiLkXI3GVj8nD6/6IyRDtSE05FGS/kyxRPAoKnlaYrvfnrwHJPeSjURj4OR99",
-	"6SfTUBpl6HhEzOSE7PtSSy2q6gM4MsxwyfJUioiFRdolBrr7EhJe2jOeZgubillJ0GyGZzybfP9kTZUa",
-	"XqtKwnG/ANC42/bpWITs+74MsdkSK0fL5rBM4vEEIChhgkoqS2JL6OC7tIBsHByhuWSQZ8k1/wJnGOhc",
-	"scx2HmvADqR3CpwwoVENZddilrGmh+jI5rHUrRNvqmPdl4iF6LIrgNYLP6ajb4YhkDrEWbNA6Q2YP6aA",
-	"8Vn8A9ciYLBFPgDa3Vhkz00Pr6JmCxD0MC+rmQNMTIABhlbImtxOSJE0dWJJabDk73d1HTAk5g0AyzNA",
-	"Df9DCBt0LLIXPONN0xhugFdIQmuHa/4x4dojaQEAF7vF3qcJkELAhoQxN+ELYDqbrbAvm244blf/lotc",
-	"RKBBwcYexTLWE2BOCc0BuLgZNr35Qror3TL7Ms5insQaoWL5WPQlllFkfOy4ZQiEL4467DlPEs1muWkd",
-	"pqNYmv8xgwj9rFCqejUjMKoM78tRLokeTKUs/CdGDQPW6XR4Ota/hC3iJZslfCGijhFRV/m4x4waGLJE",
-	"jY36OFJw5OY8lbEc6xLmsRjFtyz8p74Z/hKeWGYQwBxO5mavJmo8FtGJqzjz870AATGbmPVnsaS6EVCN",
-	"gYTEK2+XbALkFLUF7i8v+RiwbcuV7qz5tHvcOmHjf8WzNrkL3ApC6nWBv2c0vA57C5WSaUTywt3lsdB1",
-	"TvKfRHaJX+L0ut2wq0sl65sr3E9hqC/Nl4DKd6cwbXnERYH4Dm+9VdkbKh7fIu2zetNqO1cPpgOsu/sv",
-	"UG9zdc+jGOs1wmX9IQwqxCFG1Y/luLNxI5wmMdf73bD9bmBNqGoHY6v1MFvDKLsfqexzJL2XKmNRipwW",
-	"K3R/wvKwPI19qfIM1MaUcTaNx/hRTCJbO2QkWwYoUPttSSNnVzzhcijSDvvRQpBPFWEFuwECLLyIzRgv",
-	"Xv10+fL8DTBa0jc96z5lzdCOOGzRB1oI5PTGiGXsHvE7LHW8TQaAV/syEglfsGb44vz01dvBi5evT/8R",
-	"BpbBjj3TLUIK5pkbNSBrz5gWWJUuxdw27ogp4wye0X2ZcUiBIqRbs+gdhsj95j7z2pyIVJwwlZp5z1Ke",
-	"mRsn14KFT+DO/le4Qli/hi3wgKaXNXPqjK/3M8zFwo+0s3CPuayUMfrgH/KCNpJdQD3Js0jN5Qksc3mN",
-	"nevtkcxMf588pK25Hujj3UxI6+oMISQPYb7wQOM/wahB/CvkraMAH6vkvtogYFZNwulbXQmfONArsw9L",
-	"f2+7XES82M7++vxlAAmJZBPYWJmQkUY8aoc8wofXiL8Bn+7nGPxclCwsOcHN4Z4Y7Y6yHJug9gco5wnH",
-	"faYg1cGhvltsr1NpYcwDc7oBDNnSMlGKEcKQcLKgONjYWiHlXJ0MAFAQcvNukeO4OUvwoxPlHiHB6I8F",
-	"HFaksFCez2OkC90HvMeqdLrLys43+7zHpjGQTRYhVMwQgu0f+lU+S0eGaMwg5UejpVKGBhK3fJglC1Ba",
-	"NyQAgYG1ZRbQCVQTIZbYFS/Q+Mypg2TAJsGMVbCLnOkLMQUiaSWx0Trpy+PuU4s+aCmuLMdgh53WtGeE",
-	"D87Q0+7TKuZPwXNhCScIEWXVaX/cHEPocscA8y7CYhuGL0g2eyUbj4Mm8gdNX3wQ+WWBitYc3z+RQHN6",
-	"jJMXax3mTtWwugjjQLzrIMyEyzmhXOBmYT07RE5IN7GJJq3A/idpG05YNm1iJM+jWMihCPDqXwQMMvBb",
-	"y2KyDKDm4S9mAuA+zSM5WJ6KHMYWqCQT6TSWPDmpFW+x1BmR7qwXS9iFFZsbxNJzO+X3pIisqRm4y3vg",
-	"xrvzi34C0EOrT388ifjHkVfnuM0dd1mtefEnk1hTkaXxmrSUs1RNRTYRuWaZuM2M2FAaMht7HkDXJMtm",
-	"Ni1IDzKV8cSRc9c8MoioanGgxVDJSId9ebVgqcozETD0qVNQime5PvGaQQzlgYVpsH1dLYgaxxwJG7cI",
-	"AxZCaXjQl6HHIjfAP7IQ4JkgNAF0bi1X3QUl2yfsJ8XSXGbxFOGarfuK5gzopJUGl0um2ELlaV9OlYwz",
-	"lSIuXH2B2E8ie0Ozvl12zCzhsbxDsoId56P4CryNMnVf9wCuAjUTks/ijnXArIYWzq8SVKTNOT09e+Wy",
-	"qyBB5b8v3r2t9TzT0+b3j/VtbZXoWx3d4ywXMoLPxDAe0fhZ03xy62FXbcEx0euuq/aP0zev162a+X23",
-	"VbMj+tOumvnkB1o1dP9u6eSnSK710Tt3uSX8xQm23IWWTRVBQgCeWwA5v4bIqhRzkRKYLbrS4S+er79g",
-	"CTR639yomGZueRZfIUFhqoBGhEVilqgFvSk8PzmkSiR8SPquSiIbLtAEzsGedZ922I8qLTvHT6oOdIDo",
-	"ZyHGRFZ5y89xMh/QXQ49XMCVWZ/ty6MFcpKmNxA0Ho3i4R/UY77hW94CVyKPFidEpasplQNpCYrIEfEy",
-	"P87xPHekDQ/oK390tudLG691bvAlV9maMYWBBYKG9E84aZANxRMzS1E+zA50Xz5//YqlYhxrMyy0C4kP",
-	"rimNbYgdWZ5UZLcFWxd3V2CVs1iOg5LoseyVnb58K+YspmQ04ODNNcYlQxo/ZkeBF53II41obxc8nVpk",
-	"GWRsYA8bKRht4HrPw7jnYfxz8zAiFqM7uc9fvzrAhO7Wn5ChEaYmvVkNpUXZ/yAJtM1w8eszPCAv+wDm",
-	"tBozt/fkSaKGPJkonfW+7X7bha2dp0mj13gCgpYmbBn4OgaqH2Of6gCwTzXlaBkDtYBssrXPNuvDPHO1",
-	"wPRZ0IeEjMDuIzcSPIcwVtU+fzbfyF2KHGYxSCEiP6MAcIhterMDDaHLrqbRc2PJawwz0lCdCR8CwDGX",
-	"UTuJJeRNkvpcIKE0ViCLeXwUU5GORcSSWGOJKH0g7VavOaIRrflwR8tHtj1+P0n4gm8pKBDfkHrGPE6k",
-	"S5o1KfZC7lJwt7a87j16rOUhnILHF3HoLT5uj/HZLFU33MJF/Coo4RCvJBzUgdU+YaALZPF35FHi1myT",
-	"vqwbnJG9nlcW3asU3aUxJyJCELMlqAuJPBrLF6M9+d6XO2Gw3A6m1KOSBCxWS1aNDUvVpzd5vXiKVf2m",
-	"sS0AoTSlmRdB0+bKfIKWBx1bRCXKLr++tMVp5hCluSVBNBrLu1cvng9eXVy8f3keluuOWRPzlJDH2yhA",
-	"5ounKhKVZQAX34ajYGaeaEgctUglzQ6/lGv76f72LLDc14D5EWYgyZWS7FMyWZxAQLTma3qMFxn9KFFR",
-	"gFHeal9C84ReCWn/hP1o9lieDiccFLQqrGNplgBm7cMvH/5PAAAA//8=",
+	"7P3rchs5li+KvwqCu3eY7EnSlGXVtKnomFHJri7v8u1v2dXdu+RhQkyQRCsJsBNISeyyI/rTP87nHSfi",
+	"vMG8yHmTfpITWAtAIm9kUpLdVTPesbvGYmbiurCwrr/1c28mV2spmNCqN/m5t2Q0YRn882Q2Y0qdSqEz",
+	"mZ6kqbz+vniYMDXL+FpzKXqT3lv215wpTezXhJKLTF4rlpEV3RDFRDLqRT01W7IVNV/rzZr1Jj2lMy4W",
+	"vU+foobOXjK9lElDZ/ZBpZNcMSIF0UtGMplrtn+HrzO+4KLe3zvTJE7wgSIxvhZH5HrJBFFyxcg6k4uM",
+	"rkjKlVaEa9J3I4OhKCJFuhnsNaKX9OZkweqDOWMzKWqTn9HZksHc1xmbp3yx1IQKdc2yxk650GzBMuj1",
+	"1HxqO613F6/zi5TPIrKiN0O6YL8//GY8jk2jZkV4xpLeRGc52z4z0zwT+pmYycT8Vu9m8Te+jnFFzSxm",
+	"KWdCEzqbsTWs6DGhF8r8JPWSZddc7dzfp2ydsRnFDqr9vckYtOY7PHnznFyyDeGKrGh2yRIyl2b3NDRw",
+	"TOJ/P8/H48PZe8FviMI9gF9YTOQcmjDfcbEg/bffnZIn//r4qLLha6o1y0zv//HvP42HTz78y296UcPA",
+	"n72jDSt0pjMpFuSKpjyhWmauV3zngSIzXON9t+YFF5f3sT64PImcqWmepbg0xyRj6e+TYiPiXZv2luls",
+	"czLXLGunfC3JNeWaXLC5zMzJ1NmGi8X2ia+44Kt81ZuMo6ZDcJYLxfQ9rMP37969GSZUM7c/7hFJGE1S",
+	"LhjSx++OnjzeyRB+pNmm4aycwKkYutO092n801uq2Qu+4hr+U+8BfvYToJoNU/jlIp9dMk36lhkqsjbs",
+	"h4tcs8Gdlr8Y0Vu2olw08oi3rteUzTXhllHkWQYbxEUir+9tEI3EEJ79gFWVRkAMwWh1x4HgTJ8/bb9o",
+	"eRIRTS+ZIPNMrnCjiivqT0P73vD5U8tVFRUsIixVjCyYYGZXkxH5/+VSM3NhaUlUvl7LbAcDWdGbF0ws",
+	"9LI3OXj0u8hMxf9dZ2afot6aZnTFdCBSrHffA3ZzzXVKFkwr+Ms8GjLzKUss2zNjNTe2lVp6UU/QlRlB",
+	"5Yj0dl1PqxVXikvxPKmP6VW+YhmfkZl/i/DE97ymeln0Owtb2raOc5mtqMaN/+ZxLypo4qCRJk7zTMms",
+	"WTaJV0zTkWA3ejqD1/yVtM7YFZe5Imu6YKRvr1DDsczTOc+UhkeDYyLX9K8589P6a86yTTAv7L6FEh6N",
+	"x1HjDZzyK5Ztti3qNbtYSnlJEvtu+9ImRWv3ubDPRLKWXOgug2T23fZBsqK1+xzk84St1lIzMdv8wBqu",
+	"hJf0kqmQCRBF58wcargdR8SQiaIrBneX5xjwC53NZA78Sy+LX107fb1k50KuDcPgUkSEG7ZP9ZJQkcAf",
+	"FzLZRORioxkQlvnHABrjgjx6TJYyN/oAyKIqIDv8hdAF5eJcmMZmSyoWTBEhzbeLYxwRFSDxuQFF5PH4",
+	"CYlnUsxTPtMxiYO1Gf7ANiRjuWKJ/ZgkfD5nhj+fC9tCPCKvRbohKgdxe56nfnQ0Mwu01hNC/QLoJdXk",
+	"miqSsTk0bMTtC0bgJMHosSuu1bm4ZJsROTDr/ujoyEwoozPD+kyDqRQLlsEGuP4ej8ejc9HGwyoTKx0+",
+	"dkNX65QB/W1krtXw0fjRN8Px4XB8ZMgpOJtHR7u4dNR7Pn8lBXtJ9WxZJ64TQWIjk8ZEL7lyovlSpok6",
+	"xruFayMPuYvQ7LHdXa7I4fgxLJDMtdFZZLJpZdrP50MzjCGOY5fY2ii5vJXXKJUYrtbGzECYKbWfsDnN",
+	"U21WCxbPnkXD1naczDew/NuYB25QO8tYuxbuk2G8QYV067iszto+MN/GfY7sHVP6KdW0PrBnN5oJc3WO",
+	"SGx6iUnGaIK6M9HmLLIrJrQi/ZirqfkhHhAulGY0MRdexmhKpGDKsDupDA+bycwICxcbEr95ffaOPKRr",
+	"/vDq4OEs5Q9NA0NoMSb9OGNzndHZJbHtGlagZZoQuqaZNi3oJeMZ4QkTms+5PdSzlM8ujcSlGNz6U57E",
+	"RGmaaYVsIVYboZdM89kwjgwXYDQx789ypeWKZdNLtomrr07hVUVTZl5dZ9IwKplNYbTQRfUDfSOm8TEq",
+	"x6W1mskVswzfzHclE0ZgolZjajof5s3m4zGnqWJ+Wy+kTBkVKOdZfvmtTDgDUe/5QkigmJ97VjU1/6Tr",
+	"dcpRGXz4F4WqedHRbzI27016/+NhYZN6iE/VQ9ueFWyx0zIBvYZ/0BSvJnx9RE6BXylk5IqJxCxNtvEM",
+	"niryv85ev/KGKkIFYau13hB58Rc206Qf//wpHkREZucitpaM4bvNmk1IdTZ2Y4QERndsGR52zeFmIxR7",
+	"s21XbgJcSLWWQuEifkv9hO9rHd+kVJtD+yzLZNa0jM8FGBkKEWBtvyBMXLFUrllE4mJg0E4M+l9gOww1",
+	"kLYR2dcfBvoODOc05c+FZpmgKQ7yvqZ+mvKds/+O8jTPvClRseyKzxhRPGENKzFA0SrzWpnZZqu9VLQw",
+	"nG1EqD43p9YIk4ZrxcyMZLRiStEFM6zIqddTnkwImlV4ggaVgeFMhriF+y5hmvJUjYpvYhQpynvhNNuh",
+	"vze3b0jZQGB00qCNko7erZ3ik1pbVtXu2o55Hdu4C329F/SK8pRepOyLUpchloRqekEVM6SSi4zR2dKM",
+	"gxitTEqiUnndfOZwx43+G5sLBwhzmhcziaOSCsATw9ukIJQcjceD49LDhCfAjtTa0GHJxpMsmB4RsMQR",
+	"OtcsIzH8MQS7XOwtIP2j6qEPXtu1J4Ghr0IRXykU7OWg3nw5pu96VE7rIuyGK83FwopRzSTpPrv/S+Ap",
+	"VcsLSbPkDV1Uz6hmN/rhUq/S8gI0WJ+aTp9t16sIwYDBFzJsd4YIOVRaZiyeoHmFLhiZ0SzjVvu2UuAD",
+	"RU7P3n5HtLxk4pa+kuEZm+UZ15vhG5nyWYPSfwb/VhFRepMyBRfDjKaplZitls8V3GEsOzZiyTyjq522",
+	"8to6fop638nsgicJE1+OJM1uWePEA0UymTKSSGalqNRwSTO7iFhrVsaUzLMZszewsxtcy+xSremMNROw",
+	"n9f9U/D3716+uEfiPUFym8uMUKPiKilgns4PODJM5/PITfcsNEUkduM8A9K0a3+M1irkQBd0dinn83vc",
+	"jxcsWbBsD9ZqjSzQMReo6cOi5asVeGaAREOzMFKeVfl7Ue+Kpjn6cEHjFXmaRj1W7E2CNmM7IrOqIM31",
+	"Jj9/inpWJATm7Lv43cGjejdWbysxY6PAaapz1Zs8Hj+BBbhkm7dgHKtPompEu6aKgLULyK1sgru/eXU0",
+	"3QUdd5rpp+g+WVCxvw+U4TW46g+UUfN1A0syTAscfn1wCuNkiaIbRa6XfLYcOI51Lqq2y3jrune5gctS",
+	"4rkoDKWDY2dYtYbWpElPuP3hMrIPS349+iqKw5XtQTX9OpN4RQZrU4km2LY04auBg33bJ/BOyQ297W37",
+	"1le5uY0K/wnCyo9AgrOMgX2QpuQi18AW0NnG1XbyrIohXqqxRthzccFSKRYQ/UADoeYaLJ3yWrDMe3KM",
+	"yJeDYscS0i+rjfadqX8hjoDfnguZBXb6S7Yp+AUMHk2pgxrT+HowfkUH4w9SsC93Jt4ybRSMwm3aSPpm",
+	"TI082dz1zqm5TumMrWx401fT1q59/q+nBrSbWXEpQOf9ShxdiOOV1N/JXCRfji5ewT2YixYjkhtQqwr+",
+	"dRfru/iGblJJk3dSvqDZ4otydTyE4NmiF/KKkW8ekx/4t82bWxnn1z3eY4/fC5rrpcz43+7Rjxo2Crvx",
+	"rUw2zaeW5Ao8E4FY2+ACA1mVGqYNt72LkO3rzRouf08KdM2nl2wzdSGxU2eC/EoPnenh3r1W/2SXVWCW",
+	"wCArG7JBRfLVX/Urok9x+ZQDs7g/RhU2upU6MzZnWUZTknJxaUhU55lgCZHzeQMXMi9NE9tuHJF1mhut",
+	"ej1M2RVLSWzjAmMgwdj55YFOMdynRKhfGddWwvj1yZq3nuovSSDD4HnDHu8kk916LTwR3SM7CNpsXwqq",
+	"7cRZ0nD0zbUxtY/bbp4ON8nXW+TzMItgh1+f5Hp5b6QDrXUkGniXgNwSkZijb2HqYscrRJNIwb4SzB0I",
+	"prLt79iNbnKXr1PKxZ7+8vK2UvSeQzquj7qEZonp4eu+foZ9ZTThgin1eayRzc23KbNbTZO1i4LbJqfM",
+	"eVXBJDkFWpja3Y/Jwfir4rqDpbtNOnP+pnvb/xP0ZPmGt6oIl2zzQPmUh1v70uomjZo77StFdKSIz2Lc",
+	"amy9o5Wr2WjlJIBLtomrpi744qtZ615o4d4NW2fI4oOmt9JBZzNXjUKaI7Gbb4yjew/D/iqDfC7aTHjG",
+	"Zg05hqdSaC5yRqgm8QsZIFsE++B+r3/+xyXLUEN3AC4LCCFjN3r/sNwzmrJfZsyVTVErGYCr2pQ5WLGQ",
+	"U6p1xi9yWMfB18CrX+FpMXT45ZMWAPxAZ1QoDLmE1EiuCE0zRpNN4U1wYCE0TVkWCIK7fBbnIk5yHD6b",
+	"Bh1BqErGKGQPWoPxqJqSpWjKYESQKm3Zvh2QefY1lOpXS+q/lviaCvctKbWDrzE190QN/wwnB3AQh9nB",
+	"VQMbxJ0sK767iURIPQX3ydeL+FdLj7/q0KAqQa7xpamWcpqa175q1R1I4P7NbZ2EsXsys9WJ5VzsDmN3",
+	"ccPxn2VetLykilwwJor2R6EXJ4htRxQiBydYJPYsWbomudA8xVsX2nH5Ximf6+ZUmq80WaHJX0o0G1jt",
+	"dl6EedBws+Hva3zbPZOHBbr5suFtp4BaNdvAUY/fnz01N9Cz92/ROPHjq6dxJ2Kx4Iksmc5sg1Vf8czo",
+	"i7WAoa9S1a+CPvlCsOR5gzUPn4C0LeF68PgCx4DIWzcUkn780L9U4wztdsMSeMG+oAJnTA9PpbzkrAVC",
+	"0uFfTS2EQUxm8Drpx99rvX4t0o05GGd0xc64Zr9/QW/gbzbLMxYbjXSp9VpF5F9JQjdqcAtTJuTw/ioi",
+	"h0bklazC+4BObqQJmWv2QJHHj558Nc1vCw/A/f5lCwWDndd+N1oYH/yXFwAA289wEJYhMMm23aRXVPmX",
+	"9gRwKZB/twG3bBt7CfE+QFwJYYm3fl9Bsw8w27d9Bu8EqN7b3oV37nhplXbjldQvZcLnnCXNNwDCegKO",
+	"/HpD+nEJjDMeBACf97n0v8R1+ywsqYtJz7Iip7luzbqJSFzjckbiTOUCwEEWlIt7DOj975N58uUzSe5j",
+	"U+4dJGvnqh8TG1IJ0BlKftF1CzBeHKx8QyxYnc+Vru4JoYHRyZ46M751Jtcs0xbH1MPa0DR9Pe9NftpO",
+	"1dBHIHREP1faQ3Scn3tM5Kve5KdezZTV+9AE0Wx/QdzQ3qcPDnMVBeyf7DA/1F6MeidJwhEY1eHuUv/L",
+	"m2BoKKRXPE4ZY0M8Wjc6o0AYIxJrpvR0BWdrRbNLRWgAOnsMkLWLjK7AEVGk8XvEYYFvmwbMeos8tZwF",
+	"h1Ber6KtnQixyXOxzmHOfoBNFRTMQS8POYQUjgi7maW5oQkPlG7BdKEeARX2gUXebppBDSC3aVvW/Ae2",
+	"eWaJ0c40mHdiN2trDCS08VzMZa9KD/D5h9Z+4Ztan9ZGMaW6BO2cUM2Gmq9YvV5N1FtRddkkVMSZnv7j",
+	"7/8Z+1S+lCpNHgeo6KOm5pzxrKn+S1CHpV6DZUUFFMbZ+JIru2kLP99rutA4m15sun5S2Zeiy7Ct+kbV",
+	"PoNVjsItChZry0YrlbNkN5mVf7WmzGZRUbBrs/4RUUt5LRBtcMky1rifdyOp7WvpRhk1Ls/ONW0/IkU8",
+	"Un0FvrcoX8g4jOjgwpfQuFc5USmfXVre1cIlinmvaaYFy+zrNWT1lu89unpU4ZW3aMABqQXXk58czu2K",
+	"K7g5elEvF8HDD7sI3zYdFUtSmnBp8E2b8i1NqZg1MPTXghHb0ANFVlIY1mDI0tXmmUF9Clu9KDLPVlzI",
+	"jOSCI/uu0r6ZJkumM1cTrwLEaJ9HYDLeMB2i8ZnmauteX+dZSq8v6OxyKq/bOzq1LykipCsjsKSKCKY1",
+	"S0zPXXuzy9BwoqIeF1NsuxhGhybXlCd7frCVtts/QMi/hoEbaYmLRevqedw+F9bCMwjFIv3YfhpHJDbd",
+	"cJqmm2nGrlimnLdm5wgr5F0m5XDswfpXBx1Via2+HaWlbiacLaflBVd6N+/nmq3ULlnDnb9ClqFZRjfd",
+	"uerpknLxI8sSGyPYwCh3xnRrtnYtfIp6KaPJnp8oihps508qs8Nh2q5tc42TTflJrpenNE3NdgUBuuVp",
+	"82QKKMGNZVder5l4/pScSiHYTBP3biGXzqSY80WesYRwc89njVcwAFXuvk3xtagYUm1eUe9muJBD+6PR",
+	"9kdv6fVLi+fZNGssZdBV6mArytPGs16/l8y+pUyzPS4ebP72YoGd3RuZpvvOjCZX5g+1DwNsXw12s+YZ",
+	"U1amqoWX2+JpcgFeKUMw9oMSX9sqgdXX2zIuw4LcyruBNF3+Ua+FrANU53CIEcmYg20QMxc97rqKR72O",
+	"u3zn3T3TNNN7b2+ul9M8S5unC2YSsyW5YhmRayYgJgZNdaU9yTPetBvl/e62g2uZps1DOrlQMs01I+/f",
+	"voAKFH94Vq6MY2bz0HwfF+iV1i3YZbR7shu/dsGYS1O+05bCpfOWKShfU9u2QnwthuuVdnNvF0V6mtnS",
+	"UmZ66iw69SOwWZdMPTMzmMbDclVci1tLTIRXaHUZoNHSmCozKLqJeo2Se2nlnguuW6+tGj/raJcpwJSn",
+	"maWSrfP1r7+lmjW14pa4WyvvzNvQgLzkbJrkWYut4SndqGOimFaGCcHLWN9zmtCNAnbky4QdfnNUqRO2",
+	"W89K5MpmtG8b+FN4y0/bDXe6kkIvdwpsT+3rL+Ft30qLPF0hJiu52nHWl7y+lbeSFpDI9mS222wTzsZo",
+	"Uci62SiK3aiz0ZJG3WwLse88UFCVlSpCCTbQ2JlrUaX5Yvc+BP1Hgb2j1IifwJ04Zdkd09neXfHi1Mzd",
+	"3nxe2VqPCF95UBQy2r04wbu7p2473PlimyH9Q5OjpJ72JueEktMXz8nReByVkuCaSjW5tcftVLuPglfV",
+	"qk4FdxgbeBlX65RuLE0Slc+Whkjjw/H/xCC33zw6Gtmi7vdivttynDoLv+1aP6rWqqmafSi3bqccOE5V",
+	"HldYqIrVDDrcYVy8tVqcchv6tC8fnGl+xabbFyQRaoquzWb+9fTVmSvwA1XqwBpRctc8UARXqG4pc5tU",
+	"MfxPXTDZyBWFN5/bavlNBFOVk9796V2zlOTLTlQ8Dba/4RXL+Nx6o3+PnZdnArpG60ia70B732HnTTto",
+	"1hh7bgyuyHKGOk15KGbl3/3pnS+vFBdbFQ/Argx5OCPyxyVPma2xKqSG0pBAMD53K5XyMkwwJPk6IlST",
+	"lVQau6a2TDvWRsUxBOc9kHm3HN7dlrjC5NZYd/TCqD/zoKKG8ibUNeWJYUbOCDfq3cK+Xf8gYzMmNBbO",
+	"VC1GJzV99HjZfHpSRpMtjxVNWevjJsMRvhy2GzbSRFtmkddsOlvSbMHUlAmPsdhGZZSk/Iphpc813ayY",
+	"8E7O2ZLNLmWuidOrk4hwcSX5jMEGDLC88xn0SRRfCKrzjBFH3FGRTWEWll9Z11tA2FHgDTH7KaRupjM3",
+	"MbRtNWtg22ShKvMuHcIS32voq3VdqxQT1bhsM7U3bd01zQQXC9XZwvpH/OBOV8k7pvQzM/ZAdatwS6wi",
+	"az5G/V4KFrjCIdMh1lDeFPTV2G+xLzeLDxpCJXzLJa23wWQaGRXpQ9TBJXYr73+j3t2xz0+30WOCZd91",
+	"iVOx6SBWV9rMUw2y9Y5PQmvHpw+/ABq8nd3F1TnuaijtTHZNQoUvR9VwsTku14E5BYMIJhA0EZVdqa7b",
+	"ljWcXcIKNljvLAitze8NIlPq59ECjHgX2s7TFnqr6w+luGJZu7EMheOTfRQFBlF5UnUanH3b7fPO97eR",
+	"RRMhLJiczrjedGocXpa50Fn39zO2sAraztf38JIumDPz7mwVgZJZ1vmDoqp5p9fNPitNV+s62X6XyRWJ",
+	"kb78a3FXh0ST9lY6cEXPpfiCYPzBUlUWoryZpa0KiKJMfyHtRuVzFh6U8FS0HvQtRlYXpjftFAxWjvP7",
+	"FPXofM5TTjVrdgR8l6fphvw1pylITeAP6IPFAppkAyOsY+QWSDzgyIggrQkzB7DMNZ3PYwIl5MmaZnTF",
+	"dIsf0lWUnYZspsrdYnU18y/EJZwkB+uCeCr9Oc+UdpDcXGDO0U4aTalY5JbfdwjIWbCp5jrd4/XPdxhn",
+	"GWNimjFw33TlJLc4wn+zVaJ2vpwboqeLxnvKlusvIvassvpAEXktyHvFsuGJ+dSBjXBF1hlTNsFgZ99X",
+	"nF2vZaaniv+ty2iroWOlo3Er2/U2/3Y7hZ9pmaE2j8sCVDw06sWmSvvoeGg2y9V8Ek0BMJDAl/I5M7tq",
+	"OjQvkr6zkSumzXGMSMLmNE81+QbxTBusSB3Yj5H6XsqEOeYTyFUVVdXF/np8mdZAuFljBG8N8/+BIjG6",
+	"vcxfzYZMi9IUiAKGTD40qaafTWh2YyjdUQ1b2XhVbLHwvoSYN0ouMioSIq+Zgng0WENbMBgAp8jJytxy",
+	"ilBDgri9HvPHBSk9UDvC46CNtqirSkVcqsDWgNYAi1pkRtItbs0HR22xPu9kFD5HYtqWVWtG9EAR06qt",
+	"BlEy1MXmvkG/H6Haz+GBImYIx9bGT3MtY4IjpqmNzgkrA7vJ+OgdQaQYkVd5mqJ76iLjbJ5uIrtjwdce",
+	"NuxiY8fGrrgEA2DKqGKtYlQHgd+Gk7Vs5x+XVJuzlotEES3lJRRks0kelTkyoZnh+C4UkvTldTBmJMfI",
+	"RS9eGIJNqWkHX7fImOGiacXSOZg92RXLCEsgO9csXdfAx1t4L8JgyYrlpAkdoJHZdBbfbdZBkyBkfkcr",
+	"XrEkx3YluCAXGI4XlCRWzYY2CB+8ywG6ReTmBs5bC03FIQeJyT/+r/9DYmf2nZaeHZMxyg8Z+wsY7jpu",
+	"uw2gbPPZulBamYJUyyH9w4VdYkwob4sCvXMMdpONGic3zRhVHaW6xvXqfHwv2FxaDNIt57fjYluYw46T",
+	"LRx03SI20DUGN2sJ4GwrJ6+CoY26aZQl+3IpntfNsTaKqHwdtm1M9UyUQoK927F0U5VvvzqVhFReHPIa",
+	"Ry9YzE73ZbHoJ/YWazq7cM31rcQ4mJQvqvCaA2cE18rFXBe36ADcCGuqFEtGJF5RkdM0Nk2tGPiIbBuK",
+	"cCBCn4qQawmBN+b9RhNOMYVvqZ4t7ynyORC9bm8WLUaWp5c2haApHLgsddZOVBhmVD9dK3rzHD89GmNM",
+	"kv3zoDLuqJcL/tec2ceGy9SPxC5B9G65a+Gq7r+K9xjYvm17jRqjO1QqU/qlea9xIraN7fMp4ttqZ+6N",
+	"VFzzK0YEelBB3nTe3cckYTO+oimBEslqQtYsM0cfpEj3b9OxgrwH+DuOzkWcMcODuFhM3a8T3+rBeDyI",
+	"yIr+RWZeL0B9AJqd8xsjh9lG4S9EPHct4k+TcxE0aP7fYETeMpoQdkNnOt0Y9eA641ozQfoo2ehlJvPF",
+	"klAyTyXVtt44ZGQqfsVeOvLHe7EQaGRurssgKs/2GJyYsd8AXMjKBgB/bYpHcpdy9WrdVC/QtdGuXU55",
+	"36pVNE84RDpDHqTVgYqPBjaU8AUTC70szq37+yDaGQMF49tOXWf+1q2wc5cIA8N1zHrQnBaDBfGKP/so",
+	"WBhZHuUJJzhAipVpgMjsXHBB5nmaDgAgDe+GmPTtfTiACgtV0QtoCa87fNUvq6OHWlB6fbzBZRxcpmGG",
+	"jb03g8t1x6XyruJLsAfHyEmG4NHbUz5Upd/wreY+hBmqYaptbh8AfO3P/IuDTi6gqnzYKTetzXYFumph",
+	"TyjppXEYahwTmkrBOhnybuE32prP1uL28evWuP77KGx+P5v9YDbmYtoaigZbNGNKyWwaejrvIs5aEdXN",
+	"en/PDHxuFv2z+2QqgnEoCPsp1Faxcc0qu7HL2fKU8nQDx+vUjKAtGqjrKfEE1fWLxAa81/f5/btTktBN",
+	"beWb9hlChzr1WJdFmNsJ5WKQeuWJdFi2fWJUt0anV3Zji+hV64UZmq2xi0YPM9Xsnez0qrPD7PDz++59",
+	"4/bTbsHXW4TBp+zqxAH6fCezVSOBFuyiwSeQQEBTmjLREs9QfmW6YnopmxtrTz5rjQIU0qZnN1grsJbK",
+	"NM94a3pfS1JC0zI9T97JSyZaHad+8Dsvn46REbvG0XYiwuzOXeyzLekSu4KObksV7bRgI+ayxjcWGQ1u",
+	"0n139dOWibSvGAUPSeuqFYlhpRjV8IJOtnwMT9pmVPUQhiMpfRp0UhpP49YFKTyNvB98Ng8UUVwzzB1Z",
+	"GoXJECbpx2op1yN2Q1frlI1mchUPJggGoJcR+twjspYgaRNA11ZF4O+jo8NzEaCtkBOSQsGtBYmXWq8n",
+	"Dx+iGRuQO+EvI+FTojPKU3jtYUz61xAWzuQ6ZWRNlWYDcB9lbGXkaTDan4tizFwRpcHzywVJ5TXLyIwq",
+	"W+xkTbVmmZn6f/Sh13+bPHw4+LefTob/mw7/Nh4++dAv/j388PM4+ubgU/B08G/98/PRHq8Pfvvw337T",
+	"xO2bkqOaoIJQtkBdd0Iw8YpQ4oTdB8rF2Cpyydja/GXeLxwk4N8dkXgck775W2Z8wQVNyemL5w/UuTjv",
+	"OQfteW9Afu/dtS5ziSoSVxK/JsSwq9gpky6cm5xcKAjzlRm8EJHrJZ8tz8XMOv0UofDGYFI4haWAqJyH",
+	"XHAdH5PcEIxYoLcufnPy7vR7nxpq+1EPf7b/ep58inFfC637UVXl3m0wh8yh00ZP75kG2LEZOIvnhApX",
+	"mJcLciH10qfdqMgM2Kh7G3zFvI5/AgjnhGSMJoRr3I8InEgeVN4VeR+Rd0uubJy92eVUKpaAZjUhFHK9",
+	"YCgruiEXjNDE1haiYuNccZE9Q8iUzwVUCQKKMR9yXcDKXwp57ZxjWJD2gSLfv3v3xkb3Y3kWZc6UGQC6",
+	"Bd0eRFDmfsnVuUCByqgJN0OfCAHzGpo+VUzYjUbA+tG5OBcfiVlr8pGgUYB8JC8ZhWiej+fi43A49P8z",
+	"79Zrdn0kj8dj8pGckDlnaRIVQT+GmUDpB64IaMxiQQCYKTXCF0sgtBjhwJyVBCEP0fPn8PsBUA5Id0Rw",
+	"DJUSYX4IZzRlE+u8xvOIAezBy5FzPA5d1EPGUjhMasnX6DxDP/lM5ikW47sw3E3JFNhbM0YgjquEEQ+j",
+	"OiAfSYHkWCA4TtyCROFy5MIQgTCjsJn0gGsls3JmPCjclcRGcg1l5KhoSqZHlykLRhpWsfQD9eUXJyV4",
+	"NtdDsYvBoAkEBuCw61C42Fk7Dr7vuiFV0zoEYAPdlyRhNEm5YMelChJYOyJjCyZYRjU4ClpHM5fZBU8S",
+	"ZunmkHwkP0LtugBf8yLXsPM+3d1S+4RQs/9FzoyZvh9HRCjJpC3DI3MMDUA13bABy+pLa+tPP01TeR1B",
+	"Xg4elNOzt9/h7vllrNW48BMIQRTC0hnHRfkKJKIFODgtHmi5pEVxuFzFH2j+sW0eaT2yZGWjyCBDB0po",
+	"+6YgqM+1hQrF1DQJE3RjPnKNlr9VLLtiuOD4pWtnZkvJ4ddPiOFZ+Iuy5m9BXDShT6CiBGKAICLIxwpq",
+	"CkcofB+dTFjSARsL7LEPAoe6kcqMYnIMJ1CQ+HnCVmupmZhthj+Yk5SxXNkcGEcolnLcTJrLx/lpGQ5W",
+	"L1eXi4RlzXWdmurOYU8LKRg0fGBY4zORrCUX2mFXl1ksMmE4aQz8BkaCcQ2Z9ZsmHFhYUrRYi7qCK8hC",
+	"dsznhlO6YMyAVbYey3pdH+jpEPhSrYyQdsTzQCFKe8GCi8oLK5ZwahNbTFtH1bYgN9c8L9oriNHsQVOr",
+	"vp6DafPRI7dps511I5rLP9geSoDy0LIhh3dSkhVKEzBsdQeM2pZ1r1SBIx/JEdylW2rLWa6Ch+WCzi7l",
+	"fA4omWyt3RjM5ywhWtqJBkcqdl03ofBC/46ldYKdvQtorxkI6GygUIEYWpJuappC1GsWqiB/B1XrhjZW",
+	"KFCB2f7zC0lFCMHk8Xj8KfIDK4tNpXH90ySn1sGGslRpqL8ocao0/INg+IGAVRr9vctYrSNolbpK4/kS",
+	"glfrEL0oVhrSL1waK83mMFzwGnBzdaHvLKK19u2Ftlqf+8ltpQ4eBx3UJbl6T7uEuVLjR0HjTrwrNflL",
+	"kPAqAt42+a40uSfB5Bolvhrz3Sr0lWW+BpGvtXMjBJb6uo0cGLZ+EPLokmTYQHl3Fw5bu66JixUu20Fi",
+	"LLV9WLp6mmTI9g52i5Glro5augo8nxXaKMmW78+eRuTZ+7eGRH989bS1qJjv8NGjoMNQzizv2G1EzUCw",
+	"ahc0S2N5UrojQ9GzNJq7SZ9bhM9wNEclgaNBGq2R9D0JpI3LdjQoj+0QErbBGPq0AEcq20OfrdZ6Q3KR",
+	"MgXU1og43WhJjU9OT1+/f/Vu+u2L16c/PHsauziOagEE0r9gUFB6V8HNAUBdmd06ffHcXjdLqghNr41s",
+	"iibNEpBH6DoKQZ6qcM4hgJIulahuj3xobQkCVR6Pn0T1AuykD3kXEGHOdViutKlYfGdU4JoP6HtGU72s",
+	"+7rqIJvysjOcaZOzyUEgNEQP2SvUA5TZWEKgAZGvWMZnFiDqGJwHpOo0MLOXglnogq1xqTtN/j+HjqCf",
+	"xsMnH/6lwUljjoPNIgw8vd1rV5wIItf4qich4N9YgBaFBJsLhd0E5BUsKkr2P7BNx6oiSGdW7K/WAPuy",
+	"tUVCreSeq4q8YDQ5yZGsK6wGJMEssPoG4eI2lxcTWyAEBTYgAJa3pXYpCpTBm5CvmCI41WpEYpd17SyN",
+	"jY3jN2EUeWV0Qfq2E3SbAsTMdFtD82B0XaLxOoXWQWv3E1p374gNVUTU1kmEG9oP92UA8+s0/OZIPsDz",
+	"+PDFMBPuGwLBDP8XgIBQAYbtDllgDkIrttAZE4lDecA43jLpgu1LLxvCVO8KddB+sn6kac4ckkFrhvXu",
+	"s7SV8sFVa53V9kXCgWMRqgFJa5ivMQAAPLoAJgePjBxi9q4beoGPbKok269swkxgv+vQ3v5QR7j7rcE7",
+	"5bopW3cweLVhdXeDwdwiIx2O3q1Lo7Tms8dmUQiYiI1giSr6PE+hYq7MGhgicHj8zPN5qsJXbCRCYXmF",
+	"o6/cnQgCev9bRjOWIUPF/iFURdpLr0QMcQsUrS/nUk87QTAG0jcLMsAUZZxK7Zo1ahsl9Xs/ABrclXP/",
+	"y0rPd3td0EyNY4a03sgnbXnuuxfYCjD/6ouxdzmVf15tIWcf2gKU73PuIRoOE+v/jc7nFsuzwHiwEJ7N",
+	"+qB/q6XWNQDWAAdu/D5fJ3vuUdPlHIyivc5RsbmV5anU+QqG1EZrp/B+neJ27Pv2fMJtS3loOM03j0nK",
+	"jCqnIpLwBdcqIvEUfaDDQvAnlGRUJHJFpMCbrnDBqbVZxCHCAtbrtQWKog/smw4//HwYffP402927kUw",
+	"/baVe2oNmnupd62mzhH5gbE1Gka0XA9TdsVSElveMiFzmipmc6l83NkXVwzLltydNoclF02U92EHfF6d",
+	"qcPsP0S7guybOPEWVZSLy7vlogKz7pyFat6+x/xT7Py2icXm6/frpPHsb7k5qnq+qFJC2IPNbq21L9iN",
+	"ns7yTDWeG8Nq8WHsxG/zAaCIWSOTNfdCZUjzczeZtYTRHAyhefBXTFga7GB9i3pJZquif2iKBTCvDq9o",
+	"Bo4T841r/7X51v3x1Lexh/HuhVzwlgj/WyRj7JNR8UIuZK5bkgtUNt+Ww1Br7CXbu9Ykmpb3mXZHqadR",
+	"aW4pAuXvZbUFZv82ZZw+Kxr+/eDdl6e1G9o+6nmv+9bVAg9mGywJ+s7AE5rKaxUVhQmcKjNJuYKkYHNb",
+	"qcl1xjUzf16yjZoUQQhwffohtIDLF0O/zR62rr+ZwC7+/hIMzW/Nm7Uck9JY/A5Bq5Ffv71rDbgTVdqn",
+	"gMBvXycE59J6httNm2jUNXvOxRXAOK1ZpqQgqVyoahms7jrFrfSpVrZyx93EhoPt82uyE3sFW22T4f2I",
+	"/QRdVwFywOGjcfR5p9Q+8LtJX5ao9iTCe5TA3ABuK4MFCxiKE9eCZcBdV8BuqaDpBuIDL3iaNooYn6Le",
+	"65NcL581F83xWkGdps2Taenc7boS2uXpN6gz3ZP14q6X+O5aMNO9Ibf2/sBD37dUXvBVEGxIJNRS8XVJ",
+	"EF5/OLR4+pmtQM+1qmLqKwwDU5r07WK7FCE0rtmKQnUdNM700Lc1RHOJr7efWHPJYOLKiADWypqCO1gk",
+	"YSSn0Ir0i5GjjICIHPYnd43EA1/avXB3Wmy1BdVgGryCnCeZ6xH5zqh+sFCYl+X6dLCVNEkaEey2SDKO",
+	"OzUCd5V+LPZvJyu21P8ZeLGj4+DFR/vCvZRmvmX4d+PIjgN05oD2g3vkyX4It2XKbzAv843DjWgwjWXy",
+	"iifI6Lx3GOqCdK9P0cFYuLONa3axlPJyqtgsY3qqmG629br3Gu2nf4QAZi0JhvvZMFec+gNF7Le7kfD8",
+	"ojSOqzyInYbJ6h7clSorO3prWmgzmGyhiA87N67ZBGLfIcwGYoJxewH5lvgZ6cfXS8VmUzQKWnMqkZk1",
+	"qFbMpfjuAX10cTgrZ1TjkyD9+V9+c/vdbltG2RRehBX4sdSQlgH2cKUM/5cAIAbdkitbUCrXkY3BEwh2",
+	"TeIyQGK8b8H+bbjHvl4/RPHaq1Awrbp2UpTU9CaR+we1bYBUsHGZIFIwi+LRiJtqtviBIv7FCGEezWJ3",
+	"8l/PMc5zH6jTPTxc9wR02y6y3gIKFz9oF2H3lkQ7AajiSXXgqfuBnZbGXF2VEmBTFcqpSr4NaKRFMfY6",
+	"0dXIo+IFcxvczpruE/XTMru7yB8y121iZDvK9GuRbpCBBAzRIjwXDjWUod0bgzDA7f3Z017Ue/b+bS/q",
+	"/fjq6a3rXvk53PnWhnXcb90wpHsbHONnAk3E7u9VkG2mo88MLYrdvqG8YRHvwPAdAr6XLUmfkjd084am",
+	"5MKcPgwxJhdUXGIeyxySZuznVbjLR0dH++1cw9DbZ98Oe4mjR+TLFU1YVCpEOUB8EItGCc7sOdBjHJ6z",
+	"opECSBJfaxQWa/WVt1UTBggT53Oui0COACuBqBh57zxrDi3FLnkYLt2Oy1IsoTc2da7+bH3PpQCd5pii",
+	"hqIwYUYkzS5t1pXLRyyZ+O+tft02p3J9ZpM2p/q28RTgNlDBzOd17PzG5YBsizz7Pl9RMcwYTSDy0L53",
+	"TBI5y83BZYn7DSVujFBsDHppLuULIzFyrVLOhWvBaYJz8K0PCH1m83reB7m87rfvXO6n++GV1N/JXPgX",
+	"XkLS4CupTzAM2/3u8gLd33+Qgrl/v8GssHdSvqDZghX9+yyrlyzh9N1mHTyz59YsxTOhud64R89tftIZ",
+	"mNqCcT43uhcuqPv1DLOH3hfJQ88qpNTkpKsf+RDwJwRSOnryJAjOeTwe7/RuesnKym1F5IQjOwsG10jt",
+	"KA3ej8fTxtFPMeO27CHc7Z6zacwrqi5Zt5jrIBSvWhFpq45FA5j7bgDhHhi/3FBmRbw6HHUNcDr4ygW2",
+	"d+sasIdbKz/dj5a4xVVdgSDbiZX2wGGlybnDRAvLPqNOXsJRw3JuiqYuOKTAQht18gX6AgMNJfAhI61S",
+	"qWDJ0sQOBCzxNGUOyZpbEwJgVJN+HFZmiAcRGRMtyeE3R8e+dNbhuLlyVudDA4Gm1CbUbJUIXeLNds8I",
+	"1IawDKTNaHFSGGoKg0lRuMGXctBSQ9SyUgTQALnGIlOQEMnQ3AGYbObvFjsO6cOiHYz/40mxauNB1yIj",
+	"ab7YEQDhq0RAwWYQyXLVIovdT4hni/e+iK8wgw5U3mKLG49xOyOrs406+6kf0TojDs9IMydsoZwaW94v",
+	"PtXeLnfUI+0V1V2RxA8KW++Ki1AIPqgZFuv3Vvm8fGsLUdoXiP3Ao/pDgjsVSUOEPKQBqgmJsbTm5OHD",
+	"pVT6p4mRUj7EBNAwAS4fYDGPQxjQyIETvLn6htAkycw55IJcQMaBVseIAHoA8bhHR4dHx1UMT4DQALjO",
+	"QXQu2uE5/S1dmJsdNmgViLRsevZYnv3PCeX58fz8p5/Gwycnw+/ocD4ZffiX8/MPg/4EMkh/PoiOPg3+",
+	"rQXuMyyM0nqXFDJIu0DhBbTDb47Ge6a9tskeFaasSFyXOOL2QjidfVUNEsu2rn1JknhC1rYGSdRaeOQ4",
+	"LB7SUHyEiuRc2KIcRueulxYZVGuLYMo2AC0EBecAn7S1jsj91gtpWdKt4ty2JTVCXNmGcKsKEnvseJOw",
+	"eCcaLmTEu2MZQy56HEAkx2U82gLr+FzsBjsmBdbxsU2j3Q/r+FyUgI3b+eSWJIV/Mqxxg5i+FYS/AQX5",
+	"M0rSI3KyXqecAcZCqA7IuS0FaT4tK8KH3xztCyhcEqXrx9EJ0PGknrIW3VuC+nE9QT26rwT1zue/W8RJ",
+	"B8dYF20CcmBXNE0ZRPP7SkBblIJG6b/Kksf7Qkrvn9ZqrroXCJLTMQsogwAn/OTLp++UUH22m5zsJ48f",
+	"PfnQ3YQEiDtTONFTC1jTmP7TOaTQw+DVZf+LVM4uWYtFHI0Cc8ujF1SjNGwooGKKn3O4z81g5YrPlFdl",
+	"sGgjBJQbHQx0w87355LZijAVu6gh6YUcmtYIvIRxeVBBiyNYSidztV+XU9NIkz0MQ/Kmjx4vtxWsaWaC",
+	"LY+AyTY9qmxnrVQMfti0v2ZnGva22I2u6/AHI5h+svu070drH5+y32eWevb9zpPVfh/WQ3D2od2m1YcN",
+	"tBe/rejRki7sASLvGLKWUqVtISbaEBD0il2bSyBjNCV9IcVQM6UHiI0CyPzm/FxykbRApNxhYIwmt/8a",
+	"klBv+XXT4bFnxx6d5qwjmaZNbu46A959YLux7VsGnZQuoCSjc424IXO+yG1+HCAa9lroEem3+LsxoO5z",
+	"pfaXg4E1GsxahukuJMfVqtRe4sm1I2V3dOsliMy+tumQZdseKd/sw5bZ1Og9C6amijERI5qrQisuJWbN",
+	"Udx0AXowD0T7VXwhqM4zRtz0I4BwQ7tuci7KhfALn/9MCsEgO8nodRAg6UdhU0ljI/rFf3j2ztcPMWqd",
+	"DScfjM5FjJqkX/nyyMs9P311Rt796Z1DMbumigD66XGRVyT85Yuoljh4+4GWhCYJ6UMxFQFF42S2a4jk",
+	"JITxsgBiqZSXgHqbr6OivKld7BUXuWZkXSDUlstVIkZIZgFozHYBQg+I+6C0uJ9oyty/K0ZJG4UbbD5u",
+	"BUvKvwYk4U3S289em5cytlDE8QRQdB2iGko9QmqSSGHU+4YhxUFlUE87XBH/QnQuWunYK5DONQTClqXi",
+	"wbHZA0xjgPNqlFJzXCv1QSkkkc8xcs1OZHe6u+cSIAy3JL8H5/kPljtuw6ZryJy20LCdUKhqbo6uU4t6",
+	"VyxL+GynWHS6pFz8aN9tdy4HA9+6Js6ZXoqfuA1w3tF4/M8AzitBlX7YHVD2uRSmWiyFW0sqNh1mXkUv",
+	"NFPfKqvagJu3dpT2qw9Rg3LWCHIYVYrNyGxrQZg6eqyd/ObU6151X9EFVU1ATPIS+gMfJUZiNca6rLi9",
+	"9dWONrgi15kUiyLpCpeJ2IKZu7Mp/GBLvbZt+KYIWKuQp1+LXXqGW7ZGnuHksxDytiveqFeGmwc/z0US",
+	"FFJvVOZ9vWhb17awAHqlvogMAyMi+KRFC9zhPRQ63h7TD6kEOGgVeiAK2yczbIIlvvI10VJeAkhxhCG8",
+	"5mrkYpbmiYPedh53cKAbOcIaE4NsAYJg1V1msC2sv7N078pkTztkVrjl8BN19/SulekrScYWQAwb8Rbj",
+	"zkEAW+KoSvju+GKwZdjhiHxbLlQePCMZS/KZLWjgy6KDfFKvhB4FZdCPoTJQUdnc7LjSdKPCH3GT3TfE",
+	"lUQ/Btz/c2FHIzEls5SjyRKuWTIpjxTTR6lPOCH9alYLWWTyWvkEzXNhl8SOrCi5DvwZwlyNvBuUXQ/2",
+	"Ej+iCgf2xSuwN4ZelDMPmim4XFzas7HyqW9nZ63lZYsY9IpvxEa1xLhRJUcf/gRc1Ai5ZgDdzZD48Y7j",
+	"+QbX31JJ4Y51N1nK5hpAzC0T7oMDzPts/+Pg0WBE3BQMuV0vJdR4XyGYDcHuu5rsy1b7g44AcWaabcv7",
+	"XcYY0exGd8o0KtdQaIEnqhTXcjGuvkanuYR2X/KVrj7s736w9NaGqzkrXazbRYDKRVz2Ud8H+GUDdTbv",
+	"lxURlRRuXUsMzKW2G32QpukxXv0OTN+VIe3H6pKv14g3j/HH4JVtbBiy7s2qpEyzpBAj+rSUC2vfhgxL",
+	"tTYau7uiB5gHUIpM33WKP7Qe2J036juIqyvEIknmNOt6GRao93e4Oot7jPQBstSPZhA5PgYPLXc3vwo5",
+	"DYp7OVDbUFozb7ltI31X6aTSfnldgxsDnxuyDDsyLBybbLZedMcPrXOGL2eHLIDt/H3kNrI2MH+y2uip",
+	"erTDv4MA8MYbrlHN66Shd6ka9eUV9vbqV93ADaNeImcKstrvpLef0ZTt0oP2UH826hei/hTyfjdFqO9k",
+	"fcGuYTKDL6rSbFMVsIxzTV2YEC/2kz635mSZJlhGKhDmqbX3+r2ytt5zYV5XpcCWMUnMHvZjH1JjUVNs",
+	"cxgrQmiu5Ypqbi7CzZ0F7FuJ0LcUlQ29v7X3eTu1w5TNggYk04/DW4Sr0gHgqnICIsJGixGhQZwQok4L",
+	"KYY+Pi5s3wx1sBs9oEs+y+1hzTsLbhW+cU9i29bDdBsIda6m2upE9Yu1HSEdqlo1IqTvqujT5az/2q7+",
+	"IjOruPurN3lNFmg/rm5PKtf/LoByPLnbCzmExRuioLDDZyzksEPJtXHIDjykATvEh6DlguuorOHeWnlt",
+	"uj2LghMdike0Zfs3Vg6GsDkqNhByWmTLwLsjcmIrERoRyJbZUlCZOPbx1H/605+Ao0pNfCZkXMaRQZSA",
+	"bZGsP73PP/x0pj789DT58PGnZ+wD/PA2+/Dxpx+vPvz0SsCTwW/2rxNzFpTAUGaHsILB9kyval0YF9u4",
+	"G0AE/L14QWwx2iAw95YBBHwk5VdsZSXQ3W/LGWxM0hgq8/zsNfndN+MD9DHI+VwxXRhvDq0AIdOEhPaa",
+	"I+tr9uA581znGWutJrM7xHMLFlZvTZMkxWoIKynUX3PG/rYptGDGXIx6uoFoVcqFzhh+uVlDWhFNNuja",
+	"/mtOM4b4+Gs+36DcMgWtvhf1FlIuUjZdp3QTJDj0gOC728vcZKbWW2yP6XbcgU7BQS1R/p6IbIdxJzpW",
+	"+YVvpCsnKX9jpG6bRHJng1hQ+9Tod5Hhn3/NsQpDpW5u3xphqCKB+x6PJU/iwYg4vdIVajwXpgnDlSEW",
+	"pR9X7omReTY1zybEjD8eRLYkcwxP9I2YIqihr3NkMQ0Nn3NIwMm5cMX8uKtbd2yDYFBkdLWBuS4453h8",
+	"LiqWQGKLDkMNaXPuVrmC6tbUFsmLmxMBtovdpattfyshXtiFjbCWf2trqsahTB6j+gK1kAuBgGBGCFlC",
+	"Ds3aT7OplOW5wBb/CJ88w7chgqdUEXCXcOuVhF0e6FpfWGeg/nMLBhefQUUGmWI5XSoqsUT1ZWgu4enB",
+	"LaFgU81UvKIbQxAAZwGYnQ2ykO0Jx7qjAoKTKOiCdctebzrDAQLILQGVb6MUdDMOe0tNPbnOkmCzYa+t",
+	"uufd5/pPqTkU9Xak7reqDQE5BabBCtWUm9+mYWwzD7agW3QP4+lQOJf0j8aHgy9vKWyq+/vl43vONFv/",
+	"WARmVQ8H7HEuSn9CKMrUxg+YZbOWoaZTcwaimy9YuUfRVIKfulhtGHAEJa/FBmy/QexLcxL3ts52og61",
+	"aOX7CdxOSOtgBYNX9r+LSyywzpqSBMtRG9kFo2+ttNFA7madn9+xKNetv/di124mWCVtO+5wDGF7TUT/",
+	"zuYytBZSFWYGKf8bS/Aij2x5OYg4toQXEQ3akDkIUB21KIMZj8gzwMWbc5YmUIPVV+9Hgj4XkE4MpfUQ",
+	"iooLi6XnkxPAi2hei0hsVjD2FaKX1OjUqLkeYyeQu4j6OOQsYw6pLZkMIlLCzRxXXFCNfG1F12uritpk",
+	"h5aATPMQl8oV6ERLYhtUjHvDfYO5EO0oIvjeJ0+Rm1egUod1RT91FfGCwe4S8MKud6HflKcEgmCJiFS7",
+	"03wvkL4yZW7B6qsWV1uYfbX23doz1izEmSen7fiu5vEZ/1vLx4DF0kFuWKOF0TcWduta2VkHJJhft5oh",
+	"WwAJKxf1PaCpOYddGxY25A/emMMeAKL1t0Sjln1UecabTFsuS6OppI0kidzagy1m40uvYZf1CNWtEnVj",
+	"alDVfgsPzIiuKdS2h8A3+NYoOv04TCGNIWg3jHg2vzQISjjcMBd3P9dbgHZWHcJgtLuAE5DIdsn1juHS",
+	"ZZDG+wqWPiGPxwfOUleAPFqJGfFdzN6AHn7JNg/U1php21A5choCp53W0XC1eh+9VWV8yYoaBGNDTt4d",
+	"nO3lc9r1cO13IiD7anqxuSWYU4WsIhcRULS7NTog6v0RodNPmpK6ZK5nsglb0RfBQsEj4cmExM74EJM+",
+	"bfOcQnQNoAbgawH0QBI5U8a5sECmYYRPCbfBR6NebIqQ3CImynya5OuUz6hmQRSPtfexZHIuKsFa5hO+",
+	"EBID+53IhWGtFhweQwowftV+bb4KNR0Yp/3AdFEUJ6GCXDAyyzAmFmx5gxE5SVNAaJhzQdNJBZxWMAZW",
+	"LQLSXlJ2rbvFhiQsWL6yQ91Pvxf17LyqWllz8FdzPNwfl5soqH9iCYNc5Lq07/AGumlILCQJK5YD8on5",
+	"O3CvWHZwLszNay5hSF1zi++LT4Ph9nopFSO+KBiBEkXEFqoyF6XKlVErGVhAfVLguUjlYmFNYqjJsCTY",
+	"66AmDUTlxa5F39zEDsc1iaUOoNEI6IhQQAZJAPMFqcoMB+zMEVHSbiD8roMYFOzBAZGkfG4og1qUEW5F",
+	"8IYtmjF+VbLLtVembjNA+eAGt3kRJiWaTXJU1CnopWZrsIPbxmq0Zqu1bizBbh7sC/zoYWNa7I6sOT7s",
+	"j0soTpQxsJwKaYmD9A07UWZFTI+uDoPw6GXaxiSbjV/nFymf/ePv/9mtAn5mBf7pRbMxyoNGHJAf+Lcu",
+	"QBTH9UAR89V+/bTJM6/CeK36CijGSIyy1GDU3RzJGuNoTsijmxvbdIcaSSUiCBuuT6u899Xl3QaQbCnx",
+	"KUu54WfNVUHw1GsJaRGuBIotYoVs0I610XpuHuxhci0fjSYsjVtVX8dBd49HCdTnbiMGpdPhu3buZmso",
+	"DqZp4ko0up3/aAiXEmtDJIndRfCbOeqBcr3HQVyWi3yD/DgI1nYvuwSD2zugK07ybpvTrRhGhVJdVYyi",
+	"5E1rfoB9YciTmCwZTVgG6BUh4ZJ+vFKL6T/+/p/x4JhY3p0pkjAvPhBzOelRN1DRYExl4isRVnm9whig",
+	"SqZuQQIVyE5/vDqc7bsBd1YZRWcAz8qH91iToTakL1ycoZkiw+xuH/UZMu8t1QUcK7EE03SFvH/7wgvg",
+	"hkhVIRg+UMipG+zTt8KRLteh3Hn2nTVkukV0NmKfuWLdu6Qfg/JkJ1yIpY8PxuQPUkCl4PJJxeUDkfgI",
+	"wmrMK749UINWUMnTnOSC61lAi26hSUXF9ery+478kP0+WIn3GBQ93AhQaS7ZuggBMsOO//H3/3xoxM0r",
+	"lsVNgoBlEi3mF3sbAx4n10TTS6bsTAu9xDzuXm6h4Qbbha76Gat0YqE6NEuIxRTSLutL8d5jhkTu4uOu",
+	"QgJfCKtaWk2SXXGZK1erTUtJ+g683Jk/Bre/9fYHoo561pTS4S4pod5gwT5LHuUzWtBt/Sy2rep+CNAV",
+	"9tRWFanCOKolfrpFBnYgfi2J0SaPraMmsjVTMmL4xOY+D0MBPHxwsPto2K0twTU+/t1+FXJ2GKncFtzL",
+	"ne6vm33vdPfh/d/pxZBuW7ir0tAZkP+9LtcfuV5is7ceVXdU8zufqeJK2+153/sANh040ofjaIsRUxfJ",
+	"N/jFHcRbVFRrp4S6yCAKUeEvudLEVYR2dZFYEhWwk66YqFrKa+HAJ2ZNGTD/JIluH0LbRli/WrmkIfg/",
+	"LPxqxI0Lqtg3j42OefiIZFQkckUuNlA4ACynm1BesVtP+meaioRmCbGzVsckVsnl6Ef4xP7o3UZ/kOTs",
+	"6Q/NfsdWAeqrdFP8saVAbo3sApUuZTQZ2VZtYF71zyD3uXDUBC8FP9oReaTQ4C37gwXWsH9Z1dGX8yy9",
+	"j78UTaZcXPo/t2ibb1ETqd+JituagrfwxuG3W1bX9rr7Ri7/+tec5azbia2MyH7ZLQJiy8DfNaKJ3MVc",
+	"2BSTNW0OafuExzvPuN6cQQ0StLKip+advGTApS8YzVj2nVuhTOc27v7xGLnTowBmH0PwezV3t/X+pHJh",
+	"eI5pmswzuQL2c/riuX3QjzM2h6RA/CEeRASAw8gTVHkNi8JyKeYugIEVm7XUeh0w4x8wz6g2/P1Hb8vG",
+	"+Dz3fnxiIwpA2ZuQb6EPkmk0+o3I84QJzeecId6THdExwau4yBXmSuXg7wIF8ppmifkg3RAsqnNMaM01",
+	"lzGX2wDeLPIDY2sov2SzxAE7Ep1cO1dKMWAdp1ATollES6haXkiaJbZKOUuGXBD7IcFqEqQff6/1+rVI",
+	"ISfwjK7YGdfs9y/oDfxtaIxBIQcohTCIiGKaXGwQkNP3AO0PgQwAgdM/eGiJYUROABiE0Nyo6hpMqRYz",
+	"hLmxIOIHuJ/VuVByxdB32KdiQ1ZQURAcrH949i4i3z87eRqR12/ePX/96myAOR00VSiKWnCuBXugyOnZ",
+	"2+8s3VJ1LuI/Dc0vQzgk8bFPIqFkRfUM+gOcL00WTCvyeHxI4pccKoMaWc3C4YWt/uPv/zfJWCqpRWfy",
+	"k0dRwE7I2YVG5JSmqb3wqaM/bMk6uIPGbSkfs6W4SK4y1aTnztvU7mhBI3TNzQkCk3rG1+zMIcM2hBbB",
+	"Cw+Ur2zvUWSjwr0bGFCcgTF8vah+P3JjRfN6MVbsZlgMpDbWT4B8PZcYoSI0xVDqylytbFBUMlpwvcwv",
+	"RjO5euje8f+oibq+GZ82wpQvWocknK8V6QNCOmb229AFRfoAlz6AOGDEqGGYpG4vXIVR1YYdzHnKqS4S",
+	"rIAI5GoN3ekl41mIKjA6F+fiwJyPK664lhmhWQaGRMiIL1Vh0ctM5oslRniwLKMpMbc7mdEMI8HM0KC2",
+	"ihkWXTHNMhLT+TwekXeGNAlxVStsAndG+vHDv6iH6mo2+ouKBwADqfCbiGRsLTOtKvWwwI+v7DLoPBMs",
+	"CbOJuYB+tPPdDs0KbdwZj8MIiHh0Lh6NyB8d9oJbAbMViuTryFZ+wQwuzHyNHNNwE+m7f6xkwgaQzOxe",
+	"gKXDWZvJijopFxcDcl9sZHQuDoNheRJZ042tY+S2xbUbrhSiFMVvXp8VWMRImeaJzeFypAijSxjuONfF",
+	"1ephdX28TYh6ZM+fAr5aKt/i9EoXEeYEQujoxIUGAS+2cQ02tOLxiDz1/DxXhqRTbphqcOxXLFtUwrmR",
+	"ul1orzV4IzqiFwliEBRyxXAz4hCh+bexOVOpXBAuIjt616OKLDKxwwA0K50Lojbm+tF8hlmI1tthDtLb",
+	"PGW+uq3Zy3Rifh6SM3N8CZYEQkJyFV8UTxjc3JFF6YMtoI6+RubrdyEVYEahhQa8SF3yMyaPacdHXIYv",
+	"UIORlSeVFHxU4ThE6kVmXeJT+/iZLYv9/GlFz4M242rMELxkiWRYREu5CCKYQABlYQaPBxO2cRIU7rTg",
+	"gP6QYOxFQUG4EOUj7A42V+Zu5IqbFbFcsnJKJoYojaQUMBQOOYspn3Gdbjz1m+WYpdysaCmEyq6GW2KH",
+	"430hk80A9v9//A8CceYCsFlx60/S1LzhvAL/6+z1q2NgocXHKHqsKZwGquAdZDo08X9fL6kGAuEa6oAJ",
+	"bRYcqoCZ8SrEhpnlWUqGSQxyCDh6VoSJmUy4WAxG5D1iO/vebd6BGZiNwLK1rKBLm7LgjWemH2flli7X",
+	"AfB6R+S1A/NGt5c/BQh6i4XXMJzl8XhM+jHK0tA/Cs/1vFgky0p2b/GasBlFKDYrovLZ0qURW2U+hpnR",
+	"2YxBDAKUEcOCaxgnK/IVy/jMdggk9lIKrBxORVdgCNKPw3TceDAh78+ewkI+e/+WLOkVI49ciTsFs/rx",
+	"1VMyhv4wl5VwtwvYpTou3WkK4dLpX3PmTDnhkBF0okRSE/LNYwha6j8+OCRxU3FrcxVgRrXl1MjnnWwF",
+	"+0r6B+Ql/3aAp4/dQHDG+3ffDX/nJddX718EitDEb19UEwVkhvSIGTVLmUK4iPneZjSZlTHU0UYcQmoC",
+	"0hkXlW5j0hdMYZFyJD+zmEZ8Aykf6r45AmmiqiJn3KJMl5Hyfxp/iAFhFaVvXABuBKSWOZo+cJpBajjZ",
+	"QvRBw3Fkz+BFBmJ5/D/jIVMzumbQCDXXb5qO8IjirE13CWNrl6V8+Iik7Iqlqtz925DnACwsLJmWEr5O",
+	"N7HhTLBHMrNTw80kcm76WCE6LxXkYDwee+5R9AF0gnlTLvoLxEPD/eI/De0AhuZq6WtaUuYd9boEKWRg",
+	"lCgqzAXJIsJSBazZp+gXBNxWeSGyYaqPxuMIAufNyj5+9ARlVsRDs4wbzgTwbBtqB8cOE4M9rwFB1rAU",
+	"sw7X0kfMq2NyveSzJdzLLmQ0YWuYgxQInOpwafGKsfMdkW+lXtrxYM+jGdKhzyaDyvk+WAgZLl4uv/3t",
+	"m2oKwG9/S/pATWBiiEDldWISFL/H9tRgQmII8UUXCSocbupwB8duEeHEmMNklHIb2g7xDlgMPiZ9l9uJ",
+	"LphcQH1nIc0eYbswpRF5RVdMTaC9Sqn/2JBPROJa0kVskeDLRf/Nr4cRiUuV/82Pj3G0L0FffyX1CZ5k",
+	"//wogssTVsL/+CQi8R+kYO6HAzOSRp5JHh8cYg/vhYfDeckSTs1N7N85gplYaQhynoXmeuOeP3oUkdhV",
+	"NTgDQdA+OhqPsfmWtGnzxuEIt76cLG32XUi3p5dsM5gEqPq456RfAtRvSNWBvhuzdaKgTh0kBZBa2k3k",
+	"E0+sXqO2p0gBafhYlpJSqbD9aoKTofpTkMysdFQ6MSgwmkbnRsEAiEEt3TuOcEcoT8vEVoXlmRXwXWXZ",
+	"FaOQoA+n3CZ+WhEg9lljscPv71ORYCx+oTZYyL/4Zuh0kCGMYQi9xueC3WiMNB/gaEDVWdENYG2DTIzi",
+	"pzYKCRbJTMAqlEi05RAjxzlV00ckBzlRo3Nhc4xLKWtO6ofFZlBqJvOahDMVULOF/nI1vfg/YAc+Eowy",
+	"Ix/JS1wr8pG8ZTrbkI/n4uNwOPT/My+bu+cjsdUjHJ+fkFVh1lrR1PAwozeaK8VVqebOGGoUViVTrB/v",
+	"g/pzhYVAP5JX0khiDufXdnoAD+xbkOphWqNpPUeqaMIG8wRvewOabfWQfCQ/wkSCdy5yFE5Q6+W+xI/t",
+	"qsiEcMkMfZfWMPXPjBgLA7YdPSYfCWLdySCjpjB5O0uqpwh2w8110rIaR+QjUBqKdf4j0EJxzGjiLA/i",
+	"iRuES9nxiCa5QEwUrup4Jn0gWyOpWMSJwTEuRAkqE3N5ZK4tbGYwKhC/kLRn2oGaUkHiAFho+IPRPRFl",
+	"JVc+Nxvzp50w0Y/drVdZ3gNDks+K6DmNCENoGglsW9bAJOfzBm5UavAQzkAgYKXm1ghgY4BNtu3PwVH1",
+	"czknFPUmXd82sxltTT165DbNY7iZTxrR4Ug/zot7bOo+cHNraNxQxNuwYCn5SP4M1ZMhki0GNjA8MX8Y",
+	"JRRTR+HbI2AD31Ge5hkLvQ58ZnTqhPmmQPow3FvO54WI9x2GXGrpzDQh5qft4dBSeSfMkOZ7rhnBp9M0",
+	"+0cDMxAQJ4s1ApnyOyhFLgUb2sJeCK2iRuTUWzbRoJUxVLhZAsW/7EXw/A0atYC8FTyxd2wElx3cyO7C",
+	"e/7Gx9RfojILEAJVwRw1dGWJS0VOSHAI5pET3cFt4evaDuG/hpTCH986bH90O1SeKaZBtzD0A5zAbBVN",
+	"ElVeSWsnRtLKSJYL5ct+FZ4bw/VMH6GUq6RNPFTMXzHV7EDMf1RE0bnhqkYE19kGEtysaULOydHNDVlY",
+	"c6hC9d4sa3An+8Rnbw8XROaaLphLQ4Kif5CpFPrn7NX5Fk7yRwJLAxtpKeIjOQ32vekibTLqgpUgJh/J",
+	"N3DJviGtbxryMi8e7noR7MS4iw1PbUEK8pEcPBqbM3jBDYf86G3Z2G6okDnB6OGKPfQiqR9K+buKcdbO",
+	"K3gHTlfVseqES/P4BH5Z0ezSXgorKhKqZVa8RpTmaYoeUnvrm912kOMYPO3OiSILygWJn7J1xpD84nPR",
+	"j/8dtfn3gt84DuBw5JwFmGaXYAl5+90pefKvj48GEYnPcmFOA+kbYW2YQE4Hvu66x/d/d/Tk8SA6F/EL",
+	"Li5jbzFzycPY1THJWPr7JBjZwBWjl+sh2ABI7ACnYgLxSSNy4lMeXZeoWnql1McDFar9wX6lt8hJ1f9s",
+	"Gi8c0KbzS7axTC0FMQxLL4IfFK65AiMQuncCpNlz8E7G3uj6I5r/gQmeCwfAEQX6j1kUIzshq0MUPxRh",
+	"PMXFx0UKtXU+hG+44rkP45GhMSc+VpIGFIgWgH9nVF1LSOuUztjKQsQ0qiOBhd1GNiD6ywXTFBORl3S9",
+	"RksWZrOa2yoiLFkwgHZVoD7gZY1NBvsOAgXao7giaPu68pYP5EhrmfLZhvRDpeW3MfGaihqY1/EKkWuW",
+	"uYNk4wmUa4ALcsVEAmZz9+lxEGFgfXyAVW6NPwGqBlxc54brKk0zrRzAOVb6X7IVsPqiohrXmgkCNhnz",
+	"N5hZcoHXKuyjWRXQFKFDiLmfy8xoYGjTB+GquKsH1rASroK5eiBr/Zpu1GBSVRCAgv2CQCLEiMRCChYf",
+	"e2P0EDwlffS3G9224gGMPEbkBJ1OLAmrYRXtm9lFQdKys+Vl3huGXw+OQZV3NTaH5XFQJxjAfQnCAoQd",
+	"oKQwcc4pgJsy90YUwE/BjWObt1qMn5lXcIJ4ncGxf28os6HVW7Z+4nAmwa4ZxpGUo0e8pygIhzBPUWMz",
+	"/Rad6WpICj4BVw+0htzCqdRruM61YunctOOS93x8gm2xyTlaVMKVV8xPI6PX3lFUJi/HNKsk5n73lYQc",
+	"DRjd6VpYaS0isUMBQbEeOHGM22NmEQe+2AUkajmPtVwzoQBc4ft3L1/glBWGLuIATAfWfifxEMyDfWEw",
+	"PORqSuVggMA98Dyxby6yb/718ZMHisQ/n2MG8HkvIvaf0yBA4rz3CRg6ISeBwXVi2aWCBae6uGJwXDhb",
+	"3IxLLhBDCw2mPourEePEdORdar4PBS527zcAk09oYdJLtkFb7YTUYG/K6qH1Xm0BCELLrzchN9iAa7QC",
+	"vcWTCtcakfgin12CVOGpRJlpuK0E3FF8h6glBf3L6hkDHOjaHHcQRK3/Ib7YxBMS87VdXa+IQJBDjHzE",
+	"PAhjiNBITyrRWfWjZlUWb6IrdWCVF8ZBlbc8aTAirwWhtmO4xqNS1xYJAMSHQuJPlcRpRmVtCiYNHhy7",
+	"KvaQwUIp/jd2jMF2CP+r1uDzhA6ev3ng7TvK+zQfPWlWVEw31hyOpkY8IVyh9lLb4Jkhw0mF5zvRwh5c",
+	"xIlDzxSOSclVEPCTpvJaWf5s/j1Eyw6kKOIPGCClrJC/ojdDYBSGLvBq1QBqN0/5YuklmzrjwkMzKazI",
+	"liKsaIMmDKP2l6eTcMRRuQbHJ/JYJEJQrYYUteq+U6spKGVUXaqQTiwcVVQ51whTg24mngy5GB7d3MSk",
+	"f3RzAx4sZxP14Tgx6dv3pzyZEJSyufXPDcxhMDRUyG3W6TEqPoqxktUw6BZUBEL6gWHZMiPnNi17wwb2",
+	"zJklwaox1p2EVAnrO6czBkEwuLiKaTCSl9cWOoOYBdTl4bADL1tRsfGavvOVU2+FLQSaiS866DbFaWxY",
+	"tiF2qW4WntXilSum63ebufEcuwqMWw8UMi7SB+KDtIQ48k19c3R0+I1l8Bm9tjDeHiDDjKqYsY0TBFdh",
+	"7eYl7IbONOY9gHsEnaYIDalsxmV10IVdYUKWVCQpy2pHEgvYWvEeJ4aUHFk5+2LjbNnaAXm43Vo12OWN",
+	"BHtswR8LFv4gYDQZcwYPliBKtNJl2dm0X8iMG4hV6oPjt2J7txEC//j7f8bkYfG06svGkGQIAU35jFlk",
+	"RBsT+SaT64wzTbPN3mGRmus0jKs0QnAPiotbUMqD0Xg0HhrdZ3QAgA5rJuia9ya9w9F4dAiJBnoJQecP",
+	"zX8WjTlPRC1lplGuCe9CtPpZMyM4m9wVZITxwjPSjx8abRurBXJ1LryS0o8f2iGN/qK80l269UbkuSjJ",
+	"SBasfkUvmdmZeGDvFjxDK2lGuz4XZlsZTSZB8CVMAPh8Kq3qVMRPqjAilKaQmV90QtYZR1+ZrfN6LlB8",
+	"jyCivBpbCXwf462QIS2pImd8IYiNKPs235CLXGsjXqBn3YUgmsViK/kQiMbo+kVEog/U8+GJYeybs6IF",
+	"cWZerod1KeL/LpktaOVPyPOkN+l9L1fsDaKteZuNIYdH43FbGoR/76ERfeHjMKmhN/np508fop7KVytD",
+	"4BYLKJMCyakX9TRdqN7kp2IogH5R0Rp7k57RA3ulB8wnmyCwpum4bGFAE8TDnz0a7qdWIn8LIbCqEh/d",
+	"NVAyIoJdYxxYBqEIdGYv2YKOwaRWkmkm1jNTz8ygyopkvlBATQr0IiAIB95GdC4wcMdSVSZTBsQXu0WZ",
+	"pFwZ+TYGYxKIMsmKC/iHoOlGgYenYhd0IZdgFp6cC7AjvQMHHdg8BGMQv9Ksg4InqhaqC/H2uSDlhBMM",
+	"TWYiORfmEKF9Ck5nOVDOIgLTS9bW76CIJJ1AaPa7IsiU9GOLzmJZzoXUuMs4U3aDlvsReeZsLxOsevF7",
+	"vELNItpEEeAiTMGt4Zq3zKeuLYP2D+F3V5xd+3oafg0gEHY4nC0pF7FlLfl6gAHWbzzyq+F3cCObUUlN",
+	"i+DCokjwnKdY/08x9OXj6q2tfb3w5fQvmNZ4qxZONlduN7LxODO6BumQzpY2CFGTQ/L//j+oG5/xv7HY",
+	"xlu/knYVirGNI3ztFG0cY9gZjBOagFe78FsXt2a/aJnQC3nFyMF4HFaFNUQoGv3Sj8eHREisIBISPQUn",
+	"agRO4dxGcFqyjEC+zgW7WWNsEQqpDVzyBVe6jHeM+Xo4bAVwplVUMoyOdCeAJz7Dwly/RX5FiNpd5JBh",
+	"IidGSTSmym0rivUpqo7mYMhFwm5grc2FDmGcfkAguwQjsjXRfOdWtIS+9usX1wq0R9Pqth4tOHJTr+Ny",
+	"bbB9B/EaTyxXYOSwsWBGEHEiM03TQdvQmE/yC8fmckkRN9wifJfAwZsqGdQq/Ri6VvyKkVQaRfgCUQsF",
+	"iX1xnXhiOJ2vTQUeD5AG+Iq5PCT499+kYGgyOjw8fGJUQh/S+2j86Jvh+GB4ePBuPJ7A///fUL5sg3o+",
+	"WB1KsY5tQq3p/rtMribnIogk7ji6QnEKB/RkcmgHVKRLVbbA9VreAV9ArWl6bTgwe2xJvl63bEnkY9np",
+	"imHEp1lmN8x4tGUe7+TuWTw6nBw9mRw92WcWTXJawZ+gUgxWifnQLOfNMCQeMlHXCJfGpXj4F4sZUIy4",
+	"M3h7gQgPCWJ1SMK1tXIUgFfWsmK6CRX8tm7t6w//ZF99/hS7etxFdC0iKHvwycHuT8LoSvzocPdHPvIS",
+	"v3i8+wsXlQkfPHqy+wMfK4DDOuoyfRc/6fC1e0ddJhMEVNZE/koG808fDFlWUl1/+lBWDF5Uk5Tc3U08",
+	"gIBTFewPjWpC3UHSpjTYqjbK3DnW8G/PEyK+Bkbp3odPpUbgZ0htBptn0W0v6l2YyVyyDRSDcabg3uSb",
+	"8fhTFwXlYUJ5umlVUwJx1HAdl4Mxt8Ir6iiqoqTgpfv+3SlJ6CaCKlxOVYmsVJjQjbWRnQu1psKX4uj/",
+	"jWXSRcHgHbE0oqBgyeAYAikzel1RdR4oiHPEIG/kjA5ATWEXgW8YgmtTIgVTpB/kgVXFcieSY94dWhwD",
+	"gbwiige5ZCf1gBdr06PKu3SCAY3g3oMZF3wc3L0YsYSsO3aKmVmtc8EVSaXwYWqH33yD2fIt8uNTs8nA",
+	"GkEkbpAgdzDxN15SrN9b30H0rt/u+M9//vOfhy9fDp8+jQs559ETRLCzdi43q8EWWeBc7BYGguQjkABc",
+	"JUxzMRbjaLr+737pjw+ql2SXW/4F3b1YWiZ0M7jjXd5tcL+Iy7tKntuub4wBz51on9DN1+v7v+H1DYTS",
+	"AF7qiOK/0vVto+rMkB/OaJpeUFtkQjaV7T6VhhW4WC00UIHNzuE824lOCg9MzJOptXwVDgrIJZ/zRZ6x",
+	"hLxeM/H86bk4xfRyGzgQkTm67jMb2qtKFkYomkoza5l0dkQLr8nFiLwFA19QceBc2G9VPV8BvWdheGWR",
+	"o+ChNnzBVkxxm2CcU0SKCQZR+vGZHRKmANhIfRcxn0O9jLAT97otVRmTflBg1FdjHoQZB/GfZV5Eyiyp",
+	"uQCZKCY8cilbYbBCQ45BkOTlHZn25ZPT09fvX72bfvvi9ekPz57Gx0Wgqw87X7J0HQZzA5wNcbTkQHG3",
+	"+lPN5zXZ4jTlpqVTR5RoRmJKu4o793I9VHrxzLcMfWTksk+f8ZKqjaL9jjqrkjrG0Ql2o8laAoRCYf0P",
+	"TMj1m6wcu737OnPv4+ufol5jqHf3dopPam0ppvdpx7yObXze29leZ9VL+rDzl/tfu/bD0u170L3DSr7i",
+	"Z728T1N+u/v7NOXbrvDq5YxXEKFB3hPa5IS9Soi/SSxnDi7sWcr398nd4X52H/7cc/EwvUmviUMW/K0I",
+	"UfGMZ+uFb6a05bIvf17EMfQmPRvI0GuUBlK5kLlulwWq/r8m358N54SC7Vfy0t7h+CyM/7A5JZGrADEB",
+	"rTfbkJRqqMyUpk3h5yNSgniTuY7hXYCtsdrgXGYLpn38IvR9LlJp3tuMyGssrYnBYq6Yi0vIw9CLFZ0t",
+	"ubCJoYVlYICpoGyuCU1dzngnqeIglCpK4G+2CMSIvM1FwMBncrWCDFbwyMZhMqNXYyG2GiutI79vaQMz",
+	"BzOmlpWG7uYC3TXkft1pek1tFF9pGO8VywqhKd5T4OnvEnYGJVGlSB9L5YLIXN9OTnmBR+WOAkIXkEks",
+	"aTW1B3OvgrrBp7dFmmzWmH30YgZnPPkqaeyQNA46X9+30u0bZY1f26Vf19tLUgBeJ1UZt8s9X6jHX+Sq",
+	"r3GY9ns+6tlIT3un/5PufaNEtMfP2cs3tgp/HOTHe8aPJoIIU7di90NQxq/hWjkXv/2tufl/+9tje+mb",
+	"cagQH8rryE6Lnkmh8hVL4hE58SaAJrW5wBJ6NB5bpRgQfiyYCfk9iZ3ifUvjACare+vmDltAs+5fm1fL",
+	"XQVqHkC4uEnfWrt+YzZ7R8gHAqxpKNMJyVkx0AnkYsUj4orTHgeBwwg/V/K9ty1UmyUa3isZoqsW5g+f",
+	"XyE3y7PLYGz3wAIW5Orr9ffZFO1b6su/boX3DZz2OsjHL02p3cKffvF3HvCyLWZva4CmFZiVS7bBPArL",
+	"Hh2+OFYAs5cPeo7zIrkO2Oc0z1JAyaTnwqbwHHv8crz6YvN/8L3WS7ZQ+zpbtWvXCUz+nu6TM1jImqm2",
+	"+Ti4VzhTD5/b+sdfwMoKY9zG1V+UNtmi135l65+Lrf+3Nmee4eH7NbH3Or/4fLbLKrfmgt+TSTIi8kJT",
+	"gCkJs038Phid4vH4AKGJb4DNY5lyKBEu0JnZWGPCSPkXm6K0AuSceusX2MqKC8XHUdssNjvkByqAyujT",
+	"5IplmitmM6/BQ4qJZh4qoCgGsachshJT5L2cLTkNYNCLIW/OZtqGeQqdTJO+6bq5EFb1Pu2Su1IzSJiZ",
+	"cTsbZefpgA3zlSTFdtoGPEScm9deLRbNTXlS+GUx6RnU7VKBCw/P0MnHbbSxiCTSXDVRgK4FVWBKP2Sg",
+	"IIaNuv2vfOUkClASUagYIXzehKxZNoO0ajhzEckM4zT63tQ/KX6Cd8pdVsYThHCtpQKAExtnCLttcWwR",
+	"+jBXLBl0a0yTlVQacjgA4xGHFpZQiEk/tj/HkHxcmUa8d0/jse0NuVGlL1yKUk/40zFZ0b/IDECrVIdO",
+	"AZjadfvYAVQTAKtR5bVGogiWeGm+EZAsb0Pi1FKuRzaAbDSTK1j1FHKHFyRear2ePHyIEBUuTzR2WEUZ",
+	"5QAHED+MbcbWSl4x61GozkRecjZ1leb9kC6YvmZMEIT4PfzmaFyZgS9NL4VeqmAqmHZUhKTaF8D8MSb9",
+	"lM+Z5isGxTcOHo3HbaaacvGA7XL1MeILOWAs58ByERdRqUjEim4Q3BHhr05qOGcuaMbVeGmW2Z+b+3Tf",
+	"yAofEfhzr0JDvcnhOCwjZstO9SzV96IeEg3YYVcsJI3C8nMyWzHyJpNQLaarYG8mslfwxsF9qhXYe7tG",
+	"4VIQrS5x7DFAIBjXXd3pBlK+v2oan82A9M/wvPw3U292OG5Q8i3ktF+0y6bMvX9JERrukmh31OwTnfE1",
+	"cuHXHLlQEhpuF7/AlX7jKOrzGuBcN7u8Kn5C5ZicUC/+6mn5Gmjw2e8rSOUrE+C6OCm/4GiDkCv8kv0v",
+	"6DTtfI/ViuT5CMPiFnig2mu7VDC2jhGawzDVREIAIlbOgwoLgLLloQIdxhYY4LYhf93yOi2VPGi+W59Z",
+	"QAdfIxYZvNElMIjCQg033tYeIbfxEvaPAfSi0DIRdxdRBthmQjiWpAAzAdxhBYBvMiIn6rKhyKxl4a5R",
+	"uMfdRw701yzpGcZpKvKP////CdBaBNT+s1Hu10QKdoySGRpWzW+u6VJSQkVK2AOpuHR1F5XDmmxrdpht",
+	"+v+CaVcp8FY3MxLRrggNV2ft2Fsw7KoW3Ir0IQXy8fiwNfevVO88CEuk2vCX3qT3Hz+Nh08+/MtvGrL9",
+	"PnMsBi5DFw27MQYjQOnedYmGr36Kei+4uNz1CbzzKeohiPeut+1bFfngv4a80lnqwP38skKHpaFfkugR",
+	"1havCh72+rC8s3SWuwgeAbTzfQgfUa+Vfe4pmBQc0XCeCkBmb/KTubkfjw+ix4+efPhFiy1QPtqWxC27",
+	"JJGDFHBHNXQ2s2wjcuLqyBUY8f2g4tigiJd0ogdquh5JGfwW2uKD25QXcCLWEKiLinoF9pq7GJS7dftv",
+	"3r87F7X6DCGgQ62k62AUt11cZn1sIk5Vp3x80N2EZxbkdorFVr+73QXwtAVrR7os3S/CNf+LMUUBDBzk",
+	"QXd3zLdL8YAIbhoD18F5b0LOEY3qvEc+knNApLL/VDRl571PsQeylIKdiwJ24xgaC5pZUi7wg1wANKyv",
+	"2Yxol0bsBFxE8w/ApIRPnE4A2JWUXLEs4TOo0nIulGZri8bn4TQz5gqNeGA+LP4AsOJ0vWbUl48NC0tg",
+	"7StCg+rG5+IURjCj6wk5GOPAAXXMLqD591LmWeQLBHBhETRZALluNKAyNLlLpwLY+HOBKMtTgAWZWoxl",
+	"mxgc1uKxlelgWR5AYAQg67qplzUDV/ZbQpkPMNwxQO4THrXXTMx6rmz19lzsGYDtFJiCaLb5lwP0y4hg",
+	"TZtAR6BQl7OtbuittQIskBW/kxIBlwO6MwupSH9Fb8jB2PHch2ZHB6OaXhJV9rDNIliuR440vF37kFkp",
+	"vhx5X1DJ/HbKizkWgLxxWw8jMDoYP2gLnnmfVKfXi3qw20GYOP4OlwAXi/+PvXdfbtxW9oVfBaV/LK1D",
+	"aWSPnWTkSp3jeCZZ3pmLt+1Zl72UT4RISEJMAQpBWqOdNVXnLb43OC/yvcl5kq/QDYAgRd08tieZ0a7a",
+	"K2ORxB2N7kb374e3lUUJ7wSi6xCLdOc+L9YRSsvoFvXarW0V1+vPl0vuNWGNl7WYXUfgJ1OzXPQ+3NtQ",
+	"+8vR/eXoE1p8DAJfCtHmyV8JxHdlncUIvj+vKbh8zvxhHdVFtNWz34s/1oFwvxM+GWVQ6FvGHUgNUD8X",
+	"KqMiA6wyQ1SvjX5k27D4Qx4kdtOL21K9lFFgjTnuHpPw3D3wriHrAn9+Ylnx7v0u/PwTekZ5XD5eLymP",
+	"Tf6fVmaThWGrZTFpUhIldD6k0W3LP3dtvjOdwr1nBLhKvRffdfV6m6XyjsUDwBtDFLLn7e7RzWG3d3hi",
+	"cFHdphvA8K94y1Ztyz9+0Q0aRlH1iwfAUvPhEXxoWFAbvcb765eNoKG7/N3hUdAwOn6jN6KJYgGMRqWl",
+	"JzeHRwWCq1HvB7qEb/WfC2i232PkwIU3Tk4C3zPbOz7S84Wk8YOUUZgPkSeJ/vmOpUp3pDSG3QBMJfj6",
+	"8MVz/ae5c8GZCxplrl5AHb4bHHa7h/pQ2V73cUvqlRUsKzHW7Jt7fLWvEF/tJ5aVeJ+9Qyxh8Zilf0I8",
+	"tV1BL8+9Q6Tx8ZetzppnRhCizP2E2oIVbpo31EK0FPUSI5+AtR/lMDATJUraCFWgtfflb9ghZ/AuEuwS",
+	"+2FfeOVaDnWfiNf6Qrk+D/1GACsXSsWAzOB0sULQEHSj6CNc9MUoTxISUQGJGMzV3gPu8oL8mzT9E7Ns",
+	"1BI4mV2dYUDWvtsXuk2b3nJN3uJF7E7PjQ5XdiL0cf9ujmws8VT3V6ZkyJE7rawdzFOeAXs1BDDAMNDE",
+	"dA0TA2IOIVIdchZFbKbnscqmXqc/4OSykg6x24L0atG68Mdfnjxl0Fdg7AqpeBnMr/4yn8gE6F1BD96g",
+	"uxwenaxQXo60WtL9rlAJVikvz2+6L4q3qspLvepy1O4e2s8O16guz9eoLqhPrFdUsHuepmI+ekhd5dDT",
+	"VdwkrdZXjh5dXwmcNNlrLrWaS3cLzeU1HPLnRg5v7Qd4SgfAH0NRMhLoi1OWttN2UHI8mrJzs6TmOF0E",
+	"keQhubM4sEviD3iAIkPNz7W9TYY0oSJiwEmaLPrCnRoVXWJJDRnJtDTDdcoOqDjYFgsT0xcPp7+Q3dQX",
+	"ZKbsC91yKZDvDe9JqcV7xXrR62HPLUuNOMpFrAqn85RRMZ/whFl+Jo9xri+QlV/OmVqrr02o8uoxbTGN",
+	"AHotbBcEsEUUJsyA3A9ZXxQ9A0hBfVBBZs4hySTcr0QTmtJILy/SHCZU3CLXk3nXhV3VvF9V1+A6bAt1",
+	"DZtkUf5x4KAumrLV+ltfbKXAXUHhj6q/7aB+jVKax0s3PCwZtS2Doa9sWT2ice2/UXB0w7pp3EsPwGF5",
+	"uAsbv5N2iZX7eWV/vY82iZrUn1F3vJfiuH7C76NSpsXof06V0jZjr1LuVcrHVilR4HzJGiWQ9z77Xf/H",
+	"3M9sRWjo5Ir+cDWtIRb7gJyGvwBvcTSpuUHC4PkU9YYOOSMxB37IGNs4Lbx1EL6EGXAWMPGwS0L92sB+",
+	"FJo4Jq119YXRdE9JlqcCHEwZqnEAAaIymQLASJ3y8H4Ww/IXj4XJr4vGSp46dkLXvEly5zOk2y4tmL3o",
+	"rhXdexlcJ4Nv8lSbZmWJI7VlQORo5InjKRV0zKZ6Wf+pRfKUrbwmv/HgYE2su5+iLNNltugAmXuLLCMA",
+	"e9fWHHC2u4v2VCasLyzHOOp2Co1BoJKmSSLnqsJrbHiKAYxhDrTME8M8ra3GWJ76xM19YSj/AZUHrWI/",
+	"1cmE70vF/KzV+gv5N+wxM2/fsE1izUzCgwqyp5FKX7iwmDDD9dLmLq09gAVerClYeDV5qV+KAEFjUT37",
+	"Hf+xKe4G39oypIasiai5RAeSF01Tt3XxrceKo9nCNfDtcXdVaEsBxYND3juqNfwhSKXkL6ga/uwD7oYB",
+	"HFtMRFqNvTz75+XZ6/YPZzfnf21/94+fjxpBY0R5kqesct/jQlmWo2O+uTnsLkfHsCnliV4rMf1fZZig",
+	"JdcC/mnRg2J6oMgVu+NsDomTFbdCOfZlF+Mep3mTHDVrb68Pfq1xLTMrDb66mJZLI5zL8SzLsvuZYTza",
+	"+WbHq2DVrc6VSUXJrO5mE7qwzsDStzsvf7PGZ39K1vn4+6LGyd+D48U7SAwPmy68CJwhTRtNAxpjYO5+",
+	"kPAgzUXLapB94V+aEMEyuPlJGZFzZlAgO+QM7m3cVZG5jTE3MOaaKLCRMPpnuHvqi1IMjDnjVt8J1b8w",
+	"ocoRFmCNNTcdNi6lL5qhWQfFLccnBqG8oektNu1HS6D1Ge8whjIXUdW7fwP3OBGfcQbIIdbQmcNllVRl",
+	"v7/zc1/ZT9wH5uWdDyszMo9yoVFs4qLDbib+qBoLKiNVFWX1iNcoLuX7jUdXU0ZuCh9FUQnM5t0rLPu7",
+	"h8fWj7TELm7lHe3hl3T5UKPsWKvuSVQdiLmgykSN5AK5kJwWdKBIuCwWrRJ0dHLiK0F94WtBy5+Vox7K",
+	"H2uFyGuSDWHw9aMhi+SU9UUIekaH6NVhLiJAq0GAdYeBoOiUkaJuGynsCJ282nKBscXxKTzqCyqQydF9",
+	"HlRjcFZrQVbHgTYZnlEsrWYgTwnti1IEjKlptQ5ldKeVqhNZqTn1xaerTsbB8BkVpxldzGhSjf64pItL",
+	"mpAh3Iz52bnbeSF2PiwvjTPg4dWkvVPni3HqYDDeXlPaa0pPqynZLL0vSU+y6EJT9iwFPgCmtgeBNOiH",
+	"JUoVw0wZkDHNGBku8L9a8YA7Ov0L/CPAaz2uCEaWGspCF6/rIxVGVJCxJAm/Y6QJfWepCbZQjImAKJbe",
+	"sbQNiCuAHGN+pgkz/4RLRhb3hUz5mAtFFAM5UkUZMhhELG7Z6030U024yDrkrczIPKWzGUYbA3kl4kzC",
+	"OlUOILEMGNKrQKmUIIbrkVUq4JQc0VUQqv4xwCorII2r6ivgKde/vwxnuTUI5L8dFOWMKkglgztkfI/E",
+	"jMYJF6zMvLIE0rwl1rO3yEpXUYiXqdemfbuM8WLT6AcwkWGFa0JOZ3mmlWSznzoEsHuImsg0SxYAMl2L",
+	"83PYbdViuPzEsiu3OR/xdrqopOb8dQ9rsfD2KCVfKjK1m/d7aTPu62u7kx5VbXDV3U9/8Pt6P/CQv1sn",
+	"QBn1Fc84RMU3B9xYtvWB5ikUxQH8APghqEHsRrOwSXCB7MnSRRvkVqN32PXhQIrmb1JTUk+YrVBUnu8K",
+	"DVKHk7iGPtsPSFhxCtTHGHgcFI8khU0VG22hWsG7N4O+ohtut2YtduiXEnK084233fKNXeK4xULv/lDQ",
+	"KQsDy6Om/2WMhYGxFULSNNTAxFoP5g2QmjRJiuhvDHQ0r7en0hokEKeoTkmYyIgmE2nBKMPDo2873U63",
+	"c4jsajEfgQcos1W1AhLqEgZ63sIALo2BZW3ORSzng5guFLQ5y1I+zEGZrjyq8IBVfgK+QF1uhYUtLMIo",
+	"0dI9UCScyCSuK9eCGpgETZlnAxNtb/I0O+RHYDLsi4SNMqLN6aZMiciTpEVuGZvpiniKjPWIbinYfLmh",
+	"6OwecYOw62Vr6q6VrEa4GdcHFc4OuKJJEyAvIax0aVwsFAYyvKGTLuuLgpRPV8sz5OkpmN5MySZW3wJF",
+	"NI+73ZYx/KoGnv4tNFKUDGW8wOJNQTTTS0ZlEEQgR1Xux8riRBBNWB0BWV4aAVmxMDaTSAaksiIC4qa/",
+	"9LKd/IDUTj1aTrDNPGY/w/koR+baohzHYb75A1AbVoUBYSJLOStICp1DwTTI1rLcsPryoBwAnrV0jydd",
+	"4iQPfuOm2NWKHg9nNsNFBQqdganAfru8JjbzMq6SJlt8+ZRko7vQjG74YBsq0a2LWMcRuqaQbTg/H54r",
+	"s5DpS7PbtbNb02wHY+MakGcS/VEip4n9ok4irKjHDFzXtGxFvtNllQRud7LMyg7USozdtPP5vFPduFp/",
+	"chuw0WtU9tn29Jim6Z8npWpLq8JmVe2ti30+1a5WybnRX75cw+TTXRL6GXhwPs01AQoy0DVliiUjwpWB",
+	"tUcOW4zZQOXXAJ8olWN02ZJL42zGf4bePprswRo2iZ4pVbcshl45qA3r9lcZzdheGH2Fro7riZyXzDqD",
+	"6R+Y9bJ3eayOTPt7lQBOJIsOudCiQBnGNhhJDJHXVoSImLvY7FhubATCkQnuTZXJmUKOBbivpRl+1jzu",
+	"HtZc/IWteuAbSzznSZ8nxR3cRXLBiMWb5Jcbzo084nuxtdehVuKClBgZK0LvS0wprVOSDIabWptdmso5",
+	"cvBgjBrGmJjIOgzGBQ+gj+iGCG8mls8mvjhmRsC/l4J5TspWQIYLVwOPEUvd1tIhr2g08So4cOiwBKMI",
+	"Df4b+0CjLFkgSBsMFRkukPK0Hoa+R8IZEzEXY+Mm1k3gNEkWAwuvFIKgNm8ZV1vg5zhx0Rfuz+IFLgYG",
+	"jM6WzLEscMCqUxIWNcALDpQNAfYE6/RF6AIiwZI2jj6uMKjHQsuhAmqDbDIpbxHbBFiYpA2r0rNkEqsW",
+	"DLOF+2KjClyfLlxz1LzmKvvBrqdPDiPN5nKZwcatD0GyubTLg0N9lfDSfxUotz4E2PJo4u9FoOir91eA",
+	"hGMmr4TgxePSnztFcPrrp9E76morZ7mNgIZf20qMhF2CJ9vQzuMX3U9t6uHRSffjLzuEmJpFoNfDpqPc",
+	"yp/90f0VWhw3BZqdOnBL4atMJPZsjE1HtieM14LMFKLcT0Ipzl7CRZTkMYuDJfa+VqB1bAYXcanKSHO4",
+	"IGERbx8GfQHHc8gBGlWCZMYLNUoyPmVVJIodjpYemlBBX8DtcUCooMlCZYHND8FbwdBy1PEqfv/B6qMe",
+	"Qkxrb1NJSPNMhgGhpavOOUDZlKH+4Ri1EZPK1wMMcSbNbI0YegvuomyCqLHjVG/uvtAFQEnzlGcZEx1y",
+	"ScdcoBOGK4jezVMl0x4JpyyjHcE+ZAP8KYSLOex3QlVWUrzMYNOxgQLiCu5+iRTF+/rpKYRbj5lxZ1kK",
+	"eJkSdctnZXXO6wcvcGy17mCAbP3IXLyPRVZHXN9wCW3wSPCMIE1nvwInt/cubLke+b//+//opRVij6EX",
+	"MuvjN+EpOe4eBhCU2hRSLzpcaq3AoJgYRXM9KZA+n869zbSJc1ybmf5WAk2Ou9XWZKMRi/AqTM5Xko47",
+	"KuBdATYNM/pHLVhrWgZNMdK0vOdX0p8XSsH90fyCjcNkWTEpkHrZOIFiW5Lm1Y/n5Pnz5y8Cd7UbWlKi",
+	"7uFN16bVhCvH1IomvQFLfXF3UY26AhtB0dmYZqytRVcN1/v2fXQh9X732IcoyRW/Yxvbn8m1rT+6b+s3",
+	"4YfDHmts8aYJzv3lAZLExqyaAgfSCET0FAYR4iRZvWb/5SIFPzXLhFH21yMCB09NU/Z4JGXbzEGVkuwR",
+	"pqC7G9HHIWw6rQjofeDpAo1e481NdPTuZnz49uX7+Ztfz+ZvXp7N35wfH7+5ubgnlvMmy+2dVfjkqHrQ",
+	"7I24r8yIew0BVfXWxt6U29qUuz/V2Tb3U4ZXRVUMMV+FCXmsPHCogAhpjQJgP0u09iakYD1M16OqL8LL",
+	"d9cec/hGHreQzGWexIFWnbXR6Em7DgGGam08OSKzvrCSsUSZjuFX5orKuDgxFNSElS4Rjgg6NUALPqNG",
+	"XzwlhchGQrX1FGjBGsZTZJengvDYGEoVZ/wINNK+sLFGa6AXauk5cMLX0an1xafxqanPi8mw5Gy+mcuK",
+	"IHNKKI91+7SS8d3h81/udb7+kCe3ZggeB4Ohnt/tB5lNiKdsbNKrVyp5W9O57ZW8HZW8YM+p9wfg1Lvn",
+	"rqZZNNmeBkURqtxuDKxIlWmMLlM4j/ca9R5646k495TeTDQpr1AMOfpSsTh8XRxYVB46j1UbR6+h4Efm",
+	"8NjmrrVocYmIYW+27832pTWxD/ZcbUxX01tDyNof6HFz15GgWltREdLRKKxedJ2aeHEbhRajFZewUdYX",
+	"FkLQ5u/kgv+WM0KjVCrIiS0IN5ra1oVPM3rLRG1kzjkoeI9MYISVbGfPHD4pgZFg8z150QOpVXuFanN2",
+	"DmyEJb4jRD4v2Bu/ivhSG97zGIrVpS37MZP5sI7d1Cvb6b2Y2StWxWrYq1Tbq1QoQpXPdwsoFikrbgGs",
+	"cCiG2OIi04wA7mrLprf1hXmjbUPQU5aAOFATPlutMV16VLsPrzSZ0j+P3mQq34wDW4T8eyzl9eO4F3d7",
+	"rerx3FRxXKhPJJOFjP16dClI72g7DNWHSG2es+FEyluiWJSyrEhvtpmKgWWGZAABjzarYtkqXjjdwkvX",
+	"wEfVzMp1bXa8A94sl2Ivp77q7ObqLvJWxl5FAxUt30JDu0YQLiNbcCS1dLHihI+BZBvFSodcSi6ylW/T",
+	"rC9C88cgTxNg6fJDS8wz9UxlKZ8xXyzW56JdrxBGj6HFlav5TKAze2m4T5p+AtcWLpsSz+DM22Bfix4m",
+	"82zb5Cvzdjmjqi5nijSXE32CpdwdbcqOWesTEqyA6rdbyawhmFizKk3m0nR5mxQZ0+FKeswDpcNgQ/xU",
+	"mD9eboOepmVaRJd4tU1Cwx+LLXAF980T8wIaOQNJLati4XWTdifD2SXc3azu/am5d+062f61h7mv9Oo6",
+	"ZvrV8CFNgxBs/jaxzGN+x0TLpN+6IPBMZjQhCVOqhjFYzpmCiGmLRwrQsxbht3w+1iMnI/pSqg/piKYp",
+	"Z6ov5J11NjnKYoNFYrOn/UBrZPhTPvRHge1ctBYZjVPWFwaNoxmWZX14SkL/RCgAP0zYOSCmdMgNKyX/",
+	"KsDWRf+NfavTF28dAEicsx456h5aWj/CprNsAZi4HXKVC2AcAc3EuHd1eRBWAL86VSUgShIhS6nSXBFM",
+	"EEZoDisnd2H5gzBz01QIMoc08634kntw3ZqlnMV6jrCDPFMG5A6pE3VhmNCe5uIAbgVQVYFQC3oLoNKA",
+	"urLyPmCFGvSUseo0qZAHvrpj6cLtKE+90Ls6V5Ug8PfXJJZJQlMFnj1fG6moCDufo8VNxv1uLvxeSsHq",
+	"4F+QlU4g2KUHMbRXqh5Aqdp5wreKeLabbEpjoCkDo0Dv0eZMKsWHyQJ2XWuvUu1jnR9bg7ukCwCjgGPF",
+	"qhVfWMLilu6LTqTudnNhQFaChV1pxmxE8yQjYSFCAAsmiT0vB8DCnV//jYx4whDo4fjwu27QF+dXr38k",
+	"wC/HRKwAKn1GtXBgUzi8eyQ8x9Oi/ZIrVOqk6BGaZTSaTJnITvtCl6ol3vemhW1Mq3Odxew68yu23CDi",
+	"R+ou7JAzOCBQbeKCTOmvMiU5oMU5imUr4g8UYR9whfZFMzw86px0Q/L++mVAwsOjEwBT/9vbl60OOSMR",
+	"A6YSmhGV0dSWFn4fBiT8H/p/2siT8L9AsZulDOHr8a2DUKtXWvUBfUvNUkZjNWEsc1dzNAaVF0ZXL6k8",
+	"oYDA0iYvcVa0OoTCkaRyHiCYXujSbILi9Aj8kyMonTuBeR//wMM0sMMRVM/MwMMH6uimhIhO8T3yHYc9",
+	"S3FslKgDMsyTW1gYkGuKze2RlEV8xpkwMRyBwfcL3EQEqPwTjxvb9qycVWl0b0qEzFgp89MqmZUsTMDv",
+	"KS0hANoxpRk2kvu73WrUylcfZjLd1rvmHaYHDnSmdhs+mrOt3KDQTC2ENq6c3VNCh0rPp35LD5htciST",
+	"fLoansaAm5QAUUQ+1WLTUGj/sgx2stl7l7EP2bNI3Z0CC4pi2fd5Nmp/V9U/TSOX/XiV1heKZ+Optlc/",
+	"7YuTk+DboKTlBRUdcenvw287x91AC6yjoE6dhWK/CV4EB9+/ZDRRQaz/t1TE8i8o+YK/vX0ZHK4stQHe",
+	"hWXW85KA8AZydcvNkJ2cBMub+eQEN/BZNGXkeiJnuuq1LbalfVNX2jc1pTXKCnJ18dWqv/b0q6i3NYfb",
+	"8jEceqcd+cTDrlG9jqxHGlpb4/FRuxAzoEDUwA3tNfevwhmKR5fTDanSK30P+LFe997M/K1FhqJTZpxW",
+	"AIb206siEqKWRzwMMLtgG92kLxQfC6TVdkquJW9O5JgLhJMn9rSmajKUNI2JmSrSFNJnIgeyVRa3OgQB",
+	"APvCcnPbGXP03J16ymUzgp+febmaJWnZWfeeia9Pvp3VrQRk1Fe43cBMdCo/brx9lP8WUtBEc7WZiGeS",
+	"i61DKdz7pFlwwFV8DubCwUWqkaYNLFM9nJCw1SHXEJam+qK4MFnm8wGN24DZW36cVQESf8c6XrkefXIU",
+	"Qa0D3I4AyegtAB4Veiu7Y1jvsh98G092edx/0ONVcYzFXOnNVcXgYAJ+tTqlaUbvX55TvWMa0PA97R1D",
+	"gKb3Bo8bvec1XmqYpQGOvRgPcpHxxNZrPl/bqTxNGj1HOQeLwOebe2Z3yW6+78pc75Yb5tbw/lDZRxAU",
+	"EbDMExz2/FgWk/uwAoHMLVzptwkl769eo6M1ZRHjywh3KI5IM8R/hD14rrsMHtSM3jLlHFQy7Qu4Ee/B",
+	"VfYC3msFxCjMcHfFyHVGRaz1YSMHFFEzFvGREeaFUh2i/AqNKs9iICkK+gJZnML5RLFoELoAgSFV7Jtj",
+	"rbo/PyIpFbGckuECyKyB8jgmTETpYpaBsn0hdDfjHIJ44Xs9FgYwoC88Dl687PcYfTGsArtI4zjVig1X",
+	"ZJYPEx4BfjcJ8zTxSV7xEZSp6wlP+wJUIRbbIzMzBRaRxa1TbWPEDJYfhIoWLMG6z4mUM2QpSZnH8y07",
+	"5AxP97447HqHPsSQWAoZaCQtU1A7nWB5W+lDv6wY9EWNZnBah2y3Ihigcgw0HuFOHxatf6Rvf6B99M9a",
+	"VS78vKo1LEUCbNYG7nXO79D8+57GD51N6c+S7V55MF2fK4rXn13vavQaKKHejH7+zxfpdz/9/M/f0pv5",
+	"r+8vX3538fryvy7k0Wv6ml7Pb59f3b6I33wTXcrvG0+qtd1/maABsElts+IjKOKJTJ5cE80FiGXQ4nwf",
+	"vbBPo9g1l7V6SH1hqp/nBYCCnkUJj27BtIU9pmoOGiT81rsMdCKuLKMCJQB91EYmcVLODvOKDzvk74CF",
+	"pPWvd/Ay3LEnWmOM3elulA3DS94XckSUnBZxj/ASOmBNKCiWeBZFTKn2uRRZKpP2mS6n/ZfQXF6rUyKz",
+	"CUvnXDGtXdpPhRSGjAXUPOwkiSXD1AvTWQdp3CGXKRslfDwxoQn6JSAqNDNUp5Pc6DE410PgPl72QRwv",
+	"D7l722mpFUlW2+W/Fs/XSTb81nwKX9oPPwb1Bb9h2UTG9yjYfriqYFwLu5drvlsu9g390D5DEoutS3xD",
+	"P5yhgLv/+VARP5X8rHdX1xBPglM6kumareLJG/iZi3G9mNHrtyxYIpkqR/DfdqvlX+5a82Yx05+cmQOH",
+	"muzaUrd/Ccz3Uzvp/2roxjaCxrvLm4t3b6/1K1P6oQ1kIUu04IV0K2Tax1VG4zlNksKGs3sQCmKpAdDG",
+	"JA99os+YNviySSrz8aSK5NQhultMZEZX7JkN3rSlTmXMjCnBVAZ/Ekp+YDT1LJhbtiBTutD2lTY+Ibjk",
+	"ZhVYHIRe0dGIJ1xLakiR5YYbGIymahsPVAmWDnL9tQhaFmmwFgY8DnUpYGdaKRmqu2hQPI7gMHPWqrOx",
+	"+yLER4M5F7GcD2K6UCFpIiuXfnCg5e+IZXzKMIjmKk+Y6kGQUKVThck5ypNkQX7LacJHnMVg3TZBDQOV",
+	"jrW0pZlRLjAQWEjRxmh2GECIQDojVneuQHHZgPBjbSpacx0OQ3dVRZohnJidSMYsJKH+bmCLCwFZpi8I",
+	"fihn7URbuSRUOWz3HgEsZEPrOWVKaevylAhJYDx9Fi1o6YW/VJohjWOICKDJAPih9bOBftYjWtsPW9jq",
+	"IeB524Vl6Nx1q5YKKDT8MCCUTLmCpVMMRPc5RBCZl4qzCV/TvTTEuHpkCTEHdRvaCy2Hfim4G7xli5Y7",
+	"t5yXQEDKg+s2oQo/tBboyIZ1+WcwzNaQJVKMFckkjJWpm2hZ1yuEHR6VztVi70ONwmDO/+GidM53yJnj",
+	"EQCnCAyepzboHpjdkDIlkzsWe86lihqBszrKlQ3lO+4+9wo0kWX4ckEQAGj9piCMkIKQQKgjLLEb+IuG",
+	"GDmKoYUyz0otbyqW3rFUQdBc0gK2ug6GB97xiJERZ0kMdiazpHWMvNcTejaGyI8xk/YlfJ7mMH6zVH5Y",
+	"WG1Hj96t0GbQUKLzjMCEtWcphCSREdPiCVJM3bwImU6p3tnDPAODym0IQ0IIQY26QN11oM7Sq0W3Qpcf",
+	"mYBNI4TM4sEEljPDV2GKNKIeLtPvuOKZTEnz4pL8D6+nLZtaq9+y7YchNQwVE5lbLBRVFFcITRBn/yYY",
+	"I0f+Td7gXif/7ot/t9tt+H/9wnG3S/5dkXY4oeiiCIn/muXGqwhH4Lqb0VQxJD7W40DoUMkkz8D91yqV",
+	"8lbqArxDBNgigOKiUi64BsSYyJR4MrRc2lVJgnrkE3rL1xw5hGnZreqKst0rC+VIihEf56jThqQJPwJl",
+	"sXSpY9Kdn67E57rE7USX+eQQGlEW6KRZFv+m+BNsMOjVxCpJZEQ5fpOyLF0YWUyjWzkawXdrlPP7egnh",
+	"sT9rnodETeSs5CCZpTziYvw/6Wj0/e3zDy9+O0owZWR8309xplha+VyweeGaken4WWN72Hw9Gs6D8bRg",
+	"GaZuLL3O94Pz7Y6qpgmFMVIEAgIiJqygsVBJ6AmveoJeslnKsJmbFH3/1Y9BA/B6N3wC73wMGte5UHiB",
+	"vu5t8xbaH9Z70n5tDfz1Roh93+TJl8u4YlNUxbYvp/hkqawtuuKXU/TpcX1uxtl0D9eb+fJeHjjzbdkR",
+	"d7hVc8XtSyPgtnbGmdqe0idn3r+fa64Y2ZUeuo/B79bF/TNbLHvjrmCf+xZUZET1duYxurNoYkER2+gQ",
+	"++Oay7s4A4NG6aBsBA0644NbthjYkJiBE9wVx6Gt5Hegi9VT60Rr5ShtbPI42gkBfyOfLbkby9+DdmEk",
+	"bmNCRZwgVW3FH5kwGj+eO1KX/nV7I18zGu+dkXtn5AZnJGyUr8oXWXUf2gOkxkWorVo0lm7ZgiiWsChT",
+	"5C9/QQMf/EV/+Yt+yZhwfRGW+mmFQQBxDzYnEANAMMybK2PzNUOsPiQjaSTScOGcD9pch0BX1Qr6omiI",
+	"7/PElmCxEJSD/km04CyihPM4HYLtfK3FjeeEbK72PML9OnjenumlFOUqk1OWDsC0g+9UBoaxfUJ4jP5G",
+	"LYmIYlmWQDgueB7fCUJJiOM4KMxwF2DiZaq1CLVyEj1eesnqgfvLX2ap1FaBnr2//KXnSWpwVhiJG3pv",
+	"GQ8eYo1AOZ7k1Q0Mih+G3Ijicl8xrVG/pSsBJxsE72vjmC4gTEYX7DlElhvvQ2KAS+Oo24Vi0ehRdt4D",
+	"XQVNlDQxscUgGg8rDqBXsok2wkXrO7vxU2WSarE/Bwo+OiVKYrephZXT9doL0mYIXkSZZx1zzalt1VnC",
+	"Mj1jWq5IwdoSfB3wsQpIyMWd5BHrmJ8G4JplsflCF6/yoduVCvJ2FdWrhyZJdVIwZs/OIQ5vsYjM8A7M",
+	"QV4sotK469Gtjpay5cc8ZVGWLE5BDdWTpltYu+gsF571MXbNTLhVT5OU0XhBaEZCEK649xHARmUAOud2",
+	"YRcch+f2W5NW6ihYiQnYIJk0i+ocMhQz82aPLOebhaSZqxycfIqOgMidj4VMwflPrK8MdrPqkdBY1WFg",
+	"WhsAc+sdS/XsWu+4J+9KC8heGCRSjHVF+tktWxwo38VbERVaAZPylsUknxkdDHdrksCKtLMnRbJY9s77",
+	"nnfjcr+Xv33Jl02ost5I41eQecbcvdBQxgtAxYnx6Eh006EdulmKNCk5+vChWLhI6mbGg8wpZjG0AsI+",
+	"RGyWoYCmwAlbWteExnGtyNrR1WnFt158/viv9nq6Reici1r3lHccrs9QoKwqtbOiqEKWekvEd7DXfvUw",
+	"u8AUfei7PM8uL/CA1CcWHJTLZ+T9XZvGXQnH3bK3EhGSFkaS08K/tXwiYP+Pu901/kxdy6e4M+1UNnqN",
+	"578dtV/c/uf8b4fT7/4xvOrS//o2+ucY8HWKKW70GrmWssffHh42gsYqaJytPZC6/Z/JAYlVr/Y/wgTa",
+	"6QnMGRGDDuffn3l7dO903DsdH9/puPcfrvUfghxtKj4W7XzW2vsPswfwF9adZRvdhQkeTfXewuf38xam",
+	"bJQL8BduZ9Qv2/KB03s65AqZq60BlniBEbnQJnpYpqcOHRpiSbs1CEshNq5AZWqhyh9GE737hjS6RfXt",
+	"7xgsYD8YlEEmgVZpIqExUxtZA2/Y0AYRs/jUBkMDgBtgbQY296IvLEplwkYZyYX9qGVciiO4gUYeIU4T",
+	"5CApo0imLM4j9I7OUjmTKSS4NPWaGGu7OkIDL5VQMJnQZETonC4wUuG/WSqR9wkDiCxFuKHItKPNlXuO",
+	"DURrGZonR31BhTOjyu8ZG3FCxZg5K5k0Q6sIqls+m7EYUkkyG/dwoPSIUyWFIwgFJ6xJ63EhSKYBoJo7",
+	"CxdG2p9Jp8D5VAoxV7M8Y0GxFvAtMG78F01JHduhsBUAtCgkwXp+X6LoQsGiOQf7Qo6QAMpseCcOCG5b",
+	"0lSMkRCEr/4gbPXABteba2CK1KZd7p1GYdAXoZDZACMJAsBx0sfGIJNykOhmhmDJG0xFqGlXO6S8j1Zb",
+	"Hzg/LgDNroWU+CNf/mBpC/kZUxaG1qzbHb51aUze/+3+OVokJtAoQM8U7mVtQSxY5pZ02VJ5U8SCTGmi",
+	"p5rFpHSwGC9ih7z6MANPhBN2WCfYNdsaQeBbwmAt44eEJ2Ub6J8yTx1GxYQqMmRMEJWrGYO9G5JmaB4P",
+	"3K8m168OnktCJhhXRRGuvmNd37Xe484KxbCsijj27a0rs20/LT4ES/kUi8omCDVSW1S51fo0FIPDy9/+",
+	"64i9vo0v5n/Nv+UftreYsIWfyWayla+2msw0QBUmasNIYxT+VljPqTmeMmn2wD5m44s1n/RWvoftpD+7",
+	"l+GkP7y2UmXrnCn91c55U/qjp7SzdH2PZmRtsLBwZxdKstbCtjawVtpVn8ekqT8uGkFjLtMYtqMV4Jvs",
+	"HHvdsToT6/DoftYOjO8D2TrXeOmheMysT70vlu0b1It5AZWO5RgdmRam0oFyaJcyHUAIMJSglX4kyu8L",
+	"E8K7ZDD1CCWKRVLEeM/jVG8MEwbW/sJJ/4KEcY4HFht4DQ77opmlTFs6iMJqTAW7PIGeB4Iv3JhM6YJY",
+	"XKyirh4RjPvvHSjoouqLYSKjW7y2hbD5O0YT8ECjLgelo/kEFoklaPVsKf3dPOVZxgQx4cwxzeiQ6mYU",
+	"nQkwa8Bk709YdEvSXBShLmLhws9NaTCBf3MLKXBUP7rzqcnNr+r+JBfA3CBkxuJWry8OO+uUc8Tkd+o0",
+	"wguGpOnuyv3sGm3BsBRucUgIyRLZB2HQYDM+ZSqj05nVSLkiYya0+sXiVl8cdcpcC2sasazT28jpAOzO",
+	"gAg2pvCGTMk8hQuHxYy1TrFlu6j7zake/GxCBTns/j+HR62+eN4hoYwAITQe6M9sCYJcXL8j333TPUQi",
+	"KW/xA+vQ8y4xOTlap3XvwtqXo5FiWYBpCNDMlNFELxSGwEopNsKUAQuyaNoJQUGjbCzTKM/ylLX64rhj",
+	"7pDi4pIOlqAc9Qiy+AVkRuM4YQFJ2FQK9VvO2H8vAmtwMaaFSJSnySIgw5RykaUMPlrMaBIQGi+YCIj6",
+	"LacpC4iayBkfLQKt/w1AaARkLOU4YYNZQhcBmVKR6+9g54R9ceK1cGBvifnyotOW76HWFY9OTqBtNMpY",
+	"qsK++KZDwoTfMbgXLD4bSpkwqoXEtx1yfHSkjV6Vz2YyzVg8cEwnvYL1hPzjH/+wuSDuTTNd4fvrl9oK",
+	"fvX+CkGj//b2ZXhqQxNwYelXWoBOnGUpH+boMYFtKOSAFj+GLcy6WnfVVrqs0/avuafpYKi/u3m1CTGn",
+	"4Giq3LBCLkXlkrUsieEoaEFrMFEBY9uJ11rf/NLipYjrEJVbvGbpTrhIGILohbIkdlWuo7JeVXMIH5sv",
+	"L+JCUGQS4cJ8Z1a1WeVchqX5wuy5HgG8hGqUBNKW4L144SizF0TFnXFFqvRF6I1nOUHP29yVyowH28S9",
+	"m+eW7s+YUvalvsCrZXfwQcAj0gTbGlz0IlcQZ4I457ZhLLbpckFfGDdMj9Q0m32YgdsmqMuIcilBmKBT",
+	"1S4iKmymZV9AnH6HnBk3Wv2omngJq2IVoY+sbXLajHPMTnePhDOWauFu8v4A1D2EmBwp6ie0pM/CjjiF",
+	"MdCCgYvxoFxg8bspGgFc0kW5nA65xM96uiy9kAcTmowGdE4Xg1EqpwN9WDVLp9H/9/9iTOczfQ61wg75",
+	"UdfQI6H+NayC4xt0UV1ZX1gh9sC+QpBfrWBJgvWFfVByJerXD/Wv9QqbfvwiqDiESqN2oAiP+4ILYhI/",
+	"Y5ZRnqiOfqjXUKvWP0max4fPW3rl1gp50jw+OmotOzFJ86TbbW3vynxs15wt2nPNbfDcfSb/3Atd30s7",
+	"xxW3nNaHOWrQiAhl9HJojsudLDvvwNe31nW3UqqUk8R+hE9XnQS+8wlNmjWuwGu0bu+fKVYiPjp+0e3W",
+	"UBWtia14WLeh7s1nchpi1atdhtfWdPLMpuJYlalet0vHFN5l0aWjm0xoTMwhhTaVP+levvfe2bh3Nj6W",
+	"s/HFdl/tzBW10tl4tG3/jMsGvX9fqJvSBIKs8Mj8WR2WdUfkZ/FNWlismGmzO+VMPfvd/HuB8PqKmRiN",
+	"nVBHX7oy1sCO/mfOchOwYesssC+liFhgY98FmwNISZwnwBlMs4xNZx5sAWoTpjeY9kD7wkCYpnj/rw8T",
+	"njkVJmZOsVWtbUCut4OyvIIRM+B4dhiWc7WOHuxErlS1CYHPjnRAftPDH+9h9r5C1GTIEaKVXfflouUt",
+	"defZ7/afF/FHFEwJy1gdMvJUWgxkBxXvoCvd+CVyfOp8KODM5ZDjCjfiPHtApNyX0NA6pNxNqaDYlf1+",
+	"/xr3O879l4+QGdSTXpSIHpoG38kDn93q+O/UEe1s3Ii7klQ4WIASJLIFnXCBiseH3QfBR0YM4SVA5EZJ",
+	"3jmoqePDLvkJ04UdWDJY8AVackHC/DD0E9/eHB4+LZDxthDGe0H6NSpOEzn/GsTobtbeK6dMobVHs2hS",
+	"AxhqQrzDPE3CgFgCCdJcYogwuE8BCb0S8K7WyJ2wQ1AmWvtZaXHeFzMmYv1TYc+eEvgE3pPpmGWKzCcL",
+	"bQjOqSrgLJspi+QdZPJjEMqUKws72Bfh//3f/+eZeSN8QGPxPci8h+Q9wPGpUB8IRLczSr47NUqA9/cX",
+	"mNiJp3ZE31NqBybTYK8H7+Hltxf7KLq+KoT59Tbzs0LArqWas58cKE8k29tuP5QqIILNPZ57KRiCRwNl",
+	"e8anLCCMRhM0vuGo6AvjBuyBKo/v2DXg6Ly1ctkjQhotNiBwU453xq2AxAYe03kSMYzgkPzMf4C8JYNU",
+	"i4UOZbzYjg8PQoWiPFUytXFI4IwNN/DdvSzGdQN5+TuRLPxBtSE82PEHIiyvOBdXM5dXWwNTzA1dFBzq",
+	"q1qE4aYZ5lvuJvv1l5CoCQ3aoKScw2Q0tnjTXLf98snGXMqylFdtuTNy0u1C4IQglBh861qWQevl9v/Y",
+	"ZNyZ5TyYqkbv+DBAEWJNLNudwRAUi0Y+U1nK6BSjSDzjdWCWSU83teGAXoy1p4dwY3NOlppzeLShOXUN",
+	"OOoelxoAasUvwVaWrhU+A2OOeiutV0/qo1980T0MGlwNMn1UW/NWsA/ZwPQZ6sQeeMGjq5thu+J1I2gU",
+	"VxWNXmOqxoMTGh2/6LIT+uLb58ffnpy8ODmMo2H87cnocDT8lnZhPU4Z2vnQHJQu2JR72Lt2T29iW3xn",
+	"JbEceRt8rz59jQy+ouZAB+/33gAuDODtlShjUe5+vVo1uNddr4LZFxRXqqwgwrOKmDepSOSouIgYCeE/",
+	"IWkC0Bb85L+NgapGeJ5a5HiaMnLLZk6xaxlsPLda4EaExDw2wdkgEwPCRZTkYLtn8D7P+sLa4BMOgF5o",
+	"qnfIjcdyUASRwlBC2rnJNpnIOZlSsSBzljJ723nPmxjU53AMICLYwBiVgvTD+vtgaFidend/K1/mGR1X",
+	"rPxraBwVBB+SIRvTkrkPra8cU9/ZY2r388N0bDu7/2jHDuJslTt4M2fJnZ3IOu+3/ejw6OO9u7PuJPyr",
+	"XVCenuuvrf2RuPco7HYDD8Eu4HGkxdFqXI9frWsBrodY23JmPsrZeIYhRVBFUFxwOfbJDvlRpuToGOhK",
+	"FGmGtVdXYcucpu5wMwClfZHNMaGD6oNBBUXcc1GvR/zE7rjMdc0sIEoa0BATuxRRQdScZ8b3Acw0QIoD",
+	"geuCPWDoEgy8kYfI59l4Og/uvQlEvRHdk4juzRS7jmu8tQf2wv+rla3o1HhUc4MoUOMKCyMs/C6hgwst",
+	"ggsSkHrGPOmRKY1ZO59BYrW1T/SnB6ov1ITODF4sjxVBfOUQ8GGNwyYEZFVHMJ/wW1YR0R3yd8D6hKyr",
+	"PAPGLgtZ61u0DydWtbnykFd8FknAdymaMTcgDsUNn+/xgkw26+vaXUG+2Trb5LPFtkL6+j7Ada+Wf2pg",
+	"bMGj+MWfFOoZYgc8+91Ea5mI2N1OiEv77ZoD4hLkfTlD8RrqXjqoyYSlDLE4QnylfW2VaUvAQLgi2ggH",
+	"LlOrXgMyn81+NIVa3dDhVpBMJiylImLG68Ti1imhZEgBns5y9zn13Qd3xzS0CqZ/h7xynJtULGyvzi4v",
+	"iM2DBirNKGKzjMUdoqU+sr30yCF5w38weatQDPk3eTUasShbylpdi9r/b/KujNnfM1kzLt2uYKY0n5Mp",
+	"y6g+Pk8dl0ANLD+59mD9iW0Cut4s6hcAzSA/AO6bDmZyriENKDEKAABcuSKbHl/bfu/FA7VVN04R2t24",
+	"DQ3FgWszTij8hAnfdrzLyI6B+8mgQ9rzVLd+CYH0oAQe03Q4ks9KMKItqKwv3phOAGsw0+qQG2s7Xwpc",
+	"sQG0vsS1EDjWTX8EeaZYMmr1+qJM/xEYOpAaug8Ps0dpnQwAeIFmGHUtD4a/Q86EUfJMkJRF7nBkvXab",
+	"4Lms1TS9wtOFxdlksSkAkWoMMNGsgJboAUKVOdEZYuqIbAksFKhwzR496na9lPXQ+aWFzAhmQNl38VUk",
+	"UjC8o0ijXDCJcEsnUVBXu2eeUaFtzhnNJl46ko8/633aF/DI+7a5nPYaWHAKPWEBcZ1ZTpfGplaXSV8g",
+	"nL+/KXGEgfqkUgh4HGyGXaKky1uooxbSb4VmviGpiseWQRbdJv/FUmlgMW2GLmBb6NKblGQpB6QhbJTK",
+	"eJKUaEz0yLY65EyLWMHmNCHNcMiThIvxwOK9hv4iH0SLKGFhy+O7daAOMB0zulCwpCoU297OhOgEcuYk",
+	"DqLFOqoCTwA1raQhHsGroFOsDFBR3AkUkFwgma/daIFNazYpza3yos1FUVPoQ9jqblu/kAc9W7AXYGo9",
+	"B0YoLYQ86N3UCqUy+K8R2SiGgHHcZLg7UacPRCPkikIgVQ9/jC34abMszPQ20uek4ehWvQIKoXqSm4Nc",
+	"y6M3Dn1h5Ut9saQKkOJI52DNASIaMojbE77pEJVauqKlIsoUEBjvY0ApivdtCE8khUCqmGVi6aaQVZVD",
+	"sQyALCzYgykMJJJluMDpNQgSHXLcPe6R0KhTHimwntKTbhdlpJN8DvDBghHrfZN5AlYVpM7oba4zULFZ",
+	"xtba2TTdEjcA6gD95jNFip5hWkDVbkSVy6pmpOmOpsBw7IAotUmj7uln9yw+kb33uWw3NErcNq1NDWf8",
+	"ji1ZEHcmRbpita0w1qxN53T9sq02NFtgSj+0h4tMr83D7vF3J99+EzRSOndrdwNv3Y452Ra1RT37ncZ3",
+	"LM24YulF/PHZlE2HZr3VRlyeiQXBd6znzJXVqQ86tI/fmJIfcRtiFZuijbTJZ7q5d9x8hb57vT4ILdYt",
+	"WHd2bdo9jf5Xrat9CbFF5Q3wNp+ylEcedlOzEAItwmMXR6stjiKM1pcUjerx6rt6dR8hXJGL7JvjRtCY",
+	"csGn+bTRO8Se4yM2BrG00ptT9Y5LkSwg+gR+H6dUGwAh/KVN3Bu0RfRAam1cSUF+lVwoxyIBTnetpRrF",
+	"l2Z9AYxUHXIlwSozhQUkhCrhH4ImC6RBMFZCbQzOWRxXJN0jaTlY+Dn4BLZTcw4fuO7tZOtetNaK1m2w",
+	"fnbG+fn6nOgXsM8JtbrIcEGQW+4LkeBaV4upmgwlTeO16S/uLYygBlYOczfZ5sK5YcE1CG0amJ8sRW+r",
+	"Z/1XSMQLyGoTmmaB8zM4EByeAiElF0wp9AmpwGKj4ksJF/o3j+awQyyBkeWDtG3iEGaCLKqKNJ93j1rg",
+	"FCp6/iyRYy5ClO3QP59L3ZRzoMj59dWPiHEYkPmEm7vXiCaJ6gsgR6eKhP9o6/fasM5qhfhLW+8lHbMV",
+	"iur6dV4u4WPQeN7dAmvrygzCfTbuDfuQ3WcbYgPXcoGXlpe3s4rfajfWht3UmOHgfvou2dLmKVYTVYpl",
+	"2uTR//24dlvpRhq364gnTAVEC5o4Ro4rXH3pnUVzh6UJS18/mhqw3P959z06YMwNjfHAGG+oYPO+GOY8",
+	"AbfpiGXRhMU2SOEU9ZUpXZChXvTwDPd2TBeG9Nl02d5NhRej9lspWPsNzaLJ+gV+pkdgU/pXSGezzq8K",
+	"s6L1vyOlwlO4fkJ0Zq0X6sYfd49XqYymntW6oo0cANjurbKsLka6l9DJbTKoMvYhexYpVVZzlqrF936l",
+	"dxSHYP3rtYqPXigVtedcz5xl/N+k98DL9t2PQePVDd2IvAjvQHue1yHyvJUAtg83mJ+vaTuqSdsLpQNF",
+	"sLdI1J0tEkbUhJWirzZIK4FgIxvcKxVBAsfSSvlxndE0U7BV7dkMwNtc9Agl8K07A4eAWW5Dliwx/3Ch",
+	"D/GJTLN2wu9YDPjS5vjGI9Ec3ibJ73n3yPrbsXgQSM3QnJ+toECwkwLd1+evL0iumOqQdyJifWHCmbjA",
+	"d21LAM0A7nRW6Q+kGf41y2bvRLIAbzadsmuese9f0w/wt55JFvYFWGHhD2fXrwbvr14DpQOgrJySb00W",
+	"h57DsdSHe0kJWC/JXsNUVKSAOXUr4BBSZFzkkO9bHqnKzngtC2TX5V3uDfDI3IBheChel+8m7BrXLGtb",
+	"JbeuthXzToZcmEwWZhfX0iry7iV2a9bHe+sha7fuNR8DqYlZqfdQLdZv1i30isSslnqW0W/uoVMkcizz",
+	"bDXtzisRl7RV0oRMcqARB+T6O3mL93QxiRJGDZs3TjNqF1oClRRfo5xobbYvoKhTG7itTSJ9MprIbXd/",
+	"be+zm8fd561NG0p3aFvvxYf2fD5vA2J8niZMRDI2WTXbsWpDbT+ijL3HnQ2c2pNsmux4Xl+juJN5FWRp",
+	"3YY8x/lZFoX32F7bWBN/vXnz2hoSWzknSh8c7vrB57Q8NkbNadmh17e5dfgS7BI2lc+G+WK17LhiM4ma",
+	"xPGLTrdL3l+/dBEEls4BLf18RnRxBW8JVTbgorkyyKIv/IiTnyS5fvmzl0YCBd6yBXDNSlWi/LXHtCMx",
+	"OVDWD9DBy/kQZiyfYaBJ6MmnUkM7ffGSwRRAr4CVB/y8zXBKbxlJcxG2TglLFAO6KLA1akErp/KHfLHJ",
+	"pLlxpCtwha/HgqU2KsgEOEH71ETOoE/jAlUCZbIHdOFFPDU22DR1KLneMBwoQ5zGMq38uVM9n62sXX/v",
+	"AqzWVv/LJ165zVI91pkBYinzFNQ4+6sO/sADQljzmcgT9A8a+blcjCH12KrS0lHyL/dpUG5+TdN+cWXJ",
+	"4a/gk6k39jCYSR/gSB/yJ7us/0y+3rJQ/yFfWG+K23S+PGdT+elGm5ayVvSvdaR62/6Os7nDlzHqNEIA",
+	"ofCASMZyxKNVzEtyhWVoevVFRUgGLo6vLLaliKxMJ/nsIYXjtTv99gLycQWk63HtMnMhmzjKlUWGYFKW",
+	"xtGfAvedFJhzuEJe2k5VuWI2jnC1KUF1MW5Tp1ne9dWBu9DoLVWlYXPhFYnurStbaaXL20lyb+yromgv",
+	"0ncX6SVJSu644hnAPj2CTOdjkc9WK89v6C1E6ZcXuQuqdBsuLMkJdytmfOyogHviBjTrvkDvfxtEMsRq",
+	"16rZ+klIttOyvQQT07YDc9wYaJC3wHzO0pQmRngsWNYjcobRDcXD91evl7VuLOkhDxQc//158ujnSUWO",
+	"Lwldvcq21YudtFz1wSY1vCqG/cYVTSlVs61KDftor1J/kvy1Vvfjq9V3zySPo2edOUuSNmQhPNOiiMft",
+	"SIoRHxtcvpU697sZExcvyTnGu5OYK0DHWTgPjyeouFI5yOrfh1SxQZ4mH10LEArzGKO8KDIhm/e5IrYt",
+	"uJqqUuzuHY+jl7bmTw1NpXHMkej60tvApW20fgMUYxDLKNc97zxRAOfaNfVyeSaWW+otMHSy77zCHjTM",
+	"JmZ3bWzrOm9/eSm7aLC1diItcXcWnA+RPkxHiZwH5PLn81fk+ujkG8c13OoRin58qm4NUDgA8kwpTzC5",
+	"DNTjTl+cCRPLBAeSIlz0UGMxQ88+cGXSC/0tAvYkU5AlBXT9q5b7mevl0tFdh50aJRw5tjcduHUf2+ie",
+	"QZ7y+31vsDqXsFu3LEBlNLvXh0IbP/f5UC+DQTShScLE+AFKGExZNpH3Gn0VyQ2j9st9YpzKtxI7f3D8",
+	"FLcSu8oze4Vqhc6nSbKtrhK2k1Bb3CWsCp++0IUrLWXKIgsFlbm6LgRQXSSev39NvmCoPzfc1rC7ws5G",
+	"SXOdD3Xvn+hK8SW7czVve7G4e5je4y/8p7m/u+dO+bNtktJBz+N2hsHGq5wHFuAz/L3f4PEAKbgbH0PY",
+	"N/pH2Df9RkD6IG31MwcJZOzJZQXWpNVDPQphHvDIxnRgA7RAKATnYJwJ7rmSayFKOKgqzyKaJJASu0YB",
+	"7gtPA16tFFzEGH39ODkLL9mdqeAzUUr7DVhNLA0JJGayO40/eNbkA+v4bwAoq7xmzVD8KTX7XUXCr/Pb",
+	"9TQT/3H97i35OxuSn9mCXLNsnZlKyS1bkDETeqdhUK/KaJp9qqX6H7qRn9tI1V1T7A9rmWoZrA2sW7ZQ",
+	"X4BNuuGcevXBBnbVq3lNB2EJNikobwMDaZSGLWuGOqlHwC+lrcskkXNy9eM5+ebb4xekCWeefoZnHvxz",
+	"4LVFH4CtlQt3t8Pl0/U/qO/+QWWfdNBsPmb0C8o/YB6k6nda6TVuxeVKzwSBF5CHo/MpR9UTtNYcqECG",
+	"Q+hQ3uFdKGwp0qSlviDIk5bwA7O89EK8h6yBMncXOBjKWcPWdF+9WMJLT3oKymjd4ceV8/KRlIkYcIy1",
+	"5JgxOUsYaV6xWEbkqHPSOQowL8YBaQG8UQqsd1YSYeGnpUhWXFLtazPw7UuZ8GhBbhmbqVI8OhQLyTII",
+	"iLPA8Fb42V1b1Qiisxm/YiOWMhGxNdldDxBZemOv4nRVdeHlKzpbI9zvWOr3zx9NvLWDgT9QmPmgCBcJ",
+	"FywwtLM0jSaEC5PqztKdg8A3XvSeXV4UXfVWvht6dV+z0C3LZ6nuYhvWVkdlVMSA5tr5dfWCLQbFvk2G",
+	"uV7tAV4uJYwqFpPmm4ubVodcZAqBtbQZBxSPFlAP8rR4VpOENZYyXr/ErjGHaLeT5lNyj/Dvh0zxuf91",
+	"227r5kBZoZI+2BIqXVVNGE2yyX+vgTQpELKQB8RDPML9pshfb24uT0km82gC2EgkZjPdahEtalmb/2oq",
+	"fURdA6tYtSBs+7kiNOF37MEuU9fO7mt+xyA5eJbKIXuc+fxVPVN3UdvEEqyTBDfewWFDD5pXr85evnml",
+	"ldgLkbGxVuH7jVaHvJY01ttdCgPnbBmp8PihArLNeGbQoWlfhFhXSFgCeeaQo7HQ4jqM9eoGFMQ0+r7f",
+	"8K4tsfWdX1W/EaILCNCl27pLJt26zePv+w1MHS3QEDF7tN8w2dC2Ti2dAFMPKidFYXTG27rakDRjNqJ5",
+	"kiGUFzba5LbKlI+5AAQx92HMhvk4LICv4UcMhmjHckohIfudIImkceDANXC43l+9JhOqSEhHozDwYz76",
+	"wg+mMWGU+jWecG1F5WkSku9LJbVMVh/AkWGES5angsUkLMIuLbA2BLy0ZzTNFjYUsxKg2QwvaTb5/tma",
+	"LDU8VqWA7X4NoHEf2mdjFpLv+yLEYgeIsDeI6UKFLRvDMuHjCUBQwgCVVJbEptBBvxSDaBxsoT5kcpEw",
+	"pVzxL3GEiaILhWm2c64AO9B8U+CEMYVqKJIhNT1ERzLnQrVOvaHmqi8QC9FFV/RFX4TYmY66i8KeVqR5",
+	"1ixQegPitykgdMZ/oIoFBJbIR0C7G7PsXNdwETdbgKCHcVnNHGBiArxgaIWkSe2AFEFTpyRlSiZ3JuXv",
+	"d3kbGG7JALA8A9TwP4awQMcse0kz2tSF4QK4APw811z9x4SqswLtEgBc7BJ7nyZhKwBwyugW2tyEHsBw",
+	"NlthXzRdc9yqRoBv0KBgYY+44GrC4laHhHoDXN9FTW+8JIKltvS65BmnCVcIFUvHrC8wjSKjYyhKSIvs",
+	"R3jcIec0SRSZ5bp0GI5iagD3PvSjQk3Wq26BVmVoX4xyAXibAWRr/wtvDQPS6XRoOla/hC0A003ZLKEL",
+	"Fne0iBrm4x6A2YckkWOtPo4kbLk5TQUXY1XCPGYj/oGE/1J30S/hKU4MAvTSZK7XaiLHYxafuowzP94L",
+	"EBCziZ5/woXJGwHVWC/Ccy+9XQAdyooE91c3dAzYtuVMd9J83j1unZLxf/NZ27gL3AxC6HWBv6c1vA55",
+	"C5mSaWzkhTvLOVN1TvKfWHaDPXF63W7Y1aWU9c0Z7mfQ1Fe6J6Dy3euattziIkF8h6/eyuyNSR7fIuyz",
+	"etIqO1aPpgOsO/uvUW9zec8jjvka4bL+EHrhmPCuVvW5GHc2LoSzhFO1Xw3brwagz0kzMLZaj7M0tLL7",
+	"icq+lj4GjjVOKdeycIXub7A89GGlda2+MMx4gNQx5WPD/Cy0RkkyiEhG5VILYh5Rm9JIyZAmVEQs7ZAf",
+	"LQT5VBqsYNdAgIVnXLfx+uKnm1dXb7TGaiF+T7rPSTO0LQ5bpoMWAjm902IZq0f8DuMvc8EA8ClwlNAF",
+	"aYYvr84u3g5evnp99s9Qn/mgRJIT1TJIwTRzrQZk7RlRDLPSBZvbwpU9tngG76i+yCiEQBmkWz3pHYLI",
+	"/fo888qcsJSdEpnqcc9SmukTJ1eMhM/gzP7vcIWwfg1L4BFNL2vm1Blf72cYi4WdtKPwgLGsJmL00Tvy",
+	"0iwkO4FqkmexnItTmObyHDvX2xOZmf46eUxbcz3Qx7sZE9bVGcKVPFzzhQcK/wSjBvGvQOe3F3ykEvtq",
+	"LwGzahBO3+pK+MaBWhl9WPq97WIR8WC7/Pn8VQABicYmsHdlTMQK8agd8giNbhF/A7ruxxj8vUhZWHKC",
+	"68090dqdiXJsgtofoJw3OO4zCaEODvXdYnudCQtjHujdDWDIBr7chhghDAk1FhQFG1tJ0jzudmvBDAAU",
+	"xLh5t4hx3Bwl+MmBck8QYPTHAg4rQlhMnM9ThAs9BLzHqnC6m8rK1+u8R6YcKIKLK1SMEILlH/pZPktb",
+	"BgA/TMiPQkulDA3EPtAoSxagtG4IAAIDa8sooFPIJkIssSEt0Pj0roNgwKaBGatgFznTF+4UkInAio3W",
+	"aV8cd59b9MFcgX4UEwOX0CFnNeVp4YMj9Lz7vIr5U/BcWMIJg4iyarc/bYwhVLnjBfMuwmKLLYkIJhei",
+	"8TRoIn/Q8MVHkV8WqGjN9v0TCTSnxzh5sdZh7lQNq4sQOsqKwM8eYS7mxMQCNwvr2SFyQriJDTRpBfaf",
+	"RttwwrJpAyNpHnOG5PH66F8EBCLwW8tisgyg5uEvZgzgPvUrOVie0jiMLVBJxtIpFzQ5rRVvXKjMkO6s",
+	"F0tYhRWbG8TSuR3yB1JE1uQM3Oc7cOPd+0M/AOix1ac/nkT848irK1zmjrus1rz4k0msKctSviYs5TKV",
+	"U5ZNWK5Ixj5kWmxIBZGNPQ+ga5JlMxsWpAaZzGhibrZqXxnEJmtxoFgkRazCvhguSCrzjAUEfermUopm",
+	"uTr1ikEM5YGFabB1DReGGkdvCXtvEQYkhNTwoC9Cj0VugD+SEOCZ4GoC6NxaLrsLUrZPyU+SpLnI+BTh",
+	"mq37yoxZh7zSgwEul0yShczTvphKwTOZIi5cfYLYTyx7Y0Z9u+iYWUK5uEewgm3nk/gKvIUydb17BFeB",
+	"nDFBZ7xjHTCroYXzYYKKtN6nZ5cXLroKAlT+4/rd21rPs3lbP/9U39ZWgb7V1j3NdEG4mZqxiI9M+0lT",
+	"d7n1uLO2oBjodd9Z++fZm9frZk0/323WbIv+tLOmu/xIs4bu3y2d/OYm1/ronbscvPwQj6gH2HIXWjZV",
+	"BAkBeG72YcaiTMHNqmBzlhowW3Slwy+er79gCdR631yrmHpsacaHSFCYSqARITGbJXJhvmSenxxCJRIa",
+	"GX1XJrG9LlAGnIOcdJ93yI8yLTvHT6sOdIDoJyHeiazyll/hYD6iuxxquIYjsz7al8YL5CRN7+DSeDTi",
+	"0R/UY76hL2+BK5HGi1NDpatMKAfSEhQ3R2REefKAGBcbFERL2vCIvvInZ3u+sfe1BdN/1VW2pk1hYIGg",
+	"IfwTdhpEQ9FEj1KcR9mB6ovz1xckZWOudLPQLjR8cE2hbUOsyPKkIrst2Lq4ugKrnHExDkqix7JXdvri",
+	"LZsTboLRgIM3V3gvGZr2Y3QUeNENeaQW7e2Cp1OxLIOIDaxhIwWjvbje8zDueRj/3DyMiMXodu7564sD",
+	"DOhu/QkZGmFo0rvVUFom+h8kgbIRLn5+hgfkZV/AmFZt5vaePUtkRJOJVFnvu+53XVjaeZo0eo1nIGjN",
+	"gC0DX3Og+tH2qQoA+1SZGC1toBaQTTb32UZ96HeGCwyfBX2IiRjsPuNGgvcQxqpa5991H6kLkcMoBsFY",
+	"7EcUAA6xDW92oCHmsKsp9Epb8gqvGU1TnQkfAsAxFXE74QLiJo36XCChNFYgi3l8FFOWjllMEq4wRdR0",
+	"0KxWrzhDI1rTcUfLZ2x77L+R8AXfUlAgviH1jH7dkC4p0jR3L8ZdCu7Wlle9R4+13IQz8PgiDr3Fx+0R",
+	"Opul8o5auIhfmQk4xCMJG3VgtU9o6AJZ/B15FPugl0lf1DVOy17PK4vuVXO7a9qcsBhBzJagLgTyaCwf",
+	"jHbnez13wmC5nHd5hgXZd3rFCjxQTs9AgiueEkMbD8SCejrgQj0ArE742bltcLJ36PipYTm07IflgbAS",
+	"yzWopi+YHoAKHzR4yUKzV2z1oVreiHlKYv0GsCUAObYJmS8ugJsrYyNaHgxuccNSdl/2hU200wIhzS2h",
+	"o9a+3l28PB9cXF+/f3UVlnOoSRNjrpCTXCtzusdTGbPKkgJ35YZtrZeDoVRxNCmVkEHsKVW26/5WK3Dp",
+	"1wATGvxDIyNLclyKZHEKl7s1vdEr1GUn4OmAwtjE4PYFFG+QOCGFweBY6v2Sp9GEgrJZhagsjRJAxn38",
+	"5eP/HwAA//8=",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

@@ -47,6 +47,7 @@ import (
 	"github.com/reftrack/reftrack/pkg/programs"
 	"github.com/reftrack/reftrack/pkg/sales"
 	"github.com/reftrack/reftrack/pkg/useragent"
+	outbound "github.com/reftrack/reftrack/pkg/webhooks"
 	"github.com/reftrack/reftrack/tracker"
 )
 
@@ -88,13 +89,19 @@ type Deps struct {
 	Demo *demoshop.Shop
 	// Draining reports whether the process is draining before it stops: /livez answers 503 (nil: never).
 	Draining func() bool
+	// Webhooks manages the programs' webhook endpoints and delivery logs (pkg/webhooks).
+	Webhooks *outbound.Store
+	// WakeWebhooks, when set, is told after every successful change answered (any method but GET and
+	// HEAD below 400): the delivery worker of this replica looks for new deliveries at once rather than at
+	// its next poll. Nil: the worker polls.
+	WakeWebhooks func()
 	// Spec is the parsed OpenAPI document (openapi.Spec): the route table is read from it. It is only read,
 	// so one parse serves every server of the process (/openapi.json is openapi.Document, from the same parse).
 	Spec *openapi3.T
 }
 
 // optionalDeps are the fields of Deps that may be left nil (or zero), each saying above what nil means.
-var optionalDeps = []string{"ReadDB", "Config", "Demo", "Draining"}
+var optionalDeps = []string{"ReadDB", "Config", "Demo", "Draining", "WakeWebhooks"}
 
 // check refuses a Deps missing a collaborator, naming every one missing: a nil one would otherwise fail
 // on first use, in the middle of a request.
@@ -106,6 +113,7 @@ func (d Deps) check() error {
 		"Devices": d.Devices == nil, "Clicks": d.Clicks == nil, "Leads": d.Leads == nil, "Sales": d.Sales == nil,
 		"Refunds": d.Refunds == nil, "Keys": d.Keys == nil, "Origins": d.Origins == nil,
 		"Stripe": d.Stripe == nil || d.Stripe.DB == nil || d.Stripe.Log == nil || d.Stripe.Now == nil, "DNS": d.DNS == nil, "Spec": d.Spec == nil,
+		"Webhooks": d.Webhooks == nil,
 	} {
 		if nilValue {
 			missing = append(missing, name)
@@ -160,14 +168,15 @@ func New(ctx context.Context, d Deps) (*echo.Echo, error) {
 			Devices: d.Devices, Metrics: d.Metrics, Origins: d.Origins},
 		CLI: &cli.CLI{DB: d.DB, Log: d.Logger, Now: d.Clock, BaseURL: d.Config.BaseURL, Verifier: d.Login.Verifier,
 			Clicks: d.Clicks, Metrics: d.Metrics, DNS: d.DNS},
-		Management: &manage.Management{DB: d.DB, ReadDB: reads, Now: d.Clock, BaseURL: d.Config.BaseURL, Origins: d.Origins, DNS: d.DNS},
+		Management: &manage.Management{DB: d.DB, ReadDB: reads, Now: d.Clock, BaseURL: d.Config.BaseURL, Origins: d.Origins, DNS: d.DNS,
+			Webhooks: d.Webhooks},
 		Pages: &web.Pages{DB: d.DB, Log: d.Logger, Now: d.Clock, Login: d.Login, Dashboard: d.Dashboard,
 			SecureCookies: strings.HasPrefix(strings.ToLower(d.Config.BaseURL), "https://")},
 		Webhooks:   &webhooks.Webhooks{Stripe: d.Stripe, Metrics: d.Metrics},
 		Operations: &ops.Operations{DB: d.DB.DB, SpecJSON: specJSON, Metrics: d.Metrics, Tracker: d.Tracker, Demo: d.Demo, Draining: d.Draining},
 	}
 	mw := &middlewares{routes: routes, auth: authn, limiter: d.Limiter, origins: d.Origins, now: d.Clock,
-		log: d.Logger, metrics: d.Metrics, config: d.Config}
+		log: d.Logger, metrics: d.Metrics, config: d.Config, changed: d.WakeWebhooks}
 
 	e := echo.New()
 	e.HideBanner = true

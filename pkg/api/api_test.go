@@ -445,7 +445,9 @@ func TestRequiredCredentialsFromThePolicy(t *testing.T) {
 		"createPartner": `{"name":"p","email":"p@example.com"}`, "updateProgram": `{"name":"n"}`, "createLink": `{"partner_id":1}`, "updateLink": `{"enabled":true}`,
 		"setPaymentProcessor": `{"provider":"stripe","webhook_secret":"whsec_x"}`, "addWorkspaceMember": `{"email":"m@example.com","role":"admin"}`,
 		"approveCommissions": `{"ids":[1]}`, "rejectCommission": `{"reason":"r"}`, "markPayoutPaid": `{"external_reference":"ref"}`,
-		"markPayoutFailed": `{"reason":"r"}`,
+		"markPayoutFailed": `{"reason":"r"}`, "createWebhookEndpoint": `{"url":"https://hooks.example.com"}`,
+		"recoverWebhookDeliveries": `{"since":"2026-01-01T00:00:00Z"}`, "testWebhookEndpoint": `{"event_type":"sale.created"}`,
+		"updateWebhookEndpoint": `{"enabled":true}`,
 	}
 	checked := 0
 	for _, p := range table.All() {

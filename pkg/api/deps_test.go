@@ -25,6 +25,7 @@ import (
 	"github.com/reftrack/reftrack/pkg/platform/ratelimit"
 	"github.com/reftrack/reftrack/pkg/sales"
 	"github.com/reftrack/reftrack/pkg/useragent"
+	outbound "github.com/reftrack/reftrack/pkg/webhooks"
 	"github.com/reftrack/reftrack/tracker"
 )
 
@@ -38,6 +39,7 @@ func completeDeps() Deps {
 		Devices: &useragent.Parser{}, Clicks: &clicks.Recorder{}, Leads: &leads.Recorder{}, Sales: &sales.Recorder{},
 		Refunds: &sales.RefundRecorder{}, Keys: &apikeys.Lookups{}, Origins: &origins.Cache{},
 		Stripe: &payments.Stripe{DB: db, Log: logger, Now: time.Now}, DNS: net.DefaultResolver, Spec: &openapi3.T{},
+		Webhooks: &outbound.Store{},
 	}
 }
 
@@ -81,7 +83,7 @@ func TestNewNamesAMissingDependency(t *testing.T) {
 	}
 	// Every missing one is named at once.
 	if _, err := New(context.Background(), Deps{Config: complete.Config}); err == nil ||
-		!strings.Contains(err.Error(), "[Clicks Clock DB DNS Dashboard Devices Keys Leads Limiter Logger Login Metrics Origins Refunds Sales Spec Stripe Tracker]") {
+		!strings.Contains(err.Error(), "[Clicks Clock DB DNS Dashboard Devices Keys Leads Limiter Logger Login Metrics Origins Refunds Sales Spec Stripe Tracker Webhooks]") {
 		t.Errorf("New with nothing: %v", err)
 	}
 }

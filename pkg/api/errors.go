@@ -31,6 +31,7 @@ import (
 	"github.com/reftrack/reftrack/pkg/programs"
 	"github.com/reftrack/reftrack/pkg/sales"
 	"github.com/reftrack/reftrack/pkg/synthetic"
+	outbound "github.com/reftrack/reftrack/pkg/webhooks"
 )
 
 // This file is the one place where errors become answers: what each kind of error answers (status and
@@ -236,6 +237,14 @@ var answers = []answer{
 	}),
 	is(idempotency.ErrKeyReused, apierr.KindConflict, "Idempotency-Key reused with a different request"),
 	is(idempotency.ErrKeyInvalid, apierr.KindInvalid, "Idempotency-Key must be 1 to 255 characters"),
+
+	// Outbound webhooks.
+	is(outbound.ErrEndpointNotFound, apierr.KindNotFound, "Webhook endpoint not found"),
+	is(outbound.ErrDeliveryNotFound, apierr.KindNotFound, "Webhook delivery not found"),
+	is(outbound.ErrProgramNotFound, apierr.KindNotFound, "Program not found"),
+	as(func(_ context.Context, _ *errorWriter, e *outbound.InvalidError) *apierr.Error {
+		return apierr.Invalid(e.Message)
+	}),
 
 	// Programs, workspaces, keys.
 	is(programs.ErrNotFound, apierr.KindNotFound, "Program not found"),

@@ -41,6 +41,7 @@ type middlewares struct {
 	log     *slog.Logger
 	metrics *metrics.Metrics
 	config  config.Config
+	changed func() // nil: nobody is told of changes (Deps.WakeWebhooks)
 }
 
 // A client's own request id is kept when it is short and plain; anything else is replaced, so that ids
@@ -141,6 +142,9 @@ func (mw *middlewares) accessLog(next echo.HandlerFunc) echo.HandlerFunc {
 		req, res := c.Request(), c.Response()
 		took := time.Since(start)
 		mw.metrics.Request(c.Path(), req.Method, res.Status, took)
+		if mw.changed != nil && res.Status < 400 && req.Method != http.MethodGet && req.Method != http.MethodHead {
+			mw.changed()
+		}
 		level := slog.LevelInfo
 		if res.Status >= 500 && res.Status != http.StatusNotImplemented {
 			level = slog.LevelError

@@ -104,7 +104,7 @@ func (s *Store) Deliveries(ctx context.Context, accountID, endpointID int64, f D
 	}
 	out := []Delivery{}
 	if err := sqlx.SelectContext(ctx, s.DB, &out, `SELECT `+deliveryColumns+` WHERE d.endpoint_id = $1
-		AND ($2 = '' OR d.status = $2) AND ($3 = '' OR ev.type = $3) AND ($4 = 0 OR d.id < $4)
+		AND ($2 = '' OR d.status = $2) AND ($3 = '' OR ev.type = $3) AND ($4::bigint = 0 OR d.id < $4::bigint)
 		ORDER BY d.id DESC LIMIT $5`, endpointID, f.Status, f.EventType, before, limit+1); err != nil {
 		return DeliveryPage{}, err
 	}

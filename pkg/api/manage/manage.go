@@ -24,6 +24,7 @@ import (
 	"github.com/reftrack/reftrack/pkg/origins"
 	"github.com/reftrack/reftrack/pkg/programs"
 	"github.com/reftrack/reftrack/pkg/readiness"
+	"github.com/reftrack/reftrack/pkg/webhooks"
 )
 
 // Management implements the management operations of the strict server interface.
@@ -42,6 +43,8 @@ type Management struct {
 	Origins *origins.Cache
 	// DNS looks the program's domain verification record up (readiness requests).
 	DNS programs.TXTResolver
+	// Webhooks manages webhook endpoints and their delivery logs.
+	Webhooks *webhooks.Store
 }
 
 // programAccess is the program, once the signed-in account's role in its workspace allows action.

@@ -3,6 +3,7 @@
 package config
 
 import (
+	"encoding/base64"
 	"fmt"
 	"log/slog"
 	"net"
@@ -95,6 +96,11 @@ type Config struct {
 	// (PPROF_ADDR, e.g. 127.0.0.1:6060). Off by default and refused in production mode: profiles show
 	// memory and request data.
 	PprofAddr string
+	// WebhookSecretsKey encrypts webhook endpoints' signing secrets at rest (WEBHOOK_SECRETS_KEY: standard
+	// base64 of 32 bytes, `openssl rand -base64 32`). Required in production; nil in development, where a
+	// fixed development key is used. Keep it: the secrets sealed under a lost key cannot sign again (rotate
+	// each endpoint's secret then).
+	WebhookSecretsKey []byte
 }
 
 // FromEnv reads the configuration through getenv (os.Getenv in production, a map in tests).
@@ -132,6 +138,16 @@ func FromEnv(getenv func(string) string) (Config, error) {
 	}
 	if u, err := url.Parse(c.OIDCIssuer); c.OIDCIssuer != "" && (err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "") {
 		errs = append(errs, fmt.Sprintf("OIDC_ISSUER must be an absolute https URL, got %q", c.OIDCIssuer))
+	}
+	if v := getenv("WEBHOOK_SECRETS_KEY"); v != "" {
+		if k, err := base64.StdEncoding.DecodeString(v); err != nil || len(k) != 32 {
+			errs = append(errs, "WEBHOOK_SECRETS_KEY must be standard base64 of 32 bytes (openssl rand -base64 32)")
+		} else {
+			c.WebhookSecretsKey = k
+		}
+	} else if c.Env == EnvProduction {
+		errs = append(errs, "WEBHOOK_SECRETS_KEY is required when REFTRACK_ENV=production: it encrypts webhook endpoint secrets at rest; "+
+			"set it to standard base64 of 32 random bytes (openssl rand -base64 32) and keep it")
 	}
 	if c.PprofAddr != "" && c.Env == EnvProduction {
 		errs = append(errs, "PPROF_ADDR is refused when REFTRACK_ENV=production: the profiler shows memory and request data; "+

@@ -5,6 +5,7 @@ package metrics
 import (
 	"bytes"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -19,10 +20,14 @@ type Metrics struct {
 	latency  *prometheus.HistogramVec
 	events   *prometheus.CounterVec
 	webhooks *prometheus.CounterVec
-	clicks   batches
-	leads    batches
-	sales    batches
-	refunds  batches
+	// Outbound webhooks (pkg/webhooks' worker).
+	hookLag      prometheus.Histogram
+	hookAttempts *prometheus.CounterVec
+	hookDisabled *prometheus.CounterVec
+	clicks       batches
+	leads        batches
+	sales        batches
+	refunds      batches
 }
 
 // batches are the size and duration histograms of one kind of batch write.
@@ -70,6 +75,19 @@ func New() *Metrics {
 			Help: "Payment-processor webhook events processed, by provider and outcome (recorded, settled, reversed, duplicate, ignored, unattributed).",
 		}, []string{"provider", "outcome"}),
 	}
+	m.hookLag = prometheus.NewHistogram(prometheus.HistogramOpts{
+		Name:    "reftrack_outbound_webhook_lag_seconds",
+		Help:    "Time from an event to its delivery's first attempt (outbound webhooks).",
+		Buckets: []float64{.005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60},
+	})
+	m.hookAttempts = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "reftrack_outbound_webhook_attempts_total",
+		Help: "Outbound webhook delivery attempts, by outcome (succeeded, failed, error, gone).",
+	}, []string{"outcome"})
+	m.hookDisabled = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "reftrack_outbound_webhook_endpoints_disabled_total",
+		Help: "Webhook endpoints this process disabled, by reason (gone: a 410; failing: every attempt failed for 5 days).",
+	}, []string{"reason"})
 	m.clicks = newBatches("click", "Clicks written per statement and commit.",
 		"Time to write one batch of clicks, commit included.", []float64{1, 2, 4, 8, 16, 32, 64, 128})
 	m.sales = newBatches("sale", "Sales recorded per batch (two statements and one commit).",
@@ -78,7 +96,7 @@ func New() *Metrics {
 		"Time to record one batch of leads (read, write and commit; rounds again included).", []float64{1, 2, 4, 8, 16, 32, 64})
 	m.refunds = newBatches("refund", "Refunds recorded per batch (two statements and one commit).",
 		"Time to record one batch of refunds (read, write and commit; rounds again included).", []float64{1, 2, 4, 8, 16, 32, 64})
-	m.registry.MustRegister(m.requests, m.latency, m.events, m.webhooks, m.clicks.size, m.clicks.took, m.sales.size, m.sales.took,
+	m.registry.MustRegister(m.requests, m.latency, m.events, m.webhooks, m.hookLag, m.hookAttempts, m.hookDisabled, m.clicks.size, m.clicks.took, m.sales.size, m.sales.took,
 		m.leads.size, m.leads.took, m.refunds.size, m.refunds.took,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
@@ -101,6 +119,21 @@ func (m *Metrics) Event(kind string, test bool) {
 // Webhook records one processed payment-processor event.
 func (m *Metrics) Webhook(provider, outcome string) {
 	m.webhooks.WithLabelValues(provider, outcome).Inc()
+}
+
+// WebhookLag records the time from an event to its delivery's first attempt.
+func (m *Metrics) WebhookLag(d time.Duration) { m.hookLag.Observe(d.Seconds()) }
+
+// WebhookAttempt records one outbound delivery attempt.
+func (m *Metrics) WebhookAttempt(outcome string) { m.hookAttempts.WithLabelValues(outcome).Inc() }
+
+// WebhookDisabled records one endpoint disabled; reason is gone or failing (bounded label values).
+func (m *Metrics) WebhookDisabled(reason string) {
+	label := "failing"
+	if strings.Contains(reason, "410") {
+		label = "gone"
+	}
+	m.hookDisabled.WithLabelValues(label).Inc()
 }
 
 // ClickBatch records one written batch of clicks.

@@ -35,6 +35,7 @@ import (
 	"github.com/reftrack/reftrack/pkg/programs"
 	"github.com/reftrack/reftrack/pkg/seed"
 	"github.com/reftrack/reftrack/pkg/testkit/dbtest"
+	"github.com/reftrack/reftrack/pkg/webhooks"
 )
 
 // Env is a running server with its database.
@@ -49,6 +50,9 @@ type Env struct {
 	// Logs holds what the server logged.
 	Logs *SyncBuffer
 	Doc  *openapi3.T
+	// Webhooks is a delivery worker on the server's database and clock, run by the test (RunOnce):
+	// the server itself attempts nothing.
+	Webhooks *webhooks.Worker
 }
 
 // Options adjust the server an Env runs.
@@ -90,7 +94,7 @@ func Start(t testing.TB, opts Options) *Env {
 		t.Fatalf("apitest: %v", err)
 	}
 	t.Cleanup(s.close)
-	return &Env{t: t, DB: d, Config: s.config, URL: s.url, Client: s.client, Logs: s.logs, Doc: s.doc}
+	return &Env{t: t, DB: d, Config: s.config, URL: s.url, Client: s.client, Logs: s.logs, Doc: s.doc, Webhooks: s.webhooks}
 }
 
 // server is a running reftrack server and a client that checks its answers.
@@ -101,6 +105,8 @@ type server struct {
 	logs   *SyncBuffer
 	doc    *openapi3.T
 	close  func()
+	// webhooks delivers what the server's changes queued, when a test runs it.
+	webhooks *webhooks.Worker
 }
 
 // serve starts the server on d; report receives every response that does not match the spec.
@@ -168,6 +174,8 @@ func serve(d *dbtest.Database, opts Options, report func(error)) (*server, error
 	srv := &httptest.Server{Listener: ln, Config: &http.Server{Handler: e}}
 	srv.Start()
 	return &server{
+		webhooks: &webhooks.Worker{DB: d.DB, Client: deps.Webhooks.Policy.Client(webhooks.Timeout), Sealer: deps.Webhooks.Sealer,
+			Now: opts.Clock, Log: logger, UserAgent: "reftrack-webhooks/" + deps.Spec.Info.Version},
 		url:    srv.URL,
 		client: &http.Client{Transport: &validatingTransport{report: report, base: srv.Client().Transport, router: router, doc: doc, strict: strict}},
 		config: cfg,

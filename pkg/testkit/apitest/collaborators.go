@@ -3,6 +3,7 @@ package apitest
 import (
 	"context"
 	"crypto/rsa"
+	"errors"
 	"log/slog"
 	"net"
 	"sync"
@@ -17,6 +18,7 @@ import (
 	"github.com/reftrack/reftrack/pkg/apikeys"
 	"github.com/reftrack/reftrack/pkg/clicks"
 	"github.com/reftrack/reftrack/pkg/dashboard"
+	"github.com/reftrack/reftrack/pkg/egress"
 	"github.com/reftrack/reftrack/pkg/identity"
 	"github.com/reftrack/reftrack/pkg/leads"
 	"github.com/reftrack/reftrack/pkg/origins"
@@ -27,6 +29,7 @@ import (
 	"github.com/reftrack/reftrack/pkg/sales"
 	"github.com/reftrack/reftrack/pkg/testkit/dbtest"
 	"github.com/reftrack/reftrack/pkg/useragent"
+	"github.com/reftrack/reftrack/pkg/webhooks"
 	"github.com/reftrack/reftrack/tracker"
 )
 
@@ -97,8 +100,13 @@ func collaborators(cfg config.Config, d *dbtest.Database, logger *slog.Logger, c
 		return api.Deps{}, err
 	}
 	m := metrics.New()
+	sealer, err := webhooks.NewSealer(webhooks.DevelopmentKey)
+	if err != nil {
+		return api.Deps{}, err
+	}
 	return api.Deps{
-		DB: d.DB, Logger: logger, Config: cfg, Clock: clock, Limiter: limiter, Login: login, Metrics: m,
+		Webhooks: &webhooks.Store{DB: d.DB, Policy: egress.Policy{Development: !cfg.Production(), Resolver: noDNS}, Sealer: sealer},
+		DB:       d.DB, Logger: logger, Config: cfg, Clock: clock, Limiter: limiter, Login: login, Metrics: m,
 		Tracker: f.tracker, Dashboard: f.dashboard, Devices: useragent.NewParser(4096),
 		Clicks:  clicks.NewRecorder(d.DB, logger, clicks.Writers, clicks.MaxBatch, m.ClickBatch),
 		Leads:   leads.NewRecorder(d.DB, logger, leads.MaxBatch, m.LeadBatch),
@@ -108,6 +116,12 @@ func collaborators(cfg config.Config, d *dbtest.Database, logger *slog.Logger, c
 		Origins: origins.New(d.DB, clock), Stripe: &payments.Stripe{DB: d.DB, Log: logger, Now: clock}, Spec: f.spec,
 	}, nil
 }
+
+// noDNS resolves no name, at once: the servers of tests never reach the network (a webhook URL names
+// 127.0.0.1 in tests).
+var noDNS = &net.Resolver{PreferGo: true, Dial: func(context.Context, string, string) (net.Conn, error) {
+	return nil, errors.New("apitest: no DNS in tests")
+}}
 
 // FakeDNS answers TXT lookups from its map and counts them; empty, it finds no record anywhere.
 type FakeDNS struct {
