@@ -157,7 +157,8 @@ FUZZTIME ?= 30s
 # Minimising each new interesting input takes up to a minute by default, a whole short run's worth.
 FUZZMINIMIZETIME ?= 1s
 FUZZ_TARGETS := FuzzClick FuzzLead FuzzSale FuzzRefund FuzzCliInit FuzzUpdateProgram FuzzStripeWebhook FuzzStripeWebhookAlias FuzzDemoShop FuzzCliAuthPoll FuzzLoginSubmit \
-	FuzzRejectCommission FuzzApproveCommissions FuzzCreatePayouts FuzzMarkPayoutPaid FuzzMarkPayoutFailed FuzzListCommissions FuzzListPayouts FuzzExportPayouts
+	FuzzRejectCommission FuzzApproveCommissions FuzzCreatePayouts FuzzMarkPayoutPaid FuzzMarkPayoutFailed FuzzListCommissions FuzzListPayouts FuzzExportPayouts \
+	FuzzWebhookWrites FuzzListWebhookDeliveries
 
 ## fuzz: fuzz each target for FUZZTIME (default 30s), one after another; an input that fails is written to
 ## pkg/api/testdata/fuzz/<target>/ (commit it: it becomes a regression seed) and the run fails at the end
