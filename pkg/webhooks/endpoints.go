@@ -56,8 +56,7 @@ type Store struct {
 // EndpointInput is a new endpoint, or the fields a change sets (nil: unchanged).
 type EndpointInput struct {
 	URL         *string
-	EventTypes  *[]string // a change to nil (JSON null) is every type again
-	AllTypes    bool      // with EventTypes nil in a change: set every type
+	EventTypes  *[]string // an empty list is every type
 	Description *string
 	Enabled     *bool
 }
@@ -76,9 +75,6 @@ func (s *Store) check(ctx context.Context, in EndpointInput) error {
 		}
 	}
 	if in.EventTypes != nil {
-		if len(*in.EventTypes) == 0 {
-			return invalid("events must list at least one event type (leave it out for every type)")
-		}
 		for _, t := range *in.EventTypes {
 			if err := CheckEventType(t); err != nil {
 				return err
@@ -112,8 +108,9 @@ func endpointAccess(ctx context.Context, db sqlx.QueryerContext, accountID, id i
 	return e, access(ctx, db, accountID, e.ProgramID)
 }
 
+// types is the list to store: sorted, each once; nil (every type) for none.
 func types(in *[]string) any {
-	if in == nil {
+	if in == nil || len(*in) == 0 {
 		return nil
 	}
 	out := slices.Clone(*in)
@@ -198,7 +195,7 @@ func (s *Store) Update(ctx context.Context, r Request, id int64, in EndpointInpu
 	if in.URL != nil {
 		add("url", *in.URL)
 	}
-	if in.EventTypes != nil || in.AllTypes {
+	if in.EventTypes != nil {
 		add("event_types", types(in.EventTypes))
 	}
 	if in.Description != nil {
