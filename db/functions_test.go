@@ -185,6 +185,27 @@ func TestCheckCurrentNamesMissingFunctions(t *testing.T) {
 	}
 }
 
+// A database without one of the owners' triggers (pkg/webhooks' outbox) is not current, and says which;
+// migrate up attaches it again.
+func TestCheckCurrentNamesMissingTriggers(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	d := dbtest.New(t)
+	if _, err := d.Exec(`DROP TRIGGER webhooks_sales_insert ON sales`); err != nil {
+		t.Fatal(err)
+	}
+	err := db.CheckCurrent(ctx, d.DB.DB)
+	if !errors.Is(err, db.ErrSchemaNotCurrent) || !strings.Contains(err.Error(), "trigger webhooks_sales_insert on sales missing") {
+		t.Fatalf("CheckCurrent without the trigger = %v", err)
+	}
+	if err := db.MigrateUp(ctx, d.DB.DB); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.CheckCurrent(ctx, d.DB.DB); err != nil {
+		t.Errorf("CheckCurrent after migrate up: %v", err)
+	}
+}
+
 // Replicas may run `migrate up` at once: applying the functions concurrently succeeds for all.
 func TestApplyFunctionsConcurrently(t *testing.T) {
 	t.Parallel()

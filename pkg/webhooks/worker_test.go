@@ -1,7 +1,9 @@
 package webhooks_test
 
 import (
+	"bytes"
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -196,6 +198,15 @@ func TestDeliverySucceedsSignedAndLogged(t *testing.T) {
 	f := newFixture(t)
 	rc := newReceiver(t, func(_ int, w http.ResponseWriter, _ *http.Request) { io.WriteString(w, "thanks") })
 	e, secret := f.endpoint(rc.srv.URL + "/hook")
+	// At rest the secret is sealed: the row holds neither it nor its key bytes.
+	var sealed []byte
+	if err := f.d.Get(&sealed, `SELECT secret_sealed FROM webhook_endpoints WHERE id = $1`, e.ID); err != nil {
+		t.Fatal(err)
+	}
+	key, _ := base64.StdEncoding.DecodeString(strings.TrimPrefix(secret, "whsec_"))
+	if bytes.Contains(sealed, []byte(secret)) || bytes.Contains(sealed, key) || len(key) != 32 {
+		t.Fatal("the secret is stored in the clear")
+	}
 	d, err := f.store.SendTest(f.ctx, f.request(), e.ID, webhooks.CommissionCreated)
 	if err != nil {
 		t.Fatal(err)

@@ -32,6 +32,7 @@ func TestOverrides(t *testing.T) {
 		"SHUTDOWN_TIMEOUT": "3s", "DB_STATEMENT_TIMEOUT": "2s", "DB_LOCK_TIMEOUT": "0", "TRUSTED_PROXIES": "10.0.0.0/8, 2001:db8::/32",
 		"OIDC_ISSUER": "https://id.example.com/", "OIDC_CLIENT_ID": "rt-prod", "OIDC_CLIENT_SECRET": "s3",
 		"DRAIN_DELAY": "0", "MIGRATE_DATABASE_URL": "postgres://direct/y", "CLICK_RETENTION_MONTHS": "13",
+		"WEBHOOK_SECRETS_KEY": "AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8=",
 	}))
 	if err != nil {
 		t.Fatal(err)
@@ -41,7 +42,8 @@ func TestOverrides(t *testing.T) {
 		c.ShutdownTimeout != 3*time.Second || c.DBStatementTimeout != 2*time.Second || c.DBLockTimeout != 0 || len(c.TrustedProxies) != 2 ||
 		c.TrustedProxies[0].String() != "10.0.0.0/8" || c.TrustedProxies[1].String() != "2001:db8::/32" ||
 		c.OIDCIssuer != "https://id.example.com" || c.OIDCClientID != "rt-prod" || c.OIDCClientSecret != "s3" ||
-		c.DrainDelay != 0 || c.MigrateDatabaseURL != "postgres://direct/y" || c.ClickRetentionMonths != 13 {
+		c.DrainDelay != 0 || c.MigrateDatabaseURL != "postgres://direct/y" || c.ClickRetentionMonths != 13 ||
+		len(c.WebhookSecretsKey) != 32 || c.WebhookSecretsKey[31] != 31 {
 		t.Errorf("config = %+v", c)
 	}
 }
@@ -59,6 +61,25 @@ func TestProductionNeedsAnIssuer(t *testing.T) {
 	}
 }
 
+// Webhook secrets are sealed under WEBHOOK_SECRETS_KEY: production refuses to start without one, and
+// anything but base64 of 32 bytes is refused everywhere; development uses a fixed key (nil here).
+func TestWebhookSecretsKey(t *testing.T) {
+	t.Parallel()
+	_, err := FromEnv(env(map[string]string{"REFTRACK_ENV": "production", "OIDC_ISSUER": "https://id.example.com"}))
+	if err == nil || !strings.Contains(err.Error(), "WEBHOOK_SECRETS_KEY is required when REFTRACK_ENV=production") {
+		t.Errorf("production without a key: %v", err)
+	}
+	for _, bad := range []string{"short", "AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwd", "!!!"} {
+		if _, err := FromEnv(env(map[string]string{"WEBHOOK_SECRETS_KEY": bad})); err == nil ||
+			!strings.Contains(err.Error(), "WEBHOOK_SECRETS_KEY must be standard base64 of 32 bytes") {
+			t.Errorf("key %q: %v", bad, err)
+		}
+	}
+	if c, err := FromEnv(env(map[string]string{})); err != nil || c.WebhookSecretsKey != nil {
+		t.Errorf("development: %v %v", c.WebhookSecretsKey, err)
+	}
+}
+
 // The profiler is off by default, on when PPROF_ADDR names an address, and refused in production.
 func TestPprofNeverInProduction(t *testing.T) {
 	t.Parallel()
@@ -69,7 +90,7 @@ func TestPprofNeverInProduction(t *testing.T) {
 		t.Errorf("development: PprofAddr %q, %v", c.PprofAddr, err)
 	}
 	_, err := FromEnv(env(map[string]string{"REFTRACK_ENV": "production", "OIDC_ISSUER": "https://id.example.com",
-		"PPROF_ADDR": "127.0.0.1:6060"}))
+		"PPROF_ADDR": "127.0.0.1:6060", "WEBHOOK_SECRETS_KEY": "AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8="}))
 	if err == nil || !strings.Contains(err.Error(), "PPROF_ADDR is refused when REFTRACK_ENV=production") {
 		t.Errorf("production with PPROF_ADDR: %v", err)
 	}
