@@ -33,7 +33,8 @@ func main() {
 	flag.IntVar(&o.runs, "runs", 1, "runs, each on a fresh database and server; several give the spread")
 	flag.IntVar(&o.programs, "programs", 1000, "programs whose keys share the sale and refund load (120 per key and minute)")
 	flag.StringVar(&o.tools, "tools", "go,wrk", "load generators: go and/or wrk (wrk is skipped when not installed)")
-	flag.StringVar(&o.routes, "routes", "click,click-ua,lead,sale,refund", "routes to drive (click-ua: clicks each with a User-Agent of its own)")
+	flag.StringVar(&o.routes, "routes", "click,click-ua,lead,sale,refund,sale-hook",
+		"routes to drive (click-ua: clicks each with a User-Agent of its own; sale-hook: sales with a webhook endpoint on every program, then the deliveries' lag and a backlog's drain)")
 	flag.StringVar(&o.browsers, "browsers", "pkg/useragent/testdata/devices-sample.txt", "browser User-Agents, one a line, that the click-ua load varies")
 	flag.StringVar(&o.profile, "profile", "", "directory for a CPU profile of reftrackd during each load (through PPROF_ADDR)")
 	flag.Parse()

@@ -28,13 +28,18 @@ const (
 
 // A route's concurrency is its anchor's. click-ua is the click route again, each request with a browser
 // User-Agent of its own (browsers) where click cycles through a few.
-var routeConns = map[string]int{"click": 64, "click-ua": 64, "lead": 64, "sale": 16, "refund": 16}
-var routeAnchor = map[string]string{"click": anchorInsert, "click-ua": anchorInsert, "lead": anchorInsert, "sale": anchorTPCB, "refund": anchorTPCB}
+// sale-hook is the sale route again, every program with a webhook endpoint (hooks.go).
+var routeConns = map[string]int{"click": 64, "click-ua": 64, "lead": 64, "sale": 16, "refund": 16, "sale-hook": 16}
+var routeAnchor = map[string]string{"click": anchorInsert, "click-ua": anchorInsert, "lead": anchorInsert, "sale": anchorTPCB, "refund": anchorTPCB,
+	"sale-hook": anchorTPCB}
 
 // routePath is the route a load drives, whose batch metrics it reads.
 func routePath(load string) string {
-	if load == "click-ua" {
+	switch load {
+	case "click-ua":
 		return "click"
+	case "sale-hook":
+		return "sale"
 	}
 	return load
 }
@@ -85,6 +90,9 @@ type fixture struct {
 type seller struct {
 	key       string
 	customers []string
+	programID int64
+	account   string // the program's owner's token (the sale-hook load's endpoints)
+	endpoint  int64
 }
 
 type sold struct{ key, txn string }
@@ -122,7 +130,7 @@ func benchRun(ctx context.Context, o options, run int) (runResult, error) {
 	if f.main, err = seed.Run(ctx, pool, seed.Options{CommissionType: "recurring_percent", CommissionRate: "10"}); err != nil {
 		return res, err
 	}
-	if o.has(o.routes, "sale") || o.has(o.routes, "refund") {
+	if o.has(o.routes, "sale") || o.has(o.routes, "refund") || o.has(o.routes, "sale-hook") {
 		if f.sellers, err = sellers(ctx, pool, f.base, o.programs); err != nil {
 			return res, err
 		}
@@ -184,7 +192,7 @@ func benchRun(ctx context.Context, o options, run int) (runResult, error) {
 	if err := measure("lead", "go", func(c int) (*stats, error) { return goLeads(ctx, pool, f, c, o.duration) }); err != nil {
 		return res, err
 	}
-	if o.has(o.routes, "sale") || o.has(o.routes, "refund") {
+	if o.has(o.routes, "sale") || o.has(o.routes, "refund") || o.has(o.routes, "sale-hook") {
 		if res.anchors[anchorTPCB], err = pgbenchTPCB(ctx, dsn, o.duration); err != nil {
 			return res, err
 		}
@@ -200,6 +208,26 @@ func benchRun(ctx context.Context, o options, run int) (runResult, error) {
 	}
 	if err := measure("refund", "go", func(c int) (*stats, error) { return goRefunds(ctx, pool, f, c, o.duration) }); err != nil {
 		return res, err
+	}
+	// Last: from here on every seller's program has a webhook endpoint, which the loads above must not.
+	if o.has(o.routes, "sale-hook") && o.has(o.tools, "go") {
+		rc, err := startHookReceiver()
+		if err != nil {
+			return res, err
+		}
+		defer rc.srv.Close()
+		if err := addEndpoints(f, rc.url); err != nil {
+			return res, err
+		}
+		start := time.Now()
+		if err := measure("sale-hook", "go", func(c int) (*stats, error) { return goSalesPrefixed(ctx, pool, f, c, o.duration, "hook-") }); err != nil {
+			return res, err
+		}
+		h, err := measureHooks(ctx, pool, f, rc, start, o.duration)
+		if err != nil {
+			return res, err
+		}
+		res.notes = append(res.notes, h.String())
 	}
 	res.peakRSS = srv.peakRSS()
 	return res, nil
@@ -223,7 +251,7 @@ func sellers(ctx context.Context, pool *sqlx.DB, base string, n int) ([]seller, 
 					errs <- err
 					return
 				}
-				out[p].key = r.APIKey
+				out[p].key, out[p].programID, out[p].account = r.APIKey, r.ProgramID, r.AccountToken
 				for c := range 3 {
 					var click struct {
 						ClickID string `json:"click_id"`
@@ -319,8 +347,17 @@ func goLeads(ctx context.Context, pool *sqlx.DB, f *fixture, conns int, d time.D
 }
 
 // goSales drives sales with fresh transaction ids over every seller's key and customers, each paying a
-// commission, and checks that every acknowledged sale is stored with it.
+// commission, and checks that every acknowledged sale is stored with it; their sales feed the refund load.
 func goSales(ctx context.Context, pool *sqlx.DB, f *fixture, conns int, d time.Duration) (*stats, error) {
+	st, err := goSalesPrefixed(ctx, pool, f, conns, d, "go-")
+	if err == nil {
+		rand.Shuffle(len(f.sold), func(i, j int) { f.sold[i], f.sold[j] = f.sold[j], f.sold[i] })
+	}
+	return st, err
+}
+
+// goSalesPrefixed is goSales with transaction ids prefix<n>, keeping the acknowledged sales in f.sold.
+func goSalesPrefixed(ctx context.Context, pool *sqlx.DB, f *fixture, conns int, d time.Duration, prefix string) (*stats, error) {
 	var (
 		mu    sync.Mutex
 		acked []sold
@@ -328,7 +365,7 @@ func goSales(ctx context.Context, pool *sqlx.DB, f *fixture, conns int, d time.D
 	n := uint64(len(f.sellers))
 	st := drive(conns, d, func(client *http.Client, i uint64) error {
 		s := f.sellers[i%n]
-		txn := fmt.Sprintf("go-%d", i)
+		txn := fmt.Sprintf("%s%d", prefix, i)
 		body := fmt.Sprintf(`{"transaction_id":%q,"amount_cents":%d,"customer_key":%q}`, txn, 1000+i%5000, s.customers[(i/n)%uint64(len(s.customers))])
 		if _, err := send(client, f.base+"/api/v1/track/sale", body, http.Header{"Authorization": {"Bearer " + s.key}}); err != nil {
 			return err
@@ -338,10 +375,10 @@ func goSales(ctx context.Context, pool *sqlx.DB, f *fixture, conns int, d time.D
 		mu.Unlock()
 		return nil
 	})
-	if stored := count(ctx, pool, `SELECT count(*) FROM sales s JOIN commissions c ON c.sale_id = s.id WHERE s.processor_event_id LIKE 'go-%'`); stored < len(acked) {
+	if stored := count(ctx, pool, `SELECT count(*) FROM sales s JOIN commissions c ON c.sale_id = s.id WHERE s.processor_event_id LIKE $1`,
+		prefix+"%"); stored < len(acked) {
 		return nil, fmt.Errorf("%d sales acknowledged but only %d stored with a commission", len(acked), stored)
 	}
-	rand.Shuffle(len(acked), func(i, j int) { acked[i], acked[j] = acked[j], acked[i] })
 	f.sold = acked
 	return st, nil
 }

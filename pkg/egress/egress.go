@@ -195,7 +195,7 @@ func (p Policy) Client(timeout time.Duration) *http.Client {
 		ResponseHeaderTimeout:  timeout,
 		ExpectContinueTimeout:  time.Second,
 		MaxIdleConns:           100,
-		MaxIdleConnsPerHost:    4,
+		MaxIdleConnsPerHost:    16, // as many as may be open: a busy endpoint keeps its connections
 		MaxConnsPerHost:        16, // one slow brand cannot take every socket
 		IdleConnTimeout:        90 * time.Second,
 		MaxResponseHeaderBytes: 64 << 10,

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/jmoiron/sqlx"
+	"github.com/lib/pq"
 )
 
 // Attempt outcomes, as the metrics count them.
@@ -45,9 +46,11 @@ type Worker struct {
 	// Jitter returns a number in [0, 1) spreading each retry over ±10 % of its delay; nil: random.
 	Jitter func() float64
 	// Slots is how many attempts run at once (default 32); Poll how often the database is asked when
-	// nothing woke the worker (default 1 s).
-	Slots int
-	Poll  time.Duration
+	// nothing woke the worker (default 1 s); Gather how long a wake waits before claiming, so that the
+	// changes of a busy moment share one claim and one record (default 10 ms).
+	Slots  int
+	Poll   time.Duration
+	Gather time.Duration
 
 	once sync.Once
 	wake chan struct{}
@@ -61,6 +64,9 @@ func (w *Worker) init() {
 		}
 		if w.Poll <= 0 {
 			w.Poll = time.Second
+		}
+		if w.Gather <= 0 {
+			w.Gather = 10 * time.Millisecond
 		}
 		if w.Jitter == nil {
 			w.Jitter = rand.Float64
@@ -128,42 +134,62 @@ func (w *Worker) RunOnce(ctx context.Context) (int, error) {
 	if err != nil {
 		return 0, err
 	}
+	done := make([]outcome, len(jobs))
 	var wg sync.WaitGroup
-	errs := make([]error, len(jobs))
 	for i, j := range jobs {
-		wg.Go(func() { errs[i] = w.attempt(ctx, j) })
+		wg.Go(func() { done[i] = w.attempt(ctx, j) })
 	}
 	wg.Wait()
-	return len(jobs), errors.Join(errs...)
+	return len(jobs), w.recordAll(ctx, done)
 }
 
 // Run delivers until ctx ends: it claims as many due deliveries as it has free slots whenever woken, a
-// slot frees or Poll passes. Attempts in flight when ctx ends are finished (within Timeout) and recorded.
+// slot frees or Poll passes, and records the finished attempts together (one transaction for the
+// successes). A wake waits Gather first, so that the changes of a busy moment go out in one claim.
+// Attempts in flight when ctx ends are finished (within Timeout) and recorded.
 func (w *Worker) Run(ctx context.Context) {
 	w.init()
-	var wg sync.WaitGroup
-	defer wg.Wait()
-	freed := make(chan struct{}, w.Slots)
+	finished := make(chan outcome, w.Slots)
 	busy := 0
+	var wg sync.WaitGroup
+	defer func() {
+		wg.Wait()
+		close(finished)
+		var rest []outcome
+		for o := range finished {
+			rest = append(rest, o)
+		}
+		w.recordAndLog(context.WithoutCancel(ctx), rest)
+	}()
 	poll := time.NewTimer(0)
 	defer poll.Stop()
 	for {
+		var done []outcome
 		select {
 		case <-ctx.Done():
 			return
 		case <-w.wake:
-		case <-freed:
-			busy--
+			gather := time.NewTimer(w.Gather)
+			select {
+			case <-ctx.Done():
+				gather.Stop()
+				return
+			case <-gather.C:
+			}
+		case o := <-finished:
+			done = append(done, o)
 		case <-poll.C:
 		}
 		for drained := false; !drained; {
 			select {
-			case <-freed:
-				busy--
+			case o := <-finished:
+				done = append(done, o)
 			default:
 				drained = true
 			}
 		}
+		busy -= len(done)
+		w.recordAndLog(ctx, done)
 		if free := w.Slots - busy; free > 0 {
 			jobs, err := w.claim(ctx, free, w.Now())
 			if err != nil && ctx.Err() == nil {
@@ -171,16 +197,13 @@ func (w *Worker) Run(ctx context.Context) {
 			}
 			for _, j := range jobs {
 				busy++
-				wg.Go(func() {
-					defer func() { freed <- struct{}{} }()
-					if err := w.attempt(context.WithoutCancel(ctx), j); err != nil {
-						w.Log.Warn("webhook attempt not recorded (its lease runs out, and it is attempted again)",
-							"delivery_id", j.ID, "err", err)
-					}
-				})
+				wg.Go(func() { finished <- w.attempt(context.WithoutCancel(ctx), j) })
 			}
 			if len(jobs) == free {
-				w.Wake() // more may be due
+				select { // more may be due: look again at once
+				case w.wake <- struct{}{}:
+				default:
+				}
 			}
 		}
 		if !poll.Stop() {
@@ -190,6 +213,13 @@ func (w *Worker) Run(ctx context.Context) {
 			}
 		}
 		poll.Reset(w.Poll)
+	}
+}
+
+// recordAndLog records outcomes; one not recorded is attempted again once its lease runs out.
+func (w *Worker) recordAndLog(ctx context.Context, done []outcome) {
+	if err := w.recordAll(context.WithoutCancel(ctx), done); err != nil {
+		w.Log.Warn("webhook attempts not recorded (attempted again once their lease runs out)", "err", err)
 	}
 }
 
@@ -212,8 +242,15 @@ type result struct {
 	took       time.Duration
 }
 
-// attempt sends one delivery and records the outcome.
-func (w *Worker) attempt(ctx context.Context, j job) error {
+// outcome is a claimed delivery and what its attempt got.
+type outcome struct {
+	job
+	at time.Time
+	result
+}
+
+// attempt sends one delivery.
+func (w *Worker) attempt(ctx context.Context, j job) outcome {
 	start := w.Now()
 	if j.First && w.Observe != nil {
 		w.Observe.WebhookLag(start.Sub(j.OccurredAt))
@@ -223,7 +260,66 @@ func (w *Worker) attempt(ctx context.Context, j job) error {
 	if w.Observe != nil {
 		w.Observe.WebhookAttempt(r.outcome)
 	}
-	return w.record(ctx, j, start, r)
+	return outcome{job: j, at: start, result: r}
+}
+
+// recordAll records outcomes: the successes together in one transaction, each other on its own (a
+// failure may disable its endpoint).
+func (w *Worker) recordAll(ctx context.Context, done []outcome) error {
+	var ok []outcome
+	var errs []error
+	for _, o := range done {
+		if o.outcome == OutcomeSucceeded {
+			ok = append(ok, o)
+		} else {
+			errs = append(errs, w.record(ctx, o.job, o.at, o.result))
+		}
+	}
+	if len(ok) > 0 {
+		errs = append(errs, recordSuccesses(ctx, w.DB, ok))
+	}
+	return errors.Join(errs...)
+}
+
+// recordSuccesses writes succeeded attempts in one transaction: their endpoints locked first, in id order
+// (as record locks an endpoint before its deliveries), then the attempts, the deliveries still leased to
+// this replica, and the endpoints' end of failing.
+func recordSuccesses(ctx context.Context, db *sqlx.DB, ok []outcome) error {
+	n := len(ok)
+	ids, endpoints, counts := make(int64s, n), make(int64s, n), make(int64s, n)
+	statuses, durations := make(int64s, n), make(int64s, n)
+	leases, ats := make([]string, n), make([]string, n)
+	bodies := make([]*string, n)
+	for i, o := range ok {
+		ids[i], endpoints[i], counts[i] = o.ID, o.EndpointID, int64(o.AttemptCount)
+		statuses[i], durations[i] = int64(*o.status), int64(o.took/time.Millisecond)
+		leases[i], ats[i] = o.LeasedUntil.Format(time.RFC3339Nano), o.at.Format(time.RFC3339Nano)
+		bodies[i] = o.body
+	}
+	tx, err := db.BeginTxx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback() //nolint:errcheck // after Commit it does nothing
+	if _, err := tx.ExecContext(ctx, `SELECT 1 FROM webhook_endpoints WHERE id = ANY ($1) ORDER BY id FOR NO KEY UPDATE`, endpoints); err != nil {
+		return fmt.Errorf("record attempts: %w", err)
+	}
+	if _, err := tx.ExecContext(ctx, `INSERT INTO webhook_attempts (delivery_id, attempted_at, succeeded, response_status, duration_ms, response_body)
+		SELECT u.id, u.at, true, u.status, u.took, u.body FROM unnest($1::bigint[], $2::timestamptz[], $3::int[], $4::int[], $5::text[])
+			AS u(id, at, status, took, body)`, ids, pq.Array(ats), statuses, durations, pq.Array(bodies)); err != nil {
+		return fmt.Errorf("record attempts: %w", err)
+	}
+	if _, err := tx.ExecContext(ctx, `UPDATE webhook_deliveries d SET status = 'succeeded', attempt_count = u.n + 1,
+			next_attempt_at = NULL, leased_until = NULL, updated_at = u.at
+		FROM unnest($1::bigint[], $2::int[], $3::timestamptz[], $4::timestamptz[]) AS u(id, n, lease, at)
+		WHERE d.id = u.id AND d.leased_until = u.lease AND d.attempt_count = u.n`, ids, counts, pq.Array(leases), pq.Array(ats)); err != nil {
+		return fmt.Errorf("record deliveries: %w", err)
+	}
+	if _, err := tx.ExecContext(ctx, `UPDATE webhook_endpoints SET failing_since = NULL WHERE id = ANY ($1) AND failing_since IS NOT NULL`,
+		endpoints); err != nil {
+		return fmt.Errorf("record endpoints: %w", err)
+	}
+	return tx.Commit()
 }
 
 func (w *Worker) send(ctx context.Context, j job, at time.Time) result {
