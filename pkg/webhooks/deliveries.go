@@ -26,6 +26,7 @@ type Delivery struct {
 	NextAttemptAt *time.Time `db:"next_attempt_at"` // pending: when (nil: at once)
 	CreatedAt     time.Time  `db:"created_at"`
 	Attempts      []Attempt  `db:"-"`
+	EventID       int64      `db:"event_id"` // the log's order: newest event first
 }
 
 // Attempt is one try of a delivery.
@@ -53,7 +54,7 @@ type DeliveryPage struct {
 	NextCursor string
 }
 
-const deliveryColumns = `d.id, d.webhook_id, d.endpoint_id, ev.type AS event_type, ev.occurred_at, ev.is_test, d.status,
+const deliveryColumns = `d.id, d.event_id, d.webhook_id, d.endpoint_id, ev.type AS event_type, ev.occurred_at, ev.is_test, d.status,
 	d.next_attempt_at, d.created_at FROM webhook_deliveries d JOIN webhook_events ev ON ev.id = d.event_id`
 
 // CheckPageSize refuses a page size out of range.
@@ -76,8 +77,8 @@ func decodeCursor(s string) (int64, error) {
 	return n, nil
 }
 
-// Deliveries is a page of the endpoint's delivery log (kept Retention), newest first, each with its
-// attempts in order.
+// Deliveries is a page of the endpoint's delivery log (kept Retention), newest event first, each with
+// its attempts in order.
 func (s *Store) Deliveries(ctx context.Context, accountID, endpointID int64, f DeliveryFilter) (DeliveryPage, error) {
 	if f.Status != "" {
 		if err := CheckStatus(f.Status); err != nil {
@@ -104,14 +105,14 @@ func (s *Store) Deliveries(ctx context.Context, accountID, endpointID int64, f D
 	}
 	out := []Delivery{}
 	if err := sqlx.SelectContext(ctx, s.DB, &out, `SELECT `+deliveryColumns+` WHERE d.endpoint_id = $1
-		AND ($2 = '' OR d.status = $2) AND ($3 = '' OR ev.type = $3) AND ($4::bigint = 0 OR d.id < $4::bigint)
-		ORDER BY d.id DESC LIMIT $5`, endpointID, f.Status, f.EventType, before, limit+1); err != nil {
+		AND ($2 = '' OR d.status = $2) AND ($3 = '' OR ev.type = $3) AND ($4::bigint = 0 OR d.event_id < $4::bigint)
+		ORDER BY d.event_id DESC LIMIT $5`, endpointID, f.Status, f.EventType, before, limit+1); err != nil {
 		return DeliveryPage{}, err
 	}
 	page := DeliveryPage{Deliveries: out}
 	if len(out) > limit {
 		page.Deliveries = out[:limit]
-		page.NextCursor = base64.RawURLEncoding.EncodeToString(strconv.AppendInt(nil, out[limit-1].ID, 10))
+		page.NextCursor = base64.RawURLEncoding.EncodeToString(strconv.AppendInt(nil, out[limit-1].EventID, 10))
 	}
 	return page, s.withAttempts(ctx, page.Deliveries)
 }
@@ -129,7 +130,7 @@ func (s *Store) withAttempts(ctx context.Context, ds []Delivery) error {
 	}
 	var attempts []Attempt
 	if err := sqlx.SelectContext(ctx, s.DB, &attempts, `SELECT delivery_id, attempted_at, succeeded, response_status,
-		duration_ms, response_body, error FROM webhook_attempts WHERE delivery_id = ANY ($1) ORDER BY id`, int64s(ids)); err != nil {
+		duration_ms, response_body, error FROM webhook_attempts WHERE delivery_id = ANY ($1) ORDER BY delivery_id, attempted_at`, int64s(ids)); err != nil {
 		return err
 	}
 	for _, a := range attempts {
