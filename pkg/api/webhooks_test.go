@@ -17,6 +17,7 @@ import (
 	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
 
 	"github.com/reftrack/reftrack/pkg/testkit/apitest"
+	"github.com/reftrack/reftrack/sdk"
 )
 
 // Outbound webhooks (decisions.md, "Outbound webhooks"), through the real server: the routes, and the
@@ -153,6 +154,11 @@ func TestWebhookEventsFromTheirChanges(t *testing.T) {
 		if err := wh.Verify(d.body, d.header); err != nil {
 			t.Errorf("%s: the Standard Webhooks library refuses it: %v", d.event.Type, err)
 		}
+		// The Go SDK verifies it too, and reads the same event.
+		if ev, err := sdk.VerifyWebhook(secret, d.header, d.body); err != nil || ev.ID != d.header.Get("webhook-id") ||
+			ev.Type != d.event.Type || !ev.Timestamp.Equal(d.event.Timestamp) {
+			t.Errorf("%s: sdk.VerifyWebhook = %+v, %v", d.event.Type, ev, err)
+		}
 		if id := d.header.Get("webhook-id"); ids[id] || !strings.HasPrefix(id, "msg_") {
 			t.Errorf("webhook-id %q repeated or malformed", id)
 		} else {
@@ -201,6 +207,14 @@ func TestWebhookEventsFromTheirChanges(t *testing.T) {
 	}
 	if p := last["partner.updated"].event.Data; p["name"] != "Ann B" || p["id"] != float64(partnerID) {
 		t.Errorf("partner.updated data %v", p)
+	}
+	// The metrics count what the worker did (the test's worker reports to the server's metrics).
+	metrics := string(f.env.Do(http.MethodGet, "/metrics", nil).Body)
+	for _, line := range []string{fmt.Sprintf(`reftrack_outbound_webhook_attempts_total{outcome="succeeded"} %d`, len(got)),
+		fmt.Sprintf("reftrack_outbound_webhook_lag_seconds_count %d", len(got))} {
+		if !strings.Contains(metrics, line) {
+			t.Errorf("/metrics lacks %q", line)
+		}
 	}
 	var quietEvents int
 	if err := f.env.DB.Get(&quietEvents, `SELECT count(*) FROM webhook_events WHERE program_id = $1`, quiet.r.ProgramID); err != nil || quietEvents != 0 {

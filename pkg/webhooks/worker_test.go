@@ -535,3 +535,45 @@ func TestRotationSignsWithBoth(t *testing.T) {
 		t.Fatal("the rotated-out secret still verifies after the overlap")
 	}
 }
+
+// In the server's loop (Run), a slow receiver holds one slot, not the others: a delivery to a fast
+// endpoint goes out while the slow one is still waiting for its answer; stopping Run waits for the slow
+// attempt and records both.
+func TestSlowReceiverHoldsOnlyItsSlot(t *testing.T) {
+	f := newFixture(t)
+	release, slowGot := make(chan struct{}), make(chan struct{}, 1)
+	slow := newReceiver(t, func(_ int, w http.ResponseWriter, _ *http.Request) {
+		slowGot <- struct{}{}
+		<-release
+	})
+	fastGot := make(chan struct{}, 1)
+	fast := newReceiver(t, func(_ int, w http.ResponseWriter, _ *http.Request) { fastGot <- struct{}{} })
+	se, _ := f.endpoint(slow.srv.URL)
+	fe, _ := f.endpoint(fast.srv.URL)
+	ctx, stop := context.WithCancel(f.ctx)
+	done := make(chan struct{})
+	go func() { f.worker.Run(ctx); close(done) }()
+	wait := func(c chan struct{}, what string) {
+		t.Helper()
+		select {
+		case <-c:
+		case <-time.After(10 * time.Second): // a bound on a failure, not a wait for success
+			t.Fatalf("%s never came", what)
+		}
+	}
+	s, _ := f.store.SendTest(f.ctx, f.request(), se.ID, webhooks.SaleCreated)
+	f.worker.Wake()
+	wait(slowGot, "the slow receiver's request")
+	d, _ := f.store.SendTest(f.ctx, f.request(), fe.ID, webhooks.SaleCreated)
+	f.worker.Wake()
+	wait(fastGot, "the fast receiver's request while the slow one waits")
+	close(release)
+	stop()
+	<-done
+	if got := f.delivery(s.ID); got.Status != webhooks.StatusSucceeded {
+		t.Errorf("slow delivery %s", got.Status)
+	}
+	if got := f.delivery(d.ID); got.Status != webhooks.StatusSucceeded {
+		t.Errorf("fast delivery %s", got.Status)
+	}
+}

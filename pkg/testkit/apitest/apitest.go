@@ -175,7 +175,7 @@ func serve(d *dbtest.Database, opts Options, report func(error)) (*server, error
 	srv.Start()
 	return &server{
 		webhooks: &webhooks.Worker{DB: d.DB, Client: deps.Webhooks.Policy.Client(webhooks.Timeout), Sealer: deps.Webhooks.Sealer,
-			Now: opts.Clock, Log: logger, UserAgent: "reftrack-webhooks/" + deps.Spec.Info.Version},
+			Now: opts.Clock, Log: logger, UserAgent: "reftrack-webhooks/" + deps.Spec.Info.Version, Observe: deps.Metrics},
 		url:    srv.URL,
 		client: &http.Client{Transport: &validatingTransport{report: report, base: srv.Client().Transport, router: router, doc: doc, strict: strict}},
 		config: cfg,
