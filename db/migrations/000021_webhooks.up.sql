@@ -29,7 +29,8 @@ CREATE TABLE webhook_events (
     type        text        NOT NULL,
     occurred_at timestamptz NOT NULL,
     data        jsonb       NOT NULL,
-    is_test     boolean     NOT NULL DEFAULT false
+    is_test     boolean     NOT NULL DEFAULT false, -- a test-mode change, or a sample
+    sample      boolean     NOT NULL DEFAULT false  -- a sample (POST …/test): to its endpoint only, never recovered
 );
 CREATE INDEX webhook_events_program_idx ON webhook_events (program_id, occurred_at);
 -- The clean-up's: events are written in time order, so a block range index is enough, and costs the

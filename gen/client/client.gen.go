@@ -5656,7 +5656,7 @@ type ClientInterface interface {
 	//
 	// Queues again, at once, every event of the endpoint's types since `since` (and since the endpoint
 	// was created; events are kept 30 days) whose delivery to it did not succeed, including those it
-	// missed while disabled. Test events are not recovered. Answers how many were queued. Owner or admin
+	// missed while disabled. Samples (`…/test`) are not recovered. Answers how many were queued. Owner or admin
 	// (`webhooks:manage`); in the audit log. 400 `since must not be in the future`.
 	//
 	// Takes any type of body and a specified content type.
@@ -5668,7 +5668,7 @@ type ClientInterface interface {
 	//
 	// Queues again, at once, every event of the endpoint's types since `since` (and since the endpoint
 	// was created; events are kept 30 days) whose delivery to it did not succeed, including those it
-	// missed while disabled. Test events are not recovered. Answers how many were queued. Owner or admin
+	// missed while disabled. Samples (`…/test`) are not recovered. Answers how many were queued. Owner or admin
 	// (`webhooks:manage`); in the audit log. 400 `since must not be in the future`.
 	//
 	// Takes a body of the `application/json` content type.
@@ -8130,7 +8130,7 @@ func (c *Client) ListWebhookDeliveries(ctx context.Context, endpointId EndpointI
 //
 // Queues again, at once, every event of the endpoint's types since `since` (and since the endpoint
 // was created; events are kept 30 days) whose delivery to it did not succeed, including those it
-// missed while disabled. Test events are not recovered. Answers how many were queued. Owner or admin
+// missed while disabled. Samples (`…/test`) are not recovered. Answers how many were queued. Owner or admin
 // (`webhooks:manage`); in the audit log. 400 `since must not be in the future`.
 //
 // Takes any type of body and a specified content type.
@@ -8152,7 +8152,7 @@ func (c *Client) RecoverWebhookDeliveriesWithBody(ctx context.Context, endpointI
 //
 // Queues again, at once, every event of the endpoint's types since `since` (and since the endpoint
 // was created; events are kept 30 days) whose delivery to it did not succeed, including those it
-// missed while disabled. Test events are not recovered. Answers how many were queued. Owner or admin
+// missed while disabled. Samples (`…/test`) are not recovered. Answers how many were queued. Owner or admin
 // (`webhooks:manage`); in the audit log. 400 `since must not be in the future`.
 //
 // Takes a body of the `application/json` content type.
@@ -14263,7 +14263,7 @@ type ClientWithResponsesInterface interface {
 	//
 	// Queues again, at once, every event of the endpoint's types since `since` (and since the endpoint
 	// was created; events are kept 30 days) whose delivery to it did not succeed, including those it
-	// missed while disabled. Test events are not recovered. Answers how many were queued. Owner or admin
+	// missed while disabled. Samples (`…/test`) are not recovered. Answers how many were queued. Owner or admin
 	// (`webhooks:manage`); in the audit log. 400 `since must not be in the future`.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
@@ -14275,7 +14275,7 @@ type ClientWithResponsesInterface interface {
 	//
 	// Queues again, at once, every event of the endpoint's types since `since` (and since the endpoint
 	// was created; events are kept 30 days) whose delivery to it did not succeed, including those it
-	// missed while disabled. Test events are not recovered. Answers how many were queued. Owner or admin
+	// missed while disabled. Samples (`…/test`) are not recovered. Answers how many were queued. Owner or admin
 	// (`webhooks:manage`); in the audit log. 400 `since must not be in the future`.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
@@ -27074,7 +27074,7 @@ func (c *ClientWithResponses) ListWebhookDeliveriesWithResponse(ctx context.Cont
 //
 // Queues again, at once, every event of the endpoint's types since `since` (and since the endpoint
 // was created; events are kept 30 days) whose delivery to it did not succeed, including those it
-// missed while disabled. Test events are not recovered. Answers how many were queued. Owner or admin
+// missed while disabled. Samples (`…/test`) are not recovered. Answers how many were queued. Owner or admin
 // (`webhooks:manage`); in the audit log. 400 `since must not be in the future`.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
@@ -27092,7 +27092,7 @@ func (c *ClientWithResponses) RecoverWebhookDeliveriesWithBodyWithResponse(ctx c
 //
 // Queues again, at once, every event of the endpoint's types since `since` (and since the endpoint
 // was created; events are kept 30 days) whose delivery to it did not succeed, including those it
-// missed while disabled. Test events are not recovered. Answers how many were queued. Owner or admin
+// missed while disabled. Samples (`…/test`) are not recovered. Answers how many were queued. Owner or admin
 // (`webhooks:manage`); in the audit log. 400 `since must not be in the future`.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).

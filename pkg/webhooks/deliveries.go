@@ -186,8 +186,8 @@ func (s *Store) Resend(ctx context.Context, r Request, id int64) (Delivery, erro
 }
 
 // Recover queues again, at once, every event of the endpoint's types since `since` (and since the endpoint
-// was created) whose delivery to it did not succeed, including those it never got while disabled. It
-// returns how many were queued.
+// was created) whose delivery to it did not succeed, including those it never got while disabled (test-mode
+// changes too; samples sent to one endpoint never). It returns how many were queued.
 func (s *Store) Recover(ctx context.Context, r Request, endpointID int64, since time.Time) (int64, error) {
 	e, err := endpointAccess(ctx, s.DB, r.AccountID, endpointID)
 	if err != nil {
@@ -202,7 +202,7 @@ func (s *Store) Recover(ctx context.Context, r Request, endpointID int64, since 
 				INSERT INTO webhook_deliveries (webhook_id, endpoint_id, event_id, updated_at)
 				SELECT 'msg_' || replace(gen_random_uuid()::text, '-', ''), e.id, ev.id, $3
 				FROM webhook_endpoints e JOIN webhook_events ev ON ev.program_id = e.program_id
-				WHERE e.id = $1 AND ev.occurred_at >= $2 AND ev.occurred_at >= e.created_at AND NOT ev.is_test
+				WHERE e.id = $1 AND ev.occurred_at >= $2 AND ev.occurred_at >= e.created_at AND NOT ev.sample
 					AND (e.event_types IS NULL OR ev.type = ANY (e.event_types))
 				ON CONFLICT (endpoint_id, event_id) DO UPDATE SET status = 'pending', attempt_count = 0,
 					next_attempt_at = NULL, leased_until = NULL, updated_at = EXCLUDED.updated_at
@@ -234,7 +234,7 @@ func (s *Store) SendTest(ctx context.Context, r Request, endpointID int64, event
 	var id int64
 	err = audit.Do(ctx, s.DB, func(tx *sqlx.Tx) (audit.Entry, error) {
 		err := sqlx.GetContext(ctx, tx, &id, `WITH ev AS (
-				INSERT INTO webhook_events (program_id, type, occurred_at, data, is_test) VALUES ($1, $2, $3, $4, true)
+				INSERT INTO webhook_events (program_id, type, occurred_at, data, is_test, sample) VALUES ($1, $2, $3, $4, true, true)
 				RETURNING id)
 			INSERT INTO webhook_deliveries (webhook_id, endpoint_id, event_id, created_at, updated_at)
 			SELECT 'msg_' || replace(gen_random_uuid()::text, '-', ''), $5, ev.id, $3, $3 FROM ev RETURNING id`,
