@@ -958,7 +958,7 @@
       .appendChild(el("input", { name: "since", type: "datetime-local", step: "1" }));
     var go = recover.appendChild(el("button", { type: "submit", "class": "recover" }, "Recover"));
     var error = recover.appendChild(el("span", { "class": "form-error", role: "alert" }));
-    recover.appendChild(el("span", { "class": "muted" }, "Every event of its types since then that did not reach it, disabled time included (test events excepted; events are kept 30 days)."));
+    recover.appendChild(el("span", { "class": "muted" }, "Every event of its types since then that did not reach it, disabled time included (not the samples sent as test events; events are kept 30 days)."));
     recover.addEventListener("submit", function (ev) {
       ev.preventDefault();
       if (!since.value) {
