@@ -139,14 +139,18 @@ cluster: build cluster-deps
 	./bin/cluster -reftrackd bin/reftrackd
 
 ## test-cluster: the cluster tests (pkg/platform/localcluster): the flow through the balancer, a rate limit held
-## across replicas, mixed load through the pooler with every counter checked, a replica killed under load
+## across replicas, mixed load through the pooler with every counter checked, a replica killed under load,
+## outbound webhooks delivered by the replicas through the pooler (and with a replica killed while sending)
 test-cluster: cluster-deps
 	REFTRACK_CLUSTER=1 $(GO) test -count=1 -v -timeout 15m ./pkg/platform/localcluster/
 
 ## chaos: faults under load on a PostgreSQL cluster of its own (never the shared one): SIGKILL of reftrackd,
-## then a PostgreSQL stop and start; prints acknowledged vs stored clicks and sales, 5xx, connection errors and
-## recovery times, and fails when an acknowledged event is missing (docs/reliability.md keeps a run). Not part
-## of `make test`. CHAOS_FLAGS passes flags, e.g. CHAOS_FLAGS='-duration 60s -concurrency 8'.
+## then a PostgreSQL stop and start, and webhook receivers of 30 programs going down and up; prints acknowledged
+## vs stored clicks and sales, 5xx, connection errors and recovery times, then waits for the webhook deliveries
+## and prints delivered, duplicates and failed attempts; fails when an acknowledged event is missing or its
+## sale.created never reached its receiver, or a receiver got another program's event (docs/reliability.md
+## keeps runs). About 2 minutes; not part of `make test`. CHAOS_FLAGS passes flags, e.g.
+## CHAOS_FLAGS='-duration 60s -concurrency 8' or '-receivers 0' (no webhooks).
 CHAOS_FLAGS ?=
 chaos: build
 	./bin/chaos -reftrackd bin/reftrackd $(CHAOS_FLAGS)

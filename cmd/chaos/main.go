@@ -3,12 +3,16 @@
 // drives clicks and sales concurrently, kills the server with SIGKILL and restarts it, then stops
 // PostgreSQL (pg_ctl stop -m fast) and starts it again while the load continues. At the end it counts
 // in the database every event that was acknowledged (a 2xx answer) and exits non-zero when one is
-// missing. The cluster and the server are removed at the end, on failure too.
+// missing. Some programs have a webhook endpoint on a real receiver in this process; the receivers go
+// down and come back during the load, and at the end every acknowledged sale of those programs must have
+// reached its program's receiver, and no receiver another program's event (webhooks.go). The cluster, the
+// server and the receivers are removed at the end, on failure too.
 package main
 
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -32,6 +36,7 @@ import (
 	"github.com/reftrack/reftrack/db"
 	"github.com/reftrack/reftrack/pkg/platform/localpg"
 	"github.com/reftrack/reftrack/pkg/seed"
+	"github.com/reftrack/reftrack/pkg/webhooks"
 )
 
 func main() {
@@ -41,6 +46,9 @@ func main() {
 	flag.DurationVar(&o.pgDown, "pg-down", 3*time.Second, "how long PostgreSQL stays stopped")
 	flag.IntVar(&o.concurrency, "concurrency", 4, "concurrent clients per event type (click, sale)")
 	flag.IntVar(&o.programs, "programs", 150, "programs whose keys share the sales (the sale limit is 120 per key and minute)")
+	flag.IntVar(&o.receivers, "receivers", 30, "programs with a webhook endpoint on a receiver of this process (spread over the programs)")
+	flag.DurationVar(&o.receiverDown, "receiver-down", 3*time.Second, "how long a group of receivers stays down (under the 5 s retry's 4.5 s, so that the retry finds it back)")
+	flag.DurationVar(&o.drain, "drain", 3*time.Minute, "how long to wait after the load for the webhook deliveries to end")
 	flag.Parse()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -51,10 +59,14 @@ func main() {
 }
 
 type options struct {
-	bin                   string
-	duration, pgDown      time.Duration
-	concurrency, programs int
+	bin                              string
+	duration, pgDown                 time.Duration
+	concurrency, programs, receivers int
+	receiverDown, drain              time.Duration
 }
+
+// receiverGroups is how many groups the receivers are split into, each down once during the load.
+const receiverGroups = 3
 
 func run(ctx context.Context, o options) error {
 	dir, err := os.MkdirTemp("", "reftrack-chaos")
@@ -109,7 +121,12 @@ func run(ctx context.Context, o options) error {
 	if err := srv.waitReady(ctx); err != nil {
 		return err
 	}
-	progs, err := setup(ctx, pool, srv.base, o.programs)
+	if o.receiverDown >= webhooks.Schedule[1]*9/10 {
+		say("warning: -receiver-down %s is not under the 5 s retry's earliest (4.5 s): deliveries may wait 5 min for their third attempt, past -drain", o.receiverDown)
+	}
+	hooks := newHooks(o.programs, o.receivers, receiverGroups)
+	defer hooks.close()
+	progs, err := setup(ctx, pool, srv.base, o.programs, hooks)
 	if err != nil {
 		return err
 	}
@@ -121,7 +138,8 @@ func run(ctx context.Context, o options) error {
 	if err := pool.GetContext(ctx, &saleBase, `SELECT coalesce(max(id), 0) FROM sales`); err != nil {
 		return err
 	}
-	say("PostgreSQL on 127.0.0.1:%d (%s), reftrackd on %s, %d programs; load for %s", pgPort, dir, srv.base, len(progs), o.duration)
+	say("PostgreSQL on 127.0.0.1:%d (%s), reftrackd on %s, %d programs (%d with a webhook receiver); load for %s", pgPort, dir, srv.base,
+		len(progs), len(hooks.list), o.duration)
 
 	// The load: clicks and sales, each from its own clients, until the end of the run.
 	load, endLoad := context.WithCancel(ctx)
@@ -180,13 +198,34 @@ func run(ctx context.Context, o options) error {
 		}()
 	}
 
-	// The faults, at fixed points of the run.
+	// The faults, at fixed points of the run. The receivers' outages run beside the others: each group of
+	// receivers is down once (-receiver-down), at 10 %, 45 % and 80 % of the run, so that the 5 s retry of
+	// an attempt failed while down finds them back. With the default 40 s the retries after the first
+	// outage (4-7 s) run up to the SIGKILL (12 s), and those after the second (18-21 s) up to the
+	// PostgreSQL stop (24 s): a retry caught by either is attempted again once its lease runs out.
 	start := time.Now()
+	outagesDone := make(chan error, 1)
+	go func() {
+		var errs []error
+		for g, at := range []int{10, 45, 80} {
+			if len(hooks.list) == 0 || !sleepUntil(ctx, start.Add(o.duration*time.Duration(at)/100)) {
+				break
+			}
+			errs = append(errs, hooks.takeDown(ctx, g, o.receiverDown, say))
+		}
+		outagesDone <- errors.Join(errs...)
+	}()
 	if !sleepUntil(ctx, start.Add(o.duration*3/10)) {
 		return ctx.Err()
 	}
+	// What the worker holds at that moment: deliveries it leased, attempts the receivers are handling.
+	var kill killSnapshot
+	if err := pool.GetContext(ctx, &kill.leased, `SELECT count(*) FROM webhook_deliveries WHERE leased_until > now()`); err != nil {
+		return err
+	}
 	say("SIGKILL reftrackd (pid %d)", srv.cmd.Process.Pid)
 	f := faults.add("reftrackd SIGKILL, restarted at once")
+	kill.inflight = hooks.inflight()
 	if err := srv.kill(); err != nil {
 		return err
 	}
@@ -219,6 +258,10 @@ func run(ctx context.Context, o options) error {
 	}
 	endLoad()
 	wg.Wait()
+	loadEnd := time.Now()
+	if err := <-outagesDone; err != nil {
+		return err
+	}
 	say("load ended; counting")
 
 	// A fresh pool: the old one's connections died with PostgreSQL.
@@ -263,15 +306,35 @@ func run(ctx context.Context, o options) error {
 		fmt.Printf("| %s | %s | %s | %s | %s | %s |\n", f.name, f.at.Sub(start).Round(time.Millisecond), f.backAt.Sub(start).Round(time.Millisecond), first, fromFault, fromBack)
 	}
 	fmt.Println()
+
+	// The webhooks: wait for the deliveries to end (the receivers are all up now), then check.
+	var problems []string
+	if len(hooks.list) > 0 {
+		say("waiting for the webhook deliveries to end (at most %s)", o.drain)
+		drained, done, err := hooks.drain(ctx, pool, loadEnd.Add(o.drain))
+		if err != nil {
+			return err
+		}
+		say("webhook deliveries ended: %t, %s after the load", done, drained.Sub(loadEnd).Round(time.Millisecond))
+		if problems, err = hooks.check(ctx, pool, sales, saleBase, loadEnd, drained, done, kill, srv.log, start); err != nil {
+			return err
+		}
+	}
 	if lost > 0 {
-		return fmt.Errorf("%d acknowledged events are not stored", lost)
+		problems = append([]string{fmt.Sprintf("%d acknowledged events are not stored", lost)}, problems...)
 	}
 	for _, f := range faults.list {
 		if f.firstOK.IsZero() {
-			return fmt.Errorf("no request succeeded after %q: the service did not recover", f.name)
+			problems = append(problems, fmt.Sprintf("no request succeeded after %q: the service did not recover", f.name))
 		}
 	}
+	if len(problems) > 0 {
+		return errors.New(strings.Join(problems, "; "))
+	}
 	fmt.Println("0 acknowledged events lost.")
+	if len(hooks.list) > 0 {
+		fmt.Println("Every acknowledged sale of a watched program reached its receiver; no receiver got another program's event.")
+	}
 	return nil
 }
 
@@ -280,13 +343,21 @@ type program struct {
 	key, affiliateURL, customer string
 }
 
-func setup(ctx context.Context, pool *sqlx.DB, base string, n int) ([]program, error) {
+// setup seeds n programs; the watched ones get their webhook endpoint before their customer's click and
+// lead, so that their lead.created is delivered too.
+func setup(ctx context.Context, pool *sqlx.DB, base string, n int, hooks *hooks) ([]program, error) {
 	client := &http.Client{Timeout: 10 * time.Second}
 	progs := make([]program, n)
 	for i := range progs {
 		r, err := seed.Run(ctx, pool, seed.Options{CommissionType: "percent", CommissionRate: "10"})
 		if err != nil {
 			return nil, err
+		}
+		hooks.seeded(i, r.ProgramID)
+		if hooks.watched(i) {
+			if err := hooks.register(ctx, client, base, i, r.ProgramID, r.AccountToken); err != nil {
+				return nil, err
+			}
 		}
 		var out struct {
 			ClickID string `json:"click_id"`
