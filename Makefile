@@ -43,7 +43,10 @@ run:
 ## spec lint, all tests with the race detector (including the
 ## Go SDK module against a real server and from a brand's module, the independent TypeScript client
 ## generated from the served spec, and the tracker in headless Chromium)
-test: test-deps vet fmt-check generate-check lint spec-breaking go-test
+## The checks that only read run beside the tests (most of the tests' time is spent waiting on PostgreSQL and
+## the browser); generate-check rewrites gen/ in place, so it runs first, alone.
+test: test-deps generate-check
+	@$(MAKE) --no-print-directory -j5 --output-sync=target vet fmt-check lint spec-breaking go-test
 
 # The Go SDK (sdk/) is a module of its own: ./... at the root does not enter it.
 vet:

@@ -28,17 +28,18 @@ const (
 
 // A route's concurrency is its anchor's. click-ua is the click route again, each request with a browser
 // User-Agent of its own (browsers) where click cycles through a few.
-// sale-hook is the sale route again, every program with a webhook endpoint (hooks.go).
-var routeConns = map[string]int{"click": 64, "click-ua": 64, "lead": 64, "sale": 16, "refund": 16, "sale-hook": 16}
+// sale-hook is the sale route again, every program with a webhook endpoint (hooks.go); sale-events the same
+// with the endpoints disabled (the events written, nothing sent), measured just before it.
+var routeConns = map[string]int{"click": 64, "click-ua": 64, "lead": 64, "sale": 16, "refund": 16, "sale-hook": 16, "sale-events": 16}
 var routeAnchor = map[string]string{"click": anchorInsert, "click-ua": anchorInsert, "lead": anchorInsert, "sale": anchorTPCB, "refund": anchorTPCB,
-	"sale-hook": anchorTPCB}
+	"sale-hook": anchorTPCB, "sale-events": anchorTPCB}
 
 // routePath is the route a load drives, whose batch metrics it reads.
 func routePath(load string) string {
 	switch load {
 	case "click-ua":
 		return "click"
-	case "sale-hook":
+	case "sale-hook", "sale-events":
 		return "sale"
 	}
 	return load
@@ -137,7 +138,8 @@ func benchRun(ctx context.Context, o options, run int) (runResult, error) {
 	}
 
 	measure := func(route, tool string, drive func(conns int) (*stats, error)) error {
-		if !o.has(o.routes, route) || !o.has(o.tools, tool) {
+		wanted := o.has(o.routes, route) || (route == "sale-events" && o.has(o.routes, "sale-hook")) // sale-hook's first half
+		if !wanted || !o.has(o.tools, tool) {
 			return nil
 		}
 		// Statistics current before each load, as autovacuum keeps them in a database that has run for a
@@ -217,6 +219,17 @@ func benchRun(ctx context.Context, o options, run int) (runResult, error) {
 		}
 		defer rc.srv.Close()
 		if err := addEndpoints(f, rc.url); err != nil {
+			return res, err
+		}
+		// First with the endpoints disabled: the events are written with each sale, nothing is sent (the
+		// outbox's own cost); then enabled, the deliveries going out while the sales come in.
+		if err := setEndpoints(f, false); err != nil {
+			return res, err
+		}
+		if err := measure("sale-events", "go", func(c int) (*stats, error) { return goSalesPrefixed(ctx, pool, f, c, o.duration, "events-") }); err != nil {
+			return res, err
+		}
+		if err := setEndpoints(f, true); err != nil {
 			return res, err
 		}
 		start := time.Now()

@@ -22,15 +22,23 @@ CREATE TABLE webhook_endpoints (
 );
 CREATE INDEX webhook_endpoints_program_idx ON webhook_endpoints (program_id, id);
 
--- The outbox: written only for a program with an endpoint; kept 30 days (for resends and recovery).
+-- The outbox: written only for a program with an endpoint; kept 30 days (for resends and recovery). A
+-- row is small: the change's type, its resource and what only the moment knew (the status it moved to,
+-- the one before, the refund); data, the resource as the API shows it, is filled in when the event is
+-- first sent (webhooks_render), off the change's transaction: writing it there cost the sale a tenth
+-- of its throughput (docs/performance.md).
 CREATE TABLE webhook_events (
-    id          bigserial   PRIMARY KEY,
-    program_id  bigint      NOT NULL,
-    type        text        NOT NULL,
-    occurred_at timestamptz NOT NULL,
-    data        jsonb       NOT NULL,
-    is_test     boolean     NOT NULL DEFAULT false, -- a test-mode change, or a sample
-    sample      boolean     NOT NULL DEFAULT false  -- a sample (POST …/test): to its endpoint only, never recovered
+    id              bigserial   PRIMARY KEY,
+    program_id      bigint      NOT NULL,
+    type            text        NOT NULL,
+    occurred_at     timestamptz NOT NULL,
+    resource_id     bigint      NOT NULL, -- a lead, sale, commission, payout, partner_programs row or link
+    status          text,                 -- commission.* and payout.*: the status it moved to
+    previous_status text,                 -- commission.updated
+    refund_id       bigint,               -- sale.refunded
+    data            jsonb,                -- NULL until first sent
+    is_test         boolean     NOT NULL DEFAULT false, -- a test-mode change, or a sample
+    sample          boolean     NOT NULL DEFAULT false  -- a sample (POST …/test): to its endpoint only, never recovered
 );
 CREATE INDEX webhook_events_program_idx ON webhook_events (program_id, occurred_at);
 -- The clean-up's: events are written in time order, so a block range index is enough, and costs the

@@ -55,8 +55,14 @@ func TestHostileInputNever5xx(t *testing.T) {
 	} else {
 		t.Fatalf("payouts: %v", res)
 	}
+	// A webhook endpoint (nothing listens on its port) and a test delivery to it, for the webhooks' routes.
+	endpoint := env.Do(http.MethodPost, "/api/v1/programs/"+itoa(r.ProgramID)+"/webhook-endpoints", map[string]any{"url": "http://127.0.0.1:9/h"},
+		account...).JSON(t)["data"].(map[string]any)["id"]
+	delivery := env.Do(http.MethodPost, fmt.Sprintf("/api/v1/webhook-endpoints/%v/test", endpoint), map[string]any{"event_type": "sale.created"},
+		account...).JSON(t)["data"].(map[string]any)["id"]
 	params := map[string]string{"programId": itoa(r.ProgramID), "linkId": itoa(r.LinkID), "advertiserId": itoa(r.AdvertiserID), "asset": "app.js",
-		"commissionId": fmt.Sprint(commissionID), "payoutId": fmt.Sprint(payoutID)}
+		"commissionId": fmt.Sprint(commissionID), "payoutId": fmt.Sprint(payoutID), "endpointId": fmt.Sprint(endpoint),
+		"deliveryId": fmt.Sprint(delivery)}
 	var reqs []hostileRequest
 	for path, item := range env.Doc.Paths.Map() {
 		p := path

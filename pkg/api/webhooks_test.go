@@ -107,7 +107,8 @@ func sameResource(t *testing.T, what string, data, api map[string]any) {
 // Every change a brand's systems hear of writes its event in the change's transaction: a partner
 // joining, a lead, a sale and its commission, a refund, the commission's approval, its payout and
 // payment, a failed payout, a partner's and a link's change. Each is delivered signed (the library
-// verifies it), its data is the resource as the API shows it and fits the spec's schema.
+// verifies it), its data is the resource as the API shows it when first sent, with the status the event
+// moved it to, and fits the spec's schema.
 func TestWebhookEventsFromTheirChanges(t *testing.T) {
 	t.Parallel()
 	f := newLedger(t, map[string]any{"hold_days": 0, "commission_approval": "manual"})
@@ -197,8 +198,18 @@ func TestWebhookEventsFromTheirChanges(t *testing.T) {
 			t.Errorf("%s data does not fit %s: %v", typ, schemas[typ], err)
 		}
 	}
-	sameResource(t, "payout.paid", last["payout.paid"].event.Data, paid)
-	sameResource(t, "payout.failed", last["payout.failed"].event.Data, failed)
+	// Data is the resource when the event is first sent (here, after everything: the partner's new name),
+	// with the status the event moved it to.
+	if paid["status"] != "paid" || failed["status"] != "failed" {
+		t.Fatalf("payouts %v %v", paid["status"], failed["status"])
+	}
+	sameResource(t, "payout.paid", last["payout.paid"].event.Data, f.data(f.do(http.MethodGet, payout(po["id"]), nil), http.StatusOK))
+	sameResource(t, "payout.failed", last["payout.failed"].event.Data, f.data(f.do(http.MethodGet, payout(po2["id"]), nil), http.StatusOK))
+	for _, d := range got {
+		if d.event.Type == "payout.created" && d.event.Data["status"] != "processing" {
+			t.Errorf("payout.created with status %v", d.event.Data["status"])
+		}
+	}
 	sameResource(t, "link.updated", last["link.updated"].event.Data, link)
 	now := f.data(f.do(http.MethodGet, commission(c2["id"]), nil), http.StatusOK)
 	sameResource(t, "commission.updated", last["commission.updated"].event.Data, now)

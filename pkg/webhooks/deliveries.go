@@ -234,7 +234,8 @@ func (s *Store) SendTest(ctx context.Context, r Request, endpointID int64, event
 	var id int64
 	err = audit.Do(ctx, s.DB, func(tx *sqlx.Tx) (audit.Entry, error) {
 		err := sqlx.GetContext(ctx, tx, &id, `WITH ev AS (
-				INSERT INTO webhook_events (program_id, type, occurred_at, data, is_test, sample) VALUES ($1, $2, $3, $4, true, true)
+				INSERT INTO webhook_events (program_id, type, occurred_at, resource_id, data, is_test, sample)
+					VALUES ($1, $2, $3, 0, $4, true, true)
 				RETURNING id)
 			INSERT INTO webhook_deliveries (webhook_id, endpoint_id, event_id, created_at, updated_at)
 			SELECT 'msg_' || replace(gen_random_uuid()::text, '-', ''), $5, ev.id, $3, $3 FROM ev RETURNING id`,

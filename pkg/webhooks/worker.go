@@ -95,6 +95,7 @@ type job struct {
 	AttemptCount  int        `db:"attempt_count"`
 	LeasedUntil   time.Time  `db:"leased_until"`
 	First         bool       `db:"first"`
+	EventID       int64      `db:"event_id"`
 	Type          string     `db:"type"`
 	OccurredAt    time.Time  `db:"occurred_at"`
 	Data          []byte     `db:"data"`
@@ -121,9 +122,45 @@ func (w *Worker) claim(ctx context.Context, n int, now time.Time) ([]job, error)
 		WHERE d.id = due.id AND ev.id = d.event_id AND e.id = d.endpoint_id
 		RETURNING d.id, d.webhook_id, d.endpoint_id, d.attempt_count, d.leased_until,
 			NOT EXISTS (SELECT 1 FROM webhook_attempts a WHERE a.delivery_id = d.id) AS first,
-			ev.type, ev.occurred_at, ev.data, e.url, e.secret_sealed, e.previous_secret_sealed, e.previous_secret_until`,
+			ev.id AS event_id, ev.type, ev.occurred_at, ev.data, e.url, e.secret_sealed, e.previous_secret_sealed, e.previous_secret_until`,
 		now, n, now.Add(lease))
-	return out, err
+	if err != nil || len(out) == 0 {
+		return out, err
+	}
+	return out, w.render(ctx, out)
+}
+
+// render fills in the data of the claimed events sent for the first time (webhooks_render, in one
+// autocommit statement): the change's own transaction wrote only what the event is about.
+func (w *Worker) render(ctx context.Context, jobs []job) error {
+	var ids int64s
+	seen := map[int64]bool{}
+	for _, j := range jobs {
+		if j.Data == nil && !seen[j.EventID] {
+			seen[j.EventID] = true
+			ids = append(ids, j.EventID)
+		}
+	}
+	if len(ids) == 0 {
+		return nil
+	}
+	var rendered []struct {
+		ID   int64  `db:"id"`
+		Data []byte `db:"data"`
+	}
+	if err := sqlx.SelectContext(ctx, w.DB, &rendered, `SELECT id, data FROM webhooks_render($1)`, ids); err != nil {
+		return fmt.Errorf("render webhook events: %w", err)
+	}
+	data := make(map[int64][]byte, len(rendered))
+	for _, r := range rendered {
+		data[r.ID] = r.Data
+	}
+	for i := range jobs {
+		if jobs[i].Data == nil {
+			jobs[i].Data = data[jobs[i].EventID]
+		}
+	}
+	return nil
 }
 
 // RunOnce attempts the deliveries due now (up to Slots), all at once, and returns how many it attempted

@@ -7,6 +7,10 @@
 // owner's table (a sale, a commission's status, a payout…), and an AFTER trigger on that statement writes
 // the event, and its deliveries, in the same transaction. No writer can forget to: the previous build's
 // statements, the ledger's background pass and a future owner function all get their events.
+//
+// Every function is PL/pgSQL, even those of one query: PL/pgSQL keeps each statement's plan for the
+// session, where a SQL function called from a trigger is planned again at every call. Planned each time,
+// the six queries a sale's statement ran cost it a fifth of its throughput (docs/performance.md).
 package sql
 
 import "embed"

@@ -1,18 +1,21 @@
--- webhooks_emit writes events (one array per input) and a pending delivery of each to every enabled
--- endpoint of its program that takes its type, in the caller's transaction. Callers pass only programs
--- with an endpoint (webhooks_watched): a disabled endpoint gets no delivery, but its events are kept for
--- recovery.
-CREATE OR REPLACE FUNCTION webhooks_emit(p_program bigint[], p_type text[], p_data jsonb[], p_test boolean[])
+-- webhooks_emit writes events (one array per input; NULL for what a type does not carry) and a pending
+-- delivery of each to every enabled endpoint of its program that takes its type, in the caller's
+-- transaction. Callers pass only programs with an endpoint (webhooks_watched): a disabled endpoint gets
+-- no delivery, but its events are kept for recovery. The events' data is rendered when first sent.
+CREATE OR REPLACE FUNCTION webhooks_emit(p_program bigint[], p_type text[], p_resource bigint[], p_status text[],
+    p_previous text[], p_refund bigint[], p_test boolean[])
 RETURNS void
-LANGUAGE sql AS $$
+LANGUAGE plpgsql AS $$
+BEGIN
     WITH ev AS (
-        INSERT INTO webhook_events (program_id, type, occurred_at, data, is_test)
-        SELECT u.program_id, u.type, clock_timestamp(), u.data, u.is_test
-        FROM unnest(p_program, p_type, p_data, p_test) AS u(program_id, type, data, is_test)
+        INSERT INTO webhook_events (program_id, type, occurred_at, resource_id, status, previous_status, refund_id, is_test)
+        SELECT u.program_id, u.type, clock_timestamp(), u.resource_id, u.status, u.previous_status, u.refund_id, u.is_test
+        FROM unnest(p_program, p_type, p_resource, p_status, p_previous, p_refund, p_test)
+            AS u(program_id, type, resource_id, status, previous_status, refund_id, is_test)
         RETURNING id, program_id, type
     )
     INSERT INTO webhook_deliveries (webhook_id, endpoint_id, event_id)
     SELECT 'msg_' || replace(gen_random_uuid()::text, '-', ''), e.id, ev.id
     FROM ev JOIN webhook_endpoints e ON e.program_id = ev.program_id
-    WHERE e.enabled AND (e.event_types IS NULL OR ev.type = ANY (e.event_types))
-$$;
+    WHERE e.enabled AND (e.event_types IS NULL OR ev.type = ANY (e.event_types));
+END $$;

@@ -10,10 +10,9 @@ BEGIN
     IF watched IS NULL THEN
         RETURN NULL;
     END IF;
-    PERFORM webhooks_emit(array_agg(d.program_id), array_agg('commission.updated'::text),
-        array_agg(d.data || jsonb_build_object('previous_status', d.data->'status')), array_agg(d.is_test))
-    FROM webhooks_commission_data(ARRAY(SELECT DISTINCT n.commission_id FROM new_rows n
-        WHERE n.program_id = ANY (watched))) d
+    PERFORM webhooks_emit(array_agg(c.program_id), array_agg('commission.updated'::text), array_agg(c.id), array_agg(c.status),
+        array_agg(c.status), array_agg(NULL::bigint), array_agg(c.is_test))
+    FROM commissions c WHERE c.id IN (SELECT n.commission_id FROM new_rows n WHERE n.program_id = ANY (watched))
     HAVING count(*) > 0;
     RETURN NULL;
 END $$;

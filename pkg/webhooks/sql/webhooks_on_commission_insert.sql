@@ -10,8 +10,9 @@ BEGIN
     IF watched IS NULL THEN
         RETURN NULL;
     END IF;
-    PERFORM webhooks_emit(array_agg(d.program_id), array_agg('commission.created'::text), array_agg(d.data), array_agg(d.is_test))
-    FROM webhooks_commission_data(ARRAY(SELECT n.id FROM new_rows n WHERE n.program_id = ANY (watched) )) d
+    PERFORM webhooks_emit(array_agg(n.program_id), array_agg('commission.created'::text), array_agg(n.id), array_agg(n.status),
+        array_agg(NULL::text), array_agg(NULL::bigint), array_agg(n.is_test))
+    FROM new_rows n WHERE n.program_id = ANY (watched)
     HAVING count(*) > 0;
     RETURN NULL;
 END $$;

@@ -10,12 +10,11 @@ BEGIN
     IF watched IS NULL THEN
         RETURN NULL;
     END IF;
-    PERFORM webhooks_emit(array_agg(d.program_id), array_agg('link.updated'::text), array_agg(d.data),
-        array_agg(d.is_test))
-    FROM webhooks_link_data(ARRAY(SELECT n.id FROM new_rows n JOIN old_rows o ON o.id = n.id
-        WHERE n.program_id = ANY (watched)
-            AND (n.short_link, n.partner_id, n.program_id, n.enabled) IS DISTINCT FROM
-                (o.short_link, o.partner_id, o.program_id, o.enabled))) d
+    PERFORM webhooks_emit(array_agg(n.program_id), array_agg('link.updated'::text), array_agg(n.id), array_agg(NULL::text),
+        array_agg(NULL::text), array_agg(NULL::bigint), array_agg(false))
+    FROM new_rows n JOIN old_rows o ON o.id = n.id
+    WHERE n.program_id = ANY (watched)
+        AND (n.short_link, n.partner_id, n.program_id, n.enabled) IS DISTINCT FROM (o.short_link, o.partner_id, o.program_id, o.enabled)
     HAVING count(*) > 0;
     RETURN NULL;
 END $$;

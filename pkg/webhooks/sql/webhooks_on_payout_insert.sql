@@ -9,8 +9,9 @@ BEGIN
     IF watched IS NULL THEN
         RETURN NULL;
     END IF;
-    PERFORM webhooks_emit(array_agg(d.program_id), array_agg('payout.created'::text), array_agg(d.data), array_agg(d.is_test))
-    FROM webhooks_payout_data(ARRAY(SELECT n.id FROM new_rows n WHERE n.program_id = ANY (watched) )) d
+    PERFORM webhooks_emit(array_agg(n.program_id), array_agg('payout.created'::text), array_agg(n.id), array_agg(n.status),
+        array_agg(NULL::text), array_agg(NULL::bigint), array_agg(false))
+    FROM new_rows n WHERE n.program_id = ANY (watched)
     HAVING count(*) > 0;
     RETURN NULL;
 END $$;

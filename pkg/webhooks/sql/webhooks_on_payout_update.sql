@@ -10,11 +10,10 @@ BEGIN
     IF watched IS NULL THEN
         RETURN NULL;
     END IF;
-    PERFORM webhooks_emit(array_agg(d.program_id), array_agg('payout.' || c.status), array_agg(d.data),
-        array_agg(d.is_test))
-    FROM (SELECT n.id, n.status FROM new_rows n JOIN old_rows o ON o.id = n.id
-        WHERE n.program_id = ANY (watched) AND n.status IN ('paid', 'failed') AND o.status <> n.status) c
-    JOIN webhooks_payout_data(ARRAY(SELECT n.id FROM new_rows n WHERE n.program_id = ANY (watched))) d ON d.id = c.id
+    PERFORM webhooks_emit(array_agg(n.program_id), array_agg('payout.' || n.status), array_agg(n.id), array_agg(n.status),
+        array_agg(o.status), array_agg(NULL::bigint), array_agg(false))
+    FROM new_rows n JOIN old_rows o ON o.id = n.id
+    WHERE n.program_id = ANY (watched) AND n.status IN ('paid', 'failed') AND o.status <> n.status
     HAVING count(*) > 0;
     RETURN NULL;
 END $$;

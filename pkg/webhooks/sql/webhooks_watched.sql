@@ -3,7 +3,8 @@
 -- probe per program a statement touched, and nothing more.
 CREATE OR REPLACE FUNCTION webhooks_watched(p_program bigint[])
 RETURNS bigint[]
-LANGUAGE sql STABLE AS $$
-    SELECT array_agg(d.p) FROM (SELECT DISTINCT p FROM unnest(p_program) AS u(p)) d
-    WHERE EXISTS (SELECT 1 FROM webhook_endpoints e WHERE e.program_id = d.p)
-$$;
+LANGUAGE plpgsql STABLE AS $$
+BEGIN
+    RETURN (SELECT array_agg(d.p) FROM (SELECT DISTINCT p FROM unnest(p_program) AS u(p)) d
+        WHERE EXISTS (SELECT 1 FROM webhook_endpoints e WHERE e.program_id = d.p));
+END $$;
