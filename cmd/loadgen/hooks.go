@@ -135,8 +135,13 @@ type hookFigures struct {
 	lagP50, lagP99                        time.Duration // event to first attempt, during the sale-hook load
 	drainN                                int
 	drainTook                             time.Duration
-	quietRate                             float64 // sales per second with the endpoints disabled (events written, nothing sent)
+	quietRate                             float64       // sales per second with the endpoints disabled (events written, nothing sent)
+	pacedP50, pacedP99                    time.Duration // event to first attempt, sales at pacedRate a second
 }
+
+// pacedRate is the sale rate at which the lag is read without a backlog: about a tenth of what the
+// machine can record, as a busy program would send.
+const pacedRate = 200
 
 func (h hookFigures) String() string {
 	rate := 0.0
@@ -144,9 +149,11 @@ func (h hookFigures) String() string {
 		rate = float64(h.drainN) / h.drainTook.Seconds()
 	}
 	return fmt.Sprintf("webhooks: %d delivered during and after the sale-hook load (%d received twice, %d failed attempts); "+
-		"event to first attempt p50 %.1f ms, p99 %.1f ms; sales with the endpoints disabled (events written, nothing sent): %.0f/s; "+
+		"event to first attempt p50 %.1f ms, p99 %.1f ms under the saturating load, p50 %.1f ms, p99 %.1f ms at %d sales/s; "+
+		"sales with the endpoints disabled (events written, nothing sent): %.0f/s; "+
 		"a backlog of %d drained in %.2f s by one replica: %.0f deliveries/s",
 		h.delivered, h.duplicates, h.failedAttempts, float64(h.lagP50.Microseconds())/1000, float64(h.lagP99.Microseconds())/1000,
+		float64(h.pacedP50.Microseconds())/1000, float64(h.pacedP99.Microseconds())/1000, pacedRate,
 		h.quietRate, h.drainN, h.drainTook.Seconds(), rate)
 }
 
@@ -194,6 +201,19 @@ func measureHooks(ctx context.Context, pool *sqlx.DB, f *fixture, rc *hookReceiv
 	}
 	h.drainTook = time.Since(start)
 	h.drainN = int(rc.received.Load() - before)
+	// The lag without a backlog: sales at pacedRate a second, each delivered as it comes.
+	pacedStart := time.Now()
+	tick := time.NewTicker(time.Second / pacedRate)
+	defer tick.Stop()
+	if _, err := goSalesPaced(ctx, pool, f, 4, d/2, "paced-", tick.C); err != nil {
+		return h, err
+	}
+	if err := drained(ctx, pool, 2*time.Minute); err != nil {
+		return h, err
+	}
+	if h.pacedP50, h.pacedP99, err = lag(ctx, pool, pacedStart); err != nil {
+		return h, err
+	}
 	h.delivered = int(rc.received.Load())
 	h.duplicates = rc.duplicates()
 	h.failedAttempts = count(ctx, pool, `SELECT count(*) FROM webhook_attempts WHERE NOT succeeded`)

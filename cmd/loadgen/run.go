@@ -371,6 +371,11 @@ func goSales(ctx context.Context, pool *sqlx.DB, f *fixture, conns int, d time.D
 
 // goSalesPrefixed is goSales with transaction ids prefix<n>, keeping the acknowledged sales in f.sold.
 func goSalesPrefixed(ctx context.Context, pool *sqlx.DB, f *fixture, conns int, d time.Duration, prefix string) (*stats, error) {
+	return goSalesPaced(ctx, pool, f, conns, d, prefix, nil)
+}
+
+// goSalesPaced is goSalesPrefixed where each sale first waits for a tick of pace (nil: as fast as it can).
+func goSalesPaced(ctx context.Context, pool *sqlx.DB, f *fixture, conns int, d time.Duration, prefix string, pace <-chan time.Time) (*stats, error) {
 	var (
 		mu    sync.Mutex
 		acked []sold
@@ -378,6 +383,9 @@ func goSalesPrefixed(ctx context.Context, pool *sqlx.DB, f *fixture, conns int, 
 	n := uint64(len(f.sellers))
 	st := drive(conns, d, func(client *http.Client, i uint64) error {
 		s := f.sellers[i%n]
+		if pace != nil {
+			<-pace
+		}
 		txn := fmt.Sprintf("%s%d", prefix, i)
 		body := fmt.Sprintf(`{"transaction_id":%q,"amount_cents":%d,"customer_key":%q}`, txn, 1000+i%5000, s.customers[(i/n)%uint64(len(s.customers))])
 		if _, err := send(client, f.base+"/api/v1/track/sale", body, http.Header{"Authorization": {"Bearer " + s.key}}); err != nil {
