@@ -125,9 +125,12 @@ func (w *Worker) claim(ctx context.Context, n int, now time.Time) ([]job, error)
 			ev.id AS event_id, ev.type, ev.occurred_at, ev.data, e.url, e.secret_sealed, e.previous_secret_sealed, e.previous_secret_until`,
 		now, n, now.Add(lease))
 	if err != nil || len(out) == 0 {
-		return out, err
+		return nil, err
 	}
-	return out, w.render(ctx, out)
+	if err := w.render(ctx, out); err != nil {
+		return nil, err // not attempted: their leases run out, and they are claimed again
+	}
+	return out, nil
 }
 
 // render fills in the data of the claimed events sent for the first time (webhooks_render, in one
