@@ -85,10 +85,11 @@ generate-check:
 # Independent tests run in parallel (t.Parallel), each on its own database cloned from a migrated template;
 # they wait on Postgres and the browser far more than on the CPU, hence more of them at once than cores.
 # A race-enabled binary sleeps a second at exit by default (GORACE atexit_sleep_ms) for late reports;
-# every test here has finished its goroutines by then, and the second per package adds up.
+# every test here has finished its goroutines by then, and the second per package adds up. -vet=off: the
+# vet target runs every analyzer beside the tests (`make test`), so go test need not run its subset again.
 go-test: $(NPM_DEPS) $(TRACKER_DEPS)
-	REFTRACK_REQUIRE_TOOLS=1 GORACE=atexit_sleep_ms=0 $(GO) test -race -count=1 -parallel 8 ./...
-	cd sdk && GORACE=atexit_sleep_ms=0 $(GO) test -race -count=1 ./...
+	REFTRACK_REQUIRE_TOOLS=1 GORACE=atexit_sleep_ms=0 $(GO) test -race -count=1 -parallel 8 -vet=off ./...
+	cd sdk && GORACE=atexit_sleep_ms=0 $(GO) test -race -count=1 -vet=off ./...
 
 ## test-ua-full: the fast crawler check against crawlerdetect's own on its whole browser list (165,634
 ## User-Agents, from the module cache) and crawler list; about three minutes, so not part of `make test`
