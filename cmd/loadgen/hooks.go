@@ -111,7 +111,7 @@ func recoverEndpoints(f *fixture, since time.Time) error {
 	return nil
 }
 
-// drained waits (up to limit) until no delivery is pending and returns when the last one was attempted.
+// drained waits (up to limit) until no delivery is pending.
 func drained(ctx context.Context, pool *sqlx.DB, limit time.Duration) error {
 	deadline := time.Now().Add(limit)
 	for {

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/jmoiron/sqlx"
+	"github.com/lib/pq"
 
 	"github.com/reftrack/reftrack/pkg/audit"
 )
@@ -130,7 +131,7 @@ func (s *Store) withAttempts(ctx context.Context, ds []Delivery) error {
 	}
 	var attempts []Attempt
 	if err := sqlx.SelectContext(ctx, s.DB, &attempts, `SELECT delivery_id, attempted_at, succeeded, response_status,
-		duration_ms, response_body, error FROM webhook_attempts WHERE delivery_id = ANY ($1) ORDER BY delivery_id, attempted_at`, int64s(ids)); err != nil {
+		duration_ms, response_body, error FROM webhook_attempts WHERE delivery_id = ANY ($1) ORDER BY delivery_id, attempted_at`, pq.Int64Array(ids)); err != nil {
 		return err
 	}
 	for _, a := range attempts {
@@ -151,7 +152,10 @@ func (s *Store) getDelivery(ctx context.Context, id int64) (Delivery, error) {
 		return Delivery{}, err
 	}
 	ds := []Delivery{d}
-	return ds[0], s.withAttempts(ctx, ds)
+	if err := s.withAttempts(ctx, ds); err != nil {
+		return Delivery{}, err
+	}
+	return ds[0], nil
 }
 
 // Resend queues a delivery again, at once, with a full schedule of attempts and the same webhook-id.
@@ -200,7 +204,7 @@ func (s *Store) Recover(ctx context.Context, r Request, endpointID int64, since 
 	err = audit.Do(ctx, s.DB, func(tx *sqlx.Tx) (audit.Entry, error) {
 		err := sqlx.GetContext(ctx, tx, &n, `WITH queued AS (
 				INSERT INTO webhook_deliveries (webhook_id, endpoint_id, event_id, updated_at)
-				SELECT 'msg_' || replace(gen_random_uuid()::text, '-', ''), e.id, ev.id, $3
+				SELECT webhooks_message_id(), e.id, ev.id, $3
 				FROM webhook_endpoints e JOIN webhook_events ev ON ev.program_id = e.program_id
 				WHERE e.id = $1 AND ev.occurred_at >= $2 AND ev.occurred_at >= e.created_at AND NOT ev.sample
 					AND (e.event_types IS NULL OR ev.type = ANY (e.event_types))
@@ -238,7 +242,7 @@ func (s *Store) SendTest(ctx context.Context, r Request, endpointID int64, event
 					VALUES ($1, $2, $3, 0, $4, true, true)
 				RETURNING id)
 			INSERT INTO webhook_deliveries (webhook_id, endpoint_id, event_id, created_at, updated_at)
-			SELECT 'msg_' || replace(gen_random_uuid()::text, '-', ''), $5, ev.id, $3, $3 FROM ev RETURNING id`,
+			SELECT webhooks_message_id(), $5, ev.id, $3, $3 FROM ev RETURNING id`,
 			e.ProgramID, eventType, r.Now, string(data), e.ID)
 		if err != nil {
 			return audit.Entry{}, err
@@ -250,18 +254,4 @@ func (s *Store) SendTest(ctx context.Context, r Request, endpointID int64, event
 		return Delivery{}, err
 	}
 	return s.getDelivery(ctx, id)
-}
-
-type int64s []int64
-
-// Value sends the ids as a PostgreSQL array literal.
-func (a int64s) Value() (any, error) {
-	b := []byte{'{'}
-	for i, v := range a {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		b = strconv.AppendInt(b, v, 10)
-	}
-	return string(append(b, '}')), nil
 }

@@ -219,9 +219,7 @@ func (s *Store) Update(ctx context.Context, r Request, id int64, in EndpointInpu
 			return audit.Entry{}, err
 		}
 		if !e.Enabled {
-			// What was pending fails now; Recover queues it again once the endpoint is enabled.
-			if _, err := tx.ExecContext(ctx, `UPDATE webhook_deliveries SET status = 'failed', leased_until = NULL,
-				updated_at = $2 WHERE endpoint_id = $1 AND status = 'pending'`, id, r.Now); err != nil {
+			if err := failPending(ctx, tx, id, r.Now); err != nil {
 				return audit.Entry{}, err
 			}
 		}

@@ -16,6 +16,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 )
 
@@ -95,7 +96,7 @@ func invalid(format string, args ...any) error {
 // CheckEventType refuses a type that is not one of EventTypes.
 func CheckEventType(t string) error {
 	if !slices.Contains(EventTypes, t) {
-		return invalid("event type %q is not one of %s", t, quoted(EventTypes))
+		return invalid("event type %q is not one of %s", t, strings.Join(EventTypes, ", "))
 	}
 	return nil
 }
@@ -103,18 +104,7 @@ func CheckEventType(t string) error {
 // CheckStatus refuses a delivery status that is not one of DeliveryStatuses.
 func CheckStatus(s string) error {
 	if !slices.Contains(DeliveryStatuses, s) {
-		return invalid("status must be one of %s", quoted(DeliveryStatuses))
+		return invalid("status must be one of %s", strings.Join(DeliveryStatuses, ", "))
 	}
 	return nil
-}
-
-func quoted(list []string) string {
-	out := ""
-	for i, s := range list {
-		if i > 0 {
-			out += ", "
-		}
-		out += s
-	}
-	return out
 }

@@ -136,7 +136,7 @@ func (w *Worker) claim(ctx context.Context, n int, now time.Time) ([]job, error)
 // render fills in the data of the claimed events sent for the first time (webhooks_render, in one
 // autocommit statement): the change's own transaction wrote only what the event is about.
 func (w *Worker) render(ctx context.Context, jobs []job) error {
-	var ids int64s
+	var ids pq.Int64Array
 	seen := map[int64]bool{}
 	for _, j := range jobs {
 		if j.Data == nil && !seen[j.EventID] {
@@ -312,7 +312,7 @@ func (w *Worker) recordAll(ctx context.Context, done []outcome) error {
 		if o.outcome == OutcomeSucceeded {
 			ok = append(ok, o)
 		} else {
-			errs = append(errs, w.record(ctx, o.job, o.at, o.result))
+			errs = append(errs, w.recordFailure(ctx, o.job, o.at, o.result))
 		}
 	}
 	if len(ok) > 0 {
@@ -326,8 +326,8 @@ func (w *Worker) recordAll(ctx context.Context, done []outcome) error {
 // this replica, and the endpoints' end of failing.
 func recordSuccesses(ctx context.Context, db *sqlx.DB, ok []outcome) error {
 	n := len(ok)
-	ids, endpoints, counts := make(int64s, n), make(int64s, n), make(int64s, n)
-	statuses, durations := make(int64s, n), make(int64s, n)
+	ids, endpoints, counts := make(pq.Int64Array, n), make(pq.Int64Array, n), make(pq.Int64Array, n)
+	statuses, durations := make(pq.Int64Array, n), make(pq.Int64Array, n)
 	leases, ats := make([]string, n), make([]string, n)
 	bodies := make([]*string, n)
 	for i, o := range ok {
@@ -452,10 +452,10 @@ func NextDelay(n int, jitter float64, retryAfter time.Duration) (time.Duration, 
 	return d, true
 }
 
-// record writes the attempt, the delivery's next state and the endpoint's, in one transaction. The
-// delivery moves only if this replica still holds its lease (a resend or another replica may have taken
-// it meanwhile); the attempt is logged either way.
-func (w *Worker) record(ctx context.Context, j job, at time.Time, r result) error {
+// recordFailure writes a failed attempt, the delivery's next state and the endpoint's, in one
+// transaction (successes are recordSuccesses'). The delivery moves only if this replica still holds its
+// lease (a resend or another replica may have taken it meanwhile); the attempt is logged either way.
+func (w *Worker) recordFailure(ctx context.Context, j job, at time.Time, r result) error {
 	tx, err := w.DB.BeginTxx(ctx, nil)
 	if err != nil {
 		return err
@@ -468,17 +468,13 @@ func (w *Worker) record(ctx context.Context, j job, at time.Time, r result) erro
 	}
 	ms := int(r.took / time.Millisecond)
 	if _, err := tx.ExecContext(ctx, `INSERT INTO webhook_attempts (delivery_id, attempted_at, succeeded, response_status,
-		duration_ms, response_body, error) VALUES ($1, $2, $3, $4, $5, $6, $7)`,
-		j.ID, at, r.outcome == OutcomeSucceeded, r.status, ms, r.body, r.err); err != nil {
+		duration_ms, response_body, error) VALUES ($1, $2, false, $3, $4, $5, $6)`,
+		j.ID, at, r.status, ms, r.body, r.err); err != nil {
 		return fmt.Errorf("record attempt: %w", err)
 	}
 	n := j.AttemptCount + 1
 	status, next := StatusFailed, (*time.Time)(nil)
-	switch r.outcome {
-	case OutcomeSucceeded:
-		status = StatusSucceeded
-	case OutcomeGone:
-	default:
+	if r.outcome != OutcomeGone {
 		if d, ok := NextDelay(n, w.Jitter(), r.retryAfter); ok {
 			t := at.Add(d)
 			status, next = StatusPending, &t
@@ -493,34 +489,27 @@ func (w *Worker) record(ctx context.Context, j job, at time.Time, r result) erro
 	if moved, _ := res.RowsAffected(); moved == 0 {
 		return tx.Commit()
 	}
-	var disable string
-	switch r.outcome {
-	case OutcomeSucceeded:
-		_, err = tx.ExecContext(ctx, `UPDATE webhook_endpoints SET failing_since = NULL WHERE id = $1 AND failing_since IS NOT NULL`, j.EndpointID)
-	case OutcomeGone:
-		disable = ReasonGone
-	default:
+	reason, label := ReasonGone, "gone"
+	if r.outcome != OutcomeGone {
 		var since time.Time
-		err = tx.GetContext(ctx, &since, `UPDATE webhook_endpoints SET failing_since = COALESCE(failing_since, $2)
-			WHERE id = $1 RETURNING failing_since`, j.EndpointID, at)
-		if err == nil && !at.Before(since.Add(DisableAfter)) {
-			disable = ReasonFailing
+		if err := tx.GetContext(ctx, &since, `UPDATE webhook_endpoints SET failing_since = COALESCE(failing_since, $2)
+			WHERE id = $1 RETURNING failing_since`, j.EndpointID, at); err != nil {
+			return fmt.Errorf("record endpoint: %w", err)
 		}
+		if at.Before(since.Add(DisableAfter)) {
+			return tx.Commit()
+		}
+		reason, label = ReasonFailing, "failing"
 	}
+	disabled, err := disableEndpoint(ctx, tx, j.EndpointID, reason, at)
 	if err != nil {
-		return fmt.Errorf("record endpoint: %w", err)
-	}
-	disabled := false
-	if disable != "" {
-		if disabled, err = disableEndpoint(ctx, tx, j.EndpointID, disable, at); err != nil {
-			return err
-		}
+		return err
 	}
 	if err := tx.Commit(); err != nil {
 		return err
 	}
 	if disabled && w.Observe != nil {
-		w.Observe.WebhookDisabled(disable)
+		w.Observe.WebhookDisabled(label)
 	}
 	return nil
 }
@@ -536,9 +525,15 @@ func disableEndpoint(ctx context.Context, tx *sqlx.Tx, id int64, reason string, 
 	if n, _ := res.RowsAffected(); n == 0 {
 		return false, nil
 	}
-	_, err = tx.ExecContext(ctx, `UPDATE webhook_deliveries SET status = 'failed', leased_until = NULL, updated_at = $2
-		WHERE endpoint_id = $1 AND status = 'pending'`, id, now)
-	return true, err
+	return true, failPending(ctx, tx, id, now)
+}
+
+// failPending fails the endpoint's pending deliveries (it was just disabled): Recover queues them again
+// once it is enabled.
+func failPending(ctx context.Context, tx *sqlx.Tx, endpointID int64, now time.Time) error {
+	_, err := tx.ExecContext(ctx, `UPDATE webhook_deliveries SET status = 'failed', leased_until = NULL, updated_at = $2
+		WHERE endpoint_id = $1 AND status = 'pending'`, endpointID, now)
+	return err
 }
 
 // Clean drops the events older than Retention, with their deliveries and attempts, a thousand at a time;

@@ -311,8 +311,12 @@ func TestScheduleEndsInFailure(t *testing.T) {
 		t.Fatalf("%+v with %d attempts", got, len(got.Attempts))
 	}
 	// A resend starts a schedule again, with the same webhook-id.
-	if _, err := f.store.Resend(f.ctx, f.request(), d.ID); err != nil {
+	resent, err := f.store.Resend(f.ctx, f.request(), d.ID)
+	if err != nil {
 		t.Fatal(err)
+	}
+	if resent.Status != webhooks.StatusPending || len(resent.Attempts) != len(webhooks.Schedule) {
+		t.Fatalf("resend answered %+v with %d attempts, want pending with the %d before", resent, len(resent.Attempts), len(webhooks.Schedule))
 	}
 	if f.run() != 1 {
 		t.Fatal("resend not attempted at once")
@@ -346,7 +350,7 @@ func TestGoneDisablesAtOnce(t *testing.T) {
 	if d := f.delivery(first.ID); d.Status != webhooks.StatusFailed {
 		t.Fatalf("the 410's delivery: %s", d.Status)
 	}
-	if f.seen["disabled: "+webhooks.ReasonGone] != 1 || f.seen[webhooks.OutcomeGone] != 1 {
+	if f.seen["disabled: gone"] != 1 || f.seen[webhooks.OutcomeGone] != 1 {
 		t.Fatalf("observed %v", f.seen)
 	}
 	_ = second

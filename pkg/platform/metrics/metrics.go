@@ -5,7 +5,6 @@ package metrics
 import (
 	"bytes"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -127,14 +126,8 @@ func (m *Metrics) WebhookLag(d time.Duration) { m.hookLag.Observe(d.Seconds()) }
 // WebhookAttempt records one outbound delivery attempt.
 func (m *Metrics) WebhookAttempt(outcome string) { m.hookAttempts.WithLabelValues(outcome).Inc() }
 
-// WebhookDisabled records one endpoint disabled; reason is gone or failing (bounded label values).
-func (m *Metrics) WebhookDisabled(reason string) {
-	label := "failing"
-	if strings.Contains(reason, "410") {
-		label = "gone"
-	}
-	m.hookDisabled.WithLabelValues(label).Inc()
-}
+// WebhookDisabled records one endpoint disabled; reason is gone or failing (pkg/webhooks' labels).
+func (m *Metrics) WebhookDisabled(reason string) { m.hookDisabled.WithLabelValues(reason).Inc() }
 
 // ClickBatch records one written batch of clicks.
 func (m *Metrics) ClickBatch(size int, took time.Duration) { m.clicks.observe(size, took) }

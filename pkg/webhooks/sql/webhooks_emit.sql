@@ -15,7 +15,7 @@ BEGIN
         RETURNING id, program_id, type
     )
     INSERT INTO webhook_deliveries (webhook_id, endpoint_id, event_id)
-    SELECT 'msg_' || replace(gen_random_uuid()::text, '-', ''), e.id, ev.id
+    SELECT webhooks_message_id(), e.id, ev.id
     FROM ev JOIN webhook_endpoints e ON e.program_id = ev.program_id
     WHERE e.enabled AND (e.event_types IS NULL OR ev.type = ANY (e.event_types));
 END $$;
