@@ -26,7 +26,7 @@ build:
 $(NPM_DEPS): openapi/package.json openapi/package-lock.json
 	cd openapi && npm ci --no-audit --no-fund --loglevel=error
 
-# playwright-core drives Debian's chromium in the tracker's browser tests (it downloads no browser).
+# playwright-core drives Debian's chromium-headless-shell in the tracker's browser tests (it downloads no browser).
 $(TRACKER_DEPS): tracker/package.json tracker/package-lock.json
 	cd tracker && npm ci --no-audit --no-fund --loglevel=error
 
@@ -127,10 +127,11 @@ define apt-ensure
 	fi
 endef
 
-# make test needs Debian's chromium (the browser tests), gcc (the race detector uses cgo) and npm (the spec
+# make test needs Debian's chromium-headless-shell (the browser tests; Chromium's old headless mode, which
+# costs a third of the CPU of the full browser's), gcc (the race detector uses cgo) and npm (the spec
 # linters, the TypeScript client, playwright-core); installed when missing and apt-get can.
 test-deps:
-	$(call apt-ensure,chromium:chromium gcc:gcc npm:npm,make test)
+	$(call apt-ensure,chromium-headless-shell:chromium-headless-shell gcc:gcc npm:npm,make test)
 
 # The cluster runs Debian's pgbouncer (1.18), haproxy and redis-server beside PostgreSQL's binaries; installed
 # when missing and apt-get can.

@@ -1,13 +1,14 @@
 // A line-oriented JSON bridge to headless Chromium for the Go browser tests (pkg/testkit/browsertest: the
 // tracker's and the dashboard's).
 // Each stdin line is {"id", "op", ...args}; each answer is one stdout line {"id", "result"} or
-// {"id", "error"}. The first line out is {"ready": true}. Chromium is Debian's (/usr/bin/chromium, or
-// CHROMIUM); playwright-core downloads nothing.
+// {"id", "error"}. The first line out is {"ready": true}. Chromium is Debian's headless shell
+// (/usr/bin/chromium-headless-shell, or CHROMIUM): Chromium's old headless mode, a third of the full
+// browser's CPU in these tests. playwright-core downloads nothing.
 import readline from "node:readline";
 import { chromium } from "playwright-core";
 
 const browser = await chromium.launch({
-  executablePath: process.env.CHROMIUM || "/usr/bin/chromium",
+  executablePath: process.env.CHROMIUM || "/usr/bin/chromium-headless-shell",
   args: [
     "--no-sandbox",
     "--disable-gpu",
@@ -50,20 +51,34 @@ const ops = {
     const v = await get(page).page.evaluate(expr);
     return v === undefined ? null : v;
   },
-  // waitFor waits until the expression is truthy in the page. It polls page.evaluate, which pages with a
-  // strict Content-Security-Policy (no eval) allow, unlike waitForFunction.
+  // waitFor waits until the expression is truthy in the page. The page itself re-checks it (every 50 ms),
+  // so waiting costs one round trip, not one per check; a navigation ends that evaluation and it starts
+  // again in the new document. The expression is part of the evaluated source (as in eval), which pages
+  // with a strict Content-Security-Policy (no eval) allow, unlike waitForFunction.
   async waitFor({ page, expr }) {
     const p = get(page).page;
     const deadline = Date.now() + 15000;
     for (;;) {
+      const left = deadline - Date.now();
       let last;
       try {
-        if (await p.evaluate(expr)) return true;
+        const ok = await p.evaluate(`new Promise((resolve) => {
+          const end = Date.now() + ${Math.max(left, 0)};
+          const check = () => {
+            let v;
+            try { v = (${expr}); } catch (e) { v = false; }
+            if (v) resolve(true);
+            else if (Date.now() > end) resolve(false);
+            else setTimeout(check, 50);
+          };
+          check();
+        })`);
+        if (ok) return true;
       } catch (e) {
-        last = e; // the page may be navigating
+        last = e; // the page navigated
       }
       if (Date.now() > deadline) throw new Error(`waited 15 s for ${expr}` + (last ? `: ${last}` : ""));
-      await new Promise((r) => setTimeout(r, 50));
+      if (last) await new Promise((r) => setTimeout(r, 50));
     }
   },
   // waitForConsole waits (up to 15 s) until the page has logged a message containing every one of parts:

@@ -66,10 +66,10 @@ func Start() (*Chrome, error) {
 	}
 	exe := os.Getenv("CHROMIUM")
 	if exe == "" {
-		exe = "/usr/bin/chromium"
+		exe = "/usr/bin/chromium-headless-shell"
 	}
 	if _, err := os.Stat(exe); err != nil {
-		return nil, fmt.Errorf("no Chromium at %s: apt-get install -y chromium (.ci/run does)", exe)
+		return nil, fmt.Errorf("no Chromium at %s: apt-get install -y chromium-headless-shell (make test does)", exe)
 	}
 	cmd := exec.Command("node", "test/bridge.mjs")
 	cmd.Dir = tracker
