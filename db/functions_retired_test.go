@@ -1,6 +1,7 @@
 package db_test
 
 import (
+	"bytes"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -58,7 +59,8 @@ func TestRetiredFunctionsAreNotCalled(t *testing.T) {
 			}
 			goFiles++
 			for old, call := range calls {
-				if call.Match(b) {
+				// The regular expression only where the name occurs at all: it was most of this test's time.
+				if bytes.Contains(b, []byte(old)) && call.Match(b) {
 					t.Errorf("%s calls the retired function %s: call %s", path, old, retiredFunctions[old])
 				}
 			}
