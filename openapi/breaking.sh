@@ -48,12 +48,19 @@ else
 	range="HEAD~1..HEAD"
 	git cat-file -e "HEAD~1^{commit}" 2>/dev/null || range=""
 fi
+# A commit's verdict never changes (its spec, its parent's and its message are fixed by its hash): the
+# commits judged acceptable by this oasdiff are noted in bin/ (not committed) and not compared again.
+judged=$(dirname "$oasdiff")/judged-commits
+touch "$judged"
 checked=0
 if [ -n "$range" ]; then
 	for c in $(git rev-list --reverse --no-merges "$range" -- "$spec"); do
 		git cat-file -e "$c^:$spec" 2>/dev/null || continue
-		compare "$c^:$spec" "$c:$spec" "commit $(git log -1 --format='%h (%s)' "$c")" "$(git log -1 --format=%B "$c")"
 		checked=$((checked + 1))
+		grep -qxF "$c" "$judged" && continue
+		before=$failed
+		compare "$c^:$spec" "$c:$spec" "commit $(git log -1 --format='%h (%s)' "$c")" "$(git log -1 --format=%B "$c")"
+		[ "$failed" = "$before" ] && echo "$c" >>"$judged"
 	done
 fi
 
@@ -70,4 +77,4 @@ if [ "$failed" -ne 0 ]; then
 	echo "spec: a breaking change needs the line '$trailer' in its commit message (uncommitted: SPEC_BREAKING=deliberate)." >&2
 	exit 1
 fi
-echo "spec: no undeclared breaking change ($checked commit(s) since ${BASELINE:0:12} compared with their parents)"
+echo "spec: no undeclared breaking change ($checked commit(s) since ${BASELINE:0:12} compared with their parents, or judged so before)"
