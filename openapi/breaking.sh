@@ -49,8 +49,9 @@ else
 	git cat-file -e "HEAD~1^{commit}" 2>/dev/null || range=""
 fi
 # A commit's verdict never changes (its spec, its parent's and its message are fixed by its hash): the
-# commits judged acceptable by this oasdiff are noted in bin/ (not committed) and not compared again.
-judged=$(dirname "$oasdiff")/judged-commits
+# commits judged acceptable by this oasdiff under this script's rules (its hash names the list) are noted
+# in bin/ (not committed) and not compared again.
+judged=$(dirname "$oasdiff")/judged-by-$(git hash-object openapi/breaking.sh | cut -c1-12)
 touch "$judged"
 checked=0
 if [ -n "$range" ]; then

@@ -62,23 +62,25 @@ const ops = {
       const left = deadline - Date.now();
       let last;
       try {
+        // true once the expression holds; otherwise, at the deadline, what it last threw ("" if nothing).
         const ok = await p.evaluate(`new Promise((resolve) => {
           const end = Date.now() + ${Math.max(left, 0)};
           const check = () => {
-            let v;
-            try { v = (${expr}); } catch (e) { v = false; }
+            let v, thrown = "";
+            try { v = (${expr}); } catch (e) { thrown = String(e); }
             if (v) resolve(true);
-            else if (Date.now() > end) resolve(false);
+            else if (Date.now() > end) resolve(thrown);
             else setTimeout(check, 50);
           };
           check();
         })`);
-        if (ok) return true;
+        if (ok === true) return true;
+        last = ok || undefined;
       } catch (e) {
         last = e; // the page navigated
       }
       if (Date.now() > deadline) throw new Error(`waited 15 s for ${expr}` + (last ? `: ${last}` : ""));
-      if (last) await new Promise((r) => setTimeout(r, 50));
+      await new Promise((r) => setTimeout(r, 50)); // the page navigated: wait in the new document
     }
   },
   // waitForConsole waits (up to 15 s) until the page has logged a message containing every one of parts:
