@@ -109,7 +109,8 @@ func (e *env) serveWith(ctx context.Context, cfg config.Config, logger *slog.Log
 		}
 	})()
 	defer keepLedger(ctx, pool, logger, clock)()
-	store, worker, err := newWebhooks(cfg, pool, logger, clock, deps.Metrics, deps.Spec.Info.Version)
+	inFlight := &requestsInFlight{}
+	store, worker, err := newWebhooks(cfg, pool, logger, clock, deps.Metrics, deps.Spec.Info.Version, inFlight.busy)
 	if err != nil {
 		return err
 	}
@@ -120,6 +121,7 @@ func (e *env) serveWith(ctx context.Context, cfg config.Config, logger *slog.Log
 	if err != nil {
 		return err
 	}
+	inFlight.next = handler
 	ln, err := net.Listen("tcp", cfg.ListenAddr)
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", cfg.ListenAddr, err)
@@ -135,7 +137,7 @@ func (e *env) serveWith(ctx context.Context, cfg config.Config, logger *slog.Log
 			e.onPprof(addr)
 		}
 	}
-	srv := api.NewHTTPServer(cfg.ListenAddr, handler)
+	srv := api.NewHTTPServer(cfg.ListenAddr, inFlight)
 	logger.Info("reftrackd listening", "addr", ln.Addr().String(), "base_url", cfg.BaseURL, "env", cfg.Env)
 	if e.onListen != nil {
 		e.onListen(ln.Addr().String())

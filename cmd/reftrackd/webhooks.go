@@ -3,7 +3,10 @@ package main
 import (
 	"context"
 	"log/slog"
+	"net/http"
+	"runtime"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/jmoiron/sqlx"
@@ -17,11 +20,30 @@ import (
 // webhooksCleanEvery is how often the events past their 30 days are dropped.
 const webhooksCleanEvery = time.Hour
 
+// requestsInFlight counts the requests this replica is handling, so that its webhook worker can yield to
+// them (webhooks.Worker.Busy).
+type requestsInFlight struct {
+	n    atomic.Int64
+	next http.Handler
+}
+
+func (r *requestsInFlight) ServeHTTP(w http.ResponseWriter, req *http.Request) {
+	r.n.Add(1)
+	defer r.n.Add(-1)
+	r.next.ServeHTTP(w, req)
+}
+
+// busy says whether the replica's requests outnumber its cores four to one: they then queue for the CPU
+// (theirs and PostgreSQL's), and the deliveries wait instead. On 2 cores, a busy program's steady pace
+// (200 sales a second) keeps one or two in flight, half of what the machine records about three (eight
+// or more one time in a hundred), a saturating load of sixteen connections about fourteen.
+func (r *requestsInFlight) busy() bool { return r.n.Load() >= int64(4*runtime.GOMAXPROCS(0)) }
+
 // newWebhooks builds the endpoint store and this replica's delivery worker. In production only public
 // https destinations are reached, the dialer checking every address it connects to; in development also
 // http and loopback (a receiver on this machine).
 func newWebhooks(cfg config.Config, pool *sqlx.DB, logger *slog.Logger, clock func() time.Time, m *metrics.Metrics,
-	version string) (*webhooks.Store, *webhooks.Worker, error) {
+	version string, busy func() bool) (*webhooks.Store, *webhooks.Worker, error) {
 	key := cfg.WebhookSecretsKey
 	if key == nil {
 		key = webhooks.DevelopmentKey // config refuses production without WEBHOOK_SECRETS_KEY
@@ -33,7 +55,7 @@ func newWebhooks(cfg config.Config, pool *sqlx.DB, logger *slog.Logger, clock fu
 	policy := egress.Policy{Development: !cfg.Production()}
 	store := &webhooks.Store{DB: pool, Policy: policy, Sealer: sealer}
 	worker := &webhooks.Worker{DB: pool, Client: policy.Client(webhooks.Timeout), Sealer: sealer, Now: clock,
-		Log: logger, Observe: m, UserAgent: "reftrack-webhooks/" + version}
+		Log: logger, Observe: m, UserAgent: "reftrack-webhooks/" + version, Busy: busy}
 	return store, worker, nil
 }
 

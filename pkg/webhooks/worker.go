@@ -51,9 +51,17 @@ type Worker struct {
 	Slots  int
 	Poll   time.Duration
 	Gather time.Duration
+	// Busy reports whether this replica's requests are using all it has (nil: never). Deliveries are
+	// background work: while it says so, the worker claims at most YieldClaim deliveries every YieldPause
+	// (default 16 every 250 ms, by Now), so that recording sales keeps the machine and deliveries still go
+	// out; the rest wait in the outbox (their lag grows) and go out at full speed once the requests ease.
+	Busy       func() bool
+	YieldClaim int
+	YieldPause time.Duration
 
-	once sync.Once
-	wake chan struct{}
+	once       sync.Once
+	wake       chan struct{}
+	yieldUntil time.Time // while Busy: no claim before it (Run's goroutine only)
 }
 
 func (w *Worker) init() {
@@ -67,6 +75,12 @@ func (w *Worker) init() {
 		}
 		if w.Gather <= 0 {
 			w.Gather = 10 * time.Millisecond
+		}
+		if w.YieldClaim <= 0 {
+			w.YieldClaim = 16
+		}
+		if w.YieldPause <= 0 {
+			w.YieldPause = 250 * time.Millisecond
 		}
 		if w.Jitter == nil {
 			w.Jitter = rand.Float64
@@ -105,65 +119,13 @@ type job struct {
 	PreviousUntil *time.Time `db:"previous_secret_until"`
 }
 
-// claim leases up to n due deliveries of enabled endpoints, in one autocommit statement: rows another
-// replica is claiming at that instant are skipped, and a lease that ran out (its replica died) is taken.
+// claim leases up to n due deliveries of enabled endpoints, the events sent for the first time rendered,
+// in one autocommit statement (webhooks_claim): rows another replica is claiming at that instant are
+// skipped, and a lease that ran out (its replica died) is taken.
 func (w *Worker) claim(ctx context.Context, n int, now time.Time) ([]job, error) {
 	var out []job
-	err := sqlx.SelectContext(ctx, w.DB, &out, `WITH due AS (
-			SELECT d.id FROM webhook_deliveries d
-			WHERE d.status = 'pending' AND (d.next_attempt_at IS NULL OR d.next_attempt_at <= $1)
-				AND (d.leased_until IS NULL OR d.leased_until <= $1)
-				AND EXISTS (SELECT 1 FROM webhook_endpoints e WHERE e.id = d.endpoint_id AND e.enabled)
-			ORDER BY d.next_attempt_at NULLS FIRST, d.id
-			LIMIT $2
-			FOR UPDATE OF d SKIP LOCKED)
-		UPDATE webhook_deliveries d SET leased_until = $3
-		FROM due, webhook_events ev, webhook_endpoints e
-		WHERE d.id = due.id AND ev.id = d.event_id AND e.id = d.endpoint_id
-		RETURNING d.id, d.webhook_id, d.endpoint_id, d.attempt_count, d.leased_until,
-			NOT EXISTS (SELECT 1 FROM webhook_attempts a WHERE a.delivery_id = d.id) AS first,
-			ev.id AS event_id, ev.type, ev.occurred_at, ev.data, e.url, e.secret_sealed, e.previous_secret_sealed, e.previous_secret_until`,
-		now, n, now.Add(lease))
-	if err != nil || len(out) == 0 {
-		return nil, err
-	}
-	if err := w.render(ctx, out); err != nil {
-		return nil, err // not attempted: their leases run out, and they are claimed again
-	}
-	return out, nil
-}
-
-// render fills in the data of the claimed events sent for the first time (webhooks_render, in one
-// autocommit statement): the change's own transaction wrote only what the event is about.
-func (w *Worker) render(ctx context.Context, jobs []job) error {
-	var ids pq.Int64Array
-	seen := map[int64]bool{}
-	for _, j := range jobs {
-		if j.Data == nil && !seen[j.EventID] {
-			seen[j.EventID] = true
-			ids = append(ids, j.EventID)
-		}
-	}
-	if len(ids) == 0 {
-		return nil
-	}
-	var rendered []struct {
-		ID   int64  `db:"id"`
-		Data []byte `db:"data"`
-	}
-	if err := sqlx.SelectContext(ctx, w.DB, &rendered, `SELECT id, data FROM webhooks_render($1)`, ids); err != nil {
-		return fmt.Errorf("render webhook events: %w", err)
-	}
-	data := make(map[int64][]byte, len(rendered))
-	for _, r := range rendered {
-		data[r.ID] = r.Data
-	}
-	for i := range jobs {
-		if jobs[i].Data == nil {
-			jobs[i].Data = data[jobs[i].EventID]
-		}
-	}
-	return nil
+	err := sqlx.SelectContext(ctx, w.DB, &out, `SELECT * FROM webhooks_claim($1, $2, $3)`, now, n, now.Add(lease))
+	return out, err
 }
 
 // RunOnce attempts the deliveries due now (up to Slots), all at once, and returns how many it attempted
@@ -230,8 +192,10 @@ func (w *Worker) Run(ctx context.Context) {
 		}
 		busy -= len(done)
 		w.recordAndLog(ctx, done)
-		if free := w.Slots - busy; free > 0 {
-			jobs, err := w.claim(ctx, free, w.Now())
+		next := w.Poll
+		n, wait := w.claimable(w.Slots-busy, w.Now())
+		if n > 0 {
+			jobs, err := w.claim(ctx, n, w.Now())
 			if err != nil && ctx.Err() == nil {
 				w.Log.WarnContext(ctx, "webhook deliveries not claimed", "err", err)
 			}
@@ -239,12 +203,15 @@ func (w *Worker) Run(ctx context.Context) {
 				busy++
 				wg.Go(func() { finished <- w.attempt(context.WithoutCancel(ctx), j) })
 			}
-			if len(jobs) == free {
+			if len(jobs) == n && wait == 0 {
 				select { // more may be due: look again at once
 				case w.wake <- struct{}{}:
 				default:
 				}
 			}
+		}
+		if wait > 0 {
+			next = min(next, wait) // yielding: claim again when the pause is over, woken or not
 		}
 		if !poll.Stop() {
 			select {
@@ -252,8 +219,25 @@ func (w *Worker) Run(ctx context.Context) {
 			default:
 			}
 		}
-		poll.Reset(w.Poll)
+		poll.Reset(next)
 	}
+}
+
+// claimable is how many deliveries Run may claim now with free slots, and, while the replica is busy,
+// how long until it may claim again (0: whenever woken).
+func (w *Worker) claimable(free int, now time.Time) (n int, wait time.Duration) {
+	if free <= 0 {
+		return 0, 0
+	}
+	if w.Busy == nil || !w.Busy() {
+		w.yieldUntil = time.Time{}
+		return free, 0
+	}
+	if now.Before(w.yieldUntil) {
+		return 0, w.yieldUntil.Sub(now)
+	}
+	w.yieldUntil = now.Add(w.YieldPause)
+	return min(free, w.YieldClaim), w.YieldPause
 }
 
 // recordAndLog records outcomes; one not recorded is attempted again once its lease runs out.

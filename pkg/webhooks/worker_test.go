@@ -581,3 +581,108 @@ func TestSlowReceiverHoldsOnlyItsSlot(t *testing.T) {
 		t.Errorf("fast delivery %s", got.Status)
 	}
 }
+
+// The outbox has no foreign keys (migration 000022): its triggers cascade. Clean drops the events past
+// Retention with their deliveries and attempts, and nothing newer; deleting an endpoint drops its
+// deliveries and their attempts, and the events stay for the program's other endpoints.
+func TestCleanAndDeleteTakeDeliveriesAndAttempts(t *testing.T) {
+	f := newFixture(t)
+	rc := newReceiver(t, status(204))
+	kept, _ := f.endpoint(rc.srv.URL + "/kept")
+	gone, _ := f.endpoint(rc.srv.URL + "/gone")
+	old, _ := f.store.SendTest(f.ctx, f.request(), kept.ID, webhooks.SaleCreated)
+	f.run()
+	f.later(webhooks.Retention + time.Hour)
+	fresh, _ := f.store.SendTest(f.ctx, f.request(), kept.ID, webhooks.SaleCreated)
+	other, _ := f.store.SendTest(f.ctx, f.request(), gone.ID, webhooks.SaleCreated)
+	f.run()
+	counts := func() (events, deliveries, attempts int) {
+		t.Helper()
+		if err := f.d.QueryRow(`SELECT (SELECT count(*) FROM webhook_events), (SELECT count(*) FROM webhook_deliveries),
+			(SELECT count(*) FROM webhook_attempts)`).Scan(&events, &deliveries, &attempts); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	if e, d, a := counts(); e != 3 || d != 3 || a != 3 {
+		t.Fatalf("before: %d events, %d deliveries, %d attempts", e, d, a)
+	}
+	n, err := webhooks.Clean(f.ctx, f.d.DB, f.clock())
+	if err != nil || n != 1 {
+		t.Fatalf("Clean = %d, %v", n, err)
+	}
+	if e, d, a := counts(); e != 2 || d != 2 || a != 2 {
+		t.Fatalf("after Clean: %d events, %d deliveries, %d attempts", e, d, a)
+	}
+	var left int
+	if err := f.d.Get(&left, `SELECT count(*) FROM webhook_deliveries WHERE id = $1`, old.ID); err != nil || left != 0 {
+		t.Fatalf("the old delivery is still there (%d, %v)", left, err)
+	}
+	if err := f.store.Delete(f.ctx, f.request(), gone.ID); err != nil {
+		t.Fatal(err)
+	}
+	if e, d, a := counts(); e != 2 || d != 1 || a != 1 {
+		t.Fatalf("after the endpoint's delete: %d events, %d deliveries, %d attempts", e, d, a)
+	}
+	if got := f.delivery(fresh.ID); got.Status != webhooks.StatusSucceeded || len(got.Attempts) != 1 {
+		t.Fatalf("the kept endpoint's delivery: %+v", got)
+	}
+	if err := f.d.Get(&left, `SELECT count(*) FROM webhook_attempts WHERE delivery_id = $1`, other.ID); err != nil || left != 0 {
+		t.Fatalf("the deleted endpoint's attempts are still there (%d, %v)", left, err)
+	}
+}
+
+// In the server's loop, a busy replica's worker claims YieldClaim deliveries per YieldPause (by its
+// clock) and no more: five due deliveries go out two, two and one as the clock passes each pause.
+func TestBusyWorkerClaimsInSmallBatches(t *testing.T) {
+	f := newFixture(t)
+	got := make(chan struct{}, 10)
+	rc := newReceiver(t, func(_ int, w http.ResponseWriter, _ *http.Request) { got <- struct{}{} })
+	e, _ := f.endpoint(rc.srv.URL)
+	for range 5 {
+		if _, err := f.store.SendTest(f.ctx, f.request(), e.ID, webhooks.SaleCreated); err != nil {
+			t.Fatal(err)
+		}
+	}
+	f.worker.Busy = func() bool { return true }
+	f.worker.YieldClaim, f.worker.YieldPause = 2, 10*time.Second // well within a lease: none runs out
+	ctx, stop := context.WithCancel(f.ctx)
+	done := make(chan struct{})
+	go func() { f.worker.Run(ctx); close(done) }()
+	defer func() { stop(); <-done }()
+	wait := func(n int) {
+		t.Helper()
+		for range n {
+			select {
+			case <-got:
+			case <-time.After(10 * time.Second): // a bound on a failure, not a wait for success
+				t.Fatalf("%d of the deliveries never came", n)
+			}
+		}
+	}
+	claimed := 0
+	for _, batch := range []int{2, 2, 1} {
+		wait(batch)
+		claimed += batch
+		// The clock stands still: until it passes the pause, wakes claim nothing more.
+		f.worker.Wake()
+		if n := pendingUnleased(t, f); n != 5-claimed {
+			t.Fatalf("after %d received, %d pending and not leased, want %d", claimed, n, 5-claimed)
+		}
+		f.later(10 * time.Second)
+		f.worker.Wake()
+	}
+	if n := len(rc.requests()); n != 5 {
+		t.Fatalf("received %d", n)
+	}
+}
+
+// pendingUnleased counts the deliveries no replica holds.
+func pendingUnleased(t *testing.T, f *fixture) int {
+	t.Helper()
+	var n int
+	if err := f.d.Get(&n, `SELECT count(*) FROM webhook_deliveries WHERE status = 'pending' AND leased_until IS NULL`); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}

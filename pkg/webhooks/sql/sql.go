@@ -24,7 +24,7 @@ var Files embed.FS
 type Trigger struct {
 	Name     string // unique on its table; a trigger whose definition changes gets a new name
 	Table    string
-	Event    string // INSERT or UPDATE
+	Event    string // INSERT, UPDATE or DELETE
 	Function string
 }
 
@@ -41,14 +41,21 @@ var Triggers = []Trigger{
 	{"webhooks_partner_programs_insert", "partner_programs", "INSERT", "webhooks_on_partner_program_insert"},
 	{"webhooks_partners_update", "partners", "UPDATE", "webhooks_on_partner_update"},
 	{"webhooks_links_update", "referral_links", "UPDATE", "webhooks_on_link_update"},
+	// The outbox's own cascades (it has no foreign keys: migration 000022).
+	{"webhooks_events_delete", "webhook_events", "DELETE", "webhooks_on_event_delete"},
+	{"webhooks_endpoints_delete", "webhook_endpoints", "DELETE", "webhooks_on_endpoint_delete"},
+	{"webhooks_deliveries_delete", "webhook_deliveries", "DELETE", "webhooks_on_delivery_delete"},
 }
 
 // Definition is the trigger's CREATE OR REPLACE statement: an INSERT trigger sees the statement's new rows
-// as new_rows, an UPDATE trigger also its old ones as old_rows.
+// as new_rows, an UPDATE trigger also its old ones as old_rows, a DELETE trigger only old_rows.
 func (t Trigger) Definition() string {
 	ref := "REFERENCING NEW TABLE AS new_rows"
-	if t.Event == "UPDATE" {
+	switch t.Event {
+	case "UPDATE":
 		ref = "REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows"
+	case "DELETE":
+		ref = "REFERENCING OLD TABLE AS old_rows"
 	}
 	return "CREATE OR REPLACE TRIGGER " + t.Name + " AFTER " + t.Event + " ON " + t.Table + " " + ref +
 		" FOR EACH STATEMENT EXECUTE FUNCTION " + t.Function + "()"
