@@ -5624,8 +5624,9 @@ type ClientInterface interface {
 	// UpdateWebhookEndpointWithBody Change a webhook endpoint
 	//
 	// Changes `url`, `events` (empty: every type again), `description` or `enabled`. Disabling fails its
-	// pending deliveries; enabling forgets why it was disabled (recover what it missed with
-	// `…/recover`). Owner or admin (`webhooks:manage`); in the audit log.
+	// pending deliveries (one being attempted at that moment ends with its attempt: succeeded on a 2xx,
+	// else failed); enabling forgets why it was disabled (recover what it missed with `…/recover`).
+	// Owner or admin (`webhooks:manage`); in the audit log.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -5635,8 +5636,9 @@ type ClientInterface interface {
 	// UpdateWebhookEndpoint Change a webhook endpoint
 	//
 	// Changes `url`, `events` (empty: every type again), `description` or `enabled`. Disabling fails its
-	// pending deliveries; enabling forgets why it was disabled (recover what it missed with
-	// `…/recover`). Owner or admin (`webhooks:manage`); in the audit log.
+	// pending deliveries (one being attempted at that moment ends with its attempt: succeeded on a 2xx,
+	// else failed); enabling forgets why it was disabled (recover what it missed with `…/recover`).
+	// Owner or admin (`webhooks:manage`); in the audit log.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -8068,8 +8070,9 @@ func (c *Client) GetWebhookEndpoint(ctx context.Context, endpointId EndpointId, 
 // UpdateWebhookEndpointWithBody Change a webhook endpoint
 //
 // Changes `url`, `events` (empty: every type again), `description` or `enabled`. Disabling fails its
-// pending deliveries; enabling forgets why it was disabled (recover what it missed with
-// `…/recover`). Owner or admin (`webhooks:manage`); in the audit log.
+// pending deliveries (one being attempted at that moment ends with its attempt: succeeded on a 2xx,
+// else failed); enabling forgets why it was disabled (recover what it missed with `…/recover`).
+// Owner or admin (`webhooks:manage`); in the audit log.
 //
 // Takes any type of body and a specified content type.
 //
@@ -8089,8 +8092,9 @@ func (c *Client) UpdateWebhookEndpointWithBody(ctx context.Context, endpointId E
 // UpdateWebhookEndpoint Change a webhook endpoint
 //
 // Changes `url`, `events` (empty: every type again), `description` or `enabled`. Disabling fails its
-// pending deliveries; enabling forgets why it was disabled (recover what it missed with
-// `…/recover`). Owner or admin (`webhooks:manage`); in the audit log.
+// pending deliveries (one being attempted at that moment ends with its attempt: succeeded on a 2xx,
+// else failed); enabling forgets why it was disabled (recover what it missed with `…/recover`).
+// Owner or admin (`webhooks:manage`); in the audit log.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -14229,8 +14233,9 @@ type ClientWithResponsesInterface interface {
 	// UpdateWebhookEndpointWithBodyWithResponse Change a webhook endpoint
 	//
 	// Changes `url`, `events` (empty: every type again), `description` or `enabled`. Disabling fails its
-	// pending deliveries; enabling forgets why it was disabled (recover what it missed with
-	// `…/recover`). Owner or admin (`webhooks:manage`); in the audit log.
+	// pending deliveries (one being attempted at that moment ends with its attempt: succeeded on a 2xx,
+	// else failed); enabling forgets why it was disabled (recover what it missed with `…/recover`).
+	// Owner or admin (`webhooks:manage`); in the audit log.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -14240,8 +14245,9 @@ type ClientWithResponsesInterface interface {
 	// UpdateWebhookEndpointWithResponse Change a webhook endpoint
 	//
 	// Changes `url`, `events` (empty: every type again), `description` or `enabled`. Disabling fails its
-	// pending deliveries; enabling forgets why it was disabled (recover what it missed with
-	// `…/recover`). Owner or admin (`webhooks:manage`); in the audit log.
+	// pending deliveries (one being attempted at that moment ends with its attempt: succeeded on a 2xx,
+	// else failed); enabling forgets why it was disabled (recover what it missed with `…/recover`).
+	// Owner or admin (`webhooks:manage`); in the audit log.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -27022,8 +27028,9 @@ func (c *ClientWithResponses) GetWebhookEndpointWithResponse(ctx context.Context
 // UpdateWebhookEndpointWithBodyWithResponse Change a webhook endpoint
 //
 // Changes `url`, `events` (empty: every type again), `description` or `enabled`. Disabling fails its
-// pending deliveries; enabling forgets why it was disabled (recover what it missed with
-// `…/recover`). Owner or admin (`webhooks:manage`); in the audit log.
+// pending deliveries (one being attempted at that moment ends with its attempt: succeeded on a 2xx,
+// else failed); enabling forgets why it was disabled (recover what it missed with `…/recover`).
+// Owner or admin (`webhooks:manage`); in the audit log.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -27039,8 +27046,9 @@ func (c *ClientWithResponses) UpdateWebhookEndpointWithBodyWithResponse(ctx cont
 // UpdateWebhookEndpointWithResponse Change a webhook endpoint
 //
 // Changes `url`, `events` (empty: every type again), `description` or `enabled`. Disabling fails its
-// pending deliveries; enabling forgets why it was disabled (recover what it missed with
-// `…/recover`). Owner or admin (`webhooks:manage`); in the audit log.
+// pending deliveries (one being attempted at that moment ends with its attempt: succeeded on a 2xx,
+// else failed); enabling forgets why it was disabled (recover what it missed with `…/recover`).
+// Owner or admin (`webhooks:manage`); in the audit log.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //

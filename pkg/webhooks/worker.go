@@ -3,6 +3,7 @@ package webhooks
 import (
 	"bytes"
 	"context"
+	"database/sql"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -328,9 +329,12 @@ func recordSuccesses(ctx context.Context, db *sqlx.DB, ok []outcome) error {
 	if _, err := tx.ExecContext(ctx, `SELECT 1 FROM webhook_endpoints WHERE id = ANY ($1) ORDER BY id FOR NO KEY UPDATE`, endpoints); err != nil {
 		return fmt.Errorf("record attempts: %w", err)
 	}
+	// Only for deliveries still there (an endpoint deleted meanwhile took its deliveries): the outbox has no
+	// foreign keys, and the endpoints locked above cannot be deleted until this commits.
 	if _, err := tx.ExecContext(ctx, `INSERT INTO webhook_attempts (delivery_id, attempted_at, succeeded, response_status, duration_ms, response_body)
 		SELECT u.id, u.at, true, u.status, u.took, u.body FROM unnest($1::bigint[], $2::timestamptz[], $3::int[], $4::int[], $5::text[])
-			AS u(id, at, status, took, body)`, ids, pq.Array(ats), statuses, durations, pq.Array(bodies)); err != nil {
+			AS u(id, at, status, took, body)
+		WHERE EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.id = u.id)`, ids, pq.Array(ats), statuses, durations, pq.Array(bodies)); err != nil {
 		return fmt.Errorf("record attempts: %w", err)
 	}
 	if _, err := tx.ExecContext(ctx, `UPDATE webhook_deliveries d SET status = 'succeeded', attempt_count = u.n + 1,
@@ -447,7 +451,11 @@ func (w *Worker) recordFailure(ctx context.Context, j job, at time.Time, r resul
 	defer tx.Rollback() //nolint:errcheck // after Commit it does nothing
 	// The endpoint first: whatever may change it and its deliveries (another attempt's record disabling
 	// it, a member's change) locks in this order, so none waits for another in a circle.
-	if _, err := tx.ExecContext(ctx, `SELECT 1 FROM webhook_endpoints WHERE id = $1 FOR NO KEY UPDATE`, j.EndpointID); err != nil {
+	var enabled bool
+	if err := tx.GetContext(ctx, &enabled, `SELECT enabled FROM webhook_endpoints WHERE id = $1 FOR NO KEY UPDATE`,
+		j.EndpointID); errors.Is(err, sql.ErrNoRows) {
+		return nil // deleted meanwhile: its deliveries went with it, and there is nothing to log the attempt on
+	} else if err != nil {
 		return fmt.Errorf("record attempt: %w", err)
 	}
 	ms := int(r.took / time.Millisecond)
@@ -458,7 +466,7 @@ func (w *Worker) recordFailure(ctx context.Context, j job, at time.Time, r resul
 	}
 	n := j.AttemptCount + 1
 	status, next := StatusFailed, (*time.Time)(nil)
-	if r.outcome != OutcomeGone {
+	if r.outcome != OutcomeGone && enabled { // disabled while this attempt was out: it fails (failPending)
 		if d, ok := NextDelay(n, w.Jitter(), r.retryAfter); ok {
 			t := at.Add(d)
 			status, next = StatusPending, &t
@@ -470,7 +478,7 @@ func (w *Worker) recordFailure(ctx context.Context, j job, at time.Time, r resul
 	if err != nil {
 		return fmt.Errorf("record delivery: %w", err)
 	}
-	if moved, _ := res.RowsAffected(); moved == 0 {
+	if moved, _ := res.RowsAffected(); moved == 0 || !enabled {
 		return tx.Commit()
 	}
 	reason, label := ReasonGone, "gone"
@@ -513,10 +521,11 @@ func disableEndpoint(ctx context.Context, tx *sqlx.Tx, id int64, reason string, 
 }
 
 // failPending fails the endpoint's pending deliveries (it was just disabled): Recover queues them again
-// once it is enabled.
+// once it is enabled. One being attempted is left to its attempt's record: a success is a success (the
+// receiver has it), a failure fails it then (recordFailure sees the endpoint disabled).
 func failPending(ctx context.Context, tx *sqlx.Tx, endpointID int64, now time.Time) error {
 	_, err := tx.ExecContext(ctx, `UPDATE webhook_deliveries SET status = 'failed', leased_until = NULL, updated_at = $2
-		WHERE endpoint_id = $1 AND status = 'pending'`, endpointID, now)
+		WHERE endpoint_id = $1 AND status = 'pending' AND (leased_until IS NULL OR leased_until <= $2)`, endpointID, now)
 	return err
 }
 

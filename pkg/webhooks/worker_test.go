@@ -686,3 +686,50 @@ func pendingUnleased(t *testing.T, f *fixture) int {
 	}
 	return n
 }
+
+// A member disables the endpoint while an attempt is out: the attempt that succeeds leaves its delivery
+// succeeded (the receiver has it), the one that fails leaves it failed, not pending for a retry.
+func TestDisabledWhileAttemptIsOut(t *testing.T) {
+	f := newFixture(t)
+	var mu sync.Mutex
+	code := 204
+	arrived, release := make(chan struct{}), make(chan struct{})
+	rc := newReceiver(t, func(_ int, w http.ResponseWriter, _ *http.Request) {
+		arrived <- struct{}{}
+		<-release
+		mu.Lock()
+		defer mu.Unlock()
+		w.WriteHeader(code)
+	})
+	e, _ := f.endpoint(rc.srv.URL)
+	off, on := false, true
+	for _, c := range []int{204, 500} {
+		mu.Lock()
+		code = c
+		mu.Unlock()
+		d, err := f.store.SendTest(f.ctx, f.request(), e.ID, webhooks.SaleCreated)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ran := make(chan int)
+		go func() { n, _ := f.worker.RunOnce(f.ctx); ran <- n }()
+		<-arrived
+		if _, err := f.store.Update(f.ctx, f.request(), e.ID, webhooks.EndpointInput{Enabled: &off}); err != nil {
+			t.Fatal(err)
+		}
+		release <- struct{}{}
+		if n := <-ran; n != 1 {
+			t.Fatalf("attempted %d", n)
+		}
+		want := webhooks.StatusSucceeded
+		if c != 204 {
+			want = webhooks.StatusFailed
+		}
+		if got := f.delivery(d.ID); got.Status != want || len(got.Attempts) != 1 || got.Attempts[0].Succeeded != (c == 204) {
+			t.Fatalf("answered %d while disabled: %s with %d attempts", c, got.Status, len(got.Attempts))
+		}
+		if _, err := f.store.Update(f.ctx, f.request(), e.ID, webhooks.EndpointInput{Enabled: &on}); err != nil {
+			t.Fatal(err)
+		}
+	}
+}

@@ -5622,8 +5622,9 @@ type ClientInterface interface {
 	// UpdateWebhookEndpointWithBody Change a webhook endpoint
 	//
 	// Changes `url`, `events` (empty: every type again), `description` or `enabled`. Disabling fails its
-	// pending deliveries; enabling forgets why it was disabled (recover what it missed with
-	// `…/recover`). Owner or admin (`webhooks:manage`); in the audit log.
+	// pending deliveries (one being attempted at that moment ends with its attempt: succeeded on a 2xx,
+	// else failed); enabling forgets why it was disabled (recover what it missed with `…/recover`).
+	// Owner or admin (`webhooks:manage`); in the audit log.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -5633,8 +5634,9 @@ type ClientInterface interface {
 	// UpdateWebhookEndpoint Change a webhook endpoint
 	//
 	// Changes `url`, `events` (empty: every type again), `description` or `enabled`. Disabling fails its
-	// pending deliveries; enabling forgets why it was disabled (recover what it missed with
-	// `…/recover`). Owner or admin (`webhooks:manage`); in the audit log.
+	// pending deliveries (one being attempted at that moment ends with its attempt: succeeded on a 2xx,
+	// else failed); enabling forgets why it was disabled (recover what it missed with `…/recover`).
+	// Owner or admin (`webhooks:manage`); in the audit log.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -8059,8 +8061,9 @@ func (c *Client) GetWebhookEndpoint(ctx context.Context, endpointId EndpointId, 
 // UpdateWebhookEndpointWithBody Change a webhook endpoint
 //
 // Changes `url`, `events` (empty: every type again), `description` or `enabled`. Disabling fails its
-// pending deliveries; enabling forgets why it was disabled (recover what it missed with
-// `…/recover`). Owner or admin (`webhooks:manage`); in the audit log.
+// pending deliveries (one being attempted at that moment ends with its attempt: succeeded on a 2xx,
+// else failed); enabling forgets why it was disabled (recover what it missed with `…/recover`).
+// Owner or admin (`webhooks:manage`); in the audit log.
 //
 // Takes any type of body and a specified content type.
 //
@@ -8080,8 +8083,9 @@ func (c *Client) UpdateWebhookEndpointWithBody(ctx context.Context, endpointId E
 // UpdateWebhookEndpoint Change a webhook endpoint
 //
 // Changes `url`, `events` (empty: every type again), `description` or `enabled`. Disabling fails its
-// pending deliveries; enabling forgets why it was disabled (recover what it missed with
-// `…/recover`). Owner or admin (`webhooks:manage`); in the audit log.
+// pending deliveries (one being attempted at that moment ends with its attempt: succeeded on a 2xx,
+// else failed); enabling forgets why it was disabled (recover what it missed with `…/recover`).
+// Owner or admin (`webhooks:manage`); in the audit log.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -14176,8 +14180,9 @@ type ClientWithResponsesInterface interface {
 	// UpdateWebhookEndpointWithBodyWithResponse Change a webhook endpoint
 	//
 	// Changes `url`, `events` (empty: every type again), `description` or `enabled`. Disabling fails its
-	// pending deliveries; enabling forgets why it was disabled (recover what it missed with
-	// `…/recover`). Owner or admin (`webhooks:manage`); in the audit log.
+	// pending deliveries (one being attempted at that moment ends with its attempt: succeeded on a 2xx,
+	// else failed); enabling forgets why it was disabled (recover what it missed with `…/recover`).
+	// Owner or admin (`webhooks:manage`); in the audit log.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -14187,8 +14192,9 @@ type ClientWithResponsesInterface interface {
 	// UpdateWebhookEndpointWithResponse Change a webhook endpoint
 	//
 	// Changes `url`, `events` (empty: every type again), `description` or `enabled`. Disabling fails its
-	// pending deliveries; enabling forgets why it was disabled (recover what it missed with
-	// `…/recover`). Owner or admin (`webhooks:manage`); in the audit log.
+	// pending deliveries (one being attempted at that moment ends with its attempt: succeeded on a 2xx,
+	// else failed); enabling forgets why it was disabled (recover what it missed with `…/recover`).
+	// Owner or admin (`webhooks:manage`); in the audit log.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -26912,8 +26918,9 @@ func (c *ClientWithResponses) GetWebhookEndpointWithResponse(ctx context.Context
 // UpdateWebhookEndpointWithBodyWithResponse Change a webhook endpoint
 //
 // Changes `url`, `events` (empty: every type again), `description` or `enabled`. Disabling fails its
-// pending deliveries; enabling forgets why it was disabled (recover what it missed with
-// `…/recover`). Owner or admin (`webhooks:manage`); in the audit log.
+// pending deliveries (one being attempted at that moment ends with its attempt: succeeded on a 2xx,
+// else failed); enabling forgets why it was disabled (recover what it missed with `…/recover`).
+// Owner or admin (`webhooks:manage`); in the audit log.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -26929,8 +26936,9 @@ func (c *ClientWithResponses) UpdateWebhookEndpointWithBodyWithResponse(ctx cont
 // UpdateWebhookEndpointWithResponse Change a webhook endpoint
 //
 // Changes `url`, `events` (empty: every type again), `description` or `enabled`. Disabling fails its
-// pending deliveries; enabling forgets why it was disabled (recover what it missed with
-// `…/recover`). Owner or admin (`webhooks:manage`); in the audit log.
+// pending deliveries (one being attempted at that moment ends with its attempt: succeeded on a 2xx,
+// else failed); enabling forgets why it was disabled (recover what it missed with `…/recover`).
+// Owner or admin (`webhooks:manage`); in the audit log.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
