@@ -54,8 +54,8 @@ func newWebhooks(cfg config.Config, pool *sqlx.DB, logger *slog.Logger, clock fu
 	}
 	policy := egress.Policy{Development: !cfg.Production()}
 	store := &webhooks.Store{DB: pool, Policy: policy, Sealer: sealer}
-	worker := &webhooks.Worker{DB: pool, Client: policy.Client(webhooks.Timeout), Sealer: sealer, Now: clock,
-		Log: logger, Observe: m, UserAgent: "reftrack-webhooks/" + version, Busy: busy}
+	worker := store.NewWorker(clock, logger, m, version)
+	worker.Busy = busy
 	return store, worker, nil
 }
 

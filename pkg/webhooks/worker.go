@@ -65,6 +65,13 @@ type Worker struct {
 	yieldUntil time.Time // while Busy: no claim before it (Run's goroutine only)
 }
 
+// NewWorker is a delivery worker on the store's database, egress policy and sealer, sending
+// reftrack-webhooks/<version> as its User-Agent. The server and the API tests build theirs with it.
+func (s *Store) NewWorker(now func() time.Time, log *slog.Logger, observe Observer, version string) *Worker {
+	return &Worker{DB: s.DB, Client: s.Policy.Client(Timeout), Sealer: s.Sealer, Now: now, Log: log, Observe: observe,
+		UserAgent: "reftrack-webhooks/" + version}
+}
+
 func (w *Worker) init() {
 	w.once.Do(func() {
 		w.wake = make(chan struct{}, 1)

@@ -174,8 +174,7 @@ func serve(d *dbtest.Database, opts Options, report func(error)) (*server, error
 	srv := &httptest.Server{Listener: ln, Config: &http.Server{Handler: e}}
 	srv.Start()
 	return &server{
-		webhooks: &webhooks.Worker{DB: d.DB, Client: deps.Webhooks.Policy.Client(webhooks.Timeout), Sealer: deps.Webhooks.Sealer,
-			Now: opts.Clock, Log: logger, UserAgent: "reftrack-webhooks/" + deps.Spec.Info.Version, Observe: deps.Metrics},
+		webhooks: deps.Webhooks.NewWorker(opts.Clock, logger, deps.Metrics, deps.Spec.Info.Version),
 		url:    srv.URL,
 		client: &http.Client{Transport: &validatingTransport{report: report, base: srv.Client().Transport, router: router, doc: doc, strict: strict}},
 		config: cfg,
