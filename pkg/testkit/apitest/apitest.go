@@ -175,11 +175,11 @@ func serve(d *dbtest.Database, opts Options, report func(error)) (*server, error
 	srv.Start()
 	return &server{
 		webhooks: deps.Webhooks.NewWorker(opts.Clock, logger, deps.Metrics, deps.Spec.Info.Version),
-		url:    srv.URL,
-		client: &http.Client{Transport: &validatingTransport{report: report, base: srv.Client().Transport, router: router, doc: doc, strict: strict}},
-		config: cfg,
-		logs:   logs,
-		doc:    doc,
+		url:      srv.URL,
+		client:   &http.Client{Transport: &validatingTransport{report: report, base: srv.Client().Transport, router: router, doc: doc, strict: strict}},
+		config:   cfg,
+		logs:     logs,
+		doc:      doc,
 		close: func() {
 			srv.Close()
 			deps.Clicks.Close() // after the server: the queued clicks, leads, sales and refunds are written
