@@ -34,9 +34,9 @@ func (r *requestsInFlight) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 }
 
 // busy says whether the replica's requests outnumber its cores four to one: they then queue for the CPU
-// (theirs and PostgreSQL's), and the deliveries wait instead. On 2 cores, a busy program's steady pace
-// (200 sales a second) keeps one or two in flight, half of what the machine records about three (eight
-// or more one time in a hundred), a saturating load of sixteen connections about fourteen.
+// (theirs and PostgreSQL's), and the deliveries wait instead. On 2 cores (rate × latency): 200 sales a
+// second keep about one in flight, half of what the machine can record about three (eight or more in
+// about one sample of a hundred), a saturating load of sixteen connections nearly all sixteen.
 func (r *requestsInFlight) busy() bool { return r.n.Load() >= int64(4*runtime.GOMAXPROCS(0)) }
 
 // newWebhooks builds the endpoint store and this replica's delivery worker. In production only public
