@@ -554,26 +554,15 @@ func TestSlowReceiverHoldsOnlyItsSlot(t *testing.T) {
 	fast := newReceiver(t, func(_ int, w http.ResponseWriter, _ *http.Request) { fastGot <- struct{}{} })
 	se, _ := f.endpoint(slow.srv.URL)
 	fe, _ := f.endpoint(fast.srv.URL)
-	ctx, stop := context.WithCancel(f.ctx)
-	done := make(chan struct{})
-	go func() { f.worker.Run(ctx); close(done) }()
-	wait := func(c chan struct{}, what string) {
-		t.Helper()
-		select {
-		case <-c:
-		case <-time.After(10 * time.Second): // a bound on a failure, not a wait for success
-			t.Fatalf("%s never came", what)
-		}
-	}
+	stop := f.runLoop()
 	s, _ := f.store.SendTest(f.ctx, f.request(), se.ID, webhooks.SaleCreated)
 	f.worker.Wake()
-	wait(slowGot, "the slow receiver's request")
+	receive(t, slowGot, "the slow receiver's request")
 	d, _ := f.store.SendTest(f.ctx, f.request(), fe.ID, webhooks.SaleCreated)
 	f.worker.Wake()
-	wait(fastGot, "the fast receiver's request while the slow one waits")
+	receive(t, fastGot, "the fast receiver's request while the slow one waits")
 	close(release)
 	stop()
-	<-done
 	if got := f.delivery(s.ID); got.Status != webhooks.StatusSucceeded {
 		t.Errorf("slow delivery %s", got.Status)
 	}
@@ -646,24 +635,13 @@ func TestBusyWorkerClaimsInSmallBatches(t *testing.T) {
 	}
 	f.worker.Busy = func() bool { return true }
 	f.worker.YieldClaim, f.worker.YieldPause = 2, 10*time.Second // well within a lease: none runs out
-	ctx, stop := context.WithCancel(f.ctx)
-	done := make(chan struct{})
-	go func() { f.worker.Run(ctx); close(done) }()
-	defer func() { stop(); <-done }()
-	wait := func(n int) {
-		t.Helper()
-		for range n {
-			select {
-			case <-got:
-			case <-time.After(10 * time.Second): // a bound on a failure, not a wait for success
-				t.Fatalf("%d of the deliveries never came", n)
-			}
-		}
-	}
+	defer f.runLoop()()
 	claimed := 0
 	for _, batch := range []int{2, 2, 1} {
-		wait(batch)
-		claimed += batch
+		for range batch {
+			receive(t, got, fmt.Sprintf("delivery %d", claimed+1))
+			claimed++
+		}
 		// The clock stands still: until it passes the pause, wakes claim nothing more.
 		f.worker.Wake()
 		if n := pendingUnleased(t, f); n != 5-claimed {
@@ -674,6 +652,24 @@ func TestBusyWorkerClaimsInSmallBatches(t *testing.T) {
 	}
 	if n := len(rc.requests()); n != 5 {
 		t.Fatalf("received %d", n)
+	}
+}
+
+// runLoop runs the worker's server loop (Run) until the returned stop, which waits for it to end.
+func (f *fixture) runLoop() (stop func()) {
+	ctx, cancel := context.WithCancel(f.ctx)
+	done := make(chan struct{})
+	go func() { f.worker.Run(ctx); close(done) }()
+	return func() { cancel(); <-done }
+}
+
+// receive waits for a signal on c; 10 s is a bound on a failure, not a wait for success.
+func receive(t *testing.T, c <-chan struct{}, what string) {
+	t.Helper()
+	select {
+	case <-c:
+	case <-time.After(10 * time.Second):
+		t.Fatalf("%s never came", what)
 	}
 }
 
