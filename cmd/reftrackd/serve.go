@@ -109,7 +109,7 @@ func (e *env) serveWith(ctx context.Context, cfg config.Config, logger *slog.Log
 		}
 	})()
 	defer keepLedger(ctx, pool, logger, clock)()
-	inFlight := &requestsInFlight{}
+	inFlight := &requestsInFlight{now: clock}
 	store, worker, err := newWebhooks(cfg, pool, logger, clock, deps.Metrics, deps.Spec.Info.Version, inFlight.busy)
 	if err != nil {
 		return err
