@@ -8,12 +8,12 @@
 // the event, and its deliveries, in the same transaction. No writer can forget to: the previous build's
 // statements, the ledger's background pass and a future owner function all get their events.
 //
-// Each trigger is one statement: the events of the watched programs (those with an endpoint, enabled or
-// not: a disabled endpoint's events are kept for recovery) and, in the same statement, a delivery of each
-// to every enabled endpoint of its program that takes its type. That fan-out is written out in every
-// trigger (TestTriggersFanOutAlike holds them to one text): called as a function, with a first call to
-// learn which programs are watched, the outbox cost each sale about half as much again in PostgreSQL time
-// (docs/performance.md). A statement of a program without endpoints costs one index probe per row.
+// Each trigger is one statement, which writes only the events, of the programs with an endpoint (enabled
+// or not: a disabled endpoint's events are kept for recovery); a statement of a program without endpoints
+// costs one index probe per row. The delivery worker fans each event out to its endpoints when it first
+// picks it up (webhooks_claim): deliveries written in the change's statement, through a function and a
+// first call to learn which programs are watched, cost a sale with an endpoint about a fifth of its
+// throughput (docs/performance.md). TestTriggersWriteEventsOnly holds the triggers to that shape.
 //
 // Every function is PL/pgSQL, even those of one query: PL/pgSQL keeps each statement's plan for the
 // session, where a SQL function called from a trigger is planned again at every call. Planned each time,

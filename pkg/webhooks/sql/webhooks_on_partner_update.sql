@@ -4,14 +4,9 @@ CREATE OR REPLACE FUNCTION webhooks_on_partner_update()
 RETURNS trigger
 LANGUAGE plpgsql AS $$
 BEGIN
-    WITH ev AS (
-        INSERT INTO webhook_events (program_id, type, occurred_at, resource_id, is_test)
-        SELECT pp.program_id, 'partner.updated', clock_timestamp(), pp.id, false
-        FROM new_rows n JOIN old_rows o ON o.id = n.id JOIN partner_programs pp ON pp.partner_id = n.id
-        WHERE EXISTS (SELECT 1 FROM webhook_endpoints e WHERE e.program_id = pp.program_id) AND (n.name, n.email, n.synthetic) IS DISTINCT FROM (o.name, o.email, o.synthetic)
-        RETURNING id, program_id, type)
-    INSERT INTO webhook_deliveries (webhook_id, endpoint_id, event_id)
-    SELECT webhooks_message_id(), e.id, ev.id FROM ev JOIN webhook_endpoints e ON e.program_id = ev.program_id
-    WHERE e.enabled AND (e.event_types IS NULL OR ev.type = ANY (e.event_types));
+    INSERT INTO webhook_events (program_id, type, occurred_at, resource_id, is_test)
+    SELECT pp.program_id, 'partner.updated', clock_timestamp(), pp.id, false
+    FROM new_rows n JOIN old_rows o ON o.id = n.id JOIN partner_programs pp ON pp.partner_id = n.id
+    WHERE EXISTS (SELECT 1 FROM webhook_endpoints e WHERE e.program_id = pp.program_id) AND (n.name, n.email, n.synthetic) IS DISTINCT FROM (o.name, o.email, o.synthetic);
     RETURN NULL;
 END $$;

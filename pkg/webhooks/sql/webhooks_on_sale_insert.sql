@@ -3,14 +3,9 @@ CREATE OR REPLACE FUNCTION webhooks_on_sale_insert()
 RETURNS trigger
 LANGUAGE plpgsql AS $$
 BEGIN
-    WITH ev AS (
-        INSERT INTO webhook_events (program_id, type, occurred_at, resource_id, is_test)
-        SELECT n.program_id, 'sale.created', clock_timestamp(), n.id, n.is_test
-        FROM new_rows n
-        WHERE EXISTS (SELECT 1 FROM webhook_endpoints e WHERE e.program_id = n.program_id)
-        RETURNING id, program_id, type)
-    INSERT INTO webhook_deliveries (webhook_id, endpoint_id, event_id)
-    SELECT webhooks_message_id(), e.id, ev.id FROM ev JOIN webhook_endpoints e ON e.program_id = ev.program_id
-    WHERE e.enabled AND (e.event_types IS NULL OR ev.type = ANY (e.event_types));
+    INSERT INTO webhook_events (program_id, type, occurred_at, resource_id, is_test)
+    SELECT n.program_id, 'sale.created', clock_timestamp(), n.id, n.is_test
+    FROM new_rows n
+    WHERE EXISTS (SELECT 1 FROM webhook_endpoints e WHERE e.program_id = n.program_id);
     RETURN NULL;
 END $$;
