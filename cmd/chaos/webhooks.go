@@ -300,11 +300,13 @@ func (h *hooks) takeDown(ctx context.Context, g int, d time.Duration, say func(s
 	return errors.Join(errs...)
 }
 
-// drain waits until no delivery is pending any more (or until the deadline) and returns when that was.
+// drain waits until every event has been picked up by a worker (fanned out to its endpoints) and no
+// delivery is pending any more (or until the deadline), and returns when that was.
 func (h *hooks) drain(ctx context.Context, pool *sqlx.DB, deadline time.Time) (time.Time, bool, error) {
 	for {
 		var pending int
-		if err := pool.GetContext(ctx, &pending, `SELECT count(*) FROM webhook_deliveries WHERE status = 'pending'`); err != nil {
+		if err := pool.GetContext(ctx, &pending, `SELECT (SELECT count(*) FROM webhook_events WHERE data IS NULL)
+				+ (SELECT count(*) FROM webhook_deliveries WHERE status = 'pending')`); err != nil {
 			return time.Time{}, false, err
 		}
 		if pending == 0 {

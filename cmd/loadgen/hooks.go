@@ -111,11 +111,13 @@ func recoverEndpoints(f *fixture, since time.Time) error {
 	return nil
 }
 
-// drained waits (up to limit) until no delivery is pending.
+// drained waits (up to limit) until every event has been picked up by a worker (fanned out to its
+// endpoints) and no delivery is pending.
 func drained(ctx context.Context, pool *sqlx.DB, limit time.Duration) error {
 	deadline := time.Now().Add(limit)
 	for {
-		if count(ctx, pool, `SELECT count(*) FROM webhook_deliveries WHERE status = 'pending'`) == 0 {
+		if count(ctx, pool, `SELECT (SELECT count(*) FROM webhook_events WHERE data IS NULL)
+				+ (SELECT count(*) FROM webhook_deliveries WHERE status = 'pending')`) == 0 {
 			return nil
 		}
 		if time.Now().After(deadline) {

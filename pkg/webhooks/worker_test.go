@@ -35,6 +35,7 @@ type receiver struct {
 }
 
 type received struct {
+	path   string
 	header http.Header
 	body   []byte
 }
@@ -44,7 +45,7 @@ func newReceiver(t *testing.T, answer func(n int, w http.ResponseWriter, r *http
 	rc.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		b, _ := io.ReadAll(r.Body)
 		rc.mu.Lock()
-		rc.got = append(rc.got, received{r.Header.Clone(), b})
+		rc.got = append(rc.got, received{r.URL.Path, r.Header.Clone(), b})
 		n := len(rc.got)
 		rc.mu.Unlock()
 		rc.answer(n, w, r)
@@ -727,5 +728,59 @@ func TestDisabledWhileAttemptIsOut(t *testing.T) {
 		if _, err := f.store.Update(f.ctx, f.request(), e.ID, webhooks.EndpointInput{Enabled: &on}); err != nil {
 			t.Fatal(err)
 		}
+	}
+}
+
+// The worker fans each event out when it first picks it up, to the endpoints of its program that take its
+// type and have been enabled since before it happened: not to one created after it, nor to one that was
+// disabled then and enabled again before the worker came to it (those events are recover's).
+func TestFanOutToEndpointsEnabledWhenItHappened(t *testing.T) {
+	f := newFixture(t)
+	rc := newReceiver(t, status(204))
+	a, _ := f.endpoint(rc.srv.URL + "/a")
+	f.endpoint(rc.srv.URL+"/b", webhooks.SaleCreated)
+	rename := func(name string) {
+		t.Helper()
+		if _, err := f.d.Exec(`UPDATE partners SET name = $2 WHERE id = $1`, f.brand.PartnerID, name); err != nil {
+			t.Fatal(err)
+		}
+	}
+	enable := func(id int64, on bool) {
+		t.Helper()
+		if _, err := f.store.Update(f.ctx, f.request(), id, webhooks.EndpointInput{Enabled: &on}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	paths := func() map[string]int {
+		got := map[string]int{}
+		for _, r := range rc.requests() {
+			got[r.path]++
+		}
+		return got
+	}
+	enable(a.ID, false)
+	rename("While A was off")
+	enable(a.ID, true)
+	rename("After A was on again")
+	f.endpoint(rc.srv.URL + "/c")
+	if n := f.run(); n != 1 {
+		t.Fatalf("attempted %d, want 1 (the second change, to A)", n)
+	}
+	if got := paths(); got["/a"] != 1 || len(got) != 1 {
+		t.Fatalf("received %v, want one at /a", got)
+	}
+	rename("With A and C")
+	if n := f.run(); n != 2 {
+		t.Fatalf("attempted %d, want 2 (the third change, to A and C)", n)
+	}
+	if got := paths(); got["/a"] != 2 || got["/c"] != 1 || len(got) != 2 {
+		t.Fatalf("received %v, want two at /a and one at /c", got)
+	}
+	n, err := f.store.Recover(f.ctx, f.request(), a.ID, f.clock().Add(-time.Hour))
+	if err != nil || n != 1 {
+		t.Fatalf("recover queued %d (%v), want 1: the change made while A was off", n, err)
+	}
+	if n := f.run(); n != 1 || paths()["/a"] != 3 {
+		t.Fatalf("after recover: attempted %d, received %v", n, paths())
 	}
 }

@@ -1,7 +1,7 @@
 -- webhooks_claim first fans out the events not yet picked up (webhooks_events_unsent_idx: those without
 -- data), oldest first: renders them (webhooks_render) and writes a pending delivery of each to every
--- endpoint of its program enabled now that takes its type and existed when it happened (samples have data
--- from the start and their one delivery). It fans out p_limit events at a time until that made p_limit
+-- endpoint of its program that takes its type and has been enabled since before it happened (samples have
+-- data from the start and their one delivery). It fans out p_limit events at a time until that made p_limit
 -- deliveries or eight batches were taken, so that a run of events without an enabled endpoint does not
 -- hold back those behind it for long. The change's transaction wrote only the event: a delivery row per
 -- endpoint there cost a sale with an endpoint a tenth of its throughput (docs/performance.md).
@@ -38,7 +38,7 @@ BEGIN
         INSERT INTO webhook_deliveries (webhook_id, endpoint_id, event_id)
         SELECT webhooks_message_id(), e.id, ev.id
         FROM webhook_events ev JOIN webhook_endpoints e ON e.program_id = ev.program_id
-        WHERE ev.id = ANY (fresh) AND NOT ev.sample AND e.enabled AND e.created_at <= ev.occurred_at
+        WHERE ev.id = ANY (fresh) AND NOT ev.sample AND e.enabled AND e.enabled_since <= ev.occurred_at
             AND (e.event_types IS NULL OR ev.type = ANY (e.event_types))
         ON CONFLICT (endpoint_id, event_id) DO NOTHING;
         GET DIAGNOSTICS n = ROW_COUNT;
