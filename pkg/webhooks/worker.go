@@ -136,10 +136,32 @@ func (w *Worker) claim(ctx context.Context, n int, now time.Time) ([]job, error)
 	return out, err
 }
 
-// RunOnce attempts the deliveries due now (up to Slots), all at once, and returns how many it attempted
-// once each is recorded. Tests call it; Run is the server's loop.
+// fanOutPerSlot is how many events a pick-up takes per delivery the worker may claim: an event makes a
+// delivery per endpoint that takes it, often one, and none for a program whose endpoints are disabled.
+const fanOutPerSlot = 8
+
+// fanOut picks up to n of the events no worker has picked up yet (webhooks_fan_out): renders them and
+// writes their deliveries, in one autocommit statement. It returns how many it picked.
+func (w *Worker) fanOut(ctx context.Context, n int) (int, error) {
+	var picked int
+	err := sqlx.GetContext(ctx, w.DB, &picked, `SELECT webhooks_fan_out($1)`, n)
+	return picked, err
+}
+
+// RunOnce picks up every event not picked up yet, then attempts the deliveries due now (up to Slots), all
+// at once, and returns how many it attempted once each is recorded. Tests call it; Run is the server's
+// loop.
 func (w *Worker) RunOnce(ctx context.Context) (int, error) {
 	w.init()
+	for {
+		picked, err := w.fanOut(ctx, fanOutPerSlot*w.Slots)
+		if err != nil {
+			return 0, err
+		}
+		if picked < fanOutPerSlot*w.Slots {
+			break
+		}
+	}
 	jobs, err := w.claim(ctx, w.Slots, w.Now())
 	if err != nil {
 		return 0, err
@@ -153,8 +175,8 @@ func (w *Worker) RunOnce(ctx context.Context) (int, error) {
 	return len(jobs), w.recordAll(ctx, done)
 }
 
-// Run delivers until ctx ends: it claims as many due deliveries as it has free slots whenever woken, a
-// slot frees or Poll passes, and records the finished attempts together (one transaction for the
+// Run delivers until ctx ends: whenever woken, a slot frees or Poll passes, it picks up new events (up to
+// fanOutPerSlot per free slot), claims as many due deliveries as it has free slots, and records the finished attempts together (one transaction for the
 // successes). A wake waits Gather first, so that the changes of a busy moment go out in one claim.
 // Attempts in flight when ctx ends are finished (within Timeout) and recorded.
 func (w *Worker) Run(ctx context.Context) {
@@ -203,6 +225,10 @@ func (w *Worker) Run(ctx context.Context) {
 		next := w.Poll
 		n, wait := w.claimable(w.Slots-busy, w.Now())
 		if n > 0 {
+			picked, err := w.fanOut(ctx, fanOutPerSlot*n)
+			if err != nil && ctx.Err() == nil {
+				w.Log.WarnContext(ctx, "webhook events not picked up", "err", err)
+			}
 			jobs, err := w.claim(ctx, n, w.Now())
 			if err != nil && ctx.Err() == nil {
 				w.Log.WarnContext(ctx, "webhook deliveries not claimed", "err", err)
@@ -211,7 +237,7 @@ func (w *Worker) Run(ctx context.Context) {
 				busy++
 				wg.Go(func() { finished <- w.attempt(context.WithoutCancel(ctx), j) })
 			}
-			if len(jobs) == n && wait == 0 {
+			if (len(jobs) == n || picked == fanOutPerSlot*n) && wait == 0 {
 				select { // more may be due: look again at once
 				case w.wake <- struct{}{}:
 				default:

@@ -784,3 +784,39 @@ func TestFanOutToEndpointsEnabledWhenItHappened(t *testing.T) {
 		t.Fatalf("after recover: attempted %d, received %v", n, paths())
 	}
 }
+
+// Events no endpoint takes (here, those of a time the endpoint was disabled) do not hold back the ones
+// behind them until the next poll: the server's loop picks up again at once while a pick-up was full.
+func TestPickUpGoesOnPastEventsNoEndpointTakes(t *testing.T) {
+	f := newFixture(t)
+	got := make(chan struct{}, 1)
+	rc := newReceiver(t, func(_ int, w http.ResponseWriter, _ *http.Request) { got <- struct{}{} })
+	a, _ := f.endpoint(rc.srv.URL + "/a")
+	f.worker.Slots, f.worker.Poll = 1, time.Hour // a pick-up takes 8 events; no poll comes
+	off, on := false, true
+	if _, err := f.store.Update(f.ctx, f.request(), a.ID, webhooks.EndpointInput{Enabled: &off}); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 30 {
+		if _, err := f.d.Exec(`UPDATE partners SET name = $2 WHERE id = $1`, f.brand.PartnerID, fmt.Sprint("Off ", i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := f.store.Update(f.ctx, f.request(), a.ID, webhooks.EndpointInput{Enabled: &on}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.d.Exec(`UPDATE partners SET name = 'On' WHERE id = $1`, f.brand.PartnerID); err != nil {
+		t.Fatal(err)
+	}
+	stop := f.runLoop()
+	defer stop()
+	f.worker.Wake()
+	receive(t, got, "the event after 30 that no endpoint takes")
+	var unsent int
+	if err := f.d.Get(&unsent, `SELECT count(*) FROM webhook_events WHERE data IS NULL`); err != nil || unsent != 0 {
+		t.Fatalf("%d events not picked up (%v)", unsent, err)
+	}
+	if n := len(rc.requests()); n != 1 {
+		t.Fatalf("received %d, want 1", n)
+	}
+}
