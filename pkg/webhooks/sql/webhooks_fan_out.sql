@@ -7,7 +7,10 @@
 -- The change's transaction writes only its events: a delivery per endpoint written there cost a sale with
 -- an endpoint about a tenth of its throughput (docs/performance.md).
 -- enable_sort and enable_seqscan off, as webhooks_claim: the unsent index read in its order, stopping at
--- p_limit, whatever the statistics said when the plan was made.
+-- p_limit, whatever the statistics said when the plan was made; and each event's endpoints looked up by
+-- its program (OFFSET 0 keeps the lookup a probe: a join planned while webhook_endpoints was small may
+-- read all of it for each event).
+
 CREATE OR REPLACE FUNCTION webhooks_fan_out(p_limit int)
 RETURNS int
 LANGUAGE plpgsql SET enable_sort = off SET enable_seqscan = off AS $$
@@ -23,9 +26,12 @@ BEGIN
     PERFORM webhooks_render(fresh);
     INSERT INTO webhook_deliveries (webhook_id, endpoint_id, event_id)
     SELECT webhooks_message_id(), e.id, ev.id
-    FROM webhook_events ev JOIN webhook_endpoints e ON e.program_id = ev.program_id
-    WHERE ev.id = ANY (fresh) AND NOT ev.sample AND e.enabled AND e.enabled_since <= ev.occurred_at
-        AND (e.event_types IS NULL OR ev.type = ANY (e.event_types))
+    FROM webhook_events ev CROSS JOIN LATERAL (
+        SELECT e.id FROM webhook_endpoints e
+        WHERE e.program_id = ev.program_id AND e.enabled AND e.enabled_since <= ev.occurred_at
+            AND (e.event_types IS NULL OR ev.type = ANY (e.event_types))
+        OFFSET 0) e
+    WHERE ev.id = ANY (fresh) AND NOT ev.sample
     ON CONFLICT (endpoint_id, event_id) DO NOTHING;
     RETURN cardinality(fresh);
 END $$;
