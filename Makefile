@@ -12,6 +12,9 @@ TRACKER_DEPS := tracker/node_modules/.package-lock.json
 # oasdiff judges changes to the spec (breaking or not); pinned, built into bin/ once.
 OASDIFF_VERSION := v1.36.0
 OASDIFF := bin/oasdiff-$(OASDIFF_VERSION)/oasdiff
+# Mailpit, the real SMTP server the mail tests send to (pkg/mail); pinned, built into bin/ once (about 30 s).
+MAILPIT_VERSION := v1.27.11
+MAILPIT := bin/mailpit-$(MAILPIT_VERSION)/mailpit
 
 ## generate: regenerate gen/ (server and client) and the Go SDK's client (sdk/client) from openapi/openapi.yaml
 generate:
@@ -55,6 +58,9 @@ vet:
 
 fmt-check:
 	@out=$$(gofmt -l $(GO_FILES)); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+
+$(MAILPIT):
+	GOBIN=$(CURDIR)/$(dir $(MAILPIT)) $(GO) install github.com/axllent/mailpit@$(MAILPIT_VERSION)
 
 $(OASDIFF):
 	GOBIN=$(CURDIR)/$(dir $(OASDIFF)) $(GO) install github.com/oasdiff/oasdiff@$(OASDIFF_VERSION)
@@ -100,10 +106,10 @@ generate-check:
 # symbol table and DWARF (race reports and panics name their functions and lines from the pclntab).
 PLAIN_PKGS := tracker pkg/dashboard pkg/demoshop pkg/apidocs openapi openapi/typescript cmd/reftrack cmd/loadgen \
 	pkg/useragent pkg/api/route
-GO_TEST := REFTRACK_REQUIRE_TOOLS=1 GOGC=400 $(GO) test -count=1 -parallel 8 -vet=off -ldflags='-s -w'
+GO_TEST := REFTRACK_REQUIRE_TOOLS=1 MAILPIT=$(CURDIR)/$(MAILPIT) GOGC=400 $(GO) test -count=1 -parallel 8 -vet=off -ldflags='-s -w'
 MODULE := github.com/reftrack/reftrack
 SWEEPS := ^(TestHostileInputNever5xx|TestAccountRoutesLimitedPerToken)$$
-go-test: $(NPM_DEPS) $(TRACKER_DEPS)
+go-test: $(NPM_DEPS) $(TRACKER_DEPS) $(MAILPIT)
 	@$(MAKE) --no-print-directory -j2 --output-sync=target go-test-race go-test-plain
 
 go-test-race:

@@ -24,6 +24,7 @@ require (
 	github.com/spf13/cobra v1.10.2
 	github.com/standard-webhooks/standard-webhooks/libraries v0.0.1
 	github.com/stripe/stripe-go/v85 v85.0.0
+	github.com/wneessen/go-mail v0.8.1
 	github.com/x-way/crawlerdetect v0.2.24
 	go.yaml.in/yaml/v3 v3.0.5
 	golang.org/x/mod v0.41.0

@@ -1,0 +1,267 @@
+package mail_test
+
+import (
+	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/json"
+	"encoding/pem"
+	"fmt"
+	"math/big"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/reftrack/reftrack/pkg/mail"
+)
+
+// mailpit is a real SMTP server process (axllent/mailpit, installed by make test into bin/) with a JSON API
+// to read what it received.
+type mailpit struct {
+	smtp, api string
+}
+
+// startMailpit runs mailpit on free local ports until the test ends, with extra flags. Without the binary
+// (MAILPIT, or mailpit on PATH) the test is skipped, or fails under make test (REFTRACK_REQUIRE_TOOLS).
+func startMailpit(t *testing.T, flags ...string) mailpit {
+	t.Helper()
+	bin := os.Getenv("MAILPIT")
+	if bin == "" {
+		bin, _ = exec.LookPath("mailpit")
+	}
+	if bin == "" {
+		if os.Getenv("REFTRACK_REQUIRE_TOOLS") != "" {
+			t.Fatal("no mailpit: make test installs it (MAILPIT)")
+		}
+		t.Skip("no mailpit (go install github.com/axllent/mailpit@v1.27.11, or run make test)")
+	}
+	m := mailpit{smtp: freeAddr(t), api: freeAddr(t)}
+	cmd := exec.Command(bin, append([]string{"--smtp", m.smtp, "--listen", m.api, "--database", filepath.Join(t.TempDir(), "mail.db")}, flags...)...)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	deadline := time.Now().Add(20 * time.Second) // a bound on a failure, not a wait for success
+	for {
+		if c, err := net.Dial("tcp", m.smtp); err == nil {
+			c.Close()
+			if r, err := http.Get("http://" + m.api + "/api/v1/messages"); err == nil {
+				r.Body.Close()
+				if r.StatusCode == http.StatusOK {
+					return m
+				}
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("mailpit did not start")
+		}
+		time.Sleep(20 * time.Millisecond) // polling a process's ports: there is nothing to wait on
+	}
+}
+
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().String()
+}
+
+type received struct {
+	From    string
+	To      []string
+	Subject string
+	Text    string
+	HTML    string
+}
+
+// messages reads what mailpit received, newest first.
+func (m mailpit) messages(t *testing.T) []received {
+	t.Helper()
+	var list struct {
+		Messages []struct{ ID string }
+	}
+	get(t, "http://"+m.api+"/api/v1/messages", &list)
+	var out []received
+	for _, s := range list.Messages {
+		var msg struct {
+			From    struct{ Address string }
+			To      []struct{ Address string }
+			Subject string
+			Text    string
+			HTML    string
+		}
+		get(t, "http://"+m.api+"/api/v1/message/"+s.ID, &msg)
+		r := received{From: msg.From.Address, Subject: msg.Subject, Text: msg.Text, HTML: msg.HTML}
+		for _, to := range msg.To {
+			r.To = append(r.To, to.Address)
+		}
+		out = append(out, r)
+	}
+	return out
+}
+
+func get(t *testing.T, url string, v any) {
+	t.Helper()
+	r, err := http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Body.Close()
+	if err := json.NewDecoder(r.Body).Decode(v); err != nil {
+		t.Fatalf("%s: %v", url, err)
+	}
+}
+
+func TestSMTPDeliversToARealServer(t *testing.T) {
+	t.Parallel()
+	m := startMailpit(t)
+	s, err := mail.NewSMTP("smtp://"+m.smtp, "Reftrack <noreply@reftrack.test>")
+	if err != nil {
+		t.Fatal(err)
+	}
+	msg := mail.Message{To: "ann@partner.test", Subject: "You are invited to Acme's program",
+		Text: "Accept: https://reftrack.test/partners/invitations/abc", HTML: "<p>Accept: <a href=\"https://reftrack.test/partners/invitations/abc\">here</a></p>"}
+	if err := s.Send(context.Background(), msg); err != nil {
+		t.Fatal(err)
+	}
+	got := m.messages(t)
+	if len(got) != 1 {
+		t.Fatalf("received %d messages, want 1", len(got))
+	}
+	r := got[0]
+	if r.From != "noreply@reftrack.test" || len(r.To) != 1 || r.To[0] != msg.To || r.Subject != msg.Subject ||
+		strings.TrimSpace(r.Text) != msg.Text || !strings.Contains(r.HTML, `href="https://reftrack.test/partners/invitations/abc"`) {
+		t.Fatalf("received %+v", r)
+	}
+	// What no server should be asked to send is refused before a connection, and nothing arrives.
+	for _, bad := range []mail.Message{{To: "not an address", Subject: "s", Text: "t"}, {To: "ann@partner.test", Text: "t"}} {
+		if err := s.Send(context.Background(), bad); err == nil {
+			t.Errorf("sent %+v", bad)
+		}
+	}
+	if n := len(m.messages(t)); n != 1 {
+		t.Fatalf("after the refused ones the server has %d messages, want 1", n)
+	}
+}
+
+// With a user in SMTP_URL the client authenticates, over STARTTLS; a wrong password is an error and sends
+// nothing; and a server that does not offer TLS never gets the password.
+func TestSMTPAuthenticatesOverTLS(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	roots := selfSigned(t, dir)
+	passwords := filepath.Join(dir, "passwords")
+	if err := os.WriteFile(passwords, []byte("relay:s3cret\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	m := startMailpit(t, "--smtp-auth-file", passwords, "--smtp-tls-cert", filepath.Join(dir, "cert.pem"),
+		"--smtp-tls-key", filepath.Join(dir, "key.pem"), "--smtp-require-starttls")
+	msg := mail.Message{To: "bob@partner.test", Subject: "Your payout was sent", Text: "12.00 USD"}
+	wrong, err := mail.NewSMTP("smtp://relay:nope@"+m.smtp, "noreply@reftrack.test", mail.TrustRoots(roots))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := wrong.Send(context.Background(), msg); err == nil {
+		t.Fatal("sent with a wrong password")
+	}
+	right, err := mail.NewSMTP("smtp://relay:s3cret@"+m.smtp, "noreply@reftrack.test", mail.TrustRoots(roots))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := right.Send(context.Background(), msg); err != nil {
+		t.Fatal(err)
+	}
+	if got := m.messages(t); len(got) != 1 || got[0].To[0] != "bob@partner.test" {
+		t.Fatalf("received %+v", got)
+	}
+
+	plain := startMailpit(t, "--smtp-auth-file", passwords, "--smtp-auth-allow-insecure")
+	s, err := mail.NewSMTP("smtp://relay:s3cret@"+plain.smtp, "noreply@reftrack.test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Send(context.Background(), msg); err == nil || len(plain.messages(t)) != 0 {
+		t.Fatalf("sent a password in the clear (err %v)", err)
+	}
+}
+
+// selfSigned writes a certificate for 127.0.0.1 and its key to dir (cert.pem, key.pem) and returns a pool
+// that trusts it.
+func selfSigned(t *testing.T, dir string) *x509.CertPool {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "127.0.0.1"},
+		IPAddresses: []net.IP{net.ParseIP("127.0.0.1")}, NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
+		KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	keyDER, err := x509.MarshalECPrivateKey(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "cert.pem"), pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "key.pem"), pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: keyDER}), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cert, err := x509.ParseCertificate(der)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pool := x509.NewCertPool()
+	pool.AddCert(cert)
+	return pool
+}
+
+func TestNewSMTPRefusesBadSettings(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct{ url, from string }{
+		{"http://mail.example.com", "noreply@example.com"},
+		{"smtp://", "noreply@example.com"},
+		{"smtp://mail.example.com:port", "noreply@example.com"},
+		{"smtp://mail.example.com", "not an address"},
+	} {
+		if _, err := mail.NewSMTP(c.url, c.from); err == nil {
+			t.Errorf("NewSMTP(%q, %q) accepted", c.url, c.from)
+		}
+	}
+	if _, err := mail.NewSMTP("smtps://u:p@mail.example.com", "Reftrack <noreply@example.com>"); err != nil {
+		t.Errorf("smtps: %v", err)
+	}
+}
+
+func TestMailboxKeepsTheNewest(t *testing.T) {
+	t.Parallel()
+	at := time.Date(2026, 11, 27, 10, 0, 0, 0, time.UTC)
+	b := mail.NewMailbox("noreply@reftrack.test", 2, func() time.Time { return at })
+	for i := range 3 {
+		if err := b.Send(context.Background(), mail.Message{To: fmt.Sprintf("p%d@partner.test", i), Subject: "s", Text: "t"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := b.Send(context.Background(), mail.Message{To: "nobody", Subject: "s", Text: "t"}); err == nil {
+		t.Fatal("kept a message to no address")
+	}
+	got := b.Messages()
+	if len(got) != 2 || got[0].To != "p2@partner.test" || got[1].To != "p1@partner.test" || got[0].ID != 3 ||
+		got[0].From != "noreply@reftrack.test" || !got[0].At.Equal(at) {
+		t.Fatalf("kept %+v", got)
+	}
+}
