@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"github.com/lib/pq"
+
+	"github.com/reftrack/reftrack/pkg/mail"
 )
 
 // Environment names.
@@ -34,6 +36,9 @@ const (
 // DefaultDrainDelay is DRAIN_DELAY's default: more than HAProxy's check interval (1s) times its fall count
 // (3) in the cluster this repository runs (deploy/cluster).
 const DefaultDrainDelay = 5 * time.Second
+
+// DefaultMailFrom is the sender of mail when MAIL_FROM is not set (development's mailbox).
+const DefaultMailFrom = "Reftrack <noreply@localhost>"
 
 // DefaultDocsURL is the rotation section of the errors reference.
 const DefaultDocsURL = "https://github.com/reftrack/reftrack/blob/main/docs/errors.md#api-key-rotation"
@@ -101,6 +106,13 @@ type Config struct {
 	// fixed development key is used. Keep it: the secrets sealed under a lost key cannot sign again (rotate
 	// each endpoint's secret then).
 	WebhookSecretsKey []byte
+	// SMTPURL is the mail server partners' invitations and notices go through (SMTP_URL:
+	// smtp://user:password@host:587, STARTTLS when offered, or smtps://…:465). Required in production; in
+	// development without it, mail is kept and shown at /dev/mail.
+	SMTPURL string
+	// MailFrom is the sender of that mail (MAIL_FROM, default "Reftrack <noreply@localhost>"; in production
+	// an address of your domain).
+	MailFrom string
 }
 
 // FromEnv reads the configuration through getenv (os.Getenv in production, a map in tests).
@@ -124,6 +136,8 @@ func FromEnv(getenv func(string) string) (Config, error) {
 		ShutdownTimeout:    15 * time.Second,
 		DrainDelay:         DefaultDrainDelay,
 		MigrateDatabaseURL: getenv("MIGRATE_DATABASE_URL"),
+		SMTPURL:            getenv("SMTP_URL"),
+		MailFrom:           str(getenv, "MAIL_FROM", DefaultMailFrom),
 	}
 	var errs []string
 	if c.Env != EnvDevelopment && c.Env != EnvProduction {
@@ -148,6 +162,16 @@ func FromEnv(getenv func(string) string) (Config, error) {
 	} else if c.Env == EnvProduction {
 		errs = append(errs, "WEBHOOK_SECRETS_KEY is required when REFTRACK_ENV=production: it encrypts webhook endpoint secrets at rest; "+
 			"set it to standard base64 of 32 random bytes (openssl rand -base64 32) and keep it")
+	}
+	if c.SMTPURL != "" {
+		// Parsed as the server will use it; the URL is left out of the message (it may hold a password).
+		if _, err := mail.NewSMTP(c.SMTPURL, c.MailFrom); err != nil {
+			errs = append(errs, "SMTP_URL and MAIL_FROM must be smtp://[user[:password]@]host[:port] (or smtps://) and a mail address: "+
+				strings.ReplaceAll(err.Error(), c.SMTPURL, "SMTP_URL"))
+		}
+	} else if c.Env == EnvProduction {
+		errs = append(errs, "SMTP_URL is required when REFTRACK_ENV=production: partners' invitations and notices go through it; "+
+			"set it to your mail server (smtp://user:password@host:587) and MAIL_FROM to an address of your domain")
 	}
 	if c.PprofAddr != "" && c.Env == EnvProduction {
 		errs = append(errs, "PPROF_ADDR is refused when REFTRACK_ENV=production: the profiler shows memory and request data; "+

@@ -33,6 +33,7 @@ func TestOverrides(t *testing.T) {
 		"OIDC_ISSUER": "https://id.example.com/", "OIDC_CLIENT_ID": "rt-prod", "OIDC_CLIENT_SECRET": "s3",
 		"DRAIN_DELAY": "0", "MIGRATE_DATABASE_URL": "postgres://direct/y", "CLICK_RETENTION_MONTHS": "13",
 		"WEBHOOK_SECRETS_KEY": "AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8=",
+		"SMTP_URL":            "smtp://relay:pw@mail.example.com:587", "MAIL_FROM": "Example <partners@example.com>",
 	}))
 	if err != nil {
 		t.Fatal(err)
@@ -43,7 +44,8 @@ func TestOverrides(t *testing.T) {
 		c.TrustedProxies[0].String() != "10.0.0.0/8" || c.TrustedProxies[1].String() != "2001:db8::/32" ||
 		c.OIDCIssuer != "https://id.example.com" || c.OIDCClientID != "rt-prod" || c.OIDCClientSecret != "s3" ||
 		c.DrainDelay != 0 || c.MigrateDatabaseURL != "postgres://direct/y" || c.ClickRetentionMonths != 13 ||
-		len(c.WebhookSecretsKey) != 32 || c.WebhookSecretsKey[31] != 31 {
+		len(c.WebhookSecretsKey) != 32 || c.WebhookSecretsKey[31] != 31 ||
+		c.SMTPURL != "smtp://relay:pw@mail.example.com:587" || c.MailFrom != "Example <partners@example.com>" {
 		t.Errorf("config = %+v", c)
 	}
 }
@@ -135,5 +137,30 @@ func TestReadDatabaseURL(t *testing.T) {
 		} else if strings.Contains(err.Error(), "s3cret") || strings.Contains(err.Error(), "replica") {
 			t.Errorf("%q: the error repeats the connection string: %v", dsn, err)
 		}
+	}
+}
+
+// Mail goes through SMTP_URL, required in production; in development without it, to /dev/mail. A bad URL
+// or sender is refused without repeating the URL (it may hold a password).
+func TestMailSettings(t *testing.T) {
+	t.Parallel()
+	_, err := FromEnv(env(map[string]string{"REFTRACK_ENV": "production", "OIDC_ISSUER": "https://id.example.com",
+		"WEBHOOK_SECRETS_KEY": "AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8="}))
+	if err == nil || !strings.Contains(err.Error(), "SMTP_URL is required when REFTRACK_ENV=production") {
+		t.Errorf("production without SMTP_URL: %v", err)
+	}
+	for _, bad := range []map[string]string{
+		{"SMTP_URL": "http://relay:hunter2@mail.example.com"},
+		{"SMTP_URL": "smtp://relay:hunter2@mail.example.com:port"},
+		{"SMTP_URL": "smtp://relay:hunter2@mail.example.com", "MAIL_FROM": "nobody"},
+	} {
+		_, err := FromEnv(env(bad))
+		if err == nil || !strings.Contains(err.Error(), "SMTP_URL and MAIL_FROM must be") || strings.Contains(err.Error(), "hunter2") {
+			t.Errorf("%v: %v", bad, err)
+		}
+	}
+	c, err := FromEnv(env(map[string]string{}))
+	if err != nil || c.SMTPURL != "" || c.MailFrom != DefaultMailFrom {
+		t.Errorf("development: %q %q %v", c.SMTPURL, c.MailFrom, err)
 	}
 }
