@@ -1,6 +1,6 @@
 -- reftrack: backward-compatible
 -- The change's transaction writes only its events; the delivery worker fans each out to its program's
--- endpoints when it first picks it up, milliseconds later, rendering its data then (webhooks_claim).
+-- endpoints when it first picks it up, milliseconds later, rendering its data then (webhooks_fan_out).
 -- Writing a delivery per endpoint in the change's own statement cost a sale with an endpoint about a
 -- tenth of its throughput (docs/performance.md).
 -- The events not yet picked up are those without data, found through this index (appended to, as ids

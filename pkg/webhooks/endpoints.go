@@ -204,7 +204,7 @@ func (s *Store) Update(ctx context.Context, r Request, id int64, in EndpointInpu
 	if in.Enabled != nil {
 		add("enabled", *in.Enabled)
 		if *in.Enabled {
-			// The events of the time it was disabled are for recover only (webhooks_claim's fan-out).
+			// The events of the time it was disabled are for recover only (webhooks_fan_out).
 			set = append(set, "disabled_reason = NULL", "failing_since = NULL",
 				"enabled_since = CASE WHEN enabled THEN enabled_since ELSE now() END")
 		} else {

@@ -127,8 +127,8 @@ type job struct {
 	PreviousUntil *time.Time `db:"previous_secret_until"`
 }
 
-// claim leases up to n due deliveries of enabled endpoints, the events sent for the first time rendered,
-// in one autocommit statement (webhooks_claim): rows another replica is claiming at that instant are
+// claim leases up to n due deliveries of enabled endpoints, rendering any of their events still without
+// data, in one autocommit statement (webhooks_claim): rows another replica is claiming at that instant are
 // skipped, and a lease that ran out (its replica died) is taken.
 func (w *Worker) claim(ctx context.Context, n int, now time.Time) ([]job, error) {
 	var out []job
@@ -153,12 +153,12 @@ func (w *Worker) fanOut(ctx context.Context, n int) (int, error) {
 // loop.
 func (w *Worker) RunOnce(ctx context.Context) (int, error) {
 	w.init()
-	for {
-		picked, err := w.fanOut(ctx, fanOutPerSlot*w.Slots)
+	for batch := fanOutPerSlot * w.Slots; ; {
+		picked, err := w.fanOut(ctx, batch)
 		if err != nil {
 			return 0, err
 		}
-		if picked < fanOutPerSlot*w.Slots {
+		if picked < batch {
 			break
 		}
 	}
@@ -176,9 +176,10 @@ func (w *Worker) RunOnce(ctx context.Context) (int, error) {
 }
 
 // Run delivers until ctx ends: whenever woken, a slot frees or Poll passes, it picks up new events (up to
-// fanOutPerSlot per free slot), claims as many due deliveries as it has free slots, and records the finished attempts together (one transaction for the
-// successes). A wake waits Gather first, so that the changes of a busy moment go out in one claim.
-// Attempts in flight when ctx ends are finished (within Timeout) and recorded.
+// fanOutPerSlot per free slot), claims as many due deliveries as it has free slots, and records the
+// finished attempts together (one transaction for the successes). A wake waits Gather first, so that the
+// changes of a busy moment go out in one claim. Attempts in flight when ctx ends are finished (within
+// Timeout) and recorded.
 func (w *Worker) Run(ctx context.Context) {
 	w.init()
 	finished := make(chan outcome, w.Slots)

@@ -11,7 +11,7 @@
 // Each trigger is one statement, which writes only the events, of the programs with an endpoint (enabled
 // or not: a disabled endpoint's events are kept for recovery); a statement of a program without endpoints
 // costs one index probe per row. The delivery worker fans each event out to its endpoints when it first
-// picks it up (webhooks_claim): deliveries written in the change's statement, through a function and a
+// picks it up (webhooks_fan_out): deliveries written in the change's statement, through a function and a
 // first call to learn which programs are watched, cost a sale with an endpoint about a fifth of its
 // throughput (docs/performance.md). TestTriggersWriteEventsOnly holds the triggers to that shape.
 //

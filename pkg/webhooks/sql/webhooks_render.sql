@@ -1,5 +1,5 @@
 -- webhooks_render fills in the data of the events p_events that have none yet, and returns every one's
--- data: the resource as the API shows it when the event is first sent, with what only the event's
+-- data: the resource as the API shows it when a worker first picks the event up, with what only the event's
 -- moment knew (a commission's status then, read by ledger_status at that instant, and the one before; a
 -- payout's status then; the refund of a sale.refunded). Replicas rendering one event at once write it
 -- once: the second update finds data set and leaves it, and both answer the stored data, so every
