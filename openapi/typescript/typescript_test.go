@@ -6,6 +6,7 @@ package typescript_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -15,6 +16,7 @@ import (
 
 	"github.com/reftrack/reftrack/pkg/seed"
 	"github.com/reftrack/reftrack/pkg/testkit/apitest"
+	"github.com/reftrack/reftrack/pkg/testkit/tools"
 )
 
 // bin is where `npm ci` in openapi/ installs the pinned tools.
@@ -23,10 +25,7 @@ const bin = "../node_modules/.bin"
 func TestTypeScriptClient(t *testing.T) {
 	t.Parallel()
 	if _, err := os.Stat(filepath.Join(bin, "openapi-typescript")); err != nil {
-		if os.Getenv("REFTRACK_REQUIRE_TOOLS") != "" {
-			t.Fatalf("the pinned npm packages are not installed (%v): run `cd openapi && npm ci`", err)
-		}
-		t.Skip("the pinned npm packages are not installed: `make test` installs them (cd openapi && npm ci)")
+		tools.Missing(t, fmt.Sprintf("the pinned npm packages are not installed (%v): `make test` installs them (cd openapi && npm ci)", err))
 	}
 	env := apitest.New(t)
 	prog := env.Seed(seed.Options{})

@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/reftrack/reftrack/pkg/mail"
+	"github.com/reftrack/reftrack/pkg/testkit/tools"
 )
 
 // mailpit is a real SMTP server process (axllent/mailpit, installed by make test into bin/) with a JSON API
@@ -38,10 +39,7 @@ func startMailpit(t *testing.T, flags ...string) mailpit {
 		bin, _ = exec.LookPath("mailpit")
 	}
 	if bin == "" {
-		if os.Getenv("REFTRACK_REQUIRE_TOOLS") != "" {
-			t.Fatal("no mailpit: make test installs it (MAILPIT)")
-		}
-		t.Skip("no mailpit (go install github.com/axllent/mailpit@v1.27.11, or run make test)")
+		tools.Missing(t, "no mailpit: make test builds it into bin/ (MAILPIT), or go install github.com/axllent/mailpit@v1.27.11")
 	}
 	m := mailpit{smtp: freeAddr(t), api: freeAddr(t)}
 	cmd := exec.Command(bin, append([]string{"--smtp", m.smtp, "--listen", m.api, "--database", filepath.Join(t.TempDir(), "mail.db")}, flags...)...)

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/reftrack/reftrack/pkg/testkit/apitest"
+	"github.com/reftrack/reftrack/pkg/testkit/tools"
 )
 
 // Chrome is a running browser.
@@ -197,10 +198,7 @@ func (s *Suite) Run(m *testing.M) int {
 func (s *Suite) Open(t testing.TB) *Tab {
 	t.Helper()
 	if s.chrome == nil {
-		if os.Getenv("REFTRACK_REQUIRE_TOOLS") != "" {
-			t.Fatalf("no browser: %s", s.skip)
-		}
-		t.Skip("no browser: " + s.skip)
+		tools.Missing(t, "no browser: "+s.skip)
 	}
 	return s.chrome.Open(t)
 }

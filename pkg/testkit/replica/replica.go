@@ -22,6 +22,7 @@ import (
 
 	"github.com/reftrack/reftrack/db"
 	"github.com/reftrack/reftrack/pkg/platform/localpg"
+	"github.com/reftrack/reftrack/pkg/testkit/tools"
 )
 
 // Database is the name of the migrated database on the primary (and so on the standby).
@@ -57,11 +58,7 @@ func Start(t testing.TB) *Pair {
 		}
 	}
 	if err != nil {
-		msg := fmt.Sprintf("a primary and a hot standby need the PostgreSQL binaries (apt-get install postgresql): %v", err)
-		if os.Getenv("REFTRACK_REQUIRE_TOOLS") != "" {
-			t.Fatal(msg)
-		}
-		t.Skip(msg)
+		tools.Missing(t, fmt.Sprintf("a primary and a hot standby need the PostgreSQL binaries (apt-get install postgresql): %v", err))
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
