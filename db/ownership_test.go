@@ -34,6 +34,13 @@ var owners = map[string]string{
 	"partners":         "pkg/programs",
 	"partner_programs": "pkg/programs",
 	"referral_links":   "pkg/programs",
+	// Partners' invitations (migration 000024); their enrollments are pkg/programs' relationships.
+	"partner_invitations": "pkg/enrollment",
+	// The people who sign in to the partner portal, and their sessions.
+	"partner_people":   "pkg/logins",
+	"partner_sessions": "pkg/logins",
+	// Mail to send, and sent (the outbox).
+	"mail_outbox": "pkg/mail",
 	// Tracking.
 	"clicks": "pkg/clicks",
 	// The months of click ids that carry none, and the clicks kept past retention (migration 000019).

@@ -114,8 +114,15 @@ func (e *env) serveWith(ctx context.Context, cfg config.Config, logger *slog.Log
 	if err != nil {
 		return err
 	}
-	deps.Webhooks, deps.WakeWebhooks = store, worker.Wake
 	defer runWebhooks(ctx, pool, worker, logger, clock)() // after the HTTP server has stopped
+	sender, mailbox, err := newMail(cfg, clock)
+	if err != nil {
+		return err
+	}
+	wakeMail, stopMail := runMail(ctx, newCourier(pool, sender, logger, clock), logger)
+	defer stopMail() // after the HTTP server has stopped
+	deps.Webhooks, deps.Mailbox = store, mailbox
+	deps.Changed = func() { worker.Wake(); wakeMail() }
 	deps.Draining = draining.Load
 	handler, err := api.New(ctx, deps)
 	if err != nil {

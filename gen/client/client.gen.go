@@ -330,6 +330,30 @@ func (e InvalidKeyErrorErrorCode) Valid() bool {
 	}
 }
 
+// Defines values for InvitationStatus.
+const (
+	InvitationStatusAccepted InvitationStatus = "accepted"
+	InvitationStatusCanceled InvitationStatus = "canceled"
+	InvitationStatusExpired  InvitationStatus = "expired"
+	InvitationStatusSent     InvitationStatus = "sent"
+)
+
+// Valid indicates whether the value is a known member of the InvitationStatus enum.
+func (e InvitationStatus) Valid() bool {
+	switch e {
+	case InvitationStatusAccepted:
+		return true
+	case InvitationStatusCanceled:
+		return true
+	case InvitationStatusExpired:
+		return true
+	case InvitationStatusSent:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for LeadAuth.
 const (
 	BrowserAllowed LeadAuth = "browser_allowed"
@@ -465,6 +489,33 @@ func (e MemberRole) Valid() bool {
 	}
 }
 
+// Defines values for PartnerStatus.
+const (
+	PartnerStatusApproved PartnerStatus = "approved"
+	PartnerStatusBanned   PartnerStatus = "banned"
+	PartnerStatusInvited  PartnerStatus = "invited"
+	PartnerStatusPending  PartnerStatus = "pending"
+	PartnerStatusRejected PartnerStatus = "rejected"
+)
+
+// Valid indicates whether the value is a known member of the PartnerStatus enum.
+func (e PartnerStatus) Valid() bool {
+	switch e {
+	case PartnerStatusApproved:
+		return true
+	case PartnerStatusBanned:
+		return true
+	case PartnerStatusInvited:
+		return true
+	case PartnerStatusPending:
+		return true
+	case PartnerStatusRejected:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for PaymentProcessorProvider.
 const (
 	PaymentProcessorProviderLessThannil PaymentProcessorProvider = "<nil>"
@@ -591,6 +642,42 @@ func (e PlatformErrorBodyName) Valid() bool {
 	}
 }
 
+// Defines values for ProgramEnrollment.
+const (
+	ProgramEnrollmentInviteOnly ProgramEnrollment = "invite_only"
+	ProgramEnrollmentOpen       ProgramEnrollment = "open"
+)
+
+// Valid indicates whether the value is a known member of the ProgramEnrollment enum.
+func (e ProgramEnrollment) Valid() bool {
+	switch e {
+	case ProgramEnrollmentInviteOnly:
+		return true
+	case ProgramEnrollmentOpen:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ProgramPartnerApproval.
+const (
+	ProgramPartnerApprovalAuto   ProgramPartnerApproval = "auto"
+	ProgramPartnerApprovalManual ProgramPartnerApproval = "manual"
+)
+
+// Valid indicates whether the value is a known member of the ProgramPartnerApproval enum.
+func (e ProgramPartnerApproval) Valid() bool {
+	switch e {
+	case ProgramPartnerApprovalAuto:
+		return true
+	case ProgramPartnerApprovalManual:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for ProgramStatus.
 const (
 	Active ProgramStatus = "active"
@@ -603,6 +690,48 @@ func (e ProgramStatus) Valid() bool {
 	case Active:
 		return true
 	case Paused:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ProgramUpdateEnrollment.
+const (
+	ProgramUpdateEnrollmentInviteOnly  ProgramUpdateEnrollment = "invite_only"
+	ProgramUpdateEnrollmentLessThannil ProgramUpdateEnrollment = "<nil>"
+	ProgramUpdateEnrollmentOpen        ProgramUpdateEnrollment = "open"
+)
+
+// Valid indicates whether the value is a known member of the ProgramUpdateEnrollment enum.
+func (e ProgramUpdateEnrollment) Valid() bool {
+	switch e {
+	case ProgramUpdateEnrollmentInviteOnly:
+		return true
+	case ProgramUpdateEnrollmentLessThannil:
+		return true
+	case ProgramUpdateEnrollmentOpen:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ProgramUpdatePartnerApproval.
+const (
+	ProgramUpdatePartnerApprovalAuto        ProgramUpdatePartnerApproval = "auto"
+	ProgramUpdatePartnerApprovalLessThannil ProgramUpdatePartnerApproval = "<nil>"
+	ProgramUpdatePartnerApprovalManual      ProgramUpdatePartnerApproval = "manual"
+)
+
+// Valid indicates whether the value is a known member of the ProgramUpdatePartnerApproval enum.
+func (e ProgramUpdatePartnerApproval) Valid() bool {
+	switch e {
+	case ProgramUpdatePartnerApprovalAuto:
+		return true
+	case ProgramUpdatePartnerApprovalLessThannil:
+		return true
+	case ProgramUpdatePartnerApprovalManual:
 		return true
 	default:
 		return false
@@ -1939,6 +2068,56 @@ type InvalidKeyError struct {
 // InvalidKeyErrorErrorCode defines model for InvalidKeyError.Error.Code.
 type InvalidKeyErrorErrorCode string
 
+// Invitation defines model for Invitation.
+type Invitation struct {
+	AcceptedAt *time.Time `json:"accepted_at"`
+	CreatedAt  time.Time  `json:"created_at"`
+	Email      string     `json:"email"`
+
+	// ExpiresAt 30 days after the last sending; the link stops working then.
+	ExpiresAt  time.Time        `json:"expires_at"`
+	Id         int64            `json:"id"`
+	LastSentAt time.Time        `json:"last_sent_at"`
+	Message    *string          `json:"message"`
+	Name       string           `json:"name"`
+	PartnerId  int64            `json:"partner_id"`
+	ProgramId  int64            `json:"program_id"`
+	SentCount  int              `json:"sent_count"`
+	Status     InvitationStatus `json:"status"`
+}
+
+// InvitationStatus defines model for Invitation.Status.
+type InvitationStatus string
+
+// InvitationCreate One invitation (`email`, `name`, `message`) or several (`invitations`), not both.
+type InvitationCreate struct {
+	Email       *openapi_types.Email `json:"email,omitempty"`
+	Invitations *[]InvitationInput   `json:"invitations,omitempty"`
+	Message     *string              `json:"message,omitempty"`
+	Name        *string              `json:"name,omitempty"`
+}
+
+// InvitationEnvelope defines model for InvitationEnvelope.
+type InvitationEnvelope struct {
+	Data Invitation `json:"data"`
+}
+
+// InvitationInput defines model for InvitationInput.
+type InvitationInput struct {
+	Email openapi_types.Email `json:"email"`
+
+	// Message A note from the brand, quoted in the mail.
+	Message *string `json:"message,omitempty"`
+
+	// Name The partner's name (default the email's local part, for a new partner).
+	Name *string `json:"name,omitempty"`
+}
+
+// InvitationListEnvelope defines model for InvitationListEnvelope.
+type InvitationListEnvelope struct {
+	Data []Invitation `json:"data"`
+}
+
 // LeadAuth `server_required` (default): browser-mode leads are provisional until a server-mode lead settles them. `browser_allowed`: browser-mode leads settle.
 type LeadAuth string
 
@@ -2165,6 +2344,17 @@ type Partner struct {
 	PartnerProgramId int64     `json:"partner_program_id"`
 	ProgramId        int64     `json:"program_id"`
 
+	// Stats The partner's real events in the program, all time (test events and bots left out).
+	Stats PartnerStats `json:"stats"`
+
+	// Status The partner's enrollment in the program: `invited` (an invitation is out) → `approved` when they
+	// accept; `pending` (applied on the program's page) → `approved` | `rejected`; `approved` → `banned`.
+	// Partners added before enrollments existed, and by `POST /partners`, are `approved`.
+	Status PartnerStatus `json:"status"`
+
+	// StatusReason The reason given with a rejection or a ban.
+	StatusReason *string `json:"status_reason"`
+
 	// Synthetic True for the partner that `reftrack test --chain` records its synthetic chains against (created by the server, with the referral link `rt-synthetic-<program id>`): it is never paid, and partner counts (`reftrack status`, `reftrack programs`) and the readiness payout gate leave it out. False for every partner a brand adds.
 	Synthetic bool `json:"synthetic"`
 }
@@ -2183,6 +2373,23 @@ type PartnerEnvelope struct {
 // PartnerListEnvelope defines model for PartnerListEnvelope.
 type PartnerListEnvelope struct {
 	Data []Partner `json:"data"`
+}
+
+// PartnerStats The partner's real events in the program, all time (test events and bots left out).
+type PartnerStats struct {
+	Clicks int64 `json:"clicks"`
+	Leads  int64 `json:"leads"`
+	Sales  int64 `json:"sales"`
+}
+
+// PartnerStatus The partner's enrollment in the program: `invited` (an invitation is out) → `approved` when they
+// accept; `pending` (applied on the program's page) → `approved` | `rejected`; `approved` → `banned`.
+// Partners added before enrollments existed, and by `POST /partners`, are `approved`.
+type PartnerStatus string
+
+// PartnerStatusReason defines model for PartnerStatusReason.
+type PartnerStatusReason struct {
+	Reason *string `json:"reason,omitempty"`
 }
 
 // PaymentProcessor defines model for PaymentProcessor.
@@ -2358,6 +2565,9 @@ type Program struct {
 	// DurationMonths Recurring types' months of paying commissions after a customer's first sale; null = lifetime.
 	DurationMonths *int `json:"duration_months"`
 
+	// Enrollment `invite_only` (default): partners join by invitation. `open`: also by applying on the program's public page `/p/{slug}`.
+	Enrollment ProgramEnrollment `json:"enrollment"`
+
 	// HoldDays Days a commission is held after its sale before it is payable (`available_on`), 0 to 365; default 30.
 	HoldDays int   `json:"hold_days"`
 	Id       int64 `json:"id"`
@@ -2366,12 +2576,24 @@ type Program struct {
 	LeadAuth LeadAuth `json:"lead_auth"`
 	Name     string   `json:"name"`
 
+	// PartnerApproval `manual` (default): a member approves each application. `auto`: an application is approved at once.
+	PartnerApproval ProgramPartnerApproval `json:"partner_approval"`
+
+	// PartnerLinkCodes Whether approved partners may make their own link codes in the portal (default true).
+	PartnerLinkCodes bool `json:"partner_link_codes"`
+
 	// PayoutMinimumCents A partner is paid out once its approved total less what it owes reaches this, in each currency's minor units (0 to 10^9; default 0).
 	PayoutMinimumCents int64         `json:"payout_minimum_cents"`
 	Slug               string        `json:"slug"`
 	Status             ProgramStatus `json:"status"`
 	UpdatedAt          time.Time     `json:"updated_at"`
 }
+
+// ProgramEnrollment `invite_only` (default): partners join by invitation. `open`: also by applying on the program's public page `/p/{slug}`.
+type ProgramEnrollment string
+
+// ProgramPartnerApproval `manual` (default): a member approves each application. `auto`: an application is approved at once.
+type ProgramPartnerApproval string
 
 // ProgramStatus defines model for Program.Status.
 type ProgramStatus string
@@ -2408,18 +2630,27 @@ type ProgramUpdate struct {
 	// DurationMonths Recurring types: months a customer's payments keep paying after the first. `0` (the original CLI's
 	// "lifetime") = lifetime, shown as `duration_months: null` on the program. Absent (or null, which
 	// counts as absent): lifetime on `cli/init`; unchanged on `PATCH /api/v1/programs/{programId}`.
-	DurationMonths *DurationMonthsInput `json:"duration_months,omitempty"`
+	DurationMonths *DurationMonthsInput     `json:"duration_months,omitempty"`
+	Enrollment     *ProgramUpdateEnrollment `json:"enrollment,omitempty"`
 
 	// HoldDays Days a commission is held after its sale before it is payable. Applies to commissions of later sales.
 	HoldDays *int `json:"hold_days,omitempty"`
 
 	// LeadAuth As `LeadAuth`: `server_required`, browser-mode leads are provisional until a server-mode lead settles them; `browser_allowed`, browser-mode leads settle.
-	LeadAuth *LeadAuth `json:"lead_auth,omitempty"`
-	Name     *string   `json:"name,omitempty"`
+	LeadAuth         *LeadAuth                     `json:"lead_auth,omitempty"`
+	Name             *string                       `json:"name,omitempty"`
+	PartnerApproval  *ProgramUpdatePartnerApproval `json:"partner_approval,omitempty"`
+	PartnerLinkCodes *bool                         `json:"partner_link_codes,omitempty"`
 
 	// PayoutMinimumCents The smallest payout, in each currency's minor units.
 	PayoutMinimumCents *int64 `json:"payout_minimum_cents,omitempty"`
 }
+
+// ProgramUpdateEnrollment defines model for ProgramUpdate.Enrollment.
+type ProgramUpdateEnrollment string
+
+// ProgramUpdatePartnerApproval defines model for ProgramUpdate.PartnerApproval.
+type ProgramUpdatePartnerApproval string
 
 // RateLimitedError Typed envelope: rate limited.
 type RateLimitedError struct {
@@ -3113,8 +3344,14 @@ type IdempotencyKey = string
 // IfNoneMatch defines model for IfNoneMatch.
 type IfNoneMatch = string
 
+// InvitationId defines model for InvitationId.
+type InvitationId = int64
+
 // Limit defines model for Limit.
 type Limit = int
+
+// PartnerId defines model for PartnerId.
+type PartnerId = int64
 
 // PayoutId defines model for PayoutId.
 type PayoutId = int64
@@ -3522,11 +3759,20 @@ type RegenerateApiKeyJSONRequestBody = IgnoredRequest
 // ApproveCommissionsJSONRequestBody defines body for ApproveCommissions for application/json ContentType.
 type ApproveCommissionsJSONRequestBody = CommissionBulkApprove
 
+// CreateInvitationsJSONRequestBody defines body for CreateInvitations for application/json ContentType.
+type CreateInvitationsJSONRequestBody = InvitationCreate
+
 // CreateLinkJSONRequestBody defines body for CreateLink for application/json ContentType.
 type CreateLinkJSONRequestBody = LinkCreate
 
 // CreatePartnerJSONRequestBody defines body for CreatePartner for application/json ContentType.
 type CreatePartnerJSONRequestBody = PartnerCreate
+
+// BanPartnerJSONRequestBody defines body for BanPartner for application/json ContentType.
+type BanPartnerJSONRequestBody = PartnerStatusReason
+
+// RejectPartnerJSONRequestBody defines body for RejectPartner for application/json ContentType.
+type RejectPartnerJSONRequestBody = PartnerStatusReason
 
 // SetPaymentProcessorJSONRequestBody defines body for SetPaymentProcessor for application/json ContentType.
 type SetPaymentProcessorJSONRequestBody = PaymentProcessorUpdate
@@ -4877,8 +5123,8 @@ type ClientInterface interface {
 	// Owner or admin. Any of `name`, `domain`, `allowed_origins` (browser origins allowed to call the click
 	// and browser-mode lead routes; `localhost` and `127.0.0.1` are different origins), `lead_auth`,
 	// `cookie_window_days`, `attribution_window_days`, `commission_type`, `commission_rate`,
-	// `duration_months`, and the ledger's `hold_days`, `commission_approval`, `payout_minimum_cents`. Fields
-	// left out (or null) keep their value. The new `commission_rate` must fit the
+	// `duration_months`, the ledger's `hold_days`, `commission_approval`, `payout_minimum_cents`, and how
+	// partners join: `enrollment`, `partner_approval`, `partner_link_codes`. Fields left out (or null) keep their value. The new `commission_rate` must fit the
 	// commission type the program has after the change (when only `commission_type` changes, the current
 	// rate must fit it).
 	//
@@ -4886,7 +5132,7 @@ type ClientInterface interface {
 	//
 	// | Message |
 	// |---|
-	// | `Request body must change at least one of: name, domain, allowed_origins, lead_auth, cookie_window_days, attribution_window_days, commission_type, commission_rate, duration_months, hold_days, commission_approval, payout_minimum_cents` |
+	// | `Request body must change at least one of: name, domain, allowed_origins, lead_auth, cookie_window_days, attribution_window_days, commission_type, commission_rate, duration_months, hold_days, commission_approval, payout_minimum_cents, enrollment, partner_approval, partner_link_codes` |
 	// | `name must be a string of 1 to 200 characters` |
 	// | `domain must be a host name such as shop.example.com` (a leading `http://` or `https://` and a trailing `/` are removed first) |
 	// | `allowed_origins entries must be origins such as https://shop.example.com` |
@@ -4903,6 +5149,9 @@ type ClientInterface interface {
 	// | `hold_days must be between 0 and 365` |
 	// | `commission_approval must be auto or manual` |
 	// | `payout_minimum_cents must be between 0 and 1000000000` |
+	// | `enrollment must be invite_only or open` |
+	// | `partner_approval must be manual or auto` |
+	// | `partner_link_codes must be true or false` |
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -4914,8 +5163,8 @@ type ClientInterface interface {
 	// Owner or admin. Any of `name`, `domain`, `allowed_origins` (browser origins allowed to call the click
 	// and browser-mode lead routes; `localhost` and `127.0.0.1` are different origins), `lead_auth`,
 	// `cookie_window_days`, `attribution_window_days`, `commission_type`, `commission_rate`,
-	// `duration_months`, and the ledger's `hold_days`, `commission_approval`, `payout_minimum_cents`. Fields
-	// left out (or null) keep their value. The new `commission_rate` must fit the
+	// `duration_months`, the ledger's `hold_days`, `commission_approval`, `payout_minimum_cents`, and how
+	// partners join: `enrollment`, `partner_approval`, `partner_link_codes`. Fields left out (or null) keep their value. The new `commission_rate` must fit the
 	// commission type the program has after the change (when only `commission_type` changes, the current
 	// rate must fit it).
 	//
@@ -4923,7 +5172,7 @@ type ClientInterface interface {
 	//
 	// | Message |
 	// |---|
-	// | `Request body must change at least one of: name, domain, allowed_origins, lead_auth, cookie_window_days, attribution_window_days, commission_type, commission_rate, duration_months, hold_days, commission_approval, payout_minimum_cents` |
+	// | `Request body must change at least one of: name, domain, allowed_origins, lead_auth, cookie_window_days, attribution_window_days, commission_type, commission_rate, duration_months, hold_days, commission_approval, payout_minimum_cents, enrollment, partner_approval, partner_link_codes` |
 	// | `name must be a string of 1 to 200 characters` |
 	// | `domain must be a host name such as shop.example.com` (a leading `http://` or `https://` and a trailing `/` are removed first) |
 	// | `allowed_origins entries must be origins such as https://shop.example.com` |
@@ -4940,6 +5189,9 @@ type ClientInterface interface {
 	// | `hold_days must be between 0 and 365` |
 	// | `commission_approval must be auto or manual` |
 	// | `payout_minimum_cents must be between 0 and 1000000000` |
+	// | `enrollment must be invite_only or open` |
+	// | `partner_approval must be manual or auto` |
+	// | `partner_link_codes must be true or false` |
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -5033,6 +5285,83 @@ type ClientInterface interface {
 	// Corresponds with POST /api/v1/programs/{programId}/commissions/approve (the `ApproveCommissions` operationId).
 	ApproveCommissions(ctx context.Context, programId ProgramId, params *ApproveCommissionsParams, body ApproveCommissionsJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// ListInvitations List a program's invitations
+	//
+	// Any member of the program's workspace. Newest first; `status` reads `expired` for a sent invitation past `expires_at`.
+	//
+	// Corresponds with GET /api/v1/programs/{programId}/invitations (the `ListInvitations` operationId).
+	ListInvitations(ctx context.Context, programId ProgramId, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// CreateInvitationsWithBody Invite partners by email
+	//
+	// Owner or admin. One invitation (`{email, name?, message?}`) or up to 50 (`{invitations: [...]}`), all
+	// or none. Each makes the partner (or reuses the workspace's partner with that email) with the
+	// enrollment `invited`, and mails a link valid 30 days; the person who opens it signs in with that email
+	// and accepts, which approves the enrollment. The answer lists the invitations made, in the order given.
+	//
+	// Refused, nothing stored:
+	//
+	// | Status | Message |
+	// |---|---|
+	// | 400 | `Request body must have either email or invitations` |
+	// | 400 | `invitations must hold 1 to 50 invitations` |
+	// | 400 | `email must be an email address` (with the position, `invitations[2].email must be an email address`) |
+	// | 400 | `name must be 1 to 200 characters`, `message must be at most 2000 characters` (likewise) |
+	// | 400 | `The same email is invited twice: <email>` |
+	// | 409 | `<email> already has an open invitation: resend it` |
+	// | 409 | `<email> is already a partner of this program` (approved) |
+	// | 409 | `<email> applied to this program: approve the application` |
+	// | 409 | `<email> is banned from this program` |
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /api/v1/programs/{programId}/invitations (the `CreateInvitations` operationId).
+	CreateInvitationsWithBody(ctx context.Context, programId ProgramId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// CreateInvitations Invite partners by email
+	//
+	// Owner or admin. One invitation (`{email, name?, message?}`) or up to 50 (`{invitations: [...]}`), all
+	// or none. Each makes the partner (or reuses the workspace's partner with that email) with the
+	// enrollment `invited`, and mails a link valid 30 days; the person who opens it signs in with that email
+	// and accepts, which approves the enrollment. The answer lists the invitations made, in the order given.
+	//
+	// Refused, nothing stored:
+	//
+	// | Status | Message |
+	// |---|---|
+	// | 400 | `Request body must have either email or invitations` |
+	// | 400 | `invitations must hold 1 to 50 invitations` |
+	// | 400 | `email must be an email address` (with the position, `invitations[2].email must be an email address`) |
+	// | 400 | `name must be 1 to 200 characters`, `message must be at most 2000 characters` (likewise) |
+	// | 400 | `The same email is invited twice: <email>` |
+	// | 409 | `<email> already has an open invitation: resend it` |
+	// | 409 | `<email> is already a partner of this program` (approved) |
+	// | 409 | `<email> applied to this program: approve the application` |
+	// | 409 | `<email> is banned from this program` |
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /api/v1/programs/{programId}/invitations (the `CreateInvitations` operationId).
+	CreateInvitations(ctx context.Context, programId ProgramId, body CreateInvitationsJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// CancelInvitation Cancel an invitation
+	//
+	// Owner or admin. Its link stops working and the enrollment it made is withdrawn (the partner may be
+	// invited again). Canceling a canceled invitation answers it unchanged; an accepted one answers 409
+	// `conflict` (`Invitation <id> was accepted`).
+	//
+	// Corresponds with DELETE /api/v1/programs/{programId}/invitations/{invitationId} (the `CancelInvitation` operationId).
+	CancelInvitation(ctx context.Context, programId ProgramId, invitationId InvitationId, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ResendInvitation Send an invitation again
+	//
+	// Owner or admin. Mails a new link, valid 30 days from now (the previous link stops working), for a sent
+	// or expired invitation. 409 `conflict` for one accepted or canceled (`Invitation <id> was accepted`,
+	// `Invitation <id> was canceled`).
+	//
+	// Corresponds with POST /api/v1/programs/{programId}/invitations/{invitationId}/resend (the `ResendInvitation` operationId).
+	ResendInvitation(ctx context.Context, programId ProgramId, invitationId InvitationId, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// ListLinks List a program's referral links
 	//
 	// Any member of the program's workspace.
@@ -5086,6 +5415,75 @@ type ClientInterface interface {
 	//
 	// Corresponds with POST /api/v1/programs/{programId}/partners (the `CreatePartner` operationId).
 	CreatePartner(ctx context.Context, programId ProgramId, body CreatePartnerJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ApprovePartner Approve a partner's application
+	//
+	// Owner or admin. A partner who applied (`pending`) becomes `approved`: their links work and their sales
+	// earn commissions. Approving an approved partner answers it unchanged. 409 `conflict` for a partner
+	// who is `invited` (`Partner <id> is invited: the enrollment is approved when they accept the
+	// invitation`), `rejected` (`Partner <id> was rejected`) or `banned` (`Partner <id> is banned`). The
+	// change is in the audit log.
+	//
+	// Corresponds with POST /api/v1/programs/{programId}/partners/{partnerId}/approve (the `ApprovePartner` operationId).
+	ApprovePartner(ctx context.Context, programId ProgramId, partnerId PartnerId, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// BanPartnerWithBody Ban a partner
+	//
+	// Owner or admin. An `approved` partner becomes `banned`, for good, in one transaction: their links in the
+	// program are turned off (the click route answers 410 `link_disabled`; a banned partner's link cannot be
+	// turned on again nor a new one made) and their commissions not yet in a payout (`pending`,
+	// `partially_reversed`, `approved`) become `rejected` with the reason `partner banned`, as do the
+	// commissions of sales recorded after the ban. Commissions in a payout or paid stay as they are. The
+	// optional `reason` (1 to 500 characters) is kept in `status_reason`. Banning a banned partner answers
+	// it unchanged; a partner who is not approved (invited, applied, rejected) answers 409 `conflict`
+	// (`Partner <id> is <status>: only an approved partner can be banned`). The ban and each rejected
+	// commission are in the audit log.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /api/v1/programs/{programId}/partners/{partnerId}/ban (the `BanPartner` operationId).
+	BanPartnerWithBody(ctx context.Context, programId ProgramId, partnerId PartnerId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// BanPartner Ban a partner
+	//
+	// Owner or admin. An `approved` partner becomes `banned`, for good, in one transaction: their links in the
+	// program are turned off (the click route answers 410 `link_disabled`; a banned partner's link cannot be
+	// turned on again nor a new one made) and their commissions not yet in a payout (`pending`,
+	// `partially_reversed`, `approved`) become `rejected` with the reason `partner banned`, as do the
+	// commissions of sales recorded after the ban. Commissions in a payout or paid stay as they are. The
+	// optional `reason` (1 to 500 characters) is kept in `status_reason`. Banning a banned partner answers
+	// it unchanged; a partner who is not approved (invited, applied, rejected) answers 409 `conflict`
+	// (`Partner <id> is <status>: only an approved partner can be banned`). The ban and each rejected
+	// commission are in the audit log.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /api/v1/programs/{programId}/partners/{partnerId}/ban (the `BanPartner` operationId).
+	BanPartner(ctx context.Context, programId ProgramId, partnerId PartnerId, body BanPartnerJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// RejectPartnerWithBody Reject a partner's application
+	//
+	// Owner or admin. A partner who applied (`pending`) becomes `rejected`, with the optional `reason` (1 to
+	// 500 characters) kept in `status_reason`. Rejecting a rejected partner answers it unchanged. 409
+	// `conflict` for any other status (`Partner <id> is <status>: only an application can be rejected`).
+	// The change is in the audit log.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /api/v1/programs/{programId}/partners/{partnerId}/reject (the `RejectPartner` operationId).
+	RejectPartnerWithBody(ctx context.Context, programId ProgramId, partnerId PartnerId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// RejectPartner Reject a partner's application
+	//
+	// Owner or admin. A partner who applied (`pending`) becomes `rejected`, with the optional `reason` (1 to
+	// 500 characters) kept in `status_reason`. Rejecting a rejected partner answers it unchanged. 409
+	// `conflict` for any other status (`Partner <id> is <status>: only an application can be rejected`).
+	// The change is in the audit log.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /api/v1/programs/{programId}/partners/{partnerId}/reject (the `RejectPartner` operationId).
+	RejectPartner(ctx context.Context, programId ProgramId, partnerId PartnerId, body RejectPartnerJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// GetPaymentProcessor Show the payment-processor connection
 	//
@@ -5888,6 +6286,14 @@ type ClientInterface interface {
 	//
 	// Corresponds with POST /demo/signup (the `DemoSignup` operationId).
 	DemoSignup(ctx context.Context, params *DemoSignupParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// DevMail Development mailbox
+	//
+	// The mail the server sent (invitations), newest first, when no `SMTP_URL` is set in development: what
+	// `make run` shows instead of sending. 404 in production and whenever mail goes through SMTP.
+	//
+	// Corresponds with GET /dev/mail (the `DevMail` operationId).
+	DevMail(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// DevOidcDiscovery Development issuer discovery document
 	//
@@ -6933,8 +7339,8 @@ func (c *Client) GetProgram(ctx context.Context, programId ProgramId, reqEditors
 // Owner or admin. Any of `name`, `domain`, `allowed_origins` (browser origins allowed to call the click
 // and browser-mode lead routes; `localhost` and `127.0.0.1` are different origins), `lead_auth`,
 // `cookie_window_days`, `attribution_window_days`, `commission_type`, `commission_rate`,
-// `duration_months`, and the ledger's `hold_days`, `commission_approval`, `payout_minimum_cents`. Fields
-// left out (or null) keep their value. The new `commission_rate` must fit the
+// `duration_months`, the ledger's `hold_days`, `commission_approval`, `payout_minimum_cents`, and how
+// partners join: `enrollment`, `partner_approval`, `partner_link_codes`. Fields left out (or null) keep their value. The new `commission_rate` must fit the
 // commission type the program has after the change (when only `commission_type` changes, the current
 // rate must fit it).
 //
@@ -6942,7 +7348,7 @@ func (c *Client) GetProgram(ctx context.Context, programId ProgramId, reqEditors
 //
 // | Message |
 // |---|
-// | `Request body must change at least one of: name, domain, allowed_origins, lead_auth, cookie_window_days, attribution_window_days, commission_type, commission_rate, duration_months, hold_days, commission_approval, payout_minimum_cents` |
+// | `Request body must change at least one of: name, domain, allowed_origins, lead_auth, cookie_window_days, attribution_window_days, commission_type, commission_rate, duration_months, hold_days, commission_approval, payout_minimum_cents, enrollment, partner_approval, partner_link_codes` |
 // | `name must be a string of 1 to 200 characters` |
 // | `domain must be a host name such as shop.example.com` (a leading `http://` or `https://` and a trailing `/` are removed first) |
 // | `allowed_origins entries must be origins such as https://shop.example.com` |
@@ -6959,6 +7365,9 @@ func (c *Client) GetProgram(ctx context.Context, programId ProgramId, reqEditors
 // | `hold_days must be between 0 and 365` |
 // | `commission_approval must be auto or manual` |
 // | `payout_minimum_cents must be between 0 and 1000000000` |
+// | `enrollment must be invite_only or open` |
+// | `partner_approval must be manual or auto` |
+// | `partner_link_codes must be true or false` |
 //
 // Takes any type of body and a specified content type.
 //
@@ -6980,8 +7389,8 @@ func (c *Client) UpdateProgramWithBody(ctx context.Context, programId ProgramId,
 // Owner or admin. Any of `name`, `domain`, `allowed_origins` (browser origins allowed to call the click
 // and browser-mode lead routes; `localhost` and `127.0.0.1` are different origins), `lead_auth`,
 // `cookie_window_days`, `attribution_window_days`, `commission_type`, `commission_rate`,
-// `duration_months`, and the ledger's `hold_days`, `commission_approval`, `payout_minimum_cents`. Fields
-// left out (or null) keep their value. The new `commission_rate` must fit the
+// `duration_months`, the ledger's `hold_days`, `commission_approval`, `payout_minimum_cents`, and how
+// partners join: `enrollment`, `partner_approval`, `partner_link_codes`. Fields left out (or null) keep their value. The new `commission_rate` must fit the
 // commission type the program has after the change (when only `commission_type` changes, the current
 // rate must fit it).
 //
@@ -6989,7 +7398,7 @@ func (c *Client) UpdateProgramWithBody(ctx context.Context, programId ProgramId,
 //
 // | Message |
 // |---|
-// | `Request body must change at least one of: name, domain, allowed_origins, lead_auth, cookie_window_days, attribution_window_days, commission_type, commission_rate, duration_months, hold_days, commission_approval, payout_minimum_cents` |
+// | `Request body must change at least one of: name, domain, allowed_origins, lead_auth, cookie_window_days, attribution_window_days, commission_type, commission_rate, duration_months, hold_days, commission_approval, payout_minimum_cents, enrollment, partner_approval, partner_link_codes` |
 // | `name must be a string of 1 to 200 characters` |
 // | `domain must be a host name such as shop.example.com` (a leading `http://` or `https://` and a trailing `/` are removed first) |
 // | `allowed_origins entries must be origins such as https://shop.example.com` |
@@ -7006,6 +7415,9 @@ func (c *Client) UpdateProgramWithBody(ctx context.Context, programId ProgramId,
 // | `hold_days must be between 0 and 365` |
 // | `commission_approval must be auto or manual` |
 // | `payout_minimum_cents must be between 0 and 1000000000` |
+// | `enrollment must be invite_only or open` |
+// | `partner_approval must be manual or auto` |
+// | `partner_link_codes must be true or false` |
 //
 // Takes a body of the `application/json` content type.
 //
@@ -7179,6 +7591,133 @@ func (c *Client) ApproveCommissions(ctx context.Context, programId ProgramId, pa
 	return c.Client.Do(req)
 }
 
+// ListInvitations List a program's invitations
+//
+// Any member of the program's workspace. Newest first; `status` reads `expired` for a sent invitation past `expires_at`.
+//
+// Corresponds with GET /api/v1/programs/{programId}/invitations (the `ListInvitations` operationId).
+func (c *Client) ListInvitations(ctx context.Context, programId ProgramId, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListInvitationsRequest(c.Server, programId)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// CreateInvitationsWithBody Invite partners by email
+//
+// Owner or admin. One invitation (`{email, name?, message?}`) or up to 50 (`{invitations: [...]}`), all
+// or none. Each makes the partner (or reuses the workspace's partner with that email) with the
+// enrollment `invited`, and mails a link valid 30 days; the person who opens it signs in with that email
+// and accepts, which approves the enrollment. The answer lists the invitations made, in the order given.
+//
+// Refused, nothing stored:
+//
+// | Status | Message |
+// |---|---|
+// | 400 | `Request body must have either email or invitations` |
+// | 400 | `invitations must hold 1 to 50 invitations` |
+// | 400 | `email must be an email address` (with the position, `invitations[2].email must be an email address`) |
+// | 400 | `name must be 1 to 200 characters`, `message must be at most 2000 characters` (likewise) |
+// | 400 | `The same email is invited twice: <email>` |
+// | 409 | `<email> already has an open invitation: resend it` |
+// | 409 | `<email> is already a partner of this program` (approved) |
+// | 409 | `<email> applied to this program: approve the application` |
+// | 409 | `<email> is banned from this program` |
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /api/v1/programs/{programId}/invitations (the `CreateInvitations` operationId).
+func (c *Client) CreateInvitationsWithBody(ctx context.Context, programId ProgramId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCreateInvitationsRequestWithBody(c.Server, programId, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// CreateInvitations Invite partners by email
+//
+// Owner or admin. One invitation (`{email, name?, message?}`) or up to 50 (`{invitations: [...]}`), all
+// or none. Each makes the partner (or reuses the workspace's partner with that email) with the
+// enrollment `invited`, and mails a link valid 30 days; the person who opens it signs in with that email
+// and accepts, which approves the enrollment. The answer lists the invitations made, in the order given.
+//
+// Refused, nothing stored:
+//
+// | Status | Message |
+// |---|---|
+// | 400 | `Request body must have either email or invitations` |
+// | 400 | `invitations must hold 1 to 50 invitations` |
+// | 400 | `email must be an email address` (with the position, `invitations[2].email must be an email address`) |
+// | 400 | `name must be 1 to 200 characters`, `message must be at most 2000 characters` (likewise) |
+// | 400 | `The same email is invited twice: <email>` |
+// | 409 | `<email> already has an open invitation: resend it` |
+// | 409 | `<email> is already a partner of this program` (approved) |
+// | 409 | `<email> applied to this program: approve the application` |
+// | 409 | `<email> is banned from this program` |
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /api/v1/programs/{programId}/invitations (the `CreateInvitations` operationId).
+func (c *Client) CreateInvitations(ctx context.Context, programId ProgramId, body CreateInvitationsJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCreateInvitationsRequest(c.Server, programId, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// CancelInvitation Cancel an invitation
+//
+// Owner or admin. Its link stops working and the enrollment it made is withdrawn (the partner may be
+// invited again). Canceling a canceled invitation answers it unchanged; an accepted one answers 409
+// `conflict` (`Invitation <id> was accepted`).
+//
+// Corresponds with DELETE /api/v1/programs/{programId}/invitations/{invitationId} (the `CancelInvitation` operationId).
+func (c *Client) CancelInvitation(ctx context.Context, programId ProgramId, invitationId InvitationId, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCancelInvitationRequest(c.Server, programId, invitationId)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ResendInvitation Send an invitation again
+//
+// Owner or admin. Mails a new link, valid 30 days from now (the previous link stops working), for a sent
+// or expired invitation. 409 `conflict` for one accepted or canceled (`Invitation <id> was accepted`,
+// `Invitation <id> was canceled`).
+//
+// Corresponds with POST /api/v1/programs/{programId}/invitations/{invitationId}/resend (the `ResendInvitation` operationId).
+func (c *Client) ResendInvitation(ctx context.Context, programId ProgramId, invitationId InvitationId, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewResendInvitationRequest(c.Server, programId, invitationId)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // ListLinks List a program's referral links
 //
 // Any member of the program's workspace.
@@ -7283,6 +7822,125 @@ func (c *Client) CreatePartnerWithBody(ctx context.Context, programId ProgramId,
 // Corresponds with POST /api/v1/programs/{programId}/partners (the `CreatePartner` operationId).
 func (c *Client) CreatePartner(ctx context.Context, programId ProgramId, body CreatePartnerJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewCreatePartnerRequest(c.Server, programId, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ApprovePartner Approve a partner's application
+//
+// Owner or admin. A partner who applied (`pending`) becomes `approved`: their links work and their sales
+// earn commissions. Approving an approved partner answers it unchanged. 409 `conflict` for a partner
+// who is `invited` (`Partner <id> is invited: the enrollment is approved when they accept the
+// invitation`), `rejected` (`Partner <id> was rejected`) or `banned` (`Partner <id> is banned`). The
+// change is in the audit log.
+//
+// Corresponds with POST /api/v1/programs/{programId}/partners/{partnerId}/approve (the `ApprovePartner` operationId).
+func (c *Client) ApprovePartner(ctx context.Context, programId ProgramId, partnerId PartnerId, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewApprovePartnerRequest(c.Server, programId, partnerId)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// BanPartnerWithBody Ban a partner
+//
+// Owner or admin. An `approved` partner becomes `banned`, for good, in one transaction: their links in the
+// program are turned off (the click route answers 410 `link_disabled`; a banned partner's link cannot be
+// turned on again nor a new one made) and their commissions not yet in a payout (`pending`,
+// `partially_reversed`, `approved`) become `rejected` with the reason `partner banned`, as do the
+// commissions of sales recorded after the ban. Commissions in a payout or paid stay as they are. The
+// optional `reason` (1 to 500 characters) is kept in `status_reason`. Banning a banned partner answers
+// it unchanged; a partner who is not approved (invited, applied, rejected) answers 409 `conflict`
+// (`Partner <id> is <status>: only an approved partner can be banned`). The ban and each rejected
+// commission are in the audit log.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /api/v1/programs/{programId}/partners/{partnerId}/ban (the `BanPartner` operationId).
+func (c *Client) BanPartnerWithBody(ctx context.Context, programId ProgramId, partnerId PartnerId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewBanPartnerRequestWithBody(c.Server, programId, partnerId, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// BanPartner Ban a partner
+//
+// Owner or admin. An `approved` partner becomes `banned`, for good, in one transaction: their links in the
+// program are turned off (the click route answers 410 `link_disabled`; a banned partner's link cannot be
+// turned on again nor a new one made) and their commissions not yet in a payout (`pending`,
+// `partially_reversed`, `approved`) become `rejected` with the reason `partner banned`, as do the
+// commissions of sales recorded after the ban. Commissions in a payout or paid stay as they are. The
+// optional `reason` (1 to 500 characters) is kept in `status_reason`. Banning a banned partner answers
+// it unchanged; a partner who is not approved (invited, applied, rejected) answers 409 `conflict`
+// (`Partner <id> is <status>: only an approved partner can be banned`). The ban and each rejected
+// commission are in the audit log.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /api/v1/programs/{programId}/partners/{partnerId}/ban (the `BanPartner` operationId).
+func (c *Client) BanPartner(ctx context.Context, programId ProgramId, partnerId PartnerId, body BanPartnerJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewBanPartnerRequest(c.Server, programId, partnerId, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// RejectPartnerWithBody Reject a partner's application
+//
+// Owner or admin. A partner who applied (`pending`) becomes `rejected`, with the optional `reason` (1 to
+// 500 characters) kept in `status_reason`. Rejecting a rejected partner answers it unchanged. 409
+// `conflict` for any other status (`Partner <id> is <status>: only an application can be rejected`).
+// The change is in the audit log.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /api/v1/programs/{programId}/partners/{partnerId}/reject (the `RejectPartner` operationId).
+func (c *Client) RejectPartnerWithBody(ctx context.Context, programId ProgramId, partnerId PartnerId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewRejectPartnerRequestWithBody(c.Server, programId, partnerId, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// RejectPartner Reject a partner's application
+//
+// Owner or admin. A partner who applied (`pending`) becomes `rejected`, with the optional `reason` (1 to
+// 500 characters) kept in `status_reason`. Rejecting a rejected partner answers it unchanged. 409
+// `conflict` for any other status (`Partner <id> is <status>: only an application can be rejected`).
+// The change is in the audit log.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /api/v1/programs/{programId}/partners/{partnerId}/reject (the `RejectPartner` operationId).
+func (c *Client) RejectPartner(ctx context.Context, programId ProgramId, partnerId PartnerId, body RejectPartnerJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewRejectPartnerRequest(c.Server, programId, partnerId, body)
 	if err != nil {
 		return nil, err
 	}
@@ -8535,6 +9193,24 @@ func (c *Client) DemoSession(ctx context.Context, params *DemoSessionParams, req
 // Corresponds with POST /demo/signup (the `DemoSignup` operationId).
 func (c *Client) DemoSignup(ctx context.Context, params *DemoSignupParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewDemoSignupRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// DevMail Development mailbox
+//
+// The mail the server sent (invitations), newest first, when no `SMTP_URL` is set in development: what
+// `make run` shows instead of sending. 404 in production and whenever mail goes through SMTP.
+//
+// Corresponds with GET /dev/mail (the `DevMail` operationId).
+func (c *Client) DevMail(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewDevMailRequest(c.Server)
 	if err != nil {
 		return nil, err
 	}
@@ -10419,6 +11095,169 @@ func NewApproveCommissionsRequestWithBody(server string, programId ProgramId, pa
 	return req, nil
 }
 
+// NewListInvitationsRequest constructs an http.Request for the ListInvitations method
+func NewListInvitationsRequest(server string, programId ProgramId) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "programId", programId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "integer", Format: "int64"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/programs/%s/invitations", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewCreateInvitationsRequest calls the generic CreateInvitations builder with application/json body
+func NewCreateInvitationsRequest(server string, programId ProgramId, body CreateInvitationsJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewCreateInvitationsRequestWithBody(server, programId, "application/json", bodyReader)
+}
+
+// NewCreateInvitationsRequestWithBody constructs an http.Request for the CreateInvitations method, with any body, and a specified content type
+func NewCreateInvitationsRequestWithBody(server string, programId ProgramId, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "programId", programId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "integer", Format: "int64"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/programs/%s/invitations", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewCancelInvitationRequest constructs an http.Request for the CancelInvitation method
+func NewCancelInvitationRequest(server string, programId ProgramId, invitationId InvitationId) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "programId", programId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "integer", Format: "int64"})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "invitationId", invitationId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "integer", Format: "int64"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/programs/%s/invitations/%s", pathParam0, pathParam1)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodDelete, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewResendInvitationRequest constructs an http.Request for the ResendInvitation method
+func NewResendInvitationRequest(server string, programId ProgramId, invitationId InvitationId) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "programId", programId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "integer", Format: "int64"})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "invitationId", invitationId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "integer", Format: "int64"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/programs/%s/invitations/%s/resend", pathParam0, pathParam1)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
 // NewListLinksRequest constructs an http.Request for the ListLinks method
 func NewListLinksRequest(server string, programId ProgramId) (*http.Request, error) {
 	var err error
@@ -10562,6 +11401,155 @@ func NewCreatePartnerRequestWithBody(server string, programId ProgramId, content
 	}
 
 	operationPath := fmt.Sprintf("/api/v1/programs/%s/partners", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewApprovePartnerRequest constructs an http.Request for the ApprovePartner method
+func NewApprovePartnerRequest(server string, programId ProgramId, partnerId PartnerId) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "programId", programId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "integer", Format: "int64"})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "partnerId", partnerId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "integer", Format: "int64"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/programs/%s/partners/%s/approve", pathParam0, pathParam1)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewBanPartnerRequest calls the generic BanPartner builder with application/json body
+func NewBanPartnerRequest(server string, programId ProgramId, partnerId PartnerId, body BanPartnerJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewBanPartnerRequestWithBody(server, programId, partnerId, "application/json", bodyReader)
+}
+
+// NewBanPartnerRequestWithBody constructs an http.Request for the BanPartner method, with any body, and a specified content type
+func NewBanPartnerRequestWithBody(server string, programId ProgramId, partnerId PartnerId, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "programId", programId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "integer", Format: "int64"})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "partnerId", partnerId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "integer", Format: "int64"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/programs/%s/partners/%s/ban", pathParam0, pathParam1)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewRejectPartnerRequest calls the generic RejectPartner builder with application/json body
+func NewRejectPartnerRequest(server string, programId ProgramId, partnerId PartnerId, body RejectPartnerJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewRejectPartnerRequestWithBody(server, programId, partnerId, "application/json", bodyReader)
+}
+
+// NewRejectPartnerRequestWithBody constructs an http.Request for the RejectPartner method, with any body, and a specified content type
+func NewRejectPartnerRequestWithBody(server string, programId ProgramId, partnerId PartnerId, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "programId", programId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "integer", Format: "int64"})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "partnerId", partnerId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "integer", Format: "int64"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/programs/%s/partners/%s/reject", pathParam0, pathParam1)
 	if operationPath[0] == '/' {
 		operationPath = "." + operationPath
 	}
@@ -12033,6 +13021,33 @@ func NewDemoSignupRequest(server string, params *DemoSignupParams) (*http.Reques
 	return req, nil
 }
 
+// NewDevMailRequest constructs an http.Request for the DevMail method
+func NewDevMailRequest(server string) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/dev/mail")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
 // NewDevOidcDiscoveryRequest constructs an http.Request for the DevOidcDiscovery method
 func NewDevOidcDiscoveryRequest(server string) (*http.Request, error) {
 	var err error
@@ -13456,8 +14471,8 @@ type ClientWithResponsesInterface interface {
 	// Owner or admin. Any of `name`, `domain`, `allowed_origins` (browser origins allowed to call the click
 	// and browser-mode lead routes; `localhost` and `127.0.0.1` are different origins), `lead_auth`,
 	// `cookie_window_days`, `attribution_window_days`, `commission_type`, `commission_rate`,
-	// `duration_months`, and the ledger's `hold_days`, `commission_approval`, `payout_minimum_cents`. Fields
-	// left out (or null) keep their value. The new `commission_rate` must fit the
+	// `duration_months`, the ledger's `hold_days`, `commission_approval`, `payout_minimum_cents`, and how
+	// partners join: `enrollment`, `partner_approval`, `partner_link_codes`. Fields left out (or null) keep their value. The new `commission_rate` must fit the
 	// commission type the program has after the change (when only `commission_type` changes, the current
 	// rate must fit it).
 	//
@@ -13465,7 +14480,7 @@ type ClientWithResponsesInterface interface {
 	//
 	// | Message |
 	// |---|
-	// | `Request body must change at least one of: name, domain, allowed_origins, lead_auth, cookie_window_days, attribution_window_days, commission_type, commission_rate, duration_months, hold_days, commission_approval, payout_minimum_cents` |
+	// | `Request body must change at least one of: name, domain, allowed_origins, lead_auth, cookie_window_days, attribution_window_days, commission_type, commission_rate, duration_months, hold_days, commission_approval, payout_minimum_cents, enrollment, partner_approval, partner_link_codes` |
 	// | `name must be a string of 1 to 200 characters` |
 	// | `domain must be a host name such as shop.example.com` (a leading `http://` or `https://` and a trailing `/` are removed first) |
 	// | `allowed_origins entries must be origins such as https://shop.example.com` |
@@ -13482,6 +14497,9 @@ type ClientWithResponsesInterface interface {
 	// | `hold_days must be between 0 and 365` |
 	// | `commission_approval must be auto or manual` |
 	// | `payout_minimum_cents must be between 0 and 1000000000` |
+	// | `enrollment must be invite_only or open` |
+	// | `partner_approval must be manual or auto` |
+	// | `partner_link_codes must be true or false` |
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -13493,8 +14511,8 @@ type ClientWithResponsesInterface interface {
 	// Owner or admin. Any of `name`, `domain`, `allowed_origins` (browser origins allowed to call the click
 	// and browser-mode lead routes; `localhost` and `127.0.0.1` are different origins), `lead_auth`,
 	// `cookie_window_days`, `attribution_window_days`, `commission_type`, `commission_rate`,
-	// `duration_months`, and the ledger's `hold_days`, `commission_approval`, `payout_minimum_cents`. Fields
-	// left out (or null) keep their value. The new `commission_rate` must fit the
+	// `duration_months`, the ledger's `hold_days`, `commission_approval`, `payout_minimum_cents`, and how
+	// partners join: `enrollment`, `partner_approval`, `partner_link_codes`. Fields left out (or null) keep their value. The new `commission_rate` must fit the
 	// commission type the program has after the change (when only `commission_type` changes, the current
 	// rate must fit it).
 	//
@@ -13502,7 +14520,7 @@ type ClientWithResponsesInterface interface {
 	//
 	// | Message |
 	// |---|
-	// | `Request body must change at least one of: name, domain, allowed_origins, lead_auth, cookie_window_days, attribution_window_days, commission_type, commission_rate, duration_months, hold_days, commission_approval, payout_minimum_cents` |
+	// | `Request body must change at least one of: name, domain, allowed_origins, lead_auth, cookie_window_days, attribution_window_days, commission_type, commission_rate, duration_months, hold_days, commission_approval, payout_minimum_cents, enrollment, partner_approval, partner_link_codes` |
 	// | `name must be a string of 1 to 200 characters` |
 	// | `domain must be a host name such as shop.example.com` (a leading `http://` or `https://` and a trailing `/` are removed first) |
 	// | `allowed_origins entries must be origins such as https://shop.example.com` |
@@ -13519,6 +14537,9 @@ type ClientWithResponsesInterface interface {
 	// | `hold_days must be between 0 and 365` |
 	// | `commission_approval must be auto or manual` |
 	// | `payout_minimum_cents must be between 0 and 1000000000` |
+	// | `enrollment must be invite_only or open` |
+	// | `partner_approval must be manual or auto` |
+	// | `partner_link_codes must be true or false` |
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -13618,6 +14639,89 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with POST /api/v1/programs/{programId}/commissions/approve (the `ApproveCommissions` operationId).
 	ApproveCommissionsWithResponse(ctx context.Context, programId ProgramId, params *ApproveCommissionsParams, body ApproveCommissionsJSONRequestBody, reqEditors ...RequestEditorFn) (*ApproveCommissionsHTTPResponse, error)
 
+	// ListInvitationsWithResponse List a program's invitations
+	//
+	// Any member of the program's workspace. Newest first; `status` reads `expired` for a sent invitation past `expires_at`.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/v1/programs/{programId}/invitations (the `ListInvitations` operationId).
+	ListInvitationsWithResponse(ctx context.Context, programId ProgramId, reqEditors ...RequestEditorFn) (*ListInvitationsHTTPResponse, error)
+
+	// CreateInvitationsWithBodyWithResponse Invite partners by email
+	//
+	// Owner or admin. One invitation (`{email, name?, message?}`) or up to 50 (`{invitations: [...]}`), all
+	// or none. Each makes the partner (or reuses the workspace's partner with that email) with the
+	// enrollment `invited`, and mails a link valid 30 days; the person who opens it signs in with that email
+	// and accepts, which approves the enrollment. The answer lists the invitations made, in the order given.
+	//
+	// Refused, nothing stored:
+	//
+	// | Status | Message |
+	// |---|---|
+	// | 400 | `Request body must have either email or invitations` |
+	// | 400 | `invitations must hold 1 to 50 invitations` |
+	// | 400 | `email must be an email address` (with the position, `invitations[2].email must be an email address`) |
+	// | 400 | `name must be 1 to 200 characters`, `message must be at most 2000 characters` (likewise) |
+	// | 400 | `The same email is invited twice: <email>` |
+	// | 409 | `<email> already has an open invitation: resend it` |
+	// | 409 | `<email> is already a partner of this program` (approved) |
+	// | 409 | `<email> applied to this program: approve the application` |
+	// | 409 | `<email> is banned from this program` |
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/v1/programs/{programId}/invitations (the `CreateInvitations` operationId).
+	CreateInvitationsWithBodyWithResponse(ctx context.Context, programId ProgramId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateInvitationsHTTPResponse, error)
+
+	// CreateInvitationsWithResponse Invite partners by email
+	//
+	// Owner or admin. One invitation (`{email, name?, message?}`) or up to 50 (`{invitations: [...]}`), all
+	// or none. Each makes the partner (or reuses the workspace's partner with that email) with the
+	// enrollment `invited`, and mails a link valid 30 days; the person who opens it signs in with that email
+	// and accepts, which approves the enrollment. The answer lists the invitations made, in the order given.
+	//
+	// Refused, nothing stored:
+	//
+	// | Status | Message |
+	// |---|---|
+	// | 400 | `Request body must have either email or invitations` |
+	// | 400 | `invitations must hold 1 to 50 invitations` |
+	// | 400 | `email must be an email address` (with the position, `invitations[2].email must be an email address`) |
+	// | 400 | `name must be 1 to 200 characters`, `message must be at most 2000 characters` (likewise) |
+	// | 400 | `The same email is invited twice: <email>` |
+	// | 409 | `<email> already has an open invitation: resend it` |
+	// | 409 | `<email> is already a partner of this program` (approved) |
+	// | 409 | `<email> applied to this program: approve the application` |
+	// | 409 | `<email> is banned from this program` |
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/v1/programs/{programId}/invitations (the `CreateInvitations` operationId).
+	CreateInvitationsWithResponse(ctx context.Context, programId ProgramId, body CreateInvitationsJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateInvitationsHTTPResponse, error)
+
+	// CancelInvitationWithResponse Cancel an invitation
+	//
+	// Owner or admin. Its link stops working and the enrollment it made is withdrawn (the partner may be
+	// invited again). Canceling a canceled invitation answers it unchanged; an accepted one answers 409
+	// `conflict` (`Invitation <id> was accepted`).
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with DELETE /api/v1/programs/{programId}/invitations/{invitationId} (the `CancelInvitation` operationId).
+	CancelInvitationWithResponse(ctx context.Context, programId ProgramId, invitationId InvitationId, reqEditors ...RequestEditorFn) (*CancelInvitationHTTPResponse, error)
+
+	// ResendInvitationWithResponse Send an invitation again
+	//
+	// Owner or admin. Mails a new link, valid 30 days from now (the previous link stops working), for a sent
+	// or expired invitation. 409 `conflict` for one accepted or canceled (`Invitation <id> was accepted`,
+	// `Invitation <id> was canceled`).
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/v1/programs/{programId}/invitations/{invitationId}/resend (the `ResendInvitation` operationId).
+	ResendInvitationWithResponse(ctx context.Context, programId ProgramId, invitationId InvitationId, reqEditors ...RequestEditorFn) (*ResendInvitationHTTPResponse, error)
+
 	// ListLinksWithResponse List a program's referral links
 	//
 	// Any member of the program's workspace.
@@ -13675,6 +14779,77 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with POST /api/v1/programs/{programId}/partners (the `CreatePartner` operationId).
 	CreatePartnerWithResponse(ctx context.Context, programId ProgramId, body CreatePartnerJSONRequestBody, reqEditors ...RequestEditorFn) (*CreatePartnerHTTPResponse, error)
+
+	// ApprovePartnerWithResponse Approve a partner's application
+	//
+	// Owner or admin. A partner who applied (`pending`) becomes `approved`: their links work and their sales
+	// earn commissions. Approving an approved partner answers it unchanged. 409 `conflict` for a partner
+	// who is `invited` (`Partner <id> is invited: the enrollment is approved when they accept the
+	// invitation`), `rejected` (`Partner <id> was rejected`) or `banned` (`Partner <id> is banned`). The
+	// change is in the audit log.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/v1/programs/{programId}/partners/{partnerId}/approve (the `ApprovePartner` operationId).
+	ApprovePartnerWithResponse(ctx context.Context, programId ProgramId, partnerId PartnerId, reqEditors ...RequestEditorFn) (*ApprovePartnerHTTPResponse, error)
+
+	// BanPartnerWithBodyWithResponse Ban a partner
+	//
+	// Owner or admin. An `approved` partner becomes `banned`, for good, in one transaction: their links in the
+	// program are turned off (the click route answers 410 `link_disabled`; a banned partner's link cannot be
+	// turned on again nor a new one made) and their commissions not yet in a payout (`pending`,
+	// `partially_reversed`, `approved`) become `rejected` with the reason `partner banned`, as do the
+	// commissions of sales recorded after the ban. Commissions in a payout or paid stay as they are. The
+	// optional `reason` (1 to 500 characters) is kept in `status_reason`. Banning a banned partner answers
+	// it unchanged; a partner who is not approved (invited, applied, rejected) answers 409 `conflict`
+	// (`Partner <id> is <status>: only an approved partner can be banned`). The ban and each rejected
+	// commission are in the audit log.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/v1/programs/{programId}/partners/{partnerId}/ban (the `BanPartner` operationId).
+	BanPartnerWithBodyWithResponse(ctx context.Context, programId ProgramId, partnerId PartnerId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*BanPartnerHTTPResponse, error)
+
+	// BanPartnerWithResponse Ban a partner
+	//
+	// Owner or admin. An `approved` partner becomes `banned`, for good, in one transaction: their links in the
+	// program are turned off (the click route answers 410 `link_disabled`; a banned partner's link cannot be
+	// turned on again nor a new one made) and their commissions not yet in a payout (`pending`,
+	// `partially_reversed`, `approved`) become `rejected` with the reason `partner banned`, as do the
+	// commissions of sales recorded after the ban. Commissions in a payout or paid stay as they are. The
+	// optional `reason` (1 to 500 characters) is kept in `status_reason`. Banning a banned partner answers
+	// it unchanged; a partner who is not approved (invited, applied, rejected) answers 409 `conflict`
+	// (`Partner <id> is <status>: only an approved partner can be banned`). The ban and each rejected
+	// commission are in the audit log.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/v1/programs/{programId}/partners/{partnerId}/ban (the `BanPartner` operationId).
+	BanPartnerWithResponse(ctx context.Context, programId ProgramId, partnerId PartnerId, body BanPartnerJSONRequestBody, reqEditors ...RequestEditorFn) (*BanPartnerHTTPResponse, error)
+
+	// RejectPartnerWithBodyWithResponse Reject a partner's application
+	//
+	// Owner or admin. A partner who applied (`pending`) becomes `rejected`, with the optional `reason` (1 to
+	// 500 characters) kept in `status_reason`. Rejecting a rejected partner answers it unchanged. 409
+	// `conflict` for any other status (`Partner <id> is <status>: only an application can be rejected`).
+	// The change is in the audit log.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/v1/programs/{programId}/partners/{partnerId}/reject (the `RejectPartner` operationId).
+	RejectPartnerWithBodyWithResponse(ctx context.Context, programId ProgramId, partnerId PartnerId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*RejectPartnerHTTPResponse, error)
+
+	// RejectPartnerWithResponse Reject a partner's application
+	//
+	// Owner or admin. A partner who applied (`pending`) becomes `rejected`, with the optional `reason` (1 to
+	// 500 characters) kept in `status_reason`. Rejecting a rejected partner answers it unchanged. 409
+	// `conflict` for any other status (`Partner <id> is <status>: only an application can be rejected`).
+	// The change is in the audit log.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/v1/programs/{programId}/partners/{partnerId}/reject (the `RejectPartner` operationId).
+	RejectPartnerWithResponse(ctx context.Context, programId ProgramId, partnerId PartnerId, body RejectPartnerJSONRequestBody, reqEditors ...RequestEditorFn) (*RejectPartnerHTTPResponse, error)
 
 	// GetPaymentProcessorWithResponse Show the payment-processor connection
 	//
@@ -14515,6 +15690,16 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with POST /demo/signup (the `DemoSignup` operationId).
 	DemoSignupWithResponse(ctx context.Context, params *DemoSignupParams, reqEditors ...RequestEditorFn) (*DemoSignupHTTPResponse, error)
+
+	// DevMailWithResponse Development mailbox
+	//
+	// The mail the server sent (invitations), newest first, when no `SMTP_URL` is set in development: what
+	// `make run` shows instead of sending. 404 in production and whenever mail goes through SMTP.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /dev/mail (the `DevMail` operationId).
+	DevMailWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*DevMailHTTPResponse, error)
 
 	// DevOidcDiscoveryWithResponse Development issuer discovery document
 	//
@@ -19008,6 +20193,666 @@ func (r ApproveCommissionsHTTPResponse) ContentType() string {
 	return ""
 }
 
+// ListInvitationsHTTPResponse200Headers the declared response headers of an HTTP 200 response for ListInvitations
+type ListInvitationsHTTPResponse200Headers struct {
+	XRequestID string
+}
+
+// ListInvitationsHTTPResponse400Headers the declared response headers of an HTTP 400 response for ListInvitations
+type ListInvitationsHTTPResponse400Headers struct {
+	XRequestID string
+}
+
+// ListInvitationsHTTPResponse401Headers the declared response headers of an HTTP 401 response for ListInvitations
+type ListInvitationsHTTPResponse401Headers struct {
+	XRequestID string
+}
+
+// ListInvitationsHTTPResponse403Headers the declared response headers of an HTTP 403 response for ListInvitations
+type ListInvitationsHTTPResponse403Headers struct {
+	XRequestID string
+}
+
+// ListInvitationsHTTPResponse404Headers the declared response headers of an HTTP 404 response for ListInvitations
+type ListInvitationsHTTPResponse404Headers struct {
+	XRequestID string
+}
+
+// ListInvitationsHTTPResponse429Headers the declared response headers of an HTTP 429 response for ListInvitations
+type ListInvitationsHTTPResponse429Headers struct {
+	RetryAfter          int
+	XRateLimitLimit     int
+	XRateLimitRemaining int
+	XRateLimitReset     int
+	XRequestID          string
+}
+
+// ListInvitationsHTTPResponse500Headers the declared response headers of an HTTP 500 response for ListInvitations
+type ListInvitationsHTTPResponse500Headers struct {
+	XRequestID string
+}
+
+// ListInvitationsHTTPResponse503Headers the declared response headers of an HTTP 503 response for ListInvitations
+type ListInvitationsHTTPResponse503Headers struct {
+	RetryAfter int
+	XRequestID string
+}
+
+type ListInvitationsHTTPResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *InvitationListEnvelope
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *ListInvitationsHTTPResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *ListInvitationsHTTPResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *ListInvitationsHTTPResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *ListInvitationsHTTPResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *ListInvitationsHTTPResponse404Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *ListInvitationsHTTPResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *ListInvitationsHTTPResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ListInvitationsHTTPResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ListInvitationsHTTPResponse) GetJSON200() *InvitationListEnvelope {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r ListInvitationsHTTPResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r ListInvitationsHTTPResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r ListInvitationsHTTPResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r ListInvitationsHTTPResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r ListInvitationsHTTPResponse) GetJSON429() *RateLimited {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r ListInvitationsHTTPResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r ListInvitationsHTTPResponse) GetJSON503() *Unavailable {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r ListInvitationsHTTPResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ListInvitationsHTTPResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ListInvitationsHTTPResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ListInvitationsHTTPResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// CreateInvitationsHTTPResponse201Headers the declared response headers of an HTTP 201 response for CreateInvitations
+type CreateInvitationsHTTPResponse201Headers struct {
+	XRequestID string
+}
+
+// CreateInvitationsHTTPResponse400Headers the declared response headers of an HTTP 400 response for CreateInvitations
+type CreateInvitationsHTTPResponse400Headers struct {
+	XRequestID string
+}
+
+// CreateInvitationsHTTPResponse401Headers the declared response headers of an HTTP 401 response for CreateInvitations
+type CreateInvitationsHTTPResponse401Headers struct {
+	XRequestID string
+}
+
+// CreateInvitationsHTTPResponse403Headers the declared response headers of an HTTP 403 response for CreateInvitations
+type CreateInvitationsHTTPResponse403Headers struct {
+	XRequestID string
+}
+
+// CreateInvitationsHTTPResponse404Headers the declared response headers of an HTTP 404 response for CreateInvitations
+type CreateInvitationsHTTPResponse404Headers struct {
+	XRequestID string
+}
+
+// CreateInvitationsHTTPResponse409Headers the declared response headers of an HTTP 409 response for CreateInvitations
+type CreateInvitationsHTTPResponse409Headers struct {
+	XRequestID string
+}
+
+// CreateInvitationsHTTPResponse413Headers the declared response headers of an HTTP 413 response for CreateInvitations
+type CreateInvitationsHTTPResponse413Headers struct {
+	XRequestID string
+}
+
+// CreateInvitationsHTTPResponse429Headers the declared response headers of an HTTP 429 response for CreateInvitations
+type CreateInvitationsHTTPResponse429Headers struct {
+	RetryAfter          int
+	XRateLimitLimit     int
+	XRateLimitRemaining int
+	XRateLimitReset     int
+	XRequestID          string
+}
+
+// CreateInvitationsHTTPResponse500Headers the declared response headers of an HTTP 500 response for CreateInvitations
+type CreateInvitationsHTTPResponse500Headers struct {
+	XRequestID string
+}
+
+// CreateInvitationsHTTPResponse503Headers the declared response headers of an HTTP 503 response for CreateInvitations
+type CreateInvitationsHTTPResponse503Headers struct {
+	RetryAfter int
+	XRequestID string
+}
+
+type CreateInvitationsHTTPResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON201 the response for an HTTP 201 `application/json` response
+	JSON201 *InvitationListEnvelope
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *Conflict
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *PayloadTooLarge
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
+	// Headers201 the parsed response headers for an HTTP 201 response
+	Headers201 *CreateInvitationsHTTPResponse201Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *CreateInvitationsHTTPResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *CreateInvitationsHTTPResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *CreateInvitationsHTTPResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *CreateInvitationsHTTPResponse404Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *CreateInvitationsHTTPResponse409Headers
+	// Headers413 the parsed response headers for an HTTP 413 response
+	Headers413 *CreateInvitationsHTTPResponse413Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *CreateInvitationsHTTPResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *CreateInvitationsHTTPResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *CreateInvitationsHTTPResponse503Headers
+}
+
+// GetJSON201 returns the response for an HTTP 201 `application/json` response
+func (r CreateInvitationsHTTPResponse) GetJSON201() *InvitationListEnvelope {
+	return r.JSON201
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r CreateInvitationsHTTPResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r CreateInvitationsHTTPResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r CreateInvitationsHTTPResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r CreateInvitationsHTTPResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r CreateInvitationsHTTPResponse) GetJSON409() *Conflict {
+	return r.JSON409
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r CreateInvitationsHTTPResponse) GetJSON413() *PayloadTooLarge {
+	return r.JSON413
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r CreateInvitationsHTTPResponse) GetJSON429() *RateLimited {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r CreateInvitationsHTTPResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r CreateInvitationsHTTPResponse) GetJSON503() *Unavailable {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r CreateInvitationsHTTPResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r CreateInvitationsHTTPResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r CreateInvitationsHTTPResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r CreateInvitationsHTTPResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// CancelInvitationHTTPResponse200Headers the declared response headers of an HTTP 200 response for CancelInvitation
+type CancelInvitationHTTPResponse200Headers struct {
+	XRequestID string
+}
+
+// CancelInvitationHTTPResponse400Headers the declared response headers of an HTTP 400 response for CancelInvitation
+type CancelInvitationHTTPResponse400Headers struct {
+	XRequestID string
+}
+
+// CancelInvitationHTTPResponse401Headers the declared response headers of an HTTP 401 response for CancelInvitation
+type CancelInvitationHTTPResponse401Headers struct {
+	XRequestID string
+}
+
+// CancelInvitationHTTPResponse403Headers the declared response headers of an HTTP 403 response for CancelInvitation
+type CancelInvitationHTTPResponse403Headers struct {
+	XRequestID string
+}
+
+// CancelInvitationHTTPResponse404Headers the declared response headers of an HTTP 404 response for CancelInvitation
+type CancelInvitationHTTPResponse404Headers struct {
+	XRequestID string
+}
+
+// CancelInvitationHTTPResponse409Headers the declared response headers of an HTTP 409 response for CancelInvitation
+type CancelInvitationHTTPResponse409Headers struct {
+	XRequestID string
+}
+
+// CancelInvitationHTTPResponse429Headers the declared response headers of an HTTP 429 response for CancelInvitation
+type CancelInvitationHTTPResponse429Headers struct {
+	RetryAfter          int
+	XRateLimitLimit     int
+	XRateLimitRemaining int
+	XRateLimitReset     int
+	XRequestID          string
+}
+
+// CancelInvitationHTTPResponse500Headers the declared response headers of an HTTP 500 response for CancelInvitation
+type CancelInvitationHTTPResponse500Headers struct {
+	XRequestID string
+}
+
+// CancelInvitationHTTPResponse503Headers the declared response headers of an HTTP 503 response for CancelInvitation
+type CancelInvitationHTTPResponse503Headers struct {
+	RetryAfter int
+	XRequestID string
+}
+
+type CancelInvitationHTTPResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *InvitationEnvelope
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *Conflict
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *CancelInvitationHTTPResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *CancelInvitationHTTPResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *CancelInvitationHTTPResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *CancelInvitationHTTPResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *CancelInvitationHTTPResponse404Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *CancelInvitationHTTPResponse409Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *CancelInvitationHTTPResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *CancelInvitationHTTPResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *CancelInvitationHTTPResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r CancelInvitationHTTPResponse) GetJSON200() *InvitationEnvelope {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r CancelInvitationHTTPResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r CancelInvitationHTTPResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r CancelInvitationHTTPResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r CancelInvitationHTTPResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r CancelInvitationHTTPResponse) GetJSON409() *Conflict {
+	return r.JSON409
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r CancelInvitationHTTPResponse) GetJSON429() *RateLimited {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r CancelInvitationHTTPResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r CancelInvitationHTTPResponse) GetJSON503() *Unavailable {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r CancelInvitationHTTPResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r CancelInvitationHTTPResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r CancelInvitationHTTPResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r CancelInvitationHTTPResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// ResendInvitationHTTPResponse200Headers the declared response headers of an HTTP 200 response for ResendInvitation
+type ResendInvitationHTTPResponse200Headers struct {
+	XRequestID string
+}
+
+// ResendInvitationHTTPResponse400Headers the declared response headers of an HTTP 400 response for ResendInvitation
+type ResendInvitationHTTPResponse400Headers struct {
+	XRequestID string
+}
+
+// ResendInvitationHTTPResponse401Headers the declared response headers of an HTTP 401 response for ResendInvitation
+type ResendInvitationHTTPResponse401Headers struct {
+	XRequestID string
+}
+
+// ResendInvitationHTTPResponse403Headers the declared response headers of an HTTP 403 response for ResendInvitation
+type ResendInvitationHTTPResponse403Headers struct {
+	XRequestID string
+}
+
+// ResendInvitationHTTPResponse404Headers the declared response headers of an HTTP 404 response for ResendInvitation
+type ResendInvitationHTTPResponse404Headers struct {
+	XRequestID string
+}
+
+// ResendInvitationHTTPResponse409Headers the declared response headers of an HTTP 409 response for ResendInvitation
+type ResendInvitationHTTPResponse409Headers struct {
+	XRequestID string
+}
+
+// ResendInvitationHTTPResponse429Headers the declared response headers of an HTTP 429 response for ResendInvitation
+type ResendInvitationHTTPResponse429Headers struct {
+	RetryAfter          int
+	XRateLimitLimit     int
+	XRateLimitRemaining int
+	XRateLimitReset     int
+	XRequestID          string
+}
+
+// ResendInvitationHTTPResponse500Headers the declared response headers of an HTTP 500 response for ResendInvitation
+type ResendInvitationHTTPResponse500Headers struct {
+	XRequestID string
+}
+
+// ResendInvitationHTTPResponse503Headers the declared response headers of an HTTP 503 response for ResendInvitation
+type ResendInvitationHTTPResponse503Headers struct {
+	RetryAfter int
+	XRequestID string
+}
+
+type ResendInvitationHTTPResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *InvitationEnvelope
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *Conflict
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *ResendInvitationHTTPResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *ResendInvitationHTTPResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *ResendInvitationHTTPResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *ResendInvitationHTTPResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *ResendInvitationHTTPResponse404Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *ResendInvitationHTTPResponse409Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *ResendInvitationHTTPResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *ResendInvitationHTTPResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ResendInvitationHTTPResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ResendInvitationHTTPResponse) GetJSON200() *InvitationEnvelope {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r ResendInvitationHTTPResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r ResendInvitationHTTPResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r ResendInvitationHTTPResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r ResendInvitationHTTPResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r ResendInvitationHTTPResponse) GetJSON409() *Conflict {
+	return r.JSON409
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r ResendInvitationHTTPResponse) GetJSON429() *RateLimited {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r ResendInvitationHTTPResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r ResendInvitationHTTPResponse) GetJSON503() *Unavailable {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r ResendInvitationHTTPResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ResendInvitationHTTPResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ResendInvitationHTTPResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ResendInvitationHTTPResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // ListLinksHTTPResponse200Headers the declared response headers of an HTTP 200 response for ListLinks
 type ListLinksHTTPResponse200Headers struct {
 	XRequestID string
@@ -19662,6 +21507,529 @@ func (r CreatePartnerHTTPResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r CreatePartnerHTTPResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// ApprovePartnerHTTPResponse200Headers the declared response headers of an HTTP 200 response for ApprovePartner
+type ApprovePartnerHTTPResponse200Headers struct {
+	XRequestID string
+}
+
+// ApprovePartnerHTTPResponse400Headers the declared response headers of an HTTP 400 response for ApprovePartner
+type ApprovePartnerHTTPResponse400Headers struct {
+	XRequestID string
+}
+
+// ApprovePartnerHTTPResponse401Headers the declared response headers of an HTTP 401 response for ApprovePartner
+type ApprovePartnerHTTPResponse401Headers struct {
+	XRequestID string
+}
+
+// ApprovePartnerHTTPResponse403Headers the declared response headers of an HTTP 403 response for ApprovePartner
+type ApprovePartnerHTTPResponse403Headers struct {
+	XRequestID string
+}
+
+// ApprovePartnerHTTPResponse404Headers the declared response headers of an HTTP 404 response for ApprovePartner
+type ApprovePartnerHTTPResponse404Headers struct {
+	XRequestID string
+}
+
+// ApprovePartnerHTTPResponse409Headers the declared response headers of an HTTP 409 response for ApprovePartner
+type ApprovePartnerHTTPResponse409Headers struct {
+	XRequestID string
+}
+
+// ApprovePartnerHTTPResponse429Headers the declared response headers of an HTTP 429 response for ApprovePartner
+type ApprovePartnerHTTPResponse429Headers struct {
+	RetryAfter          int
+	XRateLimitLimit     int
+	XRateLimitRemaining int
+	XRateLimitReset     int
+	XRequestID          string
+}
+
+// ApprovePartnerHTTPResponse500Headers the declared response headers of an HTTP 500 response for ApprovePartner
+type ApprovePartnerHTTPResponse500Headers struct {
+	XRequestID string
+}
+
+// ApprovePartnerHTTPResponse503Headers the declared response headers of an HTTP 503 response for ApprovePartner
+type ApprovePartnerHTTPResponse503Headers struct {
+	RetryAfter int
+	XRequestID string
+}
+
+type ApprovePartnerHTTPResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *PartnerEnvelope
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *Conflict
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *ApprovePartnerHTTPResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *ApprovePartnerHTTPResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *ApprovePartnerHTTPResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *ApprovePartnerHTTPResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *ApprovePartnerHTTPResponse404Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *ApprovePartnerHTTPResponse409Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *ApprovePartnerHTTPResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *ApprovePartnerHTTPResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ApprovePartnerHTTPResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ApprovePartnerHTTPResponse) GetJSON200() *PartnerEnvelope {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r ApprovePartnerHTTPResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r ApprovePartnerHTTPResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r ApprovePartnerHTTPResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r ApprovePartnerHTTPResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r ApprovePartnerHTTPResponse) GetJSON409() *Conflict {
+	return r.JSON409
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r ApprovePartnerHTTPResponse) GetJSON429() *RateLimited {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r ApprovePartnerHTTPResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r ApprovePartnerHTTPResponse) GetJSON503() *Unavailable {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r ApprovePartnerHTTPResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ApprovePartnerHTTPResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ApprovePartnerHTTPResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ApprovePartnerHTTPResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// BanPartnerHTTPResponse200Headers the declared response headers of an HTTP 200 response for BanPartner
+type BanPartnerHTTPResponse200Headers struct {
+	XRequestID string
+}
+
+// BanPartnerHTTPResponse400Headers the declared response headers of an HTTP 400 response for BanPartner
+type BanPartnerHTTPResponse400Headers struct {
+	XRequestID string
+}
+
+// BanPartnerHTTPResponse401Headers the declared response headers of an HTTP 401 response for BanPartner
+type BanPartnerHTTPResponse401Headers struct {
+	XRequestID string
+}
+
+// BanPartnerHTTPResponse403Headers the declared response headers of an HTTP 403 response for BanPartner
+type BanPartnerHTTPResponse403Headers struct {
+	XRequestID string
+}
+
+// BanPartnerHTTPResponse404Headers the declared response headers of an HTTP 404 response for BanPartner
+type BanPartnerHTTPResponse404Headers struct {
+	XRequestID string
+}
+
+// BanPartnerHTTPResponse409Headers the declared response headers of an HTTP 409 response for BanPartner
+type BanPartnerHTTPResponse409Headers struct {
+	XRequestID string
+}
+
+// BanPartnerHTTPResponse413Headers the declared response headers of an HTTP 413 response for BanPartner
+type BanPartnerHTTPResponse413Headers struct {
+	XRequestID string
+}
+
+// BanPartnerHTTPResponse429Headers the declared response headers of an HTTP 429 response for BanPartner
+type BanPartnerHTTPResponse429Headers struct {
+	RetryAfter          int
+	XRateLimitLimit     int
+	XRateLimitRemaining int
+	XRateLimitReset     int
+	XRequestID          string
+}
+
+// BanPartnerHTTPResponse500Headers the declared response headers of an HTTP 500 response for BanPartner
+type BanPartnerHTTPResponse500Headers struct {
+	XRequestID string
+}
+
+// BanPartnerHTTPResponse503Headers the declared response headers of an HTTP 503 response for BanPartner
+type BanPartnerHTTPResponse503Headers struct {
+	RetryAfter int
+	XRequestID string
+}
+
+type BanPartnerHTTPResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *PartnerEnvelope
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *Conflict
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *PayloadTooLarge
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *BanPartnerHTTPResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *BanPartnerHTTPResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *BanPartnerHTTPResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *BanPartnerHTTPResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *BanPartnerHTTPResponse404Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *BanPartnerHTTPResponse409Headers
+	// Headers413 the parsed response headers for an HTTP 413 response
+	Headers413 *BanPartnerHTTPResponse413Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *BanPartnerHTTPResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *BanPartnerHTTPResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *BanPartnerHTTPResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r BanPartnerHTTPResponse) GetJSON200() *PartnerEnvelope {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r BanPartnerHTTPResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r BanPartnerHTTPResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r BanPartnerHTTPResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r BanPartnerHTTPResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r BanPartnerHTTPResponse) GetJSON409() *Conflict {
+	return r.JSON409
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r BanPartnerHTTPResponse) GetJSON413() *PayloadTooLarge {
+	return r.JSON413
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r BanPartnerHTTPResponse) GetJSON429() *RateLimited {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r BanPartnerHTTPResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r BanPartnerHTTPResponse) GetJSON503() *Unavailable {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r BanPartnerHTTPResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r BanPartnerHTTPResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r BanPartnerHTTPResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r BanPartnerHTTPResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// RejectPartnerHTTPResponse200Headers the declared response headers of an HTTP 200 response for RejectPartner
+type RejectPartnerHTTPResponse200Headers struct {
+	XRequestID string
+}
+
+// RejectPartnerHTTPResponse400Headers the declared response headers of an HTTP 400 response for RejectPartner
+type RejectPartnerHTTPResponse400Headers struct {
+	XRequestID string
+}
+
+// RejectPartnerHTTPResponse401Headers the declared response headers of an HTTP 401 response for RejectPartner
+type RejectPartnerHTTPResponse401Headers struct {
+	XRequestID string
+}
+
+// RejectPartnerHTTPResponse403Headers the declared response headers of an HTTP 403 response for RejectPartner
+type RejectPartnerHTTPResponse403Headers struct {
+	XRequestID string
+}
+
+// RejectPartnerHTTPResponse404Headers the declared response headers of an HTTP 404 response for RejectPartner
+type RejectPartnerHTTPResponse404Headers struct {
+	XRequestID string
+}
+
+// RejectPartnerHTTPResponse409Headers the declared response headers of an HTTP 409 response for RejectPartner
+type RejectPartnerHTTPResponse409Headers struct {
+	XRequestID string
+}
+
+// RejectPartnerHTTPResponse413Headers the declared response headers of an HTTP 413 response for RejectPartner
+type RejectPartnerHTTPResponse413Headers struct {
+	XRequestID string
+}
+
+// RejectPartnerHTTPResponse429Headers the declared response headers of an HTTP 429 response for RejectPartner
+type RejectPartnerHTTPResponse429Headers struct {
+	RetryAfter          int
+	XRateLimitLimit     int
+	XRateLimitRemaining int
+	XRateLimitReset     int
+	XRequestID          string
+}
+
+// RejectPartnerHTTPResponse500Headers the declared response headers of an HTTP 500 response for RejectPartner
+type RejectPartnerHTTPResponse500Headers struct {
+	XRequestID string
+}
+
+// RejectPartnerHTTPResponse503Headers the declared response headers of an HTTP 503 response for RejectPartner
+type RejectPartnerHTTPResponse503Headers struct {
+	RetryAfter int
+	XRequestID string
+}
+
+type RejectPartnerHTTPResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *PartnerEnvelope
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *Conflict
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *PayloadTooLarge
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *RejectPartnerHTTPResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *RejectPartnerHTTPResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *RejectPartnerHTTPResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *RejectPartnerHTTPResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *RejectPartnerHTTPResponse404Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *RejectPartnerHTTPResponse409Headers
+	// Headers413 the parsed response headers for an HTTP 413 response
+	Headers413 *RejectPartnerHTTPResponse413Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *RejectPartnerHTTPResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *RejectPartnerHTTPResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *RejectPartnerHTTPResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r RejectPartnerHTTPResponse) GetJSON200() *PartnerEnvelope {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r RejectPartnerHTTPResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r RejectPartnerHTTPResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r RejectPartnerHTTPResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r RejectPartnerHTTPResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r RejectPartnerHTTPResponse) GetJSON409() *Conflict {
+	return r.JSON409
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r RejectPartnerHTTPResponse) GetJSON413() *PayloadTooLarge {
+	return r.JSON413
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r RejectPartnerHTTPResponse) GetJSON429() *RateLimited {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r RejectPartnerHTTPResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r RejectPartnerHTTPResponse) GetJSON503() *Unavailable {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r RejectPartnerHTTPResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r RejectPartnerHTTPResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r RejectPartnerHTTPResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r RejectPartnerHTTPResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -24092,6 +26460,50 @@ func (r DemoSignupHTTPResponse) ContentType() string {
 	return ""
 }
 
+// DevMailHTTPResponse429Headers the declared response headers of an HTTP 429 response for DevMail
+type DevMailHTTPResponse429Headers struct {
+	RetryAfter          int
+	XRateLimitLimit     int
+	XRateLimitRemaining int
+	XRateLimitReset     int
+}
+
+type DevMailHTTPResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *DevMailHTTPResponse429Headers
+}
+
+// GetBody returns the raw response body bytes
+func (r DevMailHTTPResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r DevMailHTTPResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r DevMailHTTPResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r DevMailHTTPResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // DevOidcDiscoveryHTTPResponse404Headers the declared response headers of an HTTP 404 response for DevOidcDiscovery
 type DevOidcDiscoveryHTTPResponse404Headers struct {
 	XRequestID string
@@ -26017,8 +28429,8 @@ func (c *ClientWithResponses) GetProgramWithResponse(ctx context.Context, progra
 // Owner or admin. Any of `name`, `domain`, `allowed_origins` (browser origins allowed to call the click
 // and browser-mode lead routes; `localhost` and `127.0.0.1` are different origins), `lead_auth`,
 // `cookie_window_days`, `attribution_window_days`, `commission_type`, `commission_rate`,
-// `duration_months`, and the ledger's `hold_days`, `commission_approval`, `payout_minimum_cents`. Fields
-// left out (or null) keep their value. The new `commission_rate` must fit the
+// `duration_months`, the ledger's `hold_days`, `commission_approval`, `payout_minimum_cents`, and how
+// partners join: `enrollment`, `partner_approval`, `partner_link_codes`. Fields left out (or null) keep their value. The new `commission_rate` must fit the
 // commission type the program has after the change (when only `commission_type` changes, the current
 // rate must fit it).
 //
@@ -26026,7 +28438,7 @@ func (c *ClientWithResponses) GetProgramWithResponse(ctx context.Context, progra
 //
 // | Message |
 // |---|
-// | `Request body must change at least one of: name, domain, allowed_origins, lead_auth, cookie_window_days, attribution_window_days, commission_type, commission_rate, duration_months, hold_days, commission_approval, payout_minimum_cents` |
+// | `Request body must change at least one of: name, domain, allowed_origins, lead_auth, cookie_window_days, attribution_window_days, commission_type, commission_rate, duration_months, hold_days, commission_approval, payout_minimum_cents, enrollment, partner_approval, partner_link_codes` |
 // | `name must be a string of 1 to 200 characters` |
 // | `domain must be a host name such as shop.example.com` (a leading `http://` or `https://` and a trailing `/` are removed first) |
 // | `allowed_origins entries must be origins such as https://shop.example.com` |
@@ -26043,6 +28455,9 @@ func (c *ClientWithResponses) GetProgramWithResponse(ctx context.Context, progra
 // | `hold_days must be between 0 and 365` |
 // | `commission_approval must be auto or manual` |
 // | `payout_minimum_cents must be between 0 and 1000000000` |
+// | `enrollment must be invite_only or open` |
+// | `partner_approval must be manual or auto` |
+// | `partner_link_codes must be true or false` |
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -26060,8 +28475,8 @@ func (c *ClientWithResponses) UpdateProgramWithBodyWithResponse(ctx context.Cont
 // Owner or admin. Any of `name`, `domain`, `allowed_origins` (browser origins allowed to call the click
 // and browser-mode lead routes; `localhost` and `127.0.0.1` are different origins), `lead_auth`,
 // `cookie_window_days`, `attribution_window_days`, `commission_type`, `commission_rate`,
-// `duration_months`, and the ledger's `hold_days`, `commission_approval`, `payout_minimum_cents`. Fields
-// left out (or null) keep their value. The new `commission_rate` must fit the
+// `duration_months`, the ledger's `hold_days`, `commission_approval`, `payout_minimum_cents`, and how
+// partners join: `enrollment`, `partner_approval`, `partner_link_codes`. Fields left out (or null) keep their value. The new `commission_rate` must fit the
 // commission type the program has after the change (when only `commission_type` changes, the current
 // rate must fit it).
 //
@@ -26069,7 +28484,7 @@ func (c *ClientWithResponses) UpdateProgramWithBodyWithResponse(ctx context.Cont
 //
 // | Message |
 // |---|
-// | `Request body must change at least one of: name, domain, allowed_origins, lead_auth, cookie_window_days, attribution_window_days, commission_type, commission_rate, duration_months, hold_days, commission_approval, payout_minimum_cents` |
+// | `Request body must change at least one of: name, domain, allowed_origins, lead_auth, cookie_window_days, attribution_window_days, commission_type, commission_rate, duration_months, hold_days, commission_approval, payout_minimum_cents, enrollment, partner_approval, partner_link_codes` |
 // | `name must be a string of 1 to 200 characters` |
 // | `domain must be a host name such as shop.example.com` (a leading `http://` or `https://` and a trailing `/` are removed first) |
 // | `allowed_origins entries must be origins such as https://shop.example.com` |
@@ -26086,6 +28501,9 @@ func (c *ClientWithResponses) UpdateProgramWithBodyWithResponse(ctx context.Cont
 // | `hold_days must be between 0 and 365` |
 // | `commission_approval must be auto or manual` |
 // | `payout_minimum_cents must be between 0 and 1000000000` |
+// | `enrollment must be invite_only or open` |
+// | `partner_approval must be manual or auto` |
+// | `partner_link_codes must be true or false` |
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -26233,6 +28651,119 @@ func (c *ClientWithResponses) ApproveCommissionsWithResponse(ctx context.Context
 	return ParseApproveCommissionsHTTPResponse(rsp)
 }
 
+// ListInvitationsWithResponse List a program's invitations
+//
+// Any member of the program's workspace. Newest first; `status` reads `expired` for a sent invitation past `expires_at`.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/v1/programs/{programId}/invitations (the `ListInvitations` operationId).
+func (c *ClientWithResponses) ListInvitationsWithResponse(ctx context.Context, programId ProgramId, reqEditors ...RequestEditorFn) (*ListInvitationsHTTPResponse, error) {
+	rsp, err := c.ListInvitations(ctx, programId, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseListInvitationsHTTPResponse(rsp)
+}
+
+// CreateInvitationsWithBodyWithResponse Invite partners by email
+//
+// Owner or admin. One invitation (`{email, name?, message?}`) or up to 50 (`{invitations: [...]}`), all
+// or none. Each makes the partner (or reuses the workspace's partner with that email) with the
+// enrollment `invited`, and mails a link valid 30 days; the person who opens it signs in with that email
+// and accepts, which approves the enrollment. The answer lists the invitations made, in the order given.
+//
+// Refused, nothing stored:
+//
+// | Status | Message |
+// |---|---|
+// | 400 | `Request body must have either email or invitations` |
+// | 400 | `invitations must hold 1 to 50 invitations` |
+// | 400 | `email must be an email address` (with the position, `invitations[2].email must be an email address`) |
+// | 400 | `name must be 1 to 200 characters`, `message must be at most 2000 characters` (likewise) |
+// | 400 | `The same email is invited twice: <email>` |
+// | 409 | `<email> already has an open invitation: resend it` |
+// | 409 | `<email> is already a partner of this program` (approved) |
+// | 409 | `<email> applied to this program: approve the application` |
+// | 409 | `<email> is banned from this program` |
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/v1/programs/{programId}/invitations (the `CreateInvitations` operationId).
+func (c *ClientWithResponses) CreateInvitationsWithBodyWithResponse(ctx context.Context, programId ProgramId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateInvitationsHTTPResponse, error) {
+	rsp, err := c.CreateInvitationsWithBody(ctx, programId, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCreateInvitationsHTTPResponse(rsp)
+}
+
+// CreateInvitationsWithResponse Invite partners by email
+//
+// Owner or admin. One invitation (`{email, name?, message?}`) or up to 50 (`{invitations: [...]}`), all
+// or none. Each makes the partner (or reuses the workspace's partner with that email) with the
+// enrollment `invited`, and mails a link valid 30 days; the person who opens it signs in with that email
+// and accepts, which approves the enrollment. The answer lists the invitations made, in the order given.
+//
+// Refused, nothing stored:
+//
+// | Status | Message |
+// |---|---|
+// | 400 | `Request body must have either email or invitations` |
+// | 400 | `invitations must hold 1 to 50 invitations` |
+// | 400 | `email must be an email address` (with the position, `invitations[2].email must be an email address`) |
+// | 400 | `name must be 1 to 200 characters`, `message must be at most 2000 characters` (likewise) |
+// | 400 | `The same email is invited twice: <email>` |
+// | 409 | `<email> already has an open invitation: resend it` |
+// | 409 | `<email> is already a partner of this program` (approved) |
+// | 409 | `<email> applied to this program: approve the application` |
+// | 409 | `<email> is banned from this program` |
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/v1/programs/{programId}/invitations (the `CreateInvitations` operationId).
+func (c *ClientWithResponses) CreateInvitationsWithResponse(ctx context.Context, programId ProgramId, body CreateInvitationsJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateInvitationsHTTPResponse, error) {
+	rsp, err := c.CreateInvitations(ctx, programId, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCreateInvitationsHTTPResponse(rsp)
+}
+
+// CancelInvitationWithResponse Cancel an invitation
+//
+// Owner or admin. Its link stops working and the enrollment it made is withdrawn (the partner may be
+// invited again). Canceling a canceled invitation answers it unchanged; an accepted one answers 409
+// `conflict` (`Invitation <id> was accepted`).
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with DELETE /api/v1/programs/{programId}/invitations/{invitationId} (the `CancelInvitation` operationId).
+func (c *ClientWithResponses) CancelInvitationWithResponse(ctx context.Context, programId ProgramId, invitationId InvitationId, reqEditors ...RequestEditorFn) (*CancelInvitationHTTPResponse, error) {
+	rsp, err := c.CancelInvitation(ctx, programId, invitationId, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCancelInvitationHTTPResponse(rsp)
+}
+
+// ResendInvitationWithResponse Send an invitation again
+//
+// Owner or admin. Mails a new link, valid 30 days from now (the previous link stops working), for a sent
+// or expired invitation. 409 `conflict` for one accepted or canceled (`Invitation <id> was accepted`,
+// `Invitation <id> was canceled`).
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/v1/programs/{programId}/invitations/{invitationId}/resend (the `ResendInvitation` operationId).
+func (c *ClientWithResponses) ResendInvitationWithResponse(ctx context.Context, programId ProgramId, invitationId InvitationId, reqEditors ...RequestEditorFn) (*ResendInvitationHTTPResponse, error) {
+	rsp, err := c.ResendInvitation(ctx, programId, invitationId, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseResendInvitationHTTPResponse(rsp)
+}
+
 // ListLinksWithResponse List a program's referral links
 //
 // Any member of the program's workspace.
@@ -26325,6 +28856,107 @@ func (c *ClientWithResponses) CreatePartnerWithResponse(ctx context.Context, pro
 		return nil, err
 	}
 	return ParseCreatePartnerHTTPResponse(rsp)
+}
+
+// ApprovePartnerWithResponse Approve a partner's application
+//
+// Owner or admin. A partner who applied (`pending`) becomes `approved`: their links work and their sales
+// earn commissions. Approving an approved partner answers it unchanged. 409 `conflict` for a partner
+// who is `invited` (`Partner <id> is invited: the enrollment is approved when they accept the
+// invitation`), `rejected` (`Partner <id> was rejected`) or `banned` (`Partner <id> is banned`). The
+// change is in the audit log.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/v1/programs/{programId}/partners/{partnerId}/approve (the `ApprovePartner` operationId).
+func (c *ClientWithResponses) ApprovePartnerWithResponse(ctx context.Context, programId ProgramId, partnerId PartnerId, reqEditors ...RequestEditorFn) (*ApprovePartnerHTTPResponse, error) {
+	rsp, err := c.ApprovePartner(ctx, programId, partnerId, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseApprovePartnerHTTPResponse(rsp)
+}
+
+// BanPartnerWithBodyWithResponse Ban a partner
+//
+// Owner or admin. An `approved` partner becomes `banned`, for good, in one transaction: their links in the
+// program are turned off (the click route answers 410 `link_disabled`; a banned partner's link cannot be
+// turned on again nor a new one made) and their commissions not yet in a payout (`pending`,
+// `partially_reversed`, `approved`) become `rejected` with the reason `partner banned`, as do the
+// commissions of sales recorded after the ban. Commissions in a payout or paid stay as they are. The
+// optional `reason` (1 to 500 characters) is kept in `status_reason`. Banning a banned partner answers
+// it unchanged; a partner who is not approved (invited, applied, rejected) answers 409 `conflict`
+// (`Partner <id> is <status>: only an approved partner can be banned`). The ban and each rejected
+// commission are in the audit log.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/v1/programs/{programId}/partners/{partnerId}/ban (the `BanPartner` operationId).
+func (c *ClientWithResponses) BanPartnerWithBodyWithResponse(ctx context.Context, programId ProgramId, partnerId PartnerId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*BanPartnerHTTPResponse, error) {
+	rsp, err := c.BanPartnerWithBody(ctx, programId, partnerId, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseBanPartnerHTTPResponse(rsp)
+}
+
+// BanPartnerWithResponse Ban a partner
+//
+// Owner or admin. An `approved` partner becomes `banned`, for good, in one transaction: their links in the
+// program are turned off (the click route answers 410 `link_disabled`; a banned partner's link cannot be
+// turned on again nor a new one made) and their commissions not yet in a payout (`pending`,
+// `partially_reversed`, `approved`) become `rejected` with the reason `partner banned`, as do the
+// commissions of sales recorded after the ban. Commissions in a payout or paid stay as they are. The
+// optional `reason` (1 to 500 characters) is kept in `status_reason`. Banning a banned partner answers
+// it unchanged; a partner who is not approved (invited, applied, rejected) answers 409 `conflict`
+// (`Partner <id> is <status>: only an approved partner can be banned`). The ban and each rejected
+// commission are in the audit log.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/v1/programs/{programId}/partners/{partnerId}/ban (the `BanPartner` operationId).
+func (c *ClientWithResponses) BanPartnerWithResponse(ctx context.Context, programId ProgramId, partnerId PartnerId, body BanPartnerJSONRequestBody, reqEditors ...RequestEditorFn) (*BanPartnerHTTPResponse, error) {
+	rsp, err := c.BanPartner(ctx, programId, partnerId, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseBanPartnerHTTPResponse(rsp)
+}
+
+// RejectPartnerWithBodyWithResponse Reject a partner's application
+//
+// Owner or admin. A partner who applied (`pending`) becomes `rejected`, with the optional `reason` (1 to
+// 500 characters) kept in `status_reason`. Rejecting a rejected partner answers it unchanged. 409
+// `conflict` for any other status (`Partner <id> is <status>: only an application can be rejected`).
+// The change is in the audit log.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/v1/programs/{programId}/partners/{partnerId}/reject (the `RejectPartner` operationId).
+func (c *ClientWithResponses) RejectPartnerWithBodyWithResponse(ctx context.Context, programId ProgramId, partnerId PartnerId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*RejectPartnerHTTPResponse, error) {
+	rsp, err := c.RejectPartnerWithBody(ctx, programId, partnerId, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseRejectPartnerHTTPResponse(rsp)
+}
+
+// RejectPartnerWithResponse Reject a partner's application
+//
+// Owner or admin. A partner who applied (`pending`) becomes `rejected`, with the optional `reason` (1 to
+// 500 characters) kept in `status_reason`. Rejecting a rejected partner answers it unchanged. 409
+// `conflict` for any other status (`Partner <id> is <status>: only an application can be rejected`).
+// The change is in the audit log.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/v1/programs/{programId}/partners/{partnerId}/reject (the `RejectPartner` operationId).
+func (c *ClientWithResponses) RejectPartnerWithResponse(ctx context.Context, programId ProgramId, partnerId PartnerId, body RejectPartnerJSONRequestBody, reqEditors ...RequestEditorFn) (*RejectPartnerHTTPResponse, error) {
+	rsp, err := c.RejectPartner(ctx, programId, partnerId, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseRejectPartnerHTTPResponse(rsp)
 }
 
 // GetPaymentProcessorWithResponse Show the payment-processor connection
@@ -27435,6 +30067,22 @@ func (c *ClientWithResponses) DemoSignupWithResponse(ctx context.Context, params
 		return nil, err
 	}
 	return ParseDemoSignupHTTPResponse(rsp)
+}
+
+// DevMailWithResponse Development mailbox
+//
+// The mail the server sent (invitations), newest first, when no `SMTP_URL` is set in development: what
+// `make run` shows instead of sending. 404 in production and whenever mail goes through SMTP.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /dev/mail (the `DevMail` operationId).
+func (c *ClientWithResponses) DevMailWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*DevMailHTTPResponse, error) {
+	rsp, err := c.DevMail(ctx, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseDevMailHTTPResponse(rsp)
 }
 
 // DevOidcDiscoveryWithResponse Development issuer discovery document
@@ -34333,6 +36981,846 @@ func ParseApproveCommissionsHTTPResponse(rsp *http.Response) (*ApproveCommission
 	return response, nil
 }
 
+// ParseListInvitationsHTTPResponse parses an HTTP response from a ListInvitationsWithResponse call
+func ParseListInvitationsHTTPResponse(rsp *http.Response) (*ListInvitationsHTTPResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ListInvitationsHTTPResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest InvitationListEnvelope
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers ListInvitationsHTTPResponse200Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers ListInvitationsHTTPResponse400Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers ListInvitationsHTTPResponse401Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers ListInvitationsHTTPResponse403Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers ListInvitationsHTTPResponse404Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 429:
+		var headers ListInvitationsHTTPResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers ListInvitationsHTTPResponse500Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers ListInvitationsHTTPResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseCreateInvitationsHTTPResponse parses an HTTP response from a CreateInvitationsWithResponse call
+func ParseCreateInvitationsHTTPResponse(rsp *http.Response) (*CreateInvitationsHTTPResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &CreateInvitationsHTTPResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 201:
+		var dest InvitationListEnvelope
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON201 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Conflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest PayloadTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 201:
+		var headers CreateInvitationsHTTPResponse201Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers201 = &headers
+	case rsp.StatusCode == 400:
+		var headers CreateInvitationsHTTPResponse400Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers CreateInvitationsHTTPResponse401Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers CreateInvitationsHTTPResponse403Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers CreateInvitationsHTTPResponse404Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 409:
+		var headers CreateInvitationsHTTPResponse409Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers409 = &headers
+	case rsp.StatusCode == 413:
+		var headers CreateInvitationsHTTPResponse413Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers413 = &headers
+	case rsp.StatusCode == 429:
+		var headers CreateInvitationsHTTPResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers CreateInvitationsHTTPResponse500Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers CreateInvitationsHTTPResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseCancelInvitationHTTPResponse parses an HTTP response from a CancelInvitationWithResponse call
+func ParseCancelInvitationHTTPResponse(rsp *http.Response) (*CancelInvitationHTTPResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &CancelInvitationHTTPResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest InvitationEnvelope
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Conflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers CancelInvitationHTTPResponse200Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers CancelInvitationHTTPResponse400Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers CancelInvitationHTTPResponse401Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers CancelInvitationHTTPResponse403Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers CancelInvitationHTTPResponse404Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 409:
+		var headers CancelInvitationHTTPResponse409Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers409 = &headers
+	case rsp.StatusCode == 429:
+		var headers CancelInvitationHTTPResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers CancelInvitationHTTPResponse500Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers CancelInvitationHTTPResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseResendInvitationHTTPResponse parses an HTTP response from a ResendInvitationWithResponse call
+func ParseResendInvitationHTTPResponse(rsp *http.Response) (*ResendInvitationHTTPResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ResendInvitationHTTPResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest InvitationEnvelope
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Conflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers ResendInvitationHTTPResponse200Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers ResendInvitationHTTPResponse400Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers ResendInvitationHTTPResponse401Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers ResendInvitationHTTPResponse403Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers ResendInvitationHTTPResponse404Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 409:
+		var headers ResendInvitationHTTPResponse409Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers409 = &headers
+	case rsp.StatusCode == 429:
+		var headers ResendInvitationHTTPResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers ResendInvitationHTTPResponse500Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers ResendInvitationHTTPResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
 // ParseListLinksHTTPResponse parses an HTTP response from a ListLinksWithResponse call
 func ParseListLinksHTTPResponse(rsp *http.Response) (*ListLinksHTTPResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -35153,6 +38641,670 @@ func ParseCreatePartnerHTTPResponse(rsp *http.Response) (*CreatePartnerHTTPRespo
 		response.Headers500 = &headers
 	case rsp.StatusCode == 503:
 		var headers CreatePartnerHTTPResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseApprovePartnerHTTPResponse parses an HTTP response from a ApprovePartnerWithResponse call
+func ParseApprovePartnerHTTPResponse(rsp *http.Response) (*ApprovePartnerHTTPResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ApprovePartnerHTTPResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest PartnerEnvelope
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Conflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers ApprovePartnerHTTPResponse200Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers ApprovePartnerHTTPResponse400Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers ApprovePartnerHTTPResponse401Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers ApprovePartnerHTTPResponse403Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers ApprovePartnerHTTPResponse404Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 409:
+		var headers ApprovePartnerHTTPResponse409Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers409 = &headers
+	case rsp.StatusCode == 429:
+		var headers ApprovePartnerHTTPResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers ApprovePartnerHTTPResponse500Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers ApprovePartnerHTTPResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseBanPartnerHTTPResponse parses an HTTP response from a BanPartnerWithResponse call
+func ParseBanPartnerHTTPResponse(rsp *http.Response) (*BanPartnerHTTPResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &BanPartnerHTTPResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest PartnerEnvelope
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Conflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest PayloadTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers BanPartnerHTTPResponse200Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers BanPartnerHTTPResponse400Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers BanPartnerHTTPResponse401Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers BanPartnerHTTPResponse403Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers BanPartnerHTTPResponse404Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 409:
+		var headers BanPartnerHTTPResponse409Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers409 = &headers
+	case rsp.StatusCode == 413:
+		var headers BanPartnerHTTPResponse413Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers413 = &headers
+	case rsp.StatusCode == 429:
+		var headers BanPartnerHTTPResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers BanPartnerHTTPResponse500Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers BanPartnerHTTPResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseRejectPartnerHTTPResponse parses an HTTP response from a RejectPartnerWithResponse call
+func ParseRejectPartnerHTTPResponse(rsp *http.Response) (*RejectPartnerHTTPResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &RejectPartnerHTTPResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest PartnerEnvelope
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Conflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest PayloadTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers RejectPartnerHTTPResponse200Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers RejectPartnerHTTPResponse400Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers RejectPartnerHTTPResponse401Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers RejectPartnerHTTPResponse403Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers RejectPartnerHTTPResponse404Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 409:
+		var headers RejectPartnerHTTPResponse409Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers409 = &headers
+	case rsp.StatusCode == 413:
+		var headers RejectPartnerHTTPResponse413Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers413 = &headers
+	case rsp.StatusCode == 429:
+		var headers RejectPartnerHTTPResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers RejectPartnerHTTPResponse500Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers RejectPartnerHTTPResponse503Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
@@ -41480,6 +45632,56 @@ func ParseDemoSignupHTTPResponse(rsp *http.Response) (*DemoSignupHTTPResponse, e
 			headers.XRequestID = value
 		}
 		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseDevMailHTTPResponse parses an HTTP response from a DevMailWithResponse call
+func ParseDevMailHTTPResponse(rsp *http.Response) (*DevMailHTTPResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &DevMailHTTPResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case rsp.StatusCode == 429:
+		var headers DevMailHTTPResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = value
+		}
+		response.Headers429 = &headers
 	}
 
 	return response, nil

@@ -179,16 +179,16 @@ func (e ClickResponseSuccess) Valid() bool {
 
 // Defines values for CommissionApproval.
 const (
-	Auto   CommissionApproval = "auto"
-	Manual CommissionApproval = "manual"
+	CommissionApprovalAuto   CommissionApproval = "auto"
+	CommissionApprovalManual CommissionApproval = "manual"
 )
 
 // Valid indicates whether the value is a known member of the CommissionApproval enum.
 func (e CommissionApproval) Valid() bool {
 	switch e {
-	case Auto:
+	case CommissionApprovalAuto:
 		return true
-	case Manual:
+	case CommissionApprovalManual:
 		return true
 	default:
 		return false
@@ -291,6 +291,30 @@ const (
 func (e InvalidKeyErrorErrorCode) Valid() bool {
 	switch e {
 	case InvalidKey:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for InvitationStatus.
+const (
+	InvitationStatusAccepted InvitationStatus = "accepted"
+	InvitationStatusCanceled InvitationStatus = "canceled"
+	InvitationStatusExpired  InvitationStatus = "expired"
+	InvitationStatusSent     InvitationStatus = "sent"
+)
+
+// Valid indicates whether the value is a known member of the InvitationStatus enum.
+func (e InvitationStatus) Valid() bool {
+	switch e {
+	case InvitationStatusAccepted:
+		return true
+	case InvitationStatusCanceled:
+		return true
+	case InvitationStatusExpired:
+		return true
+	case InvitationStatusSent:
 		return true
 	default:
 		return false
@@ -432,6 +456,33 @@ func (e MemberRole) Valid() bool {
 	}
 }
 
+// Defines values for PartnerStatus.
+const (
+	PartnerStatusApproved PartnerStatus = "approved"
+	PartnerStatusBanned   PartnerStatus = "banned"
+	PartnerStatusInvited  PartnerStatus = "invited"
+	PartnerStatusPending  PartnerStatus = "pending"
+	PartnerStatusRejected PartnerStatus = "rejected"
+)
+
+// Valid indicates whether the value is a known member of the PartnerStatus enum.
+func (e PartnerStatus) Valid() bool {
+	switch e {
+	case PartnerStatusApproved:
+		return true
+	case PartnerStatusBanned:
+		return true
+	case PartnerStatusInvited:
+		return true
+	case PartnerStatusPending:
+		return true
+	case PartnerStatusRejected:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for PaymentProcessorProvider.
 const (
 	PaymentProcessorProviderLessThannil PaymentProcessorProvider = "<nil>"
@@ -555,6 +606,42 @@ func (e PlatformErrorBodyName) Valid() bool {
 	case UnprocessableEntityError:
 		return true
 	case UnsupportedMediaTypeError:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ProgramEnrollment.
+const (
+	InviteOnly ProgramEnrollment = "invite_only"
+	Open       ProgramEnrollment = "open"
+)
+
+// Valid indicates whether the value is a known member of the ProgramEnrollment enum.
+func (e ProgramEnrollment) Valid() bool {
+	switch e {
+	case InviteOnly:
+		return true
+	case Open:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ProgramPartnerApproval.
+const (
+	ProgramPartnerApprovalAuto   ProgramPartnerApproval = "auto"
+	ProgramPartnerApprovalManual ProgramPartnerApproval = "manual"
+)
+
+// Valid indicates whether the value is a known member of the ProgramPartnerApproval enum.
+func (e ProgramPartnerApproval) Valid() bool {
+	switch e {
+	case ProgramPartnerApprovalAuto:
+		return true
+	case ProgramPartnerApprovalManual:
 		return true
 	default:
 		return false
@@ -1778,6 +1865,51 @@ type InvalidKeyError struct {
 // InvalidKeyErrorErrorCode defines model for InvalidKeyError.Error.Code.
 type InvalidKeyErrorErrorCode string
 
+// Invitation defines model for Invitation.
+type Invitation struct {
+	AcceptedAt *time.Time `json:"accepted_at"`
+	CreatedAt  time.Time  `json:"created_at"`
+	Email      string     `json:"email"`
+
+	// ExpiresAt 30 days after the last sending; the link stops working then.
+	ExpiresAt  time.Time        `json:"expires_at"`
+	Id         int64            `json:"id"`
+	LastSentAt time.Time        `json:"last_sent_at"`
+	Message    *string          `json:"message"`
+	Name       string           `json:"name"`
+	PartnerId  int64            `json:"partner_id"`
+	ProgramId  int64            `json:"program_id"`
+	SentCount  int              `json:"sent_count"`
+	Status     InvitationStatus `json:"status"`
+}
+
+// InvitationStatus defines model for Invitation.Status.
+type InvitationStatus string
+
+// InvitationCreate One invitation (`email`, `name`, `message`) or several (`invitations`), not both.
+type InvitationCreate = json.RawMessage
+
+// InvitationEnvelope defines model for InvitationEnvelope.
+type InvitationEnvelope struct {
+	Data Invitation `json:"data"`
+}
+
+// InvitationInput defines model for InvitationInput.
+type InvitationInput struct {
+	Email openapi_types.Email `json:"email"`
+
+	// Message A note from the brand, quoted in the mail.
+	Message *string `json:"message,omitempty"`
+
+	// Name The partner's name (default the email's local part, for a new partner).
+	Name *string `json:"name,omitempty"`
+}
+
+// InvitationListEnvelope defines model for InvitationListEnvelope.
+type InvitationListEnvelope struct {
+	Data []Invitation `json:"data"`
+}
+
 // LeadAuth `server_required` (default): browser-mode leads are provisional until a server-mode lead settles them. `browser_allowed`: browser-mode leads settle.
 type LeadAuth string
 
@@ -1992,6 +2124,17 @@ type Partner struct {
 	PartnerProgramId int64     `json:"partner_program_id"`
 	ProgramId        int64     `json:"program_id"`
 
+	// Stats The partner's real events in the program, all time (test events and bots left out).
+	Stats PartnerStats `json:"stats"`
+
+	// Status The partner's enrollment in the program: `invited` (an invitation is out) → `approved` when they
+	// accept; `pending` (applied on the program's page) → `approved` | `rejected`; `approved` → `banned`.
+	// Partners added before enrollments existed, and by `POST /partners`, are `approved`.
+	Status PartnerStatus `json:"status"`
+
+	// StatusReason The reason given with a rejection or a ban.
+	StatusReason *string `json:"status_reason"`
+
 	// Synthetic True for the partner that `reftrack test --chain` records its synthetic chains against (created by the server, with the referral link `rt-synthetic-<program id>`): it is never paid, and partner counts (`reftrack status`, `reftrack programs`) and the readiness payout gate leave it out. False for every partner a brand adds.
 	Synthetic bool `json:"synthetic"`
 }
@@ -2010,6 +2153,23 @@ type PartnerEnvelope struct {
 // PartnerListEnvelope defines model for PartnerListEnvelope.
 type PartnerListEnvelope struct {
 	Data []Partner `json:"data"`
+}
+
+// PartnerStats The partner's real events in the program, all time (test events and bots left out).
+type PartnerStats struct {
+	Clicks int64 `json:"clicks"`
+	Leads  int64 `json:"leads"`
+	Sales  int64 `json:"sales"`
+}
+
+// PartnerStatus The partner's enrollment in the program: `invited` (an invitation is out) → `approved` when they
+// accept; `pending` (applied on the program's page) → `approved` | `rejected`; `approved` → `banned`.
+// Partners added before enrollments existed, and by `POST /partners`, are `approved`.
+type PartnerStatus string
+
+// PartnerStatusReason defines model for PartnerStatusReason.
+type PartnerStatusReason struct {
+	Reason *string `json:"reason,omitempty"`
 }
 
 // PaymentProcessor defines model for PaymentProcessor.
@@ -2185,6 +2345,9 @@ type Program struct {
 	// DurationMonths Recurring types' months of paying commissions after a customer's first sale; null = lifetime.
 	DurationMonths *int `json:"duration_months"`
 
+	// Enrollment `invite_only` (default): partners join by invitation. `open`: also by applying on the program's public page `/p/{slug}`.
+	Enrollment ProgramEnrollment `json:"enrollment"`
+
 	// HoldDays Days a commission is held after its sale before it is payable (`available_on`), 0 to 365; default 30.
 	HoldDays int   `json:"hold_days"`
 	Id       int64 `json:"id"`
@@ -2193,12 +2356,24 @@ type Program struct {
 	LeadAuth LeadAuth `json:"lead_auth"`
 	Name     string   `json:"name"`
 
+	// PartnerApproval `manual` (default): a member approves each application. `auto`: an application is approved at once.
+	PartnerApproval ProgramPartnerApproval `json:"partner_approval"`
+
+	// PartnerLinkCodes Whether approved partners may make their own link codes in the portal (default true).
+	PartnerLinkCodes bool `json:"partner_link_codes"`
+
 	// PayoutMinimumCents A partner is paid out once its approved total less what it owes reaches this, in each currency's minor units (0 to 10^9; default 0).
 	PayoutMinimumCents int64         `json:"payout_minimum_cents"`
 	Slug               string        `json:"slug"`
 	Status             ProgramStatus `json:"status"`
 	UpdatedAt          time.Time     `json:"updated_at"`
 }
+
+// ProgramEnrollment `invite_only` (default): partners join by invitation. `open`: also by applying on the program's public page `/p/{slug}`.
+type ProgramEnrollment string
+
+// ProgramPartnerApproval `manual` (default): a member approves each application. `auto`: an application is approved at once.
+type ProgramPartnerApproval string
 
 // ProgramStatus defines model for Program.Status.
 type ProgramStatus string
@@ -2843,8 +3018,14 @@ type IdempotencyKey = string
 // IfNoneMatch defines model for IfNoneMatch.
 type IfNoneMatch = string
 
+// InvitationId defines model for InvitationId.
+type InvitationId = int64
+
 // Limit defines model for Limit.
 type Limit = int
+
+// PartnerId defines model for PartnerId.
+type PartnerId = int64
 
 // PayoutId defines model for PayoutId.
 type PayoutId = int64
@@ -3252,11 +3433,20 @@ type RegenerateApiKeyJSONRequestBody = IgnoredRequest
 // ApproveCommissionsJSONRequestBody defines body for ApproveCommissions for application/json ContentType.
 type ApproveCommissionsJSONRequestBody = CommissionBulkApprove
 
+// CreateInvitationsJSONRequestBody defines body for CreateInvitations for application/json ContentType.
+type CreateInvitationsJSONRequestBody = InvitationCreate
+
 // CreateLinkJSONRequestBody defines body for CreateLink for application/json ContentType.
 type CreateLinkJSONRequestBody = LinkCreate
 
 // CreatePartnerJSONRequestBody defines body for CreatePartner for application/json ContentType.
 type CreatePartnerJSONRequestBody = PartnerCreate
+
+// BanPartnerJSONRequestBody defines body for BanPartner for application/json ContentType.
+type BanPartnerJSONRequestBody = PartnerStatusReason
+
+// RejectPartnerJSONRequestBody defines body for RejectPartner for application/json ContentType.
+type RejectPartnerJSONRequestBody = PartnerStatusReason
 
 // SetPaymentProcessorJSONRequestBody defines body for SetPaymentProcessor for application/json ContentType.
 type SetPaymentProcessorJSONRequestBody = PaymentProcessorUpdate
@@ -4024,6 +4214,18 @@ type ServerInterface interface {
 	// ApproveCommissions Approve several commissions at once
 	// (POST /api/v1/programs/{programId}/commissions/approve)
 	ApproveCommissions(ctx echo.Context, programId ProgramId, params ApproveCommissionsParams) error
+	// ListInvitations List a program's invitations
+	// (GET /api/v1/programs/{programId}/invitations)
+	ListInvitations(ctx echo.Context, programId ProgramId) error
+	// CreateInvitations Invite partners by email
+	// (POST /api/v1/programs/{programId}/invitations)
+	CreateInvitations(ctx echo.Context, programId ProgramId) error
+	// CancelInvitation Cancel an invitation
+	// (DELETE /api/v1/programs/{programId}/invitations/{invitationId})
+	CancelInvitation(ctx echo.Context, programId ProgramId, invitationId InvitationId) error
+	// ResendInvitation Send an invitation again
+	// (POST /api/v1/programs/{programId}/invitations/{invitationId}/resend)
+	ResendInvitation(ctx echo.Context, programId ProgramId, invitationId InvitationId) error
 	// ListLinks List a program's referral links
 	// (GET /api/v1/programs/{programId}/links)
 	ListLinks(ctx echo.Context, programId ProgramId) error
@@ -4036,6 +4238,15 @@ type ServerInterface interface {
 	// CreatePartner Add a partner to a program
 	// (POST /api/v1/programs/{programId}/partners)
 	CreatePartner(ctx echo.Context, programId ProgramId) error
+	// ApprovePartner Approve a partner's application
+	// (POST /api/v1/programs/{programId}/partners/{partnerId}/approve)
+	ApprovePartner(ctx echo.Context, programId ProgramId, partnerId PartnerId) error
+	// BanPartner Ban a partner
+	// (POST /api/v1/programs/{programId}/partners/{partnerId}/ban)
+	BanPartner(ctx echo.Context, programId ProgramId, partnerId PartnerId) error
+	// RejectPartner Reject a partner's application
+	// (POST /api/v1/programs/{programId}/partners/{partnerId}/reject)
+	RejectPartner(ctx echo.Context, programId ProgramId, partnerId PartnerId) error
 	// GetPaymentProcessor Show the payment-processor connection
 	// (GET /api/v1/programs/{programId}/payment-processor)
 	GetPaymentProcessor(ctx echo.Context, programId ProgramId) error
@@ -4132,6 +4343,9 @@ type ServerInterface interface {
 	// DemoSignup Sign up in the demo shop
 	// (POST /demo/signup)
 	DemoSignup(ctx echo.Context, params DemoSignupParams) error
+	// DevMail Development mailbox
+	// (GET /dev/mail)
+	DevMail(ctx echo.Context) error
 	// DevOidcDiscovery Development issuer discovery document
 	// (GET /dev/oidc/.well-known/openid-configuration)
 	DevOidcDiscovery(ctx echo.Context) error
@@ -4792,6 +5006,86 @@ func (w *ServerInterfaceWrapper) ApproveCommissions(ctx echo.Context) error {
 	return err
 }
 
+// ListInvitations converts echo context to params.
+func (w *ServerInterfaceWrapper) ListInvitations(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "programId" -------------
+	var programId ProgramId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "programId", ctx.Param("programId"), &programId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "integer", Format: "int64", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter programId: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.ListInvitations(ctx, programId)
+	return err
+}
+
+// CreateInvitations converts echo context to params.
+func (w *ServerInterfaceWrapper) CreateInvitations(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "programId" -------------
+	var programId ProgramId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "programId", ctx.Param("programId"), &programId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "integer", Format: "int64", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter programId: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.CreateInvitations(ctx, programId)
+	return err
+}
+
+// CancelInvitation converts echo context to params.
+func (w *ServerInterfaceWrapper) CancelInvitation(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "programId" -------------
+	var programId ProgramId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "programId", ctx.Param("programId"), &programId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "integer", Format: "int64", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter programId: %s", err))
+	}
+
+	// ------------- Path parameter "invitationId" -------------
+	var invitationId InvitationId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "invitationId", ctx.Param("invitationId"), &invitationId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "integer", Format: "int64", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter invitationId: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.CancelInvitation(ctx, programId, invitationId)
+	return err
+}
+
+// ResendInvitation converts echo context to params.
+func (w *ServerInterfaceWrapper) ResendInvitation(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "programId" -------------
+	var programId ProgramId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "programId", ctx.Param("programId"), &programId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "integer", Format: "int64", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter programId: %s", err))
+	}
+
+	// ------------- Path parameter "invitationId" -------------
+	var invitationId InvitationId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "invitationId", ctx.Param("invitationId"), &invitationId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "integer", Format: "int64", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter invitationId: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.ResendInvitation(ctx, programId, invitationId)
+	return err
+}
+
 // ListLinks converts echo context to params.
 func (w *ServerInterfaceWrapper) ListLinks(ctx echo.Context) error {
 	var err error
@@ -4853,6 +5147,78 @@ func (w *ServerInterfaceWrapper) CreatePartner(ctx echo.Context) error {
 
 	// Invoke the callback with all the unmarshaled arguments
 	err = w.Handler.CreatePartner(ctx, programId)
+	return err
+}
+
+// ApprovePartner converts echo context to params.
+func (w *ServerInterfaceWrapper) ApprovePartner(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "programId" -------------
+	var programId ProgramId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "programId", ctx.Param("programId"), &programId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "integer", Format: "int64", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter programId: %s", err))
+	}
+
+	// ------------- Path parameter "partnerId" -------------
+	var partnerId PartnerId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "partnerId", ctx.Param("partnerId"), &partnerId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "integer", Format: "int64", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter partnerId: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.ApprovePartner(ctx, programId, partnerId)
+	return err
+}
+
+// BanPartner converts echo context to params.
+func (w *ServerInterfaceWrapper) BanPartner(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "programId" -------------
+	var programId ProgramId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "programId", ctx.Param("programId"), &programId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "integer", Format: "int64", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter programId: %s", err))
+	}
+
+	// ------------- Path parameter "partnerId" -------------
+	var partnerId PartnerId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "partnerId", ctx.Param("partnerId"), &partnerId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "integer", Format: "int64", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter partnerId: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.BanPartner(ctx, programId, partnerId)
+	return err
+}
+
+// RejectPartner converts echo context to params.
+func (w *ServerInterfaceWrapper) RejectPartner(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "programId" -------------
+	var programId ProgramId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "programId", ctx.Param("programId"), &programId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "integer", Format: "int64", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter programId: %s", err))
+	}
+
+	// ------------- Path parameter "partnerId" -------------
+	var partnerId PartnerId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "partnerId", ctx.Param("partnerId"), &partnerId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "integer", Format: "int64", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter partnerId: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.RejectPartner(ctx, programId, partnerId)
 	return err
 }
 
@@ -5468,6 +5834,15 @@ func (w *ServerInterfaceWrapper) DemoSignup(ctx echo.Context) error {
 	return err
 }
 
+// DevMail converts echo context to params.
+func (w *ServerInterfaceWrapper) DevMail(ctx echo.Context) error {
+	var err error
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.DevMail(ctx)
+	return err
+}
+
 // DevOidcDiscovery converts echo context to params.
 func (w *ServerInterfaceWrapper) DevOidcDiscovery(ctx echo.Context) error {
 	var err error
@@ -5896,10 +6271,17 @@ func RegisterHandlersWithOptions(router EchoRouter, si ServerInterface, options 
 	router.GET(options.BaseURL+"/api/v1/programs/:programId/balances", wrapper.ListBalances, options.OperationMiddlewares["listBalances"]...)
 	router.GET(options.BaseURL+"/api/v1/programs/:programId/commissions", wrapper.ListCommissions, options.OperationMiddlewares["listCommissions"]...)
 	router.POST(options.BaseURL+"/api/v1/programs/:programId/commissions/approve", wrapper.ApproveCommissions, options.OperationMiddlewares["approveCommissions"]...)
+	router.GET(options.BaseURL+"/api/v1/programs/:programId/invitations", wrapper.ListInvitations, options.OperationMiddlewares["listInvitations"]...)
+	router.POST(options.BaseURL+"/api/v1/programs/:programId/invitations", wrapper.CreateInvitations, options.OperationMiddlewares["createInvitations"]...)
+	router.DELETE(options.BaseURL+"/api/v1/programs/:programId/invitations/:invitationId", wrapper.CancelInvitation, options.OperationMiddlewares["cancelInvitation"]...)
+	router.POST(options.BaseURL+"/api/v1/programs/:programId/invitations/:invitationId/resend", wrapper.ResendInvitation, options.OperationMiddlewares["resendInvitation"]...)
 	router.GET(options.BaseURL+"/api/v1/programs/:programId/links", wrapper.ListLinks, options.OperationMiddlewares["listLinks"]...)
 	router.POST(options.BaseURL+"/api/v1/programs/:programId/links", wrapper.CreateLink, options.OperationMiddlewares["createLink"]...)
 	router.GET(options.BaseURL+"/api/v1/programs/:programId/partners", wrapper.ListPartners, options.OperationMiddlewares["listPartners"]...)
 	router.POST(options.BaseURL+"/api/v1/programs/:programId/partners", wrapper.CreatePartner, options.OperationMiddlewares["createPartner"]...)
+	router.POST(options.BaseURL+"/api/v1/programs/:programId/partners/:partnerId/approve", wrapper.ApprovePartner, options.OperationMiddlewares["approvePartner"]...)
+	router.POST(options.BaseURL+"/api/v1/programs/:programId/partners/:partnerId/ban", wrapper.BanPartner, options.OperationMiddlewares["banPartner"]...)
+	router.POST(options.BaseURL+"/api/v1/programs/:programId/partners/:partnerId/reject", wrapper.RejectPartner, options.OperationMiddlewares["rejectPartner"]...)
 	router.GET(options.BaseURL+"/api/v1/programs/:programId/payment-processor", wrapper.GetPaymentProcessor, options.OperationMiddlewares["getPaymentProcessor"]...)
 	router.PUT(options.BaseURL+"/api/v1/programs/:programId/payment-processor", wrapper.SetPaymentProcessor, options.OperationMiddlewares["setPaymentProcessor"]...)
 	router.GET(options.BaseURL+"/api/v1/programs/:programId/payouts", wrapper.ListPayouts, options.OperationMiddlewares["listPayouts"]...)
@@ -5933,6 +6315,7 @@ func RegisterHandlersWithOptions(router EchoRouter, si ServerInterface, options 
 	router.POST(options.BaseURL+"/demo/buy", wrapper.DemoBuy, options.OperationMiddlewares["demoBuy"]...)
 	router.GET(options.BaseURL+"/demo/session", wrapper.DemoSession, options.OperationMiddlewares["demoSession"]...)
 	router.POST(options.BaseURL+"/demo/signup", wrapper.DemoSignup, options.OperationMiddlewares["demoSignup"]...)
+	router.GET(options.BaseURL+"/dev/mail", wrapper.DevMail, options.OperationMiddlewares["devMail"]...)
 	router.GET(options.BaseURL+"/dev/oidc/.well-known/openid-configuration", wrapper.DevOidcDiscovery, options.OperationMiddlewares["devOidcDiscovery"]...)
 	router.GET(options.BaseURL+"/dev/oidc/authorize", wrapper.DevOidcAuthorize, options.OperationMiddlewares["devOidcAuthorize"]...)
 	router.POST(options.BaseURL+"/dev/oidc/authorize", wrapper.DevOidcAuthorizeSubmit, options.OperationMiddlewares["devOidcAuthorizeSubmit"]...)
@@ -10503,6 +10886,629 @@ func (response ApproveCommissions503JSONResponse) VisitApproveCommissionsRespons
 	return err
 }
 
+type ListInvitationsRequestObject struct {
+	ProgramId ProgramId `json:"programId"`
+}
+
+type ListInvitationsResponseObject interface {
+	VisitListInvitationsResponse(w http.ResponseWriter) error
+}
+
+type ListInvitations200ResponseHeaders struct {
+	XRequestID string
+}
+
+type ListInvitations200JSONResponse struct {
+	Body    InvitationListEnvelope
+	Headers ListInvitations200ResponseHeaders
+}
+
+func (response ListInvitations200JSONResponse) VisitListInvitationsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListInvitations400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response ListInvitations400JSONResponse) VisitListInvitationsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListInvitations401JSONResponse struct{ UnauthorizedJSONResponse }
+
+func (response ListInvitations401JSONResponse) VisitListInvitationsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListInvitations403JSONResponse struct{ ForbiddenJSONResponse }
+
+func (response ListInvitations403JSONResponse) VisitListInvitationsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListInvitations404JSONResponse struct{ NotFoundJSONResponse }
+
+func (response ListInvitations404JSONResponse) VisitListInvitationsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListInvitations429JSONResponse struct{ RateLimitedJSONResponse }
+
+func (response ListInvitations429JSONResponse) VisitListInvitationsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.Header().Set("X-RateLimit-Limit", fmt.Sprint(response.Headers.XRateLimitLimit))
+	w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(response.Headers.XRateLimitRemaining))
+	w.Header().Set("X-RateLimit-Reset", fmt.Sprint(response.Headers.XRateLimitReset))
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListInvitations500JSONResponse struct{ InternalErrorJSONResponse }
+
+func (response ListInvitations500JSONResponse) VisitListInvitationsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListInvitations503JSONResponse struct{ UnavailableJSONResponse }
+
+func (response ListInvitations503JSONResponse) VisitListInvitationsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateInvitationsRequestObject struct {
+	ProgramId ProgramId `json:"programId"`
+	Body      *CreateInvitationsJSONRequestBody
+}
+
+type CreateInvitationsResponseObject interface {
+	VisitCreateInvitationsResponse(w http.ResponseWriter) error
+}
+
+type CreateInvitations201ResponseHeaders struct {
+	XRequestID string
+}
+
+type CreateInvitations201JSONResponse struct {
+	Body    InvitationListEnvelope
+	Headers CreateInvitations201ResponseHeaders
+}
+
+func (response CreateInvitations201JSONResponse) VisitCreateInvitationsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(201)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateInvitations400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response CreateInvitations400JSONResponse) VisitCreateInvitationsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateInvitations401JSONResponse struct{ UnauthorizedJSONResponse }
+
+func (response CreateInvitations401JSONResponse) VisitCreateInvitationsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateInvitations403JSONResponse struct{ ForbiddenJSONResponse }
+
+func (response CreateInvitations403JSONResponse) VisitCreateInvitationsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateInvitations404JSONResponse struct{ NotFoundJSONResponse }
+
+func (response CreateInvitations404JSONResponse) VisitCreateInvitationsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateInvitations409JSONResponse struct{ ConflictJSONResponse }
+
+func (response CreateInvitations409JSONResponse) VisitCreateInvitationsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateInvitations413JSONResponse struct{ PayloadTooLargeJSONResponse }
+
+func (response CreateInvitations413JSONResponse) VisitCreateInvitationsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(413)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateInvitations429JSONResponse struct{ RateLimitedJSONResponse }
+
+func (response CreateInvitations429JSONResponse) VisitCreateInvitationsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.Header().Set("X-RateLimit-Limit", fmt.Sprint(response.Headers.XRateLimitLimit))
+	w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(response.Headers.XRateLimitRemaining))
+	w.Header().Set("X-RateLimit-Reset", fmt.Sprint(response.Headers.XRateLimitReset))
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateInvitations500JSONResponse struct{ InternalErrorJSONResponse }
+
+func (response CreateInvitations500JSONResponse) VisitCreateInvitationsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateInvitations503JSONResponse struct{ UnavailableJSONResponse }
+
+func (response CreateInvitations503JSONResponse) VisitCreateInvitationsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CancelInvitationRequestObject struct {
+	ProgramId    ProgramId    `json:"programId"`
+	InvitationId InvitationId `json:"invitationId"`
+}
+
+type CancelInvitationResponseObject interface {
+	VisitCancelInvitationResponse(w http.ResponseWriter) error
+}
+
+type CancelInvitation200ResponseHeaders struct {
+	XRequestID string
+}
+
+type CancelInvitation200JSONResponse struct {
+	Body    InvitationEnvelope
+	Headers CancelInvitation200ResponseHeaders
+}
+
+func (response CancelInvitation200JSONResponse) VisitCancelInvitationResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CancelInvitation400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response CancelInvitation400JSONResponse) VisitCancelInvitationResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CancelInvitation401JSONResponse struct{ UnauthorizedJSONResponse }
+
+func (response CancelInvitation401JSONResponse) VisitCancelInvitationResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CancelInvitation403JSONResponse struct{ ForbiddenJSONResponse }
+
+func (response CancelInvitation403JSONResponse) VisitCancelInvitationResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CancelInvitation404JSONResponse struct{ NotFoundJSONResponse }
+
+func (response CancelInvitation404JSONResponse) VisitCancelInvitationResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CancelInvitation409JSONResponse struct{ ConflictJSONResponse }
+
+func (response CancelInvitation409JSONResponse) VisitCancelInvitationResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CancelInvitation429JSONResponse struct{ RateLimitedJSONResponse }
+
+func (response CancelInvitation429JSONResponse) VisitCancelInvitationResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.Header().Set("X-RateLimit-Limit", fmt.Sprint(response.Headers.XRateLimitLimit))
+	w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(response.Headers.XRateLimitRemaining))
+	w.Header().Set("X-RateLimit-Reset", fmt.Sprint(response.Headers.XRateLimitReset))
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CancelInvitation500JSONResponse struct{ InternalErrorJSONResponse }
+
+func (response CancelInvitation500JSONResponse) VisitCancelInvitationResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CancelInvitation503JSONResponse struct{ UnavailableJSONResponse }
+
+func (response CancelInvitation503JSONResponse) VisitCancelInvitationResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ResendInvitationRequestObject struct {
+	ProgramId    ProgramId    `json:"programId"`
+	InvitationId InvitationId `json:"invitationId"`
+}
+
+type ResendInvitationResponseObject interface {
+	VisitResendInvitationResponse(w http.ResponseWriter) error
+}
+
+type ResendInvitation200ResponseHeaders struct {
+	XRequestID string
+}
+
+type ResendInvitation200JSONResponse struct {
+	Body    InvitationEnvelope
+	Headers ResendInvitation200ResponseHeaders
+}
+
+func (response ResendInvitation200JSONResponse) VisitResendInvitationResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ResendInvitation400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response ResendInvitation400JSONResponse) VisitResendInvitationResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ResendInvitation401JSONResponse struct{ UnauthorizedJSONResponse }
+
+func (response ResendInvitation401JSONResponse) VisitResendInvitationResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ResendInvitation403JSONResponse struct{ ForbiddenJSONResponse }
+
+func (response ResendInvitation403JSONResponse) VisitResendInvitationResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ResendInvitation404JSONResponse struct{ NotFoundJSONResponse }
+
+func (response ResendInvitation404JSONResponse) VisitResendInvitationResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ResendInvitation409JSONResponse struct{ ConflictJSONResponse }
+
+func (response ResendInvitation409JSONResponse) VisitResendInvitationResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ResendInvitation429JSONResponse struct{ RateLimitedJSONResponse }
+
+func (response ResendInvitation429JSONResponse) VisitResendInvitationResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.Header().Set("X-RateLimit-Limit", fmt.Sprint(response.Headers.XRateLimitLimit))
+	w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(response.Headers.XRateLimitRemaining))
+	w.Header().Set("X-RateLimit-Reset", fmt.Sprint(response.Headers.XRateLimitReset))
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ResendInvitation500JSONResponse struct{ InternalErrorJSONResponse }
+
+func (response ResendInvitation500JSONResponse) VisitResendInvitationResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ResendInvitation503JSONResponse struct{ UnavailableJSONResponse }
+
+func (response ResendInvitation503JSONResponse) VisitResendInvitationResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type ListLinksRequestObject struct {
 	ProgramId ProgramId `json:"programId"`
 }
@@ -11112,6 +12118,506 @@ func (response CreatePartner500JSONResponse) VisitCreatePartnerResponse(w http.R
 type CreatePartner503JSONResponse struct{ UnavailableJSONResponse }
 
 func (response CreatePartner503JSONResponse) VisitCreatePartnerResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ApprovePartnerRequestObject struct {
+	ProgramId ProgramId `json:"programId"`
+	PartnerId PartnerId `json:"partnerId"`
+}
+
+type ApprovePartnerResponseObject interface {
+	VisitApprovePartnerResponse(w http.ResponseWriter) error
+}
+
+type ApprovePartner200ResponseHeaders struct {
+	XRequestID string
+}
+
+type ApprovePartner200JSONResponse struct {
+	Body    PartnerEnvelope
+	Headers ApprovePartner200ResponseHeaders
+}
+
+func (response ApprovePartner200JSONResponse) VisitApprovePartnerResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ApprovePartner400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response ApprovePartner400JSONResponse) VisitApprovePartnerResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ApprovePartner401JSONResponse struct{ UnauthorizedJSONResponse }
+
+func (response ApprovePartner401JSONResponse) VisitApprovePartnerResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ApprovePartner403JSONResponse struct{ ForbiddenJSONResponse }
+
+func (response ApprovePartner403JSONResponse) VisitApprovePartnerResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ApprovePartner404JSONResponse struct{ NotFoundJSONResponse }
+
+func (response ApprovePartner404JSONResponse) VisitApprovePartnerResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ApprovePartner409JSONResponse struct{ ConflictJSONResponse }
+
+func (response ApprovePartner409JSONResponse) VisitApprovePartnerResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ApprovePartner429JSONResponse struct{ RateLimitedJSONResponse }
+
+func (response ApprovePartner429JSONResponse) VisitApprovePartnerResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.Header().Set("X-RateLimit-Limit", fmt.Sprint(response.Headers.XRateLimitLimit))
+	w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(response.Headers.XRateLimitRemaining))
+	w.Header().Set("X-RateLimit-Reset", fmt.Sprint(response.Headers.XRateLimitReset))
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ApprovePartner500JSONResponse struct{ InternalErrorJSONResponse }
+
+func (response ApprovePartner500JSONResponse) VisitApprovePartnerResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ApprovePartner503JSONResponse struct{ UnavailableJSONResponse }
+
+func (response ApprovePartner503JSONResponse) VisitApprovePartnerResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type BanPartnerRequestObject struct {
+	ProgramId ProgramId `json:"programId"`
+	PartnerId PartnerId `json:"partnerId"`
+	Body      *BanPartnerJSONRequestBody
+}
+
+type BanPartnerResponseObject interface {
+	VisitBanPartnerResponse(w http.ResponseWriter) error
+}
+
+type BanPartner200ResponseHeaders struct {
+	XRequestID string
+}
+
+type BanPartner200JSONResponse struct {
+	Body    PartnerEnvelope
+	Headers BanPartner200ResponseHeaders
+}
+
+func (response BanPartner200JSONResponse) VisitBanPartnerResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type BanPartner400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response BanPartner400JSONResponse) VisitBanPartnerResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type BanPartner401JSONResponse struct{ UnauthorizedJSONResponse }
+
+func (response BanPartner401JSONResponse) VisitBanPartnerResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type BanPartner403JSONResponse struct{ ForbiddenJSONResponse }
+
+func (response BanPartner403JSONResponse) VisitBanPartnerResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type BanPartner404JSONResponse struct{ NotFoundJSONResponse }
+
+func (response BanPartner404JSONResponse) VisitBanPartnerResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type BanPartner409JSONResponse struct{ ConflictJSONResponse }
+
+func (response BanPartner409JSONResponse) VisitBanPartnerResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type BanPartner413JSONResponse struct{ PayloadTooLargeJSONResponse }
+
+func (response BanPartner413JSONResponse) VisitBanPartnerResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(413)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type BanPartner429JSONResponse struct{ RateLimitedJSONResponse }
+
+func (response BanPartner429JSONResponse) VisitBanPartnerResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.Header().Set("X-RateLimit-Limit", fmt.Sprint(response.Headers.XRateLimitLimit))
+	w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(response.Headers.XRateLimitRemaining))
+	w.Header().Set("X-RateLimit-Reset", fmt.Sprint(response.Headers.XRateLimitReset))
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type BanPartner500JSONResponse struct{ InternalErrorJSONResponse }
+
+func (response BanPartner500JSONResponse) VisitBanPartnerResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type BanPartner503JSONResponse struct{ UnavailableJSONResponse }
+
+func (response BanPartner503JSONResponse) VisitBanPartnerResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RejectPartnerRequestObject struct {
+	ProgramId ProgramId `json:"programId"`
+	PartnerId PartnerId `json:"partnerId"`
+	Body      *RejectPartnerJSONRequestBody
+}
+
+type RejectPartnerResponseObject interface {
+	VisitRejectPartnerResponse(w http.ResponseWriter) error
+}
+
+type RejectPartner200ResponseHeaders struct {
+	XRequestID string
+}
+
+type RejectPartner200JSONResponse struct {
+	Body    PartnerEnvelope
+	Headers RejectPartner200ResponseHeaders
+}
+
+func (response RejectPartner200JSONResponse) VisitRejectPartnerResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RejectPartner400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response RejectPartner400JSONResponse) VisitRejectPartnerResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RejectPartner401JSONResponse struct{ UnauthorizedJSONResponse }
+
+func (response RejectPartner401JSONResponse) VisitRejectPartnerResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RejectPartner403JSONResponse struct{ ForbiddenJSONResponse }
+
+func (response RejectPartner403JSONResponse) VisitRejectPartnerResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RejectPartner404JSONResponse struct{ NotFoundJSONResponse }
+
+func (response RejectPartner404JSONResponse) VisitRejectPartnerResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RejectPartner409JSONResponse struct{ ConflictJSONResponse }
+
+func (response RejectPartner409JSONResponse) VisitRejectPartnerResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RejectPartner413JSONResponse struct{ PayloadTooLargeJSONResponse }
+
+func (response RejectPartner413JSONResponse) VisitRejectPartnerResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(413)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RejectPartner429JSONResponse struct{ RateLimitedJSONResponse }
+
+func (response RejectPartner429JSONResponse) VisitRejectPartnerResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.Header().Set("X-RateLimit-Limit", fmt.Sprint(response.Headers.XRateLimitLimit))
+	w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(response.Headers.XRateLimitRemaining))
+	w.Header().Set("X-RateLimit-Reset", fmt.Sprint(response.Headers.XRateLimitReset))
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RejectPartner500JSONResponse struct{ InternalErrorJSONResponse }
+
+func (response RejectPartner500JSONResponse) VisitRejectPartnerResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RejectPartner503JSONResponse struct{ UnavailableJSONResponse }
+
+func (response RejectPartner503JSONResponse) VisitRejectPartnerResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
 	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
@@ -15457,6 +16963,65 @@ func (response DemoSignup503JSONResponse) VisitDemoSignupResponse(w http.Respons
 	return err
 }
 
+type DevMailRequestObject struct {
+}
+
+type DevMailResponseObject interface {
+	VisitDevMailResponse(w http.ResponseWriter) error
+}
+
+type DevMail200TexthtmlResponse struct{ HTMLPageTexthtmlResponse }
+
+func (response DevMail200TexthtmlResponse) VisitDevMailResponse(w http.ResponseWriter) error {
+
+	w.Header().Set("Content-Type", "text/html")
+	if response.ContentLength != 0 {
+		w.Header().Set("Content-Length", fmt.Sprint(response.ContentLength))
+	}
+	w.WriteHeader(200)
+
+	if closer, ok := response.Body.(io.ReadCloser); ok {
+		defer closer.Close()
+	}
+	_, err := io.Copy(w, response.Body)
+	return err
+}
+
+type DevMail404TexthtmlResponse struct {
+	Body          io.Reader
+	ContentLength int64
+}
+
+func (response DevMail404TexthtmlResponse) VisitDevMailResponse(w http.ResponseWriter) error {
+
+	w.Header().Set("Content-Type", "text/html")
+	if response.ContentLength != 0 {
+		w.Header().Set("Content-Length", fmt.Sprint(response.ContentLength))
+	}
+	w.WriteHeader(404)
+
+	if closer, ok := response.Body.(io.ReadCloser); ok {
+		defer closer.Close()
+	}
+	_, err := io.Copy(w, response.Body)
+	return err
+}
+
+type DevMail429TextResponse struct{ RateLimitedTextTextResponse }
+
+func (response DevMail429TextResponse) VisitDevMailResponse(w http.ResponseWriter) error {
+
+	w.Header().Set("Content-Type", "text/plain")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.Header().Set("X-RateLimit-Limit", fmt.Sprint(response.Headers.XRateLimitLimit))
+	w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(response.Headers.XRateLimitRemaining))
+	w.Header().Set("X-RateLimit-Reset", fmt.Sprint(response.Headers.XRateLimitReset))
+	w.WriteHeader(429)
+
+	_, err := w.Write([]byte(fmt.Sprint(response.Body)))
+	return err
+}
+
 type DevOidcDiscoveryRequestObject struct {
 }
 
@@ -16822,6 +18387,18 @@ type StrictServerInterface interface {
 	// ApproveCommissions Approve several commissions at once
 	// (POST /api/v1/programs/{programId}/commissions/approve)
 	ApproveCommissions(ctx context.Context, request ApproveCommissionsRequestObject) (ApproveCommissionsResponseObject, error)
+	// ListInvitations List a program's invitations
+	// (GET /api/v1/programs/{programId}/invitations)
+	ListInvitations(ctx context.Context, request ListInvitationsRequestObject) (ListInvitationsResponseObject, error)
+	// CreateInvitations Invite partners by email
+	// (POST /api/v1/programs/{programId}/invitations)
+	CreateInvitations(ctx context.Context, request CreateInvitationsRequestObject) (CreateInvitationsResponseObject, error)
+	// CancelInvitation Cancel an invitation
+	// (DELETE /api/v1/programs/{programId}/invitations/{invitationId})
+	CancelInvitation(ctx context.Context, request CancelInvitationRequestObject) (CancelInvitationResponseObject, error)
+	// ResendInvitation Send an invitation again
+	// (POST /api/v1/programs/{programId}/invitations/{invitationId}/resend)
+	ResendInvitation(ctx context.Context, request ResendInvitationRequestObject) (ResendInvitationResponseObject, error)
 	// ListLinks List a program's referral links
 	// (GET /api/v1/programs/{programId}/links)
 	ListLinks(ctx context.Context, request ListLinksRequestObject) (ListLinksResponseObject, error)
@@ -16834,6 +18411,15 @@ type StrictServerInterface interface {
 	// CreatePartner Add a partner to a program
 	// (POST /api/v1/programs/{programId}/partners)
 	CreatePartner(ctx context.Context, request CreatePartnerRequestObject) (CreatePartnerResponseObject, error)
+	// ApprovePartner Approve a partner's application
+	// (POST /api/v1/programs/{programId}/partners/{partnerId}/approve)
+	ApprovePartner(ctx context.Context, request ApprovePartnerRequestObject) (ApprovePartnerResponseObject, error)
+	// BanPartner Ban a partner
+	// (POST /api/v1/programs/{programId}/partners/{partnerId}/ban)
+	BanPartner(ctx context.Context, request BanPartnerRequestObject) (BanPartnerResponseObject, error)
+	// RejectPartner Reject a partner's application
+	// (POST /api/v1/programs/{programId}/partners/{partnerId}/reject)
+	RejectPartner(ctx context.Context, request RejectPartnerRequestObject) (RejectPartnerResponseObject, error)
 	// GetPaymentProcessor Show the payment-processor connection
 	// (GET /api/v1/programs/{programId}/payment-processor)
 	GetPaymentProcessor(ctx context.Context, request GetPaymentProcessorRequestObject) (GetPaymentProcessorResponseObject, error)
@@ -16930,6 +18516,9 @@ type StrictServerInterface interface {
 	// DemoSignup Sign up in the demo shop
 	// (POST /demo/signup)
 	DemoSignup(ctx context.Context, request DemoSignupRequestObject) (DemoSignupResponseObject, error)
+	// DevMail Development mailbox
+	// (GET /dev/mail)
+	DevMail(ctx context.Context, request DevMailRequestObject) (DevMailResponseObject, error)
 	// DevOidcDiscovery Development issuer discovery document
 	// (GET /dev/oidc/.well-known/openid-configuration)
 	DevOidcDiscovery(ctx context.Context, request DevOidcDiscoveryRequestObject) (DevOidcDiscoveryResponseObject, error)
@@ -17977,6 +19566,131 @@ func (sh *strictHandler) ApproveCommissions(ctx echo.Context, programId ProgramI
 	return nil
 }
 
+// ListInvitations operation middleware
+func (sh *strictHandler) ListInvitations(ctx echo.Context, programId ProgramId) error {
+	var request ListInvitationsRequestObject
+
+	request.ProgramId = programId
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.ListInvitations(ctx.Request().Context(), request.(ListInvitationsRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ListInvitations")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(ListInvitationsResponseObject); ok {
+		return validResponse.VisitListInvitationsResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// CreateInvitations operation middleware
+func (sh *strictHandler) CreateInvitations(ctx echo.Context, programId ProgramId) error {
+	var request CreateInvitationsRequestObject
+
+	request.ProgramId = programId
+
+	var body CreateInvitationsJSONRequestBody
+	var err error
+	if binder, ok := ctx.Echo().Binder.(*echo.DefaultBinder); ok {
+		// A request validator built on kin-openapi's openapi3filter with
+		// KeepValidatedValue leaves the value it validated on the body. Bind
+		// that value, matching member names exactly, so the handler receives
+		// what was validated instead of a second, case-insensitive decode.
+		// Otherwise bind only the request body, so that path and query
+		// parameters are not also bound into the body struct.
+		if vb, ok := ctx.Request().Body.(interface{ ValidatedValue() any }); !ok || runtime.BindJSONValue(vb.ValidatedValue(), &body) != nil {
+			err = binder.BindBody(ctx, &body)
+		}
+	} else {
+		// A custom binder is installed on the Echo instance; defer to it
+		// entirely, since echo.Binder does not expose body-only binding and
+		// the binder may do more than decode (for example call ctx.Validate).
+		err = ctx.Bind(&body)
+	}
+	if err != nil {
+		return err
+	}
+	request.Body = &body
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.CreateInvitations(ctx.Request().Context(), request.(CreateInvitationsRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "CreateInvitations")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(CreateInvitationsResponseObject); ok {
+		return validResponse.VisitCreateInvitationsResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// CancelInvitation operation middleware
+func (sh *strictHandler) CancelInvitation(ctx echo.Context, programId ProgramId, invitationId InvitationId) error {
+	var request CancelInvitationRequestObject
+
+	request.ProgramId = programId
+	request.InvitationId = invitationId
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.CancelInvitation(ctx.Request().Context(), request.(CancelInvitationRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "CancelInvitation")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(CancelInvitationResponseObject); ok {
+		return validResponse.VisitCancelInvitationResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// ResendInvitation operation middleware
+func (sh *strictHandler) ResendInvitation(ctx echo.Context, programId ProgramId, invitationId InvitationId) error {
+	var request ResendInvitationRequestObject
+
+	request.ProgramId = programId
+	request.InvitationId = invitationId
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.ResendInvitation(ctx.Request().Context(), request.(ResendInvitationRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ResendInvitation")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(ResendInvitationResponseObject); ok {
+		return validResponse.VisitResendInvitationResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
 // ListLinks operation middleware
 func (sh *strictHandler) ListLinks(ctx echo.Context, programId ProgramId) error {
 	var request ListLinksRequestObject
@@ -18117,6 +19831,136 @@ func (sh *strictHandler) CreatePartner(ctx echo.Context, programId ProgramId) er
 		return err
 	} else if validResponse, ok := response.(CreatePartnerResponseObject); ok {
 		return validResponse.VisitCreatePartnerResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// ApprovePartner operation middleware
+func (sh *strictHandler) ApprovePartner(ctx echo.Context, programId ProgramId, partnerId PartnerId) error {
+	var request ApprovePartnerRequestObject
+
+	request.ProgramId = programId
+	request.PartnerId = partnerId
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.ApprovePartner(ctx.Request().Context(), request.(ApprovePartnerRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ApprovePartner")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(ApprovePartnerResponseObject); ok {
+		return validResponse.VisitApprovePartnerResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// BanPartner operation middleware
+func (sh *strictHandler) BanPartner(ctx echo.Context, programId ProgramId, partnerId PartnerId) error {
+	var request BanPartnerRequestObject
+
+	request.ProgramId = programId
+	request.PartnerId = partnerId
+
+	var body BanPartnerJSONRequestBody
+	var err error
+	if binder, ok := ctx.Echo().Binder.(*echo.DefaultBinder); ok {
+		// A request validator built on kin-openapi's openapi3filter with
+		// KeepValidatedValue leaves the value it validated on the body. Bind
+		// that value, matching member names exactly, so the handler receives
+		// what was validated instead of a second, case-insensitive decode.
+		// Otherwise bind only the request body, so that path and query
+		// parameters are not also bound into the body struct.
+		if vb, ok := ctx.Request().Body.(interface{ ValidatedValue() any }); !ok || runtime.BindJSONValue(vb.ValidatedValue(), &body) != nil {
+			err = binder.BindBody(ctx, &body)
+		}
+	} else {
+		// A custom binder is installed on the Echo instance; defer to it
+		// entirely, since echo.Binder does not expose body-only binding and
+		// the binder may do more than decode (for example call ctx.Validate).
+		err = ctx.Bind(&body)
+	}
+	if err != nil {
+		if !errors.Is(err, io.EOF) {
+			return err
+		}
+	} else {
+		request.Body = &body
+	}
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.BanPartner(ctx.Request().Context(), request.(BanPartnerRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "BanPartner")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(BanPartnerResponseObject); ok {
+		return validResponse.VisitBanPartnerResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// RejectPartner operation middleware
+func (sh *strictHandler) RejectPartner(ctx echo.Context, programId ProgramId, partnerId PartnerId) error {
+	var request RejectPartnerRequestObject
+
+	request.ProgramId = programId
+	request.PartnerId = partnerId
+
+	var body RejectPartnerJSONRequestBody
+	var err error
+	if binder, ok := ctx.Echo().Binder.(*echo.DefaultBinder); ok {
+		// A request validator built on kin-openapi's openapi3filter with
+		// KeepValidatedValue leaves the value it validated on the body. Bind
+		// that value, matching member names exactly, so the handler receives
+		// what was validated instead of a second, case-insensitive decode.
+		// Otherwise bind only the request body, so that path and query
+		// parameters are not also bound into the body struct.
+		if vb, ok := ctx.Request().Body.(interface{ ValidatedValue() any }); !ok || runtime.BindJSONValue(vb.ValidatedValue(), &body) != nil {
+			err = binder.BindBody(ctx, &body)
+		}
+	} else {
+		// A custom binder is installed on the Echo instance; defer to it
+		// entirely, since echo.Binder does not expose body-only binding and
+		// the binder may do more than decode (for example call ctx.Validate).
+		err = ctx.Bind(&body)
+	}
+	if err != nil {
+		if !errors.Is(err, io.EOF) {
+			return err
+		}
+	} else {
+		request.Body = &body
+	}
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.RejectPartner(ctx.Request().Context(), request.(RejectPartnerRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "RejectPartner")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(RejectPartnerResponseObject); ok {
+		return validResponse.VisitRejectPartnerResponse(ctx.Response())
 	} else if response != nil {
 		return fmt.Errorf("unexpected response type: %T", response)
 	}
@@ -19199,6 +21043,29 @@ func (sh *strictHandler) DemoSignup(ctx echo.Context, params DemoSignupParams) e
 	return nil
 }
 
+// DevMail operation middleware
+func (sh *strictHandler) DevMail(ctx echo.Context) error {
+	var request DevMailRequestObject
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.DevMail(ctx.Request().Context(), request.(DevMailRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "DevMail")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(DevMailResponseObject); ok {
+		return validResponse.VisitDevMailResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
 // DevOidcDiscovery operation middleware
 func (sh *strictHandler) DevOidcDiscovery(ctx echo.Context) error {
 	var request DevOidcDiscoveryRequestObject
@@ -19752,750 +21619,797 @@ func (sh *strictHandler) StripeWebhookAlias(ctx echo.Context, programId ProgramI
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7P3rchs5li+KvwqCu3eY7EnSlGXVtKnomFHJri7v8u1v2dXdu+RhQkyQRCsJsBNISeyyI/rTP87nHSfi",
-	"vMG8yHmTfpITWAtAIm9kUpLdVTPesbvGYmbiurCwrr/1c28mV2spmNCqN/m5t2Q0YRn882Q2Y0qdSqEz",
-	"mZ6kqbz+vniYMDXL+FpzKXqT3lv215wpTezXhJKLTF4rlpEV3RDFRDLqRT01W7IVNV/rzZr1Jj2lMy4W",
-	"vU+foobOXjK9lElDZ/ZBpZNcMSIF0UtGMplrtn+HrzO+4KLe3zvTJE7wgSIxvhZH5HrJBFFyxcg6k4uM",
-	"rkjKlVaEa9J3I4OhKCJFuhnsNaKX9OZkweqDOWMzKWqTn9HZksHc1xmbp3yx1IQKdc2yxk650GzBMuj1",
-	"1HxqO613F6/zi5TPIrKiN0O6YL8//GY8jk2jZkV4xpLeRGc52z4z0zwT+pmYycT8Vu9m8Te+jnFFzSxm",
-	"KWdCEzqbsTWs6DGhF8r8JPWSZddc7dzfp2ydsRnFDqr9vckYtOY7PHnznFyyDeGKrGh2yRIyl2b3NDRw",
-	"TOJ/P8/H48PZe8FviMI9gF9YTOQcmjDfcbEg/bffnZIn//r4qLLha6o1y0zv//HvP42HTz78y296UcPA",
-	"n72jDSt0pjMpFuSKpjyhWmauV3zngSIzXON9t+YFF5f3sT64PImcqWmepbg0xyRj6e+TYiPiXZv2luls",
-	"czLXLGunfC3JNeWaXLC5zMzJ1NmGi8X2ia+44Kt81ZuMo6ZDcJYLxfQ9rMP37969GSZUM7c/7hFJGE1S",
-	"LhjSx++OnjzeyRB+pNmm4aycwKkYutO092n801uq2Qu+4hr+U+8BfvYToJoNU/jlIp9dMk36lhkqsjbs",
-	"h4tcs8Gdlr8Y0Vu2olw08oi3rteUzTXhllHkWQYbxEUir+9tEI3EEJ79gFWVRkAMwWh1x4HgTJ8/bb9o",
-	"eRIRTS+ZIPNMrnCjiivqT0P73vD5U8tVFRUsIixVjCyYYGZXkxH5/+VSM3NhaUlUvl7LbAcDWdGbF0ws",
-	"9LI3OXj0u8hMxf9dZ2afot6aZnTFdCBSrHffA3ZzzXVKFkwr+Ms8GjLzKUss2zNjNTe2lVp6UU/QlRlB",
-	"5Yj0dl1PqxVXikvxPKmP6VW+YhmfkZl/i/DE97ymeln0Owtb2raOc5mtqMaN/+ZxLypo4qCRJk7zTMms",
-	"WTaJV0zTkWA3ejqD1/yVtM7YFZe5Imu6YKRvr1DDsczTOc+UhkeDYyLX9K8589P6a86yTTAv7L6FEh6N",
-	"x1HjDZzyK5Ztti3qNbtYSnlJEvtu+9ImRWv3ubDPRLKWXOgug2T23fZBsqK1+xzk84St1lIzMdv8wBqu",
-	"hJf0kqmQCRBF58wcargdR8SQiaIrBneX5xjwC53NZA78Sy+LX107fb1k50KuDcPgUkSEG7ZP9ZJQkcAf",
+	"7P3rchvJlS+Kv0oGtncI8BQgUBQ1FhiO2WxKsrVbt78ote3d1KCSqASQZiETrswiCbcUMZ/+cT7vOBHn",
+	"DeZFzpv4SU7kWplZWTegQFLt7j2aGNsiqiqvK1eu62/91JvJ1VoKJrTqTX7qLRlNWAb/PJnNmFKnUuhM",
+	"pidpKq//WDxMmJplfK25FL1J7z37W86UJvZrQslFJq8Vy8iKbohiIhn1op6aLdmKmq/1Zs16k57SGReL",
+	"3pcvUUNnr5leyqShM/ug0kmuGJGC6CUjmcw127/DtxlfcFHv74NpEif4QJEYX4sjcr1kgii5YmSdyUVG",
+	"VyTlSivCNem7kcFQFJEi3Qz2GtFrenOyYPXBnLGZFLXJz+hsyWDu64zNU75YakKFumZZY6dcaLZgGfR6",
+	"aj61nda7i9f5RcpnEVnRmyFdsN8fPhmPY9OoWRGesaQ30VnOts/MNM+Efi5mMjG/1btZ/J2vY1xRM4tZ",
+	"ypnQhM5mbA0rekzohTI/Sb1k2TVXO/f3GVtnbEaxg2p/7zIGrfkOT969JJdsQ7giK5pdsoTMpdk9DQ0c",
+	"k/h/nOfj8eHso+A3ROEewC8sJnIOTZjvuFiQ/vsXp+Tpvz4+qmz4mmrNMtP7v/+PH8fDp5/+5Te9qGHg",
+	"zz/QhhU605kUC3JFU55QLTPXK77zQJEZrvG+W/OKi8v7WB9cnkTO1DTPUlyaY5Kx9PdJsRHxrk17z3S2",
+	"OZlrlrVTvpbkmnJNLthcZuZk6mzDxWL7xFdc8FW+6k3GUdMhOMuFYvoe1uGPHz68GyZUM7c/7hFJGE1S",
+	"LhjSx++Onj7eyRB+oNmm4aycwKkYutO092n883uq2Su+4hr+q94D/OwnQDUbpvDLRT67ZJr0LTNUZG3Y",
+	"Dxe5ZoM7LX8xovdsRblo5BHvXa8pm2vCLaPIsww2iItEXt/bIBqJITz7AasqjYAYgtHqjgPBmb581n7R",
+	"8iQiml4yQeaZXOFGFVfUn4f2veHLZ5arKipYRFiqGFkwwcyuJiPy/8ulZubC0pKofL2W2Q4GsqI3r5hY",
+	"6GVvcvDod5GZiv+7zsy+RL01zeiK6UCkWO++B+zmmuuULJhW8Jd5NGTmU5ZYtmfGam5sK7X0op6gKzOC",
+	"yhHp7bqeViuuFJfiZVIf05t8xTI+IzP/FuGJ73lN9bLodxa2tG0d5zJbUY0b/+RxLypo4qCRJk7zTMms",
+	"WTaJV0zTkWA3ejqD1/yVtM7YFZe5Imu6YKRvr1DDsczTOc+UhkeDYyLX9G8589P6W86yTTAv7L6FEh6N",
+	"x1HjDZzyK5Ztti3qNbtYSnlJEvtu+9ImRWv3ubDPRbKWXOgug2T23fZBsqK1+xzky4St1lIzMdt8zxqu",
+	"hNf0kqmQCRBF58wcargdR8SQiaIrBneX5xjwC53NZA78Sy+LX107fb1k50KuDcPgUkSEG7ZP9ZJQkcAf",
 	"FzLZRORioxkQlvnHABrjgjx6TJYyN/oAyKIqIDv8hdAF5eJcmMZmSyoWTBEhzbeLYxwRFSDxuQFF5PH4",
-	"CYlnUsxTPtMxiYO1Gf7ANiRjuWKJ/ZgkfD5nhj+fC9tCPCKvRbohKgdxe56nfnQ0Mwu01hNC/QLoJdXk",
+	"KYlnUsxTPtMxiYO1GX7PNiRjuWKJ/ZgkfD5nhj+fC9tCPCJvRbohKgdxe56nfnQ0Mwu01hNC/QLoJdXk",
 	"miqSsTk0bMTtC0bgJMHosSuu1bm4ZJsROTDr/ujoyEwoozPD+kyDqRQLlsEGuP4ej8ejc9HGwyoTKx0+",
-	"dkNX65QB/W1krtXw0fjRN8Px4XB8ZMgpOJtHR7u4dNR7Pn8lBXtJ9WxZJ64TQWIjk8ZEL7lyovlSpok6",
-	"xruFayMPuYvQ7LHdXa7I4fgxLJDMtdFZZLJpZdrP50MzjCGOY5fY2ii5vJXXKJUYrtbGzECYKbWfsDnN",
-	"U21WCxbPnkXD1naczDew/NuYB25QO8tYuxbuk2G8QYV067iszto+MN/GfY7sHVP6KdW0PrBnN5oJc3WO",
-	"SGx6iUnGaIK6M9HmLLIrJrQi/ZirqfkhHhAulGY0MRdexmhKpGDKsDupDA+bycwICxcbEr95ffaOPKRr",
-	"/vDq4OEs5Q9NA0NoMSb9OGNzndHZJbHtGlagZZoQuqaZNi3oJeMZ4QkTms+5PdSzlM8ujcSlGNz6U57E",
-	"RGmaaYVsIVYboZdM89kwjgwXYDQx789ypeWKZdNLtomrr07hVUVTZl5dZ9IwKplNYbTQRfUDfSOm8TEq",
-	"x6W1mskVswzfzHclE0ZgolZjajof5s3m4zGnqWJ+Wy+kTBkVKOdZfvmtTDgDUe/5QkigmJ97VjU1/6Tr",
-	"dcpRGXz4F4WqedHRbzI27016/+NhYZN6iE/VQ9ueFWyx0zIBvYZ/0BSvJnx9RE6BXylk5IqJxCxNtvEM",
-	"niryv85ev/KGKkIFYau13hB58Rc206Qf//wpHkREZucitpaM4bvNmk1IdTZ2Y4QERndsGR52zeFmIxR7",
-	"s21XbgJcSLWWQuEifkv9hO9rHd+kVJtD+yzLZNa0jM8FGBkKEWBtvyBMXLFUrllE4mJg0E4M+l9gOww1",
-	"kLYR2dcfBvoODOc05c+FZpmgKQ7yvqZ+mvKds/+O8jTPvClRseyKzxhRPGENKzFA0SrzWpnZZqu9VLQw",
-	"nG1EqD43p9YIk4ZrxcyMZLRiStEFM6zIqddTnkwImlV4ggaVgeFMhriF+y5hmvJUjYpvYhQpynvhNNuh",
-	"vze3b0jZQGB00qCNko7erZ3ik1pbVtXu2o55Hdu4C329F/SK8pRepOyLUpchloRqekEVM6SSi4zR2dKM",
-	"gxitTEqiUnndfOZwx43+G5sLBwhzmhcziaOSCsATw9ukIJQcjceD49LDhCfAjtTa0GHJxpMsmB4RsMQR",
-	"OtcsIzH8MQS7XOwtIP2j6qEPXtu1J4Ghr0IRXykU7OWg3nw5pu96VE7rIuyGK83FwopRzSTpPrv/S+Ap",
-	"VcsLSbPkDV1Uz6hmN/rhUq/S8gI0WJ+aTp9t16sIwYDBFzJsd4YIOVRaZiyeoHmFLhiZ0SzjVvu2UuAD",
-	"RU7P3n5HtLxk4pa+kuEZm+UZ15vhG5nyWYPSfwb/VhFRepMyBRfDjKaplZitls8V3GEsOzZiyTyjq522",
-	"8to6fop638nsgicJE1+OJM1uWePEA0UymTKSSGalqNRwSTO7iFhrVsaUzLMZszewsxtcy+xSremMNROw",
-	"n9f9U/D3716+uEfiPUFym8uMUKPiKilgns4PODJM5/PITfcsNEUkduM8A9K0a3+M1irkQBd0dinn83vc",
-	"jxcsWbBsD9ZqjSzQMReo6cOi5asVeGaAREOzMFKeVfl7Ue+Kpjn6cEHjFXmaRj1W7E2CNmM7IrOqIM31",
-	"Jj9/inpWJATm7Lv43cGjejdWbysxY6PAaapz1Zs8Hj+BBbhkm7dgHKtPompEu6aKgLULyK1sgru/eXU0",
-	"3QUdd5rpp+g+WVCxvw+U4TW46g+UUfN1A0syTAscfn1wCuNkiaIbRa6XfLYcOI51Lqq2y3jrune5gctS",
-	"4rkoDKWDY2dYtYbWpElPuP3hMrIPS349+iqKw5XtQTX9OpN4RQZrU4km2LY04auBg33bJ/BOyQ297W37",
-	"1le5uY0K/wnCyo9AgrOMgX2QpuQi18AW0NnG1XbyrIohXqqxRthzccFSKRYQ/UADoeYaLJ3yWrDMe3KM",
-	"yJeDYscS0i+rjfadqX8hjoDfnguZBXb6S7Yp+AUMHk2pgxrT+HowfkUH4w9SsC93Jt4ybRSMwm3aSPpm",
-	"TI082dz1zqm5TumMrWx401fT1q59/q+nBrSbWXEpQOf9ShxdiOOV1N/JXCRfji5ewT2YixYjkhtQqwr+",
-	"dRfru/iGblJJk3dSvqDZ4otydTyE4NmiF/KKkW8ekx/4t82bWxnn1z3eY4/fC5rrpcz43+7Rjxo2Crvx",
-	"rUw2zaeW5Ao8E4FY2+ACA1mVGqYNt72LkO3rzRouf08KdM2nl2wzdSGxU2eC/EoPnenh3r1W/2SXVWCW",
-	"wCArG7JBRfLVX/Urok9x+ZQDs7g/RhU2upU6MzZnWUZTknJxaUhU55lgCZHzeQMXMi9NE9tuHJF1mhut",
-	"ej1M2RVLSWzjAmMgwdj55YFOMdynRKhfGddWwvj1yZq3nuovSSDD4HnDHu8kk916LTwR3SM7CNpsXwqq",
-	"7cRZ0nD0zbUxtY/bbp4ON8nXW+TzMItgh1+f5Hp5b6QDrXUkGniXgNwSkZijb2HqYscrRJNIwb4SzB0I",
-	"prLt79iNbnKXr1PKxZ7+8vK2UvSeQzquj7qEZonp4eu+foZ9ZTThgin1eayRzc23KbNbTZO1i4LbJqfM",
-	"eVXBJDkFWpja3Y/Jwfir4rqDpbtNOnP+pnvb/xP0ZPmGt6oIl2zzQPmUh1v70uomjZo77StFdKSIz2Lc",
-	"amy9o5Wr2WjlJIBLtomrpi744qtZ615o4d4NW2fI4oOmt9JBZzNXjUKaI7Gbb4yjew/D/iqDfC7aTHjG",
-	"Zg05hqdSaC5yRqgm8QsZIFsE++B+r3/+xyXLUEN3AC4LCCFjN3r/sNwzmrJfZsyVTVErGYCr2pQ5WLGQ",
-	"U6p1xi9yWMfB18CrX+FpMXT45ZMWAPxAZ1QoDLmE1EiuCE0zRpNN4U1wYCE0TVkWCIK7fBbnIk5yHD6b",
-	"Bh1BqErGKGQPWoPxqJqSpWjKYESQKm3Zvh2QefY1lOpXS+q/lviaCvctKbWDrzE190QN/wwnB3AQh9nB",
-	"VQMbxJ0sK767iURIPQX3ydeL+FdLj7/q0KAqQa7xpamWcpqa175q1R1I4P7NbZ2EsXsys9WJ5VzsDmN3",
-	"ccPxn2VetLykilwwJor2R6EXJ4htRxQiBydYJPYsWbomudA8xVsX2nH5Ximf6+ZUmq80WaHJX0o0G1jt",
-	"dl6EedBws+Hva3zbPZOHBbr5suFtp4BaNdvAUY/fnz01N9Cz92/ROPHjq6dxJ2Kx4Iksmc5sg1Vf8czo",
-	"i7WAoa9S1a+CPvlCsOR5gzUPn4C0LeF68PgCx4DIWzcUkn780L9U4wztdsMSeMG+oAJnTA9PpbzkrAVC",
-	"0uFfTS2EQUxm8Drpx99rvX4t0o05GGd0xc64Zr9/QW/gbzbLMxYbjXSp9VpF5F9JQjdqcAtTJuTw/ioi",
-	"h0bklazC+4BObqQJmWv2QJHHj558Nc1vCw/A/f5lCwWDndd+N1oYH/yXFwAA289wEJYhMMm23aRXVPmX",
-	"9gRwKZB/twG3bBt7CfE+QFwJYYm3fl9Bsw8w27d9Bu8EqN7b3oV37nhplXbjldQvZcLnnCXNNwDCegKO",
-	"/HpD+nEJjDMeBACf97n0v8R1+ywsqYtJz7Iip7luzbqJSFzjckbiTOUCwEEWlIt7DOj975N58uUzSe5j",
-	"U+4dJGvnqh8TG1IJ0BlKftF1CzBeHKx8QyxYnc+Vru4JoYHRyZ46M751Jtcs0xbH1MPa0DR9Pe9NftpO",
-	"1dBHIHREP1faQ3Scn3tM5Kve5KdezZTV+9AE0Wx/QdzQ3qcPDnMVBeyf7DA/1F6MeidJwhEY1eHuUv/L",
-	"m2BoKKRXPE4ZY0M8Wjc6o0AYIxJrpvR0BWdrRbNLRWgAOnsMkLWLjK7AEVGk8XvEYYFvmwbMeos8tZwF",
-	"h1Ber6KtnQixyXOxzmHOfoBNFRTMQS8POYQUjgi7maW5oQkPlG7BdKEeARX2gUXebppBDSC3aVvW/Ae2",
-	"eWaJ0c40mHdiN2trDCS08VzMZa9KD/D5h9Z+4Ztan9ZGMaW6BO2cUM2Gmq9YvV5N1FtRddkkVMSZnv7j",
-	"7/8Z+1S+lCpNHgeo6KOm5pzxrKn+S1CHpV6DZUUFFMbZ+JIru2kLP99rutA4m15sun5S2Zeiy7Ct+kbV",
-	"PoNVjsItChZry0YrlbNkN5mVf7WmzGZRUbBrs/4RUUt5LRBtcMky1rifdyOp7WvpRhk1Ls/ONW0/IkU8",
-	"Un0FvrcoX8g4jOjgwpfQuFc5USmfXVre1cIlinmvaaYFy+zrNWT1lu89unpU4ZW3aMABqQXXk58czu2K",
-	"K7g5elEvF8HDD7sI3zYdFUtSmnBp8E2b8i1NqZg1MPTXghHb0ANFVlIY1mDI0tXmmUF9Clu9KDLPVlzI",
-	"jOSCI/uu0r6ZJkumM1cTrwLEaJ9HYDLeMB2i8ZnmauteX+dZSq8v6OxyKq/bOzq1LykipCsjsKSKCKY1",
-	"S0zPXXuzy9BwoqIeF1NsuxhGhybXlCd7frCVtts/QMi/hoEbaYmLRevqedw+F9bCMwjFIv3YfhpHJDbd",
-	"cJqmm2nGrlimnLdm5wgr5F0m5XDswfpXBx1Via2+HaWlbiacLaflBVd6N+/nmq3ULlnDnb9ClqFZRjfd",
-	"uerpknLxI8sSGyPYwCh3xnRrtnYtfIp6KaPJnp8oihps508qs8Nh2q5tc42TTflJrpenNE3NdgUBuuVp",
-	"82QKKMGNZVder5l4/pScSiHYTBP3biGXzqSY80WesYRwc89njVcwAFXuvk3xtagYUm1eUe9muJBD+6PR",
-	"9kdv6fVLi+fZNGssZdBV6mArytPGs16/l8y+pUyzPS4ebP72YoGd3RuZpvvOjCZX5g+1DwNsXw12s+YZ",
-	"U1amqoWX2+JpcgFeKUMw9oMSX9sqgdXX2zIuw4LcyruBNF3+Ua+FrANU53CIEcmYg20QMxc97rqKR72O",
-	"u3zn3T3TNNN7b2+ul9M8S5unC2YSsyW5YhmRayYgJgZNdaU9yTPetBvl/e62g2uZps1DOrlQMs01I+/f",
-	"voAKFH94Vq6MY2bz0HwfF+iV1i3YZbR7shu/dsGYS1O+05bCpfOWKShfU9u2QnwthuuVdnNvF0V6mtnS",
-	"UmZ66iw69SOwWZdMPTMzmMbDclVci1tLTIRXaHUZoNHSmCozKLqJeo2Se2nlnguuW6+tGj/raJcpwJSn",
-	"maWSrfP1r7+lmjW14pa4WyvvzNvQgLzkbJrkWYut4SndqGOimFaGCcHLWN9zmtCNAnbky4QdfnNUqRO2",
-	"W89K5MpmtG8b+FN4y0/bDXe6kkIvdwpsT+3rL+Ft30qLPF0hJiu52nHWl7y+lbeSFpDI9mS222wTzsZo",
-	"Uci62SiK3aiz0ZJG3WwLse88UFCVlSpCCTbQ2JlrUaX5Yvc+BP1Hgb2j1IifwJ04Zdkd09neXfHi1Mzd",
-	"3nxe2VqPCF95UBQy2r04wbu7p2473PlimyH9Q5OjpJ72JueEktMXz8nReByVkuCaSjW5tcftVLuPglfV",
-	"qk4FdxgbeBlX65RuLE0Slc+Whkjjw/H/xCC33zw6Gtmi7vdivttynDoLv+1aP6rWqqmafSi3bqccOE5V",
-	"HldYqIrVDDrcYVy8tVqcchv6tC8fnGl+xabbFyQRaoquzWb+9fTVmSvwA1XqwBpRctc8UARXqG4pc5tU",
-	"MfxPXTDZyBWFN5/bavlNBFOVk9796V2zlOTLTlQ8Dba/4RXL+Nx6o3+PnZdnArpG60ia70B732HnTTto",
-	"1hh7bgyuyHKGOk15KGbl3/3pnS+vFBdbFQ/Argx5OCPyxyVPma2xKqSG0pBAMD53K5XyMkwwJPk6IlST",
-	"lVQau6a2TDvWRsUxBOc9kHm3HN7dlrjC5NZYd/TCqD/zoKKG8ibUNeWJYUbOCDfq3cK+Xf8gYzMmNBbO",
-	"VC1GJzV99HjZfHpSRpMtjxVNWevjJsMRvhy2GzbSRFtmkddsOlvSbMHUlAmPsdhGZZSk/Iphpc813ayY",
-	"8E7O2ZLNLmWuidOrk4hwcSX5jMEGDLC88xn0SRRfCKrzjBFH3FGRTWEWll9Z11tA2FHgDTH7KaRupjM3",
-	"MbRtNWtg22ShKvMuHcIS32voq3VdqxQT1bhsM7U3bd01zQQXC9XZwvpH/OBOV8k7pvQzM/ZAdatwS6wi",
-	"az5G/V4KFrjCIdMh1lDeFPTV2G+xLzeLDxpCJXzLJa23wWQaGRXpQ9TBJXYr73+j3t2xz0+30WOCZd91",
-	"iVOx6SBWV9rMUw2y9Y5PQmvHpw+/ABq8nd3F1TnuaijtTHZNQoUvR9VwsTku14E5BYMIJhA0EZVdqa7b",
-	"ljWcXcIKNljvLAitze8NIlPq59ECjHgX2s7TFnqr6w+luGJZu7EMheOTfRQFBlF5UnUanH3b7fPO97eR",
-	"RRMhLJiczrjedGocXpa50Fn39zO2sAraztf38JIumDPz7mwVgZJZ1vmDoqp5p9fNPitNV+s62X6XyRWJ",
-	"kb78a3FXh0ST9lY6cEXPpfiCYPzBUlUWoryZpa0KiKJMfyHtRuVzFh6U8FS0HvQtRlYXpjftFAxWjvP7",
-	"FPXofM5TTjVrdgR8l6fphvw1pylITeAP6IPFAppkAyOsY+QWSDzgyIggrQkzB7DMNZ3PYwIl5MmaZnTF",
-	"dIsf0lWUnYZspsrdYnU18y/EJZwkB+uCeCr9Oc+UdpDcXGDO0U4aTalY5JbfdwjIWbCp5jrd4/XPdxhn",
-	"GWNimjFw33TlJLc4wn+zVaJ2vpwboqeLxnvKlusvIvassvpAEXktyHvFsuGJ+dSBjXBF1hlTNsFgZ99X",
-	"nF2vZaaniv+ty2iroWOlo3Er2/U2/3Y7hZ9pmaE2j8sCVDw06sWmSvvoeGg2y9V8Ek0BMJDAl/I5M7tq",
-	"OjQvkr6zkSumzXGMSMLmNE81+QbxTBusSB3Yj5H6XsqEOeYTyFUVVdXF/np8mdZAuFljBG8N8/+BIjG6",
-	"vcxfzYZMi9IUiAKGTD40qaafTWh2YyjdUQ1b2XhVbLHwvoSYN0ouMioSIq+Zgng0WENbMBgAp8jJytxy",
-	"ilBDgri9HvPHBSk9UDvC46CNtqirSkVcqsDWgNYAi1pkRtItbs0HR22xPu9kFD5HYtqWVWtG9EAR06qt",
-	"BlEy1MXmvkG/H6Haz+GBImYIx9bGT3MtY4IjpqmNzgkrA7vJ+OgdQaQYkVd5mqJ76iLjbJ5uIrtjwdce",
-	"NuxiY8fGrrgEA2DKqGKtYlQHgd+Gk7Vs5x+XVJuzlotEES3lJRRks0kelTkyoZnh+C4UkvTldTBmJMfI",
-	"RS9eGIJNqWkHX7fImOGiacXSOZg92RXLCEsgO9csXdfAx1t4L8JgyYrlpAkdoJHZdBbfbdZBkyBkfkcr",
-	"XrEkx3YluCAXGI4XlCRWzYY2CB+8ywG6ReTmBs5bC03FIQeJyT/+r/9DYmf2nZaeHZMxyg8Z+wsY7jpu",
-	"uw2gbPPZulBamYJUyyH9w4VdYkwob4sCvXMMdpONGic3zRhVHaW6xvXqfHwv2FxaDNIt57fjYluYw46T",
-	"LRx03SI20DUGN2sJ4GwrJ6+CoY26aZQl+3IpntfNsTaKqHwdtm1M9UyUQoK927F0U5VvvzqVhFReHPIa",
-	"Ry9YzE73ZbHoJ/YWazq7cM31rcQ4mJQvqvCaA2cE18rFXBe36ADcCGuqFEtGJF5RkdM0Nk2tGPiIbBuK",
-	"cCBCn4qQawmBN+b9RhNOMYVvqZ4t7ynyORC9bm8WLUaWp5c2haApHLgsddZOVBhmVD9dK3rzHD89GmNM",
-	"kv3zoDLuqJcL/tec2ceGy9SPxC5B9G65a+Gq7r+K9xjYvm17jRqjO1QqU/qlea9xIraN7fMp4ttqZ+6N",
-	"VFzzK0YEelBB3nTe3cckYTO+oimBEslqQtYsM0cfpEj3b9OxgrwH+DuOzkWcMcODuFhM3a8T3+rBeDyI",
-	"yIr+RWZeL0B9AJqd8xsjh9lG4S9EPHct4k+TcxE0aP7fYETeMpoQdkNnOt0Y9eA641ozQfoo2ehlJvPF",
-	"klAyTyXVtt44ZGQqfsVeOvLHe7EQaGRurssgKs/2GJyYsd8AXMjKBgB/bYpHcpdy9WrdVC/QtdGuXU55",
-	"36pVNE84RDpDHqTVgYqPBjaU8AUTC70szq37+yDaGQMF49tOXWf+1q2wc5cIA8N1zHrQnBaDBfGKP/so",
-	"WBhZHuUJJzhAipVpgMjsXHBB5nmaDgAgDe+GmPTtfTiACgtV0QtoCa87fNUvq6OHWlB6fbzBZRxcpmGG",
-	"jb03g8t1x6XyruJLsAfHyEmG4NHbUz5Upd/wreY+hBmqYaptbh8AfO3P/IuDTi6gqnzYKTetzXYFumph",
-	"TyjppXEYahwTmkrBOhnybuE32prP1uL28evWuP77KGx+P5v9YDbmYtoaigZbNGNKyWwaejrvIs5aEdXN",
-	"en/PDHxuFv2z+2QqgnEoCPsp1Faxcc0qu7HL2fKU8nQDx+vUjKAtGqjrKfEE1fWLxAa81/f5/btTktBN",
-	"beWb9hlChzr1WJdFmNsJ5WKQeuWJdFi2fWJUt0anV3Zji+hV64UZmq2xi0YPM9Xsnez0qrPD7PDz++59",
-	"4/bTbsHXW4TBp+zqxAH6fCezVSOBFuyiwSeQQEBTmjLREs9QfmW6YnopmxtrTz5rjQIU0qZnN1grsJbK",
-	"NM94a3pfS1JC0zI9T97JSyZaHad+8Dsvn46REbvG0XYiwuzOXeyzLekSu4KObksV7bRgI+ayxjcWGQ1u",
-	"0n139dOWibSvGAUPSeuqFYlhpRjV8IJOtnwMT9pmVPUQhiMpfRp0UhpP49YFKTyNvB98Ng8UUVwzzB1Z",
-	"GoXJECbpx2op1yN2Q1frlI1mchUPJggGoJcR+twjspYgaRNA11ZF4O+jo8NzEaCtkBOSQsGtBYmXWq8n",
-	"Dx+iGRuQO+EvI+FTojPKU3jtYUz61xAWzuQ6ZWRNlWYDcB9lbGXkaTDan4tizFwRpcHzywVJ5TXLyIwq",
-	"W+xkTbVmmZn6f/Sh13+bPHw4+LefTob/mw7/Nh4++dAv/j388PM4+ubgU/B08G/98/PRHq8Pfvvw337T",
-	"xO2bkqOaoIJQtkBdd0Iw8YpQ4oTdB8rF2Cpyydja/GXeLxwk4N8dkXgck775W2Z8wQVNyemL5w/UuTjv",
-	"OQfteW9Afu/dtS5ziSoSVxK/JsSwq9gpky6cm5xcKAjzlRm8EJHrJZ8tz8XMOv0UofDGYFI4haWAqJyH",
-	"XHAdH5PcEIxYoLcufnPy7vR7nxpq+1EPf7b/ep58inFfC637UVXl3m0wh8yh00ZP75kG2LEZOIvnhApX",
-	"mJcLciH10qfdqMgM2Kh7G3zFvI5/AgjnhGSMJoRr3I8InEgeVN4VeR+Rd0uubJy92eVUKpaAZjUhFHK9",
-	"YCgruiEXjNDE1haiYuNccZE9Q8iUzwVUCQKKMR9yXcDKXwp57ZxjWJD2gSLfv3v3xkb3Y3kWZc6UGQC6",
-	"Bd0eRFDmfsnVuUCByqgJN0OfCAHzGpo+VUzYjUbA+tG5OBcfiVlr8pGgUYB8JC8ZhWiej+fi43A49P8z",
-	"79Zrdn0kj8dj8pGckDlnaRIVQT+GmUDpB64IaMxiQQCYKTXCF0sgtBjhwJyVBCEP0fPn8PsBUA5Id0Rw",
-	"DJUSYX4IZzRlE+u8xvOIAezBy5FzPA5d1EPGUjhMasnX6DxDP/lM5ikW47sw3E3JFNhbM0YgjquEEQ+j",
-	"OiAfSYHkWCA4TtyCROFy5MIQgTCjsJn0gGsls3JmPCjclcRGcg1l5KhoSqZHlykLRhpWsfQD9eUXJyV4",
-	"NtdDsYvBoAkEBuCw61C42Fk7Dr7vuiFV0zoEYAPdlyRhNEm5YMelChJYOyJjCyZYRjU4ClpHM5fZBU8S",
-	"ZunmkHwkP0LtugBf8yLXsPM+3d1S+4RQs/9FzoyZvh9HRCjJpC3DI3MMDUA13bABy+pLa+tPP01TeR1B",
-	"Xg4elNOzt9/h7vllrNW48BMIQRTC0hnHRfkKJKIFODgtHmi5pEVxuFzFH2j+sW0eaT2yZGWjyCBDB0po",
-	"+6YgqM+1hQrF1DQJE3RjPnKNlr9VLLtiuOD4pWtnZkvJ4ddPiOFZ+Iuy5m9BXDShT6CiBGKAICLIxwpq",
-	"CkcofB+dTFjSARsL7LEPAoe6kcqMYnIMJ1CQ+HnCVmupmZhthj+Yk5SxXNkcGEcolnLcTJrLx/lpGQ5W",
-	"L1eXi4RlzXWdmurOYU8LKRg0fGBY4zORrCUX2mFXl1ksMmE4aQz8BkaCcQ2Z9ZsmHFhYUrRYi7qCK8hC",
-	"dsznhlO6YMyAVbYey3pdH+jpEPhSrYyQdsTzQCFKe8GCi8oLK5ZwahNbTFtH1bYgN9c8L9oriNHsQVOr",
-	"vp6DafPRI7dps511I5rLP9geSoDy0LIhh3dSkhVKEzBsdQeM2pZ1r1SBIx/JEdylW2rLWa6Ch+WCzi7l",
-	"fA4omWyt3RjM5ywhWtqJBkcqdl03ofBC/46ldYKdvQtorxkI6GygUIEYWpJuappC1GsWqiB/B1XrhjZW",
-	"KFCB2f7zC0lFCMHk8Xj8KfIDK4tNpXH90ySn1sGGslRpqL8ocao0/INg+IGAVRr9vctYrSNolbpK4/kS",
-	"glfrEL0oVhrSL1waK83mMFzwGnBzdaHvLKK19u2Ftlqf+8ltpQ4eBx3UJbl6T7uEuVLjR0HjTrwrNflL",
-	"kPAqAt42+a40uSfB5Bolvhrz3Sr0lWW+BpGvtXMjBJb6uo0cGLZ+EPLokmTYQHl3Fw5bu66JixUu20Fi",
-	"LLV9WLp6mmTI9g52i5Glro5augo8nxXaKMmW78+eRuTZ+7eGRH989bS1qJjv8NGjoMNQzizv2G1EzUCw",
-	"ahc0S2N5UrojQ9GzNJq7SZ9bhM9wNEclgaNBGq2R9D0JpI3LdjQoj+0QErbBGPq0AEcq20OfrdZ6Q3KR",
-	"MgXU1og43WhJjU9OT1+/f/Vu+u2L16c/PHsauziOagEE0r9gUFB6V8HNAUBdmd06ffHcXjdLqghNr41s",
-	"iibNEpBH6DoKQZ6qcM4hgJIulahuj3xobQkCVR6Pn0T1AuykD3kXEGHOdViutKlYfGdU4JoP6HtGU72s",
-	"+7rqIJvysjOcaZOzyUEgNEQP2SvUA5TZWEKgAZGvWMZnFiDqGJwHpOo0MLOXglnogq1xqTtN/j+HjqCf",
-	"xsMnH/6lwUljjoPNIgw8vd1rV5wIItf4qich4N9YgBaFBJsLhd0E5BUsKkr2P7BNx6oiSGdW7K/WAPuy",
-	"tUVCreSeq4q8YDQ5yZGsK6wGJMEssPoG4eI2lxcTWyAEBTYgAJa3pXYpCpTBm5CvmCI41WpEYpd17SyN",
-	"jY3jN2EUeWV0Qfq2E3SbAsTMdFtD82B0XaLxOoXWQWv3E1p374gNVUTU1kmEG9oP92UA8+s0/OZIPsDz",
-	"+PDFMBPuGwLBDP8XgIBQAYbtDllgDkIrttAZE4lDecA43jLpgu1LLxvCVO8KddB+sn6kac4ckkFrhvXu",
-	"s7SV8sFVa53V9kXCgWMRqgFJa5ivMQAAPLoAJgePjBxi9q4beoGPbKok269swkxgv+vQ3v5QR7j7rcE7",
-	"5bopW3cweLVhdXeDwdwiIx2O3q1Lo7Tms8dmUQiYiI1giSr6PE+hYq7MGhgicHj8zPN5qsJXbCRCYXmF",
-	"o6/cnQgCev9bRjOWIUPF/iFURdpLr0QMcQsUrS/nUk87QTAG0jcLMsAUZZxK7Zo1ahsl9Xs/ABrclXP/",
-	"y0rPd3td0EyNY4a03sgnbXnuuxfYCjD/6ouxdzmVf15tIWcf2gKU73PuIRoOE+v/jc7nFsuzwHiwEJ7N",
-	"+qB/q6XWNQDWAAdu/D5fJ3vuUdPlHIyivc5RsbmV5anU+QqG1EZrp/B+neJ27Pv2fMJtS3loOM03j0nK",
-	"jCqnIpLwBdcqIvEUfaDDQvAnlGRUJHJFpMCbrnDBqbVZxCHCAtbrtQWKog/smw4//HwYffP402927kUw",
-	"/baVe2oNmnupd62mzhH5gbE1Gka0XA9TdsVSElveMiFzmipmc6l83NkXVwzLltydNoclF02U92EHfF6d",
-	"qcPsP0S7guybOPEWVZSLy7vlogKz7pyFat6+x/xT7Py2icXm6/frpPHsb7k5qnq+qFJC2IPNbq21L9iN",
-	"ns7yTDWeG8Nq8WHsxG/zAaCIWSOTNfdCZUjzczeZtYTRHAyhefBXTFga7GB9i3pJZquif2iKBTCvDq9o",
-	"Bo4T841r/7X51v3x1Lexh/HuhVzwlgj/WyRj7JNR8UIuZK5bkgtUNt+Ww1Br7CXbu9Ykmpb3mXZHqadR",
-	"aW4pAuXvZbUFZv82ZZw+Kxr+/eDdl6e1G9o+6nmv+9bVAg9mGywJ+s7AE5rKaxUVhQmcKjNJuYKkYHNb",
-	"qcl1xjUzf16yjZoUQQhwffohtIDLF0O/zR62rr+ZwC7+/hIMzW/Nm7Uck9JY/A5Bq5Ffv71rDbgTVdqn",
-	"gMBvXycE59J6httNm2jUNXvOxRXAOK1ZpqQgqVyoahms7jrFrfSpVrZyx93EhoPt82uyE3sFW22T4f2I",
-	"/QRdVwFywOGjcfR5p9Q+8LtJX5ao9iTCe5TA3ABuK4MFCxiKE9eCZcBdV8BuqaDpBuIDL3iaNooYn6Le",
-	"65NcL581F83xWkGdps2Taenc7boS2uXpN6gz3ZP14q6X+O5aMNO9Ibf2/sBD37dUXvBVEGxIJNRS8XVJ",
-	"EF5/OLR4+pmtQM+1qmLqKwwDU5r07WK7FCE0rtmKQnUdNM700Lc1RHOJr7efWHPJYOLKiADWypqCO1gk",
-	"YSSn0Ir0i5GjjICIHPYnd43EA1/avXB3Wmy1BdVgGryCnCeZ6xH5zqh+sFCYl+X6dLCVNEkaEey2SDKO",
-	"OzUCd5V+LPZvJyu21P8ZeLGj4+DFR/vCvZRmvmX4d+PIjgN05oD2g3vkyX4It2XKbzAv843DjWgwjWXy",
-	"iifI6Lx3GOqCdK9P0cFYuLONa3axlPJyqtgsY3qqmG629br3Gu2nf4QAZi0JhvvZMFec+gNF7Le7kfD8",
-	"ojSOqzyInYbJ6h7clSorO3prWmgzmGyhiA87N67ZBGLfIcwGYoJxewH5lvgZ6cfXS8VmUzQKWnMqkZk1",
-	"qFbMpfjuAX10cTgrZ1TjkyD9+V9+c/vdbltG2RRehBX4sdSQlgH2cKUM/5cAIAbdkitbUCrXkY3BEwh2",
-	"TeIyQGK8b8H+bbjHvl4/RPHaq1Awrbp2UpTU9CaR+we1bYBUsHGZIFIwi+LRiJtqtviBIv7FCGEezWJ3",
-	"8l/PMc5zH6jTPTxc9wR02y6y3gIKFz9oF2H3lkQ7AajiSXXgqfuBnZbGXF2VEmBTFcqpSr4NaKRFMfY6",
-	"0dXIo+IFcxvczpruE/XTMru7yB8y121iZDvK9GuRbpCBBAzRIjwXDjWUod0bgzDA7f3Z017Ue/b+bS/q",
-	"/fjq6a3rXvk53PnWhnXcb90wpHsbHONnAk3E7u9VkG2mo88MLYrdvqG8YRHvwPAdAr6XLUmfkjd084am",
-	"5MKcPgwxJhdUXGIeyxySZuznVbjLR0dH++1cw9DbZ98Oe4mjR+TLFU1YVCpEOUB8EItGCc7sOdBjHJ6z",
-	"opECSBJfaxQWa/WVt1UTBggT53Oui0COACuBqBh57zxrDi3FLnkYLt2Oy1IsoTc2da7+bH3PpQCd5pii",
-	"hqIwYUYkzS5t1pXLRyyZ+O+tft02p3J9ZpM2p/q28RTgNlDBzOd17PzG5YBsizz7Pl9RMcwYTSDy0L53",
-	"TBI5y83BZYn7DSVujFBsDHppLuULIzFyrVLOhWvBaYJz8K0PCH1m83reB7m87rfvXO6n++GV1N/JXPgX",
-	"XkLS4CupTzAM2/3u8gLd33+Qgrl/v8GssHdSvqDZghX9+yyrlyzh9N1mHTyz59YsxTOhud64R89tftIZ",
-	"mNqCcT43uhcuqPv1DLOH3hfJQ88qpNTkpKsf+RDwJwRSOnryJAjOeTwe7/RuesnKym1F5IQjOwsG10jt",
-	"KA3ej8fTxtFPMeO27CHc7Z6zacwrqi5Zt5jrIBSvWhFpq45FA5j7bgDhHhi/3FBmRbw6HHUNcDr4ygW2",
-	"d+sasIdbKz/dj5a4xVVdgSDbiZX2wGGlybnDRAvLPqNOXsJRw3JuiqYuOKTAQht18gX6AgMNJfAhI61S",
-	"qWDJ0sQOBCzxNGUOyZpbEwJgVJN+HFZmiAcRGRMtyeE3R8e+dNbhuLlyVudDA4Gm1CbUbJUIXeLNds8I",
-	"1IawDKTNaHFSGGoKg0lRuMGXctBSQ9SyUgTQALnGIlOQEMnQ3AGYbObvFjsO6cOiHYz/40mxauNB1yIj",
-	"ab7YEQDhq0RAwWYQyXLVIovdT4hni/e+iK8wgw5U3mKLG49xOyOrs406+6kf0TojDs9IMydsoZwaW94v",
-	"PtXeLnfUI+0V1V2RxA8KW++Ki1AIPqgZFuv3Vvm8fGsLUdoXiP3Ao/pDgjsVSUOEPKQBqgmJsbTm5OHD",
-	"pVT6p4mRUj7EBNAwAS4fYDGPQxjQyIETvLn6htAkycw55IJcQMaBVseIAHoA8bhHR4dHx1UMT4DQALjO",
-	"QXQu2uE5/S1dmJsdNmgViLRsevZYnv3PCeX58fz8p5/Gwycnw+/ocD4ZffiX8/MPg/4EMkh/PoiOPg3+",
-	"rQXuMyyM0nqXFDJIu0DhBbTDb47Ge6a9tskeFaasSFyXOOL2QjidfVUNEsu2rn1JknhC1rYGSdRaeOQ4",
-	"LB7SUHyEiuRc2KIcRueulxYZVGuLYMo2AC0EBecAn7S1jsj91gtpWdKt4ty2JTVCXNmGcKsKEnvseJOw",
-	"eCcaLmTEu2MZQy56HEAkx2U82gLr+FzsBjsmBdbxsU2j3Q/r+FyUgI3b+eSWJIV/Mqxxg5i+FYS/AQX5",
-	"M0rSI3KyXqecAcZCqA7IuS0FaT4tK8KH3xztCyhcEqXrx9EJ0PGknrIW3VuC+nE9QT26rwT1zue/W8RJ",
-	"B8dYF20CcmBXNE0ZRPP7SkBblIJG6b/Kksf7Qkrvn9ZqrroXCJLTMQsogwAn/OTLp++UUH22m5zsJ48f",
-	"PfnQ3YQEiDtTONFTC1jTmP7TOaTQw+DVZf+LVM4uWYtFHI0Cc8ujF1SjNGwooGKKn3O4z81g5YrPlFdl",
-	"sGgjBJQbHQx0w87355LZijAVu6gh6YUcmtYIvIRxeVBBiyNYSidztV+XU9NIkz0MQ/Kmjx4vtxWsaWaC",
-	"LY+AyTY9qmxnrVQMfti0v2ZnGva22I2u6/AHI5h+svu070drH5+y32eWevb9zpPVfh/WQ3D2od2m1YcN",
-	"tBe/rejRki7sASLvGLKWUqVtISbaEBD0il2bSyBjNCV9IcVQM6UHiI0CyPzm/FxykbRApNxhYIwmt/8a",
-	"klBv+XXT4bFnxx6d5qwjmaZNbu46A959YLux7VsGnZQuoCSjc424IXO+yG1+HCAa9lroEem3+LsxoO5z",
-	"pfaXg4E1GsxahukuJMfVqtRe4sm1I2V3dOsliMy+tumQZdseKd/sw5bZ1Og9C6amijERI5qrQisuJWbN",
-	"Udx0AXowD0T7VXwhqM4zRtz0I4BwQ7tuci7KhfALn/9MCsEgO8nodRAg6UdhU0ljI/rFf3j2ztcPMWqd",
-	"DScfjM5FjJqkX/nyyMs9P311Rt796Z1DMbumigD66XGRVyT85Yuoljh4+4GWhCYJ6UMxFQFF42S2a4jk",
-	"JITxsgBiqZSXgHqbr6OivKld7BUXuWZkXSDUlstVIkZIZgFozHYBQg+I+6C0uJ9oyty/K0ZJG4UbbD5u",
-	"BUvKvwYk4U3S289em5cytlDE8QRQdB2iGko9QmqSSGHU+4YhxUFlUE87XBH/QnQuWunYK5DONQTClqXi",
-	"wbHZA0xjgPNqlFJzXCv1QSkkkc8xcs1OZHe6u+cSIAy3JL8H5/kPljtuw6ZryJy20LCdUKhqbo6uU4t6",
-	"VyxL+GynWHS6pFz8aN9tdy4HA9+6Js6ZXoqfuA1w3tF4/M8AzitBlX7YHVD2uRSmWiyFW0sqNh1mXkUv",
-	"NFPfKqvagJu3dpT2qw9Rg3LWCHIYVYrNyGxrQZg6eqyd/ObU6151X9EFVU1ATPIS+gMfJUZiNca6rLi9",
-	"9dWONrgi15kUiyLpCpeJ2IKZu7Mp/GBLvbZt+KYIWKuQp1+LXXqGW7ZGnuHksxDytiveqFeGmwc/z0US",
-	"FFJvVOZ9vWhb17awAHqlvogMAyMi+KRFC9zhPRQ63h7TD6kEOGgVeiAK2yczbIIlvvI10VJeAkhxhCG8",
-	"5mrkYpbmiYPedh53cKAbOcIaE4NsAYJg1V1msC2sv7N078pkTztkVrjl8BN19/SulekrScYWQAwb8Rbj",
-	"zkEAW+KoSvju+GKwZdjhiHxbLlQePCMZS/KZLWjgy6KDfFKvhB4FZdCPoTJQUdnc7LjSdKPCH3GT3TfE",
-	"lUQ/Btz/c2FHIzEls5SjyRKuWTIpjxTTR6lPOCH9alYLWWTyWvkEzXNhl8SOrCi5DvwZwlyNvBuUXQ/2",
-	"Ej+iCgf2xSuwN4ZelDMPmim4XFzas7HyqW9nZ63lZYsY9IpvxEa1xLhRJUcf/gRc1Ai5ZgDdzZD48Y7j",
-	"+QbX31JJ4Y51N1nK5hpAzC0T7oMDzPts/+Pg0WBE3BQMuV0vJdR4XyGYDcHuu5rsy1b7g44AcWaabcv7",
-	"XcYY0exGd8o0KtdQaIEnqhTXcjGuvkanuYR2X/KVrj7s736w9NaGqzkrXazbRYDKRVz2Ud8H+GUDdTbv",
-	"lxURlRRuXUsMzKW2G32QpukxXv0OTN+VIe3H6pKv14g3j/HH4JVtbBiy7s2qpEyzpBAj+rSUC2vfhgxL",
-	"tTYau7uiB5gHUIpM33WKP7Qe2J036juIqyvEIknmNOt6GRao93e4Oot7jPQBstSPZhA5PgYPLXc3vwo5",
-	"DYp7OVDbUFozb7ltI31X6aTSfnldgxsDnxuyDDsyLBybbLZedMcPrXOGL2eHLIDt/H3kNrI2MH+y2uip",
-	"erTDv4MA8MYbrlHN66Shd6ka9eUV9vbqV93ADaNeImcKstrvpLef0ZTt0oP2UH826hei/hTyfjdFqO9k",
-	"fcGuYTKDL6rSbFMVsIxzTV2YEC/2kz635mSZJlhGKhDmqbX3+r2ytt5zYV5XpcCWMUnMHvZjH1JjUVNs",
-	"cxgrQmiu5Ypqbi7CzZ0F7FuJ0LcUlQ29v7X3eTu1w5TNggYk04/DW4Sr0gHgqnICIsJGixGhQZwQok4L",
-	"KYY+Pi5s3wx1sBs9oEs+y+1hzTsLbhW+cU9i29bDdBsIda6m2upE9Yu1HSEdqlo1IqTvqujT5az/2q7+",
-	"IjOruPurN3lNFmg/rm5PKtf/LoByPLnbCzmExRuioLDDZyzksEPJtXHIDjykATvEh6DlguuorOHeWnlt",
-	"uj2LghMdike0Zfs3Vg6GsDkqNhByWmTLwLsjcmIrERoRyJbZUlCZOPbx1H/605+Ao0pNfCZkXMaRQZSA",
-	"bZGsP73PP/x0pj789DT58PGnZ+wD/PA2+/Dxpx+vPvz0SsCTwW/2rxNzFpTAUGaHsILB9kyval0YF9u4",
-	"G0AE/L14QWwx2iAw95YBBHwk5VdsZSXQ3W/LGWxM0hgq8/zsNfndN+MD9DHI+VwxXRhvDq0AIdOEhPaa",
-	"I+tr9uA581znGWutJrM7xHMLFlZvTZMkxWoIKynUX3PG/rYptGDGXIx6uoFoVcqFzhh+uVlDWhFNNuja",
-	"/mtOM4b4+Gs+36DcMgWtvhf1FlIuUjZdp3QTJDj0gOC728vcZKbWW2yP6XbcgU7BQS1R/p6IbIdxJzpW",
-	"+YVvpCsnKX9jpG6bRHJng1hQ+9Tod5Hhn3/NsQpDpW5u3xphqCKB+x6PJU/iwYg4vdIVajwXpgnDlSEW",
-	"pR9X7omReTY1zybEjD8eRLYkcwxP9I2YIqihr3NkMQ0Nn3NIwMm5cMX8uKtbd2yDYFBkdLWBuS4453h8",
-	"LiqWQGKLDkMNaXPuVrmC6tbUFsmLmxMBtovdpattfyshXtiFjbCWf2trqsahTB6j+gK1kAuBgGBGCFlC",
-	"Ds3aT7OplOW5wBb/CJ88w7chgqdUEXCXcOuVhF0e6FpfWGeg/nMLBhefQUUGmWI5XSoqsUT1ZWgu4enB",
-	"LaFgU81UvKIbQxAAZwGYnQ2ykO0Jx7qjAoKTKOiCdctebzrDAQLILQGVb6MUdDMOe0tNPbnOkmCzYa+t",
-	"uufd5/pPqTkU9Xak7reqDQE5BabBCtWUm9+mYWwzD7agW3QP4+lQOJf0j8aHgy9vKWyq+/vl43vONFv/",
-	"WARmVQ8H7HEuSn9CKMrUxg+YZbOWoaZTcwaimy9YuUfRVIKfulhtGHAEJa/FBmy/QexLcxL3ts52og61",
-	"aOX7CdxOSOtgBYNX9r+LSyywzpqSBMtRG9kFo2+ttNFA7madn9+xKNetv/di124mWCVtO+5wDGF7TUT/",
-	"zuYytBZSFWYGKf8bS/Aij2x5OYg4toQXEQ3akDkIUB21KIMZj8gzwMWbc5YmUIPVV+9Hgj4XkE4MpfUQ",
-	"iooLi6XnkxPAi2hei0hsVjD2FaKX1OjUqLkeYyeQu4j6OOQsYw6pLZkMIlLCzRxXXFCNfG1F12uritpk",
-	"h5aATPMQl8oV6ERLYhtUjHvDfYO5EO0oIvjeJ0+Rm1egUod1RT91FfGCwe4S8MKud6HflKcEgmCJiFS7",
-	"03wvkL4yZW7B6qsWV1uYfbX23doz1izEmSen7fiu5vEZ/1vLx4DF0kFuWKOF0TcWduta2VkHJJhft5oh",
-	"WwAJKxf1PaCpOYddGxY25A/emMMeAKL1t0Sjln1UecabTFsuS6OppI0kidzagy1m40uvYZf1CNWtEnVj",
-	"alDVfgsPzIiuKdS2h8A3+NYoOv04TCGNIWg3jHg2vzQISjjcMBd3P9dbgHZWHcJgtLuAE5DIdsn1juHS",
-	"ZZDG+wqWPiGPxwfOUleAPFqJGfFdzN6AHn7JNg/U1php21A5choCp53W0XC1eh+9VWV8yYoaBGNDTt4d",
-	"nO3lc9r1cO13IiD7anqxuSWYU4WsIhcRULS7NTog6v0RodNPmpK6ZK5nsglb0RfBQsEj4cmExM74EJM+",
-	"bfOcQnQNoAbgawH0QBI5U8a5sECmYYRPCbfBR6NebIqQ3CImynya5OuUz6hmQRSPtfexZHIuKsFa5hO+",
-	"EBID+53IhWGtFhweQwowftV+bb4KNR0Yp/3AdFEUJ6GCXDAyyzAmFmx5gxE5SVNAaJhzQdNJBZxWMAZW",
-	"LQLSXlJ2rbvFhiQsWL6yQ91Pvxf17LyqWllz8FdzPNwfl5soqH9iCYNc5Lq07/AGumlILCQJK5YD8on5",
-	"O3CvWHZwLszNay5hSF1zi++LT4Ph9nopFSO+KBiBEkXEFqoyF6XKlVErGVhAfVLguUjlYmFNYqjJsCTY",
-	"66AmDUTlxa5F39zEDsc1iaUOoNEI6IhQQAZJAPMFqcoMB+zMEVHSbiD8roMYFOzBAZGkfG4og1qUEW5F",
-	"8IYtmjF+VbLLtVembjNA+eAGt3kRJiWaTXJU1CnopWZrsIPbxmq0Zqu1bizBbh7sC/zoYWNa7I6sOT7s",
-	"j0soTpQxsJwKaYmD9A07UWZFTI+uDoPw6GXaxiSbjV/nFymf/ePv/9mtAn5mBf7pRbMxyoNGHJAf+Lcu",
-	"QBTH9UAR89V+/bTJM6/CeK36CijGSIyy1GDU3RzJGuNoTsijmxvbdIcaSSUiCBuuT6u899Xl3QaQbCnx",
-	"KUu54WfNVUHw1GsJaRGuBIotYoVs0I610XpuHuxhci0fjSYsjVtVX8dBd49HCdTnbiMGpdPhu3buZmso",
-	"DqZp4ko0up3/aAiXEmtDJIndRfCbOeqBcr3HQVyWi3yD/DgI1nYvuwSD2zugK07ybpvTrRhGhVJdVYyi",
-	"5E1rfoB9YciTmCwZTVgG6BUh4ZJ+vFKL6T/+/p/x4JhY3p0pkjAvPhBzOelRN1DRYExl4isRVnm9whig",
-	"SqZuQQIVyE5/vDqc7bsBd1YZRWcAz8qH91iToTakL1ycoZkiw+xuH/UZMu8t1QUcK7EE03SFvH/7wgvg",
-	"hkhVIRg+UMipG+zTt8KRLteh3Hn2nTVkukV0NmKfuWLdu6Qfg/JkJ1yIpY8PxuQPUkCl4PJJxeUDkfgI",
-	"wmrMK749UINWUMnTnOSC61lAi26hSUXF9ery+478kP0+WIn3GBQ93AhQaS7ZuggBMsOO//H3/3xoxM0r",
-	"lsVNgoBlEi3mF3sbAx4n10TTS6bsTAu9xDzuXm6h4Qbbha76Gat0YqE6NEuIxRTSLutL8d5jhkTu4uOu",
-	"QgJfCKtaWk2SXXGZK1erTUtJ+g683Jk/Bre/9fYHoo561pTS4S4pod5gwT5LHuUzWtBt/Sy2rep+CNAV",
-	"9tRWFanCOKolfrpFBnYgfi2J0SaPraMmsjVTMmL4xOY+D0MBPHxwsPto2K0twTU+/t1+FXJ2GKncFtzL",
-	"ne6vm33vdPfh/d/pxZBuW7ir0tAZkP+9LtcfuV5is7ceVXdU8zufqeJK2+153/sANh040ofjaIsRUxfJ",
-	"N/jFHcRbVFRrp4S6yCAKUeEvudLEVYR2dZFYEhWwk66YqFrKa+HAJ2ZNGTD/JIluH0LbRli/WrmkIfg/",
-	"LPxqxI0Lqtg3j42OefiIZFQkckUuNlA4ACynm1BesVtP+meaioRmCbGzVsckVsnl6Ef4xP7o3UZ/kOTs",
-	"6Q/NfsdWAeqrdFP8saVAbo3sApUuZTQZ2VZtYF71zyD3uXDUBC8FP9oReaTQ4C37gwXWsH9Z1dGX8yy9",
-	"j78UTaZcXPo/t2ibb1ETqd+JituagrfwxuG3W1bX9rr7Ri7/+tec5azbia2MyH7ZLQJiy8DfNaKJ3MVc",
-	"2BSTNW0OafuExzvPuN6cQQ0StLKip+advGTApS8YzVj2nVuhTOc27v7xGLnTowBmH0PwezV3t/X+pHJh",
-	"eI5pmswzuQL2c/riuX3QjzM2h6RA/CEeRASAw8gTVHkNi8JyKeYugIEVm7XUeh0w4x8wz6g2/P1Hb8vG",
-	"+Dz3fnxiIwpA2ZuQb6EPkmk0+o3I84QJzeecId6THdExwau4yBXmSuXg7wIF8ppmifkg3RAsqnNMaM01",
-	"lzGX2wDeLPIDY2sov2SzxAE7Ep1cO1dKMWAdp1ATollES6haXkiaJbZKOUuGXBD7IcFqEqQff6/1+rVI",
-	"ISfwjK7YGdfs9y/oDfxtaIxBIQcohTCIiGKaXGwQkNP3AO0PgQwAgdM/eGiJYUROABiE0Nyo6hpMqRYz",
-	"hLmxIOIHuJ/VuVByxdB32KdiQ1ZQURAcrH949i4i3z87eRqR12/ePX/96myAOR00VSiKWnCuBXugyOnZ",
-	"2+8s3VJ1LuI/Dc0vQzgk8bFPIqFkRfUM+gOcL00WTCvyeHxI4pccKoMaWc3C4YWt/uPv/zfJWCqpRWfy",
-	"k0dRwE7I2YVG5JSmqb3wqaM/bMk6uIPGbSkfs6W4SK4y1aTnztvU7mhBI3TNzQkCk3rG1+zMIcM2hBbB",
-	"Cw+Ur2zvUWSjwr0bGFCcgTF8vah+P3JjRfN6MVbsZlgMpDbWT4B8PZcYoSI0xVDqylytbFBUMlpwvcwv",
-	"RjO5euje8f+oibq+GZ82wpQvWocknK8V6QNCOmb229AFRfoAlz6AOGDEqGGYpG4vXIVR1YYdzHnKqS4S",
-	"rIAI5GoN3ekl41mIKjA6F+fiwJyPK664lhmhWQaGRMiIL1Vh0ctM5oslRniwLKMpMbc7mdEMI8HM0KC2",
-	"ihkWXTHNMhLT+TwekXeGNAlxVStsAndG+vHDv6iH6mo2+ouKBwADqfCbiGRsLTOtKvWwwI+v7DLoPBMs",
-	"CbOJuYB+tPPdDs0KbdwZj8MIiHh0Lh6NyB8d9oJbAbMViuTryFZ+wQwuzHyNHNNwE+m7f6xkwgaQzOxe",
-	"gKXDWZvJijopFxcDcl9sZHQuDoNheRJZ042tY+S2xbUbrhSiFMVvXp8VWMRImeaJzeFypAijSxjuONfF",
-	"1ephdX28TYh6ZM+fAr5aKt/i9EoXEeYEQujoxIUGAS+2cQ02tOLxiDz1/DxXhqRTbphqcOxXLFtUwrmR",
-	"ul1orzV4IzqiFwliEBRyxXAz4hCh+bexOVOpXBAuIjt616OKLDKxwwA0K50Lojbm+tF8hlmI1tthDtLb",
-	"PGW+uq3Zy3Rifh6SM3N8CZYEQkJyFV8UTxjc3JFF6YMtoI6+RubrdyEVYEahhQa8SF3yMyaPacdHXIYv",
-	"UIORlSeVFHxU4ThE6kVmXeJT+/iZLYv9/GlFz4M242rMELxkiWRYREu5CCKYQABlYQaPBxO2cRIU7rTg",
-	"gP6QYOxFQUG4EOUj7A42V+Zu5IqbFbFcsnJKJoYojaQUMBQOOYspn3Gdbjz1m+WYpdysaCmEyq6GW2KH",
-	"430hk80A9v9//A8CceYCsFlx60/S1LzhvAL/6+z1q2NgocXHKHqsKZwGquAdZDo08X9fL6kGAuEa6oAJ",
-	"bRYcqoCZ8SrEhpnlWUqGSQxyCDh6VoSJmUy4WAxG5D1iO/vebd6BGZiNwLK1rKBLm7LgjWemH2flli7X",
-	"AfB6R+S1A/NGt5c/BQh6i4XXMJzl8XhM+jHK0tA/Cs/1vFgky0p2b/GasBlFKDYrovLZ0qURW2U+hpnR",
-	"2YxBDAKUEcOCaxgnK/IVy/jMdggk9lIKrBxORVdgCNKPw3TceDAh78+ewkI+e/+WLOkVI49ciTsFs/rx",
-	"1VMyhv4wl5VwtwvYpTou3WkK4dLpX3PmTDnhkBF0okRSE/LNYwha6j8+OCRxU3FrcxVgRrXl1MjnnWwF",
-	"+0r6B+Ql/3aAp4/dQHDG+3ffDX/nJddX718EitDEb19UEwVkhvSIGTVLmUK4iPneZjSZlTHU0UYcQmoC",
-	"0hkXlW5j0hdMYZFyJD+zmEZ8Aykf6r45AmmiqiJn3KJMl5Hyfxp/iAFhFaVvXABuBKSWOZo+cJpBajjZ",
-	"QvRBw3Fkz+BFBmJ5/D/jIVMzumbQCDXXb5qO8IjirE13CWNrl6V8+Iik7Iqlqtz925DnACwsLJmWEr5O",
-	"N7HhTLBHMrNTw80kcm76WCE6LxXkYDwee+5R9AF0gnlTLvoLxEPD/eI/De0AhuZq6WtaUuYd9boEKWRg",
-	"lCgqzAXJIsJSBazZp+gXBNxWeSGyYaqPxuMIAufNyj5+9ARlVsRDs4wbzgTwbBtqB8cOE4M9rwFB1rAU",
-	"sw7X0kfMq2NyveSzJdzLLmQ0YWuYgxQInOpwafGKsfMdkW+lXtrxYM+jGdKhzyaDyvk+WAgZLl4uv/3t",
-	"m2oKwG9/S/pATWBiiEDldWISFL/H9tRgQmII8UUXCSocbupwB8duEeHEmMNklHIb2g7xDlgMPiZ9l9uJ",
-	"LphcQH1nIc0eYbswpRF5RVdMTaC9Sqn/2JBPROJa0kVskeDLRf/Nr4cRiUuV/82Pj3G0L0FffyX1CZ5k",
-	"//wogssTVsL/+CQi8R+kYO6HAzOSRp5JHh8cYg/vhYfDeckSTs1N7N85gplYaQhynoXmeuOeP3oUkdhV",
-	"NTgDQdA+OhqPsfmWtGnzxuEIt76cLG32XUi3p5dsM5gEqPq456RfAtRvSNWBvhuzdaKgTh0kBZBa2k3k",
-	"E0+sXqO2p0gBafhYlpJSqbD9aoKTofpTkMysdFQ6MSgwmkbnRsEAiEEt3TuOcEcoT8vEVoXlmRXwXWXZ",
-	"FaOQoA+n3CZ+WhEg9lljscPv71ORYCx+oTZYyL/4Zuh0kCGMYQi9xueC3WiMNB/gaEDVWdENYG2DTIzi",
-	"pzYKCRbJTMAqlEi05RAjxzlV00ckBzlRo3Nhc4xLKWtO6ofFZlBqJvOahDMVULOF/nI1vfg/YAc+Eowy",
-	"Ix/JS1wr8pG8ZTrbkI/n4uNwOPT/My+bu+cjsdUjHJ+fkFVh1lrR1PAwozeaK8VVqebOGGoUViVTrB/v",
-	"g/pzhYVAP5JX0khiDufXdnoAD+xbkOphWqNpPUeqaMIG8wRvewOabfWQfCQ/wkSCdy5yFE5Q6+W+xI/t",
-	"qsiEcMkMfZfWMPXPjBgLA7YdPSYfCWLdySCjpjB5O0uqpwh2w8110rIaR+QjUBqKdf4j0EJxzGjiLA/i",
-	"iRuES9nxiCa5QEwUrup4Jn0gWyOpWMSJwTEuRAkqE3N5ZK4tbGYwKhC/kLRn2oGaUkHiAFho+IPRPRFl",
-	"JVc+Nxvzp50w0Y/drVdZ3gNDks+K6DmNCENoGglsW9bAJOfzBm5UavAQzkAgYKXm1ghgY4BNtu3PwVH1",
-	"czknFPUmXd82sxltTT165DbNY7iZTxrR4Ug/zot7bOo+cHNraNxQxNuwYCn5SP4M1ZMhki0GNjA8MX8Y",
-	"JRRTR+HbI2AD31Ge5hkLvQ58ZnTqhPmmQPow3FvO54WI9x2GXGrpzDQh5qft4dBSeSfMkOZ7rhnBp9M0",
-	"+0cDMxAQJ4s1ApnyOyhFLgUb2sJeCK2iRuTUWzbRoJUxVLhZAsW/7EXw/A0atYC8FTyxd2wElx3cyO7C",
-	"e/7Gx9RfojILEAJVwRw1dGWJS0VOSHAI5pET3cFt4evaDuG/hpTCH986bH90O1SeKaZBtzD0A5zAbBVN",
-	"ElVeSWsnRtLKSJYL5ct+FZ4bw/VMH6GUq6RNPFTMXzHV7EDMf1RE0bnhqkYE19kGEtysaULOydHNDVlY",
-	"c6hC9d4sa3An+8Rnbw8XROaaLphLQ4Kif5CpFPrn7NX5Fk7yRwJLAxtpKeIjOQ32vekibTLqgpUgJh/J",
-	"N3DJviGtbxryMi8e7noR7MS4iw1PbUEK8pEcPBqbM3jBDYf86G3Z2G6okDnB6OGKPfQiqR9K+buKcdbO",
-	"K3gHTlfVseqES/P4BH5Z0ezSXgorKhKqZVa8RpTmaYoeUnvrm912kOMYPO3OiSILygWJn7J1xpD84nPR",
-	"j/8dtfn3gt84DuBw5JwFmGaXYAl5+90pefKvj48GEYnPcmFOA+kbYW2YQE4Hvu66x/d/d/Tk8SA6F/EL",
-	"Li5jbzFzycPY1THJWPr7JBjZwBWjl+sh2ABI7ACnYgLxSSNy4lMeXZeoWnql1McDFar9wX6lt8hJ1f9s",
-	"Gi8c0KbzS7axTC0FMQxLL4IfFK65AiMQuncCpNlz8E7G3uj6I5r/gQmeCwfAEQX6j1kUIzshq0MUPxRh",
-	"PMXFx0UKtXU+hG+44rkP45GhMSc+VpIGFIgWgH9nVF1LSOuUztjKQsQ0qiOBhd1GNiD6ywXTFBORl3S9",
-	"RksWZrOa2yoiLFkwgHZVoD7gZY1NBvsOAgXao7giaPu68pYP5EhrmfLZhvRDpeW3MfGaihqY1/EKkWuW",
-	"uYNk4wmUa4ALcsVEAmZz9+lxEGFgfXyAVW6NPwGqBlxc54brKk0zrRzAOVb6X7IVsPqiohrXmgkCNhnz",
-	"N5hZcoHXKuyjWRXQFKFDiLmfy8xoYGjTB+GquKsH1rASroK5eiBr/Zpu1GBSVRCAgv2CQCLEiMRCChYf",
-	"e2P0EDwlffS3G9224gGMPEbkBJ1OLAmrYRXtm9lFQdKys+Vl3huGXw+OQZV3NTaH5XFQJxjAfQnCAoQd",
-	"oKQwcc4pgJsy90YUwE/BjWObt1qMn5lXcIJ4ncGxf28os6HVW7Z+4nAmwa4ZxpGUo0e8pygIhzBPUWMz",
-	"/Rad6WpICj4BVw+0htzCqdRruM61YunctOOS93x8gm2xyTlaVMKVV8xPI6PX3lFUJi/HNKsk5n73lYQc",
-	"DRjd6VpYaS0isUMBQbEeOHGM22NmEQe+2AUkajmPtVwzoQBc4ft3L1/glBWGLuIATAfWfifxEMyDfWEw",
-	"PORqSuVggMA98Dyxby6yb/718ZMHisQ/n2MG8HkvIvaf0yBA4rz3CRg6ISeBwXVi2aWCBae6uGJwXDhb",
-	"3IxLLhBDCw2mPourEePEdORdar4PBS527zcAk09oYdJLtkFb7YTUYG/K6qH1Xm0BCELLrzchN9iAa7QC",
-	"vcWTCtcakfgin12CVOGpRJlpuK0E3FF8h6glBf3L6hkDHOjaHHcQRK3/Ib7YxBMS87VdXa+IQJBDjHzE",
-	"PAhjiNBITyrRWfWjZlUWb6IrdWCVF8ZBlbc8aTAirwWhtmO4xqNS1xYJAMSHQuJPlcRpRmVtCiYNHhy7",
-	"KvaQwUIp/jd2jMF2CP+r1uDzhA6ev3ng7TvK+zQfPWlWVEw31hyOpkY8IVyh9lLb4Jkhw0mF5zvRwh5c",
-	"xIlDzxSOSclVEPCTpvJaWf5s/j1Eyw6kKOIPGCClrJC/ojdDYBSGLvBq1QBqN0/5YuklmzrjwkMzKazI",
-	"liKsaIMmDKP2l6eTcMRRuQbHJ/JYJEJQrYYUteq+U6spKGVUXaqQTiwcVVQ51whTg24mngy5GB7d3MSk",
-	"f3RzAx4sZxP14Tgx6dv3pzyZEJSyufXPDcxhMDRUyG3W6TEqPoqxktUw6BZUBEL6gWHZMiPnNi17wwb2",
-	"zJklwaox1p2EVAnrO6czBkEwuLiKaTCSl9cWOoOYBdTl4bADL1tRsfGavvOVU2+FLQSaiS866DbFaWxY",
-	"tiF2qW4WntXilSum63ebufEcuwqMWw8UMi7SB+KDtIQ48k19c3R0+I1l8Bm9tjDeHiDDjKqYsY0TBFdh",
-	"7eYl7IbONOY9gHsEnaYIDalsxmV10IVdYUKWVCQpy2pHEgvYWvEeJ4aUHFk5+2LjbNnaAXm43Vo12OWN",
-	"BHtswR8LFv4gYDQZcwYPliBKtNJl2dm0X8iMG4hV6oPjt2J7txEC//j7f8bkYfG06svGkGQIAU35jFlk",
-	"RBsT+SaT64wzTbPN3mGRmus0jKs0QnAPiotbUMqD0Xg0HhrdZ3QAgA5rJuia9ya9w9F4dAiJBnoJQecP",
-	"zX8WjTlPRC1lplGuCe9CtPpZMyM4m9wVZITxwjPSjx8abRurBXJ1LryS0o8f2iGN/qK80l269UbkuSjJ",
-	"SBasfkUvmdmZeGDvFjxDK2lGuz4XZlsZTSZB8CVMAPh8Kq3qVMRPqjAilKaQmV90QtYZR1+ZrfN6LlB8",
-	"jyCivBpbCXwf462QIS2pImd8IYiNKPs235CLXGsjXqBn3YUgmsViK/kQiMbo+kVEog/U8+GJYeybs6IF",
-	"cWZerod1KeL/LpktaOVPyPOkN+l9L1fsDaKteZuNIYdH43FbGoR/76ERfeHjMKmhN/np508fop7KVytD",
-	"4BYLKJMCyakX9TRdqN7kp2IogH5R0Rp7k57RA3ulB8wnmyCwpum4bGFAE8TDnz0a7qdWIn8LIbCqEh/d",
-	"NVAyIoJdYxxYBqEIdGYv2YKOwaRWkmkm1jNTz8ygyopkvlBATQr0IiAIB95GdC4wcMdSVSZTBsQXu0WZ",
-	"pFwZ+TYGYxKIMsmKC/iHoOlGgYenYhd0IZdgFp6cC7AjvQMHHdg8BGMQv9Ksg4InqhaqC/H2uSDlhBMM",
-	"TWYiORfmEKF9Ck5nOVDOIgLTS9bW76CIJJ1AaPa7IsiU9GOLzmJZzoXUuMs4U3aDlvsReeZsLxOsevF7",
-	"vELNItpEEeAiTMGt4Zq3zKeuLYP2D+F3V5xd+3oafg0gEHY4nC0pF7FlLfl6gAHWbzzyq+F3cCObUUlN",
-	"i+DCokjwnKdY/08x9OXj6q2tfb3w5fQvmNZ4qxZONlduN7LxODO6BumQzpY2CFGTQ/L//j+oG5/xv7HY",
-	"xlu/knYVirGNI3ztFG0cY9gZjBOagFe78FsXt2a/aJnQC3nFyMF4HFaFNUQoGv3Sj8eHREisIBISPQUn",
-	"agRO4dxGcFqyjEC+zgW7WWNsEQqpDVzyBVe6jHeM+Xo4bAVwplVUMoyOdCeAJz7Dwly/RX5FiNpd5JBh",
-	"IidGSTSmym0rivUpqo7mYMhFwm5grc2FDmGcfkAguwQjsjXRfOdWtIS+9usX1wq0R9Pqth4tOHJTr+Ny",
-	"bbB9B/EaTyxXYOSwsWBGEHEiM03TQdvQmE/yC8fmckkRN9wifJfAwZsqGdQq/Ri6VvyKkVQaRfgCUQsF",
-	"iX1xnXhiOJ2vTQUeD5AG+Iq5PCT499+kYGgyOjw8fGJUQh/S+2j86Jvh+GB4ePBuPJ7A///fUL5sg3o+",
-	"WB1KsY5tQq3p/rtMribnIogk7ji6QnEKB/RkcmgHVKRLVbbA9VreAV9ArWl6bTgwe2xJvl63bEnkY9np",
-	"imHEp1lmN8x4tGUe7+TuWTw6nBw9mRw92WcWTXJawZ+gUgxWifnQLOfNMCQeMlHXCJfGpXj4F4sZUIy4",
-	"M3h7gQgPCWJ1SMK1tXIUgFfWsmK6CRX8tm7t6w//ZF99/hS7etxFdC0iKHvwycHuT8LoSvzocPdHPvIS",
-	"v3i8+wsXlQkfPHqy+wMfK4DDOuoyfRc/6fC1e0ddJhMEVNZE/koG808fDFlWUl1/+lBWDF5Uk5Tc3U08",
-	"gIBTFewPjWpC3UHSpjTYqjbK3DnW8G/PEyK+Bkbp3odPpUbgZ0htBptn0W0v6l2YyVyyDRSDcabg3uSb",
-	"8fhTFwXlYUJ5umlVUwJx1HAdl4Mxt8Ir6iiqoqTgpfv+3SlJ6CaCKlxOVYmsVJjQjbWRnQu1psKX4uj/",
-	"jWXSRcHgHbE0oqBgyeAYAikzel1RdR4oiHPEIG/kjA5ATWEXgW8YgmtTIgVTpB/kgVXFcieSY94dWhwD",
-	"gbwiige5ZCf1gBdr06PKu3SCAY3g3oMZF3wc3L0YsYSsO3aKmVmtc8EVSaXwYWqH33yD2fIt8uNTs8nA",
-	"GkEkbpAgdzDxN15SrN9b30H0rt/u+M9//vOfhy9fDp8+jQs559ETRLCzdi43q8EWWeBc7BYGguQjkABc",
-	"JUxzMRbjaLr+737pjw+ql2SXW/4F3b1YWiZ0M7jjXd5tcL+Iy7tKntuub4wBz51on9DN1+v7v+H1DYTS",
-	"AF7qiOK/0vVto+rMkB/OaJpeUFtkQjaV7T6VhhW4WC00UIHNzuE824lOCg9MzJOptXwVDgrIJZ/zRZ6x",
-	"hLxeM/H86bk4xfRyGzgQkTm67jMb2qtKFkYomkoza5l0dkQLr8nFiLwFA19QceBc2G9VPV8BvWdheGWR",
-	"o+ChNnzBVkxxm2CcU0SKCQZR+vGZHRKmANhIfRcxn0O9jLAT97otVRmTflBg1FdjHoQZB/GfZV5Eyiyp",
-	"uQCZKCY8cilbYbBCQ45BkOTlHZn25ZPT09fvX72bfvvi9ekPz57Gx0Wgqw87X7J0HQZzA5wNcbTkQHG3",
-	"+lPN5zXZ4jTlpqVTR5RoRmJKu4o793I9VHrxzLcMfWTksk+f8ZKqjaL9jjqrkjrG0Ql2o8laAoRCYf0P",
-	"TMj1m6wcu737OnPv4+ufol5jqHf3dopPam0ppvdpx7yObXze29leZ9VL+rDzl/tfu/bD0u170L3DSr7i",
-	"Z728T1N+u/v7NOXbrvDq5YxXEKFB3hPa5IS9Soi/SSxnDi7sWcr398nd4X52H/7cc/EwvUmviUMW/K0I",
-	"UfGMZ+uFb6a05bIvf17EMfQmPRvI0GuUBlK5kLlulwWq/r8m358N54SC7Vfy0t7h+CyM/7A5JZGrADEB",
-	"rTfbkJRqqMyUpk3h5yNSgniTuY7hXYCtsdrgXGYLpn38IvR9LlJp3tuMyGssrYnBYq6Yi0vIw9CLFZ0t",
-	"ubCJoYVlYICpoGyuCU1dzngnqeIglCpK4G+2CMSIvM1FwMBncrWCDFbwyMZhMqNXYyG2GiutI79vaQMz",
-	"BzOmlpWG7uYC3TXkft1pek1tFF9pGO8VywqhKd5T4OnvEnYGJVGlSB9L5YLIXN9OTnmBR+WOAkIXkEks",
-	"aTW1B3OvgrrBp7dFmmzWmH30YgZnPPkqaeyQNA46X9+30u0bZY1f26Vf19tLUgBeJ1UZt8s9X6jHX+Sq",
-	"r3GY9ns+6tlIT3un/5PufaNEtMfP2cs3tgp/HOTHe8aPJoIIU7di90NQxq/hWjkXv/2tufl/+9tje+mb",
-	"cagQH8rryE6Lnkmh8hVL4hE58SaAJrW5wBJ6NB5bpRgQfiyYCfk9iZ3ifUvjACare+vmDltAs+5fm1fL",
-	"XQVqHkC4uEnfWrt+YzZ7R8gHAqxpKNMJyVkx0AnkYsUj4orTHgeBwwg/V/K9ty1UmyUa3isZoqsW5g+f",
-	"XyE3y7PLYGz3wAIW5Orr9ffZFO1b6su/boX3DZz2OsjHL02p3cKffvF3HvCyLWZva4CmFZiVS7bBPArL",
-	"Hh2+OFYAs5cPeo7zIrkO2Oc0z1JAyaTnwqbwHHv8crz6YvN/8L3WS7ZQ+zpbtWvXCUz+nu6TM1jImqm2",
-	"+Ti4VzhTD5/b+sdfwMoKY9zG1V+UNtmi135l65+Lrf+3Nmee4eH7NbH3Or/4fLbLKrfmgt+TSTIi8kJT",
-	"gCkJs038Phid4vH4AKGJb4DNY5lyKBEu0JnZWGPCSPkXm6K0AuSceusX2MqKC8XHUdssNjvkByqAyujT",
-	"5IplmitmM6/BQ4qJZh4qoCgGsachshJT5L2cLTkNYNCLIW/OZtqGeQqdTJO+6bq5EFb1Pu2Su1IzSJiZ",
-	"cTsbZefpgA3zlSTFdtoGPEScm9deLRbNTXlS+GUx6RnU7VKBCw/P0MnHbbSxiCTSXDVRgK4FVWBKP2Sg",
-	"IIaNuv2vfOUkClASUagYIXzehKxZNoO0ajhzEckM4zT63tQ/KX6Cd8pdVsYThHCtpQKAExtnCLttcWwR",
-	"+jBXLBl0a0yTlVQacjgA4xGHFpZQiEk/tj/HkHxcmUa8d0/jse0NuVGlL1yKUk/40zFZ0b/IDECrVIdO",
-	"AZjadfvYAVQTAKtR5bVGogiWeGm+EZAsb0Pi1FKuRzaAbDSTK1j1FHKHFyRear2ePHyIEBUuTzR2WEUZ",
-	"5QAHED+MbcbWSl4x61GozkRecjZ1leb9kC6YvmZMEIT4PfzmaFyZgS9NL4VeqmAqmHZUhKTaF8D8MSb9",
-	"lM+Z5isGxTcOHo3HbaaacvGA7XL1MeILOWAs58ByERdRqUjEim4Q3BHhr05qOGcuaMbVeGmW2Z+b+3Tf",
-	"yAofEfhzr0JDvcnhOCwjZstO9SzV96IeEg3YYVcsJI3C8nMyWzHyJpNQLaarYG8mslfwxsF9qhXYe7tG",
-	"4VIQrS5x7DFAIBjXXd3pBlK+v2oan82A9M/wvPw3U292OG5Q8i3ktF+0y6bMvX9JERrukmh31OwTnfE1",
-	"cuHXHLlQEhpuF7/AlX7jKOrzGuBcN7u8Kn5C5ZicUC/+6mn5Gmjw2e8rSOUrE+C6OCm/4GiDkCv8kv0v",
-	"6DTtfI/ViuT5CMPiFnig2mu7VDC2jhGawzDVREIAIlbOgwoLgLLloQIdxhYY4LYhf93yOi2VPGi+W59Z",
-	"QAdfIxYZvNElMIjCQg033tYeIbfxEvaPAfSi0DIRdxdRBthmQjiWpAAzAdxhBYBvMiIn6rKhyKxl4a5R",
-	"uMfdRw701yzpGcZpKvKP////CdBaBNT+s1Hu10QKdoySGRpWzW+u6VJSQkVK2AOpuHR1F5XDmmxrdpht",
-	"+v+CaVcp8FY3MxLRrggNV2ft2Fsw7KoW3Ir0IQXy8fiwNfevVO88CEuk2vCX3qT3Hz+Nh08+/MtvGrL9",
-	"PnMsBi5DFw27MQYjQOnedYmGr36Kei+4uNz1CbzzKeohiPeut+1bFfngv4a80lnqwP38skKHpaFfkugR",
-	"1havCh72+rC8s3SWuwgeAbTzfQgfUa+Vfe4pmBQc0XCeCkBmb/KTubkfjw+ix4+efPhFiy1QPtqWxC27",
-	"JJGDFHBHNXQ2s2wjcuLqyBUY8f2g4tigiJd0ogdquh5JGfwW2uKD25QXcCLWEKiLinoF9pq7GJS7dftv",
-	"3r87F7X6DCGgQ62k62AUt11cZn1sIk5Vp3x80N2EZxbkdorFVr+73QXwtAVrR7os3S/CNf+LMUUBDBzk",
-	"QXd3zLdL8YAIbhoD18F5b0LOEY3qvEc+knNApLL/VDRl571PsQeylIKdiwJ24xgaC5pZUi7wg1wANKyv",
-	"2Yxol0bsBFxE8w/ApIRPnE4A2JWUXLEs4TOo0nIulGZri8bn4TQz5gqNeGA+LP4AsOJ0vWbUl48NC0tg",
-	"7StCg+rG5+IURjCj6wk5GOPAAXXMLqD591LmWeQLBHBhETRZALluNKAyNLlLpwLY+HOBKMtTgAWZWoxl",
-	"mxgc1uKxlelgWR5AYAQg67qplzUDV/ZbQpkPMNwxQO4THrXXTMx6rmz19lzsGYDtFJiCaLb5lwP0y4hg",
-	"TZtAR6BQl7OtbuittQIskBW/kxIBlwO6MwupSH9Fb8jB2PHch2ZHB6OaXhJV9rDNIliuR440vF37kFkp",
-	"vhx5X1DJ/HbKizkWgLxxWw8jMDoYP2gLnnmfVKfXi3qw20GYOP4OlwAXi/+PvTdfbhzH+kRfBaF/LPVQ",
-	"srzlIkfFjMuZVe2vcvFnO7t6YV0RIiGJZQpQEaSV6uqMmLe4bzAvct9knuQGzgFAkKI2p+2sytREzNeV",
-	"FgliPRvO+f3wtrJo4T1HdB1ikO7s68U+QmkZ3qJdu7GvYkf95WrJnS6siLIWq2sJ/ESqt4s6hzsfanc5",
-	"urscfUKPj0HiSyHaHPkrgPiubLNowffndQUX9cwfNlBdZFvt/178YxUI93vuklF6hb2lw4FUA/XHXGaU",
-	"Z4BVponqldOPbBsGf8iBxG46eVuylzIKrDHH3WMSnNsfnGvIusSfH1lWPHu/Cz9XQ09pHJXV6yWNI13/",
-	"p4zZZK7ZallEmpSECZ0NaHjbcvWuqXemE7j3DAFXqffyRVftt2kq7ljUB7wxRCE7ancPbw66vYMTjYtq",
-	"D10fpn/JU+bTpv3jl12voQ1Vt3kALNUvHsKLmgW10Wt8uH7V8BpqyC8ODr2GtvEbvSFNJPNgNio9Pbk5",
-	"OCwQXLV531ctPFf/nEO33REjBy48cXLiuZHZ3vGhWi8kje+njMJ68DxJ1J/vWCrVQEpz2PXAVYK3D14e",
-	"qX/qOxdcOa9R5uoF1OG7/kG3e6CUyua2j91Sr41gWYqxZp7c4at9g/hqP7KsxPvsKLGERSOW/gnx1LYF",
-	"vTx3lEjj0y8b6Zp9LQhR5n7G17wlYZq31EC0FN8lWj4Baz/KYWAmSqQwGapAa+/K36BDzuBZJNgl5kWf",
-	"O+0aDnWXiNfEQmOlD91OACsXSkWPTEG7GCGoCbpR9JGY+3yYJwkJKYdCDGa/3gPu8oL8mzRdjVl2aglo",
-	"ZvvNwCMrn/W56tO6p2yXN3gQh9OzsxNLsxBK3b+fIRtLNFHjFSkZxMidVrYOZmmcAXs1JDDANNBEDw0L",
-	"A6IYUqQ65CwM2VStY5VNvc5+wMVlJRtiuw3pfEXZwp9+efKSQdeAMTukEmXQf3W3+VgkQO8KdvAa2+Xg",
-	"8GSJ8XKozJLui8IkWGa8HN10XxZPVY2XetPlsN09MK8drDBdjlaYLmhPrDZUcHiOpaJfekhb5cCxVewi",
-	"LbdXDh/dXvGsNNlZLrWWS3cDy+UNKPlzLYc3jgM8ZQDgj2EoaQn01RlLm1k7KDkezdi5WTBzrC2CSPJQ",
-	"3Fko7JL4Ax6gUFPzx8rfJgOaUB4y4CRN5j63WqNiSyyYIUORlla4ztgBEwf7YmBifP5w9gvZznxBZkqf",
-	"q54LjnxveE9KDd4rfhejHkZvGWrEYc4jWQSdJ4zy2ThOmOFnchjnfI6s/GLG5Ep7bUyl8x3dF90JoNfC",
-	"fkECW0hhwTTI/YD5vBgZQAoqRQWVOQckE3C/Eo5pSkO1vUhzkFB+i1xP+lmbdlXzfNVcg+uwDcw17JJB",
-	"+ceJg2/RlC2333y+kQF3BY0/qv22hfk1TGkeLdzwsGTYNgyGrrFl7IjGtftEwdEN+6ZxLzsAp+XhLmzc",
-	"QZotVh7nlfnrfaxJtKT+jLbjvQzH1Qt+H5MyLWb/S5qUphs7k3JnUj62SYkC52u2KIG8d/939T/6fmYj",
-	"QkMrV9SLy2kNsdkH5DT8BXiLw3HNDRImz6doN3TIGYli4IeMsI+TIloH6UtYAWcAEw+6JFCP9c1Lgc5j",
-	"UlaXz7Wle0qyPOUQYMrQjAMIEJmJFABG6oyHD9MItj9/LEx+1TR+5KlzJ9SX10nufIp026UNsxPdtaJ7",
-	"J4PrZPBNnirXrCxxhPIMiBgOHXE8oZyO2ERt6z+1SJ6wpdfkNw4crM51d0uURbrIFu0hc29RZQRg78qb",
-	"A852e9GeioT53HCMo20n0RkEKmmaJGImK7zGmqcYwBhmQMs81szTymuMxKlL3OxzTfkPqDzoFbulTjp9",
-	"X0jmVq3WX8i/ZY9ZefuWrRNrehEeVJA9jVT6yoXFmGmul3Zsy9o92ODFnoKNV1OX+rUIEHQW5f7v+B/r",
-	"8m7wqQ1TasiKjJpLDCA52TR1Rxefeqw8mg1CA8+Pu8tSWwooHpzy3mGt4w9JKqV4QdXxZx/xNPRBbTEe",
-	"KjP28uwfl2dv2t+f3Zz/tf3i7z8dNrzGkMZJnrLKfY9NZVnMjnl2c9BdzI5hExonaq9E9H+VYYIWQgv4",
-	"T4MeFNE9Sa7YXcxmUDhZCSuUc1+2ce5xmdfJUb33dvbgt5rXMjXS4JvLabnUwrmcz7Iou/c149HWNzvO",
-	"B5bd6lzpUpTM2G6moAu/6Rn6dhvlb9bE7E/Jqhi/z2uC/D1QL44i0TxsqvEicYY0TTYNWIyevvtBwoM0",
-	"5y1jQfrcvTQhnGVw85MyImZMo0B2yBnc29irIn0bo29g9DWRZzJh1J/h7snnpRwYreOW3wnVPzCm0hIW",
-	"4BdrbjpMXorPm4HeB8Utx2cmobyl6S127QdDoPUF7zAGIudhNbp/A/c4YTyNGSCHGEdnBpdVQpbj/jbO",
-	"fWVesS/oh7dWVnpmHuVCozjExYDtSvxRLRY0RqomyvIZrzFcyvcbj26mDO0SPoqh4unDuzNYdncPj20f",
-	"KYld3Mpb2sOv6fKhxtgxXt2TmDqQc0GlzhrJOXIhWStoT5JgUSwaI+jw5MQ1gnzuWkGLr5WzHsovK4PI",
-	"6ZJJYXDtowELxYT5PAA7o0PU7tAXEWDVIMC6xUCQdMJI8W2TKWwJnZyv5Rxzi6NT+MnnlCOTo33dq+bg",
-	"LLeCjI0DfdI8o9hazUSeEurzUgaM/tJyG0rbTktNJ7LUcvL555tOOsDwBQ2nKZ1PaVLN/rik80uakAHc",
-	"jLnVuZtFIbZWlpc6GPDwZtIuqPPVBHUwGW9nKe0spae1lEyV3tdkJxl0oQnbT4EPgMnNQSA1+mGJUkUz",
-	"U3pkRDNGBnP8X2V4wB2d+gv8h4fXerEkmFmqKQttvq6LVBhSTkaCJPEdI00YO0t1soVkjHtEsvSOpW1A",
-	"XAHkGP1nmjD9n3DJyCKfizQexVwSyUCOVFGGNAYRi1rmehPjVOOYZx3yTmRkltLpFLONgbwScSZhn0oL",
-	"kFgGDOlVoFRKEMP1yCoVcMoY0VUQqv4xwCorII3LvlfAU65+fhHOcmMQyP9YKMoplVBKBnfI+ByJGI2S",
-	"mLMy88oCSPOGWM/OJitdRSFeptqb5ukyxospo+/DQgYVrgkxmeaZMpL1eeoQwO4hcizSLJkDyHQtzs9B",
-	"t1WL4fIjy67s4XzE2+niIzX61/5Yi4W3Qyn5WpGp7brfy5qxb1+bk/SoZoP93P3sB3es9wMP+dkEAcqo",
-	"r6jjEBVfK7iRaCuF5hgUhQJ+APwQtCC2o1lYJ7hA9mTpvA1yq9E76LpwIEX315kpqSPMlhgqR9tCg9Th",
-	"JK6gz3YTEpZogfocA4eD4pGksP7EWl+oVvDu3KBv6Ibb7lmDHfq1pBxtfeNtjnxjmzxuPlenP+B0wgLP",
-	"8Kip/9LOQl/7CgFpampgYrwH/QRITZokRfY3Jjrqx9sTYRwSyFOUpyRIREiTsTBglMHB4fNOt9PtHCC7",
-	"WhQPIQKUmU+1PBKoFvpq3QIPLo2BZW0W80jM+hGdS+hzlqXxIAdjuvJThQes8ifgC1TtVljYgiKNEj3d",
-	"PUmCsUiiunYNqIEu0BR51tfZ9rpOs0N+ACZDnydsmBHlTjdFSnieJC1yy9hUfShOkbEe0S05my12FIPd",
-	"w1gj7DrVmmpoJa8RbsaVosLVgVA0aQLkJaSVLsyLgcJAhjcM0mU+L0j51GfjDHl6CqY33bLO1TdAEc3j",
-	"brelHb+qg6f+FmgpSgYimmPzuiGaqS0jM0giEMMq92NlcyKIJuwOjyxuDY8s2RjrSSQ9UtkRHrHLX3rY",
-	"LL5HapcePSc4Zg6zn+Z8FEN9bVHO49Dv/AGoDavCgDCepTErSAptQEF3yHxlsWP17UE7ADxr6B5PusRK",
-	"HnzHLrH9KkY8rNsMFxUodPr6A+bdxT2xnpdxmTTZ4M2nJBvdhmZ0zQubUIlu3MQqjtAVjWzC+fnwXJmF",
-	"TF9Y3a5Z3ZpuWxgb24E8ExiP4jlNzBt1EmHJd/TEdXXPltQ7XVZJ4LYny6ycQGXEmEM7m8061YOr7Cd7",
-	"ABu9RuWcbU6Pqbv+ZUqqNvQqTFXVzrvY1VNt65Wca/vl63VMPj8koX6DCM7nhSbAQAa6pkyyZEhiqWHt",
-	"kcMWczbQ+NXAJ1LmmF22ENI4m8Y/wWgfTfbgF9aJngmVtyyCUVmoDRP2lxnN2E4YfYOhjuuxmJXcOo3p",
-	"7+n9sgt5LM9M+7lKAMeTeYdcKFEgNWMbzCSmyCsvgofMXmx2DDc2AuGIBM+mzMRUIscC3NfSDF9rHncP",
-	"ai7+glY98I0hnnOkz5PiDm4juWDGonXyy07nWh7xndja2VBLcUFKjIwVofc1lpTWGUkaw02urC5NxQw5",
-	"eDBHDXNMdGYdJuNCBNBFdEOEN53LZwpfLDMj4N8LzpwgZcsjg7n9Qhwhlrr5Soe8puHY+cCeRYclmEWo",
-	"8d/YRxpmyRxB2mCqyGCOlKf1MPQ9EkwZj2I+0mFi1YWYJsm8b+CVAhDU+ikdavPcGqeY+9z+s3gg5n0N",
-	"RmdajrEtCMDKUxIUX4AHLCgbAuxx1vF5YBMiwZPWgb5YYlKPgZZDA9Qk2WRC3CK2CbAwCZNWpVZJF1bN",
-	"GVYL+3ytCVxfLlyjat7EMvve7KfPTiPNZmKRwcbuD06ymTDbI4bvVdJL/1Wg3LoQYIuziX8vEkVff7gC",
-	"JBy9eCUErzgq/XOrDE53/zR6h13l5Sz2EdDwa3uJmbAL8GRr+nn8svu5XT04POl++mWLFFO9CdR+WKfK",
-	"jfzZqe5v0OO4KdDs5J7dCt9kIbHjY6xT2Y4wXgkyU4hytwil0L0k5mGSRyzyFtj7Wp6ysRlcxKUyI83B",
-	"nARFvn3g+RzUcxADNKoAyYwXapRk8YRVkSi2UC09dKE8n8PtsUcop8lcZp6pD8FbwcBw1MVV/P695aoe",
-	"Ukxrb1NJQPNMBB6hpavOGUDZlKH+QY2ajEnp2gGaOJNm5ouYegvhomyMqLGjVB1un6sGoKVZGmcZ4x1y",
-	"SUcxxyBMLCF7N0+lSHskmLCMdjj7mPXxTwFczOG4EyqzkuGlJ5uONBRQLOHulwhePK9+PYV06xHT4SxD",
-	"AS9SIm/jadmcc8YRFzi2ynbQQLZuZi7exyKrI+5vuITWeCSoI0jT+q/Aye08C0euR/7v//4/amsFOGIY",
-	"hch8fCc4JcfdAw+SUptcqE2HW63laRQTbWiuJgVS+uncOUzrOMeVm+keJbDkYrvbmmw4ZCFehYnZUtJx",
-	"SwW8LcCmZkb/pARrTc+gK1qals/8Uvrzwii4P5qft3aaDCsmBVIvkydQHEvSvPrhnBwdHb307NVuYEiJ",
-	"ugc3XVNWEyydUyOa1AEsjcXeRTXqGmx4xWAjmrG2El01XO+bj9Gm1LvDYx/DJJfxHVvb/0ys7P3hfXu/",
-	"Dj8czlhjgyd1cu4vD1AkNmLVEjiQRiCiJzCJkCfJ6i37rxcp+KlZJrSxvxoR2HtqmrLHIynbZA2qlGSP",
-	"sATd7Yg+DuDQKUNAnQPHFmj0Gm9vwsP3N6ODd68+zN7+ejZ7++ps9vb8+PjtzcU9sZzXeW7vjcEnhlVF",
-	"s3PivjEn7g0kVNV7GztXbmNX7v5UZ5vcT2leFVlxxFwTJogj6YBDeYQL4xQA+1mirDcuOOthuR6VPg8u",
-	"3187zOFredwCMhN5EnnKdFZOoyPtOgQYqpXzZInMfG4kY4kyHdOv9BWVDnFiKqhOK10gHOF0ooEWXEYN",
-	"nz8lhchaQrXVFGjeCsZTZJennMSRdpQqwfghWKQ+N7lGK6AXauk5cMFX0an5/PP41OSXxWRYCDbfzERF",
-	"kFkjNI5U/5SR8eLg6Jd76dfv8+RWT8HjYDDU87t9L7IxcYyNdXb1UiNvYzq3nZG3pZHn7Tj1/gCcevc8",
-	"1TQLx5vToEhCpT2NnhGpIo0wZAr6eGdR76A3nopzT6rDRJPyDsWUo68Vi8O1xYFF5aHrWJVz9AYafmQO",
-	"j03uWosel4gYdm77zm1f2BO7ZM/lznS1vDWAqv2+mjd7HQmmtREVAR0Og+pF16nOFzdZaBF6cQkbZj43",
-	"EIKmfifn8W85IzRMhYSa2IJwo6l8XXg1o7eM12bmnIOB98gERviRzfyZgyclMOJstiMveiCzamdQra/O",
-	"gYOwwHeEyOcFe+M3kV9q0nsew7C6NG0/ZjEffmM788oMeidmdoZVsRt2JtXmJhWKUOny3QKKRcqKWwAj",
-	"HIopNrjINCOAu9oy5W0+10+0TQp6yhIQB3IcT5dbTJcO1e7DG0269S9jN+mPr8eBLVL+HZby+nncibud",
-	"VfV4YaooKswnkolCxn47thSUd7QthupDlDbP2GAsxC2RLExZVpQ3m0pFzzBDMoCAR59VsmwZL5zq4aXt",
-	"4KNaZuVvrQ+8A95sLPhOTn3T1c3VU+TsjJ2JBiZavoGFdo0gXFq24Ewq6WLESTwCkm0UKx1yKWKeLX2a",
-	"Zj4P9D/6eZoAS5ebWqJ/k/syS+Mpc8VifS3a9RJh9BhWXPkzXwh0ZicNd0XTTxDawm1T4hmcOgfsW7HD",
-	"RJ5tWnylny5XVNXVTJHmYqGPt1C7o1zZEWt9RoEVUP12K5U1BAtrlpXJXOohb1IiowdcKY95oHIY7Ihb",
-	"CvPHq21Qy7RIi2gLrzYpaPhjsQUu4b55Yl5ALWegqGVZLrzq0vZkONuku+vdvdOau9Cule3fepr70qiu",
-	"ZaZfDh/S1AjB+t86l3kU3zHe0uW3Ngk8ExlNSMKkrGEMFjMmIWPa4JEC9KxB+C3rx3rkZERfSpWSDmma",
-	"xkz6XNyZYJOlLNZYJKZ62k20RoY/6UJ/FNjORW+R0ThlPtdoHM2gLOuDUxK4GqEA/NBp54CY0iE3rFT8",
-	"KwFbF+M35qmOz99ZAJAoZz1y2D0wtH6ETabZHDBxO+Qq58A4ApaJDu+q9iCtAP5qTRWPSEG4KJVKx5Jg",
-	"gTBCcxg5uQ3LH6SZ665CkjmUmW/El9yD69YsjVmk1ggHGGdSg9whdaJqDAva05zvwa0AmiqQakFvAVQa",
-	"UFeW3gcsMYOeMledJhXywNd3LJ3bE+WYF+pU57KSBP7hmkQiSWgqIbLnWiMVE2FrPVrcZNzv5sIdpeCs",
-	"Dv4FWek4gl06EEM7o+oBjKqtF3yjjGdzyCY0ApoycArUGW1OhZTxIJnDqWvtTKpdrvNjW3CXdA5gFKBW",
-	"jFnxlRUsbhi+6ITybrsQBlQlGNiVZsSGNE8yEhQiBLBgksiJcgAs3Pn138gwThgCPRwfvOh6Pj+/evMD",
-	"AX45xiMJUOlTqoQDm4Dy7pHgHLVF+1Us0agTvEdoltFwPGE8O/W5alVJvO90D9tYVmcHi9V1+q/Yc42I",
-	"H8q7oEPOQEGg2RRzMqG/ipTkgBZnKZaNiN+ThH3EHerzZnBw2DnpBuTD9SuPBAeHJwCm/rd3r1odckZC",
-	"BkwlNCMyo6lpLfgu8EjwP9T/aSNPwv8Cw26aMoSvx6f2AmVeKdMH7C05TRmN5JixzF7N0QhMXphdtaXy",
-	"hAICS5u8wlVR5hAKR5KKmYdgeoEts/EK7eG5msMr6R1PP4//QGXqmenwqjrTc/CBOqorAaJTfId8x0HP",
-	"UBxrI2qPDPLkFjYG1Jpid3skZWE8jRnXORyexvfz7EJ4aPwThxvbjKxcValtb0q4yFip8tMYmZUqTMDv",
-	"KW0hANrRrWk2kvuH3WrMytcfpyLdNLrmKNM9CzpTewwfLdhW7lCglxZSG5eu7imhA6nWUz2lJsx0ORRJ",
-	"PlkOT6PBTUqAKDyfKLGpKbR/WQQ7WR+9y9jHbD+Ud6fAgiJZ9l2eDdsvqvan7uRiHK/S+8LwbDzV8fJT",
-	"n5+ceM+9kpXnVWzEhX8fPO8cdz0lsA69OnMWmn3mvfT2vnvFaCK9SP3fUhOLf0HJ5/3t3SvvYGmrDYgu",
-	"LLKelwSEM5HLe66n7OTEWzzMJyd4gM/CCSPXYzFVn17ZY9Pas7rWntW01igbyNXNV2v+Gu1XMW9rlNui",
-	"Gg4cbUc+U9k1qteR9UhDK794fNguxAwYEDVwQzvL/ZsIhqLqsrYhlWqn7wA/Vtve65m/lciQdMJ00ArA",
-	"0H58XWRC1PKIBx5WF2xim/hcxiOOtNrWyDXkzYkYxRzh5InR1lSOB4KmEdFLRZpcuEzkQLbKolaHIACg",
-	"zw03t1kxS8/dqadc1jP45ZmXq1WShp11F5n49uTbWd1OQEZ9iccN3ERr8uPB22X5byAFdTZXm/FoKmK+",
-	"cSqFfZ40Cw64SsxBXzjYTDXSNIllsocLErQ65BrS0qTPiwuTRT4fsLg1mL3hx1mWIPEzfuO1HdFnZxHU",
-	"BsDNDJCM3gLgUWG3sjuG312Mg28SyS7P+/dqviqBsSiW6nBVMTgYh78am1J3o/cvJ6je0R1ouJH2jiZA",
-	"U2cjjhq9o5ooNaxSH+eej/o5z+LEfFe/vnJQeZo0epZyDjaByze3b07JdrHvylpvVxtm9/BOqewyCIoM",
-	"WOYIDqM/FsXkLq2AI3NLLNXThJIPV28w0JqykMWLCHcojkgzwP8IevC7GjJEUDN6y6QNUInU53Aj3oOr",
-	"7Dk81/KINpjh7oqR64zySNnDWg5IIqcsjIdamBdGdYDyK9CmPIuApMjzObI4BbOxZGE/sAkCAyrZs2Nl",
-	"uh8dkpTySEzIYA5k1kB5HBHGw3Q+zcDYvuBqmFEOSbzwvpoLDRjgc4eDFy/7HUZfTKvAIdIoSpVhE0sy",
-	"zQdJHAJ+NwnyNHFJXvEnaFN9Jzj1OZhCLDIqM9MNFpnFrVPlY0QMth+kihYswWrMiRBTZClJmcPzLTrk",
-	"DLW7zw+6jtKHHBJDIQOdpGUKamsTLB4rpfTLhoHPayyD0zpkuyXJABU10HiEO33YtK5K31yhfXJ1rSw3",
-	"fl61GhYyAdZbA/fS81t0/77a+KGrKd1VMsMrT6Ydc8Xw+rPbXY1eAyXU2+FP//0yffHjT//4Lb2Z/frh",
-	"8tWLizeX/7wQh2/oG3o9uz26un0ZvX0WXorvGk9qtd1/m6ADsM5sM+LDK/KJdJ1cE90FyGVQ4nyXvbAr",
-	"o9i2lrWqpL4y08+JAkBD+2ESh7fg2sIZkzWKBgm/1SkDmyiWhlGBEoA+aiOTOClXhznNBx3yM2AhKfvr",
-	"PTwMd+yJshgjq921saF5yX0uhkSKSZH3CA9hAFangmKLZ2HIpGyfC56lImmfqXbafwn05bU8JSIbs3QW",
-	"S6asS/MqF1yTsYCZh4MkkWBYeqEHayGNO+QyZcMkHo11aoJ6CIgK9QrV2SQ3ag7O1RTYlxdjEMeLU26f",
-	"tlZqRZLVDvmvxe+rJBu+q1+FN82Ln7z6ht+ybCyiezRsXlzWMO6F7dvV7y02+5Z+bJ8hicXGLb6lH89Q",
-	"wN1fP1TET6U+6/3VNeST4JIORbriqDjyBv4c81G9mFH7tyxYQpFKS/DftrvlX/Za82Y+Va+caYVDdXVt",
-	"adi/ePr9iVn0fzVUZxte4/3lzcX7d9fqkQn92AaykAVa8EK6FTLt0zKn8ZwmSeHDmTMIDbFUA2hjkYfS",
-	"6FOmHL5snIp8NK4iOXWIGhbjmbYVe/qAN02rExEx7UowmcE/CSXfM5o6Hswtm5MJnSv/SjmfkFxyswws",
-	"DlKv6HAYJ7GS1FAiG2tuYHCaqn3ckyVYOqj1VyJoUaTBXujHUaBaAT/TSMlA3oX94ucQlJn1Vq2P7fMA",
-	"f+rPYh6JWT+icxmQJrJyqR/2lPwdsiyeMEyiucoTJnuQJFQZVOFyDvMkmZPfcprEw5hF4N02wQwDk461",
-	"lKeZ0ZhjIjAXvI3Z7DCBkIF0RoztXIHiMgnhx8pVNO46KEN7VUWaAWjMTigiFpBAvdc3zQWALONzgi+K",
-	"aTtRXi4JZA7HvUcAC1nTek6YlMq7PCVcEJhPl0ULenrhbpVmQKMIMgJo0gd+aPVbX/3WI8raD1rY6wHg",
-	"eZuNpencVa8WGigs/MAjlExiCVunmIjuEWQQ6YcK3YSPqVFqYlw1s4RoRd2G/kLPYVwS7gZv2bxl9ZaN",
-	"EnAoebDDJlTii8YDHZq0LlcHw2oNWCL4SJJMwFzpbxMl63qFsENVaUMt5j5UGwxa/w/mJT3fIWeWRwCC",
-	"IjB5jtmgRqBPQ8qkSO5Y5ASXKmYEruowlyaV77h75DSoM8vw4YIgAND6dUOYIQUpgfCNoMRu4G4aouUo",
-	"phaKPCv1vClZesdSCUlzSQvY6jqYHngXh4wMY5ZE4GcyQ1rHyAe1oGcjyPwYMWEewt/THOZvmoqPc2Pt",
-	"qNm75coNGggMnhFYsPY0hZQkMmRKPEGJqV0XLtIJVSd7kGfgUNkDoUkIIalRNaiGDtRZareoXqj2Q52w",
-	"qYWQ3jxYwHKm+Sp0k1rUw2X6XSzjTKSkeXFJ/ocz0pYprVVPmf7DlGqGirHIDRaKLJorhCaIs/8QzJEj",
-	"/yFv8ayT//j8P+12G/6/euC42yX/qUg7XFAMUQTEfcxw41WEI3DdTWkqGRIfq3kgdCBFkmcQ/muVWnkn",
-	"VAOOEgG2CKC4qLQLoQE+IiIljgwtt3ZVkqAO+YQ68jUqhzAlu2VdU2Z4ZaEcCj6MRznatAFpwh+BsljY",
-	"0jFh9adt8Ui1uJno0q8cQCfKAp00y+JfN3+CHQa7mhgjiQxpjO+kLEvnWhbT8FYMh/DeCuP8vlFC+Nld",
-	"NSdCIsdiWgqQTNM4jPnof9Lh8Lvbo48vfztMsGRkdN9XcaVYWnmds1kRmhHpaL+xOWy+mg0bwXhasAz9",
-	"bWy9LvaD621VVVOnwmgpAgkBIeNG0BioJIyEVyNBr9g0ZdjNdYa+++gnrwF4vWtegWc+eY3rnEu8QF/1",
-	"tH4K/Q8TPWm/MQ7+aifEPK/r5MttXLEJmmKbt1O8stDWBkNx2ynG9LgxNx1sukfoTb95rwicfrcciDvY",
-	"qLv89pUWcBsH4/TXnjImp5+/X2iumNmlEbpP3u8mxP0Tmy9G467gnLseVKhF9WbuMYazaGJAEdsYEPvj",
-	"usvbBAO9RklRNrwGncb9Wzbvm5SYvhXclcCh+cjvQBerltaK1ooqbayLOJoFgXhjPF0IN5bfB+tCS9zG",
-	"mPIoQaraSjwyYTR6vHCkav3bjka+YTTaBSN3wcg1wUg4KN9ULLIaPjQKpCZEqLxadJZu2ZxIlrAwk+Qv",
-	"f0EHH+JFf/mLeki7cD4PSuM0wsCDvAdTE4gJIJjmHUvt8zUD/HxAhkJLpMHcBh+Uuw6JrrLl+bzoiBvz",
-	"xJ5gs5CUg/FJ9OAMooSNOB2A73ytxI0ThGwujzzC/TpE3vbVVgpzmYkJS/vg2sF7MgPH2PxC4gjjjUoS",
-	"EcmyLIF0XIg8vueEkgDnsV+44TbBxKlUaxFq5CRGvNSWVRP3l79MU6G8ArV6f/lLz5HUEKzQEjdwntIR",
-	"PMQagXYcyas66BV/GMRaFJfHimWN6in1EQiyQfK+co7pHNJkVMNOQGSx8y4kBoQ0DrtdaBadHmnW3VOf",
-	"oIkUOie2mEQdYcUJdFrW2Ua4ad1gN74qdVEtjmdPwkunRAocNjWwcuq75oK0GUAUUeRZR19zKl91mrBM",
-	"rZiSK4KztoBYB7wsPRLE/E7EIevoP/UhNMsi/YZqXuYDeyol1O1KqnYPTZLqomDOnllDnN5iE+np7WtF",
-	"Xmyi0ryr2a3OljTtR3HKwiyZn4IZqhZN9bB20xkuPBNj7OqVsLueJimj0ZzQjAQgXPHsI4CNzAB0zp7C",
-	"LgQOz827uqzUUrASnbBBMqE31TlUKGb6yR5ZrDcLSDOXOQT5JB0CkXs84iKF4D8xsTI4zbJHAu1VB57u",
-	"rQfMrXcsVatrouOOvCttIHNhkAg+Uh9Sv92y+Z50Q7wVUaEMMCFuWUTyqbbB8LQmCexIs3qCJ/PF6Lwb",
-	"edch93vF2xdi2YRKE43UcQWRZ8zeCw1ENAdUnAhVR6K6Dv1Q3ZKkScnhx4/FxkVSNz0fZEaxiqHlEfYx",
-	"ZNMMBTQFTtjSviY0impF1pahTiO+1eZz53951NNuQhtcVLanuIvh+gwFyrJWO0uaKmSps0XcAHvtWw9z",
-	"CnTTB27I8+zyAhWk0ligKBd15P1DmzpcCepuMVqJCElzLclpEd9a1Ag4/uNud0U8U33lc8KZZikbvcbR",
-	"b4ftl7f/PfvbweTF3wdXXfrP5+E/RoCvUyxxo9fIlZQ9fn5w0PAay6BxNo5Aqv5/oQAkfnp5/BEW0CyP",
-	"p3VEBDace3/mnNFd0HEXdHz8oOMufrgyfghytCnjEW/n09Yufpg9QLywTpetDRcmqJrqo4VH94sWpmyY",
-	"c4gXbubUL/rynrV7OuQKmauNA5Y4iRE5Vy56UKanDiwaYsm61QhLAXauQGVqockfhGN1+gY0vEXz7WdM",
-	"FjAv9Msgk0CrNBbQmYnJrIEnTGoDj1h0apKhAcANsDY9U3vhc4NSmbBhRnJuXmrpkOIQbqCRRyimCXKQ",
-	"lFEkUxblIUZHp6mYihQKXJpqT4yUXx2ig5cKaJiMaTIkdEbnmKnwb5YK5H3CBCJDEa4pMs1sx9L+jh1E",
-	"bxm6J4Y+p9y6UeXntI84pnzErJdMmoExBOVtPJ2yCEpJMpP3sCfVjFMpuCUIhSCsLuuxKUi6A2CaWw8X",
-	"ZtpdSWvAuVQKUSyneca8Yi/gU+DcuA/qljpmQEHLA2hRKIJ14r5E0rmETXMO/oUYIgGUPvBWHBA8tqQp",
-	"GSMBCF/1QtDqgQ+uDldfN6lcu9zRRoHn84CLrI+ZBB7gOCm10c+E6CeqmwF48hpTEb60rR9SPkfLvQ9c",
-	"H5uAZvZCStyZL7+wcITciikDQ6v37Rbv2jIm5/9t/zp6JDrRyMPIFJ5l5UHMWWa3dNlTeVvkgkxoopaa",
-	"RaSkWHQUsUNef5xCJMIKO/wm+DWbOkEQW8JkLR2HhF/KPtA/RJ5ajIoxlWTAGCcyl1MGZzcgzUD/3Ld/",
-	"1bV+dfBcAirBYlk0Yb93rL53rc649UIxLasijl1/60of28/LD8FWPsejMgVCjdQ0Ve610oa8f3D52z8P",
-	"2Zvb6GL21/x5/HFzjwl7+IV8JvPx5V6TXgb4hM7a0NIYhb8R1jOq1VMm9BnY5Wx8te6TOsr38J3Ua/dy",
-	"nNSL10aqbFwzpd7aum5KvfSUfpb63qM5WWs8LDzZhZGsrLCNHaylftWXcWnq1UXDa8xEGsFxNAJ8nZ9j",
-	"rjuWV2IdHN7P24H5fSBf5xovPWQcMRNT9/mif4N2cVxApWM72kamhau0Jy3apUj7kAIMLSijH4nyfa5T",
-	"eBccph6hRLJQ8AjveazpjWnCwNpfBOlfkiDKUWGxvtPhwOfNLGXK00EUVu0qmO0J9DyQfGHnZELnxOBi",
-	"Fd/qEc5i97k9CUOUPh8kIrzFa1tIm79jNIEINNpy0Dq6T+CRGIJWx5dS783SOMsYJzqdOaIZHVDVjWIw",
-	"HlYN6Or9MQtvSZrzItWFz236uW4NFvBvdiN5lupHDT7VtflV25/kHJgbuMhY1Or5/KCzyjhHTH5rTiO8",
-	"YECa9q7cra5RHgxL4RaHBFAskX3kGg02iydMZnQyNRZpLMmIcWV+sajl88NOmWthRScWbXqTOe2B3+kR",
-	"zkYUnhApmaVw4TCfstYp9mwbc785UZOfjSknB93/5+Cw5fOjDglECAihUV+9Zlrg5OL6PXnxrHuARFLO",
-	"5gfWoaMu0TU5yqa1z8LeF8OhZJmHZQjQzZTRRG0UhsBKKXZCtwEbsujaCUFBI00u0zDP8pS1fH7c0XdI",
-	"UXFJB1tQDHsEWfw8MqVRlDCPJGwiuPwtZ+zfc884XIwpIRLmaTL3yCClMc9SBi/NpzTxCI3mjHtE/pbT",
-	"lHlEjsU0Hs49Zf/1QWh4ZCTEKGH9aULnHplQnqv34OQEPj9xetg3t8Tx4qZTnu+BshUPT06gbzTMWCoD",
-	"nz/rkCCJ7xjcCxavDYRIGFVC4nmHHB8eKqdX5tOpSDMW9S3TSa9gPSF///vfTS2IfVIvV/Dh+pXygl9/",
-	"uELQ6L+9exWcmtQE3FjqkRagE2dZGg9yjJjAMeSiT4s/Bi2sulp11Va6rFP+r76n6WCqv715NQUxpxBo",
-	"qtywQi1F5ZK1LIlBFbSgN1iogLntxOmt634p8VLkdfDKLV6zdCdcFAxB9kJZEttPrqKyXvblAF7Wb15E",
-	"haDIBMKFucGsarfKtQwL64XVcz0CeAnVLAmkLcF78SJQZi6IijvjilTxeeDMZ7lAzznclY/pCLbOe9e/",
-	"G7o/7UqZh3yOV8tW8UHCI9IEmy/Y7MVYQp4J4pybjrHIlMt5PtdhmB6p6Tb7OIWwjVdXEWVLgrBAp2pd",
-	"hJSbSkufQ55+h5zpMFr9rOp8CWNiFamPrK1r2nRwzCx3jwRTlirhruv+ANQ9gJwcwesXtGTPwok4hTlQ",
-	"giHmo365weLvumkEcEnn5XY65BJf66m21Ebuj2ky7NMZnfeHqZj0lbJqlrTR//f/Yk7nvtJDraBDflBf",
-	"6JFA/TWoguNrdFH1MZ8bIfbAsUKQXy1vQYL53PxQCiWqxw/UX+sNNvXzS68SECrN2p4kceTzmBNd+Bmx",
-	"jMaJ7Kgf1R5q1cYnSfP44Kildm6tkCfN48PD1mIQkzRPut3W5qHMxw7Nmaad0NyayN0Xis+9VN97Zda4",
-	"EpZT9nCMFjQiQmm7HLpjayfLwTuI9a0M3S2VKuUisR/g1WWawA0+oUuzIhR4jd7t/SvFSsRHxy+73Rqq",
-	"ohW5FQ8bNlSj+UJBQ/z08pDhtXGdHLepUKsiVft2QU3hXRZdUN1kTCOilRT6VO6iO/Xeu2DjLtj4WMHG",
-	"l5u9tTVX1NJg4+Gm49MhG4z+faVhSp0IsiQi82cNWNapyC8SmzSwWBFTbncaM7n/u/7vOcLrS6ZzNLZC",
-	"HX1l21gBO/rfOct1wob5ZoF9KXjIPJP7ztkMQEqiPAHOYJplbDJ1YAvQmtCjwbIH6nMNYZri/b9SJnFm",
-	"TZiIWcNWtjYBud4MyvIKZkyD45lpWKzVOtwSKfE3NVcVoESYv6iEsE2JZkWsQ080s4Yga/iPBeTAZzcH",
-	"XQdMUaMH9CfK7Dnw8IwY7EEzpv4ADKpGPpVZyugEvRJn0H1Dj3iiDCdbONDogf5XO6Qe2bHcGYPd1tco",
-	"ixio1nQptSCN6sGX3UOvEct+phQIftBDjms9BQ5LpBMMXN6NguqRcbhd8BrFxmv0GhM56neHR+FL+pwd",
-	"HkQvjgfPhi/ZCT0ID6OjwTE7GT7r3gdp0WymdRiL5ix5BDfNDkjxG8TFhiowWpGrXy8e4sJw9n83/3kR",
-	"fULVk7CM1WFfT4RBubZkABac1M5fIkanNkoG4foYqpgh5yHOHhAL+RV0tA4LeV2xLw5ld96/xfOOa//1",
-	"Y6B69bQmJSqPpkbwcuCFNzLwOnVUSmsP4rY0JBb4oWTLGVgRa8cdH3QfBAEbDZsFyOtGSd5ZMLHjgy75",
-	"EQvCLRy2NpkMHnZBs/0wBCPPbw4OnhaqelOQ6p0g/RYNp7GYfQtidDt//rU1ptCfp1k4roGE1Un8QZ4m",
-	"gUcMRQhpLnCAaGQvjwROC3gbr+VO0CEoE02ERCpx7nPtdJEiYkGagjMyYFBcYbxaQnVB7kTAJSvjkSzM",
-	"Ov1Yj1hXlAhOoN7X8zlLJNNBmdYpgf5AJ0Q6Ypkks/GcxBmEoC0aajNlobgDIAjMYVK+qCWg/r//+//s",
-	"6weAtfihYg0fQKA+JG0GTn6FOYMjOKL2IKxKKvEl3F8a4yAe7h5jcThR3XiixQF9SZaJb0ererrWZ+en",
-	"7AgeNlfLqFq+KY6H1TGN/UIBriR7NK/sSVdl6nwTN5nRI5zNLOujB6mFAN9OM0IhDdIjjIZj1Gmgyn1u",
-	"FanSqviM2QOWUF+JqR7hQnsZHoFcFczaaHnEhJhtLB8TeQ7IT/H3UDmosaKx0YGI5psxUkKyXpinUqQm",
-	"ExCuQ4I1jJOvinldsJKqTmcydyfVJNHhwJex8Ovw8T2Dv5jZoo7Uut7AEseasA2MrmU9cuLo28p+9SaU",
-	"SkOH1hiR57AYjQ2e1Bfev3y2AZCyLI2rBsAZOel2IXVJ2XwaYb6W53OjG5OKYfAkNybeBt05WejOweGa",
-	"7tR14LB7XOoAWGZLb2zKk3HfG5uDz72xKXfD3tgUw6i5szmh4fHLLjuhL58fHT8/OXl5chCFg+j5yfBg",
-	"OHhOu7AfJwxtROgOShfsymdc6KzjO31vJLEYOgd8Zz59ixzavEahw+3ELkBRBCg2N6K0V759gkM1ILIq",
-	"wQEcTa9IamAFFaUxxJxFRSpVGfOQkQD+JyBNgLqDP7lPY6q4Fp6nhruBpozcsqk17FoandLuFrixIlEc",
-	"6fIIkIkeiXmY5BBbyeD5OPO5CWOMY4DUQ4+2Q65Rw5ImhDaUnA5aTj43zCkgQOjCr7GYkQnlczJjKTPX",
-	"0ve8MkPDDicDkvM1olipXiaoT82AjtXZefePmIg8o6NKxOQaOkc5wR/JgI1oKdIAva/oqxdGX22vSPTA",
-	"NouhPETmyc2MJXdmIetCKOalg8NP9x7OKpX4V7OhHIPX3Vs73bgLLWyXKgFJVBC9pYWO1WHcbzbGABFH",
-	"1jb0tY+iJM8wuw8+4RU3kZYItkN+ECk5PAbmIKVyaqOhQUurVavlNFawz7MZ1lZRpRikV5QgFN91ONjY",
-	"XSxy9WXmESk0fo9OIwwpJ3IWZzoIAiRRwE8FNSScPWAWIUy8lodIrfv5N8+4mhVRfqX/+OeJg1sa5cN/",
-	"ZgeTfx7918d33dsXg99e/nw8/3v4t7vn9M3J9OqZvOnmrw+GPx6OL45W0SgXI3tRjpn/QeLq9yZWdrb3",
-	"jlx55zyao14TQ98zaTLfrKLDUNOjOoFEglwo/L6giIYFFka5SMlJQAVpp7FHJjRi7XwKgBPGa1Sv7kmf",
-	"yzGdahztOJIEcecDwM3WYbQAEKc90IMsIkl8yyr6skN+BgxkqEbNM2AyNFDebpzh4XTcDZPZQ95dG4QV",
-	"N9Cr51yD2xRX124cEip8TQRyezl9s3EV3kN4XnZIy30vJ2j9EIn1pempS6lHBf41Z9QDLMourX7nY35u",
-	"On7Bz/vVa1q5j5g0+79rK17n4W+nYS/NuysU7CXoy3Ll+zV8e8HQIWOWMsR4CvCR9rXxDA2xD4kluWMp",
-	"cmQbXxEQX01VvW7U2NYWD4lkImEp5SHTsVTIH6NkQAH21HDCWl/UJQ3B8uYKV0yHvLZczpTPzajOLi+I",
-	"wdcAiuYwZNOMRR2itCayiPXIAXkbf6/xEKAZ8h/yejhkYbaAhrCSDeY/5H2ZC6anqzFtGXfBeKxfJxOW",
-	"UaWOTi1HTQ3dC7l26GKI6QLGrw2aJACYIe8MnpsOIgSsIKMpMdUAsGj5QwZ2pbb/zoN7cqNhnCJliI69",
-	"a+oc22dcUPgTAomY+S4jBnv2Txp12Chc1fsFZOu9EihZ0+IT75fgqVvwMZ+/1YMANnqmzEk712a9JFww",
-	"eND7EoePZ9mc3RmMM8mSYavn8zKtlKdppmpopBwsOKlsWgB2B/p6tFUdepcOOePaSFanz+cWEcqSwJtj",
-	"gnpZmblqh6dzg9/MIt0AIqBpwLtpAVnUA+RDrdEZYrXxbAGEGijW9Rk97HYdKJTA3rZwkRGsrDXP4qNI",
-	"0KP5rJGev2Coig1NUUSycSry0bj4zXHKlM8+pdnYKXN1cc2dV30OPznvNhfhFDwDeqQWzCN2MIswHNjV",
-	"6jbxOdLEuIcSZxgotSqNQPjMVG4nUthqqTrKOvVUoNcb0nbjyDCTYwzwnywVGm7ZID8AZpJqvUlJlsaA",
-	"YIedklmcJCV6LDWzrQ45UyKWsxlNSDMYxEkS81Hf4IgH7ibvh/MwYUHL4VG3YEGwHFM6l7ClSorH587J",
-	"hJwbcmYlDqKQWwocRwA1jaQhDnE4pxP8GKBtWQ3kkZwjSbw5aJ6By9BQGa3yps158aXAhUZXwzZBTgfS",
-	"vGDFQciWGJgGlRByIN1TI5TKoPJaZKMYUtNhIPqsqFMKUQu5ohEoAcc/RgZUu1kWZuoYKT05QUQf2Ssg",
-	"dqqaXCtyJY/eWlSfpQ/5fMEUIIVKj8EbBqRN8Lithm9apL6W+tBCE2VqIcxi02BHxfMmMS0UnCMFmQVI",
-	"K5DYuKiaHJJlAJBkQIR0YyCRDHMSLq9GJuqQ4+5xjwTanHLI5tWSnnS7KCOt5LNAQgbkXp2bzBGwul4S",
-	"pCaCf9U4+Ngt7Wtt7dpviEcD3wD75qmhcPTAzjC8W/Ub0eQyphlpWtXkae42EKUGjMD++sUjs0/k730p",
-	"3w2dEntMayFHWHzHFjyIOw29UfHaljhrxqeztn7ZVxvoIzChH9uDeab25kH3+MXJ82deI6Uzu3fX8KFu",
-	"ifVh0MDk/u80umNpFkuWXkSf9idsMtD7rTaP+IzPCT5jIo+2rU59Kq35+a1u+RGPIX5iXQ6dcvn0MHeB",
-	"m2/w7kPtD0KLfQvendmb5kxj/FrZal9Dxlz5ALzLJyyNQwcTsFkIgRaJI5sdrjyOIjnclRSNqnp1461q",
-	"jBDkjXn27LjhNSYxjyf5pNE7wJHjT2wEYmlpNKd6uyB4ModUKvj7KKXKAQjgX8rFvUFfRE2kssal4ORX",
-	"EXNp2Yng0kJZqdrwpZnPgemwQ64EeGW6MY8E8En4D06TOdLraC+hNqHsLIoqku6RrBxs/BxiApuZOQcP",
-	"/O3NZOtOtNaK1k0w5LbGj/v2gugXcM4JNbbIYE6Qs/QrkeDKVouoHA8ETaOVRV32KawLALYnfbfbjrkN",
-	"w0JoEPrU138y1O+tnolfIcE7IHaOaZp5Ns5gwdXiFIiOY86kxJiQ9AzmNj6UxFz9zaHP7RBDjGd4hk2f",
-	"YsiZQnZuSZpH3cMWBIWKke8nYhTzAGU7jM/Qvjsh5j1Jzq+vfkDsXI/MxrG+uw5pkkifS7hwkST4e1s9",
-	"14Z9VivEX5nvXtIRW2Kort7n5RY+eY2j7gYYjld6Eu5zcG/Yx+w+xxA7WGXjLB2y0vZyTlbxt9qDteY0",
-	"NaY4uZ9/Sjb0eYrdRKVkmXJ51P9+WnmsVCd12HUYJ0x6RAmaKELuRNx96Z1hCYGtCVtf/TTRtf7/8+47",
-	"DMDoGxodgdHRUM5mPh/kcQJh0yHLwjFiFQgeslO0VyZ0TgZq08NveLYjirzoKdNDttgCF8P2O8FZ+y3N",
-	"wvHqDX6mZmBdUWNAp9POrxKxGNR/h1IGp3D9hKj/yi5UnT/uHi8zGfV3ltuKJrUA6CA2qh28GKpRwiA3",
-	"qQvM2MdsP5SybOYsfBaf+5XeUZyC1Y/XGj5qo1TMnnO1cu1zwbNUJOvsHnjYPPvJa7y+oWsRfeEZ6M9R",
-	"HQ7YOwEkLnCD+eW6tqWZtLlQ2pMERwsnQmbzhBE5ZqXstTXSiiPE0ZrwSkWQgFpaKj+uM5pmEo6q0c1A",
-	"6BDzHqEE3rU6cABcGCbla5CKmURzhhI5FmnWTuI7FgFvgVbfqBK18talq0fdQxNvx+ZBIDUDrT9bXoGM",
-	"KjiGr8/fXJBcMtkh73nIfK7TwWKOz5qeAMwJ3Okssx9IM/hrlk3f82QO0Ww6Yddxxr57Qz/Cv9VKssDn",
-	"4IUF359dv+5/uHoDVEGQLXtKnuvaJLWGI6GUe8kIWC3J3sBSVKSA1roVSBrBs5jnDPFg3JmqnIw3okAM",
-	"XzzlzgQP9Q0Yptfidfl2wq5xzbK2MXLrvrZk3ckg5ro+i5nNtbCLnHuJ7br16d52yMqjex2PgCxL79R7",
-	"mBarD+sGdkWid0s9e/Wze9gUiRiJPFtO5/aaRyVrlTQBH0HZoMiIcidu8Z4uImHCaIpP4zKjdaEkUMnw",
-	"1caJsmZ9Dk2dmioE5RIpzajLEOz9tbnPbh53j1rrDpQa0KbRi4/t2WzWBiaSPE0YD0WkExU3Cing135A",
-	"GXuPOxvQ2uNskmypr69R3Im8Cu226kCe4/osisJ7HK9NvIm/3rx9YxyJjYITpRcOtn3hS3oea7PmlOxQ",
-	"+1vfOnwNfgmbiP1BPl8uO67YVKAlcfyy0+2SD9evbAaBoQlCTz+fEtVcwYdFpUm4aC5NsvC5m3HyoyDX",
-	"r35yaqKgwVs2Bw5zIUtU8kZNW3KsPWniAB28nA9gxfIpJpoEjnwqdbTj81cMlgBGBWxvEOdtBhN6y0ia",
-	"86B1SlgiGdAQgq9RC5U7Ed/n83UuzY0l84IrfDUXLDVZQTrBCfonx2IKYxoVWCkokx34FifjqbHGp6nD",
-	"5namYU9qQk6WKePPavV8uvTr6n2bYLXy87985pXbNFVznWl4oTL/TU2wvxrg9xx4jxWv8TzB+KCWn4vN",
-	"aLKojT5aUiX/sq965e7XdO0X25YY/AoxmXpnD5OZlAJHWqo/2WX9F4r1loX69/ncRFPsoXPlOZuIz3fa",
-	"lJQ1on9lINU59ncxm1nUJG1OI7AVCg/IZCxnPBrDvCRXWIaul88rQtKzeXxlsS14aGQ6yacPKRyvrfbb",
-	"CcjHFZB2xLXbzKZs4ixXNhlCpBl6YHcJ7HuCY83mEnlpBlXlIFs7w9WueNXNuMk39fau/xyEC7XdUjUa",
-	"1jdekejOvjIfrQx5M0nuzH1VFO1E+vYivSRJyV0s4wzAzB5Bpscjnk+XG89v6S1k6Zc3uU2qtAcuKMkJ",
-	"eyumY+xogDviBixrn2P0vw0iGXK1a81s9UtANrOynQIT3bc9rW40zs07QVI2ZGlKEy085izrETHF7Ibi",
-	"xw9XbxatbmzpIRUKzv9Onzy6PqnI8QWhq3bZpnaxlZbLXlhnhlfFsNu5oiulz2xqUsM52pnUnyV/jdf9",
-	"+Gb13b6Io3C/M2NJ0oYqhH0liuKoHQo+jEcabXKpzf1+yvjFK3KO+e4kiiVAPc1thMcRVLGUOcjq3wdU",
-	"sn6eJp9sDxDg9RizvCgy7OvnY0lMX3A3VaXY3fs4Cl+ZL39uaiqNojiDcrBL5wCXjtHqA1DMQSTCXI28",
-	"80QJnCv31KvFlVjsqbPBMMi+9Q570DSbiN21sa+rov3lrWyzwVb6ibTECV0wzYRKmQ4TMfPI5U/nr8n1",
-	"4ckzy2Hf6hGKcXwqbzWDAKBLTWicYHEZmMcdn59xncsECkmSmPfQYtFTzz7GUpcXukcE/EkmoUoqmdcr",
-	"bdjuZ3aUC6q7DhE4TGKGcABrFG7dyya7p5+n8f3e1wi0C4jEGzYgM5rd60WunJ/7vKi2QT8c0yRhfPQA",
-	"LfQnLBuLe82+DMWaWfvlPjlO5VuJrV84fopbiW3lmblCNULn8yTZRlcJm0moDe4SlqVPX6jGpZIyZZGF",
-	"gkpfXRcCqC4Tzz2/ul4wUK8HWKoLpyvorJU01/lAjf6JrhRfsTv75U0vFrdP03v8jf8093f3PCl/tkNS",
-	"UvRx1M4w2XhZ8MCg1Qa/+4046sPTfuNTAOdG/RHOjd/wiA/SVv1mIZW0P7lowOqyeviORJgHVNlYDqyB",
-	"FgiF5BzMM8EzVwothEkMpsp+SJMESmJXGMA+dyzg5UbBRYTZ149Ts/CK3ekPWP/qaesz3Q7gJ5aZ4Gax",
-	"O40/eNXkA9v4bwForLxn9VT8KS37bUXCr7Pb1eQp/3X9/h35mQ3IT2xOrlm2yk2l5JbNyYhxddIwqVdm",
-	"NM0+11P9L9XJL+2kqqFJ9of1TJUMVg7WLZvLr8AnXaOnXn80iV31Zl7TQoCCTwrGW19DGqVBy7ihVuoR",
-	"iEsp7zJJxIxc/XBOnj0/fkmaoPPUb6jz4D/7Tl+UAmwt3bjbKZfPt//ge/dPKvssRbNezagHpKtgHuTT",
-	"75XRq8OKix894wQeQHaZzueoqiforVaoQPFE6EDc4V0oHCnSpKWxIMiTkvB9vb3URryHrIE2txc4mMpZ",
-	"w0F2X7tYwENPqgVFuEr5xdJG+UjKeASg3EpyTJmYJow0r1gkQnLYOekcelgXY4G0AN4oBTpMI4mw8dNS",
-	"Jituqfa1nvj2pUjicE5uGZvKUj46NAvFMgiIM8f0VvizvbaqEURn0/iKDVnKeMhWVHc9QGbpjbmKU5+q",
-	"Sy9fMtga4X7HUnd87mzirR1M/J7EygdJYp7EnHma7Jqm4ZjEXJe6s3TrJPC1F71nlxfFUJ2db6de3tct",
-	"tNtyP1VDbMPe6siM8gjQcDu/Lt+wxaSYp8kgV7vdw8ulhFHJItJ8e3HT6pCLTCKwlnLjgFjWAOpBnVac",
-	"1RRhjYSIVm+xa6wh2k7TfE7tEf77IUt87n/dtt2+2ZNGqKQPtoVKV1VjRpNs/O8VkCYFQhay2ziIR3je",
-	"JPnrzc3lKclEHo4BG4lEbKp6zcN5LVf8X/VHH9HWwE8s2xCm/7EkNInv2INdpq5c3TfxHYPi4GkqBuxx",
-	"1vNXuS/vwrbOJVglCW4cxWFSD5pXr89evX2tjNgLnrGRMuH9RqtD3ggaqeMuuIbDNjxrqH4oh2qzONPo",
-	"2tTnAX4rICyBOnOo0ZgrcR1EancDCmIafuc3nGtL7H3nV+k3AgwBATp3Ww1Jl1u34+g7v4GlowUaIlaP",
-	"+g1dDW2+qaQTYOrBx0nRGJ3GbfXZgDQjNqR5kiGUF3Za17aKNB7FHBDE7IsRG+SjoAAOhz9iMkQ7EhMK",
-	"BdnvOUkEjTwLroHT9eHqDRlTSQI6HAaem/PhczeZRqdRqsfiJFZeVJ4mAfmu1FJLV/UBHBlmuGR5yllE",
-	"giLt0gCTQ8JLe0rTbG5SMSsJms3gkmbj7/ZXVKmhWhUcjvs1gMZ9bJ+NWEC+83mAzfYRYa8f0bkMWiaH",
-	"ZRyPxgBBCRNUMlkSU0IH45IMsnGwh0rJ5DxhUtrmX+EME0nnEstsZ7EE7ED9ToETxiSaoUjx1XQQHcks",
-	"5rJ16kx1LH2OWIg2u8LnPg9wMB15FwY9ZUjHWbNA6fWI2yeP0Gn8PZXMI7BFPgHa3Yhl5+oLF1GzBQh6",
-	"mJfVzAEmxsMLhlZAmtRMSJE0dUpSJkVyp0v+fhe3nmZM9QDL00ML/1MAG3TEslc0o03VGG6AC8DPs91V",
-	"/xhTeVagXQKAi9liH9IkaHkAThneQp+bMAKYzmYr8HnTdsfuagT4BgsKNvYw5rEcs6jVIYE6ANd3YdOZ",
-	"L4FgqS21L+MspkksESqWjpjPsYwioyNoiguD7EfiqEPOaZJIMs1V6zAdxdIAb0DgZoXqqlfVA2XKUJ8P",
-	"cw54mx5Ua/8Lbw090ul0aDqSv2hStpRNEzpnUUeJqEE+6gEZQEASMVLm41DAkZvRlMd8JEuYx2wYfyTB",
-	"v+Rd+EtwiguDAL00mam9mojRiEWntuLMzfcCBMRsrNafxFzXjYBprDbhuVPezoHbZ0mB++sbOgJs23Kl",
-	"O2kedY9bp2T073ja1uECu4KQel3g7ykLr0PeQaVkGml5YXV5zGRdkPxHlt3gSKxdtx12dalkfX2F+xl0",
-	"9bUaCZh897qmLfe4KBDf4q13Inuri8c3SPusalpp5urRbIBVuv8a7TZb9zyMsV4jWLQfAicdE55Vpn7M",
-	"R521G+Esianc7YbNdwPQD6UZOFutx9kaytj9TGNfSR8NxxqlNFaycIntr7E8lLJStpbPNc0jIHVM4pHm",
-	"M+fKoiQZZCSjcakEcRxSU9JIyYAmlIcs7ZAfDAT5RGisYNtBgIVnserj9cWPN6+v3iqL1UD8nnSPSDMw",
-	"PQ5aeoAGAjm9U2IZP4/4HTpeZpMB4FXgeKFz0gxeXZ1dvOu/ev3m7B+B0vlgRJIT2dJIwTSzvQZk7SmR",
-	"SNoBBfG6cWnUVpzBM9LnGYUUKI10qxa9QxC5X+kzp80xS9kpEama9yylmdI4uWQk2Aed/e9gibB+A1vg",
-	"EV0v4+bUOV8fppiLhYM0s/CAuaw6Y/TRB/JKbySzgHKcZ5GY8VNY5vIa29DbE7mZ7j55TF9zNdDH+ynj",
-	"JtQZwJU8XPMFexL/CU4N4l+BzW8u+Egl99VcAmbVJBzf2Er4xJ5cmn1Y+nvb5iKiYrv86fy1BwmJ2icw",
-	"d2WMRxLxqC3yCA1vEX8Dhu7mGPxclCwsBMHV4R4r605nOTbB7PdQzmsc96mAVAeL+m6wvc64gTH31OkG",
-	"MGQNX25SjBCGhGoPioKPLQVpHne7tWAGAAqiw7wb5DiuzxL87ES5J0gw+mMBhxUpLDrP5ynShR4C3mNZ",
-	"Ot1NZeerfd4jkxh4tosrVMwQgu0fuFU+C0cGAD90yo9ET6UMDcQ+0jBL5mC0rkkAAgdrwyygU6gmQiyx",
-	"AS3Q+NSpg2TApoYZq2AXWdcX7hSQicCIjdapz4+7RwZ9MJdgH0VEwyV0yFlNe0r44AwddY+qmD8Fz4Uh",
-	"nNCIKMtO+9PmGMInt7xg3kZYbHAkEcHkgjeeBk3kD5q++CjyywAVrTi+fyKBZu0YKy9WBsytqWFsEUKH",
-	"WZH42SPM5pzoXOBm4T1bRE5INzGJJi3P/Ke2NqywbJrESJpHMeMh81D1zz0CGfitRTFZBlBz8BczBnCf",
-	"6pEcPE+hA8YGqCRj6STmNDmtFW8xl5km3VktlvATRmyuEUvnZsofyBBZUTNwn/cgjHfvF90EoMc2n/54",
-	"EvGPI6+ucJtb7rJa9+JPJrEmLEvjFWkpl6mYsGzMckky9jFTYkNIyGzsOQBd4yybmrQg2c9ERhN9s1X7",
-	"SD/SVYt9yULBIxn4fDAnqcgz5hGMqetLKZrl8tRpBjGU+wamwXxrMNfUOOpImHuLwCMBlIZ7Pg8cFrk+",
-	"/pEEAM8EVxNA59ay1V1Qsn1KfhQkzXkWTxCu2YSv9Jx1yGs1GRByyQSZizz1+UTwOBMp4sLVF4j9yLK3",
-	"etY3y46ZJjTm90hWMP18kliBs1EmdnSPECoQU8bpNO6YAMxyaOF8kKAhrc7p2eWFza6CBJX/un7/rjby",
-	"rJ9Wv39ubGujRN9q755muSDdTE5ZGA91/0lTDbn1uKs2p5jodd9V+8fZ2zerVk39vt2qmR79aVdNDfmR",
-	"Vg3DvxsG+fVNronR23A5RPkhH1FNsOEuNGyqCBIC8Nzs45SFmYSbVc5mLNVgthhKh784sf6CJVDZfTNl",
-	"Yqq5pVk8QILCVACNCInYNBFz/SZz4uSQKpHQUNu7IonMdYHU4BzkpHvUIT+ItBwcP60G0AGinwR4J7Is",
-	"Wn6Fk/mI4XL4wjUye9dm+9Jojpyk6R1cGg+HcfgHjZivGcs74Eqk0fxUU+lKncqBtATFzREZ0jh5QIyL",
-	"NQaiIW14xFj5k7M935j7WhsGXwiVrehT4BkgaEj/hJMG2VA0UbMU5WG2J31+/uaCpGwUS9Ut9As1H1yT",
-	"K98QP2R4UpHdFnxd3F2eMc5iPvJKosewV3Z8/o7NSKyT0YCDN5d4LxkY7nvIjoIouiaPVKK9XfB0SpZl",
-	"kLGBX1hLwWgurnc8jDsexj83DyNiMdqTe/7mYg8Tult/QoZGmJr0bjmUls7+B0kgTYaLW5/hAHmZBzCn",
-	"Vbm5vf39RIQ0GQuZ9V50X3Rha+dp0ug19kHQ6glbBL6OgepH+afSA+xTqXO0lINaQDaZ2meT9aGeGcwx",
-	"fRbsIcYj8Pt0GAmeQxir6jd/VmOkNkUOsxg4Y5GbUQA4xCa92YKGaGVX0+iV8uQlXjPqrloXPgCAY8qj",
-	"dhJzyJvU5nOBhNJYgizm8FFMWDpiEUliiSWieoB6tzrNaRrRmoFbWj7t2+P4tYQv+Ja8AvENqWfU45p0",
-	"SZKmvnvR4VIIt7aczzv0WItdOIOIL+LQG3zcHqHTaSruqIGL+JXphENUSdipPWN9QkfnyOJvyaPYR7VN",
-	"fF7XOSV7nagshlf17a7uc8IiBDFbgLrgyKOxqBjNyXdGboXBYjvv8wwbMs/0ih24J62dgQRXcUo0bTwQ",
-	"C6rlgAt1D7A64c82bIOLvcXATzXLoWE/LE+EkVi2QzVjwfIANPigwwsemrliq0/VcmbMMRLrD4BpAcix",
-	"dcp8cQHcXJob0XJgcIsblnL40uem0E4JhDQ3hI7K+np/8eq8f3F9/eH1VVCuoSZNzLlCTnJlzKkRT0TE",
-	"KlsKwpVrjrXaDppSxdKkVFIGcaRUmqG7R63ApV8BTKjxD7WMLMlxwZP5KVzu1oxG7VBbnYDaAYWxzsH1",
-	"OTSvkTihhEHjWKrzkqfhmIKxWYWoLM0SQMZ9+uXT/x8AAP//",
+	"dkNX65QB/W1krtXw0fjRk+H4cDg+MuQUnM2jo11cOuq9nL+Rgr2merasE9eJILGRSWOil1w50Xwp00Qd",
+	"493CtZGH3EVo9tjuLlfkcPwYFkjm2ugsMtm0Mu2X86EZxhDHsZ1lvxRXHAWrbQeX+7fajywPW7rPQ9si",
+	"XL2X1yg4Gcbbxm9B3iotQcLmNE+12VDYX9uz4bw7xvGOZlqwbNs6rfGV9kVa+zbuc4XeAe1uH5h5Y9u4",
+	"bAv3OizU5reOyyr87QPzbdznyD4wpZ9RTesDe36jmTByx4jEppeYZIwmaHgg2jAydsWEVqQfczU1P8QD",
+	"woXSjCZGWsgYTYkUTJm7QipzAcxkZiStiw2J3709+0Ae0jV/eHXwcJbyh6aBIbQYk36csbnO6OyS2HYN",
+	"H9UyTQg1dGNa0EvGDXkxofmcW444S/ns0oirioHINOVJTJSmmVbIU2O1EXrJNJ8N48iwUEYT8/4sV1qu",
+	"WDa9ZJu4+uoUXlU0ZebVdSYNl5fZFEYLXVQ/0DdiGh+jZaG0VjO5Yva2NPNdyYQRmKhVN5tOrnmz+eDO",
+	"aaqY39YLKVNGBQrJ9rL5TiacgZz8ciEkUMxPPavXm3/S9TrlqEk//KtCu0bR0W8yNu9Nev/tYWHQe4hP",
+	"1UPbntUKsNMyAb2Ff9AU73V8fUROgdkrvAUVE4lZmmzjb0eqyP88e/vGW/kIFYSt1npD5MVf2UyTfvzT",
+	"l3gQEZmdi9iagYYfNms2IdXZ2I0REm6JY3tbYNccxAJCsTfbduUaxYVUaykULuJ31E/4vtbxXUq1ObTP",
+	"s0xmTcv4UoCFppCf1vYLwsQVS+WaRSQuBgbtxKA8B4bXUH1rG5F9/WGgLMJwTlP+UmiWCZriIO9r6qcp",
+	"3zn7F5SneebtsIplV3zGiOIJa1iJAcqlmVdpzTZb1a+iwuJsI0L1uTm1RhI3XCtmZiSjFVOKLphhRc42",
+	"MeXJhKBNiidojRoYzmSIW7jvEqYpT9Wo+CZGeay8F84sMPQ3+vYNKVtXjEIftFEycHRrp/ik1pa1U3Rt",
+	"x7yObdyFvj4KekV5Si9S9rNSlyGWhGp6QRUzpJKLjNHZ0oyDGJVWSqJSed185nDHZzJhsblwgDCneTGT",
+	"OCrpTzwxvE0KQsnReDw4Lj1MeALsSK0NHZYMZMmC6REBMyahc80yEsMfQzBqxt581D+qHvrgtV17ElhJ",
+	"KxTxjULB2QC64c/H9F2PyqmshN1wpblYWDGqmSTdZ/d/CTyjankhaZa8o4vqGdXsRj9c6lVaXoAG013T",
+	"6bPteuUlGDA4kobtniQhh0rLjMUTtE3RBSMzmmXcmi6sFPhAkdOz9y+IlpdM3NLRNDxjszzjejN8J1M+",
+	"a7CYnMG/VUSU3qRMwcUwo2lqJWZrIuEK7jCWHRuxZJ7R1U5HQ20dv0S9FzK74EnCxM9Hkma3rGXngSKZ",
+	"TBlJJLNSVGq4pJldRKwpMGNK5tmM2RvYGV2uZXap1nTGmgnYz+v+KfiPH16/ukfiPUFym8uMUKN8Kylg",
+	"ns6JOuqBTeFryE33LDRFJHbjPAPStGt/jKY+5EAXdHYp5/N73I9XLFmwbA/Wai1U0DEXqOnDouWrFbi1",
+	"gERDmzpSnlX5e1HviqY5OsBB4xV5mkY9VuxNggZ3OyKzqiDN9SY/fYl6ViQE5uy7+N3Bo3o3Vm8rMWOj",
+	"wGmqc9WbPB4/hQW4ZJv3YFmsT6JqgbymioCpEMitbL+8v3l1tHsGHXea6ZfoPllQsb8PlOE1uOoPlFHz",
+	"dQNLMkwLzHV98KjjZImiG0Wul3y2HDiOdS6qht9467p3uYHLUuK5KKzMg2NnlbZW6qRJT7j94TKyD0t+",
+	"PfoqisOV7UE1/TqTeEUGa1MJxdi2NOGrQXTCtk/gnZIPf9vb9q1vcnMbFf4ThJUfgARnGQP7IE3JRa6B",
+	"LaCnkqvt5FkVQ7xUY42w5+KCpVIsIHSEBkLNNVg65bVgmXeDGZEvB8WOJaRfVhvtO1P/QhwBvz0XMguc",
+	"HJdsU/ALGDyaUgc1pvHtYPyKDsYfpGA/35l4z7RRMAqfcyPpmzE18mRz1zuP8DqlM7aysWHfTFu79vn/",
+	"PDWg3cyKSwE67zfi6EIcb6R+IXOR/Hx08QbuwVy0GJHcgFpV8G+7WN/Fd3STSpp8kPIVzRY/K1fHQwie",
+	"LXohrxh58ph8z79r3tzKOL/t8R57/FHQXC9lxv9+j37UsFHYje9ksmk+tSRX4JkIxNoGFxjIqtQwbbjt",
+	"XXhxX2/WcPl7UqBrPr1km6mLJ546E+Q3euhMD/futfonu6wCswRGqNmQDSqSb/6qXxF9istnHJjF/TGq",
+	"sNGt1JmxOcsympKUi0tDojrPBEuInM8buJB5aZrYduOIrNPcaNXrYcquWEpiG1QZAwnGzi8PdIrhPiVC",
+	"/ca4thLGr0/WvPVUf0kCGWYeGPZ4J5ns1mvhiege2UHQZvtSUG0nzpKGo2+ujal93HbzdLhJvt0iX4dZ",
+	"BDv89iTXy3sjHWitI9HAuwTklojEHH0LUxd4XyGaRAr2jWDuQDCVbf/AbnSTu3ydUi729JeXt5Wi9xxy",
+	"mX3UJTRLTA/f9vUr7CujCRdMqa9jjWxuvk2Z3WqarF0U3DY5Zc6rCibJKdDC1O5+TA7G3xTXHSzdbdKZ",
+	"8zfd2/6foCfLN7xVRbhkmwfKpzzc2pdWN2nU3GnfKKIjRXwV41Zj6x2tXM1GKycBXLJNXDV1wRffzFr3",
+	"Qgv3btg6QxYfNL2VDjqbuWoU0hyJ3XxjHN17GPY3GeRr0WbCMzZryH48lUJzkTNCNYlfyQAWJNgH93v9",
+	"8z8tWYYaukO/WUAIGbvR+4flntGU/TJjrmyKWskAXNWmzMGKhZxSrTN+kcM6Dr4FXv0KT4uhw58/aQGQ",
+	"I3RGhcKQS0iN5IrQNGM02RTeBIe0QtOUZYEguMtncS7iJMfhs2nQEYSqZIxC9qA1GI+qKVmKpgxGBHnm",
+	"lu3bAZln30KpfrWk/muJr6lw35JSO/gWU3NP1PDPcHIAB3GAJ1w1sEHcybLiu5tIhNRTcJ98u4h/tfT4",
+	"qw4NqhLkGl+aaimnqXntm1bdgQTu39zWSRi7JzNbnVjOxe4wdhc3HP9F5kXLS6rIBWOiaH8UenGC2HaE",
+	"cHJYjEViz5Kla5ILzVO8daEdl++V8rluTqX5RpMVmvylRLOB1W7nRZgHDTcb/r7Ft90zeVigm583vO0U",
+	"IL9mGzjq8cezZ+YGev7xPRonfnjzLO5ELBZ5kiXTmW2w6iueGX2xFjD0Tar6VdAnXwiWvGyw5uETkLYl",
+	"XA8eX+AY4IzrhkLSjx/6l2qcod1uWAIv2BdU4Izp4amUl5y14G86/KuphTCIyQxeJ/34j1qv34p0Yw7G",
+	"GV2xM67Z71/RG/ibzfKMxUYjXWq9VhH5V5LQjRrcwpQJOby/isihEXkjq/A+oJMbaULmmj1Q5PGjp99M",
+	"89vCA3C/f9lCwWDntd+NFsYH/8cLAIDtZzgIyxCYZNtu0iuq/Et7ArgUsMnbgFu2jb1ULiBAXAkxnbd+",
+	"XykFEADeb/sM3gkg0be9C+/c8dIq7cYbqV/LhM85S5pvAMREBRD+9Yb04xKSaTwI0FHvc+l/iev2VVhS",
+	"F5OeZUVOc92adRORuMbljMSZygWAgywoF/cY0PtfJ/Pk588kuY9NuXeQrJ2rfkxsSCVAZyj5s65bgPHi",
+	"MPkbYsHqfK50dU8IDYxO9tSZ8a0zuWaZtjimHtaGpunbeW/y43aqhj4CoSP6qdIeouP81GMiX/UmP/Zq",
+	"pqzepyZ8a/sL4ob2vnxymKsoYP9oh/mp9mLUO0kSjsCoDneX+l/eBUNDIb3iccoYG+LRutEZBcIYkVgz",
+	"pacrOFsrml0qQgPQ2WOArF1kdAWOiCKN3yMOC3zbNGDWW+Sp5Sw4hPJ6FW3tRIhNXop1DnP2A2wqP2EO",
+	"ennIIaRwRNjNLM0NTXiUeQumC8UcqLAPLGx50wxqALlN27Lm37PNc0uMdqbBvBO7WVtjIKGNl2Iue1V6",
+	"gM8/tfYL39T6tDaKKdUlaOeEajbUfMXqxX6i3oqqyyahIs709B//8Z+xT+VLqdLkcQApP2pqzhnPmorn",
+	"BEVs6gVsVlRAVaGNr1ezm7bw872mC42z6cWm6yeVfSm6DNuqb1TtM1jlKNyiYLG2bLRSOUt2k1n5V2vK",
+	"bBYVBbs26x8RtZTXAtEGlyxjjft5N5LavpZulFHj8uxc0/YjUsQj1VfgjxblCxmHER1c+BIa9yonKuWz",
+	"S8u7WrhEMW8LUW9fryGrt3zv0dWjCq+8RQMOSC24nvzkcG5XXMHN0Yt6uQgeftpF+LbpqFiS0oRLg2/a",
+	"lO9oSsWsgaG/Fcyh/z9QZCWFYQ2GLF1hoxkU97ClnyLzbMWFzEguOLLvKu2babJkOnMFBStAjPZ5BCbj",
+	"DdMhGp9prrbu9XWepfT6gs4up/K6vaNT+5IiQroyAkuqiGBas8T03LU3uwwNJyrqcTHFtothdGhyTXmy",
+	"5wdbabv9A4T8axi4kZa4WLSunsftc2EtPINQLNKP7adxRGLTDadpuplm7Iplynlrdo6wQt5lUg7HHqx/",
+	"ddBRldjq21Fa6mbC2XJaXnGld/N+rtlK7ZI13PkrZBmaZXTTnaueLikXP7AssTGCDYxyZ0y3ZmvXwpeo",
+	"lzKa7PmJoqjBdv6kMjscpu3aNtc42ZSf5Hp5StPUbFcQoFueNk+mgBLcWLPm7ZqJl8/IqRSCzTRx7xZy",
+	"6UyKOV/kGUsIN/d81ngFA1Dl7tsUX4uKIdXmFfVuhgs5tD8abX/0nl6/tnieTbPGUgZdpQ62ojxtPOv1",
+	"e8nsW8o02+PiweZvLxbY2b2TabrvzGhyZf5Q+zDA9tVgN2ueMWVlqlp4ua08JxfglTIEYz8o8bWtElh9",
+	"vS3jMizIrbwbSNPlH/VayDpAdQ6HGJGMOdgGMXPR466reNTruMt33t0zTTO99/bmejnNs7R5umAmMVuS",
+	"K5YRuWYCYmLQVFfakzzjTbtR3u9uO7iWado8pJMLJdNcM/Lx/SuoQPGH5+XKOGY2D833cYFead2CXUa7",
+	"J7vxaxeMuTTlO20pXDrvmYLyNbVtK8TXYrheaTf3dlGkp5ktLWWmp86iUz8Cm3XJ1DMzg2k8LFfFtbi1",
+	"xER4hVaXARotjakyg6KbqNcouZdW7qXguvXaqvGzjnaZAkx5mlkq2Tpf//p7qllTK26Ju7XywbwNDchL",
+	"zqZJnrXYGp7RjTomimllmBC8jMVRpwndKGBHvoDZ4ZOjSgWz3XpWIlc2o33bwJ/BW37abrjTlRR6uVNg",
+	"e2Zffw1v+1Za5OkKMVnJ1Y6zvuT1rbyVtIBEtiez3WabcDZGi0LWzUZR7EadjZY06mZbiH3ngYKStlQR",
+	"SrCBxs5ciyrNF7v3Ieg/CuwdpUb8BO7EKcvumM727ooXp2bu9ubzytZ6RPjKg6KQ0e7FCd7dPXXb4c4X",
+	"2wzpn5ocJfW0NzknlJy+ekmOxuOolATXVKrJrT1up9p9FLyqVnUquMPYwMu4Wqd0Y2mSqHy2NEQaH47/",
+	"Owa5/ebR0chWxL8X892W49RZ+G3X+lG1VsHDRvvVdsqB41TlcYWFqljNoMMdxsVbq8Upt6FP+/LBmeZX",
+	"bLp9QRKhpujabOZfz96cuQI/UKUOrBEld80DRXCF6pYyt0kVw//UBZONXEV98zlWMIubCKYqJ33484dm",
+	"KcmXnah4Gmx/wyuW8bn1Rv8eOy/PBHSN1pE034H2vsPOm3bQrDH23BhckeUMdZryUMzKf/jzB19eKS62",
+	"Kh6AXRnycEbkT0ueMlugVkgNpSGBYHzuVirlZZhgSPJ1RKgmK6k0dk1tjXus2opjCM57IPNuOby7LXGF",
+	"ya2x7uiFUX/mQUUN5U2oa8oTw4ycEW7Uu4V9u/5BxmZMaCycqVqMTmr66PGy+fSkjCZbHiuastbHTYYj",
+	"fDlsN2ykibbMIq/ZdLak2YKpKRMeY7GNyihJ+RXDSp9rulkx4Z2csyWbXcpcE6dXJxHh4kryGYMNGGBt",
+	"7DPokyi+EFTnGSOOuKMim8IsLL+yrreAsKPAG2L2U0jdTGduYmjbatbAtslCVeZdOoQlvtfQV+u6Vikm",
+	"qnHZZmpv2rprmgkuFqqzhfVP+MGdrpIPTOnnZuyB6lbhllhF1nyM+r0ULHCFQ6ZDrKG8Keirsd9iX24W",
+	"HzSESviWS1pvg8k0MirSp6iDS+xW3v9Gvbtjn19uo8cEy77rEqdi00GsrrSZpxpk6x2fhNaOL59+ATR4",
+	"O7uLq3Pc1VDameyahApfjqrhYnNcrgNzCgYRTCBoIiq7Ul23LWs4u4QVbLDeWRBam98bRKbUz6MFGPEu",
+	"tJ2nLfRW1x9KccWydmMZCscn+ygKDKLypOo0OPu22+ed728jiyZCWDA5nXG96dQ4vCxzobPu72dsYRW0",
+	"na/v4SVdMGfm3dkqAiWzrPMHRVXzTq+bfVaartZ1sn2RyRWJkb78a3FXh0ST9lY6cEXPpfiCYPzBUlUW",
+	"oryZpa0KiKJMfyHtRuVzFh6U8FS0HvQtRlYXpjftFAxWjvP7EvXofM5TTjVrdgS8yNN0Q/6W0xSkJvAH",
+	"9MFiAU2ygRHWMXILJB5wZESQ1oSZA1jmms7nMYES8mRNM7piusUP6SrKTkM2U+Vusbqa+RfiEk6Sg3VB",
+	"PJX+nGdKO0huLjDnaCeNplQscsvvOwTkLNhUc53u8frXO4yzjDExzRi4b7pyklsc4b/bKlE7X84N0dNF",
+	"4z1ly/UXEXtWWX2giLwW5KNi2fDEfOrARrgi64wpm2Cws+8rzq7XMtNTxf/eZbTV0LHS0biV7Xqbf7ud",
+	"ws+0zFCbx2UBKh4a9WJTpX10PDSb5Wo+iaYAGEjgS/mcmV01HZoXSd/ZyBXT5jhGJGFzmqeaPEE80wYr",
+	"Ugf2Y6S+1zJhjvkEclVFVXWxvx5fpjUQbtYYwVvD/H+gSIxuL/NXsyHTojQFooAhk09NqulXE5rdGEp3",
+	"VMNWNl4VWyy8ryHmjZKLjIqEyGumIB4N1tAWDAbAKXKyMrecItSQIG6vx/xxQUoP1I7wOGijLeqqUhGX",
+	"KrA1oDXAohaZkXSLW/PBUVuszzsZhc+RmLZl1ZoRPVDEtGqrQZQMdbG5b9DvR6j2c3igiBnCsbXx01zL",
+	"mOCIaWqjc8LKwG4yPnpHEClG5E2epuieusg4m6ebyO5Y8LWHDbvY2LGxKy7BAJgyqlirGNVB4LfhZC3b",
+	"+acl1eas5SJRREt5CQXZbJJHZY5MaGY4vguFJH15HYwZyTFy0YsXhmBTatrB1y0yZrhoWrF0DmZPdsUy",
+	"whLIzjVL1zXw8RbeizBYsmI5aUIHaGQ2ncV3m3XQJAiZ39GKVyzJsV0JLsgFhuMFJYlVs6ENwgfvcoBu",
+	"Ebm5gfPWQlNxyEFi8o//63+T2Jl9p6Vnx2SM8kPG/gqGu47bbgMo23y2LpRWpiDVckj/cGGXGBPK26JA",
+	"7xyD3WSjxslNM0ZVR6mucb06H98LNpcWg3TL+e242BbmsONkCwddt4gNdI3BzVoCONvKyatgaKNuGmXJ",
+	"vlyK53VzrI0iKl+HbRtTPROlkGDvdizdVOXbr04lIZUXh7zG0QsWs9N9WSz6ib3Fms4uXHN9KzEOJuWL",
+	"KrzmwBnBtXIx18UtOgA3wpoqxZIRiVdU5DSNTVMrBj4i24YiHIjQpyLkWkLgjXm/0YRTTOE7qmfLe4p8",
+	"DkSv25tFi5Hl6aVNIWgKBy5LnbUTFYYZ1U/Xit68xE+PxhiTZP88qIw76uWC/y1n9rHhMvUjsUsQvVvu",
+	"Wriq+6/iPQa2b9teo8boDpXKlH5t3muciG1j+3yK+LbamXsnFdf8ihGBHlSQN5139zFJ2IyvaEqgRLKa",
+	"kDXLzNEHKdL923SsIO8B/o6jcxFnzPAgLhZT9+vEt3owHg8isqJ/lZnXC1AfgGbn/MbIYbZR+AsRz12L",
+	"+NPkXAQNmv8bjMh7RhPCbuhMpxujHlxnXGsmSB8lG73MZL5YEkrmqaTa1huHjEzFr9hrR/54LxYCjczN",
+	"dRlE5dkegxMz9huAC1nZAOCvTfFI7lKuXq2b6gW6Ntq1yynvW7WK5gmHSGfIg7Q6UPHRwIYSvmJioZfF",
+	"uXV/H0Q7Y6BgfNup68zfuhV27hJhYLiOWQ+a02KwIF7xZx8FCyPLozzhBAdIsTINEJmdCy7IPE/TAQCk",
+	"4d0Qk769DwdQYaEqegEt4XWHr/pldfRQC0qvjze4jIPLNMywsfdmcLnuuFQ+VHwJ9uAYOckQPHp7yoeq",
+	"9Bu+1dyHMEM1TLXN7QOAr/2Zf3HQyQVUlQ875aa12a5AVy3sCSW9NA5DjWNCUylYJ0PeLfxGW/PZWtw+",
+	"ft0a138fhc3vZ7MfzMZcTFtD0WCLZkwpmU1DT+ddxFkrorpZ7++Zgc/Non91n0xFMA4FYT+F2io2rlll",
+	"N3Y5W55Rnm7geJ2aEbRFA3U9JZ6gun6R2ID3+j5//HBKErqprXzTPkPoUKce67IIczuhXAxSrzyRDsu2",
+	"T4zq1uj0ym5sEb1qvTBDszV20ehhppp9kJ1edXaYHX5+371v3H7aLfh6izD4jF2dOECfFzJbNRJowS4a",
+	"fAIJBDSlKRMt8QzlV6YrppeyubH25LPWKEAhbXp2g7UCa6lM84y3pve1JCU0LdPL5IO8ZKLVceoHv/Py",
+	"6RgZsWscbScizO7cxT7bki6xK+jotlTRTgs2Yi5rfGOR0eAm3XdXv2yZSPuKUfCQtK5akRhWilENL+hk",
+	"y8fwpG1GVQ9hOJLSp0EnpfE0bl2QwtPI+8Fn80ARxTXD3JGlUZgMYZJ+rJZyPWI3dLVO2WgmV/FggmAA",
+	"ehmhzz0iawmSNgF0bVUE/j46OjwXAdoKOSEpFNxakHip9Xry8CGasQG5E/4yEj4lOqM8hdcexqR/DWHh",
+	"TK5TRtZUaTYA91HGVkaeBqP9uSjGzBVRGjy/XJBUXrOMzKiyxU7WVGuWman/ex96/bfJw4eDf/vxZPi/",
+	"6PDv4+HTT/3i38NPP42jJwdfgqeDf+ufn4/2eH3w24f/9psmbt+UHNUEFYSyBeq6E4KJV4QSJ+w+UC7G",
+	"VpFLxtbmL/N+4SAB/+6IxOOY9M3fMuMLLmhKTl+9fKDOxXnPOWjPewPye++udZlLVJG4kvg1IYZdxU6Z",
+	"dOHc5ORCQZivzOCFiFwv+Wx5LmbW6acIhTcGk8IpLAVE5Tzkguv4mOSGYMQCvXXxu5MPp3/0qaG2H/Xw",
+	"J/uvl8mXGPe10LofVVXu3QZzyBw6bfT0nmmAHZuBs3hOqHCFebkgF1IvfdqNisyAjbq3wVfM6/gngHBO",
+	"SMZoQrjG/YjAieRB5V2R9xH5sOTKxtmbXU6lYgloVhNCIdcLhrKiG3LBCE1sbSEqNs4VF9kzhEz5XECV",
+	"IKAY8yHXBaz8pZDXzjmGBWkfKPLHDx/e2eh+LM+izJkyA0C3oNuDCMrcL7k6FyhQGTXhZugTIWBeQ9On",
+	"igm70QhYPzoX5+IzMWtNPhM0CpDP5DWjEM3z+Vx8Hg6H/j/m3XrNrs/k8XhMPpMTMucsTaIi6McwEyj9",
+	"wBUBjVksCAAzpUb4YgmEFiMcmLOSIOQhev4cfj8AygHpjgiOoVIizA/hjKZsYp3XeB4xgD14OXKOx6GL",
+	"eshYCodJLfkanWfoJ5/JPMVifBeGuymZAntrxgjEcZUw4mFUB+QzKZAcCwTHiVuQKFyOXBgiEGYUNpMe",
+	"cK1kVs6MB4W7kthIrqGMHBVNyfToMmXBSMMqln6gvvzipATP5noodjEYNIHAABx2HQoXO2vHwfddN6Rq",
+	"WocAbKD7kiSMJikX7LhUQQJrR2RswQTLqAZHQeto5jK74EnCLN0cks/kB6hdF+BrXuQadt6nu1tqnxBq",
+	"9r/ImTHT9+OICCWZtGV4ZI6hAaimGzZgWX1pbf3pp2kqryPIy8GDcnr2/gXunl/GWo0LP4EQRCEsnXFc",
+	"lK9AIlqAg9PigZZLWhSHy1X8geYf2+aR1iNLVjaKDDJ0oIS2bwqC+lxbqFBMTZMwQTfmI9do+VvFsiuG",
+	"C45funZmtpQcfv2UGJ6Fvyhr/hbERRP6BCpKIAYIIoJ8rKCmcITC99HJhCUdsLHAHvsgcKgbqcwoJsdw",
+	"AgWJXyZstZaaidlm+L05SRnLlc2BcYRiKcfNpLl8nJ+W4WD1cnW5SFjWXNepqe4c9rSQgkHDB4Y1PhfJ",
+	"WnKhHXZ1mcUiE4aTxsBvYCQY15BZv2nCgYUlRYu1qCu4gixkx3xuOKULxgxYZeuxrNf1gZ4OgS/Vyghp",
+	"RzwPFKK0Fyy4qLywYgmnNrHFtHVUbQtyc83zor2CGM0eNLXq6zmYNh89cps221k3orn8g+2hBCgPLRty",
+	"+CAlWaE0AcNWd8CobVn3ShU48pkcwV26pbac5Sp4WC7o7FLO54CSydbajcF8zhKipZ1ocKRi13UTCi/0",
+	"71haJ9jZu4D2moGAzgYKFYihJemmpilEvWahCvJ3ULVuaGOFAhWY7b++kFSEEEwej8dfIj+wsthUGtc/",
+	"TXJqHWwoS5WG+osSp0rDPwiGHwhYpdHfu4zVOoJWqas0np9D8GodohfFSkP6hUtjpdkchgteA26uLvSd",
+	"RbTWvr3QVutzP7mt1MHjoIO6JFfvaZcwV2r8KGjciXelJn8JEl5FwNsm35Um9zSYXKPEV2O+W4W+sszX",
+	"IPK1dm6EwFJft5EDw9YPQh5dkgwbKO/uwmFr1zVxscJlO0iMpbYPS1dPkwzZ3sFuMbLU1VFLV4Hns0Ib",
+	"Jdny49mziDz/+N6Q6A9vnrUWFfMdPnoUdBjKmeUdu42oGQhW7YJmaSxPS3dkKHqWRnM36XOL8BmO5qgk",
+	"cDRIozWSvieBtHHZjgblsR1CwjYYQ58V4Ehle+jz1VpvSC5SpoDaGhGnGy2p8cnp6duPbz5Mv3v19vT7",
+	"589iF8dRLYBA+hcMCkrvKrg5AKgrs1unr17a62ZJFaHptZFN0aRZAvIIXUchyFMVzjkEUNKlEtXtkQ+t",
+	"LUGgyuPx06hegJ30Ie8CIsy5DsuVNhWL74wKXPMB/ZHRVC/rvq46yKa87Axn2uRschAIDdFD9gr1AGU2",
+	"lhBoQOQrlvGZBYg6BucBqToNzOylYBa6YGtc6k6T/0+hI+jH8fDpp39pcNKY42CzCANPb/faFSeCyDW+",
+	"6kkI+DcWoEUhweZCYTcBeQWLipL992zTsaoI0pkV+6s1wH7e2iKhVnLPVUVeiiteVGqoO3HX+o55W7fJ",
+	"3bkdZO7hGBMjC6cdlKpQGFyIEhPINErLtQKNwyY/i+6Iup0jzEzfU3Pi9iuZUGRbdg56uIdMn31zXWBe",
+	"Mxd+1aX+gMIgSoc0HHni6kW9GRUzlnYpPrAjvwPpxoMKucUMcjOCgVe2qERbUYn2d6ZcFIfoFF5sLm7A",
+	"/VukH8NQ44jEZqzmf53zEmoVKnbFjAjej4uPlLmqwToj9bKBB7kz47fPrUYQlnz4aNxE00UfneO+iil7",
+	"uJ4wa2Fb0kKZzIPRPYJA71Y6L7+5O7x6z1TwYkZ3S4gIOGrnhIjqaraHQu2/u60J3CcgehYo9BDCEpG/",
+	"5UYgdVHJppdKbPuObWpK1HNVPTAcxuWpQ9Sz6cDodnJGU3jTJc4CJCt+OaiPYL/o+jbI+HDl7zEVJSSB",
+	"22YavWI0OclR3qzoAGCiyQJ3bJDHZUE2MOMUYkNBMgoqvtga+BQtPcGbACSQImrkakRiB4fiXICNjeM3",
+	"YXpXZXQBroqzQDVFbpvptsbMw+i6hMl3inmH1u4n5v3eoZSqUOWtkwg3tB/uywDm12n4zSH2ALT16WcD",
+	"M7pvbCIz/F8ANFEFsb07lpA5CK2gf2dMJA5+CRNsyqQLTqkm6eDOGETtJ+sHmubMQQy1Qp/sPktbKR9i",
+	"qGwUmX2RcOBYhGqAuBzma4zMg1ArQHmFRzRlAPDQDVbI37MVFJyVzWQNHGsd2ttfCMHdb42qLRc027qD",
+	"wasNq7sbpe0WUDFw9G5ds6xVTonNohDw3bLE2c7neQql7GXWwBCBw+Nnns9TFb5iQwQLlygcfeXuRLCc",
+	"9b9jNGMZMlTsH/RFaS+9EjHELRjxvs5aPR8UUZJI3yzIALFDcCq1a5ZIQSip3/sBAvAuMJxfFm5OoZk5",
+	"mqlxzJDWG/kkF5f3U/kyAOOtL8bedc7+eUX/nONmSwUbD4YDYeqIePNvdD63INsF+JLF1m421Pq3mntB",
+	"JDngwI3f5+tkzz1qupyDUbQXICw2t7I8lQKcwZDaaK3Q7Ct1bbfv+/ZE/21LeWg4zZPHJGVas0xFJOEL",
+	"rlVE4ikGJw0LwZ9QYpQ3uSJS4E1XxMaotVnEIeL11gupBhZcH3E/HX766TB68vjLb3buRTD9tpV7Zj2N",
+	"e9ldW32QI/I9Y2v0WGi5HqbsiqUktrxlQuY0VcwmOfuA8J/dYlt2se60ay25aKK8TztwbetMHWb/KdqV",
+	"/dbEidttxGYT72YTAWbdXfXl4vIetXHs/NZ6OBeXH9dJ49nfcnNUDRCiSglhDxZ2ota+YDd6Ossz1Xhu",
+	"DKvFh7ETv80HAO9pvT/WDwt2cPNzN5m1VDwhGELz4K+YsDTYwS0W9ZIMQUfrh8IIx+bV4RXNIKLBfOPa",
+	"f2u+dX88823s4VV7JRe8JfXuFlmS+6Q6vpILmeuWrD+VzbclF9Yae832LgI9mzUnSrdPu6PU06g0t5ra",
+	"XNLLlvo3t6mv+FXL1NxPIZrytHbXnIl6Phxu62rNdHONDsALw6AWCFFK5bWKiopBTpWZpFwBWoe5rdTk",
+	"OuMaXBGXbKMmRXQgXJ9+CC1VX4qh32YPW9ffTGAXf38NHuD35s1a8mdpLH6HoNXIr9/eRYDciSrtU0Dg",
+	"ty/ghXNpPcPtpk006po9B28OS8iaZUoKksqFqtan7K5T3K/39o676Vwefvv8muz00GGrbTL8Hbwr9zml",
+	"9oHfTfqyRLUnEd6jBOYGcFsZLFjAUJy4FiwD7roCdksFTTcQuH/B07RRxPgS9d6e5Hr5vLmandcK6jRt",
+	"nkxL527XldAuT79DnemerBd3vcQ7BBLsHR+wf0CBpnonGdl1O4N3O4NQBl/lwWfTNkQwjIE1z8jCyJsu",
+	"9BjBpWwUNiUXVHSyKPtqOy3FnnzhJZuFAeXbfCk0rOgzHNoSPmjNxFDfShkfhZHnSpO+JSOXlYxmQ1vE",
+	"sK5dx5ke+raGaAhydlGeWEPQYOIqlwG825pCBJpIwuQRoRXpFyPHZUYQMPuTuyDjAXxbjrCycK4LqsHo",
+	"eQVp1jLXI/LCKLWwUJgK7vp0SNk0SRpBc7fIaI7vNsaSlH4s9q9iMypiSkr05Gh5y8H/CtfQbWMkGurk",
+	"tQvwdvh3u4wc8+vM/O0H93gd+SHc9j4qMaIdIQ8Zo6lzWpfzViIjmYNvivSLwl0KjsaF1IqkbA4nYNDi",
+	"6O6KWNUda8qWsbuN8lcDpMKWdixfvnP9mMhkmkL5u/LyTUhsRd2Y9KkIw6u4gmUj//j//+8QrdDVsNic",
+	"CwzvOiYBciJdr1Ne4NsXtvI1XbBaW58DbMPj8AG8d0GFYEk8Ohd2rsqiTFiIxWJSCtNdmGWnFxsSv3t7",
+	"9oE8dJXq4ggCOIoeytCJdgmKenZlkESPiBj1cEyNMlFpQ977e7ENQXNfnMsGAgCslXcOC67Bqp7JK56g",
+	"jOQDS6DWX/eacx38DDvbuGYXSykvp4rNMqaniulmN5F7r9H18idIStSSYAqPpS6c+gNF7Le70a39ojSO",
+	"qzyInT6N6h7clatXdnQPXlr+ss3WuoUiPu3cuGYmY98hzCZXgV9sARgq+Bnpx9dLxWZT9CdYT4yR/9AX",
+	"U/G04LsH9NHF4ayMkoRPAkijf/nN7Xe7bRllU8rAW1GUD9UyqCfCBVSMdDlKP0dRETBLcWWLxOY6sqHa",
+	"AgvYkLgMeh53rQ6xo/gF1DKx7yDajpM1BcNJdMKJ9GXyt8Q937VQRUO8u821ApmdWWS+xloIZotB3rAv",
+	"Rgjdbha7k6Iyx9ytfcoX7OEcv6fiFe3a7i3KW+AH7drvbZTYLvqooT2nju4X4F4ac3VVSiCsVXjWKvk2",
+	"VBjwCk0D0dXIo6IMuQ1uZ033ieRvmd0d5HfzfZsa1l455q1IN8hAAoZoq7YUvnhUUt0bgzA29uPZs17U",
+	"e/7xfS/q/fDm2a1r2fo53PnWhnXcb90wTfM+BcSOQOjY/b0qgs109JXLBWC37yhvWMQ7MHxX1crLlqRP",
+	"yTu6eUdTcmFOH6YNkgsqLjE3fQ6J8PbzWpD90dGeQfb1obfPvh3KHkePOtmKJiwqFZcfIOafRZiHOJg5",
+	"0GMcnrOikQIcHl9r1n9Sqg1/b4tQMYtqX7GwhC5cpS4COQKsxLBjNq1zyjsERLvkYQpkO9ZisYTeTr2V",
+	"uMNJ2bCVUmxfczhiQ6HHEOWEZpcWScFhjJS8g/dWk3pbPEp9ZpO2eJxt4ykAK6Eqsc/V3vmNy+veFrT6",
+	"x3xFxTBjNIGgZfveMUnkLDcHlyXuN5S4Mbi5MV6uObEGRmLkWqVc9IcFnAzOwXc+lvy5zdX/GODzuN9e",
+	"ODwX98MbqV/IXPgXXgMQyBupTzCDw/3usD7c33+Qgrl/v0Okhw9SvqLZghX9e+SE1yzh9MNmHTyz59Ys",
+	"xXOhud64Ry8t5sAZ2LKDcb40uhcuqPv1DBEBPhaAAM8rpNTk368f+RDEMwRHPXr6NIjrexwkQ7XZxrxk",
+	"VUtMdGRnAZ4bqR2lwfsJlrApOFNE0SkHF+z27FtoohVVl6xbukYQxVutcrpVx6JB6apuRX98satyQ5kV",
+	"8eolZmpFZIKvXE5Mt66hnkhrNdf70RK3RLlUYIV34h8/cPjHcu5wjoupu/TpEjYylmhWNHVxZQW+8ahT",
+	"GEFh72y48dGEOZUi3ZRS2ZwFlPxVckEuNoGFd0RiuWYinhCaKglFKNfrFNGYaubb/CLlM7Dikvjh+uFP",
+	"Ks0XX0riQjCCXtQzLTcyC1/6rD6JZ5B4XqmhtmRpYpcTHHY0Zc4AzK0hBKrnkH4c1oyLBxEZEy3J4ZOj",
+	"Y1/U93DcXNO3e0I6o8mU2ozCrXKtyzzs4hqm7TXmbEG4cpW5amk4RmdL2Dw+czsLtekmAOJW/F6qSUc1",
+	"2DbCLbTV5CKsLvdpiwkBQnMt+l+DpRbQoXxPngZXdENW9BKwgngGta/BewoNec+EzDRNgwTXLGeDtnKe",
+	"UPXPXiNtpquTwlxXmM2Kknx+mFpqSHtRigDOO9dYPhigbhgavQBtG5a72ZpH+kB0B+N/f1pQ3XjQtXxk",
+	"mi92RND5+n8zza/QfJGrFon8fnIEWsK/igA9M+jA8FEckUZm3n6d1S+P+iVUZ9T16zjkMc33YQvllFhs",
+	"w+lsJP/ajb5fVoQVTO5ogrDSTXcbBH5QuAlWXIT600HNJl0XecqH7DtMt7LIgorYD3yRN8A7A+dcLS8L",
+	"UGHUhMQwHTZ5+HAplf5xYhjBp5hAcQSongZVEo7DqhCRw6p7d/WE0CTJzOE19xzkuWl1jAUhDiAL5Ojo",
+	"8Oi4WtIBEBWhesMgOhft1Rq8gFd4KlypiGpdirLXwpd26H/Nyg6fz89//HE8fHoyfEGH88no07+cn38a",
+	"9CcAKPTTQXT0ZfBvLdUfyogTLWJIIb62y6Jetj98cjTeEwWpTWytcHJF4rqwGrfXRe3s5mwQdrd17StU",
+	"xhOytiUpo9Y6lMdhLcmGWpRUJOfC1mgk/aZKk4NqqUlE8ALcvaD+OJSraC0reb/lI1uWdKsmsG1Jjfxf",
+	"Nj/dqqDgHjvepGfciYYL9eLupW0AmiwOKubE5fIkRembc7G79g0pSt8cW/CG/UrfnItSnZt2PrklNe6f",
+	"XOWmQcPbWpOtoShOTQnbovt0JsSvpRCNyAkE4wCIX6ibyjlJKcAv0pSVrTKHT472rVhT0ojqB9zpQfGk",
+	"nnod3RvQynEdaCW6L6CVzhvZLXyws5c2vAabFbTOI2vW2lo+21u/AliJFU1TBglyvurtFjWpUR+q3jfj",
+	"fcsn7Y8UYe7xVwgI2zGxNoPIWvzk58+ILSHYbjfF2k8eP3r6qbtpFdBlp8BcphactTGjtnOUvod8rys2",
+	"F6mcXbIWTxEay+b2AlpQjaK+oYCKi2rOQVgxg5UrPlNeuTN3gM3RMlopaMudhYMls5GhFX+BIemFHJrW",
+	"CLyEAeFQLZojMGgnN45fl1PTSJOdGGPBp48eL7cVZ90Sp7olLPX+olDNzjTsbbEbXdfhD0bq/mL3ad+P",
+	"1j5ua7/PLPXs+50nq/0+rIem7UO7TasPG2ilGlu9sgWBwxdDuGMoJ6A9IqRTE3roG3ZtLgEI1+4LKYaa",
+	"KT3AmGyoQmfOzyUXSUsw9h0Gxmhy+68B1+GWXzcdHnt27NFpTuSVadoU/lFnwLsPbDe2fctgrNIFlGR0",
+	"rhGKa84XuU05B/T+Xgs9Iv0WfzcGmn4ttJxyFopGE2LLMN2F5LhaldpLPLl2pOyObr0EkdnXNh2AK9qT",
+	"z5pjO2Q2NUrdgqmpYkzEWLlEoV2bErPmKPm6wFWYB1a2UXwhqM4zRtz0I4ArR0t3ci4qzh8fCzOTQtj8",
+	"rX6MgcN+FBadITaiX/yH5x98rUyjs9o8psHoXMSoJvuVL4+83POzN2fkw58/OMTua6oIVPo4LlJ1hb98",
+	"sYIDDt5+oCWhSUL6UDhUQIF0me0aIjkJIastWHYq5SVUeMnX0blwqrVd7BUXuWZkXVRjKecXIOxWZjHd",
+	"zHYB6B1oHqA/uZ9oyty/KxZXG50ebD5uBUvKvwYk4Y30289em/c+tmV30Ivk0cNR6hFSk0QKRvpxw5Bi",
+	"p5DSgHa4Iv6F6Fy00rHXZZ3LFIQtS8WDY7MHmD8H59Xox+a4lhfcUJSNVupFPTuRjsjIXhhuwZMJzvMf",
+	"LHfchsPeAEZiy6B0AnasOX66Ti3qXbEs4bOdYtHpknLxg323PegiGPjWNXFBJqW4otuAxB+Nx/8MkPhS",
+	"WY5PuwMtv5bCVIsxcmtJxabDzKtI/WbqW2VVG4j23o7SfvUpak7srQP6R5XCqjLbWvy0XinFTn5z6nWv",
+	"uiPsgqombEN5Cf2B1xYjFBtjwFbc3vpqRxtcketMikWR7YvLZK5LV0hlO134wZZ6bdvwTRHIWSFPvxa7",
+	"9Ay3bI08w8lnYXmXrrU1vDLcPPh5LpLCiN+WCG7esoVGHqjAGOmV+iJiEuyZ4KUXLQjC27Nl7iHXBVJs",
+	"cNBhIYTADMsMm2AJZAJBEoyW8hIK8kQY2i4Bqn6W5okrM+ViECCkwMgR1q4ZZNEQLMzUZQbb0l06S/eZ",
+	"uUaVEV93Zxy55fATdff0rpXpK0nGFpMTG/HG685hEVviC0u1zPDFYMuwwxH5zosjdrv8M5KxJJ/Z4n0+",
+	"kRXkE5ppTtN0M3XrhGn49t/HUAW3SFk1O6403ajwR9xk940RO+d5mhohRhB6LuxoJGIBlMABWMI1Sybl",
+	"kSJuAfWJWKRfzfYii0xeK48McC7sktiRcTHFPpE/Q/i3kXeLNNxwL/EjqnBgFQnLJ8rW16lXkFY5kdZ3",
+	"XwSU+9zabsJZJSOnmYJLOTwFGyuf+nZ2FgBHt+VmVNw0Ns4nxo0qeTHxJ+CiRsg1A+huhsSPdxzPd7j+",
+	"lkoKX7O7ySABPheeCffBu+cd0v9+8GgwIs+CagLXS5mCrw/x4Qh239VkX7baH3TEXDXTbFveFxljRLMb",
+	"3SkDr1wvsAXxr1JI2sV+o65FU7iEdl/yla4+7e9+sPTWBlU9K12s20WAykVcdsDfB550A3XuxH6x61pi",
+	"YA5TxeiDNE2P8ep3heMwhiEh/Vhd8vUaa6thXD64nBsbBrgXsyop0ywpxIg+LeWI27ch81itjcburmhb",
+	"FKaUsbHrFH9qPbA7b9QPEGlYiEWSzGnW9TIsKrzd4eos7jHSBxRwP5pB5PgYPLTc3fwq5DQoZO1w4kNp",
+	"zbzlto30XVXPSvvldQ1uDHxuyDLsyLBwbLLZetEdkrvOGX4+O2SBFVsg3tiNrA3Mn6w2eqoe7fDvIDGi",
+	"8YZrVPM6aehdKiT//Ap7e6XnbnjBUS+RMwVoD3fS289oynbpQXuoPxv1C1F/Cnm/myLUHweVh8xkBj+r",
+	"SrNNVTAjalAXJiF+DbfmZJkmWDI5EOZtwHyxV9bWey7M66oUY2Or6PVjH91j4bp8zL5eshWhuZYrqrm5",
+	"CDd3FrBvJULfUlQ29P7e3uft1A5TNgsakEw/Dm8RrkoHgKvKCYgIGy1GhAYhS1jIQUgx9MF/YftmqIPd",
+	"qBpd8rxuXymks+BW4Rv3JLZtPUy3qUrC1VRbnah+sbYXHYEKzo1FR3ZVr+1y1n9tV39QStHf/dWbvCYL",
+	"tB9XtyeV639XzQ88udtrI4X1kKKgVtJXrI20Q8m1QdYOVKcBU8eHoOWC66is4d5aeW26PYsaTh3qMbWh",
+	"YMQfz56ZpX3+8T3aYn54Y/7mglCxgXjaIn8I3h2RE1t134hAtqS0Io8fPQIAewwW//Of/wwcVWriM4Tj",
+	"Mr4SomdsC9P98WP+6ccz9enHZ8mnzz8+Z5/gh/fZp88//nD16cc3Ap4MfrN/6bWzoKqUMjuERYG2Z0BW",
+	"S625MMvdwDrg78ULYovRBmtdbBlAwEdSfsVWVgLd/bacwcYkjaEyL8/ekt89GR+gj0HO54rpwnjjyvDK",
+	"NCGhvebI+pp9ttw813nGWgu07Q4N3YIR11vTJEmxwNBKCvW3nLG/bwotmDEXgA9hzxcZ5UJnDL/crDFQ",
+	"Ndmga/tvOc0YlpxZ8/kG5ZYpaPW9qLeQcpGy6TqlmyB7owcEv0ecq53M1HqL7THdjsfRKTioJYXBE5Ht",
+	"MO6GZptf+Ea6cpLyN0bqtqHBdzaIvUzYai018I9LtokM//xbjoWNymCRpG+NMFSRwH2Px5In8WBEnF4Z",
+	"EXYzY2t9LkwThitDLEo/rtwTI/Nsap5NINEzHkRGFMwYieGJvhFTRNP1pQMtmK7hcw5cPzkXrnA9dzXa",
+	"j20QDIqMZjJGPeG64Jzj8bmoWAIxHQynAOdulStNLhihtiB83JzlsF3sLl1t+1sJ8cIubIS1vHQ0qvXj",
+	"UCaPUX0xuxcIBATTXcgSEoTWfprO+nYNQUDYwrnAFv8EnzzHtyGCp1T9fpdw65WEXR7oWl9Yuqf+cws2",
+	"HZ9BkSOZJggAXU1hry/DceO8Paoy1ECsmYpXdGMIAmBeACy6QRayPeFYdxQVchIFXbBuqA5NZzhAxrll",
+	"jYLbKAXdjMPeUlPPHHSFzD9t1wXue67/lDJ+UW8HpEWr2hCQU2AarFBNufltGsY282AL6kv3MB4X92BO",
+	"Yi4gnhDAGQwrkpKoVF6T/tH4cPDzWwoVzm26VxDEvcf3nGm2/qEIzKoeDtjjXJT+hFCUqY0fCDCKm07N",
+	"GYhuvgb0tsC0KkgCfupitWHAEZFz0EdO3r0MY1+aM9S3dbYTjatFK99P4HZCWgcrGLyy/11cYoF11gTw",
+	"1FqCxIPRt1baaCB3s84v71jn8tbfe7FrNxOskrYddziGsL0mov9gcxlaa5MLM4OU/50leJFHtmIrRBxb",
+	"wouIBm3IHASA+C4qS8cj8hzwIuecpQmUNbf4alQgQZ8LyJWGarUI0caFxZj0yQngRTSvRSQ2K2ixzrmG",
+	"2GghUXM9xk4gjRL1cUjIxgRZFD1RREq4meOKC6qRr63oem1VUZvs0BKQaR7iUrma12hJbINQcm+4bzAX",
+	"oh2XBt/74ily8wZU6rBU95euIl4w2F0CXtj1LlSo8pRAECwRkWp3mu8FXlmmzC0YltV6pQuzr7wJ4n1d",
+	"FokqJd1P23GPzeMz/veWjwGdpoPcsEYLo28s7Na1srO0VjC/bmW4tgB1Vi7qe0AZdA67Nox4yB+8MYc9",
+	"AArsb4lGLfuo8ow3mbZclkZTlThJErm1B1sfzlczjQfNEapbJerG1KCq/RYemBFdU65dkB58axSdfhym",
+	"kMYQtBtGPJtfGgQlHG6Yi7uf6y1AAawOYTDqUBbD7Px2yfWO4dJl8NL7CpY+IY/HBx7XyoOfWokZwWvM",
+	"3oAefsk2D9TWmGnbUDlyGgKnndbRcLV6H71VZXytpBo0aUNO3h2c7eVz2vVw7XciIPtqerG5JbxVhawi",
+	"FxFQtLs1OiDq/QlLCpw0JXXJXM9kE+aoryuJgkfCkwmJnfEhJn3a5jmF6BoAMMDXAhSEJHKmjHNhAX7D",
+	"CJ8ShISPRr3YFCG5RUyU+TTJETKOBVE81t7Hksm5qARrmU/4QsjMVZGxIlVWFE3AkAKMX7Vfm69CTQfG",
+	"aT8wXRRVsaggF4zMMoyJBVveYERO0hTAIuZc0HRSAW0WjIFVi4C0l5Rd626xIQkLlq/sUPfT70U9O6+q",
+	"VtYc/NUcD/en5SYKCm9ZwiAXuS7tO7yBbhoSC0nU1WzqnE0A62L+Dtwrlh2cC3PzmksYUtfc4mMQhjPc",
+	"Xi+lYsTX2SRQ9Y/Y2o/molS5MmolAwuoTwo8F6lcLKxJDDUZlgR7HRRDg6i82LXom5vY4bgmsQQINBoB",
+	"HRFbMQgAbZCqzHDAzhwRJe0Gwu86iEHBHhwmSsrnhjKoBTzhVgRv2KIZ41clu1yr6afVAOWDG9zmRZiU",
+	"aDbJUVGnoJearcEObhur0Zqt1g2xyRQf7AuI6jFxWuyOrDk+7E9LqIqXMbCcCmmJg/QNO1FmRUyPrj6J",
+	"8NBs2sYkm41HSNF//Md/Djo5TTIr8E8vmo1RHjTigHzPv3MBojiuB4qYr/brp02eeRPGa9VXQDFGYpSl",
+	"BqPu5kjWGEdzQh7d3NimOxTnKxFB2HB9WuW9ry7vNuBwS4nPWMoNP2uuloOnXktIi3ClgWz1RGSDdqyN",
+	"1nPzYA+Ta/loNGFp3KYkqB1093iUQH3uNmJQOh3ucedutobiYJomrkSj2/lPhnApsTZEkthdBL+Zox6o",
+	"gH8cxGW5yDfIj4NgbfeySzC4vQO64iTvtjndisRUKLUoXupKQbXmB9gXhjyJyZLRhGWAXhESLunHK7WY",
+	"/uM//jMeHBPLuzNFEubFB2IuJz3qBrMajKlMfCXCKq9XGANUydQtSKCCR+qPV4ezfTdU0iqj6IxOWvnw",
+	"HmuV1Ib0MxctaabIMLvbR32GzHtL1Q3HSizBNF0hH9+/8gK4IVJVCIYPlK2X2aD73QZfvVzaeefZd9aQ",
+	"6RbR2Yh95op175J+DMqTnXAhlj4+GJM/SAHF98snFZcPROIjCKsxr/j2QA1CRG1zkguuZwEtuoUm4btN",
+	"y+878kP2+2Al3mNQ9Fzh0oyRS7YuQoDMsON//Md/PjTi5hXL4mYsbPy8mZ/Z2xjARrkmml4yZWda6CXm",
+	"cfcyJA032C7o2K9Y+BoLOKJZQiymkHZZX4qPHjMkchcfd5VD+EJY1dJqkuyKy1y5GoZaStJ3oP7O/DG4",
+	"/a23PzR31LOmlA53SQn1BgtZWvIon9GCbutnsW1V94O3rrCntmphFcZRLX3VLTKwA/FrSYw2eWwdNZGt",
+	"JZQRwyc293kYClTlg4PdR8NubQk58vHv9qsctcNI5bbgXu50f93se6e7D+//Ti+GdNuCdpWGzoD873W5",
+	"/sT1Epu99ai6Q7bf+UwVV9puz/veB7DpwJE+HEdbBZ+6SL7BL+4g3qLSYDsl1EUGUYgKf82VJpbhElcv",
+	"jCVRATvpiuyqpbwWDnxi1pQB80+S6PYhtG2E9auVSxqC/8OCyEbcuKCKPXlsdMzDRySjIpErcrGBqghg",
+	"Od2E8ordetI/01QkNEuInbU6JrFKLkc/wCf2R+82+oMkZ8++b/Y7tgpQ36Sb4o8thaNrZBeodCmjyci2",
+	"agPzqn8Guc+FoyZ4KfjRjsgjhQZv2R8ssIb9y6qOHgO69D7+UjSZcnHp/9yibb5HTaR+Jypua23ewhuH",
+	"325ZXdvr7hu5/Ovfcpazbie2MiL7ZbcIiC0D/9CIJnIXc2FTTNa0OaTtCx7vPON6cwYFVtDKip6aD/KS",
+	"AZe+YDRj2Qu3QpnObdz94zFyp0dBDQEMwe/V3N3W+5PKheE5pmkyz+QK2M/pq5f2QT/O2BySAvGHeBAR",
+	"AA4jT1HlNSwKa8GYuwAGVmzWUut1wIy/xzyj2vD3H72tiePz3PvxiY0oAGVvQr6DPkim0eg3Ii8TJjSf",
+	"c4Z4T3ZExwSv4iJXmCuVg78LFMhrmiXmg3RDsGLQMaE111zGXG4DeLPI94ytoSCVzRIH7Eh0cu1cKcWA",
+	"dZxCwYtmES2hankhaZbY6v0sGXJB7IcES2WQfvxHrddvRQo5gWd0xc64Zr9/RW/gb0NjDKpUQJ2HQUQU",
+	"0+Rig4CcvgdofwhkAAic/sFDSwwjcgLAIITmRlXXYEq1mCHMjQURP8D9rM6FkiuGvsM+FRuygkqb4GD9",
+	"w/MPEfnj85NnEXn77sPLt2/OBpjTASXvjChqwbkW7IEip2fvX1i6pepcxH8eml+GcEjiY59EQsmK6tkS",
+	"C+VB1YUF04o8Hh+S+DWHirlGVrNweGGr//iP/5tkLJXUojP5yaMoYCfk7EIjckrT1F741NEftmQd3EHj",
+	"tk6R2VJcJFera9Jz521qd7SgEbrm5gSBST3ja3bmkGEbQovghQeKWEt1gSIbFe7dwIDiDIzh62Zl8Bod",
+	"ubGieb0YK3YzLAZSG+sXQL6eS4xQEZpiKHVlrlY2KMo0Lbhe5hejmVw9dO/4f9REXd+MTxthyhdzRBLO",
+	"14r0ASEdM/tt6IIifYBLH0AcMGLUMExS93XwIKrasIM5TznVRYIVEIFcraE7LJIXoAqMzsW5ODDn44or",
+	"rmVGaJaBIREy4kslZvQyk/liiREeLMtoakvt0QwjwczQoHCMGRZdMc0yEtP5PB6RD4Y0CXEFNGwCd0b6",
+	"8cO/qofqajb6q4oHAAOp8JuIZGwtM60qxb7Aj6/sMug8EywJs4m5gH60890OzQpt3BmPwwiIeHQuHo3I",
+	"nxz2glsBsxWK5OvIlrXBDC7MfI0c03AT6bt/rGTCBpDM7F6ApcNZm8mKOikXFwNyX2xkdC4Og2F5ElnT",
+	"jS3S5LbFtRuuFKIUxe/enhVYxEiZ5onN4XKkCKNLGO4418XV6mF1fbxNiHpkz58CvlqqJOP0ShcR5gRC",
+	"6OjEhQYBL7ZxDTa04vGIPPP8PFeGpFNumGpw7FcsW1TCuZG6XWivNXgjOqIXCWIQFHLFcDPiEKH5t7E5",
+	"U6lcEC4iO3rXo4osMrHDADQrnQuiNub60XyGWYjW22EO0vs8Zb7qs9nLdGJ+HpIzc3wJ1jtCQnLFZxRP",
+	"GNzckUXpgy2gjr5G5usPIRVgRqGFBrxIXfIzJo9px0dchi9Qg5GVJ5UUfFThOETqRWZd4lP7+LktF//y",
+	"WUXPgzbjaswQvGSJZFhES7kIIphAAGVhBo8HE7ZxEhS0teCA/pBg7EVBQbgQ5SPsDjZXUIVWcbMilktW",
+	"TsnEEKWRlAKGwiFnMeUzrtONp36zHLOUmxUthVDZ1XBL7HC8L2SyGcD+/7f/RiDOXAA2K279SZqaN5xX",
+	"4H+evX1zDCy0+BhFjzWF00AVvINMhyb+7+sl1UAgXEORM6HNgkOJMzNehdgwszxLyTCJQQ4BR8+KMDGT",
+	"CReLwYh8RGxn37vNOzADsxFYtlAXdGlTFrzxzPTjrNzS5ToAXu+IvHVg3uj28qcAQW+xqhyGszwej0k/",
+	"Rlka+kfhuZ4Xi2RZye4tXhM2owjFZkVUPlu6NGKrzMcwMzqbMYhBgBppWE0O42RFvmIZn9kOgcReS4EV",
+	"9anoCgxB+nGYjhsPJuTj2TNYyOcf35MlvWLkkavfp2BWP7x5RsbQH+ayEu52AbtUx6U7TSFcOv1bzpwp",
+	"Jxwygk6USGpCnjyGoKX+44NDEjcVfTdXAWZUW06NfN7JVrCvpH9AXvPvBnj62A0EZ3z88GL4Oy+5vvn4",
+	"KlCEJn77opooIDOkR8yoWcoUwkXM9zajyayMoY424hBSE5DOuKh0G5O+YAqL9yP5mcU04htI+VDUzhFI",
+	"E1UVOeMWZbqMlP/j+FMMCKsofeMCcCMgtczR9IHTDFLDyRaiDxqOI3sGLzIQy+P/Hg+ZmtE1g0aouX7T",
+	"dIRHFGdtuksYW7ss5cNHJGVXLFXl7t+HPAdgYWHJtJTwdbqJDWeCPZKZnRpuJpFz08cK0XmpIAfj8dhz",
+	"j6IPoBPMm3LRXyAeGu4X/3loBzA0V0tf05Iy76jXJUghA6NEUWEuSBYRlipgzT5FvyDgtsoLkQ1TfTQe",
+	"RxA4b1b28aOnKLMiHppl3HAmgGfbUDs4dpgY7HkNCLKGpZh1uJY+Yl4dk+slny3hXnYhowlbwxykQOBU",
+	"h0uLV4yd74h8J/XSjgd7Hs2QDn02mfmxCBZChouXy29/+66aAvDb35I+UBOYGCJQeZ2YNE/5TGN7ajAh",
+	"MYT4oosEFQ43dbiDY7eIcGLMYTJKuQ1th3gHpilPzeFzuZ3ogskFVLwW0uwRtgtTGpE3dMXUBNr7jjpU",
+	"XORGhnwiEteSLmKLBP9CZhc8SZjwvx5GJH4j9QuZi+LVxzja16Cvv5H6BE+yf34UweUJK+F/fBqR+A9S",
+	"MPfDgRlJI88kjw8OsYePwsPhvGYJp+Ym9u8cwUysNAQ5z0JzvXHPHz2KSOyqGpyBIGgfHY3H2HxL2rR5",
+	"43CEW19Oljb7LqTb00u2GUwCVH3cc9IvAeo3pOpA343ZOlFQpw6SAkgt7SbyiSdWr1HbU6SANHwsS0mp",
+	"VNh+NcHJUP0pSGZWOiqdGBQYTaNzo2AAxKCW7h1HuCOUp2ViS97yzAr4rmzuilFI0IdTbhM/rQgQ+6yx",
+	"2OH396lIMBa/UBss5F98M3Q6yBDGMIRe43PBbjRGmg9wNKDqrOgGsLZBJkbxUxuFBOt1JmAVSiTacoiR",
+	"45yq6SOSg5yo0bmwOcallDUn9cNiMyg1k3lNwpkKqNlCf7maXvwfsAOfCUaZkc/kNa4V+UzeM51tyOdz",
+	"8Xk4HPr/mJfN3fOZ2OoRjs9PyKowa61oaniY0RvNleJKcHNnDDUKq5IpVtT3Qf25wpqkn8kbaSQxh/Nr",
+	"Oz2AB/YtSPUwrdG0niNVNGGDeYK3vQHNtnpIPpMfYCLBOxc5Cieo9XJf4sd2VWRCuGSGvktrmPpnRoyF",
+	"AduOHpPPBLHuZJBRU5i8nSXVUwS74eY6aVmNI/IZKA3FOv8RaKE4ZjRxlgfx1A3Cpex4RJNcICYKV3U8",
+	"kz6QrZFULOLE4BgXogSVibk8MtcWNjMYFYhfSNoz7UBNqSBxACw0/N7onoiykiufm435006Y6Mfu1qss",
+	"74EhyedF9JxGhCE0jQS2LWtgkvN5AzcqNXgIZyAQsFJzawSwMcAm2/bn4Kj6uZwTinqTrm+b2Yy2ph49",
+	"cpvmMdzMJ43ocKQf58U9NnUfuLk1NG4o4n1YsJR8Jn+B0tAQyRYDGxiemD+MEoqpo/DtEbCBF5SnecZC",
+	"rwOfGZ06Yb4pkD4M95bzeSHivcCQSy2dmSbE/LQ9HFoq74QZ0nzPNSP4dJpm/2hgBgLiZLFGIFO+gDrr",
+	"UrChLeyF0CpqRE69ZRMNWhlDhZslUPzLXgQv36FRC8hbwRN7x0Zw2cGN7C68l+98TP0lKrMAIVAVzFFD",
+	"V5a4VOSEBIdgHjnRHdwWvq7tEP7bkFL443uH7Y9uh8ozxTToFoZ+gBOYraJJosorae3ESFoZyXKhfNmv",
+	"wnNjuJ7pI5RylbSJh4r5K6aaHYj5j4ooOjdc1YjgOttAgps1Tcg5Obq5IQtrDlWo3ptlDe5kn/js7eGC",
+	"yFzTBXNpSFD0DzKVQv+cvTrfw0n+TGBpYCMtRXwmp8G+N12kTUZdsBLE5DN5ApfsO9L6piEv8+LhrhfB",
+	"Toy72PDUFqQgn8nBo7E5gxfccMjP3paN7YYKmROMHq7YQy+S+qGUv6sYZ+28gnfgdFUdq064NI9P4JcV",
+	"zS7tpbCiIqFaZsVrRGmepughtbe+2W0HOY7B0+6cKLKgXJD4GVtnDMkvPhf9+H+gNv9R8BvHARyOnLMA",
+	"0+wSLCHvX5ySp//6+GgQkfgsF+Y0kL4R1oYJ5HTg6657fP93R08fD6JzEb/i4jL2FjOXPIxdHZOMpb9P",
+	"gpENXKV9uR6CDYDEDnAqJhCfNCInPuXRdYmqpVdKfTxQodof7Fd6i5xU/c+m8cIBbTq/ZBvL1FIQw7D0",
+	"IvhB4ZorMAKheydAmj0H72Tsja4/oPkfmOC5cAAcUaD/mEUxshOyOkTxQxHGU1x8XKRQW+dD+IYrnvsw",
+	"Hhkac+JjJWlAgWgB+HdG1bWEtE7pjK0sREyjOhJY2G1kA6K/XDBNMRF5SddrtGRhNqu5rSLCkgUDaFcF",
+	"6gNe1thksO8gUKA9iiuCtq8rb/lAjrSWKZ9tSD9UWn4bE6+pqIF5Ha8QuWaZO0g2nkC5BrggV0wkYDZ3",
+	"nx4HEQbWxwdY5db4E6BqwMV1briu0jTTygGcg0HFfAOsvqioxrVmgoBNxvwNZpZc4LUK+2hWBTRF6BBi",
+	"7ucyMxoY2vRBuCru6oE1rISrYK4eyFq/phs1mFQVBKBgvyCQCDEisZCCxcfeGD0ET0kf/e1Gt614ACOP",
+	"ETlBpxNLwmpYRftmdlGQtOxseZn3huHXg2NQ5V2NzWF5HNQJBnBfgrAAYQcoKUyccwrgpsy9EQXwU3Dj",
+	"2OatFuNn5hWcIF5ncOzfG8psaPWWrZ84nEmwa4ZxJOXoEe8pCsIhzFPU2Ey/RWe6GpKCT8DVA60ht3Aq",
+	"9Rquc61YOjftuOQ9H59gW2xyjhaVcOUV89PI6LV3FJXJyzHNKom5330lIUcDRne6FlZai0jsUEBQrAdO",
+	"HOP2mFnEgS92AYlazmMt10woAFf444fXr3DKCkMXcQCmA2u/k3gI5sG+MBgecjWlcjBA4B54ntg3F9mT",
+	"f3389IEi8U/nmAF83ouI/ec0CJA4730Bhk7ISWBwnVh2qWDBqS6uGBwXzhY345ILxNBCg6nP4mrEODEd",
+	"eZea70OBi937DcDkE1qY9JJt0FY7ITXYm7J6aL1XWwCC0PLrTcgNNuAarUBv8aTCtUYkvshnlyBVeCpR",
+	"ZhpuKwF3FN8haklB/7J6xgAHujbHHQRR63+ILzbxhMR8bVfXKyIQ5BAjHzEPwhgiNNKTSnRW/ahZlcWb",
+	"6EodWOWFcVDlLU8ajMhbQajtGK7xqNS1RQIA8aGQ+FMlcZpRWZuCSYMHx66KPWSwUIr/nR1jsB3C/6o1",
+	"+Dyhg5fvHnj7jvI+zUdPmxUV0401h6OpEU8IV6i91DZ4ZshwUuH5TrSwBxdx4tAzhWNSchUE/KSpvFaW",
+	"P5t/D9GyAymK+AMGSCkr5K/ozRAYhaELvFo1gNrNU75Yesmmzrjw0EwKK7KlCCvaoAnDqP3l6SQccVSu",
+	"wfGJPBaJEFSrIUWtuu/UagpKGVWXKqQTC0cVVc41wtSgm4knQy6GRzc3Mekf3dyAB8vZRH04Tkz69v0p",
+	"TyYEpWxu/XMDcxgMDRVym3V6jIqPYqxkNQy6BRWBkH5gWLbMyLlNy96wgT1zZkmwaox1JyFVwvrO6YxB",
+	"EAwurmIajOTltYXOIGYBdXk47MDLVlRsvKbvfOXUW2ELgWbiiw66TXEaG5ZtiF2qm4VntXjliun63WZu",
+	"PMeuAuPWA4WMi/SB+CAtIY58U0+Ojg6fWAaf0WsL4+0BMsyoihnbOEFwFdZuXsJu6Exj3gO4R9BpitCQ",
+	"ymZcVgdd2BUmZElFkrKsdiSxgK0V73FiSMmRlbMvNs6WrR2Qh9utVYNd3kiwxxb8sWDhDwJGkzFn8GAJ",
+	"okQrXZadTfuFzLiBWKU+OH4rtncbIfCP//jPmDwsnlZ92RiSDCGgKZ8xi4xoYyLfZXKdcaZpttk7LFJz",
+	"nYZxlUYI7kFxcQtKeTAaj8ZDo/uMDgDQYc0EXfPepHc4Go8OIdFALyHo/KH5r0VjzhNRS5lplGvCuxCt",
+	"ftbMCM4mdwUZYbzwjPTjh0bbxmqBXJ0Lr6T044d2SKO/Kq90l269EXkpSjKSBatf0UtmdiYe2LsFz9BK",
+	"mtGuz4XZVkaTSRB8CRMAPp9KqzoV8ZMqjAilKWTmF52QdcbRV2brvJ4LFN8jiCivxlYC38d4K2RIS6rI",
+	"GV8IYiPKvss35CLX2ogX6Fl3IYhmsdhKPgSiMbp+EZHoA/V8eGIY++asaEGcmZfrYV2K+L9LZgta+RPy",
+	"MulNen+UK/YO0da8zcaQw6PxuC0Nwr/30Ii+8HGY1NCb/PjTl09RT+WrlSFwiwWUSYHk1It6mi5Ub/Jj",
+	"MRRAv6hojb1Jz+iBvdID5pNNEFjTdFy2MKAJ4uFPHg33SyuRv4cQWFWJj+4aKBkRwa4xDiyDUAQ6s5ds",
+	"QcdgUivJNBPrmalnZlBlRTJfKKAmBXoREIQDbyM6Fxi4Y6kqkykD4ovdokxSrox8G4MxCUSZZMUF/EPQ",
+	"dKPAw1OxC7qQSzALT84F2JE+gIMObB6CMYhfadZBwRNVC9WFePtckHLCCYYmM5GcC3OI0D4Fp7McKGcR",
+	"gekla+t3UESSTiA0+0MRZEr6sUVnsSznQmrcZZwpu0HL/Yg8d7aXCVa9+D1eoWYRbaIIcBGm4NZwzVvm",
+	"U9eWQfuH8Lsrzq59PQ2/BhAIOxzOlpSL2LKWfD3AAOt3HvnV8Du4kc2opKZFcGFRJHjOU6z/pxj68nH1",
+	"1ta+Xvhy+hdMa7xVCyebK7cb2XicGV2DdEhnSxuEqMkh+X//H9SNz/jfWWzjrd9IuwrF2MYRvnaKNo4x",
+	"7AzGCU3Aq134rYtbs1+0TOiFvGLkYDwOq8IaIhSNfunH40MiJFYQCYmeghM1AqdwbiM4LVlGIF/ngt2s",
+	"MbYIhdQGLvmKK13GO8Z8PRy2AjjTKioZRke6E8ATn2Fhrt8ivyJE7S5yyDCRE6MkGlPlthXF+hJVR3Mw",
+	"5CJhN7DW5kKHME4/IJBdghHZmmi+cytaQl/79YtrBdqjaXVbjxYcuanXcbk22L6DeIsnliswcthYMCOI",
+	"OJGZpumgbWjMJ/mFY3O5pIgbbhG+S+DgTZUMapV+DF0rfsVIKo0ifIGohYLEvrhOPDGcztemAo8HSAN8",
+	"xVweEvz771IwNBkdHh4+NSqhD+l9NH70ZDg+GB4efBiPJ/D//wvKl21QzwerQynWsU2oNd2/yORqci6C",
+	"SOKOoysUp3BATyeHdkBFulRlC1yv5R3wBdSapteGA7PHluTrdcuWRD6Wna4YRnyaZXbDjEdb5vFB7p7F",
+	"o8PJ0dPJ0dN9ZtEkpxX8CSrFYJWYT81y3gxD4iETdY1waVyKh3+1mAHFiDuDtxeI8JAgVockXFsrRwF4",
+	"ZS0rpptQwW/r1r7+8M/21ZfPsKvHXUTXIoKyB58c7P4kjK7Ejw53f+QjL/GLx7u/cFGZ8MGjp7s/8LEC",
+	"OKyjLtN38ZMOX7t31GUyQUBlTeSvZDD/+MmQZSXV9cdPZcXgVTVJyd3dxAMIOFXB/tCoJtQdJG1Kg61q",
+	"o8ydYw3/9jwh4mtglO59+lJqBH6G1GaweRbd9qLehZnMJdtAMRhnCu5NnozHX7ooKA8TytNNq5oSiKOG",
+	"67gcjLkVXlFHURUlBS/djx9OSUI3EVThcqpKZKXChG6sjexcqDUVvhRH/+8sky4KBu+IpREFBUsGxxBI",
+	"mdHriqrzQEGcIwZ5I2d0AGoKuwh8wxBcmxIpmCL9IA+sKpY7kRzz7tDiGAjkFVE8yCU7qQe8WJseVd6l",
+	"EwxoBPcezLjg4+DuxYglZN2xU8zMap0LrkgqhQ9TO3zyBLPlW+THZ2aTgTWCSNwgQe5g4u+8pFi/t15A",
+	"9K7f7vgvf/nLX4avXw+fPYsLOefRU0Sws3YuN6vBFlngXOwWBoLkI5AAXCVMczEW42i6/u9+6Y8Pqpdk",
+	"l1v+Fd29WFomdDO4413ebXC/iMu7Sp7brm+MAc+daJ/Qzbfr+7/g9Q2E0gBe6oji/6Tr20bVmSE/nNE0",
+	"vaC2yIRsKtt9Kg0rcLFaaKACm53DebYTnRQemJgnU2v5KhwUkEs+54s8Ywl5u2bi5bNzcYrp5TZwICJz",
+	"dN1nNrRXlSyMUDSVZtYy6eyIFl6TixF5Dwa+oOLAubDfqnq+AnrPwvDKIkfBQ234gq2Y4jbBOKeIFBMM",
+	"ovTjMzskTAGwkfouYj6HehlhJ+51W6oyJv2gwKivxjwIMw7iv8i8iJRZUnMBMlFMeORStsJghYYcgyDJ",
+	"yzsy7csnp6dvP775MP3u1dvT758/i4+LQFcfdr5k6ToM5gY4G+JoyYHibvWnms9rssVpyk1Lp44o0YzE",
+	"lHYVd+7leqj04plvGfrIyGVfvuIlVRtF+x11ViV1jKMT7EaTtQQIhcL6H5iQ6zdZOXZ793Xm3sfXv0S9",
+	"xlDv7u0Un9TaUkzv0455Hdv4urezvc6ql/Rh5y/3v3bth6Xb96B7h5V8xa96eZ+m/Hb392nKt13h1csZ",
+	"ryBCg7wntMkJe5UQf5NYzhxc2LOU7++Tu8P97D78qefiYXqTXhOHLPhbEaLiGc/WC99MactlX/68iGPo",
+	"TXo2kKHXKA2kciFz3S4LVP1/Tb4/G84JBduv5KW9w/FZGP9hc0oiVwFiAlpvtiEp1VCZKU2bws9HpATx",
+	"JnMdw7sAW2O1wbnMFkz7+EXo+1yk0ry3GZG3WFoTg8VcMReXkIehFys6W3JhE0MLy8AAU0HZXBOaupzx",
+	"TlLFQShVlMDfbBGIEXmfi4CBz+RqBRms4JGNw2RGr8ZCbDVWWkd+39IGZg5mTC0rDd3NBbpryP260/Sa",
+	"2ii+0jA+KpYVQlO8p8DT3yXsDEqiSpE+lsoFkbm+nZzyCo/KHQWELiCTWNJqag/mXgV1g09vizTZrDH7",
+	"6MUMznjyTdLYIWkcdL6+b6XbN8oav7ZLv663l6QAvE6qMm6Xe75Qj3+Wq77GYdrv+ahnIz3tnf5PuveN",
+	"EtEeP2cv39gq/HGQH+8ZP5oIIkzdit0PQRm/hmvlXPz2t+bm/+1vj+2lb8ahQnworyM7LXomhcpXLIlH",
+	"5MSbAJrU5gJL6NF4bJViQPixYCbk9yR2ivctjQOYrO6tmztsAc26f21eLXcVqHkA4eImfWvt+p3Z7B0h",
+	"HwiwpqFMJyRnxUAnkIsVj4grTnscBA4j/FzJ9962UG2WaHivZIiuWpg/fX2F3CzPLoOx3QMLWJCrb9ff",
+	"V1O0b6kv/7oV3ndw2usgH780pXYLf/rF33nAy7aYva0BmlZgVi7ZBvMoLHt0+OJYAcxePug5zovkOmCf",
+	"0zxLASWTngubwnPs8cvx6ovN/+B7rZdsofZ1tmrXrhOY/D3dJ2ewkDVTbfNxcK9wph6+tPWPfwYrK4xx",
+	"G1d/Vdpki177ja1/Lbb+X9qceYaH79fE3uv84uvZLqvcmgt+TybJiMgLTQGmJMw28ftgdIrH4wOEJr4B",
+	"No9lyqFEuEBnZmONCSPlX2yK0gqQc+qtX2ArKy4UH0dts9jskB+oACqjT5MrlmmumM28Bg8pJpp5qICi",
+	"GMSehshKTJH3crbkNIBBL4a8OZtpG+YpdDJN+qbr5kJY1fu0S+5KzSBhZsbtbJSdpwM2zDeSFNtpG/AQ",
+	"cW5ee7VYNDflSeGXxaRnULdLBS48PEMnH7fRxiKSSHPVRAG6FlSBKf2QgYIYNur2v/KVkyhASUShYoTw",
+	"eROyZtkM0qrhzEUkM4zT6HtT/6T4Cd4pd1kZTxDCtZYKAE5snCHstsWxRejDXLFk0K0xTVZSacjhAIxH",
+	"HFpYQiEm/dj+HEPycWUa8d49jce2N+RGlb5wKUo94U/HZEX/KjMArVIdOgVgatftYwdQTQCsRpXXGoki",
+	"WOKl+UZAsrwNiVNLuR7ZALLRTK5g1VPIHV6QeKn1evLwIUJUuDzR2GEVZZQDHED8MLYZWyt5xaxHoToT",
+	"ecnZ1FWa90O6YPqaMUEQ4vfwydG4MgNfml4KvVTBVDDtqAhJtS+A+WNM+imfM81XDIpvHDwaj9tMNeXi",
+	"Advl6v+PvXddbhvJ1kRfJYNxIkz2QDQlS1VlKir2qGxXtXb7opFUfSvWEEkiSaIEZrKRgGjuakfMr/MA",
+	"5895g3mR8ybzJCdyrZWJBAjedLFdNididpcpIG/IXLdc6/tOEV/IAmPZCyybcRGUSCKmfIHgjgh/dbaE",
+	"c2aTZizHS73Nfm706a6ZFS4j8PdGZQ81us86Po0Y0U41aNc3ggZuGojDToW/NYrIz9lwKthFqoAtZlvD",
+	"3kxkp+SNw4d0K7D31R6FLUEkX+LUYYBAMq5V3ckCSr73nsajBZA+xc3LV+bebLi4Qcu3sNM+6yubsvT+",
+	"nDI0rJJYfVGzS3bGPnPhj5y5UDIa7pa/EOvswu6oxw3A2W423aq4CZVzcny/eH/Tsk80eHR9BaV85Q04",
+	"K07KZ5xt4EuFz/n+BS9Nt9ZjSyR5LsOw0AJP9GpulwrG1ilCcxihGilIQETmPGBYAJQtBxVoMbYgALcO",
+	"+euO6rREeVCvW18RoIPjiEUBb3wJTKIgqOFabe0QcmuVsPszgF4UXibi7iLKgFh0WYyUFBAmAB1WAPhG",
+	"bXamb2pIZkmE20ZBj9uXLOivWdIrzNPU7P/83/+Ph9YigfuPstznTElxipYZBlbNb7bpUlFCxUrYAam4",
+	"pLoL5rC62BoNc5X/PxaZZQq8k2bGTbQpQ8PyrJ26CAataiGtWBNKII87z1bW/pX4zr20RJ4Z+dLoNv7n",
+	"L52D57/+t/+rptrvkXMxcBm28bBrczA8lO5NStR/9EPQeB3Lm02vwDMfggaCeG96mp6q2Adfhr2ytdWB",
+	"3/PjGh20hz4n08PnFq8aHqQ+SHaWzvI2hocH7fwQxkfQWCk+dzRMColoJE8FILPR/cVo7uPOYXB89PzX",
+	"z9psAfpoosQtX0miBCngjpbQ2cyytdmZ5ZErMOKbHuNYq8iXtKYHeroOSRnuLTLCB6eSF7hEXEKgLhj1",
+	"Cuw1qxi01brNi5+ve3KJn8EHdFiidG21w1WKy6wPFeJUfcrjw+1DeGZB7uZYrL13p68AN23e2rFtlu6z",
+	"uJr/bEJRAAMHddDbX8yvtuIBEdw0BlcHvUaX9RCNqtdg/2Y9QKSi/9Q8Eb3Gh9ABWSoperKA3TiFxrxm",
+	"JjyW+EIuARrWcTYj2qUxOwEX0fwHYFLCK9YnAOxKzm5FGsVDYGnpSZ2JGaHxOTjNVFiiEQfMh+QPACvO",
+	"ZzPBHX2sTyyB3FeMe+zGPfkCRjDksy477ODAAXWMFtD890TlaeAIAmJJCJrCg1w3HlAZmtyWUwFsfE8i",
+	"ynIfYEH6hLFMhcE+Fw8x08GyPIHECEDWtVMvewaW9lsBzQcE7gQg90mH2msmRjdXxN6eyx0TsK0DU2ya",
+	"dffLHvplwJDTxvMROPByruINvbNXgARZ4bVSCLjs7TuzkJo1p/w9O+xYmfvUfNFWe8kvCSrfcFVEsMxH",
+	"jnt4vfeh0lJ+Oco+j8n8bs6LORaAvHHXG0YQdDB+8Bac8D6rTq8RNOBre2ni+DsogViO8bayaOGdRHQd",
+	"ZpHu3OvFPkJpObxBu3ZrX8XN+tPVkntDWBNlLb6uI/BTKW0Xcw73PtT+cnR/OfoRPT4BiS+FaPPkrwLi",
+	"u7LNQoLvj+sKLuuZzzZQXWRbPf29+Mc6EO530iejDAp7i8KBnID6Y6kzLjPAKiOieuP0I9uGxR/yILGb",
+	"Xt6W7qaCA2vMceeYhS/cH7xryLrEn59EVjx7tws/X0PPeByV1esFjyOq/zPGbLIgtloRsSZnw4TPB3x4",
+	"0/L1rq135lO49xwCrlL3+Xcds99mqboVUR/wxhCF7NlB5+j6sNM9PCFcVHfo+rD8K56yXdv2j593ggYZ",
+	"qn7zAFhKLx7Bi8SC2ug2fr562QgaZsrfHR4FDbLxG90RT7QIYDUqIz25PjwqEFzJvO+bFr41/1zAsP0Z",
+	"IwcuPHFyEviR2e7xkfleSBrfTwWH7yHzJDE/34pUm4mU1rATgKsEbx8+f2b+SXcu+OWCRpmrF1CHb/uH",
+	"nc6hUSrb2z5uS72ygmUlxpp9co+v9hXiq/0kshLvs6fEEhGNRfoHxFPbFfTyhadEGh9+3UrXPCVBiDL3",
+	"Hr0FK8I0b7iFaCn6ZSSfgLUf5TAwEyVa2QxVoLX35W/YZmfwLBLsMvtiT3rtWg51n4jXxkJjow/9QQAr",
+	"F0rFgM1Au1ghSATdKPpYLHtylCcJG3IJhRjC9d4F7vKC/Js1fY1ZdmoZaGbXZxiwtc/2pBnTpqfckLd4",
+	"EKfTdasTa/shjLp/N0c2lmhq5qtSNoiRO61sHczTOAP2akhggGXgCU0NCwOiGFKk2uxsOBQz8x2rbOp1",
+	"9gN+XFGyIXbbkF4vxhb+8OtHLxn0DRi7QypRBvrV3+YTlQC9K9jBG2yXw6OTFcbLkTFLOt8VJsEq4+XZ",
+	"ded58VTVeKk3XY4OOof2tcM1psuzNaYL2hPrDRWcnmep0EsPaasceraK+0ir7ZWjR7dXAidN9pZLreXS",
+	"2cJyeQ1K/gXJ4a3jAB8zAPB5GEokgb44Y2k7awclx6MZO9dLZo6zRRBJHoo7C4VdEn/AAzQkav7Y+Nts",
+	"wBMuhwI4SZNFTzqtUbEllsyQkUpLX7jO2AETB8diYWJ68uHsF7ab+YLMlD1pRq4k8r3hPSm3eK/YL0Y9",
+	"rN6y1IijXEa6CDpPBZfzSZwIy8/kMc71JLLyq7nQa+21CddePzQWGgTQa+G4IIFtyOGDEcj9QPRkMTOA",
+	"FDSKCipzDlmm4H5lOOEpH5rtxZqDhMsb5HqiZ13aVc3zVXMNrsO2MNdwSBblHxcO+uKpWG2/9eRWBtwl",
+	"NP6o9tsO5tco5Xm0dMMjktGBZTD0jS1rRzSu/CcKjm7YN4072QG4LA93YeNP0m6x8jwv7a93sSbRkvoj",
+	"2o53MhzXf/C7mJRpsfqf0qS0w9iblHuT8rFNShQ4X7JFCeS9T383/0P3M1sRGjq5Yl5cTWuIzT4gp+Gv",
+	"wFs8nNTcIGHyfIp2Q5udsSgGfsgIxzgtonWQvoQVcBYw8bDDQvNY374UUh6Tsbp6kizdU5blqYQAU4Zm",
+	"HECA6EylADBSZzz8PItg+8vHwuQ3TWMnHzt3wvS8SXLnM6TbLm2YveiuFd17GVwng6/z1LhmZYmjjGfA",
+	"1GjkieMpl3wspmZb/6FF8lSsvCa/9uBgKdfdL1FW6TJbdIDMvUWVEYC9G28OONvdRXuqEtGTlmMcbTuN",
+	"ziBQSfMkUXNd4TUmnmIAY5gDLfOEmKeN1xipU5+4uSeJ8h9QedAr9kudKH1faeFXrdZfyL8Rj1l5+0Zs",
+	"Emv0ER5UkH0cqfSFC4uJIK6Xg9iVtQewwYs9BRuvpi71SxEg6Czqp7/jf2zKu8GntkypYWsyai4wgORl",
+	"09QdXXzqsfJotggNfHvcWZXaUkDx4JJ3j2odf0hSKcULqo6/eI+noQ9qS8ihMWMvzv5xcfb64Iez6xd/",
+	"Pvju7385agSNEY+TPBWV+x6XyrKcHfPN9WFnOTtGTHmcmL0S8f9ehglaCi3gPy16UMSfaHYpbmMxh8LJ",
+	"SlihnPuyi3OPn3mTHKW9t7cHv9a8lpmVBl9dTssFCedyPsuy7H5KjEc73+x4Hay61bmkUpTM2m62oAv7",
+	"DCx9u4vyN2ti9qdsXYy/J2uC/F1QL54iIR4203iROMOaNpsGLMaA7n6Q8CDNZctakD3pX5owKTK4+UkF",
+	"U3NBKJBtdgb3Nu6qiG5j6AaGrokCmwljfoa7p54s5cCQjlt9J1T/wIRrR1iAPdbcdNi8lJ5shrQPiluO",
+	"eyahvOHpDQ7tR0ug9QnvMAYql8NqdP8a7nGG8SwWgBxiHZ05XFYpXY77uzj3pX3FvUAP76ysaGUe5UKj",
+	"OMTFhN2X+FwtFjRGqibK6hWvMVzK9xuPbqaM3Cd8FEMloMO7N1j2dw+PbR8ZiV3cyjvawy/p8qHG2LFe",
+	"3UcxdSDngmvKGsklciE5K+iJZuGyWLRG0NHJiW8E9aRvBS2/Vs56KL9sDCJvSDaFwbePBmKopqInQ7Az",
+	"2szsDrqIAKsGAdYdBoLmU8GKvm2msCN08nrLJeYWR6fwp57kEpkc3etBNQdntRVkbRwYE/GMYms1C3nK",
+	"eE+WMmCop9U2FNlOK00nttJy6sn7m04UYPiEhtOML2Y8qWZ/XPDFBU/YAG7G/Orc7aIQOyvLCwoGPLyZ",
+	"tA/qfDFBHUzG21tKe0vp41pKtkrvS7KTLLrQVDxNgQ9A6O1BIAn9sESpQsyUARvzTLDBAv/XGB5wR2d+",
+	"gf8I8Fov1gwzS4my0OXr+kiFQy7ZWLEkvhWsCXMXKSVbaCFkwLRIb0V6AIgrgBxDP/NE0H/CJaOIelKl",
+	"8TiWmmkBcqSKMkQYRCJq2etNjFNNYpm12VuVsXnKZzPMNgbySsSZhH2qHUBiGTCkW4FSKUEM1yOrVMAp",
+	"Y0RXQaj6xwCrrIA0ruqvgKdc//wynOXWIJD/dlCUM66hlAzukPE5FgkeJbEUZeaVJZDmLbGevU1WuopC",
+	"vEyzN+3TZYwXW0bfhw8ZVrgm1HSWZ8ZIpvPUZoDdw/REpVmyAJDpWpyfw06rFsPlJ5FdusP5iLfTRSc1",
+	"+tf9sRYLb49S8qUiU7vvfidrxr19ZU/So5oNrru72Q/+XO8GHvI3GwQoo76ijkNUfFJwY3VgFJpnUBQK",
+	"+AHwQ9CC2I1mYZPgAtmTpYsDkFuN7mHHhwMphr/JTEk9YbbCUHm2KzRIHU7iGvpsPyFhhRaozzHwOCge",
+	"SQpTFxt9oVrBu3eDvqIbbrdnLXbol5JytPONtz3yjV3yuOXCnP5Q8qkIA8ujZv6LnIU++QohaxI1MLPe",
+	"Az0BUpMnSZH9jYmO9PjBVFmHBPIU9SkLEzXkyURZMMrw8OjbdqfdaR8iu1oUjyAClNmuWgELTQt9893C",
+	"AC6NgWVtHstIzfsRX2gYc5al8SAHY7rypwoPWOUn4As07VZY2EIkOkMv94lm4UQlUV2bFtCAijNVnvUp",
+	"055qNDEfc6LmPUnxJM1+U7HsslDIVCXJlOj5bLSp3CL+Bjn0xmPSYZv9CKyILBGjjBnPvKlSJvMkabEb",
+	"IWZm3HGK5PcIlCnFfHnOGDcfxQTW6xV+mlUqOaBwyW50Hn5oiGqzJqBnQobq0hJbVA1cQ4z3ZT1Z8PuZ",
+	"buMMKX8K0jhqmdL+LeZE87jTaZEPWfUVzW8hCWQ2UNECm6eGeGZ2n84gH0GNqjSSlX2OeJyw0QK2vMsC",
+	"tmKPbeajDFhlcwXM7abSw/bLB6xuJwWs2C8Bq+6W4hdvr6DbBmfcoxUkwkk1ojuTchIJvfMZ8CpWJRET",
+	"MktjUTAkumgGDcj2sjyw+vagHUC9tVyTJx3mxB6+4zaF6xXDLc5nh1sSlHh96sC+u7yLNpNCrhJlW7z5",
+	"MZlOd+E43fDCNjymWzexjqB0TSPbEI4+PFFnoVSWvm7Hft2aYTsMHTeAPFMYDJM5T+wbdTJkRT+0cJ1i",
+	"ZIWoca/E8jbORB9EvkqZmjkWlyXV5d7BEYHZkWeq+nghqQrKkDQ355pBPW89pi8WZV1U6fB2pw2tiANj",
+	"zlkJMp/P21UpYixJJw0a3Ubl0G9PFEpD/zTFZVv6V7a+bO9n7SvLdvXPXpD59eW6aPcPzpi/QSzrfkEa",
+	"sO+BuCrTIhmxWBPAP7L5YvYK2u4EAaN1jnl2S8Gds1n8F5jto8ke7GGT6JlyfSMimJUDHbEXIDrjmdgL",
+	"o68w6HM1UfOSV0rsBgHtl33wZ3WO3t+qVHgyWbTZuREFmrjrYCWxWMC4NHIo3BVv27KEIySQSvBs6kzN",
+	"NLJNwM01z/C15nHnsOYKNGzVQwBZCj5P+nxUBMZdJBesWLRJfrnl3MiovhdbextqJUJKiZuyIvS+xOLa",
+	"OiOJ0Oz02jrbVM2RjQi9Ssy2oRxDTEuGAKaPbYdYd5TVaEuAHEclMAEoKXRP2hhrK2CDheshjhBV3vbS",
+	"Zq/4cOJ18MTh5DLMpyQkPPGeDzPjPkvBcKnYYIHkr/WA/F0WzoSMYjmmgLkZQsyTZNG3QFMhCGp6ysWc",
+	"vWqvWPak+2fxQCz7BMtnW46xLYgf61MWFj3AAw6eDqEGpWj3ZOhSQ8GTJlTCWGN6kwXZQwPUphtlSt0g",
+	"ygvwUSmbYGa+EpWYLQTWTffkRhO4vnC6RtW8jnX2g91P906ozeZqmcvH7Q/Jsrmy2yOG/iqJtr8UeL8+",
+	"GNryauLvRcrsq58vAROIPl4JyyyOSv/cKZfV3z+N7lHHeDnLYwRegNpRYk7wElDbhnEeP+/cd6iHRyed",
+	"D7/ukGxLm8Dsh02q3Mqfver+Cj2O6wLXTz9xW+GrLKn2fIxNKtsTxmvhdgpR7pfjFLqXxXKY5JGIgiUe",
+	"w1ZgbGwB94ipzlhzsGBhUXkQBj0J6jmMASRWgWTG+0DOsngqqpgcO6iWLrpQQU/CPXrAuOTJQmeBrZTB",
+	"S83QsvXFVSaDJ6tVPSTb1t4tsxDC5wHjpZvaOYD6lEkPQI3a3FHt2wFEIcoz2yMmIUO4KJsgfu44NYe7",
+	"J00D0NI8jbNMyDa74ONYYhAm1pDHnKdapV0WTkXG21K8z/r4Uwi3hDjvhOusZHjRYvMxgSLFGq6umZLF",
+	"8+avp5B4PhYUzrJk+Cpl+iaelc05bx5xgehrbAeC9PVzlPE6GfktcX/DHTohs6COYE3nvwI7ufcsHLku",
+	"+z//63+brRXijGEWKuvhO+EpO+4cBpCe25TKbDrcaq2A8FzI0FxPj2T00wvvMG1iXzdupn+UwJKL3W5r",
+	"itFIDPFeTs1X0q87UuRdoUaJI/6DEaw1I4OhkDQtn/mVRPCFUXB3XMNg4zJZflAO9GY2zaE4lqx5+eML",
+	"9uzZs+eBu2cOLT1T5/C6YwuMwpVrakWTOYClubi7qEZdg42gmGzEM3FgRFcN6/32c3TFBf70xPthkuv4",
+	"Vmwcf6bWjv7orqPfhKQOZ6yxxZOUpvzrA5TLjUW1GBCkEYjoKSwiZIyKesv+y8VM/th8G2Tsr8dGDj42",
+	"Ydvj0bVt8w2q5GyP8Ak6u1GeHMKhM4aAOQeeLdDoNt5cD4/eXY8P3778ef7mt7P5m5dn8zcvjo/fXJ/f",
+	"EdV6k+f2zhp8alRVNHsn7itz4l5Ddle9t7F35bZ25e5O+rbN/RQxzOiKI+abMGEcaQ8mK2BSWacAeOAg",
+	"x0gqKbpYuMh1T4YX7648DvWNjHYhm6s8iQJjOhun0ZN2bQZc3cZ5cpRuPWklY4k8HnPB6IqKQpyYyUpZ",
+	"sUvUK5JPCXLC5xbpyY9JprKRWm49GVywhvsVefa5ZHFEjlIlGD8Ci7Qnba7RGhCKWqIS/ODriOV68n7M",
+	"cvrTolMsBZuv56oiyJwRGkdmfMbI+O7w2a930q8/5MkNLcHjoFHUM939oLIJ84yNTXb1SiNva2K7vZG3",
+	"o5EX7NkFPwN2wTueap4NJ9sTwmjGtTuNgRWpKo0wZAr6eG9R70FIPhb7oDaHiSflHYopR18qKolvi0Py",
+	"PWhUfd+U0bfe3ckpczcVqeARALPNEIkCQWG1kBkrOmczrjP7kO7zrAaL3Lhc595wHzEtq+hmm9vcYjW8",
+	"1dzLsH1UoLQhPGlib3/3aaS1JcTGJfZEQzP8HZDVArj/+4+ATbFa8z8+hC3zVj5D59086K13l/3Sbrd/",
+	"/YB87gkQiUN2ESZVFfxSNrumCTSkhb9tJdsTd8FksRh5xmBELQfO2JNeYVOIFU0RleiaJzXjSISDt3/P",
+	"OiziC42JrzORarx0hdongMTW8Riv2io94uUmR6fTMopyP8xRjAOT+IkxK4l1hg94S8SmPBIVG2wc3woJ",
+	"F5uXWD4bOMccCmijKuxSHc4SoggBqM9yFS3UxIkYUSbNpMxH9EblMI0IFMgbLryukshSka5+DRt2hWyS",
+	"euJRlAqtQ9YsYDWhrFDJoNTXL0e/tje00Sp1WKqFrat/DVhIG3epvvCoUymVbSbxjZjHWpT7uLZIoTiQ",
+	"mOSLiFg2j4euIBN3CoRY3KI8N+8v/dnhf0Imo4T9561pl6VCC6iV2NSQhyXK3XGhCIyVhyFrWsO/tWlc",
+	"RnUjEoDfQtfudcv5b/X7FsMbcClFZLMV/FHVFQO+AOewam7cGT/dYid4dQdkdxa2ZhFq8W2yX35vrMKV",
+	"NArJ/m2c8qGooE7SNetP5k/sz2o2Eyk4eUFDSbGcZVh0W8IkXQlqSbu50W38TWCEkyXwaRQe8YXK28Uo",
+	"ziLOXqtbkfCh2AXBtPgE+Em2ixwd7laxWUSCQLKWblM3hAkgurB6kQqLdnVswrjhz4JGwnXWN3bx2q7u",
+	"serLUYkq0KjpnEBX/fCB+R3j+o9hPm+jkE4JfYJ0aSoosSdO2Zwv9rb2neMF+0jBRqMednORsskGC9S/",
+	"X4RB/wAVp975feoZ4IQUFolEZGKz0X+eabSQsf7LWN/G5rScg555HWcgJqAaIM4mUcrnkkAnye6Y8gXc",
+	"o1nrCAkM2+wFl0MBNz6cDeG/AXHUeRoWdj0uoaxzyaxagOs7+9Qy2Uwh96o3XXOuXSP1ZQQ4tnNfB3+E",
+	"8Mb2sjlwK7aXtg8jbb/wYn3YLXA96+/przsEsjnV8NyTn1ukUqyWvU/RdbtXYsXOw902wvOGQiJSzEHo",
+	"B+W4CDppUs0tlrC4jVVepx9agRdPhhAPxZm9Xdeu5kWMiEqskOppoQ62luJBT2541La5qkTZfJ/PWeBD",
+	"jB7J2PYify/yN0MpCBmVBT7uni9D7G8SxUY46YfGxjX+82to+BGlg+lgt3uuErn7/qprf9W1tCf2sCnb",
+	"W0MhIIEDap0r7IP4qxUVIR+NwmrJ2CkhL1k8hwjzIRMxMoYQ0ZLZm4Zcxv/KjcWTKg04uwWJf9NYR/Bq",
+	"xm+ErHdOIQYKBAG7hsG3F0EPHd/dvudtkFdK23sv8fYBx0d0neEgMF7ec+TokAX1tSC1OIPxEQyrC9v2",
+	"Y8JiYh+7mVd20nsxszesit2wN6m2N6lQhN4/v4eAIh3E/oEFc0pFgmG3STxbbTFdOGH9GEYTtf5p7Cbq",
+	"fDO3ZAGeFWdupevXcS/u9lbV4yV8R5GXmpSpQsZ+bbbU09/pv7waxUe+J7iwHe4gw88KsTxRLiOs6YDr",
+	"WkSy7YPRdCkpBGIQIOLtDXKcAnGl7knBU1mq32ZYC4DXza42xRNdy7fCtXcKbnf1pBlxrItMUNYMaQlY",
+	"XfUlPNRduuguCmXIQZ+IBV1AYNJpEWkF1JgCSW9ld3PuFWdC+myIiXHrh0jPtCCntEersKIkclXZo68M",
+	"71rm5zNK3y8xi1Kg1udJ+QlSz+uJmWEOQFKEJViJ4FFRjGX+60N9IRb+Vint0guZTUQWD6mubBeq5130",
+	"ceB21l7p7q92tq+W4h7WkndMv44bnlr9OeDyc9Sd0kdos5rM6UsS53h5PlaqFpugrEtR0LtiesjBtKje",
+	"oxFe1CN5NJCyFVlShx0WAiFLFGuzH6PwlHGbjV3sJghxeRgIDjGcyAYkKFgp5jDMKY9Ey1PtfvWeaWEh",
+	"Mh/UwLMagp6sA7v1kW2tYeErVFcugPLacc0wt5Rcs0hVSc+A1hcUgcOP8yjPBty4qmVsNTdklQLUAtMZ",
+	"X5jGUfmnglSwgk/PEzNIMyIPxMIrJWgZHX1j7IVY2pI8Ujlhm/3ApcRsuPLnsB+vJyuZcCWLzGIuWBOl",
+	"SXZMYG21wFkaLT9pzjObenKd0YG/4KDx1y6intdZaUMugX/IN1TMv2CTAJKDHUwJ6tBs421smB+4vKsz",
+	"75kuVtk3UM4yneWjEdEW76TmsfrmEpv7QK7/44Ywt7Ys8BPs7Yq9M/949sgPXNbehXxt1gfKtD+28+5h",
+	"BTktu0K79WRVva3UbZfQKmo328Nml76U0A0+vVwwBaWKFu/07grLyl+rqwo/vN2T1wUF6pZuNc7wIbXS",
+	"W4BQGsUZpkjmKQxAyKH4ohSUXfe9itqrqMdkWjG77Gv3mIGa42CWqqHQgNt5f1q6uRhMlLphWgxTkRXU",
+	"dJZlKkCZO58IkNuYJaVFVktOd4EjvHADfFQ5Ve5rM2iSlAJhAveS6mtmpqueIm9n7JMCwCbNtzBJr5D/",
+	"nWQLrqSRLlacxGMIhqBYabMLFcts5dM868mQ/tHP0wSuT3xYUPqbfqqzNJ4JXyzW14NcrRBGj5E3UO7m",
+	"ExEG76XhnvDuIyRT4rbxBWlxoL+em/+FyrNtiXPo6TIbTh3fDWsuk7QES7wrPWneat2DHKfVBgScMisK",
+	"lgyupDi5oClvQ29CE65QmzwQlQkOxKcx+fx4KcxnqiAB+6Q525BRfHvcWUZZRfK2gniIsEWOalFVnh10",
+	"TsqYrVXwVfEeJUofEqMhLkH35iMeJ3kqKrfpcdTonpysxGZdnRywI3FcTVoAkkygnIEA/yoeAzOkXegK",
+	"cDvtQlVAu3uvNffJxE62f+0UBSvD2HBu4P51JfVrE8ILof034dADTFGLqNPc7WSmMp6wRGhNN8MkICH0",
+	"rOZCA9o9INDdCuiGZywRRvCW9WNIYNHESkWMqKd0Ja0zNuRpGgvdk+rWpjcmPBMpS3NJkIeW+c4HyXdR",
+	"+IK2NXCgK8Vo1VxEjKeiJ4lJtRmWZX14ykJfIxRkrUQZAGy3bXYtSsRtiOWE8Rv7VLsn3zry1igXXXbU",
+	"OcSrAcDgm2ULgDNss8scL9jBMvHzEviNwHQGZ6oETCsmVenuN9YMyd2QVtXKyTU0AfRIhSKAhgphe6AI",
+	"9OL2bCVBQBcuJrI0FpH5RjjBONNAgm4vKExjSEaY5vIJ5KGjqYLAkjdCW8bclRnoK8ygj8kzwJOkbF28",
+	"uhXpwp0oz7wwpzrXFQD/n69YpJKEpxoie741UjERdtajRe78vTDk4I1aUD38XgEQEBPwEJ2bvVH1AEbV",
+	"zh98K7R6e8gAZmpAJIPmjDZnSut4kCzg1LX2JtUep/6xLbgLvgAiUQI8RbPiCyOb2jJ80R7q291CGMAo",
+	"YYHom5EY8TzJWFiIEODxTSIvygGU/i+u/spGcSKQpPP48LtO0JMvLl//yJJYCiZkpFvGxppxIxzEFJR3",
+	"l4UvUFscvIy1hRXuMp5lfDiZCpmd9qRp1Ui872mEB5gz4CaLaQMHy5kEZvJhm52BgtA2b23Kf1Mpy4Hp",
+	"3yVPWBH/RDPxHndoTzbDw6P2SSdkP1+9DFh4eHTS6XRC9te3L1ttdsaGIkmw8k1nPLWthd+HAQv/m/k/",
+	"ByEUC/x3MOxmqRjF70VETz0JjXllTB+wt/QMMP8nQmTuao5HYPLC6potlSccQKYP2Ev8KsYcQuHIUjUP",
+	"GDItO4qUoNAega85gpLeCeh5/Acq08AuR1DVmYHH7dw2QwmRWdR8mxlPwi674IsLnjAyop6wQZ7cwMYA",
+	"njAcbpelYhjPYiGpajBg1LH7EAEa/4w5FetmVk4iIdubM6kyUWLtskZmJekEgLJKWwhA0qk15Iy+R9it",
+	"xqx89X6m0m2ja54yfeISaGqP4aMF28oDCunTQoLLyq97yvgAwK/MU2bB7JCHKsmnq6mFiZi2RGYr8yle",
+	"8pt+jWyuEtVujt5l4n32dKhvTyHzSYvs+zwbHXxXtT9pkMtxvMroC8Oz8bGOVy/tyZOT4NugZOUFFRtx",
+	"6d+H37aPO4ERWEdBnTkLzX4TPA+efP9S8EQHkfm/pSaWf0HJF/z17cvgcGWrDYguwCcrLWdJQHgLuXrk",
+	"tGQnJ8HyYT45wQN8NpwKdjVRM9P12hHb1r6pa+2bmtYaZQO5uvlqzV+r/SrmbY1yW1bDoaft2D2VXaN6",
+	"HVnPEr22x+Ojg0LMgAFRQxW9t9y/imAoqi5nG3JtdvqerHW97W0sgVgKvf7yEFgpiGqEaxb+9KrIhHDN",
+	"TkXRGtUe8W1sk57U8VgCpmdh5NLKsESNY8kyBRE/0tZcTwaKpxGjT8WaUrkA4Y1YMClEJKJWm8GG1D2Z",
+	"a6SUsF+M2e9ZZwL9JDJawUu3OI+YKFF0sgUuHz26j0x8hfLtrG4nsOFEDG80HjdwE53JjwdvjyuzhRSk",
+	"bK4DIaOZiuXWqRTueda0ZD+HnUrMgS4cXKYaa9rEMt3FDxK22uwK0tJ0TxYXJnqi5rY8EosKweIG7mPj",
+	"RRP88YoEib9hH6/cjO6dRVAbALcrwDIOgP7e/Yu4Fdjvchx8m0h2ed1/MOtVCYzZitNKBFtI+NXalDSM",
+	"7i9eUL1NA2j4kfZ2DolykTkbxNmyzKBivlIf116O+7nM4sT2S6+vnVSeJo1uY5JlM919+hQ2QdvzBZ7a",
+	"U7Jb7LvyrXdDI3N7eK9U9hkERQas8ASH1R/LYnKfViChFmQca/M04+zny9cYaE3FUMS3RUayPW4gjlgz",
+	"xP9ASBtmpgwR1IzfCO0CVCrtSbgR78JV9gKeawWMDGa4uxLsKuMyMvYwyQHN9EwM45GtR3NGdYjyKyRT",
+	"XkRsIlIR9KSSECKcT7QY9kOXIDDgWnxzbEz3Z0cs5TJSUzZYZGaASBbIhBymi1kGxva5NNOMckjihffN",
+	"WhBEbU+GVupRtT1nE6MvgVgP0ypwisS/B3HofJDEQ9aE7MA89cj67J+gTdNPeNqTYApZPhjGM2qwyCxu",
+	"nRofIxKw/ZDL0TQAYzJzTpSaDfjwBsLvPEkgLSJTqs3OULv35GHHU/qQQ0J+Bw7SnSSk3HM2wfKxMkq/",
+	"bBj0ZI1lcLpVrSDec1fUQOMR7vRh0/oqfXuF9sHXtbrc+Iuq1bCUCbDZGriTnt9h+HfVxo/Ea6c9jKTK",
+	"Yro5VwyvP7rd1eg2UEK9Gf3lfzxPv/vpL//4V3o9/+3ni5ffnb+++Oe5OnrNX/Or+c2zy5vn0Ztvhhfq",
+	"+8ZHtdruvk3QAdhktlnxERT5RFQn10R3AXIZjDjfZy/syyh2RU+sKqkvzPTzogDQ0FMANALXduYo8ivi",
+	"L1VzbQw74MmFwzUQI2XMAwZg+wcqjcexZOXqMK/5sM3+RuB+LHwHD8Mde2IsxshpdzI2sDXdk2rEtJoW",
+	"eY9ZwfVMqaDY4tlwKLQ+eKFklqrk4My0c/CnkC6v9SmiG8xjLYx1aV+VSgrkmgYzDyfJIiWw9IImKxjZ",
+	"D212kYpREo8nlJpgHjJfiNEXqrNJrs0avDBL4F5ejkEcLy+5e9pZqRVJVjvlPxd/XyfZ8F16Fd60L34I",
+	"6ht+I7KJiu7QsH1xVcO4F3Zvl95bbvYNf39wNhY7tfiGvz9DAXd3/VARP5X6rHeXV5BPgp90pNI1R8WT",
+	"N/BzLMf1Ysbs37JgGarU2q1qfuB2yy/uWvN6MTOvnJHCsVX6pWn/GtD7U/vRf2mYwTaCxruL6/N3b6/M",
+	"I1P+/gAoepcINgvpVsi0D6ucxhc8SQofzp5BaAhgVQRC4CBgiJoJ4/Blk1Tl40mVO6DNzLSEzMhW7NIB",
+	"b9pWpyoS5EoIncE/GWc/CJ56HsyNWBC1JlCDQXLJ9Sp6Eki94qNRnMRGUkOJbKzZlGfDCRJ7V8b4RJeI",
+	"UAjmrE6kwV7ox1FoWgE/00rJUN8O+8Wfh4iyZcWY87EB5cX8qT+PZaTm/YgvdEgYdvAHAKQbiSyeCkyi",
+	"ucwTobuQJFSZVOFyjvIkWbB/5TyJR7GIwLtFnnkw6UTLeJoZjwlzTSp5gNnssICQgXTGrO1cIX/w4fSc",
+	"uw7K0F1VsWYIGrM9VJEIq6B7gJbXkwxfVLODxHi5LNQ5HPcuA7xRdHMtUX14yqQiVL+4QLCDkZ77W6UZ",
+	"8iiKEbKnb3yJtvlb3/yty4y1H7Zw1AMFjj1tLMx0h1EtNVBY+GHAOJvGGraOByT3DDKI6KFCN+FjZpZn",
+	"F+emC7OyjJGiPoDxwsgRtBXuBm/EouX0losSSCh58ID7NL5oPdCRTevydTB8rYFIlBxrlilYK+qbGVnX",
+	"LYQdqkoXanFwQ2gwkP4fLEp6vs3OrNLFoAgsnmc2mBnQaUiFVglg5LngUsWMwK86yrVN5TvuPPMapMwy",
+	"fLiAOQLUP2oIM6R8Nn2zbFJlE7PJ/U3DSI5iaqHKs9LIm1qktyLVkDSXtNiMa93G9MDbeCjYKBZJBH6m",
+	"sBT+gv1sPujZGDI/xkLZh/DvaQ7rN0vV+4W1dszq3UjjBg0UBs8YfLADoJgUczYSRjxBian7LlKlU25O",
+	"9iDPwKFyB2LK0xvcFxwaBKjB91RkY0Zh2h9SwqYlMsbNgwUs5lvOBKe9aEU9XKbfxjrOVMqa5xfsv3kz",
+	"bdnSWvOUHT8sKSF4TlRusVB00VwhNEGc/Zthjhz7N3uDZ539uyf/fXBwAP/fPHDc6bB/V6QdflAMUYTM",
+	"f+xcIoNnRTg2zV6Z8VQLI4VgpSTjA62SPIPwX6vUyltlGvCUyMi4ZQCLWWkXQgNyzFTKPBlabu2yJEHN",
+	"SKA5GFWdymHCyG5d15SdXlkoD5UcxeMcbdqQNeHHCTcnxJWOKac/XYvPTIvbiS565RAGURborFkW/9T8",
+	"CQ4Y7GpmjSQ24jG+k4osXZAs5sMbNRrBe2uM8/sgi5W+mhch0RM1KwVIZmk8jOX4P/ho9P3Ns/fP/3WU",
+	"YMnI+K6v4pcSaeV1KeZFaEal46fbI5vBargIxscFy6C+sfW62A9+b6eqmpQKQ1IEEgKGQlpBY6GSLDN6",
+	"2X96KWapIJiqDYa+/+iHoAEMcRtegWc+BI2rXGq8QF/3ND2F/oeNnhy8tg7+eifEPk918uU2LsUUTbHt",
+	"2yleWWpri6n47RRzetyYGwWb7hB6ozfvFIGjd8uBuMOthitvXpKA2zoYR719zJgcPX+30FyxsisjdB+C",
+	"322I+y9iUYctZ86570ENSVRv5x5beE1Lw3OAAbHP113eJRgYNEqKshE0+Czu34hF36bE9J3grgQObSe/",
+	"N2L6tE60VlRpY1PE0X4QiDfGs6VwY/l9sC5I4jYmXEaJSBvL8chE8OjxwpGm9a87Gvla8GgfjNwHIzcE",
+	"I+GgfFWxyGr40OEzL4cIjVeLztKNWDAtEjHMNPvTn9DBh3jRn/5kHiIXrifD0jytMAgg78HWBGICCKZ5",
+	"x5p8vmaI3YdspEgiDRYu+GDcdUh01a2gJ4uB+DFPHAk2C0k5GJ9ED84iSriI0yH4zkBz7wUhm6sjj3C/",
+	"DpG3p2YrDXOdqalI++DawXs6A8fY/oXFEcYbjSRiWmRZAum4EHl8JxlnIa5jv3DDXYKJV6nWYtzKSYx4",
+	"mS1rFu5PfwKqKw1f709/6nqSGoIVJHFD7ymK4CHWCLTjSV4zwKD4YRCTKC7PFcsazVOmEwiyQfI+cFws",
+	"IE3GNOwFRJYH70NiQEjjqNOBZtHp0fa7B6YLnmhFObHFIlKEFRfQa5myjXDT+sFufFVTUS3O54mGl06Z",
+	"VjhtbmHlTL/2grQZQhRR5VmbrjmNrzpLBJCJALq2FAcKYh3wsg6ALEzFQ9Gmn/oQmhURvWGa1/nAnUoN",
+	"dbuam93Dk6T6UTBnz35DXN5iE9Hy9kmRF5uotO5mdaurpW37UZyKYZYsTsEMNR/NjLB20zn8dYoxduhL",
+	"uF3Pk1TwaMF4xkIQrnj2EcBGZwA6505hBwKHL+y7VFbqqGMYJWywTNGmegEVihk92a2BaQ9ZM9c5BPk0",
+	"Hxk5w+KxVCkE/5mNlcFp1l0WklcdBjTaAChNbkVqvq6NjnvyrrSB7IVBouTYdGT+diMWT7Qf4q2ICmOA",
+	"KXUjIpbPHBMPg+8OO9J+PSWTxXJ03o+8U8j9TvH2pVg249pGIz3qH3cvNFDRAlBxIlQdiRk6jMMMS7Mm",
+	"Z0fv3xcbFymmaD2IqY5HrYCJ90R5xzPGgYKotK8Zj6JakbVjqNOKb7P5/PVfHfV0m9AFF43tqW5juD5D",
+	"gbKq1faKpgpZ6m0RP8Be+9bDnAJq+tAPeZ5dnKOCNBoLFOWyjrx7aJPClaDulqOViJC0IEnOi/jWskbA",
+	"+R93OmvimaaX+4Qz7adsdBvP/nV08Pzmf8z/ejj97u+Dyw7/57fDf4wBX6f4xI1uIzdS9vjbw8M1ZIRb",
+	"RyDN+D9RABK7Xh1/hA9oP09AOiICG86/P/PO6D7ouA86Pn7QcR8/XBs/BDna1PFYHuSz1j5+mD1AvLBO",
+	"l20MFyaomuqjhc/uFi1MxSiXEC/czqlf9uUDZ/e02SVSJVoHLPESI3JpXPTQ444EJ9iiIZasW0JYCnFw",
+	"BSpTC03+cDgxp2/Ahzdovv0NkwXsC/0yyCQQ+U8UDGZqM2vgCZvaICMRndpkaABwA6zNwNZe9KRFqUzE",
+	"KGO5tC+1KKQ4ghtoZK6PeYIcJGUUyVRE+RCjo7NUzVQKBS5NsyfGxq8eooOXKmiYTXgyYnzOF5ip8F8i",
+	"VchliQlElpPScT7jasfa/R0HiN4yDE+NepJL50aVnyMfEbilnJfMmqE1BPVNPJuJCEpJMpv38EQX1Fsx",
+	"fnMIwlJZj0eHCQMA09x5uLDS/pd0BpxPpRDFepZnIij2gmPGBBvfPUgtte2EwlYA0KJQBOvFfZnmCw2b",
+	"5gX4F2oEE7IH3okDhseWNbUQLATha14IW13wwc3h6lOTxrXLPW0E9KFSZX3MJAgAx8mojX6mVD8xwwzB",
+	"kydMRehpVz+kfI5Wex9ERWoT0OxeSJm/8uUXlo6QXzFlYWhp3+7writj8v7f7q+jR0KJRgFGpvAsW0pX",
+	"twNKnsqbIhdkyhPzqUXESoqFooht9ur9DCIRTthhn+DXbOsEQWwJk7UoDgl/KftA/wD2NMKomHDNBkJI",
+	"pnM9E3B2Q9YM6c999yvV+tXBcymoBIt10YTr79j0d2XOuPNCMS2rIo59f+uSju398kOwlQehnkttU+VR",
+	"G20o+4cX//rnkXh9E53P/5x/G7/f3mPCEX4in8l2vtpros/g6BFVaqUxCn8rrOec1FOm6Azscza+WPfJ",
+	"HOU7+E7mtTs5TubFKytVtq6ZMm/tXDdlXvqYfpbp79GcrA0eFp7swkg2VtjWDtZKv+rTuDT16qIRNOYq",
+	"jeA4WgG+yc+x1x2rK7EOj+7m7cD6PpCvc4WXHjqOhI2p9+Syf4N2cVxApWM7ZCPzwlV6oh3apUr7kAIM",
+	"LRijP5fxv3LRk5TCu+QwdRlnWgyVjPCex5nemCbMk1yU2dWjHBWW6HsDDnuymaXCeDqIwkqugt2eQM+D",
+	"RLd2TaZ8wSwuVtFXl0kR+8890Uhw35ODRA1v8NoW0uZvBU8gAo22HLSO7hN4JGbykE5dZmOfp3GWCcko",
+	"nTniGR9wM4xiMgFWDVD1/kQMb1iayyLVRS5c+jm1Bh/wr24jBY7qx0w+pdr8qu3PcgnMDVJlImp1e/Kw",
+	"vc44R0x+Z04jvGDImu6u3K+uMR6MSOEWh4VQLJG9l4QGm8VToTM+nVmLNNZsLKQxv0TU6smjdplrYc0g",
+	"lm16mzkdgN8ZMCnGHJ5QKZuncOGwmInWKY5sF3O/OTWLn024ZIed/3l41OrJZ20WqiEghEZ985ptQbLz",
+	"q3fsu286h0gk5W1+YB161mFUk2NsWvcs7H01GmmRBViGAMNMBU/MRhEIrJTiIKgN2JDF0E4YChrHsTzK",
+	"szwVrZ48btMdUlRc0sEWVKMuQxa/gM14FCUiYImYKqn/lQvxX4vAOlxCGCEyzNNkEbBBymOZpQJeWsx4",
+	"EjAeLYQMmP5XzlMRMD1Rs3i0CIz91wehEbCxUuNE9GcJXwRsymVu3oOTE/bkiTfCvr0ljpc3nfF8D42t",
+	"eHRy4rFlhz35TZuFSXwr4F6weG2gVCK4ERLfttnx0ZFxenU+m6k0E1HfMZ10C9YT9ve//93Wgrgn6XOF",
+	"P1+9NF7wq58vETT6r29fhqc2NQE3lnmkBejEWZbGgxwjJnAMperz4sewhVVX667aSpd1xv+le5o2pvq7",
+	"m1dbEHMKgabKDSvUUlQuWcuSGFRBC0aDhQqY28680frulxEvRV6HrNziNUt3wkXBEGQvlCWx65JqCmzU",
+	"laUiAXGmJ/FsVc8hvOwo4wtBkSmEC/ODWdVhlWsZlr4XVs91GeAlVLMkkLYE78WLQJm9ICrujCtSpSdD",
+	"bz3LBXre4a50RhFsynunv1u6P3Kl7EM9iVfLTvFBwiPSBNseXPZirCHPBHHO7cBEZMvlgp6kMEyX1Qxb",
+	"vJ9B2Caoq4hyJUFYoFO1LogkXkNmCeTpt9kZhdHqV5XyJayJVaQ+igOqaaPgmP3cXRbORGqEO9X9Aah7",
+	"CDk5StZ/0JI9CyfiFNbACIZYjvvlBovfqWkEcEkX5Xba7AJf65q2zEbuT3gy6vM5X/RHqZr2jbJqlrTR",
+	"//f/Yk7nU6OHWmGb/Wh66LLQ/BpWwfEJXdR01pNWiD1wrBDkVytYkmA9af9QCiWaxw/Nr/UGm/nz86AS",
+	"ECqt2hPN4qgnY8mo8DMSGY8T3TZ/NHuoVRufZM3jw2cts3NrhTxrHh8dtZaDmKx50um0tg9lPnZozjbt",
+	"heY2RO4+UXzuuenvpf3GlbCcsYdjtKAREYrschiOq50sB+8g1rc2dLdSqpSLxH6EV1dpAj/4hC7NmlDg",
+	"FXq3d68UKxEfHT/vdGqoitbkVjxs2NDM5hMFDbHr1SHDK+s6eW5ToVZVavbtkprCuyy+pLrZhEeMlBT6",
+	"VP5H9+q998HGfbDxsYKNz7d7a2euqJXBxqNt50chG4z+faFhSkoEWRGR+aMGLOtU5CeJTVpYrEgYtzuN",
+	"hX76O/33AuH1taAcjZ1QR1+6NtbAjv6PXOSUsGH7LLAvlRyKwOa+SzEHkJIoT4AzmGeZmM482AK0Jmg2",
+	"WPbAe5IgTFO8/zfKJM6cCRMJZ9jq1jYg19tBWV7CihE4nl2G5Vqtox2REv9l1qoClAjrF5UQtjkjVsQ6",
+	"9ES7agiyhv9YQg785vqw44EpEnpAf2rMnsMAz4jFHrRz6g/AoGrkM52lgk/RK/Em3bf0iCfGcHKFA40u",
+	"6H+zQ+qRHcuDsdhtfUJZxEA10aXUgjSaB593joJGrPuZUSDYYYAc17QEHkukFwxcPYyC6lFIuF0IGsXG",
+	"a3QbUz3ud0bPhs/5t+LoMPruePDN6Lk44YfDo+jZ4FicjL7p3AVp0W6mTRiL9iwFDDfNHkjxK8TFhiow",
+	"XpGrXy4e4tJ0nv5u//M8+oCqJxGZqMO+niqLcu3IABw4qVu/RI1PXZQMwvUxVDFDzkOcPSAW8ksYaB0W",
+	"8qZiX5zK/rx/jecdv/2Xj4Ea1NOalKg8moTg5cELb2XgteuolDYexF1pSBzwQ8mWs7Aizo47Puw8CAI2",
+	"GjZLkNeNkrxzYGLHhx32ExaEOzhsMpksHnZBs/0wBCPfXh8eflyo6m1BqveC9Gs0nCZq/jWI0d38+VfO",
+	"mEJ/nmfDSQ0kLCXxh3mahAGzFCGsucQBQsheAQu9FvA2nuRO2GYoE22ERBtx3pPkdLEiYsGaSgo2EFBc",
+	"Yb1axqkgd6rgklXISBdmHT3WZc4VZUoyqPcNelIkWlBQpnXKYDwwCJWORabZfLJgcQYhaIeG2kzFUN0C",
+	"EATmMBlf1BFQ/5//9b+f0gPAWvxQsYafQaA+JG0GLn6FOUMiOCJ5EE4llfgS7i6NcRIPd4+xPJ2obj7R",
+	"8oQ+JcvE16NVA6r12fspe4KH7dUyqpaviuNhfUzjaaEA15I92leeaF9lUr6Jn8wYMCnmjvUxgNRCgG/n",
+	"GeOQBhkwwYcT1GmgynvSKVKjVfEZuwccob4RU10mFXkZAYNcFczaaAXMhphdLB8TeQ7ZX+IfoHKQsKKx",
+	"0YGKFtsxUkKy3jBPtUptJiBch4QbGCdfFuu6ZCVVnc5k4S+qTaLDia9i4afw8R2Dv5jZYo7UptHAJ46J",
+	"sA2MrlUj8uLou8p+8yaUSsOANhiRL+BjNLZ4ki68f723AZCKLI2rBsAZO+l0IHXJ2HyEMF/L87nVjUnF",
+	"MPgoNybBFsM5WRrO4dGG4dQN4KhzXBoAWGYrb2zKi3HXG5vD+97YlIfhbmyKadTc2Zzw4fHzjjjhz799",
+	"dvztycnzk8NoOIi+PRkdjgbf8g7sx6lAGxGGg9IFh3KPC51NfKfvrCRWI++A782nr5FDW9YodLid2Aco",
+	"igDF9kYUeeW7JzhUAyLrEhzA0QyKpAZRUFFaQ8z7qEilqmM5FCyE/wlZE6Du4Cf/aUwVJ+F5arkbeCrY",
+	"jZg5w65F6JRut8CNFYviiMojQCYGLJbDJIfYSgbPx1lP2jDGJAZIPfRo2+wKNSxrQmjDyOmw5eVzw5oC",
+	"AgQVfk3UnE25XLC5SIW9lr7jlRkadrgYkJxPiGKlepmwPjUDBlZn5909YqLyjI8rEZMrGByXDP/IBmLM",
+	"S5EGGH1FX31n9dXuioQmtl0M5SEyT67nIrm1H7IuhGJfOjz6cOfprFOJf7YbyjN4/b2114370MJuqRKQ",
+	"RAXRW17oWArjfrUxBog4igNLX/soSvIMs/ugi6C4iXREsG32o0rZ0TEwBxmVUxsNDVukVp2WI6zgnszm",
+	"WFvFjWLQQVGCUPTrcbCJ21jlpmcRMK0Iv4fSCIdcMj2PMwqCAEkU8FNBDYkUD5hFCAtP8hCpde9/84xf",
+	"syLKL+nHP04c3NEoH/0zO5z+89l/vn/buflu8K/nfzte/H3419tv+euT2eU3+rqTvzoc/XQ0OX+2jka5",
+	"mNl35Zj5ZxJXvzOxsre99+TKe+fRHvWaGPoTmybz1So6DDU9qhPINMiFwu8Li2hY6GCUi5ScBFQQOY1d",
+	"NuWROMhnADhhvUbz6hPdk3rCZ4SjHUeaIe58CLjZFEYLAXE6AD0oIpbEN6KiL9vsb4CBDNWoeQZMhhbK",
+	"248zPJyOuxY6e8i7a4uw4gd6ac0J3Ka4uvbjkFDhayOQu8vp662r8B7C83JTWu17eUHrh0isLy1PXUo9",
+	"KvAvOaMeYFH2afV7H/O+6fgFP+8Xr2n1U8Skefo7WfGUh7+bhr2w765RsBegL8uV71fQ95KhwyYiFYjx",
+	"FOIjB1fWM7TEPizW7FakyJFtfUVAfLVV9dSota0dHhLLVCJSLoeCYqmQP8bZgAPsqeWEdb6oTxqC5c0V",
+	"rpg2e+W4nLlc2FmdXZwzi68BFM3DoZhlImozozWRRazLDtmb+AfCQ4Bm2L/Zq9FIDLMlNIS1bDD/Zu/K",
+	"XDBdqsZ0ZdwF4zG9zqYi40YdnTqOmhq6F3bl0cUwOwSMX1s0SQAwQ94ZPDdtRAhYQ0ZTYqoBYNFyRxZ2",
+	"pXb83oNP9FbTOEXKEIq9E3WOGzN+UPgJgUTsepcRgwP3E6EOW4VrRr+EbP2kBErWdPjET0vw1C3orCff",
+	"0CSAjV4Yc9Kttf1eGi4YAhh9icMncGzO/grGmRbJqNXtyTKtVEA0UzU0Uh4WnDY2LQC7A3092qoevUub",
+	"nUkyks3p60mHCOVI4O0xQb1szFyzw9OFxW8WETWACGgEeDcrIIu6gHxIGl0gVpvMlkCogWKdzuhRp+NB",
+	"oYTutkWqjGFlrX0WH0WCHuKzRnr+gqEqtjRFEcsmqcrHk+JvnlNmfPYZzyZemauPa+692pPwJ+/d5jKc",
+	"QmBBj8wHC5ibzDIMBw61uk16Emli/EOJKwyUWpVGIHxmK7cTrVy1VB1lnXkqpO8NabtxZJnJMQb4T5Eq",
+	"glu2yA+AmWRab3KWpTEg2OGgdBYnSYkey6xsq83OjIiVYs4T1gwHcZLEcty3OOKhv8n7w8UwEWHL41F3",
+	"YEHwOWZ8oWFLlRRPT3onE3Ju2JmTOIhC7ihwPAHUtJKGecThkk+xM0DbchooYLlEknh70AILl0FQGa3y",
+	"ps1l0VPoQ6ObadsgpwdpXrDiIGRLDEyDRgh5kO6pFUplUHkS2SiGzHJYiD4n6oxCJCFXNAIl4PhjZEG1",
+	"m2VhZo6R0ZNTRPTR3QJip6rJSZEbefTGofqsfKgnl0wBVqj0GLxhQNoEj9tp+KZD6muZjpaaKFMLYRYb",
+	"gR0Vz9vEtKGSEinIHEBagcQmVdXk0CIDgCQLIkSNgUSyzEn4eQmZqM2OO8ddFpI55ZHNm0960umgjHSS",
+	"zwEJWZB7c24yT8BSvSRITQT/qnHwcVjka+3s2m+JRwN9gH3zsaFwaGJnGN6t+o1oclnTjDWdagqIuw1E",
+	"qQUjcH/95JHZj+TvfSrfDZ0Sd0xrIUdEfCuWPIhbgt6oeG0rnDXr0zlbv+yrDegITPn7g8EiM3vzsHP8",
+	"3cm33wSNlM/d3t3Ah7oj1odFA9NPf+fRrUizWIv0PPrwdCqmA9pvtXnEZ3LB8BkbeXRttetTae2f31DL",
+	"j3gMsYtNOXTG5aNp7gM3X+Hdh9kfjBf7Frw7uzftmcb4tbHVvoSMufIBeJtPRRoPPUzAZiEEWiyOXHa4",
+	"8TiK5HBfUjSq6tWPt5o5QpA3ltk3x42gMY1lPM2nje4hzhz/JMYgllZGc6q3C0omC0ilgt/HKTcOQAj/",
+	"Mi7uNfoiZiGNNa6VZL+pWGrHTgSXFsZKJcOXZz0JTIdtdqnAK6PGAhZCl/AfkicLpNchL6E2oewsiiqS",
+	"7pGsHGz8BcQEtjNzDh+47+1k61601orWbTDkdsaP+/qC6Odwzhm3tshgwZCz9AuR4MZWi7ieDBRPo7VF",
+	"Xe4prAsAtie62z2IpQvDQmgQxtSnnyz1e6tr41dI8A6InROeZoGLMzhwtTgFouNYCq0xJqQDi7mNDyWx",
+	"NL959LltZonxLM+wHVMMOVPIzq1Z81nnqAVBoWLmTxM1jmWIsh3mZ2nfvRDzE81eXF3+iNi5AZtPYrq7",
+	"HvIk0T2p4cJFs/DvB+a5A9hntUL8pe33go/FCkN1/T4vt/AhaDzrbIHheEmLcJeDey3eZ3c5hjjAKhtn",
+	"6ZCVtpd3sorfag/WhtPUmOHi3v+UbOnzFLuJay0y4/KY//2w9liZQVLYdRQnQgfMCJooQu5E3H3prWUJ",
+	"ga0JW9/8aUq1/v9x+z0GYOiGhiIwFA2VYt6TgzxOIGw6EtlwglgFSg7FKdorU75gA7Pp4W94tiOOvOip",
+	"oCk7bIHz0cFbJcXBG54NJ+s3+JlZgU1FjSGfzdq/acRiMP891Do8hesnRP03dqEZ/HHneJXJSP2sthVt",
+	"agHQQWxVO3g+MrOESW5TF5iJ99nTodZlM2epW3zuN37LcQnWP15r+JiNUjF7Xpgvd/BCySxVySa7Bx62",
+	"z34IGq+u+UZEX3gGxvOsDgfsrQISF7jB/HRD29FM2l4oPdEMZwsnQmeLRDA9EaXstQ3SSiLE0YbwSkWQ",
+	"gFpaKT+uMp5mGo6q1c1A6BDLLuMM3nU6cABcGDbla5CquUZzhjM9UWl2kMS3IgLeAlLfqBJJeVPp6rPO",
+	"kY23Y/MgkJoh6c9WUCCjKonh6xevz1muhW6zd3IoepLSwWKJz9qRAMwJ3Omssh9YM/xzls3eyWQB0Ww+",
+	"FVdxJr5/zd/Dv82XFGFPghcW/nB29ar/8+VroAqCbNlT9i3VJplvOFZGuZeMgPWS7DV8iooUIK1bgaRR",
+	"MotlLhAPxl+pysl4rQrE8OVT7i3wiG7AML0Wr8t3E3aNK5EdWCO3rrcV350NYkn1WcJurqVd5N1L7Das",
+	"D3e2Q9Ye3at4DGRZtFPvYFqsP6xb2BUJ7ZZ69upv7mBTJGqs8mw1ndsrGZWsVdYEfARjgyIjyq26wXu6",
+	"iA0TwVN8Gj8zWhdGApUMXzJOjDXbk9DUqa1CMC6R0YxUhuDur+19dvO486y16UCZCW0bvXh/MJ/PD4CJ",
+	"JE8TIYcqokTFrUIK2NuPKGPvcGcDWnuSTZMd9fUVijuVV6Hd1h3IF/h9lkXhHY7XNt7En6/fvLaOxFbB",
+	"idILh7u+8Ck9j41Zc0Z2mP1Ntw5fgl8ipurpIF+slh2XYqbQkjh+3u502M9XL10GgaUJQk8/nzHTXMGH",
+	"xbVNuGiuTLLoST/j5CfFrl7+xauJggZvxAI4zJUuUclbNe3IsZ5oGwdo4+V8CF8sn2GiSejJp9JA2z35",
+	"UsAngFkB2xvEeZvhlN8IluYybJ0ykWgBNITga9RC5U7VD/lik0tz7ci84ArfrIVIbVYQJTjB+PREzWBO",
+	"4wIrBWWyB9/iZTw1Nvg0ddjc3jI80UTIKTJj/Dmtns9W9m7edwlWa7v/9Z5XbrPUrHVG8EJl/puaYH81",
+	"wB948B5rXpN5gvFBkp/LzRBZ1FadllTJL+7VoDz8mqH96tpSg98gJlPv7GEyk1HgSEv1B7us/0Sx3rJQ",
+	"/yFf2GiKO3S+PBdTdX+nzUhZK/rXBlK9Y38bi7lDTSJzGoGtUHhAJmM549Ea5iW5IjJ0vXqyIiQDl8dX",
+	"FttKDq1MZ/nsIYXjldN+ewH5uALSzbh2m7mUTVzlyiZDiDRLD+x/AveeklizuUJe2klVOcg2rnB1KEF1",
+	"M27TJ23v+u4gXEh2S9Vo2Nx4RaJ7+8p2WpnydpLcW/uqKNqL9N1FekmSsttYxxmAmT2CTI/HMp+tNp7f",
+	"8BvI0i9vcpdU6Q5cWJIT7laMYuxogHviBizrnsTo/wGIZMjVrjWzzV9Ctp2V7RWY0NiekLohnJu3iqVi",
+	"JNKUJyQ8FiLrMjXD7Ibijz9fvl62urGlh1QouP57ffLo+qQix5eErtll29rFTlquemGTGV4Vw/7giqGU",
+	"utnWpIZztDep7yV/rdf9+Gb17VNIuFhnUpsHvLtSLPtoQo4WsoG3qkizlgA7vHpzfeHuCcwhjSWLCtHV",
+	"BXyenizElpnlXLNY6sxsIzUyvUVQOXfcOabahCgfOnxZ05Uwo4JRYkCDBLXpvF7s3b7BJJPdMwPKsbzj",
+	"jxGaW7tRSnqAx8lAvff2CMbJHycGH4nbg1jrHIToykC822UqjoZP23ORJAdQ6/LUKLw4OhgqOYrHhGm6",
+	"chu+mwl5/pK9wKoKFsUaAMUWLo7oLQMOijXD3wdci36eJh/cCBBG+Bg3KGep4Il9PtbMjgVl1tKmeRdH",
+	"w5e25/smQPMoijMoOrzw1ERJWK8Xs8UaRGqYm5m3P1Ka8NYbklZ2eaT336IPmsx1l63scg7Xik5eYh4v",
+	"+IyGxmQbJWoesIu/vHjFro5OvmFWIbe6jONtEdc3xFMBGGYg4qCEEZywdk+eScqYA7PHyM0u2sW09OJ9",
+	"rKmI1T8iELUQGmrxksUKGWm2+5mb5ZKBWIc7PUxigaATG8y6updtDlk/T+O7vU84x0u411s2oDOe3elF",
+	"aVzsu7xotkF/OOFJIuT4AVroT0U2UXdafT1UG1bt1/vryz+4gqVDZS/qrdD5bJTtFjdWq5L0z03j2kiZ",
+	"sshCQUUJEoUAqsv39M8vVaWG5vUQC8LhdIXtjZLmKh+Y2X+ki+uX4tb1vO319e7JoI+/8T/OLfEdT8of",
+	"7ZCUFH0cHWSY0r4qRGUxkcPfe4046sPTvcaHEM6N+RHOTa8RsB5IW/M3B9xFUYtlA5bAG6AfjWAiqLKx",
+	"6JzgPBiHFDDMZsIzVwpgDZMYTJWnQ54kUHi9xgDuSc8CXm0UnEeY4/84lTEvxS114Lz4j1sF7A8Au1hl",
+	"gtuP3W585rW5D2zjvwE4u/KepaX4Q1r2u4qE3+Y36yl6/vPq3Vv2NzFgfxELdiWydW4qZzdiwcZCmpOG",
+	"qeM642l2X0/1P80gP7WTaqamxWfrmRoZbBysG7HQX4BPukFPvXpv0wfrzbymA5oFnxSMtz4BZ6Vhy7qh",
+	"TuoxiH4a7zJJ1Jxd/viCffPt8XPWBJ1n/oY6D/6z743FKMDWyo27m3K5v/0H/d09dfFeimazmjEPaF/B",
+	"PEjX74zRS8Hr5U7PJIMHkMOofR9V9RFGSwoViMQYH6hbvHGHI8WavDQXhBIzEr5P28tsxDvIGmhzd4GD",
+	"CcM1THd3tYsVPPRRtaAarlN+sXZRPpYKGQH0u5EcM6FmiWDNSxGpITtqn7SPArxRcHBtcEcAVwxOEmHj",
+	"p6V8adxSB1e08AcXKomHC3YjxEyXqh6gWSjJQtilBSZRw8/ucrRGEJ3N4ksxEqmQQ7GmhvAB8pev7YWv",
+	"6aquiGHFZGuE+61I/fn5q4l3w7DwTzTW12gWyySWIiBKdZ4OJyyWBKgg0p1LDTamE5xdnBdT9Xa+W3p9",
+	"V7fQbcunqZniAeytts64jABzuf3b6g1bLIp9mg1ys9sDvMJMBNciYs0359etNjvPNMK3GTcO6IstbCNU",
+	"A8ZZTanfWKlo/Ra7wkq13TTNfSrc8N8PWUh290vd3fbNE22FSvpgW6h0IToRPMkm/7UGOKfAYUMOJQ9X",
+	"C8+bZn++vr44ZZnKhxNA4GKRmJlRy+FieSf8JLI/U6ePaGtgF6s2hB1/rBlP4lvxYFf2a7/u6/hWQAn6",
+	"LFUD8Tjf8zf9VN8ODyhjZZ0kuPYUh01waV6+Onv55pUxYs9lJsbGhO81Wm32WvHIHHclCXTdsvmh+uES",
+	"ahrjjDDceU+G2FfIRAJoBlAJtDDiOozM7gaszXT4fa/hXVvi6Nu/6V4jxBAQYMAfmClRUf9BHH3fa2CB",
+	"coG5iTXKvQbV3Ns+jXQC5EbonBWN8Vl8YLoNWTMSI54nGQLG4aCpglql8TiWgFPnXozEIB+HBTw9/Igp",
+	"NweRmnIo+38nWaJ4FDgIF1yuny9fswnXLOSjURj4mUU96adsUbKueSxOYuNF5WkSsu9LLbWodhRA7zCP",
+	"KstTKSIWFsm9Fv4e0hQOZjzNFjbht5IG3AwveDb5/umaWkhUq0rCcb8CaML3B2djEbLvezLEZvuI49iP",
+	"+EKHLZspNYnHEwA6hQUqmSyJLdSEeWkBOV84QqNkcpkIrV3zL3GFmeYLjcXc81gDQiW9U6DRCY1mKBLJ",
+	"NT3cUDaPpW6deksd655ExE2Xw9OTPRniZNr6dhh2jSEdZ80CCzpg/pgCxmfxD1yLgMEW+QCYimORvTA9",
+	"nEfNFuA0YvZfMwcwogAvGFoha3K7IEVq3ilLhVbJLRWW/q5uAuLlDQAxNkAL/0MIG3Qsspc8403TGG6A",
+	"c0BpdMM1/5hwfVZgqgJMkN1iP6dJ2AoAAnV4A2NuwgxgOZutsCebbjhuVyOMPFhQsLFHsYz1REStNgvN",
+	"Abi6HTa99VIIydsy+zLOYp7EGgGJ+Vj0JBbrZHwMTUll8SNZHLXZC54kms1y0zosR/FpgJ0i9HOPqbba",
+	"jMCYMrwnR7mEDJoAMAF+wVvDgLXbbZ6O9a9E/ZeKWcIXImobETXIx12gnAhZosbGfBwpTMDhqYzlWJeQ",
+	"tcUofs/CX/Tt8NfwFD8MwkDzZG72aqLGYxGdurpGP6swsjk8kAdE1UlgGptN+MIDUZDAILUCRuHVNR8D",
+	"gnIZT4E1n3WOW6ds/F/x7IDCBe4LQoJ/gfJoLLw2ewv1uGlE8sLp8ljouiD5TyK7xpk4u243hPQSMMJm",
+	"HIUzGOorMxMw+e50TVsecQFDsMNbb1X2hiAKtkgurmpabdfq0WyAdbr/Cu02V10/irEqKFy2H0Iv6Ree",
+	"NaZ+LMftjRvhLIm53u+G7XcDkFylGThbrcfZGsbYvaexb6QPgf5GKY+NLFxh+xNijFFWxtbqSSITBTyY",
+	"aTwm1nxMZ8wg7x2NSyOI4yG3hbOcDXjC5VCkbfajBbqfKkKkdgME8gERmzFenf90/eryjbFYLZD0SecZ",
+	"a4Z2xGGLJmiBttNbI5axe0SJoXiZSwaAV4FJiC9YM3x5eXb+tv/y1euzf4RG54MRyU50i/CoeeZGDfjt",
+	"M5vYCbAL1Li2aivO4BndkxmHFCjCUzYfvc2QH8LoM6/NiUjFKVOpWfcs5ZnROLkWLHwKOvu/whXC+jVs",
+	"gUd0vaybU+d8/TzDXCycpF2FB8yYprzkR5/IS9pI9gPqSZ5Fai5P4TOXv7ELvX0kN9PfJ4/pa66Hk3k3",
+	"E9KGOkO4kodrvvCJxn+CU4Moa2Dz2ws+Vsl9tZeAWTUJp2dtJXziiV6ZfVj6/cDlIqJiu/jLi1cBJCSS",
+	"T2DvyoSMNKKeO3wbPrxBlBeYup9j8LeiMGYpCG4ON2R5U5ZjE8z+AOU8sQXMFKQ6OG4BiyB3Ji1YfmBO",
+	"N0BuE0i+TTFCsBtOHhQHH1sr1jzudGohMwB6hsK8W+Q4bs4SvHei3EdIMPq84OmKFBbK8/kY6UIPASKz",
+	"Kp3uurLzzT7vsmkMbO7FFSpmCMH2D/1asqUjA7AylPKj0VMpA1CJ93yYJQswWjckAIGDtWUW0CnUrCFi",
+	"3YAXmI/m1EEyYJPA7CoIWc71hTsF5LuwYqN12pPHnWcW4zLXYB9FjEA52uyspj0jfHCFnnWeVZGlCjYV",
+	"S2tCuDurTvvHzTGELne8YN5FWGxxJBEn51w2Pg5mzWeavvgo8svCYa05vn8ggebsGCcv1gbMnalhbRHG",
+	"R1mR+NllwuWcUC5ws/CeHe4rpJvYRJNWYP+TrA0nLJs2MZLnUSzkUASo+hcBgwz81rKYLMP0eSifmQBQ",
+	"WfNIDp6nooCxhcPJRDqNJU9Oa8WbrU/bKJawCys2N4ilF3bJH8gQWVMzcJf3IIx35xf9BKDHNp8+P4n4",
+	"+cirS9zmjiGv1r34g0msqcjSeE1aykWqpiKbiFyzTLzPjNhQGjIbux4M3CTLZjYtSPczlfGEbrZqH+lH",
+	"VLXY12KoZKTDnhwsWKryTAQMY+p0KcWzXJ96zSBSd9+Cgdi+BgsiYDJHwt5bhAELAYAg6MnQ4yrs448s",
+	"BBAwuJoA0sCWq+4CYIBT9pNiaS6zeIqg4DZ8RWvWZq/MYkDIJVNsofK0J6dKxplKEX2wvkDsJ5G9oVXf",
+	"LjtmlvBY3iFZwY7zo8QKvI0ydbN7hFCBmgnJZ3HbBmBWA1jngwQNaXNOzy7OXXYVJKj859W7t7WRZ3ra",
+	"/P2+sa2tEn2ro/s4nwvSzfRMDOMRjZ81zZRbj/vVFnya3Oer/ePszet1X838fbevZkf0h/1qZsqP9NUw",
+	"/LtlkJ9ucm2M3oXLIcoP+YhmgS1DpuXsRSgaAIEX72dimGm4WZViLlKCTMZQOvzixfoLLkpj982NiWnW",
+	"lmfxAGkwUwVkNSwSs0Qt6E3hxckhVSLhQ7J3VRLZ6wJNEDDspPOszX5UaTk4floNoAMRBAvxTmRVtPwS",
+	"F/MRw+XQwxXyx9dm+/Jogcy36S1cGo9G8fAzjZhvmMtbYOTk0eKUCJs1pXIg+UVxc8RGPE4eEEllg4Fo",
+	"qUEeMVb+0TnFr+19rQuDL4XK1owpDCzcOKR/wkmDbCieWECSJ7onX7w+Z6kYx9oMC/1CYh1sSuMbYkeW",
+	"jRc5lMHXxd0VWOMsluOgJHosR2q7J9+KOYspGQ2YnnON95IhjR+zoyCKThSlRrQfFGywWmQZZGxgDxuJ",
+	"Pu3F9Z7tc8/2+cdm+0TET3dyX7w+f4IJ3a0/IA8oLE16uxqwjbL/QRJom+Hi12c0fdwlfABzWo2b2336",
+	"NFFDnkyUzrrfdb7rwNbO06TRbTwFQUsLtgyvHgOhlPFPdQAIu5pytIyDWgCD2dpnm/VhnhksMH0W7CEh",
+	"I/D7KIwEzyFYWrXPv5k5cpcih1kMUojIzygAcCib3uxAQ0jZ1TR6aTx5jdeMNFTnwocAo81ldJDEEvIm",
+	"yXwukFAaK/DrPNaTqUjHImJJrLFElCZIu9VrjshqaybuyB/Jt8f5k4QvWL2CAlcQCY7M40TtpVmT7l4o",
+	"XArh1pbXvUfCtjyEs4Is3XX3hAlpTNcpnjo+m6XqVphBGHckYAMuMU7hoYg59jevY9teXbcQaEaSBQv+",
+	"3GXYE7coFb8JynNETWgHR0YvrM9C5ZnPjCbem93Zk3VrYkS+FwzGqC5dKtOIExEhQt8SwoZEkphlfWwF",
+	"jjdvJ4OW23mXZ9iQfaZbbPwn2pk3yN4WpywSZsunwJppPgDc4wcARAs/u2gR7rEdJn5KFJ6W2rO8EFZQ",
+	"ugHVzAWrEtDOhAEvOYb2Zq8+Q8xbMc82rT93tgVgfqdM/eLeubkyJaPlYTwXFzvlqGlP2vo+I4fS3LKV",
+	"GqPv3fnLF/3zq6ufX12G5dJt1sRUrzKo3VRForKlIEq6QZqY7UB8QY4DqJKpiDPl2k7dP+EF6cIa1E0C",
+	"9yTRXFIfSiaL0xqIPpiN2aGuKAKVEuoASv3tSWieYGahcoJAWs15ydPhhIONW8VfLa0S4CF++PXD/x8A",
+	"AP//",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

@@ -39,6 +39,7 @@ import (
 	"github.com/reftrack/reftrack/pkg/demoshop"
 	"github.com/reftrack/reftrack/pkg/identity"
 	"github.com/reftrack/reftrack/pkg/leads"
+	"github.com/reftrack/reftrack/pkg/mail"
 	"github.com/reftrack/reftrack/pkg/origins"
 	"github.com/reftrack/reftrack/pkg/payments"
 	"github.com/reftrack/reftrack/pkg/platform/config"
@@ -91,17 +92,20 @@ type Deps struct {
 	Draining func() bool
 	// Webhooks manages the programs' webhook endpoints and delivery logs (pkg/webhooks).
 	Webhooks *outbound.Store
-	// WakeWebhooks, when set, is told after every successful change answered (any method but GET and
-	// HEAD below 400): the delivery worker of this replica looks for new deliveries at once rather than at
-	// its next poll. Nil: the worker polls.
-	WakeWebhooks func()
+	// Changed, when set, is told after every successful change answered (any method but GET and HEAD
+	// below 400): the webhook delivery worker and the mail courier of this replica look for new work at
+	// once rather than at their next poll. Nil: they poll.
+	Changed func()
+	// Mailbox is the development mailbox shown at /dev/mail; nil when mail goes through SMTP (always in
+	// production).
+	Mailbox *mail.Mailbox
 	// Spec is the parsed OpenAPI document (openapi.Spec): the route table is read from it. It is only read,
 	// so one parse serves every server of the process (/openapi.json is openapi.Document, from the same parse).
 	Spec *openapi3.T
 }
 
 // optionalDeps are the fields of Deps that may be left nil (or zero), each saying above what nil means.
-var optionalDeps = []string{"ReadDB", "Config", "Demo", "Draining", "WakeWebhooks"}
+var optionalDeps = []string{"ReadDB", "Config", "Demo", "Draining", "Changed", "Mailbox"}
 
 // check refuses a Deps missing a collaborator, naming every one missing: a nil one would otherwise fail
 // on first use, in the middle of a request.
@@ -171,12 +175,12 @@ func New(ctx context.Context, d Deps) (*echo.Echo, error) {
 		Management: &manage.Management{DB: d.DB, ReadDB: reads, Now: d.Clock, BaseURL: d.Config.BaseURL, Origins: d.Origins, DNS: d.DNS,
 			Webhooks: d.Webhooks},
 		Pages: &web.Pages{DB: d.DB, Log: d.Logger, Now: d.Clock, Login: d.Login, Dashboard: d.Dashboard,
-			SecureCookies: strings.HasPrefix(strings.ToLower(d.Config.BaseURL), "https://")},
+			SecureCookies: strings.HasPrefix(strings.ToLower(d.Config.BaseURL), "https://"), Mailbox: d.Mailbox},
 		Webhooks:   &webhooks.Webhooks{Stripe: d.Stripe, Metrics: d.Metrics},
 		Operations: &ops.Operations{DB: d.DB.DB, SpecJSON: specJSON, Metrics: d.Metrics, Tracker: d.Tracker, Demo: d.Demo, Draining: d.Draining},
 	}
 	mw := &middlewares{routes: routes, auth: authn, limiter: d.Limiter, origins: d.Origins, now: d.Clock,
-		log: d.Logger, metrics: d.Metrics, config: d.Config, changed: d.WakeWebhooks}
+		log: d.Logger, metrics: d.Metrics, config: d.Config, changed: d.Changed}
 
 	e := echo.New()
 	e.HideBanner = true

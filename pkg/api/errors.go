@@ -21,6 +21,7 @@ import (
 	"github.com/reftrack/reftrack/pkg/apikeys"
 	"github.com/reftrack/reftrack/pkg/attribution"
 	"github.com/reftrack/reftrack/pkg/clicks"
+	"github.com/reftrack/reftrack/pkg/enrollment"
 	"github.com/reftrack/reftrack/pkg/idempotency"
 	"github.com/reftrack/reftrack/pkg/identity"
 	"github.com/reftrack/reftrack/pkg/leads"
@@ -251,6 +252,17 @@ var answers = []answer{
 	is(apikeys.ErrNoProgram, apierr.KindNotFound, "Program not found"),
 	is(programs.ErrLinkNotFound, apierr.KindNotFound, "Referral link not found"),
 	is(programs.ErrPartnerNotFound, apierr.KindInvalid, "partner_id is not a partner of this program"),
+	is(programs.ErrPartnerBanned, apierr.KindConflict, "The partner is banned from this program: their links stay off"),
+
+	// Partners' enrollments and invitations.
+	is(enrollment.ErrPartnerNotFound, apierr.KindNotFound, "Partner not found"),
+	is(enrollment.ErrInvitationNotFound, apierr.KindNotFound, "Invitation not found"),
+	as(func(_ context.Context, _ *errorWriter, e *enrollment.ConflictError) *apierr.Error {
+		return apierr.New(apierr.KindConflict, e.Message)
+	}),
+	as(func(_ context.Context, _ *errorWriter, e *enrollment.InvalidError) *apierr.Error {
+		return apierr.Invalid(e.Message)
+	}),
 	as(func(_ context.Context, _ *errorWriter, e *programs.ShortLinkTakenError) *apierr.Error {
 		return apierr.New(apierr.KindConflict, "short_link "+e.ShortLink+" is already taken")
 	}),

@@ -41,7 +41,7 @@ type middlewares struct {
 	log     *slog.Logger
 	metrics *metrics.Metrics
 	config  config.Config
-	changed func() // nil: nobody is told of changes (Deps.WakeWebhooks)
+	changed func() // nil: nobody is told of changes (Deps.Changed)
 }
 
 // A client's own request id is kept when it is short and plain; anything else is replaced, so that ids

@@ -140,6 +140,8 @@ func createPayouts(ctx context.Context, tx *sqlx.Tx, r Request, programID int64,
 		WHERE c.program_id = $1 AND NOT c.is_test AND c.status IN ('pending', 'partially_reversed', 'approved')
 			AND ledger_status(c.status, c.available_on, p.commission_approval, $2) = 'approved'
 			AND ($3 = '' OR c.currency = $3)
+			-- A banned partner is paid nothing more (SweepBanned rejects what a racing sale left open).
+			AND NOT EXISTS (SELECT FROM partner_programs pp WHERE pp.id = c.partner_program_id AND pp.status = 'banned')
 		ORDER BY c.id FOR UPDATE OF c`, programID, r.Now, currency); err != nil {
 		return nil, err
 	}

@@ -39,6 +39,12 @@ func Message(err error) (msg string, ok bool) {
 		return fmt.Sprintf("commission_approval must be %s or %s", ApprovalAuto, ApprovalManual), true
 	case errors.Is(err, ErrPayoutMinimum):
 		return fmt.Sprintf("payout_minimum_cents must be between 0 and %d", MaxPayoutMinimum), true
+	case errors.Is(err, ErrEnrollment):
+		return fmt.Sprintf("enrollment must be %s or %s", EnrollmentInviteOnly, EnrollmentOpen), true
+	case errors.Is(err, ErrPartnerApproval):
+		return fmt.Sprintf("partner_approval must be %s or %s", ApprovalManual, ApprovalAuto), true
+	case errors.Is(err, ErrPartnerLinkCodes):
+		return "partner_link_codes must be true or false", true
 	}
 	return "", false
 }

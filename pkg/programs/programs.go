@@ -46,11 +46,15 @@ type Program struct {
 	DurationMonths        *int           `db:"commission_duration_months"`
 	AllowedOrigins        pq.StringArray `db:"allowed_origins"`
 	// HoldDays, CommissionApproval and PayoutMinimumCents are the ledger's settings (pkg/ledger).
-	HoldDays           int       `db:"hold_days"`
-	CommissionApproval string    `db:"commission_approval"`
-	PayoutMinimumCents int64     `db:"payout_minimum_cents"`
-	CreatedAt          time.Time `db:"created_at"`
-	UpdatedAt          time.Time `db:"updated_at"`
+	HoldDays           int    `db:"hold_days"`
+	CommissionApproval string `db:"commission_approval"`
+	PayoutMinimumCents int64  `db:"payout_minimum_cents"`
+	// Enrollment, PartnerApproval and PartnerLinkCodes: how partners join and what they may do.
+	Enrollment       string    `db:"enrollment"`
+	PartnerApproval  string    `db:"partner_approval"`
+	PartnerLinkCodes bool      `db:"partner_link_codes"`
+	CreatedAt        time.Time `db:"created_at"`
+	UpdatedAt        time.Time `db:"updated_at"`
 	// OwnerSuspended: an owner of the program's workspace is suspended (set by Get only).
 	OwnerSuspended bool `db:"owner_suspended"`
 }
@@ -67,7 +71,8 @@ func (p Program) AllowsOrigin(origin string) bool {
 
 const programColumns = `id, workspace_id, name, domain, slug, status, lead_auth, cookie_window_days,
 	attribution_window_days, commission_type, commission_rate::text AS commission_rate,
-	commission_duration_months, allowed_origins, hold_days, commission_approval, payout_minimum_cents, created_at, updated_at`
+	commission_duration_months, allowed_origins, hold_days, commission_approval, payout_minimum_cents, enrollment, partner_approval, partner_link_codes,
+	created_at, updated_at`
 
 // Get reads a program.
 func Get(ctx context.Context, q sqlx.QueryerContext, id int64) (Program, error) {
@@ -108,6 +113,10 @@ type Update struct {
 	HoldDays           *int64
 	CommissionApproval *string
 	PayoutMinimumCents *int64
+	// Enrollment, PartnerApproval and PartnerLinkCodes: how partners join.
+	Enrollment       *string
+	PartnerApproval  *string
+	PartnerLinkCodes *bool
 }
 
 // Apply checks and changes a program's settings in one transaction: a refused change stores nothing.
@@ -206,6 +215,21 @@ func Apply(ctx context.Context, dbx *sqlx.DB, id int64, u Update) (Program, erro
 		}
 		add("payout_minimum_cents", *u.PayoutMinimumCents)
 	}
+	if u.Enrollment != nil {
+		if err := CheckEnrollment(*u.Enrollment); err != nil {
+			return Program{}, err
+		}
+		add("enrollment", *u.Enrollment)
+	}
+	if u.PartnerApproval != nil {
+		if err := CheckPartnerApproval(*u.PartnerApproval); err != nil {
+			return Program{}, err
+		}
+		add("partner_approval", *u.PartnerApproval)
+	}
+	if u.PartnerLinkCodes != nil {
+		add("partner_link_codes", *u.PartnerLinkCodes)
+	}
 	args = append(args, id)
 	var p Program
 	err = sqlx.GetContext(ctx, tx, &p, fmt.Sprintf(`UPDATE programs SET %s WHERE id = $%d RETURNING %s`,
@@ -227,6 +251,19 @@ type Partner struct {
 	// left out of partner counts and the readiness payout gate.
 	Synthetic bool      `db:"synthetic"`
 	CreatedAt time.Time `db:"created_at"`
+	// Status is the enrollment (Status* constants); StatusReason the reason given with a rejection or a ban.
+	Status       string  `db:"status"`
+	StatusReason *string `db:"status_reason"`
+	// Stats are the partner's real events in the program (set by Partners and PartnerOf only).
+	Stats Stats `db:"-"`
+}
+
+// Stats are a partner's real events in a program, all time: clicks (no bots), settled leads and sales,
+// test events left out.
+type Stats struct {
+	Clicks int64 `db:"clicks"`
+	Leads  int64 `db:"leads"`
+	Sales  int64 `db:"sales"`
 }
 
 // NewPartner is a partner to add to a program.
@@ -266,28 +303,39 @@ func InsertPartner(ctx context.Context, tx sqlx.ExtContext, programID int64, n N
 	if err != nil {
 		return Partner{}, fmt.Errorf("create partner: %w", err)
 	}
+	// Added by the brand, the partner is approved at once; one whose invitation was withdrawn is back in.
 	if _, err := tx.ExecContext(ctx, `INSERT INTO partner_programs (partner_id, program_id) VALUES ($1, $2)
-		ON CONFLICT (partner_id, program_id) DO NOTHING`, partnerID, programID); err != nil {
+		ON CONFLICT (partner_id, program_id) DO UPDATE SET status = 'active', status_reason = NULL, status_changed_at = now()
+		WHERE partner_programs.status = 'removed'`, partnerID, programID); err != nil {
 		return Partner{}, fmt.Errorf("create partner-program relationship: %w", err)
 	}
-	var out Partner
-	err = sqlx.GetContext(ctx, tx, &out, partnerQuery+` WHERE pp.program_id = $1 AND pa.id = $2`, programID, partnerID)
-	return out, err
+	return PartnerOf(ctx, tx, programID, partnerID)
 }
 
 // RealPartners is a scalar subquery that counts the real partners of the program aliased p in the
 // enclosing query: active partner-program relationships of partners that are not synthetic.
 const RealPartners = `(SELECT count(*) FROM partner_programs pp JOIN partners pa ON pa.id = pp.partner_id
-	WHERE pp.program_id = p.id AND pp.status = 'active' AND NOT pa.synthetic)`
+	WHERE pp.program_id = p.id AND pp.status IN ('active', 'approved') AND NOT pa.synthetic)`
 
-const partnerQuery = `SELECT pa.id, pa.name, pa.email, pp.program_id, pp.id AS partner_program_id, pa.synthetic, pa.created_at
+const partnerQuery = `SELECT pa.id, pa.name, pa.email, pp.program_id, pp.id AS partner_program_id, pa.synthetic, pa.created_at,
+	` + statusColumn + ` AS status, pp.status_reason
 	FROM partners pa JOIN partner_programs pp ON pp.partner_id = pa.id`
 
 // Partners lists the program's partners.
 func Partners(ctx context.Context, q sqlx.QueryerContext, programID int64) ([]Partner, error) {
 	list := []Partner{}
-	err := sqlx.SelectContext(ctx, q, &list, partnerQuery+` WHERE pp.program_id = $1 ORDER BY pa.id`, programID)
-	return list, err
+	if err := sqlx.SelectContext(ctx, q, &list, partnerQuery+` WHERE pp.program_id = $1 AND pp.status <> 'removed' ORDER BY pa.id`,
+		programID); err != nil {
+		return nil, err
+	}
+	stats, err := statsOf(ctx, q, programID, nil)
+	if err != nil {
+		return nil, err
+	}
+	for i := range list {
+		list[i].Stats = stats[list[i].ID]
+	}
+	return list, nil
 }
 
 // Link is a referral link.
@@ -337,13 +385,16 @@ func GetLink(ctx context.Context, q sqlx.QueryerContext, id int64) (Link, error)
 
 // CreateLink makes a referral link for a partner of the program; shortLink "" draws a random one.
 func CreateLink(ctx context.Context, dbx *sqlx.DB, programID, partnerID int64, shortLink string) (Link, error) {
-	var ok bool
-	if err := dbx.GetContext(ctx, &ok, `SELECT EXISTS (SELECT 1 FROM partner_programs WHERE program_id = $1 AND partner_id = $2)`,
-		programID, partnerID); err != nil {
-		return Link{}, err
-	}
-	if !ok {
+	var status string
+	err := dbx.GetContext(ctx, &status, `SELECT status FROM partner_programs WHERE program_id = $1 AND partner_id = $2
+		AND status <> 'removed'`, programID, partnerID)
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
 		return Link{}, ErrPartnerNotFound
+	case err != nil:
+		return Link{}, err
+	case status == StatusBanned:
+		return Link{}, ErrPartnerBanned
 	}
 	id, _, err := InsertLink(ctx, dbx, programID, partnerID, shortLink)
 	if err != nil {
@@ -389,15 +440,39 @@ func EnsureLink(ctx context.Context, db sqlx.ExecerContext, programID, partnerID
 }
 
 // SetLinkEnabled turns a referral link on or off.
+//
+// A banned partner's link stays off (ErrPartnerBanned): the partner's relationship is read FOR SHARE, so a
+// ban in progress (which locks it to turn the links off) finishes first.
 func SetLinkEnabled(ctx context.Context, dbx *sqlx.DB, id int64, enabled bool) (Link, error) {
-	res, err := dbx.ExecContext(ctx, `UPDATE referral_links SET enabled = $2, updated_at = now() WHERE id = $1`, id, enabled)
+	tx, err := dbx.BeginTxx(ctx, nil)
+	if err != nil {
+		return Link{}, err
+	}
+	defer tx.Rollback() //nolint:errcheck // a no-op after Commit
+	if enabled {
+		var isBanned bool
+		err := tx.GetContext(ctx, &isBanned, `SELECT pp.status = 'banned' FROM referral_links l
+			JOIN partner_programs pp ON pp.partner_id = l.partner_id AND pp.program_id = l.program_id
+			WHERE l.id = $1 FOR SHARE OF pp`, id)
+		if err != nil && !errors.Is(err, sql.ErrNoRows) {
+			return Link{}, err
+		}
+		if isBanned {
+			return Link{}, ErrPartnerBanned
+		}
+	}
+	res, err := tx.ExecContext(ctx, `UPDATE referral_links SET enabled = $2, updated_at = now() WHERE id = $1`, id, enabled)
 	if err != nil {
 		return Link{}, err
 	}
 	if n, _ := res.RowsAffected(); n == 0 {
 		return Link{}, ErrLinkNotFound
 	}
-	return GetLink(ctx, dbx, id)
+	l, err := GetLink(ctx, tx, id)
+	if err != nil {
+		return Link{}, err
+	}
+	return l, tx.Commit()
 }
 
 // Summary is a program as a list of an account's programs shows it.

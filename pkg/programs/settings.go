@@ -41,6 +41,16 @@ var (
 	ErrHoldDays           = fmt.Errorf("hold_days outside %d to %d", MinHoldDays, MaxHoldDays)
 	ErrApproval           = fmt.Errorf("commission_approval neither %s nor %s", ApprovalAuto, ApprovalManual)
 	ErrPayoutMinimum      = fmt.Errorf("payout_minimum_cents outside 0 to %d", MaxPayoutMinimum)
+	ErrEnrollment         = fmt.Errorf("enrollment neither %s nor %s", EnrollmentInviteOnly, EnrollmentOpen)
+	ErrPartnerApproval    = fmt.Errorf("partner_approval neither %s nor %s", ApprovalManual, ApprovalAuto)
+	ErrPartnerLinkCodes   = errors.New("partner_link_codes not a boolean")
+)
+
+// How a program takes partners (enrollment): by invitation only, or also by application on its public
+// page. Applications are approved by a member (partner_approval manual) or at once (auto).
+const (
+	EnrollmentInviteOnly = "invite_only"
+	EnrollmentOpen       = "open"
 )
 
 // Commission approval modes (commission_approval): with auto, a commission is approved once its hold has
@@ -290,6 +300,22 @@ func CheckHoldDays(days int64) error {
 func CheckApproval(mode string) error {
 	if mode != ApprovalAuto && mode != ApprovalManual {
 		return ErrApproval
+	}
+	return nil
+}
+
+// CheckEnrollment refuses an enrollment other than EnrollmentInviteOnly and EnrollmentOpen.
+func CheckEnrollment(mode string) error {
+	if mode != EnrollmentInviteOnly && mode != EnrollmentOpen {
+		return ErrEnrollment
+	}
+	return nil
+}
+
+// CheckPartnerApproval refuses a partner_approval other than ApprovalManual and ApprovalAuto.
+func CheckPartnerApproval(mode string) error {
+	if mode != ApprovalAuto && mode != ApprovalManual {
+		return ErrPartnerApproval
 	}
 	return nil
 }

@@ -68,7 +68,8 @@ func wireProgram(p programs.Shown) (gen.Program, error) {
 		AttributionWindowDays: p.AttributionWindowDays, CommissionType: gen.CommissionType(p.CommissionType),
 		CommissionRate: rate, DurationMonths: p.DurationMonths, AllowedOrigins: append([]string{}, p.AllowedOrigins...),
 		HoldDays: p.HoldDays, CommissionApproval: gen.CommissionApproval(p.CommissionApproval), PayoutMinimumCents: p.PayoutMinimumCents,
-		CreatedAt: p.CreatedAt, UpdatedAt: p.UpdatedAt,
+		Enrollment: gen.ProgramEnrollment(p.Enrollment), PartnerApproval: gen.ProgramPartnerApproval(p.PartnerApproval),
+		PartnerLinkCodes: p.PartnerLinkCodes, CreatedAt: p.CreatedAt, UpdatedAt: p.UpdatedAt,
 	}
 	if p.KeyMasked != "" {
 		out.ApiKeyMasked = wire.Ptr(p.KeyMasked)
@@ -132,7 +133,7 @@ func programUpdate(body jsonbody.Object) (programs.Update, error) {
 	if len(body) == 0 {
 		return u, apierr.Invalid("Request body must change at least one of: name, domain, allowed_origins, lead_auth, " +
 			"cookie_window_days, attribution_window_days, commission_type, commission_rate, duration_months, hold_days, " +
-			"commission_approval, payout_minimum_cents")
+			"commission_approval, payout_minimum_cents, enrollment, partner_approval, partner_link_codes")
 	}
 	if v, present, ok := body.Str("name"); present {
 		if n := utf8.RuneCountInString(v); !ok || n < 1 || n > 200 {
@@ -219,6 +220,30 @@ func ledgerSettings(body jsonbody.Object, u programs.Update) (programs.Update, e
 			return u, programs.ErrPayoutMinimum
 		}
 		u.PayoutMinimumCents = &v
+	}
+	return enrollmentSettings(body, u)
+}
+
+// enrollmentSettings reads how partners join (enrollment, partner_approval, partner_link_codes) into u,
+// checking their JSON types; programs.Apply checks their values.
+func enrollmentSettings(body jsonbody.Object, u programs.Update) (programs.Update, error) {
+	if v, present, ok := body.Str("enrollment"); present {
+		if !ok {
+			return u, programs.ErrEnrollment
+		}
+		u.Enrollment = &v
+	}
+	if v, present, ok := body.Str("partner_approval"); present {
+		if !ok {
+			return u, programs.ErrPartnerApproval
+		}
+		u.PartnerApproval = &v
+	}
+	if v, present, ok := body.Bool("partner_link_codes"); present {
+		if !ok {
+			return u, programs.ErrPartnerLinkCodes
+		}
+		u.PartnerLinkCodes = &v
 	}
 	return u, nil
 }

@@ -9,12 +9,66 @@ import (
 	"github.com/reftrack/reftrack/pkg/api/internal/auth"
 	"github.com/reftrack/reftrack/pkg/apikeys"
 	"github.com/reftrack/reftrack/pkg/audit"
+	"github.com/reftrack/reftrack/pkg/enrollment"
 	"github.com/reftrack/reftrack/pkg/programs"
 )
 
 func wirePartner(p programs.Partner) gen.Partner {
 	return gen.Partner{Id: p.ID, Name: p.Name, Email: p.Email, ProgramId: p.ProgramID, PartnerProgramId: p.PartnerProgramID,
-		Synthetic: p.Synthetic, CreatedAt: p.CreatedAt}
+		Synthetic: p.Synthetic, CreatedAt: p.CreatedAt, Status: gen.PartnerStatus(p.Status), StatusReason: p.StatusReason,
+		Stats: gen.PartnerStats{Clicks: p.Stats.Clicks, Leads: p.Stats.Leads, Sales: p.Stats.Sales}}
+}
+
+// enrollmentRequest is who changes an enrollment: an owner or admin of the program's workspace.
+func (h *Management) enrollmentRequest(ctx context.Context, programID int64) (enrollment.Request, error) {
+	a, _, err := h.programAccess(ctx, programID, accounts.ActionPartnersWrite)
+	return enrollment.Request{AccountID: a.ID, Email: a.Email, Now: h.Now()}, err
+}
+
+func reasonOf(body *gen.PartnerStatusReason) *string {
+	if body == nil {
+		return nil
+	}
+	return body.Reason
+}
+
+// ApprovePartner approves a partner's application (owner, admin).
+func (h *Management) ApprovePartner(ctx context.Context, req gen.ApprovePartnerRequestObject) (gen.ApprovePartnerResponseObject, error) {
+	r, err := h.enrollmentRequest(ctx, req.ProgramId)
+	if err != nil {
+		return nil, err
+	}
+	p, err := enrollment.Approve(ctx, h.DB, r, req.ProgramId, req.PartnerId)
+	if err != nil {
+		return nil, err
+	}
+	return gen.ApprovePartner200JSONResponse{Body: gen.PartnerEnvelope{Data: wirePartner(p)}}, nil
+}
+
+// RejectPartner rejects a partner's application (owner, admin).
+func (h *Management) RejectPartner(ctx context.Context, req gen.RejectPartnerRequestObject) (gen.RejectPartnerResponseObject, error) {
+	r, err := h.enrollmentRequest(ctx, req.ProgramId)
+	if err != nil {
+		return nil, err
+	}
+	p, err := enrollment.Reject(ctx, h.DB, r, req.ProgramId, req.PartnerId, reasonOf(req.Body))
+	if err != nil {
+		return nil, err
+	}
+	return gen.RejectPartner200JSONResponse{Body: gen.PartnerEnvelope{Data: wirePartner(p)}}, nil
+}
+
+// BanPartner bans an approved partner (owner, admin): links off, open commissions rejected.
+func (h *Management) BanPartner(ctx context.Context, req gen.BanPartnerRequestObject) (gen.BanPartnerResponseObject, error) {
+	r, err := h.enrollmentRequest(ctx, req.ProgramId)
+	if err != nil {
+		return nil, err
+	}
+	p, err := enrollment.Ban(ctx, h.DB, r, req.ProgramId, req.PartnerId, reasonOf(req.Body))
+	if err != nil {
+		return nil, err
+	}
+	return gen.BanPartner200JSONResponse{Body: gen.PartnerEnvelope{Data: wirePartner(p)}}, nil
 }
 
 // ListPartners lists a program's partners.

@@ -1,6 +1,6 @@
 // Package web is the HTTP area of the browser pages: the login pages (the CLI's and the dashboard's
 // sign-in, through the configured or the development OpenID Connect issuer), the development issuer
-// itself, and the dashboard page with its assets, sign-in and sign-out.
+// itself and the development mailbox, and the dashboard page with its assets, sign-in and sign-out.
 package web
 
 import (
@@ -11,6 +11,7 @@ import (
 
 	"github.com/reftrack/reftrack/pkg/dashboard"
 	"github.com/reftrack/reftrack/pkg/identity"
+	"github.com/reftrack/reftrack/pkg/mail"
 )
 
 // Pages implements the page operations of the strict server interface.
@@ -23,4 +24,6 @@ type Pages struct {
 	Dashboard dashboard.Assets
 	// SecureCookies marks the dashboard's cookies Secure (the server is reached over https).
 	SecureCookies bool
+	// Mailbox is the development mailbox (/dev/mail); nil when mail goes through SMTP.
+	Mailbox *mail.Mailbox
 }

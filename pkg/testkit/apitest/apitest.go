@@ -30,6 +30,7 @@ import (
 
 	"github.com/reftrack/reftrack/pkg/api"
 	"github.com/reftrack/reftrack/pkg/demoshop"
+	"github.com/reftrack/reftrack/pkg/mail"
 	"github.com/reftrack/reftrack/pkg/platform/config"
 	"github.com/reftrack/reftrack/pkg/platform/ratelimit"
 	"github.com/reftrack/reftrack/pkg/programs"
@@ -53,6 +54,11 @@ type Env struct {
 	// Webhooks is a delivery worker on the server's database and clock, run by the test (RunOnce):
 	// the server itself attempts nothing.
 	Webhooks *webhooks.Worker
+	// Mailbox is the server's development mailbox (/dev/mail), where Mail puts the outbox's messages.
+	Mailbox *mail.Mailbox
+	// Mail is a courier of the outbox into Mailbox on the server's database and clock, run by the test
+	// (SendAll): the server itself sends nothing.
+	Mail *mail.Courier
 }
 
 // Options adjust the server an Env runs.
@@ -94,7 +100,8 @@ func Start(t testing.TB, opts Options) *Env {
 		t.Fatalf("apitest: %v", err)
 	}
 	t.Cleanup(s.close)
-	return &Env{t: t, DB: d, Config: s.config, URL: s.url, Client: s.client, Logs: s.logs, Doc: s.doc, Webhooks: s.webhooks}
+	return &Env{t: t, DB: d, Config: s.config, URL: s.url, Client: s.client, Logs: s.logs, Doc: s.doc, Webhooks: s.webhooks,
+		Mailbox: s.mailbox, Mail: s.mail}
 }
 
 // server is a running reftrack server and a client that checks its answers.
@@ -107,6 +114,8 @@ type server struct {
 	close  func()
 	// webhooks delivers what the server's changes queued, when a test runs it.
 	webhooks *webhooks.Worker
+	mailbox  *mail.Mailbox
+	mail     *mail.Courier
 }
 
 // serve starts the server on d; report receives every response that does not match the spec.
@@ -175,6 +184,8 @@ func serve(d *dbtest.Database, opts Options, report func(error)) (*server, error
 	srv.Start()
 	return &server{
 		webhooks: deps.Webhooks.NewWorker(opts.Clock, logger, deps.Metrics, deps.Spec.Info.Version),
+		mailbox:  deps.Mailbox,
+		mail:     &mail.Courier{DB: d.DB, Sender: deps.Mailbox, Now: opts.Clock, Log: logger},
 		url:      srv.URL,
 		client:   &http.Client{Transport: &validatingTransport{report: report, base: srv.Client().Transport, router: router, doc: doc, strict: strict}},
 		config:   cfg,

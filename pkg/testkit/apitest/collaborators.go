@@ -21,6 +21,7 @@ import (
 	"github.com/reftrack/reftrack/pkg/egress"
 	"github.com/reftrack/reftrack/pkg/identity"
 	"github.com/reftrack/reftrack/pkg/leads"
+	"github.com/reftrack/reftrack/pkg/mail"
 	"github.com/reftrack/reftrack/pkg/origins"
 	"github.com/reftrack/reftrack/pkg/payments"
 	"github.com/reftrack/reftrack/pkg/platform/config"
@@ -114,6 +115,7 @@ func collaborators(cfg config.Config, d *dbtest.Database, logger *slog.Logger, c
 		Refunds: sales.NewRefundRecorder(d.DB, logger, clock, sales.MaxBatch, m.RefundBatch),
 		Keys:    apikeys.NewLookups(d.DB, apikeys.LookupWriters, apikeys.LookupMaxBatch),
 		Origins: origins.New(d.DB, clock), Stripe: &payments.Stripe{DB: d.DB, Log: logger, Now: clock}, Spec: f.spec,
+		Mailbox: mail.NewMailbox(cfg.MailFrom, 100, clock),
 	}, nil
 }
 
