@@ -13,6 +13,7 @@ import (
 	"github.com/reftrack/reftrack/pkg/egress"
 	"github.com/reftrack/reftrack/pkg/platform/config"
 	"github.com/reftrack/reftrack/pkg/platform/metrics"
+	"github.com/reftrack/reftrack/pkg/seal"
 	"github.com/reftrack/reftrack/pkg/webhooks"
 )
 
@@ -85,9 +86,9 @@ func newWebhooks(cfg config.Config, pool *sqlx.DB, logger *slog.Logger, clock fu
 	version string, busy func() bool) (*webhooks.Store, *webhooks.Worker, error) {
 	key := cfg.WebhookSecretsKey
 	if key == nil {
-		key = webhooks.DevelopmentKey // config refuses production without WEBHOOK_SECRETS_KEY
+		key = seal.DevelopmentKey // config refuses production without WEBHOOK_SECRETS_KEY
 	}
-	sealer, err := webhooks.NewSealer(key)
+	sealer, err := seal.New(key)
 	if err != nil {
 		return nil, nil, err
 	}

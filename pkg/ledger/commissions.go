@@ -130,6 +130,11 @@ func ListCommissions(ctx context.Context, db *sqlx.DB, accountID, programID int6
 	if _, err := access(ctx, db, accountID, programID, accounts.ActionCommissionsRead); err != nil {
 		return CommissionPage{}, err
 	}
+	return listCommissions(ctx, db, programID, f, after, limit, now)
+}
+
+// listCommissions is ListCommissions once the reader may read them.
+func listCommissions(ctx context.Context, db *sqlx.DB, programID int64, f Filter, after *cursor, limit int, now time.Time) (CommissionPage, error) {
 	args := []any{now, programID}
 	where := []string{"c.program_id = $2"}
 	add := func(cond string, v any) {

@@ -25,12 +25,17 @@ func Balances(ctx context.Context, db *sqlx.DB, accountID, programID int64, now 
 	if _, err := access(ctx, db, accountID, programID, accounts.ActionCommissionsRead); err != nil {
 		return nil, err
 	}
+	return balances(ctx, db, programID, 0, now)
+}
+
+// balances is Balances of the program's partner partnerID (0: every partner) once the reader may read them.
+func balances(ctx context.Context, db *sqlx.DB, programID, partnerID int64, now time.Time) ([]Balance, error) {
 	out := []Balance{}
 	err := sqlx.SelectContext(ctx, db, &out, `WITH c AS (
 			SELECT c.partner_id, c.currency, c.amount_cents - c.reversed_amount_cents AS payable,
 				ledger_status(c.status, c.available_on, p.commission_approval, $2) AS status
 			FROM commissions c JOIN programs p ON p.id = c.program_id
-			WHERE c.program_id = $1 AND NOT c.is_test
+			WHERE c.program_id = $1 AND NOT c.is_test AND ($3 = 0 OR c.partner_id = $3)
 		), held AS (
 			SELECT partner_id, currency,
 				COALESCE(sum(payable) FILTER (WHERE status IN ('pending', 'partially_reversed')), 0) AS pending_cents,
@@ -40,7 +45,8 @@ func Balances(ctx context.Context, db *sqlx.DB, accountID, programID int64, now 
 			FROM c GROUP BY partner_id, currency
 		), owed AS (
 			SELECT partner_id, currency, sum(amount_cents) AS owed_cents FROM commission_clawbacks
-			WHERE program_id = $1 AND payout_id IS NULL AND NOT is_test GROUP BY partner_id, currency
+			WHERE program_id = $1 AND payout_id IS NULL AND NOT is_test AND ($3 = 0 OR partner_id = $3)
+			GROUP BY partner_id, currency
 		)
 		SELECT b.partner_id, pa.name AS partner_name, b.currency,
 			COALESCE(h.pending_cents, 0)::bigint AS pending_cents, COALESCE(h.approved_cents, 0)::bigint AS approved_cents,
@@ -50,7 +56,7 @@ func Balances(ctx context.Context, db *sqlx.DB, accountID, programID int64, now 
 		JOIN partners pa ON pa.id = b.partner_id
 		LEFT JOIN held h ON h.partner_id = b.partner_id AND h.currency = b.currency
 		LEFT JOIN owed o ON o.partner_id = b.partner_id AND o.currency = b.currency
-		ORDER BY b.partner_id, b.currency`, programID, now)
+		ORDER BY b.partner_id, b.currency`, programID, now, partnerID)
 	return out, err
 }
 
@@ -237,14 +243,20 @@ func ListPayouts(ctx context.Context, db *sqlx.DB, accountID, programID int64, s
 	if _, err := access(ctx, db, accountID, programID, accounts.ActionCommissionsRead); err != nil {
 		return PayoutPage{}, err
 	}
+	return listPayouts(ctx, db, programID, 0, status, after, limit)
+}
+
+// listPayouts is ListPayouts of the program's partner partnerID (0: every partner) once the reader may
+// read them.
+func listPayouts(ctx context.Context, db *sqlx.DB, programID, partnerID int64, status string, after *cursor, limit int) (PayoutPage, error) {
 	var afterID int64
 	if after != nil {
 		afterID = after.id
 	}
 	var out []Payout
 	if err := sqlx.SelectContext(ctx, db, &out, `SELECT `+payoutColumns+` WHERE o.program_id = $1
-		AND ($2 = '' OR o.status = $2) AND ($3 = 0 OR o.id < $3) ORDER BY o.id DESC LIMIT $4`,
-		programID, status, afterID, limit+1); err != nil {
+		AND ($2 = '' OR o.status = $2) AND ($3 = 0 OR o.id < $3) AND ($5 = 0 OR o.partner_id = $5) ORDER BY o.id DESC LIMIT $4`,
+		programID, status, afterID, limit+1, partnerID); err != nil {
 		return PayoutPage{}, err
 	}
 	var page PayoutPage

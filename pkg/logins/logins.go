@@ -31,6 +31,8 @@ const DashboardTTL = 7 * 24 * time.Hour
 const (
 	PurposeCLI       = "cli"
 	PurposeDashboard = "dashboard"
+	// PurposePartner signs a person in to the partner portal (partners.go), not to an account.
+	PurposePartner = "partner"
 )
 
 // Errors, one per documented refusal.
@@ -54,6 +56,8 @@ type Session struct {
 	ExpiresAt    time.Time `db:"expires_at"`
 	Purpose      string    `db:"purpose"`
 	BrowserHash  []byte    `db:"browser_hash"`
+	// ReturnTo is where a partner sign-in goes back to (a path of the portal).
+	ReturnTo *string `db:"return_to"`
 }
 
 // Expired reports whether a pending session is past its five minutes.
@@ -66,7 +70,7 @@ func Start(ctx context.Context, db sqlx.ExtContext, now time.Time) (Session, err
 	return start(ctx, db, now, PurposeCLI, nil)
 }
 
-const sessionColumns = `state, status, account_id, code_verifier, nonce, expires_at, purpose, browser_hash`
+const sessionColumns = `state, status, account_id, code_verifier, nonce, expires_at, purpose, browser_hash, return_to`
 
 // StartDashboard creates a pending dashboard session bound to a browser: the browser keeps the returned
 // secret (in a cookie) and must show it again to finish the sign-in.
@@ -90,9 +94,10 @@ func start(ctx context.Context, db sqlx.ExtContext, now time.Time, purpose strin
 	return s, err
 }
 
-// FromBrowser reports whether browserSecret is the one the dashboard session was started with.
+// FromBrowser reports whether browserSecret is the one the dashboard's (or the partner portal's) session
+// was started with.
 func (s Session) FromBrowser(browserSecret string) bool {
-	return s.Purpose == PurposeDashboard && browserSecret != "" && subtle.ConstantTimeCompare(s.BrowserHash, secret.Hash(browserSecret)) == 1
+	return s.Purpose != PurposeCLI && browserSecret != "" && subtle.ConstantTimeCompare(s.BrowserHash, secret.Hash(browserSecret)) == 1
 }
 
 // FinishDashboard consumes a signed-in dashboard session started by this browser and issues the
@@ -201,6 +206,9 @@ func Complete(ctx context.Context, db *sqlx.DB, state string, id identity.Identi
 	}
 	defer tx.Rollback() //nolint:errcheck // a no-op after Commit
 	s, err := lock(ctx, tx, state)
+	if err == nil && s.Purpose == PurposePartner {
+		err = ErrSessionNotFound // a partner sign-in never reaches an account
+	}
 	if err == nil {
 		err = s.completable(now)
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/reftrack/reftrack/pkg/audit"
 	"github.com/reftrack/reftrack/pkg/egress"
 	"github.com/reftrack/reftrack/pkg/programs"
+	"github.com/reftrack/reftrack/pkg/seal"
 )
 
 // Endpoint is a program's receiver of events.
@@ -50,7 +51,7 @@ func (r Request) actor() audit.Actor { return audit.Account(r.AccountID, r.Email
 type Store struct {
 	DB     *sqlx.DB
 	Policy egress.Policy
-	Sealer *Sealer
+	Sealer *seal.Sealer
 }
 
 // EndpointInput is a new endpoint, or the fields a change sets (nil: unchanged).

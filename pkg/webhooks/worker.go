@@ -17,6 +17,8 @@ import (
 
 	"github.com/jmoiron/sqlx"
 	"github.com/lib/pq"
+
+	"github.com/reftrack/reftrack/pkg/seal"
 )
 
 // Attempt outcomes, as the metrics count them.
@@ -38,7 +40,7 @@ type Observer interface {
 type Worker struct {
 	DB      *sqlx.DB
 	Client  *http.Client // egress.Policy.Client(Timeout) in production: no private addresses, no redirects
-	Sealer  *Sealer
+	Sealer  *seal.Sealer
 	Now     func() time.Time
 	Log     *slog.Logger
 	Observe Observer // may be nil

@@ -18,6 +18,7 @@ import (
 	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
 
 	"github.com/reftrack/reftrack/pkg/egress"
+	"github.com/reftrack/reftrack/pkg/seal"
 	"github.com/reftrack/reftrack/pkg/seed"
 	"github.com/reftrack/reftrack/pkg/testkit/dbtest"
 	"github.com/reftrack/reftrack/pkg/webhooks"
@@ -90,7 +91,7 @@ func newFixture(t *testing.T) *fixture {
 	if err := f.d.Get(&f.accountID, `SELECT id FROM accounts WHERE email = $1`, f.brand.AccountEmail); err != nil {
 		t.Fatal(err)
 	}
-	sealer, err := webhooks.NewSealer(webhooks.DevelopmentKey)
+	sealer, err := seal.New(seal.DevelopmentKey)
 	if err != nil {
 		t.Fatal(err)
 	}

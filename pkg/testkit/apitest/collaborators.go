@@ -28,6 +28,7 @@ import (
 	"github.com/reftrack/reftrack/pkg/platform/metrics"
 	"github.com/reftrack/reftrack/pkg/platform/ratelimit"
 	"github.com/reftrack/reftrack/pkg/sales"
+	"github.com/reftrack/reftrack/pkg/seal"
 	"github.com/reftrack/reftrack/pkg/testkit/dbtest"
 	"github.com/reftrack/reftrack/pkg/useragent"
 	"github.com/reftrack/reftrack/pkg/webhooks"
@@ -101,7 +102,7 @@ func collaborators(cfg config.Config, d *dbtest.Database, logger *slog.Logger, c
 		return api.Deps{}, err
 	}
 	m := metrics.New()
-	sealer, err := webhooks.NewSealer(webhooks.DevelopmentKey)
+	sealer, err := seal.New(seal.DevelopmentKey)
 	if err != nil {
 		return api.Deps{}, err
 	}

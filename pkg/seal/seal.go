@@ -1,8 +1,12 @@
-package webhooks
+// Package seal encrypts small secrets at rest (AES-256-GCM) under the server's WEBHOOK_SECRETS_KEY: webhook
+// endpoints' signing secrets (under the key itself) and partners' payout details (under a key derived
+// for them), so that a copy of the database alone reveals neither.
+package seal
 
 import (
 	"crypto/aes"
 	"crypto/cipher"
+	"crypto/hmac"
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/base64"
@@ -10,17 +14,17 @@ import (
 	"fmt"
 )
 
-// A Sealer encrypts endpoint secrets at rest (AES-256-GCM): a copy of the database alone signs nothing.
+// A Sealer encrypts secrets at rest (AES-256-GCM).
 type Sealer struct{ aead cipher.AEAD }
 
 // DevelopmentKey is the key a development server uses without WEBHOOK_SECRETS_KEY: it protects nothing,
 // and production refuses to start without a key of its own.
 var DevelopmentKey = func() []byte { k := sha256.Sum256([]byte("reftrack development webhook secrets")); return k[:] }()
 
-// NewSealer takes a 32-byte key.
-func NewSealer(key []byte) (*Sealer, error) {
+// New takes a 32-byte key.
+func New(key []byte) (*Sealer, error) {
 	if len(key) != 32 {
-		return nil, fmt.Errorf("webhook secrets key: want 32 bytes, got %d", len(key))
+		return nil, fmt.Errorf("secrets key: want 32 bytes, got %d", len(key))
 	}
 	block, err := aes.NewCipher(key)
 	if err != nil {
@@ -55,11 +59,19 @@ func (s *Sealer) Seal(secret string) ([]byte, error) {
 func (s *Sealer) Open(sealed []byte) (string, error) {
 	n := s.aead.NonceSize()
 	if len(sealed) < n {
-		return "", errors.New("webhook secret: sealed value too short")
+		return "", errors.New("sealed value too short")
 	}
 	b, err := s.aead.Open(nil, sealed[:n], sealed[n:], nil)
 	if err != nil {
-		return "", fmt.Errorf("webhook secret: %w (is WEBHOOK_SECRETS_KEY the one it was sealed with?)", err)
+		return "", fmt.Errorf("sealed value: %w (is WEBHOOK_SECRETS_KEY the one it was sealed with?)", err)
 	}
 	return string(b), nil
+}
+
+// Derive is the key for one purpose derived from key (HMAC-SHA-256 of the purpose): secrets of different
+// purposes are sealed under different keys, from the one key an operator keeps.
+func Derive(key []byte, purpose string) []byte {
+	m := hmac.New(sha256.New, key)
+	m.Write([]byte(purpose))
+	return m.Sum(nil)
 }
