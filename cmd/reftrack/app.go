@@ -53,7 +53,7 @@ func isTerminal(v any) bool {
 func (a *app) root() *cobra.Command {
 	root := &cobra.Command{
 		Use:           "reftrack",
-		Short:         "The reftrack command-line client: log in, create a program, check it, send test events, approve commissions and pay partners.",
+		Short:         "The reftrack command-line client: log in, create a program, check it, send test events, manage partners and their links, approve commissions and pay partners.",
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
@@ -63,7 +63,7 @@ func (a *app) root() *cobra.Command {
 	root.PersistentFlags().BoolVar(&a.jsonOut, "json", false, "print the server's answer as JSON, for scripts")
 	root.PersistentFlags().StringVar(&a.configDir, "config-dir", defaultConfigDir(), "where credentials are kept (REFTRACK_CONFIG_DIR)")
 	root.AddCommand(a.loginCmd(), a.logoutCmd(), a.programsCmd(), a.useCmd(), a.initCmd(), a.statusCmd(), a.testCmd(), a.keysCmd(),
-		a.commissionsCmd(), a.balancesCmd(), a.payoutsCmd(), a.webhooksCmd())
+		a.commissionsCmd(), a.balancesCmd(), a.payoutsCmd(), a.webhooksCmd(), a.partnersCmd(), a.linksCmd())
 	return root
 }
 

@@ -1,6 +1,7 @@
 // Command reftrack is the command-line client of reftrack: log in through the browser, create a
-// program, check its status, fire synthetic events, manage its API key, approve or reject its
-// commissions and pay its partners (balances, payouts and their export).
+// program, check its status, fire synthetic events, manage its API key, invite and decide on its
+// partners and their referral links, approve or reject its commissions and pay its partners (balances,
+// payouts and their export).
 package main
 
 import (
