@@ -198,6 +198,10 @@ func collaborators(ctx context.Context, cfg config.Config, pool, readPool *sqlx.
 	if err != nil {
 		return api.Deps{}, err
 	}
+	portalAssets, err := dashboard.LoadPortal()
+	if err != nil {
+		return api.Deps{}, err
+	}
 	spec, err := openapi.Spec()
 	if err != nil {
 		return api.Deps{}, err
@@ -205,7 +209,7 @@ func collaborators(ctx context.Context, cfg config.Config, pool, readPool *sqlx.
 	m := metrics.New()
 	return api.Deps{
 		DB: pool, ReadDB: readPool, Logger: logger, Config: cfg, Clock: clock, Limiter: limiter, Login: login, Metrics: m, Spec: spec,
-		Tracker: script, Dashboard: assets, Devices: useragent.NewParser(4096),
+		Tracker: script, Dashboard: assets, Portal: portalAssets, Devices: useragent.NewParser(4096),
 		Clicks:  clicks.NewRecorder(pool, logger, clicks.Writers, clicks.MaxBatch, m.ClickBatch),
 		Leads:   leads.NewRecorder(pool, logger, leads.MaxBatch, m.LeadBatch),
 		Sales:   sales.NewRecorder(pool, logger, clock, sales.MaxBatch, m.SaleBatch),

@@ -540,6 +540,24 @@ func (e PayoutCreateCurrency) Valid() bool {
 	}
 }
 
+// Defines values for PayoutDetailsMethod.
+const (
+	PayoutDetailsMethodBankTransfer PayoutDetailsMethod = "bank_transfer"
+	PayoutDetailsMethodPaypal       PayoutDetailsMethod = "paypal"
+)
+
+// Valid indicates whether the value is a known member of the PayoutDetailsMethod enum.
+func (e PayoutDetailsMethod) Valid() bool {
+	switch e {
+	case PayoutDetailsMethodBankTransfer:
+		return true
+	case PayoutDetailsMethodPaypal:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for PayoutStatus.
 const (
 	PayoutStatusFailed     PayoutStatus = "failed"
@@ -1266,15 +1284,36 @@ func (e CliLogout200JSONResponseBodyDataLoggedOut) Valid() bool {
 	}
 }
 
+// Defines values for PartnerStatsParamsDays.
+const (
+	N30 PartnerStatsParamsDays = 30
+	N7  PartnerStatsParamsDays = 7
+	N90 PartnerStatsParamsDays = 90
+)
+
+// Valid indicates whether the value is a known member of the PartnerStatsParamsDays enum.
+func (e PartnerStatsParamsDays) Valid() bool {
+	switch e {
+	case N30:
+		return true
+	case N7:
+		return true
+	case N90:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for ExportPayoutsParamsFormat.
 const (
-	Paypal ExportPayoutsParamsFormat = "paypal"
+	ExportPayoutsParamsFormatPaypal ExportPayoutsParamsFormat = "paypal"
 )
 
 // Valid indicates whether the value is a known member of the ExportPayoutsParamsFormat enum.
 func (e ExportPayoutsParamsFormat) Valid() bool {
 	switch e {
-	case Paypal:
+	case ExportPayoutsParamsFormatPaypal:
 		return true
 	default:
 		return false
@@ -1341,6 +1380,13 @@ type ApiKeyIssuedEnvelope struct {
 		CreatedAt time.Time `json:"created_at"`
 		Masked    string    `json:"masked"`
 	} `json:"data"`
+}
+
+// ApplicationForm defines model for ApplicationForm.
+type ApplicationForm struct {
+	CsrfToken *string `json:"csrf_token,omitempty"`
+	Message   *string `json:"message,omitempty"`
+	Website   *string `json:"website,omitempty"`
 }
 
 // Attribution How the event was attributed.
@@ -2242,6 +2288,30 @@ type PayoutCreate struct {
 // PayoutCreateCurrency Only this currency's payouts (default every currency).
 type PayoutCreateCurrency string
 
+// PayoutDetails How the partner wants to be paid; null until given.
+type PayoutDetails struct {
+	BankDetails *string             `json:"bank_details"`
+	Method      PayoutDetailsMethod `json:"method"`
+	PaypalEmail *string             `json:"paypal_email"`
+	UpdatedAt   time.Time           `json:"updated_at"`
+}
+
+// PayoutDetailsMethod defines model for PayoutDetails.Method.
+type PayoutDetailsMethod string
+
+// PayoutDetailsEnvelope defines model for PayoutDetailsEnvelope.
+type PayoutDetailsEnvelope struct {
+	// Data How the partner wants to be paid; null until given.
+	Data *PayoutDetails `json:"data"`
+}
+
+// PayoutDetailsInput defines model for PayoutDetailsInput.
+type PayoutDetailsInput struct {
+	BankDetails *string `json:"bank_details,omitempty"`
+	Method      string  `json:"method"`
+	PaypalEmail *string `json:"paypal_email,omitempty"`
+}
+
 // PayoutEnvelope defines model for PayoutEnvelope.
 type PayoutEnvelope struct {
 	// Data One payment to a partner in one currency. Amounts are integers in the currency's minor units.
@@ -2326,6 +2396,113 @@ type PlatformErrorBody struct {
 
 // PlatformErrorBodyName Error class of the status.
 type PlatformErrorBodyName string
+
+// PortalCommission defines model for PortalCommission.
+type PortalCommission struct {
+	// AmountCents The commission as computed on the sale.
+	AmountCents int64      `json:"amount_cents"`
+	ApprovedAt  *time.Time `json:"approved_at"`
+
+	// AvailableOn The sale's date plus the program's `hold_days` at the sale's time; with `auto` approval the commission is approved from then on. Null only briefly, for a commission recorded by the previous release.
+	AvailableOn *time.Time `json:"available_on"`
+
+	// ClawbackCents What refunds took back after the commission entered a payout (owed by the partner, netted by a later payout); the commission itself is never edited then.
+	ClawbackCents int64     `json:"clawback_cents"`
+	CreatedAt     time.Time `json:"created_at"`
+
+	// Currency `USD`, `EUR` or `VND`.
+	Currency string `json:"currency"`
+
+	// Customer The customer's email or key, masked (`a***@example.com`, `cus_***42`); empty when the sale's customer has neither.
+	Customer string `json:"customer"`
+	Id       int64  `json:"id"`
+
+	// IsTest A test-mode commission; never in balances or payouts.
+	IsTest    bool       `json:"is_test"`
+	PaidAt    *time.Time `json:"paid_at"`
+	PartnerId int64      `json:"partner_id"`
+
+	// PayableCents `amount_cents` − `reversed_amount_cents`; 0 when rejected.
+	PayableCents int64 `json:"payable_cents"`
+
+	// PayoutId The payout holding it (`in_payout`, `paid`).
+	PayoutId       *int64  `json:"payout_id"`
+	ProgramId      int64   `json:"program_id"`
+	RejectedReason *string `json:"rejected_reason"`
+
+	// ReversedAmountCents What refunds took back before the commission entered a payout.
+	ReversedAmountCents int64 `json:"reversed_amount_cents"`
+	SaleId              int64 `json:"sale_id"`
+
+	// Status `pending` (in its hold), `partially_reversed` and `reversed` (refunded before a payout, in part or
+	// in full), `approved` (payable), `in_payout`, `paid`, `rejected` (pays nothing).
+	Status CommissionStatus `json:"status"`
+
+	// TransactionId The sale's `transaction_id`.
+	TransactionId string `json:"transaction_id"`
+}
+
+// PortalCommissionListEnvelope defines model for PortalCommissionListEnvelope.
+type PortalCommissionListEnvelope struct {
+	Data []PortalCommission `json:"data"`
+	Meta ListMeta           `json:"meta"`
+}
+
+// PortalDay defines model for PortalDay.
+type PortalDay struct {
+	Clicks int64 `json:"clicks"`
+
+	// Commissions The day's sales' payable commission by currency, in minor units.
+	Commissions map[string]int64   `json:"commissions"`
+	Day         openapi_types.Date `json:"day"`
+	Leads       int64              `json:"leads"`
+	Sales       int64              `json:"sales"`
+}
+
+// PortalLinkCreate defines model for PortalLinkCreate.
+type PortalLinkCreate struct {
+	Code string `json:"code"`
+}
+
+// PortalMe defines model for PortalMe.
+type PortalMe struct {
+	Email    string          `json:"email"`
+	Name     string          `json:"name"`
+	Programs []PortalProgram `json:"programs"`
+}
+
+// PortalMeEnvelope defines model for PortalMeEnvelope.
+type PortalMeEnvelope struct {
+	Data PortalMe `json:"data"`
+}
+
+// PortalProgram defines model for PortalProgram.
+type PortalProgram struct {
+	// CommissionRate Percent for percent types, major currency units for fixed types (decimal text).
+	CommissionRate string         `json:"commission_rate"`
+	CommissionType CommissionType `json:"commission_type"`
+	Domain         string         `json:"domain"`
+	HoldDays       int            `json:"hold_days"`
+	Id             int64          `json:"id"`
+	Name           string         `json:"name"`
+
+	// PartnerId The person's partner record in this program's workspace.
+	PartnerId int64 `json:"partner_id"`
+
+	// PartnerLinkCodes Whether the partner may make links with their own codes.
+	PartnerLinkCodes bool `json:"partner_link_codes"`
+
+	// Status The partner's enrollment in the program: `invited` (an invitation is out) → `approved` when they
+	// accept; `pending` (applied on the program's page) → `approved` | `rejected`; `approved` → `banned`.
+	// Partners added before enrollments existed, and by `POST /partners`, are `approved`.
+	Status       PartnerStatus `json:"status"`
+	StatusReason *string       `json:"status_reason"`
+}
+
+// PortalStatsEnvelope defines model for PortalStatsEnvelope.
+type PortalStatsEnvelope struct {
+	Data []PortalDay `json:"data"`
+}
 
 // Program defines model for Program.
 type Program struct {
@@ -3221,6 +3398,34 @@ type RejectCommissionParams struct {
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
 
+// PartnerListCommissionsParams defines parameters for PartnerListCommissions.
+type PartnerListCommissionsParams struct {
+	Status *CommissionStatus `form:"status,omitempty" json:"status,omitempty"`
+
+	// Cursor The `meta.next_cursor` of the previous page (absent for the first page); opaque.
+	Cursor *Cursor `form:"cursor,omitempty" json:"cursor,omitempty"`
+
+	// Limit Rows per page.
+	Limit *Limit `form:"limit,omitempty" json:"limit,omitempty"`
+}
+
+// PartnerListPayoutsParams defines parameters for PartnerListPayouts.
+type PartnerListPayoutsParams struct {
+	// Cursor The `meta.next_cursor` of the previous page (absent for the first page); opaque.
+	Cursor *Cursor `form:"cursor,omitempty" json:"cursor,omitempty"`
+
+	// Limit Rows per page.
+	Limit *Limit `form:"limit,omitempty" json:"limit,omitempty"`
+}
+
+// PartnerStatsParams defines parameters for PartnerStats.
+type PartnerStatsParams struct {
+	Days *PartnerStatsParamsDays `form:"days,omitempty" json:"days,omitempty"`
+}
+
+// PartnerStatsParamsDays defines parameters for PartnerStats.
+type PartnerStatsParamsDays int
+
 // MarkPayoutFailedParams defines parameters for MarkPayoutFailed.
 type MarkPayoutFailedParams struct {
 	// IdempotencyKey Makes the request safe to retry. The same key from the same account with the same request (the
@@ -3397,6 +3602,23 @@ type LoginCallbackParams struct {
 	ErrorDescription *string `form:"error_description,omitempty" json:"error_description,omitempty"`
 }
 
+// PartnerPortalPageParams defines parameters for PartnerPortalPage.
+type PartnerPortalPageParams struct {
+	// Program The program to open first.
+	Program *string `form:"program,omitempty" json:"program,omitempty"`
+}
+
+// PartnerPortalAssetParams defines parameters for PartnerPortalAsset.
+type PartnerPortalAssetParams struct {
+	// IfNoneMatch An `ETag` this client holds; when it is current the answer is 304 without a body.
+	IfNoneMatch *IfNoneMatch `json:"If-None-Match,omitempty"`
+}
+
+// PartnerLoginParams defines parameters for PartnerLogin.
+type PartnerLoginParams struct {
+	ReturnTo *string `form:"return_to,omitempty" json:"return_to,omitempty"`
+}
+
 // CliAuthCallbackJSONRequestBody defines body for CliAuthCallback for application/json ContentType.
 type CliAuthCallbackJSONRequestBody = CliAuthCallbackRequest
 
@@ -3417,6 +3639,12 @@ type RejectCommissionJSONRequestBody = CommissionReject
 
 // UpdateLinkJSONRequestBody defines body for UpdateLink for application/json ContentType.
 type UpdateLinkJSONRequestBody = LinkUpdate
+
+// PartnerCreateLinkJSONRequestBody defines body for PartnerCreateLink for application/json ContentType.
+type PartnerCreateLinkJSONRequestBody = PortalLinkCreate
+
+// PartnerSetPayoutDetailsJSONRequestBody defines body for PartnerSetPayoutDetails for application/json ContentType.
+type PartnerSetPayoutDetailsJSONRequestBody = PayoutDetailsInput
 
 // MarkPayoutFailedJSONRequestBody defines body for MarkPayoutFailed for application/json ContentType.
 type MarkPayoutFailedJSONRequestBody = PayoutFailed
@@ -3498,6 +3726,15 @@ type DevOidcTokenFormdataRequestBody = DevTokenForm
 
 // LoginSubmitFormdataRequestBody defines body for LoginSubmit for application/x-www-form-urlencoded ContentType.
 type LoginSubmitFormdataRequestBody = LoginForm
+
+// ProgramApplyFormdataRequestBody defines body for ProgramApply for application/x-www-form-urlencoded ContentType.
+type ProgramApplyFormdataRequestBody = ApplicationForm
+
+// PartnerInvitationAcceptFormdataRequestBody defines body for PartnerInvitationAccept for application/x-www-form-urlencoded ContentType.
+type PartnerInvitationAcceptFormdataRequestBody = LogoutForm
+
+// PartnerLogoutFormdataRequestBody defines body for PartnerLogout for application/x-www-form-urlencoded ContentType.
+type PartnerLogoutFormdataRequestBody = LogoutForm
 
 // StripeWebhookAliasJSONRequestBody defines body for StripeWebhookAlias for application/json ContentType.
 type StripeWebhookAliasJSONRequestBody = StripeEvent
@@ -4181,6 +4418,36 @@ type ServerInterface interface {
 	// GetMe The signed-in account, its workspaces and programs
 	// (GET /api/v1/me)
 	GetMe(ctx echo.Context) error
+	// PartnerMe The signed-in partner and their programs
+	// (GET /api/v1/partner/me)
+	PartnerMe(ctx echo.Context) error
+	// PartnerBalances The partner's balances
+	// (GET /api/v1/partner/programs/{programId}/balances)
+	PartnerBalances(ctx echo.Context, programId ProgramId) error
+	// PartnerListCommissions The partner's commissions
+	// (GET /api/v1/partner/programs/{programId}/commissions)
+	PartnerListCommissions(ctx echo.Context, programId ProgramId, params PartnerListCommissionsParams) error
+	// PartnerListLinks The partner's links in a program
+	// (GET /api/v1/partner/programs/{programId}/links)
+	PartnerListLinks(ctx echo.Context, programId ProgramId) error
+	// PartnerCreateLink Make a link with one's own code
+	// (POST /api/v1/partner/programs/{programId}/links)
+	PartnerCreateLink(ctx echo.Context, programId ProgramId) error
+	// PartnerGetPayoutDetails The partner's payout details
+	// (GET /api/v1/partner/programs/{programId}/payout-details)
+	PartnerGetPayoutDetails(ctx echo.Context, programId ProgramId) error
+	// PartnerSetPayoutDetails Give payout details
+	// (PUT /api/v1/partner/programs/{programId}/payout-details)
+	PartnerSetPayoutDetails(ctx echo.Context, programId ProgramId) error
+	// PartnerListPayouts The partner's payouts
+	// (GET /api/v1/partner/programs/{programId}/payouts)
+	PartnerListPayouts(ctx echo.Context, programId ProgramId, params PartnerListPayoutsParams) error
+	// PartnerExportPayouts The partner's payouts as CSV
+	// (GET /api/v1/partner/programs/{programId}/payouts.csv)
+	PartnerExportPayouts(ctx echo.Context, programId ProgramId) error
+	// PartnerStats The partner's daily stats
+	// (GET /api/v1/partner/programs/{programId}/stats)
+	PartnerStats(ctx echo.Context, programId ProgramId, params PartnerStatsParams) error
 	// GetPayout Get a payout
 	// (GET /api/v1/payouts/{payoutId})
 	GetPayout(ctx echo.Context, payoutId PayoutId) error
@@ -4400,6 +4667,30 @@ type ServerInterface interface {
 	// GetOpenAPIYAML This specification (YAML)
 	// (GET /openapi.yaml)
 	GetOpenAPIYAML(ctx echo.Context) error
+	// ProgramApplicationPage An open program's public page
+	// (GET /p/{slug})
+	ProgramApplicationPage(ctx echo.Context, slug string) error
+	// ProgramApply Apply to an open program
+	// (POST /p/{slug})
+	ProgramApply(ctx echo.Context, slug string) error
+	// PartnerPortalPage The partner portal
+	// (GET /partners)
+	PartnerPortalPage(ctx echo.Context, params PartnerPortalPageParams) error
+	// PartnerPortalAsset The portal's script and style sheet
+	// (GET /partners/assets/{asset})
+	PartnerPortalAsset(ctx echo.Context, asset string, params PartnerPortalAssetParams) error
+	// PartnerInvitationPage An invitation's page
+	// (GET /partners/invitations/{token})
+	PartnerInvitationPage(ctx echo.Context, token string) error
+	// PartnerInvitationAccept Accept an invitation
+	// (POST /partners/invitations/{token})
+	PartnerInvitationAccept(ctx echo.Context, token string) error
+	// PartnerLogin Sign in to the partner portal
+	// (GET /partners/login)
+	PartnerLogin(ctx echo.Context, params PartnerLoginParams) error
+	// PartnerLogout Sign out of the partner portal
+	// (POST /partners/logout)
+	PartnerLogout(ctx echo.Context) error
 	// GetReadyz Readiness probe
 	// (GET /readyz)
 	GetReadyz(ctx echo.Context) error
@@ -4730,6 +5021,207 @@ func (w *ServerInterfaceWrapper) GetMe(ctx echo.Context) error {
 
 	// Invoke the callback with all the unmarshaled arguments
 	err = w.Handler.GetMe(ctx)
+	return err
+}
+
+// PartnerMe converts echo context to params.
+func (w *ServerInterfaceWrapper) PartnerMe(ctx echo.Context) error {
+	var err error
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.PartnerMe(ctx)
+	return err
+}
+
+// PartnerBalances converts echo context to params.
+func (w *ServerInterfaceWrapper) PartnerBalances(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "programId" -------------
+	var programId ProgramId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "programId", ctx.Param("programId"), &programId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "integer", Format: "int64", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter programId: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.PartnerBalances(ctx, programId)
+	return err
+}
+
+// PartnerListCommissions converts echo context to params.
+func (w *ServerInterfaceWrapper) PartnerListCommissions(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "programId" -------------
+	var programId ProgramId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "programId", ctx.Param("programId"), &programId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "integer", Format: "int64", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter programId: %s", err))
+	}
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params PartnerListCommissionsParams
+	// ------------- Optional query parameter "status" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "status", ctx.QueryParams(), &params.Status, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter status: %s", err))
+	}
+
+	// ------------- Optional query parameter "cursor" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "cursor", ctx.QueryParams(), &params.Cursor, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter cursor: %s", err))
+	}
+
+	// ------------- Optional query parameter "limit" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "limit", ctx.QueryParams(), &params.Limit, runtime.BindQueryParameterOptions{Type: "integer", Format: ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter limit: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.PartnerListCommissions(ctx, programId, params)
+	return err
+}
+
+// PartnerListLinks converts echo context to params.
+func (w *ServerInterfaceWrapper) PartnerListLinks(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "programId" -------------
+	var programId ProgramId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "programId", ctx.Param("programId"), &programId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "integer", Format: "int64", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter programId: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.PartnerListLinks(ctx, programId)
+	return err
+}
+
+// PartnerCreateLink converts echo context to params.
+func (w *ServerInterfaceWrapper) PartnerCreateLink(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "programId" -------------
+	var programId ProgramId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "programId", ctx.Param("programId"), &programId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "integer", Format: "int64", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter programId: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.PartnerCreateLink(ctx, programId)
+	return err
+}
+
+// PartnerGetPayoutDetails converts echo context to params.
+func (w *ServerInterfaceWrapper) PartnerGetPayoutDetails(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "programId" -------------
+	var programId ProgramId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "programId", ctx.Param("programId"), &programId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "integer", Format: "int64", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter programId: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.PartnerGetPayoutDetails(ctx, programId)
+	return err
+}
+
+// PartnerSetPayoutDetails converts echo context to params.
+func (w *ServerInterfaceWrapper) PartnerSetPayoutDetails(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "programId" -------------
+	var programId ProgramId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "programId", ctx.Param("programId"), &programId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "integer", Format: "int64", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter programId: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.PartnerSetPayoutDetails(ctx, programId)
+	return err
+}
+
+// PartnerListPayouts converts echo context to params.
+func (w *ServerInterfaceWrapper) PartnerListPayouts(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "programId" -------------
+	var programId ProgramId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "programId", ctx.Param("programId"), &programId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "integer", Format: "int64", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter programId: %s", err))
+	}
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params PartnerListPayoutsParams
+	// ------------- Optional query parameter "cursor" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "cursor", ctx.QueryParams(), &params.Cursor, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter cursor: %s", err))
+	}
+
+	// ------------- Optional query parameter "limit" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "limit", ctx.QueryParams(), &params.Limit, runtime.BindQueryParameterOptions{Type: "integer", Format: ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter limit: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.PartnerListPayouts(ctx, programId, params)
+	return err
+}
+
+// PartnerExportPayouts converts echo context to params.
+func (w *ServerInterfaceWrapper) PartnerExportPayouts(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "programId" -------------
+	var programId ProgramId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "programId", ctx.Param("programId"), &programId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "integer", Format: "int64", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter programId: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.PartnerExportPayouts(ctx, programId)
+	return err
+}
+
+// PartnerStats converts echo context to params.
+func (w *ServerInterfaceWrapper) PartnerStats(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "programId" -------------
+	var programId ProgramId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "programId", ctx.Param("programId"), &programId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "integer", Format: "int64", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter programId: %s", err))
+	}
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params PartnerStatsParams
+	// ------------- Optional query parameter "days" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "days", ctx.QueryParams(), &params.Days, runtime.BindQueryParameterOptions{Type: "integer", Format: ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter days: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.PartnerStats(ctx, programId, params)
 	return err
 }
 
@@ -6172,6 +6664,151 @@ func (w *ServerInterfaceWrapper) GetOpenAPIYAML(ctx echo.Context) error {
 	return err
 }
 
+// ProgramApplicationPage converts echo context to params.
+func (w *ServerInterfaceWrapper) ProgramApplicationPage(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "slug" -------------
+	var slug string
+
+	err = runtime.BindStyledParameterWithOptions("simple", "slug", ctx.Param("slug"), &slug, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter slug: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.ProgramApplicationPage(ctx, slug)
+	return err
+}
+
+// ProgramApply converts echo context to params.
+func (w *ServerInterfaceWrapper) ProgramApply(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "slug" -------------
+	var slug string
+
+	err = runtime.BindStyledParameterWithOptions("simple", "slug", ctx.Param("slug"), &slug, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter slug: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.ProgramApply(ctx, slug)
+	return err
+}
+
+// PartnerPortalPage converts echo context to params.
+func (w *ServerInterfaceWrapper) PartnerPortalPage(ctx echo.Context) error {
+	var err error
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params PartnerPortalPageParams
+	// ------------- Optional query parameter "program" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "program", ctx.QueryParams(), &params.Program, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter program: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.PartnerPortalPage(ctx, params)
+	return err
+}
+
+// PartnerPortalAsset converts echo context to params.
+func (w *ServerInterfaceWrapper) PartnerPortalAsset(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "asset" -------------
+	var asset string
+
+	err = runtime.BindStyledParameterWithOptions("simple", "asset", ctx.Param("asset"), &asset, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter asset: %s", err))
+	}
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params PartnerPortalAssetParams
+
+	headers := ctx.Request().Header
+	// ------------- Optional header parameter "If-None-Match" -------------
+	if valueList, found := headers[http.CanonicalHeaderKey("If-None-Match")]; found {
+		var IfNoneMatch IfNoneMatch
+		n := len(valueList)
+		if n != 1 {
+			return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Expected one value for If-None-Match, got %d", n))
+		}
+
+		err = runtime.BindStyledParameterWithOptions("simple", "If-None-Match", valueList[0], &IfNoneMatch, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""})
+		if err != nil {
+			return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter If-None-Match: %s", err))
+		}
+
+		params.IfNoneMatch = &IfNoneMatch
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.PartnerPortalAsset(ctx, asset, params)
+	return err
+}
+
+// PartnerInvitationPage converts echo context to params.
+func (w *ServerInterfaceWrapper) PartnerInvitationPage(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "token" -------------
+	var token string
+
+	err = runtime.BindStyledParameterWithOptions("simple", "token", ctx.Param("token"), &token, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter token: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.PartnerInvitationPage(ctx, token)
+	return err
+}
+
+// PartnerInvitationAccept converts echo context to params.
+func (w *ServerInterfaceWrapper) PartnerInvitationAccept(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "token" -------------
+	var token string
+
+	err = runtime.BindStyledParameterWithOptions("simple", "token", ctx.Param("token"), &token, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter token: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.PartnerInvitationAccept(ctx, token)
+	return err
+}
+
+// PartnerLogin converts echo context to params.
+func (w *ServerInterfaceWrapper) PartnerLogin(ctx echo.Context) error {
+	var err error
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params PartnerLoginParams
+	// ------------- Optional query parameter "return_to" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "return_to", ctx.QueryParams(), &params.ReturnTo, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter return_to: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.PartnerLogin(ctx, params)
+	return err
+}
+
+// PartnerLogout converts echo context to params.
+func (w *ServerInterfaceWrapper) PartnerLogout(ctx echo.Context) error {
+	var err error
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.PartnerLogout(ctx)
+	return err
+}
+
 // GetReadyz converts echo context to params.
 func (w *ServerInterfaceWrapper) GetReadyz(ctx echo.Context) error {
 	var err error
@@ -6261,6 +6898,16 @@ func RegisterHandlersWithOptions(router EchoRouter, si ServerInterface, options 
 	router.POST(options.BaseURL+"/api/v1/commissions/:commissionId/reject", wrapper.RejectCommission, options.OperationMiddlewares["rejectCommission"]...)
 	router.PATCH(options.BaseURL+"/api/v1/links/:linkId", wrapper.UpdateLink, options.OperationMiddlewares["updateLink"]...)
 	router.GET(options.BaseURL+"/api/v1/me", wrapper.GetMe, options.OperationMiddlewares["getMe"]...)
+	router.GET(options.BaseURL+"/api/v1/partner/me", wrapper.PartnerMe, options.OperationMiddlewares["partnerMe"]...)
+	router.GET(options.BaseURL+"/api/v1/partner/programs/:programId/balances", wrapper.PartnerBalances, options.OperationMiddlewares["partnerBalances"]...)
+	router.GET(options.BaseURL+"/api/v1/partner/programs/:programId/commissions", wrapper.PartnerListCommissions, options.OperationMiddlewares["partnerListCommissions"]...)
+	router.GET(options.BaseURL+"/api/v1/partner/programs/:programId/links", wrapper.PartnerListLinks, options.OperationMiddlewares["partnerListLinks"]...)
+	router.POST(options.BaseURL+"/api/v1/partner/programs/:programId/links", wrapper.PartnerCreateLink, options.OperationMiddlewares["partnerCreateLink"]...)
+	router.GET(options.BaseURL+"/api/v1/partner/programs/:programId/payout-details", wrapper.PartnerGetPayoutDetails, options.OperationMiddlewares["partnerGetPayoutDetails"]...)
+	router.PUT(options.BaseURL+"/api/v1/partner/programs/:programId/payout-details", wrapper.PartnerSetPayoutDetails, options.OperationMiddlewares["partnerSetPayoutDetails"]...)
+	router.GET(options.BaseURL+"/api/v1/partner/programs/:programId/payouts", wrapper.PartnerListPayouts, options.OperationMiddlewares["partnerListPayouts"]...)
+	router.GET(options.BaseURL+"/api/v1/partner/programs/:programId/payouts.csv", wrapper.PartnerExportPayouts, options.OperationMiddlewares["partnerExportPayouts"]...)
+	router.GET(options.BaseURL+"/api/v1/partner/programs/:programId/stats", wrapper.PartnerStats, options.OperationMiddlewares["partnerStats"]...)
 	router.GET(options.BaseURL+"/api/v1/payouts/:payoutId", wrapper.GetPayout, options.OperationMiddlewares["getPayout"]...)
 	router.POST(options.BaseURL+"/api/v1/payouts/:payoutId/failed", wrapper.MarkPayoutFailed, options.OperationMiddlewares["markPayoutFailed"]...)
 	router.POST(options.BaseURL+"/api/v1/payouts/:payoutId/paid", wrapper.MarkPayoutPaid, options.OperationMiddlewares["markPayoutPaid"]...)
@@ -6334,6 +6981,14 @@ func RegisterHandlersWithOptions(router EchoRouter, si ServerInterface, options 
 	router.GET(options.BaseURL+"/metrics", wrapper.GetMetrics, options.OperationMiddlewares["getMetrics"]...)
 	router.GET(options.BaseURL+"/openapi.json", wrapper.GetOpenAPIJSON, options.OperationMiddlewares["getOpenAPIJSON"]...)
 	router.GET(options.BaseURL+"/openapi.yaml", wrapper.GetOpenAPIYAML, options.OperationMiddlewares["getOpenAPIYAML"]...)
+	router.GET(options.BaseURL+"/p/:slug", wrapper.ProgramApplicationPage, options.OperationMiddlewares["programApplicationPage"]...)
+	router.POST(options.BaseURL+"/p/:slug", wrapper.ProgramApply, options.OperationMiddlewares["programApply"]...)
+	router.GET(options.BaseURL+"/partners", wrapper.PartnerPortalPage, options.OperationMiddlewares["partnerPortalPage"]...)
+	router.GET(options.BaseURL+"/partners/assets/:asset", wrapper.PartnerPortalAsset, options.OperationMiddlewares["partnerPortalAsset"]...)
+	router.GET(options.BaseURL+"/partners/invitations/:token", wrapper.PartnerInvitationPage, options.OperationMiddlewares["partnerInvitationPage"]...)
+	router.POST(options.BaseURL+"/partners/invitations/:token", wrapper.PartnerInvitationAccept, options.OperationMiddlewares["partnerInvitationAccept"]...)
+	router.GET(options.BaseURL+"/partners/login", wrapper.PartnerLogin, options.OperationMiddlewares["partnerLogin"]...)
+	router.POST(options.BaseURL+"/partners/logout", wrapper.PartnerLogout, options.OperationMiddlewares["partnerLogout"]...)
 	router.GET(options.BaseURL+"/readyz", wrapper.GetReadyz, options.OperationMiddlewares["getReadyz"]...)
 	router.POST(options.BaseURL+"/webhooks/stripe/:programId", wrapper.StripeWebhookAlias, options.OperationMiddlewares["stripeWebhookAlias"]...)
 
@@ -9038,6 +9693,21 @@ func (response UpdateLink404JSONResponse) VisitUpdateLinkResponse(w http.Respons
 	return err
 }
 
+type UpdateLink409JSONResponse struct{ ConflictJSONResponse }
+
+func (response UpdateLink409JSONResponse) VisitUpdateLinkResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type UpdateLink413JSONResponse struct{ PayloadTooLargeJSONResponse }
 
 func (response UpdateLink413JSONResponse) VisitUpdateLinkResponse(w http.ResponseWriter) error {
@@ -9199,6 +9869,1461 @@ func (response GetMe500JSONResponse) VisitGetMeResponse(w http.ResponseWriter) e
 type GetMe503JSONResponse struct{ UnavailableJSONResponse }
 
 func (response GetMe503JSONResponse) VisitGetMeResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PartnerMeRequestObject struct {
+}
+
+type PartnerMeResponseObject interface {
+	VisitPartnerMeResponse(w http.ResponseWriter) error
+}
+
+type PartnerMe200ResponseHeaders struct {
+	XRequestID string
+}
+
+type PartnerMe200JSONResponse struct {
+	Body    PortalMeEnvelope
+	Headers PartnerMe200ResponseHeaders
+}
+
+func (response PartnerMe200JSONResponse) VisitPartnerMeResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PartnerMe400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response PartnerMe400JSONResponse) VisitPartnerMeResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PartnerMe401JSONResponse struct{ UnauthorizedJSONResponse }
+
+func (response PartnerMe401JSONResponse) VisitPartnerMeResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PartnerMe403JSONResponse struct{ ForbiddenJSONResponse }
+
+func (response PartnerMe403JSONResponse) VisitPartnerMeResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PartnerMe404JSONResponse struct{ NotFoundJSONResponse }
+
+func (response PartnerMe404JSONResponse) VisitPartnerMeResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PartnerMe429JSONResponse struct{ RateLimitedJSONResponse }
+
+func (response PartnerMe429JSONResponse) VisitPartnerMeResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.Header().Set("X-RateLimit-Limit", fmt.Sprint(response.Headers.XRateLimitLimit))
+	w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(response.Headers.XRateLimitRemaining))
+	w.Header().Set("X-RateLimit-Reset", fmt.Sprint(response.Headers.XRateLimitReset))
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PartnerMe500JSONResponse struct{ InternalErrorJSONResponse }
+
+func (response PartnerMe500JSONResponse) VisitPartnerMeResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PartnerMe503JSONResponse struct{ UnavailableJSONResponse }
+
+func (response PartnerMe503JSONResponse) VisitPartnerMeResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PartnerBalancesRequestObject struct {
+	ProgramId ProgramId `json:"programId"`
+}
+
+type PartnerBalancesResponseObject interface {
+	VisitPartnerBalancesResponse(w http.ResponseWriter) error
+}
+
+type PartnerBalances200ResponseHeaders struct {
+	XRequestID string
+}
+
+type PartnerBalances200JSONResponse struct {
+	Body    BalanceListEnvelope
+	Headers PartnerBalances200ResponseHeaders
+}
+
+func (response PartnerBalances200JSONResponse) VisitPartnerBalancesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PartnerBalances400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response PartnerBalances400JSONResponse) VisitPartnerBalancesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PartnerBalances401JSONResponse struct{ UnauthorizedJSONResponse }
+
+func (response PartnerBalances401JSONResponse) VisitPartnerBalancesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PartnerBalances403JSONResponse struct{ ForbiddenJSONResponse }
+
+func (response PartnerBalances403JSONResponse) VisitPartnerBalancesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PartnerBalances404JSONResponse struct{ NotFoundJSONResponse }
+
+func (response PartnerBalances404JSONResponse) VisitPartnerBalancesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PartnerBalances429JSONResponse struct{ RateLimitedJSONResponse }
+
+func (response PartnerBalances429JSONResponse) VisitPartnerBalancesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.Header().Set("X-RateLimit-Limit", fmt.Sprint(response.Headers.XRateLimitLimit))
+	w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(response.Headers.XRateLimitRemaining))
+	w.Header().Set("X-RateLimit-Reset", fmt.Sprint(response.Headers.XRateLimitReset))
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PartnerBalances500JSONResponse struct{ InternalErrorJSONResponse }
+
+func (response PartnerBalances500JSONResponse) VisitPartnerBalancesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PartnerBalances503JSONResponse struct{ UnavailableJSONResponse }
+
+func (response PartnerBalances503JSONResponse) VisitPartnerBalancesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PartnerListCommissionsRequestObject struct {
+	ProgramId ProgramId `json:"programId"`
+	Params    PartnerListCommissionsParams
+}
+
+type PartnerListCommissionsResponseObject interface {
+	VisitPartnerListCommissionsResponse(w http.ResponseWriter) error
+}
+
+type PartnerListCommissions200ResponseHeaders struct {
+	XRequestID string
+}
+
+type PartnerListCommissions200JSONResponse struct {
+	Body    PortalCommissionListEnvelope
+	Headers PartnerListCommissions200ResponseHeaders
+}
+
+func (response PartnerListCommissions200JSONResponse) VisitPartnerListCommissionsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PartnerListCommissions400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response PartnerListCommissions400JSONResponse) VisitPartnerListCommissionsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PartnerListCommissions401JSONResponse struct{ UnauthorizedJSONResponse }
+
+func (response PartnerListCommissions401JSONResponse) VisitPartnerListCommissionsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PartnerListCommissions403JSONResponse struct{ ForbiddenJSONResponse }
+
+func (response PartnerListCommissions403JSONResponse) VisitPartnerListCommissionsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PartnerListCommissions404JSONResponse struct{ NotFoundJSONResponse }
+
+func (response PartnerListCommissions404JSONResponse) VisitPartnerListCommissionsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PartnerListCommissions429JSONResponse struct{ RateLimitedJSONResponse }
+
+func (response PartnerListCommissions429JSONResponse) VisitPartnerListCommissionsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.Header().Set("X-RateLimit-Limit", fmt.Sprint(response.Headers.XRateLimitLimit))
+	w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(response.Headers.XRateLimitRemaining))
+	w.Header().Set("X-RateLimit-Reset", fmt.Sprint(response.Headers.XRateLimitReset))
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PartnerListCommissions500JSONResponse struct{ InternalErrorJSONResponse }
+
+func (response PartnerListCommissions500JSONResponse) VisitPartnerListCommissionsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PartnerListCommissions503JSONResponse struct{ UnavailableJSONResponse }
+
+func (response PartnerListCommissions503JSONResponse) VisitPartnerListCommissionsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PartnerListLinksRequestObject struct {
+	ProgramId ProgramId `json:"programId"`
+}
+
+type PartnerListLinksResponseObject interface {
+	VisitPartnerListLinksResponse(w http.ResponseWriter) error
+}
+
+type PartnerListLinks200ResponseHeaders struct {
+	XRequestID string
+}
+
+type PartnerListLinks200JSONResponse struct {
+	Body    LinkListEnvelope
+	Headers PartnerListLinks200ResponseHeaders
+}
+
+func (response PartnerListLinks200JSONResponse) VisitPartnerListLinksResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PartnerListLinks400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response PartnerListLinks400JSONResponse) VisitPartnerListLinksResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PartnerListLinks401JSONResponse struct{ UnauthorizedJSONResponse }
+
+func (response PartnerListLinks401JSONResponse) VisitPartnerListLinksResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PartnerListLinks403JSONResponse struct{ ForbiddenJSONResponse }
+
+func (response PartnerListLinks403JSONResponse) VisitPartnerListLinksResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PartnerListLinks404JSONResponse struct{ NotFoundJSONResponse }
+
+func (response PartnerListLinks404JSONResponse) VisitPartnerListLinksResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PartnerListLinks429JSONResponse struct{ RateLimitedJSONResponse }
+
+func (response PartnerListLinks429JSONResponse) VisitPartnerListLinksResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.Header().Set("X-RateLimit-Limit", fmt.Sprint(response.Headers.XRateLimitLimit))
+	w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(response.Headers.XRateLimitRemaining))
+	w.Header().Set("X-RateLimit-Reset", fmt.Sprint(response.Headers.XRateLimitReset))
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PartnerListLinks500JSONResponse struct{ InternalErrorJSONResponse }
+
+func (response PartnerListLinks500JSONResponse) VisitPartnerListLinksResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PartnerListLinks503JSONResponse struct{ UnavailableJSONResponse }
+
+func (response PartnerListLinks503JSONResponse) VisitPartnerListLinksResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PartnerCreateLinkRequestObject struct {
+	ProgramId ProgramId `json:"programId"`
+	Body      *PartnerCreateLinkJSONRequestBody
+}
+
+type PartnerCreateLinkResponseObject interface {
+	VisitPartnerCreateLinkResponse(w http.ResponseWriter) error
+}
+
+type PartnerCreateLink201ResponseHeaders struct {
+	XRequestID string
+}
+
+type PartnerCreateLink201JSONResponse struct {
+	Body    LinkEnvelope
+	Headers PartnerCreateLink201ResponseHeaders
+}
+
+func (response PartnerCreateLink201JSONResponse) VisitPartnerCreateLinkResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(201)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PartnerCreateLink400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response PartnerCreateLink400JSONResponse) VisitPartnerCreateLinkResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PartnerCreateLink401JSONResponse struct{ UnauthorizedJSONResponse }
+
+func (response PartnerCreateLink401JSONResponse) VisitPartnerCreateLinkResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PartnerCreateLink403JSONResponse struct{ ForbiddenJSONResponse }
+
+func (response PartnerCreateLink403JSONResponse) VisitPartnerCreateLinkResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PartnerCreateLink404JSONResponse struct{ NotFoundJSONResponse }
+
+func (response PartnerCreateLink404JSONResponse) VisitPartnerCreateLinkResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PartnerCreateLink409JSONResponse struct{ ConflictJSONResponse }
+
+func (response PartnerCreateLink409JSONResponse) VisitPartnerCreateLinkResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PartnerCreateLink413JSONResponse struct{ PayloadTooLargeJSONResponse }
+
+func (response PartnerCreateLink413JSONResponse) VisitPartnerCreateLinkResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(413)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PartnerCreateLink429JSONResponse struct{ RateLimitedJSONResponse }
+
+func (response PartnerCreateLink429JSONResponse) VisitPartnerCreateLinkResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.Header().Set("X-RateLimit-Limit", fmt.Sprint(response.Headers.XRateLimitLimit))
+	w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(response.Headers.XRateLimitRemaining))
+	w.Header().Set("X-RateLimit-Reset", fmt.Sprint(response.Headers.XRateLimitReset))
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PartnerCreateLink500JSONResponse struct{ InternalErrorJSONResponse }
+
+func (response PartnerCreateLink500JSONResponse) VisitPartnerCreateLinkResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PartnerCreateLink503JSONResponse struct{ UnavailableJSONResponse }
+
+func (response PartnerCreateLink503JSONResponse) VisitPartnerCreateLinkResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PartnerGetPayoutDetailsRequestObject struct {
+	ProgramId ProgramId `json:"programId"`
+}
+
+type PartnerGetPayoutDetailsResponseObject interface {
+	VisitPartnerGetPayoutDetailsResponse(w http.ResponseWriter) error
+}
+
+type PartnerGetPayoutDetails200ResponseHeaders struct {
+	XRequestID string
+}
+
+type PartnerGetPayoutDetails200JSONResponse struct {
+	Body    PayoutDetailsEnvelope
+	Headers PartnerGetPayoutDetails200ResponseHeaders
+}
+
+func (response PartnerGetPayoutDetails200JSONResponse) VisitPartnerGetPayoutDetailsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PartnerGetPayoutDetails400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response PartnerGetPayoutDetails400JSONResponse) VisitPartnerGetPayoutDetailsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PartnerGetPayoutDetails401JSONResponse struct{ UnauthorizedJSONResponse }
+
+func (response PartnerGetPayoutDetails401JSONResponse) VisitPartnerGetPayoutDetailsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PartnerGetPayoutDetails403JSONResponse struct{ ForbiddenJSONResponse }
+
+func (response PartnerGetPayoutDetails403JSONResponse) VisitPartnerGetPayoutDetailsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PartnerGetPayoutDetails404JSONResponse struct{ NotFoundJSONResponse }
+
+func (response PartnerGetPayoutDetails404JSONResponse) VisitPartnerGetPayoutDetailsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PartnerGetPayoutDetails429JSONResponse struct{ RateLimitedJSONResponse }
+
+func (response PartnerGetPayoutDetails429JSONResponse) VisitPartnerGetPayoutDetailsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.Header().Set("X-RateLimit-Limit", fmt.Sprint(response.Headers.XRateLimitLimit))
+	w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(response.Headers.XRateLimitRemaining))
+	w.Header().Set("X-RateLimit-Reset", fmt.Sprint(response.Headers.XRateLimitReset))
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PartnerGetPayoutDetails500JSONResponse struct{ InternalErrorJSONResponse }
+
+func (response PartnerGetPayoutDetails500JSONResponse) VisitPartnerGetPayoutDetailsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PartnerGetPayoutDetails503JSONResponse struct{ UnavailableJSONResponse }
+
+func (response PartnerGetPayoutDetails503JSONResponse) VisitPartnerGetPayoutDetailsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PartnerSetPayoutDetailsRequestObject struct {
+	ProgramId ProgramId `json:"programId"`
+	Body      *PartnerSetPayoutDetailsJSONRequestBody
+}
+
+type PartnerSetPayoutDetailsResponseObject interface {
+	VisitPartnerSetPayoutDetailsResponse(w http.ResponseWriter) error
+}
+
+type PartnerSetPayoutDetails200ResponseHeaders struct {
+	XRequestID string
+}
+
+type PartnerSetPayoutDetails200JSONResponse struct {
+	Body    PayoutDetailsEnvelope
+	Headers PartnerSetPayoutDetails200ResponseHeaders
+}
+
+func (response PartnerSetPayoutDetails200JSONResponse) VisitPartnerSetPayoutDetailsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PartnerSetPayoutDetails400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response PartnerSetPayoutDetails400JSONResponse) VisitPartnerSetPayoutDetailsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PartnerSetPayoutDetails401JSONResponse struct{ UnauthorizedJSONResponse }
+
+func (response PartnerSetPayoutDetails401JSONResponse) VisitPartnerSetPayoutDetailsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PartnerSetPayoutDetails403JSONResponse struct{ ForbiddenJSONResponse }
+
+func (response PartnerSetPayoutDetails403JSONResponse) VisitPartnerSetPayoutDetailsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PartnerSetPayoutDetails404JSONResponse struct{ NotFoundJSONResponse }
+
+func (response PartnerSetPayoutDetails404JSONResponse) VisitPartnerSetPayoutDetailsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PartnerSetPayoutDetails413JSONResponse struct{ PayloadTooLargeJSONResponse }
+
+func (response PartnerSetPayoutDetails413JSONResponse) VisitPartnerSetPayoutDetailsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(413)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PartnerSetPayoutDetails429JSONResponse struct{ RateLimitedJSONResponse }
+
+func (response PartnerSetPayoutDetails429JSONResponse) VisitPartnerSetPayoutDetailsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.Header().Set("X-RateLimit-Limit", fmt.Sprint(response.Headers.XRateLimitLimit))
+	w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(response.Headers.XRateLimitRemaining))
+	w.Header().Set("X-RateLimit-Reset", fmt.Sprint(response.Headers.XRateLimitReset))
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PartnerSetPayoutDetails500JSONResponse struct{ InternalErrorJSONResponse }
+
+func (response PartnerSetPayoutDetails500JSONResponse) VisitPartnerSetPayoutDetailsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PartnerSetPayoutDetails503JSONResponse struct{ UnavailableJSONResponse }
+
+func (response PartnerSetPayoutDetails503JSONResponse) VisitPartnerSetPayoutDetailsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PartnerListPayoutsRequestObject struct {
+	ProgramId ProgramId `json:"programId"`
+	Params    PartnerListPayoutsParams
+}
+
+type PartnerListPayoutsResponseObject interface {
+	VisitPartnerListPayoutsResponse(w http.ResponseWriter) error
+}
+
+type PartnerListPayouts200ResponseHeaders struct {
+	XRequestID string
+}
+
+type PartnerListPayouts200JSONResponse struct {
+	Body    PayoutListEnvelope
+	Headers PartnerListPayouts200ResponseHeaders
+}
+
+func (response PartnerListPayouts200JSONResponse) VisitPartnerListPayoutsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PartnerListPayouts400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response PartnerListPayouts400JSONResponse) VisitPartnerListPayoutsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PartnerListPayouts401JSONResponse struct{ UnauthorizedJSONResponse }
+
+func (response PartnerListPayouts401JSONResponse) VisitPartnerListPayoutsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PartnerListPayouts403JSONResponse struct{ ForbiddenJSONResponse }
+
+func (response PartnerListPayouts403JSONResponse) VisitPartnerListPayoutsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PartnerListPayouts404JSONResponse struct{ NotFoundJSONResponse }
+
+func (response PartnerListPayouts404JSONResponse) VisitPartnerListPayoutsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PartnerListPayouts429JSONResponse struct{ RateLimitedJSONResponse }
+
+func (response PartnerListPayouts429JSONResponse) VisitPartnerListPayoutsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.Header().Set("X-RateLimit-Limit", fmt.Sprint(response.Headers.XRateLimitLimit))
+	w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(response.Headers.XRateLimitRemaining))
+	w.Header().Set("X-RateLimit-Reset", fmt.Sprint(response.Headers.XRateLimitReset))
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PartnerListPayouts500JSONResponse struct{ InternalErrorJSONResponse }
+
+func (response PartnerListPayouts500JSONResponse) VisitPartnerListPayoutsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PartnerListPayouts503JSONResponse struct{ UnavailableJSONResponse }
+
+func (response PartnerListPayouts503JSONResponse) VisitPartnerListPayoutsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PartnerExportPayoutsRequestObject struct {
+	ProgramId ProgramId `json:"programId"`
+}
+
+type PartnerExportPayoutsResponseObject interface {
+	VisitPartnerExportPayoutsResponse(w http.ResponseWriter) error
+}
+
+type PartnerExportPayouts200ResponseHeaders struct {
+	ContentDisposition string
+	XRequestID         string
+}
+
+type PartnerExportPayouts200TextcsvCharsetUtf8Response struct {
+	Body          io.Reader
+	Headers       PartnerExportPayouts200ResponseHeaders
+	ContentLength int64
+}
+
+func (response PartnerExportPayouts200TextcsvCharsetUtf8Response) VisitPartnerExportPayoutsResponse(w http.ResponseWriter) error {
+
+	w.Header().Set("Content-Type", "text/csv; charset=utf-8")
+	if response.ContentLength != 0 {
+		w.Header().Set("Content-Length", fmt.Sprint(response.ContentLength))
+	}
+	w.Header().Set("Content-Disposition", fmt.Sprint(response.Headers.ContentDisposition))
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(200)
+
+	if closer, ok := response.Body.(io.ReadCloser); ok {
+		defer closer.Close()
+	}
+	_, err := io.Copy(w, response.Body)
+	return err
+}
+
+type PartnerExportPayouts400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response PartnerExportPayouts400JSONResponse) VisitPartnerExportPayoutsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PartnerExportPayouts401JSONResponse struct{ UnauthorizedJSONResponse }
+
+func (response PartnerExportPayouts401JSONResponse) VisitPartnerExportPayoutsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PartnerExportPayouts403JSONResponse struct{ ForbiddenJSONResponse }
+
+func (response PartnerExportPayouts403JSONResponse) VisitPartnerExportPayoutsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PartnerExportPayouts404JSONResponse struct{ NotFoundJSONResponse }
+
+func (response PartnerExportPayouts404JSONResponse) VisitPartnerExportPayoutsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PartnerExportPayouts429JSONResponse struct{ RateLimitedJSONResponse }
+
+func (response PartnerExportPayouts429JSONResponse) VisitPartnerExportPayoutsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.Header().Set("X-RateLimit-Limit", fmt.Sprint(response.Headers.XRateLimitLimit))
+	w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(response.Headers.XRateLimitRemaining))
+	w.Header().Set("X-RateLimit-Reset", fmt.Sprint(response.Headers.XRateLimitReset))
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PartnerExportPayouts500JSONResponse struct{ InternalErrorJSONResponse }
+
+func (response PartnerExportPayouts500JSONResponse) VisitPartnerExportPayoutsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PartnerExportPayouts503JSONResponse struct{ UnavailableJSONResponse }
+
+func (response PartnerExportPayouts503JSONResponse) VisitPartnerExportPayoutsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PartnerStatsRequestObject struct {
+	ProgramId ProgramId `json:"programId"`
+	Params    PartnerStatsParams
+}
+
+type PartnerStatsResponseObject interface {
+	VisitPartnerStatsResponse(w http.ResponseWriter) error
+}
+
+type PartnerStats200ResponseHeaders struct {
+	XRequestID string
+}
+
+type PartnerStats200JSONResponse struct {
+	Body    PortalStatsEnvelope
+	Headers PartnerStats200ResponseHeaders
+}
+
+func (response PartnerStats200JSONResponse) VisitPartnerStatsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PartnerStats400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response PartnerStats400JSONResponse) VisitPartnerStatsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PartnerStats401JSONResponse struct{ UnauthorizedJSONResponse }
+
+func (response PartnerStats401JSONResponse) VisitPartnerStatsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PartnerStats403JSONResponse struct{ ForbiddenJSONResponse }
+
+func (response PartnerStats403JSONResponse) VisitPartnerStatsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PartnerStats404JSONResponse struct{ NotFoundJSONResponse }
+
+func (response PartnerStats404JSONResponse) VisitPartnerStatsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PartnerStats429JSONResponse struct{ RateLimitedJSONResponse }
+
+func (response PartnerStats429JSONResponse) VisitPartnerStatsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.Header().Set("X-RateLimit-Limit", fmt.Sprint(response.Headers.XRateLimitLimit))
+	w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(response.Headers.XRateLimitRemaining))
+	w.Header().Set("X-RateLimit-Reset", fmt.Sprint(response.Headers.XRateLimitReset))
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PartnerStats500JSONResponse struct{ InternalErrorJSONResponse }
+
+func (response PartnerStats500JSONResponse) VisitPartnerStatsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PartnerStats503JSONResponse struct{ UnavailableJSONResponse }
+
+func (response PartnerStats503JSONResponse) VisitPartnerStatsResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
 	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
@@ -18141,6 +20266,706 @@ func (response GetOpenAPIYAML200ApplicationyamlResponse) VisitGetOpenAPIYAMLResp
 	return err
 }
 
+type ProgramApplicationPageRequestObject struct {
+	Slug string `json:"slug"`
+}
+
+type ProgramApplicationPageResponseObject interface {
+	VisitProgramApplicationPageResponse(w http.ResponseWriter) error
+}
+
+type ProgramApplicationPage200TexthtmlResponse struct{ HTMLPageTexthtmlResponse }
+
+func (response ProgramApplicationPage200TexthtmlResponse) VisitProgramApplicationPageResponse(w http.ResponseWriter) error {
+
+	w.Header().Set("Content-Type", "text/html")
+	if response.ContentLength != 0 {
+		w.Header().Set("Content-Length", fmt.Sprint(response.ContentLength))
+	}
+	w.WriteHeader(200)
+
+	if closer, ok := response.Body.(io.ReadCloser); ok {
+		defer closer.Close()
+	}
+	_, err := io.Copy(w, response.Body)
+	return err
+}
+
+type ProgramApplicationPage404TexthtmlResponse struct {
+	Body          io.Reader
+	ContentLength int64
+}
+
+func (response ProgramApplicationPage404TexthtmlResponse) VisitProgramApplicationPageResponse(w http.ResponseWriter) error {
+
+	w.Header().Set("Content-Type", "text/html")
+	if response.ContentLength != 0 {
+		w.Header().Set("Content-Length", fmt.Sprint(response.ContentLength))
+	}
+	w.WriteHeader(404)
+
+	if closer, ok := response.Body.(io.ReadCloser); ok {
+		defer closer.Close()
+	}
+	_, err := io.Copy(w, response.Body)
+	return err
+}
+
+type ProgramApplicationPage429TextResponse struct{ RateLimitedTextTextResponse }
+
+func (response ProgramApplicationPage429TextResponse) VisitProgramApplicationPageResponse(w http.ResponseWriter) error {
+
+	w.Header().Set("Content-Type", "text/plain")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.Header().Set("X-RateLimit-Limit", fmt.Sprint(response.Headers.XRateLimitLimit))
+	w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(response.Headers.XRateLimitRemaining))
+	w.Header().Set("X-RateLimit-Reset", fmt.Sprint(response.Headers.XRateLimitReset))
+	w.WriteHeader(429)
+
+	_, err := w.Write([]byte(fmt.Sprint(response.Body)))
+	return err
+}
+
+type ProgramApplyRequestObject struct {
+	Slug string `json:"slug"`
+	Body *ProgramApplyFormdataRequestBody
+}
+
+type ProgramApplyResponseObject interface {
+	VisitProgramApplyResponse(w http.ResponseWriter) error
+}
+
+type ProgramApply302Response = RedirectResponse
+
+func (response ProgramApply302Response) VisitProgramApplyResponse(w http.ResponseWriter) error {
+	w.Header().Set("Location", fmt.Sprint(response.Headers.Location))
+	w.WriteHeader(302)
+	return nil
+}
+
+type ProgramApply303ResponseHeaders struct {
+	Location string
+}
+
+type ProgramApply303Response struct {
+	Headers ProgramApply303ResponseHeaders
+}
+
+func (response ProgramApply303Response) VisitProgramApplyResponse(w http.ResponseWriter) error {
+	w.Header().Set("Location", fmt.Sprint(response.Headers.Location))
+	w.WriteHeader(303)
+	return nil
+}
+
+type ProgramApply400TexthtmlResponse struct{ HTMLPageTexthtmlResponse }
+
+func (response ProgramApply400TexthtmlResponse) VisitProgramApplyResponse(w http.ResponseWriter) error {
+
+	w.Header().Set("Content-Type", "text/html")
+	if response.ContentLength != 0 {
+		w.Header().Set("Content-Length", fmt.Sprint(response.ContentLength))
+	}
+	w.WriteHeader(400)
+
+	if closer, ok := response.Body.(io.ReadCloser); ok {
+		defer closer.Close()
+	}
+	_, err := io.Copy(w, response.Body)
+	return err
+}
+
+type ProgramApply403TexthtmlResponse struct {
+	Body          io.Reader
+	ContentLength int64
+}
+
+func (response ProgramApply403TexthtmlResponse) VisitProgramApplyResponse(w http.ResponseWriter) error {
+
+	w.Header().Set("Content-Type", "text/html")
+	if response.ContentLength != 0 {
+		w.Header().Set("Content-Length", fmt.Sprint(response.ContentLength))
+	}
+	w.WriteHeader(403)
+
+	if closer, ok := response.Body.(io.ReadCloser); ok {
+		defer closer.Close()
+	}
+	_, err := io.Copy(w, response.Body)
+	return err
+}
+
+type ProgramApply404TexthtmlResponse struct {
+	Body          io.Reader
+	ContentLength int64
+}
+
+func (response ProgramApply404TexthtmlResponse) VisitProgramApplyResponse(w http.ResponseWriter) error {
+
+	w.Header().Set("Content-Type", "text/html")
+	if response.ContentLength != 0 {
+		w.Header().Set("Content-Length", fmt.Sprint(response.ContentLength))
+	}
+	w.WriteHeader(404)
+
+	if closer, ok := response.Body.(io.ReadCloser); ok {
+		defer closer.Close()
+	}
+	_, err := io.Copy(w, response.Body)
+	return err
+}
+
+type ProgramApply409TexthtmlResponse struct {
+	Body          io.Reader
+	ContentLength int64
+}
+
+func (response ProgramApply409TexthtmlResponse) VisitProgramApplyResponse(w http.ResponseWriter) error {
+
+	w.Header().Set("Content-Type", "text/html")
+	if response.ContentLength != 0 {
+		w.Header().Set("Content-Length", fmt.Sprint(response.ContentLength))
+	}
+	w.WriteHeader(409)
+
+	if closer, ok := response.Body.(io.ReadCloser); ok {
+		defer closer.Close()
+	}
+	_, err := io.Copy(w, response.Body)
+	return err
+}
+
+type ProgramApply413TexthtmlResponse struct {
+	Body          io.Reader
+	ContentLength int64
+}
+
+func (response ProgramApply413TexthtmlResponse) VisitProgramApplyResponse(w http.ResponseWriter) error {
+
+	w.Header().Set("Content-Type", "text/html")
+	if response.ContentLength != 0 {
+		w.Header().Set("Content-Length", fmt.Sprint(response.ContentLength))
+	}
+	w.WriteHeader(413)
+
+	if closer, ok := response.Body.(io.ReadCloser); ok {
+		defer closer.Close()
+	}
+	_, err := io.Copy(w, response.Body)
+	return err
+}
+
+type ProgramApply429TextResponse struct{ RateLimitedTextTextResponse }
+
+func (response ProgramApply429TextResponse) VisitProgramApplyResponse(w http.ResponseWriter) error {
+
+	w.Header().Set("Content-Type", "text/plain")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.Header().Set("X-RateLimit-Limit", fmt.Sprint(response.Headers.XRateLimitLimit))
+	w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(response.Headers.XRateLimitRemaining))
+	w.Header().Set("X-RateLimit-Reset", fmt.Sprint(response.Headers.XRateLimitReset))
+	w.WriteHeader(429)
+
+	_, err := w.Write([]byte(fmt.Sprint(response.Body)))
+	return err
+}
+
+type PartnerPortalPageRequestObject struct {
+	Params PartnerPortalPageParams
+}
+
+type PartnerPortalPageResponseObject interface {
+	VisitPartnerPortalPageResponse(w http.ResponseWriter) error
+}
+
+type PartnerPortalPage200TexthtmlResponse struct{ DashboardPageTexthtmlResponse }
+
+func (response PartnerPortalPage200TexthtmlResponse) VisitPartnerPortalPageResponse(w http.ResponseWriter) error {
+
+	w.Header().Set("Content-Type", "text/html")
+	if response.ContentLength != 0 {
+		w.Header().Set("Content-Length", fmt.Sprint(response.ContentLength))
+	}
+	w.Header().Set("Cache-Control", fmt.Sprint(response.Headers.CacheControl))
+	w.Header().Set("Content-Security-Policy", fmt.Sprint(response.Headers.ContentSecurityPolicy))
+	w.WriteHeader(200)
+
+	if closer, ok := response.Body.(io.ReadCloser); ok {
+		defer closer.Close()
+	}
+	_, err := io.Copy(w, response.Body)
+	return err
+}
+
+type PartnerPortalPage302Response = RedirectResponse
+
+func (response PartnerPortalPage302Response) VisitPartnerPortalPageResponse(w http.ResponseWriter) error {
+	w.Header().Set("Location", fmt.Sprint(response.Headers.Location))
+	w.WriteHeader(302)
+	return nil
+}
+
+type PartnerPortalPage429TextResponse struct{ RateLimitedTextTextResponse }
+
+func (response PartnerPortalPage429TextResponse) VisitPartnerPortalPageResponse(w http.ResponseWriter) error {
+
+	w.Header().Set("Content-Type", "text/plain")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.Header().Set("X-RateLimit-Limit", fmt.Sprint(response.Headers.XRateLimitLimit))
+	w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(response.Headers.XRateLimitRemaining))
+	w.Header().Set("X-RateLimit-Reset", fmt.Sprint(response.Headers.XRateLimitReset))
+	w.WriteHeader(429)
+
+	_, err := w.Write([]byte(fmt.Sprint(response.Body)))
+	return err
+}
+
+type PartnerPortalAssetRequestObject struct {
+	Asset  string `json:"asset"`
+	Params PartnerPortalAssetParams
+}
+
+type PartnerPortalAssetResponseObject interface {
+	VisitPartnerPortalAssetResponse(w http.ResponseWriter) error
+}
+
+type PartnerPortalAsset200ResponseHeaders struct {
+	CacheControl string
+	ETag         string
+}
+
+type PartnerPortalAsset200TextcssResponse struct {
+	Body          io.Reader
+	Headers       PartnerPortalAsset200ResponseHeaders
+	ContentLength int64
+}
+
+func (response PartnerPortalAsset200TextcssResponse) VisitPartnerPortalAssetResponse(w http.ResponseWriter) error {
+
+	w.Header().Set("Content-Type", "text/css")
+	if response.ContentLength != 0 {
+		w.Header().Set("Content-Length", fmt.Sprint(response.ContentLength))
+	}
+	w.Header().Set("Cache-Control", fmt.Sprint(response.Headers.CacheControl))
+	w.Header().Set("ETag", fmt.Sprint(response.Headers.ETag))
+	w.WriteHeader(200)
+
+	if closer, ok := response.Body.(io.ReadCloser); ok {
+		defer closer.Close()
+	}
+	_, err := io.Copy(w, response.Body)
+	return err
+}
+
+type PartnerPortalAsset200TextjavascriptResponse struct {
+	Body          io.Reader
+	Headers       PartnerPortalAsset200ResponseHeaders
+	ContentLength int64
+}
+
+func (response PartnerPortalAsset200TextjavascriptResponse) VisitPartnerPortalAssetResponse(w http.ResponseWriter) error {
+
+	w.Header().Set("Content-Type", "text/javascript")
+	if response.ContentLength != 0 {
+		w.Header().Set("Content-Length", fmt.Sprint(response.ContentLength))
+	}
+	w.Header().Set("Cache-Control", fmt.Sprint(response.Headers.CacheControl))
+	w.Header().Set("ETag", fmt.Sprint(response.Headers.ETag))
+	w.WriteHeader(200)
+
+	if closer, ok := response.Body.(io.ReadCloser); ok {
+		defer closer.Close()
+	}
+	_, err := io.Copy(w, response.Body)
+	return err
+}
+
+type PartnerPortalAsset304ResponseHeaders struct {
+	CacheControl string
+	ETag         string
+}
+
+type PartnerPortalAsset304Response struct {
+	Headers PartnerPortalAsset304ResponseHeaders
+}
+
+func (response PartnerPortalAsset304Response) VisitPartnerPortalAssetResponse(w http.ResponseWriter) error {
+	w.Header().Set("Cache-Control", fmt.Sprint(response.Headers.CacheControl))
+	w.Header().Set("ETag", fmt.Sprint(response.Headers.ETag))
+	w.WriteHeader(304)
+	return nil
+}
+
+type PartnerPortalAsset404JSONResponse struct{ NotFoundJSONResponse }
+
+func (response PartnerPortalAsset404JSONResponse) VisitPartnerPortalAssetResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PartnerInvitationPageRequestObject struct {
+	Token string `json:"token"`
+}
+
+type PartnerInvitationPageResponseObject interface {
+	VisitPartnerInvitationPageResponse(w http.ResponseWriter) error
+}
+
+type PartnerInvitationPage200TexthtmlResponse struct{ HTMLPageTexthtmlResponse }
+
+func (response PartnerInvitationPage200TexthtmlResponse) VisitPartnerInvitationPageResponse(w http.ResponseWriter) error {
+
+	w.Header().Set("Content-Type", "text/html")
+	if response.ContentLength != 0 {
+		w.Header().Set("Content-Length", fmt.Sprint(response.ContentLength))
+	}
+	w.WriteHeader(200)
+
+	if closer, ok := response.Body.(io.ReadCloser); ok {
+		defer closer.Close()
+	}
+	_, err := io.Copy(w, response.Body)
+	return err
+}
+
+type PartnerInvitationPage302Response = RedirectResponse
+
+func (response PartnerInvitationPage302Response) VisitPartnerInvitationPageResponse(w http.ResponseWriter) error {
+	w.Header().Set("Location", fmt.Sprint(response.Headers.Location))
+	w.WriteHeader(302)
+	return nil
+}
+
+type PartnerInvitationPage404TexthtmlResponse struct {
+	Body          io.Reader
+	ContentLength int64
+}
+
+func (response PartnerInvitationPage404TexthtmlResponse) VisitPartnerInvitationPageResponse(w http.ResponseWriter) error {
+
+	w.Header().Set("Content-Type", "text/html")
+	if response.ContentLength != 0 {
+		w.Header().Set("Content-Length", fmt.Sprint(response.ContentLength))
+	}
+	w.WriteHeader(404)
+
+	if closer, ok := response.Body.(io.ReadCloser); ok {
+		defer closer.Close()
+	}
+	_, err := io.Copy(w, response.Body)
+	return err
+}
+
+type PartnerInvitationPage410TexthtmlResponse struct {
+	Body          io.Reader
+	ContentLength int64
+}
+
+func (response PartnerInvitationPage410TexthtmlResponse) VisitPartnerInvitationPageResponse(w http.ResponseWriter) error {
+
+	w.Header().Set("Content-Type", "text/html")
+	if response.ContentLength != 0 {
+		w.Header().Set("Content-Length", fmt.Sprint(response.ContentLength))
+	}
+	w.WriteHeader(410)
+
+	if closer, ok := response.Body.(io.ReadCloser); ok {
+		defer closer.Close()
+	}
+	_, err := io.Copy(w, response.Body)
+	return err
+}
+
+type PartnerInvitationPage429TextResponse struct{ RateLimitedTextTextResponse }
+
+func (response PartnerInvitationPage429TextResponse) VisitPartnerInvitationPageResponse(w http.ResponseWriter) error {
+
+	w.Header().Set("Content-Type", "text/plain")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.Header().Set("X-RateLimit-Limit", fmt.Sprint(response.Headers.XRateLimitLimit))
+	w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(response.Headers.XRateLimitRemaining))
+	w.Header().Set("X-RateLimit-Reset", fmt.Sprint(response.Headers.XRateLimitReset))
+	w.WriteHeader(429)
+
+	_, err := w.Write([]byte(fmt.Sprint(response.Body)))
+	return err
+}
+
+type PartnerInvitationAcceptRequestObject struct {
+	Token string `json:"token"`
+	Body  *PartnerInvitationAcceptFormdataRequestBody
+}
+
+type PartnerInvitationAcceptResponseObject interface {
+	VisitPartnerInvitationAcceptResponse(w http.ResponseWriter) error
+}
+
+type PartnerInvitationAccept302Response = RedirectResponse
+
+func (response PartnerInvitationAccept302Response) VisitPartnerInvitationAcceptResponse(w http.ResponseWriter) error {
+	w.Header().Set("Location", fmt.Sprint(response.Headers.Location))
+	w.WriteHeader(302)
+	return nil
+}
+
+type PartnerInvitationAccept303ResponseHeaders struct {
+	Location string
+}
+
+type PartnerInvitationAccept303Response struct {
+	Headers PartnerInvitationAccept303ResponseHeaders
+}
+
+func (response PartnerInvitationAccept303Response) VisitPartnerInvitationAcceptResponse(w http.ResponseWriter) error {
+	w.Header().Set("Location", fmt.Sprint(response.Headers.Location))
+	w.WriteHeader(303)
+	return nil
+}
+
+type PartnerInvitationAccept403TexthtmlResponse struct{ HTMLPageTexthtmlResponse }
+
+func (response PartnerInvitationAccept403TexthtmlResponse) VisitPartnerInvitationAcceptResponse(w http.ResponseWriter) error {
+
+	w.Header().Set("Content-Type", "text/html")
+	if response.ContentLength != 0 {
+		w.Header().Set("Content-Length", fmt.Sprint(response.ContentLength))
+	}
+	w.WriteHeader(403)
+
+	if closer, ok := response.Body.(io.ReadCloser); ok {
+		defer closer.Close()
+	}
+	_, err := io.Copy(w, response.Body)
+	return err
+}
+
+type PartnerInvitationAccept404TexthtmlResponse struct {
+	Body          io.Reader
+	ContentLength int64
+}
+
+func (response PartnerInvitationAccept404TexthtmlResponse) VisitPartnerInvitationAcceptResponse(w http.ResponseWriter) error {
+
+	w.Header().Set("Content-Type", "text/html")
+	if response.ContentLength != 0 {
+		w.Header().Set("Content-Length", fmt.Sprint(response.ContentLength))
+	}
+	w.WriteHeader(404)
+
+	if closer, ok := response.Body.(io.ReadCloser); ok {
+		defer closer.Close()
+	}
+	_, err := io.Copy(w, response.Body)
+	return err
+}
+
+type PartnerInvitationAccept409TexthtmlResponse struct {
+	Body          io.Reader
+	ContentLength int64
+}
+
+func (response PartnerInvitationAccept409TexthtmlResponse) VisitPartnerInvitationAcceptResponse(w http.ResponseWriter) error {
+
+	w.Header().Set("Content-Type", "text/html")
+	if response.ContentLength != 0 {
+		w.Header().Set("Content-Length", fmt.Sprint(response.ContentLength))
+	}
+	w.WriteHeader(409)
+
+	if closer, ok := response.Body.(io.ReadCloser); ok {
+		defer closer.Close()
+	}
+	_, err := io.Copy(w, response.Body)
+	return err
+}
+
+type PartnerInvitationAccept410TexthtmlResponse struct {
+	Body          io.Reader
+	ContentLength int64
+}
+
+func (response PartnerInvitationAccept410TexthtmlResponse) VisitPartnerInvitationAcceptResponse(w http.ResponseWriter) error {
+
+	w.Header().Set("Content-Type", "text/html")
+	if response.ContentLength != 0 {
+		w.Header().Set("Content-Length", fmt.Sprint(response.ContentLength))
+	}
+	w.WriteHeader(410)
+
+	if closer, ok := response.Body.(io.ReadCloser); ok {
+		defer closer.Close()
+	}
+	_, err := io.Copy(w, response.Body)
+	return err
+}
+
+type PartnerInvitationAccept413TexthtmlResponse struct {
+	Body          io.Reader
+	ContentLength int64
+}
+
+func (response PartnerInvitationAccept413TexthtmlResponse) VisitPartnerInvitationAcceptResponse(w http.ResponseWriter) error {
+
+	w.Header().Set("Content-Type", "text/html")
+	if response.ContentLength != 0 {
+		w.Header().Set("Content-Length", fmt.Sprint(response.ContentLength))
+	}
+	w.WriteHeader(413)
+
+	if closer, ok := response.Body.(io.ReadCloser); ok {
+		defer closer.Close()
+	}
+	_, err := io.Copy(w, response.Body)
+	return err
+}
+
+type PartnerInvitationAccept429TextResponse struct{ RateLimitedTextTextResponse }
+
+func (response PartnerInvitationAccept429TextResponse) VisitPartnerInvitationAcceptResponse(w http.ResponseWriter) error {
+
+	w.Header().Set("Content-Type", "text/plain")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.Header().Set("X-RateLimit-Limit", fmt.Sprint(response.Headers.XRateLimitLimit))
+	w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(response.Headers.XRateLimitRemaining))
+	w.Header().Set("X-RateLimit-Reset", fmt.Sprint(response.Headers.XRateLimitReset))
+	w.WriteHeader(429)
+
+	_, err := w.Write([]byte(fmt.Sprint(response.Body)))
+	return err
+}
+
+type PartnerLoginRequestObject struct {
+	Params PartnerLoginParams
+}
+
+type PartnerLoginResponseObject interface {
+	VisitPartnerLoginResponse(w http.ResponseWriter) error
+}
+
+type PartnerLogin302ResponseHeaders struct {
+	Location  string
+	SetCookie string
+}
+
+type PartnerLogin302Response struct {
+	Headers PartnerLogin302ResponseHeaders
+}
+
+func (response PartnerLogin302Response) VisitPartnerLoginResponse(w http.ResponseWriter) error {
+	w.Header().Set("Location", fmt.Sprint(response.Headers.Location))
+	w.Header().Set("Set-Cookie", fmt.Sprint(response.Headers.SetCookie))
+	w.WriteHeader(302)
+	return nil
+}
+
+type PartnerLogin429TextResponse struct{ RateLimitedTextTextResponse }
+
+func (response PartnerLogin429TextResponse) VisitPartnerLoginResponse(w http.ResponseWriter) error {
+
+	w.Header().Set("Content-Type", "text/plain")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.Header().Set("X-RateLimit-Limit", fmt.Sprint(response.Headers.XRateLimitLimit))
+	w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(response.Headers.XRateLimitRemaining))
+	w.Header().Set("X-RateLimit-Reset", fmt.Sprint(response.Headers.XRateLimitReset))
+	w.WriteHeader(429)
+
+	_, err := w.Write([]byte(fmt.Sprint(response.Body)))
+	return err
+}
+
+type PartnerLogoutRequestObject struct {
+	Body *PartnerLogoutFormdataRequestBody
+}
+
+type PartnerLogoutResponseObject interface {
+	VisitPartnerLogoutResponse(w http.ResponseWriter) error
+}
+
+type PartnerLogout200ResponseHeaders struct {
+	SetCookie string
+}
+
+type PartnerLogout200TexthtmlResponse struct {
+	Body          io.Reader
+	Headers       PartnerLogout200ResponseHeaders
+	ContentLength int64
+}
+
+func (response PartnerLogout200TexthtmlResponse) VisitPartnerLogoutResponse(w http.ResponseWriter) error {
+
+	w.Header().Set("Content-Type", "text/html")
+	if response.ContentLength != 0 {
+		w.Header().Set("Content-Length", fmt.Sprint(response.ContentLength))
+	}
+	w.Header().Set("Set-Cookie", fmt.Sprint(response.Headers.SetCookie))
+	w.WriteHeader(200)
+
+	if closer, ok := response.Body.(io.ReadCloser); ok {
+		defer closer.Close()
+	}
+	_, err := io.Copy(w, response.Body)
+	return err
+}
+
+type PartnerLogout403TexthtmlResponse struct{ HTMLPageTexthtmlResponse }
+
+func (response PartnerLogout403TexthtmlResponse) VisitPartnerLogoutResponse(w http.ResponseWriter) error {
+
+	w.Header().Set("Content-Type", "text/html")
+	if response.ContentLength != 0 {
+		w.Header().Set("Content-Length", fmt.Sprint(response.ContentLength))
+	}
+	w.WriteHeader(403)
+
+	if closer, ok := response.Body.(io.ReadCloser); ok {
+		defer closer.Close()
+	}
+	_, err := io.Copy(w, response.Body)
+	return err
+}
+
+type PartnerLogout413TexthtmlResponse struct {
+	Body          io.Reader
+	ContentLength int64
+}
+
+func (response PartnerLogout413TexthtmlResponse) VisitPartnerLogoutResponse(w http.ResponseWriter) error {
+
+	w.Header().Set("Content-Type", "text/html")
+	if response.ContentLength != 0 {
+		w.Header().Set("Content-Length", fmt.Sprint(response.ContentLength))
+	}
+	w.WriteHeader(413)
+
+	if closer, ok := response.Body.(io.ReadCloser); ok {
+		defer closer.Close()
+	}
+	_, err := io.Copy(w, response.Body)
+	return err
+}
+
+type PartnerLogout429TextResponse struct{ RateLimitedTextTextResponse }
+
+func (response PartnerLogout429TextResponse) VisitPartnerLogoutResponse(w http.ResponseWriter) error {
+
+	w.Header().Set("Content-Type", "text/plain")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.Header().Set("X-RateLimit-Limit", fmt.Sprint(response.Headers.XRateLimitLimit))
+	w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(response.Headers.XRateLimitRemaining))
+	w.Header().Set("X-RateLimit-Reset", fmt.Sprint(response.Headers.XRateLimitReset))
+	w.WriteHeader(429)
+
+	_, err := w.Write([]byte(fmt.Sprint(response.Body)))
+	return err
+}
+
 type GetReadyzRequestObject struct {
 }
 
@@ -18354,6 +21179,36 @@ type StrictServerInterface interface {
 	// GetMe The signed-in account, its workspaces and programs
 	// (GET /api/v1/me)
 	GetMe(ctx context.Context, request GetMeRequestObject) (GetMeResponseObject, error)
+	// PartnerMe The signed-in partner and their programs
+	// (GET /api/v1/partner/me)
+	PartnerMe(ctx context.Context, request PartnerMeRequestObject) (PartnerMeResponseObject, error)
+	// PartnerBalances The partner's balances
+	// (GET /api/v1/partner/programs/{programId}/balances)
+	PartnerBalances(ctx context.Context, request PartnerBalancesRequestObject) (PartnerBalancesResponseObject, error)
+	// PartnerListCommissions The partner's commissions
+	// (GET /api/v1/partner/programs/{programId}/commissions)
+	PartnerListCommissions(ctx context.Context, request PartnerListCommissionsRequestObject) (PartnerListCommissionsResponseObject, error)
+	// PartnerListLinks The partner's links in a program
+	// (GET /api/v1/partner/programs/{programId}/links)
+	PartnerListLinks(ctx context.Context, request PartnerListLinksRequestObject) (PartnerListLinksResponseObject, error)
+	// PartnerCreateLink Make a link with one's own code
+	// (POST /api/v1/partner/programs/{programId}/links)
+	PartnerCreateLink(ctx context.Context, request PartnerCreateLinkRequestObject) (PartnerCreateLinkResponseObject, error)
+	// PartnerGetPayoutDetails The partner's payout details
+	// (GET /api/v1/partner/programs/{programId}/payout-details)
+	PartnerGetPayoutDetails(ctx context.Context, request PartnerGetPayoutDetailsRequestObject) (PartnerGetPayoutDetailsResponseObject, error)
+	// PartnerSetPayoutDetails Give payout details
+	// (PUT /api/v1/partner/programs/{programId}/payout-details)
+	PartnerSetPayoutDetails(ctx context.Context, request PartnerSetPayoutDetailsRequestObject) (PartnerSetPayoutDetailsResponseObject, error)
+	// PartnerListPayouts The partner's payouts
+	// (GET /api/v1/partner/programs/{programId}/payouts)
+	PartnerListPayouts(ctx context.Context, request PartnerListPayoutsRequestObject) (PartnerListPayoutsResponseObject, error)
+	// PartnerExportPayouts The partner's payouts as CSV
+	// (GET /api/v1/partner/programs/{programId}/payouts.csv)
+	PartnerExportPayouts(ctx context.Context, request PartnerExportPayoutsRequestObject) (PartnerExportPayoutsResponseObject, error)
+	// PartnerStats The partner's daily stats
+	// (GET /api/v1/partner/programs/{programId}/stats)
+	PartnerStats(ctx context.Context, request PartnerStatsRequestObject) (PartnerStatsResponseObject, error)
 	// GetPayout Get a payout
 	// (GET /api/v1/payouts/{payoutId})
 	GetPayout(ctx context.Context, request GetPayoutRequestObject) (GetPayoutResponseObject, error)
@@ -18573,6 +21428,30 @@ type StrictServerInterface interface {
 	// GetOpenAPIYAML This specification (YAML)
 	// (GET /openapi.yaml)
 	GetOpenAPIYAML(ctx context.Context, request GetOpenAPIYAMLRequestObject) (GetOpenAPIYAMLResponseObject, error)
+	// ProgramApplicationPage An open program's public page
+	// (GET /p/{slug})
+	ProgramApplicationPage(ctx context.Context, request ProgramApplicationPageRequestObject) (ProgramApplicationPageResponseObject, error)
+	// ProgramApply Apply to an open program
+	// (POST /p/{slug})
+	ProgramApply(ctx context.Context, request ProgramApplyRequestObject) (ProgramApplyResponseObject, error)
+	// PartnerPortalPage The partner portal
+	// (GET /partners)
+	PartnerPortalPage(ctx context.Context, request PartnerPortalPageRequestObject) (PartnerPortalPageResponseObject, error)
+	// PartnerPortalAsset The portal's script and style sheet
+	// (GET /partners/assets/{asset})
+	PartnerPortalAsset(ctx context.Context, request PartnerPortalAssetRequestObject) (PartnerPortalAssetResponseObject, error)
+	// PartnerInvitationPage An invitation's page
+	// (GET /partners/invitations/{token})
+	PartnerInvitationPage(ctx context.Context, request PartnerInvitationPageRequestObject) (PartnerInvitationPageResponseObject, error)
+	// PartnerInvitationAccept Accept an invitation
+	// (POST /partners/invitations/{token})
+	PartnerInvitationAccept(ctx context.Context, request PartnerInvitationAcceptRequestObject) (PartnerInvitationAcceptResponseObject, error)
+	// PartnerLogin Sign in to the partner portal
+	// (GET /partners/login)
+	PartnerLogin(ctx context.Context, request PartnerLoginRequestObject) (PartnerLoginResponseObject, error)
+	// PartnerLogout Sign out of the partner portal
+	// (POST /partners/logout)
+	PartnerLogout(ctx context.Context, request PartnerLogoutRequestObject) (PartnerLogoutResponseObject, error)
 	// GetReadyz Readiness probe
 	// (GET /readyz)
 	GetReadyz(ctx context.Context, request GetReadyzRequestObject) (GetReadyzResponseObject, error)
@@ -19165,6 +22044,303 @@ func (sh *strictHandler) GetMe(ctx echo.Context) error {
 		return err
 	} else if validResponse, ok := response.(GetMeResponseObject); ok {
 		return validResponse.VisitGetMeResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// PartnerMe operation middleware
+func (sh *strictHandler) PartnerMe(ctx echo.Context) error {
+	var request PartnerMeRequestObject
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.PartnerMe(ctx.Request().Context(), request.(PartnerMeRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "PartnerMe")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(PartnerMeResponseObject); ok {
+		return validResponse.VisitPartnerMeResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// PartnerBalances operation middleware
+func (sh *strictHandler) PartnerBalances(ctx echo.Context, programId ProgramId) error {
+	var request PartnerBalancesRequestObject
+
+	request.ProgramId = programId
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.PartnerBalances(ctx.Request().Context(), request.(PartnerBalancesRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "PartnerBalances")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(PartnerBalancesResponseObject); ok {
+		return validResponse.VisitPartnerBalancesResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// PartnerListCommissions operation middleware
+func (sh *strictHandler) PartnerListCommissions(ctx echo.Context, programId ProgramId, params PartnerListCommissionsParams) error {
+	var request PartnerListCommissionsRequestObject
+
+	request.ProgramId = programId
+	request.Params = params
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.PartnerListCommissions(ctx.Request().Context(), request.(PartnerListCommissionsRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "PartnerListCommissions")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(PartnerListCommissionsResponseObject); ok {
+		return validResponse.VisitPartnerListCommissionsResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// PartnerListLinks operation middleware
+func (sh *strictHandler) PartnerListLinks(ctx echo.Context, programId ProgramId) error {
+	var request PartnerListLinksRequestObject
+
+	request.ProgramId = programId
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.PartnerListLinks(ctx.Request().Context(), request.(PartnerListLinksRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "PartnerListLinks")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(PartnerListLinksResponseObject); ok {
+		return validResponse.VisitPartnerListLinksResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// PartnerCreateLink operation middleware
+func (sh *strictHandler) PartnerCreateLink(ctx echo.Context, programId ProgramId) error {
+	var request PartnerCreateLinkRequestObject
+
+	request.ProgramId = programId
+
+	var body PartnerCreateLinkJSONRequestBody
+	var err error
+	if binder, ok := ctx.Echo().Binder.(*echo.DefaultBinder); ok {
+		// A request validator built on kin-openapi's openapi3filter with
+		// KeepValidatedValue leaves the value it validated on the body. Bind
+		// that value, matching member names exactly, so the handler receives
+		// what was validated instead of a second, case-insensitive decode.
+		// Otherwise bind only the request body, so that path and query
+		// parameters are not also bound into the body struct.
+		if vb, ok := ctx.Request().Body.(interface{ ValidatedValue() any }); !ok || runtime.BindJSONValue(vb.ValidatedValue(), &body) != nil {
+			err = binder.BindBody(ctx, &body)
+		}
+	} else {
+		// A custom binder is installed on the Echo instance; defer to it
+		// entirely, since echo.Binder does not expose body-only binding and
+		// the binder may do more than decode (for example call ctx.Validate).
+		err = ctx.Bind(&body)
+	}
+	if err != nil {
+		return err
+	}
+	request.Body = &body
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.PartnerCreateLink(ctx.Request().Context(), request.(PartnerCreateLinkRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "PartnerCreateLink")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(PartnerCreateLinkResponseObject); ok {
+		return validResponse.VisitPartnerCreateLinkResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// PartnerGetPayoutDetails operation middleware
+func (sh *strictHandler) PartnerGetPayoutDetails(ctx echo.Context, programId ProgramId) error {
+	var request PartnerGetPayoutDetailsRequestObject
+
+	request.ProgramId = programId
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.PartnerGetPayoutDetails(ctx.Request().Context(), request.(PartnerGetPayoutDetailsRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "PartnerGetPayoutDetails")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(PartnerGetPayoutDetailsResponseObject); ok {
+		return validResponse.VisitPartnerGetPayoutDetailsResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// PartnerSetPayoutDetails operation middleware
+func (sh *strictHandler) PartnerSetPayoutDetails(ctx echo.Context, programId ProgramId) error {
+	var request PartnerSetPayoutDetailsRequestObject
+
+	request.ProgramId = programId
+
+	var body PartnerSetPayoutDetailsJSONRequestBody
+	var err error
+	if binder, ok := ctx.Echo().Binder.(*echo.DefaultBinder); ok {
+		// A request validator built on kin-openapi's openapi3filter with
+		// KeepValidatedValue leaves the value it validated on the body. Bind
+		// that value, matching member names exactly, so the handler receives
+		// what was validated instead of a second, case-insensitive decode.
+		// Otherwise bind only the request body, so that path and query
+		// parameters are not also bound into the body struct.
+		if vb, ok := ctx.Request().Body.(interface{ ValidatedValue() any }); !ok || runtime.BindJSONValue(vb.ValidatedValue(), &body) != nil {
+			err = binder.BindBody(ctx, &body)
+		}
+	} else {
+		// A custom binder is installed on the Echo instance; defer to it
+		// entirely, since echo.Binder does not expose body-only binding and
+		// the binder may do more than decode (for example call ctx.Validate).
+		err = ctx.Bind(&body)
+	}
+	if err != nil {
+		return err
+	}
+	request.Body = &body
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.PartnerSetPayoutDetails(ctx.Request().Context(), request.(PartnerSetPayoutDetailsRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "PartnerSetPayoutDetails")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(PartnerSetPayoutDetailsResponseObject); ok {
+		return validResponse.VisitPartnerSetPayoutDetailsResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// PartnerListPayouts operation middleware
+func (sh *strictHandler) PartnerListPayouts(ctx echo.Context, programId ProgramId, params PartnerListPayoutsParams) error {
+	var request PartnerListPayoutsRequestObject
+
+	request.ProgramId = programId
+	request.Params = params
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.PartnerListPayouts(ctx.Request().Context(), request.(PartnerListPayoutsRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "PartnerListPayouts")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(PartnerListPayoutsResponseObject); ok {
+		return validResponse.VisitPartnerListPayoutsResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// PartnerExportPayouts operation middleware
+func (sh *strictHandler) PartnerExportPayouts(ctx echo.Context, programId ProgramId) error {
+	var request PartnerExportPayoutsRequestObject
+
+	request.ProgramId = programId
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.PartnerExportPayouts(ctx.Request().Context(), request.(PartnerExportPayoutsRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "PartnerExportPayouts")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(PartnerExportPayoutsResponseObject); ok {
+		return validResponse.VisitPartnerExportPayoutsResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// PartnerStats operation middleware
+func (sh *strictHandler) PartnerStats(ctx echo.Context, programId ProgramId, params PartnerStatsParams) error {
+	var request PartnerStatsRequestObject
+
+	request.ProgramId = programId
+	request.Params = params
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.PartnerStats(ctx.Request().Context(), request.(PartnerStatsRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "PartnerStats")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(PartnerStatsResponseObject); ok {
+		return validResponse.VisitPartnerStatsResponse(ctx.Response())
 	} else if response != nil {
 		return fmt.Errorf("unexpected response type: %T", response)
 	}
@@ -21543,6 +24719,235 @@ func (sh *strictHandler) GetOpenAPIYAML(ctx echo.Context) error {
 	return nil
 }
 
+// ProgramApplicationPage operation middleware
+func (sh *strictHandler) ProgramApplicationPage(ctx echo.Context, slug string) error {
+	var request ProgramApplicationPageRequestObject
+
+	request.Slug = slug
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.ProgramApplicationPage(ctx.Request().Context(), request.(ProgramApplicationPageRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ProgramApplicationPage")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(ProgramApplicationPageResponseObject); ok {
+		return validResponse.VisitProgramApplicationPageResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// ProgramApply operation middleware
+func (sh *strictHandler) ProgramApply(ctx echo.Context, slug string) error {
+	var request ProgramApplyRequestObject
+
+	request.Slug = slug
+
+	if form, err := ctx.FormParams(); err == nil {
+		var body ProgramApplyFormdataRequestBody
+		if err := runtime.BindForm(&body, form, nil, nil); err != nil {
+			return err
+		}
+		request.Body = &body
+	} else {
+		return err
+	}
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.ProgramApply(ctx.Request().Context(), request.(ProgramApplyRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ProgramApply")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(ProgramApplyResponseObject); ok {
+		return validResponse.VisitProgramApplyResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// PartnerPortalPage operation middleware
+func (sh *strictHandler) PartnerPortalPage(ctx echo.Context, params PartnerPortalPageParams) error {
+	var request PartnerPortalPageRequestObject
+
+	request.Params = params
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.PartnerPortalPage(ctx.Request().Context(), request.(PartnerPortalPageRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "PartnerPortalPage")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(PartnerPortalPageResponseObject); ok {
+		return validResponse.VisitPartnerPortalPageResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// PartnerPortalAsset operation middleware
+func (sh *strictHandler) PartnerPortalAsset(ctx echo.Context, asset string, params PartnerPortalAssetParams) error {
+	var request PartnerPortalAssetRequestObject
+
+	request.Asset = asset
+	request.Params = params
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.PartnerPortalAsset(ctx.Request().Context(), request.(PartnerPortalAssetRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "PartnerPortalAsset")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(PartnerPortalAssetResponseObject); ok {
+		return validResponse.VisitPartnerPortalAssetResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// PartnerInvitationPage operation middleware
+func (sh *strictHandler) PartnerInvitationPage(ctx echo.Context, token string) error {
+	var request PartnerInvitationPageRequestObject
+
+	request.Token = token
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.PartnerInvitationPage(ctx.Request().Context(), request.(PartnerInvitationPageRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "PartnerInvitationPage")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(PartnerInvitationPageResponseObject); ok {
+		return validResponse.VisitPartnerInvitationPageResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// PartnerInvitationAccept operation middleware
+func (sh *strictHandler) PartnerInvitationAccept(ctx echo.Context, token string) error {
+	var request PartnerInvitationAcceptRequestObject
+
+	request.Token = token
+
+	if form, err := ctx.FormParams(); err == nil {
+		var body PartnerInvitationAcceptFormdataRequestBody
+		if err := runtime.BindForm(&body, form, nil, nil); err != nil {
+			return err
+		}
+		request.Body = &body
+	} else {
+		return err
+	}
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.PartnerInvitationAccept(ctx.Request().Context(), request.(PartnerInvitationAcceptRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "PartnerInvitationAccept")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(PartnerInvitationAcceptResponseObject); ok {
+		return validResponse.VisitPartnerInvitationAcceptResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// PartnerLogin operation middleware
+func (sh *strictHandler) PartnerLogin(ctx echo.Context, params PartnerLoginParams) error {
+	var request PartnerLoginRequestObject
+
+	request.Params = params
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.PartnerLogin(ctx.Request().Context(), request.(PartnerLoginRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "PartnerLogin")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(PartnerLoginResponseObject); ok {
+		return validResponse.VisitPartnerLoginResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// PartnerLogout operation middleware
+func (sh *strictHandler) PartnerLogout(ctx echo.Context) error {
+	var request PartnerLogoutRequestObject
+
+	if form, err := ctx.FormParams(); err == nil {
+		var body PartnerLogoutFormdataRequestBody
+		if err := runtime.BindForm(&body, form, nil, nil); err != nil {
+			return err
+		}
+		request.Body = &body
+	} else {
+		return err
+	}
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.PartnerLogout(ctx.Request().Context(), request.(PartnerLogoutRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "PartnerLogout")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(PartnerLogoutResponseObject); ok {
+		return validResponse.VisitPartnerLogoutResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
 // GetReadyz operation middleware
 func (sh *strictHandler) GetReadyz(ctx echo.Context) error {
 	var request GetReadyzRequestObject
@@ -21619,797 +25024,864 @@ func (sh *strictHandler) StripeWebhookAlias(ctx echo.Context, programId ProgramI
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7P3rchvJlS+Kv0oGtncI8BQgUBQ1FhiO2WxKsrVbt78ote3d1KCSqASQZiETrswiCbcUMZ/+cT7vOBHn",
-	"DeZFzpv4SU7kWplZWTegQFLt7j2aGNsiqiqvK1eu62/91JvJ1VoKJrTqTX7qLRlNWAb/PJnNmFKnUuhM",
-	"pidpKq//WDxMmJplfK25FL1J7z37W86UJvZrQslFJq8Vy8iKbohiIhn1op6aLdmKmq/1Zs16k57SGReL",
-	"3pcvUUNnr5leyqShM/ug0kmuGJGC6CUjmcw127/DtxlfcFHv74NpEif4QJEYX4sjcr1kgii5YmSdyUVG",
-	"VyTlSivCNem7kcFQFJEi3Qz2GtFrenOyYPXBnLGZFLXJz+hsyWDu64zNU75YakKFumZZY6dcaLZgGfR6",
-	"aj61nda7i9f5RcpnEVnRmyFdsN8fPhmPY9OoWRGesaQ30VnOts/MNM+Efi5mMjG/1btZ/J2vY1xRM4tZ",
-	"ypnQhM5mbA0rekzohTI/Sb1k2TVXO/f3GVtnbEaxg2p/7zIGrfkOT969JJdsQ7giK5pdsoTMpdk9DQ0c",
-	"k/h/nOfj8eHso+A3ROEewC8sJnIOTZjvuFiQ/vsXp+Tpvz4+qmz4mmrNMtP7v/+PH8fDp5/+5Te9qGHg",
-	"zz/QhhU605kUC3JFU55QLTPXK77zQJEZrvG+W/OKi8v7WB9cnkTO1DTPUlyaY5Kx9PdJsRHxrk17z3S2",
-	"OZlrlrVTvpbkmnJNLthcZuZk6mzDxWL7xFdc8FW+6k3GUdMhOMuFYvoe1uGPHz68GyZUM7c/7hFJGE1S",
-	"LhjSx++Onj7eyRB+oNmm4aycwKkYutO092n883uq2Su+4hr+q94D/OwnQDUbpvDLRT67ZJr0LTNUZG3Y",
-	"Dxe5ZoM7LX8xovdsRblo5BHvXa8pm2vCLaPIsww2iItEXt/bIBqJITz7AasqjYAYgtHqjgPBmb581n7R",
-	"8iQiml4yQeaZXOFGFVfUn4f2veHLZ5arKipYRFiqGFkwwcyuJiPy/8ulZubC0pKofL2W2Q4GsqI3r5hY",
-	"6GVvcvDod5GZiv+7zsy+RL01zeiK6UCkWO++B+zmmuuULJhW8Jd5NGTmU5ZYtmfGam5sK7X0op6gKzOC",
-	"yhHp7bqeViuuFJfiZVIf05t8xTI+IzP/FuGJ73lN9bLodxa2tG0d5zJbUY0b/+RxLypo4qCRJk7zTMms",
-	"WTaJV0zTkWA3ejqD1/yVtM7YFZe5Imu6YKRvr1DDsczTOc+UhkeDYyLX9G8589P6W86yTTAv7L6FEh6N",
-	"x1HjDZzyK5Ztti3qNbtYSnlJEvtu+9ImRWv3ubDPRbKWXOgug2T23fZBsqK1+xzky4St1lIzMdt8zxqu",
-	"hNf0kqmQCRBF58wcargdR8SQiaIrBneX5xjwC53NZA78Sy+LX107fb1k50KuDcPgUkSEG7ZP9ZJQkcAf",
-	"FzLZRORioxkQlvnHABrjgjx6TJYyN/oAyKIqIDv8hdAF5eJcmMZmSyoWTBEhzbeLYxwRFSDxuQFF5PH4",
-	"KYlnUsxTPtMxiYO1GX7PNiRjuWKJ/ZgkfD5nhj+fC9tCPCJvRbohKgdxe56nfnQ0Mwu01hNC/QLoJdXk",
-	"miqSsTk0bMTtC0bgJMHosSuu1bm4ZJsROTDr/ujoyEwoozPD+kyDqRQLlsEGuP4ej8ejc9HGwyoTKx0+",
-	"dkNX65QB/W1krtXw0fjRk+H4cDg+MuQUnM2jo11cOuq9nL+Rgr2merasE9eJILGRSWOil1w50Xwp00Qd",
-	"493CtZGH3EVo9tjuLlfkcPwYFkjm2ugsMtm0Mu2X86EZxhDHsZ1lvxRXHAWrbQeX+7fajywPW7rPQ9si",
-	"XL2X1yg4Gcbbxm9B3iotQcLmNE+12VDYX9uz4bw7xvGOZlqwbNs6rfGV9kVa+zbuc4XeAe1uH5h5Y9u4",
-	"bAv3OizU5reOyyr87QPzbdznyD4wpZ9RTesDe36jmTByx4jEppeYZIwmaHgg2jAydsWEVqQfczU1P8QD",
-	"woXSjCZGWsgYTYkUTJm7QipzAcxkZiStiw2J3709+0Ae0jV/eHXwcJbyh6aBIbQYk36csbnO6OyS2HYN",
-	"H9UyTQg1dGNa0EvGDXkxofmcW444S/ns0oirioHINOVJTJSmmVbIU2O1EXrJNJ8N48iwUEYT8/4sV1qu",
-	"WDa9ZJu4+uoUXlU0ZebVdSYNl5fZFEYLXVQ/0DdiGh+jZaG0VjO5Yva2NPNdyYQRmKhVN5tOrnmz+eDO",
-	"aaqY39YLKVNGBQrJ9rL5TiacgZz8ciEkUMxPPavXm3/S9TrlqEk//KtCu0bR0W8yNu9Nev/tYWHQe4hP",
-	"1UPbntUKsNMyAb2Ff9AU73V8fUROgdkrvAUVE4lZmmzjb0eqyP88e/vGW/kIFYSt1npD5MVf2UyTfvzT",
-	"l3gQEZmdi9iagYYfNms2IdXZ2I0REm6JY3tbYNccxAJCsTfbduUaxYVUaykULuJ31E/4vtbxXUq1ObTP",
-	"s0xmTcv4UoCFppCf1vYLwsQVS+WaRSQuBgbtxKA8B4bXUH1rG5F9/WGgLMJwTlP+UmiWCZriIO9r6qcp",
-	"3zn7F5SneebtsIplV3zGiOIJa1iJAcqlmVdpzTZb1a+iwuJsI0L1uTm1RhI3XCtmZiSjFVOKLphhRc42",
-	"MeXJhKBNiidojRoYzmSIW7jvEqYpT9Wo+CZGeay8F84sMPQ3+vYNKVtXjEIftFEycHRrp/ik1pa1U3Rt",
-	"x7yObdyFvj4KekV5Si9S9rNSlyGWhGp6QRUzpJKLjNHZ0oyDGJVWSqJSed185nDHZzJhsblwgDCneTGT",
-	"OCrpTzwxvE0KQsnReDw4Lj1MeALsSK0NHZYMZMmC6REBMyahc80yEsMfQzBqxt581D+qHvrgtV17ElhJ",
-	"KxTxjULB2QC64c/H9F2PyqmshN1wpblYWDGqmSTdZ/d/CTyjankhaZa8o4vqGdXsRj9c6lVaXoAG013T",
-	"6bPteuUlGDA4kobtniQhh0rLjMUTtE3RBSMzmmXcmi6sFPhAkdOz9y+IlpdM3NLRNDxjszzjejN8J1M+",
-	"a7CYnMG/VUSU3qRMwcUwo2lqJWZrIuEK7jCWHRuxZJ7R1U5HQ20dv0S9FzK74EnCxM9Hkma3rGXngSKZ",
-	"TBlJJLNSVGq4pJldRKwpMGNK5tmM2RvYGV2uZXap1nTGmgnYz+v+KfiPH16/ukfiPUFym8uMUKN8Kylg",
-	"ns6JOuqBTeFryE33LDRFJHbjPAPStGt/jKY+5EAXdHYp5/N73I9XLFmwbA/Wai1U0DEXqOnDouWrFbi1",
-	"gERDmzpSnlX5e1HviqY5OsBB4xV5mkY9VuxNggZ3OyKzqiDN9SY/fYl6ViQE5uy7+N3Bo3o3Vm8rMWOj",
-	"wGmqc9WbPB4/hQW4ZJv3YFmsT6JqgbymioCpEMitbL+8v3l1tHsGHXea6ZfoPllQsb8PlOE1uOoPlFHz",
-	"dQNLMkwLzHV98KjjZImiG0Wul3y2HDiOdS6qht9467p3uYHLUuK5KKzMg2NnlbZW6qRJT7j94TKyD0t+",
-	"PfoqisOV7UE1/TqTeEUGa1MJxdi2NOGrQXTCtk/gnZIPf9vb9q1vcnMbFf4ThJUfgARnGQP7IE3JRa6B",
-	"LaCnkqvt5FkVQ7xUY42w5+KCpVIsIHSEBkLNNVg65bVgmXeDGZEvB8WOJaRfVhvtO1P/QhwBvz0XMguc",
-	"HJdsU/ALGDyaUgc1pvHtYPyKDsYfpGA/35l4z7RRMAqfcyPpmzE18mRz1zuP8DqlM7aysWHfTFu79vn/",
-	"PDWg3cyKSwE67zfi6EIcb6R+IXOR/Hx08QbuwVy0GJHcgFpV8G+7WN/Fd3STSpp8kPIVzRY/K1fHQwie",
-	"LXohrxh58ph8z79r3tzKOL/t8R57/FHQXC9lxv9+j37UsFHYje9ksmk+tSRX4JkIxNoGFxjIqtQwbbjt",
-	"XXhxX2/WcPl7UqBrPr1km6mLJ546E+Q3euhMD/futfonu6wCswRGqNmQDSqSb/6qXxF9istnHJjF/TGq",
-	"sNGt1JmxOcsympKUi0tDojrPBEuInM8buJB5aZrYduOIrNPcaNXrYcquWEpiG1QZAwnGzi8PdIrhPiVC",
-	"/ca4thLGr0/WvPVUf0kCGWYeGPZ4J5ns1mvhiege2UHQZvtSUG0nzpKGo2+ujal93HbzdLhJvt0iX4dZ",
-	"BDv89iTXy3sjHWitI9HAuwTklojEHH0LUxd4XyGaRAr2jWDuQDCVbf/AbnSTu3ydUi729JeXt5Wi9xxy",
-	"mX3UJTRLTA/f9vUr7CujCRdMqa9jjWxuvk2Z3WqarF0U3DY5Zc6rCibJKdDC1O5+TA7G3xTXHSzdbdKZ",
-	"8zfd2/6foCfLN7xVRbhkmwfKpzzc2pdWN2nU3GnfKKIjRXwV41Zj6x2tXM1GKycBXLJNXDV1wRffzFr3",
-	"Qgv3btg6QxYfNL2VDjqbuWoU0hyJ3XxjHN17GPY3GeRr0WbCMzZryH48lUJzkTNCNYlfyQAWJNgH93v9",
-	"8z8tWYYaukO/WUAIGbvR+4flntGU/TJjrmyKWskAXNWmzMGKhZxSrTN+kcM6Dr4FXv0KT4uhw58/aQGQ",
-	"I3RGhcKQS0iN5IrQNGM02RTeBIe0QtOUZYEguMtncS7iJMfhs2nQEYSqZIxC9qA1GI+qKVmKpgxGBHnm",
-	"lu3bAZln30KpfrWk/muJr6lw35JSO/gWU3NP1PDPcHIAB3GAJ1w1sEHcybLiu5tIhNRTcJ98u4h/tfT4",
-	"qw4NqhLkGl+aaimnqXntm1bdgQTu39zWSRi7JzNbnVjOxe4wdhc3HP9F5kXLS6rIBWOiaH8UenGC2HaE",
-	"cHJYjEViz5Kla5ILzVO8daEdl++V8rluTqX5RpMVmvylRLOB1W7nRZgHDTcb/r7Ft90zeVigm583vO0U",
-	"IL9mGzjq8cezZ+YGev7xPRonfnjzLO5ELBZ5kiXTmW2w6iueGX2xFjD0Tar6VdAnXwiWvGyw5uETkLYl",
-	"XA8eX+AY4IzrhkLSjx/6l2qcod1uWAIv2BdU4Izp4amUl5y14G86/KuphTCIyQxeJ/34j1qv34p0Yw7G",
-	"GV2xM67Z71/RG/ibzfKMxUYjXWq9VhH5V5LQjRrcwpQJOby/isihEXkjq/A+oJMbaULmmj1Q5PGjp99M",
-	"89vCA3C/f9lCwWDntd+NFsYH/8cLAIDtZzgIyxCYZNtu0iuq/Et7ArgUsMnbgFu2jb1ULiBAXAkxnbd+",
-	"XykFEADeb/sM3gkg0be9C+/c8dIq7cYbqV/LhM85S5pvAMREBRD+9Yb04xKSaTwI0FHvc+l/iev2VVhS",
-	"F5OeZUVOc92adRORuMbljMSZygWAgywoF/cY0PtfJ/Pk588kuY9NuXeQrJ2rfkxsSCVAZyj5s65bgPHi",
-	"MPkbYsHqfK50dU8IDYxO9tSZ8a0zuWaZtjimHtaGpunbeW/y43aqhj4CoSP6qdIeouP81GMiX/UmP/Zq",
-	"pqzepyZ8a/sL4ob2vnxymKsoYP9oh/mp9mLUO0kSjsCoDneX+l/eBUNDIb3iccoYG+LRutEZBcIYkVgz",
-	"pacrOFsrml0qQgPQ2WOArF1kdAWOiCKN3yMOC3zbNGDWW+Sp5Sw4hPJ6FW3tRIhNXop1DnP2A2wqP2EO",
-	"ennIIaRwRNjNLM0NTXiUeQumC8UcqLAPLGx50wxqALlN27Lm37PNc0uMdqbBvBO7WVtjIKGNl2Iue1V6",
-	"gM8/tfYL39T6tDaKKdUlaOeEajbUfMXqxX6i3oqqyyahIs709B//8Z+xT+VLqdLkcQApP2pqzhnPmorn",
-	"BEVs6gVsVlRAVaGNr1ezm7bw872mC42z6cWm6yeVfSm6DNuqb1TtM1jlKNyiYLG2bLRSOUt2k1n5V2vK",
-	"bBYVBbs26x8RtZTXAtEGlyxjjft5N5LavpZulFHj8uxc0/YjUsQj1VfgjxblCxmHER1c+BIa9yonKuWz",
-	"S8u7WrhEMW8LUW9fryGrt3zv0dWjCq+8RQMOSC24nvzkcG5XXMHN0Yt6uQgeftpF+LbpqFiS0oRLg2/a",
-	"lO9oSsWsgaG/Fcyh/z9QZCWFYQ2GLF1hoxkU97ClnyLzbMWFzEguOLLvKu2babJkOnMFBStAjPZ5BCbj",
-	"DdMhGp9prrbu9XWepfT6gs4up/K6vaNT+5IiQroyAkuqiGBas8T03LU3uwwNJyrqcTHFtothdGhyTXmy",
-	"5wdbabv9A4T8axi4kZa4WLSunsftc2EtPINQLNKP7adxRGLTDadpuplm7Iplynlrdo6wQt5lUg7HHqx/",
-	"ddBRldjq21Fa6mbC2XJaXnGld/N+rtlK7ZI13PkrZBmaZXTTnaueLikXP7AssTGCDYxyZ0y3ZmvXwpeo",
-	"lzKa7PmJoqjBdv6kMjscpu3aNtc42ZSf5Hp5StPUbFcQoFueNk+mgBLcWLPm7ZqJl8/IqRSCzTRx7xZy",
-	"6UyKOV/kGUsIN/d81ngFA1Dl7tsUX4uKIdXmFfVuhgs5tD8abX/0nl6/tnieTbPGUgZdpQ62ojxtPOv1",
-	"e8nsW8o02+PiweZvLxbY2b2TabrvzGhyZf5Q+zDA9tVgN2ueMWVlqlp4ua08JxfglTIEYz8o8bWtElh9",
-	"vS3jMizIrbwbSNPlH/VayDpAdQ6HGJGMOdgGMXPR466reNTruMt33t0zTTO99/bmejnNs7R5umAmMVuS",
-	"K5YRuWYCYmLQVFfakzzjTbtR3u9uO7iWado8pJMLJdNcM/Lx/SuoQPGH5+XKOGY2D833cYFead2CXUa7",
-	"J7vxaxeMuTTlO20pXDrvmYLyNbVtK8TXYrheaTf3dlGkp5ktLWWmp86iUz8Cm3XJ1DMzg2k8LFfFtbi1",
-	"xER4hVaXARotjakyg6KbqNcouZdW7qXguvXaqvGzjnaZAkx5mlkq2Tpf//p7qllTK26Ju7XywbwNDchL",
-	"zqZJnrXYGp7RjTomimllmBC8jMVRpwndKGBHvoDZ4ZOjSgWz3XpWIlc2o33bwJ/BW37abrjTlRR6uVNg",
-	"e2Zffw1v+1Za5OkKMVnJ1Y6zvuT1rbyVtIBEtiez3WabcDZGi0LWzUZR7EadjZY06mZbiH3ngYKStlQR",
-	"SrCBxs5ciyrNF7v3Ieg/CuwdpUb8BO7EKcvumM727ooXp2bu9ubzytZ6RPjKg6KQ0e7FCd7dPXXb4c4X",
-	"2wzpn5ocJfW0NzknlJy+ekmOxuOolATXVKrJrT1up9p9FLyqVnUquMPYwMu4Wqd0Y2mSqHy2NEQaH47/",
-	"Owa5/ebR0chWxL8X892W49RZ+G3X+lG1VsHDRvvVdsqB41TlcYWFqljNoMMdxsVbq8Upt6FP+/LBmeZX",
-	"bLp9QRKhpujabOZfz96cuQI/UKUOrBEld80DRXCF6pYyt0kVw//UBZONXEV98zlWMIubCKYqJ33484dm",
-	"KcmXnah4Gmx/wyuW8bn1Rv8eOy/PBHSN1pE034H2vsPOm3bQrDH23BhckeUMdZryUMzKf/jzB19eKS62",
-	"Kh6AXRnycEbkT0ueMlugVkgNpSGBYHzuVirlZZhgSPJ1RKgmK6k0dk1tjXus2opjCM57IPNuOby7LXGF",
-	"ya2x7uiFUX/mQUUN5U2oa8oTw4ycEW7Uu4V9u/5BxmZMaCycqVqMTmr66PGy+fSkjCZbHiuastbHTYYj",
-	"fDlsN2ykibbMIq/ZdLak2YKpKRMeY7GNyihJ+RXDSp9rulkx4Z2csyWbXcpcE6dXJxHh4kryGYMNGGBt",
-	"7DPokyi+EFTnGSOOuKMim8IsLL+yrreAsKPAG2L2U0jdTGduYmjbatbAtslCVeZdOoQlvtfQV+u6Vikm",
-	"qnHZZmpv2rprmgkuFqqzhfVP+MGdrpIPTOnnZuyB6lbhllhF1nyM+r0ULHCFQ6ZDrKG8Keirsd9iX24W",
-	"HzSESviWS1pvg8k0MirSp6iDS+xW3v9Gvbtjn19uo8cEy77rEqdi00GsrrSZpxpk6x2fhNaOL59+ATR4",
-	"O7uLq3Pc1VDameyahApfjqrhYnNcrgNzCgYRTCBoIiq7Ul23LWs4u4QVbLDeWRBam98bRKbUz6MFGPEu",
-	"tJ2nLfRW1x9KccWydmMZCscn+ygKDKLypOo0OPu22+ed728jiyZCWDA5nXG96dQ4vCxzobPu72dsYRW0",
-	"na/v4SVdMGfm3dkqAiWzrPMHRVXzTq+bfVaartZ1sn2RyRWJkb78a3FXh0ST9lY6cEXPpfiCYPzBUlUW",
-	"oryZpa0KiKJMfyHtRuVzFh6U8FS0HvQtRlYXpjftFAxWjvP7EvXofM5TTjVrdgS8yNN0Q/6W0xSkJvAH",
-	"9MFiAU2ygRHWMXILJB5wZESQ1oSZA1jmms7nMYES8mRNM7piusUP6SrKTkM2U+Vusbqa+RfiEk6Sg3VB",
-	"PJX+nGdKO0huLjDnaCeNplQscsvvOwTkLNhUc53u8frXO4yzjDExzRi4b7pyklsc4b/bKlE7X84N0dNF",
-	"4z1ly/UXEXtWWX2giLwW5KNi2fDEfOrARrgi64wpm2Cws+8rzq7XMtNTxf/eZbTV0LHS0biV7Xqbf7ud",
-	"ws+0zFCbx2UBKh4a9WJTpX10PDSb5Wo+iaYAGEjgS/mcmV01HZoXSd/ZyBXT5jhGJGFzmqeaPEE80wYr",
-	"Ugf2Y6S+1zJhjvkEclVFVXWxvx5fpjUQbtYYwVvD/H+gSIxuL/NXsyHTojQFooAhk09NqulXE5rdGEp3",
-	"VMNWNl4VWyy8ryHmjZKLjIqEyGumIB4N1tAWDAbAKXKyMrecItSQIG6vx/xxQUoP1I7wOGijLeqqUhGX",
-	"KrA1oDXAohaZkXSLW/PBUVuszzsZhc+RmLZl1ZoRPVDEtGqrQZQMdbG5b9DvR6j2c3igiBnCsbXx01zL",
-	"mOCIaWqjc8LKwG4yPnpHEClG5E2epuieusg4m6ebyO5Y8LWHDbvY2LGxKy7BAJgyqlirGNVB4LfhZC3b",
-	"+acl1eas5SJRREt5CQXZbJJHZY5MaGY4vguFJH15HYwZyTFy0YsXhmBTatrB1y0yZrhoWrF0DmZPdsUy",
-	"whLIzjVL1zXw8RbeizBYsmI5aUIHaGQ2ncV3m3XQJAiZ39GKVyzJsV0JLsgFhuMFJYlVs6ENwgfvcoBu",
-	"Ebm5gfPWQlNxyEFi8o//63+T2Jl9p6Vnx2SM8kPG/gqGu47bbgMo23y2LpRWpiDVckj/cGGXGBPK26JA",
-	"7xyD3WSjxslNM0ZVR6mucb06H98LNpcWg3TL+e242BbmsONkCwddt4gNdI3BzVoCONvKyatgaKNuGmXJ",
-	"vlyK53VzrI0iKl+HbRtTPROlkGDvdizdVOXbr04lIZUXh7zG0QsWs9N9WSz6ib3Fms4uXHN9KzEOJuWL",
-	"KrzmwBnBtXIx18UtOgA3wpoqxZIRiVdU5DSNTVMrBj4i24YiHIjQpyLkWkLgjXm/0YRTTOE7qmfLe4p8",
-	"DkSv25tFi5Hl6aVNIWgKBy5LnbUTFYYZ1U/Xit68xE+PxhiTZP88qIw76uWC/y1n9rHhMvUjsUsQvVvu",
-	"Wriq+6/iPQa2b9teo8boDpXKlH5t3muciG1j+3yK+LbamXsnFdf8ihGBHlSQN5139zFJ2IyvaEqgRLKa",
-	"kDXLzNEHKdL923SsIO8B/o6jcxFnzPAgLhZT9+vEt3owHg8isqJ/lZnXC1AfgGbn/MbIYbZR+AsRz12L",
-	"+NPkXAQNmv8bjMh7RhPCbuhMpxujHlxnXGsmSB8lG73MZL5YEkrmqaTa1huHjEzFr9hrR/54LxYCjczN",
-	"dRlE5dkegxMz9huAC1nZAOCvTfFI7lKuXq2b6gW6Ntq1yynvW7WK5gmHSGfIg7Q6UPHRwIYSvmJioZfF",
-	"uXV/H0Q7Y6BgfNup68zfuhV27hJhYLiOWQ+a02KwIF7xZx8FCyPLozzhBAdIsTINEJmdCy7IPE/TAQCk",
-	"4d0Qk769DwdQYaEqegEt4XWHr/pldfRQC0qvjze4jIPLNMywsfdmcLnuuFQ+VHwJ9uAYOckQPHp7yoeq",
-	"9Bu+1dyHMEM1TLXN7QOAr/2Zf3HQyQVUlQ875aa12a5AVy3sCSW9NA5DjWNCUylYJ0PeLfxGW/PZWtw+",
-	"ft0a138fhc3vZ7MfzMZcTFtD0WCLZkwpmU1DT+ddxFkrorpZ7++Zgc/Non91n0xFMA4FYT+F2io2rlll",
-	"N3Y5W55Rnm7geJ2aEbRFA3U9JZ6gun6R2ID3+j5//HBKErqprXzTPkPoUKce67IIczuhXAxSrzyRDsu2",
-	"T4zq1uj0ym5sEb1qvTBDszV20ehhppp9kJ1edXaYHX5+371v3H7aLfh6izD4jF2dOECfFzJbNRJowS4a",
-	"fAIJBDSlKRMt8QzlV6YrppeyubH25LPWKEAhbXp2g7UCa6lM84y3pve1JCU0LdPL5IO8ZKLVceoHv/Py",
-	"6RgZsWscbScizO7cxT7bki6xK+jotlTRTgs2Yi5rfGOR0eAm3XdXv2yZSPuKUfCQtK5akRhWilENL+hk",
-	"y8fwpG1GVQ9hOJLSp0EnpfE0bl2QwtPI+8Fn80ARxTXD3JGlUZgMYZJ+rJZyPWI3dLVO2WgmV/FggmAA",
-	"ehmhzz0iawmSNgF0bVUE/j46OjwXAdoKOSEpFNxakHip9Xry8CGasQG5E/4yEj4lOqM8hdcexqR/DWHh",
-	"TK5TRtZUaTYA91HGVkaeBqP9uSjGzBVRGjy/XJBUXrOMzKiyxU7WVGuWman/ex96/bfJw4eDf/vxZPi/",
-	"6PDv4+HTT/3i38NPP42jJwdfgqeDf+ufn4/2eH3w24f/9psmbt+UHNUEFYSyBeq6E4KJV4QSJ+w+UC7G",
-	"VpFLxtbmL/N+4SAB/+6IxOOY9M3fMuMLLmhKTl+9fKDOxXnPOWjPewPye++udZlLVJG4kvg1IYZdxU6Z",
-	"dOHc5ORCQZivzOCFiFwv+Wx5LmbW6acIhTcGk8IpLAVE5Tzkguv4mOSGYMQCvXXxu5MPp3/0qaG2H/Xw",
-	"J/uvl8mXGPe10LofVVXu3QZzyBw6bfT0nmmAHZuBs3hOqHCFebkgF1IvfdqNisyAjbq3wVfM6/gngHBO",
-	"SMZoQrjG/YjAieRB5V2R9xH5sOTKxtmbXU6lYgloVhNCIdcLhrKiG3LBCE1sbSEqNs4VF9kzhEz5XECV",
-	"IKAY8yHXBaz8pZDXzjmGBWkfKPLHDx/e2eh+LM+izJkyA0C3oNuDCMrcL7k6FyhQGTXhZugTIWBeQ9On",
-	"igm70QhYPzoX5+IzMWtNPhM0CpDP5DWjEM3z+Vx8Hg6H/j/m3XrNrs/k8XhMPpMTMucsTaIi6McwEyj9",
-	"wBUBjVksCAAzpUb4YgmEFiMcmLOSIOQhev4cfj8AygHpjgiOoVIizA/hjKZsYp3XeB4xgD14OXKOx6GL",
-	"eshYCodJLfkanWfoJ5/JPMVifBeGuymZAntrxgjEcZUw4mFUB+QzKZAcCwTHiVuQKFyOXBgiEGYUNpMe",
-	"cK1kVs6MB4W7kthIrqGMHBVNyfToMmXBSMMqln6gvvzipATP5noodjEYNIHAABx2HQoXO2vHwfddN6Rq",
-	"WocAbKD7kiSMJikX7LhUQQJrR2RswQTLqAZHQeto5jK74EnCLN0cks/kB6hdF+BrXuQadt6nu1tqnxBq",
-	"9r/ImTHT9+OICCWZtGV4ZI6hAaimGzZgWX1pbf3pp2kqryPIy8GDcnr2/gXunl/GWo0LP4EQRCEsnXFc",
-	"lK9AIlqAg9PigZZLWhSHy1X8geYf2+aR1iNLVjaKDDJ0oIS2bwqC+lxbqFBMTZMwQTfmI9do+VvFsiuG",
-	"C45funZmtpQcfv2UGJ6Fvyhr/hbERRP6BCpKIAYIIoJ8rKCmcITC99HJhCUdsLHAHvsgcKgbqcwoJsdw",
-	"AgWJXyZstZaaidlm+L05SRnLlc2BcYRiKcfNpLl8nJ+W4WD1cnW5SFjWXNepqe4c9rSQgkHDB4Y1PhfJ",
-	"WnKhHXZ1mcUiE4aTxsBvYCQY15BZv2nCgYUlRYu1qCu4gixkx3xuOKULxgxYZeuxrNf1gZ4OgS/Vyghp",
-	"RzwPFKK0Fyy4qLywYgmnNrHFtHVUbQtyc83zor2CGM0eNLXq6zmYNh89cps221k3orn8g+2hBCgPLRty",
-	"+CAlWaE0AcNWd8CobVn3ShU48pkcwV26pbac5Sp4WC7o7FLO54CSydbajcF8zhKipZ1ocKRi13UTCi/0",
-	"71haJ9jZu4D2moGAzgYKFYihJemmpilEvWahCvJ3ULVuaGOFAhWY7b++kFSEEEwej8dfIj+wsthUGtc/",
-	"TXJqHWwoS5WG+osSp0rDPwiGHwhYpdHfu4zVOoJWqas0np9D8GodohfFSkP6hUtjpdkchgteA26uLvSd",
-	"RbTWvr3QVutzP7mt1MHjoIO6JFfvaZcwV2r8KGjciXelJn8JEl5FwNsm35Um9zSYXKPEV2O+W4W+sszX",
-	"IPK1dm6EwFJft5EDw9YPQh5dkgwbKO/uwmFr1zVxscJlO0iMpbYPS1dPkwzZ3sFuMbLU1VFLV4Hns0Ib",
-	"Jdny49mziDz/+N6Q6A9vnrUWFfMdPnoUdBjKmeUdu42oGQhW7YJmaSxPS3dkKHqWRnM36XOL8BmO5qgk",
-	"cDRIozWSvieBtHHZjgblsR1CwjYYQ58V4Ehle+jz1VpvSC5SpoDaGhGnGy2p8cnp6duPbz5Mv3v19vT7",
-	"589iF8dRLYBA+hcMCkrvKrg5AKgrs1unr17a62ZJFaHptZFN0aRZAvIIXUchyFMVzjkEUNKlEtXtkQ+t",
-	"LUGgyuPx06hegJ30Ie8CIsy5DsuVNhWL74wKXPMB/ZHRVC/rvq46yKa87Axn2uRschAIDdFD9gr1AGU2",
-	"lhBoQOQrlvGZBYg6BucBqToNzOylYBa6YGtc6k6T/0+hI+jH8fDpp39pcNKY42CzCANPb/faFSeCyDW+",
-	"6kkI+DcWoEUhweZCYTcBeQWLipL992zTsaoI0pkV+6s1wH7e2iKhVnLPVUVeiiteVGqoO3HX+o55W7fJ",
-	"3bkdZO7hGBMjC6cdlKpQGFyIEhPINErLtQKNwyY/i+6Iup0jzEzfU3Pi9iuZUGRbdg56uIdMn31zXWBe",
-	"Mxd+1aX+gMIgSoc0HHni6kW9GRUzlnYpPrAjvwPpxoMKucUMcjOCgVe2qERbUYn2d6ZcFIfoFF5sLm7A",
-	"/VukH8NQ44jEZqzmf53zEmoVKnbFjAjej4uPlLmqwToj9bKBB7kz47fPrUYQlnz4aNxE00UfneO+iil7",
-	"uJ4wa2Fb0kKZzIPRPYJA71Y6L7+5O7x6z1TwYkZ3S4gIOGrnhIjqaraHQu2/u60J3CcgehYo9BDCEpG/",
-	"5UYgdVHJppdKbPuObWpK1HNVPTAcxuWpQ9Sz6cDodnJGU3jTJc4CJCt+OaiPYL/o+jbI+HDl7zEVJSSB",
-	"22YavWI0OclR3qzoAGCiyQJ3bJDHZUE2MOMUYkNBMgoqvtga+BQtPcGbACSQImrkakRiB4fiXICNjeM3",
-	"YXpXZXQBroqzQDVFbpvptsbMw+i6hMl3inmH1u4n5v3eoZSqUOWtkwg3tB/uywDm12n4zSH2ALT16WcD",
-	"M7pvbCIz/F8ANFEFsb07lpA5CK2gf2dMJA5+CRNsyqQLTqkm6eDOGETtJ+sHmubMQQy1Qp/sPktbKR9i",
-	"qGwUmX2RcOBYhGqAuBzma4zMg1ArQHmFRzRlAPDQDVbI37MVFJyVzWQNHGsd2ttfCMHdb42qLRc027qD",
-	"wasNq7sbpe0WUDFw9G5ds6xVTonNohDw3bLE2c7neQql7GXWwBCBw+Nnns9TFb5iQwQLlygcfeXuRLCc",
-	"9b9jNGMZMlTsH/RFaS+9EjHELRjxvs5aPR8UUZJI3yzIALFDcCq1a5ZIQSip3/sBAvAuMJxfFm5OoZk5",
-	"mqlxzJDWG/kkF5f3U/kyAOOtL8bedc7+eUX/nONmSwUbD4YDYeqIePNvdD63INsF+JLF1m421Pq3mntB",
-	"JDngwI3f5+tkzz1qupyDUbQXICw2t7I8lQKcwZDaaK3Q7Ct1bbfv+/ZE/21LeWg4zZPHJGVas0xFJOEL",
-	"rlVE4ikGJw0LwZ9QYpQ3uSJS4E1XxMaotVnEIeL11gupBhZcH3E/HX766TB68vjLb3buRTD9tpV7Zj2N",
-	"e9ldW32QI/I9Y2v0WGi5HqbsiqUktrxlQuY0VcwmOfuA8J/dYlt2se60ay25aKK8TztwbetMHWb/KdqV",
-	"/dbEidttxGYT72YTAWbdXfXl4vIetXHs/NZ6OBeXH9dJ49nfcnNUDRCiSglhDxZ2ota+YDd6Ossz1Xhu",
-	"DKvFh7ETv80HAO9pvT/WDwt2cPNzN5m1VDwhGELz4K+YsDTYwS0W9ZIMQUfrh8IIx+bV4RXNIKLBfOPa",
-	"f2u+dX88823s4VV7JRe8JfXuFlmS+6Q6vpILmeuWrD+VzbclF9Yae832LgI9mzUnSrdPu6PU06g0t5ra",
-	"XNLLlvo3t6mv+FXL1NxPIZrytHbXnIl6Phxu62rNdHONDsALw6AWCFFK5bWKiopBTpWZpFwBWoe5rdTk",
-	"OuMaXBGXbKMmRXQgXJ9+CC1VX4qh32YPW9ffTGAXf38NHuD35s1a8mdpLH6HoNXIr9/eRYDciSrtU0Dg",
-	"ty/ghXNpPcPtpk006po9B28OS8iaZUoKksqFqtan7K5T3K/39o676Vwefvv8muz00GGrbTL8Hbwr9zml",
-	"9oHfTfqyRLUnEd6jBOYGcFsZLFjAUJy4FiwD7roCdksFTTcQuH/B07RRxPgS9d6e5Hr5vLmandcK6jRt",
-	"nkxL527XldAuT79DnemerBd3vcQ7BBLsHR+wf0CBpnonGdl1O4N3O4NQBl/lwWfTNkQwjIE1z8jCyJsu",
-	"9BjBpWwUNiUXVHSyKPtqOy3FnnzhJZuFAeXbfCk0rOgzHNoSPmjNxFDfShkfhZHnSpO+JSOXlYxmQ1vE",
-	"sK5dx5ke+raGaAhydlGeWEPQYOIqlwG825pCBJpIwuQRoRXpFyPHZUYQMPuTuyDjAXxbjrCycK4LqsHo",
-	"eQVp1jLXI/LCKLWwUJgK7vp0SNk0SRpBc7fIaI7vNsaSlH4s9q9iMypiSkr05Gh5y8H/CtfQbWMkGurk",
-	"tQvwdvh3u4wc8+vM/O0H93gd+SHc9j4qMaIdIQ8Zo6lzWpfzViIjmYNvivSLwl0KjsaF1IqkbA4nYNDi",
-	"6O6KWNUda8qWsbuN8lcDpMKWdixfvnP9mMhkmkL5u/LyTUhsRd2Y9KkIw6u4gmUj//j//+8QrdDVsNic",
-	"CwzvOiYBciJdr1Ne4NsXtvI1XbBaW58DbMPj8AG8d0GFYEk8Ohd2rsqiTFiIxWJSCtNdmGWnFxsSv3t7",
-	"9oE8dJXq4ggCOIoeytCJdgmKenZlkESPiBj1cEyNMlFpQ977e7ENQXNfnMsGAgCslXcOC67Bqp7JK56g",
-	"jOQDS6DWX/eacx38DDvbuGYXSykvp4rNMqaniulmN5F7r9H18idIStSSYAqPpS6c+gNF7Le70a39ojSO",
-	"qzyInT6N6h7clatXdnQPXlr+ss3WuoUiPu3cuGYmY98hzCZXgV9sARgq+Bnpx9dLxWZT9CdYT4yR/9AX",
-	"U/G04LsH9NHF4ayMkoRPAkijf/nN7Xe7bRllU8rAW1GUD9UyqCfCBVSMdDlKP0dRETBLcWWLxOY6sqHa",
-	"AgvYkLgMeh53rQ6xo/gF1DKx7yDajpM1BcNJdMKJ9GXyt8Q937VQRUO8u821ApmdWWS+xloIZotB3rAv",
-	"Rgjdbha7k6Iyx9ytfcoX7OEcv6fiFe3a7i3KW+AH7drvbZTYLvqooT2nju4X4F4ac3VVSiCsVXjWKvk2",
-	"VBjwCk0D0dXIo6IMuQ1uZ033ieRvmd0d5HfzfZsa1l455q1IN8hAAoZoq7YUvnhUUt0bgzA29uPZs17U",
-	"e/7xfS/q/fDm2a1r2fo53PnWhnXcb90wTfM+BcSOQOjY/b0qgs109JXLBWC37yhvWMQ7MHxX1crLlqRP",
-	"yTu6eUdTcmFOH6YNkgsqLjE3fQ6J8PbzWpD90dGeQfb1obfPvh3KHkePOtmKJiwqFZcfIOafRZiHOJg5",
-	"0GMcnrOikQIcHl9r1n9Sqg1/b4tQMYtqX7GwhC5cpS4COQKsxLBjNq1zyjsERLvkYQpkO9ZisYTeTr2V",
-	"uMNJ2bCVUmxfczhiQ6HHEOWEZpcWScFhjJS8g/dWk3pbPEp9ZpO2eJxt4ykAK6Eqsc/V3vmNy+veFrT6",
-	"x3xFxTBjNIGgZfveMUnkLDcHlyXuN5S4Mbi5MV6uObEGRmLkWqVc9IcFnAzOwXc+lvy5zdX/GODzuN9e",
-	"ODwX98MbqV/IXPgXXgMQyBupTzCDw/3usD7c33+Qgrl/v0Okhw9SvqLZghX9e+SE1yzh9MNmHTyz59Ys",
-	"xXOhud64Ry8t5sAZ2LKDcb40uhcuqPv1DBEBPhaAAM8rpNTk368f+RDEMwRHPXr6NIjrexwkQ7XZxrxk",
-	"VUtMdGRnAZ4bqR2lwfsJlrApOFNE0SkHF+z27FtoohVVl6xbukYQxVutcrpVx6JB6apuRX98satyQ5kV",
-	"8eolZmpFZIKvXE5Mt66hnkhrNdf70RK3RLlUYIV34h8/cPjHcu5wjoupu/TpEjYylmhWNHVxZQW+8ahT",
-	"GEFh72y48dGEOZUi3ZRS2ZwFlPxVckEuNoGFd0RiuWYinhCaKglFKNfrFNGYaubb/CLlM7Dikvjh+uFP",
-	"Ks0XX0riQjCCXtQzLTcyC1/6rD6JZ5B4XqmhtmRpYpcTHHY0Zc4AzK0hBKrnkH4c1oyLBxEZEy3J4ZOj",
-	"Y1/U93DcXNO3e0I6o8mU2ozCrXKtyzzs4hqm7TXmbEG4cpW5amk4RmdL2Dw+czsLtekmAOJW/F6qSUc1",
-	"2DbCLbTV5CKsLvdpiwkBQnMt+l+DpRbQoXxPngZXdENW9BKwgngGta/BewoNec+EzDRNgwTXLGeDtnKe",
-	"UPXPXiNtpquTwlxXmM2Kknx+mFpqSHtRigDOO9dYPhigbhgavQBtG5a72ZpH+kB0B+N/f1pQ3XjQtXxk",
-	"mi92RND5+n8zza/QfJGrFon8fnIEWsK/igA9M+jA8FEckUZm3n6d1S+P+iVUZ9T16zjkMc33YQvllFhs",
-	"w+lsJP/ajb5fVoQVTO5ogrDSTXcbBH5QuAlWXIT600HNJl0XecqH7DtMt7LIgorYD3yRN8A7A+dcLS8L",
-	"UGHUhMQwHTZ5+HAplf5xYhjBp5hAcQSongZVEo7DqhCRw6p7d/WE0CTJzOE19xzkuWl1jAUhDiAL5Ojo",
-	"8Oi4WtIBEBWhesMgOhft1Rq8gFd4KlypiGpdirLXwpd26H/Nyg6fz89//HE8fHoyfEGH88no07+cn38a",
-	"9CcAKPTTQXT0ZfBvLdUfyogTLWJIIb62y6Jetj98cjTeEwWpTWytcHJF4rqwGrfXRe3s5mwQdrd17StU",
-	"xhOytiUpo9Y6lMdhLcmGWpRUJOfC1mgk/aZKk4NqqUlE8ALcvaD+OJSraC0reb/lI1uWdKsmsG1Jjfxf",
-	"Nj/dqqDgHjvepGfciYYL9eLupW0AmiwOKubE5fIkRembc7G79g0pSt8cW/CG/UrfnItSnZt2PrklNe6f",
-	"XOWmQcPbWpOtoShOTQnbovt0JsSvpRCNyAkE4wCIX6ibyjlJKcAv0pSVrTKHT472rVhT0ojqB9zpQfGk",
-	"nnod3RvQynEdaCW6L6CVzhvZLXyws5c2vAabFbTOI2vW2lo+21u/AliJFU1TBglyvurtFjWpUR+q3jfj",
-	"fcsn7Y8UYe7xVwgI2zGxNoPIWvzk58+ILSHYbjfF2k8eP3r6qbtpFdBlp8BcphactTGjtnOUvod8rys2",
-	"F6mcXbIWTxEay+b2AlpQjaK+oYCKi2rOQVgxg5UrPlNeuTN3gM3RMlopaMudhYMls5GhFX+BIemFHJrW",
-	"CLyEAeFQLZojMGgnN45fl1PTSJOdGGPBp48eL7cVZ90Sp7olLPX+olDNzjTsbbEbXdfhD0bq/mL3ad+P",
-	"1j5ua7/PLPXs+50nq/0+rIem7UO7TasPG2ilGlu9sgWBwxdDuGMoJ6A9IqRTE3roG3ZtLgEI1+4LKYaa",
-	"KT3AmGyoQmfOzyUXSUsw9h0Gxmhy+68B1+GWXzcdHnt27NFpTuSVadoU/lFnwLsPbDe2fctgrNIFlGR0",
-	"rhGKa84XuU05B/T+Xgs9Iv0WfzcGmn4ttJxyFopGE2LLMN2F5LhaldpLPLl2pOyObr0EkdnXNh2AK9qT",
-	"z5pjO2Q2NUrdgqmpYkzEWLlEoV2bErPmKPm6wFWYB1a2UXwhqM4zRtz0I4ArR0t3ci4qzh8fCzOTQtj8",
-	"rX6MgcN+FBadITaiX/yH5x98rUyjs9o8psHoXMSoJvuVL4+83POzN2fkw58/OMTua6oIVPo4LlJ1hb98",
-	"sYIDDt5+oCWhSUL6UDhUQIF0me0aIjkJIastWHYq5SVUeMnX0blwqrVd7BUXuWZkXVRjKecXIOxWZjHd",
-	"zHYB6B1oHqA/uZ9oyty/KxZXG50ebD5uBUvKvwYk4Y30289em/c+tmV30Ivk0cNR6hFSk0QKRvpxw5Bi",
-	"p5DSgHa4Iv6F6Fy00rHXZZ3LFIQtS8WDY7MHmD8H59Xox+a4lhfcUJSNVupFPTuRjsjIXhhuwZMJzvMf",
-	"LHfchsPeAEZiy6B0AnasOX66Ti3qXbEs4bOdYtHpknLxg323PegiGPjWNXFBJqW4otuAxB+Nx/8MkPhS",
-	"WY5PuwMtv5bCVIsxcmtJxabDzKtI/WbqW2VVG4j23o7SfvUpak7srQP6R5XCqjLbWvy0XinFTn5z6nWv",
-	"uiPsgqombEN5Cf2B1xYjFBtjwFbc3vpqRxtcketMikWR7YvLZK5LV0hlO134wZZ6bdvwTRHIWSFPvxa7",
-	"9Ay3bI08w8lnYXmXrrU1vDLcPPh5LpLCiN+WCG7esoVGHqjAGOmV+iJiEuyZ4KUXLQjC27Nl7iHXBVJs",
-	"cNBhIYTADMsMm2AJZAJBEoyW8hIK8kQY2i4Bqn6W5okrM+ViECCkwMgR1q4ZZNEQLMzUZQbb0l06S/eZ",
-	"uUaVEV93Zxy55fATdff0rpXpK0nGFpMTG/HG685hEVviC0u1zPDFYMuwwxH5zosjdrv8M5KxJJ/Z4n0+",
-	"kRXkE5ppTtN0M3XrhGn49t/HUAW3SFk1O6403ajwR9xk940RO+d5mhohRhB6LuxoJGIBlMABWMI1Sybl",
-	"kSJuAfWJWKRfzfYii0xeK48McC7sktiRcTHFPpE/Q/i3kXeLNNxwL/EjqnBgFQnLJ8rW16lXkFY5kdZ3",
-	"XwSU+9zabsJZJSOnmYJLOTwFGyuf+nZ2FgBHt+VmVNw0Ns4nxo0qeTHxJ+CiRsg1A+huhsSPdxzPd7j+",
-	"lkoKX7O7ySABPheeCffBu+cd0v9+8GgwIs+CagLXS5mCrw/x4Qh239VkX7baH3TEXDXTbFveFxljRLMb",
-	"3SkDr1wvsAXxr1JI2sV+o65FU7iEdl/yla4+7e9+sPTWBlU9K12s20WAykVcdsDfB550A3XuxH6x61pi",
-	"YA5TxeiDNE2P8ep3heMwhiEh/Vhd8vUaa6thXD64nBsbBrgXsyop0ywpxIg+LeWI27ch81itjcburmhb",
-	"FKaUsbHrFH9qPbA7b9QPEGlYiEWSzGnW9TIsKrzd4eos7jHSBxRwP5pB5PgYPLTc3fwq5DQoZO1w4kNp",
-	"zbzlto30XVXPSvvldQ1uDHxuyDLsyLBwbLLZetEdkrvOGX4+O2SBFVsg3tiNrA3Mn6w2eqoe7fDvIDGi",
-	"8YZrVPM6aehdKiT//Ap7e6XnbnjBUS+RMwVoD3fS289oynbpQXuoPxv1C1F/Cnm/myLUHweVh8xkBj+r",
-	"SrNNVTAjalAXJiF+DbfmZJkmWDI5EOZtwHyxV9bWey7M66oUY2Or6PVjH91j4bp8zL5eshWhuZYrqrm5",
-	"CDd3FrBvJULfUlQ29P7e3uft1A5TNgsakEw/Dm8RrkoHgKvKCYgIGy1GhAYhS1jIQUgx9MF/YftmqIPd",
-	"qBpd8rxuXymks+BW4Rv3JLZtPUy3qUrC1VRbnah+sbYXHYEKzo1FR3ZVr+1y1n9tV39QStHf/dWbvCYL",
-	"tB9XtyeV639XzQ88udtrI4X1kKKgVtJXrI20Q8m1QdYOVKcBU8eHoOWC66is4d5aeW26PYsaTh3qMbWh",
-	"YMQfz56ZpX3+8T3aYn54Y/7mglCxgXjaIn8I3h2RE1t134hAtqS0Io8fPQIAewwW//Of/wwcVWriM4Tj",
-	"Mr4SomdsC9P98WP+6ccz9enHZ8mnzz8+Z5/gh/fZp88//nD16cc3Ap4MfrN/6bWzoKqUMjuERYG2Z0BW",
-	"S625MMvdwDrg78ULYovRBmtdbBlAwEdSfsVWVgLd/bacwcYkjaEyL8/ekt89GR+gj0HO54rpwnjjyvDK",
-	"NCGhvebI+pp9ttw813nGWgu07Q4N3YIR11vTJEmxwNBKCvW3nLG/bwotmDEXgA9hzxcZ5UJnDL/crDFQ",
-	"Ndmga/tvOc0YlpxZ8/kG5ZYpaPW9qLeQcpGy6TqlmyB7owcEv0ecq53M1HqL7THdjsfRKTioJYXBE5Ht",
-	"MO6GZptf+Ea6cpLyN0bqtqHBdzaIvUzYai018I9LtokM//xbjoWNymCRpG+NMFSRwH2Px5In8WBEnF4Z",
-	"EXYzY2t9LkwThitDLEo/rtwTI/Nsap5NINEzHkRGFMwYieGJvhFTRNP1pQMtmK7hcw5cPzkXrnA9dzXa",
-	"j20QDIqMZjJGPeG64Jzj8bmoWAIxHQynAOdulStNLhihtiB83JzlsF3sLl1t+1sJ8cIubIS1vHQ0qvXj",
-	"UCaPUX0xuxcIBATTXcgSEoTWfprO+nYNQUDYwrnAFv8EnzzHtyGCp1T9fpdw65WEXR7oWl9Yuqf+cws2",
-	"HZ9BkSOZJggAXU1hry/DceO8Paoy1ECsmYpXdGMIAmBeACy6QRayPeFYdxQVchIFXbBuqA5NZzhAxrll",
-	"jYLbKAXdjMPeUlPPHHSFzD9t1wXue67/lDJ+UW8HpEWr2hCQU2AarFBNufltGsY282AL6kv3MB4X92BO",
-	"Yi4gnhDAGQwrkpKoVF6T/tH4cPDzWwoVzm26VxDEvcf3nGm2/qEIzKoeDtjjXJT+hFCUqY0fCDCKm07N",
-	"GYhuvgb0tsC0KkgCfupitWHAEZFz0EdO3r0MY1+aM9S3dbYTjatFK99P4HZCWgcrGLyy/11cYoF11gTw",
-	"1FqCxIPRt1baaCB3s84v71jn8tbfe7FrNxOskrYddziGsL0mov9gcxlaa5MLM4OU/50leJFHtmIrRBxb",
-	"wouIBm3IHASA+C4qS8cj8hzwIuecpQmUNbf4alQgQZ8LyJWGarUI0caFxZj0yQngRTSvRSQ2K2ixzrmG",
-	"2GghUXM9xk4gjRL1cUjIxgRZFD1RREq4meOKC6qRr63oem1VUZvs0BKQaR7iUrma12hJbINQcm+4bzAX",
-	"oh2XBt/74ily8wZU6rBU95euIl4w2F0CXtj1LlSo8pRAECwRkWp3mu8FXlmmzC0YltV6pQuzr7wJ4n1d",
-	"FokqJd1P23GPzeMz/veWjwGdpoPcsEYLo28s7Na1srO0VjC/bmW4tgB1Vi7qe0AZdA67Nox4yB+8MYc9",
-	"AArsb4lGLfuo8ow3mbZclkZTlThJErm1B1sfzlczjQfNEapbJerG1KCq/RYemBFdU65dkB58axSdfhym",
-	"kMYQtBtGPJtfGgQlHG6Yi7uf6y1AAawOYTDqUBbD7Px2yfWO4dJl8NL7CpY+IY/HBx7XyoOfWokZwWvM",
-	"3oAefsk2D9TWmGnbUDlyGgKnndbRcLV6H71VZXytpBo0aUNO3h2c7eVz2vVw7XciIPtqerG5JbxVhawi",
-	"FxFQtLs1OiDq/QlLCpw0JXXJXM9kE+aoryuJgkfCkwmJnfEhJn3a5jmF6BoAMMDXAhSEJHKmjHNhAX7D",
-	"CJ8ShISPRr3YFCG5RUyU+TTJETKOBVE81t7Hksm5qARrmU/4QsjMVZGxIlVWFE3AkAKMX7Vfm69CTQfG",
-	"aT8wXRRVsaggF4zMMoyJBVveYERO0hTAIuZc0HRSAW0WjIFVi4C0l5Rd626xIQkLlq/sUPfT70U9O6+q",
-	"VtYc/NUcD/en5SYKCm9ZwiAXuS7tO7yBbhoSC0nU1WzqnE0A62L+Dtwrlh2cC3PzmksYUtfc4mMQhjPc",
-	"Xi+lYsTX2SRQ9Y/Y2o/molS5MmolAwuoTwo8F6lcLKxJDDUZlgR7HRRDg6i82LXom5vY4bgmsQQINBoB",
-	"HRFbMQgAbZCqzHDAzhwRJe0Gwu86iEHBHhwmSsrnhjKoBTzhVgRv2KIZ41clu1yr6afVAOWDG9zmRZiU",
-	"aDbJUVGnoJearcEObhur0Zqt1g2xyRQf7AuI6jFxWuyOrDk+7E9LqIqXMbCcCmmJg/QNO1FmRUyPrj6J",
-	"8NBs2sYkm41HSNF//Md/Djo5TTIr8E8vmo1RHjTigHzPv3MBojiuB4qYr/brp02eeRPGa9VXQDFGYpSl",
-	"BqPu5kjWGEdzQh7d3NimOxTnKxFB2HB9WuW9ry7vNuBwS4nPWMoNP2uuloOnXktIi3ClgWz1RGSDdqyN",
-	"1nPzYA+Ta/loNGFp3KYkqB1093iUQH3uNmJQOh3ucedutobiYJomrkSj2/lPhnApsTZEkthdBL+Zox6o",
-	"gH8cxGW5yDfIj4NgbfeySzC4vQO64iTvtjndisRUKLUoXupKQbXmB9gXhjyJyZLRhGWAXhESLunHK7WY",
-	"/uM//jMeHBPLuzNFEubFB2IuJz3qBrMajKlMfCXCKq9XGANUydQtSKCCR+qPV4ezfTdU0iqj6IxOWvnw",
-	"HmuV1Ib0MxctaabIMLvbR32GzHtL1Q3HSizBNF0hH9+/8gK4IVJVCIYPlK2X2aD73QZfvVzaeefZd9aQ",
-	"6RbR2Yh95op175J+DMqTnXAhlj4+GJM/SAHF98snFZcPROIjCKsxr/j2QA1CRG1zkguuZwEtuoUm4btN",
-	"y+878kP2+2Al3mNQ9Fzh0oyRS7YuQoDMsON//Md/PjTi5hXL4mYsbPy8mZ/Z2xjARrkmml4yZWda6CXm",
-	"cfcyJA032C7o2K9Y+BoLOKJZQiymkHZZX4qPHjMkchcfd5VD+EJY1dJqkuyKy1y5GoZaStJ3oP7O/DG4",
-	"/a23PzR31LOmlA53SQn1BgtZWvIon9GCbutnsW1V94O3rrCntmphFcZRLX3VLTKwA/FrSYw2eWwdNZGt",
-	"JZQRwyc293kYClTlg4PdR8NubQk58vHv9qsctcNI5bbgXu50f93se6e7D+//Ti+GdNuCdpWGzoD873W5",
-	"/sT1Epu99ai6Q7bf+UwVV9puz/veB7DpwJE+HEdbBZ+6SL7BL+4g3qLSYDsl1EUGUYgKf82VJpbhElcv",
-	"jCVRATvpiuyqpbwWDnxi1pQB80+S6PYhtG2E9auVSxqC/8OCyEbcuKCKPXlsdMzDRySjIpErcrGBqghg",
-	"Od2E8ordetI/01QkNEuInbU6JrFKLkc/wCf2R+82+oMkZ8++b/Y7tgpQ36Sb4o8thaNrZBeodCmjyci2",
-	"agPzqn8Guc+FoyZ4KfjRjsgjhQZv2R8ssIb9y6qOHgO69D7+UjSZcnHp/9yibb5HTaR+Jypua23ewhuH",
-	"325ZXdvr7hu5/Ovfcpazbie2MiL7ZbcIiC0D/9CIJnIXc2FTTNa0OaTtCx7vPON6cwYFVtDKip6aD/KS",
-	"AZe+YDRj2Qu3QpnObdz94zFyp0dBDQEMwe/V3N3W+5PKheE5pmkyz+QK2M/pq5f2QT/O2BySAvGHeBAR",
-	"AA4jT1HlNSwKa8GYuwAGVmzWUut1wIy/xzyj2vD3H72tiePz3PvxiY0oAGVvQr6DPkim0eg3Ii8TJjSf",
-	"c4Z4T3ZExwSv4iJXmCuVg78LFMhrmiXmg3RDsGLQMaE111zGXG4DeLPI94ytoSCVzRIH7Eh0cu1cKcWA",
-	"dZxCwYtmES2hankhaZbY6v0sGXJB7IcES2WQfvxHrddvRQo5gWd0xc64Zr9/RW/gb0NjDKpUQJ2HQUQU",
-	"0+Rig4CcvgdofwhkAAic/sFDSwwjcgLAIITmRlXXYEq1mCHMjQURP8D9rM6FkiuGvsM+FRuygkqb4GD9",
-	"w/MPEfnj85NnEXn77sPLt2/OBpjTASXvjChqwbkW7IEip2fvX1i6pepcxH8eml+GcEjiY59EQsmK6tkS",
-	"C+VB1YUF04o8Hh+S+DWHirlGVrNweGGr//iP/5tkLJXUojP5yaMoYCfk7EIjckrT1F741NEftmQd3EHj",
-	"tk6R2VJcJFera9Jz521qd7SgEbrm5gSBST3ja3bmkGEbQovghQeKWEt1gSIbFe7dwIDiDIzh62Zl8Bod",
-	"ubGieb0YK3YzLAZSG+sXQL6eS4xQEZpiKHVlrlY2KMo0Lbhe5hejmVw9dO/4f9REXd+MTxthyhdzRBLO",
-	"14r0ASEdM/tt6IIifYBLH0AcMGLUMExS93XwIKrasIM5TznVRYIVEIFcraE7LJIXoAqMzsW5ODDn44or",
-	"rmVGaJaBIREy4kslZvQyk/liiREeLMtoakvt0QwjwczQoHCMGRZdMc0yEtP5PB6RD4Y0CXEFNGwCd0b6",
-	"8cO/qofqajb6q4oHAAOp8JuIZGwtM60qxb7Aj6/sMug8EywJs4m5gH60890OzQpt3BmPwwiIeHQuHo3I",
-	"nxz2glsBsxWK5OvIlrXBDC7MfI0c03AT6bt/rGTCBpDM7F6ApcNZm8mKOikXFwNyX2xkdC4Og2F5ElnT",
-	"jS3S5LbFtRuuFKIUxe/enhVYxEiZ5onN4XKkCKNLGO4418XV6mF1fbxNiHpkz58CvlqqJOP0ShcR5gRC",
-	"6OjEhQYBL7ZxDTa04vGIPPP8PFeGpFNumGpw7FcsW1TCuZG6XWivNXgjOqIXCWIQFHLFcDPiEKH5t7E5",
-	"U6lcEC4iO3rXo4osMrHDADQrnQuiNub60XyGWYjW22EO0vs8Zb7qs9nLdGJ+HpIzc3wJ1jtCQnLFZxRP",
-	"GNzckUXpgy2gjr5G5usPIRVgRqGFBrxIXfIzJo9px0dchi9Qg5GVJ5UUfFThOETqRWZd4lP7+LktF//y",
-	"WUXPgzbjaswQvGSJZFhES7kIIphAAGVhBo8HE7ZxEhS0teCA/pBg7EVBQbgQ5SPsDjZXUIVWcbMilktW",
-	"TsnEEKWRlAKGwiFnMeUzrtONp36zHLOUmxUthVDZ1XBL7HC8L2SyGcD+/7f/RiDOXAA2K279SZqaN5xX",
-	"4H+evX1zDCy0+BhFjzWF00AVvINMhyb+7+sl1UAgXEORM6HNgkOJMzNehdgwszxLyTCJQQ4BR8+KMDGT",
-	"CReLwYh8RGxn37vNOzADsxFYtlAXdGlTFrzxzPTjrNzS5ToAXu+IvHVg3uj28qcAQW+xqhyGszwej0k/",
-	"Rlka+kfhuZ4Xi2RZye4tXhM2owjFZkVUPlu6NGKrzMcwMzqbMYhBgBppWE0O42RFvmIZn9kOgcReS4EV",
-	"9anoCgxB+nGYjhsPJuTj2TNYyOcf35MlvWLkkavfp2BWP7x5RsbQH+ayEu52AbtUx6U7TSFcOv1bzpwp",
-	"Jxwygk6USGpCnjyGoKX+44NDEjcVfTdXAWZUW06NfN7JVrCvpH9AXvPvBnj62A0EZ3z88GL4Oy+5vvn4",
-	"KlCEJn77opooIDOkR8yoWcoUwkXM9zajyayMoY424hBSE5DOuKh0G5O+YAqL9yP5mcU04htI+VDUzhFI",
-	"E1UVOeMWZbqMlP/j+FMMCKsofeMCcCMgtczR9IHTDFLDyRaiDxqOI3sGLzIQy+P/Hg+ZmtE1g0aouX7T",
-	"dIRHFGdtuksYW7ss5cNHJGVXLFXl7t+HPAdgYWHJtJTwdbqJDWeCPZKZnRpuJpFz08cK0XmpIAfj8dhz",
-	"j6IPoBPMm3LRXyAeGu4X/3loBzA0V0tf05Iy76jXJUghA6NEUWEuSBYRlipgzT5FvyDgtsoLkQ1TfTQe",
-	"RxA4b1b28aOnKLMiHppl3HAmgGfbUDs4dpgY7HkNCLKGpZh1uJY+Yl4dk+slny3hXnYhowlbwxykQOBU",
-	"h0uLV4yd74h8J/XSjgd7Hs2QDn02mfmxCBZChouXy29/+66aAvDb35I+UBOYGCJQeZ2YNE/5TGN7ajAh",
-	"MYT4oosEFQ43dbiDY7eIcGLMYTJKuQ1th3gHpilPzeFzuZ3ogskFVLwW0uwRtgtTGpE3dMXUBNr7jjpU",
-	"XORGhnwiEteSLmKLBP9CZhc8SZjwvx5GJH4j9QuZi+LVxzja16Cvv5H6BE+yf34UweUJK+F/fBqR+A9S",
-	"MPfDgRlJI88kjw8OsYePwsPhvGYJp+Ym9u8cwUysNAQ5z0JzvXHPHz2KSOyqGpyBIGgfHY3H2HxL2rR5",
-	"43CEW19Oljb7LqTb00u2GUwCVH3cc9IvAeo3pOpA343ZOlFQpw6SAkgt7SbyiSdWr1HbU6SANHwsS0mp",
-	"VNh+NcHJUP0pSGZWOiqdGBQYTaNzo2AAxKCW7h1HuCOUp2ViS97yzAr4rmzuilFI0IdTbhM/rQgQ+6yx",
-	"2OH396lIMBa/UBss5F98M3Q6yBDGMIRe43PBbjRGmg9wNKDqrOgGsLZBJkbxUxuFBOt1JmAVSiTacoiR",
-	"45yq6SOSg5yo0bmwOcallDUn9cNiMyg1k3lNwpkKqNlCf7maXvwfsAOfCUaZkc/kNa4V+UzeM51tyOdz",
-	"8Xk4HPr/mJfN3fOZ2OoRjs9PyKowa61oaniY0RvNleJKcHNnDDUKq5IpVtT3Qf25wpqkn8kbaSQxh/Nr",
-	"Oz2AB/YtSPUwrdG0niNVNGGDeYK3vQHNtnpIPpMfYCLBOxc5Cieo9XJf4sd2VWRCuGSGvktrmPpnRoyF",
-	"AduOHpPPBLHuZJBRU5i8nSXVUwS74eY6aVmNI/IZKA3FOv8RaKE4ZjRxlgfx1A3Cpex4RJNcICYKV3U8",
-	"kz6QrZFULOLE4BgXogSVibk8MtcWNjMYFYhfSNoz7UBNqSBxACw0/N7onoiykiufm435006Y6Mfu1qss",
-	"74EhyedF9JxGhCE0jQS2LWtgkvN5AzcqNXgIZyAQsFJzawSwMcAm2/bn4Kj6uZwTinqTrm+b2Yy2ph49",
-	"cpvmMdzMJ43ocKQf58U9NnUfuLk1NG4o4n1YsJR8Jn+B0tAQyRYDGxiemD+MEoqpo/DtEbCBF5SnecZC",
-	"rwOfGZ06Yb4pkD4M95bzeSHivcCQSy2dmSbE/LQ9HFoq74QZ0nzPNSP4dJpm/2hgBgLiZLFGIFO+gDrr",
-	"UrChLeyF0CpqRE69ZRMNWhlDhZslUPzLXgQv36FRC8hbwRN7x0Zw2cGN7C68l+98TP0lKrMAIVAVzFFD",
-	"V5a4VOSEBIdgHjnRHdwWvq7tEP7bkFL443uH7Y9uh8ozxTToFoZ+gBOYraJJosorae3ESFoZyXKhfNmv",
-	"wnNjuJ7pI5RylbSJh4r5K6aaHYj5j4ooOjdc1YjgOttAgps1Tcg5Obq5IQtrDlWo3ptlDe5kn/js7eGC",
-	"yFzTBXNpSFD0DzKVQv+cvTrfw0n+TGBpYCMtRXwmp8G+N12kTUZdsBLE5DN5ApfsO9L6piEv8+LhrhfB",
-	"Toy72PDUFqQgn8nBo7E5gxfccMjP3paN7YYKmROMHq7YQy+S+qGUv6sYZ+28gnfgdFUdq064NI9P4JcV",
-	"zS7tpbCiIqFaZsVrRGmepughtbe+2W0HOY7B0+6cKLKgXJD4GVtnDMkvPhf9+H+gNv9R8BvHARyOnLMA",
-	"0+wSLCHvX5ySp//6+GgQkfgsF+Y0kL4R1oYJ5HTg6657fP93R08fD6JzEb/i4jL2FjOXPIxdHZOMpb9P",
-	"gpENXKV9uR6CDYDEDnAqJhCfNCInPuXRdYmqpVdKfTxQodof7Fd6i5xU/c+m8cIBbTq/ZBvL1FIQw7D0",
-	"IvhB4ZorMAKheydAmj0H72Tsja4/oPkfmOC5cAAcUaD/mEUxshOyOkTxQxHGU1x8XKRQW+dD+IYrnvsw",
-	"Hhkac+JjJWlAgWgB+HdG1bWEtE7pjK0sREyjOhJY2G1kA6K/XDBNMRF5SddrtGRhNqu5rSLCkgUDaFcF",
-	"6gNe1thksO8gUKA9iiuCtq8rb/lAjrSWKZ9tSD9UWn4bE6+pqIF5Ha8QuWaZO0g2nkC5BrggV0wkYDZ3",
-	"nx4HEQbWxwdY5db4E6BqwMV1briu0jTTygGcg0HFfAOsvqioxrVmgoBNxvwNZpZc4LUK+2hWBTRF6BBi",
-	"7ucyMxoY2vRBuCru6oE1rISrYK4eyFq/phs1mFQVBKBgvyCQCDEisZCCxcfeGD0ET0kf/e1Gt614ACOP",
-	"ETlBpxNLwmpYRftmdlGQtOxseZn3huHXg2NQ5V2NzWF5HNQJBnBfgrAAYQcoKUyccwrgpsy9EQXwU3Dj",
-	"2OatFuNn5hWcIF5ncOzfG8psaPWWrZ84nEmwa4ZxJOXoEe8pCsIhzFPU2Ey/RWe6GpKCT8DVA60ht3Aq",
-	"9Rquc61YOjftuOQ9H59gW2xyjhaVcOUV89PI6LV3FJXJyzHNKom5330lIUcDRne6FlZai0jsUEBQrAdO",
-	"HOP2mFnEgS92AYlazmMt10woAFf444fXr3DKCkMXcQCmA2u/k3gI5sG+MBgecjWlcjBA4B54ntg3F9mT",
-	"f3389IEi8U/nmAF83ouI/ec0CJA4730Bhk7ISWBwnVh2qWDBqS6uGBwXzhY345ILxNBCg6nP4mrEODEd",
-	"eZea70OBi937DcDkE1qY9JJt0FY7ITXYm7J6aL1XWwCC0PLrTcgNNuAarUBv8aTCtUYkvshnlyBVeCpR",
-	"ZhpuKwF3FN8haklB/7J6xgAHujbHHQRR63+ILzbxhMR8bVfXKyIQ5BAjHzEPwhgiNNKTSnRW/ahZlcWb",
-	"6EodWOWFcVDlLU8ajMhbQajtGK7xqNS1RQIA8aGQ+FMlcZpRWZuCSYMHx66KPWSwUIr/nR1jsB3C/6o1",
-	"+Dyhg5fvHnj7jvI+zUdPmxUV0401h6OpEU8IV6i91DZ4ZshwUuH5TrSwBxdx4tAzhWNSchUE/KSpvFaW",
-	"P5t/D9GyAymK+AMGSCkr5K/ozRAYhaELvFo1gNrNU75Yesmmzrjw0EwKK7KlCCvaoAnDqP3l6SQccVSu",
-	"wfGJPBaJEFSrIUWtuu/UagpKGVWXKqQTC0cVVc41wtSgm4knQy6GRzc3Mekf3dyAB8vZRH04Tkz69v0p",
-	"TyYEpWxu/XMDcxgMDRVym3V6jIqPYqxkNQy6BRWBkH5gWLbMyLlNy96wgT1zZkmwaox1JyFVwvrO6YxB",
-	"EAwurmIajOTltYXOIGYBdXk47MDLVlRsvKbvfOXUW2ELgWbiiw66TXEaG5ZtiF2qm4VntXjliun63WZu",
-	"PMeuAuPWA4WMi/SB+CAtIY58U0+Ojg6fWAaf0WsL4+0BMsyoihnbOEFwFdZuXsJu6Exj3gO4R9BpitCQ",
-	"ymZcVgdd2BUmZElFkrKsdiSxgK0V73FiSMmRlbMvNs6WrR2Qh9utVYNd3kiwxxb8sWDhDwJGkzFn8GAJ",
-	"okQrXZadTfuFzLiBWKU+OH4rtncbIfCP//jPmDwsnlZ92RiSDCGgKZ8xi4xoYyLfZXKdcaZpttk7LFJz",
-	"nYZxlUYI7kFxcQtKeTAaj8ZDo/uMDgDQYc0EXfPepHc4Go8OIdFALyHo/KH5r0VjzhNRS5lplGvCuxCt",
-	"ftbMCM4mdwUZYbzwjPTjh0bbxmqBXJ0Lr6T044d2SKO/Kq90l269EXkpSjKSBatf0UtmdiYe2LsFz9BK",
-	"mtGuz4XZVkaTSRB8CRMAPp9KqzoV8ZMqjAilKWTmF52QdcbRV2brvJ4LFN8jiCivxlYC38d4K2RIS6rI",
-	"GV8IYiPKvss35CLX2ogX6Fl3IYhmsdhKPgSiMbp+EZHoA/V8eGIY++asaEGcmZfrYV2K+L9LZgta+RPy",
-	"MulNen+UK/YO0da8zcaQw6PxuC0Nwr/30Ii+8HGY1NCb/PjTl09RT+WrlSFwiwWUSYHk1It6mi5Ub/Jj",
-	"MRRAv6hojb1Jz+iBvdID5pNNEFjTdFy2MKAJ4uFPHg33SyuRv4cQWFWJj+4aKBkRwa4xDiyDUAQ6s5ds",
-	"QcdgUivJNBPrmalnZlBlRTJfKKAmBXoREIQDbyM6Fxi4Y6kqkykD4ovdokxSrox8G4MxCUSZZMUF/EPQ",
-	"dKPAw1OxC7qQSzALT84F2JE+gIMObB6CMYhfadZBwRNVC9WFePtckHLCCYYmM5GcC3OI0D4Fp7McKGcR",
-	"gekla+t3UESSTiA0+0MRZEr6sUVnsSznQmrcZZwpu0HL/Yg8d7aXCVa9+D1eoWYRbaIIcBGm4NZwzVvm",
-	"U9eWQfuH8Lsrzq59PQ2/BhAIOxzOlpSL2LKWfD3AAOt3HvnV8Du4kc2opKZFcGFRJHjOU6z/pxj68nH1",
-	"1ta+Xvhy+hdMa7xVCyebK7cb2XicGV2DdEhnSxuEqMkh+X//H9SNz/jfWWzjrd9IuwrF2MYRvnaKNo4x",
-	"7AzGCU3Aq134rYtbs1+0TOiFvGLkYDwOq8IaIhSNfunH40MiJFYQCYmeghM1AqdwbiM4LVlGIF/ngt2s",
-	"MbYIhdQGLvmKK13GO8Z8PRy2AjjTKioZRke6E8ATn2Fhrt8ivyJE7S5yyDCRE6MkGlPlthXF+hJVR3Mw",
-	"5CJhN7DW5kKHME4/IJBdghHZmmi+cytaQl/79YtrBdqjaXVbjxYcuanXcbk22L6DeIsnliswcthYMCOI",
-	"OJGZpumgbWjMJ/mFY3O5pIgbbhG+S+DgTZUMapV+DF0rfsVIKo0ifIGohYLEvrhOPDGcztemAo8HSAN8",
-	"xVweEvz771IwNBkdHh4+NSqhD+l9NH70ZDg+GB4efBiPJ/D//wvKl21QzwerQynWsU2oNd2/yORqci6C",
-	"SOKOoysUp3BATyeHdkBFulRlC1yv5R3wBdSapteGA7PHluTrdcuWRD6Wna4YRnyaZXbDjEdb5vFB7p7F",
-	"o8PJ0dPJ0dN9ZtEkpxX8CSrFYJWYT81y3gxD4iETdY1waVyKh3+1mAHFiDuDtxeI8JAgVockXFsrRwF4",
-	"ZS0rpptQwW/r1r7+8M/21ZfPsKvHXUTXIoKyB58c7P4kjK7Ejw53f+QjL/GLx7u/cFGZ8MGjp7s/8LEC",
-	"OKyjLtN38ZMOX7t31GUyQUBlTeSvZDD/+MmQZSXV9cdPZcXgVTVJyd3dxAMIOFXB/tCoJtQdJG1Kg61q",
-	"o8ydYw3/9jwh4mtglO59+lJqBH6G1GaweRbd9qLehZnMJdtAMRhnCu5NnozHX7ooKA8TytNNq5oSiKOG",
-	"67gcjLkVXlFHURUlBS/djx9OSUI3EVThcqpKZKXChG6sjexcqDUVvhRH/+8sky4KBu+IpREFBUsGxxBI",
-	"mdHriqrzQEGcIwZ5I2d0AGoKuwh8wxBcmxIpmCL9IA+sKpY7kRzz7tDiGAjkFVE8yCU7qQe8WJseVd6l",
-	"EwxoBPcezLjg4+DuxYglZN2xU8zMap0LrkgqhQ9TO3zyBLPlW+THZ2aTgTWCSNwgQe5g4u+8pFi/t15A",
-	"9K7f7vgvf/nLX4avXw+fPYsLOefRU0Sws3YuN6vBFlngXOwWBoLkI5AAXCVMczEW42i6/u9+6Y8Pqpdk",
-	"l1v+Fd29WFomdDO4413ebXC/iMu7Sp7brm+MAc+daJ/Qzbfr+7/g9Q2E0gBe6oji/6Tr20bVmSE/nNE0",
-	"vaC2yIRsKtt9Kg0rcLFaaKACm53DebYTnRQemJgnU2v5KhwUkEs+54s8Ywl5u2bi5bNzcYrp5TZwICJz",
-	"dN1nNrRXlSyMUDSVZtYy6eyIFl6TixF5Dwa+oOLAubDfqnq+AnrPwvDKIkfBQ234gq2Y4jbBOKeIFBMM",
-	"ovTjMzskTAGwkfouYj6HehlhJ+51W6oyJv2gwKivxjwIMw7iv8i8iJRZUnMBMlFMeORStsJghYYcgyDJ",
-	"yzsy7csnp6dvP775MP3u1dvT758/i4+LQFcfdr5k6ToM5gY4G+JoyYHibvWnms9rssVpyk1Lp44o0YzE",
-	"lHYVd+7leqj04plvGfrIyGVfvuIlVRtF+x11ViV1jKMT7EaTtQQIhcL6H5iQ6zdZOXZ793Xm3sfXv0S9",
-	"xlDv7u0Un9TaUkzv0455Hdv4urezvc6ql/Rh5y/3v3bth6Xb96B7h5V8xa96eZ+m/Hb392nKt13h1csZ",
-	"ryBCg7wntMkJe5UQf5NYzhxc2LOU7++Tu8P97D78qefiYXqTXhOHLPhbEaLiGc/WC99MactlX/68iGPo",
-	"TXo2kKHXKA2kciFz3S4LVP1/Tb4/G84JBduv5KW9w/FZGP9hc0oiVwFiAlpvtiEp1VCZKU2bws9HpATx",
-	"JnMdw7sAW2O1wbnMFkz7+EXo+1yk0ry3GZG3WFoTg8VcMReXkIehFys6W3JhE0MLy8AAU0HZXBOaupzx",
-	"TlLFQShVlMDfbBGIEXmfi4CBz+RqBRms4JGNw2RGr8ZCbDVWWkd+39IGZg5mTC0rDd3NBbpryP260/Sa",
-	"2ii+0jA+KpYVQlO8p8DT3yXsDEqiSpE+lsoFkbm+nZzyCo/KHQWELiCTWNJqag/mXgV1g09vizTZrDH7",
-	"6MUMznjyTdLYIWkcdL6+b6XbN8oav7ZLv663l6QAvE6qMm6Xe75Qj3+Wq77GYdrv+ahnIz3tnf5PuveN",
-	"EtEeP2cv39gq/HGQH+8ZP5oIIkzdit0PQRm/hmvlXPz2t+bm/+1vj+2lb8ahQnworyM7LXomhcpXLIlH",
-	"5MSbAJrU5gJL6NF4bJViQPixYCbk9yR2ivctjQOYrO6tmztsAc26f21eLXcVqHkA4eImfWvt+p3Z7B0h",
-	"HwiwpqFMJyRnxUAnkIsVj4grTnscBA4j/FzJ9962UG2WaHivZIiuWpg/fX2F3CzPLoOx3QMLWJCrb9ff",
-	"V1O0b6kv/7oV3ndw2usgH780pXYLf/rF33nAy7aYva0BmlZgVi7ZBvMoLHt0+OJYAcxePug5zovkOmCf",
-	"0zxLASWTngubwnPs8cvx6ovN/+B7rZdsofZ1tmrXrhOY/D3dJ2ewkDVTbfNxcK9wph6+tPWPfwYrK4xx",
-	"G1d/Vdpki177ja1/Lbb+X9qceYaH79fE3uv84uvZLqvcmgt+TybJiMgLTQGmJMw28ftgdIrH4wOEJr4B",
-	"No9lyqFEuEBnZmONCSPlX2yK0gqQc+qtX2ArKy4UH0dts9jskB+oACqjT5MrlmmumM28Bg8pJpp5qICi",
-	"GMSehshKTJH3crbkNIBBL4a8OZtpG+YpdDJN+qbr5kJY1fu0S+5KzSBhZsbtbJSdpwM2zDeSFNtpG/AQ",
-	"cW5ee7VYNDflSeGXxaRnULdLBS48PEMnH7fRxiKSSHPVRAG6FlSBKf2QgYIYNur2v/KVkyhASUShYoTw",
-	"eROyZtkM0qrhzEUkM4zT6HtT/6T4Cd4pd1kZTxDCtZYKAE5snCHstsWxRejDXLFk0K0xTVZSacjhAIxH",
-	"HFpYQiEm/dj+HEPycWUa8d49jce2N+RGlb5wKUo94U/HZEX/KjMArVIdOgVgatftYwdQTQCsRpXXGoki",
-	"WOKl+UZAsrwNiVNLuR7ZALLRTK5g1VPIHV6QeKn1evLwIUJUuDzR2GEVZZQDHED8MLYZWyt5xaxHoToT",
-	"ecnZ1FWa90O6YPqaMUEQ4vfwydG4MgNfml4KvVTBVDDtqAhJtS+A+WNM+imfM81XDIpvHDwaj9tMNeXi",
-	"Advl6v+PvXddbhvJ1kRfJYNxIkz2QDQlS1VlKir2qGxXtXb7opFUfSvWEEkiSaIEZrKRgGjuakfMr/MA",
-	"5895g3mR8ybzJCdyrZWJBAjedLFdNididpcpIG/IXLdc6/tOEV/IAmPZCyybcRGUSCKmfIHgjgh/dbaE",
-	"c2aTZizHS73Nfm706a6ZFS4j8PdGZQ81us86Po0Y0U41aNc3ggZuGojDToW/NYrIz9lwKthFqoAtZlvD",
-	"3kxkp+SNw4d0K7D31R6FLUEkX+LUYYBAMq5V3ckCSr73nsajBZA+xc3LV+bebLi4Qcu3sNM+6yubsvT+",
-	"nDI0rJJYfVGzS3bGPnPhj5y5UDIa7pa/EOvswu6oxw3A2W423aq4CZVzcny/eH/Tsk80eHR9BaV85Q04",
-	"K07KZ5xt4EuFz/n+BS9Nt9ZjSyR5LsOw0AJP9GpulwrG1ilCcxihGilIQETmPGBYAJQtBxVoMbYgALcO",
-	"+euO6rREeVCvW18RoIPjiEUBb3wJTKIgqOFabe0QcmuVsPszgF4UXibi7iLKgFh0WYyUFBAmAB1WAPhG",
-	"bXamb2pIZkmE20ZBj9uXLOivWdIrzNPU7P/83/+Ph9YigfuPstznTElxipYZBlbNb7bpUlFCxUrYAam4",
-	"pLoL5rC62BoNc5X/PxaZZQq8k2bGTbQpQ8PyrJ26CAataiGtWBNKII87z1bW/pX4zr20RJ4Z+dLoNv7n",
-	"L52D57/+t/+rptrvkXMxcBm28bBrczA8lO5NStR/9EPQeB3Lm02vwDMfggaCeG96mp6q2Adfhr2ytdWB",
-	"3/PjGh20hz4n08PnFq8aHqQ+SHaWzvI2hocH7fwQxkfQWCk+dzRMColoJE8FILPR/cVo7uPOYXB89PzX",
-	"z9psAfpoosQtX0miBCngjpbQ2cyytdmZ5ZErMOKbHuNYq8iXtKYHeroOSRnuLTLCB6eSF7hEXEKgLhj1",
-	"Cuw1qxi01brNi5+ve3KJn8EHdFiidG21w1WKy6wPFeJUfcrjw+1DeGZB7uZYrL13p68AN23e2rFtlu6z",
-	"uJr/bEJRAAMHddDbX8yvtuIBEdw0BlcHvUaX9RCNqtdg/2Y9QKSi/9Q8Eb3Gh9ABWSoperKA3TiFxrxm",
-	"JjyW+EIuARrWcTYj2qUxOwEX0fwHYFLCK9YnAOxKzm5FGsVDYGnpSZ2JGaHxOTjNVFiiEQfMh+QPACvO",
-	"ZzPBHX2sTyyB3FeMe+zGPfkCRjDksy477ODAAXWMFtD890TlaeAIAmJJCJrCg1w3HlAZmtyWUwFsfE8i",
-	"ynIfYEH6hLFMhcE+Fw8x08GyPIHECEDWtVMvewaW9lsBzQcE7gQg90mH2msmRjdXxN6eyx0TsK0DU2ya",
-	"dffLHvplwJDTxvMROPByruINvbNXgARZ4bVSCLjs7TuzkJo1p/w9O+xYmfvUfNFWe8kvCSrfcFVEsMxH",
-	"jnt4vfeh0lJ+Oco+j8n8bs6LORaAvHHXG0YQdDB+8Bac8D6rTq8RNOBre2ni+DsogViO8bayaOGdRHQd",
-	"ZpHu3OvFPkJpObxBu3ZrX8XN+tPVkntDWBNlLb6uI/BTKW0Xcw73PtT+cnR/OfoRPT4BiS+FaPPkrwLi",
-	"u7LNQoLvj+sKLuuZzzZQXWRbPf29+Mc6EO530iejDAp7i8KBnID6Y6kzLjPAKiOieuP0I9uGxR/yILGb",
-	"Xt6W7qaCA2vMceeYhS/cH7xryLrEn59EVjx7tws/X0PPeByV1esFjyOq/zPGbLIgtloRsSZnw4TPB3x4",
-	"0/L1rq135lO49xwCrlL3+Xcds99mqboVUR/wxhCF7NlB5+j6sNM9PCFcVHfo+rD8K56yXdv2j593ggYZ",
-	"qn7zAFhKLx7Bi8SC2ug2fr562QgaZsrfHR4FDbLxG90RT7QIYDUqIz25PjwqEFzJvO+bFr41/1zAsP0Z",
-	"IwcuPHFyEviR2e7xkfleSBrfTwWH7yHzJDE/34pUm4mU1rATgKsEbx8+f2b+SXcu+OWCRpmrF1CHb/uH",
-	"nc6hUSrb2z5uS72ygmUlxpp9co+v9hXiq/0kshLvs6fEEhGNRfoHxFPbFfTyhadEGh9+3UrXPCVBiDL3",
-	"Hr0FK8I0b7iFaCn6ZSSfgLUf5TAwEyVa2QxVoLX35W/YZmfwLBLsMvtiT3rtWg51n4jXxkJjow/9QQAr",
-	"F0rFgM1Au1ghSATdKPpYLHtylCcJG3IJhRjC9d4F7vKC/Js1fY1ZdmoZaGbXZxiwtc/2pBnTpqfckLd4",
-	"EKfTdasTa/shjLp/N0c2lmhq5qtSNoiRO61sHczTOAP2akhggGXgCU0NCwOiGFKk2uxsOBQz8x2rbOp1",
-	"9gN+XFGyIXbbkF4vxhb+8OtHLxn0DRi7QypRBvrV3+YTlQC9K9jBG2yXw6OTFcbLkTFLOt8VJsEq4+XZ",
-	"ded58VTVeKk3XY4OOof2tcM1psuzNaYL2hPrDRWcnmep0EsPaasceraK+0ir7ZWjR7dXAidN9pZLreXS",
-	"2cJyeQ1K/gXJ4a3jAB8zAPB5GEokgb44Y2k7awclx6MZO9dLZo6zRRBJHoo7C4VdEn/AAzQkav7Y+Nts",
-	"wBMuhwI4SZNFTzqtUbEllsyQkUpLX7jO2AETB8diYWJ68uHsF7ab+YLMlD1pRq4k8r3hPSm3eK/YL0Y9",
-	"rN6y1IijXEa6CDpPBZfzSZwIy8/kMc71JLLyq7nQa+21CddePzQWGgTQa+G4IIFtyOGDEcj9QPRkMTOA",
-	"FDSKCipzDlmm4H5lOOEpH5rtxZqDhMsb5HqiZ13aVc3zVXMNrsO2MNdwSBblHxcO+uKpWG2/9eRWBtwl",
-	"NP6o9tsO5tco5Xm0dMMjktGBZTD0jS1rRzSu/CcKjm7YN4072QG4LA93YeNP0m6x8jwv7a93sSbRkvoj",
-	"2o53MhzXf/C7mJRpsfqf0qS0w9iblHuT8rFNShQ4X7JFCeS9T383/0P3M1sRGjq5Yl5cTWuIzT4gp+Gv",
-	"wFs8nNTcIGHyfIp2Q5udsSgGfsgIxzgtonWQvoQVcBYw8bDDQvNY374UUh6Tsbp6kizdU5blqYQAU4Zm",
-	"HECA6EylADBSZzz8PItg+8vHwuQ3TWMnHzt3wvS8SXLnM6TbLm2YveiuFd17GVwng6/z1LhmZYmjjGfA",
-	"1GjkieMpl3wspmZb/6FF8lSsvCa/9uBgKdfdL1FW6TJbdIDMvUWVEYC9G28OONvdRXuqEtGTlmMcbTuN",
-	"ziBQSfMkUXNd4TUmnmIAY5gDLfOEmKeN1xipU5+4uSeJ8h9QedAr9kudKH1faeFXrdZfyL8Rj1l5+0Zs",
-	"Emv0ER5UkH0cqfSFC4uJIK6Xg9iVtQewwYs9BRuvpi71SxEg6Czqp7/jf2zKu8GntkypYWsyai4wgORl",
-	"09QdXXzqsfJotggNfHvcWZXaUkDx4JJ3j2odf0hSKcULqo6/eI+noQ9qS8ihMWMvzv5xcfb64Iez6xd/",
-	"Pvju7385agSNEY+TPBWV+x6XyrKcHfPN9WFnOTtGTHmcmL0S8f9ehglaCi3gPy16UMSfaHYpbmMxh8LJ",
-	"SlihnPuyi3OPn3mTHKW9t7cHv9a8lpmVBl9dTssFCedyPsuy7H5KjEc73+x4Hay61bmkUpTM2m62oAv7",
-	"DCx9u4vyN2ti9qdsXYy/J2uC/F1QL54iIR4203iROMOaNpsGLMaA7n6Q8CDNZctakD3pX5owKTK4+UkF",
-	"U3NBKJBtdgb3Nu6qiG5j6AaGrokCmwljfoa7p54s5cCQjlt9J1T/wIRrR1iAPdbcdNi8lJ5shrQPiluO",
-	"eyahvOHpDQ7tR0ug9QnvMAYql8NqdP8a7nGG8SwWgBxiHZ05XFYpXY77uzj3pX3FvUAP76ysaGUe5UKj",
-	"OMTFhN2X+FwtFjRGqibK6hWvMVzK9xuPbqaM3Cd8FEMloMO7N1j2dw+PbR8ZiV3cyjvawy/p8qHG2LFe",
-	"3UcxdSDngmvKGsklciE5K+iJZuGyWLRG0NHJiW8E9aRvBS2/Vs56KL9sDCJvSDaFwbePBmKopqInQ7Az",
-	"2szsDrqIAKsGAdYdBoLmU8GKvm2msCN08nrLJeYWR6fwp57kEpkc3etBNQdntRVkbRwYE/GMYms1C3nK",
-	"eE+WMmCop9U2FNlOK00nttJy6sn7m04UYPiEhtOML2Y8qWZ/XPDFBU/YAG7G/Orc7aIQOyvLCwoGPLyZ",
-	"tA/qfDFBHUzG21tKe0vp41pKtkrvS7KTLLrQVDxNgQ9A6O1BIAn9sESpQsyUARvzTLDBAv/XGB5wR2d+",
-	"gf8I8Fov1gwzS4my0OXr+kiFQy7ZWLEkvhWsCXMXKSVbaCFkwLRIb0V6AIgrgBxDP/NE0H/CJaOIelKl",
-	"8TiWmmkBcqSKMkQYRCJq2etNjFNNYpm12VuVsXnKZzPMNgbySsSZhH2qHUBiGTCkW4FSKUEM1yOrVMAp",
-	"Y0RXQaj6xwCrrIA0ruqvgKdc//wynOXWIJD/dlCUM66hlAzukPE5FgkeJbEUZeaVJZDmLbGevU1WuopC",
-	"vEyzN+3TZYwXW0bfhw8ZVrgm1HSWZ8ZIpvPUZoDdw/REpVmyAJDpWpyfw06rFsPlJ5FdusP5iLfTRSc1",
-	"+tf9sRYLb49S8qUiU7vvfidrxr19ZU/So5oNrru72Q/+XO8GHvI3GwQoo76ijkNUfFJwY3VgFJpnUBQK",
-	"+AHwQ9CC2I1mYZPgAtmTpYsDkFuN7mHHhwMphr/JTEk9YbbCUHm2KzRIHU7iGvpsPyFhhRaozzHwOCge",
-	"SQpTFxt9oVrBu3eDvqIbbrdnLXbol5JytPONtz3yjV3yuOXCnP5Q8qkIA8ujZv6LnIU++QohaxI1MLPe",
-	"Az0BUpMnSZH9jYmO9PjBVFmHBPIU9SkLEzXkyURZMMrw8OjbdqfdaR8iu1oUjyAClNmuWgELTQt9893C",
-	"AC6NgWVtHstIzfsRX2gYc5al8SAHY7rypwoPWOUn4As07VZY2EIkOkMv94lm4UQlUV2bFtCAijNVnvUp",
-	"055qNDEfc6LmPUnxJM1+U7HsslDIVCXJlOj5bLSp3CL+Bjn0xmPSYZv9CKyILBGjjBnPvKlSJvMkabEb",
-	"IWZm3HGK5PcIlCnFfHnOGDcfxQTW6xV+mlUqOaBwyW50Hn5oiGqzJqBnQobq0hJbVA1cQ4z3ZT1Z8PuZ",
-	"buMMKX8K0jhqmdL+LeZE87jTaZEPWfUVzW8hCWQ2UNECm6eGeGZ2n84gH0GNqjSSlX2OeJyw0QK2vMsC",
-	"tmKPbeajDFhlcwXM7abSw/bLB6xuJwWs2C8Bq+6W4hdvr6DbBmfcoxUkwkk1ojuTchIJvfMZ8CpWJRET",
-	"MktjUTAkumgGDcj2sjyw+vagHUC9tVyTJx3mxB6+4zaF6xXDLc5nh1sSlHh96sC+u7yLNpNCrhJlW7z5",
-	"MZlOd+E43fDCNjymWzexjqB0TSPbEI4+PFFnoVSWvm7Hft2aYTsMHTeAPFMYDJM5T+wbdTJkRT+0cJ1i",
-	"ZIWoca/E8jbORB9EvkqZmjkWlyXV5d7BEYHZkWeq+nghqQrKkDQ355pBPW89pi8WZV1U6fB2pw2tiANj",
-	"zlkJMp/P21UpYixJJw0a3Ubl0G9PFEpD/zTFZVv6V7a+bO9n7SvLdvXPXpD59eW6aPcPzpi/QSzrfkEa",
-	"sO+BuCrTIhmxWBPAP7L5YvYK2u4EAaN1jnl2S8Gds1n8F5jto8ke7GGT6JlyfSMimJUDHbEXIDrjmdgL",
-	"o68w6HM1UfOSV0rsBgHtl33wZ3WO3t+qVHgyWbTZuREFmrjrYCWxWMC4NHIo3BVv27KEIySQSvBs6kzN",
-	"NLJNwM01z/C15nHnsOYKNGzVQwBZCj5P+nxUBMZdJBesWLRJfrnl3MiovhdbextqJUJKiZuyIvS+xOLa",
-	"OiOJ0Oz02jrbVM2RjQi9Ssy2oRxDTEuGAKaPbYdYd5TVaEuAHEclMAEoKXRP2hhrK2CDheshjhBV3vbS",
-	"Zq/4cOJ18MTh5DLMpyQkPPGeDzPjPkvBcKnYYIHkr/WA/F0WzoSMYjmmgLkZQsyTZNG3QFMhCGp6ysWc",
-	"vWqvWPak+2fxQCz7BMtnW46xLYgf61MWFj3AAw6eDqEGpWj3ZOhSQ8GTJlTCWGN6kwXZQwPUphtlSt0g",
-	"ygvwUSmbYGa+EpWYLQTWTffkRhO4vnC6RtW8jnX2g91P906ozeZqmcvH7Q/Jsrmy2yOG/iqJtr8UeL8+",
-	"GNryauLvRcrsq58vAROIPl4JyyyOSv/cKZfV3z+N7lHHeDnLYwRegNpRYk7wElDbhnEeP+/cd6iHRyed",
-	"D7/ukGxLm8Dsh02q3Mqfver+Cj2O6wLXTz9xW+GrLKn2fIxNKtsTxmvhdgpR7pfjFLqXxXKY5JGIgiUe",
-	"w1ZgbGwB94ipzlhzsGBhUXkQBj0J6jmMASRWgWTG+0DOsngqqpgcO6iWLrpQQU/CPXrAuOTJQmeBrZTB",
-	"S83QsvXFVSaDJ6tVPSTb1t4tsxDC5wHjpZvaOYD6lEkPQI3a3FHt2wFEIcoz2yMmIUO4KJsgfu44NYe7",
-	"J00D0NI8jbNMyDa74ONYYhAm1pDHnKdapV0WTkXG21K8z/r4Uwi3hDjvhOusZHjRYvMxgSLFGq6umZLF",
-	"8+avp5B4PhYUzrJk+Cpl+iaelc05bx5xgehrbAeC9PVzlPE6GfktcX/DHTohs6COYE3nvwI7ufcsHLku",
-	"+z//63+brRXijGEWKuvhO+EpO+4cBpCe25TKbDrcaq2A8FzI0FxPj2T00wvvMG1iXzdupn+UwJKL3W5r",
-	"itFIDPFeTs1X0q87UuRdoUaJI/6DEaw1I4OhkDQtn/mVRPCFUXB3XMNg4zJZflAO9GY2zaE4lqx5+eML",
-	"9uzZs+eBu2cOLT1T5/C6YwuMwpVrakWTOYClubi7qEZdg42gmGzEM3FgRFcN6/32c3TFBf70xPthkuv4",
-	"Vmwcf6bWjv7orqPfhKQOZ6yxxZOUpvzrA5TLjUW1GBCkEYjoKSwiZIyKesv+y8VM/th8G2Tsr8dGDj42",
-	"Ydvj0bVt8w2q5GyP8Ak6u1GeHMKhM4aAOQeeLdDoNt5cD4/eXY8P3778ef7mt7P5m5dn8zcvjo/fXJ/f",
-	"EdV6k+f2zhp8alRVNHsn7itz4l5Ddle9t7F35bZ25e5O+rbN/RQxzOiKI+abMGEcaQ8mK2BSWacAeOAg",
-	"x0gqKbpYuMh1T4YX7648DvWNjHYhm6s8iQJjOhun0ZN2bQZc3cZ5cpRuPWklY4k8HnPB6IqKQpyYyUpZ",
-	"sUvUK5JPCXLC5xbpyY9JprKRWm49GVywhvsVefa5ZHFEjlIlGD8Ci7Qnba7RGhCKWqIS/ODriOV68n7M",
-	"cvrTolMsBZuv56oiyJwRGkdmfMbI+O7w2a930q8/5MkNLcHjoFHUM939oLIJ84yNTXb1SiNva2K7vZG3",
-	"o5EX7NkFPwN2wTueap4NJ9sTwmjGtTuNgRWpKo0wZAr6eG9R70FIPhb7oDaHiSflHYopR18qKolvi0Py",
-	"PWhUfd+U0bfe3ckpczcVqeARALPNEIkCQWG1kBkrOmczrjP7kO7zrAaL3Lhc595wHzEtq+hmm9vcYjW8",
-	"1dzLsH1UoLQhPGlib3/3aaS1JcTGJfZEQzP8HZDVArj/+4+ATbFa8z8+hC3zVj5D59086K13l/3Sbrd/",
-	"/YB87gkQiUN2ESZVFfxSNrumCTSkhb9tJdsTd8FksRh5xmBELQfO2JNeYVOIFU0RleiaJzXjSISDt3/P",
-	"OiziC42JrzORarx0hdongMTW8Riv2io94uUmR6fTMopyP8xRjAOT+IkxK4l1hg94S8SmPBIVG2wc3woJ",
-	"F5uXWD4bOMccCmijKuxSHc4SoggBqM9yFS3UxIkYUSbNpMxH9EblMI0IFMgbLryukshSka5+DRt2hWyS",
-	"euJRlAqtQ9YsYDWhrFDJoNTXL0e/tje00Sp1WKqFrat/DVhIG3epvvCoUymVbSbxjZjHWpT7uLZIoTiQ",
-	"mOSLiFg2j4euIBN3CoRY3KI8N+8v/dnhf0Imo4T9561pl6VCC6iV2NSQhyXK3XGhCIyVhyFrWsO/tWlc",
-	"RnUjEoDfQtfudcv5b/X7FsMbcClFZLMV/FHVFQO+AOewam7cGT/dYid4dQdkdxa2ZhFq8W2yX35vrMKV",
-	"NArJ/m2c8qGooE7SNetP5k/sz2o2Eyk4eUFDSbGcZVh0W8IkXQlqSbu50W38TWCEkyXwaRQe8YXK28Uo",
-	"ziLOXqtbkfCh2AXBtPgE+Em2ixwd7laxWUSCQLKWblM3hAkgurB6kQqLdnVswrjhz4JGwnXWN3bx2q7u",
-	"serLUYkq0KjpnEBX/fCB+R3j+o9hPm+jkE4JfYJ0aSoosSdO2Zwv9rb2neMF+0jBRqMednORsskGC9S/",
-	"X4RB/wAVp975feoZ4IQUFolEZGKz0X+eabSQsf7LWN/G5rScg555HWcgJqAaIM4mUcrnkkAnye6Y8gXc",
-	"o1nrCAkM2+wFl0MBNz6cDeG/AXHUeRoWdj0uoaxzyaxagOs7+9Qy2Uwh96o3XXOuXSP1ZQQ4tnNfB3+E",
-	"8Mb2sjlwK7aXtg8jbb/wYn3YLXA96+/przsEsjnV8NyTn1ukUqyWvU/RdbtXYsXOw902wvOGQiJSzEHo",
-	"B+W4CDppUs0tlrC4jVVepx9agRdPhhAPxZm9Xdeu5kWMiEqskOppoQ62luJBT2541La5qkTZfJ/PWeBD",
-	"jB7J2PYify/yN0MpCBmVBT7uni9D7G8SxUY46YfGxjX+82to+BGlg+lgt3uuErn7/qprf9W1tCf2sCnb",
-	"W0MhIIEDap0r7IP4qxUVIR+NwmrJ2CkhL1k8hwjzIRMxMoYQ0ZLZm4Zcxv/KjcWTKg04uwWJf9NYR/Bq",
-	"xm+ErHdOIQYKBAG7hsG3F0EPHd/dvudtkFdK23sv8fYBx0d0neEgMF7ec+TokAX1tSC1OIPxEQyrC9v2",
-	"Y8JiYh+7mVd20nsxszesit2wN6m2N6lQhN4/v4eAIh3E/oEFc0pFgmG3STxbbTFdOGH9GEYTtf5p7Cbq",
-	"fDO3ZAGeFWdupevXcS/u9lbV4yV8R5GXmpSpQsZ+bbbU09/pv7waxUe+J7iwHe4gw88KsTxRLiOs6YDr",
-	"WkSy7YPRdCkpBGIQIOLtDXKcAnGl7knBU1mq32ZYC4DXza42xRNdy7fCtXcKbnf1pBlxrItMUNYMaQlY",
-	"XfUlPNRduuguCmXIQZ+IBV1AYNJpEWkF1JgCSW9ld3PuFWdC+myIiXHrh0jPtCCntEersKIkclXZo68M",
-	"71rm5zNK3y8xi1Kg1udJ+QlSz+uJmWEOQFKEJViJ4FFRjGX+60N9IRb+Vint0guZTUQWD6mubBeq5130",
-	"ceB21l7p7q92tq+W4h7WkndMv44bnlr9OeDyc9Sd0kdos5rM6UsS53h5PlaqFpugrEtR0LtiesjBtKje",
-	"oxFe1CN5NJCyFVlShx0WAiFLFGuzH6PwlHGbjV3sJghxeRgIDjGcyAYkKFgp5jDMKY9Ey1PtfvWeaWEh",
-	"Mh/UwLMagp6sA7v1kW2tYeErVFcugPLacc0wt5Rcs0hVSc+A1hcUgcOP8yjPBty4qmVsNTdklQLUAtMZ",
-	"X5jGUfmnglSwgk/PEzNIMyIPxMIrJWgZHX1j7IVY2pI8Ujlhm/3ApcRsuPLnsB+vJyuZcCWLzGIuWBOl",
-	"SXZMYG21wFkaLT9pzjObenKd0YG/4KDx1y6intdZaUMugX/IN1TMv2CTAJKDHUwJ6tBs421smB+4vKsz",
-	"75kuVtk3UM4yneWjEdEW76TmsfrmEpv7QK7/44Ywt7Ys8BPs7Yq9M/949sgPXNbehXxt1gfKtD+28+5h",
-	"BTktu0K79WRVva3UbZfQKmo328Nml76U0A0+vVwwBaWKFu/07grLyl+rqwo/vN2T1wUF6pZuNc7wIbXS",
-	"W4BQGsUZpkjmKQxAyKH4ohSUXfe9itqrqMdkWjG77Gv3mIGa42CWqqHQgNt5f1q6uRhMlLphWgxTkRXU",
-	"dJZlKkCZO58IkNuYJaVFVktOd4EjvHADfFQ5Ve5rM2iSlAJhAveS6mtmpqueIm9n7JMCwCbNtzBJr5D/",
-	"nWQLrqSRLlacxGMIhqBYabMLFcts5dM868mQ/tHP0wSuT3xYUPqbfqqzNJ4JXyzW14NcrRBGj5E3UO7m",
-	"ExEG76XhnvDuIyRT4rbxBWlxoL+em/+FyrNtiXPo6TIbTh3fDWsuk7QES7wrPWneat2DHKfVBgScMisK",
-	"lgyupDi5oClvQ29CE65QmzwQlQkOxKcx+fx4KcxnqiAB+6Q525BRfHvcWUZZRfK2gniIsEWOalFVnh10",
-	"TsqYrVXwVfEeJUofEqMhLkH35iMeJ3kqKrfpcdTonpysxGZdnRywI3FcTVoAkkygnIEA/yoeAzOkXegK",
-	"cDvtQlVAu3uvNffJxE62f+0UBSvD2HBu4P51JfVrE8ILof034dADTFGLqNPc7WSmMp6wRGhNN8MkICH0",
-	"rOZCA9o9INDdCuiGZywRRvCW9WNIYNHESkWMqKd0Ja0zNuRpGgvdk+rWpjcmPBMpS3NJkIeW+c4HyXdR",
-	"+IK2NXCgK8Vo1VxEjKeiJ4lJtRmWZX14ykJfIxRkrUQZAGy3bXYtSsRtiOWE8Rv7VLsn3zry1igXXXbU",
-	"OcSrAcDgm2ULgDNss8scL9jBMvHzEviNwHQGZ6oETCsmVenuN9YMyd2QVtXKyTU0AfRIhSKAhgphe6AI",
-	"9OL2bCVBQBcuJrI0FpH5RjjBONNAgm4vKExjSEaY5vIJ5KGjqYLAkjdCW8bclRnoK8ygj8kzwJOkbF28",
-	"uhXpwp0oz7wwpzrXFQD/n69YpJKEpxoie741UjERdtajRe78vTDk4I1aUD38XgEQEBPwEJ2bvVH1AEbV",
-	"zh98K7R6e8gAZmpAJIPmjDZnSut4kCzg1LX2JtUep/6xLbgLvgAiUQI8RbPiCyOb2jJ80R7q291CGMAo",
-	"YYHom5EY8TzJWFiIEODxTSIvygGU/i+u/spGcSKQpPP48LtO0JMvLl//yJJYCiZkpFvGxppxIxzEFJR3",
-	"l4UvUFscvIy1hRXuMp5lfDiZCpmd9qRp1Ui872mEB5gz4CaLaQMHy5kEZvJhm52BgtA2b23Kf1Mpy4Hp",
-	"3yVPWBH/RDPxHndoTzbDw6P2SSdkP1+9DFh4eHTS6XRC9te3L1ttdsaGIkmw8k1nPLWthd+HAQv/m/k/",
-	"ByEUC/x3MOxmqRjF70VETz0JjXllTB+wt/QMMP8nQmTuao5HYPLC6potlSccQKYP2Ev8KsYcQuHIUjUP",
-	"GDItO4qUoNAega85gpLeCeh5/Acq08AuR1DVmYHH7dw2QwmRWdR8mxlPwi674IsLnjAyop6wQZ7cwMYA",
-	"njAcbpelYhjPYiGpajBg1LH7EAEa/4w5FetmVk4iIdubM6kyUWLtskZmJekEgLJKWwhA0qk15Iy+R9it",
-	"xqx89X6m0m2ja54yfeISaGqP4aMF28oDCunTQoLLyq97yvgAwK/MU2bB7JCHKsmnq6mFiZi2RGYr8yle",
-	"8pt+jWyuEtVujt5l4n32dKhvTyHzSYvs+zwbHXxXtT9pkMtxvMroC8Oz8bGOVy/tyZOT4NugZOUFFRtx",
-	"6d+H37aPO4ERWEdBnTkLzX4TPA+efP9S8EQHkfm/pSaWf0HJF/z17cvgcGWrDYguwCcrLWdJQHgLuXrk",
-	"tGQnJ8HyYT45wQN8NpwKdjVRM9P12hHb1r6pa+2bmtYaZQO5uvlqzV+r/SrmbY1yW1bDoaft2D2VXaN6",
-	"HVnPEr22x+Ojg0LMgAFRQxW9t9y/imAoqi5nG3JtdvqerHW97W0sgVgKvf7yEFgpiGqEaxb+9KrIhHDN",
-	"TkXRGtUe8W1sk57U8VgCpmdh5NLKsESNY8kyBRE/0tZcTwaKpxGjT8WaUrkA4Y1YMClEJKJWm8GG1D2Z",
-	"a6SUsF+M2e9ZZwL9JDJawUu3OI+YKFF0sgUuHz26j0x8hfLtrG4nsOFEDG80HjdwE53JjwdvjyuzhRSk",
-	"bK4DIaOZiuXWqRTueda0ZD+HnUrMgS4cXKYaa9rEMt3FDxK22uwK0tJ0TxYXJnqi5rY8EosKweIG7mPj",
-	"RRP88YoEib9hH6/cjO6dRVAbALcrwDIOgP7e/Yu4Fdjvchx8m0h2ed1/MOtVCYzZitNKBFtI+NXalDSM",
-	"7i9eUL1NA2j4kfZ2DolykTkbxNmyzKBivlIf116O+7nM4sT2S6+vnVSeJo1uY5JlM919+hQ2QdvzBZ7a",
-	"U7Jb7LvyrXdDI3N7eK9U9hkERQas8ASH1R/LYnKfViChFmQca/M04+zny9cYaE3FUMS3RUayPW4gjlgz",
-	"xP9ASBtmpgwR1IzfCO0CVCrtSbgR78JV9gKeawWMDGa4uxLsKuMyMvYwyQHN9EwM45GtR3NGdYjyKyRT",
-	"XkRsIlIR9KSSECKcT7QY9kOXIDDgWnxzbEz3Z0cs5TJSUzZYZGaASBbIhBymi1kGxva5NNOMckjihffN",
-	"WhBEbU+GVupRtT1nE6MvgVgP0ypwisS/B3HofJDEQ9aE7MA89cj67J+gTdNPeNqTYApZPhjGM2qwyCxu",
-	"nRofIxKw/ZDL0TQAYzJzTpSaDfjwBsLvPEkgLSJTqs3OULv35GHHU/qQQ0J+Bw7SnSSk3HM2wfKxMkq/",
-	"bBj0ZI1lcLpVrSDec1fUQOMR7vRh0/oqfXuF9sHXtbrc+Iuq1bCUCbDZGriTnt9h+HfVxo/Ea6c9jKTK",
-	"Yro5VwyvP7rd1eg2UEK9Gf3lfzxPv/vpL//4V3o9/+3ni5ffnb+++Oe5OnrNX/Or+c2zy5vn0Ztvhhfq",
-	"+8ZHtdruvk3QAdhktlnxERT5RFQn10R3AXIZjDjfZy/syyh2RU+sKqkvzPTzogDQ0FMANALXduYo8ivi",
-	"L1VzbQw74MmFwzUQI2XMAwZg+wcqjcexZOXqMK/5sM3+RuB+LHwHD8Mde2IsxshpdzI2sDXdk2rEtJoW",
-	"eY9ZwfVMqaDY4tlwKLQ+eKFklqrk4My0c/CnkC6v9SmiG8xjLYx1aV+VSgrkmgYzDyfJIiWw9IImKxjZ",
-	"D212kYpREo8nlJpgHjJfiNEXqrNJrs0avDBL4F5ejkEcLy+5e9pZqRVJVjvlPxd/XyfZ8F16Fd60L34I",
-	"6ht+I7KJiu7QsH1xVcO4F3Zvl95bbvYNf39wNhY7tfiGvz9DAXd3/VARP5X6rHeXV5BPgp90pNI1R8WT",
-	"N/BzLMf1Ysbs37JgGarU2q1qfuB2yy/uWvN6MTOvnJHCsVX6pWn/GtD7U/vRf2mYwTaCxruL6/N3b6/M",
-	"I1P+/gAoepcINgvpVsi0D6ucxhc8SQofzp5BaAhgVQRC4CBgiJoJ4/Blk1Tl40mVO6DNzLSEzMhW7NIB",
-	"b9pWpyoS5EoIncE/GWc/CJ56HsyNWBC1JlCDQXLJ9Sp6Eki94qNRnMRGUkOJbKzZlGfDCRJ7V8b4RJeI",
-	"UAjmrE6kwV7ox1FoWgE/00rJUN8O+8Wfh4iyZcWY87EB5cX8qT+PZaTm/YgvdEgYdvAHAKQbiSyeCkyi",
-	"ucwTobuQJFSZVOFyjvIkWbB/5TyJR7GIwLtFnnkw6UTLeJoZjwlzTSp5gNnssICQgXTGrO1cIX/w4fSc",
-	"uw7K0F1VsWYIGrM9VJEIq6B7gJbXkwxfVLODxHi5LNQ5HPcuA7xRdHMtUX14yqQiVL+4QLCDkZ77W6UZ",
-	"8iiKEbKnb3yJtvlb3/yty4y1H7Zw1AMFjj1tLMx0h1EtNVBY+GHAOJvGGraOByT3DDKI6KFCN+FjZpZn",
-	"F+emC7OyjJGiPoDxwsgRtBXuBm/EouX0losSSCh58ID7NL5oPdCRTevydTB8rYFIlBxrlilYK+qbGVnX",
-	"LYQdqkoXanFwQ2gwkP4fLEp6vs3OrNLFoAgsnmc2mBnQaUiFVglg5LngUsWMwK86yrVN5TvuPPMapMwy",
-	"fLiAOQLUP2oIM6R8Nn2zbFJlE7PJ/U3DSI5iaqHKs9LIm1qktyLVkDSXtNiMa93G9MDbeCjYKBZJBH6m",
-	"sBT+gv1sPujZGDI/xkLZh/DvaQ7rN0vV+4W1dszq3UjjBg0UBs8YfLADoJgUczYSRjxBian7LlKlU25O",
-	"9iDPwKFyB2LK0xvcFxwaBKjB91RkY0Zh2h9SwqYlMsbNgwUs5lvOBKe9aEU9XKbfxjrOVMqa5xfsv3kz",
-	"bdnSWvOUHT8sKSF4TlRusVB00VwhNEGc/Zthjhz7N3uDZ539uyf/fXBwAP/fPHDc6bB/V6QdflAMUYTM",
-	"f+xcIoNnRTg2zV6Z8VQLI4VgpSTjA62SPIPwX6vUyltlGvCUyMi4ZQCLWWkXQgNyzFTKPBlabu2yJEHN",
-	"SKA5GFWdymHCyG5d15SdXlkoD5UcxeMcbdqQNeHHCTcnxJWOKac/XYvPTIvbiS565RAGURborFkW/9T8",
-	"CQ4Y7GpmjSQ24jG+k4osXZAs5sMbNRrBe2uM8/sgi5W+mhch0RM1KwVIZmk8jOX4P/ho9P3Ns/fP/3WU",
-	"YMnI+K6v4pcSaeV1KeZFaEal46fbI5vBargIxscFy6C+sfW62A9+b6eqmpQKQ1IEEgKGQlpBY6GSLDN6",
-	"2X96KWapIJiqDYa+/+iHoAEMcRtegWc+BI2rXGq8QF/3ND2F/oeNnhy8tg7+eifEPk918uU2LsUUTbHt",
-	"2yleWWpri6n47RRzetyYGwWb7hB6ozfvFIGjd8uBuMOthitvXpKA2zoYR719zJgcPX+30FyxsisjdB+C",
-	"322I+y9iUYctZ86570ENSVRv5x5beE1Lw3OAAbHP113eJRgYNEqKshE0+Czu34hF36bE9J3grgQObSe/",
-	"N2L6tE60VlRpY1PE0X4QiDfGs6VwY/l9sC5I4jYmXEaJSBvL8chE8OjxwpGm9a87Gvla8GgfjNwHIzcE",
-	"I+GgfFWxyGr40OEzL4cIjVeLztKNWDAtEjHMNPvTn9DBh3jRn/5kHiIXrifD0jytMAgg78HWBGICCKZ5",
-	"x5p8vmaI3YdspEgiDRYu+GDcdUh01a2gJ4uB+DFPHAk2C0k5GJ9ED84iSriI0yH4zkBz7wUhm6sjj3C/",
-	"DpG3p2YrDXOdqalI++DawXs6A8fY/oXFEcYbjSRiWmRZAum4EHl8JxlnIa5jv3DDXYKJV6nWYtzKSYx4",
-	"mS1rFu5PfwKqKw1f709/6nqSGoIVJHFD7ymK4CHWCLTjSV4zwKD4YRCTKC7PFcsazVOmEwiyQfI+cFws",
-	"IE3GNOwFRJYH70NiQEjjqNOBZtHp0fa7B6YLnmhFObHFIlKEFRfQa5myjXDT+sFufFVTUS3O54mGl06Z",
-	"VjhtbmHlTL/2grQZQhRR5VmbrjmNrzpLBJCJALq2FAcKYh3wsg6ALEzFQ9Gmn/oQmhURvWGa1/nAnUoN",
-	"dbuam93Dk6T6UTBnz35DXN5iE9Hy9kmRF5uotO5mdaurpW37UZyKYZYsTsEMNR/NjLB20zn8dYoxduhL",
-	"uF3Pk1TwaMF4xkIQrnj2EcBGZwA6505hBwKHL+y7VFbqqGMYJWywTNGmegEVihk92a2BaQ9ZM9c5BPk0",
-	"Hxk5w+KxVCkE/5mNlcFp1l0WklcdBjTaAChNbkVqvq6NjnvyrrSB7IVBouTYdGT+diMWT7Qf4q2ICmOA",
-	"KXUjIpbPHBMPg+8OO9J+PSWTxXJ03o+8U8j9TvH2pVg249pGIz3qH3cvNFDRAlBxIlQdiRk6jMMMS7Mm",
-	"Z0fv3xcbFymmaD2IqY5HrYCJ90R5xzPGgYKotK8Zj6JakbVjqNOKb7P5/PVfHfV0m9AFF43tqW5juD5D",
-	"gbKq1faKpgpZ6m0RP8Be+9bDnAJq+tAPeZ5dnKOCNBoLFOWyjrx7aJPClaDulqOViJC0IEnOi/jWskbA",
-	"+R93OmvimaaX+4Qz7adsdBvP/nV08Pzmf8z/ejj97u+Dyw7/57fDf4wBX6f4xI1uIzdS9vjbw8M1ZIRb",
-	"RyDN+D9RABK7Xh1/hA9oP09AOiICG86/P/PO6D7ouA86Pn7QcR8/XBs/BDna1PFYHuSz1j5+mD1AvLBO",
-	"l20MFyaomuqjhc/uFi1MxSiXEC/czqlf9uUDZ/e02SVSJVoHLPESI3JpXPTQ444EJ9iiIZasW0JYCnFw",
-	"BSpTC03+cDgxp2/Ahzdovv0NkwXsC/0yyCQQ+U8UDGZqM2vgCZvaICMRndpkaABwA6zNwNZe9KRFqUzE",
-	"KGO5tC+1KKQ4ghtoZK6PeYIcJGUUyVRE+RCjo7NUzVQKBS5NsyfGxq8eooOXKmiYTXgyYnzOF5ip8F8i",
-	"VchliQlElpPScT7jasfa/R0HiN4yDE+NepJL50aVnyMfEbilnJfMmqE1BPVNPJuJCEpJMpv38EQX1Fsx",
-	"fnMIwlJZj0eHCQMA09x5uLDS/pd0BpxPpRDFepZnIij2gmPGBBvfPUgtte2EwlYA0KJQBOvFfZnmCw2b",
-	"5gX4F2oEE7IH3okDhseWNbUQLATha14IW13wwc3h6lOTxrXLPW0E9KFSZX3MJAgAx8mojX6mVD8xwwzB",
-	"kydMRehpVz+kfI5Wex9ERWoT0OxeSJm/8uUXlo6QXzFlYWhp3+7writj8v7f7q+jR0KJRgFGpvAsW0pX",
-	"twNKnsqbIhdkyhPzqUXESoqFooht9ur9DCIRTthhn+DXbOsEQWwJk7UoDgl/KftA/wD2NMKomHDNBkJI",
-	"pnM9E3B2Q9YM6c999yvV+tXBcymoBIt10YTr79j0d2XOuPNCMS2rIo59f+uSju398kOwlQehnkttU+VR",
-	"G20o+4cX//rnkXh9E53P/5x/G7/f3mPCEX4in8l2vtpros/g6BFVaqUxCn8rrOec1FOm6Azscza+WPfJ",
-	"HOU7+E7mtTs5TubFKytVtq6ZMm/tXDdlXvqYfpbp79GcrA0eFp7swkg2VtjWDtZKv+rTuDT16qIRNOYq",
-	"jeA4WgG+yc+x1x2rK7EOj+7m7cD6PpCvc4WXHjqOhI2p9+Syf4N2cVxApWM7ZCPzwlV6oh3apUr7kAIM",
-	"LRijP5fxv3LRk5TCu+QwdRlnWgyVjPCex5nemCbMk1yU2dWjHBWW6HsDDnuymaXCeDqIwkqugt2eQM+D",
-	"RLd2TaZ8wSwuVtFXl0kR+8890Uhw35ODRA1v8NoW0uZvBU8gAo22HLSO7hN4JGbykE5dZmOfp3GWCcko",
-	"nTniGR9wM4xiMgFWDVD1/kQMb1iayyLVRS5c+jm1Bh/wr24jBY7qx0w+pdr8qu3PcgnMDVJlImp1e/Kw",
-	"vc44R0x+Z04jvGDImu6u3K+uMR6MSOEWh4VQLJG9l4QGm8VToTM+nVmLNNZsLKQxv0TU6smjdplrYc0g",
-	"lm16mzkdgN8ZMCnGHJ5QKZuncOGwmInWKY5sF3O/OTWLn024ZIed/3l41OrJZ20WqiEghEZ985ptQbLz",
-	"q3fsu286h0gk5W1+YB161mFUk2NsWvcs7H01GmmRBViGAMNMBU/MRhEIrJTiIKgN2JDF0E4YChrHsTzK",
-	"szwVrZ48btMdUlRc0sEWVKMuQxa/gM14FCUiYImYKqn/lQvxX4vAOlxCGCEyzNNkEbBBymOZpQJeWsx4",
-	"EjAeLYQMmP5XzlMRMD1Rs3i0CIz91wehEbCxUuNE9GcJXwRsymVu3oOTE/bkiTfCvr0ljpc3nfF8D42t",
-	"eHRy4rFlhz35TZuFSXwr4F6weG2gVCK4ERLfttnx0ZFxenU+m6k0E1HfMZ10C9YT9ve//93Wgrgn6XOF",
-	"P1+9NF7wq58vETT6r29fhqc2NQE3lnmkBejEWZbGgxwjJnAMperz4sewhVVX667aSpd1xv+le5o2pvq7",
-	"m1dbEHMKgabKDSvUUlQuWcuSGFRBC0aDhQqY28680frulxEvRV6HrNziNUt3wkXBEGQvlCWx65JqCmzU",
-	"laUiAXGmJ/FsVc8hvOwo4wtBkSmEC/ODWdVhlWsZlr4XVs91GeAlVLMkkLYE78WLQJm9ICrujCtSpSdD",
-	"bz3LBXre4a50RhFsynunv1u6P3Kl7EM9iVfLTvFBwiPSBNseXPZirCHPBHHO7cBEZMvlgp6kMEyX1Qxb",
-	"vJ9B2Caoq4hyJUFYoFO1LogkXkNmCeTpt9kZhdHqV5XyJayJVaQ+igOqaaPgmP3cXRbORGqEO9X9Aah7",
-	"CDk5StZ/0JI9CyfiFNbACIZYjvvlBovfqWkEcEkX5Xba7AJf65q2zEbuT3gy6vM5X/RHqZr2jbJqlrTR",
-	"//f/Yk7nU6OHWmGb/Wh66LLQ/BpWwfEJXdR01pNWiD1wrBDkVytYkmA9af9QCiWaxw/Nr/UGm/nz86AS",
-	"ECqt2hPN4qgnY8mo8DMSGY8T3TZ/NHuoVRufZM3jw2cts3NrhTxrHh8dtZaDmKx50um0tg9lPnZozjbt",
-	"heY2RO4+UXzuuenvpf3GlbCcsYdjtKAREYrschiOq50sB+8g1rc2dLdSqpSLxH6EV1dpAj/4hC7NmlDg",
-	"FXq3d68UKxEfHT/vdGqoitbkVjxs2NDM5hMFDbHr1SHDK+s6eW5ToVZVavbtkprCuyy+pLrZhEeMlBT6",
-	"VP5H9+q998HGfbDxsYKNz7d7a2euqJXBxqNt50chG4z+faFhSkoEWRGR+aMGLOtU5CeJTVpYrEgYtzuN",
-	"hX76O/33AuH1taAcjZ1QR1+6NtbAjv6PXOSUsGH7LLAvlRyKwOa+SzEHkJIoT4AzmGeZmM482AK0Jmg2",
-	"WPbAe5IgTFO8/zfKJM6cCRMJZ9jq1jYg19tBWV7CihE4nl2G5Vqtox2REv9l1qoClAjrF5UQtjkjVsQ6",
-	"9ES7agiyhv9YQg785vqw44EpEnpAf2rMnsMAz4jFHrRz6g/AoGrkM52lgk/RK/Em3bf0iCfGcHKFA40u",
-	"6H+zQ+qRHcuDsdhtfUJZxEA10aXUgjSaB593joJGrPuZUSDYYYAc17QEHkukFwxcPYyC6lFIuF0IGsXG",
-	"a3QbUz3ud0bPhs/5t+LoMPruePDN6Lk44YfDo+jZ4FicjL7p3AVp0W6mTRiL9iwFDDfNHkjxK8TFhiow",
-	"XpGrXy4e4tJ0nv5u//M8+oCqJxGZqMO+niqLcu3IABw4qVu/RI1PXZQMwvUxVDFDzkOcPSAW8ksYaB0W",
-	"8qZiX5zK/rx/jecdv/2Xj4Ea1NOalKg8moTg5cELb2XgteuolDYexF1pSBzwQ8mWs7Aizo47Puw8CAI2",
-	"GjZLkNeNkrxzYGLHhx32ExaEOzhsMpksHnZBs/0wBCPfXh8eflyo6m1BqveC9Gs0nCZq/jWI0d38+VfO",
-	"mEJ/nmfDSQ0kLCXxh3mahAGzFCGsucQBQsheAQu9FvA2nuRO2GYoE22ERBtx3pPkdLEiYsGaSgo2EFBc",
-	"Yb1axqkgd6rgklXISBdmHT3WZc4VZUoyqPcNelIkWlBQpnXKYDwwCJWORabZfLJgcQYhaIeG2kzFUN0C",
-	"EATmMBlf1BFQ/5//9b+f0gPAWvxQsYafQaA+JG0GLn6FOUMiOCJ5EE4llfgS7i6NcRIPd4+xPJ2obj7R",
-	"8oQ+JcvE16NVA6r12fspe4KH7dUyqpaviuNhfUzjaaEA15I92leeaF9lUr6Jn8wYMCnmjvUxgNRCgG/n",
-	"GeOQBhkwwYcT1GmgynvSKVKjVfEZuwccob4RU10mFXkZAYNcFczaaAXMhphdLB8TeQ7ZX+IfoHKQsKKx",
-	"0YGKFtsxUkKy3jBPtUptJiBch4QbGCdfFuu6ZCVVnc5k4S+qTaLDia9i4afw8R2Dv5jZYo7UptHAJ46J",
-	"sA2MrlUj8uLou8p+8yaUSsOANhiRL+BjNLZ4ki68f723AZCKLI2rBsAZO+l0IHXJ2HyEMF/L87nVjUnF",
-	"MPgoNybBFsM5WRrO4dGG4dQN4KhzXBoAWGYrb2zKi3HXG5vD+97YlIfhbmyKadTc2Zzw4fHzjjjhz799",
-	"dvztycnzk8NoOIi+PRkdjgbf8g7sx6lAGxGGg9IFh3KPC51NfKfvrCRWI++A782nr5FDW9YodLid2Aco",
-	"igDF9kYUeeW7JzhUAyLrEhzA0QyKpAZRUFFaQ8z7qEilqmM5FCyE/wlZE6Du4Cf/aUwVJ+F5arkbeCrY",
-	"jZg5w65F6JRut8CNFYviiMojQCYGLJbDJIfYSgbPx1lP2jDGJAZIPfRo2+wKNSxrQmjDyOmw5eVzw5oC",
-	"AgQVfk3UnE25XLC5SIW9lr7jlRkadrgYkJxPiGKlepmwPjUDBlZn5909YqLyjI8rEZMrGByXDP/IBmLM",
-	"S5EGGH1FX31n9dXuioQmtl0M5SEyT67nIrm1H7IuhGJfOjz6cOfprFOJf7YbyjN4/b2114370MJuqRKQ",
-	"RAXRW17oWArjfrUxBog4igNLX/soSvIMs/ugi6C4iXREsG32o0rZ0TEwBxmVUxsNDVukVp2WI6zgnszm",
-	"WFvFjWLQQVGCUPTrcbCJ21jlpmcRMK0Iv4fSCIdcMj2PMwqCAEkU8FNBDYkUD5hFCAtP8hCpde9/84xf",
-	"syLKL+nHP04c3NEoH/0zO5z+89l/vn/buflu8K/nfzte/H3419tv+euT2eU3+rqTvzoc/XQ0OX+2jka5",
-	"mNl35Zj5ZxJXvzOxsre99+TKe+fRHvWaGPoTmybz1So6DDU9qhPINMiFwu8Li2hY6GCUi5ScBFQQOY1d",
-	"NuWROMhnADhhvUbz6hPdk3rCZ4SjHUeaIe58CLjZFEYLAXE6AD0oIpbEN6KiL9vsb4CBDNWoeQZMhhbK",
-	"248zPJyOuxY6e8i7a4uw4gd6ac0J3Ka4uvbjkFDhayOQu8vp662r8B7C83JTWu17eUHrh0isLy1PXUo9",
-	"KvAvOaMeYFH2afV7H/O+6fgFP+8Xr2n1U8Skefo7WfGUh7+bhr2w765RsBegL8uV71fQ95KhwyYiFYjx",
-	"FOIjB1fWM7TEPizW7FakyJFtfUVAfLVV9dSota0dHhLLVCJSLoeCYqmQP8bZgAPsqeWEdb6oTxqC5c0V",
-	"rpg2e+W4nLlc2FmdXZwzi68BFM3DoZhlImozozWRRazLDtmb+AfCQ4Bm2L/Zq9FIDLMlNIS1bDD/Zu/K",
-	"XDBdqsZ0ZdwF4zG9zqYi40YdnTqOmhq6F3bl0cUwOwSMX1s0SQAwQ94ZPDdtRAhYQ0ZTYqoBYNFyRxZ2",
-	"pXb83oNP9FbTOEXKEIq9E3WOGzN+UPgJgUTsepcRgwP3E6EOW4VrRr+EbP2kBErWdPjET0vw1C3orCff",
-	"0CSAjV4Yc9Kttf1eGi4YAhh9icMncGzO/grGmRbJqNXtyTKtVEA0UzU0Uh4WnDY2LQC7A3092qoevUub",
-	"nUkyks3p60mHCOVI4O0xQb1szFyzw9OFxW8WETWACGgEeDcrIIu6gHxIGl0gVpvMlkCogWKdzuhRp+NB",
-	"oYTutkWqjGFlrX0WH0WCHuKzRnr+gqEqtjRFEcsmqcrHk+JvnlNmfPYZzyZemauPa+692pPwJ+/d5jKc",
-	"QmBBj8wHC5ibzDIMBw61uk16Emli/EOJKwyUWpVGIHxmK7cTrVy1VB1lnXkqpO8NabtxZJnJMQb4T5Eq",
-	"glu2yA+AmWRab3KWpTEg2OGgdBYnSYkey6xsq83OjIiVYs4T1gwHcZLEcty3OOKhv8n7w8UwEWHL41F3",
-	"YEHwOWZ8oWFLlRRPT3onE3Ju2JmTOIhC7ihwPAHUtJKGecThkk+xM0DbchooYLlEknh70AILl0FQGa3y",
-	"ps1l0VPoQ6ObadsgpwdpXrDiIGRLDEyDRgh5kO6pFUplUHkS2SiGzHJYiD4n6oxCJCFXNAIl4PhjZEG1",
-	"m2VhZo6R0ZNTRPTR3QJip6rJSZEbefTGofqsfKgnl0wBVqj0GLxhQNoEj9tp+KZD6muZjpaaKFMLYRYb",
-	"gR0Vz9vEtKGSEinIHEBagcQmVdXk0CIDgCQLIkSNgUSyzEn4eQmZqM2OO8ddFpI55ZHNm0960umgjHSS",
-	"zwEJWZB7c24yT8BSvSRITQT/qnHwcVjka+3s2m+JRwN9gH3zsaFwaGJnGN6t+o1oclnTjDWdagqIuw1E",
-	"qQUjcH/95JHZj+TvfSrfDZ0Sd0xrIUdEfCuWPIhbgt6oeG0rnDXr0zlbv+yrDegITPn7g8EiM3vzsHP8",
-	"3cm33wSNlM/d3t3Ah7oj1odFA9NPf+fRrUizWIv0PPrwdCqmA9pvtXnEZ3LB8BkbeXRttetTae2f31DL",
-	"j3gMsYtNOXTG5aNp7gM3X+Hdh9kfjBf7Frw7uzftmcb4tbHVvoSMufIBeJtPRRoPPUzAZiEEWiyOXHa4",
-	"8TiK5HBfUjSq6tWPt5o5QpA3ltk3x42gMY1lPM2nje4hzhz/JMYgllZGc6q3C0omC0ilgt/HKTcOQAj/",
-	"Mi7uNfoiZiGNNa6VZL+pWGrHTgSXFsZKJcOXZz0JTIdtdqnAK6PGAhZCl/AfkicLpNchL6E2oewsiiqS",
-	"7pGsHGz8BcQEtjNzDh+47+1k61601orWbTDkdsaP+/qC6Odwzhm3tshgwZCz9AuR4MZWi7ieDBRPo7VF",
-	"Xe4prAsAtie62z2IpQvDQmgQxtSnnyz1e6tr41dI8A6InROeZoGLMzhwtTgFouNYCq0xJqQDi7mNDyWx",
-	"NL959LltZonxLM+wHVMMOVPIzq1Z81nnqAVBoWLmTxM1jmWIsh3mZ2nfvRDzE81eXF3+iNi5AZtPYrq7",
-	"HvIk0T2p4cJFs/DvB+a5A9hntUL8pe33go/FCkN1/T4vt/AhaDzrbIHheEmLcJeDey3eZ3c5hjjAKhtn",
-	"6ZCVtpd3sorfag/WhtPUmOHi3v+UbOnzFLuJay0y4/KY//2w9liZQVLYdRQnQgfMCJooQu5E3H3prWUJ",
-	"ga0JW9/8aUq1/v9x+z0GYOiGhiIwFA2VYt6TgzxOIGw6EtlwglgFSg7FKdorU75gA7Pp4W94tiOOvOip",
-	"oCk7bIHz0cFbJcXBG54NJ+s3+JlZgU1FjSGfzdq/acRiMP891Do8hesnRP03dqEZ/HHneJXJSP2sthVt",
-	"agHQQWxVO3g+MrOESW5TF5iJ99nTodZlM2epW3zuN37LcQnWP15r+JiNUjF7Xpgvd/BCySxVySa7Bx62",
-	"z34IGq+u+UZEX3gGxvOsDgfsrQISF7jB/HRD29FM2l4oPdEMZwsnQmeLRDA9EaXstQ3SSiLE0YbwSkWQ",
-	"gFpaKT+uMp5mGo6q1c1A6BDLLuMM3nU6cABcGDbla5CquUZzhjM9UWl2kMS3IgLeAlLfqBJJeVPp6rPO",
-	"kY23Y/MgkJoh6c9WUCCjKonh6xevz1muhW6zd3IoepLSwWKJz9qRAMwJ3Omssh9YM/xzls3eyWQB0Ww+",
-	"FVdxJr5/zd/Dv82XFGFPghcW/nB29ar/8+VroAqCbNlT9i3VJplvOFZGuZeMgPWS7DV8iooUIK1bgaRR",
-	"MotlLhAPxl+pysl4rQrE8OVT7i3wiG7AML0Wr8t3E3aNK5EdWCO3rrcV350NYkn1WcJurqVd5N1L7Das",
-	"D3e2Q9Ye3at4DGRZtFPvYFqsP6xb2BUJ7ZZ69upv7mBTJGqs8mw1ndsrGZWsVdYEfARjgyIjyq26wXu6",
-	"iA0TwVN8Gj8zWhdGApUMXzJOjDXbk9DUqa1CMC6R0YxUhuDur+19dvO486y16UCZCW0bvXh/MJ/PD4CJ",
-	"JE8TIYcqokTFrUIK2NuPKGPvcGcDWnuSTZMd9fUVijuVV6Hd1h3IF/h9lkXhHY7XNt7En6/fvLaOxFbB",
-	"idILh7u+8Ck9j41Zc0Z2mP1Ntw5fgl8ipurpIF+slh2XYqbQkjh+3u502M9XL10GgaUJQk8/nzHTXMGH",
-	"xbVNuGiuTLLoST/j5CfFrl7+xauJggZvxAI4zJUuUclbNe3IsZ5oGwdo4+V8CF8sn2GiSejJp9JA2z35",
-	"UsAngFkB2xvEeZvhlN8IluYybJ0ykWgBNITga9RC5U7VD/lik0tz7ci84ArfrIVIbVYQJTjB+PREzWBO",
-	"4wIrBWWyB9/iZTw1Nvg0ddjc3jI80UTIKTJj/Dmtns9W9m7edwlWa7v/9Z5XbrPUrHVG8EJl/puaYH81",
-	"wB948B5rXpN5gvFBkp/LzRBZ1FadllTJL+7VoDz8mqH96tpSg98gJlPv7GEyk1HgSEv1B7us/0Sx3rJQ",
-	"/yFf2GiKO3S+PBdTdX+nzUhZK/rXBlK9Y38bi7lDTSJzGoGtUHhAJmM549Ea5iW5IjJ0vXqyIiQDl8dX",
-	"FttKDq1MZ/nsIYXjldN+ewH5uALSzbh2m7mUTVzlyiZDiDRLD+x/AveeklizuUJe2klVOcg2rnB1KEF1",
-	"M27TJ23v+u4gXEh2S9Vo2Nx4RaJ7+8p2WpnydpLcW/uqKNqL9N1FekmSsttYxxmAmT2CTI/HMp+tNp7f",
-	"8BvI0i9vcpdU6Q5cWJIT7laMYuxogHviBizrnsTo/wGIZMjVrjWzzV9Ctp2V7RWY0NiekLohnJu3iqVi",
-	"JNKUJyQ8FiLrMjXD7Ibijz9fvl62urGlh1QouP57ffLo+qQix5eErtll29rFTlquemGTGV4Vw/7giqGU",
-	"utnWpIZztDep7yV/rdf9+Gb17VNIuFhnUpsHvLtSLPtoQo4WsoG3qkizlgA7vHpzfeHuCcwhjSWLCtHV",
-	"BXyenizElpnlXLNY6sxsIzUyvUVQOXfcOabahCgfOnxZ05Uwo4JRYkCDBLXpvF7s3b7BJJPdMwPKsbzj",
-	"jxGaW7tRSnqAx8lAvff2CMbJHycGH4nbg1jrHIToykC822UqjoZP23ORJAdQ6/LUKLw4OhgqOYrHhGm6",
-	"chu+mwl5/pK9wKoKFsUaAMUWLo7oLQMOijXD3wdci36eJh/cCBBG+Bg3KGep4Il9PtbMjgVl1tKmeRdH",
-	"w5e25/smQPMoijMoOrzw1ERJWK8Xs8UaRGqYm5m3P1Ka8NYbklZ2eaT336IPmsx1l63scg7Xik5eYh4v",
-	"+IyGxmQbJWoesIu/vHjFro5OvmFWIbe6jONtEdc3xFMBGGYg4qCEEZywdk+eScqYA7PHyM0u2sW09OJ9",
-	"rKmI1T8iELUQGmrxksUKGWm2+5mb5ZKBWIc7PUxigaATG8y6updtDlk/T+O7vU84x0u411s2oDOe3elF",
-	"aVzsu7xotkF/OOFJIuT4AVroT0U2UXdafT1UG1bt1/vryz+4gqVDZS/qrdD5bJTtFjdWq5L0z03j2kiZ",
-	"sshCQUUJEoUAqsv39M8vVaWG5vUQC8LhdIXtjZLmKh+Y2X+ki+uX4tb1vO319e7JoI+/8T/OLfEdT8of",
-	"7ZCUFH0cHWSY0r4qRGUxkcPfe4046sPTvcaHEM6N+RHOTa8RsB5IW/M3B9xFUYtlA5bAG6AfjWAiqLKx",
-	"6JzgPBiHFDDMZsIzVwpgDZMYTJWnQ54kUHi9xgDuSc8CXm0UnEeY4/84lTEvxS114Lz4j1sF7A8Au1hl",
-	"gtuP3W585rW5D2zjvwE4u/KepaX4Q1r2u4qE3+Y36yl6/vPq3Vv2NzFgfxELdiWydW4qZzdiwcZCmpOG",
-	"qeM642l2X0/1P80gP7WTaqamxWfrmRoZbBysG7HQX4BPukFPvXpv0wfrzbymA5oFnxSMtz4BZ6Vhy7qh",
-	"TuoxiH4a7zJJ1Jxd/viCffPt8XPWBJ1n/oY6D/6z743FKMDWyo27m3K5v/0H/d09dfFeimazmjEPaF/B",
-	"PEjX74zRS8Hr5U7PJIMHkMOofR9V9RFGSwoViMQYH6hbvHGHI8WavDQXhBIzEr5P28tsxDvIGmhzd4GD",
-	"CcM1THd3tYsVPPRRtaAarlN+sXZRPpYKGQH0u5EcM6FmiWDNSxGpITtqn7SPArxRcHBtcEcAVwxOEmHj",
-	"p6V8adxSB1e08AcXKomHC3YjxEyXqh6gWSjJQtilBSZRw8/ucrRGEJ3N4ksxEqmQQ7GmhvAB8pev7YWv",
-	"6aquiGHFZGuE+61I/fn5q4l3w7DwTzTW12gWyySWIiBKdZ4OJyyWBKgg0p1LDTamE5xdnBdT9Xa+W3p9",
-	"V7fQbcunqZniAeytts64jABzuf3b6g1bLIp9mg1ys9sDvMJMBNciYs0359etNjvPNMK3GTcO6IstbCNU",
-	"A8ZZTanfWKlo/Ra7wkq13TTNfSrc8N8PWUh290vd3fbNE22FSvpgW6h0IToRPMkm/7UGOKfAYUMOJQ9X",
-	"C8+bZn++vr44ZZnKhxNA4GKRmJlRy+FieSf8JLI/U6ePaGtgF6s2hB1/rBlP4lvxYFf2a7/u6/hWQAn6",
-	"LFUD8Tjf8zf9VN8ODyhjZZ0kuPYUh01waV6+Onv55pUxYs9lJsbGhO81Wm32WvHIHHclCXTdsvmh+uES",
-	"ahrjjDDceU+G2FfIRAJoBlAJtDDiOozM7gaszXT4fa/hXVvi6Nu/6V4jxBAQYMAfmClRUf9BHH3fa2CB",
-	"coG5iTXKvQbV3Ns+jXQC5EbonBWN8Vl8YLoNWTMSI54nGQLG4aCpglql8TiWgFPnXozEIB+HBTw9/Igp",
-	"NweRmnIo+38nWaJ4FDgIF1yuny9fswnXLOSjURj4mUU96adsUbKueSxOYuNF5WkSsu9LLbWodhRA7zCP",
-	"KstTKSIWFsm9Fv4e0hQOZjzNFjbht5IG3AwveDb5/umaWkhUq0rCcb8CaML3B2djEbLvezLEZvuI49iP",
-	"+EKHLZspNYnHEwA6hQUqmSyJLdSEeWkBOV84QqNkcpkIrV3zL3GFmeYLjcXc81gDQiW9U6DRCY1mKBLJ",
-	"NT3cUDaPpW6deksd655ExE2Xw9OTPRniZNr6dhh2jSEdZ80CCzpg/pgCxmfxD1yLgMEW+QCYimORvTA9",
-	"nEfNFuA0YvZfMwcwogAvGFoha3K7IEVq3ilLhVbJLRWW/q5uAuLlDQAxNkAL/0MIG3Qsspc8403TGG6A",
-	"c0BpdMM1/5hwfVZgqgJMkN1iP6dJ2AoAAnV4A2NuwgxgOZutsCebbjhuVyOMPFhQsLFHsYz1REStNgvN",
-	"Abi6HTa99VIIydsy+zLOYp7EGgGJ+Vj0JBbrZHwMTUll8SNZHLXZC54kms1y0zosR/FpgJ0i9HOPqbba",
-	"jMCYMrwnR7mEDJoAMAF+wVvDgLXbbZ6O9a9E/ZeKWcIXImobETXIx12gnAhZosbGfBwpTMDhqYzlWJeQ",
-	"tcUofs/CX/Tt8NfwFD8MwkDzZG72aqLGYxGdurpGP6swsjk8kAdE1UlgGptN+MIDUZDAILUCRuHVNR8D",
-	"gnIZT4E1n3WOW6ds/F/x7IDCBe4LQoJ/gfJoLLw2ewv1uGlE8sLp8ljouiD5TyK7xpk4u243hPQSMMJm",
-	"HIUzGOorMxMw+e50TVsecQFDsMNbb1X2hiAKtkgurmpabdfq0WyAdbr/Cu02V10/irEqKFy2H0Iv6Ree",
-	"NaZ+LMftjRvhLIm53u+G7XcDkFylGThbrcfZGsbYvaexb6QPgf5GKY+NLFxh+xNijFFWxtbqSSITBTyY",
-	"aTwm1nxMZ8wg7x2NSyOI4yG3hbOcDXjC5VCkbfajBbqfKkKkdgME8gERmzFenf90/eryjbFYLZD0SecZ",
-	"a4Z2xGGLJmiBttNbI5axe0SJoXiZSwaAV4FJiC9YM3x5eXb+tv/y1euzf4RG54MRyU50i/CoeeZGDfjt",
-	"M5vYCbAL1Li2aivO4BndkxmHFCjCUzYfvc2QH8LoM6/NiUjFKVOpWfcs5ZnROLkWLHwKOvu/whXC+jVs",
-	"gUd0vaybU+d8/TzDXCycpF2FB8yYprzkR5/IS9pI9gPqSZ5Fai5P4TOXv7ELvX0kN9PfJ4/pa66Hk3k3",
-	"E9KGOkO4kodrvvCJxn+CU4Moa2Dz2ws+Vsl9tZeAWTUJp2dtJXziiV6ZfVj6/cDlIqJiu/jLi1cBJCSS",
-	"T2DvyoSMNKKeO3wbPrxBlBeYup9j8LeiMGYpCG4ON2R5U5ZjE8z+AOU8sQXMFKQ6OG4BiyB3Ji1YfmBO",
-	"N0BuE0i+TTFCsBtOHhQHH1sr1jzudGohMwB6hsK8W+Q4bs4SvHei3EdIMPq84OmKFBbK8/kY6UIPASKz",
-	"Kp3uurLzzT7vsmkMbO7FFSpmCMH2D/1asqUjA7AylPKj0VMpA1CJ93yYJQswWjckAIGDtWUW0CnUrCFi",
-	"3YAXmI/m1EEyYJPA7CoIWc71hTsF5LuwYqN12pPHnWcW4zLXYB9FjEA52uyspj0jfHCFnnWeVZGlCjYV",
-	"S2tCuDurTvvHzTGELne8YN5FWGxxJBEn51w2Pg5mzWeavvgo8svCYa05vn8ggebsGCcv1gbMnalhbRHG",
-	"R1mR+NllwuWcUC5ws/CeHe4rpJvYRJNWYP+TrA0nLJs2MZLnUSzkUASo+hcBgwz81rKYLMP0eSifmQBQ",
-	"WfNIDp6nooCxhcPJRDqNJU9Oa8WbrU/bKJawCys2N4ilF3bJH8gQWVMzcJf3IIx35xf9BKDHNp8+P4n4",
-	"+cirS9zmjiGv1r34g0msqcjSeE1aykWqpiKbiFyzTLzPjNhQGjIbux4M3CTLZjYtSPczlfGEbrZqH+lH",
-	"VLXY12KoZKTDnhwsWKryTAQMY+p0KcWzXJ96zSBSd9+Cgdi+BgsiYDJHwt5bhAELAYAg6MnQ4yrs448s",
-	"BBAwuJoA0sCWq+4CYIBT9pNiaS6zeIqg4DZ8RWvWZq/MYkDIJVNsofK0J6dKxplKEX2wvkDsJ5G9oVXf",
-	"LjtmlvBY3iFZwY7zo8QKvI0ydbN7hFCBmgnJZ3HbBmBWA1jngwQNaXNOzy7OXXYVJKj859W7t7WRZ3ra",
-	"/P2+sa2tEn2ro/s4nwvSzfRMDOMRjZ81zZRbj/vVFnya3Oer/ePszet1X838fbevZkf0h/1qZsqP9NUw",
-	"/LtlkJ9ucm2M3oXLIcoP+YhmgS1DpuXsRSgaAIEX72dimGm4WZViLlKCTMZQOvzixfoLLkpj982NiWnW",
-	"lmfxAGkwUwVkNSwSs0Qt6E3hxckhVSLhQ7J3VRLZ6wJNEDDspPOszX5UaTk4floNoAMRBAvxTmRVtPwS",
-	"F/MRw+XQwxXyx9dm+/Jogcy36S1cGo9G8fAzjZhvmMtbYOTk0eKUCJs1pXIg+UVxc8RGPE4eEEllg4Fo",
-	"qUEeMVb+0TnFr+19rQuDL4XK1owpDCzcOKR/wkmDbCieWECSJ7onX7w+Z6kYx9oMC/1CYh1sSuMbYkeW",
-	"jRc5lMHXxd0VWOMsluOgJHosR2q7J9+KOYspGQ2YnnON95IhjR+zoyCKThSlRrQfFGywWmQZZGxgDxuJ",
-	"Pu3F9Z7tc8/2+cdm+0TET3dyX7w+f4IJ3a0/IA8oLE16uxqwjbL/QRJom+Hi12c0fdwlfABzWo2b2336",
-	"NFFDnkyUzrrfdb7rwNbO06TRbTwFQUsLtgyvHgOhlPFPdQAIu5pytIyDWgCD2dpnm/VhnhksMH0W7CEh",
-	"I/D7KIwEzyFYWrXPv5k5cpcih1kMUojIzygAcCib3uxAQ0jZ1TR6aTx5jdeMNFTnwocAo81ldJDEEvIm",
-	"yXwukFAaK/DrPNaTqUjHImJJrLFElCZIu9VrjshqaybuyB/Jt8f5k4QvWL2CAlcQCY7M40TtpVmT7l4o",
-	"XArh1pbXvUfCtjyEs4Is3XX3hAlpTNcpnjo+m6XqVphBGHckYAMuMU7hoYg59jevY9teXbcQaEaSBQv+",
-	"3GXYE7coFb8JynNETWgHR0YvrM9C5ZnPjCbem93Zk3VrYkS+FwzGqC5dKtOIExEhQt8SwoZEkphlfWwF",
-	"jjdvJ4OW23mXZ9iQfaZbbPwn2pk3yN4WpywSZsunwJppPgDc4wcARAs/u2gR7rEdJn5KFJ6W2rO8EFZQ",
-	"ugHVzAWrEtDOhAEvOYb2Zq8+Q8xbMc82rT93tgVgfqdM/eLeubkyJaPlYTwXFzvlqGlP2vo+I4fS3LKV",
-	"GqPv3fnLF/3zq6ufX12G5dJt1sRUrzKo3VRForKlIEq6QZqY7UB8QY4DqJKpiDPl2k7dP+EF6cIa1E0C",
-	"9yTRXFIfSiaL0xqIPpiN2aGuKAKVEuoASv3tSWieYGahcoJAWs15ydPhhIONW8VfLa0S4CF++PXD/x8A",
-	"AP//",
+	"7P37chs5miCKvwqC2xsma5K0ZFmeNhUdMyrZ7vKWbz9LrurekocJMUESrSTATiAlscqOmL9+cf7eOBHn",
+	"DeZFzpv0k5zA9wFI5I1MSip31a43tmssJu748N0vv/SmcrmSggmteuNfegtGE5bBP4+nU6bUiRQ6k+lx",
+	"msrr74qPCVPTjK80l6I37r1nf8+Z0sT2JpRcZPJasYws6ZooJpJRL+qp6YItqemt1yvWG/eUzriY9z5/",
+	"jhome830QiYNk9kPlUlyxYgURC8YyWSu2e4Tvs34nIv6fGdmSNzgA0VibBZH5HrBBFFyycgqk/OMLknK",
+	"lVaEa9J3K4OlKCJFuh7stKLX9OZ4zuqLOWVTKWqbn9LpgsHeVxmbpXy+0IQKdc2yxkm50GzOMpj1xHS1",
+	"k9ani1f5RcqnEVnSmyGdsz8dPNnbi82g5kR4xpLeWGc527wzMzwT+rmYysT8Vp9m/jNfxXiiZhfTlDOh",
+	"CZ1O2QpO9IjQC2V+knrBsmuutt7vM7bK2JTiBNX53mUMRvMTHr97SS7ZmnBFljS7ZAmZSXN7GgY4IvG/",
+	"n+d7ewfTD4LfEIV3AL+wmMgZDGH6cTEn/fcvTsjTf318WLnwFdWaZWb2//j3n/aGTz/+yx96UcPCn5/R",
+	"hhM61ZkUc3JFU55QLTM3K7Z5oMgUz3jXq3nFxeV9nA8eTyKnapJnKR7NEclY+qekuIh426W9ZzpbH880",
+	"y9ohX0tyTbkmF2wmM/MydbbmYr5540su+DJf9sZ7UdMjOM2FYvoezuG7s7N3w4Rq5u7HfSIJo0nKBUP4",
+	"+OPh08dbEcIPNFs3vJVjeBVD95p2fo1/eU81e8WXXMN/6jPAz34DVLNhCr9c5NNLpknfIkNFVgb9cJFr",
+	"NrjT8Rcres+WlItGHPHezZqymSbcIoo8y+CCuEjk9b0tohEYwrcfoKrSCogBGK3uuBDc6ctn7YSWJxHR",
+	"9JIJMsvkEi+qIFF/Gdp2w5fPLFZVVLCIsFQxMmeCmVtNRuT/l0vNDMHSkqh8tZLZFgSypDevmJjrRW+8",
+	"/+iPkdmK/7uOzD5HvRXN6JLpgKVYbacD9nINOSVzphX8ZT4NmenKEov2zFoNxbZcSy/qCbo0K6g8kd42",
+	"8rRccqW4FC+T+pre5EuW8SmZ+laEJ37mFdWLYt5pONKmc5zJbEk1XvyTx72ogIn9Rpg4yTMls2beJF4y",
+	"TUeC3ejJFJp5krTK2BWXuSIrOmekb0mowVjm64xnSsOnwRGRK/r3nPlt/T1n2TrYF07fAgmP9vaiRgqc",
+	"8iuWrTcd6jW7WEh5SRLbtv1ok2K0+zzY5yJZSS50l0Uy27Z9kawY7T4X+TJhy5XUTEzX37MGkvCaXjIV",
+	"IgGi6IyZRw3UcUQMmCi6ZEC7PMaAX+h0KnPAX3pR/OrG6esFOxdyZRAGlyIi3KB9qheEigT+uJDJOiIX",
+	"a80AsMw/BjAYF+TRY7KQuZEHgBdVAdjhL4TOKRfnwgw2XVAxZ4oIafrOj3BFVADH5xYUkcd7T0k8lWKW",
+	"8qmOSRyczfB7tiYZyxVLbGeS8NmMGfx8LuwI8Yi8FemaqBzY7Vme+tXRzBzQSo8J9QegF1STa6pIxmYw",
+	"sGG3LxiBlwSrx6m4Vufikq1HZN+c+6PDQ7OhjE4N6jMDplLMWQYX4OZ7vLc3OhdtOKyysdLjYzd0uUoZ",
+	"wN9a5loNH+09ejLcOxjuHRpwCt7m4eE2LB31Xs7eSMFeUz1d1IHrWJDY8KQx0QuuHGu+kGmijpC2cG34",
+	"IUcIzR3b2+WKHOw9hgOSuTYyi0zWrUj75WxoljHEdWxG2S/FFUfGatPD5b5V+5Pl4Uj3+WhbmKv38hoZ",
+	"J4N42/At8FulI0jYjOapNhcK92tnNph3yzre0UwLlm06pxU2aT+klR/jPk/oHcDu5oWZFpvWZUe412Wh",
+	"NL9xXVbgb1+YH+M+V3bGlH5GNa0v7PmNZsLwHSMSm1likjGaoOKBaIPI2BUTWpF+zNXE/BAPCBdKM5oY",
+	"biFjNCVSMGVohVSGAExlZjitizWJ3709PSMP6Yo/vNp/OE35QzPAEEaMST/O2ExndHpJ7LgGj2qZJoQa",
+	"uDEj6AXjBryY0HzGLUacpnx6adhVxYBlmvAkJkrTTCvEqbFaC71gmk+HcWRQKKOJaT/NlZZLlk0u2Tqu",
+	"Np1AU0VTZpquMmmwvMwmsFqYotpB34hJfISahdJZTeWSWWpp9ruUCSOwUStuNr1c07L54c5oqpi/1gsp",
+	"U0YFMsmW2HwrE86AT345FxIg5peelevNP+lqlXKUpB/+TaFeo5joDxmb9ca9//awUOg9xK/qoR3PSgU4",
+	"aRmA3sI/aIp0HZuPyAkge4VUUDGRmKPJ1p46UkX+x+nbN17LR6ggbLnSayIv/sammvTjXz7Hg4jI7FzE",
+	"Vg00PFuv2JhUd2MvRkigEkeWWuDUHNgCQnE2O3aFjOJBqpUUCg/xW+o3fF/n+C6l2jza51kms6ZjfClA",
+	"Q1PwTyvbgzBxxVK5YhGJi4XBODEIz4HiNRTf2lZkmz8MhEVYzknKXwrNMkFTXOR9bf0k5Vt3/4LyNM+8",
+	"Hlax7IpPGVE8YQ0nMUC+NPMirblmK/pVRFjcbUSoPjev1nDiBmvFzKxktGRK0TkzqMjpJiY8GRPUSfEE",
+	"tVEDg5kMcAvXL2Ga8lSNij4x8mPlu3BqgaGn6JsvpKxdMQJ9MEZJwdFtnKJLbSyrp+g6jmmOY9wFvj4I",
+	"ekV5Si9S9kWhywBLQjW9oIoZUMlFxuh0YdZBjEgrJVGpvG5+c3jjU5mw2BAcAMxJXuwkjkryE08MbpOC",
+	"UHK4tzc4Kn1MeALoSK0MHJYUZMmc6REBNSahM80yEsMfQ1Bqxl591D+sPvqg2bY7CbSkFYj4CqFgbADZ",
+	"8MshfTejciIrYTdcaS7mlo1qBknX7f6JwDOqFheSZsk7Oq++Uc1u9MOFXqblA2hQ3TW9PjuuF16CBYMh",
+	"adhuSRJyqLTMWDxG3RSdMzKlWcat6sJygQ8UOTl9/4JoecnELQ1Nw1M2zTOu18N3MuXTBo3JKfxbRUTp",
+	"dcoUEIYpTVPLMVsVCVdAw1h2ZNiSWUaXWw0NtXP8HPVeyOyCJwkTXw4kzW1Zzc4DRTKZMpJIZrmo1GBJ",
+	"s7uIWFVgxpTMsymzFNgpXa5ldqlWdMqaAdjv6/4h+Luz16/uEXiPEdxmMiPUCN9KCtinM6KOeqBT+DX4",
+	"pntmmiISu3WeAmjasz9CVR9ioAs6vZSz2T3exyuWzFm2A2q1GiqYmAuU9OHQ8uUSzFoAoqFOHSHPivy9",
+	"qHdF0xwN4CDxijxNox4r7iZBhbtdkTlV4OZ6418+Rz3LEgJy9lP8cf9RfRort5WQsRHgNNW56o0f7z2F",
+	"A7hk6/egWaxvoqqBvKaKgKoQwK2sv7y/fXXUewYTd9rp5+g+UVBxvw+UwTV46g+UEfN1A0oySAvUdX2w",
+	"qONmiaJrRa4XfLoYOIx1LqqK33jjuXehwGUu8VwUWubBkdNKWy110iQn3P5xGd6HJb8feRXZ4cr1oJh+",
+	"nUkkkcHZVFwxNh1N2DTwTtjUBdqUbPibWttWX/nmNij8JzArPwAITjMG+kGakotcA1pASyVXm8GzyoZ4",
+	"rsYqYc/FBUulmIPrCA2YmmvQdMprwTJvBjMsXw6CHUtIvyw22jYT3yCOAN+eC5kFRo5Lti7wBSweVamD",
+	"GtL4+jB+Rw/jz1KwL/cm3jNtBIzC5twI+mZNjTjZ0HpnEV6ldMqW1jfsq2pr2z3/7ycGtKtZ8ShA5v0K",
+	"HF2A443UL2Quki8HF2+ADuaiRYnkFtQqgn+9xfotvqPrVNLkTMpXNJt/UayOjxAsW/RCXjHy5DH5nn/b",
+	"fLmVdX694x3u+IOguV7IjP98j3bUcFC4jW9lsm5+tSRXYJkI2NoGExjwqtQgbaD2zr24r9crIP4eFOiK",
+	"Ty7ZeuL8iSdOBfkVHjrDw71brf7JJqtALYEeatZlg4rkq73qdwSf4vIZB2Rxf4gqHHQjdGZsxrKMpiTl",
+	"4tKAqM4zwRIiZ7MGLGQaTRI7bhyRVZobqXo1TNkVS0lsnSpjAMHY2eUBTtHdpwSoXxHXRsD4/fGat97q",
+	"b4khw8gDgx7vxJPd+iw8EN0jOgjGbD8Kqu3GWdLw9A3ZmNjPbZSnAyX5SkV+HWQR3PDb41wv7g10YLSO",
+	"QANtCfAtEYk52hYmzvG+AjSJFOwrwNwBYCrXfsZudJO5fJVSLna0l5evlaL1HGKZvdclDEvMDF/v9Ve4",
+	"V0YTLphSv442snn4NmF2o2qyRii4HXLCnFUVVJITgIWJvf2Y7O99FVy3oHR3SafO3nRv93+Mliw/8EYR",
+	"4ZKtHygf8nBrW1pdpVEzp32FiI4Q8asotxpH76jlalZaOQ7gkq3jqqoLenxVa90LLNy7YusUUXww9EY4",
+	"6KzmqkFIsyd2M8U4vHc37K88yK8FmwnP2LQh+vFECs1FzgjVJH4lg7QgwT243+vdf1ywDCV0l/1mDi5k",
+	"7Ebv7pZ7SlP22/S5siFqJQVwVZoyDysWckK1zvhFDuc4+Op49Tt8LQYOv3zQAmSO0BkVCl0uITSSK0LT",
+	"jNFkXVgTXKYVmqYsCxjBbTaLcxEnOS6fTYKJwFUlYxSiB63CeFQNyVI0ZbAiiDO3aN8uyHz76kr1uwX1",
+	"34t/TQX7loTawVefmnuChn+GkQMwiEt4wlUDGsSbLAu+24FESD0B88lXQvy7hcfftWtQFSBX2GiipZyk",
+	"ptlXqboDCNy/uq0TM3ZParY6sJyL7W7szm84/qvMi5EXVJELxkQx/ii04gS+7ZjCyeViLAJ7FixdkVxo",
+	"niLVhXFcvFfKZ7o5lOYrTFZg8rfizQZau62EMA8Gblb8ffVvu2fwsIluvqx72wmk/Jqu4anHH06fGQr0",
+	"/MN7VE788OZZ3AlYbOZJlkymdsCqrXhq5MWaw9BXrup3AZ98LljyskGbh1+A25ZAHnx+gSNIZ1xXFJJ+",
+	"/NA3qmGGdr1hKXnBrkkFTpkenkh5yVlL/k2X/2piUxjEZArNST/+TuvVW5GuzcM4pUt2yjX70yt6A3+z",
+	"aZ6x2EikC61XKiL/ShK6VoNbqDIhhvd34Tk0Im9kNb0PyOSGm5C5Zg8Uefzo6VfV/Cb3ALzv3zZTMNhK",
+	"9rvBwt7+//YMAOT2MxiEZZiYZNNt0iuqfKMdE7gUaZM3JW7ZtPZSuYAg40qY03lj/0opgCDh/aZu0CZI",
+	"ib6pLbS5I9Eq3cYbqV/LhM84S5opAOZEhST8qzXpx6VMpvEgyI56n0f/Wzy3XwUldVHpWVTkJNeNUTcR",
+	"iWtYznCcqZxDcpA55eIeHXr/z4k8+fKRJPdxKfeeJGvrqR8R61IJqTOU/KLnFuR4cTn5G3zB6niuRLrH",
+	"hAZKJ/vqzPpWmVyxTNs8pj6tDU3Tt7Pe+KfNUA1zBExH9EtlPMyO80uPiXzZG//Uq6myeh+b8lvbXzBv",
+	"aO/zR5dzFRnsn+wyP9YaRr3jJOGYGNXl3aX+l3fB0pBJr1icMsaG+LRudEYBMEYk1kzpyRLe1pJml4rQ",
+	"IOnsEaSsnWd0CYaIIozfZxwW2NoMYM5b5KnFLLiE8nkVY23NEJu8FKsc9uwX2FR+wjz08pLDlMIRYTfT",
+	"NDcw4bPM22S6UMyBCvvBpi1v2kEtQW7Ttaz492z93AKj3Wmw78Re1kYfSBjjpZjJXhUeoPvH1nmhT21O",
+	"q6OYUF1K7ZxQzYaaL1m92E/UW1J12cRUxJme/OM//yv2oXwpVZo8DlLKj5qGc8qzpuI5QRGbegGbJRVQ",
+	"VWjt69Vshy3svtN2YXA2uVh37VK5l2LKcKz6RdW6wSlH4RUFh7XhopXKWbIdzMq/WlVmM6so2LU5/4io",
+	"hbwWmG1wwTLWeJ93A6nNZ+lWGTUez9Yz3fBEPE/zQmbLhneistkEsjs2LDLIcNbw7ZpdKK5Z8+bqKyk8",
+	"o+p38Z3NN4YozDAxzpEK1YyVNad8emmxaAu+KlZpk+Xb5rUc7y39fZ73qIK1bzGAS+kWEEq/OdzbFVdA",
+	"w3pRLxfBx4/bnqAdOiqOpLTh0uKbwONbmlIxbSAtbwVzdQgeKLKUwiAp80BciaUplBmxRagi823JhcxI",
+	"LjgSkuorNNtkyWTqShtWUkLa7xEor9dMh3kBzXC1c6+f8zSl1xd0ejmR1+0TndhGigjpChosqCKCac0S",
+	"M3PX2ewxND4NLiY4drGMDkOuKE927LARtts7YPLBhoUbvo2Leevp+QyCzsGGZ+AURvqx7RpHJDbTcJqm",
+	"60nGrlimnN1o6wor4F0G5XDtwflXFx1Vga1+HaWjbgacDa/lFVd6OxXimi3VNq7Hvb8CYdIso+vu+P1k",
+	"Qbn4gWWJ9VZsQJRbvcs1W7kRPke9lNFkxy6KoizduUtld7hMO7UdrnGzKT/O9eKEpqm5rsBVuLxtnhQU",
+	"rVY95+2KiZfPyIkUgk01cW0LDnkqxYzP84wlhBuOI2tkBiBl5na6js2iYkm1fUW9m+FcDu2Pf1NSjN7T",
+	"69eW7jbtGosqdOV/2JLytPGt1+mSubeUabYD4cHhb8+g2N29k2m6685ocmX+ULsgwPbTYDcrnjFlubua",
+	"o7utgSfnYB8zAGM7lPDaRl6wft4WcRkU5E7eLaSJ+Ee9FrAO8kuHS4xIxlwCCTF1fuxuqnjU63jLd77d",
+	"U00zvfP15noxybO0ebugsDFXkiuWEbliArxzUGlYupM84023Ub7vbje4kmnavKTjCyXTXDPy4f0rqIXx",
+	"5+flGj1mNw9N/7jIo2kNlF1WuyO68WcXrLm05TtdKRCd90xBIZ3atRXsa7Fcrz4wdLsoF9SMlhYy0xOn",
+	"W6o/gfWqpHSamsU0PpargixuLHYRktDqMcCgpTVVdlBME/UaOffSyb0UXLeSrRo+66ghKtI6TzILJRv3",
+	"65u/p5o1jeKOuNsoZ6Y1DCAvOZskedai9XhG1+qIKKaVQULQGMu0ThK6VoCOfCm1gyeHlVpq2+WsRC5t",
+	"bP2mhT+DVn7bbrmTpRR6sZVhe2abv4bWfpQWfroCTJZzteusH3n9Km/FLSCQ7YhsN2lJnLbT5kPrpi0p",
+	"bqOORksSdbNWxrZ5oKC4LlWEEhygcTI3okrz+fZ7COaPAs1LaRC/gTthyrJhqLPmvWJPqinevSK/crU+",
+	"N33lQ1FSafvhBG23b91OuLVhm0r/Y5PJph6AJ2eEkpNXL8nh3l5UCsdrKhrlzh6vU21/Cl5Uq5o33GNs",
+	"wGVcrVK6tjBJVD5dGCCND/b+O7rb/eHR4cjW5r8XReKG59SZ+W2X+lG0VsHHRv3VZsiB51TFcYWGqjjN",
+	"YMItas5bi8Upt05Yu+LBqeZXbLL5QBKhJmhkbcZfz96culJDUC8PtBElw9EDRfCE6poyd0kVE8TEubWN",
+	"XG1/0x1rqcVNAFPlk87+ctbMJfkCGBWbh51veMUyPrM65D/h5OWdgKzRupJmGmjpHU7edIPmjHHmRjeP",
+	"LGco05SXYk7+7C9nvtBTXFxVPAC9MkQEjciPC54yWypXSA1FKgFgfBRZKuVlGOpI8lVEqCZLqTROTW21",
+	"fawfi2sI3nvA8254vNs1cYXKrbEC6oURf2ZBbQ/lVagryhODjJwSbtS7hX673iFjUyY0lvBULUonNXn0",
+	"eNH8elJGkw2fFU1Z6+cmxRE2DscNB2mCLXPIKzaZLmg2Z2rChM/22AZllKT8imHN0RVdL5nw5tbpgk0v",
+	"Za6Jk6uTiHBxJfmUwQUMsEr3KcxJFJ8LqvOMEQfcURHXYQ6WX1kjYADYUWANMfcppG6GM7cx1G01S2Cb",
+	"eKEq8i49whLea5ir9VyrEBPVsGwztDdd3TXNBBdz1VnD+iN2uBMpOWNKPzdrD0S3CrbEeramM8r3UrDA",
+	"KA8xF7GGQqsgr8b+in3hW/zQ4LThRy5JvQ0q08iISB+jDiaxW/khNMrdHef8fBs5Jjj2bUScinUHtroy",
+	"Zp5q4K23dAm1HZ8//gZg8HZ6F1dxuauitDPYNTEVm8zGDst1QE7BIoINBENEZVOqm7blDKeXcIIN2jub",
+	"DtdGGgc+MvX3aFOdeBPa1tcWWqvrH6W4Ylm7sgyZ4+NdBAUG/oFSdVqcbe3ueWv7TWDRBAhzJidTrted",
+	"BofGMhc6694+Y3MroG1tvoOVdM6cmnfrqJiymWWdOxT11Ts1N/esNF2u6mD7IpNLEiN8+WZxV4NEk/RW",
+	"enDFzCX/gmD9wVFVDqJ8maWrCoCiDH8h7EbldxY+lPBVtD70DUpW5zA46eSWVvY4/Bz16GzGU041azYE",
+	"vMjTdE3+ntMUuCawB/RBYwFDsoFh1tGHDDgeMGREEGCFMQxYcJvOZjGBYvZkRTO6ZLrFDulq205CNFPF",
+	"brG6mvoGcSljk0swg5ld+jOeKe2Sg3OB0U9bYTSlYp5bfN/BIWfOJprrdIfmv95jnGaMiUnGwHzTFZPc",
+	"4gn/bOtVbW2cG6Cn80Y69XIuZMaSwnfQCqsPFJHXgnxQLBsem64u7QlXZJUxZUMdts59xdn1SmZ6ovjP",
+	"XVZbdWIrPY1b6a432bfbIfxUywyleTwWgOKhES/WVdhHw0OzWq5mk2hygIFQwpTPmLlVM6FpSPpOR66Y",
+	"Ns8xIgmb0TzV5AlmVm3QInVAP4brey0T5pBPwFdVRFXnhewz3bQ6wk0bfYlr1QceKBKj2cv81azItPmi",
+	"AlbAgMnHJtH0V2Oa3RpKNKrhKhtJxQYN72vweaPkIqMiIfKaKfBHgzO0pYsh9RU5Xhoqpwg1IIjX67MP",
+	"OSelB2qLexyM0eZ1VanNSxXoGlAbYPMnmZV081vzzlEbtM9bEYWP1pi0xfeaFT1QxIxq61KUFHWxoTdo",
+	"9yNU+z08UMQs4cjq+GmuZUxwxTS13jlhjWK3Ge+9I4gUI/ImT1M0T11knM3SdWRvLOjtE5hdrO3a2BWX",
+	"oABMGVWslY3qwPBbd7KW6/xxQbV5a7lIFNFSXkJpOBtuUtkjE5oZjO9cIUlfXgdrRnCMnPfihQHYlJpx",
+	"sLnN0RkemlYsnYHak12xjLAE4oTN0XV1fLyF9SJ0lqxoTpryFDQim87su41/aGKEzO+oxSuO5MieBBfk",
+	"At3xguLIqlnRBu6Dd3lAt/DcXMN7a4GpOMQgMfnH//W/SOzUvpPStyOyh/xDxv4GiruO124dKNtsts6V",
+	"VqbA1XIIRHFul+gTytu8QO/sg92ko8bNTTJGVUeurvG8Oj/fCzaTNhvqhvfb8bBtwsWOmy0MdN08NtA0",
+	"BpS1lGptIyavpmUbdZMoS/rlkj+v22NtFVGZHLZdTPVNlFyCvdmxRKnK1K8OJSGUF4+8htELFLPVfFkc",
+	"+rGlYk1vF8hc33KMg3GZUIVkDowRXCvnc11Q0QGYEVZUKZaMSLykIqdpbIZaMrAR2TEU4QCEPhQh1xIc",
+	"b0z7RhVOsYVvqZ4u7snzOWC9bq8WLVaWp5c2hKDJHbjMddZeVOhmVH9dS3rzErse7qFPkv1zv7LuqJcL",
+	"/vec2c8Gy9SfxDZG9G5RdOGp7n6K9+jYvul6jRijO9RMU/q1ade4ETvG5v0U/m21N/dOKq75FSMCLajA",
+	"bzrr7mOSsClf0pRAsWY1JiuWmacPXKT7t5lYQdwD/B1H5yLOmMFBXMwn7texH3V/b28QkSX9m8y8XIDy",
+	"AAw74zeGD7ODwl+Ye92NiD+Nz0UwoPl/gxF5z2hC2A2d6nRtxIPrjGvNBOkjZ6MXmcznC0LJLJVU28rn",
+	"EBuq+BV77cAf6WLB0MjckMvAK8/OGLyYPX8BeJCVCwD82uSP5IhylbSuqwR0ZaRrF93et2IVzRMOns4Q",
+	"kWlloKLTwLoSvmJirhfFu3V/70dbfaBgfZuh69RT3Qo6d4EwsFyHrAfNYTFYmq/4s4+MheHlkZ9wjAOE",
+	"WJkBiMzOBRdklqfpAFK1IW2ISd/SwwHUeqiyXgBLSO6wqT9WBw81p/T6egNiHBDTMMLG0s2AuG4hKmcV",
+	"W4J9OIZPMgCP1p7yoyr9hq2a5xBmqQaptpl9IPVsf+obDjqZgKr8YafYtDbdFciqhT6hJJfGoatxTGgq",
+	"BeukyLuF3WhjPFuL2cefW+P57yKw+ftstoNZn4tJqysaXNGUKSWzSWjpvAs7a1lUt+vdLTPQ3Rz6r26T",
+	"qTDGISPst1A7xcYzq9zGNmPLM8rTNTyvE7OCNm+grq/EA1TXHol1eK/f84ezE5LQde3km+4ZXIc6zVjn",
+	"RZi7CeV8kHrljXQ4tl18VDd6p1duYwPrVZuFGZitoYtGCzPV7Ex2aur0MFvs/H56P7jt2s35egMz+Ixd",
+	"HbvUQi0B8JAtqt0+n4BDU5oy0eLPUG4yWTK9kM2DtQeftXoBCmnDsxu0FVjVZZJnvDW8r2tw/jN29TI5",
+	"k5dMtBpO/eK3Ep+OnhHb1tH2IsLozm3osy3oEqeCiW4LFe2wYD3mssYW84wGlHTXW/28YSPtJ0bBQrIh",
+	"y4MLDCv5qIYEOtnQGb607ahqIQxXUuoaTFJaT+PVBSE8jbgfbDYPFFFcM4wdWRiByQAm6cdqIVcjdkOX",
+	"q5SNpnIZD8aYDEAvIrS5R2QlgdMmkOdbFY6/jw4PzkWQ94UckxRKf81JvNB6NX74ENXYkEMU/jIcPiU6",
+	"ozyFZg9j0r8Gt3AmVykjK6o0G4D5KGNLw0+D0v5cFGvmiigNll8uSCqvWUamVNmyKyuqNcvM1v+jD7P+",
+	"2/jhw8G//XQ8/J90+PPe8OnHfvHv4cdf9qIn+5+Dr4N/65+fj3ZoPvjm4b/9oQnbNwVHNSUtQt4CZd0x",
+	"wcArQoljdh8o52OryCVjK/OXaV8YSMC+OyLxXkz65m+Z8TkXNCUnr14+UOfivOcMtOe9AfmTN9e6yCWq",
+	"SFwJ/BoTg65iJ0w6d25yfKHAzVdm0CAi1ws+XZyLqTX6KUKhxWBcGIWlAK+ch1xwHR+R3ACMmKO1Ln53",
+	"fHbynQ8NtfOoh7/Yf71MPsd4r4XU/agqcm9XmEPk0EmjpfdUQwK0KRiLZ4QKVyKYC3Ih9cKH3ajILNiI",
+	"e2tsYprjn5AOdEwyRhPCNd5HBEYkn97elZsfkbMFV9bP3txyKhVLQLIaEwqxXrCUJV2TC0ZoYqscUbF2",
+	"prjIviFEyucC6hUBxJiOXBcJ7i+FvHbGMSyN+0CR787O3lnvfiwUo8ybMgtAs6C7gwgK7i+4OhfIUBkx",
+	"4WboAyFgX0Mzp4oJu9GYOn90Ls7FJ2LOmnwiqBQgn8hrRsGb59O5+DQcDv3/TNt69bBP5PHeHvlEjsmM",
+	"szSJCqcfg0ygCAVXBCRmMSeQIio1zBdLwLUYE5M5LQkmX0TLn6skAKntAHRHBNdQKVbml3BKUza2xmt8",
+	"j+jAHjSOnOFx6LweMpbCY1ILvkLjGdrJpzJPsSzghcFuSqaA3pqzFeK6StnqYVX75BMpckoWuSTH7kCi",
+	"8DhyYYBAmFXYSHrIsCWzcmQ8CNyVwEZyDQXtqGgKpkeTKQtWGtbT9Av1hSDHpURxbobiFoNFE3AMwGXX",
+	"k/LiZO0Z+f3UDaGa1iAAF+h6koTRJOWCHZVqWWAVi4zNmWAZ1WAoaF3NTGYXPEmYhZsD8on8AFX0gkyf",
+	"F7mGm/fh7hbax4Sa+y9iZsz2/ToiQkkmbUEgmaNrAIrpBg1YVF86W//6aZrK6wjicvChnJy+f4G354+x",
+	"Vm3DbyBMohAW8TgqCmkgEM3BwGkzk5aLaxSPy9UeguEf2+ER1iMLVtaLDCJ0oJi3Hwqc+txYKFBMzJCw",
+	"QbfmQzdoua9i2RXDA8eebpypLWqHvZ8Sg7PwF2XV34I4b0IfQEUJ+ACBR5D3FdQUnlDYHo1MWFwCBwv0",
+	"sQ8Cg7rhyoxgcgQvUJD4ZcKWK6mZmK6H35uXlLFc2RgYBygWctxOmgvZ+W0ZDFYvnJeLhGXNFaaaKuDh",
+	"THMpGAy8b1Djc5GsJBfaZdEuo1hEwvDSGNgNDAfjBjLnN0k4oLCkGLHmdQUkyKbsmM0MpnTOmAGqbH2W",
+	"9QpDMNMB4KVaQSPtgOeBwnzxBQouakAsWcKpDWwxYx1Wx4LYXPO9GK8ARnMHTaP6yhJmzEeP3KVNt1aw",
+	"aC5EYWcopbaHkQ04nElJlshNwLLVHbLltpx7pR4d+UQOgZZuqHJnsQo+lgs6vZSzGeTrZCvt1mC6s4Ro",
+	"aTcaPKnYTd2UDxjmdyitUwLcu6QPNgsBmQ0EKmBDS9xNTVKIes1MFcTvoGjdMMYSGSpQ2//6TFLhQjB+",
+	"vLf3OfILK7NNpXX90zin1sWGvFRpqb8pdqq0/P1g+QGDVVr9vfNYrSto5bpK6/kSjFfrEj0rVlrSb5wb",
+	"K+3mIDzwWgrp6kHfmUVrndszbbU5d+PbShM8Diaoc3L1mbYxc6XBD4PBHXtXGvK3wOFVGLxN/F1pc0+D",
+	"zTVyfDXku5HpK/N8DSxf6+SGCSzNdRs+MBx9P8TRJc6wAfLuzhy2Tl1jFytYtgPHWBr7oER6mnjI9gm2",
+	"s5GlqQ5bpgosnxXYKPGWH06fReT5h/cGRH9486y1vJmf8NGjYMKQzyzf2G1YzYCxamc0S2t5WqKRIetZ",
+	"Ws3duM8NzGe4msMSw9HAjdZA+p4Y0sZjOxyU13YAAdugDH1WJEcq60OfL1d6TXKRMgXQ1phxulGTGh+f",
+	"nLz98OZs8u2rtyffP38WOz+OaikG0r9gUNp6W+nPAaS6Mrd18uqlJTcLqghNrw1viirNUiKP0HQUJnmq",
+	"pnMOEyjpUrHsds+H1pHAUeXx3tOoXgqe9CHuAjzMuQ4LpzaVre+cFbhmA/qO0VQv6rauepJNedk5nWmT",
+	"scmlQGjwHrIk1Ccos76EAAMiX7KMT22CqCMwHpCq0cDsXgpmUxds9EvdqvL/JTQE/bQ3fPrxXxqMNOY5",
+	"2CjCwNLbvYrGsSByhU09CAH+xlK4yCTYWCicJgCv4FCRs/+erTvWN0E4s2x/tRrZl61yEkol91zf5KW4",
+	"4kXNiLoRd6XvGLd1m9id26XMPdjDwMjCaAdFMxQ6FyLHBDyN0nKlQOKwwc+ie0bdzh5mZu6JeXG7FW8o",
+	"oi07Oz3cQ6TPrrEusK+pc7/qUn9AoROlyzQceeDqRb0pFVOWdik+sCW+A+HGJxVyhxnEZgQLr1xRCbai",
+	"EuxvDbkoHtEJNGwubsB9K9KPYalxRGKzVvN/nfESqiYqdsUMC96Pi07KkGrQzki9aMBB7s3463OnEbgl",
+	"Hzzaa4LpYo7Ofl/Fln26njBqYVPQQhnMg9U9AkfvVjgvt9zuXr1jKHixo7sFRAQYtXNARPU0212hdr/d",
+	"1gDuY2A9iyz04MISkb/nhiF1Xslmlopv+5ZragrUc1U90B3GxamD17OZwMh2ckpTaOkCZyElK/Yc1Few",
+	"m3d9W8r48OTvMRQlBIHbRhq9YjQ5zpHfrMgAoKLJAnNsEMdlk2xgxCn4hgJnFFR8sdX4KWp6gpaQSCDF",
+	"rJHLEYldOhRnAmwcHPuE4V2V1QV5VZwGqslz22y31WceVtfFTb6TzzuMdj8+7/eeSqmaqrx1E+GF9sN7",
+	"GcD+Oi2/2cUeEm19/GLJjO47N5FZ/m8gNVElY3v3XELmIbQm/TtlInHplzDApgy6YJRq4g7unIOo/WX9",
+	"QNOcuRRDralPtr+ljZAPPlTWi8w2JBwwFqEaUlwO8xV65oGrFWR5hU80ZZDgoVtaIU9nK1lwljaSNTCs",
+	"dRhvdyYEb7/Vq7Zc0GzjDQZNG053e5a2W6SKgad365plrXxKbA6FgO2WJU53PstTKKovswaECBgeu3k8",
+	"T1XYxLoIFiZRePrK0UTQnPW/ZTRjGSJUnB/kRWmJXgkY4pYc8b7OWj0eFLMkkb45kAHmDsGt1MgskYJQ",
+	"Uqf7QQbgbclwflt5cwrJzMFMDWOGsN6IJ7m4vJ8anEEy3vph7Fzn7J9X9M8ZbjZUsPHJcMBNHTPe/Bud",
+	"zWyS7SL5ks2t3ayo9a2aZ8FMcoCBG/vnq2THO2oizsEq2gsQFpdbOZ5KKdBgSW2wVkj2lQq7m+99c6D/",
+	"pqM8MJjmyWOSMq1ZpiKS8DnXKiLxBJ2ThgXjTygxwptcEimQ0hW+MWplDnGI+XrrJV0DDa73uJ8MP/5y",
+	"ED15/PkPW+8i2H7byT2zlsad9K6tNsgR+Z6xFVostFwNU3bFUhJb3DImM5oqZoOcvUP4F9fYlk2sW/Va",
+	"Cy6aIO/jlry2daQOu/8YbYt+a8LE7Tpic4l304kAsu4u+nJxeY/SOE5+azmci8sPq6Tx7W+gHFUFhKhC",
+	"QjiDTTtRG1+wGz2Z5plqfDcG1eLH2LHfpgOk97TWH2uHBT24+bkbz1oqnhAsoXnxV0xYGOxgFot6SYZJ",
+	"R+uPwjDHpunwimbg0WD6uPHfmr7uj2d+jB2saq/knLeE3t0iSnKXUMdXci5zfYtiyE2DvWY7l6OeTpsD",
+	"pdu33ZHraRSaW1VtLuhlQ/2b29RX/FXL1NxPIZrytrbXnIl63h1u42lNdXONDsgXhk4t4KKUymsVFRWD",
+	"nCgzTrmCbB2GWqnxdcY1mCIu2VqNC+9AIJ9+CS1VX4ql3+YOW8/fbGAbfn8NFuD3pmUt+LO0Fn9DMGrk",
+	"z2/nIkDuRZXuKQDw2xfwwr20vuF21SYqdc2dgzWHJWTFMiUFSeVcVetTdpcp7td6e8fbdCYPf33+TLZa",
+	"6HDUNh7+DtaV+9xS+8Lvxn1ZoNoRCO+RA3MLuC0PFhxgyE5cC5YBdl0CuqWCpmtw3L/gadrIYnyOem+P",
+	"c7143lzNzksFdZg2Xyald7eNJLTz0+9QZron7cVdiXgHR4Kd/QN2dyjQVG8FI3tup9C2cxLKoFcedJu0",
+	"ZQRDH1jzjcwNv+lcjzG5lPXCpuSCik4aZV9tp6XYky+8ZKMwoHybL4WGFX2GQ1vCB7WZ6OpbKeOj0PNc",
+	"adK3YOSiklFtaIsY1qXrONNDP9YQFUFOL8oTqwgajF3lMkjvtqLggSaSMHhEaEX6xcrxmDEJmP3JEch4",
+	"AH3LHlY2neucalB6XkGYtcz1iLwwQi0cFIaCuzldpmyaJI1JczfwaA7vNvqSlH4s7q+iMyp8Skrw5GB5",
+	"w8P/FcjQbX0kGurktTPwdvl3I0YO+XVG/rbDPZIjv4Tb0qMSItri8pAxmjqjdTluJTKcOdimSL8o3KXg",
+	"aVxIrUjKZvACBi2G7q4Zq7rnmrJl7G4j/NUSUuFIW44v33p+TGQyTaH8Xfn4xiS2rG5M+lSE7lVcwbGR",
+	"f/z//1eYrdDVsFifC3TvOiJB5kS6WqW8yG9f6MpXdM5qY30KchsehR+g3QUVgiXx6FzYvSqbZcKmWCw2",
+	"pTDchVl0erEm8bu3p2fkoatUF0fgwFHMUE6daI+gqGdXTpLoMyJGPVxTI09UupD3ni62ZdDcNc9lAwBA",
+	"rpV3Lhdcg1Y9k1c8QR7JO5ZArb/uNec62Bm2jnHNLhZSXk4Um2ZMTxTTzWYi167R9PIjBCVqSTCEx0IX",
+	"bv2BIrbv9uzW/lAa11VexFabRvUO7orVKze6Ay4t92zTtW6AiI9bL64Zydg2hNngKrCLzSGHCnYj/fh6",
+	"odh0gvYEa4kx/B/aYiqWFmy7Tx9dHEzLWZLwS5DS6F/+cPvbbjtG2RQy8FYU5UO1DOqJcAEVI12M0pco",
+	"KgJqKa5skdhcR9ZVW2ABGxKXk57HXatDbCl+AbVMbBvMtuN4TcFwE53yRPoy+Rv8nu9aqKLB393GWgHP",
+	"zmxmvsZaCOaKgd+wDSNM3W4Ou5OgMsPYrV3KF+xgHL+n4hXt0u4tyltgh3bp9zZCbBd51MCeE0d3c3Av",
+	"rbl6KqUkrNX0rFXwbagw4AWaBqCrgUdFGHIX3I6a7jOTv0V2d+DfTf82May9csxbka4RgQQI0VZtKWzx",
+	"KKS6FoPQN/bD6bNe1Hv+4X0v6v3w5tmta9n6PbSGGH4nr0tqhWtqcLuW5AJRgjUQotoY9BxNSKJSh5SK",
+	"y0lSzLj11RaJSX2qbbpe0RS50UuMrJ6xrJGCY9NJ9ySgd/YrscutTB2V992FsSou5s5cVXDHO4K37dYS",
+	"UFC9y4Cnf9zs319cZkkb0eHmtmgvmm+hfWP3caa7HiaGJt+nUNQx+T9Of6/Kj2bc+SuXyMBp31HecIh3",
+	"YHJcJTcvT5E+Je/o+h1NyYWhOBgqSwy4E4duiu61wJLDwx0DS+pLb999e/kGXD3qIZY0YRjotWba1fOH",
+	"OnNYVQF8v2YAj3FIW4pBioII2KxZ5k+pNjiyzSvLHKptYlNxOhetOtvvALASt4ER5M4RxWX9tEcehv22",
+	"5xctjtDbZjYCd7gp66pV8mdtdsFtKG4aZvah2aXNHuLy6pQs4vdWh32TD1Z9Z+M2H7RN6ymStEIlbo/+",
+	"t/bxRGiDo/Z3+ZKKYcZoAo76tt0RSeQ0Nw+XJe43lDLRob/RR7Q5mAxWYmQ5pZzHk02yGryDb338xHOb",
+	"n+JDkJPK/fbC5TByP7yR+oXMhW/wGsjQG6mPMWrJ/e7y27i//ywFc/9+h9lNzqR8RbM5K+b32UJes4TT",
+	"s/Uq+GbfrTmK50JzvXafXto8G6dgvwnW+XK5ShkeqPv1FLNgfCiSYDyvgFKTT0v9yYeJa8OEwIdPnwa+",
+	"rI8DBqFNH+yliVowbsFJAcQ2QrvMNE3LtVK7eWqWqkDVOXt0MW/RERTJoIF1MYj2kq0jsqTKIIB+TL/5",
+	"5pt/D9N4YwDO5Jtvvnn8KB4cEQaJPTw6sYU/fMTKgioiGNeLxsraVYW6W2yzX2j1iO6TRaie/hdnFmAB",
+	"z+j6zsU93BZUe86Jbk5mNWhJqBH+wMjxgNgySGEVqYtCBIQ81xW9WW3PCe72HguH3MGYk0BtuRaTTvlc",
+	"2+9vk9e8o1UB7/Xk8dYXsRldvGb34tnZ6Ka4/bm8w25bKX0lR8EGn7FiX3eUeNzpdJd5SjtquDyvTMoa",
+	"sx28a6td17UYnSuGp9mNHrRUTvdrcAGs3cgCFP/a7DbqS1y2laa4L7+a1sq24LoHuiXU3ri0P8Kqr71t",
+	"0vsfdi6pizNDfIJNgdpgroIUeaH6aEnXZEkvMYGK8q4kPCPyWkBS/Jayxfflo7Ob13qjO265FGyb90bD",
+	"CYUQUYe8qPYe2p8UeAzcK5V+huT4lnrQthd+Gx9eG90/wQSdZfS53WnYZj1FVquTui8IECxV3W82zBRX",
+	"RIOquN1Qhq+j+zlqwn316pW1+pR3xlYYSN1hn7cwQG3AhJWKJVtLqzxwpVXkzJVQCXgFa+4rlV2BOh7A",
+	"RlmNdFE6ZdTJQ7lwpWhQrKB3xESKdF3KkuGcK8jfJAdWrXAeGZFYrpiIx4SmSkJ9+9UqxUSvNc+Q/CLl",
+	"U3AQIfHD1cNfVJrPP5e0MsEKelHPjNwok5VITnkTzyCnVaU884KliT1O8AWkKXO+JdzaWJEj7cdhOep4",
+	"EJE9oiU5eHJ4RJzB4mBv1FwkMdnBwWhCbbKSjRKBS2rShTrS9vLVttZ0uYB1teo0o9MFXB6fupuFstdj",
+	"yA9d/F4qd001mE3DK7SFqiMsXP1xg3WyC1X1M3kY9LS1IKjgmAkDeacnwPZB7pwsZ4NmkmsLiltpvc0q",
+	"flx4AhQW+aLat1+mlhoi6pUiUEKKayKvGfi1TRcM7ekg4MBxNzsKkD4A3f7efzwtoG5v0LUyfZrPtwTn",
+	"+NLiU82v0DKaqxbF5/2EH7dElhSxP2bRAZtRPJFGZN5OzrowHHVEXSfHrUyMf2YtkFNCsQ2vs4VlqlD0",
+	"3QKuLWNyR7nHSWQ7skOFB9KSi1BTsF9zd6mzPOVH9i1mcrBJyxWxHXz9aEilDH5/tZQPkHBSjUkM22Hj",
+	"hw8XUumfxgYRfIwJ1F2DwsxQgO0oLDgXuTTY766eEJokmXm8hs5BCg2tjrDW3D4EmB8eHhweVavFQbJ2",
+	"KAw3iM5FeyE4z+AVTlCuCl215F3ZIcpXjev/mkXjPp2f//TT3vDp8fAFHc7Go4//cn7+cdAfQ67SX/aj",
+	"w8+Df2spLFdOZtfChhTsazsv6lWoB08O93ZMsNrGtlYwuSJxnVktcSFAuSJPybp6UG4V9MtT++L38Zis",
+	"bLX7qLXE/VFYpr6hzD0Vybmw5d9Jv0lvMKgqDjA5MKT0LpKAYiW81or191uZvuVIN0oCm47U8P9lK9+t",
+	"apXvcONNcsadYLgQL+5eNROyHsdBMc64XPmwqKp5LraX1SRFVc0jmxdut6qa56JUQrMdT27IuvFPLqDZ",
+	"IOFtLPfcUG+zJoRtkH06A+KvJRCNyDH4+YMvVCibyhlJKWR2pykrG78OnhzuWgyzJBHVH7iTg+JxPatT",
+	"dG85HI/qORyj+8rh2Pkiu0UmdXYADclgs4DWeWXNUltLt53lK8hYt6RpyiD3xhr8nTeLSY3yUJXe7O1a",
+	"mXX3JHSGjr/CWhMdc/ZkELSHXb58sp1ScYzNFm/b5fGjpx+7W7ChcMUEkMvE1n1oNMp2DgD21aQa/PJS",
+	"Ob1ss1CjsmxmCdCcamT1DQRUPIFmHJgVs1i55FPlhTtDA2z6ByOVgrTcmTlYMGt7rbhlGJCey6EZjUAj",
+	"NBAYRLzgWHOgk0rbn8uJGaRJT4xhppNHjxebTMMbQuA2GEnvL8DN3EzD3Ra30fUc/my47s/2nnbttPIh",
+	"Ibt1s9Czaz8PVrt1rEe97AK7TacPF2i5GlsYvyW5n6+zdscoMUgkj9limwoTvGHXhghAJGhfSDHUTOkB",
+	"hntCgWvzfi65SFriPO+wMEaT2/eGlHG37N30eOzbsU+nOUeQTNMmL9s6At7+YLuh7VvGeZQIUJLRmcYs",
+	"vzM+z202KygM1muBR4Tf4u/GGLZfKxFnOcBdowqxZZmOIDmsVoX2Ek6uPSl7oxuJICL72qVDTrz2vBbN",
+	"LrQymxihbs7URDEmYiyKqFCvTYk5c+R8XUwc7AOLZio+F1TnGSNu+xF4bKGmOzkXFeOPdzmeSiFsaoh+",
+	"jDGJfhU28VtsWL/4z8/PfBl+I7PaFAmD0bmIUUz2J19eeXnmZ29OydlfzpxXwDVVBIoIHhVZgIQnvlgc",
+	"DhdvO2hJaJKQvpGlE6Em+POWJZLjsBqOrcOTSnkJxSPzVXQunGhtD3vJRa7BmcEnqi2FLmNG38ymizbX",
+	"Bfm0QfIA+cn9RFPm/l3RuNrA1+Dy8SpYUv41AAmvpN/89tqcJGNb0ROtSL4wEXI9QmqSSMFIP25YUuwE",
+	"UhrADlfEN4jORSsce1nWmUyB2bJQPDgyd4CpOeC9GvnYPNfygRuIsk7hvahnN9Kx6IpnhltSVQbv+c8W",
+	"O24q8dSQ59BWWOyUM75m+Om6tah3xbKET7eyRScLysUPtm27b2uw8I1n4nx5S+7bt6k/dbi398+oP1Wq",
+	"+PdxezzLryUw1Vy53VlSse6w82oRMLP1jbyq9fd/b1dpe32MmnMG1WuFRZCkwhXvQo1ia4XfuKEIo938",
+	"+sTLXnVD2AVVTWnT5SXMB1ZbDARp9KRbckv11ZYxuCLXmRTzIpEQHpMhl65G42a48Istzdp24esiXqYC",
+	"nv4stskZ7tgacYbjz8LKkV3L9nlhuHnxs1wkZe/1JngxrWwNwwcqUEZ6ob7sSY5WetFSnGRzIP49hNFD",
+	"9D4uOqyxFqhhmUETLIEkAxBfr6W8hFqfEfotSqiCNU3zxFWwdT4I4FJg+Air1wwC9AnWfO2yg02R9J25",
+	"+8yQUWXY1+3JDNxx+I06Or3tZPpKkj2b7h8H8crrzm4RG8I4SmWSsWFwZTjhiHzr2RF7Xf4byViST21d",
+	"cJ8jB/gTmmlO03Q9ceeEGb7sv48MVxRkwzE3rjRdq/BHvGTXx7CdszxNDRMjCD0XdjUS04yV8o6xhGuW",
+	"jMsrxZRo1Od4IP1qIgkyz+S18knHzoU9ErsyLiY4J+JniLIz/G6R4Se8S+xEFS6swmH5HDz1c+oVoFXO",
+	"0eOnL+L2fNqebsxZJdi/GYJL6QEKNFZ+9e3oLKhJ0xYCWzHTWD+fGC+qZMXEnwCLGibXLKC7GhI7b3me",
+	"7/D8LZQUtmZHySC3Vi48Eu6Ddc8bpP9j/9FgRJ4FhcquFzIFWx+mniY4fVeVfVlrv9+xnIPZZtvxvsgY",
+	"A//4Tsk9yqXIW5KJlxv5pOIoa9EUiNB2Il+Z6uPu5gcLb21VcKYlwrqZBagQ4rIB/j5K1TRA59a0kvZc",
+	"SwjMpWs08iBN0yMk/a4mNfowJKQfq0u+WmHZZgx/BJNz48CQSdKcSso0Swo2ok9L6adsa0hqpFZGYnck",
+	"2tabLAXGbnvFH1sf7FaKegaehgVbJMmMZl2JYVE8+g6ks6BjpA8FhvxqBpHDY/DRYnfzq5CTAqRiV4Iq",
+	"5NZMK3dtpE9T4DtJZfzyuQYUA78bsAwnMigch2zWXnSv9lPHDF9OD1mUoSjCMexF1hbmX1YbPFWfdvh3",
+	"EH/aSOEaxbxOErqLEwdtXQL6GSfXkYTRJOWCfXmBvVXE7FiKJOolcqogkdyd5PZTmrJtctAO4s9a/UbE",
+	"n4Lf7yYI9feCoqZmM4MvKtJsEhXMihrEhXGYGpNbdbJMDSJEHYZj5q3DfHFXVtd7LkxzVfKxsQW6+7H3",
+	"7rGZgL3Pvl6wJaG5lkuquSGE6zsz2LdioW/JKht4f2/peTu0w5bNgQYg049DKsJV6QFwVXkBEWGj+YjQ",
+	"wGUJa8QJKYbe+S8c3yx1sD1hX5c4r9sXIezMuFXwxj2xbRsf020KHnI10VYmqhPW9nqGp1CTsqmeYXO9",
+	"td14m98b6Q+qtHvaX6XkNV6g/bm6O6mQ/23lBPHlbi67GpZajYIyrL9i2dUtQq51snb5OhvSdXoXtFxw",
+	"HZUl3FsLr03UsygP26HUa1uCvfjD6TNztM8/vEddzA9vzN9cECrW4E9bxA9B2xE5NjISJKBPDGJV1yxT",
+	"5PGjR1AbC53F//KXvwBGlZr4RCxxOXUrJubb5Kb704f840+n6uNPz5KPn356zj7CD++zj59++uHq409v",
+	"BHwZ/GH3qs6nQcFaZW4I641ujoCsVnF2bpbbc3aCvRcJxAalDZbR27CAAI+k/IotLQe6vbWcwsUkja4y",
+	"L0/fkj8+2dtHG4OczRTThfLmwDIQMk1IqK85tLZmHy03y3Wesdbaz9tdQzekn+6taJKkWLt0KYX6e87Y",
+	"z+tCCmbMOeCD2/NFRrnQGWM+ryBEj63RtP33nGYMq1mu+GyNfMsEpPpe1JtLOU/ZZJVCOg7v5goAv4Of",
+	"q93MxFqL7TPdnPask3NQSwiDByI7YdytUEZ+4QfpiknKfQzXbV2D76wQe5mw5UpqwB+QBCgX/O851kwt",
+	"56EnfauEoYoE5nt8ljyJByPi5MqIsJspW+lzYYYwWBl8UfpxhU6MzLeJ+TaGQM94EBlWMGMkhi/6Rkyw",
+	"UIevSm7rdBg85+p2JefiGj1BIML1QjGhj6wTDLKMZjNGPOG6wJx7e+eiognEcDDcAry7Za40uWCEEjzQ",
+	"uDnKYTPbXSJtu2sJkWAXOsJaXDoq1fpxyJPHKL6Y2wsYAoLhLmQBAUIrv02nfbsGJyAc4VzgiD9Cl+fY",
+	"Gjx4zMMUrIM0XxIStlmga3Nh9qf6zy1pr/kU6qfKNMHaMtUQ9voxHDXu2xdsgfLqNVXxkq4NQEA2PahD",
+	"08AL2ZlY0qFeqeMo6Jx1y+rQ9IaDBIS3LH92G6Ggm3LYa2rqkYMWBJsVe4UscN97/adUCI96W1JatIoN",
+	"ATgFqsEK1JSH3yRhbFIPtiTX6+7G4/wezEvMBfgTQnIGg4qkJCqV16R/uHcw+PKaQoV7m+zkBHHv/j2n",
+	"mq1+KByzqo8D7jgXpT/BFWVi/QeC8idNr+YUWLfnVzY+bZNjWjVJAnZ1vtqw4IjIGcgjx+9ehr4vzRHq",
+	"mybbmvS0RSrfjeF2TFoHLRg02Z0Wl1BgHTVB5RstgeNB71vLbTSAuznnl3csoX/r/p7t2o4Eq6Bt1x2u",
+	"IRyvCejPbCyDh8sq7Amzg5T/zBIk5BFKhuhxbAEvIhqkIfMQoHoQ8p0a4obJc0hFP+MsTUgKZYZQDy0Q",
+	"oM8FxEpDRjHMhMuFTV/vgxPAimiaRSQ2J2jLKHGN2SwlSq5HOAmEUaI8DgHZGCCLrCeySAk3e1xyQTXi",
+	"tSVdrawoaoMdWhwyzUc8KnC0t/tvT6HkWrg+GAvRnpcG2332ELl+AyJ1rzhQkF47sXjBYrcxeOHU27JC",
+	"lbcEjGAJiFS70Xyn1GJlyNyQ/bNSoofOzb3ypupRqzJLVEpJN2cn7SVVzOdT/nNLZ8hO04FvWKGG0Q8W",
+	"TutG2Vq1N9hftwq/G1KcVgj1PSRzdga7tvJTED94Yx57kI+5v8EbtWyjyjPepNpyURpNBaglSeTGGWzp",
+	"6UnCFUZJNOd63MxRN4YGVfW38MGs6Jpy7Zz0oK8RdPpxGEIag9Nu6PFsfmlglHC5YSzubqa3INlydQmD",
+	"UYeKe+bmN3Oud3SXLueIvy9n6WPyeG/f57XyOeYtx4zJa8zdgBx+ydYP1EafaTtQ2XMaHKed1NFAWr2N",
+	"3ooyvgxrLQN8Q0zeHYzt5Xfa9XHt9iIg+mpysb5leqsKWEXOI6AYd6N3QNT7EauVHTcFdclcT2VTandf",
+	"sh4Zj4QnYxI75UNM+rTNcgreNZDAAJsFWRCSyKkyzoWtoxB6+JRSSHhv1It14ZJb+ESZrkmOKeNY4MVj",
+	"9X0sGZ+LirOW6cLnQmauQKVlqbKiHhu6FKD/qu1teoWSDqzTdjBTFAV3qSAXjEwz9IkFXd5gRI7TFJJF",
+	"zLig6bhSG0MwBlotAtxeUjatu8OGICw4vrJB3W+/F/XsvqpSWbPzV7M/3I+LdRTU9LWAQS5yXbp3aIFm",
+	"GhILSdTVdOKMTZDWxfwdmFcsOjgXhvIaIgyha+7w0QnDKW6vF1KxIoUugYLixJaVN4RS5cqIlQw0oD4o",
+	"8Fykcj63KjGUZFgS3HVQZxm88mI3oh9ubJfjhsTqgjBoBHBEbDFSSGiDUGWWA3rmiChpLxB+14EPCs7g",
+	"cqKkfGYgg9qEJ9yy4A1XNGX8qqSXa1X9tCqgvHODu7wIgxLNJTko6uT0UtM12MVtQjVas+WqwTeZ4odd",
+	"E6L6nDgtekfW7B/24wIKbmcMNKdCWuAgfYNOlDkRM6MrfSh8ajZtfZLNxWNK0X/8538NOhlNMsvwTy6a",
+	"lVE+acQ++Z5/6xxEcV0PFDG9dpunjZ95E/pr1U9AMUZi5KUGo+7qSNboR3NMHt3c2KE71P0uAUE4cH1b",
+	"5buvHu+m+iwWEp+xlBt81lyIE1+9lhAW4aqO2sLsiAbtWhu15+bDDirX8tNoyqVxi1zBbtHd/VEC8bnb",
+	"ikHodHmPO0+z0RUHwzTxJBrNzj8awKXE6hBJYm8R7GYOeogZ5Sjwy3KebxAfB87arrELMLi9AbpiJO92",
+	"Od1yrVcgtci57qrMtsYH2AZDnsRkwWjCMsheEQIu6cdLNZ/84z//Kx4cEYu7M0US5tkHYoiTHnVLsxqs",
+	"qQx8JcAqn1foA1SJ1C1AoJKP1D+vDm/7bllJq4iic3bSSsd7rPdSW9IXLvfSDJFhdLf3+gyR94biZg6V",
+	"WIBpIiEf3r/yDLgBUlUwhg+ULcXfIPvdJr96OHMH1wSnDZlsYJ0N22dIrGtL+jEIT3bDBVv6eH+P/FkK",
+	"FkegGg5eKh4fsMSH4FZjmvjxQAzCjNrmJRdYzya06OaahG2bjt9P5Jfs78FyvEcg6OFFgEhzyVaFC5BZ",
+	"dvyP//yvh4bdvGJZ3JwLG7s34zNLjSHZKNdE00um7E4LucR87l7trYGCbUsd271e8c5parA2PKolxHwC",
+	"YZf1o/jgc4ZEjvBxV6CNz4UVLa0kya64zJUrj66lJH2X1N+pPwa3p3q7p+aOelaV0oGWlLLeYI18Cx7l",
+	"N1rAbf0ttp3qbumtK+iprUhSBXFUK4x28wzsAPxaEiNNHllDTWRLNma2nNk9PoYiq/L+/vanYa+2lDny",
+	"8R93K9C5RUnlruBeaLonN7vSdNfx/ml6saTb1oipDHQK4H+vx/Uj1wsc9tar6p6y/c5vqiBp2y3vOz/A",
+	"pgdH+vAcMcsWeAjDKx385h7iLYqYt0NCnWUQBavwt1xpYhEucWVZWRIVaSctgeqrhbwWLvnEtCkC5p/E",
+	"0e0CaJsA63fLlzQ4/18vFJtOYu9qeEEVe/LYyJgHj0hGRSKX5GINVRFAc7oO+RV79aR/qqlIaJYQu2t1",
+	"RGKVXI5+gC72R282+rMkp8++b7Y7tjJQX7mb4g97m5uQtAe7QKRLGU1GdlTrmFf9M4h9Lgw1QaPgR7si",
+	"nyk0aGV/sIk17F9WdPQ5oEvt8ZdiyJSLS//nBmnzPUoidZqouC1pfgtrHPbdcLp21u0Uufzr33OWs+Q2",
+	"tUFtz24eEBsWftaYTeQu6sImn6xJs0vbZ3zeecb1+hQKrKCWFS01Z/KSAZa+YDRj2Qt3QpnOrd/94z3E",
+	"To+CGgLogt+rmbut9SeVc4NzzNBklskloJ+TVy/th36csRkEBeIP8SAikDiMPEWR16AorAVjaAEsrLis",
+	"hdarIKf5KdsQcO0siFhS6oGyYt6QC6KwH8EyEKQff6f16q1IId7tlC7ZKdfsT6/oDfxtzo9BBQaoYRCR",
+	"fz0XZqWDiCimMZ8FK08zhJ1CkklX/+qh3e6IHEPqC5u3Aoyoiii5ZGgAg6ADmip5LgyzZNNHzdkDRU5O",
+	"37+wJ0sVif8yND8M4RZj0n+8d0Di1xxK4xtuwSZkC3v94z//b5KxVNJi2PgcA8uuuWKDEfnRhkpQeynu",
+	"pEzz2CXMtFt6+I///K/YFvBxFpDHe/u2ZI65BjxfVzZq3HNXH/izOnq84t+zdUBnv8cQshpk7g6YttyR",
+	"T2HQj4+tswjI8WPyLcxBMo363BF5mTCh+YwzTOVlV3REkMsqwsC5UjmYMkE3cE2zxHRI17aS9hGhNatr",
+	"xlzYChgqyfeMraDWmE0AAGlB8QS3PgJ7Nyd4yI1vIKFqcSFpltwf+Huox1yrfoYq3PsPNcCnuV6YA54C",
+	"X2ufj11L+CjORfEq+lSsyRJq1YPt/M/PzyLy3fPjZxF5++7s5ds3p4Pi5ZCND+dclF/OkY8PomRJ9XSB",
+	"NRChoMacaUV2flgGPdjNI5fnXrlV+Y3ICU1Ty8tRB384kvVdCAbv8p7sjTa9J4znO3VJfxu8xqDBA0Ws",
+	"EaJIEBwVlvtAN+Zr8gbNzckghzRya0XLSbFWnGZYLKS21s+Q1Hwm0flIaIpe8pW9WravqMA153qRX4ym",
+	"cvnQtfH/qNc099TH+3MEhesBhPOVIn1Ifo9JG6xXiiJ9yIQ/ABdvTD/EMP+AL3EIDvMGHcx4yqkuYucA",
+	"CORyBdNh/cMgYcToXJyLffM+rrjiWmaEZhnoiCHZQal6kF5kMp8v0HmHZRlNbRVFmqGTn1ka1AQyy6JL",
+	"pllGYjqbxSNyZkCTEFcbxcbmZ6QfP/ybeqiupqO/qXgAGT4V9olIxgxhU5U6buCioewx6DwTLAkDxbmA",
+	"ebQzyw/NCa3dG49D55Z4dC4ejciPLq2GOwFzFYrkq8hWLMLgPAxqjhzScBvpu38sZcIGEKfuGsDR4a7N",
+	"ZkUdlAvCgNgXBxmdi4NgWR5EVnRt62+5a3HjhieFCajid29PizTTCJnmiw3Pc6AIq0sY3jjXBdfkMyZ7",
+	"V6owoZV9fwrwaqlIkFMZOGc/x+vDRMfO6wtwsXVZsV4zj0fkmcfnuTIgnXKDVINnv2TZvOKpj9DtvLat",
+	"LQMTX3puLwYeMFcMLyMOk29/E5s3lco54SKyq3czqsgmnXbpHc1J54KotSE/mk8xwNQassxDep+nTDkX",
+	"EHOX6dj8PCSn5vkSLGWFgOTqCimeMKDckU3ACFdAHXyNTO+zEAowWNRmfbxIXVw7xgVqh0dc8DZAgxGD",
+	"xpXsCr7S+fG7l5E5l/jEfn5+g465L59VRHgYM666g0EjCyTDwhHOOYfBBoIsJWbx+DDhGsdBrWKb99E/",
+	"EnSrKSAID6L8hN3D5goKDCtuTsRiycorGRugNJxSgFA4hKOmfMp1uvbQb45jmnJzoiXvOHsa7ohdivYL",
+	"mawHcP//7b8RCCEQkHYXr/44TU0LZ/D5H6dv3xwBCi06I+uxovAaqII2iHRo4v++XlANAMI11K8T2hw4",
+	"VK8z61WY9meaZykZJjHwIWDDWxImpjLhYj4YkQ+YttvPbkNKzMKsc52twQZT2mgUrxc18zgDhnRhLMCE",
+	"j8hbl6cdLZr+FWA+YywY6Pj0PdKPkZeG+ZF5roc8I1hWAreLZsIGiyHbrIjKpwsXIW71NDHsjE6nDNxL",
+	"oPwdFgpEF2iRL1nGp3ZCALHXUjD0ShFdc36QfhxGWseDMflw+gwO8vmH92RBrxh55EozKtjVD2+ekT2Y",
+	"D8OUCXe3gFOqoxJNU5gJn/49Z05LFy4Z84mUQGpMnjwGf7T+4/0DEr+ja8Mhnkn5imZzDK40pACD5S2m",
+	"RjzveCu4V9LfJ6/5twN8fewG/G4+nL0Y/tFzrm8+vAoEobG/vqjGCsgM4RGDpRYyBU8g098Gq5mTMdDR",
+	"BhxCagLcGReVaWPSFwyCrxz4mcM07Btw+VCv0AFIE1QV6QBsAvFyEYSf9j7GkDwXuW88AG4YpJY9mjlw",
+	"m0HUP9kA9MHAcWTf4EUGbHn83+MhU1O6YjAINeQ3TUf4RHHXZrqEsZULQD94RFJ2xVJVnv59iHMg4y8c",
+	"mZYSeqfr2GAmuCOZ2a3hZRI5M3MsMfEyFWR/b2/PY49iDoATDIlzjn3AHhrsF/9laBcwNKSlr2lJT+Og",
+	"18W+IQKjRFFhCCSLCEsVoGaffaEA4LaiGpH1QH60txdBTIQ52cePniLPiqnuLOKGNwE423pRwrPDmG+P",
+	"a4CRNSjFnMO19MEQ6ohcL/h0AXTZeQMnbAV7kAJz4rqUw0hi7H5H5FupF3Y9OPNoinDoAwXNj4UfGCJc",
+	"JC7ffPOuGt3xzTekD9AEKoYIRF7HJs1SPtU4nhqMSQze22j9QoHDbR1ocOwOEV6MeUxGKLdRC+DKwjTl",
+	"qXl8LmwXrWu5gGLmQpo7wnFhSyPyhi6ZGsN431KX8BixkQGfiMS1eJrYJvl/IbMLniRM+F8PIhK/kfqF",
+	"zEXR9DGu9jXI62+kPsaX7L8fRkA84ST8j08jEv9ZCuZ+2DcracSZ5PH+Ac7wQfhMR69ZwqmhxL7NIezE",
+	"ckMQzi4012v3/dGjiMSuYMUpMIL20+HeHg7fEhFvWhyM8OrLcfDm3oV0d3rJ1oNxUDAB75z0S7USGqKw",
+	"YO7GQKwoKEEI8R6kFlEV+ZgiK9eozdFvABreTakkVCocvxq7ZqD+BDgzyx2VXgwyjGbQmREwIHuklq6N",
+	"A9wR8tMysdWMeWYZfFcRecko5F6AV25jei0LEPuAwNiVZuhTkWCYRSE22GyO8c3QySBDWMMQZo3PBbvR",
+	"GEQwwNWAqLOka0ijDjwxsp/aCCRYijUBrVAiUZdDDB/nRE3vbB6Eu43OhQ0fL0UjOq4fDptBFaHMSxJO",
+	"VUDNFXriambxf8ANfCLoQEg+kdd4VuQTec90tiafzsWn4XDo/2caG9rzidjCIA7Pj8myUGstaWpwmJEb",
+	"DUlx1dW5U4YagVXJ9AqD3F28Rq6w3Own8kYaTsylcLaT7sMH2wqieMxoNK2HvxVDWD+toLVXoNlRD8gn",
+	"8gNsJGhzkSNzglIv99Wb7FRFkIuLU+m7iJWJ/2bYWFiwnegx+UQwjaEMgqUKa4bTpHqIYDfckJOW0zgk",
+	"nwDSkK3znUAKxTWjirO8iKduES4ayyeryQWmu+GqnqqmD2BrOBWbTGRwhAdRyoKKYVoy1zYjarAqYL8Q",
+	"tKfa5aulgsRBzqjh90b2xAQ6ufJh9xga75iJfuyoXuV49w1IPi8cIzUmj0LVSKDbsgomOZs1YKPSgAfw",
+	"BgIGKzVUI8gIBGiy7X72D6vd5YxQlJt0/drMZbQN9eiRuzSfns90aUz8R/pxXtCxievg9tYwuIGI92Et",
+	"WvKJ/BWqfoOTYgxoYHhs/jBCKEYFQ99DQAMvKE/zjIVWBz41MnXC/FDAfRjsLWezgsV7gd60Wjo1TZjO",
+	"1c5wYKG8UzqYZjrXnJyp0zb7hwOzEGAnizMCnvIFlNCXgg1tzTbMmqNG5MRrNlGhlTEUuFkCdd0sIXj5",
+	"DpVaAN4KvlgaGwGxA4rsCN7Ldz5c4hKFWcgOUWXMUUJXFrhU5JgEl5w+cqw7mC18yeIh/NeAUvjje1e2",
+	"Ac0OlW+KaZAtDPwAJjBXRZNElU/S6okRtDKS5UL5im6F5cZgPTNHyOUqaWNKFfMkphr4iaGtiig6M1jV",
+	"sOA6W0PsolVNyBk5vLkhc6sOVSjem2MNaLKPaff6cEFkrumcuQgzqOcIQWihfc6Szvfwkj8ROBq4SAsR",
+	"n8hJcO9NhLRJqQtagph8Ik+AyL4jrS0NeJmGB9sagp4Yb7Hhq601Qj6R/Ud75g1ecIMhP3ldNo4bCmSO",
+	"MXq4ZA89S+qXUu5XUc7afQVt4HVVDauOuTSfj+GXJc0uLVFYUpFQLbOiGVGapylaSC3VN7ftssmjX7x7",
+	"J4rMKRckfsZWGUPwi89FP/53lOY/CH7jMIBLEeg0wDS7BE3I+xcn5Om/Pj4cRCQ+zYV5DaRvmLVhAuE6",
+	"2NxNj+3/ePj08SA6F/ErLi5jrzFzceE41RHJWPqnJFiZzfZNtFwNQQdAYpdLLCbgejYixz6a1U2JoqUX",
+	"Sr2rVyHa7+9WVY0cV+3PZvDCAG0mv2Rri9RSYMOwqibYQYHMFekfYXrHQJo7B+tk7JWuP6D6H5DguXC5",
+	"VaJA/jGHYngn6zIACRqRhfEQFx8V0fHW+BC2cHWRH8YjA2OOfazEgyhgLSC1oRF1LSCtUjplS5v9p1Ec",
+	"CTTs1mkFE/tcME0xxnxBVyvUZGGgsqFWEWHJnEHWXgXiAxJrHDK4d2AoUB/FFUHd15XXfCBGWsmUT9ek",
+	"Hwot38TESypqYJojCZErlrmHZP0JlBuAC3LFRAJqc9f1KPAwsDY+SENvlT9BwhQgXOcG6ypNM61c7npQ",
+	"qJg+gOqLYnlcayYI6GTM36BmyQWSVbhHcyogKcKEEE4xk5mRwFCnD8xVQasHVrESnoIhPZCQ4Jqu1WBc",
+	"FRAAgv2BQIzLiMRCChYfeWX0ECwlfbS3G9m2YgGMfPrPMRqdWBIWOivGN7uLgnh0p8vLvDUMew+OQJR3",
+	"5VOH5XVQxxgAvQRmAdwOkFMYO+MUZBIzdCMKMosBxbHDWynG78wLOIEr1uDItxvKbGjllo1dXApR0GuG",
+	"fiRl7xFvKQrcIcxXlNjMvMVkuuqSgl/A1AOjIbbwLlVAzrVi6cyMY41Qw/J4dTev0voiv0AzS+saXcyn",
+	"933wo9cNr0UBZXnlSs3Ra2+BKsOtw8ZV2HW/++pTDriMUHYtLBsYkdhljkF5AVB8jPcO7luBkXcOwX3O",
+	"FC5XTChIyPHd2etXeJYK3V1xAWYCqxiU+LpmwYUzWB6iS6Vy0GzgwXlk2zcU8sm/Pn76QJH4l3OMGj/v",
+	"RcT+cxJ4Xpz3PgOlIOQ40OSOLR5WcNpUF7QL14W7xZu45ALzrqEm1kf+NebFMRN5W52fQ4Ht3hskQJcU",
+	"qq70gq1RCTwmtVRJZbnTmsU2JJVClbLXTTcol2uwArPF4wo6HJH4Ip9eArvioUSZbbirhFy12IaoBQXB",
+	"zgowA1zoyuAR4HCtYSO+WMdjEvOVPV0v4YD3RIwIynwInZNQ+08qbl/1N2xlIa/7K01gpSLGQUdgkd1g",
+	"RN4KQu3EwB9Epalt9gjgSwpRIlUStxmVxTTYNJiG7KnYRwYHpfjP7Ai9+DBltFqBMRUmePnugVccFU6N",
+	"j542S0BmGqtnRx0mvhCuUCyqXfDUgOG4Qkwcz2IfLuYWRJMXrknJZeBJlKbyWlnEb/49RJURhLXiD+h5",
+	"paz0sKQ3Q0AUBi6QZmtIhDhL+XzhWaY64sJHMy7U0xYiLM+EupHDvb3KdhKOuXeuwaKKyBuBEGS2IUVx",
+	"ve/kdQrSHlWXKoQTm8IsqrxrTG2E9iueDLkYHt7cxKR/eHMDpjGnbPV+PjHp2/YTnowJsu/cGv4G5jEY",
+	"GCoYQmtNGRWdYqx+NgymBdmDkH6gsbbIyNljy2a2gX1z5kiw0pC1UyFUwvnO6JSBdw0ermIatO/ls4XJ",
+	"wBkClQTw2AGXLalYexWCM8JTr94tOKWxL1TpLsWJgljqI3bhkTalr81xr5iu0zZD8Ry6CrRmDxQiLtIH",
+	"4INQljjyQz05PDx4YhF8Rq9t6nefVMWsqtixdUAEG2Sd7LIbOtUYKwN2F7TGYjpRZaN0q4suFBZjsqAi",
+	"SVlWe5JY9NjKDbgxhOTIMvAXa6ck1y75i7utZYPC37DGRzZhaIHCHwSIJmNOk8ISzCyudJkpN+MXzOga",
+	"nKD6YFGuKPWt6wE4Zz8svlaN5OjrDL6lKZ8ym03TOlu+y+Qq40zTbL2zv6XmOg0dNg133YOC9DaR6f5o",
+	"b7Q3NELVaB+SgKyYoCveG/cORnujAwhO0QsIVHho/jNvjJMjaiEzjXxNSAtRnWjZPrBiORJkuPzC5NKP",
+	"HxoxHitMcnUuvPTTjx/aJY3+prw0X6J6I/JSlHgkW+BgSS+ZuZl4YGkLvqGlNKtdnQtzrYwm48CrEzYA",
+	"eD6VViYrHDNV6GpKU8jmUExCVhlHI5ytDXwuUC6IwFW96rQJeB+5ZURIC6rIKZ8LYl3Vvs3X5CLX2rAX",
+	"aLJ3vo3msNhSgsf/4FyEro7eA9D7PYZOdU49FziweYEBzqVwLLxktgiafyEvk964951csneYoc8rgww4",
+	"PNrbawud8e0eGtYXOoeBML3xT798/hj1VL5cGgC3+aMyKRCcelFP07nqjX8qlgIZUyriaG/cMwJmr/SB",
+	"+QAlTMZqJi6rLlC38fAXn0H5cyuQvwffWlVxvO7qgRkRwa7RwSwDHwc6tUS2gGPQ1ZV4mrE1+dSjeaiy",
+	"LJkvLlHjAj0LCMyBVz6dC/QIslCVyZQB8MXuUMYpV4a/jUFLBaxMsuQC/iFoulZgOqooHJ0vJ+ibx+cC",
+	"FFRnYPkDZYpgDBxjmoVbMHHVfIDBkT8XpBykhD7PTCTnwjwibSNulKx44Nks0vSStc07KFxUx+DzfVZ4",
+	"r5J+bDP6WJRzITXeMu6U3aBJYESeO6XOGCul/AlJqDlEG4ECWIQpoBpueIt86mI4qBXAr++Ks2tfg8Wf",
+	"AXjYDofTBeUitqglXw3Qc/udzxZs8B1QZLMqqWnhtVgUlp7xFGtGKoZOAnh6K6u4L4xE/QumNVLVwnrn",
+	"SjRH1tFnSlfAHdLpwno3anJA/t//B2XjU/4zi60j9xtpT6FY216EzU5QebIHN4MOSGMwlxcG8YJq9ouR",
+	"Cb2QV4zs7+2FlYQNEIpGg/fjvQMiJFadCYGegnU2Amtzbl1DLVhGwF/ngt2s0GkJmdQGLPmKK13OkY0x",
+	"nrhsBSlwq5ns0O3SvQCe+NANQ36LwI0w03sRd4jBv+h+0RheuamQ2ueoupr9IRcJu4GzNgQd/EP9goB3",
+	"CVZk6+j5yS1rCXPtNi+eFUiPZtRNM9qE2k2z7pXrye26iLf4YrkCJYd1MjOMiGOZaZoO2pbGfGBouDYX",
+	"f4y55m1W+FJC+abqF7XqUAauFb9iJJVGEL7ATJeCxL4gUzw2mM7XMwNTCnADfMlcgBP8+2cpGKqMDg4O",
+	"nhqR0PsKP9p79GS4tz882D/b2xvD//+fUPJujXI+aB1KTpRtTK2Z/kUml+NzEbgod1xdITiFC3o6PrAL",
+	"KuKwKlfgZi3fgC+617S9ttxBO1xJvlq1XEnkneTpkqErqTlmt8x4tGEfZ3L7Lh4djA+fjg+f7rKLJj6t",
+	"wE9QXQgrC31s5vOm6GsP0csrTLHHpXj4N5tnolhx54T/RRUBiDyrp7FcWS1HkSTNalbMNKGA3zatbf7w",
+	"L7bpy2c41eMurGvhmtmDLvvbu4Rum9jpYHsn79KJPR5v7+HcPaHDo6fbO3gnBFzWYZftO8dMl5O9d9hl",
+	"M4GnZo3lr0S9//TRgGUlhvanj2XB4FU1+snRbuKTTjhRwf7QKCbULS9tQoOthKQMzbGKf/ueMEtwoJTu",
+	"ffxcGgR+hphp0HkW0/ai3oXZzCVbQwEhpwrujZ/s7X3uIqA8TChP161iSsCOGqzjgjtmlnlFGUVVhBQk",
+	"uh/OTkhC1xFUbnOiSmS5woSurY7sXKgVFb58S/9nlknnXoM0YmFYQcGSwRF4aGb0uiLqPFDgQIne44gZ",
+	"XdI9hVMERmfw2k2JFEyRfhBgVmXLHUuOAX2ocQwY8gorHgSpHdc9aaxOjypv0gkWNAK6Bzsu8DjYkdEV",
+	"ClF37AQzc1rngiuSSuH93w6ePMEMCy384zNzyYAagSVu4CC3IPF3nlOs060X4Bbsrzv+61//+tfh69fD",
+	"Z8/igs959BSzHlo9l9vVYAMvcC62MwNBVBNwAK56qiGMxTqayP/dif7efpVIdqHyr+j2w9IyoevBHWl5",
+	"t8X9Joh3FTw3kW90Ls8da5/Q9Vfy/X8g+QZAaUh464Difyfybd31zJIfTmmaXlBbmEQ2lXo/kQYVOCcw",
+	"VFCBzs7lBrcbHRcWmJgnE6v5KgwUEKQ+4/M8Ywl5u2Li5bNzcYJx69ZxICIzNN1n1mdYlTSMUGiXZlYz",
+	"6fSINiUrFyPyHhR8QZWKc2H7qnogBFrPQr/NIvjB5/DwRX4xdm6MDlQRKTYYuP/HNsmQjS2wIQDOFT+H",
+	"GivhJK65LW8ak35QlNZX8B6EoQzxX2VeuOAsqCGATBQbHrlYsNBZoSF4IYge84ZM2/j45OTthzdnk29f",
+	"vT35/vmz+KjwoPX+7AuWrkIvcciTQxwsuUTKG+2ppnuNtzhJuRnpxAElqpGY0q5K072Qh8osHvmW02UZ",
+	"vuzzr0ikaqtop1GnVVBHBz3BbjRZScjNUGj/AxVynZKVncK3kzPXHpt/jnqNPuTdxym61MZSTO8yjmmO",
+	"Y/y61NmSsyqRPujcc3eyazuWqO9+9wkrgZC/KvE+Sfnt6PdJyjeR8CpxRhJEaBBQhTo5YUkJ8ZTEYuaA",
+	"YE9TvrtN7g702XX8pef8YXrjXhOGLPBb4aLiEc9Ggm+2tIHYl7sXfgy9cc86MvQauYFUzmWu23mBqv2v",
+	"yfZn/UShyP+VvLQ0HL+F/h82WCVyVUPGIPVma5JSDdW80rTJr31ESmkBZa5jaAv5cKw0OJPZnGnvvwhz",
+	"n4tUmnbrEXmL5VjRWcwVAHKRfuh6saTTBRc24rTQDAwwxpTNNKGpC0bvxFXsh1xFKaucLRwyIu9zESDw",
+	"qVwuITQWLLJxGCXpxVhw2sbq/IjvW8bAkMSMqUVloLuZQLctuV83ml5T68VXWsYHxbKCaYp3ZHj625id",
+	"QYlVKeLSUjknMte341Ne4VO5I4PQJTEplkGb2Ie5UxHmoOtts5M2S8zeezGDN5585TS2cBr7ncn3rWT7",
+	"Rl7j90b063J7iQtAclLlcbvQ+UI8/iKkvoZh2ul81LOenpam/5PovhEi2v3nLPGNrcAfB4H3HvGjiiDC",
+	"mLDY/RCUfmwgK+fim28M5f/mmyNL9M06VJh4ysvIToqeSqHyJUviETn2KoAmsblIUvRob88KxZA6yGZJ",
+	"IX8isRO8b6kcwCh4r93cogtolv1r+2qhVSDmQW4Yt+lbS9fvzGVvcfnAzG0aSrtC1FcMcAJBXvGIuILG",
+	"R4HjMOa1K9ne2w6qTRMN7UqK6KqG+eOvL5Cb49mmMLZ3YDMh5Oor+fv/2HvX5TZuLX/0VVCsU2Uy06RI",
+	"XeKYqtSMYntna7YdayRl38L82SAbJDtqAkwDLZo7cdV8Og9wvpw3mBc5bzJPcgprAWh0s3nTxXYsTtXs",
+	"WFI3Gtd1w1q/36M52nf0l//YDu8FnPZl9JDPzaldI58+e50HsmxN2NsEoGkJv+WGLbCOwohHi0mPrHFG",
+	"+eDNcZYX14H47GdpAvCbtMdNCc+pw7xH1Rfq/+BzK5Vs7vZtHdVeUicw+AfSJ1cwkUuh2urjYB+JmTw4",
+	"N5zZHyHKCn1cJ9XfFBbZwOLuxfpjifUnHc68wsP3RxLvy/Li8WKXZWkd8/iBQpIBEQNFAf/ErzZx66B9",
+	"iuN2BzGP34OYR2p7oJXneJlZyUuirfzBIudsgJpTF/2CWFmuUFwetaliM11+Jj0MjjqNblmqYslM5TXc",
+	"kGKhmcMgyFkmdgxElnKK3C3nipoGCOiFUDdnKm39OoWtQpOu6eVwIczqQ8YlN5VmEL8y424xyq2HAzHM",
+	"HwTJl9M04LDn7Lh2ajFvrh9H+b0sFj2Du11gznC4D1vdcWtvLCCR0Kom8GC7gDmo8IsUHES/Ubv+pbes",
+	"RQFOIhoVLcTl65IZS4dQVg1nLiCpFpza3+u7v+S/gmeKnyz1x0vhmgkJyCkmzxBW2wDkIqZiJlnU2K4x",
+	"RaZCKqjhAPBI7JrPzRCSemh+HULxcWkY4c5farfN11Aalb6FU1H4Ev7qlEzpLyIFNCy5xUcB8dp+9tgi",
+	"XxNAwZHFucZN4U3xRL/DoVjepMTJiZi1TAJZayimMOsJ1A6PSThRatY9OECIClsnGloQpJTGAAcQHoSm",
+	"Ymsqbpm5USiPRNzErB9lphDXdmnA1JwxThA7+Ojrk3ZpBOaF/lRwNZHeULDsKE9JNQ9A+KNN6kk8Yiqe",
+	"MmD16By226tCNUVWgvV29SkCF1nELXuBZTMuggL7xJQuEDUScbXOlgDUbNKMJY+pttnPtT7dNbPCZQT+",
+	"VivtoVr3qO1TzxmqsprZ9bWghpsG4rBT5m+NPPJzNpwycpEKoKHZ1rDXA9kpeaPzkG4Ffn21R2FLEI0v",
+	"ceowQCAZ16ruZAEl33tP49ECSJ/i5uWJuTcbLm7Q8s3ttM/6yqYovT+nDA2rJFZf1OySnbHPXPgjZy4U",
+	"jIa75S/EUl3YHfW4ATj7mU23Km5AxZwc3y/e37TsEw0eXV9BKV9xA87yk/IZZxv4UuFzvn/BS9Ot9dgS",
+	"+57LMMy1wDO5mjSmhLF1itAcWqhGAhIQkZIPqBsAZctBBVqMLQjArUP+uqM6LXApVOvW1wbQwZHPooDX",
+	"vgQmURgM40pt7aB3K5Ww+zOAXuReJgL6IsoAW3RJjFwXECYAHZYjA0ctciZvKthrjQi3jYIety9ZNGE9",
+	"pVeYpynJ//7f/4+H1sKBVNBkuc+J4OwULTMMrOrf2aYLRQklK2EHCOSC6s4pyapia6abq/z/MVOWgvBO",
+	"mhk30aYMDUvgduoiGGZWc2lF6lACedw+Wln7V+DI99ISqdLypdat/Z+f2s0XP//b/1VR7ffIuRg4Ddt4",
+	"2JU5GB789yYl6j/6Iai9ifnNplfgmQ9BDdHBNz1tnirZB1+GvbK11YHr+XGNDrOHPifTwyctLxseRn0Y",
+	"2Vk4y9sYHh5m9EMYH0Ftpfjc0TDJJaKWPCWAzFr3J625j9ud4Pjwxc+ftdkCvNSGa7d4JYkSJIc7WkJn",
+	"09PWImeWoC4Hn697VGaNPF/Smh7o6TokZbi3UAZ43JS8wCXiEvx0TtWXY69ZxSCt1q1f/Hjd40vEDz6g",
+	"wxJXbKMVrlJcen5MIU7ZpzzubB/C0xNyN8di7b27WQW4afPmjmwzdZ/F1fxnE4oCGDiog97+Yn61FQ+I",
+	"4LoxuDro1bqkh2hUvRr5nfQAkcr8U9KE9WofQgdkKTjr8Rx24xQa85qZ0JjjCxkHaFhHBo1ol9rsBFxE",
+	"/Q/ApIRXrE8A2JWU3LI0iodA/9LjUrGZQeNzcJopswwmDpgPWSUAVpzOZow6XlqfsQJJtQj1aJN7/CX0",
+	"YEhnXdJpY8cBdcxMoP73RGRp4JgHYm4QNJkHua49oCI0uS2nAtj4HkeU5T7AgvQNxrIpDPZJfgzlHUzL",
+	"M0iMAGRdO/SiZ2D5xAXwh0DgjgFyH3eovXpg5ubK0MJnfMcEbOvA5Jtm3f2yh34ZECTL8XwECoSfqwhJ",
+	"7+wVIPNWeC0EAi57+05PpCT1KX1POm0rcw/0ijZaS35JUFrDVRHBItE57uH13odIC/nlKPs8ivS7OS/6",
+	"WADyxl1vGEHQQf/BW3DC+6w8vFpQg9X20sTx96AEYj7G28q8hXcc0XWIRbpzr+f7CKXl8Abt2q19FTfq",
+	"T1dL7nVhTZQ1X13HDChSs130Odz7UPvL0f3l6Ef0+BgkvuSizZO/Ahj1ijaLEXx/XFdwWc98toHqPNvq",
+	"4Lf8h3Ug3O+4z3IZ5PaWCQdSA9Qfc6koV4BVZhjwtdOPbBsWf8iDxK57eVuymzIKrDHH7WMSvnR/8K4h",
+	"qxJ/vmcqf/ZuF36+hp7ROCqq1wsaR6b+TxuzycLQ4LKI1CkZJnQ+oMObhq93bb0zncK95xBwlbovvmnr",
+	"/TZLxS2L+oA3hihkR8324XWn3e2cGFxUd+j6MP0rnrKftu0fv2gHNWOo+s0DYKl58RBeNPSqtW7tx6tX",
+	"taCmh/xN5zCoGRu/1h3RRLIAZqPU05PrzmGO4GrM+75u4bn+cQHd9keM5LrwxMlJ4Edmu8eHer2Qjb6f",
+	"MgrrwbMk0b++ZanUAynMYTsAVwne7rw40j+aOxdcuaBWJAEG1OHbfqfd7milsr3t47bUaytYVmKs2Sf3",
+	"+GpPEF/te6YKhNKeEktYNGbpHxBPbVfQy5eeEql9+HkrXXNgBCHK3Ht8LVgRpnlLLURL/l1i5BOph1YO",
+	"AzNRIoXNUAW+fF/+hi1yBs8icy+xL/a4164lZ/cZfm0sNNb60O8EsHKhVAzIDLSLFYKG+RtFH4l5j4+y",
+	"JCFDyqEQg7mvd4EUPWcVJ3VfYxadWgKa2X0zDMjaZ3tc92nTU67LWzyIw+m62YmlXQit7t/NkY0lmurx",
+	"ipQMYuROK1oH8zRWQIsNCQwwDTQxQ8PCgCiGFKkWORsO2UyvY5mmvcp+wMVlBRtitw3pfUXbwh9+/ugl",
+	"g74BY3dIKcpgfutv84lIgDcW7OANtkvn8GSF8XKozZL2N7lJsMp4Obpuv8ifKhsv1abLYbPdsa911pgu",
+	"R2tMF7Qn1hsqODzPUjEvPaSt0vFsFbdIq+2Vw0e3VwInTfaWS6Xl0t7CcnkDSv6lkcNbxwE+ZgDg8zCU",
+	"jAT64oyl7awdlByPZuxcL5k5zhZBJHko7swVdkH8AQ/Q0HD+x9rfJgOaUD5kwEmaLHrcaY2SLbFkhoxE",
+	"WljhKmMHTBzsi4WJ6fGHs1/IbuYLMlP2uO654Mj3hvek1OK94ncx6mH1lqVGHGU8knnQecoon0/ihFl+",
+	"Jo9xrseR7l/MmVxrr02o9L5j+mI6AfRa2C9IYBtSWDADcj9gPZ6PDCAFtaKCypwOUQLuV4YTmtKh3l6k",
+	"Pkgov0GuJ/OsS7uqeL5srsF12BbmGnbJovzjxMG3aMpW2289vpUBdwmNP6r9toP5NUppFi3d8LBk1LQM",
+	"hr6xZe2I2pX/RE7+Dfumdic7AKfl4S5s/EHaLVYc56X97V2sSbSk/oi2450Mx/ULfheTMs1n/1OalLYb",
+	"e5Nyb1I+tkmJAudLtiiBvPfgN/0fcz+zFaGhkyv6xdW0htjsA3Ia/gy8xcNJxQ0SJs+naDe0yBmJYuCH",
+	"jLCP0zxaB+lLWAFnARM7bRLqx/r2pdDkMWmrq8eNpXtKVJZyCDApNOMAAkQqkQLASEDYe21YGCN1QDlH",
+	"Ykstc4Gxm9+QOhi017kwhoiYedakz8XuOqtrSO+RZFkqYGsaWVLpop3y4yyCk8YfC/5fN40f+dhpGvrL",
+	"m5RENkNm78Le3GuJO2uJvX7YqB+us1S7jUVpKLTXok+ppyqmlNMxm+pz8IdWF1O28gr/2oOqNXn4fvm0",
+	"SJeZrANkFc4roACIXnuawCfvkgBSkbAet/znaHdKdFSB5pomiZjLEuey4VAGoIg5UEZPDCu29mgjceqT",
+	"Svc4ZIRKRAxCj90vwzKlBUIyv6K2OlngLXvMquC3bJMcNIvwoJLv44ixL1xYTJjhoWnGruQ+gA2e7ynY",
+	"eBU1s1+KADE2zyZBMmOp9Gl7tDiA4yhSRROf1NyWSYKVxKY0his7lxauz22d8kU+xY2gx22tiH6FpyJJ",
+	"oIrB5BrFHMRS1em+wEYf94RfwBg3n3MzR0ZSxS7Nfc+i+4dPEzGb10CdbxIldqsv7wRPgJiHmniCVuQ+",
+	"mmc+pgTJI1IgQeLZlgKksuLK3CrI9bLF+WNTwbGW2tP0AcToUzGHahEb0QvIYEGwz6SOXLZkkFIePZP2",
+	"KkM2tNPpiR2/ins+EVosAaSKvSgfMyWhQMJwpNu6NUmBMm4+WZB6zG9jyNoAccIKiRzoMjZOgVAQRIH7",
+	"it+NWNkvHZPQFv7mGY+BJcOlniylKq/TANy0NcLwOzvnjygSzTfexFJtkop2NfZC8CkIwfwsD/Jt+EWI",
+	"vHvwQv+8rbj0rtO2lJjeG0tyk7O5xy5eEpJQs4cemZqwKakbY0vLvh4v5sMFLosO7yYCczXZsP6i9QuH",
+	"mVRiCqRj8oZFpB7Sr7766j98CM2gx8NhJvtfffXV8WH4REW0lpsvvbVe2lurKEWg7HzXyxyDwrENqfXL",
+	"LJUgLjY+aeqPfn50uzsfxyZto3fSmAEFfz63e7XztNTOsHCs9ppnS80D1xmrYayeqIx+A7PyyNco2xjR",
+	"sDx7Ufa0RBleMWIe3BJ0zpOVaKsSIs/wssehzuTzKObA4xexkNSPiBLk6FALkJA2/xUGJGw3X+j/NMNT",
+	"YkDG2vi4y4szL/W4l0cnRoQ2/xWQdvMFxHmaYSMgGY9/zRihw1RISWiSeMimx+0XBjiC3jDeCHIUCVco",
+	"2eOhTTyCu2/dCRna25RY6UaODIzOEmZcwpQds4TLdRN60qOHmcHWGq0ef4riHJGb73QXXwCMj7QpTiPa",
+	"TNltzOZye5h3NGd1D7AvHxvofZsre87m+1v6/S39Q+q0t1oUUU84C86MUIbT9MQi4hg5aRrg1ZUW95/F",
+	"3NdiZE45MP1odTSjcYT5o7FfZQ+RHVIHatiQ8CxJDPHeOL5lvHFKIC0qIowP08VMsajHqYJsqacZhPme",
+	"qQtYjFdmLR4zlOF/aOM9Iub9W2zevSh+UlZ/cfX3Fj9Y/FmFiAx/mzI1EVFXT9mMJoH5bx+SDj4gLJh7",
+	"ZkD5TR/S5EcsDfBHM8cfQlIfpYwRxd6rAKtgOu1227f3G1qAzRI6RAlHFbAogGRdFqwkl6t8gQXQ2rMw",
+	"RTfFBe72OHbReRs4ClIH6eoPqaFHVBiHecgfjNd/r4ynET5Rs/+qSsjf0fjHdYIdrxcFovb56qBb4N91",
+	"7OAa+F0853q7f+R83nsoKGBKgxOwV1WVqmrvBNS+j2/ZF6rZdjP8t73XNU+vvdN9unenF2Yud4at+ayu",
+	"N2EQ219qmi2xF7JP0R/YOwI7XGbakzKUtyvF7WvMVkaVZKWnrf8qJyAmkRO6pH75p5fkuPNNOyAvL9/8",
+	"KSDUENyQVMwhgm8qgwOTLONSFj1iUUw1x4yOgL3HLdaHshXGhyzIi5sDU5kcnprkGwkgUR4trhbIQ5Yk",
+	"yGwOolwL+PDbMCDhv+HVBvhC/wGgALOUIQcvPvUM4BBkj4dUKTqcTAF6fBQnjNMp+9ZMZRPxCtwcG1zq",
+	"obwNn6YWev1en75cD23QEtqzPBjK21PwySRT32Zq1Pym4GDUHmnn9NIePzkJOs9bx+3gx6tXwSH8JZjN",
+	"+i+OAg/l0RXc57/8+rrTNr/UzRSSj8okOpWuwsurv8JmKmmtlzg1zVexRGZrVJwlB/+uO3JtfWu528Fe",
+	"hT4RFarP/Murv+416faaVMsZuRYk2Cbm/3j9kkRQDI2VhlQqEkZ0IUNSfx6Qo7ZWQS/apyRiI5olihy1",
+	"G0XNGhDGgVldiYguuiRlNOlxKA6XpM4FGQglGwEwvkAVOaORRBoEaeA04pREVDGvWtDkrXrwRK5u0L7Y",
+	"41bOkvo05o5t/mkqtitY8a0SUvXqFjSCWVqkUWc8m9a6Pz0PjtrBi/bP1dgBj5w7CoPZFM3Sw9g7VU9L",
+	"I0Q0ThZEmr2+Vwe+OgBdefAb/mMTRjw+tSX8O1mD/o6mtI/8XlXKjU89Fub7FjBWz4/bq2DYSzZ6rXtY",
+	"CVJVNLWrQKqWrXrdv7N/XJy9aX53dv3yz81v/v6Xw1pQG9E4yVJWwiZ1sOvLSO6eOe8hua+6vqiAwcIf",
+	"jfw/i+gzSS5NHtQyBFYRp30XICpc5u2uIfai+8lisM+sNHhy+OsXRjhvkt0HiBu5Owqp94FVCbeXhjZN",
+	"WSwPSz6I3wysIewQKesV+JKnZB0eZY9XAFJ2sdTMK3xLmcpSgCTIQd5J3dWsjWnMA2MUJ1QxIKNpWB9B",
+	"uxg5wCfhTMENfsqImOt/6LfRFYgjB2tqkEMNWqiBNA0sarv+NeCk9ngBr93ouNX4pdUPTKi0nzBfrEDl",
+	"tBjqPV43IUgPkfOegOlvaXqDXUP2m0+LtzkQGR+WkSivAXN0GM9iBiz3FvhmDsCqQhYxKh0m46V9xb1g",
+	"Ht5ZWZmZeRTwzfwQ5wN2K/G5WixojJRNlNUzXmG4FLE4H91MGbklfBRDJTCHd2+w7HEyH9s+0hI7R5Ae",
+	"WVnxJQFlVhg71qv7KKYO4INTaRDOMx6x1LeCnkkSLotFawQdnpz4RlCP+1bQ8mtFhO7iy9og8rpk4bZ9",
+	"+2jAhmLK4G4yjsIW0bvDgGaCVQM2Tl45JemUkfzbltXmsN32q6vgaxlHHpzo1AAHUC7URFtY7kKqjBe/",
+	"2gqyNg70CY1H01rFRJ4S2uMFtHbzpdU2lLGdVppOZKXl1OP3N51MgOETGk4mbbGEVH5BFxc0IQNAcfWZ",
+	"ZLeLQuysLC9MMODhzaR9UOeLCeogccTeUtpbSh/XUrKMkl+SnWTvdafsQOvXmDO5BukhUxPGlRGzXfId",
+	"o6lH2H/DFi1yhgZBQMZUMTJY4H+14QGYrfo38I8ACyViSZAFBSQpHztuGf9GdUg5GQuSxLeM1GHsLDXA",
+	"4JIxHhDJ0luWNmUcMbj5tb+mCTP/hDJpFvW4SONxzCWRDJGKIChl2HpFSoaCc7hzLcAXUTKJuWqRH4Qi",
+	"85TOZghzidV0QOoP+1SSTGLPi+T23RLtfwhL3sKq89/JW3MZ/HuP/95sNt3/5+T9YcyBx7ePxPskfIuz",
+	"pe2TKU30pmEROTPCBlbH5J21yOv3MxiQWy40fugs7gPWr8mNsXz+6793dnGOCMEbnj/Hn1c+v5JmWb+t",
+	"J/CGaVNPAu0hYArjcyRiNEpizmxrR9Aabvu+zOQMCOygD/8QWeriCNrEGzDGiXumFSIEcdVVlJgj0nv+",
+	"dAM/eNJu43CNvoaFhK/l1M9aMmVKG8nmPLXIJVPpgsiJSFWy0B8OU/2bPh0plvYlGwoeyZB02vCZqrut",
+	"S3c4H/FePP9Ihf51f7T5Djds8czd5O0Z9f+QjPpbGDFu3e9kzbi3r+xJelSzwX3ubvaDP9a7Ed3/zQYB",
+	"CqfD6DjOWCQt5eZYNLVC8wyKXAE/ANc9WhA7cdZvFFwge1S6aILcqnU7bZ+6Pu/+JjMl9YTZCkPlaFca",
+	"+6oMtdWGTCEhYYUWqM4xcFg7j5edhJ/Y6AtVCt69G/SEbrjdnpVMqZiPvxgI+nsWhG/JOcQhITXkdMrC",
+	"gISR0KpZ/8s4C33jK4SkPkjFXMLb6D2YJ0Bq0iTJmYqQ+MI83pwK65AAb4U8JWEihjSZCKmQsyjsHD5v",
+	"tVvtVieEa+UoHkEESNlPNQIS6hb6et0QIBU2RX8e80jM+5BFq/usVBoPMjCmS3/y4lR61Uq/0usH7UYZ",
+	"irr+VHA10W9Cri54uc8kCSciiaratOTbhkhUZKpvWKEMnyhm3E7EvMcdBtUvIuZdEuZ4/vg2RpuKLS5h",
+	"XrXIn2KWRJIkbKSI9szrIgVMkwa5YWxmkn0hsNciFrloacwYNx/Fylz051nAepYKDihcsmudhwsNUW1S",
+	"B4wuYCxZmmLLAI9ziPE+1eP6u/lnY9UA3/EMeEO1q2NaNhRVlh+9ftxuN4wPWfYV9e9CI5DJQEQLbN40",
+	"RJXefVJBPoIYdYne6wHBne6cYrvPA+I2WkCWd1lAVuyxgJSGX/hFCjnXpc0VELebCg/blbcgwsWdFHj8",
+	"DwEp75b8Nz4+Gs6QHre7J6EE6zv06cc7k2ISiXkHZ8l7S59amEEis+EEKtsnYtbyAYxJncIk6tbDiVKz",
+	"7sEB1lfpHyT8pA8DJSqlMdwrhAd48lM2hVRxSHc37mZZEhHGVRoz6TrlohmmQ/Yryx2rbg/aAbRnqshU",
+	"j++kTZzYw3fcpnBfxXCL89nhlgQlXt98wL67vItcIwOm5toh78CEHH190nadrN5mW7xpww6l/dg1MQ+Q",
+	"CCbeQf6qn+ySGUuHsJ2g7i0gqVbNenf03V/yX8Ez+dgKe9zbKFi1dMsIz7SNufEFM/WddhsSkcyH/Vu6",
+	"HZrQ/wfNYCHfto1M6G3ezDGJ2DCe0oTMEjrMj1HpFHtDnk9EYserz5V5ABjy2qSexCOm4ilrAPzIYdut",
+	"mBMDS6vbtqtb0W175PMOZEpgMIxnNLFvVMmQFd8xE9fOe+ZRzdhXsEKjDyJfpETMGM8/VRRG7h3sEZgd",
+	"mRLlx3NJ5V5QaabPNQHu2bAyHoSsfr4rckfQkpI40OaclSDz+bxVliLaknTSoNatlQ79DpAm2PVPw064",
+	"pX9lCQr3ftYThy+5g3/20phfX66Ldv/gjP4bxLLuF6QB+/6GLUisJEtGUBPHblkK9BXcZK+g7R7DdVMs",
+	"ZYZ5dkvBnbNZ/BcY7aPJHvzCJtFjCDL0qBxBvr0AkYoqthdGTzDoczWxsJ/GKz27ONd7JDD7ZR/8WZ2j",
+	"97fS1Z424VrkXIsCSSjEB2AmsVhAuzR8yNwVb8tcV4anMP8iwbMplZhJMqVqOIGba6rwtfpxu1NxBVpN",
+	"A33JxozrXzBP+hTMuepdZh+J9f4cc5Hifn5kyQUzFm0DFA3TiTIY7OUJS/dia29D7cLmbw9GldD7EslW",
+	"78SR6MMs+NSSDrYA0pIhgFkAOkj1zyarsYRpROqKYcxQ9riNsTaAVNGBIEF1FHdfaZHXdDjxPoDAGh4t",
+	"GJhenLD3dKi0+8yZZWgcLHpcmziGYwzuT+FhqShXXRLOEPrBBMx1F2KaJIt+qu08yaIQBLV5ysWcvWqv",
+	"mPe4+zF/IOZ9jBC4lmNsC+LH8pSE+RfgAYvHAA9xwVmrx0OXGgqeNDauBwvpTSkbZTyywWObbqSEuCEw",
+	"8bpZgHCABDO9SqbEbMGwbrrHN5rA1YXTFarmTSzV/fgf/YRaNRfFfFqs+M5BsubCbo8YvldKtP0JPuEt",
+	"Sa3rJ9rms4m/z1NmX/94WQtqbvG8hyD/1f9xp1xWf//Uuodt7eUs9/HFN6t6iTnB5dTeTf08ftG+b1c7",
+	"hyftDz/vkGy7J+jcexzbcqDbG7tnVZydT6ekegUexr14Op0o98txct1LYj5MsohF2sFLb1hEwlj29Z/D",
+	"RhHrldQHCxLmlQdh0OOgnsM40s8KkMx4H0iJiqesjMmxg2rpogsV9DjcoweEcpospApspQxeaoaozkEV",
+	"wh2obxqsUvWIOlh1t0xCCJ8HhBZuaucA1lQkJAU1anNHpW8HwG0E2EPmi5iEDOEioD+lw5txqg93j+sG",
+	"oKV5GivFeItc0HHMMQgTA6bUEABjuyScMkVbnL1XffxVCLeEMse6KiNM4XJgrkAskY5D8Px5/VfAetKL",
+	"huGslM0YVVIbbvImnhXNOW8csSQpFKSxSNsOlM8nccL8HGW8TkbSfdzfxMBcghUGOoLUnf8KuE7es3Dk",
+	"uuR///t/9NYKccQG8KqH74Sn5LjdCSA9tw44WGarNYJV0FSr7JW1RKhlSzhZLFPexm631dloxIZ4Lyfm",
+	"jRYo50diUq3oGRKyVFFRruqJZxT4vdHyEYp8Yq6+Pq4FNXO/Vet2KnC0go3TZOSGPo3aKzBpDvmxRFDT",
+	"o6OjF4G7Zw6xwKjTbHeu27bAKFw5p1Y06QNYGEuOb1nVYC3IBxtRxZpadNWCZZTGrcfoigv84bH3wyST",
+	"8S3b2H8l1vb+8K69/zyQqYvlcmNWLgYEaQQiegqTCBmjrNqyL9bQHZ60g9ySzqv3fbntV60dFcvlSsV3",
+	"7coqO5x8fK1TWWWnjetvOkdBzajRWhfuWFdiCjhjHPzY4mAcHKt7qVQKZ33FUqme9Sj7xRlqBzVJEwZv",
+	"d14cdfxSOjT29cZJKZd0CBfw+sFazG/7nXb7EHZGsUFwUwozns/u4XWn3e2cmNldtQbFp7Zbg07zqGNf",
+	"O1yzBof3XAMY3eMuQdtbAjuPa9agA4dOGwL6HHi2QK1be3s9PHx3Pe788OrH+dtfzuZvX53N3748Pn57",
+	"fb5TjeT2ZNfvrMG3p7t+8k7cG8juqvY29q7c1q7cgRECd4CQ2IafFhuXJUfMN2HCOJIeTFZAuLBOQQNS",
+	"ObX1xgVnXSxcBNj2i3dX18QO0R/Nb/kPeBcP3w/JXGRJFGjTWTuNnrRrES1UwHkyQFYD7cBYgFvMYMX+",
+	"Yy6YuaIyIU7MZDVZsd0y7AOnUwM5UQ9zKdfjyzAQSHiMUduAeA+vAc5a+5CL6W54sMet3ui64cQuyB1a",
+	"z8ZrIndukM2XchJHDhl4ySfUn7C5RmtAKHx/3AFR4ILb1LNYLmN69fhOyBRmP671vj4mOsVSsPl6LkqC",
+	"zBmhcaT7p42MbzpHP99Jv36XJTdmCh4HjcJZFIVBfSfUhHjGxia7eqWRd6jNt/Y3uQm9N/IeyMgLtvBt",
+	"dl2Evbez0yoc1j7c8VRTNZxsuvDwVS6V7jQGVqSKNMKQKejjvUW9ByF5bAPeKCIi9WGiSXGHYsrRl4pK",
+	"4tvikHwPGlXeN2X0B+/u5JS4m4qU0QiA2WaIRIGgsJJxRfKPkxmQV+BDsk9VBRa5drnOve4+YlpW/plt",
+	"bnPz2fBmcy/D9lGBwoZYJj2Q+zTSyhJi7RJ7oqEe/gbIagHc//17YGle/v1DCPTM2Qydd/2gN99d8lOr",
+	"1fr5Q4h+fI8bR94kVU3pjQ0MmOyaukhJynJ/20q2Z+6CyWIxUkUMO7QFZ+xxr7ApNJwzpkR3ioy9JIn5",
+	"DcHbv6M2UKBg4qtHPSNmjAMktozHeNVW+iJeblJ0OgMyn8TORTXdzvuBSfwIJQnViPiAN0VkSiNWssGA",
+	"XxsuNi+xfDZwjjkyDpdhl6pwlhBFCEB9lqtooSaOxYgyqQelF9HrlcM0MqBAXnfhdZFExMRrVr+GDbtC",
+	"Nm6+RKMoZVKGhsUbpt+QoQWFb/10+HNrQxuNwgcLtbBV9a8BCS0/Ubm+8LBdKpWtJ/ENm8eSFb9xbZFC",
+	"sSOxkS8sImoeD11BJu4UCLG4SXmh31/6s8P/hExGDvvPm9MuSZlkUCuxqSEPS5QWKZxih9cSkro1/Bub",
+	"+oVkTXoa/Ra6dq9jHCbX71t0D8mebLaC36uqYsCX4ByWzY0746db7ASv7sDYnbmtmYdafJvsp99qq7nO",
+	"87+NUzpkJdRJc836vf4T+bOYzVgKTl5QE5wtZxnmny1gkq4EtTS7udat/Y1hhJMksDQCj/hCZK28F2cR",
+	"JW/ELUvokO2CYJovAS7JdpGjzm4Vm3kkCCRr4TZ1Q5gAogurJym3aFfHJrQbfhTUEipVX9vFaz91j1lf",
+	"jkqUgUb1xw3oqh8+0L/HuP5jmM/bKKRTgz5hdGnKTGJPnJI5Xext7TvHC/aRgo1GPezmPGWTDBaof78I",
+	"g/4BKk6983vgGeAGKSxiCVNss9F/riRayFj/pa1vbXNaVknPvI4ViAmoBojVJErpnBvQSWN3TOkC7tGs",
+	"dQTlqo0WeUn5kMGNDyVD+DcgjjpPw8KuxwWUdcqJVQtwfWefWiabyeVe+aZrTqVrpLqMAPt27uvgjxDe",
+	"2F42B27G9tL2YaTtF16sD7sFrmf9Pf20QyCbUw3PPfm5RSrFatl7gK7bvRIrdu7uthGetyYkwtkchH5Q",
+	"jIugk8bF3GIJs9tYZFX6oRF48WQI8Zg4s7frWuW8iJGhEsulepqrg62leNDjGx61ba4qUdbr8zkLfIjR",
+	"IxnbXuTvRf5mKAXGo6LAx93zZYj9TaJYCyf50Ni42n9+Aw0/onTQH9jtngsIVVKagETeX3Xtr7qW9sQe",
+	"NmV7aygEJHBArXOFfRB/taIipKNRWC4ZOzXISxbPIcJ8yISNtCFkaMnsTUPG418zbfGkQgLOrl04KFx7",
+	"ga8qesO0m3xmY+XWnx4zJQkXzlyDd3o89CpZ10XYuyZSBxuDSEUXRIxGK9xgiLYCFcGuAffthd1DR5K3",
+	"//I2GC+Fg7SXrfvQ5iM66XAQCC3uOeNSmZP9VDBhnGn6CCbchW37MQE48Ru7GXJ20Hsxszfh8t2wN962",
+	"N95QhN4/k8hAUjow/6aFjUpZggG+STxbbTFdOGH9GEaTaf3T2E3m45tZLHOYrli5ma6ex72421tVj5da",
+	"HkVeEpQSuYx9arbUwW/mX1415CPfSFzYD+4gw89ysTwRLves7iDyGobO24e9KTq1WsTbu+o4BYpM2eOM",
+	"prxQKU6w6gAvtl0VjCe6lu+fK28v3O7qcd3jWOY5p6QemikgVXWe8FB36Uo9L8kxoYAJW5irDkxvzWO6",
+	"gE+TY/at/NycemWgkKgbYoBgfRfNMw3IXu2ZWVhRfLmqwNJXhnctKPS5q++XAmaSrdZnZPmpWC+qKaBh",
+	"DECHhMVeCaNRXval//WhuuQLf1cqIpMLriZMxUNTwbYLqfQu+jhwO2uvdPeXSNvXZVEP1ck7pk/jLqlS",
+	"fw4o/xx1J/ex4Kwmc/rSiHO8ph8LUYmCUNSlKOhd2T5ke1r88NEIUwKQphro3/J8rE6bhED9EsVS78co",
+	"PCW0FMt+ZrIIPLQFh01uaA04KFjO5tDNKY1Yw1Ptfp2gbmHBlA+f4FkNQY9Xwer6GLrWsPAVqitMQHnt",
+	"WG2Im0oqSSTK9GpAIAyKwCHVeeRqA6pd1SKKm+uySAHUASPzVBrlnzKjggUsPU10J3WPPLgMr2ihoXX0",
+	"jbYXYm6L/4zKCVvkO8o55t2VrhbM4vV4KeeuYJFZdAdrotSNHRNYWy1wlkbDT8/zzKYeX2d04G+w0/jb",
+	"LuKrV1lpQ8qB6cg3VPRPsEkAM8J2pgCqqLfxNjbMd5Tf1Zn3TBer7GsoZ4lU2WhkCJJ3UvNY53OJzX0w",
+	"rv/jhjC3tixwCfZ2xd6Zfzx75DvKK+9Cnpr1gTLtj+28e6hETsuu0G49XlZvK3XbJbSK2s1+YbNLX0gd",
+	"B5+eL4iAokiLrHp3hWXlr9VVuR/e6vHrnGx1S7caR/iQWukHAGsaxQqTMbMUOsD4kH1RCsrO+15F7VXU",
+	"Y3K66F321D1mIAFpzlIxZBIQQu9PgDdng4kQN0SyYcpUToJn+awClLnzCQO5jflYkqlKGrwL7OGF6+Cj",
+	"yqnitzbDM3HOEJBwL6meMgde+RR5O2OfFAA2abaFSXqFTPNGtuBMaulixUk8hmAIipUWuRAxVyufpqrH",
+	"Q/NDP0sTuD7xAUjN3+SBVGk8Y75YrM6xvFohjB4jb6D4mU9ETbyXhntqvY+QTInbxhek+YF+Ojf/C5Gp",
+	"bSl6zNNF3p0qZh1SX6aDCZYYXnpcv9W4Bw1PowVYO0X+FSxOXEmmcmGGvA2RihlwiUTlgUhTsCM+Ycrn",
+	"x4Chl6mEOezT82xDe/H8uL2M54o0cTnFkUExOazEbzlqtk+K6LBlmFf2HiVKHxKjIS5h7s1HNE6ylJVu",
+	"0+Oo1j05WYkCuzo5YEeKuoq0AKSzQDkDAf5VjAm6S7sQI+B22oUUwezuvdbcJxM72f7UyRBWhrHh3MD9",
+	"60qS2TqEF0L7s0G8B0CkhiFpc7eTSiiakIRJaW6GjYCE0LOYMwm4+oB1d8vgM1SRhGnBW9SPoYGlNvxX",
+	"hnv11FxJS0WGNE1jJntc3Nr0xoQqlpI04wZc0XLs+XD8LgqfE8QGDt4l762Ys4jQlPW44Wyth0VZH56S",
+	"0NcIOS2sIScAXt0WuWYFijhEjcL4jX2q1eM/OJrYKGNdctju4NUAoP3N1AKAE1vkMsMLdrBM/LwEesMw",
+	"ncGZKgGRgnBRuPuNJUEaOSRwtXJyDSGBeaRERmC6CmF7ICP04vZkJRVBFy4mVBqzSK8RDjBWEujW7QWF",
+	"bgxpD9OMP4M8dDRVEMLyhknLzbsyA32FGfQxGQ1okhSti9e3LF24E+WZF/pUZ7JEFfDjFYlEktBUQmTP",
+	"t0ZKJsLOejTPnb8XWh28UQnfh+sVANWxgTgy52ZvVD2AUbXzgm+Fi28PGQBaDQydoT6j9ZmQMh4kCzh1",
+	"jb1JtUfEf2wL7oIugLLUQKuiWfGF0VptGb5oDeXtbiEM4K6wkPf1iI1oligS5iIEGIOTyItyUEkoeXn1",
+	"VzKKE4Z0oMedb9pBj7+8fPMnksScEcYj2dA21oxq4cCmoLy7JHyJ2qL5KpYWwLhLqFJ0OJkyrk57XLeq",
+	"Jd63podNzBlwg8W0geZyJoEefNgiZ6AgpM1bm9JfREoyru0GlzxhRfwzSdh73KE9Xg87h62Tdkh+vHoV",
+	"kLBzeNJut0Py1x9eAbbAkCUJVr5JRVPbWvhtGJDw3/T/NEMoFvgPMOxmKRvF71lknnoWavNKmz5gb8kZ",
+	"sAtMGFPuao5GYPLC7OotlSUU4Kyb5BWuijaHUDiSVMwDgpzOjowlyLVH4GuOoKB3AvM8/oDKNLDTEZR1",
+	"ZuCxSLd0V0LkMNVrM6NJ2CUXdHFBE2KMqGdkkCU3sDGAkQy72yUpG8azmHFTNRgQ82G3EAEa/4Q4FetG",
+	"VkwiMbY3JVwoVuAHs0ZmKekEUB0KWwjg2E1ryE59j7BbhVn5+v1MpNtG1zxl+swl0FQew0cLthU7FJql",
+	"hQSXlat7SugAYLb0U3rCbJeHIsmmq0mMDQVugTaXZ1O85Nff1bK5TIm7OXqn2Ht1MJS3p5D5JJn6NlOj",
+	"5jdl+9N0cjmOV+p9bnjWPtbx6qU9fnISPA8KVl5QshGXfu48bx23Ay2wDoMqcxaa/Tp4ETz79hWjiQwi",
+	"/b+FJpZ/g5Iv+OsPr4LOylZrEF2AJStMZ0FAeBO5uudmyk5OguXDfHKCB/hsOGXkaiJm+tNre2xb+7qq",
+	"ta8rWqsVDeTy5qs0f632K5m3FcptWQ2HnrYj91R2tfJ1ZDUf9dovHh82czEDBkQFKfXecn8SwVBUXc42",
+	"pFLv9D0t7HrbW1sCMWdy/eUh8F8YUhMqSfj96zwTwjU7ZXlrpvaIbmOb9LiMxxzQQ3Mj18wMScQ45kQJ",
+	"iPgZbU3lZCBoGhGzVKTOhQsQ3rAF4YxFLGq0CGxI2eOZRPIKu2LErmeVCfQ9U2YGL93kPGKiRP6RLRAA",
+	"zaP7yMQTlG9nVTuBDCdseCPxuIGb6Ex+PHh7XJktpKDJ5moyHs1EzLdOpXDPk7qlFeq0SzEHc+HgMtVI",
+	"3SaWyS4uSNhokStIS5M9nl+YyImY2/JILCoEixtYlrUXbYCWVyRI/A2/8dqN6N5ZBJUBcDsDRFGgDvDu",
+	"X9gtw+8ux8G3iWQX5/07PV+lwJitOC1FsBmH31qb0nSj+5MXVG+ZDtT8SHsrg0S5SJ8Nww6zzNWiV6mP",
+	"c8/H/YyrOLHfNa+vHVSWJrVubaLUTHYPDmATtDxf4MCekt1i36W13g2NzO3hvVLZZxDkGbDMExxWfyyL",
+	"yX1aAYdakHEs9dOEkh8v32CgNWVDFt/mGcn2uIE4IvUQ/4GQNkQPGSKoit4w6QJUIu1xuBHvwlX2Ap5r",
+	"BMQYzHB3xciVojzS9rCRA5LIGRvGI1uP5ozqEOVXaEx5FpEJS1nQ44JDiHA+kWzYD12CwIBK9vWxNt2P",
+	"DklKeSSmZLBQuoNIS0gYH6aLmQJj+5zrYUYZJPHC+3ouDBhuj4dW6plqe0omWl8ChR+mVeAQDdMfxKGz",
+	"QRIPSR2yA7PUowW0f4I29XfC0x4HU8gyzxCqTIN5ZnHjVPsYEYPth6yRugHokx5zIsRsQIc3EH6nSQJp",
+	"EUqIFjlD7d7jnban9CGHxPgd2El3kpDcz9kEy8dKK/2iYdDjFZbB6Va1gnjPXVIDtUe404dN66v07RXa",
+	"B1/XymLjL8tWw1ImwGZr4E56fofu31UbPxKDnvQwkkqT6cZcMrz+6HZXrVtDCfV29Jf/epF+8/1f/vFr",
+	"ej3/5ceLV9+cv7n457k4fEPf0Kv5zdHlzYvo7dfDC/Ft7aNabXffJugAbDLbrPgI8nwiUydXR3cBchm0",
+	"ON9nL+zLKHZFTywrqS/M9POiANDQAQAagWs7c2T8JfGXirnUhh0w8sLhGrCR0OYBAVj/pkjjccxJsTrM",
+	"az5skb8ZcD8SvoOH4Y490RZj5LS7MTawNdnjYkSkmOZ5jypnlTapoNji2XDIpGy+FFylImme6XaaX4Xm",
+	"8lqeIrrBPJZMW5f2VS44Q1ZrMPNwkCQSDEsvzGAZMfZDi1ykbJTE44lJTdAP6RUiZoWqbJJrPQcv9RS4",
+	"l5djEMfLU+6edlZqSZJVDvnP+d/XSTZ817wKb9oXPwTVDb9laiKiOzRsX1zVMO6F3ds17y03+5a+b56N",
+	"2U4tvqXvz1DA3V0/lMRPqT7r3eUV5JPgko5EuuaoePIGfh3zcbWY0fu3KFiGIrV2q5g33W75yV1rXi9m",
+	"+pUzo3BslX5h2D8H5v2pXfSfarqztaD27uL6/N0PV/qRKX3fBDLgJSrPXLrlMu3DKqfxJU2S3IezZxAa",
+	"AlgVhhA4CBgiZkw7fGqSimw8KXMHtIgeFuPK2Ipdc8DrttWpiJhxJZhU8COh5DtGU8+DuWELQ+IJJGSQ",
+	"XHK9iggFUq/oaBQnsZbUUCIbSzKlajhBCvFSH5/JAuWKgTmrEmmwF/pxFOpWwM+0UjKUt8N+/uchomxZ",
+	"MeZ8bEB50X/qz2MeiXk/ogsZGgw7+AMA0o2YiqcMk2gus4TJLiQJlQaVu5yjLEkW5NeMJvEoZhF4t8ho",
+	"DyYda2hPU9HYYK5xwZuYzQ4TCBlIZ8TaziXyBx9Oz7nroAzdVRWph6AxW0MRsbAMugdoeT1O8EUxayba",
+	"yyWhzOC4dwngjaKbaynxw1PChUH1i3MEO+jpub9V6iGNohghe/ral2jpv/X137pEW/thA3s9EODYm42F",
+	"me7Qq6UGcgs/DAgl01jC1vGA5I4gg8g8lOsmfEyP8uziXH9CzywhRlE3ob/QcwRthbvBG7ZoOL3logQc",
+	"Sh484D6JL1oPdGTTunwdDKs1YIngY0mUgLky3yZa1nVzYYeq0oVaHNwQGgxG/w8WBT3fImdW6WJQBCbP",
+	"Mxv0CMxpSJkUCWDkueBSyYzAVR1l0qbyHbePvAZNZhk+nMMcAeqfaQgzpHzefj1tXKiJ3uT+piFGjmJq",
+	"ochUoed1ydJblkpImksaZEalbGF64G08ZGQUsyQCP5NZKiNGftQLejaGzI8xE/Yh/HuawfzNUvF+Ya0d",
+	"PXs3XLtBA4HBMwIL1gQySzYnI6bFE5SYunXhIp1SfbIHmQKHyh2IKU1vcF9QaBCgBt+bIhvdC93+0CRs",
+	"Wspk3DxYwKLXcsao2YtW1MNl+m0sYyVSUj+/IP/mjbRhS2v1U7b/MKUGwXMiMouFIvPmcqEJ4ux3gjly",
+	"5HfyFs86+b3Hf282m/D/+oHjdpv8XpJ2uKAYogiJ/9g5R67QknCs670yo6lkWgrBTHFCB1IkmYLwX6PQ",
+	"yg9CN+ApkZF2ywAWs9QuhAb4mIiUeDK02NplQYLqnkBz0KsqlUOYlt2yqik7vKJQHgo+iscZ2rQhqcMv",
+	"JxRYuWzpmHD607V4pFvcTnSZVzrQiaJAJ/Wi+DfNn2CHwa4m1kgiIxrjOylT6cLIYjq8EaMRvLfGOL8P",
+	"slhh1bwIiZyIWSFAMkvjYczH/05Ho29vjt6/+PUwwZKR8V1fxZViael1zuZ5aEak44Ptkc1gNlwE4+OC",
+	"ZZhvY+tVsR9cb6eq6iYVxkgRSAgYMm4FjYVKshzsRf/pFZulzMBUbTD0/Uc/BDVgiNvwCjzzIahdZVzi",
+	"Bfq6p81T6H/Y6EnzjXXw1zsh9nlTJ19s45JN0RTbvp38laW2thiK304+pseNuZlg0x1Cb+bNO0XgzLvF",
+	"QFxnq+7ym1dGwG0djDNf+5gxOfP83UJz+cyujNB9CH6zIe6/sEUVtpw+574HNTSiejv32MJrWhqeJgbE",
+	"Pl93eZdgYFArKMpaUKOzuH/DFn2bEtN3grsUOLQf+a0Wm6V1orWkSmubIo52QSDeGM+Wwo3F98G6MBK3",
+	"NqE8SlhaW45HJoxGjxeO1K0/7WjkG0ajfTByH4zcEIyEg/KkYpHl8KHDZ14OEWqvFp2lG7YgkiVsqCT5",
+	"6it08CFe9NVX+iHjwvV4WBinFQYB5D3YmkBMAME071gan68e4udDMhJGIg0WLvig3XVIdJWNoMfzjvgx",
+	"T+wJNgtJORifRA/OIkq4iFMHfGcg1PeCkPXVkUe4X4fI24HeSsNMKjFlaR9cO3hPKnCM7V9IHGG8UUsi",
+	"IplSCaTjQuTxHSeUhDiP/dwNdwkmXqVag1ArJzHipbesnrivvgKqKwmr99VXXU9SQ7DCSNzQe8pE8BBr",
+	"BNrxJK/uYJD/YhAbUVwcK5Y16qf0RyDIBsn7wHGxgDQZ3bAXEFnuvA+JASGNw3YbmkWnR9p1D/QnaCKF",
+	"yYnNJ9FEWHECvZZNthFuWj/Yja9KU1SL43km4aVTIgUOm1pYOf1de0FaDyGKKDLVMtec2ledJQzIRABd",
+	"m7OmgFgHvCwDIAsT8ZC1zK/6EJplkXlDNy+zgTuVEup2JdW7hyZJeVEwZ8+uIU5vvonM9PaNIs83UWHe",
+	"9eyWZ0va9qM4ZUOVLE7BDNWLpntYuekc/rqJMbbNSrhdT5OU0WhBqCIhCFc8+whgIxWAzrlT2IbA4Uv7",
+	"rikrddQxxCRsECXMpnoJFYrKPNmtgGkPST2TGQT5JB1pOUPiMRcpBP+JjZXBaZZdEhqvOgxMbwOgNLll",
+	"qV5dGx335F1hA9kLg0Twsf6Q/tsNWzyTfoi3JCq0ASbEDYtINnNMPATWHXakXT3Bk8VydN6PvJuQ+53i",
+	"7UuxbEKljUZ61D/uXmggogWg4kSoOhLddeiH7pYkdUoO37/PNy5STJn5MEx1NGoEhL03lHdUEQoURIV9",
+	"TWgUVYqsHUOdVnzrzefP/+qop9uELriobU9xG8P1GQqUVa22VjSVy1Jvi/gB9sq3HuYUmKY7fsjz7OIc",
+	"FaTWWKAol3Xk3UObJlwJ6m45WokISQsjyWke31rWCDj+43Z7TTxTf+U+4Uy7lLVu7ejXw+aLm/+a/7Uz",
+	"/ebvg8s2/efz4T/GgK+TL3GtW8u0lD1+3umsISPcOgKp+/+JApD46dXxR1hAuzyB0RER2HD+/Zl3RvdB",
+	"x33Q8fGDjvv44dr4IcjRuozHvJnNGvv4oXqAeGGVLtsYLkxQNVVHC4/uFi1M2SjjEC/czqlf9uUDZ/e0",
+	"yCVSJVoHLPESIzKuXfTQ444EJ9iiIRasW4OwFGLnclSmBpr84XCiT9+ADm/QfPsbJgvYF/pFkEkg8p8I",
+	"6MzUZtbAEza1gUcsOrXJ0ADgBlibga296HGLUpmwkSIZty81TEhxBDfQyFwf0wQ5SIookimLsiFGR2ep",
+	"mIkUClzqek+MtV89RAcvFdAwmdBkROicLjBT4V8sFchliQlElpPScT7jbMfS/R07iN4ydE+Mepxy50YV",
+	"nzM+InBLOS+Z1ENrCMqbeDZjEZSSKJv38Ezm1FsxrjkEYU1Zj0eHCR0A09x5uDDT/ko6A86nUohiOcsU",
+	"C/K94JgxwcZ3D5qWWnZAYSMAaFEogvXivkTShYRN8xL8CzGCAdkD78QBwWNL6pIxEoLw1S+EjS744Ppw",
+	"9U2T2rXLPG0E9KFcqD5mEgSA46TVRl8J0U90N0Pw5A2mInxpVz+keI5Wex+GitQmoNm9kBJ/5osvLB0h",
+	"v2LKwtCafbvDu66Myfu/3V9Hj8QkGgUYmcKzbCld3Q4oeCpv81yQKU30UrOIFBSLiSK2yOv3M4hEOGGH",
+	"3wS/ZlsnCGJLmKxl4pDwl6IP9A9gTzMYFRMqyYAxTmQmZwzObkjqoflz3/3W1PpVwXMJqASLZd6E+96x",
+	"/t6VPuPOC8W0rJI49v2tS3Ns75cfgq08CPVcapsq9lprQ97vXPz6z0P25iY6n/85ex6/395jwh5+Ip/J",
+	"fny112SWwdEjitRKYxT+VljPqVFPSpgzsM/Z+GLdJ32U7+A76dfu5DjpF6+sVNm6Zkq/tXPdlH7pY/pZ",
+	"+nuP5mRt8LDwZOdGsrbCtnawVvpVn8alqVYXtaA2F2kEx9EK8E1+jr3uWF2J1Tm8m7cD8/tAvs4VXnrI",
+	"OGI2pt7jy/4N2sVxDpWO7Rgbmeau0jPp0C5F2ocUYGhBG/0Zj3/NWI+bFN4lh6lLKJFsKHiE9zzO9MY0",
+	"YZpkrMiuHmWosFjf63DY43WVMu3pIAqrcRXs9gR6HiS6tXMypQticbHyb3UJZ7H/3DOJBPc9PkjE8Aav",
+	"bSFt/pbRBCLQaMtB6+g+gUeiBw/p1EU29nkaK8U4MenMEVV0QHU38sEEWDVgqvcnbHhD0oznqS584dLP",
+	"TWuwgH91GylwVD968KmpzS/b/iTjwNzAhWJRo9vjndY64xwx+Z05jfCCIam7u3K/ukZ7MCyFWxwSQrGE",
+	"es8NGqyKp0wqOp1ZizSWZMy4Nr9Y1Ojxw1aRa2FNJ5Zteps5HYDfGRDOxhSeECmZp3DhsJixxin2bBdz",
+	"vz7Vk68mlJNO+/90Dhs9ftQioRgCQmjU16/ZFjg5v3pHvvm63UEiKW/zA+vQUZuYmhxt07pnYe+L0Ugy",
+	"FWAZAnQzZTTRG4UhsFKKnTBtwIbMu3ZCUNA4juVRprKUNXr8uGXukKL8kg62oBh1CbL4BWRGoyhhAUnY",
+	"VHD5a8bYvxaBdbgY00JkmKXJIiCDlMZcpQxeWsxoEhAaLRgPiPw1oykLiJyIWTxaBNr+64PQCMhYiHHC",
+	"+rOELgIypTzT78HJCXv8xOth394Sx8ubTnu+HW0rHp6ceGzZYY9/3SJhEt8yuBfMXxsIkTCqhcTzFjk+",
+	"PNROr8xmM5EqFvUd00k3Zz0hf//7320tiHvSLFf449Ur7QW//vESQaP/+sOr8NSmJuDG0o80AJ1YqTQe",
+	"ZBgxgWPIRZ/mvwwbWHW17qqtcFmn/V9zT9PCVH9382oLYk4h0FS6YYVaitIla1ESgypoQG+wUAFz24nX",
+	"W9/90uIlz+vgpVu8euFOOC8YguyFoiR2nzQ1BTbqSlKWgDiTk3i26sshvOwo43NBoQTChfnBrHK3irUM",
+	"S+uF1XNdAngJ5SwJpC3Be/E8UGYviPI745JU6fHQm89igZ53uEsfMxFsk/du/m7p/owrZR/qcbxadooP",
+	"Eh6RJth+wWUvxhLyTBDn3HaMRbZcLuhxE4bpkopus/czCNsEVRVRriQIC3TK1oUhiZeQWQJ5+i1yZsJo",
+	"1bNq8iWsiZWnPrKmqWkzwTG73F0Szliqhbup+wNQ9xBycgSvXtCCPQsn4hTmQAuGmI/7xQbz35umEcAl",
+	"XRTbaZELfK2r29IbuT+hyahP53TRH6Vi2tfKql7QRv/f/4s5nQdaDzXCFvmT/kKXhPq3YRkc36CL6o/1",
+	"uBViDxwrBPnVCJYkWI/bPxRCifrxjv5ttcGm//wiKAWECrP2TJI46vGYE1P4GTFF40S29B/1HmpUxidJ",
+	"/bhz1NA7t1LIk/rx4WFjOYhJ6iftdmP7UOZjh+Zs015obkPk7hPF517o772ya1wKy2l7OEYLGhGhjF0O",
+	"3XG1k8XgHcT61obuVkqVYpHYn+DVVZrADz6hS7MmFHiF3u3dK8UKxEfHL9rtCqqiNbkVDxs21KP5REFD",
+	"/PTqkOGVdZ08tylXqyLV+3ZJTeFdFl1S3WRCI2KUFPpU/qJ79d77YOM+2PhYwcYX2721M1fUymDj4bbj",
+	"MyEbjP59oWFKkwiyIiLzRw1YVqnITxKbtLBYEdNudxozefCb+fcC4fUlMzkaO6GOvnJtrIEd/a+MZSZh",
+	"w34zx74UfMgCm/vO2RxASqIsAc5gqhSbzjzYArQmzGiw7IH2uIEwTfH+XyuTWDkTJmLOsJWNbUCut4Oy",
+	"vIQZM+B4dhqWa7UOd0RK/FXPVQkoEeYvKiBsU2JYEavQE+2sIcga/rCEHPj1daftgSka9ID+VJs9nQDP",
+	"iMUetGPqD8CgqmUzqVJGp+iVeIPuW3rEE204ucKBWhf0v94h1ciOxc5Y7La+QVnEQLWhS6kEadQPvmgf",
+	"BrVY9pVWIPjBADmuzRR4LJFeMHB1N3KqR8bhdiGo5Ruv1q1N5bjfHh0NX9Dn7LATfXM8+Hr0gp3QzvAw",
+	"Ohocs5PR1+27IC3azbQJY9GepYDgptkDKT5BXGyoAqMlufrl4iEuDefgN/vP8+gDqp6EKVaFfT0VFuXa",
+	"kQE4cFI3f4kYn7ooGYTrY6hihpyHWD0gFvIr6GgVFvKmYl8cyv68P8Xzjmv/5WOgBtW0JgUqj7pB8PLg",
+	"hbcy8FpVVEobD+KuNCQO+KFgy1lYEWfHHXfaD4KAjYbNEuR1rSDvHJjYcadNvseCcAeHbUwmi4ed02w/",
+	"DMHI8+tO5+NCVW8LUr0XpE/RcJqI+VMQo7v586+dMYX+PFXDSQUkrEniD7M0CQNiKUJIfYkDxCB7BST0",
+	"WsDbeCN3whZBmWgjJFKL8x43ThfJIxakLjgjAwbFFdarJdQU5E4FXLIyHsncrDOPdYlzRYngBOp9gx5n",
+	"iWQmKNM4JdAf6IRIx0xJMp8sSKwgBO3QUOspG4pbAILAHCbtizoC6v/97/85MA8Aa/FDxRp+BIH6kLQZ",
+	"OPkl5gyO4IjGg3AqqcCXcHdpjIN4uHuM5eFEVeOJlgf0KVkmno5WDUytz95P2RM8bK+WUbU8KY6H9TGN",
+	"g1wBriV7tK88k77KNPkmfjJjQDibO9bHAFILAb6dKkIhDTIgjA4nqNNAlfe4U6Raq+Izdg84Qn0tprqE",
+	"C+NlBARyVTBroxEQG2J2sXxM5OmQv8TfQeWgwYrGRgciWmzHSAnJesMslSK1mYBwHRJuYJx8lc/rkpVU",
+	"djqThT+pNokOB76Khd+Ej+8Y/MXMFn2kNvUGljg2hG1gdK3qkRdH31X26zehVBo6tMGIfAmLUdviSXPh",
+	"/fO9DYCUqTQuGwBn5KTdhtQlbfMZhPlKns+tbkxKhsFHuTEJtujOyVJ3OocbulPVgcP2caEDYJmtvLEp",
+	"TsZdb2w6972xKXbD3djkw6i4szmhw+MXbXZCXzw/On5+cvLipBMNB9Hzk1FnNHhO27AfpwxtROgOShfs",
+	"yj0udDbxnb6zkliMvAO+N5+eIoc2r1DocDuxD1DkAYrtjSjjle+e4FAOiKxLcABHM8iTGlhORWkNMW9R",
+	"kUpVxnzISAj/CUkdoO7gV/7TmCpuhOep5W6gKSM3bOYMu4ZBp3S7BW6sSBRHpjwCZGJAYj5MMoitKHg+",
+	"Vj1uwxiTGCD10KNtkSvUsKQOoQ0tp8OGl88NcwoIEKbwayLmZEr5gsxZyuy19B2vzNCww8mA5HyDKFao",
+	"lwmrUzOgY1V23t0jJiJTdFyKmFxB5ygn+EcyYGNaiDRA70v66hurr3ZXJGZg28VQHiLz5HrOklu7kFUh",
+	"FPtS5/DDnYezTiX+2W4oz+D199ZeN+5DC7ulSkASFURvaa5jTRj3ycYYIOLImpa+9lGU5Blm98Engvwm",
+	"0hHBtsifREoOj4E5SKucymho2DBq1Wk5gxXc42qOtVVUKwYZ5CUI+Xc9DjZ2G4tMf5kFRAqD32PSCIeU",
+	"EzmPlQmCAEkU8FNBDQlnD5hFCBNv5CFS697/5hlXsyTKL80v/zhxcEejfPhP1Zn+8+g/3//Qvvlm8OuL",
+	"vx0v/j786+1z+uZkdvm1vG5nrzuj7w8n50fraJTzkX1TjJl/JnH1OxMre9t7T668dx7tUa+IoT+zaTJP",
+	"VtFhqOlRnUAiQS7kfl+YR8NCB6Ocp+QkoIKM09glUxqxZjYDwAnrNepXn8kelxM6MzjacSQJ4s6HgJtt",
+	"wmghIE4HoAdZRJL4hpX0ZYv8DTCQoRo1U8BkaKG8/TjDw+m4aybVQ95dW4QVP9Br5tyA2+RX134cEip8",
+	"bQRydzl9vXUV3kN4Xm5Iq30vL2j9EIn1hempSqlHBf4lZ9QDLMo+rX7vY943HT/n5/3iNa08QEyag9+M",
+	"FW/y8HfTsBf23TUK9gL0ZbHy/Qq+vWTokAlLGWI8hfhI88p6hpbYh8SS3LIUObKtrwiIr7aq3jRqbWuH",
+	"h0SUSFhK+ZCZWCrkj1EyoAB7ajlhnS/qk4ZgeXOJK6ZFXjsuZ8oXdlRnF+fE4msARfNwyGaKRS2itSay",
+	"iHVJh7yNvzN4CNAM+Z28Ho3YUC2hIaxlg/mdvCtywXRNNaYr484Zj83rZMoU1ero1HHUVNC9kCuPLobY",
+	"LmD82qJJAoAZ8s7guWkhQsAaMpoCUw0AixY/ZGFXKvvvPfhMbjWMU6QMMbF3Q53j+owLCr9CIBE730XE",
+	"4MD9yqAOW4Wre7+EbP2sAEpWd/jEBwV46gZ8rMffmkEAGz3T5qSba7teEi4YAuh9gcMncGzO/gzGSrJk",
+	"1Oj2eJFWKjA0UxU0Uh4WnNQ2LQC7A3092qoevUuLnHFjJOvT1+MOEcqRwNtjgnpZm7l6h6cLi9/MItMA",
+	"IqAZwLtZDlnUBeRDo9EZYrVxtQRCDRTr5owettseFEroblu4UAQra+2z+CgS9Bg+a6TnzxmqYktTFBE1",
+	"SUU2nuR/85wy7bPPqJp4Za4+rrn3ao/Dn7x368twCoEFPdILFhA3mGUYDuxqeZv0ONLE+IcSZxgotUqN",
+	"QPjMVm4nUrhqqSrKOv1UaNYb0nbjyDKTYwzwnywVBm7ZIj8AZpJuvU6JSmNAsMNOSRUnSYEeS89so0XO",
+	"tIjlbE4TUg8HcZLEfNy3OOKhv8n7w8UwYWHD41F3YEGwHDO6kLClCoqnx72TCTk35MxJHEQhdxQ4ngCq",
+	"W0lDPOJwTqf4MUDbchooIBlHknh70AILl2GgMhrFTZvx/EuhD42uh22DnB6kec6Kg5AtMTANaiHkQbqn",
+	"VigVQeWNyEYxpKfDQvQ5UacVohFyeSNQAo6/jCyodr0ozPQx0npyiog+sptD7JQ1uVHkWh69dag+Kx/q",
+	"8SVTgOQqPQZvGJA2weN2Gr7ukPoa+kNLTRSphTCLzYAd5c/bxLSh4BwpyBxAWo7ExkXZ5JBMAUCSBREy",
+	"jYFEssxJuLwGmahFjtvHXRIac8ojm9dLetJuo4x0ks8BCVmQe31ulCdgTb0kSE0E/6pw8LFbxtfa2bXf",
+	"Eo8GvgH2zceGwjEDO8PwbtlvRJPLmmak7lRTYLjbQJRaMAL3108emf1I/t6n8t3QKXHHtBJyhMW3bMmD",
+	"uDXQGyWvbYWzZn06Z+sXfbWBOQJT+r45WCi9Nzvt429Onn8d1FI6d3t3Ax/qjlgfFg1MHvxGo1uWqliy",
+	"9Dz6cDBl04HZb5V5xGd8QfAZG3l0bbWqU2ntn9+alh/xGOInNuXQaZfPDHMfuHmCdx96fxCa71vw7uze",
+	"tGca49faVvsSMuaKB+CHbMrSeOhhAtZzIdAgceSyw7XHkSeH+5KiVlavfrxVjxGCvDFXXx/Xgto05vE0",
+	"m9a6HRw5/omNQSytjOaUbxcETxaQSgW/H6dUOwAh/KRd3Gv0RfREamtcCk5+ETGXjp0ILi20lWoMX6p6",
+	"HJgOW+RSgFdmGgtICJ+Ef3CaLJBex3gJlQllZ1FUknSPZOVg4y8hJrCdmdN54G9vJ1v3orVStG6DIbcz",
+	"ftzTC6Kfwzkn1NoigwVBztIvRIJrWy2icjIQNI3WFnW5p7AuANiezN1uM+YuDAuhQehT3/zKUr83ujZ+",
+	"hQTvgNg5oakKXJzBgavFKRAdx5xJiTEhGVjMbXwoibn+nUef2yKWGM/yDNs+xZAzhezcktSP2ocNCArl",
+	"Iz9IxDjmIcp2GJ+lffdCzM8keXl1+SfEzg3IfBKbu+shTRLZ4xIuXCQJ/97UzzVhn1UK8Vf2uxd0zFYY",
+	"quv3ebGFD0HtqL0FhuOlmYS7HNxr9l7d5RhiB8tsnIVDVthe3snKf1d5sDacptoMJ/f+p2RLnyffTVRK",
+	"prTLo//7Ye2x0p00YddRnDAZEC1oogi5E3H3pbeWJQS2Jmx9/aepqfX/99tvMQBjbmhMBMZEQzmb9/gg",
+	"ixMIm46YGk4Qq0DwITtFe2VKF2SgNz38Dc92RJEXPWVmyA5b4HzU/EFw1nxL1XCyfoOf6RnYVNQY0tms",
+	"9YtELAb976GU4SlcPyHqv7YLdeeP28erTEbzndW2ok0tADqIrWoHz0d6lDDIbeoCFXuvDoZSFs2cpc/i",
+	"c7/QW4pTsP7xSsNHb5SS2fNSr1zzpeAqFckmuwcets9+CGqvr+lGRF94BvpzVIUD9oMAEhe4wfx0XdvR",
+	"TNpeKD2TBEcLJ0KqRcKInLBC9toGacUR4mhDeKUkSEAtrZQfV4qmSsJRtboZCB1i3iWUwLtOBw6AC8Om",
+	"fA1SMZdozlAiJyJVzSS+ZRHwFhj1jSrRKG9TunrUPrTxdmweBFI9NPqzEeTIqIJj+Prlm3OSSSZb5B0f",
+	"sh436WAxx2dtTwDmBO50VtkPpB7+WanZO54sIJpNp+wqVuzbN/Q9/KxXkoU9Dl5Y+N3Z1ev+j5dvgCoI",
+	"smVPyXNTm6TXcCy0ci8YAesl2RtYipIUMFq3BEkjuIp5xhAPxp+p0sl4I3LE8OVT7k3wyNyAYXotXpfv",
+	"JuxqV0w1rZFb9bUV604GMTf1WcxurqVd5N1L7NatD3e2Q9Ye3at4DGRZZqfewbRYf1i3sCsSs1uq2au/",
+	"voNNkYixyNRqOrfXPCpYq6QO+AjaBkVGlFtxg/d0ERkmjKb4NC4zWhdaAhUMX2OcaGu2x6GpU1uFoF0i",
+	"rRlNGYK7v7b32fXj9lFj04HSA9o2evG+OZ/Pm8BEkqUJ40MRmUTFrUIK+LU/oYy9w50NaO2JmiY76usr",
+	"FHciK0O7rTuQL3F9lkXhHY7XNt7En6/fvrGOxFbBicILnV1f+JSex8asOS079P42tw5fgl/CpuJgkC1W",
+	"y45LNhNoSRy/aLXb5MerVy6DwNIEoaefzYhuLufDotImXNRXJln0uJ9x8r0gV6/+4tVEQYM3bAEc5kIW",
+	"qOStmnbkWM+kjQO08HI+hBXLZphoEnryqdDRVo+/YrAEMCpge4M4bz2c0htG0oyHjVPCEsmAhhB8jUqo",
+	"3Kn4LltscmmuHZkXXOHruWCpzQoyCU7QPzkRMxjTOMdKQZnswbd4GU+1DT5NFTa3Nw3PpCHkZEobf06r",
+	"Z7OVX9fvuwSrtZ//+Z5XbrNUz7Uy8EJF/puKYH85wB948B5rXuNZgvFBIz+XmzFkUVt9tKBKfnKvBsXu",
+	"V3TtZ9eWGPwCMZlqZw+TmbQCR1qqP9hl/SeK9RaF+nfZwkZT3KHz5Tmbivs7bVrKWtG/NpDqHfvbmM0d",
+	"apIxpxHYCoUHZDIWMx6tYV6QK0yh69XjJSEZuDy+otgWfGhlOslmDykcr5z22wvIxxWQbsSV28ylbOIs",
+	"lzYZQqRZemB/Cdx7gmPN5gp5aQdV5iDbOMPlrgTlzbjNN832rv4chAuN3VI2GjY3XpLo3r6yHy0NeTtJ",
+	"7s19WRTtRfruIr0gScltLGMFYGaPINPjMc9mq43nt/QGsvSLm9wlVboDFxbkhLsVMzF2NMA9cQOWdY9j",
+	"9L8JIhlytSvNbP2XkGxnZXsFJqZvz4y6MTg3PwiSshFLU5oY4bFgqkvEDLMb8j/+ePlm2erGlh5SoeD8",
+	"7/XJo+uTkhxfErp6l21rFztpueqFTWZ4WQz7ncu7UvjMtiY1nKO9SX0v+Wu97sc3q28PIOFinUmtH/Du",
+	"SrHsow45WsgG3igjzVoC7PDq7fWFuyfQhzTmJMpFVxfweXo8F1t6lHNJYi6V3kZipL8WQeXccfvY1CZE",
+	"2dDhy+pPMd0r6CUGNIyg1h+vFnu3bzHJZPfMgGIs7/hjhObWbpSCHqBxMhDvvT2CcfLHicFH7LYZS5mB",
+	"EF0ZiHe7TMTR8KA1Z0nShFqXA63w4qg5FHwUjw2m6cpt+G7G+Pkr8hKrKkgUSwAUW7g4ojcN2ClSD38b",
+	"UMn6WZp8cD1AGOFj3KCUpIwm9vlYEtsXlFlLm+ZdHA1f2S/fNwGaRlGsoOjwwlMTBWG9XszmcxCJYaZH",
+	"3vpIacJbb0gzs8s9vf8WfdBkrrtsZZdzuFZ00gLzeM5nNNQm2ygR84Bc/OXla3J1ePI1sQq50SUUb4uo",
+	"vDE8FYBhBiIOShjBCWv1+Bk3GXNg9mi52UW72Ew9ex9LU8TqHxGIWjAJtXjJYoWM1Nv9zI1yyUCswp0e",
+	"JjFD0IkNZl3VyzaHrJ+l8d3eNzjHS7jXWzYgFVV3epFrF/suL+pt0B9OaJIwPn6AFvpTpibiTrMvh2LD",
+	"rP18f335B1ew5lDZi3ordD4bZbvFjdWqJP1z3bjUUqYoslBQmQSJXABV5Xv659dUpYb69RALwuF0ha2N",
+	"kuYqG+jRf6SL61fs1n152+vr3ZNBH3/jf5xb4juelD/aISko+jhqKkxpXxWispjI4W+9Whz14ele7UMI",
+	"50b/Es5NrxaQHkhb/TcH3GWiFssGrAFvgO9IBBNBlY1F5wbOg1BIAcNsJjxzhQDWMInBVDkY0iSBwus1",
+	"BnCPexbwaqPgPMIc/8epjHnFbs0HnBf/cauA/Q7gJ1aZ4HaxW7XPvDb3gW38twBnV9yzZir+kJb9riLh",
+	"l/nNeoqe/7x69wP5GxuQv7AFuWJqnZtKyQ1bkDHj+qRh6rhUNFX39VT/U3fyUzupemiSfbaeqZbB2sG6",
+	"YQv5BfikG/TU6/c2fbDazKs7oFnwScF46xvgrDRsWDfUST0C0U/tXSaJmJPLP70kXz8/fkHqoPP031Dn",
+	"wT/7Xl+0Amys3Li7KZf723/wvbunLt5L0WxWM/oB6SuYB/n0O230muD18kfPOIEHkMOodR9V9RF6axQq",
+	"EIkROhC3eOMOR4rUaWEsCCWmJXzfbC+9Ee8ga6DN3QUOJgxXMN3d1S4W8NBH1YJiuE75xdJF+UjKeATQ",
+	"71pyzJiYJYzUL1kkhuSwddI6DPBGwcG1wR0BXDE4SYSNnxbypXFLNa/MxDcvRBIPF+SGsZksVD1As1CS",
+	"hbBLC0yihl+7y9EKQXQ2iy/ZiKWMD9maGsIHyF++the++lNVRQwrBlsh3G9Z6o/Pn028G4aJfyaxvkaS",
+	"mCcxZ4GhVKfpcEJibgAVWLpzqcHGdIKzi/N8qN7Od1Mv7+oWum15kOohNmFvtaSiPALM5dYvqzdsPin2",
+	"aTLI9G4P8AozYVSyiNTfnl83WuRcSYRv024c0Bdb2EaoBoxVRanfWIho/Ra7wkq13TTNfSrc8OeHLCS7",
+	"+6XubvvmmbRCJX2wLVS4EJ0wmqjJv9YA5+Q4bMih5OFq4XmT5M/X1xenRIlsOAEELhKxme41Hy6Wd8L3",
+	"TP3ZfPQRbQ38xKoNYfsfS0KT+JY92JX92tV9E98yKEGfpWLAHmc9f5EH8nbYNBkr6yTBtac4bIJL/fL1",
+	"2au3r7URe84VG2sTvldrtMgbQSN93AU3oOuWzQ/VD+VQ0xgrg+FOezzEb4WEJYBmAJVACy2uw0jvbsDa",
+	"TIff9mretSX2vvWL7NVCDAEBBnxTD8kU9Tfj6NteDQuUc8xNrFHu1UzNvf2mlk6A3AgfJ3ljdBY39WdD",
+	"Uo/YiGaJQsA47LSpoBZpPI454NS5FyM2yMZhDk8Pv8SUm2YkphTK/t9xkggaBQ7CBafrx8s3ZEIlCelo",
+	"FAZ+ZlGP+ylbJllXPxYnsfaisjQJybeFlhqmdhRA7zCPSmUpZxEJ8+ReC38PaQrNGU3Vwib8ltKA6+EF",
+	"VZNvD9bUQqJaFRyO+xVAE75vno1ZSL7t8RCb7SOOYz+iCxk2bKbUJB5PAOgUJqhgsiS2UBPGJRnkfGEP",
+	"tZLJeMKkdM2/whkmki4kFnPPYwkIleadHI2OSTRDkUiu7uGGknnMZePUm+pY9jgibrocnh7v8RAH05K3",
+	"w7CrDelY1XMs6ID4fQoIncXfUckCAlvkA2Aqjpl6qb9wHtUbgNOI2X/1DMCIArxgaISkTu2E5Kl5pyRl",
+	"UiS3prD0N3ETGF7eABBjA7TwP4SwQcdMvaKK1nVjuAHOAaXRdVf/MKHyLMdUBZggu8V+TJOwEQAE6vAG",
+	"+lyHEcB01hthj9ddd9yuRhh5sKBgY49iHssJixotEuoDcHU7rHvzJRCSt6H3ZaximsQSAYnpmPU4Fuso",
+	"OoamuLD4kSSOWuQlTRJJZpluHaYjXxpgpwj93GNTW617oE0Z2uOjjEMGTQCYAD/hrWFAWq0WTcfyZ0P9",
+	"l7JZQhcsamkRNcjGXaCcCEkixtp8HAlMwKEpj/lYFpC12Sh+T8Kf5O3w5/AUFwZhoGky13s1EeMxi05d",
+	"XaOfVRjZHB7IAzLVSWAa60340gNR4MAgtQJG4fU1HQOCchFPgdSP2seNUzL+VzxrmnCBW0FI8M9RHrWF",
+	"1yI/QD1uGhl54XR5zGRVkPx7pq5xJM6u2w0hvQCMsBlH4Qy6+lqPBEy+O13TFnucwxDs8NYPQr01EAVb",
+	"JBeXNa20c/VoNsA63X+Fdpurrh/FWBUULtsPoZf0C89qUz/m49bGjXCWxFTud8P2uwFIrlIFzlbjcbaG",
+	"Nnbvaexr6WNAf6OUxloWrrD9DWKMVlba1upxQyYKeDDTeGxY8zGdUUHeOxqXWhDHQ2oLZykZ0ITyIUtb",
+	"5E8W6H4qDCK16yCQD7BY9/Hq/Pvr15dvtcVqgaRP2kekHtoehw0zQAu0nd5qsYyfR5QYEy9zyQDwKjAJ",
+	"0QWph68uz85/6L96/ebsH6HW+WBEkhPZMHjUVLleA377zCZ2AuyCaVxatRUreEb2uKKQAmXwlPWitwjy",
+	"Q2h95rU5YSk7JSLV865SqrTGySQj4QHo7H+FK4T1G9gCj+h6WTenyvn6cYa5WDhIOwsPmDFt8pIffSCv",
+	"zEayCygnmYrEnJ/CMhfX2IXePpKb6e+Tx/Q118PJvJsxbkOdIVzJwzVf+Ezij+DUIMoa2Pz2go+Ucl/t",
+	"JaAqJ+H0rK2ETzyTK7MPC79vulxEVGwXf3n5OoCEROMT2LsyxiOJqOcO34YObxDlBYbu5xj8LS+MWQqC",
+	"68MNWd4my7EOZn+Act6wBcwEpDo4bgGLIHfGLVh+oE83QG4bkHybYoRgN9R4UBR8bClI/bjdroTMAOgZ",
+	"E+bdIsdxc5bgvRPlPkKC0ecFT5ensJg8n4+RLvQQIDKr0umuSztf7/MumcbA5p5foWKGEGz/0K8lWzoy",
+	"ACtjUn4keipFACr2ng5VsgCjdUMCEDhYW2YBnULNGiLWDWiO+ahPHSQD1g2YXQkhy7m+cKeAfBdWbDRO",
+	"e/y4fWQxLjMJ9lFEDChHi5xVtKeFD87QUfuojCyVs6lYWhODu7PqtH/cHEP45I4XzLsIiy2OJOLknPPa",
+	"x8Gs+UzTFx9Fflk4rDXH9w8k0Jwd4+TF2oC5MzWsLULoSOWJn13CXM6JyQWu596zw32FdBObaNII7D+N",
+	"teGEZd0mRtIsihkfsgBV/yIgkIHfWBaTRZg+D+VTMQCV1Y9k4HkKEzC2cDiKpdOY0+S0UrzZ+rSNYgk/",
+	"YcXmBrH00k75Axkia2oG7vIehPHu/KKfAPTY5tPnJxE/H3l1idvcMeRVuhd/MIk1ZSqN16SlXKRiytSE",
+	"ZZIo9l5psSEkZDZ2PRi4iVIzmxYk+0oompibrcpH+pGpWuxLNhQ8kmGPDxYkFZliAcGYurmUoiqTp14z",
+	"iNTdt2Ag9luDhSFg0kfC3luEAQkBgCDo8dDjKuzjL0kIIGBwNQGkgQ1X3QXAAKfke0HSjKt4iqDgNnxl",
+	"5qxFXuvJgJCLEmQhsrTHp4LHSqSIPlhdIPY9U2/NrG+XHTNLaMzvkKxg+/lRYgXeRpm60T1CqEDMGKez",
+	"uGUDMKsBrLNBgoa0PqdnF+cuuwoSVP7z6t0PlZFn87T++31jW1sl+pZ793GWC9LN5IwN45HpP6nrITce",
+	"d9UWdJrcZ9X+cfb2zbpV03/fbdVsj/6wq6aH/EirNjv4TSbZeDNQPMbW7TUr3r+GjKciSfTkAIZBqPdA",
+	"iLgFWmTO6EIGpiYXgllKEL0wgMWCxIYguOdsIGPFbBa1R+2AHDcB3gIkMYeImjROBVzTo6+O79neQZAM",
+	"7wgscQNonxyVASQ3NKvnqkqEG+7As3wf3Zkw4XOr2jzjCKiTczzDkRyW40tm7pozkSqaPJKVkwNbrbJz",
+	"to01bYLoyYerd/wKMH/9p52SO39eF+Uqb2TY/bHlxs1PDxyeGV75hIHlIkjFLdOOEtIlePlBOf1qaCFo",
+	"8HFtJ8UYMhfhaRHkXDAIhR81rBPnUiZMq7DKLZKjBgcGcx2B00nMN0M1mxzu+nH7yOEyxarRIu68Qxqd",
+	"tr6kIoftdrvHhxOa0qFeuIA4UQD5C0rN9FwAhDqhUZRq06x+3G4biWRzehobDvDiYwWzPGnxaPWyWzlw",
+	"9yywffSQ1jYUUZ++hNcKJ4sruYTYDJsLtFpRpP5BhSgYBEZhrjcIYDDVbEymASvxPFIm8xePlAnpliwD",
+	"E5oKMe9xRocTy+KwwNQoIw6NtIpTy8IU0ThZgBcpAw+9WQb2VhPYmxZItY9E1iJTPR4xReNEBkD2lDv8",
+	"ob0aMJ09+N///p8Q3Va5juWpoui/x0M3mw9A8kS253i6wK9ewCpVX96tVI96N8NWRuvKaslS0Crf5w8c",
+	"qvpU5FIbb+HctsZz/Mc/4NsyRZ3JIhj9M4lsUaQerqSdChuBS4XxZEVr/U7djrDJ2CmWs8n8uKdt2tM2",
+	"fQ60Tbgdt+Fsur/cKDry9lh70IMHv4Eq2cK5p9xzjp9JxAs0ZG+i6BNU6jqypOrsdRPTrjcd3pgUNI+C",
+	"yWW6+M4IBAs4wUxNMsiUEtxPbNFnfqjVesKQiBFStm0Cvz+EWcpuY5FJGzYQDZfed9w+DgAzzOTGaEvj",
+	"uNMOCNgdWJRSypBZo2bP3VcfJEJwh/yWnS+U259DDKK4Wl906AG9YlMBVRi32cJ44ljUWKGslFf2f8+4",
+	"xJnJ3i92xanr5dgbxvowo2WaSUUGmOqrT02syJxKBD1VkEZ21OMl53wp2DFgIBe8GEdOFbBtuKLHbbzi",
+	"ziEJnAgofh7TuMj3Yj7W41SSOUuSrY4/Nvh5skp9jDDDZxg1aH8ZYQbUhgUl/SV4IFtSTFrXy3EAeljz",
+	"UGVSnQRMpc2ak0hmUpVtC0n67teNu5JXkqUoR4nDElJdNpNYIlMl2Z6oshRT6fGtmCrJDkSVLo8ZU4D6",
+	"SoQ9XqdY6p/xiKWe8Yc+2cHsAJ0xrF9jiWQQZpFYNuQebph4CCiaZ9KmNkWobHrcYxtWwtUS42bA9ACb",
+	"WEYVMXnSkFK5gDJDOaNDtkZyW1rNLdKJ3Nh3inh8iRSdldv7S6Dq/LQBnodK9vFl626cnR45J8QctyTn",
+	"JHfh5lxzIve8nFvyclrJfxdezqMvwiwq82V+MSFarMnbsvLSXArbwkkX5IC7FACJ0ntBa3j9mEHkMZIZ",
+	"mPnZ+xkbKonZEGzOUsNjjfoWfvP/U3d9vWnDQPyrWLwQpFCYtm4VPFVdJyFVbQWa+sI0TGIgJThVHEp5",
+	"6Hef7o8dB0JZJ7XbXiHYd8Z3OZ/vfj+vATOBo2q+VDEGBhuZU1GxLJJpqkQgBRzzwOJj9ZBmW/6l8poX",
+	"Eb8ilRH7kiyNbQ+nYV4ecdr9eCK+ZXm1Y7G/29UYLVS0FBNqVD3UwjikxXzDHkacYYR1jPUQbDLGS0Ls",
+	"iRVFLmezJPpH2xiP6HKdFRjJbftigqtvGF+DLqvKdl4xw3zG+9RMgdDJW4PlbNR0kWVL0wFf+qA6JbgH",
+	"5ldf17h+a3/bOFJAAscb15u417/0gkyT0AaYGKijpSFEjUwtS0zTjPXF1UDkap4YEIui6RGOJQKdudvQ",
+	"CSdxUByK0ml3hbZiNtHzsOJ6uN7DnIz1tdqIhBGC4K/AzmM8xrD8BFlDVVsoMNL/tnnoDEkmC4TRoBnq",
+	"LJ2kvqMBLZrAW0Aw00SXjzDQO2NiWu2iZZ1tokgMzqFiEfDyqTgUyVwTGVnugd7wt63/jILqT2Ge/xJ1",
+	"VYNME2IVWazzGtrvIQERWLtjm6Bid85cOMu9uBo0CWXPrwe1bqDex/G3beNEqDw1ZeNYyaf2dFvArv3Q",
+	"/XR2+uVz2Mjlxu3qIz7yd0IbXJr88XCenCEZ0RMYCzvig2YGPhkWPUBAY4uieOh1OmkWyXSRmaJ31j3r",
+	"4tZe52mj1+igo+UF24+tk2hpQkRSMiHSHhsGzpmt4ZxkkZ4sIL2F4oBnplvCNMN4SOkYi/Ft2h6eIwa7",
+	"3TnvQMeyZJWgJbRSsQ/zgAkYiznnUhH8sqsZdIh1KtT7zaK6A8MEq2OkjttpohHMimuaS3qaxgFSQe/q",
+	"f6XyOd68GQq7WUHerd5w9EGd4jYzYxsuSH/28KGr2A1LskfKA8Hj57cDxKMWAaf2OA+Ch9CWN/1KajlH",
+	"XLcaEc790leerundUMDwdDUBQtyrqAjFVOoW1ye5+1XsSVnJJPUmdvVT9WtZPaOIwM+GuZCdyo2ohKIs",
+	"p0KEWJcZLFsqDyYD96WyJ6CaJcHOREQ5czVUPWGrStkY7hUDY3mnLdM8UGhFVVrqCaYc67r/C15HXvcg",
+	"HfO4lpPlTlVMlI57lCyaErP7sYJ1hp72zj/uj3OzLmgg+0yvNMqmcaGXCVmfWIE55lvQAzYHAj+EmI3E",
+	"j117Ee3/VyjeF9kG/mh4R8erZGchrBN3AtXoQjCWFAOjwHudBLu3bFVIIW/FvLi5fh/bEUwSO2jHEqgg",
+	"OIjh0fJIwctsfDWBP9YWEBp8ZL7WpuRMvBl8vfg5GI2+Xw4nVax/ERA2UJUFcZXFamdLYabtiKeD7cC5",
+	"+RqLwzCYNJXGqu57HzdO4wWaVmaD5ddG5dWW6XTbr+F0RG1ghzoUTXph0vuJE7BjjcMzLzFCbTKrL9jL",
+	"Oo8WEuPvXcLeyiohgebzj+dfAQAA//8=",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

@@ -29,6 +29,7 @@ import (
 	"github.com/reftrack/reftrack/pkg/api/internal/auth"
 	"github.com/reftrack/reftrack/pkg/api/manage"
 	"github.com/reftrack/reftrack/pkg/api/ops"
+	"github.com/reftrack/reftrack/pkg/api/portal"
 	"github.com/reftrack/reftrack/pkg/api/route"
 	"github.com/reftrack/reftrack/pkg/api/tracking"
 	"github.com/reftrack/reftrack/pkg/api/web"
@@ -45,8 +46,10 @@ import (
 	"github.com/reftrack/reftrack/pkg/platform/config"
 	"github.com/reftrack/reftrack/pkg/platform/metrics"
 	"github.com/reftrack/reftrack/pkg/platform/ratelimit"
+	partnerportal "github.com/reftrack/reftrack/pkg/portal"
 	"github.com/reftrack/reftrack/pkg/programs"
 	"github.com/reftrack/reftrack/pkg/sales"
+	"github.com/reftrack/reftrack/pkg/seal"
 	"github.com/reftrack/reftrack/pkg/useragent"
 	outbound "github.com/reftrack/reftrack/pkg/webhooks"
 	"github.com/reftrack/reftrack/tracker"
@@ -72,7 +75,9 @@ type Deps struct {
 	Metrics   *metrics.Metrics
 	Tracker   tracker.Script
 	Dashboard dashboard.Assets
-	Devices   *useragent.Parser
+	// Portal is the partner portal page's files (dashboard.LoadPortal).
+	Portal  dashboard.Assets
+	Devices *useragent.Parser
 	// Clicks records clicks in batches; its owner closes it after the HTTP server has stopped.
 	Clicks *clicks.Recorder
 	// Leads, Sales and Refunds record their routes' events in batches; their owner closes
@@ -113,7 +118,7 @@ func (d Deps) check() error {
 	var missing []string
 	for name, nilValue := range map[string]bool{
 		"DB": d.DB == nil, "Logger": d.Logger == nil, "Clock": d.Clock == nil, "Limiter": d.Limiter == nil,
-		"Login": d.Login == nil || d.Login.Verifier == nil, "Metrics": d.Metrics == nil, "Tracker": d.Tracker.Body == nil, "Dashboard": d.Dashboard.Files == nil,
+		"Login": d.Login == nil || d.Login.Verifier == nil, "Metrics": d.Metrics == nil, "Tracker": d.Tracker.Body == nil, "Dashboard": d.Dashboard.Files == nil, "Portal": d.Portal.Files == nil,
 		"Devices": d.Devices == nil, "Clicks": d.Clicks == nil, "Leads": d.Leads == nil, "Sales": d.Sales == nil,
 		"Refunds": d.Refunds == nil, "Keys": d.Keys == nil, "Origins": d.Origins == nil,
 		"Stripe": d.Stripe == nil || d.Stripe.DB == nil || d.Stripe.Log == nil || d.Stripe.Now == nil, "DNS": d.DNS == nil, "Spec": d.Spec == nil,
@@ -138,6 +143,7 @@ type Server struct {
 	*web.Pages
 	*webhooks.Webhooks
 	*ops.Operations
+	*portal.Portal
 }
 
 var _ gen.StrictServerInterface = (*Server)(nil)
@@ -179,6 +185,18 @@ func New(ctx context.Context, d Deps) (*echo.Echo, error) {
 		Webhooks:   &webhooks.Webhooks{Stripe: d.Stripe, Metrics: d.Metrics},
 		Operations: &ops.Operations{DB: d.DB.DB, SpecJSON: specJSON, Metrics: d.Metrics, Tracker: d.Tracker, Demo: d.Demo, Draining: d.Draining},
 	}
+	// Partners' payout details are sealed under a key derived from the webhook secrets' key (the
+	// development key without one; production requires one).
+	secretsKey := d.Config.WebhookSecretsKey
+	if secretsKey == nil {
+		secretsKey = seal.DevelopmentKey
+	}
+	details, err := partnerportal.NewDetails(secretsKey)
+	if err != nil {
+		return nil, err
+	}
+	s.Portal = &portal.Portal{DB: d.DB, Log: d.Logger, Now: d.Clock, Login: d.Login, Details: details, Assets: d.Portal,
+		SecureCookies: strings.HasPrefix(strings.ToLower(d.Config.BaseURL), "https://")}
 	mw := &middlewares{routes: routes, auth: authn, limiter: d.Limiter, origins: d.Origins, now: d.Clock,
 		log: d.Logger, metrics: d.Metrics, config: d.Config, changed: d.Changed}
 

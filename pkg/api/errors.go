@@ -29,6 +29,7 @@ import (
 	"github.com/reftrack/reftrack/pkg/logins"
 	"github.com/reftrack/reftrack/pkg/payments"
 	"github.com/reftrack/reftrack/pkg/platform/dbfault"
+	"github.com/reftrack/reftrack/pkg/portal"
 	"github.com/reftrack/reftrack/pkg/programs"
 	"github.com/reftrack/reftrack/pkg/sales"
 	"github.com/reftrack/reftrack/pkg/synthetic"
@@ -157,6 +158,16 @@ var answers = []answer{
 	is(accounts.ErrInvalidToken, apierr.KindUnauthorized, "Invalid or expired token. Run the login command to refresh.").on("cli"),
 	isBuilt(accounts.ErrSuspended, func(context.Context, error) *apierr.Error { return suspended() }),
 	is(auth.ErrCSRF, apierr.KindForbidden, "Missing or invalid CSRF token — reload the dashboard"),
+	is(auth.ErrPartnerCSRF, apierr.KindForbidden, "Missing or invalid CSRF token — reload the page"),
+	is(logins.ErrNoPartnerSession, apierr.KindUnauthorized, "Sign in to the partner portal first: open /partners"),
+	is(portal.ErrProgramNotFound, apierr.KindNotFound, "Program not found"),
+	as(func(_ context.Context, _ *errorWriter, e *portal.NotApprovedError) *apierr.Error {
+		return apierr.New(apierr.KindForbidden, e.Error())
+	}),
+	is(portal.ErrLinkCodesOff, apierr.KindForbidden, "This program does not let partners make their own link codes"),
+	is(portal.ErrLinkCode, apierr.KindInvalid, "code must be 3 to 32 characters of a-z, 0-9 and -"),
+	is(portal.ErrPeriod, apierr.KindInvalid, "days must be 7, 30 or 90"),
+	is(portal.ErrPayoutDetails, apierr.KindInvalid, "payout details: method must be paypal (with paypal_email) or bank_transfer (with bank_details, 1 to 1000 characters)"),
 	is(apikeys.ErrProgramMismatch, apierr.KindForbidden, "program_id does not match the API key"),
 
 	// Clicks.

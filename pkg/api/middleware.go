@@ -294,8 +294,8 @@ func (mw *middlewares) cors(next echo.HandlerFunc) echo.HandlerFunc {
 	}
 }
 
-// authenticate checks the credential the route requires (x-reftrack-auth program-key, account or
-// account-or-session) and keeps the principal for the handler. Routes with an optional credential, a
+// authenticate checks the credential the route requires (x-reftrack-auth program-key, account,
+// account-or-session or partner-session) and keeps the principal for the handler. Routes with an optional credential, a
 // session page or a signature check their own.
 func (mw *middlewares) authenticate(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
@@ -320,6 +320,12 @@ func (mw *middlewares) authenticate(next echo.HandlerFunc) echo.HandlerFunc {
 				return err
 			}
 			ctx = auth.WithAccount(ctx, a)
+		case route.PartnerSession:
+			p, err := mw.auth.PartnerSession(ctx)
+			if err != nil {
+				return err
+			}
+			ctx = auth.WithPerson(ctx, p)
 		default:
 			return next(c)
 		}

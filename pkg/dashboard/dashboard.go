@@ -1,6 +1,7 @@
-// Package dashboard is the dashboard web page: its static files (a small script and style sheet with no
-// dependencies), the page that loads them, and the cookies of a dashboard session (the session itself,
-// the short-lived cookie binding a sign-in to its browser, and the CSRF token derived from the session).
+// Package dashboard is the dashboard web page and the partner portal's: their static files (a small script
+// and style sheet each, with no dependencies), the pages that load them, and the cookies of a session (the
+// session itself, the short-lived cookie binding a sign-in to its browser, and the CSRF token derived from
+// the session).
 package dashboard
 
 import (
@@ -30,13 +31,18 @@ const CSRFHeader = "X-CSRF-Token"
 const ContentSecurityPolicy = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; " +
 	"connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
 
-//go:embed assets/app.js assets/app.css
+//go:embed assets/app.js assets/app.css assets/portal.js assets/portal.css
 var files embed.FS
 
 //go:embed page.html
 var pageSource string
 
 var page = template.Must(template.New("dashboard").Parse(pageSource))
+
+//go:embed portal.html
+var portalSource string
+
+var portalPage = template.Must(template.New("portal").Parse(portalSource))
 
 // Asset is one static file as served.
 type Asset struct {
@@ -52,11 +58,16 @@ type Assets struct {
 	Version string
 }
 
-// Load reads the static files once, at start-up.
-func Load() (Assets, error) {
+// Load reads the dashboard's static files once, at start-up.
+func Load() (Assets, error) { return load("app.js", "app.css") }
+
+// LoadPortal reads the partner portal's static files once, at start-up.
+func LoadPortal() (Assets, error) { return load("portal.js", "portal.css") }
+
+func load(names ...string) (Assets, error) {
 	a := Assets{Files: map[string]Asset{}}
 	all := sha256.New()
-	for _, name := range []string{"app.js", "app.css"} {
+	for _, name := range names {
 		b, err := files.ReadFile("assets/" + name)
 		if err != nil {
 			return Assets{}, err
@@ -78,6 +89,14 @@ func (a Assets) Page(email, csrf string) ([]byte, error) {
 		Email, CSRF, Version                              string
 		SyntheticSession, SyntheticCustomer, SyntheticTxn string
 	}{email, csrf, a.Version, synthetic.SessionPrefix, synthetic.CustomerKeyPrefix, synthetic.TransactionPrefix})
+	return b.Bytes(), err
+}
+
+// PortalPage renders the partner portal for a signed-in person; program is the one to open first ("" for
+// the first).
+func (a Assets) PortalPage(email, csrf, program string) ([]byte, error) {
+	var b bytes.Buffer
+	err := portalPage.Execute(&b, struct{ Email, CSRF, Version, Program string }{email, csrf, a.Version, program})
 	return b.Bytes(), err
 }
 

@@ -192,7 +192,7 @@ func (v *Invitations) Invite(ctx context.Context, r Request, programID int64, li
 		if err != nil {
 			return nil, err
 		}
-		if err := v.mail(ctx, tx, prog, inv, token); err != nil {
+		if err := v.mail(ctx, tx, prog, inv, token, r.Now); err != nil {
 			return nil, err
 		}
 		if err := audit.Write(ctx, tx, audit.Entry{At: r.Now, Actor: r.actor(), Action: ActionInvite,
@@ -228,7 +228,7 @@ func (v *Invitations) Resend(ctx context.Context, r Request, programID, id int64
 			return false, err
 		}
 		inv.ExpiresAt = r.Now.Add(InvitationTTL)
-		return true, v.mail(ctx, tx, prog, inv, token)
+		return true, v.mail(ctx, tx, prog, inv, token, r.Now)
 	}, ActionResend)
 }
 
@@ -321,7 +321,7 @@ The link is valid until {{.Expires}}. If you did not expect this mail, you can i
 )
 
 // mail writes the invitation's mail, with the link for token, to the outbox in tx.
-func (v *Invitations) mail(ctx context.Context, tx *sqlx.Tx, prog programs.Program, inv Invitation, token string) error {
+func (v *Invitations) mail(ctx context.Context, tx *sqlx.Tx, prog programs.Program, inv Invitation, token string, now time.Time) error {
 	data := invitationMail{Name: inv.Name, Program: prog.Name, Domain: prog.Domain, Link: strings.TrimRight(v.BaseURL, "/") + AcceptPath + token,
 		Expires: inv.ExpiresAt.UTC().Format("2 January 2006, 15:04 UTC")}
 	if inv.Message != nil {
@@ -335,5 +335,5 @@ func (v *Invitations) mail(ctx context.Context, tx *sqlx.Tx, prog programs.Progr
 		return err
 	}
 	return outbox.Enqueue(ctx, tx, outbox.Message{To: inv.Email, Subject: prog.Name + " invites you to its partner program",
-		Text: text.String(), HTML: html.String()})
+		Text: text.String(), HTML: html.String()}, now)
 }

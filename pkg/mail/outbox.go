@@ -24,8 +24,9 @@ const (
 	lease = 2 * time.Minute
 )
 
-// Enqueue writes m to the outbox in tx (the change's transaction).
-func Enqueue(ctx context.Context, tx sqlx.ExecerContext, m Message) error {
+// Enqueue writes m to the outbox in tx (the change's transaction), due at now (by the server's clock,
+// which the courier reads too).
+func Enqueue(ctx context.Context, tx sqlx.ExecerContext, m Message, now time.Time) error {
 	if err := m.check(); err != nil {
 		return err
 	}
@@ -33,8 +34,8 @@ func Enqueue(ctx context.Context, tx sqlx.ExecerContext, m Message) error {
 	if m.HTML != "" {
 		html = &m.HTML
 	}
-	_, err := tx.ExecContext(ctx, `INSERT INTO mail_outbox (to_address, subject, text_body, html_body) VALUES ($1, $2, $3, $4)`,
-		m.To, m.Subject, m.Text, html)
+	_, err := tx.ExecContext(ctx, `INSERT INTO mail_outbox (to_address, subject, text_body, html_body, next_attempt_at, created_at)
+		VALUES ($1, $2, $3, $4, $5, $5)`, m.To, m.Subject, m.Text, html, now)
 	return err
 }
 

@@ -497,3 +497,38 @@ func OfAccount(ctx context.Context, q sqlx.QueryerContext, accountID int64) ([]S
 		WHERE m.account_id = $1 ORDER BY p.created_at, p.id`, accountID)
 	return list, err
 }
+
+// PartnerLinks lists the partner's referral links in the program.
+func PartnerLinks(ctx context.Context, q sqlx.QueryerContext, programID, partnerID int64) ([]Link, error) {
+	list := []Link{}
+	err := sqlx.SelectContext(ctx, q, &list, linkQuery+` WHERE l.program_id = $1 AND l.partner_id = $2 ORDER BY l.id`, programID, partnerID)
+	return list, err
+}
+
+// PayoutDetails reads the partner's payout method and sealed details ("" and nil when none were given).
+func PayoutDetails(ctx context.Context, q sqlx.QueryerContext, partnerID int64) (method string, sealed []byte, at *time.Time, err error) {
+	var row struct {
+		Method *string    `db:"payout_method"`
+		Sealed []byte     `db:"payout_details"`
+		At     *time.Time `db:"payout_updated_at"`
+	}
+	err = sqlx.GetContext(ctx, q, &row, `SELECT payout_method, payout_details, payout_updated_at FROM partners WHERE id = $1`, partnerID)
+	if err != nil || row.Method == nil {
+		return "", nil, nil, err
+	}
+	return *row.Method, row.Sealed, row.At, nil
+}
+
+// SetPayoutDetails stores the partner's payout method and details, sealed by the caller.
+func SetPayoutDetails(ctx context.Context, db sqlx.ExecerContext, partnerID int64, method string, sealed []byte, now time.Time) error {
+	_, err := db.ExecContext(ctx, `UPDATE partners SET payout_method = $2, payout_details = $3, payout_updated_at = $4 WHERE id = $1`,
+		partnerID, method, sealed, now)
+	return err
+}
+
+// SetApplication keeps what a person sent with their application (their note and website; "" for none).
+func SetApplication(ctx context.Context, tx sqlx.ExecerContext, enrollmentID int64, message, website string) error {
+	_, err := tx.ExecContext(ctx, `UPDATE partner_programs SET application_message = NULLIF($2, ''), application_website = NULLIF($3, '')
+		WHERE id = $1`, enrollmentID, message, website)
+	return err
+}

@@ -568,6 +568,24 @@ func (e PayoutCreateCurrency) Valid() bool {
 	}
 }
 
+// Defines values for PayoutDetailsMethod.
+const (
+	PayoutDetailsMethodBankTransfer PayoutDetailsMethod = "bank_transfer"
+	PayoutDetailsMethodPaypal       PayoutDetailsMethod = "paypal"
+)
+
+// Valid indicates whether the value is a known member of the PayoutDetailsMethod enum.
+func (e PayoutDetailsMethod) Valid() bool {
+	switch e {
+	case PayoutDetailsMethodBankTransfer:
+		return true
+	case PayoutDetailsMethodPaypal:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for PayoutStatus.
 const (
 	PayoutStatusFailed     PayoutStatus = "failed"
@@ -1408,6 +1426,27 @@ func (e CliLogout200JSONResponseBodyDataLoggedOut) Valid() bool {
 	}
 }
 
+// Defines values for PartnerStatsParamsDays.
+const (
+	N30 PartnerStatsParamsDays = 30
+	N7  PartnerStatsParamsDays = 7
+	N90 PartnerStatsParamsDays = 90
+)
+
+// Valid indicates whether the value is a known member of the PartnerStatsParamsDays enum.
+func (e PartnerStatsParamsDays) Valid() bool {
+	switch e {
+	case N30:
+		return true
+	case N7:
+		return true
+	case N90:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for ExportPayoutsParamsFormat.
 const (
 	ExportPayoutsParamsFormatPaypal ExportPayoutsParamsFormat = "paypal"
@@ -1483,6 +1522,13 @@ type ApiKeyIssuedEnvelope struct {
 		CreatedAt time.Time `json:"created_at"`
 		Masked    string    `json:"masked"`
 	} `json:"data"`
+}
+
+// ApplicationForm defines model for ApplicationForm.
+type ApplicationForm struct {
+	CsrfToken *string `json:"csrf_token,omitempty"`
+	Message   *string `json:"message,omitempty"`
+	Website   *string `json:"website,omitempty"`
 }
 
 // Attribution How the event was attributed.
@@ -2460,6 +2506,30 @@ type PayoutCreate struct {
 // PayoutCreateCurrency Only this currency's payouts (default every currency).
 type PayoutCreateCurrency string
 
+// PayoutDetails How the partner wants to be paid; null until given.
+type PayoutDetails struct {
+	BankDetails *string             `json:"bank_details"`
+	Method      PayoutDetailsMethod `json:"method"`
+	PaypalEmail *string             `json:"paypal_email"`
+	UpdatedAt   time.Time           `json:"updated_at"`
+}
+
+// PayoutDetailsMethod defines model for PayoutDetails.Method.
+type PayoutDetailsMethod string
+
+// PayoutDetailsEnvelope defines model for PayoutDetailsEnvelope.
+type PayoutDetailsEnvelope struct {
+	// Data How the partner wants to be paid; null until given.
+	Data *PayoutDetails `json:"data"`
+}
+
+// PayoutDetailsInput defines model for PayoutDetailsInput.
+type PayoutDetailsInput struct {
+	BankDetails *string `json:"bank_details,omitempty"`
+	Method      string  `json:"method"`
+	PaypalEmail *string `json:"paypal_email,omitempty"`
+}
+
 // PayoutEnvelope defines model for PayoutEnvelope.
 type PayoutEnvelope struct {
 	// Data One payment to a partner in one currency. Amounts are integers in the currency's minor units.
@@ -2544,6 +2614,113 @@ type PlatformErrorBody struct {
 
 // PlatformErrorBodyName Error class of the status.
 type PlatformErrorBodyName string
+
+// PortalCommission defines model for PortalCommission.
+type PortalCommission struct {
+	// AmountCents The commission as computed on the sale.
+	AmountCents int64      `json:"amount_cents"`
+	ApprovedAt  *time.Time `json:"approved_at"`
+
+	// AvailableOn The sale's date plus the program's `hold_days` at the sale's time; with `auto` approval the commission is approved from then on. Null only briefly, for a commission recorded by the previous release.
+	AvailableOn *time.Time `json:"available_on"`
+
+	// ClawbackCents What refunds took back after the commission entered a payout (owed by the partner, netted by a later payout); the commission itself is never edited then.
+	ClawbackCents int64     `json:"clawback_cents"`
+	CreatedAt     time.Time `json:"created_at"`
+
+	// Currency `USD`, `EUR` or `VND`.
+	Currency string `json:"currency"`
+
+	// Customer The customer's email or key, masked (`a***@example.com`, `cus_***42`); empty when the sale's customer has neither.
+	Customer string `json:"customer"`
+	Id       int64  `json:"id"`
+
+	// IsTest A test-mode commission; never in balances or payouts.
+	IsTest    bool       `json:"is_test"`
+	PaidAt    *time.Time `json:"paid_at"`
+	PartnerId int64      `json:"partner_id"`
+
+	// PayableCents `amount_cents` − `reversed_amount_cents`; 0 when rejected.
+	PayableCents int64 `json:"payable_cents"`
+
+	// PayoutId The payout holding it (`in_payout`, `paid`).
+	PayoutId       *int64  `json:"payout_id"`
+	ProgramId      int64   `json:"program_id"`
+	RejectedReason *string `json:"rejected_reason"`
+
+	// ReversedAmountCents What refunds took back before the commission entered a payout.
+	ReversedAmountCents int64 `json:"reversed_amount_cents"`
+	SaleId              int64 `json:"sale_id"`
+
+	// Status `pending` (in its hold), `partially_reversed` and `reversed` (refunded before a payout, in part or
+	// in full), `approved` (payable), `in_payout`, `paid`, `rejected` (pays nothing).
+	Status CommissionStatus `json:"status"`
+
+	// TransactionId The sale's `transaction_id`.
+	TransactionId string `json:"transaction_id"`
+}
+
+// PortalCommissionListEnvelope defines model for PortalCommissionListEnvelope.
+type PortalCommissionListEnvelope struct {
+	Data []PortalCommission `json:"data"`
+	Meta ListMeta           `json:"meta"`
+}
+
+// PortalDay defines model for PortalDay.
+type PortalDay struct {
+	Clicks int64 `json:"clicks"`
+
+	// Commissions The day's sales' payable commission by currency, in minor units.
+	Commissions map[string]int64   `json:"commissions"`
+	Day         openapi_types.Date `json:"day"`
+	Leads       int64              `json:"leads"`
+	Sales       int64              `json:"sales"`
+}
+
+// PortalLinkCreate defines model for PortalLinkCreate.
+type PortalLinkCreate struct {
+	Code string `json:"code"`
+}
+
+// PortalMe defines model for PortalMe.
+type PortalMe struct {
+	Email    string          `json:"email"`
+	Name     string          `json:"name"`
+	Programs []PortalProgram `json:"programs"`
+}
+
+// PortalMeEnvelope defines model for PortalMeEnvelope.
+type PortalMeEnvelope struct {
+	Data PortalMe `json:"data"`
+}
+
+// PortalProgram defines model for PortalProgram.
+type PortalProgram struct {
+	// CommissionRate Percent for percent types, major currency units for fixed types (decimal text).
+	CommissionRate string         `json:"commission_rate"`
+	CommissionType CommissionType `json:"commission_type"`
+	Domain         string         `json:"domain"`
+	HoldDays       int            `json:"hold_days"`
+	Id             int64          `json:"id"`
+	Name           string         `json:"name"`
+
+	// PartnerId The person's partner record in this program's workspace.
+	PartnerId int64 `json:"partner_id"`
+
+	// PartnerLinkCodes Whether the partner may make links with their own codes.
+	PartnerLinkCodes bool `json:"partner_link_codes"`
+
+	// Status The partner's enrollment in the program: `invited` (an invitation is out) → `approved` when they
+	// accept; `pending` (applied on the program's page) → `approved` | `rejected`; `approved` → `banned`.
+	// Partners added before enrollments existed, and by `POST /partners`, are `approved`.
+	Status       PartnerStatus `json:"status"`
+	StatusReason *string       `json:"status_reason"`
+}
+
+// PortalStatsEnvelope defines model for PortalStatsEnvelope.
+type PortalStatsEnvelope struct {
+	Data []PortalDay `json:"data"`
+}
 
 // Program defines model for Program.
 type Program struct {
@@ -3545,6 +3722,34 @@ type RejectCommissionParams struct {
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
 
+// PartnerListCommissionsParams defines parameters for PartnerListCommissions.
+type PartnerListCommissionsParams struct {
+	Status *CommissionStatus `form:"status,omitempty" json:"status,omitempty"`
+
+	// Cursor The `meta.next_cursor` of the previous page (absent for the first page); opaque.
+	Cursor *Cursor `form:"cursor,omitempty" json:"cursor,omitempty"`
+
+	// Limit Rows per page.
+	Limit *Limit `form:"limit,omitempty" json:"limit,omitempty"`
+}
+
+// PartnerListPayoutsParams defines parameters for PartnerListPayouts.
+type PartnerListPayoutsParams struct {
+	// Cursor The `meta.next_cursor` of the previous page (absent for the first page); opaque.
+	Cursor *Cursor `form:"cursor,omitempty" json:"cursor,omitempty"`
+
+	// Limit Rows per page.
+	Limit *Limit `form:"limit,omitempty" json:"limit,omitempty"`
+}
+
+// PartnerStatsParams defines parameters for PartnerStats.
+type PartnerStatsParams struct {
+	Days *PartnerStatsParamsDays `form:"days,omitempty" json:"days,omitempty"`
+}
+
+// PartnerStatsParamsDays defines parameters for PartnerStats.
+type PartnerStatsParamsDays int
+
 // MarkPayoutFailedParams defines parameters for MarkPayoutFailed.
 type MarkPayoutFailedParams struct {
 	// IdempotencyKey Makes the request safe to retry. The same key from the same account with the same request (the
@@ -3721,6 +3926,23 @@ type LoginCallbackParams struct {
 	ErrorDescription *string `form:"error_description,omitempty" json:"error_description,omitempty"`
 }
 
+// PartnerPortalPageParams defines parameters for PartnerPortalPage.
+type PartnerPortalPageParams struct {
+	// Program The program to open first.
+	Program *string `form:"program,omitempty" json:"program,omitempty"`
+}
+
+// PartnerPortalAssetParams defines parameters for PartnerPortalAsset.
+type PartnerPortalAssetParams struct {
+	// IfNoneMatch An `ETag` this client holds; when it is current the answer is 304 without a body.
+	IfNoneMatch *IfNoneMatch `json:"If-None-Match,omitempty"`
+}
+
+// PartnerLoginParams defines parameters for PartnerLogin.
+type PartnerLoginParams struct {
+	ReturnTo *string `form:"return_to,omitempty" json:"return_to,omitempty"`
+}
+
 // CliAuthCallbackJSONRequestBody defines body for CliAuthCallback for application/json ContentType.
 type CliAuthCallbackJSONRequestBody = CliAuthCallbackRequest
 
@@ -3741,6 +3963,12 @@ type RejectCommissionJSONRequestBody = CommissionReject
 
 // UpdateLinkJSONRequestBody defines body for UpdateLink for application/json ContentType.
 type UpdateLinkJSONRequestBody = LinkUpdate
+
+// PartnerCreateLinkJSONRequestBody defines body for PartnerCreateLink for application/json ContentType.
+type PartnerCreateLinkJSONRequestBody = PortalLinkCreate
+
+// PartnerSetPayoutDetailsJSONRequestBody defines body for PartnerSetPayoutDetails for application/json ContentType.
+type PartnerSetPayoutDetailsJSONRequestBody = PayoutDetailsInput
 
 // MarkPayoutFailedJSONRequestBody defines body for MarkPayoutFailed for application/json ContentType.
 type MarkPayoutFailedJSONRequestBody = PayoutFailed
@@ -3822,6 +4050,15 @@ type DevOidcTokenFormdataRequestBody = DevTokenForm
 
 // LoginSubmitFormdataRequestBody defines body for LoginSubmit for application/x-www-form-urlencoded ContentType.
 type LoginSubmitFormdataRequestBody = LoginForm
+
+// ProgramApplyFormdataRequestBody defines body for ProgramApply for application/x-www-form-urlencoded ContentType.
+type ProgramApplyFormdataRequestBody = ApplicationForm
+
+// PartnerInvitationAcceptFormdataRequestBody defines body for PartnerInvitationAccept for application/x-www-form-urlencoded ContentType.
+type PartnerInvitationAcceptFormdataRequestBody = LogoutForm
+
+// PartnerLogoutFormdataRequestBody defines body for PartnerLogout for application/x-www-form-urlencoded ContentType.
+type PartnerLogoutFormdataRequestBody = LogoutForm
 
 // StripeWebhookAliasJSONRequestBody defines body for StripeWebhookAlias for application/json ContentType.
 type StripeWebhookAliasJSONRequestBody = StripeEvent
@@ -5002,7 +5239,8 @@ type ClientInterface interface {
 	// UpdateLinkWithBody Turn a referral link on or off
 	//
 	// Owner or admin. A disabled link makes the click route answer 410 `link_disabled` and record
-	// nothing; turning it back on restores it.
+	// nothing; turning it back on restores it, except for a banned partner's link (409 `The partner is
+	// banned from this program: their links stay off`).
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -5012,7 +5250,8 @@ type ClientInterface interface {
 	// UpdateLink Turn a referral link on or off
 	//
 	// Owner or admin. A disabled link makes the click route answer 410 `link_disabled` and record
-	// nothing; turning it back on restores it.
+	// nothing; turning it back on restores it, except for a banned partner's link (409 `The partner is
+	// banned from this program: their links stay off`).
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -5027,6 +5266,119 @@ type ClientInterface interface {
 	//
 	// Corresponds with GET /api/v1/me (the `GetMe` operationId).
 	GetMe(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PartnerMe The signed-in partner and their programs
+	//
+	// The person signed in to the portal and every program their email is a partner of (any workspace),
+	// with their enrollment status in each.
+	//
+	// Corresponds with GET /api/v1/partner/me (the `PartnerMe` operationId).
+	PartnerMe(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PartnerBalances The partner's balances
+	//
+	// The partner's money in the program, one row per currency, by bucket (as the brand's balances). A partner of the program who is not approved gets 403 with a message saying why (invited, applied, rejected, banned); a person who is no partner of it gets 404 `Program not found`, as for a program that does not exist.
+	//
+	// Corresponds with GET /api/v1/partner/programs/{programId}/balances (the `PartnerBalances` operationId).
+	PartnerBalances(ctx context.Context, programId ProgramId, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PartnerListCommissions The partner's commissions
+	//
+	// The partner's commissions in the program, newest first, as the brand's list shows them (status with
+	// `available_on`, payable amount, payout), each with its customer masked (`a***@example.com`,
+	// `cus_***42`). A partner of the program who is not approved gets 403 with a message saying why (invited, applied, rejected, banned); a person who is no partner of it gets 404 `Program not found`, as for a program that does not exist.
+	//
+	// Corresponds with GET /api/v1/partner/programs/{programId}/commissions (the `PartnerListCommissions` operationId).
+	PartnerListCommissions(ctx context.Context, programId ProgramId, params *PartnerListCommissionsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PartnerListLinks The partner's links in a program
+	//
+	// A partner of the program who is not approved gets 403 with a message saying why (invited, applied, rejected, banned); a person who is no partner of it gets 404 `Program not found`, as for a program that does not exist.
+	//
+	// Corresponds with GET /api/v1/partner/programs/{programId}/links (the `PartnerListLinks` operationId).
+	PartnerListLinks(ctx context.Context, programId ProgramId, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PartnerCreateLinkWithBody Make a link with one's own code
+	//
+	// A link with the partner's own `code` (3 to 32 of `a-z`, `0-9`, `-`; else 400 `code must be 3 to 32
+	// characters of a-z, 0-9 and -`), unique across all programs (409 when taken), when the program's
+	// `partner_link_codes` allows it (403 `This program does not let partners make their own link codes`).
+	// A partner of the program who is not approved gets 403 with a message saying why (invited, applied, rejected, banned); a person who is no partner of it gets 404 `Program not found`, as for a program that does not exist.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /api/v1/partner/programs/{programId}/links (the `PartnerCreateLink` operationId).
+	PartnerCreateLinkWithBody(ctx context.Context, programId ProgramId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PartnerCreateLink Make a link with one's own code
+	//
+	// A link with the partner's own `code` (3 to 32 of `a-z`, `0-9`, `-`; else 400 `code must be 3 to 32
+	// characters of a-z, 0-9 and -`), unique across all programs (409 when taken), when the program's
+	// `partner_link_codes` allows it (403 `This program does not let partners make their own link codes`).
+	// A partner of the program who is not approved gets 403 with a message saying why (invited, applied, rejected, banned); a person who is no partner of it gets 404 `Program not found`, as for a program that does not exist.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /api/v1/partner/programs/{programId}/links (the `PartnerCreateLink` operationId).
+	PartnerCreateLink(ctx context.Context, programId ProgramId, body PartnerCreateLinkJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PartnerGetPayoutDetails The partner's payout details
+	//
+	// How the partner wants to be paid by this program's brand (`data` null until given); stored encrypted
+	// at rest. A partner of the program who is not approved gets 403 with a message saying why (invited, applied, rejected, banned); a person who is no partner of it gets 404 `Program not found`, as for a program that does not exist.
+	//
+	// Corresponds with GET /api/v1/partner/programs/{programId}/payout-details (the `PartnerGetPayoutDetails` operationId).
+	PartnerGetPayoutDetails(ctx context.Context, programId ProgramId, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PartnerSetPayoutDetailsWithBody Give payout details
+	//
+	// `{method: paypal, paypal_email}` or `{method: bank_transfer, bank_details}` (free text, 1 to 1000
+	// characters), replacing what was given; stored encrypted at rest. Anything else: 400 `payout details:
+	// method must be paypal (with paypal_email) or bank_transfer (with bank_details, 1 to 1000 characters)`.
+	// A partner of the program who is not approved gets 403 with a message saying why (invited, applied, rejected, banned); a person who is no partner of it gets 404 `Program not found`, as for a program that does not exist.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with PUT /api/v1/partner/programs/{programId}/payout-details (the `PartnerSetPayoutDetails` operationId).
+	PartnerSetPayoutDetailsWithBody(ctx context.Context, programId ProgramId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PartnerSetPayoutDetails Give payout details
+	//
+	// `{method: paypal, paypal_email}` or `{method: bank_transfer, bank_details}` (free text, 1 to 1000
+	// characters), replacing what was given; stored encrypted at rest. Anything else: 400 `payout details:
+	// method must be paypal (with paypal_email) or bank_transfer (with bank_details, 1 to 1000 characters)`.
+	// A partner of the program who is not approved gets 403 with a message saying why (invited, applied, rejected, banned); a person who is no partner of it gets 404 `Program not found`, as for a program that does not exist.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with PUT /api/v1/partner/programs/{programId}/payout-details (the `PartnerSetPayoutDetails` operationId).
+	PartnerSetPayoutDetails(ctx context.Context, programId ProgramId, body PartnerSetPayoutDetailsJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PartnerListPayouts The partner's payouts
+	//
+	// The partner's payouts in the program, newest first. A partner of the program who is not approved gets 403 with a message saying why (invited, applied, rejected, banned); a person who is no partner of it gets 404 `Program not found`, as for a program that does not exist.
+	//
+	// Corresponds with GET /api/v1/partner/programs/{programId}/payouts (the `PartnerListPayouts` operationId).
+	PartnerListPayouts(ctx context.Context, programId ProgramId, params *PartnerListPayoutsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PartnerExportPayouts The partner's payouts as CSV
+	//
+	// Every payout of the partner in the program, oldest first (RFC 4180, CRLF, a header row
+	// `payout_id,amount,currency,commission_count,status,external_reference,created_at,paid_at`; amounts in
+	// major units; a cell starting with `=`, `+`, `-` or `@` is prefixed with `'`), as
+	// `attachment; filename=payouts-<programId>.csv`. A partner of the program who is not approved gets 403 with a message saying why (invited, applied, rejected, banned); a person who is no partner of it gets 404 `Program not found`, as for a program that does not exist.
+	//
+	// Corresponds with GET /api/v1/partner/programs/{programId}/payouts.csv (the `PartnerExportPayouts` operationId).
+	PartnerExportPayouts(ctx context.Context, programId ProgramId, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PartnerStats The partner's daily stats
+	//
+	// One row per UTC day of the last `days` (7, 30 or 90; default 30), oldest first, ending today: real
+	// clicks (no bots), settled leads, sales by their date, and the payable commission of those sales by
+	// currency (minor units). A partner of the program who is not approved gets 403 with a message saying why (invited, applied, rejected, banned); a person who is no partner of it gets 404 `Program not found`, as for a program that does not exist.
+	//
+	// Corresponds with GET /api/v1/partner/programs/{programId}/stats (the `PartnerStats` operationId).
+	PartnerStats(ctx context.Context, programId ProgramId, params *PartnerStatsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// GetPayout Get a payout
 	//
@@ -5370,7 +5722,8 @@ type ClientInterface interface {
 	// CreateLinkWithBody Create a referral link for a partner
 	//
 	// Owner or admin. `short_link` is the value of the `aff` query parameter; it is generated when left
-	// out and must be unique across all programs (409 when taken).
+	// out and must be unique across all programs (409 when taken). A banned partner gets no new link (409
+	// `The partner is banned from this program: their links stay off`).
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -5380,7 +5733,8 @@ type ClientInterface interface {
 	// CreateLink Create a referral link for a partner
 	//
 	// Owner or admin. `short_link` is the value of the `aff` query parameter; it is generated when left
-	// out and must be unique across all programs (409 when taken).
+	// out and must be unique across all programs (409 when taken). A banned partner gets no new link (409
+	// `The partner is banned from this program: their links stay off`).
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -6501,6 +6855,119 @@ type ClientInterface interface {
 	// Corresponds with GET /openapi.json (the `GetOpenAPIJSON` operationId).
 	GetOpenAPIJSON(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// ProgramApplicationPage An open program's public page
+	//
+	// The page of a program whose `enrollment` is `open`: what it pays, and a form to apply (`message`,
+	// `website`) for a signed-in person, or a link to sign in first. 404 for a program that takes partners
+	// by invitation only, or none.
+	//
+	// Corresponds with GET /p/{slug} (the `ProgramApplicationPage` operationId).
+	ProgramApplicationPage(ctx context.Context, slug string, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ProgramApplyWithBody Apply to an open program
+	//
+	// The signed-in person applies: the enrollment is `pending`, or `approved` at once when the program's
+	// `partner_approval` is `auto`; the browser goes (303) to the program in the portal. Signed out, 302 to
+	// sign in. The form carries the page's CSRF token (403 without it). `message` is at most 2000
+	// characters, `website` an http or https address (400 page otherwise).
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /p/{slug} (the `ProgramApply` operationId).
+	ProgramApplyWithBody(ctx context.Context, slug string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ProgramApplyWithFormdataBody Apply to an open program
+	//
+	// The signed-in person applies: the enrollment is `pending`, or `approved` at once when the program's
+	// `partner_approval` is `auto`; the browser goes (303) to the program in the portal. Signed out, 302 to
+	// sign in. The form carries the page's CSRF token (403 without it). `message` is at most 2000
+	// characters, `website` an http or https address (400 page otherwise).
+	//
+	// Takes a body of the `application/x-www-form-urlencoded` content type.
+	//
+	// Corresponds with POST /p/{slug} (the `ProgramApply` operationId).
+	ProgramApplyWithFormdataBody(ctx context.Context, slug string, body ProgramApplyFormdataRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PartnerPortalPage The partner portal
+	//
+	// The portal page for a signed-in partner person (`reftrack_partner` cookie): their programs, and in
+	// each one they are approved in their links, daily stats, commissions, balances, payouts and payout
+	// details, read from the `/api/v1/partner/…` routes. Without a valid session it redirects (302) to
+	// `/partners/login`. The page carries the session's CSRF token, which its calls send as `X-CSRF-Token`.
+	//
+	// Corresponds with GET /partners (the `PartnerPortalPage` operationId).
+	PartnerPortalPage(ctx context.Context, params *PartnerPortalPageParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PartnerPortalAsset The portal's script and style sheet
+	//
+	// As the dashboard's files (`/dashboard/assets/{asset}`), for the portal page.
+	//
+	// Corresponds with GET /partners/assets/{asset} (the `PartnerPortalAsset` operationId).
+	PartnerPortalAsset(ctx context.Context, asset string, params *PartnerPortalAssetParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PartnerInvitationPage An invitation's page
+	//
+	// The page an invitation's mail links to. Signed out, it redirects (302) to `/partners/login` and comes
+	// back here; signed in, it shows the program and an Accept button. An unknown or canceled link (a
+	// resent invitation's previous link too) answers 404, an expired one 410, each with a page saying so.
+	//
+	// Corresponds with GET /partners/invitations/{token} (the `PartnerInvitationPage` operationId).
+	PartnerInvitationPage(ctx context.Context, token string, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PartnerInvitationAcceptWithBody Accept an invitation
+	//
+	// Accepts the invitation for the signed-in person, whose email must be the one it was sent to (403
+	// page otherwise): the enrollment becomes `approved`, and the browser goes (303) to the program in the
+	// portal. The form carries the page's CSRF token (403 without it). Accepting again goes to the program
+	// as well.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /partners/invitations/{token} (the `PartnerInvitationAccept` operationId).
+	PartnerInvitationAcceptWithBody(ctx context.Context, token string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PartnerInvitationAcceptWithFormdataBody Accept an invitation
+	//
+	// Accepts the invitation for the signed-in person, whose email must be the one it was sent to (403
+	// page otherwise): the enrollment becomes `approved`, and the browser goes (303) to the program in the
+	// portal. The form carries the page's CSRF token (403 without it). Accepting again goes to the program
+	// as well.
+	//
+	// Takes a body of the `application/x-www-form-urlencoded` content type.
+	//
+	// Corresponds with POST /partners/invitations/{token} (the `PartnerInvitationAccept` operationId).
+	PartnerInvitationAcceptWithFormdataBody(ctx context.Context, token string, body PartnerInvitationAcceptFormdataRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PartnerLogin Sign in to the partner portal
+	//
+	// Starts a partner sign-in through the same OpenID Connect issuer as accounts (the development issuer in
+	// development): a login session bound to this browser by a short-lived `reftrack_partner_login` cookie,
+	// then 302 to the login page (`/login`). Once signed in, the browser gets the `reftrack_partner` cookie
+	// (`HttpOnly`, `SameSite=Lax`, `Secure` when `BASE_URL` is https; 7 days) and goes back to `return_to`
+	// (a path under `/partners` or `/p/`; anything else reads as `/partners`). The person's verified email
+	// links them to every partner record with that email, in any workspace.
+	//
+	// Corresponds with GET /partners/login (the `PartnerLogin` operationId).
+	PartnerLogin(ctx context.Context, params *PartnerLoginParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PartnerLogoutWithBody Sign out of the partner portal
+	//
+	// Ends the session and clears its cookie. The form carries the page's CSRF token; without a matching one nothing changes (403).
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /partners/logout (the `PartnerLogout` operationId).
+	PartnerLogoutWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PartnerLogoutWithFormdataBody Sign out of the partner portal
+	//
+	// Ends the session and clears its cookie. The form carries the page's CSRF token; without a matching one nothing changes (403).
+	//
+	// Takes a body of the `application/x-www-form-urlencoded` content type.
+	//
+	// Corresponds with POST /partners/logout (the `PartnerLogout` operationId).
+	PartnerLogoutWithFormdataBody(ctx context.Context, body PartnerLogoutFormdataRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// GetReadyz Readiness probe
 	//
 	// Answers 200 when the database answers and its schema is the version this build expects, or newer
@@ -7111,7 +7578,8 @@ func (c *Client) RejectCommission(ctx context.Context, commissionId CommissionId
 // UpdateLinkWithBody Turn a referral link on or off
 //
 // Owner or admin. A disabled link makes the click route answer 410 `link_disabled` and record
-// nothing; turning it back on restores it.
+// nothing; turning it back on restores it, except for a banned partner's link (409 `The partner is
+// banned from this program: their links stay off`).
 //
 // Takes any type of body and a specified content type.
 //
@@ -7131,7 +7599,8 @@ func (c *Client) UpdateLinkWithBody(ctx context.Context, linkId int64, contentTy
 // UpdateLink Turn a referral link on or off
 //
 // Owner or admin. A disabled link makes the click route answer 410 `link_disabled` and record
-// nothing; turning it back on restores it.
+// nothing; turning it back on restores it, except for a banned partner's link (409 `The partner is
+// banned from this program: their links stay off`).
 //
 // Takes a body of the `application/json` content type.
 //
@@ -7157,6 +7626,239 @@ func (c *Client) UpdateLink(ctx context.Context, linkId int64, body UpdateLinkJS
 // Corresponds with GET /api/v1/me (the `GetMe` operationId).
 func (c *Client) GetMe(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewGetMeRequest(c.Server)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PartnerMe The signed-in partner and their programs
+//
+// The person signed in to the portal and every program their email is a partner of (any workspace),
+// with their enrollment status in each.
+//
+// Corresponds with GET /api/v1/partner/me (the `PartnerMe` operationId).
+func (c *Client) PartnerMe(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPartnerMeRequest(c.Server)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PartnerBalances The partner's balances
+//
+// The partner's money in the program, one row per currency, by bucket (as the brand's balances). A partner of the program who is not approved gets 403 with a message saying why (invited, applied, rejected, banned); a person who is no partner of it gets 404 `Program not found`, as for a program that does not exist.
+//
+// Corresponds with GET /api/v1/partner/programs/{programId}/balances (the `PartnerBalances` operationId).
+func (c *Client) PartnerBalances(ctx context.Context, programId ProgramId, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPartnerBalancesRequest(c.Server, programId)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PartnerListCommissions The partner's commissions
+//
+// The partner's commissions in the program, newest first, as the brand's list shows them (status with
+// `available_on`, payable amount, payout), each with its customer masked (`a***@example.com`,
+// `cus_***42`). A partner of the program who is not approved gets 403 with a message saying why (invited, applied, rejected, banned); a person who is no partner of it gets 404 `Program not found`, as for a program that does not exist.
+//
+// Corresponds with GET /api/v1/partner/programs/{programId}/commissions (the `PartnerListCommissions` operationId).
+func (c *Client) PartnerListCommissions(ctx context.Context, programId ProgramId, params *PartnerListCommissionsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPartnerListCommissionsRequest(c.Server, programId, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PartnerListLinks The partner's links in a program
+//
+// A partner of the program who is not approved gets 403 with a message saying why (invited, applied, rejected, banned); a person who is no partner of it gets 404 `Program not found`, as for a program that does not exist.
+//
+// Corresponds with GET /api/v1/partner/programs/{programId}/links (the `PartnerListLinks` operationId).
+func (c *Client) PartnerListLinks(ctx context.Context, programId ProgramId, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPartnerListLinksRequest(c.Server, programId)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PartnerCreateLinkWithBody Make a link with one's own code
+//
+// A link with the partner's own `code` (3 to 32 of `a-z`, `0-9`, `-`; else 400 `code must be 3 to 32
+// characters of a-z, 0-9 and -`), unique across all programs (409 when taken), when the program's
+// `partner_link_codes` allows it (403 `This program does not let partners make their own link codes`).
+// A partner of the program who is not approved gets 403 with a message saying why (invited, applied, rejected, banned); a person who is no partner of it gets 404 `Program not found`, as for a program that does not exist.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /api/v1/partner/programs/{programId}/links (the `PartnerCreateLink` operationId).
+func (c *Client) PartnerCreateLinkWithBody(ctx context.Context, programId ProgramId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPartnerCreateLinkRequestWithBody(c.Server, programId, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PartnerCreateLink Make a link with one's own code
+//
+// A link with the partner's own `code` (3 to 32 of `a-z`, `0-9`, `-`; else 400 `code must be 3 to 32
+// characters of a-z, 0-9 and -`), unique across all programs (409 when taken), when the program's
+// `partner_link_codes` allows it (403 `This program does not let partners make their own link codes`).
+// A partner of the program who is not approved gets 403 with a message saying why (invited, applied, rejected, banned); a person who is no partner of it gets 404 `Program not found`, as for a program that does not exist.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /api/v1/partner/programs/{programId}/links (the `PartnerCreateLink` operationId).
+func (c *Client) PartnerCreateLink(ctx context.Context, programId ProgramId, body PartnerCreateLinkJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPartnerCreateLinkRequest(c.Server, programId, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PartnerGetPayoutDetails The partner's payout details
+//
+// How the partner wants to be paid by this program's brand (`data` null until given); stored encrypted
+// at rest. A partner of the program who is not approved gets 403 with a message saying why (invited, applied, rejected, banned); a person who is no partner of it gets 404 `Program not found`, as for a program that does not exist.
+//
+// Corresponds with GET /api/v1/partner/programs/{programId}/payout-details (the `PartnerGetPayoutDetails` operationId).
+func (c *Client) PartnerGetPayoutDetails(ctx context.Context, programId ProgramId, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPartnerGetPayoutDetailsRequest(c.Server, programId)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PartnerSetPayoutDetailsWithBody Give payout details
+//
+// `{method: paypal, paypal_email}` or `{method: bank_transfer, bank_details}` (free text, 1 to 1000
+// characters), replacing what was given; stored encrypted at rest. Anything else: 400 `payout details:
+// method must be paypal (with paypal_email) or bank_transfer (with bank_details, 1 to 1000 characters)`.
+// A partner of the program who is not approved gets 403 with a message saying why (invited, applied, rejected, banned); a person who is no partner of it gets 404 `Program not found`, as for a program that does not exist.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with PUT /api/v1/partner/programs/{programId}/payout-details (the `PartnerSetPayoutDetails` operationId).
+func (c *Client) PartnerSetPayoutDetailsWithBody(ctx context.Context, programId ProgramId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPartnerSetPayoutDetailsRequestWithBody(c.Server, programId, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PartnerSetPayoutDetails Give payout details
+//
+// `{method: paypal, paypal_email}` or `{method: bank_transfer, bank_details}` (free text, 1 to 1000
+// characters), replacing what was given; stored encrypted at rest. Anything else: 400 `payout details:
+// method must be paypal (with paypal_email) or bank_transfer (with bank_details, 1 to 1000 characters)`.
+// A partner of the program who is not approved gets 403 with a message saying why (invited, applied, rejected, banned); a person who is no partner of it gets 404 `Program not found`, as for a program that does not exist.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with PUT /api/v1/partner/programs/{programId}/payout-details (the `PartnerSetPayoutDetails` operationId).
+func (c *Client) PartnerSetPayoutDetails(ctx context.Context, programId ProgramId, body PartnerSetPayoutDetailsJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPartnerSetPayoutDetailsRequest(c.Server, programId, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PartnerListPayouts The partner's payouts
+//
+// The partner's payouts in the program, newest first. A partner of the program who is not approved gets 403 with a message saying why (invited, applied, rejected, banned); a person who is no partner of it gets 404 `Program not found`, as for a program that does not exist.
+//
+// Corresponds with GET /api/v1/partner/programs/{programId}/payouts (the `PartnerListPayouts` operationId).
+func (c *Client) PartnerListPayouts(ctx context.Context, programId ProgramId, params *PartnerListPayoutsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPartnerListPayoutsRequest(c.Server, programId, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PartnerExportPayouts The partner's payouts as CSV
+//
+// Every payout of the partner in the program, oldest first (RFC 4180, CRLF, a header row
+// `payout_id,amount,currency,commission_count,status,external_reference,created_at,paid_at`; amounts in
+// major units; a cell starting with `=`, `+`, `-` or `@` is prefixed with `'`), as
+// `attachment; filename=payouts-<programId>.csv`. A partner of the program who is not approved gets 403 with a message saying why (invited, applied, rejected, banned); a person who is no partner of it gets 404 `Program not found`, as for a program that does not exist.
+//
+// Corresponds with GET /api/v1/partner/programs/{programId}/payouts.csv (the `PartnerExportPayouts` operationId).
+func (c *Client) PartnerExportPayouts(ctx context.Context, programId ProgramId, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPartnerExportPayoutsRequest(c.Server, programId)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PartnerStats The partner's daily stats
+//
+// One row per UTC day of the last `days` (7, 30 or 90; default 30), oldest first, ending today: real
+// clicks (no bots), settled leads, sales by their date, and the payable commission of those sales by
+// currency (minor units). A partner of the program who is not approved gets 403 with a message saying why (invited, applied, rejected, banned); a person who is no partner of it gets 404 `Program not found`, as for a program that does not exist.
+//
+// Corresponds with GET /api/v1/partner/programs/{programId}/stats (the `PartnerStats` operationId).
+func (c *Client) PartnerStats(ctx context.Context, programId ProgramId, params *PartnerStatsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPartnerStatsRequest(c.Server, programId, params)
 	if err != nil {
 		return nil, err
 	}
@@ -7729,7 +8431,8 @@ func (c *Client) ListLinks(ctx context.Context, programId ProgramId, reqEditors 
 // CreateLinkWithBody Create a referral link for a partner
 //
 // Owner or admin. `short_link` is the value of the `aff` query parameter; it is generated when left
-// out and must be unique across all programs (409 when taken).
+// out and must be unique across all programs (409 when taken). A banned partner gets no new link (409
+// `The partner is banned from this program: their links stay off`).
 //
 // Takes any type of body and a specified content type.
 //
@@ -7749,7 +8452,8 @@ func (c *Client) CreateLinkWithBody(ctx context.Context, programId ProgramId, co
 // CreateLink Create a referral link for a partner
 //
 // Owner or admin. `short_link` is the value of the `aff` query parameter; it is generated when left
-// out and must be unique across all programs (409 when taken).
+// out and must be unique across all programs (409 when taken). A banned partner gets no new link (409
+// `The partner is banned from this program: their links stay off`).
 //
 // Takes a body of the `application/json` content type.
 //
@@ -9630,6 +10334,229 @@ func (c *Client) GetOpenAPIJSON(ctx context.Context, reqEditors ...RequestEditor
 	return c.Client.Do(req)
 }
 
+// ProgramApplicationPage An open program's public page
+//
+// The page of a program whose `enrollment` is `open`: what it pays, and a form to apply (`message`,
+// `website`) for a signed-in person, or a link to sign in first. 404 for a program that takes partners
+// by invitation only, or none.
+//
+// Corresponds with GET /p/{slug} (the `ProgramApplicationPage` operationId).
+func (c *Client) ProgramApplicationPage(ctx context.Context, slug string, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewProgramApplicationPageRequest(c.Server, slug)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ProgramApplyWithBody Apply to an open program
+//
+// The signed-in person applies: the enrollment is `pending`, or `approved` at once when the program's
+// `partner_approval` is `auto`; the browser goes (303) to the program in the portal. Signed out, 302 to
+// sign in. The form carries the page's CSRF token (403 without it). `message` is at most 2000
+// characters, `website` an http or https address (400 page otherwise).
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /p/{slug} (the `ProgramApply` operationId).
+func (c *Client) ProgramApplyWithBody(ctx context.Context, slug string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewProgramApplyRequestWithBody(c.Server, slug, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ProgramApplyWithFormdataBody Apply to an open program
+//
+// The signed-in person applies: the enrollment is `pending`, or `approved` at once when the program's
+// `partner_approval` is `auto`; the browser goes (303) to the program in the portal. Signed out, 302 to
+// sign in. The form carries the page's CSRF token (403 without it). `message` is at most 2000
+// characters, `website` an http or https address (400 page otherwise).
+//
+// Takes a body of the `application/x-www-form-urlencoded` content type.
+//
+// Corresponds with POST /p/{slug} (the `ProgramApply` operationId).
+func (c *Client) ProgramApplyWithFormdataBody(ctx context.Context, slug string, body ProgramApplyFormdataRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewProgramApplyRequestWithFormdataBody(c.Server, slug, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PartnerPortalPage The partner portal
+//
+// The portal page for a signed-in partner person (`reftrack_partner` cookie): their programs, and in
+// each one they are approved in their links, daily stats, commissions, balances, payouts and payout
+// details, read from the `/api/v1/partner/…` routes. Without a valid session it redirects (302) to
+// `/partners/login`. The page carries the session's CSRF token, which its calls send as `X-CSRF-Token`.
+//
+// Corresponds with GET /partners (the `PartnerPortalPage` operationId).
+func (c *Client) PartnerPortalPage(ctx context.Context, params *PartnerPortalPageParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPartnerPortalPageRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PartnerPortalAsset The portal's script and style sheet
+//
+// As the dashboard's files (`/dashboard/assets/{asset}`), for the portal page.
+//
+// Corresponds with GET /partners/assets/{asset} (the `PartnerPortalAsset` operationId).
+func (c *Client) PartnerPortalAsset(ctx context.Context, asset string, params *PartnerPortalAssetParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPartnerPortalAssetRequest(c.Server, asset, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PartnerInvitationPage An invitation's page
+//
+// The page an invitation's mail links to. Signed out, it redirects (302) to `/partners/login` and comes
+// back here; signed in, it shows the program and an Accept button. An unknown or canceled link (a
+// resent invitation's previous link too) answers 404, an expired one 410, each with a page saying so.
+//
+// Corresponds with GET /partners/invitations/{token} (the `PartnerInvitationPage` operationId).
+func (c *Client) PartnerInvitationPage(ctx context.Context, token string, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPartnerInvitationPageRequest(c.Server, token)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PartnerInvitationAcceptWithBody Accept an invitation
+//
+// Accepts the invitation for the signed-in person, whose email must be the one it was sent to (403
+// page otherwise): the enrollment becomes `approved`, and the browser goes (303) to the program in the
+// portal. The form carries the page's CSRF token (403 without it). Accepting again goes to the program
+// as well.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /partners/invitations/{token} (the `PartnerInvitationAccept` operationId).
+func (c *Client) PartnerInvitationAcceptWithBody(ctx context.Context, token string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPartnerInvitationAcceptRequestWithBody(c.Server, token, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PartnerInvitationAcceptWithFormdataBody Accept an invitation
+//
+// Accepts the invitation for the signed-in person, whose email must be the one it was sent to (403
+// page otherwise): the enrollment becomes `approved`, and the browser goes (303) to the program in the
+// portal. The form carries the page's CSRF token (403 without it). Accepting again goes to the program
+// as well.
+//
+// Takes a body of the `application/x-www-form-urlencoded` content type.
+//
+// Corresponds with POST /partners/invitations/{token} (the `PartnerInvitationAccept` operationId).
+func (c *Client) PartnerInvitationAcceptWithFormdataBody(ctx context.Context, token string, body PartnerInvitationAcceptFormdataRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPartnerInvitationAcceptRequestWithFormdataBody(c.Server, token, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PartnerLogin Sign in to the partner portal
+//
+// Starts a partner sign-in through the same OpenID Connect issuer as accounts (the development issuer in
+// development): a login session bound to this browser by a short-lived `reftrack_partner_login` cookie,
+// then 302 to the login page (`/login`). Once signed in, the browser gets the `reftrack_partner` cookie
+// (`HttpOnly`, `SameSite=Lax`, `Secure` when `BASE_URL` is https; 7 days) and goes back to `return_to`
+// (a path under `/partners` or `/p/`; anything else reads as `/partners`). The person's verified email
+// links them to every partner record with that email, in any workspace.
+//
+// Corresponds with GET /partners/login (the `PartnerLogin` operationId).
+func (c *Client) PartnerLogin(ctx context.Context, params *PartnerLoginParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPartnerLoginRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PartnerLogoutWithBody Sign out of the partner portal
+//
+// Ends the session and clears its cookie. The form carries the page's CSRF token; without a matching one nothing changes (403).
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /partners/logout (the `PartnerLogout` operationId).
+func (c *Client) PartnerLogoutWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPartnerLogoutRequestWithBody(c.Server, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PartnerLogoutWithFormdataBody Sign out of the partner portal
+//
+// Ends the session and clears its cookie. The form carries the page's CSRF token; without a matching one nothing changes (403).
+//
+// Takes a body of the `application/x-www-form-urlencoded` content type.
+//
+// Corresponds with POST /partners/logout (the `PartnerLogout` operationId).
+func (c *Client) PartnerLogoutWithFormdataBody(ctx context.Context, body PartnerLogoutFormdataRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPartnerLogoutRequestWithFormdataBody(c.Server, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // GetReadyz Readiness probe
 //
 // Answers 200 when the database answers and its schema is the version this build expects, or newer
@@ -10495,6 +11422,482 @@ func NewGetMeRequest(server string) (*http.Request, error) {
 	queryURL, err := serverURL.Parse(operationPath)
 	if err != nil {
 		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewPartnerMeRequest constructs an http.Request for the PartnerMe method
+func NewPartnerMeRequest(server string) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/partner/me")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewPartnerBalancesRequest constructs an http.Request for the PartnerBalances method
+func NewPartnerBalancesRequest(server string, programId ProgramId) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "programId", programId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "integer", Format: "int64"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/partner/programs/%s/balances", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewPartnerListCommissionsRequest constructs an http.Request for the PartnerListCommissions method
+func NewPartnerListCommissionsRequest(server string, programId ProgramId, params *PartnerListCommissionsParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "programId", programId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "integer", Format: "int64"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/partner/programs/%s/commissions", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Status != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "status", *params.Status, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Cursor != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "cursor", *params.Cursor, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Limit != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewPartnerListLinksRequest constructs an http.Request for the PartnerListLinks method
+func NewPartnerListLinksRequest(server string, programId ProgramId) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "programId", programId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "integer", Format: "int64"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/partner/programs/%s/links", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewPartnerCreateLinkRequest calls the generic PartnerCreateLink builder with application/json body
+func NewPartnerCreateLinkRequest(server string, programId ProgramId, body PartnerCreateLinkJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewPartnerCreateLinkRequestWithBody(server, programId, "application/json", bodyReader)
+}
+
+// NewPartnerCreateLinkRequestWithBody constructs an http.Request for the PartnerCreateLink method, with any body, and a specified content type
+func NewPartnerCreateLinkRequestWithBody(server string, programId ProgramId, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "programId", programId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "integer", Format: "int64"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/partner/programs/%s/links", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewPartnerGetPayoutDetailsRequest constructs an http.Request for the PartnerGetPayoutDetails method
+func NewPartnerGetPayoutDetailsRequest(server string, programId ProgramId) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "programId", programId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "integer", Format: "int64"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/partner/programs/%s/payout-details", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewPartnerSetPayoutDetailsRequest calls the generic PartnerSetPayoutDetails builder with application/json body
+func NewPartnerSetPayoutDetailsRequest(server string, programId ProgramId, body PartnerSetPayoutDetailsJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewPartnerSetPayoutDetailsRequestWithBody(server, programId, "application/json", bodyReader)
+}
+
+// NewPartnerSetPayoutDetailsRequestWithBody constructs an http.Request for the PartnerSetPayoutDetails method, with any body, and a specified content type
+func NewPartnerSetPayoutDetailsRequestWithBody(server string, programId ProgramId, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "programId", programId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "integer", Format: "int64"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/partner/programs/%s/payout-details", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPut, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewPartnerListPayoutsRequest constructs an http.Request for the PartnerListPayouts method
+func NewPartnerListPayoutsRequest(server string, programId ProgramId, params *PartnerListPayoutsParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "programId", programId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "integer", Format: "int64"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/partner/programs/%s/payouts", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Cursor != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "cursor", *params.Cursor, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Limit != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewPartnerExportPayoutsRequest constructs an http.Request for the PartnerExportPayouts method
+func NewPartnerExportPayoutsRequest(server string, programId ProgramId) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "programId", programId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "integer", Format: "int64"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/partner/programs/%s/payouts.csv", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewPartnerStatsRequest constructs an http.Request for the PartnerStats method
+func NewPartnerStatsRequest(server string, programId ProgramId, params *PartnerStatsParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "programId", programId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "integer", Format: "int64"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/partner/programs/%s/stats", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Days != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "days", *params.Days, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
 	}
 
 	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
@@ -13786,6 +15189,365 @@ func NewGetOpenAPIJSONRequest(server string) (*http.Request, error) {
 	return req, nil
 }
 
+// NewProgramApplicationPageRequest constructs an http.Request for the ProgramApplicationPage method
+func NewProgramApplicationPageRequest(server string, slug string) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "slug", slug, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/p/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewProgramApplyRequestWithFormdataBody calls the generic ProgramApply builder with application/x-www-form-urlencoded body
+func NewProgramApplyRequestWithFormdataBody(server string, slug string, body ProgramApplyFormdataRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	bodyStr, err := runtime.MarshalForm(body, nil)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = strings.NewReader(bodyStr.Encode())
+	return NewProgramApplyRequestWithBody(server, slug, "application/x-www-form-urlencoded", bodyReader)
+}
+
+// NewProgramApplyRequestWithBody constructs an http.Request for the ProgramApply method, with any body, and a specified content type
+func NewProgramApplyRequestWithBody(server string, slug string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "slug", slug, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/p/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewPartnerPortalPageRequest constructs an http.Request for the PartnerPortalPage method
+func NewPartnerPortalPageRequest(server string, params *PartnerPortalPageParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/partners")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Program != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "program", *params.Program, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewPartnerPortalAssetRequest constructs an http.Request for the PartnerPortalAsset method
+func NewPartnerPortalAssetRequest(server string, asset string, params *PartnerPortalAssetParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "asset", asset, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/partners/assets/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+
+		if params.IfNoneMatch != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "If-None-Match", *params.IfNoneMatch, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("If-None-Match", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewPartnerInvitationPageRequest constructs an http.Request for the PartnerInvitationPage method
+func NewPartnerInvitationPageRequest(server string, token string) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "token", token, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/partners/invitations/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewPartnerInvitationAcceptRequestWithFormdataBody calls the generic PartnerInvitationAccept builder with application/x-www-form-urlencoded body
+func NewPartnerInvitationAcceptRequestWithFormdataBody(server string, token string, body PartnerInvitationAcceptFormdataRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	bodyStr, err := runtime.MarshalForm(body, nil)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = strings.NewReader(bodyStr.Encode())
+	return NewPartnerInvitationAcceptRequestWithBody(server, token, "application/x-www-form-urlencoded", bodyReader)
+}
+
+// NewPartnerInvitationAcceptRequestWithBody constructs an http.Request for the PartnerInvitationAccept method, with any body, and a specified content type
+func NewPartnerInvitationAcceptRequestWithBody(server string, token string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "token", token, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/partners/invitations/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewPartnerLoginRequest constructs an http.Request for the PartnerLogin method
+func NewPartnerLoginRequest(server string, params *PartnerLoginParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/partners/login")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.ReturnTo != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "return_to", *params.ReturnTo, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewPartnerLogoutRequestWithFormdataBody calls the generic PartnerLogout builder with application/x-www-form-urlencoded body
+func NewPartnerLogoutRequestWithFormdataBody(server string, body PartnerLogoutFormdataRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	bodyStr, err := runtime.MarshalForm(body, nil)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = strings.NewReader(bodyStr.Encode())
+	return NewPartnerLogoutRequestWithBody(server, "application/x-www-form-urlencoded", bodyReader)
+}
+
+// NewPartnerLogoutRequestWithBody constructs an http.Request for the PartnerLogout method, with any body, and a specified content type
+func NewPartnerLogoutRequestWithBody(server string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/partners/logout")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
 // NewGetReadyzRequest constructs an http.Request for the GetReadyz method
 func NewGetReadyzRequest(server string) (*http.Request, error) {
 	var err error
@@ -14291,7 +16053,8 @@ type ClientWithResponsesInterface interface {
 	// UpdateLinkWithBodyWithResponse Turn a referral link on or off
 	//
 	// Owner or admin. A disabled link makes the click route answer 410 `link_disabled` and record
-	// nothing; turning it back on restores it.
+	// nothing; turning it back on restores it, except for a banned partner's link (409 `The partner is
+	// banned from this program: their links stay off`).
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -14301,7 +16064,8 @@ type ClientWithResponsesInterface interface {
 	// UpdateLinkWithResponse Turn a referral link on or off
 	//
 	// Owner or admin. A disabled link makes the click route answer 410 `link_disabled` and record
-	// nothing; turning it back on restores it.
+	// nothing; turning it back on restores it, except for a banned partner's link (409 `The partner is
+	// banned from this program: their links stay off`).
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -14318,6 +16082,135 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with GET /api/v1/me (the `GetMe` operationId).
 	GetMeWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*GetMeHTTPResponse, error)
+
+	// PartnerMeWithResponse The signed-in partner and their programs
+	//
+	// The person signed in to the portal and every program their email is a partner of (any workspace),
+	// with their enrollment status in each.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/v1/partner/me (the `PartnerMe` operationId).
+	PartnerMeWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*PartnerMeHTTPResponse, error)
+
+	// PartnerBalancesWithResponse The partner's balances
+	//
+	// The partner's money in the program, one row per currency, by bucket (as the brand's balances). A partner of the program who is not approved gets 403 with a message saying why (invited, applied, rejected, banned); a person who is no partner of it gets 404 `Program not found`, as for a program that does not exist.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/v1/partner/programs/{programId}/balances (the `PartnerBalances` operationId).
+	PartnerBalancesWithResponse(ctx context.Context, programId ProgramId, reqEditors ...RequestEditorFn) (*PartnerBalancesHTTPResponse, error)
+
+	// PartnerListCommissionsWithResponse The partner's commissions
+	//
+	// The partner's commissions in the program, newest first, as the brand's list shows them (status with
+	// `available_on`, payable amount, payout), each with its customer masked (`a***@example.com`,
+	// `cus_***42`). A partner of the program who is not approved gets 403 with a message saying why (invited, applied, rejected, banned); a person who is no partner of it gets 404 `Program not found`, as for a program that does not exist.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/v1/partner/programs/{programId}/commissions (the `PartnerListCommissions` operationId).
+	PartnerListCommissionsWithResponse(ctx context.Context, programId ProgramId, params *PartnerListCommissionsParams, reqEditors ...RequestEditorFn) (*PartnerListCommissionsHTTPResponse, error)
+
+	// PartnerListLinksWithResponse The partner's links in a program
+	//
+	// A partner of the program who is not approved gets 403 with a message saying why (invited, applied, rejected, banned); a person who is no partner of it gets 404 `Program not found`, as for a program that does not exist.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/v1/partner/programs/{programId}/links (the `PartnerListLinks` operationId).
+	PartnerListLinksWithResponse(ctx context.Context, programId ProgramId, reqEditors ...RequestEditorFn) (*PartnerListLinksHTTPResponse, error)
+
+	// PartnerCreateLinkWithBodyWithResponse Make a link with one's own code
+	//
+	// A link with the partner's own `code` (3 to 32 of `a-z`, `0-9`, `-`; else 400 `code must be 3 to 32
+	// characters of a-z, 0-9 and -`), unique across all programs (409 when taken), when the program's
+	// `partner_link_codes` allows it (403 `This program does not let partners make their own link codes`).
+	// A partner of the program who is not approved gets 403 with a message saying why (invited, applied, rejected, banned); a person who is no partner of it gets 404 `Program not found`, as for a program that does not exist.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/v1/partner/programs/{programId}/links (the `PartnerCreateLink` operationId).
+	PartnerCreateLinkWithBodyWithResponse(ctx context.Context, programId ProgramId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PartnerCreateLinkHTTPResponse, error)
+
+	// PartnerCreateLinkWithResponse Make a link with one's own code
+	//
+	// A link with the partner's own `code` (3 to 32 of `a-z`, `0-9`, `-`; else 400 `code must be 3 to 32
+	// characters of a-z, 0-9 and -`), unique across all programs (409 when taken), when the program's
+	// `partner_link_codes` allows it (403 `This program does not let partners make their own link codes`).
+	// A partner of the program who is not approved gets 403 with a message saying why (invited, applied, rejected, banned); a person who is no partner of it gets 404 `Program not found`, as for a program that does not exist.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/v1/partner/programs/{programId}/links (the `PartnerCreateLink` operationId).
+	PartnerCreateLinkWithResponse(ctx context.Context, programId ProgramId, body PartnerCreateLinkJSONRequestBody, reqEditors ...RequestEditorFn) (*PartnerCreateLinkHTTPResponse, error)
+
+	// PartnerGetPayoutDetailsWithResponse The partner's payout details
+	//
+	// How the partner wants to be paid by this program's brand (`data` null until given); stored encrypted
+	// at rest. A partner of the program who is not approved gets 403 with a message saying why (invited, applied, rejected, banned); a person who is no partner of it gets 404 `Program not found`, as for a program that does not exist.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/v1/partner/programs/{programId}/payout-details (the `PartnerGetPayoutDetails` operationId).
+	PartnerGetPayoutDetailsWithResponse(ctx context.Context, programId ProgramId, reqEditors ...RequestEditorFn) (*PartnerGetPayoutDetailsHTTPResponse, error)
+
+	// PartnerSetPayoutDetailsWithBodyWithResponse Give payout details
+	//
+	// `{method: paypal, paypal_email}` or `{method: bank_transfer, bank_details}` (free text, 1 to 1000
+	// characters), replacing what was given; stored encrypted at rest. Anything else: 400 `payout details:
+	// method must be paypal (with paypal_email) or bank_transfer (with bank_details, 1 to 1000 characters)`.
+	// A partner of the program who is not approved gets 403 with a message saying why (invited, applied, rejected, banned); a person who is no partner of it gets 404 `Program not found`, as for a program that does not exist.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PUT /api/v1/partner/programs/{programId}/payout-details (the `PartnerSetPayoutDetails` operationId).
+	PartnerSetPayoutDetailsWithBodyWithResponse(ctx context.Context, programId ProgramId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PartnerSetPayoutDetailsHTTPResponse, error)
+
+	// PartnerSetPayoutDetailsWithResponse Give payout details
+	//
+	// `{method: paypal, paypal_email}` or `{method: bank_transfer, bank_details}` (free text, 1 to 1000
+	// characters), replacing what was given; stored encrypted at rest. Anything else: 400 `payout details:
+	// method must be paypal (with paypal_email) or bank_transfer (with bank_details, 1 to 1000 characters)`.
+	// A partner of the program who is not approved gets 403 with a message saying why (invited, applied, rejected, banned); a person who is no partner of it gets 404 `Program not found`, as for a program that does not exist.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PUT /api/v1/partner/programs/{programId}/payout-details (the `PartnerSetPayoutDetails` operationId).
+	PartnerSetPayoutDetailsWithResponse(ctx context.Context, programId ProgramId, body PartnerSetPayoutDetailsJSONRequestBody, reqEditors ...RequestEditorFn) (*PartnerSetPayoutDetailsHTTPResponse, error)
+
+	// PartnerListPayoutsWithResponse The partner's payouts
+	//
+	// The partner's payouts in the program, newest first. A partner of the program who is not approved gets 403 with a message saying why (invited, applied, rejected, banned); a person who is no partner of it gets 404 `Program not found`, as for a program that does not exist.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/v1/partner/programs/{programId}/payouts (the `PartnerListPayouts` operationId).
+	PartnerListPayoutsWithResponse(ctx context.Context, programId ProgramId, params *PartnerListPayoutsParams, reqEditors ...RequestEditorFn) (*PartnerListPayoutsHTTPResponse, error)
+
+	// PartnerExportPayoutsWithResponse The partner's payouts as CSV
+	//
+	// Every payout of the partner in the program, oldest first (RFC 4180, CRLF, a header row
+	// `payout_id,amount,currency,commission_count,status,external_reference,created_at,paid_at`; amounts in
+	// major units; a cell starting with `=`, `+`, `-` or `@` is prefixed with `'`), as
+	// `attachment; filename=payouts-<programId>.csv`. A partner of the program who is not approved gets 403 with a message saying why (invited, applied, rejected, banned); a person who is no partner of it gets 404 `Program not found`, as for a program that does not exist.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/v1/partner/programs/{programId}/payouts.csv (the `PartnerExportPayouts` operationId).
+	PartnerExportPayoutsWithResponse(ctx context.Context, programId ProgramId, reqEditors ...RequestEditorFn) (*PartnerExportPayoutsHTTPResponse, error)
+
+	// PartnerStatsWithResponse The partner's daily stats
+	//
+	// One row per UTC day of the last `days` (7, 30 or 90; default 30), oldest first, ending today: real
+	// clicks (no bots), settled leads, sales by their date, and the payable commission of those sales by
+	// currency (minor units). A partner of the program who is not approved gets 403 with a message saying why (invited, applied, rejected, banned); a person who is no partner of it gets 404 `Program not found`, as for a program that does not exist.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/v1/partner/programs/{programId}/stats (the `PartnerStats` operationId).
+	PartnerStatsWithResponse(ctx context.Context, programId ProgramId, params *PartnerStatsParams, reqEditors ...RequestEditorFn) (*PartnerStatsHTTPResponse, error)
 
 	// GetPayoutWithResponse Get a payout
 	//
@@ -14681,7 +16574,8 @@ type ClientWithResponsesInterface interface {
 	// CreateLinkWithBodyWithResponse Create a referral link for a partner
 	//
 	// Owner or admin. `short_link` is the value of the `aff` query parameter; it is generated when left
-	// out and must be unique across all programs (409 when taken).
+	// out and must be unique across all programs (409 when taken). A banned partner gets no new link (409
+	// `The partner is banned from this program: their links stay off`).
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -14691,7 +16585,8 @@ type ClientWithResponsesInterface interface {
 	// CreateLinkWithResponse Create a referral link for a partner
 	//
 	// Owner or admin. `short_link` is the value of the `aff` query parameter; it is generated when left
-	// out and must be unique across all programs (409 when taken).
+	// out and must be unique across all programs (409 when taken). A banned partner gets no new link (409
+	// `The partner is banned from this program: their links stay off`).
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -15881,6 +17776,129 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with GET /openapi.json (the `GetOpenAPIJSON` operationId).
 	GetOpenAPIJSONWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*GetOpenAPIJSONHTTPResponse, error)
+
+	// ProgramApplicationPageWithResponse An open program's public page
+	//
+	// The page of a program whose `enrollment` is `open`: what it pays, and a form to apply (`message`,
+	// `website`) for a signed-in person, or a link to sign in first. 404 for a program that takes partners
+	// by invitation only, or none.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /p/{slug} (the `ProgramApplicationPage` operationId).
+	ProgramApplicationPageWithResponse(ctx context.Context, slug string, reqEditors ...RequestEditorFn) (*ProgramApplicationPageHTTPResponse, error)
+
+	// ProgramApplyWithBodyWithResponse Apply to an open program
+	//
+	// The signed-in person applies: the enrollment is `pending`, or `approved` at once when the program's
+	// `partner_approval` is `auto`; the browser goes (303) to the program in the portal. Signed out, 302 to
+	// sign in. The form carries the page's CSRF token (403 without it). `message` is at most 2000
+	// characters, `website` an http or https address (400 page otherwise).
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /p/{slug} (the `ProgramApply` operationId).
+	ProgramApplyWithBodyWithResponse(ctx context.Context, slug string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ProgramApplyHTTPResponse, error)
+
+	// ProgramApplyWithFormdataBodyWithResponse Apply to an open program
+	//
+	// The signed-in person applies: the enrollment is `pending`, or `approved` at once when the program's
+	// `partner_approval` is `auto`; the browser goes (303) to the program in the portal. Signed out, 302 to
+	// sign in. The form carries the page's CSRF token (403 without it). `message` is at most 2000
+	// characters, `website` an http or https address (400 page otherwise).
+	//
+	// Takes a body of the `application/x-www-form-urlencoded` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /p/{slug} (the `ProgramApply` operationId).
+	ProgramApplyWithFormdataBodyWithResponse(ctx context.Context, slug string, body ProgramApplyFormdataRequestBody, reqEditors ...RequestEditorFn) (*ProgramApplyHTTPResponse, error)
+
+	// PartnerPortalPageWithResponse The partner portal
+	//
+	// The portal page for a signed-in partner person (`reftrack_partner` cookie): their programs, and in
+	// each one they are approved in their links, daily stats, commissions, balances, payouts and payout
+	// details, read from the `/api/v1/partner/…` routes. Without a valid session it redirects (302) to
+	// `/partners/login`. The page carries the session's CSRF token, which its calls send as `X-CSRF-Token`.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /partners (the `PartnerPortalPage` operationId).
+	PartnerPortalPageWithResponse(ctx context.Context, params *PartnerPortalPageParams, reqEditors ...RequestEditorFn) (*PartnerPortalPageHTTPResponse, error)
+
+	// PartnerPortalAssetWithResponse The portal's script and style sheet
+	//
+	// As the dashboard's files (`/dashboard/assets/{asset}`), for the portal page.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /partners/assets/{asset} (the `PartnerPortalAsset` operationId).
+	PartnerPortalAssetWithResponse(ctx context.Context, asset string, params *PartnerPortalAssetParams, reqEditors ...RequestEditorFn) (*PartnerPortalAssetHTTPResponse, error)
+
+	// PartnerInvitationPageWithResponse An invitation's page
+	//
+	// The page an invitation's mail links to. Signed out, it redirects (302) to `/partners/login` and comes
+	// back here; signed in, it shows the program and an Accept button. An unknown or canceled link (a
+	// resent invitation's previous link too) answers 404, an expired one 410, each with a page saying so.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /partners/invitations/{token} (the `PartnerInvitationPage` operationId).
+	PartnerInvitationPageWithResponse(ctx context.Context, token string, reqEditors ...RequestEditorFn) (*PartnerInvitationPageHTTPResponse, error)
+
+	// PartnerInvitationAcceptWithBodyWithResponse Accept an invitation
+	//
+	// Accepts the invitation for the signed-in person, whose email must be the one it was sent to (403
+	// page otherwise): the enrollment becomes `approved`, and the browser goes (303) to the program in the
+	// portal. The form carries the page's CSRF token (403 without it). Accepting again goes to the program
+	// as well.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /partners/invitations/{token} (the `PartnerInvitationAccept` operationId).
+	PartnerInvitationAcceptWithBodyWithResponse(ctx context.Context, token string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PartnerInvitationAcceptHTTPResponse, error)
+
+	// PartnerInvitationAcceptWithFormdataBodyWithResponse Accept an invitation
+	//
+	// Accepts the invitation for the signed-in person, whose email must be the one it was sent to (403
+	// page otherwise): the enrollment becomes `approved`, and the browser goes (303) to the program in the
+	// portal. The form carries the page's CSRF token (403 without it). Accepting again goes to the program
+	// as well.
+	//
+	// Takes a body of the `application/x-www-form-urlencoded` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /partners/invitations/{token} (the `PartnerInvitationAccept` operationId).
+	PartnerInvitationAcceptWithFormdataBodyWithResponse(ctx context.Context, token string, body PartnerInvitationAcceptFormdataRequestBody, reqEditors ...RequestEditorFn) (*PartnerInvitationAcceptHTTPResponse, error)
+
+	// PartnerLoginWithResponse Sign in to the partner portal
+	//
+	// Starts a partner sign-in through the same OpenID Connect issuer as accounts (the development issuer in
+	// development): a login session bound to this browser by a short-lived `reftrack_partner_login` cookie,
+	// then 302 to the login page (`/login`). Once signed in, the browser gets the `reftrack_partner` cookie
+	// (`HttpOnly`, `SameSite=Lax`, `Secure` when `BASE_URL` is https; 7 days) and goes back to `return_to`
+	// (a path under `/partners` or `/p/`; anything else reads as `/partners`). The person's verified email
+	// links them to every partner record with that email, in any workspace.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /partners/login (the `PartnerLogin` operationId).
+	PartnerLoginWithResponse(ctx context.Context, params *PartnerLoginParams, reqEditors ...RequestEditorFn) (*PartnerLoginHTTPResponse, error)
+
+	// PartnerLogoutWithBodyWithResponse Sign out of the partner portal
+	//
+	// Ends the session and clears its cookie. The form carries the page's CSRF token; without a matching one nothing changes (403).
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /partners/logout (the `PartnerLogout` operationId).
+	PartnerLogoutWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PartnerLogoutHTTPResponse, error)
+
+	// PartnerLogoutWithFormdataBodyWithResponse Sign out of the partner portal
+	//
+	// Ends the session and clears its cookie. The form carries the page's CSRF token; without a matching one nothing changes (403).
+	//
+	// Takes a body of the `application/x-www-form-urlencoded` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /partners/logout (the `PartnerLogout` operationId).
+	PartnerLogoutWithFormdataBodyWithResponse(ctx context.Context, body PartnerLogoutFormdataRequestBody, reqEditors ...RequestEditorFn) (*PartnerLogoutHTTPResponse, error)
 
 	// GetReadyzWithResponse Readiness probe
 	//
@@ -18105,6 +20123,11 @@ type UpdateLinkHTTPResponse404Headers struct {
 	XRequestID string
 }
 
+// UpdateLinkHTTPResponse409Headers the declared response headers of an HTTP 409 response for UpdateLink
+type UpdateLinkHTTPResponse409Headers struct {
+	XRequestID string
+}
+
 // UpdateLinkHTTPResponse413Headers the declared response headers of an HTTP 413 response for UpdateLink
 type UpdateLinkHTTPResponse413Headers struct {
 	XRequestID string
@@ -18143,6 +20166,8 @@ type UpdateLinkHTTPResponse struct {
 	JSON403 *Forbidden
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *NotFound
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *Conflict
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *PayloadTooLarge
 	// JSON429 the response for an HTTP 429 `application/json` response
@@ -18161,6 +20186,8 @@ type UpdateLinkHTTPResponse struct {
 	Headers403 *UpdateLinkHTTPResponse403Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *UpdateLinkHTTPResponse404Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *UpdateLinkHTTPResponse409Headers
 	// Headers413 the parsed response headers for an HTTP 413 response
 	Headers413 *UpdateLinkHTTPResponse413Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
@@ -18194,6 +20221,11 @@ func (r UpdateLinkHTTPResponse) GetJSON403() *Forbidden {
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
 func (r UpdateLinkHTTPResponse) GetJSON404() *NotFound {
 	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r UpdateLinkHTTPResponse) GetJSON409() *Conflict {
+	return r.JSON409
 }
 
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
@@ -18362,6 +20394,1552 @@ func (r GetMeHTTPResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r GetMeHTTPResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// PartnerMeHTTPResponse200Headers the declared response headers of an HTTP 200 response for PartnerMe
+type PartnerMeHTTPResponse200Headers struct {
+	XRequestID string
+}
+
+// PartnerMeHTTPResponse400Headers the declared response headers of an HTTP 400 response for PartnerMe
+type PartnerMeHTTPResponse400Headers struct {
+	XRequestID string
+}
+
+// PartnerMeHTTPResponse401Headers the declared response headers of an HTTP 401 response for PartnerMe
+type PartnerMeHTTPResponse401Headers struct {
+	XRequestID string
+}
+
+// PartnerMeHTTPResponse403Headers the declared response headers of an HTTP 403 response for PartnerMe
+type PartnerMeHTTPResponse403Headers struct {
+	XRequestID string
+}
+
+// PartnerMeHTTPResponse404Headers the declared response headers of an HTTP 404 response for PartnerMe
+type PartnerMeHTTPResponse404Headers struct {
+	XRequestID string
+}
+
+// PartnerMeHTTPResponse429Headers the declared response headers of an HTTP 429 response for PartnerMe
+type PartnerMeHTTPResponse429Headers struct {
+	RetryAfter          int
+	XRateLimitLimit     int
+	XRateLimitRemaining int
+	XRateLimitReset     int
+	XRequestID          string
+}
+
+// PartnerMeHTTPResponse500Headers the declared response headers of an HTTP 500 response for PartnerMe
+type PartnerMeHTTPResponse500Headers struct {
+	XRequestID string
+}
+
+// PartnerMeHTTPResponse503Headers the declared response headers of an HTTP 503 response for PartnerMe
+type PartnerMeHTTPResponse503Headers struct {
+	RetryAfter int
+	XRequestID string
+}
+
+type PartnerMeHTTPResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *PortalMeEnvelope
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *PartnerMeHTTPResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *PartnerMeHTTPResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *PartnerMeHTTPResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *PartnerMeHTTPResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *PartnerMeHTTPResponse404Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *PartnerMeHTTPResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *PartnerMeHTTPResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *PartnerMeHTTPResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r PartnerMeHTTPResponse) GetJSON200() *PortalMeEnvelope {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r PartnerMeHTTPResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r PartnerMeHTTPResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r PartnerMeHTTPResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r PartnerMeHTTPResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r PartnerMeHTTPResponse) GetJSON429() *RateLimited {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r PartnerMeHTTPResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r PartnerMeHTTPResponse) GetJSON503() *Unavailable {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r PartnerMeHTTPResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r PartnerMeHTTPResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r PartnerMeHTTPResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r PartnerMeHTTPResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// PartnerBalancesHTTPResponse200Headers the declared response headers of an HTTP 200 response for PartnerBalances
+type PartnerBalancesHTTPResponse200Headers struct {
+	XRequestID string
+}
+
+// PartnerBalancesHTTPResponse400Headers the declared response headers of an HTTP 400 response for PartnerBalances
+type PartnerBalancesHTTPResponse400Headers struct {
+	XRequestID string
+}
+
+// PartnerBalancesHTTPResponse401Headers the declared response headers of an HTTP 401 response for PartnerBalances
+type PartnerBalancesHTTPResponse401Headers struct {
+	XRequestID string
+}
+
+// PartnerBalancesHTTPResponse403Headers the declared response headers of an HTTP 403 response for PartnerBalances
+type PartnerBalancesHTTPResponse403Headers struct {
+	XRequestID string
+}
+
+// PartnerBalancesHTTPResponse404Headers the declared response headers of an HTTP 404 response for PartnerBalances
+type PartnerBalancesHTTPResponse404Headers struct {
+	XRequestID string
+}
+
+// PartnerBalancesHTTPResponse429Headers the declared response headers of an HTTP 429 response for PartnerBalances
+type PartnerBalancesHTTPResponse429Headers struct {
+	RetryAfter          int
+	XRateLimitLimit     int
+	XRateLimitRemaining int
+	XRateLimitReset     int
+	XRequestID          string
+}
+
+// PartnerBalancesHTTPResponse500Headers the declared response headers of an HTTP 500 response for PartnerBalances
+type PartnerBalancesHTTPResponse500Headers struct {
+	XRequestID string
+}
+
+// PartnerBalancesHTTPResponse503Headers the declared response headers of an HTTP 503 response for PartnerBalances
+type PartnerBalancesHTTPResponse503Headers struct {
+	RetryAfter int
+	XRequestID string
+}
+
+type PartnerBalancesHTTPResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *BalanceListEnvelope
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *PartnerBalancesHTTPResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *PartnerBalancesHTTPResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *PartnerBalancesHTTPResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *PartnerBalancesHTTPResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *PartnerBalancesHTTPResponse404Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *PartnerBalancesHTTPResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *PartnerBalancesHTTPResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *PartnerBalancesHTTPResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r PartnerBalancesHTTPResponse) GetJSON200() *BalanceListEnvelope {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r PartnerBalancesHTTPResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r PartnerBalancesHTTPResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r PartnerBalancesHTTPResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r PartnerBalancesHTTPResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r PartnerBalancesHTTPResponse) GetJSON429() *RateLimited {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r PartnerBalancesHTTPResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r PartnerBalancesHTTPResponse) GetJSON503() *Unavailable {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r PartnerBalancesHTTPResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r PartnerBalancesHTTPResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r PartnerBalancesHTTPResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r PartnerBalancesHTTPResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// PartnerListCommissionsHTTPResponse200Headers the declared response headers of an HTTP 200 response for PartnerListCommissions
+type PartnerListCommissionsHTTPResponse200Headers struct {
+	XRequestID string
+}
+
+// PartnerListCommissionsHTTPResponse400Headers the declared response headers of an HTTP 400 response for PartnerListCommissions
+type PartnerListCommissionsHTTPResponse400Headers struct {
+	XRequestID string
+}
+
+// PartnerListCommissionsHTTPResponse401Headers the declared response headers of an HTTP 401 response for PartnerListCommissions
+type PartnerListCommissionsHTTPResponse401Headers struct {
+	XRequestID string
+}
+
+// PartnerListCommissionsHTTPResponse403Headers the declared response headers of an HTTP 403 response for PartnerListCommissions
+type PartnerListCommissionsHTTPResponse403Headers struct {
+	XRequestID string
+}
+
+// PartnerListCommissionsHTTPResponse404Headers the declared response headers of an HTTP 404 response for PartnerListCommissions
+type PartnerListCommissionsHTTPResponse404Headers struct {
+	XRequestID string
+}
+
+// PartnerListCommissionsHTTPResponse429Headers the declared response headers of an HTTP 429 response for PartnerListCommissions
+type PartnerListCommissionsHTTPResponse429Headers struct {
+	RetryAfter          int
+	XRateLimitLimit     int
+	XRateLimitRemaining int
+	XRateLimitReset     int
+	XRequestID          string
+}
+
+// PartnerListCommissionsHTTPResponse500Headers the declared response headers of an HTTP 500 response for PartnerListCommissions
+type PartnerListCommissionsHTTPResponse500Headers struct {
+	XRequestID string
+}
+
+// PartnerListCommissionsHTTPResponse503Headers the declared response headers of an HTTP 503 response for PartnerListCommissions
+type PartnerListCommissionsHTTPResponse503Headers struct {
+	RetryAfter int
+	XRequestID string
+}
+
+type PartnerListCommissionsHTTPResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *PortalCommissionListEnvelope
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *PartnerListCommissionsHTTPResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *PartnerListCommissionsHTTPResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *PartnerListCommissionsHTTPResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *PartnerListCommissionsHTTPResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *PartnerListCommissionsHTTPResponse404Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *PartnerListCommissionsHTTPResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *PartnerListCommissionsHTTPResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *PartnerListCommissionsHTTPResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r PartnerListCommissionsHTTPResponse) GetJSON200() *PortalCommissionListEnvelope {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r PartnerListCommissionsHTTPResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r PartnerListCommissionsHTTPResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r PartnerListCommissionsHTTPResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r PartnerListCommissionsHTTPResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r PartnerListCommissionsHTTPResponse) GetJSON429() *RateLimited {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r PartnerListCommissionsHTTPResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r PartnerListCommissionsHTTPResponse) GetJSON503() *Unavailable {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r PartnerListCommissionsHTTPResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r PartnerListCommissionsHTTPResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r PartnerListCommissionsHTTPResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r PartnerListCommissionsHTTPResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// PartnerListLinksHTTPResponse200Headers the declared response headers of an HTTP 200 response for PartnerListLinks
+type PartnerListLinksHTTPResponse200Headers struct {
+	XRequestID string
+}
+
+// PartnerListLinksHTTPResponse400Headers the declared response headers of an HTTP 400 response for PartnerListLinks
+type PartnerListLinksHTTPResponse400Headers struct {
+	XRequestID string
+}
+
+// PartnerListLinksHTTPResponse401Headers the declared response headers of an HTTP 401 response for PartnerListLinks
+type PartnerListLinksHTTPResponse401Headers struct {
+	XRequestID string
+}
+
+// PartnerListLinksHTTPResponse403Headers the declared response headers of an HTTP 403 response for PartnerListLinks
+type PartnerListLinksHTTPResponse403Headers struct {
+	XRequestID string
+}
+
+// PartnerListLinksHTTPResponse404Headers the declared response headers of an HTTP 404 response for PartnerListLinks
+type PartnerListLinksHTTPResponse404Headers struct {
+	XRequestID string
+}
+
+// PartnerListLinksHTTPResponse429Headers the declared response headers of an HTTP 429 response for PartnerListLinks
+type PartnerListLinksHTTPResponse429Headers struct {
+	RetryAfter          int
+	XRateLimitLimit     int
+	XRateLimitRemaining int
+	XRateLimitReset     int
+	XRequestID          string
+}
+
+// PartnerListLinksHTTPResponse500Headers the declared response headers of an HTTP 500 response for PartnerListLinks
+type PartnerListLinksHTTPResponse500Headers struct {
+	XRequestID string
+}
+
+// PartnerListLinksHTTPResponse503Headers the declared response headers of an HTTP 503 response for PartnerListLinks
+type PartnerListLinksHTTPResponse503Headers struct {
+	RetryAfter int
+	XRequestID string
+}
+
+type PartnerListLinksHTTPResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *LinkListEnvelope
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *PartnerListLinksHTTPResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *PartnerListLinksHTTPResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *PartnerListLinksHTTPResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *PartnerListLinksHTTPResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *PartnerListLinksHTTPResponse404Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *PartnerListLinksHTTPResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *PartnerListLinksHTTPResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *PartnerListLinksHTTPResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r PartnerListLinksHTTPResponse) GetJSON200() *LinkListEnvelope {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r PartnerListLinksHTTPResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r PartnerListLinksHTTPResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r PartnerListLinksHTTPResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r PartnerListLinksHTTPResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r PartnerListLinksHTTPResponse) GetJSON429() *RateLimited {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r PartnerListLinksHTTPResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r PartnerListLinksHTTPResponse) GetJSON503() *Unavailable {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r PartnerListLinksHTTPResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r PartnerListLinksHTTPResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r PartnerListLinksHTTPResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r PartnerListLinksHTTPResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// PartnerCreateLinkHTTPResponse201Headers the declared response headers of an HTTP 201 response for PartnerCreateLink
+type PartnerCreateLinkHTTPResponse201Headers struct {
+	XRequestID string
+}
+
+// PartnerCreateLinkHTTPResponse400Headers the declared response headers of an HTTP 400 response for PartnerCreateLink
+type PartnerCreateLinkHTTPResponse400Headers struct {
+	XRequestID string
+}
+
+// PartnerCreateLinkHTTPResponse401Headers the declared response headers of an HTTP 401 response for PartnerCreateLink
+type PartnerCreateLinkHTTPResponse401Headers struct {
+	XRequestID string
+}
+
+// PartnerCreateLinkHTTPResponse403Headers the declared response headers of an HTTP 403 response for PartnerCreateLink
+type PartnerCreateLinkHTTPResponse403Headers struct {
+	XRequestID string
+}
+
+// PartnerCreateLinkHTTPResponse404Headers the declared response headers of an HTTP 404 response for PartnerCreateLink
+type PartnerCreateLinkHTTPResponse404Headers struct {
+	XRequestID string
+}
+
+// PartnerCreateLinkHTTPResponse409Headers the declared response headers of an HTTP 409 response for PartnerCreateLink
+type PartnerCreateLinkHTTPResponse409Headers struct {
+	XRequestID string
+}
+
+// PartnerCreateLinkHTTPResponse413Headers the declared response headers of an HTTP 413 response for PartnerCreateLink
+type PartnerCreateLinkHTTPResponse413Headers struct {
+	XRequestID string
+}
+
+// PartnerCreateLinkHTTPResponse429Headers the declared response headers of an HTTP 429 response for PartnerCreateLink
+type PartnerCreateLinkHTTPResponse429Headers struct {
+	RetryAfter          int
+	XRateLimitLimit     int
+	XRateLimitRemaining int
+	XRateLimitReset     int
+	XRequestID          string
+}
+
+// PartnerCreateLinkHTTPResponse500Headers the declared response headers of an HTTP 500 response for PartnerCreateLink
+type PartnerCreateLinkHTTPResponse500Headers struct {
+	XRequestID string
+}
+
+// PartnerCreateLinkHTTPResponse503Headers the declared response headers of an HTTP 503 response for PartnerCreateLink
+type PartnerCreateLinkHTTPResponse503Headers struct {
+	RetryAfter int
+	XRequestID string
+}
+
+type PartnerCreateLinkHTTPResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON201 the response for an HTTP 201 `application/json` response
+	JSON201 *LinkEnvelope
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *Conflict
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *PayloadTooLarge
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
+	// Headers201 the parsed response headers for an HTTP 201 response
+	Headers201 *PartnerCreateLinkHTTPResponse201Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *PartnerCreateLinkHTTPResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *PartnerCreateLinkHTTPResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *PartnerCreateLinkHTTPResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *PartnerCreateLinkHTTPResponse404Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *PartnerCreateLinkHTTPResponse409Headers
+	// Headers413 the parsed response headers for an HTTP 413 response
+	Headers413 *PartnerCreateLinkHTTPResponse413Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *PartnerCreateLinkHTTPResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *PartnerCreateLinkHTTPResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *PartnerCreateLinkHTTPResponse503Headers
+}
+
+// GetJSON201 returns the response for an HTTP 201 `application/json` response
+func (r PartnerCreateLinkHTTPResponse) GetJSON201() *LinkEnvelope {
+	return r.JSON201
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r PartnerCreateLinkHTTPResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r PartnerCreateLinkHTTPResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r PartnerCreateLinkHTTPResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r PartnerCreateLinkHTTPResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r PartnerCreateLinkHTTPResponse) GetJSON409() *Conflict {
+	return r.JSON409
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r PartnerCreateLinkHTTPResponse) GetJSON413() *PayloadTooLarge {
+	return r.JSON413
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r PartnerCreateLinkHTTPResponse) GetJSON429() *RateLimited {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r PartnerCreateLinkHTTPResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r PartnerCreateLinkHTTPResponse) GetJSON503() *Unavailable {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r PartnerCreateLinkHTTPResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r PartnerCreateLinkHTTPResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r PartnerCreateLinkHTTPResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r PartnerCreateLinkHTTPResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// PartnerGetPayoutDetailsHTTPResponse200Headers the declared response headers of an HTTP 200 response for PartnerGetPayoutDetails
+type PartnerGetPayoutDetailsHTTPResponse200Headers struct {
+	XRequestID string
+}
+
+// PartnerGetPayoutDetailsHTTPResponse400Headers the declared response headers of an HTTP 400 response for PartnerGetPayoutDetails
+type PartnerGetPayoutDetailsHTTPResponse400Headers struct {
+	XRequestID string
+}
+
+// PartnerGetPayoutDetailsHTTPResponse401Headers the declared response headers of an HTTP 401 response for PartnerGetPayoutDetails
+type PartnerGetPayoutDetailsHTTPResponse401Headers struct {
+	XRequestID string
+}
+
+// PartnerGetPayoutDetailsHTTPResponse403Headers the declared response headers of an HTTP 403 response for PartnerGetPayoutDetails
+type PartnerGetPayoutDetailsHTTPResponse403Headers struct {
+	XRequestID string
+}
+
+// PartnerGetPayoutDetailsHTTPResponse404Headers the declared response headers of an HTTP 404 response for PartnerGetPayoutDetails
+type PartnerGetPayoutDetailsHTTPResponse404Headers struct {
+	XRequestID string
+}
+
+// PartnerGetPayoutDetailsHTTPResponse429Headers the declared response headers of an HTTP 429 response for PartnerGetPayoutDetails
+type PartnerGetPayoutDetailsHTTPResponse429Headers struct {
+	RetryAfter          int
+	XRateLimitLimit     int
+	XRateLimitRemaining int
+	XRateLimitReset     int
+	XRequestID          string
+}
+
+// PartnerGetPayoutDetailsHTTPResponse500Headers the declared response headers of an HTTP 500 response for PartnerGetPayoutDetails
+type PartnerGetPayoutDetailsHTTPResponse500Headers struct {
+	XRequestID string
+}
+
+// PartnerGetPayoutDetailsHTTPResponse503Headers the declared response headers of an HTTP 503 response for PartnerGetPayoutDetails
+type PartnerGetPayoutDetailsHTTPResponse503Headers struct {
+	RetryAfter int
+	XRequestID string
+}
+
+type PartnerGetPayoutDetailsHTTPResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *PayoutDetailsEnvelope
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *PartnerGetPayoutDetailsHTTPResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *PartnerGetPayoutDetailsHTTPResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *PartnerGetPayoutDetailsHTTPResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *PartnerGetPayoutDetailsHTTPResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *PartnerGetPayoutDetailsHTTPResponse404Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *PartnerGetPayoutDetailsHTTPResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *PartnerGetPayoutDetailsHTTPResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *PartnerGetPayoutDetailsHTTPResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r PartnerGetPayoutDetailsHTTPResponse) GetJSON200() *PayoutDetailsEnvelope {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r PartnerGetPayoutDetailsHTTPResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r PartnerGetPayoutDetailsHTTPResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r PartnerGetPayoutDetailsHTTPResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r PartnerGetPayoutDetailsHTTPResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r PartnerGetPayoutDetailsHTTPResponse) GetJSON429() *RateLimited {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r PartnerGetPayoutDetailsHTTPResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r PartnerGetPayoutDetailsHTTPResponse) GetJSON503() *Unavailable {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r PartnerGetPayoutDetailsHTTPResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r PartnerGetPayoutDetailsHTTPResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r PartnerGetPayoutDetailsHTTPResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r PartnerGetPayoutDetailsHTTPResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// PartnerSetPayoutDetailsHTTPResponse200Headers the declared response headers of an HTTP 200 response for PartnerSetPayoutDetails
+type PartnerSetPayoutDetailsHTTPResponse200Headers struct {
+	XRequestID string
+}
+
+// PartnerSetPayoutDetailsHTTPResponse400Headers the declared response headers of an HTTP 400 response for PartnerSetPayoutDetails
+type PartnerSetPayoutDetailsHTTPResponse400Headers struct {
+	XRequestID string
+}
+
+// PartnerSetPayoutDetailsHTTPResponse401Headers the declared response headers of an HTTP 401 response for PartnerSetPayoutDetails
+type PartnerSetPayoutDetailsHTTPResponse401Headers struct {
+	XRequestID string
+}
+
+// PartnerSetPayoutDetailsHTTPResponse403Headers the declared response headers of an HTTP 403 response for PartnerSetPayoutDetails
+type PartnerSetPayoutDetailsHTTPResponse403Headers struct {
+	XRequestID string
+}
+
+// PartnerSetPayoutDetailsHTTPResponse404Headers the declared response headers of an HTTP 404 response for PartnerSetPayoutDetails
+type PartnerSetPayoutDetailsHTTPResponse404Headers struct {
+	XRequestID string
+}
+
+// PartnerSetPayoutDetailsHTTPResponse413Headers the declared response headers of an HTTP 413 response for PartnerSetPayoutDetails
+type PartnerSetPayoutDetailsHTTPResponse413Headers struct {
+	XRequestID string
+}
+
+// PartnerSetPayoutDetailsHTTPResponse429Headers the declared response headers of an HTTP 429 response for PartnerSetPayoutDetails
+type PartnerSetPayoutDetailsHTTPResponse429Headers struct {
+	RetryAfter          int
+	XRateLimitLimit     int
+	XRateLimitRemaining int
+	XRateLimitReset     int
+	XRequestID          string
+}
+
+// PartnerSetPayoutDetailsHTTPResponse500Headers the declared response headers of an HTTP 500 response for PartnerSetPayoutDetails
+type PartnerSetPayoutDetailsHTTPResponse500Headers struct {
+	XRequestID string
+}
+
+// PartnerSetPayoutDetailsHTTPResponse503Headers the declared response headers of an HTTP 503 response for PartnerSetPayoutDetails
+type PartnerSetPayoutDetailsHTTPResponse503Headers struct {
+	RetryAfter int
+	XRequestID string
+}
+
+type PartnerSetPayoutDetailsHTTPResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *PayoutDetailsEnvelope
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *PayloadTooLarge
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *PartnerSetPayoutDetailsHTTPResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *PartnerSetPayoutDetailsHTTPResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *PartnerSetPayoutDetailsHTTPResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *PartnerSetPayoutDetailsHTTPResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *PartnerSetPayoutDetailsHTTPResponse404Headers
+	// Headers413 the parsed response headers for an HTTP 413 response
+	Headers413 *PartnerSetPayoutDetailsHTTPResponse413Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *PartnerSetPayoutDetailsHTTPResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *PartnerSetPayoutDetailsHTTPResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *PartnerSetPayoutDetailsHTTPResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r PartnerSetPayoutDetailsHTTPResponse) GetJSON200() *PayoutDetailsEnvelope {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r PartnerSetPayoutDetailsHTTPResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r PartnerSetPayoutDetailsHTTPResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r PartnerSetPayoutDetailsHTTPResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r PartnerSetPayoutDetailsHTTPResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r PartnerSetPayoutDetailsHTTPResponse) GetJSON413() *PayloadTooLarge {
+	return r.JSON413
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r PartnerSetPayoutDetailsHTTPResponse) GetJSON429() *RateLimited {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r PartnerSetPayoutDetailsHTTPResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r PartnerSetPayoutDetailsHTTPResponse) GetJSON503() *Unavailable {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r PartnerSetPayoutDetailsHTTPResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r PartnerSetPayoutDetailsHTTPResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r PartnerSetPayoutDetailsHTTPResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r PartnerSetPayoutDetailsHTTPResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// PartnerListPayoutsHTTPResponse200Headers the declared response headers of an HTTP 200 response for PartnerListPayouts
+type PartnerListPayoutsHTTPResponse200Headers struct {
+	XRequestID string
+}
+
+// PartnerListPayoutsHTTPResponse400Headers the declared response headers of an HTTP 400 response for PartnerListPayouts
+type PartnerListPayoutsHTTPResponse400Headers struct {
+	XRequestID string
+}
+
+// PartnerListPayoutsHTTPResponse401Headers the declared response headers of an HTTP 401 response for PartnerListPayouts
+type PartnerListPayoutsHTTPResponse401Headers struct {
+	XRequestID string
+}
+
+// PartnerListPayoutsHTTPResponse403Headers the declared response headers of an HTTP 403 response for PartnerListPayouts
+type PartnerListPayoutsHTTPResponse403Headers struct {
+	XRequestID string
+}
+
+// PartnerListPayoutsHTTPResponse404Headers the declared response headers of an HTTP 404 response for PartnerListPayouts
+type PartnerListPayoutsHTTPResponse404Headers struct {
+	XRequestID string
+}
+
+// PartnerListPayoutsHTTPResponse429Headers the declared response headers of an HTTP 429 response for PartnerListPayouts
+type PartnerListPayoutsHTTPResponse429Headers struct {
+	RetryAfter          int
+	XRateLimitLimit     int
+	XRateLimitRemaining int
+	XRateLimitReset     int
+	XRequestID          string
+}
+
+// PartnerListPayoutsHTTPResponse500Headers the declared response headers of an HTTP 500 response for PartnerListPayouts
+type PartnerListPayoutsHTTPResponse500Headers struct {
+	XRequestID string
+}
+
+// PartnerListPayoutsHTTPResponse503Headers the declared response headers of an HTTP 503 response for PartnerListPayouts
+type PartnerListPayoutsHTTPResponse503Headers struct {
+	RetryAfter int
+	XRequestID string
+}
+
+type PartnerListPayoutsHTTPResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *PayoutListEnvelope
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *PartnerListPayoutsHTTPResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *PartnerListPayoutsHTTPResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *PartnerListPayoutsHTTPResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *PartnerListPayoutsHTTPResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *PartnerListPayoutsHTTPResponse404Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *PartnerListPayoutsHTTPResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *PartnerListPayoutsHTTPResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *PartnerListPayoutsHTTPResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r PartnerListPayoutsHTTPResponse) GetJSON200() *PayoutListEnvelope {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r PartnerListPayoutsHTTPResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r PartnerListPayoutsHTTPResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r PartnerListPayoutsHTTPResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r PartnerListPayoutsHTTPResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r PartnerListPayoutsHTTPResponse) GetJSON429() *RateLimited {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r PartnerListPayoutsHTTPResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r PartnerListPayoutsHTTPResponse) GetJSON503() *Unavailable {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r PartnerListPayoutsHTTPResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r PartnerListPayoutsHTTPResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r PartnerListPayoutsHTTPResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r PartnerListPayoutsHTTPResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// PartnerExportPayoutsHTTPResponse200Headers the declared response headers of an HTTP 200 response for PartnerExportPayouts
+type PartnerExportPayoutsHTTPResponse200Headers struct {
+	ContentDisposition string
+	XRequestID         string
+}
+
+// PartnerExportPayoutsHTTPResponse400Headers the declared response headers of an HTTP 400 response for PartnerExportPayouts
+type PartnerExportPayoutsHTTPResponse400Headers struct {
+	XRequestID string
+}
+
+// PartnerExportPayoutsHTTPResponse401Headers the declared response headers of an HTTP 401 response for PartnerExportPayouts
+type PartnerExportPayoutsHTTPResponse401Headers struct {
+	XRequestID string
+}
+
+// PartnerExportPayoutsHTTPResponse403Headers the declared response headers of an HTTP 403 response for PartnerExportPayouts
+type PartnerExportPayoutsHTTPResponse403Headers struct {
+	XRequestID string
+}
+
+// PartnerExportPayoutsHTTPResponse404Headers the declared response headers of an HTTP 404 response for PartnerExportPayouts
+type PartnerExportPayoutsHTTPResponse404Headers struct {
+	XRequestID string
+}
+
+// PartnerExportPayoutsHTTPResponse429Headers the declared response headers of an HTTP 429 response for PartnerExportPayouts
+type PartnerExportPayoutsHTTPResponse429Headers struct {
+	RetryAfter          int
+	XRateLimitLimit     int
+	XRateLimitRemaining int
+	XRateLimitReset     int
+	XRequestID          string
+}
+
+// PartnerExportPayoutsHTTPResponse500Headers the declared response headers of an HTTP 500 response for PartnerExportPayouts
+type PartnerExportPayoutsHTTPResponse500Headers struct {
+	XRequestID string
+}
+
+// PartnerExportPayoutsHTTPResponse503Headers the declared response headers of an HTTP 503 response for PartnerExportPayouts
+type PartnerExportPayoutsHTTPResponse503Headers struct {
+	RetryAfter int
+	XRequestID string
+}
+
+type PartnerExportPayoutsHTTPResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *PartnerExportPayoutsHTTPResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *PartnerExportPayoutsHTTPResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *PartnerExportPayoutsHTTPResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *PartnerExportPayoutsHTTPResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *PartnerExportPayoutsHTTPResponse404Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *PartnerExportPayoutsHTTPResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *PartnerExportPayoutsHTTPResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *PartnerExportPayoutsHTTPResponse503Headers
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r PartnerExportPayoutsHTTPResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r PartnerExportPayoutsHTTPResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r PartnerExportPayoutsHTTPResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r PartnerExportPayoutsHTTPResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r PartnerExportPayoutsHTTPResponse) GetJSON429() *RateLimited {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r PartnerExportPayoutsHTTPResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r PartnerExportPayoutsHTTPResponse) GetJSON503() *Unavailable {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r PartnerExportPayoutsHTTPResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r PartnerExportPayoutsHTTPResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r PartnerExportPayoutsHTTPResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r PartnerExportPayoutsHTTPResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// PartnerStatsHTTPResponse200Headers the declared response headers of an HTTP 200 response for PartnerStats
+type PartnerStatsHTTPResponse200Headers struct {
+	XRequestID string
+}
+
+// PartnerStatsHTTPResponse400Headers the declared response headers of an HTTP 400 response for PartnerStats
+type PartnerStatsHTTPResponse400Headers struct {
+	XRequestID string
+}
+
+// PartnerStatsHTTPResponse401Headers the declared response headers of an HTTP 401 response for PartnerStats
+type PartnerStatsHTTPResponse401Headers struct {
+	XRequestID string
+}
+
+// PartnerStatsHTTPResponse403Headers the declared response headers of an HTTP 403 response for PartnerStats
+type PartnerStatsHTTPResponse403Headers struct {
+	XRequestID string
+}
+
+// PartnerStatsHTTPResponse404Headers the declared response headers of an HTTP 404 response for PartnerStats
+type PartnerStatsHTTPResponse404Headers struct {
+	XRequestID string
+}
+
+// PartnerStatsHTTPResponse429Headers the declared response headers of an HTTP 429 response for PartnerStats
+type PartnerStatsHTTPResponse429Headers struct {
+	RetryAfter          int
+	XRateLimitLimit     int
+	XRateLimitRemaining int
+	XRateLimitReset     int
+	XRequestID          string
+}
+
+// PartnerStatsHTTPResponse500Headers the declared response headers of an HTTP 500 response for PartnerStats
+type PartnerStatsHTTPResponse500Headers struct {
+	XRequestID string
+}
+
+// PartnerStatsHTTPResponse503Headers the declared response headers of an HTTP 503 response for PartnerStats
+type PartnerStatsHTTPResponse503Headers struct {
+	RetryAfter int
+	XRequestID string
+}
+
+type PartnerStatsHTTPResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *PortalStatsEnvelope
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *PartnerStatsHTTPResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *PartnerStatsHTTPResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *PartnerStatsHTTPResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *PartnerStatsHTTPResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *PartnerStatsHTTPResponse404Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *PartnerStatsHTTPResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *PartnerStatsHTTPResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *PartnerStatsHTTPResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r PartnerStatsHTTPResponse) GetJSON200() *PortalStatsEnvelope {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r PartnerStatsHTTPResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r PartnerStatsHTTPResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r PartnerStatsHTTPResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r PartnerStatsHTTPResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r PartnerStatsHTTPResponse) GetJSON429() *RateLimited {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r PartnerStatsHTTPResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r PartnerStatsHTTPResponse) GetJSON503() *Unavailable {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r PartnerStatsHTTPResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r PartnerStatsHTTPResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r PartnerStatsHTTPResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r PartnerStatsHTTPResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -27438,6 +31016,443 @@ func (r GetOpenAPIJSONHTTPResponse) ContentType() string {
 	return ""
 }
 
+// ProgramApplicationPageHTTPResponse429Headers the declared response headers of an HTTP 429 response for ProgramApplicationPage
+type ProgramApplicationPageHTTPResponse429Headers struct {
+	RetryAfter          int
+	XRateLimitLimit     int
+	XRateLimitRemaining int
+	XRateLimitReset     int
+}
+
+type ProgramApplicationPageHTTPResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *ProgramApplicationPageHTTPResponse429Headers
+}
+
+// GetBody returns the raw response body bytes
+func (r ProgramApplicationPageHTTPResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ProgramApplicationPageHTTPResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ProgramApplicationPageHTTPResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ProgramApplicationPageHTTPResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// ProgramApplyHTTPResponse302Headers the declared response headers of an HTTP 302 response for ProgramApply
+type ProgramApplyHTTPResponse302Headers struct {
+	Location string
+}
+
+// ProgramApplyHTTPResponse303Headers the declared response headers of an HTTP 303 response for ProgramApply
+type ProgramApplyHTTPResponse303Headers struct {
+	Location string
+}
+
+// ProgramApplyHTTPResponse429Headers the declared response headers of an HTTP 429 response for ProgramApply
+type ProgramApplyHTTPResponse429Headers struct {
+	RetryAfter          int
+	XRateLimitLimit     int
+	XRateLimitRemaining int
+	XRateLimitReset     int
+}
+
+type ProgramApplyHTTPResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// Headers302 the parsed response headers for an HTTP 302 response
+	Headers302 *ProgramApplyHTTPResponse302Headers
+	// Headers303 the parsed response headers for an HTTP 303 response
+	Headers303 *ProgramApplyHTTPResponse303Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *ProgramApplyHTTPResponse429Headers
+}
+
+// GetBody returns the raw response body bytes
+func (r ProgramApplyHTTPResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ProgramApplyHTTPResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ProgramApplyHTTPResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ProgramApplyHTTPResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// PartnerPortalPageHTTPResponse200Headers the declared response headers of an HTTP 200 response for PartnerPortalPage
+type PartnerPortalPageHTTPResponse200Headers struct {
+	CacheControl          string
+	ContentSecurityPolicy string
+}
+
+// PartnerPortalPageHTTPResponse302Headers the declared response headers of an HTTP 302 response for PartnerPortalPage
+type PartnerPortalPageHTTPResponse302Headers struct {
+	Location string
+}
+
+// PartnerPortalPageHTTPResponse429Headers the declared response headers of an HTTP 429 response for PartnerPortalPage
+type PartnerPortalPageHTTPResponse429Headers struct {
+	RetryAfter          int
+	XRateLimitLimit     int
+	XRateLimitRemaining int
+	XRateLimitReset     int
+}
+
+type PartnerPortalPageHTTPResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *PartnerPortalPageHTTPResponse200Headers
+	// Headers302 the parsed response headers for an HTTP 302 response
+	Headers302 *PartnerPortalPageHTTPResponse302Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *PartnerPortalPageHTTPResponse429Headers
+}
+
+// GetBody returns the raw response body bytes
+func (r PartnerPortalPageHTTPResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r PartnerPortalPageHTTPResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r PartnerPortalPageHTTPResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r PartnerPortalPageHTTPResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// PartnerPortalAssetHTTPResponse200Headers the declared response headers of an HTTP 200 response for PartnerPortalAsset
+type PartnerPortalAssetHTTPResponse200Headers struct {
+	CacheControl string
+	ETag         string
+}
+
+// PartnerPortalAssetHTTPResponse304Headers the declared response headers of an HTTP 304 response for PartnerPortalAsset
+type PartnerPortalAssetHTTPResponse304Headers struct {
+	CacheControl string
+	ETag         string
+}
+
+// PartnerPortalAssetHTTPResponse404Headers the declared response headers of an HTTP 404 response for PartnerPortalAsset
+type PartnerPortalAssetHTTPResponse404Headers struct {
+	XRequestID string
+}
+
+type PartnerPortalAssetHTTPResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *PartnerPortalAssetHTTPResponse200Headers
+	// Headers304 the parsed response headers for an HTTP 304 response
+	Headers304 *PartnerPortalAssetHTTPResponse304Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *PartnerPortalAssetHTTPResponse404Headers
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r PartnerPortalAssetHTTPResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetBody returns the raw response body bytes
+func (r PartnerPortalAssetHTTPResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r PartnerPortalAssetHTTPResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r PartnerPortalAssetHTTPResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r PartnerPortalAssetHTTPResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// PartnerInvitationPageHTTPResponse302Headers the declared response headers of an HTTP 302 response for PartnerInvitationPage
+type PartnerInvitationPageHTTPResponse302Headers struct {
+	Location string
+}
+
+// PartnerInvitationPageHTTPResponse429Headers the declared response headers of an HTTP 429 response for PartnerInvitationPage
+type PartnerInvitationPageHTTPResponse429Headers struct {
+	RetryAfter          int
+	XRateLimitLimit     int
+	XRateLimitRemaining int
+	XRateLimitReset     int
+}
+
+type PartnerInvitationPageHTTPResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// Headers302 the parsed response headers for an HTTP 302 response
+	Headers302 *PartnerInvitationPageHTTPResponse302Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *PartnerInvitationPageHTTPResponse429Headers
+}
+
+// GetBody returns the raw response body bytes
+func (r PartnerInvitationPageHTTPResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r PartnerInvitationPageHTTPResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r PartnerInvitationPageHTTPResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r PartnerInvitationPageHTTPResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// PartnerInvitationAcceptHTTPResponse302Headers the declared response headers of an HTTP 302 response for PartnerInvitationAccept
+type PartnerInvitationAcceptHTTPResponse302Headers struct {
+	Location string
+}
+
+// PartnerInvitationAcceptHTTPResponse303Headers the declared response headers of an HTTP 303 response for PartnerInvitationAccept
+type PartnerInvitationAcceptHTTPResponse303Headers struct {
+	Location string
+}
+
+// PartnerInvitationAcceptHTTPResponse429Headers the declared response headers of an HTTP 429 response for PartnerInvitationAccept
+type PartnerInvitationAcceptHTTPResponse429Headers struct {
+	RetryAfter          int
+	XRateLimitLimit     int
+	XRateLimitRemaining int
+	XRateLimitReset     int
+}
+
+type PartnerInvitationAcceptHTTPResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// Headers302 the parsed response headers for an HTTP 302 response
+	Headers302 *PartnerInvitationAcceptHTTPResponse302Headers
+	// Headers303 the parsed response headers for an HTTP 303 response
+	Headers303 *PartnerInvitationAcceptHTTPResponse303Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *PartnerInvitationAcceptHTTPResponse429Headers
+}
+
+// GetBody returns the raw response body bytes
+func (r PartnerInvitationAcceptHTTPResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r PartnerInvitationAcceptHTTPResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r PartnerInvitationAcceptHTTPResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r PartnerInvitationAcceptHTTPResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// PartnerLoginHTTPResponse302Headers the declared response headers of an HTTP 302 response for PartnerLogin
+type PartnerLoginHTTPResponse302Headers struct {
+	Location  string
+	SetCookie string
+}
+
+// PartnerLoginHTTPResponse429Headers the declared response headers of an HTTP 429 response for PartnerLogin
+type PartnerLoginHTTPResponse429Headers struct {
+	RetryAfter          int
+	XRateLimitLimit     int
+	XRateLimitRemaining int
+	XRateLimitReset     int
+}
+
+type PartnerLoginHTTPResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// Headers302 the parsed response headers for an HTTP 302 response
+	Headers302 *PartnerLoginHTTPResponse302Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *PartnerLoginHTTPResponse429Headers
+}
+
+// GetBody returns the raw response body bytes
+func (r PartnerLoginHTTPResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r PartnerLoginHTTPResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r PartnerLoginHTTPResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r PartnerLoginHTTPResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// PartnerLogoutHTTPResponse200Headers the declared response headers of an HTTP 200 response for PartnerLogout
+type PartnerLogoutHTTPResponse200Headers struct {
+	SetCookie string
+}
+
+// PartnerLogoutHTTPResponse429Headers the declared response headers of an HTTP 429 response for PartnerLogout
+type PartnerLogoutHTTPResponse429Headers struct {
+	RetryAfter          int
+	XRateLimitLimit     int
+	XRateLimitRemaining int
+	XRateLimitReset     int
+}
+
+type PartnerLogoutHTTPResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *PartnerLogoutHTTPResponse200Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *PartnerLogoutHTTPResponse429Headers
+}
+
+// GetBody returns the raw response body bytes
+func (r PartnerLogoutHTTPResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r PartnerLogoutHTTPResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r PartnerLogoutHTTPResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r PartnerLogoutHTTPResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // GetReadyzHTTPResponse200Headers the declared response headers of an HTTP 200 response for GetReadyz
 type GetReadyzHTTPResponse200Headers struct {
 	XRequestID string
@@ -28132,7 +32147,8 @@ func (c *ClientWithResponses) RejectCommissionWithResponse(ctx context.Context, 
 // UpdateLinkWithBodyWithResponse Turn a referral link on or off
 //
 // Owner or admin. A disabled link makes the click route answer 410 `link_disabled` and record
-// nothing; turning it back on restores it.
+// nothing; turning it back on restores it, except for a banned partner's link (409 `The partner is
+// banned from this program: their links stay off`).
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -28148,7 +32164,8 @@ func (c *ClientWithResponses) UpdateLinkWithBodyWithResponse(ctx context.Context
 // UpdateLinkWithResponse Turn a referral link on or off
 //
 // Owner or admin. A disabled link makes the click route answer 410 `link_disabled` and record
-// nothing; turning it back on restores it.
+// nothing; turning it back on restores it, except for a banned partner's link (409 `The partner is
+// banned from this program: their links stay off`).
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -28176,6 +32193,207 @@ func (c *ClientWithResponses) GetMeWithResponse(ctx context.Context, reqEditors 
 		return nil, err
 	}
 	return ParseGetMeHTTPResponse(rsp)
+}
+
+// PartnerMeWithResponse The signed-in partner and their programs
+//
+// The person signed in to the portal and every program their email is a partner of (any workspace),
+// with their enrollment status in each.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/v1/partner/me (the `PartnerMe` operationId).
+func (c *ClientWithResponses) PartnerMeWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*PartnerMeHTTPResponse, error) {
+	rsp, err := c.PartnerMe(ctx, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePartnerMeHTTPResponse(rsp)
+}
+
+// PartnerBalancesWithResponse The partner's balances
+//
+// The partner's money in the program, one row per currency, by bucket (as the brand's balances). A partner of the program who is not approved gets 403 with a message saying why (invited, applied, rejected, banned); a person who is no partner of it gets 404 `Program not found`, as for a program that does not exist.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/v1/partner/programs/{programId}/balances (the `PartnerBalances` operationId).
+func (c *ClientWithResponses) PartnerBalancesWithResponse(ctx context.Context, programId ProgramId, reqEditors ...RequestEditorFn) (*PartnerBalancesHTTPResponse, error) {
+	rsp, err := c.PartnerBalances(ctx, programId, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePartnerBalancesHTTPResponse(rsp)
+}
+
+// PartnerListCommissionsWithResponse The partner's commissions
+//
+// The partner's commissions in the program, newest first, as the brand's list shows them (status with
+// `available_on`, payable amount, payout), each with its customer masked (`a***@example.com`,
+// `cus_***42`). A partner of the program who is not approved gets 403 with a message saying why (invited, applied, rejected, banned); a person who is no partner of it gets 404 `Program not found`, as for a program that does not exist.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/v1/partner/programs/{programId}/commissions (the `PartnerListCommissions` operationId).
+func (c *ClientWithResponses) PartnerListCommissionsWithResponse(ctx context.Context, programId ProgramId, params *PartnerListCommissionsParams, reqEditors ...RequestEditorFn) (*PartnerListCommissionsHTTPResponse, error) {
+	rsp, err := c.PartnerListCommissions(ctx, programId, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePartnerListCommissionsHTTPResponse(rsp)
+}
+
+// PartnerListLinksWithResponse The partner's links in a program
+//
+// A partner of the program who is not approved gets 403 with a message saying why (invited, applied, rejected, banned); a person who is no partner of it gets 404 `Program not found`, as for a program that does not exist.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/v1/partner/programs/{programId}/links (the `PartnerListLinks` operationId).
+func (c *ClientWithResponses) PartnerListLinksWithResponse(ctx context.Context, programId ProgramId, reqEditors ...RequestEditorFn) (*PartnerListLinksHTTPResponse, error) {
+	rsp, err := c.PartnerListLinks(ctx, programId, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePartnerListLinksHTTPResponse(rsp)
+}
+
+// PartnerCreateLinkWithBodyWithResponse Make a link with one's own code
+//
+// A link with the partner's own `code` (3 to 32 of `a-z`, `0-9`, `-`; else 400 `code must be 3 to 32
+// characters of a-z, 0-9 and -`), unique across all programs (409 when taken), when the program's
+// `partner_link_codes` allows it (403 `This program does not let partners make their own link codes`).
+// A partner of the program who is not approved gets 403 with a message saying why (invited, applied, rejected, banned); a person who is no partner of it gets 404 `Program not found`, as for a program that does not exist.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/v1/partner/programs/{programId}/links (the `PartnerCreateLink` operationId).
+func (c *ClientWithResponses) PartnerCreateLinkWithBodyWithResponse(ctx context.Context, programId ProgramId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PartnerCreateLinkHTTPResponse, error) {
+	rsp, err := c.PartnerCreateLinkWithBody(ctx, programId, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePartnerCreateLinkHTTPResponse(rsp)
+}
+
+// PartnerCreateLinkWithResponse Make a link with one's own code
+//
+// A link with the partner's own `code` (3 to 32 of `a-z`, `0-9`, `-`; else 400 `code must be 3 to 32
+// characters of a-z, 0-9 and -`), unique across all programs (409 when taken), when the program's
+// `partner_link_codes` allows it (403 `This program does not let partners make their own link codes`).
+// A partner of the program who is not approved gets 403 with a message saying why (invited, applied, rejected, banned); a person who is no partner of it gets 404 `Program not found`, as for a program that does not exist.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/v1/partner/programs/{programId}/links (the `PartnerCreateLink` operationId).
+func (c *ClientWithResponses) PartnerCreateLinkWithResponse(ctx context.Context, programId ProgramId, body PartnerCreateLinkJSONRequestBody, reqEditors ...RequestEditorFn) (*PartnerCreateLinkHTTPResponse, error) {
+	rsp, err := c.PartnerCreateLink(ctx, programId, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePartnerCreateLinkHTTPResponse(rsp)
+}
+
+// PartnerGetPayoutDetailsWithResponse The partner's payout details
+//
+// How the partner wants to be paid by this program's brand (`data` null until given); stored encrypted
+// at rest. A partner of the program who is not approved gets 403 with a message saying why (invited, applied, rejected, banned); a person who is no partner of it gets 404 `Program not found`, as for a program that does not exist.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/v1/partner/programs/{programId}/payout-details (the `PartnerGetPayoutDetails` operationId).
+func (c *ClientWithResponses) PartnerGetPayoutDetailsWithResponse(ctx context.Context, programId ProgramId, reqEditors ...RequestEditorFn) (*PartnerGetPayoutDetailsHTTPResponse, error) {
+	rsp, err := c.PartnerGetPayoutDetails(ctx, programId, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePartnerGetPayoutDetailsHTTPResponse(rsp)
+}
+
+// PartnerSetPayoutDetailsWithBodyWithResponse Give payout details
+//
+// `{method: paypal, paypal_email}` or `{method: bank_transfer, bank_details}` (free text, 1 to 1000
+// characters), replacing what was given; stored encrypted at rest. Anything else: 400 `payout details:
+// method must be paypal (with paypal_email) or bank_transfer (with bank_details, 1 to 1000 characters)`.
+// A partner of the program who is not approved gets 403 with a message saying why (invited, applied, rejected, banned); a person who is no partner of it gets 404 `Program not found`, as for a program that does not exist.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PUT /api/v1/partner/programs/{programId}/payout-details (the `PartnerSetPayoutDetails` operationId).
+func (c *ClientWithResponses) PartnerSetPayoutDetailsWithBodyWithResponse(ctx context.Context, programId ProgramId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PartnerSetPayoutDetailsHTTPResponse, error) {
+	rsp, err := c.PartnerSetPayoutDetailsWithBody(ctx, programId, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePartnerSetPayoutDetailsHTTPResponse(rsp)
+}
+
+// PartnerSetPayoutDetailsWithResponse Give payout details
+//
+// `{method: paypal, paypal_email}` or `{method: bank_transfer, bank_details}` (free text, 1 to 1000
+// characters), replacing what was given; stored encrypted at rest. Anything else: 400 `payout details:
+// method must be paypal (with paypal_email) or bank_transfer (with bank_details, 1 to 1000 characters)`.
+// A partner of the program who is not approved gets 403 with a message saying why (invited, applied, rejected, banned); a person who is no partner of it gets 404 `Program not found`, as for a program that does not exist.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PUT /api/v1/partner/programs/{programId}/payout-details (the `PartnerSetPayoutDetails` operationId).
+func (c *ClientWithResponses) PartnerSetPayoutDetailsWithResponse(ctx context.Context, programId ProgramId, body PartnerSetPayoutDetailsJSONRequestBody, reqEditors ...RequestEditorFn) (*PartnerSetPayoutDetailsHTTPResponse, error) {
+	rsp, err := c.PartnerSetPayoutDetails(ctx, programId, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePartnerSetPayoutDetailsHTTPResponse(rsp)
+}
+
+// PartnerListPayoutsWithResponse The partner's payouts
+//
+// The partner's payouts in the program, newest first. A partner of the program who is not approved gets 403 with a message saying why (invited, applied, rejected, banned); a person who is no partner of it gets 404 `Program not found`, as for a program that does not exist.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/v1/partner/programs/{programId}/payouts (the `PartnerListPayouts` operationId).
+func (c *ClientWithResponses) PartnerListPayoutsWithResponse(ctx context.Context, programId ProgramId, params *PartnerListPayoutsParams, reqEditors ...RequestEditorFn) (*PartnerListPayoutsHTTPResponse, error) {
+	rsp, err := c.PartnerListPayouts(ctx, programId, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePartnerListPayoutsHTTPResponse(rsp)
+}
+
+// PartnerExportPayoutsWithResponse The partner's payouts as CSV
+//
+// Every payout of the partner in the program, oldest first (RFC 4180, CRLF, a header row
+// `payout_id,amount,currency,commission_count,status,external_reference,created_at,paid_at`; amounts in
+// major units; a cell starting with `=`, `+`, `-` or `@` is prefixed with `'`), as
+// `attachment; filename=payouts-<programId>.csv`. A partner of the program who is not approved gets 403 with a message saying why (invited, applied, rejected, banned); a person who is no partner of it gets 404 `Program not found`, as for a program that does not exist.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/v1/partner/programs/{programId}/payouts.csv (the `PartnerExportPayouts` operationId).
+func (c *ClientWithResponses) PartnerExportPayoutsWithResponse(ctx context.Context, programId ProgramId, reqEditors ...RequestEditorFn) (*PartnerExportPayoutsHTTPResponse, error) {
+	rsp, err := c.PartnerExportPayouts(ctx, programId, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePartnerExportPayoutsHTTPResponse(rsp)
+}
+
+// PartnerStatsWithResponse The partner's daily stats
+//
+// One row per UTC day of the last `days` (7, 30 or 90; default 30), oldest first, ending today: real
+// clicks (no bots), settled leads, sales by their date, and the payable commission of those sales by
+// currency (minor units). A partner of the program who is not approved gets 403 with a message saying why (invited, applied, rejected, banned); a person who is no partner of it gets 404 `Program not found`, as for a program that does not exist.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/v1/partner/programs/{programId}/stats (the `PartnerStats` operationId).
+func (c *ClientWithResponses) PartnerStatsWithResponse(ctx context.Context, programId ProgramId, params *PartnerStatsParams, reqEditors ...RequestEditorFn) (*PartnerStatsHTTPResponse, error) {
+	rsp, err := c.PartnerStats(ctx, programId, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePartnerStatsHTTPResponse(rsp)
 }
 
 // GetPayoutWithResponse Get a payout
@@ -28672,7 +32890,8 @@ func (c *ClientWithResponses) ListLinksWithResponse(ctx context.Context, program
 // CreateLinkWithBodyWithResponse Create a referral link for a partner
 //
 // Owner or admin. `short_link` is the value of the `aff` query parameter; it is generated when left
-// out and must be unique across all programs (409 when taken).
+// out and must be unique across all programs (409 when taken). A banned partner gets no new link (409
+// `The partner is banned from this program: their links stay off`).
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -28688,7 +32907,8 @@ func (c *ClientWithResponses) CreateLinkWithBodyWithResponse(ctx context.Context
 // CreateLinkWithResponse Create a referral link for a partner
 //
 // Owner or admin. `short_link` is the value of the `aff` query parameter; it is generated when left
-// out and must be unique across all programs (409 when taken).
+// out and must be unique across all programs (409 when taken). A banned partner gets no new link (409
+// `The partner is banned from this program: their links stay off`).
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -30333,6 +34553,195 @@ func (c *ClientWithResponses) GetOpenAPIJSONWithResponse(ctx context.Context, re
 		return nil, err
 	}
 	return ParseGetOpenAPIJSONHTTPResponse(rsp)
+}
+
+// ProgramApplicationPageWithResponse An open program's public page
+//
+// The page of a program whose `enrollment` is `open`: what it pays, and a form to apply (`message`,
+// `website`) for a signed-in person, or a link to sign in first. 404 for a program that takes partners
+// by invitation only, or none.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /p/{slug} (the `ProgramApplicationPage` operationId).
+func (c *ClientWithResponses) ProgramApplicationPageWithResponse(ctx context.Context, slug string, reqEditors ...RequestEditorFn) (*ProgramApplicationPageHTTPResponse, error) {
+	rsp, err := c.ProgramApplicationPage(ctx, slug, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseProgramApplicationPageHTTPResponse(rsp)
+}
+
+// ProgramApplyWithBodyWithResponse Apply to an open program
+//
+// The signed-in person applies: the enrollment is `pending`, or `approved` at once when the program's
+// `partner_approval` is `auto`; the browser goes (303) to the program in the portal. Signed out, 302 to
+// sign in. The form carries the page's CSRF token (403 without it). `message` is at most 2000
+// characters, `website` an http or https address (400 page otherwise).
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /p/{slug} (the `ProgramApply` operationId).
+func (c *ClientWithResponses) ProgramApplyWithBodyWithResponse(ctx context.Context, slug string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ProgramApplyHTTPResponse, error) {
+	rsp, err := c.ProgramApplyWithBody(ctx, slug, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseProgramApplyHTTPResponse(rsp)
+}
+
+// ProgramApplyWithFormdataBodyWithResponse Apply to an open program
+//
+// The signed-in person applies: the enrollment is `pending`, or `approved` at once when the program's
+// `partner_approval` is `auto`; the browser goes (303) to the program in the portal. Signed out, 302 to
+// sign in. The form carries the page's CSRF token (403 without it). `message` is at most 2000
+// characters, `website` an http or https address (400 page otherwise).
+//
+// Takes a body of the `application/x-www-form-urlencoded` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /p/{slug} (the `ProgramApply` operationId).
+func (c *ClientWithResponses) ProgramApplyWithFormdataBodyWithResponse(ctx context.Context, slug string, body ProgramApplyFormdataRequestBody, reqEditors ...RequestEditorFn) (*ProgramApplyHTTPResponse, error) {
+	rsp, err := c.ProgramApplyWithFormdataBody(ctx, slug, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseProgramApplyHTTPResponse(rsp)
+}
+
+// PartnerPortalPageWithResponse The partner portal
+//
+// The portal page for a signed-in partner person (`reftrack_partner` cookie): their programs, and in
+// each one they are approved in their links, daily stats, commissions, balances, payouts and payout
+// details, read from the `/api/v1/partner/…` routes. Without a valid session it redirects (302) to
+// `/partners/login`. The page carries the session's CSRF token, which its calls send as `X-CSRF-Token`.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /partners (the `PartnerPortalPage` operationId).
+func (c *ClientWithResponses) PartnerPortalPageWithResponse(ctx context.Context, params *PartnerPortalPageParams, reqEditors ...RequestEditorFn) (*PartnerPortalPageHTTPResponse, error) {
+	rsp, err := c.PartnerPortalPage(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePartnerPortalPageHTTPResponse(rsp)
+}
+
+// PartnerPortalAssetWithResponse The portal's script and style sheet
+//
+// As the dashboard's files (`/dashboard/assets/{asset}`), for the portal page.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /partners/assets/{asset} (the `PartnerPortalAsset` operationId).
+func (c *ClientWithResponses) PartnerPortalAssetWithResponse(ctx context.Context, asset string, params *PartnerPortalAssetParams, reqEditors ...RequestEditorFn) (*PartnerPortalAssetHTTPResponse, error) {
+	rsp, err := c.PartnerPortalAsset(ctx, asset, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePartnerPortalAssetHTTPResponse(rsp)
+}
+
+// PartnerInvitationPageWithResponse An invitation's page
+//
+// The page an invitation's mail links to. Signed out, it redirects (302) to `/partners/login` and comes
+// back here; signed in, it shows the program and an Accept button. An unknown or canceled link (a
+// resent invitation's previous link too) answers 404, an expired one 410, each with a page saying so.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /partners/invitations/{token} (the `PartnerInvitationPage` operationId).
+func (c *ClientWithResponses) PartnerInvitationPageWithResponse(ctx context.Context, token string, reqEditors ...RequestEditorFn) (*PartnerInvitationPageHTTPResponse, error) {
+	rsp, err := c.PartnerInvitationPage(ctx, token, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePartnerInvitationPageHTTPResponse(rsp)
+}
+
+// PartnerInvitationAcceptWithBodyWithResponse Accept an invitation
+//
+// Accepts the invitation for the signed-in person, whose email must be the one it was sent to (403
+// page otherwise): the enrollment becomes `approved`, and the browser goes (303) to the program in the
+// portal. The form carries the page's CSRF token (403 without it). Accepting again goes to the program
+// as well.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /partners/invitations/{token} (the `PartnerInvitationAccept` operationId).
+func (c *ClientWithResponses) PartnerInvitationAcceptWithBodyWithResponse(ctx context.Context, token string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PartnerInvitationAcceptHTTPResponse, error) {
+	rsp, err := c.PartnerInvitationAcceptWithBody(ctx, token, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePartnerInvitationAcceptHTTPResponse(rsp)
+}
+
+// PartnerInvitationAcceptWithFormdataBodyWithResponse Accept an invitation
+//
+// Accepts the invitation for the signed-in person, whose email must be the one it was sent to (403
+// page otherwise): the enrollment becomes `approved`, and the browser goes (303) to the program in the
+// portal. The form carries the page's CSRF token (403 without it). Accepting again goes to the program
+// as well.
+//
+// Takes a body of the `application/x-www-form-urlencoded` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /partners/invitations/{token} (the `PartnerInvitationAccept` operationId).
+func (c *ClientWithResponses) PartnerInvitationAcceptWithFormdataBodyWithResponse(ctx context.Context, token string, body PartnerInvitationAcceptFormdataRequestBody, reqEditors ...RequestEditorFn) (*PartnerInvitationAcceptHTTPResponse, error) {
+	rsp, err := c.PartnerInvitationAcceptWithFormdataBody(ctx, token, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePartnerInvitationAcceptHTTPResponse(rsp)
+}
+
+// PartnerLoginWithResponse Sign in to the partner portal
+//
+// Starts a partner sign-in through the same OpenID Connect issuer as accounts (the development issuer in
+// development): a login session bound to this browser by a short-lived `reftrack_partner_login` cookie,
+// then 302 to the login page (`/login`). Once signed in, the browser gets the `reftrack_partner` cookie
+// (`HttpOnly`, `SameSite=Lax`, `Secure` when `BASE_URL` is https; 7 days) and goes back to `return_to`
+// (a path under `/partners` or `/p/`; anything else reads as `/partners`). The person's verified email
+// links them to every partner record with that email, in any workspace.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /partners/login (the `PartnerLogin` operationId).
+func (c *ClientWithResponses) PartnerLoginWithResponse(ctx context.Context, params *PartnerLoginParams, reqEditors ...RequestEditorFn) (*PartnerLoginHTTPResponse, error) {
+	rsp, err := c.PartnerLogin(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePartnerLoginHTTPResponse(rsp)
+}
+
+// PartnerLogoutWithBodyWithResponse Sign out of the partner portal
+//
+// Ends the session and clears its cookie. The form carries the page's CSRF token; without a matching one nothing changes (403).
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /partners/logout (the `PartnerLogout` operationId).
+func (c *ClientWithResponses) PartnerLogoutWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PartnerLogoutHTTPResponse, error) {
+	rsp, err := c.PartnerLogoutWithBody(ctx, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePartnerLogoutHTTPResponse(rsp)
+}
+
+// PartnerLogoutWithFormdataBodyWithResponse Sign out of the partner portal
+//
+// Ends the session and clears its cookie. The form carries the page's CSRF token; without a matching one nothing changes (403).
+//
+// Takes a body of the `application/x-www-form-urlencoded` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /partners/logout (the `PartnerLogout` operationId).
+func (c *ClientWithResponses) PartnerLogoutWithFormdataBodyWithResponse(ctx context.Context, body PartnerLogoutFormdataRequestBody, reqEditors ...RequestEditorFn) (*PartnerLogoutHTTPResponse, error) {
+	rsp, err := c.PartnerLogoutWithFormdataBody(ctx, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePartnerLogoutHTTPResponse(rsp)
 }
 
 // GetReadyzWithResponse Readiness probe
@@ -34185,6 +38594,13 @@ func ParseUpdateLinkHTTPResponse(rsp *http.Response) (*UpdateLinkHTTPResponse, e
 		}
 		response.JSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Conflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
 		var dest PayloadTooLarge
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -34266,6 +38682,16 @@ func ParseUpdateLinkHTTPResponse(rsp *http.Response) (*UpdateLinkHTTPResponse, e
 			headers.XRequestID = value
 		}
 		response.Headers404 = &headers
+	case rsp.StatusCode == 409:
+		var headers UpdateLinkHTTPResponse409Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers409 = &headers
 	case rsp.StatusCode == 413:
 		var headers UpdateLinkHTTPResponse413Headers
 		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
@@ -34485,6 +38911,1987 @@ func ParseGetMeHTTPResponse(rsp *http.Response) (*GetMeHTTPResponse, error) {
 		response.Headers500 = &headers
 	case rsp.StatusCode == 503:
 		var headers GetMeHTTPResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParsePartnerMeHTTPResponse parses an HTTP response from a PartnerMeWithResponse call
+func ParsePartnerMeHTTPResponse(rsp *http.Response) (*PartnerMeHTTPResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &PartnerMeHTTPResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest PortalMeEnvelope
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers PartnerMeHTTPResponse200Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers PartnerMeHTTPResponse400Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers PartnerMeHTTPResponse401Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers PartnerMeHTTPResponse403Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers PartnerMeHTTPResponse404Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 429:
+		var headers PartnerMeHTTPResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers PartnerMeHTTPResponse500Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers PartnerMeHTTPResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParsePartnerBalancesHTTPResponse parses an HTTP response from a PartnerBalancesWithResponse call
+func ParsePartnerBalancesHTTPResponse(rsp *http.Response) (*PartnerBalancesHTTPResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &PartnerBalancesHTTPResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest BalanceListEnvelope
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers PartnerBalancesHTTPResponse200Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers PartnerBalancesHTTPResponse400Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers PartnerBalancesHTTPResponse401Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers PartnerBalancesHTTPResponse403Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers PartnerBalancesHTTPResponse404Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 429:
+		var headers PartnerBalancesHTTPResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers PartnerBalancesHTTPResponse500Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers PartnerBalancesHTTPResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParsePartnerListCommissionsHTTPResponse parses an HTTP response from a PartnerListCommissionsWithResponse call
+func ParsePartnerListCommissionsHTTPResponse(rsp *http.Response) (*PartnerListCommissionsHTTPResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &PartnerListCommissionsHTTPResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest PortalCommissionListEnvelope
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers PartnerListCommissionsHTTPResponse200Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers PartnerListCommissionsHTTPResponse400Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers PartnerListCommissionsHTTPResponse401Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers PartnerListCommissionsHTTPResponse403Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers PartnerListCommissionsHTTPResponse404Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 429:
+		var headers PartnerListCommissionsHTTPResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers PartnerListCommissionsHTTPResponse500Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers PartnerListCommissionsHTTPResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParsePartnerListLinksHTTPResponse parses an HTTP response from a PartnerListLinksWithResponse call
+func ParsePartnerListLinksHTTPResponse(rsp *http.Response) (*PartnerListLinksHTTPResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &PartnerListLinksHTTPResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest LinkListEnvelope
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers PartnerListLinksHTTPResponse200Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers PartnerListLinksHTTPResponse400Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers PartnerListLinksHTTPResponse401Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers PartnerListLinksHTTPResponse403Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers PartnerListLinksHTTPResponse404Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 429:
+		var headers PartnerListLinksHTTPResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers PartnerListLinksHTTPResponse500Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers PartnerListLinksHTTPResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParsePartnerCreateLinkHTTPResponse parses an HTTP response from a PartnerCreateLinkWithResponse call
+func ParsePartnerCreateLinkHTTPResponse(rsp *http.Response) (*PartnerCreateLinkHTTPResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &PartnerCreateLinkHTTPResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 201:
+		var dest LinkEnvelope
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON201 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Conflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest PayloadTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 201:
+		var headers PartnerCreateLinkHTTPResponse201Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers201 = &headers
+	case rsp.StatusCode == 400:
+		var headers PartnerCreateLinkHTTPResponse400Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers PartnerCreateLinkHTTPResponse401Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers PartnerCreateLinkHTTPResponse403Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers PartnerCreateLinkHTTPResponse404Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 409:
+		var headers PartnerCreateLinkHTTPResponse409Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers409 = &headers
+	case rsp.StatusCode == 413:
+		var headers PartnerCreateLinkHTTPResponse413Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers413 = &headers
+	case rsp.StatusCode == 429:
+		var headers PartnerCreateLinkHTTPResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers PartnerCreateLinkHTTPResponse500Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers PartnerCreateLinkHTTPResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParsePartnerGetPayoutDetailsHTTPResponse parses an HTTP response from a PartnerGetPayoutDetailsWithResponse call
+func ParsePartnerGetPayoutDetailsHTTPResponse(rsp *http.Response) (*PartnerGetPayoutDetailsHTTPResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &PartnerGetPayoutDetailsHTTPResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest PayoutDetailsEnvelope
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers PartnerGetPayoutDetailsHTTPResponse200Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers PartnerGetPayoutDetailsHTTPResponse400Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers PartnerGetPayoutDetailsHTTPResponse401Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers PartnerGetPayoutDetailsHTTPResponse403Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers PartnerGetPayoutDetailsHTTPResponse404Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 429:
+		var headers PartnerGetPayoutDetailsHTTPResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers PartnerGetPayoutDetailsHTTPResponse500Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers PartnerGetPayoutDetailsHTTPResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParsePartnerSetPayoutDetailsHTTPResponse parses an HTTP response from a PartnerSetPayoutDetailsWithResponse call
+func ParsePartnerSetPayoutDetailsHTTPResponse(rsp *http.Response) (*PartnerSetPayoutDetailsHTTPResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &PartnerSetPayoutDetailsHTTPResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest PayoutDetailsEnvelope
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest PayloadTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers PartnerSetPayoutDetailsHTTPResponse200Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers PartnerSetPayoutDetailsHTTPResponse400Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers PartnerSetPayoutDetailsHTTPResponse401Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers PartnerSetPayoutDetailsHTTPResponse403Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers PartnerSetPayoutDetailsHTTPResponse404Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 413:
+		var headers PartnerSetPayoutDetailsHTTPResponse413Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers413 = &headers
+	case rsp.StatusCode == 429:
+		var headers PartnerSetPayoutDetailsHTTPResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers PartnerSetPayoutDetailsHTTPResponse500Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers PartnerSetPayoutDetailsHTTPResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParsePartnerListPayoutsHTTPResponse parses an HTTP response from a PartnerListPayoutsWithResponse call
+func ParsePartnerListPayoutsHTTPResponse(rsp *http.Response) (*PartnerListPayoutsHTTPResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &PartnerListPayoutsHTTPResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest PayoutListEnvelope
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers PartnerListPayoutsHTTPResponse200Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers PartnerListPayoutsHTTPResponse400Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers PartnerListPayoutsHTTPResponse401Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers PartnerListPayoutsHTTPResponse403Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers PartnerListPayoutsHTTPResponse404Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 429:
+		var headers PartnerListPayoutsHTTPResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers PartnerListPayoutsHTTPResponse500Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers PartnerListPayoutsHTTPResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParsePartnerExportPayoutsHTTPResponse parses an HTTP response from a PartnerExportPayoutsWithResponse call
+func ParsePartnerExportPayoutsHTTPResponse(rsp *http.Response) (*PartnerExportPayoutsHTTPResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &PartnerExportPayoutsHTTPResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers PartnerExportPayoutsHTTPResponse200Headers
+		if values := rsp.Header.Values("Content-Disposition"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Disposition", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentDisposition = value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers PartnerExportPayoutsHTTPResponse400Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers PartnerExportPayoutsHTTPResponse401Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers PartnerExportPayoutsHTTPResponse403Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers PartnerExportPayoutsHTTPResponse404Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 429:
+		var headers PartnerExportPayoutsHTTPResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers PartnerExportPayoutsHTTPResponse500Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers PartnerExportPayoutsHTTPResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParsePartnerStatsHTTPResponse parses an HTTP response from a PartnerStatsWithResponse call
+func ParsePartnerStatsHTTPResponse(rsp *http.Response) (*PartnerStatsHTTPResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &PartnerStatsHTTPResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest PortalStatsEnvelope
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers PartnerStatsHTTPResponse200Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers PartnerStatsHTTPResponse400Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers PartnerStatsHTTPResponse401Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers PartnerStatsHTTPResponse403Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers PartnerStatsHTTPResponse404Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 429:
+		var headers PartnerStatsHTTPResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers PartnerStatsHTTPResponse500Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers PartnerStatsHTTPResponse503Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
@@ -46700,6 +53107,536 @@ func ParseGetOpenAPIJSONHTTPResponse(rsp *http.Response) (*GetOpenAPIJSONHTTPRes
 			headers.XRequestID = value
 		}
 		response.Headers200 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseProgramApplicationPageHTTPResponse parses an HTTP response from a ProgramApplicationPageWithResponse call
+func ParseProgramApplicationPageHTTPResponse(rsp *http.Response) (*ProgramApplicationPageHTTPResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ProgramApplicationPageHTTPResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case rsp.StatusCode == 429:
+		var headers ProgramApplicationPageHTTPResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseProgramApplyHTTPResponse parses an HTTP response from a ProgramApplyWithResponse call
+func ParseProgramApplyHTTPResponse(rsp *http.Response) (*ProgramApplyHTTPResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ProgramApplyHTTPResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case rsp.StatusCode == 302:
+		var headers ProgramApplyHTTPResponse302Headers
+		if values := rsp.Header.Values("Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Location = value
+		}
+		response.Headers302 = &headers
+	case rsp.StatusCode == 303:
+		var headers ProgramApplyHTTPResponse303Headers
+		if values := rsp.Header.Values("Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Location = value
+		}
+		response.Headers303 = &headers
+	case rsp.StatusCode == 429:
+		var headers ProgramApplyHTTPResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParsePartnerPortalPageHTTPResponse parses an HTTP response from a PartnerPortalPageWithResponse call
+func ParsePartnerPortalPageHTTPResponse(rsp *http.Response) (*PartnerPortalPageHTTPResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &PartnerPortalPageHTTPResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers PartnerPortalPageHTTPResponse200Headers
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("Content-Security-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Security-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentSecurityPolicy = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 302:
+		var headers PartnerPortalPageHTTPResponse302Headers
+		if values := rsp.Header.Values("Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Location = value
+		}
+		response.Headers302 = &headers
+	case rsp.StatusCode == 429:
+		var headers PartnerPortalPageHTTPResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParsePartnerPortalAssetHTTPResponse parses an HTTP response from a PartnerPortalAssetWithResponse call
+func ParsePartnerPortalAssetHTTPResponse(rsp *http.Response) (*PartnerPortalAssetHTTPResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &PartnerPortalAssetHTTPResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case rsp.StatusCode == 304:
+		break // No content-type
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers PartnerPortalAssetHTTPResponse200Headers
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 304:
+		var headers PartnerPortalAssetHTTPResponse304Headers
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = value
+		}
+		response.Headers304 = &headers
+	case rsp.StatusCode == 404:
+		var headers PartnerPortalAssetHTTPResponse404Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers404 = &headers
+	}
+
+	return response, nil
+}
+
+// ParsePartnerInvitationPageHTTPResponse parses an HTTP response from a PartnerInvitationPageWithResponse call
+func ParsePartnerInvitationPageHTTPResponse(rsp *http.Response) (*PartnerInvitationPageHTTPResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &PartnerInvitationPageHTTPResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case rsp.StatusCode == 302:
+		var headers PartnerInvitationPageHTTPResponse302Headers
+		if values := rsp.Header.Values("Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Location = value
+		}
+		response.Headers302 = &headers
+	case rsp.StatusCode == 429:
+		var headers PartnerInvitationPageHTTPResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParsePartnerInvitationAcceptHTTPResponse parses an HTTP response from a PartnerInvitationAcceptWithResponse call
+func ParsePartnerInvitationAcceptHTTPResponse(rsp *http.Response) (*PartnerInvitationAcceptHTTPResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &PartnerInvitationAcceptHTTPResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case rsp.StatusCode == 302:
+		var headers PartnerInvitationAcceptHTTPResponse302Headers
+		if values := rsp.Header.Values("Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Location = value
+		}
+		response.Headers302 = &headers
+	case rsp.StatusCode == 303:
+		var headers PartnerInvitationAcceptHTTPResponse303Headers
+		if values := rsp.Header.Values("Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Location = value
+		}
+		response.Headers303 = &headers
+	case rsp.StatusCode == 429:
+		var headers PartnerInvitationAcceptHTTPResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParsePartnerLoginHTTPResponse parses an HTTP response from a PartnerLoginWithResponse call
+func ParsePartnerLoginHTTPResponse(rsp *http.Response) (*PartnerLoginHTTPResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &PartnerLoginHTTPResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case rsp.StatusCode == 302:
+		var headers PartnerLoginHTTPResponse302Headers
+		if values := rsp.Header.Values("Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Location = value
+		}
+		if values := rsp.Header.Values("Set-Cookie"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Set-Cookie", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.SetCookie = value
+		}
+		response.Headers302 = &headers
+	case rsp.StatusCode == 429:
+		var headers PartnerLoginHTTPResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParsePartnerLogoutHTTPResponse parses an HTTP response from a PartnerLogoutWithResponse call
+func ParsePartnerLogoutHTTPResponse(rsp *http.Response) (*PartnerLogoutHTTPResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &PartnerLogoutHTTPResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers PartnerLogoutHTTPResponse200Headers
+		if values := rsp.Header.Values("Set-Cookie"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Set-Cookie", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.SetCookie = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 429:
+		var headers PartnerLogoutHTTPResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = value
+		}
+		response.Headers429 = &headers
 	}
 
 	return response, nil

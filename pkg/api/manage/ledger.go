@@ -60,7 +60,7 @@ func (h *Management) ListCommissions(ctx context.Context, req gen.ListCommission
 	if err != nil {
 		return nil, err
 	}
-	out := gen.CommissionListEnvelope{Data: wireCommissions(page.Commissions), Meta: listMeta(page.NextCursor)}
+	out := gen.CommissionListEnvelope{Data: wire.Commissions(page.Commissions), Meta: wire.ListMeta(page.NextCursor)}
 	return gen.ListCommissions200JSONResponse{Body: out}, nil
 }
 
@@ -74,7 +74,7 @@ func (h *Management) GetCommission(ctx context.Context, req gen.GetCommissionReq
 	if err != nil {
 		return nil, err
 	}
-	return gen.GetCommission200JSONResponse{Body: gen.CommissionEnvelope{Data: wireCommission(c)}}, nil
+	return gen.GetCommission200JSONResponse{Body: gen.CommissionEnvelope{Data: wire.Commission(c)}}, nil
 }
 
 // ApproveCommission approves one commission (owner, admin, billing).
@@ -87,7 +87,7 @@ func (h *Management) ApproveCommission(ctx context.Context, req gen.ApproveCommi
 	if err != nil {
 		return nil, err
 	}
-	return gen.ApproveCommission200JSONResponse{Body: gen.CommissionEnvelope{Data: wireCommission(c)}}, nil
+	return gen.ApproveCommission200JSONResponse{Body: gen.CommissionEnvelope{Data: wire.Commission(c)}}, nil
 }
 
 // ApproveCommissions approves several commissions of a program, all or none (owner, admin, billing).
@@ -100,7 +100,7 @@ func (h *Management) ApproveCommissions(ctx context.Context, req gen.ApproveComm
 	if err != nil {
 		return nil, err
 	}
-	return gen.ApproveCommissions200JSONResponse{Body: gen.CommissionBatchEnvelope{Data: wireCommissions(cs)}}, nil
+	return gen.ApproveCommissions200JSONResponse{Body: gen.CommissionBatchEnvelope{Data: wire.Commissions(cs)}}, nil
 }
 
 // RejectCommission rejects a commission with a reason (owner, admin, billing).
@@ -113,7 +113,7 @@ func (h *Management) RejectCommission(ctx context.Context, req gen.RejectCommiss
 	if err != nil {
 		return nil, err
 	}
-	return gen.RejectCommission200JSONResponse{Body: gen.CommissionEnvelope{Data: wireCommission(c)}}, nil
+	return gen.RejectCommission200JSONResponse{Body: gen.CommissionEnvelope{Data: wire.Commission(c)}}, nil
 }
 
 // ListBalances answers the program's balances per partner and currency.
@@ -126,13 +126,7 @@ func (h *Management) ListBalances(ctx context.Context, req gen.ListBalancesReque
 	if err != nil {
 		return nil, err
 	}
-	out := gen.BalanceListEnvelope{Data: make([]gen.Balance, len(bs))}
-	for i, b := range bs {
-		out.Data[i] = gen.Balance{PartnerId: b.PartnerID, PartnerName: b.PartnerName, Currency: b.Currency,
-			PendingCents: b.PendingCents, ApprovedCents: b.ApprovedCents, InPayoutCents: b.InPayoutCents, PaidCents: b.PaidCents,
-			ClawbackOwedCents: b.ClawbackOwedCents}
-	}
-	return gen.ListBalances200JSONResponse{Body: out}, nil
+	return gen.ListBalances200JSONResponse{Body: gen.BalanceListEnvelope{Data: wire.Balances(bs)}}, nil
 }
 
 // CreatePayouts pays out the program's approved commissions (owner, admin, billing).
@@ -149,7 +143,7 @@ func (h *Management) CreatePayouts(ctx context.Context, req gen.CreatePayoutsReq
 	if err != nil {
 		return nil, err
 	}
-	return gen.CreatePayouts201JSONResponse{Body: gen.PayoutBatchEnvelope{Data: wirePayouts(ps)}}, nil
+	return gen.CreatePayouts201JSONResponse{Body: gen.PayoutBatchEnvelope{Data: wire.Payouts(ps)}}, nil
 }
 
 // ListPayouts lists a program's payouts, newest first, a page at a time.
@@ -166,7 +160,7 @@ func (h *Management) ListPayouts(ctx context.Context, req gen.ListPayoutsRequest
 	if err != nil {
 		return nil, err
 	}
-	out := gen.PayoutListEnvelope{Data: wirePayouts(page.Payouts), Meta: listMeta(page.NextCursor)}
+	out := gen.PayoutListEnvelope{Data: wire.Payouts(page.Payouts), Meta: wire.ListMeta(page.NextCursor)}
 	return gen.ListPayouts200JSONResponse{Body: out}, nil
 }
 
@@ -180,7 +174,7 @@ func (h *Management) GetPayout(ctx context.Context, req gen.GetPayoutRequestObje
 	if err != nil {
 		return nil, err
 	}
-	return gen.GetPayout200JSONResponse{Body: gen.PayoutEnvelope{Data: wirePayout(p)}}, nil
+	return gen.GetPayout200JSONResponse{Body: gen.PayoutEnvelope{Data: wire.Payout(p)}}, nil
 }
 
 // MarkPayoutPaid marks a payout paid under its external reference (owner, admin, billing).
@@ -193,7 +187,7 @@ func (h *Management) MarkPayoutPaid(ctx context.Context, req gen.MarkPayoutPaidR
 	if err != nil {
 		return nil, err
 	}
-	return gen.MarkPayoutPaid200JSONResponse{Body: gen.PayoutEnvelope{Data: wirePayout(p)}}, nil
+	return gen.MarkPayoutPaid200JSONResponse{Body: gen.PayoutEnvelope{Data: wire.Payout(p)}}, nil
 }
 
 // MarkPayoutFailed marks a payout failed with a reason (owner, admin, billing).
@@ -206,7 +200,7 @@ func (h *Management) MarkPayoutFailed(ctx context.Context, req gen.MarkPayoutFai
 	if err != nil {
 		return nil, err
 	}
-	return gen.MarkPayoutFailed200JSONResponse{Body: gen.PayoutEnvelope{Data: wirePayout(p)}}, nil
+	return gen.MarkPayoutFailed200JSONResponse{Body: gen.PayoutEnvelope{Data: wire.Payout(p)}}, nil
 }
 
 // ExportPayouts answers the program's payouts of a status as a CSV file (default or PayPal's).
@@ -229,41 +223,4 @@ func (h *Management) ExportPayouts(ctx context.Context, req gen.ExportPayoutsReq
 	out := gen.ExportPayouts200TextcsvCharsetUtf8Response{Body: bytes.NewReader(b), ContentLength: int64(len(b))}
 	out.Headers.ContentDisposition = fmt.Sprintf("attachment; filename=payouts-%d-%s.csv", req.ProgramId, status)
 	return out, nil
-}
-
-func listMeta(next string) gen.ListMeta {
-	if next == "" {
-		return gen.ListMeta{}
-	}
-	return gen.ListMeta{NextCursor: &next}
-}
-
-func wireCommission(c ledger.Commission) gen.Commission {
-	return gen.Commission{Id: c.ID, ProgramId: c.ProgramID, PartnerId: c.PartnerID, SaleId: c.SaleID, TransactionId: c.TransactionID,
-		AmountCents: c.AmountCents, ReversedAmountCents: c.ReversedAmountCents, PayableCents: c.PayableCents, Currency: c.Currency,
-		Status: gen.CommissionStatus(c.Status), AvailableOn: c.AvailableOn, ApprovedAt: c.ApprovedAt, RejectedReason: c.RejectedReason,
-		PayoutId: c.PayoutID, PaidAt: c.PaidAt, ClawbackCents: c.ClawbackCents, IsTest: c.IsTest, CreatedAt: c.CreatedAt}
-}
-
-func wireCommissions(cs []ledger.Commission) []gen.Commission {
-	out := make([]gen.Commission, len(cs))
-	for i, c := range cs {
-		out[i] = wireCommission(c)
-	}
-	return out
-}
-
-func wirePayout(p ledger.Payout) gen.Payout {
-	return gen.Payout{Id: p.ID, ProgramId: p.ProgramID, PartnerId: p.PartnerID, PartnerName: p.PartnerName, PartnerEmail: p.PartnerEmail,
-		Currency: p.Currency, AmountCents: p.AmountCents, CommissionCount: p.CommissionCount, ClawbackCents: p.ClawbackCents,
-		Status: gen.PayoutStatus(p.Status), ExternalReference: p.ExternalReference, FailureReason: p.FailureReason,
-		CreatedAt: p.CreatedAt, PaidAt: p.PaidAt}
-}
-
-func wirePayouts(ps []ledger.Payout) []gen.Payout {
-	out := make([]gen.Payout, len(ps))
-	for i, p := range ps {
-		out[i] = wirePayout(p)
-	}
-	return out
 }

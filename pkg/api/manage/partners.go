@@ -7,6 +7,7 @@ import (
 	gen "github.com/reftrack/reftrack/gen/server"
 	"github.com/reftrack/reftrack/pkg/accounts"
 	"github.com/reftrack/reftrack/pkg/api/internal/auth"
+	"github.com/reftrack/reftrack/pkg/api/internal/wire"
 	"github.com/reftrack/reftrack/pkg/apikeys"
 	"github.com/reftrack/reftrack/pkg/audit"
 	"github.com/reftrack/reftrack/pkg/enrollment"
@@ -99,10 +100,7 @@ func (h *Management) CreatePartner(ctx context.Context, req gen.CreatePartnerReq
 	return gen.CreatePartner201JSONResponse{Body: gen.PartnerEnvelope{Data: wirePartner(p)}}, nil
 }
 
-func wireLink(l programs.Link) gen.Link {
-	return gen.Link{Id: l.ID, ShortLink: l.ShortLink, PartnerId: l.PartnerID, ProgramId: l.ProgramID, Enabled: l.Enabled,
-		ReferralUrl: l.ReferralURL(), CreatedAt: l.CreatedAt, UpdatedAt: l.UpdatedAt}
-}
+func wireLink(l programs.Link) gen.Link { return wire.Link(l) }
 
 // ListLinks lists a program's referral links.
 func (h *Management) ListLinks(ctx context.Context, req gen.ListLinksRequestObject) (gen.ListLinksResponseObject, error) {

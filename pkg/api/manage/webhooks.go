@@ -170,7 +170,7 @@ func (h *Management) ListWebhookDeliveries(ctx context.Context, req gen.ListWebh
 	for i, d := range page.Deliveries {
 		out[i] = wireDelivery(d)
 	}
-	return gen.ListWebhookDeliveries200JSONResponse{Body: gen.WebhookDeliveryListEnvelope{Data: out, Meta: listMeta(page.NextCursor)}}, nil
+	return gen.ListWebhookDeliveries200JSONResponse{Body: gen.WebhookDeliveryListEnvelope{Data: out, Meta: wire.ListMeta(page.NextCursor)}}, nil
 }
 
 // ResendWebhookDelivery queues a delivery again.

@@ -51,11 +51,14 @@ const (
 	AccountOrSession Auth = "account-or-session"
 	// Session: the dashboard session cookie, which the page's handler reads itself.
 	Session Auth = "session"
+	// PartnerSession: the partner portal's session cookie (with the CSRF token on changes), required; the
+	// middleware authenticates the person.
+	PartnerSession Auth = "partner-session"
 	// WebhookSignature: the payment processor's signature over the raw body, checked by the handler.
 	WebhookSignature Auth = "webhook-signature"
 )
 
-var auths = []Auth{None, ProgramKey, OptionalProgramKey, Account, AccountOrSession, Session, WebhookSignature}
+var auths = []Auth{None, ProgramKey, OptionalProgramKey, Account, AccountOrSession, Session, PartnerSession, WebhookSignature}
 
 // Envelope is which envelope the operation's errors use (x-reftrack-envelope).
 type Envelope struct {

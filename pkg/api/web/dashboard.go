@@ -64,7 +64,7 @@ func (h *Pages) finishDashboardLogin(ctx context.Context, state string) (loginOu
 
 // dashboardLoginRefused is the page (400) for a dashboard sign-in that cannot finish in this browser.
 func dashboardLoginRefused(err error) loginOutcome {
-	msg := retryFor(sessionProblem(err), true)
+	msg := retryFor(sessionProblem(err), logins.PurposeDashboard)
 	if errors.Is(err, logins.ErrOtherBrowser) {
 		msg = "This sign-in was started in another browser. Open the dashboard again to sign in here."
 	}

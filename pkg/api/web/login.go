@@ -20,12 +20,15 @@ import (
 )
 
 // retryFor points a login page's message at the right way to start over: the CLI's command, or for a
-// dashboard sign-in the dashboard.
-func retryFor(msg string, dash bool) string {
-	if !dash {
-		return msg
+// dashboard (or partner portal) sign-in the dashboard (or the portal).
+func retryFor(msg string, purpose string) string {
+	switch purpose {
+	case logins.PurposeDashboard:
+		return strings.Replace(msg, "Run reftrack login again.", "Open the dashboard again.", 1)
+	case logins.PurposePartner:
+		return strings.Replace(msg, "Run reftrack login again.", "Open the partner portal again.", 1)
 	}
-	return strings.Replace(msg, "Run reftrack login again.", "Open the dashboard again.", 1)
+	return msg
 }
 
 func sessionProblem(err error) string {
@@ -45,7 +48,7 @@ func (h *Pages) LoginPage(ctx context.Context, req gen.LoginPageRequestObject) (
 		if !errors.Is(err, logins.ErrSessionNotFound) && !errors.Is(err, logins.ErrSessionUsed) && !errors.Is(err, logins.ErrSessionExpired) {
 			return nil, err
 		}
-		body, n := pages.Render(pages.Page{Title: "Sign in to reftrack", Error: retryFor(sessionProblem(err), sess.Purpose == logins.PurposeDashboard)})
+		body, n := pages.Render(pages.Page{Title: "Sign in to reftrack", Error: retryFor(sessionProblem(err), sess.Purpose)})
 		return gen.LoginPage400TexthtmlResponse{Body: body, ContentLength: n}, nil
 	}
 	if h.Login.Dev != nil {
@@ -105,6 +108,9 @@ type loginOutcome struct {
 // dashboard sign-in must finish in the browser that started it; it then gets its session cookie.
 func (h *Pages) completeLoginPage(ctx context.Context, state, idToken, nonce string) (loginOutcome, error) {
 	sess, err := logins.Get(ctx, h.DB, state)
+	if err == nil && sess.Purpose == logins.PurposePartner {
+		return h.partnerSignIn(ctx, state, idToken, nonce)
+	}
 	dash := err == nil && sess.Purpose == logins.PurposeDashboard
 	if dash && !sess.FromBrowser(request.Cookie(ctx, dashboard.LoginCookie)) {
 		return dashboardLoginRefused(logins.ErrOtherBrowser), nil
@@ -115,7 +121,7 @@ func (h *Pages) completeLoginPage(ctx context.Context, state, idToken, nonce str
 		body, n := pages.Render(pages.Page{Title: "Account suspended", Error: "Your account has been suspended."})
 		return loginOutcome{status: http.StatusForbidden, body: body, n: n}, nil
 	case refusedSignIn(err):
-		body, n := pages.Render(pages.Page{Title: "Sign in to reftrack", Error: loginPageProblem(err, dash)})
+		body, n := pages.Render(pages.Page{Title: "Sign in to reftrack", Error: loginPageProblem(err, sess.Purpose)})
 		return loginOutcome{status: http.StatusBadRequest, body: body, n: n}, nil
 	case err != nil:
 		return loginOutcome{}, err
@@ -139,12 +145,12 @@ func refusedSignIn(err error) bool {
 	return false
 }
 
-func loginPageProblem(err error, dash bool) string {
+func loginPageProblem(err error, purpose string) string {
 	switch {
 	case errors.Is(err, logins.ErrSessionExpired), errors.Is(err, logins.ErrSessionNotFound), errors.Is(err, logins.ErrSessionUsed):
-		return retryFor(sessionProblem(err), dash)
+		return retryFor(sessionProblem(err), purpose)
 	}
-	return retryFor("The identity provider's answer was refused (Invalid id_token). Run reftrack login again.", dash)
+	return retryFor("The identity provider's answer was refused (Invalid id_token). Run reftrack login again.", purpose)
 }
 
 // LoginCallback completes the code flow: exchange with the PKCE verifier, verify, sign in.
@@ -152,7 +158,7 @@ func (h *Pages) LoginCallback(ctx context.Context, req gen.LoginCallbackRequestO
 	state := wire.Deref(req.Params.State)
 	sess, pendingErr := logins.Pending(ctx, h.DB, state, h.Now())
 	fail := func(msg string) (gen.LoginCallbackResponseObject, error) {
-		body, n := pages.Render(pages.Page{Title: "Sign in to reftrack", Error: retryFor(msg, sess.Purpose == logins.PurposeDashboard)})
+		body, n := pages.Render(pages.Page{Title: "Sign in to reftrack", Error: retryFor(msg, sess.Purpose)})
 		return gen.LoginCallback400TexthtmlResponse{Body: body, ContentLength: n}, nil
 	}
 	if h.Login.OAuth == nil {

@@ -49,6 +49,9 @@ var shared = sync.OnceValues(func() (*fixed, error) {
 	if f.dashboard, err = dashboard.Load(); err != nil {
 		return nil, err
 	}
+	if f.portal, err = dashboard.LoadPortal(); err != nil {
+		return nil, err
+	}
 	if f.devKey, err = identity.NewSigningKey(); err != nil {
 		return nil, err
 	}
@@ -74,6 +77,7 @@ type fixed struct {
 	spec          *openapi3.T
 	tracker       tracker.Script
 	dashboard     dashboard.Assets
+	portal        dashboard.Assets
 	devKey        *rsa.PrivateKey
 	validationDoc *openapi3.T
 	router        routers.Router
@@ -109,7 +113,7 @@ func collaborators(cfg config.Config, d *dbtest.Database, logger *slog.Logger, c
 	return api.Deps{
 		Webhooks: &webhooks.Store{DB: d.DB, Policy: egress.Policy{Development: !cfg.Production(), Resolver: noDNS}, Sealer: sealer},
 		DB:       d.DB, Logger: logger, Config: cfg, Clock: clock, Limiter: limiter, Login: login, Metrics: m,
-		Tracker: f.tracker, Dashboard: f.dashboard, Devices: useragent.NewParser(4096),
+		Tracker: f.tracker, Dashboard: f.dashboard, Portal: f.portal, Devices: useragent.NewParser(4096),
 		Clicks:  clicks.NewRecorder(d.DB, logger, clicks.Writers, clicks.MaxBatch, m.ClickBatch),
 		Leads:   leads.NewRecorder(d.DB, logger, leads.MaxBatch, m.LeadBatch),
 		Sales:   sales.NewRecorder(d.DB, logger, clock, sales.MaxBatch, m.SaleBatch),

@@ -1,5 +1,5 @@
-// Package pages renders the few server-side HTML pages (login, sign-out, development issuer): one small
-// template, no script.
+// Package pages renders the few server-side HTML pages (login, sign-out, development issuer, the partner
+// portal's invitation and application pages): one small template, no script.
 package pages
 
 import (
@@ -25,6 +25,13 @@ button{margin-top:1rem;padding:.6rem 1.2rem;font:inherit;background:#1f6feb;colo
 <button type="submit">Sign in</button>
 <p class="note">Development sign-in: this server has no OpenID Connect issuer configured, so any email signs in.</p>
 </form>{{end}}
+{{with .Post}}<form method="post" action="{{.Action}}">
+<input type="hidden" name="csrf_token" value="{{.CSRF}}">
+{{if .Apply}}<label for="message">A note to the brand: who you are, where you will share your link</label>
+<textarea id="message" name="message" maxlength="2000" rows="4" style="width:100%;font:inherit"></textarea>
+<label for="website">Your website</label><input id="website" name="website" type="url" placeholder="https://">{{end}}
+<button type="submit">{{.Button}}</button>
+</form>{{end}}
 </body></html>`))
 
 // Page is what one page shows.
@@ -33,6 +40,14 @@ type Page struct {
 	Link, LinkText                             string
 	Form                                       bool
 	Hidden                                     map[string]string
+	// Post is a form that posts to the page's own route with the session's CSRF token (nil for none).
+	Post *Post
+}
+
+// Post is a page's form: a button, and for an application the note and website fields.
+type Post struct {
+	Action, CSRF, Button string
+	Apply                bool
 }
 
 // Render renders p, with its length for Content-Length.

@@ -1,0 +1,161 @@
+package dashboard_test
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// The partner portal (decisions.md, "Partners and the partner portal"), walked in Chromium against the
+// real server: the brand invites by email, the mail is read at /dev/mail, the partner signs in through its
+// link and accepts, makes a link of their own, and watches a click, a lead and a sale through it become a
+// commission pending, approved by the brand, then paid by the brand's payout; they give their payout
+// details and download their payouts.
+
+// portalReload opens the portal on programID and waits until its views are shown.
+func (a *app) portalReload(programID int64) {
+	a.t.Helper()
+	if status := a.tab.Goto(fmt.Sprintf("%s/partners?program=%d", a.base, programID)); status != http.StatusOK {
+		a.t.Fatalf("GET /partners: %d", status)
+	}
+	a.tab.WaitFor(fmt.Sprintf(`document.body.getAttribute("data-loaded") === "%d"`, programID))
+}
+
+// attr is an attribute of the element selector matches ("" when there is none).
+func (a *app) attr(selector, name string) string {
+	a.t.Helper()
+	var s string
+	a.tab.Eval(fmt.Sprintf(`(function () { var e = document.querySelector(%q); return e ? e.getAttribute(%q) || "" : "" })()`, selector, name), &s)
+	return s
+}
+
+func TestPartnerPortalWalkThrough(t *testing.T) {
+	t.Parallel()
+	s := newShop(t, "Portal shop", map[string]any{"commission_approval": "manual", "hold_days": 0})
+
+	// The brand invites a partner; the courier sends the mail into the development mailbox.
+	inv := s.owner(http.MethodPost, s.base+"/invitations", map[string]any{"email": "ada@example.com", "name": "Ada Lovelace",
+		"message": "We would love to have you."}, http.StatusCreated)["data"].([]any)[0].(map[string]any)
+	if inv["status"] != "sent" {
+		t.Fatalf("invitation = %v", inv)
+	}
+	if err := s.env.Mail.SendAll(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+
+	a := open(t, s.env)
+	if status := a.tab.Goto(a.base + "/dev/mail"); status != http.StatusOK {
+		t.Fatalf("GET /dev/mail: %d", status)
+	}
+	if to := a.text("article .to"); to != "ada@example.com" {
+		t.Fatalf("the mailbox's newest mail is to %q: %s", to, a.text("body"))
+	}
+	if body := a.text("article pre"); !strings.Contains(body, "We would love to have you.") || !strings.Contains(body, "Portal shop") {
+		t.Errorf("the mail reads %q", body)
+	}
+	var href string
+	a.tab.Eval(`document.querySelector("article pre a").href`, &href)
+	link, err := url.Parse(href)
+	if err != nil || !strings.HasPrefix(link.Path, "/partners/invitations/") {
+		t.Fatalf("the mail's link is %q", href)
+	}
+
+	// The link (through the checking proxy) sends the signed-out person to sign in, then back to accept.
+	a.tab.Goto(a.base + link.Path)
+	var path string
+	a.tab.Eval("location.pathname", &path)
+	if path != "/login" {
+		t.Fatalf("signed out, the invitation went to %s, not the login page", path)
+	}
+	a.tab.Fill("#email", "ada@example.com")
+	a.tab.Click("button[type=submit]")
+	a.tab.WaitFor(fmt.Sprintf(`location.pathname === %q && !!document.querySelector("form button")`, link.Path))
+	if msg := a.text("body"); !strings.Contains(msg, "Portal shop") || !strings.Contains(msg, "ada@example.com") {
+		t.Errorf("the invitation page reads %q", msg)
+	}
+	a.tab.Click("form button[type=submit]")
+	a.tab.WaitFor(fmt.Sprintf(`location.pathname === "/partners" && document.body.getAttribute("data-loaded") === "%d"`, s.r.ProgramID))
+	if n := s.env.Count(`SELECT count(*) FROM partner_programs pp JOIN partners pa ON pa.id = pp.partner_id
+		WHERE pp.program_id = $1 AND pa.email = 'ada@example.com' AND pp.status = 'approved'`, s.r.ProgramID); n != 1 {
+		t.Fatal("accepting did not approve the enrollment")
+	}
+
+	// A link of their own.
+	a.tab.Fill("#link-code", "ada-reviews")
+	a.tab.Click("#new-link button[type=submit]")
+	a.tab.WaitFor(`!!document.querySelector('#links tr[data-link="ada-reviews"]')`)
+	var referral string
+	a.tab.Eval(`document.querySelector('#links tr[data-link="ada-reviews"] td.url').innerText`, &referral)
+	if !strings.HasSuffix(referral, "?aff=ada-reviews") {
+		t.Fatalf("the new link's referral URL is %q", referral)
+	}
+
+	// A click, a lead and a sale through it: the commission is pending (manual approval), its customer masked.
+	commissionID := s.sale("portal-1", 5000, "USD", referral)
+	c := s.owner(http.MethodGet, fmt.Sprintf("/api/v1/commissions/%d", commissionID), nil, http.StatusOK)["data"].(map[string]any)
+	payable := fmt.Sprintf("%.2f USD", c["payable_cents"].(float64)/100)
+	row := fmt.Sprintf(`#commissions tr[data-commission="%d"]`, commissionID)
+	a.portalReload(s.r.ProgramID)
+	if got := a.attr(row, "data-status"); got != "pending" {
+		t.Fatalf("the commission shows %q, want pending", got)
+	}
+	if text := a.text(row); !strings.Contains(text, "***-1") || strings.Contains(text, "cust-portal-1") || !strings.Contains(text, payable) {
+		t.Errorf("the commission's row reads %q (want the customer masked and %s)", text, payable)
+	}
+	if got := a.attr("#stats-totals", "data-totals"); got != "1 1 1" {
+		t.Errorf("stats totals %q, want 1 click, 1 lead, 1 sale", got)
+	}
+	if a.count("#chart rect") != 3*30 {
+		t.Errorf("the chart has %d bars, want 3 a day for 30 days", a.count("#chart rect"))
+	}
+
+	// Approved by the brand, then paid out.
+	s.owner(http.MethodPost, fmt.Sprintf("/api/v1/commissions/%d/approve", commissionID), nil, http.StatusOK)
+	a.portalReload(s.r.ProgramID)
+	if got := a.attr(row, "data-status"); got != "approved" {
+		t.Fatalf("after approval the commission shows %q", got)
+	}
+	if text := a.text("#balances tbody"); !strings.Contains(text, payable) {
+		t.Errorf("balances read %q, want %s approved", text, payable)
+	}
+	payout := s.owner(http.MethodPost, s.base+"/payouts", map[string]any{}, http.StatusCreated)["data"].([]any)[0].(map[string]any)
+	s.owner(http.MethodPost, fmt.Sprintf("/api/v1/payouts/%v/paid", payout["id"]), map[string]any{"external_reference": "pp_portal_1"}, http.StatusOK)
+	a.portalReload(s.r.ProgramID)
+	if got := a.attr(row, "data-status"); got != "paid" {
+		t.Fatalf("after the payout the commission shows %q", got)
+	}
+	if got := a.attr(fmt.Sprintf(`#payouts tr[data-payout="%v"]`, payout["id"]), "data-status"); got != "paid" {
+		t.Errorf("the payout shows %q", got)
+	}
+	d := a.tab.Download("#payouts-csv")
+	if want := fmt.Sprintf("%v,%s,USD,1,paid,pp_portal_1,", payout["id"], strings.TrimSuffix(payable, " USD")); !strings.Contains(string(d.Body), want) ||
+		!strings.HasPrefix(string(d.Body), "payout_id,amount,currency,commission_count,status,external_reference,created_at,paid_at\r\n") {
+		t.Errorf("payouts.csv = %q, want a row with %q", d.Body, want)
+	}
+
+	// Payout details, stored sealed.
+	a.tab.Fill("#details-paypal", "ada.pay@example.com")
+	a.tab.Click("#details button[type=submit]")
+	a.tab.WaitFor(`document.querySelector("#details-saved").innerText === "Saved"`)
+	if n := s.env.Count(`SELECT count(*) FROM partners WHERE email = 'ada@example.com' AND payout_method = 'paypal'
+		AND payout_details IS NOT NULL AND position(convert_to('ada.pay', 'UTF8') in payout_details) = 0`); n != 1 {
+		t.Error("the payout details are not stored sealed")
+	}
+	a.portalReload(s.r.ProgramID)
+	var paypal string
+	a.tab.Eval(`document.querySelector("#details-paypal").value`, &paypal)
+	if paypal != "ada.pay@example.com" {
+		t.Errorf("the details read back %q", paypal)
+	}
+	if dir := os.Getenv("REFTRACK_SCREENSHOTS"); dir != "" {
+		if err := os.WriteFile(filepath.Join(dir, "partner-portal.png"), a.tab.Screenshot(""), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	a.noPageErrors()
+}

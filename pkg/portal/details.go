@@ -1,0 +1,103 @@
+package portal
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/mail"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/jmoiron/sqlx"
+
+	"github.com/reftrack/reftrack/pkg/programs"
+	"github.com/reftrack/reftrack/pkg/seal"
+)
+
+// Payout methods a partner may give.
+const (
+	MethodPayPal       = "paypal"
+	MethodBankTransfer = "bank_transfer"
+	maxBankDetails     = 1000
+)
+
+// ErrPayoutDetails refuses payout details out of their format.
+var ErrPayoutDetails = errors.New("payout details: method must be paypal (with paypal_email) or bank_transfer (with bank_details, 1 to 1000 characters)")
+
+// PayoutDetails is how a partner wants to be paid: a PayPal email, or free text for a bank transfer.
+type PayoutDetails struct {
+	Method      string     `json:"method"`
+	PayPalEmail string     `json:"paypal_email,omitempty"`
+	BankDetails string     `json:"bank_details,omitempty"`
+	UpdatedAt   *time.Time `json:"-"`
+}
+
+// Check refuses details out of their format, and trims what may be trimmed.
+func (d PayoutDetails) Check() (PayoutDetails, error) {
+	switch d.Method {
+	case MethodPayPal:
+		a, err := mail.ParseAddress(strings.TrimSpace(d.PayPalEmail))
+		if err != nil || a.Name != "" || a.Address != strings.TrimSpace(d.PayPalEmail) {
+			return PayoutDetails{}, ErrPayoutDetails
+		}
+		return PayoutDetails{Method: d.Method, PayPalEmail: a.Address}, nil
+	case MethodBankTransfer:
+		b := strings.TrimSpace(d.BankDetails)
+		if b == "" || utf8.RuneCountInString(b) > maxBankDetails {
+			return PayoutDetails{}, ErrPayoutDetails
+		}
+		return PayoutDetails{Method: d.Method, BankDetails: b}, nil
+	}
+	return PayoutDetails{}, ErrPayoutDetails
+}
+
+// Details seals and opens payout details with the key derived for them.
+type Details struct {
+	Sealer *seal.Sealer
+}
+
+// NewDetails derives the payout details' key from the server's secrets key.
+func NewDetails(key []byte) (*Details, error) {
+	s, err := seal.New(seal.Derive(key, "reftrack partner payout details v1"))
+	return &Details{Sealer: s}, err
+}
+
+// Get answers the partner's payout details in the program's workspace (nil when none were given).
+func (d *Details) Get(ctx context.Context, db sqlx.QueryerContext, pr Program) (*PayoutDetails, error) {
+	method, sealed, at, err := programs.PayoutDetails(ctx, db, pr.PartnerID)
+	if err != nil || method == "" {
+		return nil, err
+	}
+	plain, err := d.Sealer.Open(sealed)
+	if err != nil {
+		return nil, err
+	}
+	var out PayoutDetails
+	if err := json.Unmarshal([]byte(plain), &out); err != nil {
+		return nil, err
+	}
+	out.UpdatedAt = at
+	return &out, nil
+}
+
+// Set stores the partner's payout details, sealed, and answers them as stored.
+func (d *Details) Set(ctx context.Context, db *sqlx.DB, pr Program, in PayoutDetails, now time.Time) (PayoutDetails, error) {
+	in, err := in.Check()
+	if err != nil {
+		return PayoutDetails{}, err
+	}
+	b, err := json.Marshal(in)
+	if err != nil {
+		return PayoutDetails{}, err
+	}
+	sealed, err := d.Sealer.Seal(string(b))
+	if err != nil {
+		return PayoutDetails{}, err
+	}
+	if err := programs.SetPayoutDetails(ctx, db, pr.PartnerID, in.Method, sealed, now); err != nil {
+		return PayoutDetails{}, err
+	}
+	in.UpdatedAt = &now
+	return in, nil
+}
