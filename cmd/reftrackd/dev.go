@@ -170,8 +170,11 @@ reftrack demo program
   account token  %s
   referral URL   %s   (opens the demo shop: Sign up, then Buy)
   dashboard      %s/dashboard (sign in as %s)
+  partner portal %s/partners (sign in as %s)
+  mail           %s/dev/mail (invitations to partners land here)
   API reference  %s/docs
 
-`, r.ProgramID, r.APIKey, r.AccountToken, r.AffiliateURL, cfg.BaseURL, r.AccountEmail, cfg.BaseURL)
+`, r.ProgramID, r.APIKey, r.AccountToken, r.AffiliateURL, cfg.BaseURL, r.AccountEmail, cfg.BaseURL, seed.PartnerEmail(r.AccountEmail),
+		cfg.BaseURL, cfg.BaseURL)
 	return &r, nil
 }

@@ -372,7 +372,8 @@ func TestDevCreatesMigratesSeedsOnce(t *testing.T) {
 	key := regexp.MustCompile(`API key\s+(rt_\w+)`).FindStringSubmatch(first)
 	ref := regexp.MustCompile(`referral URL\s+(http://localhost:8080/\?aff=\w+)`).FindStringSubmatch(first)
 	if !strings.Contains(first, "Created the demo program") || key == nil || ref == nil ||
-		!strings.Contains(first, "dashboard      http://localhost:8080/dashboard (sign in as demo@reftrack.test)") {
+		!strings.Contains(first, "dashboard      http://localhost:8080/dashboard (sign in as demo@reftrack.test)") ||
+		!strings.Contains(first, "partner portal http://localhost:8080/partners (sign in as partner+demo@reftrack.test)") {
 		t.Fatalf("first start printed:\n%s", first)
 	}
 	creds, err := os.ReadFile(filepath.Join(dataDir, "demo.json"))

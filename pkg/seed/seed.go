@@ -120,7 +120,7 @@ func Run(ctx context.Context, db *sqlx.DB, opts Options) (Result, error) {
 		return Result{}, err
 	}
 	r.ProgramID, r.APIKey = program.ID, key
-	partner, err := programs.InsertPartner(ctx, tx, r.ProgramID, programs.NewPartner{Name: "Seed partner", Email: "partner+" + opts.Email})
+	partner, err := programs.InsertPartner(ctx, tx, r.ProgramID, programs.NewPartner{Name: "Seed partner", Email: PartnerEmail(opts.Email)})
 	if err != nil {
 		return Result{}, err
 	}
@@ -142,3 +142,7 @@ func Run(ctx context.Context, db *sqlx.DB, opts Options) (Result, error) {
 	r.AffiliateURL = aff.String()
 	return r, nil
 }
+
+// PartnerEmail is the email of the partner seeded for the account email: signing in to the partner portal
+// (/partners) with it reaches that partner.
+func PartnerEmail(accountEmail string) string { return "partner+" + accountEmail }
