@@ -159,3 +159,87 @@ func TestPartnerPortalWalkThrough(t *testing.T) {
 	}
 	a.noPageErrors()
 }
+
+// The brand's side of partners in the dashboard: invite by the form, resend and cancel the invitation,
+// approve an application, reject another with its reason, ban an approved partner (asked first): their
+// link goes off and their pending commission is rejected. An analyst sees the list without the moves.
+func TestPartnersOnTheDashboard(t *testing.T) {
+	t.Parallel()
+	s := newShop(t, "Partner view shop", map[string]any{"commission_approval": "manual"})
+	a := s.open(s.r.AccountEmail)
+	a.tab.WaitFor(`!document.querySelector("#partners-panel").hidden && !document.querySelector("#invite").hidden`)
+
+	// Invite, resend, cancel.
+	a.tab.Fill("#invite-email", "grace@example.com")
+	a.tab.Fill("#invite-name", "Grace Hopper")
+	a.tab.Click("#invite button[type=submit]")
+	a.tab.WaitFor(`!!document.querySelector('#invitations tr[data-status="sent"]')`)
+	invRow := `#invitations tr[data-status="sent"]`
+	if text := a.text(invRow); !strings.Contains(text, "grace@example.com") || !strings.Contains(text, "1 time") {
+		t.Fatalf("the invitation reads %q", text)
+	}
+	if text := a.text(`#partners tbody`); !strings.Contains(text, "Grace Hopper <grace@example.com>") || !strings.Contains(text, "invited") {
+		t.Errorf("the partners read %q", text)
+	}
+	a.tab.Click(invRow + ` button[data-action="resend"]`)
+	a.tab.WaitFor(`(document.querySelector('#invitations tr[data-status="sent"]') || {}).innerText.indexOf("2 times") >= 0`)
+	a.tab.Click(invRow + ` button[data-action="cancel"]`)
+	a.tab.WaitFor(`!!document.querySelector('#invitations tr[data-status="canceled"]')`)
+	if n := s.env.Count(`SELECT count(*) FROM mail_outbox WHERE to_address = 'grace@example.com'`); n != 2 {
+		t.Errorf("%d mails to grace, want 2 (sent, sent again)", n)
+	}
+
+	// Two applications (made pending as the public page would), one approved, one rejected with its reason.
+	applicant := func(name, email string) int64 {
+		id, _ := s.partner(name, email)
+		if _, err := s.env.DB.Exec(`UPDATE partner_programs SET status = 'pending' WHERE partner_id = $1`, id); err != nil {
+			t.Fatal(err)
+		}
+		return id
+	}
+	ann, bob := applicant("Ann", "ann@example.com"), applicant("Bob", "bob@example.com")
+	a.portalDashboardReload()
+	row := func(id int64) string { return fmt.Sprintf(`#partners tr[data-partner="%d"]`, id) }
+	a.tab.Click(row(ann) + ` button[data-action="approve"]`)
+	a.tab.WaitFor(fmt.Sprintf(`(document.querySelector(%q) || {dataset: {}}).dataset.status === "approved"`, row(ann)))
+	a.tab.Fill(row(bob)+" input.reason", "Not our audience")
+	a.tab.Click(row(bob) + ` button[data-action="reject"]`)
+	a.tab.WaitFor(fmt.Sprintf(`(document.querySelector(%q) || {dataset: {}}).dataset.status === "rejected"`, row(bob)))
+	if text := a.text(row(bob)); !strings.Contains(text, "Not our audience") {
+		t.Errorf("the rejected partner's row reads %q", text)
+	}
+
+	// Ban the seeded partner, who has a pending commission: asked first, then links off and commission rejected.
+	commission := s.sale("view-1", 5000, "USD", "")
+	a.portalDashboardReload()
+	a.tab.Fill(row(s.r.PartnerID)+" input.reason", "Cookie stuffing")
+	a.tab.Click(row(s.r.PartnerID) + ` button[data-action="ban"]`)
+	a.tab.WaitFor(fmt.Sprintf(`(document.querySelector(%q) || {dataset: {}}).dataset.status === "banned"`, row(s.r.PartnerID)))
+	if d := a.tab.Record().Dialogs; len(d) != 1 || !strings.HasPrefix(d[0], "Ban Seed partner?") {
+		t.Errorf("dialogs = %q", d)
+	}
+	c := s.owner(http.MethodGet, fmt.Sprintf("/api/v1/commissions/%d", commission), nil, http.StatusOK)["data"].(map[string]any)
+	if c["status"] != "rejected" || c["rejected_reason"] != "partner banned" {
+		t.Errorf("the banned partner's commission is %v (%v)", c["status"], c["rejected_reason"])
+	}
+	a.tab.WaitFor(`Array.from(document.querySelectorAll("#links tbody tr")).some(function (tr) { return tr.innerText.indexOf("Seed partner") >= 0 && tr.innerText.indexOf(" off") >= 0 })`)
+	a.noPageErrors()
+
+	// An analyst sees the partners, not the moves nor the invitation form.
+	s.owner(http.MethodPost, fmt.Sprintf("/api/v1/workspaces/%d/members", s.r.AdvertiserID), map[string]any{"email": "analyst@example.com", "role": "analyst"}, http.StatusCreated)
+	b := open(t, s.env)
+	b.signIn("analyst@example.com")
+	if b.visible("#invite") || b.count("#partners button") != 0 || b.count("#invitations button") != 0 {
+		t.Errorf("an analyst sees the invitation form or moves")
+	}
+	if b.count("#partners tbody tr[data-partner]") != 3 {
+		t.Errorf("an analyst sees %d partners, want 3", b.count("#partners tbody tr[data-partner]"))
+	}
+}
+
+// portalDashboardReload reloads the dashboard and waits until the program's views are loaded again.
+func (a *app) portalDashboardReload() {
+	a.t.Helper()
+	a.tab.Eval(`document.body.removeAttribute("data-loaded"); location.reload(); true`, nil)
+	a.tab.WaitFor(`document.body.hasAttribute("data-loaded")`)
+}
