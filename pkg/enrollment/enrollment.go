@@ -17,6 +17,7 @@ import (
 
 	"github.com/reftrack/reftrack/pkg/audit"
 	"github.com/reftrack/reftrack/pkg/ledger"
+	"github.com/reftrack/reftrack/pkg/platform/dbfault"
 	"github.com/reftrack/reftrack/pkg/programs"
 )
 
@@ -76,39 +77,63 @@ func CheckReason(reason *string) error {
 	return nil
 }
 
-// transition runs change on the partner's locked enrollment in one transaction, writes the audit entry
-// it returns, and answers the partner as they stand after it. change returns done when the enrollment
-// already is where it would take it (nothing is written then).
-func transition(ctx context.Context, db *sqlx.DB, r Request, programID, partnerID int64,
-	change func(tx *sqlx.Tx, e programs.Enrollment) (entry *audit.Entry, err error)) (programs.Partner, error) {
+// inTx runs action in a transaction and commits it, again (at most three times more) when PostgreSQL
+// ended it on a deadlock or a serialization failure: two batches of invitations naming the same people
+// in different orders, or an invitation canceled while its person is invited again, lock the same rows
+// in opposite orders. Nothing of a transaction ended so has been written, so running it again is safe.
+func inTx[T any](ctx context.Context, db *sqlx.DB, action func(tx *sqlx.Tx) (T, error)) (T, error) {
+	for attempt := 0; ; attempt++ {
+		out, err := once(ctx, db, action)
+		if err != nil && dbfault.Conflict(err) && attempt < 3 {
+			continue
+		}
+		return out, err
+	}
+}
+
+func once[T any](ctx context.Context, db *sqlx.DB, action func(tx *sqlx.Tx) (T, error)) (T, error) {
+	var zero T
 	tx, err := db.BeginTxx(ctx, nil)
 	if err != nil {
-		return programs.Partner{}, err
+		return zero, err
 	}
 	defer tx.Rollback() //nolint:errcheck // a no-op after Commit
-	e, err := programs.LockEnrollment(ctx, tx, programID, partnerID)
-	if errors.Is(err, programs.ErrPartnerNotFound) {
-		return programs.Partner{}, ErrPartnerNotFound
-	}
+	out, err := action(tx)
 	if err != nil {
-		return programs.Partner{}, err
+		return zero, err
 	}
-	entry, err := change(tx, e)
-	if err != nil {
-		return programs.Partner{}, err
+	if err := tx.Commit(); err != nil {
+		return zero, err
 	}
-	if entry != nil {
-		entry.At, entry.Actor = r.Now, r.actor()
-		entry.Target = "partner:" + strconv.FormatInt(partnerID, 10)
-		if err := audit.Write(ctx, tx, *entry); err != nil {
+	return out, nil
+}
+
+// transition runs change on the partner's locked enrollment in one transaction, writes the audit entry
+// it returns, and answers the partner as they stand after it. change returns no entry when the
+// enrollment already is where it would take it (nothing is written then).
+func transition(ctx context.Context, db *sqlx.DB, r Request, programID, partnerID int64,
+	change func(tx *sqlx.Tx, e programs.Enrollment) (entry *audit.Entry, err error)) (programs.Partner, error) {
+	return inTx(ctx, db, func(tx *sqlx.Tx) (programs.Partner, error) {
+		e, err := programs.LockEnrollment(ctx, tx, programID, partnerID)
+		if errors.Is(err, programs.ErrPartnerNotFound) {
+			return programs.Partner{}, ErrPartnerNotFound
+		}
+		if err != nil {
 			return programs.Partner{}, err
 		}
-	}
-	p, err := programs.PartnerOf(ctx, tx, programID, partnerID)
-	if err != nil {
-		return programs.Partner{}, err
-	}
-	return p, tx.Commit()
+		entry, err := change(tx, e)
+		if err != nil {
+			return programs.Partner{}, err
+		}
+		if entry != nil {
+			entry.At, entry.Actor = r.Now, r.actor()
+			entry.Target = "partner:" + strconv.FormatInt(partnerID, 10)
+			if err := audit.Write(ctx, tx, *entry); err != nil {
+				return programs.Partner{}, err
+			}
+		}
+		return programs.PartnerOf(ctx, tx, programID, partnerID)
+	})
 }
 
 // Approve approves a partner who applied (pending); an approved one is answered unchanged.

@@ -7,6 +7,7 @@ import (
 	"errors"
 	htmltemplate "html/template"
 	"net/mail"
+	"slices"
 	"strconv"
 	"strings"
 	texttemplate "text/template"
@@ -141,17 +142,31 @@ func (v *Invitations) Invite(ctx context.Context, r Request, programID int64, li
 	if err := CheckInvitees(list, batch); err != nil {
 		return nil, err
 	}
-	tx, err := v.DB.BeginTxx(ctx, nil)
-	if err != nil {
-		return nil, err
-	}
-	defer tx.Rollback() //nolint:errcheck // a no-op after Commit
+	return inTx(ctx, v.DB, func(tx *sqlx.Tx) ([]Invitation, error) { return v.invite(ctx, tx, r, programID, list) })
+}
+
+func (v *Invitations) invite(ctx context.Context, tx *sqlx.Tx, r Request, programID int64, list []Invitee) ([]Invitation, error) {
 	prog, err := programs.Get(ctx, tx, programID)
 	if err != nil {
 		return nil, err
 	}
-	out := make([]Invitation, 0, len(list))
-	for _, in := range list {
+	// The partners are made (or found) and their enrollments locked in the order of their emails, whatever
+	// the batch's: two batches naming the same people in different orders then wait for each other rather
+	// than deadlock. They are refused, and invited, in the batch's order.
+	type enrolled struct {
+		p programs.Partner
+		e programs.Enrollment
+	}
+	got := make([]enrolled, len(list))
+	order := make([]int, len(list))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortFunc(order, func(a, b int) int {
+		return strings.Compare(strings.ToLower(list[a].Email), strings.ToLower(list[b].Email))
+	})
+	for _, i := range order {
+		in := list[i]
 		name := in.Name
 		if name == "" {
 			name = in.Email[:strings.LastIndexByte(in.Email, '@')]
@@ -160,6 +175,11 @@ func (v *Invitations) Invite(ctx context.Context, r Request, programID int64, li
 		if err != nil {
 			return nil, err
 		}
+		got[i] = enrolled{p, e}
+	}
+	out := make([]Invitation, 0, len(list))
+	for i, in := range list {
+		p, e := got[i].p, got[i].e
 		switch e.Status {
 		case programs.StatusApproved:
 			return nil, conflict("%s is already a partner of this program", in.Email)
@@ -178,8 +198,8 @@ func (v *Invitations) Invite(ctx context.Context, r Request, programID int64, li
 		}
 		var id int64
 		err = tx.GetContext(ctx, &id, `INSERT INTO partner_invitations (program_id, partner_id, email, message, token_hash,
-				last_sent_at, expires_at, invited_by)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING id`,
+				last_sent_at, expires_at, invited_by, created_at)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $6) RETURNING id`,
 			programID, p.ID, in.Email, message, secret.Hash(token), r.Now, r.Now.Add(InvitationTTL), r.AccountID)
 		var pqErr *pq.Error
 		if errors.As(err, &pqErr) && pqErr.Code == "23505" {
@@ -202,7 +222,7 @@ func (v *Invitations) Invite(ctx context.Context, r Request, programID int64, li
 		}
 		out = append(out, inv)
 	}
-	return out, tx.Commit()
+	return out, nil
 }
 
 // Resend mails a sent (or expired) invitation again with a new link, valid InvitationTTL from now; the
@@ -261,30 +281,22 @@ func (v *Invitations) Cancel(ctx context.Context, r Request, programID, id int64
 // the audit log records action (as auditAction) and the invitation is read again.
 func (v *Invitations) change(ctx context.Context, r Request, programID, id int64, action func(*sqlx.Tx, Invitation) (bool, error),
 	auditAction string) (Invitation, error) {
-	tx, err := v.DB.BeginTxx(ctx, nil)
-	if err != nil {
-		return Invitation{}, err
-	}
-	defer tx.Rollback() //nolint:errcheck // a no-op after Commit
-	inv, err := read(ctx, tx, programID, id, r.Now, true)
-	if err != nil {
-		return Invitation{}, err
-	}
-	changed, err := action(tx, inv)
-	if err != nil {
-		return Invitation{}, err
-	}
-	if changed {
+	return inTx(ctx, v.DB, func(tx *sqlx.Tx) (Invitation, error) {
+		inv, err := read(ctx, tx, programID, id, r.Now, true)
+		if err != nil {
+			return Invitation{}, err
+		}
+		changed, err := action(tx, inv)
+		if err != nil || !changed {
+			return inv, err
+		}
 		if err := audit.Write(ctx, tx, audit.Entry{At: r.Now, Actor: r.actor(), Action: auditAction,
 			Target: "invitation:" + strconv.FormatInt(id, 10), Detail: map[string]any{"program_id": programID,
 				"email": inv.Email}}); err != nil {
 			return Invitation{}, err
 		}
-		if inv, err = read(ctx, tx, programID, id, r.Now, false); err != nil {
-			return Invitation{}, err
-		}
-	}
-	return inv, tx.Commit()
+		return read(ctx, tx, programID, id, r.Now, false)
+	})
 }
 
 // AcceptPath is where an invitation's link leads, before its token.
@@ -320,7 +332,7 @@ The link is valid until {{.Expires}}. If you did not expect this mail, you can i
 `))
 )
 
-// mail writes the invitation's mail, with the link for token, to the outbox in tx.
+// mail writes the invitation's mail, with the link for token, to the outbox in tx, due at now.
 func (v *Invitations) mail(ctx context.Context, tx *sqlx.Tx, prog programs.Program, inv Invitation, token string, now time.Time) error {
 	data := invitationMail{Name: inv.Name, Program: prog.Name, Domain: prog.Domain, Link: strings.TrimRight(v.BaseURL, "/") + AcceptPath + token,
 		Expires: inv.ExpiresAt.UTC().Format("2 January 2006, 15:04 UTC")}

@@ -26,21 +26,29 @@ func RejectBanned(ctx context.Context, tx *sqlx.Tx, actor audit.Actor, programID
 	if err := waitForPayoutRun(ctx, tx, programID); err != nil {
 		return 0, err
 	}
+	return rejectBanned(ctx, tx, actor, now, `c.program_id = $3 AND c.partner_id = $4`, programID, partnerID)
+}
+
+// rejectBanned rejects the open commissions (openForBan) that where (a condition on the commission c,
+// with args from $3) selects, writing each to the audit log as actor's, and returns how many.
+func rejectBanned(ctx context.Context, tx *sqlx.Tx, actor audit.Actor, now time.Time, where string, args ...any) (int, error) {
 	var rows []struct {
-		ID       int64  `db:"id"`
-		Amount   int64  `db:"amount_cents"`
-		Reversed int64  `db:"reversed_amount_cents"`
-		Currency string `db:"currency"`
+		ID        int64  `db:"id"`
+		ProgramID int64  `db:"program_id"`
+		Amount    int64  `db:"amount_cents"`
+		Reversed  int64  `db:"reversed_amount_cents"`
+		Currency  string `db:"currency"`
 	}
-	if err := tx.SelectContext(ctx, &rows, `UPDATE commissions SET status = 'rejected', rejected_reason = $3,
-			rejected_at = $4, updated_at = now()
-		WHERE program_id = $1 AND partner_id = $2 AND status IN `+openForBan+`
-		RETURNING id, amount_cents, reversed_amount_cents, currency`, programID, partnerID, ReasonPartnerBanned, now); err != nil {
+	if err := tx.SelectContext(ctx, &rows, `UPDATE commissions c SET status = 'rejected', rejected_reason = $1,
+			rejected_at = $2, updated_at = now()
+		WHERE `+where+` AND c.status IN `+openForBan+`
+		RETURNING c.id, c.program_id, c.amount_cents, c.reversed_amount_cents, c.currency`,
+		append([]any{ReasonPartnerBanned, now}, args...)...); err != nil {
 		return 0, err
 	}
 	for _, r := range rows {
 		if err := audit.Write(ctx, tx, audit.Entry{At: now, Actor: actor, Action: ActionReject,
-			Target: "commission:" + strconv.FormatInt(r.ID, 10), Detail: map[string]any{"program_id": programID,
+			Target: "commission:" + strconv.FormatInt(r.ID, 10), Detail: map[string]any{"program_id": r.ProgramID,
 				"amount_cents": r.Amount, "reversed_amount_cents": r.Reversed, "currency": r.Currency,
 				"reason": ReasonPartnerBanned}}); err != nil {
 			return 0, err
@@ -49,17 +57,23 @@ func RejectBanned(ctx context.Context, tx *sqlx.Tx, actor audit.Actor, programID
 	return len(rows), nil
 }
 
+// SweepActor is who the audit log says rejected what SweepBanned rejects.
+const SweepActor = "reftrackd (ban sweep)"
+
 // SweepBanned rejects the commissions of banned partners not yet in a payout that a sale racing the ban
-// made pending (it read the partner before the ban committed). The server runs it with AutoApprove,
-// every minute; payouts leave banned partners out meanwhile.
+// made pending (it read the partner before the ban committed), each in the audit log as the ban's own
+// rejections are. The server runs it with AutoApprove, every minute; payouts leave banned partners out
+// meanwhile.
 func SweepBanned(ctx context.Context, db *sqlx.DB, now time.Time) (int64, error) {
-	res, err := db.ExecContext(ctx, `UPDATE commissions c SET status = 'rejected', rejected_reason = $1, rejected_at = $2,
-			updated_at = now()
-		FROM partner_programs pp
-		WHERE pp.id = c.partner_program_id AND pp.status = 'banned' AND c.status IN `+openForBan,
-		ReasonPartnerBanned, now)
+	tx, err := db.BeginTxx(ctx, nil)
 	if err != nil {
 		return 0, err
 	}
-	return res.RowsAffected()
+	defer tx.Rollback() //nolint:errcheck // a no-op after Commit
+	n, err := rejectBanned(ctx, tx, audit.Operator(SweepActor), now,
+		`EXISTS (SELECT FROM partner_programs pp WHERE pp.id = c.partner_program_id AND pp.status = 'banned')`)
+	if err != nil {
+		return 0, err
+	}
+	return int64(n), tx.Commit()
 }
