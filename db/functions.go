@@ -16,6 +16,7 @@ import (
 	eventssql "github.com/reftrack/reftrack/pkg/events/sql"
 	leadssql "github.com/reftrack/reftrack/pkg/leads/sql"
 	ledgersql "github.com/reftrack/reftrack/pkg/ledger/sql"
+	programssql "github.com/reftrack/reftrack/pkg/programs/sql"
 	salessql "github.com/reftrack/reftrack/pkg/sales/sql"
 	webhookssql "github.com/reftrack/reftrack/pkg/webhooks/sql"
 )
@@ -40,6 +41,7 @@ var functionOwners = []struct {
 	{"pkg/events", eventssql.Files},
 	{"pkg/leads", leadssql.Files},
 	{"pkg/ledger", ledgersql.Files},
+	{"pkg/programs", programssql.Files},
 	{"pkg/sales", salessql.Files},
 	{"pkg/webhooks", webhookssql.Files},
 }

@@ -1,3 +1,5 @@
+-- pkg/webhooks' trigger on enrollments (db.ApplyFunctions attaches it) goes with the columns it reads.
+DROP TRIGGER IF EXISTS webhooks_partner_programs_update ON partner_programs;
 DROP TABLE mail_outbox;
 ALTER TABLE login_sessions DROP CONSTRAINT login_sessions_check;
 DELETE FROM login_sessions WHERE purpose = 'partner';

@@ -109,9 +109,8 @@ func PartnerOf(ctx context.Context, q sqlx.QueryerContext, programID, partnerID 
 	return out, err
 }
 
-// statsOf counts the real events of the program's partners (of partnerIDs only, when given), by partner.
-// The counts read the program's events by their per-program indexes: fine for a list a person opens,
-// not for a hot path.
+// statsOf counts the real events of the program's partners (of partnerIDs only, when given), by partner
+// (programs_partner_stats).
 func statsOf(ctx context.Context, q sqlx.QueryerContext, programID int64, partnerIDs []int64) (map[int64]Stats, error) {
 	var only any
 	if partnerIDs != nil {
@@ -121,25 +120,7 @@ func statsOf(ctx context.Context, q sqlx.QueryerContext, programID int64, partne
 		PartnerID int64 `db:"partner_id"`
 		Stats
 	}
-	err := sqlx.SelectContext(ctx, q, &rows, `WITH c AS (
-			SELECT partner_id, count(*) AS n FROM clicks
-			WHERE program_id = $1 AND NOT is_test AND NOT is_bot AND ($2::bigint[] IS NULL OR partner_id = ANY ($2))
-			GROUP BY partner_id
-		), l AS (
-			SELECT cu.partner_id, count(*) AS n FROM leads le JOIN customers cu ON cu.id = le.customer_id
-			WHERE le.program_id = $1 AND le.status = 'settled' AND NOT le.is_test AND cu.partner_id IS NOT NULL
-				AND ($2::bigint[] IS NULL OR cu.partner_id = ANY ($2))
-			GROUP BY cu.partner_id
-		), s AS (
-			SELECT partner_id, count(*) AS n FROM sales
-			WHERE program_id = $1 AND NOT is_test AND ($2::bigint[] IS NULL OR partner_id = ANY ($2))
-			GROUP BY partner_id
-		)
-		SELECT pp.partner_id, COALESCE(c.n, 0) AS clicks, COALESCE(l.n, 0) AS leads, COALESCE(s.n, 0) AS sales
-		FROM partner_programs pp
-		LEFT JOIN c ON c.partner_id = pp.partner_id LEFT JOIN l ON l.partner_id = pp.partner_id
-		LEFT JOIN s ON s.partner_id = pp.partner_id
-		WHERE pp.program_id = $1 AND ($2::bigint[] IS NULL OR pp.partner_id = ANY ($2))`, programID, only)
+	err := sqlx.SelectContext(ctx, q, &rows, `SELECT partner_id, clicks, leads, sales FROM programs_partner_stats($1, $2)`, programID, only)
 	out := make(map[int64]Stats, len(rows))
 	for _, r := range rows {
 		out[r.PartnerID] = r.Stats

@@ -49,6 +49,7 @@ var Triggers = []Trigger{
 	{"webhooks_payouts_update", "payouts", "UPDATE", "webhooks_on_payout_update"},
 	{"webhooks_partner_programs_insert", "partner_programs", "INSERT", "webhooks_on_partner_program_insert"},
 	{"webhooks_partners_update", "partners", "UPDATE", "webhooks_on_partner_update"},
+	{"webhooks_partner_programs_update", "partner_programs", "UPDATE", "webhooks_on_partner_program_update"},
 	{"webhooks_links_update", "referral_links", "UPDATE", "webhooks_on_link_update"},
 	// The outbox's own cascades (it has no foreign keys: migration 000022).
 	{"webhooks_events_delete", "webhook_events", "DELETE", "webhooks_on_event_delete"},
