@@ -195,6 +195,7 @@ func New(ctx context.Context, d Deps) (*echo.Echo, error) {
 	if err != nil {
 		return nil, err
 	}
+	s.Management.Details = details
 	s.Portal = &portal.Portal{DB: d.DB, Log: d.Logger, Now: d.Clock, Login: d.Login, Details: details, Assets: d.Portal,
 		SecureCookies: strings.HasPrefix(strings.ToLower(d.Config.BaseURL), "https://")}
 	mw := &middlewares{routes: routes, auth: authn, limiter: d.Limiter, origins: d.Origins, now: d.Clock,

@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/reftrack/reftrack/pkg/testkit/apitest"
 )
 
 // The partner portal (decisions.md, "Partners and the partner portal"), walked in Chromium against the
@@ -151,6 +153,11 @@ func TestPartnerPortalWalkThrough(t *testing.T) {
 	a.tab.Eval(`document.querySelector("#details-paypal").value`, &paypal)
 	if paypal != "ada.pay@example.com" {
 		t.Errorf("the details read back %q", paypal)
+	}
+	// The brand's payouts file pays them there.
+	res := s.env.Do(http.MethodGet, s.base+"/payouts.csv?status=paid", nil, apitest.Bearer(s.r.AccountToken)...)
+	if res.Status != http.StatusOK || !strings.Contains(string(res.Body), ",ada@example.com,ada.pay@example.com,") {
+		t.Errorf("the brand's payouts.csv = %d %q, want the PayPal address as payout_email", res.Status, res.Body)
 	}
 	if dir := os.Getenv("REFTRACK_SCREENSHOTS"); dir != "" {
 		if err := os.WriteFile(filepath.Join(dir, "partner-portal.png"), a.tab.Screenshot(""), 0o644); err != nil {

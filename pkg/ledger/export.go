@@ -28,7 +28,10 @@ var csvColumns = []string{"payout_id", "partner_id", "partner_name", "partner_em
 // currency, the payout id as reference, a note) without a header. Amounts are in major units with the
 // currency's exponent. A cell that a spreadsheet would read as a formula (starting with =, +, - or @) is
 // prefixed with a quote.
-func ExportCSV(ctx context.Context, db *sqlx.DB, accountID, programID int64, status, format string) ([]byte, error) {
+//
+// The payout email of a partner is the PayPal address they gave as payout details (emails answers them,
+// by partner id), else their email; emails nil reads every partner's email.
+func ExportCSV(ctx context.Context, db *sqlx.DB, accountID, programID int64, status, format string, emails PayoutEmails) ([]byte, error) {
 	if status == "" {
 		status = PayoutProcessing
 	}
@@ -47,6 +50,16 @@ func ExportCSV(ctx context.Context, db *sqlx.DB, accountID, programID int64, sta
 		ORDER BY o.id`, programID, status); err != nil {
 		return nil, err
 	}
+	payTo := map[int64]string{}
+	if emails != nil && len(payouts) > 0 {
+		ids := make([]int64, len(payouts))
+		for i, o := range payouts {
+			ids[i] = o.PartnerID
+		}
+		if payTo, err = emails(ctx, ids); err != nil {
+			return nil, err
+		}
+	}
 	var b bytes.Buffer
 	w := csv.NewWriter(&b)
 	w.UseCRLF = true
@@ -57,13 +70,16 @@ func ExportCSV(ctx context.Context, db *sqlx.DB, accountID, programID int64, sta
 	}
 	for _, o := range payouts {
 		id, amount := strconv.FormatInt(o.ID, 10), FormatAmount(o.AmountCents, o.Currency)
+		recipient := o.PartnerEmail
+		if e := payTo[o.PartnerID]; e != "" {
+			recipient = e
+		}
 		var row []string
 		if format == FormatPayPal {
-			row = []string{o.PartnerEmail, amount, o.Currency, "payout_" + id,
+			row = []string{recipient, amount, o.Currency, "payout_" + id,
 				"Commission payout " + id + " from " + p.Name}
 		} else {
-			// The partner's payout email is its email until partners can set one of their own.
-			row = []string{id, strconv.FormatInt(o.PartnerID, 10), o.PartnerName, o.PartnerEmail, o.PartnerEmail, amount,
+			row = []string{id, strconv.FormatInt(o.PartnerID, 10), o.PartnerName, o.PartnerEmail, recipient, amount,
 				o.Currency, strconv.Itoa(o.CommissionCount), o.CreatedAt.UTC().Format(time.RFC3339)}
 		}
 		for i := range row {
@@ -76,6 +92,10 @@ func ExportCSV(ctx context.Context, db *sqlx.DB, accountID, programID int64, sta
 	w.Flush()
 	return b.Bytes(), w.Error()
 }
+
+// PayoutEmails answers the PayPal addresses partners gave as their payout details, by partner id (those
+// who gave none are left out).
+type PayoutEmails func(ctx context.Context, partnerIDs []int64) (map[int64]string, error)
 
 // cell is s safe to open in a spreadsheet: one starting with =, +, - or @ would be read as a formula.
 func cell(s string) string {

@@ -177,7 +177,7 @@ func TestExportCSV(t *testing.T) {
 		t.Fatalf("payouts: %+v, %v", ps, err)
 	}
 	at := ps[0].CreatedAt.UTC().Format(time.RFC3339)
-	got, err := ledger.ExportCSV(w.ctx, w.d.DB, w.accountID, w.brand.ProgramID, "", "")
+	got, err := ledger.ExportCSV(w.ctx, w.d.DB, w.accountID, w.brand.ProgramID, "", "", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -192,7 +192,7 @@ func TestExportCSV(t *testing.T) {
 	if string(got) != want {
 		t.Errorf("CSV:\n%q\nwant\n%q", got, want)
 	}
-	got, err = ledger.ExportCSV(w.ctx, w.d.DB, w.accountID, w.brand.ProgramID, ledger.PayoutProcessing, ledger.FormatPayPal)
+	got, err = ledger.ExportCSV(w.ctx, w.d.DB, w.accountID, w.brand.ProgramID, ledger.PayoutProcessing, ledger.FormatPayPal, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -201,14 +201,14 @@ func TestExportCSV(t *testing.T) {
 	if strings.ReplaceAll(string(got), "'=cmd@", "=cmd@") != want || !strings.Contains(string(got), "'=cmd@") {
 		t.Errorf("PayPal:\n%q\nwant (with the email quoted)\n%q", got, want)
 	}
-	if got, _ := ledger.ExportCSV(w.ctx, w.d.DB, w.accountID, w.brand.ProgramID, ledger.PayoutPaid, ""); strings.Count(string(got), "\r\n") != 1 {
+	if got, _ := ledger.ExportCSV(w.ctx, w.d.DB, w.accountID, w.brand.ProgramID, ledger.PayoutPaid, "", nil); strings.Count(string(got), "\r\n") != 1 {
 		t.Errorf("paid payouts: %q, want the header alone", got)
 	}
 	var inv *ledger.InvalidError
-	if _, err := ledger.ExportCSV(w.ctx, w.d.DB, w.accountID, w.brand.ProgramID, "done", ""); !errors.As(err, &inv) {
+	if _, err := ledger.ExportCSV(w.ctx, w.d.DB, w.accountID, w.brand.ProgramID, "done", "", nil); !errors.As(err, &inv) {
 		t.Errorf("bad status: %v", err)
 	}
-	if _, err := ledger.ExportCSV(w.ctx, w.d.DB, w.accountID, w.brand.ProgramID, "", "xlsx"); !errors.As(err, &inv) {
+	if _, err := ledger.ExportCSV(w.ctx, w.d.DB, w.accountID, w.brand.ProgramID, "", "xlsx", nil); !errors.As(err, &inv) {
 		t.Errorf("bad format: %v", err)
 	}
 }

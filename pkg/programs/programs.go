@@ -532,3 +532,27 @@ func SetApplication(ctx context.Context, tx sqlx.ExecerContext, enrollmentID int
 		WHERE id = $1`, enrollmentID, message, website)
 	return err
 }
+
+// SealedPayoutDetails reads the payout method and sealed details of each partner of ids that gave some.
+func SealedPayoutDetails(ctx context.Context, q sqlx.QueryerContext, ids []int64) (map[int64]SealedDetails, error) {
+	var rows []struct {
+		ID int64 `db:"id"`
+		SealedDetails
+	}
+	if err := sqlx.SelectContext(ctx, q, &rows, `SELECT id, payout_method, payout_details FROM partners
+		WHERE id = ANY ($1) AND payout_method IS NOT NULL`, pq.Array(ids)); err != nil {
+		return nil, err
+	}
+	out := make(map[int64]SealedDetails, len(rows))
+	for _, r := range rows {
+		out[r.ID] = r.SealedDetails
+	}
+	return out, nil
+}
+
+// SealedDetails are a partner's payout method and details as stored (sealed by the caller of
+// SetPayoutDetails).
+type SealedDetails struct {
+	Method string `db:"payout_method"`
+	Sealed []byte `db:"payout_details"`
+}

@@ -5913,8 +5913,9 @@ type ClientInterface interface {
 	// that a spreadsheet never reads it as a formula.
 	//
 	// - Default: a header row, then `payout_id,partner_id,partner_name,partner_email,payout_email,amount,currency,commission_count,created_at`.
-	// - `format=paypal`: PayPal Payouts' bulk file, no header: recipient email, amount, currency, the
-	//   reference `payout_<id>`, and a note (`Commission payout <id> from <program name>`).
+	//   `payout_email` is the PayPal address the partner gave in the partner portal, else their email.
+	// - `format=paypal`: PayPal Payouts' bulk file, no header: recipient email (the same address), amount,
+	//   currency, the reference `payout_<id>`, and a note (`Commission payout <id> from <program name>`).
 	//
 	// Any member of the program's workspace (`commissions:read`).
 	//
@@ -8782,8 +8783,9 @@ func (c *Client) CreatePayouts(ctx context.Context, programId ProgramId, params 
 // that a spreadsheet never reads it as a formula.
 //
 //   - Default: a header row, then `payout_id,partner_id,partner_name,partner_email,payout_email,amount,currency,commission_count,created_at`.
-//   - `format=paypal`: PayPal Payouts' bulk file, no header: recipient email, amount, currency, the
-//     reference `payout_<id>`, and a note (`Commission payout <id> from <program name>`).
+//     `payout_email` is the PayPal address the partner gave in the partner portal, else their email.
+//   - `format=paypal`: PayPal Payouts' bulk file, no header: recipient email (the same address), amount,
+//     currency, the reference `payout_<id>`, and a note (`Commission payout <id> from <program name>`).
 //
 // Any member of the program's workspace (`commissions:read`).
 //
@@ -16773,8 +16775,9 @@ type ClientWithResponsesInterface interface {
 	// that a spreadsheet never reads it as a formula.
 	//
 	// - Default: a header row, then `payout_id,partner_id,partner_name,partner_email,payout_email,amount,currency,commission_count,created_at`.
-	// - `format=paypal`: PayPal Payouts' bulk file, no header: recipient email, amount, currency, the
-	//   reference `payout_<id>`, and a note (`Commission payout <id> from <program name>`).
+	//   `payout_email` is the PayPal address the partner gave in the partner portal, else their email.
+	// - `format=paypal`: PayPal Payouts' bulk file, no header: recipient email (the same address), amount,
+	//   currency, the reference `payout_<id>`, and a note (`Commission payout <id> from <program name>`).
 	//
 	// Any member of the program's workspace (`commissions:read`).
 	//
@@ -33185,8 +33188,9 @@ func (c *ClientWithResponses) CreatePayoutsWithResponse(ctx context.Context, pro
 // that a spreadsheet never reads it as a formula.
 //
 //   - Default: a header row, then `payout_id,partner_id,partner_name,partner_email,payout_email,amount,currency,commission_count,created_at`.
-//   - `format=paypal`: PayPal Payouts' bulk file, no header: recipient email, amount, currency, the
-//     reference `payout_<id>`, and a note (`Commission payout <id> from <program name>`).
+//     `payout_email` is the PayPal address the partner gave in the partner portal, else their email.
+//   - `format=paypal`: PayPal Payouts' bulk file, no header: recipient email (the same address), amount,
+//     currency, the reference `payout_<id>`, and a note (`Commission payout <id> from <program name>`).
 //
 // Any member of the program's workspace (`commissions:read`).
 //

@@ -216,7 +216,9 @@ func (h *Management) ExportPayouts(ctx context.Context, req gen.ExportPayoutsReq
 	if req.Params.Format != nil {
 		format = string(*req.Params.Format)
 	}
-	b, err := ledger.ExportCSV(ctx, h.DB, accountID, req.ProgramId, status, format)
+	b, err := ledger.ExportCSV(ctx, h.DB, accountID, req.ProgramId, status, format, func(ctx context.Context, ids []int64) (map[int64]string, error) {
+		return h.Details.PayPalEmails(ctx, h.DB, ids)
+	})
 	if err != nil {
 		return nil, err
 	}

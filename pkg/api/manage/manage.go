@@ -22,6 +22,7 @@ import (
 	"github.com/reftrack/reftrack/pkg/apierr"
 	"github.com/reftrack/reftrack/pkg/commission"
 	"github.com/reftrack/reftrack/pkg/origins"
+	"github.com/reftrack/reftrack/pkg/portal"
 	"github.com/reftrack/reftrack/pkg/programs"
 	"github.com/reftrack/reftrack/pkg/readiness"
 	"github.com/reftrack/reftrack/pkg/webhooks"
@@ -45,6 +46,8 @@ type Management struct {
 	DNS programs.TXTResolver
 	// Webhooks manages webhook endpoints and their delivery logs.
 	Webhooks *webhooks.Store
+	// Details opens partners' payout details (their PayPal address in the payouts CSV).
+	Details *portal.Details
 }
 
 // programAccess is the program, once the signed-in account's role in its workspace allows action.
