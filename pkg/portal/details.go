@@ -95,6 +95,8 @@ func (d *Details) Set(ctx context.Context, db *sqlx.DB, pr Program, in PayoutDet
 	if err != nil {
 		return PayoutDetails{}, err
 	}
+	// PostgreSQL keeps microseconds: the answer is the time as stored, which a later Get reads.
+	now = now.Truncate(time.Microsecond)
 	if err := programs.SetPayoutDetails(ctx, db, pr.PartnerID, in.Method, sealed, now); err != nil {
 		return PayoutDetails{}, err
 	}
