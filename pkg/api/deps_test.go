@@ -36,6 +36,7 @@ func completeDeps() Deps {
 		DB: db, Logger: logger, Clock: time.Now, Limiter: &ratelimit.Limiter{},
 		Login: &identity.Login{Verifier: &identity.Verifier{}}, Metrics: &metrics.Metrics{},
 		Tracker: tracker.Script{Body: []byte("//")}, Dashboard: dashboard.Assets{Files: map[string]dashboard.Asset{}},
+		Portal:  dashboard.Assets{Files: map[string]dashboard.Asset{}},
 		Devices: &useragent.Parser{}, Clicks: &clicks.Recorder{}, Leads: &leads.Recorder{}, Sales: &sales.Recorder{},
 		Refunds: &sales.RefundRecorder{}, Keys: &apikeys.Lookups{}, Origins: &origins.Cache{},
 		Stripe: &payments.Stripe{DB: db, Log: logger, Now: time.Now}, DNS: net.DefaultResolver, Spec: &openapi3.T{},
@@ -83,7 +84,7 @@ func TestNewNamesAMissingDependency(t *testing.T) {
 	}
 	// Every missing one is named at once.
 	if _, err := New(context.Background(), Deps{Config: complete.Config}); err == nil ||
-		!strings.Contains(err.Error(), "[Clicks Clock DB DNS Dashboard Devices Keys Leads Limiter Logger Login Metrics Origins Refunds Sales Spec Stripe Tracker Webhooks]") {
+		!strings.Contains(err.Error(), "[Clicks Clock DB DNS Dashboard Devices Keys Leads Limiter Logger Login Metrics Origins Portal Refunds Sales Spec Stripe Tracker Webhooks]") {
 		t.Errorf("New with nothing: %v", err)
 	}
 }

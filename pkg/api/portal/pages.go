@@ -81,7 +81,7 @@ func (h *Portal) PartnerLogout(ctx context.Context, req gen.PartnerLogoutRequest
 	}
 	if !dashboard.ValidCSRF(token, csrf) {
 		body, n := pages.Render(pages.Page{Title: "Not signed out", Error: "This sign-out did not come from your portal page. Open the portal and sign out there."})
-		return gen.PartnerLogout403TexthtmlResponse{HTMLPageTexthtmlResponse: gen.HTMLPageTexthtmlResponse{Body: body, ContentLength: n}}, nil
+		return gen.PartnerLogout403TexthtmlResponse{Body: body, ContentLength: n}, nil
 	}
 	if err := logins.RevokePartner(ctx, h.DB, token, h.Now()); err != nil {
 		return nil, err
@@ -158,7 +158,7 @@ func (h *Portal) PartnerInvitationAccept(ctx context.Context, req gen.PartnerInv
 	}
 	if !dashboard.ValidCSRF(token, csrf) {
 		body, n := pages.Render(pages.Page{Title: "Not accepted", Error: "This form did not come from the invitation's page. Open the link again.", Link: path, LinkText: "Open the invitation"})
-		return gen.PartnerInvitationAccept403TexthtmlResponse{HTMLPageTexthtmlResponse: gen.HTMLPageTexthtmlResponse{Body: body, ContentLength: n}}, nil
+		return gen.PartnerInvitationAccept403TexthtmlResponse{Body: body, ContentLength: n}, nil
 	}
 	programID, err := enrollment.Accept(ctx, h.DB, req.Token, p.Email, h.Now())
 	var other *enrollment.OtherEmailError
@@ -170,7 +170,7 @@ func (h *Portal) PartnerInvitationAccept(ctx context.Context, req gen.PartnerInv
 		case 410:
 			return gen.PartnerInvitationAccept410TexthtmlResponse{Body: body, ContentLength: n}, nil
 		case 403:
-			return gen.PartnerInvitationAccept403TexthtmlResponse{HTMLPageTexthtmlResponse: gen.HTMLPageTexthtmlResponse{Body: body, ContentLength: n}}, nil
+			return gen.PartnerInvitationAccept403TexthtmlResponse{Body: body, ContentLength: n}, nil
 		case 409:
 			return gen.PartnerInvitationAccept409TexthtmlResponse{Body: body, ContentLength: n}, nil
 		}

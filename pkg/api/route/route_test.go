@@ -60,6 +60,7 @@ func TestAuthAgreesWithSecurity(t *testing.T) {
 		route.OptionalProgramKey: {"anonymous", "programKey"},
 		route.Account:            {"accountToken"},
 		route.AccountOrSession:   {"accountToken", "sessionCookie"},
+		route.PartnerSession:     {"partnerSession"},
 		route.WebhookSignature:   {"stripeSignature"},
 	}
 	for _, p := range table.All() {
