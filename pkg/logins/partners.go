@@ -117,21 +117,62 @@ func SignInPartner(ctx context.Context, db *sqlx.DB, v IDTokenVerifier, state, i
 	return out, tx.Commit()
 }
 
-// person finds or creates the identity's partner person, in tx.
+// person finds or creates the identity's partner person, in tx. The verified email decides (it is what
+// links a person to partner records): the person is the one with that email, and the identity's subject
+// is recorded on them.
+//   - A subject seen before under another email (the issuer changed the person's address) follows it to
+//     the new one: the old address may be someone else's now, and so are its partner records.
+//   - An email held before under another subject (another issuer, one that re-keyed its users, or an
+//     address the issuer gave to someone else) becomes this subject's, and the sessions signed in under
+//     the other subject end.
 func person(ctx context.Context, tx *sqlx.Tx, id identity.Identity, now time.Time) (Person, error) {
+	var rows []struct {
+		Person
+		Issuer  string `db:"oidc_issuer"`
+		Subject string `db:"oidc_subject"`
+	}
+	if err := tx.SelectContext(ctx, &rows, `SELECT id, email, name, oidc_issuer, oidc_subject FROM partner_people
+		WHERE (oidc_issuer = $1 AND oidc_subject = $2) OR lower(email) = lower($3) ORDER BY id FOR UPDATE`,
+		id.Issuer, id.Subject, id.Email); err != nil {
+		return Person{}, err
+	}
+	var subjectID, emailID int64 // the rows of the subject and of the email (0: none)
+	for _, r := range rows {
+		if r.Issuer == id.Issuer && r.Subject == id.Subject {
+			subjectID = r.ID
+		}
+		if strings.EqualFold(r.Email, id.Email) {
+			emailID = r.ID
+		}
+	}
 	var p Person
-	// The email stays the one first seen: another person may have the new one.
-	err := tx.GetContext(ctx, &p, `UPDATE partner_people SET last_signed_in = $3
-		WHERE oidc_issuer = $1 AND oidc_subject = $2 RETURNING id, email, name`, id.Issuer, id.Subject, now)
-	if err == nil || !errors.Is(err, sql.ErrNoRows) {
+	switch {
+	case emailID != 0 && emailID == subjectID:
+		err := tx.GetContext(ctx, &p, `UPDATE partner_people SET last_signed_in = $2 WHERE id = $1 RETURNING id, email, name`, emailID, now)
+		return p, err
+	case emailID != 0:
+		// The subject's row under its old address (if any) gives way, with its sessions.
+		if subjectID != 0 {
+			if _, err := tx.ExecContext(ctx, `DELETE FROM partner_people WHERE id = $1`, subjectID); err != nil {
+				return Person{}, err
+			}
+		}
+		if _, err := tx.ExecContext(ctx, `UPDATE partner_sessions SET revoked_at = $2 WHERE person_id = $1 AND revoked_at IS NULL`,
+			emailID, now); err != nil {
+			return Person{}, err
+		}
+		err := tx.GetContext(ctx, &p, `UPDATE partner_people SET oidc_issuer = $2, oidc_subject = $3, last_signed_in = $4
+			WHERE id = $1 RETURNING id, email, name`, emailID, id.Issuer, id.Subject, now)
+		return p, err
+	case subjectID != 0:
+		err := tx.GetContext(ctx, &p, `UPDATE partner_people SET email = $2, last_signed_in = $3 WHERE id = $1 RETURNING id, email, name`,
+			subjectID, id.Email, now)
 		return p, err
 	}
-	// A verified email decides: the person who had it under another subject (another issuer, or one that
-	// re-keyed its users) is this one.
-	err = tx.GetContext(ctx, &p, `INSERT INTO partner_people (email, name, oidc_issuer, oidc_subject, last_signed_in)
+	// A new person (a concurrent first sign-in with the same email makes the same one).
+	err := tx.GetContext(ctx, &p, `INSERT INTO partner_people (email, name, oidc_issuer, oidc_subject, last_signed_in)
 		VALUES ($1, $2, $3, $4, $5)
-		ON CONFLICT (lower(email)) DO UPDATE SET oidc_issuer = EXCLUDED.oidc_issuer, oidc_subject = EXCLUDED.oidc_subject,
-			last_signed_in = EXCLUDED.last_signed_in
+		ON CONFLICT (lower(email)) DO UPDATE SET last_signed_in = EXCLUDED.last_signed_in
 		RETURNING id, email, name`, id.Email, strings.TrimSpace(id.Name), id.Issuer, id.Subject, now)
 	return p, err
 }
