@@ -352,7 +352,12 @@ func TestValidEmail(t *testing.T) {
 		"": false, "ada": false, "ada@": false, "@example.com": false, "ada@localhost": false, " ada@example.com": false,
 		"ada@example.com ": false, "Ada <ada@example.com>": false, "<ada@example.com>": false, `"ada lovelace"@example.com`: false,
 		"ada@example.com, bob@example.com": false, "ada@@example.com": false,
-		strings.Repeat("a", 308) + "@example.com": true, strings.Repeat("a", 309) + "@example.com": false,
+		strings.Repeat("a", 64) + "@example.com": true, strings.Repeat("a", 65) + "@example.com": false,
+		"a@" + strings.Repeat("b", 63) + "." + strings.Repeat("c", 63) + "." + strings.Repeat("d", 63) + "." + strings.Repeat("e", 60): true,
+		"a@" + strings.Repeat("b", 63) + "." + strings.Repeat("c", 63) + "." + strings.Repeat("d", 63) + "." + strings.Repeat("e", 61): false,
+		"a@" + strings.Repeat("b", 64) + ".com": false, "ü@example.com": false, "a@exämple.com": false, "a@ex_ample.com": false,
+		"a@-example.com": false, "a@example-.com": false, "a@example..com": false, "a@example.com.": false, "a@[127.0.0.1]": false,
+		"a.b@example.com": true, ".a@example.com": false, "a..b@example.com": false, "a!#$%&'*+-/=?^_`{|}~@example.com": true,
 	} {
 		if got := enrollment.ValidEmail(s); got != want {
 			t.Errorf("ValidEmail(%q) = %v, want %v", s, got, want)

@@ -29,7 +29,8 @@ const (
 	InvitationTTL   = 30 * 24 * time.Hour // a link is valid this long from its last sending
 	MaxMessage      = 2000                // characters of the brand's note
 	MaxName         = 200
-	maxEmail        = 320
+	maxEmail        = 254 // RFC 5321's limit (the spec's format: email), within the spec's maxLength 320
+	maxLocalPart    = 64
 	invitationToken = 32 // random characters of an invitation link's token
 )
 
@@ -127,13 +128,42 @@ func CheckInvitees(list []Invitee, batch bool) error {
 	return nil
 }
 
-// ValidEmail reports whether s is a bare email address (no display name), at most 320 characters.
+// ValidEmail reports whether s is one bare email address as the spec's `format: email` reads it (RFC
+// 5321's mailbox, which strict validators of the spec hold clients to): net/mail parses it as itself, in
+// ASCII (internationalised addresses are `idn-email`), at most 254 characters, an unquoted local part of
+// at most 64, and a domain that is a host name with a dot (no address literal).
 func ValidEmail(s string) bool {
-	if s == "" || len(s) > maxEmail || strings.TrimSpace(s) != s {
+	if s == "" || len(s) > maxEmail {
 		return false
 	}
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			return false
+		}
+	}
 	a, err := mail.ParseAddress(s)
-	return err == nil && a.Address == s && a.Name == "" && strings.Contains(s[strings.LastIndexByte(s, '@')+1:], ".")
+	if err != nil || a.Address != s || a.Name != "" {
+		return false
+	}
+	at := strings.LastIndexByte(s, '@')
+	local, domain := s[:at], s[at+1:]
+	return len(local) <= maxLocalPart && !strings.HasPrefix(local, `"`) && strings.Contains(domain, ".") && hostName(domain)
+}
+
+// hostName reports whether s is a host name: labels of 1 to 63 letters, digits and inner hyphens.
+func hostName(s string) bool {
+	for label := range strings.SplitSeq(s, ".") {
+		if len(label) < 1 || len(label) > 63 || label[0] == '-' || label[len(label)-1] == '-' {
+			return false
+		}
+		for i := 0; i < len(label); i++ {
+			c := label[i]
+			if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-') {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // Invite invites each invitee to the program, all or none, in one transaction: the partner (made, or the
