@@ -1090,6 +1090,7 @@ func TestPortalOwnData(t *testing.T) {
 		{map[string]any{"method": "paypal"}, false},
 		{map[string]any{"method": "paypal", "paypal_email": "Ann <ann@example.com>"}, false},
 		{map[string]any{"method": "paypal", "paypal_email": "not an email"}, false},
+		{map[string]any{"method": "paypal", "paypal_email": "ann@localhost"}, false},
 		{map[string]any{"method": "wire", "bank_details": "IBAN"}, false},
 		{map[string]any{"method": ""}, false},
 	} {

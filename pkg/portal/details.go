@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/mail"
 	"strings"
 	"time"
@@ -20,6 +21,7 @@ const (
 	MethodPayPal       = "paypal"
 	MethodBankTransfer = "bank_transfer"
 	maxBankDetails     = 1000
+	maxPayPalEmail     = 320 // characters, as partners' and invitations' emails
 )
 
 // ErrPayoutDetails refuses payout details out of their format.
@@ -37,8 +39,10 @@ type PayoutDetails struct {
 func (d PayoutDetails) Check() (PayoutDetails, error) {
 	switch d.Method {
 	case MethodPayPal:
-		a, err := mail.ParseAddress(strings.TrimSpace(d.PayPalEmail))
-		if err != nil || a.Name != "" || a.Address != strings.TrimSpace(d.PayPalEmail) {
+		// A bare address of a domain with a dot (PayPal takes no other), at most maxPayPalEmail long.
+		e := strings.TrimSpace(d.PayPalEmail)
+		a, err := mail.ParseAddress(e)
+		if err != nil || a.Name != "" || a.Address != e || len(e) > maxPayPalEmail || !strings.Contains(e[strings.LastIndexByte(e, '@')+1:], ".") {
 			return PayoutDetails{}, ErrPayoutDetails
 		}
 		return PayoutDetails{Method: d.Method, PayPalEmail: a.Address}, nil
@@ -57,10 +61,18 @@ type Details struct {
 	Sealer *seal.Sealer
 }
 
-// NewDetails derives the payout details' key from the server's secrets key.
+// NewDetails derives the payout details' key from the server's secrets key (32 bytes, as the webhook
+// secrets are sealed under: a derived key is 32 bytes whatever it is derived from, so the length is
+// checked here).
 func NewDetails(key []byte) (*Details, error) {
+	if len(key) != 32 {
+		return nil, fmt.Errorf("secrets key: want 32 bytes, got %d", len(key))
+	}
 	s, err := seal.New(seal.Derive(key, "reftrack partner payout details v1"))
-	return &Details{Sealer: s}, err
+	if err != nil {
+		return nil, err
+	}
+	return &Details{Sealer: s}, nil
 }
 
 // Get answers the partner's payout details in the program's workspace (nil when none were given).
