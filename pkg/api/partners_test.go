@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -881,4 +882,70 @@ func TestPartnerRoutesRoles(t *testing.T) {
 	if res := f.env.Do(http.MethodGet, f.base+"/invitations", nil, "Cookie", "reftrack_session="+f.r.AccountToken); res.Status != http.StatusOK {
 		t.Errorf("session cookie: %d %s", res.Status, res.Body)
 	}
+}
+
+// A ban is the program's: the same partner in another program of the workspace keeps their links,
+// commissions and enrollment there, and may be invited there; a partner of that other program only is
+// not found in this one.
+func TestPartnerBanIsPerProgram(t *testing.T) {
+	t.Parallel()
+	f := newLedger(t, nil)
+	res := f.do(http.MethodPost, "/api/v1/cli/init", map[string]any{"name": "Second shop", "domain": "second.example.com",
+		"commission_type": "percent", "commission_rate": 10})
+	if res.Status != http.StatusCreated {
+		t.Fatalf("second program: %d %s", res.Status, res.Body)
+	}
+	d := res.JSON(t)["data"].(map[string]any)
+	g := &ledgerFixture{t: t, env: f.env, clock: f.clock, r: f.r, owner: f.owner, base: fmt.Sprintf("/api/v1/programs/%v", d["program_id"])}
+	var err error
+	if g.r.ProgramID, err = strconv.ParseInt(fmt.Sprint(d["program_id"]), 10, 64); err != nil {
+		t.Fatal(err)
+	}
+	g.r.APIKey = d["api_key"].(string)
+
+	ann := idOf(f.addPartner("Ann", "ann@example.com"))
+	if again := idOf(g.addPartner("Ann", "ann@example.com")); again != ann {
+		t.Fatalf("the workspace's partner Ann is %d in one program, %d in the other", ann, again)
+	}
+	bob := idOf(g.addPartner("Bob", "bob@example.com"))
+	aURL, bURL := f.addLink(ann)["referral_url"].(string), g.addLink(ann)["referral_url"].(string)
+	inA := f.sale("a-1", 10000, "USD", aURL)["id"]
+	g.r.AffiliateURL = bURL
+	inB := g.sale("b-1", 10000, "USD", bURL)["id"]
+
+	f.data(f.do(http.MethodPost, f.enrollmentOf(ann, "ban"), nil), http.StatusOK)
+	if got := f.data(f.do(http.MethodGet, commission(inA), nil), http.StatusOK)["status"]; got != "rejected" {
+		t.Errorf("Ann's commission in the program that banned her: %v", got)
+	}
+	if got := f.data(f.do(http.MethodGet, commission(inB), nil), http.StatusOK)["status"]; got != "pending" {
+		t.Errorf("Ann's commission in the other program: %v", got)
+	}
+	if got := g.listedPartners()[ann]["status"]; got != "approved" {
+		t.Errorf("Ann in the other program: %v", got)
+	}
+	for url, want := range map[string]int{aURL: http.StatusGone, bURL: http.StatusOK} {
+		if res := f.env.Do(http.MethodPost, "/api/v1/track/click", map[string]any{"affiliate_url": url}, "User-Agent", chromeUA); res.Status != want {
+			t.Errorf("click on %s: %d, want %d", url, res.Status, want)
+		}
+	}
+	g.addLink(ann) // a new link in the other program
+	later := g.sale("b-2", 10000, "USD", bURL)
+	if later["status"] != "pending" {
+		t.Errorf("a sale in the other program after the ban: %v", later)
+	}
+	g.conserved()
+	f.conserved()
+
+	// Bob is the workspace's partner, not this program's.
+	for _, action := range []string{"approve", "reject", "ban"} {
+		platformError(t, f.do(http.MethodPost, f.enrollmentOf(bob, action), nil), http.StatusNotFound, "NotFoundError", "Partner not found")
+	}
+	// Banned in one program, Carl may be invited to the other.
+	carl := idOf(f.addPartner("Carl", "carl@example.com"))
+	f.data(f.do(http.MethodPost, f.enrollmentOf(carl, "ban"), nil), http.StatusOK)
+	if got := g.invite(map[string]any{"email": "carl@example.com"})[0]; got["partner_id"] != float64(carl) || got["status"] != "sent" {
+		t.Errorf("Carl invited to the other program: %v", got)
+	}
+	platformError(t, f.do(http.MethodPost, f.base+"/invitations", map[string]any{"email": "carl@example.com"}), http.StatusConflict,
+		"ConflictError", "carl@example.com is banned from this program")
 }

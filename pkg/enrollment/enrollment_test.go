@@ -382,3 +382,52 @@ func TestCheckReason(t *testing.T) {
 		}
 	}
 }
+
+// A payout of a banned partner that fails returns its commissions to approved: the next sweep rejects
+// them (they were never paid), and no payout run takes them meanwhile.
+func TestFailedPayoutOfABannedPartner(t *testing.T) {
+	t.Parallel()
+	b := newBrand(t)
+	ann, key := b.customer("ann")
+	s, err := b.sale(key, "second", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	lr := ledger.Request{AccountID: b.req.AccountID, Email: b.req.Email, Now: b.now()}
+	ids := []int64{}
+	for id := range b.statuses(ann) {
+		ids = append(ids, id)
+	}
+	if _, err := ledger.ApproveMany(b.ctx, b.d.DB, lr, b.r.ProgramID, ids); err != nil {
+		t.Fatal(err)
+	}
+	run, err := ledger.CreatePayouts(b.ctx, b.d.DB, lr, b.r.ProgramID, "")
+	if err != nil || len(run) != 1 {
+		t.Fatalf("payouts %+v (%v)", run, err)
+	}
+	if _, err := enrollment.Ban(b.ctx, b.d.DB, b.req, b.r.ProgramID, ann, nil); err != nil {
+		t.Fatal(err)
+	}
+	for id, st := range b.statuses(ann) {
+		if st != ledger.StatusInPayout {
+			t.Fatalf("commission %d after the ban: %s, want it kept in its payout", id, st)
+		}
+	}
+	if _, err := ledger.MarkFailed(b.ctx, b.d.DB, lr, run[0].ID, "Recipient account closed"); err != nil {
+		t.Fatal(err)
+	}
+	if st := b.statuses(ann)[s.Commission.ID]; st != ledger.StatusApproved {
+		t.Fatalf("after the payout failed: %s", st)
+	}
+	if again, err := ledger.CreatePayouts(b.ctx, b.d.DB, lr, b.r.ProgramID, ""); err != nil || len(again) != 0 {
+		t.Fatalf("a run after the failure paid the banned partner: %+v (%v)", again, err)
+	}
+	if n, err := ledger.SweepBanned(b.ctx, b.d.DB, b.now()); err != nil || n != 2 {
+		t.Fatalf("swept %d (%v), want 2", n, err)
+	}
+	for id, st := range b.statuses(ann) {
+		if st != "rejected (partner banned)" {
+			t.Errorf("commission %d: %s", id, st)
+		}
+	}
+}

@@ -357,3 +357,38 @@ func TestOutboxTwoCouriersSendEachOnce(t *testing.T) {
 		}
 	}
 }
+
+// A subject is a brand's text (its program's name): a line break in it cannot add a header (a Bcc), and
+// reaches the recipient encoded, as one subject.
+func TestOutboxSubjectAddsNoHeader(t *testing.T) {
+	t.Parallel()
+	m := startMailpit(t)
+	o := newOutbox(t)
+	msg := invitation("ann@partner.test")
+	msg.Subject = "Acme\r\nBcc: victim@partner.test\r\nX-Injected: 1 invites you to its partner program"
+	o.enqueue(msg, true)
+	if err := o.courier(smtp(t, m.smtp)).SendAll(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	got := m.messages(t)
+	if len(got) != 1 || !slices.Equal(got[0].To, []string{"ann@partner.test"}) || !strings.HasPrefix(got[0].Subject, "Acme") ||
+		!strings.Contains(got[0].Subject, "invites you to its partner program") {
+		t.Fatalf("received %+v", got)
+	}
+	var raw struct {
+		Bcc []struct{ Address string }
+	}
+	var list struct {
+		Messages []struct{ ID string }
+	}
+	get(t, "http://"+m.api+"/api/v1/messages", &list)
+	get(t, "http://"+m.api+"/api/v1/message/"+list.Messages[0].ID, &raw)
+	if len(raw.Bcc) != 0 {
+		t.Errorf("the subject added a Bcc: %+v", raw.Bcc)
+	}
+	var headers map[string][]string
+	get(t, "http://"+m.api+"/api/v1/message/"+list.Messages[0].ID+"/headers", &headers)
+	if _, injected := headers["X-Injected"]; injected || len(headers["Subject"]) != 1 {
+		t.Errorf("the subject added a header: %v", headers)
+	}
+}
