@@ -746,11 +746,22 @@ func TestPortalInvitations(t *testing.T) {
 		t.Errorf("accepted invitation's page: %d %s", res.StatusCode, page)
 	}
 
-	// 403: accepted by another email, which the page names.
+	// 403: accepted by another email, which the page names (and shows no button to).
 	_, jayToken := portalInvitation(t, a, "jay@example.com")
 	ann := w.signIn("ann@example.com")
+	res, page = ann.b.get("/partners/invitations/" + jayToken)
+	if res.StatusCode != http.StatusOK || !strings.Contains(page, "This invitation was sent to jay@example.com: sign in with that address to accept it.") ||
+		strings.Contains(page, "<form") {
+		t.Errorf("another email's invitation page: %d %s", res.StatusCode, page)
+	}
 	res, page = ann.form("/partners/invitations/"+jayToken, nil, true)
 	pageRefused(t, "another email", res, page, http.StatusForbidden, "This invitation was sent to jay@example.com: sign in with that address to accept it.")
+	// Someone else's accepted invitation says so, without claiming they accepted it.
+	res, page = ann.b.get(path)
+	if res.StatusCode != http.StatusOK || !strings.Contains(page, "This invitation was accepted.") || strings.Contains(page, "You accepted") ||
+		strings.Contains(page, "program="+itoa(a.r.ProgramID)) {
+		t.Errorf("another person's accepted invitation: %d %s", res.StatusCode, page)
+	}
 	if len(ann.programs()) != 0 {
 		t.Error("another email's accept enrolled Ann")
 	}

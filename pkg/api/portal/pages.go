@@ -120,7 +120,7 @@ func (h *Portal) PartnerInvitationPage(ctx context.Context, req gen.PartnerInvit
 		}
 		return gen.PartnerInvitationPage404TexthtmlResponse{Body: body, ContentLength: n}, nil
 	}
-	_, token, ok, err := h.person(ctx)
+	p, token, ok, err := h.person(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -128,18 +128,30 @@ func (h *Portal) PartnerInvitationPage(ctx context.Context, req gen.PartnerInvit
 	if !ok {
 		return gen.PartnerInvitationPage302Response{Headers: gen.RedirectResponseHeaders{Location: signIn(path)}}, nil
 	}
+	body, n := pages.Render(invitationPage(inv, p, token, path))
+	return gen.PartnerInvitationPage200TexthtmlResponse{HTMLPageTexthtmlResponse: gen.HTMLPageTexthtmlResponse{Body: body, ContentLength: n}}, nil
+}
+
+// invitationPage is what an invitation's page shows the signed-in person p: the program and a button to
+// accept it, or why they cannot (it was sent to another address), or that it was accepted.
+func invitationPage(inv enrollment.Invited, p logins.Person, token, path string) pages.Page {
+	mine := strings.EqualFold(p.Email, inv.Email)
+	switch {
+	case inv.Status == enrollment.InvitationAccepted && mine:
+		return pages.Page{Title: "Join " + inv.Program, Message: "You accepted this invitation.",
+			Link: "/partners?program=" + strconv.FormatInt(inv.ProgramID, 10), LinkText: "Open " + inv.Program + " in the portal"}
+	case inv.Status == enrollment.InvitationAccepted:
+		return pages.Page{Title: "Join " + inv.Program, Message: "This invitation was accepted.", Link: "/partners", LinkText: "Open the portal"}
+	case !mine:
+		return pages.Page{Title: "Join " + inv.Program, Error: (&enrollment.OtherEmailError{Invited: inv.Email}).Error() + ".",
+			Link: "/partners", LinkText: "Open the portal"}
+	}
 	msg := inv.Program + " (" + inv.Domain + ") invites " + inv.Email + " to its partner program."
 	if inv.Message != nil {
 		msg += " Their note: “" + *inv.Message + "”"
 	}
-	page := pages.Page{Title: "Join " + inv.Program, Message: msg,
+	return pages.Page{Title: "Join " + inv.Program, Message: msg,
 		Post: &pages.Post{Action: path, CSRF: dashboard.CSRFToken(token), Button: "Accept the invitation"}}
-	if inv.Status == enrollment.InvitationAccepted {
-		page = pages.Page{Title: "Join " + inv.Program, Message: "You accepted this invitation.",
-			Link: "/partners?program=" + strconv.FormatInt(inv.ProgramID, 10), LinkText: "Open " + inv.Program + " in the portal"}
-	}
-	body, n := pages.Render(page)
-	return gen.PartnerInvitationPage200TexthtmlResponse{HTMLPageTexthtmlResponse: gen.HTMLPageTexthtmlResponse{Body: body, ContentLength: n}}, nil
 }
 
 // PartnerInvitationAccept accepts the invitation for the signed-in person and opens its program.
