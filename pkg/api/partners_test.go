@@ -949,3 +949,46 @@ func TestPartnerBanIsPerProgram(t *testing.T) {
 	platformError(t, f.do(http.MethodPost, f.base+"/invitations", map[string]any{"email": "carl@example.com"}), http.StatusConflict,
 		"ConflictError", "carl@example.com is banned from this program")
 }
+
+// A link the brand made for an invited partner stops with the invitation: canceled, the partner is no
+// longer in the program, and their link answers 410 rather than earning them commissions there.
+func TestCanceledInvitationTurnsLinksOff(t *testing.T) {
+	t.Parallel()
+	f := newLedger(t, nil)
+	inv := f.invite(map[string]any{"email": "ivy@example.com"})[0]
+	link := f.addLink(inv["partner_id"])
+	click := func() int {
+		return f.env.Do(http.MethodPost, "/api/v1/track/click", map[string]any{"affiliate_url": link["referral_url"]}, "User-Agent", chromeUA).Status
+	}
+	if s := click(); s != http.StatusOK {
+		t.Fatalf("click on the invited partner's link: %d", s)
+	}
+	f.data(f.do(http.MethodDelete, f.invitation(inv["id"]), nil), http.StatusOK)
+	if s := click(); s != http.StatusGone {
+		t.Errorf("click on the link of a partner whose invitation was canceled: %d, want 410", s)
+	}
+	for _, l := range f.list(f.do(http.MethodGet, f.base+"/links", nil), http.StatusOK) {
+		if l["id"] == link["id"] && l["enabled"] != false {
+			t.Errorf("link after the cancel = %v", l)
+		}
+	}
+	// Invited again and accepted, the partner's link can be turned on by the brand.
+	again := f.invite(map[string]any{"email": "ivy@example.com"})[0]
+	if _, err := f.env.DB.Exec(`UPDATE partner_programs SET status = 'approved' WHERE partner_id = $1 AND program_id = $2`,
+		again["partner_id"], f.r.ProgramID); err != nil {
+		t.Fatal(err)
+	}
+	if got := f.data(f.do(http.MethodPatch, fmt.Sprintf("/api/v1/links/%v", link["id"]), map[string]any{"enabled": true}), http.StatusOK); got["enabled"] != true {
+		t.Errorf("turned on again = %v", got)
+	}
+	if s := click(); s != http.StatusOK {
+		t.Errorf("click after the link was turned on again: %d", s)
+	}
+	if got := f.audited(fmt.Sprintf("invitation:%v", inv["id"])); !slices.Equal(got, []string{"invitation.cancel"}) {
+		t.Errorf("audit = %v", got)
+	}
+	var links int
+	if err := f.env.DB.Get(&links, `SELECT (detail->>'links_disabled')::int FROM audit_log WHERE action = 'invitation.cancel'`); err != nil || links != 1 {
+		t.Errorf("the cancel's audit entry says %d links turned off (%v)", links, err)
+	}
+}

@@ -258,7 +258,7 @@ func (v *Invitations) invite(ctx context.Context, tx *sqlx.Tx, r Request, progra
 // Resend mails a sent (or expired) invitation again with a new link, valid InvitationTTL from now; the
 // previous link stops working.
 func (v *Invitations) Resend(ctx context.Context, r Request, programID, id int64) (Invitation, error) {
-	return v.change(ctx, r, programID, id, func(tx *sqlx.Tx, inv Invitation) (bool, error) {
+	return v.change(ctx, r, programID, id, func(tx *sqlx.Tx, inv Invitation, _ map[string]any) (bool, error) {
 		switch inv.Status {
 		case InvitationAccepted:
 			return false, conflict("Invitation %d was accepted", id)
@@ -283,9 +283,10 @@ func (v *Invitations) Resend(ctx context.Context, r Request, programID, id int64
 }
 
 // Cancel cancels a sent (or expired) invitation: its link stops working and the enrollment it made is
-// withdrawn. A canceled one is answered unchanged.
+// withdrawn, and any link the brand made for the partner in the program is turned off. A canceled one is
+// answered unchanged.
 func (v *Invitations) Cancel(ctx context.Context, r Request, programID, id int64) (Invitation, error) {
-	return v.change(ctx, r, programID, id, func(tx *sqlx.Tx, inv Invitation) (bool, error) {
+	return v.change(ctx, r, programID, id, func(tx *sqlx.Tx, inv Invitation, detail map[string]any) (bool, error) {
 		switch inv.Status {
 		case InvitationAccepted:
 			return false, conflict("Invitation %d was accepted", id)
@@ -300,29 +301,37 @@ func (v *Invitations) Cancel(ctx context.Context, r Request, programID, id int64
 		if err != nil && !errors.Is(err, programs.ErrPartnerNotFound) {
 			return false, err
 		}
-		if err == nil && e.Status == programs.StatusInvited {
-			return true, programs.Withdraw(ctx, tx, e.ID, r.Now)
+		if err != nil || e.Status != programs.StatusInvited {
+			return true, nil
 		}
-		return true, nil
+		if err := programs.Withdraw(ctx, tx, e.ID, r.Now); err != nil {
+			return false, err
+		}
+		// Out of the program, the partner earns nothing there: a link the brand made for them goes off
+		// (as a ban's do; the brand may turn it on again once they are back).
+		links, err := programs.DisablePartnerLinks(ctx, tx, programID, inv.PartnerID)
+		detail["links_disabled"] = links
+		return true, err
 	}, ActionCancel)
 }
 
 // change runs action on the program's invitation id, locked, in one transaction; when action changed it,
-// the audit log records action (as auditAction) and the invitation is read again.
-func (v *Invitations) change(ctx context.Context, r Request, programID, id int64, action func(*sqlx.Tx, Invitation) (bool, error),
-	auditAction string) (Invitation, error) {
+// the audit log records action (as auditAction, with the detail action may add to) and the invitation is
+// read again.
+func (v *Invitations) change(ctx context.Context, r Request, programID, id int64,
+	action func(tx *sqlx.Tx, inv Invitation, detail map[string]any) (bool, error), auditAction string) (Invitation, error) {
 	return inTx(ctx, v.DB, func(tx *sqlx.Tx) (Invitation, error) {
 		inv, err := read(ctx, tx, programID, id, r.Now, true)
 		if err != nil {
 			return Invitation{}, err
 		}
-		changed, err := action(tx, inv)
+		detail := map[string]any{"program_id": programID, "email": inv.Email}
+		changed, err := action(tx, inv, detail)
 		if err != nil || !changed {
 			return inv, err
 		}
 		if err := audit.Write(ctx, tx, audit.Entry{At: r.Now, Actor: r.actor(), Action: auditAction,
-			Target: "invitation:" + strconv.FormatInt(id, 10), Detail: map[string]any{"program_id": programID,
-				"email": inv.Email}}); err != nil {
+			Target: "invitation:" + strconv.FormatInt(id, 10), Detail: detail}); err != nil {
 			return Invitation{}, err
 		}
 		return read(ctx, tx, programID, id, r.Now, false)
