@@ -1128,6 +1128,27 @@ func TestPortalOwnData(t *testing.T) {
 	if d := ann.data(portalPath(sib.r.ProgramID, "payout-details")); d["bank_details"] != bank {
 		t.Errorf("the sibling program's details = %.100v, want the workspace's", d)
 	}
+
+	// Sealed details belong to their partner record: copied onto another partner's row (by someone who
+	// can write the database but has not the key), they do not open there.
+	benID, benURL := a.partner("Ben", "ben@example.com")
+	if res := ann.do(http.MethodPut, details, map[string]any{"method": "paypal", "paypal_email": "ann.pay@example.com"}); res.Status != http.StatusOK {
+		t.Fatalf("set details: %d %s", res.Status, res.Body)
+	}
+	if _, err := w.env.DB.Exec(`UPDATE partners b SET payout_method = a.payout_method, payout_details = a.payout_details
+		FROM partners a WHERE a.id = $1 AND b.id = $2`, annID, benID); err != nil {
+		t.Fatal(err)
+	}
+	ben := w.signIn("ben@example.com")
+	if res := ben.do(http.MethodGet, details, nil); res.Status != http.StatusInternalServerError || strings.Contains(string(res.Body), "ann.pay") {
+		t.Errorf("Ann's details on Ben's row: %d %.200s", res.Status, res.Body)
+	}
+	// Nor does the brand's export pay Ben's payout to Ann's PayPal address.
+	portalSale(t, a, benURL, "ben-customer", "", 1000)
+	a.list(a.do(http.MethodPost, a.base+"/payouts", nil), http.StatusCreated)
+	if res := a.do(http.MethodGet, a.base+"/payouts.csv", nil); res.Status != http.StatusInternalServerError || strings.Contains(string(res.Body), "ann.pay") {
+		t.Errorf("the brand's payouts.csv with Ann's details on Ben's row: %d %.300s", res.Status, res.Body)
+	}
 }
 
 // mapsEqual compares two JSON objects.

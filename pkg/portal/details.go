@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/mail"
+	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -75,13 +76,22 @@ func NewDetails(key []byte) (*Details, error) {
 	return &Details{Sealer: s}, nil
 }
 
+// owner binds a partner's sealed details to their record: details copied onto another partner's row do
+// not open there (they decide where a partner's payouts go).
+func owner(partnerID int64) []byte { return []byte("partner:" + strconv.FormatInt(partnerID, 10)) }
+
+// open opens the partner's sealed details.
+func (d *Details) open(partnerID int64, sealed []byte) (string, error) {
+	return d.Sealer.OpenFor(sealed, owner(partnerID))
+}
+
 // Get answers the partner's payout details in the program's workspace (nil when none were given).
 func (d *Details) Get(ctx context.Context, db sqlx.QueryerContext, pr Program) (*PayoutDetails, error) {
 	method, sealed, at, err := programs.PayoutDetails(ctx, db, pr.PartnerID)
 	if err != nil || method == "" {
 		return nil, err
 	}
-	plain, err := d.Sealer.Open(sealed)
+	plain, err := d.open(pr.PartnerID, sealed)
 	if err != nil {
 		return nil, err
 	}
@@ -103,7 +113,7 @@ func (d *Details) Set(ctx context.Context, db *sqlx.DB, pr Program, in PayoutDet
 	if err != nil {
 		return PayoutDetails{}, err
 	}
-	sealed, err := d.Sealer.Seal(string(b))
+	sealed, err := d.Sealer.SealFor(string(b), owner(pr.PartnerID))
 	if err != nil {
 		return PayoutDetails{}, err
 	}

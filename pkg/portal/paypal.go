@@ -22,7 +22,7 @@ func (d *Details) PayPalEmails(ctx context.Context, db sqlx.QueryerContext, ids 
 		if s.Method != MethodPayPal {
 			continue
 		}
-		plain, err := d.Sealer.Open(s.Sealed)
+		plain, err := d.open(id, s.Sealed)
 		if err != nil {
 			return nil, err
 		}

@@ -47,23 +47,30 @@ func ParseKey(s string) ([]byte, error) {
 }
 
 // Seal encrypts a secret; the nonce leads the result.
-func (s *Sealer) Seal(secret string) ([]byte, error) {
+func (s *Sealer) Seal(secret string) ([]byte, error) { return s.SealFor(secret, nil) }
+
+// Open decrypts what Seal made.
+func (s *Sealer) Open(sealed []byte) (string, error) { return s.OpenFor(sealed, nil) }
+
+// SealFor encrypts a secret bound to its owner (AES-GCM's additional data, e.g. "partner:42"): it opens
+// only for the same owner, so a sealed value copied onto another row of the table does not open there.
+func (s *Sealer) SealFor(secret string, owner []byte) ([]byte, error) {
 	nonce := make([]byte, s.aead.NonceSize(), s.aead.NonceSize()+len(secret)+s.aead.Overhead())
 	if _, err := rand.Read(nonce); err != nil {
 		return nil, err
 	}
-	return s.aead.Seal(nonce, nonce, []byte(secret), nil), nil
+	return s.aead.Seal(nonce, nonce, []byte(secret), owner), nil
 }
 
-// Open decrypts what Seal made.
-func (s *Sealer) Open(sealed []byte) (string, error) {
+// OpenFor decrypts what SealFor made for owner.
+func (s *Sealer) OpenFor(sealed, owner []byte) (string, error) {
 	n := s.aead.NonceSize()
 	if len(sealed) < n {
 		return "", errors.New("sealed value too short")
 	}
-	b, err := s.aead.Open(nil, sealed[:n], sealed[n:], nil)
+	b, err := s.aead.Open(nil, sealed[:n], sealed[n:], owner)
 	if err != nil {
-		return "", fmt.Errorf("sealed value: %w (is WEBHOOK_SECRETS_KEY the one it was sealed with?)", err)
+		return "", fmt.Errorf("sealed value: %w (is WEBHOOK_SECRETS_KEY the one it was sealed with, and is the value on its own row?)", err)
 	}
 	return string(b), nil
 }

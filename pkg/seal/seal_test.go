@@ -89,6 +89,34 @@ func TestOpenRefuses(t *testing.T) {
 	}
 }
 
+// A value sealed for an owner opens for that owner only (nor without one), and one sealed without an
+// owner opens only without one.
+func TestSealForOwner(t *testing.T) {
+	s := sealer(t, key("owners"))
+	sealed, err := s.SealFor("ada@example.com", []byte("partner:42"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, err := s.OpenFor(sealed, []byte("partner:42")); err != nil || got != "ada@example.com" {
+		t.Errorf("OpenFor its owner = %q, %v", got, err)
+	}
+	for _, other := range [][]byte{[]byte("partner:43"), []byte("partner:4"), nil, {}} {
+		if got, err := s.OpenFor(sealed, other); err == nil {
+			t.Errorf("opened for %q as %q", other, got)
+		}
+	}
+	if got, err := s.Open(sealed); err == nil {
+		t.Errorf("Open without an owner = %q", got)
+	}
+	plain, err := s.Seal("whsec_1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.OpenFor(plain, []byte("partner:42")); err == nil {
+		t.Error("a value sealed without an owner opens for one")
+	}
+}
+
 func TestDerive(t *testing.T) {
 	k := key("master")
 	a, b := seal.Derive(k, "reftrack partner payout details v1"), seal.Derive(k, "reftrack something else v1")
