@@ -1079,6 +1079,7 @@ const (
 	SaleCommissionStatusApproved          SaleCommissionStatus = "approved"
 	SaleCommissionStatusPartiallyReversed SaleCommissionStatus = "partially_reversed"
 	SaleCommissionStatusPending           SaleCommissionStatus = "pending"
+	SaleCommissionStatusRejected          SaleCommissionStatus = "rejected"
 	SaleCommissionStatusReversed          SaleCommissionStatus = "reversed"
 )
 
@@ -1090,6 +1091,8 @@ func (e SaleCommissionStatus) Valid() bool {
 	case SaleCommissionStatusPartiallyReversed:
 		return true
 	case SaleCommissionStatusPending:
+		return true
+	case SaleCommissionStatusRejected:
 		return true
 	case SaleCommissionStatusReversed:
 		return true
@@ -3085,12 +3088,14 @@ type SaleCommission struct {
 	Id            int64  `json:"id"`
 
 	// Status The new commission's status: `pending` (in its hold), or `approved` at once when the program
-	// holds commissions 0 days (`hold_days`) and approves them automatically.
+	// holds commissions 0 days (`hold_days`) and approves them automatically; `rejected` (reason
+	// `partner banned`) when the sale's partner is banned from the program: it pays nothing.
 	Status SaleCommissionStatus `json:"status"`
 }
 
 // SaleCommissionStatus The new commission's status: `pending` (in its hold), or `approved` at once when the program
-// holds commissions 0 days (`hold_days`) and approves them automatically.
+// holds commissions 0 days (`hold_days`) and approves them automatically; `rejected` (reason
+// `partner banned`) when the sale's partner is banned from the program: it pays nothing.
 type SaleCommissionStatus string
 
 // SaleRecorded The sale and its commission (`commission` is null when this sale pays none, e.g. a later sale on a non-recurring commission type).
@@ -5753,7 +5758,8 @@ type ClientInterface interface {
 	// CreatePartnerWithBody Add a partner to a program
 	//
 	// Owner or admin. Creates the partner (or reuses the workspace's partner with that email) and its
-	// partner-program relationship.
+	// partner-program relationship, `approved` at once. A partner already in the program keeps their
+	// enrollment as it is (invited, applied, rejected or banned: see the approve, reject and ban routes).
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -5763,7 +5769,8 @@ type ClientInterface interface {
 	// CreatePartner Add a partner to a program
 	//
 	// Owner or admin. Creates the partner (or reuses the workspace's partner with that email) and its
-	// partner-program relationship.
+	// partner-program relationship, `approved` at once. A partner already in the program keeps their
+	// enrollment as it is (invited, applied, rejected or banned: see the approve, reject and ban routes).
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -8500,7 +8507,8 @@ func (c *Client) ListPartners(ctx context.Context, programId ProgramId, reqEdito
 // CreatePartnerWithBody Add a partner to a program
 //
 // Owner or admin. Creates the partner (or reuses the workspace's partner with that email) and its
-// partner-program relationship.
+// partner-program relationship, `approved` at once. A partner already in the program keeps their
+// enrollment as it is (invited, applied, rejected or banned: see the approve, reject and ban routes).
 //
 // Takes any type of body and a specified content type.
 //
@@ -8520,7 +8528,8 @@ func (c *Client) CreatePartnerWithBody(ctx context.Context, programId ProgramId,
 // CreatePartner Add a partner to a program
 //
 // Owner or admin. Creates the partner (or reuses the workspace's partner with that email) and its
-// partner-program relationship.
+// partner-program relationship, `approved` at once. A partner already in the program keeps their
+// enrollment as it is (invited, applied, rejected or banned: see the approve, reject and ban routes).
 //
 // Takes a body of the `application/json` content type.
 //
@@ -16660,7 +16669,8 @@ type ClientWithResponsesInterface interface {
 	// CreatePartnerWithBodyWithResponse Add a partner to a program
 	//
 	// Owner or admin. Creates the partner (or reuses the workspace's partner with that email) and its
-	// partner-program relationship.
+	// partner-program relationship, `approved` at once. A partner already in the program keeps their
+	// enrollment as it is (invited, applied, rejected or banned: see the approve, reject and ban routes).
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -16670,7 +16680,8 @@ type ClientWithResponsesInterface interface {
 	// CreatePartnerWithResponse Add a partner to a program
 	//
 	// Owner or admin. Creates the partner (or reuses the workspace's partner with that email) and its
-	// partner-program relationship.
+	// partner-program relationship, `approved` at once. A partner already in the program keeps their
+	// enrollment as it is (invited, applied, rejected or banned: see the approve, reject and ban routes).
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -31137,11 +31148,18 @@ type ProgramApplicationPageHTTPResponse429Headers struct {
 	XRateLimitReset     int
 }
 
+// ProgramApplicationPageHTTPResponse503Headers the declared response headers of an HTTP 503 response for ProgramApplicationPage
+type ProgramApplicationPageHTTPResponse503Headers struct {
+	RetryAfter int
+}
+
 type ProgramApplicationPageHTTPResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *ProgramApplicationPageHTTPResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ProgramApplicationPageHTTPResponse503Headers
 }
 
 // GetBody returns the raw response body bytes
@@ -31191,6 +31209,11 @@ type ProgramApplyHTTPResponse429Headers struct {
 	XRateLimitReset     int
 }
 
+// ProgramApplyHTTPResponse503Headers the declared response headers of an HTTP 503 response for ProgramApply
+type ProgramApplyHTTPResponse503Headers struct {
+	RetryAfter int
+}
+
 type ProgramApplyHTTPResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -31200,6 +31223,8 @@ type ProgramApplyHTTPResponse struct {
 	Headers303 *ProgramApplyHTTPResponse303Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *ProgramApplyHTTPResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ProgramApplyHTTPResponse503Headers
 }
 
 // GetBody returns the raw response body bytes
@@ -31250,6 +31275,11 @@ type PartnerPortalPageHTTPResponse429Headers struct {
 	XRateLimitReset     int
 }
 
+// PartnerPortalPageHTTPResponse503Headers the declared response headers of an HTTP 503 response for PartnerPortalPage
+type PartnerPortalPageHTTPResponse503Headers struct {
+	RetryAfter int
+}
+
 type PartnerPortalPageHTTPResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -31259,6 +31289,8 @@ type PartnerPortalPageHTTPResponse struct {
 	Headers302 *PartnerPortalPageHTTPResponse302Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *PartnerPortalPageHTTPResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *PartnerPortalPageHTTPResponse503Headers
 }
 
 // GetBody returns the raw response body bytes
@@ -31367,6 +31399,11 @@ type PartnerInvitationPageHTTPResponse429Headers struct {
 	XRateLimitReset     int
 }
 
+// PartnerInvitationPageHTTPResponse503Headers the declared response headers of an HTTP 503 response for PartnerInvitationPage
+type PartnerInvitationPageHTTPResponse503Headers struct {
+	RetryAfter int
+}
+
 type PartnerInvitationPageHTTPResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -31374,6 +31411,8 @@ type PartnerInvitationPageHTTPResponse struct {
 	Headers302 *PartnerInvitationPageHTTPResponse302Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *PartnerInvitationPageHTTPResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *PartnerInvitationPageHTTPResponse503Headers
 }
 
 // GetBody returns the raw response body bytes
@@ -31423,6 +31462,11 @@ type PartnerInvitationAcceptHTTPResponse429Headers struct {
 	XRateLimitReset     int
 }
 
+// PartnerInvitationAcceptHTTPResponse503Headers the declared response headers of an HTTP 503 response for PartnerInvitationAccept
+type PartnerInvitationAcceptHTTPResponse503Headers struct {
+	RetryAfter int
+}
+
 type PartnerInvitationAcceptHTTPResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -31432,6 +31476,8 @@ type PartnerInvitationAcceptHTTPResponse struct {
 	Headers303 *PartnerInvitationAcceptHTTPResponse303Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *PartnerInvitationAcceptHTTPResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *PartnerInvitationAcceptHTTPResponse503Headers
 }
 
 // GetBody returns the raw response body bytes
@@ -31477,6 +31523,11 @@ type PartnerLoginHTTPResponse429Headers struct {
 	XRateLimitReset     int
 }
 
+// PartnerLoginHTTPResponse503Headers the declared response headers of an HTTP 503 response for PartnerLogin
+type PartnerLoginHTTPResponse503Headers struct {
+	RetryAfter int
+}
+
 type PartnerLoginHTTPResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -31484,6 +31535,8 @@ type PartnerLoginHTTPResponse struct {
 	Headers302 *PartnerLoginHTTPResponse302Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *PartnerLoginHTTPResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *PartnerLoginHTTPResponse503Headers
 }
 
 // GetBody returns the raw response body bytes
@@ -31528,6 +31581,11 @@ type PartnerLogoutHTTPResponse429Headers struct {
 	XRateLimitReset     int
 }
 
+// PartnerLogoutHTTPResponse503Headers the declared response headers of an HTTP 503 response for PartnerLogout
+type PartnerLogoutHTTPResponse503Headers struct {
+	RetryAfter int
+}
+
 type PartnerLogoutHTTPResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -31535,6 +31593,8 @@ type PartnerLogoutHTTPResponse struct {
 	Headers200 *PartnerLogoutHTTPResponse200Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *PartnerLogoutHTTPResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *PartnerLogoutHTTPResponse503Headers
 }
 
 // GetBody returns the raw response body bytes
@@ -33052,7 +33112,8 @@ func (c *ClientWithResponses) ListPartnersWithResponse(ctx context.Context, prog
 // CreatePartnerWithBodyWithResponse Add a partner to a program
 //
 // Owner or admin. Creates the partner (or reuses the workspace's partner with that email) and its
-// partner-program relationship.
+// partner-program relationship, `approved` at once. A partner already in the program keeps their
+// enrollment as it is (invited, applied, rejected or banned: see the approve, reject and ban routes).
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -33068,7 +33129,8 @@ func (c *ClientWithResponses) CreatePartnerWithBodyWithResponse(ctx context.Cont
 // CreatePartnerWithResponse Add a partner to a program
 //
 // Owner or admin. Creates the partner (or reuses the workspace's partner with that email) and its
-// partner-program relationship.
+// partner-program relationship, `approved` at once. A partner already in the program keeps their
+// enrollment as it is (invited, applied, rejected or banned: see the approve, reject and ban routes).
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -53325,6 +53387,16 @@ func ParseProgramApplicationPageHTTPResponse(rsp *http.Response) (*ProgramApplic
 			headers.XRateLimitReset = value
 		}
 		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers ProgramApplicationPageHTTPResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -53395,6 +53467,16 @@ func ParseProgramApplyHTTPResponse(rsp *http.Response) (*ProgramApplyHTTPRespons
 			headers.XRateLimitReset = value
 		}
 		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers ProgramApplyHTTPResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -53472,6 +53554,16 @@ func ParsePartnerPortalPageHTTPResponse(rsp *http.Response) (*PartnerPortalPageH
 			headers.XRateLimitReset = value
 		}
 		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers PartnerPortalPageHTTPResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -53608,6 +53700,16 @@ func ParsePartnerInvitationPageHTTPResponse(rsp *http.Response) (*PartnerInvitat
 			headers.XRateLimitReset = value
 		}
 		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers PartnerInvitationPageHTTPResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -53678,6 +53780,16 @@ func ParsePartnerInvitationAcceptHTTPResponse(rsp *http.Response) (*PartnerInvit
 			headers.XRateLimitReset = value
 		}
 		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers PartnerInvitationAcceptHTTPResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -53745,6 +53857,16 @@ func ParsePartnerLoginHTTPResponse(rsp *http.Response) (*PartnerLoginHTTPRespons
 			headers.XRateLimitReset = value
 		}
 		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers PartnerLoginHTTPResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -53805,6 +53927,16 @@ func ParsePartnerLogoutHTTPResponse(rsp *http.Response) (*PartnerLogoutHTTPRespo
 			headers.XRateLimitReset = value
 		}
 		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers PartnerLogoutHTTPResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
