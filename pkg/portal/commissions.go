@@ -72,16 +72,16 @@ func MaskEmail(email string) string {
 	return string(r) + "***" + email[at:]
 }
 
-// MaskKey keeps a customer key's prefix (up to its first "_") and its last two characters: "cus_***42".
-// A key too short to keep anything of shows as "***".
+// MaskKey keeps a customer key's type prefix (2 or 3 lower-case letters and "_", as processors write
+// them: "cus_", "pi_") and its last two characters: "cus_***42". A longer prefix could be a name ("john_smith_85"
+// shows as "***85"), so it is hidden with the rest; a key too short to keep its end shows as "***".
 func MaskKey(key string) string {
-	runes := []rune(key)
 	prefix := ""
-	if i := strings.IndexByte(key, '_'); i >= 0 && i < 8 {
+	if i := strings.IndexByte(key, '_'); i >= 2 && i <= 3 && strings.Trim(key[:i], "abcdefghijklmnopqrstuvwxyz") == "" {
 		prefix = key[:i+1]
 	}
-	rest := len(runes) - utf8.RuneCountInString(prefix)
-	if rest < 5 {
+	runes := []rune(key[len(prefix):])
+	if len(runes) < 5 {
 		return prefix + "***"
 	}
 	return prefix + "***" + string(runes[len(runes)-2:])

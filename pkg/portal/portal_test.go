@@ -40,17 +40,19 @@ func TestMaskKey(t *testing.T) {
 		{"cus_12345", "cus_***45"},
 		{"cus_1234", "cus_***"}, // too short to show its end
 		{"cus_", "cus_***"},
-		{"user_élodie-42", "user_***42"},
+		{"user_élodie-42", "***42"},
+		{"john_smith_85", "***85"}, // a name before the "_" is hidden
+		{"Cus_ABCDEF42", "***42"},  // a prefix is lower-case letters
 		{"customer-123456", "***56"},
 		{"12345", "***45"},
 		{"1234", "***"},
 		{"a", "***"},
 		{"", "***"},
-		{"_abcdef", "_***ef"},
-		{"abcdefgh_123456", "***56"}, // a prefix of 8 or more is no prefix
+		{"_abcdef", "***ef"},
+		{"abcdefgh_123456", "***56"}, // a prefix of 4 or more is no prefix
 		{"cus_ab😀😀😀", "cus_***😀😀"},
 		{"cus_abcdé", "cus_***dé"},
-		{"ключ_клиента", "***та"}, // "ключ" is 8 bytes: no prefix
+		{"ключ_клиента", "***та"}, // not a-z: no prefix
 		{"ab_日本語テキスト", "ab_***スト"},
 	} {
 		if got := portal.MaskKey(c.in); got != c.want {

@@ -385,9 +385,16 @@ func GetLink(ctx context.Context, q sqlx.QueryerContext, id int64) (Link, error)
 
 // CreateLink makes a referral link for a partner of the program; shortLink "" draws a random one.
 func CreateLink(ctx context.Context, dbx *sqlx.DB, programID, partnerID int64, shortLink string) (Link, error) {
+	tx, err := dbx.BeginTxx(ctx, nil)
+	if err != nil {
+		return Link{}, err
+	}
+	defer tx.Rollback() //nolint:errcheck // a no-op after Commit
+	// FOR SHARE: a ban in progress (which locks the relationship to turn the partner's links off) finishes
+	// first, and none starts until this link is in, so it cannot come out enabled for a banned partner.
 	var status string
-	err := dbx.GetContext(ctx, &status, `SELECT status FROM partner_programs WHERE program_id = $1 AND partner_id = $2
-		AND status <> 'removed'`, programID, partnerID)
+	err = tx.GetContext(ctx, &status, `SELECT status FROM partner_programs WHERE program_id = $1 AND partner_id = $2
+		AND status <> 'removed' FOR SHARE`, programID, partnerID)
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
 		return Link{}, ErrPartnerNotFound
@@ -396,11 +403,15 @@ func CreateLink(ctx context.Context, dbx *sqlx.DB, programID, partnerID int64, s
 	case status == StatusBanned:
 		return Link{}, ErrPartnerBanned
 	}
-	id, _, err := InsertLink(ctx, dbx, programID, partnerID, shortLink)
+	id, _, err := InsertLink(ctx, tx, programID, partnerID, shortLink)
 	if err != nil {
 		return Link{}, err
 	}
-	return GetLink(ctx, dbx, id)
+	l, err := GetLink(ctx, tx, id)
+	if err != nil {
+		return Link{}, err
+	}
+	return l, tx.Commit()
 }
 
 // InsertLink inserts a referral link (in the caller's transaction, if any). shortLink "" draws a random

@@ -209,9 +209,15 @@ func (h *Portal) ProgramApplicationPage(ctx context.Context, req gen.ProgramAppl
 	if err != nil {
 		return nil, err
 	}
-	rate := prog.CommissionRate + " per sale"
+	// The rate is decimal text ("20.0000"), shown without its trailing zeros; a fixed one is in each sale's
+	// currency (a program has none of its own).
+	shown := prog.CommissionRate
+	if strings.Contains(shown, ".") {
+		shown = strings.TrimRight(strings.TrimRight(shown, "0"), ".")
+	}
+	rate := shown + " per sale, in the sale's currency"
 	if strings.Contains(prog.CommissionType, "percent") {
-		rate = strings.TrimRight(strings.TrimRight(prog.CommissionRate, "0"), ".") + "% of each sale"
+		rate = shown + "% of each sale"
 	}
 	page := pages.Page{Title: "Become a partner of " + prog.Name, Message: prog.Name + " (" + prog.Domain + ") pays its partners " + rate + "."}
 	path := "/p/" + url.PathEscape(prog.Slug)
