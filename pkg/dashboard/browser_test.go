@@ -360,14 +360,14 @@ func TestRolesOnThePage(t *testing.T) {
 		return email
 	}
 	cases := []struct {
-		role                           string
-		email                          string
-		events, switchable, regenerate bool
+		role                                     string
+		email                                    string
+		events, switchable, regenerate, partners bool
 	}{
-		{"owner", r.AccountEmail, true, true, true},
-		{"admin", invite("admin"), true, true, false},
-		{"analyst", invite("analyst"), true, false, false},
-		{"billing", invite("billing"), false, false, false},
+		{"owner", r.AccountEmail, true, true, true, true},
+		{"admin", invite("admin"), true, true, false, true},
+		{"analyst", invite("analyst"), true, false, false, false},
+		{"billing", invite("billing"), false, false, false, false},
 	}
 	for _, c := range cases {
 		t.Run(c.role, func(t *testing.T) {
@@ -393,6 +393,13 @@ func TestRolesOnThePage(t *testing.T) {
 			}
 			if a.visible("#regenerate") != c.regenerate {
 				t.Errorf("regenerate shown = %v", a.visible("#regenerate"))
+			}
+			// The Partners view lists the partners to every role; inviting and the moves are partners:write's.
+			if a.count(fmt.Sprintf(`#partners tr[data-partner="%d"]`, r.PartnerID)) != 1 || a.visible("#invite") != c.partners ||
+				(a.count(`#partners button[data-action="ban"]`) == 1) != c.partners {
+				t.Errorf("partners view: listed %d, invite shown %v, ban buttons %d; want moves %v",
+					a.count(fmt.Sprintf(`#partners tr[data-partner="%d"]`, r.PartnerID)), a.visible("#invite"),
+					a.count(`#partners button[data-action="ban"]`), c.partners)
 			}
 			a.noPageErrors()
 		})
