@@ -90,7 +90,7 @@ func TestLivez(t *testing.T) {
 		t.Errorf("healthz while draining: %d", res.Status)
 	}
 	if res := env.Do(http.MethodGet, "/readyz", nil); res.Status != http.StatusOK {
-		t.Errorf("readyz while draining: %d", res.Status)
+		t.Errorf("readyz while draining: %d %s", res.Status, res.Body) // the checks say which failed
 	}
 }
 
