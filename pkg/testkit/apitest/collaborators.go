@@ -3,7 +3,11 @@ package apitest
 import (
 	"context"
 	"crypto/rsa"
+	"crypto/x509"
+	_ "embed"
+	"encoding/pem"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net"
 	"sync"
@@ -52,14 +56,15 @@ var shared = sync.OnceValues(func() (*fixed, error) {
 	if f.portal, err = dashboard.LoadPortal(); err != nil {
 		return nil, err
 	}
-	if f.devKey, err = identity.NewSigningKey(); err != nil {
+	if f.devKey, err = devIssuerKey(); err != nil {
 		return nil, err
 	}
-	// The response validator's own copy: its router reads servers, which would make it check the Host.
-	if f.validationDoc, err = openapi.Load(context.Background()); err != nil {
-		return nil, err
-	}
-	f.validationDoc.Servers = nil
+	// The response validator's own copy, without servers (its router reads them, which would make it check
+	// the Host): a shallow copy of the parsed spec, as everything under it is only read, rather than a
+	// second parse of the YAML in every test process.
+	validation := *f.spec
+	validation.Servers = nil
+	f.validationDoc = &validation
 	if f.router, err = gorillamux.NewRouter(f.validationDoc); err != nil {
 		return nil, err
 	}
@@ -163,4 +168,27 @@ func (f *FakeDNS) Lookups() int {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return f.lookups
+}
+
+// devIssuerTestKey signs the development issuer's tokens in tests: a fixed key, made for the tests and
+// used nowhere else, rather than a new 2048-bit key (a prime search of varying length) in every test
+// process.
+//
+//go:embed devissuer_test_key.pem
+var devIssuerTestKey []byte
+
+func devIssuerKey() (*rsa.PrivateKey, error) {
+	block, _ := pem.Decode(devIssuerTestKey)
+	if block == nil {
+		return nil, errors.New("apitest: devissuer_test_key.pem holds no PEM block")
+	}
+	k, err := x509.ParsePKCS8PrivateKey(block.Bytes)
+	if err != nil {
+		return nil, fmt.Errorf("apitest: development issuer key: %w", err)
+	}
+	rk, ok := k.(*rsa.PrivateKey)
+	if !ok {
+		return nil, errors.New("apitest: development issuer key is not RSA")
+	}
+	return rk, nil
 }
