@@ -34,9 +34,15 @@ $(TRACKER_DEPS): tracker/package.json tracker/package-lock.json
 	cd tracker && npm ci --no-audit --no-fund --loglevel=error
 
 ## lint: Spectral (spectral:oas) and Redocly (recommended) on the spec; any error fails
-lint: $(NPM_DEPS)
+lint: bin/lint.stamp
+
+# The linters' verdict depends only on the spec, their configuration and their versions: it is kept (the
+# stamp, in the git-ignored bin/) until one of those changes, so a `make test` with the spec unchanged
+# does not start them again. A fresh clone (CI) always runs them.
+bin/lint.stamp: openapi/openapi.yaml openapi/redocly.yaml openapi/package-lock.json $(NPM_DEPS)
 	cd openapi && ./node_modules/.bin/spectral lint --fail-severity=error openapi.yaml
 	cd openapi && ./node_modules/.bin/redocly lint --config redocly.yaml openapi.yaml
+	@mkdir -p bin && touch $@
 
 ## run: Postgres (found or started), database, migrations, demo program, server on :8080
 run:
