@@ -130,7 +130,7 @@ func TestDashboardSignIn(t *testing.T) {
 	// The session is the dashboard's: the CLI cannot poll it, and it cannot be signed in twice.
 	platformError(t, env.Do(http.MethodGet, "/api/v1/cli/auth/poll?state="+state, nil), 404, "NotFoundError", "Session not found")
 	if res, page := b.post("/login", url.Values{"state": {state}, "email": {r.AccountEmail}}); res.StatusCode != http.StatusBadRequest ||
-		!strings.Contains(page, "Open the dashboard again.") {
+		!strings.Contains(page, "Open the dashboard again.") || !strings.Contains(page, `href="/dashboard"`) {
 		t.Errorf("replay: %d %s", res.StatusCode, page)
 	}
 	// An expired dashboard sign-in says to open the dashboard again (not to run the CLI).
@@ -139,7 +139,7 @@ func TestDashboardSignIn(t *testing.T) {
 		t.Fatal(err)
 	}
 	if res, page := b.get("/login?state=" + expired); res.StatusCode != http.StatusBadRequest || !strings.Contains(page, "has expired") ||
-		!strings.Contains(page, "Open the dashboard again.") {
+		!strings.Contains(page, "Open the dashboard again.") || !strings.Contains(page, `href="/dashboard"`) {
 		t.Errorf("expired: %d %s", res.StatusCode, page)
 	}
 	// The page's script and style sheet, with their ETags.

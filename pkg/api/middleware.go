@@ -66,6 +66,9 @@ func (mw *middlewares) requestContext(next echo.HandlerFunc) echo.HandlerFunc {
 		}
 		if !ok {
 			policy = route.Default // echo's own 404
+			if route.PagePath(req.URL.Path) {
+				policy = route.DefaultPage
+			}
 		}
 		m := &request.Meta{ID: req.Header.Get(request.HeaderID), IP: c.RealIP(), Method: req.Method, Header: textHeader(req.Header),
 			ViaTrustedProxy: mw.trusted(req.RemoteAddr)}
@@ -76,6 +79,7 @@ func (mw *middlewares) requestContext(next echo.HandlerFunc) echo.HandlerFunc {
 		res := c.Response()
 		res.Before(func() {
 			h := res.Header()
+			securityHeaders(h)
 			if slices.Contains(policy.Errors.NoRequestIDOn, res.Status) {
 				h.Del(request.HeaderID)
 			} else {
@@ -331,5 +335,26 @@ func (mw *middlewares) authenticate(next echo.HandlerFunc) echo.HandlerFunc {
 		}
 		c.SetRequest(req.WithContext(ctx))
 		return next(c)
+	}
+}
+
+// PageCSP is the Content-Security-Policy of an HTML page that sets none of its own (the login and sign-out
+// pages, the development issuer and mailbox, the partner portal's forms, the front page, errors): they
+// are never framed (no clickjacking of a sign-in form) and nothing rewrites their base URL. The dashboard,
+// the partner portal and the API reference send stricter ones of their own.
+const PageCSP = "frame-ancestors 'none'; base-uri 'none'"
+
+// securityHeaders are on every answer: no content sniffing, and referrers that carry no path or query to
+// other sites (a page's URL may hold a login state or an invitation token). An HTML page without a
+// Content-Security-Policy of its own gets PageCSP.
+func securityHeaders(h http.Header) {
+	if h.Get("X-Content-Type-Options") == "" {
+		h.Set("X-Content-Type-Options", "nosniff")
+	}
+	if h.Get("Referrer-Policy") == "" {
+		h.Set("Referrer-Policy", "strict-origin-when-cross-origin")
+	}
+	if strings.HasPrefix(h.Get("Content-Type"), "text/html") && h.Get("Content-Security-Policy") == "" {
+		h.Set("Content-Security-Policy", PageCSP)
 	}
 }

@@ -346,24 +346,40 @@ type Link struct {
 	ProgramID *int64    `db:"program_id"`
 	Enabled   bool      `db:"enabled"`
 	Domain    *string   `db:"domain"` // the program's, for the referral URL
+	// Origins are the program's allowed origins: the one on the domain gives the referral URL its scheme
+	// and port.
+	Origins pq.StringArray `db:"allowed_origins"`
 	CreatedAt time.Time `db:"created_at"`
 	UpdatedAt time.Time `db:"updated_at"`
 }
 
-// ReferralURL is the program's site with ?aff=<short_link>.
+// ReferralURL is the program's site with ?aff=<short_link>. The domain is a host name alone; an allowed
+// origin on that host says the site's scheme and port (https preferred; `make run`'s demo shop is
+// http://localhost:8080, whose port the domain cannot hold). Without one: https, or http for a local host.
 func (l Link) ReferralURL() string {
 	if l.Domain == nil {
 		return ""
 	}
 	host := *l.Domain
-	scheme := "https"
+	site := "https://" + host
 	if strings.HasPrefix(host, "localhost") || strings.HasPrefix(host, "127.0.0.1") {
-		scheme = "http"
+		site = "http://" + host
 	}
-	return scheme + "://" + host + "/?aff=" + url.QueryEscape(l.ShortLink)
+	for _, o := range l.Origins {
+		u, err := url.Parse(o)
+		if err != nil || !strings.EqualFold(u.Hostname(), host) {
+			continue
+		}
+		site = u.Scheme + "://" + u.Host
+		if u.Scheme == "https" {
+			break
+		}
+	}
+	return site + "/?aff=" + url.QueryEscape(l.ShortLink)
 }
 
-const linkQuery = `SELECT l.id, l.short_link, l.partner_id, l.program_id, l.enabled, p.domain, l.created_at, l.updated_at
+const linkQuery = `SELECT l.id, l.short_link, l.partner_id, l.program_id, l.enabled, p.domain, p.allowed_origins,
+	l.created_at, l.updated_at
 	FROM referral_links l LEFT JOIN programs p ON p.id = l.program_id`
 
 // Links lists the program's referral links.

@@ -200,3 +200,28 @@ func TestOfAccount(t *testing.T) {
 		t.Errorf("second = %+v", got[1])
 	}
 }
+
+// The referral URL takes its scheme and port from an allowed origin on the program's domain (the domain
+// holds a host name only): `make run`'s demo shop at http://localhost:8080 keeps its port.
+func TestReferralURL(t *testing.T) {
+	t.Parallel()
+	s := func(v string) *string { return &v }
+	for _, c := range []struct {
+		domain  *string
+		origins []string
+		want    string
+	}{
+		{s("shop.example.com"), nil, "https://shop.example.com/?aff=ada"},
+		{s("localhost"), nil, "http://localhost/?aff=ada"},
+		{s("localhost"), []string{"http://localhost:18090"}, "http://localhost:18090/?aff=ada"},
+		{s("shop.example.com"), []string{"http://shop.example.com:8080", "https://shop.example.com"}, "https://shop.example.com/?aff=ada"},
+		{s("shop.example.com"), []string{"https://www.shop.example.com", "https://other.example.com:8443"}, "https://shop.example.com/?aff=ada"},
+		{s("Shop.Example.com"), []string{"https://shop.example.com:8443"}, "https://shop.example.com:8443/?aff=ada"},
+		{nil, []string{"https://shop.example.com"}, ""},
+	} {
+		l := programs.Link{ShortLink: "ada", Domain: c.domain, Origins: c.origins}
+		if got := l.ReferralURL(); got != c.want {
+			t.Errorf("domain %v, origins %v: %q, want %q", c.domain, c.origins, got, c.want)
+		}
+	}
+}

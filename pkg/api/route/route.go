@@ -135,6 +135,23 @@ type Policy struct {
 // Default is the policy of a request that matched no operation (echo's own 404 and 405).
 var Default = &Policy{Auth: None, Envelope: Envelope{Errors: apierr.Platform}, Body: Body{MaxBytes: DefaultMaxBodyBytes}}
 
+// DefaultPage is Default for an address under the browser pages' paths (PagePath): a person who mistypes
+// one gets a page, not JSON.
+var DefaultPage = &Policy{Auth: None, Envelope: Envelope{Errors: apierr.Page}, Body: Body{MaxBytes: DefaultMaxBodyBytes}}
+
+// pagePrefixes are where the pages a person opens in a browser live.
+var pagePrefixes = []string{"/dashboard/", "/partners/", "/p/", "/login/", "/dev/"}
+
+// PagePath reports whether path is under the browser pages' paths.
+func PagePath(path string) bool {
+	for _, p := range pagePrefixes {
+		if strings.HasPrefix(path, p) || path+"/" == p {
+			return true
+		}
+	}
+	return false
+}
+
 // Table holds every operation's policy.
 type Table struct {
 	byRoute map[string]*Policy // "METHOD /echo/:path"

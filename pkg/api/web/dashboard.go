@@ -68,7 +68,7 @@ func dashboardLoginRefused(err error) loginOutcome {
 	if errors.Is(err, logins.ErrOtherBrowser) {
 		msg = "This sign-in was started in another browser. Open the dashboard again to sign in here."
 	}
-	body, n := pages.Render(pages.Page{Title: "Sign in to reftrack", Error: msg})
+	body, n := pages.Render(pages.Page{Title: "Sign in to reftrack", Error: msg, Link: "/dashboard", LinkText: "Open the dashboard"})
 	return loginOutcome{status: http.StatusBadRequest, body: body, n: n}
 }
 

@@ -31,6 +31,19 @@ func retryFor(msg string, purpose string) string {
 	return msg
 }
 
+// retryPage is a sign-in's refusal, with a link to start over where the sign-in began (the dashboard or
+// the partner portal; the CLI's is a command to run).
+func retryPage(msg, purpose string) pages.Page {
+	p := pages.Page{Title: "Sign in to reftrack", Error: retryFor(msg, purpose)}
+	switch purpose {
+	case logins.PurposeDashboard:
+		p.Link, p.LinkText = "/dashboard", "Open the dashboard"
+	case logins.PurposePartner:
+		p.Link, p.LinkText = "/partners", "Open the partner portal"
+	}
+	return p
+}
+
 func sessionProblem(err error) string {
 	switch {
 	case errors.Is(err, logins.ErrSessionExpired):
@@ -48,7 +61,7 @@ func (h *Pages) LoginPage(ctx context.Context, req gen.LoginPageRequestObject) (
 		if !errors.Is(err, logins.ErrSessionNotFound) && !errors.Is(err, logins.ErrSessionUsed) && !errors.Is(err, logins.ErrSessionExpired) {
 			return nil, err
 		}
-		body, n := pages.Render(pages.Page{Title: "Sign in to reftrack", Error: retryFor(sessionProblem(err), sess.Purpose)})
+		body, n := pages.Render(retryPage(sessionProblem(err), sess.Purpose))
 		return gen.LoginPage400TexthtmlResponse{Body: body, ContentLength: n}, nil
 	}
 	if h.Login.Dev != nil {
@@ -121,7 +134,7 @@ func (h *Pages) completeLoginPage(ctx context.Context, state, idToken, nonce str
 		body, n := pages.Render(pages.Page{Title: "Account suspended", Error: "Your account has been suspended."})
 		return loginOutcome{status: http.StatusForbidden, body: body, n: n}, nil
 	case refusedSignIn(err):
-		body, n := pages.Render(pages.Page{Title: "Sign in to reftrack", Error: loginPageProblem(err, sess.Purpose)})
+		body, n := pages.Render(retryPage(loginPageProblem(err, ""), sess.Purpose))
 		return loginOutcome{status: http.StatusBadRequest, body: body, n: n}, nil
 	case err != nil:
 		return loginOutcome{}, err
@@ -158,11 +171,12 @@ func (h *Pages) LoginCallback(ctx context.Context, req gen.LoginCallbackRequestO
 	state := wire.Deref(req.Params.State)
 	sess, pendingErr := logins.Pending(ctx, h.DB, state, h.Now())
 	fail := func(msg string) (gen.LoginCallbackResponseObject, error) {
-		body, n := pages.Render(pages.Page{Title: "Sign in to reftrack", Error: retryFor(msg, sess.Purpose)})
+		body, n := pages.Render(retryPage(msg, sess.Purpose))
 		return gen.LoginCallback400TexthtmlResponse{Body: body, ContentLength: n}, nil
 	}
 	if h.Login.OAuth == nil {
-		return fail("This server has no OpenID Connect issuer configured.")
+		// The development issuer signs in with the login page's own form: nothing redirects here.
+		return fail("This address ends a sign-in through an identity provider, and this server signs in with its own form. Run reftrack login again.")
 	}
 	if e := wire.Deref(req.Params.Error); e != "" {
 		return fail("The identity provider refused the sign-in: " + e + " " + wire.Deref(req.Params.ErrorDescription))

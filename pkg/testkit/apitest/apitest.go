@@ -29,6 +29,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/reftrack/reftrack/pkg/api"
+	apiroute "github.com/reftrack/reftrack/pkg/api/route"
 	"github.com/reftrack/reftrack/pkg/demoshop"
 	"github.com/reftrack/reftrack/pkg/mail"
 	"github.com/reftrack/reftrack/pkg/platform/config"
@@ -381,9 +382,16 @@ func (v *validatingTransport) RoundTrip(req *http.Request) (*http.Response, erro
 func (v *validatingTransport) validate(req *http.Request, sent []byte, res *http.Response, body []byte) (resErr, reqErr error) {
 	route, params, err := v.router.FindRoute(req)
 	if err != nil {
-		// Not a route of the spec: only echo's own 404 and 405 may answer, in the platform envelope.
+		// Not a route of the spec: only echo's own 404 and 405 may answer, in the platform envelope, or
+		// under the pages' paths as a page.
 		if res.StatusCode != http.StatusNotFound && res.StatusCode != http.StatusMethodNotAllowed {
 			return fmt.Errorf("no such route in the spec (%v)", err), nil
+		}
+		if apiroute.PagePath(req.URL.Path) {
+			if mt, _, _ := mime.ParseMediaType(res.Header.Get("Content-Type")); mt != "text/html" {
+				return fmt.Errorf("no such page, answered as %s rather than a page", mt), nil
+			}
+			return nil, nil
 		}
 		return ValidateSchema(v.doc, "PlatformError", body), nil
 	}
