@@ -18,6 +18,7 @@ import (
 	"github.com/reftrack/reftrack/db"
 	"github.com/reftrack/reftrack/pkg/platform/config"
 	"github.com/reftrack/reftrack/pkg/platform/localpg"
+	"github.com/reftrack/reftrack/pkg/apikeys"
 	"github.com/reftrack/reftrack/pkg/seed"
 )
 
@@ -160,6 +161,14 @@ func (e *env) demo(ctx context.Context, pool *sqlx.DB, cfg config.Config, dataDi
 		if rerr != nil || json.Unmarshal(b, &r) != nil || r.ProgramID != programID {
 			fmt.Fprintf(e.stdout, "\nThe demo program (id %d) exists, but its API key was shown only when it was created.\n"+
 				"Run `go run ./cmd/reftrackd seed` for a fresh program with a new key.\n\n", programID)
+			return nil, nil
+		}
+		// The key kept in demo.json stops working when someone regenerates it (the dashboard, the API):
+		// printing it as the demo's key would send people, and the demo shop, into "Invalid API token".
+		if k, kerr := apikeys.Authenticate(ctx, pool, r.APIKey); kerr != nil || k.ProgramID != programID {
+			fmt.Fprintf(e.stdout, "\nThe demo program's API key kept in %s no longer works: it was regenerated (the\n"+
+				"new key was shown once, where it was regenerated). The demo shop needs a working key: put the new\n"+
+				"one in %s as \"api_key\", or remove that file and the database (.data/) to start over.\n\n", credsPath, credsPath)
 			return nil, nil
 		}
 	}

@@ -18,6 +18,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/jmoiron/sqlx"
 
+	"github.com/reftrack/reftrack/pkg/apikeys"
+	"github.com/reftrack/reftrack/pkg/audit"
 	"github.com/reftrack/reftrack/pkg/secret"
 	"github.com/reftrack/reftrack/pkg/testkit/apitest"
 	"github.com/reftrack/reftrack/pkg/testkit/dbtest"
@@ -401,6 +403,30 @@ func TestDevCreatesMigratesSeedsOnce(t *testing.T) {
 	var programs int
 	if err := pool.Get(&programs, `SELECT count(*) FROM programs`); err != nil || programs != 1 {
 		t.Errorf("programs after two starts = %d, %v; want 1", programs, err)
+	}
+
+	// Someone regenerates the demo's key (the dashboard, the API): the next start says the kept key no
+	// longer works, and does not print it as the demo's.
+	var programID int64
+	if err := pool.Get(&programID, `SELECT id FROM programs`); err != nil {
+		t.Fatal(err)
+	}
+	var owner int64
+	if err := pool.Get(&owner, `SELECT id FROM accounts WHERE email = 'demo@reftrack.test'`); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := apikeys.Regenerate(context.Background(), pool, programID, audit.Account(owner, "demo@reftrack.test"), time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	addr, out, stop = startServer(t, vars, "dev")
+	getOK(t, "http://"+addr+"/healthz")
+	if err := stop(); err != nil {
+		t.Fatal(err)
+	}
+	third := out.String()
+	if !strings.Contains(third, "API key kept in") || !strings.Contains(third, "no longer works: it was regenerated") ||
+		strings.Contains(third, "API key        "+key[1]) {
+		t.Errorf("start after a regeneration printed:\n%s", third)
 	}
 }
 
