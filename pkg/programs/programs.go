@@ -340,17 +340,17 @@ func Partners(ctx context.Context, q sqlx.QueryerContext, programID int64) ([]Pa
 
 // Link is a referral link.
 type Link struct {
-	ID        int64     `db:"id"`
-	ShortLink string    `db:"short_link"`
-	PartnerID *int64    `db:"partner_id"`
-	ProgramID *int64    `db:"program_id"`
-	Enabled   bool      `db:"enabled"`
-	Domain    *string   `db:"domain"` // the program's, for the referral URL
+	ID        int64   `db:"id"`
+	ShortLink string  `db:"short_link"`
+	PartnerID *int64  `db:"partner_id"`
+	ProgramID *int64  `db:"program_id"`
+	Enabled   bool    `db:"enabled"`
+	Domain    *string `db:"domain"` // the program's, for the referral URL
 	// Origins are the program's allowed origins: the one on the domain gives the referral URL its scheme
 	// and port.
-	Origins pq.StringArray `db:"allowed_origins"`
-	CreatedAt time.Time `db:"created_at"`
-	UpdatedAt time.Time `db:"updated_at"`
+	Origins   pq.StringArray `db:"allowed_origins"`
+	CreatedAt time.Time      `db:"created_at"`
+	UpdatedAt time.Time      `db:"updated_at"`
 }
 
 // ReferralURL is the program's site with ?aff=<short_link>. The domain is a host name alone; an allowed
