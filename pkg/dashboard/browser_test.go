@@ -167,7 +167,7 @@ func TestWatchAChainAndSwitchALinkOff(t *testing.T) {
 		t.Errorf("role = %q", got)
 	}
 	// Readiness checks: a fresh program waits for its first tracked click.
-	if got := a.text("#readiness-state"); got != "configuring" && got != "ready" {
+	if got := a.attr("#readiness-state", "data-state"); got != "configuring" && got != "ready" {
 		t.Errorf("state = %q", got)
 	}
 	if !strings.Contains(a.text(`#checks li[data-gate="tracking"]`), "tracking: fail") {
@@ -210,7 +210,7 @@ func TestWatchAChainAndSwitchALinkOff(t *testing.T) {
 		t.Errorf("pager = %q", got)
 	}
 	legend := a.text("#chart-legend")
-	for _, want := range []string{"Clicks 1", "Leads 1", "Conversions 1"} {
+	for _, want := range []string{"Clicks 1", "Leads 1", "Sales 1"} {
 		if !strings.Contains(legend, want) {
 			t.Errorf("legend %q lacks %q", legend, want)
 		}

@@ -242,3 +242,37 @@ func (a *app) portalDashboardReload() {
 	a.tab.Eval(`document.body.removeAttribute("data-loaded"); location.reload(); true`, nil)
 	a.tab.WaitFor(`document.body.hasAttribute("data-loaded")`)
 }
+
+// Issue 30's first hour, in the page: counts in words ("1 lead", not "1 leads"), the readiness state in
+// words (not live_verified), sales called sales, a From date after the To date refused with a notice
+// rather than an empty table under a stale chart, and the notice kept in view however far down the page.
+func TestDashboardSaysWhatItMeans(t *testing.T) {
+	t.Parallel()
+	s := newShop(t, "Words shop", nil)
+	s.sale("words-1", 5000, "USD", "")
+	a := s.open(s.r.AccountEmail)
+	a.tab.WaitFor(`document.querySelector("#counts-24h").innerText !== ""`)
+	if got := a.text("#counts-24h"); got != "1 click, 1 lead, 1 sale" {
+		t.Errorf("last 24 hours: %q", got)
+	}
+	if got := a.text("#readiness-state"); strings.Contains(got, "_") || got == "" {
+		t.Errorf("readiness state shown as %q (%s)", got, a.attr("#readiness-state", "data-state"))
+	}
+	if got := a.text(`#f-type option[value="conversion"]`); got != "Sales" {
+		t.Errorf("the type filter says %q for sales", got)
+	}
+	rows := a.count("#events tbody tr")
+	a.tab.Fill("#f-from", "2026-03-10")
+	a.tab.Fill("#f-to", "2026-03-01")
+	a.tab.Click(`#filters button[type=submit]`)
+	a.tab.WaitFor(`document.querySelector("#notice").innerText.indexOf("From date must be on or before the To date") >= 0`)
+	if a.count("#events tbody tr") != rows {
+		t.Errorf("the events table changed (%d rows, was %d) for a refused range", a.count("#events tbody tr"), rows)
+	}
+	var position string
+	a.tab.Eval(`getComputedStyle(document.querySelector("#notice")).position`, &position)
+	if position != "sticky" {
+		t.Errorf("the notice is %s, not kept in view", position)
+	}
+	a.noPageErrors()
+}

@@ -5,7 +5,11 @@
 (function () {
   var PAGE_SIZE = 20;
   var REFRESH_MS = 5000;
-  var SERIES = [["click", "clicks", "Clicks"], ["lead", "leads", "Leads"], ["conversion", "conversions", "Conversions"]];
+  // The API calls a sale event a conversion; the page says sales, as the counts do.
+  var SERIES = [["click", "clicks", "Clicks"], ["lead", "leads", "Leads"], ["conversion", "conversions", "Sales"]];
+  // A program's readiness state, in words.
+  var STATES = { draft: "Draft", configuring: "Configuring", ready: "Ready", integration_verified: "Integration verified",
+    live_verified: "Live, verified" };
   var csrf = document.querySelector('meta[name="csrf-token"]').content;
   var LEDGER_PAGE_SIZE = 25;
   var state = { me: null, program: null, actions: {}, page: 1, filters: { eventType: "", from: "", to: "", test: false }, busy: false };
@@ -104,7 +108,14 @@
     $("invite").addEventListener("submit", invite);
     $("filters").addEventListener("submit", function (e) {
       e.preventDefault();
-      state.filters = { eventType: $("f-type").value, from: $("f-from").value, to: $("f-to").value, test: $("f-test").checked };
+      var from = $("f-from").value, to = $("f-to").value;
+      if (from && to && from > to) {
+        // Nothing is fetched: an empty table and the last chart would read as "no events".
+        fail(new Error("The From date must be on or before the To date."));
+        return;
+      }
+      notice("");
+      state.filters = { eventType: $("f-type").value, from: from, to: to, test: $("f-test").checked };
       state.page = 1;
       refreshActivity().catch(fail);
     });
@@ -165,7 +176,8 @@
   function refreshReadiness() {
     return latest("readiness", "/api/v1/programs/" + state.program.id + "/readiness").then(function (r) {
       if (!r) return;
-      $("readiness-state").textContent = r.state;
+      $("readiness-state").textContent = STATES[r.state] || r.state.replace(/_/g, " ");
+      $("readiness-state").setAttribute("data-state", r.state);
       $("readiness-blocker").textContent = r.blocker ? "· next: " + r.gates[r.blocker].next_action : "";
       var list = $("checks");
       list.textContent = "";
@@ -176,7 +188,8 @@
         list.appendChild(el("li", { "class": g.status, "data-gate": name }, text));
       });
       var c = r.counts_24h;
-      $("counts-24h").textContent = c.clicks + " clicks, " + c.leads + " leads, " + c.sales + " sales";
+      $("counts-24h").textContent = plural(c.clicks, "click", "clicks") + ", " + plural(c.leads, "lead", "leads") + ", " +
+        plural(c.sales, "sale", "sales");
     });
   }
 
