@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/reftrack/reftrack/pkg/seed"
 	"github.com/reftrack/reftrack/pkg/testkit/apitest"
 )
 
@@ -261,6 +262,10 @@ func TestDashboardSaysWhatItMeans(t *testing.T) {
 	if got := a.text(`#f-type option[value="conversion"]`); got != "Sales" {
 		t.Errorf("the type filter says %q for sales", got)
 	}
+	a.tab.WaitFor(`!!document.querySelector('#events tbody tr[data-type="conversion"]')`)
+	if got := a.text(`#events tbody tr[data-type="conversion"] td.type`); got != "sale" {
+		t.Errorf("the events table calls a sale %q", got)
+	}
 	rows := a.count("#events tbody tr")
 	a.tab.Fill("#f-from", "2026-03-10")
 	a.tab.Fill("#f-to", "2026-03-01")
@@ -275,4 +280,39 @@ func TestDashboardSaysWhatItMeans(t *testing.T) {
 		t.Errorf("the notice is %s, not kept in view", position)
 	}
 	a.noPageErrors()
+}
+
+// On a phone (390 CSS pixels wide) neither the dashboard nor the partner portal scrolls sideways: wide
+// tables scroll inside their panels.
+func TestPagesFitAPhone(t *testing.T) {
+	t.Parallel()
+	s := newShop(t, "Phone shop", nil)
+	s.sale("phone-1", 5000, "USD", "")
+	a := open(t, s.env)
+	a.tab.Viewport(390, 844)
+	a.signIn(s.r.AccountEmail)
+	a.tab.WaitFor(`!document.querySelector("#commissions-panel").hidden && !!document.querySelector("#events tbody tr")`)
+	var width int
+	a.tab.Eval(`document.documentElement.scrollWidth`, &width)
+	if width > 390 {
+		t.Errorf("the dashboard is %d px wide at 390", width)
+	}
+	if dir := os.Getenv("REFTRACK_SCREENSHOTS"); dir != "" {
+		if err := os.WriteFile(filepath.Join(dir, "dashboard-phone.png"), a.tab.Screenshot(""), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// The seeded partner in the portal.
+	p := open(t, s.env)
+	p.tab.Viewport(390, 844)
+	p.tab.Goto(p.base + "/partners")
+	p.tab.Fill("#email", seed.PartnerEmail(s.r.AccountEmail))
+	p.tab.Click("button[type=submit]")
+	p.tab.WaitFor(fmt.Sprintf(`document.body.getAttribute("data-loaded") === "%d"`, s.r.ProgramID))
+	p.tab.Eval(`document.documentElement.scrollWidth`, &width)
+	if width > 390 {
+		t.Errorf("the partner portal is %d px wide at 390", width)
+	}
+	a.noPageErrors()
+	p.noPageErrors()
 }

@@ -125,6 +125,11 @@ const ops = {
     const png = selector ? await p.locator(selector).screenshot({ timeout: 15000 }) : await p.screenshot({ fullPage: true });
     return png.toString("base64");
   },
+  // viewport sets the tab's window size in CSS pixels (a phone's 390 wide, say).
+  async viewport({ page, width, height }) {
+    await get(page).page.setViewportSize({ width, height });
+    return true;
+  },
   async cookies({ page }) {
     return get(page).context.cookies();
   },

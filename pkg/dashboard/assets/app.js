@@ -220,7 +220,7 @@
       res.data.forEach(function (e) {
         var tr = el("tr", { "data-type": e.event_type, "data-id": e.id });
         tr.appendChild(el("td", {}, fmtTime(e.timestamp)));
-        tr.appendChild(el("td", { "class": "type type-" + e.event_type }, e.event_type));
+        tr.appendChild(el("td", { "class": "type type-" + e.event_type }, e.event_type === "conversion" ? "sale" : e.event_type));
         var cell = tr.appendChild(el("td", { "class": "details" }, ""));
         var label = f.test ? testLabel(e) : "";
         if (label) {

@@ -297,6 +297,12 @@ func (tb *Tab) Download(selector string) Download {
 	return d
 }
 
+// Viewport sets the tab's window size in CSS pixels.
+func (tb *Tab) Viewport(width, height int) {
+	tb.T.Helper()
+	tb.Do("viewport", map[string]any{"width": width, "height": height}, nil)
+}
+
 // Cookie is a browser cookie.
 type Cookie struct {
 	Name     string  `json:"name"`
