@@ -513,6 +513,9 @@ func TestEmptyAccountAndEndedSession(t *testing.T) {
 	if !a.visible("#empty") || a.visible("#activity") || !strings.Contains(a.text("#empty"), "reftrack init") {
 		t.Errorf("empty account: %q", a.text("main"))
 	}
+	if a.visible("#program") {
+		t.Error("an account without programs is shown an empty program picker")
+	}
 	var who string
 	a.tab.Eval(`document.querySelector(".who").innerText`, &who)
 	if who != "Signed in as newcomer@example.com" {

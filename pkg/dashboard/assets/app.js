@@ -131,6 +131,7 @@
       var progs = me.data.programs;
       if (!progs.length) {
         $("empty").hidden = false;
+        $("program").closest("label").hidden = true; // an empty picker beside "no programs" reads as broken
         document.body.setAttribute("data-loaded", "");
         return;
       }
