@@ -256,6 +256,10 @@ func TestDashboardSaysWhatItMeans(t *testing.T) {
 	if got := a.text("#counts-24h"); got != "1 click, 1 lead, 1 sale" {
 		t.Errorf("last 24 hours: %q", got)
 	}
+	a.tab.WaitFor(`document.querySelector("#program-terms").innerText !== ""`)
+	if got, want := a.text("#program-terms"), "Pays 20% of a customer's first sale; commissions are held 30 days and approved automatically; a referral lasts 60 days."; got != want {
+		t.Errorf("terms: %q, want %q", got, want)
+	}
 	if got := a.text("#readiness-state"); strings.Contains(got, "_") || got == "" {
 		t.Errorf("readiness state shown as %q (%s)", got, a.attr("#readiness-state", "data-state"))
 	}

@@ -167,8 +167,29 @@
     resetWebhooks();
     // data-loaded tells (tests, scripts) when the program's first load has finished, failed or not.
     document.body.removeAttribute("data-loaded");
-    Promise.all([refreshReadiness(), refreshActivity(), refreshPartners(), refreshLinks(), refreshKey(), refreshLedger(), refreshEndpoints()]).catch(fail).then(function () {
+    Promise.all([refreshTerms(), refreshReadiness(), refreshActivity(), refreshPartners(), refreshLinks(), refreshKey(), refreshLedger(), refreshEndpoints()]).catch(fail).then(function () {
       document.body.setAttribute("data-loaded", String(id));
+    });
+  }
+
+  // --- the program's terms ------------------------------------------------------------------------
+
+  // terms says what the program pays and when, in words ("Pays 20% of a customer's first sale; …").
+  function terms(p) {
+    var rate = p.commission_rate, pct = p.commission_type.indexOf("percent") >= 0;
+    var amount = pct ? rate + "%" : rate + " (in the sale's currency)";
+    var what = p.commission_type.indexOf("recurring") === 0
+      ? amount + " of every sale of a customer" + (p.duration_months ? " for " + plural(p.duration_months, "month", "months") + " after their first" : "")
+      : amount + " of a customer's first sale";
+    return "Pays " + what + "; commissions are held " + plural(p.hold_days, "day", "days") + " and approved " +
+      (p.commission_approval === "auto" ? "automatically" : "by hand") + "; a referral lasts " +
+      plural(p.cookie_window_days, "day", "days") + ".";
+  }
+
+  function refreshTerms() {
+    var id = state.program.id;
+    return api("GET", "/api/v1/programs/" + id).then(function (res) {
+      if (state.program.id === id) $("program-terms").textContent = terms(res.data);
     });
   }
 
