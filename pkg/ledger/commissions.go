@@ -114,16 +114,7 @@ func commissionAccess(ctx context.Context, db sqlx.QueryerContext, accountID, id
 // ListCommissions is a page of the program's commissions, newest first (by created_at, then id): the
 // cursor names the last one shown, so a page never repeats or skips a row whatever is added meanwhile.
 func ListCommissions(ctx context.Context, db *sqlx.DB, accountID, programID int64, f Filter, now time.Time) (CommissionPage, error) {
-	if f.Status != "" {
-		if err := CheckStatus(f.Status); err != nil {
-			return CommissionPage{}, err
-		}
-	}
-	limit, err := pageLimit(f.Limit)
-	if err != nil {
-		return CommissionPage{}, err
-	}
-	after, err := decodeCursor(f.Cursor)
+	after, limit, err := f.checked()
 	if err != nil {
 		return CommissionPage{}, err
 	}
@@ -131,6 +122,20 @@ func ListCommissions(ctx context.Context, db *sqlx.DB, accountID, programID int6
 		return CommissionPage{}, err
 	}
 	return listCommissions(ctx, db, programID, f, after, limit, now)
+}
+
+// checked checks the filter's status and page size and reads its cursor (nil for the first page).
+func (f Filter) checked() (after *cursor, limit int, err error) {
+	if f.Status != "" {
+		if err := CheckStatus(f.Status); err != nil {
+			return nil, 0, err
+		}
+	}
+	if limit, err = pageLimit(f.Limit); err != nil {
+		return nil, 0, err
+	}
+	after, err = decodeCursor(f.Cursor)
+	return after, limit, err
 }
 
 // listCommissions is ListCommissions once the reader may read them.

@@ -16,16 +16,7 @@ import (
 // PartnerCommissions is a page of the partner's commissions in the program, newest first (ListCommissions'
 // filter and cursor; f.PartnerID is set to partnerID).
 func PartnerCommissions(ctx context.Context, db *sqlx.DB, programID, partnerID int64, f Filter, now time.Time) (CommissionPage, error) {
-	if f.Status != "" {
-		if err := CheckStatus(f.Status); err != nil {
-			return CommissionPage{}, err
-		}
-	}
-	limit, err := pageLimit(f.Limit)
-	if err != nil {
-		return CommissionPage{}, err
-	}
-	after, err := decodeCursor(f.Cursor)
+	after, limit, err := f.checked()
 	if err != nil {
 		return CommissionPage{}, err
 	}
