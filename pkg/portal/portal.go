@@ -60,7 +60,7 @@ type Program struct {
 }
 
 const programQuery = `SELECT pr.id, pr.name, pr.domain, pr.slug, pa.id AS partner_id,
-	CASE pp.status WHEN 'active' THEN 'approved' ELSE pp.status END AS status, pp.status_reason, pr.partner_link_codes,
+	` + programs.StatusColumn + ` AS status, pp.status_reason, pr.partner_link_codes,
 	pr.hold_days, pr.commission_type, pr.commission_rate::text AS commission_rate
 	FROM partners pa JOIN partner_programs pp ON pp.partner_id = pa.id JOIN programs pr ON pr.id = pp.program_id
 	WHERE lower(pa.email) = lower($1) AND pp.status <> 'removed' AND NOT pa.synthetic`

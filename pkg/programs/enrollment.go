@@ -23,9 +23,9 @@ const (
 	statusWithdrawn = "removed"
 )
 
-// statusColumn reads a partner-program relationship's status as a Status* constant: 'active', written
+// StatusColumn reads a partner-program relationship's status (pp) as a Status* constant: 'active', written
 // before enrollments existed and by the previous build, is approved.
-const statusColumn = `CASE pp.status WHEN 'active' THEN 'approved' ELSE pp.status END`
+const StatusColumn = `CASE pp.status WHEN 'active' THEN 'approved' ELSE pp.status END`
 
 // ErrPartnerBanned refuses turning on, or making, a link of a banned partner.
 var ErrPartnerBanned = errors.New("the partner is banned from this program")
@@ -42,7 +42,7 @@ type Enrollment struct {
 // when there is none, or it was withdrawn).
 func LockEnrollment(ctx context.Context, tx sqlx.QueryerContext, programID, partnerID int64) (Enrollment, error) {
 	var e Enrollment
-	err := sqlx.GetContext(ctx, tx, &e, `SELECT pp.id, pp.partner_id, pp.program_id, `+statusColumn+` AS status
+	err := sqlx.GetContext(ctx, tx, &e, `SELECT pp.id, pp.partner_id, pp.program_id, `+StatusColumn+` AS status
 		FROM partner_programs pp WHERE pp.program_id = $1 AND pp.partner_id = $2 AND pp.status <> 'removed' FOR UPDATE`,
 		programID, partnerID)
 	if errors.Is(err, sql.ErrNoRows) {

@@ -318,7 +318,7 @@ const RealPartners = `(SELECT count(*) FROM partner_programs pp JOIN partners pa
 	WHERE pp.program_id = p.id AND pp.status IN ('active', 'approved') AND NOT pa.synthetic)`
 
 const partnerQuery = `SELECT pa.id, pa.name, pa.email, pp.program_id, pp.id AS partner_program_id, pa.synthetic, pa.created_at,
-	` + statusColumn + ` AS status, pp.status_reason
+	` + StatusColumn + ` AS status, pp.status_reason
 	FROM partners pa JOIN partner_programs pp ON pp.partner_id = pa.id`
 
 // Partners lists the program's partners.
