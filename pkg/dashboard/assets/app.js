@@ -167,7 +167,8 @@
     resetWebhooks();
     // data-loaded tells (tests, scripts) when the program's first load has finished, failed or not.
     document.body.removeAttribute("data-loaded");
-    Promise.all([refreshTerms(), refreshReadiness(), refreshActivity(), refreshPartners(), refreshLinks(), refreshKey(), refreshLedger(), refreshEndpoints()]).catch(fail).then(function () {
+    var listed = programPartners();
+    Promise.all([refreshTerms(), refreshReadiness(), refreshActivity(), refreshPartners(listed), refreshLinks(listed), refreshKey(), refreshLedger(), refreshEndpoints()]).catch(fail).then(function () {
       document.body.setAttribute("data-loaded", String(id));
     });
   }
@@ -781,10 +782,15 @@
   // reject an application, ban an approved partner, with an optional reason), and invitations by email
   // (send, resend, cancel). Names, emails and reasons are others' text: set as text only.
 
-  function refreshPartners() {
+  // programPartners reads the program's partners once for the views that show them together (the Partners
+  // view and the links' owners): each list counts every partner's events.
+  function programPartners() { return api("GET", "/api/v1/programs/" + state.program.id + "/partners"); }
+
+  // refreshPartners shows the partners (read again unless given) and the invitations.
+  function refreshPartners(listed) {
     var id = state.program.id, canWrite = !!state.actions["partners:write"];
     $("invite").hidden = !canWrite;
-    return Promise.all([api("GET", "/api/v1/programs/" + id + "/partners"), api("GET", "/api/v1/programs/" + id + "/invitations")]).then(function (r) {
+    return Promise.all([listed || programPartners(), api("GET", "/api/v1/programs/" + id + "/invitations")]).then(function (r) {
       if (state.program.id !== id) return;
       var body = document.querySelector("#partners tbody");
       body.textContent = "";
@@ -843,7 +849,8 @@
     var body = move !== "approve" && reason ? { reason: reason } : undefined;
     api("POST", programPath("/partners/" + p.id + "/" + move), body).then(function (res) {
       notice(p.name + " is now " + res.data.status + ".");
-      return Promise.all([refreshPartners(), refreshLinks()]);
+      var listed = programPartners();
+      return Promise.all([refreshPartners(listed), refreshLinks(listed)]);
     }).catch(fail).then(function () { button.disabled = false; });
   }
 
@@ -870,9 +877,10 @@
 
   // --- links ---------------------------------------------------------------------------------------
 
-  function refreshLinks() {
+  // refreshLinks shows the links with their partners (read again unless given).
+  function refreshLinks(listed) {
     var id = state.program.id;
-    return Promise.all([api("GET", "/api/v1/programs/" + id + "/partners"), api("GET", "/api/v1/programs/" + id + "/links")]).then(function (r) {
+    return Promise.all([listed || programPartners(), api("GET", "/api/v1/programs/" + id + "/links")]).then(function (r) {
       var partners = {};
       r[0].data.forEach(function (p) { partners[p.id] = p; });
       var body = document.querySelector("#links tbody");
