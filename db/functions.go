@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io/fs"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 
@@ -16,6 +17,7 @@ import (
 	eventssql "github.com/reftrack/reftrack/pkg/events/sql"
 	leadssql "github.com/reftrack/reftrack/pkg/leads/sql"
 	ledgersql "github.com/reftrack/reftrack/pkg/ledger/sql"
+	"github.com/reftrack/reftrack/pkg/platform/pgtrigger"
 	programssql "github.com/reftrack/reftrack/pkg/programs/sql"
 	salessql "github.com/reftrack/reftrack/pkg/sales/sql"
 	webhookssql "github.com/reftrack/reftrack/pkg/webhooks/sql"
@@ -46,8 +48,9 @@ var functionOwners = []struct {
 	{"pkg/webhooks", webhookssql.Files},
 }
 
-// triggers are the owners' triggers (pkg/webhooks' outbox), attached after the functions they call.
-var triggers = webhookssql.Triggers
+// triggers are the owners' triggers (pkg/webhooks' outbox, pkg/events' performance counts), attached after
+// the functions they call.
+var triggers = slices.Concat(webhookssql.Triggers, eventssql.Triggers)
 
 // definition is what a function file may hold: comments, then one CREATE OR REPLACE FUNCTION of the
 // file's name whose body is dollar-quoted, then nothing but a semicolon. Anything else (a table, a
@@ -137,6 +140,11 @@ func ApplyFunctions(ctx context.Context, db *sql.DB) error {
 		if _, err := tx.ExecContext(ctx, t.Definition()); err != nil {
 			return fmt.Errorf("attach trigger %s on %s: %w", t.Name, t.Table, err)
 		}
+		if t.Backfill != "" {
+			if _, err := tx.ExecContext(ctx, t.Backfill); err != nil {
+				return fmt.Errorf("backfill of trigger %s on %s: %w", t.Name, t.Table, err)
+			}
+		}
 	}
 	if err := tx.Commit(); err != nil {
 		return fmt.Errorf("apply functions: %w", err)
@@ -147,8 +155,8 @@ func ApplyFunctions(ctx context.Context, db *sql.DB) error {
 // missingTriggers are the owners' triggers not attached as defined (by name, table and function).
 func missingTriggers(ctx context.Context, q interface {
 	QueryContext(context.Context, string, ...any) (*sql.Rows, error)
-}) ([]webhookssql.Trigger, error) {
-	var missing []webhookssql.Trigger
+}) ([]pgtrigger.Trigger, error) {
+	var missing []pgtrigger.Trigger
 	for _, t := range triggers {
 		rows, err := q.QueryContext(ctx, `SELECT 1 FROM pg_trigger g JOIN pg_proc f ON f.oid = g.tgfoid
 			WHERE g.tgname = $1 AND g.tgrelid = to_regclass($2) AND f.proname = $3`, t.Name, t.Table, t.Function)

@@ -73,6 +73,8 @@ var owners = map[string]string{
 	"event_counts":       "pkg/events",
 	"event_counts_daily": "pkg/events",
 	"event_count_deltas": "pkg/events",
+	"performance_daily":  "pkg/events",
+	"performance_deltas": "pkg/events",
 	// The migrations' record of which migrations are backward compatible (written by db.MigrateUp).
 	"schema_compatibility": "db",
 	// The reftrackd processes serving the database.

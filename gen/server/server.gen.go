@@ -456,6 +456,57 @@ func (e MemberRole) Valid() bool {
 	}
 }
 
+// Defines values for PartnerPerformanceListOrder.
+const (
+	PartnerPerformanceListOrderAsc  PartnerPerformanceListOrder = "asc"
+	PartnerPerformanceListOrderDesc PartnerPerformanceListOrder = "desc"
+)
+
+// Valid indicates whether the value is a known member of the PartnerPerformanceListOrder enum.
+func (e PartnerPerformanceListOrder) Valid() bool {
+	switch e {
+	case PartnerPerformanceListOrderAsc:
+		return true
+	case PartnerPerformanceListOrderDesc:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for PartnerPerformanceListSort.
+const (
+	PartnerPerformanceListSortAverageOrderCents PartnerPerformanceListSort = "average_order_cents"
+	PartnerPerformanceListSortClicks            PartnerPerformanceListSort = "clicks"
+	PartnerPerformanceListSortCommissionCents   PartnerPerformanceListSort = "commission_cents"
+	PartnerPerformanceListSortConversionRate    PartnerPerformanceListSort = "conversion_rate"
+	PartnerPerformanceListSortLeads             PartnerPerformanceListSort = "leads"
+	PartnerPerformanceListSortRevenueCents      PartnerPerformanceListSort = "revenue_cents"
+	PartnerPerformanceListSortSales             PartnerPerformanceListSort = "sales"
+)
+
+// Valid indicates whether the value is a known member of the PartnerPerformanceListSort enum.
+func (e PartnerPerformanceListSort) Valid() bool {
+	switch e {
+	case PartnerPerformanceListSortAverageOrderCents:
+		return true
+	case PartnerPerformanceListSortClicks:
+		return true
+	case PartnerPerformanceListSortCommissionCents:
+		return true
+	case PartnerPerformanceListSortConversionRate:
+		return true
+	case PartnerPerformanceListSortLeads:
+		return true
+	case PartnerPerformanceListSortRevenueCents:
+		return true
+	case PartnerPerformanceListSortSales:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for PartnerStatus.
 const (
 	PartnerStatusApproved PartnerStatus = "approved"
@@ -573,6 +624,51 @@ func (e PayoutStatus) Valid() bool {
 	case PayoutStatusPaid:
 		return true
 	case PayoutStatusProcessing:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for PerformanceCurrency.
+const (
+	PerformanceCurrencyEUR PerformanceCurrency = "EUR"
+	PerformanceCurrencyUSD PerformanceCurrency = "USD"
+	PerformanceCurrencyVND PerformanceCurrency = "VND"
+)
+
+// Valid indicates whether the value is a known member of the PerformanceCurrency enum.
+func (e PerformanceCurrency) Valid() bool {
+	switch e {
+	case PerformanceCurrencyEUR:
+		return true
+	case PerformanceCurrencyUSD:
+		return true
+	case PerformanceCurrencyVND:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for PerformancePeriodName.
+const (
+	PerformancePeriodNameAll  PerformancePeriodName = "all"
+	PerformancePeriodNameN30d PerformancePeriodName = "30d"
+	PerformancePeriodNameN7d  PerformancePeriodName = "7d"
+	PerformancePeriodNameN90d PerformancePeriodName = "90d"
+)
+
+// Valid indicates whether the value is a known member of the PerformancePeriodName enum.
+func (e PerformancePeriodName) Valid() bool {
+	switch e {
+	case PerformancePeriodNameAll:
+		return true
+	case PerformancePeriodNameN30d:
+		return true
+	case PerformancePeriodNameN7d:
+		return true
+	case PerformancePeriodNameN90d:
 		return true
 	default:
 		return false
@@ -1251,6 +1347,30 @@ func (e WebhookEventType) Valid() bool {
 	}
 }
 
+// Defines values for PerformancePeriod.
+const (
+	PerformancePeriodAll  PerformancePeriod = "all"
+	PerformancePeriodN30d PerformancePeriod = "30d"
+	PerformancePeriodN7d  PerformancePeriod = "7d"
+	PerformancePeriodN90d PerformancePeriod = "90d"
+)
+
+// Valid indicates whether the value is a known member of the PerformancePeriod enum.
+func (e PerformancePeriod) Valid() bool {
+	switch e {
+	case PerformancePeriodAll:
+		return true
+	case PerformancePeriodN30d:
+		return true
+	case PerformancePeriodN7d:
+		return true
+	case PerformancePeriodN90d:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for ListTrackingEventsParamsEventType.
 const (
 	ListTrackingEventsParamsEventTypeClick      ListTrackingEventsParamsEventType = "click"
@@ -1317,6 +1437,105 @@ const (
 func (e ExportPayoutsParamsFormat) Valid() bool {
 	switch e {
 	case ExportPayoutsParamsFormatPaypal:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for GetPerformanceParamsPeriod.
+const (
+	GetPerformanceParamsPeriodAll  GetPerformanceParamsPeriod = "all"
+	GetPerformanceParamsPeriodN30d GetPerformanceParamsPeriod = "30d"
+	GetPerformanceParamsPeriodN7d  GetPerformanceParamsPeriod = "7d"
+	GetPerformanceParamsPeriodN90d GetPerformanceParamsPeriod = "90d"
+)
+
+// Valid indicates whether the value is a known member of the GetPerformanceParamsPeriod enum.
+func (e GetPerformanceParamsPeriod) Valid() bool {
+	switch e {
+	case GetPerformanceParamsPeriodAll:
+		return true
+	case GetPerformanceParamsPeriodN30d:
+		return true
+	case GetPerformanceParamsPeriodN7d:
+		return true
+	case GetPerformanceParamsPeriodN90d:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for GetPartnerPerformanceParamsPeriod.
+const (
+	GetPartnerPerformanceParamsPeriodAll  GetPartnerPerformanceParamsPeriod = "all"
+	GetPartnerPerformanceParamsPeriodN30d GetPartnerPerformanceParamsPeriod = "30d"
+	GetPartnerPerformanceParamsPeriodN7d  GetPartnerPerformanceParamsPeriod = "7d"
+	GetPartnerPerformanceParamsPeriodN90d GetPartnerPerformanceParamsPeriod = "90d"
+)
+
+// Valid indicates whether the value is a known member of the GetPartnerPerformanceParamsPeriod enum.
+func (e GetPartnerPerformanceParamsPeriod) Valid() bool {
+	switch e {
+	case GetPartnerPerformanceParamsPeriodAll:
+		return true
+	case GetPartnerPerformanceParamsPeriodN30d:
+		return true
+	case GetPartnerPerformanceParamsPeriodN7d:
+		return true
+	case GetPartnerPerformanceParamsPeriodN90d:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for GetPartnerPerformanceParamsSort.
+const (
+	GetPartnerPerformanceParamsSortAverageOrderCents GetPartnerPerformanceParamsSort = "average_order_cents"
+	GetPartnerPerformanceParamsSortClicks            GetPartnerPerformanceParamsSort = "clicks"
+	GetPartnerPerformanceParamsSortCommissionCents   GetPartnerPerformanceParamsSort = "commission_cents"
+	GetPartnerPerformanceParamsSortConversionRate    GetPartnerPerformanceParamsSort = "conversion_rate"
+	GetPartnerPerformanceParamsSortLeads             GetPartnerPerformanceParamsSort = "leads"
+	GetPartnerPerformanceParamsSortRevenueCents      GetPartnerPerformanceParamsSort = "revenue_cents"
+	GetPartnerPerformanceParamsSortSales             GetPartnerPerformanceParamsSort = "sales"
+)
+
+// Valid indicates whether the value is a known member of the GetPartnerPerformanceParamsSort enum.
+func (e GetPartnerPerformanceParamsSort) Valid() bool {
+	switch e {
+	case GetPartnerPerformanceParamsSortAverageOrderCents:
+		return true
+	case GetPartnerPerformanceParamsSortClicks:
+		return true
+	case GetPartnerPerformanceParamsSortCommissionCents:
+		return true
+	case GetPartnerPerformanceParamsSortConversionRate:
+		return true
+	case GetPartnerPerformanceParamsSortLeads:
+		return true
+	case GetPartnerPerformanceParamsSortRevenueCents:
+		return true
+	case GetPartnerPerformanceParamsSortSales:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for GetPartnerPerformanceParamsOrder.
+const (
+	GetPartnerPerformanceParamsOrderAsc  GetPartnerPerformanceParamsOrder = "asc"
+	GetPartnerPerformanceParamsOrderDesc GetPartnerPerformanceParamsOrder = "desc"
+)
+
+// Valid indicates whether the value is a known member of the GetPartnerPerformanceParamsOrder enum.
+func (e GetPartnerPerformanceParamsOrder) Valid() bool {
+	switch e {
+	case GetPartnerPerformanceParamsOrderAsc:
+		return true
+	case GetPartnerPerformanceParamsOrderDesc:
 		return true
 	default:
 		return false
@@ -2204,6 +2423,42 @@ type PartnerListEnvelope struct {
 	Data []Partner `json:"data"`
 }
 
+// PartnerPerformance defines model for PartnerPerformance.
+type PartnerPerformance struct {
+	AverageOrderCents int64   `json:"average_order_cents"`
+	Clicks            int64   `json:"clicks"`
+	CommissionCents   int64   `json:"commission_cents"`
+	ConversionRate    float64 `json:"conversion_rate"`
+	Email             string  `json:"email"`
+	Leads             int64   `json:"leads"`
+	Name              string  `json:"name"`
+	PartnerId         int64   `json:"partner_id"`
+	RevenueCents      int64   `json:"revenue_cents"`
+	Sales             int64   `json:"sales"`
+}
+
+// PartnerPerformanceEnvelope defines model for PartnerPerformanceEnvelope.
+type PartnerPerformanceEnvelope struct {
+	Data PartnerPerformanceList `json:"data"`
+}
+
+// PartnerPerformanceList defines model for PartnerPerformanceList.
+type PartnerPerformanceList struct {
+	Currency PerformanceCurrency         `json:"currency"`
+	DateFrom openapi_types.Date          `json:"date_from"`
+	DateTo   openapi_types.Date          `json:"date_to"`
+	Order    PartnerPerformanceListOrder `json:"order"`
+	Partners []PartnerPerformance        `json:"partners"`
+	Period   PerformancePeriodName       `json:"period"`
+	Sort     PartnerPerformanceListSort  `json:"sort"`
+}
+
+// PartnerPerformanceListOrder defines model for PartnerPerformanceList.Order.
+type PartnerPerformanceListOrder string
+
+// PartnerPerformanceListSort defines model for PartnerPerformanceList.Sort.
+type PartnerPerformanceListSort string
+
 // PartnerStats The partner's real events in the program, all time (test events and bots left out).
 type PartnerStats struct {
 	Clicks int64 `json:"clicks"`
@@ -2340,6 +2595,69 @@ type PayoutPaid struct {
 
 // PayoutStatus `processing` (made, not yet paid), then `paid` or `failed`.
 type PayoutStatus string
+
+// Performance defines model for Performance.
+type Performance struct {
+	Currency PerformanceCurrency `json:"currency"`
+
+	// DateFrom The first UTC day (for `all`, the first day with an event, or today).
+	DateFrom openapi_types.Date `json:"date_from"`
+
+	// DateTo The last UTC day (today).
+	DateTo openapi_types.Date    `json:"date_to"`
+	Period PerformancePeriodName `json:"period"`
+
+	// Previous The same totals for as many days just before `date_from`; null for `all`.
+	Previous *PerformanceTotals `json:"previous"`
+	Series   []PerformanceDay   `json:"series"`
+	Totals   PerformanceTotals  `json:"totals"`
+}
+
+// PerformanceCurrency defines model for PerformanceCurrency.
+type PerformanceCurrency string
+
+// PerformanceDay defines model for PerformanceDay.
+type PerformanceDay struct {
+	Clicks          int64 `json:"clicks"`
+	CommissionCents int64 `json:"commission_cents"`
+
+	// Date The UTC day.
+	Date         openapi_types.Date `json:"date"`
+	Leads        int64              `json:"leads"`
+	RevenueCents int64              `json:"revenue_cents"`
+	Sales        int64              `json:"sales"`
+}
+
+// PerformanceEnvelope defines model for PerformanceEnvelope.
+type PerformanceEnvelope struct {
+	Data Performance `json:"data"`
+}
+
+// PerformancePeriodName defines model for PerformancePeriodName.
+type PerformancePeriodName string
+
+// PerformanceTotals defines model for PerformanceTotals.
+type PerformanceTotals struct {
+	// AverageOrderCents `revenue_cents` over the sales in the chosen currency, rounded (0 without such sales).
+	AverageOrderCents int64 `json:"average_order_cents"`
+	Clicks            int64 `json:"clicks"`
+
+	// CommissionCents What those sales' commissions earned less reversals and clawbacks.
+	CommissionCents int64 `json:"commission_cents"`
+
+	// ConversionRate Sales per click, to four decimals (0 without clicks).
+	ConversionRate float64 `json:"conversion_rate"`
+	Leads          int64   `json:"leads"`
+
+	// Partners Partners with a click, lead or sale in the period.
+	Partners int64 `json:"partners"`
+
+	// RevenueCents What the sales in the chosen currency took less their refunds.
+	RevenueCents int64 `json:"revenue_cents"`
+
+	// Sales Sales in every currency.
+	Sales int64 `json:"sales"`
+}
 
 // PlatformError The platform error envelope.
 type PlatformError struct {
@@ -3212,6 +3530,9 @@ type PartnerId = int64
 // PayoutId defines model for PayoutId.
 type PayoutId = int64
 
+// PerformancePeriod defines model for PerformancePeriod.
+type PerformancePeriod string
+
 // ProgramId defines model for ProgramId.
 type ProgramId = int64
 
@@ -3515,6 +3836,43 @@ type ExportPayoutsParams struct {
 
 // ExportPayoutsParamsFormat defines parameters for ExportPayouts.
 type ExportPayoutsParamsFormat string
+
+// GetPerformanceParams defines parameters for GetPerformance.
+type GetPerformanceParams struct {
+	// Period The last 7, 30 or 90 UTC days (today included), or everything the program recorded.
+	Period *GetPerformanceParamsPeriod `form:"period,omitempty" json:"period,omitempty"`
+
+	// Currency The currency of the money totals; sales in other currencies count only in `sales`.
+	Currency *PerformanceCurrency `form:"currency,omitempty" json:"currency,omitempty"`
+}
+
+// GetPerformanceParamsPeriod defines parameters for GetPerformance.
+type GetPerformanceParamsPeriod string
+
+// GetPartnerPerformanceParams defines parameters for GetPartnerPerformance.
+type GetPartnerPerformanceParams struct {
+	// Period The last 7, 30 or 90 UTC days (today included), or everything the program recorded.
+	Period *GetPartnerPerformanceParamsPeriod `form:"period,omitempty" json:"period,omitempty"`
+
+	// Currency The currency of the money totals; sales in other currencies count only in `sales`.
+	Currency *PerformanceCurrency `form:"currency,omitempty" json:"currency,omitempty"`
+
+	// Sort The total to sort by.
+	Sort  *GetPartnerPerformanceParamsSort  `form:"sort,omitempty" json:"sort,omitempty"`
+	Order *GetPartnerPerformanceParamsOrder `form:"order,omitempty" json:"order,omitempty"`
+
+	// Limit How many partners (the first ones in that order).
+	Limit *int `form:"limit,omitempty" json:"limit,omitempty"`
+}
+
+// GetPartnerPerformanceParamsPeriod defines parameters for GetPartnerPerformance.
+type GetPartnerPerformanceParamsPeriod string
+
+// GetPartnerPerformanceParamsSort defines parameters for GetPartnerPerformance.
+type GetPartnerPerformanceParamsSort string
+
+// GetPartnerPerformanceParamsOrder defines parameters for GetPartnerPerformance.
+type GetPartnerPerformanceParamsOrder string
 
 // ListWebhookDeliveriesParams defines parameters for ListWebhookDeliveries.
 type ListWebhookDeliveriesParams struct {
@@ -4534,6 +4892,12 @@ type ServerInterface interface {
 	// ExportPayouts Export payouts as CSV
 	// (GET /api/v1/programs/{programId}/payouts.csv)
 	ExportPayouts(ctx echo.Context, programId ProgramId, params ExportPayoutsParams) error
+	// GetPerformance A program's performance over a period, against the period before
+	// (GET /api/v1/programs/{programId}/performance)
+	GetPerformance(ctx echo.Context, programId ProgramId, params GetPerformanceParams) error
+	// GetPartnerPerformance Each partner's performance over a period
+	// (GET /api/v1/programs/{programId}/performance/partners)
+	GetPartnerPerformance(ctx echo.Context, programId ProgramId, params GetPartnerPerformanceParams) error
 	// GetProgramReadiness A program's readiness checks, for its workspace members
 	// (GET /api/v1/programs/{programId}/readiness)
 	GetProgramReadiness(ctx echo.Context, programId ProgramId) error
@@ -5858,6 +6222,91 @@ func (w *ServerInterfaceWrapper) ExportPayouts(ctx echo.Context) error {
 	return err
 }
 
+// GetPerformance converts echo context to params.
+func (w *ServerInterfaceWrapper) GetPerformance(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "programId" -------------
+	var programId ProgramId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "programId", ctx.Param("programId"), &programId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "integer", Format: "int64", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter programId: %s", err))
+	}
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params GetPerformanceParams
+	// ------------- Optional query parameter "period" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "period", ctx.QueryParams(), &params.Period, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter period: %s", err))
+	}
+
+	// ------------- Optional query parameter "currency" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "currency", ctx.QueryParams(), &params.Currency, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter currency: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.GetPerformance(ctx, programId, params)
+	return err
+}
+
+// GetPartnerPerformance converts echo context to params.
+func (w *ServerInterfaceWrapper) GetPartnerPerformance(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "programId" -------------
+	var programId ProgramId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "programId", ctx.Param("programId"), &programId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "integer", Format: "int64", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter programId: %s", err))
+	}
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params GetPartnerPerformanceParams
+	// ------------- Optional query parameter "period" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "period", ctx.QueryParams(), &params.Period, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter period: %s", err))
+	}
+
+	// ------------- Optional query parameter "currency" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "currency", ctx.QueryParams(), &params.Currency, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter currency: %s", err))
+	}
+
+	// ------------- Optional query parameter "sort" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "sort", ctx.QueryParams(), &params.Sort, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter sort: %s", err))
+	}
+
+	// ------------- Optional query parameter "order" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "order", ctx.QueryParams(), &params.Order, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter order: %s", err))
+	}
+
+	// ------------- Optional query parameter "limit" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "limit", ctx.QueryParams(), &params.Limit, runtime.BindQueryParameterOptions{Type: "integer", Format: ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter limit: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.GetPartnerPerformance(ctx, programId, params)
+	return err
+}
+
 // GetProgramReadiness converts echo context to params.
 func (w *ServerInterfaceWrapper) GetProgramReadiness(ctx echo.Context) error {
 	var err error
@@ -6939,6 +7388,8 @@ func RegisterHandlersWithOptions(router EchoRouter, si ServerInterface, options 
 	router.GET(options.BaseURL+"/api/v1/programs/:programId/payouts", wrapper.ListPayouts, options.OperationMiddlewares["listPayouts"]...)
 	router.POST(options.BaseURL+"/api/v1/programs/:programId/payouts", wrapper.CreatePayouts, options.OperationMiddlewares["createPayouts"]...)
 	router.GET(options.BaseURL+"/api/v1/programs/:programId/payouts.csv", wrapper.ExportPayouts, options.OperationMiddlewares["exportPayouts"]...)
+	router.GET(options.BaseURL+"/api/v1/programs/:programId/performance", wrapper.GetPerformance, options.OperationMiddlewares["getPerformance"]...)
+	router.GET(options.BaseURL+"/api/v1/programs/:programId/performance/partners", wrapper.GetPartnerPerformance, options.OperationMiddlewares["getPartnerPerformance"]...)
 	router.GET(options.BaseURL+"/api/v1/programs/:programId/readiness", wrapper.GetProgramReadiness, options.OperationMiddlewares["getProgramReadiness"]...)
 	router.GET(options.BaseURL+"/api/v1/programs/:programId/webhook-endpoints", wrapper.ListWebhookEndpoints, options.OperationMiddlewares["listWebhookEndpoints"]...)
 	router.POST(options.BaseURL+"/api/v1/programs/:programId/webhook-endpoints", wrapper.CreateWebhookEndpoint, options.OperationMiddlewares["createWebhookEndpoint"]...)
@@ -15517,6 +15968,288 @@ func (response ExportPayouts503JSONResponse) VisitExportPayoutsResponse(w http.R
 	return err
 }
 
+type GetPerformanceRequestObject struct {
+	ProgramId ProgramId `json:"programId"`
+	Params    GetPerformanceParams
+}
+
+type GetPerformanceResponseObject interface {
+	VisitGetPerformanceResponse(w http.ResponseWriter) error
+}
+
+type GetPerformance200ResponseHeaders struct {
+	XRequestID string
+}
+
+type GetPerformance200JSONResponse struct {
+	Body    PerformanceEnvelope
+	Headers GetPerformance200ResponseHeaders
+}
+
+func (response GetPerformance200JSONResponse) VisitGetPerformanceResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetPerformance400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response GetPerformance400JSONResponse) VisitGetPerformanceResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetPerformance401JSONResponse struct{ UnauthorizedJSONResponse }
+
+func (response GetPerformance401JSONResponse) VisitGetPerformanceResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetPerformance403JSONResponse struct{ ForbiddenJSONResponse }
+
+func (response GetPerformance403JSONResponse) VisitGetPerformanceResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetPerformance404JSONResponse struct{ NotFoundJSONResponse }
+
+func (response GetPerformance404JSONResponse) VisitGetPerformanceResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetPerformance429JSONResponse struct{ RateLimitedJSONResponse }
+
+func (response GetPerformance429JSONResponse) VisitGetPerformanceResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.Header().Set("X-RateLimit-Limit", fmt.Sprint(response.Headers.XRateLimitLimit))
+	w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(response.Headers.XRateLimitRemaining))
+	w.Header().Set("X-RateLimit-Reset", fmt.Sprint(response.Headers.XRateLimitReset))
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetPerformance500JSONResponse struct{ InternalErrorJSONResponse }
+
+func (response GetPerformance500JSONResponse) VisitGetPerformanceResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetPerformance503JSONResponse struct{ UnavailableJSONResponse }
+
+func (response GetPerformance503JSONResponse) VisitGetPerformanceResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetPartnerPerformanceRequestObject struct {
+	ProgramId ProgramId `json:"programId"`
+	Params    GetPartnerPerformanceParams
+}
+
+type GetPartnerPerformanceResponseObject interface {
+	VisitGetPartnerPerformanceResponse(w http.ResponseWriter) error
+}
+
+type GetPartnerPerformance200ResponseHeaders struct {
+	XRequestID string
+}
+
+type GetPartnerPerformance200JSONResponse struct {
+	Body    PartnerPerformanceEnvelope
+	Headers GetPartnerPerformance200ResponseHeaders
+}
+
+func (response GetPartnerPerformance200JSONResponse) VisitGetPartnerPerformanceResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetPartnerPerformance400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response GetPartnerPerformance400JSONResponse) VisitGetPartnerPerformanceResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetPartnerPerformance401JSONResponse struct{ UnauthorizedJSONResponse }
+
+func (response GetPartnerPerformance401JSONResponse) VisitGetPartnerPerformanceResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetPartnerPerformance403JSONResponse struct{ ForbiddenJSONResponse }
+
+func (response GetPartnerPerformance403JSONResponse) VisitGetPartnerPerformanceResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetPartnerPerformance404JSONResponse struct{ NotFoundJSONResponse }
+
+func (response GetPartnerPerformance404JSONResponse) VisitGetPartnerPerformanceResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetPartnerPerformance429JSONResponse struct{ RateLimitedJSONResponse }
+
+func (response GetPartnerPerformance429JSONResponse) VisitGetPartnerPerformanceResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.Header().Set("X-RateLimit-Limit", fmt.Sprint(response.Headers.XRateLimitLimit))
+	w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(response.Headers.XRateLimitRemaining))
+	w.Header().Set("X-RateLimit-Reset", fmt.Sprint(response.Headers.XRateLimitReset))
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetPartnerPerformance500JSONResponse struct{ InternalErrorJSONResponse }
+
+func (response GetPartnerPerformance500JSONResponse) VisitGetPartnerPerformanceResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetPartnerPerformance503JSONResponse struct{ UnavailableJSONResponse }
+
+func (response GetPartnerPerformance503JSONResponse) VisitGetPartnerPerformanceResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type GetProgramReadinessRequestObject struct {
 	ProgramId ProgramId `json:"programId"`
 }
@@ -21475,6 +22208,12 @@ type StrictServerInterface interface {
 	// ExportPayouts Export payouts as CSV
 	// (GET /api/v1/programs/{programId}/payouts.csv)
 	ExportPayouts(ctx context.Context, request ExportPayoutsRequestObject) (ExportPayoutsResponseObject, error)
+	// GetPerformance A program's performance over a period, against the period before
+	// (GET /api/v1/programs/{programId}/performance)
+	GetPerformance(ctx context.Context, request GetPerformanceRequestObject) (GetPerformanceResponseObject, error)
+	// GetPartnerPerformance Each partner's performance over a period
+	// (GET /api/v1/programs/{programId}/performance/partners)
+	GetPartnerPerformance(ctx context.Context, request GetPartnerPerformanceRequestObject) (GetPartnerPerformanceResponseObject, error)
 	// GetProgramReadiness A program's readiness checks, for its workspace members
 	// (GET /api/v1/programs/{programId}/readiness)
 	GetProgramReadiness(ctx context.Context, request GetProgramReadinessRequestObject) (GetProgramReadinessResponseObject, error)
@@ -23505,6 +24244,58 @@ func (sh *strictHandler) ExportPayouts(ctx echo.Context, programId ProgramId, pa
 	return nil
 }
 
+// GetPerformance operation middleware
+func (sh *strictHandler) GetPerformance(ctx echo.Context, programId ProgramId, params GetPerformanceParams) error {
+	var request GetPerformanceRequestObject
+
+	request.ProgramId = programId
+	request.Params = params
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.GetPerformance(ctx.Request().Context(), request.(GetPerformanceRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "GetPerformance")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(GetPerformanceResponseObject); ok {
+		return validResponse.VisitGetPerformanceResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// GetPartnerPerformance operation middleware
+func (sh *strictHandler) GetPartnerPerformance(ctx echo.Context, programId ProgramId, params GetPartnerPerformanceParams) error {
+	var request GetPartnerPerformanceRequestObject
+
+	request.ProgramId = programId
+	request.Params = params
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.GetPartnerPerformance(ctx.Request().Context(), request.(GetPartnerPerformanceRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "GetPartnerPerformance")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(GetPartnerPerformanceResponseObject); ok {
+		return validResponse.VisitGetPartnerPerformanceResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
 // GetProgramReadiness operation middleware
 func (sh *strictHandler) GetProgramReadiness(ctx echo.Context, programId ProgramId) error {
 	var request GetProgramReadinessRequestObject
@@ -25209,869 +26000,908 @@ func (sh *strictHandler) StripeWebhookAlias(ctx echo.Context, programId ProgramI
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7P3rchs5li+KvwqCu3eY7EnSkiV52lR0zKhku8u7fPtbclX3LnmYEBMk0UoC7ARSErvsiPn0j/N5x4k4",
-	"bzAvct6kn+QE1gKQyBuZlFTVVXt7YrrbYmbiurCwrr/1U28qlyspmNCqN/6pt2A0YRn882Q6ZUqdSqEz",
-	"mZ6kqbz5tniYMDXN+EpzKXrj3gf2t5wpTezXhJLLTN4olpElXRPFRDLqRT01XbAlNV/r9Yr1xj2lMy7m",
-	"vS9foobO3jC9kElDZ/ZBpZNcMSIF0QtGMplrtnuH7zI+56Le37lpEif4SJEYX4sjcrNggii5ZGSVyXlG",
-	"lyTlSivCNem7kcFQFJEiXQ92GtEbensyZ/XBnLGpFLXJT+l0wWDuq4zNUj5faEKFumFZY6dcaDZnGfR6",
-	"aj61nda7i1f5ZcqnEVnS2yGdsz8ePN3bi02jZkV4xpLeWGc52zwz0zwT+oWYysT8Vu9m/ne+inFFzSym",
-	"KWdCEzqdshWs6DGhl8r8JPWCZTdcbd3f52yVsSnFDqr9vc8YtOY7PHn/ilyxNeGKLGl2xRIyk2b3NDRw",
-	"TOJ/v8j39g6mHwW/JQr3AH5hMZEzaMJ8x8Wc9D+8PCXP/vXwqLLhK6o1y0zv//HvP+4Nn336l9/1ooaB",
-	"vzinDSt0pjMp5uSapjyhWmauV3znkSJTXONdt+Y1F1cPsT64PImcqkmepbg0xyRj6R+TYiPibZv2gels",
-	"fTLTLGunfC3JDeWaXLKZzMzJ1Nmai/nmiS+54Mt82RvvRU2H4CwXiukHWIdvz8/fDxOqmdsf94gkjCYp",
-	"Fwzp4w9Hzw63MoTvabZuOCsncCqG7jTtfBr//IFq9povuYb/qvcAP/sJUM2GKfxymU+vmCZ9ywwVWRn2",
-	"w0Wu2eBey1+M6ANbUi4aecQH12vKZppwyyjyLIMN4iKRNw82iEZiCM9+wKpKIyCGYLS650Bwpq+et1+0",
-	"PImIpldMkFkml7hRxRX156F9b/jqueWqigoWEZYqRuZMMLOryYj8/3KpmbmwtCQqX61ktoWBLOntaybm",
-	"etEb7z/5Q2Sm4v+uM7MvUW9FM7pkOhApVtvvAbu55jolc6YV/GUeDZn5lCWW7ZmxmhvbSi29qCfo0oyg",
-	"ckR6266n5ZIrxaV4ldTH9DZfsoxPydS/RXjie15RvSj6nYYtbVrHmcyWVOPGPz3sRQVN7DfSxGmeKZk1",
-	"yybxkmk6EuxWT6bwmr+SVhm75jJXZEXnjPTtFWo4lnk645nS8GhwTOSK/i1nflp/y1m2DuaF3bdQwpO9",
-	"vajxBk75NcvWmxb1hl0upLwiiX23fWmTorWHXNgXIllJLnSXQTL7bvsgWdHaQw7yVcKWK6mZmK6/Yw1X",
-	"wht6xVTIBIiiM2YONdyOI2LIRNElg7vLcwz4hU6nMgf+pRfFr66dvl6wCyFXhmFwKSLCDdunekGoSOCP",
-	"S5msI3K51gwIy/xjAI1xQZ4ckoXMjT4AsqgKyA5/IXROubgQprHpgoo5U0RI8+38GEdEBUh8bkAROdx7",
-	"RuKpFLOUT3VM4mBtht+xNclYrlhiPyYJn82Y4c8XwrYQj8g7ka6JykHcnuWpHx3NzAKt9JhQvwB6QTW5",
-	"oYpkbAYNG3H7khE4STB67IprdSGu2HpE9s26Pzk6MhPK6NSwPtNgKsWcZbABrr/Dvb3RhWjjYZWJlQ4f",
-	"u6XLVcqA/tYy12r4ZO/J0+HewXDvyJBTcDaPjrZx6aj3avZWCvaG6umiTlwngsRGJo2JXnDlRPOFTBN1",
-	"jHcL10Yecheh2WO7u1yRg71DWCCZa6OzyGTdyrRfzYZmGEMcx2aW/UpccxSsNh1c7t9qP7I8bOkhD22L",
-	"cPVB3qDgZBhvG78Feau0BAmb0TzVZkNhf23PhvNuGcd7mmnBsk3rtMJX2hdp5dt4yBV6D7S7eWDmjU3j",
-	"si086LBQm984Lqvwtw/Mt/GQIztnSj+nmtYH9uJWM2HkjhGJTS8xyRhN0PBAtGFk7JoJrUg/5mpifogH",
-	"hAulGU2MtJAxmhIpmDJ3hVTmApjKzEhal2sSv393dk4e0xV/fL3/eJryx6aBIbQYk36csZnO6PSK2HYN",
-	"H9UyTQg1dGNa0AvGDXkxofmMW444Tfn0yoirioHINOFJTJSmmVbIU2O1FnrBNJ8O48iwUEYT8/40V1ou",
-	"WTa5Yuu4+uoEXlU0ZebVVSYNl5fZBEYLXVQ/0LdiEh+jZaG0VlO5ZPa2NPNdyoQRmKhVN5tOrnmz+eDO",
-	"aKqY39ZLKVNGBQrJ9rL5RiacgZz8ai4kUMxPPavXm3/S1SrlqEk//qtCu0bR0e8yNuuNe//tcWHQe4xP",
-	"1WPbntUKsNMyAb2Df9AU73V8fUROgdkrvAUVE4lZmmztb0eqyP84e/fWW/kIFYQtV3pN5OVf2VSTfvzT",
-	"l3gQEZldiNiagYbn6xUbk+ps7MYICbfEsb0tsGsOYgGh2Jttu3KN4kKqlRQKF/Eb6if8UOv4PqXaHNoX",
-	"WSazpmV8JcBCU8hPK/sFYeKapXLFIhIXA4N2YlCeA8NrqL61jci+/jhQFmE4pyl/JTTLBE1xkA819dOU",
-	"b539S8rTPPN2WMWyaz5lRPGENazEAOXSzKu0Zput6ldRYXG2EaH6wpxaI4kbrhUzM5LRkilF58ywImeb",
-	"mPBkTNAmxRO0Rg0MZzLELdx3CdOUp2pUfBOjPFbeC2cWGPobffOGlK0rRqEP2igZOLq1U3xSa8vaKbq2",
-	"Y17HNu5DXx8FvaY8pZcp+0WpyxBLQjW9pIoZUslFxuh0YcZBjEorJVGpvGk+c7jjU5mw2Fw4QJiTvJhJ",
-	"HJX0J54Y3iYFoeRob29wXHqY8ATYkVoZOiwZyJI50yMCZkxCZ5plJIY/hmDUjL35qH9UPfTBa9v2JLCS",
-	"VijiK4WCswF0w1+O6bselVNZCbvlSnMxt2JUM0m6zx7+EnhO1eJS0ix5T+fVM6rZrX680Mu0vAANprum",
-	"02fb9cpLMGBwJA3bPUlCDpWWGYvHaJuic0amNMu4NV1YKfCRIqdnH14SLa+YuKOjaXjGpnnG9Xr4XqZ8",
-	"2mAxOYN/q4govU6ZgothStPUSszWRMIV3GEsOzZiySyjy62Ohto6fol6L2V2yZOEiV+OJM1uWcvOI0Uy",
-	"mTKSSGalqNRwSTO7iFhTYMaUzLMpszewM7rcyOxKreiUNROwn9fDU/C3529ePyDxniC5zWRGqFG+lRQw",
-	"T+dEHfXApvBzyE0PLDRFJHbjPAPStGt/jKY+5ECXdHolZ7MH3I/XLJmzbAfWai1U0DEXqOnDouXLJbi1",
-	"gERDmzpSnlX5e1HvmqY5OsBB4xV5mkY9VuxNggZ3OyKzqiDN9cY/fYl6ViQE5uy7+MP+k3o3Vm8rMWOj",
-	"wGmqc9UbH+49gwW4YusPYFmsT6JqgbyhioCpEMitbL98uHl1tHsGHXea6ZfoIVlQsb+PlOE1uOqPlFHz",
-	"dQNLMkwLzHV98KjjZImia0VuFny6GDiOdSGqht9447p3uYHLUuKFKKzMg2NnlbZW6qRJT7j74TKyD0t+",
-	"O/oqisOV7UE1/SaTeEUGa1MJxdi0NOGrQXTCpk/gnZIPf9Pb9q2vcnMbFf4ThJXvgQSnGQP7IE3JZa6B",
-	"LaCnkqvN5FkVQ7xUY42wF+KSpVLMIXSEBkLNDVg65Y1gmXeDGZEvB8WOJaRfVhvtOxP/QhwBv70QMguc",
-	"HFdsXfALGDyaUgc1pvH1YPyGDsafpGC/3Jn4wLRRMAqfcyPpmzE18mRz1zuP8CqlU7a0sWFfTVvb9vl/",
-	"PzWg3cyKSwE671fi6EIcb6V+KXOR/HJ08RbuwVy0GJHcgFpV8K+7WN/F93SdSpqcS/maZvNflKvjIQTP",
-	"Fr2U14w8PSTf8W+aN7cyzq97vMMefxQ01wuZ8b8/oB81bBR24xuZrJtPLckVeCYCsbbBBQayKjVMG257",
-	"F17c1+sVXP6eFOiKT67YeuLiiSfOBPmVHjrTw4N7rf7JLqvALIERajZkg4rkq7/qN0Sf4uo5B2bxcIwq",
-	"bHQjdWZsxrKMpiTl4sqQqM4zwRIiZ7MGLmRemiS23TgiqzQ3WvVqmLJrlpLYBlXGQIKx88sDnWK4T4lQ",
-	"vzKujYTx25M17zzVX5NAhpkHhj3eSya781p4InpAdhC02b4UVNuJs6Th6JtrY2Ift908HW6Sr7fIz8Ms",
-	"gh1+d5LrxYORDrTWkWjgXQJyS0Rijr6FiQu8rxBNIgX7SjD3IJjKtp+zW93kLl+llIsd/eXlbaXoPYdc",
-	"Zh91Cc0S08PXff0Z9pXRhAum1M9jjWxuvk2Z3WiarF0U3DY5Yc6rCibJCdDCxO5+TPb3viquW1i626Qz",
-	"5296sP0/QU+Wb3ijinDF1o+UT3m4sy+tbtKoudO+UkRHivhZjFuNrXe0cjUbrZwEcMXWcdXUBV98NWs9",
-	"CC08uGHrDFl80PRGOuhs5qpRSHMkdvONcfTgYdhfZZCfizYTnrFpQ/bjqRSai5wRqkn8WgawIME+uN/r",
-	"n/+wYBlq6A79Zg4hZOxW7x6We0ZT9uuMubIpaiUDcFWbMgcrFnJCtc74ZQ7rOPgaePUbPC2GDn/5pAVA",
-	"jtAZFQpDLiE1kitC04zRZF14ExzSCk1TlgWC4DafxYWIkxyHzyZBRxCqkjEK2YPWYDyqpmQpmjIYEeSZ",
-	"W7ZvB2SefQ2l+s2S+m8lvqbCfUtK7eBrTM0DUcM/w8kBHMQBnnDVwAZxJ8uK73YiEVJPwH3y9SL+zdLj",
-	"bzo0qEqQK3xpoqWcpOa1r1p1BxJ4eHNbJ2HsgcxsdWK5ENvD2F3ccPwXmRctL6gil4yJov1R6MUJYtsR",
-	"wslhMRaJPQuWrkguNE/x1oV2XL5Xyme6OZXmK01WaPLXEs0GVrutF2EeNNxs+Psa3/bA5GGBbn7Z8LZT",
-	"gPyaruGoxx/Pnpsb6MXHD2ic+P7t87gTsVjkSZZMprbBqq94avTFWsDQV6nqN0GffC5Y8qrBmodPQNqW",
-	"cD14fIFjgDOuGwpJP37sX6pxhna7YQm8YFdQgTOmh6dSXnHWgr/p8K8mFsIgJlN4nfTjb7VevRPp2hyM",
-	"M7pkZ1yzP76mt/A3m+YZi41GutB6pSLyryShazW4gykTcnh/E5FDI/JWVuF9QCc30oTMNXukyOGTZ19N",
-	"85vCA3C/f91CwWDrtd+NFvb2/7cXAADbz3AQliEwyabdpNdU+Zd2BHApYJM3AbdsGnupXECAuBJiOm/8",
-	"vlIKIAC83/QZvBNAom96F96556VV2o23Ur+RCZ9xljTfAIiJCiD8qzXpxyUk03gQoKM+5NL/GtftZ2FJ",
-	"XUx6lhU5zXVj1k1E4hqXMxJnKucADjKnXDxgQO//OZknv3wmyUNsyoODZG1d9WNiQyoBOkPJX3TdAowX",
-	"h8nfEAtW53Olq3tMaGB0sqfOjG+VyRXLtMUx9bA2NE3fzXrjHzdTNfQRCB3RT5X2EB3npx4T+bI3/rFX",
-	"M2X1PjXhW9tfEDe09+WTw1xFAftHO8xPtRej3kmScARGdbi71P/yPhgaCukVj1PG2BCP1q3OKBDGiMSa",
-	"KT1Zwtla0uxKERqAzh4DZO08o0twRBRp/B5xWODbpgGz3iJPLWfBIZTXq2hrK0Js8kqscpizH2BT+Qlz",
-	"0MtDDiGFI8Jup2luaMKjzFswXSjmQIV9YGHLm2ZQA8ht2pYV/46tX1hitDMN5p3YzdoYAwltvBIz2avS",
-	"A3z+qbVf+KbWp7VRTKguQTsnVLOh5ktWL/YT9ZZUXTUJFXGmJ//4z/+KfSpfSpUmhwGk/KipOWc8ayqe",
-	"ExSxqRewWVIBVYXWvl7NdtrCz3eaLjTOJpfrrp9U9qXoMmyrvlG1z2CVo3CLgsXasNFK5SzZTmblX60p",
-	"s1lUFOzGrH9E1ELeCEQbXLCMNe7n/Uhq81q6UUaNy7N1TTccES/TvJTZsuGcqGw2AXTHhkEGCGcNz27Y",
-	"peKaNU+uPpIiMqq+F99avDFkYUaIcYFUaGasjDnl0yvLRVv4VTFKC5ZvX69hvLd873HeowrXvkMDDtIt",
-	"uCj95HBu11zBHdaLerkIHn7adgRt01GxJKUJlwbfRB7f0JSKacPV8k4wV4fgkSJLKQyTMgfElViaQpkR",
-	"W4QqMs+WXMiM5ILjRVI9hWaaLJlMXWnDCiSkfR6B8XrNdIgLaJqrrXt9nacpvbmk06uJvGnv6NS+pIiQ",
-	"rqDBgioimNYsMT137c0uQ+PR4GKCbRfD6NDkivJkxw820nb7Bwg+2DBwI7dxMW9dPY8g6AJseAZBYaQf",
-	"20/jiMSmG07TdD3J2DXLlPMbbR1hhbzLpByOPVj/6qCjKrHVt6O01M2Es+G0vOZKb7+FuGZLtU3qceev",
-	"YJg0y+i6O38/XVAuvmdZYqMVGxjl1uhyzVauhS9RL2U02fETRVGX7vxJZXY4TNu1ba5xsik/yfXilKap",
-	"2a4gVLg8bZ4UN1qtes67FROvnpNTKQSbauLeLSTkqRQzPs8zlhBuJI6sURgAyMzt9zq+FhVDqs0r6t0O",
-	"53Jof/yrkmL0gd68sfdu06yxqEJX+YctKU8bz3r9XjL7ljLNdrh4sPm7Cyh2du9lmu46M5pcmz/ULgyw",
-	"fTXY7YpnTFnprhbobmvgyTn4xwzB2A9KfG2jLFhfb8u4DAtyK+8G0nT5R70Wsg7wpcMhRiRjDkBCTF0c",
-	"u+sqHvU67vK9d/dM00zvvL25XkzyLG2eLhhszJbkimVErpiA6Bw0Gpb2JM94026U97vbDq5kmjYP6eRS",
-	"yTTXjHz88BpqYfzpRblGj5nNY/N9XOBoWgdll9HuyG782gVjLk35XlsKl84HpqCQTm3bCvG1GK43H5h7",
-	"uygX1MyWFjLTE2dbqh+B9apkdJqawTQeluviWtxY7CK8QqvLAI2WxlSZQdFN1GuU3Esr90pw3Xpt1fhZ",
-	"RwtRAes8ySyVbJyvf/0D1aypFbfE3Vo5N29DA/KKs0mSZy1Wj+d0rY6JYloZJgQvY5nWSULXCtiRL6V2",
-	"8PSoUkttu56VyKXNrd808Ofwlp+2G+5kKYVebBXYntvX38DbvpUWebpCTFZyteOsL3l9K+8kLSCR7chs",
-	"N1lJnLXT4qF1s5YUu1FnoyWNutkqY995pKC4LlWEEmygsTPXokrz+fZ9CPqPAstLqRE/gXtxyrJjqLPl",
-	"veJPqhnevSG/srUem77yoCiptH1xgne3T912uPXFNpP+pyaXTT0BT84IJaevX5Gjvb2olI7XVDTKrT1u",
-	"p9p+FLyqVnVvuMPYwMu4WqV0bWmSqHy6MEQaH+z9dwy3+92To5Gtzf8ghsQNx6mz8Nuu9aNqrYKHjfar",
-	"zZQDx6nK4woLVbGaQYdbzJx3VotTboOwduWDU82v2WTzgiRCTdDJ2sy/nr89c6WGoF4eWCNKjqNHiuAK",
-	"1S1lbpMqLoiJC2sbudr+5nOspRY3EUxVTjr/83mzlOQLYFR8Hra/4TXL+MzakP+InZdnArpG60ia70B7",
-	"32HnTTto1hh7bgzzyHKGOk15KGblz/987gs9xcVWxQOwK0NG0Ij8sOAps6VyhdRQpBIIxmeRpVJehamO",
-	"JF9FhGqylEpj19RW28f6sTiG4LwHMu+Gw7vdEleY3BoroF4a9WcW1PZQ3oS6ojwxzMgZ4Ua9O9i36x9k",
-	"bMqExhKeqsXopCZPDhfNpydlNNnwWNGUtT5uMhzhy2G7YSNNtGUWecUm0wXN5kxNmPBoj21URknKrxnW",
-	"HF3R9ZIJ726dLtj0SuaaOL06iQgX15JPGWzAAKt0n0GfRPG5oDrPGHHEHRV5HWZh+bV1AgaEHQXeELOf",
-	"QupmOnMTQ9tWswa2SRaqMu/SISzxvYa+Wte1SjFRjcs2U3vT1t3QTHAxV50trD/gB/e6Ss6Z0i/M2APV",
-	"rcItsZ6t+Rj1eylY4JSHnItYQ6FV0Fdjv8W+8C0+aAja8C2XtN4Gk2lkVKRPUQeX2J3iEBr17o59frmL",
-	"HhMs+7ZLnIp1B7G60maeapCtt3wSWju+fPoV0ODd7C6u4nJXQ2lnsmsSKja5jR2X68CcgkEEEwiaiMqu",
-	"VNdtyxpOr2AFG6x3Fg7XZhoHMTL182ihTrwLbetpC73V9YdSXLOs3ViGwvHJLooCg/hAqToNzr7t9nnr",
-	"+5vIookQ5kxOplyvOzUOL8tc6Kz7+xmbWwVt6+s7eEnnzJl5t7aKkM0s6/xBUV+90+tmn5Wmy1WdbF9m",
-	"cklipC//WtzVIdGkvZUOXNFzKb4gGH+wVJWFKG9maasCoijTX0i7UfmchQclPBWtB32DkdUFDE46haWV",
-	"Iw6/RD06m/GUU82aHQEv8zRdk7/lNAWpCfwBfbBYQJNsYIR1jCEDiQccGREkWGEOAxbcprNZTKCYPVnR",
-	"jC6ZbvFDutq2k5DNVLlbrK6n/oW4hNjkAGYQ2aU/45nSDhycC8x+2kqjKRXz3PL7DgE5czbRXKc7vP7z",
-	"HcZpxpiYZAzcN105yR2O8N9tvaqtL+eG6Om88Z56NRcyY0kRO2iV1UeKyBtBPiqWDU/Mpw72hCuyypiy",
-	"qQ5b+77m7GYlMz1R/O9dRlsNYisdjTvZrjf5t9sp/EzLDLV5XBag4qFRL9ZV2kfHQ7NZruaTaAqAgVTC",
-	"lM+Y2VXToXmR9J2NXDFtjmNEEjajearJU0RWbbAidWA/Rup7IxPmmE8gV1VUVReF7JFuWgPhpo2xxLXq",
-	"A48UidHtZf5qNmRavKhAFDBk8qlJNf3ZhGY3htId1bCVjVfFBgvvG4h5o+QyoyIh8oYpiEeDNbSliwH6",
-	"ipwszS2nCDUkiNvr0YdckNIjtSU8Dtpoi7qq1OalCmwNaA2w+ElmJN3i1nxw1Abr81ZG4bM1Jm35vWZE",
-	"jxQxrdq6FCVDXWzuG/T7Ear9HB4pYoZwbG38NNcyJjhimtronLBGsZuMj94RRIoReZunKbqnLjPOZuk6",
-	"sjsWfO0BzC7XdmzsmkswAKaMKtYqRnUQ+G04Wct2/rCg2py1XCSKaCmvoDScTTepzJEJzQzHd6GQpC9v",
-	"gjEjOUYuevHSEGxKTTv4usXoDBdNK5bOwOzJrllGWAJ5wmbpugY+3sF7EQZLViwnTTgFjcyms/hu8x+a",
-	"BCHzO1rxiiU5tivBBbnEcLygOLJqNrRB+OB9DtAdIjfXcN5aaCoOOUhM/vF//S8SO7PvpPTsmOyh/JCx",
-	"v4LhruO22wDKNp+tC6WVKUi1HBJRXNglxoTytijQe8dgN9mocXKTjFHVUaprXK/Ox/eSzaRFQ91wfjsu",
-	"tgVc7DjZwkHXLWIDXWNws5ag1jZy8ios26ibRlmyL5fied0ca6OIytdh28ZUz0QpJNi7HUs3Vfn2q1NJ",
-	"SOXFIa9x9ILFbHVfFot+Ym+xprML11zfSoyDcfmiCq85cEZwrVzMdXGLDsCNsKJKsWRE4iUVOU1j09SS",
-	"gY/ItqEIByL0qQi5lhB4Y95vNOEUU/iG6unigSKfA9Hr7mbRYmR5emVTCJrCgctSZ+1EhWFG9dO1pLev",
-	"8NOjPYxJsn/uV8Yd9XLB/5Yz+9hwmfqR2CaI3i+LLlzV3VfxAQPbN22vUWN0h5ppSr8x7zVOxLaxeT5F",
-	"fFvtzL2Ximt+zYhADyrIm867e0gSNuVLmhIo1qzGZMUyc/RBinT/Nh0ryHuAv+PoQsQZMzyIi/nE/Tr2",
-	"re7v7Q0isqR/lZnXC1AfgGZn/NbIYbZR+Aux112L+NP4QgQNmv8bjMgHRhPCbulUp2ujHtxkXGsmSB8l",
-	"G73IZD5fEEpmqaTaVj6H3FDFr9kbR/54LxYCjczNdRlE5dkegxOz5zcAF7KyAcBfm+KR3KVcvVrX1Qt0",
-	"ZbRrl93et2oVzRMOkc6QkWl1oOKjgQ0lfM3EXC+Kc+v+3o+2xkDB+DZT15m/dSvs3CXCwHAdsx40p8Vg",
-	"ab7izz4KFkaWR3nCCQ6QYmUaIDK7EFyQWZ6mA4Bqw7shJn17Hw6g1kNV9AJawusOX/XL6uihFpReH29w",
-	"GQeXaZhhY+/N4HLdcqmcV3wJ9uAYOckQPHp7yoeq9Bu+1dyHMEM1TLXN7QPQs/2pf3HQyQVUlQ875aa1",
-	"2a5AVy3sCSW9NA5DjWNCUylYJ0PeHfxGG/PZWtw+ft0a138Xhc3vZ7MfzMZcTFpD0WCLpkwpmU1CT+d9",
-	"xFkrorpZ7+6Zgc/Nov/sPpmKYBwKwn4KtVVsXLPKbmxztjynPF3D8To1I2iLBup6SjxBdf0isQHv9X3+",
-	"eH5KErqurXzTPkPoUKce67IIczuhXAxSrzyRDsu2S4zqxuj0ym5sEL1qvTBDszV20ehhppqdy06vOjvM",
-	"Fj+/7943bj/tFny9QRh8zq5PHLRQSwI8oEW1++cTCGhKUyZa4hnKr0yWTC9kc2PtyWetUYBC2vTsBmsF",
-	"VnWZ5BlvTe/rmpz/nF2/Ss7lFROtjlM/+K2XT8fIiG3jaDsRYXbnNvbZlnSJXUFHd6WKdlqwEXNZ4xvz",
-	"jAY36a67+mXDRNpXjIKHZAPKg0sMK8Wohhd0suFjeNI2o6qHMBxJ6dOgk9J4GrcuSOFp5P3gs3mkiOKa",
-	"Ye7IwihMhjBJP1YLuRqxW7pcpWw0lct4MEYwAL2I0OcekZUESZsAzrcqAn+fHB1ciAD3hZyQFEp/zUm8",
-	"0Ho1fvwYzdiAIQp/GQmfEp1RnsJrj2PSv4GwcCZXKSMrqjQbgPsoY0sjT4PR/kIUY+aKKA2eXy5IKm9Y",
-	"RqZU2bIrK6o1y8zU/6MPvf7b+PHjwb/9eDL8n3T4973hs0/94t/DTz/tRU/3vwRPB//Wv7gY7fD64PeP",
-	"/+13Tdy+KTmqCbQIZQvUdccEE68IJU7YfaRcjK0iV4ytzF/m/cJBAv7dEYn3YtI3f8uMz7mgKTl9/eqR",
-	"uhAXPeegvegNyB+9u9ZlLlFF4kri15gYdhU7ZdKFc5OTSwVhvjKDFyJys+DTxYWYWqefIhTeGIwLp7AU",
-	"EJXzmAuu42OSG4IRc/TWxe9Pzk+/9amhth/1+Cf7r1fJlxj3tdC6n1RV7u0Gc8gcOm309J5pAECbgrN4",
-	"RqhwJYK5IJdSL3zajYrMgI26t8ZXzOv4J8CBjknGaEK4xv2IwInk4e1dufkROV9wZePszS6nUrEENKsx",
-	"oZDrBUNZ0jW5ZIQmtsoRFWvniovsGUKmfCGgXhFQjPmQ6wLg/krIG+ccw9K4jxT59vz8vY3ux0Ixypwp",
-	"MwB0C7o9iKDg/oKrC4EClVETboc+EQLmNTR9qpiwW43Q+aMLcSE+E7PW5DNBowD5TN4wCtE8ny/E5+Fw",
-	"6P9j3q1XD/tMDvf2yGdyQmacpUlUBP0YZgJFKLgioDGLOQGIqNQIXyyB0GIEJnNWEgRfRM+fqyQA0HZA",
-	"uiOCY6gUK/NDOKMpG1vnNZ5HDGAPXo6c43Hooh4ylsJhUgu+QucZ+smnMk+xLOCl4W5KpsDemtEKcVwl",
-	"tHoY1T75TApMyQJLcuwWJAqXIxeGCIQZhc2kB4QtmZUz40HhriQ2khsoaEdFUzI9ukxZMNKwnqYfqC8E",
-	"OS4Bxbkeil0MBk0gMACHXQflxc7aEfl91w2pmtYhABvoviQJo0nKBTsu1bLAKhYZmzPBMqrBUdA6mpnM",
-	"LnmSMEs3B+Qz+R6q6AVIn5e5hp336e6W2seEmv0vcmbM9P04IkJJJm1BIJljaACq6YYNWFZfWlt/+mma",
-	"ypsI8nLwoJyefXiJu+eXsVZtw08gBFEIi3gcF4U0kIjm4OC0yKTl4hrF4XK1h6D5Q9s80npkycpGkUGG",
-	"DhTz9k1BUJ9rCxWKiWkSJujGfOQaLX+rWHbNcMHxS9fO1Ba1w6+fEcOz8Bdlzd+CuGhCn0BFCcQAQUSQ",
-	"jxXUFI5Q+D46mbC4BDYW2GMfBQ51I5UZxeQYTqAg8auELVdSMzFdD78zJyljubI5MI5QLOW4mTQXsvPT",
-	"MhysXjgvFwnLmitMNVXAw57mUjBoeN+wxhciWUkutEPRLrNYZMJw0hj4DYwE4xoy6zdJOLCwpGixFnUF",
-	"V5CF7JjNDKd0wZgBq2w9lvUKQ9DTAfClWkEj7YjnkUK8+IIFFzUglizh1Ca2mLaOqm1Bbq55XrRXEKPZ",
-	"g6ZWfWUJ0+aTJ27TplsrWDQXorA9lKDtoWVDDudSkiVKEzBsdQ+03JZ1r9SjI5/JEdylG6rcWa6Ch+WS",
-	"Tq/kbAZ4nWyl3RjM5ywhWtqJBkcqdl034QFD/46ldQLAvQ98sBkI6GygUIEYWpJuappC1GsWqiB/B1Xr",
-	"hjaWKFCB2f7nF5KKEILx4d7el8gPrCw2lcb1T5OcWgcbylKlof6qxKnS8PeD4QcCVmn0Dy5jtY6gVeoq",
-	"jeeXELxah+hFsdKQfuXSWGk2B+GC1yCkqwt9bxGttW8vtNX63E1uK3VwGHRQl+TqPW0T5kqNHwWNO/Gu",
-	"1OSvQcKrCHib5LvS5J4Fk2uU+GrMd6PQV5b5GkS+1s6NEFjq6y5yYNj6fsijS5JhA+XdXzhs7bomLla4",
-	"bAeJsdT2QenqaZIh2zvYLkaWujpq6SrwfFZooyRbfjx7HpEXHz8YEv3+7fPW8ma+wydPgg5DObO8Y3cR",
-	"NQPBql3QLI3lWemODEXP0mjuJ31uED7D0RyVBI4GabRG0g8kkDYu29GgPLYDSNgGY+jzAhypbA99sVzp",
-	"NclFyhRQWyPidKMlNT45PX338e355JvX706/e/E8dnEc1VIMpH/JoLT1ttKfA4C6Mrt1+vqVvW4WVBGa",
-	"3hjZFE2aJSCP0HUUgjxV4ZxDACVdKpbdHvnQ2hIEqhzuPYvqpeBJH/IuIMKc67BwalPZ+s6owDUf0LeM",
-	"pnpR93XVQTblVWc40yZnk4NAaIgesleoByizsYRAAyJfsoxPLUDUMTgPSNVpYGYvBbPQBRvjUrea/H8K",
-	"HUE/7g2fffqXBieNOQ42izDw9HavonEiiFzhq56EgH9jKVwUEmwuFHYTkFewqCjZf8fWHeubIJ1Zsb9a",
-	"jeyXrXISaiUPXN/klbjmRc2IuhN3pe+Zt3WX3J27QeYe7GFiZOG0g6IZCoMLUWICmUZpuVKgcdjkZ9Ed",
-	"UbdzhJnpe2JO3G7FG4psy85BDw+Q6bNrrgvMa+rCr7rUH1AYROmQhiNPXL2oN6ViytIuxQe25Hcg3XhQ",
-	"IbeYQW5GMPDKFpVoKyrR/taUi+IQncKLzcUNuH+L9GMYahyR2IzV/K9zXkLVRMWumRHB+3HxkTJXNVhn",
-	"pF408CB3Zvz2udUIwpIPnux1OLJBn53jwIol8PA9YRZDJYmhZQhByJg/BsHon0AgeOdzUf6yGo794PBB",
-	"xQrcL6Ei4MidEyqqq98eSrWVOjaxpKo0YkTXAsUeQmAi8rfcCLQuqtn0UomN33EbmxL/XJUQDK9xee8Q",
-	"RW06NLqinNIU3nSJuADxil8O6iPanTxK92sLJH24Mw+Y6hKSyF0zmV4zmpzkKM9WdAwwAWWBuzfIE7Mg",
-	"HpjRCrGnIHkFFWVstX+KlqTgTQAqSBGVcjkisYNbcS7GxsbxmzB9rDK6ALfFWbiaIsPNdFtj8mF0XcLw",
-	"O8XUQ2sPE1P/4FBNVSj01kmEG9oP92UA8+s0/OYQfgDy+vSLgSU9NPaRGf6vAPqoggjfHavIHIRWUMEz",
-	"JhIH74QJPGXSBadXk/Rxb4yj9pP1PU1z5iCMWqFVtp+ljZQPMVo2Ss2+SDhwLEI1QGgO8xVG/kEoF6DI",
-	"wiOaMgCQ6AZb5O/hCsrO0mbKBo67Du3tLqTg7rdG7ZYLpm3cweDVhtXdjgJ3BygaOHp3ronWKsfEZlEI",
-	"+IZZ4mzzszyFov0ya2CIwOHxM8/nqQpfsSGIhcsVjr5ydyJY5vrfMJqxDBkq9g/6qLSXXokY4hYMel/H",
-	"rZ5viihMpG8WZIDYJDiV2jVLpCCU1O/9AGF4G9jOrwuXp9D8HM3UOGZI6418kourh6nxGYD91hdj5zpq",
-	"/7yigs4xtKFCjgfbgTB4RNT5NzqbWRDvAtzJYnc3G4L9W829IFIdcODG7/NVsuMeNV3OwSjaCxwWm1tZ",
-	"nkqp0WBIbbRWWA4qFXw37/tmIIFNS3lgOM3TQ5IyrVmmIpLwOdcqIvEEg5+GheBPKDHKnVwSKfCmK2Jv",
-	"1Mos4hDxgOslYwMLsY/onww//XQQPT388rutexFMv23lnltP5k523VYf54h8x9gKPSJaroYpu2YpiS1v",
-	"GZMZTRWzSdQ+4PwXtwiXXbhb7WYLLpoo79MW3Nw6U4fZf4q2Zdc1ceJ2G7TZxPvZTIBZd1d9ubh6QG0c",
-	"O7+zHs7F1cdV0nj2N9wcVQOEqFJC2IOFtai1L9itnkzzTDWeG8Nq8WHsxG/zAcCHWu+S9fOCnd383E1m",
-	"LRVnCIbQPPhrJiwNdnC7Rb0kQ1DT+qEwwrF5dXhNM4iYMN+49t+Zb90fz30bO3jtXss5b0ntu0MW5i6p",
-	"lK/lXOb6DsWWmxp7w3Yudz2dNidit0+7o9TTqDS3mtpcUs2G+jp3qd/4s5bBeZhCN+Vpba9pE/V8uN3G",
-	"1Zrq5hoggEeGQTMQApXKGxUVFYmcKjNOuQI0EHNbqfFNxjW4Oq7YWo2L6EO4Pv0QWqrKFEO/yx62rr+Z",
-	"wDb+/gY8zB/Mm7Xk0tJY/A5Bq5Ffv52LDLkTVdqngMDvXiAM59J6httNm2jUNXsO3iGWkBXLlBQklXNV",
-	"rX/ZXad4WO/wPXfTuUT89vk12eoBxFbbZPh7eF8eckrtA7+f9GWJakcifEAJzA3grjJYsIChOHEjWAbc",
-	"dQnslgqariEx4JKnaaOI8SXqvTvJ9eJFc7U8rxXUado8mZTO3bYroV2efo860wNZL+57iXcIVNg5/mD3",
-	"gAVN9VYysut2Bu92BrkMvsqDzyZtiGMYY2uekbmRN11oM4JX2ShvSi6p6GRR9tV8WopJ+cJONssDysP5",
-	"UmtYMWg4tCWC0JqJocSVMkEKI9uVJn1LRi7rGc2GtkhiXbuOMz30bQ3REOTsojyxhqDB2FVGA/i4FYUI",
-	"N5GEySlCK9IvRo7LjCBj9id3QcYD+LYcwWXhYudUg9HzGtK4Za5H5KVRamGhMNXc9emQuGmSNILybpDR",
-	"HN9tjFUp/VjsX8VmVMSslOjJ0fKGg/8zXEPdYio61eFrF+Dt8O93GTnm15n52w8e8DryQ7jrfVRiRFtC",
-	"IDJGU+e0LufFREYyB98U6ReFwRQcjUupFUnZDE7AoMXR3RURqzuWlS2TdxflrwZ4hS1tWb586/oxkck0",
-	"hfJ65eUbk9iKujHpUxGGb3EFy0b+8f//XyEaoquRsb4QGD52TAJkRrpapbzAzy9s5Ss6Z7W2PgfYicfh",
-	"A3jvkgrBknh0IexclUWxsBCOxaQUptMwy04v1yR+/+7snDx2lfDiCAI4ih7K0Ix2CYp6eWUQRo+4GPVw",
-	"TI0yUWlDPvh7sQ2hczOO5h0wnt4jtst7hz3XYGXP5DVPUGbygSZQW7B7jbsOfoetbdywy4WUVxPFphnT",
-	"E8V0s9vIvdfoivkBkiC1JJgyZKkNp/5IEfvtdjRtvyiN4yoPYquPo7oH9+XylR3dgbeWv2yzvW6giE9b",
-	"N66Z6dh3CLPJXOAnmwNmC35G+vHNQrHpBP0L1jNj5EH0zVQ8L/juPn1yeTAtozLhkwBC6V9+d/fdbltG",
-	"2ZSi8E4U5Uq1DOqXcAEVKl1O1C9RxATMVFzZorS5jmxouMCCOSQug6zHXatRbCm2AbVT7DuI7uNkT8Fw",
-	"Ep1wKX1Z/g1x1vctjNEQX29zu0CGZxYJsLH2gtlikD/sixFCxZvF7qS4zDBXbJdyCTs4yx+oWEa79nuH",
-	"chr4Qbs2fBeltot+amjPqae7BdSXxlxdlRLoaxUOtkq+DRUNvILTQHQ18qgoR26D21nTQ1YOsMzuHvK8",
-	"+b5NLWuvVPNOpGtkIAFDtFViCt88Kq3ujUEYK/vx7Hkv6r34+KEX9b5/+/zOtXP9HFpTGr+VNyUzww01",
-	"vF1LcokswToM0YwMdo8mJlGpe0rF1SQpetx6agsgVA/tTdcrmqJ0eoWZ3DOWNd7g+OqkO+joveNM7HAr",
-	"XUfleXcRrIqNubdUFezxjuRtP2tJQKjuZSDjH3bLByg2t2St6LCTOybANO9S+8QfYs13XWxMlb67EnXn",
-	"YgTY/YMaS5p5689csgO7fU95wyLeQwhyleW8vkX6lLyn6/c0JZfmRsLUXWKOA3HsqPi8lphydLTbzjUM",
-	"vX327eUkcPRot1jShGHi2Zpp4OUDxN20VR4gVmwG9BiHd0/RSFGgAV9rthGkVBse2hbFZRbVvmKhQV1I",
-	"V10tcARYyfPAjHYXuOJQSO2Sh2nI7TyiWELvy9lI3OGkbGhXKf61OWS3odhqiDREsyuLZuJwfkoe9Aer",
-	"C78pZqs+s3FbzNqm8RSgsVAZ3F8PW7/xl9SGwO5v8yUVw4zRBAL77XvHJJHT3BxclrjfUAvFBIDGmNLm",
-	"ZDQYidH1lHIRUhb0NTgH3/h8ixcWL+NjgJHlfnvpMJXcD2+lfilz4V94A9fQW6lPMMvJ/e7wdtzff5KC",
-	"uX+/R7SVcylf02zOiv49eskblnB6vl4Fz+y5NUvxQmiu1+7RK4v7cQb+nmCcr5arlOGCul/PEJXjYwHK",
-	"8aJCSk0xMPUjHwLphgDFR8+eBbGvh3t7W+3HXtuoJQcXkhZQbCO1y0zTtFy7tVtkZ6kqVV3yx5D0FhtC",
-	"AU4NooxhtFdsHZElVYYB9GP6+9///t9DWHFM2Jn8/ve/P3wSD44JA6ARz05sIRKf4bKgigjG9aKx0nfV",
-	"AO8G2xxHWl2ihxQRqqv/iwsLMIDndH3vYiNuCqodA6NbUFqNWhJqlENwijwitixTWNXqslARAXe7Yler",
-	"zTnB2T5gIZN7OH8SqHXX4gIqr2v7/m2Ksnd3VSB7PT3ceiI2s4s37EEiQRvDGrcfl/f42dabvoKZsCHG",
-	"rJjXPTUetzrddZ7SjBo2zxubskb0hfdttfS6Fsdzxfk0u9WDlkrufgwu4bXbtQDFyDaHmfqSm22lMh4q",
-	"Dqe10i6E+oHtCa07DoZIWPO292X6eMXOJX6xZ8hnsJCsDe4sgOwLzUtLuiZLeoWALsqHnvCMyBsBIP0t",
-	"ZZQfKqZnNxtCY/huuTRtW7RHwwqFFFGnvKh2HtqPFEQYPOgt/Ryv4zvaSdtO+F1ifi0awAQBQ8vsc3uQ",
-	"sUVhRVGrkzkwSCic3HCRyJsNZzbYIhpU6e3GMnxd3y9RE++rV9Os1cu8N7fCxOsO87yDg2oDJ6xUUNla",
-	"6uWRK/UiZ66kSyArWHdgqQwM1BUBMcparItSLqNOEc1F6EWDYQWjKSZSpOsSqoYLxiB/lRxEtSLYZERi",
-	"uWIiHhOaKgn19lerFIFna5Ek+WXKpxBQQuLHq8c/qTSffylZZYIR9KKeablRJytdOeVJPAeMrUq56AVL",
-	"E7ucEDtIU+ZiUbj1waJE2o/D8tjxICJ7REty8PTomDiHxsHeqLloY7JDQNKEWnCTjRqBA0HpcjvS9nLa",
-	"tvZ1uaB2tQo2o9MFbB6fup2FMtxjwKsufi+V36Ya3KrhFtrC2REW0v60wXvZ5Vb1PXka9HdrcaFCICc0",
-	"5IOkgNsH2DtZzgbNV64tcG619Tav+UkRKVB47Ivq436YWmrIwFeKQEkrrom8YRAHN10w9LeDggPL3RxI",
-	"QPpAdPt7//GsoLq9QddK+Wk+35LM40udTzW/Rs9prloMnw+TrtySiVLkCplBB2JGcUQamXn7ddZF4Kgz",
-	"6vp13CrE+GPWQjklFttwOltEpsqNvluCthVM7qn3OI1sR3GoiFBachFaCvZr4TB1kad8yL5B5AcLoq6I",
-	"/cDXswZoZ4gTrEFEAACmGpMYpsPGjx8vpNI/jg0j+BQTqAMHhaKhINxxWAAvcrDc76+fEpokmTm85p4D",
-	"yA2tjrH23T4kpB8dHRwdV6vXAXg8FKobRBeivTCdF/CKIClXFa9agq8cMOWr2PV/ziJ2ny8ufvxxb/js",
-	"ZPiSDmfj0ad/ubj4NOiPATv1p/3o6Mvg31oK3ZXB9Lbh522QRb0J9eDp0d6OgK9tYmuFkysS14XVkhQC",
-	"N1fkb7KuEZZbFf1y174YfzwmK1t9P2otuX8cls1vKLtPRXIhbDl60m+yGwyqhgMEKwaI8QKUFCvztVbQ",
-	"f9hK+S1LulET2LSkRv4ve/nuVDt9hx1v0jPuRcOFenH/Kp6AwhwHxUHjciXGosrnhdhe5pMUVT6PLY7c",
-	"blU+L0SppGc7n9yA0vFPLujZoOFtLD/dUP+zpoRt0H06E+LPpRCNyAnkBUCsVKibyhlJKSDN05SVnV8H",
-	"T492Lc5Z0ojqB9zpQfG4jgIVPRjm43Ed8zF6KMzHzhv5IOiwzUphs4LWeWTNWlvLZzvrV4Bwt6RpygCr",
-	"Yw3x0JvVpEZ9qHrf7O1aKXZ30Dpzj7/G2hcdMX4ySPLDT355cJ5SsY7NHm/7yeGTZ5+6e7ChkMYEmMvE",
-	"1qFodMp2Thj21a0a4vZSOb1q81CjsWxmL6A51SjqGwqoRALNOAgrZrByyafKK3fmDrBwEUYrBW25s3Cw",
-	"YNb3WgnLMCQ9l0PTGoGX0EFgGPGCYw2ETiZtvy6nppEmOzGmpU6eHC42uYY3pMxtcJI+XEKc2ZmGvS12",
-	"o+s6/MlI3V/sPu360cqnjOz2maWeXb/zZLXbh/WsmF1ot2n1YQOtVGML9beAAfq6b/fMIgNge0SXbSqU",
-	"8JbdmEsAMkf7QoqhZkoPMD0UCm6b83PFRdKSF3qPgTGa3P1rgJi749dNh8eeHXt0mjGFZJo2RdnWGfD2",
-	"A9uNbd8xD6R0ASUZnWlEBZ7xeW7Rr6BQWa+FHpF+i78bc9x+LuDOckK8RhNiyzDdheS4WpXaSzy5dqTs",
-	"jm68BJHZ1zYdMPTacTCaQ2hlNjFK3ZypiWJMxFikUaFdmxKz5ij5upw5mAcW8VR8LqjOM0bc9COI2EJL",
-	"d3IhKs4fH3I8lUJYKIl+jDmLfhQWKC42ol/8pxfn5DFd8cfX+4+NzmohFQajCxGjmuxXvjzycs/P356R",
-	"8z+fu6iAG6oIFDU8LlCDhL98sVgdDt5+oCWhSUL6RpdOhJrgz1uGSE7C6jy2LlAq5RUUs8xX0YVwqrVd",
-	"7CUXuYZgBg9sW0p1RgTgzMJLm+0C/G3QPEB/cj/RlLl/VyyuNjE22HzcCpaUfw1IwhvpN5+9tiDJ2FYY",
-	"RS+SL5SEUo+QmiRSMNKPG4YUO4WUBrTDFfEvRBeilY69LutcpiBsWSoeHJs9QCgPOK9GPzbHtbzghqJs",
-	"UHgv6tmJdCwC44XhFmjL4Dz/yXLHTSWnGnARbcXHThjzNcdP16lFvWuWJXy6VSw6XVAuvrfvtse2BgPf",
-	"uCYulrcUvn2XelhHe3v/jHpYpQqEn7bns/xcClMtlNutJRXrDjOvFiUzU98oq9p4/w92lParT1EzxlC9",
-	"dlkEoBaumBhaFFsrDscNRSHt5NenXveqO8IuqWqCWZdX0B94bTERpDGSbsntra+2tMEVucmkmBfAQ7hM",
-	"5rp0NSM304UfbKnXtg1fF/kyFfL0a7FNz3DL1sgznHwWVrLsWkbQK8PNg5/lIilHrzfRi3nL1lR8pAJj",
-	"pFfqy5Hk6KUXLcVMNifqP0CaPWT346DDmm+BGZYZNsESACGA/Hst5RXUHo0wblFCVa5pmieuoq6LQYCQ",
-	"AiNHWLtmkMBPsAZtlxlsyrTvLN1n5hpVRnzdDnbglsNP1N3T21amryTZs+UBsBFvvO4cFrEhjaNUthlf",
-	"DLYMOxyRb7w4YrfLPyMZS/KprVPuMXVAPqGZ5jRN1xO3TogIZv99bKSiAD3H7LjSdK3CH3GT3TdG7Jzl",
-	"aWqEGEHohbCjkQhLVsIpYwnXLBmXR4oQatRjQJB+FWiCzDN5ozxI2YWwS2JHxsUE+0T+DFl2Rt4tEIHC",
-	"vcSPqMKBVSQsj9lTX6deQVplTB/ffZG352F+uglnFTCAZgouwQcUbKx86tvZWVDDpi0FtuKmsXE+MW5U",
-	"yYuJPwEXNUKuGUB3MyR+vOV4vsf1t1RS+JrdTQZYXLnwTLgP3j3vkP6P/SeDEXkeFDq7WcgUfH0IVU2w",
-	"+64m+7LVfr9j+QczzbblfZkxBvHxncA/yqXRW8DHyy95EHLUtWgKl9D2S77S1afd3Q+W3tqq5kxLF+tm",
-	"EaByEZcd8A9R2qaBOrfCUNp1LTEwB+9o9EGapsd49bsa2RjDkJB+rK74aoVlpDH9EVzOjQ0D8qRZlZRp",
-	"lhRiRJ+W4Kns2wB6pFZGY3dXtK1/WUqM3XaKP7Ue2K036jlEGhZikSQzmnW9DIti1ve4Oot7jPShIJEf",
-	"zSByfAweWu5ufhVyUpBU7EpWhdKaecttG+nTFOROUmm/vK7BjYHPDVmGHRkWjk02Wy+6Vweqc4Zfzg5Z",
-	"lK0o0jHsRtYG5k9WGz1Vj3b4d5B/2njDNap5nTR0lycO1roE7DNOryMJo0nKBfvlFfZWFbNj6ZKol8ip",
-	"AqC5e+ntZzRl2/SgHdSftfqVqD+FvN9NEervBUVRzWQGv6hKs0lVMCNqUBfGIZQmt+ZkmRpGiDYMJ8zb",
-	"gPlir6yt90KY11UpxsYWDO/HPrrHIgf7mH29YEtCcy2XVHNzEa6PQzG8jzzA6iFGcbTInINa0nUQ3Y7v",
-	"FIVzPeAo146o4Jp9AFn+foL7HQV0c8o+WCmi/YzBQpttDAi1H4d3F1elY8dV5dxFhI3mI0KDQCmsZCek",
-	"GPqQw7B9M9TBdhjBLtlldy+V2FlcrHCrBxIWNx7hu5Rl5GqirSZWv87bqy6eQeXMpqqLzVXhdpOofmsC",
-	"R1Cr3kscVfmhJoG0H1e3JxWhY1vRQzy5m4vDhgVho6BY7M9YHHaLam1Dux2KaAOIqA98ywXXUVmvvrPK",
-	"3HRnF0VsOxSkbYP9iz+ePTdL++LjB7QAff/W/M0FoWINUbxF1hK8OyIn5soAmPzEMFZ1wzJFDp88gQpe",
-	"GKL+5z//GTiq1MTDv8RlQFmEC9wUHPzjx/zTj2fq04/Pk0+ff3zBPsEPH7JPn3/8/vrTj28FPBn8bvfa",
-	"02dBWV1ldgirom7Ou6zWmnbBnduRRMHLjBfEBlMRFvvbMICAj6T8mi2t3Lv9bTmFjUkaA3Renb0jf3i6",
-	"t4+eDTmbKaYLk9GBFVtkmpDQSnRkPdw+R2+W6zxjrRWqtwekbgDF7q1okqRYYXUphfpbztjf14XuzZgL",
-	"+4dg68uMcqEzxjzaIeSsrdGh/recZgxrbq74bI0izARsCb2oN5dynrLJKgUQEB9cCwS/Q3StnczE+qjt",
-	"Md0MttYpJKklccITke0w7lbOI7/0jXTlJOVvjKxvA5LvbYZ7lbDlSmrgHwA9lAv+txwru5bR8knfmn6o",
-	"IkHQAB5LnsSDEXHabETY7ZSt9IUwTRiuDBEw/bhyT4zMs4l5Nob00ngQGVEwYySGJ/pWTLCciK+dbquJ",
-	"GD7nqoslF+IG408gr/ZSMaGPbegNioxmMkYp4rrgnHt7F6Jif8QkNJwCnLtlrjS5ZIQSXNC4Obdis9hd",
-	"utp2t03ihV1YJmvZ8GjK68ehTB6j0mR2LxAICCbZkAWkJa38NJ3N7wZCj7CFC4Et/gCfvMC3IW7IHEzB",
-	"OtgQSkrCNr93rS/EnKr/3ALGzadQ5VWmCVbAqSbO15fhuHHevqwMFIGvGaiXdG0IAjD8oFpOgyxke2JJ",
-	"h6qqTqKgc9YNS6LpDAewh3cs0nYXpaCbSdrbh+r5ipYEm82JhS7w0HP9p9Qxj3pbgDRa1YaAnAKDZIVq",
-	"ys1v0jA2GSVbIP26Bw+5aAtzEnMBUYwACWFYkZREpfKG9I/2Dga/vH1S4dwmO4VePHhU0Zlmq++LcLDq",
-	"4YA9zkXpTwiAmVjbUlCkpenUnIHo9uLaZsVtCoerQjPgpy5CHAYcETkDfeTk/asw4qY5L35TZ1uhVlu0",
-	"8t0EbiekdbCCwSu738UlFlhnTVCfR0uQeDDm10obDeRu1vnVPQv93/l7L3ZtZ4JV0rbjDscQttdE9Oc2",
-	"g8LTZZX2hJlByv/OErzII9QMMc7ZEl5ENGhD5iBAjSOUOzVkK5MXAJA/4yxNSArFkND6LZCgLwRkaAOO",
-	"GeLvcmFB9X1KBPguzWsRic0K2mJPXCOGpkTN9Rg7geRN1MchDRzTclH0RBEp4WaOSy6oRr62pKuVVUVt",
-	"ikVLGKh5iEsF4f12/u3ATe4N9w1mYLSj4eB7XzxFrt+CSt0rFhS0104iXjDYbQJe2PU2LKrylEAQLBGR",
-	"anfV7wRoVqbMDZijlcJBdG72lTfVuFqVRaISEN6cnbYXejGPz/jfWz4GTJwOcsMKLYy+sbBb18rW2sLB",
-	"/LrVId4ArFq5qB8AQtq5CduKYkHW4q057AEKdH9DDGzZM5ZnvMm05XJDmspkS5LIjT3YAtmThCvMzWhG",
-	"mNwsUTcmJFXtt/DAjOiGcu1CA+Fbo+j04zBxNYZQ4TDO2vzSICjhcMMM4N0cfgHEc3UIg1GHuoBm5zdL",
-	"rvcM0i4j0z9UiPYJOdzb92haHtneSswImWP2BvTwK7Z+pDZGatuGyvHaEK7ttI6Gq9VHBlhVxheLreHO",
-	"N2QC3sPFXz6nXQ/XbicCcr4ml+s7gmpVyCpycQhFuxtjEqLeD1hD7aQplUzmeiqbAOV9YX0UPBKejEns",
-	"jA8x6dM2zynE9ABsAr4WYC8kkTNlXAhbvSGMKyoBV/gY2Mt1EQhcRGKZT5McgepYEDtk7X0sGV+ISoiY",
-	"+YTPhcxcGU0rUmVFlTgMZMCoWfu1+SrUdGCc9gPTRVEWmApyycg0w0hcsOUNRuQkTQGiYsYFTceVihyC",
-	"MbBqEZD2krKX3S02pH7B8pV96376vahn51XVyppDzpqj8H5YrKOg8rAlDHKZ69K+wxvopiGxkERdTyfO",
-	"2QRgMubvwL1i2cGFMDevuYQhYc4tPoZ+OMPtzUIqVgD3Eih7Tmzxe3NRqlwZtZKBBdSnIl6IVM7n1iSG",
-	"mgxLgr0OqkFDLGDsWvTNje1wXJNY8xAajYCOiC2ZCjA6SFVmOGBnjoiSdgPhdx1EvmAPDokl5TNDGdTC",
-	"rHArgjds0ZTx65JdrtX002qA8sENbvMiTIU0m+SoqFOoTc3WYAe3idVozZarhohoig92hWH1SDwtdkfW",
-	"HJX2wwLKgmcMLKdCWuIgfcNOlFkR06MryCg8IJy2kdBm4xHI9B//+V+DTk6TzAr8k8tmY5SHqtgn3/Fv",
-	"XFgqjuuRIuar3fppk2fehlFi9RVQjJEYZanBqLs5kjXG0ZyQJ7e3tukO1clLRBA2XJ9Wee+ry7upKoyl",
-	"xOcs5YafNZcHxVOvJSRjuFqotnw8skE71kbruXmwg8m1fDSaEDzugFDsBt09HiVQn7uNGJROh7bcuZuN",
-	"oTiYHIor0eh2/sEQLiXWhkgSu4vgN3PUQ0wrx0Fclou3g6w8CBF3L7u0hrs7oCtO8m6b0w3hvUKpBdK7",
-	"q33bmpVgXxjyJCYLRhOWAWZGSLikHy/VfPKP//yveHBMLO/OFEmYFx+IuZz0qBu4azCmMvGVCKu8XmEM",
-	"UCU/uCCBCgqqP14dzvb9sFCrjKIzJmrlwwesMlMb0i9cZKaZIsOcch8AGjLvDSXVHCuxBNN0hXz88NoL",
-	"4IZIVSEYPlLIqRvs03dCdQ977hCa4Kwhkw2isxH7zBXr3iX9GJQnO+FCLD3c3yN/koLFEZiGg5OKywci",
-	"8RGE1ZhXfHugBiGOtznJBdezMBrdQpPw3abl9x35Ift9sBLvMSh6uBGg0lyxVRECZIYd/+M//+uxETev",
-	"WRY3I3Dj5838zN7GAHHKNdH0iik700IvMY+715hruMG2AdZ2r6K8MzgOVqxHs4SYTyDZs74UHz1SSeQu",
-	"Pu7KwvG5sKql1STZNZe5ckXbtZSk70oJOPPH4O633u6A4FHPmlI63CUlrB2s3G/Jo3xGC7qtn8W2Vd0N",
-	"VLvCntpKM1UYR7WuabfIwA7EryUx2uSxddREtlBkZouoPeBhKLCc9/e3Hw27tSW8ysM/7FYWdIuRym3B",
-	"g9zp/rrZ9U53Hz78nV4M6a6VaSoNnQH5P+hy/cD1Apu986i6A8Xf+0wVV9p2z/vOB7DpwJE+HEfE9oII",
-	"YTilg1/dQbxDafV2SqiLDKIQFf6aK00swyWuGCxLogLs0l5QfbWQN8JBXkybMmD+SRLdLoS2ibB+s3JJ",
-	"Q/D/zUKx6ST2oYaXVLGnh0bHPHhCMioSuSSXa6jFAJbTdSiv2K0n/TNNRUKzhNhZq2MSq+Rq9D18Yn/0",
-	"bqM/SXL2/Ltmv2OrAPVVuin+sLu5iUl7sgtUupTRZGRbtYF51T+DjOvCURO8FPxoR+TxSYO37A8WzsP+",
-	"ZVVHjzxdeh9/KZpMubjyf27QNj+gJlK/ExW3hdTv4I3Dbzesru11+41c/vVvOctZcpeKpPbLbhEQGwZ+",
-	"3ohhch9zYVNM1qQ5pO0LHu8843p9BmVd0MqKnppzecWAS18ymrHspVuhTOc27v5wD7nTk6ByAYbg92ru",
-	"buv9SeXc8BzTdJEAe/r6lX3QjzM2g6RA/CEeRATgysgzVHkNi8IKNOYugIEVm7XQehUgqZ+xDWnezoOI",
-	"haweKavmDbkgCr8jWHyC9ONvtV69Eynku53RJTvjmv3xNb2Fv836Maj7AJUTIvKvF8KMdBARxTSiaLBy",
-	"N0OYKUBbuqpbj+10R+QEADcsWgY4URVRcsnQAQZJBzRV8kIYYcmCVs3ZI0VOzz68tCtLFYn/PDQ/DGEX",
-	"Y9I/3Dsg8RsOBfmNtGBh4MKv/vGf/zfJWCpp0Wx8gYllN1yxwYj8YFMlqN0Ut1Lm9djBdNopPf7Hf/5X",
-	"bMsGOQ/I4d6+LdRjtgHX1xWrGvfc1gfxrO4+XvHv2Dq4Z7/DFLIaZe5OmLbIkgdO6McnNlgE9Pgx+Qb6",
-	"IJlGe+6IvEqY0HzGGQKI2REdE5SyiuRzrlQOrkywDdzQLDEfpGtbv/uY0JrXNWMubQUcleQ7xlZQ4cym",
-	"kgMYKa7g1kNg9+YUF7nxDCRULS4lzZKHI39P9Yjw6nuo0r1/UCN8muuFWeApyLX2+NixhIfiQhSnok/F",
-	"miyhQj74zv/04jwi3744eR6Rd+/PX717ezYoTg7ZeHAuRPnkHPv8IEqWVE8XWHkRynjMmVZk54Nl2IOd",
-	"PEp57pS7tH9yStPUynLU0R+2ZGMXgsa7nCe7o03nCfP5zhzUcEPUGLzwSBHrhChgiaPCcx/Yxnwl4OB1",
-	"szIoIY3cWNFzUowVuxkWA6mN9QtAqc8kBh8JTTFKvjJXK/YVdb/mXC/yy9FULh+7d/w/6pXU/e3j4zmC",
-	"cvlAwvlKkT5A7iNUhI1KUaQP+PsDCPFG0COG+AO+sCIEzBt2MOMpp7rInQMikMsVdIdVFwOYitGFuBD7",
-	"5nxcc8W1zAjNMrARA9hBqWaRXmQyny8weIdlGU1t7UaaYZCfGRpUIjLDokumWUZiOpvFI3JuSJMQV5HF",
-	"5uZnpB8//qt6rK6no7+qeAC4ogq/iUjGzMWmKtXjIERD2WXQeSZYEiaKcwH9aOeWH5oVWrszHofBLfHo",
-	"QjwZkR8cmIZbAbMViuSryNZJwuQ8TGqOHNNwE+m7fyxlwgaQp+5egKXDWZvJijopFxcDcl9sZHQhDoJh",
-	"eRJZ0bWt+uW2xbUbrhTCXsXv350V4NZImeaJTc9zpAijSxjuONeF1ORxmn0oVQijZc+fAr5aKk3kTAYu",
-	"2M/J+tDRiYv6Al5sQ1Zs1MzhiDz3/DxXhqRTbphqcOyXLJtXIvWRul3UtvVlINyml/ZikAFzxXAz4hDy",
-	"+/exOVOpnBMuIjt616OKLNS1A5U0K50Lotbm+tF8igmm1pFlDtKHPGXKhYCYvUzH5uchOTPHl2ABLSQk",
-	"V81I8YTBzR1Z2EfYAuroa2S+Pg+pAJNFLdbkZery2jEvUDs+4pK3gRqMGjSuoCv4+uon719FZl3iU/v4",
-	"xS0G5r56XlHhoc24Gg4GL1kiGRaBcC44DCYQoJSYwePBhG0cBxWSLdqkPyQYVlNQEC5E+Qi7g80VlDVW",
-	"3KyI5ZKVUzI2RGkkpYChcEhHTfmU63Ttqd8sxzTlZkVL0XF2NdwSO2D4S5msB7D//+2/EUghEAD2i1t/",
-	"kqbmDefw+R9n794eAwstPkbRY0XhNFAF7yDToYn/+2ZBNRAI11A1T2iz4FAzz4xXIdjQNM9SMkxikEPA",
-	"h7ckTExlwsV8MCIfESzc925TSszAbHCdrfwGXdpsFG8XNf04B4Z0aSwghI/IO4cOjx5NfwoQRRnLFDo5",
-	"fY/0Y5SloX8Unuspz0iWlcTt4jVhk8VQbFZE5dOFyxC3dpoYZkanUwbhJVB0D8sTYgi0yJcs41PbIZDY",
-	"GykYRqWIrpgfpB+HmdbxYEw+nj2HhXzx8QNZ0GtGnriCkApm9f3b52QP+sM0ZcLdLmCX6rh0pynE36d/",
-	"y5mz0oVDRjyREkmNydNDiEfrH+4fkPg9XRsJ8VzK1zSbY3KluQowWd5yauTzTraCfSX9ffKGfzPA08du",
-	"Ie7m4/nL4R+85Pr24+tAERr77YtqooDMkB4xWWohU4gEMt/bZDWzMoY62ohDSE1AOuOi0m1M+oJB8pUj",
-	"P7OYRnwDKR+qJDoCaaKqAg7AwpaXSy/8uPcpBshelL5xAbgRkFrmaPrAaQZZ/2QD0QcNx5E9g5cZiOXx",
-	"f4+HTE3pikEj1Fy/aTrCI4qzNt0ljK1cAvrBE5Kya5aqcvcfQp4DOMOwZFpK+Dpdx4YzwR7JzE4NN5PI",
-	"meljiXDPVJD9vb09zz2KPoBOMCXOBfaBeGi4X/znoR3A0FwtfU1LdhpHvS73DRkYJYoKc0GyiLBUAWv2",
-	"6AsFAbeV8ohsBPKTvb0IciLMyh4+eYYyKwLsWcYNZwJ4to2ihGOHOd+e14Aga1iKWYcb6ZMh1DG5WfDp",
-	"Au5lFw2csBXMQQpE4nV4aXjF2PmOyDdSL+x4sOfRFOnQJwqaH4s4MGS4eLn8/vfvq9kdv/896QM1gYkh",
-	"ApXXiUmzlE81tqcGYxJD9DZ6v1DhcFOHOzh2iwgnxhwmo5TbrAUIZWGa8tQcPpe2i961XEAJdSHNHmG7",
-	"MKUReUuXTI2hvW+og1lGbmTIJyJxLZ8mtqUFXsrskicJE/7Xg4jEb6V+KXNRvHqIo30D+vpbqU/wJPvn",
-	"RxFcnrAS/sdnEYn/JAVzP+ybkTTyTHK4f4A9fBQe6egNSzg1N7F/5whmYqUhSGcXmuu1e/7kSURiVybj",
-	"DARB++hobw+bb8mIN28cjHDry3nwZt+FdHt6xdaDcVCmAfec9EsVGhqysKDvxkSsKCh8CPkepJZRFfmc",
-	"IqvXqM3Zb0AaPkyppFQqbL+au2ao/hQkMysdlU4MCoym0ZlRMACzUkv3jiPcEcrTMrE1lHlmBXxXh3nJ",
-	"KGAvwCm3Ob1WBIh9QmDsCkL0qUgwzaJQGyyGZHw7dDrIEMYwhF7jC8FuNSYRDHA0oOos6RrA20EmRvFT",
-	"G4UEC8AmYBVKJNpyiJHjnKrpg82DdLfRhbDp46VsRCf1w2IzqF2UeU3CmQqo2UJ/uZpe/B+wA58JBhCS",
-	"z+QNrhX5TD4wna3J5wvxeTgc+v+Yl83d85nYciSOz4/JsjBrLWlqeJjRG82V4mq6c2cMNQqrkuk1Jrm7",
-	"fI1cYZHbz+StNJKYA462ne7DA/sWZPGY1mhaT38rmrBxWsHb3oBmWz0gn8n3MJHgncschRPUermvGWW7",
-	"KpJcXJ5K32WsTPwzI8bCgG1Hh+QzQRhDGSRLFd4MZ0n1FMFuublOWlbjiHwGSkOxzn8EWiiOGU2c5UE8",
-	"c4Nw2VgerCYXCHfDVR2qpg9kayQVCyYyOMaFKGGvYpqWzLXFYQ1GBeIXkvZUO5RcKkgcYEYNvzO6JwLo",
-	"5Mqn3WNqvBMm+rG79SrLu29I8kURGKkRPApNI4FtyxqY5GzWwI1KDR7AGQgErNTcGgEiELDJtv3ZP6p+",
-	"LmeEot6k69tmNqOtqSdP3KZ5eD7zSSPwH+nHeXGPTdwHbm4NjRuK+BBWwCWfyV+g1jgEKcbABoYn5g+j",
-	"hGJWMHx7BGzgJeVpnrHQ68CnRqdOmG8KpA/DveVsVoh4LzGaVktnpgnhXG0PB5bKO8HBNN9zzeBMnabZ",
-	"PxqYgYA4WawRyJQvoXC/FGxoK8Uhao4akVNv2USDVsZQ4WYJVJOzF8Gr92jUAvJW8MTesRFcdnAjuwvv",
-	"1XufLnGFyiygQ1QFc9TQlSUuFTkhwUHiR050B7eFL5Q8hP82pBT++MEVi0C3Q+WZYhp0C0M/wAnMVtEk",
-	"UeWVtHZiJK2MZLlQvo5c4bkxXM/0EUq5StqcUsX8FVNN/MTUVkUUnRmuakRwna0hd9GaJuSMHN3ekrk1",
-	"hypU782yBneyz2n39nBBZK7pnLkMM6giCUlooX/OXp0f4CR/JrA0sJGWIj6T02Dfmy7SJqMuWAli8pk8",
-	"hUv2PWl905CXefFg24tgJ8ZdbHhqK5yQz2T/yZ45g5fccMjP3paN7YYKmROMHi/ZYy+S+qGUv6sYZ+28",
-	"gnfgdFUdq064NI9P4Jclza7spbCkIqFaZsVrRGmepughtbe+2W2HYY9x8e6cKDKnXJD4OVtlDMkvvhD9",
-	"+N9Rm/8o+K3jAA4i0FmAaXYFlpAPL0/Js389PBpEJD7LhTkNpG+EtWEC6Tr4uuse3//D0bPDQXQh4tdc",
-	"XMXeYubywrGrY5Kx9I9JMDKLMU60XA3BBkBihyUWEwg9G5ETn83qukTV0iulPtSrUO33d6vlRk6q/mfT",
-	"eOGANp1fsbVlaimIYVjLE/ygcM0V8I/QvRMgzZ6DdzL2Rtfv0fwPTPBCOGyVKNB/zKIY2cmGDABAI4ow",
-	"nuLi4yI73jofwjdcNebH8cjQmBMfK/kgCkQLgDY0qq4lpFVKp2xp0X8a1ZHAwm6DVhDY55JpijnmC7pa",
-	"oSULE5XNbRURlswZoPYqUB/wssYmg30HgQLtUVwRtH1de8sHcqSVTPl0Tfqh0vL7mHhNRQ3M63iFyBXL",
-	"3EGy8QTKNcAFuWYiAbO5+/Q4iDCwPj4Av7fGnwAwBS6uC8N1laaZVg4xHwwq5htg9UWJPq41EwRsMuZv",
-	"MLPkAq9V2EezKqApQoeQTjGTmdHA0KYPwlVxVw+sYSVcBXP1ACDBDV2rwbiqIAAF+wWBHJcRiYUULD72",
-	"xugheEr66G83um3FAxh5+M8xOp1YEpZXK9o3s4uCfHRny8u8Nwy/HhyDKu+Ktg7L46BOMID7EoQFCDtA",
-	"SWHsnFOAJGbujShAFoMbxzZvtRg/M6/gBKFYg2P/3lBmQ6u3bPzEQYiCXTOMIylHj3hPURAOYZ6ixmb6",
-	"LTrT1ZAUfAKuHmgNuYUPqYLrXCuWzkw71gk1LLdXD/MqjS/yAzS9tI7R5Xz62Affet3xWpRtlteuwB29",
-	"8R6oMt06blylXfe7r3nliMsoZTfCioERiR1yDOoLwOJj3HcI3wqcvHNI7nOucLliQgEgx7fnb17jWioM",
-	"d8UBmA6sYVDi6ZoFG85geMgulcrBsoEL55lt39yQT//18NkjReKfLjBr/KIXEfvPSRB5cdH7AjcFISeB",
-	"JXds+bCC1aa6uLtwXDhb3IkrLhB3DS2xPvOvERfHdOR9db4PBb5775AAW1JoutILtkYj8JjUoJLKeqd1",
-	"i20AlUKTsrdNNxiXa7QCvcXjCjsckfgyn16BuOKpRJlpuK0ErFp8h6gFBcXOKjADHOjK8BGQcK1jI75c",
-	"x2MS85VdXa/hQPREjAzKPAiDk9D6TyphX/UzbHUhb/srdWC1IsbBRmCZ3WBE3glCbccgH0Slri16BMgl",
-	"hSqRKonTjMpqGkwaXEN2Vewhg4VS/O/sGKP4EDJarcCZCh28ev/IG46KoMYnz5o1INONtbOjDRNPCFeo",
-	"FtU2eGrIcFy5TJzMYg8uYguiywvHpOQyiCRKU3mjLOM3/x6iyQjSWvEHjLxSVntY0tshMApDF3hnawBC",
-	"nKV8vvAiU51x4aEZF+ZpSxFWZkLbyNHeXmU6CUfsnRvwqCLzRiIEnW1IUV3vO32dgrZH1ZUK6cRCmEWV",
-	"c43QRui/4smQi+HR7W1M+ke3t+Aac8ZWH+cDFXzg/QlPxgTFd24dfwNzGAwNFQKh9aaMio9irLk2DLoF",
-	"3YOQfmCxtszI+WPLbraBPXNmSbC+kfVTIVXC+s7olEF0DS6uYhqs7+W1hc4gGAKNBHDYgZctqVh7E4Jz",
-	"wlNv3i0kpbEvj+k2xamCWOojdumRFtLXYtwrput3m7nxHLsKrGaPFDIu0gfig1SWOPJNPT06OnhqGXxG",
-	"byz0uwdVMaMqZmwDEMEHWb922S2dasyVAb8LemMRTlTZLN3qoAuDxZgsqEhSltWOJJZatnoDTgwpObIC",
-	"/OXaGcm1A39xu7VsMPgb0fjYAoYWLPxRwGgy5iwpLEFkcaXLQrlpvxBG1xAE1QePcsWob0MPIDj7cfG0",
-	"6iTHWOdCnbC8LnAUh+EtQwwtUWMipBJ8NrPc5QMYalk2fA+Kx/hCKJ3xqREyDQcbml0dTjOplP0lPrYe",
-	"1EIqoUUkzZnNVbDNOR/ozAx6SMWUKQ3+4UdGsn8EdRHnLikKZQ2Fwb84CrPcwgeD8cxIVoiT5TCJhAz1",
-	"KCNwqyIQ4nDvcAwl1eaFnlqENZsDU0T341/4PyBEP7Yr9Dhh1+Znf3XWoAAxwDflU2YhTW3E6/tMrjLO",
-	"NM3WOwe9aq7TMGrWqDi9qFegye6P9kZ7Q6PZjvYBiWXFBF3x3rh3MNobHUCGkF5Atshj81/zxmRFohYy",
-	"07hCoUCCNl0re4Mr0ckBRtUq/F79+HEipwqLi3J1IbwK2o8f2yGN/qq8SaUkeozIK1ESVG2ViSW9YuZ4",
-	"xAN7wSMjW0oz2tWFMGeL0WQchNbCBOCyTaVVjIvoWBXG+9IUIDWKTsgq4+gJtWWhLwQqZxHkC1QjZ+Hy",
-	"RaLBW2FBFTnjc0FsvOA3+Zpc5lobGQ/jJlyAqVkstpSQdjG4EGG8qQ/D9MGnYWSjs5EGUYRea4N1KaI7",
-	"r9ja1nhwp+JV0hv3vpVL9h5hEr1FzpDDk729tvwl/95jc9Lh4zAbqTf+8acvn6KeypdLQ+AWxCuTAsmp",
-	"F/U0nave+MdiKABbU7EJ9MY9wwt6pQfMZ4khIq7puGw/QgPT4588jPWXViL/AAHOqhL93jUMNiKC3WCU",
-	"XwaBJnRqJZ2CjsFgWhIsx9bvVk+posrKxb7CR00U93I4SGjeAnghMCzLUlUmUwbEF7tFGadcGSUjBlMh",
-	"yJPJkgv4h6DpWoH/rmL1dQG1YPQfG565T+JzcL+CRUswBtFJzRYG8DPWArEhmyIXpJwphoHnTCQXwhwi",
-	"bdOelKyEQVoob3rF2vodFHHCYwi8Py9CiEk/trBKluVcSo27jDNlt+iXGZEXzrI2xnI1f0Q5xiyiTQMC",
-	"LsIUXN2uect86rYQsO1AcOU1Zze+EI5fAwhzHg6nC8pFbFlLvhpg+Px7D9ls+B2IRWZUUtMidLSoKT7j",
-	"KZYLVQwjNXD1VtZ7Unjq+pdMaxRtCheqq84d2WirKV2BiE6nCxtiqskB+X//HzRQnPG/s9hG07+VdhWK",
-	"se1F+NopWrD2UCAB6XYMMQtFVEIhuvSLlgm9lNeM7O/thUWkDRGKxqiDw70DIiSW/gmJnoKLPAKXf27j",
-	"cy1ZRqDk5ILdrjByDDWFBi75mitdBirHRFsctgIc4iqcIMa+uhPAE58/Y67fInsmhNsvkj8xAxtjYBpz",
-	"XDdVs/sSVUezP+QiYbew1uZChyBdPyAQIIMR2WKGvnMr30Nfu/WLawUqvGl1U48W1byp171yUb9dB/EO",
-	"TyxXYGmykX5GEHF6C03TQdvQmM/ODcfmksAR8N9C85dQ/ZtKkNRKdBm6VvyakVQaCf0S4UYFiX1VrHhs",
-	"OJ0vKgf+LJAG+JK5LDP499+lYGi3Ozg4eGb0ch+w/WTvydPh3v7wYP98b28M//8/oe7gGo0tIL+WIlnb",
-	"NAvT/ctMLscXIogT7zi6QnsNB/RsfGAHVCTDVbbA9VreAV/5sGl6bQBOO2xJvlq1bEnkMxXokmE8r1lm",
-	"N8x4tGEe53L7LJ4cjI+ejY+e7TKLJjmt4E9Q4gnLO31qlvOmqKZBCvkKcQ65FI//asE+ihF3rrpQlHKA",
-	"9L86lujKmpoKpDpr3jLdhFaWtm7t64//bF999Ry7OuwiuhbxsT34ZH/7J2HsLH50sP0jH1eLXxxu/8LF",
-	"3MIHT55t/8BHguCwjrpM30XHOmD83lGXyQThsjWRvwI98OMnQ5aVROYfP5UVg9fVFDR3dxOP/OFUBftD",
-	"o5pQd3+1KQ22HJUyd45V1u15QqjmwDPQ+/Sl1Aj8DInrYHguuu1FvUszmSu2hipOzh7fGz/d2/vSRUF5",
-	"nFCerlvVlEAcNVzHZdjMrPCKOoqqKCl46X48PyUJXUdQPs+pKpGVChO6tvaTC6FWVPgaOv2/s0y6GCe8",
-	"IxZGFBQsGRxDmGxGbyqqziMFUawYwo+c0SEfKuwi8PxD6HSKFpx+kOVXFcudSI5ZlWgxCgTyiigeZAqe",
-	"1MOZrGGVKu9XCwY0gnsPZlzwcXDmYzwasu7YKWZmtS4EVySVwgchHjx9ijAXLfLjc7PJwBpBJG6QILcw",
-	"8fdeUqzfWy8hNttvd/yXv/zlL8M3b4bPn8eFnPPkGUJPWmOjm9VggyxwIbYLA0FqGUgAroStuRiLcTRd",
-	"//e/9Pf2q5dkl1v+Nd2+WFomdD24513ebXC/isu7Sp6brm+M8M+daJ/Q9dfr+//A6xsIpQF12BHF/07X",
-	"t42ZNEN+PKVpekltdRjZVG//VBpW4CLx0EAFNjsH0G4nOi7cYDFPJtbyVXiJAClgxud5xhLybsXEq+cX",
-	"4hTBA2z0RkRmGD+R2cBtVbIwQrVjmlnLpLMjWlxcLkbkAxj4glIhF8J+q+rZKOjCDINniwwUD6TiKy1j",
-	"AuMYo9giUkwwyMGILdKTTfCweRguHyKHQjdhJ+51W2M2Jv2gMrAvoz4I80niv8i8iINaUHMBMlFMeOSc",
-	"UWHESEMGSZDC573J9uWT09N3H9+eT755/e70uxfP4+MijNknFSxYugpD9QGsiDhacmjWG53a5vOabHGa",
-	"ctPSqSNKNCMxpV2prAe5Hiq9eOZbxiwzctmXn/GSqo2i/Y46q5I6RkkKdqvJSgJARmH9D0zI9ZusHJm/",
-	"/Tpz7+PrX6JeYyB/93aKT2ptKaZ3ace8jm38vLezvc6ql/RB5y93v3bth6Xbd797h5Vs1J/18j5N+d3u",
-	"79OUb7rCq5czXkGEBlltaJMT9ioh/iaxnDm4sKcp390nd4/72X34U88FJfXGvSYOWfC3Ik7IM56NF76Z",
-	"0obLvvx5EUzSG/dsNEmvURpI5Vzmul0WqPr/mnx/Nlh3YK7ja3ll73B8Fgbh2BiOyJVuGYPWm61JSjWE",
-	"eKRpU3LBiJSwGWWuY3gXQImsNjiT2ZxpH0QKfV+IVJr31iPyDmviYsSeq8Lk0i0x/mVJpwsubNpvYRkY",
-	"YKIvm2lCU4cI0Emq2A+lihK0n63eMiIfchEw8KlcLiE/GTyycZiq6tVYiJwH2cHy+5Y2MC80Y2pRaeh+",
-	"LtBtQ+7XnaY31IZSlobxUbGsEJriHQWe/jZhZ1ASVYrkwFTOyf/H3rsuN25r66KvglKdqpayKFnyJZ2W",
-	"K7W2090z02t2p71tZ96ibBESIYkxBSgEaLVmZlftX+cBzp/zBvtFzpusJzmFMQAQpKibL32zVtWaadsk",
-	"iOu4YYzvE5m6m53yBo/KPQ2EbdBhkYuubw7mTkzY3qt3hYit9phdCmkKZzzaWxobLI3O1ur7Tr59pa3x",
-	"pSn9Zb+9YAWgOinbuNvo+dw9/iiqfknCrNbzQc2k2xqd/on0vnYiVufPGeUbGoc/9NAPnODHEEGAhXmh",
-	"/YXHv1mhVnr8m2+05v/mm1Oj9HU/pI/+5Xxk60UPBZfZlEVhi5y5EECV25wnSB6228YpBvwmA1VDvieh",
-	"dbzvGBxAKAIX3dwQC6j2/ZfGtUJXgZsHAD120Hf2ri/0Ym9I+UD4PAX8ulB6F8I+gUq7sEUsq/Spl72N",
-	"4IKFu/dVE7UqEg3PFQLR5Qjzr4/vkOvp2RQwNmtg4CgyuVd/j+Zo39Ff/rId3gs47csQLp+bU7tGPn32",
-	"Og9k2ZqwtwlA0xKIzg1bYDGLEY+WGACp+4zywZvjLK9wBPHZz9IEMFBpj5s6qlNHPICqL9T/wedWKtnc",
-	"7ds6qr2kTmDwD6RPrmAil0K11cfBPhIzeXBuiMs/QpQV+rhOqr8pLLLBJt6L9ccS6086nHmFh+9LEu/L",
-	"8uLxYpdlaR3z+IFCkgERA0UBhMavNnHroH2K43YHgaffg5jv8USMx8Dtz/Eys5IcRlv5g0VOnAGFvy76",
-	"BbGyXKG4PGpTSmi6/Ex6QCh1Gt2yVMWSmfJ3uCHFaj8HBJFTfewYiCzlFLlbzhU1DRDQC6F40ZQ7+3UK",
-	"W4UmXdPL4UKY1YeMS24qzSB+ZcbdYpRbDwdimD8Jki+nacABANpx7dRi3lw/jvJ7Waw8B3e7QF/iwDe2",
-	"uuPW3lhAIqFVTeBhpwF9U+EXKTiIfqN2/UtvWYsCnEQ0KloIjtglM5YOobYdzlxAUi04tb/Xd3/JfwXP",
-	"FD9Z6o+XwjUTEuBrTJ4hrLZBKUZgy0yyqLFdY4pMhVRQwwEIntg1nyAjJPXQ/DqECvDSMMKdv9Rum6+h",
-	"NCp9C6ei8CX81SmZ0t9ECpBkcouPAuy4/eyxhR8nAEUki3ONm8Kb4ol+hwNigUmJkxMxa5kEstZQTGHW",
-	"EyjgHpNwotSse3CAOCG2TjS0SFQpjQGTITwITcXWVNwyc6NQHom4iVk/ykxZrO3SgKk5Y5wggPPRtyft",
-	"0gjMC/2p4GoivaFg2VGekmoegPBHm9STeMRUPGVArdI5bLdXhWqK1BDr7epTRI+ysGf2AstmXAQFCpAp",
-	"XSB0J4KbnS2h2NmkGcvgU22zn2t9umtmhcsI/KNW2kO17lHb5/8zfHE1s+trQQ03DcRhp8zfGnnk52w4",
-	"ZeQiFcAFtK1hrweyU/JG5yHdCvz6ao/CliAaX+LUAbFAMq5V3ckC6u73nsajBZA+xc3LE3NvNlzcoOWb",
-	"22mf9ZVNUXp/ThkaVkmsvqjZJTtjn7nwJWcuFIyGu+UvxFJd2B31uAE4+5lNtypuQMWcHN8v3t+07BMN",
-	"Hl1fQSlfcQPO8pPyGWcb+FLhc75/wUvTrfXYEgWiyzDMtcAzuZq5pwR0dorQHFqoRgISEJEXEfgzAOrM",
-	"4TVaoDMIwK2DX7ujOi0QWlTr1tcG0MExAKOA174EJlEYIOlKbe3wjyuVsPszgF7kXiaiKiPKAFt0SYyE",
-	"IxAmAB2WwzNHLXImbyoohI0It42CHrcvWUhnPaVXmKcpyX//3/+Ph9bCgdnRZLnPieDsFC0zDKzq39mm",
-	"C0UJJSthBxzqgurOeeGqYmumm6v8/zFTlgfyTpoZN9GmDA3LonfqIhhmVnNpRepQAnncPlpZ+5cPtJB2",
-	"MaNKy5dat/a/fmk3X/z6H/9XRbXfI+di4DRs42FX5mB4GOyblKj/6Ieg9ibmN5tegWc+BDWEaN/0tHmq",
-	"ZB98HfbK1lYHrufHNTrMHvqcTA+fOb5seBj1YWRn4SxvY3h4wN0PYXwEtZXic0fDJJeIWvKUUEpr3V+0",
-	"5j5ud4Ljwxe/ftZmC5CDG8Lj4pUkSpAc7mgJnU1PW4ucWZbAnAGg7vHJNfJ8SWt6oKfr4Kzh3kIZ9HdT",
-	"8gKXiEsY4DlfYo69ZhWDtFq3fvHzdY8vsW/4gA5LhL2NVrhKcen5MYU4ZZ/yuLN9CE9PyN0ci7X37mYV",
-	"4KbNmzuyzdR9Flfzn00oCmDgoA56+4v51VY8wLLrxuDqoFfrkh6iUfVq5N+kB4hU5p+SJqxX+xA6IEvB",
-	"WY/nsBun0JjXzITGHF/IOODzOkZuRLvUZifgIup/ACYlvGJ9AsCupOSWpVE8BA6eHpeKzQwan4PTTJml",
-	"kXHAfEjtAdjudDZj1JED+7QhyGwG8K2Wu7rHX0IPhnTWJZ02dhxQx8wE6n9PRJYGjv4h5gZBk3m499oD",
-	"KuLD23IqwO7vcYS67gMsSN8AXTvA3JxpyfAOwrQ8g8QIgDe2Qy96BpbUXQCJCwTuGCD3cQedrAdmbq4M",
-	"N3/Gd0zAtg5MvmnW3S976JcBQcYiz0egwLq6ihX2zl4B0p+F10Ig6rW37/RESlKf0vek07Yy90CvaKO1",
-	"5JcEpTVcFREsss3jHl7vfYi0kF+Oss/jqb+b86KPBSBv3PWGEQQd9B+8BSe8z8rDqwU1WG0vTRx/D0og",
-	"5mO8rcxbeMcRXYdYpDv3er6PUFoOb9Cu3dpXcaP+dLXkXhfWRFnz1XX0jCI120Wfw70Ptb8c3V+OfkSP",
-	"j0HiSy7aPPkrgNawaLMYwffluoLLeuazDVTn2VYHf+Q/rAPhfsd9qtEgt7dMOJAatoSYS0W5AqwyYvCu",
-	"xchQnlj8IQ8Su+7lbcluyihQ9xy3j0n40v3Bu4asSvz5kan82btd+PkaekbjqKheL2gcmfo/bcwmC8NF",
-	"zCJSp2SY0PmADm8avt619c50CveeQ8BV6r74rq332ywVtyzqA94YopAdNduH1512t3NicFHdoevD9K94",
-	"yn7atn/8oh3UjKHqNw+ApebFQ3jRcNzWurWfr17Vgpoe8nedw6BmbPxad0QTyQKYjVJPT647hzmCqzHv",
-	"+7qF5/rHBXTbHzEyHMMTJyeBH5ntHh/q9foN7gH6KaOwHjxLEv3rW5ZKPZDCHLYDcJXg7c6LI/2juXPB",
-	"lQtqRSZmQB2+7Xfa7Y5WKtvbPm5LvbaCZSXGmn1yj6/2BPHVfmSqwOrtKbGERWOWfoF4aruCXr70lEjt",
-	"w69b6ZoDIwhR5t7ja8GKMM1baiFa8u8SI59IPbRyGOihEilshqrWVaEvf8MWOYNnkT6Z2Bd73GvXMuT7",
-	"NMs2Fhprfeh3AqjRUCoGZAbaxQpBQ7+Ooo/EvMdHWZKQIeVQiMHc17vATJ9Tu5O6rzGLTi0Bzey+GQZk",
-	"7bM9rvu06SnX5S0exOF03ezE0i6EVvfv5sjGEk31eEVKBjES2BWtg3kaK+AmhwQGmAaamKFhYUAUQ4pU",
-	"i5wNh2ym17HMlV9lP+DisoINsduG9L6ibeEPv370kkHfgLE7pBRlML/1t/lEJEDeC3bwBtulc3iywng5",
-	"1GZJ+7vcJFhlvBxdt1/kT5WNl2rT5bDZ7tjXOmtMl6M1pgvaE+sNFRyeZ6mYlx7SVul4topbpNX2yuGj",
-	"2yuBkyZ7y6XScmlvYbm8ASX/0sjhreMAHzMA8HkYSkYCfXXG0nbWDkqORzN2rpfMHGeLIJI8FHfmCrsg",
-	"/oAHCIaKhL5ckAFNKB8yIIZNFj3utEbJllgyQ0YiLaxwlbEDJg72xcLE9PjD2S9kN/MF6UF7XPdccOR7",
-	"w3tSavFe8bsY9bB6y/JTjjIeyTzoPGWUzydxwiw/k8c41+NSxUlCxJzJtfbahErvO6YvphNAr4X9ggS2",
-	"IYUFMyD3A9bj+cgAUlArKqjM6RAl4H5lOKEpHertReqDhPIb5Hoyz7q0q4rny+YaXIdtYa5hlyzKP04c",
-	"fIumbLX91uNbGXCX0Pij2m87mF+jlGbR0g0PS0ZNy2DoG1vWjqhd+U/kDOywb2p3sgNwWh7uwsYfpN1i",
-	"xXFe2t/exZpES+pLtB3vZDiuX/C7mJRpPvuf0qS03diblHuT8rFNShQ4X7NFCeS9B3/o/5j7ma0IDZ1c",
-	"0S+upjXEZh+Q0/BX4C0eTipukDB5PkW7oUXOSBQDP2SEfZzm0TpIX8IKOAuY2GmTUD/Wty+FJo9JW109",
-	"bizdU6KylEOASaEZBxAgUokUAEYCwt5rw8IYqQPKORJbapkLtOn8htTBoL3OhTFExMyzJn0udtdZXcNs",
-	"jSTLUgFb0wgYN5fslJ9nEZw0/ljw/7pp/MjHTtPQX96kJLIZ0qsX9uZeS9xZS+z1w0b9cJ2l2m0sSkOh",
-	"vRZ9Sj1VMaWcjtlUn4MvWl1M2cor/GsPqtbk4fvl0yJdZrIOkFU4r4ACIHrtaQKfvEsCSEXCetzyn6Pd",
-	"KdFRBZprmiRiLkucy4ZDGYAi5kAZPTGs2NqjjcSpTyrd45ARKhExCD12vwzLlBYIyfyK2upkgbfsMauC",
-	"37JNctAswoNKvo8jxr5yYTFhhoemGbuS+wA2eL6nYONV1Mx+LQLE2DybBMmMpdKn7dHiAI6jSBVNfFJz",
-	"WyYJVhKb0hiu7FxauD63dcoX+RQ3gh63tSL6FZ6KJIEqBpNrFHMQS1Wn+wIbfdwTfgFj3HzOzRwZSRW7",
-	"NPc9i+4XnyZiNq+BOt8kSuxWX94JngAxDzXxBK3IfTTPfEwJkkekQILEsy0FSGXFlblVkOtli/PHpoJj",
-	"LbWn6QOI0adiDtUiNqIXkMGCYJ9JHblsySClPHom7VWGbGin0xM7fhX3fCK0WAJIFXtRPmZKQoGE4Ui3",
-	"dWuSAmXcfLIg9ZjfxpC1AeKEFRI50GVsnAKhIIgC9xW/G7GyXzomoS38zTMeA0uGSz1ZSlVepwG4aWuE",
-	"4Q92zh9RJJpvvIml2iQV7WrsheBTEIL5WR7k2/CrEHn34IX+dVtx6V2nbSkxvTeW5CZnc49dvCQkoWYP",
-	"PTI1YVNSN8aWln09XsyHC1wWHd5NBOZqsmH9ResXDjOpxBRIx+QNi0g9pN98883/8CE0gx4Ph5nsf/PN",
-	"N8eH4RMV0VpuvvTWemlvraIUgbLzXS9zDArHNqTWL7NUgrjY+KSpP/r10e3ufBybtI3eSWMGFPz53O7V",
-	"ztNSO8PCsdprni01D1xnrIaxeqIy+g3MyiNfo2xjRMPy7EXZ0xJleMWIeXBL0DlPVqKtSog8w8sehzqT",
-	"z6OYA49fxEJSPyJKkKNDLUBC2vxXGJCw3Xyh/9MMT4kBGWvj4y4vzrzU414enRgR2vxXQNrNFxDnaYaN",
-	"gGQ8/j1jhA5TISWhSeIhmx63XxjgCHrDeCPIUSRcoWSPhzbxCO6+dSdkaG9TYqUbOTIwOkuYcQlTdswS",
-	"LtdN6EmPHmYGW2u0evwpinNEbr7TXXwBMD7SpjiNaDNltzGby+1h3tGc1T3AvnxsoPdtruw5m+9v6fe3",
-	"9A+p095qUUQ94Sw4M0IZTtMTi4hj5KRpgFdXWtx/FnNfi5E55cD0o9XRjMYR5o/GfpU9RHZIHahhQ8Kz",
-	"JDHEe+P4lvHGKYG0qIgwPkwXM8WiHqcKsqWeZhDmR6YuYDFembV4zFCG/6GN94iY92+xefei+ElZ/cXV",
-	"31v8YPFnFSIy/GPK1EREXT1lM5oE5r99SDr4gLBg7pkB5Td9SJMfsTTAH80cfwhJfZQyRhR7rwKsgum0",
-	"223f3m9oATZL6BAlHFXAogCSdVmwklyu8gUWQGvPwhTdFBe42+PYRedt4ChIHaSrP6SGHlFhHOYhfzBe",
-	"/70ynkb4RM3+qyohf0fjH9cJdrxeFIja56uDboF/17GDa+B38Zzr7f6R83nvoaCAKQ1OwF5VVaqqvRNQ",
-	"+zG+ZV+pZtvN8N/2Xtc8vfZO9+nenV6YudwZtuazut6EQWx/qWm2xF7IPkV/YO8I7HCZaU/KUN6uFLev",
-	"MVsZVZKVnrb+q5yAmERO6JL65Z9ekuPOd+2AvLx886eAUENwQ1Ixhwi+qQwOTLKMS1n0iEUx1RwzOgL2",
-	"HrdYH8pWGB+yIC9uDkxlcnhqkm8kgER5tLhaIA9ZkiCzOYhyLeDD78OAhP+BVxvgC/0PAAWYpQw5ePGp",
-	"ZwCHIHs8pErR4WQK0OOjOGGcTtn3ZiqbiFfg5tjgUg/lbfg0tdDr9/r05Xpog5bQnuXBUN6egk8mmfo+",
-	"U6PmdwUHo/ZIO6eX9vjJSdB53jpuBz9fvQoO4S/BbNZ/cRR4KI+u4D7/5bfXnbb5pW6mkHxUJtGpdBVe",
-	"Xv0VNlNJa73EqWm+iiUyW6PiLDn4d92Ra+tby90O9ir0iahQfeZfXv11r0m316Razsi1IME2Mf/n65ck",
-	"gmJorDSkUpEwogsZkvrzgBy1tQp60T4lERvRLFHkqN0oataAMA7M6kpEdNElKaNJj0NxuCR1LshAKNkI",
-	"gPEFqsgZjSTSIEgDpxGnJKKKedWCJm/VgydydYP2xR63cpbUpzF3bPNPU7FdwYpvlZCqV7egEczSIo06",
-	"49m01v3leXDUDl60f63GDnjk3FEYzKZolh7G3ql6WhohonGyINLs9b068NUB6MqDP/AfmzDi8akt4d/J",
-	"GvR3NKV95PeqUm586rEw37eAsXp+3F4Fw16y0Wvdw0qQqqKpXQVStWzV6/6d/ePi7E3zh7Prl39ufvf3",
-	"vxzWgtqIxkmWshI2qYNdX0Zy98x5D8l91fVFBQwW/mjk/1lEn0lyafKgliGwijjtuwBR4TJvdw2xF91P",
-	"FoN9ZqXBk8NfvzDCeZPsPkDcyN1RSL0PrEq4vTS0acpieVjyQfxmYA1hh0hZr8CXPCXr8Ch7vAKQsoul",
-	"Zl7hW8pUlgIkQQ7yTuquZm1MYx4YozihigEZTcP6CNrFyAE+CWcKbvBTRsRc/0O/ja5AHDlYU4McatBC",
-	"DaRpYFHb9a8BJ7XHC3jtRsetxi+tfmBCpf2E+WIFKqfFUO/xuglBeoic9wRMf0vTG+wast98WrzNgcj4",
-	"sIxEeQ2Yo8N4FjNgubfAN3MAVhWyiFHpMBkv7SvuBfPwzsrKzMyjgG/mhzgfsFuJz9ViQWOkbKKsnvEK",
-	"w6WIxfnoZsrILeGjGCqBObx7g2WPk/nY9pGW2DmC9MjKiq8JKLPC2LFe3UcxdQAfnEqDcJ7xiKW+FfRM",
-	"knBZLFoj6PDkxDeCety3gpZfKyJ0F1/WBpHXJQu37dtHAzYUUwZ3k3EUtojeHQY0E6wasHHyyilJp4zk",
-	"37asNofttl9dBV/LOPLgRKcGOIByoSbawnIXUmW8+NVWkLVxoE9oPJrWKibylNAeL6C1my+ttqGM7bTS",
-	"dCIrLacev7/pZAIMn9BwMmmLJaTyC7q4oAkZAIqrzyS7XRRiZ2V5YYIBD28m7YM6X01QB4kj9pbS3lL6",
-	"uJaSZZT8muwke687ZQdav8acyTVID5maMK6MmO2SHxhNPcL+G7ZokTM0CAIypoqRwQL/qw0PwGzVv4F/",
-	"BFgoEUuCLCggSfnYccv4N6pDyslYkCS+ZaQOY2epAQaXjPGASJbesrQp44jBza/9NU2Y+SeUSbOox0Ua",
-	"j2MuiWSIVARBKcPWK1IyFJzDnWsBvoiSScxVi/wkFJmndDZDmEuspgNSf9inkmQSe14kt++WaP9DWPIW",
-	"Vp3/m7w1l8H/7vF/N5tN9/85eX8Yc+Dx7SPxPgnf4mxp+2RKE71pWETOjLCB1TF5Zy3y+v0MBuSWC40f",
-	"Oov7gPVrcmMsn//6751dnCNC8Ibnz/Hnlc+vpFnWb+sJvGHa1JNAewiYwvgciRiNkpgz29oRtIbbvi8z",
-	"OQMCO+jDP0SWujiCNvEGjHHinmmFCEFcdRUl5oj0nj/dwA+etNs4XKOvYSHhazn1s5ZMmdJGsjlPLXLJ",
-	"VLogciJSlSz0h8NU/6ZPR4qlfcmGgkcyJJ02fKbqbuvSHc5HvBfPP1Khf90fbb7DDVs8czd5e0b9L5JR",
-	"fwsjxq37nawZ9/aVPUmPaja4z93NfvDHejei+7/ZIEDhdBgdxxmLpKXcHIumVmieQZEr4AfgukcLYifO",
-	"+o2CC2SPShdNkFu1bqftU9fn3d9kpqSeMFthqBztSmNflaG22pApJCSs0ALVOQYOa+fxspPwExt9oUrB",
-	"u3eDntANt9uzkikV8/FXA0F/z4LwLTmHOCSkhpxOWRiQMBJaNet/GWehb3yFkNQHqZhLeBu9B/MESE2a",
-	"JDlTERJfmMebU2EdEuCtkKckTMSQJhMhFXIWhZ3D5612q93qhHCtHMUjiAAp+6lGQELdQl+vGwKkwqbo",
-	"z2MeiXkfsmh1n5VK40EGxnTpT16cSq9a6Vd6/aDdKENR158Krib6TcjVBS/3mSThRCRRVZuWfNsQiYpM",
-	"9Q0rlOETxYzbiZj3uMOg+k3EvEvCHM8f38ZoU7HFJcyrFvlTzJJIkoSNFNGeeV2kgGnSIDeMzUyyLwT2",
-	"WsQiFy2NGePmo1iZi/48C1jPUsEBhUt2rfNwoSGqTeqA0QWMJUtTbBngcQ4x3qd6XH83/2ysGuA7ngFv",
-	"qHZ1TMuGosryo9eP2+2G8SHLvqL+XWgEMhmIaIHNm4ao0rtPKshHEKMu0Xs9ILjTnVNs93lA3EYLyPIu",
-	"C8iKPRaQ0vALv0gh57q0uQLidlPhYbvyFkS4uJMCj/8hIOXdkv/Gx0fDGdLjdvcklGB9hz79eGdSTCIx",
-	"7+AseW/pUwszSGQ2nEBl+0TMWj6AMalTmETdejhRatY9OMD6Kv2DhJ/0YaBEpTSGe4XwAE9+yqaQKg7p",
-	"7sbdLEsiwrhKYyZdp1w0w3TIfmW5Y9XtQTuA9kwVmerxnbSJE3v4jtsU7qsYbnE+O9ySoMTrmw/Yd5d3",
-	"kWtkwNRcO+QdmJCjb0/arpPV22yLN23YobQfuybmARLBxDvIX/WTXTJj6RC2E9S9BSTVqlnvjr77S/4r",
-	"eCYfW2GPexsFq5ZuGeGZtjE3vmCmvtNuQyKS+bB/S7dDE/r/oBks5Nu2kQm9zZs5JhEbxlOakFlCh/kx",
-	"Kp1ib8jziUjsePW5Mg8AQ16b1JN4xFQ8ZQ2AHzlsuxVzYmBpddt2dSu6bY983oFMCQyG8Ywm9o0qGbLi",
-	"O2bi2nnPPKoZ+wpWaPRB5IuUiBnj+aeKwsi9gz0CsyNTovx4LqncCyrN9LkmwD0bVsaDkNXPd0XuCFpS",
-	"EgfanLMSZD6ft8pSRFuSThrUurXSod8B0gS7/mnYCbf0ryxB4d7PeuLwJXfwz14a8+vrddHuH5zRf4NY",
-	"1v2CNGDf37AFiZVkyQhq4tgtS4G+gpvsFbTdY7huiqXMMM9uKbhzNov/AqN9NNmDX9gkegxBhh6VI8i3",
-	"FyBSUcX2wugJBn2uJhb203ilZxfneo8EZr/sgz+rc/T+Vrra0yZci5xrUSAJhfgAzCQWC2iXhg+Zu+Jt",
-	"mevK8BTmXyR4NqUSM0mmVA0ncHNNFb5WP253Kq5Aq2mgL9mYcf0L5kmfgjlXvcvsI7Hen2MuUtzPjyy5",
-	"YMaibYCiYTpRBoO9PGHpXmztbahd2PztwagSel8j2eqdOBJ9mAWfWtLBFkBaMgQwC0AHqf7ZZDWWMI1I",
-	"XTGMGcoetzHWBpAqOhAkqI7i7ist8poOJ94HEFjDowUD04sT9p4OlXafObMMjYNFj2sTx3CMwf0pPCwV",
-	"5apLwhlCP5iAue5CTJNk0U+1nSdZFIKgNk+5mLNX7RXzHnc/5g/EvI8RAtdyjG1B/FiekjD/Ajxg8Rjg",
-	"IS44a/V46FJDwZPGxvVgIb0pZaOMRzZ4bNONlBA3BCZeNwsQDpBgplfJlJgtGNZN9/hGE7i6cLpC1byJ",
-	"pbof/6OfUKvmophPixXfOUjWXNjtEcP3Som2v8AnvCWpdf1E23w28fd5yuzrny9rQc0tnvcQ5L/6P+6U",
-	"y+rvn1r3sK29nOU+vvhuVS8xJ7ic2rupn8cv2vftaufwpP3h1x2SbfcEnXuPY1sOdHtj96yKs/PplFSv",
-	"wMO4F0+nE+V+OU6ue0nMh0kWsUg7eOkNi0gYy77+c9goYr2S+mBBwrzyIAx6HNRzGEf6WQGSGe8DKVHx",
-	"lJUxOXZQLV10oYIeh3v0gFBOk4VUga2UwUvNENU5qEK4A/VNg1WqHlEHq+6WSQjh84DQwk3tHMCaioSk",
-	"oEZt7qj07QC4jQB7yHwRk5AhXAT0p3R4M0714e5x3QC0NE9jpRhvkQs6jjkGYWLAlBoCYGyXhFOmaIuz",
-	"96qPvwrhllDmWFdlhClcDswViCXScQieP6//ClhPetEwnJWyGaNKasNN3sSzojnnjSOWJIWCNBZp24Hy",
-	"+SROmJ+jjNfJSLqP+5sYmEuwwkBHkLrzXwHXyXsWjlyX/Pf//j96a4U4YgN41cN3wlNy3O4EkJ5bBxws",
-	"s9UawSpoqlX2yloi1LIlnCyWKW9jt9vqbDRiQ7yXE/NGC5TzIzGpVvQMCVmqqChX9cQzCvzeaPkIRT4x",
-	"V98e14Kaud+qdTsVOFrBxmkyckOfRu0VmDSH/FgiqOnR0dGLwN0zh1hg1Gm2O9dtW2AUrpxTK5r0ASyM",
-	"Jce3rGqwFuSDjahiTS26asEySuPWY3TFBf7w2Pthksn4lm3svxJre394195/HsjUxXK5MSsXA4I0AhE9",
-	"hUmEjFFWbdkXa+gOT9pBbknn1fu+3Par1o6K5XKl4rt2ZZUdTj6+1qmsstPG9Xedo6Bm1GitC3esKzEF",
-	"nDEOfmxxMA6O1b1UKoWzvmKpVM96lP3iDLWDmqQJg7c7L446fikdGvt646SUSzqEC3j9YC3mt/1Ou30I",
-	"O6PYILgphRnPZ/fwutPudk7M7K5ag+JT261Bp3nUsa8drlmDw3uuAYzucZeg7S2Bncc1a9CBQ6cNAX0O",
-	"PFug1q29vR4evrsed3569fP87W9n87evzuZvXx4fv70+36lGcnuy63fW4NvTXT95J+4NZHdVext7V25r",
-	"V+7ACIE7QEhsw0+LjcuSI+abMGEcSQ8mKyBcWKegAamc2nrjgrMuFi4CbPvFu6trYofoj+aP/Ae8i4fv",
-	"h2QusiQKtOmsnUZP2rWIFirgPBkgq4F2YCzALWawYv8xF8xcUZkQJ2aymqzYbhn2gdOpgZyoh7mU6/Fl",
-	"GAgkPMaobUC8h9cAZ619yMV0NzzY41ZvdN1wYhfkDq1n4zWROzfI5ks5iSOHDLzkE+pP2FyjNSAUvj/u",
-	"gChwwW3qWSyXMb16fCdkCrMf13pfHxOdYinYfD0XJUHmjNA40v3TRsZ3naNf76Rff8iSGzMFj4NG4SyK",
-	"wqB+EGpCPGNjk1290sg71OZb+7vchN4beQ9k5AVb+Da7LsLe29lpFQ5rH+54qqkaTjZdePgql0p3GgMr",
-	"UkUaYcgU9PHeot6DkDy2AW8UEZH6MNGkuEMx5ehrRSXxbXFIvgeNKu+bMvqTd3dyStxNRcpoBMBsM0Si",
-	"QFBYybgi+cfJDMgr8CHZp6oCi1y7XOdedx8xLSv/zDa3uflseLO5l2H7qEBhQyyTHsh9GmllCbF2iT3R",
-	"UA//AGS1AO7//jOwNC//+SEEeuZshs67ftCb7y75pdVq/fohRD++x40jb5KqpvTGBgZMdk1dpCRlub9t",
-	"Jdszd8FksRipIoYd2oIz9rhX2BQazhlTojtFxl6SxPyG4O3fURsoUDDx1aOeETPGARJbxmO8ait9ES83",
-	"KTqdAZlPYueimm7n/cAkfoSShGpEfMCbIjKlESvZYMCvDRebl1g+GzjHHBmHy7BLVThLiCIEoD7LVbRQ",
-	"E8diRJnUg9KL6PXKYRoZUCCvu/C6SCJi4jWrX8OGXSEbN1+iUZQyKUPD4g3Tb8jQgsK3fjn8tbWhjUbh",
-	"g4Va2Kr614CElp+oXF942C6VytaT+IbNY8mK37i2SKHYkdjIFxYRNY+HriATdwqEWNykvNDvL/3Z4X9C",
-	"JiOH/efNaZekTDKoldjUkIclSosUTrHDawlJ3Rr+jU39QrImPY1+C1271zEOk+v3LbqHZE82W8HvVVUx",
-	"4EtwDsvmxp3x0y12gld3YOzO3NbMQy2+TfbLH7XVXOf538YpHbIS6qS5Zv1R/4n8WcxmLAUnL6gJzpaz",
-	"DPPPFjBJV4Jamt1c69b+xjDCSRJYGoFHfCGyVt6Ls4iSN+KWJXTIdkEwzZcAl2S7yFFnt4rNPBIEkrVw",
-	"m7ohTADRhdWTlFu0q2MT2g0/CmoJlaqv7eK1n7rHrC9HJcpAo/rjBnTVDx/o32Nc/zHM520U0qlBnzC6",
-	"NGUmsSdOyZwu9rb2neMF+0jBRqMednOeskkGC9S/X4VB/wAVp975PfAMcIMUFrGEKbbZ6D9XEi1krP/S",
-	"1re2OS2rpGdexwrEBFQDxGoSpXTODeiksTumdAH3aNY6gnLVRou8pHzI4MaHkiH8GxBHnadhYdfjAso6",
-	"5cSqBbi+s08tk83kcq980zWn0jVSXUaAfTv3dfBHCG9sL5sDN2N7afsw0vYrL9aH3QLXs/6eftohkM2p",
-	"huee/NwilWK17D1A1+1eiRU7d3fbCM9bExLhbA5CPyjGRdBJ42JusYTZbSyyKv3QCLx4MoR4TJzZ23Wt",
-	"cl7EyFCJ5VI9zdXB1lI86PENj9o2V5Uo6/X5nAU+xOiRjG0v8vcifzOUAuNRUeDj7vk6xP4mUayFk3xo",
-	"bFztP7+Bhh9ROugP7HbPBYQqKU1AIu+vuvZXXUt7Yg+bsr01FAISOKDWucI+iL9aURHS0Sgsl4ydGuQl",
-	"i+cQYT5kwkbaEDK0ZPamIePx75m2eFIhAWfXLhwUrr3AVxW9YdpNPrOxcutPj5mShAtnrsE7PR56lazr",
-	"IuxdE6mDjUGkogsiRqMVbjBEW4GKYNeA+/bC7qEjydt/eRuMl8JB2svWfWjzEZ10OAiEFveccanMyX4q",
-	"mDDONH0EE+7Ctv2YAJz4jd0MOTvovZjZm3D5btgbb9sbbyhC759JZCApHZh/08JGpSzBAN8knhXwl0zm",
-	"ABLlG4gqk4JRQp66YWwm0QgrJCpRaWzIurkpCWziReAqeKBOBgy7LpHMJV7oPtiHoO8Dyg0dwxq77sKp",
-	"lMcw7Uzrn8a6Mx/fzLWZg4nFyu2HytXeC+W97feICfBR5KVqKZFrgqdm8R38Yf7l1Ww+8r3Jhf3gDpom",
-	"F/PziXAZcnUH5NcwpOM+OE/R9daKyN6oxykQecoeZzTlhXp2grUReP3uanU80bV8S155x+J2V4/rHscy",
-	"z4wl9dBMAamqRoWHuksX/3nhkAlYTNjCXMhgEm4eeQYUnRxZcOXn5tQrVoV04hC13foummcakGPbM7Ow",
-	"okR0VRmorwzvWvboM2zfL1HNpIStzxvzE8ZeVBNVwxiAtAlL0hJGo7w4Tf/rQ3VhGv6uVOomF1xNmIqH",
-	"ps5uF+rrXfRx4HbWXunur7q2rx6jHvaUd0yfxo1Xpf4cUP456k7ue05Wkzl9acQ5JhOMhajEaijqUhT0",
-	"DlwAclItyvlohIkLSKYNXlGeNdZpkxAIaqJY6v0YhaeEliLuz0yug4cJ4RDUDfkCBwXL2Ry6OaURa3iq",
-	"3a9m1C0smPJBHjyrIejxKvBf39O0hoWvUF35BMprx71D3FRSSSJRJoEDmmNQBA5Pz6OAG1DtUBex5lyX",
-	"RQrQE3h/QKVR/ikzKljA0tNEd1L3yAP18EorGlpH32h7Iea2RNGonLBFfqCcY3Zg6QLELF6PlzIDCxaZ",
-	"xaCwJsoap7rhJxF6ZlOPrzM68DfYafxtF1Hgq6y0IeXAx+QbKuCk600CyBa2MwXoR72Nt7FhfqD8rs68",
-	"Z7pYZV9DOUukykYjQ+O8k5rHaqRLbO6Dcf0fN9C6tWWBS7C3K/bO/OPZIz9QXnlj89SsD5RpX7bz7mEn",
-	"OS27Qrv1eFm9rdRtl9AqajcX293o0hcS3MGn5wsioHTT4r/eXWFZ+Wt1Ve6Ht3r8OqeE3dKtxhE+pFb6",
-	"CSClRrHClNEshQ4wPmRflYKy875XUXsV9ZjMM3hX9LQ9ZqAqac5SMWQScEzvT9M3Z4OJEDdEsmHKVE7V",
-	"Z1m3ApS58wkDuY03fpKpSrK+C+zhhevgo8qp4rc2g0hxzhA2cS+pnjJTX/kUeTtjn7oANmm2hUl6hXz4",
-	"RrbgTGrpYsVJPIZgCIqVFrkQMVcrn6aqx0PzQz9LE7g+8WFSzd/kgVRpPGO+WKzOBL1aIYweI2+g+JlP",
-	"RKC8l4Z7AsCPkPKJ28YXpPmBfjo3/wuRqW2JhMzTRXagKv4fUl8mrQmWeGh6XL/VuAdZUKMFiEBFlhgs",
-	"oVxJ+XJhhrwN3YsZcInq5YGoXbAjPq3L58fToZephIzskwhtQ87x/Li9jDqLZHY5EZPBWjmsRJk5arZP",
-	"ihi2ZTBa9h4lSh/StyEuYe7NRzROspSVbtPjqNY9OVmJVbs6OWBHIr2KtAAk3UA5AwH+VbwOuku70Dfg",
-	"dtqFusHs7r3W3Kc8O9n+1CkbVoax4dzA/etKKtw6hBdC+7PB5QfYpoahknO3k0oompCESWluho2AhNCz",
-	"mDMJ6P+AyHfL4DNUkYRpwVvUj6EBzzYsXYYh9tRcSUtFhjRNYyZ7XNza9MaEKpaSNOMGAtIyAfqkAS4K",
-	"n9PYBg6EJu+tmLOI0JT1uGGWrYdFWR+ektDXCDl5raFQAPbfFrlmBSI7xLbC+I19qtXjPzky2yhjXXLY",
-	"7uDVAGASztQC4B1b5DLDC3awTPy8BHrDMJ3BmSoBkYJwUbj7jSVBsjukmbVycg1tgnmkRJlgugphe6BM",
-	"9OL2ZCVhQhcuJlQas0ivEQ4wVhJI4e0FhW4MyRnTjD+DbHk0VRBo84ZJyyC8MgN9hRn0MXkXaJIUrYvX",
-	"tyxduBPlmRf6VGeyRGjw8xWJRJLQVEJkz7dGSibCzno0z52/F6YevFEJMojrFQAhswFiMudmb1Q9gFG1",
-	"84Jvhd5vDxnAbg0M6aI+o/WZkDIeJAs4dY29SbXH7X9sC+6CLoBY1atDir428q0twxetobzdLYQBDBsW",
-	"mL8esRHNEkXCXIQAr3ESeVEOKgklL6/+SkZxwpC09LjzXTvo8ZeXb/5EkpgzwngkG9rGmlEtHNgUlHeX",
-	"hC9RWzRfxdLCLHcJVYoOJ1PG1WmP61a1xPve9LCJOQNusJg20FzOJNCDD1vkDBSEtHlrU/qbSEnGtd3g",
-	"kiesiH8mCXuPO7TH62HnsHXSDsnPV68CEnYOT9rtdkj++tMrQEAYsiTB+jypaGpbC78PAxL+h/6fZgjF",
-	"Av8DDLtZykbxexaZp56F2rzSpg/YW3IGHAgTxpS7mqMRmLwwu3pLZQkF0O0meYWros0hFI4kFfOAIPO0",
-	"o4wJcu0R+JojKOidwDyPP6AyDex0BGWdGXhc160eJ+5z8LqDprigiwvqYLALhY9jeuvSB+3vZiJVNAkI",
-	"SyQz2anQXksPNkQuV736M5qEXdu4MdOekUGW3MDWA2Y2nJAuSdkwnsWMm+pJzLYFZGzTq0ZAzGj1ONyI",
-	"jXtg9LobXzFzxRj8lHChWIE6zVq2pUwXALwo7FtAqjetIXH3PWJ9Fbbs6/d6VrcM6Xka/JnL2qk8+48W",
-	"4St2KDSrDVk1Kxf8lNABIJDpp/SE2S4PRZJNV/M7G3bgAqMwz6aYWaC/qxVCmS14c8hQsffqYChvTyHd",
-	"SjL1faZGze/KRq/p5HLwsNT73Nqtfawz3Ut7/OQkeB4UTMugZJgu/dx53jpuB1pKHgZVNjQ0+23wInj2",
-	"/StGExlE+n8LTSz/BsVt8NefXgWdla3WIKQBS1aYzoLM8CZydc/NlJ2cBMuH+eQED/DZcMrI1UTM9KfX",
-	"9ti29m1Va99WtFYrWuXlzVdpc1uVW7KpKzTqsu4PPRVL7qlha+U70Gqq7rVfPD5s5mIGrJYKvu69u/Ak",
-	"IrCoupxBSqXe6XvG3PUGv7YEYs7k+htLNICQ74VKEv74Ok+/cM1OWd6aKXii29gmPS7jMQdg1dyyNjND",
-	"EjHWVp+AMKPR1lROBoKmETFLRepceIgUC8IZi1jUaBHYkLLHMzQQiV0xYtezygT6kSkzg5duch4xOyP/",
-	"yBbgiObRfTjkCcq3s6qdQIYTNryReNzAN3UmPx68PeTOFlLQpJA1GY9mIuZb52+450ndMi512qVAh7nl",
-	"cOlxpG6z2WQXFyRstMgV5MLJHs9vaeREzG1NJlYygsUNBNTadTcY1CuyMv6G33jtRnTv1IXKqLudAaIo",
-	"sCp4lz7sluF3l4Pv24TPi/P+g56vUjTOlrmWwuaMw2+tTWm60f3Fi+S3TAdqfni/lUF2XqTPhiHOWaax",
-	"0avUx7nn437GVZzY75rX1w4qS5NatzZRaia7BwewCVqeL3BgT8luAffSWu8G1Ob28F6p7NMW8rRb5gkO",
-	"qz+WxeQ+l4FDAco4lvppQsnPl28wupuyIYtv8zRoe9xAHJF6iP9AHB2ihwxhW0VvmHQBKpH2OFzDd+H+",
-	"fAHPNQJiDGa4MGPkSlEeaXvYyAFJ5IwN45EtgnNGdYjyKzSmPIvIhKUs6HHBIUQ4n0g27IcuK2FAJfv2",
-	"WJvuR4ckpTwSUzJYKN1BZGwkjA/TxUyBsX3O9TCjDDKH4X09FwYnuMdDK/VMiT8lE60vgd0QczlwiDb6",
-	"G0syywZJPCR1SEnMUo8x0f4J2tTfCU97HEwhS8pDqDIN5unMjVPtY0QMth8SauoGoE96zIkQswEd3kDM",
-	"nyYJ5GIoIVrkDLV7j3fantKHxBXjd2An3UlC3kNnEywfK630i4ZBj1dYBqdbFSji5XpJDdQeIZEANq2v",
-	"0rdXaB98XSuLjb8sWw1L6QebrYE76fkdun9XbfxI5ILSA2YqTaYbc8nw+tLtrlq3hhLq7egv//NF+t2P",
-	"f/nH7+n1/LefL159d/7m4p/n4vANfUOv5jdHlzcvorffDi/E97WParXdfZugA7DJbLPiI8iTmExxXh3d",
-	"BUig0OJ8nzKxr93YFbKxrKS+MtPPiwJAQweAogSu7UxZpVQSf6mYS23YAVkxHK4BGwltHhBgPGiKNB7H",
-	"nBRL0rzmwxb5m0EUJOE7eBjuuxNtMUZOuxtjA1uTPS5GRIppnmypcsJtk3+KLZ4Nh0zK5kvBVSqS5plu",
-	"p/lNaO6z5SlCKsxjybR1aV/lgjMk/AYzDwdJIsGw3sMMlhFjP7TIRcpGSTyemHwI/ZBeIWJWqMomudZz",
-	"8FJPgXt5OQZxvDzl7mlnpZYkWeWQ/5z/fZ1kw3fNq/CmffFDUN3wW6YmIrpDw/bFVQ3jXti9XfPecrNv",
-	"6fvm2Zjt1OJb+v4MBdzd9UNJ/JSKwt5dXkESCy7pSKRrjoonb+DXMR9Xixm9f4uCZShSa7eKedPtll/c",
-	"teb1YqZfOTMKx0IDFIb9a2Den9pF/6WmO1sLau8urs/f/XSlH5nS903gSV5iOc2lWy7TPqxyGl/SJMl9",
-	"OHsGoSHAcmGIu4MoJWLGtMOnJqnIxpMyrUKL6GExroyt2DUHvG5bnYqIGVeCSQU/Ekp+YDT1PJgbtjD8",
-	"psDPBskl16s4YiDfi45GcRJrSQ11ubEkU6qGE2RXL/XxmSyw0RhstSqRBnuhH0ehbgX8TCslQ3k77Od/",
-	"HiK0lxVjzscGaBn9p/485pGY9yO6kKEBzoM/AAreiKl4yjCJ5jJLmOxC3lBpULnLOcqSZEF+z2gSj2IW",
-	"gXeLZP9g0rGG9jQVjQ3QGxe8iSn0MIGQlHRGrO1c4sXwMfycuw7K0F1VkXoIGrM1FBELy0h/ANHX4wRf",
-	"FLNmor1cEsoMjnuXAMgpurmhYfoOTwkXBkowzmHzoKfn/laphzSKYsQJ6mtfoqX/1td/6xJt7YcN7PVA",
-	"gGNvNham10OvlhrILfwwIJRMYwlbx0OvO4IMIvNQrpvwMT3Ks4tz/QlMKDOKugn9hZ4jUizcDd6wRcPp",
-	"LRcl4FBn4aEFSnzReqAjLCQhBR0MqzVgieBjSZSAuTLfJlrWdXNhh6rShVocxhEaDEb/DxYFPd8iZ1bp",
-	"YlAEJs8zG/QIzGlImRQJAPO54FLJjMBVHWXS5g8et4+8Bk1mGT6cYysB1KBpCDOkcsIl3EBcqIne5P6m",
-	"IUaOYj6jyFSh53XJ0luWyoAMszRpkBmVsoU5ibfxkJFRzJII/ExmWZ4Y+Vkv6NkYMj/GTNiH8O9pBvM3",
-	"S8X7hbV29OzdcO0GDQQGzwgsWBN4PtmcjJgWT1DX6taFi3RK9ckeZAocKncgpjS9wX1BoUHAN3xvKnt0",
-	"LyAD0GSJWjZp3DxYNaPXcsao2YtW1MNl+m0sYyVSUj+/IP/hjbRh63n1U7b/MKUGNnQiMgvAIvPmcqEJ",
-	"4uzfBHPkyL/JWzzr5N89/u9mswn/rx84brfJv0vSDhcUQxQh8R8750ijWhKOdb1XZjSVTEshmClO6ECK",
-	"JFMQ/msUWvlJ6AY8JTLSbhlgcZbahdAAHxOREk+GFlu7LEhQ3RNoDnpVpXII07JbVjVlh1cUykPBR/E4",
-	"Q5s2JHX45YQCYZnNQRVOf7oWj3SL24ku80oHOlEU6KReFP+m+RPsMNjVxBpJZERjfCdlKl0YWUyHN2I0",
-	"gvfWGOf3gTMrrJoXIZETMSsESGZpPIz5+D/paPT9zdH7F78fJlinMr7rq7hSLC29ztk8D82IdHywPZwa",
-	"zIaLYHxchA7zbWy9KvaD6+1UVd2kwhgpAgkBQ8atoLH4TJaevug/vWKzlBlsrA2Gvv/oh6AG5HkbXoFn",
-	"PgS1q4xLvEBf97R5Cv0PGz1pvrEO/nonxD5vivOLbVyyKZpi27eTv7LU1hZD8dvJx/S4MTcTbLpD6M28",
-	"eacInHm3GIjrbNVdfvPKCLitg3Hmax8zJmeev1toLp/ZlRG6D8EfNsT9F7aoArTT59z3oIZGVG/nHltM",
-	"T8v908SA2OfrLu8SDAxqBUVZC2p0Fvdv2KJvU2L6TnCXAof2I3/UYrO0TrSWVGltU8TRLgjEG+PZUrix",
-	"+D5YF0bi1iaURwlLa8vxyITR6PHCkbr1px2NfMNotA9G7oORG4KRcFCeVCyyHD50oNDLIULt1aKzdMMW",
-	"RLKEDZUk33yDDj7Ei775Rj9kXLgeDwvjtMIggLwHW4iICSCY5h1L4/PVQ/x8SEbCSKTBwgUftLsOia6y",
-	"EfR43hE/5ok9wWYhKQfjk+jBWRgLF3HqgO98pcWNF4Ssr448wv06RN4O9FYaZlKJKUv74Nph5aACx9j+",
-	"hcQRxhu1JCKSKZVAOi5EHt9xQkmI89jP3XCXYOJVqjUItXISI156y+qJ++Yb4NeSsHrffNP1JDUEK4zE",
-	"Db2nTAQPAU6gHU/y6g4G+S8GsRHFxbFiWaN+Sn8EgmyQvA/EGgtIk9ENewGR5c77OBwQ0jhst6FZdHqk",
-	"XXcou6SJFCYnNp9EE2HFCfRaNtlGuGn9YDe+Kk0lL47nmYSXTokUOGxqsez0d+0FaT2EKKLIVMtcc2pf",
-	"dZYwYDABSG/OmgJiHfCyDIChTMRD1jK/6kNolkXmDd28zAbuVEooFpZU7x6aJOVFwZw9u4Y4vfkmMtPb",
-	"N4o830SFedezW54taduP4pQNVbI4BTNUL5ruYeWmc6DvJsbYNivhdr0lD6WKhCBc8ewjao5UgHTnTmEb",
-	"Aocv7bumrNTx1RCTsEGUMJvqJVQoKvNktwIbPiT1TGYQ5JN0pOUMicdcpBD8JzZWBqdZdklovOowML0N",
-	"gEfllqV6dW103JN3hQ1kLwwSwcf6Q/pvN2zxTPoh3pKo0AaYEDcsItnM0f8QWHfYkXb1BE8Wy9F5P/Ju",
-	"Qu53ircvxbIJlTYa6fENuXuhgYgWAMUToepIdNehH7pbktQpOXz/Pt+4yGtl5sPQ49GoERD23vDsUUUo",
-	"8B4V9jWhUVQpsnYMdVrxrTefP/+ro55uE7rgorY9xW0M12coUFa12lrRVC5LvS3iB9gr33qYU2Ca7vgh",
-	"z7OLc1SQWmOBolzWkXcPbZpwJai75WglwjItjCSneXxrWSPg+I/b7TXxTP2V+4Qz7VLWurWj3w+bL27+",
-	"5/yvnel3fx9ctuk/nw//MQZQn3yJa91apqXs8fNOZw0D4tYRSN3/TxSAxE+vjj/CAtrlCYyOiMCG8+/P",
-	"vDO6Dzrug46PH3Tcxw/Xxg9BjtZlPObNbNbYxw/VA8QLq3TZxnBhgqqpOlp4dLdoYcpGGYd44XZO/bIv",
-	"Hzi7p0UukZ/ROmCJlxiRce2ihx5hJTjBFoKxYN0aWKcQO5dDQTXQ5A+HE336BnR4g+bb3zBZwL7QLyJb",
-	"6ubnEwGdmdrMGnjCpjbwiEWnNhkaUOMA4DOwtRc9bqExEzZSJOP2pYZF7IEbaKTLj2mCxCdF6MqURdkQ",
-	"o6OzVMxECgUudb0nxtqvHqKDlwpomExoMiJ0TheYqfAvlgok0MQEIkuE6YimcbZj6f6OHURvGbonRj1O",
-	"uXOjis8ZHxEIrZyXTOqhNQTlTTybsQhKSZTNe3gmc74vA74EQVhT1uNxcEIHwDR3Hi7MtL+SzoDz+Rui",
-	"WM4yxYJ8Lzg6TrDx3YOmpZYdUNgIAM8UimC9uC+RdCFh07wE/0KMYED2wDtxQPDYkrpkjIQgfPULYaML",
-	"Prg+XH3TpHbtMk8bAWcpF6qPmQQB4DhptdFXQvQT3c0QPHkD5Ahf2tUPKZ6j1d6H4T+1CWh2L6TEn/ni",
-	"C0tHyK+Ysti3Zt/u8K4rY/L+b/fX0SMxiUYImGXOsuWRdTug4Km8zXNBpjTRS80iUlAsJorYIq/fzyAS",
-	"4YQdfhP8mm2dIIgtYbKWiUPCX4o+0D+Ass1gVEyoJAPGOJGZnDE4uyGph+bPffdbU+tXBc8loBIslnkT",
-	"7nvH+ntX+ow7LxTTskri2Pe3Ls2xvV9+CLbyIHx3qW2q2GutDXm/c/H7Pw/Zm5vofP7n7Hn8fnuPCXv4",
-	"iXwm+/HVXpNZBsfJKFIrjVH4W2E9p0Y9KWHOwD5n46t1n/RRvoPvpF+7k+OkX7yyUmXrmin91s51U/ql",
-	"j+ln6e89mpO1wcPCk50bydoK29rBWulXfRqXplpd1ILaXKQRHEcrwDf5Ofa6Y3UlVufwbt4OzO8D+TpX",
-	"eOkh44jZmHqPL/s3aBfHOT47tmNsZJq7Ss+kQ7sUaR9SgKEFbfRnPP49Yz1uUniXHKYuoUSyoeAR3vM4",
-	"0xvThGmSsSKle5ShwmJ9r8Nhj9dVyrSng9CvxlWw2xM4gZBd187JlC6IxcXKv9UlnMX+c88ksur3+CAR",
-	"wxu8toW0+VtGE4hAoy0HraP7BB6JHjykUxcp4OdprBTjxKQzR1TRAdXdyAcTYNWAqd6fsOENSTOep7rw",
-	"hUs/N63BAv7VbaTA8QvpwaemNr9s+5OMA10EF4pFjW6Pd1rrjHMkAnDmNMILhqTu7sr96hrtwbAUbnFI",
-	"CMUS6j03aLAqnjKp6HRmLdJYkjHj2vxiUaPHD1tFgoc1nVi26W3mdAB+Z0A4G1N4QqRknsKFw2LGGqfY",
-	"s13M/fpUT76aUE467f/VOWz0+FGLhGIICKFRX79mW+Dk/Ood+e7bdgfZq7zND1RHR21ianK0Teuehb0v",
-	"RiPJVIBlCNDNlNFEbxSGwEopdsK0ARsy79oJQUHjiJ1HmcpS1ujx45a5Q4rySzrYgmLUJUgdGJAZjaKE",
-	"BSRhU8Hl7xlj/1oE1uFiTAuRYZYmi4AMUhpzlTJ4aTGjSUBotGA8IPL3jKYsIHIiZvFoEWj7rw9CIyBj",
-	"IcYJ688SugjIlPJMvwcnJ+zxE6+HfXtLHC9vOu35drSteHhy4lF0hz3+bYuESXzL4F4wf20gRMKoFhLP",
-	"W+T48FA7vTKbzUSqWNR39CrdnGqF/P3vf7e1IO5Js1zhz1evtBf8+udLRKr+60+vwlObmoAbSz/SAHRi",
-	"pdJ4kGHEBI4hF32a/zJsYNXVuqu2wmWd9n/NPU0LU/3dzastiDmFQFPphhVqKUqXrEVJDKqgAb3BQgXM",
-	"bSdeb333S4uXPK+Dl27x6oU74bxgCLIXipLYfdLUFNioK0lZAuJMTuLZqi+H8LLjqc8FhRIIF+YHs8rd",
-	"KtYyLK0XVs91CeAllLMkkCsF78XzQJm9IMrvjEtSpcdDbz6LBXre4S59zESwTd475QWOQeNK2Yd6HK+W",
-	"neKDhEfkJrZfcNmLsYQ8EwRXtx1jkS2XC3rchGG6pKLb7P0MwjZBVUWUKwnCAp2ydWGY6SVklkCefouc",
-	"mTBa9ayafAlrYuWpj6xpatpMcMwud5eEM5Zq4W7q/gBJPoScHMGrF7Rgz8KJOIU50IIh5uN+scH896Zp",
-	"BHBJF8V2WuQCX+vqtvRG7k9oMurTOV30R6mY9rWyqhe00f/3/2JO54HWQ42wRf6kv9Alof5tWEbkN+ii",
-	"+mM9boXYA8cKQX41giUJ1uP2D4VQon68o39bbbDpP78ISgGhwqw9kySOejzmxBR+RkzROJEt/Ue9hxqV",
-	"8UlSP+4cNfTOrRTypH58eNhYDmKS+km73dg+lPnYoTnbtBea2xC5+0TxuRf6e6/sGpfCctoejtGCRkQo",
-	"Y5dDd1ztZDF4B7G+taG7lVKlWCT2J3h1lSbwg0/o0qwJBV6hd3v3SrEC29Lxi3a7gh9pTW7Fw4YN9Wg+",
-	"UdAQP706ZHhlXSfPbcrVqkj1vl1SU3iXRZdUN5nQiBglhT6Vv+hevfc+2LgPNj5WsPHFdm/tTFC1Mth4",
-	"uO34TMgGo39faZjSJIKsiMh8qQHLKhX5SWKTFhYrYtrtTmMmD/4w/14gvL5kJkdjJ9TRV66NNbCj/zNj",
-	"mUnYsN/MsS8FH7LA5r5zNgeQkihLgKiYKsWmMw+2AK0JMxose6A9biBMU7z/18okVs6EiZgzbGVjG5Dr",
-	"7aAsL2HGDDienYblWq3DHZESf9dzVQJKhPmLCgjblBgqxir0RDtrCLKGPywhB3573Wl7YIoGPaA/1WZP",
-	"J8AzYrEH7Zj6AzCoatlMqpTRKXol3qD7lpPxRBtOrnCg1gX9r3dINbJjsTMWu61vUBYxUG3oUipBGvWD",
-	"L9qHQS2WfaUVCH4wQGJtMwUeNaUXDFzdjZxfknG4XQhq+cardWtTOe63R0fDF/Q5O+xE3x0Pvh29YCe0",
-	"MzyMjgbH7GT0bfsuSIt2M23CWLRnKSC4afZAik8QFxuqwGhJrn69eIhLwzn4w/7zPPqAqidhilVhX0+F",
-	"Rbl2ZAAOnNTNXyLGpy5KBuH6GKqYIechVg+IhfwKOlqFhbyp2BeHsj/vT/G849p//RioQTWtSYHKo24Q",
-	"vDx44a0MvFYVldLGg7grDYkDfijYchZWxNlxx532gyBgo2GzBHldK8g7ByZ23GmTH7Eg3MFhG5PJ4mHn",
-	"3N4PQzDy/LrT+bhQ1duCVO8F6VM0nCZi/hTE6G7+/GtnTKE/T9VwUgEJa5L4wyxNwoBYihBSX+IAMche",
-	"AQm9FvA23sidsEVQJtoIidTivMeN00XyiAWpC87IgEFxhfVqCTUFuVMBl6yMRzI368xjXeJcUSI4gXrf",
-	"oMeBjxmDMo1TAv2BToh0zJQk88mCxApC0A4NtZ6yobgFIAjMYdK+qGO9/u///X8OzAPAWvxQsYafQaA+",
-	"JG0GTn6JOYMjOKLxIJxKKvAl3F0a4yAe7h5jeThR1Xii5QF9SpaJp6NVA1Prs/dT9gQP26tlVC1PiuNh",
-	"fUzjIFeAa8ke7SvPpK8yTb6Jn8wYEM7mjvUxgNRCgG+nilBIgwwIo8MJ6jRQ5T3uFKnWqviM3QOOUF+L",
-	"qS7hwngZAYFcFczaaATEhphdLB8TeTrkL/EPUDlosKKx0YGIFtsxUkKy3jBLpUhtJiBch4QbGCdf5fO6",
-	"ZCWVnc5k4U+qTaLDga9i4Tfh4zsGfzGzRR+pTb2BJY4NYRsYXat65MXRd5X9+k0olYYObTAiX8Ji1LZ4",
-	"0lx4/3pvAyBlKo3LBsAZOWm3IXVJ23wGYb6S53OrG5OSYfBRbkyCLbpzstSdzuGG7lR14LB9XOgAWGYr",
-	"b2yKk3HXG5vOfW9sit1wNzb5MCrubE7o8PhFm53QF8+Pjp+fnLw46UTDQfT8ZNQZDZ7TNuzHKUMbEbqD",
-	"0gW7co8LnU18p++sJBYj74DvzaenyKHNKxQ63E7sAxR5gGJ7I8p45bsnOJQDIusSHMDRDPKkBpZTUVpD",
-	"zFtUpFKVMR8yEsJ/QlIHqDv4lf80poob4XlquRtoysgNmznDrmHQKd1ugRsrEsWRKY8AmRiQmA+TDGIr",
-	"Cp6PVY/bMMYkBkg99Ghb5Ao1LKlDaEPL6bDh5XPDnAIChCn8mog5mVK+IHOWMnstfccrMzTscDIgOd8g",
-	"ihXqZcLq1AzoWJWdd/eIicgUHZciJlfQOcoJ/pEM2JgWIg3Q+5K++s7qq90ViRnYdjGUh8g8uZ6z5NYu",
-	"ZFUIxb7UOfxw5+GsU4l/thvKM3j9vbXXjfvQwm6pEpBEBdFbmutYE8Z9sjEGiDiypqWvfRQleYbZffCJ",
-	"IL+JdESwLfInkZLDY2AO0iqnMhoaNoxadVrOYAX3uJpjbRXVikEGeQlC/l2Pg43dxiLTX2YBkcLg95g0",
-	"wiHlRM5jZYIgQBIF/FRQQ8LZA2YRwsQbeYjUuve/ecbVLInyS/PLLycO7miUD/+pOtN/Hv3X+5/aN98N",
-	"fn/xt+PF34d/vX1O35zMLr+V1+3sdWf04+Hk/GgdjXI+su+KMfPPJK5+Z2Jlb3vvyZX3zqM96hUx9Gc2",
-	"TebJKjoMNT2qE0gkyIXc7wvzaFjoYJTzlJwEVJBxGrtkSiPWzGYAOGG9Rv3qM9njckJnBkc7jiRB3PkQ",
-	"cLNNGC0ExOkA9CCLSBLfsJK+bJG/AQYyVKNmCpgMLZS3H2d4OB13zaR6yLtri7DiB3rNnBtwm/zq2o9D",
-	"QoWvjUDuLqevt67CewjPyw1pte/lBa0fIrG+MD1VKfWowL/mjHqARdmn1e99zPum4+f8vF+9ppUHiElz",
-	"8Iex4k0e/m4a9sK+u0bBXoC+LFa+X8G3lwwdMmEpQ4ynEB9pXlnP0BL7kFiSW5YiR7b1FQHx1VbVm0at",
-	"be3wkIgSCUspHzITS4X8MUoGFGBPLSes80V90hAsby5xxbTIa8flTPnCjurs4pxYfA2gaB4O2UyxqEW0",
-	"1kQWsS7pkLfxDwYPAZoh/yavRyM2VEtoCGvZYP5N3hW5YLqmGtOVceeMx+Z1MmWKanV06jhqKuheyJVH",
-	"F0NsFzB+bdEkAcAMeWfw3LQQIWANGU2BqQaARYsfsrArlf33HnwmtxrGKVKGmNi7oc5xfcYFhV8hkIid",
-	"7yJicOB+ZVCHrcLVvV9Ctn5WACWrO3zigwI8dQM+1uNvzSCAjZ5pc9LNtV0vCRcMAfS+wOETODZnfwZj",
-	"JVkyanR7vEgrFRiaqQoaKQ8LTmqbFoDdgb4ebVWP3qVFzrgxkvXp63GHCOVI4O0xQb2szVy9w9OFxW9m",
-	"kWkAEdAM4N0shyzqAvKh0egMsdq4WgKhBop1c0YP220PCiV0ty1cKIKVtfZZfBQJegyfNdLz5wxVsaUp",
-	"ioiapCIbT/K/eU6Z9tlnVE28Mlcf19x7tcfhT9679WU4hcCCHukFC4gbzDIMB3a1vE16HGli/EOJMwyU",
-	"WqVGIHxmK7cTKVy1VBVlnX4qNOsNabtxZJnJMQb4T5YKA7dskR8AM0m3XqdEpTEg2GGnpIqTpECPpWe2",
-	"0SJnWsRyNqcJqYeDOEliPu5bHPHQ3+T94WKYsLDh8ag7sCBYjhldSNhSBcXT497JhJwbcuYkDqKQOwoc",
-	"TwDVraQhHnE4p1P8GKBtOQ0UkIwjSbw9aIGFyzBQGY3ips14/qXQh0bXw7ZBTg/SPGfFQciWGJgGtRDy",
-	"IN1TK5SKoPJGZKMY0tNhIfqcqNMK0Qi5vBEoAcdfRhZUu14UZvoYaT05RUQf2c0hdsqa3ChyLY/eOlSf",
-	"lQ/1+JIpQHKVHoM3DEib4HE7DV93SH0N/aGlJorUQpjFZsCO8udtYtpQcI4UZA4gLUdi46JsckimACDJ",
-	"ggiZxkAiWeYkXF6DTNQix+3jLgmNOeWRzeslPWm3UUY6yeeAhCzIvT43yhOwpl4SpCaCf1U4+Ngt42vt",
-	"7NpviUcD3wD75mND4ZiBnWF4t+w3osllTTNSd6opMNxtIEotGIH76yePzH4kf+9T+W7olLhjWgk5wuJb",
-	"tuRB3BrojZLXtsJZsz6ds/WLvtrAHIEpfd8cLJTem5328Xcnz78Naimdu727gQ91R6wPiwYmD/6g0S1L",
-	"VSxZeh59OJiy6cDst8o84jO+IPiMjTy6tlrVqbT2z29Ny494DPETm3LotMtnhrkP3DzBuw+9PwjN9y14",
-	"d3Zv2jON8Wttq30NGXPFA/BTNmVpPPQwAeu5EGiQOHLZ4drjyJPDfUlRK6tXP96qxwhB3pirb49rQW0a",
-	"83iaTWvdDo4c/8TGIJZWRnPKtwuCJwtIpYLfj1OqHYAQftIu7jX6InoitTUuBSe/iZhLx04ElxbaSjWG",
-	"L1U9DkyHLXIpwCszjQUkhE/CPzhNFkivY7yEyoSysygqSbpHsnKw8ZcQE9jOzOk88Le3k6170VopWrfB",
-	"kNsZP+7pBdHP4ZwTam2RwYIgZ+lXIsG1rRZRORkImkZri7rcU1gXAGxP5m63GXMXhoXQIPSpb35lqd8b",
-	"XRu/QoJ3QOyc0FQFLs7gwNXiFIiOY86kxJiQDCzmNj6UxFz/zqPPbRFLjGd5hm2fYsiZQnZuSepH7cMG",
-	"BIXykR8kYhzzEGU7jM/Svnsh5meSvLy6/BNi5wZkPonN3fWQJonscQkXLpKEf2/q55qwzyqF+Cv73Qs6",
-	"ZisM1fX7vNjCh6B21N4Cw/HSTMJdDu41e6/ucgyxg2U2zsIhK2wv72Tlv6s8WBtOU22Gk3v/U7Klz5Pv",
-	"JiolU9rl0f/9sPZY6U6asOsoTpgMiBY0UYTcibj70lvLEgJbE7a+/tPU1Pr/5+33GIAxNzQmAmOioZzN",
-	"e3yQxQmETUdMDSeIVSD4kJ2ivTKlCzLQmx7+hmc7osiLnjIzZIctcD5q/iQ4a76lajhZv8HP9AxsKmoM",
-	"6WzW+k0iFoP+91DK8BSunxD1X9uFuvPH7eNVJqP5zmpb0aYWAB3EVrWD5yM9ShjkNnWBir1XB0Mpi2bO",
-	"0mfxud/oLcUpWP94peGjN0rJ7HmpV675UnCVimST3QMP22c/BLXX13Qjoi88A/05qsIB+0kAiQvcYH66",
-	"ru1oJm0vlJ5JgqOFEyHVImFETlghe22DtOIIcbQhvFISJKCWVsqPK0VTJeGoWt0MhA4x7xJK4F2nAwfA",
-	"hWFTvgapmEs0ZyiRE5GqZhLfsgh4C4z6RpVolLcpXT1qH9p4OzYPAqkeGv3ZCHJkVMExfP3yzTnJJJMt",
-	"8o4PWY+bdLCY47O2JwBzAnc6q+wHUg//rNTsHU8WEM2mU3YVK/b9G/oeftYrycIeBy8s/OHs6nX/58s3",
-	"QBUE2bKn5LmpTdJrOBZauReMgPWS7A0sRUkKGK1bgqQRXMU8Y4gH489U6WS8ETli+PIp9yZ4ZG7AML0W",
-	"r8t3E3a1K6aa1sit+tqKdSeDmJv6LGY319Iu8u4lduvWhzvbIWuP7lU8BrIss1PvYFqsP6xb2BWJ2S3V",
-	"7NXf3sGmSMRYZGo1ndtrHhWsVVIHfARtgyIjyq24wXu6iAwTRlN8GpcZrQstgQqGrzFOtDXb49DUqa1C",
-	"0C6R1oymDMHdX9v77Ppx+6ix6UDpAW0bvXjfnM/nTWAiydKE8aGITKLiViEF/NqfUMbe4c4GtPZETZMd",
-	"9fUVijuRlaHd1h3Il7g+y6LwDsdrG2/iz9dv31hHYqvgROGFzq4vfErPY2PWnJYden+bW4evwS9hU3Ew",
-	"yBarZcclmwm0JI5ftNpt8vPVK5dBYGmC0NPPZkQ3l/NhUWkTLuorkyx63M84+VGQq1d/8WqioMEbtgAO",
-	"cyELVPJWTTtyrGfSxgFaeDkfwoplM0w0CT35VOhoq8dfMVgCGBWwvUGctx5O6Q0jacbDxilhiWRAQwi+",
-	"RiVU7lT8kC02uTTXjswLrvD1XLDUZgWZBCfon5yIGYxpnGOloEz24Fu8jKfaBp+mCpvbm4Zn0hByMqWN",
-	"P6fVs9nKr+v3XYLV2s//es8rt1mq51oZeKEi/01FsL8c4A88eI81r/EswfigkZ/LzRiyqK0+WlAlv7hX",
-	"g2L3K7r2q2tLDH6DmEy1s4fJTFqBIy3VF3ZZ/4livUWh/kO2sNEUd+h8ec6m4v5Om5ayVvSvDaR6x/42",
-	"ZnOHmmTMaQS2QuEBmYzFjEdrmBfkClPoevV4SUgGLo+vKLYFH1qZTrLZQwrHK6f99gLycQWkG3HlNnMp",
-	"mzjLpU2GEGmWHthfAvee4FizuUJe2kGVOcg2znC5K0F5M27zTbO9qz8H4UJjt5SNhs2NlyS6t6/sR0tD",
-	"3k6Se3NfFkV7kb67SC9IUnIby1gBmNkjyPR4zLPZauP5Lb2BLP3iJndJle7AhQU54W7FTIwdDXBP3IBl",
-	"3eMY/W+CSIZc7UozW/8lJNtZ2V6BienbM6NuDM7NT4KkbMTSlCZGeCyY6hIxw+yG/I8/X75ZtrqxpYdU",
-	"KDj/e33y6PqkJMeXhK7eZdvaxU5arnphkxleFsN+5/KuFD6zrUkN52hvUt9L/lqv+/HN6tsDSLhYZ1Lr",
-	"B7y7Uiz7qEOOFrKBN8pIs5YAO7x6e33h7gn0IY05iXLR1QV8nh7PxZYe5VySmEult5EY6a9FUDl33D42",
-	"tQlRNnT4svpTTPcKeokBDSOo9cerxd7tW0wy2T0zoBjLO/4Yobm1G6WgB2icDMR7b49gnPxxYvARu23G",
-	"UmYgRFcG4t0uE3E0PGjNWZI0odblQCu8OGoOBR/FY4NpunIbvpsxfv6KvMSqChLFEgDFFi6O6E0DdorU",
-	"wz8GVLJ+liYfXA8QRvgYNyglKaOJfT6WxPYFZdbSpnkXR8NX9sv3TYCmURQrKDq88NREQVivF7P5HERi",
-	"mOmRtz5SmvDWG9LM7HJP779FHzSZ6y5b2eUcrhWdtMA8nvMZDbXJNkrEPCAXf3n5mlwdnnxLrEJudAnF",
-	"2yIqbwxPBWCYgYiDEkZwwlo9fsZNxhyYPVpudtEuNlPP3sfSFLH6RwSiFkxCLV6yWCEj9XY/c6NcMhCr",
-	"cKeHScwQdGKDWVf1ss0h62dpfLf3Dc7xEu71lg1IRdWdXuTaxb7Li3ob9IcTmiSMjx+ghf6UqYm40+zL",
-	"odgwa7/eX19+4QrWHCp7UW+FzmejbLe4sVqVpH+uG5dayhRFFgoqkyCRC6CqfE///Jqq1FC/HmJBOJyu",
-	"sLVR0lxlAz36j3Rx/Yrdui9ve329ezLo42/8j3NLfMeT8qUdkoKij6OmwpT2VSEqi4kc/tGrxVEfnu7V",
-	"PoRwbvQv4dz0agHpgbTVf3PAXSZqsWzAGvAG+I5EMBFU2Vh0buA8CIUUMMxmwjNXCGANkxhMlYMhTRIo",
-	"vF5jAPe4ZwGvNgrOI8zxf5zKmFfs1nzAefEftwrY7wB+YpUJbhe7VfvMa3Mf2MZ/C3B2xT1rpuKLtOx3",
-	"FQm/zW/WU/T819W7n8jf2ID8hS3IFVPr3FRKbtiCjBnXJw1Tx6Wiqbqvp/pfupOf2knVQ5Pss/VMtQzW",
-	"DtYNW8ivwCfdoKdev7fpg9VmXt0BzYJPCsZb3wBnpWHDuqFO6hGIfmrvMknEnFz+6SX59vnxC1IHnaf/",
-	"hjoP/tn3+qIVYGPlxt1Nudzf/oPv3T118V6KZrOa0Q9IX8E8yKffaaPXBK+XP3rGCTyAHEat+6iqj9Bb",
-	"o1CBSIzQgbjFG3c4UqROC2NBKDEt4ftme+mNeAdZA23uLnAwYbiC6e6udrGAhz6qFhTDdcovli7KR1LG",
-	"I4B+15JjxsQsYaR+ySIxJIetk9ZhgDcKDq4N7gjgisFJImz8tJAvjVuqeWUmvnkhkni4IDeMzWSh6gGa",
-	"hZIshF1aYBI1/NpdjlYIorNZfMlGLGV8yNbUED5A/vK1vfDVn6oqYlgx2ArhfstSf3z+bOLdMEz8M4n1",
-	"NZLEPIk5CwylOk2HExJzA6jA0p1LDTamE5xdnOdD9Xa+m3p5V7fQbcuDVA+xCXurJRXlEWAut35bvWHz",
-	"SbFPk0Gmd3uAV5gJo5JFpP72/LrRIudKInybduOAvtjCNkI1YKwqSv3GQkTrt9gVVqrtpmnuU+GGPz9k",
-	"IdndL3V32zfPpBUq6YNtocKF6ITRRE3+tQY4J8dhQw4lD1cLz5skf76+vjglSmTDCSBwkYjNdK/5cLG8",
-	"E35k6s/mo49oa+AnVm0I2/9YEprEt+zBruzXru6b+JZBCfosFQP2OOv5mzyQt8OmyVhZJwmuPcVhE1zq",
-	"l6/PXr19rY3Yc67YWJvwvVqjRd4IGunjLrgBXbdsfqh+KIeaxlgZDHfa4yF+KyQsATQDqARaaHEdRnp3",
-	"A9ZmOvy+V/OuLbH3rd9krxZiCAgw4Jt6SKaovxlH3/dqWKCcY25ijXKvZmru7Te1dALkRvg4yRujs7ip",
-	"PxuSesRGNEsUAsZhp00FtUjjccwBp869GLFBNg5zeHr4JabcNCMxpVD2/46TRNAocBAuOF0/X74hEypJ",
-	"SEejMPAzi3rcT9kyybr6sTiJtReVpUlIvi+01DC1owB6h3lUKks5i0iYJ/da+HtIU2jOaKoWNuG3lAZc",
-	"Dy+omnx/sKYWEtWq4HDcrwCa8H3zbMxC8n2Ph9hsH3Ec+xFdyLBhM6Um8XgCQKcwQQWTJbGFmjAuySDn",
-	"C3uolUzGEyala/4VzjCRdCGxmHseS0CoNO/kaHRMohmKRHJ1DzeUzGMuG6feVMeyxxFx0+Xw9HiPhziY",
-	"lrwdhl1tSMeqnmNBB8TvU0DoLP6BShYQ2CIfAFNxzNRL/YXzqN4AnEbM/qtnAEYU4AVDIyR1aickT807",
-	"JSmTIrk1haV/iJvA8PIGgBgboIX/IYQNOmbqFVW0rhvDDXAOKI2uu/qHCZVnOaYqwATZLfZzmoSNACBQ",
-	"hzfQ5zqMAKaz3gh7vO6643Y1wsiDBQUbexTzWE5Y1GiRUB+Aq9th3ZsvgZC8Db0vYxXTJJYISEzHrMex",
-	"WEfRMTTFhcWPJHHUIi9pkkgyy3TrMB350gA7RejnHpvaat0DbcrQHh9lHDJoAsAE+AVvDQPSarVoOpa/",
-	"Guq/lM0SumBRS4uoQTbuAuVESBIx1ubjSGACDk15zMeygKzNRvF7Ev4ib4e/hqe4MAgDTZO53quJGI9Z",
-	"dOrqGv2swsjm8EAekKlOAtNYb8KXHogCBwapFTAKr6/pGBCUi3gKpH7UPm6ckvG/4lnThAvcCkKCf47y",
-	"qC28FvkJ6nHTyMgLp8tjJquC5D8ydY0jcXbdbgjpBWCEzTgKZ9DV13okYPLd6Zq22OMchmCHt34S6q2B",
-	"KNgiubisaaWdq0ezAdbp/iu021x1/SjGqqBw2X4IvaRfeFab+jEftzZuhLMkpnK/G7bfDUBylSpwthqP",
-	"szW0sXtPY19LHwP6G6U01rJwhe1vEGO0stK2Vo8bMlHAg5nGY8Oaj+mMCvLe0bjUgjgeUls4S8mAJpQP",
-	"Wdoif7JA91NhEKldB4F8gMW6j1fnP16/vnyrLVYLJH3SPiL10PY4bJgBWqDt9FaLZfw8osSYeJlLBoBX",
-	"gUmILkg9fHV5dv5T/9XrN2f/CLXOByOSnMiGwaOmyvUa8NtnNrETYBdM49KqrVjBM7LHFYUUKIOnrBe9",
-	"RZAfQuszr80JS9kpEamed5VSpTVOJhkJD0Bn/ytcIazfwBZ4RNfLujlVztfPM8zFwkHaWXjAjGmTl/zo",
-	"A3llNpJdQDnJVCTm/BSWubjGLvT2kdxMf588pq+5Hk7m3YxxG+oM4UoervnCZxJ/BKcGUdbA5rcXfKSU",
-	"+2ovAVU5CadnbSV84plcmX1Y+H3T5SKiYrv4y8vXASQkGp/A3pUxHklEPXf4NnR4gygvMHQ/x+BveWHM",
-	"UhBcH27I8jZZjnUw+wOU84YtYCYg1cFxC1gEuTNuwfIDfboBctuA5NsUIwS7ocaDouBjS0Hqx+12JWQG",
-	"QM+YMO8WOY6bswTvnSj3ERKMPi94ujyFxeT5fIx0oYcAkVmVTndd2vl6n3fJNAY29/wKFTOEYPuHfi3Z",
-	"0pEBWBmT8iPRUykCULH3dKiSBRitGxKAwMHaMgvoFGrWELFuQHPMR33qIBmwbsDsSghZzvWFOwXku7Bi",
-	"o3Ha48ftI4txmUmwjyJiQDla5KyiPS18cIaO2kdlZKmcTcXSmhjcnVWn/ePmGMInd7xg3kVYbHEkESfn",
-	"nNc+DmbNZ5q++Cjyy8JhrTm+X5BAc3aMkxdrA+bO1LC2CKEjlSd+dglzOScmF7iee88O9xXSTWyiSSOw",
-	"/zTWhhOWdZsYSbMoZnzIAlT9i4BABn5jWUwWYfo8lE/FAFRWP5KB5ylMwNjC4SiWTmNOk9NK8Wbr0zaK",
-	"JfyEFZsbxNJLO+UPZIisqRm4y3sQxrvzi34C0GObT5+fRPx85NUlbnPHkFfpXnxhEmvKVBqvSUu5SMWU",
-	"qQnLJFHsvdJiQ0jIbOx6MHATpWY2LUj2lVA0MTdblY/0I1O12JdsKHgkwx4fLEgqMsUCgjF1cylFVSZP",
-	"vWYQqbtvwUDstwYLQ8Ckj4S9twgDEgIAQdDjocdV2MdfkhBAwOBqAkgDG666C4ABTsmPgqQZV/EUQcFt",
-	"+MrMWYu81pMBIRclyEJkaY9PBY+VSBF9sLpA7Eem3ppZ3y47ZpbQmN8hWcH286PECryNMnWje4RQgZgx",
-	"TmdxywZgVgNYZ4MEDWl9Ts8uzl12FSSo/NfVu58qI8/maf33+8a2tkr0Lffu4ywXpJvJGRvGI9N/UtdD",
-	"bjzuqi3oNLnPqv3j7O2bdaum/77bqtkefbGrpof8SKs2O/hDJtl4M1A8xtbtNSvev4aMpyJJ9OQAhkGo",
-	"90CIuAVaZM7oQgamJheCWUoQvTCAxYLEhiC452wgY8VsFrVH7YAcNwHeAiQxh4iaNE4FXNOjr47v2d5B",
-	"kAzvCCxxA2ifHJUBJDc0q+eqSoQb7sCzfB/dmTDhE1RtPopxdMYRiCfnhoajPCzHpcycN2ciVTR5JOso",
-	"B8RaZR9tG6PaBO2TD1eflBUkAPpPOyWF/rouOlY+AHBqYsupm586OHQzvCoKA8thkIpbph0spFnw8opy",
-	"2tbQQtfg49q+ijHULsLTIji6YBBCP2pY58+lWphWYZVbJEcbDgxWOwKuk5hvhng2ud/14/aRw3OKVaNF",
-	"nJyA9DtttUlFDtvtdo8PJzSlQ71wAXEiBPIelJrpuQDodUKjKNUmXf243TaSzOYCNTYc/MXHCoJ5UubR",
-	"6my3cvzuWZj76KGwbailvpbYGexAUJlFufuFSlqwNow2Xm9twGCqqZ5MA1YseoxP5i8e4xNyOVl6J7RD",
-	"Yt7jjA4nliJigXlXRmYakRanluIponGyABdVBh40tAzslSlQQy2Qxx9ZskWmejxiisaJDIBJKo8mhPbe",
-	"wXT24L//9/8J0SeW6yikKhAFejx0s/kADFJkewKpC/zqBaxS9c3gSh2qdzNsZTTdrCotRcTyff7AcbCv",
-	"jrnKHQc8/1++YNiWvupMFhHyn0mksCL1cCUXVtgIXH6OJ2Na63f4dixSxgiyRFLmxz2X1J5L6nPgksLt",
-	"uA2R1P3lRjG6YI+1h4d48AeooC0iDpR7HvsziSCGhoFOFB2OSh1JllSkvQNjsschPwfz4jxeKJd+43s6",
-	"EMHgBNNHySBTSnA/20af+aE2BxKG7JCQR26rCvwhzFJ2G4tM2liGaLicw+P2cQBAZiZhR1sox512QMBe",
-	"wUqZUtrOGvV87r76IGGLOyTd7HzL3f6SAyPFVf6q4yHoqptyrsK4zdbHk8qixgolpzwMg3sGS85MKUKx",
-	"K07NLwcSMXCJ6TnTTCoy+P/Zu5retnEg+lcIXywDSp1Ft7tBciqyXcBA0RYJFr1oUdMSY6uWKUOk6/jQ",
-	"/77gzJCiJDqWg3WbBrkqDL9MDofDN+8hbtnstlyzLVfI4KoBE/c6ka2IQScCMxNgT7zAS6170DeGkkgb",
-	"RHl0nAQnAjK55zxvitdQY4nkim1FUfQyG1jh05TIeol9nMai/srBEjybGy7Dc7gP9VThtBdBJ5Po0fFD",
-	"Ik4YJ82VBRYq1HsJAZIhj8F9Hj1W35N1YjUtmU9AAx3W+UQxT9Zfy7MVGUpkLzFPdoSWp4N6I0rqiy6n",
-	"iYw4siFsZCYqzxXFG+J4PcarIab4iUIJCBYpzKxyhUcU1YHja6gs+ivDIyyRniCzLl26NS4GRFBY7B3X",
-	"jKDkgDrdQSamWvNUPHAeWOXRHogrN/aj4jbPUcU0uLyfqprpSWGfLj/1Z4ap/i8clW+Tj5ND9XRPIeLa",
-	"U/eUPUb29IGd/CJ52lPy1J4YL5KnJzALnsDpswlfYxJlz1RZeo23ma4uAATvU8DqZVaY8TdMMaJQonNi",
-	"kxcZE/drkWqF8BWxFRUJj+PpD1+8jNncXMerpcjATdnyClHgXOezQrCIM3OVNXYkE+ui3NF/Ci/bFAhH",
-	"Cp6ShSqLzCbdKhJSYm/OX79if5dVM8X0qp2Gmi5EumRTzCzel3N6g5N5wqRTaOEWgKdhzjyewcMrJDEz",
-	"XfG7uzx9onmnB8byodTgV+6u2BRmXxEhCj4A1vnX7A5iNj8G5GY6nZ+a3WgrZouyXKqxsdBrMa7ZWCD2",
-	"fBzTwCf7v4MDyB1z2XLJpJ2Eswf6NI2tuwvXBthpwCnECyvrM1SJvH4/YZWY58p0C337W6iLRbJ0L8xT",
-	"ClRBd/DOgKsrthDnXM7jhukhoI16lcgPYstyonQyPwWkisOlivqPHEMIs4MOg17zGVVdgiqoBt4TbCG0",
-	"07HXn7FCS/9wCs5sbOjdN1PRDyYxtaNLl6G9CV0iNhWRsYimT2Qxy+cS1eMqj6WI/jr6xTTDHsvL/ZO0",
-	"xga4NY2vwvWmCui03yBzhN13tCcwO4HiKG7nXr+fDJEW0QfwWjMQtnH01zPlutAoNaPNseL3Z7OdNqv2",
-	"t/PfL978+Uc8qPjWreoDNrKPawNTU33b/xZAHJpgCZTlifFZTiNfvQwLIDPcQuv15XhclCkvFqXSlxfn",
-	"F+ewtDdVMbgcjMHQ0oR1PfY8XaoYqK9UDDrVipiO7jbm9mWpuayCgOVOMWVmOyShA39IyAyyJ+zThCmH",
-	"koPtNj+bMdYYY+QCkUJkPi8HhIMsSaALjNBhF6j0BrA/mKxPXXXXkCkgjrjMzopcAvsYgdBrPaHBHhVI",
-	"DxaxEtUcXiUVut00QFqtXnX4ITRwGyeyGTI4frLwsYNYx7U6J0alTPG3nyZAIM4iCjRSVAautiOv+RWX",
-	"fA5EfIEuvPUxx9Tc0HuFMdXj84vpxFeR6pjNuBwR5su9PUMS0Yrnhdeww6SF57J5R2GRH5tzLjtCuBBe",
-	"UkPUgNLXxSnrHNi9oclur+wNKDAlkEoKtHQOl3bJLJyXNsNXQUxm3m1LDfeA1xD5Ju5Nk4kM/V7mOPLS",
-	"PTG6QSBa6nchMtTg7GjoSAwTd30Fawy90Tv72K3n40ZjRbbMZb0ph8q5Xiqm8WTCbMdqZ8ZhFgcwdcQQ",
-	"G4XPLh8M1/8RA79i5db80OaMzlZ5ayKsEXcdCowFeUfRB4YOd1I/2i+JTQ4ob8Y8vzm8jm0NKs8cF2fN",
-	"LBHtJV0ZeSru9dtA8zkhkZbB29jIaiNVLXL5cfLX9ZfJ7e0/726mTXEGFiGZU1O2clVmorWkIH53wNKZ",
-	"5UAvBYEdB24wjpQrO3Tf+rh6Bg/o6pJ8Lx0bjaOtlMXuKiDCCaMxK9TRnuKBiecThYMTCdWTkDRwo5IM",
-	"s9kvmypdcPC/2wrLjVkCxdPv/37/LwAA//8=",
+	"7L39chs5li/4KghO3zBZk5QoS6puU9HRo7JdXb7lr7Xkqr635GFCTJBEKwmwE0hJ7LIj+q+N/fvGRuwb",
+	"zIvsm/STbOAcAIn8IpOSyl111xMzNRYzE58HB+fzd37uTeVyJQUTWvXGP/cWjCYsg3+eTqdMqadS6Eym",
+	"p2kqb74rHiZMTTO+0lyK3rj3jv0tZ0oT+zWh5DKTN4plZEnXRDGR7PWinpou2JKar/V6xXrjntIZF/Pe",
+	"p09RQ2evmF7IpKEz+6DSSa4YkYLoBSOZzDXbvcM3GZ9zUe/v3DSJE3ykSIyvxRG5WTBBlFwyssrkPKNL",
+	"knKlFeGa9N3IYCiKSJGuBzuN6BW9PZ2z+mDO2FSK2uSndLpgMPdVxmYpny80oULdsKyxUy40m7MMen1q",
+	"PrWd1ruLV/llyqcRWdLbIZ2zPx5+PRrFplGzIjxjSW+ss5xtnplpngn9XExlYn6rdzP/O1/FuKJmFtOU",
+	"M6EJnU7ZClb0hNBLZX6SesGyG6627u8ztsrYlGIH1f7eZgxa8x2evn1BrtiacEWWNLtiCZlJs3saGjgh",
+	"8X9c5KPR4fS94LdE4R7ALywmcgZNmO+4mJP+u2+fkie/PzqubPiKas0y0/t//sdPo+GTD//+u17UMPDn",
+	"57Rhhc50JsWcXNOUJ1TLzPWK7zxSZIprvOvWvOTi6iHWB5cnkVM1ybMUl+aEZCz9Y1JsRLxt094xna1P",
+	"Z5pl7ZSvJbmhXJNLNpOZOZk6W3Mx3zzxJRd8mS9741HUdAjOcqGYfoB1+O78/O0woZq5/XGPSMJoknLB",
+	"kD7+cPzkaCtD+IFm64azcgqnYuhO086n8S/vqGYv+ZJr+E+9B/jZT4BqNkzhl8t8esU06VtmqMjKsB8u",
+	"cs0G91r+YkTv2JJy0cgj3rleUzbThFtGkWcZbBAXibx5sEE0EkN49gNWVRoBMQSj1T0HgjN98az9ouVJ",
+	"RDS9YoLMMrnEjSquqL8M7XvDF88sV1VUsIiwVDEyZ4KZXU32yP+RS83MhaUlUflqJbMtDGRJb18yMdeL",
+	"3vjg8R8iMxX/d52ZfYp6K5rRJdOBSLHafg/YzTXXKZkzreAv82jIzKcssWzPjNXc2FZq6UU9QZdmBJUj",
+	"0tt2PS2XXCkuxYukPqbX+ZJlfEqm/i3CE9/ziupF0e80bGnTOs5ktqQaN/7ro15U0MRBI008zTMls2bZ",
+	"JF4yTfcEu9WTKbzmr6RVxq65zBVZ0TkjfXuFGo5lns54pjQ8GpwQuaJ/y5mf1t9ylq2DeWH3LZTweDSK",
+	"Gm/glF+zbL1pUW/Y5ULKK5LYd9uXNilae8iFfS6SleRCdxkks++2D5IVrT3kIF8kbLmSmonp+nvWcCW8",
+	"oldMhUyAKDpj5lDD7bhHDJkoumRwd3mOAb/Q6VTmwL/0ovjVtdPXC3Yh5MowDC5FRLhh+1QvCBUJ/HEp",
+	"k3VELteaAWGZfwygMS7I4yOykLnRB0AWVQHZ4S+EzikXF8I0Nl1QMWeKCGm+nZ/giKgAic8NKCJHoyck",
+	"nkoxS/lUxyQO1mb4PVuTjOWKJfZjkvDZjBn+fCFsC/EeeSPSNVE5iNuzPPWjo5lZoJUeE+oXQC+oJjdU",
+	"kYzNoGEjbl8yAicJRo9dca0uxBVb75EDs+6Pj4/NhDI6NazPNJhKMWcZbIDr72g02rsQbTysMrHS4WO3",
+	"dLlKGdDfWuZaDR+PHn89HB0OR8eGnIKzeXy8jUtHvRez11KwV1RPF3XiOhUkNjJpTPSCKyeaL2SaqBO8",
+	"W7g28pC7CM0e293lihyOjmCBZK6NziKTdSvTfjEbmmEMcRybWfYLcc1RsNp0cLl/q/3I8rClhzy0LcLV",
+	"O3mDgpNhvG38FuSt0hIkbEbzVJsNhf21PRvOu2Ucb2mmBcs2rdMKX2lfpJVv4yFX6C3Q7uaBmTc2jcu2",
+	"8KDDYhl8IqbsKdD0dN188U7tU68BSsHWREtNU3VCFE2ZMqIMMjD7MmdGVTMMVxouxAWJ4cV4w9WLQwin",
+	"9LuMzXrj3r/tF8abfXyq9puGX5nWW5ZxmTRPKqVKk99H5HBEZEaejMj786ckoWtF+lom1Ax5muYJSwaR",
+	"eYGZOxkYtpU40BKSsanMEpa0zWqFI2ik8N7hyDxhwmzRT73fmz/wpyfwX5qmvQ9NbOwtdr6RoOz42inK",
+	"t/GQJHXOlH5GNa0P7PmtZsIIjHskNr3EJGM0QYsR0eYGYtdme0k/5mpifogHhAulGU0M3WWMpkQKpswl",
+	"LxXzK08u1yR+++bsnOzTFd+/PtifpnzfNDCEFmPSjzM20xmdXhHbrrkAtUwTQs2BNy3oBeOGLzCh+Yzb",
+	"q2ya8umV0TMUA1l3wpOYKE0zrfAyjNVa6AXTfDqMI3P3MZqY96e50nLJsskVW8fVVyfwqjkM5tVVJs31",
+	"LLMJjBa6qH6gb8UkPrHnK1yrqVwyK+aY+S5lwghM1NoJmijSvNlMjzOaKua39VLKlFGB2o2VEr6RCWeg",
+	"4LyYCwkU83PPGmTMP+lqlXI0gez/VaFBqtthtu1ZdQ47LRPQG/gHTVEgw9f3yFO4pRWKL4qJBA+qF2uo",
+	"Iv/97M1rb54lVBC2XOk1kZd/ZVNN+vHPn2I44hcitva74fl6xcakOhu7MULC9X5ir3nsmoM8Ryj2Ztuu",
+	"yD+4kGolhcJF/Ib6CT/UOr5NqTaH9nmWyaxpGV8IMK0Vgu/KfkGYuGapXLGIxMXAoJ0YrB6BxTzUu9tG",
+	"ZF/fD7R8GM7TlL8QmmWCpjjIh5r605Rvnf23lKd55g3oimXXfMqI4glrWIkBKhSZt0WYbbY6e8X2gLON",
+	"CNUX5tQaFcpwrZiZkewtmVJ0zgwrckalCU/GBI2JPEEz4sBwJkPcwn2XME15qvaKb2IUpMt74ew5Qy+K",
+	"bd6QslnsU1Rqo2SZ6tZO8UmtLWtg6tqOeR3buA99vRf0mvKUXqbss1KXIZaEanpJFTOkkouM0enCjMOI",
+	"EFpKolJ503zmcMenMmGxuXCAMCd5MZM4Kim+PDG8TQpCyfFoNDgpPUx4AuxIrQwdliybyZzpPQL2Z0Jn",
+	"mmUkhj+GYI2Ovd2vf1w99MFr2/YkMG9XKOILhYKXCJT6z8f0XY/K2RoIu+VKG2EWxahmknSfPfwl8Iyq",
+	"xaWkWfKWzqtnVLNbvb/Qy7S8AA0216bTZ9v1WmcwYPAADttdgEIOlZYZi8co4tM5I1OaZdzanKwU+EiR",
+	"p2fvviVaXjFxRw/h8IxN84zr9fCtTHmT3nUG/1YRUXpt9CuwHNE0tRKztW1xBXcYy06MWDLL6HKrh6i2",
+	"jp+i3rcyu+RJwsTnI0mzW9Yk90iRTKaMJJJZKSo1XNLMDlQv5GxK5tmU2RvYWctuZHalVnTKmgnYz+vh",
+	"Kfi781cvH5B4T5HcZjIjlKxYpqSAeTrv914PjEG/hNz0wEJTRGI3zjMgTbv2J2ijRQ50SadXcjZ7wP14",
+	"yZI5y3Zgrda0CB1zgSYaWLR8uQR/JJo+AmcIUp611fSi3jVNc4xcAI1X5Gka9VixNwl6SuyIzKqCNNcb",
+	"//wp6lmREJiz7+IPB4/r3Vi9rcSMjQKnqc5Vb3w0egILcMXW78AkXJ9E1XR8QxUBGy+QW9nw/HDz6miw",
+	"DjruNNNP0UOyoGJ/HynDa3DVHymj5usGlmSYFthZ+2AIw8kSRdeK3Cz4dDFwHOtCVC328cZ173IDl6XE",
+	"C1G4BwYnzp1g3QtJk55w98NlZB+W/Hb0VRSHK9uDavpNJvGKDNamEkOzaWnCV4Owkk2fwDul4ItNb9u3",
+	"vsjNbVT4LxBWfgASnGYM7IM0JZe5BraALmauNpNnVQzxUo01wl6IS5ZKMYeYHxoINTdg6ZQ3gmXef2lE",
+	"vhwUO5aQfllttO9M/AtxBPz2Qsgs8E5dsXXBL2DwaEod1JjGl4PxGzoYf5aCfb4z8Y5po2AUwQKNpG/G",
+	"1MiTzV3vXPmrlE7Z0gb1fTFtbdvn//3UgHYzKy4F6LxfiKMLcbyW+luZi+Tz0cVruAdz0WJEcgNqVcG/",
+	"7GJ9F9/SdSppci7lS5rNPytXx0MIni16Ka8Z+fqIfM+/ad7cyji/7PEOe/xe0FwvZMb//oB+1LBR2I1v",
+	"ZLJuPrUkV+CZCMTaBhcYyKrUMG247V1ceF+vV3D5e1KgKz65YuuJCwSfOBPkF3roTA8P7rX6F7usArME",
+	"hhbakA0qki/+qt8QfYqrZxyYxcMxqrDRjdSZsRnLMpqSlIsrQ6I6zwRLiJzNGriQeWmS2HbjiKzS3GjV",
+	"q2HKrllKYhsNGwMJxs4vD3SK4T4lQv3CuDYSxm9P1rzzVH9NAhmmjBj2eC+Z7M5r4YnoAdlB0Gb7UlBt",
+	"J86ShqNvro2Jfdx283S4Sb7cIr8Mswh2+M1prhcPRjrQWkeigXcJyC0RiTn6FiYuY6JCNIkU7AvB3INg",
+	"Ktt+zm51k7t8lVIudvSXl7eVovccktB91CU0S0wPX/b1F9hXRhMumFK/jDWyufk2ZXajabJ2UXDb5IQ5",
+	"ryqYJCdACxO7+zE5GH1RXLewdLdJZ87f9GD7f4qeLN/wRhXhiq0fKZ/ycGdfWt2kUXOnfaGIjhTxixi3",
+	"GlvvaOVqNlo5CeCKreOqqQu++GLWehBaeHDD1hmy+KDpjXTQ2cxVo5DmSOzmG+P4wcOwv8ggvxRtJjxj",
+	"04a01adSaC5yRqgm8UsZ4LkE++B+r3/+44JlqKE72KI5hJCxW717WO4ZTdmvM+bKpqiVDMBVbcocrFjI",
+	"CdU645c5rOPgS+DVb/C0GDr8/EkLAPmhMyoUhlxCaiRXhKYZo8m68CY4iByapiwLBMFtPosLESc5Dp9N",
+	"go4gVCVjFLIHrcF4r5qSpWjKYEQAEGDZvh2QefYllOo3S+q/lfiaCvctKbWDLzE1D0QN/wonB3AQh1TD",
+	"VQMbxJ0sK77biURIPQH3yZeL+DdLj7/p0KAqQa7wpYmWcpKa175o1R1I4OHNbZ2EsQcys9WJ5UJsD2N3",
+	"ccPx/5B50fKCKnLJmCja3wu9OEFsO2JvORDNIrFnwdIVyYXmKd660I7L90r5TDen0nyhyQpN/lqi2cBq",
+	"t/UizIOGmw1/X+LbHpg8LNDN5w1vc8BQcNTj92fPzA30/P07NE788PpZ3IlYLGQoSyYOparqK54afbEW",
+	"MPRFqvpN0CefC5a8aLDm4ROQtiVcDx5f4ARwqOuGQtKP9/1LNc7QbjcsgRfsCipwxvTwqZRXnLUApzr8",
+	"q4mFMIjJFF4n/fg7rVdvRLo2B+OMLtkZ1+yPL+kt/M2mecZio5EutF6piPweENIGdzBlQg7vbyJyaI+8",
+	"llV4H9DJjTQhc80eKXL0+MkX0/ym8ADc71+3UDDYeu13o4XRwf/2AgBg+xkOwjIEJtm0m/SaKv/SjgAu",
+	"Bd71JuCWTWMv1XkIEFdCMO6N31dqOASVCjZ9Bu8EWPab3oV37nlplXbjtdSvZMJnnLWAXSKYLVRPWK1J",
+	"Py5B0MaDANb2IZf+17huvwhL6mLSs6zIaa4bs24iEte4nJE4UzkHcJA55eIBA3r//5N58vkzSR5iUx4c",
+	"JGvrqp8QG1IJ0BlKftZ1CzBeXDGFhliwOp8rXd1jQgOjkz11ZnyrTK5Ypi2OqYe1oWn6ZtYb/7SZqqGP",
+	"QOiIfq60h+g4P3tQ35opqxnR1/6CuKG9Tx8c5ioK2D/ZYX6ovRj1TpOEIzCqw92l/pe3wdBQSK94nDLG",
+	"hni0bnVGgTD2SKyZ0pMlnK0lza4UoQHo7AlA1s4zugRHRJHG7xGHBb5tGjDrLfLUchYcQnm9ira2IsQm",
+	"L8Qqhzn7ATbVDTEHvTzkEFI4IuwWYZ2L8gAWTBeqcFBhH1i8+aYZ1ABym7Zlxb9n6+eWGO1Mg3kndrM2",
+	"xkBCGy/ETPaq9ACff2jtF76p9WltFBOqS9DOCdVsqPmS1as0Rb0lVVdNQkWc6ck///FfsU/lAzjto6AW",
+	"wF5Tc8541lT1KKg+VK88tKQCykGtfaGh7bSFn+80XWicTS7XXT+p7EvRZdhWfaNqn8EqR+EWBYu1YaOV",
+	"ylmynczKv1pTZrOoKNiNWf+IqIW8EYg2uGAZa9zP+5HU5rV0o4wal2frmm44Il6m+VZmy4ZzorLZBNAd",
+	"GwYZIJw1PLthl4pr1jy5+kiKyKj6Xnxn8caQhRkhxgVSoZmxMuaUT68sF23hV8UobZUD+3oN473le4/z",
+	"HlW49h0acJBuwUXpJ4dzu+YK7rBe1MtF8PDDtiNom46KJSlNuDT4JvL4hqZUTBuuljeCuQISj5StgcDN",
+	"ASkKJETkcm2rh0Xm2ZILmZFccLxIqqfQTJMlk6mrSVmBhLTPIzBer5kOcQFNc7V1r6/zNKU3l3R6NZE3",
+	"7R09tS8pIqSrRLGgigimNUtMz117C6pI1IiOiwm2XQyjQ5MrypMdP9hI2+0fIPhgw8CN3MbFvHX1PIKg",
+	"C7DhGQSFkX5sP40jEptuOE3T9SRj1yxTzm+0dYQV8i6Tcjj2KCyhUR50VCW2+naUlrqZcDaclpdc6e23",
+	"ENdsqbZJPe78FQyTZhldd+fvTxeUix9YlthoxQZGuTW6XLOVa+FT1EsZTXb8RFHUpTt/UpkdDtN2bZtr",
+	"nGzKT3O9eErT1GxXECpcnjZPihutVvbozYqJF8/IUykEm2ri3i0k5KkUMz7PM5YQbiSOrFEYAMjM7fc6",
+	"vhYVQ6rNK+rdDudyaH/8q5Ji7x29eWXv3aZZY1GFrvIPW1KeNp71+r1k9i1lmu1w8WDzdxdQ7OzeyjTd",
+	"dWY0uTZ/qF0YYPtqsNsVz5iy0l0t0N0WL5Rz8I8ZgrEflPjaRlmwvt6WcRkW5FbeDaTp8o96LWQd4EuH",
+	"Q4xIxhyAhJi6OHbXVbzX67jL997dM00zvfP25noxybO0ebpgsDFbkiuWEbliAqJz0GhY2pM84027Ud7v",
+	"bju4kmnaPKTTSyXTXDPy/t1LqIXx5+flGj1mNvvm+7jA0bQOyi6j3ZHd+LULxlya8r22FC6dd0xBIZ3a",
+	"thXiazFcbz4w93ZRLqiZLS1kpifOtlQ/AutVyeg0NYNpPCzXxbW4sdhFeIVWlwEaLY2pMoOim6jXKLmX",
+	"Vu6F4Lr12qrxs44WogLWeZJZKtk4X//6O6pZUytuibu1cm7ehgbkFWeTJM9arB7P6FqdEMW0MkwIXsb6",
+	"upOErrFWmq+Bd/j1caUI3nY9K5FLm1u/aeDP4C0/bTfcyVIKvdgqsD2zr7+Ct30rLfJ0hZis5GrHWV/y",
+	"+lbeSVpAItuR2W6ykjhrp8VD62YtKXajzkZLGnWzVca+80hBVWSqCCXYQGNnrkWV5vPt+xD0HwWWl1Ij",
+	"fgL34pRlx1Bny3vFn1QzvHtDfmVrPTZ95UFRUmn74gTvbp+67XDri20m/Q9NLpt6Ap6cEUqevnxBjkej",
+	"qJSO11Q0yq09bqfafhS8qlZ1b7jD2MDLuFqldG1pkqh8ujBEGh+O/huG2/3u8fHeaBQ/mCFxw3HqLPy2",
+	"a/2oWqvgYaP9ajPlwHGq8rjCQlWsZtDhFjPnndXilNsgrF354FTzazbZvCCJUBN0sjbzr2evz1ypIaiX",
+	"B9aIkuPokSK4QnVLmdukigti4sLa9rCOGn6OtdTiJoKpyknnfzlvlpJ8AYyKz8P2N7xmGZ9ZG/IfsfPy",
+	"TEDXaB1J8x1o7zvsvGkHzRpjz41hHlnOUKcpD8Ws/Plfzn2hp7jYqngAdmXICNojPy54ymyNYyE1FKkE",
+	"gvFZZKmUV2GqI8lXEaGaLKXS2DUlSy6MzA+Ff3EMwXkPZN4Nh3e7Ja4wuTVWQL006s8sqO2hvAl1RXli",
+	"mJEzwu317mDfrn+QsSkTGkt4qhajk5o8Plo0n56U0WTDYyic2/a4yXCEL4ftho000ZZZ5BWbTBc0mzM1",
+	"YcKjPbZRGSUpv2ZYc3RF10smvLt1umDTK5lr4vTqJCJcXEs+ZbABAyyvfgZ9EsXnguo8Y8QRd1TkdZiF",
+	"5dfWCRgQdhR4Q8x+Cqmb6cxNDG1bzRrYJlmoyrxLh7DE9xr6al3XKsVENS7bTO1NW3dDM8HFXHW2sP6I",
+	"H9zrKjlnSj83Yw9Utwq3xHq25mPU76VggVMeci5iDYVWQV+N/Rb7wrf4oCFow7dc0nobTKaRUZE+RB1c",
+	"YneKQ2jUuzv2+ekuekyw7NsucSrWHcTqSpt5qkG23vJJaO349OFXQIN3s7u4istdDaWdya5JqNjkNnZc",
+	"rgNzCgYRTCBoIiq7Ul23LWs4vYIVbLDeWThcm2kcxMjUz6OFOvEutK2nLfRW1x9Kcc2ydmMZCsenuygK",
+	"DOIDpeo0OPu22+et728iiyZCmDM5mXK97tQ4vCxzobPu72dsbhW0ra/v4CWdM2fm3doqQjazrPMHRX31",
+	"Tq+bfVaaLld1sv02k0sSI3351+KuDokm7a104IqeS/EFwfiDpaosRHkzS1sVEEWZ/kLajcrnLDwo4alo",
+	"PegbjKwuYHDSKSytHHH4KerR2YynnGrW7Aj4Nk/TNflbTlOQmsAf0AeLBTTJBkZYxxgykHjAkRFBghXm",
+	"MGDBbTqbxQSK2ZMVzeiS6RY/pKttOwnZTJW7xep66l+IS4hNDmAGkV36M54p7cDBucDsp600mlIxzy2/",
+	"7xCQM2cTzXW6w+u/3GGcZoyJScbAfdOVk9zhCP/d1qva+nJuiJ7OG++pF3MhM5YUsYNWWX2kiLwR5L1i",
+	"2fDUfOpgT7giq4wpm+qwte9rzm5WMtMTxf/eZbTVILbS0biT7XqTf7udws+0zFCbx2UBKh4a9WJdpX10",
+	"PDSb5Wo+iaYAGEglTPmMmV01HZoXSd/ZyBXT5jhGJGEzmqeafI3Iqg1WpA7sx0h9r2TCHPMJ5KqKquqi",
+	"kD3STWsg3LQxlrhWfeCRIjG6vcxfzYZMixcViAKGTD40qaa/mNDsxlC6oxq2svGq2GDhfQUxb5RcZlQk",
+	"RN4wBfFosIa2dDFAX5HTpbnlFKGGBHF7PfqQC1J6pLaEx0EbbVFXldq8VIGtAa0BFj/JjKRb3JoPjtpg",
+	"fd7KKHy2xqQtv9eM6JEiplVbl6JkqIvNfYN+P0K1n8MjRcwQTqyNn+ZaxgRHTFMbnRPWKHaT8dE7gkix",
+	"R17naYruqcuMs1m6juyOBV97ALPLtR0bu+YSDIApo4q1ilEdBH4bTtaynT8uqDZnLReJIlrKKygNZ9NN",
+	"KnNkQjPD8V0oJOnLm2DMSI6Ri168NASbUtMOvm4xOsNF04qlMzB7smuWEZZAnrBZuq6Bj3fwXoTBkhXL",
+	"SRNOQSOz6Sy+2/yHJkHI/I5WvGJJTuxKcEEuMRwvKI6smg1tED54nwN0h8jNNZy3FpqKQw4Sk3/+X/+L",
+	"xM7sOyk9OyEjlB8y9lcw3HXcdhtA2eazdaG0MgWplkMiigu7xJhQ3hYFeu8Y7CYbNU5ukjGqOkp1jevV",
+	"+fhespm0aKgbzm/HxbaAix0nWzjoukVsoGsMbtYS1NpGTl6FZdvrplGW7MuleF43x9ooovJ12LYx1TNR",
+	"Cgn2bsfSTVW+/epUElJ5cchrHL1gMVvdl8Win9pbrOnswjXXtxLjYFy+qMJrDpwRXCsXc13cogNwI6yo",
+	"UizZI/GSipymsWlqycBHZNtQhAMR+lSEXEsIvDHvN5pwiil8Q/V08UCRz4HodXezaDGyPL2yKQRN4cBl",
+	"qbN2osIwo/rpWtLbF/jp8QhjkuyfB5VxR71c8L/lzD42XKZ+JLYJovfLogtXdfdVfMDA9k3ba9QY3aFm",
+	"mtKvzHuNE7FtbJ5PEd9WO3NvpeKaXzMi0IMK8qbz7h6RhE35kqYEijWrMVmxzBx9kCLdv03HCvIe4O84",
+	"uhBxxgwP4mI+cb+OfasHo9EgIkv6V5l5vQD1AWh2xm+NHGYbhb8Qe921iD+NL0TQoPmfwR55x2hC2C2d",
+	"6nRt1IObjGvNBOmjZKMXmcznC0LJLJVU28rnkBuq+DV75cgf78VCoJG5uS6DqDzbY3BiRn4DcCErGwD8",
+	"tSkeyV3K1at1Xb1AV0a7dtntfatW0TzhEOkMGZlWByo+GthQwpdMzPWiOLfu74NoawwUjG8zdZ35W7fC",
+	"zl0iDAzXMetBc1oMluYr/uyjYGFkeZQnnOAAKVamASKzC8EFmeVpOgCoNrwbYtK39+EAaj1URS+gJbzu",
+	"8FW/rI4eakHp9fEGl3FwmYYZNvbeDC7XLZfKecWXYA+OkZMMwaO3p3yoSr/hW819CDNUw1Tb3D4APduf",
+	"+hcHnVxAVfmwU25am+0KdNXCnlDSS+Mw1DgmNJWCdTLk3cFvtDGfrcXt49etcf13Udj8fjb7wWzMxaQ1",
+	"FA22aMqUktkk9HTeR5y1Iqqb9e6eGfjcLPov7pOpCMahIOynUFvFxjWr7MY2Z8szytM1HK+nZgRt0UBd",
+	"T4knqK5fJDbgvb7P78+fkoSuayvftM8QOtSpx7oswtxOKBeD1CtPpMOy7RKjujE6vbIbG0SvWi/M0GyN",
+	"XTR6mKlm57LTq84Os8XP77v3jdtPuwVfbxAGn7HrUwct1JIAD2hR7f75BAKa0pSJlniG8iuTJdML2dxY",
+	"e/JZaxSgkDY9u8FagVVdJnnGW9P7uibnP2PXL5JzecVEq+PUD37r5dMxMmLbONpORJjduY19tiVdYlfQ",
+	"0V2pop0WbMRc1vjGPKPBTbrrrn7aMJH2FaPgIdmA8uASw0oxquEFnWz4GJ60zajqIQxHUvo06KQ0nsat",
+	"C1J4Gnk/+GweKaK4Zpg7sjAKkyFM0o/VQq722C1drlK2N5XLeDBGMAC9iNDnHpGVBEmbAM63KgJ/Hx8f",
+	"XogA94WckhRKf81JvNB6Nd7fRzM2YIjCX0bCp0RnlKfw2n5M+jcQFs7kKmVkRZVmA3AfZWxp5Gkw2l+I",
+	"YsxcEaXB88sFSeUNy8iUKlt2ZUW1ZpmZ+n/2odc/jff3B3/66XT4P+nw76Phkw/94t/DDz+Poq8PPgVP",
+	"B3/qX1zs7fD64Kv9P/2uids3JUc1gRahbIG67phg4hWhxAm7j5SLsVXkirGV+cu8XzhIwL+7R+JRTPrm",
+	"b5nxORc0JU9fvnikLsRFzzloL3oD8kfvrnWZS1SRuJL4NSaGXcVOmXTh3OT0UkGYr8zghYjcLPh0cSGm",
+	"1umnCIU3BuPCKSwFROXsc8F1fEJyQzBijt66+O3p+dPvfGqo7Uft/2z/9SL5FOO+Flr346rKvd1gDplD",
+	"Txs9vWcaANCm4CyeESpciWAuyKXUC592oyIzYKPurfEV8zr+CXCgY5IxmhCucT8icCJ5eHtXbn6PnC+4",
+	"snH2ZpdTqVgCmtWYUMj1gqEs6ZpcMkITW+WIirVzxUX2DCFTvhBQrwgoxnzIdQFwfyXkjXOOYWncR4p8",
+	"d37+1kb3Y6EYZc6UGQC6Bd0eRFBwf8HVhUCByqgJt0OfCAHzGpo+VUzYrUbo/L0LcSE+ErPW5CNBowD5",
+	"SF4xCtE8Hy/Ex+Fw6P/PvFuvHvaRHI1G5CM5JTPO0iQqgn4MM4EiFFwR0JjFnABEVGqEL5ZAaDECkzkr",
+	"CYIvoufPVRIAaDsg3T2CY6gUK/NDOKMpG1vnNZ5HDGAPXo6c43Hooh4ylsJhUgu+QucZ+smnMk+xLOCl",
+	"4W5KpsDemtEKcVwltHoY1QH5SApMyQJLcuwWJAqXIxeGCIQZhc2kB4QtmZUz40HhriQ2khsoaEdFUzI9",
+	"ukxZMNKwnqYfqC8EOS4Bxbkeil0MBk0gMACHXQflxc7aEfl91w2pmtYhABvoviQJo0nKBTsp1bLAKhYZ",
+	"mzPBMqrBUdA6mpnMLnmSMEs3h+Qj+QGq6AVIn5e5hp336e6W2seEmv0vcmbM9P04IkJJJm1BIJljaACq",
+	"6YYNWFZfWlt/+mmaypsI8nLwoDw9e/ct7p5fxlq1DT+BEEQhLOJxUhTSQCKag4PTIpOWi2sUh8vVHoLm",
+	"j2zzSOuRJSsbRQYZOlDM2zcFQX2uLVQoJqZJmKAb87FrtPytYtk1wwXHL107U1vUDr9+QgzPwl+UNX8L",
+	"4qIJfQIVJRADBBFBPlZQUzhC4fvoZMLiEthYYI99FDjUjVRmFJMTOIGCxC8StlxJzcR0PfzenKSM5crm",
+	"wDhCsZTjZtJcyM5Py3CweuG8XCQsa64w1VQBD3uaS8Gg4QPDGp+LZCW50A5Fu8xikQnDSWPgNzASjGvI",
+	"rN8k4cDCkqLFWtQVXEEWsmM2M5zSBWMGrLL1WNYrDEFPh8CXagWNtCOeRwrx4gsWXNSAWLKEU5vYYto6",
+	"rrYFubnmedFeQYxmD5pa9ZUlTJuPH7tNm26tYNFciML2UIK2h5YNOZxLSZYoTcCw1T3QclvWvVKPjnwk",
+	"x3CXbqhyZ7kKHpZLOr2SsxngdbKVdmMwn7OEaGknGhyp2HXdhAcM/TuW1gkA9z7wwWYgoLOBQgViaEm6",
+	"qWkKUa9ZqIL8HVStG9pYokAFZvtfXkgqQgjGR6PRp8gPrCw2lcb1L5OcWgcbylKlof6qxKnS8A+C4QcC",
+	"Vmn0Dy5jtY6gVeoqjedzCF6tQ/SiWGlIv3JprDSbw3DBaxDS1YW+t4jW2rcX2mp97ia3lTo4CjqoS3L1",
+	"nrYJc6XGj4PGnXhXavLXIOFVBLxN8l1pck+CyTVKfDXmu1HoK8t8DSJfa+dGCCz1dRc5MGz9IOTRJcmw",
+	"gfLuLxy2dl0TFytctoPEWGr7sHT1NMmQ7R1sFyNLXR23dBV4Piu0UZIt3589i8jz9+8Mif7w+llreTPf",
+	"4ePHQYehnFnesbuImoFg1S5olsbypHRHhqJnaTT3kz43CJ/haI5LAkeDNFoj6QcSSBuX7XhQHtshJGyD",
+	"MfRZAY5Utoc+X670muQiZQqorRFxutGSGp8+ffrm/evzyTcv3zz9/vmz2MVxVEsxkP4lg9LW20p/DgDq",
+	"yuzW05cv7HWzoIrQ9MbIpmjSLAF5hK6jEOSpCuccAijpUrHs9siH1pYgUOVo9CSql4Infci7gAhzrsPC",
+	"qU1l6zujAtd8QN8xmupF3ddVB9mUV53hTJucTQ4CoSF6yF6hHqDMxhICDYh8yTI+tQBRJ+A8IFWngZm9",
+	"FMxCF2yMS91q8v85dAT9NBo++fDvDU4acxxsFmHg6e1eReNUELnCVz0JAf/GUrgoJNhcKOwmIK9gUVGy",
+	"/56tO9Y3QTqzYn+1GtnnrXISaiUPXN/khbjmRc2IuhN3pe+Zt3WX3J27QeYejjAxsnDaQdEMhcGFKDGB",
+	"TKO0XCnQOGzys+iOqNs5wsz0PTEnbrfiDUW2ZeeghwfI9Nk11wXmNXXhV13qDygMonRIw5Enrl7Um1Ix",
+	"ZWmX4gNb8juQbjyokFvMIDcjGHhli0q0FZVof2vKRXGInsKLzcUNuH+L9GMYahyR2IzV/H/nvISqiYpd",
+	"MyOC9+PiI2WuarDOSL1o4EHuzPjtc6sRhCUfPh51OLJBn53jwIol8PA9YRZDJYmhZQhByJg/BsHoH0Mg",
+	"eOdzUf6yGo794PBBxQrcL6Ei4MidEyqqq98eSrWVOjaxpKo0YkTXAsUeQmAi8rfcCLQuqtn0UomN33Eb",
+	"mxL/XJUQDK9xee8QRW06NLqinNIU3nSJuADxil8O6iPanTxK92sLJH24Mw+Y6hKSyF0zmV4ympzmKM9W",
+	"dAwwAWWBuzfIE7MgHpjRCrGnIHkFFWVstX+KlqTgTQAqSBGVcrlHYge34lyMjY3jN2H6WGV0AW6Ls3A1",
+	"RYab6bbG5MPouoThd4qph9YeJqb+waGaqlDorZMIN7Qf7ssA5tdp+M0h/ADk9eGzgSU9NPaRGf6vAPqo",
+	"ggjfHavIHIRWUMEzJhIH74QJPGXSBadXk/Rxb4yj9pP1A01z5iCMWqFVtp+ljZQPMVo2Ss2+SDhwLEI1",
+	"QGgO8xVG/kEoF6DIwiOaMgCQ6AZb5O/hCsrO0mbKBo67Du3tLqTg7rdG7ZYLpm3cweDVhtXdjgJ3Byga",
+	"OHp3ronWKsfEZlEI+IZZ4mzzszyFov0ya2CIwOHxM8/nqQpfsSGIhcsVjr5ydyJY5vrfMJqxDBkq9g/6",
+	"qLSXXokY4hYMel/HrZ5viihMpG8WZIDYJDiV2jVLpCCU1O/9AGF4G9jOrwuXp9D8HM3UOGZI6418kour",
+	"h6nxGYD91hdj5zpq/7qigs4xtKFCjgfbgTB4RNT5E53NLIh3Ae5ksbubDcH+reZeEKkOOHDj9/kq2XGP",
+	"mi7nYBTtBQ6Lza0sT6XUaDCkNlorLAeVCr6b930zkMCmpTw0nObrI5IyrVmmIpLwOdcqIvEEg5+GheBP",
+	"KDHKnVwSKfCmK2Jv1Mos4hDxgOslYwMLsY/onww//HwYfX306Xdb9yKYftvKPbOezJ3suq0+zj3yPWMr",
+	"9IhouRqm7JqlJLa8ZUxmNFXMJlH7gPPPbhEuu3C32s0WXDRR3octuLl1pg6z/xBty65r4sTtNmizifez",
+	"mQCz7q76cnH1gNo4dn5nPZyLq/erpPHsb7g5qgYIUaWEsAcLa1FrX7BbPZnmmWo8N4bV4sPYid/mA4AP",
+	"td4l6+cFO7v5uZvMWirOEAyhefDXTFga7OB2i3pJhqCm9UNhhGPz6vCaZhAxYb5x7b8x37o/nvk2dvDa",
+	"vZRz3pLad4cszF1SKV/Kucz1HYotNzX2iu1c7no6bU7Ebp92R6mnUWluNbW5pJoN9XXuUr/xFy2D8zCF",
+	"bsrT2l7TJur5cLuNqzXVzTVAAI8Mg2YgBCqVNyoqKhI5VWaccgVoIOa2UuObjGtwdVyxtRoX0Ydwffoh",
+	"tFSVKYZ+lz1sXX8zgW38/RV4mN+ZN2vJpaWx+B2CViO/fjsXGXInqrRPAYHfvUAYzqX1DLebNtGoa/Yc",
+	"vEMsISuWKSlIKueqWv+yu07xsN7he+6mc4n47fNrstUDiK22yfD38L485JTaB34/6csS1Y5E+IASmBvA",
+	"XWWwYAFDceJGsAy46xLYLRU0XUNiwCVP00YR41PUe3Oa68Xz5mp5Xiuo07R5Mimdu21XQrs8/RZ1pgey",
+	"Xtz3Eu8QqLBz/MHuAQua6q1kZNftDN7tDHIZfJUHn03aEMcwxtY8I3Mjb7rQZgSvslHelFxS0cmi7Kv5",
+	"tBST8oWdbJYHlIfzpdawYtBwaEsEoTUTQ4krZYIURrYrTfqWjFzWM5oNbZHEunYdZ3ro2xqiIcjZRXli",
+	"DUGDsauMBvBxKwoRbiIJk1OEVqRfjByXGUHG7E/ugowH8G05gsvCxc6pBqPnNaRxy1zvkW+NUgsLhanm",
+	"rk+HxE2TpBGUd4OM5vhuY6xK6cdi/yo2oyJmpURPjpY3HPxf4BrqFlPRqQ5fuwBvh3+/y8gxv87M337w",
+	"gNeRH8Jd7yPbwFuWwU5ZPJ6KxHbNMjpnE5klLNsdGK47PpYvD7xTHx6NyheIroM81mAc2++a7nBZDxkX",
+	"l7FrJnK208yhDuBdtNuSjbnCRmpoX9hLdYQN21XfiqiRdLqR4YMczaA9c+jucyzg+7qYE+AKbhxP0dBT",
+	"94kFG5vMdoEmm+hu2GSw4KGISdW0h/HOjbJkWBN2F84TMo4GDXrFMi6THVbnLXzw2tCkoXCZ6Voprs9E",
+	"nG1eApxRuHfFzpTBCc3g3U4EK7yB3s6c7LgpEi1jNHWxQ+X0xIjQNIUQAdIv6jMqkFAupVYkZTMQRAYt",
+	"8UZdOc8uPPLOXKpls7csX751/ZjIZJpCldPy8o1JbC0OMelTEUbRcgXLRv75f/6vEJTWlSpaXwiM4j0h",
+	"AUAuXa1SXpQxKVyWKzpntbY+BhC2J+EDeO+SCsGSeO9C2LkqCyZkkXSLSSnMamRWqr1ck/jtm7Nzsu8I",
+	"MI4gjq7ooYyQa5egKFtaxsL1wLdRD8fUyE5KG/LOqydtQMmb4YzvALX3FiG23joI0AZnZyaveYVHYonX",
+	"7qVGO7h/t7Zxwy4XUl5NFJtmTE8U083ee/deo0f8R8hF15Jg5qalNpz6I0Xst9uLGvhFaRxXeRBbXc3V",
+	"PbjvjV7Z0R3u8vKXbS6wDRTxYevGNTMd+w5hNqcWwhXmAJ2Fn5F+fLNQbDpBN691kBu1HF3kFQc4vntA",
+	"H18eTsvgePgkQLL799/dfbfbllE2ZYq9EUXVaC2DMlJcQKFgdyN+jlpS4C3gytYGz3VkM3QE1i0jcbnW",
+	"Rdy1KNCWmkdQwsq+gyBrzgQgGE5iR/WnPd3lvvWJGtKcbIotmFKYVQAbS+CYLQb5w74YYcUOs9id7Ecz",
+	"TNndpWrNDjFLD1SzqF0xvENVI/ygXUu8i22xi5nQ0J6zEu6W11Qac3VVSuJtFZW7Sr4NhWW8namB6Grk",
+	"UbFRuQ1uZ00PWcDFMrt7mFXM923WsfaCYW9EukYGEjBEW6yrCJFC26F7YxCmLLw/e9aLes/fv+tFvR9e",
+	"P7tzCXM/h9bM8u/kTcnae0MNb9eSXCJLsHEb6M0D83MTk6iUn6biapIUPW49tQUeta+wQNcrmqJ0eoWA",
+	"GjOWtei85tVJd+zne4f72eFWuo7K8+4iWBUbc2+pKtjjHcnbftaSB1bdy0DGP+qWllVsbslo3GEnd8xD",
+	"bN6l9ok/xJrvutiIWHF3JerONWGw+we1WTfz1l+4chJ2+5byhkW8hxDkCnx6fYv0KXlL129pSi7NjYQI",
+	"CsQcB+LYUfF5LT/w+Hi3nWsYevvs26v64OjRbrGkCcP83zXTwMsHCH9si+1AyO4M6DEO756ikaJODr7W",
+	"bCPY5HN4SMNqfR+xELgtokH6MzMhmqZxVABwwxOPK3XNhI4QxCWh60GnuhuBubY+Aohj9APYodV7WlRd",
+	"IdjuAcNBU+dSU3NNfIgaS88sGdHwBiZ/KEQLAqCEv+ZKO1NV7DcntjKCX/+6hABpdRlnOximi/E+Q7ZS",
+	"ZTM4yB3acfO+synY9hgsv59W42FtIGqgIhD/emMr5bXJfFsOm1mV+1ayuZOn7nOXs/nMXrW2cjmdfRRb",
+	"SOGeUkfoqOksejSykUDa/r0h/8OR+e8T+C9N0230d+6PXyc3c+WmKq1iTOS1BWCBVfbWpIVUTHgNKSKZ",
+	"xLpz/ZEHe4QYUvhq0NkMdM8z0hjaKpUd/KMAhEwRRiFNBHC7sCqdYaxUJIWlqbNhqeYgr6TiwtKtWIaA",
+	"e5FR4mYyz1yhSBUuGy5C5a5qdbPvclhDF2Qlv9C5PBw0Iw4T8wkzTIx1rhwg044rU2MPLbHHm2gLiyTD",
+	"NukF45krnrxDLWTVtiVcVFT9roBiHdxonXymfkvu5dtPqTaDbkuaMrtmX7GVOFwGVd386zhdBVYBAeRc",
+	"nogr+mFF6xD1q10XLMbrQyc3stNwUjaTqpRu2pwh6xyGDl7skSoB+9LsyoKHOljdUsD6Q2SuWjVpQ0hn",
+	"bWbjthSxTeMparSYm78wA2z9xhsjNuRRf5cvqRhmjCaQR2/fOyGJnOZGQWOJ+w29DZhv35jC2Yz9AiMx",
+	"nFYpl5Bka6wEctc3Ht7guYWnfB9AUrvfvnUQxu6H11J/a64j9/crMDe8lvoUQUXc7w7e1v39ZymY+/db",
+	"BDc9l/Ilzeas6N+Dhb5iCafn61XwzOpnZimeC8312j16YWE2zyC8Mhjni+UqZbig7tczBMF8X2BgPq+Q",
+	"UlPKSf3Ih3VrwnpAx0+eBKmmR6PRVgbnrco1LK7CogYU20jtMtM0DQo6d9aLSkWg6+orZoC3+IqKWlBg",
+	"sjKX2BVbR2RJlWEA/Zh+9dVX/xFW8UJ8jMlXX3119DgenBAGuJ6endi6nx5QYkEVEYzrBcu2e339YJvT",
+	"NqtL9JCmoOrqf3ajEAzgITUi1Q452U1JqlFLQtePlBMRbRXksIj05ToQdLmo+k9rc05wtg+qaN1DaVpv",
+	"0pnCdW3fv01J7e6uCmxsXx9tPRGb2cUr9iCJl41ZhNuPy1v8bOtNX4Eo3JDSVczrnjqmW53uCmZpRg2b",
+	"50XSZtXlbVvp+q616F0tfM1uMSquARnLj8HhS3W7FqD29+aszoVMk0lC16qtMuXDxiE3CN6QWQc+RvTi",
+	"OdRfYcMYfMyaTw/sqNi4ngE+wFZAaQhbAoT80I24pGuypFeIn6p8pgfPiLwRUBOvMUHi4VJodvMVNWbL",
+	"ljzqrckVDSsUUkSd8qLaeWg/UhBJ+qC3dKMxtfM5bzvhd0mxteB7E6zPUWaf23N6bdETFLU6uX0D/J7J",
+	"DReJvNlwZoMtwqhJBEzqxjJO3Refoibe18Hgcm9uhThnHeZ5h0CkDZywUrB0a2XVR66yqpy5Cqqh9QzD",
+	"vkpVV9GrYwQL63UoKqfudUogLkJsG8ySGDU7kSJdl0AsnQWF/FVyENWKoOI9EssVE/GY0FRJ84yuVinW",
+	"ealFDOeXKZ9C4DCJ91f7P6s0n38qed+CEfSinmm5UScrXTnlSTwDSOtQtOSKLFia2OWEVD2aMufI4TbW",
+	"DiXSfuw1wokU8SAiI6IlOfz6+IS4wJXD0V7jie4Odc1oMqEWS3SjRuAwR7vcjuFBrezrkoqcpqUtpRYI",
+	"ntioaEUYnS5g8/jU7SzNtTQ7K8LfzXK5UGpCNYTPhVuInfWinvl6U5pGp1vV9+Rp0N+txYUKeZPQkLeg",
+	"ArcPoG6znA2ar1wMTJpYbb3NjHpaRIQWkZkYOggFxNwwwUmGllSoIM01kTcM8h2mC4ZxlaDgwHI3B4yS",
+	"PhDdweg/nxRUN+pq4DeHagt2hk+nmWp+jRFyuWpxcD8MOlgL8EMBzWEGHYgZxRFpZObt11kXgaPOqOvX",
+	"casQ449ZC+WUWGzD6WwRmSo3+m54aFYwuafe4zSyHcWhIhJ9yUVoKTiohT3XRZ7yIfsGgRZtzTJF7Afu",
+	"JsFKSpAPUkNkhHoTakximA4b7+8vpNI/jQ0j+BATKLtOZHYhoP76SVhvPnJVsN5ef01okmTm8Jp7DhAu",
+	"tTrBUvMHgP92fHx4fFItFg+12qAu/CC6EO114L2AVwTDuyL01Yr35cB4XzS+/0vWjP94cfHTT6Phk9Ph",
+	"t3Q4G+99+PeLiw+D/hhKlfx8EB1/Gvyppa58Gbt+G1z9BlnUm1APvz4e7VhfpU1srXByReK6sFqSQuDm",
+	"ivxN1jWTZquiX+76HdUMwg7jMVlJxQ0vjsyNujSUeeQclwQqlBmStU8ORqO6qcAciwtxMIL/If0mu8Gg",
+	"ajjAQCGo6FXUAMFC+HtQJZuwWzrV6ZpQRW4yrjUTNs3qdprmil+zV25/cEnqsn1RIh+H1qlK/kZNYNOS",
+	"Gvm/HM2Fa2RuTjNvcBhaEXxSPCt+s2913/EmPeNeNFyoF3VDB8ArOLRQqGfkmRjpx1UWYktVxc+gRaQ0",
+	"w0rjacr3ueCG7oQkK6oX0YX4W86ydYSsTmYEQZQKcnx8fGhII6NTzTLgnykgRcxJbJjTeH8fI+ocP8NU",
+	"oDKfvBA0Y45TnpB2PrkBFLPvWeHgT78kL2zhcw0a3qY79Zl9/RW87St9lJWwDbpPZ0L8pRSiPXIK+Z8Q",
+	"Ex/qpnJGUgqF3WjKys6vw6+PO53yNo2ofsCdHhSP66DL0YOVWDipl1iIHqrEQueNfJBiLM1KYbOC1nlk",
+	"zVpby2c761cQfLmkacoAGnMNeW+b1aRGfah633S9ctor2W3FiDf3+EssNdkRUjcDTB385PNj4ZZqY272",
+	"eNtPjh4/+dDdgw11KyfAXCa27GOjU7YzPpcvJt2Qn5HK6VWbhxqNZTN7Ac2pRlHfUEAl4nvGQVgxg5VL",
+	"PlVeuTN3gEVnNFopaMudhYMFs77XSliGIem5HJrWCLyEDgLDiBccSw52Mmn7dXlqGmmyEyMK1OTx0WKT",
+	"a3gDNMIGJ+nDAR+YnWnY22I3uq7Dn43U/cnu064frXxq8G6fWerZ9TtPVrt9WM9+3oV2m1YfNtBKNdcs",
+	"4zPehr3vy6zfEy0A6shhMZemuoSv2Y25BAAhpC+kGGqm9ADTF4zcAVfCFRdJC/7HPQbGaHL3rwHR/Y5f",
+	"Nx0ee3bs0WmG8JVp2pRNVWfA2w9sN7Z9x3zf0gWUZHSmMRpzxue5BZuGuuC9FnpE+i3+bsQy+KXqZJTx",
+	"5zSaEFuG6S4kx9Wq1F7iybUjZXd04yWIzL626QBZ3w472ZwqJbOJUermTE0UYyImK6oUU2jXpsSsOUq+",
+	"DhvB5hCBzsDnguo8Y8RNP4KILbR0Jxei4vzxqWVTKYRFbuzHiE3hR2Fx2WMj+sV/fn5O9umK718f7Bud",
+	"1SIYDvYuRIxqsl/58sjLPT97fUbO/3LuogJuqCIzmYvkpADpFf7yxdrwOHj7gZaEJgnpG106EWqCP28Z",
+	"IjkNi+HaMryplFfKKFj5KroQTrW2i73kItcQzODryJQgbbDgTmarOZntwvwbo3mA/uR+oilz/65YXC0A",
+	"SrD5uBUsKf8akIQ30m8+e21BknEuroS8EehF8nWJUeoRUpNECkb6ccOQYqeQ0oB2uCL+hehCtNKx12Wd",
+	"yxSELUvFgxOzB4icCefV6MfmuJYX3FCUTf7rRT07kY41V70w3FJJIjjPf7bccVOF54YyBAiW3a2kW83x",
+	"03VqUe+aZQmfbhWLni4oFz/Yd9tjW4OBb1wTF8tbCt++S/np49HoX1F+ulTw/8P2vOVfSmGqhXK7taRi",
+	"3WHm1RrgZuobZVUb7//OjtJ+1Zhp2VgqPALwMle7Gy2KzjPmkgnCOpu6RASDPTf59VOve9UdYZdUNVU1",
+	"k1fQH3htMeG3MZJuye2tr7a0wRW5yaSYFzi/uEzEZqBsD2n2gy312rbh6yIvukKefi226Rlu2Rp5hpPP",
+	"8iJovnPVfq8MNw9+loukHL3eRC8zzH5zUeL+fa/UlyPJ0UsvWmqHbgZkegA4Jci7smlUoXulMMMywyZY",
+	"AmBTgLMESVimzQjjFiUUwZ6mecKSk1J8IYQUGDnC2jUDoCbCddeUuk2ISjthvmbKiK/bQa3ccviJunt6",
+	"28r0lSQjW40PG/HG685hERvSOIquHymbzhFsGXa4R77x4ojdLv+MZCzJp7glfY+dCPIJzTSnabqeuHVC",
+	"AG777xMjFQUoiWbHlaZrFf6Im+y+MWLnLE9TI8QIQi+EHY1EFPASLDhLuGbJuDxSRCynPgOT9KuAYmSe",
+	"yRvlMcEvhF0SOzIuJtgn8mdAUzDyboH8GO4lfkQVDqwiYXlsxvo69QrSKmM3+u4LfAYP59hNOKuAPjVT",
+	"cBkF1bOx8qlvZ2dBydg2qJOKm8bG+cS4USUvJv4EXNQIuWYA3c2Q+PGW4/kW199SSeFrdjcZYK7mwjPh",
+	"Pnj3vEP6Pw8eD/bIs6Cu+M1CpuDrw8pQBLvvarIvW+0POlZbNNNsW95vM8YgPr4TyBtAnKCg2hp1Hpdf",
+	"8jW/UNeiKVxC2y/5Slcfdnc/WHprK1I7LV2sm0WAykVcdsA/RCXZBurcWvXBrmuJgblqCkYfpGl6gle/",
+	"kHoBQbQQw5CQfqyu+GrFkhixX5zLubFhKPRgViVlmiWFGNGnJRhS+zaAW6qV0djdFT1AuJlSYuy2U/yh",
+	"9cBuvVEBgSAQiySZ0WyHhO27APY1wBjAPUb6UP/Xj2YQOT4GDy13N78KOSlIKnYVokNpzbzlto30aQpy",
+	"J6m0X17X4MbA54Ysw44MC8cmm60X3Yvx1jnD57NDFlUii3QMu5G1gfmT1UZP1aMd/h3knzbecI1qXicN",
+	"3eWJg7UuAfuM0+tIwmiScsE+v8LeqmJ2rBQa9RI5VQAofC+9/YymbJsetIP6s1a/EvWnkPe7KUJ9J+sL",
+	"dgOTGXxWlWaTqmBG1KAujEPIdG7NyTI1jBBtGE6YtwHzxV5ZW++FMK+rUozNCGGn+rGP7rGFenzMvl6w",
+	"JaG5lkuqubkI1yehGN5HHmD1EKM4WgT2QS3pOohux3fILJPLMrA8146o4Jp9AFn+foL7HQV0c8reWSmi",
+	"/YzBQpttDAi1H4d3F1elY8dV5dxFhO3N9wgNAqWwcLyQYuhDDsP2zVAH2+Giu2SXBdXat9w+p8GrJYFv",
+	"24cVbvVAwuLGI9wljv2cKf1KJuyZedccezXRVhOrX+et4ByxmR1Bn0tC7M0LQkhLEfbdJKrfmsBRwFEU",
+	"EkdVfqhJIO3H1e1JRegIqbb95HrFuoI2xEQC+BKQKwf24whiXadXE4v3eCn1ouF4ecfLpAt9nfrXHYVt",
+	"Ua1taLdDi28Ai/eBb7ngOirr1XdWmVugvywRbY9eaoV3jt+fPTNL+/z9O7QA/fDa/M0FoWINUbxF1hK8",
+	"u0dOzZUBVekSw1jVDcsUOXr8GApmY4j6X/7yF+CoUhMP/xKXCwcgROCm4OCf3ucffjpTH356lnz4+NNz",
+	"9gF+eJd9+PjTD9cffnot4Mngd80A8wXlNGFZLRm5pmmOgdcaw0e35F0GAPXg/3fBndsR48HLjBfEBlMR",
+	"1tbfMICAj6T8mi2t3Lv9bTmFjUkaA3RenL0hf/h6dICeDTmbKaYLk9GhFVtkmpDQSnRsPdw+R2+W6zxj",
+	"NbjE7mD3G4qf9FY0SSAuKmVLKdTfcsb+vi50b8Zc2D8EW19mlAudMeZRrSFnbY0O9b/lNAPWt5ArPluj",
+	"CDMBW0Iv6s2lnKdsskoBBMQH1wLB7xBdayczsT5qe0w3g+p2CklqSZzwRGQ7jLtVz8wvfSNdOUn5GyPr",
+	"24Dke5vhXiRsuZIa+AdAD+WC/y1nQJflqkikb00/VJEgaACPJU/iwR5x2mxE2O2UrfSFME0YrgwRMP24",
+	"ck/smWcT82wM6aXxIDKiYMZIDE/0rZhg9U5D0ErT5coW7zR8zhXzTi7EDcafQF7tpWJCn9jQGxQZHWYh",
+	"1wXnHI0uRMX+iEloOAU4d0tEqyWU4ILGzbkVm8Xu0tW2u20SL+zCMlnLhkdTXj8OZfIYlSaze4FAQDDJ",
+	"hiwgLWnlp+lsfjcQeoQtXAhs8Uf45Dm+DXFD5mAK1sGGUFIStvm9a30h5lT955aiK3x6BcW50gQLzlYT",
+	"5+vLcNI4b1/FFWCMawbqJV0bggAMPyhO2yAL2Z5YWI4ArplG4RQlCjpn3bAkms5wAHt4x5rod1EKupmk",
+	"vX2onq9oSbDZnFjoAg891x0Uh4fTCqLeFiCNVrUhIKfAIFmhmnLzmzSMTUbJFki/7sFDLtrCnMRcQBQj",
+	"QEIAXrokKpU3pH88Ohx8fvukwrlNdgq9ePCoojPNVj8U4WDVwwF7nIvSnxAAM7G2paAYX9OpOQPR7fm1",
+	"zYrbFA5XhWbAT12EOAw4InIG+sjp2xdhxE1zXvymzrZCrbZo5bsJ3E5I62AFg1d2v4tLLLDOmqAOo5Yg",
+	"8WDMr5U2GsjdrPOLuxp47LV25++92LWdCVZJ2447HEPYXhPRn9sMCk+XVdoTZgYp/ztLqojOBdhwRDRo",
+	"Q+YgQC1LlDs1ZCuT54COPOMsTUgKRS/R+m0rNlwIyNAGHDPE3/WIyj4lAnyX5rWIxGYFbVFPrhFDU6Lm",
+	"eoKdQPIm6uOQBo5puSh6ooiUcDPHJRdUI19b0tXKqqI2xaIlDNQ8xKUKwZbbgZvcG+4bzMBoR8PB9z55",
+	"ilwjlnuvWFDQXjuJeMFgtwl4YdfbsKjKUwJBsEREqt1VvxOgWZkyN2COVgpE0rnZV95Uy3RVFolKQHhz",
+	"9rS9oJ95fMb/3vIxYOJ0kBtWaGH0jYXdulbqZ7TeiJvf1ne3AatWLuoHgJB2bsK24qeQtXhrDnuAAt3f",
+	"EANb9ozlGW8ybbnckCZkeEkSubGHiMSQ8ptwhbkZzQiTmyXqxoSkqv0WHpgR3VDuC63At0bR6cdh4moM",
+	"ocJhnLX5pUFQwuGGGcC7OfwCiOfqEAZ7HYDrzc5vllzvGaRdRqZ/qBDtU3I0OvBoWh7Z3krMCJlj9gb0",
+	"8Cu2fqQ2Rmrbhsrx2hCu7bSOhqvVRwZYVQauxUbc+YZMwHu4+MvntOvh2u1EQM7X5HJ9R1CtCllFLg6h",
+	"aHdjTELU+xFr5Z42pZLJXE9lE6C8ryWBgkfCkzGJnfEhJn3a5jmFmB6ATcDXAuyFJHKmjAthq3SFcUUl",
+	"4AofA3u5LgKBi0gs82mSI1AdC2KHrL2PJeMLUQkRM5/wuZCZK5duRaqsqAaMgQwYNWu/Nl+Fmg6M035g",
+	"uvDe9CkV5JKRaYaRuGDLG+yR0zQFiIoZFzQdVyqvCcbAqkVA2kvKXna32JD6BctX9q376feinp1XVStr",
+	"DjlrjsL7cbGO4NShvGkJg1zmurTv8Aa6aUgsJFHX04lzNgGYjPk7cK9YdnAhzM1rLmFImHOLj6EfznB7",
+	"A7VlPHAvkTdmYekU0ijNRalyZdRKBhZQn4p4IVI5n1uTGGoyLAn22idl2FjA2LXomxvb4bgmsbY1NBoB",
+	"HRFbGh9gdJCqzHDAzhwRJe0Gwu86iHzBHhwSS8pnhjKohVnhVgRv2KIp49clu1yr6afVAOWDG9zmRZgK",
+	"aTbJUdFdyrP4wW1iNVqz5aohIprig11hWD0ST4vdkTVHpf24WJtdyBhYToW0xEH6hp0osyKmR1d4W3hA",
+	"OG0joc3GI5DpP//xX4NOTpPMCvyTy2ZjlIeqOCDf829cWCqO65Ei5qvd+mmTZ16HUWL1FVCMkRhlqcFe",
+	"d3Mka4yjOSWPb29t003Am1VHQ0gEYcP1aZX3vrq8m6rCWEp8xlJu+FlzGXg89VpCMoareR8hw0A2aMfa",
+	"aD03D3YwuZaPRhOCxx0Qit2gu8ejBOpztxGD0unQljt3szEUB5NDcSUa3c4/GsKlxNoQSWJ3EfxmjnqI",
+	"aeUkiMty8XaQlQch4u5ll9Zwdwd0xUnebXO6IbxXKLVAer/BB+1ZCfaFIU9ismA0YRlgZoSES/rxUs0n",
+	"//zHf8WDE2J5d6ZIwrz4QMzlpPe6gbsGYyoTX4mwyusVxgBV8oMLEqigoPrj1eFs3w8LtcooOmOiVj58",
+	"wCoztSF95iIzzRQZ5pT7ANCQeW8onetYiSWYpivk/buXXgA3RKoKwfCRQk7dYJ++E6p72HOH0ARnDZls",
+	"EJ2N2GeuWPcu6cegPNkJF2Lp0cGI/FkKFkdgGg5OKi4fiMTHEFZjXvHtgRqEON7mJBdcz8JodAtNwneb",
+	"lt935Ifs98FKvCeg6OFGgEpzxVZFCBCUxP3nP/5r34ib1yyLmxG48fNmfmZvY4A45ZpoesVUUHAXV8s8",
+	"7l5jruEG2wZY2/mG2x0ch00zpq1ZQswnkOxZX4r3Hqkkchcfd2Xh+FxY1dJqklidl2DT4Lzsu1ICzvwx",
+	"uPuttzsgeNSzppQOd0kJa8d85smjfEYLuq2fxbZV3Q1Uu8Ke2kozVRhHtX59t8jADsSvJTHa5Il11ES2",
+	"UGRmi6g94GEosJwPDrYfDbu1JbzKoz/sVv59i5HKbcGD3On+utn1TncfPvydXgzprpVpKg2dAfk/6HL9",
+	"yPUCm73zqLoDxd/7TBVX2nbP+84HsOnAkT4cR8T2gghhOKWDX91B3B7+t20bA0qoiwyiEBWgWr5luMQV",
+	"g2VJVIBd2guqrxbyRjjIi2lTBsy/SKLbhdA2EdZvVi5pCP6/WSg2ncQ+1PCSKvb1kdExDx+TjIpELsnl",
+	"GmoxgOV0HcordutJ/0xTkdAsIXbW6oTEKrna+wE+sT96t9GfJTl79n2z37FVgPoi3RR/2N3cxKQ92QUq",
+	"XcposmdbtYF51T+DjOvCURO8FPxoR+TxSYO37A8WzsP+ZVVHjzxdeh9/KZpMubjyf27QNt+hJlK/ExUX",
+	"U3ZHbxx+u2F1ba/bb+Tyr3/LWc6Su1QktV92i4DYMPDzRgyT+5gLm2KyJs0hbZ/weOcZ1+szKOuCVlb0",
+	"1JzLKwZc+pLRjGXfuhXKdG7j7o9GyJ0eB5ULMAS/V3N3W+9PKueG55imiwTYpy9f2Af9OGMzSArEH+JB",
+	"RACujDxBldewKKxAY+4CGFixWQutVwGS+hnbkObtPIhYyOqRsmrekAui8DuCxSdIP/5O69UbkUK+2xld",
+	"sjOu2R9f0lv426wfg7oPUDkhIr+/EGakg4gophFFg5W7GcJMAdrSVd3at9PdI6cAuGHRMsCJqoiSS4YO",
+	"MEg6oKmSF8IISxa0as4eKfL07N23dmWpIvFfhuaHIexiTPpHo0MSvzKcQsyNtGBh4MKv/vmP/5tkLJW0",
+	"aDa+wMSyG67YYI/8aFMlqN0Ut1Lm9djBdNop7f/zH/8V27JBzgNyNDqwhXrMNuD6umJV457b+iCe1d3H",
+	"K/49Wwf37PeYQlajzN0J0xZZ8sAJ/fjUBouAHj8m30AfJNNoz90jLxImNJ9xhgBidkQnBKWsIvmcK5WD",
+	"KxNsAzc0S8wH6drW7z4htOZ1zZhLWwFHJfmesRVUOLOp5ABGiiu49RDYvXmKi9x4BhKqFpeSZsnDkb+n",
+	"ekR49T1U6d4/qBE+zfXCLPAU5Fp7fOxYwkNxIYpT0adiTZZQIR98539+fh6R756fPovIm7fnL968PhsU",
+	"J4dsPDgXonxyTnx+ECVLqqcLrLwIZTzmTCuy88Ey7MFOHqU8d8pd2j95StPUynLU0R+2ZGMXgsa7nCe7",
+	"o03nCfP5zhzUcEPUGLzwSBHrhChgiaPCcx/Yxnwl4OB1szIoIe25saLnpBgrdjMsBlIb6yeAUp9JDD4S",
+	"mmKUfGWuVuwr6n7NuV7kl3tTudx37/h/1Cup+9vHx3ME5fKBhPOVIn2A3EeoCBuVokgf8PcHEOKNoEcM",
+	"8Qd8YUUImDfsYMZTTnWROwdEIJcr6A6rLgYwFXsX4kIcmPNxzRXXMiM0y8BGDGAHpZpFepHJfL7A4B2W",
+	"ZTS1tRtphkF+ZmhQicgMiy6ZZhmJ6WwW75FzQ5qEuIosNjc/I/14/69qX11P9/6q4gHgiir8JiIZMxeb",
+	"qlSPgxANZZdB55lgSZgozgX0o51bfmhWaO3OeBwGt8R7F+LxHvnRgWm4FTBboUi+imydJEzOw6TmyDEN",
+	"N5G++8dSJmwAeeruBVg6nLWZrKiTcnExIPfFRvYuxGEwLE8iK7q2Vb/ctrh2w5VC2Kv47ZuzAtwaKdM8",
+	"sel5jhRhdAnDHee6kJo8TrMPpQphtOz5U8BXS6WJnMnABfs5WR86OnVRX8CLbciKjZo52iPPPD/PlSHp",
+	"lBumGhz7JcvmlUh9pG4XtW19GQi36aW9GGTAXDHcjDiE/P4qNmcqlXPCRWRH73pUkYW6dqCSZqVzQdTa",
+	"XD+aTzHB1DqyzEF6l6dMuRAQs5fp2Pw8JGfm+BIsoIWE5KoZKZ4wuLkjC/sIW0Adfe2Zr89DKsBkUYs1",
+	"eZm6vHbMC9SOj7jkbaAGowaNK+gKvr766dsXkVmX+Kl9/PwWA3NfPKuo8NBmXA0Hg5cskQyLQDgXHAYT",
+	"CFBKzODxYMI2joMKyRZt0h8SDKspKAgXonyE3cHmCsoaK25WxHLJyikZG6I0klLAUDiko6Z8ynW69tRv",
+	"lmOacrOipeg4uxpuiR0w/KVM1gPY/3/7NwIpBALAfnHrT9PUvOEcPv/97M3rE2ChxccoeqwonAaq4B1k",
+	"OjTxf98sqAYC4Rqq5gltFhxq5pnxKgQbmuZZSoZJDHII+PCWhImpTLiYD/bIewQL973blBIzMBtcZyu/",
+	"QZc2G8XbRU0/zoEhXRoLCOF75I1Dh0ePpj8FiKKMZQqdnD4i/Rhlaegfhed6yjOSZSVxu3hN2GQxFJsV",
+	"Ufl04TLErZ0mhpnR6ZRBeAkU3cPyhBgCLfIly/jUdggk9koKhlEpoivmB+nHYaZ1PBiT92fPYCGfv39H",
+	"FvSakceuIKSCWf3w+hkZQX+Ypky42wXsUp2U7jSF+Pv0bzlzVrpwyIgnUiKpMfn6COLR+kcHhyR+S9dG",
+	"QjyX8iXN5phcaa4CTJa3nBr5vJOtYF9J/4C84t8M8PSxW4i7eX/+7fAPXnJ9/f5loAiN/fZFNVFAZkiP",
+	"mCy1kClEApnvbbKaWRlDHW3EIaQmIJ1xUek2Jn3BIPnKkZ9ZTCO+gZQPVRIdgTRRVQEHYGHLy6UXfhp9",
+	"iAGyF6VvXABuBKSWOZo+cJpB1j/ZQPRBw3Fkz+BlBmJ5/N/iIVNTumLQCDXXb5ru4RHFWZvuEsZWLgH9",
+	"8DFJ2TVLVbn7dyHPAZxhWDItJXydrmPDmWCPZGanhptJ5Mz0sUS4ZyrIwWg08tyj6APoBFPiXGAfiIeG",
+	"+8V/GdoBDM3V0te0ZKdx1Oty35CBUaKoMBckiwhLFbBmj75QEHBbKY/IRiA/Ho0iyIkwK3v0+AnKrAiw",
+	"Zxk3nAng2TaKEo4d5nx7XgOCrGEpZh1upE+GUCfkZsGnC7iXXTRwwlYwBykQidfhpeEVY+e7R76RemHH",
+	"gz3vTZEOfaKg+bGIA0OGi5fLV1+9rWZ3fPUV6QM1gYkhApXXiUmzlE81tqcGYxJD9DZ6v1DhcFOHOzh2",
+	"iwgnxhwmo5TbrAUIZWGa8tQcPpe2i961XEAJdSHNHmG7MKU98poumRpDe99QB7OM3MiQT0TiWj5NbEsL",
+	"fCuzS54kTPhfDyMSv5b6W5mL4tUjHO0r0NdfS32KJ9k/P47g8oSV8D8+iUj8ZymY++HAjKSRZ5Kjg0Ps",
+	"4b3wSEevWMKpuYn9O8cwEysNQTq70Fyv3fPHjyMSuzIZZyAI2kfHoxE235IRb9443MOtL+fBm30X0u3p",
+	"FVsPxkGZBtxz0i9VaGjIwoK+GxOxoqDwIeR7kFpGVeRziqxeozZnvwFp+DClklKpsP1q7pqh+qcgmVnp",
+	"qHRiUGA0jc6MggGYlVq6dxzh7qE8LRNbQ5lnVsB3dZiXjAL2Apxym9NrRYDYJwTGriBEn4oE0ywKtcFi",
+	"SMa3Q6eDDGEMQ+g1vhDsVmMSwQBHA6rOkq4BvB1kYhQ/tVFIsABsAlahRKIthxg5zqmaPtg8SHfbuxA2",
+	"fbyUjeikflhsBrWLMq9JOFMBNVvoL1fTi/8DduAjwQBC8pG8wrUiH8k7prM1+XghPg6HQ/9/5mVz93wk",
+	"thyJ4/NjsizMWkuaGh5m9EZzpbia7twZQ43CqmR6jUnuLl8jV1jk9iN5LY0k5oCjbacH8MC+BVk8pjWa",
+	"1tPfiiZsnFbwtjeg2VYPyUfyA0wkeOcyR+EEtV7ua0bZrookF5en0ncZKxP/zIixMGDb0RH5SBDGUAbJ",
+	"UoU3w1lSPUWwW26uk5bVOCYfgdJQrPMfgRaKY0YTZ3kQT9wgXDaWB6vJBcLdcFWHqukD2RpJxYKJDE5w",
+	"IUrYq5imJXNtcViDUYH4haQ91Q4llwoSB5hRw++N7okAOrnyafeYGu+EiX7sbr3K8h4YknxeBEZqBI9C",
+	"00hg27IGJjmbNXCjUoOHcAYCASs1t0aACARssm1/Do6rn8sZoag36fq2mc1oa+rxY7dpHp7PfNII/Ef6",
+	"cV7cYxP3gZtbQ+OGIt6FFXDJR/I/oNY4BCnGwAaGp+YPo4RiVjB8ewxs4FvK0zxjodeBT41OnTDfFEgf",
+	"hnvL2awQ8b7FaFotnZkmhHO1PRxaKu8EB9N8zzWDM3WaZv94YAYC4mSxRiBTfguF+6VgQ1spDlFz1B55",
+	"6i2baNDKGCrcLIFqcvYiePEWjVpA3gqe2Ds2gssObmR34b1469MlrlCZBXSIqmCOGrqyxKUiJyQ4SPzI",
+	"ie7gtvCFkofwX0NK4Y/vXLEIdDtUnimmQbcw9AOcwGwVTRJVXklrJ0bSykiWC+XryBWeG8P1TB+hlKuk",
+	"zSlVzF8x1cRPTG1VRNGZ4apGBNfZGnIXrWlCzsjx7S2ZW3OoQvXeLGtwJ/ucdm8PF0Tmms6ZyzCDKpKQ",
+	"hBb65+zV+Q5O8kcCSwMbaSniI3ka7HvTRdpk1AUrQUw+kq/hkn1LWt805GVePNz2ItiJcRcbntoKJ+Qj",
+	"OXg8MmfwkhsO+dHbsrHdUCFzgtH+ku17kdQPpfxdxThr5xW8A6er6lh1wqV5fAq/LGl2ZS+FJRUJ1TIr",
+	"XiNK8zRFD6m99c1uOwx7jIt350SROeWCxM/YKmNIfvGF6Mf/gdr8e8FvHQdwEIHOAkyzK7CEvPv2KXny",
+	"+6PjQUTis1yY00D6RlgbJpCug6+77vH9Pxw/ORpEFyJ+ycVV7C1mLi8cuzohGUv/mAQjsxjjRMvVEGwA",
+	"JHZYYjGB0LM9cuqzWV2XqFp6pdSHehWq/cFutdzIadX/bBovHNCm8yu2tkwtBTEMa3mCHxSuuQL+Ebp3",
+	"AqTZc/BOxt7o+gOa/4EJXgiHrRIF+o9ZFCM72ZABAGhEEcZTXHxSZMdb50P4hqvGvB/vGRpz4mMlH0SB",
+	"aAHQhkbVtYS0SumULS36T6M6EljYbdAKAvtcMk0xx3xBVyu0ZGGisrmtIsKSOQPUXgXqA17W2GSw7yBQ",
+	"oD2KK4K2r2tv+UCOtJIpn65JP1RavoqJ11TUwLyOV4hcscwdJBtPoFwDXJBrJhIwm7tPT4IIA+vjA/B7",
+	"a/wJAFPg4rowXFdpmmnlEPPBoGK+AVZflOjjWjNBwCZj/gYzSy7wWoV9NKsCmiJ0COkUM5kZDQxt+iBc",
+	"FXf1wBpWwlUwVw8AEtzQtRqMqwoCULBfEMhx2SOxkILFJ94YPQRPSR/97Ua3rXgAIw//OUanE0vC8mpF",
+	"+2Z2UZCP7mx5mfeG4deDE1DlXdHWYXkc1AkGcF+CsABhBygpjJ1zCpDEzL0RBchicOPY5q0W42fmFZwg",
+	"FGtw4t8bymxo9ZaNnzgIUbBrhnEk5egR7ykKwiHMU9TYTL9FZ7oakoJPwNUDrSG38CFVcJ1rxdKZacc6",
+	"oYbl9uphXqXxRX6AppfWMbqcTx/74FuvO16Lss3y2hW4ozfeA1WmW8eNq7Trfvc1rxxxGaXsRlgxMCKx",
+	"Q45BfQFYfIz7DuFbgZN3Dsl9zhUuV0woAOT47vzVS1xLheGuOADTgTUMSjxds2DDGQwP2aVSOVg2cOE8",
+	"s+2bG/Lr3x89eaRI/PMFZo1f9CJi/zkJIi8uep/gpiDkNLDkji0fVrDaVBd3F44LZ4s7ccUF4q6hJdZn",
+	"/jXi4piOvK/O96HAd+8dEmBLCk1XesHWaAQekxpUUlnvtG6xDaBSaFL2tukG43KNVqC3eFxhh3skvsyn",
+	"VyCueCpRZhpuKwGrFt8hakFBsbMKzAAHujJ8BCRc69iIL9fxmMR8ZVfXazgQPREjgzIPwuAktP6TSthX",
+	"/QxbXcjb/kodWK2IcbARWGY32CNvBKG2Y5APolLXFj0C5JJClUiVxGlGZTUNJg2uIbsq9pDBQin+d3aC",
+	"UXwIGa1W4EyFDl68feQNR0VQ4+MnzRqQ6cba2dGGiSeEK1SLahs8NWQ4rlwmTmaxBxexBdHlhWNSchlE",
+	"EqWpvFGW8Zt/D9FkBGmt+ANGXimrPSzp7RAYhaELvLM1ACHOUj5feJGpzrjw0IwL87SlCCszoW3keDSq",
+	"TCfhiL1zAx5VZN5IhKCzDSmq632nr1PQ9qi6UiGdWAizqHKuEdoI/Vc8GXIxPL69jUn/+PYWXGPO2Orj",
+	"fKCCD7w/4cmYoPjOreNvYA6DoaFCILTelL3ioxhrrg2DbkH3IKQfWKwtM3L+2LKbbWDPnFkSrG9k/VRI",
+	"lbC+MzplEF2Di6uYBut7eW2hMwiGQCMBHHbgZUsq1t6E4Jzw1Jt3C0lp7Mtjuk1xqiCW+ohdeqSF9LUY",
+	"94rp+t1mbjzHrgKr2SOFjIv0gfgglSWOfFNfHx8ffm0ZfEZvLPS7B1UxoypmbAMQwQdZv3bZLZ1qzJUB",
+	"vwt6YxFOVNks3eqgC4PFmCyoSFKW1Y4kllq2egNODCk5sgL85doZybUDf3G7tWww+BvR+MQChhYs/FHA",
+	"aDLmLCksQWRxpctCuWm/EEbXEATVB49yxahvQw8gOHu/eFp1kmOsc6FOWF4XOIrD8JYhhpaoMRFSCT6b",
+	"We7yDgy1LBu+BcVjfCGUzvjUCJmGgw3Nrg6nmVTK/hKfWA9qIZXQIpLmzOYq2OacD3RmBj2kYsqUBv/w",
+	"IyPZP4K6iHOXFIWyhsLgXxyFWW7hg8F4ZiQrxMlymERChnqUEbhVEQhxNDoaQ0m1eaGnFmHN5sAU0f34",
+	"F/4/EKL37QrtJ+za/OyvzhoUIAb4pnzKLKSpjXh9m8lVxpmm2XrnoFfNdRpGzRoVpxf1CjTZg73R3mho",
+	"NNu9A0BiWTFBV7w37h3ujfYOIUNILyBbZN/8Z96YrEjUQmYaVygUSNCma2VvcCU6OcCoWoXfqx/vJ3Kq",
+	"sLgoVxfCq6D9eN8Oae+vyptUSqLHHnkhSoKqrTKxpFfMHI94YC94ZGRLaUa7uhDmbDGajIPQWpgAXLap",
+	"tIpxER2rwnhfmgKkRtEJWWUcPaG2LPSFQOUsgnyBauQsXL5INHgrLKgiZ3wuiI0X/CZfk8tcayPjYdyE",
+	"CzA1i8WWEtIuBhcijDf1YZg++DSMbHQ20iCK0GttsC5FdOcVW9saD+5UvEh64953csneIkyit8gZcng8",
+	"GrXlL/n39s1Jh4/DbKTe+KefP32IeipfLg2BWxCvTAokp17U03SueuOfiqEAbE3FJtAb9wwv6JUeMJ8l",
+	"hoi4puOy/QgNTPs/exjrT61E/g4CnFUl+r1rGGxEBLvBKL8MAk3o1Eo6BR2DwbQkWI6t362eUkWVlYt9",
+	"hY+aKO7lcJDQvAXwQmBYlqWqTKYMiC92izJOuTJKRgymQpAnkyUX8A9B07UC/13F6usCasHoPzY884DE",
+	"5+B+BYuWYAyik5otDOBnrAViQzZFLkg5UwwDz5lILoQ5RNqmPSlZCYO0UN70irX1OyjihMcQeH9ehBCT",
+	"fmxhlSzLuZQadxlnym7RL7NHnjvL2hjL1fwR5RiziDYNCLgIU3B1u+Yt86nbQsC2A8GV15zd+EI4fg0g",
+	"zHk4nC4oF7FlLflqgOHzbz1ks+F3IBaZUUlNi9DRoqb4jKdYLlQxjNTA1VtZ70nhqetfMq1RtClcqK46",
+	"d2SjraZ0BSI6nS5siKkmh+T//X/QQHHG/85iG03/WtpVKMY2ivC1p2jBGqFAAtLtGGIWiqiEQnTpFy0T",
+	"eimvGTkYjcIi0oYIRWPUwdHokAiJpX9CoqfgIo/A5Z/b+FxLlhEoOblgtyuMHENNoYFLvuRKl4HKMdEW",
+	"h60Ah7gKJ4ixr+4E8MTnz5jrt8ieCeH2i+RPzMDGGJjGHNdN1ew+RdXRHAy5SNgtrLW50CFI1w8IBMhg",
+	"RLaYoe/cyvfQ12794lqBCm9a3dSjRTVv6nVULuq36yDe4InlCixNNtLPCCJOb6FpOmgbGvPZueHYXBI4",
+	"Av5baP4Sqn9TCZJaiS5D14pfM5JKI6FfItyoILGvihWPDafzReXAnwXSAF8yl2UG//67FAztdoeHh0+M",
+	"Xu4Dth+PHn89HB0MDw/OR6Mx/O//hLqDazS2gPxaimRt0yxM999mcjm+EEGceMfRFdprOKAn40M7oCIZ",
+	"rrIFrtfyDvjKh03TawNw2mFL8tWqZUsin6lAlwzjec0yu2HGexvmcS63z+Lx4fj4yfj4yS6zaJLTCv4E",
+	"JZ6wvNOHZjlvimoapJCvEOeQS7H/Vwv2UYy4c9WFopQDpP/VsURX1tRUINVZ85bpJrSytHVrX9//i331",
+	"xTPs6qiL6FrEx/b+P/befbltXMsbfRWU6lRF6qFkSbaTWK6uGbeT3Tuzk47Hdu9bqz8RIiGJbQpQE6QV",
+	"7e5UzV/nAc4/5w3mRc6bzJOcwloACFLUzZckHeur+mZ3ZBI3AuuGtX4/eKWz+RU3dxZfOtz8ks2rxTeO",
+	"Nr9hcm7hhe7J5hdsJggO63ib6ZvsWAOMXzveZjJOuuySyV+CHvjpZ7UtS4XMP/1cdAzelkvQjO4mFvnD",
+	"uAr6h0o3Yfn6a5XToOmopNI52lnX5wmhmp2bgdrPHwuNwM9QuA6B57zbmlcbqsncsAWwOJl4fK33vN3+",
+	"uI2DchDSKF6sdFMcc1RJHVNhM9LGK/oosuSkoNL98fqchHThAX2ecVU8bRWGdKHjJ30uZ5RbDp36v1gi",
+	"TI4T6oiJMgU5CxunkCab0HnJ1XkmIYsVU/hRMhrkQ4ldODf/kDodYwSn7lT5lc1yY5JjVSVGjByDvGSK",
+	"O5WCZ8vpTDqwSqW9V3MG1AK9BzPO5Thc5mM+Gopu3zhmarX6PJIkFtwmIR4+f44wFyvsx1fqI4NoBJO4",
+	"woLcIMQvrKW4rLf+BLnZ9nP7//jHP/7RfPeu+eqVn9s53ROEntTBRjOrxhpboM83GwNOaRlYAIbCVinG",
+	"fBxV6v/+Sr/dKSvJbbT8W7p5sVIR0kXjnrp8u8F9Ecq7vD3XqW/M8M+MaR/SxV59P0H1DRulAnXYbIqv",
+	"SX3rnEk15IOAxvGQanYYUcW3fy6UKDCZeBiggpidAWjXE+3l12B+FA505Cu/JQKkgFE0zhIWkvczxt+8",
+	"6vNzBA/Q2RseGWH+RKITt2UhwghsxzTRkUkTR9S4uBFvkUsI8DlUIX2u35XL1Sh4hekmz+YVKBZIxTIt",
+	"YwFjD7PYPJJP0KnB8DXSky7w0HUYph4iA6IbtxPzuOaY9UndYQa2NOoNt57E/4fI8jyoCVUKkPF8wi1z",
+	"GeVmjFRUkDglfPY2WT98dn7+/scfrgffvX1//pfXr/zTPI3ZFhVMWDxzU/UBrIiYvWTQrNdeaqvXl2yL",
+	"8zhSLZ2bTYlhJCZTQ5X1IOqh1IsVvkXMMmWXfXxEJbU0itU66qq81TFLkrMPKZkJAMjIo/9OCHlZkxUz",
+	"8zerM/M8Pv7Rq1Um8m/fTv7KUluSpbu0ox7HNh5XO2t1VlbSh1u/ubva1S8WtG9n+w5L1aiPqrzP4+hu",
+	"+vs8jtap8LJyRhVEqFPVhjE5rlUJsZpES2ZHYQdxtPud3D30s3nxt5pJSqr1alUSMpdveZ6QFTxrFb6a",
+	"0hplX3w9Tyap9Wo6m6RWaQ3EYiyydLUtUL7/q7r708m6DaWOb8WN1uH4NzcJR+dweIa6pQdeb7IgMU0h",
+	"xSOOq4oLWqSAzSiy1IdnAZRIe4MjkYxZapNIoe8+j4V6btEi75ETFzP2DAuTKbfE/JcpDSYR12W/eWSg",
+	"gYW+bJQSGhtEgK2sio5rVRSg/TR7S4tcZtwR4IGYTqE+GW5kfbdU1bqxkDkPtoOW9yvawLrQhMlJqaH7",
+	"XYFuGnJ9+dJ0TnUqZWEYP0qW5EaTv6PBU99k7DQKpkpeHBiLMRFZejc75S0elXsaCNugwyIX3UAfzJ2Y",
+	"sJ1X7woRW+0x2xTSBM54uLc0Nlgana3V9518+0pb44+m9Jf99oIVgOqkbONuo+dz9/iTqPolCbNaz3s1",
+	"nW6rdfpn0vvKiVidP6eVr68dft9BP7CCH0MEHhbm+eYHh3+zQq30+TffKM3/zTenWumrcUgX/cv6yMaL",
+	"DgSX2ZSFfouc2RBAlducJ0h2223tFAN+k4aqId8S3zjedwwOIBSBjW5uiAVU+/5L81qhq8DNA4AeM+k7",
+	"e9cX6mNvSPlA+LwU+HWh9M6HfQKVdn6LGFbpUyd7G8EFC3fvqxZqVSQanisEossR5p8f3yFXy7MpYKy/",
+	"gYajyORe/T2ao31Hf/mP7fBewGlfhnD50pzaNfLpi9d5IMvWhL11AJqWQHRu2AKLWbR4NMQASN2nlQ/e",
+	"HGd5hSOIz0GWxICBSvtc11GdWuIBVH2++h98bqWSzd2+raPaS+oEJv9A+uQKFnIpVFt9HMwjEZMHbzRx",
+	"+SeIssIY10n1t4WPrLGJ92L9scT6kw5nXuHh+yOJ92V58Xixy7K0jnj0QCFJj4hhSgGExq02sd9B+RRH",
+	"7Q4CT38AMd/nsRiPgduf42VmJTmMsvKHi5w4Awp/bfQLYmW5QrF51LqUUA/5mXSAUOo0vGVJGkmmy9/h",
+	"hhSr/SwQRE71sWMgspRTZG85V9Q0QEDPh+JFXe7s1ilsFZq0TS+HC2FVHzIuuak0g7iVGXeLUW49HYhh",
+	"/iBI/jl1AxYA0Mxrpxbz5gZRmN/LYuU5uNsF+hILvrHVHbfyxjwSCqVqPAc7DeibCj8k4CC6jZrvX3rL",
+	"WBTgJKJR0UJwxB6ZsSSA2nY4cx5JlOBU/t7A/iX/CZ4pdlkaj5PCNRMS4Gt0niF8bY1SjMCWmWRhY7vG",
+	"UjIVMoUaDkDwxKG5BBk+qfv6Zx8qwEvT8Hfuqd3WvaE0KvWFS1HoCX86JVP6i0gAkkxu0SnAjptujwz8",
+	"OAEoIllca9wUzhJP1DscEAt0SpyciFlLJ5C1AjGFVY+hgHtM/EmaznoHB4gTYupEfYNEldAIMBn8A19X",
+	"bE3FLdM3CuWZiJuIDcJMl8WaIQ1ZOmeMEwRwPnx+3C7NQL8wmAqeTqQzFSw7ylNS9QMQ/miTehyNWBpN",
+	"GVCrdLrt9qpQTZEaYr1dfYroUQb2zFxgmYwLr0ABMqULhO5EcLOzJRQ7kzRjGHyqbfY3Sp/umllhMwJ/",
+	"q5X2UK132Hb5/zRfXE3v+ppXw00Dcdgpc7dGHvk5C6aMXCQCuIC2NezVRHZK3ug8pFuBva/2KEwJovYl",
+	"Ti0QCyTjGtUdL6Dufu9pPFoA6XPcvDwx92bDxQ1avrmd9kVf2RSl95eUoWGUxOqLml2yM/aZC3/kzIWC",
+	"0XC3/IVIphdmRz1uAM50s+lWxU6omJPj+sX7m5Z9osGj6yso5StuwFl+Ur7gbANXKnzJ9y94abq1Hlui",
+	"QLQZhrkWeCZXM/eUgM5OEZpDCdVQQAIi8iICfwZAnVm8RgN0BgG4dfBrd1SnBUKLat36WgM6WAZgFPDK",
+	"l8AkCg0kXamtLf5xpRK2fwbQi9zLRFRlRBlgix6JkHAEwgSgw3J45rBFzuRNBYWwFuGmUdDj5iUD6ayW",
+	"9ArzNCX53//7/3HQWjgwO+os9zkRnJ2iZYaBVfWbabpQlFCyEnbAoS6o7pwXriq2poe5yv8fs9TwQN5J",
+	"M+Mm2pShYVj0Tm0EQ69qLq1IHUogj9qHK2v/8okW0i5mNFXypdar/Z+f2s2Tn//t/6qo9nvkXAxchm08",
+	"7MocDAeDfZMSdR/96NXeRvxm0yvwzEevhhDtm57WT5Xsg6/DXtna6sDv+WmNDr2HviTTw2WOLxseWn1o",
+	"2Vk4y9sYHg5w90MYH15tpfjc0TDJJaKSPCWU0lrvJ6W5j9od76h78vMXbbYAObgmPC5eSaIEyeGOltDZ",
+	"1LK1yJlhCcwZAOoOn1wjz5c0pgd6uhbOGu4tUo3+rkte4BJxCQM850vMsdeMYpBG69Yvfrzu8yX2DRfQ",
+	"YYmwt9HyVykutT66EKfsUx51tg/hqQW5m2Ox9t5dfwW4aXPWjmyzdF/E1fwXE4oCGDiog97+Yn61FQ+w",
+	"7KoxuDro13qkj2hU/Rr5nfQBkUr/p6Qx69c++hbIUnDW5znsxik05jQzoRHHFzIO+LyWkRvRLpXZCbiI",
+	"6j8AkxJeMT4BYFdScsuSMAqAg6fPZcpmGo3PwmkmzNDIWGA+pPYAbHc6mzFqyYFd2hBkNgP4VsNd3efn",
+	"MIKAznqk08aBA+qYXkD13xORJZ6lf4i4RtBkDu698oCK+PCmnAqw+/scoa4HAAsy0EDXFjA3Z1rSvIOw",
+	"LM8gMQLgjc3Ui56BIXUXQOICgTsGyH3cQieriembK83Nn/EdE7CNA5NvmnX3yw76pUeQscjxESiwrq5i",
+	"hb2zV4D0Z/61EIh67ew7tZCS1Kf0A+m0jcw9UF+00VryS7zSN1wVESyyzeMeXu99iKSQX46yz+Gpv5vz",
+	"oo4FIG/c9YYRBB2MH7wFK7zPytOreTX42k6aOP4OSiDiY7ytzFt4zxFdhxikO/t6vo9QWgY3aNdu7avY",
+	"WX++WnJnCGuirPnXtfSMItHbRZ3DvQ+1vxzdX45+Qo+PQeJLLtoc+SuA1rBos2jB98d1BZf1zBcbqM6z",
+	"rQ5+y/+xDoT7PXepRr3c3tLhQKrZEiIuU8pTwCojGu9ajDTlicEfciCx607eluwljAJ1z1H7iPjn9g/O",
+	"NWRV4s/3LM2fvduFn6uhZzQKi+r1gkahrv9Txmy80FzELCR1SoKYzoc0uGm4etfUO9Mp3HsGgKvUO3nZ",
+	"VvttlohbFg4AbwxRyA6b7e51p93rHGtcVHvoBrD8K54yXZv2j07aXk0bqm7zAFiqX+zCi5rjttar/Xj1",
+	"qubV1JRfdrpeTdv4td6IxpJ5sBqlkR5fd7o5gqs27weqhRfqnwsYtjtjZDiGJ46PPTcy2zvqqu/1C9wD",
+	"DBJG4XvwLI7Vz7cskWoihTVse+Aqwdudk0P1T33ngl/OqxWZmAF1+HbQabc7Sqlsb/vYLfXaCJaVGGvm",
+	"yT2+2hPEV/uepQVWb0eJxSwcs+QPiKe2K+jluaNEah9/3krXHGhBiDL3Hr15K8I076iBaMn7JVo+kbpv",
+	"5DDQQ8VSmAxVpat8V/76LXIGzyJ9MjEv9rnTrmHId2mWTSw0UvrQHQRQo6FU9MgMtIsRgpp+HUUfiXif",
+	"j7I4JgHlUIjBbO89YKbPqd1J3dWYRaeWgGa2ffoeWftsn6sxbXrKDnmLB3E6Pbs6kTQfQqn793NkYwmn",
+	"ar4iIcMICeyK1sE8iVLgJocEBlgGGuupYWFAGEGKVIucBQGbqe9Y5sqvsh/w47KCDbHbhnR6Ubbwx58/",
+	"ecmga8CYHVKKMuhf3W0+ETGQ94IdvMF26XSPVxgvXWWWtF/mJsEq4+Xwun2SP1U2XqpNl26z3TGvddaY",
+	"LodrTBe0J9YbKjg9x1LRLz2krdJxbBX7kVbbK91Ht1c8K032lkul5dLewnJ5C0r+XMvhreMAnzIA8GUY",
+	"SloCfXXG0nbWDkqORzN2rpfMHGuLIJI8FHfmCrsg/oAHCKaKhL5ckCGNKQ8YEMPGiz63WqNkSyyZISOR",
+	"FL5wlbEDJg6OxcDE9PnD2S9kN/MF6UH7XI1ccOR7w3tSavBesV+Mehi9ZfgpRxkPZR50njLK55MoZoaf",
+	"yWGc63OZRnFMxJzJtfbahEqnHz0WPQig18JxQQJbQOGDaZD7IevzfGYAKagUFVTmdEgq4H4lmNCEBmp7",
+	"kfowpvwGuZ70szbtquL5srkG12FbmGs4JIPyjwsHfdGErbbf+nwrA+4SGn9U+20H82uU0CxcuuFh8ahp",
+	"GAxdY8vYEbUr94mcgR32Te1OdgAuy8Nd2LiTNFusOM9L8+tdrEm0pP6ItuOdDMf1H/wuJmWSr/7nNCnN",
+	"MPYm5d6kfGyTEgXO12xRAnnvwW/qf/T9zFaEhlauqBdX0xpisw/Iafgz8BYHk4obJEyeT9BuaJEzEkbA",
+	"DxniGKd5tA7Sl7ACzgAmdtrEV48NzEu+zmNSVlefa0v3lKRZwiHAlKIZBxAgMhUJAIx4hH1QhoU2UoeU",
+	"cyS2VDIXaNP5DamDQXudC2OIiOlndfpcZK+zeprZGkmWZQpsTSNg3FyyU36chXDS+GPB/6umsZNPnaah",
+	"et6kJLIZ0qsX9uZeS9xZS+z1w0b9cJ0lym0sSkOhvBZ1Sh1VMaWcjtlUnYM/tLqYspVX+NcOVK3Ow3fL",
+	"p0WyzGTtIatwXgEFQPTK0wQ+eZsEkIiY9bnhP0e7U6KjCjTXNI7FXJY4lzWHMgBFzIEyeqJZsZVHG4pT",
+	"l1S6zyEjVCJiEHrsbhmWLi0QkrkVtdXJAu/YY1YFv2Ob5KD+CA8q+T6NGPvKhcWEaR6aZmRL7j3Y4Pme",
+	"go1XUTP7tQgQbfNsEiQzlkiXtkeJAziOIklp7JKamzJJsJLYlEZwZWfTwtW5rVO+yJe44fW5qRVRr/BE",
+	"xDFUMehco4iDWKo63RfY6OOe8AuY4+ZzrtdIS6rIprnvWXT/8GkievNqqPNNosRs9eWd4AgQ/VATT9CK",
+	"3Ef9zKeUIHlECiRINNtSgFRWXOlbBbletlh/bCo41lI7mt6DGH0i5lAtYiJ6HhkuCI6Z1JHLlgwTysNn",
+	"0lxlyIZyOh2x41ZxzydCiSWAVDEX5WOWSiiQ0Bzppm5NUqCMm08WpB7x2wiyNkCcsEIiB7qMjVMgFARR",
+	"YHtxhxGlpqcj4pvC3zzj0TNkuNSRpTTN6zQAN22NMPzOrPkjikTdx9tIppukovkaeyH4FIRgfpaH+Tb8",
+	"KkTePXihf95WXDrXaVtKTOeNJbnJ2dxhFy8JSajZQ48snbApqWtjS8m+Pi/mw3k2iw7vJjx9Ndkw/qLx",
+	"C4NMpmIKpGPyhoWk7tNvvvnmP1wITa/P/SCTg2+++eao6z9REa3k5rnzrZf21ipKESg73/UyR6NwbENq",
+	"fZ4lEsTFxid1/dHPj2535/PYpG3UThozoODP13avdp6W2gkKx2qvebbUPHCdsRrG6onK6LewKo98jbKN",
+	"EQ2fZy/KnpYowytGzINbgs55shJtVULkGV72WNSZfB3FHHj8QuaT+iFJBTnsKgHi0+a/fI/47eaJ+p+m",
+	"f0o0yFgbH7d5cfqlPnfy6MSI0Oa/PNJunkCcp+k3PJLx6NeMERokQkpC49hBNj1qn2jgCHrDeMPLUSRs",
+	"oWSf+ybxCO6+1SCkb25TolQ1cqhhdJYw42KWmjlLuFzXoSc1e1gZbK3R6vOnKM4RuflOd/EFwPhQmeI0",
+	"pM2E3UZsLreHeUdzVo0Ax/Kpgd63ubLnbL6/pd/f0j+kTnunRBF1hLPgTAtlOE1PLCKOkZOmBl5daXH/",
+	"WcxdLUbmlAPTj1JHMxqFmD8auVX2ENkhdaCG9QnP4lgT742jW8YbpwTSokLCeJAsZikL+5ymkC31NIMw",
+	"37P0Aj7GK/0tHjOU4Xa08R4R8/4NNu9eFD8pq7/49fcWP1j8WYWI9H+bsnQiwp5ashmNPf2/A0g6+Iiw",
+	"YPaZIeU3A0iTH7HEw3/qNf7ok/ooYYyk7EPqYRVMp91uu/Z+QwmwWUwDlHA0BRYFkKzLgpXkcpUvsABa",
+	"eRa66Kb4gXt9jkO03gbOgtRBurpTaqgZFeahH3In44zfKeNp+E/U7L+qEvJ3NP7xO8GOVx8Fovb510G3",
+	"wL3r2ME1cIf4hqvt/onzee+hoIApDU7AXlVVqqq9E1D7PrplX6lm283w3/ZeVz+99k736d6dXui13Bm2",
+	"5ou63oRJbH+pqbfEXsg+RX9g7wjscJlpTkogb1eK29eYrYwqyUhPU/9VTkCMQyt0Sf3yT+fkqPOy7ZHz",
+	"y7d/8gjVBDckEXOI4OvKYE8ny9iURYdYFFPNMaPDYx9wiw2gbIXxgHl5cbOnK5P9U518IwEkyqHFVQI5",
+	"YHGMzOYgypWA97/1PeL/G15tgC/0HwAKMEsYcvDiU88ADkH2uU/TlAaTKUCPj6KYcTpl3+qlbCJegV1j",
+	"jUsdyFv/aWqh1x/U6cv10AYtoTzLg0DenoJPJln6bZaOmi8LDkbtkXZOP+nz42Ov86J11PZ+vHrldeEv",
+	"3mw2ODn0HJRHW3Cf//j8utPWP6pmCslHZRKdSlfh/OqvsJlKWuscl6b5KpLIbI2Ks+Tg33VHrq1vLQ/b",
+	"26vQJ6JC1Zk/v/rrXpNur0mVnJFrQYJNYv6P1+ckhGJorDSkMiV+SBfSJ/UXHjlsKxV00j4lIRvRLE7J",
+	"YbtR1KweYRyY1VMR0kWPJIzGfQ7F4ZLUuSBDkcqGB4wvUEXOaCiRBkFqOI0oISFNmVMtqPNWHXgiWzdo",
+	"XuxzI2dJfRpxyzb/NBXbFXzxrRJS1dctaAT9aZFGnfFsWuv99MI7bHsn7Z+rsQMeOXcUJrMpmqWmsXeq",
+	"npZGCGkUL4jUe32vDlx1ALry4Df8j00Y8fjUlvDvZA36O5rSLvJ7VSk3PvVYmO9bwFi9OGqvgmEv2ei1",
+	"XrcSpKpoaleBVC1b9Wp8Z/+4OHvb/O7s+vzPzZd//0u35tVGNIqzhJWwSS3s+jKSu2POO0juq64vKmCw",
+	"8J9a/p+F9JkklzoPahkCq4jTvgsQFX7m7a4h9qL7yWKwz4w0eHL46xdaOG+S3QeIG7k7CqnTwaqE20tN",
+	"m5YaLA9DPoh9esYQtoiU9Qp8yVOyDo+yzysAKXtYauYUviUszRKAJMhB3knd1qyNacQ9bRTHNGVARtMw",
+	"PoJyMXKAT8JZCjf4CSNirv5DvY2uQBRaWFONHKrRQjWkqWdQ29XPgJPa5wW8dq3jVuOXVj8wodJ0oXus",
+	"QOU0GOp9XtchSAeR856A6e9ocoNDQ/abz4u3ORQZD8pIlNeAORpEs4gBy70BvpkDsKqQRYxKi8l4aV6x",
+	"L+iHd1ZWemUeBXwzP8T5hO2X+FItFjRGyibK6hWvMFyKWJyPbqaM7Cd8FEPF04d3b7DscTIf2z5SEjtH",
+	"kB4ZWfE1AWVWGDvGq/skpg7gg1OpEc4zHrLEtYKeSeIvi0VjBHWPj10jqM9dK2j5tSJCd/FlZRA5QzJw",
+	"2659NGSBmDK4m4xCv0XU7tCgmWDVgI2TV05JOmUk79uw2nTbbbe6CnrLOPLghKcaOIBykU6UhWUvpMp4",
+	"8autIGPjwJjQeNStVSzkKaF9XkBr1z2ttqG07bTSdCIrLac+v7/ppAMMn9Fw0mmLJaTyC7q4oDEZAoqr",
+	"yyS7XRRiZ2V5oYMBD28m7YM6X01QB4kj9pbS3lL6tJaSYZT8muwkc687ZQdKv0acyTVID1k6YTzVYrZH",
+	"vmM0cQj7b9iiRc7QIPDImKaMDBf4v8rwAMxW9Qv8h4eFEpEkyIICkpSPLbeMe6MaUE7GgsTRLSN1mDtL",
+	"NDC4ZIx7RLLkliVNGYUMbn7NzzRm+j+hTJqFfS6SaBxxSSRDpCIISmm2XpGQQHAOd64F+CJKJhFPW+QH",
+	"kZJ5QmczhLnEajog9Yd9KkkmceRFcvteifbfh0/ewqrz38k7fRn8e5//3mw27f/Pyfv9iAOP7wCJ94n/",
+	"DldL2SdTGqtNw0JypoUNfB2dd9Yirz/MYEL2c6HxQ2fRALB+dW6M4fNf39/ZxRtECN7w/Bv898rnV9Is",
+	"q7fVAt4wZepJoD0ETGF8joSMhnHEmWntEFrDbT+QmZwBgR2M4R8iS2wcQZl4Q8Y4sc+0fIQgrrqKEnNE",
+	"es+fbmCHx+02Tlfra/iQ0FtO/awkU5YqI1mfpxa5ZGmyIHIikjReqI79RP0yoKOUJQPJAsFD6ZNOG7qp",
+	"utu6tIfzEe/F804q9K/9o8l3uGGLZ/Ymb8+o/4dk1N/CiLHf/U7WjH37ypykRzUbbHd3sx/cud6N6P5v",
+	"JghQOB1ax3HGQmkoN8eiqRSaY1DkCvgBuO7RgtiJs36j4ALZkyaLJsitWq/Tdqnr8+FvMlMSR5itMFQO",
+	"d6Wxr8pQW23IFBISVmiB6hwDi7XzeNlJ2MVGX6hS8O7doCd0w233rGRpGvHxVwNBf8+C8C05hzgkpPqc",
+	"TpnvET8USjWr/9LOwkD7Cj6pDxMxl/A2eg/6CZCaNI5zpiIkvtCPN6fCOCTAWyFPiR+LgMYTIVPkLPI7",
+	"3Retdqvd6vhwrRxGI4gApaarhkd81cJAfTcESIVNMZhHPBTzAWTRqjGnaRINMzCmS39y4lTqq5V+Ut8P",
+	"2g0zFHWDqeDpRL0Jubrg5T6TxJ+IOKxq05BvayJRkaUDzQql+UQx43Yi5n1uMah+ERHvET/H88e3MdpU",
+	"bHEJ86pF/hSxOJQkZqOUKM+8LhLANGmQG8ZmOtkXAnstYpCLluaMcfNRlOqL/jwLWK1SwQGFS3al8/BD",
+	"Q1Sb1AGjCxhLlpbYMMDjGmK8L+1z1W/ebZQ2wHc8A95Q5eroljVFleFHrx+12w3tQ5Z9RfWbrwUyGYpw",
+	"gc3rhmiqdp9MIR9BjHpE7XWP4E63TrHZ5x6xG80jy7vMIyv2mEdK0y/8kEDOdWlzecTupsLD5ssbEOHi",
+	"TvIc/gePlHdL/ouLj4YrpOZt70kowfoOdfrxzqSYRKLfwVVy3lKnFlaQyCyYQGX7RMxaLoAxqVNYRNW6",
+	"P0nTWe/gAOur1D8k/EsdBkrShEZwr+Af4MlP2BRSxSHdXbubZUlEGE+TiEk7KBvN0AMyvSwPrLo9aAfQ",
+	"nmlKpmp+x21ixR6+YzeF7RXDLdZnh1sSlHgD3YF5d3kX2UaGLJ0rh7wDC3L4/LhtB1m9zbZ404QdSvux",
+	"p2MeIBF0vIP8VT3ZIzOWBLCdoO7NI4lSzWp3DOxf8p/gmXxuhT3ubBSsWrplhGfKxtz4gl76TrsNiUi6",
+	"Y/eWbocm1P+DZrCQb9tGJvQ2b+aIhCyIpjQms5gG+TEqnWJnyvOJiM181bnSDwBDXpvU42jE0mjKGgA/",
+	"0m3bL2bFwNLXbZuvWzFsc+TzAWSpwGAYz2hs3qiSISv60QvXzkfmUM2YV7BCYwAiXyREzBjPuyoKI/sO",
+	"jgjMjiwV5cdzSWVfSJNMnWsC3LN+ZTwIWf1cV+SOoCUlcaDMOSNB5vN5qyxFlCVppUGtVysd+h0gTXDo",
+	"n4edcEv/yhAU7v2sJw5fcgf/7FybX1+vi3b/4Iz6G8Sy7hekAfv+hi1IlEoWj6Amjt2yBOgruM5eQds9",
+	"guumSMoM8+yWgjtns+gvMNtHkz3YwybRowky1KwsQb65AJEpTdleGD3BoM/VxMB+aq/07OKN2iOe3i/7",
+	"4M/qHL2/la72lAnXIm+UKJCEQnwAVhKLBZRLwwNmr3hb+rrSP4X1FzGeTZmKmSRTmgYTuLmmKb5WP2p3",
+	"Kq5Aq2mgL9mYcfUDc6RPwZyr3mXmkUjtzzEXCe7nR5ZcsGLhNkDRsJwog8FenrBkL7b2NtQubP7mYFQJ",
+	"va+RbPVOHIkuzIJLLWlhCyAtGQKYBaCDRP1bZzWWMI1IPWUYM5R9bmKsDSBVtCBIUB3FbS8t8poGE6cD",
+	"BNZwaMHA9OKEfaBBqtxnzgxD43DR58rE0RxjcH8KD8uU8rRH/BlCP+iAuRpCRON4MUiUnSdZ6IOg1k/Z",
+	"mLNT7RXxPrf/zB+I+AAjBLblCNuC+LE8JX7eAzxg8BjgIS44a/W5b1NDwZPGxtVkIb0pYaOMhyZ4bNKN",
+	"UiFuCCy8ahYgHCDBTH0lXWK2YFg33ecbTeDqwukKVfM2kun9+B/dhNp0Lor5tFjxnYNkzYXZHhH0V0q0",
+	"/Qm6cD5Jrecm2uarib/nKbOvf7yseTX78ZyHIP/V/edOuazu/qn1um3l5SyP8eTlqlFiTnA5tXfTOI9O",
+	"2vcdaqd73P748w7JtnuCzr3HsS0Hurmxe1bF2fl0SqpX4GHci6fTinK3HCfXvSTiQZyFLFQOXnLDQuJH",
+	"cqD+7DeKWK+kPlwQP6888L0+B/XsR6F6VoBkxvtAStJoysqYHDuolh66UF6fwz26Ryin8UKmnqmUwUtN",
+	"H9U5qEK4A3VNg1WqHlEHq+6WiQ/hc4/Qwk3tHMCaioSkoEZN7qh07QC4jQB7SPeIScgQLgL6UxrcjBN1",
+	"uPtcNQAtzZMoTRlvkQs6jjgGYSLAlAoAMLZH/ClLaYuzD+kAf/LhllDmWFdlhCn8HJgrEEmk4xA8f179",
+	"FbCe1EfDcFbCZoymUhlu8iaaFc05Zx6RJAkUpLFQ2Q6UzydRzNwcZbxORtJ93N9Ew1yCFQY6gtSt/wq4",
+	"Ts6zcOR65H//+3/U1vJxxhrwqo/v+KfkqN3xID23DjhYeqs1vFXQVKvslbVEqGVLOF4sU95GdrfV2WjE",
+	"AryXE/NGC5TzIzGpVowMCVmqqChXjcQxCtzRKPkIRT4RT58f1byavt+q9ToVOFrexmXSckOdRuUV6DSH",
+	"/FgiqOnh4eGJZ++ZfSww6jTbneu2KTDyV66pEU3qABbmkuNbVjVY8/LJhjRlTSW6at4ySuPWc7TFBe70",
+	"2IcgzmR0yzaOPxVrR9+96+i/DGTqYrncmJWLAUEagYiewiJCxiirtuyLNXTd47aXW9J59b4rt92qtcNi",
+	"uVyp+K5dWWWHi4+vdSqr7JRx/bJz6NW0Gq314I51JaaANcbBjy1OxsKx2pdKpXDGVyyV6hmPclBcobZX",
+	"kzRm8Hbn5LDjltKhsa82TkK5pAFcwKsHaxG/HXTa7S7sjGKD4KYUVjxf3e51p93rHOvVXfUNik9t9w06",
+	"zcOOea275ht07/kNYHaP+wnazicw67jmG3Tg0ClDQJ0Dxxao9WrvroPu++tx54dXP87f/XI2f/fqbP7u",
+	"/Ojo3fWbnWoktye7fm8Mvj3d9ZN34t5Cdle1t7F35bZ25Q60ELgDhMQ2/LTYuCw5Yq4J40ehdGCyPMKF",
+	"cQoakMqprDcuOOth4SLAtl+8v7omZorubH7L/4F38dC/T+Yii0NPmc7KaXSkXYsooQLOkwayGioHxgDc",
+	"YgYrjh9zwfQVlQ5xYiarzortlWEfOJ1qyIm6n0u5Pl+GgUDCY4zaesR5eA1w1tqHbEx3w4N9bvRGz04n",
+	"skFu33g2ThO5c4NsvpSTKLTIwEs+oerC5BqtAaFw/XELRIEf3KSeRXIZ06vPd0Km0Ptxrff1KdEploLN",
+	"13NREmTWCI1CNT5lZLzsHP58J/36XRbf6CV4HDQKa1EUJvWdSCfEMTY22dUrjbyuMt/aL3MTem/kPZCR",
+	"523h2+z6Efbezk5foVv7eMdTTdNgsunCw1W5VNrT6BmRKpIQQ6agj/cW9R6E5LENeK2IiFSHicbFHYop",
+	"R18rKolri0PyPWhUed+U0R+cu5NTYm8qEkZDAGabIRIFgsJKxlOSd05mQF6BD8kBTSuwyJXL9cYZ7iOm",
+	"ZeXdbHObm6+Gs5p7GbaPChQ2xDLpgdynkVaWECuX2BENdf83QFbz4P7v3z1D8/LvH32gZ85m6LyrB531",
+	"7pGfWq3Wzx999OP7XDvyOqlqSm9MYEBn19RFQhKW+9tGsj2zF0wGi5GmRLNDG3DGPncKm3zNOaNLdKfI",
+	"2EviiN8QvP07bAMFCia+OtQzYsY4QGLLaIxXbaUe8XKTotPpkfkksi6qHnY+DkziRyhJqEbEB5wlIlMa",
+	"spINBvzacLF5ieWznnXMkXG4DLtUhbOEKEIA6rNcRQs1cSxClEk1KfURnVFZTCMNCuQMF14XcUh0vGb1",
+	"a9iwLWTjuicahgmT0tcs3rD8mgzNK/T1U/fn1oY2GoUOC7WwVfWvHvENP1G5vrDbLpXK1uPohs0jyYp9",
+	"XBukUBxIpOULC0k6jwJbkIk7BUIsdlFO1PtLf7b4n5DJyGH/OWvaIwmTDGolNjXkYInSIoVTZPFafFI3",
+	"hn9j07iQrEkto9tCz+x1jMPk+n2L4SHZk8lWcEdVVQx4Ds5h2dy4M366wU5w6g603ZnbmnmoxbXJfvqt",
+	"tprrPP/bOKEBK6FO6mvW79WfyJ/FbMYScPK8muBsOcsw77aASboS1FLv5lqv9jeGEU4Sw6cReMQXImvl",
+	"ozgLKXkrbllMA7YLgmn+CfCTbBc56uxWsZlHgkCyFm5TN4QJILqwepFyi3Z1bEK54YdeLaYyHSi7eG1X",
+	"91j15ahEGWhUda5BV93wgfod4/qPYT5vo5BONfqE1qUJ04k9UULmdLG3te8cL9hHCjYa9bCb85RNMlyg",
+	"/v0qDPoHqDh1zu+BY4BrpLCQxSxlm43+N6lECxnrv5T1rWxOwyrpmNdRCmICqgGidBImdM416KS2O6Z0",
+	"AfdoxjqCctVGi5xTHjC48aEkgP8GxFHraRjY9aiAsk45MWoBru/MU8tkM7ncK990zam0jVSXEeDY3rg6",
+	"+BOEN7aXzZ5dsb20fRhp+5UX68NugetZd08/7RDI5lTDN4783CKVYrXsPUDX7V6JFTsPd9sIzzsdEuFs",
+	"DkLfK8ZF0EnjYm6whNltJLIq/dDwnHgyhHh0nNnZda1yXsRIU4nlUj3J1cHWUtzr8w2PmjZXlSir7/Ml",
+	"C3yI0SMZ217k70X+ZigFxsOiwMfd83WI/U2iWAkn+dDYuMp/fgsNP6J0UB3sds8FhCoJjUEi76+69ldd",
+	"S3tiD5uyvTXkAxI4oNbZwj6IvxpR4dPRyC+XjJ1q5CWD5xBiPmTMRsoQ0rRk5qYh49GvmbJ4EiEBZ9d8",
+	"OChcO8FXU3rDlJt8ZmLlxp8es1QSLqy5Bu/0ue9Usq6LsPd0pA42BpEpXRAxGq1wgyHaClQEuwbctxd2",
+	"Dx1J3r7nbTBeCgdpL1v3oc1HdNLhIBBa3HPapdIn+6lgwljT9BFMuAvT9mMCcGIfuxlyZtJ7MbM34fLd",
+	"sDfetjfeUITeP5NIQ1JaMP+mgY1KWIwBvkk0K+Av6cwBJMrXEFU6BaOEPHXD2EyiEVZIVKJS25B1fVPi",
+	"mcQLz1bwQJ0MGHY9IplNvFBjMA/B2IeUazqGNXbdhVUpj2Ha6dY/j3WnO9/MtZmDiUWp3Q+VX3svlPe2",
+	"3yMmwIehk6qVilwTPDWL7+A3/V9OzeYj35tcmA530DS5mJ9PhM2Qq1sgv4YmHXfBeYqut1JE5kY9SoDI",
+	"U/Y5owkv1LMTrI3A63dbq+OIruVb8so7Fru7+lyNOJJ5Ziyp+3oJSFU1KjzUW7r4zwuHdMBiwhb6QgaT",
+	"cPPIM6Do5MiCK7ubU6dYFdKJfdR264eon2lAjm1fr8KKEtFVZaCuMrxr2aPLsH2/RDWdErY+b8xNGDup",
+	"JqqGOQBpE5akxYyGeXGa+q+P1YVp+Fup1E0ueDphaRToOrtdqK930cee3Vl7pbu/6tq+eow62FPOMX0a",
+	"N16V+nNI+ZeoO7nrORlNZvWlFueYTDAWohKroahLUdBbcAHISTUo56MRJi4gmTZ4RXnWWKdNfCCoCSOp",
+	"9mPonxJairg/07kODiaERVDX5AscFCxncxjmlIas4ah2t5pRtbBgqQvy4FgNXp9Xgf+6nqYxLFyFassn",
+	"UF5b7h1il5JKEooyCRzQHIMisHh6DgXckCqHuog1Z4csEoCewPsDKrXyT5hWwQI+PY3VINWIHFAPp7Si",
+	"oXT0jbIXIm5KFLXK8VvkO8o5ZgeWLkD0x+vzUmZgwSIzGBTGRFnjVDfcJELHbOrzdUYH/oKDxl97iAJf",
+	"ZaUFlAMfk2uogJOuNgkgW5jBFKAf1Tbexob5jvK7OvOO6WKUfQ3lLJFpNhppGued1DxWI11icx+16/+4",
+	"gdatLQv8BHu7Yu/MP5498h3llTc2T836QJn2x3beHewkq2VXaLc+L6u3lbrtElpF7WZjuxtd+kKCO/j0",
+	"fEEElG4a/Ne7Kywjf42uyv3wVp9f55SwW7rVOMOH1Eo/AKTUKEoxZTRLYACMB+yrUlBm3fcqaq+iHpN5",
+	"Bu+KnrbHDFQlzVkiAiYBx/T+NH1zNpwIcUMkCxKW5lR9hnXLQ5k7nzCQ23jjJ1laSdZ3gSO8sAN8VDlV",
+	"7GsziBTnDGET95LqKTP1lU+RszP2qQtgk2ZbmKRXyIevZQuupJIuRpxEYwiGoFhpkQsR8XTl0zTtc1//",
+	"Y5AlMVyfuDCp+m/yQKZJNGOuWKzOBL1aIYweI2+g2M1nIlDeS8M9AeAnSPnEbeMK0vxAP52b/4XI0m2J",
+	"hPTTRXagKv4fUl8mrfGWeGj6XL3VuAdZUKMFiEBFlhgsoVxJ+XKhp7wN3YuecInq5YGoXXAgLq3Ll8fT",
+	"oT5TCRnZJRHahpzjxVF7GXUWyexyIiaNtdKtRJk5bLaPixi2ZTBa9gElygDStyEuoe/NRzSKs4SVbtOj",
+	"sNY7Pl6JVbs6OWBHIr2KtAAk3UA5AwH+VbwOaki70DfgdtqFukHv7r3W3Kc8W9n+1CkbVoax4dzA/etK",
+	"Ktw6hBd882+Nyw+wTQ1NJWdvJ1OR0pjETEp9M6wFJISexZxJQP8HRL5bBt3QlMRMCd6ifvQ1eLZm6dIM",
+	"saf6SlqmJKBJEjHZ5+LWpDfGNGUJSTKuISANE6BLGmCj8DmNrWdBaPLRijkLCU1Yn2tm2bpflPX+KfFd",
+	"jZCT12oKBWD/bZFrViCyQ2wrjN+Yp1p9/oMlsw0z1iPddgevBgCTcJYuAN6xRS4zvGAHy8TNS6A3DNMZ",
+	"rKniESkIF4W730gSJLtDmlkjJ9fQJuhHSpQJeqgQtgfKRCduT1YSJvTgYiJNIhaqb4QTjFIJpPDmgkI1",
+	"huSMScafQbY8mioItHnDpGEQXpmBvsIM+pS8CzSOi9bF61uWLOyJcswLdaozWSI0+PGKhCKOaSIhsuda",
+	"IyUTYWc9mufO3wtTD96oBBnE7+UBIbMGYtLnZm9UPYBRtfMH3wq93xwygN0aatJFdUbrMyFlNIwXcOoa",
+	"e5Nqj9v/2BbcBV0AsapThxR+beRbW4YvWoG83S2EAQwbBpi/HrIRzeKU+LkIAV7jOHSiHFQSSs6v/kpG",
+	"UcyQtPSo87Lt9fn55ds/kTjijDAeyoaysWZUCQc2BeXdI/45aovmq0gamOUeoWlKg8mU8fS0z1WrSuJ9",
+	"q0fYxJwBO1lMG2guZxKoyfstcgYKQpq8tSn9RSQk48pusMkTRsQ/k4R9wB3a53W/020dt33y49Urj/id",
+	"7nG73fbJX394BQgIAYtjrM+TKU1Ma/63vkf8f1P/p+lDscB/gGE3S9go+sBC/dQzX5lXyvQBe0vOgANh",
+	"wlhqr+ZoCCYvrK7aUllMAXS7SV7hV1HmEApHkoi5R5B52lLGeLn28FzN4RX0jqefx3+gMvXMcnhlnek5",
+	"XNetPie2O3jdQlNc0MUFtTDYhcLHMb216YPmt5lIUhp7hMWS6exUaK+lJusjl6v6+jMa+z3TuDbTnpFh",
+	"Ft/A1gNmNlyQHklYEM0ixnX1JGbbAjK2HlXDI3q2ah52xto90Hrdzq+YuaINfkq4SFmBOs1YtqVMFwC8",
+	"KOxbQKrXrSFx9z1ifRW27OsPalW3DOk5GvyZzdqpPPuPFuErDsjXXxuyalZ+8FNCh4BApp5SC2aGHIg4",
+	"m67md9bswAVGYZ5NMbNA9asUQpkteHPIMGUf0oNA3p5CupVk6bdZOmq+LBu9epDLwcPS6HNrt/apznQ/",
+	"6fPjY++FVzAtvZJhuvTvzovWUdtTUrLrVdnQ0Oxz78R79u0rRmPpher/FppY/gXFrffXH155nZWt1iCk",
+	"AZ+ssJwFmeEs5OqR6yU7PvaWD/PxMR7gs2DKyNVEzFTXa0dsWnte1drzitZqRau8vPkqbW6jcks2dYVG",
+	"Xdb9vqNiyT01bK18B1pN1b22x6NuMxczYLVU8HXv3YUnEYFF1WUNUirVTt8z5m4w+FkCQg+CESsM/r8p",
+	"YzOtRHchw0Rk4wkkBmM41NxmvfDIYVsZsidt8uP1OaKv1lMR0oUNj0JVLEBTIAXtJJKpSBY9LG+SHoES",
+	"Tw/LejySsFvGMwze5toIQf1FqhQEVjDpkC5YbTzTllGfwwh+QdiykUiUTWTwX/1TvEtVBoFP4xiYfXgI",
+	"kWk14LovWRIx6Zd9GAbhtRBwx3TVFksiEXrkXywRGK82JDcTOpsxzsJGi7wDe03qGHYCc6eS+LBPIj7u",
+	"xZFMfVIXTnxUjYjGC5mi2XeuNg4Ldb2SGggHnHPN4KssvIgrKxp2mDJsaWyegrB6PVXz0L8AzoZQVhIu",
+	"fZ9DtFikjRbx8SflmsD3UP8BX8THtvUiGEPhlPj6Q5n4dH1uNhDWZ6VC3PS5CdVHCZARK0fPI75rZZTe",
+	"LhWfMQpla9AMFpfRGCbixP5PHbARzpSTZjaemrBPb1lCx2wAdBC2v/Lw7b7G0WPkmaaO7Z8oCWs4ZRjh",
+	"jOJFAeNpw617CtTn5vn9hvoOHoa9sPVnUu2lli6c48DYE0kyEXMypXyRH7sJDSHAGQU3eErUSVItWB8J",
+	"tmELKsDU2qgFVbLJB2pknIna3VhIWG+Df6nMDPzYDU9NZiSyhIQsiKY0li3y+gMNUkLNB58KpZQ9u93A",
+	"PIED0FQHIkD3WX09ZlYwFyAy+hcj9VAE0hVBrWnokX7tkilJLvs13OqgVgBOsN3oYZovijoI14gRxPLR",
+	"dECQZUB8LoEa6hXpkf/97//xG6fkqN3xyFH7kNShtK7P0YfyII0Nj6RZktKxNNTRF8Yjs7zRVQ7V9yy9",
+	"cGTszrI8f/cCJrBVGUn+0rkJQj9A7sKcsZsVuQsvQL4vB9p/W46Ch0pDqq3iRs475g+pcH9+gepQTbtX",
+	"exFCsBolNox3+fhCzB4i+QgT0Gm3SyF8He8/eY5/KByOWq/danctsgDyGRvstiOkx7WCAQiP2zn6QBfg",
+	"B0BNwIe1Q3heOYLuyVEb51xeB917p7vUYefohdPhodoJtpcXx1W9HJ50K3rpOr0sT0uvje7lqNDLy872",
+	"czl0ejnebS7t7edy5PRyuNNcXnS3n8vx+hVbM5fnL7efy/M7f5cXR9vP5cVOc/nZq6Fxte2J61afuO7h",
+	"cXfjiTt57p64ik3TeeGuQffo404JPblY3HgvBULnmbSGZYEtwPw1v79X0m9/R/UEnc4z1ynK9xcajZQY",
+	"b8D1S/A37YQ4/mmCVs/eQV3loG4GUlVHF08s3Ed9/zqvEtjUuO+5eUg996JBX9FQ5VhsMLg9IkWi3I3h",
+	"gvjqP93LsKJf0YBiWpCk+UN97qsZKRsTrmWGixwGOzy1tJ4+fCmn7W7bs3/stNuNFin6hwk71e6pLZED",
+	"WlGAbEDu0Rz3gnAx39ZHfUADXS3XknkOtnaf72Bs4wS/DJvbW7lBlXulJkyGi5V3IyIpXjbYG4CSWvTs",
+	"NYRWwkafGkXpLb2wpJ+XNbNXqe0rbji83yqHD2+tGL9aFGfYFP4FP1a3X1zEPy+5w/U8ewv8fDiTNEWe",
+	"x5WXTyjuKkeoTJUp/RBN1QA7yuTQ6YBAX6lHGPGUjYHH7v6+VSpmy65VKmb5HPXlHrhbhs1ouDBBsTu6",
+	"Xl00Ole4XvgJ7efKxe9PW5mCz4+qfa/DFystwc5JjiT3C+Vl3lltJh537Tf8T8oZeSUqKEhLpuPzl67l",
+	"2AHzeYs5HHUq53D88uWKKXSOnudTkHRaPYPDtp3BFZ2St6w8gZOlCShjPp/Ac8isNa7xYRtw7pTAKAuH",
+	"3TLey7Jzy0p/+Uyr3b0N/BQvXjA11xgWK83gva27wda1Qfu1Bi5moyD5vjLIKq3cKctb0+hzdJtEkT6X",
+	"0ZgDy12e5qRXhsRiDHctkPOtUyeonAwFTUKiPxWpc+HAgy8IZyyESw+0Evs8w2wdYr4YMd9zlUWHjV3a",
+	"xXnEUtm8ky2YqvSje5n3xP1+565twuDecoT3mk7+FR68Pf/BFlJQ1/M3GQ9nIuJbF9Pa50k9d4VLWae6",
+	"5MRiFZC6gRaQPfwgfqNFrgCYwFyCwu2VnIi5AchEWElIf1ICTyQkEZoQdEWJ7N+wj9d2Rvf2FypLIMwK",
+	"kJQCxbVTgYP3vJWVENvUMhTX/Tu1XqXUaIM5WqphYBx+NQk+ehjKVbVvt/QACm5pKwOohFCdDWUPH1bU",
+	"KcBXGuDa8/Eg46kyurFf/fraSWWJstEnaTqTvYMD2AQtx1o/MKdkt+qH0rfejTXH7uG9UtnXkOYYKMwR",
+	"HEZ/LIvJfWEpBzSwcSTV04SSHy/fYiAoYQGLbnNMGnPcMPul7uN/IKkBUVOGHPqU3jBps4VF0udQE9nT",
+	"CRDquYZHtMGs0ziuUspDZQ9rOSCJnLEgGhlEQmtU+yi/fG3Ks5BMWMK8Phcc8rXnE8mCgW+vmIZUsudH",
+	"ynQ/7JKE8lBMyXCRqgHKVKj3GQ+SxSwFY/sNV9MMM4BxgffVWmjSxj73jdTTeMuUTJS+hJgwBnxxiiYV",
+	"P5Jklg3jKIAgL/GzJLYMkNT8CdpU/finfQ6mEAuNyrRZQhZbpnGqfIyQwfYDsBAYFIxJzTkWYjakwQ1E",
+	"pGkcQ2FsKkSLnKF27/NO21H6EL3XfgcO0p4kCFznNsHysVJKv2gY9HmFZXC6FVokVjqW1EDtEao6YdO6",
+	"Kn17hfbR1bWy2Ph52WpYqgXdbA3cSc/vMPy7auOHZnByv5KZXnEx7ZyXw7N/aLur1quhhHo3+st/nSQv",
+	"v//LP35Nrue//Hjx6uWbtxf/fCO6b+lbejW/Oby8OQnfPQ8uxLe1T2q13X2boAOwyWwz4sPLK8o1UmId",
+	"3QWoZlXifF+/ugfS2pU/q6ykvjLTz4kCQEMHcOMCri2cMVmhaBIxl8qwkwxsokiaTG5KgH66KZJoHHFS",
+	"xAd0mvdb5G+a3on47+FhSLCNlcUYWu2ujQ1sTfa5GBEppjnyBTyEAVgNBoItngUBk7J5LniaiLh5ptpp",
+	"fuPr4kJ5ivjW80gyZV2aV7ngrM+tmYeTJKFgCL6lJ8uIth9a5CJhozgaT3RxqnpIfSGiv1CVTXKt1uBc",
+	"LYF9eTkGcbS85PZpa6WWJFnllP+c/32dZMN39avwpnnxo1fd8DuWTkR4h4bNi6saxr2we7v6veVm39EP",
+	"zbMx26nFd/TDGQq4u+uHkvgpIfS9v7yCimL8pFDtsPKoOPLGpHxUixm1f4uCJRCJsVvFvGl3y0+2xux6",
+	"MVOvnGmFY3CaC9P+2dPvT81H/6mmBlvzau8vrt+8/+FKPTKlH5p0rIXKCumWy7SPq5zGcxrHuQ9nziA0",
+	"BMD6DEkQEDJeQBkHSSdQ+1LmuG4RNS3GU20r9vQBr5tWpyJk2pVgMoV/Ekq+YzRxPJgbtiBTulD+lXI+",
+	"Ic3mehVhPyQ70dEoiiMlqQEkNZJkStNggmUJpTE+k8SXE5GkA/UvXxPdVIk02AuDKPQhYUX5mUZK+vI2",
+	"GOR/DpBnxYgx62MDzr/602Ae8VDMByFdSF+zGMEfgJJoxNJoyjDf/zKLmexBEXdpUrnLOcrieEF+zWgc",
+	"jSIWgndbBzMMTDrWUJ5mSiPNusMFbyKeESwgVIifEWM7l0jKXUIl666DMrRXVaTug8ZsBSJkfpl2qYFl",
+	"KARfFLNmrLxc4ssMjnuPAOMcurn+lEmpvMtTwoUux4hyDiMY6Rt3q9R9GoYRkjYMlC/RUn8bqL/1iLL2",
+	"/QaOeijAsdcbC7GOYFRLDeQWvu8RSqaRhK3jUAkdQjm3fijXTfiYmuXZxRvVBVb3a0XdhPHCyDGdAu4G",
+	"b9iiYfWWjRJwAL1yqJskceuTTHUVKehg+FpDFgs+liQVsFa6b6JkXS8XdqgqbajFEk6gwaD1/3BR0PMt",
+	"cmaULgZFYPEcs0HNQJ+GhEkRA0uSDS6VzAj8qqNMGjCHo/ah06Au88eHc6ILKE7RDWG5OoBCQB+4gUx5",
+	"mbtpiJaj0tSwFEZelyy5ZYn0SJAlcYPMqJQtBIi4jQJGRhGLQ/AzNQIBhI/UBz0bQxnumAnzEP49yWD9",
+	"Zon4sDDWjlq9G67coKHA4BmBD9aENGo2JyOmxBOAjNrvwkUypepkD7MUHCp7IKY0ucF9QaFByFzU5Vy6",
+	"8oiYmiMjhJyiOPyWM0b1XsyrrqaM3EYySkVC6m8uyL85M20YcFX1lBk/LKnmcJuIzKDhy7y5XGiCOPud",
+	"IGAB+Z28w7NOfu/z35vNJvx/9cBRu01+L0k7/KAYovCJ+5hJoCwJRyhkmtFEMiWFYKU4oUMp4iyF8F+j",
+	"0MoPQjXgKBFIqwRitFK7EBrgYyIS4sjQYmuXBQmaZ2nCka9QOYQp2S2rmjLTKwrlQPBRNM7QpvVJHX6c",
+	"UHVCbIqssPrTtnioWtxOdOlXOjCIokAn9aL4180f44DBribGSCIjGuE7CUuThZbFNLgRoxG8t8Y4vw+3",
+	"TOGrORESORGzQoBklkRBxMf/Tkejb28OP5z82o0RNGx811fxS7Gk9Dpn8zw0I5LxwfbcNrAaNoLxaeHS",
+	"dd/YelXsB7+3VVV1nQqjpQgkBASMG0FjyDIwEl6OBL1is4RpopINhr776Eev9jbiN5tegWc+erWrjEu8",
+	"QF/3tH4K/Q8TPWm+NQ7+eifEPK+RkottXLIpmmLbt5O/stTWFlNx28nn9LgxNx1sukPoTb95pwicfrcY",
+	"iOtsNVx+80oLuK2Dcbq3TxmT08/fLTSXr+zKCN1H7zcT4v4LW1SxC6lz7npQgRbV27nHhmCtqTtpYkDs",
+	"y3WXdwkGerWCoqx5NTqLBjdsMTApMQMruEuBQ9PJb5BHrz6tFa0lVVrbFHE0HwTijdFsKdxYfB+sCy1x",
+	"axPKwxhy+MvxyJjR8PHCkar1px2NfMtouA9G7oORG4KRcFCeVCyyHD60DJ3LIULl1aKzdMMWRLKYBakk",
+	"33yDDj7Ei775Rj2kXbg+9wvzNMJAo15oVEhMAME070hqn6/uY/c+GQktkYYLG3xQ7jokusqG1+f5QNyY",
+	"J44Em4WkHIxPogdnMMVtxKkDvvOVEjdOELK+OvII9+sQeTtQWynIZCqmLBmAa4cwjik4xuYvJAox3qgk",
+	"EZEsTWNIx4XI43tOKPFxHQe5G24TTBzYwAahRk5ixAvKQyM1/VkilFegvt433/QcSQ3BCi1xfecpHcFD",
+	"tHlox5G8aoBe/sMw0qK4OFcsSldPqU4gyAbJ+8ByvoA0GdWwExBZHrwLig4hjW67rXFelDEkzXcHDEwa",
+	"S6FzYvNF1BFWXECnZZ1thJvWDXbjq1LDquJ8nkl46ZRIgdOmhlhI9WsuSOs+RBFFlrb0NafyVWcxAzp5",
+	"4FflrCkg1gEvS4/4Eb8VUcBa+qcBhGZZqN9QzctsaE+lBORWKPcNaByXPwrm7JlviMubbyK9vAOtyPNN",
+	"VFh3tbrl1ZKm/TBKWJDGi1MwQ9VHUyOs3HQW8EjHGNv6S9hdT+OE0XBBaIp4Tj6efaQwkCnQDtlT2IbA",
+	"4bl5V2N8BpTDBmREJ2yQVOhNhbWvqX6yV0HU65N6JjMI8kk6UnKGRGMuEgj+ExMrg9Mse8TXXrVBn/I9",
+	"A2mkvq6JjjvyrrCBzIVBLPjYoDPdsMUz6YZ4S6JCGWBC3LCQZDNtg+FpjWMsb9JfT/B4sRyddyPvOuR+",
+	"p3j7UiybUGmikTquILKU2XuhoQgXwIsQouqI1dBhHGpYktQp6X74kG9cgLc260HmFKsYGh5hHwI2S1FA",
+	"0z4v72tCw7BSZO0Y6jTiW20+d/1XRz3tJrTBRWV7itsIrs9QoKxqtbWiqVyWOlvEDbBXvvUwp0A33XFD",
+	"nmcXb1BBKo0FinJZR949tKnDlaDulqOVyJGx0JKc5vGtZY2A8z9qt9fEM1Uv9wlnmk9Z69UOf+02T27+",
+	"a/7XzvTl34eXbfrPF8E/xsCwkH/iWq+WKSl79KLTqeUVuGVyhK0jkGr8nykAiV2vjj/CBzSfx9M6IgQb",
+	"zr0/c87oPui4Dzo+ftBxHz9cGz8EOVqX0Zg3s1ljHz9MHyBeWKXLNoYLY1RN1dHCw7tFCxHCVHWznVO/",
+	"7Mt71u5pkUvAM2XSAoPmgj3jykX304RySaGQApxgw4dVsG41x4aPg8vhghpo8vvBRJ2+IQ1u0Hz7mwG8",
+	"xBcGRZox1Tzi9CZGTGoqBJPawEMWnppkaKDwAbY1C03U54anLGajlGTcvNQw9AlwA43wwhGNkYW+yCOW",
+	"sDALMDo6S8RMJFDgUtdYLH0eoINnIFknNB4ROqcLzFT4F0sEgr9iAhECxypvyQRiEdNJ2r/jANFbhuGJ",
+	"UZ9Tbt2o4nPaR5xQPmbWSyZ13xiC8iaazVgIpSSpyXt4JtWKUym4ZcKAIKwu67EpSHoACD5rPFxYafdL",
+	"WgPOJdMOIznLUublewGfQkwo50HdUstMyG94RQhXkxAj6UJqIGLlX2iQJ3PgrTggTGNDScaID8JXveA3",
+	"euCDq8M10E0q1y5ztJHv9bnPRTrATAIPSDWU2hikQgxiNUwfPHnNqgU97eqHFM/Rau8Dv49NQDN7ISHu",
+	"yhdfWDpCbsWUISLU+3aHd3OUr/z/7f46eiQ60QjhDfVZVh7EgqV2Sxc9lXd5LsiUxupTs5AUFIuOIrbI",
+	"6w8ziERYYYd9gl+zrRMEsSVM1tJxSPhL0Qf6h8gSi1ExoZIMGeNEZnLG4Oz6pO7rPw/sr7rWr4orBVC3",
+	"1VawD9v+jlR/V+qMWy8U07JK4tj1ty71sb1ffgi2ch+PyhQI1RLTVHHUgGg16Fz8+s8ue3sTvpn/OXsR",
+	"fdjeY8IRfiafyXS+2mvSnwG60FkbWhoXYdrnVKunVOgzsM/Z+GrdJ3WU7+A7qdfu5DipF6+MVNm6Zkq9",
+	"tXPdlHrpU/pZqr9Hc7I2eFh4snMjWVlhWztYK/2qz+PSVKuLmlebiySE42gE+CY/x1x3rK7E6nTv5u3A",
+	"+j6Qr3OFlx4yCpmJqff5sn+DdnGUk+ViO9pGptLlUPCtRTuAFGBoQRn9GY9+zVif6xTeJYepRyiRLBA8",
+	"xHsea3pjmjCNM/dy5IT4YYYKiw2cAft9Xk8Tpjwd5OHTroLZno0WOeOQfGHXZEoXxOBi5X31CGeR+9wz",
+	"iSQUfT6MRXCD17aQNn/LaAwRaLTloHV0n8AjUZOHdOrcl1LvzZMoTRknOp05pCkdUjWMfDIeVg3o6v0J",
+	"C25IkvE81YUvbPq5bg0+4F/tRkJ+FqiETZTrirX5ZdufZEgIwkXKwkavzzutdcY5sjJbcxqxQn1St3fl",
+	"bnWN8mBYArc4xIdiifQD19R8aTRlMqXTmbFII0nGjCvzi4WNPu+2imzbawaxbNObzGlkg/EIZ2MKT4iE",
+	"zBO4cFjMWOMUR7aLuV+fqsVPJ5STTvv/dLqNPj9sEV8EgPkZDtRrpgVO3ly9Jy+ftzvAz02cze+CieoE",
+	"cvss7H0xGkmWekRzZBCCPDIhVb6kiENwCik3bcCGzId2TFDQSJPLNMrSLGGNPj9q6TukML+kgy0oRj34",
+	"mjPmkRkNw5h5JGZTweWvGWP/WnjG4WJMCZEgS4BCJaERTxMGLy1mNPYIDReMe0T+mtGEeUROxCwaLTxl",
+	"/w1AaHhkLMQ4ZoNZTBcemVKeqffg5Ph9fuyMcGBuiaPlTac8346yFbvHxzA2GqQskX6fP28RP45uGdwL",
+	"5q8NhYgZVULiRYscdbvK6ZXZbAa40QPLdd/Lee/J3//+d1MLYp/Un8v/8eqV8oJf/3iJtKF//eGVf0os",
+	"nLTaWOqRBlBFpmkSDTOMmMAx5GJA8x/9BlZdrbtqK1zWicReubUw1d/evJqCmFMINJVuWKGWonTJWpTE",
+	"oAoaMBosVMDcduKM1nW/lHjJ8zp46RavXrgTzguGIHuhKIltl7qmwERdScJiEGdyEs1W9ezDy/rNN2Eu",
+	"KFKBcGFuMKs8rGItw9L3wuq5HgG8hHKWBEIf53C0bjGQ59wZl6RKn/vOehYL9JzDXepMR7B13js1nKxw",
+	"QowrZR7qc7xatooPEh4jiAGaHmz2YiQhzwSZbs3AWGjK5bw+12GYHqkYNvswg7CNV1URZUuCsECnbF0E",
+	"lJtKyz6HPP0WOdNhtOpV1fkSxsTKUx9ZU9e06eCY+dw94s9YooS7rvsDWl8fcnIEr/6gBXsWTsQprIES",
+	"DBEfD4oN5r/rphHAJVkU22mRC3ytp9pSG3kwofFoQOd0AeDQA6Ws6gVt9P/9v5jTeQDg8n6L/En10CO+",
+	"ppQq0iNrdFHVWZ8bIfbAsUIEm/eWJFifmz8UQonq8Y76tdpgU38+8UoBocKqPZMkCvs84kQXfoYspVEs",
+	"W+qPag81KuOTpH7UOWyonVsp5En9qNttLAcxSf243W5sH8p87NCcadoJzW2I3H2m+NyJ6u+V+calsJyy",
+	"hyO0oBERStvlMBxbO1kM3kGsb23obqVUKRaJ/QleXaUJ3OATujRrQoFX6N3evVLMOdoW77yMFb8mt+Jh",
+	"w4ZqNp8paIhdrw4ZXhnXyXGbcrUqErVvl9QU3mXRJdUNnH1aSaFP5X50p957H2zcBxsfK9h4st1b54KP",
+	"4ihI7x9s7G47Px2ywejfVxqm1IkgKyIyf9SAZZWK/CyxSQOLFTLldicRkwe/6f9eILy+ZDpHYyfU0Ve2",
+	"jTWwo/+VsUwnbJg+c+xLwQPmmdx3zuYAUhJmyqgfKVXBpjMHtgCtCT0bLHugfa4hTBO8/1fKJEqtCRMy",
+	"a9jKxjYg19tBWV7CimlwPLMMy7Va3R2REn9Va1UCSoT1CwsI2xQ2U5ZUktuYVUOQNfzHEnLg8+tO2wFT",
+	"1OgBgykQu3h4Rgz2oJnTYAgGVS2byTRhdIpeiTPpASZz1HrHwMdiCgdqPdD/aodUIzsWB2Ow2wYaZRED",
+	"1ZpZqBKkEWhh2l2vFslBqhQIdujVOPuQDvQSQJ84IScYuHoYZi41pSWUxPFq+car9WpTOR60R4fBCX3B",
+	"up3w5dHw+eiEHdNO0A0Ph0fsePS8fRekRbOZNmEsmrPkEdw0eyDFJ4iLDVVgtCRXv148xKXpHPxm/vNN",
+	"+BFVT8xSVoV9PRUG5dqSAVhwUrt+sRif2igZhOsjqGKGnIcofUAs5Fcw0Cos5E3FvjiV/Xl/iucdv/3X",
+	"j4HqVdOaFKg86oaFPocX3srAa1VRKW08iLvSkFjgh4ItZ2BFrB131Gk/CAI2GjZLkNe1gryzYGJHnTb5",
+	"HgvCLRy2NpkMHjY2+HAEIy+uO51PC1W9LUj1XpA+RcNpIuZPQYzu5s+/tsYU+vM0DSYVkLA6id/Pktj3",
+	"iKEIIfUlDhCN7OUR32kBb+O13PFbBGWiiZBIJc77XDtdJI9YkLrgjAwZFFcYr5ZQXZA7FXDJyngoc7NO",
+	"P9Yj1hUlghOo9/X6nMWS6aBM45TAeGAQIhmzVJL5ZEGiFELQFg21nrAAiBuxWiMF9AhTiOD/73//z4F+",
+	"wG+0+vyhYg0/gkB9SNoMXPwScwZHcETtQViVVOBLuLs0xkk83D3G8nTCqvmEyxP6nCwTT0ererrWZ++n",
+	"7AketlfLqFqeFMfD+pjGQa4A15I9mleeSVdlVjCje4SzuWV99CC1EODbaUoopEF6hNFggjoNVHmfW0Wq",
+	"tCo+Y/aAwTyoKzHVI1xoL8MjkKuCWRsNj5gQs43lYyJPh/wl+g4qBzVWNDY6FOFiO0ZKSNYLskSKxGQC",
+	"wnWIv4Fx8lW+rktWUtnpjBfuopokOpz4Kgp9HT6+Y/AXM1uqKP7Lo4FPHGnCNjC6Vo3IiaPvKvvVm1Aq",
+	"DQPaYESew8eobfGkvvD++d4GQMLSJCobAGfkuN2G1CVl82mE+Uqez61uTEqGwSe5MfG2GM7x0nA63Q3D",
+	"qRpAt31UGABYZitvbIqLcdcbm859b2yKw7A3Nvk0Ku5sjmlwdNJmx/TkxeHRi+Pjk+NOGAzDF8ejzmj4",
+	"grZhP04Z2ogwHJQuOJR7XOhs4jt9bySxGDkHfG8+PUUObV6h0OF2Yh+gyAMU2xtR2ivfPcGhHBBZl+AA",
+	"jqaXJzWwnIrSGGLOR0UqVRnxgBEf/scndYC6g5/cpzFVXAvPU8PdQBNGbtjMGnYNjU5pdwvcWJEwCnV5",
+	"BMhEj0Q8iDOIraTwfJT2uQljTCKA1EOPtkWuUMOSOoQ2lJz2G04+N6wpIEDowq+JmJMp5QsyZwkz19J3",
+	"vDJDww4XA5LzNaJYoV7Gr07NgIFV2Xl3j5iILKXjUsTkCgZHOcE/kiEb00KkAUZf0lcvjb7aXZHoiW0X",
+	"Q3mIzJPrOYtvzYesCqGYlzrdj3eezjqV+GezoRyD191be924Dy3slioBSVQQvaW5jtVh3CcbY4CII2sa",
+	"+tpHUZJnmN0HXXj5TaQlgm2RP4mEdI+AOUipnMpoqN/QatVqOY0V3OfpHGurqFIM0stLEPJ+HQ42dhuJ",
+	"TPXMPCKFxu/RaYQB5UTOo1QHQYAkCvipoIaEswfMIoSF1/IQqXXvf/OMX7Mkyi/1j3+cOLilUe7+M+1M",
+	"/3n4nx9+aN+8HP568rejxd+Dv96+oG+PZ5fP5XU7e90Zfd+dvDlcR6Ocz+xlMWb+hcTV70ys7GzvPbny",
+	"3nk0R70ihv7MpMk8WUWHoaZHdQKJBLmQ+31+Hg3zLYxynpITgwrSTmOPTGnImtkMACeM16hefSb7XE7o",
+	"TONoR6EkiDvvA262DqP5gDjtgR5kIYmjG1bSly3yN8BAhmrULAUmQwPl7cYZHk7HXTOZPuTdtUFYcQO9",
+	"es01uE1+de3GIaHC10Qgd5fT11tX4T2E52WntNr3coLWD5FYX1ieqpR6VOBfc0Y9wKLs0+r3PuZ90/Fz",
+	"ft6vXtPKA8SkOfhNW/E6D383DXth3l2jYC9AXxYr36+g7yVDh0xYwhDjycdHmlfGMzTEPiSS5JYlyJFt",
+	"fEVAfDVV9bpRY1tbPCSSipgllAdMx1Ihf4ySIQXYU8MJa31RlzQEy5tLXDEt8tpyOVO+MLM6u3hDDL4G",
+	"UDQHAZulLGwRpTWRRaxHOuRd9J3GQ4BmyO/k9WjEgnQJDWEtG8zv5H2RC6anqzFtGXfOeKxfJ1OWUqWO",
+	"Ti1HTQXdC7ly6GKIGQLGrw2aJACYIe8MnpsWIgSsIaMpMNUAsGixIwO7Ujl+58FncqtpnCJliI69a+oc",
+	"O2b8oPATAomY9S4iBnv2J406bBSuGv0SsvWzAihZ3eITHxTgqRvQWZ+/05MANnqmzEm71uZ7Sbhg8GD0",
+	"BQ4fz7I5uysYpZLFo0avz4u0Up6mmaqgkXKw4KSyaQHYHejr0VZ16F1a5IxrI1mdvj63iFCWBN4cE9TL",
+	"ysxVOzxZGPxmFuoGEAFNA97NcsiiHiAfao3OEKuNp0sg1ECxrs9ot912oFB8e9vCRUqwstY8i48iQY/m",
+	"s0Z6/pyhKjI0RSFJJ4nIxpP8b45Tpnz2GU0nTpmri2vuvNrn8Cfn3foynIJnQI/UB/OIncwyDAcOtbxN",
+	"+hxpYtxDiSsMlFqlRiB8Ziq3YylstVQVZZ16ytffG9J2o9Awk2MM8J8sERpu2SA/AGaSar1OSZpEgGCH",
+	"g5JpFMcFeiy1so0WOVMilrM5jUndH0ZxHPHxwOCI++4mHwSLIGZ+w+FRt2BB8DlmdCFhSxUUT587JxNy",
+	"bsiZlTiIQm4pcBwBVDeShjjE4ZxOsTNA27IayCMZR5J4c9A8A5ehoTIaxU2b8bwn34VGV9M2QU4H0jxn",
+	"xUHIlgiYBpUQciDdEyOUiqDyWmSjGFLLYSD6rKhTClELubwRKAHHH0MDql0vCjN1jJSenCKij+zlEDtl",
+	"Ta4VuZJH7yyqz8qH+nzJFCC5So/AGwakTfC4rYavW6S+hupoqYkitRBmsWmwo/x5k5gWCM6RgswCpOVI",
+	"bFyUTQ7JUgBIMiBCujGQSIY5CT+vRiZqkaP2UY/42pxyyObVJz1ut1FGWslngYQMyL06N6kjYHW9JEhN",
+	"BP+qcPBxWNrX2tm13xKPBvoA++ZTQ+HoiZ1heLfsN6LJZUwzUreqydPcbSBKDRiB/etnj8x+In/vc/lu",
+	"6JTYY1oJOcKiW7bkQdxq6I2S17bCWTM+nbX1i77aUB+BKf3QHC5StTc77aOXxy+ee7WEzu3e3cCHuiPW",
+	"h0EDkwe/0fCWJWkkWfIm/HgwZdOh3m+VecRnfEHwGRN5tG21qlNpzZ/f6ZYf8RhiF5ty6JTLp6e5D9w8",
+	"wbsPtT8IzfcteHdmb5ozjfFrZat9DRlzxQPwQzZlSRQ4mID1XAg0SBTa7HDlceTJ4a6kqJXVqxtvVXOE",
+	"IG/E0+dHNa82jXg0zaa1Xgdnjn9iYxBLK6M55dsFweMFpFLB7+OEKgfAh38pF/cafRG1kMoal4KTX0TE",
+	"pWUngksLZaVqw5emfQ5Mhy1yKcAr0415xIcu4T84jRdIr6O9hMqEsrMwLEm6R7JysPFziAlsZ+Z0Hrjv",
+	"7WTrXrRWitZtMOR2xo97ekH0N3DOCTW2yHBBkLP0K5HgylYLqZwMBU3CtUVd9imsCwC2J32324y4DcNC",
+	"aBDGNNA/Ger3Rs/Er5DgHRA7JzRJPRtnsOBqUQJExxFnUmJMSHoGcxsfiiOufnPoc1vEEOMZnmEzpghy",
+	"ppCdW5L6YbvbgKBQPvODWIwj7qNsh/kZ2ncnxPxMkvOryz8hdq5H5pNI310HNI5ln0u4cJHE/3tTPdeE",
+	"fVYpxF+Zfi/omK0wVNfv82ILH73aYXsLDMdLvQh3ObjX7EN6l2OIAyyzcRYOWWF7OScr/63yYG04TbUZ",
+	"Lu79T8mWPk++m6iULFUuj/rfj2uPlRqkDruOophJjyhBE4bInYi7L7k1LCGwNWHrqz9Nda3/v99+iwEY",
+	"fUOjIzA6GsrZvM+HWRRD2HTE0mCCWAWCB+wU7ZUpXZCh2vTwNzzbIUVe9ITpKVtsgTej5g+Cs+Y7mgaT",
+	"9Rv8TK3ApqJGn85mrV8kYjGo/w6k9E/h+glR/5VdqAZ/1D5aZTLqflbbiia1AOggtqodfDNSs4RJblMX",
+	"mLIP6UEgZdHMWeoWn/uF3lJcgvWPVxo+aqOUzJ5z9eWa54KniYg32T3wsHn2o1d7fU03IvrCMzCewyoc",
+	"sB8EkLjADebnG9qOZtL2QumZJDhbOBEyXcSMyAkrZK9tkFYcIY42hFdKggTU0kr5cZXSJJVwVI1uBkKH",
+	"iPcIJfCu1YFD4MIwKV/DRMwlmjOUyIlI0mYc3bIQeAu0+kaVqJW3Ll09bHdNvB2bB4FU97X+bHg5Mqrg",
+	"GL4+f/uGZJLJFnnPA9bnOh0s4visGQnAnMCdzir7gdT9P6fp7D2PFxDNplN2FaXs27f0A/xbfUnm9zl4",
+	"Yf53Z1evBz9evgWqIMiWPSUvdG2S+oZjoZR7wQhYL8newqcoSQGtdUuQNIKnEc8Y4sG4K1U6GW9Fjhi+",
+	"fMqdBR7pGzBMr8Xr8t2EXe2KpU1j5Fb1tuK7k2HEdX0WM5traRc59xK7Devjne2QtUf3KhoDWZbeqXcw",
+	"LdYf1i3siljvlmr26ud3sCliMRZZuprO7TUPC9YqqQM+grJBkRHlVtzgPV1IgpjRBJ/Gz4zWhZJABcNX",
+	"GyfKmu1zaOrUVCEol0hpRl2GYO+vzX12/ah92Nh0oNSEto1efGjO5/MmMJFkScx4IEKdqLhVSAF7+xPK",
+	"2Dvc2YDWnqTTeEd9fYXiTmRlaLd1B/Icv8+yKLzD8drGm/jz9bu3xpHYKjhReKGz6wuf0/PYmDWnZIfa",
+	"3/rW4WvwS9hUHAyzxWrZcclmAi2Jo5NWu01+vHplMwgMTRB6+tmMqOZyPiwqTcJFfWWSRZ+7GSffC3L1",
+	"6i9OTRQ0eMMWwGEuZIFK3qhpS471TJo4QAsv5334YtkME018Rz4VBtrq81cMPgHMCtjeIM5b96f0hpEk",
+	"437jlLBYMqAhBF+jEip3Kr7LFptcmmtL5gVX+GotWGKygnSCE4xPTsQM5jTOsVJQJjvwLU7GU22DT1OF",
+	"ze0swzOpCTlZqow/q9Wz2cre1fs2wWpt9z/f88ptlqi1TjW8UJH/piLYXw7wew68x5rXeBZjfFDLz+Vm",
+	"NFnUVp0WVMlP9lWvOPyKof1s2xLDXyAmU+3sYTKTUuBIS/UHu6z/TLHeolD/LluYaIo9dK48Z1Nxf6dN",
+	"SVkj+tcGUp1jfxuxuUVN0uY0Aluh8IBMxmLGozHMC3KFpeh69XlJSHo2j68otgUPjEwn2ewhheOV1X57",
+	"Afm4AtLOuHKb2ZRNXOXSJkOINEMP7H4C+57gWLO5Ql6aSZU5yDaucHkoXnkzbtOn3t7V3UG4UNstZaNh",
+	"c+Mlie7sK9NpacrbSXJn7cuiaC/SdxfpBUlKbiMZpQBm9ggyPRrzbLbaeH5HbyBLv7jJbVKlPXB+QU7Y",
+	"WzEdY0cD3BE3YFn3OUb/myCSIVe70sxWf/HJdla2U2Cix/ZMqxuNc/ODIAkbsSShsRYeC5b2iJhhdkP+",
+	"xx8v3y5b3djSQyoUXP+9Pnl0fVKS40tCV+2ybe1iKy1XvbDJDC+LYXdw+VAK3WxrUsM52pvU95K/xut+",
+	"fLP69gASLtaZ1OoB564Uyz7qkKOFbOCNMtKsIcD2r95dX9h7AnVII07CXHT1AJ+nz3OxpWY5lyTiMlXb",
+	"SIxUbyFUzh21j3RtQpgFFl9WdcXUqGCUGNDQglp1Xi32bt9hksnumQHFWN7RpwjNrd0oBT1Ao3goPjh7",
+	"BOPkjxODD9ltM5IyAyG6MhBvd5mIwuCgNWdx3IRalwOl8KKwGQg+isYa03TlNnw/Y/zNK3KOVRUkjCQA",
+	"ii1sHNFZBhwUqfu/DalkgyyJP9oRIIzwEW5QShJGY/N8JIkZC8qspU3zPgqDV6bn+yZA0zCMUig6vHDU",
+	"REFYrxez+RqEIsjUzFufKE146w2pV3Z5pPffog+azHWXrWxzDteKTlpgHs/5jAJlso1iMffIxV/OX5Or",
+	"7vFzYhRyo0co3hZReaN5KgDDDEQclDCCE9bq8zOuM+bA7FFys4d2sV569iGSuojVPSIQtWASavHixQoZ",
+	"qbb7mZ3lkoFYhTsdxBFD0IkNZl3VyyaHbJAl0d3e1zjHS7jXWzYgU5re6UWuXOy7vKi2wSCY0DhmfPwA",
+	"LQymLJ2IO62+DMSGVfv5/vryD65g9aEyF/VG6HwxynaLG6tVSfpvVONSSZmiyEJBpRMkcgFUle/pnl9d",
+	"leqr130sCIfT5bc2SpqrbKhm/4kurl+xW9vzttfXuyeDPv7G/zS3xHc8KX+0Q1JQ9FHYTDGlfVWIymAi",
+	"+7/1a1E4gKf7tY8+nBv1I5ybfs0jfZC26m8WuEtHLZYNWA3eAP1IBBNBlY1F5xrOg1BIAcNsJjxzhQBW",
+	"EEdgqhwENI6h8HqNAdznjgW82ih4E2KO/+NUxrxit7oD68V/2ipgdwDYxSoT3HzsVu0Lr819YBv/HcDZ",
+	"FfesXoo/pGW/q0j4ZX6znqLnP6/e/0D+xobkL2xBrli6zk2l5IYtyJhxddIwdVymNEnv66n+pxrk53ZS",
+	"1dQk+2I9UyWDlYN1wxbyK/BJN+ip1x9M+mC1mVe3QLPgk4LxNtDAWYnfMG6olXoEop/Ku4xjMSeXfzon",
+	"z18cnZA66Dz1N9R58J8DZyxKATZWbtzdlMv97T/o7+6pi/dSNJvVjHpAugrmQbp+r4xeHbxe7vSME3gA",
+	"OYxa91FVn2C0WqECkRihQ3GLN+5wpEidFuaCUGJKwg/09lIb8Q6yBtrcXeBgwnAF091d7WIBD31SLSiC",
+	"dcovkjbKRxLGQ4B+V5JjxsQsZqR+yUIRkG7ruNX18EbBwrXBHQFcMVhJhI2fFvKlcUs1r/TCNy9EHAUL",
+	"csPYTBaqHqBZKMlC2KUFJlHDz/ZytEIQnc2iSzZiCeMBW1ND+AD5y9fmwld1VVXEsGKyFcL9liXu/NzV",
+	"xLthWPhnEutrJIl4HHHmaUp1mgQTEnENqMCSnUsNNqYTnF28yafq7Hy79PKubqHdlgeJmmIT9lZLppSH",
+	"gLnc+mX1hs0XxTxNhpna7R5eYcaMShaS+rs3140WeZNKhG9TbhzQFxvYRqgGjNKKUr+xEOH6LXaFlWq7",
+	"aZr7VLjhvx+ykOzul7q77Ztn0giV5MG2UOFCdMJonE7+tQY4J8dhQw4lB1cLz5skf76+vjglqciCCSBw",
+	"kZDN1Kh5sFjeCd+z9M+600e0NbCLVRvCjD+ShMbRLXuwK/u1X/dtdMugBH2WiCF7nO/5izyQt0FTZ6ys",
+	"kwTXjuIwCS71y9dnr969VkbsG56ysTLh+7VGi7wVNFTHXXANum7Y/FD9UA41jVGqMdxpn/vYl09YDGgG",
+	"UAm0UOLaD9XuBqzNJPi2X3OuLXH0rV9kv+ZjCAgw4JtqSrqovxmF3/ZrWKCcY25ijXK/pmvuTZ9KOgFy",
+	"I3RO8sboLGqqbn1SD9mIZnGKgHE4aF1BLZJoHHHAqbMvhmyYjf0cnh5+xJSbZiimFMr+33MSCxp6FsIF",
+	"l+vHy7dkQiXx6Wjke25mUZ+7KVs6WVc9FsWR8qKyJPbJt4WWGrp2FEDvMI8qzRLOQuLnyb0G/h7SFJoz",
+	"mqQLk/BbSgOu+xc0nXx7sKYWEtWq4HDcrwCa8EPzbMx88m2f+9jsAHEcByFdSL9hMqUm0XgCQKf/P3tX",
+	"29s2joT/CpEvkQHV8V7Su0X8yZdmi9z1DU0Xi8WqiGiJcbiRKUOkknoXBe7X3A+7X3LgzJCibPklaZ1N",
+	"in5LbJni63A4fOZ5oINaLkvhEjWhXVoA5gtraDeZWhVCa1/8C+xhpvlcYzL3rdTAUEm/adjohEY3FIXk",
+	"ooA3lN1KpXvDoKulThQybnoMT6ISlWJj+vomS4+tIy1N1HBBxyysU8z4TP6TaxEzmCKfgVNxIsyJfcNZ",
+	"HvWApxHRf1ENZEQxXjD0UhZx1yENNG/IKqHL4oYSS/8sr2PS5Y2BMTZGD/9zChN0IswLbnhkC8MJcAYs",
+	"jb669p8rrkcNpyrQBLkp9nNVpL0YKFCza6hzBC2A7ox6aaIiXx0/q5FGHjwomNiXUkl9JfJen6V2AZzf",
+	"ZFHQXyVS8vbsvJRG8kJqJCTmE5EoTNYxfAJFqdLxRzKZ99kJLwrNZrUtHbqjGRpQp0hD7DHlVtsaWFeG",
+	"J+qyVoCgiYET4De8NYxZv9/n1UR/JOm/SswKPhd535qocT05BsmJlBXlxLqPlyUCcHilpJroFrO2uJSf",
+	"WPqbvsk+pkMcGKSB5sWtnatFOZmIfOjzGkNUYe4wPIADouwkcI3tJDwJSBQUKEitoFE4/cAnwKDc5lNg",
+	"0eHgqDdkkz/k7BmFC/wIAsC/YXm0Hl6fvYF83Cone+H3cil0V5D8pTAfsCXer7sbQ3qLGGEzj8IIqnpq",
+	"WwIu372uads1bmgI7vCrN6V5TRQFW4CLF3da7fpqZz7Aur3/HP02n11/KTErKF32H9IA9AvPWldfqkl/",
+	"40QYFZLr77Nh+9kAIleVgcNWbzdTwzq7X+jsW+tDpL95xaW1hSt8f2KMsZuV9bUSRWKiwAczlRNSzUc4",
+	"owHcOzqX1hDLjLvEWc7GvOAqE1Wf/eSI7qclMVL7CoL4gJC2judnLz+cvn9tPVZHJP18cMii1NU47VED",
+	"HdF2dWPNMr4eWWIoXubBAPBTUBLicxalL96Pzt5cvDh9Nfo1tXs+OJHsue4RHzU3vtbA3z5zwE6gXaDC",
+	"tdu2pIFndKIMBwgU8SnbQe8z1Iew+1lQ5pWoxJCVle13U3Fjd5xaC5YewJ79R7rCWL+CKbDDo5c75nQd",
+	"vn6eIRYLG+l64SsipgmXvPOGvKCJ5AZQX9UmL2/VEIa5PcY+9PZAx8xwnuzyrLmeTubtTCgX6kzhSh6u",
+	"+dJ9jf/CoQZZ1sDndxd8bAH76i4BzSIIJ3G+Ej6xr1eiD1ufP/NYRNzY3v375DQGQCKdCdxdmVC5RtZz",
+	"z2/Ds2tkeYGmhxiDX5rEmKUguF3cgPImlGMEbn+Mdp7UAmYlQB28toBjkBspR5Yf29UNlNtEku8gRkh2",
+	"w+kExeGMrUsWHQ0GnZQZQD1DYd4tMI6bUYJfDJR7AIDR46KnayAshPN5CLjQ1yCRWQWn+7Aw8+08P2ZT",
+	"CWruzRUqIoRg+qdhLtnSkgFaGYL8aDyptAmoxCeemWIOTusGABAcsLZEAQ0hZw0Z68a84Xy0qw7AgBGR",
+	"2S0wZPmjL9wpoN6FMxu9YaKOBoeO47LW4B/ljEg5+mzUUZ41PthDh4PDRWapRk3FyZoQ786q1f6wGEN4",
+	"5R0vmO9iLLZYksiTc6b2Hoaz5pHCF3divxwd1prl+4QMmvdjvL1YGzD3robzRRi/NA3w85gJjzkhLHDU",
+	"nJ497yvATRzQpBe7P8nb8MYycsBIXudSqEzEuPXPYwYI/N6ymWzT9AUsn0YAqax9pIaTZ0kBY0eHY0Q1",
+	"lYoXw07z5vLTNpolfIUzmxvM0onr8q/kiKzJGbjP7yCMd+8fhgCgXbtPj88iPh579R6nuVfI6zxePDGL",
+	"NRWmkmtgKe+qcirMlag1M+KTsWaj1IBsPA5o4K6MmTlYkL4wpeEF3Wx1PnKRU9bihRZZqXKdJmo8Z1VZ",
+	"GxEzjKnTpRQ3tR4GxSBT94UjA3HvGs9JgMkuCXdvkcYsBQKCOFFpoFV4gR+yFEjA4GoCRAN7PrsLiAGG",
+	"7GXJqloZOUVScBe+oj7rs1PbGRByMSWbl3WVqGmppCkrZB/sThB7Kcxr6vXt0DGzgkt1D7CCq+eDxAqC",
+	"iTL1rdtBqKCcCcVnsu8CMKsJrOtxgY60Xaejd2ceXQUAlX+dv33TGXmmp+33Xxrb2grou1i7hxkugJvp",
+	"mcjkJdWfRbbJvd2O2pxPiy8ZtV9Hr1+tGzX7/d1GzdXoyY6abfKORm128Kcu6slmoniMrbtrVrx/TYWq",
+	"yqKwnQMcBqmdAynyFliTOeNzHVNOLgSzTMnswAAXCwobguG+FWMtjXAo6kDaATVuYrwFKKSCiJqmQwVc",
+	"0+NZHX/nagdBMrwjcMINsPs0rAxguaFY21ddJpy0A0fNPLq3YMJfkLW5E+dopJCIp9GGhqWcLcalqM+f",
+	"zcrK8GJH3lFDiLXKP9o2RrWJ2qdprl0pK0QA7Fd3AoV+XBcdW1wAsGqk09RtVh0suhleFaWx0zCoyhth",
+	"D1gosxDgihrZ1tRR1+Dj1r+SGGov02GbHL0UEEI/7LnDn4daUKkwyn3WsA3HxNWOhOtMqs0Uz4T9jo4G",
+	"h57PSZpen3k7AfA767Vpw/42GAwSlV3ximd24GLmTQjgHoyZ2b4A6nXG87yyLl10NBiQJXNYoN6GhT9/",
+	"qCBYYGV2lme71cHvCxNzdx4K20Za6luJncEMhC2zbXefqKUFb4N24/XeBjSmW+qJCnBmMVB8om8CxSfU",
+	"cnLyTuiHSJUowbMrJxExR9wV2UwyabJyEk85l8Ucjqg6DqihdeyuTEEaal7WmIRMfycqF4bLQsegJNVE",
+	"E1J370CVPfjff/6b4plYr5OQ6mAUSFTqe/MrKEix7QWk3uFb38Eodd8MrtxD7WyGqYyum9tKFyJizTz/",
+	"ynGwb065yi8HXP9P3zBsK1810m2G/H2NElYsSldqYaW92ONzAhvTXz/Dt1ORIifICUnRv9+1pL5rST0G",
+	"LSmcjtsISX253WhHF9yyDvgQD/6ELWiLiANXwYl9XyOJISnQle0DR+ceyZa2SHcHJnSiAJ+DuLhAF8rD",
+	"b8KTDkQwFEP4KBvXxpQqRNvYNZ9Zd6AQqA4JOHKXVRA2YVaJG1nW2sUyyp7HHB4NjmIgMiPAjvVQjn4Y",
+	"xAz8FcyUWYDtrNmez/xbv0rY4h6gmzvfcg+ecmCkPcrfdDwEj+qUztVqN019XKki763Y5EzAYfCFwZIR",
+	"pSK0q+K3+eVAIgYuEZ4zrbVhY8Qt29UmDbvlGhlcDWDiDhO1EDFYisCMBdiTIPDS6B5sG0NJlAui3DtO",
+	"gh0BmdwTLtviNfSyRHHNbkVRbGU2sMDHKZH1PfaxG4v6lIMluDe3XIZv4Ty0pQqnOwh6mcSAjh8Scbpx",
+	"0lw7YKFGvZcuQDLkMfiPe/fV92RLsZoFmU9AA23W+UQxT7a9ludCZChRW4l5sjtoeXqoN6KkLkyZJiri",
+	"yIZQq1xUgSuKJ8SD2QEeDTHFTxRaQLBIY2aVf7hHUR3Yvva1Q3/luIUlKhBkNqVPt8bJgAgKh73jhhGU",
+	"HFCnc8jE1DOeiTX7gVMe3QJx5dt+p7jNt6hi2jm9H6ua6U5hnz4/9a8MU30tHFVok+8mhxronkLEdUvd",
+	"U3Yf2dM1K/m75OmWkqdux/gueboDsxAInH4z4WtMotwyVZZu412mqw8Awf0UsHrZGWb9DfsYUSjRPlHL",
+	"Imfi00xkRiN8RdyKioTHcfeHT4KMWWmP49W1yMFNueUVosC5keNCsIgze5S1diQXs6Kc0y9FkG0KhCMF",
+	"z8hClUXukm41CSmx54PDPvuprNoppsPFNNTsSmTXLMXM4lU5p++xM3eYdApvOAfgaTdnHs/h4hWSmJmp",
+	"+OWlzB5p3umGtrwpDfiV8yFLofc1EaLgBWCTf80uIWbzMCA3W2m5a3ajWzG+KstrfWAt9EwcNGwsEHu+",
+	"G9PAO/fbvQ3IHXvY8smkSwlna+qUxs7dhWMDrDTgFOKFk/XZ14k6eXXGKjGR2lYLfftzKItFqvQ3zCkF",
+	"qqA6eGbA2RU7iLNUk7hleghoo/uJeiNumSRKJzsUkCoOhyqqP3IMIcwOKgx6zc+o6BJUQQ3wnuAbulY6",
+	"1voXLNDRP+yCMxtfdHpjC3pgElPXuuy6a21ClYhNReQsou4TeczkRKF6XBWwFNG3vSemGXZfXu6/SGts",
+	"D5em9VW4qasOnfb3yBzh1h2tCcxOoDiKX7knr872kRYxBPA6M9Bt4+jbZ9pXofXUmBbHlH96Np4bO2t/",
+	"GBz9+Pwff4/3Kn7rZ/UGG7mNawNdU92svgsgDk2wBNrxxIQsp1GoXoYPIDPclTGz44ODosx4cVVqc/zj",
+	"4McBTO26KvaO9w7A0FKHLXvsMrvWMVBf6Rh0qjUxHV3W9vTlqLmcgoDjTrHPjOdIQgf+kFA5ZE+4qwn7",
+	"HEoOLr7zF9vGBmOMXCBKiDzk5YBwkCMJ9IER2uw6Cn0P2B9M1qeq+mNICogjrvJnhVTAPkYg9EZPaG+F",
+	"CmQAi5iKagK3khrdbmogzdagOPygq+EuTuQyZLD9ZOFjD7GOG3VOjErZx0fvzoBAnEUUaKSoDBxte8Hr",
+	"p1zxCRDxdVRhFGKO6XX7wS2MLR6vX2wlfheZidmYqx5hvvzdMyQRTbksghd7TFp3X7bPKCwKY3PeZUcI",
+	"F8JLGogaUPr6OGWTA7syNLlcK3cC2tAlogKNS5UJFmUda8P2yo1QtQhRbD1W2rXL7c9lmccYsDG8iO0n",
+	"LOdzHHBRtRSM3aQGCsKuikGOK/Dl+VcdM4czplX6uyCKteAYqPdXoOoQkic+2Tcmqmsi2X0yyEPFsAuh",
+	"e6nChchRHHRJ3Edh/HrZiXFWOmi2N9zL5bytDRbknjlurMW+9j6hjqk9ubB2oprbdtjxAQqRGIK28LFP",
+	"VMOFeYeGD1l5a2egdR7yqVzoCLe7+Ap1tAUJUdE5hwov5aQsXnG2yamCHgsc+u4F5krQMvckoQ3lRbSS",
+	"DaYXyMs3lxbte45EOWpxa7yrWulGffPt2YuTi7Pz859P36dt1QgWIctUW09zWuZiYUpBYHGDCbbTga4w",
+	"OkwB+OfYUq5d00Oz6MvZWyP4S7rCtJ+19txSFfNhhzootMbOUM/Hijs5rmuKUycKiieFayBtJX1ou17q",
+	"KrvicDBYlH5u9RJIsX7++Pn/AQAA//8=",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

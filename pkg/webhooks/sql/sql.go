@@ -22,51 +22,36 @@
 // plan is made again when ANALYZE changes webhook_endpoints' statistics.
 package sql
 
-import "embed"
+import (
+	"embed"
+
+	"github.com/reftrack/reftrack/pkg/platform/pgtrigger"
+)
 
 // Files are the function definitions.
 //
 //go:embed *.sql
 var Files embed.FS
 
-// A Trigger attaches one of these functions to an owner's table, for each statement.
-type Trigger struct {
-	Name     string // unique on its table; a trigger whose definition changes gets a new name
-	Table    string
-	Event    string // INSERT, UPDATE or DELETE
-	Function string
-}
+// Trigger is a statement-level trigger on an owner's table.
+type Trigger = pgtrigger.Trigger
 
 // Triggers are attached by db.ApplyFunctions when missing (by name, table and function).
 var Triggers = []Trigger{
-	{"webhooks_leads_insert", "leads", "INSERT", "webhooks_on_lead_insert"},
-	{"webhooks_sales_insert", "sales", "INSERT", "webhooks_on_sale_insert"},
-	{"webhooks_sales_update", "sales", "UPDATE", "webhooks_on_sale_update"},
-	{"webhooks_commissions_insert", "commissions", "INSERT", "webhooks_on_commission_insert"},
-	{"webhooks_commissions_update", "commissions", "UPDATE", "webhooks_on_commission_update"},
-	{"webhooks_clawbacks_insert", "commission_clawbacks", "INSERT", "webhooks_on_clawback_insert"},
-	{"webhooks_payouts_insert", "payouts", "INSERT", "webhooks_on_payout_insert"},
-	{"webhooks_payouts_update", "payouts", "UPDATE", "webhooks_on_payout_update"},
-	{"webhooks_partner_programs_insert", "partner_programs", "INSERT", "webhooks_on_partner_program_insert"},
-	{"webhooks_partners_update", "partners", "UPDATE", "webhooks_on_partner_update"},
-	{"webhooks_partner_programs_update", "partner_programs", "UPDATE", "webhooks_on_partner_program_update"},
-	{"webhooks_links_update", "referral_links", "UPDATE", "webhooks_on_link_update"},
+	pgtrigger.On("webhooks_leads_insert", "leads", "INSERT", "webhooks_on_lead_insert"),
+	pgtrigger.On("webhooks_sales_insert", "sales", "INSERT", "webhooks_on_sale_insert"),
+	pgtrigger.On("webhooks_sales_update", "sales", "UPDATE", "webhooks_on_sale_update"),
+	pgtrigger.On("webhooks_commissions_insert", "commissions", "INSERT", "webhooks_on_commission_insert"),
+	pgtrigger.On("webhooks_commissions_update", "commissions", "UPDATE", "webhooks_on_commission_update"),
+	pgtrigger.On("webhooks_clawbacks_insert", "commission_clawbacks", "INSERT", "webhooks_on_clawback_insert"),
+	pgtrigger.On("webhooks_payouts_insert", "payouts", "INSERT", "webhooks_on_payout_insert"),
+	pgtrigger.On("webhooks_payouts_update", "payouts", "UPDATE", "webhooks_on_payout_update"),
+	pgtrigger.On("webhooks_partner_programs_insert", "partner_programs", "INSERT", "webhooks_on_partner_program_insert"),
+	pgtrigger.On("webhooks_partners_update", "partners", "UPDATE", "webhooks_on_partner_update"),
+	pgtrigger.On("webhooks_partner_programs_update", "partner_programs", "UPDATE", "webhooks_on_partner_program_update"),
+	pgtrigger.On("webhooks_links_update", "referral_links", "UPDATE", "webhooks_on_link_update"),
 	// The outbox's own cascades (it has no foreign keys: migration 000022).
-	{"webhooks_events_delete", "webhook_events", "DELETE", "webhooks_on_event_delete"},
-	{"webhooks_endpoints_delete", "webhook_endpoints", "DELETE", "webhooks_on_endpoint_delete"},
-	{"webhooks_deliveries_delete", "webhook_deliveries", "DELETE", "webhooks_on_delivery_delete"},
-}
-
-// Definition is the trigger's CREATE OR REPLACE statement: an INSERT trigger sees the statement's new rows
-// as new_rows, an UPDATE trigger also its old ones as old_rows, a DELETE trigger only old_rows.
-func (t Trigger) Definition() string {
-	ref := "REFERENCING NEW TABLE AS new_rows"
-	switch t.Event {
-	case "UPDATE":
-		ref = "REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows"
-	case "DELETE":
-		ref = "REFERENCING OLD TABLE AS old_rows"
-	}
-	return "CREATE OR REPLACE TRIGGER " + t.Name + " AFTER " + t.Event + " ON " + t.Table + " " + ref +
-		" FOR EACH STATEMENT EXECUTE FUNCTION " + t.Function + "()"
+	pgtrigger.On("webhooks_events_delete", "webhook_events", "DELETE", "webhooks_on_event_delete"),
+	pgtrigger.On("webhooks_endpoints_delete", "webhook_endpoints", "DELETE", "webhooks_on_endpoint_delete"),
+	pgtrigger.On("webhooks_deliveries_delete", "webhook_deliveries", "DELETE", "webhooks_on_delivery_delete"),
 }

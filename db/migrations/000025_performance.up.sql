@@ -1,0 +1,46 @@
+-- reftrack: backward-compatible
+-- Reports (issue 30): what each partner's clicks, leads and sales earned, by UTC day, kept exact by
+-- statement-level triggers so that a program's period (7, 30, 90 days or all) is a few hundred rows to add
+-- up whatever its number of events. The previous build runs against this schema unchanged: it never reads
+-- these tables, and pkg/events' triggers that write them (attached by db.ApplyFunctions, which fills the
+-- table from the events in the same transaction) are not its own.
+--
+-- One row per program, day, partner and currency: clicks and leads have no currency (''), sales and their
+-- commissions are counted under the sale's. partner_id 0 is a lead whose click and customer name no
+-- partner. revenue_cents is what the sales took less their refunds; commission_cents what their
+-- commissions earned less reversals and clawbacks, rejected ones excluded. Test events and bots' clicks
+-- are not counted (events_counted).
+CREATE TABLE performance_daily (
+    program_id        bigint NOT NULL REFERENCES programs (id) ON DELETE CASCADE,
+    day               date   NOT NULL,
+    partner_id        bigint NOT NULL,
+    currency          text   NOT NULL,
+    clicks            bigint NOT NULL DEFAULT 0,
+    leads             bigint NOT NULL DEFAULT 0,
+    sales             bigint NOT NULL DEFAULT 0,
+    revenue_cents     bigint NOT NULL DEFAULT 0,
+    commission_cents  bigint NOT NULL DEFAULT 0,
+    PRIMARY KEY (program_id, day, partner_id, currency)
+);
+
+-- As event_count_deltas (migration 000009): the triggers append, roll_up_performance() folds the rows into
+-- performance_daily every second, and readers add the rows still waiting, so no event's transaction
+-- waits on a counter row another holds.
+CREATE TABLE performance_deltas (
+    program_id        bigint NOT NULL,
+    day               date   NOT NULL,
+    partner_id        bigint NOT NULL,
+    currency          text   NOT NULL,
+    clicks            bigint NOT NULL DEFAULT 0,
+    leads             bigint NOT NULL DEFAULT 0,
+    sales             bigint NOT NULL DEFAULT 0,
+    revenue_cents     bigint NOT NULL DEFAULT 0,
+    commission_cents  bigint NOT NULL DEFAULT 0
+);
+CREATE INDEX performance_deltas_program_day_idx ON performance_deltas (program_id, day);
+
+-- What readers use: the folded counts plus the deltas still waiting.
+CREATE VIEW performance_live AS
+    SELECT program_id, day, partner_id, currency, clicks, leads, sales, revenue_cents, commission_cents FROM performance_daily
+    UNION ALL
+    SELECT program_id, day, partner_id, currency, clicks, leads, sales, revenue_cents, commission_cents FROM performance_deltas;

@@ -1,0 +1,35 @@
+-- performance_on_sale keeps the sales and revenue of the performance counts as sales are written: a
+-- statement-level trigger on sales counting real sales by UTC day, partner and currency, and what they
+-- took less their refunds. An update (a refund, a move) takes the old row's part out and puts the new one's in.
+CREATE OR REPLACE FUNCTION performance_on_sale() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    IF TG_OP = 'INSERT' THEN
+        INSERT INTO performance_deltas (program_id, day, partner_id, currency, sales, revenue_cents)
+        SELECT n.program_id, (n.sale_date AT TIME ZONE 'UTC')::date, n.partner_id, n.currency, count(*),
+            sum(n.amount_cents - n.refunded_amount_cents)
+        FROM new_rows n WHERE events_counted(n.is_test, false, false) GROUP BY 1, 2, 3, 4;
+    ELSIF TG_OP = 'DELETE' THEN
+        INSERT INTO performance_deltas (program_id, day, partner_id, currency, sales, revenue_cents)
+        SELECT o.program_id, (o.sale_date AT TIME ZONE 'UTC')::date, o.partner_id, o.currency, -count(*),
+            -sum(o.amount_cents - o.refunded_amount_cents)
+        FROM old_rows o WHERE events_counted(o.is_test, false, false) GROUP BY 1, 2, 3, 4;
+    ELSE
+        INSERT INTO performance_deltas (program_id, day, partner_id, currency, sales, revenue_cents)
+        SELECT d.program_id, d.day, d.partner_id, d.currency, sum(d.n), sum(d.cents) FROM (
+            SELECT o.program_id, (o.sale_date AT TIME ZONE 'UTC')::date AS day, o.partner_id, o.currency,
+                -1 AS n, -(o.amount_cents - o.refunded_amount_cents) AS cents
+            FROM old_rows o JOIN new_rows n ON n.id = o.id
+            WHERE events_counted(o.is_test, false, false)
+                AND (o.program_id, o.sale_date, o.partner_id, o.currency, o.is_test, o.amount_cents, o.refunded_amount_cents)
+                    IS DISTINCT FROM (n.program_id, n.sale_date, n.partner_id, n.currency, n.is_test, n.amount_cents, n.refunded_amount_cents)
+            UNION ALL
+            SELECT n.program_id, (n.sale_date AT TIME ZONE 'UTC')::date, n.partner_id, n.currency,
+                1, n.amount_cents - n.refunded_amount_cents
+            FROM new_rows n JOIN old_rows o ON o.id = n.id
+            WHERE events_counted(n.is_test, false, false)
+                AND (o.program_id, o.sale_date, o.partner_id, o.currency, o.is_test, o.amount_cents, o.refunded_amount_cents)
+                    IS DISTINCT FROM (n.program_id, n.sale_date, n.partner_id, n.currency, n.is_test, n.amount_cents, n.refunded_amount_cents)
+        ) d GROUP BY 1, 2, 3, 4 HAVING sum(d.n) <> 0 OR sum(d.cents) <> 0;
+    END IF;
+    RETURN NULL;
+END $$;

@@ -1,0 +1,34 @@
+// Package pgtrigger describes the statement-level triggers an owner package attaches to its tables (its
+// functions in its sql/ folder); db.ApplyFunctions attaches the missing ones.
+package pgtrigger
+
+// A Trigger attaches one of an owner's functions to a table, for each statement.
+type Trigger struct {
+	Name     string // unique on its table; a trigger whose definition changes gets a new name
+	Table    string
+	Event    string // INSERT, UPDATE or DELETE
+	Function string
+	// Backfill, when set, runs in the transaction that attaches the trigger, right after it: CREATE
+	// TRIGGER holds writers to the table off until that transaction ends, so what the backfill reads and
+	// what the trigger sees afterwards are every row exactly once. Run only when the trigger is attached.
+	Backfill string
+}
+
+// On is the trigger name on table that calls function for each event statement, with no backfill.
+func On(name, table, event, function string) Trigger {
+	return Trigger{Name: name, Table: table, Event: event, Function: function}
+}
+
+// Definition is the trigger's CREATE OR REPLACE statement: an INSERT trigger sees the statement's new rows
+// as new_rows, an UPDATE trigger also its old ones as old_rows, a DELETE trigger only old_rows.
+func (t Trigger) Definition() string {
+	ref := "REFERENCING NEW TABLE AS new_rows"
+	switch t.Event {
+	case "UPDATE":
+		ref = "REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows"
+	case "DELETE":
+		ref = "REFERENCING OLD TABLE AS old_rows"
+	}
+	return "CREATE OR REPLACE TRIGGER " + t.Name + " AFTER " + t.Event + " ON " + t.Table + " " + ref +
+		" FOR EACH STATEMENT EXECUTE FUNCTION " + t.Function + "()"
+}
