@@ -2828,9 +2828,9 @@ type Performance struct {
 	Period PerformancePeriodName `json:"period"`
 
 	// Previous The same totals for as many days just before `date_from`; null for `all`.
-	Previous *PerformanceTotals `json:"previous"`
-	Series   []PerformanceDay   `json:"series"`
-	Totals   PerformanceTotals  `json:"totals"`
+	Previous *PerformancePrevious `json:"previous"`
+	Series   []PerformanceDay     `json:"series"`
+	Totals   PerformanceTotals    `json:"totals"`
 }
 
 // PerformanceCurrency defines model for PerformanceCurrency.
@@ -2855,6 +2855,29 @@ type PerformanceEnvelope struct {
 
 // PerformancePeriodName defines model for PerformancePeriodName.
 type PerformancePeriodName string
+
+// PerformancePrevious The same totals for as many days just before `date_from`; null for `all`.
+type PerformancePrevious struct {
+	// AverageOrderCents `revenue_cents` over the sales in the chosen currency, rounded (0 without such sales).
+	AverageOrderCents int64 `json:"average_order_cents"`
+	Clicks            int64 `json:"clicks"`
+
+	// CommissionCents What those sales' commissions earned less reversals and clawbacks.
+	CommissionCents int64 `json:"commission_cents"`
+
+	// ConversionRate Sales per click, to four decimals (0 without clicks).
+	ConversionRate float64 `json:"conversion_rate"`
+	Leads          int64   `json:"leads"`
+
+	// Partners Partners with a click, lead or sale in the period.
+	Partners int64 `json:"partners"`
+
+	// RevenueCents What the sales in the chosen currency took less their refunds.
+	RevenueCents int64 `json:"revenue_cents"`
+
+	// Sales Sales in every currency.
+	Sales int64 `json:"sales"`
+}
 
 // PerformanceTotals defines model for PerformanceTotals.
 type PerformanceTotals struct {

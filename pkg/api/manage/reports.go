@@ -43,7 +43,7 @@ func (h *Management) GetPerformance(ctx context.Context, req gen.GetPerformanceR
 		Totals: wireTotals(p.Totals), Series: make([]gen.PerformanceDay, len(p.Series))}
 	out.DateFrom.Time, out.DateTo.Time = p.From, p.To
 	if p.Previous != nil {
-		t := wireTotals(*p.Previous)
+		t := gen.PerformancePrevious(wireTotals(*p.Previous))
 		out.Previous = &t
 	}
 	for i, d := range p.Series {
