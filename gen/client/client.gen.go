@@ -356,16 +356,16 @@ func (e InvitationStatus) Valid() bool {
 
 // Defines values for LeadAuth.
 const (
-	BrowserAllowed LeadAuth = "browser_allowed"
-	ServerRequired LeadAuth = "server_required"
+	LeadAuthBrowserAllowed LeadAuth = "browser_allowed"
+	LeadAuthServerRequired LeadAuth = "server_required"
 )
 
 // Valid indicates whether the value is a known member of the LeadAuth enum.
 func (e LeadAuth) Valid() bool {
 	switch e {
-	case BrowserAllowed:
+	case LeadAuthBrowserAllowed:
 		return true
-	case ServerRequired:
+	case LeadAuthServerRequired:
 		return true
 	default:
 		return false
@@ -804,6 +804,27 @@ func (e ProgramStatus) Valid() bool {
 	case Active:
 		return true
 	case Paused:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ProgramCreateLeadAuth.
+const (
+	ProgramCreateLeadAuthBrowserAllowed ProgramCreateLeadAuth = "browser_allowed"
+	ProgramCreateLeadAuthLessThannil    ProgramCreateLeadAuth = "<nil>"
+	ProgramCreateLeadAuthServerRequired ProgramCreateLeadAuth = "server_required"
+)
+
+// Valid indicates whether the value is a known member of the ProgramCreateLeadAuth enum.
+func (e ProgramCreateLeadAuth) Valid() bool {
+	switch e {
+	case ProgramCreateLeadAuthBrowserAllowed:
+		return true
+	case ProgramCreateLeadAuthLessThannil:
+		return true
+	case ProgramCreateLeadAuthServerRequired:
 		return true
 	default:
 		return false
@@ -3119,6 +3140,45 @@ type ProgramPartnerApproval string
 // ProgramStatus defines model for Program.Status.
 type ProgramStatus string
 
+// ProgramCreate defines model for ProgramCreate.
+type ProgramCreate struct {
+	// AllowedOrigins Origins whose pages may call the tracking API from the browser, such as `https://shop.example.com`.
+	AllowedOrigins *[]string `json:"allowed_origins,omitempty"`
+
+	// CommissionRate Positive number with at most 4 decimal places: percent for percent types (`percent`,
+	// `recurring_percent`: at most 100), major currency units for fixed types (`fixed`, `recurring_fixed`:
+	// at most 1000000). Read exactly as written (never through a float).
+	CommissionRate CommissionRateInput `json:"commission_rate"`
+	CommissionType CommissionType      `json:"commission_type"`
+
+	// CookieWindowDays Days a referral cookie lasts (default 60).
+	CookieWindowDays *int `json:"cookie_window_days,omitempty"`
+
+	// Domain The brand's site as a host name (`shop.example.com`): no path, query, port or spaces, at most 253
+	// characters. A leading `http://` or `https://` and a trailing `/` (what people paste) are removed; the
+	// host name is stored in lower case.
+	Domain DomainInput `json:"domain"`
+
+	// DurationMonths Recurring types: months a customer's payments keep paying after the first. `0` (the original CLI's
+	// "lifetime") = lifetime, shown as `duration_months: null` on the program. Absent (or null, which
+	// counts as absent): lifetime on `cli/init`; unchanged on `PATCH /api/v1/programs/{programId}`.
+	DurationMonths *DurationMonthsInput   `json:"duration_months,omitempty"`
+	LeadAuth       *ProgramCreateLeadAuth `json:"lead_auth,omitempty"`
+	Name           string                 `json:"name"`
+}
+
+// ProgramCreateLeadAuth defines model for ProgramCreate.LeadAuth.
+type ProgramCreateLeadAuth string
+
+// ProgramCreatedEnvelope defines model for ProgramCreatedEnvelope.
+type ProgramCreatedEnvelope struct {
+	Data struct {
+		// ApiKey The program's API key, shown only here.
+		ApiKey  string  `json:"api_key"`
+		Program Program `json:"program"`
+	} `json:"data"`
+}
+
 // ProgramEnvelope defines model for ProgramEnvelope.
 type ProgramEnvelope struct {
 	Data Program `json:"data"`
@@ -4423,6 +4483,9 @@ type StripeWebhookJSONRequestBody = StripeEvent
 
 // AddWorkspaceMemberJSONRequestBody defines body for AddWorkspaceMember for application/json ContentType.
 type AddWorkspaceMemberJSONRequestBody = MemberCreate
+
+// CreateProgramJSONRequestBody defines body for CreateProgram for application/json ContentType.
+type CreateProgramJSONRequestBody = ProgramCreate
 
 // DashboardLogoutFormdataRequestBody defines body for DashboardLogout for application/x-www-form-urlencoded ContentType.
 type DashboardLogoutFormdataRequestBody = LogoutForm
@@ -6987,6 +7050,50 @@ type ClientInterface interface {
 	//
 	// Corresponds with POST /api/v1/workspaces/{advertiserId}/members (the `AddWorkspaceMember` operationId).
 	AddWorkspaceMember(ctx context.Context, advertiserId int64, body AddWorkspaceMemberJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// CreateProgramWithBody Create a program in a workspace
+	//
+	// What `reftrack init` does, for the dashboard and other clients signed in as a member: a program in
+	// the workspace with its API key, shown only in this answer. Owner or admin (`program:write`).
+	// Optional settings at creation: `cookie_window_days`, `lead_auth`, `allowed_origins`,
+	// `duration_months`; the rest is changed afterwards with `PATCH /api/v1/programs/{programId}`.
+	//
+	// Errors (400), the messages of `POST /api/v1/cli/init` and `PATCH /api/v1/programs/{programId}`:
+	// `Missing required fields: name, domain, commission_type, commission_rate`, `name must be a string
+	// of 1 to 200 characters`, `Invalid commission_type: <value>. Valid: percent, fixed,
+	// recurring_percent, recurring_fixed`, `commission_rate must be a positive number`, `commission_rate
+	// must be at most 100 for percent commissions`, `domain must be a host name such as
+	// shop.example.com`, `cookie_window_days must be between 1 and 3650`, `allowed_origins entries must
+	// be origins such as https://shop.example.com`, `lead_auth must be server_required or
+	// browser_allowed`; 401; 403 (not a member, or a role without `program:write`). A refused request
+	// creates nothing.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /api/v1/workspaces/{advertiserId}/programs (the `CreateProgram` operationId).
+	CreateProgramWithBody(ctx context.Context, advertiserId int64, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// CreateProgram Create a program in a workspace
+	//
+	// What `reftrack init` does, for the dashboard and other clients signed in as a member: a program in
+	// the workspace with its API key, shown only in this answer. Owner or admin (`program:write`).
+	// Optional settings at creation: `cookie_window_days`, `lead_auth`, `allowed_origins`,
+	// `duration_months`; the rest is changed afterwards with `PATCH /api/v1/programs/{programId}`.
+	//
+	// Errors (400), the messages of `POST /api/v1/cli/init` and `PATCH /api/v1/programs/{programId}`:
+	// `Missing required fields: name, domain, commission_type, commission_rate`, `name must be a string
+	// of 1 to 200 characters`, `Invalid commission_type: <value>. Valid: percent, fixed,
+	// recurring_percent, recurring_fixed`, `commission_rate must be a positive number`, `commission_rate
+	// must be at most 100 for percent commissions`, `domain must be a host name such as
+	// shop.example.com`, `cookie_window_days must be between 1 and 3650`, `allowed_origins entries must
+	// be origins such as https://shop.example.com`, `lead_auth must be server_required or
+	// browser_allowed`; 401; 403 (not a member, or a role without `program:write`). A refused request
+	// creates nothing.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /api/v1/workspaces/{advertiserId}/programs (the `CreateProgram` operationId).
+	CreateProgram(ctx context.Context, advertiserId int64, body CreateProgramJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// DashboardPage The dashboard
 	//
@@ -10222,6 +10329,70 @@ func (c *Client) AddWorkspaceMemberWithBody(ctx context.Context, advertiserId in
 // Corresponds with POST /api/v1/workspaces/{advertiserId}/members (the `AddWorkspaceMember` operationId).
 func (c *Client) AddWorkspaceMember(ctx context.Context, advertiserId int64, body AddWorkspaceMemberJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewAddWorkspaceMemberRequest(c.Server, advertiserId, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// CreateProgramWithBody Create a program in a workspace
+//
+// What `reftrack init` does, for the dashboard and other clients signed in as a member: a program in
+// the workspace with its API key, shown only in this answer. Owner or admin (`program:write`).
+// Optional settings at creation: `cookie_window_days`, `lead_auth`, `allowed_origins`,
+// `duration_months`; the rest is changed afterwards with `PATCH /api/v1/programs/{programId}`.
+//
+// Errors (400), the messages of `POST /api/v1/cli/init` and `PATCH /api/v1/programs/{programId}`:
+// `Missing required fields: name, domain, commission_type, commission_rate`, `name must be a string
+// of 1 to 200 characters`, `Invalid commission_type: <value>. Valid: percent, fixed,
+// recurring_percent, recurring_fixed`, `commission_rate must be a positive number`, `commission_rate
+// must be at most 100 for percent commissions`, `domain must be a host name such as
+// shop.example.com`, `cookie_window_days must be between 1 and 3650`, `allowed_origins entries must
+// be origins such as https://shop.example.com`, `lead_auth must be server_required or
+// browser_allowed`; 401; 403 (not a member, or a role without `program:write`). A refused request
+// creates nothing.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /api/v1/workspaces/{advertiserId}/programs (the `CreateProgram` operationId).
+func (c *Client) CreateProgramWithBody(ctx context.Context, advertiserId int64, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCreateProgramRequestWithBody(c.Server, advertiserId, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// CreateProgram Create a program in a workspace
+//
+// What `reftrack init` does, for the dashboard and other clients signed in as a member: a program in
+// the workspace with its API key, shown only in this answer. Owner or admin (`program:write`).
+// Optional settings at creation: `cookie_window_days`, `lead_auth`, `allowed_origins`,
+// `duration_months`; the rest is changed afterwards with `PATCH /api/v1/programs/{programId}`.
+//
+// Errors (400), the messages of `POST /api/v1/cli/init` and `PATCH /api/v1/programs/{programId}`:
+// `Missing required fields: name, domain, commission_type, commission_rate`, `name must be a string
+// of 1 to 200 characters`, `Invalid commission_type: <value>. Valid: percent, fixed,
+// recurring_percent, recurring_fixed`, `commission_rate must be a positive number`, `commission_rate
+// must be at most 100 for percent commissions`, `domain must be a host name such as
+// shop.example.com`, `cookie_window_days must be between 1 and 3650`, `allowed_origins entries must
+// be origins such as https://shop.example.com`, `lead_auth must be server_required or
+// browser_allowed`; 401; 403 (not a member, or a role without `program:write`). A refused request
+// creates nothing.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /api/v1/workspaces/{advertiserId}/programs (the `CreateProgram` operationId).
+func (c *Client) CreateProgram(ctx context.Context, advertiserId int64, body CreateProgramJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCreateProgramRequest(c.Server, advertiserId, body)
 	if err != nil {
 		return nil, err
 	}
@@ -14768,6 +14939,53 @@ func NewAddWorkspaceMemberRequestWithBody(server string, advertiserId int64, con
 	return req, nil
 }
 
+// NewCreateProgramRequest calls the generic CreateProgram builder with application/json body
+func NewCreateProgramRequest(server string, advertiserId int64, body CreateProgramJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewCreateProgramRequestWithBody(server, advertiserId, "application/json", bodyReader)
+}
+
+// NewCreateProgramRequestWithBody constructs an http.Request for the CreateProgram method, with any body, and a specified content type
+func NewCreateProgramRequestWithBody(server string, advertiserId int64, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "advertiserId", advertiserId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "integer", Format: "int64"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/workspaces/%s/programs", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
 // NewDashboardPageRequest constructs an http.Request for the DashboardPage method
 func NewDashboardPageRequest(server string) (*http.Request, error) {
 	var err error
@@ -18202,6 +18420,50 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with POST /api/v1/workspaces/{advertiserId}/members (the `AddWorkspaceMember` operationId).
 	AddWorkspaceMemberWithResponse(ctx context.Context, advertiserId int64, body AddWorkspaceMemberJSONRequestBody, reqEditors ...RequestEditorFn) (*AddWorkspaceMemberHTTPResponse, error)
+
+	// CreateProgramWithBodyWithResponse Create a program in a workspace
+	//
+	// What `reftrack init` does, for the dashboard and other clients signed in as a member: a program in
+	// the workspace with its API key, shown only in this answer. Owner or admin (`program:write`).
+	// Optional settings at creation: `cookie_window_days`, `lead_auth`, `allowed_origins`,
+	// `duration_months`; the rest is changed afterwards with `PATCH /api/v1/programs/{programId}`.
+	//
+	// Errors (400), the messages of `POST /api/v1/cli/init` and `PATCH /api/v1/programs/{programId}`:
+	// `Missing required fields: name, domain, commission_type, commission_rate`, `name must be a string
+	// of 1 to 200 characters`, `Invalid commission_type: <value>. Valid: percent, fixed,
+	// recurring_percent, recurring_fixed`, `commission_rate must be a positive number`, `commission_rate
+	// must be at most 100 for percent commissions`, `domain must be a host name such as
+	// shop.example.com`, `cookie_window_days must be between 1 and 3650`, `allowed_origins entries must
+	// be origins such as https://shop.example.com`, `lead_auth must be server_required or
+	// browser_allowed`; 401; 403 (not a member, or a role without `program:write`). A refused request
+	// creates nothing.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/v1/workspaces/{advertiserId}/programs (the `CreateProgram` operationId).
+	CreateProgramWithBodyWithResponse(ctx context.Context, advertiserId int64, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateProgramHTTPResponse, error)
+
+	// CreateProgramWithResponse Create a program in a workspace
+	//
+	// What `reftrack init` does, for the dashboard and other clients signed in as a member: a program in
+	// the workspace with its API key, shown only in this answer. Owner or admin (`program:write`).
+	// Optional settings at creation: `cookie_window_days`, `lead_auth`, `allowed_origins`,
+	// `duration_months`; the rest is changed afterwards with `PATCH /api/v1/programs/{programId}`.
+	//
+	// Errors (400), the messages of `POST /api/v1/cli/init` and `PATCH /api/v1/programs/{programId}`:
+	// `Missing required fields: name, domain, commission_type, commission_rate`, `name must be a string
+	// of 1 to 200 characters`, `Invalid commission_type: <value>. Valid: percent, fixed,
+	// recurring_percent, recurring_fixed`, `commission_rate must be a positive number`, `commission_rate
+	// must be at most 100 for percent commissions`, `domain must be a host name such as
+	// shop.example.com`, `cookie_window_days must be between 1 and 3650`, `allowed_origins entries must
+	// be origins such as https://shop.example.com`, `lead_auth must be server_required or
+	// browser_allowed`; 401; 403 (not a member, or a role without `program:write`). A refused request
+	// creates nothing.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/v1/workspaces/{advertiserId}/programs (the `CreateProgram` operationId).
+	CreateProgramWithResponse(ctx context.Context, advertiserId int64, body CreateProgramJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateProgramHTTPResponse, error)
 
 	// DashboardPageWithResponse The dashboard
 	//
@@ -30457,6 +30719,171 @@ func (r AddWorkspaceMemberHTTPResponse) ContentType() string {
 	return ""
 }
 
+// CreateProgramHTTPResponse201Headers the declared response headers of an HTTP 201 response for CreateProgram
+type CreateProgramHTTPResponse201Headers struct {
+	XRequestID string
+}
+
+// CreateProgramHTTPResponse400Headers the declared response headers of an HTTP 400 response for CreateProgram
+type CreateProgramHTTPResponse400Headers struct {
+	XRequestID string
+}
+
+// CreateProgramHTTPResponse401Headers the declared response headers of an HTTP 401 response for CreateProgram
+type CreateProgramHTTPResponse401Headers struct {
+	XRequestID string
+}
+
+// CreateProgramHTTPResponse403Headers the declared response headers of an HTTP 403 response for CreateProgram
+type CreateProgramHTTPResponse403Headers struct {
+	XRequestID string
+}
+
+// CreateProgramHTTPResponse404Headers the declared response headers of an HTTP 404 response for CreateProgram
+type CreateProgramHTTPResponse404Headers struct {
+	XRequestID string
+}
+
+// CreateProgramHTTPResponse413Headers the declared response headers of an HTTP 413 response for CreateProgram
+type CreateProgramHTTPResponse413Headers struct {
+	XRequestID string
+}
+
+// CreateProgramHTTPResponse429Headers the declared response headers of an HTTP 429 response for CreateProgram
+type CreateProgramHTTPResponse429Headers struct {
+	RetryAfter          int
+	XRateLimitLimit     int
+	XRateLimitRemaining int
+	XRateLimitReset     int
+	XRequestID          string
+}
+
+// CreateProgramHTTPResponse500Headers the declared response headers of an HTTP 500 response for CreateProgram
+type CreateProgramHTTPResponse500Headers struct {
+	XRequestID string
+}
+
+// CreateProgramHTTPResponse503Headers the declared response headers of an HTTP 503 response for CreateProgram
+type CreateProgramHTTPResponse503Headers struct {
+	RetryAfter int
+	XRequestID string
+}
+
+type CreateProgramHTTPResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON201 the response for an HTTP 201 `application/json` response
+	JSON201 *ProgramCreatedEnvelope
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *PayloadTooLarge
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
+	// Headers201 the parsed response headers for an HTTP 201 response
+	Headers201 *CreateProgramHTTPResponse201Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *CreateProgramHTTPResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *CreateProgramHTTPResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *CreateProgramHTTPResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *CreateProgramHTTPResponse404Headers
+	// Headers413 the parsed response headers for an HTTP 413 response
+	Headers413 *CreateProgramHTTPResponse413Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *CreateProgramHTTPResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *CreateProgramHTTPResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *CreateProgramHTTPResponse503Headers
+}
+
+// GetJSON201 returns the response for an HTTP 201 `application/json` response
+func (r CreateProgramHTTPResponse) GetJSON201() *ProgramCreatedEnvelope {
+	return r.JSON201
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r CreateProgramHTTPResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r CreateProgramHTTPResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r CreateProgramHTTPResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r CreateProgramHTTPResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r CreateProgramHTTPResponse) GetJSON413() *PayloadTooLarge {
+	return r.JSON413
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r CreateProgramHTTPResponse) GetJSON429() *RateLimited {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r CreateProgramHTTPResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r CreateProgramHTTPResponse) GetJSON503() *Unavailable {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r CreateProgramHTTPResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r CreateProgramHTTPResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r CreateProgramHTTPResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r CreateProgramHTTPResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // DashboardPageHTTPResponse200Headers the declared response headers of an HTTP 200 response for DashboardPage
 type DashboardPageHTTPResponse200Headers struct {
 	CacheControl          string
@@ -35261,6 +35688,62 @@ func (c *ClientWithResponses) AddWorkspaceMemberWithResponse(ctx context.Context
 		return nil, err
 	}
 	return ParseAddWorkspaceMemberHTTPResponse(rsp)
+}
+
+// CreateProgramWithBodyWithResponse Create a program in a workspace
+//
+// What `reftrack init` does, for the dashboard and other clients signed in as a member: a program in
+// the workspace with its API key, shown only in this answer. Owner or admin (`program:write`).
+// Optional settings at creation: `cookie_window_days`, `lead_auth`, `allowed_origins`,
+// `duration_months`; the rest is changed afterwards with `PATCH /api/v1/programs/{programId}`.
+//
+// Errors (400), the messages of `POST /api/v1/cli/init` and `PATCH /api/v1/programs/{programId}`:
+// `Missing required fields: name, domain, commission_type, commission_rate`, `name must be a string
+// of 1 to 200 characters`, `Invalid commission_type: <value>. Valid: percent, fixed,
+// recurring_percent, recurring_fixed`, `commission_rate must be a positive number`, `commission_rate
+// must be at most 100 for percent commissions`, `domain must be a host name such as
+// shop.example.com`, `cookie_window_days must be between 1 and 3650`, `allowed_origins entries must
+// be origins such as https://shop.example.com`, `lead_auth must be server_required or
+// browser_allowed`; 401; 403 (not a member, or a role without `program:write`). A refused request
+// creates nothing.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/v1/workspaces/{advertiserId}/programs (the `CreateProgram` operationId).
+func (c *ClientWithResponses) CreateProgramWithBodyWithResponse(ctx context.Context, advertiserId int64, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateProgramHTTPResponse, error) {
+	rsp, err := c.CreateProgramWithBody(ctx, advertiserId, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCreateProgramHTTPResponse(rsp)
+}
+
+// CreateProgramWithResponse Create a program in a workspace
+//
+// What `reftrack init` does, for the dashboard and other clients signed in as a member: a program in
+// the workspace with its API key, shown only in this answer. Owner or admin (`program:write`).
+// Optional settings at creation: `cookie_window_days`, `lead_auth`, `allowed_origins`,
+// `duration_months`; the rest is changed afterwards with `PATCH /api/v1/programs/{programId}`.
+//
+// Errors (400), the messages of `POST /api/v1/cli/init` and `PATCH /api/v1/programs/{programId}`:
+// `Missing required fields: name, domain, commission_type, commission_rate`, `name must be a string
+// of 1 to 200 characters`, `Invalid commission_type: <value>. Valid: percent, fixed,
+// recurring_percent, recurring_fixed`, `commission_rate must be a positive number`, `commission_rate
+// must be at most 100 for percent commissions`, `domain must be a host name such as
+// shop.example.com`, `cookie_window_days must be between 1 and 3650`, `allowed_origins entries must
+// be origins such as https://shop.example.com`, `lead_auth must be server_required or
+// browser_allowed`; 401; 403 (not a member, or a role without `program:write`). A refused request
+// creates nothing.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/v1/workspaces/{advertiserId}/programs (the `CreateProgram` operationId).
+func (c *ClientWithResponses) CreateProgramWithResponse(ctx context.Context, advertiserId int64, body CreateProgramJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateProgramHTTPResponse, error) {
+	rsp, err := c.CreateProgram(ctx, advertiserId, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCreateProgramHTTPResponse(rsp)
 }
 
 // DashboardPageWithResponse The dashboard
@@ -52862,6 +53345,216 @@ func ParseAddWorkspaceMemberHTTPResponse(rsp *http.Response) (*AddWorkspaceMembe
 		response.Headers500 = &headers
 	case rsp.StatusCode == 503:
 		var headers AddWorkspaceMemberHTTPResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseCreateProgramHTTPResponse parses an HTTP response from a CreateProgramWithResponse call
+func ParseCreateProgramHTTPResponse(rsp *http.Response) (*CreateProgramHTTPResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &CreateProgramHTTPResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 201:
+		var dest ProgramCreatedEnvelope
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON201 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest PayloadTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 201:
+		var headers CreateProgramHTTPResponse201Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers201 = &headers
+	case rsp.StatusCode == 400:
+		var headers CreateProgramHTTPResponse400Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers CreateProgramHTTPResponse401Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers CreateProgramHTTPResponse403Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers CreateProgramHTTPResponse404Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 413:
+		var headers CreateProgramHTTPResponse413Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers413 = &headers
+	case rsp.StatusCode == 429:
+		var headers CreateProgramHTTPResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers CreateProgramHTTPResponse500Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers CreateProgramHTTPResponse503Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {

@@ -351,6 +351,24 @@ func FuzzCliInit(f *testing.F) {
 	e.fuzzJSON(f, http.MethodPost, "/api/v1/cli/init", apitest.Bearer(e.seed.AccountToken)...)
 }
 
+func FuzzCreateProgram(f *testing.F) {
+	e := startFuzz(f, seed.Options{})
+	const body = `{"name":"Fuzz shop","domain":"fuzz.example.com","commission_type":"percent","commission_rate":25,"cookie_window_days":30,` +
+		`"duration_months":12,"lead_auth":"browser_allowed","allowed_origins":["https://fuzz.example.com"]}`
+	addAll(f, jsonSeeds(body, `{"name":"Fuzz fixed","domain":"https://fuzz.example.com/","commission_type":"recurring_fixed","commission_rate":9.99}`))
+	for _, v := range []string{"-1", `"25"`, "0", "1e400", "99999999999999999999", "150"} {
+		f.Add(body, "commission_rate", v)
+	}
+	for _, v := range []string{`["https://a.example.com\u0000"]`, `["\xff"]`, `[` + nested(40) + `]`, `"https://a.example.com"`, `[1]`} {
+		f.Add(body, "allowed_origins", v)
+	}
+	f.Add(body, "cookie_window_days", "1e9")
+	f.Add(body, "lead_auth", `"always"`)
+	f.Add(body, "name", `"`+strings.Repeat("n", 201)+`"`)
+	f.Add(body, "domain", `"not a domain"`)
+	e.fuzzJSON(f, http.MethodPost, "/api/v1/workspaces/"+itoa(e.seed.AdvertiserID)+"/programs", apitest.Bearer(e.seed.AccountToken)...)
+}
+
 func FuzzUpdateProgram(f *testing.F) {
 	e := startFuzz(f, seed.Options{})
 	const body = `{"name":"Renamed","domain":"shop.example.com","lead_auth":"browser_allowed","cookie_window_days":30,` +

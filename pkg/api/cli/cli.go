@@ -5,7 +5,6 @@ package cli
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"log/slog"
 	"math/big"
 	"net/url"
@@ -19,6 +18,7 @@ import (
 	"github.com/reftrack/reftrack/pkg/accounts"
 	"github.com/reftrack/reftrack/pkg/api/internal/auth"
 	"github.com/reftrack/reftrack/pkg/api/internal/jsonbody"
+	"github.com/reftrack/reftrack/pkg/api/internal/programbody"
 	"github.com/reftrack/reftrack/pkg/api/internal/request"
 	"github.com/reftrack/reftrack/pkg/apierr"
 	"github.com/reftrack/reftrack/pkg/apikeys"
@@ -114,7 +114,7 @@ func (h *CLI) CliInit(ctx context.Context, req gen.CliInitRequestObject) (gen.Cl
 	if err != nil {
 		return nil, err
 	}
-	n, err := newProgram(body)
+	n, err := programbody.New(body, programbody.Fields{CookieField: "cookie_duration"})
 	if err != nil {
 		return nil, err
 	}
@@ -138,40 +138,6 @@ func workspaceClaim(body jsonbody.Object, unread error) accounts.WorkspaceClaim 
 		id = 0
 	}
 	return accounts.WorkspaceClaim{Named: present, ID: id}
-}
-
-// newProgram reads the program's fields; the domain, the rate's range and the windows are checked by
-// programs.Create, in one place for every route that makes or changes a program.
-func newProgram(body jsonbody.Object) (programs.New, error) {
-	name, _, _ := body.Str("name")
-	domain, _, _ := body.Str("domain")
-	ctype, _, _ := body.Str("commission_type")
-	_, ratePresent := body["commission_rate"]
-	if strings.TrimSpace(name) == "" || strings.TrimSpace(domain) == "" || ctype == "" || !ratePresent {
-		return programs.New{}, apierr.Invalid("Missing required fields: name, domain, commission_type, commission_rate")
-	}
-	if !commission.Valid(ctype) {
-		return programs.New{}, &programs.CommissionTypeError{Type: ctype}
-	}
-	rate, ok := body.Number("commission_rate")
-	if !ok {
-		return programs.New{}, programs.ErrRateNotPositive // a string is refused, as the interface says
-	}
-	n := programs.New{Name: strings.TrimSpace(name), Domain: domain, CommissionType: ctype, CommissionRate: rate}
-	if v, present, ok := body.SaturatedInt("cookie_duration"); present {
-		// The original CLI's name for cookie_window_days: its refusal names the field the client sent.
-		if !ok || programs.CheckWindow("cookie_window_days", v) != nil {
-			return programs.New{}, apierr.Invalid(fmt.Sprintf("cookie_duration must be between %d and %d", programs.MinWindowDays, programs.MaxWindowDays))
-		}
-		n.CookieWindowDays = &v
-	}
-	if v, present, ok := body.SaturatedInt("duration_months"); present {
-		if !ok {
-			return programs.New{}, programs.ErrDurationMonths
-		}
-		n.DurationMonths = &v // 0, the original CLI's "lifetime", is lifetime
-	}
-	return n, nil
 }
 
 // CliListPrograms lists the programs of the account's workspaces.

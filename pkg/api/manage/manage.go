@@ -18,6 +18,7 @@ import (
 	"github.com/reftrack/reftrack/pkg/accounts"
 	"github.com/reftrack/reftrack/pkg/api/internal/auth"
 	"github.com/reftrack/reftrack/pkg/api/internal/jsonbody"
+	"github.com/reftrack/reftrack/pkg/api/internal/programbody"
 	"github.com/reftrack/reftrack/pkg/api/internal/wire"
 	"github.com/reftrack/reftrack/pkg/apierr"
 	"github.com/reftrack/reftrack/pkg/commission"
@@ -97,6 +98,46 @@ func (h *Management) GetProgram(ctx context.Context, req gen.GetProgramRequestOb
 	return gen.GetProgram200JSONResponse{Body: gen.ProgramEnvelope{Data: out}}, nil
 }
 
+// CreateProgram makes a program in a workspace with its API key (owner, admin), as cli/init does.
+func (h *Management) CreateProgram(ctx context.Context, req gen.CreateProgramRequestObject) (gen.CreateProgramResponseObject, error) {
+	a, err := auth.SignedIn(ctx)
+	if err != nil {
+		return nil, err
+	}
+	role, err := h.workspaceRole(ctx, req.AdvertiserId)
+	if err != nil {
+		return nil, err
+	}
+	if err := accounts.Authorize(role, accounts.ActionProgramWrite); err != nil {
+		return nil, err
+	}
+	body, err := jsonbody.Parse(req.Body)
+	if err != nil {
+		return nil, err
+	}
+	n, err := programbody.New(body, programbody.Fields{CookieField: "cookie_window_days", Settings: true})
+	if err != nil {
+		return nil, err
+	}
+	n.WorkspaceID, n.CreatedBy = req.AdvertiserId, a.ID
+	p, key, err := programs.Create(ctx, h.DB, n)
+	h.Origins.Forget() // a new program's origins
+	if err != nil {
+		return nil, err
+	}
+	shown, err := programs.Show(ctx, h.DB, p)
+	if err != nil {
+		return nil, err
+	}
+	out, err := wireProgram(shown)
+	if err != nil {
+		return nil, err
+	}
+	created := gen.ProgramCreatedEnvelope{}
+	created.Data.Program, created.Data.ApiKey = out, key
+	return gen.CreateProgram201JSONResponse{Body: created}, nil
+}
+
 // UpdateProgram changes a program's settings (owner, admin). The body is read field by field here
 // (x-reftrack-validation: handler) and the ranges are checked by programs.Apply, so that every refusal
 // answers its documented message and stores nothing.
@@ -126,9 +167,6 @@ func (h *Management) UpdateProgram(ctx context.Context, req gen.UpdateProgramReq
 	return gen.UpdateProgram200JSONResponse{Body: gen.ProgramEnvelope{Data: out}}, nil
 }
 
-// maxAllowedOrigins is the spec's maxItems of allowed_origins.
-const maxAllowedOrigins = 50
-
 // programUpdate reads the fields of a program change, checking their JSON types; programs.Apply checks
 // their ranges.
 func programUpdate(body jsonbody.Object) (programs.Update, error) {
@@ -155,8 +193,8 @@ func programUpdate(body jsonbody.Object) (programs.Update, error) {
 		if json.Unmarshal(raw, &list) != nil || list == nil {
 			return u, programs.ErrOrigin
 		}
-		if len(list) > maxAllowedOrigins {
-			return u, apierr.Invalid(fmt.Sprintf("allowed_origins must list at most %d origins", maxAllowedOrigins))
+		if len(list) > programbody.MaxAllowedOrigins {
+			return u, apierr.Invalid(fmt.Sprintf("allowed_origins must list at most %d origins", programbody.MaxAllowedOrigins))
 		}
 		u.AllowedOrigins = &list
 	}
