@@ -354,16 +354,16 @@ func (e InvitationStatus) Valid() bool {
 
 // Defines values for LeadAuth.
 const (
-	BrowserAllowed LeadAuth = "browser_allowed"
-	ServerRequired LeadAuth = "server_required"
+	LeadAuthBrowserAllowed LeadAuth = "browser_allowed"
+	LeadAuthServerRequired LeadAuth = "server_required"
 )
 
 // Valid indicates whether the value is a known member of the LeadAuth enum.
 func (e LeadAuth) Valid() bool {
 	switch e {
-	case BrowserAllowed:
+	case LeadAuthBrowserAllowed:
 		return true
-	case ServerRequired:
+	case LeadAuthServerRequired:
 		return true
 	default:
 		return false
@@ -487,6 +487,57 @@ func (e MemberRole) Valid() bool {
 	}
 }
 
+// Defines values for PartnerPerformanceListOrder.
+const (
+	PartnerPerformanceListOrderAsc  PartnerPerformanceListOrder = "asc"
+	PartnerPerformanceListOrderDesc PartnerPerformanceListOrder = "desc"
+)
+
+// Valid indicates whether the value is a known member of the PartnerPerformanceListOrder enum.
+func (e PartnerPerformanceListOrder) Valid() bool {
+	switch e {
+	case PartnerPerformanceListOrderAsc:
+		return true
+	case PartnerPerformanceListOrderDesc:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for PartnerPerformanceListSort.
+const (
+	PartnerPerformanceListSortAverageOrderCents PartnerPerformanceListSort = "average_order_cents"
+	PartnerPerformanceListSortClicks            PartnerPerformanceListSort = "clicks"
+	PartnerPerformanceListSortCommissionCents   PartnerPerformanceListSort = "commission_cents"
+	PartnerPerformanceListSortConversionRate    PartnerPerformanceListSort = "conversion_rate"
+	PartnerPerformanceListSortLeads             PartnerPerformanceListSort = "leads"
+	PartnerPerformanceListSortRevenueCents      PartnerPerformanceListSort = "revenue_cents"
+	PartnerPerformanceListSortSales             PartnerPerformanceListSort = "sales"
+)
+
+// Valid indicates whether the value is a known member of the PartnerPerformanceListSort enum.
+func (e PartnerPerformanceListSort) Valid() bool {
+	switch e {
+	case PartnerPerformanceListSortAverageOrderCents:
+		return true
+	case PartnerPerformanceListSortClicks:
+		return true
+	case PartnerPerformanceListSortCommissionCents:
+		return true
+	case PartnerPerformanceListSortConversionRate:
+		return true
+	case PartnerPerformanceListSortLeads:
+		return true
+	case PartnerPerformanceListSortRevenueCents:
+		return true
+	case PartnerPerformanceListSortSales:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for PartnerStatus.
 const (
 	PartnerStatusApproved PartnerStatus = "approved"
@@ -549,19 +600,19 @@ func (e PaymentProcessorUpdateProvider) Valid() bool {
 
 // Defines values for PayoutCreateCurrency.
 const (
-	EUR PayoutCreateCurrency = "EUR"
-	USD PayoutCreateCurrency = "USD"
-	VND PayoutCreateCurrency = "VND"
+	PayoutCreateCurrencyEUR PayoutCreateCurrency = "EUR"
+	PayoutCreateCurrencyUSD PayoutCreateCurrency = "USD"
+	PayoutCreateCurrencyVND PayoutCreateCurrency = "VND"
 )
 
 // Valid indicates whether the value is a known member of the PayoutCreateCurrency enum.
 func (e PayoutCreateCurrency) Valid() bool {
 	switch e {
-	case EUR:
+	case PayoutCreateCurrencyEUR:
 		return true
-	case USD:
+	case PayoutCreateCurrencyUSD:
 		return true
-	case VND:
+	case PayoutCreateCurrencyVND:
 		return true
 	default:
 		return false
@@ -601,6 +652,51 @@ func (e PayoutStatus) Valid() bool {
 	case PayoutStatusPaid:
 		return true
 	case PayoutStatusProcessing:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for PerformanceCurrency.
+const (
+	PerformanceCurrencyEUR PerformanceCurrency = "EUR"
+	PerformanceCurrencyUSD PerformanceCurrency = "USD"
+	PerformanceCurrencyVND PerformanceCurrency = "VND"
+)
+
+// Valid indicates whether the value is a known member of the PerformanceCurrency enum.
+func (e PerformanceCurrency) Valid() bool {
+	switch e {
+	case PerformanceCurrencyEUR:
+		return true
+	case PerformanceCurrencyUSD:
+		return true
+	case PerformanceCurrencyVND:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for PerformancePeriodName.
+const (
+	PerformancePeriodNameAll  PerformancePeriodName = "all"
+	PerformancePeriodNameN30d PerformancePeriodName = "30d"
+	PerformancePeriodNameN7d  PerformancePeriodName = "7d"
+	PerformancePeriodNameN90d PerformancePeriodName = "90d"
+)
+
+// Valid indicates whether the value is a known member of the PerformancePeriodName enum.
+func (e PerformancePeriodName) Valid() bool {
+	switch e {
+	case PerformancePeriodNameAll:
+		return true
+	case PerformancePeriodNameN30d:
+		return true
+	case PerformancePeriodNameN7d:
+		return true
+	case PerformancePeriodNameN90d:
 		return true
 	default:
 		return false
@@ -706,6 +802,27 @@ func (e ProgramStatus) Valid() bool {
 	case Active:
 		return true
 	case Paused:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ProgramCreateLeadAuth.
+const (
+	ProgramCreateLeadAuthBrowserAllowed ProgramCreateLeadAuth = "browser_allowed"
+	ProgramCreateLeadAuthLessThannil    ProgramCreateLeadAuth = "<nil>"
+	ProgramCreateLeadAuthServerRequired ProgramCreateLeadAuth = "server_required"
+)
+
+// Valid indicates whether the value is a known member of the ProgramCreateLeadAuth enum.
+func (e ProgramCreateLeadAuth) Valid() bool {
+	switch e {
+	case ProgramCreateLeadAuthBrowserAllowed:
+		return true
+	case ProgramCreateLeadAuthLessThannil:
+		return true
+	case ProgramCreateLeadAuthServerRequired:
 		return true
 	default:
 		return false
@@ -1393,6 +1510,30 @@ func (e WebhookEventType) Valid() bool {
 	}
 }
 
+// Defines values for PerformancePeriod.
+const (
+	PerformancePeriodAll  PerformancePeriod = "all"
+	PerformancePeriodN30d PerformancePeriod = "30d"
+	PerformancePeriodN7d  PerformancePeriod = "7d"
+	PerformancePeriodN90d PerformancePeriod = "90d"
+)
+
+// Valid indicates whether the value is a known member of the PerformancePeriod enum.
+func (e PerformancePeriod) Valid() bool {
+	switch e {
+	case PerformancePeriodAll:
+		return true
+	case PerformancePeriodN30d:
+		return true
+	case PerformancePeriodN7d:
+		return true
+	case PerformancePeriodN90d:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for ListTrackingEventsParamsEventType.
 const (
 	ListTrackingEventsParamsEventTypeClick      ListTrackingEventsParamsEventType = "click"
@@ -1459,6 +1600,105 @@ const (
 func (e ExportPayoutsParamsFormat) Valid() bool {
 	switch e {
 	case ExportPayoutsParamsFormatPaypal:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for GetPerformanceParamsPeriod.
+const (
+	GetPerformanceParamsPeriodAll  GetPerformanceParamsPeriod = "all"
+	GetPerformanceParamsPeriodN30d GetPerformanceParamsPeriod = "30d"
+	GetPerformanceParamsPeriodN7d  GetPerformanceParamsPeriod = "7d"
+	GetPerformanceParamsPeriodN90d GetPerformanceParamsPeriod = "90d"
+)
+
+// Valid indicates whether the value is a known member of the GetPerformanceParamsPeriod enum.
+func (e GetPerformanceParamsPeriod) Valid() bool {
+	switch e {
+	case GetPerformanceParamsPeriodAll:
+		return true
+	case GetPerformanceParamsPeriodN30d:
+		return true
+	case GetPerformanceParamsPeriodN7d:
+		return true
+	case GetPerformanceParamsPeriodN90d:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for GetPartnerPerformanceParamsPeriod.
+const (
+	GetPartnerPerformanceParamsPeriodAll  GetPartnerPerformanceParamsPeriod = "all"
+	GetPartnerPerformanceParamsPeriodN30d GetPartnerPerformanceParamsPeriod = "30d"
+	GetPartnerPerformanceParamsPeriodN7d  GetPartnerPerformanceParamsPeriod = "7d"
+	GetPartnerPerformanceParamsPeriodN90d GetPartnerPerformanceParamsPeriod = "90d"
+)
+
+// Valid indicates whether the value is a known member of the GetPartnerPerformanceParamsPeriod enum.
+func (e GetPartnerPerformanceParamsPeriod) Valid() bool {
+	switch e {
+	case GetPartnerPerformanceParamsPeriodAll:
+		return true
+	case GetPartnerPerformanceParamsPeriodN30d:
+		return true
+	case GetPartnerPerformanceParamsPeriodN7d:
+		return true
+	case GetPartnerPerformanceParamsPeriodN90d:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for GetPartnerPerformanceParamsSort.
+const (
+	GetPartnerPerformanceParamsSortAverageOrderCents GetPartnerPerformanceParamsSort = "average_order_cents"
+	GetPartnerPerformanceParamsSortClicks            GetPartnerPerformanceParamsSort = "clicks"
+	GetPartnerPerformanceParamsSortCommissionCents   GetPartnerPerformanceParamsSort = "commission_cents"
+	GetPartnerPerformanceParamsSortConversionRate    GetPartnerPerformanceParamsSort = "conversion_rate"
+	GetPartnerPerformanceParamsSortLeads             GetPartnerPerformanceParamsSort = "leads"
+	GetPartnerPerformanceParamsSortRevenueCents      GetPartnerPerformanceParamsSort = "revenue_cents"
+	GetPartnerPerformanceParamsSortSales             GetPartnerPerformanceParamsSort = "sales"
+)
+
+// Valid indicates whether the value is a known member of the GetPartnerPerformanceParamsSort enum.
+func (e GetPartnerPerformanceParamsSort) Valid() bool {
+	switch e {
+	case GetPartnerPerformanceParamsSortAverageOrderCents:
+		return true
+	case GetPartnerPerformanceParamsSortClicks:
+		return true
+	case GetPartnerPerformanceParamsSortCommissionCents:
+		return true
+	case GetPartnerPerformanceParamsSortConversionRate:
+		return true
+	case GetPartnerPerformanceParamsSortLeads:
+		return true
+	case GetPartnerPerformanceParamsSortRevenueCents:
+		return true
+	case GetPartnerPerformanceParamsSortSales:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for GetPartnerPerformanceParamsOrder.
+const (
+	GetPartnerPerformanceParamsOrderAsc  GetPartnerPerformanceParamsOrder = "asc"
+	GetPartnerPerformanceParamsOrderDesc GetPartnerPerformanceParamsOrder = "desc"
+)
+
+// Valid indicates whether the value is a known member of the GetPartnerPerformanceParamsOrder enum.
+func (e GetPartnerPerformanceParamsOrder) Valid() bool {
+	switch e {
+	case GetPartnerPerformanceParamsOrderAsc:
+		return true
+	case GetPartnerPerformanceParamsOrderDesc:
 		return true
 	default:
 		return false
@@ -2422,6 +2662,42 @@ type PartnerListEnvelope struct {
 	Data []Partner `json:"data"`
 }
 
+// PartnerPerformance defines model for PartnerPerformance.
+type PartnerPerformance struct {
+	AverageOrderCents int64   `json:"average_order_cents"`
+	Clicks            int64   `json:"clicks"`
+	CommissionCents   int64   `json:"commission_cents"`
+	ConversionRate    float64 `json:"conversion_rate"`
+	Email             string  `json:"email"`
+	Leads             int64   `json:"leads"`
+	Name              string  `json:"name"`
+	PartnerId         int64   `json:"partner_id"`
+	RevenueCents      int64   `json:"revenue_cents"`
+	Sales             int64   `json:"sales"`
+}
+
+// PartnerPerformanceEnvelope defines model for PartnerPerformanceEnvelope.
+type PartnerPerformanceEnvelope struct {
+	Data PartnerPerformanceList `json:"data"`
+}
+
+// PartnerPerformanceList defines model for PartnerPerformanceList.
+type PartnerPerformanceList struct {
+	Currency PerformanceCurrency         `json:"currency"`
+	DateFrom openapi_types.Date          `json:"date_from"`
+	DateTo   openapi_types.Date          `json:"date_to"`
+	Order    PartnerPerformanceListOrder `json:"order"`
+	Partners []PartnerPerformance        `json:"partners"`
+	Period   PerformancePeriodName       `json:"period"`
+	Sort     PartnerPerformanceListSort  `json:"sort"`
+}
+
+// PartnerPerformanceListOrder defines model for PartnerPerformanceList.Order.
+type PartnerPerformanceListOrder string
+
+// PartnerPerformanceListSort defines model for PartnerPerformanceList.Sort.
+type PartnerPerformanceListSort string
+
 // PartnerStats The partner's real events in the program, all time (test events and bots left out).
 type PartnerStats struct {
 	Clicks int64 `json:"clicks"`
@@ -2558,6 +2834,92 @@ type PayoutPaid struct {
 
 // PayoutStatus `processing` (made, not yet paid), then `paid` or `failed`.
 type PayoutStatus string
+
+// Performance defines model for Performance.
+type Performance struct {
+	Currency PerformanceCurrency `json:"currency"`
+
+	// DateFrom The first UTC day (for `all`, the first day with an event, or today).
+	DateFrom openapi_types.Date `json:"date_from"`
+
+	// DateTo The last UTC day (today).
+	DateTo openapi_types.Date    `json:"date_to"`
+	Period PerformancePeriodName `json:"period"`
+
+	// Previous The same totals for as many days just before `date_from`; null for `all`.
+	Previous *PerformancePrevious `json:"previous"`
+	Series   []PerformanceDay     `json:"series"`
+	Totals   PerformanceTotals    `json:"totals"`
+}
+
+// PerformanceCurrency defines model for PerformanceCurrency.
+type PerformanceCurrency string
+
+// PerformanceDay defines model for PerformanceDay.
+type PerformanceDay struct {
+	Clicks          int64 `json:"clicks"`
+	CommissionCents int64 `json:"commission_cents"`
+
+	// Date The UTC day.
+	Date         openapi_types.Date `json:"date"`
+	Leads        int64              `json:"leads"`
+	RevenueCents int64              `json:"revenue_cents"`
+	Sales        int64              `json:"sales"`
+}
+
+// PerformanceEnvelope defines model for PerformanceEnvelope.
+type PerformanceEnvelope struct {
+	Data Performance `json:"data"`
+}
+
+// PerformancePeriodName defines model for PerformancePeriodName.
+type PerformancePeriodName string
+
+// PerformancePrevious The same totals for as many days just before `date_from`; null for `all`.
+type PerformancePrevious struct {
+	// AverageOrderCents `revenue_cents` over the sales in the chosen currency, rounded (0 without such sales).
+	AverageOrderCents int64 `json:"average_order_cents"`
+	Clicks            int64 `json:"clicks"`
+
+	// CommissionCents What those sales' commissions earned less reversals and clawbacks.
+	CommissionCents int64 `json:"commission_cents"`
+
+	// ConversionRate Sales per click, to four decimals (0 without clicks).
+	ConversionRate float64 `json:"conversion_rate"`
+	Leads          int64   `json:"leads"`
+
+	// Partners Partners with a click, lead or sale in the period.
+	Partners int64 `json:"partners"`
+
+	// RevenueCents What the sales in the chosen currency took less their refunds.
+	RevenueCents int64 `json:"revenue_cents"`
+
+	// Sales Sales in every currency.
+	Sales int64 `json:"sales"`
+}
+
+// PerformanceTotals defines model for PerformanceTotals.
+type PerformanceTotals struct {
+	// AverageOrderCents `revenue_cents` over the sales in the chosen currency, rounded (0 without such sales).
+	AverageOrderCents int64 `json:"average_order_cents"`
+	Clicks            int64 `json:"clicks"`
+
+	// CommissionCents What those sales' commissions earned less reversals and clawbacks.
+	CommissionCents int64 `json:"commission_cents"`
+
+	// ConversionRate Sales per click, to four decimals (0 without clicks).
+	ConversionRate float64 `json:"conversion_rate"`
+	Leads          int64   `json:"leads"`
+
+	// Partners Partners with a click, lead or sale in the period.
+	Partners int64 `json:"partners"`
+
+	// RevenueCents What the sales in the chosen currency took less their refunds.
+	RevenueCents int64 `json:"revenue_cents"`
+
+	// Sales Sales in every currency.
+	Sales int64 `json:"sales"`
+}
 
 // PlatformError The platform error envelope.
 type PlatformError struct {
@@ -2775,6 +3137,45 @@ type ProgramPartnerApproval string
 
 // ProgramStatus defines model for Program.Status.
 type ProgramStatus string
+
+// ProgramCreate defines model for ProgramCreate.
+type ProgramCreate struct {
+	// AllowedOrigins Origins whose pages may call the tracking API from the browser, such as `https://shop.example.com`.
+	AllowedOrigins *[]string `json:"allowed_origins,omitempty"`
+
+	// CommissionRate Positive number with at most 4 decimal places: percent for percent types (`percent`,
+	// `recurring_percent`: at most 100), major currency units for fixed types (`fixed`, `recurring_fixed`:
+	// at most 1000000). Read exactly as written (never through a float).
+	CommissionRate CommissionRateInput `json:"commission_rate"`
+	CommissionType CommissionType      `json:"commission_type"`
+
+	// CookieWindowDays Days a referral cookie lasts (default 60).
+	CookieWindowDays *int `json:"cookie_window_days,omitempty"`
+
+	// Domain The brand's site as a host name (`shop.example.com`): no path, query, port or spaces, at most 253
+	// characters. A leading `http://` or `https://` and a trailing `/` (what people paste) are removed; the
+	// host name is stored in lower case.
+	Domain DomainInput `json:"domain"`
+
+	// DurationMonths Recurring types: months a customer's payments keep paying after the first. `0` (the original CLI's
+	// "lifetime") = lifetime, shown as `duration_months: null` on the program. Absent (or null, which
+	// counts as absent): lifetime on `cli/init`; unchanged on `PATCH /api/v1/programs/{programId}`.
+	DurationMonths *DurationMonthsInput   `json:"duration_months,omitempty"`
+	LeadAuth       *ProgramCreateLeadAuth `json:"lead_auth,omitempty"`
+	Name           string                 `json:"name"`
+}
+
+// ProgramCreateLeadAuth defines model for ProgramCreate.LeadAuth.
+type ProgramCreateLeadAuth string
+
+// ProgramCreatedEnvelope defines model for ProgramCreatedEnvelope.
+type ProgramCreatedEnvelope struct {
+	Data struct {
+		// ApiKey The program's API key, shown only here.
+		ApiKey  string  `json:"api_key"`
+		Program Program `json:"program"`
+	} `json:"data"`
+}
 
 // ProgramEnvelope defines model for ProgramEnvelope.
 type ProgramEnvelope struct {
@@ -3536,6 +3937,9 @@ type PartnerId = int64
 // PayoutId defines model for PayoutId.
 type PayoutId = int64
 
+// PerformancePeriod defines model for PerformancePeriod.
+type PerformancePeriod string
+
 // ProgramId defines model for ProgramId.
 type ProgramId = int64
 
@@ -3840,6 +4244,43 @@ type ExportPayoutsParams struct {
 // ExportPayoutsParamsFormat defines parameters for ExportPayouts.
 type ExportPayoutsParamsFormat string
 
+// GetPerformanceParams defines parameters for GetPerformance.
+type GetPerformanceParams struct {
+	// Period The last 7, 30 or 90 UTC days (today included), or everything the program recorded.
+	Period *GetPerformanceParamsPeriod `form:"period,omitempty" json:"period,omitempty"`
+
+	// Currency The currency of the money totals; sales in other currencies count only in `sales`.
+	Currency *PerformanceCurrency `form:"currency,omitempty" json:"currency,omitempty"`
+}
+
+// GetPerformanceParamsPeriod defines parameters for GetPerformance.
+type GetPerformanceParamsPeriod string
+
+// GetPartnerPerformanceParams defines parameters for GetPartnerPerformance.
+type GetPartnerPerformanceParams struct {
+	// Period The last 7, 30 or 90 UTC days (today included), or everything the program recorded.
+	Period *GetPartnerPerformanceParamsPeriod `form:"period,omitempty" json:"period,omitempty"`
+
+	// Currency The currency of the money totals; sales in other currencies count only in `sales`.
+	Currency *PerformanceCurrency `form:"currency,omitempty" json:"currency,omitempty"`
+
+	// Sort The total to sort by.
+	Sort  *GetPartnerPerformanceParamsSort  `form:"sort,omitempty" json:"sort,omitempty"`
+	Order *GetPartnerPerformanceParamsOrder `form:"order,omitempty" json:"order,omitempty"`
+
+	// Limit How many partners (the first ones in that order).
+	Limit *int `form:"limit,omitempty" json:"limit,omitempty"`
+}
+
+// GetPartnerPerformanceParamsPeriod defines parameters for GetPartnerPerformance.
+type GetPartnerPerformanceParamsPeriod string
+
+// GetPartnerPerformanceParamsSort defines parameters for GetPartnerPerformance.
+type GetPartnerPerformanceParamsSort string
+
+// GetPartnerPerformanceParamsOrder defines parameters for GetPartnerPerformance.
+type GetPartnerPerformanceParamsOrder string
+
 // ListWebhookDeliveriesParams defines parameters for ListWebhookDeliveries.
 type ListWebhookDeliveriesParams struct {
 	// Status Only deliveries in this status.
@@ -4040,6 +4481,9 @@ type StripeWebhookJSONRequestBody = StripeEvent
 
 // AddWorkspaceMemberJSONRequestBody defines body for AddWorkspaceMember for application/json ContentType.
 type AddWorkspaceMemberJSONRequestBody = MemberCreate
+
+// CreateProgramJSONRequestBody defines body for CreateProgram for application/json ContentType.
+type CreateProgramJSONRequestBody = ProgramCreate
 
 // DashboardLogoutFormdataRequestBody defines body for DashboardLogout for application/x-www-form-urlencoded ContentType.
 type DashboardLogoutFormdataRequestBody = LogoutForm
@@ -5929,6 +6373,41 @@ type ClientInterface interface {
 	// Corresponds with GET /api/v1/programs/{programId}/payouts.csv (the `ExportPayouts` operationId).
 	ExportPayouts(ctx context.Context, programId ProgramId, params *ExportPayoutsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// GetPerformance A program's performance over a period, against the period before
+	//
+	// What the program's partners brought in over the last 7, 30 or 90 UTC days (today included) or its
+	// whole history: clicks, leads, sales, revenue and commission, in totals, against the same number of
+	// days just before (`previous`; null for `all`), and per day (`series`, oldest first, every day of the
+	// period, zero when nothing happened). Members whose role has `tracking:list` (owner, admin, analyst).
+	//
+	// Counted as the events list and readiness count: real events only (test events and bots' clicks
+	// are not). `clicks`, `leads`, `sales` count every currency; `revenue_cents` (what the sales took
+	// less their refunds), `commission_cents` (what their commissions earned less reversals and
+	// clawbacks; rejected ones excluded) and `average_order_cents` (`revenue_cents` over the sales in
+	// that currency, rounded to the nearest cent) are in the chosen currency only, by the sale's day.
+	// `partners` is how many partners had a click, lead or sale in the period. `conversion_rate` is
+	// sales per click (0 without clicks), to four decimals. Exact at every moment, and read from
+	// per-day counts whatever the program's size (docs/performance.md, "Reports").
+	//
+	// Errors (400): a parameter out of its schema (`Invalid query parameter period: …`); 401, 403 (not a
+	// member, or a role without `tracking:list`), 404 `Program not found`.
+	//
+	// Corresponds with GET /api/v1/programs/{programId}/performance (the `GetPerformance` operationId).
+	GetPerformance(ctx context.Context, programId ProgramId, params *GetPerformanceParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetPartnerPerformance Each partner's performance over a period
+	//
+	// The totals of `GET /api/v1/programs/{programId}/performance`, per partner: the partners with a
+	// click, lead or sale in the period, sorted by `sort` (default `revenue_cents`) in `order` (default
+	// `desc`), then by partner id; at most `limit` (default 20, at most 100). Counted as there; the
+	// partner's name and email as they are now. Members whose role has `tracking:list`.
+	//
+	// Errors (400): a parameter out of its schema (`Invalid query parameter sort: …`); 401, 403, 404
+	// `Program not found`.
+	//
+	// Corresponds with GET /api/v1/programs/{programId}/performance/partners (the `GetPartnerPerformance` operationId).
+	GetPartnerPerformance(ctx context.Context, programId ProgramId, params *GetPartnerPerformanceParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// GetProgramReadiness A program's readiness checks, for its workspace members
 	//
 	// The same answer as `GET /api/v1/programs/me/readiness`, for any member of the program's workspace
@@ -6569,6 +7048,50 @@ type ClientInterface interface {
 	//
 	// Corresponds with POST /api/v1/workspaces/{advertiserId}/members (the `AddWorkspaceMember` operationId).
 	AddWorkspaceMember(ctx context.Context, advertiserId int64, body AddWorkspaceMemberJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// CreateProgramWithBody Create a program in a workspace
+	//
+	// What `reftrack init` does, for the dashboard and other clients signed in as a member: a program in
+	// the workspace with its API key, shown only in this answer. Owner or admin (`program:write`).
+	// Optional settings at creation: `cookie_window_days`, `lead_auth`, `allowed_origins`,
+	// `duration_months`; the rest is changed afterwards with `PATCH /api/v1/programs/{programId}`.
+	//
+	// Errors (400), the messages of `POST /api/v1/cli/init` and `PATCH /api/v1/programs/{programId}`:
+	// `Missing required fields: name, domain, commission_type, commission_rate`, `name must be a string
+	// of 1 to 200 characters`, `Invalid commission_type: <value>. Valid: percent, fixed,
+	// recurring_percent, recurring_fixed`, `commission_rate must be a positive number`, `commission_rate
+	// must be at most 100 for percent commissions`, `domain must be a host name such as
+	// shop.example.com`, `cookie_window_days must be between 1 and 3650`, `allowed_origins entries must
+	// be origins such as https://shop.example.com`, `lead_auth must be server_required or
+	// browser_allowed`; 401; 403 (not a member, or a role without `program:write`). A refused request
+	// creates nothing.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /api/v1/workspaces/{advertiserId}/programs (the `CreateProgram` operationId).
+	CreateProgramWithBody(ctx context.Context, advertiserId int64, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// CreateProgram Create a program in a workspace
+	//
+	// What `reftrack init` does, for the dashboard and other clients signed in as a member: a program in
+	// the workspace with its API key, shown only in this answer. Owner or admin (`program:write`).
+	// Optional settings at creation: `cookie_window_days`, `lead_auth`, `allowed_origins`,
+	// `duration_months`; the rest is changed afterwards with `PATCH /api/v1/programs/{programId}`.
+	//
+	// Errors (400), the messages of `POST /api/v1/cli/init` and `PATCH /api/v1/programs/{programId}`:
+	// `Missing required fields: name, domain, commission_type, commission_rate`, `name must be a string
+	// of 1 to 200 characters`, `Invalid commission_type: <value>. Valid: percent, fixed,
+	// recurring_percent, recurring_fixed`, `commission_rate must be a positive number`, `commission_rate
+	// must be at most 100 for percent commissions`, `domain must be a host name such as
+	// shop.example.com`, `cookie_window_days must be between 1 and 3650`, `allowed_origins entries must
+	// be origins such as https://shop.example.com`, `lead_auth must be server_required or
+	// browser_allowed`; 401; 403 (not a member, or a role without `program:write`). A refused request
+	// creates nothing.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /api/v1/workspaces/{advertiserId}/programs (the `CreateProgram` operationId).
+	CreateProgram(ctx context.Context, advertiserId int64, body CreateProgramJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// DashboardPage The dashboard
 	//
@@ -8811,6 +9334,61 @@ func (c *Client) ExportPayouts(ctx context.Context, programId ProgramId, params 
 	return c.Client.Do(req)
 }
 
+// GetPerformance A program's performance over a period, against the period before
+//
+// What the program's partners brought in over the last 7, 30 or 90 UTC days (today included) or its
+// whole history: clicks, leads, sales, revenue and commission, in totals, against the same number of
+// days just before (`previous`; null for `all`), and per day (`series`, oldest first, every day of the
+// period, zero when nothing happened). Members whose role has `tracking:list` (owner, admin, analyst).
+//
+// Counted as the events list and readiness count: real events only (test events and bots' clicks
+// are not). `clicks`, `leads`, `sales` count every currency; `revenue_cents` (what the sales took
+// less their refunds), `commission_cents` (what their commissions earned less reversals and
+// clawbacks; rejected ones excluded) and `average_order_cents` (`revenue_cents` over the sales in
+// that currency, rounded to the nearest cent) are in the chosen currency only, by the sale's day.
+// `partners` is how many partners had a click, lead or sale in the period. `conversion_rate` is
+// sales per click (0 without clicks), to four decimals. Exact at every moment, and read from
+// per-day counts whatever the program's size (docs/performance.md, "Reports").
+//
+// Errors (400): a parameter out of its schema (`Invalid query parameter period: …`); 401, 403 (not a
+// member, or a role without `tracking:list`), 404 `Program not found`.
+//
+// Corresponds with GET /api/v1/programs/{programId}/performance (the `GetPerformance` operationId).
+func (c *Client) GetPerformance(ctx context.Context, programId ProgramId, params *GetPerformanceParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetPerformanceRequest(c.Server, programId, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetPartnerPerformance Each partner's performance over a period
+//
+// The totals of `GET /api/v1/programs/{programId}/performance`, per partner: the partners with a
+// click, lead or sale in the period, sorted by `sort` (default `revenue_cents`) in `order` (default
+// `desc`), then by partner id; at most `limit` (default 20, at most 100). Counted as there; the
+// partner's name and email as they are now. Members whose role has `tracking:list`.
+//
+// Errors (400): a parameter out of its schema (`Invalid query parameter sort: …`); 401, 403, 404
+// `Program not found`.
+//
+// Corresponds with GET /api/v1/programs/{programId}/performance/partners (the `GetPartnerPerformance` operationId).
+func (c *Client) GetPartnerPerformance(ctx context.Context, programId ProgramId, params *GetPartnerPerformanceParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetPartnerPerformanceRequest(c.Server, programId, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // GetProgramReadiness A program's readiness checks, for its workspace members
 //
 // The same answer as `GET /api/v1/programs/me/readiness`, for any member of the program's workspace
@@ -9742,6 +10320,70 @@ func (c *Client) AddWorkspaceMemberWithBody(ctx context.Context, advertiserId in
 // Corresponds with POST /api/v1/workspaces/{advertiserId}/members (the `AddWorkspaceMember` operationId).
 func (c *Client) AddWorkspaceMember(ctx context.Context, advertiserId int64, body AddWorkspaceMemberJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewAddWorkspaceMemberRequest(c.Server, advertiserId, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// CreateProgramWithBody Create a program in a workspace
+//
+// What `reftrack init` does, for the dashboard and other clients signed in as a member: a program in
+// the workspace with its API key, shown only in this answer. Owner or admin (`program:write`).
+// Optional settings at creation: `cookie_window_days`, `lead_auth`, `allowed_origins`,
+// `duration_months`; the rest is changed afterwards with `PATCH /api/v1/programs/{programId}`.
+//
+// Errors (400), the messages of `POST /api/v1/cli/init` and `PATCH /api/v1/programs/{programId}`:
+// `Missing required fields: name, domain, commission_type, commission_rate`, `name must be a string
+// of 1 to 200 characters`, `Invalid commission_type: <value>. Valid: percent, fixed,
+// recurring_percent, recurring_fixed`, `commission_rate must be a positive number`, `commission_rate
+// must be at most 100 for percent commissions`, `domain must be a host name such as
+// shop.example.com`, `cookie_window_days must be between 1 and 3650`, `allowed_origins entries must
+// be origins such as https://shop.example.com`, `lead_auth must be server_required or
+// browser_allowed`; 401; 403 (not a member, or a role without `program:write`). A refused request
+// creates nothing.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /api/v1/workspaces/{advertiserId}/programs (the `CreateProgram` operationId).
+func (c *Client) CreateProgramWithBody(ctx context.Context, advertiserId int64, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCreateProgramRequestWithBody(c.Server, advertiserId, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// CreateProgram Create a program in a workspace
+//
+// What `reftrack init` does, for the dashboard and other clients signed in as a member: a program in
+// the workspace with its API key, shown only in this answer. Owner or admin (`program:write`).
+// Optional settings at creation: `cookie_window_days`, `lead_auth`, `allowed_origins`,
+// `duration_months`; the rest is changed afterwards with `PATCH /api/v1/programs/{programId}`.
+//
+// Errors (400), the messages of `POST /api/v1/cli/init` and `PATCH /api/v1/programs/{programId}`:
+// `Missing required fields: name, domain, commission_type, commission_rate`, `name must be a string
+// of 1 to 200 characters`, `Invalid commission_type: <value>. Valid: percent, fixed,
+// recurring_percent, recurring_fixed`, `commission_rate must be a positive number`, `commission_rate
+// must be at most 100 for percent commissions`, `domain must be a host name such as
+// shop.example.com`, `cookie_window_days must be between 1 and 3650`, `allowed_origins entries must
+// be origins such as https://shop.example.com`, `lead_auth must be server_required or
+// browser_allowed`; 401; 403 (not a member, or a role without `program:write`). A refused request
+// creates nothing.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /api/v1/workspaces/{advertiserId}/programs (the `CreateProgram` operationId).
+func (c *Client) CreateProgram(ctx context.Context, advertiserId int64, body CreateProgramJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCreateProgramRequest(c.Server, advertiserId, body)
 	if err != nil {
 		return nil, err
 	}
@@ -13258,6 +13900,188 @@ func NewExportPayoutsRequest(server string, programId ProgramId, params *ExportP
 	return req, nil
 }
 
+// NewGetPerformanceRequest constructs an http.Request for the GetPerformance method
+func NewGetPerformanceRequest(server string, programId ProgramId, params *GetPerformanceParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "programId", programId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "integer", Format: "int64"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/programs/%s/performance", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Period != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "period", *params.Period, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Currency != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "currency", *params.Currency, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewGetPartnerPerformanceRequest constructs an http.Request for the GetPartnerPerformance method
+func NewGetPartnerPerformanceRequest(server string, programId ProgramId, params *GetPartnerPerformanceParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "programId", programId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "integer", Format: "int64"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/programs/%s/performance/partners", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Period != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "period", *params.Period, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Currency != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "currency", *params.Currency, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Sort != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "sort", *params.Sort, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Order != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "order", *params.Order, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Limit != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
 // NewGetProgramReadinessRequest constructs an http.Request for the GetProgramReadiness method
 func NewGetProgramReadinessRequest(server string, programId ProgramId) (*http.Request, error) {
 	var err error
@@ -14070,6 +14894,53 @@ func NewAddWorkspaceMemberRequestWithBody(server string, advertiserId int64, con
 	}
 
 	operationPath := fmt.Sprintf("/api/v1/workspaces/%s/members", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewCreateProgramRequest calls the generic CreateProgram builder with application/json body
+func NewCreateProgramRequest(server string, advertiserId int64, body CreateProgramJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewCreateProgramRequestWithBody(server, advertiserId, "application/json", bodyReader)
+}
+
+// NewCreateProgramRequestWithBody constructs an http.Request for the CreateProgram method, with any body, and a specified content type
+func NewCreateProgramRequestWithBody(server string, advertiserId int64, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "advertiserId", advertiserId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "integer", Format: "int64"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/workspaces/%s/programs", pathParam0)
 	if operationPath[0] == '/' {
 		operationPath = "." + operationPath
 	}
@@ -16797,6 +17668,45 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with GET /api/v1/programs/{programId}/payouts.csv (the `ExportPayouts` operationId).
 	ExportPayoutsWithResponse(ctx context.Context, programId ProgramId, params *ExportPayoutsParams, reqEditors ...RequestEditorFn) (*ExportPayoutsHTTPResponse, error)
 
+	// GetPerformanceWithResponse A program's performance over a period, against the period before
+	//
+	// What the program's partners brought in over the last 7, 30 or 90 UTC days (today included) or its
+	// whole history: clicks, leads, sales, revenue and commission, in totals, against the same number of
+	// days just before (`previous`; null for `all`), and per day (`series`, oldest first, every day of the
+	// period, zero when nothing happened). Members whose role has `tracking:list` (owner, admin, analyst).
+	//
+	// Counted as the events list and readiness count: real events only (test events and bots' clicks
+	// are not). `clicks`, `leads`, `sales` count every currency; `revenue_cents` (what the sales took
+	// less their refunds), `commission_cents` (what their commissions earned less reversals and
+	// clawbacks; rejected ones excluded) and `average_order_cents` (`revenue_cents` over the sales in
+	// that currency, rounded to the nearest cent) are in the chosen currency only, by the sale's day.
+	// `partners` is how many partners had a click, lead or sale in the period. `conversion_rate` is
+	// sales per click (0 without clicks), to four decimals. Exact at every moment, and read from
+	// per-day counts whatever the program's size (docs/performance.md, "Reports").
+	//
+	// Errors (400): a parameter out of its schema (`Invalid query parameter period: …`); 401, 403 (not a
+	// member, or a role without `tracking:list`), 404 `Program not found`.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/v1/programs/{programId}/performance (the `GetPerformance` operationId).
+	GetPerformanceWithResponse(ctx context.Context, programId ProgramId, params *GetPerformanceParams, reqEditors ...RequestEditorFn) (*GetPerformanceHTTPResponse, error)
+
+	// GetPartnerPerformanceWithResponse Each partner's performance over a period
+	//
+	// The totals of `GET /api/v1/programs/{programId}/performance`, per partner: the partners with a
+	// click, lead or sale in the period, sorted by `sort` (default `revenue_cents`) in `order` (default
+	// `desc`), then by partner id; at most `limit` (default 20, at most 100). Counted as there; the
+	// partner's name and email as they are now. Members whose role has `tracking:list`.
+	//
+	// Errors (400): a parameter out of its schema (`Invalid query parameter sort: …`); 401, 403, 404
+	// `Program not found`.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/v1/programs/{programId}/performance/partners (the `GetPartnerPerformance` operationId).
+	GetPartnerPerformanceWithResponse(ctx context.Context, programId ProgramId, params *GetPartnerPerformanceParams, reqEditors ...RequestEditorFn) (*GetPartnerPerformanceHTTPResponse, error)
+
 	// GetProgramReadinessWithResponse A program's readiness checks, for its workspace members
 	//
 	// The same answer as `GET /api/v1/programs/me/readiness`, for any member of the program's workspace
@@ -17457,6 +18367,50 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with POST /api/v1/workspaces/{advertiserId}/members (the `AddWorkspaceMember` operationId).
 	AddWorkspaceMemberWithResponse(ctx context.Context, advertiserId int64, body AddWorkspaceMemberJSONRequestBody, reqEditors ...RequestEditorFn) (*AddWorkspaceMemberHTTPResponse, error)
+
+	// CreateProgramWithBodyWithResponse Create a program in a workspace
+	//
+	// What `reftrack init` does, for the dashboard and other clients signed in as a member: a program in
+	// the workspace with its API key, shown only in this answer. Owner or admin (`program:write`).
+	// Optional settings at creation: `cookie_window_days`, `lead_auth`, `allowed_origins`,
+	// `duration_months`; the rest is changed afterwards with `PATCH /api/v1/programs/{programId}`.
+	//
+	// Errors (400), the messages of `POST /api/v1/cli/init` and `PATCH /api/v1/programs/{programId}`:
+	// `Missing required fields: name, domain, commission_type, commission_rate`, `name must be a string
+	// of 1 to 200 characters`, `Invalid commission_type: <value>. Valid: percent, fixed,
+	// recurring_percent, recurring_fixed`, `commission_rate must be a positive number`, `commission_rate
+	// must be at most 100 for percent commissions`, `domain must be a host name such as
+	// shop.example.com`, `cookie_window_days must be between 1 and 3650`, `allowed_origins entries must
+	// be origins such as https://shop.example.com`, `lead_auth must be server_required or
+	// browser_allowed`; 401; 403 (not a member, or a role without `program:write`). A refused request
+	// creates nothing.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/v1/workspaces/{advertiserId}/programs (the `CreateProgram` operationId).
+	CreateProgramWithBodyWithResponse(ctx context.Context, advertiserId int64, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateProgramHTTPResponse, error)
+
+	// CreateProgramWithResponse Create a program in a workspace
+	//
+	// What `reftrack init` does, for the dashboard and other clients signed in as a member: a program in
+	// the workspace with its API key, shown only in this answer. Owner or admin (`program:write`).
+	// Optional settings at creation: `cookie_window_days`, `lead_auth`, `allowed_origins`,
+	// `duration_months`; the rest is changed afterwards with `PATCH /api/v1/programs/{programId}`.
+	//
+	// Errors (400), the messages of `POST /api/v1/cli/init` and `PATCH /api/v1/programs/{programId}`:
+	// `Missing required fields: name, domain, commission_type, commission_rate`, `name must be a string
+	// of 1 to 200 characters`, `Invalid commission_type: <value>. Valid: percent, fixed,
+	// recurring_percent, recurring_fixed`, `commission_rate must be a positive number`, `commission_rate
+	// must be at most 100 for percent commissions`, `domain must be a host name such as
+	// shop.example.com`, `cookie_window_days must be between 1 and 3650`, `allowed_origins entries must
+	// be origins such as https://shop.example.com`, `lead_auth must be server_required or
+	// browser_allowed`; 401; 403 (not a member, or a role without `program:write`). A refused request
+	// creates nothing.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/v1/workspaces/{advertiserId}/programs (the `CreateProgram` operationId).
+	CreateProgramWithResponse(ctx context.Context, advertiserId int64, body CreateProgramJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateProgramHTTPResponse, error)
 
 	// DashboardPageWithResponse The dashboard
 	//
@@ -26357,6 +27311,308 @@ func (r ExportPayoutsHTTPResponse) ContentType() string {
 	return ""
 }
 
+// GetPerformanceHTTPResponse200Headers the declared response headers of an HTTP 200 response for GetPerformance
+type GetPerformanceHTTPResponse200Headers struct {
+	XRequestID string
+}
+
+// GetPerformanceHTTPResponse400Headers the declared response headers of an HTTP 400 response for GetPerformance
+type GetPerformanceHTTPResponse400Headers struct {
+	XRequestID string
+}
+
+// GetPerformanceHTTPResponse401Headers the declared response headers of an HTTP 401 response for GetPerformance
+type GetPerformanceHTTPResponse401Headers struct {
+	XRequestID string
+}
+
+// GetPerformanceHTTPResponse403Headers the declared response headers of an HTTP 403 response for GetPerformance
+type GetPerformanceHTTPResponse403Headers struct {
+	XRequestID string
+}
+
+// GetPerformanceHTTPResponse404Headers the declared response headers of an HTTP 404 response for GetPerformance
+type GetPerformanceHTTPResponse404Headers struct {
+	XRequestID string
+}
+
+// GetPerformanceHTTPResponse429Headers the declared response headers of an HTTP 429 response for GetPerformance
+type GetPerformanceHTTPResponse429Headers struct {
+	RetryAfter          int
+	XRateLimitLimit     int
+	XRateLimitRemaining int
+	XRateLimitReset     int
+	XRequestID          string
+}
+
+// GetPerformanceHTTPResponse500Headers the declared response headers of an HTTP 500 response for GetPerformance
+type GetPerformanceHTTPResponse500Headers struct {
+	XRequestID string
+}
+
+// GetPerformanceHTTPResponse503Headers the declared response headers of an HTTP 503 response for GetPerformance
+type GetPerformanceHTTPResponse503Headers struct {
+	RetryAfter int
+	XRequestID string
+}
+
+type GetPerformanceHTTPResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *PerformanceEnvelope
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *GetPerformanceHTTPResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *GetPerformanceHTTPResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *GetPerformanceHTTPResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *GetPerformanceHTTPResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *GetPerformanceHTTPResponse404Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetPerformanceHTTPResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *GetPerformanceHTTPResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetPerformanceHTTPResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetPerformanceHTTPResponse) GetJSON200() *PerformanceEnvelope {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r GetPerformanceHTTPResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r GetPerformanceHTTPResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r GetPerformanceHTTPResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r GetPerformanceHTTPResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r GetPerformanceHTTPResponse) GetJSON429() *RateLimited {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r GetPerformanceHTTPResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r GetPerformanceHTTPResponse) GetJSON503() *Unavailable {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r GetPerformanceHTTPResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetPerformanceHTTPResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetPerformanceHTTPResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetPerformanceHTTPResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// GetPartnerPerformanceHTTPResponse200Headers the declared response headers of an HTTP 200 response for GetPartnerPerformance
+type GetPartnerPerformanceHTTPResponse200Headers struct {
+	XRequestID string
+}
+
+// GetPartnerPerformanceHTTPResponse400Headers the declared response headers of an HTTP 400 response for GetPartnerPerformance
+type GetPartnerPerformanceHTTPResponse400Headers struct {
+	XRequestID string
+}
+
+// GetPartnerPerformanceHTTPResponse401Headers the declared response headers of an HTTP 401 response for GetPartnerPerformance
+type GetPartnerPerformanceHTTPResponse401Headers struct {
+	XRequestID string
+}
+
+// GetPartnerPerformanceHTTPResponse403Headers the declared response headers of an HTTP 403 response for GetPartnerPerformance
+type GetPartnerPerformanceHTTPResponse403Headers struct {
+	XRequestID string
+}
+
+// GetPartnerPerformanceHTTPResponse404Headers the declared response headers of an HTTP 404 response for GetPartnerPerformance
+type GetPartnerPerformanceHTTPResponse404Headers struct {
+	XRequestID string
+}
+
+// GetPartnerPerformanceHTTPResponse429Headers the declared response headers of an HTTP 429 response for GetPartnerPerformance
+type GetPartnerPerformanceHTTPResponse429Headers struct {
+	RetryAfter          int
+	XRateLimitLimit     int
+	XRateLimitRemaining int
+	XRateLimitReset     int
+	XRequestID          string
+}
+
+// GetPartnerPerformanceHTTPResponse500Headers the declared response headers of an HTTP 500 response for GetPartnerPerformance
+type GetPartnerPerformanceHTTPResponse500Headers struct {
+	XRequestID string
+}
+
+// GetPartnerPerformanceHTTPResponse503Headers the declared response headers of an HTTP 503 response for GetPartnerPerformance
+type GetPartnerPerformanceHTTPResponse503Headers struct {
+	RetryAfter int
+	XRequestID string
+}
+
+type GetPartnerPerformanceHTTPResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *PartnerPerformanceEnvelope
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *GetPartnerPerformanceHTTPResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *GetPartnerPerformanceHTTPResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *GetPartnerPerformanceHTTPResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *GetPartnerPerformanceHTTPResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *GetPartnerPerformanceHTTPResponse404Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetPartnerPerformanceHTTPResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *GetPartnerPerformanceHTTPResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetPartnerPerformanceHTTPResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetPartnerPerformanceHTTPResponse) GetJSON200() *PartnerPerformanceEnvelope {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r GetPartnerPerformanceHTTPResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r GetPartnerPerformanceHTTPResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r GetPartnerPerformanceHTTPResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r GetPartnerPerformanceHTTPResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r GetPartnerPerformanceHTTPResponse) GetJSON429() *RateLimited {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r GetPartnerPerformanceHTTPResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r GetPartnerPerformanceHTTPResponse) GetJSON503() *Unavailable {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r GetPartnerPerformanceHTTPResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetPartnerPerformanceHTTPResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetPartnerPerformanceHTTPResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetPartnerPerformanceHTTPResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // GetProgramReadinessHTTPResponse200Headers the declared response headers of an HTTP 200 response for GetProgramReadiness
 type GetProgramReadinessHTTPResponse200Headers struct {
 	XRequestID string
@@ -29395,6 +30651,171 @@ func (r AddWorkspaceMemberHTTPResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r AddWorkspaceMemberHTTPResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// CreateProgramHTTPResponse201Headers the declared response headers of an HTTP 201 response for CreateProgram
+type CreateProgramHTTPResponse201Headers struct {
+	XRequestID string
+}
+
+// CreateProgramHTTPResponse400Headers the declared response headers of an HTTP 400 response for CreateProgram
+type CreateProgramHTTPResponse400Headers struct {
+	XRequestID string
+}
+
+// CreateProgramHTTPResponse401Headers the declared response headers of an HTTP 401 response for CreateProgram
+type CreateProgramHTTPResponse401Headers struct {
+	XRequestID string
+}
+
+// CreateProgramHTTPResponse403Headers the declared response headers of an HTTP 403 response for CreateProgram
+type CreateProgramHTTPResponse403Headers struct {
+	XRequestID string
+}
+
+// CreateProgramHTTPResponse404Headers the declared response headers of an HTTP 404 response for CreateProgram
+type CreateProgramHTTPResponse404Headers struct {
+	XRequestID string
+}
+
+// CreateProgramHTTPResponse413Headers the declared response headers of an HTTP 413 response for CreateProgram
+type CreateProgramHTTPResponse413Headers struct {
+	XRequestID string
+}
+
+// CreateProgramHTTPResponse429Headers the declared response headers of an HTTP 429 response for CreateProgram
+type CreateProgramHTTPResponse429Headers struct {
+	RetryAfter          int
+	XRateLimitLimit     int
+	XRateLimitRemaining int
+	XRateLimitReset     int
+	XRequestID          string
+}
+
+// CreateProgramHTTPResponse500Headers the declared response headers of an HTTP 500 response for CreateProgram
+type CreateProgramHTTPResponse500Headers struct {
+	XRequestID string
+}
+
+// CreateProgramHTTPResponse503Headers the declared response headers of an HTTP 503 response for CreateProgram
+type CreateProgramHTTPResponse503Headers struct {
+	RetryAfter int
+	XRequestID string
+}
+
+type CreateProgramHTTPResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON201 the response for an HTTP 201 `application/json` response
+	JSON201 *ProgramCreatedEnvelope
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *PayloadTooLarge
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
+	// Headers201 the parsed response headers for an HTTP 201 response
+	Headers201 *CreateProgramHTTPResponse201Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *CreateProgramHTTPResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *CreateProgramHTTPResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *CreateProgramHTTPResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *CreateProgramHTTPResponse404Headers
+	// Headers413 the parsed response headers for an HTTP 413 response
+	Headers413 *CreateProgramHTTPResponse413Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *CreateProgramHTTPResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *CreateProgramHTTPResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *CreateProgramHTTPResponse503Headers
+}
+
+// GetJSON201 returns the response for an HTTP 201 `application/json` response
+func (r CreateProgramHTTPResponse) GetJSON201() *ProgramCreatedEnvelope {
+	return r.JSON201
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r CreateProgramHTTPResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r CreateProgramHTTPResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r CreateProgramHTTPResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r CreateProgramHTTPResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r CreateProgramHTTPResponse) GetJSON413() *PayloadTooLarge {
+	return r.JSON413
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r CreateProgramHTTPResponse) GetJSON429() *RateLimited {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r CreateProgramHTTPResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r CreateProgramHTTPResponse) GetJSON503() *Unavailable {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r CreateProgramHTTPResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r CreateProgramHTTPResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r CreateProgramHTTPResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r CreateProgramHTTPResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -33267,6 +34688,57 @@ func (c *ClientWithResponses) ExportPayoutsWithResponse(ctx context.Context, pro
 	return ParseExportPayoutsHTTPResponse(rsp)
 }
 
+// GetPerformanceWithResponse A program's performance over a period, against the period before
+//
+// What the program's partners brought in over the last 7, 30 or 90 UTC days (today included) or its
+// whole history: clicks, leads, sales, revenue and commission, in totals, against the same number of
+// days just before (`previous`; null for `all`), and per day (`series`, oldest first, every day of the
+// period, zero when nothing happened). Members whose role has `tracking:list` (owner, admin, analyst).
+//
+// Counted as the events list and readiness count: real events only (test events and bots' clicks
+// are not). `clicks`, `leads`, `sales` count every currency; `revenue_cents` (what the sales took
+// less their refunds), `commission_cents` (what their commissions earned less reversals and
+// clawbacks; rejected ones excluded) and `average_order_cents` (`revenue_cents` over the sales in
+// that currency, rounded to the nearest cent) are in the chosen currency only, by the sale's day.
+// `partners` is how many partners had a click, lead or sale in the period. `conversion_rate` is
+// sales per click (0 without clicks), to four decimals. Exact at every moment, and read from
+// per-day counts whatever the program's size (docs/performance.md, "Reports").
+//
+// Errors (400): a parameter out of its schema (`Invalid query parameter period: …`); 401, 403 (not a
+// member, or a role without `tracking:list`), 404 `Program not found`.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/v1/programs/{programId}/performance (the `GetPerformance` operationId).
+func (c *ClientWithResponses) GetPerformanceWithResponse(ctx context.Context, programId ProgramId, params *GetPerformanceParams, reqEditors ...RequestEditorFn) (*GetPerformanceHTTPResponse, error) {
+	rsp, err := c.GetPerformance(ctx, programId, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetPerformanceHTTPResponse(rsp)
+}
+
+// GetPartnerPerformanceWithResponse Each partner's performance over a period
+//
+// The totals of `GET /api/v1/programs/{programId}/performance`, per partner: the partners with a
+// click, lead or sale in the period, sorted by `sort` (default `revenue_cents`) in `order` (default
+// `desc`), then by partner id; at most `limit` (default 20, at most 100). Counted as there; the
+// partner's name and email as they are now. Members whose role has `tracking:list`.
+//
+// Errors (400): a parameter out of its schema (`Invalid query parameter sort: …`); 401, 403, 404
+// `Program not found`.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/v1/programs/{programId}/performance/partners (the `GetPartnerPerformance` operationId).
+func (c *ClientWithResponses) GetPartnerPerformanceWithResponse(ctx context.Context, programId ProgramId, params *GetPartnerPerformanceParams, reqEditors ...RequestEditorFn) (*GetPartnerPerformanceHTTPResponse, error) {
+	rsp, err := c.GetPartnerPerformance(ctx, programId, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetPartnerPerformanceHTTPResponse(rsp)
+}
+
 // GetProgramReadinessWithResponse A program's readiness checks, for its workspace members
 //
 // The same answer as `GET /api/v1/programs/me/readiness`, for any member of the program's workspace
@@ -34106,6 +35578,62 @@ func (c *ClientWithResponses) AddWorkspaceMemberWithResponse(ctx context.Context
 		return nil, err
 	}
 	return ParseAddWorkspaceMemberHTTPResponse(rsp)
+}
+
+// CreateProgramWithBodyWithResponse Create a program in a workspace
+//
+// What `reftrack init` does, for the dashboard and other clients signed in as a member: a program in
+// the workspace with its API key, shown only in this answer. Owner or admin (`program:write`).
+// Optional settings at creation: `cookie_window_days`, `lead_auth`, `allowed_origins`,
+// `duration_months`; the rest is changed afterwards with `PATCH /api/v1/programs/{programId}`.
+//
+// Errors (400), the messages of `POST /api/v1/cli/init` and `PATCH /api/v1/programs/{programId}`:
+// `Missing required fields: name, domain, commission_type, commission_rate`, `name must be a string
+// of 1 to 200 characters`, `Invalid commission_type: <value>. Valid: percent, fixed,
+// recurring_percent, recurring_fixed`, `commission_rate must be a positive number`, `commission_rate
+// must be at most 100 for percent commissions`, `domain must be a host name such as
+// shop.example.com`, `cookie_window_days must be between 1 and 3650`, `allowed_origins entries must
+// be origins such as https://shop.example.com`, `lead_auth must be server_required or
+// browser_allowed`; 401; 403 (not a member, or a role without `program:write`). A refused request
+// creates nothing.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/v1/workspaces/{advertiserId}/programs (the `CreateProgram` operationId).
+func (c *ClientWithResponses) CreateProgramWithBodyWithResponse(ctx context.Context, advertiserId int64, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateProgramHTTPResponse, error) {
+	rsp, err := c.CreateProgramWithBody(ctx, advertiserId, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCreateProgramHTTPResponse(rsp)
+}
+
+// CreateProgramWithResponse Create a program in a workspace
+//
+// What `reftrack init` does, for the dashboard and other clients signed in as a member: a program in
+// the workspace with its API key, shown only in this answer. Owner or admin (`program:write`).
+// Optional settings at creation: `cookie_window_days`, `lead_auth`, `allowed_origins`,
+// `duration_months`; the rest is changed afterwards with `PATCH /api/v1/programs/{programId}`.
+//
+// Errors (400), the messages of `POST /api/v1/cli/init` and `PATCH /api/v1/programs/{programId}`:
+// `Missing required fields: name, domain, commission_type, commission_rate`, `name must be a string
+// of 1 to 200 characters`, `Invalid commission_type: <value>. Valid: percent, fixed,
+// recurring_percent, recurring_fixed`, `commission_rate must be a positive number`, `commission_rate
+// must be at most 100 for percent commissions`, `domain must be a host name such as
+// shop.example.com`, `cookie_window_days must be between 1 and 3650`, `allowed_origins entries must
+// be origins such as https://shop.example.com`, `lead_auth must be server_required or
+// browser_allowed`; 401; 403 (not a member, or a role without `program:write`). A refused request
+// creates nothing.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/v1/workspaces/{advertiserId}/programs (the `CreateProgram` operationId).
+func (c *ClientWithResponses) CreateProgramWithResponse(ctx context.Context, advertiserId int64, body CreateProgramJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateProgramHTTPResponse, error) {
+	rsp, err := c.CreateProgram(ctx, advertiserId, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCreateProgramHTTPResponse(rsp)
 }
 
 // DashboardPageWithResponse The dashboard
@@ -46689,6 +48217,392 @@ func ParseExportPayoutsHTTPResponse(rsp *http.Response) (*ExportPayoutsHTTPRespo
 	return response, nil
 }
 
+// ParseGetPerformanceHTTPResponse parses an HTTP response from a GetPerformanceWithResponse call
+func ParseGetPerformanceHTTPResponse(rsp *http.Response) (*GetPerformanceHTTPResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetPerformanceHTTPResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest PerformanceEnvelope
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers GetPerformanceHTTPResponse200Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers GetPerformanceHTTPResponse400Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers GetPerformanceHTTPResponse401Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers GetPerformanceHTTPResponse403Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers GetPerformanceHTTPResponse404Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 429:
+		var headers GetPerformanceHTTPResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers GetPerformanceHTTPResponse500Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetPerformanceHTTPResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseGetPartnerPerformanceHTTPResponse parses an HTTP response from a GetPartnerPerformanceWithResponse call
+func ParseGetPartnerPerformanceHTTPResponse(rsp *http.Response) (*GetPartnerPerformanceHTTPResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetPartnerPerformanceHTTPResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest PartnerPerformanceEnvelope
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers GetPartnerPerformanceHTTPResponse200Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers GetPartnerPerformanceHTTPResponse400Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers GetPartnerPerformanceHTTPResponse401Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers GetPartnerPerformanceHTTPResponse403Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers GetPartnerPerformanceHTTPResponse404Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 429:
+		var headers GetPartnerPerformanceHTTPResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers GetPartnerPerformanceHTTPResponse500Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetPartnerPerformanceHTTPResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
 // ParseGetProgramReadinessHTTPResponse parses an HTTP response from a GetProgramReadinessWithResponse call
 func ParseGetProgramReadinessHTTPResponse(rsp *http.Response) (*GetProgramReadinessHTTPResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -51306,6 +53220,216 @@ func ParseAddWorkspaceMemberHTTPResponse(rsp *http.Response) (*AddWorkspaceMembe
 		response.Headers500 = &headers
 	case rsp.StatusCode == 503:
 		var headers AddWorkspaceMemberHTTPResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseCreateProgramHTTPResponse parses an HTTP response from a CreateProgramWithResponse call
+func ParseCreateProgramHTTPResponse(rsp *http.Response) (*CreateProgramHTTPResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &CreateProgramHTTPResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 201:
+		var dest ProgramCreatedEnvelope
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON201 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest PayloadTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 201:
+		var headers CreateProgramHTTPResponse201Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers201 = &headers
+	case rsp.StatusCode == 400:
+		var headers CreateProgramHTTPResponse400Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers CreateProgramHTTPResponse401Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers CreateProgramHTTPResponse403Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers CreateProgramHTTPResponse404Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 413:
+		var headers CreateProgramHTTPResponse413Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers413 = &headers
+	case rsp.StatusCode == 429:
+		var headers CreateProgramHTTPResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers CreateProgramHTTPResponse500Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers CreateProgramHTTPResponse503Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
