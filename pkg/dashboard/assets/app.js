@@ -743,14 +743,14 @@
     if (write) {
       var acts = tr.appendChild(el("td", { "class": "acts" }));
       if (x.status === "processing") {
-        acts.appendChild(el("button", { type: "button", "class": "paid", "aria-label": "Mark payout " + x.id + " paid" }, "Mark paid")).addEventListener("click", function () {
+        acts.appendChild(el("button", { type: "button", "class": "paid", "aria-label": "Mark paid: payout " + x.id }, "Mark paid")).addEventListener("click", function () {
           inlineForm(tr, { name: "external_reference", label: "External reference", button: "Mark paid", max: 255, submit: function (ref) {
             return finish("payouts", act("/api/v1/payouts/" + x.id + "/paid", { external_reference: ref }).then(function (res) {
               return "Payout " + x.id + " is paid (" + res.data.external_reference + ").";
             }));
           } });
         });
-        acts.appendChild(el("button", { type: "button", "class": "failed", "aria-label": "Mark payout " + x.id + " failed" }, "Mark failed")).addEventListener("click", function () {
+        acts.appendChild(el("button", { type: "button", "class": "failed", "aria-label": "Mark failed: payout " + x.id }, "Mark failed")).addEventListener("click", function () {
           inlineForm(tr, { name: "reason", label: "Reason", button: "Mark failed", max: 500, submit: function (reason) {
             return finish("payouts", act("/api/v1/payouts/" + x.id + "/failed", { reason: reason }).then(function () {
               return "Payout " + x.id + " failed: its commissions are approved again, for a later payout.";
@@ -1040,7 +1040,7 @@
     EVENT_TYPES.forEach(function (t) { pick.appendChild(el("option", { value: t }, t)); });
     pick.value = log.testType || (e.events && e.events.length ? e.events[0] : "sale.created");
     pick.addEventListener("change", function () { log.testType = pick.value; });
-    var send = test.appendChild(el("button", { type: "submit", "class": "test", "aria-label": "Send a test event to " + e.url }, "Send test event"));
+    var send = test.appendChild(el("button", { type: "submit", "class": "test", "aria-label": "Send test event to " + e.url }, "Send test event"));
     test.addEventListener("submit", function (ev) {
       ev.preventDefault();
       sendTest(e, pick.value, send);
@@ -1048,7 +1048,7 @@
     var toggle = acts.appendChild(el("button", { type: "button", "class": "toggle", "aria-label": (e.enabled ? "Disable " : "Enable ") + e.url },
       e.enabled ? "Disable" : "Enable"));
     toggle.addEventListener("click", function () { switchEndpoint(e, toggle); });
-    var rotate = acts.appendChild(el("button", { type: "button", "class": "rotate", "aria-label": "Rotate the secret of " + e.url }, "Rotate secret"));
+    var rotate = acts.appendChild(el("button", { type: "button", "class": "rotate", "aria-label": "Rotate secret of " + e.url }, "Rotate secret"));
     rotate.addEventListener("click", function () { rotateSecret(e, rotate); });
     var remove = acts.appendChild(el("button", { type: "button", "class": "remove", "aria-label": "Remove " + e.url }, "Remove"));
     remove.addEventListener("click", function () { removeEndpoint(e, remove); });
