@@ -126,16 +126,21 @@
     $("regenerate").addEventListener("click", regenerate);
     startLedger();
     startWebhooks();
+    startPerformance();
+    startManage();
     api("GET", "/api/v1/me").then(function (me) {
       state.me = me.data;
       var progs = me.data.programs;
       if (!progs.length) {
+        // The first program is made here: its form stands in for the empty picker.
         $("empty").hidden = false;
+        $("new-program-panel").hidden = !creatingWorkspace();
+        $("new-program-cancel").hidden = true;
         $("program").closest("label").hidden = true; // an empty picker beside "no programs" reads as broken
         document.body.setAttribute("data-loaded", "");
         return;
       }
-      progs.forEach(function (p) { $("program").appendChild(el("option", { value: p.id }, p.name)); });
+      fillPrograms();
       var wanted = Number((window.location.hash.match(/program=(\d+)/) || [])[1]);
       var first = progs.filter(function (p) { return p.id === wanted; })[0] || progs[0];
       $("program").value = first.id;
@@ -144,9 +149,18 @@
     setInterval(function () {
       if (!document.hidden && state.program && !state.busy) {
         state.busy = true;
-        Promise.all([refreshActivity(), refreshReadiness()]).catch(function () {}).then(function () { state.busy = false; });
+        Promise.all([refreshActivity(), refreshReadiness(), refreshPerformance()]).catch(function () {}).then(function () { state.busy = false; });
       }
     }, REFRESH_MS);
+  }
+
+  // fillPrograms lists the account's programs in the picker.
+  function fillPrograms() {
+    var sel = $("program");
+    sel.textContent = "";
+    state.me.programs.forEach(function (p) { sel.appendChild(el("option", { value: p.id }, p.name)); });
+    sel.closest("label").hidden = false;
+    $("new-program-cancel").hidden = false;
   }
 
   function choose(id) {
@@ -161,14 +175,19 @@
     $("role-part").hidden = !ws.role; // no separator before nothing (an account without a workspace)
     $("program-name").textContent = p.name;
     $("program-domain").textContent = p.domain;
-    ["overview", "activity", "commissions-panel", "payouts-panel", "partners-panel", "links-panel", "key-panel", "webhooks-panel"].forEach(function (s) { $(s).hidden = false; });
+    ["overview", "performance-panel", "setup-panel", "activity", "commissions-panel", "payouts-panel", "partners-panel", "links-panel",
+      "settings-panel", "processor-panel", "team-panel", "key-panel", "webhooks-panel"].forEach(function (s) { $(s).hidden = false; });
+    $("new-program-open").hidden = !creatingWorkspace();
     notice("");
     resetLedger();
     resetWebhooks();
     // data-loaded tells (tests, scripts) when the program's first load has finished, failed or not.
     document.body.removeAttribute("data-loaded");
     var listed = programPartners();
-    Promise.all([refreshTerms(), refreshReadiness(), refreshActivity(), refreshPartners(listed), refreshLinks(listed), refreshKey(), refreshLedger(), refreshEndpoints()]).catch(fail).then(function () {
+    panelNotice("settings", "");
+    panelNotice("team", "");
+    Promise.all([refreshTerms(), refreshReadiness(), refreshActivity(), refreshPerformance(), refreshPartners(listed), refreshLinks(listed),
+      refreshKey(), refreshLedger(), refreshEndpoints(), refreshProcessor(), refreshTeam()]).catch(fail).then(function () {
       document.body.setAttribute("data-loaded", String(id));
     });
   }
@@ -190,7 +209,9 @@
   function refreshTerms() {
     var id = state.program.id;
     return api("GET", "/api/v1/programs/" + id).then(function (res) {
-      if (state.program.id === id) $("program-terms").textContent = terms(res.data);
+      if (state.program.id !== id) return;
+      $("program-terms").textContent = terms(res.data);
+      refreshSettings(res.data);
     });
   }
 
@@ -790,6 +811,7 @@
   function refreshPartners(listed) {
     var id = state.program.id, canWrite = !!state.actions["partners:write"];
     $("invite").hidden = !canWrite;
+    $("add-partner").hidden = !canWrite;
     return Promise.all([listed || programPartners(), api("GET", "/api/v1/programs/" + id + "/invitations")]).then(function (r) {
       if (state.program.id !== id) return;
       var body = document.querySelector("#partners tbody");
@@ -819,7 +841,7 @@
         tr.appendChild(act);
         body.appendChild(tr);
       });
-      if (!body.children.length) body.appendChild(el("tr", {})).appendChild(el("td", { colspan: 6, "class": "muted" }, "No partners yet: invite one above."));
+      if (!body.children.length) body.appendChild(el("tr", {})).appendChild(el("td", { colspan: 6, "class": "muted" }, "No partners yet: add or invite one above."));
       var inv = document.querySelector("#invitations tbody");
       inv.textContent = "";
       r[1].data.forEach(function (x) {
@@ -883,6 +905,7 @@
     return Promise.all([listed || programPartners(), api("GET", "/api/v1/programs/" + id + "/links")]).then(function (r) {
       var partners = {};
       r[0].data.forEach(function (p) { partners[p.id] = p; });
+      fillLinkPartners(r[0].data);
       var body = document.querySelector("#links tbody");
       body.textContent = "";
       var canWrite = !!state.actions["links:write"];
@@ -893,7 +916,10 @@
         if (p && p.synthetic) who += " — used by reftrack test --chain";
         tr.appendChild(el("td", {}, who));
         tr.appendChild(el("td", {}, l.short_link));
-        tr.appendChild(el("td", { "class": "details" }, l.referral_url));
+        var url = tr.appendChild(el("td", { "class": "details" }));
+        url.appendChild(el("span", { "class": "url" }, l.referral_url));
+        url.appendChild(document.createTextNode(" "));
+        url.appendChild(el("button", { type: "button", "class": "copy", "data-text": l.referral_url, "aria-label": "Copy the referral URL of link " + l.short_link }, "Copy"));
         var box = el("input", { type: "checkbox", role: "switch", "aria-label": "Link " + l.short_link + " on" });
         box.checked = l.enabled;
         box.disabled = !canWrite;
@@ -920,6 +946,456 @@
       box.checked = !want;
       fail(err);
     }).then(function () { box.disabled = false; });
+  }
+
+  // --- performance (the overview) -----------------------------------------------------------------
+  //
+  // What the program's partners brought in over a period, against the period before: the KPIs, a chart of
+  // money and one of counts per day (with axes), and the partners' table, sorted by the server by the
+  // column chosen, with a CSV of what it shows (decisions.md, "Reports").
+
+  var perf = { sort: "revenue_cents", order: "desc", rows: [] };
+  var PERIOD_WORDS = { "7d": "the previous 7 days", "30d": "the previous 30 days", "90d": "the previous 90 days" };
+
+  function startPerformance() {
+    ["perf-period", "perf-currency"].forEach(function (id) {
+      $(id).addEventListener("change", function () { refreshPerformance().catch(function (err) { notice(err.message, true); }); });
+    });
+    $("perf-controls").addEventListener("submit", function (e) { e.preventDefault(); });
+    document.querySelectorAll("#perf-partners th[data-sort] button").forEach(function (b) {
+      b.addEventListener("click", function () {
+        var key = b.parentNode.getAttribute("data-sort");
+        perf.order = perf.sort === key && perf.order === "desc" ? "asc" : "desc";
+        perf.sort = key;
+        refreshPerformers().catch(fail);
+      });
+    });
+    $("perf-csv").addEventListener("click", function (e) {
+      var a = $("perf-csv");
+      if (a.href && a.href.indexOf("blob:") === 0) URL.revokeObjectURL(a.href);
+      a.href = URL.createObjectURL(new Blob([performersCSV()], { type: "text/csv" }));
+      a.download = "partners-" + $("perf-period").value + "-" + $("perf-currency").value + ".csv";
+      if (!perf.rows.length) { e.preventDefault(); notice("No partner had a click, lead or sale in this period.", true); }
+    });
+  }
+
+  function perfQuery() { return query({ period: $("perf-period").value, currency: $("perf-currency").value }); }
+
+  function refreshPerformance() {
+    var denied = !state.actions["tracking:list"];
+    $("perf-denied").hidden = !denied;
+    $("perf-body").hidden = denied;
+    $("perf-controls").hidden = denied;
+    if (denied) {
+      $("perf-denied").textContent = "Your role (" + $("role").textContent + ") does not include the reports.";
+      return Promise.resolve();
+    }
+    return Promise.all([latest("performance", programPath("/performance" + perfQuery())).then(function (res) {
+      if (res) drawPerformance(res.data);
+    }), refreshPerformers()]);
+  }
+
+  function drawPerformance(p) {
+    $("perf-span").textContent = p.date_from === p.date_to ? p.date_from + " (UTC)" : p.date_from + " to " + p.date_to + " (UTC)";
+    var t = p.totals, prev = p.previous, cur = p.currency;
+    var rate = function (r) { return (r * 100).toFixed(2) + " %"; };
+    var kpis = [
+      ["revenue", "Revenue", money(t.revenue_cents, cur), t.revenue_cents, prev && prev.revenue_cents],
+      ["commission", "Commission", money(t.commission_cents, cur), t.commission_cents, prev && prev.commission_cents],
+      ["sales", "Sales", String(t.sales), t.sales, prev && prev.sales],
+      ["leads", "Leads", String(t.leads), t.leads, prev && prev.leads],
+      ["clicks", "Clicks", String(t.clicks), t.clicks, prev && prev.clicks],
+      ["conversion", "Conversion", rate(t.conversion_rate), t.conversion_rate, prev && prev.conversion_rate],
+      ["average", "Average order", money(t.average_order_cents, cur), t.average_order_cents, prev && prev.average_order_cents],
+      ["partners", "Active partners", String(t.partners), t.partners, prev && prev.partners],
+    ];
+    var dl = $("kpis");
+    dl.textContent = "";
+    kpis.forEach(function (k) {
+      var box = dl.appendChild(el("div", { "class": "kpi", "data-kpi": k[0] }));
+      box.appendChild(el("dt", {}, k[1]));
+      var dd = box.appendChild(el("dd", {}));
+      dd.appendChild(el("span", { "class": "value" }, k[2]));
+      if (prev) {
+        var c = change(k[3], k[4]);
+        dd.appendChild(el("span", { "class": "change " + c[0] }, c[1] + " vs " + PERIOD_WORDS[p.period]));
+      }
+    });
+    var days = p.series;
+    chart("perf-money", "perf-money-legend", days, [["revenue_cents", "Revenue", "revenue"], ["commission_cents", "Commission", "commission"]],
+      function (v) { return money(v, cur); }, function (v) { return axisMoney(v, cur); });
+    chart("perf-counts", "perf-counts-legend", days, [["clicks", "Clicks", "click"], ["leads", "Leads", "lead"], ["sales", "Sales", "conversion"]],
+      String, String);
+  }
+
+  // change says how much a total moved against the previous period, in words and a direction.
+  function change(now, before) {
+    if (now === before) return ["same", "no change"];
+    if (!before) return ["up", "new"];
+    var pct = Math.round((now - before) * 100 / before);
+    if (pct === 0) return [now > before ? "up" : "down", now > before ? "up under 1 %" : "down under 1 %"];
+    return [pct > 0 ? "up" : "down", (pct > 0 ? "up " : "down ") + Math.abs(pct) + " %"];
+  }
+
+  // axisMoney is an axis label: whole major units, without the currency (the caption's legend names it).
+  function axisMoney(cents, currency) {
+    var d = EXPONENT[currency] === undefined ? 2 : EXPONENT[currency];
+    return String(Math.round(cents / Math.pow(10, d)));
+  }
+
+  // niceStep is a round step (1, 2 or 5 times a power of ten) that divides max into about four.
+  function niceStep(max) {
+    var raw = Math.max(max / 4, 1), p = Math.pow(10, Math.floor(Math.log10(raw))), n = raw / p;
+    return (n <= 1 ? 1 : n <= 2 ? 2 : n <= 5 ? 5 : 10) * p;
+  }
+
+  // chart draws the days as groups of bars (one per series) on axes: a y axis with round ticks and grid
+  // lines, and the first, middle and last days (every day for a week) under the x axis.
+  function chart(id, legendId, days, series, fmt, fmtAxis) {
+    var svgEl = $(id);
+    svgEl.textContent = "";
+    var W = 640, H = 240, L = 64, R = 8, T = 10, B = 30, pw = W - L - R, ph = H - T - B;
+    var max = 0, totals = {};
+    series.forEach(function (s) { totals[s[0]] = 0; });
+    days.forEach(function (d) { series.forEach(function (s) { max = Math.max(max, d[s[0]]); totals[s[0]] += d[s[0]]; }); });
+    var step = niceStep(max), top = Math.max(step, Math.ceil(max / step) * step);
+    for (var v = 0; v <= top + step / 2; v += step) {
+      var y = T + ph - ph * v / top;
+      svgEl.appendChild(svg("line", { x1: L, x2: W - R, y1: y.toFixed(1), y2: y.toFixed(1), "class": v ? "gridline" : "axis-line" }));
+      var label = svg("text", { x: L - 6, y: (y + 4).toFixed(1), "text-anchor": "end", "class": "tick" });
+      label.textContent = fmtAxis(v);
+      svgEl.appendChild(label);
+    }
+    var slot = pw / Math.max(days.length, 1), bar = Math.max(1, (slot * 0.8) / series.length);
+    var marks = days.length <= 8 ? days.map(function (_, i) { return i; }) : [0, Math.floor((days.length - 1) / 2), days.length - 1];
+    days.forEach(function (d, i) {
+      series.forEach(function (s, j) {
+        var n = d[s[0]];
+        if (!n) return;
+        var h = Math.max(1.5, ph * n / top);
+        var r = svg("rect", { "class": "bar-" + s[2], x: (L + i * slot + slot * 0.1 + j * bar).toFixed(1), y: (T + ph - h).toFixed(1),
+          width: bar.toFixed(1), height: h.toFixed(1), "data-date": d.date, "data-series": s[0], "data-n": n });
+        var title = svg("title", {});
+        title.textContent = d.date + ": " + s[1] + " " + fmt(n);
+        r.appendChild(title);
+        svgEl.appendChild(r);
+      });
+      if (marks.indexOf(i) >= 0) {
+        var x = L + i * slot + slot / 2;
+        var tick = svg("text", { x: x.toFixed(1), y: H - 10, "text-anchor": i === 0 && days.length > 8 ? "start" : i === days.length - 1 && days.length > 8 ? "end" : "middle", "class": "tick" });
+        tick.textContent = days.length <= 8 ? d.date.slice(5) : d.date;
+        svgEl.appendChild(tick);
+      }
+    });
+    var legend = $(legendId);
+    legend.textContent = "";
+    series.forEach(function (s) {
+      var span = el("span", { "data-series": s[0] });
+      span.appendChild(el("i", { "class": "key-" + s[2] }));
+      span.appendChild(document.createTextNode(s[1] + " " + fmt(totals[s[0]])));
+      legend.appendChild(span);
+    });
+  }
+
+  function refreshPerformers() {
+    var q = perfQuery() + "&sort=" + perf.sort + "&order=" + perf.order + "&limit=100";
+    var currency = $("perf-currency").value;
+    document.querySelectorAll("#perf-partners th[data-sort]").forEach(function (th) {
+      var on = th.getAttribute("data-sort") === perf.sort;
+      if (on) th.setAttribute("aria-sort", perf.order === "desc" ? "descending" : "ascending"); else th.removeAttribute("aria-sort");
+    });
+    return latest("performers", programPath("/performance/partners" + q)).then(function (res) {
+      if (!res) return;
+      perf.rows = res.data.partners;
+      perf.currency = currency;
+      var body = document.querySelector("#perf-partners tbody");
+      body.textContent = "";
+      perf.rows.forEach(function (r) {
+        var tr = body.appendChild(el("tr", { "data-partner": r.partner_id }));
+        tr.appendChild(el("td", {}, r.name));
+        [String(r.clicks), String(r.leads), String(r.sales), money(r.revenue_cents, currency), money(r.commission_cents, currency),
+          (r.conversion_rate * 100).toFixed(2) + " %"].forEach(function (v) { tr.appendChild(el("td", { "class": "num" }, v)); });
+      });
+      if (!perf.rows.length) body.appendChild(el("tr", {})).appendChild(el("td", { colspan: 7, "class": "muted" }, "No partner had a click, lead or sale in this period."));
+    });
+  }
+
+  // performersCSV is the partners' table as CSV (RFC 4180), amounts in minor units as the API gives them.
+  function performersCSV() {
+    var cell = function (v) { v = String(v); return /[",\r\n]/.test(v) || /^[=+\-@]/.test(v) ? '"' + v.replace(/"/g, '""') + '"' : v; };
+    var lines = [["partner_id", "name", "email", "clicks", "leads", "sales", "revenue_cents", "commission_cents", "currency", "conversion_rate", "average_order_cents"].join(",")];
+    perf.rows.forEach(function (r) {
+      lines.push([r.partner_id, r.name, r.email, r.clicks, r.leads, r.sales, r.revenue_cents, r.commission_cents, perf.currency, r.conversion_rate, r.average_order_cents].map(cell).join(","));
+    });
+    return lines.join("\r\n") + "\r\n";
+  }
+
+  // --- forms: programs, settings, partners, links, the processor and the team ----------------------
+  //
+  // Every form sends what the API takes and shows the API's own refusal next to the field it names (the
+  // messages begin with the field's name, as "cookie_window_days must be between 1 and 3650"), or under
+  // the form when it names none. Nothing is checked here that the server does not check.
+
+  // showErrors puts err's message beside the field of form it names, else in the form's error line.
+  function showErrors(form, err) {
+    clearErrors(form);
+    var msg = err.message, fields = Array.prototype.slice.call(form.querySelectorAll(".field-error"));
+    fields.sort(function (a, b) { return b.getAttribute("data-field").length - a.getAttribute("data-field").length; });
+    var hit = fields.filter(function (f) {
+      var name = f.getAttribute("data-field");
+      return msg.indexOf(name + " ") === 0 || msg.indexOf(name + ":") >= 0 || msg.indexOf("Invalid " + name) === 0 || msg.indexOf('"' + name + '"') >= 0;
+    })[0];
+    var spot = hit || form.querySelector(".form-error") || $("notice");
+    spot.textContent = msg;
+    if (hit) {
+      var input = form.querySelector('[name="' + hit.getAttribute("data-field") + '"]');
+      if (input) { input.setAttribute("aria-invalid", "true"); input.focus(); }
+    } else if (spot === $("notice")) {
+      notice(msg, true);
+    }
+  }
+
+  function clearErrors(form) {
+    form.querySelectorAll(".field-error, .form-error").forEach(function (e) { e.textContent = ""; });
+    form.querySelectorAll("[aria-invalid]").forEach(function (e) { e.removeAttribute("aria-invalid"); });
+  }
+
+  // submitting disables a form's submit button while p runs; it resolves to whether p succeeded.
+  function submitting(form, p) {
+    var b = form.querySelector('[type="submit"]');
+    b.disabled = true;
+    return p.then(function () { clearErrors(form); return true; }, function (err) { showErrors(form, err); return false; })
+      .then(function (ok) { b.disabled = false; return ok; });
+  }
+
+  // numberOr is a form value as a JSON number when it reads as one, else as sent (the server refuses it
+  // with its message).
+  function numberOr(v) {
+    v = v.trim();
+    return v !== "" && isFinite(Number(v)) ? Number(v) : v;
+  }
+
+  function lines(v) { return v.split(/\r?\n/).map(function (s) { return s.trim(); }).filter(Boolean); }
+
+  // copyButtons makes every .copy button inside root copy its input (data-copy) or its data-text.
+  function copyText(text, button) {
+    var done = function () {
+      var was = button.textContent;
+      button.textContent = "Copied";
+      setTimeout(function () { button.textContent = was; }, 1500);
+    };
+    if (navigator.clipboard && window.isSecureContext) {
+      navigator.clipboard.writeText(text).then(done, function () { notice("Copy it by hand: " + text, true); });
+      return;
+    }
+    var area = el("textarea", { "class": "offscreen", "aria-hidden": "true" });
+    area.value = text;
+    document.body.appendChild(area);
+    area.select();
+    try { document.execCommand("copy"); done(); } catch (e) { notice("Copy it by hand: " + text, true); }
+    area.remove();
+  }
+
+  function startManage() {
+    document.addEventListener("click", function (e) {
+      var b = e.target.closest ? e.target.closest("button.copy") : null;
+      if (!b) return;
+      var text = b.getAttribute("data-text");
+      if (text == null) text = $(b.getAttribute("data-copy")).value;
+      copyText(text, b);
+    });
+    $("new-program-open").addEventListener("click", function () {
+      $("new-program-panel").hidden = false;
+      $("new-program").querySelector('[name="name"]').focus();
+    });
+    $("new-program-cancel").addEventListener("click", function () { $("new-program-panel").hidden = true; clearErrors($("new-program")); });
+    $("new-program").addEventListener("submit", createProgram);
+    $("created-key-hide").addEventListener("click", function () { $("created-key").hidden = true; $("created-key-value").value = ""; });
+    $("settings").addEventListener("submit", saveSettings);
+    $("processor").addEventListener("submit", connectProcessor);
+    $("add-member").addEventListener("submit", addMember);
+    $("add-partner").addEventListener("submit", addPartner);
+    $("add-link").addEventListener("submit", addLink);
+  }
+
+  // creatingWorkspace is where a new program goes: the current program's workspace when the role may make
+  // programs there, else the first such workspace; null when none.
+  function creatingWorkspace() {
+    var can = state.me.workspaces.filter(function (w) { return w.actions.indexOf("program:write") >= 0; });
+    var here = state.program && can.filter(function (w) { return w.advertiser_id === state.program.advertiser_id; })[0];
+    return here || can[0] || null;
+  }
+
+  function createProgram(e) {
+    e.preventDefault();
+    var form = $("new-program"), f = form.elements, ws = creatingWorkspace();
+    if (!ws) { showErrors(form, new Error("Your role does not allow creating programs in this workspace.")); return; }
+    var body = { name: f.name.value, domain: f.domain.value.trim(), commission_type: f.commission_type.value, commission_rate: numberOr(f.commission_rate.value) };
+    if (f.cookie_window_days.value.trim()) body.cookie_window_days = numberOr(f.cookie_window_days.value);
+    var origins = lines(f.allowed_origins.value);
+    if (origins.length) body.allowed_origins = origins;
+    var made;
+    submitting(form, api("POST", "/api/v1/workspaces/" + ws.advertiser_id + "/programs", body).then(function (res) { made = res.data; })).then(function (ok) {
+      if (!ok) return;
+      form.reset();
+      $("new-program-panel").hidden = true;
+      $("empty").hidden = true;
+      $("created-key-value").value = made.api_key;
+      $("created-key").hidden = false;
+      return api("GET", "/api/v1/me").then(function (me) {
+        state.me = me.data;
+        fillPrograms();
+        $("program").value = made.program.id;
+        choose(made.program.id);
+        notice("Program " + made.program.name + " created. Add a partner and a link below, then connect your payment processor.");
+      });
+    }).catch(fail);
+  }
+
+  // settings holds the program as the form last showed it: only what changed is sent.
+  var shownProgram = null;
+  var SETTINGS_TEXT = ["name", "domain", "lead_auth", "commission_type", "commission_approval", "enrollment", "partner_approval"];
+  var SETTINGS_NUMBER = ["commission_rate", "duration_months", "cookie_window_days", "attribution_window_days", "hold_days", "payout_minimum_cents"];
+
+  function fillSettings(p) {
+    shownProgram = p;
+    var f = $("settings").elements;
+    SETTINGS_TEXT.forEach(function (k) { f[k].value = p[k]; });
+    SETTINGS_NUMBER.forEach(function (k) { f[k].value = p[k] == null ? (k === "duration_months" ? "0" : "") : String(p[k]); });
+    f.allowed_origins.value = p.allowed_origins.join("\n");
+    f.partner_link_codes.checked = p.partner_link_codes;
+    clearErrors($("settings"));
+  }
+
+  function refreshSettings(p) {
+    var can = !!state.actions["program:write"];
+    $("settings-denied").hidden = can;
+    $("settings").hidden = !can;
+    if (!can) $("settings-denied").textContent = "Your role (" + $("role").textContent + ") cannot change the program's settings; its terms are shown above.";
+    if (p) fillSettings(p);
+  }
+
+  function saveSettings(e) {
+    e.preventDefault();
+    var form = $("settings"), f = form.elements, p = shownProgram, body = {};
+    SETTINGS_TEXT.forEach(function (k) { if (f[k].value !== p[k]) body[k] = f[k].value; });
+    SETTINGS_NUMBER.forEach(function (k) {
+      var v = f[k].value.trim(), was = p[k] == null ? (k === "duration_months" ? "0" : "") : String(p[k]);
+      if (v !== was) body[k] = numberOr(v);
+    });
+    var origins = lines(f.allowed_origins.value);
+    if (origins.join("\n") !== p.allowed_origins.join("\n")) body.allowed_origins = origins;
+    if (f.partner_link_codes.checked !== p.partner_link_codes) body.partner_link_codes = f.partner_link_codes.checked;
+    if (!Object.keys(body).length) { panelNotice("settings", "Nothing to save: no setting changed."); return; }
+    var id = state.program.id;
+    submitting(form, api("PATCH", "/api/v1/programs/" + id, body).then(function (res) {
+      fillSettings(res.data);
+      $("program-terms").textContent = terms(res.data);
+      state.program.name = res.data.name;
+      state.program.domain = res.data.domain;
+      $("program-name").textContent = res.data.name;
+      $("program-domain").textContent = res.data.domain;
+      var opt = document.querySelector('#program option[value="' + id + '"]');
+      if (opt) opt.textContent = res.data.name;
+      panelNotice("settings", "Settings saved: " + Object.keys(body).join(", ").replace(/_/g, " ") + ".");
+      return Promise.all([refreshReadiness(), refreshLinks()]);
+    })).then(function (ok) { if (!ok) panelNotice("settings", ""); });
+  }
+
+  function refreshProcessor() {
+    var can = !!state.actions["processor:write"];
+    $("processor").hidden = !can;
+    $("processor-denied").hidden = can;
+    if (!can) $("processor-denied").textContent = "Your role (" + $("role").textContent + ") cannot connect the payment processor.";
+    var id = state.program.id;
+    return api("GET", programPath("/payment-processor")).then(function (res) {
+      if (state.program.id !== id) return;
+      var d = res.data;
+      $("processor-url").value = d.webhook_url;
+      var st = $("processor-status");
+      st.setAttribute("data-connected", String(!!(d.provider && d.webhook_secret_set)));
+      st.textContent = d.provider && d.webhook_secret_set
+        ? "Stripe is connected: payments and refunds it reports are recorded" + (d.updated_at ? " (secret set " + fmtTime(d.updated_at) + " UTC)." : ".")
+        : "Not connected: sales reach reftrack only from your server (the API or the SDK) until you add Stripe's webhook.";
+    });
+  }
+
+  function connectProcessor(e) {
+    e.preventDefault();
+    var form = $("processor"), secret = form.elements.webhook_secret.value.trim();
+    submitting(form, api("PUT", programPath("/payment-processor"), { provider: "stripe", webhook_secret: secret })).then(function (ok) {
+      if (!ok) return;
+      form.reset();
+      notice("Stripe connected: its webhook events for this program are now verified with that secret.");
+      return Promise.all([refreshProcessor(), refreshReadiness()]);
+    }).catch(fail);
+  }
+
+  function refreshTeam() {
+    var ws = state.program.advertiser_id;
+    $("add-member").hidden = !state.actions["members:write"];
+    return api("GET", "/api/v1/workspaces/" + ws + "/members").then(function (res) {
+      if (state.program.advertiser_id !== ws) return;
+      var body = document.querySelector("#members tbody");
+      body.textContent = "";
+      res.data.forEach(function (m) {
+        var tr = body.appendChild(el("tr", { "data-member": m.email }));
+        tr.appendChild(el("td", {}, m.email));
+        tr.appendChild(el("td", {}, m.role));
+        tr.appendChild(el("td", {}, m.account_id == null ? "invited, not signed in yet" : m.created_at.slice(0, 10)));
+      });
+    });
+  }
+
+  function addMember(e) {
+    e.preventDefault();
+    var form = $("add-member"), f = form.elements, body = { email: f.email.value.trim(), role: f.role.value };
+    submitting(form, api("POST", "/api/v1/workspaces/" + state.program.advertiser_id + "/members", body)).then(function (ok) {
+      if (!ok) return;
+      form.reset();
+      panelNotice("team", body.email + " is invited as " + body.role + ": they join when they sign in with that email.");
+      return refreshTeam();
+    }).catch(fail);
+  }
+
+  function addPartner(e) {
+    e.preventDefault();
+    var form = $("add-partner"), f = form.elements, body = { name: f.name.value, email: f.email.value.trim() };
+    var made;
+    submitting(form, api("POST", programPath("/partners"), body).then(function (res) { made = res.data; })).then(function (ok) {
+      if (!ok) return;
+      form.reset();
+      notice(made.name + " is a partner of this program. Create a referral link for them under Links.");
+      var listed = programPartners();
+      return Promise.all([refreshPartners(listed), refreshLinks(listed)]).then(function () {
+        $("add-link").elements.partner_id.value = made.id;
+      });
+    }).catch(fail);
+  }
+
+  function addLink(e) {
+    e.preventDefault();
+    var form = $("add-link"), f = form.elements, body = { partner_id: numberOr(f.partner_id.value) };
+    if (f.short_link.value.trim()) body.short_link = f.short_link.value.trim();
+    var made;
+    submitting(form, api("POST", programPath("/links"), body).then(function (res) { made = res.data; })).then(function (ok) {
+      if (!ok) return;
+      f.short_link.value = "";
+      notice("Link " + made.short_link + " created: share " + made.referral_url);
+      return refreshLinks();
+    }).catch(fail);
+  }
+
+  // fillLinkPartners lists the partners a link can be made for (not the test chain's fixture partner).
+  function fillLinkPartners(list) {
+    var sel = $("add-link").elements.partner_id, keep = sel.value;
+    sel.textContent = "";
+    list.forEach(function (p) {
+      if (!p.synthetic && p.status !== "banned" && p.status !== "rejected") sel.appendChild(el("option", { value: p.id }, p.name + " <" + p.email + ">"));
+    });
+    if (keep) sel.value = keep;
+    if (!sel.value && sel.options.length) sel.value = sel.options[0].value;
+    $("add-link").hidden = !state.actions["links:write"] || !sel.options.length;
   }
 
   // --- webhooks ------------------------------------------------------------------------------------

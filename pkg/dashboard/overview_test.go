@@ -1,0 +1,173 @@
+package dashboard_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stripe/stripe-go/v85/webhook"
+
+	"github.com/reftrack/reftrack/pkg/testkit/apitest"
+)
+
+// The brand's first hour, from the dashboard alone (issue 30, "Done when"): a new account makes a
+// program, a partner and a link, connects Stripe; a visitor clicks, signs up and pays (the tracker, the
+// brand's server and Stripe, with the key and the secret the dashboard gave and took); the overview
+// shows the revenue, the commission and the partner. Along the way each form shows the API's own
+// refusal beside its field, the partners' table sorts and downloads, and the page fits a phone.
+func TestRunAProgramFromTheDashboard(t *testing.T) {
+	t.Parallel()
+	env := apitest.New(t)
+	a := open(t, env)
+	a.signIn("maker@example.com")
+	if !a.visible("#new-program") {
+		t.Fatalf("a new account is not offered a program: %q", a.text("main"))
+	}
+
+	// A program: the domain the API refuses is refused beside its field, and nothing is made.
+	a.tab.Fill(`#new-program [name="name"]`, "Acme Shop")
+	a.tab.Fill(`#new-program [name="domain"]`, "acme.example.com/shop")
+	a.tab.Fill(`#new-program [name="commission_rate"]`, "20")
+	a.tab.Fill(`#new-program [name="cookie_window_days"]`, "30")
+	a.tab.Fill(`#new-program [name="allowed_origins"]`, "https://acme.example.com")
+	a.tab.Click(`#new-program [type="submit"]`)
+	a.tab.WaitFor(`document.getElementById("np-err-domain").textContent !== ""`)
+	if got := a.text("#np-err-domain"); got != "domain must be a host name such as shop.example.com" {
+		t.Errorf("the domain's refusal: %q", got)
+	}
+	a.tab.Fill(`#new-program [name="domain"]`, "acme.example.com")
+	a.tab.Click(`#new-program [type="submit"]`)
+	a.tab.WaitFor(`!document.getElementById("created-key").hidden && /^\d+$/.test(document.body.getAttribute("data-loaded") || "")`)
+	var key string
+	a.tab.Eval(`document.getElementById("created-key-value").value`, &key)
+	if !strings.HasPrefix(key, "rt_") && len(key) < 20 {
+		t.Fatalf("the new key: %q", key)
+	}
+	if terms := a.text("#program-terms"); !strings.Contains(terms, "Pays 20% of a customer's first sale") || !strings.Contains(terms, "a referral lasts 30 days") {
+		t.Errorf("terms: %q", terms)
+	}
+
+	// A partner and a link for them, with its URL to copy.
+	a.tab.Fill(`#add-partner [name="name"]`, "Pat Partner")
+	a.tab.Fill(`#add-partner [name="email"]`, "pat@example.com")
+	a.tab.Click(`#add-partner [type="submit"]`)
+	a.tab.WaitFor(`Array.from(document.querySelectorAll("#partners tbody td")).some(function (td) { return td.textContent.indexOf("Pat Partner") === 0 })`)
+	a.tab.WaitFor(`document.querySelector('#add-link [name="partner_id"]').selectedOptions[0].textContent.indexOf("Pat Partner") === 0`)
+	a.tab.Fill(`#add-link [name="short_link"]`, "pat")
+	a.tab.Click(`#add-link [type="submit"]`)
+	a.tab.WaitFor(`!!document.querySelector('#links tr[data-link="pat"] button.copy')`)
+	referral := a.text(`#links tr[data-link="pat"] .url`)
+	if u, err := url.Parse(referral); err != nil || u.Host != "acme.example.com" || u.Query().Get("aff") != "pat" {
+		t.Fatalf("referral URL %q", referral)
+	}
+
+	// Stripe: the URL to give it, and its signing secret pasted back (a malformed one refused first).
+	var hook string
+	a.tab.Eval(`document.getElementById("processor-url").value`, &hook)
+	a.tab.Fill(`#processor [name="webhook_secret"]`, "sk_live_oops")
+	a.tab.Click(`#processor [type="submit"]`)
+	a.tab.WaitFor(`document.querySelector("#processor .field-error").textContent !== ""`)
+	const secret = "whsec_dashboardWalkThrough1"
+	a.tab.Fill(`#processor [name="webhook_secret"]`, secret)
+	a.tab.Click(`#processor [type="submit"]`)
+	a.tab.WaitFor(`document.getElementById("processor-status").getAttribute("data-connected") === "true"`)
+
+	// The visitor: a click from the partner's link (the tracker), a sign-up (the brand's server, with
+	// the key the dashboard showed once) and a payment (Stripe, signed with the secret pasted).
+	click := env.Do(http.MethodPost, "/api/v1/track/click", map[string]any{"affiliate_url": referral},
+		"User-Agent", "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0 Safari/537.36", "Origin", "https://acme.example.com")
+	clickID, _ := click.JSON(t)["click_id"].(string)
+	if click.Status != http.StatusOK || clickID == "" {
+		t.Fatalf("click: %d %s", click.Status, click.Body)
+	}
+	if res := env.Do(http.MethodPost, "/api/v1/track/lead", map[string]any{"click_id": clickID, "customer_key": "cus_acme_1", "email": "ada@example.com"},
+		apitest.Bearer(key)...); res.Status != http.StatusOK {
+		t.Fatalf("lead: %d %s", res.Status, res.Body)
+	}
+	hookURL, err := url.Parse(hook)
+	if err != nil {
+		t.Fatal(err)
+	}
+	event, _ := json.Marshal(map[string]any{"id": "evt_1QxDashboardWalk", "object": "event", "api_version": "2025-03-31.basil",
+		"created": time.Now().Unix(), "livemode": true, "pending_webhooks": 1, "type": "checkout.session.completed",
+		"data": map[string]any{"object": map[string]any{"id": "cs_live_walk", "object": "checkout.session", "amount_total": 4900,
+			"amount_subtotal": 4900, "currency": "usd", "customer": "cus_Q1walk", "livemode": true, "mode": "payment",
+			"payment_intent": "pi_live_walk", "payment_status": "paid", "status": "complete",
+			"metadata": map[string]any{"svc_click_id": clickID, "svc_customer_key": "cus_acme_1"}}}})
+	signed := webhook.GenerateTestSignedPayload(&webhook.UnsignedPayload{Payload: event, Secret: secret})
+	if res := env.Do(http.MethodPost, hookURL.Path, event, "Stripe-Signature", signed.Header); res.Status != http.StatusOK || res.JSON(t)["outcome"] != "recorded" {
+		t.Fatalf("Stripe's delivery to %s: %d %s", hookURL.Path, res.Status, res.Body)
+	}
+
+	// The overview: the revenue, the commission (20 % of 49.00) and the partner, for this week.
+	a.tab.Select("#perf-period", "7d")
+	a.tab.WaitFor(`document.querySelector('[data-kpi="revenue"] .value').textContent === "49.00 USD"`)
+	for kpi, want := range map[string]string{"commission": "9.80 USD", "sales": "1", "leads": "1", "clicks": "1", "partners": "1", "conversion": "100.00 %"} {
+		if got := a.text(fmt.Sprintf(`[data-kpi=%q] .value`, kpi)); got != want {
+			t.Errorf("KPI %s = %q, want %q", kpi, got, want)
+		}
+	}
+	if got := a.text(`[data-kpi="revenue"] .change`); got != "new vs the previous 7 days" {
+		t.Errorf("revenue's change: %q", got)
+	}
+	var row []string
+	a.tab.Eval(`Array.from(document.querySelectorAll("#perf-partners tbody tr:first-child td")).map(function (td) { return td.textContent })`, &row)
+	if strings.Join(row, "|") != "Pat Partner|1|1|1|49.00 USD|9.80 USD|100.00 %" {
+		t.Errorf("the partners' table: %q", row)
+	}
+	var ticks int
+	a.tab.Eval(`document.querySelectorAll("#perf-money text.tick").length`, &ticks)
+	if ticks < 3+7 {
+		t.Errorf("the money chart has %d axis labels, want a scale and every day", ticks)
+	}
+	a.tab.Click(`#perf-partners th[data-sort="clicks"] button`)
+	a.tab.WaitFor(`document.querySelector('#perf-partners th[data-sort="clicks"]').getAttribute("aria-sort") === "descending"`)
+	csv := a.tab.Download("#perf-csv")
+	if lines := strings.Split(strings.TrimSpace(string(csv.Body)), "\r\n"); len(lines) != 2 || !strings.HasPrefix(lines[1], "") ||
+		!strings.Contains(lines[1], ",Pat Partner,pat@example.com,1,1,1,4900,980,USD,1,4900") || csv.Name != "partners-7d-USD.csv" {
+		t.Errorf("CSV %s: %q", csv.Name, csv.Body)
+	}
+	a.tab.Eval(`document.getElementById("notice").hidden = true`, nil) // the sticky notice of the last action would cover the view
+	a.screenshot("#performance-panel", "dashboard-overview")
+	a.tab.Accessible("the overview with a sale, its partner and the settings")
+
+	// Settings: the API's refusal beside its field; then saved, and the terms say so.
+	a.tab.Fill(`#settings [name="cookie_window_days"]`, "0")
+	a.tab.Click("#settings-save")
+	a.tab.WaitFor(`document.getElementById("st-err-cookie_window_days").textContent !== ""`)
+	if got := a.text("#st-err-cookie_window_days"); got != "cookie_window_days must be between 1 and 3650" {
+		t.Errorf("the window's refusal: %q", got)
+	}
+	a.tab.Fill(`#settings [name="cookie_window_days"]`, "45")
+	a.tab.Click("#settings-save")
+	a.tab.WaitFor(`document.getElementById("program-terms").textContent.indexOf("a referral lasts 45 days") >= 0`)
+	a.tab.Eval(`document.getElementById("notice").hidden = true`, nil)
+	a.screenshot("#settings-panel", "dashboard-settings")
+
+	// The team: an analyst invited.
+	a.tab.Fill(`#add-member [name="email"]`, "analyst@example.com")
+	a.tab.Select(`#add-member [name="role"]`, "analyst")
+	a.tab.Click(`#add-member [type="submit"]`)
+	a.tab.WaitFor(`!!document.querySelector('#members tr[data-member="analyst@example.com"]')`)
+	// The refusals above were answers (400s the page showed), which the browser logs; nothing else may be.
+	rec := a.tab.Record()
+	if len(rec.Errors) > 0 {
+		t.Errorf("page errors: %v", rec.Errors)
+	}
+	refused := 0
+	for _, m := range rec.Console {
+		if m.Type == "error" && m.Text == "Failed to load resource: the server responded with a status of 400 (Bad Request)" {
+			refused++
+		} else if m.Type == "error" {
+			t.Errorf("console error: %s", m.Text)
+		}
+	}
+	if refused != 3 {
+		t.Errorf("%d refusals logged, want the 3 the test made", refused)
+	}
+	a.fitsAPhone("the dashboard with every view")
+}
