@@ -9,13 +9,15 @@
 -- commissions are counted under the sale's. partner_id 0 is a lead whose click and customer name no
 -- partner. revenue_cents is what the sales took less their refunds; commission_cents what their
 -- commissions earned less reversals and clawbacks, rejected ones excluded. Test events and bots' clicks
--- are not counted (events_counted).
+-- are not counted (events_counted); bot_clicks counts the bots' (not test) clicks apart, so that the
+-- dashboard can say how many it filtered.
 CREATE TABLE performance_daily (
     program_id        bigint NOT NULL REFERENCES programs (id) ON DELETE CASCADE,
     day               date   NOT NULL,
     partner_id        bigint NOT NULL,
     currency          text   NOT NULL,
     clicks            bigint NOT NULL DEFAULT 0,
+    bot_clicks        bigint NOT NULL DEFAULT 0,
     leads             bigint NOT NULL DEFAULT 0,
     sales             bigint NOT NULL DEFAULT 0,
     revenue_cents     bigint NOT NULL DEFAULT 0,
@@ -32,6 +34,7 @@ CREATE TABLE performance_deltas (
     partner_id        bigint NOT NULL,
     currency          text   NOT NULL,
     clicks            bigint NOT NULL DEFAULT 0,
+    bot_clicks        bigint NOT NULL DEFAULT 0,
     leads             bigint NOT NULL DEFAULT 0,
     sales             bigint NOT NULL DEFAULT 0,
     revenue_cents     bigint NOT NULL DEFAULT 0,
@@ -41,6 +44,6 @@ CREATE INDEX performance_deltas_program_day_idx ON performance_deltas (program_i
 
 -- What readers use: the folded counts plus the deltas still waiting.
 CREATE VIEW performance_live AS
-    SELECT program_id, day, partner_id, currency, clicks, leads, sales, revenue_cents, commission_cents FROM performance_daily
+    SELECT program_id, day, partner_id, currency, clicks, bot_clicks, leads, sales, revenue_cents, commission_cents FROM performance_daily
     UNION ALL
-    SELECT program_id, day, partner_id, currency, clicks, leads, sales, revenue_cents, commission_cents FROM performance_deltas;
+    SELECT program_id, day, partner_id, currency, clicks, bot_clicks, leads, sales, revenue_cents, commission_cents FROM performance_deltas;

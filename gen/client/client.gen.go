@@ -2881,7 +2881,10 @@ type PerformancePeriodName string
 type PerformancePrevious struct {
 	// AverageOrderCents `revenue_cents` over the sales in the chosen currency, rounded (0 without such sales).
 	AverageOrderCents int64 `json:"average_order_cents"`
-	Clicks            int64 `json:"clicks"`
+
+	// BotClicks Clicks from bots (crawlers, headless browsers, link checkers): filtered, not in `clicks`.
+	BotClicks int64 `json:"bot_clicks"`
+	Clicks    int64 `json:"clicks"`
 
 	// CommissionCents What those sales' commissions earned less reversals and clawbacks.
 	CommissionCents int64 `json:"commission_cents"`
@@ -2904,7 +2907,10 @@ type PerformancePrevious struct {
 type PerformanceTotals struct {
 	// AverageOrderCents `revenue_cents` over the sales in the chosen currency, rounded (0 without such sales).
 	AverageOrderCents int64 `json:"average_order_cents"`
-	Clicks            int64 `json:"clicks"`
+
+	// BotClicks Clicks from bots (crawlers, headless browsers, link checkers): filtered, not in `clicks`.
+	BotClicks int64 `json:"bot_clicks"`
+	Clicks    int64 `json:"clicks"`
 
 	// CommissionCents What those sales' commissions earned less reversals and clawbacks.
 	CommissionCents int64 `json:"commission_cents"`
@@ -6383,8 +6389,8 @@ type ClientInterface interface {
 	// period, zero when nothing happened). Members whose role has `tracking:list` (owner, admin, analyst).
 	//
 	// Counted as the events list and readiness count: real events only (test events and bots' clicks
-	// are not). `clicks`, `leads`, `sales` count every currency; `revenue_cents` (what the sales took
-	// less their refunds), `commission_cents` (what their commissions earned less reversals and
+	// are not; `bot_clicks` says how many clicks came from bots and were filtered). `clicks`, `leads`,
+	// `sales` count every currency; `revenue_cents` (what the sales took less their refunds), `commission_cents` (what their commissions earned less reversals and
 	// clawbacks; rejected ones excluded) and `average_order_cents` (`revenue_cents` over the sales in
 	// that currency, rounded to the nearest cent) are in the chosen currency only, by the sale's day.
 	// `partners` is how many partners had a click, lead or sale in the period. `conversion_rate` is
@@ -9351,8 +9357,8 @@ func (c *Client) ExportPayouts(ctx context.Context, programId ProgramId, params 
 // period, zero when nothing happened). Members whose role has `tracking:list` (owner, admin, analyst).
 //
 // Counted as the events list and readiness count: real events only (test events and bots' clicks
-// are not). `clicks`, `leads`, `sales` count every currency; `revenue_cents` (what the sales took
-// less their refunds), `commission_cents` (what their commissions earned less reversals and
+// are not; `bot_clicks` says how many clicks came from bots and were filtered). `clicks`, `leads`,
+// `sales` count every currency; `revenue_cents` (what the sales took less their refunds), `commission_cents` (what their commissions earned less reversals and
 // clawbacks; rejected ones excluded) and `average_order_cents` (`revenue_cents` over the sales in
 // that currency, rounded to the nearest cent) are in the chosen currency only, by the sale's day.
 // `partners` is how many partners had a click, lead or sale in the period. `conversion_rate` is
@@ -17729,8 +17735,8 @@ type ClientWithResponsesInterface interface {
 	// period, zero when nothing happened). Members whose role has `tracking:list` (owner, admin, analyst).
 	//
 	// Counted as the events list and readiness count: real events only (test events and bots' clicks
-	// are not). `clicks`, `leads`, `sales` count every currency; `revenue_cents` (what the sales took
-	// less their refunds), `commission_cents` (what their commissions earned less reversals and
+	// are not; `bot_clicks` says how many clicks came from bots and were filtered). `clicks`, `leads`,
+	// `sales` count every currency; `revenue_cents` (what the sales took less their refunds), `commission_cents` (what their commissions earned less reversals and
 	// clawbacks; rejected ones excluded) and `average_order_cents` (`revenue_cents` over the sales in
 	// that currency, rounded to the nearest cent) are in the chosen currency only, by the sale's day.
 	// `partners` is how many partners had a click, lead or sale in the period. `conversion_rate` is
@@ -34806,8 +34812,8 @@ func (c *ClientWithResponses) ExportPayoutsWithResponse(ctx context.Context, pro
 // period, zero when nothing happened). Members whose role has `tracking:list` (owner, admin, analyst).
 //
 // Counted as the events list and readiness count: real events only (test events and bots' clicks
-// are not). `clicks`, `leads`, `sales` count every currency; `revenue_cents` (what the sales took
-// less their refunds), `commission_cents` (what their commissions earned less reversals and
+// are not; `bot_clicks` says how many clicks came from bots and were filtered). `clicks`, `leads`,
+// `sales` count every currency; `revenue_cents` (what the sales took less their refunds), `commission_cents` (what their commissions earned less reversals and
 // clawbacks; rejected ones excluded) and `average_order_cents` (`revenue_cents` over the sales in
 // that currency, rounded to the nearest cent) are in the chosen currency only, by the sale's day.
 // `partners` is how many partners had a click, lead or sale in the period. `conversion_rate` is

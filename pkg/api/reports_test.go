@@ -66,9 +66,9 @@ func TestPerformance(t *testing.T) {
 
 	today := f.clock.Now().UTC().Format(time.DateOnly)
 	p := f.performance("")
-	want := map[string]any{"clicks": 3.0, "leads": 3.0, "sales": 3.0, "revenue_cents": 7000.0, "commission_cents": earned["USD"],
+	want := map[string]any{"clicks": 3.0, "bot_clicks": 1.0, "leads": 3.0, "sales": 3.0, "revenue_cents": 7000.0, "commission_cents": earned["USD"],
 		"partners": 2.0, "conversion_rate": 1.0, "average_order_cents": 3500.0}
-	zero := map[string]any{"clicks": 0.0, "leads": 0.0, "sales": 0.0, "revenue_cents": 0.0, "commission_cents": 0.0,
+	zero := map[string]any{"clicks": 0.0, "bot_clicks": 0.0, "leads": 0.0, "sales": 0.0, "revenue_cents": 0.0, "commission_cents": 0.0,
 		"partners": 0.0, "conversion_rate": 0.0, "average_order_cents": 0.0}
 	if d := cmp.Diff(want, p["totals"]); d != "" {
 		t.Errorf("30 days' totals (-want +got):\n%s", d)

@@ -88,6 +88,11 @@ func TestRunAProgramFromTheDashboard(t *testing.T) {
 		apitest.Bearer(key)...); res.Status != http.StatusOK {
 		t.Fatalf("lead: %d %s", res.Status, res.Body)
 	}
+	// A headless browser's click (a bot by its User-Agent) is filtered, and the page says so.
+	if res := env.Do(http.MethodPost, "/api/v1/track/click", map[string]any{"affiliate_url": referral},
+		"User-Agent", "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) HeadlessChrome/131.0.0.0 Safari/537.36"); res.Status != http.StatusOK {
+		t.Fatalf("headless click: %d %s", res.Status, res.Body)
+	}
 	hookURL, err := url.Parse(hook)
 	if err != nil {
 		t.Fatal(err)
@@ -110,6 +115,12 @@ func TestRunAProgramFromTheDashboard(t *testing.T) {
 		if got := a.text(fmt.Sprintf(`[data-kpi=%q] .value`, kpi)); got != want {
 			t.Errorf("KPI %s = %q, want %q", kpi, got, want)
 		}
+	}
+	if got := a.text(`[data-kpi="clicks"] .bots`); got != "+ 1 click from bots, filtered" {
+		t.Errorf("the clicks' bots: %q", got)
+	}
+	if got := a.text("#bots-note"); !strings.HasPrefix(got, "Filtered as bots and not counted: 1 click in the period shown above") || !strings.Contains(got, "HeadlessChrome") {
+		t.Errorf("the setup's note on bots: %q", got)
 	}
 	if got := a.text(`[data-kpi="revenue"] .change`); got != "new vs the previous 7 days" {
 		t.Errorf("revenue's change: %q", got)

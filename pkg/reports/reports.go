@@ -43,6 +43,7 @@ func (p Period) days() (int, error) {
 type Totals struct {
 	Clicks, Leads, Sales          int64
 	RevenueCents, CommissionCents int64
+	BotClicks                     int64   // the bots' clicks, not counted in Clicks
 	Partners                      int64   // with a click, lead or sale in the period
 	ConversionRate                float64 // sales per click, to four decimals
 	AverageOrderCents             int64   // revenue over the sales in the currency, rounded
@@ -93,6 +94,7 @@ func span(ctx context.Context, db sqlx.QueryerContext, programID int64, p Period
 type dayRow struct {
 	Day             time.Time `db:"day"`
 	Clicks          int64     `db:"clicks"`
+	BotClicks       int64     `db:"bot_clicks"`
 	Leads           int64     `db:"leads"`
 	Sales           int64     `db:"sales"`
 	RevenueCents    int64     `db:"revenue_cents"`
@@ -113,7 +115,7 @@ func Program(ctx context.Context, db sqlx.QueryerContext, programID int64, p Per
 		prevFrom = from.AddDate(0, 0, -int(to.Sub(from).Hours()/24)-1)
 	}
 	var rows []dayRow
-	if err := sqlx.SelectContext(ctx, db, &rows, `SELECT day, sum(clicks)::bigint AS clicks, sum(leads)::bigint AS leads,
+	if err := sqlx.SelectContext(ctx, db, &rows, `SELECT day, sum(clicks)::bigint AS clicks, sum(bot_clicks)::bigint AS bot_clicks, sum(leads)::bigint AS leads,
 			sum(sales)::bigint AS sales,
 			COALESCE(sum(revenue_cents) FILTER (WHERE currency = $4), 0)::bigint AS revenue_cents,
 			COALESCE(sum(commission_cents) FILTER (WHERE currency = $4), 0)::bigint AS commission_cents,
@@ -159,6 +161,7 @@ func Program(ctx context.Context, db sqlx.QueryerContext, programID int64, p Per
 
 func add(sum *dayRow, r dayRow) {
 	sum.Clicks += r.Clicks
+	sum.BotClicks += r.BotClicks
 	sum.Leads += r.Leads
 	sum.Sales += r.Sales
 	sum.RevenueCents += r.RevenueCents
@@ -167,7 +170,7 @@ func add(sum *dayRow, r dayRow) {
 }
 
 func totals(r dayRow, partners int64) Totals {
-	return Totals{Clicks: r.Clicks, Leads: r.Leads, Sales: r.Sales, RevenueCents: r.RevenueCents,
+	return Totals{Clicks: r.Clicks, BotClicks: r.BotClicks, Leads: r.Leads, Sales: r.Sales, RevenueCents: r.RevenueCents,
 		CommissionCents: r.CommissionCents, Partners: partners,
 		ConversionRate:    ConversionRate(r.Sales, r.Clicks),
 		AverageOrderCents: roundDiv(r.RevenueCents, r.CurrencySales)}

@@ -2879,7 +2879,10 @@ type PerformancePeriodName string
 type PerformancePrevious struct {
 	// AverageOrderCents `revenue_cents` over the sales in the chosen currency, rounded (0 without such sales).
 	AverageOrderCents int64 `json:"average_order_cents"`
-	Clicks            int64 `json:"clicks"`
+
+	// BotClicks Clicks from bots (crawlers, headless browsers, link checkers): filtered, not in `clicks`.
+	BotClicks int64 `json:"bot_clicks"`
+	Clicks    int64 `json:"clicks"`
 
 	// CommissionCents What those sales' commissions earned less reversals and clawbacks.
 	CommissionCents int64 `json:"commission_cents"`
@@ -2902,7 +2905,10 @@ type PerformancePrevious struct {
 type PerformanceTotals struct {
 	// AverageOrderCents `revenue_cents` over the sales in the chosen currency, rounded (0 without such sales).
 	AverageOrderCents int64 `json:"average_order_cents"`
-	Clicks            int64 `json:"clicks"`
+
+	// BotClicks Clicks from bots (crawlers, headless browsers, link checkers): filtered, not in `clicks`.
+	BotClicks int64 `json:"bot_clicks"`
+	Clicks    int64 `json:"clicks"`
 
 	// CommissionCents What those sales' commissions earned less reversals and clawbacks.
 	CommissionCents int64 `json:"commission_cents"`
@@ -6381,8 +6387,8 @@ type ClientInterface interface {
 	// period, zero when nothing happened). Members whose role has `tracking:list` (owner, admin, analyst).
 	//
 	// Counted as the events list and readiness count: real events only (test events and bots' clicks
-	// are not). `clicks`, `leads`, `sales` count every currency; `revenue_cents` (what the sales took
-	// less their refunds), `commission_cents` (what their commissions earned less reversals and
+	// are not; `bot_clicks` says how many clicks came from bots and were filtered). `clicks`, `leads`,
+	// `sales` count every currency; `revenue_cents` (what the sales took less their refunds), `commission_cents` (what their commissions earned less reversals and
 	// clawbacks; rejected ones excluded) and `average_order_cents` (`revenue_cents` over the sales in
 	// that currency, rounded to the nearest cent) are in the chosen currency only, by the sale's day.
 	// `partners` is how many partners had a click, lead or sale in the period. `conversion_rate` is
@@ -9342,8 +9348,8 @@ func (c *Client) ExportPayouts(ctx context.Context, programId ProgramId, params 
 // period, zero when nothing happened). Members whose role has `tracking:list` (owner, admin, analyst).
 //
 // Counted as the events list and readiness count: real events only (test events and bots' clicks
-// are not). `clicks`, `leads`, `sales` count every currency; `revenue_cents` (what the sales took
-// less their refunds), `commission_cents` (what their commissions earned less reversals and
+// are not; `bot_clicks` says how many clicks came from bots and were filtered). `clicks`, `leads`,
+// `sales` count every currency; `revenue_cents` (what the sales took less their refunds), `commission_cents` (what their commissions earned less reversals and
 // clawbacks; rejected ones excluded) and `average_order_cents` (`revenue_cents` over the sales in
 // that currency, rounded to the nearest cent) are in the chosen currency only, by the sale's day.
 // `partners` is how many partners had a click, lead or sale in the period. `conversion_rate` is
@@ -17676,8 +17682,8 @@ type ClientWithResponsesInterface interface {
 	// period, zero when nothing happened). Members whose role has `tracking:list` (owner, admin, analyst).
 	//
 	// Counted as the events list and readiness count: real events only (test events and bots' clicks
-	// are not). `clicks`, `leads`, `sales` count every currency; `revenue_cents` (what the sales took
-	// less their refunds), `commission_cents` (what their commissions earned less reversals and
+	// are not; `bot_clicks` says how many clicks came from bots and were filtered). `clicks`, `leads`,
+	// `sales` count every currency; `revenue_cents` (what the sales took less their refunds), `commission_cents` (what their commissions earned less reversals and
 	// clawbacks; rejected ones excluded) and `average_order_cents` (`revenue_cents` over the sales in
 	// that currency, rounded to the nearest cent) are in the chosen currency only, by the sale's day.
 	// `partners` is how many partners had a click, lead or sale in the period. `conversion_rate` is
@@ -34696,8 +34702,8 @@ func (c *ClientWithResponses) ExportPayoutsWithResponse(ctx context.Context, pro
 // period, zero when nothing happened). Members whose role has `tracking:list` (owner, admin, analyst).
 //
 // Counted as the events list and readiness count: real events only (test events and bots' clicks
-// are not). `clicks`, `leads`, `sales` count every currency; `revenue_cents` (what the sales took
-// less their refunds), `commission_cents` (what their commissions earned less reversals and
+// are not; `bot_clicks` says how many clicks came from bots and were filtered). `clicks`, `leads`,
+// `sales` count every currency; `revenue_cents` (what the sales took less their refunds), `commission_cents` (what their commissions earned less reversals and
 // clawbacks; rejected ones excluded) and `average_order_cents` (`revenue_cents` over the sales in
 // that currency, rounded to the nearest cent) are in the chosen currency only, by the sale's day.
 // `partners` is how many partners had a click, lead or sale in the period. `conversion_rate` is

@@ -25,7 +25,7 @@ func reportPeriod[P ~string](p *P) reports.Period {
 }
 
 func wireTotals(t reports.Totals) gen.PerformanceTotals {
-	return gen.PerformanceTotals{Clicks: t.Clicks, Leads: t.Leads, Sales: t.Sales, RevenueCents: t.RevenueCents,
+	return gen.PerformanceTotals{Clicks: t.Clicks, BotClicks: t.BotClicks, Leads: t.Leads, Sales: t.Sales, RevenueCents: t.RevenueCents,
 		CommissionCents: t.CommissionCents, Partners: t.Partners, ConversionRate: t.ConversionRate,
 		AverageOrderCents: t.AverageOrderCents}
 }

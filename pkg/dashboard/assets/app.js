@@ -1021,6 +1021,14 @@
         dd.appendChild(el("span", { "class": "change " + c[0] }, c[1] + " vs " + PERIOD_WORDS[p.period]));
       }
     });
+    // Bots' clicks are filtered everywhere; the page says how many, so that a test from a headless
+    // browser (a bot by its User-Agent) is not a mystery.
+    if (t.bot_clicks) {
+      dl.querySelector('[data-kpi="clicks"] dd').appendChild(el("span", { "class": "bots" }, "+ " + plural(t.bot_clicks, "click", "clicks") + " from bots, filtered"));
+    }
+    $("bots-note").hidden = !t.bot_clicks;
+    $("bots-note").textContent = t.bot_clicks ? "Filtered as bots and not counted: " + plural(t.bot_clicks, "click", "clicks") + " in the period shown above (" +
+      $("perf-span").textContent + "). A click whose User-Agent is a crawler, a link checker or a headless browser (such as HeadlessChrome) is a bot's." : "";
     var days = p.series;
     chart("perf-money", "perf-money-legend", days, [["revenue_cents", "Revenue", "revenue"], ["commission_cents", "Commission", "commission"]],
       function (v) { return money(v, cur); }, function (v) { return axisMoney(v, cur); });

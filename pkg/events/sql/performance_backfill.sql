@@ -4,9 +4,10 @@
 CREATE OR REPLACE FUNCTION performance_backfill(p_table text) RETURNS void LANGUAGE plpgsql AS $$
 BEGIN
     IF p_table = 'clicks' THEN
-        INSERT INTO performance_deltas (program_id, day, partner_id, currency, clicks)
-        SELECT n.program_id, (n.click_timestamp AT TIME ZONE 'UTC')::date, n.partner_id, '', count(*)
-        FROM clicks n WHERE events_counted(n.is_test, n.is_bot, false) GROUP BY 1, 2, 3;
+        INSERT INTO performance_deltas (program_id, day, partner_id, currency, clicks, bot_clicks)
+        SELECT n.program_id, (n.click_timestamp AT TIME ZONE 'UTC')::date, n.partner_id, '',
+            count(*) FILTER (WHERE events_counted(n.is_test, n.is_bot, false)), count(*) FILTER (WHERE n.is_bot)
+        FROM clicks n WHERE NOT n.is_test GROUP BY 1, 2, 3;
     ELSIF p_table = 'leads' THEN
         INSERT INTO performance_deltas (program_id, day, partner_id, currency, leads)
         SELECT n.program_id, (n.lead_timestamp AT TIME ZONE 'UTC')::date, performance_lead_partner(n.click_ref, n.customer_id), '', count(*)
