@@ -108,10 +108,24 @@ func TestRunAProgramFromTheDashboard(t *testing.T) {
 		t.Fatalf("Stripe's delivery to %s: %d %s", hookURL.Path, res.Status, res.Body)
 	}
 
+	// The same customer pays again (the brand's server): the program pays on the first sale only, and the
+	// events table says who earned what, and why the second sale earned nothing.
+	if res := env.Do(http.MethodPost, "/api/v1/track/sale", map[string]any{"transaction_id": "in_acme_2", "amount_cents": 2500, "customer_key": "cus_acme_1"},
+		apitest.Bearer(key)...); res.Status != http.StatusOK {
+		t.Fatalf("second sale: %d %s", res.Status, res.Body)
+	}
+	a.tab.Click("#filters button[type=submit]")
+	a.tab.WaitFor(`document.querySelectorAll("#events tr[data-type=conversion] .earned").length === 2`)
+	var earned []string
+	a.tab.Eval(`Array.from(document.querySelectorAll("#events tr[data-type=conversion] .earned")).map(function (s) { return s.textContent })`, &earned)
+	if strings.Join(earned, "|") != " · no commission: this program pays on a customer's first referred sale only| · Pat Partner earned 9.80 USD (pending)" {
+		t.Errorf("the sales' rows say %q", earned)
+	}
+
 	// The overview: the revenue, the commission (20 % of 49.00) and the partner, for this week.
 	a.tab.Select("#perf-period", "7d")
-	a.tab.WaitFor(`document.querySelector('[data-kpi="revenue"] .value').textContent === "49.00 USD"`)
-	for kpi, want := range map[string]string{"commission": "9.80 USD", "sales": "1", "leads": "1", "clicks": "1", "partners": "1", "conversion": "100.00 %"} {
+	a.tab.WaitFor(`document.querySelector('[data-kpi="revenue"] .value').textContent === "74.00 USD"`)
+	for kpi, want := range map[string]string{"commission": "9.80 USD", "sales": "2", "leads": "1", "clicks": "1", "partners": "1", "conversion": "200.00 %"} {
 		if got := a.text(fmt.Sprintf(`[data-kpi=%q] .value`, kpi)); got != want {
 			t.Errorf("KPI %s = %q, want %q", kpi, got, want)
 		}
@@ -127,7 +141,7 @@ func TestRunAProgramFromTheDashboard(t *testing.T) {
 	}
 	var row []string
 	a.tab.Eval(`Array.from(document.querySelectorAll("#perf-partners tbody tr:first-child td")).map(function (td) { return td.textContent })`, &row)
-	if strings.Join(row, "|") != "Pat Partner|1|1|1|49.00 USD|9.80 USD|100.00 %" {
+	if strings.Join(row, "|") != "Pat Partner|1|1|2|74.00 USD|9.80 USD|200.00 %" {
 		t.Errorf("the partners' table: %q", row)
 	}
 	var ticks int
@@ -139,7 +153,7 @@ func TestRunAProgramFromTheDashboard(t *testing.T) {
 	a.tab.WaitFor(`document.querySelector('#perf-partners th[data-sort="clicks"]').getAttribute("aria-sort") === "descending"`)
 	csv := a.tab.Download("#perf-csv")
 	if lines := strings.Split(strings.TrimSpace(string(csv.Body)), "\r\n"); len(lines) != 2 || !strings.HasPrefix(lines[1], "") ||
-		!strings.Contains(lines[1], ",Pat Partner,pat@example.com,1,1,1,4900,980,USD,1,4900") || csv.Name != "partners-7d-USD.csv" {
+		!strings.Contains(lines[1], ",Pat Partner,pat@example.com,1,1,2,7400,980,USD,2,3700") || csv.Name != "partners-7d-USD.csv" {
 		t.Errorf("CSV %s: %q", csv.Name, csv.Body)
 	}
 	a.tab.Eval(`document.getElementById("notice").hidden = true`, nil) // the sticky notice of the last action would cover the view

@@ -281,11 +281,51 @@
           "No events. Events from reftrack test are test data: tick Test data to see them.");
         body.appendChild(el("tr", {})).appendChild(td);
       }
+      if (!f.test) annotateSales(res.data).catch(function () { /* the rows stand without it */ });
       var p = res.meta.pagination;
       $("page-info").textContent = "Page " + (p.pageCount ? p.page : 0) + " of " + p.pageCount + " · " + p.total + (p.total === 1 ? " event" : " events");
       $("prev").disabled = p.page <= 1;
       $("next").disabled = p.page >= p.pageCount;
     });
+  }
+
+  // annotateSales adds to each sale on the page who referred it and what it earned them: the events list
+  // carries neither, the commissions list does (matched by transaction ID, among the commissions made
+  // within a second of the page's sales). A sale without a commission says why, in the program's terms.
+  function annotateSales(events) {
+    var sales = events.filter(function (e) { return e.event_type === "conversion"; });
+    if (!sales.length || !state.actions["commissions:read"]) return Promise.resolve();
+    var times = sales.map(function (e) { return Date.parse(e.createdAt); });
+    var q = query({ created_from: new Date(Math.min.apply(null, times) - 1000).toISOString(),
+      created_to: new Date(Math.max.apply(null, times) + 1000).toISOString(), limit: 100 });
+    var id = state.program.id;
+    return Promise.all([api("GET", programPath("/commissions") + q), partners()]).then(function (r) {
+      if (state.program.id !== id) return;
+      var byTxn = {};
+      r[0].data.forEach(function (c) { byTxn[c.transaction_id] = c; });
+      sales.forEach(function (e) {
+        var cell = document.querySelector('#events tr[data-type="conversion"][data-id="' + e.id + '"] td.details');
+        if (!cell || cell.querySelector(".earned")) return;
+        var c = byTxn[e.processor_event_id], text;
+        if (c) {
+          var who = r[1][c.partner_id];
+          text = (who ? who.name : "partner " + c.partner_id) + " earned " + money(c.amount_cents, c.currency) + " (" + (STATUS_LABEL[c.status] || c.status) + ")";
+        } else {
+          text = noCommission();
+        }
+        cell.appendChild(el("span", { "class": "earned" }, " · " + text));
+      });
+    });
+  }
+
+  // noCommission says why a sale paid no commission, as far as the program's terms tell (the events list
+  // does not say whether the sale was referred or the customer's first).
+  function noCommission() {
+    var p = shownProgram;
+    if (!p) return "no commission";
+    return p.commission_type.indexOf("recurring") === 0
+      ? "no commission: not referred by a partner, or after the months this program pays for"
+      : "no commission: this program pays on a customer's first referred sale only";
   }
 
   // testLabel tells a test event's origin (the list carries no is_test: only the test-data view asks for
@@ -1373,6 +1413,7 @@
     submitting(form, api("POST", programPath("/partners"), body).then(function (res) { made = res.data; })).then(function (ok) {
       if (!ok) return;
       form.reset();
+      ledger.partners = null; // the commissions' partner names and filter read them again
       notice(made.name + " is a partner of this program. Create a referral link for them under Links.");
       var listed = programPartners();
       return Promise.all([refreshPartners(listed), refreshLinks(listed)]).then(function () {
