@@ -72,6 +72,24 @@ func (a *app) visible(selector string) bool {
 	return v
 }
 
+// tabFrom focuses the element from matches, presses Tab, and fails the test unless the keyboard moved the
+// focus to the element to matches and the page outlines it (:focus-visible).
+func (a *app) tabFrom(from, to string) {
+	a.t.Helper()
+	a.tab.Eval(fmt.Sprintf(`document.querySelector(%q).focus()`, from), nil)
+	a.tab.Press("Tab")
+	var got struct {
+		On      bool
+		Visible bool
+		Outline string
+	}
+	a.tab.Eval(fmt.Sprintf(`(function () { var e = document.activeElement, s = getComputedStyle(e);
+		return { on: e === document.querySelector(%q), visible: e.matches(":focus-visible"), outline: s.outlineStyle + " " + s.outlineWidth } })()`, to), &got)
+	if !got.On || !got.Visible || !strings.HasPrefix(got.Outline, "solid ") || got.Outline == "solid 0px" {
+		a.t.Errorf("Tab from %s: on %s %v, focus-visible %v, outline %q", from, to, got.On, got.Visible, got.Outline)
+	}
+}
+
 // rows are the events table's rows as "type|details".
 func (a *app) rows() []string {
 	a.t.Helper()
@@ -136,7 +154,8 @@ func (a *app) noPageErrors() {
 }
 
 // The newcomer's path: sign in, run the synthetic chain (what `reftrack test --chain` sends), watch it
-// arrive in the events table and the chart, and switch the link off.
+// arrive in the events table and the chart, and switch the link off. Every view of the page then has no
+// serious or critical accessibility finding (axe-core), and the page outlines where the keyboard is.
 func TestWatchAChainAndSwitchALinkOff(t *testing.T) {
 	t.Parallel()
 	env := apitest.New(t)
@@ -284,6 +303,8 @@ func TestWatchAChainAndSwitchALinkOff(t *testing.T) {
 	if res := env.Do(http.MethodPost, "/api/v1/track/click", map[string]any{"affiliate_url": r.AffiliateURL}); res.Status != http.StatusGone {
 		t.Errorf("a click on the switched-off link: %d", res.Status)
 	}
+	a.tab.Accessible("the dashboard with a test chain, a link switched off")
+	a.tabFrom("#f-test", "#filters button[type=submit]")
 	a.screenshot("", "dashboard")
 	a.noPageErrors()
 
@@ -534,4 +555,5 @@ func TestEmptyAccountAndEndedSession(t *testing.T) {
 	if !b.visible("#email") {
 		t.Error("no sign-in form after the session ended")
 	}
+	b.tab.Accessible("the sign-in page")
 }

@@ -38,7 +38,7 @@ func (a *app) attr(selector, name string) string {
 
 func TestPartnerPortalWalkThrough(t *testing.T) {
 	t.Parallel()
-	s := newShop(t, "Portal shop", map[string]any{"commission_approval": "manual", "hold_days": 0})
+	s := newShop(t, "Portal shop", map[string]any{"commission_approval": "manual", "hold_days": 0, "enrollment": "open"})
 
 	// The brand invites a partner; the courier sends the mail into the development mailbox.
 	inv := s.owner(http.MethodPost, s.base+"/invitations", map[string]any{"email": "ada@example.com", "name": "Ada Lovelace",
@@ -144,6 +144,8 @@ func TestPartnerPortalWalkThrough(t *testing.T) {
 	a.tab.Fill("#details-paypal", "ada.pay@example.com")
 	a.tab.Click("#details button[type=submit]")
 	a.tab.WaitFor(`document.querySelector("#details-saved").innerText === "Saved"`)
+	a.tab.Accessible("the partner portal with a paid commission and payout details saved")
+	a.tabFrom("#details-paypal", "#details button[type=submit]")
 	if n := s.env.Count(`SELECT count(*) FROM partners WHERE email = 'ada@example.com' AND payout_method = 'paypal'
 		AND payout_details IS NOT NULL AND position(convert_to('ada.pay', 'UTF8') in payout_details) = 0`); n != 1 {
 		t.Error("the payout details are not stored sealed")
@@ -171,6 +173,13 @@ func TestPartnerPortalWalkThrough(t *testing.T) {
 	// On a phone (390 CSS pixels wide) the portal does not scroll sideways.
 	a.fitsAPhone("the partner portal")
 	a.noPageErrors()
+
+	// The program's public page, where a signed-in person applies.
+	slug := s.owner(http.MethodGet, s.base, nil, http.StatusOK)["data"].(map[string]any)["slug"].(string)
+	if status := a.tab.Goto(a.base + "/p/" + slug); status != http.StatusOK {
+		t.Fatalf("GET /p/%s: %d", slug, status)
+	}
+	a.tab.Accessible("the application page")
 }
 
 // The brand's side of partners in the dashboard: invite by the form, resend and cancel the invitation,

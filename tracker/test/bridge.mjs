@@ -4,8 +4,13 @@
 // {"id", "error"}. The first line out is {"ready": true}. Chromium is Debian's headless shell
 // (/usr/bin/chromium-headless-shell, or CHROMIUM): Chromium's old headless mode, a third of the full
 // browser's CPU in these tests. playwright-core downloads nothing.
+import { readFileSync } from "node:fs";
+import { createRequire } from "node:module";
 import readline from "node:readline";
 import { chromium } from "playwright-core";
+
+// axe-core's source (pinned in package.json), read once when the first axe op asks for it.
+let axeSource;
 
 const browser = await chromium.launch({
   executablePath: process.env.CHROMIUM || "/usr/bin/chromium-headless-shell",
@@ -104,6 +109,11 @@ const ops = {
     await get(page).page.fill(selector, value, { timeout: 15000 });
     return true;
   },
+  // press presses a key (as Playwright names it: "Tab", "Enter", "Shift+Tab") where the focus is.
+  async press({ page, key }) {
+    await get(page).page.keyboard.press(key);
+    return true;
+  },
   async select({ page, selector, value }) {
     await get(page).page.selectOption(selector, value, { timeout: 15000 });
     return true;
@@ -129,6 +139,35 @@ const ops = {
   async viewport({ page, width, height }) {
     await get(page).page.setViewportSize({ width, height });
     return true;
+  },
+  // axe runs axe-core (tracker/package.json pins it) on the page as it is now and answers its violations
+  // of the rules tagged tags: each rule's id, impact, help and the nodes that fail it (their selectors,
+  // HTML and what to fix). Its source goes into the page through DevTools (Runtime.evaluate), which the
+  // pages' Content-Security-Policy does not govern, once per document: half the time page.evaluate takes
+  // with the same 650 kB.
+  async axe({ page, tags }) {
+    const entry = get(page);
+    const p = entry.page;
+    if (!(await p.evaluate("typeof window.axe === 'object'"))) {
+      // (its value is undefined: DevTools keeps no handle on it)
+      axeSource ??= readFileSync(createRequire(import.meta.url).resolve("axe-core/axe.min.js"), "utf8") + "\n;void 0";
+      entry.cdp ??= await entry.context.newCDPSession(p);
+      const { exceptionDetails } = await entry.cdp.send("Runtime.evaluate", { expression: axeSource });
+      if (exceptionDetails) throw new Error(`axe-core did not load: ${JSON.stringify(exceptionDetails)}`);
+    }
+    return p.evaluate(
+      (tags) =>
+        window.axe.run(document, { runOnly: { type: "tag", values: tags }, resultTypes: ["violations"] }).then((r) =>
+          r.violations.map((v) => ({
+            id: v.id,
+            impact: v.impact,
+            help: v.help,
+            helpUrl: v.helpUrl,
+            nodes: v.nodes.map((n) => ({ target: n.target.map(String), html: n.html, summary: n.failureSummary })),
+          })),
+        ),
+      tags,
+    );
   },
   async cookies({ page }) {
     return get(page).context.cookies();

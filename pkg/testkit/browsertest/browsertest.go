@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -267,6 +268,12 @@ func (tb *Tab) Fill(selector, value string) {
 	tb.Do("fill", map[string]any{"selector": selector, "value": value}, nil)
 }
 
+// Press presses a key ("Tab", "Enter", "Shift+Tab") where the focus is.
+func (tb *Tab) Press(key string) {
+	tb.T.Helper()
+	tb.Do("press", map[string]any{"key": key}, nil)
+}
+
 // Select picks the option with value in the select element selector matches.
 func (tb *Tab) Select(selector, value string) {
 	tb.T.Helper()
@@ -343,4 +350,62 @@ func (tb *Tab) Record() Record {
 	var r Record
 	tb.Do("record", nil, &r)
 	return r
+}
+
+// AxeRules are the axe-core rules the accessibility checks run: WCAG 2.0, 2.1 and 2.2 at levels A and
+// AA, and axe's best practices.
+var AxeRules = []string{"wcag2a", "wcag2aa", "wcag21a", "wcag21aa", "wcag22aa", "best-practice"}
+
+// Violation is an axe-core rule the page fails, and where.
+type Violation struct {
+	ID      string `json:"id"`     // the rule, e.g. "color-contrast"
+	Impact  string `json:"impact"` // minor, moderate, serious or critical
+	Help    string `json:"help"`
+	HelpURL string `json:"helpUrl"`
+	Nodes   []struct {
+		Target  []string `json:"target"` // CSS selectors of the failing element
+		HTML    string   `json:"html"`
+		Summary string   `json:"summary"` // what to fix
+	} `json:"nodes"`
+}
+
+// Axe runs axe-core (pinned in tracker/package.json) on the page as it is now, with the rules tagged
+// tags (AxeRules when none), and returns the rules it fails.
+func (tb *Tab) Axe(tags ...string) []Violation {
+	tb.T.Helper()
+	if len(tags) == 0 {
+		tags = AxeRules
+	}
+	var vs []Violation
+	tb.Do("axe", map[string]any{"tags": tags}, &vs)
+	return vs
+}
+
+// Accessible runs axe-core on the page as it is now (view names it in the messages) and fails the test,
+// without stopping it, for each serious or critical violation: the rule, what it asks, and every failing
+// element's selector, HTML and what to fix.
+func (tb *Tab) Accessible(view string) {
+	tb.T.Helper()
+	start := time.Now()
+	vs := tb.Axe()
+	failed := make([]string, len(vs))
+	for i, v := range vs {
+		failed[i] = v.ID + " (" + v.Impact + ")"
+	}
+	tb.T.Logf("axe on %s, in %v: %d rules failed %v", view, time.Since(start).Round(time.Millisecond), len(vs), failed)
+	for _, v := range vs {
+		if v.Impact != "serious" && v.Impact != "critical" {
+			continue
+		}
+		var b strings.Builder
+		fmt.Fprintf(&b, "accessibility (%s): %s %s: %s (%s)", view, v.Impact, v.ID, v.Help, v.HelpURL)
+		for _, n := range v.Nodes {
+			html := n.HTML
+			if len(html) > 200 {
+				html = html[:200] + "…"
+			}
+			fmt.Fprintf(&b, "\n\t%s: %s\n\t\t%s", strings.Join(n.Target, " "), html, strings.ReplaceAll(n.Summary, "\n", "\n\t\t"))
+		}
+		tb.T.Error(b.String())
+	}
 }
