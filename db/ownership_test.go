@@ -70,11 +70,13 @@ var owners = map[string]string{
 	// Runs of `reftrack test --chain`.
 	"synthetic_chains": "pkg/synthetic",
 	// The event counts, kept by pkg/events' trigger functions (pkg/events/sql) as the events are written.
-	"event_counts":       "pkg/events",
-	"event_counts_daily": "pkg/events",
-	"event_count_deltas": "pkg/events",
-	"performance_daily":  "pkg/events",
-	"performance_deltas": "pkg/events",
+	"event_counts":              "pkg/events",
+	"event_counts_daily":        "pkg/events",
+	"event_count_deltas":        "pkg/events",
+	"performance_daily":         "pkg/events",
+	"performance_monthly":       "pkg/events",
+	"performance_program_daily": "pkg/events",
+	"performance_deltas":        "pkg/events",
 	// The migrations' record of which migrations are backward compatible (written by db.MigrateUp).
 	"schema_compatibility": "db",
 	// The reftrackd processes serving the database.

@@ -8,8 +8,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lib/pq"
+
 	"github.com/reftrack/reftrack/pkg/events"
+	"github.com/reftrack/reftrack/pkg/programs"
 	"github.com/reftrack/reftrack/pkg/readiness"
+	"github.com/reftrack/reftrack/pkg/reports"
 	"github.com/reftrack/reftrack/pkg/seed"
 	"github.com/reftrack/reftrack/pkg/testkit/dbtest"
 )
@@ -21,6 +25,10 @@ import (
 //
 //	REFTRACK_BENCH_EVENTS=10000000 go test -run '^$' -bench List -benchtime 200x -v ./pkg/events
 //	REFTRACK_BENCH_MIX=clicks REFTRACK_BENCH_EVENTS=50000000 go test -run '^$' -bench List -benchtime 200x -timeout 3h -v ./pkg/events
+//
+// It also measures the reports (pkg/reports: a period's performance and its partners' table), whose cost
+// is the period's days times its active partners: REFTRACK_BENCH_PARTNERS spreads the events over that
+// many partners, each with a link (default 1).
 func BenchmarkList(b *testing.B) {
 	total := 100_000
 	if v := os.Getenv("REFTRACK_BENCH_EVENTS"); v != "" {
@@ -32,9 +40,29 @@ func BenchmarkList(b *testing.B) {
 	}
 	d := dbtest.New(b)
 	ctx := context.Background()
-	r, err := seed.Run(ctx, d.DB, seed.Options{})
+	seeded, err := seed.Run(ctx, d.DB, seed.Options{})
 	if err != nil {
 		b.Fatal(err)
+	}
+	r := benchProgram{Result: seeded}
+	// The partners the events are spread over, each with a link: the seeded one and REFTRACK_BENCH_PARTNERS-1 more.
+	r.PartnerIDs, r.LinkIDs = []int64{r.PartnerID}, []int64{r.LinkID}
+	if v := os.Getenv("REFTRACK_BENCH_PARTNERS"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 {
+			b.Fatalf("REFTRACK_BENCH_PARTNERS=%q", v)
+		}
+		for i := 1; i < n; i++ {
+			p, err := programs.AddPartner(ctx, d.DB, r.ProgramID, programs.NewPartner{Name: "Bench partner " + strconv.Itoa(i), Email: "bench" + strconv.Itoa(i) + "@example.com"})
+			if err != nil {
+				b.Fatal(err)
+			}
+			l, err := programs.CreateLink(ctx, d.DB, r.ProgramID, p.ID, "")
+			if err != nil {
+				b.Fatal(err)
+			}
+			r.PartnerIDs, r.LinkIDs = append(r.PartnerIDs, p.ID), append(r.LinkIDs, l.ID)
+		}
 	}
 	// fill(n) writes n clicks, n/2 leads and n/4 sales, of which a few percent are test or bot events.
 	start := time.Now()
@@ -124,6 +152,26 @@ func BenchmarkList(b *testing.B) {
 			}
 		})
 	}
+	// The reports: the overview's performance (totals, the previous period, the days) and its partners'
+	// table, sorted by revenue, at the largest page.
+	for _, p := range []reports.Period{reports.Month, reports.Quarter, reports.All} {
+		b.Run("performance_"+string(p), func(b *testing.B) {
+			for b.Loop() {
+				perf, err := reports.Program(ctx, d.DB, r.ProgramID, p, "USD", end)
+				if err != nil || perf.Totals.Clicks == 0 {
+					b.Fatalf("%+v, %v", perf.Totals, err)
+				}
+			}
+		})
+		b.Run("performance_partners_"+string(p), func(b *testing.B) {
+			for b.Loop() {
+				l, err := reports.Partners(ctx, d.DB, r.ProgramID, p, "USD", "revenue_cents", true, 100, end)
+				if err != nil || len(l.Partners) == 0 {
+					b.Fatalf("%d partners, %v", len(l.Partners), err)
+				}
+			}
+		})
+	}
 	b.Run("test_page1", func(b *testing.B) {
 		for b.Loop() {
 			if p, err := events.List(ctx, d.DB, events.Filter{ProgramID: r.ProgramID, Test: true}, 1, size); err != nil || len(p.Events) == 0 {
@@ -138,9 +186,15 @@ func BenchmarkList(b *testing.B) {
 
 func ptr(t time.Time) *time.Time { return &t }
 
+// benchProgram is the seeded program and the partners (with a link each) its events are spread over.
+type benchProgram struct {
+	seed.Result
+	PartnerIDs, LinkIDs []int64
+}
+
 // fillChunk writes count clicks (and half as many leads, a quarter as many sales) numbered from offset,
 // spread over the year before end.
-func fillChunk(b *testing.B, d *dbtest.Database, r seed.Result, offset, count int, end time.Time, clicksOnly bool) {
+func fillChunk(b *testing.B, d *dbtest.Database, r benchProgram, offset, count int, end time.Time, clicksOnly bool) {
 	b.Helper()
 	// REFTRACK_BENCH_SPAN_DAYS spreads the events over fewer days than a year: 5 000 000 clicks over 36.5
 	// days are as many per day as 50 000 000 a year (what readiness's 24-hour counts read).
@@ -158,7 +212,7 @@ func fillChunk(b *testing.B, d *dbtest.Database, r seed.Result, offset, count in
 		`INSERT INTO clicks (id, click_month, click_id, program_id, link_id, partner_id, click_timestamp, affiliate_url,
 			page_url, referrer_url, user_agent, device_type, device_os, browser_name, geo_country, ip, visitor_hash, is_test, is_bot)
 		 SELECT clicks_make_id(m.month, nextval('clicks_id_seq')), m.month, to_char(m.month, 'YYMM') || lpad('c' || g, 22, '0'),
-		        $1, $2, $3, t.ts, 'https://shop.example.com/?aff=x', 'https://shop.example.com/p/' || (g % 500),
+		        $1, ($2::bigint[])[g % cardinality($2::bigint[]) + 1], ($3::bigint[])[g % cardinality($3::bigint[]) + 1], t.ts, 'https://shop.example.com/?aff=x', 'https://shop.example.com/p/' || (g % 500),
 		        'https://news.example.org/', 'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/156.0.0.0 Safari/537.36',
 		        'desktop', 'Windows', 'Chrome', 'DE', ('10.' || (g % 250) || '.' || (g / 250 % 250) || '.1')::inet,
 		        sha256(g::text::bytea), g % 53 = 0, g % 61 = 0
@@ -167,19 +221,19 @@ func fillChunk(b *testing.B, d *dbtest.Database, r seed.Result, offset, count in
 		 CROSS JOIN LATERAL (SELECT date_trunc('month', t.ts AT TIME ZONE 'UTC')::date AS month) m`,
 		`INSERT INTO leads (program_id, click_id, customer_key, status, source, lead_timestamp, is_test)
 		 SELECT $1, 'c' || g, 'k' || g, 'provisional', 'browser', $4::timestamptz - ((g::bigint * 6007) % $7) * interval '1 second', g % 47 = 0
-		 FROM generate_series($5::bigint / 2 + 1, ($5::bigint + $6) / 2) g WHERE $2::bigint > 0 AND $3::bigint > 0`,
-		`INSERT INTO customers (program_id, customer_key, partner_id, status) SELECT $1, 'bench', $3, 'converted'
-		 WHERE $2::bigint > 0 AND $4::timestamptz IS NOT NULL AND $5::bigint >= 0 AND $6::bigint > 0 AND $7::bigint > 0 ON CONFLICT DO NOTHING`,
+		 FROM generate_series($5::bigint / 2 + 1, ($5::bigint + $6) / 2) g WHERE cardinality($2::bigint[]) > 0 AND cardinality($3::bigint[]) > 0`,
+		`INSERT INTO customers (program_id, customer_key, partner_id, status) SELECT $1, 'bench', ($3::bigint[])[1], 'converted'
+		 WHERE cardinality($2::bigint[]) > 0 AND $4::timestamptz IS NOT NULL AND $5::bigint >= 0 AND $6::bigint > 0 AND $7::bigint > 0 ON CONFLICT DO NOTHING`,
 		`INSERT INTO sales (program_id, customer_id, partner_id, processor_event_id, amount_cents, currency, source, sale_date, is_test)
-		 SELECT $1, (SELECT id FROM customers WHERE program_id = $1 AND customer_key = 'bench'), $3, 'txn_' || g, 1000, 'USD', 'api',
+		 SELECT $1, (SELECT id FROM customers WHERE program_id = $1 AND customer_key = 'bench'), ($3::bigint[])[g % cardinality($3::bigint[]) + 1], 'txn_' || g, 1000, 'USD', 'api',
 		        $4::timestamptz - ((g::bigint * 4001) % $7) * interval '1 second', g % 43 = 0
-		 FROM generate_series($5::bigint / 4 + 1, ($5::bigint + $6) / 4) g WHERE $2::bigint > 0`,
+		 FROM generate_series($5::bigint / 4 + 1, ($5::bigint + $6) / 4) g WHERE cardinality($2::bigint[]) > 0`,
 	}
 	if clicksOnly {
 		queries = queries[:1]
 	}
 	for _, q := range queries {
-		if _, err := d.DB.Exec(q, r.ProgramID, r.LinkID, r.PartnerID, end, offset, count, year); err != nil {
+		if _, err := d.DB.Exec(q, r.ProgramID, pq.Array(r.LinkIDs), pq.Array(r.PartnerIDs), end, offset, count, year); err != nil {
 			b.Fatalf("%s: %v", q, err)
 		}
 	}

@@ -77,9 +77,9 @@ func span(ctx context.Context, db sqlx.QueryerContext, programID int64, p Period
 		return to.AddDate(0, 0, 1-n), to, nil
 	}
 	var first *time.Time
-	// Each side of the view answers min() from its index; the union of two mins is two index probes.
+	// Each table answers min() from its index: two index probes.
 	if err := sqlx.GetContext(ctx, db, &first, `SELECT least(
-		(SELECT min(day) FROM performance_daily WHERE program_id = $1),
+		(SELECT min(day) FROM performance_program_daily WHERE program_id = $1),
 		(SELECT min(day) FROM performance_deltas WHERE program_id = $1))`, programID); err != nil {
 		return time.Time{}, time.Time{}, fmt.Errorf("reports: first day: %w", err)
 	}
@@ -88,6 +88,32 @@ func span(ctx context.Context, db sqlx.QueryerContext, programID int64, p Period
 		from = first.UTC()
 	}
 	return from, to, nil
+}
+
+// partnerRange is a query of the per-partner rows that add up to the UTC days from..to (both included) of
+// the program $1: the months the span covers whole from performance_monthly, the days at its edges from
+// performance_daily, so that a year of a hundred partners is some thousand rows, not 73 000. wholeFirst
+// says from's month has nothing before from (All starts at the first counted day), so it is read whole.
+// Its arguments are appended to args.
+func partnerRange(args *[]any, from, to time.Time, wholeFirst bool) string {
+	monthOf := func(t time.Time) time.Time { return time.Date(t.Year(), t.Month(), 1, 0, 0, 0, 0, time.UTC) }
+	m1 := monthOf(from)
+	if m1.Before(from) && !wholeFirst {
+		m1 = m1.AddDate(0, 1, 0)
+	}
+	m2 := monthOf(to.AddDate(0, 0, 1)) // the first month not whole
+	arg := func(v any) string {
+		*args = append(*args, v)
+		return fmt.Sprintf("$%d::date", len(*args))
+	}
+	const cols = `partner_id, currency, clicks, bot_clicks, leads, sales, revenue_cents, commission_cents`
+	if !m1.Before(m2) {
+		return `SELECT ` + cols + ` FROM performance_live WHERE program_id = $1 AND day BETWEEN ` + arg(from) + ` AND ` + arg(to)
+	}
+	return `SELECT ` + cols + ` FROM performance_monthly_live WHERE program_id = $1 AND month >= ` + arg(m1) + ` AND month < ` + arg(m2) + `
+		UNION ALL
+		SELECT ` + cols + ` FROM performance_live WHERE program_id = $1
+			AND (day BETWEEN ` + arg(from) + ` AND ` + arg(m1.AddDate(0, 0, -1)) + ` OR day BETWEEN ` + arg(m2) + ` AND ` + arg(to) + `)`
 }
 
 // dayRow is one day's sums as the query gives them.
@@ -120,7 +146,7 @@ func Program(ctx context.Context, db sqlx.QueryerContext, programID int64, p Per
 			COALESCE(sum(revenue_cents) FILTER (WHERE currency = $4), 0)::bigint AS revenue_cents,
 			COALESCE(sum(commission_cents) FILTER (WHERE currency = $4), 0)::bigint AS commission_cents,
 			COALESCE(sum(sales) FILTER (WHERE currency = $4), 0)::bigint AS currency_sales
-		FROM performance_live WHERE program_id = $1 AND day BETWEEN $2 AND $3 GROUP BY day ORDER BY day`,
+		FROM performance_program_live WHERE program_id = $1 AND day BETWEEN $2 AND $3 GROUP BY day ORDER BY day`,
 		programID, prevFrom, to, currency); err != nil {
 		return Performance{}, fmt.Errorf("reports: days: %w", err)
 	}
@@ -128,10 +154,16 @@ func Program(ctx context.Context, db sqlx.QueryerContext, programID int64, p Per
 		Current  int64 `db:"current"`
 		Previous int64 `db:"previous"`
 	}
-	if err := sqlx.GetContext(ctx, db, &partners, `SELECT count(*) FILTER (WHERE cur > 0) AS current, count(*) FILTER (WHERE prev > 0) AS previous
-		FROM (SELECT sum(clicks + leads + sales) FILTER (WHERE day >= $2) AS cur, sum(clicks + leads + sales) FILTER (WHERE day < $2) AS prev
-			FROM performance_live WHERE program_id = $1 AND day BETWEEN $3 AND $4 AND partner_id <> 0 GROUP BY partner_id) p`,
-		programID, from, prevFrom, to); err != nil {
+	args := []any{programID}
+	curQ := partnerRange(&args, from, to, p == All)
+	prevQ := "SELECT 0::bigint AS partner_id, 0::bigint AS clicks, 0::bigint AS leads, 0::bigint AS sales WHERE false"
+	if p != All {
+		prevQ = partnerRange(&args, prevFrom, from.AddDate(0, 0, -1), false)
+	}
+	active := func(q string) string {
+		return `(SELECT count(*) FROM (SELECT 1 FROM (` + q + `) r WHERE partner_id <> 0 GROUP BY partner_id HAVING sum(clicks + leads + sales) > 0) a)`
+	}
+	if err := sqlx.GetContext(ctx, db, &partners, `SELECT `+active(curQ)+` AS current, `+active(prevQ)+` AS previous`, args...); err != nil {
 		return Performance{}, fmt.Errorf("reports: partners: %w", err)
 	}
 
@@ -249,18 +281,20 @@ func Partners(ctx context.Context, db sqlx.QueryerContext, programID int64, p Pe
 	}
 	out := PartnerList{Period: p, From: from, To: to, Currency: currency, Sort: sort, Descending: descending, Partners: []PartnerRow{}}
 	// The order by is one of sortColumns, never the caller's text.
+	args := []any{programID, currency, limit}
+	rows := partnerRange(&args, from, to, p == All)
 	q := `SELECT t.partner_id, pa.name, pa.email, t.clicks, t.leads, t.sales, t.revenue_cents, t.commission_cents,
 			CASE WHEN t.clicks > 0 THEN round(t.sales::numeric / t.clicks, 4) ELSE 0 END::float8 AS conversion_rate,
 			CASE WHEN t.currency_sales > 0 THEN round(t.revenue_cents::numeric / t.currency_sales) ELSE 0 END::bigint AS average_order_cents
 		FROM (SELECT partner_id, sum(clicks)::bigint AS clicks, sum(leads)::bigint AS leads, sum(sales)::bigint AS sales,
-				COALESCE(sum(revenue_cents) FILTER (WHERE currency = $4), 0)::bigint AS revenue_cents,
-				COALESCE(sum(commission_cents) FILTER (WHERE currency = $4), 0)::bigint AS commission_cents,
-				COALESCE(sum(sales) FILTER (WHERE currency = $4), 0)::bigint AS currency_sales
-			FROM performance_live WHERE program_id = $1 AND day BETWEEN $2 AND $3 AND partner_id <> 0
+				COALESCE(sum(revenue_cents) FILTER (WHERE currency = $2), 0)::bigint AS revenue_cents,
+				COALESCE(sum(commission_cents) FILTER (WHERE currency = $2), 0)::bigint AS commission_cents,
+				COALESCE(sum(sales) FILTER (WHERE currency = $2), 0)::bigint AS currency_sales
+			FROM (` + rows + `) r WHERE partner_id <> 0
 			GROUP BY partner_id HAVING sum(clicks + leads + sales) > 0) t
 		JOIN partners pa ON pa.id = t.partner_id
-		ORDER BY ` + col + ` ` + dir + `, t.partner_id LIMIT $5`
-	if err := sqlx.SelectContext(ctx, db, &out.Partners, q, programID, from, to, currency, limit); err != nil {
+		ORDER BY ` + col + ` ` + dir + `, t.partner_id LIMIT $3`
+	if err := sqlx.SelectContext(ctx, db, &out.Partners, q, args...); err != nil {
 		return PartnerList{}, fmt.Errorf("reports: partners: %w", err)
 	}
 	return out, nil
