@@ -195,4 +195,13 @@ func TestRunAProgramFromTheDashboard(t *testing.T) {
 		t.Errorf("%d refusals logged, want the 3 the test made", refused)
 	}
 	a.fitsAPhone("the dashboard with every view")
+	// The header keeps to two lines (it wrapped to three, then four, as it grew).
+	var header, line float64
+	a.tab.Eval(`document.querySelector("header.top").getBoundingClientRect().height`, &header)
+	a.tab.Eval(`parseFloat(getComputedStyle(document.body).lineHeight)`, &line)
+	if header > 3*line+16 {
+		t.Errorf("the header is %.0f px high at 390 px wide: more than two lines of %.0f px", header, line)
+	}
+	a.tab.Eval(`document.getElementById("notice").hidden = true`, nil)
+	a.screenshot("", "dashboard-phone")
 }
