@@ -87,15 +87,20 @@ func (h *Management) GetProgram(ctx context.Context, req gen.GetProgramRequestOb
 	if err != nil {
 		return nil, err
 	}
-	shown, err := programs.Show(ctx, h.DB, p)
-	if err != nil {
-		return nil, err
-	}
-	out, err := wireProgram(shown)
+	out, err := h.show(ctx, p)
 	if err != nil {
 		return nil, err
 	}
 	return gen.GetProgram200JSONResponse{Body: gen.ProgramEnvelope{Data: out}}, nil
+}
+
+// show is a program as the answers show it: its settings and its key's masked form.
+func (h *Management) show(ctx context.Context, p programs.Program) (gen.Program, error) {
+	shown, err := programs.Show(ctx, h.DB, p)
+	if err != nil {
+		return gen.Program{}, err
+	}
+	return wireProgram(shown)
 }
 
 // CreateProgram makes a program in a workspace with its API key (owner, admin), as cli/init does.
@@ -125,11 +130,7 @@ func (h *Management) CreateProgram(ctx context.Context, req gen.CreateProgramReq
 	if err != nil {
 		return nil, err
 	}
-	shown, err := programs.Show(ctx, h.DB, p)
-	if err != nil {
-		return nil, err
-	}
-	out, err := wireProgram(shown)
+	out, err := h.show(ctx, p)
 	if err != nil {
 		return nil, err
 	}
