@@ -60,3 +60,46 @@ func BenchmarkRecordArgs(b *testing.B) {
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(in)), "ns/click")
 }
+
+// BenchmarkRecorderPerformanceTriggers is BenchmarkRecorder with and without the performance counts'
+// triggers on clicks (pkg/events/sql.Triggers, issue 30), each on a database of its own: what those
+// triggers cost the click write path. Run with -count for the spread; the ratio is what to read.
+func BenchmarkRecorderPerformanceTriggers(b *testing.B) {
+	for _, with := range []bool{true, false} {
+		name := "with"
+		if !with {
+			name = "without"
+		}
+		b.Run(name, func(b *testing.B) {
+			d := dbtest.New(b)
+			if !with {
+				for _, event := range []string{"insert", "update", "delete"} {
+					if _, err := d.DB.Exec(`DROP TRIGGER performance_clicks_` + event + ` ON clicks`); err != nil {
+						b.Fatal(err)
+					}
+				}
+			}
+			r, err := seed.Run(context.Background(), d.DB, seed.Options{})
+			if err != nil {
+				b.Fatal(err)
+			}
+			rec := clicks.NewRecorder(d.DB, slog.New(slog.NewTextHandler(io.Discard, nil)), 2, 128, nil)
+			defer rec.Close()
+			var n atomic.Int64
+			b.SetParallelism(32)
+			b.ResetTimer()
+			b.RunParallel(func(pb *testing.PB) {
+				for pb.Next() {
+					i := n.Add(1)
+					if _, err := rec.Record(context.Background(), clicks.Input{
+						AffiliateURL: r.AffiliateURL, UserAgent: "Mozilla/5.0", IP: fmt.Sprintf("10.0.%d.%d", i/250%250, i%250+1),
+						Device: useragent.Device{Type: "desktop", OS: "Windows", Browser: "Chrome"},
+					}); err != nil {
+						b.Error(err)
+					}
+				}
+			})
+			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "clicks/s")
+		})
+	}
+}
