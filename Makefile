@@ -6,6 +6,7 @@ GO ?= go
 GO_FILES = $(shell find . -name '*.go' -not -path '*/node_modules/*' -not -path './.data/*' -not -path './bin/*')
 NPM_DEPS := openapi/node_modules/.package-lock.json
 TRACKER_DEPS := tracker/node_modules/.package-lock.json
+SDK_TS_DEPS := sdk/typescript/node_modules/.package-lock.json
 
 .PHONY: generate build lint run test test-deps vet fmt-check generate-check spec-breaking go-test go-test-race go-test-plain bench fuzz chaos cluster test-cluster cluster-deps test-ua-full model
 
@@ -33,6 +34,11 @@ $(NPM_DEPS): openapi/package.json openapi/package-lock.json
 $(TRACKER_DEPS): tracker/package.json tracker/package-lock.json
 	cd tracker && npm ci --no-audit --no-fund --loglevel=error
 
+# The TypeScript SDK's build tools (openapi-typescript, tsc; the package itself has no runtime dependency),
+# for pkg/e2e's TestTypeScriptSDK.
+$(SDK_TS_DEPS): sdk/typescript/package.json sdk/typescript/package-lock.json
+	cd sdk/typescript && npm ci --no-audit --no-fund --loglevel=error
+
 ## lint: Spectral (spectral:oas) and Redocly (recommended) on the spec; any error fails
 lint: bin/lint.stamp
 
@@ -51,7 +57,8 @@ run:
 ## test: (installing chromium, gcc and npm when missing and it can) vet, gofmt, generated code up to date,
 ## spec lint, all tests with the race detector (including the
 ## Go SDK module against a real server and from a brand's module, the independent TypeScript client
-## generated from the served spec, and the tracker in headless Chromium)
+## generated from the served spec, the TypeScript SDK packed and installed into a project of its own, and
+## the tracker in headless Chromium)
 ## The checks that only read run beside the tests (most of the tests' time is spent waiting on PostgreSQL and
 ## the browser); generate-check rewrites gen/ in place, so it runs first, alone.
 test: test-deps generate-check
@@ -117,7 +124,7 @@ PLAIN_PKGS := tracker pkg/dashboard pkg/demoshop pkg/apidocs openapi openapi/typ
 GO_TEST := REFTRACK_REQUIRE_TOOLS=1 MAILPIT=$(CURDIR)/$(MAILPIT) GOGC=400 $(GO) test -count=1 -parallel 8 -vet=off -ldflags='-s -w'
 MODULE := github.com/reftrack/reftrack
 SWEEPS := ^(TestHostileInputNever5xx|TestAccountRoutesLimitedPerToken|Fuzz.*|TestPortal.*)$$
-go-test: $(NPM_DEPS) $(TRACKER_DEPS) $(MAILPIT)
+go-test: $(NPM_DEPS) $(TRACKER_DEPS) $(SDK_TS_DEPS) $(MAILPIT)
 	@$(MAKE) --no-print-directory -j2 --output-sync=target go-test-race go-test-plain
 
 go-test-race:
