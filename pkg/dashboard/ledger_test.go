@@ -345,7 +345,8 @@ func TestCommissionsToAPaidPayout(t *testing.T) {
 	form = payoutRow(p1["id"]) + " + tr.form-row form"
 	a.tab.Click(form + " button[type=submit]")
 	a.waitText(form+" .form-error", "External reference is required: 1 to 255 characters.")
-	a.tab.Accessible("the ledger: commissions pending, rejected and in payout, a payout's paid form refused")
+	a.tab.Accessible("the ledger: commissions pending, rejected and in payout, a payout's paid form refused",
+		"#commissions-panel", "#payouts-panel") // the rest of the page: TestWatchAChainAndSwitchALinkOff
 	a.tab.Fill(form+" input[name=external_reference]", "PAYPAL-BATCH-8XK2")
 	a.tab.Click(form + " button[type=submit]")
 	a.waitStatus(payoutRow(p1["id"]), "paid")

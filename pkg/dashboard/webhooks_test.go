@@ -307,7 +307,8 @@ func TestWebhooksOnThePage(t *testing.T) {
 		t.Fatalf("rotated secret = %q (was %q)", rotated, secret)
 	}
 	a.waitContains(card+" .endpoint-meta", "signed with the previous secret too until ")
-	a.tab.Accessible("the webhooks: a rotated secret shown, an endpoint's deliveries, one failed then resent")
+	a.tab.Accessible("the webhooks: a rotated secret shown, an endpoint's deliveries, one failed then resent",
+		"#webhooks-panel") // the rest of the page: TestWatchAChainAndSwitchALinkOff
 	a.tab.Click(card + " button.test") // payout.failed, still chosen
 	a.tab.WaitFor(fmt.Sprintf(`document.querySelectorAll(%q).length === 3 && %s`, rows, idle))
 	s.deliver(1)

@@ -140,12 +140,12 @@ const ops = {
     await get(page).page.setViewportSize({ width, height });
     return true;
   },
-  // axe runs axe-core (tracker/package.json pins it) on the page as it is now and answers its violations
-  // of the rules tagged tags: each rule's id, impact, help and the nodes that fail it (their selectors,
-  // HTML and what to fix). Its source goes into the page through DevTools (Runtime.evaluate), which the
-  // pages' Content-Security-Policy does not govern, once per document: half the time page.evaluate takes
-  // with the same 650 kB.
-  async axe({ page, tags }) {
+  // axe runs axe-core (tracker/package.json pins it) on the page as it is now, or on the elements the
+  // selectors of within match (and what they hold), and answers its violations of the rules tagged tags:
+  // each rule's id, impact, help and the nodes that fail it (their selectors, HTML and what to fix). Its
+  // 650 kB of source go into the page once per document through DevTools (Runtime.evaluate: quicker than
+  // page.evaluate's way), which the pages' Content-Security-Policy does not govern.
+  async axe({ page, tags, within }) {
     const entry = get(page);
     const p = entry.page;
     if (!(await p.evaluate("typeof window.axe === 'object'"))) {
@@ -156,8 +156,11 @@ const ops = {
       if (exceptionDetails) throw new Error(`axe-core did not load: ${JSON.stringify(exceptionDetails)}`);
     }
     return p.evaluate(
-      (tags) =>
-        window.axe.run(document, { runOnly: { type: "tag", values: tags }, resultTypes: ["violations"] }).then((r) =>
+      ({ tags, within }) =>
+        window.axe.run(within && within.length ? { include: within.map((s) => [s]) } : document, {
+          runOnly: { type: "tag", values: tags },
+          resultTypes: ["violations"],
+        }).then((r) =>
           r.violations.map((v) => ({
             id: v.id,
             impact: v.impact,
@@ -166,7 +169,7 @@ const ops = {
             nodes: v.nodes.map((n) => ({ target: n.target.map(String), html: n.html, summary: n.failureSummary })),
           })),
         ),
-      tags,
+      { tags, within },
     );
   },
   async cookies({ page }) {

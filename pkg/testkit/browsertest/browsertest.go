@@ -369,25 +369,25 @@ type Violation struct {
 	} `json:"nodes"`
 }
 
-// Axe runs axe-core (pinned in tracker/package.json) on the page as it is now, with the rules tagged
-// tags (AxeRules when none), and returns the rules it fails.
-func (tb *Tab) Axe(tags ...string) []Violation {
+// Axe runs axe-core (pinned in tracker/package.json) with the rules tagged tags on the page as it is
+// now, or only on the elements the selectors of within match (and what they hold), and returns the
+// rules it fails.
+func (tb *Tab) Axe(tags, within []string) []Violation {
 	tb.T.Helper()
-	if len(tags) == 0 {
-		tags = AxeRules
-	}
 	var vs []Violation
-	tb.Do("axe", map[string]any{"tags": tags}, &vs)
+	tb.Do("axe", map[string]any{"tags": tags, "within": within}, &vs)
 	return vs
 }
 
-// Accessible runs axe-core on the page as it is now (view names it in the messages) and fails the test,
-// without stopping it, for each serious or critical violation: the rule, what it asks, and every failing
-// element's selector, HTML and what to fix.
-func (tb *Tab) Accessible(view string) {
+// Accessible runs axe-core's AxeRules on the page as it is now (view names it in the messages), or only
+// on the elements the selectors of within match: a view of a page whose rest another test checks need
+// not have that rest checked again (the rules cost CPU for every element they look at). It fails the
+// test, without stopping it, for each serious or critical violation: the rule, what it asks, and every
+// failing element's selector, HTML and what to fix.
+func (tb *Tab) Accessible(view string, within ...string) {
 	tb.T.Helper()
 	start := time.Now()
-	vs := tb.Axe()
+	vs := tb.Axe(AxeRules, within)
 	failed := make([]string, len(vs))
 	for i, v := range vs {
 		failed[i] = v.ID + " (" + v.Impact + ")"
