@@ -7,9 +7,10 @@ import (
 	"text/template"
 )
 
-// The integration plans integration_plan answers: the README's "Integrate" section and the tracker's and
-// the Go SDK's documentation, arranged for each framework (mcp_test.go checks that every route, tracker
-// call and SDK name they use is documented). common.tmpl holds the steps every plan shares.
+// The integration plans integration_plan answers: the README's "Integrate" section and the tracker's, the
+// Go SDK's and the TypeScript SDK's documentation, arranged for each framework (mcp_test.go checks that
+// every route, tracker call and SDK name they use is documented). common.tmpl holds the steps every plan
+// shares.
 //
 //go:embed mcpplans/*.tmpl
 var planFiles embed.FS

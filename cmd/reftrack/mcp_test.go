@@ -231,7 +231,12 @@ func TestMCPIntegrationPlans(t *testing.T) {
 	cs := c.connectMCP(s.APIKey, "")
 
 	spec := specPaths(t)
-	docs := readFiles(t, "../../README.md", "../../sdk/README.md")
+	docs := readFiles(t, "../../README.md", "../../sdk/README.md", "../../sdk/typescript/README.md")
+	// The calls each plan makes: the routes, or an SDK's (the Go SDK's; the TypeScript SDK's for Node).
+	calls := map[string][]string{"go": {"rt.TrackLead(", "rt.TrackSale(", "rt.TrackRefund("},
+		"nextjs":  {"reftrack.trackLead(", "reftrack.trackSale(", "reftrack.trackRefund("},
+		"express": {"reftrack.trackLead(", "reftrack.trackSale(", "reftrack.trackRefund("}}
+	routes := []string{"/api/v1/track/lead", "/api/v1/track/sale", "/api/v1/track/refund"}
 	for _, fw := range planFrameworks {
 		text, plan := mustTool[planOut](t, cs, "integration_plan", map[string]any{"framework": fw})
 		if plan.ProgramID != id || plan.BaseURL != c.env.URL || plan.Plan+"\n" != text {
@@ -243,11 +248,13 @@ func TestMCPIntegrationPlans(t *testing.T) {
 				t.Errorf("%s: the plan lacks %q", fw, want)
 			}
 		}
-		if fw != "go" {
-			for _, route := range []string{"/api/v1/track/lead", "/api/v1/track/sale", "/api/v1/track/refund"} {
-				if !strings.Contains(plan.Plan, route) {
-					t.Errorf("%s: the plan lacks %s", fw, route)
-				}
+		want := calls[fw]
+		if want == nil {
+			want = routes
+		}
+		for _, call := range want {
+			if !strings.Contains(plan.Plan, call) {
+				t.Errorf("%s: the plan lacks %s", fw, call)
 			}
 		}
 		for _, path := range regexp.MustCompile(`/api/v1/[A-Za-z0-9_/{}.-]*[A-Za-z0-9_}]`).FindAllString(plan.Plan, -1) {
@@ -255,9 +262,14 @@ func TestMCPIntegrationPlans(t *testing.T) {
 				t.Errorf("%s: %s is not a route of the spec", fw, path)
 			}
 		}
-		for _, name := range regexp.MustCompile(`\b(?:svc|sdk)\.[A-Za-z]+`).FindAllString(plan.Plan, -1) {
+		// The tracker's calls, the Go SDK's names, the TypeScript SDK's calls and the fields they take.
+		names := regexp.MustCompile(`\b(?:svc|sdk)\.[A-Za-z]+|\breftrack\.track[A-Za-z]+|\bnew Reftrack\b|@reftrack/sdk`).FindAllString(plan.Plan, -1)
+		if strings.Contains(plan.Plan, "@reftrack/sdk") {
+			names = append(names, "customerExternalId", "clickId", "invoiceId", "amount:", "alreadyRecorded", "testMode")
+		}
+		for _, name := range names {
 			if !strings.Contains(docs, name) {
-				t.Errorf("%s: %s is not in the README or the SDK's README", fw, name)
+				t.Errorf("%s: %s is not in the README or the SDKs' READMEs", fw, name)
 			}
 		}
 	}
