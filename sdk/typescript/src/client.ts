@@ -42,45 +42,45 @@ export type Provider = NonNullable<Schemas["SaleRequest"]["provider"]>;
 /** A sign-up. Send `customerExternalId`, `clickId` or both. */
 export interface LeadInput {
   /** Your stable id for the customer (`customer_key`); send the same value with the customer's sales. */
-  customerExternalId?: string;
+  customerExternalId?: string | undefined;
   /** The `svc_click_id` cookie, forwarded by your front end with the sign-up. */
-  clickId?: string;
+  clickId?: string | undefined;
   /** Improves attribution. */
-  email?: string;
+  email?: string | undefined;
   /** Sent as `additional_data`, for example `{ test_mode: true, program_id: 42 }`. */
-  additionalData?: Record<string, unknown>;
+  additionalData?: Record<string, unknown> | undefined;
   /** Records a test lead (sets `additional_data.test_mode`). */
-  testMode?: boolean;
+  testMode?: boolean | undefined;
 }
 
 /** A payment. Send `customerExternalId`, `clickId` or both. */
 export interface SaleInput {
-  customerExternalId?: string;
-  clickId?: string;
+  customerExternalId?: string | undefined;
+  clickId?: string | undefined;
   /** The amount in the currency's smallest unit (cents): a positive integer. */
   amount: number;
   /** The idempotency key (`transaction_id`), unique within the program: the processor's invoice, payment
    * or checkout-session id. Optional with `testMode`, where the SDK makes one up (`test_txn_…`) so that
    * a retried test sale keeps it. */
-  invoiceId?: string;
+  invoiceId?: string | undefined;
   /** `USD`, `EUR` or `VND` (any case); the service's default is `USD`. */
-  currency?: string;
+  currency?: string | undefined;
   /** When the payment happened (at most 30 days ago); default now. */
-  occurredAt?: Date | string;
+  occurredAt?: Date | string | undefined;
   /** Records a test sale, never paid to a partner. */
-  testMode?: boolean;
+  testMode?: boolean | undefined;
   /** The payment processor, and its payment id. */
-  provider?: Provider;
-  providerPaymentId?: string;
+  provider?: Provider | undefined;
+  providerPaymentId?: string | undefined;
   /** The processor's live/test flag, when known. */
-  livemode?: boolean;
+  livemode?: boolean | undefined;
   /** `saleType` (default `payment`), `isRecurring`, `subscriptionId`, `subscriptionInterval` and
    * `eventName` describe subscription payments. */
-  saleType?: string;
-  isRecurring?: boolean;
-  subscriptionId?: string;
-  subscriptionInterval?: string;
-  eventName?: string;
+  saleType?: string | undefined;
+  isRecurring?: boolean | undefined;
+  subscriptionId?: string | undefined;
+  subscriptionInterval?: string | undefined;
+  eventName?: string | undefined;
 }
 
 /** Reverses a recorded sale's commission, wholly or in part. */
@@ -89,11 +89,11 @@ export interface RefundInput {
   invoiceId: string;
   /** Refunds part of the sale (a positive integer in the smallest unit); left out, all that is left is
    * refunded. A partial refund is not resent after a network failure (it may have been applied). */
-  refundAmountCents?: number;
+  refundAmountCents?: number | undefined;
   /** `refund` (the service's default) or `chargeback`. */
-  reason?: "refund" | "chargeback";
+  reason?: "refund" | "chargeback" | undefined;
   /** Free text. */
-  refundReason?: string;
+  refundReason?: string | undefined;
 }
 
 /** The `Deprecation`, `Sunset` and `Link` headers of a key marked for mandatory rotation. */
@@ -167,28 +167,28 @@ export interface ReftrackOptions {
   apiKey: string;
   /** The service's address; default the environment variable `REFTRACK_BASE_URL` where there is one,
    * else `http://localhost:8080`. */
-  baseUrl?: string;
+  baseUrl?: string | undefined;
   /** The retry policy (default {@link defaultRetryPolicy}); `false` sends every request once. */
-  retry?: RetryPolicy | false;
+  retry?: RetryPolicy | false | undefined;
   /** How long one attempt may wait for its answer, in milliseconds; default 30000. A timeout counts as a
    * network failure. */
-  timeoutMs?: number;
+  timeoutMs?: number | undefined;
   /** Put in front of the SDK's own User-Agent (`reftrack-js/<version>`), for example `acme-billing/2.3`. */
-  userAgent?: string;
+  userAgent?: string | undefined;
   /** Default: warnings to `console.warn`, no debug; `null` logs nothing. */
-  logger?: Logger | null;
+  logger?: Logger | null | undefined;
   /** The fetch to send with; default the global `fetch`. */
-  fetch?: Fetch;
+  fetch?: Fetch | undefined;
   /** How the client waits between attempts (default a timer that an aborted `signal` ends early); tests
    * replace it to record the waits without spending them. */
-  sleep?: (ms: number, signal?: AbortSignal) => Promise<unknown>;
+  sleep?: ((ms: number, signal?: AbortSignal) => Promise<unknown>) | undefined;
 }
 
 /** Options of one call. */
 export interface CallOptions {
   /** Aborts the call: a request in flight ends as a network failure, and no further attempt is made (a
    * wait between attempts ends at once, returning the last answer). */
-  signal?: AbortSignal;
+  signal?: AbortSignal | undefined;
 }
 
 interface Env {

@@ -5,15 +5,15 @@ import type { ReftrackError } from "./errors.js";
 /** Bounds the SDK's retries. Fields left out take the defaults of {@link defaultRetryPolicy}. */
 export interface RetryPolicy {
   /** Every request counts, the first included (1 = no retries). Default 4. */
-  maxAttempts?: number;
+  maxAttempts?: number | undefined;
   /** The first wait after a 5xx or a network failure, in milliseconds; each later wait doubles, with
    * jitter. Default 250. */
-  minBackoffMs?: number;
+  minBackoffMs?: number | undefined;
   /** The cap of one wait, in milliseconds. Default 5000. */
-  maxBackoffMs?: number;
+  maxBackoffMs?: number | undefined;
   /** The longest `Retry-After` a 429 may ask for and still be retried, in milliseconds; a longer one is
    * returned to the caller. Default 60000 (the rate-limit window). */
-  maxRetryAfterMs?: number;
+  maxRetryAfterMs?: number | undefined;
 }
 
 /** What a client uses unless told otherwise: 4 attempts, backoff from 250 ms doubling to 5 s, a 429

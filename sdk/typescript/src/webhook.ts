@@ -52,7 +52,7 @@ export type WebhookHeaders =
 /** Options of {@link verifyWebhook}. */
 export interface VerifyWebhookOptions {
   /** The receiver's clock (default now), which webhook-timestamp must be within 5 minutes of. */
-  now?: Date | number;
+  now?: Date | number | undefined;
 }
 
 /** How far webhook-timestamp may be from the receiver's clock, either way: it bounds replays of a
