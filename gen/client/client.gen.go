@@ -315,21 +315,6 @@ func (e HealthStatus) Valid() bool {
 	}
 }
 
-// Defines values for InvalidKeyErrorErrorCode.
-const (
-	InvalidKey InvalidKeyErrorErrorCode = "invalid_key"
-)
-
-// Valid indicates whether the value is a known member of the InvalidKeyErrorErrorCode enum.
-func (e InvalidKeyErrorErrorCode) Valid() bool {
-	switch e {
-	case InvalidKey:
-		return true
-	default:
-		return false
-	}
-}
-
 // Defines values for InvitationStatus.
 const (
 	InvitationStatusAccepted InvitationStatus = "accepted"
@@ -1050,6 +1035,24 @@ func (e ReadinessInternalErrorBodyErrorCode) Valid() bool {
 	}
 }
 
+// Defines values for ReadinessUnauthorizedErrorBodyErrorCode.
+const (
+	ReadinessUnauthorizedErrorBodyErrorCodeApiKeyRotationRequired ReadinessUnauthorizedErrorBodyErrorCode = "api_key_rotation_required"
+	ReadinessUnauthorizedErrorBodyErrorCodeInvalidKey             ReadinessUnauthorizedErrorBodyErrorCode = "invalid_key"
+)
+
+// Valid indicates whether the value is a known member of the ReadinessUnauthorizedErrorBodyErrorCode enum.
+func (e ReadinessUnauthorizedErrorBodyErrorCode) Valid() bool {
+	switch e {
+	case ReadinessUnauthorizedErrorBodyErrorCodeApiKeyRotationRequired:
+		return true
+	case ReadinessUnauthorizedErrorBodyErrorCodeInvalidKey:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for ReadyStatusStatus.
 const (
 	ReadyStatusStatusReady       ReadyStatusStatus = "ready"
@@ -1218,21 +1221,6 @@ func (e SaleCommissionStatus) Valid() bool {
 	}
 }
 
-// Defines values for SaleRecordedSuccess.
-const (
-	SaleRecordedSuccessTrue SaleRecordedSuccess = true
-)
-
-// Valid indicates whether the value is a known member of the SaleRecordedSuccess enum.
-func (e SaleRecordedSuccess) Valid() bool {
-	switch e {
-	case SaleRecordedSuccessTrue:
-		return true
-	default:
-		return false
-	}
-}
-
 // Defines values for SaleRequestProvider.
 const (
 	SaleRequestProviderAdyen        SaleRequestProvider = "adyen"
@@ -1317,21 +1305,6 @@ func (e SaleWindowExpiredReason) Valid() bool {
 	}
 }
 
-// Defines values for SaleWindowExpiredSuccess.
-const (
-	SaleWindowExpiredSuccessTrue SaleWindowExpiredSuccess = true
-)
-
-// Valid indicates whether the value is a known member of the SaleWindowExpiredSuccess enum.
-func (e SaleWindowExpiredSuccess) Valid() bool {
-	switch e {
-	case SaleWindowExpiredSuccessTrue:
-		return true
-	default:
-		return false
-	}
-}
-
 // Defines values for ServiceUnavailableErrorBodyErrorCode.
 const (
 	ServiceUnavailable ServiceUnavailableErrorBodyErrorCode = "service_unavailable"
@@ -1365,6 +1338,21 @@ func (e StepVerdict) Valid() bool {
 	case StepVerdictUnattributed:
 		return true
 	case StepVerdictWrongPartner:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for SuccessTrue.
+const (
+	SuccessTrueTrue SuccessTrue = true
+)
+
+// Valid indicates whether the value is a known member of the SuccessTrue enum.
+func (e SuccessTrue) Valid() bool {
+	switch e {
+	case SuccessTrueTrue:
 		return true
 	default:
 		return false
@@ -2333,29 +2321,6 @@ type IdInput1 = string
 
 // IgnoredRequest An optional request body whose members are ignored.
 type IgnoredRequest map[string]interface{}
-
-// InvalidKeyError Typed envelope: the readiness route's 401.
-type InvalidKeyError struct {
-	Error struct {
-		Code InvalidKeyErrorErrorCode `json:"code"`
-
-		// DocsUrl Where the fix is documented (`api_key_rotation_required`).
-		DocsUrl *string `json:"docs_url,omitempty"`
-
-		// Hint What to do (`api_key_rotation_required`, `link_disabled`).
-		Hint    *string `json:"hint,omitempty"`
-		Message string  `json:"message"`
-
-		// RetryAfterSeconds Seconds to wait before retrying (`rate_limited`, `internal_error`, `service_unavailable`).
-		RetryAfterSeconds *int `json:"retry_after_seconds,omitempty"`
-
-		// Status The HTTP status (`rate_limited`).
-		Status *int `json:"status,omitempty"`
-	} `json:"error"`
-}
-
-// InvalidKeyErrorErrorCode defines model for InvalidKeyError.Error.Code.
-type InvalidKeyErrorErrorCode string
 
 // Invitation defines model for Invitation.
 type Invitation struct {
@@ -3366,10 +3331,29 @@ type ReadinessInternalErrorBody struct {
 // ReadinessInternalErrorBodyErrorCode defines model for ReadinessInternalErrorBody.Error.Code.
 type ReadinessInternalErrorBodyErrorCode string
 
-// ReadinessUnauthorizedErrorBody The readiness route's 401, `invalid_key` or `api_key_rotation_required` (typed envelope).
+// ReadinessUnauthorizedErrorBody The readiness route's 401 (typed envelope): `invalid_key`, or `api_key_rotation_required` with
+// `hint` and `docs_url`.
 type ReadinessUnauthorizedErrorBody struct {
-	union json.RawMessage
+	Error struct {
+		Code ReadinessUnauthorizedErrorBodyErrorCode `json:"code"`
+
+		// DocsUrl Where the fix is documented (`api_key_rotation_required`).
+		DocsUrl *string `json:"docs_url,omitempty"`
+
+		// Hint What to do (`api_key_rotation_required`, `link_disabled`).
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+
+		// RetryAfterSeconds Seconds to wait before retrying (`rate_limited`, `internal_error`, `service_unavailable`).
+		RetryAfterSeconds *int `json:"retry_after_seconds,omitempty"`
+
+		// Status The HTTP status (`rate_limited`).
+		Status *int `json:"status,omitempty"`
+	} `json:"error"`
 }
+
+// ReadinessUnauthorizedErrorBodyErrorCode defines model for ReadinessUnauthorizedErrorBody.Error.Code.
+type ReadinessUnauthorizedErrorBodyErrorCode string
 
 // ReadyChecks defines model for ReadyChecks.
 type ReadyChecks struct {
@@ -3522,15 +3506,14 @@ type SaleRecorded struct {
 	IsTest bool          `json:"is_test"`
 
 	// Message `Sale tracked successfully`.
-	Message       string              `json:"message"`
-	SaleId        int64               `json:"sale_id"`
-	Success       SaleRecordedSuccess `json:"success"`
-	TransactionId string              `json:"transaction_id"`
-	Warnings      *[]Warning          `json:"warnings,omitempty"`
-}
+	Message string `json:"message"`
+	SaleId  int64  `json:"sale_id"`
 
-// SaleRecordedSuccess defines model for SaleRecorded.Success.
-type SaleRecordedSuccess bool
+	// Success Always true on an accepted request.
+	Success       SuccessTrue `json:"success"`
+	TransactionId string      `json:"transaction_id"`
+	Warnings      *[]Warning  `json:"warnings,omitempty"`
+}
 
 // SaleRequest Send `customer_key`, `click_id` or both.
 type SaleRequest struct {
@@ -3594,10 +3577,12 @@ type SaleWindowExpired struct {
 	Reason  SaleWindowExpiredReason `json:"reason"`
 
 	// SaleId Always null.
-	SaleId     *int64                   `json:"sale_id"`
-	Success    SaleWindowExpiredSuccess `json:"success"`
-	Warnings   *[]Warning               `json:"warnings,omitempty"`
-	WindowDays int                      `json:"window_days"`
+	SaleId *int64 `json:"sale_id"`
+
+	// Success Always true on an accepted request.
+	Success    SuccessTrue `json:"success"`
+	Warnings   *[]Warning  `json:"warnings,omitempty"`
+	WindowDays int         `json:"window_days"`
 }
 
 // SaleWindowExpiredAttributed defines model for SaleWindowExpired.Attributed.
@@ -3605,9 +3590,6 @@ type SaleWindowExpiredAttributed bool
 
 // SaleWindowExpiredReason defines model for SaleWindowExpired.Reason.
 type SaleWindowExpiredReason string
-
-// SaleWindowExpiredSuccess defines model for SaleWindowExpired.Success.
-type SaleWindowExpiredSuccess bool
 
 // ServiceUnavailableErrorBody Typed envelope: the database is unreachable or too slow (503).
 type ServiceUnavailableErrorBody struct {
@@ -3643,6 +3625,9 @@ type StripeEvent struct {
 	Type                 string                  `json:"type"`
 	AdditionalProperties map[string]interface{}  `json:"-"`
 }
+
+// SuccessTrue Always true on an accepted request.
+type SuccessTrue bool
 
 // TestModeData Added to test-mode answers.
 type TestModeData struct {
@@ -3721,7 +3706,8 @@ type TypedErrorBody struct {
 	Status *int `json:"status,omitempty"`
 }
 
-// UnauthorizedErrorBody A 401 in the platform envelope, or a retired key's `api_key_rotation_required` in the typed envelope.
+// UnauthorizedErrorBody A 401 in the platform envelope (it has `data`), or a retired key's `api_key_rotation_required` in
+// the typed envelope (no `data`).
 type UnauthorizedErrorBody struct {
 	union json.RawMessage
 }
@@ -3993,7 +3979,8 @@ type LimitedNotFound = PlatformError
 // LimitedPayloadTooLarge The platform error envelope.
 type LimitedPayloadTooLarge = PlatformError
 
-// LimitedUnauthorized A 401 in the platform envelope, or a retired key's `api_key_rotation_required` in the typed envelope.
+// LimitedUnauthorized A 401 in the platform envelope (it has `data`), or a retired key's `api_key_rotation_required` in
+// the typed envelope (no `data`).
 type LimitedUnauthorized = UnauthorizedErrorBody
 
 // LimitedUnavailable The platform error envelope.
@@ -4020,7 +4007,8 @@ type ReadinessInternalError = ReadinessInternalErrorBody
 // ReadinessSuspended Typed envelope: a suspended account.
 type ReadinessSuspended = AccountSuspendedError
 
-// ReadinessUnauthorized The readiness route's 401, `invalid_key` or `api_key_rotation_required` (typed envelope).
+// ReadinessUnauthorized The readiness route's 401 (typed envelope): `invalid_key`, or `api_key_rotation_required` with
+// `hint` and `docs_url`.
 type ReadinessUnauthorized = ReadinessUnauthorizedErrorBody
 
 // ReadinessUnavailable Typed envelope: the database is unreachable or too slow (503).
@@ -4044,7 +4032,8 @@ type SalePayloadTooLarge = PlatformError
 // SaleSuspended The platform error envelope.
 type SaleSuspended = PlatformError
 
-// SaleUnauthorized A 401 in the platform envelope, or a retired key's `api_key_rotation_required` in the typed envelope.
+// SaleUnauthorized A 401 in the platform envelope (it has `data`), or a retired key's `api_key_rotation_required` in
+// the typed envelope (no `data`).
 type SaleUnauthorized = UnauthorizedErrorBody
 
 // SaleUnprocessable The platform error envelope.
@@ -4053,7 +4042,8 @@ type SaleUnprocessable = PlatformError
 // StatusRateLimited Typed envelope: rate limited.
 type StatusRateLimited = RateLimitedError
 
-// StatusUnauthorized A 401 in the platform envelope, or a retired key's `api_key_rotation_required` in the typed envelope.
+// StatusUnauthorized A 401 in the platform envelope (it has `data`), or a retired key's `api_key_rotation_required` in
+// the typed envelope (no `data`).
 type StatusUnauthorized = UnauthorizedErrorBody
 
 // Unauthorized The platform error envelope.
@@ -4926,68 +4916,6 @@ func (t IdInput) MarshalJSON() ([]byte, error) {
 }
 
 func (t *IdInput) UnmarshalJSON(b []byte) error {
-	err := t.union.UnmarshalJSON(b)
-	return err
-}
-
-// AsInvalidKeyError returns the union data inside the ReadinessUnauthorizedErrorBody as a InvalidKeyError
-func (t ReadinessUnauthorizedErrorBody) AsInvalidKeyError() (InvalidKeyError, error) {
-	var body InvalidKeyError
-	err := json.Unmarshal(t.union, &body)
-	return body, err
-}
-
-// FromInvalidKeyError overwrites any union data inside the ReadinessUnauthorizedErrorBody as the provided InvalidKeyError
-func (t *ReadinessUnauthorizedErrorBody) FromInvalidKeyError(v InvalidKeyError) error {
-	b, err := json.Marshal(v)
-	t.union = b
-	return err
-}
-
-// MergeInvalidKeyError performs a merge with any union data inside the ReadinessUnauthorizedErrorBody, using the provided InvalidKeyError
-func (t *ReadinessUnauthorizedErrorBody) MergeInvalidKeyError(v InvalidKeyError) error {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-
-	merged, err := runtime.JSONMerge(t.union, b)
-	t.union = merged
-	return err
-}
-
-// AsRotationRequiredError returns the union data inside the ReadinessUnauthorizedErrorBody as a RotationRequiredError
-func (t ReadinessUnauthorizedErrorBody) AsRotationRequiredError() (RotationRequiredError, error) {
-	var body RotationRequiredError
-	err := json.Unmarshal(t.union, &body)
-	return body, err
-}
-
-// FromRotationRequiredError overwrites any union data inside the ReadinessUnauthorizedErrorBody as the provided RotationRequiredError
-func (t *ReadinessUnauthorizedErrorBody) FromRotationRequiredError(v RotationRequiredError) error {
-	b, err := json.Marshal(v)
-	t.union = b
-	return err
-}
-
-// MergeRotationRequiredError performs a merge with any union data inside the ReadinessUnauthorizedErrorBody, using the provided RotationRequiredError
-func (t *ReadinessUnauthorizedErrorBody) MergeRotationRequiredError(v RotationRequiredError) error {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-
-	merged, err := runtime.JSONMerge(t.union, b)
-	t.union = merged
-	return err
-}
-
-func (t ReadinessUnauthorizedErrorBody) MarshalJSON() ([]byte, error) {
-	b, err := t.union.MarshalJSON()
-	return b, err
-}
-
-func (t *ReadinessUnauthorizedErrorBody) UnmarshalJSON(b []byte) error {
 	err := t.union.UnmarshalJSON(b)
 	return err
 }
@@ -32528,13 +32456,13 @@ type GetOpenAPIYAMLHTTPResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// YAML200 the response for an HTTP 200 `application/yaml` response
-	YAML200 *map[string]interface{}
+	YAML200 *string
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *GetOpenAPIYAMLHTTPResponse200Headers
 }
 
 // GetYAML200 returns the response for an HTTP 200 `application/yaml` response
-func (r GetOpenAPIYAMLHTTPResponse) GetYAML200() *map[string]interface{} {
+func (r GetOpenAPIYAMLHTTPResponse) GetYAML200() *string {
 	return r.YAML200
 }
 
@@ -55448,7 +55376,7 @@ func ParseGetOpenAPIYAMLHTTPResponse(rsp *http.Response) (*GetOpenAPIYAMLHTTPRes
 
 	switch {
 	case strings.Contains(rsp.Header.Get("Content-Type"), "yaml") && rsp.StatusCode == 200:
-		var dest map[string]interface{}
+		var dest string
 		if err := yaml.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}

@@ -282,21 +282,6 @@ func (e HealthStatus) Valid() bool {
 	}
 }
 
-// Defines values for InvalidKeyErrorErrorCode.
-const (
-	InvalidKey InvalidKeyErrorErrorCode = "invalid_key"
-)
-
-// Valid indicates whether the value is a known member of the InvalidKeyErrorErrorCode enum.
-func (e InvalidKeyErrorErrorCode) Valid() bool {
-	switch e {
-	case InvalidKey:
-		return true
-	default:
-		return false
-	}
-}
-
 // Defines values for InvitationStatus.
 const (
 	InvitationStatusAccepted InvitationStatus = "accepted"
@@ -957,6 +942,24 @@ func (e ReadinessInternalErrorBodyErrorCode) Valid() bool {
 	}
 }
 
+// Defines values for ReadinessUnauthorizedErrorBodyErrorCode.
+const (
+	ReadinessUnauthorizedErrorBodyErrorCodeApiKeyRotationRequired ReadinessUnauthorizedErrorBodyErrorCode = "api_key_rotation_required"
+	ReadinessUnauthorizedErrorBodyErrorCodeInvalidKey             ReadinessUnauthorizedErrorBodyErrorCode = "invalid_key"
+)
+
+// Valid indicates whether the value is a known member of the ReadinessUnauthorizedErrorBodyErrorCode enum.
+func (e ReadinessUnauthorizedErrorBodyErrorCode) Valid() bool {
+	switch e {
+	case ReadinessUnauthorizedErrorBodyErrorCodeApiKeyRotationRequired:
+		return true
+	case ReadinessUnauthorizedErrorBodyErrorCodeInvalidKey:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for ReadyStatusStatus.
 const (
 	ReadyStatusStatusReady       ReadyStatusStatus = "ready"
@@ -1107,21 +1110,6 @@ func (e SaleCommissionStatus) Valid() bool {
 	}
 }
 
-// Defines values for SaleRecordedSuccess.
-const (
-	SaleRecordedSuccessTrue SaleRecordedSuccess = true
-)
-
-// Valid indicates whether the value is a known member of the SaleRecordedSuccess enum.
-func (e SaleRecordedSuccess) Valid() bool {
-	switch e {
-	case SaleRecordedSuccessTrue:
-		return true
-	default:
-		return false
-	}
-}
-
 // Defines values for SaleWindowExpiredAttributed.
 const (
 	SaleWindowExpiredAttributedFalse SaleWindowExpiredAttributed = false
@@ -1146,21 +1134,6 @@ const (
 func (e SaleWindowExpiredReason) Valid() bool {
 	switch e {
 	case AttributionWindowExpired:
-		return true
-	default:
-		return false
-	}
-}
-
-// Defines values for SaleWindowExpiredSuccess.
-const (
-	SaleWindowExpiredSuccessTrue SaleWindowExpiredSuccess = true
-)
-
-// Valid indicates whether the value is a known member of the SaleWindowExpiredSuccess enum.
-func (e SaleWindowExpiredSuccess) Valid() bool {
-	switch e {
-	case SaleWindowExpiredSuccessTrue:
 		return true
 	default:
 		return false
@@ -1200,6 +1173,21 @@ func (e StepVerdict) Valid() bool {
 	case StepVerdictUnattributed:
 		return true
 	case StepVerdictWrongPartner:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for SuccessTrue.
+const (
+	SuccessTrueTrue SuccessTrue = true
+)
+
+// Valid indicates whether the value is a known member of the SuccessTrue enum.
+func (e SuccessTrue) Valid() bool {
+	switch e {
+	case SuccessTrueTrue:
 		return true
 	default:
 		return false
@@ -2109,29 +2097,6 @@ type IdInput1 = string
 
 // IgnoredRequest An optional request body whose members are ignored.
 type IgnoredRequest map[string]interface{}
-
-// InvalidKeyError Typed envelope: the readiness route's 401.
-type InvalidKeyError struct {
-	Error struct {
-		Code InvalidKeyErrorErrorCode `json:"code"`
-
-		// DocsUrl Where the fix is documented (`api_key_rotation_required`).
-		DocsUrl *string `json:"docs_url,omitempty"`
-
-		// Hint What to do (`api_key_rotation_required`, `link_disabled`).
-		Hint    *string `json:"hint,omitempty"`
-		Message string  `json:"message"`
-
-		// RetryAfterSeconds Seconds to wait before retrying (`rate_limited`, `internal_error`, `service_unavailable`).
-		RetryAfterSeconds *int `json:"retry_after_seconds,omitempty"`
-
-		// Status The HTTP status (`rate_limited`).
-		Status *int `json:"status,omitempty"`
-	} `json:"error"`
-}
-
-// InvalidKeyErrorErrorCode defines model for InvalidKeyError.Error.Code.
-type InvalidKeyErrorErrorCode string
 
 // Invitation defines model for Invitation.
 type Invitation struct {
@@ -3052,10 +3017,29 @@ type ReadinessInternalErrorBody struct {
 // ReadinessInternalErrorBodyErrorCode defines model for ReadinessInternalErrorBody.Error.Code.
 type ReadinessInternalErrorBodyErrorCode string
 
-// ReadinessUnauthorizedErrorBody The readiness route's 401, `invalid_key` or `api_key_rotation_required` (typed envelope).
+// ReadinessUnauthorizedErrorBody The readiness route's 401 (typed envelope): `invalid_key`, or `api_key_rotation_required` with
+// `hint` and `docs_url`.
 type ReadinessUnauthorizedErrorBody struct {
-	union json.RawMessage
+	Error struct {
+		Code ReadinessUnauthorizedErrorBodyErrorCode `json:"code"`
+
+		// DocsUrl Where the fix is documented (`api_key_rotation_required`).
+		DocsUrl *string `json:"docs_url,omitempty"`
+
+		// Hint What to do (`api_key_rotation_required`, `link_disabled`).
+		Hint    *string `json:"hint,omitempty"`
+		Message string  `json:"message"`
+
+		// RetryAfterSeconds Seconds to wait before retrying (`rate_limited`, `internal_error`, `service_unavailable`).
+		RetryAfterSeconds *int `json:"retry_after_seconds,omitempty"`
+
+		// Status The HTTP status (`rate_limited`).
+		Status *int `json:"status,omitempty"`
+	} `json:"error"`
 }
+
+// ReadinessUnauthorizedErrorBodyErrorCode defines model for ReadinessUnauthorizedErrorBody.Error.Code.
+type ReadinessUnauthorizedErrorBodyErrorCode string
 
 // ReadyChecks defines model for ReadyChecks.
 type ReadyChecks struct {
@@ -3193,15 +3177,14 @@ type SaleRecorded struct {
 	IsTest bool          `json:"is_test"`
 
 	// Message `Sale tracked successfully`.
-	Message       string              `json:"message"`
-	SaleId        int64               `json:"sale_id"`
-	Success       SaleRecordedSuccess `json:"success"`
-	TransactionId string              `json:"transaction_id"`
-	Warnings      *[]Warning          `json:"warnings,omitempty"`
-}
+	Message string `json:"message"`
+	SaleId  int64  `json:"sale_id"`
 
-// SaleRecordedSuccess defines model for SaleRecorded.Success.
-type SaleRecordedSuccess bool
+	// Success Always true on an accepted request.
+	Success       SuccessTrue `json:"success"`
+	TransactionId string      `json:"transaction_id"`
+	Warnings      *[]Warning  `json:"warnings,omitempty"`
+}
 
 // SaleRequest Send `customer_key`, `click_id` or both.
 type SaleRequest = json.RawMessage
@@ -3226,10 +3209,12 @@ type SaleWindowExpired struct {
 	Reason  SaleWindowExpiredReason `json:"reason"`
 
 	// SaleId Always null.
-	SaleId     *int64                   `json:"sale_id"`
-	Success    SaleWindowExpiredSuccess `json:"success"`
-	Warnings   *[]Warning               `json:"warnings,omitempty"`
-	WindowDays int                      `json:"window_days"`
+	SaleId *int64 `json:"sale_id"`
+
+	// Success Always true on an accepted request.
+	Success    SuccessTrue `json:"success"`
+	Warnings   *[]Warning  `json:"warnings,omitempty"`
+	WindowDays int         `json:"window_days"`
 }
 
 // SaleWindowExpiredAttributed defines model for SaleWindowExpired.Attributed.
@@ -3237,9 +3222,6 @@ type SaleWindowExpiredAttributed bool
 
 // SaleWindowExpiredReason defines model for SaleWindowExpired.Reason.
 type SaleWindowExpiredReason string
-
-// SaleWindowExpiredSuccess defines model for SaleWindowExpired.Success.
-type SaleWindowExpiredSuccess bool
 
 // ServiceUnavailableErrorBody Typed envelope: the database is unreachable or too slow (503).
 type ServiceUnavailableErrorBody struct {
@@ -3269,6 +3251,9 @@ type StepVerdict string
 
 // StripeEvent A Stripe event object, of any API version.
 type StripeEvent = json.RawMessage
+
+// SuccessTrue Always true on an accepted request.
+type SuccessTrue bool
 
 // TestModeData Added to test-mode answers.
 type TestModeData struct {
@@ -3347,7 +3332,8 @@ type TypedErrorBody struct {
 	Status *int `json:"status,omitempty"`
 }
 
-// UnauthorizedErrorBody A 401 in the platform envelope, or a retired key's `api_key_rotation_required` in the typed envelope.
+// UnauthorizedErrorBody A 401 in the platform envelope (it has `data`), or a retired key's `api_key_rotation_required` in
+// the typed envelope (no `data`).
 type UnauthorizedErrorBody struct {
 	union json.RawMessage
 }
@@ -3619,7 +3605,8 @@ type LimitedNotFound = PlatformError
 // LimitedPayloadTooLarge The platform error envelope.
 type LimitedPayloadTooLarge = PlatformError
 
-// LimitedUnauthorized A 401 in the platform envelope, or a retired key's `api_key_rotation_required` in the typed envelope.
+// LimitedUnauthorized A 401 in the platform envelope (it has `data`), or a retired key's `api_key_rotation_required` in
+// the typed envelope (no `data`).
 type LimitedUnauthorized = UnauthorizedErrorBody
 
 // LimitedUnavailable The platform error envelope.
@@ -3646,7 +3633,8 @@ type ReadinessInternalError = ReadinessInternalErrorBody
 // ReadinessSuspended Typed envelope: a suspended account.
 type ReadinessSuspended = AccountSuspendedError
 
-// ReadinessUnauthorized The readiness route's 401, `invalid_key` or `api_key_rotation_required` (typed envelope).
+// ReadinessUnauthorized The readiness route's 401 (typed envelope): `invalid_key`, or `api_key_rotation_required` with
+// `hint` and `docs_url`.
 type ReadinessUnauthorized = ReadinessUnauthorizedErrorBody
 
 // ReadinessUnavailable Typed envelope: the database is unreachable or too slow (503).
@@ -3670,7 +3658,8 @@ type SalePayloadTooLarge = PlatformError
 // SaleSuspended The platform error envelope.
 type SaleSuspended = PlatformError
 
-// SaleUnauthorized A 401 in the platform envelope, or a retired key's `api_key_rotation_required` in the typed envelope.
+// SaleUnauthorized A 401 in the platform envelope (it has `data`), or a retired key's `api_key_rotation_required` in
+// the typed envelope (no `data`).
 type SaleUnauthorized = UnauthorizedErrorBody
 
 // SaleUnprocessable The platform error envelope.
@@ -3679,7 +3668,8 @@ type SaleUnprocessable = PlatformError
 // StatusRateLimited Typed envelope: rate limited.
 type StatusRateLimited = RateLimitedError
 
-// StatusUnauthorized A 401 in the platform envelope, or a retired key's `api_key_rotation_required` in the typed envelope.
+// StatusUnauthorized A 401 in the platform envelope (it has `data`), or a retired key's `api_key_rotation_required` in
+// the typed envelope (no `data`).
 type StatusUnauthorized = UnauthorizedErrorBody
 
 // Unauthorized The platform error envelope.
@@ -4443,68 +4433,6 @@ func (t IdInput) MarshalJSON() ([]byte, error) {
 }
 
 func (t *IdInput) UnmarshalJSON(b []byte) error {
-	err := t.union.UnmarshalJSON(b)
-	return err
-}
-
-// AsInvalidKeyError returns the union data inside the ReadinessUnauthorizedErrorBody as a InvalidKeyError
-func (t ReadinessUnauthorizedErrorBody) AsInvalidKeyError() (InvalidKeyError, error) {
-	var body InvalidKeyError
-	err := json.Unmarshal(t.union, &body)
-	return body, err
-}
-
-// FromInvalidKeyError overwrites any union data inside the ReadinessUnauthorizedErrorBody as the provided InvalidKeyError
-func (t *ReadinessUnauthorizedErrorBody) FromInvalidKeyError(v InvalidKeyError) error {
-	b, err := json.Marshal(v)
-	t.union = b
-	return err
-}
-
-// MergeInvalidKeyError performs a merge with any union data inside the ReadinessUnauthorizedErrorBody, using the provided InvalidKeyError
-func (t *ReadinessUnauthorizedErrorBody) MergeInvalidKeyError(v InvalidKeyError) error {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-
-	merged, err := runtime.JSONMerge(t.union, b)
-	t.union = merged
-	return err
-}
-
-// AsRotationRequiredError returns the union data inside the ReadinessUnauthorizedErrorBody as a RotationRequiredError
-func (t ReadinessUnauthorizedErrorBody) AsRotationRequiredError() (RotationRequiredError, error) {
-	var body RotationRequiredError
-	err := json.Unmarshal(t.union, &body)
-	return body, err
-}
-
-// FromRotationRequiredError overwrites any union data inside the ReadinessUnauthorizedErrorBody as the provided RotationRequiredError
-func (t *ReadinessUnauthorizedErrorBody) FromRotationRequiredError(v RotationRequiredError) error {
-	b, err := json.Marshal(v)
-	t.union = b
-	return err
-}
-
-// MergeRotationRequiredError performs a merge with any union data inside the ReadinessUnauthorizedErrorBody, using the provided RotationRequiredError
-func (t *ReadinessUnauthorizedErrorBody) MergeRotationRequiredError(v RotationRequiredError) error {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-
-	merged, err := runtime.JSONMerge(t.union, b)
-	t.union = merged
-	return err
-}
-
-func (t ReadinessUnauthorizedErrorBody) MarshalJSON() ([]byte, error) {
-	b, err := t.union.MarshalJSON()
-	return b, err
-}
-
-func (t *ReadinessUnauthorizedErrorBody) UnmarshalJSON(b []byte) error {
 	err := t.union.UnmarshalJSON(b)
 	return err
 }
@@ -7578,6 +7506,42 @@ type ForbiddenJSONResponse struct {
 }
 
 type HTMLPageTexthtmlResponse struct {
+	Body io.Reader
+
+	ContentLength int64
+}
+
+type HTMLPageBadRequestTexthtmlResponse struct {
+	Body io.Reader
+
+	ContentLength int64
+}
+
+type HTMLPageConflictTexthtmlResponse struct {
+	Body io.Reader
+
+	ContentLength int64
+}
+
+type HTMLPageForbiddenTexthtmlResponse struct {
+	Body io.Reader
+
+	ContentLength int64
+}
+
+type HTMLPageGoneTexthtmlResponse struct {
+	Body io.Reader
+
+	ContentLength int64
+}
+
+type HTMLPageNotFoundTexthtmlResponse struct {
+	Body io.Reader
+
+	ContentLength int64
+}
+
+type HTMLPageTooLargeTexthtmlResponse struct {
 	Body io.Reader
 
 	ContentLength int64
@@ -19664,7 +19628,9 @@ func (response DashboardLogout200TexthtmlResponse) VisitDashboardLogoutResponse(
 	return err
 }
 
-type DashboardLogout400TexthtmlResponse struct{ HTMLPageTexthtmlResponse }
+type DashboardLogout400TexthtmlResponse struct {
+	HTMLPageBadRequestTexthtmlResponse
+}
 
 func (response DashboardLogout400TexthtmlResponse) VisitDashboardLogoutResponse(w http.ResponseWriter) error {
 
@@ -19682,8 +19648,7 @@ func (response DashboardLogout400TexthtmlResponse) VisitDashboardLogoutResponse(
 }
 
 type DashboardLogout403TexthtmlResponse struct {
-	Body          io.Reader
-	ContentLength int64
+	HTMLPageForbiddenTexthtmlResponse
 }
 
 func (response DashboardLogout403TexthtmlResponse) VisitDashboardLogoutResponse(w http.ResponseWriter) error {
@@ -19702,8 +19667,7 @@ func (response DashboardLogout403TexthtmlResponse) VisitDashboardLogoutResponse(
 }
 
 type DashboardLogout413TexthtmlResponse struct {
-	Body          io.Reader
-	ContentLength int64
+	HTMLPageTooLargeTexthtmlResponse
 }
 
 func (response DashboardLogout413TexthtmlResponse) VisitDashboardLogoutResponse(w http.ResponseWriter) error {
@@ -20071,8 +20035,7 @@ func (response DevMail200TexthtmlResponse) VisitDevMailResponse(w http.ResponseW
 }
 
 type DevMail404TexthtmlResponse struct {
-	Body          io.Reader
-	ContentLength int64
+	HTMLPageNotFoundTexthtmlResponse
 }
 
 func (response DevMail404TexthtmlResponse) VisitDevMailResponse(w http.ResponseWriter) error {
@@ -20186,8 +20149,7 @@ func (response DevOidcAuthorize200TexthtmlResponse) VisitDevOidcAuthorizeRespons
 }
 
 type DevOidcAuthorize400TexthtmlResponse struct {
-	Body          io.Reader
-	ContentLength int64
+	HTMLPageBadRequestTexthtmlResponse
 }
 
 func (response DevOidcAuthorize400TexthtmlResponse) VisitDevOidcAuthorizeResponse(w http.ResponseWriter) error {
@@ -20206,8 +20168,7 @@ func (response DevOidcAuthorize400TexthtmlResponse) VisitDevOidcAuthorizeRespons
 }
 
 type DevOidcAuthorize404TexthtmlResponse struct {
-	Body          io.Reader
-	ContentLength int64
+	HTMLPageNotFoundTexthtmlResponse
 }
 
 func (response DevOidcAuthorize404TexthtmlResponse) VisitDevOidcAuthorizeResponse(w http.ResponseWriter) error {
@@ -20256,7 +20217,9 @@ func (response DevOidcAuthorizeSubmit302Response) VisitDevOidcAuthorizeSubmitRes
 	return nil
 }
 
-type DevOidcAuthorizeSubmit400TexthtmlResponse struct{ HTMLPageTexthtmlResponse }
+type DevOidcAuthorizeSubmit400TexthtmlResponse struct {
+	HTMLPageBadRequestTexthtmlResponse
+}
 
 func (response DevOidcAuthorizeSubmit400TexthtmlResponse) VisitDevOidcAuthorizeSubmitResponse(w http.ResponseWriter) error {
 
@@ -20274,8 +20237,7 @@ func (response DevOidcAuthorizeSubmit400TexthtmlResponse) VisitDevOidcAuthorizeS
 }
 
 type DevOidcAuthorizeSubmit404TexthtmlResponse struct {
-	Body          io.Reader
-	ContentLength int64
+	HTMLPageNotFoundTexthtmlResponse
 }
 
 func (response DevOidcAuthorizeSubmit404TexthtmlResponse) VisitDevOidcAuthorizeSubmitResponse(w http.ResponseWriter) error {
@@ -20294,8 +20256,7 @@ func (response DevOidcAuthorizeSubmit404TexthtmlResponse) VisitDevOidcAuthorizeS
 }
 
 type DevOidcAuthorizeSubmit413TexthtmlResponse struct {
-	Body          io.Reader
-	ContentLength int64
+	HTMLPageTooLargeTexthtmlResponse
 }
 
 func (response DevOidcAuthorizeSubmit413TexthtmlResponse) VisitDevOidcAuthorizeSubmitResponse(w http.ResponseWriter) error {
@@ -20824,8 +20785,7 @@ func (response LoginPage302Response) VisitLoginPageResponse(w http.ResponseWrite
 }
 
 type LoginPage400TexthtmlResponse struct {
-	Body          io.Reader
-	ContentLength int64
+	HTMLPageBadRequestTexthtmlResponse
 }
 
 func (response LoginPage400TexthtmlResponse) VisitLoginPageResponse(w http.ResponseWriter) error {
@@ -20913,8 +20873,7 @@ func (response LoginSubmit303Response) VisitLoginSubmitResponse(w http.ResponseW
 }
 
 type LoginSubmit400TexthtmlResponse struct {
-	Body          io.Reader
-	ContentLength int64
+	HTMLPageBadRequestTexthtmlResponse
 }
 
 func (response LoginSubmit400TexthtmlResponse) VisitLoginSubmitResponse(w http.ResponseWriter) error {
@@ -20933,8 +20892,7 @@ func (response LoginSubmit400TexthtmlResponse) VisitLoginSubmitResponse(w http.R
 }
 
 type LoginSubmit403TexthtmlResponse struct {
-	Body          io.Reader
-	ContentLength int64
+	HTMLPageForbiddenTexthtmlResponse
 }
 
 func (response LoginSubmit403TexthtmlResponse) VisitLoginSubmitResponse(w http.ResponseWriter) error {
@@ -20953,8 +20911,7 @@ func (response LoginSubmit403TexthtmlResponse) VisitLoginSubmitResponse(w http.R
 }
 
 type LoginSubmit404TexthtmlResponse struct {
-	Body          io.Reader
-	ContentLength int64
+	HTMLPageNotFoundTexthtmlResponse
 }
 
 func (response LoginSubmit404TexthtmlResponse) VisitLoginSubmitResponse(w http.ResponseWriter) error {
@@ -20973,8 +20930,7 @@ func (response LoginSubmit404TexthtmlResponse) VisitLoginSubmitResponse(w http.R
 }
 
 type LoginSubmit413TexthtmlResponse struct {
-	Body          io.Reader
-	ContentLength int64
+	HTMLPageTooLargeTexthtmlResponse
 }
 
 func (response LoginSubmit413TexthtmlResponse) VisitLoginSubmitResponse(w http.ResponseWriter) error {
@@ -21062,8 +21018,7 @@ func (response LoginCallback303Response) VisitLoginCallbackResponse(w http.Respo
 }
 
 type LoginCallback400TexthtmlResponse struct {
-	Body          io.Reader
-	ContentLength int64
+	HTMLPageBadRequestTexthtmlResponse
 }
 
 func (response LoginCallback400TexthtmlResponse) VisitLoginCallbackResponse(w http.ResponseWriter) error {
@@ -21082,8 +21037,7 @@ func (response LoginCallback400TexthtmlResponse) VisitLoginCallbackResponse(w ht
 }
 
 type LoginCallback403TexthtmlResponse struct {
-	Body          io.Reader
-	ContentLength int64
+	HTMLPageForbiddenTexthtmlResponse
 }
 
 func (response LoginCallback403TexthtmlResponse) VisitLoginCallbackResponse(w http.ResponseWriter) error {
@@ -21250,8 +21204,7 @@ func (response ProgramApplicationPage200TexthtmlResponse) VisitProgramApplicatio
 }
 
 type ProgramApplicationPage404TexthtmlResponse struct {
-	Body          io.Reader
-	ContentLength int64
+	HTMLPageNotFoundTexthtmlResponse
 }
 
 func (response ProgramApplicationPage404TexthtmlResponse) VisitProgramApplicationPageResponse(w http.ResponseWriter) error {
@@ -21335,7 +21288,9 @@ func (response ProgramApply303Response) VisitProgramApplyResponse(w http.Respons
 	return nil
 }
 
-type ProgramApply400TexthtmlResponse struct{ HTMLPageTexthtmlResponse }
+type ProgramApply400TexthtmlResponse struct {
+	HTMLPageBadRequestTexthtmlResponse
+}
 
 func (response ProgramApply400TexthtmlResponse) VisitProgramApplyResponse(w http.ResponseWriter) error {
 
@@ -21353,8 +21308,7 @@ func (response ProgramApply400TexthtmlResponse) VisitProgramApplyResponse(w http
 }
 
 type ProgramApply403TexthtmlResponse struct {
-	Body          io.Reader
-	ContentLength int64
+	HTMLPageForbiddenTexthtmlResponse
 }
 
 func (response ProgramApply403TexthtmlResponse) VisitProgramApplyResponse(w http.ResponseWriter) error {
@@ -21373,8 +21327,7 @@ func (response ProgramApply403TexthtmlResponse) VisitProgramApplyResponse(w http
 }
 
 type ProgramApply404TexthtmlResponse struct {
-	Body          io.Reader
-	ContentLength int64
+	HTMLPageNotFoundTexthtmlResponse
 }
 
 func (response ProgramApply404TexthtmlResponse) VisitProgramApplyResponse(w http.ResponseWriter) error {
@@ -21393,8 +21346,7 @@ func (response ProgramApply404TexthtmlResponse) VisitProgramApplyResponse(w http
 }
 
 type ProgramApply409TexthtmlResponse struct {
-	Body          io.Reader
-	ContentLength int64
+	HTMLPageConflictTexthtmlResponse
 }
 
 func (response ProgramApply409TexthtmlResponse) VisitProgramApplyResponse(w http.ResponseWriter) error {
@@ -21413,8 +21365,7 @@ func (response ProgramApply409TexthtmlResponse) VisitProgramApplyResponse(w http
 }
 
 type ProgramApply413TexthtmlResponse struct {
-	Body          io.Reader
-	ContentLength int64
+	HTMLPageTooLargeTexthtmlResponse
 }
 
 func (response ProgramApply413TexthtmlResponse) VisitProgramApplyResponse(w http.ResponseWriter) error {
@@ -21662,8 +21613,7 @@ func (response PartnerInvitationPage302Response) VisitPartnerInvitationPageRespo
 }
 
 type PartnerInvitationPage404TexthtmlResponse struct {
-	Body          io.Reader
-	ContentLength int64
+	HTMLPageNotFoundTexthtmlResponse
 }
 
 func (response PartnerInvitationPage404TexthtmlResponse) VisitPartnerInvitationPageResponse(w http.ResponseWriter) error {
@@ -21681,10 +21631,7 @@ func (response PartnerInvitationPage404TexthtmlResponse) VisitPartnerInvitationP
 	return err
 }
 
-type PartnerInvitationPage410TexthtmlResponse struct {
-	Body          io.Reader
-	ContentLength int64
-}
+type PartnerInvitationPage410TexthtmlResponse struct{ HTMLPageGoneTexthtmlResponse }
 
 func (response PartnerInvitationPage410TexthtmlResponse) VisitPartnerInvitationPageResponse(w http.ResponseWriter) error {
 
@@ -21767,7 +21714,9 @@ func (response PartnerInvitationAccept303Response) VisitPartnerInvitationAcceptR
 	return nil
 }
 
-type PartnerInvitationAccept400TexthtmlResponse struct{ HTMLPageTexthtmlResponse }
+type PartnerInvitationAccept400TexthtmlResponse struct {
+	HTMLPageBadRequestTexthtmlResponse
+}
 
 func (response PartnerInvitationAccept400TexthtmlResponse) VisitPartnerInvitationAcceptResponse(w http.ResponseWriter) error {
 
@@ -21785,8 +21734,7 @@ func (response PartnerInvitationAccept400TexthtmlResponse) VisitPartnerInvitatio
 }
 
 type PartnerInvitationAccept403TexthtmlResponse struct {
-	Body          io.Reader
-	ContentLength int64
+	HTMLPageForbiddenTexthtmlResponse
 }
 
 func (response PartnerInvitationAccept403TexthtmlResponse) VisitPartnerInvitationAcceptResponse(w http.ResponseWriter) error {
@@ -21805,8 +21753,7 @@ func (response PartnerInvitationAccept403TexthtmlResponse) VisitPartnerInvitatio
 }
 
 type PartnerInvitationAccept404TexthtmlResponse struct {
-	Body          io.Reader
-	ContentLength int64
+	HTMLPageNotFoundTexthtmlResponse
 }
 
 func (response PartnerInvitationAccept404TexthtmlResponse) VisitPartnerInvitationAcceptResponse(w http.ResponseWriter) error {
@@ -21825,8 +21772,7 @@ func (response PartnerInvitationAccept404TexthtmlResponse) VisitPartnerInvitatio
 }
 
 type PartnerInvitationAccept409TexthtmlResponse struct {
-	Body          io.Reader
-	ContentLength int64
+	HTMLPageConflictTexthtmlResponse
 }
 
 func (response PartnerInvitationAccept409TexthtmlResponse) VisitPartnerInvitationAcceptResponse(w http.ResponseWriter) error {
@@ -21844,10 +21790,7 @@ func (response PartnerInvitationAccept409TexthtmlResponse) VisitPartnerInvitatio
 	return err
 }
 
-type PartnerInvitationAccept410TexthtmlResponse struct {
-	Body          io.Reader
-	ContentLength int64
-}
+type PartnerInvitationAccept410TexthtmlResponse struct{ HTMLPageGoneTexthtmlResponse }
 
 func (response PartnerInvitationAccept410TexthtmlResponse) VisitPartnerInvitationAcceptResponse(w http.ResponseWriter) error {
 
@@ -21865,8 +21808,7 @@ func (response PartnerInvitationAccept410TexthtmlResponse) VisitPartnerInvitatio
 }
 
 type PartnerInvitationAccept413TexthtmlResponse struct {
-	Body          io.Reader
-	ContentLength int64
+	HTMLPageTooLargeTexthtmlResponse
 }
 
 func (response PartnerInvitationAccept413TexthtmlResponse) VisitPartnerInvitationAcceptResponse(w http.ResponseWriter) error {
@@ -22012,7 +21954,9 @@ func (response PartnerLogout200TexthtmlResponse) VisitPartnerLogoutResponse(w ht
 	return err
 }
 
-type PartnerLogout400TexthtmlResponse struct{ HTMLPageTexthtmlResponse }
+type PartnerLogout400TexthtmlResponse struct {
+	HTMLPageBadRequestTexthtmlResponse
+}
 
 func (response PartnerLogout400TexthtmlResponse) VisitPartnerLogoutResponse(w http.ResponseWriter) error {
 
@@ -22030,8 +21974,7 @@ func (response PartnerLogout400TexthtmlResponse) VisitPartnerLogoutResponse(w ht
 }
 
 type PartnerLogout403TexthtmlResponse struct {
-	Body          io.Reader
-	ContentLength int64
+	HTMLPageForbiddenTexthtmlResponse
 }
 
 func (response PartnerLogout403TexthtmlResponse) VisitPartnerLogoutResponse(w http.ResponseWriter) error {
@@ -22050,8 +21993,7 @@ func (response PartnerLogout403TexthtmlResponse) VisitPartnerLogoutResponse(w ht
 }
 
 type PartnerLogout413TexthtmlResponse struct {
-	Body          io.Reader
-	ContentLength int64
+	HTMLPageTooLargeTexthtmlResponse
 }
 
 func (response PartnerLogout413TexthtmlResponse) VisitPartnerLogoutResponse(w http.ResponseWriter) error {
@@ -26271,1116 +26213,1126 @@ func (sh *strictHandler) StripeWebhookAlias(ctx echo.Context, programId ProgramI
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7L37khs3lif8KhhOb4j0ZLFYurhbrHD0lCW5rbVun6pk946pYaIyQRKuJEAnkFVi24rovza+vyf2GfoV",
-	"9v99FD/JFzi4JDITSSZZlFr+VhO7bhUTdxwcHJzL7/zSS/hyxRlhUvTGv/QWBKckh3+eJQkR4hFnMufZ",
-	"WZbxm2/LjykRSU5XknLWG/dek58LIiQytRFGlzm/ESRHS7xGgrB02It6IlmQJVa15XpFeuOekDll8977",
-	"91Ggs+dELnga6Mx8qHVSCII4Q3JBUM4LSXbv8GVO55Q1+7tQTeoJ3hEo1sXiCN0sCEOCLwla5Xye4yXK",
-	"qJACUYn6dmQwFIE4y9aDnUb0HL87m5PmYM5Jwllj8glOFgTmvsrJLKPzhUSYiRuSBzulTJI5yaHXR6qq",
-	"6bTZXbwqLjOaRGiJ3x3hOfnq3pejUawaVStCc5L2xjIvyOaZqeYJk09YwlP1W7Ob+d/oKtYrqmaRZJQw",
-	"iXCSkBWs6CnCl0L9xOWC5DdUbN3fx2SVkwTrDur9vcoJtOY6PHv1FF2RNaICLXF+RVI042r3JDRwiuJ/",
-	"nxSj0b3kDaPvkNB7AL+QGPEZNKHqUTZH/dffPEIP/3j/QW3DV1hKkqve//PffxwdPXz7b3/oRYGBP7nA",
-	"gRU6lzlnc3SNM5piyXPbqy5zR6BEr/GuW/OMsqtDrI9enpQnYlrkmV6aU5ST7Ku03Ih426a9JjJfn80k",
-	"ydspX3J0g6lEl2TGc3UyZb6mbL554kvK6LJY9sajKHQIzgsmiDzAOnx7cfHqKMWS2P2xn1BKcJpRRjR9",
-	"/OnBw/tbGcL3OF8HzsoZnIoje5p2Po1/fY0leUaXVMJ/mj3Az24CWJKjDH65LJIrIlHfMEOBVor9UFZI",
-	"MrjV8pcjek2WmLIgj3hte83ITCJqGEWR57BBlKX85mCDCBKDf/Y9VlUZAVIEI8UtB6Jn+vRx+0VL0whJ",
-	"fEUYmuV8qTeqvKL+emTKHT19bLiqwIxEiGSCoDlhRO1qOkT/T8ElUReW5EgUqxXPtzCQJX73jLC5XPTG",
-	"J3f/FKmpuL+bzOx91FvhHC+J9ESK1fZ7wGyuuk7RnEgBf6lPR0RVJalhe2qs6sY2Uksv6jG8VCOoHZHe",
-	"tutpuaRCUM6eps0xvSiWJKcJSlwpRFPX8wrLRdlv4re0aR1nPF9iqTf+y/u9qKSJkyBNPCpywfOwbBIv",
-	"icRDRt7JaQLF3JW0ysk15YVAKzwnqG+uUMWx1NcZzYWET4NTxFf454K4af1ckHztzUt330IJd0ejKHgD",
-	"Z/Sa5OtNi3pDLhecX6HUlG1f2rRs7ZAL+4SlK06Z7DJIYsq2D5KUrR1ykE9TslxxSViy/o4EroTn+IoI",
-	"nwkggWdEHWq4HYdIkYnASwJ3l+MY8AtOEl4A/5KL8lfbTl8uyITxlWIYlLMIUcX2sVwgzFL445Kn6whd",
-	"riUBwlL/GEBjlKG799GCF+o9ALKo8MhO/4LwHFM2YaqxZIHZnAjEuKo7P9UjwgwkPjugCN0fPURxwtks",
-	"o4mMUeytzdF3ZI1yUgiSmsoopbMZUfx5wkwL8RC9ZNkaiQLE7VmRudHhXC3QSo4RdgsgF1iiGyxQTmbQ",
-	"sBK3LwmCkwSj111RKSbsiqyH6ESt+90HD9SEcpwo1qcazDibkxw2wPZ3fzQaTlgbD6tNrHL4yDu8XGUE",
-	"6G/NCymO7o7ufnk0unc0eqDIyTubDx5s49JR7+nsBWfkOZbJoklcZwzFSiaNkVxQYUXzBc9ScarvFiqV",
-	"PGQvQrXHZnepQPdG92GBeCHVm4Wn61am/XR2pIZxpMexmWU/ZddUC1abDi51pdqPLPVbOuShbRGuXvMb",
-	"LTgpxtvGb0HeqixBSma4yKTaUNhf07PivFvG8QrnkpF80zqtdJH2RVq5Ng65Qq+AdjcPTJXYNC7TwkGH",
-	"RXKowhLyCGg6WYcv3sR8dS9AzsgaSS5xJk6RwBkRSpTRDMwUpkQ91RTD5YoLUYZiKBhvuHr1EPwp/SEn",
-	"s96496/HpfLmWH8Vx6Hh16b1iuSUp+FJZVhI9McI3RshnqOHI/Tm4hFK8VqgvuQpVkNOsiIl6SBSBYi6",
-	"k4FhG4lDa0JykvA8JWnbrFZ6BEEK790bqS+EqS36sfdH9Yf+6SH8F2dZ722Ijb3SnW8kKDO+dopybRyS",
-	"pC6IkI+xxM2BPXknCVMC4xDFqpcY5QSnWmOEpLqByLXaXtSPqZiqH+IBokxIglNFdznBGeKMCHXJc0Hc",
-	"yqPLNYpfvTy/QMd4RY+vT46TjB6rBo6gxRj145zMZI6TK2TaVReg5FmKsDrwqgW5IFTxBcIknVFzlSUZ",
-	"Ta7UO0MQkHWnNI2RkDiXQl+GsVgzuSCSJkdxpO4+glNVPimE5EuST6/IOq4XnUJRdRhU0VXO1fXM8ymM",
-	"FrqoV5Dv2DQ+NefLX6uEL4kRc9R8lzwlCCZq9AQhilQlw/Q4w5kgblsvOc8IZvp1Y6SEr3lKCTxwns4Z",
-	"B4r5pWcUMuqfeLXKqFaBHP8ktELKXeG/vO96sk3j5m2nR1ClppfwD5xp6UwXH6JHcGULLcsIwlJ9ap2M",
-	"gwX67+cvXzhdLcIMkeVKrhG//IkkEvXjX97HcN4nLDbKvKOL9YqMUX1qZpcYh7v+1Nz5umsKwh3CujfT",
-	"dk0Y0qsqVpwJvaJfYzfhzosKFVW/6n9FsVyCIqV3pseyJMtLkiN1sfAZyLBm+aPeNc4KrXSFw8qKLIt6",
-	"JM/100s9PbXEgDOaTs3y9dQmSEwzofdySYTAcxBodEG3zqr3MSJLTLMxWhbqF6LXGtMM4TTNiRBKMF2o",
-	"LcEM/7uZzzDhy5JSyxV5AiOLekJiWYje+P5oZB7dcvHKPrzra7DEmWJfJNVyvHugf7DpV7tBjsOOEfSH",
-	"8GUyVstgGkaGcY7dD+rE43e7LACc7dYVgK/eiD4eJdR7BjlvjFgBFOlIQqIlFxKdjEbdJ92Zi7zKsFQE",
-	"oJsJMJE62fZXpgYi7JpkfEUiFNeGE4MC0DMe+SqothGZ4seewguG8yijT5kkOcPZk3LFOx98XMjFubqN",
-	"qvuufj6GW6r79upBTIlZ8XJ3Leef0rQ37v1xdi95iE/Ig8u76f3kT7OHeERO0rvJvcv7+MHsS9KrEMM3",
-	"mGYkBZWbGg1SA0PmKnXK1SlNx2hbuwPv8WTGek7ya5LXSeSBORcJzrJLnFwFVsZ9+ucuzplaDDsWNNNL",
-	"9YEXZYG12a9ckVJMGmudiJU5kC78qRBQXrD62D7wYlFGa+dK/YL6oKv1XgCibp8ZfDKLluQEy/Kp8mHX",
-	"K+NzXoQ4kfnwqSxKxudwD37Y1VjxLAusBfz8qayEGszH5Mn2wFTXxf36yRCIOuDucH/YJbF/+wtifvtU",
-	"lmNOJNJD+sBroa6iJ9dG9AndUJ/OwdFPdu8l/kGXprPA+yijW2VeNYsidx5EguTXNCFI0JQE5N+Btqjk",
-	"zhirnrbGaFkzvmoZN0JYTtQ1jdTzms9QDJswNMsYo35cWSrtTUFT7UcxiAf6Qc9sPbN1w7JOrC0JVQnc",
-	"GrSPnC56sxhe9Qt4H1XaqJjmu7VTVmm0ZSzsXdtRxXUbt3lVvGH4GtMMX4LepbuGZuO5MrQyLbzGD3W4",
-	"zg0dSrJc8RznNFsjr58hAocZRRgPrGfCcO9DZzrzFql58O4d9tipU6TW9hILos5QwXKCk4XqG/EcSc6R",
-	"yPhN+Amqj4LahRjFgV2Io4pJlKYIC3XAMXowGg1OKx9TmoJuSqzUAa34vKRzIu1C45l6tcfwxxH4KcXO",
-	"I6T/oP4G9optI1bP8al2VD4fXfAfBHPvrhpAzJjWxVZ0gPCrtXl1vT2txbldx6No2RnShO3GGNupsLLT",
-	"2OjUM8quhBIh1ojPZuUptHNtankewlpo7WVtUllOcLpG2Og2DzkpKox+kgqEa/1Yw9cNz6/ECiek+zTE",
-	"gufSOh/62wMfYHVcd+DodLg5QQ9T6EGscsrmRwJnxJ+f7bDTXA6neLP9COv6gMg7KiRlc2PVCfPByvAO",
-	"qoh7jMXikuM8fYXn9RtTknfyeCGXWdUfQUsu/5LyRK5XBKkCWoiZMP1J/YIyzOZfTXqETXq1rwSn1V+W",
-	"RGJwpRBEfjXpFXJ29Kd6LSijNuurSS8R+exI8ivVtnWK/WrS+/nh9/Lus3ev/7T8H8l99t3qj+KHdDT7",
-	"9qd7+D/Il8XXtN6kpDIj+ie3Cuj//G9kTWa61LFXzNYEwspJ9tWkJ+Q6I2JBiJz00CIns68mvePUNneM",
-	"hSBSHOPVapgI8efrr06Go+Ho6JJIPDypD0gTChJ50trIT802UEpmJDct6SHrhqqNHzfX/ZKna/3Lb3//",
-	"hylV/lZW9DZ4o89Gy91vl9Z6Q3iUC57pR+2u6YwfCclzEmsdHfi4JTjPqfGFMs/3OwI9On/9DQKa2NNz",
-	"/eicJEVO5froFc9oyB/gHP4tIqT3HOT1BGeZseSW14CAJ80pYhzNcrzc6rncWMf3Ue8bnl/SNCVsxwtR",
-	"nY06vy23QDtgOW8dKv2F68p+Z25orfz3ORVC8TSeOwtP2Q/67e//S50ejlPYRDe8kh272Tf58T1YHsbl",
-	"2WqV8+v65W9cYdCK5xJnJjgDbE+E5TzLlurNCiZKW/1ws/4fvMh9a6l6Mftygbp/bjAFbm89NC9zzNI7",
-	"wgwHZzusARjFf3D3cm3TbZ985hzs/Dv8gHMGnwJt9fVlhnLed0RIfNg6v5xnjVmp3xz5ghtaAqfzwJsI",
-	"3fQxw9layAFKOTF27Uw9VWBufSvs3eRU+m+sLfM6nCxxsXCunXeEHnJgoODCo99Bghd5Qowio0EUYcmj",
-	"OpuDih7fXjx/1lHqgL7cZlbIXF0JaoXVobpZrCtPPs+ps6SQveWXuvSyXXapixnndM5AicSdkLFF4Ghc",
-	"3bWL2w35pLUH28ZJtcYKJRkWQk1RreukBxT01aSHM5JLOwV4HGR8TpmW1xdYIPJupe4x1NfvG3X6NYtX",
-	"PO2BiRYRgyF6XbBynroRcKcdmiGtaoKGN62A5AFOD3MSIoBPYnMtJxR0rl6FlB14axvtt21sSQl6GBgC",
-	"mWjF1WSIVHMJZijJuCCapUl8CUJNTmSRAw2tFTOUJF9ShrM9t+39TiKjOdGKlDBakVxwoGcXCznsgWvw",
-	"Xq4Dt1Cf11w9dDkj6CFbvLtm+2B3wG5K7QjFgcHFg1NtwtVv0kucXPHZ7ICM/hlJ5yTfU8NDmfYhrp57",
-	"8M31onX0lWaciQ+nRyjDhtCfTu42u+moCbki69cQs9CcRD22QV1ZEIQAJ6AaGXG4eXWMqPA6/sh6kur+",
-	"3hFKiNGrfgc0ajIg61hhECJakJksEngt0M2CJouBFYUmrB5SEm9c9y46maqyesLK+JXBqY13Mc+vNGTH",
-	"2f9w0SWVJN3bh3KrK9V4q4PnR/Kq1K6EnlOl672z02AH56gxmlGSpQIt9Rv24JOzb2OrDzD9jTVZR4im",
-	"U/sc7z6vjNYn9Uj9NEaMIzybAduazWhGsSTTIs8OPqsXup/S73HGC23PrPfbeVJhPyTwTi/ZMkh5QJmO",
-	"H4BG9YPRZNn3VIJ79IrkCWESz8kQfa+KuJ8iNKPvSBqhnCRFriSeqftS/gRldlmXjODaRfKM4HSMGKHA",
-	"tUpX/oMvAtDZlKaKkfqe/ootOP3WjlM5D3iC6Anp2GvdS9U2AUtw6Mk9sl0Zp48EM0VOlwQVqxRL4yND",
-	"cDpEj0wgnC45tuPp7r3d7iSlp60VZepS2stC0nnO58b/yfaScCaK5W6buNV9RavfwFvkox9XHVpiTmqR",
-	"JwssynMK5BzB7kUQlvL78cXWtu2akKPv55uca42zJ2HUoFI2CRh+UQ89ZFMVKFPB2NhU2pT6bARvk+X2",
-	"1f1zh25UEwM0icMx1NBGlUC+qiB9QFWq6Wsh5UqMj49vbm6GJBPkZkFyMrTKCJ7PnVCp+jciuK8/PpBO",
-	"3EgP6TXJJRUkV/eYald8UAV5tT+31kssEx2Mrzi/urATuGKMQneHKZtFek7F0kZ3e09MxVGWPFXcT5dr",
-	"ztrSgVxgTRhXEIp+qAXw+g3M3qDt7DBfUYAHT9Prw33wFrHTJEzxadlyxbnLlDp79OjlmxcX06+fvXz0",
-	"3ZPHvYDpx+AsLLBAl4SwckTDf4J54HstruYExEGcoctCW77c8dp449QV/86OYPZzwi5Jxtkc0JqwZ0a4",
-	"gRhVfsNIuSJUeLvTr7p1NVY/jkARMWE893AFrsi6fEjD4HUQ7KDxmv581/2O7rq/cHZAR825am2Lp5ND",
-	"eFE0JNWLZazEXkYSE92C12AkduHJJZqK58tgeKYgUlJ1CPqv3pRh2NaH/vgXFwn5/ti0e+TaHXhcQS1D",
-	"gyGcHFJT/FrPtZx/8NS7cdQlTH1laOPaKsMJWRokus/uyNtI/DaBjm2KnQNEBFTfvqpRF0BvgvJ2DoQK",
-	"KiYOPVTV5u1G+rswv7SHH2hyA6ejzwewywF8weU3vGDprmevi7K4YFeM3zAlHIH5wHikdSV6xuUUNKXb",
-	"VTRadCsYKN+svsa4NhjitxNtipb3t6ud7Ew+wgy6jvhwB/WFW7zgsawMI+Tk8vlYNY/VK7zOOE4vOH+G",
-	"8/kBpbiVbngqOZ9m0HQrab32LESKRULxvHzKZhbn9Mv76Dv6dUl4tcE3Za97B5W9vFHiS35NzHjC1Bga",
-	"22ei7EaUb5hiaTynfyPp7rLWC/6MN1RoVpqPkBfVrS1r5nmrfZt2cqIt/HFutRWembLarVQvgfavAiKH",
-	"7hO+XGKWavBF72nhr0iTzZ5Y++Ebzf4N+GSLGh+wDUF9Dxoc0OZ4WroDztxqxc9ePTVu3eiF68r1DmqM",
-	"K7IeIyoB22iBr4nWveTEA8E9E1cVHYXWTjgIVaP/4l4lqwhTQte5feT99j//yyqstPt3IXRBRm4QZ+RU",
-	"Aw+oHcPwW0PFuiDZase9YSGa1LrMj0GCZ6V6UtGes1qDE3fTwQ+ob7cJmld4g/LOYP1XWGhH9QDMtlyv",
-	"4EVrQnb9iTd0fCs6vSLrqW1l6pkrLaR5b9yzuuo5lYvicpjw5bGdYPmPy4xfHivWd6xqHkNXYrhM/xWv",
-	"6NEVWR/ZThTHpor59M4axFeSmvBpzSPIO8JTL1iyG5xWiO6KwBugpuOwEOYrLJRM2rJ6Dk/05GI0GsP/",
-	"+w8dhcy4xTKFUQ81hy1aOIR+O/alVTUPnLnhn8gudiHBzhd9o6mveboOi5uoEBDi6ulfA0HmoFTFVg/l",
-	"9q1G2BGKW8n3s1zQWS74+HHhtw70/mCR2//ksG3PJ0776BtAS8V8Psds/36OFrt6TIHP7QaH2ThIGWVX",
-	"09Q25W5NP97aj5dCssgZSbX4B3EJfDaDeDvQl1ZoSgt/0mtJe3iCs+g1geqBKzQnM5LnOCvDHkCqNB3z",
-	"2az3fo86Uc9gkhvI0c7n1V/qjWe2OgYqvN4D10pl3eMIrbJCIMlXRxm5JhmKzWhjOJixhTIZtC3155to",
-	"03HZUw25Cri/v+AaQ3Q3f/cOqjrta7+7ps65IbSMczeZr8tAzcvqd6xT3JuQ9la8aYfvFa29szyFVNcd",
-	"+lRUdBAUBnbVH3QGj3o0sLblmvQeYmy0byfo+T93rieju/vM9oOqJMsB3koruTdZO257W2lCyYnTzLRU",
-	"uaU5R0vMHCy2GHuTpgJ9ORp5Ca88ifzkj75IDta6KQidU/Nzb3zyR2+z7j7svlXetNt3C0szTJIGrnF/",
-	"wm2ydQdZ+bOc/GEufm+HX54VcrEXdQdcn+HLtCYDbiXxMIXfv1tSQWfShdl0JFooq0MlIxTXJlMn2pQz",
-	"8plgb0GwNbK7IO9kKMx+lRlc5BLd5xAEtFPEb5VMsI7/BdwOlzgAhonUiD/TyQegE4JTyogQtwir3urM",
-	"E0Rp5suV2ubcDsBuJcB3ae+W8F27g2NceHZtituNDj2Ne7c6y1jdxM3hxuhk9FlJu+WGtJt07jt3709+",
-	"IY/uHZy1u1PXmW7FDXujbuaKrO+UYEB7u083jQMND+rP9NaR3m7hLsC4zpXe0Hh8TXBOcuRy37XaJK0Q",
-	"pOMfguhZZSaXsAvAk3crkkiSjm2vGoIDr6gOItYwHMPerQytn+2q/xS76llX82lXumr6VPR20SkED01H",
-	"M2jYqukNNK7bQqHGZ7vnQVjcfpbPbtbOWxs4gxLeg+5k2WIZbaPJzobNBrWG8afDIt+Dg4NPf37DfKhz",
-	"ktKcJIE0ro84k5QVkKwrfsb1QYlr+2B/b1b/YUFyYmyWAF2F5uAFRt7J3eFAz3FG9od4WUI0ZOVyUQ2O",
-	"kf4yTSB34LIUOxSprrigkl6Tg4fmVzr1gCPginTwLq5/myxuF0gCxi2YQ2jWjJewEjkRPNsBBpTxKZYy",
-	"p5eFEUS2gUk4A9UQvcr5tXpIVpAzeI4sqsZwlynmZFaw9DXBZsPLSb6GL2P1rBacOVgQXQEx1eEC53Oy",
-	"WyqwjptrOrXbaDqt9/kJgiyY1KMV15W6llLNI65SQEMO+Rx9+nvg+ooR7A5It+2UpIWuSqYyx0w4bFov",
-	"mFzgjECakJOH9+5WTs5jWxl5lRVXQPD2AAD7hQcIY7ycS9eLLhBtB/UPi6sDjX2MHufSZd5eCc4yknvq",
-	"j22OYxMWB5cTAlNzgiGnrfFPGdaT5phVjnUOeyOJmQGpb59jxn+3p/ZW0bQOuyskFsgqpmTCi0wL7ZfE",
-	"JBQ8eCxrI2OhN8Idg2/1TRuSBA49aN3qbYOFAW4psAteKCxo4PGyzhAPPR/V7+82oLgmr1TsEYPPQcQH",
-	"Yjq7u+4dImxW0WUZ9QuwLfWD0MXl7YAOb1oKMYeTioAE4BCEdrjqlUxtVuOzOP27PSOfw4E/Zjhw/QQ1",
-	"FumzgrwDze5pbv6dgIkd9LF3ION1k8AnbDsemEUhirctje9I5oGETZjJawB5yqvhuKhgkmZa3IJ2LKJ8",
-	"RmcyDNb9+RzVztFHNaMfLqx+fwO7Z1z/HOz82Sj/f1dMM5jmt8r0/iTD1v3PUc4HZsIGWvCwQc4FE8Vq",
-	"xXNJ0mkCuOfJegNCvCmB/vL1K4vr6+r7BOyN9QmTVK4bdHz37iETr9pxqQHFb84fKwn6yZvX2qbz/YvH",
-	"cSeSbi5F3XXdaAo/P2N/j6cIcmY9DRjzy2xakNPRgwI9hQy0TT8B1I/LFK4N/tXuNlDJmbprLtNzIo8e",
-	"cX5FSbjh2F7rU4PyFqMEiqN+/K2Uq5csW6uDcY6X5JxK8tUz/A7+JkmRkxhxg+YdoT+iFK/FYA9PBjje",
-	"n0KsV5c4hqBz0v27n0qoF4AixT7Jx1p1rN4+vJDkjkD37z787Du0Kf5BU+T/dU+Ymo/w52fM52fMZyS3",
-	"D4jk9vFfZIOtb65uF8jo5P/3ry+1uBeKUZBcp3nfdAXgayxcoTJy8viLfynR8KzPp9SNor64To7MH8Of",
-	"hF74lIDakiWUiFPEyDXYKlRNRJkRNBdcSJ06H31xPGH9WcFMlsMbylJ+E6GUJ8WSMDlAv0wYQpOeomUl",
-	"cyVy0jtVP13jHD16+fK7p0/QV2jSE9fJ1PocmhK//f0fE/Z+0GzzdJ+c//rvbbn+N20QFLZlvST9T1jC",
-	"0w6EYsq74u+j3pMLvLUalHkf9b4HLrm5LJS55YOjQnIvuHzOUzqjWgAJJMTMKIFc3wlfrVE/fjo7esEZ",
-	"OXqueGg8UFKtfpUedOk/xXW7hbBmslfXrkPmslpzdc1f8yuSfjhMTXsl8tx1qxO+WVDNJqorJM7eFTj0",
-	"AoZel0q9aakRlEktdkT+/lTwQw2u1yueS5zV8V805NcKvukbTYy1Usq+6A87XS8Bu485ZgYAsxsjviIM",
-	"HZtv4oMIEV2cOYzwYM1pG6EqIxQ3RhcPTtWuIZfX/XBYMJ/hGn8HcI0fH37xEPT0CjecUwALYyGXWVWg",
-	"0+/kf0l5Amkr/bT2JjW/XGYow2z+1aRH2KTnZ8GvJ/ZfEokhCEIQ+dWkV8jZ0Z+qNSSVGTHJ+w3xecNG",
-	"/+d/O15p8ux7FWzm/VqnXmp+O+ST1h5sGyfVGiuUZFgINUVFJ5MeynlGvpr0cEZyaaewz3ExHa6q/R17",
-	"gzYj8hZ+d2G0w7E4RQZ2BPJoCv5RCdtj6tBMGFKgKRBWHnJjhJv579T4VjlfkVxSI/zYtnCWvZz1xj9u",
-	"ZjvQh/cEjX6ptacZ6y89woplb/xjwPnlbRRQU5tfTP7u92+1RslqkX80w3zbKBj1ztKUqgXA2WNg9L/0",
-	"sPvllTc0rYmu+dbmhBxp3vdO5hgIY4hiSYScLoH5LXF+JRBGAGUNmPenKC7zF8ZeFiyrDwBcGgN8Dfy/",
-	"yMytpYdQXa+yrW0c/2n6lK0KmLMbYJMIXgMnrg4Z9WMqphJQlSJE3iVZoWjCJTGDQgJlVEjQfMAHDSQp",
-	"QjMwe3DJeUYwC+1f1Dtb0e/I+okhRjNTb96p2ayNUBrQxlM24706PUD1t639Qp1Gn8YQN8XA4tW+q3+p",
-	"tsiRpEt19dcoM+otsbgKvb7iXE5/+/s/YgdQnGEh0X3g5ziRJIeVazTndIpNexKR6GZBWKmcEkB9Jvup",
-	"Evmx5Pna6QC305auvtN0oXEyvVx3rVLbl7JLv63mRjWqwSpH/hZ5i7Vho4UoSLqdzKq/GjVy+E1tFLIR",
-	"EgtI48SyNYL8tKH1uh1JbV5LO8oouDxb13TDEXHy8jc8XwbOichn2hAQGKQnEQe+3ZBLQSUJT645Ei9u",
-	"trEX3/KbkjvpxOemuLal18ZstFdgfQnzq3KU5p1lirtdo0x+eb+d39mo4xLadv8GhEtx7y5KNzk9t2sq",
-	"4A7rReqdWX58u+0ImqajckkqE64MPkQeX+MMsyRwtbxk7vV6R6AlZ1qDzhlB1vUhQpdrdFkkV0RG6tuS",
-	"Mp6jglF9kdRPoZomSXXcd7O/M/M9gtf5mkh4VpqLSTXXWPfmOicZvrnEydWU37R39MgU0hYPjXe8wAIx",
-	"IiVJVc9de7POMKGjQdlUt10Oo0OTK0zTHStspO32CvqdGhi4ktsom7eungtQs6FENIcoS9SPTdU4QrHq",
-	"huIsW09zck1yYV24to6wRt5VUvbH7q1/fdBRndia21FZ6jDhbDgtz6iQ228hKslSbJN67PkrGSbOc7zu",
-	"zt8fLTBl35M8NZHMAUa5FUFFkpVtwUvjuUMVG8zXuUptdonJaZrpfKHQXHCyGT0r5OKRSb/owWFUp03T",
-	"8karsRmGXq4Ie/oYPTI5f23ZUkJOOJvReZGTFFElceRBYUBxXrL9XtfFonJIjXlFvXdHc35kfvxJcDZ8",
-	"jW+em3s3NGux4kx0ln/IEtMseNab95Lat4xIssPFo5vfX0Axs3vFs2zXmVVy63dkgO2roVXxwkh3DTAX",
-	"XyuvCcZUqPC1jbJgc70N41IsyK585EwUbwNNtJC1EmUDqcAilBObAIIlFuPCdhUPex13+da7ey5xLnfe",
-	"3kIutI9HaLqgsFFbUgiSg0odwlG0QrqyJ0VOQ7tR3e9uO7jiWRYe0tml4FkhCXrz+hniMxT/5UmZEDzJ",
-	"6LFLtRqXGfiNxaXLaHdkN27tvDFXpnyrLYVL5zURRRZgvp74Wg7XqQ/UvV3C34TZ0oLncmp1S80jsF5V",
-	"lE6JGkzwsFyX1+Kmm6lyhdaXARqtjKk2g7KbqBeU3Csr95RR2XptNfhZRw1RiRowzQ2VbJyvK/4aSxJq",
-	"xS5xt1YuVGlogF9RMk2LvEXr8RivxSkSRArFhKCwdjiYpngtgB0t8Tu6VPt678sHo6i3pEz/edLlnZXy",
-	"pcGz3jTwx1DKTdsOd7rkTC62CmyPTfHnUNq10iJP14jJSK5mnM0lb27lXtKCJrIdme0mLYnVdhqXqW7a",
-	"knI3mmy08qIOa2VKjzqaRggLhJFuINiZbVFkxXz7Pnj9R57mpdKIm8CtOGXVctdZ814z+DUU706RX9va",
-	"MtC0+sE4QZsF37w4XtntUzcdbi3YptJ/GzLZNMG5+Axh9OjZU/RgNIoqUF0W8qccdTy0a28S924/Cu6p",
-	"Vjdv+HgxNV5GxSrDa0OTOs0RFii+N/pvOqbkD3cfDEej+GCKxA3HqbPw2/7qt74I5ceg/moz5ZSQFB6P",
-	"KzVUPraN5/ywUc2597M4oybSYFc+CGnhppsXJGViqq3gYf71+MW5sZJrH1vQRoiao7BeoaamzG5SzQQx",
-	"tdZfYzfV1bVdNA4RTF1OuvjrRVhKct4vNZuH6e/omuR0ZnTIXxlbdWUmnht5vPVJYejD3He689AOqjXW",
-	"PQf94fKC6DdNdShq5S/+emFXvx+XWxUPQK9swBh/WNCMIB0LwriM4HpRBOPwcjLOr3zsMFSsIoQlWnIh",
-	"ddfYhI9AJIkZg3fePZl3w+HdrokrVW7NdXhRLC+1A7RXzKlQV5hajzZQwg17e+i3mxVykhAmp9qS2KJ0",
-	"EtO79xfh05MRnG74LHBGWj+HFEe6sN+u30iIttQir8hUY1KKKWEuh2UblWGU0WtytOSpennqrGLG3Jos",
-	"SHLFC4nsuzqNEGXXnCYENmAQgTf/OfQJfmdYFjlBlrijEshALSy9NkZAj7Ajzxpi8FnDdGYnpnVb4RfY",
-	"Jlmozrwrh7DC9wJ9ta5rnWKiBpcNU3to625wziibi84a1h90hVtdJRdEyCdq7N7TrcYtYWogxev3PWfE",
-	"M8pD+HOsvo4RvFdjt8VizeSCSJroDwGnDddy5dUbUJlG6on0NupgEtvLDyH47u7Y5/t93jHesm+7xDFb",
-	"dxCra20WmQTZeksVX9vx/u0nQIP76V00HXVXlHYmu5BQsclsbLlcB+bkDcKbgNdEVDWl2m5b1jC5ghUM",
-	"aO9MOlsTzeX5yDTPowntcCa0rafNt1Y3P3J2TfJ2ZZkWjs92eSgQcODkotPgTGm7z1vLbyKLECHMCZ8m",
-	"VK47NQ6FecFk3r18Tubmgba1+A5W0jmxat6treqUyyTvXMFofbv6L6h9FhIvV02y/SbnSxRr+nLF4q4G",
-	"idDrrXLgyp4r/gXe+L2lqi1EdTMrW+URRZX+fNqNqufMPyj+qWg96BuUrNZhcNrJLa3qcfg+6uHZjGYU",
-	"SxI2BHxTZNka/VzgDKQmsAf0QWMBTZKBjVbMMEg8YMiIAEVAR7TBxxjPZjH6uSD5Gq1wjpdEttghyTsq",
-	"JEhOHpupc7fYj/mKK1kJLGKzhkruQ4iCTe5NmQ7x30qjGWbzwvD7Dg45czIF5+XuxT/cYUxyQtgU8gA4",
-	"36QPcYT/xlm3+RaK6PE8eE89nTOek7T0HTSP1TsC8RuG3giSH52pqhbglQq0yokwMWFb+76m5GbFczkV",
-	"9G9dRlt3Yqscjb1015vs2+0Ufi55rl/zelmAio/U82Jdp31teAir5Ro2iZADDOBlZHRG1K6qDlVB1Lc6",
-	"chP/HaGUzHCRSfSlTv8X0CJ1YD9K6nvOU2KZjydX1Z6q1gvZYfq2OsIlQV9iDRWsTg/OUEbZ1R2BYm32",
-	"Un+FFZkGgN0TBRSZvA09TT+Y0GzHULmjAlsZvCo2aHifg88bRpc5ZiniN0SAP5oO6JpBaDVgyaMzSGgi",
-	"EM5dshKHs2ydlO6ILe5xXlKUlujPEpocC5s7M3VI0Wok3fzWnHPUBu3zVkbhIjumbSA2akR3BFKtolVW",
-	"1LWfsbpvtN0PYenmcEcgNYRTo+PHheQx0iPGWR2inQpkJ+O8dxjibIheFFmmzVOXOSWzbB2ZHfNqu4wA",
-	"l2szNnJNOSgAM4IFaRWjOgj8xp2sZTt/WGBpUqMIJDm/Qqq0CTepzZEwSSA5jvVV7PMbb8yaHCPrvXip",
-	"CDbDqh1d3OSh8hdNCpLNQO0JAeckBagZtXRdHR/3sF74zpI1zUkIjCvIbDqL7yb+ISQIqd+1Fq9cEht6",
-	"Txm61O54Qg3Ei4locjNwH7zNAdrDc3MN562FpmKfg8Tot//3v1Bs1b7TyrdTNNLyQ05+AsVdx203DpRt",
-	"NlvrSsszkGopBKJYt0vtE0rbvEBv7YMd0lHryU1zlyKpg/AYWK/Ox/eSzLjJ+LXh/HZcbJcnptNkSwNd",
-	"N48NbRqDm7WKKL+Jk9fB3ofdXpQV/XLFn9fOsTGKqHodtm1M/UxUXIKd2bFyU1VvvyaV+FReHvIGRy9Z",
-	"zFbzZbnoZ+YWC51duOb6RmIcjKsXlX/NgTGCSmF9rstbdABmBA0fNETxErMCZ7FqaknARmTaEIgCEbpQ",
-	"hEJycLxR5YMqnHIKX2OZLA7k+eyJXvurRcuRFdmVCSEIuQNXpc7GifLdjJqna4nfPdVVH4y0T5L586Q2",
-	"7qhXMPpzQcxnxWWaR2KbIHq7KDp/VXdfxQM6tm/aXvWM2T4VNZjnqlxwIqaNzfMp/dsaZ+6VTS/ItAUV",
-	"5E1r3b2PUpLQJc7QKsMJEWO0Irk6+iBF2n+rjgXEPcDfcTRhcU4UD6JsPrW/jl2rJ6PRIEJL/BPP3btA",
-	"vweg2Rl9p+Qw0yj8pfOL2hb1T+MJ8xpU/zcYotcEp4i8w4nM1up5cJNTKQlD/RJUqJgvEEazjGM50KDm",
-	"EBsq6DV5bslf34ulQMMLk+TVeuWZHr0TM3IboBeytgHAX0P+SPZSrl+t6/oFulKvaws/0DfPKlykFDyd",
-	"ISLTvIHKSgPjSviMsLlclOfW/n0SbfWBgvFtpq5zd+vW2LkNhIHhWmY9CIfFwATi8s++FiyULK/lCSs4",
-	"QIiVagDxfMIoQ7MiywaAmqzvhhj1zX04gNzKddELaElfd7qoW1ZLDw2n9OZ4vcvYu0z9CBtzb3qX65ZL",
-	"5aJmSzAHR8lJiuC1tad6qCq/6VLhPpgaqmKqbWYfSGjTT1zBQScTUF0+7BSb1qa7grdqqU+ovEtj39U4",
-	"RjjjjHRS5O1hN9oYz9Zi9nHrFlz/XR5sbj/DdjDjczFtdUWDLUqIEDyf+pbO24izRkS1s97dMgPV1aJ/",
-	"cJtMTTD2BWE3hcYqBtesthvbjC2PMc3WcLwe2SzDIW+grqfEEVTXGqlxeG/u85uLRyjF68bKh/YZXIc6",
-	"9diURYjdCWF9kHrViXRYtl18VDd6p9d2Y4Po1eiFKJptsIughRlLcsE7FbV6mC12fte9a9xU7eZ8vUEY",
-	"fEyuLSwuaQmAB1i9dvt8Cg5NWUZYiz9Dtch0SeSChxtrDz5r9QJk3IRnB7QVOnP5tMhpa3hf1+D8x+T6",
-	"aQp4ca2GUzf4rZdPR8+IbeNoOxF+dOc29tkWdKm7go72pYp2WjAec3mwxDzH3k26666+3zCR9hXDYCHZ",
-	"gPJgA8MqPqr+BZ1uqAxf2mZUtxD6I6lU9TqpjCe4dV4IT5D3g83mjkCCSqJjRwBHVREm6sdiwVdDg/M1",
-	"TPgyHow1GIBcRNrmHgFiH+I5AphhUTr+3n1wb8I83Bd0hhTPV4+TeCHlanx8rNXYFpZaS/gYyRzTDIod",
-	"x6h/A27hhK8yAnDZZADmo5wslTwNSvsJK8dMBRISLL+UoYzfkBwlWJg8xissJcnV1P+zD73+eXx8PPjz",
-	"j2dH/4GP/jY6evi2X/776O0vo+jLk/fe18Gf+5PJcIfigy+O//yHELcPBUeFQIu0bKHfumOkA68Qdonx",
-	"7wjrYyvQFSEr9RdAMTsDCdh3hygexaiv/uY5nVOGM/To2dM7YsImPWugnfQG6CtnrrWRS1iguBb4NUaK",
-	"XcX2MWndudHZpQA3X55DgQjdLGiymLDEGP0EwlBiMC6NwpyBV84xZVTGp6hQBMPm2loXvzq7ePStCw01",
-	"/YjjX8y/nqbvY72v5av7bv3JvV1hDpFDj4KW3nMJAGgJGItnCDMEoTTwwLzkcuHCbkSkBqyee2tdRBXX",
-	"fwKU5hjlBKeISr0fERiRXD43Y6qOTQJzkwwGoyTjgqTwshobdG0YyhKv0SVBODVpw3XyBjDFReYMaaY8",
-	"YZAAHChGVaSyhOW+YvzGGscwEzdATN9eXLwy3v06JS5kFVYD0GZBuweRGqRcUDFhWqBSz4R3Ry4QAuZ1",
-	"pPoUMSLvpM4VN5ywCfsVqbVGvyKtFEC/oucEgzfPrxP269HRkfv/qmxMNQLs1LhvxOhXdH80Qr+iMzSj",
-	"JEuj0ulHMRObz3IZQP0H12INTGa1JBrYU1v+bOo8gLYD0h0iPQbGp7iE5CmH4GXDNudRO7B7hSNreDyy",
-	"Xg85yeAwiQVdaeOZtpNXsmiDkw2wtzCcpB5XJXEUjOoE/YpKvNISp3RsFyTyl8Ng3vvouldkrf6sRMbD",
-	"g7sW2IhuFiRXhBMKptcmU+KN1O4ivM3tQF/DbUCESThS76HcRW/QCBwD9LCbEO26s/bkWK7rQKjmxnwC",
-	"pwEofT/HAZWto5nZzJO693voV/Q9YBp7KLKXhTT5i024u6H2McJq/8uYGTV9N44IYUCYBI0sL7RrgH6m",
-	"KzZgWH1lbd3px1nGbyKIy9EH5dH5629s1gGzjI30km4CPoiCn7XytMwcqYloDgZOg3pbSwngDpfNaAzN",
-	"3zfNa1qPDFkZLzKI0FH8tGwKnPpsW/pBMVVNwgTtmB/YRqt1BcmviV5wXdO2k3A2y2hiuM1DpHiW/kUY",
-	"9TdD1pvQBVBhBD5A4BHkfAUlhiPkl9dGJp3nTTfm6WPveAZ1JZWph8kpnECG4qcpWa64JCxZH32nTlJO",
-	"CmFiYCyhGMqxM0kLDWpGpp4Sp5wWZM62Y3XqtIKlJA/nrT5FcKOoy9x4E9me5pwRaPhEscYnLF1xyqTN",
-	"qVBlsZoJw0kjYDdQEoxtSK3fNKXAwtKyxYbXFVxBBrJjNlOc0jpjeqyy9Vg20wBDT/eALzWyDktLPHeE",
-	"TjlUsuAy0dmSpBSbwBbV1oN6WxCbCwi5skmMag9Crbr0aarNu3ftpiVb07SFs62ZHirZkaBlRQ6NVFC3",
-	"gDNuWfda5n30K3oAd+mGfP6Gq+jDcomTKz6bAV4nWUk7BlUdwOHNRL0jFduuQ4DN0L9laZ0AcG+D76wG",
-	"Am82C5xck24aL4WoFxaqIH7HgHU321hqgQrU9h9eSKpAr4/eR17mfl9sqozrnyY5tQ62BlpfDvWTEqdq",
-	"MPdRgwgMMKYb/cFlrNYRbMpBVY7nYwherUN0olhlSJ+4NFbLVR5tzJ9eXehbi2itfTuhrdHnbnJbpYP7",
-	"XgdNSa7Z0zZhrtL4A69xK95VmvwUJLyagLdJvqtM7qE3uaDE12C+G4W+qswXEPlaO1dCYKWvfeRAv/UT",
-	"n0dXJMMA5d1eOGztuiEu1rhsB4mx0va9ytUTkiHbO9guRla6etDSlWf5rNFGRbZ8c/44Qk/evFYk+v2L",
-	"x605fP1sxFF71lG3Y/uImp5g1S5o9qo5R/070hc9K6O5nfS5QfgcVhKZ+BQVzrFSJekDCaTBZXswGNaS",
-	"rLy1ytDHJThSVR/6ZLmSa1SwjAigtiDidFCTGp89evTyzYuL6dfPXj767snj2Ppx1FMxoP4lUcteS7bS",
-	"VEYMAOpK7dajZ0/NdbPAAuHsBkOqQnFD8gqQh2868kGe6nDOPoCSFzmGaNru+dDaEjiq3B89jDx8FJIa",
-	"bxqIuwAPc6qE14yzubAJkRKcZVrBr6WFzqjADRvQtwRnctG0dTVBNvlVZzjTkLHJQiAEvIfMFeoAyowv",
-	"IdAAK5Ykp4kBiDoF4wGqGw3U7DkjBrpgo1/qVpX/L74h6MfR0cO3/xYw0qjjYKIIPUtv9ywaZwzxlS7q",
-	"SAj4982CC2KEBBMLpbvxyMtbVC3Zf0fWHfObaDozYn89N+XHzXLiv0oOnN/kKbumZc6IphF3JW8Zt7VP",
-	"7M5+kLn3RjowsjTaQdIMoZ0LT002bnaFhOQrAS8OE/zMuiPqdvYwU31P1YnbLXlDGW3Z2enhAJE+u8a6",
-	"wLwS637VJf+A0E6UFmk4csTVi3oJZgnJuiQf2BLfoenGgQrZxfRiM7yB17aoQltRhfa3hlyUh+gRFAwn",
-	"N6CuFOrHMNQ4QrEaq/pfa7yEHLqCXBMlgvfjspJQVzVoZ7hcBHiQPTNu++xqeG7J9+6OOhxZr8/OfmDl",
-	"Ejj4Hj+KoRbE0DIEz2XMHQNv9HfBEbzzuajWrLtjHxw+qFyB2wVUeBy5c0BFffXbXam2UscmllSXRpTo",
-	"WqLYgwtMhH4ulEBrvZpVLzXf+B23MRT4Z7OEaPcaG/cOXtSqQ/VW5AnOoKQNxAWIV11z0BzR7uRRuV9b",
-	"IOn9nTlgqItPIvtGMj0jOD0rtDxbe2OACij3zL1enJgB8dARreB7CpKXl1EGFUzSTIns0ExZEoAKMo1K",
-	"uRyi2MKtWBNjsHFdxw8fq43Ow22xGq6QZ7iabqtPPoyuixt+J596aO0wPvUHh2qqQ6G3TsLf0L6/LwOY",
-	"X6fhh134Acjr7UcDSzo09pEa/icAfVRDhO+OVaQOQiuo4DlhqYV30gE8VdIFo1dI+rg1xlH7yfoeZwWx",
-	"EEat0Crbz9JGygcfLeOlZgoiChwLYZ26+ahYac8/cOUCFFn4hDMCABLdYIvcPVxD2VmaSFnPcNehvd2F",
-	"FL37rV671YRpG3fQKxpY3e0ocHtA0cDR2zsnWqscE6tFQWAbJqnVzc+KLFvHYHpoMkTg8Lqa4/NY+EWM",
-	"C2JpcoWjL+ydCJq5/tcE5yTXDFX3D+9Rbi69CjHELRj0Lo9bM95UozChvlqQgcYm0VNpXLOIM4RR8973",
-	"EIa3ge18Wrg85cvP0kyDY/q0HuSTlF0dJsenB/bbXIyd86j985IKWsPQhgw5DmwH3OA1os6f8WxmQLxL",
-	"cCeD3R1WBLtS4V40Uh1w4GD9YpXuuEehy9kbRXuCw3Jza8tTSzXqDamN1krNQS2D7+Z93wwksGkp7ylO",
-	"8+V9lBEpSS4ilNI5lSJC8VQ7Px2Vgj/CSD3u+BJxpm+60vdGrNQiHmk84GbKWE9D7Dz6p0dvf7kXfXn/",
-	"/R+27oU3/baVe2wsmTvpdVttnEP0HSErbRGRfHWUkWuSodjwljGa4UwQE0TtHM4/uka4asLdqjdbUBai",
-	"vLdbcHObTB1m/zbaFl0X4sTtOmi1ibfTmQCz7v70pezqgK9x3fne73DKrt6s0uDZ33Bz1BUQrE4Jfg8G",
-	"1qLRPiPv5DQpchE8N4rV6o+xFb9VBYAPNdYlY+cFPbv6uZvMWknO4A0hPPhrwgwNdjC7Rb0016CmzUOh",
-	"hGNV9Oga5+AxoerY9l+quvaPx66NHax2z/ictoT27RGFuUso5TM+54XcI9lyqLHnZOd010kSDsRun3ZH",
-	"qSf4aG5Vtdmgmg35dfbJ3/hB0+AcJtFNdVrbc9pEPedut3G1EhnOAQJ4ZNppBlygMn4jojIjkX3KjDMq",
-	"AA1E3VZifJNTCaaOK7IW49L7EK5PN4SWrDLl0PfZw9b1VxPYxt+fg4X5tSrZCC6tjMXtELQaufXbOcmQ",
-	"PVGVffIIfP8EYXourWe4XbWplbpqz8E6RFK0IrngDGV8Lur5L7u/KQ5rHb7lblqTiNs+tyZbLYC61TYZ",
-	"/hbWl0NOqX3gt5O+DFHtSIQHlMDsAPaVwbwF9MWJG0Zy4K5LYLeY4WwNgQGXNMuCIsb7qPfyrJCLJ+Fs",
-	"ee5V0KRp9WVaOXfbroR2efqVfjMdSHtx20u8g6PCzv4HuzssSCy3kpFZt3Mo2xnk0qtVeNWmbYhj2sdW",
-	"fUNzJW9a12YNXmW8vDG6xKyTRtll82lJJuUSO5koD0gP51Kt6YxBR0cmRZDWZmpX4lqaIKE924VEfUNG",
-	"NupZqw1NksTm6zrO5ZFr60grgqxelKZGETQY28xoAB+3wuDhxlI/OIVJgfrlyPUya5Ax85O9IOMB1K16",
-	"cBm42DmWoPS8hjBuXsgh+kY9amGhdKi57dMiceM0DYLybpDRLN8N+qpUfiz3r6YzKn1WKvRkaXnDwf8A",
-	"11A3n4pOefjaBXgz/NtdRpb5dWb+psIBryM3hH3vI9PAK5LDThk8nprEdk1yPCdTnqck3x0Yrjs+lksP",
-	"vFMfDo3KJYhugjw2YBzb75rucFmH9IvLyTVhBdlp5pAHcJ/XbUXHXGMjDbQv3Ut9hIHtam5FFCSdbmR4",
-	"kKPptacO3W2OBdRvijkeruDG8ZQNPbJVDNjYdLYLNNlUdsMmgwX3RUwskp72dw7Kkn5O2F04j884Ai/o",
-	"FckpT3dYnVdQ4YWiSUXhPJeNVFwfiTjbrAR6Rv7elTtTBSdUg7c74a3wBno7t7LjJk+0nODM+g5VwxMj",
-	"hLMMXARQv8zPKEBCueRSoIzMQBAZtPgbdeU8u/DIvblUy2ZvWb5i6/oRlvMsgyyn1eUbo9hoHGLUx8z3",
-	"oqUClg399j//yweltamK1hOmvXhPkQeQi1erjJZpTEqT5QrPSaOtXz0I21P/A5S7xIyRNB5OmJmrMGBC",
-	"Bkm3nJTQUY3ESLWXaxS/enl+gY4tAcYR+NGVPVQRcs0SlGlLq1i4Dvg26ukxBdlJZUNeu+dJG1DyZjjj",
-	"PaD2XmmIrVcWAjRg7Mz5Na3xSJ3itXuq0Q7m361t3JDLBedXU0GSnMipIDJsvbflghbxHyAWXXKkIzcN",
-	"temp3xHI1N2e1MAtSnBc1UFsNTXX9+C2N3ptR3e4y6s120xgGyji7daNCzMdUwYRE1ML7gpzgM7S1VA/",
-	"vlkIkky1mdcYyNWzXJvIawZwXfYE3728l1TB8fQXD8nu3/6w/263LSMPRYq9ZGXWaMm9NFKUQaJgeyN+",
-	"jFxSYC2gwuQGL2RkInSYzluG4mqui7hrUqAtOY8ghZUpo0HWrAqAET2JHZ8/7eEut81PFAhzMiG2oEoh",
-	"5gEYTIGjthjkD1Mw0hk71GJ30h/NdMjuLllrdvBZOlDOovaH4R5ZjXSF9lfiPrrFLmpCRXtWS7hbXFNl",
-	"zPVVqYi3dVTuOvkGEss4PVOA6BrkUdNR2Q1uZ02HTOBimN0t1Cqqfpt2rD1h2EuWrTUD8RiiSdZVukhp",
-	"3aEtMfBDFt6cP+5FvSdvXvei3vcvHu+dwtzNoTWy/Ft+U9H23mDF2yVHl5olGL8Nbc0D9XOISdTST2N2",
-	"NU3LHree2hKP2mVYwOsVzrR0eqUBNWYkb3nzqqLT7tjPt3b3M8OtdR1V591FsCo35tZSlbfHO5K3qdYS",
-	"B1bfS0/Gv98tLKvc3IrSuMNO7hiHGN6l9okfYs13XWyNWLH/I2rvnDC6+4PqrMO89QNnTtLdvsI0sIi3",
-	"EIJsgk/33kJ9jF7h9SucoUt1I2kEBaSOA7LsqKzeiA988GC3nQsMvX327Vl99Oi13mKJU6Ljf9dEAi8f",
-	"aPhjk2wHXHZnQI+xf/eUjZR5cnSxsI5gk83hkIrV5j7qROAmiQbqz9SEcJbFUQnADV8crtQ1YTLSIC4p",
-	"Xg865d3w1LXNEYAfoxvADq3eUqNqE8Hu0oCtAiFuOSU7KInLVh7rI14/8pJLnO3SzoWusL9a1vToLYWb",
-	"VvDgBAgMdhREsd7YSFxt8tcWwlerctusMntZzT52apmPbOFqS13T2V6whRRuKQH4RpPOYkDwSHuS7x8V",
-	"+d8bqf8+hP/iLNtGf688dhDKJrUkSJ8XHc8lNAAYYJ/8VAhptc+xO3WxEfsdS90u9LeYl2s3VGXHYsSv",
-	"DfAK7KjTIi24IMy9jCKUc51vrj9yII/gOwq1Bh01M5dcTsszWUuZD79rZAIwsfSTHN9kEOWyIDgF3C0T",
-	"BSci7aaSLEhyRXIxGKMZzSCFrr5uKTMRsTtopm7JKoLetlyYdb3j4aIJRDBErsCUdKI8RRiYpaXyq7Ou",
-	"q2Gzr0UHw66uSK4xACP1rpzxIre5K4W/o3oRatdnq+V/F57lW0VrIY/WCmPRIvUwdYhjrmN1rXUJTmvH",
-	"lWlwyRZ36E1kr/M2wzbJBaG5zee8Q3pm0bYllNW0D10xzoKWPe9k7WXTdftzK9+DhnDR1QPmM4v6zKI+",
-	"s6jPLOrDs6gMSzWDtrhTtYWmiElmZINQmxY0K6DWkGk0BqcNtbN5k4x2wgdObFenleN13ucbpWB/UiYY",
-	"tRKxHwYZsD4XFqHxjqhgo+P8yuAvW2TySszPIYL/jaZpg1d8Y2bjtijbTeMp01ypB1upSd1ax+lzN0BR",
-	"fFssMTvKCU4BisSUO0UpT4olYZKk9jdtsNWQJcEo+DB8FoxEsV0hbEynSVPlPZe/dggxTwzC7xsP1d/+",
-	"9o1Fgbc/vODyG3Vt2r+fg8b2BZdnGpfJ/m4Rwu3ff+GM2H+/0vjQF5w/w/mclP07vOXnJKX4Yr3yvhkV",
-	"l1qKJ0xSubafnhqk4nPwUPfG+XS5yoheUPvrucYRflPCCD+pkVIoaq955P3UX35KtQcPH3rR+vdHo63c",
-	"zhnmGnCGpVECKDZI7TyXOPNy4neORa/k0W9qADWIRou5vUynB1p/daNdkXWEllgoBtCP8RdffPHvfiJE",
-	"DTE0/eKLL+7fjQeniAA0smMnJnWyw+RZYIEYoXJB8u2OM26w4cj3+hIdUpteX/2PrleHARxSkSXaUXu7",
-	"6bYa1JLi9R1h5UWTSN7Pw3+59gRyyuouKI05p3q2B9WP3ULXtd6k6vLXtX3/NuGC2LvKM1N8eX/ridjM",
-	"Lp6Tg8SuBwOxtx+XV7ra1pu+hvK6ISq2nNctVYN2dbrrBSszCmyeE0nD75hXJFeCp04Waf4NyUsVL/1J",
-	"XeFWZofzAOVm9B1JdSnUN+8dJMk77VgcABd0Y7AQfd2uBXX5bgmMX/AsnaZ4LdqS+x42lCMgeENwMrhp",
-	"aEcIC5zOjCeYc/t1EdYdXzm2Z0BgMUmkAp6fkGTE98RY4jVa4isNQS1csBzNEb9hkFY0GGN2uCjE3czt",
-	"QcCBilNSa3xaYIV8imhSXtQ4D+1HCpzxD3pLB21gnc952wnfB6XA4JdOdYqjKvvcDotg8kZpUauT54wH",
-	"gTa9oSzlNxvOrLdF2vFcY851Yxlntsb7KMT7Omhfbs2tNFRkh3nu4cu5gRPWcj5vTU59xyan5jObhNpX",
-	"pWnP2Uriam0YV4KFsfKUyaeHnTAYyiiFgPpUBx5MOcvWFRxgq0FBP3EKoloZlzFEMV8RFo8RzgRX3/Bq",
-	"lelUWY2gi+IyownEXqD4eHX8i8iK+fuKA4M3gl7UUy0H32SVK6c6iceQFcAXLalAC5KlZjkh2hlnxBrO",
-	"qHFX1hJpP3Yvwiln8SBCIyQ5uvflg1Nkff/ujYbBE909WwDB6RQbOOaNLwIL29zldvQPam1fl5gVOKts",
-	"KTa5NJAJLBGI4GQBm0cTu7O4kFztLPN/V8tlo1EQluCB7G+h7qwX9VTtTZFunW5V15OjQXe3lheqVpir",
-	"hpw6Fbi9hxaeF2QQvnK1b+fUvNbbdKpnpVN96dyuva8hB6MdJthqtVoVkvBTifgNgZCxZEG0azo8cGC5",
-	"wz73qA9EdzL6z4cl1Y26GiLUodoCP+QiEhNJr7WTcSFafIQOA7DYgp1TohupQXtiRnlEgsy8/TrrInA0",
-	"GXXzOm4VYtwxa6GcCosNnM4Wkal2o+8GKWkEk7bXY0DUqPk86w8myc4KNI7qmCUQzLggJV7t2aunfg4A",
-	"sFh5YFALKVdifHwsFnw19DU/FQ1wBVfg/p9CfqeVbBLbEkgEhIxu4sJrLInLYPGBhI7g7eRAM3Qd8EXz",
-	"vMu/HA0q6sR7X5qkGt3TNXliyqZZPIZSbg0CAszG2qb4cyjtWqncb92R/DsH/R0Qn8IxoD2eKVvxtyvH",
-	"Mt0ZaU9zhG3gu8byEiGxgDy6LFujBcnDdoJV+YLZ+FayyplmuBr87tjVLcDJTB+31NW0DHRbr2UA4pIy",
-	"X7t5Eu3KO7/WVGxS1QpkKljpVyfQhDDgBhA3pBkTYxTDdMj4+HjBhfxxrISXtzHqK26KeD5hwFZPEUbq",
-	"O+RBiWzy01fXXyKcprkSOJRsDsDmUpyCBIROAPb3wYN7D1RtmWOaQRDecYwgRe9SySyDaMKE5LnO46JG",
-	"n6MEC6KDkh3XLmMg27h8NR4SSv15fHzc92IivX8fvf1lFH158t77OvhzfzIZ7lB88MWvk8mPP46OHp4d",
-	"fYOPZuPh23+bTN4O+mPIUPfLSfTg/eDPx3/+Q+/Wl8yG9/Ot+HTLU7smfQoUNx/YlZcTSNuRk7678tKt",
-	"yslq1+7GjMdoxQVV8mOkXgFLRZn3recFgsS0imTNl5PRqKneVMdiwk5G8H+oH9J1DurKTu0fDolcy9Rv",
-	"yQKzORmi1+pUkXc4kdlaySM3OZWSMBNd/y7JCkGvyXO7P3pJmvoIt59maN6WthPKRu3FpiVV4kPViV+v",
-	"kZL21bzBycGoDablt/I3U6r7jofElAPJGs2bClC1LEg8pLF0TAz144agqDOUxp5cEitWGicZPaaMKrpj",
-	"HK2wXEQT9nNB8nWkWR3PkcbOLMnx7oN7ijRynEiSA//MACBsrgXV8fGxDqSw/ExHgFf55IThnFhOeYra",
-	"+eQGLPS+Y4WDP39IXtjC5w4j1FUVRxv0NZ0J8UMpcYboDGA/IBTS16fxGcow5PPFGRF1CbvTKW/T4jQP",
-	"uNXdxONmro3oYJm1TpuZtaJDZdY6sDzeOf7bvwbDSqXOIwtrmlqq7awTAgf9Jc4yAojoa4A72KzaCepw",
-	"6vdN1yunPYHx1qeJusef6QzjHTMp5AClqKt8/BQIlZTom710TJX7dx++7e51A+nKp8Bcpibbd9CRpDMs",
-	"62sLRRkIy814ctXmVaMV/DNzAc2x1KK+ooBaoN+MgrCiBsuXNBFOIaXuAKOv6UW9DDR8nYWDBQl6MD9R",
-	"JD3nR6o17ZqsjZqKES+ozjTdyQzn1uWRaiRk29Lgn9O79xeb3Fk2IGJtcOw4HN6V2pnA3pa70XUd/qKk",
-	"7vdmn3attHKIMLtVM9Szaz1HVrtVbGoRdqHd0OrDBhqp5prkdEbbUi5dkfUU3FBvCRIF6YN1Dr9QOuoX",
-	"5EZdAgAM12ecHUki5EBHrSq5A66EK8rSFti3WwyM4HT/2pDIZ8/aocNjzo45OuHMDTzLQkH0TQa8/cB2",
-	"Y9t7wrxULqA0xzOpPchndF6YHCM5wakSfIP0qOm3/DsIYfWh0qNVYYelNnu0DNNeSJar1am9wpMbR8rs",
-	"6MZLUDP7xqZDpqJ2tPFwhDzPp+pRNydiKghhMVphIYjQtjiM1JpryddCYpnQcXgz0DnDssgJstOPwMtU",
-	"W+fSCasZrB2iQMIZM4Dd/VhDkrlRmHQ8MUTm/OXJBTrGK3p8fXKs3qwGuHownLBYP5PdyldHXu358Ytz",
-	"dPHXC+vJdIMFmvGCpadlbgbmLl94TAs9eFNBcoTTFPXVWzplYqp/3jJEdOYhaBvffpRxfiXUA6tYRRNm",
-	"n9ZmsZeUFRIcsFz6wAqSoc6zmJsknmq7dKi3ennA+8n+hDNi/13TuBrcO2/z9VaQtPqrRxJOr7/57LU5",
-	"dscFu2L8hmnLN19pH1gj9TAuUcoZQf04MKTYPkixRztUIFcgmrBWOnZvWevmAcKWoeLBqdoDDZgO51W9",
-	"j9VxrS64oiiD+dCLemYiHVPtO2G4JYGYd57/Yrhj2EU4FGIMqZ90jpRumXwbxuquU4t61yRPabJVLHq0",
-	"wJR9b8q2++N7A9+4Jjb+oBJy0iU7nTtxvJDkjkAPRqOP/8CiZvRT0hIIsdfNu8+DqRF+YtcSs3WHmT9l",
-	"1zij6XfEBIaoqW+UVU2M0mszSlPrbRTO5FDbq/ujkwgwa1WfLm1ybK35NgDKT68uK0QwGNrJrx+5t1fT",
-	"EHaJRSiZLb+C/sDTROO8BM1+S2pufbGlDSrQTc7ZvEzvoJcJmai57WEYbrCVXts2fF3C4dTI063FtneG",
-	"XbYgz7DyWVEG+mwnbXf0zSDCg58VLK1G3IToZaYji21kiyvvHvXV6BftWcRaUsZvxuE8AIomBI6aOFDf",
-	"vFKqYQmDSGTAGAV4TYgiVW1G2tdaXY2UJVmRkvS04hMNblBKjjB6TQ+fE1HZNSZ4E5DmTlD/uVDi63Ys",
-	"U7scbqL2nt62Mn3B0cgkYdaNOOV1Z1euDaFnZdd3hAlB87ZMdzhEXztxxGyX+4ZykhaJ3pK+g8wG+QTn",
-	"kuIsW0/tOum8K+bfp0oq8sCx1Y4LidfC/1Fvsq2jxM5ZkWVKiGEIT5gZDdfJXyrZYEhKJUnH1ZHqRDXY",
-	"hZCjfh1HFs1zfiNcKpgJM0tiRkbZVPep+TOAaCl5twT89vdSV8JCD6wmYTlI7uY69UrSqkJ2u+5LWC6H",
-	"4t1NOKthfYYpuAp+79hY9dS3szMTB7oJ4a5mpjH+SrHeqIoVU/8EXFQJuWoA3dWQuvKW4/lKr7+hktLW",
-	"bG8ygNovmGPCfbDuOYP0f57cHQyRnYIit5sFz8DWpxOCIt19V5V9VWt/0jHJtppm2/J+kxMCMT2dsH0B",
-	"2U4Lqq2RMnG1kEv1qt9aOINLaPslX+tqd88oS29ixZkgm0KmtosAtYu4aoDfO//5pkzJHZJ9mXWtMDCb",
-	"REu9B3GWneqrn3G5AMd/8GFIUT8WV3S1ImmsIf+syTnYMOT3UquSEUnSUozo4wr6vCkNmOZipV7s9ooe",
-	"aEyRSjD/tlP8tvXAbr1RAd3FE4s4muF8B8SJfXCaAxAxcI+hvrqS1m40g8jyMfhouLv6lfFpSVJKgm9I",
-	"a6qU3TbUxxnInajWfnVdvRtDf1dk6XekWLhuMqy9aKTrVqT8NmTNbHKGj6eHLJODlyFkZiMbA3Mnq42e",
-	"6kfb/9uLmQ/ecMFnXqcXusW2AG1dCvoZ+65DKcFpRhn5+A/21idmxwTxUS/liYA8Erd6t5/jjGx7B+3w",
-	"/FmLT+T5U8r73R5CfSvrM3IDkxl81CfNpqeCGlHguTD2M+VQo07mmWKEWodhhXkT5FPuldH1TpgqLio+",
-	"NiMNTdiPnXePyc/o4ozkgiwRLiRfYknVRbg+9cXwvuYB5h2iHo4m8c6gARThReToMmVogssnRKUlKrhm",
-	"DyDL305w31NAV6fstZEi2s8YLLTaRo9Q+7F/d1FROXZU1M5dhMhwPkTYc5QCMCL18ci5HPrtq6EOtmcJ",
-	"6RIRW3rYbrt9zryiFYFvW8UatzqQsLjxCHfxY78gQj7nKXmsyqpjL6bSvMSa13kroFCsZqdjdZRwpW9e",
-	"EELioFpwR4nq9yZwlBA6pcRRlx8aEkj7cbV7UhM6fKptP7nuYV2DSyMsBUwciO8F/XFk0P2mBub7kstF",
-	"4Hg5w8u0C32dueKWwrY8rY1rt00SFMgR5BzfCkZlVH1X7/1kbsEuNES03XupNatH/Ob8sVraJ29eaw3Q",
-	"9y/U35QhzNbgxVtGWkLZITpTVwYkI04VYxU3JBfo/t27ar+Mi/pf//pX4KhcIgdZFVfzRWk06k3OwT++",
-	"Kd7+eC7e/vg4ffvrj0/IW/jhdf721x+/v3774wsGXwZ/COcVKiknBMa3JOgaZ4V2vJbafXRLrLiXlwjs",
-	"/9a5c3uiILAy6wtig6pohjNB4g0D8PhIRq/J0si920vzBDYmDTroPD1/if705ehEWzb4bCaILFVG94zY",
-	"wrMU+VqiB8bC7eKKZ4UsctJA5u6e42hDzrveCqcp+EVlZMmZ+Lkg5G/r8u1NiHX7B2fryxxTJnNCXDIT",
-	"iLNda4P6zwXOgfUt+IrO1lqEmYIuoRf15pzPMzJdZQBc5JxrgeB38K41k5kaG7U5pptzKXRySWoJnHBE",
-	"ZDqMuyVNLy5dI105SbWOkvWNQ/Kt1XBPU7JccQn8A+L2CkZ/LgjQZTUZJuob1Q8WyHMa0MeSpvFgiOxr",
-	"NkLkXUJWcsJUE4orgwdMP67dE0P1baq+jSEkPh5EShTMCYrhi3zHpjppuyJoIfFyZXK2Kz43J4zkWJJ0",
-	"wm60/wlgAVwKwuSpcb3RIqMFXaWy5Jyj0YTV9I86CE1PAc7dUiOaI4z0gsbh2IrNYnflattdN6kv7FIz",
-	"2UDw0Kq8fuzL5LF+NKnd8wQCpINs0ALCklZumlbndwOuR7qFCdMt/gBVnujS4DekDiYjHXQIlUfCNrt3",
-	"oy+Nk9f8uSXXHk2uICdrlsLjGNfBPprLcBqct0veD1D3DQX1Eq8VQQDuKJ5jygKykOmJ+Fmo4JoJCqda",
-	"osBz0g3/JnSGPajWoKjTIWJqj0dBN5W00w814xUNCYbVieVb4NBz3eHhcLhXQdTbAv7T+mzwyMlTSNao",
-	"ptr8phfGJqVkCwxpd+ch622hTmLBwIsRYGwgTQ5HIuM3qP9gdG/w8fWTQs9tupPrxcG9is4lWX1fuoPV",
-	"DwfsccEqf4IDzNTolrwczKFTcw6i25NrExW3yR2uDiejq1oPcRhwhPgM3iNnr576HjfhuPhNnW2Fh255",
-	"le8mcFshrYMWDIrsfhdXWGCTNUH6bclB4tE+v0baCJC7Wuen+yp4zLW2d30ndm1ngnXSNuP2x+C3FyL6",
-	"CxNB4eiyTntMzSCjfyNpHZK+BEiPkITXkDoIkMJcy50SopXRE4B3n1GSpSiDXOda+20SdU0YRGgD9qLG",
-	"DHeQ8C4kAmyXqliEYrWCJpc7lRr3l+uX66nuBII39XscwsB1WK4WPbWIlFI1xyVlWGq+tsSrlXmKmhCL",
-	"FjdQ9VEvlQ8Q3477YkvYOjoCox3BS5d77yhyrdMG9coFhddrJxHPG+w2Ac/vehuUTXVKIAhWiEi0m+p3",
-	"AmGsUuYGnORaXnA8V/tKQynsV1WRqALeOSeP2vM4q8/n9G8tlQHHq4PcsNIaRteY361tZStIije/boAq",
-	"G8Cgaxf1AWDvrZmwLec9RC2+U4fdQ67vb/CBrVrGipyGVFs2NiSU2oKjlG/sIUIxhPymVOjYjDAq7maJ",
-	"OhiQVNffwgc1ohtMXTIuqKseOv3YD1yNwVXY97NWvwQEJT1cPwJ4N4OfB0tfH8Jg2CHzhtr5zZLrLZ20",
-	"q9k0DuWifYbuj04cAqDLxmEkZg2Zo/YG3uFXZH1HbPTUNg1V/bXBXdu+OgJXq/MMME8ZuBaDuTICkYC3",
-	"MPFXz2nXw7XbiYCYr+nlek8gwBpZRdYPoWx3o09C1PuBXC44vzoLhZLxQiY8lATDJcPRgkdK0zGKrfIh",
-	"Rn3cZjkFnx6ATdDFPOwFnYlpQdl8wkxyVt+vqAJc4XxgL9elI3DpiaWqpoUG1ySe75DR95F0PGE1FzFV",
-	"hc4Z1+EEVuTSzrQ64k1qRwbtNWtqq1r+SwfGaSqoLpw1PcEMXRKU5NoTF3R5gyE6yzKAqJhRhrNxLeEu",
-	"IwS0WgikvbRqZbeLDaFfsHxV27qbfi/qmXnVX2Vhl7OwF94Pi3UEp07Lm4Yw0GUhK/sOJbSZBsWMI3Gd",
-	"TK2xCcBk1N+eecWwgwlTN6+6hCFgzi6+dv2wiluNo+jAxhG/UQuLEwijVBelKIR6VhLQgLpQxAnL+Hxu",
-	"VGL6JUNSb69dUIbxBYxti665sRmObRJa0o1GQEcayJWkAKOjqUoNB/TMERLcbCD8Lj3PF92DRWLJ6ExR",
-	"BjYwK9SI4IEtSgi9rujlWlU/rQoo59xgNy/SoZBqkywV7ZNfyg1uE6uRkixXAY9orD/sCh3tkHha9I4k",
-	"7JX2w2KtdiEnoDll3BAH6it2ItSKqB4BkjYCtF4DCCeNJ7TaeA2+/Nvf/zHoZDTJjcA/vQwroxxUxQn6",
-	"jn5t3VL1uO4IpGrt1k+bPPPC9xJrroAgBMValhoMu6sjSdCP5gzdfffONB0CC64bGnwi8BtuTqu69/Xl",
-	"3ZTJylDiY5JRxc8C4K3M3m2SQzAGYemKUyYjzTA0GzRjDWrP1YcdVK7VoxFC8NgDVd0Ours/ivd87jZi",
-	"eHRasNbO3Wx0xdHBoXolgmbnHxThYmR0iCg1uwh2M0s9SLVy6vllWX87iMoDF3Fb2IY17G+ArhnJu21O",
-	"t6wUNUots1Pc6A/tUQmmwBFNY8iHSXLAzPAJF/XjpZhPf/v7P+LBKTK8OxcoJU58QOpyksNugNTemKrE",
-	"VyGs6nr5PkC1+OCSBGrIze54dTjbt8NCrTOKzpiotYoHzIzVGNJHTowVpkg/ptw5gPrMW0fSBoVOy0oM",
-	"wYSukDevnzkBXBGpKAXDO0Jz6oB+eq9MFH7PHVwTrDZkukF0VmKfumJtWdSP4fFkJlyKpfdPRugvnJE4",
-	"AtWwd1L18oFI/ADcalQR1x48g3TuAXWSS65nYDS6uSbpsqHldx25Ibt9MBLvKTz09EbAk+aKrEoXIEib",
-	"/tvf/3GsxM1rksfhrAG6epifmdsYIE6pRBJfEeElZderpT53z4sZuMG2AdZ2vuF2B8chSU6kUUuw+RSC",
-	"PZtL8cYhlUT24qM2lSWdM/O0NC9JnQQf6abBeNm36U+s+mOw/623exKDqGdUKR3ukgrWjqrmyKN6Rku6",
-	"bZ7FtlXdLRFAjT21JQSoMQ7PYevBaNTVM7AD8UuO1Gvy1BhqIpPcNjeJHw94GEos55OT7UfDbG0jD8Eu",
-	"APJblFR2Cw5yp7vrZtc73VY8/J1eDmnfbFq1hs6B/A+6XD9QudDN7j2q7kDxtz5T5ZW23fK+8wEMHTjU",
-	"h+Oosb3AQxhO6eCTO4jb3f+2baNHCU2RgZWiwk+FkMgwXGQTWJM0KsEuzQXV19kWDORFEoqA+SdJdLsQ",
-	"2ibC+t3KJQHn/5uFIMk0dq6Gl1iQL++rN+a9uyjHLOVLdLmGXAygOV378orZetQ/l5ilOE+RmbU4RbFI",
-	"r4bfQxXzozMb/YWj88ffhe2OrQLUZ+mm/MPs5iYm7cjOe9JlBKdD06pxzKv/6UVcl4Yar5D3oxmRwyf1",
-	"SpkfDJyH+cs8HR3ydKW8/qVsMqPsyv254bX5Wr9EmneioCwhe1rjdN0Nq2t63TVtzc8FKUi6TxZlU3P/",
-	"lDJm4BdBDJPbqAtDPlnTsEvbe328i5zK9TmkddFaVm2pueBXBLj0JcE5yb+xK5TLwvjd3x9p7nTXy1yg",
-	"XfB7DXO3sf5kfK54jmq6DIB99Oyp+dCPczKDoED9QzyIEMCVoYf6yatYlM5Ao+4CGFi5WQspVx6S+jnZ",
-	"EOZtLYg6+d4dYZ55R5QhoevZfFf9+FspVy9ZBvFu53hJzqkkXz3D7+BvtX4E8j5A5oQI/XHC1EgHERJE",
-	"ahQNUu3mCGYK0JY2U+Cxme4QndlMZlgaI6pAgi+JNoBB0AHOBJ8wJSwZ0Ko5uSPQo/PX35iVxQLFfz1S",
-	"PxzBLsaof390D8XPFadgcyUtGBg4v9Zvf/9fKCcZx2Wz8UQHlt1QQQZD9IMJlcBmU+xKqeKxhek0Uzr+",
-	"7e//iE3aIGsBuT86MYl61Dbo9bUJ9sY9u/WeP6u9j1f0O7L27tnvdAhZgzJ3J0yTZMkBJ/TjM+MsAu/4",
-	"Mfoa+kC51PrcIXqaEibpjBINIGZGdOpyWtngcypEAaZM0A3c4DwVOuOVTpt3inDD6poTG7YChkr0HSEr",
-	"yMpoQskBjFSv4NZDYPbmkV7k4BlIsVhccpynhyN/R/Ua4dX1UKd796FB+LiQC7XACci15viYsfiHYsLK",
-	"U9HHbI3UHzwF2/lfnlxE6NsnZ48j9PLVxdOXL84H5clBGw/OhFVPzqmLD8JoiWWy0NliIY3HnEiBdj5Y",
-	"ij2YyWspz55yG/aPHuEsM7IctvSnWzK+C17jXc6T2dHQedLxfOcWajjgNQYF7ghkjBAlLHFUWu493ZjL",
-	"Xu4VVyujJaShHau2nJRj1d0clQNpjPU9QKnPuHY+YhJrL/naXI3YV+b9mlO5KC6HCV8e2zLuH41XjGvG",
-	"RQQR4TIaaxIuVgL1AXJfQ0UYrxSB+oC/PwAXbw16RDT+gEsGCw7zih3MaEaxLGPngAj4cgXd6UyxHkzF",
-	"cMIm7ESdj2sqqOQ5wnkOOmIAO6jkLJKLnBfzhZ+1Ueebxbl28lNDg0xEalh4SSTJUYxns3iILhRpImQz",
-	"spjY/Bz14+OfxLG4ToY/iXgAuKJC14lQTtTFJmrZ48BFQ5hlkEXOSOoHilMG/Uhrlj9SK7S2Zzz2nVvi",
-	"4YTdHaIfLJiGXQG1FQIVq8jkSdLBeTqoObJMw06kb/+x5CkZQJy6LQBLp2etJsuapFxeDJr76kaGE3bP",
-	"G5YjkRVem6xfdltsu/5Kadir+NXL8xLcWlOm+mLC8ywpwuhSonecylJqcjjNzpXKh9Ey508AX62kJrIq",
-	"A+vsZ2V96OjMen0BLzYuK8Zr5v4QPXb8vBCKpDOqmKp37Jckn9c89TV1W69tY8vQcJtO2otBBiwE0ZsR",
-	"+5DfX8TqTGV8jiiLzOhtjyIyUNcWVFKtdMGQWKvrR9JEB5gaQ5Y6SK+LjAjrAqL2Mhurn4/QuTq+SCfQ",
-	"0oRksxkJmhK4uSMD+whbgC19DVXtC58KdLCowZq8zGxcu44LlJaP2OBtoAb1DBrX0BX065yCE2ak1iV+",
-	"ZD4/eacdc58+rj3hoc247g4GhQyRHJWOcNY5DCbgoZSoweuDCds49rK6G7RJd0i0W01JQXohqkfYHmwq",
-	"IBW7oGpFDJesnZKxIkolKXkMhUI4akYTKrO1o361HElG1YpWvOPMatgltsDwlzxdD2D///VfEYQQMAD7",
-	"1Vt/lmWqhDX4/Pfzly9OgYWWlbXoscJwGrCAMprp4NT9fbPAEgiESsiax6RacMiZp8YrNNhQUuQZOkpj",
-	"kEPAhrdEhCU8pWw+GKI3Gizc9W5CStTAjHOdyfwGXZpoFKcXVf1YAwa3YSwghA/RS4sOry2a7hRoFGWd",
-	"ptDK6SPUj7UsDf1r4bkZ8qzJsha4XRZjJlhMi82izL1c6mlimBlOEgLuJZB0T6cn1C7QrFiSnCamQyCx",
-	"55wR7ZXCumJ+oH7sR1rHgzF6c/4YFvLJm9doga8JumsTQgqY1fcvHqMR9KfDlBG1u6C7FKeVO01o/H38",
-	"c0Gsls4fssYTqZDUGH15H/zR+vdP7qH4FV4rCfGC82c4n+vgSnUV6GB5w6k1n7eyFewr6p+g5/TrgT59",
-	"5B343by5+OboT05yffHmmfcQGrvtixqiAM81PepgqQXPwBNI1TfBamplFHW0EQfjEoF0Rlmt2xj1GYHg",
-	"K0t+ajGV+AZSPmRJtAQSoqoSDsDAlldTL/w4ehsDZK+WvvUCUCUgtcxR9aGn6UX9ow1E7zUcR+YMXuYg",
-	"lsf/LT4iIsErAo1gdf1m2VAfUT1r1V1KyMoGoN+7izJyTTJR7f61z3MAZxiWTHIOtbN1rDgT7BHPzdT0",
-	"ZiI+U30sNdwzZuhkNBo57lH2AXSiQ+KsYx+Ih4r7xX89MgM4UldLX+KKnsZSr4190wwMI4GZuiBJhEgm",
-	"gDU79IWSgNtSeUTGA/nuaBRBTIRa2ft3H2qZVQPsGcYNZwJ4tvGihGOnY74drwFBVrEUtQ433AVDiFN0",
-	"s6DJAu5l6w2ckhXMgTONxGvx0vQVY+Y7RF9zuTDj0T0PE02HLlBQ/Vj6gWmGqy+XL754VY/u+OIL1Adq",
-	"AhVDBE9eKybNMppI3Z4YjFEM3tva+qUfHHbqcAfHdhHhxKjDpB7lJmoBXFmIxDRTh8+G7WrrWsEyIuDJ",
-	"SVLTLkxpiF7gJRFjaO9rbGGWNTdS5PP/sffuy20bW7/gq3SxZspkPpAGL7IsqlL7U2Qn8Y4v2rKc7CT0",
-	"EE2iKSICuxk0KIqxXXX+mgeYf+YNzovMm3xPMtVrdTcaIHiTpWwn4qnz7Vhgo9HXdV+/5ZFgKZ8m0KUF",
-	"vhXJIApDxu3TtkeC1yL9Vsx41rSDo30F+vprkZ7gTba/H3jAPGEl7MMjjwTfCc7Mg6YaSSnNJJ1mG7/w",
-	"jluko1csjKjixLbNAcxES0OQzs7TKF2Y31stjwSmTMZbEAT1Twe+j92vyIhXLdoN3Pp8Hrzady7Mnl6x",
-	"Ra3rlGnAPSfVXIWGkiws+HZpIpbnFD6EfA+ylFHl2ZwirdfI9dlvcDRsmFJOqZTYfzF3TZ36U5DMtHSU",
-	"uzEoMKpOR0rBAMzKVJg25uA2UJ4Woa6hHCVawDd1mCeMAvYC3HKd06tFgMAmBAamIESV8hDTLDK1QWNI",
-	"Bjd1o4PUYQx1+GrQ4+wmxSSCGo4GVJ0JXQB4O8jEKH6mSiHBArAhWIVCgbYcouQ4o2raYHMn3a3R4zp9",
-	"PJeNaKR+WGwGtYsSq0kYUwFVW2iZq/qK/QN24CPBAELykbzCtSIfyTlLkwX52OMf6/W6/T/VWPGej0SX",
-	"IzF0vksmmVlrQmNFw5TeqFiKqekeGWOoUliliK8xyd3ka8wkFrn9SF4LJYkZ4Gj90Sb8oFtBFo/qjcbL",
-	"6W9ZFzpOy2ltDWi61zb5SH6EiThtBjMUTlDrjWzNKP2pLMnF5KlUTcZK3/6mxFgYsP5Qh3wkCGMonGSp",
-	"zJthLKn2RLCbSLGTFatxQD7CSUOxzr4EWiiOGU2c+UEcmUGYbCwLVjPjCHcTyWWomiocWyWpaDCR2jEu",
-	"RA57FdO0xCzVOKzOqED8wqM9TA1KLuUkcDCj6j8o3RMBdGbSpt1jarwRJqqB4XqF5W2qI/k8C4xMETwK",
-	"TSOObUsbmMRoVEKNch224Q44AlasuIaDCARkctX+NA+Kr4sRoag3pcvbpjZjVVetltk0C8+nXikF/iPV",
-	"YJbxsb55wcytpHN1Is7dCrjkI/kZao1DkGIAZKB+ov5QSihmBcO7B0AGvqVRPEuY63WIhkqnDpntCqQP",
-	"Rb3FaJSJeN9iNG0qjJnGhXPVX2jrU74VHEw5nysHZ9pqmtWDmhoIiJPZGoFM+S0U7hec1XWlOETNkQ1y",
-	"ai2baNBKGCrcLIRqcpoRvDhDoxYcbwm/aB7rAbMDjmwY3oszmy5xhcosoEMUBXPU0KU+XNIzQoKBxPeM",
-	"6A5uC1souQ7/q46S+/DcFItAt0PhN8lS0C3U+QFKoLaKhqHMr6S2E+PRSkgy49LWkcs8N4rqqW+4Uq4U",
-	"OqdUMstiiomfmNoqiaQjRVWVCJ4mC8hd1KYJMSIHNzfkUptDJar3alkdnmxz2q09nBMxS+klMxlmUEUS",
-	"ktBc/5xmnedwkz8SWBrYSH0iPpJTZ9/LGGmZUResBAH5SJ4Akz0jK1uq46Uatjc1BDsx7mLJr7rCCflI",
-	"mi1f3cFBpCjkR2vLxn5dhcwIRo8n7LEVSe1Q8u8VjLN6Xk4buF1Fx6oRLtXPJ/BkQpMrzRQmlIc0FUnW",
-	"jMg0imP0kGqur3bbYNhjXLy5J5Jc0oiT4BmbJgyPX9Dj1eC/UZt/x6MbQwEMRKCxANPkCiwh59+ekqPD",
-	"zkHNI8HbGVe3gVSVsFYPIV0Hm5vPY/unB0edmtfjwcuIXwXWYmbywvFTxyRh8dehMzKNMU5SMa2DDYAE",
-	"BkssIBB61iAnNpvVfBJVS6uU2lCvTLVv7lbLjZwU/c+q88wBrT5+xRaaqMUghmEtT/CDApvL4B/h80aA",
-	"VHsO3snAGl1/RPM/EMEeN9gqnqP/qEVRspMOGQCARhRh7IkLjrPseO18cFuYasyPg4Y6Y0Z8LOSDSBAt",
-	"ANpQqbr6IE1jOmQTjf5Tqo44FnYdtILAPgOWUswxH9PpFC1ZmKisuJVHWHjJALVXgvqAzBq7dPYdBAq0",
-	"R0WSoO3r2lo+kCJNRRwNF6TqKi1fBcRqKrKmmiMLEVOWmIuk4wmk6SDi5JrxEMzm5tVjJ8JA+/gA/F4b",
-	"fxzAFGBcPUV1ZUqTVBrEfDCoqHeA1Gcl+qI0ZZyATUb9DWaWGUe2CvuoVgU0RfggpFOMRKI0MLTpg3CV",
-	"8eqaNqy4q6BYDwASzOlC1rpFBQFOsF0QyHFpkIALzoJja4yug6ekiv52pdsWPICehf/sotOJhW55tax/",
-	"NTvPyUc3trzEesPw7doxqPKmaGs9Pw5qBAPglyAsQNgBSgpd45wCJDHFNzwHWQw4ju5eazF2ZlbBcUKx",
-	"ase2XV0kda23rH3FQIiCXdONI8lHj1hPkRMOoX5FjU19N/tYWgxJwV/A1QO9IbWwIVXAzlPJ4pHqRzuh",
-	"6vn+lsO8cuPz7ADVV1aO0eR82tgH2/uy4zUr2yyuTYE7OrceqPy5NdS4eHbNc1vzyhwupZTNuRYDPRIY",
-	"5BjUF4DEB7jvEL7lOHkvIbnPuMLFlHEJgBzfX7x6iWspMdwVB6A+oA2DAm/XyNlwBsNDcinlDCwbuHCW",
-	"2FYVh3xy2Dl6JEnwoYdZ472KR/Q/+07kRa/yCTgFISeOJber6bCE1aZpxrtwXDhb3ImriCPuGlpibeZf",
-	"KS6O+pD11dlvSPDdW4cE2JJc01U6Zgs0AnfJElRSXu/UbrE1oFJoUra26RLj8tJZga8F3QI5bJBgMBte",
-	"gbhiT4lU0zBbCVi12IbIMQXFTiswNRzoVNERkHC1YyMYLIIuCaKpXl2r4UD0RIAESv3gBieh9Z8Uwr6W",
-	"77DWhaztL/cBrRWxCGwEmtjVGuQNJ1R/GOQDL/dpjR4BckmmSsRS4DS9vJoGkwbXkF4VfclgoWT0BzvG",
-	"KD6EjJZTcKbCB16cPbKGoyyosXVUrgGpz2g7O9ow8YZEEtWipQ0eqmPYLTATI7Poi4vYgujywjFJMXEi",
-	"ieJYzKUm/OrfdTQZQVorPsDIK6m1hwm9qQOhUOcCeXYKQIijOLocW5FpmXDhpelm5ml9IrTMhLaRA98v",
-	"TCeMEHtnDh5VJN54CEFnq1NU16tGX6eg7VF5Jd1zoiHMvMK9Rmgj9F9FYT3i9YObm4BUD25uwDVmjK02",
-	"zgcq+ED7fhR2CYrvkXb81dRlUGcoEwi1N6WRvRRgzbW681nQPQipOhZrTYyMPzbvZqvpO6eWBOsbaT8V",
-	"nkpY3xEdMoiuwcWVLAXre35t4WMQDIFGArjsQMsmlC+sCcE44ak172aSUteWxzSbYlRBLPURmPRIDemr",
-	"Me4lS5d5m+J4hlw5VrNHEgkXqcLhg1SWwLNdPTk4aD/RBD6hcw39bkFV1KiyGesARPBBLrNddkOHKebK",
-	"gN8FvbEIJyp1lm5x0JnBokvGlIcxS5auJJZa1noDTgxPsqcF+MHCGMlTA/5idmtSYvBXovGxBgzNSPgj",
-	"h9AkzFhSWIjI4jLNC+Wq/0wYXUAQVBU8ygWjvg49gODsx9mvRSc5xjpn6oSmdY6j2A1vqWNoiewSLiSP",
-	"RiNNXc7BUMuS+hkoHt0el2kSDZWQqShYXe1qfZgIKfWT4Fh7UDOphGaRNG91roLuzvhAR2rQdcqHTKbg",
-	"H36kJPtHUBfx0iRFoawhMfgXR6GWm9tgsChRkhXiZBlMIi5cPUoJ3DILhOj4nS6UVLvM9NQsrFldmCy6",
-	"H//C/4AQ/Viv0OOQXavHlnUuQQFigG8cDZmGNNURr2eJmCYRS2my2DnoNY3S2I2aVSpOxatkaLLNht/w",
-	"60qzbTQBiWXKOJ1GlW6l3fAbbcgQSseQLfJY/c9labIikWORpLhCrkCCNl0te4Mr0cgBStXK/F7V4HEo",
-	"hhKLi0ayx60KWg0e6yE1fpPWpJITPRrkBc8JqrrKxIReMXU9gppm8EjIJkKNdtrj6m4xGnad0FqYADDb",
-	"WGjFOIuOlW68L40BUiP7CJkmEXpCdVnoHkflzIN8gWLkLDBfPDTIFcZUkrfRJSc6XvCb2YIMZmmqZDyM",
-	"mzABpmqx2ERA2kWtx914UxuGaYNP3chGYyN1ogit1gbrkkV3XrGFrvFgbsWLsNKtfC8m7AxhEq1FTh2H",
-	"lu+vyl+y7R6rmw4vu9lIle6vHz699ypyNpmoA65BvBLB8ThVvEpKL2Wl+2s2FICtKdgEKt2KogWV3A/M",
-	"ZokhIq76cN5+hAamxx8sjPWnlYf8HAKcZSH6fdswWI9wNscovwQCTehQSzrZOQaDaU6w7Gq/23JKFZVa",
-	"LrYVPpZEcSuHg4RmLYA9jmFZ+lQlImZw+AKzKN04kkrJCMBUCPJkOIk4/IPTeCHBf1ew+pqAWjD6dxXN",
-	"bJLgAtyvYNHijEF0UrmFAfyMS4HYkE0x4ySfKYaB54yHPa4uUarTnqQohEFqKG96xVZ9t5bFCXch8P4i",
-	"CyEm1UDDKmmSMxAp7jLOlN2gX6ZBnhvLWhfL1XyNcoxaRJ0GBFSESWDdpntNfJZtIWDbgeDK64jNbSEc",
-	"uwYQ5lyvD8c04oEmLbNpDcPnzyxks6J3IBapUYmUZqGjWU3xURRjuVDJMFIDV2+qvSeZp646YGmKok3m",
-	"QjXVuT0dbTWkUxDR6XCsQ0xT0ib/3/+LBoq30R8s0NH0r4VehWxsvofNTtGC5aNAAtJtF2IWsqiETHSp",
-	"Zj0TOhDXjDR93y0irQ4hL4066PhtwgWW/nEPPQUXuQcu/5mOz9XH0gMlZ8bZzRQjx1BTKKGSLyOZ5oHK",
-	"MdEWhy0Bh7gIJ4ixr+YGRKHNn1HsN8ueceH2s+RPzMDGGJjSHNd11ew+ecXRNOsRD9kNrLVi6BCkawcE",
-	"AqQzIl3M0H5cy/fwrd2+i2sFKrzqdd0XNap52Vf9fFG/XQfxBm9sJMHSpCP9lCBi9BYax7VVQ2M2O9cd",
-	"m0kCR8B/Dc2fQ/UvK0GyVKJLnWsZXTMSCyWhDxBulJPAVsUKuorS2aJy4M8CaSCaMJNlBv/+Q3CGdrt2",
-	"u32k9HIbsN3yW0/qfrPebl74fhf+/y9Qd3CBxhaQX3ORrKs0C/X5bxMx6fa4Eye+5egy7dUd0FG3rQeU",
-	"JcMVtsB8Nb8DtvJh2fRWATjtsCWz6XTFlng2U4FOGMbzqmU2wwwaa+ZxITbPotXuHhx1D452mUWZnJbR",
-	"JyjxhOWd3pfLeUNU0yCFfIo4h5Hgj38zxZ7MOE02/q/FyrudI3UxsyqalfbvrfrR1b/mPzYnT/89OPfp",
-	"L4fDny8zJIaT1M66XfefXDRx75q/uNVQTV1LN6nevWWI8tE8areKdSGhLhfAJUDFQIMsWTEwCktl7oCG",
-	"9Jtnv//SYi+vwhfz72eH0U0lVyfQdKf2wByH0ln4vwDY/FbLAbNJM6Jfuj4HF81O13/S7fi4Pm45zspM",
-	"sqTfOWw2iyulyRKsUcs/xJoR/by+qTSnht5f0DpldMln04rNQobx81kcr5i0OzQ1aW3t1AU9K99GCRuJ",
-	"m4p356vR6jbhtIQMwoyEBEbNZzfZM70OIZNXqZguHSRNvS+Z6A9Bc6l8w5I44uaZOuCgwTx7rh8l7BIJ",
-	"xTfP9cIePG01t1vYaRINI375DzoafX3Vvjn6vRVPgOmjoaXwOmdzaV8XyeXjXXcEl0ddeFvsJF/eBPD3",
-	"m7n6JU23XIniu7o8SRtSeDO6tXXtlaygC/SwjCg81QbnDK9SG7nVZ1xb66rP6uaP/62bvniGn+pso8Bm",
-	"UfIVeKW5+RU3gh5fam9+yUbX4xudzW+YyHt4oXW0+QUbD4bDOthm+iZG3pTHqBxsMxknaH5J8S8AkPz6",
-	"XlGEApzBr+/z5oGXxURUI8ETi/9jDAb6QamxYNkJvsp0oIvSATvQJjvNVRGw3fEPVt5/ynUCjwG+AtxP",
-	"2WcrXmWgJqMoslfJvHKV7hPf/7SNmeJxSKN4sdJY4SilSvYweXYjrcKipUIWTBUoer+7OCUhXXhQRNMY",
-	"LDytG4Z0oa2oPS6nlNtKWtU/WCJMpCNKimOlEHIW1o4hWD6h84LB45GEWHZM5EH5yOCfSvyEE/8DCRQx",
-	"2nGrTq5vUTk3ijnmVqPd2FHLCwq5ky98shzUqN0rVFrvujOgBki/MONMmoOQHoxKRQEuMOYZtVo9HkkS",
-	"C25DkdtPniDYzQot8pnaZCCNQHJL9MgNotyZ1ReXpddvIUPDbnfw888//1x/9ar+7FmQaTutIwSg1S4H",
-	"M6vaGo2gxzerBE6CKegBppC1Eo+zcZQpAZ8v+vvNoqi8jaz/km5erFSEdFH7TIl+u8H9B0R4vGBQ+Mmh",
-	"GfA3wlFmMkVHa7nqVyvaykq3vfnVg+zVpvtqs/Bqc/nVJ+5XHUnGnovCCPWGFHpAXH3QCLYXY4oXdZ0g",
-	"gxlPM2PqCOliL8g8QEEGDkoJCrs5FH8nQUbHkKshPx7SOB5QXS1LyBLh5VQo2mMik9FgDz4MU7BCT7Sb",
-	"hQUEUdjXnoDMaw7IKaPocpawkLyZMv7iWY+fIpiKjmbzyAjjyRKdyCJzHheo/k4T7akxfhWNEx7xBjkH",
-	"h4dTOqnH9btyOTsPQzrcZIIsI88CS9nK85jQ3cWoXo9kE3Ry0gKNfKcT3nRemskPm0HhL/cjprmuuR2Q",
-	"qlMp/UAnP8iam18X/CxmWVzomCpRgPFswg3jnHcj6Eoy6pyUZhtdoxufnJ6+eff6ov/NyzenPzx/Fhxn",
-	"aR02yWrM4qmbugTgbcScJYPuvzbIR72+JGWdxpHq6dQcSjSrM5ma0oHbM0qzQ5VuhS3+OR58N4zeRP98",
-	"++6PF83X0Qv5YpJOfzl98eTF5DwOI//mBfcbbPHP6bD9SrUT4ffn8+Ef4vplK756Ofmx8/NPzfngu3ez",
-	"n1tH6YtoHg3bP0YvfhPRq4vn0cvTf8aDn76dDqC/5ng4icf/+q7wDvcbw1bMB5Nv/fDf/4x1eRDFMX//",
-	"9qefn8+n9HLxUp7Gw2j8Q/t1ePi6w3+ePPXb6dvK1nyvsHyWq+TBKZXo/elu5JAPFTahUVzpViY0ieh/",
-	"OyaTrP5JtzLUJKTy6fZTWc3B3xYJAcbUc3aTkqkAOKXMV+w4HJf5fD6PazOzN+2x+SevUpr2tX0/2StL",
-	"fUmW7tKPao593K/sopl9UYRpb/3m7kKJfjEnmzS3/2ABu+BeRZvTOLqddHMaR+sEnKLogreLUCcHGj04",
-	"XDNaYvmsoYqZODOMo90jOD5DejEvfqiYENZKt1LGPzLqn0WVWuq1VhxSU1ojCuVfz0IPK92Kjj2slMpK",
-	"sbgUs3S1pFSMFimLFNGpHTUlrFyLKy3h4G9uyKaO+PNMoa8uWEeSBYlpCgGBcVyWitYgOSRfMUsDaAsQ",
-	"dtpqMBLJJUttygF8u8djodotGuQNVlDH+G5Ts88k52O05IQOxxHXIBGZBamGsBBslBIaG/yYrWSupitz",
-	"5YBgda2vBjmfcYeAD8VkAmgWEL8TuMAG1twBeVYgWWl6v6IPRBFImBwXOvq8gJlNQ64uh9jMqQ68zw3j",
-	"nWRJJlIGO4qD1U2iYC0nyGWp5LG4JGKW3k6Ke4lX5a6kDCxP2ofbBwQgJ0dsAznu9rCp0GgBytt59ba4",
-	"4+VmB5uXkAApCPcCyQaBpLk1l7+VgaRUJPmryQbLxo+csIBcpygKbyMOZDaGP0UiWCJEq8UBr6JzODTr",
-	"/w+JB0rXWB2UrXl0oK0mgQOpY/kD2lk8zPYOzAOnqHMJ9+nxr75SAsJXXx1r2UCNQ7qQktbQYEwRQ8Hl",
-	"bMLCoEFOrB2lzPaQRd23fF9bFgAUUOOfka9JYKwXt7SwIL6NNZZvMKiUG1CW5rWCpYE2CKhvZtK3NlGc",
-	"qc3eEEeImKwpFG2HfO4AzgmkbwcNwLRRK3fspAQhYm0uoGvVQq1ybKBZweWPRYfFZzkhsG6RUei7Hxza",
-	"8javgDvsTWMF2VJIFa8CM3X5NQ2vFbuWLIEYiQNvrW0BT52EejbaY/Ck7rd19EQbQm2W7Q9exdiEknTW",
-	"vz7zxfPh79fy+oc/np+dNWdH/MfLn/+dHsT/fH34onkuR/Fk8OTnV8h+9DnPT/lNyaUpm5wdiukFujSl",
-	"RXNdvhZpZsogC5au7c908enTzrYVdYQ3eUb0PdE4VDO5F1HuzWZyS9PHX9t2cQYUeRm77UuzT6zhIV+8",
-	"XAL8Zo1/R3taaAE974otMItVszBTEQhr9mpah8EiswzaAFhcf5bEAH5Oe1yHFB7bikMongTqP9hupSCU",
-	"afBbu2+WWD5M/o54/ltYyCWfRPl1ME0iJh+/QADxyp1Z3c0iOzGH5mDkwhZhQf8B+/f1RjdDKVO1IYkH",
-	"Ojbb7NumT5dJx9uPZHvfyK5cDzZxHdt7mbsFOoZ1z/fui+89aNP9W6ROfyX+t0xQ789OX2RnEY/uyPzu",
-	"ETFIaYRKSZaHa/dBKcYdv4klOW6AD/Z4LC4vlSamGBsA35WVzVOq6mCRlRQDSBRr6QW7cMZxbYaZBlnQ",
-	"Q34kHYi4aqYY1TROo5xpYDELkZUVQdvR6F6Is7TxDiuyPcF4HQCsgwaCcTM4tzLD266XTeOwqndpg9+U",
-	"tErcnNXb2eO3ng7Y618Lkm2n7sBCI5t57dRjTm3OIjQQkwdsRrnCbhaWbKtoF04nzCOhUKzGc1BlIQsj",
-	"9yABK4fbqdn/wltG5AKVFqWuBsJGd8mUJUNA/YE75xGbE9S3v2SPoE3+k4XxOGGtUyEB2E/HXsNu6/oN",
-	"CPk9kyysbddZSiZCppDdCtjmODS3dFhAqoF+HAA2TmEawc5f8n39NaRGhW/hUuS+hI+OyYT+JhIAa5Vb",
-	"fBQKspjPdkxhFgIgjTK/1ngonCUeq3c4YDnpMOFiFg2segzQNpckUNJj9/FjRFAzomRgMDoTGgFaVfA4",
-	"0LnsE3HNtPesOBNxFbF+ONOAIWZIA5bOGeMES1u0nxz4hRnoF/oTwdOxdKaCCdlZmL5uADY8n1TjaMTS",
-	"aMKg6Fyz5fur7I35olnrFY9jxNU0gLDGWWtir7xccbQJXSCoOcK+nizh+5rwOVPbsFypeaH46WfEWBXO",
-	"UKXb9t3KyDbzDk99xavgoQFnwoQ18hY9bb48GU4YOUvETlFPaiI7RTs1b6l3IbQc1jy9/uPm1dGUv+Mn",
-	"L//1z/AobMbziP/W/HkxGP34ffv07BfOf/7m3c1kw7zdEuaVTtt5IuPZpX6nPk1E/ebwqvV7uJvKgyuz",
-	"WtsxwBFazzm28HmQPGHEingBaEl7LejerH//CdfmA1O9NnhGUSrPZMgv2iea5yxfUqSUYWCrPaG7REnt",
-	"I4j+yhFEOYHmdnFEkUzPzIm6u9wpK6KAnfP/zJANXNNns970L/yjDJbCcvGiYKvTyTutvBTzdgx56waN",
-	"rtJtOT5JOlT6CEINuMNprxqOtcS2i8MpESpgOO1locodjV8ymve7yBZmYzY5Ee0RyEcTulaOvWNxH/t0",
-	"7xwektXzB3Ca0ZYvOADKpaNfsrvRkJMtOf9SqW8bG53xzUdydYXKAqDvMULQKTYUCgidxvrfUCcOIH0t",
-	"LrkB9AVz6jqY4VsKILnCbeXSyHMNXNY1hlRkiUr7wrguXTClVL6xdT5KxRb7M4C7ZTYDrB6CaFps0SUR",
-	"FtYDow9w/awMSdggJ/LKBSrEUiWGhJtOQfIxL5nSJWpJ32KEuST/83//Pw4qIYcK5jo/Z04EZ8coy6KZ",
-	"XD0zXeeSzQpy1Q71VnLCTqZrl1lK9TBXWXMuWWrqnd9KlsFDtClozFSLPrb2KL2qGbUiVUjy7/jtldnt",
-	"jlEhFylNU0VfKt3K//WrXz96/1//R0k++/s781KDUNHPyT8hB6gnkYQOpm7fepBLJCs9vIt/X2SBUJWM",
-	"LkHOKY7l66NRa9hhh7Q5eBp2Rk982h4esMPBUdgctenB8FCRRDUAnagaWqipdZJdmUSHQVd9xwxb6Xby",
-	"phwlDCZsyHja1wnDXZM+3291xpB9D+nx+FcTwarMX4qxpUk0Zf3hWCncss841DiwQzY/Y2KPtXTtIr/h",
-	"gdzGOlQa/OVUfdokzrhNP3mVlxG/2vQKtPnkVbAo1KbWulVBUvt7SI5by3+4n3+u+KfP0JckBOpb+ANb",
-	"LIuAmpFrLpajqtuIgE6poLsQA73KSka2o4iY8SZFsQp1ESrdX5UM1fGbXqd19P6LFiAVUatropZ39SMF",
-	"ydDllvCg1bI1yImpS57VHKs6FaxrWTC9EQLRSmML6GDAsq43pdMmwTm/VHUoq9CeoT0bFi2N/FM9e3fR",
-	"40v1/lzwKN1x3XZcawSrRAi1PjqZs2gP6TS3Nz+rBbmdirc2nkXvAniwnbUj2yzdFxHy8sWYUQF4GgSH",
-	"7QNeVutTUAjKwif2Kl3SQ1mkVyEfSQ8EEf1PJYX0Kp8CC50vOOvxDOLrGDpzuhnTiOMLMw4VQRY8HbM0",
-	"Gmp8faUAABK7+geg4MMrRjsDtHxKrlkSRkOo+tnjMmVTjf9tAfwTZgpXWihwLCYI1aTodMpoYtQ7t1Ah",
-	"1lKGghEghmKhdBjBkE67pOnjwAHnWC+g+vdYzBLPFpyLuMbsZ06lLaWL5itSmZRcqBbW41hcpw8QZH1d",
-	"WseW6Mhqu+pK57AsjyDgCAqqmKnndTRtGSQCykaC0ZkBVji3xVrUxLRHGBXfZMZ3zM4xqmR2aNbFbTh4",
-	"+x7BGqmOtkYlgPC6ZU8zY0Fwa/0MCy4HF0JgnR3n3KmFlKQ6oTek6Rua+1jtaK2xpCF6hT1cZc1OZrz4",
-	"jQ16oEhyyUdI+0h2lW6nRqprAdhWt/XcoyYyBoXHTTw5KU7PTTwxsKvwHJhAxC/jQgLQG45IfsSgs9rX",
-	"S7Bbd0tYsbO+L1CTrVfFIzRNk2gwg3CqVEMxKpJVmtVk21pU3DwAsO29//T7kS9ftqb/Orq+6Nz80hy+",
-	"Phz8RJX+PhZJ2h+KEDTftG5fqXdamYJstwwpqVU3K113EBrvvPBM3dn8M51PtNMmr55zBtR88LTVXgHl",
-	"q+Uxpevb7m2V8Qpq09F1pune9vyscVZkV9NW8xeJvuuKiO4V4H1Uxj4q409U1xlEA2YU2GGeAqrg5wVO",
-	"TQL/unr8spDwxfp7Mtvn4w/ZH+tqNr2B+qempZcJy9qqTnVxvYjLlPIUQG2JLo8kRrpCpoFndCooVZ1g",
-	"VtlNGIVKrx2/Q4JT+4MT/1AWDfkdS7O2lc8WJKBUQY5tntEo1Jn9ShOJFwQrPrKQVCkZxnQ+oMOrWik/",
-	"zVVrOHrqq/M2TcT1UoBA66Lpd5smVcteur4OdChtZT7tVINYEQ7RbpoXW6WVHtSUnzaxnIOD2+rBaiyH",
-	"MrSyyAqtm4GEAKUOFjBsd8ZTuhAzLUMclJnafwMzeD9hFPYDMfYTJZ1JNZHcGvq6NISuQOFGQugiE2lC",
-	"uaTD1ED2VyJ+3W/6fnO3TGt7pJ4bwrISgta03MPPPkD42e9YSqhzCBwmFrPwkiV/QbjZXdHRTx0mgpFI",
-	"m3nNY00IkeZ+xte8FTa2V9RgtGXfJZo+kWpg6DBUE46lMGH7ilcFLv0NGuQE2oKjmxPzYo87/erS91kp",
-	"bSX9aEN2pPihOwiopI1U0SNT4C6GCALYviF9JOI9PprFMRlSDtlpzH69Szr+EQmGgo/iaAhlBh2OmbdI",
-	"EODM9puBR9a27XE1pk2t7JC3aIjT6drViaTZCMXu38yxeGc4UfMVCRlEWO88Lx3MkyhlQQ3T0XEZaKyn",
-	"htlSYQSxmQ1yMhyyqdrHFyGbTEWqeF39B7YolR9wc1lOhtjtQDpfUbLwp/f/qURzqX+HE1Iwhuin7jEf",
-	"izgkEAi6WXZptg5WCC8tJZb4TzORYJXw0s6FZBaFl3LRpVX3m+a15hrRpb1GdEF5Yr2ggtNzJBX90l3K",
-	"Kk03atNs0mp5pXXv8opnqclecimVXPwtJJeXwORPNR3e2g7wZxoAvgxBSVOgv52wtJ20g5Tj3oSdiyUx",
-	"x8oiWHIIMt4zhp0jf1A2FqaKyFVckAGNKR8yxZ15vOhxyzUKssSSGDISSW6Hy4QdEHFwLAYArsfvTn4h",
-	"u4kvNQg37XE1csGxPDg6uamBw8fvotXD8C1M40dLgMyMzhNG+XwcxcyU83UKlPe4TKM4JmLO5Fp5bUyl",
-	"8x09Fj0IqMaM44I40CGFDdPVkAasx7OZAaawYlSQEtgkqQDn2HBMEzpUx4tUBzHlV1gaWLe10Ysl7Yvi",
-	"GvgytxDXcEimHBQuHHyLJmy1/NbjWwlw59D5vcpvO4hfo4TOwiVHFItHdVPw3hW2jBxReeu2IIOFDr6A",
-	"c1O5lRyAy3I/3jZzxPLzPDdPbyNNoiT1V5QdbyU4rt/w24iUSbb6/0mR0gxjL1LuRcr7FimR4PydJco4",
-	"4lfy8Qf1H+2f2ar+vaUr6sXVVfCx2zssga/kU5oOxyUeJMxBSVBuaJATEkYS4uJxjJPMWofRA5B6a6CQ",
-	"mz4JVLO+eSnQQWhK6upxLekek3SWcDAwpSjGAS6STEUCqEseYTdKsNBC6oByDsId0NxHEgdSBYH2IiPG",
-	"YBHTbXXsY2TdWVAWNErgVfCGLYgYjYJamZzybhrCTeOfVR0pn02wNTFXn8UB3GtRoXI2DG6rdlNz72I+",
-	"BPCyg2Uuu8RC8UxvKvhcrPSMMTgxxG1UnOczWI0S79ZBt4Metk87re4mJqm/l7+bey55ay65548b+ePF",
-	"LFFqc54bCKW1KSrlsMoJ5fSSQZH9vzS7nLCVIQwXDgi/TiJxcStE4qQC6Dl6hNHh2EmkhEo8StOWSjW2",
-	"QRCJiFmPA5wEfCSFGtCgqKufCI1jMZekms83kGP1EBB65mOK0fbQXGn0oTjW4YnACHscwpklwsihxcLN",
-	"5tR5MUIyNzG/PFjiFavcXZog7s+GanJA4JufLElHyWUZNf6WKA1lwAxrOt8Jc2EZZgFid/QK63uZYhrh",
-	"r5ViMEvFqyyZRCqeOsfqd5N8W/FAEMt+x8CZ7G+Thuk8UOqm87dJznCfgHiiR2H+ND+bgujdOJLqes3Z",
-	"YCzElewiIVBEYHkFndVRJ0hA4CnkFlc+vd+eV75imzilPlZ3yhv/HEb3N2cnY6brG9Qji4bjAQnM7gSQ",
-	"phJwhr8Li9GXcROrmbJEupUtFcMAgi2SlMZYFR/ou83HBz0CyCgUv7fqhxiRKuWLbIlrXo+bVDj1Ck9E",
-	"HEOSlo7GizgwrjL6f4ad3iEPMISfhkWyb+hFSMlLcc1iOnQokyzA+WgYwkrLb/i+71e2RCMs4RRjEYf9",
-	"kC4kghpuhvfJzHr4JyiaQxGqhdHqcInbFp/lHMF5RCAzo4PVEwKoT3c6YpaGQiSrZ9Ts4IwODu2MvovF",
-	"gN2QN/hqYVrtZvm8bCp6oRhJ+bx2oO5ncL4303h9P7QcE9kMLrnXiP7qQXT6vOkST5vYiCFzyyfBYR66",
-	"UR2p54rIcN3mz+Qemb0euEc03ZJ5lCYTa5+rXM9XrLVqIjgCtjh6gAcezETMIRHS+Ds8MlgQHDOpUrSy",
-	"DRLKw0fSOHplrUFOXJbjQsXMx0KxJEC6M2FElyyVkPuH5WptSrakUG98Pl6QasSvI4hpA1bCcmFuaFCr",
-	"HUM1eiAF9ivuMKLUfKlDAoNpkcWDe4RKbc3L+ChNsxREgNpdwwi/MWt+Zwh11qnl+KaMu0rM888zf9Tz",
-	"d+dgou1rT5LrWorC3J+lPGsFrzVoJ/h6y/d9UI4KQ4Qo7dJBYkT5kttswzA7R/5njrTZOvB3QLTTu/gy",
-	"kukmvmPO+57NPAQ2k1HLQXbR/xZMZdcYhzPDZ/Lx2WsZUg4kaSue5LyxxJk4mzOZIgQq0G2XDUHCP1rE",
-	"0jGbkKpWZRR36fF8PLZno7jRN+7p0JiasdcZu5zJ1yUTKq9YSKoB/eqrr1wtJfB6PBjOZP+rr77qtIIH",
-	"ygQV3Tx19nrpbK0qVgmYNbsGE2gwtU+KE20KfpslEsjFxpY6//X93bHxLzFexRzoSrfyW+Ek/2UjoTPN",
-	"c03UivfXSaVz9sgSlh0z7J6oL/w1M+zee5UJQ8MQZzdpf4g3GM0IOxoRMpKxSbBTRPuSKVLpMKC9hPew",
-	"JLxhjoPthbwthTxwPa0G/n2g4tBLWJW7g63fJSwGbc5fTlRMYaRg5S6dTzuXBlY2nyd3Ox8a0nrCriM2",
-	"l8Up5X8qn5U73h2sDepsbGNqgJu150IPiwthICBmqyyhkz5YZrQqbekEQ5IssGe2jmLOSYB1S6ptkgrS",
-	"binaH9D6H4FHAr9+pP5TD46JRtT2sbnNXtEv9biT7SJGhNb/8IhfPwJ/Qz2oeWTGo99njNBhIqQkNI6d",
-	"wicd/0hj89ErxmteBtRn4Ux6PFh2sAUm5idKVSdtjVS6BJAes9TMWUIIrHaBqNnDymBvtUaPP0ROjIWd",
-	"PjdiVsOvuRxhR01EjQDHcq816v6GXPVOI2g5m++DZvdBs3fJvF8pmksdLiQ409wHyMYDc0GjIamuy6ms",
-	"1Aq/F3OXXZM55VCNWfHdKY1CTGeLXNAvMPSTaqBoXUD4LI7JjKdRTC6ja8ZrxwSyNELC+DBZTFMW9jhN",
-	"IXnjYdrkv2PpGWzGM70Xn52zCQjcuXzN1yLF5ScLli4nbRqb3ZQupjQuYqItzvKZrIaJDSi/6tsDhJbG",
-	"CUvHIoTDCl2ZPvurg8fW8Jam4S07GBTdpdwYmoSJ1qam0J7ZPCgFLr/7e+UNlLdZCRMIPuC17hK8zB5x",
-	"L/UnBNG2bYAsgONgxBKPuFTiU0Cqo4QxkrKb1EPYgabv+67qVlMkehrTIdJwmkK9TCBey6yDZJyDLxBx",
-	"SimJGuUgv8HdHschWsURZ0GqwD/cKdXUjHLz0I3cyTjjd3ATasED1eDelrGxW+pxO3OR27GHF1wd9/tM",
-	"krw/FokJjIe7q1+fwSDVEcEbuGeVpaxyr2ZVvouu2d+Us+6mWm0bSKVbrw2ierjBSmd6LXfGKf1i4okO",
-	"O/6qoJMsS0QnV7ZWF5XOBRkVI1HYDd7zPlj/GB8ytYonP5+dvKx/c3Jx+n396b9/aFW8yohG8SxhhfAQ",
-	"G02ybYDKak61WyhwwXaZjz65qwgTOEHbx5Xo+7jncA9RGdxrgTvEk5ibMpTXK3ndc8x8RHnAsC6DtlJM",
-	"aIlDy/FI9fzbU9JpPvU9cnr+8luPUF2VmSRiDp44HQjn6dBgmwJTJKsekhVvmUh6GbH1NO0LjnWosQRI",
-	"5gn9TSRkxqNUKm44ZHFMZEoTKIUM3DX4OvBI8F/oogRF+L8Bgm+aMMj5060eAfig7PGApikdjidQpW0U",
-	"xUyRxq/1UtYRHdCusS7hNZTXwcMUAZ7fqNuXCQEbWHTKbtLHQ3l9DAq5ZOnXs3RUf5rj1JV7Ojm9pMcP",
-	"DrzmYaPje+/ePvNa8Is3nfaP2l4ZJ/fKuKzqJhdqXaz8XKqnnb79EQ5TgWud4tLUn0VyKmRkiiAVrDu3",
-	"PZFr0aSKw/b2LPSBsFB150/f/rjnpNtzUkVn5NqSPCbR893FKQkBegxxbahMSRDShQxI9dAjbV+xoCP/",
-	"mIRsRGdxStp+Lc9ZPYJh+CQVIV10ScJo3ONY9JxUuSADkcqaB8VxAbON0VBixUipwSujhIQ0ZQ42jc7S",
-	"ccCALUqNebHHDZ0l1UnEDVt9oIk4b2HHt0q/ATgAl7TqrUXQA8Znk0r310Ov7XtH/vtypL67im2FQ1Lp",
-	"Np/m0G4q3Q+KKdGFqzg2dRVDmZXNr3QhJ9X00joo9gLabPfoqb/cXSvrrmW7a+a6a24eVLusl/ygWpt7",
-	"6Wzspd0snxokuy71d5D1114xt8Ol/p6/O690O77vrVm0J2V70HI7bm4x3cOsF9+Z7vsdI6vgxG+yN6uz",
-	"vte8H5bYENIoXhCpCeJeZnBlBhCoHn/Af2wq24ettqzIR9YU5EN9yy3GV4Yuh63uqwzfFsjie8tqzrL6",
-	"SJJzG7C5wbS6c0DNdo7CPel+sGXxpoYaPLiSeGeaOG+i3Y+xlMfuhWGcD6zKrjgHeGyNRKo1MsCJw296",
-	"RluyRUKqJSU/jsm6EiE9XlIjpIvoCw4WRMLSWQIYeFndPVK1MA6XUJwdNaeYpgzqA9eMIqn00KzmCuEs",
-	"hRifhBExV/9Qb6O+GIW20owu5qILuOgqM54ppKceQ+maHs+V0NM8bnVJmfIGYyrNJ/QXSwqlmLJ2PV4N",
-	"cgCeQe34c2vYvaLJFQ4NCxL/Z0ugDMSMD4vFQS6gDMwwmkaMp4+kxeKdQ60bIfNlQ2yZjHPzin1BN96Z",
-	"WemVuZd6KNklziZsd+JLlVhQGCmKKKtXvERwyQNK3LuYMrJbeC+Ciqcv715g2ZcuuW/5SFHsrKjXyNCK",
-	"v1PtkhJhx2h1f4qoAyXbqNRF52Y8ZIkrBT2SJFgmi0YIah0cuEJQj7tS0PJr+aJp+ZeVQOQMyVRAc+Wj",
-	"ARuKCQMHdhQGDaJOh65jAlINyDhZmqykE0ayb5tCwy3fd1Np4WszjqWJw2ONpUW5SMdKwrJey2IJv9VS",
-	"kJFxYEwoPOreShbymNAezxXQ019aLUNp2Wml6ERWSk49/vmikzYw/AcFp7JMmxOCuTZkAIV1HHFiSyvE",
-	"zszyTBsD7l5M2ht1/jZGHazluZeU9pLSnyspGQiyv5OcZJz/E/ZY8deIM7kGkWmWjhlPNZntkm8YTZgF",
-	"zSZXbNEgJygQeOSSpowMFvhfJXhAGRn1BP7hYSpVJAkWpgVKyi9tuV/X7T6knFwKEkfXjFRh7izRtdok",
-	"Y9wjkiXXLKnLKGQQHmAe05jpfwImBgt7XCTRZcQlkQzBO8EoZYuYkKHgHBzzOURPSsYRTxvktUjJPKHT",
-	"KdZVwIziRo/3OJxTSWYSRw77R8wud1WLjwTRJ8lHEsCWNxBi5CN5pSMGPvb4x3q9bv9PvdPxm+qFiF/T",
-	"OAr7V2yh3ghe4Wop+WRCY3VoWEhONLGB3dHBiQ3y/GYKE7LbhcIPnUZ9KD+kA6gCss33Ts5eYNGiDe1f",
-	"4N8r26uvX7FFPxEpjLZv2L16Wy3gFVOinpRMl+zV7UjIaBhHnJne2tAbHvu+nMkp4yH2EvwsZom1IygR",
-	"b8AYJ7ZNI8CqSGWuKKgsA2fTtK7hBw98H6er+TVsJHwNTS5KAleUaZYqIVnfpwY5Z2myIABnES/Uh4NE",
-	"PenTUcqSvmRDwUMZkKYPnynzbZ3by/m5wRODWKj7U+naSjxKIoEST0Am1UmvdCvPBIfgPQBZ1HeuD3eu",
-	"r25UJcfspYTEBv3qOZuKJAWc/fpsqotIL9RuKBGK8bBLzt68vSCGCEHvj+HeZipERlO8rDRjX+kjPMTO",
-	"DNqlOkh2pEgJ+qqzpXEq4alknJoIlIyTVEvGqYgKpGNqUoFvLFGSbEQ0ZhuHklttTav6mlT1JWTIr1zu",
-	"N0CeadzdMCIiRTZXmjBC0zSJBrNUxwQrFqdIkh2HfbNvqaI7jhm/4mLOy4cilHKoN1J/PpIZdfUI1WHV",
-	"sU7PgrFGKUlgU8BDfM2w0LlSZy8Z1O0ejolhf2XDxIZLq712pPAhGCqWQlHjVAsoDel/9votufj3ha74",
-	"Sfp2AEUIGzKH+DJQKLDMu2bU1yyJRvpKfn00ag077JA2B0/DzuiJT9vDA3Y4OAqbozY9GB7aeeFw+vjy",
-	"iqV/r7SQGU9lv9WByqc24Kc0RMarKG4MdEPRHDGJhtJmsyCqqtEpisetojZqqa02ftjdTBiNge0ea4gN",
-	"JTCQS6F4B+x0JMmMmyk1yjdJB0RvO7BpIkZRzLZtbqleyVz+I3SrQBQ+eRgqh/Q/234D2mvZZg4MOqYy",
-	"7bNrxlN4qA9CITm30/Vb3SbgO6tR2yWiMTNVhCpTEcfoBVliUJVu2/9UrvQxKAJOw8X2ic8ZRytR9uyP",
-	"JgLzii0e2bCRgur3jE0Thrdrk+bnNv3kVQDea8Mr0OaTV3k74xKF4nWtdSuMLjd6T/2lkdTXa6Wmvc4A",
-	"zPdxrpR2rg/udv1kryz1tcVU3H6yOd1vHTy777dSne3bb43Ydq86qv3c7ZRVd65rQtfwyP/AFsvq6U/G",
-	"4py7HVqh4oyFSuYFbepS1IF+Z9prpu2VR7JhX3VUITdprqiu5rVT8+OHipGWrWNyKykZBN00WdSBBlW6",
-	"TR/KXwJge9cZ/iadOHEk5xVaMZA1pxPQXTQ9qYwpD2OIWy5Rm52Y+dVacy76bYXKUR7QZlE876hm6lJd",
-	"zYKoqQ7GKoA+KMyp1TYsaqEWN+3/z//6339cT5S8ZeRJxbbmEQ/FXFeOe5I3lmIYBpwHOktFvjwdVq5r",
-	"+euL8A3BYFPylTLY/Kafs76uK+AXzjTbnQieji1CRlbnEBHno5T1BY8Xq0v+gQKi75LWSaxFe21BQGdx",
-	"JpTPNBzHquqAOnVMF8Y31ukD31dSXzy71DVn62qqddk+YLRVUll2BeRV079otm6B54GndqMtt5SX7824",
-	"DyhCz5JBydI04pd/m5qtnwl5Bd625YhqMEqJBF2TGFUtRiRQxCTwSIB0Tf2rQNUDUh0kYi7hbbR+6hbA",
-	"iGkcZ5oK1hLXzesTYQyqUApcHpMgFkMaj4VMA9BogmbrsOE3/EYzAJtCGI3Ag5WaT9U8ElhiiDWPlmg3",
-	"jLmceaifCoyg8EjtH/RboN0B6l9opX8kSWApdaEDQ3HV4zJ6GmBa2VjMe9wCJv8mIt4lQcYY8O08DXef",
-	"OQDNDfJtxOJQkpiNUiJmKamKBHApa+SKsanOaAM7QoMY9NmlOaPffxSlOlAxS3VTq5TTRiFIUIlRuNHg",
-	"lSdVAJSGIvBLS6zbSK3Dgr8y7XH13eyzUVoD2/cJSdhoJlloegZIJkg7AwC0asf3a9oGXrR1q2eBJshk",
-	"IMIFdq87oqk6fTKFeEox6hJ11j1tqLFGfXPOPWIPmkeWT5lHVpwxjxSmn3uQQGJh4XB5xJ6mXGOz86Yu",
-	"WP4keU7BZI8UT0v2xAXzxhVS87ZxHpRgErO6/RjzkQ+C1e9oc1b2lrq1sIJEzoZjwM4qSEABqVJYRNV7",
-	"oCTB7uPHCCJgxEK89pSkCY0gLiJ4jDc/YRPIhwRDkDaXFykRYTxNIibtoKw3Rg9olfAZrOgP+oECbjQl",
-	"EzW/A59Ysofv2ENhv1oQyCDKAyleX3/AvLt8imwnA5bOGeOkCQvSfnLg20GWH7Mt3jRuk8J57GqfDVAE",
-	"7a8hP6qWXaJlYo8AuINHEsWa1eno21+yR9Amm1vujDsHBVPzrxnhM6W2bHxBL33T9yGQWn/YjTLaoQv1",
-	"/6AbRKvYtpMxvc666ZCQDaMJjck0psPsGhVusTPl+VjEZr7qXukGYAL0STWORiyNJqwGAIst3+6YJQNL",
-	"u+ub3S0Ztrny2QBmqUBnnhL5zRtlNGTFd/TC+dnInNrs5hVHc4Eg9Snj2afyxMi+gyMCsWOWimLzjFLZ",
-	"F5RiopqDuTIo9We9A23D1W5vCcu4Rn2dz+eNMhXWVcwKl76yq4qD87hXvMadVPZVc96r7bdR24un46+h",
-	"tqOl/+De1Hb9yb36/tBxN2+h9p9qqf7vq/l/vhlZ/QZW988zJ4PaeMUWJEoli0eAJ8KuWQKFjrkO6kaV",
-	"MIIorEjKGXpkl8zQJ9PoB5jtZ4bgajWyGGMMo+RkJllZNO42rKGcr5mYIYPP+Ek1TK6KuVI4APwF5M4J",
-	"5SFNRbKwUUf3Na4PekBLRWTdTtDX2x9kEBgdKNbrZyR+hzhb3MtNRF4XrVYLY1IGbAQWuHv3ZP8BWm3f",
-	"jk3tFW1WOjl7gYEO+qDvrbcrk4R+KsQWKjG0QV4ooisJBQMfrCRmK7MQA6hMjGlDS/DBMay/iPFuylRM",
-	"JZnQdDiG0Fma4mvVjt8sicGEWm5LBP6cXTKuHjCHzuf0sfJTZppE6nxecpHgeb4jtQfni6TzNT16cXo1",
-	"8H8Y/dgev7v6cfrD05+ag/iPX36Yzn/655MDeSSe/vxzW7GPVdkXzScrqTK8uSsBhY0LtykaBruKTBf0",
-	"7jFL9tRzLzRvT3Wz+1lGe/8uNHeTVDygMeVDth0moYHNg6wDg/EH6ZngCMmhAibqb53dVQAAJtWUoe9B",
-	"9rjx1dQ8MlhkiMEhRjiarzTIczocOx9AFEqEmoC8MpC1OWE3dJjGC3Bs4FIBIqGStFDNJxDaA41lSnna",
-	"JcEUcRK1400NIaJxvOibYvoB8AvdyvquHNSLiPe4/TNrEPE+GiRszxH2BX4oeUyC7AvQwIAXQiMuOGv0",
-	"eGBT5MA6hZ2ryUKaR8JGMx4aJ5QJ902FuILYSugW8A4h0UbtkobaWDDEj+rxjTpPOYBUCcd7Gcn0G3Oe",
-	"PlurSecir1Ag8lWGKD0X5nhE8L2CKvErfMLZEgjZLVlNfJ6lDj5/d17xKnbznEaQB+j+uVNOn3t+Kt2W",
-	"7wOSYHGMR09XjRJzI4spjpvG2TnyP3eoAGb4fgdlSB+CbQpqG/qzZ90PUPFx4AHlI3sUHiS01ApcwDKW",
-	"XcAHXV15xpJyF5Yg470k4sN4FrLQM1aaIJJ99XNQy1elIdXBggSZDhB4PQ7sOYhC1VYAZca4AkrSaMKK",
-	"2IQ7sJYuanJej0M8jkcop/FCpp5BDMDgiADZObBCiKVwRYNVrB4h+stiVEgAbjiP0FzEB2aeBPbY9wUP",
-	"gI2aHDrpygHg1QR5SH8RkzHBPpgCsRteXSbqcve46gB6midRmjLeIGf0MuJoC4oAgBnLoHRJMGEpbTiV",
-	"UQKINpAZMHQRjhm3A2OOIomlWQXP2qtfARhZbRraLxM2ZTSVSnCTV9E0L84584D8m6FIQhYq2YHy+TiK",
-	"mZuriWEp0Ls+30TXhAApDHgEqVo1GkCQnbZw5brkf/7X/1ZHK8AZa3ToHr4THJOO3/QgTbEKoNH6qNW8",
-	"VTjOq+SVU+cyLV3aoiQcL3JXCSS5yJ62KhuN2BD9+2Jeg3yjEpRn7W3alpdmA8Q0V0V4S0eGxXkt2Koz",
-	"0FUjcYQCdzSKPlL07KVPOkqxR3caYAsvgU57G5dJ0w11G5VWoMOlsmuJFUDa7faRZ+NVAmP5dS2ywco1",
-	"NaRJXcDcXLJiEGUdVrxssiFNWV2Rroq3XNJg6znaJGt3euxmGM9kdM02jh+8v6tH37rt6L+oGloaNuSS",
-	"Ff0FQI2ARE9gESGZgZVL9nkskdaB72WSdJa95dLtHDx4HjakAEJS7jjHxcfXmqVoI0q4ftpsexXNRm1q",
-	"2QpsNSuMgx6bn4ytXWJfWir/j7piAbLEaJT9/ArpZEV4u3nUbrr5eyjsVyCDj0vM2oOGlYhf95u+34KT",
-	"ke8Q1JTcirt+lqbfBVe5WqZVe5Bvtd0eNOvtpnmttWYPWp+5BzC7+90C34070Ou4Zg+aq6ukVV5dDFtv",
-	"Li6br5+9m7/67WT+6tnJ/NVpp/Pq4sVOWDEZq9mkub0xAp8YFRnNXol7YErcS4gSLdc29qrc1qrcY00E",
-	"bgGlt4Wb7GSq8/7TlYphEIXSgQv2CBdGKahBSLiS3rjgrIsALlDjLJe37c7mQ/YHBl/A9wMyF7M49JTo",
-	"rJRGh9o1iCIqoDxpQN+BUmBMNRiMhMfxY0yp9pRpEydGxOvo+m4R/o7TiYbeqwYZlevxZTi8iFtcosAj",
-	"TuM1AMJrG1mb7oaGPW74RtdOJ7JG7sBoNk4XmXJDIOOAchKFtozOkk6oPmGCy9aA8bn6uAXkww03IayR",
-	"XMY27vGdEPr0eVyrff2ZKH1LxuaLuSgQMiuERqEanxIynjbb72/FX7+ZxVd6Ce4Hlc9KFLlJfSPSMXGE",
-	"jU1y9UohrwXBNE8zEXov5N2RkOdtodvsugl7bWenXWhVPt3yVtN0ON7k8HBZLpX2NnqGpIokRJMp8OO9",
-	"RL0HY7xvAV4zIiLVZaJx/oRi5NPfFZ3RlcUhjwE4qvzcGOHXju/kmFhPRcJoCADVU0Tkw+IYEgC67MfJ",
-	"FCo9YiPZp2lJTSalcr1whnt3Fe1BhsuZ0FZGfh10W4alGNjby4QOWQH4NpuIG2fbyb0PVF5jLUkDtbTq",
-	"Y7oOpBmftqB+pz5NvhfTKZTscpnOUQm0kvqIxhZ2uYN6jjzYXQiX3zb9btty0vVsM7c0y4jAJQuzxKvV",
-	"eNsrFmbpU3ZhKj8x1LNIDBBsApP4FmLWcJJtChX6C1x6ywUz61TZoUpgdnK3CRDILphzQfdscW9oyh2I",
-	"5XqCch8gXYpu8YYzl9tUgw9AojxwKf/DM2V2//EpADDO2RTtQaqhs95d8muj0Xj/KUDTUI9r25CO05vQ",
-	"K2Nr0gFbVZGQhGUmHMMsH1mfpcH6oymBEdUs+F+POzm3ga75q9EjVEtJKIkjfkXQodz2oboohnQ7pX/F",
-	"lHGoNiWjS/TeFr6I/nIkadIj83FkrR562Nk4MBEIqzRAojw2cJaITGjICmL9ZXTNOPjKzxHZwbO2HsB2",
-	"CIuIxmUQxgjQC3i5ywAPQOlZhAUc1KTUJjqjsnDBGm/XGS68LuKQaBPg6tewY5tjzfWXaBgmTMqAVDPY",
-	"Rl2M3st969fW+8aGPmq5D+ZgGsqgGTwSmPrQxdT3ll9AcajG0RWbR5Llv3FhinDgQCJNX1hI0nk0tFgB",
-	"eFLAamcX5Ui9v/SzLa0BwbEczp+zpl2SMMkgC2hTR06ZDpovoR1ZdLqAVI0uWds0LiyWrZbR7aFrzjqa",
-	"9jKRcYvhYbFtEwDjjqosT/0UBKeiBHvr0mQG1sfJqNGqTKa+ZNY7V8z/9cNKAU0xpHVybZnc+em9ouGC",
-	"s+XA1eyzuXIfK6XDzxDmdrBdZFuAW7KdMbJ5r9rFQxOhUee4L/F5G4Z0rIGRNC9NmI4VixIyp4u9rH1r",
-	"E9Te+LRRqIfTnEUBk8EC+e/fQqC/g6x15/4+dgRwjYsaspilbLPQ/yKVKCFjZqOSvpXMqYuxOmKtEo8V",
-	"mYAEkygdhwmdc13PQcsdE7oA16yRjiDlvdYgp5QPGTgRKRnCv6GYh9U0TEWzKFfAjHJi2AJ4hE2r5Tqu",
-	"Gd0rOk/nVNpOyjNTcGwvXB58R/mUD9xgZja6chuZY3ve5dkTtedGd8ON/uaAKHBaICLCvfMP20S0Obr3",
-	"hcNftoheWs2bHqNq+1mxTDsPd1sL2CttMuJsDkzRy9uNUInlYm7KGLHrSMzK+GfNc1w4YALTrh3n1DWK",
-	"oUgjXcU843pJxi635nJej29oavpcBU6g9ucvzBCbzSUtbzVDbLbKtbw7YoitJW3unpkhuAyxRv6eHe7Z",
-	"4WaAGcbDPDPE0/P3YImb2JQi3PKuq0i8jGT6Ejq+M+d7uS0MXc5NQye5OhShwTuEAKeDjaYnqH6b0Lg/",
-	"SxSRXQUG/PgfdDT6+qp9c/R7K4Y8qrFIUoBZVKufPS+tapAbqTqU5fNp50LWyubz5G7nQ0NaT2xqe25K",
-	"+Z/KZ+WOdwcrnTobu7m3zaRA0Nh7uPce7qUzsccB217ID7KLblPEsYCgpvIBHY2CYvLxsQZtNMhAIUbW",
-	"x2yk5Htd6N84GGc8+n2mBPlESKj8YDYOUqCP8NWUXjFea5AT4yIzZrRLlkrChdVC4J0eDxxMhHWOta42",
-	"0MPBIDKlCyJGoxXWLyDEUG/tc/xsdlGKeZvZasGiw5hcL1eOmqvtVxJ3oZefsCZk1oHaJ8HZI0mGYxHl",
-	"fXgF9pCj6XKaRPyyDrX3dvCEqdW5dx/Yh3W6UGcdTzy8W57oLtKa9VsLhNzZFQhZLfE2yG45orfng3vv",
-	"0z3aCeE6Epo/c9qqoy/cQ0GCsxrgPWhKZ6bve1aWtg0c0DR0vR/fpbBH5eVZpVsa+EnHt8WBD1q2OnCz",
-	"86k8/wSfFTJa5IKnY5ZGQ51Os0KR2smApiew3s7lTq/Z3GK6/opKyHaq2kG49Uy3V670cdpNvzLne89R",
-	"9ppVdhr2OtX2OhVyy8+P69XQ57bqW93ggiYsRnfSOJrmADZ1HJ9SoywGqQ6ILECLXjE2lagb5cKGqdSq",
-	"XVWTJc+EQXo2RRsSoUHf6hLJbBikGoNpBGMfUK7r9q1Rt86s9HDrKjyGpks6KQ8+fEsn5CVjlV0J539W",
-	"0WkWedby/IAJtZbmuYJbde6CW+3MmHdd9I2cygHXjVJ7fUovx56H7bWie0wIDUMnzjwVGeN8aLrQ4w/6",
-	"Xw6GyT0HNZyZD+7AmDOuOB8LG95ftcDWNTJgQzFhLlhl3oCo+LYJB4wSAgSyxxlNeA7fiWCuMMYO2tx1",
-	"h3Qth/iVBkDY09XjasSRzNJ6SDXQS0DK0FmgUXcpajFLpNdm1zFb6GgJzCDKXJ+AKpkhba/83Jw64C2Q",
-	"CxWgcLB+iLpNDRKEenoVVkCmrIJFcWWHuwjK+AKV5b8MP/bsydoz3X2sxfZoCtTBYnWu6cMIuSjlnwPK",
-	"v0TeyV1F03Ayyy81OcdIv0shSrHL8rwUCb0F24KEGlN8aDTCqEIgg6hEZiHvTZ8EUNMyjCS4gIJjQgt+",
-	"w0c6ENHBSLOFjXT1OQ4MlrM5DHNCQ1ZzWLuL7qF6WLDUBT1zpAavx8uKYbiKuREsXIZqcz+RXtuatsQu",
-	"JZUkFMXi6pKIEcodFl/aKa0+oLxBTvPYy3bIIgEoNvSCUqmZf8I0Cxaw9TRWg1QjckDunLzQmuLRV0pe",
-	"iLiB7NAsJ2iQbyjnmNpQcOPqzevxQlpDTiIzmGxGRFljg6i5GRCO2NTj64QOfIKDxqddrIpUJqUNKYc6",
-	"x66gAjYNdUgA6c0MJgeFro7xNjLMN5Tfge3DMPsK0lki09loBHjGO7J5TKU+x+4+aZPHvQlVzdZFs7ks",
-	"VE3oTZmFo22lqlf0hryayZQlE8r5KkPHwRaCVavtZ7JVJ/NCuLIVbv2yZLW02H+mmIWD2gtZe8vG/Qln",
-	"31Be6th9aKIYEvi/tiXDAVa1IscKVt/jRV6/ktGfQ6/I6q1fYKN9I5eqCAYOviACQDhMcYjbc2/DjAzj",
-	"zowSjR4HSMGdbAw4w7tk0a8Bb3YUpZjcMktgAIwP2RfNrdsaP9PCkxpuHUe8jFv7llu/jDg5HbOVfLp1",
-	"FwYQs80lbHrNgv+ZHNuMcM+z9zz7Put0ouP1YdtToLBjfZqIIZNQ9eHzq9jP2WAsxBWRbJiwNKtkb0ol",
-	"e8iE5mMGjAzd55KlpbXsz3CEZ3aAn1/VXnCOBDAP7ZMm0ZSR7NeSGvLgowhZoqvgTNmq7I6mf9FsZeqa",
-	"XpE+rkhfqgXGIFzzSz641ux7LsBW76N+Qz7GETzutJDCcZGels/stQGxNz+TBUvXTw9N4e7U8EnZRDQ6",
-	"813NZAeukj8ZmwGSYfqR2Cc3Puxi+EWa55yMfdQWqFSzLTSqt6lIsrofuJKKFxjiH12CYRMpRYOciYin",
-	"K1vTtMcDh4KAK9QtAVKkFQ4TK89NebuCddxSJymj/HliWOlW5mPJhv2fTqa/DJPh79+/vHzLzp5e/HbT",
-	"+v7s3aD9o//H8Amc5ttSuHdAj++8sMMtOJyp0d/80zjcnivsi/x/SQkeeGxchpIRtocTzbQQs3TbYsG6",
-	"db4CcFmNX1JdLkzrLdWa7XH1Vu0zCgLXGgDRmq8Ei5gtK8u6nukpb1PSVU+4UM71jsq34kDc0q1fXi1O",
-	"tU2F6kduoeBtCnAedvzlyjJYsD4rtpzBpayKDs7VqSkWnGE3SFH6kKwF1i6t7oxoFM8SVogQisJK9+Bg",
-	"ZT2a1QFPOxbLL7H0YWFNpDPgtFxVu1ENaUdlSszSXcoz6tO955r7rBdL2x96WcaV3ii4NxBTMmVJLiLf",
-	"UCNSBaNYYP7WtfcAR7emy8XbiItUpDQmMZNSR7toAgkeJDFnEir8AUT6NYPP0JTETBHePH8MdIEsXYkb",
-	"CWxwrMNsZEqGNEkiJntcXJuQ7ZimLCHJjGtMflPt3y0MaJ1pEe/boocGFTQbrZizkNCE9ThnaQoOuTyt",
-	"D45J4HIEgFyYQyF8LJNIxCytNcgFyxWrR7BhtDqaVo0efy3MLoQz1iUtv4kePgCJn6YLwNtvkPMZBg2B",
-	"ZOLGWtErhiFaVlTxiBSEi1w8SyQJFrTnJJ0LSyfXlEbUTQplEfVQwfvW43n3G1lZFLEL/sU0iVio9ggn",
-	"GKWSXLGF9TOqzkD8Uk0eQcIUiipY+eCKSSy6sCYJaYUY9GfWVqRxnJcunl+zZGFvlCNeqFs9kwWz6Lu3",
-	"JBRxTBMJ9mhXGimICDvz0SwP6rPynuCNUtR33C8lSqfap2zuzV6ougOhaucN36pCn7lkgIM8WKBSoO5o",
-	"dSqkjAbxAm5dbS9S7Wvz3bcEd0YXiim6qajh363A9pbmi8ZQXu9mwoAqmqb4XjVkIzqLUxJkJCSoeUTE",
-	"oWPloJJQcvr2RzKKYkaq59+ekk7zqe/1+On5y29JHHFGGA9lTclYU6qIA5sA8+6S4BS5Rf1ZJE3dmy6h",
-	"aUqH4wnj6XGPq14Vxftaj7COoT92shj9U18OCFKTDxrkBBiENLG4E/qbSMiMK7nBxkAZEv9IEnaDJ7TH",
-	"q0Gz1TjwA/Lu7TOPBM3Wge/7Afnx9TPAphqyOMYUbZnSxPQWfB14JPgv9T/1ABKg/hsEu2nCRtENC3Wr",
-	"R4ESr5ToA/KWnEKdwzFjqXUo0xBEXlhddaRmMYUqSHXyDHdFiUNIHEki5p6aCLdSbxR6GffwXM7h5fiO",
-	"p9vjH8hMPbMcXpFnehm/DBo9Tuzn4HULGnZGF2fU1iXK5b5f0msbEm2eTUWS0tgjLJZMR9xDfw012UDN",
-	"naZq96c0Drqmcy2mPSKDWXwFRw+qr+OCdEnChtE0Ylwn0GMGAZQq0qOqeUTPVs3DzlirB5qv2/nlA9C0",
-	"wE8JFynLlUc3km0hYA2gyHLnFkqH6d5qsK+fYesrkWWf36hV3dKk53DwRzb4rvTu35uFLz+gQO82xGqt",
-	"3PBjQgcA66taqQUzQx6KeDbhK82ReKJyg2V8NsF4GPVdxRAU+daeIiU3bWEyTNlN+ngor48halKy9OtZ",
-	"Oqo/LQq9epDLxsPC6DNpt/Jn3ele0uMHB96hlxMtvYJguvR387DR8T1FJVtemQwN3T7xjrxHXz9jNJZe",
-	"qP4318XyEyS33o+vn3nNlb1WwKQBW5ZbzhzNcBZy9cj1kh0ceMuX+eAAL/DJcMLI27GYqk+vHbHp7UlZ",
-	"b09Keit4AYuHr1TmNiy3IFOXcNRl3h84LJZ8JoetFD22uYtl/LCVtV/stOoZmQGpZfkGent14UFYYJF1",
-	"WYGUSnXSH7r5daPAzxIgemCMWCHw/6SEzbQU4IsMEjG7HEN8P5pDjTfr0CNtXwmyRz55d3GK5R6qqQjp",
-	"wppHIdMf0InmYxEzMo5kKpJFF1M2pUcgatvDVEWPJOya8RkabzNuhFXWRKoYBGZlapMuSG18piWjHocR",
-	"/IaAsiORKJnIFJwIjtGXqgSCgMYxlFrlIVim1YCrgWRJxGRQ1GEYmNdCQITVmagsiUTokT9YItBebaqO",
-	"jul0yjgLaw3yCuQ1qW3YCcydShLAOYn4ZTeOZBqQqnDso2pENF7IFMW+U3VwWKhzMNVAOBSekoibpCS8",
-	"iCspGk6YEmxpbFqBWb2aqnnoJwC1JJSUhEvf42AtFukxCQYi7ePTgEi1hmMxJxPKF7otGaqFBt6kuoC+",
-	"5ixhilqnLIEJB7oDjwSwp5DwCtsa4AD1Shpp45gEereNkbs6N6cQE1dTIa6suT9Sis9oppRFjwSupFJ4",
-	"uZCUyyik80I3mHRLY5iA4z84djCrOFOKnjm8aqIBvWYJvWR9qPFnv1ccvb0bOHi0XtPU0R8SRaVNoVBG",
-	"OKPobGA8rbn5oEN1ZHjmI1F76aHpDHt/JNV5bOiEYg5lWCNn0+zVHdMQjKTR8ApvmrqNqgerZ8FRbkBm",
-	"rFobtaCKvqn+ehxnom4IJlhXfdBRlaiCm13z1GRGYpaQkA2jCY1lgzy/ocOUULPfE6EYu2ePLBwjuER1",
-	"damGqIKr3WNmBTMiJKM/GKmGYihdMtaYhB7pVc6Z4gayV8HrAqwJwKL9WhcD3JFcgslHjMAfgOIHVoaB",
-	"MjUFyGq9Il3yP//rfwe1Y9Lxmx7p+G1ShZTjHkc9zIOQQLzWZkkKV7um3uuQ4MxodUJpIzNeHmXxHUvP",
-	"HDq9Mz/I3j2DCWyVUZa9dGoM2XcQ/zBn7GpF/MMh8IiyIOwlS3qouKw6Kq71vWl+SIX7+BBZqpp2t3IY",
-	"gsEbqT6Md/n6gt3f9yoZ3at0203PZhM1lbReKRKZSrd59AR/yF2WStdv+C2bgPTU97LkiW5HradDKCrd",
-	"o6fQu05SakGWErAeRGI1Q3hSOoLWUcfHNSiui/56s7X0wWbn0PlgGzBQzVcOD8q+0j5qlXyl5XxleVp6",
-	"bfRXOrmvPG1uP5e285WD3ebibz+XjvOV9k5zOWxtP5eD9Su2Zi5Pnm4/lye33pfDzvZzOdxpLu+9Cgps",
-	"O9xA9M/pobXKb2CrfdDaeAOPnrg3sOQQNQ/dNWl1Pu0UNJSRzY2+LyBKj6QVXnMl0MyvWYyAoo57P9gD",
-	"VGxPXMUrO18oVFJiNA5X98FnWtFxdOAEpaK9ErxKCd4Mza6uLt5Y8Hl99zzLyNjUeeC5sU5d15mh3UBU",
-	"KR4bBHKPSJEodWSwIIH6p+twy+sdNci7B8qaNerxQM1IyaDg+hkssiIo4bGSzSdCpiSAnXL6bvme/bHp",
-	"+7UGyeugCTvWKrBNHuXgOOGhdqY4eEGEi/m2evAdCvBquZbEd5DFe3wHYRwn+GXI5N7KA6rULzVhMlis",
-	"9L+IJO/QsF6GAlv0rKtDM2HDTw2j9JZeWOLPy5zZK+X+JV4U70Pp8OGtFeNXi+IMm8Jf8LC8//wifr+k",
-	"LlezCDGwA8CdpCkW91/p4EJyVzpCJapM6E00UQNsKpFDhxxC2Wc9woin7BKKl3++7pWK6bLqlYppNkft",
-	"QAR1zJRoHSyM4e2WqlkLhdAVqhluod2ujPz+ulY0zBWCKNHF2ocrJcHm0ToETqeoxHoUTh1cVZAenzx1",
-	"hccmSNRbTKPTLJ3GwdOnK2bR7DxZB+qtZ9H21+B6a/jQwgSUfJ9N4AkE8Brtue0DQoaiGUX6sFtgfZF8",
-	"bgmDIR9pzrsXgx+ifwcjgI1ssVIS3ou7G8Rd6xtYK+Ni0AtERyvBrVzQnbCsNw3cSbeJR+lxGV1yqN6d",
-	"RVPplSGxuASXDoSW6wgNKscDQZOQ6K0iVS6cQhQLwhkLwdWAgmKPzzAoiJgdI2Y/Vwl12Nm5XZzPzR8e",
-	"xGJ4lSFHDMcMSP2vHyrjSHVQeSY4OOEVIa7AcVHsQXGEvmSAeJSF4lIpQdQre1Wy5JolfUXzd3yRxmy3",
-	"N2gcizkL+yKJLiMuIal523dtLmjfBRRZ+e4bjS/WhXIk+TR5EskMusMDfCYll8XRdZZ6GqVEX38CsZwS",
-	"NIThmCaXgHuK4Js65bpkjNhwaXlm/IqLOV85y1BMaMT71yyJRlHZDN8rhj7jqey3OmMXparTzPh2Dkvy",
-	"kqZ4BNlQcDGJhtLmtiEmrsXpLqxlRS3IVm29yjVLwghx6mBAGHmRRIMZ7pMaWfEZFC7MPUPCtRCIlrDN",
-	"EKeJGEUx27a50Qy3a//JQwEab3q2KTrc5Iot+olIC4AuUNge/KLwMFuPzKZ64R91D552/dYv2cq4KACd",
-	"rv+k24EsAL1GzrsAEKArN1emAjM2EpYmiz6A8Pal2mcU3z6Vh+ejZnHNshltLXxl9G2LKsm66V7ceuBW",
-	"RyeaALgYcnoIhbYRpsjz90W+thDANJpHnfFwKiK+NVyAbU+qmSGuEFevk+osKg2pGhAZ2cUNCWoN8hYw",
-	"SUyYB/jW5VjMDaw5goFDgKeStURCgExGgq8CAfgJv/HczuizrRWlSV5mBUhKrxC/y4ZJYiRLaa7XNtla",
-	"+XX/Rq1XIfnDIMUXsrQKJYT1MLq/Oup8Qw8gZxRraAwZdTcUbW+XkHpEjsG155f9GU+Vvr+MRLZqUnmA",
-	"GTgEOXQZc0t2y+8q7PVupSHtGd4zlX2WfIZ2xRzCYfjHMpncp85zQOm8jKRqTSh5d/4SzdAJG7LoOkMf",
-	"M9cN4/uqAf4DS1ERNWXIEkrpFZM2H0IkPQ5Z310dnqXa1TyidXUdZPY2pTxUqrimA5LIKRtGIwOdbPX5",
-	"AOlXoK0ILCRjljCvx0GhqwaIDRZYB/eASvakQ8SItFskoTwUEzJYpGqAMhXqfcaHyWKagp7/gqtphjOQ",
-	"/+F9tRYTjO/s8cBQPV0lg5Kx4pfgkUJ3E07RJBtFkkxngzgagouJBLMkNp2pA4s/QZ/qO8Fxj4MoxELD",
-	"Mm0Io0XPqh2TiJOQwfEDnRQGBWNSc46FmA7o8Ar8YVqzJqkQDXKC3L3Hm77D9MF3qE0eOEh7k8BtlskE",
-	"y9dKMf28YNDjJZLB8Vaw1pjLXWADlXvIW4dD67L07RnaJ5fXynznp0WpYSnbfbM0cCs+v8Pwb8uN76ne",
-	"qHSAvQuLaee87Bz6S8tdFr3w1eiHfx0lT7/74effk4v5b+/Onj198fLslxei9ZK+pG/nV+3zq6Pw1ZPh",
-	"mfi68qdKbbc/JqgAbBLbDPnwMswMjWBcRXUB8vUVOd9n6O+hAnetelpkUn8z0c+xAkBHj7Ud8UMFS2fI",
-	"EkaTiLlUgp1kIBNF0uSqUDJMhJR1NLyTPBKs033QID/popwkeAONIfw/VhJjaLm7Fja0Gb/HxYhIMcmw",
-	"faAR+n403BH2eDIcMinrp4KniYjrJ6qf+leBTp+Wx1iIYx5JpqRL8yoXnPW4FfNwkiQUDOEF9WQZ0fJD",
-	"g5wlbBRHl2Odfq8aqR0ieofKZJILtQanagnsy8s2iM7yktvWVkotULLSKX+f/b6OsuG7+lV407z4ySvv",
-	"+BVLxyK8RcfmxVUd41nYvV/93nK3r+hN/eSS7dTjK3pzggTu9vyhQH4KGKRvzt8CZgJuKeRzrbwqDr2x",
-	"boVSMqPOb56wDEVi5FYxr9vT8qvNor1YAE7wiWY4pn5CbtrvPf3+xGz6rxU12IpXeXN28eLN67eqyYTe",
-	"1OmlJiorqFtG0z6tUhpPaRxnOpy5g9rriIlqFIEMFUeHRDWSjiG7D+CzRixJaAwFERtETYvxVMuKXX3B",
-	"q6bXiQiZViWYTOFPQsk3jCaOBnPFFmRCF0q/UsonBPkpmSOgo1GwFLgnRvBDFEeKUgMcdiTJhKbDMSZN",
-	"Fcb4SJJAjkWS9tVfgS5PWEbS0OEahQGEyyk901DJQF4P+9nPQyzYZsiY1bGhIJH6qT+PeCjm/ZAuZKBr",
-	"T8IPUEhyxNJowjAb6XwWM9kFmIrCpDKVczSL4wX5fUZj8PCAdlsFMQxEOlZTmmZKI10rkQteR8Q2WEDA",
-	"wDghRnbOL06uDKZV14EZWi85qQbAMRtDEbKgWCyzhklyBF8U03qstFwSyBlc9y6BCgio5gYTJqXSLo8J",
-	"FzpZLMoqT8JIX7hHpRrQMIzQ+9tXukRD/dZXv3WJkvaDGo56IECx1wcL0dxgVEsdZBJ+4BFKJpGEo+MU",
-	"gGwDYIVulPEmbKZmeXL2Qn0C8Us0o67DeGHkOheyyoVqVbN8y1oJOMD6OQU3JXEzME3+KMnxYNitAYsF",
-	"v5QkFbBW+ttE0bpuRuyQVVpTi62MhQKD5v+DRY7PN8iJYbpoFIHFc8QGNQN9GxImRQy1La1xqSBG4K6O",
-	"ZtLA1XT8ttOhBjLBxllFLkid0x0hIAfA3sA38ACZBFr30BBNR6XJsMuNvIohEdIjw1kS18iUStlACJzr",
-	"aMjIKGJxCHqmTlwF85Ha0JNLABq4ZMI0wt+TGazfNBE3CyPtqNWDYAB1EMF4RmDD6pDEweZkxBR5gmgF",
-	"uy9cJBOqbvZglmJEgrkQE5pc4bmg0CHETetkU50XSUxGpCFCTtov7uWUUX0Ws5zQCSPXkYxSkZDqizPy",
-	"X85MawY+WrUy44cl1ZV3x2JmqtTIrLuMaAI5+0gQkoV8JK/wrpOPPf6xXq/D/6kGHd8nHwvUDjcUTRQB",
-	"cZuZ8O0CcYQ0yylNJFNUCFaKEzqQIp6lYP6r5Xp5LVQHDhOBoG4oZ1voF0wD/JKIhDg0NN/beY6CZjHi",
-	"cOVLWA5hinbLsq7M9PJEeSj4KLqcoUwbkCo8HFN1Q2yAvrD80/bYVj1uR7r0K00YRJ6gk2qe/OvuD3DA",
-	"IFcTIySREY3wHYha0LSYDq/EaATvrRHOP6fgRG7XHAuJHItpzkAyTaJhxC//QUejr6/aN0e/t2KERby8",
-	"7au4UywpvM7ZPDPNiOTy8fZxGLAa1oJxx+UrJIaUIK0smOuwGrb5zUX41He60q20f2/Vj67+Nf+xOXn6",
-	"78G5T385HP58CWa0oqCj5NIsplgJC0ojzlZOSwR6Up+8imJ6r6DZh1y0gXqO/FTnk68UAmorRv30+5Ev",
-	"X7am/zq6vujc/NIcvj4c/ETXjNrYKYGKqoN68LSV1RN8oa2B9rt2Y7RAow62Zf3ukm69GrueFjwPZda6",
-	"/LaSqo6b1HQfQjiGjGdj1YXMwXdRtN09Y9OE6ZJvG1Qzt+knr/Iy4lebXoE2n7zK2xmXGPKwrrVuhRqj",
-	"sXfVXxqTzHq10bTX6P35Ps7ZBIXn7fvJXlnqa4upuP1kc7pfK6k2D97CWKrfvJXNVL+bN502txouv3qm",
-	"WdLW5lP9tT/Tiqrb386Ymq3sSpvqJ++DoUI/sEVZnUZ1z12dd6iZ63YGDVO7t64/UkcT5pdr4NjFfOtV",
-	"cqJNxavQadS3sZ6QRmNYbcHUaz7yAcJG1dZa0loQfiqbbMRmQ8BCHE2XDMT590Ee1BS3MqY8jCHnq2hB",
-	"xlDT+zIgq94ftv34JaPh3ny8Nx9vMB/DRXlQ1uOiwdcWf1826jbICRaMAoOcZDEbppJ89RWaZMDC99VX",
-	"qpFWuns8yM3TEAONoqSRijFkB3OCIqm19GqAnw/ISGiKNFhYc9FglhIITZY1r8ezgbhWahwJdgthVGhR",
-	"Rp3b1LmwNsImWDveKnLjmI2rq23FoKWArfSxOkrDmUzFhCV9UMYRWjgFU4b5hUQhWogVJSKSpWkMAdRg",
-	"K37DCSWBzvbJDCc2JMiBsq0Raugk6lQAJxCp6UM5Qwm799VXXYdSg3lJU9zAaaVtrlgBBfpxKK8aoJc9",
-	"GESaFOfniiAmqpX6CJhFIdNLJADsPWUJdOyYsJYH7xbqACNUy/c1bpgShqTZd8BlprEUOoo5W0RtE8cF",
-	"dHrW8WF4aF33BL4qNdQ3zueRhJeOiRQ4bWoyjtR3jUu7GoDdV8zShnZMNxRlilmqdgwqyXNWF2Cdgpel",
-	"R4KIX4toyBr6UR+URRbqN1T3cjawt1ICmjjAQwxpHBc3BaMszR7i8maHSC9vXzPy7BDl1l2tbnG1pOk/",
-	"jBI2TOPFMYihatPUCEsPnQXQ01ZhX++EPfU0ThgNF4SmiA8Y4N3HsjoyhVJ49hb6YOo9Ne9q3Okh5XAA",
-	"GdEhNiQV+lAhVkKqW3bJMiBtQKozOQOzrKQjRWdIdMlFAu4aYqybcJtllwRaqzZohoFnIPLU7hp/hkPv",
-	"cgfIuHhiwS8N2t8VWzySrlG+QCqUACbEFQvJbKplMLytcYy5sHr3BI8Xy/4U11einSS38pAseR8IlcZ+",
-	"rO0KYpYy68kbiHABtXpCZB2xGjqMQw1LkiolrZub7OBCmp5ZDzKnmHdS8wi7GbJpigSa9njxXBMahqUk",
-	"a0fjtCHf6vC567/aTm0PoTUHK9kTysVagrKq18aKrjJa6hwR1yVS+tbd3ALdddM1Up+cvUAGqTgWMMpl",
-	"Hnl7Y7Q2MAO7W7YvY92mhabkNLNvLXMEnH/H99dYoNVXPscAvZWF1NniSrcyU1S2c9hsVlaDTmxtBVTj",
-	"v1eTsXOF8ubZbxyZSV15SgpiiDkJrmnW5IVqO+I2q1esXLSmNJEd6Kfious0TkZDeLHZ8g9dmy2cNdcN",
-	"63TWIBfOXTO3XhouKNXFrqLQWcNDaA9tKiznzebdwPpK2aJqnPOiURz7XzaLv3WYSNURTWp/0jq7qb1r",
-	"z/b61cYwk5DoeUNow2dYw/EerDaG53bY09sSgkKxat/3FvC9BfzeLeB7Y/ZaYzbQ06qMLnl9Nq3tjdnp",
-	"HRivywSrjbbrGOWkctN1+3ama8RnByFjKwvTsmHJs0J4g5wDWDuTFvU8I+z/P3vvutw0su4P30pvT72F",
-	"vUp2bMc5OUX9K0CAQIBMEoaBpXmtttS2ReSWUUtxPGyq1l28d7BuYX/f752sK/lXP09362DZsXOAgWF/",
-	"2GtwpFYfn1M/z++XcI9FACHIBYJDQERGE4bmXC1FQuZg51Kswxr6nw6CgPSpe4G+xDuN5o0v9PI8rLJ5",
-	"JDKItJhUXFE6M4p7zNvXtRTAcQh0tAZX0eaayDVgg5gkXL9U0/xSkMCC/As+miuM5IlWI+YlLobqJ1E4",
-	"CSOoj6sqIDmbuxht0HjzIxoMCJ3SGSY6/cmiEJHtMf8QUfGl665vBRCQUpi/YwcxdAPdCwc2p9z49Pnn",
-	"VMBiRPmQmZANqTraKxEX/mTCPKhEi3Xa1AMhZ5yKkBuqMLgRUFWBJoNRdQCR9XW4BWY6u5LGmzBgLw8E",
-	"8XwxSWJmpXsBn0JAy8yDqqWGHpBTs/L49DqfTtCZUEwN0tlVCJX6wBtxQJgCthSMEQeEr3zBqXUhICQP",
-	"V0816VjESTLaCEgUeBj3MBHJAtYxqTZ6cRj2AtlNB8JKinYUvrSuU5w/R4tdYVwfk7+q90JEsjOff2Hu",
-	"CGULLjVTs9q3a7ybQpSm/7f+6+geqzxFxGZWZ1m6szMWmy2dd5tfpalkYxrIpWYeySkWFdJukMOrCYTF",
-	"jLDDb4KTvapHDoFOzPVUQXH4S94hfx8mkUHXGlFB+oxxIhIxYXB2HVJ11J975ldVKlxGJge0JHIrmIfN",
-	"9zrye2fyjJuQCGZ1FsRx1vk/Vcf2dull2Mpt3HtdX1iJdFP5XgMcZ6918ulDmx1feEfT58mOf7UO9I5s",
-	"9l4deBBaJwaAKTWynksxb4SwkW1Z3TGlij+8mlIn51OtzLPwqRyB8t7uQv7kIkKonMhdzUQgdUsv31Qz",
-	"B+Pko+eZQmOa11Mf8wS1oRY62hTYLxthqXpELrLi6uvpKvSv3dlSAJno8O5tZnusXyq6t6Wb6bLXajZb",
-	"CjULxrBs1aplckv25nartHiNOgvXCFY2s0rQ92DW04+Xrlnnr7Rm7ZuuWYkA+JLOU379nuZsn7mxmZe+",
-	"9vJBQ5nhr7popystFra21vogGu7i9THzdNP1UXZlIem03ESt9meEaouwtm+sVLRav5/VAjVcbobPDSq3",
-	"WqnJdtMV09N90wVbW6cuDgaqPQuaU2XGqt7l6dnk3gWvKw7VNP3Mi/1ho4LyaNwgJChfu1E8UL54po3l",
-	"lZEE5FtrownIl75m+FB+795ih9cEDvFkp7EfANtcNW64MFz4bSJ15V5QxapMw8iD46i16HXhO51Sshif",
-	"oNW+WRAPwUzvJoR3lrlSU3kLNp8P22G4x/fYeBLGwHgI7ajQDxVZ3kMnhe9F/FbZAuUeSbj/KWE2V4Vt",
-	"c3HALlxouiH3MJfGRJSweE5q+0wixB5xvAT9MNbLdNixeTWOGI01/75SvXp71hrkgEOCq5mTMZ0RDVSd",
-	"fqtLOPOzzz0QSBxpcwCVxtQ4KCa9ZDSAW34MUUDrGBWEQJscPBQZpjaafG8a+XHMOFFFfh6NaZ/KbqSD",
-	"sbCWVmFajZh7QaKEp+nEfGaKMlVrsIC/mY2EvKyADxN5LFKIVcWQFkk4sG/yMGZerWvzVmNZzAkGlEaJ",
-	"kL/DIVWTj5itObekgo8gU4Y4UMUTX3FFyR/7YyZiOp7oQIsvyJBxJo+0V7N5u0GcnJ+1uBPzoSpdT4gs",
-	"sBbhbEjhiTAi0wiSOmYTVtvHnq0TxaqO5eTHI8pJq/n/tto1m282iBO6YFR6PfmaboGTo7M3ZHe72SJy",
-	"tCSz+bMEH6qs0jwLez8cDASLLaJ4LQlB/liPxgzhRiPshGoDNmTatS2CgkbofPFBEicRq9m801B5Ol6a",
-	"CAVbMBx0YTUnzCIT6nkBs0jAxiEXnxLG/pxZOo7ImBQibhIB7WlEfR5HDF6aTWhgEerNGLeI+JTQiFlE",
-	"jMKJP5hZ0v7rgdCwyDAMhwHrTQI6s8iY8kS+ByfHsflWpoc9nYnnz286Eg5IS9qK7a0t6Bt1YxYJx+bb",
-	"DeIE/iWDS/v0tX4YBoxKIbHTIJ12mzgJF8lkAlxOPe0UOF3iGG7X33//XVdImyfVcjlvz544FnEO355C",
-	"spzz2+snzj4xFE9yY8lHavJQHqQJAuoY8rCXyRpwaohFsCydKZcQFUYmramBBbAmu02Xie/D/Ukhiw0q",
-	"jAuJbHlJDKqgBr3B8l2s+MzmVGSjilK8pLmzvJApVc3l3aVl9JAhmpfE5pMqM6KepoAEIM7EyJ8s+rID",
-	"L6s3j7xUUMQhguhmneRit/IVvnPrhUWLXQIoYsVMVIS9T/lhsiXyViYvryBVbO5k5jMPW5E53IWPqYtZ",
-	"VVuo/q7R9pUrpR+yOYYCjOKDohIfrrb0F0yFiC8glxcEj5NmnGgQCcvm6nahS0q6za4mcBthleEEmEJ5",
-	"LFsvWhcu5Rp/xOZQC9kgB+p2qHxWVU6qNrHS8hJWV0gP6s5HL3eXOBMWSeGu0DAG/hUk3NKZyZ0sLmjO",
-	"noUTsQ9zIAWDz4e9fIPp76pphDWMZvl2GuQEX+vKtuRG7o1oMOjRKZ0BYVNPKqtqThv9//8f1s1sAOGb",
-	"0yBP5Re6xFE00JyM6ccwkvaVgbCAj9lcC7E7vgJDAjhrToLZXP8hd0MmH2/JX8sNNvnnPatwz5GbtQeC",
-	"+J7NfU4UHIrHYuoHoqEiH06t9NqNVDutzZrcuaVCnlQ77XZt/m6OVLeazdrqN3T3feOkm87cOF1zIfWN",
-	"rp325Pee6DUu3DappD44TKOMXQ7dMYgi+TspiJ0tvZFaKFXy0AlP4dVFmiAbfEKXZskN1xl6tzfHTygJ",
-	"4M0FI5fk+N3tbZgczb3ehfHwcS46mwUbUJUFIF4HyBwF5fEmL0TVhCBIFeCyDDIo+Lnsy5JZ/XoZmZkR",
-	"KpqhfEhY/TgXchY96RBVuqBi54LGi/I102hvp7liaDc+6Fyo7dH+BOEMGnGfDxWhOSIkLI6cWBUvdEUB",
-	"dmPox6Okn8NCTf+jH4T9jTH1+YZ8cwN1S2Ps/UInfv2CzeqZRVQEPgdzQiZi2hkUpiBBk7CmLjmLYzkS",
-	"UlU57aImLfBJECLyDmdTeFG5zFieRb3AR7qgDIqEFE+qjQwS0AAkOvdoHEplrrqNVTlxOEHRCElGMUEo",
-	"2U692Tpvan4ZiOkDvU0P4kBlzwDyv7UAK+TUmJIG/jUTSKi2m/9P7S95Em5/E5NebTLuqcB22WXL3R8s",
-	"uEa54SUXWsSHaBDPU30apKmCjU/n3I30eqgMKCYz8XqYuK50yBS6ys7WAklUmA+IL2Qs/jjbzZ0tZCAN",
-	"A88iYRJDqDB/BLebdY/OSkbQIK8zqtUo+ewt12JfIrsiilcqvyIFJJk17qtQ6y2+rTrTUbvcNbE+hmEk",
-	"TaY5D6m2YBnJiHpEjQnDebxsUsDe+HnP9fOe617uufZWe+txyAeB78a3v+dqrzo+dVuAF08/6A2ZSq1f",
-	"cBnwvd6VlXln3+RaTOOUeyzwL1nkM7HxWf33DKlWBVNZ72vRwDwxbSzhgfk1YYmyT/U3UzKSkLvMuDHS",
-	"EpUayEuUwxPHbDzJ4EiiI6tGg6gG1OaKUybCjGqpTPzYeM8eMzEVUVuFdWw1bpFTmDHFVqCnYR6Kpb2m",
-	"M/hJzlXBJoL583KUZxQ2UxKVcp3rWUPUe/zHHJVDlt/RqngKzrE3VgSfsJ21VaHH1OuDL19JJiKOGB1j",
-	"QCwz6J62R7ea2u9injG/gFK0lGoj3xkNpt9TtBd4R6qI5ktZM4AivNmeN2uRehOnIEOdmbmHWtyNOdva",
-	"qqQbr9KtjMWw1xxsunt0h7Vb3m6nvz3YY1u05ba9zX6HbQ22mzehvtCb6TrSC32WLIKb5iezxd+QqAxA",
-	"XmhBrv64BBVzw9n4rP/zyPuCqidgMSsjIxuHmnbMsDOacIGZvyAcpk4l3BT7AFIG6XZ+fIfkVE+go2Xk",
-	"VNdheeFQfp73v+N5x7X/8UlprHKe2Ry3alVBqmf4nlYy8BpltPrXHsR1w/oG1zFny2nUUGPHdVrNO6Ek",
-	"Q8NmjoOskpN3Bt2902qSZ4j3ZvjJlMmkCcqwwbtjfN05b7W+LnfYqqxhPwXp39FwGoXTv4MYXc+fPzTG",
-	"FPrzNHZHJRw9qizaSaLAsYjmbCXVOVJWBdxtESfTAiaCKbnjNAjKRB0hEVKc21w5XSSNWJBqyBnpM7xJ",
-	"Ul4toQpvaxxCfg/jnkjNOvVYlxhXFEGB2ldXls1ZIJgKytT2CfQHOhFGQxYLMh3NiB9DCNrQ01Qj5oaX",
-	"gPOI6bPSF9Wl3c5//vXvDfWAU2vY/K5iDW9BoN4ljylOfoHKlCNbhfIgjErKEVjeXBrjIO7nCt10cX48",
-	"3vyAviXt599Hq1rZkq2f6vUn4+ZKahlVy9+KdHN5TGMjVYDyM6VeUfbYPRBZlalSHbN59BbhbMpEjDmc",
-	"FmS1A58ejQmFDHyLMOqOUKeBKre5UaRSq+Izeg9oSMOqFFNdwkPlZVgE0iQxYbBmER1iNrF8zCFtkZf+",
-	"I8BiUeRd2Gg/9GYr+XKAleG4SSTCSCehw3WIU6ZJj30R58Oscl7nrKSi0xnMspOq87dx4FK8+fIxoAKs",
-	"WBVOx6zS1eHjGwZ/MalSHqnregNL7CsGfTC6FvUoE0dfV/bLNwF8Cjp0jRH5GBajssKT6sL7jzvgEIoj",
-	"f65smmw1m5A1C0CQKjVizhD454o3JgXD4KvcmFgrdGdrrjut9jXdKetAu9nJdQAss4U3NvnJuOmNTeu2",
-	"Nzb5bqRl3WYYJXc2W9Tt7DXZFt3b2ezsbG3tbbU8t+/tbA1ag/4ObcJ+HDO0EaE7KF2wK7e40JHCZ5n1",
-	"9EZL4nCQOeA/zae/YXTigJcodLid+BmgSAMUqxtRyitfP8GhGBBZluAAjqaVJjVgGAT1sjLEMosqp1UQ",
-	"4XOXEQf+xyFVyJmFn7JPY5WSEp77mkyTRoxcsIkx7GqKfMLsFrixIp7vqco8kIkW8bkbJBBbieF5P7a5",
-	"DmOMfEDMR4+2Qc5Qw5IqhDaknHZqmVIimFPA1FM1x6NwSsaUz8iURUxfS9/wygwNO5wMqAtTgOG5Uk2n",
-	"PDUDOlZm5908YhImMR0WUY+hc5QT/CPpsyHNRRqg9wV9tWsymtdWJGpgq8VQ7iLz5HzKgku9kGUhFP1S",
-	"q/3lxsNZphKf6w2VMXize+unbvwZWlgvVQKSqCB6S1Mdq8K4f9sYA1Zf1DH+eE9K8gCz++ATVnoTicgL",
-	"3GUN8jSMSLsDVM5S5ZRGQ52aUqtGyykqIJvHUyzrpVIxCCutfku/myHFZ5d+mMgvM4uIUCGiqjRCl3Ii",
-	"pn6sgiDA2g2E4VC+yNkdZhHCxCt5eIbTf3tnGBot1sioH7+fOHilW5mOBHN77Q9xa/xh88XV6+bFbv/T",
-	"3rvO7Hf3t8sderw1Od0W583ksDV41h4dbYYPKwuj6OnIdvMx879IXB1Xf/XournkymzvqhiFU56eqdpP",
-	"Bfl3zBGCo14SQ3+g02T+tooOQ0336gQSAXIh9fucNBrmGJakNCUnABWknMYuGVOP1ZMJYB1pr1G++kDY",
-	"XIzoRNFk+Z4gSCvnAC2WCqM5QChlgR5kHgn8C1bQlw3yDiiOAAghid1wzAxTVzbOcHc67pyJ+C7vrjW4",
-	"VzbQq+Zc4aqlV9fZOCSAS+gI5Ppy+nzlAvC78LzMkBb7Xpmg9V0k1uempyylHhX4j5xRD4hcP9Pqf/qY",
-	"t03Hh40Ep+uH17RiA+HQNj4rK17l4a+nYU/0u0sU7Anoy3xd9Rl8e87QISMWMYQXdPCR+pn2DDVvL/EF",
-	"uWSRP/Az1BzAoaEBXVSj2rY2UHwkDgMWUe4yFUuF/DFK+hSIJBSoXuqLZjlBsby5QAXbIIcY0g0HhPKZ",
-	"HtXByRHR0E5UNuO6bBIzr0Gk1kSS8C5pkVf+IwXFA82Q/yaHgwFz4zkgnqVkr/9N3uSpXruqGtOUcSPz",
-	"CpTh4etkzGIq1dG+oaAtYXMlZxk2WKK7gPFrDWQM2JlIK4vnpoHgNEu4ZnNEtEDVkP+QRvwq7X/mwQdi",
-	"pWHsIyOoir0rZlzTZ1xQ+AkxrPR85zlYLPOTQu3WClf2fo4r6EEexsIwvmzkCH9q8DGbv1KDUAR/JDPX",
-	"er0EXDBY0PscRa+lIb6yv0oTkQWDWtfmedZoS7FIl7BEZ2BIhbRpkXrQHyO5dJZy02mQA66MZHn6bG7A",
-	"CDVcgGFMRr0szVy5w6OZZsRhnmoAwTcV1uokRcvrAuiu0ugMYUJ5PEfrI7umz2i72cygcDnmtoWHMcHK",
-	"Wv0sPor8ux7S1ZwmARPdlIDa1yzEHolHUZgMR+nfMk6Z9NknNB5lylyzTFGZV20Of8q8W52HU7A03p5c",
-	"MIuYwcwjQCkgi8I2sTmywGYPJc4wMGYXGoHwma7cDkRoqqXKGOnlU45ab0jb9T2k2NYxwA8sChWBjUZ+",
-	"ALg+2XqVkjjyATwVOyViPwhy7NdyZmsNciBFLGdTGpCq0/eDwOfDnmZmcrKbvOfO3IA5tQycjcGpg+WY",
-	"0JmALZVTPDbPnEzIuSEHRuIgr5NhuM0IoKqWNEZJhBHhdIwfA6BHo4EskvALLreGPmiWhstQUBm1/KZN",
-	"ePolJ0s2JYetg5wZkqiU9BbRwvxYCgYphDIkWZEWSnmaLiWyUQzJ6dDosEbU7afUBGkjUAKOP3qapqia",
-	"F2byGEk9qQBYRDdFdytqcqXIpTx6ZQDlFj5k8zlTgKQq3Rc55JZUw1cNSGxNfmiuiTxzMGaxKZy99Hmd",
-	"mOaGnCPDuMHmTEFAeVg0OQSLAZtP49epxkAiaWJkXF4FitcgnWanSxxlTqX4qFLaAtIbyEgj+QyGnaYN",
-	"k+cmzghYVS8JUhNxJ0scfOyW8rVu5dprSVT0hQsk9KS62JDJc8wod7bb2tlp7+y12s2mZfznsP+RuXEG",
-	"hSkOYxoYwLnCq63dPBBTIrwsCp3mTP4Y5iiT0Y+uuKInVVCPth613c0nHbb1dHu483zX33vRrGCyke5V",
-	"NhZe6bSl15zRvcvwqIo6OYeK98WqjBHDTM2hXEU1AZXibEJCpLK38gxHX9SA2GUM0E6bgxTa6df2+PVu",
-	"dC4qVkVrch00MF8yPpFKDVu4jIqsRnMxZjeDkkzVgnG1cOE3m1vNzrKFNxhgeRFWAj2Ii45LOuptygnI",
-	"YFu1rvYunn5qnuenFjzfdEJ9dRgqE3++gfGvnf6HXTc/z5sn0aOdUfpUk77fSn6bttea59xUrRP9wsMN",
-	"jsX91G4Y82QeCAzMSRQ+xoabL+dQUcxKN9NUBj5LCS+FBpJajlWD+gtPw9WfuabKAZ3BaqCZV9iL2oAF",
-	"jV9w6sq7qNuZ6yBUS+njq90CrTeU4TnX0cWQeAcLcfXLkNLS/mX+eu2cZA2O4te1pE4RozWIsRsxz4+V",
-	"z13eiVzDmZmShmBGGErjqSj0dETaiNT5KVs3eniA93rFgCH62tonB9Zz3FkWUYsMsfPivvvmV3JfKdD3",
-	"rYJ2GI0y9lkp1pTcDnOho0uFuVQI1y2I0ulgngny5IN0fWX7jOlVvT+LpaRrNTu7WzvbViWiUyM7S+N6",
-	"2WjeWiBPGhxUbHym3iWLYl+w6Mj7sjFm477ab6UFJAd8RvAZfeVk2mqU11DoP79SLd9GDeRT8RXQMgia",
-	"Vum9Rqveap43d7tbW/peQxlfYxr5tGB/RaH8QAXgUqEkIfsBhTq7IP+htd3dbBY+ETBW/gHKaTCTZ+yP",
-	"leULzt11WeHnIM1gln9eRfwNb/Pl/iA0PZAQr9SHTgsrvJEFu/4HyAHPH4DXyZhFvpvBPq6m0q1GfM/U",
-	"O00oWBSq3CkrAitFuzV7RuUY4ez7PN7uSH/M5/44GVe6LWNBK86cypfF9xPF+/KQBzNIDobfhxHlsSAO",
-	"/Mup4eWEzy/BFJqwSIScfAx9LgyDOVzDS3tGhXJobHMQQw1yGkKcUTVmEQc+Cf+BYkj+p4p7laZIH3he",
-	"QYTfBrB9deG4nmh8DIJ5NbejdRN9c//aYM0Rr6YIfuqBUj2wCoTr2vCtf7877CMQSoRqi7A/I7jffxB1",
-	"s5LFrMJwouQq+/vUTu9GNCaOnjzicz92IHhtqVg0Ix4Vo35II2QjQtopN/Dh+ksllPkcLvbU1ujiPSmE",
-	"mn2Ose90HkyCqmIMAJKzKQeeIFNDjTcYJclm+gZvGvkxQzQVzZ1n+AxojEVRSF/kwn7OsURZxAkY9Xpy",
-	"W4J2DIJwyrxeGPlDnwu4FEgrZ0Mej4Szr25NBJBAKQwLhOua0kijyzgnB+ePn5vbLb1dslkQeCV4qDiD",
-	"kPUHQxN4swG5gbk7MjfwN3Bh4LJ0hU90bW6uRwyb18BngSe6RO40i3jhGMrSMjD3ctfkfgCaJIs48o05",
-	"BjmbGwq5ZjNLIWelzDqFxvXlBMR28G6iQYBysaspTCwCLFAWJEPk+aIsUqSKsuTq5npbxmvIE7kpSx62",
-	"eQldIWx7zaeSSWWX7+OcZb4xki/B7IjEHREKyZjhJJsEjt8tbkHTRp/FU8Y4acHabm5vNUs2JGE8hhon",
-	"+ZbN+4zoP6jPEp2DXvZ1s9XNRwVwlxrMahJGNu9H4VSwqKc+7eyTTrO1D1xIwNinDzeSdxJp0OgqCDJ3",
-	"KtVFoWBIJsdkr9GASpNbSsxPNOzULdWtqILy8ydVhp4h6o5Zdoakpirsi0q33cz9qMSp2hUV+bfigla6",
-	"m02rghsEVE7hK0bAH7hjRk6icHWjV83H17B6EdW80q1Ece/sxdbgvbc1urh8xT9eHf3mnl/2XySDYXiy",
-	"8+Rg7+rp+18PXhy9P3ArplADmjD6C2znLWvdtdDI6mMqLuQAZVf+869/qy8t4P2TKjy3YnQyicJLAFun",
-	"SRxW7nCNlzgCbVMWs2QfFBRLWhAThUEwxksgdAB7UiVKmz4MvEwHoBymY1XMua50K4UTXbLdUmKazNwg",
-	"e2jmb4HPL3pu6DHDFTKhszCJe8q6yLDPiCAZqhHWJ1FYH43CCf2UTeelrpS/C2tpslO2Rvg9dxy86zwj",
-	"kzWhrzw0T1E1Y3WMWPSzJuZnQu86eFRIhpe1c7PBuB/EJ1rxnsE4CEuRqFI3AsBMBmBGoP9Q97nJHa0a",
-	"Z6SnfnIIiuJaVyfdxYhIyD0wO2PLJEcZRgg/IhGjns+ZEJjIJix944gPSUkn0PJWIqFB3il7hiJUlOmT",
-	"D4Wenh8xNxakutls1yCTLR35RhAOfe5g+A7Gp+pPs3mxDwR5fHb6FLkmLTId+argxqVBIE1HyBIXxPm9",
-	"Lp+rw4YsjdM90d89oUO24JJl+YHIt/DFqmw2VyCeOVWTcJMTfs6u4pucV+xg4czmT2Nue2XOXvpb6dG7",
-	"5rxVJji5X/8cbVAhWCw2PsP/fll6rGQnVa7owA+k3y7NdM9Drxx3X3SpWfVha8LWl38aK6f1/1w+VI4Z",
-	"ppWrtDGVwsnZ1Ob9xA8g72DAYneEAKshd9k+hqTHdAaX+BT+hmcbmM0wVxCHbABRjwb11yFn9Vc0dkfL",
-	"N/iBnIHrkNgcOpk0PgoEkJX/7QrpsFM+U+EKcNF8QTrNzqK4i/rO4oCLrocC53clwLOjgRwlDHIVMLOY",
-	"XcUbrhA547zSjcIw/lyvR1L2Jaz7S5PueNtsv15PjdfuL7vtraY32K/XfX7R/aXltXc2N/fr9THQrP2y",
-	"tbPd3Kb79Xrgc9b9xdv1GOvs1+v9YfeXwfZgdyD/BukT3V9ag+0B63+x+X/+9W9YmCUzgF3+SC8prka+",
-	"5xsbsOVMbMls7y6ZBNKPfkEv6Rm8aBEeEo8B7xZ3fSYaNrcrCaAIRr4b25V9m1cHCXeRBL5GPtuckEsa",
-	"kZODZ4e9s6MPh+QhaTf35c/Q8y+1am3/mgGUWozyFBVswcdyW9cfhzyOwuA6YxAe1s9+sSqH5/RajjZ4",
-	"BvqzWcbs8DqMyTj0oCbl23VtTdtxdYn9QBAcreIGnQWMiBHL1SNfI8o5gtZfkzdRkLKgsxcK17OYRrEA",
-	"OaYNF2CH93mXUALvGgOhD8T6uohXhVJIfyYtnFEYxfXAv2QekKAr2wbtBWXZKDDCzWZbZ1Bj8yCtq44y",
-	"LlScELLfQo4JyY+Pj0gimGiQN9xlNjfxWHxW9wSAqyFLf5FxRarO8zievOHBDPKT6Zid+TF7eEyv4N9y",
-	"JZljc7iFdB4dnB323p4eO1Kogje/T3YU2pRcw2EoLZ+chbRczB/DUhREpDJJCiDjIY99njBE+M7OVOFk",
-	"HIcpB+T8Kc9MsI5zI2ACJpyupwkqZyyua1eh7GsL1p30fa4Qt5jeXHO7KJNpvl63vtzYSFt6dM/8ISe+",
-	"yfW/gd21/LCuYHQFareAyeVP5iyu9Q2uIByq/PLya5JD7uVMeVIFxFtpoMsjELHL8AIrLzziBoxG+DQu",
-	"M5peUgLlvAJluUlT3+bQ1L6JqFKsG1DAMqYiSVcoVTvNzdp1B0oOaNUY6lV9Op3WZRfrSRQw7oYqdTQT",
-	"JXRFNOjF6CRXPu39FrePr053x+/dDn852RHvvObg+cdN+oFtJ4/81cOb2NOnKJ9vkEgMNsgoHgd56wMN",
-	"2v/yQhdSaOUDaNbaaN668hcSUD58aFcYtyvqr/g3Rr3sv8cspuBrChY/tCtJPKjv5t+I/ThQVxrvwwSK",
-	"GJUslsv5v/9jzCB8fCPzvPql+M1+6M0KPW4t+oBuopV/YWKej7JaTG3hEQW8CeY11OuT0rfxH5SMIjZ4",
-	"aGcOjZ4ALRAgA1s1RXNDKzS8kRma6nhmddaz2M7MHBTE/zKR/BhP6LwyvIGAXcXZfn7+6lj72SvF7HIv",
-	"tNZ94Vs65tdWwsvNIo+ESij9Edx2Ng43+slssfY4ZZMQbcnOXqPZJG/PnphMeDUPKhCWTIhszmT847U6",
-	"ljkuLJy0ebaK9FlIzp68zOCcQYMXbFazFBJoJutfG2qGuPyB0GGyBhbcObBiyQSLR52Mhsp1tGHzJwyW",
-	"AEY1Dj2GsfWqM6YXjEQJd2r7hAWCTUcsYuCKl9LfjcNHyew6jz/lg4eyPKClj3Slrypahv6JUTiBMQ1T",
-	"/HPUyhlI9mwl1TUufxnfZmYaHgiV0sBiaf4buy6ZLPy6fN/UKiz9/B+3zaZWlUzqDkeVMaVXYOr3vd1m",
-	"rqqj08rp8kkkVyxWxAP5JkvSUoqpKGVfLHmNJwFG65UUnm/G9HCFj+bMin+aV61890u69odpS9VQLQga",
-	"YFWNNATlSf/26DBr3vJ8o5uXvGp4lJgyHXN0s1qBjcPbO/9SVmsFsvS2IiM8Ln02NXwKyi1DygsUQYBx",
-	"kMdC0A5eTjqxGF14mxdErWUq/PPCP+SusfKSyV2K2LNMRedPMXuHYlYgO8A0X/j2iA3CKL8bDIwDxRnO",
-	"lamasl6Ve5wr38Xf1NbR7ANWBffJ20mh5A74JDF1bcCiiAZqQQ2mBM5b+ecXVxUXKorl7Nb1b/XNAd3r",
-	"uC3W7jd3KpmuVg48So7DSxZQlxXv/PN6Je1D2WYwk4djKZxN5Jwh/SWTHnK88F+gZvReKI7z2o1Z7IpV",
-	"PMOrfNPMV9nn4CpDGY1Fi+36xguKMHMc9UcLQ15NAWbmvijBf2rC9TVhTgGRS1/4MbDD3IMq9Ic8mSz2",
-	"XF7RC4A9ym9yg1JhDpyTE6/mxl7d/6H3k5E24NbYHG8m66DJAPym1MeRf3HIai5OBrFL9e2B0tKKOOB1",
-	"WBSEMxZ3STjB4pr0j29Pj+ddHmzpLvUwzv9PNXwP3s46Kgpy6cDdaTf30nQ4+cvOMi1V0A5zoty0u5Jn",
-	"lP3sDXyionDPdi7tSu4zq/o3cDp/+je3kuo6kHL/Ps7lBhaiLfFv5AOZ7BBE56pC3ikcKFErEgLCzR8P",
-	"iXP26vzEXP7Jo+9z4qUCsQs0CjZPhSEUeAjicxHLbRQO5Nc8ADjsNDsKQspLXEMDKD/FZK+glxijUuJf",
-	"frxcmF6+wmKk9XOh8uHZzteIti7dKDntQv2gH15l9gheft3PxZrHLuu+EAmI5oW3a2aXhb7nbjSmLAjq",
-	"AEm2IdWo79XdkA/8ocpzXrgN30wYP3pCHiP4FfF8AbwvMxMazkwDdopUnc99KlgviYIvpgfI9tjBDUpJ",
-	"xGign/cF0X1BmTW3ad74nvtEf/nWcAU6PRcTvA1HKXIEdDc2gtClwSgUcXe3udtM59Ck9UrzO6D+WPRE",
-	"MkFRK9fcB4JCkfQrVoUmUoazK7kwPo1N2an6354GL9U615LbwmVY5+CxnjuiQcD4kPXGLB6FXuFTZ+2t",
-	"bfms7+FdX09qdJ8PezQY9sBFLLxwat7AjXPdYCtW5eP0QvSSyL9+YuSTWVZCYMfKf18OSn5euOHc33A/",
-	"ZqZoEoUDP8DnE9B4ZU1Okn7gu6AcYQpWX0i8Hs1ZDNTzfKxQO8nYDjkNvlz3pgfDC91EHofGVwJEWFlK",
-	"qeM239Pby607zXq+iXxLz+YyfZo7+SngcFXuTjIIwqlFTl4+PiTysJiSvFqXUMwLoOJCccwD/xDoPYAf",
-	"BX+/YfMDrsptwcKWyrSLLpiaenblCwVAm5WbEOVhAnA0g9kCxSll4EFGAhV8kTLOWKz/XMGDKHtZp1KD",
-	"CLjR+xlpcJMGRIxgYGu/iJL0Bi/mJe/tW1Cy+0aDl3LyJp7XOkbUd251qUOlU7K00PnLWGAr3EwvKvg+",
-	"ko0LKWXyIgsFlUqFSwVQWdlD9vwqRFlHvq7qk+F0OY1rJc1Z0pejv9MUJSOWpJRQ5EtFu6fSrRzuvWLB",
-	"KKTtN9PLp9Hhq/MXw+Txcxqyl6149+3pu37y7MWZiKd191VlgdkkHTpp+CyHmVJn7pX8E3lGI9enxiDr",
-	"Vp5+2vVetscftq5OW5ePdvh5Z/p+z4UZyUjIRUYHbMMNlwZBH4eJYq1b+fT03fvD6YQOZ8ficeD6o5eb",
-	"r72d1x3+frzb3IzPVs/NesIuzXKtmqG1fiHJ/UuLr5NCc0Px8r1Jlpx15Ht1lRK4KISsSWCdz7ZxKuzK",
-	"FweEjfwRzo9dsYgNx0X+zTAVqajivCuo0OrhOwLZE9DOQZRthRdLKGRIY7KvAmgoIivI+TWnyFniSto8",
-	"40sutqSOPCwkvAPgpFUlyjrnWXXPRNPuGLtV/qde5Uq3wmYvRv1nrv/Gf3H29s+j1mv/SByN48mHx0fb",
-	"Rx9Px6/eHW69//NF8Lp99OeHJ8Pp649v/ePHL5rs9wP5zsvfWr/6g18bbPZi4m6+kj+F3vPT6Rt/97L/",
-	"bO/j+3dXYX/zdfPNx+H0zZODyw/Pfmsft/cmH569ks0E/XdPJ335qXFr5I6D0a/Pfuu8f9ea9p+9Td63",
-	"9+Ij3my47YD3x0+b3u8vgpvNJM7VIvdNz0aj8heH5rxj//AV0Jjlj67eGN+jV7iuZITQxTKX8cXZm9fk",
-	"HeuTl2xGzli8LO5FoWZ9yLgUOFh9J2IaxbcNfb3Ix1dudt4v2Aw9RRoMK10VELIqAD/w68GjilW5QNjy",
-	"QYvuuW2209/0dpvbW/IPMWCvnh1IyVbpVtqjFztR82Lr/ae98W/9d39uXh3vuuetyett8aQzeNakz9sf",
-	"X24Fv+5MD/eit5v+m9bsZDf+sH35qMNfNa8etz+dbXlPd4Yv9i6OW6ODTXG4PT3djd83k6N2eNKhZ9ve",
-	"093h8+bHl+3gQ+fq8fblo13+qvmpYlUSAU6QPyxidd46gCOXTrC/bNRGBfgILOP3H6+5xhw5vNJFFOUu",
-	"UNXgU0G8BhwbHVONnJoO0RipThSS0yAMgnBKTp8+Jts7nT1SBdNG/g1NG/jPXqYv0s6pLTyY69kQt/SN",
-	"Kt3KR9EZ+aM/t48/tce/7V6dbrnnLe366NHLBXn0cRC/YB86j387qY8f7bVftneSUf/ti7etSSvqTd+1",
-	"hk/fPX1z+PF32TaAW2pklXxsHD57M0dnHR0N03jz2pLrwv2uy4Qwxs6LTzuXx+2r13vjRx33dDd+15q9",
-	"3Jo82Rw93RYfmvQZhu39iImezyHF3PqebSUdHVfr+4jRSGXmrrU6S+0n+YDIWk5rGNFwjQtYOlJZ92Az",
-	"yiUoHkRAlof7K4sAZFUYaSodEAmrD+mNdJbV9fH8YA44gQcI9KBxG9vu5rOg5MmCeVBmJ+mH3kxaEIG0",
-	"DSPpU+GdNUhoaadsd8hL/9FdzUzus7QfXrLM16o0N2/I75Ydi5SiN1CU0Ob62hJr/ljKWHtb3z2Eh76q",
-	"iRq6yyxTX5jrGxIx7gG9BqLihZOAkeop80KXtBtbjbaF+QOGQw8yAiChwKhRbHw/V/KI27d+pia+fhIG",
-	"vjsjF4xNRK5wGZoFyAnkwpphHST8bBKsSrTowcQ/ZQMWMe6yJRgp91dGyOcKCfkKpYR8rpjQoCccnBxh",
-	"cpocUkkRIZ8vI+SLCgkjWEAxYa40Fx7aFbi4pxO/ISWIXSEj32N1L5xy6SPW+0kch/yhXQH+vXzd4wa0",
-	"lW9eFfOLyIV6wdAV+FQdtkxDxJR7wG/d+CgKreGri8sF+a0LBs91kp+cx7K68QWbs8SSvGRRdj9mdz/m",
-	"A8JBeSAQ0kAQnwc+ZxaeCkYjd5TCRrFo7erua1NIc1smI6nMURE3DTUaMbJ4YRcKmHRS9NOkn0jpZGGC",
-	"WcAo8PC8OjqvNchRLJADkdOxnMJYaO5TQKfx4xLomWEYestFAqKOrOn4LoI5+cd/kadhRALfZVww4nNM",
-	"3AOyURgMEUzuOS9081PUOD56fPj67LARX8XkHxs2/y+NcFJlVlz7bCu/0q48fCiXPxxIuySMYiG3fntb",
-	"/f/5p8ahlwTs/+D/NNQ7D+Oq2l1VG1IJ7Uqt1v3Pv/79pSp3rvWff/37ZoAp+O+7xCW5eTrhemfigdAK",
-	"Lrqz45FLxRsxGsSjP5cQrKREjdORH7As8R7KEkGen5+f7JM4TNwRwKemQDmz+V3+jMXP1Udv690YHMdw",
-	"DZ8LP74EjRFG5gtCA/+S3Vka6dJ1P/YvGQDBTaKwz+5npT+KDXHp1lVu9jL5d54xb3Qqd/X08ODJq0OL",
-	"2JUjHrMhoBNXag1yHFJPCrkQKMWiGSKWqEBhP6IcwHP8WMFqU5s7+C2HsABQBwFyYiaVlOPJfQ80vaCZ",
-	"M6l02HtQxw5epjgejWldDklB69V976FS1m5KRqh0cEUh3+lvSpkMpK/wcZI2Rid+XX7WIVWPDWgSxMg1",
-	"iZ1WOGaIFAsUl+ZFj/WTobpgNj9icnkd0VadBnnDiTRYLMOVgdP19vQYwA4cOhg4VjaH3ubZ4gRVzScf",
-	"8wOfxjA5DnmYa6mmQIqALxMrBuIk4swjTlr9hym+NofU2fqERvFMVwQW6gSrzgmNRw83loDuoDERchAE",
-	"Z8BqelU/GDKHPLR5Gbx5TdcEjPzhCDiSEbc6a1gHGhEIxiUYVDdgD6VqTXjAhDDNP8EZJoLOBEKqTX0B",
-	"5LbqnZTPjAl0lsgFm8SkmqEcJlOfi9p+Zqp9YXMk6zV55Ta3uYODaYhL1+lKd8+Pqym6uUWyfbIInfiP",
-	"qGAWgS3yBehYhyx+LL9w5FVrgOaOdS7VBHD1LcxvqDmkSvWEpEUo+yRiIgwuFYLR5/DCIigKLSCbttAP",
-	"/eLABh2y+AmNaVU2hhvgCHDJTXflP0ZUHKTAxQDwrbfY2yhwahawJ7sX0OcqjACms1pzbF413TG7+lPC",
-	"EuaB3Qgbe+BzX4yYV2sQRx6As0u3mpmvENm8aw7A+/s08AVymdMhszliAsR0CE3xMIU09RrkMQ0CQSaJ",
-	"bB2mI12aX2UnnGyVnbL7ZQ+kAUdtru0ZAA13/omZExZpNBo0Goo/nBrgmERsEtAZ8xpSRPWTYZdI49ch",
-	"QTgUYE5hUjiNOMD7Z0n52cC/Is4/xaX7h7OPC4MM8jSYyr0ahMMh8/YNgE62fsbTeeWQm65AEMAhkJvw",
-	"cQbKkJNRmEQLwAwPz+kQyNfzqIakutns1PbJ8E9/UlcRWbOCUAGc8gRKu7ZBXgPwU+QpeVGAwyvT9Oc4",
-	"EmPNFhL31oEnvB7N8AC6eihHAsbgjbLE8j1O8e7WeOt1GL9SWHgrlNEVNa3Qc3VvNsAy3X+GFp2BcRv4",
-	"CBvgzNsPTqa8DZ6VDo7Ph41rN8JB4FPxczesvhsACzxCIofa/WwNaeze0g0AAHPkffUi6ktZuMArULit",
-	"UllJW8vmYRKD2RgRSsb+EAdFsMQmhgpPNC6lIPZdqvF5KOnTgHKXRQ3yFCMcjIxDRWZvOghUHcyXfTw7",
-	"enZ+ePpKWqyag36ruUmqju6xU1MD1Bz90aUUy/h5xGpVUd2Ufka+anOPBXRGqs6T04Oj170nh8cH7x2p",
-	"88GIJFuipqjsaWx6LaSZNtHFRoDvpxoXWm35MTwjbB5TyMBWVOxy0RvkBHK4pT7LtDliEdsnYSTnPY5o",
-	"LDVOIhhxNkBn/+ksENbHsAW+iVOmHaAyt+ztBJPEcfh6fu6wvk9V0d1giHrT3M1An6jW9NKLURJ74ZTv",
-	"wwbJ7w4TWv5KDmp2h92nl7oc8fTNhHEdyncgLQ5yTJwHAv8J7hCipIO3oLNLSKGSS2egxMXsYVtbWfjE",
-	"A7GwbCL3e90UUaBKPHn5+NCCSgrlTehEBsY9gXRTBoKVuhcIRJq/RNbDWJBvI8UC1Cyq8owqOAwWagj5",
-	"BRqTSQjphqFOKdQI8AecLLxOVLnRiMdKle9FwTsXIZJBlUkPQEdV1xgrFGdcX95w6wz/r5Dk+9eCl0/T",
-	"SFWu7ddI2b0LnNNFdQDnhZ0v93mXjH0O6bQmvwWzdGH7O1m8hbkjA8inKu1WoI+Tx0hmV9SNgxmYu9ck",
-	"4YJrtmIm7j7gOiDifJ+m6Jby1EEVQ1WB0RdAnI3TDHcwHG0PJTZq+zbvNDc1R0UiwLLyiEINbJCDkvak",
-	"8MEZ2mxuFsGPU7gd7J4cAUDDLjrt91AcsX6dwt0XFMDY1szHWUcqrXD2ETH0iFe+DnrnX7RW4V4EpUaC",
-	"XSInviPJaQymNPVsWUzf2DTa6EFyyBQ0npnMQ1UtVU0dfEMQA0mHOuGuZun/VGaNkcpVXQVBE89n3GUW",
-	"2hgzi0BxUW1eHuch6zN0IDED9hn5SALOcahi2hoYNGbR2Oc02C+VoxrW4Vr5h5/Q8vka+fc4LWu6E4tn",
-	"SVXlTd7DtKqbvpjLurpnO+2vJxH/OvLqFLf5QMc2Sv2Y70xijVkc+Uvyu06icMziEUsEidlVDBkFwldc",
-	"uQYQexTHE51fJ3pxGNNAXb6VPtIzpIaCuSH3hGPz/oxEYRIzi2DYX92bSd9+P9MMUnr1NDKf/lZ/hmRf",
-	"BNKu1NWKZjOFK51JFF76AvLye/gjcQAOGW5PBgn3nJqpfweUrn3yLCRRwmN/jOxhOsKm5qxBDuVkQFQo",
-	"DsksTCKbj0Pux2GESPzlJfTPWPxKzfpqaWZAf5PPIvmFPD88PiHLFgDu/9IYBQbYmGeRJTPdsPkv5Pz9",
-	"yeHylsGsxevQxU99xtYf2hVpvtsVCz760K7k4dpgpeyKhR14aMtJsCtfSGurvXknH5CLXNJ+uyPHmp/F",
-	"0s1FIICswo7S3dF/hpnE/QaDsOA+0CLFnWYB3K9FcJcVNlnJjJf3Yn7OS5/7LFtOc+8s2b+HdkXN8hfS",
-	"6uzt3rANnEicufXTfvSh+SoRsozUGpujdg8Bsmwe5HLataQfoPsolcbByZHJmYU0thdnb16X3tSop+Xf",
-	"bx0L9vkghOXy44BlqjrIwclRxaqoPLlKt9JqNBvNep/FtNGSqlSNstKtbDaajU2wsYCK9nPZWc7W0uTH",
-	"k15aV/JqVW4+8NqzSIt6kYvbbHnxVHF6v85+gyxoMWGuP1ALQKpyzWr3u+1mdBzcZtu9P3h1vGzbyb+v",
-	"t+10j35uu2+17eSa3dO2m2x8FkEyvJ5gEm8DdWIIZow4KWM1IAE6cnkdRP+TFtSEzoSlQIwgiB6HRO4s",
-	"wEllQtAhAztuyvoCWOPnKGEnLBIqd4QCaaVsQqgYAyQWYYwQ39O9g+A83mpqwlcwRlNsQzDkoFk5V2UW",
-	"neKYPkgPwo2JVr8BzM29+EoHHEFy1TQ/ECiL3GI8XM15fRJGMQ3uyVlKwaoXuUurxsavg91NhytPygLy",
-	"UKBCXyd5/49lUfniAYBT4zOBmZLpqYNDN8HLbcfS3KdReMk8R9OzZjIh9UCk61RggsfzS5M4dPbzvIEh",
-	"g6u7zZqOBWX4ruGfsMoNktIwWYrGELkIic+vZz9TNVXVTnPTYC37ca1BjJyAhGFpX4uYtJvNps3dEY2o",
-	"KxfOIkaEQKZWHE/kXAArIaGeF0kPr9ppNpUk09mLtWsO/uz+yNN+n26Oz3c/HbcvH+3x0y33ZWv2YWfy",
-	"pDN62hQvtqFQVI280q0ckYghA0USe2EYkSGjCMFN+3KmOs1mswls10BtTcYhj0eYMRcmgUfEiEaMjGco",
-	"QX0u/xNbBNtdzZ0qvhXdjQ3q0Ub2dmDl4H5GXN4bWNBKAa1bogvde4i/uff3uROAowS6P69AvlOVAWaT",
-	"MiuWm00wmHKue9WAlu8Zynv1lwzlPZLZa357NKh8bnNG3ZGmgZ1hyqsS/ko2+5HmuPeoH8wgICSsDPmX",
-	"sHTOCXDjz8IEkZTUf9vcYzH1A2GBcEmjpI421lVnN/7zr387GIESyzj0S7DkbO6Y2bwDCn2yOoP+CX71",
-	"BFapPLVioTEgdzNsZbRBtU1QiPSn+/yO4/s/HHW/OQ54/r9/wbAqf/+ByHMgPhDI4U+qmbuzQmNOzTKp",
-	"kRkZ01i+w1ej0VfWnGbSV//8gcj0N/5B5jdcd24RgjC8sAgILahIakB15j/IZ9IPr+rC/9Pnwy7ph5HH",
-	"ono/vNon98GXX+zlHZLmS2uUPEyDGyC6zljA3DiMqg/GLKb/lGv50AbDta5A+/54UGuoOf5JtP/9EO3j",
-	"BlqFZf/2AjcfX9LyMMMrsfEZNtMKMSfKMzGbBwLJIMCkIXGYdzlLjQsyZ1vopAgmbA6ZoZjLnSHNN4mf",
-	"WV8XYlicYMkDQTSEbJ6nFJautKMC5qGXVaU215Vw2SFMpOMVJkJHs8KayZPvNDsWYH+rVFFp2nVaTYuA",
-	"oYfVnYWE0SV2zZH56p0Erm6Q7rl22lPzew6N5Vf5h46IYbBGlSDnxq22Pp5U5tUWWAdxBtrsluGyA1U+",
-	"l++KsY/mQ8kYusbE0HEiYtLHWht52vyYTKlAJpwYsrE3bV6IGc3F4PoM5Ekm9JaSea4aRbO5DqPdOFKG",
-	"EwEYOUNpJWR5ndXHbE4FmbIgWElsYIPfMAS2TkppmMQ/A053G3Bq/o0iVKjXc+bGj+CELi/2OYtppIpQ",
-	"0M3Q+ZxZokUoPC2v7qFCp8MLJEAuK6OBuj3zM9Cd5IsC+tKERUGVoZPszwglUJNZD/xLls0601cXyqDD",
-	"MJkFqaVc3Txkkl1BeldV8Y9Ta5A3GTZWae/lxLSGRFgYjrN51Xkex5M3PJgtA2yASxfn0cHZoeFJg+D6",
-	"PtkhHp0JTBkCGW0KlDDltheHjs2rFDGPEu6xKGPGolu+MdlAfxxL2lkgGEToBFYSm4drKpQGqu+B0KnE",
-	"Hqo/mytTesQgoKXhRXAzYP6QTuSmMVEFUFArMQPkATGhLluiS45VQuMK6btm7GsFy5Qoz29r6XT5PGGE",
-	"xoV9UPDnjkPX0JOV8B2m20cbE5xNTfL0erGNyhmL64+RCLP0a9dsb9L3sYLVEGz6fO7MVLcICguxNpDY",
-	"X7KGwOAxfMvY4F0l5WZlcpjES9CJuZeLd6PHGjAaIfaZyppf0VDcz1DXjqkCUZSmrobD0AUJ0qCsNZac",
-	"ZNnpH84WvHcQyCIE5PUAkEX4x/dhAnc7wgQ7yP/+jwkRlsBAzoFALoCAHLUWfUA30cq/MDHPR4VDafbq",
-	"iAoChXIN1caktAn8ByWjiA0e2unh0JOgJQB4MqolmhveZDFA5G3hIdOoUkFfLJPhj/GAztsNN5DE9+89",
-	"fO8FZgqdIv6Rbo4QOmJFgBCV0aPxPUwIEa6GAXFX7jBpdcrHVD6mshYSP/AIu5owNxaYAsemLLI5tIo2",
-	"IPySwQnxBRnT6IJ5YKxOaYSFZTT2+wEjVUqiMAikNvHYJAhn6k2WwdgAmLWAukpPhYGnoUaEIkonW83N",
-	"BsBo5oA19ovgG+6IuRfEQTyVRUgbpziZt+YPl9+CV/VMI+yGVTFzkwHi0KAVsJKrayzo6xm+XIqMTT3I",
-	"ngAQGBJHdDDw3W+FzgFf67ORz0Gf528ZzHZUIDVqG3hkBlcMQB27xrSa5tLdLFt1kygCkul098dmi7c7",
-	"VnabT6l0TttbpBolPJXOnu4aSSZOLbd4SYHMO+ERo+4ISdcXDhiAxGTn8CBeO9hsq4VRqxuFJZ26q531",
-	"OozBa5ztEwd7qeD9MKciRRMiA4jmfp0EaNlp/76xOqesPwrDC7EhNe+EbaTYgnArtR5u1ol+t3JNVicd",
-	"sxTgZA4EYUmfHEs7sxAUAAkKCJk00MTpD4TNHx8fkYgNfSG7hZ77GbRFqjw0STuOCmFDdzAigGfd0tVw",
-	"Ph9aOZWiUhFFw+av2ZT4CqBULgUAH0HIRPUfETMxBRs6PBszHtdV02FEBItjQPHDL5RJcOz1O2xQg5nd",
-	"mEvNjRgFWufWzk57Z6/VbjYtOIxQV4A1ALKVcZjwGMulKt3Onnyq+GprV/4IAsiVmzURXkX+IOJwzKKe",
-	"xlf4GBbAFYByxRU9qbR6tPWo7W4+6bCtp9vDnee7/t6LJuR7xlT3KoVXrXQrnbY0YDOYoZVuZfNTu753",
-	"8ev0t9Z49/f+aZN+2HHfD/Vzuj8XDDvJol5npwUVGGMke1HLImdeTQAKKmn1KmMeAjfwVM8Iogn18boZ",
-	"OsEu417r5NOHzcHxhXc0fZ7s+Fe/tsevd6NzuWBysPg5NHvNl6BCrWKok4ofbuiidW91JYo75hAavmue",
-	"FxTeCf69RAvguYZSVY/JQUfMQ9clqwfCJHZDiHWlTcleUfgYzkkGRBVOC/NIVdfx1eBpQFlLHQkaMNgP",
-	"rb3NNo4aH8538gCqFY1xmOb/mbrH8o5m/nrNl1deJ32msSjHmsfTN4iYcuxmGiziD3kYIZTS3CTV7tAa",
-	"+ivT822t0rcjHrOI00BRrazvhM05YBVUSNLzonESsUr3n38UdTbsDq1tlCbQxbXVnL56fHz0AAH9syVN",
-	"WvmVa3b117owXcg91VcqYUyv6v1ZLA9sq9nZ3drZtioRnRoRcI1lsIqjBlMTXS6+G1fsD6D/hMb6zPKp",
-	"VJ0xvWAkSrijH0B071LmK9jaSSSVygaYF2rC5uMPvnshsFxZYHWyUGi1g4R7wsAraz5VjX8pn+nPEEgc",
-	"vDvGPagK0Ff1qlIaEEHz33wnx5hWXSGeI2fMy2IrwhWHBno3wX5l4pU0egpJxAibprpqzHYHRBflXj3w",
-	"OSBIq7K8lJK+pMXzQmrfmEVDyNIRGETIl4JnmsMfygau7z40hACOX9k1lik6s9I6RLxpkY8fnBwBzx6p",
-	"qsszddMAodBa5vNjyukQwNRLunCQrcJSn3uQyUqQzWM6guyE1LsW6VNeU8njJhcLUBak1ZL5sEluL5/L",
-	"Quivmr1vMjoGc8ExTzXNdQfyIHP3loIELbxum++VjudcMyUsAgoO7upK/sLZkLNyyXjCsunwNRLKs0vl",
-	"637oWXgJEdPAkr8Qj85wwZkZU25TA4x8WccABAgwz82nukRXXqlT+pEpmOxMUEs8WJCej7n9yOph87KN",
-	"JPVkBqgHDStV76Q6HDBvCAk/c/zwHO9k5013LaUzwzaCe76dN0mMDelnuqm0eCCMJyQsNR5lPM3kOOT6",
-	"AJijBTYK/GxAFvBgrjHwfRJO5Q6UxoM39gsTobWL6VDJWJDUAl1SoUIM+SrdYspPHmA4M2MZN7b8gOkW",
-	"hO8ZoocUfLC6EJezZvqQvYjP393bXJOYSeEdJVxhykv/8M3Rk8e9o7Ozt4enTp48llQRKdjn2t2UI5a2",
-	"fWFLwWXZNSJYbgd1LV8iCsCYxpFSoYeeFYumnUXfYeOQiFE4eSC0Psvp3JAHs30oGi4ZjdyhhlMDNTme",
-	"a3X3anNo/tIXfhxGQLwx5PUEAXQnSeSOKLjDaf7Es5CcPXmZmyXZROXLH1/+bwAAAP//",
+	"7P3tkhs3licO3wqG0xsie7JYVVLJ3WKFw1MuyW2t9faoSnbvmBomKhMk4UoCdAJZJbatiP608Xye2Gvo",
+	"W9jveym+kn/g4CWRmUgyyaLU8q4mdt0qJt5xcHBwXn7nl17CF0vOCJOiN/qlNyc4JTn88yxJiBDnnMmc",
+	"Z2dZxm+/LT+mRCQ5XUrKWW/Ue01+LoiQyNRGGF3l/FaQHC3wCgnC0mEv6olkThZY1ZarJemNekLmlM16",
+	"799Hgc6eEznnaaAz86HWSSEI4gzJOUE5LyTZvsOXOZ1R1uzvUjWpJ3hPoFgXiyN0OycMCb4gaJnzWY4X",
+	"KKNCCkQl6tuRwVAE4ixbDbYa0XP87mxGmoO5IAlnjcknOJkTmPsyJ9OMzuYSYSZuSR7slDJJZiSHXs9V",
+	"VdNps7t4WVxlNInQAr87wDPy5YMvjo5i1ahaEZqTtDeSeUHWz0w1T5h8whKeqt+a3cz+RpexXlE1iySj",
+	"hEmEk4QsYUVPEb4S6icu5yS/pWLj/j4my5wkWHdQ7+9VTqA11+HZq6fomqwQFWiB82uSoilXuyehgVMU",
+	"//u4ODp6kLxh9B0Seg/gFxIjPoUmVD3KZqj/+ptz9OhPJw9rG77EUpJc9f6f//7j0cGjt//2h14UGPiT",
+	"SxxYoQuZczZDNzijKZY8t73qMvcESvQab7s1zyi73sf66OVJeSImRZ7ppTlFOcm+TMuNiDdt2msi89XZ",
+	"VJK8nfIlR7eYSnRFpjxXJ1PmK8pm6ye+oIwuikVvdBSFDsFFwQSRe1iHby8vXx2kWBK7P/YTSglOM8qI",
+	"po8/P3x0spEhfI/zVeCsnMGpOLCnaevT+NfXWJJndEEl/KfZA/zsJoAlOcjgl6siuSYS9Q0zFGip2A9l",
+	"hSSDOy1/OaLXZIEpC/KI17bXjEwlooZRFHkOG0RZym/3NoggMfhn32NVlREgRTBS3HEgeqZPH7dftDSN",
+	"kMTXhKFpzhd6o8or6q8HptzB08eGqwrMSIRIJgiaEUbUrqZD9P8ruCTqwpIciWK55PkGBrLA754RNpPz",
+	"3uj4/p8jNRX3d5OZvY96S5zjBZGeSLHcfA+YzVXXKZoRKeAv9emAqKokNWxPjVXd2EZq6UU9hhdqBLUj",
+	"0tt0PS0WVAjK2dO0OaYXxYLkNEGJK4Vo6npeYjkv+038ltat45TnCyz1xn9x0otKmjgO0sR5kQueh2WT",
+	"eEEkHjLyTk4SKOaupGVObigvBFriGUF9c4UqjqW+TmkuJHwanCK+xD8XxE3r54LkK29euvsWSrh/dBQF",
+	"b+CM3pB8tW5Rb8nVnPNrlJqy7Uublq3tc2GfsHTJKZNdBklM2fZBkrK1fQ7yaUoWSy4JS1bfkcCV8Bxf",
+	"E+EzASTwlKhDDbfjECkyEXhB4O5yHAN+wUnCC+Bfcl7+atvpyzkZM75UDINyFiGq2D6Wc4RZCn9c8XQV",
+	"oauVJEBY6h8DaIwydP8EzXmh3gMgiwqP7PQvCM8wZWOmGkvmmM2IQIyrurNTPSLMQOKzA4rQydEjFCec",
+	"TTOayBjF3tocfEdWKCeFIKmpjFI6nRLFn8fMtBAP0UuWrZAoQNyeFpkbHc7VAi3lCGG3AHKOJbrFAuVk",
+	"Cg0rcfuKIDhJMHrdFZVizK7JaoiO1brff/hQTSjHiWJ9qsGMsxnJYQNsfydHR8Mxa+NhtYlVDh95hxfL",
+	"jAD9rXghxcH9o/tfHBw9ODh6qMjJO5sPH27i0lHv6fQFZ+Q5lsm8SVxnDMVKJo2RnFNhRfM5z1Jxqu8W",
+	"KpU8ZC9Ctcdmd6lAD45OYIF4IdWbhaerVqb9dHqghnGgx7GeZT9lN1QLVusOLnWl2o8s9Vva56FtEa5e",
+	"81stOCnG28ZvQd6qLEFKprjIpNpQ2F/Ts+K8G8bxCueSkXzdOi11kfZFWro29rlCr4B21w9MlVg3LtPC",
+	"XodFcqjCEnIONJ2swhdvYr66FyBnZIUklzgTp0jgjAglymgGZgpTop5qiuFyxYUoQzEUjNdcvXoI/pT+",
+	"kJNpb9T718NSeXOov4rD0PBr03pFcsrT8KQyLCT6U4QeHCGeo0dH6M3lOUrxSqC+5ClWQ06yIiXpIFIF",
+	"iLqTgWEbiUNrQnKS8DwladuslnoEQQrvPThSXwhTW/Rj70/qD/3TI/gvzrLe2xAbe6U7X0tQZnztFOXa",
+	"2CdJXRIhH2OJmwN78k4SpgTGIYpVLzHKCU61xghJdQORG7W9qB9TMVE/xANEmZAEp4rucoIzxBkR6pLn",
+	"griVR1crFL96eXGJDvGSHt4cHyYZPVQNHECLMerHOZnKHCfXyLSrLkDJsxRhdeBVC3JOqOILhEk6peYq",
+	"SzKaXKt3hiAg605oGiMhcS6FvgxjsWJyTiRNDuJI3X0Ep6p8UgjJFySfXJNVXC86gaLqMKiiy5yr65nn",
+	"ExgtdFGvIN+xSXxqzpe/VglfECPmqPkueEoQTNToCUIUqUqG6XGKM0Hctl5xnhHM9OvGSAlf85QSeOA8",
+	"nTEOFPNLzyhk1D/xcplRrQI5/ElohZS7wn953/Vkm8bN206PoEpNL+EfONPSmS4+ROdwZQstywjCUn1q",
+	"nYyDBfrvFy9fOF0twgyRxVKuEL/6iSQS9eNf3sdw3scsNsq8g8vVkoxQfWpmlxiHu/7U3Pm6awrCHcK6",
+	"N9N2TRjSqyqWnAm9ol9jN+HOiwoVVb/qf0WxWIAipXemx7IgiyuSI3Wx8CnIsGb5o94NzgqtdIXDyoos",
+	"i3okz/XTSz09tcSAM5pOzPL11CZITDOh93JBhMAzEGh0QbfOqvcRIgtMsxFaFOoXotca0wzhNM2JEEow",
+	"nastwQz/u5nPMOGLklLLFXkCI4t6QmJZiN7o5OjIPLrl/JV9eNfXYIEzxb5IquV490D/YNOvdoMchx0h",
+	"6A/hq2SklsE0jAzjHLkf1InH77ZZADjbrSsAX70RfTxKqPcMct4IsQIo0pGERAsuJDo+Ouo+6c5c5FWG",
+	"pSIA3UyAidTJtr80NRBhNyTjSxKhuDacGBSAnvHIV0G1jcgUP/QUXjCc84w+ZZLkDGdPyhXvfPBxIecX",
+	"6jaq7rv6+RBuqe7bqwcxIWbFy921nH9C096o96fpg+QRPiYPr+6nJ8mfp4/wETlO7ycPrk7ww+kXpFch",
+	"hm8wzUgKKjc1GqQGhsxV6pSrE5qO0KZ2B97jyYz1guQ3JK+TyENzLhKcZVc4uQ6sjPv0z12cM7UYdixo",
+	"qpfqAy/KHGuzX7kipZg00joRK3MgXfhTIaC8YPWxfeDFoozWzpX6BfVBV+u9AETdPjP4ZBYtyQmW5VPl",
+	"w65Xxme8CHEi8+FTWZSMz+Ae/LCrseRZFlgL+PlTWQk1mI/Jk+2Bqa6L+/WTIRB1wN3h/rBLYv/2F8T8",
+	"9qksx4xIpIf0gddCXUVPbozoE7qhPp2Do5/s3kv8gy5NZ4H3PKMbZV41iyJ3HkSC5Dc0IUjQlATk34G2",
+	"qOTOGKuetsZoWTO+ahk3QliO1TWN1POaT1EMmzA0yxijflxZKu1NQVPtRzGIB/pBz2w9s3XDsk6sLQlV",
+	"CdwatA+cLnq9GF71C3gfVdqomOa7tVNWabRlLOxd21HFdRt3eVW8YfgG0wxfgd6lu4Zm7bkytDIpvMb3",
+	"dbguDB1KsljyHOc0WyGvnyEChxlFGA+tZ8Jw50NnOvMWqXnwHuz32KlTpNb2CguizlDBcoKTueob8RxJ",
+	"zpHI+G34CaqPgtqFGMWBXYijikmUpggLdcAxenh0NDitfExpCropsVQHtOLzks6ItAuNp+rVHsMfB+Cn",
+	"FDuPkP7D+hvYK7aJWD3Hp9pR+Xx0wX8QzL3bagAxY1oXW9EBwq/W5tX19rQW53Ydj6JlZ0gTthtjbKfC",
+	"yk4jo1PPKLsWSoRYIT6dlqfQzrWp5XkEa6G1l7VJZTnB6Qpho9vc56SoMPpJKhCu9WMNX7c8vxZLnJDu",
+	"0xBznkvrfOhvD3yA1XHdgaPT/uYEPUygB7HMKZsdCJwRf362w05z2Z/izfYjrOsDIu+okJTNjFUnzAcr",
+	"w9urIu4xFvMrjvP0FZ7Vb0xJ3snDuVxkVX8ELbn8S8oTuVoSpApoIWbM9Cf1C8owm3057hE27tW+EpxW",
+	"f1kQicGVQhD55bhXyOnBn+u1oIzarC/HvUTk0wPJr1Xb1in2y3Hv50ffy/vP3r3+8+J/JCfsu+WfxA/p",
+	"0fTbnx7g/yBfFF/TepOSyozon9wqoP/zv5E1melSh14xWxMIKyfZl+OekKuMiDkhctxD85xMvxz3DlPb",
+	"3CEWgkhxiJfLYSLEVzdfHg+PhkcHV0Ti4XF9QJpQkMiT1kZ+araBUjIluWlJD1k3VG38sLnuVzxd6V9+",
+	"+/s/TKnyt7Kit8FrfTZa7n67tNYbwqNc8Ew/aHdNZ/xASJ6TWOvowMctwXlOjS+Ueb7fE+j84vU3CGhi",
+	"R8/1gwuSFDmVq4NXPKMhf4AL+LeIkN5zkNcTnGXGklteAwKeNKeIcTTN8WKj53JjHd9HvW94fkXTlLAt",
+	"L0R1Nur8ttwC7YDlvHWo9BeuK/uduqG18t/nVAjF03juLDxlP+i3v/8vdXo4TmET3fBKduxm3+THD2B5",
+	"GJdny2XOb+qXv3GFQUueS5yZ4AywPRGW8yxbqDcrmCht9f3N+n/wIvetperF7MsF6v65xRS4vfXQvMox",
+	"S+8JMxycbbEGYBT/wd3LtU23ffKpc7Dz7/A9zhl8CrTV15cZynnfEyHxYeP8cp41ZqV+c+QLbmgJnM49",
+	"byJ008cMZyshByjlxNi1M/VUgbn1rbB3m1Ppv7E2zGt/ssTl3Ll23hN6yIGBgguPfgcJXuQJMYqMBlGE",
+	"JY/qbPYqenx7+fxZR6kD+nKbWSFzdSWoFVaH6na+qjz5PKfOkkJ2ll/q0stm2aUuZlzQGQMlEndCxgaB",
+	"o3F11y5uN+Tj1h5sG8fVGkuUZFgINUW1ruMeUNCX4x7OSC7tFOBxkPEZZVpen2OByLulusdQX79v1OnX",
+	"LF7xtIcmWkQMhuh1wcp56kbAnXZohrSsCRretAKSBzg9zEiIAD6JzbWcUNCZehVStuetbbTftrElJehh",
+	"YAhkohVXkyFSzSWYoSTjgmiWJvEVCDU5kUUONLRSzFCSfEEZznbctvdbiYzmRCtSwmhJcsGBnl0s5LDn",
+	"cY5Wx6E9v1zuThxf4xTZwJ79koXX8v8tJ33rN0aA35+WDwaBVwKuhj5GVzgFl1YzMfN+iJD+MqUkSwdD",
+	"1D85OjpFGLlLzPoO8VsGjt36So+Q4NrtzcRb8VygGb0hiOBkbm1Htp6ayXDgk2+LzuuTI147zj1Trm32",
+	"TmSr2Ngc35BScaXkb22t8mXQj0CJVkWXckbq5Cc4UNWjj0BVbS/HT46s3ED3TFeu3bvzQxs5pR71BRgO",
+	"SPoRKOmFleCDfAwo6cFHoKS/cEY+dSJSY9wz/agm7046XmCSd5V+FOKxgWhwV4c50fHHuN9ecPkNL1j6",
+	"qdOQOm4w0D0Tkmv37tQE++de92Az+Dh8CMJ+5iRvu9FOPgIdXXL+DOezT54XvcIrUGpeco5gwHump0b7",
+	"d6Kr117IApjhM9XkR5LYQc2kxHXoNFfU4QH7WFSYFt71Ie++Hb3S7+CZVYsi0OWMDQHZ4t2dpvamXtzO",
+	"XypCcWBw8eBUewdrc+cVTq75dLpHHeIzks5IvqPzAGU6PLWqUoKwTw8IQmtLTZzq/kzUJSIF+vPx/WY3",
+	"HY3s12T1GsLhm5Ooh82r4wbx7aBcqQbd729eHYP1vY4/sgm+ur/3BOK5WfV74KwhA2p0a2cAsARkJmsF",
+	"cprMB1bLPmZ1tIJ47bp3MfdX/aDGrIRGGJxaKAVj2UtDLoK7Hy66oJKkO4fnbYzSGW2MHfxIAXs6Ss2L",
+	"13O9d45H6xB3M9IKJoEW2jy698lZs6s1NZv+RpqsI0TTibX0dp9XRuuTOlc/jRDjCE+nwLamU5pRLMmk",
+	"yLO9z+qF7qcMqZuCrB7ot/OkwiEuIy1WWLYM4iNQZlXw/mA0WfY9kRB5uyR5QpjEMzJE36si7qcITek7",
+	"kkYoJ0mRK0lr4r6UP0GZbdYlI7h2kTwjOB0hRihwrTJKfO+LAHQ2oaCe9YPIFVtwrhNbTuUiEGSgJ6Rh",
+	"vXQvVbc3WIJ9T+7cdmXkzgQzRU5XBBXLFEsTfkFwOkTnBmNFlxzZ8XQPDG6Pv9HT1j4Y6lLayfmu85wv",
+	"TGiN7SXhTBSL7TZxY2SE9uyAQISPflw1aoE5qUWezLEozymQcwS7FwHiwe8nzFe/umpCjr6fb3OunZk8",
+	"CaOGwrlOwPCLesCU66pAmQp847rSptRn/+o2WW5XtzLugHNrYoAmcTiGGjW3ghFTFaT36KVj+ppLuRSj",
+	"w8Pb29shyQS5nZOcDK2dm+czJ1RqbbpxuyrNQntytzLSQ3pDckkFydU9ptoVH9T3qtqfW+sFlonGeVOc",
+	"X13YCVwxxpixxZTNIj2nYmGBw7wnpuIoC54q7qfLNWdt6cCpd64B5WxfC+D1G5i9AXLdYr7OxtPwWLcf",
+	"vEXsNAlTfFK2XIkbMqXOzs9fvnlxOfn62cvz75487gW8Co0hao4FuiKEeeaof4Ln2fdaXM0JiIM4Q1eF",
+	"dqp0x2vtjVP3KXMuamY/x+yKZJzNAAgYex5qtwB/xG8ZyYOmOdSvRgw1Vj+OQBExZjz3IOuuyap8SMPg",
+	"Nb7SoPGa/nzX/Y7uuoD58g4a3JlqbUMQjQMPVTQk1YtlpMReRhIDnIBX4H/skK9KoE7PTd7wTEGkpOoQ",
+	"9F+9KRG+bHj24S8OZOf9oWn3wLU78LiCWoYGQzjep6b4tZ5rOf/gqXfjqEuY+srQfpvLDCdkYUDOP0e6",
+	"biLxu2DotCl29hBsXn37qkYdNpvBe9kaYyOomNj3UFWbdxvp78L80h7ZrskN4lk+H8AuB7DFxWHj2eui",
+	"LC7YNeO3TAlHYD4wzopdiZ5xOQFN6WYVjRbdCgbKN6uvMV7zhvjtRJui5clmtZOdyUeYQdcR7++gvnCL",
+	"FzyWlWGE4ic+H6vmsTKeDi2OH3eQ4pa64YnkfAKuB+2kVfGPoE1Phcym0PjiBH1Hvy4Jrzb4puz1YK+y",
+	"lzdKfMVviBlPmBpDY/tMlN2I8g1TLI3n9G8k3V7WesGf8YYKzUrzEfIAw7RlzTxvtTP9VvGZhT/OjbbC",
+	"M1PWuCrCEmiHfiBy6D7hiwVmqcb1954W/oo02eyxtR++0ezf5DVoUeMDbD6o70GDA9ocT0u3x5lbrfjZ",
+	"q6cmYhi9cF253kGNcU1WI0QlwOaClznoXnLi5Vc5E9cVHYXWTrjsHEb/xb1KVhGmhK4L+8j77X/+l1VY",
+	"6cjiQuiCjNwicCgHTDu1Yxh+a6hY5yRbbrk3LESTWpf5MUjwrFRPKtpzVmuID25GlAD1bTdB8wpvUN4Z",
+	"rP8SCx0DHcjgJFdLeNEaNCh/4g0d35JOrslqYluZeOZKmy2rN+pZXfWMynlxNUz44tBOsPzHVcavDhXr",
+	"O1Q1D6ErMVyk/4qX9OCarA5sJ4pjU8V8emcN4itJTfi05hHkPeGpFyzZDU4rRHdN4A1Q03HY7FhLLJRM",
+	"2rJ6LlXF8eXR0Qj+339ogCvmvJNh1EPNYYsWDqHfjn1pVc0DZ274J7KLbUiw80XfaOprnq5a3LsLAehJ",
+	"nv41gF8GSlVs9VBu32qEHaG4lXw/ywWd5YKPDzl2ZwyxDwYK9k9GBPN84nQ4oMmVoJjPZziw38/RYteP",
+	"KfC57TItNA5SRtn1JLVNuVvTh/LyoTiQLHJGUi3+QSAsn04BygX0pRWa0sKf9FrSHp7gLHpDoHrgCs3J",
+	"lOQ5zso4W5AqTcd8Ou2936FO1DPprkw2i87n1V/qtWe2OgYqvN4D10pl3eMILbNCIMmXBxm5IRmKzWhj",
+	"OJixRckctC3155to3XHZUQ25DLi/v+A6PcV2/u4dVHXa1357TZ1zQ2gZ53YyX5eBmpfV71inuDMh7ax4",
+	"0w7fS1p7Z3kKqa479Kmo6ABvBOyqP+jkkHWgKW3LNZkjxcho347R83/uXI+P7u8y2w+qkiwHeCet5M5k",
+	"7bjtXaUJJSdOMtNS5ZbmHC0wcxmXxMibNBXoi6MjL5eyJ5Ef/8kXycFaNwGhc2J+7o2O/+Rt1v1H3bfK",
+	"m3b7bmFphknSwDXuT7hNtu4gK3+Wkz/Mxe/t8MuzQs53ou6A6zN8mdRkwI0kHqbwk/slFXQmXZhNR6KF",
+	"sjpUMkJxbTJ1ok05I58J9g4EWyO7S/IuCGCzzEzKnTIyex8EtFWkcZVMsI4kNhHGJicdDBOpEX+mkw9A",
+	"JwSnlBEh7hBWvdGZJ5gAiC+WaptzOwC7lYAMrb1bwnftFo5x4dm1KW7XOvQ07t3qLGN1EzeHG6Pjo89K",
+	"2g03pN2kC9+5e3fyC3l0b+Gs3Z26znQrbthrdTPXZHWvxJnd2X26aRxoeFB/preO9HYHdwHGv9WJ0+sa",
+	"j68JzkmOXFr1VpukFYJ0/EMQmLlMEhp2AXjybkkSSdKR7VUDf+Al1UHEGvxj2LuTofWzXfWfYlc962o+",
+	"7UpXTZ+K3jY6heCh6WgGDVs1vYHGdVso1Phs99wLi9vN8tnN2nlnA2dQwnvYnSxbLKNtNNnZsNmg1nBq",
+	"o7DI93DveY0+v2E+1DlJaU40LFEjDYykrIA80PEzrg9KXNsH+3uz+g9zkhNjswRUZDQDLzDyTm6faeIC",
+	"Z2R3iJcFRENWLhfV4AjpL5ME0tIvSrFDkeqSCyrpDdl7aH6lUw84Aq5IB+/i+rd5yLeBJGDcgjmEZs14",
+	"CSuRE8GzLTJMMD7BUub0qjCCyCYwCWegGqJXOb9RD8kKcgbPkUXVGG4zxZxMC5a+JthseDnJ1/BlpJ7V",
+	"gjMHC6IrIKY6nON8RrbLMt1xc02ndhtNp/U+P0GQBR19U3VdqWsp1TziKgU05JDP0ae/B66vGMH2gHSb",
+	"Tkla6KpkInPMhEt74gWTC5wRyEB5/OjB/crJeWwrI6+y4goI3h6QG23uAcIYL+fS9aILRNte/cPi6kBj",
+	"H6PHuXSZt1eCs4zknvpjk+PYmMXB5YTA1JxgibBAxj9lWM/HalY5RnOepTZs1QxIffscM/67PbV3iqZ1",
+	"2F0hsUBWMSUTXmRaaL8iJlf93mNZG8nwvRFuGXyrb9qQJLDvQetW7xosDHBLgV3wQmFBA48XdYa47/mo",
+	"fn+3AcU1eaVijxh8DiLeE9PZ3nVvH2Gzii7LqF+AbakfhC4ub3t0eNNSiDmcVAQkAIcgtMVVr2Rqsxqf",
+	"xenf7Rn5HA78McOB6yeosUifFeQdaHZHc/PvBExsr4+9PRmvmwQ+ZpvxwCwKUbxpaXxHMg8kbMxMyrx8",
+	"pb5UwnFRwSTNtLgF7VhE+YxOZRis+/M5qp2jj2pG319Y/e4Gds+4/jnY+bNR/v+tmGYwzW+U6f1Jhq37",
+	"n6Oc98yEDbTgfoOcCyaK5ZLnkqSTBHDPk9UahHhTAv3l61cW19fV9wnYG+sTJqlcNej4/v09ijDndlxq",
+	"QPGbi8dKgn7y5rW26Xz/4nHciaSbS1F3XTeaws/P2N/jKYJ0zE8DxvwyUTOkLPWgQE9REvQTQP340BVq",
+	"8K92t4FLv/HtHAWi3gWRB+ecX1MSbji21/rEoLzFKIHiqB9/K+XyJctW6mBc4AW5oJJ8+Qy/g79JUuQk",
+	"RtygeUfoTyjFKzHYwZMBjvenEOvVJY4h6Jx0cv9TCfUCUKTYJ/lYq47V24cXktwT6OT+o8++Q+viHzRF",
+	"/j/3hKn5CH9+xnx+xnxGcvuASG4f/0U22Pjm6naBHB3/X//6Uot7qRgFyS9ghdddAfgGC1eojJw8/OO/",
+	"lGh41udT6kZRX9wkB+aP4U9CL3xKQG3JEkrEKWLkBmwVqiaizAiacy4kxEQO0R8Px6w/LZjJcnhLWcpv",
+	"I5TypFgQJgfolzFDaNxTtKxkrkSOe6fqpxuco/OXL797+gR9icY9cZNMrM+hKfHb3/8xZu8HzTZPd0kc",
+	"q/+uEc05Tubk4JwzmfNs0wZBYVv2fQS+uITJgycs4WkHQjHlXfH3Ue/JJd5YDcq8j3rfA5dcXxbK3PHB",
+	"USG5F1w+5ymdUi2ABBJiZpQweU+ghC9XqB8/nR684IwcPFc8NB4oqVa/Sve69J/iut1BWDM53mvXIbO5",
+	"3xXLzMkNvybph8PUtFciz123OuGbBdVsorriGaZsW+DQSxh6XSr1pqVGUCa12BL5+1PBDzW4Xq94LnFW",
+	"x3/RkF9L+KZvNDHSSin7ot/vdC/ojHlqgmV1ADC7EeJLwtCh+SY+iBDRxZnDCA/WnLYWqjJCcWN08eBU",
+	"7Rok+VTkuUcsmM9wjb8DuMaPD7+4D3p6hRvOKYCFMZeLrCrQ6Xfyv6Q8gbSVfjJ9k/NfLjKUYTb7ctwj",
+	"zObsN98ITv2/F0RiCIIQRH457hVyevDnag1JZab/SSzxecNG/+d/O15psvt7FWy+/1qnVzxd1YZ83NqD",
+	"beO4WmOJkgwLoaao6GTcQznPyJfjHs5ILu0UdjkupsNltb9Db9BmRN7Cby+MdjgWp8jAjkAeTcE/KmF7",
+	"TB2aCUMKNAXCykNuhHAz/50a3zLnS5JLaoQf2xbOspfT3ujH9WwH+vCeoNEvtfY0Y/2lR1ix6I1+DDi/",
+	"vI0Camrzi8nf/f6t1ihZLfKPZphvGwWj3lmaUrUAOHsMjP6XHna/vPKGpjXRNd/anJADzfveyRwDYQxR",
+	"LImQkwUwvwXOrwXCCKCsAfP+FMVl/sLYy4Jl9QGAS2OAr4H/F5m5tfQQqutVtrWJ4z9Nn7JlAXN2A2wS",
+	"wWvgxNUho35MxUQCqlKEyLskKxRNuCRmUEigjAoJmg/4oIEkRWgGZg+uOM8IZqH9i3pnS/odWT0xxGhm",
+	"6s07NZu1FkoD2njKprxXpweo/ra1X6jT6NMY4iYYWLzad/Uv1RY5kHShrv4aZUa9BRbXoddXnMvJb3//",
+	"R+wAijMsJDoBfo4TSXJYuUZzTqfYtCcRiW7nhJXKKQHUZ7KfKpEfS56vnA5wM23p6ltNFxonk6tV1yq1",
+	"fSm79NtqblSjGqxy5G+Rt1hrNlqIgqSbyaz6q1Ejh9/URiEbITGHNE4sWyHITxtar7uR1Pq1tKOMgsuz",
+	"cU3XHBEnL3/D80XgnIh8qg0BgUF6EnHg2y25ElSS8OSaI/HiZht78S2/LbmTTnxuimtbem3MRnsF1pcw",
+	"vypHad5ZprjbNcrkFyft/M5GHZfQtrs3IFyKe3dRusnpud1QAXdYL1LvzPLj201H0DQdlUtSmXBl8CHy",
+	"+BpnmCWBq+Ulc6/XewItONMadM4Isq4PEbpaoasiuSYyUt8WlPEcFYzqi6R+CtU0Sarjvpv9nZnvEbzO",
+	"V0TCs9JcTKq5xro31znJ8O0VTq4n/La9o3NTSFs8NN7xHAvEiJQkVT137c06w4SOBmUT3XY5jA5NLjFN",
+	"t6ywlrbbK+h3amDgSm6jbNa6ei5AzYYS0RyiLFE/NlXjCMWqG4qzbDXJyQ3JhXXh2jjCGnlXSdkfu7f+",
+	"9UFHdWJrbkdlqcOEs+a0PKNCbr6FqCQLsUnqseevZJg4z/GqO38/n2PKvid5aiKZA4xyI4KKJEvbgpfG",
+	"c4sqNpivc5Xa7BKT0zTT+UKhueBkM3pWyPm5Sb/owWFUp03T8karsRmGXi4Je/oYnZucv7ZsKSEnnE3p",
+	"rMhJiqiSOPKgMKA4L9l8r+tiUTmkxryi3ruDGT8wP/4kOBu+xrfPzb0bmrVYciY6yz9kgWkWPOvNe0nt",
+	"W0Yk2eLi0c3vLqCY2b3iWbbtzCq59TsywPbV0Kp4YaS7BpiLr5XXBGMqVPjaWlmwud6GcSkWZFc+ciaK",
+	"t4EmWshaibKBVGARyolNAMESi3Fhu4qHvY67fOfdvZA4l1tvbyHn2scjNF1Q2KgtKQTJQaUO4ShaIV3Z",
+	"kyKnod2o7ne3HVzyLAsP6exK8KyQBL15/QzxKYr/8qRMCJ5k9NClWo3LDPzG4tJltFuyG7d23pgrU77T",
+	"lsKl85qIIgswX098LYfr1Afq3i7hb8Jsac5zObG6peYRWC0rSqdEDSZ4WG7Ka3HdzVS5QuvLAI1WxlSb",
+	"QdlN1AtK7pWVe8qobL22Gvyso4aoRA2Y5IZK1s7XFX+NJQm1Ype4WyuXqjQ0wK8pmaRF3qL1eIxX4hQJ",
+	"IoViQlBYOxxMUrwSwI4W+B1dqH198MXDo6i3oEz/edzlnZXyhcGzXjfwx1DKTdsOd7LgTM43CmyPTfHn",
+	"UNq10iJP14jJSK5mnM0lb27lTtKCJrItme06LYnVdhqXqW7aknI3mmy08qIOa2VKjzqaRggLhJFuINiZ",
+	"bVFkxWzzPnj9R57mpdKIm8CdOGXVctdZ814z+DUU706RX9vaMtC0+sE4QZsFX784XtnNUzcdbizYptJ/",
+	"GzLZNMG5+BRhdP7sKXp4dBRVoLos5E856nho194k7t18FNxTrW7e8PFiaryMimWGV4YmdZojLFD84Oi/",
+	"6ZiSP9x/ODw6ivemSFxznDoLv+2vfuuLUH4M6q/WU04JSeHxuFJD5WPbeM4Pa9WcOz+LM2oiDbblg5AW",
+	"brJ+QVImJtoKHuZfj19cGCu59rEFbYSoOQrrFWpqyuwm1UwQE2v9NXZTXV3bReMQwdTlpMu/XoalJOf9",
+	"UrN5mP4ObkhOp0aH/KWxVVdm4rmRxxufFIY+zH2nOw/toFpj3XPQHy4viH7TVIeiVv7yr5d29ftxuVXx",
+	"APTKBozxhznNCNKxIIzLCK4XRTAOLyfj/NrHDkPFMkJYogUXUneNTfgIRJKYMXjn3ZN51xzezZq4UuXW",
+	"XIcXxeJKO0B7xZwKdYmp9WgDJdywt4N+u1khJwlhcqItiS1KJzG5fzIPn56M4HTNZ4Ez0vo5pDjShf12",
+	"/UZCtKUWeUkmGpNSTAhzOSzbqAyjjN6QgwVP1ctTZxUz5tZkTpJrXkhk39VphCi74TQhsAGDCLz5L6BP",
+	"8DvDssgJssQdlUAGamHpjTECeoQdedYQg88apjM7Ma3bCr/A1slCdeZdOYQVvhfoq3Vd6xQTNbhsmNpD",
+	"W3eLc0bZTHTWsP6gK9zpKrkkQj5RY/eebjVuCVMDKV6/7zkjnlEewp9j9XWE4L0auy0WKybnRNJEfwg4",
+	"bbiWK6/egMo0Uk+kt1EHk9hOfgjBd3fHPt/v8o7xln3TJc4Z6SBW19osMgmy9YYqvrbj/dtPgAZ307to",
+	"OuquKO1MdiGhYp3Z2HK5DszJG4Q3Aa+JqGpKtd22rGFyDSsY0N6ZdLYmmsvzkWmeRxPa4UxoG0+bb61u",
+	"fuTshuTtyjItHJ9t81Ag4MDJRafBmdJ2nzeWX0cWIUKYET5JqFx1ahwK84LJvHv5nMzMA21j8S2spDNi",
+	"1bwbW9Upl0neuYLR+nb1X1D7LCReLJtk+03OFyjW9OWKxV0NEqHXW+XAlT1X/Au88XtLVVuI6mZWtsoj",
+	"iir9+bQbVc+Zf1D8U9F60NcoWa3D4KSTW1rV4/B91MPTKc0oliRsCPimyLIV+rnAGUhNYA/og8YCmiQD",
+	"G62YYZB4wJARAYqAjmiDjzGeTmP0c0HyFVriHC+IbLFDkndUSJCcPDZT526xH/MVV7ISWMRmDZXchxAF",
+	"m9ybMh3iv5FGM8xmheH3HRxyZmQCzsvdi3+4w5jkhLAJ5AFwvkkf4gj/jbNu8y0U0eNZ8J56OmM8J2np",
+	"O2geq/cE4rcMvREkPzhTVS3AKxVomRNhYsI29n1Dye2S53Ii6N+6jLbuxFY5GjvprtfZt9sp/ELyXL/m",
+	"9bIAFR+o58WqTvva8BBWyzVsEiEHGMDLyOiUqF1VHaqCqG915Cb+O0IpmeIik+gLnf4voEXqwH6U1Pec",
+	"p8QyH0+uqj1VrReyw/RtdYRLgr7EGipYnR6coYyy63sCxdrspf4KKzINALsnCigyeRt6mn4wodmOoXJH",
+	"BbYyeFWs0fA+B583jK5yzFLEb4kAfzQd0DWF0GrAkkdnkNBEIJy7ZCUOZ9k6Kd0TG9zjvKQoLdGfJTQ5",
+	"FjZ3ZuqQotVIuvmtOeeoNdrnjYzCRXZM2kBs1IjuCaRaRcusqGs/Y3XfaLsfwtLN4Z5AaginRsePC8lj",
+	"pEeMszpEOxXITsZ57zDE2RC9KLJMm6euckqm2SoyO+bVdhkBrlZmbOSGclAAZgQL0ipGdRD4jTtZy3b+",
+	"MMfSpEYRSHJ+jVRpE25SmyNhkkByHOur2Oe33pg1OUbWe/FKEWyGVTu6uMlD5S+aFCSbgtoTAs5JClAz",
+	"aum6Oj7uYL3wnSVrmpMQGFeQ2XQW3038Q0gQUr9rLV65JDb0njJ0pd3xhBqIFxPR5GbgPniXA7SD5+YK",
+	"zlsLTcU+B4nRb////0KxVftOKt9O0ZGWH3LyEyjuOm67caBss9laV1qegVRLIRDFul1qn1Da5gV6Zx/s",
+	"kI5aT26SuxRJHYTHwHp1Pr5XZMpNxq8157fjYrs8MZ0mWxrounlsaNMY3KxVRPl1nLwO9j7s9qKs6Jcr",
+	"/rx2jo1RRNXrsG1j6mei4hLszI6Vm6p6+zWpxKfy8pA3OHrJYjaaL8tFPzO3WOjswjXXNxLjYFS9qPxr",
+	"DowRVArrc13eogMwI2j4oCGKF5gVOItVUwsCNiLThkAUiNCFIhSSg+ONKh9U4ZRT+BrLZL4nz2dP9Npd",
+	"LVqOrMiuTQhByB24KnU2TpTvZtQ8XQv87qmu+vBI+ySZP49r4456BaM/F8R8VlymeSQ2CaJ3i6LzV3X7",
+	"VdyjY/u67VXPmM1TUYN5rsoFJ2LaWD+f0r+tceZe2fSCTFtQQd601t0TlJKELnCGlhlOiBihJcnV0Qcp",
+	"0v5bdSwg7gH+jqMxi3OieBBls4n9deRaPT46GkRogX/iuXsX6PcANDul75QcZhqFv3R+Udui/mk0Zl6D",
+	"6v8GQ/Sa4BSRdziR2Uo9D25zKiVhqF+CChWzOcJomnEsBxrUHGJDBb0hzy3563uxFGh4YZK8Wq8806N3",
+	"Yo7cBuiFrG0A8NeQP5K9lOtX66p+gS7V69rCD/TNswoXKQVPZ4jING+gstLAuBI+I2wm5+W5tX8fRxt9",
+	"oGB866nrwt26NXZuA2FguJZZD8JhMTCBuPyzrwULJctrecIKDhBipRpAPB8zytC0yLIBoCbruyFGfXMf",
+	"DiC3cl30AlrS150u6pbV0kPDKb05Xu8y9i5TP8LG3Jve5brhUrms2RLMwVFykiJ4be2pHqrKb7pUuA+m",
+	"hqqYapvZBxLa9BNXcNDJBFSXDzvFprXpruCtWuoTKu/S2Hc1jhHOOCOdFHk72I3WxrO1mH3cugXXf5sH",
+	"m9vPsB3M+FxMWl3RYIsSIgTPJ76l8y7irBFR7ay3t8xAdbXoH9wmUxOMfUHYTaGxisE1q+3GJmPLY0yz",
+	"FRyvc5tlOOQN1PWUOILqWiM1Du/NfX5zeY5SvGqsfGifwXWoU49NWYTYnRDWB6lXnUiHZdvGR3Wtd3pt",
+	"N9aIXo1eiKLZBrsIWpixJJe8U1Grh9lg53fdu8ZN1W7O12uEwcfkxsLikpYAeIDVa7fPp+DQlGWEtfgz",
+	"VItMFkTOebix9uCzVi9Axk14dkBboTOXT4qctob3dQ3Of0xunqaAF9dqOHWD33j5dPSM2DSOthPhR3du",
+	"Yp9tQZe6K+hoV6popwXjMZcHS8xy7N2k2+7q+zUTaV8xDBaSNSgPNjCs4qPqX9DpmsrwpW1GdQuhP5JK",
+	"Va+TyniCW+eF8AR5P9hs7gkkqCQ6dgRwVBVhon4s5nw5NDhfw4Qv4sFIgwHIeaRt7hEg9iGeI4AZFqXj",
+	"7/2HD8bMw31BZ0jxfPU4iedSLkeHh1qNbWGptYSPkcwxzaDYYYz6t+AWTvgyIwCXTQZgPsrJQsnToLQf",
+	"s3LMVCAhwfJLGcr4LclRgoXJY7zEUpJcTf0/+9DrV6PDw8FXP54d/Ac++NvRwaO3/fLfB29/OYq+OH7v",
+	"fR181R+Ph1sUH/zx8Ks/hLh9KDgqBFqkZQv91h0hHXiFsEuMf09YH1uBrglZqr8AitkZSMC+O0TxUYz6",
+	"6m+e0xllOEPnz57eE2M27lkD7bg3QF86c62NXMICxbXArxFS7Cq2j0nrzo3OrgS4+fIcCkTodk6T+Zgl",
+	"xugnEIYSg1FpFOYMvHIOKaMyPkWFIhg209a6+NXZ5fm3LjTU9CMOfzH/epq+j/W+lq/u+/Un92aFOUQO",
+	"nQctvRcSANASMBZPEWYIQmnggXnF5dyF3YhIDVg991a6iCqu/wQozRHKCU4RlXo/IjAiuXxuxlQdmwTm",
+	"JhkMRknGBUnhZTUy6NowlAVeoSuCcGrShuvkDWCKi8wZ0kx5zCABOFCMqkhlCct9zfitNY5hJm6BmL69",
+	"vHxlvPt1SlzIKqwGoM2Cdg8iNUg5p2LMtEClngnvDlwgBMzrQPUpYkTeSZ0rbjhmY/YrUmuNfkVaKYB+",
+	"Rc8JBm+eX8fs14ODA/f/VdmYagTYiXHfiNGv6OToCP2KztCUkiyNSqcfxUxsPstFAPUfXIs1MJnVkmhg",
+	"T235s6nzANoOSHeI9BgYn+ASkqccgpcN25xH7cDuFY6s4fHAej3kJIPDJOZ0qY1n2k5eyaINTjbA3sJw",
+	"knpclcRRMKpj9Csq8UpLnNKRXZDIXw6Dee+j616TlfqzEhkPD+5aYCO6nZNcEU4omF6bTIk3UruL8Da3",
+	"A30NtwERJuFIvYdyF71BI3AM0MNuQrTrztqTY7muA6Gaa/MJnAag9P0cB1S2jmZqM0/q3h+gX9H3gGns",
+	"ocheFdLkLzbh7obaRwir/S9jZtT03TgihAFhEjSyvNCuAfqZrtiAYfWVtXWnH2cZv40gLkcflPOL19/Y",
+	"rANmGRvpJd0EfBAFP2vlaZk5UhPRDAycBvW2lhLAHS6b0RiaPzHNa1qPDFkZLzKI0FH8tGwKnPpsW/pB",
+	"MVFNwgTtmB/aRqt1BclviF5wXdO2k3A2zWhiuM0jpHiW/kUY9TdD1pvQBVBhBD5A4BHkfAUlhiPkl9dG",
+	"Jp3nTTfm6WPveQZ1JZWph8kpnECG4qcpWSy5JCxZHXynTlJOCmFiYCyhGMqxM0kLDWpGJp4Sp5wWZM62",
+	"Y3XqtIKlJA/nrT5FcKOoy9x4E9meZpwRaPhYscYnLF1yyqTNqVBlsZoJw0kjYDdQEoxtSK3fJKXAwtKy",
+	"xYbXFVxBBrJjOlWc0jpjeqyy9Vg20wBDTw+ALzWyDktLPPeETjlUsuAy0dmCpBSbwBbV1sN6WxCbCwi5",
+	"skmMag9Crbr0aarN+/ftpiUb07SFs62ZHirZkaBlRQ6NVFB3gDNuWfda5n30K3oId+mafP6Gq+jDcoWT",
+	"az6dAl4nWUo7BlUdwOHNRL0jFduuQ4DN0L9laZ0AcO+C76wGAm82C5xck24aL4WoFxaqIH7HgHU321ho",
+	"gQrU9h9eSKpArx+9j7zM/b7YVBnXP01yah1sDbS+HOonJU7VYO6jBhEYYEw3+r3LWK0jWJeDqhzPxxC8",
+	"WofoRLHKkD5xaayWqzxamz+9utB3FtFa+3ZCW6PP7eS2SgcnXgdNSa7Z0yZhrtL4Q69xK95VmvwUJLya",
+	"gLdOvqtM7pE3uaDE12C+a4W+qswXEPlaO1dCYKWvXeRAv/Vjn0dXJMMA5d1dOGztuiEu1rhsB4mx0vaD",
+	"ytUTkiHbO9gsRla6etjSlWf5rNFGRbZ8c/E4Qk/evFYk+v2Lx605fP1sxFF71lG3Y7uImp5g1S5o9qo5",
+	"R/070hc9K6O5m/S5RvgcVhKZ+BQVzrFSJek9CaTBZXs4GNaSrLy1ytDHJThSVR/6ZLGUK1SwjAigtiDi",
+	"dFCTGp+dn7988+Jy8vWzl+ffPXkcWz+OeioG1L8iatlryVaayogBQF2p3Tp/9tRcN3MsEM5uMaQqFLck",
+	"rwB5+KYjH+SpDufsAyh5kWOIpu2eD60tgaPKydGjyMNHIanxpoG4C/Awp0p4zTibCZsQKcFZphX8Wlro",
+	"jArcsAF9S3Am501bVxNkk193hjMNGZssBELAe8hcoQ6gzPgSAg2wYkFymhiAqFMwHqC60UDNvoQuWOuX",
+	"ulHl/4tvCPrx6ODR238LGGnUcTBRhJ6lt3sWjTOG+FIXdSQE/Pt2zgUxQoKJhdLdeOTlLSq7oWVyhKa1",
+	"cinvGKC0S5DKbtiwD450BGBpnYLsEEJ70Z2atNPsGgnJlwJEaxPly7pDx3Z2pVJ9TxRpbZeloAwr7Gzd",
+	"30NIy7ZBHTCvxPoZdQHaF9pb0ELqRo64elEvwSwhWReU/Q2BDJpuHHqOXUwvCMEbeG2LKrQVVWh/Y2xB",
+	"eYjOoWAYxZ+6Uqgfw1DjCMVqrOp/rZUOksUKckOUrNmPy0pC3UmghuByHkCnsWfGbZ9dDc//9sH9ow5H",
+	"1uuzs8NTuQQOp8Z3169567cMwfONcsfAG/198HjufC6qNet+x3vHySlX4G6RAx5H7hw5UF/9dp+hjdSx",
+	"jiXVr10lo5Vw7eDrEaGfCyW5Wfdd1UvNCXzLbQxFuNl0GNqPxAZ4g7uw6lA9iniCMyhpI04By1TXHDRH",
+	"tD15VOBxWrDX/Z3ZY0yHTyK7huw8Izg9K7TgVhOmQdeRe3ZNLyDKoFXo0E1wsgQRw0udggomaaZkU2im",
+	"LAkR+ZmGX1wMUWxxRawtLdi4ruPHSdVG5wGUWFVOyAVaTbfV+RxG18XfvJPzOLS2H+fxvWMS1TG/Wyfh",
+	"b2jf35cBzK/T8MO+6oBY9fajoQLtG+RHDf8TwPipQZ93B+VRB6EVPe+CsNTiGOlIlSrpgnUnJH3cGcyn",
+	"/WR9j7OCWKyeVgyRzWdpLeWDM5JxxzIFEQWOhbDOUXxQLLWLG/gsAVwqfFIvbbV33fB53D1cg5NZmJBQ",
+	"z0LVob3thRS9+63uqdXMYGt30CsaWN3NcGc7YK7A0ds5+VerHBOrRUFgBCWpVUJPiyxbxaBjbzJE4PC6",
+	"muPzWPhFjK9daVuEoy/snQgqqP7XBOck1wxV9w/vUW4uvQoxxC1g6y5hWTOwUsMNob5akIEG4dBTaVyz",
+	"iDOEUfPe96B0N6HKfFoANOXLz9JMg2P6tB7kk5Rd7yeZpYdq21yMrROG/fOy51kLyJpUMA5VBvy9NXTM",
+	"V3g6NWjVJYqRAakOazxdqXAvGpINOHCwfrFMt9yj0OXsjaI9k1+5ubXlqeXU9IbURmul5qCWqnb9vq+P",
+	"mF+3lA8Up/niBGVESpKLCKV0RqWIUDzRXj4HpeCPMFKPO75AnOmbrnQyEUu1iAca+LaZG9VThTrX9cnB",
+	"218eRF+cvP/Dxr3wpt+2co+Nya5jgma53pg3RN8RstSqf8mXBxm5IRmKDW8ZoSnOBDHRws6z+qMneK7a",
+	"KjfqzeaUhSjv7QaA2CZTh9m/jTaFkYU4cXsyabWJd9OZALPu/vSl7HqPr3Hd+c7vcMqu3yzT4Nlfc3PU",
+	"FRCsTgl+Dwa/odE+I+/kJClyETw3itXqj7EVv1UFwMk0ZhRj0AQ9u/q5m8xayULgDSE8+BvCDA12sC9F",
+	"vTTX6J3NQ6GEY1X04Abn4Bqg6tj2X6q69o/Hro0tzFPP+Iy2xLDtEG64TczgMz7jhdwhq3Cosedk67zO",
+	"SRKOOG6fdkepJ/hoblW12eiRNYlkdklU+EHzvewno0t1WpuTt0Q951e2drUSGU52AcBb2jsEfH0yfiui",
+	"MvWOfcqMMioA9kLdVmJ0m1MJpo5rshKj0s0Ork83hJb0KeXQd9nD1vVXE9jE35+DKfW1KtmIoqyMxe0Q",
+	"tBq59ds6m449UZV98gh890xYei6tZ7hdtamVumrPwTpEUrQkueAMZXwm6okeu78p9msdvuNuWpOI2z63",
+	"JhstgLrVNhn+DtaXfU6pfeB3k74MUW1JhHuUwOwAdpXBvAX0xYlbRnLgrgtgt5jhbAUe8Fc0y4Iixvuo",
+	"9/KskPMn4bRw7lXQpGn1ZVI5d5uuhHZ5+pV+M+1Je3HXS7yDo8LW/gfbOyxILDeSkVm3CyjbGc3Rq1V4",
+	"1SZt0FramVR9QzMlb1ofXo3SZNyZMbrCrJNG2aWtacma5DIYmXAGyIPmcorp1DgHByYXjtZmap/ZWj4c",
+	"oV24hUR9Q0Y2vFerDU02wObrOs7lgWvrQCuCrF6UpkYRNBjZFGCAk7bE4MrFUj8Kg0mB+uXI9TJrNC3z",
+	"k70g4wHU1WMxEQoWF3WGJSg9byBemRdyiL5Rj1pYKB1Tbfu0kNM4TYPos2tkNMt3g74qlR/L/avpjEqf",
+	"lQo9WVpec/A/wDXUzaeiU8K5dgHeDP9ul5Flfp2Zv6mwx+vIDWHX+8g08IrksFMGeKYmsd2QHM/IhOcp",
+	"ybdHQOsOBOXy4G7Vh4NdcpmQm2iGDbzC9rumOy7UPv3icnJDWEG2mjkkvNvldVvRMdfYSAPWSvdSH2Fg",
+	"u5pbEQVJpxsZ7uVoeu2pQ3eXYwH1m2KOB6C3djxlQ+e2ikHVmky3weCayG4gXLDgvoiJRdLTjr1BWdJP",
+	"froN5/EZR+AFvSQ55ekWq/MKKrxQNKkonOeykXPqIxFnm5VAz8jfu3Jnqih8avB2J7wVXkNvF1Z2XOeJ",
+	"lhOcWd+hahxehHCWgYsA6peJCAVIKFdcCpSRKQgigxZ/o66cZxseuTOXatnsDctXbFw/wnKeZZDOs7p8",
+	"IxQbjUOM+pj5XrRUwLKh3/7nf/noqzYnz2rMtBfvKfKQYPFymdEyX0dpslziGWm09auH1Xrqf4ByV5gx",
+	"ksbDMTNzFQY1x0DGlpMSOnyPGKn2aoXiVy8vLtGhJcA4Aj+6socqFKxZgjI/ZxX01SG8Rj09piA7qWzI",
+	"a/c8aUMEXo/buwOm3CuNJfXKYl0GjJ05v6E1HqlzmXbPqdnB/LuxjVtyNef8eiJIkhM5EUSGrfe2XNAi",
+	"/gMEXUuOdIiioTY99XsCmbqb0fvdogTHVR3ERlNzfQ/ueqPXdnSLu7xas80EtoYi3m7cuDDTMWUQMcGj",
+	"4K4wA4woXQ3149u5IMlEm3mNgVw9y7WJvGYA12WP8f2rB0kVBU5/8SDb/u0Pu+922zLyUEjUS1amR5bc",
+	"y5dEGWTEtTfix0iaBNYCKkwS7EJGJkKH6QRdKK4mdYi7Zr/ZkNwHcjWZMhpNzKoAGNGT2PL50x7uctdE",
+	"PIEwJxNLCqoUYh6AwVwvaotB/jAFI52aQi12J/3RVMembpOeZQufpT0l52l/GO6QvkdXaH8l7qJb7KIm",
+	"VLRntYTbxTVVxlxflYp4W4efrpNvIIOK0zMFiK5BHjUdld3gdta0z0wlhtndQa2i6rdpx9ozY71k2Uoz",
+	"EI8hmqxUpYuU1h3aEgM/ZOHNxeNe1Hvy5nUv6n3/4vHOubrdHFpDqL/ltxVt7y1WvF1ydKVZgvHb0NY8",
+	"UD+HmEQtzzJm15O07HHjqS2Bl10qAbxa4kxLp9caOWJK8pY3ryo66Q5yfGd3PzPcWtdRdd5dBKtyY+4s",
+	"VXl7vCV5m2otcWD1vfRk/JNuYVnl5laUxh12css4xPAutU98H2u+7WJraIbdH1E7Jz/R3e9VZx3mrR84",
+	"RZDu9hWmgUW8gxBkM1m69xbqY/QKr17hDF2pG0lDBSB1HJBlR2X1Rnzgw4fb7Vxg6O2zb09fo0ev9RYL",
+	"nBId/7siEnj5QOP8mqwy4LI7BXqM/bunbKRMCKOLhXUE62wO+1SsNvdRZ7w22SJQf6omhLMsjkqkafji",
+	"AJRuCJORRitJ8WrQKcGEp65tjgD8GN0Atmj1jhpVm/F0mwZsFQhxyynZQklctvJYH/H6kZdc4mybdi51",
+	"hd3VsqZHbynctIIHJ0BgsKMgivVGRuJqk782EL5albumT9nJavaxc6h8ZAtXW46WzvaCDaRwRwnAN5p0",
+	"FgOCR9qTfP+kyP/BkfrvI/gvzrJN9PfKYwehtEkLgvR50fFcQiNdAfbJT4WQVvscu1MXG7HfsdTNQn+L",
+	"ebl2Q1V2LEb8xgCvwI46LdKcC8LcyyhCOdeJ1fpHDs0QfEeh1qCjZuaKy0l5Jmu54eF3jUwAJpZ+kuPb",
+	"DKJc5gSnADBlouBEpN1UkjlJrkkuBiM0pRnkitXXLWUmInYLzdQdWUXQ25YLs673PAAwgQiGyBWYks4I",
+	"pwgDs7RUfnXWdTVs9rXoYNjVJck12F2k3pVTXuQ2SaPwd1QvQu36bLX8b8OzfKtoLeTRWmEsLKIepg5x",
+	"zHWsrrUuwWntuDINLtniDr2O7HWCYtgmOSc0t4mLt8hDLNq2hLKa9qErmFfQsuedrJ1sum5/7uR70BAu",
+	"unrAfGZRn1nUZxb1mUV9eBaVYalm0BZ3qrbQFDFZe2wQatOCZgXUGjKNBpu0oXY2QdAau045Oudrvlbm",
+	"9adgQk8r8flhSAHrYWGBB++JCuQ3zq8NrLAF3K5E+Owj1N/oldb4wDdmNmqLqV03njJ7k3qelXrTjXWc",
+	"9nYN8MS3xQKzg5zgFIBHTLlTlPKkWBAmSWp/0+ZZDVASjHkPg2XBSBSTFcJGcJrsS97j+GuHB/PEANe+",
+	"8cDq7W/fWHBz+8MLLr9Rl6T9+znoZ19weaZRmOzvFvja/v0Xzoj99ysNe3zJ+TOcz0jZv4MRfk5Sii9X",
+	"S++bUWippXjCJJUr++mpAeC9AH90b5xPF8uM6AW1v15oeNw3JTrukxophWL0mgfcz2jlZwp7+OiRF5t/",
+	"cnS0kbc5M1wDvLA0QQDFBqmd5xJnXqr3zpHnlfTwTX2fhsxoMa6XWeJAx6/ur2uyitACC8UA+jH+4x//",
+	"+O9+fj8NKDT54x//eHI/HpwiAoi/jp2YjMAOgWeOBWKEyjnJN7vJuMGG49zrS7RP3Xl99T+6Fh0GsE+1",
+	"lWgHo+2myWpQS4pX94SVDk1+dD+9/NXKE78pqzucNOac6tnuVRt2B83Wap1iy1/X9v1bhwJi7yrPKPHF",
+	"ycYTsZ5dPCd7iVQPhl1vPi6vdLWNN30N03VNDGw5rzsqAu3qdNcCVmYU2DwngIZfLa90Nn2dA9H8G3Jy",
+	"Kl76k7rCrYQO5wHKQbZ9XQr1zesGSfJOuxEHoATdGCwgX7drQV2+G8Lg5zxLJyleibactfsN3AiI2RCK",
+	"DE4Z2u3B4oEz4/flnHxdPHXHN43tGfBWTG6kgJ8n5M7w/S4WeIUW+FoDTgsXGkdzxG8ZZMsMRpTtL+Zw",
+	"O+N6EF6g4oLUGo0WWCGfIpqUFzXOQ/uRAtf7vd7SQYtX53PedsJ3wSQwaKUTnbmnyj43gyCYdEha1Ork",
+	"J+MBnk1uKUv57Zoz622RdjPXCHPdWMaZrfE+CvG+DrqWO3MrDQzZYZ47eG6u4YS1VMYbcy7fszmX+dTm",
+	"VvYVZ9pPtpKPWZvBlWBhbDplTuVhJ8SFMiYhoCzVYQYTzrJVBfXX6kvQT5yCqFZGYQxRzJeExSOEM8HV",
+	"N7xcZjoDVCPEorjKaAKRFig+XB7+IrJi9r7iruCNoBf1VMvBN1nlyqlO4jHkAPBFSyrQnGSpWU6IbcYZ",
+	"sWYyapyTtUTaj92LcMJZPIjQEZIcPfji4Smynn4PjobBE909NwDB6QQb8OW1LwIL0tzldvQPam1fF5gV",
+	"OKtsKTYpIpAJIxGI4GQOm0cTu7O4kFztLPN/V8tlY08QluBv7G+h7qwX9VTtdXFtnW5V15OjQXe3lheq",
+	"Vo+rhpzyFLi9hw2eF2QQvnK1J+fEvNbbNKhnpQt96cqufa0htaAdJlhmtRIVcstTifgtgQCxZE60Izo8",
+	"cGC5wx72qA9Ed3z0n49KqjvqanZQh2oD2JCLP0wkvdEuxYVo8QjaD5xiC1JOiWWkBu2JGeURCTLz9uus",
+	"i8DRZNTN67hViHHHrIVyKiw2cDpbRKbajb4dgKQRTNpejwFRo+bhrD+Y3DFL0DiqY5ZA6OKclOi0Z6+e",
+	"+oj/YJ/yoJ/mUi7F6PBQzPly6Gt+KhrgCorAyZ9DXqaV3BGb0kUEhIxu4sJrLInLV/GBhI7g7eQgMnQd",
+	"8DzzfMm/OBpU1IkPvjApNLpnIfLElHWzeAyl3BoEBJi1tU3x51DatVK537rj9ncO8dsjGoVjQDs8Uzai",
+	"bVeOZbo1rp7mCJugdo3lJUJiDulhWbZCc5KH7QTL8gWz9q1klTPN4DT43bGrO0CRmT7uqKtpGeimXstw",
+	"wwVlvnbzONqWd36tqdhkYBXIVLDSr84LCUG/DdhtSK4oRiiG6ZDR4eGcC/njSAkvb2PUV9wU8XzMgK2e",
+	"IozUd8h6Etmcnq9uvkA4TXMlcCjZHGDMpTgFCQgdA8jvw4cPHqraMsc0g5C7wxhB5tmFklkG0ZgJyXOd",
+	"tUWNPkcJFkSHIDuuXUY8tnH5avQjlPpqdHjY9yIgvX8fvP3lKPri+L33dfBVfzweblF88Mdfx+Mffzw6",
+	"eHR28A0+mI6Gb/9tPH476I8g8dovx9HD94OvDr/6Q+/Ol8ya9/Od+HTLU7smfQoUNx/YlZcTSNuRk767",
+	"8tKNyslq1+7GjEdoyQVV8mOkXgELRZkn1s8CQb5VRbLmy/HRUVO9qY7FmB0fwf+hfkjXOagrO7U3OOQn",
+	"LRO9JXPMZmSIXqtTRd7hRGYrJY/c5lRKwkws/bskKwS9Ic/t/uglaeoj3H6aoXlb2k4oa7UX65ZUiQ9V",
+	"l329RkraV/MGlwajNpiU38rfTKnuOx4SU/YkazRvKsDQspDwkJ3RMTHUjxuCok68GXtySaxYaZxk9JAy",
+	"quiOcbTEch6N2c8FyVeRZnU8RxopsyTH+w8fKNLIcSJJDvwzAziwmRZUR4eHOmzC8jMd713lk2OGc2I5",
+	"5Slq55NrkM/7jhUOvvqQvLCFz+1HqKsqjtboazoT4odS4gzRGYB8QOCjr0/jU5RhSFOLMyLqEnanU96m",
+	"xWkecKu7iUfNzBrR3vJonTbzaEX7yqO1Z3m8c7S3fw2GlUqdRxbWNLVU21onBO74C5xlBPDPVwBusF61",
+	"E9Th1O+brldOe17ejU8TdY8/04mzO+ZNyAE4UVf5+AkPKpm+13vpmCon9x+97e51A1m4J8BcJiaJddCR",
+	"pDMI62sLPBkIws14ct3mVaMV/FNzAc2w1KK+ooBaWN+UgrCiBssXNBFOIaXuAKOv6UW9DDR8nYWDOQn6",
+	"Kz9RJD3jB6o17YisjZqKEc+pTqDcyQzn1uVcNRKybWmoz8n9k/k6d5Y1+FdrHDv2h26ldiawt+VudF2H",
+	"vyip+73Zp20rLR3+y3bVDPVsW8+R1XYVm1qEbWg3tPqwgUaquSE5ndK2BEvXZDUBN9Q7QkJBsmCdsS+U",
+	"fPoFuVWXAMDA9RlnB5IIOdAxqkrugCvhmrK0BeTtDgMjON29NqTt2bF26PCYs2OOTjhPA8+yUMh8kwFv",
+	"PrDd2PaOoC6VCyjN8VRqf/EpnRUmo0hOcKoE3yA9avot/w4CVn2oZGhVkGGpzR4tw7QXkuVqdWqv8OTG",
+	"kTI7uvYS1My+semQl6gdWzwcD8/ziXrUzYiYCEJYjJZYCCK0LQ4jteZa8rUAWCZQHN4MdMawLHKC7PQj",
+	"8DLV1rl0zGoGa4cfkHDGDDx3P9YAZG4UJvlODHE4f3lyiQ7xkh7eHB+qN6uBqR4MxyzWz2S38tWRV3t+",
+	"/OICXf710noy3WKBprxg6WmZiYG5yxce00IP3lSQHOE0RX31lk6ZmOifNwwRnXl42ca3H2WcXwv1wCqW",
+	"0ZjZp7VZ7AVlhQQHLJcssIJbqLMq5iZlp9ouHditXh7wfrI/4YzYf9c0rgblztt8vRUkrf7qkYTT668/",
+	"e22O3XHBrhm/ZdryzZfaB9ZIPYxLlHJGUD8ODCm2D1Ls0Q4VyBWIxqyVjt1b1rp5gLBlqHhwqvZAw6PD",
+	"eVXvY3VcqwuuKMogPPSinplIx8T6ThhuSRfmnee/GO4YdhEOBRRDoiedEaVb3t6Gsbrr1KLeDclTmmwU",
+	"i87nmLLvTdl2f3xv4GvXxMYfVEJOuuSicyeOF5LcE+jh0dHHf2BRM/oJaQmE2Onm3eXB1Ag/aVnL4Nqd",
+	"HB2jvqws80BDyOKMppDFGN5TsbW32xAlL+2petiMWaxOgUn0l/JETIo8M6isH3tn3Ng9P4HGuMNbdrf9",
+	"WJ2752DTNneFRSibLr8GpSo4v2igmaAlckGNICI2tEEFus05m5X5JfRKIhO2tzkyxA220mvrnEs8ntq+",
+	"uLXY9PSxyxZkY1ZkLMrYo82nzXEjM4jw4KcFS6tBQKEjM9WhzTbYxpV3eoZqQI52dmItOevXA4HuAcYT",
+	"IldNIKpv8Sk1w4RBKDSAnAK+J4SxqjYj7f6tbmvKkqxISXpacdMGzywl2hhVqwcQiqjsGpS8Dslzq1wD",
+	"uVAS9WYwVbscbqJWdNi0Mn3B0ZHJAq0bcfr0zt5la6Lhyq7vCRMV522Z7nCIvnYSktku9w3lJC0SvSV9",
+	"h9kNIhPOJcVZtprYddKJX8y/T5Wg5qFzqx0XEq+E/6PeZFtHScLTIsuUXMUQHjMzGq6zz1TS0ZCUSpKO",
+	"qiPVmXKwi2FH/TqQLZrl/Fa4XDRjZpbEjIyyie5TG6EAxUuJ4CXiuL+XuhIWemA1oc9hgjfXqVeSVhUz",
+	"3HVf4oI5GPFu8mINbDRMwVX0fcfGqqe+nZ2Z0NR1EHs1y5FxoYr1RlUMq/on4KJK7lYD6K4Z1ZU3HM9X",
+	"ev0NlZTmb3uTAdZ/wRwT7oPB0dnI//P4/mCI7BQUud3OeQbmR52RFOnuu1oRqoaE445ZvtU025b3m5wQ",
+	"CDPqBC4M0Hpadm4N3omrhVyuWf38wxlcQpsv+VpX2ztrWXoTS84EWRfFtVkEqF3EVZ+AnROwr0vV3CHb",
+	"mFnXCgOzWbzUExVn2am++hmXc4hFALeKFPVjcU2XS5LGGnPQWsGDDUOCMbUqGZEkLcWIPq7A35vSAKou",
+	"loUsr+iBBjWp4AtsOsVvWw/sxhsV4GU8sYijKc63gLzYBSg6gFED9xjqqytp5UYziCwfg4+Gu6tfGZ+U",
+	"JBWjflNaU6XstqE+zkDuRLX2q+vq3Rj6uyJLvyPFwnWTYYVKI1+4IuW3IQNrkzN8PNVomZ28jGozG9kY",
+	"mDtZbfRUP9r+314Yf/CGM0+412ZsWySwt3AboEBMQWVkH4QoJTjNKCMfX4ew5du0kaE+6tmH9t1UCRc4",
+	"I5veQVs8f1biE3n+lPJ+t4dQ38r6jNzCZAYf9Umz7qmgRhR4Loz8VD3UaLh5phihVtpYYd7EHZV7ZdTP",
+	"Y6aKi4rbz5HGRuzHzuHIJIh0oU9yThYIF5IvsKTqIlyd+mJ4X/MA8w5RD0eT+WfQwK7wgoR0mTJawiU0",
+	"otISFVyze5Dl7ya47yigq1P22kgR7WcMFlpto0eo/di/u6ioHDsqaucuQmQ4GyLs+W4BGpL6eOC8IP32",
+	"1VAHm9OUdAnSLZ1+N90+Z17RisC3qWKNW+1JWFx7hLu41l8SIZ/zlDxWZdWxFxNpXmLN67wV4yhWs9Ph",
+	"Q0q40jcvCCFxUC24pURVChxrV1gXu8wL8unIHiXATyl81EWJhjDSfnLt9tTkD5+A2w+xe2PXoNsISwGx",
+	"B6KPjfJcIw1ODOT4FZfzwElzZqFJF1I7c8UtsW14ZRvHc5uwKJCvyLnlFYzKqPrE3vn13IKjaIhos29V",
+	"a4aR+M3FY7W0T9681sqg71+ovylDmK3Ax7iMA4WyQ3Smbg9IjJwqHituSS7Qyf37ar+MA/1f//pXYK5c",
+	"IgeoFVdzV2lk7HWuyz++Kd7+eCHe/vg4ffvrj0/IW/jhdf721x+/v3n74wsGXwZ/COc4KiknBAy4IOgG",
+	"Z4V2C5fauXVDJLuXIwm8E6zr6eakRWAD13fFGq3RFGeCxGsG4DG9jN6QhRGBN5fmCWxMGnQfenrxEv35",
+	"i6NjbeTg06kgstQePTASDM9S5CuMHhr7u4t6nhayyEkDJbx7vqU1+fd6S5ym4LWVkQVn4ueCkL+tymc4",
+	"ITYoAVzBr3JMmcwJcYlVIAp4pc39Pxc4B9Y350s61Xat5QTUCr2oN+N8lpHJMgNYJef6CwS/he+vmczE",
+	"WNDNMV2f16GTw1RLWIcjItNh3C2Be3HlGunKSap1lNhv3KXvrJF7mpLFkkvgHxBVWDD6c0GALquJOVHf",
+	"aIGwQJ5Lgz6WNI0HQ2QfthEi7xKylGOmmlBcGfxz+nHtnhiqbxP1bQQB+/EgUlJhTlAMX+Q7NtEJ5BVB",
+	"C4kXS5M/XvG5GWEkx5KkY3arvWMAqeBKECZPjWOQlh4tACyVJec8OhqzmipSh8jpKcC5W2h0dYSRXtA4",
+	"HPmxXgKvXG3bqyn1hV0qKRv4Ilqr14998TzW7ye1e55AgHQIEJpD0NTSTdOq/27BMUq3MGa6xR+gyhNd",
+	"Grya1MFkpIM6ofJeeB9tLlzpS6P4NX9uyftHk2vID5ul8E7GdSiS5jKcBudtjTcadr+hq17glSIIQEXF",
+	"M0xZQBYyPRE/IxZcM0HFmJYo8Ix0Q+cJnWEPNjYo6nSI59rhfdBNO+1URc1oSkOCYc1i+SzY91x3e0Ps",
+	"74EQ9TagFLW+IDzK8tSUNQKqNr/usbFOVdmCl9rdy8n6YKhDWTBwtwS8Hcjew5HI+C3qPzx6MPj4Wkuh",
+	"5zbZyiFj7+5PF5Isvy/91urnBPa4YJU/wS1mYjROXmro0AG6ACnuyY0J31vnt1fHvdFVrSs7DDhCfApP",
+	"k7NXT30/nHAA/7rONuJYtzzQt5O9rbzWQTcGRXa4lj320Mak1OgMjrdOTA4mNHh7e3aYVpNJheE2+4DE",
+	"45KDfKX9n41sEzhRaiuf7qpZMpfozvWdkLfZTlQ/PWbc/hj89kLn6tJEkzjSr5M3UzPI6N9IWgfjL6Hh",
+	"IyTh7aXOGiRv11KuhMht9ASA7aeUZCnKIMu7VrubFGVjBtHqgEOp8dMdGL4LDwGjqSoWoVitoMliT6XG",
+	"QOb6nXyqO4FAVv36h5B4HaKsBV0tkKVUzXFBGZaadS7wcmkevibcpMUlVn3US+VD47dj4NgSto6ORmlH",
+	"M9Pl3juKXOmESb1yQeGt3Emg9Aa7SZz0u94E61OdEoidFSIS7T4CWwFSVilzDWZ0LSM6nql9paHk/cuq",
+	"AFYBMp2R8/YM1urzBf1bS2XANOsgmiy1PtM15ndrW9kIGOPNrxu4zBpg7JossIcUANY+2ZbtHyI436nD",
+	"7qH499d4G1dNckVOQ4o0GycTSurBUcrX9hChGMKfUyp0nEoYIXi9/B4Mzqpri+GDGtEtpi4NGdRVz6p+",
+	"7AfxqmFVfc7VLwFZTA/Xj4beztLoQfTXhzAYdsg5onZ+vXDc0WH9DJzTrRLFZQYxYjLqG2YfK6I2D3as",
+	"Vg/e5ddkdU+s9VqnTAcAVZ3fUZ9x2+Q2j/VqcpNNTDPsyQCs0757AsvhPBbMYwpuzWBakUDQ5B1cD6rH",
+	"uOvZ2+7AQHjc5Gq1I2Zijeoi6x9RtrvWVyLq/UCu5pxfn4Wi7nghEx7KF+KyBGm5JKXpCMVWExKjPm6z",
+	"6IKvESBM6GIeTIVOUTWnbDZmJmut7+9UwfhwvrlXq9JBufQQU1XTQuOQEs+nySgfSToas5rrmqpCZ4zn",
+	"ujNmJa7cBQdK7WChvXlNbVXLf2vBOE0F1YWz8ieYoSuCklx7CINicTBEZ1kGaB5TynA2qmUiZoSAig2B",
+	"MJhWrf92sSFKDpavavN30+9FPTOv+rsw7AoX9g78Yb6K4NRpcdQQBroqZGXfoYS2GaGYcSRukom1fAHu",
+	"jvrbs/UYJjdm6mI2vAed2cXXLilWi6whJx0uO+K3amFxAhGn6h4VhVAPWwLqWBe1OWYZn82Mfk4/dEjq",
+	"7bULFjE+irFt0TU3MsOxTUJLutEI6Ehj3pIUEIc0VanhgNI7QoKbDYTfpeeRo3uwoDUZnSrKwAaRhhoJ",
+	"PbBFCaE3FSVh60uwVRvmnC7s5kU6alRtkqWiXRJvucGtYzVSksUy4KmN9YdtUbYdaFGLEpSEveV+mK/U",
+	"LuQE1LiMG+JAfcVOhFoR1SOg90bwEjfYedJ4aKuN1zjVv/39H4NOFpzcvAcmV62Bajqe8xh9R7+27rJ6",
+	"XPcEUrW266dN3Hnhe681V0AQgmItag2G3XWjJOjfc4buv3tnmg7hKtetHj4R+A03p1Xd+/ryrkv6ZSjx",
+	"Mcmo4mcBnFtm7zbJIUiEsHTJKZORZhiaDZqxBlX56sMWSt/q0QiBnewAQG8H3d1PxntddxsxvEktrm3n",
+	"bta6COk4Wr0SQRv4D4pwMTJaTJSaXQQjnqUepFo59fzFrB8gRAuC67otbMMtdreG1yz23TanWwKPGqWW",
+	"iTxu9Yf2aAlT4ICmMSQKJTnAi/iEi/rxQswmv/39H/HgFBnenQuUEic+IHU5yWE37G5vTFXiqxBWdb18",
+	"h6RaKHVJAjWQa3e8Opztu8HG1hlFZ/jYWsU9JhFrDOkj5xALU6Qffu8cU33mrSN8g0KnZSWGYEJXyJvX",
+	"z5wArohUlILhPaE5dUB9vVPSDr/nDn4SVlkyWSM6K7FPXbG2LOrH8HgyEy7F0pPjI/QXzkgcgebYO6l6",
+	"+UAkfgg+PqqIaw+eQTpNgzrJJdcziCPd/KR02dDyu47ckN0+GIn3FB56eiPgSXNNlqU/EuST/+3v/zhU",
+	"4uYNyeNwggVdPczPzG0MaLBUIomvifCy1evVUp+7pxAN3GCbsH0733Db4wiRJCfSqCXYbAJBqM2leONA",
+	"XSJ78VGb9ZPOmHlampckuaG8EEg3DebTvs0UY9Ufg91vve3zPUQ9o0rpcJdUYIlUNUce1TNa0m3zLLat",
+	"6nY5E2rsqS13Qo1xeN5jD4+OuropdiB+yZF6TZ4aO05ksv7mJkfmHg9DCXt9fLz5aJitbaRs2AZrf4OS",
+	"ym7BXu50d91se6fbivu/08sh7Zp4rNbQBZD/XpfrByrnutmdR9UdU//OZ6q80jbb/rc+gKEDh/pwHDUM",
+	"GrgrwykdfHIHcbMv4qZt9CihKTKwUlT4qRASGYaLbK5vkkYlLqi5oPo6MYWB4khCkTn/JIluG0JbR1i/",
+	"W7kkEIlwOxckmcTO7/EKC/LFiXpjPriPcsxSvkBXK0hbAZrTlS+vmK1H/QuJWYrzFJlZi1MUi/R6+D1U",
+	"MT/G1hj2F44uHn8XNku2ClCfpZvyD7Ob65i0IzvvSZcRnA5Nq8Y1sP6nFwleGmq8Qt6PZkQOytUrZX4w",
+	"MCPmL/N0dCDdlfL6l7LJjLJr9+ea1+Zr/RJp3omCsoTsaI3Tddesrul12ww/PxekIOkuCadNzd2z75iB",
+	"XwaxVe6iLgy5bE3CTnXv9fEucipXF5ABR2tZtaXmkl8T4NJXBOck/8auUC4LEwRwcqS5030vyYOOB+g1",
+	"vBiN9SfjM8VzVNNlYO75s6fmQz/OyRSCFfUP8SBCAL6GHuknr2JROlmPugtgYOVmzaVceqDzF2RN+Lm1",
+	"IOo8hfeEeeYdUIaErmdTg/Xjb6VcvmQZBN9d4AW5oJJ8+Qy/g7/V+hFIkQFJJiL0pzFTIx1ESBCp0T1I",
+	"tZsDmCmggNqkiodmukN0ZpO+YWmMqAIJviDaAAYREDgTfMyUsGTAtGbknkDnF6+/MSuLBYr/eqB+OIBd",
+	"jFH/5OgBip8rTsFmSlowoHZ+rd/+/r9QTjKOy2bjsY5yu6WCDIboBxO3gc2m2JVSxWOLaGqmdPjb3/8R",
+	"mwxL1gJycnRschqpbdDra3MRjnp26z2PWnsfL+l3ZOXds9/peLYGZW5PmCYflQN06MdnxpcE3vEj9DX0",
+	"gXKp9blD9DQlTNIpJRrYzIzo1KX/skHxVIgCTJmgG7jFeSp0cjCdYfAU4YbVNSc2hgYMleg7QpaQwNKE",
+	"uANuq17BjYfA7M25XuTgGUixmF9xnKf7I39H9doXxvVQp3v3oUH4uJBztcAJyLXm+Jix+IdizMpT0cds",
+	"hdQfPAXb+V+eXEbo2ydnjyP08tXl05cvLgblyUFrD86YVU/OqQtWwmiBZTLXiXUh48mMSIG2PliKPZjJ",
+	"aynPnnILR4DOcZYZWQ5b+tMtGd8Fr/Eu58nsaOg86eDCC4vKHHAqgwL3BDJGiBLBOSot955uzCV694qr",
+	"ldES0tCOVVtOyrHqbg7KgTTG+h5Q56dcOx8xibWffm2uRuwrU6TNqJwXV8OELw5tGfePxivGNePCk4hw",
+	"yZ81CRdLgfqQnUBDWBivFIH6kKpgAB7gGoyJaFwElzcXXPYVO5jSjGJZBvIBEfDFErrTSXU9+IzhmI3Z",
+	"sTofN1RQyXOE8xx0xADCUEnvJOc5L2ZzP8GlTs2Lc+0DqIYGSZvUsPCCSJKjGE+n8RBdKtJEyCavMZgB",
+	"OerHhz+JQ3GTDH8S8QAgX4WuE6GcqItN1BLtgYuGMMsgi5yR1I9apwz6kdYsf6BWaGXPeOw7t8TDMbs/",
+	"RD9YkA+7AmorBCqWkUkppSMFdYR1ZJmGnUjf/mPBUzKAoHlbAJZOz1pNljVJubwYNPfVjQzH7IE3LEci",
+	"S7wyCdLstth2/ZXScFzxq5cXJQ64pkz1xbgeWlKE0aVE7ziVpdTkIK2dK5UP72XOnwC+WsniZFUG1tnP",
+	"yvrQ0Zn1+gJebFxWjNfMyRA9dvy8EIqkM6qYqnfsFySf1Rz5NXVbp25jy9AwoE7ai0EGLATRmxH76Oh/",
+	"jNWZyvgMURaZ0dseRWRQwS3YpVrpgiGxUtePpImOdjWGLHWQXhcZEdYFRO1lNlI/H6ALdXyRzjWmCckm",
+	"fhI0JXBzRwaOErYAW/oaqtqXPhXoyFWDgXmV2SB7HaQoLR+xkeRADeoZNKpBPejXOQUnzEitS3xuPj95",
+	"p/12nz6uPeE1WnLdHQwKGSI5KB3hrHMYTMBDT1GD1wcTtnHkJcA3KJjukGi3mpKC9EJUj7A92FRA1npB",
+	"1YoYLlk7JSNFlEpS8hgKhdjYjCZUZitH/Wo5koyqFa14x5nVsEtsMfSveLoawP7/678iiDBgAEKst/4s",
+	"y1QJa/D57xcvX5wCCy0ra9FjieE0YAFlNNPBqfv7do4lEAiVkGCQSbXgkF5QjVdoEKSkyDN0kMYgh4AN",
+	"b4EIS3hK2WwwRG80rrrr3UScqIEZ5zqTJA+6NMEqTi+q+rEGDG6jXEAIH6KXFkhfWzTdKdDozjqjo5XT",
+	"j1A/1rI09K+F52b8tSbLWhR5WYyZcDUtNosyTXWpp4lhZi4cC/IT6kyO2v+aFQuS08R0CCT2nDOivVJY",
+	"VwAS1I/9sO94MEJvLh7DQj558xrN8Q1B923uTAGz+v7FY3QE/emYaUTtLuguxWnlThM6VQH+uSBWS+cP",
+	"WYObVEhqhL44AX+0/snxAxS/wislIV5y/gznMx3eqa4CHblvOLXm81a2gn1F/WP0nH490KePvAO/mzeX",
+	"3xz82UmuL9488x5CI7d9UUMU4LmmRx1LNecZeAKp+iaWTa2Moo424mBcIpDOKKt1G6M+IxCbZclPLaYS",
+	"30DKh4SSlkBCVFViE2iEllqWih+P3sYAJaylb70AVAlILXNUfehpehAEaA3Rew3HkTmDVzmI5fF/iw+I",
+	"SPCSQCNYXb9ZNtRHVM/6/2Pv3ZfbNrZ+wVfpYs2UyXwgBV5kW1Sl9qfITuIdX7RlOdlJ6CGaRFNEBHYz",
+	"aFAUY7vq/DUPMP/MG5wXmTf5nmSq1+puNEDwJkvZTsRT59uxwEajr+u+fkt9LmRsarLh2y0Ss2sWy/zn",
+	"z12aA/jHsGSpEPB2vAgUZYI9EomeGm4mESP1jQnCUFNOmr7vW+qRfQPOCWbMmcA+EA8V9Qv+XdcDqCvW",
+	"Uk1pzk5jTq9JjUMCRomkXDFI5hEWSyDNFgoiO8Crqp54OgK55fseJGiole20jlBmReA/TbjhTgDN1lGU",
+	"cO0wt9PSGhBkFUlR6zAXNhFDHpP5OBqOgS+baOCQTWEOgiNCsMFxQxZjckPJNyId6/HglxtDPIc2j1A9",
+	"zOLAkOAic/nqq7NiqslXX5EqnCYwMXig8hoxaRRHwxT7k7WuzhxB7xcqHGbqwIMDs4hwY9RlUkq5zlqA",
+	"UBaW0ihWl88kDqN3bcZjJkHlZKHuF6bUIK/phMku9PcNNfDPSI3U8fFIsJRuo35oeiT4ViSDKAwZt0/b",
+	"Hglei/RbMeNZ0w6O9hXo669FeoI32f5+6AHzhJWwD488EnwnODMPmmokpTSTdJpt/MI7bmGXXrEwoooT",
+	"2zaHMBMtDUFCPU+jdGF+b7U8EpiKIm9BENQ/Hfo+dr8iJ1+1aDdw6/OZ+GrfbTaQUipqXaeCBu45qRZq",
+	"ZSwlacG3S/O0PKdGJOR7kKWEK88mNGm9Rq5PjoOjYcOUckqlxP6LqW3q1J+CZKalo9yNQYFRdTpSCgZg",
+	"aabCtDEHt4HytAh1ueko0QK+KVk9YRTQH+CW65RfLQIENl8wMIUqqpSHmGaRqQ0a2zK4qRsdpA5jqMNX",
+	"gx5nNykmEdRwNKDqTOgCQOVBJkbxM1UKCdbKDcEqFAq05RAlxxlV0wabO9lwjR7XCey5ZEUj9cNiMyjz",
+	"lFhNwpgKqNpCy1zVV+wfsAMfCQYQko/kFa4V+UjOWZosyMce/1iv1+3/qcaK93wkLzTz1HSvSyaZWWtC",
+	"Y0XDlN6oWIopfx8ZY6hSWKWIrzEH3uRrzCTWA/5IXgsliRlAa/3RJvygW0EWj+qNxsu5d1kXOk7LaW0N",
+	"aLrXNvlIfoSJOG0GMxROUOuNbHkt/aksycXkqVRNxkrf/qbEWBiw/lCHfCQIryicZKnMm2EsqfZEsJtI",
+	"sZMVq3FIPsJJQ7HOvgRaKI4ZTZz5QRyZQZhsLIucM+OIvRPJZdycKhxbJaloOJPaMS5EDhMW07TELNX4",
+	"sM6oQPzCoz1MDXov5SRwAKzqPyjdE9F8ZtJm5WPmvBEmqoHheoXlbaoj+TwLjEwRyQpNI45tSxuYxGhU",
+	"Qo1yHbbhDjgCVqy4hgNPBGRy1f40D4uvixGhqDely9umNmNVV62W2TSLFaheKUUhJNVglvGxvnnBzK2k",
+	"c3Uizt1iweQj+RnKskOQYgBkoH6i/lBKKCYNw7uHQAa+pVE8S5jrdYiGSqcOme0KpA9FvcVolIl432I0",
+	"bSqMmcaFmdVfaOtTvhUgTTmfK0eK2mqa1cOaGgiIk9kagUz5bXSjjhFndV1UD3F7ZIOcWssmGrQShgo3",
+	"C6HwnmYEL87QqAXHW8Ivmsd6wOyAIxuG9+LMpktcoTIL4BFFwRw1dKkPl/SMkGCg+j0juoPbwtaUrsP/",
+	"qqPkPjw3RSx0Ua38b5KloFuo8wOUQG0VDUOZX0ltJ8ajlZBkxqUtuZd5biJAWQmJK+VKoXNKZQa7Ukz8",
+	"xNRWSSQdKaqqRPA0WUDuojZNiBE5vLkhl9ocKlG9V8vq8GSb8m7t4ZyIWUovmckwg4KbkITm+uc06zyH",
+	"m/yRwNLARuoT8ZGcOvtexkjLjLpgJQjIR/IYmOwZWdlSHS/VsL2pIdiJcRdLftWVV8hH0mz56g4OIkUh",
+	"P1pbNvbrKmRGMDqYsAMrktqh5N8rGGf1vJw2cLuKjlUjXKqfT+DJhCZXmilMKA9pKpKsGZFpFMfoIdVc",
+	"X+22wdbHuHhzTyS5pBEnwTM2TRgev6DHq8F/ozb/jkc3hgIYvEJjAabJFVhCzr89JUdPOoc1jwRvZ1zd",
+	"BlJVwlo9hHQdbG4+j+2fHh51al6PBy8jfhVYi5nJC8dPHZOExV+Hzsg09jlJxbQONgASGDSzgEDoWYOc",
+	"2GxW80lULa1SakO9MtW+uRaeoFiUr0FOiv5n1XnmgFYfv2ILTdRiEMOw7Cn4QYHNZViU8HkjQKo9B+9k",
+	"YI2uP6L5H4hgjxvoFc/Rf9SiKNlJhwwAWiSKMPbEBcdZdrx2PrgtTOHqg6ChzpgRHwv5IBJEC8BZVKqu",
+	"PkjTmA7ZRIMDlaojjoVdB60g7s+ApRRzzMd0OkVLFiYqK27lERZeMoAQlqA+ILPGLp19B4EC7VGRJGj7",
+	"uraWD6RIUxFHwwWpukrLVwGxmoqsqebIQsSUJeYi6XgCaTqIOLlmPASzuXn12Ikw0D4+AOXXxh8HTwUY",
+	"V09RXZnSJJUGyR8MKuodIPVZ6cAoTRknYJNRf4OZZcaRrcI+qlUBTRE+COkUI5EoDQxt+iBcZby6pg0r",
+	"7ioo1gOABHO6kLVuUUGAE2wXBHJcGiTggrPg2Bqj6+ApqaK/Xem2BQ+gZ7FIu+h0YqFb9i3rX83Oc/LR",
+	"jS0vsd4wfLt2DKq8qW9bz4+DGsEA+CUICxB2gJJC1zinAGhM8Q3PAR4DjqO711qMnZlVcJxQrNqxbVcX",
+	"SV3rLWtfMXimYNd040jy0SPWU+SEQ6hfUWNT380+lhZDUvAXcPVAb0gtbEgVsPNUsnik+tFOqHq+v+Uw",
+	"r9z4PDtA9ZWVYzQ5nzb2wfa+7HjNKlyLa1N4j86tByp/bg01Lp5dix5janGZw6WUsjnXYqBHAgNjg/oC",
+	"kPgA9x3Ctxwn7yUk9xlXuJgyLgGQ4/uLVy9xLSWGu+IA1Ae0YVDg7Ro5G85geEgupZyBZQMXzhLbquKQ",
+	"j590jh5JEnzoYdZ4r+IR/c++E3nRq3wCTkHIiWPJ7Wo6LGG1aZrxLhwXzhZ34iriCMuGllib+aeNQnne",
+	"pz5kfXX2GxJ899YhAbYk13SVjtkCjcBdsoSklNc7tVtsDeYUmpStbbrEuLx0VuBrQbdADhskGMyGVyCu",
+	"2FMi1TTMVgJwLrYhckxBsdMKTA0HOlV0BCRc7dgIBougS4JoqlfXajgQPREggVI/uMFJaP0nhbCv5Tus",
+	"dSFr+8t9QGtFLAIbgSZ2tQZ5wwnVHwb5wMt9WqNHgFySqRKxFDhNL6+mwaTBNaRXRV8yWCgZ/cGOMYoP",
+	"8avlFJyp8IEXZ4+s4SgLamwdlWtA6jPazo42TLwhkUS1aGmDh+oYdgvMxMgs+uIi9CC6vHBMUkycSKI4",
+	"FnOpCb/6dx1NRpDWig8w8kpq7WFCb+pAKNS5QJ6dAk7iKI4ux1ZkWiZceGm6mXlanwgtM6Ft5ND3C9MJ",
+	"I8TemYNHFYk3HkLQ2eoU1fWq0dcpaHtUXkn3nGiEM69wrxHaCP1XUViPeP3w5iYg1cObG3CNGWOrjfOB",
+	"ykLQvh+FXYLie6QdfzV1GdQZygRC7U1pZC8FWAuu7nwWdA9Cqo7FWhMj44/Nu9lq+s6pJcG6S9pPhacS",
+	"1ndEhwyia3BxJUvB+p5fW/gYBEOgkQAuO9CyCeULa0IwTnhqzbuZpNS1ZTvNphhVEOuOBCY9UoMKa8B9",
+	"ydJl3qY4niFXjtXskUTCRapw+CCVJfBsV48PD9uPNYFP6Fzj0FtQFTWqbMY6ABF8kMtsl93QYYq5MuB3",
+	"QW8soo1KnaVbHHRmsOiSMeVhzJKlK4kloLXegBPDk+xpAX6wMEby1IC/mN2alBj8lWh8rPFEMxL+yCE0",
+	"CTOWFBYizLlM80K56j8TRhcQBFUFj3LBqK9DDyA4+yD7tegkx1jnTJ3QtM5xFLvhLXUMLZFdwoXk0Wik",
+	"qcs5GGpZUj8DxaPb4zJNoqESMhUFq6tdrQ8TIaV+EhxrD2omldAskuatzlXQ3Rkf6EgNuk75kMkU/MOP",
+	"lGT/COo1XpqkKJQ1JAb/4ijUcnMbDBYlSrJCnCyDScSFq0cpgVtmgRAdv9OFUm+XmZ6ahTWrC5NF9+Nf",
+	"+B8Qog/0Ch2E7Fo9tqxzCZcQA3zjaMg04qmOeD1LxDSJWEqTxc5Br2mUxm7UrFJxKl4lA5ttNvyGX1ea",
+	"baMJSCxTxuk0qnQr7YbfaEOGUDqGbJED9T+XpcmKRI5FkuIKuQIJ2nS17A2uRCMHKFUr83tVg4NQDCUW",
+	"PY1kj1sVtBoc6CE1fpPWpJITPRrkBc8JqrrkxYReMXU9gppm8EjIJkKNdtrj6m4xGnad0FqYADDbWGjF",
+	"OIuOlW68L40BUiP7CJkmEXpCdbnqHkflzIN8gWLkLDBfPDTIFcZUkrfRJSc6XvCb2YIMZmmqZDyMmzAB",
+	"pmqx2ERA2kWtx914UxuGaYNP3chGYyN1ogit1gbrkkV3XrGFxrA0t+JFWOlWvhcTdoYwidYip45Dy/dX",
+	"5S/ZdgfqpsPLbjZSpfvre68iZ5OJOt4awisRHA9Txauk9FJWur9mAwHQmoJFoNKtKEpQyf3AbI4YwuWq",
+	"z+atR2heOvhgMa4/rTzi5xDeLAux79sGwXqEsznG+CUQZkKHWs7JTjGYS3NiZVd73ZYTqqjUUrEtNrIk",
+	"iFspHOQza//rcQzK0mcqETFDLFSzKN04kkrFCMBQCNJkOIk4/IPTeCHBe1ew+ZpwWjD5dxXFbJLgApyv",
+	"YM/ijEFsUrl9AbyMS2HYkEsx4ySfJ4Zh54yHPa6uUKqTnqQoBEFqnG96xVZ9t5ZFCXch7P4iCyAm1UCD",
+	"KmmCMxAp7jLOlN2gV6ZBnhu7Whcr53yNUoxaRJ0EBDSESWDcpntNepYtIWDZgdDK64jNbU0euwYQ5Fyv",
+	"D8c04oEmLLNpDYPnzyyes6J2IBSpUYmUZoGjWaXzURRjEVPJME4DV2+qfSeZn646YGmKgk3mQDU1wz0d",
+	"azWkUxDQ6XCsA0xT0ib/3/+L5om30R8s0LH0r4VehWxsvofNTtF+5aM4ArJtFyIWspiETHCpZj0TOhDX",
+	"jDR93y1trQ4hL4056PhtwgVWIXIPPQUHuQcO/5mOztXH0gMVZ8bZzRTjxlBPKKGRLyOZ5lHMMc0Why0B",
+	"D7gIJoiRr+YGRKHNnlHMN8udcbH4s9RPzL/GCJjSDNd1hfU+ecXRNOsRD9kNrLVi5xCiawcE4qMzIl1X",
+	"0X5cS/fwrd2+i2sFCrzqdd0XNeR52Vf9fH3BXQfxBm9sJMHOpOP8lBhitBYax7VVQ2M2N9cdm0kBx2oA",
+	"Grc/B/lfVgJlqVqYOtcyumYkFko+HyDYKCeBLdAVdBWls/XtwJsFskA0YSbHDP79h+AMrXbtdvtIaeU2",
+	"XLvltx7X/Wa93bzw/S78/1+gBOICTS0gvebiWFfpFerz3yZi0u1xJ0p8y9Fluqs7oKNuWw8oS4UrbIH5",
+	"an4HbBHGsumtgm/aYUtm0+mKLfFsngKdMIzm1cDjMMygsWYeF2LzLFrt7uFR9/Bol1mUSWkZfYJqU1hp",
+	"6n25lDdEJQ0SyKeIchgJfvCbqTtlxmly8X8t1gPuHKmLmRX0rLR/b9WPrv41/7E5efrvwblPf3ky/Pky",
+	"w2E4Se2s23X/8UUT9675i1uY1ZTYdFPq3VuGGB/No3arWKISSoQBWAIULzS4khUDorBUcQ9oSL959vsv",
+	"LfbyKnwx/372JLqp5EoWmu7UHpjjUDoL/xcAfd9qOWA2aUb0S9fn8KLZ6fqPux0f18etDFqZSZb0O0+a",
+	"zeJKabIEa9Tyn2BBiX5e21R6U0PvL+icMrrks2nF5iDD+PksjldM2h2amrS2deraopVvo4SNxE3Fu/PV",
+	"aHWbcFpCBkFGQgKj5rOb7Jleh5DJq1RMlw6Spt6XTPSHoLdUvmFJHHHzTB1w0GCePdePEnaJhOKb53ph",
+	"D5+2mtst7DSJhhG//Acdjb6+at8c/d6KJ8D00cxSeJ2zubSvi+TyYNcdweVRF95WQsnXPgH0/WauuEnT",
+	"rWWi+K6uXdKGBN6Mbm1dmCWr9gI9LOMJT7W5OUOr1CZu9RnX0rrqs7r5wb910xfP8FOdbdTXLEa+Aq80",
+	"N7/ixs/jS+3NL9nYenyjs/kNE3cPL7SONr9go8FwWIfbTN9EyJsyFZXDbSbjhMwX1f4i/Miv7xVFKIAZ",
+	"/Pr+U8488LKYhmokeGLRf4zBQD8oNRYsu8BXmQ50UTxgB9pgp7kqwrU73sHK+0+5TuAxgFeA8yn7bMWr",
+	"DNRkFEX2KplPrtJ97PuftjFTHIQ0ihcrjRWOUqpkD5NlN9IqLFoqZMFUgaL3u4tTEtKFB/U8jcHC07ph",
+	"SBfahtrjckq5LbNV/YMlwsQ5oqQ4VgohZ2HtGELlEzovGDweSYhkxzQelI8M+qnETzjRP5A+EaMVt+pk",
+	"+haVc6OYY2Y1Wo0dtbygkDvZwifLIY3auUKl9a07A2qA9AszzqQ5COjBmFQU4AJjnlGr1eORJLHgNhC5",
+	"/fgxQt2s0CKfqU0G0ggkt0SP3CDKnVl9cVl6/RbyM+x2Bz///PPP9Vev6s+eBZm20zpC+FntcDCzqq3R",
+	"CHp8s0rgpJeCHmBqaivxOBtHmRLw+aK/3yyKytvI+i/p5sVKRUgXtc+U6Lcb3H9AhMcLBlWhHJoBfyMY",
+	"ZSZTdLSWq361oq2sdNubXz3MXm26rzYLrzaXX33sftWRZOy5KIxQb0ihB0TVB41gezGmeFHXCTKY7zQz",
+	"po6QLvaCzAMUZOCglGCwm0PxdxJkdAS5GvLBkMbxgOpaWUKWCC+nQtEeE5eMBnvwYZhyFXqi3SwoIIjC",
+	"vvYEZD5zwE0ZRZezhIXkzZTxF896/BShVHQsm0dGGE2W6DQWmfO4QCF6mmhPjfGraJTwiDfIOTg8nMJJ",
+	"Pa7flcu5eRjQ4aYSZPl4FlbKFsHHdO4uxvR6JJugk5EWaNw7ne6ms9JMdtgMyn65HzHNdfnvgFSdou2H",
+	"OvVB1tzsuuBnMcuiQsdUiQKMZxNuGNe8Gz9Xkk/nJDTb2Brd+OT09M271xf9b16+Of3h+bPgOEvqsClW",
+	"YxZP3cQlgG4j5iwZbP+1IT7q9SUp6zSOVE+n5lCiWZ3J1NQV3J5Rmh2qdCts8c/x4Lth9Cb659t3f7xo",
+	"vo5eyBeTdPrL6YvHLybncRj5Ny+432CLf06H7VeqnQi/P58P/xDXL1vx1cvJj52ff2rOB9+9m/3cOkpf",
+	"RPNo2P4xevGbiF5dPI9env4zHvz07XQA/TXHw0k8/td3hXe43xi2Yj6YfOuH//5nrIuDKI75+7c//fx8",
+	"PqWXi5fyNB5G4x/ar8Mnrzv858lTv52+rWzN9wrLZ7lKHppSid6f7kYO+VBhExrFlW5lQpOI/rdjMsmq",
+	"n3QrQ01CKp9uP5XVHPxtkRBgRD1nNymZCgBTynzFjsNxmc/ns7g2M3vTHpt/8iqlSV/b95O9stSXZOku",
+	"/ajm2Mf9yi6a2RdFmPbWb+4ulOgXc7JJc/sPFpAL7lW0OY2j20k3p3G0RsApCC54twh18p/Rf8M1myWW",
+	"yxqamAkzwzjaPX7jM2QX8+KHiglfrXQrZdwjo/1ZRKmlXWuFITWlNYJQ/vUs7LDSrei4w0qppBSLSzFL",
+	"V8tJxViRsjgRndZRU6LKtbjS8g3+5oZr6mg/zxT56oJtJFmQmKYQDBjHZWloDZJD8RWzNIC2AF+nbQYj",
+	"kVyy1KYbwLd7PBaq3aJB3mBxdYztNvX6TGI+RkpO6HAccQ0QkdmPaggJwUYpobHBjtlK4mq6ElcOBFbX",
+	"+WqQ8xl3yPdQTCaAZAHRO4ELamCNHZBjBXKVpvYr+kAEgYTJcaGjzwuX2TTk6nKAzZzqoPvcMN5JlmQC",
+	"ZbCjMFjdJAjWcmJclkYei0siZuntZLiXeFXuSsbA0qR9uH1AAHJSxDZw424Pm4qMFmC8nVdvizlebnSw",
+	"OQkJkIJwL45sEEeaW/P4W5lHSgWSv5hkUGL6yAkLyHWKgvA24kBmYfhTJIIlQrRaHPAqOn9Ds/7/kHig",
+	"NI3VAdmaRwfaZhI4cDqWP6CVxcNM78A8cAo6l3CfHv/qKyUgfPXVsZYN1DikCydpzQzGEDEUXM4mLAwa",
+	"5MRaUcosD1nEfcv3tV0BAAE19hn5mgTGdnFL+wpi21hT+QZzSrn5ZGleK1ga6IKA+GYmfWsDxZna7A1R",
+	"hIjHmkLBdsjlDuCcQOp20AA8G7Vyx046EKLV5sK5Vi3UKrcGGhVc/lh0V3yWCwJrFhl1vvvBoS1v8+q3",
+	"w940TpAtg1TxKjBTl1/T8Fqxa8kSiJA49NZaFvDUSahlo/0Fj+t+W8dOtCHQZtn64FWMRShJZ/3rM188",
+	"H/5+La9/+OP52VlzdsR/vPz53+lh/M/XT140z+Uongwe//wK2Y8+5/kpvym5NGWTs0MxvUCXpqxorsvX",
+	"Is0MGWTB0rX9mS4+fdrZsqKO8Ca/iL4nGoNqJvciyr1ZTG5p+PgrWy7OgB4vo7Z9adaJNRzki5dKgNus",
+	"8e1oLwst4OZdsQXmr2oGZmoBYbVeTekwUGSWgRoAg+vPkhhgz2mP63DCY1trCIWTQP0H260UgzL9fWvX",
+	"zRLDh8nfEcd/Cwu55I8ovwymScTkwQuEDq/cmcXdLLITb2gORi5kERb0H7B/X290MZSyVBuOeKjjss2+",
+	"bfp0mWy8/Ui294vsyvNgE9cxvZe5W6DjV/dc77643gM2279F2vRX4n7L5PT+bPRFZhbx6I5M7x4Rg5RG",
+	"qJBk+bd2H5RS3PGbWIrjBrhgj8fi8lJpYYqtAeBdWbk8paYOFlkpMYBCsVZesAln/NbmlmlwBT3kR9KB",
+	"hqtmSlFN4zPKmQYUs9BYWfGzHQ3uhQhLG+mwIs8TDNcBwDloABg3d3MrE7ztetksDqt6l/b3TemqxM1W",
+	"vZ0tfuvpgK3+tSDZduoOLCSymddOPeZU5iw2A7F4wF6UK+hm4ci2inPhdMI8EgrFaDwHTRbyL3IPErBw",
+	"uJ2a/S+8ZQQuUGdR5mogXHSXTFkyBLQfuHMesdlAfftL9gja5D9ZGI8T0DoVEgD9dNQ17Lau24BQ3zPJ",
+	"wtp2naVkImQKea2AaY5Dc0uGBaQa6McBYOIUphHs/CXf119DalT4Fi5F7kv46JhM6G8iAZBWucVHoRCL",
+	"+WzHFGQhAM4o82uNh8JZ4rF6hwOGkw4QLubPwKrHAGlzSQIlO3YPDhA5zQiSgcHmTGgEKFXBQaCz2Cfi",
+	"mmnPWXEm4ipi/XCmgULMkAYsnTPGCZa0aD8+9Asz0C/0J4KnY+lMBVOxswB93QDsdz6pxtGIpdGEQbG5",
+	"Zsv3V9ka88Wy1qsdx4inaYBgjaPWRF15uaJoE7pAMHOEez1ZwvU1gXOmpmG5SvNC8dPPiK4qnKFKt+27",
+	"FZFtzh2e+opXwUMDjoQJa+Stedp0eTKcMHKWiJ3indREdopzat5S60JIOax1ev3HzaujKX/HT17+65/h",
+	"UdiM5xH/rfnzYjD68fv26dkvnP/8zbubyYZ5u6XLK52280TGs0v9Tn2aiPrNk6vW7+FuCg+uzGpdx0BG",
+	"aC3n2MLmQdqEESviBaAk7XWge7P8/Sfcmg9L8drkFUWpPJMhv2h/aJ6zfElRUoaBrfaC7hIhtY8e+itH",
+	"D+UEmtvFEEUyPTMn6u6ypqyIAlbO/zPDNHANn81607/wjzJACsvFi4KtTiTvtPJSzNsxZKwbFLpKt+X4",
+	"I+lQ6SMIMuAOp71qONYO2y4Op0SogOG0l4UqdzR+yWje7yJbmI3Z5EC0RyAfSehaOfZOxX3c071zeEhT",
+	"zx/AaUZbvuDgJ5eOfsnORkNOtuT8SyW+bVx0xjcfydWVKQtAvscIPqfYUCggbBrrfkN9OIDytXjkBsgX",
+	"zKnr4IVvKYDkCraVSyPPNWRZ1xhSkSUq7QtjunShlFL5xtb3KBVb7M8A65bZDLBqCOJosUWXRFhQD4w+",
+	"wPWz8iNhg5zIKxeiEEuUGBJuOgXJx7xkSpaoJX2L0eWS/M///f84eIQcKpfrzJw5EZwdoyyLZnL1zHSd",
+	"SzMryFU71FnJCTuZrl1mKdXDXGXNuWSpqXN+K1kGD9GmgDFTJfrY2qP0qmbUilQhvb/jt1fmtTtGhVyU",
+	"NE0Vfal0K//Xr3796P1//R8lmezv78xHDUJFPyf/hBxAnkQSOli6fes/LpGs9PAu/n2RBUFVMroE2aY4",
+	"lq+PRq1hhz2hzcHTsDN67NP28JA9GRyFzVGbHg6fKJKoBqBTVEMLMrVOsiuT6DDgqu+YYSvdTt6Uo4TB",
+	"hA0ZT/s6VbhrEuf7rc4Y8u4hMR7/aiJMlflLMbY0iaasPxwrhVv2GYfaBnbI5mdM6rGWrl3kNzyQ21iH",
+	"SgO/nGpPm8QZt+knr/Iy4lebXoE2n7wKFoPa1Fq3Kkhqfw/JcWv5D/fzzxX/9Bn6koRAfQt/YItlEVAz",
+	"cs3FclR1GxHQKRF0F2KgV1nJyHYUETPepChWoR5CpfurkqE6ftPrtI7ef9ECpCJqdU3U8q5+pCAZrtwS",
+	"ErRatgY5MfXIs1pjVadydS0LpDdCIFppbOEcDFbWdaZ0yiQ455eqDWWV2TOcZ8OipZF/qmfvLnp8qc6f",
+	"CxulO67bjmuNYJUIodZHJ3IW7SGd5vbmZ7Ugt1Px1kSz6D0A/7WzcmSbhfsiAl6+GCMqAE6D2LB9uMtq",
+	"bQrKP1nYxF6lS3ooifQq5CPpgRii/6lkkF7lU2AB8wVnPZ5Bex1DZ043YxpxfGHGoQ7IgqdjlkZDjaqv",
+	"xH9AYFf/AOx7eMXoZoCRT8k1S8JoCLU+e1ymbKpxvy1sf8JMuUoLAY4lBKGGFJ1OGU2McueWJ8QKylAm",
+	"AoRQLI8OIxjSaZc0fRw44BvrBVT/HotZ4tkycxHXSP3Mqa+lNNF8HSqTjAs1wnocS+r0AXqsrwvq2MIc",
+	"WUVXXd8cluURhBtBGRUz9byGpu2CRECxSDA5M8AI57ZEi5qY9gej2pvM+I55OUaRzA7NuqgNB2ffI1gZ",
+	"1dHVqATwXbfYaWYqCG6tnWGZ5eBCCKyu45w7tZCSVCf0hjR9Q3EP1I7WGkv6oVfYw1W27GTGi9/YoAWK",
+	"JJd2hLSPZFfpdkqkuhaAaXVbvz3qIWNQd9yUk5Pi9NyUEwO3Cs+BBUT8Mi6k/rzhiOBHDCqrfb0Es3W3",
+	"VBU76/sCM9l6VTxC0zSJBjMIpko1BKMiWaX5TLatRcPNA//a3vtPvx/58mVr+q+j64vOzS/N4esng5+o",
+	"0t7HIkn7QxGC3pvW7Sv1TitTj+2WISW1ymal6w5C45wXnqk7m3+mM4l22uTVc84Amg+fttorIHy1NKY0",
+	"fdu9rS1eQV06us703NuenzWuiuxq2hr+ItF3XRHRvfq7j8nYx2T8ico6g1jAjAI7zFNA7fu8wKlJ4F9X",
+	"i18WEr5Yb09m+Tz4kP2xrlbTG6h6alp6mbCsbepUl9SLuEwpTwHMluiySGKk62IaWEanclLVCWWV3YRR",
+	"qO/a8TskOLU/ONEPZbGQ37E0a1v5bEECShTk2OYZjUKd0680kXhBsM4jC0mVkmFM5wM6vKqV8tNclYaj",
+	"p746b9NEXC+FB7Qumn63adK07KXr6zCH0lbm004ViBXBEO2mebFVWuFBTflpE8s4OHitHqzGciBDK4ur",
+	"0LoZSAhQ4mABw3ZnPKULMdMyxGGZof03MIL3E0ZhPxBbP1HSmVQTya2hr0tC6MoTbhyELi6RJpRLOkwN",
+	"VH8l4tf9pu83d8uxtkfquSEsK6FnTcs97OwDhJ39jqWEOofAYWIxCy9Z8heEmd0VFf3UYSIYh7SZ1xxo",
+	"Qog09zO+5q2wsb2iBp0t+y7R9IlUA0OHoYZwLIUJ2le8KnDpb9AgJ9AW3NycmBd73OlXF7zPCmgr6Ueb",
+	"sSPFD91BQP1spIoemQJ3MUQQQPYN6SMR7/HRLI7JkHLITWP2613S8Y9IMBR8FEdDKC/ocMy8RYIAZ7bf",
+	"DDyytm2PqzFtamWHvEVDnE7Xrk4kzUYodv9mjiU7w4mar0jIIMIq53npYJ5EKQtqmIqOy0BjPTXMlQoj",
+	"iMxskJPhkE3VPr4I2WQqUsXr6j+wRan8gJvLcjLEbgfS+YqShT+9/08lmUv9O5yQgjFEP3WP+VjEIYEw",
+	"0M2yS7N1uEJ4aSmxxH+aiQSrhJd2LiCzKLyUiy6tut80rzXXiC7tNaILyhPrBRWcniOp6JfuUlZpujGb",
+	"ZpNWyyute5dXPEtN9pJLqeTibyG5vAQmf6rp8NZ2gD/TAPBlCEqaAv3thKXtpB2kHPcm7FwsiTlWFsFS",
+	"Q5DvnjHsHPmDcrEwVcSs4oIMaEz5kCnuzONFj1uuUZAllsSQkUhyO1wm7ICIg2Mx0G89fnfyC9lNfKlB",
+	"sGmPq5ELjkXB0clNDQw+fhetHoZvYRI/WgJkZnSeMMrn4yhmpoyvU5a8x2UaxTERcybXymtjKp3v6LHo",
+	"QUAVZhwXRIEOKWyYroI0YD2ezQzQhBWjgoTAJkkFOMeGY5rQoTpepDqIKb/CksC6rY1dLGlfFNfAl7mF",
+	"uIZDMmWgcOHgWzRhq+W3Ht9KgDuHzu9VfttB/BoldBYuOaJYPKqbMveusGXkiMpbtwUZLHTwBZybyq3k",
+	"AFyW+/G2mSOWn+e5eXobaRIlqb+i7HgrwXH9ht9GpEyy1f9PipRmGHuRci9S3rdIiQTn7yxRxhG/kgcf",
+	"1H+0f2aruveWrqgXV1e/x27vsPS9kk9pOhyXeJAwAyVBuaFBTkgYSYiKxzFOMmsdRg9A4q0BQW76JFDN",
+	"+ualQAehKamrx7Wke0zSWcLBwJSiGAeoSDIVCWAueYTdKMFCC6kDyjkId0BzH0kcSBUE2ouMGINFTLfV",
+	"sY+RdWdBOdAogVfBG7YgYjQKamVyyrtpCDeNf1ZVpHwuwdbEXH0WB3CvxYTK2TC4rdpNzb2L2RDAyw6X",
+	"uewSC8UzvanQc7HCM8bgxBC3UXGez2A1Srxbh90Oetg+7bS6m5ik/l7+bu655K255J4/buSPF7NEqc15",
+	"biCU1qaolMMqJ5TTSwbF9f/S7HLCVoYwXDjw+zqFxEWtEImTCKDn6BFGh2MnjRJq8ChNWyrV2AZBJCJm",
+	"PQ5gEvCRFGo/g6KufiI0jsVckmo+20CO1UPA55mPKUbbQ3Ol0YfiWIcnAiPscQhnlggihxYLN5dTZ8UI",
+	"ydy0/PJgiVescndJgrg/G6rIAYFvfrIkHSWXZbz4W2I0lMEyrOl8J8SFZZAFiN3RK6zvZYpJhL9WisEs",
+	"Fa+yZBKpeOocq99N6m3FA0Es+x0DZ7K/TRKm80Cpm87fJjnDfQLiiR6F+dP8bAqhd+NIqus1Z4OxEFey",
+	"i4RAEYHlFXRWR50gAYGnkFlc+fR+e175im3ilPpY3Slv/HMY3d+cnYyZrmxQjywWjgckMLsTQJpKoBn+",
+	"LixGX8ZNrGbKEulWtFQMAwi2SFIaYzV8oO82Gx/0CCCjUPTeqh9iRKqUL7Ilrnk9bhLh1Cs8EXEMSVo6",
+	"Gi/iwLjK6P8ZdnqHPMAQfhoWyb6hFyElL8U1i+nQoUyyAOajQQgrLb/h+75f2RKLsIRTjEUc9kO6kAhp",
+	"uBncJzPr4Z+gaA5FqBZGq8Mlblt8lnME5/GAzIwOV08IgD7d6YhZGgqRrJ5Rs4MzOnxiZ/RdLAbshrzB",
+	"VwvTajfL52UT0QtlSMrntQN1P4PzvZnG6/uh5ZjIZnDJvUb0Vw+i0+dNF3faxEYMmVs+CQ7z0I3qSD1X",
+	"RIbrNn8m98js9cA9oumWzKM0lVj7XOV6vmKtVRPBEa7F0QM88GAmYg6JkMbf4ZHBguCYSZWilW2QUB4+",
+	"ksbRK2sNcuKyHBcoZj4WiiUBzp0JI7pkqYTcPyxUaxOyJYU64/PxglQjfh1BTBuwEpYLc0ODWu0YqtAD",
+	"KbBfcYcRpeZLHRIYRIssHtwjVGprXsZHaZqlIALQ7hpG+I1Z8zvDp7NOLcc3ZdxVYp5/nvmjnr87BxNt",
+	"X3uSXNdSFOb+LOVZK3itwTrB11u+74NyVBgiRGmXDhIjypfcZhuG2TnyP3OkzdahvwOend7Fl5FMN/Ed",
+	"c973bOYhsJmMWg6yi/63YCq7xjicGT6Tj89ey5ByEElb8STnjSXOxNmcyRQBUIFuu2wIEv7RIpaO2YRU",
+	"tSqjuEuP5+OxPRvFjb5xT4fG1Iy9ztjlTL4umVB5xUJSDehXX33laimB1+PBcCb7X331VacVPFAmqOjm",
+	"qbPXS2drVZlKQKzZNZhAQ6l9UpxoU/DbLJFALja21Pmv7++OjX+J8SrmQFe6ld8KJ/kvGwmdaZ5rola8",
+	"v04qnbNHlrDsmGH3WH3hr5lh996rTBgahji7SftDvMFoRtjRiJCRjE2CnSLal0yRSocB7SW8hyXhDXMc",
+	"bC/kbSnkgetpNezvAxWHXsKq3B1o/S5hMWhz/nKiYgojBSt36XzauTSwsvk8vtv50JDWE3YdsbksTin/",
+	"U/ms3PHuYG1QZ2MbUwPcrD0XelhcCAMBMVtlCZv0wTKjVWlLJxiSZGE9s3UUc04CrFpSbZNUkHZL0f6A",
+	"1v8IPBL49SP1n3pwTDSeto/NbfaKfqnHnWwXMSK0/odH/PoR+BvqQc0jMx79PmOEDhMhJaFx7JQ96fhH",
+	"GpuPXjFe8zKgPgtn0uPBsoMtMDE/Uao6aWuc0iV49JilZs4SQmC1C0TNHlYGe6s1evwhcmIs6/S5EbMa",
+	"fs3lCDtqImoEOJZ7rVD3N+SqdxpBy9l8HzS7D5q9S+b9StFc6nAhwZnmPkA2HpgLGg1JdV1MZaVW+L2Y",
+	"u+yazCmHWsyK705pFGI6W+SCfoGhn1QDResCwmdxTGY8jWJyGV0zXjsmkKUREsaHyWKasrDHaQrJGw/T",
+	"Jv8dS89gM57pvfjsnE1A4M7la74WKS4/WbB0OWnT2OymdDGlcRETbXGWz2Q1TGxA+VXfHiC0NE5YOhYh",
+	"HFboyvTZXx08toa3NA1v2cGg6C7lxtAkTLQ2FYX2zOZBKXD53d8rb6C8zUqYQPABr3WX4GX2iHupPyGI",
+	"tm0DZAEcByOWeMSlEp8CUh0ljJGU3aQewg40fd93VbeaItHTmA6RhtMUqmUC8VpmHSTjHHyBiFNKSdQo",
+	"B/kN7vY4DtEqjjgLUgX+4U6ppmaUm4du5E7GGb+Dm1ALHqgG97aMjd1Sj9uZi9yOPbzg6rjfZ5Lk/bFI",
+	"TGB8srv69RkMUh0RvIF7VlnKKvdqVuW76Jr9TTnrbqrVtoFUuvXaIKqHG6x0ptdyZ5zSLyae6EnHXxV0",
+	"kmWJ6OTK1uqS0rkgo2IkCrvBe94H6x/jQ6ZW8eTns5OX9W9OLk6/rz/99w+tilcZ0SieJawQHmKjSbYN",
+	"UFnNqXYLBS7YLvPRJ3cVYQInaPu4En0f9xzuISqDey1wh3gSc1OG8nolr3uOmY8oDxjWZdBWigktcWg5",
+	"Hqmef3tKOs2nvkdOz19+6xGqazKTRMzBE6cD4TwdGmxTYIpk1UOy4i0TSS8jtp6mfcGxDjWWAMk8ob+J",
+	"hMx4lErFDYcsjolMaQKFkIG7Bl8HHgn+C12UoAj/N0DwTRMGOX+61SMAH5Q9HtA0pcPxBKq0jaKYKdL4",
+	"tV7KOqID2jXWJbyG8jp4mCLA8xt1+zIhYAOLTtlNejCU18egkEuWfj1LR/WnOU5duaeT00t6/PDQaz5p",
+	"dHzv3dtnXgt+8abT/lHbK+PkXhmXVd3kQq2LdZ9L9bTTtz/CYSpwrVNcmvqzSE6FjEwRpIJ157Ynci2a",
+	"VHHY3p6FPhAWqu786dsf95x0e06q6IxcW5LHJHq+uzglIUCPIa4NlSkJQrqQAak+8UjbVyzoyD8mIRvR",
+	"WZyStl/Lc1aPYBg+SUVIF12SMBr3OJY8J1UuyECksuZBaVzAbGM0lFgxUmrwyighIU2Zg02js3QcMGCL",
+	"UmNe7HFDZ0l1EnHDVh9oIs5b2PGt0m8ADsAlrXprEfSA8dmk0v31idf2vSP/fTlS313FtsIhqXSbT3No",
+	"N5XuB8WU6MJVHJu6iqHMiuZXupCTanppHRZ7AW22e/TUX+6ulXXXst01c901Nw+qXdZLflCtzb10NvbS",
+	"bpZPDZJdl/o7zPprr5jbk6X+nr87r3Q7vu+tWbTHZXvQcjtubjHdJ1kvvjPd9ztGVsGJ32RvVmd9r3k/",
+	"LLEhpFG8IFITxL3M4MoMIFAdfMB/bCrbh622rMhH1hTkQ33LLcZXhi6Hre6rDN8WyOJ7y2rOsvpIknMb",
+	"sLnBtLpzQM12jsI96X6wZfGmhho8uJJ4Z5o4b6LdB1jKY/fCMM4HVmVXnAM8tkYi1RoZ4MThNz2jLdki",
+	"IdWSkh/HZF2JkB4vqRHSRfQFBwsiYeksAQy8rO4eqVoYh0sozo6aU0xTBvWBa0aRVHpoVnOFcJZCjE/C",
+	"iJirf6i3UV+MQltpRhdz0QVcdJUZzxTSU4+hdE2P50roaR63uqRMeYMxleYT+oslhVJMWbserwY5AM+g",
+	"dvy5Nexe0eQKh4YFif+zJVAGYsaHxeIgF1AGZhhNI8bTR9Ji8c6h1o2Q+bIhtkzGuXnFvqAb78ys9Mrc",
+	"Sz2U7BJnE7Y78aVKLCiMFEWU1SteIrjkASXuXUwZ2S28F0HF05d3L7DsS5fct3ykKHZW1GtkaMXfqXZJ",
+	"ibBjtLo/RdSBkm1U6qJzMx6yxJWCHkkSLJNFIwS1Dg9dIajHXSlo+bV80bT8y0ogcoZkKqC58tGADcWE",
+	"gQM7CoMGUadD1zEBqQZknCxNVtIJI9m3TaHhlu+7qbTwtRnH0sThscbSolykYyVhWa9lsYTfainIyDgw",
+	"JhQedW8lC3lMaI/nCujpL62WobTstFJ0Iislpx7/fNFJGxj+g4JTWabNCcFcGzKAwjqOOLGlFWJnZnmm",
+	"jQF3LybtjTp/G6MO1vLcS0p7SenPlZQMBNnfSU4yzv8JO1D8NeJMrkFkmqVjxlNNZrvkG0YTZkGzyRVb",
+	"NMgJCgQeuaQpI4MF/lcJHlBGRj2Bf3iYShVJgoVpgZLyS1vu13W7Dyknl4LE0TUjVZg7S3StNskY94hk",
+	"yTVL6jIKGYQHmMc0ZvqfgInBwh4XSXQZcUkkQ/BOMErZIiZkKDgHx3wO0ZOSccTTBnktUjJP6HSKdRUw",
+	"o7jR4z0O51SSmcSRw/4Rs8td1eIjQfRJ8pEEsOUNhBj5SF7piIGPPf6xXq/b/1PvdPymeiHi1zSOwv4V",
+	"W6g3gle4Wko+mdBYHRoWkhNNbGB3dHBigzy/mcKE7Hah8EOnUR/KD+kAqoBs872TsxdYtGhD+xf498r2",
+	"6utXbNFPRAqj7Rt2r95WC3jFlKgnJdMle3U7EjIaxhFnprc29IbHvi9ncsp4iL0EP4tZYu0ISsQbMMaJ",
+	"bdMIsCpSmSsKKsvA2TSta/jBQ9/H6Wp+DRsJX0OTi5LAFWWapUpI1vepQc5ZmiwIwFnEC/XhIFFP+nSU",
+	"sqQv2VDwUAak6cNnynxb5/Zyfm7wxCAW6v5UurYSj5JIoMQTkEl10ivdyjPBIXgPQBb1nevDneurG1XJ",
+	"MXspIbFBv3rOpiJJAWe/PpvqItILtRtKhGI87JKzN28viCFC0PsB3NtMhchoipeVZuwrfYSH2JlBu1QH",
+	"yY4UKUFfdbY0TiU8lYxTE4GScZJqyTgVUYF0TE0q8I0lSpKNiMZs41Byq61pVV+Tqr6EDPmVy/0GyDON",
+	"uxtGRKTI5koTRmiaJtFgluqYYMXiFEmy47Bv9i1VdMcx41dczHn5UIRSDvVG6s9HMqOuHqE6rDrW6Vkw",
+	"1iglCWwKeIivGRY6V+rsJYO63cMxMeyvbJjYcGm1144UPgRDxVIoapxqAaUh/c9evyUX/77QFT9J3w6g",
+	"CGFD5hBfBgoFlnnXjPqaJdFIX8mvj0atYYc9oc3B07AzeuzT9vCQPRkchc1Rmx4On9h54XD6+PKKpX+v",
+	"tJAZT2W/1YHKpzbgpzRExqsobgx0Q9EcMYmG0mazIKqq0SmKx62iNmqprTZ+2N1MGI2B7R5riA0lMJBL",
+	"oXgH7HQkyYybKTXKN0kHRG87sGkiRlHMtm1uqV7JXP4jdKtAFD55GCqH9D/bfgPaa9lmDgw6pjLts2vG",
+	"U3ioD0IhObfT9VvdJuA7q1HbJaIxM1WEKlMRx+gFWWJQlW7b/1Su9DEoAk7DxfaJzxlHK1H27I8mAvOK",
+	"LR7ZsJGC6veMTROGt2uT5uc2/eRVAN5rwyvQ5pNXeTvjEoXida11K4wuN3pP/aWR1Ndrpaa9zgDM93Gu",
+	"lHauD+52/WSvLPW1xVTcfrI53W8dPLvvt1Kd7dtvjdh2rzqq/dztlFV3rmtC1/DI/8AWy+rpT8binLsd",
+	"WqHijIVK5gVt6lLUgX5n2mum7ZVHsmFfdVQhN2muqK7mtVPz44eKkZatY3IrKRkE3TRZ1IEGVbpNH8pf",
+	"AmB71xn+Jp04cSTnFVoxkDWnE9BdND2pjCkPY4hbLlGbnZj51VpzLvpthcpRHtBmUTzvqGbqUl3Ngqip",
+	"DsYqgD4ozKnVNixqoRY37f/P//rff1xPlLxl5EnFtuYRD8VcV457nDeWYhgGnAc6S0W+PB1Wrmv564vw",
+	"DcFgU/KVMtj8pp+zvq4r4BfONNudCJ6OLUJGVucQEeejlPUFjxerS/6BAqLvktZJrEV7bUFAZ3EmlM80",
+	"HMeq6oA6dUwXxjfW6UPfV1JfPLvUNWfraqp12T5ktFVSWXYF5FXTv2i2boHngad2oy23lJfvzbgPKELP",
+	"kkHJ0jTil3+bmq2fCXkF3rbliGowSokEXZMYVS1GJFDEJPBIgHRN/atA1QNSHSRiLuFttH7qFsCIaRxn",
+	"mgrWEtfN6xNhDKpQClwekyAWQxqPhUwD0GiCZutJw2/4jWYANoUwGoEHKzWfqnkksMQQax4t0W4Ycznz",
+	"UD8VGEHhkdo/6LdAuwPUv9BK/0iSwFLqQgeG4qrHZfQ0wLSysZj3uAVM/k1EvEuCjDHg23ka7j5zAJob",
+	"5NuIxaEkMRulRMxSUhUJ4FLWyBVjU53RBnaEBjHos0tzRr//KEp1oGKW6qZWKaeNQpCgEqNwo8ErT6oA",
+	"KA1F4JeWWLeRWocFf2Xa4+q72WejtAa27xOSsNFMstD0DJBMkHYGAGjVju/XtA28aOtWzwJNkMlAhAvs",
+	"XndEU3X6ZArxlGLUJeqse9pQY4365px7xB40jyyfMo+sOGMeKUw/9yCBxMLC4fKIPU25xmbnTV2w/Eny",
+	"nILJHimeluyJC+aNK6TmbeM8KMEkZnX7MeYjHwSr39HmrOwtdWthBYmcDceAnVWQgAJSpbCIqvdASYLd",
+	"gwMEETBiIV57StKERhAXERzgzU/YBPIhwRCkzeVFSkQYT5OISTso643RA1olfAYr+oN+oIAbTclEze/Q",
+	"J5bs4Tv2UNivFgQyiPJAitfXHzDvLp8i28mApXPGOGnCgrQfH/p2kOXHbIs3jdukcB672mcDFEH7a8iP",
+	"qmWXaJnYIwDu4JFEsWZ1Ovr2l+wRtMnmljvjzkHB1PxrRvhMqS0bX9BL3/R9CKTWH3ajjHboQv0/6AbR",
+	"KrbtZEyvs246JGTDaEJjMo3pMLtGhVvsTHk+FrGZr7pXugGYAH1SjaMRS6MJqwHAYsu3O2bJwNLu+mZ3",
+	"S4Ztrnw2gFkq0JmnRH7zRhkNWfEdvXB+NjKnNrt5xdFcIEh9ynj2qTwxsu/giEDsmKWi2DyjVPYFpZio",
+	"5mCuDEr9We9A23C121vCMq5RX+fzeaNMhXUVs8Klr+yq4uA87hWvcSeVfdWc92r7bdT24un4a6jtaOk/",
+	"vDe1XX9yr74/dNzNW6j9p1qq//tq/p9vRla/gdX988zJoDZesQWJUsniEeCJsGuWQKFjroO6USWMIAor",
+	"knKGHtklM/TJNPoBZvuZIbhajSzGGMMoOZlJVhaNuw1rKOdrJmbI4DN+Ug2Tq2KuFA4AfwG5c0J5SFOR",
+	"LGzU0X2N64Me0FIRWbcT9PX2BxkERgeK9foZid8hzhb3chOR10Wr1cKYlAEbgQXu3j3Zf4BW27djU3tF",
+	"m5VOzl5goIM+6Hvr7cokoZ8KsYVKDG2QF4roSkLBwAcridnKLMQAKhNj2tASfHAM6y9ivJsyFVNJJjQd",
+	"jiF0lqb4WrXjN0tiMKGW2xKBP2eXjKsHzKHzOX2s/JSZJpE6n5dcJHie70jtwfki6XxNj16cXg38H0Y/",
+	"tsfvrn6c/vD0p+Yg/uOXH6bzn/75+FAeiac//9xW7GNV9kXz8UqqDG/uSkBh48JtiobBriLTBb17zJI9",
+	"9dwLzdtT3ex+ltHevwvN3SQVD2hM+ZBth0loYPMg68Bg/EF6JjhCcqiAifpbZ3cVAIBJNWXoe5A9bnw1",
+	"NY8MFhlicIgRjuYrDfKcDsfOBxCFEqEmIK8MZG1O2A0dpvECHBu4VIBIqCQtVPMJhPZAY5lSnnZJMEWc",
+	"RO14U0OIaBwv+qaYfgD8QreyvisH9SLiPW7/zBpEvI8GCdtzhH2BH0oekyD7AjQw4IXQiAvOGj0e2BQ5",
+	"sE5h52qykOaRsNGMh8YJZcJ9UyGuILYSugW8Q0i0UbukoTYWDPGjenyjzlMOIFXC8V5GMv3GnKfP1mrS",
+	"ucgrFIh8lSFKz4U5HhF8r6BK/AqfcLYEQnZLVhOfZ6mDz9+dV7yK3TynEeQBun/ulNPnnp9Kt+X7gCRY",
+	"HOPR01WjxNzIYorjpnF2jvzPHSqAGb7fQRnSh2CbgtqG/uxZ9wNUfBx4QPnIHoUHCS21AhewjGUX8EFX",
+	"V56xpNyFJch4L4n4MJ6FLPSMlSaIZF/9HNTyVWlIdbAgQaYDBF6PA3sOolC1FUCZMa6AkjSasCI24Q6s",
+	"pYuanNfjEI/jEcppvJCpZxADMDgiQHYOrBBiKVzRYBWrR4j+shgVEoAbziM0F/GBmSeBPfZ9wQNgoyaH",
+	"TrpyAHg1QR7SX8RkTLAPpkDshleXibrcPa46gJ7mSZSmjDfIGb2MONqCIgBgxjIoXRJMWEobTmWUAKIN",
+	"ZAYMXYRjxu3AmKNIYmlWwbP26lcARlabhvbLhE0ZTaUS3ORVNM2Lc848IP9mKJKQhUp2oHw+jmLm5mpi",
+	"WAr0rs830TUhQAoDHkGqVo0GEGSnLVy5Lvmf//W/1dEKcMYaHbqH7wTHpOM3PUhTrAJotD5qNW8VjvMq",
+	"eeXUuUxLl7YoCceL3FUCSS6yp63KRiM2RP++mNcg36gE5Vl7m7blpdkAMc1VEd7SkWFxXgu26gx01Ugc",
+	"ocAdjaKPFD176eOOUuzRnQbYwkug097GZdJ0Q91GpRXocKnsWmIFkHa7feTZeJXAWH5di2ywck0NaVIX",
+	"MDeXrBhEWYcVL5tsSFNWV6Sr4i2XNNh6jjbJ2p0euxnGMxlds43jB+/v6tG3bjv6L6qGloYNuWRFfwFQ",
+	"IyDRE1hESGZg5ZJ9Hkukdeh7mSSdZW+5dDsHD56HDSmAkJQ7znHx8bVmKdqIEq6fNtteRbNRm1q2AlvN",
+	"CuOgx+YnY2uX2JeWyv+jrliALDEaZT+/QjpZEd5uHrWbbv4eCvsVyODjErP2oGEl4tf9pu+34GTkOwQ1",
+	"Jbfirp+l6XfBVa6WadUe5FtttwfNertpXmut2YPWZ+4BzO5+t8B34w70Oq7Zg+bqKmmVVxfD1puLy+br",
+	"Z+/mr347mb96djJ/ddrpvLp4sRNWTMZqNmlub4zAJ0ZFRrNX4h6YEvcSokTLtY29Kre1KnegicAtoPS2",
+	"cJOdTHXef7pSMQyiUDpwwR7hwigFNQgJV9IbF5x1EcAFapzl8rbd2XzI/sDgC/h+QOZiFoeeEp2V0uhQ",
+	"uwZRRAWUJw3oO1AKjKkGg5HwOH6MKdWeMm3ixIh4HV3fLcLfcTrR0HvVIKNyPb4Mhxdxi0sUeMRpvAZA",
+	"eG0ja9Pd0LDHDd/o2ulE1sgdGM3G6SJTbghkHFBOotCW0VnSCdUnTHDZGjA+Vx+3gHy44SaENZLL2MY9",
+	"vhNCnz6Pa7WvPxOlb8nYfDEXBUJmhdAoVONTQsbTZvv9rfjrN7P4Si/B/aDyWYkiN6lvRDomjrCxSa5e",
+	"KeS1IJjmaSZC74W8OxLyvC10m103Ya/t7LQLrcqnW95qmg7HmxweLsul0t5Gz5BUkYRoMgV+vJeo92CM",
+	"9y3Aa0ZEpLpMNM6fUIx8+ruiM7qyOOQxAEeVnxsj/NrxnRwT66lIGA0BoHqKiHxYHEMCQJf9OJlCpUds",
+	"JPs0LanJpFSuF85w766iPchwORPaysivw27LsBQDe3uZ0CErAN9mE3HjbDu594HKa6wlaaCWVn1M14E0",
+	"49MW1O/Up8n3YjqFkl0u0zkqgVZSH9HYwi53UM+RB7sL4fLbpt9tW066nm3mlmYZEbhkYZZ4tRpve8XC",
+	"LH3KLkzlJ4Z6FokBgk1gEt9CzBpOsk2hQn+BS2+5YGadKjtUCcxO7jYBAtkFcy7oni3uDU25A7FcT1Du",
+	"A6RL0S3ecOZym2rwAUiUBy7lf3imzO4/PgUAxjmboj1INXTWu0t+bTQa7z8FaBrqcW0b0nF6E3plbE06",
+	"YKsqEpKwzIRjmOUj67M0WH80JTCimgX/63En5zbQNX81eoRqKQklccSvCDqU2z5UF8WQbqf0r5gyDtWm",
+	"ZHSJ3tvCF9FfjiRNemQ+jqzVQw87GwcmAmGVBkiUxwbOEpEJDVlBrL+MrhkHX/k5Ijt41tYD2A5hEdG4",
+	"DMIYAXoBL3cZ4AEoPYuwgIOalNpEZ1QWLljj7TrDhddFHBJtAlz9GnZsc6y5/hINw4RJGZBqBtuoi9F7",
+	"uW/92nrf2NBHLffBHExDGTSDRwJTH7qY+t7yCygO1Ti6YvNIsvw3LkwRDhxIpOkLC0k6j4YWKwBPCljt",
+	"7KIcqfeXfralNSA4lsP5c9a0SxImGWQBberIKdNB8yW0I4tOF5Cq0SVrm8aFxbLVMro9dM1ZR9NeJjJu",
+	"MTwstm0CYNxRleWpn4LgVJRgb12azMD6OBk1WpXJ1JfMeueK+b9+WCmgKYa0Tq4tkzs/vVc0XHC2HLia",
+	"fTZX7mOldPgZwtwOtotsC3BLtjNGNu9Vu3hoIjTqHPclPm/DkI41MJLmpQnTsWJRQuZ0sZe1b22C2huf",
+	"Ngr1cJqzKGAyWCD//VsI9HeQte7c3wNHANe4qCGLWco2C/0vUokSMmY2KulbyZy6GKsj1irxWJEJSDCJ",
+	"0nGY0DnX9Ry03DGhC3DNGukIUt5rDXJK+ZCBE5GSIfwbinlYTcNUNItyBcwoJ4YtgEfYtFqu45rRvaLz",
+	"dE6l7aQ8MwXH9sLlwXeUT/nADWZmoyu3kTm2512ePVF7bnQ33OhvDogCpwUiItw7/7BNRJuje184/GWL",
+	"6KXVvOkAVdvPimXaebjbWsBeaZMRZ3Ngil7eboRKLBdzU8aIXUdiVsY/a57jwgETmHbtOKeuUQxFGukq",
+	"5hnXSzJ2uTWX83p8Q1PT5ypwArU/f2GG2GwuaXmrGWKzVa7l3RFDbC1pc/fMDMFliDXy9+xwzw43A8ww",
+	"HuaZIZ6evwdL3MSmFOGWd11F4mUk05fQ8Z0538ttYehybho6ydWhCA3eIQQ4HW40PUH124TG/VmiiOwq",
+	"MOCDf9DR6Our9s3R760Y8qjGIkkBZlGtfva8tKpBbqTqUJbPp50LWSubz+O7nQ8NaT2xqe25KeV/Kp+V",
+	"O94drHTqbOzm3jaTAkFj7+Hee7iXzsQeB2x7IT/ILrpNEccCgprKB3Q0CorJx8catNEgA4UYWR+zkZLv",
+	"daF/42Cc8ej3mRLkEyGh8oPZOEiBPsJXU3rFeK1BToyLzJjRLlkqCRdWC4F3ejxwMBHWOda62kAPB4PI",
+	"lC6IGI1WWL+AEEO9tc/xs9lFKeZtZqsFiw5jcr1cOWqutl9J3IVefsKakFkHap8EZ48kGY5FlPfhFdhD",
+	"jqbLaRLxyzrU3tvBE6ZW5959YB/W6UKddTzxyd3yRHeR1qzfWiDkzq5AyGqJt0F2yxG9PR/ce5/u0U4I",
+	"15HQ/JnTVh194R4KEpzVAO9BUzozfd+zsrRt4ICmoev9+C6FPSovzyrd0sCPO74tDnzYstWBm51P5fkn",
+	"+KyQ0SIXPB2zNBrqdJoVitROBjQ9gfV2Lnd6zeYW0/VXVEK2U9UOwq1nur1ypY/TbvqVOd97jrLXrLLT",
+	"sNepttepkFt+flyvhj63Vd/qBhc0YTG6k8bRNAewqeP4lBplMUh1QGQBWvSKsalE3SgXNkylVu2qmix5",
+	"JgzSsynakAgN+laXSGbDINUYTCMY+4ByXbdvjbp1ZqWHW1fhMTRd0kl58OFbOiEvGavsSjj/s4pOs8iz",
+	"lucHTKi1NM8V3KpzF9xqZ8a866Jv5FQOuG6U2utTejn2PGyvFd1jQmgYOnHmqcgY50PThQ4+6H85GCb3",
+	"HNRwZj64A2POuOJ8LGx4f9UCW9fIgA3FhLlglXkDouLbJhwwSggQyB5nNOE5fCeCucIYO2hz1x3StRzi",
+	"VxoAYU9Xj6sRRzJL6yHVQC8BKUNngUbdpajFLJFem13HbKGjJTCDKHN9AqpkhrS98nNz6oC3QC5UgMLB",
+	"+iHqNjVIEOrpVVgBmbIKFsWVHe4iKOMLVJb/MvzYsydrz3T3sRbboylQB4vVuaYPI+SilH8OKP8SeSd3",
+	"FU3DySy/1OQcI/0uhSjFLsvzUiT0FmwLEmpM8aHRCKMKgQyiEpmFvDd9EkBNyzCS4AIKjgkt+A0f6UBE",
+	"ByPNFjbS1ec4MFjO5jDMCQ1ZzWHtLrqH6mHBUhf0zJEavB4vK4bhKuZGsHAZqs39RHpta9oSu5RUklAU",
+	"i6tLIkYod1h8aae0+oDyBjnNYy/bIYsEoNjQC0qlZv4J0yxYwNbTWA1SjcgBuXPyQmuKR18peSHiBrJD",
+	"s5ygQb6hnGNqQ8GNqzevxwtpDTmJzGCyGRFljQ2i5mZAOGJTj68TOvAJDhqfdrEqUpmUNqQc6hy7ggrY",
+	"NNQhAaQ3M5gcFLo6xtvIMN9Qfge2D8PsK0hniUxnoxHgGe/I5jGV+hy7+6RNHvcmVDVbF83mslA1oTdl",
+	"Fo62lape0RvyaiZTlkwo56sMHYdbCFattp/JVp3MC+HKVrj1y5LV0mL/mWIWDmovZO0tG/cnnH1Dealj",
+	"96GJYkjg/9qWDAdY1YocK1h9jxd5/UpGfw69Iqu3foGN9o1cqiIYOPiCCADhMMUhbs+9DTMyjDszSjR6",
+	"HCAFd7Ix4AzvkkW/BrzZUZRicsssgQEwPmRfNLdua/xMC09quHUc8TJu7Vtu/TLi5HTMVvLp1l0YQMw2",
+	"l7DpNQv+Z3JsM8I9z97z7Pus04mO14dtT4HCjvVpIoZMQtWHz69iP2eDsRBXRLJhwtKskr0plewhE5qP",
+	"GTAydJ9LlpbWsj/DEZ7ZAX5+VXvBORLAPLRPmkRTRrJfS2rIg48iZImugjNlq7I7mv5Fs5Wpa3pF+rgi",
+	"fakWGINwzS/54Fqz77kAW72P+g15gCM46LSQwnGRnpbP7LUBsTc/kwVL108PTeHu1PBJ2UQ0OvNdzWQH",
+	"rpI/GZsBkmH6kdgnNz7sYvhFmuecjH3UFqhUsy00qrepSLK6H7iSihcY4h9dgmETKUWDnImIpytb07TH",
+	"A4eCgCvULQFSpBUOEyvPTXm7gnXcUicpo/x5YljpVuZjyYb9n06mvwyT4e/fv7x8y86eXvx20/r+7N2g",
+	"/aP/x/AxnObbUrh3QI/vvLDDLTicqdHf/NM43J4r7Iv8f0kJHnhsXIaSEbaHE820ELN022LBunW+AnBZ",
+	"jV9SXS5M6y3Vmu1x9VbtMwoC1xoA0ZqvBIuYLSvLup7pKW9T0lVPuFDO9Y7Kt+JA3NKtX14tTrVNhepH",
+	"bqHgbQpwPun4y5VlsGB9Vmw5g0tZFR2cq1NTLDjDbpCi9CFZC6xdWt0Z0SieJawQIRSFle7h4cp6NKsD",
+	"nnYsll9i6cPCmkhnwGm5qnajGtKOypSYpbuUZ9Sne88191kvlrY/9LKMK71RcG8gpmTKklxEvqFGpApG",
+	"scD8rWvvAY5uTZeLtxEXqUhpTGImpY520QQSPEhiziRU+AOI9GsGn6EpiZkivHn+GOgCWboSNxLY4FiH",
+	"2ciUDGmSREz2uLg2IdsxTVlCkhnXmPym2r9bGNA60yLet0UPDSpoNloxZyGhCetxztIUHHJ5Wh8ck8Dl",
+	"CAC5MIdC+FgmkYhZWmuQC5YrVo9gw2h1NK0aPf5amF0IZ6xLWn4TPXwAEj9NF4C33yDnMwwaAsnEjbWi",
+	"VwxDtKyo4hEpCBe5eJZIEixoz0k6F5ZOrimNqJsUyiLqoYL3rcfz7jeysihiF/yLaRKxUO0RTjBKJbli",
+	"C+tnVJ2B+KWaPIKEKRRVsPLBFZNYdGFNEtIKMejPrK1I4zgvXTy/ZsnC3ihHvFC3eiYLZtF3b0ko4pgm",
+	"EuzRrjRSEBF25qNZHtRn5T3BG6Wo77hfSpROtU/Z3Ju9UHUHQtXOG75VhT5zyQAHebBApUDd0epUSBkN",
+	"4gXcutpepNrX5rtvCe6MLhRTdFNRw79bge0tzReNobzezYQBVTRN8b1qyEZ0FqckyEhIUPOIiEPHykEl",
+	"oeT07Y9kFMWMVM+/PSWd5lPf6/HT85ffkjjijDAeypqSsaZUEQc2AebdJcEpcov6s0iaujddQtOUDscT",
+	"xtPjHle9Kor3tR5hHUN/7GQx+qe+HBCkJh80yAkwCGlicSf0N5GQGVdyg42BMiT+kSTsBk9oj1eDZqtx",
+	"6Afk3dtnHgmarUPf9wPy4+tngE01ZHGMKdoypYnpLfg68EjwX+p/6gEkQP03CHbThI2iGxbqVo8CJV4p",
+	"0QfkLTmFOodjxlLrUKYhiLywuupIzWIKVZDq5BnuihKHkDiSRMw9NRFupd4o9DLu4bmcw8vxHU+3xz+Q",
+	"mXpmObwiz/Qyfhk0epzYz8HrFjTsjC7OqK1LlMt9v6TXNiTaPJuKJKWxR1gsmY64h/4aarKBmjtN1e5P",
+	"aRx0TedaTHtEBrP4Co4eVF/HBemShA2jacS4TqDHDAIoVaRHVfOInq2ah52xVg80X7fzywegaYGfEi5S",
+	"liuPbiTbQsAaQJHlzi2UDtO91WBfP8PWVyLLPr9Rq7qlSc/h4I9s8F3p3b83C19+QIHebYjVWrnhx4QO",
+	"ANZXtVILZoY8FPFswleaI/FE5QbL+GyC8TDqu4ohKPKtPUVKbtrCZJiym/RgKK+PIWpSsvTrWTqqPy0K",
+	"vXqQy8bDwugzabfyZ93pXtLjh4feEy8nWnoFwXTp7+aTRsf3FJVseWUyNHT72DvyHn39jNFYeqH631wX",
+	"y0+Q3Ho/vn7mNVf2WgGTBmxZbjlzNMNZyNUj10t2eOgtX+bDQ7zAJ8MJI2/HYqo+vXbEprfHZb09Lumt",
+	"4AUsHr5Smduw3IJMXcJRl3l/4LBY8pkctlL02OYulvHDVtZ+sdOqZ2QGpJblG+jt1YUHYYFF1mUFUirV",
+	"SX/o5teNAj9LgOiBMWKFwP+TEjbTUoAvMkjE7HIM8f1oDjXerCceaftKkD3yybuLUyz3UE1FSBfWPAqZ",
+	"/oBONB+LmJFxJFORLLqYsik9AlHbHqYqeiRh14zP0HibcSOssiZSxSAwK1ObdEFq4zMtGfU4jOA3BJQd",
+	"iUTJRKbgRHCMvlQlEAQ0jqHUKg/BMq0GXA0kSyImg6IOw8C8FgIirM5EZUkkQo/8wRKB9mpTdXRMp1PG",
+	"WVhrkFcgr0ltw05g7lSSAM5JxC+7cSTTgFSFYx9VI6LxQqYo9p2qg8NCnYOpBsKh8JRE3CQl4UVcSdFw",
+	"wpRgS2PTCszq1VTNQz8BqCWhpCRc+h4Ha7FIj0kwEGkfnwZEqjUcizmZUL7QbclQLTTwJtUF9DVnCVPU",
+	"OmUJTDjQHXgkgD2FhFfY1gAHqFfSSBvHJNC7bYzc1bk5hZi4mgpxZc39kVJ8RjOlLHokcCWVwsuFpFxG",
+	"IZ0XusGkWxrDBBz/wbGDWcWZUvTM4VUTDeg1S+gl60ONP/u94ujt3cDBo/Wapo7+kCgqbQqFMsIZRWcD",
+	"42nNzQcdqiPDMx+J2ksPTWfY+yOpzmNDJxRzKMMaOZtmr+6YhmAkjYZXeNPUbVQ9WD0LjnIDMmPV2qgF",
+	"VfRN9dfjOBN1QzDBuuqDjqpEFdzsmqcmMxKzhIRsGE1oLBvk+Q0dpoSa/Z4Ixdg9e2ThGMElqqtLNUQV",
+	"XO0eMyuYESEZ/cFINRRD6ZKxxiT0SK9yzhQ3kL0KXhdgTQAW7de6GOCO5BJMPmIE/gAUP7AyDJSpKUBW",
+	"6xXpkv/5X/87qB2Tjt/0SMdvkyqkHPc46mEehATitTZLUrjaNfVehwRnRqsTShuZ8fIoi+9YeubQ6Z35",
+	"QfbuGUxgq4yy7KVTY8i+g/iHOWNXK+IfngCPKAvCXrKkh4rLqqPiWt+b5odUuI+fIEtV0+5WnoRg8Eaq",
+	"D+Ndvr5g9/e9Skb3Kt1207PZRE0lrVeKRKbSbR49xh9yl6XS9Rt+yyYgPfW9LHmi21Hr6RCKSvfoKfSu",
+	"k5RakKUErAeRWM0QHpeOoHXU8XENiuuiv95sLX2w2XnifLANGKjmK08Oy77SPmqVfKXlfGV5Wnpt9Fc6",
+	"ua88bW4/l7bzlcPd5uJvP5eO85X2TnN50tp+LofrV2zNXB4/3X4uj2+9L08628/lyU5zee9VUGDb4Qai",
+	"f04PrVV+A1vtw9bGG3j02L2BJYeo+cRdk1bn005BQxnZ3Oj7AqL0SFrhNVcCzfyaxQgo6rj3gz1AxfbE",
+	"Vbyy84VCJSVG43B1H3ymFR1HB05QKtorwauU4M3Q7Orq4o0Fn9d3z7OMjE2dB54b69R1nRnaDUSV4rFB",
+	"IPeIFIlSRwYLEqh/ug63vN5Rg7x7oKxZox4P1IyUDAqun8EiK4ISHivZfCJkSgLYKafvlu/ZH5u+X2uQ",
+	"vA6asGOtAtvkUQ6OEx5qZ4qDF0S4mG+rB9+hAK+Wa0l8B1m8x3cQxnGCX4ZM7q08oEr9UhMmg8VK/4tI",
+	"8g4N62UosEXPujo0Ezb81DBKb+mFJf68zJm9Uu5f4kXxPpQOH95aMX61KM6wKfwFD8v7zy/i90vqcjWL",
+	"EAM7ANxJmmJx/5UOLiR3pSNUosqE3kQTNcCmEjl0yCGUfdYjjHjKLqF4+efrXqmYLqteqZhmc9QORFDH",
+	"TInWwcIY3m6pmrVQCF2hmuEW2u3KyO+va0XDXCGIEl2s/WSlJNg8WofA6RSVWI/CqYOrCtLj46eu8NgE",
+	"iXqLaXSapdM4fPp0xSyancfrQL31LNr+GlxvDR9amICS77MJPIYAXqM9t31AyFA0o0gfdgusL5LPLWEw",
+	"5CPNefdi8EP072AEsJEtVkrCe3F3g7hrfQNrZVwMeoHoaCW4lQu6E5b1poE76TbxKD0uo0sO1buzaCq9",
+	"MiQWl+DSgdByHaFB5XggaBISvVWkyoVTiGJBOGMhuBpQUOzxGQYFEbNjxOznKqEOOzu3i/O5+cODWAyv",
+	"MuSI4ZgBqf/1Q2UcqQ4qzwQHJ7wixBU4Loo9KI7QlwwQj7JQXColiHplr0qWXLOkr2j+ji/SmO32Bo1j",
+	"MWdhXyTRZcQlJDVv+67NBe27gCIr332j8cW6UI4knyZPIplBd3iAz6Tksji6zlJPo5To608gllOChjAc",
+	"0+QScE8RfFOnXJeMERsuLc+MX3Ex5ytnGYoJjXj/miXRKCqb4XvF0Gc8lf1WZ+yiVHWaGd/OYUle0hSP",
+	"IBsKLibRUNrcNsTEtTjdhbWsqAXZqq1XuWZJGCFOHQwIIy+SaDDDfVIjKz6DwoW5Z0i4FgLRErYZ4jQR",
+	"oyhm2zY3muF27T95KEDjTc82RYebXLFFPxFpAdAFCtuDXxQeZuuR2VQv/KPu4dOu3/olWxkXBaDT9R93",
+	"O5AFoNfIeRcAAnTl5spUYMZGwtJk0QcQ3r5U+4zi26fy8HzULK5ZNqOtha+Mvm1RJVk33YtbD9zq6EQT",
+	"ABdDTg+h0DbCFHn+vsjXFgKYRvOoMx5ORcS3hguw7Uk1M8QV4up1Up1FpSFVAyIju7ghQa1B3gImiQnz",
+	"AN+6HIu5gTVHMHAI8FSylkgIkMlI8FUgAD/hN57bGX22taI0ycusAEnpFeJ32TBJjGQpzfXaJlsrv+7f",
+	"qPUqJH8YpPhCllahhLAeRvdXR51v6AHkjGINjSGj7oai7e0SUo/IMbj2/LI/46nS95eRyFZNKg8wA4cg",
+	"hy5jbslu+V2Fvd6tNKQ9w3umss+Sz9CumEM4DP9YJpP71HkOKJ2XkVStCSXvzl+iGTphQxZdZ+hj5rph",
+	"fF81wH9gKSqipgxZQim9YtLmQ4ikxyHru6vDs1S7mke0rq6DzN6mlIdKFdd0QBI5ZcNoZKCTrT4fIP0K",
+	"tBWBhWTMEub1OCh01QCxwQLr4B5QyR53iBiRdosklIdiQgaLVA1QpkK9z/gwWUxT0PNfcDXNcAbyP7yv",
+	"1mKC8Z09Hhiqp6tkUDJW/BI8UuhuwimaZKNIkulsEEdDcDGRYJbEpjN1YPEn6FN9JzjucRCFWGhYpg1h",
+	"tOhZtWMScRIyOH6gk8KgYExqzrEQ0wEdXoE/TGvWJBWiQU6Qu/d403eYPvgOtckDB2lvErjNMplg+Vop",
+	"pp8XDHq8RDI43grWGnO5C2ygcg9563BoXZa+PUP75PJame/8tCg1LGW7b5YGbsXndxj+bbnxPdUblQ6w",
+	"d2Ex7ZyXnUN/abnLohe+Gv3wr6Pk6Xc//Px7cjH/7d3Zs6cvXp798kK0XtKX9O38qn1+dRS+ejw8E19X",
+	"/lSp7fbHBBWATWKbIR9ehpmhEYyrqC5Avr4i5/sM/T1U4K5VT4tM6m8m+jlWAOjoQNsRP1SwdIYsYTSJ",
+	"mEsl2EkGMlEkTa4KJcNESFlHwzvJI8E63QcN8pMuykmCN9AYwv9jJTGGlrtrYUOb8XtcjIgUkwzbBxqh",
+	"70fDHWGPJ8Mhk7J+KniaiLh+ovqpfxXo9Gl5jIU45pFkSro0r3LBWY9bMQ8nSULBEF5QT5YRLT80yFnC",
+	"RnF0Odbp96qR2iGid6hMJrlQa3CqlsC+vGyD6CwvuW1tpdQCJSud8vfZ7+soG76rX4U3zYufvPKOX7F0",
+	"LMJbdGxeXNUxnoXd+9XvLXf7it7UTy7ZTj2+ojcnSOBuzx/y5CePQPrm/C0gJuCGQjbXyoviUBvrVCgl",
+	"Mur05snKUCRGahXzuj0rv9oc2osFoASfaHZjqifkJv3e0+9PzJb/WlGDrXiVN2cXL968fquaTOhNnV5q",
+	"krKCtmUU7dMqlfGUxnGmwZkbqH2OmKZGEcZQ8XNIUyPpGHL7ADxrxJKExlAOsUHUtBhPtaTY1de7anqd",
+	"iJBpRYLJFP4klHzDaOLoL1dsQSZ0obQrpXpCiJ+SOAI6GgVLYXtiBD9EcaToNIBhR5JMaDocY8pUYYyP",
+	"JAnkWCRpX/0V6OKEZQQN3a1RGECwnNIyDY0M5PWwn/08xHJthohZDRvKEamf+vOIh2LeD+lCBrryJPwA",
+	"ZSRHLI0mDHORzmcxk10AqShMKlM4R7M4XpDfZzQG/w7otlUQwkCgYzWlZ6Y00pUSueB1xGuDBQQEjBNi",
+	"JOf84uSKYFplHVih9ZGTagD8sjEUIQuKpTJrmCJH8EUxrcdKxyWBnMFl7xKof4BKbjBhUird8phwoVPF",
+	"oqzuJIz0hXtUqgENwwh9v32lSTTUb331W5coWT+o4agHAtR6fbAQyw1GtdRBJt8HHqFkEkk4Ok75xzbA",
+	"VehGGWfCZmqWJ2cv1CcQvUSz6TqMF0auMyGrXKhWNcu1rI2AA6ifU25TEjf/0mSPkhwHht0asFjwS0lS",
+	"AWulv00UretmxA4ZpTW02LpYKC5o7j9Y5Lh8g5wYlosmEVg8R2hQM9C3IWFSxFDZ0pqWCkIE7upoJg1Y",
+	"TcdvOx1qGBNsnNXjgsQ53RHCcQDoDXwDD5BJn3UPDdF0VJr8utzIqxgQIT0ynCVxjUyplA0EwLmOhoyM",
+	"IhaHoGXqtFUwHqkNPbkEmIFLJkwj/D2ZwfpNE3GzMLKOWj0IBVAHEUxnBDasDikcbE5GTJEniFWw+8JF",
+	"MqHqZg9mKcYjmAsxockVngsKHULUtE411VmRxORDGiLkJP3iXk4Z1WcxywidMHIdySgVCam+OCP/5cy0",
+	"ZsCjVSszflhSXXd3LGamRo3MusuIJpCzjwQBWchH8grvOvnY4x/r9Tr8n2rQ8X3ysUDtcEPRQBEQt5kJ",
+	"3i4QR0iynNJEMkWFYKU4oQMp4lkKxr9arpfXQnXgMBEI6YZitoV+wTDAL4lIiEND872d5yhoFiEOV76E",
+	"5RCmaLcs68pML0+Uh4KPossZSrQBqcLDMVU3xIbnC8s/bY9t1eN2pEu/0oRB5Ak6qebJv+7+EAcMUjUx",
+	"QhIZ0QjfgZgFTYvp8EqMRvDeGtH8c8pN5HbNsY/IsZjmzCPTJBpG/PIfdDT6+qp9c/R7K0ZQxMvbvoo7",
+	"xZLC65zNM8OMSC4Pto/CgNWw9os7Ll4hMaAEaWXBWIe1sM1vLr6nvtOVbqX9e6t+dPWv+Y/NydN/D859",
+	"+suT4c+XYEQrCjpKLs0iipWwoPThbOW0RKAn9cmrKKb3Cpp9yMUaqOfIT3U2+UohoLZi1E+/H/nyZWv6",
+	"r6Pri87NL83h6yeDn+iaURsrJVBRdVAPn7ayaoIvtC3QftdujBZo1MG2rN9d0q1XY9fTguehzFaX31ZS",
+	"1VGTmu5DAMeQ8Wysuow5eC6KlrtnbJowXfBtg2LmNv3kVV5G/GrTK9Dmk1d5O+MSAx7WtdatUF801q76",
+	"S2OQWa80mvYauz/fxzmboPC8fT/ZK0t9bTEVt59sTvdrI9XGwVuYSvWbt7KY6nfzhtPmVsPlV880S9ra",
+	"eKq/9mfaUHX725lSs5VdaVH95H0wVOgHtiir0qjuuavzDjVz3c6gYSr31vVH6mjA/HINHLsYb71KTrSp",
+	"eBU6jfo20hOSaAyrLRh6zUc+QNCo2lpLWgvCT2WThdhsCNiHo+mSeTj/PsiDmuJWxpSHMWR8Fe3HGGh6",
+	"X+Zj1fvDth6/ZDTcG4/3xuO1xmO4Jg/Kdlw099rC78sm3QY5wWJRYI6TLGbDVJKvvkKDDNj3vvpKNdIq",
+	"d48HuXkaUqARlDRKMYbrYD5QJLWOXg3w8wEZCU2PBgtrLBrMUgJhybLm9Xg2ENdGjSPBbiGECu3JqHGb",
+	"GhfWQtgEW8dbRWwco3F1taUYdBSwlB6oozScyVRMWNIHVRxhhVMwZJhfSBSifVjRISJZmsYQPA2W4jec",
+	"UBLoTJ/MbGLDgRwY2xqhhkqiRgVQApGaPpQylLB7X33Vdeg0GJc0vQ2cVtriitVPoB+H7qoBetmDQaQJ",
+	"cX6uCGCiWqmPgFEUsrxEAqDeU5ZAx44Ba3nwbpEOMEG1fF9jhilRSJp9B0xmGkuhI5izRdQWcVxAp2cd",
+	"G4aH1nVO4KtSw3zjfB5JeOmYSIHTpibbSH3XuLOrAVh9xSxtaKd0Q9GlmKVqx6CKPGd1AbYpeFl6JIj4",
+	"tYiGrKEf9UFVZKF+Q3UvZwN7KyUgiQM0xJDGcXFTMMLS7CEub3aI9PL2NRvPDlFu3dXqFldLmv7DKGHD",
+	"NF4cgxCqNk2NsPTQWfA8bRP29U7YU0/jhNFwQWiK2IAB3n0sqSNTKINnb6EPht5T867GnB5SDgeQER1e",
+	"Q1KhDxXiJKS6ZZcsg9EGpDqTMzDKSjpSdIZEl1wk4KwhxrYJt1l2SaB1aoNkGHgGHk/trvFmOPQud4CM",
+	"gycW/NIg/V2xxSPpmuQLpEKJX0JcsZDMploCw9sax5gHq3dP8Hix7E1xPSXaRXIr/8iS74FQaazH2qog",
+	"ZimzfryBCBdQpydE1hGrocM41LDk/8/euya3jWv7o1PBUdetSLsoWZLl2JYr9S8ncRKn83DbSaeTrb4i",
+	"REISYwpUCNKyOidVexZ3BnsK5/u5M9kj+RfWAkCQomTJj6TTnfPh7I5MgniuF9b6/UiVkvblZbZxoURP",
+	"zweZUaw5qTmEXXpsmqCApj1e3NeE+n6pyNowNK3Ft9x89vwvj1KbTWiCwdLyBKpYI1CWtdpY0lQmS60t",
+	"Yl+IlL51O6dANd2yQ9SHJ8eoIKXGAkW5qCOvH4pW4WVQd4vRZeRsmitJTrPo1qJGwPF3ms0V8Wf5lZuE",
+	"n9eKj1pLXOlWUillO7utVmU54MTaMUDZ/zsNGFtHKB+cfWjZTPLIU1IwQ/ROsAOzuiZURRHXmb0ia9EK",
+	"WiLT0S/FSVclnIz68GKr3dy1I7aw1+xLWKuxBnljnTV96oXWgkIe7CoanTXchGbTJpHRvNm4G8itlE2q",
+	"wjgvhsSx/cWg+JmlRKqWaVL7SvNsl/Wu3NurZxuTTHyixg2JDTeIheM5WB4Kz62wo5bFB4di2br/iH//",
+	"iH/fefz7Ryh7ZSgb5GlVBCNeT6e1H6Hs5BZC12WG1ZWR6xDtpPLA9fb1AteIzQ5GxloRpsXAkmOM8AY5",
+	"BaB2JgzieSbYU+6zGOADuUBgCIjIaLLQnKulCMhc7FyGc1hD/9NFAJAB9c7Rl3inkbzxhX6eg1U2jyQG",
+	"sRaTiidK50Vxn/kHuo4C+A2BitZgKva4JnEN2TAhKdcv1TS3FKSvIPdCgOYKI3mS1Zj5qYeB+mkcTaMY",
+	"auOqCkSuxz2MNmis+TENh4TO6BzTnP5gcYSo9ph9iIj40nXXdwIIRinM37GDGLqB7kXDHqfc+PT551TA",
+	"Ykz5iJmQDam62isR58F0ynyoQkt00tQ9IWeciogbmjC4D1AVgSZ/UXUAUfV1uAVm2l5J400YoJd7gviB",
+	"mKYJc7K9gE8hmKX1oGqpoQfk1pw8Nr3OphN0LhRLg3R2FTqlPvBGHBCmQC0FY8QF4StfcGtdCAjJw9VX",
+	"TboOcVNLGwGBAo+SPqYhOcA4JtVGP4mifii76UJYSVGOwpc2dYrz52i5K4zrY7JX9V6IiT3z+RcWjpBd",
+	"bKlZmtW+3eDdDJ40+7/NX0f3WGUpIi6zOsvSnZ2zxGzpvNv8Mkskm9BQLjXzSU6xqJB2gxxdTiEsZoQd",
+	"fhOc7HU9cgh0YqanCorDX/IO+fsojQ2y1pgKMmCME5GKKYOz65Kqq/7cN7+qMuEyIjmgJJFbwTxsvteR",
+	"3zuTZ9yERDCnsyCObef/VB3bmyWXYSs3ce91bWEl1k3lew1QnP3WyacPbfbi3D+ePUt3g8tNYHdks3fq",
+	"wIPQOjHgS5mR9UyKeSOEjWyzdceMKu7wakabnE+0Ms/Cp3Lkyft7S7mTi+igciL3NAuB1C39fFPNHIRT",
+	"gJ5nBotpXs98zBPUhlroaFPgoGyEpeoReciKq6+nq9C/dmdHgWOiw7u/bfdYv1R0b0s300W/1Wy2FGIW",
+	"jGHVqlXL5Jbszc1WafkadZauEaystUrQ93De14+Xrlnnz7Rm7euuWYkA+JLNU379nuRsn4WxmZe+9vJB",
+	"Q9bw112007UWC1vbaH0QCXf5+ph5uu76KLuykHJabqJWB3NCtUVYOzBWKlqt389qgRouN8MXBpVbrcxk",
+	"u+6K6em+7oJtrFOXBwPVngXNqfJiVe/y1Gxy74LXlURqmn5kxf5lo4LyaFwjJChfu1Y8UL54po3ltVEE",
+	"5FsbIwnIl75m+FB+785ih1cEDvFkZ7EfANpcN264NFz4bSJ15V5QxanMotiH46i16FXhO51SshyboNW+",
+	"XhAPgUxvJ4R3Zl2pqbyFHl8M22G4J/DZZBolwHYI7ajQDxU256GbQfcidqtsgXKfpDz4lLIeV2VtC3HA",
+	"LlxoehH3MZfGRJSwdE5qeysRYp+4fop+GOtbHXZ7vJrEjCaae1+pXr09aw1yyCG91czJhM6JBqnOvtUl",
+	"nAX2c/cEkkb2OABKY2oclJJeMBrCLT+GKKB1jApCoE0OHkoMMxtNvjeLgyRhnKgSP58mdEBlN7LBOFhJ",
+	"q/Csxsw7J3HKs2RiPjclmao1WMBfzUZCTlbAhol9Fiu0qmJIi6QcmDd5lDC/1u3xVmNVzAkGlEWJkLvD",
+	"JVWTj2hXnDtSwceQKUNcqOFJLrmi40+CCRMJnUx1oCUQZMQ4k0far/V4u0HcnJ+1vBOLoSpdTYgMsA7h",
+	"bEThiSgmsxiSOuZTVjvAnm0SxapO5OQnY8pJq/n/ttq1Ht9uEDfywKj0+/I13QInx2evyd79ZovI0RJr",
+	"89vkHqqo0jwLez8aDgVLHKI4LQlB7lifJgyhRmPshGoDNmTWtR2CgkbobPFhmqQxq/V4p6HydPwsEQq2",
+	"YDTswmpOmUOm1PdD5pCQTSIuPqWM/TF3dByRMSlEvDQGytOYBjyJGbw0n9LQIdSfM+4Q8SmlMXOIGEfT",
+	"YDh3pP3XB6HhkFEUjULWn4Z07pAJ5al8D06O2+M7Vg/7OhMvWNx0JBqSlrQV2zs70DfqJSwWbo/fbxA3",
+	"DC4YXNpnrw2iKGRUCondBum028RNuUinU+Bx6munwO0S1/C6/vbbb7o+2jyplst9e/bYdYh79PYUkuXc",
+	"X189dg+IoXeSG0s+UpOH8jBLEFDHkEd9K2vArSESwap0plxCVBSbtKYGlr+a7DZdJH4A9yeFLDaoLy4k",
+	"suUlMaiCGvQGi3ex3tPOqbCjilK8ZLmzvJApVc3l3WVF9JAhmpfE5pMqM6KepYCEIM7EOJgu+7ILL6s3",
+	"j/1MUCQRAujaTnKxW/n63oX1wpLFLgEEsWImKkLeZ9wwdoG8Y+XlFaRKj7vWfOZBK6zDXfiYuphVlYXq",
+	"7xppX7lS+qEex1CAUXxQUhLA1Zb+gqkPCQTk8oLgcbOMEw0h4fS4ul3okpJus8sp3EY4ZSgBpkwei9aL",
+	"1oVHuUYf6XGohGyQQ3U7VD6rKidVm1hZcQmrK5wHdeejl7tL3CmLpXBXWBjD4BISbunc5E4WFzRnz8KJ",
+	"OIA5kIIh4KN+vsHsd9U0QhrG83w7DXKCr3VlW3Ij98c0HPbpjM6BrKkvlVU1p43+//8Pq2a2gOzNbZAn",
+	"8gtd4ioKaE4m9GMUS/vKAFjAx3pcC7FbvgJD8jdnQYL1uP5D7oZMPt6Sv5YbbPLP+07hniM3a/cECfwe",
+	"DzhRYCg+S2gQioaKfLi10ms3Uu20tmty55YKeVLttNu1xbs5Ut1pNmvr39Dd9Y2Tbtq6cbriQuobXTvt",
+	"y+891mtcuG1SSX1wmMaWXQ7dMXgi+TspiJ2tvJFaKlXywAlP4NVlmsAOPqFLs+KG6wy92+ujJ5QE8BaC",
+	"kSty/G73NkyO5k7vwnj0KBedtaEGVGUBiNchskZBcbzJC1E1IQhRBagsQwsBP5d9WTKrXy8j0xqhohjK",
+	"h4TVjwshZ9GXDlGlCyp2IWi8LF8zi/Z2mmuGdpPDzrnaHu1PEM6gMQ/4SJGZIz7C8siJU/EjTxRAN0ZB",
+	"Mk4HORzU7D8GYTTYmtCAb8k3t1C3NCb+T3Qa1M/ZvG4toiLvOVwQMjHTzqAwBQmagDVzyVmSyJGQqspp",
+	"FzVpgU/DCHF3OJvBi8plxvIs6ocBUgVZGBJSPKk2LBygIUh07tMkkspcdRurcpJoiqIRkowSgjCynXqz",
+	"9aapuWUgpg/UNn2IA5U9A6j/zhKkkFNjShroVyuQUG03/5/an/Ik3PwmJrvaZNxXge2yy5bbP1hwjXLN",
+	"Sy60iI/QIF6k+TQ4UwUbny64G9n1UBlMjDXxepi4rnTEFLbK7s4SSVSYD4gvWBZ/YndzdwfZR6PQd0iU",
+	"JhAqzB/B+826T+clI2iQV5ZqNUrevuVa7kvYK6I4pfIrUsCR2eC+CrXe8tuqMx21y10T62MYxdJkWvCQ",
+	"akuWkYypT9SYMJzHyyYF7I0f91w/7rnu5J5rf723HkV8GAZecvN7rva641O3BXjx9Be9IVOp9UsuA77X",
+	"u7Iy7+ybXItpjHKfhcEFiwMmtj6r/54jzapgKut9IwqYx6aNFRwwv6QsVfap/mZGRBJxjxk3RlqiUgP5",
+	"qXJ4koRNphaKJDqyajSIakB7XPHJxJhRLZVJkBjv2WcmpiJq6zCOrccrcgozppgK9DQsArG0N3QGP8m5",
+	"KthEMH9+ju6MwmZK41Kecz1riHiP/1igcbC5HZ2Kr8Ac+xNF7gnbWVsVekz9AfjylXQqkpjRCQbErEH3",
+	"tT2609R+F/ON+QV0oqU0G/nOaCD9vqK8wDtSRTJfypgB9ODN9qJZi7SbOAUWbaZ1D7W8Gwu2tVPJNl6l",
+	"W5mIUb853Pb26S5rt/y9zuD+cJ/t0JbX9rcHHbYzvN+8Du2F3kxXEV7os+QQ3DQ/WC3+hiRlAPJCC3L1",
+	"r0tOsTCcrc/6P4/9L6h6QpawMiKySaQpxwwzowkXmPkLo1HmVMJNcQAQZZBuFyS3SEz1GDpaRkx1FZIX",
+	"DuXHef87nndc+78+IY1TzjGb41WtKkB1i+tpLQOvUUapf+VB3DSsb1Adc7acxgw1dlyn1bwVOjI0bBb4",
+	"xyo5eWew3TutJnmKeG+Gm0yZTJqcDBu8PbbX3Tet1tflDVuXMeyHIP07Gk7jaPZ3EKOb+fNHxphCf54m",
+	"3riEoUeVRbtpHLoO0XytpLpAyKpgux3iWi1gIpiSO26DoEzUERIhxXmPK6eLZBELUo04IwOGN0nKqyVU",
+	"4W1NIsjvYdwXmVmnHusS44oiKFD78tLpcRYKpoIytQMC/YFORPGIJYLMxnMSJBCCNuQ01Zh50QXgPGL6",
+	"rPRFdWm3+59//XtLPeDWGj1+W7GGtyBQb5PDFCe/QGPKkatCeRBGJeXIK68vjXEQd3OFbrq4OB5/cUDf",
+	"kvLz76NVHbtk64d6/cG2uZZaRtXytyLcXB3T2MoUoPxMqVdkH7t7wlaZKtXRzqN3CGczJhLM4XQgqx3Y",
+	"9GhCKGTgO4RRb4w6DVR5jxtFKrUqPqP3gIY0rEox1SU8Ul6GQyBNEhMGaw7RIWYTy8cc0hb5OXgIWCyK",
+	"ugsbHUT+fC1fDrAyXC+NRRTrJHS4DnHLNOmLQCT5MKuc1wUrqeh0hnN7UnX+Ng5cirdAPgZEgBWnwumE",
+	"Vbo6fHzN4C8mVcojdVVvYIkDxZ4PRteyHllx9E1lv3wTwKegQ1cYkY9gMSprPKkuvH+/BQahJA4WyqbJ",
+	"TrMJWbMABKlSIxYMgX+ueWNSMAy+yo2Js0Z3dha602pf0Z2yDrSbnVwHwDJbemOTn4zr3ti0bnpjk+9G",
+	"VtZthlFyZ7NDvc5+k+3Q/d3tzu7Ozv5Oy/cG/u7OsDUc7NIm7McJQxsRuoPSBbtygwsdKXxWWU+vtSSO",
+	"htYB/2E+/Q2jE4e8RKHD7cSPAEUWoFjfiFJe+eYJDsWAyKoEB3A0nSypAcMgqJeVIWYtqpxWQUTAPUZc",
+	"+B+XVCFnFn6yn8YqJSU8DzSVJo0ZOWdTY9jVFPmE2S1wY0X8wFeVeSATHRJwL0whtpLA80HS4zqMMQ4A",
+	"MR892gY5Qw1LqhDakHLarVmlRDCngKmnao7H0YxMKJ+TGYuZvpa+5pUZGnY4GVAXpgDDc6WabnlqBnSs",
+	"zM67fsQkShM6KqIeQ+coJ/hHMmAjmos0QO8L+mrPZDRvrEjUwNaLodxG5smbGQsv9EKWhVD0S632l2sP",
+	"Z5VKfKY3lGXw2nvrh278EVrYLFUCkqggekszHavCuH/bGANWX9Qx/nhHSvIQs/vgE052E4nIC9xjDfIk",
+	"ikm7A0TOUuWURkPdmlKrRsspKqAeT2ZY1kulYhBOVv2WfdeixGcXQZTKLzOHiEghoqo0Qo9yImZBooIg",
+	"wNkNdOFQvsjZLWYRwsQreXiG039zZxgaLdbIqB+/nzh4pVuZjQXz+u0PSWvyYfv55avm+d7g0/67zvw3",
+	"79eLXfpiZ3p6X7xppket4dP2+Hg7elBZGkXPRraXj5n/SeLquPrrR9fNJZe1vatiHM14dqZqPxTk3zFH",
+	"CI56SQz9nk6T+dsqOgw13akTSATIhczvc7NomGtYkrKUnBBUkHIau2RCfVZPp4B1pL1G+eo90eNiTKeK",
+	"JivwBUFaORdosVQYzQVCKQf0IPNJGJyzgr5skHdAcQRACGniRRNmmLrsOMPt6bg3TCS3eXetwb3sQK+a",
+	"c4Wrll1d23FIAJfQEcjN5fSbtQvAb8PzMkNa7ntZQevbSKzPTU9ZSj0q8L9yRj0gcv1Iq//hY940HR82",
+	"Epyuv7ymFVsIh7b1WVnxKg9/Mw17ot9doWBPQF/m66rP4NsLhg4Zs5ghvKCLj9TPtGeoeXtJIMgFi4Nh",
+	"YFFzAIeGBnRRjWrb2kDxkSQKWUy5x1QsFfLHKBlQIJJQoHqZL2pzgmJ5c4EKtkGOMKQbDQnlcz2qw5Nj",
+	"oqGdqGzG89g0YX6DSK2JFOFd0iIvg4cKigeaIf9NjoZD5iULQDwryV7/m7zOU712VTWmKeNG5hUow8PX",
+	"yYQlVKqjA0NBW8LmSs4sNliiu4Dxaw1kDNiZSCuL56aB4DQruGZzRLRA1ZD/kEb8Ku2/9eA9sdYwDpAR",
+	"VMXeFTOu6TMuKPyEGFZ6vvMcLI75SaF2a4Ure7/AFXQvD2NhGF+2coQ/NfhYj79Ug1AEf8Saa71eAi4Y",
+	"HOh9jqLX0RBf9q/SRGThsNbt8TxrtKNYpEtYoi0YUiFtWqQeDCZILm1TbroNcsiVkSxPX48bMEINF2AY",
+	"k1EvSzNX7vB4rhlxmK8aQPBNhbU6zdDyugC6qzQ6Q5hQnizQ+siu6TPabjYtFC7X3LbwKCFYWaufxUeR",
+	"f9dHuprTNGSimxFQB5qF2CfJOI7S0Tj7m+WUSZ99SpOxVeZqM0VZr/Y4/Ml6t7oIp+BovD25YA4xg1lE",
+	"gFJAFoVt0uPIAmsfSpxhYMwuNALhM125HYrIVEuVMdLLp1y13pC2G/hIsa1jgB9YHCkCG438AHB9svUq",
+	"JUkcAHgqdkokQRjm2K/lzNYa5FCKWM5mNCRVdxCEYcBHfc3M5NqbvO/NvZC5NQvOxuDUwXJM6VzAlsop",
+	"nh63Tibk3JBDI3GQ18kw3FoCqKoljVESUUw4neDHAOjRaCCHpPycy62hD5qj4TIUVEYtv2lTnn3Jtcmm",
+	"5LB1kNMiicpIbxEtLEikYJBCyCLJirVQytN0KZGNYkhOh0aHNaLuIKMmyBqBEnD80dc0RdW8MJPHSOpJ",
+	"BcAiuhm6W1GTK0Uu5dFLAyi39KEeXzAFSKbSA5FDbsk0fNWAxNbkhxaayDMHYxabwtnLnteJaV7EOTKM",
+	"G2zODASUR0WTQ7AEsPk0fp1qDCSSJkbG5VWgeA3SaXa6xFXmVIaPKqUtIL2BjDSSz2DYadoweW4SS8Cq",
+	"ekmQmog7WeLgY7eUr3Uj115LoqIvXCChJ9XlhkyeY0a5s93W7m57d7/VbjYd4z9Hg4/MSywUpiRKaGgA",
+	"5wqvtvbyQEyp8G0UOs2Z/DHKUSajH13xRF+qoD5tPWx72487bOfJ/dHus71g/3mzgslGuld2LLzSaUuv",
+	"2dK9q/Coijo5h4r3xalMEMNMzaFcRTUBleJsQkKksrfyDEdf1IDYRQLQTtvDDNrpl/bk1V78RlScitbk",
+	"OmhgvmR8IpUatnQZFVmN5mK0N4OSTNWCcbV04bebO83OqoU3GGB5EVYCPYiLjks67m/LCbCwrVqX++dP",
+	"PjXf5KcWPN9sQgN1GCrTYLGByS+dwYc9Lz/P2yfxw91x9lSTvt9Jf521N5rn3FRtEv3Cww2Oxd3Ubhjz",
+	"ZBEIDMxJFD7Ghlss51BRzErXasqCz1LCS6GBZJZj1aD+wtNw9WeuqXJAZ7AaaOYV9qI2YEHjF5y68i7q",
+	"dhY6CNVS+vhqt0DrDWV4LnR0OSTe4VJc/TKktKx/1l+vnBPb4Ch+XUvqDDFagxh7MfODRPnc5Z3INWzN",
+	"lDQELWEojaei0NMRaSNSF6ds0+jhId7rFQOG6GtrnxxYz3FnOUQtMsTOi/vum1/JfaVA37cK2mE0ythn",
+	"pVhTcjsshI4uFOZSIVy3JEqng3kmyJMP0g2U7TOhl/XBPJGSrtXs7O3s3ncqMZ0Z2Vka17OjeRuBPGlw",
+	"ULH1mfoXLE4CweJj/8vWhE0Gar+VFpAc8jnBZ/SVk2mrUV5Dof/8UrV8EzWQT8VXQMsgaFql9xqteqv5",
+	"prnX3dnR9xrK+JrQOKAF+yuO5AcqAJcKJQn2BxTq7JL8h9b97naz8ImQsfIPUE7DuTxjv68tX3DursoK",
+	"fwPSDGb5x1XE3/A2X+4PQrMDCfFKfei0sMIbWbDr/wI54PkD8CqdsDjwLOzjaibdaiTwTb3TlIJFocqd",
+	"bBFYKdqt9hmVY4SzH/Dkfkf6YwEPJumk0m0ZC1px5lS+LL+fKN6XRzycQ3Iw/D6KKU8EceFfbg0vJwJ+",
+	"AabQlMUi4uRjFHBhGMzhGl7aMyqUQ5MeBzHUIKcRxBlVYw5x4ZPwHyiG5H+quFdpivSh7xdE+E0A29cX",
+	"jpuJxkcgmNdzO1rX0Td3rw02HPF6iuCHHijVA+tAuG4M3/r3u8M+BqFEqLYIB3OC+/0vom7WsphVGE6U",
+	"XGV/n9rp3ZgmxNWTRwIeJC4Erx0Vi2bEp2I8iGiMbERIO+WFAVx/qYSygMPFntoaXbwnhVBzwDH2nc2D",
+	"SVBVjAFAcjbjwBNkaqjxBqMk2Uzf4M3iIGGIpqK58wyfAU2wKArpizzYzzmWKIe4IaN+X25L0I5hGM2Y",
+	"34/iYBRwAZcCWeVsxJOxcA/UrYkAEiiFYYFwXTMaa3QZ9+TwzaNn5nZLbxc7CwKvBI8UZxCy/mBoAm82",
+	"IDcwd0fmhcEWLgxclq7xiW6Pm+sRw+Y1DFjoiy6RO80hfjSBsjQL5l7umtwPQJPkEFe+scAg1+OGQq7Z",
+	"tCnknIxZp9C4vpyA2A7eTTQIUC52NYWJQ4AFyoFkiDxflEOKVFGOXN1cb8t4DXkqN2XJwz1eQlcI217z",
+	"qVip7PJ9nDPrG2P5EsyOSL0xoZCMGU3tJHD8bnELmjYGLJkxxkkL1nb7/k6zZEMSxhOocZJv9fiAEf0H",
+	"9Vmic9DLvm62uvmoAO5Sg1lNorjHB3E0Eyzuq0+7B6TTbB0AFxIw9unDjeSdRBo0ugqCLJxKdVEoGJLJ",
+	"MdlrNKCy5JYS8xMNO3VLdSOqoPz8SZWhZ4h6E2bPkNRUhX1R6babuR+VOFW7oiL/VlzQSne76VRwg4DK",
+	"KXzFCPhDb8LISRytb/Sq+fgaVi+imle6lTjpnz3fGb73d8bnFy/5x8vjX703F4Pn6XAUnew+Pty/fPL+",
+	"l8Pnx+8PvYop1IAmjP4C23nH2XQtNLL6hIpzOUDZlf/869/qS0t4/6QKz60YnU7j6ALA1mmaRJVbXOMV",
+	"jkDblMWs2AcFxZIVxMRRGE7wEggdwL5UidKmj0Lf6gCUw3ScijnXlW6lcKJLtltGTGPNDbKHWn8LA37e",
+	"9yKfGa6QKZ1HadJX1oXFPiPCdKRGWJ/GUX08jqb0k53OSz0pf5fW0thTtkH4PXcc/Ks8I5M1oa88NE9R",
+	"1bI6xiz+URPzI6F3EzwqJMOz7Vw7GPcX8YnWvGcwDsJKJKrMjQAwkyGYEeg/1ANuckerxhnpq59cgqK4",
+	"1tVJdwkiEnIfzM7EMclRhhEiiEnMqB9wJgQmsglH3zjiQ1LSCbS8lUhokHfKnqEIFWX6FEChpx/EzEsE",
+	"qW432zXIZMtGvhVGo4C7GL6D8an6Uzsv9p4gj85OnyDXpENm40AV3Hg0DKXpCFnigri/1eVzddiQpXG6",
+	"x/q7J3TEllyyrD4Q+Ra+OJXt5hrEM6dqEq5zwt+wy+Q65xU7mD+zubOY21zWyct+Kz14V5y2yhSn9uuf",
+	"oi0qBEvE1mf43y8rD5XspMoUHQah9Nqlke776JPj3osvNKc+bEzY+PJPE+Wy/p+LB8otw6RylTSmEjg5",
+	"m/X4IA1CyDoYssQbI7xqxD12gAHpCZ3DFT6Fv+HJBl4zzBTEIRs41ONh/VXEWf0lTbzx6u19KGfgKhw2",
+	"l06njY8C4WPlf3tCuuuUz1WwAhy0QJBOs7Ms6qK+szzcoquhwPVdC+7seChHCYNcB8osYZfJlidEzjSv",
+	"dOMoSj7X67GUfCnr/tSku/59dlCvZ6Zr96e99k7THx7U6wE/7/7U8tu729sH9foESNZ+2tm937xPD+r1",
+	"MOCs+5O/5zPWOajXB6PuT8P7w72h/BskT3R/ag3vD9ngS4//51//hoVZMQPY5Y/0guJq5Hu+tQVbzkSW",
+	"zPbukmkovejn9IKewYsO4RHxGbBucS9gotHjvUoKGIJx4CW9ykGPV4cp95ACvkY+9zghFzQmJ4dPj/pn",
+	"xx+OyAPSbh7In6HnX2rV2sEVAyi1F+UpKliCj+S2rj+KeBJH4VWmIDysn/3iVI7e0CsZ2uAZ6M92Ga/D",
+	"qyghk8iHipRv17UNLcd15fU9QXCsihd0HjIixixXi3yFIOcIWH9FzkRBxoK+XipazxIaJwKkmDZagBk+",
+	"4F1CCbxrjIMBkOrrAl4VRiGDubRuxlGc1MPggvlAgK7sGrQVlFWjgAi3m22dPY3Ng6yuusqwUDFCyHyL",
+	"OCYjP3pxTFLBRIO85h7rcROLxWd1TwC0GjL0lxlWpOo+S5Lpax7OITeZTthZkLAHL+gl/FuuI3N7HG4g",
+	"3YeHZ0f9t6cvXClSwZM/ILsKaUqu4SiSVk/OOlot5F/AUhQEpDJHCgDjEU8CnjJE97ZnqnAuXkQZ/+Pi",
+	"GbcmWMe4ESwBk0030wOVM5bUtZtQ9rUl604GAVdoW0xvroVdZGWZb9atL9c20FYc3LNgxElgsvyvYXOt",
+	"PqprGFyh2itgbgXTBWtrc2MrjEYqs7z8guSI+zkjnlQB61aa5vIAxOwiOseaC594IaMxPo2LjGaXlD85",
+	"f0BZbdLI73Fo6sDEUilWDChIGVOLpGuTqp3mdu2q4yQHtG709LI+m83qsov1NA4Z9yKVNGrFBz0RD/sJ",
+	"useVT/u/Ju0Xl6d7k/deh/883RXv/Obw2cdt+oHdTx8G6wc2sadPUDpfI4UY7I9xMgnzlgcas//lRx4k",
+	"z8oH0KTtoWnryV9ISPnoQa/CeK+i/op/Y9S3/z1hCQUvU7DkQa+SJsP6Xv6NJEhCdZnxPkqhfFFJYrmc",
+	"//s/xgTCx7es59UvxW8OIn9e6HFr2Qd0E638C1PzfGzrMLWFxxSQJpjfUK9PS9/Gf1AyjtnwQc86NHoC",
+	"tECA3GvVFM0NrdDwljU01XFrdTaz1s7MHBSE/yqB/AhP6KIqvIZ4XcfNfvbm5QvpwBaDfdvrv5qP37U2",
+	"ePMm8bjb9NavLo+X+0ieFpVl+lfw5tkk2hqk8+WK5ZRNIzQyO/uNZpO8PXts0uPVPKjoWDolsjlTBoB3",
+	"7Vj7uLSassft0tKnETl7/LMFfgYNnrN5zVHwoFYpgLbgDJv5PaFjZw2swnNhxdIpVpS6lvLKdbTR448Z",
+	"LAGMahL5DAPuVXdCzxmJU+7WDggLBZuNWczAQy/lxJtED9P5VYGAjCQeavWAqz7W5b+qkhn6J8bRFMY0",
+	"ykDRUWFbOO12edUVkYAyEk5rGu4JlefAEukXGIMvnS79unzfFDCs/PzvN02xVuVN6mJH1TZl92Lq9/29",
+	"Zq7Uo9PKqflpLFcsUWwE+SZLclWK+SllXyx5jachhvCVgF5sxvRwjY/mLI5/mledfPdLuva7aUsVVi2J",
+	"JWCpjbQR5Un/9pAxG179fJvrmJxieJiayh1zcG2dwCbRzWMCUlJr9bHyAsMSHRcBmxmKBeWtIQsGCiCA",
+	"PcjDI2i/LyebWIKefY8XBK1jiv7zoj/injH/0ultCtgzq8jzh5C9RSErkDBglq+Fe8iGUZzfDQbZgeIM",
+	"5ypXTaWvSkfOVfTib2rraEICp4L75O20UIUHFJOYzTZkcUxDtaAGZgLnrfzzywuNC0XGcnbr+rf69pDu",
+	"d7wWaw+auxWrq5VDn5IX0QULqceKaQB5rZL1oWwzmMnDsRTOJtLQkMGKSY845gAsUTJ6LxTHeeXGLHbF",
+	"KZ7hdb5p5qvsc3C/oUzGor12deMFNWgdR/3RwpDXU3/W3Bcl+A89uKkezKkfchGIIAG6mDtQhMGIp9Pl",
+	"XstLeg44SPktbmArzHFzc8LVXOGrK0H0fCxZAy5Nj+NlZR30GKDhlPo38i8uWc+9sSC8VN/uKR2tmARe",
+	"RUUxOGdJl0RTrLbJ/vj29MWiu4Mt3aYWxvn/oYTvwNPZREFBch24Ou3mfpYfJ3/ZXaWjCrphQZCbdtfy",
+	"iuzPXsMfKop2u3NZV3KfWde3gdP5w7e5gUzXIZS7928utrAubYVvIx+w0kUQrKsKaahwnEStyA8Il4E8",
+	"Iu7Zyzcn5j5QHvyAEz8Th11gVejxTBRCvYcgAReJ3ETRUH7NB7zDTrOjEKX81DOsgPJTTPYKeonRKSX8",
+	"5cfLRenFS6xN2jw1SodP195Y+oWbVB9fefmW0zA0CAfRpbVT8F7sbu7cfHZRD4RIQTwvvXgzey0KfG+r",
+	"MWNhWAecsi2pSgO/7kV8GIxU8vPSzfh6yvjxY/IIEbGIHwggg5mb0LA1DdgpUnU/D6hg/TQOv5geIAVk",
+	"B7cpJTGjoX4+EET3BeXWwtZ5HfjeY/3lG2MY6JxdzPo2xKVIHNDd2gojj4bjSCTdveZeM5tDk+srDfCQ",
+	"BhPRF+kUxa1c8wBYC0U6qDgVmko5zi7lwgQ0MbWo6n/7GtFU611HbguPYfGDz/remIYh4yPWn7BkHPmF",
+	"T521d+7LZwMfrwH7UqsHfNSn4agPTmLhhVPzBm6cqwZbcSofZ+ein8bB1RMjn7SpCoEyK/99OSj5eeFF",
+	"C3/D/WhN0TSOhkGIz6eg9cqanKaDMPBAQcIUrL+QeHOasxqo7wdYtnZi2Q85Lb5a/2YHw4+8VB6HxldC",
+	"SVhTRqnDttjPm0utW02Evo50y07mKp2aO/cZBnFV7k0yDKOZQ05+fnRE5FExVXq1LqGYMEDFuaKdB0oi",
+	"0H2ASAr+fqPHD7mqwAUbWyrULjphaurZZSAUJq0tNSHKwwRAa4bzJcpTSsBDS/4UvJEyGlksCV3Dhyh7",
+	"WWdXgwC41vuWLLhOAyJBfLCNX0Q5eo0X83L35i0oyX2twUspeR3faxND6ga35X9GG0wdMp25pYXQn8Ye",
+	"W+OeellN+LFsXEipkxdhKLhUxlwmkMoqI+zzrEBnXfm6KmGG0+Y2rpQ8Z+lAjv5Wc5mMmJJSQ/EzFa2g",
+	"SrdytP+SheOItl/PLp7ERy/fPB+lj57RiP3cSvbenr4bpE+fn4lkVvdeVpYYUdLJk2bQaiQqdQZfyj+R",
+	"pzT2AmrMs27lyac9/+f25MPO5Wnr4uEuf9OZvd/3YEYsibnMBIFtuOXRMBzgMFHMdSufnrx7fzSb0tH8",
+	"hXgUesH45+1X/u6rDn8/2WtuJ2frJ3E9ZhdmudZN5dq81uRbSI+vm2pzLbHzvUmcnBUV+HWVU7gs2Kz5",
+	"Y93PPeN69CpfXBBC8kc4V72KQ3pwjOTfDMmRij8uOowK6B6+I5B4Ae0hBOhWULOEQoI15gorbIciKIOc",
+	"X3O63BUOZ49bHudyi+vYxxrEW8BcWlfSbHLOVffM4bpl2Ff5n3qVK90Kmz8fD556wevg+dnbP45br4Jj",
+	"cTxJph8eHd8//ng6efnuaOf9H8/DV+3jPz48Hs1efXwbvHj0vMl+O5Tv/Pxr65dg+EuDzZ9Pve2X8qfI",
+	"f3Y6ex3sXQye7n98/+4yGmy/ar7+OJq9fnx48eHpr+0X7f3ph6cvZTPh4N2T6UB+atIae5Nw/MvTXzvv",
+	"37Vmg6dv0/ft/eSYNxteO+SDyZOm/9vz8HoziXO1zMnTs9Go/MlRPW/Vi3wJ/Gf5g6u3xffoO24qFyG8",
+	"scqxfH72+hV5xwbkZzYnZyxZFRujUOw+YlyKGyzcEwmNk5uGx57nYzDXO+3nbI7+JA1Hla4KGjkVwC34",
+	"5fBhxamcI975sEX3vTbbHWz7e837O/IPCYC2nh1KuVbpVtrj57tx83zn/af9ya+Dd39sX77Y8960pq/u",
+	"i8ed4dMmfdb++PNO+Mvu7Gg/frsdvG7NT/aSD/cvHnb4y+blo/ansx3/ye7o+f75i9b4cFsc3Z+d7iXv",
+	"m+lxOzrp0LP7/pO90bPmx5/b4YfO5aP7Fw/3+Mvmp4pTSQW4SsGoCPJ54yCPXDrB/qSRHRUCJLCI339M",
+	"5wpT5OhSV2CUu0VVA2sFMR1wdnTUNXZrOoxjJDpRAFDDKAyjGTl98ojc3+3skyqYNfJvaNbAf/atvkgb",
+	"p7b0WG5mP9zQX6p0Kx9FZxyM/7j/4lN78uve5emO96al3SE9erkgDz8Ok+fsQ+fRryf1ycP99s/t3XQ8",
+	"ePv8bWvaivuzd63Rk3dPXh99/E22DZiYGpAlHz2Hz17P+dlEP8M0Xr8w5aoLAc9jQhhD5/mn3YsX7ctX",
+	"+5OHHe90L3nXmv+8M328PX5yX3xo0qcY2A9iJvoBhyR053u2k3T8XK3vQ0Zjlbu70eqstJ3kA8K2mjYw",
+	"oOGyFyB4pKruw2aUS1A8iABIDzdcDgGkqyjWDDwgEtYf0mvpQKtL5sXBHHICDxDoQeMmdt31Z0HJkyXz",
+	"oExOMoj8ubQfQmkXxtKfwrttkNDSSrnfIT8HD29rZnKfpYPogllfq9LcvCEtnD0WKUWvoSahzU11JZYL",
+	"sozm9qZeewQPfVXzNPJWWaWBMBc8JGbcB04OhNKLpiEj1VPmRx5pN3YabQezDAzxHuQNQNqBUaLY+EGu",
+	"WhI3b/1MTXv9JAoDb07OGZuKXMUzNAtIFUigNccSSvjZJGGV6NDDaXDKhixm3GMrgFXurgKRL9Qg8jWq",
+	"EPlCHaIBXTg8OcYENjmkkvpDvliByJfVIMawgGLKPGksPOhV4GKfToOGlB+9ChkHPqv70YxL77A+SJMk",
+	"4g96FSDty5dMbkFb+eYVCoCIPSg1jDyBT9VhyzREQrkPpNiNj6LQGr66vNKQ37jW8I1OBJTzWFZwvmRz",
+	"ltiRFyy296O9+zFnEA7KPYFYCIIEPAw4c/BUMBp74wxrisUbl4VfkWSa2zCWnDIHRVw3xGiEyPJlXSpe",
+	"sinRT5NBKmWTgyloIaNA3fPy+E2tQY4TgbSJnE7kBCZC06UCpE2QlODVjKLIXy0QEKpkQ5d3GTbKP/6L",
+	"PIliEgYe44KRgGNqH/CTwmCIYHLH+ZGXn6LGi+NHR6/OjhrJZUL+sdXj/6VhUarMSWqfe8qj7FUePJCL",
+	"Hw2lTRLFiZAbv31f/f/FpyaRn4bs/+D/NNQ7D5Kq2lvVHiQb9iq1Wvc///r3l6rct85//vXv66Gs4L9v",
+	"E8zk+gmHm5yIe0Irt/jWDkcuWW/MaJiM/1jByJIxO87GQchspj6UI4I8e/Pm5IAkUeqNAW81w9aZL+7x",
+	"pyx5pj56U7/GAD9GG3hb+PEV8I0wskAQGgYX7NbSTFes+ovgggFu3DSOBuxu1vmj2BIXXl1lbq+SfW8s",
+	"w0YneldPjw4fvzxySK9yzBM2AjDjSq1BXkTUlwIuAgayeI4gJyo8OIgpB7ydIFEo3LTHXfyWS1gIIIWA",
+	"UzGX6sn15a4HVl/QyVaSHfYeFLGLFyiuTxNal0NSSHz1wH+g1LSXcRcq7VtRQHn6m1IeA0csfJxkjdFp",
+	"UJefdUnVZ0OahglSU2KnFfAZAssCI6Z50WeDdKQum82PmHpeR3BWt0FecyJNFcdQa+B0vT19AQgJLh0O",
+	"XcfOsO9xu3RBVfrJx4IwoAlMjkse5FqqKVwjoNfEeoIkjTnziZtVBmIKcI9Dam19SuNkrqsFCzWEVfeE",
+	"JuMHWytwetCMiDiIgTMgQb2sH46YSx70eBkaek1XDIyD0RgolRHm2japQw0iBOMSDGofsIdSraY8ZEKY",
+	"5h/jDBNB5wIx2GaBAC5c9U5Gf8YEuknknE0TUrUYisks4KJ2YE11IHocuX1N1nmP97iLg2mIC8/tSjcv",
+	"SKoZGLpD7D45hE6Dh1Qwh8AW+QLsrSOWPJJfOParNQB/xyqYagow/A7mOtRcUqV6QrISlQMSMxGFFwr0",
+	"6HN07hAUhA5wUzvof35xYYOOWPKYJrQqG8MNcAww5qa78h9jKg4znGPAA9db7G0cujUHyJa9c+hzFUYA",
+	"01mtuT1eNd0xu/pTylLmg8UIG3sY8ECMmV9rEFcegLMLr2rNV4Tk3zUX2AACGgYCqc/piPU4ogUkdARN",
+	"8ShDQPUb5BENQ0GmqWwdpiNbml9kJ1y7Ak9Z/LIH0nijPa5tGcAYd/+JWRQOaTQaNB6J390agJ/EbBrS",
+	"OfMbUkQN0lGXSLPXJWE0EmBKYdI4jTmwAdgc/mwYXBL3n+LC+909wIVBwnkazuReDaPRiPkHBnXHrq7x",
+	"dd455K4reARwBeQmfGRhH3IyjtJ4Cfrh0Rs6Aq72PAwiqW43O7UDMvojmNZVJNasIFQHZ7SC0qZtkFeA",
+	"FRX7Sl4U8PPK9PwbHImxZAtJfZvgGV4Nf3gIXT2SIwFD8FoZZPkeZwB5G7z1KkpeKvC8K0vsinpW6Jm6",
+	"MwtgleY/Q2vO4L4NA4QTcBetB9cqfYNnpWsT8FHjym1wGAZU/NgL6+4FgA2PkfOhdjcbQ5q5N3QAAOsc",
+	"KWL9mAZSDi7xBxTIq1RU0s7q8ShNwGSMCSWTYISDIlh+k0DtJxqWUggHHtWoPZQMaEi5x+IGeYJxDUYm",
+	"keK9Nx0EVg8WyD6eHT99c3T6Ulqrmq5+p7lNqq7usVtTA9R0/vGFFMn4eQR2VZHcjKlGvtrjPgvpnFTd",
+	"x6eHx6/6j49eHL53pb4HA5LsiJpivaeJ6bWQJtpUFyIBHKBqXGiVFSTwjOjxhEJmtmJtl4veICeQ2y11",
+	"mdXmmMXsgESxnPckponUNqlgxN0Cff2Hu0RQv4At8E3cMe38lDlkb6eYPI7D1/Nzi5V/qr7uGkPUm+Z2",
+	"BvpYtaaXXozTxI9m/AA2SH53mIDyV3FN7f11l/7panjU11PGdfjehSQ4yClx7wn8JzhCCKcOfoLOJiGF",
+	"6i6dcZIUc4h72r7CJ+6JpcUUud/rprQC1eHJz4+OHKivUH6ETl1g3BfIS2XwWql3jqil+WtjPYwl+TVS",
+	"KEA1oyraqIKr4KB+kF+gCZlGkFwY6QRCDRV/yMnSC0SVIY3grVR5XRT8chEha1SZ7AAoVXV1sUbJxtVF",
+	"DzfO+/+qqb5/JkT6LHlUZdh+jUTd24BHXVYV8KZwAuR+75JJwCGJ1mS2YG4uHAPXxmNYODoAmKqSbQV6",
+	"OXlgZXZJvSScg8l7ReotOGdr5t8eAO4DgtQPaAaKKU8f1DRUFX59AfnZuM1w/8LRAlHio3bQ453mtia1",
+	"SAXYVz5RiIINcljSnhRCOEPbze0iYnIGxoPdkyMARNllp/4OSiU2r1q4/fICGNuGmTibSKc1Tj4CjR7z",
+	"yjcD/fxOShjuQJJqhNkVguQ7Eq3Gssqy0laF/Y3xo60jpJvMoOiZSUpUxVXVLApgKGcgH1Hn4tUc/Z/K",
+	"/jFiu6qLI2jqB4x7zEFjZO4QqEWqLQrsPBC+RTGSMOCzkY+k4ENHKuytUUUTFk8CTsODUkGrkSGuFJD4",
+	"CS3ArxCQj7IqqFsxjVYUZV7nPcy4uu6LuYSsOzbovguR+WcRYKe474c6JlLqAX1nImzCkjhYkQ12EkcT",
+	"loxZKkjCLhPIQBCBouM1yNvjJJnqXDzRT6KEhurCrvSRvuFNFMyLuC/cHh/MSRylCXMIXhWouzaapOLA",
+	"agZZw/oa6U9/azBHPjECSVrqOkYTpsI10DSOLgIBGfx9/JG4AK4MNy7DlPtuzdTTA+7XAXkakTjlSTBB",
+	"gjIdmVNz1iBHcjIgmpREZB6lcY9PIh4kUYyQ/+Ul+U9Z8lLN+npJacCxk886+Yk8O3pxQlYtANwZZrEN",
+	"DMwx3yErZrrR4z+RN+9Pjla3DIYwXqEuf+oztv6gV5EGf6/iwEcf9Cp5ADhYqV7FwQ486MlJ6FW+kNZO",
+	"e/tWPiAXuaT9dkeONT+LpZuLQNhZhSulg6T/DDOJ+w0G4cAdokOKO80B8GCH4C4rbLKSGS/vxeKclz73",
+	"WbacZeo5sn8PehU1y19Iq7O/d802cCJx5jZPE9KH5itE1iyZNTEH7Q4Ca3bO5Gpmt3QQorspVcbhybHJ",
+	"r4Wkt+dnr1+V3u6op+XfbxxBDvgwgsUKkpBZ9R/k8OS44lRUVl2lW2k1mo1mfcAS2mhJNapGWelWthvN",
+	"xjaYXMB1+7nsJNtVN/nxZNfclbxSlVsPvHwbuVEvcXGTrS6yKk7v19htkC8tpswLhmr6SVWuWO1uN92c",
+	"TsKbbLr3hy9frNp08u+bbTrdo0xLqb52CeycHpd7sEs+wxbsEnsHOjqts0vs/felx2GzdXuckJLdBr8T",
+	"iMp2yWdrKF2SbTeHqMXqkiWb7ct1BNqfZa/JhbqjvTbd+izCdHQ1bSVeG+rsEUwrcTMWbIATdOVucBFC",
+	"UJpMUzoXjkJBgnh7EhG5nQBqlQlBRwwMtxkbCGCiX6CZnbJYqAQTClSYsgmhogyQfYRhRHxP9w7i+Hj9",
+	"qUlkwfrMABLBcoNm5VyVmXCKt/ow2/3XJm/9hgiFd+AiHXJE21WTfU+gGPKKgXM18/VpFCc0vCMfKcO8",
+	"XuYlrRtEvwq/NxuuPC9LiEmBZH2TDP/fV4Xvi8cAzk7ABCZVZmcPjt4U78JdR/OqxtEF811N/WolTeqB",
+	"SI+pwDGPp5imSeQe5FkJIwZ3fds1HROymLThn7DKDZLRPDmKJBGZDknAr2ZXU4VX1U5z24A2B0mtQYy0",
+	"gMxiaVaLhLSbzWaPe2MaU08unEOMIIGkriSZyrkAzkNCfT+Wjl2102wqeaYTHWtXHP/53ZGz/TbbnrzZ",
+	"+/SiffFwn5/ueD+35h92p4874ydN8fw+1JKqkVe6lWMSMySySBM/imIyYhSxvOlAzlSn2Ww2gUcbSLPJ",
+	"JOLJGJProjT0iRjTmJHJHOVowOV/Yotgsqu5U/W5oru1RX3asK8R1r4FsITmnWEMrRXYujVQoq9/F9Dc",
+	"X//FRxEfhoEa5nd/iQBnDkyFvKb5TnULWFnKClltZcFgyun2VQNaEVis++ovFus+8ulrin20vwLe44x6",
+	"Y81GO8c0WqUllBAPYk2z79MgnEPASDgW1ZhwdDYL0PPPoxQRmdR/97jPEhqEwgEplEVRXW3Xq85u/edf",
+	"/3YxQiVW0fiXYNX1uGtm8xZY/Mn6JP4n+NUTWKXypI2lVoPczbCV0WTVxkPhaiDb57d8IWDIRq+f5vFn",
+	"ytUwhwFP//cvFraA0F5sfYb/Xe6LHYo83+I9AVnGglStq7ZCY27NMQmXloRprN7f6zH5K6NPk/mrf/6F",
+	"+Py3/kEWN1x3YRHCKDp3CIgsqHFqQK3nP8hnMogu6yL4I+CjLhlEsc/i+iC6PCB3Qdlf7OUt8vZLo5U8",
+	"yOIgILjOWMi8JIqr9yYsof+Ua/mgB/ZtXUH//X6v1lBz/IPr/3vh+sftsw7R/83FbT4UpaWhxWOx9Rm2",
+	"0hrhKcqt8M49geQTYM6QJMr7paWGBVmwK3QGBRM9DvmmmB9u8fabdFLbIYZwFydYREEQV8HOHpWi0pM2",
+	"VMh8dMWqtMd1ZZ09hKn0zqJU6MBXVDO5951mxwGccZWAKs26TqvpEDDysFq0kIa6wqY5Nl+9lRjXNZJI",
+	"r50xtUHXnsqt+CeLpOXX+y8dQMPYjipuzo1bHQI8s8yvLbESEgss7YbRtUNVmJfvirGTFuPPGO/GhNNJ",
+	"KhIywEoeee6ChMyoQA6eBLK9t3u8EGJaCNkNGEgWK1KXUYiuG3TrcR11u3ZgDScCcHdG0lqwuaTVx3qc",
+	"CjJjYbiWAMEGv2HEbJNU1ShNfsSnvnp86joi+/sPaqE5kLNS/gqe6+rKo7OExqoiBn0TnTNqs0FCBWx5",
+	"qREVOidfIEdzWU0PlBCan4GRJV+ZMJCbFqWaxXk5mBNKoDy0HgYXzE5k09ciyg7EyJoD6atc3WpYCbUg",
+	"6quqEsmtNchrizBWmok5ma6RGZZG8Hq86j5LkulrHs5X4UbAhY778PDsyNC5QeD+gOwSn84FZiGBQDfV",
+	"UpjW208it8erFGGXUu6z2LJ+0Zffmm6hE4+V9SwUDIJ6AkuazcM1FX0DPXlP6HRlH3VljysLfMwgBqZR",
+	"TnAzYEqSThanCVHVWFCwMQcABDGlHluheF6oHMk1UoTN2DeKrym5n9/W0lMLeMoITQr7oOAEvog8w59W",
+	"QsqYbR9teXA2MwnamwVEKmcsqT9Cts7Sr12xvckgwGJawwIa8IUzU90hKCzExkhmf8IqBQMK8S3DibeV",
+	"5WtL5ChNVkAjcz8XIEc3N2Q0RvA1lZe/pk15YLHrTqjCcJRWscbk0CUP0vasNVacY9npv5zZeOcYlEUE",
+	"yqvxJ4vok++jFC6DhImQkP/9HxNVLEGhXMCgXIJAOW4t+4BuopV/YWqejwuH0uzVMRUEavUaqo1paRP4",
+	"D0rGMRs+6GWHQ0+ClgDg9KiWaG540+X4lDdFp8xCUQVtsUqCP8IDumg1XEMOfxNH469R26bwM5K/0i0U",
+	"glusCWGikog0AokJSMIlMyABy60njVH5mMr4VEZEGoQ+YZdT5iUCc+/YjMU9Dq2iaQi/WEgmgSATGp8z",
+	"H2zYGY2xpo0mwSBkpEpJHIWhVDM+m4bRXL3JLBQQAIELqacUWBT6GgxFKJJ3stPcbgDAZw7646AID+KN",
+	"mXdOXER8WYYFcoqTeWPuc/kteFXPNAKDOBUzNxZUiIbVgJVcX5VBX8/w5VK8bupDHgbA1JAkpsNh4H0r",
+	"/BD42oCNAw6KPn9nYbajgtFR28Anc7iwAMrbDabVNJftZtmql8YxUGRnuz8xW7zdcextPqPSZ23vkGqc",
+	"8kxs+7prJJ26tdzipQUi8pTHjHpjJIxfOmCAOZOdw4N45WDtVgujVvcTKzp1WzvrVZSAMzk/IC72UoEP",
+	"YnZGhndEhhAR/hp517LLwV3jiM7YYBxF52JLKuQp28pwD+GGazNUrxP9buWKNFI6YRkEywI8w4o+uY72",
+	"cCFSAPIT0DtpqEnf74kef/TimMRsFAjZLXTnz6AtUuWRSf5xVRAcuoNhAjzpjq66C/jIySkUlfsoGj3+",
+	"is1IoMBT5VIAMBPEUVT/Ec0TM7+hw/MJ40ldNR3FRLAkAYRB/EKZ/MZev8MGNdTatbndvJhRIKNu7e62",
+	"d/db7WbTgaMIhTNY5CJbmUQpT7Asq9Lt7Muniq+29uSPIH48uVlT4VfkDyKJJizua+SHj1EB9gFoYDzR",
+	"lyqrT1sP29724w7beXJ/tPtsL9h/3oQE04TqXmXQr5VupdOWdq2FZ1rpVrY/tev757/Mfm1N9n4bnDbp",
+	"h13v/Ug/p/tzzrCTLO53dltQYjRBAhq1LHLm1QSgmJLGsLLxIZoDT/WNGJrSAC+uoRPsIum3Tj592B6+",
+	"OPePZ8/S3eDyl/bk1V78Ri6YHCx+Dq1h8yWohKsYMqfihxu6Wt5fX4XijjmChm+bewZFd4p/L9EBeK6h",
+	"JNZnctAx89GjsbVAlCZeBAGwrCnZKwofwzmxAF7htDCfVHW9YA2eBhS4zL+gIYP90NrfbuOo8eF8Jw+h",
+	"KtKYhlkeoamvLO+o9dcrvrz2OukzjVVnziLKv0HrlGM30+CQYMSjGMGeFiapdou20J+ZLnBnnb4d84TF",
+	"nIaK/mVzB6zofH2uoEKSfhdN0phJjf2loLNhd2htozSBLuKt5vTVoxfH95BowK6k0sqvXLOrv9aF6ULu",
+	"qYFSCRN6WR/ME3lgW83O3s7ufacS05kRAVdYBuu4aTA18UX57fphlgMWcJFId6VL3Ak9ZyROuathJiPO",
+	"SIR1EQvsW/p2BTAXawcAGe3Kv7qkiojhcJKYW9N18JDnBjo0jaXu+YwPfOlubX2WL36Bsx0HcmnhdIyN",
+	"gQIfgdCn3YVK8VQ+iwRmH0lHOkscwAE2jIxm+Ubl8CpOhfF0IhdY/RNuRiq/f4HMwRITCRk9wHoQGsfV",
+	"5sipxiykidxrSUQAP1Bf+wNxjZIFOBNbYI+pHbYYxwm8c4F15ALLxoWCHh6m3BcGK1sT4mpAU/nMYI6o",
+	"8OAMM+5D3YbOjlAl7JXFEb6Tw8qq4xCgkzPm22CZcFGkMfvNlYmyiUsaPYXsbUTCU101Xo4Lsp5yvx4G",
+	"HODAVfGkBl0Jg0r5QthZlRMWjyBFSuDq52v0rebwh7KB6xskje2A41eGoGOKA52sWBTvq+TjhyfHQJZI",
+	"quoKUt3XQEi5Zn1+QjkdATJ+SRcO7To59bl7ViKIbB4zQGQnpKHikAHlNZW1bxLhAP5CmnnWh01VQflc",
+	"FkKoVfvWzihlTMLHFOGsyAA4oMwNZgbntPTScrFXOvx1xZSwGLhUuKchFgpnQ87KBeMps+sQaiSSx5XK",
+	"14PId/AyJ6GhI38hPp3jgjMzptymBk6Aso4BXBMA2JtPdYmujVOn9CNTmOdWDFDcW1IXgUUVSM/S42Ub",
+	"SRoWFqQSWqKqIk11OGT+CHKsFoj/Od5sL/o6Wq1ZwzaabrGd12mCDelnupm0uCeM6ygcNR5lbc7lOOT6",
+	"AD6nA0Yd/GzQL/BgbjDwA6lVWAzWlj8JChOh1bHpUMlYkJ8EfXihIjL5aupillUeMdqaMcvvLz9gugUR",
+	"+Ia1I8ORrC6FWq2ZPtjpDPkMiB7XXHRSeMcpVwQB0qF+ffz4Uf/47Ozt0amb5/8lVYR+Drj2z+WIpTNU",
+	"2FJw6XiFCJbbQSU3lIgC8D5wpFToodti0bSz7DtsEhExjqb3hNZnpGpZLREP5wdQ3F0yGrlDDUEKKm88",
+	"1+oGu8eh+YtABEkUA4vKiNdTRESeprE3phA/yLJQnkbk7PHPuVmSTVS+/P7l/wYAAP//",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

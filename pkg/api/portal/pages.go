@@ -81,7 +81,7 @@ func (h *Portal) PartnerLogout(ctx context.Context, req gen.PartnerLogoutRequest
 	}
 	if !dashboard.ValidCSRF(token, csrf) {
 		body, n := pages.Render(pages.Page{Title: "Not signed out", Error: "This sign-out did not come from your portal page. Open the portal and sign out there."})
-		return gen.PartnerLogout403TexthtmlResponse{Body: body, ContentLength: n}, nil
+		return gen.PartnerLogout403TexthtmlResponse{HTMLPageForbiddenTexthtmlResponse: gen.HTMLPageForbiddenTexthtmlResponse{Body: body, ContentLength: n}}, nil
 	}
 	if err := logins.RevokePartner(ctx, h.DB, token, h.Now()); err != nil {
 		return nil, err
@@ -116,9 +116,9 @@ func (h *Portal) PartnerInvitationPage(ctx context.Context, req gen.PartnerInvit
 		status, page := invitationProblem(err)
 		body, n := pages.Render(page)
 		if status == 410 {
-			return gen.PartnerInvitationPage410TexthtmlResponse{Body: body, ContentLength: n}, nil
+			return gen.PartnerInvitationPage410TexthtmlResponse{HTMLPageGoneTexthtmlResponse: gen.HTMLPageGoneTexthtmlResponse{Body: body, ContentLength: n}}, nil
 		}
-		return gen.PartnerInvitationPage404TexthtmlResponse{Body: body, ContentLength: n}, nil
+		return gen.PartnerInvitationPage404TexthtmlResponse{HTMLPageNotFoundTexthtmlResponse: gen.HTMLPageNotFoundTexthtmlResponse{Body: body, ContentLength: n}}, nil
 	}
 	p, token, ok, err := h.person(ctx)
 	if err != nil {
@@ -170,7 +170,7 @@ func (h *Portal) PartnerInvitationAccept(ctx context.Context, req gen.PartnerInv
 	}
 	if !dashboard.ValidCSRF(token, csrf) {
 		body, n := pages.Render(pages.Page{Title: "Not accepted", Error: "This form did not come from the invitation's page. Open the link again.", Link: path, LinkText: "Open the invitation"})
-		return gen.PartnerInvitationAccept403TexthtmlResponse{Body: body, ContentLength: n}, nil
+		return gen.PartnerInvitationAccept403TexthtmlResponse{HTMLPageForbiddenTexthtmlResponse: gen.HTMLPageForbiddenTexthtmlResponse{Body: body, ContentLength: n}}, nil
 	}
 	programID, err := enrollment.Accept(ctx, h.DB, req.Token, p.Email, h.Now())
 	var other *enrollment.OtherEmailError
@@ -180,13 +180,13 @@ func (h *Portal) PartnerInvitationAccept(ctx context.Context, req gen.PartnerInv
 		body, n := pages.Render(page)
 		switch status {
 		case 410:
-			return gen.PartnerInvitationAccept410TexthtmlResponse{Body: body, ContentLength: n}, nil
+			return gen.PartnerInvitationAccept410TexthtmlResponse{HTMLPageGoneTexthtmlResponse: gen.HTMLPageGoneTexthtmlResponse{Body: body, ContentLength: n}}, nil
 		case 403:
-			return gen.PartnerInvitationAccept403TexthtmlResponse{Body: body, ContentLength: n}, nil
+			return gen.PartnerInvitationAccept403TexthtmlResponse{HTMLPageForbiddenTexthtmlResponse: gen.HTMLPageForbiddenTexthtmlResponse{Body: body, ContentLength: n}}, nil
 		case 409:
-			return gen.PartnerInvitationAccept409TexthtmlResponse{Body: body, ContentLength: n}, nil
+			return gen.PartnerInvitationAccept409TexthtmlResponse{HTMLPageConflictTexthtmlResponse: gen.HTMLPageConflictTexthtmlResponse{Body: body, ContentLength: n}}, nil
 		}
-		return gen.PartnerInvitationAccept404TexthtmlResponse{Body: body, ContentLength: n}, nil
+		return gen.PartnerInvitationAccept404TexthtmlResponse{HTMLPageNotFoundTexthtmlResponse: gen.HTMLPageNotFoundTexthtmlResponse{Body: body, ContentLength: n}}, nil
 	}
 	if err != nil {
 		return nil, err
@@ -200,7 +200,7 @@ func (h *Portal) ProgramApplicationPage(ctx context.Context, req gen.ProgramAppl
 	prog, err := enrollment.Open(ctx, h.DB, req.Slug)
 	if errors.Is(err, enrollment.ErrNotOpen) {
 		body, n := pages.Render(pages.Page{Title: "Program not found", Error: "No program takes applications at this address."})
-		return gen.ProgramApplicationPage404TexthtmlResponse{Body: body, ContentLength: n}, nil
+		return gen.ProgramApplicationPage404TexthtmlResponse{HTMLPageNotFoundTexthtmlResponse: gen.HTMLPageNotFoundTexthtmlResponse{Body: body, ContentLength: n}}, nil
 	}
 	if err != nil {
 		return nil, err
@@ -246,7 +246,7 @@ func (h *Portal) ProgramApply(ctx context.Context, req gen.ProgramApplyRequestOb
 	}
 	if !dashboard.ValidCSRF(token, wire.Deref(f.CsrfToken)) {
 		body, n := pages.Render(pages.Page{Title: "Not sent", Error: "This form did not come from the program's page. Open it again.", Link: path, LinkText: "Open the page"})
-		return gen.ProgramApply403TexthtmlResponse{Body: body, ContentLength: n}, nil
+		return gen.ProgramApply403TexthtmlResponse{HTMLPageForbiddenTexthtmlResponse: gen.HTMLPageForbiddenTexthtmlResponse{Body: body, ContentLength: n}}, nil
 	}
 	_, err = enrollment.Apply(ctx, h.DB, req.Slug, p.Name, p.Email, enrollment.Application{Message: wire.Deref(f.Message),
 		Website: strings.TrimSpace(wire.Deref(f.Website))}, h.Now())
@@ -255,13 +255,13 @@ func (h *Portal) ProgramApply(ctx context.Context, req gen.ProgramApplyRequestOb
 	switch {
 	case errors.Is(err, enrollment.ErrNotOpen):
 		body, n := pages.Render(pages.Page{Title: "Program not found", Error: "No program takes applications at this address."})
-		return gen.ProgramApply404TexthtmlResponse{Body: body, ContentLength: n}, nil
+		return gen.ProgramApply404TexthtmlResponse{HTMLPageNotFoundTexthtmlResponse: gen.HTMLPageNotFoundTexthtmlResponse{Body: body, ContentLength: n}}, nil
 	case errors.As(err, &invalid):
 		body, n := pages.Render(pages.Page{Title: "Not sent", Error: invalid.Message + ".", Link: path, LinkText: "Try again"})
-		return gen.ProgramApply400TexthtmlResponse{HTMLPageTexthtmlResponse: gen.HTMLPageTexthtmlResponse{Body: body, ContentLength: n}}, nil
+		return gen.ProgramApply400TexthtmlResponse{HTMLPageBadRequestTexthtmlResponse: gen.HTMLPageBadRequestTexthtmlResponse{Body: body, ContentLength: n}}, nil
 	case errors.As(err, &conflict):
 		body, n := pages.Render(pages.Page{Title: "Not sent", Error: conflict.Message + ".", Link: "/partners", LinkText: "Open the portal"})
-		return gen.ProgramApply409TexthtmlResponse{Body: body, ContentLength: n}, nil
+		return gen.ProgramApply409TexthtmlResponse{HTMLPageConflictTexthtmlResponse: gen.HTMLPageConflictTexthtmlResponse{Body: body, ContentLength: n}}, nil
 	case err != nil:
 		return nil, err
 	}

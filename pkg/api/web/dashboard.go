@@ -81,7 +81,7 @@ func (h *Pages) DashboardLogout(ctx context.Context, req gen.DashboardLogoutRequ
 	}
 	if !dashboard.ValidCSRF(token, csrf) {
 		body, n := pages.Render(pages.Page{Title: "Not signed out", Error: "This sign-out did not come from your dashboard page. Open the dashboard and sign out there."})
-		return gen.DashboardLogout403TexthtmlResponse{Body: body, ContentLength: n}, nil
+		return gen.DashboardLogout403TexthtmlResponse{HTMLPageForbiddenTexthtmlResponse: gen.HTMLPageForbiddenTexthtmlResponse{Body: body, ContentLength: n}}, nil
 	}
 	if err := logins.Revoke(ctx, h.DB, token, h.Now()); err != nil {
 		return nil, err

@@ -42,13 +42,13 @@ func devAuthRequest(clientID, redirectURI, state, nonce, challenge, method *stri
 func (h *Pages) DevOidcAuthorize(_ context.Context, req gen.DevOidcAuthorizeRequestObject) (gen.DevOidcAuthorizeResponseObject, error) {
 	if h.Login.Dev == nil {
 		body, n := pages.Render(pages.Page{Title: "Not available", Error: "No development issuer on this server."})
-		return gen.DevOidcAuthorize404TexthtmlResponse{Body: body, ContentLength: n}, nil
+		return gen.DevOidcAuthorize404TexthtmlResponse{HTMLPageNotFoundTexthtmlResponse: gen.HTMLPageNotFoundTexthtmlResponse{Body: body, ContentLength: n}}, nil
 	}
 	p := req.Params
 	ar := devAuthRequest(p.ClientId, p.RedirectUri, p.State, p.Nonce, p.CodeChallenge, p.CodeChallengeMethod)
 	if err := h.Login.Dev.Check(ar); err != nil {
 		body, n := pages.Render(pages.Page{Title: "Development issuer", Error: err.Error()})
-		return gen.DevOidcAuthorize400TexthtmlResponse{Body: body, ContentLength: n}, nil
+		return gen.DevOidcAuthorize400TexthtmlResponse{HTMLPageBadRequestTexthtmlResponse: gen.HTMLPageBadRequestTexthtmlResponse{Body: body, ContentLength: n}}, nil
 	}
 	body, n := pages.Render(pages.Page{Title: "Development issuer", Form: true, Action: "/dev/oidc/authorize", Hidden: map[string]string{
 		"client_id": ar.ClientID, "redirect_uri": ar.RedirectURI, "state": ar.State, "nonce": ar.Nonce,
@@ -61,7 +61,7 @@ func (h *Pages) DevOidcAuthorize(_ context.Context, req gen.DevOidcAuthorizeRequ
 func (h *Pages) DevOidcAuthorizeSubmit(_ context.Context, req gen.DevOidcAuthorizeSubmitRequestObject) (gen.DevOidcAuthorizeSubmitResponseObject, error) {
 	if h.Login.Dev == nil {
 		body, n := pages.Render(pages.Page{Title: "Not available", Error: "No development issuer on this server."})
-		return gen.DevOidcAuthorizeSubmit404TexthtmlResponse{Body: body, ContentLength: n}, nil
+		return gen.DevOidcAuthorizeSubmit404TexthtmlResponse{HTMLPageNotFoundTexthtmlResponse: gen.HTMLPageNotFoundTexthtmlResponse{Body: body, ContentLength: n}}, nil
 	}
 	var f gen.DevAuthorizeForm
 	if req.Body != nil {
@@ -71,12 +71,12 @@ func (h *Pages) DevOidcAuthorizeSubmit(_ context.Context, req gen.DevOidcAuthori
 	code, err := h.Login.Dev.Authorize(ar, wire.Deref(f.Email), wire.Deref(f.Name))
 	if err != nil {
 		body, n := pages.Render(pages.Page{Title: "Development issuer", Error: err.Error()})
-		return gen.DevOidcAuthorizeSubmit400TexthtmlResponse{HTMLPageTexthtmlResponse: gen.HTMLPageTexthtmlResponse{Body: body, ContentLength: n}}, nil
+		return gen.DevOidcAuthorizeSubmit400TexthtmlResponse{HTMLPageBadRequestTexthtmlResponse: gen.HTMLPageBadRequestTexthtmlResponse{Body: body, ContentLength: n}}, nil
 	}
 	u, err := url.Parse(ar.RedirectURI)
 	if err != nil {
 		body, n := pages.Render(pages.Page{Title: "Development issuer", Error: "redirect_uri is not a URL"})
-		return gen.DevOidcAuthorizeSubmit400TexthtmlResponse{HTMLPageTexthtmlResponse: gen.HTMLPageTexthtmlResponse{Body: body, ContentLength: n}}, nil
+		return gen.DevOidcAuthorizeSubmit400TexthtmlResponse{HTMLPageBadRequestTexthtmlResponse: gen.HTMLPageBadRequestTexthtmlResponse{Body: body, ContentLength: n}}, nil
 	}
 	q := u.Query()
 	q.Set("code", code)

@@ -52,7 +52,7 @@ const MailboxLimit = 100
 func (h *Pages) DevMail(_ context.Context, _ gen.DevMailRequestObject) (gen.DevMailResponseObject, error) {
 	if h.Mailbox == nil {
 		body, n := pages.Render(pages.Page{Title: "Not available", Error: "This server sends its mail through SMTP; there is no development mailbox."})
-		return gen.DevMail404TexthtmlResponse{Body: body, ContentLength: n}, nil
+		return gen.DevMail404TexthtmlResponse{HTMLPageNotFoundTexthtmlResponse: gen.HTMLPageNotFoundTexthtmlResponse{Body: body, ContentLength: n}}, nil
 	}
 	var b bytes.Buffer
 	if err := mailboxPage.Execute(&b, struct {

@@ -62,7 +62,7 @@ func (h *Pages) LoginPage(ctx context.Context, req gen.LoginPageRequestObject) (
 			return nil, err
 		}
 		body, n := pages.Render(retryPage(sessionProblem(err), sess.Purpose))
-		return gen.LoginPage400TexthtmlResponse{Body: body, ContentLength: n}, nil
+		return gen.LoginPage400TexthtmlResponse{HTMLPageBadRequestTexthtmlResponse: gen.HTMLPageBadRequestTexthtmlResponse{Body: body, ContentLength: n}}, nil
 	}
 	if h.Login.Dev != nil {
 		body, n := pages.Render(pages.Page{Title: "Sign in to reftrack", Form: true, Action: "/login", Hidden: map[string]string{"state": state}})
@@ -80,7 +80,7 @@ func (h *Pages) LoginPage(ctx context.Context, req gen.LoginPageRequestObject) (
 func (h *Pages) LoginSubmit(ctx context.Context, req gen.LoginSubmitRequestObject) (gen.LoginSubmitResponseObject, error) {
 	if h.Login.Dev == nil {
 		body, n := pages.Render(pages.Page{Title: "Not available", Error: "This server signs in through its OpenID Connect issuer."})
-		return gen.LoginSubmit404TexthtmlResponse{Body: body, ContentLength: n}, nil
+		return gen.LoginSubmit404TexthtmlResponse{HTMLPageNotFoundTexthtmlResponse: gen.HTMLPageNotFoundTexthtmlResponse{Body: body, ContentLength: n}}, nil
 	}
 	var f gen.LoginForm
 	if req.Body != nil {
@@ -92,7 +92,7 @@ func (h *Pages) LoginSubmit(ctx context.Context, req gen.LoginSubmitRequestObjec
 	if err != nil {
 		form.Error = "Enter a valid email address."
 		body, n := pages.Render(form)
-		return gen.LoginSubmit400TexthtmlResponse{Body: body, ContentLength: n}, nil
+		return gen.LoginSubmit400TexthtmlResponse{HTMLPageBadRequestTexthtmlResponse: gen.HTMLPageBadRequestTexthtmlResponse{Body: body, ContentLength: n}}, nil
 	}
 	o, err := h.completeLoginPage(ctx, state, token, "")
 	switch {
@@ -101,9 +101,9 @@ func (h *Pages) LoginSubmit(ctx context.Context, req gen.LoginSubmitRequestObjec
 	case o.status == http.StatusSeeOther:
 		return gen.LoginSubmit303Response{Headers: gen.SignedInResponseHeaders{Location: o.location, SetCookie: o.cookie}}, nil
 	case o.status == http.StatusForbidden:
-		return gen.LoginSubmit403TexthtmlResponse{Body: o.body, ContentLength: o.n}, nil
+		return gen.LoginSubmit403TexthtmlResponse{HTMLPageForbiddenTexthtmlResponse: gen.HTMLPageForbiddenTexthtmlResponse{Body: o.body, ContentLength: o.n}}, nil
 	case o.status == http.StatusBadRequest:
-		return gen.LoginSubmit400TexthtmlResponse{Body: o.body, ContentLength: o.n}, nil
+		return gen.LoginSubmit400TexthtmlResponse{HTMLPageBadRequestTexthtmlResponse: gen.HTMLPageBadRequestTexthtmlResponse{Body: o.body, ContentLength: o.n}}, nil
 	}
 	return gen.LoginSubmit200TexthtmlResponse{HTMLPageTexthtmlResponse: gen.HTMLPageTexthtmlResponse{Body: o.body, ContentLength: o.n}}, nil
 }
@@ -172,7 +172,7 @@ func (h *Pages) LoginCallback(ctx context.Context, req gen.LoginCallbackRequestO
 	sess, pendingErr := logins.Pending(ctx, h.DB, state, h.Now())
 	fail := func(msg string) (gen.LoginCallbackResponseObject, error) {
 		body, n := pages.Render(retryPage(msg, sess.Purpose))
-		return gen.LoginCallback400TexthtmlResponse{Body: body, ContentLength: n}, nil
+		return gen.LoginCallback400TexthtmlResponse{HTMLPageBadRequestTexthtmlResponse: gen.HTMLPageBadRequestTexthtmlResponse{Body: body, ContentLength: n}}, nil
 	}
 	if h.Login.OAuth == nil {
 		// The development issuer signs in with the login page's own form: nothing redirects here.
@@ -200,9 +200,9 @@ func (h *Pages) LoginCallback(ctx context.Context, req gen.LoginCallbackRequestO
 	case o.status == http.StatusSeeOther:
 		return gen.LoginCallback303Response{Headers: gen.SignedInResponseHeaders{Location: o.location, SetCookie: o.cookie}}, nil
 	case o.status == http.StatusForbidden:
-		return gen.LoginCallback403TexthtmlResponse{Body: o.body, ContentLength: o.n}, nil
+		return gen.LoginCallback403TexthtmlResponse{HTMLPageForbiddenTexthtmlResponse: gen.HTMLPageForbiddenTexthtmlResponse{Body: o.body, ContentLength: o.n}}, nil
 	case o.status == http.StatusBadRequest:
-		return gen.LoginCallback400TexthtmlResponse{Body: o.body, ContentLength: o.n}, nil
+		return gen.LoginCallback400TexthtmlResponse{HTMLPageBadRequestTexthtmlResponse: gen.HTMLPageBadRequestTexthtmlResponse{Body: o.body, ContentLength: o.n}}, nil
 	}
 	return gen.LoginCallback200TexthtmlResponse{HTMLPageTexthtmlResponse: gen.HTMLPageTexthtmlResponse{Body: o.body, ContentLength: o.n}}, nil
 }
