@@ -8,7 +8,7 @@ NPM_DEPS := openapi/node_modules/.package-lock.json
 TRACKER_DEPS := tracker/node_modules/.package-lock.json
 SDK_TS_DEPS := sdk/typescript/node_modules/.package-lock.json
 
-.PHONY: generate build lint run test test-deps vet fmt-check generate-check spec-breaking go-test go-test-race go-test-plain bench fuzz chaos cluster test-cluster cluster-deps test-ua-full model
+.PHONY: generate build lint run test test-deps vet fmt-check generate-check spec-breaking go-test go-test-race go-test-plain bench fuzz chaos cluster test-cluster cluster-deps test-ua-full model clients
 
 # oasdiff judges changes to the spec (breaking or not); pinned, built into bin/ once.
 OASDIFF_VERSION := v1.36.0
@@ -134,6 +134,19 @@ go-test-race:
 go-test-plain:
 	$(GO_TEST) $(foreach p,$(PLAIN_PKGS),./$(p))
 	$(GO_TEST) -run '$(SWEEPS)' ./pkg/api
+
+# The client generators integrators use (orval, @hey-api/openapi-ts, openapi-typescript + openapi-fetch,
+# tsc), pinned in clients/package-lock.json; ogen is pinned by clients/ogen/go.mod.
+CLIENTS_DEPS := clients/node_modules/.package-lock.json
+$(CLIENTS_DEPS): clients/package.json clients/package-lock.json
+	cd clients && npm ci --no-audit --no-fund --loglevel=error
+
+## clients: generate clients from the served spec with ogen, openapi-typescript + openapi-fetch,
+## @hey-api/openapi-ts and orval, compile them strictly (go build, tsc --strict) and drive each through a
+## click, a server-mode lead, a sale, the duplicate sale's typed 409, a refund and readiness against a real
+## server (clients/clients_test.go; about four minutes, so a CI step of its own, not part of `make test`)
+clients: $(CLIENTS_DEPS)
+	REFTRACK_CLIENTS=1 REFTRACK_REQUIRE_TOOLS=1 $(GO) test -count=1 -run '^TestGeneratedClients$$' ./clients/
 
 ## test-ua-full: the fast crawler check against crawlerdetect's own on its whole browser list (165,634
 ## User-Agents, from the module cache) and crawler list; about three minutes, so not part of `make test`
