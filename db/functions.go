@@ -10,6 +10,8 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/lib/pq"
+
 	accountssql "github.com/reftrack/reftrack/pkg/accounts/sql"
 	apikeyssql "github.com/reftrack/reftrack/pkg/apikeys/sql"
 	attributionsql "github.com/reftrack/reftrack/pkg/attribution/sql"
@@ -152,27 +154,32 @@ func ApplyFunctions(ctx context.Context, db *sql.DB) error {
 	return nil
 }
 
-// missingTriggers are the owners' triggers not attached as defined (by name, table and function).
+// missingTriggers are the owners' triggers not attached as defined (by name, table and function), in
+// one query: the readiness probe asks on every call, within its deadline.
 func missingTriggers(ctx context.Context, q interface {
 	QueryContext(context.Context, string, ...any) (*sql.Rows, error)
 }) ([]pgtrigger.Trigger, error) {
+	names, tables, fns := make([]string, len(triggers)), make([]string, len(triggers)), make([]string, len(triggers))
+	for i, t := range triggers {
+		names[i], tables[i], fns[i] = t.Name, t.Table, t.Function
+	}
+	rows, err := q.QueryContext(ctx, `SELECT t.i FROM unnest($1::text[], $2::text[], $3::text[]) WITH ORDINALITY AS t(name, tbl, fn, i)
+		WHERE NOT EXISTS (SELECT 1 FROM pg_trigger g JOIN pg_proc f ON f.oid = g.tgfoid
+			WHERE g.tgname = t.name AND g.tgrelid = to_regclass(t.tbl) AND f.proname = t.fn)
+		ORDER BY t.i`, pq.Array(names), pq.Array(tables), pq.Array(fns))
+	if err != nil {
+		return nil, fmt.Errorf("read triggers: %w", err)
+	}
+	defer rows.Close()
 	var missing []pgtrigger.Trigger
-	for _, t := range triggers {
-		rows, err := q.QueryContext(ctx, `SELECT 1 FROM pg_trigger g JOIN pg_proc f ON f.oid = g.tgfoid
-			WHERE g.tgname = $1 AND g.tgrelid = to_regclass($2) AND f.proname = $3`, t.Name, t.Table, t.Function)
-		if err != nil {
-			return nil, fmt.Errorf("read triggers: %w", err)
-		}
-		found := rows.Next()
-		rows.Close()
-		if err := rows.Err(); err != nil {
+	for rows.Next() {
+		var i int
+		if err := rows.Scan(&i); err != nil {
 			return nil, err
 		}
-		if !found {
-			missing = append(missing, t)
-		}
+		missing = append(missing, triggers[i-1])
 	}
-	return missing, nil
+	return missing, rows.Err()
 }
 
 // missingFunctions names this build's functions that the database lacks (a schema migrated by an older
