@@ -141,11 +141,12 @@ const ops = {
     return true;
   },
   // axe runs axe-core (tracker/package.json pins it) on the page as it is now, or on the elements the
-  // selectors of within match (and what they hold), and answers its violations of the rules tagged tags:
-  // each rule's id, impact, help and the nodes that fail it (their selectors, HTML and what to fix). Its
+  // selectors of within match (and what they hold), and answers its violations of the rules tagged tags
+  // and of the rules named in rules: each rule's id, impact, help and the nodes that fail it (their
+  // selectors, HTML and what to fix). Its
   // 650 kB of source go into the page once per document through DevTools (Runtime.evaluate: quicker than
   // page.evaluate's way), which the pages' Content-Security-Policy does not govern.
-  async axe({ page, tags, within }) {
+  async axe({ page, tags, rules, within }) {
     const entry = get(page);
     const p = entry.page;
     if (!(await p.evaluate("typeof window.axe === 'object'"))) {
@@ -156,9 +157,10 @@ const ops = {
       if (exceptionDetails) throw new Error(`axe-core did not load: ${JSON.stringify(exceptionDetails)}`);
     }
     return p.evaluate(
-      ({ tags, within }) =>
+      ({ tags, rules, within }) =>
         window.axe.run(within && within.length ? { include: within.map((s) => [s]) } : document, {
-          runOnly: { type: "tag", values: tags },
+          runOnly: { type: "tag", values: tags || [] },
+          rules: Object.fromEntries((rules || []).map((id) => [id, { enabled: true }])),
           resultTypes: ["violations"],
         }).then((r) =>
           r.violations.map((v) => ({
@@ -169,7 +171,7 @@ const ops = {
             nodes: v.nodes.map((n) => ({ target: n.target.map(String), html: n.html, summary: n.failureSummary })),
           })),
         ),
-      { tags, within },
+      { tags, rules, within },
     );
   },
   async cookies({ page }) {
