@@ -98,7 +98,7 @@ generate-check:
 		fi; \
 	done
 
-# REFTRACK_REQUIRE_TOOLS: the TypeScript client test (openapi/typescript) and the browser tests (tracker)
+# REFTRACK_REQUIRE_TOOLS: the TypeScript SDK's test (pkg/e2e) and the browser tests (tracker, pkg/dashboard…)
 # fail, not skip, without their npm packages or Chromium. Then the SDK module's own tests, in sdk/ (its
 # tests against a real server, and its examples, run from the root module's pkg/e2e).
 # Independent tests run in parallel (t.Parallel), each on its own database cloned from a migrated template;
@@ -119,12 +119,12 @@ generate-check:
 # GOGC=400: a test process's heap is small, so collecting a quarter as often costs little memory and a
 # tenth of the CPU; -ldflags='-s -w': test binaries are linked on every run, a third faster without the
 # symbol table and DWARF (race reports and panics name their functions and lines from the pclntab).
-PLAIN_PKGS := tracker pkg/dashboard pkg/demoshop pkg/apidocs openapi openapi/typescript cmd/reftrack cmd/loadgen \
+PLAIN_PKGS := tracker pkg/dashboard pkg/demoshop pkg/apidocs openapi cmd/reftrack cmd/loadgen \
 	pkg/useragent pkg/api/route
 GO_TEST := REFTRACK_REQUIRE_TOOLS=1 MAILPIT=$(CURDIR)/$(MAILPIT) GOGC=400 $(GO) test -count=1 -parallel 8 -vet=off -ldflags='-s -w'
 MODULE := github.com/reftrack/reftrack
 SWEEPS := ^(TestHostileInputNever5xx|TestAccountRoutesLimitedPerToken|Fuzz.*|TestPortal.*)$$
-go-test: $(NPM_DEPS) $(TRACKER_DEPS) $(SDK_TS_DEPS) $(MAILPIT)
+go-test: $(TRACKER_DEPS) $(SDK_TS_DEPS) $(MAILPIT)
 	@$(MAKE) --no-print-directory -j2 --output-sync=target go-test-race go-test-plain
 
 go-test-race:
