@@ -4,6 +4,9 @@ import { client } from "./gen/heyapi/client.gen.js";
 import { getReadiness, trackClick, trackLead, trackRefund, trackSale } from "./gen/heyapi/sdk.gen.js";
 import { affiliateUrl, apiKey, baseUrl, customer, invoice, report } from "./common.mjs";
 
+// Unconfigured, the client reaches the instance `make run` serves (the spec's first server).
+assert.equal(client.getConfig().baseUrl, "http://localhost:8080");
+
 // The key goes only where the operation's security asks for programKey (never to the click here).
 client.setConfig({ baseUrl, auth: (a) => (a.scheme === "bearer" && a.type === "http" ? apiKey : undefined) });
 
