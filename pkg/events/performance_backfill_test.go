@@ -98,7 +98,7 @@ func TestPerformanceBackfill(t *testing.T) {
 	ctx := context.Background()
 	p := perfProgram(t, d.DB)
 	other := perfProgram(t, d.DB)
-	perfPrepareMonths(t, d.DB, "2025-12-01", 3)
+	dbtest.ClickMonths(t, d.DB, "2025-12-01", 3)
 	p.write(t, 120, 30)
 	other.write(t, 20, 6)
 	if _, err := events.RollUp(ctx, d.DB); err != nil {
@@ -202,7 +202,7 @@ func TestPerformanceBackfillFindsKeptClicks(t *testing.T) {
 	t.Parallel()
 	d := dbtest.New(t)
 	p := perfProgram(t, d.DB)
-	perfPrepareMonths(t, d.DB, "2025-12-01", 3)
+	dbtest.ClickMonths(t, d.DB, "2025-12-01", 3)
 	// Bea's click in December and its provisional (browser) lead, counted for Bea.
 	p.clicks(t, time.Date(2025, 12, 5, 10, 0, 0, 0, time.UTC), 1, false)
 	perfExec(t, d.DB, `INSERT INTO leads (program_id, click_ref, click_id, status, source, lead_timestamp)
@@ -355,32 +355,6 @@ func (w *perfWorld) clawBack(t *testing.T, commission, cents int64) {
 		SELECT sale_id, program_id, 'refund', $2 * 5, 'api' FROM commissions WHERE id = $1 RETURNING id`, commission, cents)
 	perfExec(t, w.db, `INSERT INTO commission_clawbacks (commission_id, refund_id, program_id, partner_id, currency, amount_cents, is_test)
 		SELECT id, $2, program_id, partner_id, currency, $3, is_test FROM commissions WHERE id = $1`, commission, refund, cents)
-}
-
-// perfPrepareMonths makes the click partitions of the n months from first's, and drops those it made (and
-// are still there) when the test ends: the database is back to the template's schema, and dbtest
-// recycles it.
-func perfPrepareMonths(t *testing.T, db *sqlx.DB, first string, n int) {
-	t.Helper()
-	const q = `SELECT c.relname FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid WHERE i.inhparent = 'clicks'::regclass`
-	var before []string
-	if err := db.Select(&before, q); err != nil {
-		t.Fatal(err)
-	}
-	perfExec(t, db, `SELECT clicks_prepare($1::date, $2)`, first, n)
-	t.Cleanup(func() {
-		var after []string
-		if err := db.Select(&after, q); err != nil {
-			t.Error(err)
-		}
-		for _, name := range after {
-			if !slices.Contains(before, name) {
-				if _, err := db.Exec(`DROP TABLE ` + pq.QuoteIdentifier(name)); err != nil {
-					t.Error(err)
-				}
-			}
-		}
-	})
 }
 
 func perfExec(t *testing.T, db *sqlx.DB, q string, args ...any) {

@@ -70,7 +70,7 @@ func TestReportsMatchANaiveCount(t *testing.T) {
 	w := newWorld(t, db, "")
 	other := newWorld(t, db, "other-") // a second program whose events must count in neither report
 	// The months the events fall in: November (the first day) to March (now, and tomorrow).
-	prepareMonths(t, db, "2025-11-01", 5)
+	dbtest.ClickMonths(t, db, "2025-11-01", 5)
 
 	today := now.Truncate(24 * time.Hour)
 	week := today.AddDate(0, 0, -6)
@@ -574,31 +574,6 @@ func (w *world) check(t *testing.T, name string) {
 					if d := cmp.Diff(wantPartners(facts, names, p, c, s, desc, limit), got); d != "" {
 						t.Errorf("Partners(%s, %s, %s, descending %v, limit %d) (-naive +got):\n%s", p, c, s, desc, limit, d)
 					}
-				}
-			}
-		}
-	})
-}
-
-// prepareMonths makes the click partitions of the n months from first's, and drops those it made when
-// the test ends: the database is back to the template's schema, and dbtest recycles it.
-func prepareMonths(t *testing.T, db *sqlx.DB, first string, n int) {
-	t.Helper()
-	const q = `SELECT c.relname FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid WHERE i.inhparent = 'clicks'::regclass`
-	var before []string
-	if err := db.Select(&before, q); err != nil {
-		t.Fatal(err)
-	}
-	exec(t, db, `SELECT clicks_prepare($1::date, $2)`, first, n)
-	t.Cleanup(func() {
-		var after []string
-		if err := db.Select(&after, q); err != nil {
-			t.Error(err)
-		}
-		for _, name := range after {
-			if !slices.Contains(before, name) {
-				if _, err := db.Exec(`DROP TABLE ` + pq.QuoteIdentifier(name)); err != nil {
-					t.Error(err)
 				}
 			}
 		}
