@@ -13,7 +13,6 @@ import (
 	"io"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -69,14 +68,14 @@ func TestGeneratedClients(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	run(ctx, t, ".", nil, filepath.Join(bin, "openapi-typescript"), abs, "--output", "gen/openapi-fetch/schema.ts")
-	run(ctx, t, ".", nil, filepath.Join(bin, "openapi-ts"), "--input", abs, "--output", "gen/heyapi")
-	run(ctx, t, ".", nil, filepath.Join(bin, "orval"), "--input", abs, "--output", "gen/orval/api.ts", "--client", "fetch")
-	run(ctx, t, ".", nil, filepath.Join(bin, "tsc"), "--project", "tsconfig.json")
-	run(ctx, t, "ogen", nil, "go", "run", "github.com/ogen-go/ogen/cmd/ogen", "--config", "ogen.yml", "--target", "api",
+	tools.Run(ctx, t, ".", nil, filepath.Join(bin, "openapi-typescript"), abs, "--output", "gen/openapi-fetch/schema.ts")
+	tools.Run(ctx, t, ".", nil, filepath.Join(bin, "openapi-ts"), "--input", abs, "--output", "gen/heyapi")
+	tools.Run(ctx, t, ".", nil, filepath.Join(bin, "orval"), "--input", abs, "--output", "gen/orval/api.ts", "--client", "fetch")
+	tools.Run(ctx, t, ".", nil, filepath.Join(bin, "tsc"), "--project", "tsconfig.json")
+	tools.Run(ctx, t, "ogen", nil, "go", "run", "github.com/ogen-go/ogen/cmd/ogen", "--config", "ogen.yml", "--target", "api",
 		"--package", "api", "--clean", abs)
 	ogenBin := filepath.Join(t.TempDir(), "ogen-chain")
-	run(ctx, t, "ogen", nil, "go", "build", "-o", ogenBin, ".")
+	tools.Run(ctx, t, "ogen", nil, "go", "build", "-o", ogenBin, ".")
 
 	vars := []string{"REFTRACK_BASE_URL=" + url, "REFTRACK_API_KEY=" + prog.APIKey, "AFFILIATE_URL=" + prog.AffiliateURL}
 	clients := []struct {
@@ -90,7 +89,7 @@ func TestGeneratedClients(t *testing.T) {
 	}
 	for _, c := range clients {
 		t.Run(c.name, func(t *testing.T) {
-			out := run(ctx, t, ".", vars, c.cmd[0], c.cmd[1:]...)
+			out := tools.Run(ctx, t, ".", vars, c.cmd[0], c.cmd[1:]...)
 			lines := strings.Split(strings.TrimSpace(out), "\n")
 			var seen struct {
 				ClickID            string `json:"click_id"`
@@ -121,19 +120,4 @@ func TestGeneratedClients(t *testing.T) {
 			}
 		})
 	}
-}
-
-// run runs a command in dir and returns its standard output; it fails the test on error.
-func run(ctx context.Context, t *testing.T, dir string, env []string, name string, args ...string) string {
-	t.Helper()
-	cmd := exec.CommandContext(ctx, name, args...)
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), env...)
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("%s %s: %v\n%s%s", name, strings.Join(args, " "), err, out, stderr.String())
-	}
-	return string(out)
 }

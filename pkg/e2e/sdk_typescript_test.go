@@ -11,7 +11,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -116,14 +115,14 @@ func TestTypeScriptSDK(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(app, "package.json"), []byte(`{"name": "brand-backend", "private": true, "type": "module"}`+"\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	tsRun(ctx, t, app, nil, "npm", "install", "--offline", "--no-audit", "--no-fund", "--ignore-scripts", "--loglevel=error", tarball)
+	tools.Run(ctx, t, app, nil, "npm", "install", "--offline", "--no-audit", "--no-fund", "--ignore-scripts", "--loglevel=error", tarball)
 	tsCheckInstalled(t, app)
 	installed := time.Since(start)
 
 	testFile := filepath.Join(app, "sdk.test.mjs")
 	tsCopyFile(t, filepath.Join(pkgDir, "test", "sdk.test.mjs"), testFile)
 	summaryFile := filepath.Join(t.TempDir(), "summary.json")
-	out := tsRun(ctx, t, app, []string{
+	out := tools.Run(ctx, t, app, []string{
 		"REFTRACK_BASE_URL=" + url,
 		"REFTRACK_API_KEY=" + prog.APIKey,
 		"REFTRACK_ACCOUNT_TOKEN=" + prog.AccountToken,
@@ -274,10 +273,10 @@ func tsPackage(ctx context.Context, t *testing.T, env *apitest.Env, pkgDir strin
 	}
 	bin := filepath.Join(pkgDir, "node_modules", ".bin")
 	// As the package's build script does (npm run build), with the served spec.
-	tsRun(ctx, t, build, nil, filepath.Join(bin, "openapi-typescript"), spec, "--output", filepath.Join("src", "schema.d.ts"))
-	tsRun(ctx, t, build, nil, filepath.Join(bin, "tsc"), "--project", "tsconfig.json")
+	tools.Run(ctx, t, build, nil, filepath.Join(bin, "openapi-typescript"), spec, "--output", filepath.Join("src", "schema.d.ts"))
+	tools.Run(ctx, t, build, nil, filepath.Join(bin, "tsc"), "--project", "tsconfig.json")
 	tsCopyFile(t, filepath.Join(build, "src", "schema.d.ts"), filepath.Join(build, "dist", "schema.d.ts"))
-	out := tsRun(ctx, t, build, nil, "npm", "pack", "--ignore-scripts", "--json", "--loglevel=error")
+	out := tools.Run(ctx, t, build, nil, "npm", "pack", "--ignore-scripts", "--json", "--loglevel=error")
 	var packed []struct {
 		Name     string `json:"name"`
 		Filename string `json:"filename"`
@@ -393,20 +392,4 @@ func tsCheckInstalled(t *testing.T, app string) {
 			t.Errorf("the package lacks %s (it holds %v)", want, files)
 		}
 	}
-}
-
-// tsRun runs a command in dir and returns its standard output; it fails the test on error, with both
-// outputs.
-func tsRun(ctx context.Context, t *testing.T, dir string, env []string, name string, args ...string) string {
-	t.Helper()
-	cmd := exec.CommandContext(ctx, name, args...)
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), env...)
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("%s %s: %v\n%s%s", name, strings.Join(args, " "), err, out, stderr.String())
-	}
-	return string(out)
 }
