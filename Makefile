@@ -186,7 +186,7 @@ endef
 
 # make test needs Debian's chromium-headless-shell (the browser tests; Chromium's old headless mode, which
 # costs a third of the CPU of the full browser's), gcc (the race detector uses cgo) and npm (the spec
-# linters, the TypeScript client, playwright-core); installed when missing and apt-get can.
+# linters, the TypeScript SDK, playwright-core); installed when missing and apt-get can.
 test-deps:
 	$(call apt-ensure,chromium-headless-shell:chromium-headless-shell gcc:gcc npm:npm,make test)
 
