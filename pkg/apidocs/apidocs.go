@@ -56,6 +56,7 @@ var home = template.Must(template.New("home").Parse(`<!doctype html>
 <style>body { font: 16px/1.5 system-ui, sans-serif; max-width: 40rem; margin: 3rem auto; padding: 0 1rem; color: #222; }</style>
 </head>
 <body>
+<main>
 <h1>reftrack</h1>
 <p>Referral tracking: clicks, sign-ups and sales attributed to the partner who referred them, with their commissions.</p>
 <ul>
@@ -63,6 +64,7 @@ var home = template.Must(template.New("home").Parse(`<!doctype html>
 <li><a href="/openapi.json">OpenAPI document</a> (JSON)</li>
 <li><a href="/dashboard">Dashboard</a></li>
 </ul>
+</main>
 </body>
 </html>
 `))

@@ -13,7 +13,7 @@ var pages = template.Must(template.New("page").Parse(`<!doctype html>
 <style>body{font:16px/1.5 system-ui,sans-serif;max-width:28rem;margin:4rem auto;padding:0 1rem;color:#1d2733}
 h1{font-size:1.4rem}label{display:block;margin:.8rem 0 .2rem}input{width:100%;padding:.5rem;font:inherit;box-sizing:border-box}
 button{margin-top:1rem;padding:.6rem 1.2rem;font:inherit;background:#1f6feb;color:#fff;border:0;border-radius:4px}
-.note{color:#57606a;font-size:.9rem}.error{color:#b42318}</style></head><body>
+.note{color:#57606a;font-size:.9rem}.error{color:#b42318}</style></head><body><main>
 <h1>{{.Title}}</h1>
 {{if .Error}}<p class="error" role="alert">{{.Error}}</p>{{end}}
 {{if .Message}}<p>{{.Message}}</p>{{end}}
@@ -32,7 +32,7 @@ button{margin-top:1rem;padding:.6rem 1.2rem;font:inherit;background:#1f6feb;colo
 <label for="website">Your website</label><input id="website" name="website" type="url" placeholder="https://">{{end}}
 <button type="submit">{{.Button}}</button>
 </form>{{end}}
-</body></html>`))
+</main></body></html>`))
 
 // Page is what one page shows.
 type Page struct {
