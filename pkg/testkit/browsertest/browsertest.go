@@ -355,8 +355,9 @@ func (tb *Tab) Record() Record {
 // AxeChecks are the axe-core rules the accessibility checks (Accessible) run: every rule of WCAG 2.0,
 // 2.1 and 2.2 at levels A and AA, and those of axe's best practices that can find something serious
 // (axe-core 4.14's rules with impact serious or critical; frame-tested, about iframes, aside: the pages
-// have none). The other best practices (landmarks, headings, regions) find nothing worse than moderate,
-// which fails no check, and would make each run a third longer.
+// have none). The other best practices (landmarks, headings, regions) can find nothing worse than
+// moderate, which fails no check, and would make each run a third longer; with them added, every view
+// checked here passed them all on 2026-11-27.
 var AxeChecks = AxeOptions{
 	Tags:  []string{"wcag2a", "wcag2aa", "wcag21a", "wcag21aa", "wcag22aa"},
 	Rules: []string{"accesskeys", "aria-dialog-name", "aria-text", "aria-treeitem-name", "label-title-only", "tabindex"},
