@@ -17,6 +17,8 @@ import (
 	"golang.org/x/mod/modfile"
 	"golang.org/x/mod/module"
 	modzip "golang.org/x/mod/zip"
+
+	"github.com/reftrack/reftrack/pkg/testkit/tools"
 )
 
 // sdkModule is the Go SDK's module path.
@@ -51,8 +53,8 @@ func TestQuickStartFromAnotherModule(t *testing.T) {
 		t.Fatal(err)
 	}
 	goEnv := brandGoEnv(t, proxy)
-	goCmd(t, brand, goEnv, "get", sdkModule)
-	goCmd(t, brand, goEnv, "mod", "tidy")
+	tools.Run(t.Context(), t, brand, goEnv, "go", "get", sdkModule)
+	tools.Run(t.Context(), t, brand, goEnv, "go", "mod", "tidy")
 
 	brandMod := readModFile(t, filepath.Join(brand, "go.mod"))
 	brandSum := sumModules(t, filepath.Join(brand, "go.sum"))
@@ -74,7 +76,7 @@ func TestQuickStartFromAnotherModule(t *testing.T) {
 	bin := filepath.Join(brand, "brand")
 	// -trimpath: the module cache is a new directory each run, and without it the build cache keys
 	// on that path, so every dependency compiled afresh (about 20 s of CPU per run).
-	goCmd(t, brand, goEnv, "build", "-trimpath", "-o", bin, ".")
+	tools.Run(t.Context(), t, brand, goEnv, "go", "build", "-trimpath", "-o", bin, ".")
 	f := newFixture(t)
 	cmd := exec.Command(bin)
 	cmd.Env = append(os.Environ(), "REFTRACK_BASE_URL="+f.env.Proxy(), "REFTRACK_API_KEY="+f.prog.APIKey,
@@ -140,8 +142,8 @@ func sumLines(mods map[string]int) int {
 	return n
 }
 
-// brandGoEnv is the environment of the go command in the brand's module: the SDK comes from the file
-// proxy at proxy; its dependencies from this machine's module cache (read as a proxy) or the usual proxy.
+// brandGoEnv is what the go command's environment in the brand's module adds to the test's: the SDK
+// comes from the file proxy at proxy; its dependencies from this machine's module cache (read as a proxy) or the usual proxy.
 // The brand's module cache is its own, so the SDK is never a copy cached by an earlier run.
 func brandGoEnv(t *testing.T, proxy string) []string {
 	t.Helper()
@@ -150,11 +152,11 @@ func brandGoEnv(t *testing.T, proxy string) []string {
 		t.Fatal(err)
 	}
 	upstream, modcache, _ := strings.Cut(strings.TrimSpace(string(out)), "\n")
-	return append(os.Environ(),
-		"GOPROXY=file://"+filepath.ToSlash(proxy)+",file://"+filepath.ToSlash(filepath.Join(modcache, "cache", "download"))+","+upstream,
-		"GOMODCACHE="+t.TempDir(),
+	return []string{
+		"GOPROXY=file://" + filepath.ToSlash(proxy) + ",file://" + filepath.ToSlash(filepath.Join(modcache, "cache", "download")) + "," + upstream,
+		"GOMODCACHE=" + t.TempDir(),
 		"GONOSUMDB=github.com/reftrack/reftrack", // not in the public checksum database
-		"GOFLAGS=-mod=mod -modcacherw", "GOWORK=off", "GOTOOLCHAIN=local")
+		"GOFLAGS=-mod=mod -modcacherw", "GOWORK=off", "GOTOOLCHAIN=local"}
 }
 
 // quickStart returns the Go program between the quick-start markers of the README.
@@ -226,13 +228,4 @@ func readModFile(t *testing.T, path string) *modfile.File {
 		t.Fatal(err)
 	}
 	return f
-}
-
-func goCmd(t *testing.T, dir string, env []string, args ...string) {
-	t.Helper()
-	cmd := exec.Command("go", args...)
-	cmd.Dir, cmd.Env = dir, env
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("go %s: %v\n%s", strings.Join(args, " "), err, out)
-	}
 }
