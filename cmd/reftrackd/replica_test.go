@@ -54,7 +54,7 @@ func TestServeWithReadDatabaseURL(t *testing.T) {
 		go func() { done <- runEnv(ctx, []string{"serve"}, e) }()
 		select {
 		case addr := <-listening:
-			getOK(t, "http://"+addr+"/readyz")
+			waitReady(t, "http://"+addr+"/readyz")
 		case err := <-done:
 			cancel()
 			t.Fatalf("serve exited: %v", err)

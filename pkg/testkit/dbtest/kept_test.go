@@ -25,7 +25,7 @@ func TestKeptDatabasesAreClaimedOnce(t *testing.T) {
 	if _, err := empty(ctx, conn, d.Name); err != nil {
 		t.Fatal(err)
 	}
-	conn.Close() // as give leaves it: nobody connected
+	conn.Close() // as Recycle leaves it before keep: the pool closed, its backend perhaps still going (keep waits)
 	d.template = "reftrack_tmpl_keptclaim" + randomSuffix()[:8]
 	kept := keep(d)
 	if kept == "" {

@@ -66,16 +66,21 @@ func keep(d *Database) string {
 	if d.template == "" {
 		return ""
 	}
-	admin, err := sql.Open("postgres", AdminURL())
+	admin, err := adminDB()
 	if err != nil {
 		return ""
 	}
-	defer admin.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	var n int
 	if err := admin.QueryRowContext(ctx, `SELECT count(*) FROM pg_database WHERE datname LIKE $1`,
 		likePrefix(keptPrefix(d.template))).Scan(&n); err != nil || n >= maxKept {
+		return ""
+	}
+	// The emptied database's own connection has just been closed: wait for its backend to go, as
+	// ALTER DATABASE would (polling every 100 ms).
+	if _, err := admin.ExecContext(ctx, `SELECT pg_terminate_backend(pid, 5000) FROM pg_stat_activity WHERE datname = $1`,
+		d.Name); err != nil {
 		return ""
 	}
 	name := keptPrefix(d.template) + randomSuffix()[:12]
@@ -95,11 +100,10 @@ func (p *pool) claim(ctx context.Context) *Database {
 	if !on {
 		return nil
 	}
-	admin, err := sql.Open("postgres", AdminURL())
+	admin, err := adminDB()
 	if err != nil {
 		return nil
 	}
-	defer admin.Close()
 	tmpl, err := ensureTemplate(ctx, admin)
 	if err != nil {
 		return nil
@@ -201,54 +205,52 @@ func (p *pool) give(d *Database) bool {
 	if err != nil {
 		return false
 	}
-	defer conn.Close()
 	conn.SetMaxOpenConns(1)
 	schema, err := empty(ctx, conn, d.Name)
-	if err != nil {
-		return false
-	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if !p.on || p.schema == "" || schema != p.schema {
+	if err != nil || !p.on || p.schema == "" || schema != p.schema {
+		conn.Close()
 		return false
 	}
-	fresh, err := sqlx.Open("postgres", d.URL)
-	if err != nil {
-		return false
-	}
-	p.free = append(p.free, &Database{DB: fresh, URL: d.URL, Name: d.Name, template: d.template})
+	// The connection that emptied the database is the next test's first: its session has the catalogs
+	// of every table cached already, and a new backend's start-up and warm-up are much of what a short
+	// test costs Postgres.
+	conn.SetMaxOpenConns(0)
+	conn.SetMaxIdleConns(2) // database/sql's default, lowered to 1 with the open connections above
+	p.free = append(p.free, &Database{DB: conn, URL: d.URL, Name: d.Name, template: d.template})
 	return true
 }
 
-// fingerprint describes what a test could have changed besides rows: tables and their columns (type,
-// length, nullability, default), constraints, indexes, sequences, triggers (and whether they fire),
-// functions, enum values, schemas, the migrations' record (versions and their compatibility), and the
-// database's own settings (ALTER DATABASE … SET, connections allowed).
-const fingerprint = `SELECT md5(string_agg(x, ',' ORDER BY x)) FROM (
-	SELECT 'r ' || c.relname || ' ' || c.relkind::text FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
-	WHERE n.nspname = 'public'
-	UNION ALL SELECT 'a ' || c.relname || '.' || a.attname || ' ' || a.atttypid::text || ' ' || a.atttypmod::text || ' ' ||
-		a.attnotnull::text || ' ' || coalesce(pg_get_expr(d.adbin, d.adrelid), '')
-	FROM pg_attribute a JOIN pg_class c ON c.oid = a.attrelid JOIN pg_namespace n ON n.oid = c.relnamespace
-	LEFT JOIN pg_attrdef d ON d.adrelid = a.attrelid AND d.adnum = a.attnum
-	WHERE n.nspname = 'public' AND a.attnum > 0 AND NOT a.attisdropped
-	UNION ALL SELECT 'k ' || c.relname || '.' || k.conname || ' ' || pg_get_constraintdef(k.oid)
-	FROM pg_constraint k JOIN pg_class c ON c.oid = k.conrelid JOIN pg_namespace n ON n.oid = c.relnamespace
-	WHERE n.nspname = 'public'
-	UNION ALL SELECT 'i ' || pg_get_indexdef(i.indexrelid) FROM pg_index i JOIN pg_class c ON c.oid = i.indrelid
-	JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = 'public'
-	UNION ALL SELECT 't ' || t.tgname || ' ' || t.tgenabled::text FROM pg_trigger t JOIN pg_class c ON c.oid = t.tgrelid
-	JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = 'public' AND NOT t.tgisinternal
-	UNION ALL SELECT 'f ' || p.proname || ' ' || md5(p.prosrc) FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace
-	WHERE n.nspname = 'public'
-	UNION ALL SELECT 'e ' || e.enumtypid::regtype::text || ' ' || e.enumlabel FROM pg_enum e
-	UNION ALL SELECT 'n ' || nspname FROM pg_namespace WHERE nspname NOT LIKE 'pg\_%' AND nspname <> 'information_schema'
-	UNION ALL SELECT 'm ' || version::text || ' ' || dirty::text FROM schema_migrations
-	UNION ALL SELECT 'c ' || version::text || ' ' || backward_compatible::text FROM schema_compatibility
-	UNION ALL SELECT 's ' || array_to_string(s.setconfig, ' ') FROM pg_db_role_setting s JOIN pg_database d ON d.oid = s.setdatabase
-	WHERE d.datname = current_database()
-	UNION ALL SELECT 'd ' || datallowconn::text || ' ' || datconnlimit::text FROM pg_database WHERE datname = current_database()
-) s(x)`
+// fingerprint describes what a test could have changed besides rows: every catalog row of the public
+// schema's tables, columns, defaults, constraints, indexes, triggers, functions, types and sequences, the
+// enum values and schemas, counted and summed by the transaction that wrote it (xmin, which freezing and
+// VACUUM's in-place statistics leave alone), so any DDL, even one undone later, changes it; the
+// migrations' record (versions and their compatibility); and the database's own settings (ALTER DATABASE
+// … SET, connections allowed). Deparsing the schema instead (pg_get_indexdef, pg_get_constraintdef…)
+// cost a new backend 20–150 ms per test.
+const fingerprint = `SELECT concat_ws(' ',
+	(SELECT count(*) || ':' || sum(c.xmin::text::bigint) FROM pg_class c WHERE c.relnamespace = 'public'::regnamespace),
+	(SELECT count(*) || ':' || sum(a.xmin::text::bigint) FROM pg_attribute a JOIN pg_class c ON c.oid = a.attrelid
+		WHERE c.relnamespace = 'public'::regnamespace),
+	(SELECT count(*) || ':' || sum(d.xmin::text::bigint) FROM pg_attrdef d JOIN pg_class c ON c.oid = d.adrelid
+		WHERE c.relnamespace = 'public'::regnamespace),
+	(SELECT count(*) || ':' || sum(k.xmin::text::bigint) FROM pg_constraint k WHERE k.connamespace = 'public'::regnamespace),
+	(SELECT count(*) || ':' || sum(i.xmin::text::bigint) FROM pg_index i JOIN pg_class c ON c.oid = i.indrelid
+		WHERE c.relnamespace = 'public'::regnamespace),
+	(SELECT count(*) || ':' || sum(t.xmin::text::bigint) FROM pg_trigger t JOIN pg_class c ON c.oid = t.tgrelid
+		WHERE c.relnamespace = 'public'::regnamespace),
+	(SELECT count(*) || ':' || sum(p.xmin::text::bigint) FROM pg_proc p WHERE p.pronamespace = 'public'::regnamespace),
+	(SELECT count(*) || ':' || sum(y.xmin::text::bigint) FROM pg_type y WHERE y.typnamespace = 'public'::regnamespace),
+	(SELECT count(*) || ':' || sum(s.xmin::text::bigint) FROM pg_sequence s),
+	(SELECT count(*) || ':' || sum(e.xmin::text::bigint) FROM pg_enum e),
+	(SELECT count(*) || ':' || sum(n.xmin::text::bigint) FROM pg_namespace n
+		WHERE n.nspname NOT LIKE 'pg\_%' AND n.nspname <> 'information_schema'),
+	(SELECT string_agg(version::text || ':' || dirty::text, ',' ORDER BY version) FROM schema_migrations),
+	(SELECT string_agg(version::text || ':' || backward_compatible::text, ',' ORDER BY version) FROM schema_compatibility),
+	(SELECT string_agg(array_to_string(s.setconfig, ','), ' ') FROM pg_db_role_setting s
+		JOIN pg_database d ON d.oid = s.setdatabase WHERE d.datname = current_database()),
+	(SELECT datallowconn::text || ':' || datconnlimit::text FROM pg_database WHERE datname = current_database()))`
 
 // empty ends every other session of the database, checks its schema and deletes every row but the
 // migrations' own, restarting the sequences. It answers the schema's fingerprint (taken before the rows
