@@ -134,6 +134,7 @@ func claimKept(ctx context.Context, admin *sql.DB, tmpl string) *Database {
 		if err != nil {
 			return nil
 		}
+		conn.SetMaxIdleConns(idleConns)
 		return &Database{DB: conn, URL: dsn, Name: mine, template: tmpl}
 	}
 	return nil
@@ -217,7 +218,7 @@ func (p *pool) give(d *Database) bool {
 	// of every table cached already, and a new backend's start-up and warm-up are much of what a short
 	// test costs Postgres.
 	conn.SetMaxOpenConns(0)
-	conn.SetMaxIdleConns(2) // database/sql's default, lowered to 1 with the open connections above
+	conn.SetMaxIdleConns(idleConns) // lowered to 1 with the open connections above
 	p.free = append(p.free, &Database{DB: conn, URL: d.URL, Name: d.Name, template: d.template})
 	return true
 }
