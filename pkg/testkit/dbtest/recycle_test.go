@@ -91,6 +91,19 @@ func TestRecycledDatabasesStartEmpty(t *testing.T) {
 			}
 		})
 	}
+	// ClickMonths makes click partitions and drops them when its test ends: the schema is the template's
+	// again, and the database is handed on.
+	var months string
+	t.Run("a test makes click months", func(t *testing.T) {
+		d := dbtest.New(t)
+		months = d.Name
+		dbtest.ClickMonths(t, d.DB, "2024-01-01", 2)
+	})
+	t.Run("after click months", func(t *testing.T) {
+		if d := dbtest.New(t); d.Name != months {
+			t.Errorf("got %s, want %s handed on after ClickMonths", d.Name, months)
+		}
+	})
 	t.Run("a changed schema is dropped", func(t *testing.T) {
 		d := dbtest.New(t)
 		if d.Name == second {
