@@ -66,29 +66,11 @@ func Drop(t testing.TB, name string) {
 	}
 }
 
-// adminPool is the process's pool on the server's own database, for creating, claiming, renaming and
-// dropping test databases: one pool for the whole test binary, not a connection per operation. A new
-// PostgreSQL backend costs about 25 ms of CPU on these 2-core VMs (the fork and its page faults), and
-// `make test` opened 430 of them for this alone.
-var adminPool struct {
-	mu  sync.Mutex
-	url string
-	db  *sql.DB
-}
-
-// adminDB is the admin pool for AdminURL, opened on first use and left to the process's exit.
-func adminDB() (*sql.DB, error) {
-	adminPool.mu.Lock()
-	defer adminPool.mu.Unlock()
-	if url := AdminURL(); adminPool.db == nil || adminPool.url != url {
-		db, err := sql.Open("postgres", url)
-		if err != nil {
-			return nil, err
-		}
-		adminPool.url, adminPool.db = url, db
-	}
-	return adminPool.db, nil
-}
+// adminDB is the process's pool on the server's own database, for creating, claiming, renaming and
+// dropping test databases, opened on first use and left to the process's exit: one pool for the whole
+// test binary, not a connection per operation. A new PostgreSQL backend costs about 25 ms of CPU on
+// these 2-core VMs (the fork and its page faults), and `make test` opened 430 of them for this alone.
+var adminDB = sync.OnceValues(func() (*sql.DB, error) { return sql.Open("postgres", AdminURL()) })
 
 func drop(name string) error {
 	admin, err := adminDB()
@@ -160,11 +142,10 @@ func Create(ctx context.Context, migrated bool) (*Database, error) {
 	if err != nil {
 		return nil, err
 	}
-	conn, err := sqlx.Open("postgres", dsn)
+	conn, err := openPool(dsn)
 	if err != nil {
 		return nil, err
 	}
-	conn.SetMaxIdleConns(idleConns)
 	return &Database{DB: conn, URL: dsn, Name: name, template: tmpl}, nil
 }
 
@@ -173,6 +154,16 @@ func Create(ctx context.Context, migrated bool) (*Database, error) {
 // the idle ones was closed when it came back: a new backend for the next burst, at about 25 ms of CPU
 // each on these VMs.
 const idleConns = 4
+
+// openPool opens a test's pool on the database at dsn.
+func openPool(dsn string) (*sqlx.DB, error) {
+	conn, err := sqlx.Open("postgres", dsn)
+	if err != nil {
+		return nil, err
+	}
+	conn.SetMaxIdleConns(idleConns)
+	return conn, nil
+}
 
 // Close closes the connections and drops the database.
 func (d *Database) Close() error {

@@ -130,11 +130,10 @@ func claimKept(ctx context.Context, admin *sql.DB, tmpl string) *Database {
 		if err != nil {
 			return nil
 		}
-		conn, err := sqlx.Open("postgres", dsn)
+		conn, err := openPool(dsn)
 		if err != nil {
 			return nil
 		}
-		conn.SetMaxIdleConns(idleConns)
 		return &Database{DB: conn, URL: dsn, Name: mine, template: tmpl}
 	}
 	return nil
@@ -202,11 +201,11 @@ func (p *pool) give(d *Database) bool {
 	d.DB.Close() // the test's connections
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	conn, err := sqlx.Open("postgres", d.URL)
+	conn, err := openPool(d.URL)
 	if err != nil {
 		return false
 	}
-	conn.SetMaxOpenConns(1)
+	conn.SetMaxOpenConns(1) // empty ends the other sessions: its statements must share this one
 	schema, err := empty(ctx, conn, d.Name)
 	p.mu.Lock()
 	defer p.mu.Unlock()
