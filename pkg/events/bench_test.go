@@ -79,6 +79,16 @@ func BenchmarkList(b *testing.B) {
 	if clicksOnly {
 		n = total
 	}
+	// REFTRACK_BENCH_SPAN_DAYS spreads the events over fewer days than a year: 5 000 000 clicks over 36.5
+	// days are as many per day as 50 000 000 a year (what readiness's 24-hour counts read).
+	span := int64(365 * 24 * 3600)
+	if v := os.Getenv("REFTRACK_BENCH_SPAN_DAYS"); v != "" {
+		days, err := strconv.ParseFloat(v, 64)
+		if err != nil || days <= 0 {
+			b.Fatalf("REFTRACK_BENCH_SPAN_DAYS=%q", v)
+		}
+		span = int64(days * 24 * 3600)
+	}
 	// Chunks are written by REFTRACK_BENCH_FILL_WORKERS connections at once (default 2, one per core here):
 	// the count triggers only append deltas, so concurrent chunks do not wait on each other.
 	workers := 2
@@ -97,7 +107,7 @@ func BenchmarkList(b *testing.B) {
 	for range workers {
 		fill.Go(func() {
 			for done := range offsets {
-				if err := fillChunk(d, r, done, min(chunk, n-done), n, end, clicksOnly); err != nil {
+				if err := fillChunk(d, r, done, min(chunk, n-done), n, span, end, clicksOnly); err != nil {
 					failed <- err
 					return
 				}
@@ -222,21 +232,11 @@ type benchProgram struct {
 }
 
 // fillChunk writes count clicks (and half as many leads, a quarter as many sales) numbered from offset,
-// spread over the year before end. Clicks are numbered in the order they happened, as a server records
-// them, so the n clicks are evenly spaced over the year and a chunk's clicks are one stretch of it,
-// written in time order: its inserts land together at one end of the indexes (a fill that scattered
+// spread over the span seconds before end. Clicks are numbered in the order they happened, as a server
+// records them, so the n clicks are evenly spaced over the span and a chunk's clicks are one stretch of
+// it, written in time order: its inserts land together at one end of the indexes (a fill that scattered
 // each chunk over the year ran at 0.3–0.5 M clicks a minute at 30 M, each insert a random index page).
-func fillChunk(d *dbtest.Database, r benchProgram, offset, count, n int, end time.Time, clicksOnly bool) error {
-	// REFTRACK_BENCH_SPAN_DAYS spreads the events over fewer days than a year: 5 000 000 clicks over 36.5
-	// days are as many per day as 50 000 000 a year (what readiness's 24-hour counts read).
-	year := int64(365 * 24 * 3600)
-	if v := os.Getenv("REFTRACK_BENCH_SPAN_DAYS"); v != "" {
-		days, err := strconv.ParseFloat(v, 64)
-		if err != nil || days <= 0 {
-			return fmt.Errorf("REFTRACK_BENCH_SPAN_DAYS=%q", v)
-		}
-		year = int64(days * 24 * 3600)
-	}
+func fillChunk(d *dbtest.Database, r benchProgram, offset, count, n int, span int64, end time.Time, clicksOnly bool) error {
 	queries := []string{
 		// Each click in its month, with the ids the server gives (the month in the click_id and the id),
 		// and the texts a browser sends (user agent, pages, device).
@@ -264,7 +264,7 @@ func fillChunk(d *dbtest.Database, r benchProgram, offset, count, n int, end tim
 		queries = queries[:1]
 	}
 	for i, q := range queries {
-		args := []any{r.ProgramID, pq.Array(r.LinkIDs), pq.Array(r.PartnerIDs), end, offset, count, year}
+		args := []any{r.ProgramID, pq.Array(r.LinkIDs), pq.Array(r.PartnerIDs), end, offset, count, span}
 		if i == 0 {
 			args = append(args, n)
 		}
