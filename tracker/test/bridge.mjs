@@ -1,7 +1,8 @@
 // A line-oriented JSON bridge to headless Chromium for the Go browser tests (pkg/testkit/browsertest: the
 // tracker's and the dashboard's).
 // Each stdin line is {"id", "op", ...args}; each answer is one stdout line {"id", "result"} or
-// {"id", "error"}. The first line out is {"ready": true}. Chromium is Debian's headless shell
+// {"id", "error"}. The first line out is {"ready": true}. A waiting op gives up after "timeout" ms (its
+// test's own deadline, which the Go side sends; 0: never), not after a guess at how slow the machine is. Chromium is Debian's headless shell
 // (/usr/bin/chromium-headless-shell, or CHROMIUM): Chromium's old headless mode, a third of the full
 // browser's CPU in these tests. playwright-core downloads nothing.
 import { readFileSync } from "node:fs";
@@ -47,8 +48,8 @@ const ops = {
     pages.set(id, entry);
     return id;
   },
-  async goto({ page, url }) {
-    const res = await get(page).page.goto(url, { waitUntil: "load" });
+  async goto({ page, url, timeout }) {
+    const res = await get(page).page.goto(url, { waitUntil: "load", timeout });
     return res ? res.status() : 0;
   },
   // eval evaluates a JavaScript expression in the page; a promise is awaited.
@@ -60,16 +61,16 @@ const ops = {
   // so waiting costs one round trip, not one per check; a navigation ends that evaluation and it starts
   // again in the new document. The expression is part of the evaluated source (as in eval), which pages
   // with a strict Content-Security-Policy (no eval) allow, unlike waitForFunction.
-  async waitFor({ page, expr }) {
+  async waitFor({ page, expr, timeout }) {
     const p = get(page).page;
-    const deadline = Date.now() + 15000;
+    const deadline = timeout ? Date.now() + timeout : Infinity;
     for (;;) {
       const left = deadline - Date.now();
       let last;
       try {
         // true once the expression holds; otherwise, at the deadline, what it last threw ("" if nothing).
         const ok = await p.evaluate(`new Promise((resolve) => {
-          const end = Date.now() + ${Math.max(left, 0)};
+          const end = ${Number.isFinite(left) ? `Date.now() + ${Math.max(left, 0)}` : "Infinity"};
           const check = () => {
             let v, thrown = "";
             try { v = (${expr}); } catch (e) { thrown = String(e); }
@@ -84,29 +85,29 @@ const ops = {
       } catch (e) {
         last = e; // the page navigated
       }
-      if (Date.now() > deadline) throw new Error(`waited 15 s for ${expr}` + (last ? `: ${last}` : ""));
+      if (Date.now() > deadline) throw new Error(`waited ${Math.round(timeout / 1000)} s for ${expr}` + (last ? `: ${last}` : ""));
       await new Promise((r) => setTimeout(r, 50)); // the page navigated: wait in the new document
     }
   },
-  // waitForConsole waits (up to 15 s) until the page has logged a message containing every one of parts:
+  // waitForConsole waits until the page has logged a message containing every one of parts:
   // messages arrive after the events that cause them (a request refused by the page's policy, say).
-  async waitForConsole({ page, parts }) {
+  async waitForConsole({ page, parts, timeout }) {
     const entry = get(page);
-    const deadline = Date.now() + 15000;
+    const deadline = timeout ? Date.now() + timeout : Infinity;
     while (!entry.console.some((m) => parts.every((p) => m.text.includes(p)))) {
       if (Date.now() > deadline) {
-        throw new Error(`waited 15 s for a console message with ${JSON.stringify(parts)}; got ${JSON.stringify(entry.console)}`);
+        throw new Error(`waited ${Math.round(timeout / 1000)} s for a console message with ${JSON.stringify(parts)}; got ${JSON.stringify(entry.console)}`);
       }
       await new Promise((r) => setTimeout(r, 50));
     }
     return true;
   },
-  async click({ page, selector }) {
-    await get(page).page.click(selector, { timeout: 15000 });
+  async click({ page, selector, timeout }) {
+    await get(page).page.click(selector, { timeout });
     return true;
   },
-  async fill({ page, selector, value }) {
-    await get(page).page.fill(selector, value, { timeout: 15000 });
+  async fill({ page, selector, value, timeout }) {
+    await get(page).page.fill(selector, value, { timeout });
     return true;
   },
   // press presses a key (as Playwright names it: "Tab", "Enter", "Shift+Tab") where the focus is.
@@ -114,15 +115,15 @@ const ops = {
     await get(page).page.keyboard.press(key);
     return true;
   },
-  async select({ page, selector, value }) {
-    await get(page).page.selectOption(selector, value, { timeout: 15000 });
+  async select({ page, selector, value, timeout }) {
+    await get(page).page.selectOption(selector, value, { timeout });
     return true;
   },
   // download clicks the element selector matches and answers the file the click downloads: its name (as
   // the response's Content-Disposition or the link suggests), its URL and its bytes (base64).
-  async download({ page, selector }) {
+  async download({ page, selector, timeout }) {
     const p = get(page).page;
-    const [dl] = await Promise.all([p.waitForEvent("download", { timeout: 15000 }), p.click(selector, { timeout: 15000 })]);
+    const [dl] = await Promise.all([p.waitForEvent("download", { timeout }), p.click(selector, { timeout })]);
     const failure = await dl.failure();
     if (failure) throw new Error(`download of ${dl.url()} failed: ${failure}`);
     const chunks = [];
@@ -130,9 +131,9 @@ const ops = {
     return { name: dl.suggestedFilename(), url: dl.url(), body: Buffer.concat(chunks).toString("base64") };
   },
   // screenshot answers a PNG (base64) of the element, or of the whole page without a selector.
-  async screenshot({ page, selector }) {
+  async screenshot({ page, selector, timeout }) {
     const p = get(page).page;
-    const png = selector ? await p.locator(selector).screenshot({ timeout: 15000 }) : await p.screenshot({ fullPage: true });
+    const png = selector ? await p.locator(selector).screenshot({ timeout }) : await p.screenshot({ fullPage: true, timeout });
     return png.toString("base64");
   },
   // viewport sets the tab's window size in CSS pixels (a phone's 390 wide, say).

@@ -115,14 +115,10 @@ func Start() (*Chrome, error) {
 			ready <- fmt.Errorf("the browser bridge exited: %s", c.stderr)
 		}
 	}()
-	select {
-	case err := <-ready:
-		if err != nil {
-			return nil, err
-		}
-	case <-time.After(60 * time.Second):
-		_ = cmd.Process.Kill()
-		return nil, fmt.Errorf("Chromium did not start within a minute: %s", c.stderr)
+	// However long Chromium takes on a loaded machine: the bridge answers ready or exits (go test's
+	// -timeout ends a hang).
+	if err := <-ready; err != nil {
+		return nil, err
 	}
 	return c, nil
 }
@@ -139,15 +135,42 @@ func (c *Chrome) Stop() {
 	}
 }
 
+// Margins before the test's deadline: the bridge gives up on an operation bridgeMargin before it, and
+// Call stops waiting for the bridge's answer callMargin before it (after the bridge's own answer, which
+// says what it waited for; before go test's -timeout panic, which would not).
+const (
+	bridgeMargin = 30 * time.Second
+	callMargin   = 15 * time.Second
+)
+
+// limits are how long the bridge may work on an operation (0: no limit) and how long Call waits for its
+// answer (0: no limit). An operation waits until shortly before its test's deadline (go test -timeout),
+// never a fixed time: a page that never gets where the test waits for fails the test, saying what it
+// waited for, and a machine that is only slow (two cores shared with every other package's tests and
+// databases) makes the test slower, not failed.
+func limits(t testing.TB) (bridge, call time.Duration) {
+	d, ok := t.(interface{ Deadline() (time.Time, bool) })
+	if !ok {
+		return 0, 0
+	}
+	deadline, ok := d.Deadline()
+	if !ok {
+		return 0, 0
+	}
+	left := time.Until(deadline)
+	return max(left-bridgeMargin, time.Second), max(left-callMargin, 2*time.Second)
+}
+
 // Call sends one operation of the bridge and decodes its result into out.
 func (c *Chrome) Call(t testing.TB, op string, args map[string]any, out any) {
 	t.Helper()
+	bridgeLimit, callLimit := limits(t)
 	c.mu.Lock()
 	c.nextID++
 	id := c.nextID
 	ch := make(chan reply, 1)
 	c.waiting[id] = ch
-	msg := map[string]any{"id": id, "op": op}
+	msg := map[string]any{"id": id, "op": op, "timeout": bridgeLimit.Milliseconds()}
 	for k, v := range args {
 		msg[k] = v
 	}
@@ -156,6 +179,12 @@ func (c *Chrome) Call(t testing.TB, op string, args map[string]any, out any) {
 	c.mu.Unlock()
 	if err != nil {
 		t.Fatalf("browser %s: %v", op, err)
+	}
+	var expired <-chan time.Time // nil (never) without a deadline
+	if callLimit > 0 {
+		timer := time.NewTimer(callLimit)
+		defer timer.Stop()
+		expired = timer.C
 	}
 	select {
 	case r := <-ch:
@@ -167,8 +196,8 @@ func (c *Chrome) Call(t testing.TB, op string, args map[string]any, out any) {
 				t.Fatalf("browser %s: decode %s: %v", op, r.Result, err)
 			}
 		}
-	case <-time.After(60 * time.Second):
-		t.Fatalf("browser %s: no answer within a minute", op)
+	case <-expired:
+		t.Fatalf("browser %s %v: no answer in %v, the test's time: %s", op, args, callLimit.Round(time.Second), c.stderr)
 	}
 }
 
@@ -244,13 +273,15 @@ func (tb *Tab) Eval(expr string, out any) {
 	tb.Do("eval", map[string]any{"expr": expr}, out)
 }
 
-// WaitFor waits (up to 15 s) until the JavaScript expression is truthy in the page.
+// WaitFor waits until the JavaScript expression is truthy in the page (until shortly before the test's
+// deadline: see limits).
 func (tb *Tab) WaitFor(expr string) {
 	tb.T.Helper()
 	tb.Do("waitFor", map[string]any{"expr": expr}, nil)
 }
 
-// WaitForConsole waits (up to 15 s) until the page has logged a message containing every one of parts.
+// WaitForConsole waits until the page has logged a message containing every one of parts (until shortly
+// before the test's deadline).
 func (tb *Tab) WaitForConsole(parts ...string) {
 	tb.T.Helper()
 	tb.Do("waitForConsole", map[string]any{"parts": parts}, nil)
