@@ -38,7 +38,7 @@ import (
 )
 
 var testRoutes = sync.OnceValues(func() (*route.Table, error) {
-	doc, err := openapi.Load(context.Background())
+	doc, err := openapi.Spec()
 	if err != nil {
 		return nil, err
 	}
@@ -76,7 +76,7 @@ func runErrorHandler(t *testing.T, path string, err error) (int, map[string]any)
 
 func TestErrorShapesPerRoute(t *testing.T) {
 	t.Parallel()
-	doc, err := openapi.Load(context.Background())
+	doc, err := openapi.Spec()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -240,7 +240,7 @@ func TestNormaliseJSON(t *testing.T) {
 // with the same statuses.
 func TestErrorCodesAreDocumented(t *testing.T) {
 	t.Parallel()
-	doc, err := openapi.Load(context.Background())
+	doc, err := openapi.Spec()
 	if err != nil {
 		t.Fatal(err)
 	}
