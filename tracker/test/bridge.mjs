@@ -2,9 +2,9 @@
 // tracker's and the dashboard's).
 // Each stdin line is {"id", "op", ...args}; each answer is one stdout line {"id", "result"} or
 // {"id", "error"}. The first line out is {"ready": true}. A waiting op gives up after "timeout" ms (its
-// test's own deadline, which the Go side sends; 0: never), not after a guess at how slow the machine is. Chromium is Debian's headless shell
-// (/usr/bin/chromium-headless-shell, or CHROMIUM): Chromium's old headless mode, a third of the full
-// browser's CPU in these tests. playwright-core downloads nothing.
+// test's own deadline, which the Go side sends; 0: never), not after a guess at how slow the machine is.
+// Chromium is Debian's headless shell (/usr/bin/chromium-headless-shell, or CHROMIUM): Chromium's old
+// headless mode, a third of the full browser's CPU in these tests. playwright-core downloads nothing.
 import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import readline from "node:readline";
