@@ -16,6 +16,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -32,6 +33,11 @@ type mailpit struct {
 
 // startMailpit runs mailpit on free local ports until the test ends, with extra flags. Without the binary
 // (MAILPIT, or mailpit on PATH) the test is skipped, or fails under make test (REFTRACK_REQUIRE_TOOLS).
+//
+// A free port is found by binding it and letting it go, so something else may take it before mailpit binds
+// it: another test's mailpit, whose messages this test would then read (seen under load). Mailpit exits when
+// a bind fails; the test waits until both listening sockets are its own process's (Linux's /proc), and
+// starts it again on other ports when it exited.
 func startMailpit(t *testing.T, flags ...string) mailpit {
 	t.Helper()
 	bin := os.Getenv("MAILPIT")
@@ -41,28 +47,84 @@ func startMailpit(t *testing.T, flags ...string) mailpit {
 	if bin == "" {
 		tools.Missing(t, "no mailpit: make test builds it into bin/ (MAILPIT), or go install github.com/axllent/mailpit@v1.27.11")
 	}
-	m := mailpit{smtp: freeAddr(t), api: freeAddr(t)}
+	for range 5 {
+		if m, ok := runMailpit(t, bin, mailpit{smtp: freeAddr(t), api: freeAddr(t)}, flags); ok {
+			return m
+		}
+	}
+	t.Fatal("mailpit exited five times, each on ports free a moment before")
+	return mailpit{}
+}
+
+// runMailpit starts mailpit on m's addresses and waits until it listens on both (true), or until it
+// exited (false: a port was taken first).
+func runMailpit(t *testing.T, bin string, m mailpit, flags []string) (mailpit, bool) {
+	t.Helper()
 	cmd := exec.Command(bin, append([]string{"--smtp", m.smtp, "--listen", m.api, "--database", filepath.Join(t.TempDir(), "mail.db")}, flags...)...)
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-	deadline := time.Now().Add(20 * time.Second) // a bound on a failure, not a wait for success
+	exited := make(chan struct{})
+	go func() { cmd.Wait(); close(exited) }()
+	t.Cleanup(func() { cmd.Process.Kill(); <-exited })
 	for {
-		if c, err := net.Dial("tcp", m.smtp); err == nil {
-			c.Close()
+		select {
+		case <-exited:
+			return mailpit{}, false
+		default:
+		}
+		if listens(t, cmd.Process.Pid, m.smtp) && listens(t, cmd.Process.Pid, m.api) {
 			if r, err := http.Get("http://" + m.api + "/api/v1/messages"); err == nil {
 				r.Body.Close()
 				if r.StatusCode == http.StatusOK {
-					return m
+					return m, true
 				}
 			}
 		}
-		if time.Now().After(deadline) {
-			t.Fatal("mailpit did not start")
-		}
-		time.Sleep(20 * time.Millisecond) // polling a process's ports: there is nothing to wait on
+		// However long a loaded machine takes: go test's -timeout bounds a mailpit that never listens.
+		time.Sleep(20 * time.Millisecond) // polling a process's sockets: there is nothing to wait on
 	}
+}
+
+// listens reports whether process pid holds the socket listening on addr (127.0.0.1:port), as
+// /proc/net/tcp and the process's descriptors say.
+func listens(t *testing.T, pid int, addr string) bool {
+	t.Helper()
+	_, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, err := strconv.Atoi(port)
+	if err != nil {
+		t.Fatal(err)
+	}
+	table, err := os.ReadFile("/proc/net/tcp")
+	if err != nil {
+		t.Fatalf("finding who listens on %s: %v", addr, err)
+	}
+	// Each line: sl local_address rem_address st … inode, with local_address 0100007F:1F90 for
+	// 127.0.0.1:8080 and st 0A for LISTEN.
+	local := fmt.Sprintf("0100007F:%04X", n)
+	var inode string
+	for _, line := range strings.Split(string(table), "\n")[1:] {
+		f := strings.Fields(line)
+		if len(f) > 9 && f[1] == local && f[3] == "0A" {
+			inode = f[9]
+		}
+	}
+	if inode == "" {
+		return false
+	}
+	fds, err := os.ReadDir(fmt.Sprintf("/proc/%d/fd", pid))
+	if err != nil {
+		return false // it exited
+	}
+	for _, fd := range fds {
+		if target, err := os.Readlink(fmt.Sprintf("/proc/%d/fd/%s", pid, fd.Name())); err == nil && target == "socket:["+inode+"]" {
+			return true
+		}
+	}
+	return false
 }
 
 func freeAddr(t *testing.T) string {
@@ -261,5 +323,33 @@ func TestMailboxKeepsTheNewest(t *testing.T) {
 	if len(got) != 2 || got[0].To != "p2@partner.test" || got[1].To != "p1@partner.test" || got[0].ID != 3 ||
 		got[0].From != "noreply@reftrack.test" || !got[0].At.Equal(at) {
 		t.Fatalf("kept %+v", got)
+	}
+}
+
+// A mailpit whose port another process took first is never used: it exits, and the test would start
+// another on other ports. listens tells a socket of the process from one of another.
+func TestMailpitOnATakenPortIsNotUsed(t *testing.T) {
+	t.Parallel()
+	bin := os.Getenv("MAILPIT")
+	if bin == "" {
+		tools.Missing(t, "no mailpit: make test builds it into bin/ (MAILPIT)")
+	}
+	taken, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer taken.Close()
+	if !listens(t, os.Getpid(), taken.Addr().String()) {
+		t.Error("listens: the test's own listener is not its own")
+	}
+	if _, ok := runMailpit(t, bin, mailpit{smtp: freeAddr(t), api: taken.Addr().String()}, nil); ok {
+		t.Error("a mailpit was used whose API port another process held")
+	}
+	if _, ok := runMailpit(t, bin, mailpit{smtp: taken.Addr().String(), api: freeAddr(t)}, nil); ok {
+		t.Error("a mailpit was used whose SMTP port another process held")
+	}
+	m := startMailpit(t)
+	if listens(t, os.Getpid(), m.smtp) || listens(t, os.Getpid(), m.api) {
+		t.Error("listens: mailpit's sockets counted as the test's")
 	}
 }
