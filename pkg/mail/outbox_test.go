@@ -171,7 +171,7 @@ func TestOutboxRetriesAfterAFailure(t *testing.T) {
 	m := startMailpit(t)
 	o := newOutbox(t)
 	o.enqueue(invitation("ann@partner.test"), true)
-	down := o.courier(smtp(t, freeAddr(t))) // nothing listens there
+	down := o.courier(smtp(t, refusingAddr(t)))
 	for i, wait := range []time.Duration{30 * time.Second, time.Minute} {
 		start := o.clock.Now()
 		if err := down.SendAll(context.Background()); err != nil {
