@@ -4,11 +4,11 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"net"
 	"strings"
 	"testing"
 
 	"github.com/reftrack/reftrack/pkg/testkit/dbtest"
+	"github.com/reftrack/reftrack/pkg/testkit/ports"
 )
 
 // A READ_DATABASE_URL that does not answer, or names a database without this build's schema, stops
@@ -20,14 +20,8 @@ func TestServeWithReadDatabaseURL(t *testing.T) {
 
 	t.Run("unreachable", func(t *testing.T) {
 		t.Parallel()
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		port := l.Addr().(*net.TCPAddr).Port
-		l.Close() // nothing listens there now: connections are refused
-		_, _, err = runCmd(t, map[string]string{"DATABASE_URL": d.URL, "LISTEN_ADDR": "127.0.0.1:0",
-			"READ_DATABASE_URL": fmt.Sprintf("postgres://postgres@127.0.0.1:%d/reftrack?sslmode=disable&connect_timeout=5", port)}, "serve")
+		_, _, err := runCmd(t, map[string]string{"DATABASE_URL": d.URL, "LISTEN_ADDR": "127.0.0.1:0",
+			"READ_DATABASE_URL": fmt.Sprintf("postgres://postgres@%s/reftrack?sslmode=disable&connect_timeout=5", ports.Refusing(t))}, "serve")
 		if err == nil || !strings.Contains(err.Error(), "read replica (READ_DATABASE_URL): connect to database") {
 			t.Errorf("err = %v, want a refusal naming READ_DATABASE_URL", err)
 		}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/reftrack/reftrack/pkg/mail"
 	"github.com/reftrack/reftrack/pkg/testkit/dbtest"
+	"github.com/reftrack/reftrack/pkg/testkit/ports"
 )
 
 // The outbox (pkg/mail/outbox.go) against a real database and a real SMTP server (Mailpit): a message is
@@ -171,7 +172,7 @@ func TestOutboxRetriesAfterAFailure(t *testing.T) {
 	m := startMailpit(t)
 	o := newOutbox(t)
 	o.enqueue(invitation("ann@partner.test"), true)
-	down := o.courier(smtp(t, refusingAddr(t)))
+	down := o.courier(smtp(t, ports.Refusing(t)))
 	for i, wait := range []time.Duration{30 * time.Second, time.Minute} {
 		start := o.clock.Now()
 		if err := down.SendAll(context.Background()); err != nil {

@@ -9,6 +9,7 @@
 package replica
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -104,25 +105,51 @@ func Start(t testing.TB) *Pair {
 
 // startCluster starts a cluster in dir (a new one, or the standby's copy) on a free port, stopped when
 // the test ends.
+//
+// A port found free is let go before the server binds it, so another test's server can take it first: then
+// a server we did not start answers there (never used), or ours cannot bind. That is the port's race, not
+// the test's: the cluster starts again on another port.
 func startCluster(ctx context.Context, t testing.TB, dir string) *localpg.Cluster {
 	t.Helper()
-	port, err := localpg.FreePort()
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := localpg.StartWith(ctx, dir, port, localpg.Options{Settings: settings}, t.Logf)
-	if err != nil {
-		t.Fatalf("replica: %v", err)
-	}
-	if !c.Started() { // something else took the port meanwhile: never use a server we did not start
-		t.Fatalf("replica: port %d was taken by another server", port)
-	}
-	t.Cleanup(func() {
-		if err := c.Stop(); err != nil {
-			t.Errorf("replica: %v", err)
+	return startOn(ctx, t, dir, localpg.FreePort)
+}
+
+// startOn is startCluster on the ports free gives.
+func startOn(ctx context.Context, t testing.TB, dir string, free func() (int, error)) *localpg.Cluster {
+	t.Helper()
+	var taken error
+	for range 5 {
+		port, err := free()
+		if err != nil {
+			t.Fatal(err)
 		}
-	})
-	return c
+		c, err := localpg.StartWith(ctx, dir, port, localpg.Options{Settings: settings}, t.Logf)
+		switch {
+		case err == nil && !c.Started():
+			taken = fmt.Errorf("port %d was taken by another server", port)
+			continue
+		case err != nil && portTaken(dir):
+			taken = fmt.Errorf("port %d was taken before the server bound it: %w", port, err)
+			continue
+		case err != nil:
+			t.Fatalf("replica: %v", err)
+		}
+		t.Cleanup(func() {
+			if err := c.Stop(); err != nil {
+				t.Errorf("replica: %v", err)
+			}
+		})
+		return c
+	}
+	t.Fatalf("replica: five ports in turn were taken: %v", taken)
+	return nil
+}
+
+// portTaken reports whether the server in dir failed to start because its port was in use (its log says
+// so).
+func portTaken(dir string) bool {
+	log, err := os.ReadFile(filepath.Join(dir, "postgres.log"))
+	return err == nil && bytes.Contains(log, []byte("Address already in use"))
 }
 
 // open opens a pool as the server does, closed when the test ends (before its cluster stops).
