@@ -147,7 +147,9 @@ const (
 // answer (0: no limit). An operation waits until shortly before its test's deadline (go test -timeout),
 // never a fixed time: a page that never gets where the test waits for fails the test, saying what it
 // waited for, and a machine that is only slow (two cores shared with every other package's tests and
-// databases) makes the test slower, not failed.
+// databases) makes the test slower, not failed. The price is a failing wait's: it takes the test's time
+// (under make test's default -timeout, nine and a half minutes); run one test by hand with -timeout 2m to
+// have it fail in a minute and a half.
 func limits(t testing.TB) (bridge, call time.Duration) {
 	d, ok := t.(interface{ Deadline() (time.Time, bool) })
 	if !ok {
