@@ -40,13 +40,7 @@ type mailpit struct {
 // starts it again on other ports when it exited.
 func startMailpit(t *testing.T, flags ...string) mailpit {
 	t.Helper()
-	bin := os.Getenv("MAILPIT")
-	if bin == "" {
-		bin, _ = exec.LookPath("mailpit")
-	}
-	if bin == "" {
-		tools.Missing(t, "no mailpit: make test builds it into bin/ (MAILPIT), or go install github.com/axllent/mailpit@v1.27.11")
-	}
+	bin := mailpitBinary(t)
 	for range 5 {
 		if m, ok := runMailpit(t, bin, mailpit{smtp: freeAddr(t), api: freeAddr(t)}, flags); ok {
 			return m
@@ -54,6 +48,20 @@ func startMailpit(t *testing.T, flags ...string) mailpit {
 	}
 	t.Fatal("mailpit exited five times, each on ports free a moment before")
 	return mailpit{}
+}
+
+// mailpitBinary is the mailpit to run: MAILPIT, or mailpit on PATH. Without one the test is skipped, or
+// fails under make test (REFTRACK_REQUIRE_TOOLS).
+func mailpitBinary(t *testing.T) string {
+	t.Helper()
+	bin := os.Getenv("MAILPIT")
+	if bin == "" {
+		bin, _ = exec.LookPath("mailpit")
+	}
+	if bin == "" {
+		tools.Missing(t, "no mailpit: make test builds it into bin/ (MAILPIT), or go install github.com/axllent/mailpit@v1.27.11")
+	}
+	return bin
 }
 
 // runMailpit starts mailpit on m's addresses and waits until it listens on both (true), or until it
@@ -330,10 +338,7 @@ func TestMailboxKeepsTheNewest(t *testing.T) {
 // another on other ports. listens tells a socket of the process from one of another.
 func TestMailpitOnATakenPortIsNotUsed(t *testing.T) {
 	t.Parallel()
-	bin := os.Getenv("MAILPIT")
-	if bin == "" {
-		tools.Missing(t, "no mailpit: make test builds it into bin/ (MAILPIT)")
-	}
+	bin := mailpitBinary(t)
 	taken, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
