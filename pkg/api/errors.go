@@ -49,7 +49,7 @@ type kindRule struct {
 	withStatus, topLevel bool
 }
 
-// kinds is every kind's answer. The spec's list of error codes (x-reftrack-error-codes) and the README's
+// kinds is every kind's answer. The spec's list of error codes (x-reftrack-error-codes) and docs/errors.md
 // name each of these codes with its status; TestErrorCodesAreDocumented keeps the three in step.
 var kinds = map[apierr.Kind]kindRule{
 	apierr.KindInvalid:             {status: http.StatusBadRequest},
