@@ -249,9 +249,17 @@ fuzz-targets:
 ## fuzz: fuzz every target of every package for FUZZTIME (default 30s), one after another (go test fuzzes one
 ## target of one package at a time); an input that fails is written to <package>/testdata/fuzz/<target>/
 ## (commit it: it becomes a regression seed) and the run fails at the end
+# Go 1.26's fuzzing can end a target with a bare "context deadline exceeded" when -fuzztime runs out while a
+# worker is busy (golang/go#75804, fixed in Go 1.27): no input failed and none is written, so that is said
+# and not counted as a finding.
 fuzz:
-	@failed=""; for x in $(FUZZ_TARGETS); do dir=$${x%%:*}; t=$${x##*:}; \
+	@failed=""; out=$$(mktemp); trap 'rm -f "$$out"' EXIT; \
+	for x in $(FUZZ_TARGETS); do dir=$${x%%:*}; t=$${x##*:}; \
 		echo "== $$dir $$t ($(FUZZTIME))"; \
-		(cd "$$dir" && $(GO) test -run '^$$' -fuzz "^$$t\$$" -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZETIME) .) || failed="$$failed $$dir:$$t"; \
+		if ! (cd "$$dir" && $(GO) test -run '^$$' -fuzz "^$$t\$$" -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZETIME) .) 2>&1 | tee "$$out"; then \
+			if grep -qx '    context deadline exceeded' "$$out" && ! grep -q 'Failing input written to' "$$out"; then \
+				echo "(not a finding: the fuzzer's own deadline at the end of -fuzztime, golang/go#75804)"; \
+			else failed="$$failed $$dir:$$t"; fi; \
+		fi; \
 	done; \
 	if [ -n "$$failed" ]; then echo "fuzzing found failures in:$$failed"; exit 1; fi
