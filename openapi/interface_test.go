@@ -11,7 +11,7 @@ import (
 )
 
 // interfaceRoutes lists every method and path of ../shared/interface.md (CLI paths there are relative to
-// /api/v1/cli), plus the routes decisions.md and the foundation issue add.
+// /api/v1/cli), plus the management routes the foundation issue adds (the spec describes each).
 var interfaceRoutes = []string{
 	"POST /api/v1/track/click",
 	"POST /api/v1/track/lead",
@@ -27,7 +27,7 @@ var interfaceRoutes = []string{
 	"POST /api/v1/cli/test-event",
 	"POST /api/v1/cli/stripe-connect",
 	"GET /api/tracking/events/{programId}",
-	// decisions.md: management routes.
+	// Management routes.
 	"PATCH /api/v1/programs/{programId}",
 	"POST /api/v1/programs/{programId}/partners",
 	"POST /api/v1/programs/{programId}/links",

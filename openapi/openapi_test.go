@@ -64,10 +64,10 @@ func TestNullableAdmitsNull(t *testing.T) {
 	walk(doc, "#")
 }
 
-// A JSON null counts as absent on every route (info.description, decisions.md), so every optional
-// property of every JSON request body, at any depth, must admit null under the strict reading above,
-// or strict validators flag requests the server accepts; and a required property must not, since null
-// there is absent and answers 400.
+// A JSON null counts as absent on every route (info.description, docs/rules.md#bad-input-abuse-and-faults),
+// so every optional property of every JSON request body, at any depth, must admit null under the strict
+// reading above, or strict validators flag requests the server accepts; and a required property must not,
+// since null there is absent and answers 400.
 func TestRequestNullCountsAsAbsent(t *testing.T) {
 	t.Parallel()
 	doc, err := openapi.Document()

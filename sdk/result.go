@@ -27,7 +27,7 @@ type (
 )
 
 // Codes the SDK sets itself, and the service's codes it acts on. Every other APIError.Code is the
-// service's own `error.code` (the list is in the README and the spec's ErrorCode schema, and may grow:
+// service's own `error.code` (the list is in docs/errors.md and the spec's ErrorCode schema, and may grow:
 // treat a code you do not know by Status).
 const (
 	// CodeInvalidRequest is the service's code for a malformed request (400). The checks the SDK makes

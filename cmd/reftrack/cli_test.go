@@ -185,7 +185,7 @@ func (c *cli) login(email string) string {
 	return out.String()
 }
 
-// The README's flow: login, init, test --chain, status; then programs and keys.
+// docs/cli.md's flow: login, init, test --chain, status; then programs and keys.
 func TestCLIFlow(t *testing.T) {
 	t.Parallel()
 	c := newCLI(t)

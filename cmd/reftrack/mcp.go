@@ -29,12 +29,12 @@ func (a *app) mcpCmd() *cobra.Command {
 		Long: "Serve the Model Context Protocol on standard input and output, for a coding agent (Claude Code, Cursor, …)\n" +
 			"to integrate the program: tools readiness, track_click, track_lead, track_sale, track_refund (test events\n" +
 			"unless live is set), run_verification (the synthetic chain) and integration_plan. Configure the agent to\n" +
-			"run `reftrack mcp`; see the README's \"reftrack mcp\" section.",
+			"run `reftrack mcp`; see docs/cli.md, \"reftrack mcp\".",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if a.interactive {
 				fmt.Fprintln(a.errOut, "reftrack mcp speaks the Model Context Protocol on standard input and output: "+
-					"configure your agent to run it (see the README). Ctrl-C ends it.")
+					"configure your agent to run it (see docs/cli.md). Ctrl-C ends it.")
 			}
 			s := a.mcpServer(apiKey, program)
 			err := s.Run(cmd.Context(), &mcp.IOTransport{Reader: io.NopCloser(a.in), Writer: nopWriteCloser{a.out}})

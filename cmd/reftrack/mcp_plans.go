@@ -7,8 +7,8 @@ import (
 	"text/template"
 )
 
-// The integration plans integration_plan answers: the README's "Integrate" section and the tracker's, the
-// Go SDK's and the TypeScript SDK's documentation, arranged for each framework (mcp_test.go checks that
+// The integration plans integration_plan answers: docs/integration.md and the tracker's, the Go SDK's and
+// the TypeScript SDK's documentation, arranged for each framework (mcp_test.go checks that
 // every route, tracker call and SDK name they use is documented). common.tmpl holds the steps every plan
 // shares.
 //

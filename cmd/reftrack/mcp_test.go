@@ -231,7 +231,7 @@ func TestMCPIntegrationPlans(t *testing.T) {
 	cs := c.connectMCP(s.APIKey, "")
 
 	spec := specPaths(t)
-	docs := readFiles(t, "../../README.md", "../../sdk/README.md", "../../sdk/typescript/README.md")
+	docs := readFiles(t, "../../docs/integration.md", "../../sdk/README.md", "../../sdk/typescript/README.md")
 	// The calls each plan makes: the routes, or an SDK's (the Go SDK's; the TypeScript SDK's for Node).
 	calls := map[string][]string{"go": {"rt.TrackLead(", "rt.TrackSale(", "rt.TrackRefund("},
 		"nextjs":  {"reftrack.trackLead(", "reftrack.trackSale(", "reftrack.trackRefund("},
@@ -269,7 +269,7 @@ func TestMCPIntegrationPlans(t *testing.T) {
 		}
 		for _, name := range names {
 			if !strings.Contains(docs, name) {
-				t.Errorf("%s: %s is not in the README or the SDKs' READMEs", fw, name)
+				t.Errorf("%s: %s is not in docs/integration.md or the SDKs' READMEs", fw, name)
 			}
 		}
 	}

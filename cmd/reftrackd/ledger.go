@@ -11,8 +11,9 @@ import (
 	"github.com/reftrack/reftrack/pkg/ledger"
 )
 
-// ledgerEvery is how often the ledger's background work runs: decisions.md gives auto approval a minute
-// to be written down (every read says approved from the instant it takes effect, whatever this has done).
+// ledgerEvery is how often the ledger's background work runs: docs/rules.md#the-ledger-and-payouts gives auto
+// approval a minute to be written down (every read says approved from the instant it takes effect, whatever
+// this has done).
 const ledgerEvery = time.Minute
 
 // keepLedger rejects what a sale racing a ban left open (ledger.SweepBanned), writes down the auto

@@ -66,7 +66,7 @@ func runEnv(ctx context.Context, args []string, e *env) error {
 		Use:   "reftrackd",
 		Short: "reftrack server: referral tracking API",
 		Long: `reftrackd serves the reftrack API. Without a command it runs "serve".
-Configuration comes from environment variables (see the README).`,
+Configuration comes from environment variables (see docs/configuration.md).`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		RunE: func(cmd *cobra.Command, _ []string) error {

@@ -7217,7 +7217,7 @@ type ClientInterface interface {
 
 	// GetTrackerScript The browser tracker script
 	//
-	// The browser tracker (README, "Integrate"). Load it on every page of the brand's site with a
+	// The browser tracker (docs/integration.md). Load it on every page of the brand's site with a
 	// `script` element carrying `defer`, `src="{base_url}/js/svc.js"` and
 	// `data-svc-program-id="<program_id>"`. The element may also carry `data-svc-api-base` (default: the script's own origin),
 	// `data-svc-debug` and `data-svc-cookie-domain`. On load, when the page URL has `aff`, the tracker
@@ -10735,7 +10735,7 @@ func (c *Client) GetHealthz(ctx context.Context, reqEditors ...RequestEditorFn) 
 
 // GetTrackerScript The browser tracker script
 //
-// The browser tracker (README, "Integrate"). Load it on every page of the brand's site with a
+// The browser tracker (docs/integration.md). Load it on every page of the brand's site with a
 // `script` element carrying `defer`, `src="{base_url}/js/svc.js"` and
 // `data-svc-program-id="<program_id>"`. The element may also carry `data-svc-api-base` (default: the script's own origin),
 // `data-svc-debug` and `data-svc-cookie-domain`. On load, when the page URL has `aff`, the tracker
@@ -18613,7 +18613,7 @@ type ClientWithResponsesInterface interface {
 
 	// GetTrackerScriptWithResponse The browser tracker script
 	//
-	// The browser tracker (README, "Integrate"). Load it on every page of the brand's site with a
+	// The browser tracker (docs/integration.md). Load it on every page of the brand's site with a
 	// `script` element carrying `defer`, `src="{base_url}/js/svc.js"` and
 	// `data-svc-program-id="<program_id>"`. The element may also carry `data-svc-api-base` (default: the script's own origin),
 	// `data-svc-debug` and `data-svc-cookie-domain`. On load, when the page URL has `aff`, the tracker
@@ -36020,7 +36020,7 @@ func (c *ClientWithResponses) GetHealthzWithResponse(ctx context.Context, reqEdi
 
 // GetTrackerScriptWithResponse The browser tracker script
 //
-// The browser tracker (README, "Integrate"). Load it on every page of the brand's site with a
+// The browser tracker (docs/integration.md). Load it on every page of the brand's site with a
 // `script` element carrying `defer`, `src="{base_url}/js/svc.js"` and
 // `data-svc-program-id="<program_id>"`. The element may also carry `data-svc-api-base` (default: the script's own origin),
 // `data-svc-debug` and `data-svc-cookie-domain`. On load, when the page URL has `aff`, the tracker

@@ -231,7 +231,7 @@ func TestClickTestModeKeyChecks(t *testing.T) {
 		401, "UnauthorizedError", "Invalid API token")
 	e := platformError(t, env.Do(http.MethodPost, "/api/v1/track/click", body(r.ProgramID), apitest.Bearer(other.APIKey)...),
 		403, "ForbiddenError", "program_id does not match the API key")
-	// The interface gave this 403 no code; decisions.md gives every error one.
+	// The interface gave this 403 no code; every error has one (docs/rules.md#bad-input-abuse-and-faults).
 	if e["code"] != "forbidden" {
 		t.Errorf("error.code = %v, want forbidden", e["code"])
 	}

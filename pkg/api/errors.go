@@ -49,7 +49,7 @@ type kindRule struct {
 	withStatus, topLevel bool
 }
 
-// kinds is every kind's answer. The spec's list of error codes (x-reftrack-error-codes) and the README's
+// kinds is every kind's answer. The spec's list of error codes (x-reftrack-error-codes) and docs/errors.md
 // name each of these codes with its status; TestErrorCodesAreDocumented keeps the three in step.
 var kinds = map[apierr.Kind]kindRule{
 	apierr.KindInvalid:             {status: http.StatusBadRequest},
@@ -73,7 +73,8 @@ var kinds = map[apierr.Kind]kindRule{
 	apierr.KindServiceUnavailable:  {status: http.StatusServiceUnavailable},
 }
 
-// unavailableRetryAfter is the Retry-After of a 503 (decisions.md: database unreachable or too slow).
+// unavailableRetryAfter is the Retry-After of a 503: the database unreachable or too slow
+// (docs/rules.md#bad-input-abuse-and-faults).
 const unavailableRetryAfter = 5
 
 // unavailable answers a database that is unreachable or too slow, whatever the handler made of it.
@@ -277,7 +278,7 @@ var answers = []answer{
 	as(func(_ context.Context, _ *errorWriter, e *programs.ShortLinkTakenError) *apierr.Error {
 		return apierr.New(apierr.KindConflict, "short_link "+e.ShortLink+" is already taken")
 	}),
-	// A program's settings out of range (decisions.md, "Bad input, abuse and faults"), worded by
+	// A program's settings out of range (docs/rules.md#bad-input-abuse-and-faults), worded by
 	// programs.Message: the CLI prints the same words when it refuses a value before sending.
 	{match: func(err error) bool { _, ok := programs.Message(err); return ok },
 		build: func(_ context.Context, _ *errorWriter, err error) *apierr.Error {
@@ -432,7 +433,7 @@ func (w *errorWriter) handle(err error, c echo.Context) {
 	case c.Request().Method == http.MethodHead:
 		werr = c.NoContent(r.Status)
 	case r.Envelope == apierr.Page && r.Status == http.StatusTooManyRequests:
-		// A page refused for its rate answers plain text (decisions.md): rendering a page for a client
+		// A page refused for its rate answers plain text (docs/rules.md#limits): rendering a page for a client
 		// hammering the route costs more than the answer is worth.
 		werr = c.String(r.Status, r.Message)
 	case r.Envelope == apierr.Page:

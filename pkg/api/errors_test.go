@@ -236,7 +236,7 @@ func TestNormaliseJSON(t *testing.T) {
 
 // TestErrorCodesAreDocumented keeps the one list of error codes in step: every code a kind answers is in
 // the spec's x-reftrack-error-codes with the kind's status, and every code listed there is answered by a
-// kind or marked reserved; the ErrorCode schema's description and the README's table list the same codes
+// kind or marked reserved; the ErrorCode schema's description and docs/errors.md's table list the same codes
 // with the same statuses.
 func TestErrorCodesAreDocumented(t *testing.T) {
 	t.Parallel()
@@ -289,11 +289,11 @@ func TestErrorCodesAreDocumented(t *testing.T) {
 		}
 	}
 
-	readme, err := os.ReadFile("../../README.md")
+	reference, err := os.ReadFile("../../docs/errors.md")
 	if err != nil {
 		t.Fatal(err)
 	}
-	for name, text := range map[string]string{"the ErrorCode description": schema.Value.Description, "README.md": string(readme)} {
+	for name, text := range map[string]string{"the ErrorCode description": schema.Value.Description, "docs/errors.md": string(reference)} {
 		if diff := cmp.Diff(spec, codeTable(text)); diff != "" {
 			t.Errorf("%s's table of codes differs from x-reftrack-error-codes (-spec +%s):\n%s", name, name, diff)
 		}

@@ -10,7 +10,7 @@ import (
 	"github.com/reftrack/reftrack/pkg/testkit/apitest"
 )
 
-// Fuzz targets of the ledger's routes (decisions.md, "After the commission"): the POSTs with a body, with
+// Fuzz targets of the ledger's routes (docs/rules.md#the-ledger-and-payouts): the POSTs with a body, with
 // and without an Idempotency-Key, and the lists' and the export's query parameters. The checks are the
 // other targets' (fuzz_test.go): no 5xx, an answer that fits the spec, the platform envelope.
 

@@ -10,10 +10,9 @@ import (
 	"github.com/reftrack/reftrack/pkg/testkit/apitest"
 )
 
-// Fuzz targets of the partners' routes (decisions.md, "Partners and the partner portal"): the
-// invitations' body, read field by field by the handler, and the reason of a rejection or a ban. The
-// checks are the other targets' (fuzz_test.go): no 5xx, an answer that fits the spec, the platform
-// envelope.
+// Fuzz targets of the partners' routes (docs/rules.md#partners): the invitations' body, read field by field
+// by the handler, and the reason of a rejection or a ban. The checks are the other targets' (fuzz_test.go):
+// no 5xx, an answer that fits the spec, the platform envelope.
 
 // startPartnerFuzz is startFuzz with a partner who applied ({{pending}}), the seeded partner
 // ({{partner}}, approved) and their emails ({{pending_email}}, {{partner_email}}), and an open

@@ -10,10 +10,10 @@ import (
 	"github.com/reftrack/reftrack/pkg/testkit/apitest"
 )
 
-// Fuzz targets of the outbound webhooks' routes (decisions.md, "Outbound webhooks"): one target writes
-// through every route with a body (create, change, recover, test) and the resend, one reads the delivery
-// log by its query. The checks are the other targets' (fuzz_test.go): no 5xx, an answer that fits the
-// spec, the platform envelope.
+// Fuzz targets of the outbound webhooks' routes (docs/rules.md#webhooks): one target writes through every
+// route with a body (create, change, recover, test) and the resend, one reads the delivery log by its query.
+// The checks are the other targets' (fuzz_test.go): no 5xx, an answer that fits the spec, the platform
+// envelope.
 
 // startWebhookFuzz is startFuzz with an endpoint ({{endpoint}}, on a local port nothing listens on) and
 // a test delivery to it ({{delivery}}).

@@ -174,7 +174,7 @@ func hostileRequests(method, path string, op *openapi3.Operation, many manyField
 }
 
 // Text PostgreSQL cannot store, and JSON nested too deeply, are refused before any handler with the
-// messages of decisions.md, naming the field; nothing is stored.
+// messages of docs/rules.md#bad-input-abuse-and-faults, naming the field; nothing is stored.
 func TestUnstorableTextRefused(t *testing.T) {
 	t.Parallel()
 	env := apitest.Start(t, apitest.Options{LimitStore: unlimited{}})

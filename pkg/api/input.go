@@ -13,9 +13,9 @@ import (
 	"github.com/reftrack/reftrack/pkg/apierr"
 )
 
-// The rules every request's text meets before a handler sees it (decisions.md, "Bad input"): PostgreSQL
-// refuses NUL characters and invalid UTF-8 in text, so neither may reach it; deep JSON and huge forms cost
-// more than any real client needs.
+// The rules every request's text meets before a handler sees it (docs/rules.md#bad-input-abuse-and-faults):
+// PostgreSQL refuses NUL characters and invalid UTF-8 in text, so neither may reach it; deep JSON and huge
+// forms cost more than any real client needs.
 const (
 	// maxJSONDepth is how deeply objects and arrays may nest in a JSON body.
 	maxJSONDepth = 32

@@ -26,7 +26,7 @@ import (
 // several partners and currencies and programs of every setting. After each batch the answers must be
 // those of some order of the batch's requests run one at a time on the model below (the requests are
 // linearizable), and then the server's balances, commissions and payouts must be the model's to the cent,
-// and decisions.md's conservation equation must hold on the rows.
+// and the conservation equation (docs/rules.md#the-ledger-and-payouts) must hold on the rows.
 //
 // REFTRACK_MODEL_STEPS (default 150, `make model` 10,000) is how many requests in all; REFTRACK_MODEL_SEED
 // repeats a run's random choices (the interleavings are the machine's); REFTRACK_MODEL_RUNNERS servers run
@@ -146,7 +146,7 @@ type mPayout struct {
 	clawbacks               []int // indexes into state.clawbacks
 }
 
-// ledgerState is the model: what the ledger holds, as decisions.md says it changes.
+// ledgerState is the model: what the ledger holds, as docs/rules.md#the-ledger-and-payouts says it changes.
 type ledgerState struct {
 	tick        int   // the clock's half-days since the world began
 	rateTenth   int64 // the commission rate in tenths of a percent
@@ -194,7 +194,8 @@ func (s *ledgerState) status(c *mCommission) string {
 // roundHalfAway is num/den rounded half away from zero, for num, den > 0.
 func roundHalfAway(num, den int64) int64 { return (2*num + den) / (2 * den) }
 
-// refund applies a refund bringing sale's refunded total to total, by the rule of decisions.md.
+// refund applies a refund bringing sale's refunded total to total, by the rule of
+// docs/rules.md#sales-commissions-and-refunds.
 func (s *ledgerState) refund(sale *mSale, total int64) {
 	sale.refunded = total
 	c := s.commissions[sale.commission]
@@ -632,8 +633,8 @@ func unchangeable(id int64, status string) string {
 	return ""
 }
 
-// apply runs o on s as decisions.md says, and returns the answer it predicts; ob gives the ids the server
-// chose (a new commission's, new payouts').
+// apply runs o on s as docs/rules.md#the-ledger-and-payouts says, and returns the answer it predicts; ob
+// gives the ids the server chose (a new commission's, new payouts').
 func (s *ledgerState) apply(o modelOp, ob observed) string {
 	switch o.kind {
 	case "sale":

@@ -16,8 +16,8 @@ import (
 	"github.com/reftrack/reftrack/pkg/testkit/apitest"
 )
 
-// The ledger's routes (decisions.md, "After the commission: the ledger and payouts"), through the real
-// server: every answer is checked against the spec by apitest.
+// The ledger's routes (docs/rules.md#the-ledger-and-payouts), through the real server: every answer is
+// checked against the spec by apitest.
 
 // ledgerFixture is a seeded program whose server runs on a clock the test moves, and its owner.
 type ledgerFixture struct {
@@ -136,8 +136,9 @@ func bucket(b map[string]any) [5]float64 {
 		b["paid_cents"].(float64), b["clawback_owed_cents"].(float64)}
 }
 
-// conserved checks decisions.md's conservation: for every partner and currency, the payable amounts of
-// the non-rejected, non-test commissions add up to pending + approved + in payout + paid.
+// conserved checks the ledger's conservation (docs/rules.md#the-ledger-and-payouts): for every partner and
+// currency, the payable amounts of the non-rejected, non-test commissions add up to pending + approved + in
+// payout + paid.
 func (f *ledgerFixture) conserved() {
 	f.t.Helper()
 	bs := f.balances()

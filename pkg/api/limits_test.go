@@ -14,7 +14,7 @@ import (
 // unknownKey is a well-formed program key that matches no program.
 func unknownKey(i int) string { return fmt.Sprintf("rt_unknown%030d", i) }
 
-// Guessing keys is limited (decisions.md): one IP trying a new unknown key each time gets the route's
+// Guessing keys is limited (docs/rules.md#limits): one IP trying a new unknown key each time gets the route's
 // per-key limit of 401s, then 429 before authentication; a valid key from the same IP is unaffected.
 func TestUnknownTokensChargeAPerIPBucket(t *testing.T) {
 	t.Parallel()
@@ -64,7 +64,7 @@ func TestUnknownTokensChargeAPerIPBucket(t *testing.T) {
 }
 
 // Account and session routes outside /api/v1/cli/* allow 600 requests per minute per presented token
-// (decisions.md); another token, and the same token's CLI routes, keep their own count.
+// (docs/rules.md#limits); another token, and the same token's CLI routes, keep their own count.
 func TestAccountRoutesLimitedPerToken(t *testing.T) {
 	t.Parallel()
 	env := apitest.Start(t, apitest.Options{Clock: apitest.PinnedClock().Now})

@@ -181,7 +181,7 @@ func (mw *middlewares) rateLimit(next echo.HandlerFunc) echo.HandlerFunc {
 		}
 		m := request.From(ctx)
 		id := "ip:" + m.IP
-		// A route counted per token also counts, per IP, the tokens that match nothing (decisions.md:
+		// A route counted per token also counts, per IP, the tokens that match nothing (docs/rules.md#limits:
 		// guessing keys is limited); every guess would otherwise start a fresh bucket of its own.
 		unknownID, guessable := "unknown-token:"+m.IP, false
 		if rule.ByKey {
@@ -215,7 +215,7 @@ func (mw *middlewares) rateLimit(next echo.HandlerFunc) echo.HandlerFunc {
 		}
 		c.Response().Before(func() {
 			// The status is known here, whoever writes the answer (handler, error handler, recover): an
-			// answer of 5xx gives its unit back (decisions.md, "Rate-limit budget").
+			// answer of 5xx gives its unit back (docs/rules.md#limits).
 			if counted && c.Response().Status >= 500 {
 				if back, err := mw.limiter.GiveBack(ctx, rule.Bucket, id, res); err != nil {
 					mw.log.WarnContext(ctx, "rate limiter: could not give a 5xx's unit back", "request_id", m.ID, "err", err)

@@ -12,11 +12,11 @@ import (
 	"github.com/reftrack/reftrack/pkg/testkit/apitest"
 )
 
-// A JSON null counts as absent on every route (decisions.md), so every optional request property is
-// nullable in the spec: these requests send null for the optional fields of routes whose handler checks
-// the body and of routes the contract middleware validates, and must be accepted. apitest's strict check
-// validates the request of every 2xx exchange, so an optional property the spec does not let be null
-// fails here.
+// A JSON null counts as absent on every route (docs/rules.md#bad-input-abuse-and-faults), so every optional
+// request property is nullable in the spec: these requests send null for the optional fields of routes whose
+// handler checks the body and of routes the contract middleware validates, and must be accepted. apitest's
+// strict check validates the request of every 2xx exchange, so an optional property the spec does not let be
+// null fails here.
 func TestNullOptionalFieldsAccepted(t *testing.T) {
 	t.Parallel()
 	env := apitest.New(t)

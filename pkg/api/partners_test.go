@@ -20,8 +20,8 @@ import (
 	"github.com/reftrack/reftrack/pkg/testkit/apitest"
 )
 
-// Partners' enrollments and invitations (decisions.md, "Partners and the partner portal"), through the
-// real server: every answer is checked against the spec by apitest.
+// Partners' enrollments and invitations (docs/rules.md#partners), through the real server: every answer is
+// checked against the spec by apitest.
 
 // enrollmentOf is the path of a partner's enrollment action (approve, reject, ban) in the fixture's program.
 func (f *ledgerFixture) enrollmentOf(partnerID any, action string) string {

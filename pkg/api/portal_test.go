@@ -20,9 +20,9 @@ import (
 	"github.com/reftrack/reftrack/pkg/testkit/apitest"
 )
 
-// The partner portal (decisions.md, "Partners and the partner portal"), through the real server: every
-// answer is checked against the spec by apitest. A partner person signs in at /partners with the
-// development issuer's form, as a browser does, and reads their programs' data from /api/v1/partner/….
+// The partner portal (docs/rules.md#partners), through the real server: every answer is checked against the
+// spec by apitest. A partner person signs in at /partners with the development issuer's form, as a browser
+// does, and reads their programs' data from /api/v1/partner/….
 
 // The portal's cookies and the refusals its routes share, word for word.
 const (

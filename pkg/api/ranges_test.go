@@ -9,7 +9,7 @@ import (
 	"github.com/reftrack/reftrack/pkg/testkit/apitest"
 )
 
-// The ranges of decisions.md ("Bad input, abuse and faults"), each boundary just inside and just outside,
+// The ranges of docs/rules.md#bad-input-abuse-and-faults, each boundary just inside and just outside,
 // with their exact messages; a refusal stores nothing.
 
 const (

@@ -12,9 +12,9 @@ import (
 	"github.com/reftrack/reftrack/pkg/testkit/apitest"
 )
 
-// The reports (decisions.md, "Reports, a TypeScript server SDK, and agents"), through the real server:
-// every answer is checked against the spec by apitest. pkg/reports' test holds the figures to a naive
-// count of every kind of change; this one follows events made through the API into both routes.
+// The reports (docs/rules.md#reports), through the real server: every answer is checked against the spec by
+// apitest. pkg/reports' test holds the figures to a naive count of every kind of change; this one follows
+// events made through the API into both routes.
 
 // performance is the program's performance with query q.
 func (f *ledgerFixture) performance(q string) map[string]any {

@@ -39,10 +39,10 @@ func suspendedError(t *testing.T, what string, res *apitest.Response) {
 	}
 }
 
-// A suspended account is refused everywhere (decisions.md): its programs' key on sale, refund, lead and
-// readiness, keyless clicks and leads on its programs, its login token and its dashboard session;
-// its payment webhooks are verified and answered 200 but not applied. Nothing is recorded, another
-// brand is unaffected, and unsuspending restores everything.
+// A suspended account is refused everywhere (docs/rules.md#bad-input-abuse-and-faults): its programs' key on
+// sale, refund, lead and readiness, keyless clicks and leads on its programs, its login token and its
+// dashboard session; its payment webhooks are verified and answered 200 but not applied. Nothing is recorded,
+// another brand is unaffected, and unsuspending restores everything.
 func TestSuspendedAccountRefusedEverywhere(t *testing.T) {
 	t.Parallel()
 	f := newStripeFixture(t, seed.Options{LeadAuth: "browser_allowed"})

@@ -62,7 +62,7 @@ func TestTrackerScript(t *testing.T) {
 	}
 }
 
-// The tracker stays small: its gzipped size is reported in the README.
+// The tracker stays small: its gzipped size is reported in docs/integration.md.
 func TestTrackerScriptSize(t *testing.T) {
 	t.Parallel()
 	s, err := tracker.Load()

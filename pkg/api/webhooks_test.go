@@ -20,9 +20,9 @@ import (
 	"github.com/reftrack/reftrack/sdk"
 )
 
-// Outbound webhooks (decisions.md, "Outbound webhooks"), through the real server: the routes, and the
-// events its changes write, delivered by the test's worker (env.Webhooks) to real receivers and verified
-// with the independent Standard Webhooks library.
+// Outbound webhooks (docs/rules.md#webhooks), through the real server: the routes, and the events its changes
+// write, delivered by the test's worker (env.Webhooks) to real receivers and verified with the independent
+// Standard Webhooks library.
 
 // hookReceiver is a real HTTP server that answers 204 and keeps every delivery.
 type hookReceiver struct {

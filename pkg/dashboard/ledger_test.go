@@ -15,9 +15,9 @@ import (
 	"github.com/reftrack/reftrack/pkg/testkit/apitest"
 )
 
-// The Commissions and Payouts views (decisions.md, "After the commission: the ledger and payouts"),
-// driven in Chromium against the real server. Sales come in through the tracking routes with the
-// program's key; everything a member does, the test does by clicking in the page.
+// The Commissions and Payouts views (docs/rules.md#the-ledger-and-payouts), driven in Chromium against the
+// real server. Sales come in through the tracking routes with the program's key; everything a member does,
+// the test does by clicking in the page.
 
 // shop is a program on a server whose clock the test moves (the ledger's holds are read at the server's
 // clock), and the program's owner as the API knows it, for what happens outside the page.

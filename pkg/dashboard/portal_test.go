@@ -13,11 +13,10 @@ import (
 	"github.com/reftrack/reftrack/pkg/testkit/apitest"
 )
 
-// The partner portal (decisions.md, "Partners and the partner portal"), walked in Chromium against the
-// real server: the brand invites by email, the mail is read at /dev/mail, the partner signs in through its
-// link and accepts, makes a link of their own, and watches a click, a lead and a sale through it become a
-// commission pending, approved by the brand, then paid by the brand's payout; they give their payout
-// details and download their payouts.
+// The partner portal (docs/rules.md#partners), walked in Chromium against the real server: the brand invites
+// by email, the mail is read at /dev/mail, the partner signs in through its link and accepts, makes a link of
+// their own, and watches a click, a lead and a sale through it become a commission pending, approved by the
+// brand, then paid by the brand's payout; they give their payout details and download their payouts.
 
 // portalReload opens the portal on programID and waits until its views are shown.
 func (a *app) portalReload(programID int64) {

@@ -8,7 +8,8 @@ import (
 	"github.com/reftrack/reftrack/pkg/programs"
 )
 
-// Each refusal of a setting has the words decisions.md gives it; the server and the CLI both answer them.
+// Each refusal of a setting has the words docs/rules.md#bad-input-abuse-and-faults gives it; the server and
+// the CLI both answer them.
 func TestMessage(t *testing.T) {
 	t.Parallel()
 	tests := []struct {

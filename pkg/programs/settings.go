@@ -11,7 +11,7 @@ import (
 	"github.com/reftrack/reftrack/pkg/commission"
 )
 
-// The ranges of a program's settings (decisions.md, "Bad input, abuse and faults"). Every path that
+// The ranges of a program's settings (docs/rules.md#bad-input-abuse-and-faults). Every path that
 // creates or changes a program (cli/init, PATCH /programs/{id}, seeding) is checked here, before anything
 // is written.
 const (

@@ -113,8 +113,8 @@ func Record(ctx context.Context, dbx *sqlx.DB, log *slog.Logger, now func() time
 var Providers = []string{"stripe", "paddle", "lemonsqueezy", "chargebee", "recurly", "braintree", "paypal", "adyen",
 	"square", "shopify", "app_store", "google_play", "manual", "other"}
 
-// MaxAmountCents bounds amount_cents and refund_amount_cents (decisions.md, "Bad input, abuse and
-// faults"): 10^12 minor units, far from overflow in any arithmetic on them.
+// MaxAmountCents bounds amount_cents and refund_amount_cents (docs/rules.md#bad-input-abuse-and-faults):
+// 10^12 minor units, far from overflow in any arithmetic on them.
 const MaxAmountCents int64 = 1_000_000_000_000
 
 // MaxAge and MaxFuture bound a sale's occurred_at.

@@ -20,7 +20,7 @@ import (
 	"time"
 )
 
-// Event types (decisions.md, "Outbound webhooks").
+// Event types (docs/rules.md#webhooks).
 const (
 	LeadCreated       = "lead.created"
 	SaleCreated       = "sale.created"

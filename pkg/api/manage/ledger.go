@@ -14,7 +14,7 @@ import (
 	"github.com/reftrack/reftrack/pkg/ledger"
 )
 
-// The ledger's routes (decisions.md, "After the commission"): commissions, balances and payouts. Each
+// The ledger's routes (docs/rules.md#the-ledger-and-payouts): commissions, balances and payouts. Each
 // handler reads the request into pkg/ledger's input and makes one call; pkg/ledger checks access (the
 // member's role in the program's workspace), ranges and states, and writes the audit log.
 

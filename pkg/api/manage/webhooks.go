@@ -9,9 +9,9 @@ import (
 	"github.com/reftrack/reftrack/pkg/webhooks"
 )
 
-// The outbound webhooks' routes (decisions.md, "Outbound webhooks"): endpoints, the delivery log, resend,
-// recover and test events. pkg/webhooks checks access (owner or admin), the URL rule and ranges, and
-// writes the audit log.
+// The outbound webhooks' routes (docs/rules.md#webhooks): endpoints, the delivery log, resend, recover and
+// test events. pkg/webhooks checks access (owner or admin), the URL rule and ranges, and writes the audit
+// log.
 
 // webhookRequest is who acts, and when.
 func (h *Management) webhookRequest(ctx context.Context) (webhooks.Request, error) {

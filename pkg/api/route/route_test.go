@@ -127,12 +127,13 @@ func TestPoliciesFromTheSpec(t *testing.T) {
 	if !hook.Body.Raw || hook.Body.MaxBytes != 1<<20 || hook.Auth != route.WebhookSignature {
 		t.Errorf("webhook policy = %+v", hook)
 	}
-	// Account routes outside /api/v1/cli/* share 600 per minute per token (decisions.md).
+	// Account routes outside /api/v1/cli/* share 600 per minute per token (docs/rules.md#limits).
 	if p := get("PATCH", "/api/v1/links/:linkId"); p.Body.MaxBytes != route.DefaultMaxBodyBytes || p.HandlerValidates || p.Limit == nil ||
 		*p.Limit != (route.Limit{Bucket: "account", PerMinute: 600, ByKey: true}) {
 		t.Errorf("update link policy = %+v", p)
 	}
-	if p := get("PATCH", "/api/v1/programs/:programId"); !p.HandlerValidates { // for decisions.md's exact range messages
+	// The handler checks the body, for the exact range messages (docs/rules.md#bad-input-abuse-and-faults).
+	if p := get("PATCH", "/api/v1/programs/:programId"); !p.HandlerValidates {
 		t.Errorf("update program policy = %+v", p)
 	}
 	if login, token := get("POST", "/login"), get("POST", "/dev/oidc/token"); login.Envelope.For(apierr.KindInvalid) != apierr.Page ||

@@ -397,11 +397,11 @@
 
   // --- commissions and payouts (the ledger) --------------------------------------------------------
   //
-  // The Commissions and Payouts views read and act through the ledger's routes (decisions.md, "After the
-  // commission"). Amounts arrive as integer minor units and are shown with money(). Every action is a
-  // POST with an Idempotency-Key (act). Buttons exist only for the roles that may use them:
-  // commissions:write approves and rejects, payouts:write creates payouts and marks them paid or failed;
-  // a role that only reads (analyst) sees the lists, the balances and the exports.
+  // The Commissions and Payouts views read and act through the ledger's routes
+  // (docs/rules.md#the-ledger-and-payouts). Amounts arrive as integer minor units and are shown with money().
+  // Every action is a POST with an Idempotency-Key (act). Buttons exist only for the roles that may use them:
+  // commissions:write approves and rejects, payouts:write creates payouts and marks them paid or failed; a
+  // role that only reads (analyst) sees the lists, the balances and the exports.
 
   var STATUS_LABEL = { pending: "pending", partially_reversed: "partly refunded", reversed: "refunded", approved: "approved",
     in_payout: "in payout", paid: "paid", rejected: "rejected" };
@@ -992,7 +992,7 @@
   //
   // What the program's partners brought in over a period, against the period before: the KPIs, a chart of
   // money and one of counts per day (with axes), and the partners' table, sorted by the server by the
-  // column chosen, with a CSV of what it shows (decisions.md, "Reports").
+  // column chosen, with a CSV of what it shows (docs/rules.md#reports).
 
   var perf = { sort: "revenue_cents", order: "desc", rows: [] };
   var PERIOD_WORDS = { "7d": "the previous 7 days", "30d": "the previous 30 days", "90d": "the previous 90 days" };

@@ -1,5 +1,5 @@
 // Package config reads reftrackd's configuration from environment variables. Every variable has a
-// default that works on a developer machine; the README lists them.
+// default that works on a developer machine; docs/configuration.md lists them.
 package config
 
 import (

@@ -66,7 +66,7 @@ func (l *Limiter) Allow(ctx context.Context, bucket, id string, limit int) (Resu
 	return res, nil
 }
 
-// GiveBack returns the unit that Allow counted for res (decisions.md: an answer of 5xx gives its unit
+// GiveBack returns the unit that Allow counted for res (docs/rules.md#limits: an answer of 5xx gives its unit
 // back, so a client retrying through an outage is not locked out afterwards), and returns the bucket's
 // state with it.
 func (l *Limiter) GiveBack(ctx context.Context, bucket, id string, res Result) (Result, error) {
