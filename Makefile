@@ -149,15 +149,16 @@ go-test-plain:
 	$(GO_TEST) -o $(TEST_BINS)/plain/ -run '$(SWEEPS)' ./pkg/api
 
 # The client generators integrators use (orval, @hey-api/openapi-ts, openapi-typescript + openapi-fetch,
-# tsc), pinned in clients/package-lock.json; ogen is pinned by clients/ogen/go.mod.
+# swagger-typescript-api, tsc), pinned in clients/package-lock.json; ogen is pinned by clients/ogen/go.mod.
 CLIENTS_DEPS := clients/node_modules/.package-lock.json
 $(CLIENTS_DEPS): clients/package.json clients/package-lock.json
 	cd clients && npm ci --no-audit --no-fund --loglevel=error
 
 ## clients: generate clients from the served spec with ogen, openapi-typescript + openapi-fetch,
-## @hey-api/openapi-ts and orval, compile them strictly (go build, tsc --strict) and drive each through a
-## click, a server-mode lead, a sale, the duplicate sale's typed 409, a refund and readiness against a real
-## server (clients/clients_test.go; about four minutes, so a CI step of its own, not part of `make test`)
+## @hey-api/openapi-ts, orval and swagger-typescript-api, compile them strictly (go build, tsc --strict, the
+## generated code too) and drive each through a click, a server-mode lead, a sale, the duplicate sale's
+## typed 409, a refund and readiness against a real server (clients/clients_test.go; about four minutes,
+## so a CI step of its own, not part of `make test`)
 clients: $(CLIENTS_DEPS)
 	REFTRACK_CLIENTS=1 REFTRACK_REQUIRE_TOOLS=1 $(GO) test -count=1 -run '^TestGeneratedClients$$' ./clients/
 

@@ -6831,7 +6831,9 @@ type ClientInterface interface {
 	//
 	// Queues again, at once, every event of the endpoint's types since `since` (and since the endpoint
 	// was created; events are kept 30 days) whose delivery to it did not succeed, including those it
-	// missed while disabled. Samples (`…/test`) are not recovered. Answers how many were queued. Owner or admin
+	// missed while disabled and those waiting for a retry (their next attempt is now, not at its scheduled
+	// time); each gets a full schedule of attempts again. A delivery being attempted at that moment is
+	// left to that attempt. Samples (`…/test`) are not recovered. Answers how many were queued. Owner or admin
 	// (`webhooks:manage`); in the audit log. 400 `since must not be in the future`.
 	//
 	// Takes any type of body and a specified content type.
@@ -6843,7 +6845,9 @@ type ClientInterface interface {
 	//
 	// Queues again, at once, every event of the endpoint's types since `since` (and since the endpoint
 	// was created; events are kept 30 days) whose delivery to it did not succeed, including those it
-	// missed while disabled. Samples (`…/test`) are not recovered. Answers how many were queued. Owner or admin
+	// missed while disabled and those waiting for a retry (their next attempt is now, not at its scheduled
+	// time); each gets a full schedule of attempts again. A delivery being attempted at that moment is
+	// left to that attempt. Samples (`…/test`) are not recovered. Answers how many were queued. Owner or admin
 	// (`webhooks:manage`); in the audit log. 400 `since must not be in the future`.
 	//
 	// Takes a body of the `application/json` content type.
@@ -10019,7 +10023,9 @@ func (c *Client) ListWebhookDeliveries(ctx context.Context, endpointId EndpointI
 //
 // Queues again, at once, every event of the endpoint's types since `since` (and since the endpoint
 // was created; events are kept 30 days) whose delivery to it did not succeed, including those it
-// missed while disabled. Samples (`…/test`) are not recovered. Answers how many were queued. Owner or admin
+// missed while disabled and those waiting for a retry (their next attempt is now, not at its scheduled
+// time); each gets a full schedule of attempts again. A delivery being attempted at that moment is
+// left to that attempt. Samples (`…/test`) are not recovered. Answers how many were queued. Owner or admin
 // (`webhooks:manage`); in the audit log. 400 `since must not be in the future`.
 //
 // Takes any type of body and a specified content type.
@@ -10041,7 +10047,9 @@ func (c *Client) RecoverWebhookDeliveriesWithBody(ctx context.Context, endpointI
 //
 // Queues again, at once, every event of the endpoint's types since `since` (and since the endpoint
 // was created; events are kept 30 days) whose delivery to it did not succeed, including those it
-// missed while disabled. Samples (`…/test`) are not recovered. Answers how many were queued. Owner or admin
+// missed while disabled and those waiting for a retry (their next attempt is now, not at its scheduled
+// time); each gets a full schedule of attempts again. A delivery being attempted at that moment is
+// left to that attempt. Samples (`…/test`) are not recovered. Answers how many were queued. Owner or admin
 // (`webhooks:manage`); in the audit log. 400 `since must not be in the future`.
 //
 // Takes a body of the `application/json` content type.
@@ -18197,7 +18205,9 @@ type ClientWithResponsesInterface interface {
 	//
 	// Queues again, at once, every event of the endpoint's types since `since` (and since the endpoint
 	// was created; events are kept 30 days) whose delivery to it did not succeed, including those it
-	// missed while disabled. Samples (`…/test`) are not recovered. Answers how many were queued. Owner or admin
+	// missed while disabled and those waiting for a retry (their next attempt is now, not at its scheduled
+	// time); each gets a full schedule of attempts again. A delivery being attempted at that moment is
+	// left to that attempt. Samples (`…/test`) are not recovered. Answers how many were queued. Owner or admin
 	// (`webhooks:manage`); in the audit log. 400 `since must not be in the future`.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
@@ -18209,7 +18219,9 @@ type ClientWithResponsesInterface interface {
 	//
 	// Queues again, at once, every event of the endpoint's types since `since` (and since the endpoint
 	// was created; events are kept 30 days) whose delivery to it did not succeed, including those it
-	// missed while disabled. Samples (`…/test`) are not recovered. Answers how many were queued. Owner or admin
+	// missed while disabled and those waiting for a retry (their next attempt is now, not at its scheduled
+	// time); each gets a full schedule of attempts again. A delivery being attempted at that moment is
+	// left to that attempt. Samples (`…/test`) are not recovered. Answers how many were queued. Owner or admin
 	// (`webhooks:manage`); in the audit log. 400 `since must not be in the future`.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
@@ -35406,7 +35418,9 @@ func (c *ClientWithResponses) ListWebhookDeliveriesWithResponse(ctx context.Cont
 //
 // Queues again, at once, every event of the endpoint's types since `since` (and since the endpoint
 // was created; events are kept 30 days) whose delivery to it did not succeed, including those it
-// missed while disabled. Samples (`…/test`) are not recovered. Answers how many were queued. Owner or admin
+// missed while disabled and those waiting for a retry (their next attempt is now, not at its scheduled
+// time); each gets a full schedule of attempts again. A delivery being attempted at that moment is
+// left to that attempt. Samples (`…/test`) are not recovered. Answers how many were queued. Owner or admin
 // (`webhooks:manage`); in the audit log. 400 `since must not be in the future`.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
@@ -35424,7 +35438,9 @@ func (c *ClientWithResponses) RecoverWebhookDeliveriesWithBodyWithResponse(ctx c
 //
 // Queues again, at once, every event of the endpoint's types since `since` (and since the endpoint
 // was created; events are kept 30 days) whose delivery to it did not succeed, including those it
-// missed while disabled. Samples (`…/test`) are not recovered. Answers how many were queued. Owner or admin
+// missed while disabled and those waiting for a retry (their next attempt is now, not at its scheduled
+// time); each gets a full schedule of attempts again. A delivery being attempted at that moment is
+// left to that attempt. Samples (`…/test`) are not recovered. Answers how many were queued. Owner or admin
 // (`webhooks:manage`); in the audit log. 400 `since must not be in the future`.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).

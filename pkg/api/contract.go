@@ -30,13 +30,17 @@ type contract struct {
 	// query is the declared query parameters whose values must be clean text, of each operation that
 	// answers 400.
 	query map[*route.Policy][]string
-	opts  *openapi3filter.Options
+	// segments is the string path parameters of each operation: a value that cannot name anything
+	// (cleanSegment) answers 404 before a handler looks it up.
+	segments map[*route.Policy][]string
+	opts     *openapi3filter.Options
 }
 
 func newContract(doc *openapi3.T, table *route.Table) *contract {
 	c := &contract{
-		routes: map[*route.Policy]*routers.Route{},
-		query:  map[*route.Policy][]string{},
+		routes:   map[*route.Policy]*routers.Route{},
+		query:    map[*route.Policy][]string{},
+		segments: map[*route.Policy][]string{},
 		opts: &openapi3filter.Options{
 			AuthenticationFunc:  openapi3filter.NoopAuthenticationFunc, // the authenticate middleware and handlers do
 			SkipSettingDefaults: true,                                  // handlers apply defaults
@@ -49,6 +53,14 @@ func newContract(doc *openapi3.T, table *route.Table) *contract {
 	}
 	for _, p := range table.All() {
 		c.routes[p] = &routers.Route{Spec: doc, Path: p.Path, PathItem: p.PathItem, Method: p.Method, Operation: p.Operation}
+		for _, params := range []openapi3.Parameters{p.PathItem.Parameters, p.Operation.Parameters} {
+			for _, param := range params {
+				// Integer parameters need no check: their binder refuses anything but digits (400).
+				if v := param.Value; v != nil && v.In == openapi3.ParameterInPath && v.Schema != nil && v.Schema.Value.Type.Is("string") {
+					c.segments[p] = append(c.segments[p], v.Name)
+				}
+			}
+		}
 		if p.Operation.Responses.Status(http.StatusBadRequest) == nil {
 			// An operation that never answers 400 (cli/status, whose program_id is only compared with
 			// the key's) keeps its contract: its handler stores no query text.
@@ -91,6 +103,9 @@ func (k *contract) middleware(next echo.HandlerFunc) echo.HandlerFunc {
 		kr, ok := k.routes[policy]
 		if !ok {
 			return next(c) // not a route of the spec: echo answers 404/405
+		}
+		if err := checkSegments(c, k.segments[policy]); err != nil {
+			return err
 		}
 		if err := checkQuery(c.Request().URL.RawQuery, k.query[policy]); err != nil {
 			return err

@@ -1,6 +1,7 @@
 package api_test
 
 import (
+	"encoding/json"
 	"net/http"
 	"net/http/cookiejar"
 	"net/url"
@@ -278,6 +279,123 @@ func TestDashboardCSRF(t *testing.T) {
 	if res, _ := b.get("/dashboard"); res.StatusCode != http.StatusFound {
 		t.Errorf("after sign-out the page answers %d", res.StatusCode)
 	}
+}
+
+// A session is authenticated before its CSRF token is checked: on every change (and read) of the
+// dashboard's routes and the partner portal's, a missing, invalid or expired session answers 401 in the
+// route's envelope, whatever the method; a valid session without the page's token answers 403, and
+// nothing changes.
+func TestSessionCheckedBeforeCSRF(t *testing.T) {
+	t.Parallel()
+	env := apitest.Start(t, apitest.Options{LimitStore: unlimited{}})
+	r := env.Seed(seed.Options{})
+	b := newBrowserLike(t, env)
+	b.signIn(r.AccountEmail)
+	dashboardSession := b.cookie(dashboard.SessionCookie)
+	partnerSession := fuzzPortalSignIn(t, env, seed.PartnerEmail(r.AccountEmail))
+	// What the routes below could change, to show that refused requests change none of it.
+	state := func() string {
+		var s string
+		if err := env.DB.Get(&s, `SELECT concat_ws(' ', (SELECT count(*) FROM audit_log), (SELECT count(*) FROM referral_links),
+			(SELECT count(*) FROM referral_links WHERE enabled), (SELECT count(*) FROM webhook_endpoints), (SELECT count(*) FROM partners),
+			(SELECT string_agg(status, ',' ORDER BY partner_id) FROM partner_programs), (SELECT count(*) FROM api_keys),
+			(SELECT count(*) FROM payouts), (SELECT count(*) FROM partner_invitations), (SELECT count(*) FROM programs),
+			(SELECT max(updated_at) FROM programs))`); err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	before := state()
+	kinds := []struct {
+		auth, cookie, valid, invalid, expire string
+		noSession, badSession, noToken       string
+	}{
+		{"account-or-session", dashboard.SessionCookie, dashboardSession, "rtu_" + strings.Repeat("x", 40),
+			`UPDATE login_tokens SET expires_at = now() - interval '1 second' WHERE kind = 'dashboard'`,
+			"Authentication required — run reftrack login first", "Invalid or expired token — run the login command again",
+			"Missing or invalid CSRF token — reload the dashboard"},
+		{"partner-session", partnerCookie, partnerSession, strings.Repeat("x", 43),
+			`UPDATE partner_sessions SET expires_at = now() - interval '1 second'`,
+			"Sign in to the partner portal first: open /partners", "Sign in to the partner portal first: open /partners",
+			"Missing or invalid CSRF token — reload the page"},
+	}
+	ids := strings.NewReplacer("{programId}", itoa(r.ProgramID), "{linkId}", itoa(r.LinkID), "{advertiserId}", itoa(r.AdvertiserID),
+		"{partnerId}", itoa(r.PartnerID))
+	type call struct{ method, path, body string }
+	for _, k := range kinds {
+		var calls []call
+		for path, item := range env.Doc.Paths.Map() {
+			for method, op := range item.Operations() {
+				if op.Extensions["x-reftrack-auth"] != k.auth {
+					continue
+				}
+				c := call{method: method, path: regexp.MustCompile(`\{[A-Za-z]+\}`).ReplaceAllString(ids.Replace(path), "1")}
+				if rb := op.RequestBody; rb != nil && rb.Value.Content.Get("application/json") != nil {
+					// The spec's example: a body the contract accepts, so that the request reaches authentication.
+					media := rb.Value.Content.Get("application/json")
+					ex := media.Example
+					for _, named := range media.Examples {
+						if ex == nil {
+							ex = named.Value.Value
+						}
+					}
+					enc, err := json.Marshal(ex)
+					if err != nil || ex == nil {
+						t.Fatalf("%s %s: no example body", method, path)
+					}
+					c.body = string(enc)
+				}
+				calls = append(calls, c)
+			}
+		}
+		send := func(c call, cookie string) *apitest.Response {
+			var body any
+			if c.body != "" {
+				body = c.body
+			}
+			var headers []string
+			if cookie != "" {
+				headers = []string{"Cookie", k.cookie + "=" + cookie}
+			}
+			return env.Do(c.method, c.path, body, headers...)
+		}
+		writes := 0
+		for _, c := range calls {
+			if c.method == http.MethodGet {
+				continue
+			}
+			writes++
+			// A valid session without the page's token: 403, before anything changes.
+			if res := send(c, k.valid); res.Status != http.StatusForbidden || !errorSays(t, res, k.noToken) {
+				t.Errorf("%s %s, valid session without CSRF token: %d %s", c.method, c.path, res.Status, res.Body)
+			}
+		}
+		if writes < 2 {
+			t.Fatalf("%s: %d write routes", k.auth, writes)
+		}
+		if _, err := env.DB.Exec(k.expire); err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range calls {
+			for _, s := range []struct{ name, cookie, message string }{
+				{"no session", "", k.noSession}, {"invalid session", k.invalid, k.badSession}, {"expired session", k.valid, k.badSession},
+			} {
+				if res := send(c, s.cookie); res.Status != http.StatusUnauthorized || !errorSays(t, res, s.message) {
+					t.Errorf("%s %s, %s: %d %s", c.method, c.path, s.name, res.Status, res.Body)
+				}
+			}
+		}
+	}
+	if after := state(); after != before {
+		t.Errorf("refused requests changed the database: %s, was %s", after, before)
+	}
+}
+
+// errorSays reports whether res is an error whose error.message is message (in either envelope).
+func errorSays(t *testing.T, res *apitest.Response, message string) bool {
+	t.Helper()
+	e, _ := res.JSON(t)["error"].(map[string]any)
+	return e["message"] == message
 }
 
 // /api/v1/me lists the account's workspaces with the role's actions, and their programs.

@@ -35,7 +35,7 @@ type hostileRequest struct {
 }
 
 // Every operation of the spec, sent what a hostile client sends (NUL characters, invalid UTF-8 and
-// broken escapes in queries and forms, garbled Content-Types, malformed multipart bodies, too many
+// broken escapes in queries and forms, path segments that name nothing, garbled Content-Types, malformed multipart bodies, too many
 // fields, deep JSON): no answer is a 5xx, and every answer fits the spec (apitest checks each one).
 func TestHostileInputNever5xx(t *testing.T) {
 	t.Parallel()
@@ -62,18 +62,31 @@ func TestHostileInputNever5xx(t *testing.T) {
 		account...).JSON(t)["data"].(map[string]any)["id"]
 	params := map[string]string{"programId": itoa(r.ProgramID), "linkId": itoa(r.LinkID), "advertiserId": itoa(r.AdvertiserID), "asset": "app.js",
 		"commissionId": fmt.Sprint(commissionID), "payoutId": fmt.Sprint(payoutID), "endpointId": fmt.Sprint(endpoint),
-		"deliveryId": fmt.Sprint(delivery)}
+		"deliveryId": fmt.Sprint(delivery), "slug": "no-such-program", "token": strings.Repeat("x", 32), "partnerId": itoa(r.PartnerID),
+		"invitationId": "1"}
 	var reqs []hostileRequest
 	// The long queries and forms, built once for every route (built per route, under the race detector,
 	// they were a tenth of the package's time).
 	many := manyFieldInputs{huge: manyFields(20000), large: manyFields(2000)}
-	for path, item := range env.Doc.Paths.Map() {
-		p := path
+	fill := func(path string) string {
 		for name, v := range params {
-			p = strings.ReplaceAll(p, "{"+name+"}", v)
+			path = strings.ReplaceAll(path, "{"+name+"}", v)
 		}
+		return path
+	}
+	for path, item := range env.Doc.Paths.Map() {
 		for method, op := range item.Operations() {
-			reqs = append(reqs, hostileRequests(method, p, op, many)...)
+			reqs = append(reqs, hostileRequests(method, fill(path), op, many)...)
+			// Each path parameter with a segment that names nothing, the others as above.
+			for name := range params {
+				if !strings.Contains(path, "{"+name+"}") {
+					continue
+				}
+				for _, seg := range []string{"%00", "%ff", "%41%00", noise(256)} {
+					reqs = append(reqs, hostileRequest{name: "path " + name + " " + truncate(seg, 10), method: method,
+						path: fill(strings.ReplaceAll(path, "{"+name+"}", seg)), auth: op.Extensions["x-reftrack-auth"]})
+				}
+			}
 		}
 	}
 	sort.Slice(reqs, func(i, j int) bool {

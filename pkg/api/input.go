@@ -10,6 +10,8 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/labstack/echo/v4"
+
 	"github.com/reftrack/reftrack/pkg/apierr"
 )
 
@@ -21,6 +23,9 @@ const (
 	maxJSONDepth = 32
 	// maxFields is how many fields a form or query string may carry.
 	maxFields = 1000
+	// maxSegment is the longest path parameter that can name something (a slug, a token, a file):
+	// longer ones are refused before a lookup, as an index entry of them could not be.
+	maxSegment = 255
 )
 
 // cleanText refuses a value the database cannot store as text.
@@ -134,6 +139,33 @@ func findNUL(dec *json.Decoder, path string) (string, bool, error) {
 		return "", false, err
 	}
 	return "", false, nil
+}
+
+// checkSegments answers 404 (in the route's envelope: the pages' 404 page) for a path parameter among
+// names that cannot name anything: one with a NUL character, invalid UTF-8 or more than maxSegment bytes.
+// Public pages take any input and answer it with a page, never a 5xx: no such value reaches a lookup,
+// where PostgreSQL would refuse it as text.
+func checkSegments(c echo.Context, names []string) error {
+	for _, name := range names {
+		v := c.Param(name)
+		if c.Request().URL.RawPath != "" {
+			// echo routed on the escaped path, so the value is still escaped; the generated binder
+			// unescapes it, and so must this check.
+			var err error
+			if v, err = url.PathUnescape(v); err != nil {
+				return noSuchAddress()
+			}
+		}
+		if len(v) > maxSegment || cleanText(name, v) != nil {
+			return noSuchAddress()
+		}
+	}
+	return nil
+}
+
+// noSuchAddress is the answer to a path that cannot name anything.
+func noSuchAddress() *apierr.Error {
+	return apierr.New(apierr.KindNotFound, "Nothing is at this address. Check the link you followed.")
 }
 
 // checkQuery refuses a query string whose declared parameters cannot be read as text. Parameters the

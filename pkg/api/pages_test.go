@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/reftrack/reftrack/pkg/dashboard"
+	"github.com/reftrack/reftrack/pkg/seed"
 	"github.com/reftrack/reftrack/pkg/testkit/apitest"
 )
 
@@ -57,5 +59,50 @@ func TestLoginCallbackPagesSayWhatHappened(t *testing.T) {
 	if res.Status != http.StatusBadRequest || strings.Contains(page, "no OpenID Connect issuer configured") ||
 		!strings.Contains(page, "signs in with its own form") {
 		t.Errorf("callback without a provider: %d %s", res.Status, page)
+	}
+}
+
+// hostileSegments are path segments that name nothing: NUL characters, invalid UTF-8 (also behind an
+// escape the router keeps, %41 or %2F, which the binder undoes), and more than 255 bytes.
+var hostileSegments = []string{"%00", "a%00b", "%ff", "%fe%ff", "%c3%28", "%41%00", "a%2Fb%ff", noise(256), noise(3000)}
+
+// Every page with a path parameter (an open program's page, an invitation's, and the forms they post)
+// answers a segment that cannot name anything with its 404 page, never a 5xx: signed out or in, before
+// anything looks the value up.
+func TestPagesAnswerHostileSegmentsWithNotFound(t *testing.T) {
+	t.Parallel()
+	env := apitest.New(t)
+	r := env.Seed(seed.Options{})
+	token := fuzzPortalSignIn(t, env, seed.PartnerEmail(r.AccountEmail))
+	var pages int
+	for path, item := range env.Doc.Paths.Map() {
+		name, _, ok := strings.Cut(path, "{")
+		if !ok {
+			continue
+		}
+		for method, op := range item.Operations() {
+			if op.Extensions["x-reftrack-envelope"] != "page" {
+				continue
+			}
+			pages++
+			for _, seg := range hostileSegments {
+				for _, creds := range [][]string{nil, {"Cookie", partnerCookie + "=" + token}} {
+					var body any
+					headers := creds
+					if method == http.MethodPost {
+						body = "csrf_token=" + dashboard.CSRFToken(token)
+						headers = append([]string{"Content-Type", "application/x-www-form-urlencoded"}, creds...)
+					}
+					res := env.Do(method, name+seg, body, headers...)
+					if res.Status != http.StatusNotFound || !page(res) || !strings.Contains(string(res.Body), "Nothing is at this address.") {
+						t.Errorf("%s %s (signed in %t): %d %s %.200s", method, truncate(name+seg, 60), creds != nil, res.Status,
+							res.Header.Get("Content-Type"), res.Body)
+					}
+				}
+			}
+		}
+	}
+	if pages < 4 {
+		t.Errorf("%d pages with a path parameter, want at least the program's and the invitation's GET and POST", pages)
 	}
 }

@@ -191,7 +191,9 @@ func (s *Store) Resend(ctx context.Context, r Request, id int64) (Delivery, erro
 
 // Recover queues again, at once, every event of the endpoint's types since `since` (and since the endpoint
 // was created) whose delivery to it did not succeed, including those it never got while disabled (test-mode
-// changes too; samples sent to one endpoint never). It returns how many were queued.
+// changes too; samples sent to one endpoint never) and those waiting for a retry: each is due now, with a
+// full schedule of attempts. A delivery being attempted (its lease held) is left to that attempt, whose
+// record would otherwise no longer match it. It returns how many were queued.
 func (s *Store) Recover(ctx context.Context, r Request, endpointID int64, since time.Time) (int64, error) {
 	e, err := endpointAccess(ctx, s.DB, r.AccountID, endpointID)
 	if err != nil {
@@ -210,7 +212,9 @@ func (s *Store) Recover(ctx context.Context, r Request, endpointID int64, since 
 					AND (e.event_types IS NULL OR ev.type = ANY (e.event_types))
 				ON CONFLICT (endpoint_id, event_id) DO UPDATE SET status = 'pending', attempt_count = 0,
 					next_attempt_at = NULL, leased_until = NULL, updated_at = EXCLUDED.updated_at
-				WHERE webhook_deliveries.status = 'failed'
+				WHERE webhook_deliveries.status = 'failed' OR (webhook_deliveries.status = 'pending'
+					AND webhook_deliveries.next_attempt_at > $3
+					AND (webhook_deliveries.leased_until IS NULL OR webhook_deliveries.leased_until <= $3))
 				RETURNING 1)
 			SELECT count(*) FROM queued`, endpointID, since, r.Now)
 		if err != nil {

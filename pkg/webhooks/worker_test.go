@@ -420,6 +420,82 @@ func TestFailingFiveDaysDisables(t *testing.T) {
 	}
 }
 
+// Recover means now: a delivery waiting for a retry is attempted at the next pick-up, without the clock
+// moving, as a failed one is (both with a full schedule again); one being attempted (its lease held) is
+// left to that attempt, and one that succeeded is not sent again.
+func TestRecoverSendsWaitingRetriesNow(t *testing.T) {
+	f := newFixture(t)
+	var mu sync.Mutex
+	up := false
+	rc := newReceiver(t, func(_ int, w http.ResponseWriter, _ *http.Request) {
+		mu.Lock()
+		defer mu.Unlock()
+		if !up {
+			w.WriteHeader(http.StatusServiceUnavailable)
+		}
+	})
+	e, _ := f.endpoint(rc.srv.URL)
+	start := f.clock()
+	for _, name := range []string{"Waiting", "In flight"} {
+		if _, err := f.d.Exec(`UPDATE partners SET name = $2 WHERE id = $1`, f.brand.PartnerID, name); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Two failed attempts each: the next is 5 minutes away.
+	if n := f.run(); n != 2 {
+		t.Fatalf("attempted %d, want 2", n)
+	}
+	f.later(webhooks.Schedule[1])
+	if n := f.run(); n != 2 {
+		t.Fatalf("attempted %d, want 2", n)
+	}
+	var ids []int64
+	if err := f.d.Select(&ids, `SELECT id FROM webhook_deliveries WHERE endpoint_id = $1 ORDER BY event_id`, e.ID); err != nil || len(ids) != 2 {
+		t.Fatalf("deliveries %v (%v)", ids, err)
+	}
+	waiting, inFlight := ids[0], ids[1]
+	next := f.delivery(waiting).NextAttemptAt
+	if next == nil || !next.Equal(f.clock().Add(webhooks.Schedule[2])) {
+		t.Fatalf("waiting delivery's next attempt at %v, want %v", next, f.clock().Add(webhooks.Schedule[2]))
+	}
+	// Another replica has picked the second up and is attempting it.
+	lease := f.clock().Add(time.Minute)
+	if _, err := f.d.Exec(`UPDATE webhook_deliveries SET leased_until = $2 WHERE id = $1`, inFlight, lease); err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	up = true
+	mu.Unlock()
+
+	n, err := f.store.Recover(f.ctx, f.request(), e.ID, start)
+	if err != nil || n != 1 {
+		t.Fatalf("recover queued %d (%v), want 1: the delivery waiting for its retry", n, err)
+	}
+	if n := f.run(); n != 1 {
+		t.Fatalf("attempted %d at once after recover, want 1", n)
+	}
+	reqs := rc.requests()
+	if got := f.delivery(waiting); got.Status != webhooks.StatusSucceeded || len(got.Attempts) != 3 ||
+		reqs[len(reqs)-1].header.Get("webhook-id") != got.WebhookID {
+		t.Fatalf("recovered delivery: %s with %d attempts", got.Status, len(got.Attempts))
+	}
+	var held struct {
+		Status        string    `db:"status"`
+		AttemptCount  int       `db:"attempt_count"`
+		NextAttemptAt time.Time `db:"next_attempt_at"`
+		LeasedUntil   time.Time `db:"leased_until"`
+	}
+	if err := f.d.Get(&held, `SELECT status, attempt_count, next_attempt_at, leased_until FROM webhook_deliveries WHERE id = $1`, inFlight); err != nil {
+		t.Fatal(err)
+	}
+	if held.Status != webhooks.StatusPending || held.AttemptCount != 2 || !held.LeasedUntil.Equal(lease) || !held.NextAttemptAt.Equal(*next) {
+		t.Fatalf("the delivery being attempted was changed: %+v", held)
+	}
+	if n, err := f.store.Recover(f.ctx, f.request(), e.ID, start); err != nil || n != 0 {
+		t.Fatalf("recover again queued %d (%v), want 0: one succeeded, one is being attempted", n, err)
+	}
+}
+
 // A Retry-After on 503 postpones the next attempt, up to the next step's delay.
 func TestRetryAfter(t *testing.T) {
 	for _, c := range []struct {

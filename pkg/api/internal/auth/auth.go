@@ -134,20 +134,27 @@ func (a *Authenticator) Account(ctx context.Context) (accounts.Account, error) {
 
 // AccountOrSession authenticates the account login token from the Bearer header or the dashboard's
 // session cookie. A change authenticated by the cookie alone must carry the page's CSRF token: the
-// browser sends the cookie on its own, a Bearer header never.
+// browser sends the cookie on its own, a Bearer header never. The session is checked first: a missing,
+// invalid or expired one answers 401 whatever the method, and only a valid one can be refused for its
+// CSRF token (403).
 func (a *Authenticator) AccountOrSession(ctx context.Context) (accounts.Account, error) {
 	m := request.From(ctx)
 	token := ParseBearer(m.Header.Get("Authorization")).Token
 	if isProgramKey(token) {
 		return accounts.Account{}, ErrProgramKeyForAccount
 	}
-	if token == "" {
-		token = request.Cookie(ctx, dashboard.SessionCookie)
-		if token != "" && !request.SafeMethod(m.Method) && !dashboard.ValidCSRF(token, m.Header.Get(dashboard.CSRFHeader)) {
-			return accounts.Account{}, ErrCSRF
-		}
+	if token != "" {
+		return a.account(ctx, token)
 	}
-	return a.account(ctx, token)
+	token = request.Cookie(ctx, dashboard.SessionCookie)
+	acc, err := a.account(ctx, token)
+	if err != nil {
+		return accounts.Account{}, err
+	}
+	if !request.SafeMethod(m.Method) && !dashboard.ValidCSRF(token, m.Header.Get(dashboard.CSRFHeader)) {
+		return accounts.Account{}, ErrCSRF
+	}
+	return acc, nil
 }
 
 // isProgramKey recognises a program API key by its prefix (account login tokens have their own), so

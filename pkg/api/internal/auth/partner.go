@@ -21,14 +21,19 @@ const (
 var ErrPartnerCSRF = errors.New("missing or invalid partner portal CSRF token")
 
 // PartnerSession authenticates the portal's session cookie; a change must carry the page's CSRF token
-// (the same derivation as the dashboard's, from the portal's own session).
+// (the same derivation as the dashboard's, from the portal's own session). As on the dashboard, the
+// session is checked first (401), the CSRF token of a valid one after (403).
 func (a *Authenticator) PartnerSession(ctx context.Context) (logins.Person, error) {
 	m := request.From(ctx)
 	token := request.Cookie(ctx, PartnerCookie)
-	if token != "" && !request.SafeMethod(m.Method) && !dashboard.ValidCSRF(token, m.Header.Get(dashboard.CSRFHeader)) {
+	p, err := logins.AuthenticatePartner(ctx, a.DB, token, a.Now())
+	if err != nil {
+		return logins.Person{}, err
+	}
+	if !request.SafeMethod(m.Method) && !dashboard.ValidCSRF(token, m.Header.Get(dashboard.CSRFHeader)) {
 		return logins.Person{}, ErrPartnerCSRF
 	}
-	return logins.AuthenticatePartner(ctx, a.DB, token, a.Now())
+	return p, nil
 }
 
 type personKey struct{}
