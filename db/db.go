@@ -116,7 +116,7 @@ func withMigrator(ctx context.Context, db *sql.DB, fn func(*migrate.Migrate) err
 const CompatibleMarker = "-- reftrack: backward-compatible"
 
 // compatibilityVersion is the migration that creates schema_compatibility: no row is recorded before it.
-const compatibilityVersion = 17
+const compatibilityVersion = 1
 
 // MigrateUp applies every pending migration, one at a time, recording each one's compatibility marker
 // in schema_compatibility, then the owner packages' database functions (ApplyFunctions).

@@ -3,8 +3,6 @@ package db_test
 import (
 	"context"
 	"errors"
-	"path/filepath"
-	"strings"
 	"testing"
 
 	"github.com/jmoiron/sqlx"
@@ -244,104 +242,5 @@ func TestChecksAndForeignKeys(t *testing.T) {
 		if _, err := d.Exec(q, f.p1); err == nil {
 			t.Errorf("%s: invalid update succeeded", name)
 		}
-	}
-}
-
-// Migration 000006 marks the partners the synthetic chain made before partners had a synthetic column
-// (recognised then by their address), and only those; its down migration drops the column.
-func TestSyntheticPartnersMigration(t *testing.T) {
-	t.Parallel()
-	ctx := context.Background()
-	d := dbtest.New(t)
-	// Steps down to 000005: the migrations after it (version numbers may have gaps while branches merge).
-	ups, err := filepath.Glob(filepath.Join("migrations", "*.up.sql"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	steps := 0
-	for _, f := range ups {
-		if v, _, _ := strings.Cut(filepath.Base(f), "_"); v > "000005" {
-			steps++
-		}
-	}
-	before := func() { // the schema just before 000006
-		t.Helper()
-		if err := db.MigrateDown(ctx, d.DB.DB, steps); err != nil {
-			t.Fatal(err)
-		}
-		if v, _, err := db.Version(ctx, d.DB.DB); err != nil || v != 5 {
-			t.Fatalf("Version = %d, %v; want 5", v, err)
-		}
-	}
-	before()
-	f := newFixture(t, d.DB)
-	if _, err := d.Exec(`INSERT INTO partners (workspace_id, name, email) VALUES
-		($1, 'reftrack synthetic partner', 'synthetic+7@reftrack.test'), ($1, 'Sam', 'synthetic@example.com')`, f.ws); err != nil {
-		t.Fatal(err)
-	}
-	if err := db.MigrateUp(ctx, d.DB.DB); err != nil {
-		t.Fatal(err)
-	}
-	var synthetic []string
-	if err := d.Select(&synthetic, `SELECT email FROM partners WHERE synthetic ORDER BY id`); err != nil {
-		t.Fatal(err)
-	}
-	if len(synthetic) != 1 || synthetic[0] != "synthetic+7@reftrack.test" {
-		t.Errorf("synthetic partners after up = %v, want the chain's only", synthetic)
-	}
-	// New rows are real partners unless said otherwise.
-	var marked bool
-	if err := d.Get(&marked, `INSERT INTO partners (workspace_id, name, email) VALUES ($1, 'Kim', 'kim@example.com') RETURNING synthetic`, f.ws); err != nil || marked {
-		t.Errorf("a new partner: synthetic %v, %v", marked, err)
-	}
-	before()
-	if err := d.Get(&marked, `SELECT synthetic FROM partners LIMIT 1`); err == nil {
-		t.Error("partners.synthetic is still there after down")
-	}
-}
-
-// Migration 000007 makes transaction_id unique per program: every stored sale stays, and its down
-// migration refuses (changing nothing) while two programs share an id.
-func TestTransactionIDPerProgramMigration(t *testing.T) {
-	t.Parallel()
-	ctx := context.Background()
-	d := dbtest.New(t)
-	latest, err := db.LatestVersion()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := db.MigrateDown(ctx, d.DB.DB, int(latest)-6); err != nil {
-		t.Fatal(err)
-	}
-	if v, _, err := db.Version(ctx, d.DB.DB); err != nil || v != 6 {
-		t.Fatalf("Version = %d, %v; want 6", v, err)
-	}
-	f := newFixture(t, d.DB)
-	insertSale := func(program int64, txn string) error {
-		_, err := d.Exec(`INSERT INTO sales (program_id, customer_id, partner_id, processor_event_id, amount_cents, currency, source, sale_date)
-			VALUES ($1, $2, $3, $4, 100, 'USD', 'api', now())`, program, f.customer, f.partner, txn)
-		return err
-	}
-	for _, txn := range []string{"a", "b", "c"} {
-		if err := insertSale(f.p1, txn); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := db.MigrateUp(ctx, d.DB.DB); err != nil {
-		t.Fatal(err)
-	}
-	var kept []string
-	if err := d.Select(&kept, `SELECT processor_event_id FROM sales ORDER BY id`); err != nil || len(kept) != 3 {
-		t.Fatalf("sales after up = %v, %v; want all 3", kept, err)
-	}
-	if err := insertSale(f.p2, "a"); err != nil {
-		t.Fatalf("the same id in another program after up: %v", err)
-	}
-	steps := int(latest) - 6
-	if err := db.MigrateDown(ctx, d.DB.DB, steps); err == nil {
-		t.Fatal("down succeeded while two programs share transaction id a")
-	}
-	if n := 0; d.Get(&n, `SELECT count(*) FROM sales`) != nil || n != 4 {
-		t.Errorf("sales after the refused down = %d, want 4", n)
 	}
 }

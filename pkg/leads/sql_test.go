@@ -8,7 +8,6 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/lib/pq"
 
 	"github.com/reftrack/reftrack/pkg/accounts"
 	"github.com/reftrack/reftrack/pkg/clicks"
@@ -509,47 +508,5 @@ func TestAttributionLeadFunctions(t *testing.T) {
 		if got := f.customerRow(visitor); got.Status != "lead" || !got.SignedUp || got.Email == nil || *got.Email != tc.want {
 			t.Errorf("%s: %+v, want a lead with email %s", tc.name, got, tc.want)
 		}
-	}
-}
-
-// The previous build keeps calling the retired leads_state and leads_write (and through them
-// leads_settle and attribution_create_lead) while a rolling deploy runs both builds: they still work as
-// it calls them, empty texts and 0 standing for none. (Drop this test with the functions.)
-func TestPreviousBuildsFunctionsStillWork(t *testing.T) {
-	t.Parallel()
-	f := newFixture(t)
-	brand := f.seed(seed.Options{})
-	c := f.click(brand)
-	var st []struct {
-		Ord      int64  `db:"ord"`
-		ClickRef *int64 `db:"click_ref"`
-		Program  *int64 `db:"program_id"`
-		Customer *int64 `db:"customer_id"`
-	}
-	if err := f.d.Select(&st, `SELECT ord, click_ref, program_id, customer_id FROM leads_state($1::text[], $2::bigint[], $3::text[], $4::boolean[])`,
-		pq.Array([]string{c.ClickID}), pq.Array([]int64{0}), pq.Array([]string{""}), pq.Array([]bool{true})); err != nil {
-		t.Fatal(err)
-	}
-	if len(st) != 1 || st[0].ClickRef == nil || *st[0].ClickRef != c.ID || st[0].Program == nil || *st[0].Program != brand.ProgramID || st[0].Customer != nil {
-		t.Fatalf("leads_state = %+v, want the click and its program, no customer", st)
-	}
-	var w []leads.Written
-	if err := f.d.Select(&w, `SELECT * FROM leads_write($1::text[], $2::bigint[], $3::text[], $4::bigint[], $5::bigint[], $6::text[],
-		$7::bigint[], $8::text[], $9::text[], $10::text[], $11::boolean[])`,
-		pq.Array([]string{"settle"}), pq.Array([]int64{0}), pq.Array([]string{""}), pq.Array([]int64{brand.ProgramID}),
-		pq.Array([]int64{c.ID}), pq.Array([]string{c.ClickID}), pq.Array([]int64{c.PartnerID}), pq.Array([]string{"old-build"}),
-		pq.Array([]string{""}), pq.Array([]string{leads.SourceServer}), pq.Array([]bool{false})); err != nil {
-		t.Fatal(err)
-	}
-	if len(w) != 1 || !w[0].Written || w[0].LeadID == nil {
-		t.Fatalf("leads_write = %+v, want the lead written", w)
-	}
-	var made int64
-	if err := f.d.Get(&made, `SELECT customer_id FROM leads WHERE id = $1`, *w[0].LeadID); err != nil {
-		t.Fatal(err)
-	}
-	if diff := cmp.Diff(customerRow{ID: made, Key: ptr("old-build"), ClickRef: &c.ID, PartnerID: &c.PartnerID, PartnerProgram: true,
-		Status: "lead", SignedUp: true}, f.customerRow(made)); diff != "" {
-		t.Errorf("customer made by the previous build's lead (-want +got):\n%s", diff)
 	}
 }

@@ -327,38 +327,6 @@ func TestSalesRefundFunction(t *testing.T) {
 	}
 }
 
-// The previous build keeps calling the retired refunds_state and sales_refund while a rolling deploy
-// runs both builds: they still work as it calls them, empty texts and 0 standing for none. (Drop this test with
-// the functions.)
-func TestPreviousBuildsRefundFunctionsStillWork(t *testing.T) {
-	t.Parallel()
-	f := newRefundFixture(t)
-	var st []sales.RefundState
-	if err := f.d.Select(&st, `SELECT * FROM refunds_state($1::bigint[], $2::text[], $3::text[])`,
-		pq.Array([]int64{f.brand.ProgramID}), pq.Array([]string{f.freeTxn}), pq.Array([]string{""})); err != nil {
-		t.Fatal(err)
-	}
-	if len(st) != 1 || st[0].SaleID == nil || *st[0].SaleID != f.unpaid.SaleID || st[0].RefundSeen || st[0].CommissionID != nil {
-		t.Fatalf("refunds_state = %+v, want the unpaid sale, no refund seen", st)
-	}
-	var w []sales.RefundWritten
-	if err := f.d.Select(&w, `SELECT * FROM sales_refund($1::bigint[], $2::text[], $3::bigint[], $4::text[], $5::text[], $6::bigint[],
-		$7::bigint[], $8::bigint[], $9::bigint[], $10::text[], $11::bigint[], $12::text[], $13::text[], $14::text[])`,
-		pq.Array([]int64{f.unpaid.SaleID}), pq.Array([]string{*st[0].SaleVersion}), pq.Array([]int64{f.brand.ProgramID}),
-		pq.Array([]string{sales.ReasonRefund}), pq.Array([]string{""}), pq.Array([]int64{5000}), pq.Array([]int64{0}),
-		pq.Array([]int64{0}), pq.Array([]int64{0}), pq.Array([]string{""}), pq.Array([]int64{5000}), pq.Array([]string{"refunded"}),
-		pq.Array([]string{""}), pq.Array([]string{sales.SourceAPI})); err != nil {
-		t.Fatal(err)
-	}
-	if diff := cmp.Diff([]sales.RefundWritten{{Ord: 1, Written: true}}, w); diff != "" {
-		t.Errorf("sales_refund (-want +got):\n%s", diff)
-	}
-	if diff := cmp.Diff([]refundRow{{Sale: f.unpaid.SaleID, Program: f.brand.ProgramID, Reason: sales.ReasonRefund, AmountCents: 5000,
-		Source: sales.SourceAPI}}, f.refunds()); diff != "" {
-		t.Errorf("refund stored by the previous build (-want +got):\n%s", diff)
-	}
-}
-
 // A refund's "already seen" check looks its processor refund id up in the index, under the generic plan
 // the function keeps: planned on an empty table, an EXISTS in the select list became a hashed subplan
 // that read every refund's key on each call.
