@@ -164,12 +164,12 @@ func TestCheckCurrentNamesMissingFunctions(t *testing.T) {
 	if err := db.CheckCurrent(ctx, d.DB.DB); err != nil {
 		t.Fatalf("CheckCurrent on a migrated database: %v", err)
 	}
-	if _, err := d.Exec(`DROP FUNCTION sales_state_v2`); err != nil {
+	if _, err := d.Exec(`DROP FUNCTION sales_state`); err != nil {
 		t.Fatal(err)
 	}
 	err := db.CheckCurrent(ctx, d.DB.DB)
-	if !errors.Is(err, db.ErrSchemaNotCurrent) || !strings.Contains(err.Error(), "sales_state_v2") {
-		t.Fatalf("CheckCurrent without sales_state_v2 = %v, want ErrSchemaNotCurrent naming it", err)
+	if !errors.Is(err, db.ErrSchemaNotCurrent) || !strings.Contains(err.Error(), "sales_state") {
+		t.Fatalf("CheckCurrent without sales_state = %v, want ErrSchemaNotCurrent naming it", err)
 	}
 	if err := db.MigrateUp(ctx, d.DB.DB); err != nil {
 		t.Fatal(err)

@@ -33,7 +33,7 @@ func TestCallsMatchTheirFunctions(t *testing.T) {
 
 func ptr[T any](v T) *T { return &v }
 
-// clicks_record_v2, called directly: each outcome of the click's rules, in their one order, and what a
+// clicks_record, called directly: each outcome of the click's rules, in their one order, and what a
 // recorded click stores.
 func TestRecordFunction(t *testing.T) {
 	t.Parallel()

@@ -209,7 +209,7 @@ func TestPerformanceBackfill(t *testing.T) {
 
 // A lead counts for its click's partner (migration 000025) also once the click's month has expired and
 // the click is kept in clicks_kept (pkg/clicks' clicks_expire): the backfill finds it there, as every
-// other reader of a click_ref does (leads_state_v2, sales_state_v2). It fails as of 6163fe9:
+// other reader of a click_ref does (leads_state, sales_state). It fails as of 6163fe9:
 // performance_lead_partner looks in clicks only, so the backfill counts the lead for no partner (0).
 func TestPerformanceBackfillFindsKeptClicks(t *testing.T) {
 	t.Parallel()

@@ -88,7 +88,7 @@ func (f *fixture) customer(program int64, key *string, click *clicks.Result, sta
 	return id
 }
 
-// version is the customer's row version as leads_state_v2 reads it.
+// version is the customer's row version as leads_state reads it.
 func (f *fixture) version(customer int64) string {
 	f.t.Helper()
 	var v string
@@ -184,7 +184,7 @@ func (f *fixture) count(query string, args ...any) int {
 	return n
 }
 
-// leads_state_v2, called directly: the click by click_id, the program (the click's when the click
+// leads_state, called directly: the click by click_id, the program (the click's when the click
 // decides, else the one given), the program's customer by key, else the first made from the click, its
 // row version, and the owner's suspension. NULL is a value not given.
 func TestStateFunction(t *testing.T) {
@@ -308,9 +308,9 @@ func TestStateFunction(t *testing.T) {
 	}
 }
 
-// leads_write_v2, called directly: a provisional lead on its click (once), a settled lead making its
-// customer from the click (through attribution_create_lead_v2) and taking over the click's provisional
-// lead, a settled lead of a stored customer (attribution_mark_lead_v2) only at the version read, the
+// leads_write, called directly: a provisional lead on its click (once), a settled lead making its
+// customer from the click (through attribution_create_lead) and taking over the click's provisional
+// lead, a settled lead of a stored customer (attribution_mark_lead) only at the version read, the
 // customer's email kept unless one is given, NULL stored for what was not given, and a key bound
 // meanwhile writing nothing.
 func TestWriteFunction(t *testing.T) {
@@ -450,8 +450,8 @@ func TestWriteFunction(t *testing.T) {
 }
 
 // The customer functions the lead's write calls (pkg/attribution/sql), called directly:
-// attribution_create_lead_v2 makes a lead customer from a click, binding the key when given and NULL
-// when not, and answers NULL when the key is bound; attribution_mark_lead_v2 moves a customer to lead,
+// attribution_create_lead makes a lead customer from a click, binding the key when given and NULL
+// when not, and answers NULL when the key is bound; attribution_mark_lead moves a customer to lead,
 // keeping its email unless one is given.
 func TestAttributionLeadFunctions(t *testing.T) {
 	t.Parallel()
@@ -461,7 +461,7 @@ func TestAttributionLeadFunctions(t *testing.T) {
 	create := func(key, email *string) *int64 {
 		t.Helper()
 		var id *int64
-		if err := f.d.Get(&id, `SELECT attribution_create_lead_v2($1, $2, $3, $4, $5, false)`,
+		if err := f.d.Get(&id, `SELECT attribution_create_lead($1, $2, $3, $4, $5, false)`,
 			brand.ProgramID, key, c.ID, c.PartnerID, email); err != nil {
 			t.Fatal(err)
 		}
@@ -502,7 +502,7 @@ func TestAttributionLeadFunctions(t *testing.T) {
 		{"an email: replaced", ptr("new@example.com"), "new@example.com"},
 		{"no email again: kept", nil, "new@example.com"},
 	} {
-		if _, err := f.d.Exec(`SELECT attribution_mark_lead_v2($1, $2)`, visitor, tc.email); err != nil {
+		if _, err := f.d.Exec(`SELECT attribution_mark_lead($1, $2)`, visitor, tc.email); err != nil {
 			t.Fatal(err)
 		}
 		if got := f.customerRow(visitor); got.Status != "lead" || !got.SignedUp || got.Email == nil || *got.Email != tc.want {

@@ -114,7 +114,7 @@ func (f *refundFixture) write(in ...sales.RefundWriteInput) []sales.RefundWritte
 	return out
 }
 
-// saleVersion is the sale's row version as refunds_state_v2 reads it.
+// saleVersion is the sale's row version as refunds_state reads it.
 func (f *refundFixture) commissionVersion(id int64) string {
 	f.t.Helper()
 	var v string
@@ -175,7 +175,7 @@ func (f *refundFixture) sale(id int64) saleRow {
 
 func refundPtr[T any](v T) *T { return &v }
 
-// refunds_state_v2, called directly: the program's sale by transaction_id with its row version and
+// refunds_state, called directly: the program's sale by transaction_id with its row version and
 // commission (none: NULL), whether a processor refund id is recorded in the program (none given: not
 // seen), and the reason of the sale's latest refund.
 func TestRefundsStateFunction(t *testing.T) {
@@ -247,7 +247,7 @@ func TestRefundsStateFunction(t *testing.T) {
 	}
 }
 
-// sales_refund_v2, called directly: a refund is written only at the sale's row version; with a
+// sales_refund, called directly: a refund is written only at the sale's row version; with a
 // commission it sets the commission's reversed total and status and answers the commission, without one
 // (NULL) it touches no commission and answers none; it stores the refund (NULL for a reason or processor
 // refund id not given) and the sale's refunded total and payment status.
@@ -333,7 +333,7 @@ func TestSalesRefundFunction(t *testing.T) {
 func TestRefundSeenCheckUsesTheIndex(t *testing.T) {
 	t.Parallel()
 	d := dbtest.New(t)
-	plans := dbtest.NestedPlans(t, d, `SELECT * FROM refunds_state_v2(p_program => $1, p_txn => $2, p_processor_refund_id => $3,
+	plans := dbtest.NestedPlans(t, d, `SELECT * FROM refunds_state(p_program => $1, p_txn => $2, p_processor_refund_id => $3,
 		p_now => now())`, pq.Array([]int64{1}), pq.Array([]string{"txn_1"}), pq.Array([]string{"re_1"}))
 	seen := regexp.MustCompile(`Index (Only )?Scan using \S+ on refunds r\b[^\n]*\n\s+Index Cond: \(\(program_id = i\.program_id\) AND \(processor_refund_id = i\.refund_id\)\)`)
 	for _, p := range plans {
@@ -344,5 +344,5 @@ func TestRefundSeenCheckUsesTheIndex(t *testing.T) {
 			return
 		}
 	}
-	t.Fatalf("no plan of refunds_state_v2's statement among %d plans", len(plans))
+	t.Fatalf("no plan of refunds_state's statement among %d plans", len(plans))
 }

@@ -1,8 +1,7 @@
--- leads_record_provisional_v2 stores a browser-mode lead against its click unless the click already has a
+-- leads_record_provisional stores a browser-mode lead against its click unless the click already has a
 -- lead (a repeat, or a lead after settlement, records nothing). p_customer_key and p_email are NULL when
 -- not given.
--- (Replaces leads_record_provisional, whose '' stood for none.)
-CREATE OR REPLACE FUNCTION leads_record_provisional_v2(p_program bigint, p_click_ref bigint, p_click_id text,
+CREATE OR REPLACE FUNCTION leads_record_provisional(p_program bigint, p_click_ref bigint, p_click_id text,
     p_customer_key text, p_email text, p_source text, p_test boolean) RETURNS void
 LANGUAGE plpgsql SET plan_cache_mode = force_generic_plan SET enable_seqscan = off AS $$
 BEGIN

@@ -1,4 +1,4 @@
--- sales_record_v2 writes the planned sales (one array per input, position = ord; NULL for a value not
+-- sales_record writes the planned sales (one array per input, position = ord; NULL for a value not
 -- sent). A sale is written when its customer (p_customer) is still at the row version its decision rested
 -- on (p_version; the customer stays locked meanwhile), or, with p_customer NULL, when its customer is
 -- made now from its click (p_click_ref, binding p_customer_key when given); and when its transaction_id
@@ -9,8 +9,7 @@
 -- A failure while writing the commissions is raised with its SQLSTATE, message, detail, hint and
 -- constraint, and the table commissions (the error's table field), whatever raised it: the caller tells
 -- that failure from the others by the error alone.
--- (Replaces sales_record, whose 0, '' and -1 stood for none and whose livemode was text.)
-CREATE OR REPLACE FUNCTION sales_record_v2(p_program bigint[], p_customer bigint[], p_version text[], p_customer_key text[],
+CREATE OR REPLACE FUNCTION sales_record(p_program bigint[], p_customer bigint[], p_version text[], p_customer_key text[],
     p_click_ref bigint[], p_click_id text[], p_partner bigint[], p_partner_program bigint[], p_customer_test boolean[],
     p_txn text[], p_amount bigint[], p_currency text[], p_sale_type text[], p_recurring boolean[], p_provider text[],
     p_payment_id text[], p_livemode boolean[], p_event_name text[], p_subscription text[], p_interval text[],
@@ -55,7 +54,7 @@ BEGIN
             array_agg(i.sale_date) AS sale_date
         FROM input i WHERE i.customer_id IS NULL
     ), made AS (
-        SELECT m.* FROM to_make n CROSS JOIN LATERAL attribution_create_converted_v2(p_program => n.program_id,
+        SELECT m.* FROM to_make n CROSS JOIN LATERAL attribution_create_converted(p_program => n.program_id,
             p_key => n.customer_key, p_click_ref => n.click_ref, p_partner => n.partner_id,
             p_partner_program => n.partner_program_id, p_test => n.is_test, p_at => n.sale_date) m
         WHERE n.program_id IS NOT NULL

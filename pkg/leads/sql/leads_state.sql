@@ -1,9 +1,8 @@
--- leads_state_v2 reads, for each lead (one array per input, position = ord, NULL for a value not given),
+-- leads_state reads, for each lead (one array per input, position = ord, NULL for a value not given),
 -- what the rules need: the click behind p_click_id, the program (the click's when p_click_decides and the
 -- click exists, else p_program) and that program's customer, by p_customer_key when one is given, else
 -- the first made from the click, with its row version. Nothing locked.
--- (Replaces leads_state, whose '' stood for no click_id and no customer_key.)
-CREATE OR REPLACE FUNCTION leads_state_v2(p_click_id text[], p_program bigint[], p_customer_key text[], p_click_decides boolean[])
+CREATE OR REPLACE FUNCTION leads_state(p_click_id text[], p_program bigint[], p_customer_key text[], p_click_decides boolean[])
 RETURNS TABLE (ord bigint, click_ref bigint, click_id text, click_program_id bigint, click_partner_id bigint,
     click_test boolean, program_id bigint, lead_auth text, allowed_origins text[], owner_suspended boolean,
     customer_id bigint, customer_version text, customer_key text, customer_click_ref bigint, customer_click_id text,

@@ -1,4 +1,4 @@
--- ledger_refund_v2 writes what a refund does to its sale's commission, as pkg/ledger.Refund decided it on
+-- ledger_refund writes what a refund does to its sale's commission, as pkg/ledger.Refund decided it on
 -- the commission at row version p_version, and returns the commission as it then stands (its status
 -- effective at p_now, its clawbacks summed, this refund's included); no row when the commission changed
 -- since the refund was decided (an approval, a payout, a failure): the caller decides it again. The
@@ -9,9 +9,9 @@
 --   * Nothing to write (in a payout or paid with nothing left to claw back, or rejected): whatever happens
 --     to the commission meanwhile, the refund would change nothing, so nothing is locked.
 --   * Otherwise the reversal, written by one UPDATE that is also the version check: no separate lock.
--- (Replaces ledger_lock_unchanged and ledger_refund: their lock before the update cost the refund
--- route about a fifth of its speed.)
-CREATE OR REPLACE FUNCTION ledger_refund_v2(p_commission bigint, p_version text, p_reversed bigint, p_status text,
+-- (A lock taken before the update, and the update after it, cost the refund route about a fifth of its
+-- speed.)
+CREATE OR REPLACE FUNCTION ledger_refund(p_commission bigint, p_version text, p_reversed bigint, p_status text,
     p_clawback bigint, p_now timestamptz)
 RETURNS TABLE (id bigint, amount_cents bigint, reversed_amount_cents bigint, currency text, status text,
     clawback_cents bigint)

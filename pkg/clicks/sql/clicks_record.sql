@@ -1,4 +1,4 @@
--- clicks_record_v2 records a batch of clicks: one array per input, position = ord, NULL for a value not
+-- clicks_record records a batch of clicks: one array per input, position = ord, NULL for a value not
 -- sent. It decides each click's outcome, in this one order, which is the click's rule:
 --   link_not_found      no referral link has the short link (aff);
 --   link_misconfigured  the link has no partner or no program;
@@ -10,8 +10,7 @@
 --                       within p_repeat_seconds: that click is the answer and nothing is stored.
 -- It returns, per ord, the outcome and, when recorded or repeated, the link's partner and program, the
 -- program's cookie window and the click (its row id and click_id).
--- (Replaces clicks_record, whose '' stood for none and whose flags the caller put in order again.)
-CREATE OR REPLACE FUNCTION clicks_record_v2(p_aff text[], p_visitor bytea[], p_origin text[], p_test boolean[],
+CREATE OR REPLACE FUNCTION clicks_record(p_aff text[], p_visitor bytea[], p_origin text[], p_test boolean[],
     p_click_id text[], p_affiliate_url text[], p_session_id text[], p_page_url text[], p_page_title text[],
     p_referrer_url text[], p_geo_country text[], p_geo_region text[], p_geo_city text[], p_device_type text[],
     p_device_os text[], p_browser_name text[], p_user_agent text[], p_ip inet[], p_screen_resolution text[],

@@ -1,10 +1,8 @@
--- attribution_create_converted_v2 makes one customer per row (one array per input; p_key NULL: no key to
+-- attribution_create_converted makes one customer per row (one array per input; p_key NULL: no key to
 -- bind), from its click and already converted by a sale at p_at, and returns the customers made. A
 -- customer_key bound meanwhile by a concurrent request makes nothing (the caller decides again with that
 -- customer).
--- (Replaces attribution_create_converted, which took every sale's row and made those whose id was 0, and
--- whose '' key stood for none.)
-CREATE OR REPLACE FUNCTION attribution_create_converted_v2(p_program bigint[], p_key text[], p_click_ref bigint[],
+CREATE OR REPLACE FUNCTION attribution_create_converted(p_program bigint[], p_key text[], p_click_ref bigint[],
     p_partner bigint[], p_partner_program bigint[], p_test boolean[], p_at timestamptz[])
 RETURNS TABLE (id bigint, program_id bigint, customer_key text, click_ref bigint)
 LANGUAGE plpgsql SET plan_cache_mode = force_generic_plan SET enable_seqscan = off AS $$

@@ -1,11 +1,10 @@
--- refunds_state_v2 reads, for each refund (one array per input, position = ord), the program's sale with
+-- refunds_state reads, for each refund (one array per input, position = ord), the program's sale with
 -- that transaction_id and its row version, its commission, whether the processor's refund id is already
 -- recorded in the program (p_processor_refund_id NULL: none given, so not seen), and the reason of the
 -- sale's latest refund. The commission is read as the ledger shows it at p_now (its effective status,
 -- its clawbacks) with its row version. Nothing locked.
--- (Replaces refunds_state, whose '' stood for no processor refund id.) OFFSET 0 keeps the seen check a lookup
--- in the index: without it, the generic plan made on an empty table hashed every refund's key instead.
-CREATE OR REPLACE FUNCTION refunds_state_v2(p_program bigint[], p_txn text[], p_processor_refund_id text[],
+-- OFFSET 0 keeps the seen check a lookup in the index: without it, the generic plan made on an empty table hashed every refund's key instead.
+CREATE OR REPLACE FUNCTION refunds_state(p_program bigint[], p_txn text[], p_processor_refund_id text[],
     p_now timestamptz)
 RETURNS TABLE (ord bigint, sale_id bigint, sale_version text, amount_cents bigint, refunded_amount_cents bigint,
     commission_id bigint, commission_amount_cents bigint, commission_reversed_cents bigint, commission_currency text,

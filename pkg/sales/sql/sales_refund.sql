@@ -1,13 +1,12 @@
--- sales_refund_v2 writes the planned refunds (one array per input, position = ord, NULL for a value not
+-- sales_refund writes the planned refunds (one array per input, position = ord, NULL for a value not
 -- given), each in turn, and only while its sale is still at the row version the plan rested on (locked
 -- meanwhile), and its commission too: what the refund does to the commission, as pkg/ledger decided it
--- (pkg/ledger's ledger_refund_v2: reversed, or clawed back; p_commission NULL: the sale has none), then
+-- (pkg/ledger's ledger_refund: reversed, or clawed back; p_commission NULL: the sale has none), then
 -- the refund (p_refund_reason and p_processor_refund_id NULL when not given), its clawback if any
 -- (ledger_clawback), the sale's refunded total and payment status. It returns per refund whether it was
 -- written and the commission as it now stands at p_now; a refund whose sale or commission changed
 -- meanwhile writes nothing, and the caller decides it again.
--- (Replaces sales_refund, whose 0 and '' stood for none.)
-CREATE OR REPLACE FUNCTION sales_refund_v2(p_sale bigint[], p_version text[], p_program bigint[], p_reason text[],
+CREATE OR REPLACE FUNCTION sales_refund(p_sale bigint[], p_version text[], p_program bigint[], p_reason text[],
     p_refund_reason text[], p_amount bigint[], p_reversed_now bigint[], p_commission bigint[],
     p_commission_version text[], p_reversed bigint[], p_commission_status text[], p_clawback bigint[], p_total bigint[],
     p_payment_status text[], p_processor_refund_id text[], p_source text[], p_now timestamptz)
@@ -31,7 +30,7 @@ BEGIN
                 SELECT l.id, l.amount_cents, l.reversed_amount_cents, l.currency, l.status, l.clawback_cents
                 INTO commission_id, commission_amount_cents, commission_reversed_cents, commission_currency,
                     commission_status, commission_clawback_cents
-                FROM ledger_refund_v2(p_commission => p_commission[i], p_version => p_commission_version[i],
+                FROM ledger_refund(p_commission => p_commission[i], p_version => p_commission_version[i],
                     p_reversed => p_reversed[i], p_status => p_commission_status[i], p_clawback => p_clawback[i],
                     p_now => p_now) l;
                 written := FOUND;

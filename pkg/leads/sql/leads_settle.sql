@@ -1,12 +1,11 @@
--- leads_settle_v2 records a settled lead for the customer p_customer at row version p_version, or, when
+-- leads_settle records a settled lead for the customer p_customer at row version p_version, or, when
 -- p_customer is NULL, for a customer made now from the click p_click_ref (partner p_partner, key
 -- p_customer_key) at status lead: the customer moves to lead (its email kept unless p_email is given),
 -- the provisional lead of its click becomes the settled one, else a new one is made, and its click is
 -- marked converted, through their owners' functions. NULL is a value not given (no click, no key, no
 -- email). It returns the lead's id, or NULL, having written nothing, when the customer changed since it
 -- was read or the key was bound meanwhile: the caller decides again on what is stored now.
--- (Replaces leads_settle, whose 0 and '' stood for none.)
-CREATE OR REPLACE FUNCTION leads_settle_v2(p_customer bigint, p_version text, p_program bigint, p_click_ref bigint,
+CREATE OR REPLACE FUNCTION leads_settle(p_customer bigint, p_version text, p_program bigint, p_click_ref bigint,
     p_click_id text, p_partner bigint, p_customer_key text, p_email text, p_source text, p_test boolean) RETURNS bigint
 LANGUAGE plpgsql SET plan_cache_mode = force_generic_plan SET enable_seqscan = off AS $$
 DECLARE
@@ -14,14 +13,14 @@ DECLARE
     v_id bigint;
 BEGIN
     IF v_customer IS NULL THEN
-        v_customer := attribution_create_lead_v2(p_program, p_customer_key, p_click_ref, p_partner, p_email, p_test);
+        v_customer := attribution_create_lead(p_program, p_customer_key, p_click_ref, p_partner, p_email, p_test);
         IF v_customer IS NULL THEN
             RETURN NULL;
         END IF;
     ELSIF cardinality(attribution_lock_unchanged(ARRAY[p_customer], ARRAY[p_version])) = 0 THEN
         RETURN NULL;
     ELSE
-        PERFORM attribution_mark_lead_v2(v_customer, p_email);
+        PERFORM attribution_mark_lead(v_customer, p_email);
     END IF;
     -- Asked first: an update of leads runs the lead-count trigger (building its transition tables) even when it
     -- changes nothing, and a provisional lead is the exception.

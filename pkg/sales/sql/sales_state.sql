@@ -1,9 +1,8 @@
--- sales_state_v2 reads, for each sale (one array per input, position = ord; NULL for a customer_key or
+-- sales_state reads, for each sale (one array per input, position = ord; NULL for a customer_key or
 -- click_id not sent), what the rules need: a used transaction_id, the program's terms, the customer (by
 -- customer_key, else, without a key, the first made from the click) with its row version, its click and
 -- first sale, and the click behind click_id. Nothing locked.
--- (Replaces sales_state, whose '' stood for none.)
-CREATE OR REPLACE FUNCTION sales_state_v2(p_program bigint[], p_txn text[], p_customer_key text[], p_click_id text[])
+CREATE OR REPLACE FUNCTION sales_state(p_program bigint[], p_txn text[], p_customer_key text[], p_click_id text[])
 RETURNS TABLE (ord bigint, duplicate_id bigint, program_found boolean, commission_type text, commission_rate text,
     commission_duration_months integer, attribution_window_days integer, customer_id bigint, customer_version text,
     customer_key text, customer_click_ref bigint, customer_click_id text, customer_click_timestamp timestamptz,

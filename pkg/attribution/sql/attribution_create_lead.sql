@@ -1,9 +1,8 @@
--- attribution_create_lead_v2 makes a customer of the click's program at status lead (signed up now),
+-- attribution_create_lead makes a customer of the click's program at status lead (signed up now),
 -- attributed to the click's partner (and its partner-program relationship when there is one), with the key
 -- bound when given (p_key NULL: none) and the email when given (p_email NULL: none), and returns its id;
 -- NULL when a concurrent request bound the key first (the caller decides again).
--- (Replaces attribution_create_lead, whose '' stood for no key and no email.)
-CREATE OR REPLACE FUNCTION attribution_create_lead_v2(p_program bigint, p_key text, p_click_ref bigint, p_partner bigint,
+CREATE OR REPLACE FUNCTION attribution_create_lead(p_program bigint, p_key text, p_click_ref bigint, p_partner bigint,
     p_email text, p_test boolean) RETURNS bigint
 LANGUAGE plpgsql SET plan_cache_mode = force_generic_plan SET enable_seqscan = off AS $$
 DECLARE
