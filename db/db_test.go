@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/jmoiron/sqlx"
+	"github.com/lib/pq"
 
 	"github.com/reftrack/reftrack/db"
 	"github.com/reftrack/reftrack/pkg/testkit/dbtest"
@@ -122,7 +123,8 @@ func newFixture(t *testing.T, d *sqlx.DB) fixture {
 	must(d.Get(&f.pp, `INSERT INTO partner_programs (partner_id, program_id) VALUES ($1, $2) RETURNING id`, f.partner, f.p1))
 	must(d.Get(&f.link, `INSERT INTO referral_links (short_link, partner_id, program_id) VALUES ('abc', $1, $2) RETURNING id`, f.partner, f.p1))
 	must(d.Get(&f.click, `INSERT INTO clicks (click_id, program_id, link_id, partner_id, affiliate_url)
-		VALUES ('c1', $1, $2, $3, 'https://a.example/?aff=abc') RETURNING id`, f.p1, f.link, f.partner))
+		VALUES (to_char(now() AT TIME ZONE 'UTC', 'YYMM') || 'VLdvuE52RWYhrO8NdnO0mA', $1, $2, $3, 'https://a.example/?aff=abc')
+		RETURNING id`, f.p1, f.link, f.partner))
 	must(d.Get(&f.customer, `INSERT INTO customers (program_id, customer_key, click_ref, partner_id, partner_program_id, status)
 		VALUES ($1, 'cust-1', $2, $3, $4, 'lead') RETURNING id`, f.p1, f.click, f.partner, f.pp))
 	return f
@@ -242,5 +244,29 @@ func TestChecksAndForeignKeys(t *testing.T) {
 		if _, err := d.Exec(q, f.p1); err == nil {
 			t.Errorf("%s: invalid update succeeded", name)
 		}
+	}
+}
+
+// Every click_id carries its click's month (pkg/clicks.NewClickID): the partition's, which is also the
+// row id's. One without a month, or of another month, is refused, so that UNIQUE (click_id, click_month)
+// keeps click_ids unique across the months.
+func TestClickIDsCarryTheirMonth(t *testing.T) {
+	t.Parallel()
+	d := dbtest.New(t)
+	f := newFixture(t, d.DB) // its click's id carries this month
+	for name, clickID := range map[string]string{
+		"no month":           "c1",
+		"another month":      "0001VLdvuE52RWYhrO8NdnO0mA",
+		"a month, too short": "2601short",
+	} {
+		_, err := d.Exec(`INSERT INTO clicks (click_id, program_id, link_id, partner_id, affiliate_url) VALUES ($1, $2, $3, $4, 'x')`,
+			clickID, f.p1, f.link, f.partner)
+		var pqErr *pq.Error
+		if !errors.As(err, &pqErr) || pqErr.Code != "23514" || pqErr.Constraint != "clicks_click_id_month" {
+			t.Errorf("%s (%q): %v, want a violation of clicks_click_id_month", name, clickID, err)
+		}
+	}
+	if n := 0; d.Get(&n, `SELECT count(*) FROM clicks`) != nil || n != 1 {
+		t.Errorf("%d clicks stored, want the fixture's only", n)
 	}
 }

@@ -50,9 +50,9 @@ var functionOwners = []struct {
 	{"pkg/webhooks", webhookssql.Files},
 }
 
-// triggers are the owners' triggers (pkg/webhooks' outbox, pkg/events' counts, pkg/clicks'), attached
-// after the functions they call.
-var triggers = slices.Concat(webhookssql.Triggers, eventssql.Triggers, clickssql.Triggers)
+// triggers are the owners' triggers (pkg/webhooks' outbox, pkg/events' counts), attached after the
+// functions they call.
+var triggers = slices.Concat(webhookssql.Triggers, eventssql.Triggers)
 
 // definition is what a function file may hold: comments, then one CREATE OR REPLACE FUNCTION of the
 // file's name whose body is dollar-quoted, then nothing but a semicolon. Anything else (a table, a

@@ -43,13 +43,12 @@ var owners = map[string]string{
 	"mail_outbox": "pkg/mail",
 	// Tracking.
 	"clicks": "pkg/clicks",
-	// The months of click ids that carry none, and the clicks kept past retention (migration 000019).
-	"clicks_legacy": "pkg/clicks",
-	"clicks_kept":   "pkg/clicks",
-	"customers":     "pkg/attribution",
-	"leads":         "pkg/leads",
-	"sales":         "pkg/sales",
-	"refunds":       "pkg/sales",
+	// The clicks kept past retention.
+	"clicks_kept": "pkg/clicks",
+	"customers":   "pkg/attribution",
+	"leads":       "pkg/leads",
+	"sales":       "pkg/sales",
+	"refunds":     "pkg/sales",
 	// A commission's life after its sale: hold, approval, payouts, clawbacks (migration 000020).
 	"commissions":          "pkg/ledger",
 	"commission_clawbacks": "pkg/ledger",

@@ -10,7 +10,7 @@ DROP TABLE
     processor_events, processor_connections,
     idempotency_keys, commission_clawbacks, commissions, payouts,
     refunds, sales, leads, customers,
-    clicks_kept, clicks_legacy, clicks,
+    clicks_kept, clicks,
     referral_links, partner_invitations, partner_programs, partners, api_keys, programs,
     partner_sessions, login_tokens, login_sessions, partner_people, workspace_members, workspaces, accounts;
 

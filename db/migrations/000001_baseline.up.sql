@@ -261,7 +261,7 @@ CREATE INDEX referral_links_partner_idx ON referral_links (partner_id);
 -- out starts with it (YYMM, then 22 characters of 128 random bits: pkg/clicks.NewClickID), and the row id
 -- carries it in its high bits (clicks_make_id). So a lookup by click_id or by id names its partition and
 -- stays one index probe (partition pruning at execution), and UNIQUE (click_id, click_month) keeps
--- click_id unique across partitions.
+-- click_id unique across partitions (clicks_click_id_month refuses a click_id without its month).
 --
 -- Retention drops months, but never what attribution needs: clicks_expire copies the clicks a customer,
 -- lead or sale points at into clicks_kept before it drops their month, and the lookups fall back to it,
@@ -322,8 +322,8 @@ CREATE TABLE clicks (
     PRIMARY KEY (id, click_month),
     UNIQUE (click_id, click_month),
     CONSTRAINT clicks_id_month CHECK (clicks_ref_month(id) = click_month),
-    -- (A click_id without a month passes: COALESCE, so the month is read once per row.)
-    CONSTRAINT clicks_click_id_month CHECK (COALESCE(clicks_month(click_id), click_month) = click_month)
+    -- A click_id without a month (NULL) fails too: COALESCE, not a second call, so the month is read once.
+    CONSTRAINT clicks_click_id_month CHECK (COALESCE(clicks_month(click_id) = click_month, false))
 ) PARTITION BY RANGE (click_month);
 ALTER SEQUENCE clicks_id_seq OWNED BY clicks.id;
 
@@ -349,13 +349,6 @@ BEGIN
             'clicks_' || to_char(m, 'YYYY_MM'), m, (m + interval '1 month')::date);
     END LOOP;
 END $$;
-
--- A click_id without a month (inserted by hand) is noted here, whose primary key keeps those unique and
--- whose row says the month (pkg/clicks' trigger writes it).
-CREATE TABLE clicks_legacy (
-    click_id    text PRIMARY KEY,
-    click_month date NOT NULL
-);
 
 -- Clicks kept past their month's retention because a customer, lead or sale points at them.
 CREATE TABLE clicks_kept (LIKE clicks INCLUDING DEFAULTS);

@@ -9,7 +9,8 @@
 --   repeated            the same visitor (p_visitor) clicked the same link, in the same mode (test or not),
 --                       within p_repeat_seconds: that click is the answer and nothing is stored.
 -- It returns, per ord, the outcome and, when recorded or repeated, the link's partner and program, the
--- program's cookie window and the click (its row id and click_id).
+-- program's cookie window and the click (its row id and click_id). A click is stored in the month its
+-- click_id carries (pkg/clicks.NewClickID).
 CREATE OR REPLACE FUNCTION clicks_record(p_aff text[], p_visitor bytea[], p_origin text[], p_test boolean[],
     p_click_id text[], p_affiliate_url text[], p_session_id text[], p_page_url text[], p_page_title text[],
     p_referrer_url text[], p_geo_country text[], p_geo_region text[], p_geo_city text[], p_device_type text[],
@@ -55,8 +56,7 @@ BEGIN
             ok.affiliate_url, ok.session_id, ok.page_url, ok.page_title, ok.referrer_url, ok.geo_country, ok.geo_region,
             ok.geo_city, ok.device_type, ok.device_os, ok.browser_name, ok.user_agent, ok.ip, ok.visitor,
             ok.screen_resolution, ok.viewport_size, ok.language, ok.timezone, ok.is_test, ok.is_bot
-        FROM ok CROSS JOIN LATERAL (SELECT COALESCE(clicks_month(ok.click_id),
-            date_trunc('month', now() AT TIME ZONE 'UTC')::date) AS month) m
+        FROM ok CROSS JOIN LATERAL (SELECT clicks_month(ok.click_id) AS month) m
         WHERE NOT EXISTS (SELECT 1 FROM prev WHERE prev.ord = ok.ord)
         RETURNING id, click_id
     )

@@ -19,7 +19,7 @@ BEGIN
         AS i(click_id, program_id, customer_key, click_decides, ord)
     LEFT JOIN LATERAL (
         SELECT x.id, x.click_id, x.program_id, x.partner_id, x.click_timestamp, x.is_test FROM clicks x
-        WHERE x.click_id = i.click_id AND x.click_month = clicks_lookup_month(i.click_id)
+        WHERE x.click_id = i.click_id AND x.click_month = clicks_month(i.click_id)
         UNION ALL
         SELECT x.id, x.click_id, x.program_id, x.partner_id, x.click_timestamp, x.is_test FROM clicks_kept x
         WHERE x.click_id = i.click_id

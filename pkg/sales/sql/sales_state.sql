@@ -28,7 +28,7 @@ BEGIN
         LEFT JOIN programs p ON p.id = i.program_id
         LEFT JOIN LATERAL (
         SELECT x.id, x.click_id, x.program_id, x.partner_id, x.click_timestamp, x.is_test FROM clicks x
-        WHERE x.click_id = i.click_id AND x.click_month = clicks_lookup_month(i.click_id)
+        WHERE x.click_id = i.click_id AND x.click_month = clicks_month(i.click_id)
         UNION ALL
         SELECT x.id, x.click_id, x.program_id, x.partner_id, x.click_timestamp, x.is_test FROM clicks_kept x
         WHERE x.click_id = i.click_id
