@@ -228,6 +228,11 @@ func TestChecksAndForeignKeys(t *testing.T) {
 			VALUES ` + "($1, $2, $3, 'x2', 0, 'USD', 'api', now())",
 		"unknown customer": `INSERT INTO sales (program_id, customer_id, partner_id, processor_event_id, amount_cents, currency, source, sale_date)
 			VALUES ` + "($1, $2 + 1000, $3, 'x3', 100, 'USD', 'api', now())",
+		// A commission is available on its sale's date plus the hold, always said (ledger_create).
+		"commission without available_on": `WITH s AS (INSERT INTO sales (program_id, customer_id, partner_id, processor_event_id,
+				amount_cents, currency, source, sale_date) VALUES ($1, $2, $3, 'x4', 100, 'USD', 'api', now()) RETURNING id)
+			INSERT INTO commissions (sale_id, program_id, partner_id, partner_program_id, amount_cents, currency)
+			SELECT s.id, $1, $3, pp.id, 20, 'USD' FROM s, partner_programs pp WHERE pp.partner_id = $3 AND pp.program_id = $1`,
 	}
 	for name, q := range bad {
 		if _, err := d.Exec(q, f.p1, f.customer, f.partner); err == nil {
@@ -240,6 +245,7 @@ func TestChecksAndForeignKeys(t *testing.T) {
 		"commission_type": `UPDATE programs SET commission_type = 'tiered' WHERE id = $1`,
 		"customer status": `UPDATE customers SET status = 'churned' WHERE program_id = $1`,
 		"cookie window":   `UPDATE programs SET cookie_window_days = 0 WHERE id = $1`,
+		"enrollment":      `UPDATE partner_programs SET status = 'paused' WHERE program_id = $1`,
 	} {
 		if _, err := d.Exec(q, f.p1); err == nil {
 			t.Errorf("%s: invalid update succeeded", name)

@@ -203,7 +203,7 @@ CREATE TABLE partner_programs (
     partner_id           bigint      NOT NULL REFERENCES partners (id),
     program_id           bigint      NOT NULL REFERENCES programs (id),
     status               text        NOT NULL DEFAULT 'active'
-                                     CHECK (status IN ('active', 'paused', 'removed', 'invited', 'pending', 'approved', 'rejected', 'banned')),
+                                     CHECK (status IN ('active', 'removed', 'invited', 'pending', 'approved', 'rejected', 'banned')),
     created_at           timestamptz NOT NULL DEFAULT now(),
     status_reason        text,
     status_changed_at    timestamptz,
@@ -507,7 +507,7 @@ CREATE TABLE commissions (
     is_test                boolean     NOT NULL DEFAULT false,
     created_at             timestamptz NOT NULL DEFAULT now(),
     updated_at             timestamptz NOT NULL DEFAULT now(),
-    available_on           timestamptz,
+    available_on           timestamptz NOT NULL, -- the sale's date plus the hold (ledger_create)
     approved_at            timestamptz,
     rejected_at            timestamptz,
     rejected_reason        text        CHECK (length(rejected_reason) BETWEEN 1 AND 500),
@@ -525,7 +525,6 @@ CREATE INDEX commissions_program_list_idx ON commissions (program_id, created_at
 CREATE INDEX commissions_payout_idx ON commissions (payout_id) WHERE payout_id IS NOT NULL;
 CREATE INDEX commissions_open_idx ON commissions (program_id, currency, partner_id, id)
     WHERE status IN ('pending', 'partially_reversed', 'approved') AND NOT is_test;
-CREATE INDEX commissions_unfilled_idx ON commissions (id) WHERE available_on IS NULL;
 CREATE INDEX commissions_hold_idx ON commissions (available_on) WHERE status IN ('pending', 'partially_reversed');
 
 -- A clawback is what a refund takes back of a commission already in a payout or paid: the commission is

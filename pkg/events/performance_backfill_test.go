@@ -142,7 +142,7 @@ func TestPerformanceBackfill(t *testing.T) {
 	if got := perfLive(t, d.DB); len(got) != 0 {
 		t.Fatalf("counts left after TRUNCATE: %v", got)
 	}
-	// Written while no trigger counts (the previous build's events): the backfill counts them.
+	// Written while no trigger counts (as before the triggers existed): the backfill counts them.
 	day := perfNow.AddDate(0, 0, -3).Format(time.DateOnly)
 	p.clicks(t, perfNow.AddDate(0, 0, -3), 1, false)
 	p.clicks(t, perfNow.AddDate(0, 0, -3), 1, true)
@@ -207,7 +207,7 @@ func TestPerformanceBackfill(t *testing.T) {
 	}
 }
 
-// A lead counts for its click's partner (migration 000025) also once the click's month has expired and
+// A lead counts for its click's partner (performance_lead_partner) also once the click's month has expired and
 // the click is kept in clicks_kept (pkg/clicks' clicks_expire): the backfill finds it there, as every
 // other reader of a click_ref does (leads_state, sales_state). It fails as of 6163fe9:
 // performance_lead_partner looks in clicks only, so the backfill counts the lead for no partner (0).
