@@ -893,3 +893,7 @@ CREATE TABLE schema_compatibility (
     backward_compatible boolean     NOT NULL,
     applied_at          timestamptz NOT NULL DEFAULT now()
 );
+-- The baseline's own row (not backward compatible: nothing came before it), written with the schema. A
+-- database made by the migrations the baseline replaced has none, which is how it is told apart
+-- (db.ErrPreBaseline).
+INSERT INTO schema_compatibility (version, backward_compatible) VALUES (1, false);
