@@ -115,9 +115,6 @@ func withMigrator(ctx context.Context, db *sql.DB, fn func(*migrate.Migrate) err
 // build before it runs correctly against the schema it leaves (docs/deploy.md, rolling deploys).
 const CompatibleMarker = "-- reftrack: backward-compatible"
 
-// compatibilityVersion is the migration that creates schema_compatibility: no row is recorded before it.
-const compatibilityVersion = 1
-
 // ErrPreBaseline means the database was made by a build from before the schema baseline: its schema
 // comes from the migrations the baseline replaced (before the first release), and no build migrates it
 // any further. Drop the database and create it again (docs/deploy.md).
@@ -218,9 +215,6 @@ func migrateSchema(ctx context.Context, db *sql.DB) error {
 
 // recordCompatibility notes whether migration v, just applied, is backward compatible.
 func recordCompatibility(ctx context.Context, db *sql.DB, v uint) error {
-	if v < compatibilityVersion {
-		return nil
-	}
 	compatible, err := BackwardCompatible(v)
 	if err != nil {
 		return err
@@ -302,9 +296,9 @@ func MigrateDown(ctx context.Context, db *sql.DB, steps int) error {
 			return fmt.Errorf("migrate down: %w", err)
 		}
 		// Reverted migrations are no longer applied: forget their compatibility (the table itself is gone
-		// when its own migration was reverted).
+		// when the baseline was reverted).
 		v, _, err := m.Version()
-		if errors.Is(err, migrate.ErrNilVersion) || (err == nil && v < compatibilityVersion) {
+		if errors.Is(err, migrate.ErrNilVersion) {
 			return nil
 		}
 		if err != nil {
