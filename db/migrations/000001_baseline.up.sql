@@ -5,7 +5,8 @@
 -- `reftrackd migrate up` applies both after this file (db.ApplyFunctions).
 --
 -- This one file is the schema until the first release (docs/deploy.md): the project has had no release,
--- so no database keeps an older schema. From the first release on, every change is a new migration.
+-- so no database keeps an older schema, and a change before then is made here (a database made by an
+-- earlier version of this file is recreated). From the first release on, every change is a new migration.
 --
 -- Rules the interface states are enforced here too, so that no code path can break them: a sale's
 -- transaction_id (processor_event_id) is unique per program, customer_key is unique per program,
