@@ -77,8 +77,9 @@ func TestMigrateUpRecordsCompatibility(t *testing.T) {
 	if err := d.SelectContext(ctx, &rows, `SELECT version, backward_compatible FROM schema_compatibility ORDER BY version`); err != nil {
 		t.Fatal(err)
 	}
-	if len(rows) != int(latest)-16 || rows[0].Version != 17 || !rows[0].Compatible {
-		t.Fatalf("recorded %+v, want versions 17…%d with 17 compatible", rows, latest)
+	// The baseline (version 1) has nothing before it to be compatible with.
+	if len(rows) != int(latest) || rows[0].Version != 1 || rows[0].Compatible {
+		t.Fatalf("recorded %+v, want versions 1…%d with 1 not compatible", rows, latest)
 	}
 	for _, r := range rows {
 		want, err := db.BackwardCompatible(uint(r.Version))
@@ -86,8 +87,9 @@ func TestMigrateUpRecordsCompatibility(t *testing.T) {
 			t.Errorf("version %d recorded compatible=%v, its file says %v (%v)", r.Version, r.Compatible, want, err)
 		}
 	}
-	// Reverting forgets the reverted migrations' rows (here the table itself goes with migration 17).
-	if err := db.MigrateDown(ctx, d.DB.DB, int(latest)-16); err != nil {
+	// Reverting forgets the reverted migrations' rows (reverting them all, the table itself goes with the
+	// baseline).
+	if err := db.MigrateDown(ctx, d.DB.DB, 0); err != nil {
 		t.Fatal(err)
 	}
 	if n := count(t, d, `SELECT count(*) FROM pg_tables WHERE tablename = 'schema_compatibility'`); n != 0 {
@@ -96,7 +98,7 @@ func TestMigrateUpRecordsCompatibility(t *testing.T) {
 	if err := db.MigrateUp(ctx, d.DB.DB); err != nil {
 		t.Fatal(err)
 	}
-	if n := count(t, d, `SELECT count(*) FROM schema_compatibility`); n != int(latest)-16 {
+	if n := count(t, d, `SELECT count(*) FROM schema_compatibility`); n != int(latest) {
 		t.Errorf("%d rows after up again", n)
 	}
 }
@@ -168,5 +170,46 @@ func TestRequireSessionOnADirectConnection(t *testing.T) {
 	d := dbtest.New(t)
 	if err := db.RequireSession(context.Background(), d.DB.DB); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// A database made by the migrations the baseline replaced (before the first release) is neither current
+// nor migrated: serve and the readiness probe refuse it, and migrate up changes nothing, both saying to
+// recreate it. Such a database is at one of their versions with no record of the baseline: before their
+// version 17 without the compatibility table at all, from it on without its row 1.
+func TestPreBaselineDatabaseIsRefused(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	for _, c := range []struct {
+		name    string
+		version int
+		change  string
+	}{
+		{"at version 25", 25, `DELETE FROM schema_compatibility WHERE version = 1;
+			INSERT INTO schema_compatibility (version, backward_compatible) SELECT v, true FROM generate_series(17, 25) v`},
+		{"at version 12", 12, `DROP TABLE schema_compatibility`},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			d := dbtest.New(t)
+			if _, err := d.ExecContext(ctx, c.change+fmt.Sprintf(`; UPDATE schema_migrations SET version = %d`, c.version)); err != nil {
+				t.Fatal(err)
+			}
+			if pre, err := db.PreBaseline(ctx, d.DB.DB); err != nil || !pre {
+				t.Errorf("PreBaseline = %v, %v; want true", pre, err)
+			}
+			want := fmt.Sprintf("the database was made by a build from before the schema baseline (version %d of the migrations the baseline replaced)", c.version)
+			err := db.CheckCurrent(ctx, d.DB.DB)
+			if !errors.Is(err, db.ErrSchemaNotCurrent) || !errors.Is(err, db.ErrPreBaseline) || !strings.Contains(err.Error(), want) {
+				t.Errorf("CheckCurrent = %v, want ErrPreBaseline saying %q", err, want)
+			}
+			err = db.MigrateUp(ctx, d.DB.DB)
+			if !errors.Is(err, db.ErrPreBaseline) || !strings.Contains(err.Error(), "drop the database and create it again") {
+				t.Errorf("MigrateUp = %v, want ErrPreBaseline saying to recreate the database", err)
+			}
+			if v, dirty, err := db.Version(ctx, d.DB.DB); err != nil || dirty || v != uint(c.version) {
+				t.Errorf("after migrate up: version %d, dirty %v, %v; want %d untouched", v, dirty, err, c.version)
+			}
+		})
 	}
 }

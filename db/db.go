@@ -115,12 +115,67 @@ func withMigrator(ctx context.Context, db *sql.DB, fn func(*migrate.Migrate) err
 // build before it runs correctly against the schema it leaves (docs/deploy.md, rolling deploys).
 const CompatibleMarker = "-- reftrack: backward-compatible"
 
-// compatibilityVersion is the migration that creates schema_compatibility: no row is recorded before it.
-const compatibilityVersion = 17
+// ErrPreBaseline means the database was made by a build from before the schema baseline: its schema
+// comes from the migrations the baseline replaced (before the first release), and no build migrates it
+// any further. Drop the database and create it again (docs/deploy.md).
+var ErrPreBaseline = errors.New("the database was made by a build from before the schema baseline")
+
+// preBaseline reports whether db was migrated by the migrations the baseline replaced, and to which of
+// their versions: it has a clean schema version but not the baseline's own compatibility record (version
+// 1, written by the baseline itself; those migrations recorded none before their version 17, where they
+// made the table).
+func preBaseline(ctx context.Context, db *sql.DB) (version int64, pre bool, err error) {
+	var dirty bool
+	err = db.QueryRowContext(ctx, `SELECT version, dirty FROM schema_migrations LIMIT 1`).Scan(&version, &dirty)
+	switch {
+	case errors.Is(err, sql.ErrNoRows) || isUndefinedTable(err):
+		return 0, false, nil // nothing migrated yet
+	case err != nil:
+		return 0, false, fmt.Errorf("read schema version: %w", err)
+	case dirty:
+		return version, false, nil // a migration failed half-way, which is said as such
+	}
+	recorded, err := baselineRecorded(ctx, db)
+	return version, !recorded, err
+}
+
+// PreBaseline reports whether db was made by a build from before the schema baseline (ErrPreBaseline).
+func PreBaseline(ctx context.Context, db *sql.DB) (bool, error) {
+	_, pre, err := preBaseline(ctx, db)
+	return pre, err
+}
+
+// baselineRecorded reports whether db's compatibility record holds the baseline's row.
+func baselineRecorded(ctx context.Context, db *sql.DB) (bool, error) {
+	var recorded bool
+	err := db.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM schema_compatibility WHERE version = 1)`).Scan(&recorded)
+	switch {
+	case isUndefinedTable(err):
+		return false, nil
+	case err != nil:
+		return false, fmt.Errorf("read schema compatibility: %w", err)
+	}
+	return recorded, nil
+}
+
+// preBaselineError says what to do with a database made before the baseline, at version v of the
+// migrations it replaced.
+func preBaselineError(v int64) error {
+	return fmt.Errorf("%w (version %d of the migrations the baseline replaced): this build cannot migrate it; "+
+		"drop the database and create it again, then run `reftrackd migrate up` (docs/deploy.md)", ErrPreBaseline, v)
+}
 
 // MigrateUp applies every pending migration, one at a time, recording each one's compatibility marker
-// in schema_compatibility, then the owner packages' database functions (ApplyFunctions).
+// in schema_compatibility, then the owner packages' database functions (ApplyFunctions). It refuses a
+// database made before the baseline (ErrPreBaseline), changing nothing.
 func MigrateUp(ctx context.Context, db *sql.DB) error {
+	v, pre, err := preBaseline(ctx, db)
+	if err != nil {
+		return fmt.Errorf("migrate up: %w", err)
+	}
+	if pre {
+		return fmt.Errorf("migrate up: %w", preBaselineError(v))
+	}
 	if err := migrateSchema(ctx, db); err != nil {
 		return err
 	}
@@ -160,9 +215,6 @@ func migrateSchema(ctx context.Context, db *sql.DB) error {
 
 // recordCompatibility notes whether migration v, just applied, is backward compatible.
 func recordCompatibility(ctx context.Context, db *sql.DB, v uint) error {
-	if v < compatibilityVersion {
-		return nil
-	}
 	compatible, err := BackwardCompatible(v)
 	if err != nil {
 		return err
@@ -244,9 +296,9 @@ func MigrateDown(ctx context.Context, db *sql.DB, steps int) error {
 			return fmt.Errorf("migrate down: %w", err)
 		}
 		// Reverted migrations are no longer applied: forget their compatibility (the table itself is gone
-		// when its own migration was reverted).
+		// when the baseline was reverted).
 		v, _, err := m.Version()
-		if errors.Is(err, migrate.ErrNilVersion) || (err == nil && v < compatibilityVersion) {
+		if errors.Is(err, migrate.ErrNilVersion) {
 			return nil
 		}
 		if err != nil {
@@ -293,6 +345,13 @@ func CheckCurrent(ctx context.Context, db *sql.DB) error {
 		return fmt.Errorf("read schema version: %w", err)
 	case dirty:
 		return fmt.Errorf("%w: version %d is dirty (a migration failed half-way; fix it, then `reftrackd migrate`)", ErrSchemaNotCurrent, got)
+	}
+	if recorded, err := baselineRecorded(ctx, db); err != nil {
+		return err
+	} else if !recorded {
+		return fmt.Errorf("%w: %w", ErrSchemaNotCurrent, preBaselineError(got))
+	}
+	switch {
 	case uint(got) < want:
 		return fmt.Errorf("%w: database at version %d, this build wants %d (run `reftrackd migrate up`)", ErrSchemaNotCurrent, got, want)
 	case uint(got) > want:

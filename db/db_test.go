@@ -3,11 +3,10 @@ package db_test
 import (
 	"context"
 	"errors"
-	"path/filepath"
-	"strings"
 	"testing"
 
 	"github.com/jmoiron/sqlx"
+	"github.com/lib/pq"
 
 	"github.com/reftrack/reftrack/db"
 	"github.com/reftrack/reftrack/pkg/testkit/dbtest"
@@ -124,7 +123,8 @@ func newFixture(t *testing.T, d *sqlx.DB) fixture {
 	must(d.Get(&f.pp, `INSERT INTO partner_programs (partner_id, program_id) VALUES ($1, $2) RETURNING id`, f.partner, f.p1))
 	must(d.Get(&f.link, `INSERT INTO referral_links (short_link, partner_id, program_id) VALUES ('abc', $1, $2) RETURNING id`, f.partner, f.p1))
 	must(d.Get(&f.click, `INSERT INTO clicks (click_id, program_id, link_id, partner_id, affiliate_url)
-		VALUES ('c1', $1, $2, $3, 'https://a.example/?aff=abc') RETURNING id`, f.p1, f.link, f.partner))
+		VALUES (to_char(now() AT TIME ZONE 'UTC', 'YYMM') || 'VLdvuE52RWYhrO8NdnO0mA', $1, $2, $3, 'https://a.example/?aff=abc')
+		RETURNING id`, f.p1, f.link, f.partner))
 	must(d.Get(&f.customer, `INSERT INTO customers (program_id, customer_key, click_ref, partner_id, partner_program_id, status)
 		VALUES ($1, 'cust-1', $2, $3, $4, 'lead') RETURNING id`, f.p1, f.click, f.partner, f.pp))
 	return f
@@ -228,6 +228,11 @@ func TestChecksAndForeignKeys(t *testing.T) {
 			VALUES ` + "($1, $2, $3, 'x2', 0, 'USD', 'api', now())",
 		"unknown customer": `INSERT INTO sales (program_id, customer_id, partner_id, processor_event_id, amount_cents, currency, source, sale_date)
 			VALUES ` + "($1, $2 + 1000, $3, 'x3', 100, 'USD', 'api', now())",
+		// A commission is available on its sale's date plus the hold, always said (ledger_create).
+		"commission without available_on": `WITH s AS (INSERT INTO sales (program_id, customer_id, partner_id, processor_event_id,
+				amount_cents, currency, source, sale_date) VALUES ($1, $2, $3, 'x4', 100, 'USD', 'api', now()) RETURNING id)
+			INSERT INTO commissions (sale_id, program_id, partner_id, partner_program_id, amount_cents, currency)
+			SELECT s.id, $1, $3, pp.id, 20, 'USD' FROM s, partner_programs pp WHERE pp.partner_id = $3 AND pp.program_id = $1`,
 	}
 	for name, q := range bad {
 		if _, err := d.Exec(q, f.p1, f.customer, f.partner); err == nil {
@@ -240,6 +245,7 @@ func TestChecksAndForeignKeys(t *testing.T) {
 		"commission_type": `UPDATE programs SET commission_type = 'tiered' WHERE id = $1`,
 		"customer status": `UPDATE customers SET status = 'churned' WHERE program_id = $1`,
 		"cookie window":   `UPDATE programs SET cookie_window_days = 0 WHERE id = $1`,
+		"enrollment":      `UPDATE partner_programs SET status = 'paused' WHERE program_id = $1`,
 	} {
 		if _, err := d.Exec(q, f.p1); err == nil {
 			t.Errorf("%s: invalid update succeeded", name)
@@ -247,101 +253,26 @@ func TestChecksAndForeignKeys(t *testing.T) {
 	}
 }
 
-// Migration 000006 marks the partners the synthetic chain made before partners had a synthetic column
-// (recognised then by their address), and only those; its down migration drops the column.
-func TestSyntheticPartnersMigration(t *testing.T) {
+// Every click_id carries its click's month (pkg/clicks.NewClickID): the partition's, which is also the
+// row id's. One without a month, or of another month, is refused, so that UNIQUE (click_id, click_month)
+// keeps click_ids unique across the months.
+func TestClickIDsCarryTheirMonth(t *testing.T) {
 	t.Parallel()
-	ctx := context.Background()
 	d := dbtest.New(t)
-	// Steps down to 000005: the migrations after it (version numbers may have gaps while branches merge).
-	ups, err := filepath.Glob(filepath.Join("migrations", "*.up.sql"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	steps := 0
-	for _, f := range ups {
-		if v, _, _ := strings.Cut(filepath.Base(f), "_"); v > "000005" {
-			steps++
+	f := newFixture(t, d.DB) // its click's id carries this month
+	for name, clickID := range map[string]string{
+		"no month":           "c1",
+		"another month":      "0001VLdvuE52RWYhrO8NdnO0mA",
+		"a month, too short": "2601short",
+	} {
+		_, err := d.Exec(`INSERT INTO clicks (click_id, program_id, link_id, partner_id, affiliate_url) VALUES ($1, $2, $3, $4, 'x')`,
+			clickID, f.p1, f.link, f.partner)
+		var pqErr *pq.Error
+		if !errors.As(err, &pqErr) || pqErr.Code != "23514" || pqErr.Constraint != "clicks_click_id_month" {
+			t.Errorf("%s (%q): %v, want a violation of clicks_click_id_month", name, clickID, err)
 		}
 	}
-	before := func() { // the schema just before 000006
-		t.Helper()
-		if err := db.MigrateDown(ctx, d.DB.DB, steps); err != nil {
-			t.Fatal(err)
-		}
-		if v, _, err := db.Version(ctx, d.DB.DB); err != nil || v != 5 {
-			t.Fatalf("Version = %d, %v; want 5", v, err)
-		}
-	}
-	before()
-	f := newFixture(t, d.DB)
-	if _, err := d.Exec(`INSERT INTO partners (workspace_id, name, email) VALUES
-		($1, 'reftrack synthetic partner', 'synthetic+7@reftrack.test'), ($1, 'Sam', 'synthetic@example.com')`, f.ws); err != nil {
-		t.Fatal(err)
-	}
-	if err := db.MigrateUp(ctx, d.DB.DB); err != nil {
-		t.Fatal(err)
-	}
-	var synthetic []string
-	if err := d.Select(&synthetic, `SELECT email FROM partners WHERE synthetic ORDER BY id`); err != nil {
-		t.Fatal(err)
-	}
-	if len(synthetic) != 1 || synthetic[0] != "synthetic+7@reftrack.test" {
-		t.Errorf("synthetic partners after up = %v, want the chain's only", synthetic)
-	}
-	// New rows are real partners unless said otherwise.
-	var marked bool
-	if err := d.Get(&marked, `INSERT INTO partners (workspace_id, name, email) VALUES ($1, 'Kim', 'kim@example.com') RETURNING synthetic`, f.ws); err != nil || marked {
-		t.Errorf("a new partner: synthetic %v, %v", marked, err)
-	}
-	before()
-	if err := d.Get(&marked, `SELECT synthetic FROM partners LIMIT 1`); err == nil {
-		t.Error("partners.synthetic is still there after down")
-	}
-}
-
-// Migration 000007 makes transaction_id unique per program: every stored sale stays, and its down
-// migration refuses (changing nothing) while two programs share an id.
-func TestTransactionIDPerProgramMigration(t *testing.T) {
-	t.Parallel()
-	ctx := context.Background()
-	d := dbtest.New(t)
-	latest, err := db.LatestVersion()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := db.MigrateDown(ctx, d.DB.DB, int(latest)-6); err != nil {
-		t.Fatal(err)
-	}
-	if v, _, err := db.Version(ctx, d.DB.DB); err != nil || v != 6 {
-		t.Fatalf("Version = %d, %v; want 6", v, err)
-	}
-	f := newFixture(t, d.DB)
-	insertSale := func(program int64, txn string) error {
-		_, err := d.Exec(`INSERT INTO sales (program_id, customer_id, partner_id, processor_event_id, amount_cents, currency, source, sale_date)
-			VALUES ($1, $2, $3, $4, 100, 'USD', 'api', now())`, program, f.customer, f.partner, txn)
-		return err
-	}
-	for _, txn := range []string{"a", "b", "c"} {
-		if err := insertSale(f.p1, txn); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := db.MigrateUp(ctx, d.DB.DB); err != nil {
-		t.Fatal(err)
-	}
-	var kept []string
-	if err := d.Select(&kept, `SELECT processor_event_id FROM sales ORDER BY id`); err != nil || len(kept) != 3 {
-		t.Fatalf("sales after up = %v, %v; want all 3", kept, err)
-	}
-	if err := insertSale(f.p2, "a"); err != nil {
-		t.Fatalf("the same id in another program after up: %v", err)
-	}
-	steps := int(latest) - 6
-	if err := db.MigrateDown(ctx, d.DB.DB, steps); err == nil {
-		t.Fatal("down succeeded while two programs share transaction id a")
-	}
-	if n := 0; d.Get(&n, `SELECT count(*) FROM sales`) != nil || n != 4 {
-		t.Errorf("sales after the refused down = %d, want 4", n)
+	if n := 0; d.Get(&n, `SELECT count(*) FROM clicks`) != nil || n != 1 {
+		t.Errorf("%d clicks stored, want the fixture's only", n)
 	}
 }

@@ -50,8 +50,8 @@ var functionOwners = []struct {
 	{"pkg/webhooks", webhookssql.Files},
 }
 
-// triggers are the owners' triggers (pkg/webhooks' outbox, pkg/events' performance counts), attached after
-// the functions they call.
+// triggers are the owners' triggers (pkg/webhooks' outbox, pkg/events' counts), attached after the
+// functions they call.
 var triggers = slices.Concat(webhookssql.Triggers, eventssql.Triggers)
 
 // definition is what a function file may hold: comments, then one CREATE OR REPLACE FUNCTION of the
@@ -106,11 +106,10 @@ func (f Function) check() error {
 // fail with "tuple concurrently updated".
 const functionsLock = "reftrack.functions"
 
-// ApplyFunctions creates or replaces every owner's database functions in one transaction. It is what
-// `migrate up` does after the schema migrations, so a change to a function is deployed like a migration
-// but written in one place. Rolling deploys: the previous build keeps calling its functions while the new
-// build's are applied, so a function whose signature or meaning changes gets a new name
-// (docs/deploy.md); a function of the same name keeps its meaning.
+// ApplyFunctions creates or replaces every owner's database functions in one transaction, then attaches
+// the owners' missing triggers. It is what `migrate up` does after the schema migrations, so a change to
+// a function is deployed like a migration but written in one place (docs/deploy.md says how a change
+// that two releases' replicas would see side by side is made, once there are releases).
 func ApplyFunctions(ctx context.Context, db *sql.DB) error {
 	fns, err := Functions()
 	if err != nil {

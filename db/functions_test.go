@@ -16,34 +16,9 @@ import (
 	"github.com/reftrack/reftrack/pkg/testkit/dbtest"
 )
 
-// schemaFunctions stay in the migrations: a table's definition uses them (a CHECK constraint or a column
-// default), so changing one is a schema change, made by a migration like any other.
+// schemaFunctions are the functions the migrations define: a table's definition uses them (a CHECK
+// constraint or a column default), so changing one is a schema change, made by a migration like any other.
 var schemaFunctions = []string{"clicks_make_id", "clicks_month", "clicks_ref_month"}
-
-// retiredFunctions are functions this build no longer calls, left in the database while the previous
-// build may still be serving (a rolling deploy); a later release's migration drops them. Each names the
-// function that replaced it.
-var retiredFunctions = map[string]string{
-	"clicks_record": "clicks_record_v2",
-	// The sale path: '' and 0 stood for none, -1 for no commission; the new functions take NULL.
-	"sales_state":                  "sales_state_v2",
-	"sales_record":                 "sales_record_v2",
-	"attribution_create_converted": "attribution_create_converted_v2",
-	// The lead path: likewise.
-	"leads_state":              "leads_state_v2",
-	"leads_write":              "leads_write_v2",
-	"leads_settle":             "leads_settle_v2",
-	"leads_record_provisional": "leads_record_provisional_v2",
-	"attribution_create_lead":  "attribution_create_lead_v2",
-	"attribution_mark_lead":    "attribution_mark_lead_v2",
-	// The refund path: likewise.
-	"refunds_state": "refunds_state_v2",
-	"sales_refund":  "sales_refund_v2",
-}
-
-// lastFunctionMigration is the newest migration allowed to define functions: after it, functions live
-// beside their owners (pkg/*/sql) and migrations hold the schema only.
-const lastFunctionMigration = "000019"
 
 // Every pkg/*/sql/*.sql file is one of db.Functions(): a folder whose package is not listed in
 // db/functions.go would never be applied.
@@ -86,9 +61,9 @@ func TestEveryFunctionFileIsApplied(t *testing.T) {
 	}
 }
 
-// The migrated database holds exactly the functions that have a home: an owner's file, the schema's
-// own, or a retired one kept for the previous build. A function created by a migration and forgotten
-// here fails, as does an owner's function that did not get applied.
+// The migrated database holds exactly the functions that have a home: an owner's file or the schema's
+// own. A function created by a migration and forgotten here fails, as does an owner's function that did
+// not get applied.
 func TestEveryDatabaseFunctionHasAHome(t *testing.T) {
 	t.Parallel()
 	d := dbtest.New(t)
@@ -108,12 +83,9 @@ func TestEveryDatabaseFunctionHasAHome(t *testing.T) {
 	for _, n := range schemaFunctions {
 		home[n] = "the schema"
 	}
-	for n := range retiredFunctions {
-		home[n] = "retired"
-	}
 	for _, n := range inDB {
 		if home[n] == "" {
-			t.Errorf("database function %s has no home: move it to its owner's sql/ folder (or list it in retiredFunctions)", n)
+			t.Errorf("database function %s has no home: move it to its owner's sql/ folder", n)
 		}
 	}
 	for n, where := range home {
@@ -139,24 +111,46 @@ func TestSchemaFunctionsAreUsedByTheSchema(t *testing.T) {
 	}
 }
 
-// Migrations after lastFunctionMigration hold the schema only.
+// Migrations hold the schema only: the only functions they define are the schema's own, and they neither
+// call an owner's function nor attach a trigger (the owners' triggers are attached by db.ApplyFunctions,
+// after the functions they call).
 func TestMigrationsDefineNoFunctions(t *testing.T) {
 	t.Parallel()
 	files, err := filepath.Glob(filepath.Join("migrations", "*.sql"))
 	if err != nil || len(files) == 0 {
 		t.Fatalf("migrations: %v %v", files, err)
 	}
-	create := regexp.MustCompile(`(?i)CREATE\s+(OR\s+REPLACE\s+)?FUNCTION`)
+	fns, err := db.Functions()
+	if err != nil {
+		t.Fatal(err)
+	}
+	create := regexp.MustCompile(`(?i)CREATE\s+(?:OR\s+REPLACE\s+)?FUNCTION\s+([a-z_][a-z0-9_]*)`)
+	trigger := regexp.MustCompile(`(?i)CREATE\s+(?:OR\s+REPLACE\s+)?TRIGGER`)
+	var defined []string
 	for _, f := range files {
-		if filepath.Base(f) <= lastFunctionMigration+"~" {
-			continue
-		}
 		b, err := os.ReadFile(f)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if create.Match(b) {
-			t.Errorf("%s defines a function: put it in its owner's sql/ folder (db.ApplyFunctions applies it)", f)
+		for _, m := range create.FindAllStringSubmatch(string(b), -1) {
+			defined = append(defined, m[1])
+			if !slices.Contains(schemaFunctions, m[1]) {
+				t.Errorf("%s defines function %s: put it in its owner's sql/ folder (db.ApplyFunctions applies it)", f, m[1])
+			}
+		}
+		if trigger.Match(b) {
+			t.Errorf("%s attaches a trigger: list it in its owner's Triggers (db.ApplyFunctions attaches it)", f)
+		}
+		code := stripComments(string(b))
+		for _, fn := range fns {
+			if regexp.MustCompile(`\b` + fn.Name + `\s*\(`).MatchString(code) {
+				t.Errorf("%s calls %s, a function of %s: the schema uses none of the owners' functions", f, fn.Name, fn.Owner)
+			}
+		}
+	}
+	for _, n := range schemaFunctions {
+		if !slices.Contains(defined, n) {
+			t.Errorf("no migration defines the schema function %s: is the scan looking in the right place?", n)
 		}
 	}
 }
@@ -170,12 +164,12 @@ func TestCheckCurrentNamesMissingFunctions(t *testing.T) {
 	if err := db.CheckCurrent(ctx, d.DB.DB); err != nil {
 		t.Fatalf("CheckCurrent on a migrated database: %v", err)
 	}
-	if _, err := d.Exec(`DROP FUNCTION sales_state_v2`); err != nil {
+	if _, err := d.Exec(`DROP FUNCTION sales_state`); err != nil {
 		t.Fatal(err)
 	}
 	err := db.CheckCurrent(ctx, d.DB.DB)
-	if !errors.Is(err, db.ErrSchemaNotCurrent) || !strings.Contains(err.Error(), "sales_state_v2") {
-		t.Fatalf("CheckCurrent without sales_state_v2 = %v, want ErrSchemaNotCurrent naming it", err)
+	if !errors.Is(err, db.ErrSchemaNotCurrent) || !strings.Contains(err.Error(), "sales_state") {
+		t.Fatalf("CheckCurrent without sales_state = %v, want ErrSchemaNotCurrent naming it", err)
 	}
 	if err := db.MigrateUp(ctx, d.DB.DB); err != nil {
 		t.Fatal(err)

@@ -34,7 +34,7 @@ var owners = map[string]string{
 	"partners":         "pkg/programs",
 	"partner_programs": "pkg/programs",
 	"referral_links":   "pkg/programs",
-	// Partners' invitations (migration 000024); their enrollments are pkg/programs' relationships.
+	// Partners' invitations; their enrollments are pkg/programs' relationships.
 	"partner_invitations": "pkg/enrollment",
 	// The people who sign in to the partner portal, and their sessions.
 	"partner_people":   "pkg/logins",
@@ -43,19 +43,18 @@ var owners = map[string]string{
 	"mail_outbox": "pkg/mail",
 	// Tracking.
 	"clicks": "pkg/clicks",
-	// The months of click ids that carry none, and the clicks kept past retention (migration 000019).
-	"clicks_legacy": "pkg/clicks",
-	"clicks_kept":   "pkg/clicks",
-	"customers":     "pkg/attribution",
-	"leads":         "pkg/leads",
-	"sales":         "pkg/sales",
-	"refunds":       "pkg/sales",
-	// A commission's life after its sale: hold, approval, payouts, clawbacks (migration 000020).
+	// The clicks kept past retention.
+	"clicks_kept": "pkg/clicks",
+	"customers":   "pkg/attribution",
+	"leads":       "pkg/leads",
+	"sales":       "pkg/sales",
+	"refunds":     "pkg/sales",
+	// A commission's life after its sale: hold, approval, payouts, clawbacks.
 	"commissions":          "pkg/ledger",
 	"commission_clawbacks": "pkg/ledger",
 	"payouts":              "pkg/ledger",
 	// Outbound webhooks: endpoints, the outbox (written by pkg/webhooks' triggers on the owners' tables),
-	// deliveries and their attempts (migration 000021).
+	// deliveries and their attempts.
 	"webhook_endpoints":  "pkg/webhooks",
 	"webhook_events":     "pkg/webhooks",
 	"webhook_deliveries": "pkg/webhooks",

@@ -37,7 +37,9 @@ func (e *env) devCmd() *cobra.Command {
 		Long: `dev is what "make run" does. It uses DATABASE_URL, else the local Postgres at 127.0.0.1:5432,
 else starts a project-local Postgres under .data/postgres with the installed binaries. It creates the
 database when missing, migrates it, seeds a demo program on first start (printing its API key and a
-referral URL, also kept in .data/demo.json) and serves on LISTEN_ADDR (default :8080).`,
+referral URL, also kept in .data/demo.json) and serves on LISTEN_ADDR (default :8080). A database of its
+own (DATABASE_URL unset) that an earlier build made before the schema baseline is dropped and made
+again, with a new demo program; one named by DATABASE_URL is left for you to recreate.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return e.dev(cmd.Context())
@@ -74,18 +76,11 @@ func (e *env) dev(ctx context.Context) error {
 		cfg.DatabaseURL = cluster.URL("reftrack")
 	}
 
-	if err := ensureDatabase(ctx, cfg.DatabaseURL); err != nil {
-		return err
-	}
-	pool, err := db.Open(ctx, cfg.DatabaseURL, db.PoolOptions{MaxOpenConns: 4})
+	pool, err := migratedDatabase(ctx, cfg.DatabaseURL, !config.DatabaseURLSet(e.getenv), say)
 	if err != nil {
 		return err
 	}
-	err = db.MigrateUp(ctx, pool.DB)
-	var shop *seed.Result
-	if err == nil {
-		shop, err = e.demo(ctx, pool, cfg, dataDir)
-	}
+	shop, err := e.demo(ctx, pool, cfg, dataDir)
 	pool.Close()
 	if err != nil {
 		return err
@@ -93,27 +88,97 @@ func (e *env) dev(ctx context.Context) error {
 	return e.serveWith(ctx, cfg, logger, shop)
 }
 
-// ensureDatabase creates the database named in dsn when it does not exist, connecting to the same
-// server's "postgres" database to do so.
-func ensureDatabase(ctx context.Context, dsn string) error {
+// migratedDatabase creates the database named in dsn when it does not exist, migrates it and returns a
+// pool on it. A database made by a build from before the schema baseline cannot be migrated: when it is
+// dev's own (own: DATABASE_URL unset, so the default or the project-local one under .data/), it only ever
+// held development data, so it is dropped and made again; a database someone named is theirs to recreate.
+func migratedDatabase(ctx context.Context, dsn string, own bool, say func(string, ...any)) (*sqlx.DB, error) {
+	if err := ensureDatabase(ctx, dsn); err != nil {
+		return nil, err
+	}
+	pool, err := db.Open(ctx, dsn, db.PoolOptions{MaxOpenConns: 4})
+	if err != nil {
+		return nil, err
+	}
+	err = db.MigrateUp(ctx, pool.DB)
+	if err == nil {
+		return pool, nil
+	}
+	pool.Close()
+	if !errors.Is(err, db.ErrPreBaseline) {
+		return nil, err
+	}
+	name := databaseName(dsn)
+	if !own {
+		return nil, fmt.Errorf("database %q (DATABASE_URL, which dev leaves as it is): %w", name, err)
+	}
+	say("database %q was made by an earlier build, before the schema baseline: dropping it and making it again (with a new demo program)", name)
+	if err := dropDatabase(ctx, dsn); err != nil {
+		return nil, err
+	}
+	if err := ensureDatabase(ctx, dsn); err != nil {
+		return nil, err
+	}
+	if pool, err = db.Open(ctx, dsn, db.PoolOptions{MaxOpenConns: 4}); err != nil {
+		return nil, err
+	}
+	if err := db.MigrateUp(ctx, pool.DB); err != nil {
+		pool.Close()
+		return nil, err
+	}
+	return pool, nil
+}
+
+// databaseName is the database dsn names ("" for none).
+func databaseName(dsn string) string {
+	u, err := url.Parse(dsn)
+	if err != nil {
+		return ""
+	}
+	return strings.TrimPrefix(u.Path, "/")
+}
+
+// adminConn opens a connection to the "postgres" database of dsn's server, to create or drop the
+// database dsn names, and returns that name and the server's address.
+func adminConn(dsn string) (conn *sql.DB, name, host string, err error) {
 	u, err := url.Parse(dsn)
 	if err != nil || (u.Scheme != "postgres" && u.Scheme != "postgresql") {
-		return fmt.Errorf("DATABASE_URL must be a postgres:// URL for `reftrackd dev`")
+		return nil, "", "", fmt.Errorf("DATABASE_URL must be a postgres:// URL for `reftrackd dev`")
 	}
-	name := strings.TrimPrefix(u.Path, "/")
+	name = strings.TrimPrefix(u.Path, "/")
 	if name == "" {
-		return errors.New("DATABASE_URL names no database")
+		return nil, "", "", errors.New("DATABASE_URL names no database")
 	}
 	admin := *u
 	admin.Path = "/postgres"
-	conn, err := sql.Open("postgres", admin.String())
+	conn, err = sql.Open("postgres", admin.String())
+	return conn, name, u.Host, err
+}
+
+// dropDatabase drops the database named in dsn; another session on it makes that fail, saying so.
+func dropDatabase(ctx context.Context, dsn string) error {
+	conn, name, _, err := adminConn(dsn)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	if _, err := conn.ExecContext(ctx, "DROP DATABASE "+pq.QuoteIdentifier(name)); err != nil {
+		return fmt.Errorf("drop database %s (is another reftrackd or psql using it?): %w", name, err)
+	}
+	return nil
+}
+
+// ensureDatabase creates the database named in dsn when it does not exist, connecting to the same
+// server's "postgres" database to do so.
+func ensureDatabase(ctx context.Context, dsn string) error {
+	conn, name, host, err := adminConn(dsn)
 	if err != nil {
 		return err
 	}
 	defer conn.Close()
 	var exists bool
 	if err := conn.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM pg_database WHERE datname = $1)`, name).Scan(&exists); err != nil {
-		return fmt.Errorf("connect to PostgreSQL at %s: %w", u.Host, err)
+		return fmt.Errorf("connect to PostgreSQL at %s: %w", host, err)
 	}
 	if exists {
 		return nil

@@ -101,8 +101,14 @@ func (e *env) printVersion(ctx context.Context, d *sqlx.DB) error {
 	if err != nil {
 		return err
 	}
+	pre, err := db.PreBaseline(ctx, d.DB)
+	if err != nil {
+		return err
+	}
 	state := "current"
 	switch {
+	case pre:
+		state = "made by a build from before the schema baseline: drop the database and create it again"
 	case dirty:
 		state = "dirty: a migration failed half-way"
 	case v < latest:

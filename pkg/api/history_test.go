@@ -14,7 +14,7 @@ import (
 
 const desktopUA = "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/156.0 Safari/537.36"
 
-// Clicks are partitioned by month (migration 000019): a click's id and click_id name its month.
+// Clicks are partitioned by month: a click's id and click_id name its month.
 func TestClickIDsNameTheirMonth(t *testing.T) {
 	t.Parallel()
 	env := apitest.New(t)
@@ -30,22 +30,6 @@ func TestClickIDsNameTheirMonth(t *testing.T) {
 	if n := env.Count(`SELECT count(*) FROM clicks WHERE click_id = $1 AND click_month = date_trunc('month', now() AT TIME ZONE 'UTC')::date
 		AND clicks_ref_month(id) = click_month AND tableoid = to_regclass('clicks_' || to_char(click_month, 'YYYY_MM'))`, clickID); n != 1 {
 		t.Errorf("the click is not in its month's partition with an id of that month (%d rows)", n)
-	}
-	// A click_id without a month (made before the partitioning) is found through clicks_legacy, and
-	// stays unique.
-	if _, err := env.DB.Exec(`INSERT INTO clicks (click_id, program_id, link_id, partner_id, affiliate_url)
-		VALUES ('legacy-click-1', $1, $2, $3, 'https://shop.example.com/')`, r.ProgramID, r.LinkID, r.PartnerID); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := env.DB.Exec(`INSERT INTO clicks (click_id, program_id, link_id, partner_id, affiliate_url)
-		VALUES ('legacy-click-1', $1, $2, $3, 'https://shop.example.com/')`, r.ProgramID, r.LinkID, r.PartnerID); err == nil {
-		t.Error("a second click with the same legacy click_id was stored")
-	}
-	if res := lead(env, map[string]any{"click_id": "legacy-click-1", "customer_key": "legacy-1"}, apitest.Bearer(r.APIKey)...); res.Status != http.StatusOK {
-		t.Errorf("lead on a legacy click: %d %s", res.Status, res.Body)
-	}
-	if n := env.Count(`SELECT count(*) FROM customers WHERE customer_key = 'legacy-1' AND partner_id = $1`, r.PartnerID); n != 1 {
-		t.Error("the legacy click's lead is not attributed to its partner")
 	}
 }
 

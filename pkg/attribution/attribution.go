@@ -59,13 +59,13 @@ type Customer struct {
 }
 
 // A lead's writes of customers are this package's database functions (pkg/attribution/sql), called by
-// pkg/leads' leads_settle_v2: attribution_create_lead_v2 makes a customer from the lead's click and
-// attribution_mark_lead_v2 moves one to lead. (leads_state_v2, pkg/leads' read, reads the customer and
-// locks nothing; leads_settle_v2 writes only while the customer is still the version read.)
+// pkg/leads' leads_settle: attribution_create_lead makes a customer from the lead's click and
+// attribution_mark_lead moves one to lead. (leads_state, pkg/leads' read, reads the customer and
+// locks nothing; leads_settle writes only while the customer is still the version read.)
 
 // A sale's writes of customers are this package's database functions (pkg/attribution/sql), called by the
-// sale's statement (pkg/sales' sales_record_v2): attribution_lock_unchanged (lock customers still at the
-// version read), attribution_create_converted_v2 (make a buyer's customer from its click) and
+// sale's statement (pkg/sales' sales_record): attribution_lock_unchanged (lock customers still at the
+// version read), attribution_create_converted (make a buyer's customer from its click) and
 // attribution_convert.
 
 // WindowCheck is the attribution-window rule for a sale: until a conversion is recorded, the click must

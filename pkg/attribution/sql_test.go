@@ -18,15 +18,15 @@ import (
 	"github.com/reftrack/reftrack/pkg/testkit/dbtest"
 )
 
-// The sale's statement (pkg/sales/sql/sales_record_v2.sql) calls these functions by their parameters'
+// The sale's statement (pkg/sales/sql/sales_record.sql) calls these functions by their parameters'
 // names; these calls hold the names and types to what the functions declare.
 var (
-	createConverted = pgcall.New[convertedRow, pgcall.None]("attribution_create_converted_v2")
+	createConverted = pgcall.New[convertedRow, pgcall.None]("attribution_create_converted")
 	lockUnchanged   = pgcall.New[lockRow, pgcall.None]("attribution_lock_unchanged")
 	convert         = pgcall.New[convertRow, pgcall.None]("attribution_convert")
 )
 
-// convertedRow is one customer for attribution_create_converted_v2 to make; a nil key binds none.
+// convertedRow is one customer for attribution_create_converted to make; a nil key binds none.
 type convertedRow struct {
 	Program        int64     `pg:"p_program"`
 	Key            *string   `pg:"p_key"`
@@ -131,7 +131,7 @@ func (w *saleFixture) version(id int64) string {
 	return v
 }
 
-// madeCustomer is a customer as attribution_create_converted_v2 answers it.
+// madeCustomer is a customer as attribution_create_converted answers it.
 type madeCustomer struct {
 	ID       int64   `db:"id"`
 	Program  int64   `db:"program_id"`
@@ -139,7 +139,7 @@ type madeCustomer struct {
 	ClickRef int64   `db:"click_ref"`
 }
 
-// attribution_create_converted_v2, called directly: one converted customer per row, from its click,
+// attribution_create_converted, called directly: one converted customer per row, from its click,
 // bound to its key when it has one; a key already bound in the program makes nothing.
 func TestCreateConvertedFunction(t *testing.T) {
 	t.Parallel()

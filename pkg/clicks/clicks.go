@@ -87,7 +87,7 @@ func (e *LinkError) Error() string { return fmt.Sprintf("%v: %s", e.Err, e.Origi
 func (e *LinkError) Unwrap() error { return e.Err }
 
 // NewClickID is the month it is made in (YYMM, UTC), then 128 random bits, URL-safe: 26 characters.
-// The month names the click's partition (migration 000019: clicks_month), so that a lookup by click_id
+// The month names the click's partition (the schema's clicks_month), so that a lookup by click_id
 // reads one partition's index.
 func NewClickID(now time.Time) (string, error) {
 	var b [16]byte

@@ -10,7 +10,7 @@ import (
 	"github.com/reftrack/reftrack/pkg/platform/pgcall"
 )
 
-// Clicks are partitioned by month (the schema: migration 000019; the functions: pkg/clicks/sql). The server makes the months ahead (PrepareAhead
+// Clicks are partitioned by month (the schema: db/migrations; the functions: pkg/clicks/sql). The server makes the months ahead (PrepareAhead
 // months from the current one) at start and every MaintenanceEvery; with a retention set it drops the
 // months past it (Expire), keeping the clicks a customer, lead or sale points at.
 const (

@@ -132,14 +132,14 @@ func (r *Recorder) flush(batch []*job) {
 	}
 }
 
-// recordCall records a whole batch through the database function clicks_record_v2
-// (pkg/clicks/sql/clicks_record_v2.sql), whose plan PostgreSQL keeps per connection: planning the
+// recordCall records a whole batch through the database function clicks_record
+// (pkg/clicks/sql/clicks_record.sql), whose plan PostgreSQL keeps per connection: planning the
 // statement costs more than running it. The function decides each click's outcome, in the click's one
 // order of rules; ord ties each output row to its input. Two clicks of one visitor on one link in the same
 // batch are both new (a repeat within milliseconds).
-var recordCall = pgcall.New[recordInput, recordFixed]("clicks_record_v2")
+var recordCall = pgcall.New[recordInput, recordFixed]("clicks_record")
 
-// recordInput is one click as clicks_record_v2 takes it; nil is a value not sent.
+// recordInput is one click as clicks_record takes it; nil is a value not sent.
 type recordInput struct {
 	Aff          string  `pg:"p_aff"`
 	Visitor      []byte  `pg:"p_visitor"`
@@ -170,7 +170,7 @@ type recordFixed struct {
 	RepeatSeconds int64 `pg:"p_repeat_seconds"`
 }
 
-// recordInputOf is a job's click as clicks_record_v2 takes it: texts clipped, empty ones not sent.
+// recordInputOf is a job's click as clicks_record takes it: texts clipped, empty ones not sent.
 func recordInputOf(j *job) recordInput {
 	in := j.in
 	return recordInput{
@@ -193,7 +193,7 @@ func text(s string) *string {
 	return &s
 }
 
-// recordRow is clicks_record_v2's answer for one click.
+// recordRow is clicks_record's answer for one click.
 type recordRow struct {
 	Ord              int64   `db:"ord"`
 	Outcome          string  `db:"outcome"`
@@ -225,7 +225,7 @@ func (r *Recorder) exec(ctx context.Context, batch []*job) ([]outcome, error) {
 	return out, nil
 }
 
-// refusals are the errors of clicks_record_v2's outcomes that record nothing (the function decides them).
+// refusals are the errors of clicks_record's outcomes that record nothing (the function decides them).
 var refusals = map[string]func(j *job) error{
 	"link_not_found":     func(*job) error { return ErrLinkNotFound },
 	"link_misconfigured": func(*job) error { return ErrLinkMisconfigured },

@@ -113,9 +113,11 @@ func TestFailedBatchFallsBackToSingleClicks(t *testing.T) {
 	}
 	rec := NewRecorder(d.DB, quiet(), 1, 128, nil)
 	defer rec.Close()
-	a := testJob(t, Input{AffiliateURL: r.AffiliateURL, IP: "10.0.0.1"}, "same-id")
-	b := testJob(t, Input{AffiliateURL: r.AffiliateURL, IP: "10.0.0.2"}, "same-id") // violates click_id's uniqueness
-	c := testJob(t, Input{AffiliateURL: r.AffiliateURL, IP: "10.0.0.3"}, "other-id")
+	same, _ := NewClickID(time.Now())
+	other, _ := NewClickID(time.Now())
+	a := testJob(t, Input{AffiliateURL: r.AffiliateURL, IP: "10.0.0.1"}, same)
+	b := testJob(t, Input{AffiliateURL: r.AffiliateURL, IP: "10.0.0.2"}, same) // violates click_id's uniqueness
+	c := testJob(t, Input{AffiliateURL: r.AffiliateURL, IP: "10.0.0.3"}, other)
 	rec.flush([]*job{a, b, c})
 	oa, ob, oc := <-a.done, <-b.done, <-c.done
 	if oa.err != nil || oc.err != nil || ob.err == nil {

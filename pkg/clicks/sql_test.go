@@ -33,7 +33,7 @@ func TestCallsMatchTheirFunctions(t *testing.T) {
 
 func ptr[T any](v T) *T { return &v }
 
-// clicks_record_v2, called directly: each outcome of the click's rules, in their one order, and what a
+// clicks_record, called directly: each outcome of the click's rules, in their one order, and what a
 // recorded click stores.
 func TestRecordFunction(t *testing.T) {
 	t.Parallel()
@@ -167,9 +167,9 @@ func clickRef(t *testing.T, d *dbtest.Database, clickID string) *int64 {
 	return &id
 }
 
-// The month functions and partition upkeep, called directly: clicks_lookup_month reads a click_id's
-// month (its own, else the legacy note, else none); clicks_prepare makes months once; clicks_expire drops
-// the months before its cutoff, keeping the clicks something points at; clicks_convert marks clicks.
+// The month functions and partition upkeep, called directly: clicks_month reads a click_id's month (none
+// for an id without one); clicks_prepare makes months once; clicks_expire drops the months before its
+// cutoff, keeping the clicks something points at; clicks_convert marks clicks.
 func TestMonthFunctions(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -181,7 +181,7 @@ func TestMonthFunctions(t *testing.T) {
 	lookup := func(clickID string) *time.Time {
 		t.Helper()
 		var m *time.Time
-		if err := d.Get(&m, `SELECT clicks_lookup_month($1)`, clickID); err != nil {
+		if err := d.Get(&m, `SELECT clicks_month($1)`, clickID); err != nil {
 			t.Fatal(err)
 		}
 		return m
@@ -191,7 +191,7 @@ func TestMonthFunctions(t *testing.T) {
 	}
 	for _, id := range []string{"2613VLdvuE52RWYhrO8NdnO0mA", "legacy-id", "2602short"} {
 		if m := lookup(id); m != nil {
-			t.Errorf("month of %q = %v, want none (no month, nothing noted)", id, m)
+			t.Errorf("month of %q = %v, want none", id, m)
 		}
 	}
 
@@ -210,7 +210,7 @@ func TestMonthFunctions(t *testing.T) {
 		t.Errorf("clicks_prepare again over 2020-02..03 made %d, want 1 (02 exists)", made)
 	}
 
-	// Three clicks in January 2020 (one legacy id): one a customer points at, two nobody does.
+	// Two clicks in January 2020: one a customer points at, one nobody does.
 	var kept, dropped int64
 	if err := d.Get(&kept, `INSERT INTO clicks (id, click_month, click_id, program_id, link_id, partner_id, affiliate_url, click_timestamp)
 		VALUES (clicks_make_id('2020-01-01', 1), '2020-01-01', '2001VLdvuE52RWYhrO8NdnO0mA', $1, $2, $3, 'x', '2020-01-10') RETURNING id`,
@@ -218,12 +218,9 @@ func TestMonthFunctions(t *testing.T) {
 		t.Fatal(err)
 	}
 	if err := d.Get(&dropped, `INSERT INTO clicks (id, click_month, click_id, program_id, link_id, partner_id, affiliate_url, click_timestamp)
-		VALUES (clicks_make_id('2020-01-01', 2), '2020-01-01', 'legacy-jan', $1, $2, $3, 'x', '2020-01-11') RETURNING id`,
+		VALUES (clicks_make_id('2020-01-01', 2), '2020-01-01', '2001kFq3Yd2cT8XbNw1Lz5R0vA', $1, $2, $3, 'x', '2020-01-11') RETURNING id`,
 		brand.ProgramID, brand.LinkID, brand.PartnerID); err != nil {
 		t.Fatal(err)
-	}
-	if m := lookup("legacy-jan"); m == nil || !m.Equal(time.Date(2020, 1, 1, 0, 0, 0, 0, time.UTC)) {
-		t.Errorf("month of a legacy click id = %v, want its noted 2020-01-01", m)
 	}
 	if _, err := d.Exec(`INSERT INTO customers (program_id, customer_key, click_ref, partner_id, status) VALUES ($1, 'k', $2, $3, 'lead')`,
 		brand.ProgramID, kept, brand.PartnerID); err != nil {
@@ -246,9 +243,6 @@ func TestMonthFunctions(t *testing.T) {
 	var n int
 	if err := d.Get(&n, `SELECT count(*) FROM clicks_kept WHERE id = $1`, dropped); err != nil || n != 0 {
 		t.Errorf("the unreferenced click kept: %d, %v", n, err)
-	}
-	if m := lookup("legacy-jan"); m != nil {
-		t.Errorf("month of the dropped legacy click = %v, want none (its note dropped with it)", m)
 	}
 	if made := prepare("2020-02-01", 1); made != 0 {
 		t.Errorf("February was dropped too: clicks_prepare made %d", made)

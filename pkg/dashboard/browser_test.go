@@ -330,7 +330,7 @@ func TestEventsPaging(t *testing.T) {
 	now := time.Now().UTC()
 	// 45 real clicks today and 5 two days ago, straight into the table the tracker fills.
 	if _, err := env.DB.Exec(`INSERT INTO clicks (click_id, program_id, link_id, partner_id, click_timestamp, affiliate_url, page_url)
-		SELECT 'pg_' || g, $1, $2, $3, CASE WHEN g <= 45 THEN $4::timestamptz - g * interval '1 second' ELSE $4::timestamptz - interval '2 days' END,
+		SELECT to_char(now() AT TIME ZONE 'UTC', 'YYMM') || lpad('pg_' || g, 22, '0'), $1, $2, $3, CASE WHEN g <= 45 THEN $4::timestamptz - g * interval '1 second' ELSE $4::timestamptz - interval '2 days' END,
 		       'https://shop.example.com/?aff=x', 'https://shop.example.com/p' || g FROM generate_series(1, 50) g`,
 		r.ProgramID, r.LinkID, r.PartnerID, now.Truncate(24*time.Hour).Add(time.Minute)); err != nil {
 		t.Fatal(err)

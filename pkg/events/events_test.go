@@ -21,14 +21,14 @@ func fill(t *testing.T, db *sqlx.DB, r seed.Result, n int, end time.Time, span t
 	secs := int64(span / time.Second)
 	stmts := []string{
 		`INSERT INTO clicks (click_id, program_id, link_id, partner_id, click_timestamp, affiliate_url, page_url, is_test, is_bot)
-		 SELECT 'c' || $1::bigint || '_' || g, $1, $2, $3, $4::timestamptz - ((g * 7919) % $6) * interval '1 second',
+		 SELECT to_char(now() AT TIME ZONE 'UTC', 'YYMM') || lpad('c' || $1::bigint || '_' || g, 22, '0'), $1, $2, $3, $4::timestamptz - ((g * 7919) % $6) * interval '1 second',
 		        'https://shop.example.com/?aff=x', 'https://shop.example.com/p' || g, g % 13 = 0, g % 17 = 0
 		 FROM generate_series(1, $5) g`,
 		`INSERT INTO customers (program_id, customer_key, partner_id, status)
 		 SELECT $1, 'fill-' || $1::bigint, $3, 'lead' WHERE $2::bigint > 0 AND $4::timestamptz IS NOT NULL AND $5::int > 0 AND $6::bigint > 0
 		 ON CONFLICT DO NOTHING`,
 		`INSERT INTO leads (program_id, customer_id, click_id, customer_key, status, source, settled_at, lead_timestamp, is_test)
-		 SELECT $1::bigint, NULL, 'c' || $1::bigint || '_' || g, 'k' || g,
+		 SELECT $1::bigint, NULL, to_char(now() AT TIME ZONE 'UTC', 'YYMM') || lpad('c' || $1::bigint || '_' || g, 22, '0'), 'k' || g,
 		        'provisional', 'browser', NULL, $4::timestamptz - ((g * 6007) % $6) * interval '1 second', g % 11 = 0
 		 FROM generate_series(1, $5 / 2) g WHERE $2::bigint > 0 AND $3::bigint > 0`,
 		`INSERT INTO sales (program_id, customer_id, partner_id, processor_event_id, amount_cents, currency, source, sale_date, is_test)

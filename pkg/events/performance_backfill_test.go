@@ -3,6 +3,7 @@ package events_test
 import (
 	"context"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -13,6 +14,7 @@ import (
 	"github.com/reftrack/reftrack/db"
 	"github.com/reftrack/reftrack/pkg/events"
 	eventssql "github.com/reftrack/reftrack/pkg/events/sql"
+	"github.com/reftrack/reftrack/pkg/platform/pgtrigger"
 	"github.com/reftrack/reftrack/pkg/programs"
 	"github.com/reftrack/reftrack/pkg/seed"
 	"github.com/reftrack/reftrack/pkg/testkit/dbtest"
@@ -56,12 +58,23 @@ func perfLive(t *testing.T, db *sqlx.DB) map[perfKey]perfFigures {
 	return out
 }
 
+// perfTriggers are the performance counts' triggers among pkg/events/sql.Triggers.
+func perfTriggers() []pgtrigger.Trigger {
+	var out []pgtrigger.Trigger
+	for _, tr := range eventssql.Triggers {
+		if strings.HasPrefix(tr.Function, "performance_") {
+			out = append(out, tr)
+		}
+	}
+	return out
+}
+
 // perfAttached are the performance triggers attached as pkg/events/sql.Triggers defines them (name,
 // table, function).
 func perfAttached(t *testing.T, db *sqlx.DB) []string {
 	t.Helper()
 	var names []string
-	for _, tr := range eventssql.Triggers {
+	for _, tr := range perfTriggers() {
 		var n int
 		if err := db.Get(&n, `SELECT count(*) FROM pg_trigger g JOIN pg_proc f ON f.oid = g.tgfoid
 			WHERE g.tgname = $1 AND g.tgrelid = to_regclass($2) AND f.proname = $3`, tr.Name, tr.Table, tr.Function); err != nil {
@@ -78,7 +91,7 @@ func perfAttached(t *testing.T, db *sqlx.DB) []string {
 // before them is.
 func perfDetach(t *testing.T, db *sqlx.DB) {
 	t.Helper()
-	for _, tr := range eventssql.Triggers {
+	for _, tr := range perfTriggers() {
 		perfExec(t, db, `DROP TRIGGER `+pq.QuoteIdentifier(tr.Name)+` ON `+pq.QuoteIdentifier(tr.Table))
 	}
 	var left []string
@@ -129,7 +142,7 @@ func TestPerformanceBackfill(t *testing.T) {
 	if got := perfLive(t, d.DB); len(got) != 0 {
 		t.Fatalf("counts left after TRUNCATE: %v", got)
 	}
-	// Written while no trigger counts (the previous build's events): the backfill counts them.
+	// Written while no trigger counts (as before the triggers existed): the backfill counts them.
 	day := perfNow.AddDate(0, 0, -3).Format(time.DateOnly)
 	p.clicks(t, perfNow.AddDate(0, 0, -3), 1, false)
 	p.clicks(t, perfNow.AddDate(0, 0, -3), 1, true)
@@ -144,7 +157,7 @@ func TestPerformanceBackfill(t *testing.T) {
 		t.Fatalf("backfilled counts (-before +after):\n%s", diff)
 	}
 	var all []string
-	for _, tr := range eventssql.Triggers {
+	for _, tr := range perfTriggers() {
 		all = append(all, tr.Name)
 	}
 	if got := perfAttached(t, d.DB); !slices.Equal(got, all) {
@@ -194,9 +207,9 @@ func TestPerformanceBackfill(t *testing.T) {
 	}
 }
 
-// A lead counts for its click's partner (migration 000025) also once the click's month has expired and
+// A lead counts for its click's partner (performance_lead_partner) also once the click's month has expired and
 // the click is kept in clicks_kept (pkg/clicks' clicks_expire): the backfill finds it there, as every
-// other reader of a click_ref does (leads_state_v2, sales_state_v2). It fails as of 6163fe9:
+// other reader of a click_ref does (leads_state, sales_state). It fails as of 6163fe9:
 // performance_lead_partner looks in clicks only, so the backfill counts the lead for no partner (0).
 func TestPerformanceBackfillFindsKeptClicks(t *testing.T) {
 	t.Parallel()

@@ -13,7 +13,7 @@ type (
 	Written    = written
 )
 
-// Kinds of write, as leads_write_v2 takes them.
+// Kinds of write, as leads_write takes them.
 const (
 	KindProvisional = kindProvisional
 	KindSettle      = kindSettle

@@ -16,10 +16,10 @@ import (
 // How a lead is recorded: the sale's recipe (pkg/sales), two statements and one commit for any number of
 // leads, both calling PL/pgSQL functions (pkg/leads/sql) whose plans PostgreSQL keeps per connection.
 //
-//  1. leads_state_v2 reads, for every lead of the batch, the click, the program and the customer with
+//  1. leads_state reads, for every lead of the batch, the click, the program and the customer with
 //     its row version, locking nothing.
 //  2. decide applies the rules in Go.
-//  3. leads_write_v2 writes every planned lead in one statement (its own transaction): a settled lead
+//  3. leads_write writes every planned lead in one statement (its own transaction): a settled lead
 //     only if its customer's row is still the version the decision rested on (locked meanwhile), or, for
 //     a customer made now, if its key is still free. A lead that loses that race is read and decided
 //     again, so the answer is always the one a lead alone would have had.
@@ -136,11 +136,11 @@ func (p plan) keys() [2]string {
 	}
 }
 
-// stateCall reads the leads' state through leads_state_v2 (pkg/leads/sql/leads_state_v2.sql), one row
+// stateCall reads the leads' state through leads_state (pkg/leads/sql/leads_state.sql), one row
 // per lead in the leads' order.
-var stateCall = pgcall.New[stateInput, pgcall.None]("leads_state_v2")
+var stateCall = pgcall.New[stateInput, pgcall.None]("leads_state")
 
-// stateInput is one lead as leads_state_v2 takes it; nil is a value not given.
+// stateInput is one lead as leads_state takes it; nil is a value not given.
 type stateInput struct {
 	ClickID      *string `pg:"p_click_id"`
 	ProgramID    *int64  `pg:"p_program"`
@@ -168,11 +168,11 @@ func read(ctx context.Context, db sqlx.QueryerContext, jobs []*job) ([]state, er
 	return states, nil
 }
 
-// writeCall writes the planned leads through leads_write_v2 (pkg/leads/sql/leads_write_v2.sql), which
-// settles through leads_settle_v2 and attribution's and clicks' functions; one row per lead, in order.
-var writeCall = pgcall.New[writeInput, pgcall.None]("leads_write_v2")
+// writeCall writes the planned leads through leads_write (pkg/leads/sql/leads_write.sql), which
+// settles through leads_settle and attribution's and clicks' functions; one row per lead, in order.
+var writeCall = pgcall.New[writeInput, pgcall.None]("leads_write")
 
-// writeInput is one planned lead as leads_write_v2 takes it; nil is a value not given. A settled lead
+// writeInput is one planned lead as leads_write takes it; nil is a value not given. A settled lead
 // without Customer makes its customer now from the click (ClickRef, PartnerID, CustomerKey).
 type writeInput struct {
 	Kind        string  `pg:"p_kind"` // kindProvisional or kindSettle
@@ -203,7 +203,7 @@ func orNull[T comparable](v T) *T {
 	return &v
 }
 
-// written is what leads_write_v2 answers for one lead.
+// written is what leads_write answers for one lead.
 type written struct {
 	Ord     int64  `db:"ord"`
 	Written bool   `db:"written"`

@@ -10,7 +10,7 @@ import (
 	"github.com/reftrack/reftrack/pkg/programs"
 )
 
-// state is what the rules need of the database for one lead (pkg/leads/sql/leads_state_v2.sql): the
+// state is what the rules need of the database for one lead (pkg/leads/sql/leads_state.sql): the
 // click behind its click_id, its program and the program's customer, each absent when nil.
 type state struct {
 	Ord            int64          `db:"ord"`
@@ -71,7 +71,7 @@ func decide(in Input, st state) (plan, error) {
 	case in.ServerMode && click != nil && click.ProgramID != programID:
 		return plan{}, ErrOtherProgram
 	case !in.ServerMode && click != nil:
-		programID = click.ProgramID // browser mode: the click decides the program (leads_state_v2 read that one)
+		programID = click.ProgramID // browser mode: the click decides the program (leads_state read that one)
 	case programID == 0:
 		return plan{}, ErrCustomerNotFound
 	}

@@ -8,7 +8,6 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/lib/pq"
 
 	"github.com/reftrack/reftrack/pkg/accounts"
 	"github.com/reftrack/reftrack/pkg/clicks"
@@ -89,7 +88,7 @@ func (f *fixture) customer(program int64, key *string, click *clicks.Result, sta
 	return id
 }
 
-// version is the customer's row version as leads_state_v2 reads it.
+// version is the customer's row version as leads_state reads it.
 func (f *fixture) version(customer int64) string {
 	f.t.Helper()
 	var v string
@@ -185,7 +184,7 @@ func (f *fixture) count(query string, args ...any) int {
 	return n
 }
 
-// leads_state_v2, called directly: the click by click_id, the program (the click's when the click
+// leads_state, called directly: the click by click_id, the program (the click's when the click
 // decides, else the one given), the program's customer by key, else the first made from the click, its
 // row version, and the owner's suspension. NULL is a value not given.
 func TestStateFunction(t *testing.T) {
@@ -309,9 +308,9 @@ func TestStateFunction(t *testing.T) {
 	}
 }
 
-// leads_write_v2, called directly: a provisional lead on its click (once), a settled lead making its
-// customer from the click (through attribution_create_lead_v2) and taking over the click's provisional
-// lead, a settled lead of a stored customer (attribution_mark_lead_v2) only at the version read, the
+// leads_write, called directly: a provisional lead on its click (once), a settled lead making its
+// customer from the click (through attribution_create_lead) and taking over the click's provisional
+// lead, a settled lead of a stored customer (attribution_mark_lead) only at the version read, the
 // customer's email kept unless one is given, NULL stored for what was not given, and a key bound
 // meanwhile writing nothing.
 func TestWriteFunction(t *testing.T) {
@@ -451,8 +450,8 @@ func TestWriteFunction(t *testing.T) {
 }
 
 // The customer functions the lead's write calls (pkg/attribution/sql), called directly:
-// attribution_create_lead_v2 makes a lead customer from a click, binding the key when given and NULL
-// when not, and answers NULL when the key is bound; attribution_mark_lead_v2 moves a customer to lead,
+// attribution_create_lead makes a lead customer from a click, binding the key when given and NULL
+// when not, and answers NULL when the key is bound; attribution_mark_lead moves a customer to lead,
 // keeping its email unless one is given.
 func TestAttributionLeadFunctions(t *testing.T) {
 	t.Parallel()
@@ -462,7 +461,7 @@ func TestAttributionLeadFunctions(t *testing.T) {
 	create := func(key, email *string) *int64 {
 		t.Helper()
 		var id *int64
-		if err := f.d.Get(&id, `SELECT attribution_create_lead_v2($1, $2, $3, $4, $5, false)`,
+		if err := f.d.Get(&id, `SELECT attribution_create_lead($1, $2, $3, $4, $5, false)`,
 			brand.ProgramID, key, c.ID, c.PartnerID, email); err != nil {
 			t.Fatal(err)
 		}
@@ -503,53 +502,11 @@ func TestAttributionLeadFunctions(t *testing.T) {
 		{"an email: replaced", ptr("new@example.com"), "new@example.com"},
 		{"no email again: kept", nil, "new@example.com"},
 	} {
-		if _, err := f.d.Exec(`SELECT attribution_mark_lead_v2($1, $2)`, visitor, tc.email); err != nil {
+		if _, err := f.d.Exec(`SELECT attribution_mark_lead($1, $2)`, visitor, tc.email); err != nil {
 			t.Fatal(err)
 		}
 		if got := f.customerRow(visitor); got.Status != "lead" || !got.SignedUp || got.Email == nil || *got.Email != tc.want {
 			t.Errorf("%s: %+v, want a lead with email %s", tc.name, got, tc.want)
 		}
-	}
-}
-
-// The previous build keeps calling the retired leads_state and leads_write (and through them
-// leads_settle and attribution_create_lead) while a rolling deploy runs both builds: they still work as
-// it calls them, empty texts and 0 standing for none. (Drop this test with the functions.)
-func TestPreviousBuildsFunctionsStillWork(t *testing.T) {
-	t.Parallel()
-	f := newFixture(t)
-	brand := f.seed(seed.Options{})
-	c := f.click(brand)
-	var st []struct {
-		Ord      int64  `db:"ord"`
-		ClickRef *int64 `db:"click_ref"`
-		Program  *int64 `db:"program_id"`
-		Customer *int64 `db:"customer_id"`
-	}
-	if err := f.d.Select(&st, `SELECT ord, click_ref, program_id, customer_id FROM leads_state($1::text[], $2::bigint[], $3::text[], $4::boolean[])`,
-		pq.Array([]string{c.ClickID}), pq.Array([]int64{0}), pq.Array([]string{""}), pq.Array([]bool{true})); err != nil {
-		t.Fatal(err)
-	}
-	if len(st) != 1 || st[0].ClickRef == nil || *st[0].ClickRef != c.ID || st[0].Program == nil || *st[0].Program != brand.ProgramID || st[0].Customer != nil {
-		t.Fatalf("leads_state = %+v, want the click and its program, no customer", st)
-	}
-	var w []leads.Written
-	if err := f.d.Select(&w, `SELECT * FROM leads_write($1::text[], $2::bigint[], $3::text[], $4::bigint[], $5::bigint[], $6::text[],
-		$7::bigint[], $8::text[], $9::text[], $10::text[], $11::boolean[])`,
-		pq.Array([]string{"settle"}), pq.Array([]int64{0}), pq.Array([]string{""}), pq.Array([]int64{brand.ProgramID}),
-		pq.Array([]int64{c.ID}), pq.Array([]string{c.ClickID}), pq.Array([]int64{c.PartnerID}), pq.Array([]string{"old-build"}),
-		pq.Array([]string{""}), pq.Array([]string{leads.SourceServer}), pq.Array([]bool{false})); err != nil {
-		t.Fatal(err)
-	}
-	if len(w) != 1 || !w[0].Written || w[0].LeadID == nil {
-		t.Fatalf("leads_write = %+v, want the lead written", w)
-	}
-	var made int64
-	if err := f.d.Get(&made, `SELECT customer_id FROM leads WHERE id = $1`, *w[0].LeadID); err != nil {
-		t.Fatal(err)
-	}
-	if diff := cmp.Diff(customerRow{ID: made, Key: ptr("old-build"), ClickRef: &c.ID, PartnerID: &c.PartnerID, PartnerProgram: true,
-		Status: "lead", SignedUp: true}, f.customerRow(made)); diff != "" {
-		t.Errorf("customer made by the previous build's lead (-want +got):\n%s", diff)
 	}
 }

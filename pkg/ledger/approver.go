@@ -12,22 +12,9 @@ import (
 const approveBatch = 1000
 
 // AutoApprove writes down what ledger_status already says: a commission of a program with auto approval
-// whose available_on has passed at now is approved (dated then). It first fills in the available_on of
-// commissions the previous build made (NULL). Rows another transaction holds are left for the next pass.
-// It answers how many commissions it approved. The server runs it every minute.
+// whose available_on has passed at now is approved (dated then). Rows another transaction holds are left
+// for the next pass. It answers how many commissions it approved. The server runs it every minute.
 func AutoApprove(ctx context.Context, db *sqlx.DB, now time.Time) (int64, error) {
-	for {
-		res, err := db.ExecContext(ctx, `UPDATE commissions c SET available_on = s.sale_date + make_interval(days => p.hold_days)
-			FROM sales s, programs p
-			WHERE c.id IN (SELECT id FROM commissions WHERE available_on IS NULL LIMIT $1 FOR UPDATE SKIP LOCKED)
-				AND s.id = c.sale_id AND p.id = c.program_id`, approveBatch)
-		if err != nil {
-			return 0, err
-		}
-		if n, _ := res.RowsAffected(); n < approveBatch {
-			break
-		}
-	}
 	var total int64
 	for {
 		res, err := db.ExecContext(ctx, `UPDATE commissions c SET status = 'approved', approved_at = c.available_on,

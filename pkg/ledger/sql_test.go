@@ -6,7 +6,7 @@ import (
 	"github.com/reftrack/reftrack/pkg/ledger"
 )
 
-// ledger_refund_v2's outcomes, called directly (the refund route calls it through sales_refund_v2): a
+// ledger_refund's outcomes, called directly (the refund route calls it through sales_refund): a
 // reversal written only at the version it was decided on, a clawback checked and locked at that version
 // and then recorded by ledger_clawback, and a refund that changes nothing answered whatever the version.
 func TestLedgerRefundSQL(t *testing.T) {
@@ -31,7 +31,7 @@ func TestLedgerRefundSQL(t *testing.T) {
 	call := func(id int64, v string, reversed int64, status string, clawback int64) []row {
 		t.Helper()
 		var out []row
-		if err := w.d.Select(&out, `SELECT * FROM ledger_refund_v2(p_commission => $1, p_version => $2, p_reversed => $3,
+		if err := w.d.Select(&out, `SELECT * FROM ledger_refund(p_commission => $1, p_version => $2, p_reversed => $3,
 			p_status => $4, p_clawback => $5, p_now => $6)`, id, v, reversed, status, clawback, w.clock()); err != nil {
 			t.Fatal(err)
 		}

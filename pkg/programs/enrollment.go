@@ -23,8 +23,8 @@ const (
 	statusWithdrawn = "removed"
 )
 
-// StatusColumn reads a partner-program relationship's status (pp) as a Status* constant: 'active', written
-// before enrollments existed and by the previous build, is approved.
+// StatusColumn reads a partner-program relationship's status (pp) as a Status* constant: 'active', what a
+// brand's adding a partner writes (the column's default), is approved.
 const StatusColumn = `CASE pp.status WHEN 'active' THEN 'approved' ELSE pp.status END`
 
 // ErrPartnerBanned refuses turning on, or making, a link of a banned partner.

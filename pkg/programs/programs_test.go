@@ -180,7 +180,7 @@ func TestOfAccount(t *testing.T) {
 		{Name: "chain", Email: "synthetic+1@reftrack.test", Synthetic: true}} {
 		addPartner(t, d, first.ID, n)
 	}
-	if _, err := d.Exec(`UPDATE partner_programs SET status = 'paused' WHERE partner_id = (SELECT id FROM partners WHERE email = 'kim@example.com')`); err != nil {
+	if _, err := d.Exec(`UPDATE partner_programs SET status = 'banned' WHERE partner_id = (SELECT id FROM partners WHERE email = 'kim@example.com')`); err != nil {
 		t.Fatal(err)
 	}
 	other, otherWS := workspace(t, d, "other@example.com")

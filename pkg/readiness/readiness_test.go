@@ -229,8 +229,9 @@ func TestCountsSinceMatchTheRows(t *testing.T) {
 	at := []time.Duration{-time.Second, 0, time.Second, 30 * time.Minute, 43 * time.Minute, 3 * time.Hour, 23 * time.Hour, 24*time.Hour + time.Hour}
 	for i, d := range at {
 		for _, kind := range []struct{ test, bot bool }{{false, false}, {true, false}, {false, true}} {
+			// A click_id carries the click's month, here the current one (click_month's default).
 			if _, err := f.db.Exec(`INSERT INTO clicks (click_id, program_id, link_id, partner_id, affiliate_url, click_timestamp, is_test, is_bot)
-				VALUES ($1, $2, $3, $4, 'https://shop.example.com/?aff=pat', $5, $6, $7)`,
+				VALUES (to_char(now() AT TIME ZONE 'UTC', 'YYMM') || lpad($1, 22, '0'), $2, $3, $4, 'https://shop.example.com/?aff=pat', $5, $6, $7)`,
 				"edge-"+time.Duration(i).String()+"-"+map[bool]string{true: "t", false: "r"}[kind.test]+map[bool]string{true: "b", false: "h"}[kind.bot],
 				f.program.ID, link.ID, partner.ID, since.Add(d), kind.test, kind.bot); err != nil {
 				t.Fatal(err)

@@ -1,6 +1,6 @@
 // Package reports answers how a program's partners perform over a period: clicks, leads, sales, revenue
 // and commission, in totals against the period before, per day and per partner. It reads the per-day
-// counts pkg/events' triggers keep (performance_daily, migration 000025), never the events themselves, so
+// counts pkg/events' triggers keep (performance_daily and its siblings), never the events themselves, so
 // a period costs its days (and partners), not its events.
 package reports
 

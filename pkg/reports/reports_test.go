@@ -49,7 +49,7 @@ type world struct {
 }
 
 // The reports equal, to the cent and the day, the same figures counted the obvious way from the events
-// (clicks, leads, sales, commissions, clawbacks) following migration 000025's definitions, whether the
+// (clicks, leads, sales, commissions, clawbacks) following the performance tables' definitions (the schema), whether the
 // counts are still deltas or folded: as written, then after every kind of change an event goes through
 // (bots found out, clicks deleted, leads moved, settled, turned test and deleted, refunds, reversals, a
 // rejection, payouts with their clawbacks, a sale deleted), then after a sale moves to another day.
@@ -196,7 +196,7 @@ func TestReportsMatchANaiveCount(t *testing.T) {
 	w.check(t, "changed, folded")
 
 	// A sale of the week (its commission pending) moves forty days back: its commission is counted on its
-	// sale's day (migration 000025), so it moves with it. (At 6163fe9 it does not: performance_on_sale
+	// sale's day (pkg/events' performance triggers), so it moves with it. (At 6163fe9 it does not: performance_on_sale
 	// moves the sale and its revenue, and performance_on_commission runs only when a commission row
 	// changes, so the commission stays on the old day.)
 	moved := pick(t, db, pending, w.program, "USD", 1)[0]
@@ -338,7 +338,7 @@ type fact struct {
 	Clicks, BotClicks, Leads, Sales, Revenue, Commission int64
 }
 
-// naive counts the program's events one by one from their tables, as migration 000025 defines the figures:
+// naive counts the program's events one by one from their tables, as the schema defines the figures:
 // real clicks (neither tests nor bots') by their partner, and the bots' (not tests) apart; real leads by
 // the partner of their click, else of their customer, else none (0); real sales by partner and currency,
 // with what they took less their refunds; their commissions on their sale's day, partner and currency,

@@ -20,11 +20,11 @@ import (
 // PL/pgSQL functions (pkg/sales/sql), whose plans PostgreSQL keeps per connection: a statement sent as
 // text would be parsed and planned on every call, which cost more than running it.
 //
-//  1. stateCall (sales_state_v2) reads, for every sale of the batch, what the rules need (a used
+//  1. stateCall (sales_state) reads, for every sale of the batch, what the rules need (a used
 //     transaction_id, the program's terms, the customer with its row version, the click, the customer's
 //     first sale), locking nothing.
 //  2. decide applies the rules in Go.
-//  3. recordCall (sales_record_v2) writes every sale that passed, with its commission, its customer's new
+//  3. recordCall (sales_record) writes every sale that passed, with its commission, its customer's new
 //     state and its leads and click, in one statement (its own transaction). Each sale is written only if
 //     its customer's row is still the version the decision rested on (the row is locked meanwhile) and
 //     its transaction_id is still free in the program; a sale that loses either race is read and decided
@@ -232,7 +232,7 @@ func apply(ctx context.Context, db sqlx.QueryerContext, now time.Time, r round) 
 }
 
 // diagnose is the error a round's failed write answers: a CommissionError when it failed writing a
-// commission (sales_record_v2 raises any failure of its commission insert with the table commissions
+// commission (sales_record raises any failure of its commission insert with the table commissions
 // named in the error), else err itself. A conflict or an unavailable database stays what it is, wherever
 // it struck: it is retried, or answered 503.
 func diagnose(err error) error {
@@ -256,10 +256,10 @@ func (p plan) customerKey() string {
 	}
 }
 
-// stateCall reads each sale's state (pkg/sales/sql/sales_state_v2.sql); ord ties each row to its input.
-var stateCall = pgcall.New[stateInput, pgcall.None]("sales_state_v2")
+// stateCall reads each sale's state (pkg/sales/sql/sales_state.sql); ord ties each row to its input.
+var stateCall = pgcall.New[stateInput, pgcall.None]("sales_state")
 
-// stateInput is one sale as sales_state_v2 takes it; nil is a value not sent.
+// stateInput is one sale as sales_state takes it; nil is a value not sent.
 type stateInput struct {
 	Program     int64   `pg:"p_program"`
 	Txn         string  `pg:"p_txn"`
@@ -283,17 +283,17 @@ func read(ctx context.Context, db sqlx.QueryerContext, jobs []*job) ([]state, er
 	return states, nil
 }
 
-// recordCall writes the planned sales (pkg/sales/sql/sales_record_v2.sql, which converts the customer,
+// recordCall writes the planned sales (pkg/sales/sql/sales_record.sql, which converts the customer,
 // its leads and its click through their owners' functions).
-var recordCall = pgcall.New[recordInput, recordFixed]("sales_record_v2")
+var recordCall = pgcall.New[recordInput, recordFixed]("sales_record")
 
-// recordFixed is what sales_record_v2 takes once per batch: the time its commissions are read at (their
+// recordFixed is what sales_record takes once per batch: the time its commissions are read at (their
 // effective status, pkg/ledger).
 type recordFixed struct {
 	Now time.Time `pg:"p_now"`
 }
 
-// recordInput is one planned sale as sales_record_v2 takes it; nil is a value not sent.
+// recordInput is one planned sale as sales_record takes it; nil is a value not sent.
 type recordInput struct {
 	Program int64 `pg:"p_program"`
 	// The customer and the row version the decision rests on; both nil when the sale makes the customer
@@ -323,7 +323,7 @@ type recordInput struct {
 	CommissionCents *int64    `pg:"p_commission"` // nil: the sale pays no commission
 }
 
-// recordInputOf is a planned sale as sales_record_v2 takes it.
+// recordInputOf is a planned sale as sales_record takes it.
 func recordInputOf(in Input, p plan) recordInput {
 	r := recordInput{
 		Program: in.ProgramID, Version: p.version, CustomerKey: p.cust.Key, ClickRef: p.cust.ClickRef, ClickID: p.cust.ClickID,
@@ -350,7 +350,7 @@ func text(s string) *string {
 	return &s
 }
 
-// written is one sale sales_record_v2 recorded.
+// written is one sale sales_record recorded.
 type written struct {
 	Ord                 int64   `db:"ord"`
 	SaleID              int64   `db:"sale_id"`

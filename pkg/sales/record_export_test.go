@@ -13,5 +13,5 @@ type (
 	Written     = written
 )
 
-// RecordFixed is what sales_record_v2 takes once per call.
+// RecordFixed is what sales_record takes once per call.
 type RecordFixed = recordFixed

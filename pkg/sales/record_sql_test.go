@@ -93,7 +93,7 @@ func (w *saleWorld) customer(key *string, c clicks.Result) int64 {
 	return id
 }
 
-// version is the customer's row version, as sales_state_v2 reads it.
+// version is the customer's row version, as sales_state reads it.
 func (w *saleWorld) version(customer int64) string {
 	w.t.Helper()
 	var v string
@@ -103,7 +103,7 @@ func (w *saleWorld) version(customer int64) string {
 	return v
 }
 
-// record calls sales_record_v2 and answers its rows by ord.
+// record calls sales_record and answers its rows by ord.
 func (w *saleWorld) record(in ...sales.RecordInput) map[int64]sales.Written {
 	w.t.Helper()
 	rows, err := w.tryRecord(in...)
@@ -132,7 +132,7 @@ func (w *saleWorld) sale(customer int64, txn string, at time.Time) sales.RecordI
 		SaleType: "payment", Source: sales.SourceAPI, SaleDate: at, CommissionCents: new(int64(1000))}
 }
 
-// sales_state_v2, called directly: a used transaction_id (per program), the program, the customer by
+// sales_state, called directly: a used transaction_id (per program), the program, the customer by
 // customer_key, else (no key) the first made from the click, and the click behind click_id.
 func TestStateFunction(t *testing.T) {
 	t.Parallel()
@@ -232,7 +232,7 @@ func TestStateFunction(t *testing.T) {
 	}
 }
 
-// sales_record_v2, called directly: which sales it writes (an unchanged or new customer, a free
+// sales_record, called directly: which sales it writes (an unchanged or new customer, a free
 // transaction_id) and what the rows store (NULL for what was not sent, the commission when given, the
 // customer made from its click, the conversions).
 func TestRecordFunction(t *testing.T) {
@@ -390,7 +390,7 @@ func TestRecordFunction(t *testing.T) {
 	}
 }
 
-// A failure while writing a commission names the table commissions in sales_record_v2's error, with its
+// A failure while writing a commission names the table commissions in sales_record's error, with its
 // own code, message and constraint, whatever raised it; a failure elsewhere does not. Nothing is stored.
 func TestRecordFunctionNamesCommissionFailures(t *testing.T) {
 	t.Parallel()

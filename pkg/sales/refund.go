@@ -74,8 +74,8 @@ func Refund(ctx context.Context, db *sqlx.DB, log *slog.Logger, now func() time.
 	return j.res, j.err
 }
 
-// How a refund is recorded: the sale's recipe. refunds_state_v2 reads every refund's sale, commission
-// and earlier refunds (pkg/sales/sql) locking nothing; decideRefund applies the rules; sales_refund_v2
+// How a refund is recorded: the sale's recipe. refunds_state reads every refund's sale, commission
+// and earlier refunds (pkg/sales/sql) locking nothing; decideRefund applies the rules; sales_refund
 // writes every planned refund in one statement, each only while its sale is still the version the plan
 // rested on. A refund whose sale changed meanwhile (another refund) is decided again. A batch never
 // holds two refunds of one sale. Both calls take named inputs (pgcall), a struct per refund whose nil
@@ -88,7 +88,7 @@ type refundJob struct {
 	err error
 }
 
-// refundState is what the rules need of the database for one refund (refunds_state_v2).
+// refundState is what the rules need of the database for one refund (refunds_state).
 type refundState struct {
 	Ord                int64   `db:"ord"`
 	SaleID             *int64  `db:"sale_id"`
@@ -269,27 +269,27 @@ func refundRound(ctx context.Context, db *sqlx.DB, now time.Time, jobs []*refund
 	return again, nil
 }
 
-// refundStateCall reads the refunds' state through refunds_state_v2 (pkg/sales/sql/refunds_state_v2.sql),
+// refundStateCall reads the refunds' state through refunds_state (pkg/sales/sql/refunds_state.sql),
 // one row per refund in the refunds' order.
-var refundStateCall = pgcall.New[refundStateInput, refundNow]("refunds_state_v2")
+var refundStateCall = pgcall.New[refundStateInput, refundNow]("refunds_state")
 
 // refundNow is the time the refund's commission is read and written at (its effective status).
 type refundNow struct {
 	Now time.Time `pg:"p_now"`
 }
 
-// refundStateInput is one refund as refunds_state_v2 takes it; nil is a value not given.
+// refundStateInput is one refund as refunds_state takes it; nil is a value not given.
 type refundStateInput struct {
 	ProgramID         int64   `pg:"p_program"`
 	TransactionID     string  `pg:"p_txn"`
 	ProcessorRefundID *string `pg:"p_processor_refund_id"`
 }
 
-// refundWriteCall writes the planned refunds through sales_refund_v2 (pkg/sales/sql/sales_refund_v2.sql),
+// refundWriteCall writes the planned refunds through sales_refund (pkg/sales/sql/sales_refund.sql),
 // one row per refund in order.
-var refundWriteCall = pgcall.New[refundWriteInput, refundNow]("sales_refund_v2")
+var refundWriteCall = pgcall.New[refundWriteInput, refundNow]("sales_refund")
 
-// refundWriteInput is one planned refund as sales_refund_v2 takes it; nil is a value not given. Without
+// refundWriteInput is one planned refund as sales_refund takes it; nil is a value not given. Without
 // a commission, CommissionID, CommissionVersion, ReversedCents, CommissionStatus and ClawbackCents are nil.
 type refundWriteInput struct {
 	SaleID            int64   `pg:"p_sale"`
@@ -331,7 +331,7 @@ func refundNull(s string) *string {
 	return &s
 }
 
-// refundWritten is what sales_refund_v2 answers for one refund.
+// refundWritten is what sales_refund answers for one refund.
 type refundWritten struct {
 	Ord                 int64   `db:"ord"`
 	Written             bool    `db:"written"`

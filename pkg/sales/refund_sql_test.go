@@ -114,7 +114,7 @@ func (f *refundFixture) write(in ...sales.RefundWriteInput) []sales.RefundWritte
 	return out
 }
 
-// saleVersion is the sale's row version as refunds_state_v2 reads it.
+// saleVersion is the sale's row version as refunds_state reads it.
 func (f *refundFixture) commissionVersion(id int64) string {
 	f.t.Helper()
 	var v string
@@ -175,7 +175,7 @@ func (f *refundFixture) sale(id int64) saleRow {
 
 func refundPtr[T any](v T) *T { return &v }
 
-// refunds_state_v2, called directly: the program's sale by transaction_id with its row version and
+// refunds_state, called directly: the program's sale by transaction_id with its row version and
 // commission (none: NULL), whether a processor refund id is recorded in the program (none given: not
 // seen), and the reason of the sale's latest refund.
 func TestRefundsStateFunction(t *testing.T) {
@@ -247,7 +247,7 @@ func TestRefundsStateFunction(t *testing.T) {
 	}
 }
 
-// sales_refund_v2, called directly: a refund is written only at the sale's row version; with a
+// sales_refund, called directly: a refund is written only at the sale's row version; with a
 // commission it sets the commission's reversed total and status and answers the commission, without one
 // (NULL) it touches no commission and answers none; it stores the refund (NULL for a reason or processor
 // refund id not given) and the sale's refunded total and payment status.
@@ -327,45 +327,13 @@ func TestSalesRefundFunction(t *testing.T) {
 	}
 }
 
-// The previous build keeps calling the retired refunds_state and sales_refund while a rolling deploy
-// runs both builds: they still work as it calls them, empty texts and 0 standing for none. (Drop this test with
-// the functions.)
-func TestPreviousBuildsRefundFunctionsStillWork(t *testing.T) {
-	t.Parallel()
-	f := newRefundFixture(t)
-	var st []sales.RefundState
-	if err := f.d.Select(&st, `SELECT * FROM refunds_state($1::bigint[], $2::text[], $3::text[])`,
-		pq.Array([]int64{f.brand.ProgramID}), pq.Array([]string{f.freeTxn}), pq.Array([]string{""})); err != nil {
-		t.Fatal(err)
-	}
-	if len(st) != 1 || st[0].SaleID == nil || *st[0].SaleID != f.unpaid.SaleID || st[0].RefundSeen || st[0].CommissionID != nil {
-		t.Fatalf("refunds_state = %+v, want the unpaid sale, no refund seen", st)
-	}
-	var w []sales.RefundWritten
-	if err := f.d.Select(&w, `SELECT * FROM sales_refund($1::bigint[], $2::text[], $3::bigint[], $4::text[], $5::text[], $6::bigint[],
-		$7::bigint[], $8::bigint[], $9::bigint[], $10::text[], $11::bigint[], $12::text[], $13::text[], $14::text[])`,
-		pq.Array([]int64{f.unpaid.SaleID}), pq.Array([]string{*st[0].SaleVersion}), pq.Array([]int64{f.brand.ProgramID}),
-		pq.Array([]string{sales.ReasonRefund}), pq.Array([]string{""}), pq.Array([]int64{5000}), pq.Array([]int64{0}),
-		pq.Array([]int64{0}), pq.Array([]int64{0}), pq.Array([]string{""}), pq.Array([]int64{5000}), pq.Array([]string{"refunded"}),
-		pq.Array([]string{""}), pq.Array([]string{sales.SourceAPI})); err != nil {
-		t.Fatal(err)
-	}
-	if diff := cmp.Diff([]sales.RefundWritten{{Ord: 1, Written: true}}, w); diff != "" {
-		t.Errorf("sales_refund (-want +got):\n%s", diff)
-	}
-	if diff := cmp.Diff([]refundRow{{Sale: f.unpaid.SaleID, Program: f.brand.ProgramID, Reason: sales.ReasonRefund, AmountCents: 5000,
-		Source: sales.SourceAPI}}, f.refunds()); diff != "" {
-		t.Errorf("refund stored by the previous build (-want +got):\n%s", diff)
-	}
-}
-
 // A refund's "already seen" check looks its processor refund id up in the index, under the generic plan
 // the function keeps: planned on an empty table, an EXISTS in the select list became a hashed subplan
 // that read every refund's key on each call.
 func TestRefundSeenCheckUsesTheIndex(t *testing.T) {
 	t.Parallel()
 	d := dbtest.New(t)
-	plans := dbtest.NestedPlans(t, d, `SELECT * FROM refunds_state_v2(p_program => $1, p_txn => $2, p_processor_refund_id => $3,
+	plans := dbtest.NestedPlans(t, d, `SELECT * FROM refunds_state(p_program => $1, p_txn => $2, p_processor_refund_id => $3,
 		p_now => now())`, pq.Array([]int64{1}), pq.Array([]string{"txn_1"}), pq.Array([]string{"re_1"}))
 	seen := regexp.MustCompile(`Index (Only )?Scan using \S+ on refunds r\b[^\n]*\n\s+Index Cond: \(\(program_id = i\.program_id\) AND \(processor_refund_id = i\.refund_id\)\)`)
 	for _, p := range plans {
@@ -376,5 +344,5 @@ func TestRefundSeenCheckUsesTheIndex(t *testing.T) {
 			return
 		}
 	}
-	t.Fatalf("no plan of refunds_state_v2's statement among %d plans", len(plans))
+	t.Fatalf("no plan of refunds_state's statement among %d plans", len(plans))
 }

@@ -7,7 +7,7 @@ import (
 	"github.com/reftrack/reftrack/pkg/commission"
 )
 
-// state is what one read (stateCall, sales_state_v2) found for a sale: everything the rules need, nothing locked.
+// state is what one read (stateCall, sales_state) found for a sale: everything the rules need, nothing locked.
 type state struct {
 	Ord         int64  `db:"ord"`
 	DuplicateID *int64 `db:"duplicate_id"`

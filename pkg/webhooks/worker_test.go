@@ -649,7 +649,7 @@ func TestSlowReceiverHoldsOnlyItsSlot(t *testing.T) {
 	}
 }
 
-// The outbox has no foreign keys (migration 000022): its triggers cascade. Clean drops the events past
+// The outbox has no foreign keys (the schema says why): its triggers cascade. Clean drops the events past
 // Retention with their deliveries and attempts, and nothing newer; deleting an endpoint drops its
 // deliveries and their attempts, and the events stay for the program's other endpoints.
 func TestCleanAndDeleteTakeDeliveriesAndAttempts(t *testing.T) {

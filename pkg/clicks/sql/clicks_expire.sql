@@ -21,8 +21,6 @@ BEGIN
             ON CONFLICT DO NOTHING', part.relname)
             USING clicks_make_id(part.m, 0), clicks_make_id(part.m, (1::bigint << 40) - 1);
         GET DIAGNOSTICS n = ROW_COUNT;
-        DELETE FROM clicks_legacy l WHERE l.click_month = part.m
-            AND NOT EXISTS (SELECT 1 FROM clicks_kept k WHERE k.click_id = l.click_id);
         EXECUTE format('DROP TABLE %I', part.relname);
         month := part.m;
         kept := n;

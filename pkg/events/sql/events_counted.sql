@@ -5,7 +5,7 @@
 --
 -- A SQL function of one expression, IMMUTABLE: PostgreSQL inlines it, and with a constant view folds it to
 -- `NOT is_test AND NOT is_bot` (or `is_test AND NOT is_bot`), so the clicks' partial indexes, whose
--- predicates are these (migration 000019), still serve the queries that ask it. Pass the view as a
+-- predicates are these (the schema), still serve the queries that ask it. Pass the view as a
 -- constant, never a parameter.
 CREATE OR REPLACE FUNCTION events_counted(p_test boolean, p_bot boolean, p_test_view boolean) RETURNS boolean
 LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$

@@ -14,11 +14,21 @@ import (
 //go:embed *.sql
 var Files embed.FS
 
-// Triggers keep the performance counts (migration 000025): db.ApplyFunctions attaches the missing ones,
-// and when it attaches a table's INSERT trigger it counts the table's rows already there (its Backfill)
-// in the same transaction, which CREATE TRIGGER's lock keeps every writer out of until it commits.
-// (The event-count triggers of migration 000004 predate owner triggers and stay with their migration.)
+// Triggers keep the event counts (*_count_events: event_count_deltas) and the performance counts
+// (performance_on_*: performance_deltas) as clicks, leads, sales, commissions and clawbacks are written;
+// db.ApplyFunctions attaches the missing ones. When it attaches a performance INSERT trigger it counts the
+// table's rows already there (its Backfill) in the same transaction, which CREATE TRIGGER's lock keeps
+// every writer out of until it commits.
 var Triggers = []pgtrigger.Trigger{
+	pgtrigger.On("clicks_count_insert", "clicks", "INSERT", "clicks_count_events"),
+	pgtrigger.On("clicks_count_update", "clicks", "UPDATE", "clicks_count_events"),
+	pgtrigger.On("clicks_count_delete", "clicks", "DELETE", "clicks_count_events"),
+	pgtrigger.On("leads_count_insert", "leads", "INSERT", "leads_count_events"),
+	pgtrigger.On("leads_count_update", "leads", "UPDATE", "leads_count_events"),
+	pgtrigger.On("leads_count_delete", "leads", "DELETE", "leads_count_events"),
+	pgtrigger.On("sales_count_insert", "sales", "INSERT", "sales_count_events"),
+	pgtrigger.On("sales_count_update", "sales", "UPDATE", "sales_count_events"),
+	pgtrigger.On("sales_count_delete", "sales", "DELETE", "sales_count_events"),
 	{Name: "performance_clicks_insert", Table: "clicks", Event: "INSERT", Function: "performance_on_click", Backfill: "SELECT performance_backfill('clicks')"},
 	pgtrigger.On("performance_clicks_update", "clicks", "UPDATE", "performance_on_click"),
 	pgtrigger.On("performance_clicks_delete", "clicks", "DELETE", "performance_on_click"),

@@ -1,5 +1,5 @@
 -- ledger_clawback records a clawback of p_amount cents against the commission's partner in its currency,
--- for the refund p_refund, as ledger_refund_v2 decided and locked it; a later payout nets it.
+-- for the refund p_refund, as ledger_refund decided and locked it; a later payout nets it.
 CREATE OR REPLACE FUNCTION ledger_clawback(p_commission bigint, p_refund bigint, p_amount bigint) RETURNS void
 LANGUAGE plpgsql SET plan_cache_mode = force_generic_plan SET enable_seqscan = off AS $$
 BEGIN

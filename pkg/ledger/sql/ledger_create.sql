@@ -1,7 +1,7 @@
 -- ledger_create makes the commissions of sales just written (one array per input, position = ord): each
 -- pending, available on its sale's date plus its program's hold_days, and returns them with their
 -- effective status at p_now (ledger_status: approved at once when the hold has already passed under auto
--- approval). Called by pkg/sales' sales_record_v2 inside the sale's statement. A partner banned from the
+-- approval). Called by pkg/sales' sales_record inside the sale's statement. A partner banned from the
 -- program earns nothing: their commission is made rejected ('partner banned').
 CREATE OR REPLACE FUNCTION ledger_create(p_sale bigint[], p_program bigint[], p_partner bigint[],
     p_partner_program bigint[], p_amount bigint[], p_currency text[], p_test boolean[], p_sale_date timestamptz[],

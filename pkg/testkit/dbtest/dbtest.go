@@ -183,7 +183,7 @@ func ensureTemplate(ctx context.Context, admin *sql.DB) (string, error) {
 		return "", err
 	}
 	// The month is part of the name: a template made in an earlier month lacks this month's click
-	// partitions (migration 000019 makes the current month and three ahead), so a new month builds anew.
+	// partitions (the baseline makes the current month and three ahead), so a new month builds anew.
 	tmpl := "reftrack_tmpl_" + fp[:16] + "_" + time.Now().UTC().Format("0601")
 
 	conn, err := admin.Conn(ctx)

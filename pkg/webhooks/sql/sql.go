@@ -5,8 +5,8 @@
 //
 // The triggers are the outbox: every change a webhook describes is written by some statement on an
 // owner's table (a sale, a commission's status, a payout…), and an AFTER trigger on that statement writes
-// the event, and its deliveries, in the same transaction. No writer can forget to: the previous build's
-// statements, the ledger's background pass and a future owner function all get their events.
+// the event in the same transaction. No writer can forget to: the sale's and the refund's batch
+// statements, the ledger's actions and background pass, and a future owner function all get their events.
 //
 // Each trigger is one statement, which writes only the events, of the programs with an endpoint (enabled
 // or not: a disabled endpoint's events are kept for recovery); a statement of a program without endpoints
@@ -50,7 +50,7 @@ var Triggers = []Trigger{
 	pgtrigger.On("webhooks_partners_update", "partners", "UPDATE", "webhooks_on_partner_update"),
 	pgtrigger.On("webhooks_partner_programs_update", "partner_programs", "UPDATE", "webhooks_on_partner_program_update"),
 	pgtrigger.On("webhooks_links_update", "referral_links", "UPDATE", "webhooks_on_link_update"),
-	// The outbox's own cascades (it has no foreign keys: migration 000022).
+	// The outbox's own cascades (it has no foreign keys: the schema says why).
 	pgtrigger.On("webhooks_events_delete", "webhook_events", "DELETE", "webhooks_on_event_delete"),
 	pgtrigger.On("webhooks_endpoints_delete", "webhook_endpoints", "DELETE", "webhooks_on_endpoint_delete"),
 	pgtrigger.On("webhooks_deliveries_delete", "webhook_deliveries", "DELETE", "webhooks_on_delivery_delete"),

@@ -1,8 +1,8 @@
 -- webhooks_claim leases up to p_limit deliveries due at p_now, of enabled endpoints, until p_lease, and
 -- returns each with what its attempt needs, the events not yet rendered (recover's of events the worker
--- had not picked up yet, or the previous build's deliveries) rendered (webhooks_render) in the same
--- transaction: a claim that cannot render leases nothing. Rows another replica is claiming at
--- that instant are skipped; a lease that ran out (its replica died) is taken.
+-- had not picked up yet) rendered (webhooks_render) in the same transaction: a claim that cannot render
+-- leases nothing. Rows another replica is claiming at that instant are skipped; a lease that ran out (its
+-- replica died) is taken.
 -- enable_sort and enable_seqscan off: every row here is reached through an index, the due rows in the due
 -- index's order, stopping at p_limit. The outbox grows and empties faster than its statistics follow, and
 -- PL/pgSQL keeps a plan made when a table was small: counting a handful of due rows (statistics taken

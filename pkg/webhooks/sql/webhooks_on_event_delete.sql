@@ -1,5 +1,5 @@
 -- webhooks_on_event_delete: the deliveries of the events a statement deleted go with them (trigger on
--- webhook_events; the outbox has no foreign keys, migration 000022).
+-- webhook_events; the outbox has no foreign keys: the schema says why).
 CREATE OR REPLACE FUNCTION webhooks_on_event_delete()
 RETURNS trigger
 LANGUAGE plpgsql SET enable_seqscan = off AS $$

@@ -1,5 +1,5 @@
 -- webhooks_on_sale_update: sale.refunded for each sale a statement refunded more of (trigger on sales;
--- pkg/sales' sales_refund_v2 writes the refund, then the sale's refunded total), naming that refund.
+-- pkg/sales' sales_refund writes the refund, then the sale's refunded total), naming that refund.
 CREATE OR REPLACE FUNCTION webhooks_on_sale_update()
 RETURNS trigger
 LANGUAGE plpgsql AS $$

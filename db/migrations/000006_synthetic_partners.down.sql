@@ -1,1 +1,0 @@
-ALTER TABLE partners DROP COLUMN IF EXISTS synthetic;

@@ -1,2 +1,0 @@
-DROP FUNCTION IF EXISTS clicks_record(text[], bytea[], text[], boolean[], text[], text[], text[], text[], text[], text[],
-    text[], text[], text[], text[], text[], text[], text[], text[], text[], text[], text[], text[], boolean[], bigint);

@@ -1,1 +1,0 @@
-DROP INDEX IF EXISTS leads_customer_idx;
