@@ -116,6 +116,8 @@ func commissionStep(e *sdk.APIError) string {
 		return ""
 	case e.Status == http.StatusNotFound:
 		return "`reftrack commissions` lists the program's commissions (--program ID for another program's)."
+	case e.Status == http.StatusConflict && strings.HasSuffix(e.Message, "or release it early"):
+		return "approve it once its hold has ended, or now with --release-hold (the next payout run then pays it)."
 	case e.Status == http.StatusConflict && strings.HasSuffix(e.Message, "is in a payout"):
 		return "a commission in a payout changes only if the payout fails: `reftrack payouts failed PAYOUT_ID --reason TEXT` returns its commissions to approved (`reftrack payouts list` shows the payouts)."
 	case e.Status == http.StatusConflict && e.Message != idempotency.ErrKeyReused.Error():

@@ -21,6 +21,7 @@ import (
 func (a *app) approveCmd() *cobra.Command {
 	var key idempotencyKey
 	var program string
+	var releaseHold bool
 	cmd := &cobra.Command{
 		Use:   "approve ID...",
 		Short: "Approve commissions: several are approved all together or not at all",
@@ -45,7 +46,7 @@ func (a *app) approveCmd() *cobra.Command {
 				}
 				res, err := call[client.CommissionEnvelope](a, to, func(api *client.Client) (*http.Response, error) {
 					return api.ApproveCommission(cmd.Context(), ids[0], &client.ApproveCommissionParams{IdempotencyKey: key.header()},
-						client.IgnoredRequest{})
+						client.CommissionApprove{ReleaseHold: release(releaseHold)})
 				})
 				if err != nil {
 					return key.explain(commissionNext(err))
@@ -58,7 +59,7 @@ func (a *app) approveCmd() *cobra.Command {
 				}
 				res, err := call[client.CommissionBatchEnvelope](a, to, func(api *client.Client) (*http.Response, error) {
 					return api.ApproveCommissions(cmd.Context(), id, &client.ApproveCommissionsParams{IdempotencyKey: key.header()},
-						client.CommissionBulkApprove{Ids: ids})
+						client.CommissionBulkApprove{Ids: ids, ReleaseHold: release(releaseHold)})
 				})
 				if err != nil {
 					return key.explain(withNext(err, func(e *sdk.APIError) string {
@@ -82,10 +83,20 @@ func (a *app) approveCmd() *cobra.Command {
 		},
 	}
 	cmd.Flags().StringVar(&program, "program", "", "several IDs: their program's id (default the current program)")
+	cmd.Flags().BoolVar(&releaseHold, "release-hold", false, "approve commissions still in their hold too, releasing it (audited)")
 	key.register(cmd)
 	cmd.Long += "\n\nOne ID is approved through its own route; several through the program's (--program, default the\n" +
-		"current one), all or none: if one cannot be approved, none is. A repeated ID counts once."
+		"current one), all or none: if one cannot be approved, none is. A repeated ID counts once. A commission\n" +
+		"still in its hold is approved only with --release-hold, which releases the hold (the next payout pays it)."
 	return cmd
+}
+
+// release is the body's release_hold: sent only when asked, so that the default is the server's.
+func release(asked bool) *bool {
+	if !asked {
+		return nil
+	}
+	return &asked
 }
 
 // rejectCmd is `reftrack commissions reject ID… --reason TEXT`: each commission pays nothing, ever. Each is

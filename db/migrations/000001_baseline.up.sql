@@ -503,12 +503,14 @@ CREATE TABLE commissions (
     reversed_amount_cents  bigint      NOT NULL DEFAULT 0,
     currency               text        NOT NULL CHECK (currency IN ('USD', 'EUR', 'VND')),
     status                 text        NOT NULL DEFAULT 'pending'
-                                       CHECK (status IN ('pending', 'partially_reversed', 'reversed', 'approved',
-                                           'in_payout', 'paid', 'rejected')),
+                                       CHECK (status IN ('pending', 'approved', 'in_payout', 'paid', 'rejected',
+                                           'reversed')),
     is_test                boolean     NOT NULL DEFAULT false,
     created_at             timestamptz NOT NULL DEFAULT now(),
     updated_at             timestamptz NOT NULL DEFAULT now(),
-    available_on           timestamptz NOT NULL, -- the sale's date plus the hold (ledger_create)
+    available_on           timestamptz NOT NULL, -- the sale's date plus the hold (pkg/commission.Decide)
+    -- Set when a member approved it in its hold (release_hold): payout runs take it before available_on.
+    hold_released_at       timestamptz,
     approved_at            timestamptz,
     rejected_at            timestamptz,
     rejected_reason        text        CHECK (length(rejected_reason) BETWEEN 1 AND 500),
@@ -525,8 +527,8 @@ CREATE INDEX commissions_program_status_idx ON commissions (program_id, status);
 CREATE INDEX commissions_program_list_idx ON commissions (program_id, created_at DESC, id DESC);
 CREATE INDEX commissions_payout_idx ON commissions (payout_id) WHERE payout_id IS NOT NULL;
 CREATE INDEX commissions_open_idx ON commissions (program_id, currency, partner_id, id)
-    WHERE status IN ('pending', 'partially_reversed', 'approved') AND NOT is_test;
-CREATE INDEX commissions_hold_idx ON commissions (available_on) WHERE status IN ('pending', 'partially_reversed');
+    WHERE status IN ('pending', 'approved') AND NOT is_test;
+CREATE INDEX commissions_hold_idx ON commissions (available_on) WHERE status = 'pending';
 
 -- A clawback is what a refund takes back of a commission already in a payout or paid: the commission is
 -- never edited; the partner owes the amount in that currency until a payout nets it (payout_id).

@@ -29,7 +29,7 @@ func startLedgerFuzz(f *testing.F) *fuzzEnv {
 	if err := e.DB.Get(&commissionID, `SELECT c.id FROM commissions c JOIN sales s ON s.id = c.sale_id WHERE s.processor_event_id = $1`, e.txn); err != nil {
 		f.Fatal(err)
 	}
-	if res := e.Do(http.MethodPost, fmt.Sprintf("/api/v1/commissions/%v/approve", commissionID), nil, account...); res.Status != http.StatusOK {
+	if res := e.Do(http.MethodPost, fmt.Sprintf("/api/v1/commissions/%v/approve", commissionID), map[string]any{"release_hold": true}, account...); res.Status != http.StatusOK {
 		f.Fatalf("approve: %d %s", res.Status, res.Body)
 	}
 	res := e.Do(http.MethodPost, program+"/payouts", nil, account...)
@@ -82,6 +82,15 @@ func FuzzRejectCommission(f *testing.F) {
 	e.fuzzLedgerPOST(f, "/api/v1/commissions/{{open}}/reject", seeds)
 }
 
+func FuzzApproveCommission(f *testing.F) {
+	e := startLedgerFuzz(f)
+	seeds := jsonSeeds(`{}`, `{"release_hold":true}`, `{"release_hold":false}`)
+	for _, v := range []string{"1", `"true"`, "null", "{}", "[true]"} {
+		seeds = append(seeds, jsonInput{`{"release_hold":true}`, "release_hold", v})
+	}
+	e.fuzzLedgerPOST(f, "/api/v1/commissions/{{open}}/approve", seeds)
+}
+
 func FuzzApproveCommissions(f *testing.F) {
 	e := startLedgerFuzz(f)
 	// The ids are set by the value (filled), so that the body stays JSON before its placeholders are.
@@ -91,6 +100,8 @@ func FuzzApproveCommissions(f *testing.F) {
 		"[" + strings.Repeat("1,", 500) + "1]", "{}", "null"} {
 		seeds = append(seeds, jsonInput{`{"ids":[1]}`, "ids", v})
 	}
+	seeds = append(seeds, jsonInput{`{"ids":[1],"release_hold":true}`, "ids", "[{{open}}]"},
+		jsonInput{`{"ids":[1],"release_hold":true}`, "release_hold", `"yes"`})
 	e.fuzzLedgerPOST(f, "/api/v1/programs/{{program}}/commissions/approve", seeds)
 }
 

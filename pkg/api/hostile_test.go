@@ -48,7 +48,7 @@ func TestHostileInputNever5xx(t *testing.T) {
 	customerWithLead(t, env, r, "hostile")
 	commissionID := sale(env, r.APIKey, map[string]any{"transaction_id": "hostile-1", "amount_cents": 1000, "customer_key": "hostile"}).JSON(t)["commission_id"].(float64)
 	account := apitest.Bearer(r.AccountToken)
-	env.Do(http.MethodPost, fmt.Sprintf("/api/v1/commissions/%v/approve", commissionID), nil, account...)
+	env.Do(http.MethodPost, fmt.Sprintf("/api/v1/commissions/%v/approve", commissionID), map[string]any{"release_hold": true}, account...)
 	var payoutID float64
 	if res := env.Do(http.MethodPost, "/api/v1/programs/"+itoa(r.ProgramID)+"/payouts", nil, account...).JSON(t)["data"].([]any); len(res) == 1 {
 		payoutID = res[0].(map[string]any)["id"].(float64)

@@ -122,10 +122,12 @@ type mCommission struct {
 	id, partner        int64
 	currency           string
 	amount, reversed   int64
-	clawback           int64  // all its clawbacks, netted or owed
-	status             string // as stored
-	availableTick      int    // the tick from which auto approval has it approved
-	payout             int64  // 0: none
+	clawback           int64     // all its clawbacks, netted or owed
+	status             string    // as stored
+	availableTick      int       // the tick its hold ends (auto approval has it approved from then)
+	availableOn        time.Time // the same instant, as the server's answers write it
+	released           bool      // approved in its hold, releasing it
+	payout             int64     // 0: none
 	hasClawbackEntries bool
 }
 
@@ -148,8 +150,9 @@ type mPayout struct {
 
 // ledgerState is the model: what the ledger holds, as docs/rules.md#the-ledger-and-payouts says it changes.
 type ledgerState struct {
-	tick        int   // the clock's half-days since the world began
-	rateTenth   int64 // the commission rate in tenths of a percent
+	tick        int       // the clock's half-days since the world began
+	now         time.Time // the server's clock
+	rateTenth   int64     // the commission rate in tenths of a percent
 	auto        bool
 	hold        int // hold_days
 	minimum     int64
@@ -182,10 +185,10 @@ func (s *ledgerState) clone() *ledgerState {
 	return &c
 }
 
-// status is a commission's effective status: with auto approval, one in its hold is approved once its
-// available_on has passed.
+// status is a commission's effective status: with auto approval, a pending one is approved once its
+// hold has ended.
 func (s *ledgerState) status(c *mCommission) string {
-	if (c.status == "pending" || c.status == "partially_reversed") && s.auto && s.tick >= c.availableTick {
+	if c.status == "pending" && s.auto && s.tick >= c.availableTick {
 		return "approved"
 	}
 	return c.status
@@ -212,14 +215,11 @@ func (s *ledgerState) refund(sale *mSale, total int64) {
 			c.hasClawbackEntries = true
 		}
 	default:
+		// One axis: the status stays (an approval in effect is written down) until reversed in full.
 		c.reversed = max(lost-c.clawback, c.reversed)
-		switch {
-		case c.reversed == c.amount:
+		c.status = st
+		if c.reversed == c.amount {
 			c.status = "reversed"
-		case st == "approved":
-			c.status = "approved"
-		case c.reversed > 0:
-			c.status = "partially_reversed"
 		}
 	}
 }
@@ -235,7 +235,7 @@ func (s *ledgerState) balances() map[string]balance {
 		b := out[k]
 		payable := c.amount - c.reversed
 		switch s.status(c) {
-		case "pending", "partially_reversed":
+		case "pending":
 			b[0] += payable
 		case "approved":
 			b[1] += payable
@@ -267,6 +267,7 @@ type modelOp struct {
 	amount   int64 // the sale's amount; a refund's (0: all that is left)
 	txn      string
 	ids      []int64 // commissions, or the payout
+	release  bool    // an approval releasing the hold
 	text     string  // reason or external reference
 	key      string  // Idempotency-Key
 	replay   *sentPost
@@ -322,6 +323,7 @@ func newModelWorld(t *testing.T, env *apitest.Env, clock *apitest.Clock, rnd *ra
 		base: "/api/v1/programs/" + itoa(r.ProgramID), rateTenth: int64(tenths*10 + 0.5), customers: map[int64]string{},
 		state: &ledgerState{sales: map[string]*mSale{}, commissions: map[int64]*mCommission{}, payouts: map[int64]*mPayout{}}}
 	s := w.state
+	s.now = clock.Now()
 	s.auto = rnd.IntN(2) == 0
 	s.hold = []int{0, 1, 1, 30}[rnd.IntN(4)]
 	s.minimum = []int64{0, 0, 300, 2500}[rnd.IntN(4)]
@@ -428,13 +430,13 @@ func (w *modelWorld) next() modelOp {
 			}
 			return o
 		case k < 52 && len(s.ids) > 0:
-			o.kind, o.ids = "approve", []int64{pick(rnd, s.ids)}
+			o.kind, o.ids, o.release = "approve", []int64{pick(rnd, s.ids)}, rnd.IntN(2) == 0
 			if len(open) > 0 && rnd.IntN(3) > 0 {
 				o.ids = []int64{pick(rnd, open)}
 			}
 			return o
 		case k < 58 && len(s.ids) > 0:
-			o.kind = "approve-many"
+			o.kind, o.release = "approve-many", rnd.IntN(2) == 0
 			from := s.ids
 			if len(open) > 0 && rnd.IntN(4) > 0 {
 				from = open
@@ -490,9 +492,16 @@ func (w *modelWorld) request(o modelOp) (method, path string, body any, headers 
 		}
 		return http.MethodPost, "/api/v1/track/refund", b, apitest.Bearer(w.r.APIKey)
 	case "approve":
+		if o.release {
+			return http.MethodPost, commission(o.ids[0]) + "/approve", map[string]any{"release_hold": true}, keyed
+		}
 		return http.MethodPost, commission(o.ids[0]) + "/approve", nil, keyed
 	case "approve-many":
-		return http.MethodPost, w.base + "/commissions/approve", map[string]any{"ids": o.ids}, keyed
+		b := map[string]any{"ids": o.ids}
+		if o.release {
+			b["release_hold"] = true
+		}
+		return http.MethodPost, w.base + "/commissions/approve", b, keyed
 	case "reject":
 		return http.MethodPost, commission(o.ids[0]) + "/reject", map[string]any{"reason": o.text}, keyed
 	case "payouts":
@@ -642,7 +651,8 @@ func (s *ledgerState) apply(o modelOp, ob observed) string {
 			return "a sale with its commission"
 		}
 		c := &mCommission{id: ob.ids[0], partner: o.partner, currency: o.currency, status: "pending",
-			amount: roundHalfAway(o.amount*s.rateTenth, 1000), availableTick: s.tick + 2*s.hold}
+			amount: roundHalfAway(o.amount*s.rateTenth, 1000), availableTick: s.tick + 2*s.hold,
+			availableOn: s.now.AddDate(0, 0, s.hold)}
 		s.commissions[c.id] = c
 		s.ids = append(s.ids, c.id)
 		s.sales[o.txn] = &mSale{txn: o.txn, amount: o.amount, commission: c.id}
@@ -674,10 +684,17 @@ func (s *ledgerState) apply(o modelOp, ob observed) string {
 			if c.status == "reversed" {
 				return conflictAnswer("Commission %d is reversed: nothing is payable", id)
 			}
+			if c.status != "approved" && s.tick < c.availableTick && !o.release {
+				return conflictAnswer("Commission %d is in its hold until %s; approve it then, or release it early", id,
+					c.availableOn.UTC().Format(time.RFC3339))
+			}
 		}
 		answer := "200"
 		for _, id := range o.ids {
 			c := s.commissions[id]
+			if c.status != "approved" && s.tick < c.availableTick {
+				c.released = true
+			}
 			c.status = "approved"
 			if o.kind == "approve" {
 				return fmt.Sprintf("200 approved, payable %d", c.amount-c.reversed)
@@ -762,7 +779,9 @@ func (s *ledgerState) payoutRun(currency string, ids []int64) string {
 		return groups[k]
 	}
 	for _, id := range s.ids {
-		if c := s.commissions[id]; s.status(c) == "approved" && (currency == "" || c.currency == currency) {
+		// Approved, its hold ended or released.
+		if c := s.commissions[id]; s.status(c) == "approved" && (s.tick >= c.availableTick || c.released) &&
+			(currency == "" || c.currency == currency) {
 			g := at(c.partner, c.currency)
 			g.commissions, g.gross = append(g.commissions, id), g.gross+c.amount-c.reversed
 		}
@@ -808,9 +827,10 @@ func (s *ledgerState) payoutRun(currency string, ids []int64) string {
 // returns the number of requests sent.
 func (w *modelWorld) batch() int {
 	w.t.Helper()
-	if w.state.auto && w.state.hold > 0 && w.rnd.IntN(12) == 0 {
+	if w.state.hold > 0 && w.rnd.IntN(12) == 0 {
 		w.clock.Advance(12 * time.Hour)
 		w.state.tick++
+		w.state.now = w.clock.Now()
 		w.trail = append(w.trail, "the clock moves half a day")
 		w.check()
 		return 0

@@ -54,8 +54,8 @@ func TestLedgerBySession(t *testing.T) {
 		}
 		return res.JSON(t)
 	}
-	act(commission(ids[0])+"/approve", nil, http.StatusOK)
-	act(f.base+"/commissions/approve", map[string]any{"ids": []any{ids[1]}}, http.StatusOK)
+	act(commission(ids[0])+"/approve", map[string]any{"release_hold": true}, http.StatusOK)
+	act(f.base+"/commissions/approve", map[string]any{"ids": []any{ids[1]}, "release_hold": true}, http.StatusOK)
 	act(commission(ids[2])+"/reject", map[string]any{"reason": "Self-referral"}, http.StatusOK)
 	run := act(f.base+"/payouts", map[string]any{}, http.StatusCreated)["data"].([]any)
 	if len(run) != 1 || run[0].(map[string]any)["commission_count"] != 2.0 {
@@ -67,7 +67,7 @@ func TestLedgerBySession(t *testing.T) {
 	}
 
 	next := f.sale("ses-4", 5000, "USD", "")["id"]
-	f.data(f.do(http.MethodPost, commission(next)+"/approve", nil), http.StatusOK)
+	f.data(f.do(http.MethodPost, commission(next)+"/approve", map[string]any{"release_hold": true}), http.StatusOK)
 	again := f.list(f.do(http.MethodPost, f.base+"/payouts", nil), http.StatusCreated)
 	failed := act(payout(again[0]["id"])+"/failed", map[string]any{"reason": "Recipient account closed"}, http.StatusOK)["data"].(map[string]any)
 	if failed["status"] != "failed" {

@@ -212,8 +212,15 @@ func TestLedgerFlow(t *testing.T) {
 		t.Errorf("balances in hold = %v", b)
 	}
 
-	// The USD commission approved by hand before its hold ends; the VND one by itself once it has.
-	approved := f.data(f.do(http.MethodPost, commission(usd["id"])+"/approve", nil), http.StatusOK)
+	// The USD commission approved by hand before its hold ends, releasing the hold (without the release:
+	// 409, nothing changes); the VND one by itself once it has.
+	platformError(t, f.do(http.MethodPost, commission(usd["id"])+"/approve", nil), http.StatusConflict, "ConflictError",
+		fmt.Sprintf("Commission %v is in its hold until %s; approve it then, or release it early", usd["id"],
+			saleDate.Add(30*24*time.Hour).UTC().Format(time.RFC3339)))
+	if c := f.data(f.do(http.MethodGet, commission(usd["id"]), nil), http.StatusOK); c["status"] != "pending" {
+		t.Errorf("after the refused approval = %v", c)
+	}
+	approved := f.data(f.do(http.MethodPost, commission(usd["id"])+"/approve", map[string]any{"release_hold": true}), http.StatusOK)
 	if approved["status"] != "approved" || approved["approved_at"] == nil {
 		t.Errorf("approved = %v", approved)
 	}
@@ -307,7 +314,7 @@ func TestLedgerFlow(t *testing.T) {
 
 	// The next payout nets it.
 	next := f.sale("flow-usd-2", 10000, "USD", "")
-	f.data(f.do(http.MethodPost, commission(next["id"])+"/approve", nil), http.StatusOK)
+	f.data(f.do(http.MethodPost, commission(next["id"])+"/approve", map[string]any{"release_hold": true}), http.StatusOK)
 	run = f.list(f.do(http.MethodPost, f.base+"/payouts", map[string]any{"currency": "USD"}), http.StatusCreated)
 	if len(run) != 1 || run[0]["amount_cents"] != 1375.0 || run[0]["clawback_cents"] != 625.0 || run[0]["commission_count"] != 1.0 {
 		t.Fatalf("netting payout = %v", run)
@@ -490,7 +497,7 @@ func TestCommissionsList(t *testing.T) {
 		t.Errorf("first page after the late sale = %v", idsOf(top))
 	}
 
-	f.data(f.do(http.MethodPost, commission(ids[1])+"/approve", nil), http.StatusOK)
+	f.data(f.do(http.MethodPost, commission(ids[1])+"/approve", map[string]any{"release_hold": true}), http.StatusOK)
 	if got, _ := page("?status=approved"); !cmp.Equal(idsOf(got), []any{ids[1]}) {
 		t.Errorf("approved = %v", idsOf(got))
 	}
@@ -516,7 +523,7 @@ func TestCommissionsList(t *testing.T) {
 		"?cursor=!!!":             "cursor is not valid",
 		"?cursor=bm90LmFjdXJzb3I": "cursor is not valid", // base64 of "not.acursor"
 		"?status=bogus": `Invalid query parameter status: value is not one of the allowed values ` +
-			`["pending","partially_reversed","reversed","approved","in_payout","paid","rejected"]`,
+			`["pending","approved","in_payout","paid","rejected","reversed"]`,
 	} {
 		platformError(t, f.do(http.MethodGet, path+query, nil), http.StatusBadRequest, "BadRequestError", msg)
 	}

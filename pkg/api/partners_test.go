@@ -283,7 +283,7 @@ func TestPartnerBan(t *testing.T) {
 		}
 		return out
 	}
-	if got, want := statuses(), map[any]string{inPayout: "in_payout", approved: "approved", pending: "pending", partly: "partially_reversed",
+	if got, want := statuses(), map[any]string{inPayout: "in_payout", approved: "approved", pending: "pending", partly: "pending",
 		reversed: "reversed", seeded: "pending"}; !cmp.Equal(got, want) {
 		t.Fatalf("before the ban: %v, want %v", got, want)
 	}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"hash/crc32"
+	"html/template"
 	"maps"
 	"net/http"
 	"net/url"
@@ -836,7 +837,7 @@ func TestPortalApplications(t *testing.T) {
 	// 200 signed out: the program's terms and a link to sign in and come back.
 	res, page := w.page(http.MethodGet, manualPage, nil)
 	if res.StatusCode != http.StatusOK || !strings.Contains(page, `href="/partners/login?return_to=`+url.QueryEscape(manualPage)+`"`) ||
-		!strings.Contains(page, "Sign in to apply") || !strings.Contains(page, "20% of each sale") || strings.Contains(page, "<form") {
+		!strings.Contains(page, "Sign in to apply") || !strings.Contains(page, "(shop.example.com): Pays 20% of a customer&#39;s first sale.") || strings.Contains(page, "<form") {
 		t.Fatalf("signed out: %d %s", res.StatusCode, page)
 	}
 	// 302: an application signed out goes to sign in.
@@ -1203,5 +1204,39 @@ func TestPortalPage(t *testing.T) {
 	}
 	for _, name := range []string{"app.js", "portal.html", "portal.js.map", "PORTAL.JS", "%2e%2e%2fportal.js"} {
 		platformError(t, w.env.Do(http.MethodGet, "/partners/assets/"+name, nil), http.StatusNotFound, "NotFoundError", "No such file of the partner portal")
+	}
+}
+
+// The program's terms are told in one sentence, the same everywhere: the program's answer (the
+// dashboard), the partner portal, the invitation's mail and page, and the open program's page.
+func TestTermsToldTheSameEverywhere(t *testing.T) {
+	t.Parallel()
+	w := newPortalWorld(t)
+	f := w.brand(map[string]any{"enrollment": "open", "commission_type": "recurring_percent", "commission_rate": 30,
+		"duration_months": 12, "hold_days": 14, "commission_approval": "manual", "payout_minimum_cents": 5000})
+	const want = "Pays 30% of every sale of a customer for 12 months after their first. Commissions are held 14 days, " +
+		"then approved by the brand. Payouts from 50.00 USD, 50.00 EUR or 5000 VND."
+	if got := f.data(f.do(http.MethodGet, f.base, nil), http.StatusOK)["terms"]; got != want {
+		t.Errorf("the program's terms: %q\nwant %q", got, want)
+	}
+	escaped := template.HTMLEscapeString(want)
+	if _, page := w.page(http.MethodGet, "/p/"+portalSlug(f), nil); !strings.Contains(page, escaped) {
+		t.Errorf("the open program's page does not say %q:\n%s", want, page)
+	}
+	_, token := portalInvitation(t, f, "tess@example.com")
+	if m := f.env.Mailbox.Messages()[0]; !strings.Contains(strings.Join(strings.Fields(m.Text), " "), "The terms: "+want) ||
+		!strings.Contains(m.HTML, escaped) {
+		t.Errorf("the invitation's mail does not say %q:\n%s", want, m.Text)
+	}
+	s := w.signIn("tess@example.com")
+	if _, page := w.page(http.MethodGet, "/partners/invitations/"+token, nil, s.credentials()...); !strings.Contains(page, escaped) {
+		t.Errorf("the invitation's page does not say %q:\n%s", want, page)
+	}
+	if res, _ := w.page(http.MethodPost, "/partners/invitations/"+token, url.Values{"csrf_token": {dashboard.CSRFToken(s.token)}}, s.credentials()...); res.StatusCode != http.StatusSeeOther {
+		t.Fatalf("accepting: %d", res.StatusCode)
+	}
+	progs := s.programs()
+	if len(progs) != 1 || progs[0]["terms"] != want {
+		t.Errorf("the portal's terms: %v\nwant %q", progs, want)
 	}
 }

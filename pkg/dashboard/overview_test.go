@@ -47,7 +47,7 @@ func TestRunAProgramFromTheDashboard(t *testing.T) {
 	if !strings.HasPrefix(key, "rt_") && len(key) < 20 {
 		t.Fatalf("the new key: %q", key)
 	}
-	if terms := a.text("#program-terms"); !strings.Contains(terms, "Pays 20% of a customer's first sale") || !strings.Contains(terms, "a referral lasts 30 days") {
+	if terms := a.text("#program-terms"); terms != "Pays 20% of a customer's first sale. Commissions are held 30 days, then approved automatically. Payouts of any amount." {
 		t.Errorf("terms: %q", terms)
 	}
 
@@ -168,8 +168,9 @@ func TestRunAProgramFromTheDashboard(t *testing.T) {
 		t.Errorf("the window's refusal: %q", got)
 	}
 	a.tab.Fill(`#settings [name="cookie_window_days"]`, "45")
+	a.tab.Fill(`#settings [name="hold_days"]`, "14")
 	a.tab.Click("#settings-save")
-	a.tab.WaitFor(`document.getElementById("program-terms").textContent.indexOf("a referral lasts 45 days") >= 0`)
+	a.tab.WaitFor(`document.getElementById("program-terms").textContent.indexOf("Commissions are held 14 days") >= 0`)
 	a.tab.Eval(`document.getElementById("notice").hidden = true`, nil)
 	a.screenshot("#settings-panel", "dashboard-settings")
 

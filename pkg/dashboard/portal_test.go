@@ -267,7 +267,7 @@ func TestDashboardSaysWhatItMeans(t *testing.T) {
 		t.Errorf("last 24 hours: %q", got)
 	}
 	a.tab.WaitFor(`document.querySelector("#program-terms").innerText !== ""`)
-	if got, want := a.text("#program-terms"), "Pays 20% of a customer's first sale; commissions are held 30 days and approved automatically; a referral lasts 60 days."; got != want {
+	if got, want := a.text("#program-terms"), "Pays 20% of a customer's first sale. Commissions are held 30 days, then approved automatically. Payouts of any amount."; got != want {
 		t.Errorf("terms: %q, want %q", got, want)
 	}
 	if got := a.text("#readiness-state"); strings.Contains(got, "_") || got == "" {

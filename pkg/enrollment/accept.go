@@ -43,14 +43,15 @@ func (e *OtherEmailError) Error() string {
 
 // Invited is what an invitation's page shows before it is accepted.
 type Invited struct {
-	InvitationID int64  `db:"id"`
-	ProgramID    int64  `db:"program_id"`
-	Program      string `db:"program_name"`
-	Domain       string `db:"domain"`
-	Email        string `db:"email"`
-	Message      *string
-	Status       string `db:"status"`
-	ExpiresAt    time.Time
+	InvitationID   int64  `db:"id"`
+	ProgramID      int64  `db:"program_id"`
+	Program        string `db:"program_name"`
+	Domain         string `db:"domain"`
+	Email          string `db:"email"`
+	Message        *string
+	Status         string `db:"status"`
+	ExpiresAt      time.Time
+	programs.Terms // the program's, told on the invitation's page
 }
 
 // Peek reads the invitation of token (ErrInvitationUnknown, ErrInvitationExpired), accepted or not.
@@ -61,7 +62,7 @@ func Peek(ctx context.Context, db sqlx.QueryerContext, token string, now time.Ti
 		ExpiresAt time.Time `db:"expires_at"`
 	}
 	err := sqlx.GetContext(ctx, db, &row, `SELECT i.id, i.program_id, p.name AS program_name, p.domain, i.email, i.message,
-		i.status, i.expires_at FROM partner_invitations i JOIN programs p ON p.id = i.program_id
+		i.status, i.expires_at, `+programs.TermsColumns("p")+` FROM partner_invitations i JOIN programs p ON p.id = i.program_id
 		WHERE i.token_hash = $1 AND i.status <> 'canceled'`, secret.Hash(token))
 	if errors.Is(err, sql.ErrNoRows) || token == "" {
 		return Invited{}, ErrInvitationUnknown
@@ -162,19 +163,18 @@ func (a Application) Check() error {
 
 // OpenProgram is what an open program's public page shows.
 type OpenProgram struct {
-	ID             int64  `db:"id"`
-	Name           string `db:"name"`
-	Domain         string `db:"domain"`
-	Slug           string `db:"slug"`
-	CommissionType string `db:"commission_type"`
-	CommissionRate string `db:"commission_rate"`
-	AutoApproval   bool   `db:"auto_approval"`
+	ID           int64  `db:"id"`
+	Name         string `db:"name"`
+	Domain       string `db:"domain"`
+	Slug         string `db:"slug"`
+	AutoApproval bool   `db:"auto_approval"`
+	programs.Terms
 }
 
 // Open reads the open program of slug (ErrNotOpen when there is none).
 func Open(ctx context.Context, db sqlx.QueryerContext, slug string) (OpenProgram, error) {
 	var p OpenProgram
-	err := sqlx.GetContext(ctx, db, &p, `SELECT id, name, domain, slug, commission_type, commission_rate::text AS commission_rate,
+	err := sqlx.GetContext(ctx, db, &p, `SELECT id, name, domain, slug, `+programs.TermsColumns("programs")+`,
 		partner_approval = 'auto' AS auto_approval FROM programs WHERE slug = $1 AND enrollment = 'open' AND status = 'active'`, slug)
 	if errors.Is(err, sql.ErrNoRows) {
 		return OpenProgram{}, ErrNotOpen

@@ -152,7 +152,7 @@ func TestSweepBannedRejectsWhatARacingSaleLeft(t *testing.T) {
 		t.Fatal(err)
 	}
 	lr := ledger.Request{AccountID: b.req.AccountID, Email: b.req.Email, Now: b.now()}
-	if _, err := ledger.Approve(b.ctx, b.d.DB, lr, seeded.Commission.ID); err != nil {
+	if _, err := ledger.Approve(b.ctx, b.d.DB, lr, seeded.Commission.ID, true); err != nil {
 		t.Fatal(err)
 	}
 	run, err := ledger.CreatePayouts(b.ctx, b.d.DB, lr, b.r.ProgramID, "")
@@ -398,7 +398,7 @@ func TestFailedPayoutOfABannedPartner(t *testing.T) {
 	for id := range b.statuses(ann) {
 		ids = append(ids, id)
 	}
-	if _, err := ledger.ApproveMany(b.ctx, b.d.DB, lr, b.r.ProgramID, ids); err != nil {
+	if _, err := ledger.ApproveMany(b.ctx, b.d.DB, lr, b.r.ProgramID, ids, true); err != nil {
 		t.Fatal(err)
 	}
 	run, err := ledger.CreatePayouts(b.ctx, b.d.DB, lr, b.r.ProgramID, "")

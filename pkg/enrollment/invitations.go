@@ -342,7 +342,7 @@ func (v *Invitations) change(ctx context.Context, r Request, programID, id int64
 const AcceptPath = "/partners/invitations/"
 
 type invitationMail struct {
-	Name, Program, Domain, Message, Link, Expires string
+	Name, Program, Domain, Terms, Message, Link, Expires string
 }
 
 var (
@@ -350,6 +350,8 @@ var (
 
 {{.Program}} ({{.Domain}}) invites you to join its partner program: share your referral link and earn a
 commission on the sales you bring.
+
+The terms: {{.Terms}}
 {{if .Message}}
 Their note:
 
@@ -364,6 +366,7 @@ The link is valid until {{.Expires}}. If you did not expect this mail, you can i
 <html><body style="font-family: sans-serif; line-height: 1.5">
 <p>Hello {{.Name}},</p>
 <p><strong>{{.Program}}</strong> ({{.Domain}}) invites you to join its partner program: share your referral link and earn a commission on the sales you bring.</p>
+<p>The terms: {{.Terms}}</p>
 {{if .Message}}<blockquote style="border-left: 3px solid #ccc; margin: 0; padding-left: 1em; white-space: pre-wrap">{{.Message}}</blockquote>{{end}}
 <p><a href="{{.Link}}">Accept the invitation</a></p>
 <p style="color: #666">The link is valid until {{.Expires}}. If you did not expect this mail, you can ignore it.</p>
@@ -373,7 +376,7 @@ The link is valid until {{.Expires}}. If you did not expect this mail, you can i
 
 // mail writes the invitation's mail, with the link for token, to the outbox in tx, due at now.
 func (v *Invitations) mail(ctx context.Context, tx *sqlx.Tx, prog programs.Program, inv Invitation, token string, now time.Time) error {
-	data := invitationMail{Name: inv.Name, Program: prog.Name, Domain: prog.Domain, Link: strings.TrimRight(v.BaseURL, "/") + AcceptPath + token,
+	data := invitationMail{Name: inv.Name, Program: prog.Name, Domain: prog.Domain, Terms: prog.Terms().Describe(), Link: strings.TrimRight(v.BaseURL, "/") + AcceptPath + token,
 		Expires: inv.ExpiresAt.UTC().Format("2 January 2006, 15:04 UTC")}
 	if inv.Message != nil {
 		data.Message = *inv.Message

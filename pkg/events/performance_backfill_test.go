@@ -128,7 +128,7 @@ func TestPerformanceBackfill(t *testing.T) {
 			customer_id = (SELECT id FROM customers WHERE program_id = $1 AND customer_key = 'late')
 		WHERE id = (SELECT max(id) FROM leads WHERE program_id = $1 AND status = 'provisional' AND click_ref IS NOT NULL)`, p.program, perfNow)
 	perfExec(t, d.DB, `UPDATE sales SET refunded_amount_cents = amount_cents / 3 WHERE program_id = $1 AND id % 4 = 1`, p.program)
-	perfExec(t, d.DB, `UPDATE commissions SET reversed_amount_cents = amount_cents / 3, status = 'partially_reversed'
+	perfExec(t, d.DB, `UPDATE commissions SET reversed_amount_cents = amount_cents / 3, status = 'pending'
 		WHERE program_id = $1 AND status = 'pending' AND sale_id % 4 = 1`, p.program)
 	perfExec(t, d.DB, `UPDATE commissions SET status = 'rejected', rejected_reason = 'fraud', rejected_at = $2
 		WHERE id = (SELECT min(id) FROM commissions WHERE program_id = $1 AND status = 'pending' AND NOT is_test)`, p.program, perfNow)
@@ -182,7 +182,7 @@ func TestPerformanceBackfill(t *testing.T) {
 	sale := p.sale(t, "after", "cust-1", 10000, "USD", perfNow.Add(-2*time.Hour))
 	perfAdd(want, perfKey{p.program, today, p.partners[1], "USD"}, perfFigures{Sales: 1, Revenue: 10000, Commission: 2000})
 	perfExec(t, d.DB, `UPDATE sales SET refunded_amount_cents = 2500 WHERE id = $1`, sale)
-	perfExec(t, d.DB, `UPDATE commissions SET reversed_amount_cents = 500, status = 'partially_reversed' WHERE sale_id = $1`, sale)
+	perfExec(t, d.DB, `UPDATE commissions SET reversed_amount_cents = 500, status = 'pending' WHERE sale_id = $1`, sale)
 	perfAdd(want, perfKey{p.program, today, p.partners[1], "USD"}, perfFigures{Revenue: -2500, Commission: -500})
 	p.clawBack(t, perfPickOne(t, d.DB, `SELECT id FROM commissions WHERE sale_id = $1`, sale), 300)
 	perfAdd(want, perfKey{p.program, today, p.partners[1], "USD"}, perfFigures{Commission: -300})

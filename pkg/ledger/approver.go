@@ -17,13 +17,14 @@ const approveBatch = 1000
 func AutoApprove(ctx context.Context, db *sqlx.DB, now time.Time) (int64, error) {
 	var total int64
 	for {
+		// The hold index finds the candidates; ledger_status says which are approved.
 		res, err := db.ExecContext(ctx, `UPDATE commissions c SET status = 'approved', approved_at = c.available_on,
 			updated_at = now()
 			WHERE c.id IN (SELECT x.id FROM commissions x JOIN programs p ON p.id = x.program_id
-				WHERE x.status IN ('pending', 'partially_reversed') AND x.available_on <= $1
-					AND p.commission_approval = 'auto'
+				WHERE x.status = 'pending' AND x.available_on <= $1
+					AND ledger_status(x.status, x.available_on, p.commission_approval, $1) = 'approved'
 				LIMIT $2 FOR UPDATE OF x SKIP LOCKED)
-				AND c.status IN ('pending', 'partially_reversed')`, now, approveBatch)
+				AND c.status = 'pending'`, now, approveBatch)
 		if err != nil {
 			return total, err
 		}

@@ -8,20 +8,21 @@ import (
 	"github.com/jmoiron/sqlx"
 
 	"github.com/reftrack/reftrack/pkg/audit"
+	"github.com/reftrack/reftrack/pkg/commission"
 )
 
 // ReasonPartnerBanned is the rejected_reason of a banned partner's commissions.
-const ReasonPartnerBanned = "partner banned"
+const ReasonPartnerBanned = commission.RejectedBanned
 
 // openForBan are the stored statuses of commissions a ban rejects: those not yet in a payout that still
 // pay something (a reversed one pays nothing and stays as it is).
-const openForBan = `('pending', 'partially_reversed', 'approved')`
+const openForBan = `('pending', 'approved')`
 
 // RejectBanned rejects, in the ban's transaction tx, the partner's commissions in the program not yet in
 // a payout (reason ReasonPartnerBanned), each in the audit log, and returns how many. A payout run in
 // progress finishes first (waitForPayoutRun); the commissions it took stay in their payout. A sale
-// recorded meanwhile is caught by ledger_create (which makes a banned partner's commission rejected) or,
-// when it read the partner before the ban committed, by SweepBanned.
+// recorded meanwhile is caught by its own decision (pkg/commission.Decide makes a banned partner's
+// commission rejected) or, when it read the partner before the ban committed, by SweepBanned.
 func RejectBanned(ctx context.Context, tx *sqlx.Tx, actor audit.Actor, programID, partnerID int64, now time.Time) (int, error) {
 	if err := waitForPayoutRun(ctx, tx, programID); err != nil {
 		return 0, err

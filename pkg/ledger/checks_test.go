@@ -10,7 +10,7 @@ import (
 func TestChecks(t *testing.T) {
 	t.Parallel()
 	const (
-		status    = "status must be one of pending, partially_reversed, reversed, approved, in_payout, paid, rejected"
+		status    = "status must be one of pending, approved, in_payout, paid, rejected, reversed"
 		payout    = "status must be one of processing, paid, failed"
 		limit     = "limit must be between 1 and 100"
 		ids       = "ids must hold 1 to 500 commission ids"

@@ -16,6 +16,7 @@ import (
 
 	"github.com/reftrack/reftrack/pkg/accounts"
 	"github.com/reftrack/reftrack/pkg/audit"
+	"github.com/reftrack/reftrack/pkg/commission"
 	"github.com/reftrack/reftrack/pkg/idempotency"
 	"github.com/reftrack/reftrack/pkg/programs"
 )
@@ -191,15 +192,16 @@ func readCommission(ctx context.Context, db sqlx.QueryerContext, id int64, now t
 	return c, err
 }
 
-// Approve approves the commission: one in its hold (before its available_on too), or one already approved
-// (nothing changes). A commission in a payout, paid, rejected or reversed in full cannot be.
-func Approve(ctx context.Context, db *sqlx.DB, r Request, id int64) (Commission, error) {
+// Approve approves the commission once its hold has ended, or in its hold when releaseHold says so (the
+// hold is then released: payout runs take it at once); one approved already stays as it is. A commission
+// in a payout, paid, rejected or reversed in full cannot be.
+func Approve(ctx context.Context, db *sqlx.DB, r Request, id int64, releaseHold bool) (Commission, error) {
 	programID, err := commissionAccess(ctx, db, r.AccountID, id, accounts.ActionCommissionsWrite)
 	if err != nil {
 		return Commission{}, err
 	}
 	return run(ctx, db, r, func(tx *sqlx.Tx) (Commission, error) {
-		cs, err := approve(ctx, tx, r, programID, []int64{id})
+		cs, err := approve(ctx, tx, r, programID, []int64{id}, releaseHold)
 		if err != nil {
 			return Commission{}, err
 		}
@@ -208,7 +210,7 @@ func Approve(ctx context.Context, db *sqlx.DB, r Request, id int64) (Commission,
 }
 
 // ApproveMany approves the program's commissions ids, all or none (Approve's rules for each).
-func ApproveMany(ctx context.Context, db *sqlx.DB, r Request, programID int64, ids []int64) ([]Commission, error) {
+func ApproveMany(ctx context.Context, db *sqlx.DB, r Request, programID int64, ids []int64, releaseHold bool) ([]Commission, error) {
 	if err := CheckBulkApprove(len(ids)); err != nil {
 		return nil, err
 	}
@@ -216,19 +218,20 @@ func ApproveMany(ctx context.Context, db *sqlx.DB, r Request, programID int64, i
 		return nil, err
 	}
 	return run(ctx, db, r, func(tx *sqlx.Tx) ([]Commission, error) {
-		return approve(ctx, tx, r, programID, ids)
+		return approve(ctx, tx, r, programID, ids, releaseHold)
 	})
 }
 
 // held is a commission locked for a change, with its effective status.
 type held struct {
-	ID       int64  `db:"id"`
-	Status   string `db:"status"`
-	Stored   string `db:"stored"`
-	Amount   int64  `db:"amount_cents"`
-	Reversed int64  `db:"reversed_amount_cents"`
-	Currency string `db:"currency"`
-	Payout   *int64 `db:"payout_id"`
+	ID          int64     `db:"id"`
+	Status      string    `db:"status"`
+	Stored      string    `db:"stored"`
+	Amount      int64     `db:"amount_cents"`
+	Reversed    int64     `db:"reversed_amount_cents"`
+	Currency    string    `db:"currency"`
+	Payout      *int64    `db:"payout_id"`
+	AvailableOn time.Time `db:"available_on"`
 }
 
 // lockCommissions locks the program's commissions ids in id order and reads them; ErrCommissionNotFound
@@ -236,7 +239,8 @@ type held struct {
 func lockCommissions(ctx context.Context, tx *sqlx.Tx, programID int64, ids []int64, now time.Time) ([]held, error) {
 	var hs []held
 	if err := tx.SelectContext(ctx, &hs, `SELECT c.id, c.status AS stored, ledger_status(c.status, c.available_on,
-		p.commission_approval, $3) AS status, c.amount_cents, c.reversed_amount_cents, c.currency, c.payout_id
+		p.commission_approval, $3) AS status, c.amount_cents, c.reversed_amount_cents, c.currency, c.payout_id,
+		c.available_on
 		FROM commissions c JOIN programs p ON p.id = c.program_id
 		WHERE c.program_id = $1 AND c.id = ANY ($2) ORDER BY c.id FOR UPDATE OF c`, programID, pq.Array(ids), now); err != nil {
 		return nil, err
@@ -266,7 +270,7 @@ func unchangeable(id int64, status string) error {
 	return nil
 }
 
-func approve(ctx context.Context, tx *sqlx.Tx, r Request, programID int64, ids []int64) ([]Commission, error) {
+func approve(ctx context.Context, tx *sqlx.Tx, r Request, programID int64, ids []int64, releaseHold bool) ([]Commission, error) {
 	if err := waitForPayoutRun(ctx, tx, programID); err != nil {
 		return nil, err
 	}
@@ -275,6 +279,7 @@ func approve(ctx context.Context, tx *sqlx.Tx, r Request, programID int64, ids [
 		return nil, err
 	}
 	var change []int64
+	released := map[int64]bool{}
 	for _, h := range hs {
 		if err := unchangeable(h.ID, h.Status); err != nil {
 			return nil, err
@@ -287,13 +292,19 @@ func approve(ctx context.Context, tx *sqlx.Tx, r Request, programID int64, ids [
 				continue // approved already: nothing to write
 			}
 		}
+		if err := commission.CheckHold(h.ID, h.AvailableOn, r.Now, releaseHold); err != nil {
+			return nil, &ConflictError{Message: err.Error()}
+		}
 		change = append(change, h.ID)
+		released[h.ID] = h.AvailableOn.After(r.Now)
 	}
 	if len(change) > 0 {
-		// An approval that took effect by itself (auto, past available_on) is dated then, not now.
+		// An approval that took effect by itself (auto, past available_on) is dated then, not now; one in
+		// the hold releases it.
 		if _, err := tx.ExecContext(ctx, `UPDATE commissions c SET status = 'approved',
 			approved_at = CASE WHEN ledger_status(c.status, c.available_on, p.commission_approval, $2) = 'approved'
-				THEN c.available_on ELSE $2 END, updated_at = now()
+				THEN c.available_on ELSE $2 END,
+			hold_released_at = CASE WHEN c.available_on > $2 THEN $2 END, updated_at = now()
 			FROM programs p WHERE p.id = c.program_id AND c.id = ANY ($1)`, pq.Array(change), r.Now); err != nil {
 			return nil, err
 		}
@@ -305,9 +316,12 @@ func approve(ctx context.Context, tx *sqlx.Tx, r Request, programID int64, ids [
 			return nil, err
 		}
 		if slices.Contains(change, id) {
+			detail := map[string]any{"program_id": programID, "payable_cents": c.PayableCents, "currency": c.Currency}
+			if released[id] {
+				detail["release_hold"] = true
+			}
 			if err := audit.Write(ctx, tx, audit.Entry{At: r.Now, Actor: r.actor(), Action: ActionApprove,
-				Target: "commission:" + strconv.FormatInt(id, 10), Detail: map[string]any{"program_id": programID,
-					"payable_cents": c.PayableCents, "currency": c.Currency}}); err != nil {
+				Target: "commission:" + strconv.FormatInt(id, 10), Detail: detail}); err != nil {
 				return nil, err
 			}
 		}

@@ -6,11 +6,11 @@
 // Every cent of a commission is in one place at a time. A commission's payable amount (amount less
 // reversed) is in exactly one bucket of its partner's balance in its currency, by status:
 //
-//	pending, partially_reversed  → pending_cents (in its hold)
-//	approved                      → approved_cents (payable)
-//	in_payout                     → in_payout_cents
-//	paid                          → paid_cents
-//	reversed, rejected            → nowhere (nothing payable, or nothing owed)
+//	pending             → pending_cents (in its hold, or awaiting approval)
+//	approved            → approved_cents (payable)
+//	in_payout           → in_payout_cents
+//	paid                → paid_cents
+//	reversed, rejected  → nowhere (nothing payable, or nothing owed)
 //
 // so for every partner and currency the payable amounts of its non-rejected, non-test commissions add up
 // to pending + approved + in_payout + paid, whatever runs at once. A refund before a commission is in a
@@ -27,23 +27,22 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/reftrack/reftrack/pkg/commission"
 	"github.com/reftrack/reftrack/pkg/programs"
 )
 
-// Commission statuses.
+// Commission statuses: pkg/commission's, one axis.
 const (
-	StatusPending           = "pending"
-	StatusPartiallyReversed = "partially_reversed"
-	StatusReversed          = "reversed"
-	StatusApproved          = "approved"
-	StatusInPayout          = "in_payout"
-	StatusPaid              = "paid"
-	StatusRejected          = "rejected"
+	StatusPending  = commission.StatusPending
+	StatusApproved = commission.StatusApproved
+	StatusInPayout = commission.StatusInPayout
+	StatusPaid     = commission.StatusPaid
+	StatusRejected = commission.StatusRejected
+	StatusReversed = commission.StatusReversed
 )
 
 // Statuses lists the commission statuses, in their order of life.
-var Statuses = []string{StatusPending, StatusPartiallyReversed, StatusReversed, StatusApproved, StatusInPayout,
-	StatusPaid, StatusRejected}
+var Statuses = commission.Statuses
 
 // Payout statuses.
 const (

@@ -2,6 +2,8 @@ package ledger_test
 
 import (
 	"errors"
+	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -54,7 +56,8 @@ func TestHoldAndAutoApproval(t *testing.T) {
 	w.conserved()
 }
 
-// With approval manual a commission waits for a member, who may approve it before its available_on.
+// With approval manual a commission waits for a member, who may approve it once its hold has ended, or
+// earlier by releasing the hold.
 func TestManualApproval(t *testing.T) {
 	t.Parallel()
 	w := newWorld(t)
@@ -67,22 +70,61 @@ func TestManualApproval(t *testing.T) {
 	if n, _ := ledger.AutoApprove(w.ctx, w.d.DB, w.clock()); n != 0 {
 		t.Fatalf("the pass approved %d commissions of a manual program", n)
 	}
-	c, err := ledger.Approve(w.ctx, w.d.DB, w.req(), early.Commission.ID)
+	c, err := ledger.Approve(w.ctx, w.d.DB, w.req(), early.Commission.ID, false)
 	if err != nil || c.Status != ledger.StatusApproved || c.ApprovedAt == nil || !c.ApprovedAt.Equal(w.clock()) {
 		t.Fatalf("approve: %+v, %v", c, err)
 	}
-	again, err := ledger.Approve(w.ctx, w.d.DB, w.req(), early.Commission.ID)
+	again, err := ledger.Approve(w.ctx, w.d.DB, w.req(), early.Commission.ID, false)
 	if err != nil || !again.ApprovedAt.Equal(*c.ApprovedAt) {
 		t.Fatalf("approving again: %+v, %v; want unchanged", again, err)
 	}
 	if n := w.audits(ledger.ActionApprove); n != 1 {
 		t.Errorf("%d approvals audited, want 1", n)
 	}
-	// Before its available_on too.
+	// In its hold: refused, unless the approval releases the hold; the payout run then pays it at once.
 	w.set(365, ledger.ApprovalManual, 0)
 	fresh := w.sale(w.brand.PartnerID, 1000, "USD", false)
-	if c, err := ledger.Approve(w.ctx, w.d.DB, w.req(), fresh.Commission.ID); err != nil || c.Status != ledger.StatusApproved {
-		t.Fatalf("approve in hold: %+v, %v", c, err)
+	held := w.commission(fresh.Commission.ID)
+	var conflict *ledger.ConflictError
+	want := fmt.Sprintf("Commission %d is in its hold until %s; approve it then, or release it early", held.ID,
+		held.AvailableOn.UTC().Format(time.RFC3339))
+	if _, err := ledger.Approve(w.ctx, w.d.DB, w.req(), fresh.Commission.ID, false); !errors.As(err, &conflict) || conflict.Message != want {
+		t.Fatalf("approve in hold: %v; want the conflict %q", err, want)
+	}
+	if c := w.commission(fresh.Commission.ID); c.Status != ledger.StatusPending {
+		t.Fatalf("a refused approval changed the commission: %s", c.Status)
+	}
+	if c, err := ledger.Approve(w.ctx, w.d.DB, w.req(), fresh.Commission.ID, true); err != nil || c.Status != ledger.StatusApproved {
+		t.Fatalf("approve in hold, releasing it: %+v, %v", c, err)
+	}
+	if n := w.auditsWith(ledger.ActionApprove, "release_hold"); n != 1 {
+		t.Errorf("%d released holds audited, want 1", n)
+	}
+	ps, err := ledger.CreatePayouts(w.ctx, w.d.DB, w.req(), w.brand.ProgramID, "")
+	if err != nil || len(ps) != 1 || ps[0].CommissionCount != 2 {
+		t.Fatalf("payouts: %+v, %v; want one paying the commission approved after its hold and the released one", ps, err)
+	}
+	w.conserved()
+}
+
+// A commission approved by itself after its hold (auto) and one a member approved in its hold without the
+// release cannot happen; but a commission approved and then found in its hold (its hold lengthened by no
+// rule) would not be paid: payout runs take approved commissions whose hold has ended or was released.
+func TestPayoutRunsRespectTheHold(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	w.set(30, ledger.ApprovalManual, 0)
+	s := w.sale(w.brand.PartnerID, 1000, "USD", false)
+	// Written approved directly, as no route can: the payout run must still wait for the hold.
+	if _, err := w.d.Exec(`UPDATE commissions SET status = 'approved', approved_at = now() WHERE id = $1`, s.Commission.ID); err != nil {
+		t.Fatal(err)
+	}
+	if ps, err := ledger.CreatePayouts(w.ctx, w.d.DB, w.req(), w.brand.ProgramID, ""); err != nil || len(ps) != 0 {
+		t.Fatalf("payouts in the hold: %+v, %v; want none", ps, err)
+	}
+	w.later(31 * day)
+	if ps, err := ledger.CreatePayouts(w.ctx, w.d.DB, w.req(), w.brand.ProgramID, ""); err != nil || len(ps) != 1 {
+		t.Fatalf("payouts after the hold: %+v, %v; want one", ps, err)
 	}
 	w.conserved()
 }
@@ -104,7 +146,7 @@ func TestReject(t *testing.T) {
 		t.Fatalf("reject: %+v, %v", c, err)
 	}
 	var conflict *ledger.ConflictError
-	if _, err := ledger.Approve(w.ctx, w.d.DB, w.req(), a.Commission.ID); !errors.As(err, &conflict) {
+	if _, err := ledger.Approve(w.ctx, w.d.DB, w.req(), a.Commission.ID, false); !errors.As(err, &conflict) {
 		t.Errorf("approving a rejected commission: %v", err)
 	}
 	ps, err := ledger.CreatePayouts(w.ctx, w.d.DB, w.req(), w.brand.ProgramID, "")
@@ -125,7 +167,7 @@ func TestReject(t *testing.T) {
 	w.conserved()
 }
 
-// Bulk approval is all or nothing.
+// Bulk approval is all or nothing, the hold's release included.
 func TestApproveMany(t *testing.T) {
 	t.Parallel()
 	w := newWorld(t)
@@ -138,23 +180,31 @@ func TestApproveMany(t *testing.T) {
 		t.Fatal(err)
 	}
 	var conflict *ledger.ConflictError
-	if _, err := ledger.ApproveMany(w.ctx, w.d.DB, w.req(), w.brand.ProgramID, ids); !errors.As(err, &conflict) {
+	if _, err := ledger.ApproveMany(w.ctx, w.d.DB, w.req(), w.brand.ProgramID, ids, true); !errors.As(err, &conflict) {
 		t.Fatalf("bulk approval with a rejected commission: %v", err)
 	}
 	if c := w.commission(ids[0]); c.Status != ledger.StatusPending {
 		t.Fatalf("a refused bulk approval approved %d: %s", ids[0], c.Status)
 	}
-	if _, err := ledger.ApproveMany(w.ctx, w.d.DB, w.req(), w.brand.ProgramID, []int64{ids[0], 999999}); !errors.Is(err, ledger.ErrCommissionNotFound) {
+	if _, err := ledger.ApproveMany(w.ctx, w.d.DB, w.req(), w.brand.ProgramID, []int64{ids[0], 999999}, true); !errors.Is(err, ledger.ErrCommissionNotFound) {
 		t.Fatalf("bulk approval of an unknown id: %v", err)
 	}
 	var inv *ledger.InvalidError
-	if _, err := ledger.ApproveMany(w.ctx, w.d.DB, w.req(), w.brand.ProgramID, nil); !errors.As(err, &inv) {
+	if _, err := ledger.ApproveMany(w.ctx, w.d.DB, w.req(), w.brand.ProgramID, nil, false); !errors.As(err, &inv) {
 		t.Errorf("no ids: %v", err)
 	}
-	if _, err := ledger.ApproveMany(w.ctx, w.d.DB, w.req(), w.brand.ProgramID, make([]int64, 501)); !errors.As(err, &inv) {
+	if _, err := ledger.ApproveMany(w.ctx, w.d.DB, w.req(), w.brand.ProgramID, make([]int64, 501), false); !errors.As(err, &inv) {
 		t.Errorf("501 ids: %v", err)
 	}
-	cs, err := ledger.ApproveMany(w.ctx, w.d.DB, w.req(), w.brand.ProgramID, ids[:2])
+	// In their hold: refused without the release, all of them.
+	if _, err := ledger.ApproveMany(w.ctx, w.d.DB, w.req(), w.brand.ProgramID, ids[:2], false); !errors.As(err, &conflict) ||
+		!strings.Contains(conflict.Message, "is in its hold until") {
+		t.Fatalf("bulk approval in the hold: %v", err)
+	}
+	if c := w.commission(ids[0]); c.Status != ledger.StatusPending {
+		t.Fatalf("a refused bulk approval approved %d: %s", ids[0], c.Status)
+	}
+	cs, err := ledger.ApproveMany(w.ctx, w.d.DB, w.req(), w.brand.ProgramID, ids[:2], true)
 	if err != nil || len(cs) != 2 || cs[0].Status != ledger.StatusApproved || cs[1].Status != ledger.StatusApproved {
 		t.Fatalf("bulk approval: %+v, %v", cs, err)
 	}

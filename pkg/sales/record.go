@@ -61,6 +61,9 @@ func newJob(in Input) (*job, error) {
 	if in.OccurredAt.IsZero() {
 		return nil, ErrOccurredAtRequired
 	}
+	// The database keeps microseconds: the rules decide on the time it stores (the hold's end is the
+	// stored sale date's, to the microsecond).
+	in.OccurredAt = in.OccurredAt.Truncate(time.Microsecond)
 	if in.SaleType == "" {
 		in.SaleType = "payment"
 	}
@@ -130,11 +133,12 @@ func recordLocked(ctx context.Context, db *sqlx.DB, now func() time.Time, j *job
 	if _, err := tx.ExecContext(ctx, `SELECT 1 FROM customers WHERE id = $1 FOR UPDATE`, j.customer); err != nil {
 		return false, err
 	}
-	r, err := prepare(ctx, tx, []*job{j})
+	at := now()
+	r, err := prepare(ctx, tx, []*job{j}, at)
 	if err != nil {
 		return false, err
 	}
-	again, err := apply(ctx, tx, now(), r)
+	again, err := apply(ctx, tx, at, r)
 	if err != nil {
 		return false, diagnose(err)
 	}
@@ -150,11 +154,12 @@ func recordLocked(ctx context.Context, db *sqlx.DB, now func() time.Time, j *job
 
 // recordRound reads, decides and writes the jobs once; it returns those to decide again.
 func recordRound(ctx context.Context, db *sqlx.DB, now func() time.Time, jobs []*job) ([]*job, error) {
-	r, err := prepare(ctx, db, jobs)
+	at := now()
+	r, err := prepare(ctx, db, jobs, at)
 	if err != nil {
 		return nil, err
 	}
-	again, err := apply(ctx, db, now(), r)
+	again, err := apply(ctx, db, at, r)
 	if err != nil {
 		return nil, diagnose(err)
 	}
@@ -168,8 +173,8 @@ type round struct {
 	again  []*job
 }
 
-// prepare reads the jobs' states and decides each: a refusal or a window miss is answered at once.
-func prepare(ctx context.Context, db sqlx.QueryerContext, jobs []*job) (round, error) {
+// prepare reads the jobs' states and decides each at now: a refusal or a window miss is answered at once.
+func prepare(ctx context.Context, db sqlx.QueryerContext, jobs []*job, now time.Time) (round, error) {
 	states, err := read(ctx, db, jobs)
 	if err != nil {
 		return round{}, err
@@ -180,7 +185,7 @@ func prepare(ctx context.Context, db sqlx.QueryerContext, jobs []*job) (round, e
 	)
 	for i, j := range jobs {
 		j.res, j.err = Result{}, nil // an earlier attempt's answer does not stand
-		p, err := decide(j.in, states[i])
+		p, err := decide(j.in, states[i], now)
 		switch {
 		case err != nil:
 			j.err = err
@@ -287,8 +292,7 @@ func read(ctx context.Context, db sqlx.QueryerContext, jobs []*job) ([]state, er
 // its leads and its click through their owners' functions).
 var recordCall = pgcall.New[recordInput, recordFixed]("sales_record")
 
-// recordFixed is what sales_record takes once per batch: the time its commissions are read at (their
-// effective status, pkg/ledger).
+// recordFixed is what sales_record takes once per batch: the time of the writes (a rejection's date).
 type recordFixed struct {
 	Now time.Time `pg:"p_now"`
 }
@@ -298,29 +302,34 @@ type recordInput struct {
 	Program int64 `pg:"p_program"`
 	// The customer and the row version the decision rests on; both nil when the sale makes the customer
 	// from its click.
-	Customer        *int64    `pg:"p_customer"`
-	Version         *string   `pg:"p_version"`
-	CustomerKey     *string   `pg:"p_customer_key"`
-	ClickRef        *int64    `pg:"p_click_ref"`
-	ClickID         *string   `pg:"p_click_id"`
-	Partner         int64     `pg:"p_partner"`
-	PartnerProgram  int64     `pg:"p_partner_program"`
-	CustomerTest    bool      `pg:"p_customer_test"`
-	Txn             string    `pg:"p_txn"`
-	Amount          int64     `pg:"p_amount"`
-	Currency        string    `pg:"p_currency"`
-	SaleType        string    `pg:"p_sale_type"`
-	Recurring       bool      `pg:"p_recurring"`
-	Provider        *string   `pg:"p_provider"`
-	PaymentID       *string   `pg:"p_payment_id"`
-	Livemode        *bool     `pg:"p_livemode"`
-	EventName       *string   `pg:"p_event_name"`
-	Subscription    *string   `pg:"p_subscription"`
-	Interval        *string   `pg:"p_interval"`
-	Source          string    `pg:"p_source"`
-	SaleDate        time.Time `pg:"p_sale_date"`
-	Test            bool      `pg:"p_test"`
-	CommissionCents *int64    `pg:"p_commission"` // nil: the sale pays no commission
+	Customer       *int64    `pg:"p_customer"`
+	Version        *string   `pg:"p_version"`
+	CustomerKey    *string   `pg:"p_customer_key"`
+	ClickRef       *int64    `pg:"p_click_ref"`
+	ClickID        *string   `pg:"p_click_id"`
+	Partner        int64     `pg:"p_partner"`
+	PartnerProgram int64     `pg:"p_partner_program"`
+	CustomerTest   bool      `pg:"p_customer_test"`
+	Txn            string    `pg:"p_txn"`
+	Amount         int64     `pg:"p_amount"`
+	Currency       string    `pg:"p_currency"`
+	SaleType       string    `pg:"p_sale_type"`
+	Recurring      bool      `pg:"p_recurring"`
+	Provider       *string   `pg:"p_provider"`
+	PaymentID      *string   `pg:"p_payment_id"`
+	Livemode       *bool     `pg:"p_livemode"`
+	EventName      *string   `pg:"p_event_name"`
+	Subscription   *string   `pg:"p_subscription"`
+	Interval       *string   `pg:"p_interval"`
+	Source         string    `pg:"p_source"`
+	SaleDate       time.Time `pg:"p_sale_date"`
+	Test           bool      `pg:"p_test"`
+	// The commission as pkg/commission decided it; CommissionCents nil: the sale pays none.
+	CommissionCents  *int64     `pg:"p_commission"`
+	CommissionStatus *string    `pg:"p_commission_status"`
+	AvailableOn      *time.Time `pg:"p_available_on"`
+	ApprovedAt       *time.Time `pg:"p_approved_at"`
+	RejectedReason   *string    `pg:"p_rejected_reason"`
 }
 
 // recordInputOf is a planned sale as sales_record takes it.
@@ -336,8 +345,9 @@ func recordInputOf(in Input, p plan) recordInput {
 	if p.version != nil {
 		r.Customer = &p.cust.ID
 	}
-	if p.pays {
-		r.CommissionCents = &p.amount
+	if o := p.outcome; o.Pays {
+		r.CommissionCents, r.CommissionStatus, r.AvailableOn = &o.AmountCents, &o.Status, &o.AvailableOn
+		r.ApprovedAt, r.RejectedReason = o.ApprovedAt, text(o.RejectedReason)
 	}
 	return r
 }

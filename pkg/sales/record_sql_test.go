@@ -129,7 +129,8 @@ func (w *saleWorld) tryRecord(in ...sales.RecordInput) (map[int64]sales.Written,
 func (w *saleWorld) sale(customer int64, txn string, at time.Time) sales.RecordInput {
 	return sales.RecordInput{Program: w.brand.ProgramID, Customer: &customer, Version: new(w.version(customer)),
 		Partner: w.brand.PartnerID, PartnerProgram: w.partnerProgram, Txn: txn, Amount: 5000, Currency: "USD",
-		SaleType: "payment", Source: sales.SourceAPI, SaleDate: at, CommissionCents: new(int64(1000))}
+		SaleType: "payment", Source: sales.SourceAPI, SaleDate: at, CommissionCents: new(int64(1000)),
+		CommissionStatus: new("pending"), AvailableOn: new(at.AddDate(0, 0, 30))}
 }
 
 // sales_state, called directly: a used transaction_id (per program), the program, the customer by

@@ -9,7 +9,7 @@ import (
 
 	"github.com/jmoiron/sqlx"
 
-	"github.com/reftrack/reftrack/pkg/ledger"
+	"github.com/reftrack/reftrack/pkg/commission"
 	"github.com/reftrack/reftrack/pkg/platform/pgcall"
 	"github.com/reftrack/reftrack/pkg/platform/rounds"
 )
@@ -114,15 +114,15 @@ type refundPlan struct {
 	amount        int64 // refunded now
 	total         int64 // the sale's refunded total after it
 	paymentStatus string
-	// What the refund does to the commission (pkg/ledger.Refund), and the commission's row version it
+	// What the refund does to the commission (pkg/commission.Refund), and the commission's row version it
 	// rests on.
-	effect            ledger.RefundEffect
+	effect            commission.RefundEffect
 	commissionVersion string
 }
 
 // decideRefund applies the refund rules: a processor refund already recorded, or a cumulative total that
 // adds nothing, or a sale refunded in full changes nothing; a partial refund above what is left is
-// refused; what it does to the commission is the ledger's rule (ledger.Refund: reversed before a payout,
+// refused; what it does to the commission is pkg/commission's rule (commission.Refund: reversed before a payout,
 // clawed back after).
 func decideRefund(in RefundInput, st refundState) (refundPlan, error) {
 	if st.SaleID == nil {
@@ -171,7 +171,7 @@ func decideRefund(in RefundInput, st refundState) (refundPlan, error) {
 	full := p.total == amountCents
 	if c := p.res.Commission; c != nil {
 		var err error
-		p.effect, err = ledger.Refund(ledger.Held{ID: c.ID, Version: p.commissionVersion, AmountCents: c.AmountCents,
+		p.effect, err = commission.Refund(commission.Held{ID: c.ID, Version: p.commissionVersion, AmountCents: c.AmountCents,
 			ReversedCents: c.ReversedAmountCents, ClawbackCents: c.ClawbackCents, Currency: c.Currency, Status: c.Status},
 			p.total, amountCents)
 		if err != nil {

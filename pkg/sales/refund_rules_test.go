@@ -6,7 +6,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/reftrack/reftrack/pkg/ledger"
+	"github.com/reftrack/reftrack/pkg/commission"
 )
 
 // decideRefund, the refund's rules without the database: skips, the too-large refusal, and the
@@ -18,7 +18,7 @@ func TestDecideRefund(t *testing.T) {
 		st := refundState{SaleID: ptr(int64(5)), SaleVersion: ptr("77"), AmountCents: ptr(int64(4900)), RefundedCents: &refunded}
 		if commission {
 			st.CommissionID, st.CommissionCents, st.CommissionReversed = ptr(int64(9)), ptr(int64(980)), ptr(refunded/5)
-			st.CommissionCurrency, st.CommissionStatus = ptr("USD"), ptr("partially_reversed")
+			st.CommissionCurrency, st.CommissionStatus = ptr("USD"), ptr("pending")
 			st.CommissionVersion, st.CommissionClawback = ptr("c1"), ptr(int64(0))
 		}
 		return st
@@ -27,7 +27,7 @@ func TestDecideRefund(t *testing.T) {
 		st.LatestReason = &reason
 		return st
 	}
-	commission := func(reversed int64, status string) *Commission {
+	withCommission := func(reversed int64, status string) *Commission {
 		return &Commission{ID: 9, AmountCents: 980, ReversedAmountCents: reversed, Currency: "USD", Status: status}
 	}
 	in := RefundInput{ProgramID: 7, TransactionID: "t", Reason: ReasonRefund}
@@ -54,12 +54,12 @@ func TestDecideRefund(t *testing.T) {
 		{name: "no such sale", in: in, st: refundState{}, err: ErrSaleNotFound},
 		{name: "the rest, commission reversed in full", in: in, st: sale(1225, true), want: refundPlan{version: "77", amount: 3675,
 			total: 4900, paymentStatus: "refunded", commissionVersion: "c1",
-			effect: ledger.RefundEffect{ReversedCents: 980, ReversedNowCents: 735, Status: "reversed"},
-			res:    RefundResult{Status: RefundReversed, SaleID: 5, TransactionID: "t", Reason: ReasonRefund, RefundedAmountCents: 4900, Commission: commission(245, "partially_reversed")}}},
+			effect: commission.RefundEffect{ReversedCents: 980, ReversedNowCents: 735, Status: "reversed"},
+			res:    RefundResult{Status: RefundReversed, SaleID: 5, TransactionID: "t", Reason: ReasonRefund, RefundedAmountCents: 4900, Commission: withCommission(245, "pending")}}},
 		{name: "part, commission in proportion", in: part, st: sale(1225, true), want: refundPlan{version: "77", amount: 1225,
 			total: 2450, paymentStatus: "partially_refunded", commissionVersion: "c1",
-			effect: ledger.RefundEffect{ReversedCents: 490, ReversedNowCents: 245, Status: "partially_reversed"},
-			res:    RefundResult{Status: RefundPartial, SaleID: 5, TransactionID: "t", Reason: ReasonRefund, RefundedAmountCents: 2450, Commission: commission(245, "partially_reversed")}}},
+			effect: commission.RefundEffect{ReversedCents: 490, ReversedNowCents: 245, Status: "pending"},
+			res:    RefundResult{Status: RefundPartial, SaleID: 5, TransactionID: "t", Reason: ReasonRefund, RefundedAmountCents: 2450, Commission: withCommission(245, "pending")}}},
 		{name: "more than is left", in: tooMuch, st: sale(1225, true), err: &RefundTooLargeError{Remaining: 3675}},
 		{name: "chargeback of the rest, no commission", in: chargeback, st: sale(0, false), want: refundPlan{version: "77", amount: 4900,
 			total: 4900, paymentStatus: "charged_back",

@@ -262,7 +262,7 @@ func TestSalesRefundFunction(t *testing.T) {
 	w := f.write(
 		sales.RefundWriteInput{SaleID: paid, Version: paidVersion, ProgramID: program, Reason: sales.ReasonRefund,
 			AmountCents: 1250, ReversedNowCents: 250, CommissionID: &c.ID, CommissionVersion: refundPtr(f.commissionVersion(c.ID)),
-			ReversedCents: refundPtr(int64(250)), CommissionStatus: refundPtr("partially_reversed"), ClawbackCents: refundPtr(int64(0)),
+			ReversedCents: refundPtr(int64(250)), CommissionStatus: refundPtr("pending"), ClawbackCents: refundPtr(int64(0)),
 			TotalCents: 1250, PaymentStatus: "partially_refunded",
 			ProcessorRefundID: refundPtr("re_1"), Source: sales.SourceWebhook},
 		sales.RefundWriteInput{SaleID: unpaid, Version: unpaidVersion, ProgramID: program, Reason: sales.ReasonChargeback,
@@ -271,7 +271,7 @@ func TestSalesRefundFunction(t *testing.T) {
 	)
 	if diff := cmp.Diff([]sales.RefundWritten{
 		{Ord: 1, Written: true, CommissionID: &c.ID, AmountCents: refundPtr(int64(1000)), ReversedAmountCents: refundPtr(int64(250)),
-			Currency: refundPtr("USD"), Status: refundPtr("partially_reversed"), ClawbackCents: refundPtr(int64(0))},
+			Currency: refundPtr("USD"), Status: refundPtr("pending"), ClawbackCents: refundPtr(int64(0))},
 		{Ord: 2, Written: true},
 	}, w); diff != "" {
 		t.Errorf("answers (-want +got):\n%s", diff)
@@ -286,7 +286,7 @@ func TestSalesRefundFunction(t *testing.T) {
 		t.Errorf("refunds stored (-want +got):\n%s", diff)
 	}
 	wantPaid := saleRow{Refunded: 1250, PaymentStatus: "partially_refunded", CommissionRev: refundPtr(int64(250)),
-		CommissionStatus: refundPtr("partially_reversed")}
+		CommissionStatus: refundPtr("pending")}
 	wantUnpaid := saleRow{Refunded: 5000, PaymentStatus: "charged_back"}
 	for id, want := range map[int64]saleRow{paid: wantPaid, unpaid: wantUnpaid} {
 		if diff := cmp.Diff(want, f.sale(id)); diff != "" {

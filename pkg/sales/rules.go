@@ -5,6 +5,7 @@ import (
 
 	"github.com/reftrack/reftrack/pkg/attribution"
 	"github.com/reftrack/reftrack/pkg/commission"
+	"github.com/reftrack/reftrack/pkg/programs"
 )
 
 // state is what one read (stateCall, sales_state) found for a sale: everything the rules need, nothing locked.
@@ -17,6 +18,8 @@ type state struct {
 	CommissionRate *string `db:"commission_rate"`
 	DurationMonths *int    `db:"commission_duration_months"`
 	WindowDays     *int    `db:"attribution_window_days"`
+	HoldDays       *int    `db:"hold_days"`
+	Approval       *string `db:"commission_approval"`
 	// The customer, by customer_key, else (no key) the first made from the click; with its row version.
 	CustomerID             *int64     `db:"customer_id"`
 	CustomerVersion        *string    `db:"customer_version"`
@@ -26,6 +29,7 @@ type state struct {
 	CustomerClickTimestamp *time.Time `db:"customer_click_timestamp"`
 	PartnerID              *int64     `db:"partner_id"`
 	PartnerProgramID       *int64     `db:"partner_program_id"`
+	PartnerStatus          *string    `db:"partner_status"` // the customer's partner's enrollment
 	Status                 *string    `db:"status"`
 	SignedUpAt             *time.Time `db:"signed_up_at"`
 	ConvertedAt            *time.Time `db:"converted_at"`
@@ -38,11 +42,12 @@ type state struct {
 	ClickTimestamp        *time.Time `db:"click_timestamp"`
 	ClickTest             *bool      `db:"click_test"`
 	ClickPartnerProgramID *int64     `db:"click_partner_program_id"`
+	ClickPartnerStatus    *string    `db:"click_partner_status"` // the click's partner's enrollment
 }
 
 // plan is what the rules decided for a sale that passed every check: who bought (an existing customer
 // at a row version, or one to make from the click), whether the attribution window lets it count, and
-// what it pays.
+// its commission (pkg/commission's outcome).
 type plan struct {
 	cust attribution.Customer // ID 0: made by the sale from its click
 	// version is the existing customer's row version the decision rests on; nil when the sale makes the
@@ -50,14 +55,14 @@ type plan struct {
 	version *string
 	window  attribution.WindowCheck
 	test    bool
-	pays    bool
-	amount  int64
+	first   bool // the customer's first recorded sale
+	outcome commission.Outcome
 }
 
-// decide applies the rules to what was read, in the order of the documented refusals: a used
+// decide applies the rules to what was read, at now, in the order of the documented refusals: a used
 // transaction_id, the customer (by key, else by click within the program), the partner-program
-// relationship and the partner, the attribution window, then the commission.
-func decide(in Input, st state) (plan, error) {
+// relationship and the partner, the attribution window, then the commission (commission.Decide).
+func decide(in Input, st state, now time.Time) (plan, error) {
 	if st.DuplicateID != nil {
 		return plan{}, &DuplicateError{SaleID: *st.DuplicateID, ProgramID: in.ProgramID}
 	}
@@ -65,6 +70,7 @@ func decide(in Input, st state) (plan, error) {
 		return plan{}, ErrProgramNotFound
 	}
 	var p plan
+	var enrollment *string // the partner's enrollment in the program
 	switch {
 	case st.CustomerID != nil:
 		p.cust = attribution.Customer{ID: *st.CustomerID, ProgramID: in.ProgramID, Key: st.CustomerKey,
@@ -72,7 +78,7 @@ func decide(in Input, st state) (plan, error) {
 			PartnerID: st.PartnerID, PartnerProgramID: st.PartnerProgramID, Status: deref(st.Status),
 			SignedUpAt: st.SignedUpAt, ConvertedAt: st.ConvertedAt, IsTest: deref(st.CustomerTest)}
 		version := deref(st.CustomerVersion)
-		p.version = &version
+		p.version, enrollment = &version, st.PartnerStatus
 	case in.ClickID == "" || st.ClickRef == nil:
 		return plan{}, ErrCustomerNotFound
 	case deref(st.ClickProgramID) != in.ProgramID:
@@ -87,6 +93,7 @@ func decide(in Input, st state) (plan, error) {
 			key := in.CustomerKey
 			p.cust.Key = &key
 		}
+		enrollment = st.ClickPartnerStatus
 	}
 	if p.cust.PartnerProgramID == nil {
 		return plan{}, ErrNoPartnerProgram
@@ -97,32 +104,19 @@ func decide(in Input, st state) (plan, error) {
 	if p.window = attribution.CheckWindow(p.cust, deref(st.WindowDays), in.OccurredAt); p.window.Expired {
 		return p, nil // nothing is recorded: the same transaction_id may come again
 	}
-	p.test = in.Test || p.cust.IsTest
+	p.test, p.first = in.Test || p.cust.IsTest, st.FirstSale == nil
 	var err error
-	p.amount, p.pays, err = commissionFor(deref(st.CommissionType), deref(st.CommissionRate), st.DurationMonths, st.FirstSale, in)
+	p.outcome, err = commission.Decide(commission.Input{
+		Terms: commission.Terms{Type: deref(st.CommissionType), Rate: deref(st.CommissionRate), DurationMonths: st.DurationMonths,
+			HoldDays: deref(st.HoldDays), Approval: deref(st.Approval)},
+		Sale:          commission.Sale{AmountCents: in.AmountCents, Currency: in.Currency, OccurredAt: in.OccurredAt, FirstSaleAt: st.FirstSale},
+		PartnerBanned: deref(enrollment) == programs.StatusBanned,
+		Now:           now,
+	})
 	if err != nil {
 		return plan{}, &CommissionError{Err: err}
 	}
 	return p, nil
-}
-
-// commissionFor decides whether this sale pays and how much: percent and fixed pay on the customer's
-// first recorded sale only (first is nil before it); recurring types on every sale, for durationMonths
-// after the first when the program sets a duration.
-func commissionFor(typ, rate string, durationMonths *int, first *time.Time, in Input) (int64, bool, error) {
-	if first != nil {
-		if !commission.Recurring(typ) {
-			return 0, false, nil
-		}
-		if durationMonths != nil && !in.OccurredAt.Before(first.AddDate(0, *durationMonths, 0)) {
-			return 0, false, nil
-		}
-	}
-	amount, err := commission.Amount(typ, rate, in.AmountCents, in.Currency)
-	if err != nil {
-		return 0, false, err
-	}
-	return amount, true, nil
 }
 
 // result is what the sale route answers for a planned sale; the write fills in the ids.

@@ -17,7 +17,8 @@ func TestDecide(t *testing.T) {
 	paid := time.Date(2026, 11, 20, 12, 0, 0, 0, time.UTC)
 	in := Input{ProgramID: 7, TransactionID: "o-1", AmountCents: 12345, Currency: "USD", CustomerKey: "c", OccurredAt: paid}
 	program := func(typ, rate string, months *int) state {
-		return state{ProgramFound: true, CommissionType: &typ, CommissionRate: &rate, DurationMonths: months, WindowDays: ptr(30)}
+		return state{ProgramFound: true, CommissionType: &typ, CommissionRate: &rate, DurationMonths: months, WindowDays: ptr(30),
+			HoldDays: ptr(30), Approval: ptr("auto")}
 	}
 	// A customer who signed up 2 days after a click.
 	customer := func(st state) state {
@@ -41,11 +42,12 @@ func TestDecide(t *testing.T) {
 		in      Input
 		st      state
 		wantErr error
-		// want, when no error: whether it is written, whether it pays and how much.
+		// want, when no error: whether it is written, whether it pays and how much, in which status.
 		expired bool
 		pays    bool
 		amount  int64
 		newCust bool
+		status  string // "" for pending when it pays
 	}{
 		{name: "used transaction_id", in: in, st: func() state { s := customer(program("percent", "10", nil)); s.DuplicateID = ptr(int64(5)); return s }(),
 			wantErr: &DuplicateError{SaleID: 5, ProgramID: 7}},
@@ -86,9 +88,34 @@ func TestDecide(t *testing.T) {
 		}()},
 		{name: "unreadable rate", in: in, st: customer(program("percent", "x", nil)), wantErr: &CommissionError{}},
 		{name: "a customer made from the click", in: byClick, st: click(program("percent", "10", nil), 7), pays: true, amount: 1235, newCust: true},
+		{name: "the customer's partner banned: made rejected", in: in, st: func() state {
+			s := customer(program("percent", "10", nil))
+			s.PartnerStatus = ptr("banned")
+			return s
+		}(), pays: true, amount: 1235, status: "rejected"},
+		{name: "the click's partner banned: made rejected", in: byClick, st: func() state {
+			s := click(program("percent", "10", nil), 7)
+			s.ClickPartnerStatus = ptr("banned")
+			return s
+		}(), pays: true, amount: 1235, newCust: true, status: "rejected"},
+		{name: "another partner of the customer's banned: the click's enrollment does not count", in: in, st: func() state {
+			s := click(customer(program("percent", "10", nil)), 7)
+			s.ClickPartnerStatus, s.PartnerStatus = ptr("banned"), ptr("approved")
+			return s
+		}(), pays: true, amount: 1235},
+		{name: "no hold, auto approval: approved at once", in: in, st: func() state {
+			s := customer(program("percent", "10", nil))
+			s.HoldDays = ptr(0)
+			return s
+		}(), pays: true, amount: 1235, status: "approved"},
+		{name: "no hold, manual approval: pending", in: in, st: func() state {
+			s := customer(program("percent", "10", nil))
+			s.HoldDays, s.Approval = ptr(0), ptr("manual")
+			return s
+		}(), pays: true, amount: 1235},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			p, err := decide(tc.in, tc.st)
+			p, err := decide(tc.in, tc.st, paid)
 			if tc.wantErr != nil {
 				var dup *DuplicateError
 				var ce *CommissionError
@@ -111,14 +138,16 @@ func TestDecide(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			got := struct {
+			type outcome struct {
 				Expired, Pays, New bool
 				Amount             int64
-			}{p.window.Expired, p.pays, p.cust.ID == 0, p.amount}
-			want := struct {
-				Expired, Pays, New bool
-				Amount             int64
-			}{tc.expired, tc.pays, tc.newCust, tc.amount}
+				Status             string
+			}
+			got := outcome{p.window.Expired, p.outcome.Pays, p.cust.ID == 0, p.outcome.AmountCents, p.outcome.Status}
+			want := outcome{tc.expired, tc.pays, tc.newCust, tc.amount, tc.status}
+			if tc.pays && want.Status == "" {
+				want.Status = "pending"
+			}
 			if diff := cmp.Diff(want, got); diff != "" {
 				t.Errorf("plan (-want +got):\n%s", diff)
 			}
@@ -134,7 +163,7 @@ func TestDecideMakesTheCustomerFromTheClick(t *testing.T) {
 		ClickRef: ptr(int64(22)), ClickProgramID: ptr(int64(7)), ClickPartnerID: ptr(int64(32)),
 		ClickTimestamp: ptr(time.Date(2026, 11, 19, 0, 0, 0, 0, time.UTC)), ClickTest: ptr(true), ClickPartnerProgramID: ptr(int64(42))}
 	p, err := decide(Input{ProgramID: 7, TransactionID: "o", AmountCents: 100, Currency: "USD", CustomerKey: "new", ClickID: "clk",
-		OccurredAt: time.Date(2026, 11, 20, 0, 0, 0, 0, time.UTC)}, st)
+		OccurredAt: time.Date(2026, 11, 20, 0, 0, 0, 0, time.UTC)}, st, time.Date(2026, 11, 20, 0, 0, 0, 0, time.UTC))
 	if err != nil {
 		t.Fatal(err)
 	}

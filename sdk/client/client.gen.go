@@ -228,13 +228,12 @@ func (e CommissionApproval) Valid() bool {
 
 // Defines values for CommissionStatus.
 const (
-	CommissionStatusApproved          CommissionStatus = "approved"
-	CommissionStatusInPayout          CommissionStatus = "in_payout"
-	CommissionStatusPaid              CommissionStatus = "paid"
-	CommissionStatusPartiallyReversed CommissionStatus = "partially_reversed"
-	CommissionStatusPending           CommissionStatus = "pending"
-	CommissionStatusRejected          CommissionStatus = "rejected"
-	CommissionStatusReversed          CommissionStatus = "reversed"
+	CommissionStatusApproved CommissionStatus = "approved"
+	CommissionStatusInPayout CommissionStatus = "in_payout"
+	CommissionStatusPaid     CommissionStatus = "paid"
+	CommissionStatusPending  CommissionStatus = "pending"
+	CommissionStatusRejected CommissionStatus = "rejected"
+	CommissionStatusReversed CommissionStatus = "reversed"
 )
 
 // Valid indicates whether the value is a known member of the CommissionStatus enum.
@@ -245,8 +244,6 @@ func (e CommissionStatus) Valid() bool {
 	case CommissionStatusInPayout:
 		return true
 	case CommissionStatusPaid:
-		return true
-	case CommissionStatusPartiallyReversed:
 		return true
 	case CommissionStatusPending:
 		return true
@@ -1071,13 +1068,12 @@ func (e ReadyStatusStatus) Valid() bool {
 
 // Defines values for RefundCommissionStatus.
 const (
-	RefundCommissionStatusApproved          RefundCommissionStatus = "approved"
-	RefundCommissionStatusInPayout          RefundCommissionStatus = "in_payout"
-	RefundCommissionStatusPaid              RefundCommissionStatus = "paid"
-	RefundCommissionStatusPartiallyReversed RefundCommissionStatus = "partially_reversed"
-	RefundCommissionStatusPending           RefundCommissionStatus = "pending"
-	RefundCommissionStatusRejected          RefundCommissionStatus = "rejected"
-	RefundCommissionStatusReversed          RefundCommissionStatus = "reversed"
+	RefundCommissionStatusApproved RefundCommissionStatus = "approved"
+	RefundCommissionStatusInPayout RefundCommissionStatus = "in_payout"
+	RefundCommissionStatusPaid     RefundCommissionStatus = "paid"
+	RefundCommissionStatusPending  RefundCommissionStatus = "pending"
+	RefundCommissionStatusRejected RefundCommissionStatus = "rejected"
+	RefundCommissionStatusReversed RefundCommissionStatus = "reversed"
 )
 
 // Valid indicates whether the value is a known member of the RefundCommissionStatus enum.
@@ -1088,8 +1084,6 @@ func (e RefundCommissionStatus) Valid() bool {
 	case RefundCommissionStatusInPayout:
 		return true
 	case RefundCommissionStatusPaid:
-		return true
-	case RefundCommissionStatusPartiallyReversed:
 		return true
 	case RefundCommissionStatusPending:
 		return true
@@ -1194,11 +1188,9 @@ func (e RotationRequiredErrorErrorCode) Valid() bool {
 
 // Defines values for SaleCommissionStatus.
 const (
-	SaleCommissionStatusApproved          SaleCommissionStatus = "approved"
-	SaleCommissionStatusPartiallyReversed SaleCommissionStatus = "partially_reversed"
-	SaleCommissionStatusPending           SaleCommissionStatus = "pending"
-	SaleCommissionStatusRejected          SaleCommissionStatus = "rejected"
-	SaleCommissionStatusReversed          SaleCommissionStatus = "reversed"
+	SaleCommissionStatusApproved SaleCommissionStatus = "approved"
+	SaleCommissionStatusPending  SaleCommissionStatus = "pending"
+	SaleCommissionStatusRejected SaleCommissionStatus = "rejected"
 )
 
 // Valid indicates whether the value is a known member of the SaleCommissionStatus enum.
@@ -1206,13 +1198,9 @@ func (e SaleCommissionStatus) Valid() bool {
 	switch e {
 	case SaleCommissionStatusApproved:
 		return true
-	case SaleCommissionStatusPartiallyReversed:
-		return true
 	case SaleCommissionStatusPending:
 		return true
 	case SaleCommissionStatusRejected:
-		return true
-	case SaleCommissionStatusReversed:
 		return true
 	default:
 		return false
@@ -1786,7 +1774,7 @@ type Balance struct {
 	PartnerId         int64  `json:"partner_id"`
 	PartnerName       string `json:"partner_name"`
 
-	// PendingCents Commissions in their hold (`pending`, `partially_reversed`).
+	// PendingCents Commissions `pending` (in their hold, or awaiting approval).
 	PendingCents int64 `json:"pending_cents"`
 }
 
@@ -2083,7 +2071,7 @@ type Commission struct {
 	AmountCents int64      `json:"amount_cents"`
 	ApprovedAt  *time.Time `json:"approved_at"`
 
-	// AvailableOn The sale's date plus the program's `hold_days` at the sale's time; with `auto` approval the commission is approved from then on. Null only briefly, for a commission recorded by the previous release.
+	// AvailableOn The end of its hold, the sale's date plus the program's `hold_days` at the sale's time. With `auto` approval the commission is approved from then on; with `manual`, a member may approve it from then on (earlier only with `release_hold`).
 	AvailableOn *time.Time `json:"available_on"`
 
 	// ClawbackCents What refunds took back after the commission entered a payout (owed by the partner, netted by a later payout); the commission itself is never edited then.
@@ -2111,8 +2099,9 @@ type Commission struct {
 	ReversedAmountCents int64 `json:"reversed_amount_cents"`
 	SaleId              int64 `json:"sale_id"`
 
-	// Status `pending` (in its hold), `partially_reversed` and `reversed` (refunded before a payout, in part or
-	// in full), `approved` (payable), `in_payout`, `paid`, `rejected` (pays nothing).
+	// Status One axis: `pending` (in its hold, or awaiting a member's approval), `approved` (payable),
+	// `in_payout`, `paid`, `rejected` (pays nothing, ever), `reversed` (refunded in full before a payout).
+	// A partial refund before a payout grows `reversed_amount_cents` and keeps the status.
 	Status CommissionStatus `json:"status"`
 
 	// TransactionId The sale's `transaction_id`.
@@ -2122,6 +2111,13 @@ type Commission struct {
 // CommissionApproval `auto` (default): a commission is approved once its hold (`hold_days`) has passed. `manual`: a member approves it.
 type CommissionApproval string
 
+// CommissionApprove defines model for CommissionApprove.
+type CommissionApprove struct {
+	// ReleaseHold Approve the commission although it is still in its hold, releasing the hold (owner, admin,
+	// billing; audited). Without it (absent, null or false), a commission in its hold answers 409.
+	ReleaseHold *bool `json:"release_hold,omitempty"`
+}
+
 // CommissionBatchEnvelope defines model for CommissionBatchEnvelope.
 type CommissionBatchEnvelope struct {
 	Data []Commission `json:"data"`
@@ -2130,6 +2126,9 @@ type CommissionBatchEnvelope struct {
 // CommissionBulkApprove defines model for CommissionBulkApprove.
 type CommissionBulkApprove struct {
 	Ids []int64 `json:"ids"`
+
+	// ReleaseHold Approve commissions still in their hold too, releasing it (owner, admin, billing; audited). Null counts as absent.
+	ReleaseHold *bool `json:"release_hold,omitempty"`
 }
 
 // CommissionEnvelope defines model for CommissionEnvelope.
@@ -2155,8 +2154,9 @@ type CommissionReject struct {
 	Reason string `json:"reason"`
 }
 
-// CommissionStatus `pending` (in its hold), `partially_reversed` and `reversed` (refunded before a payout, in part or
-// in full), `approved` (payable), `in_payout`, `paid`, `rejected` (pays nothing).
+// CommissionStatus One axis: `pending` (in its hold, or awaiting a member's approval), `approved` (payable),
+// `in_payout`, `paid`, `rejected` (pays nothing, ever), `reversed` (refunded in full before a payout).
+// A partial refund before a payout grows `reversed_amount_cents` and keeps the status.
 type CommissionStatus string
 
 // CommissionType defines model for CommissionType.
@@ -2957,7 +2957,7 @@ type PortalCommission struct {
 	AmountCents int64      `json:"amount_cents"`
 	ApprovedAt  *time.Time `json:"approved_at"`
 
-	// AvailableOn The sale's date plus the program's `hold_days` at the sale's time; with `auto` approval the commission is approved from then on. Null only briefly, for a commission recorded by the previous release.
+	// AvailableOn The end of its hold, the sale's date plus the program's `hold_days` at the sale's time. With `auto` approval the commission is approved from then on; with `manual`, a member may approve it from then on (earlier only with `release_hold`).
 	AvailableOn *time.Time `json:"available_on"`
 
 	// ClawbackCents What refunds took back after the commission entered a payout (owed by the partner, netted by a later payout); the commission itself is never edited then.
@@ -2988,8 +2988,9 @@ type PortalCommission struct {
 	ReversedAmountCents int64 `json:"reversed_amount_cents"`
 	SaleId              int64 `json:"sale_id"`
 
-	// Status `pending` (in its hold), `partially_reversed` and `reversed` (refunded before a payout, in part or
-	// in full), `approved` (payable), `in_payout`, `paid`, `rejected` (pays nothing).
+	// Status One axis: `pending` (in its hold, or awaiting a member's approval), `approved` (payable),
+	// `in_payout`, `paid`, `rejected` (pays nothing, ever), `reversed` (refunded in full before a payout).
+	// A partial refund before a payout grows `reversed_amount_cents` and keeps the status.
 	Status CommissionStatus `json:"status"`
 
 	// TransactionId The sale's `transaction_id`.
@@ -3051,6 +3052,14 @@ type PortalProgram struct {
 	// Partners added before enrollments existed, and by `POST /partners`, are `approved`.
 	Status       PartnerStatus `json:"status"`
 	StatusReason *string       `json:"status_reason"`
+
+	// Terms The program's terms in words: what a sale pays and for how long, how commissions are held and
+	// approved, and from what amount they are paid out. One sentence, the same in the dashboard, the
+	// partner portal, the invitation mail and the program's application page.
+	//
+	//
+	// Example: Pays 20% of a customer's first sale. Commissions are held 30 days, then approved automatically. Payouts of any amount.
+	Terms string `json:"terms"`
 }
 
 // PortalStatsEnvelope defines model for PortalStatsEnvelope.
@@ -3097,7 +3106,15 @@ type Program struct {
 	PayoutMinimumCents int64         `json:"payout_minimum_cents"`
 	Slug               string        `json:"slug"`
 	Status             ProgramStatus `json:"status"`
-	UpdatedAt          time.Time     `json:"updated_at"`
+
+	// Terms The program's terms in words: what a sale pays and for how long, how commissions are held and
+	// approved, and from what amount they are paid out. One sentence, the same in the dashboard, the
+	// partner portal, the invitation mail and the program's application page.
+	//
+	//
+	// Example: Pays 20% of a customer's first sale. Commissions are held 30 days, then approved automatically. Payouts of any amount.
+	Terms     string    `json:"terms"`
+	UpdatedAt time.Time `json:"updated_at"`
 }
 
 // ProgramEnrollment `invite_only` (default): partners join by invitation. `open`: also by applying on the program's public page `/p/{slug}`.
@@ -3383,17 +3400,19 @@ type RefundCommission struct {
 	// ReversedAmountCents What refunds took back before the commission entered a payout (so 0 for a refund after it).
 	ReversedAmountCents int64 `json:"reversed_amount_cents"`
 
-	// Status The commission's status after the refund. Before a payout the refund reduces it (`pending`,
-	// `partially_reversed`, `reversed`; an `approved` one stays `approved` until reversed in full); in a
-	// payout or paid it is never edited: the refund records a clawback (`clawback_cents` grows) and the
-	// status stays `in_payout` or `paid`. A `rejected` commission stays as it is.
+	// Status The commission's status after the refund. Before a payout the refund reduces it
+	// (`reversed_amount_cents` grows) and its status stays `pending` or `approved` until it is reversed
+	// in full (`reversed`); in a payout or paid it is never edited: the refund records a clawback
+	// (`clawback_cents` grows) and the status stays `in_payout` or `paid`. A `rejected` commission stays
+	// as it is.
 	Status RefundCommissionStatus `json:"status"`
 }
 
-// RefundCommissionStatus The commission's status after the refund. Before a payout the refund reduces it (`pending`,
-// `partially_reversed`, `reversed`; an `approved` one stays `approved` until reversed in full); in a
-// payout or paid it is never edited: the refund records a clawback (`clawback_cents` grows) and the
-// status stays `in_payout` or `paid`. A `rejected` commission stays as it is.
+// RefundCommissionStatus The commission's status after the refund. Before a payout the refund reduces it
+// (`reversed_amount_cents` grows) and its status stays `pending` or `approved` until it is reversed
+// in full (`reversed`); in a payout or paid it is never edited: the refund records a clawback
+// (`clawback_cents` grows) and the status stays `in_payout` or `paid`. A `rejected` commission stays
+// as it is.
 type RefundCommissionStatus string
 
 // RefundRequest defines model for RefundRequest.
@@ -4398,7 +4417,7 @@ type CliInitJSONRequestBody = CliInitRequest
 type CliTestEventJSONRequestBody = CliTestEventRequest
 
 // ApproveCommissionJSONRequestBody defines body for ApproveCommission for application/json ContentType.
-type ApproveCommissionJSONRequestBody = IgnoredRequest
+type ApproveCommissionJSONRequestBody = CommissionApprove
 
 // RejectCommissionJSONRequestBody defines body for RejectCommission for application/json ContentType.
 type RejectCommissionJSONRequestBody = CommissionReject
@@ -5563,11 +5582,15 @@ type ClientInterface interface {
 
 	// ApproveCommissionWithBody Approve a commission
 	//
-	// Makes the commission payable (`approved`), also before its `available_on`. Approving an approved
-	// commission changes nothing and answers it. A commission in a payout, paid, rejected, or reversed in
-	// full cannot be approved: 409 `conflict` (`Commission <id> is in a payout`, `Commission <id> is
-	// paid`, `Commission <id> is rejected`, `Commission <id> is reversed: nothing is payable`). Owner, admin
-	// or billing (`commissions:write`); the approval is in the audit log. Accepts `Idempotency-Key`.
+	// Makes the commission payable (`approved`) once its hold has ended (`available_on`). A commission
+	// still in its hold answers 409 `conflict` (`Commission <id> is in its hold until <available_on, RFC
+	// 3339>; approve it then, or release it early`) unless the body says `{"release_hold": true}`: then
+	// it is approved and its hold released (`hold_released_at`), so that the next payout run takes it;
+	// the release is in the audit log. Approving an approved commission changes nothing and answers it.
+	// A commission in a payout, paid, rejected, or reversed in full cannot be approved: 409 `conflict`
+	// (`Commission <id> is in a payout`, `Commission <id> is paid`, `Commission <id> is rejected`,
+	// `Commission <id> is reversed: nothing is payable`). Owner, admin or billing (`commissions:write`);
+	// the approval is in the audit log. Accepts `Idempotency-Key`.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -5576,11 +5599,15 @@ type ClientInterface interface {
 
 	// ApproveCommission Approve a commission
 	//
-	// Makes the commission payable (`approved`), also before its `available_on`. Approving an approved
-	// commission changes nothing and answers it. A commission in a payout, paid, rejected, or reversed in
-	// full cannot be approved: 409 `conflict` (`Commission <id> is in a payout`, `Commission <id> is
-	// paid`, `Commission <id> is rejected`, `Commission <id> is reversed: nothing is payable`). Owner, admin
-	// or billing (`commissions:write`); the approval is in the audit log. Accepts `Idempotency-Key`.
+	// Makes the commission payable (`approved`) once its hold has ended (`available_on`). A commission
+	// still in its hold answers 409 `conflict` (`Commission <id> is in its hold until <available_on, RFC
+	// 3339>; approve it then, or release it early`) unless the body says `{"release_hold": true}`: then
+	// it is approved and its hold released (`hold_released_at`), so that the next payout run takes it;
+	// the release is in the audit log. Approving an approved commission changes nothing and answers it.
+	// A commission in a payout, paid, rejected, or reversed in full cannot be approved: 409 `conflict`
+	// (`Commission <id> is in a payout`, `Commission <id> is paid`, `Commission <id> is rejected`,
+	// `Commission <id> is reversed: nothing is payable`). Owner, admin or billing (`commissions:write`);
+	// the approval is in the audit log. Accepts `Idempotency-Key`.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -5962,7 +5989,7 @@ type ClientInterface interface {
 	//
 	// One row per partner and currency that has a commission or a clawback in the program (test ones
 	// left out), by partner id then currency. Each commission's payable amount is in exactly one bucket by
-	// its status at this instant: `pending` and `partially_reversed` in `pending_cents`, `approved` in
+	// its status at this instant: `pending` in `pending_cents`, `approved` in
 	// `approved_cents`, `in_payout` and `paid` in theirs; `reversed` and `rejected` in none.
 	// `clawback_owed_cents` is what refunds after payment took back and no payout has netted yet. Any
 	// member of the program's workspace (`commissions:read`).
@@ -5991,10 +6018,11 @@ type ClientInterface interface {
 	// ApproveCommissionsWithBody Approve several commissions at once
 	//
 	// Approves the program's commissions `ids` (1 to 500, no repeats), all or none: each as
-	// `POST /api/v1/commissions/{commissionId}/approve` would, in one transaction. One that cannot be
-	// approved refuses the whole request and nothing changes: 409 `conflict` naming it (`Commission
-	// <id> is in a payout`, `Commission <id> is paid`, `Commission <id> is rejected`, `Commission <id> is
-	// reversed: nothing is payable`), 404 `Commission not found` when an id is not a commission of this
+	// `POST /api/v1/commissions/{commissionId}/approve` would, in one transaction, `release_hold` applying
+	// to every one. One that cannot be approved refuses the whole request and nothing changes: 409
+	// `conflict` naming it (`Commission <id> is in its hold until <available_on>; approve it then, or
+	// release it early`, `Commission <id> is in a payout`, `Commission <id> is paid`, `Commission <id> is
+	// rejected`, `Commission <id> is reversed: nothing is payable`), 404 `Commission not found` when an id is not a commission of this
 	// program. Owner, admin or billing (`commissions:write`); each approval is in the audit log.
 	// Accepts `Idempotency-Key`.
 	//
@@ -6006,10 +6034,11 @@ type ClientInterface interface {
 	// ApproveCommissions Approve several commissions at once
 	//
 	// Approves the program's commissions `ids` (1 to 500, no repeats), all or none: each as
-	// `POST /api/v1/commissions/{commissionId}/approve` would, in one transaction. One that cannot be
-	// approved refuses the whole request and nothing changes: 409 `conflict` naming it (`Commission
-	// <id> is in a payout`, `Commission <id> is paid`, `Commission <id> is rejected`, `Commission <id> is
-	// reversed: nothing is payable`), 404 `Commission not found` when an id is not a commission of this
+	// `POST /api/v1/commissions/{commissionId}/approve` would, in one transaction, `release_hold` applying
+	// to every one. One that cannot be approved refuses the whole request and nothing changes: 409
+	// `conflict` naming it (`Commission <id> is in its hold until <available_on>; approve it then, or
+	// release it early`, `Commission <id> is in a payout`, `Commission <id> is paid`, `Commission <id> is
+	// rejected`, `Commission <id> is reversed: nothing is payable`), 404 `Commission not found` when an id is not a commission of this
 	// program. Owner, admin or billing (`commissions:write`); each approval is in the audit log.
 	// Accepts `Idempotency-Key`.
 	//
@@ -6169,7 +6198,7 @@ type ClientInterface interface {
 	// Owner or admin. An `approved` partner becomes `banned`, for good, in one transaction: their links in the
 	// program are turned off (the click route answers 410 `link_disabled`; a banned partner's link cannot be
 	// turned on again nor a new one made) and their commissions not yet in a payout (`pending`,
-	// `partially_reversed`, `approved`) become `rejected` with the reason `partner banned`, as do the
+	// `approved`) become `rejected` with the reason `partner banned`, as do the
 	// commissions of sales recorded after the ban. Commissions in a payout or paid stay as they are. The
 	// optional `reason` (1 to 500 characters) is kept in `status_reason`. Banning a banned partner answers
 	// it unchanged; a partner who is not approved (invited, applied, rejected) answers 409 `conflict`
@@ -6186,7 +6215,7 @@ type ClientInterface interface {
 	// Owner or admin. An `approved` partner becomes `banned`, for good, in one transaction: their links in the
 	// program are turned off (the click route answers 410 `link_disabled`; a banned partner's link cannot be
 	// turned on again nor a new one made) and their commissions not yet in a payout (`pending`,
-	// `partially_reversed`, `approved`) become `rejected` with the reason `partner banned`, as do the
+	// `approved`) become `rejected` with the reason `partner banned`, as do the
 	// commissions of sales recorded after the ban. Commissions in a payout or paid stay as they are. The
 	// optional `reason` (1 to 500 characters) is kept in `status_reason`. Banning a banned partner answers
 	// it unchanged; a partner who is not approved (invited, applied, rejected) answers 409 `conflict`
@@ -7948,11 +7977,15 @@ func (c *Client) GetCommission(ctx context.Context, commissionId CommissionId, r
 
 // ApproveCommissionWithBody Approve a commission
 //
-// Makes the commission payable (`approved`), also before its `available_on`. Approving an approved
-// commission changes nothing and answers it. A commission in a payout, paid, rejected, or reversed in
-// full cannot be approved: 409 `conflict` (`Commission <id> is in a payout`, `Commission <id> is
-// paid`, `Commission <id> is rejected`, `Commission <id> is reversed: nothing is payable`). Owner, admin
-// or billing (`commissions:write`); the approval is in the audit log. Accepts `Idempotency-Key`.
+// Makes the commission payable (`approved`) once its hold has ended (`available_on`). A commission
+// still in its hold answers 409 `conflict` (`Commission <id> is in its hold until <available_on, RFC
+// 3339>; approve it then, or release it early`) unless the body says `{"release_hold": true}`: then
+// it is approved and its hold released (`hold_released_at`), so that the next payout run takes it;
+// the release is in the audit log. Approving an approved commission changes nothing and answers it.
+// A commission in a payout, paid, rejected, or reversed in full cannot be approved: 409 `conflict`
+// (`Commission <id> is in a payout`, `Commission <id> is paid`, `Commission <id> is rejected`,
+// `Commission <id> is reversed: nothing is payable`). Owner, admin or billing (`commissions:write`);
+// the approval is in the audit log. Accepts `Idempotency-Key`.
 //
 // Takes any type of body and a specified content type.
 //
@@ -7971,11 +8004,15 @@ func (c *Client) ApproveCommissionWithBody(ctx context.Context, commissionId Com
 
 // ApproveCommission Approve a commission
 //
-// Makes the commission payable (`approved`), also before its `available_on`. Approving an approved
-// commission changes nothing and answers it. A commission in a payout, paid, rejected, or reversed in
-// full cannot be approved: 409 `conflict` (`Commission <id> is in a payout`, `Commission <id> is
-// paid`, `Commission <id> is rejected`, `Commission <id> is reversed: nothing is payable`). Owner, admin
-// or billing (`commissions:write`); the approval is in the audit log. Accepts `Idempotency-Key`.
+// Makes the commission payable (`approved`) once its hold has ended (`available_on`). A commission
+// still in its hold answers 409 `conflict` (`Commission <id> is in its hold until <available_on, RFC
+// 3339>; approve it then, or release it early`) unless the body says `{"release_hold": true}`: then
+// it is approved and its hold released (`hold_released_at`), so that the next payout run takes it;
+// the release is in the audit log. Approving an approved commission changes nothing and answers it.
+// A commission in a payout, paid, rejected, or reversed in full cannot be approved: 409 `conflict`
+// (`Commission <id> is in a payout`, `Commission <id> is paid`, `Commission <id> is rejected`,
+// `Commission <id> is reversed: nothing is payable`). Owner, admin or billing (`commissions:write`);
+// the approval is in the audit log. Accepts `Idempotency-Key`.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -8657,7 +8694,7 @@ func (c *Client) RegenerateApiKey(ctx context.Context, programId ProgramId, body
 //
 // One row per partner and currency that has a commission or a clawback in the program (test ones
 // left out), by partner id then currency. Each commission's payable amount is in exactly one bucket by
-// its status at this instant: `pending` and `partially_reversed` in `pending_cents`, `approved` in
+// its status at this instant: `pending` in `pending_cents`, `approved` in
 // `approved_cents`, `in_payout` and `paid` in theirs; `reversed` and `rejected` in none.
 // `clawback_owed_cents` is what refunds after payment took back and no payout has netted yet. Any
 // member of the program's workspace (`commissions:read`).
@@ -8706,10 +8743,11 @@ func (c *Client) ListCommissions(ctx context.Context, programId ProgramId, param
 // ApproveCommissionsWithBody Approve several commissions at once
 //
 // Approves the program's commissions `ids` (1 to 500, no repeats), all or none: each as
-// `POST /api/v1/commissions/{commissionId}/approve` would, in one transaction. One that cannot be
-// approved refuses the whole request and nothing changes: 409 `conflict` naming it (`Commission
-// <id> is in a payout`, `Commission <id> is paid`, `Commission <id> is rejected`, `Commission <id> is
-// reversed: nothing is payable`), 404 `Commission not found` when an id is not a commission of this
+// `POST /api/v1/commissions/{commissionId}/approve` would, in one transaction, `release_hold` applying
+// to every one. One that cannot be approved refuses the whole request and nothing changes: 409
+// `conflict` naming it (`Commission <id> is in its hold until <available_on>; approve it then, or
+// release it early`, `Commission <id> is in a payout`, `Commission <id> is paid`, `Commission <id> is
+// rejected`, `Commission <id> is reversed: nothing is payable`), 404 `Commission not found` when an id is not a commission of this
 // program. Owner, admin or billing (`commissions:write`); each approval is in the audit log.
 // Accepts `Idempotency-Key`.
 //
@@ -8731,10 +8769,11 @@ func (c *Client) ApproveCommissionsWithBody(ctx context.Context, programId Progr
 // ApproveCommissions Approve several commissions at once
 //
 // Approves the program's commissions `ids` (1 to 500, no repeats), all or none: each as
-// `POST /api/v1/commissions/{commissionId}/approve` would, in one transaction. One that cannot be
-// approved refuses the whole request and nothing changes: 409 `conflict` naming it (`Commission
-// <id> is in a payout`, `Commission <id> is paid`, `Commission <id> is rejected`, `Commission <id> is
-// reversed: nothing is payable`), 404 `Commission not found` when an id is not a commission of this
+// `POST /api/v1/commissions/{commissionId}/approve` would, in one transaction, `release_hold` applying
+// to every one. One that cannot be approved refuses the whole request and nothing changes: 409
+// `conflict` naming it (`Commission <id> is in its hold until <available_on>; approve it then, or
+// release it early`, `Commission <id> is in a payout`, `Commission <id> is paid`, `Commission <id> is
+// rejected`, `Commission <id> is reversed: nothing is payable`), 404 `Commission not found` when an id is not a commission of this
 // program. Owner, admin or billing (`commissions:write`); each approval is in the audit log.
 // Accepts `Idempotency-Key`.
 //
@@ -9024,7 +9063,7 @@ func (c *Client) ApprovePartner(ctx context.Context, programId ProgramId, partne
 // Owner or admin. An `approved` partner becomes `banned`, for good, in one transaction: their links in the
 // program are turned off (the click route answers 410 `link_disabled`; a banned partner's link cannot be
 // turned on again nor a new one made) and their commissions not yet in a payout (`pending`,
-// `partially_reversed`, `approved`) become `rejected` with the reason `partner banned`, as do the
+// `approved`) become `rejected` with the reason `partner banned`, as do the
 // commissions of sales recorded after the ban. Commissions in a payout or paid stay as they are. The
 // optional `reason` (1 to 500 characters) is kept in `status_reason`. Banning a banned partner answers
 // it unchanged; a partner who is not approved (invited, applied, rejected) answers 409 `conflict`
@@ -9051,7 +9090,7 @@ func (c *Client) BanPartnerWithBody(ctx context.Context, programId ProgramId, pa
 // Owner or admin. An `approved` partner becomes `banned`, for good, in one transaction: their links in the
 // program are turned off (the click route answers 410 `link_disabled`; a banned partner's link cannot be
 // turned on again nor a new one made) and their commissions not yet in a payout (`pending`,
-// `partially_reversed`, `approved`) become `rejected` with the reason `partner banned`, as do the
+// `approved`) become `rejected` with the reason `partner banned`, as do the
 // commissions of sales recorded after the ban. Commissions in a payout or paid stay as they are. The
 // optional `reason` (1 to 500 characters) is kept in `status_reason`. Banning a banned partner answers
 // it unchanged; a partner who is not approved (invited, applied, rejected) answers 409 `conflict`
@@ -16818,11 +16857,15 @@ type ClientWithResponsesInterface interface {
 
 	// ApproveCommissionWithBodyWithResponse Approve a commission
 	//
-	// Makes the commission payable (`approved`), also before its `available_on`. Approving an approved
-	// commission changes nothing and answers it. A commission in a payout, paid, rejected, or reversed in
-	// full cannot be approved: 409 `conflict` (`Commission <id> is in a payout`, `Commission <id> is
-	// paid`, `Commission <id> is rejected`, `Commission <id> is reversed: nothing is payable`). Owner, admin
-	// or billing (`commissions:write`); the approval is in the audit log. Accepts `Idempotency-Key`.
+	// Makes the commission payable (`approved`) once its hold has ended (`available_on`). A commission
+	// still in its hold answers 409 `conflict` (`Commission <id> is in its hold until <available_on, RFC
+	// 3339>; approve it then, or release it early`) unless the body says `{"release_hold": true}`: then
+	// it is approved and its hold released (`hold_released_at`), so that the next payout run takes it;
+	// the release is in the audit log. Approving an approved commission changes nothing and answers it.
+	// A commission in a payout, paid, rejected, or reversed in full cannot be approved: 409 `conflict`
+	// (`Commission <id> is in a payout`, `Commission <id> is paid`, `Commission <id> is rejected`,
+	// `Commission <id> is reversed: nothing is payable`). Owner, admin or billing (`commissions:write`);
+	// the approval is in the audit log. Accepts `Idempotency-Key`.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -16831,11 +16874,15 @@ type ClientWithResponsesInterface interface {
 
 	// ApproveCommissionWithResponse Approve a commission
 	//
-	// Makes the commission payable (`approved`), also before its `available_on`. Approving an approved
-	// commission changes nothing and answers it. A commission in a payout, paid, rejected, or reversed in
-	// full cannot be approved: 409 `conflict` (`Commission <id> is in a payout`, `Commission <id> is
-	// paid`, `Commission <id> is rejected`, `Commission <id> is reversed: nothing is payable`). Owner, admin
-	// or billing (`commissions:write`); the approval is in the audit log. Accepts `Idempotency-Key`.
+	// Makes the commission payable (`approved`) once its hold has ended (`available_on`). A commission
+	// still in its hold answers 409 `conflict` (`Commission <id> is in its hold until <available_on, RFC
+	// 3339>; approve it then, or release it early`) unless the body says `{"release_hold": true}`: then
+	// it is approved and its hold released (`hold_released_at`), so that the next payout run takes it;
+	// the release is in the audit log. Approving an approved commission changes nothing and answers it.
+	// A commission in a payout, paid, rejected, or reversed in full cannot be approved: 409 `conflict`
+	// (`Commission <id> is in a payout`, `Commission <id> is paid`, `Commission <id> is rejected`,
+	// `Commission <id> is reversed: nothing is payable`). Owner, admin or billing (`commissions:write`);
+	// the approval is in the audit log. Accepts `Idempotency-Key`.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -17243,7 +17290,7 @@ type ClientWithResponsesInterface interface {
 	//
 	// One row per partner and currency that has a commission or a clawback in the program (test ones
 	// left out), by partner id then currency. Each commission's payable amount is in exactly one bucket by
-	// its status at this instant: `pending` and `partially_reversed` in `pending_cents`, `approved` in
+	// its status at this instant: `pending` in `pending_cents`, `approved` in
 	// `approved_cents`, `in_payout` and `paid` in theirs; `reversed` and `rejected` in none.
 	// `clawback_owed_cents` is what refunds after payment took back and no payout has netted yet. Any
 	// member of the program's workspace (`commissions:read`).
@@ -17276,10 +17323,11 @@ type ClientWithResponsesInterface interface {
 	// ApproveCommissionsWithBodyWithResponse Approve several commissions at once
 	//
 	// Approves the program's commissions `ids` (1 to 500, no repeats), all or none: each as
-	// `POST /api/v1/commissions/{commissionId}/approve` would, in one transaction. One that cannot be
-	// approved refuses the whole request and nothing changes: 409 `conflict` naming it (`Commission
-	// <id> is in a payout`, `Commission <id> is paid`, `Commission <id> is rejected`, `Commission <id> is
-	// reversed: nothing is payable`), 404 `Commission not found` when an id is not a commission of this
+	// `POST /api/v1/commissions/{commissionId}/approve` would, in one transaction, `release_hold` applying
+	// to every one. One that cannot be approved refuses the whole request and nothing changes: 409
+	// `conflict` naming it (`Commission <id> is in its hold until <available_on>; approve it then, or
+	// release it early`, `Commission <id> is in a payout`, `Commission <id> is paid`, `Commission <id> is
+	// rejected`, `Commission <id> is reversed: nothing is payable`), 404 `Commission not found` when an id is not a commission of this
 	// program. Owner, admin or billing (`commissions:write`); each approval is in the audit log.
 	// Accepts `Idempotency-Key`.
 	//
@@ -17291,10 +17339,11 @@ type ClientWithResponsesInterface interface {
 	// ApproveCommissionsWithResponse Approve several commissions at once
 	//
 	// Approves the program's commissions `ids` (1 to 500, no repeats), all or none: each as
-	// `POST /api/v1/commissions/{commissionId}/approve` would, in one transaction. One that cannot be
-	// approved refuses the whole request and nothing changes: 409 `conflict` naming it (`Commission
-	// <id> is in a payout`, `Commission <id> is paid`, `Commission <id> is rejected`, `Commission <id> is
-	// reversed: nothing is payable`), 404 `Commission not found` when an id is not a commission of this
+	// `POST /api/v1/commissions/{commissionId}/approve` would, in one transaction, `release_hold` applying
+	// to every one. One that cannot be approved refuses the whole request and nothing changes: 409
+	// `conflict` naming it (`Commission <id> is in its hold until <available_on>; approve it then, or
+	// release it early`, `Commission <id> is in a payout`, `Commission <id> is paid`, `Commission <id> is
+	// rejected`, `Commission <id> is reversed: nothing is payable`), 404 `Commission not found` when an id is not a commission of this
 	// program. Owner, admin or billing (`commissions:write`); each approval is in the audit log.
 	// Accepts `Idempotency-Key`.
 	//
@@ -17466,7 +17515,7 @@ type ClientWithResponsesInterface interface {
 	// Owner or admin. An `approved` partner becomes `banned`, for good, in one transaction: their links in the
 	// program are turned off (the click route answers 410 `link_disabled`; a banned partner's link cannot be
 	// turned on again nor a new one made) and their commissions not yet in a payout (`pending`,
-	// `partially_reversed`, `approved`) become `rejected` with the reason `partner banned`, as do the
+	// `approved`) become `rejected` with the reason `partner banned`, as do the
 	// commissions of sales recorded after the ban. Commissions in a payout or paid stay as they are. The
 	// optional `reason` (1 to 500 characters) is kept in `status_reason`. Banning a banned partner answers
 	// it unchanged; a partner who is not approved (invited, applied, rejected) answers 409 `conflict`
@@ -17483,7 +17532,7 @@ type ClientWithResponsesInterface interface {
 	// Owner or admin. An `approved` partner becomes `banned`, for good, in one transaction: their links in the
 	// program are turned off (the click route answers 410 `link_disabled`; a banned partner's link cannot be
 	// turned on again nor a new one made) and their commissions not yet in a payout (`pending`,
-	// `partially_reversed`, `approved`) become `rejected` with the reason `partner banned`, as do the
+	// `approved`) become `rejected` with the reason `partner banned`, as do the
 	// commissions of sales recorded after the ban. Commissions in a payout or paid stay as they are. The
 	// optional `reason` (1 to 500 characters) is kept in `status_reason`. Banning a banned partner answers
 	// it unchanged; a partner who is not approved (invited, applied, rejected) answers 409 `conflict`
@@ -33494,11 +33543,15 @@ func (c *ClientWithResponses) GetCommissionWithResponse(ctx context.Context, com
 
 // ApproveCommissionWithBodyWithResponse Approve a commission
 //
-// Makes the commission payable (`approved`), also before its `available_on`. Approving an approved
-// commission changes nothing and answers it. A commission in a payout, paid, rejected, or reversed in
-// full cannot be approved: 409 `conflict` (`Commission <id> is in a payout`, `Commission <id> is
-// paid`, `Commission <id> is rejected`, `Commission <id> is reversed: nothing is payable`). Owner, admin
-// or billing (`commissions:write`); the approval is in the audit log. Accepts `Idempotency-Key`.
+// Makes the commission payable (`approved`) once its hold has ended (`available_on`). A commission
+// still in its hold answers 409 `conflict` (`Commission <id> is in its hold until <available_on, RFC
+// 3339>; approve it then, or release it early`) unless the body says `{"release_hold": true}`: then
+// it is approved and its hold released (`hold_released_at`), so that the next payout run takes it;
+// the release is in the audit log. Approving an approved commission changes nothing and answers it.
+// A commission in a payout, paid, rejected, or reversed in full cannot be approved: 409 `conflict`
+// (`Commission <id> is in a payout`, `Commission <id> is paid`, `Commission <id> is rejected`,
+// `Commission <id> is reversed: nothing is payable`). Owner, admin or billing (`commissions:write`);
+// the approval is in the audit log. Accepts `Idempotency-Key`.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -33513,11 +33566,15 @@ func (c *ClientWithResponses) ApproveCommissionWithBodyWithResponse(ctx context.
 
 // ApproveCommissionWithResponse Approve a commission
 //
-// Makes the commission payable (`approved`), also before its `available_on`. Approving an approved
-// commission changes nothing and answers it. A commission in a payout, paid, rejected, or reversed in
-// full cannot be approved: 409 `conflict` (`Commission <id> is in a payout`, `Commission <id> is
-// paid`, `Commission <id> is rejected`, `Commission <id> is reversed: nothing is payable`). Owner, admin
-// or billing (`commissions:write`); the approval is in the audit log. Accepts `Idempotency-Key`.
+// Makes the commission payable (`approved`) once its hold has ended (`available_on`). A commission
+// still in its hold answers 409 `conflict` (`Commission <id> is in its hold until <available_on, RFC
+// 3339>; approve it then, or release it early`) unless the body says `{"release_hold": true}`: then
+// it is approved and its hold released (`hold_released_at`), so that the next payout run takes it;
+// the release is in the audit log. Approving an approved commission changes nothing and answers it.
+// A commission in a payout, paid, rejected, or reversed in full cannot be approved: 409 `conflict`
+// (`Commission <id> is in a payout`, `Commission <id> is paid`, `Commission <id> is rejected`,
+// `Commission <id> is reversed: nothing is payable`). Owner, admin or billing (`commissions:write`);
+// the approval is in the audit log. Accepts `Idempotency-Key`.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -34105,7 +34162,7 @@ func (c *ClientWithResponses) RegenerateApiKeyWithResponse(ctx context.Context, 
 //
 // One row per partner and currency that has a commission or a clawback in the program (test ones
 // left out), by partner id then currency. Each commission's payable amount is in exactly one bucket by
-// its status at this instant: `pending` and `partially_reversed` in `pending_cents`, `approved` in
+// its status at this instant: `pending` in `pending_cents`, `approved` in
 // `approved_cents`, `in_payout` and `paid` in theirs; `reversed` and `rejected` in none.
 // `clawback_owed_cents` is what refunds after payment took back and no payout has netted yet. Any
 // member of the program's workspace (`commissions:read`).
@@ -34150,10 +34207,11 @@ func (c *ClientWithResponses) ListCommissionsWithResponse(ctx context.Context, p
 // ApproveCommissionsWithBodyWithResponse Approve several commissions at once
 //
 // Approves the program's commissions `ids` (1 to 500, no repeats), all or none: each as
-// `POST /api/v1/commissions/{commissionId}/approve` would, in one transaction. One that cannot be
-// approved refuses the whole request and nothing changes: 409 `conflict` naming it (`Commission
-// <id> is in a payout`, `Commission <id> is paid`, `Commission <id> is rejected`, `Commission <id> is
-// reversed: nothing is payable`), 404 `Commission not found` when an id is not a commission of this
+// `POST /api/v1/commissions/{commissionId}/approve` would, in one transaction, `release_hold` applying
+// to every one. One that cannot be approved refuses the whole request and nothing changes: 409
+// `conflict` naming it (`Commission <id> is in its hold until <available_on>; approve it then, or
+// release it early`, `Commission <id> is in a payout`, `Commission <id> is paid`, `Commission <id> is
+// rejected`, `Commission <id> is reversed: nothing is payable`), 404 `Commission not found` when an id is not a commission of this
 // program. Owner, admin or billing (`commissions:write`); each approval is in the audit log.
 // Accepts `Idempotency-Key`.
 //
@@ -34171,10 +34229,11 @@ func (c *ClientWithResponses) ApproveCommissionsWithBodyWithResponse(ctx context
 // ApproveCommissionsWithResponse Approve several commissions at once
 //
 // Approves the program's commissions `ids` (1 to 500, no repeats), all or none: each as
-// `POST /api/v1/commissions/{commissionId}/approve` would, in one transaction. One that cannot be
-// approved refuses the whole request and nothing changes: 409 `conflict` naming it (`Commission
-// <id> is in a payout`, `Commission <id> is paid`, `Commission <id> is rejected`, `Commission <id> is
-// reversed: nothing is payable`), 404 `Commission not found` when an id is not a commission of this
+// `POST /api/v1/commissions/{commissionId}/approve` would, in one transaction, `release_hold` applying
+// to every one. One that cannot be approved refuses the whole request and nothing changes: 409
+// `conflict` naming it (`Commission <id> is in its hold until <available_on>; approve it then, or
+// release it early`, `Commission <id> is in a payout`, `Commission <id> is paid`, `Commission <id> is
+// rejected`, `Commission <id> is reversed: nothing is payable`), 404 `Commission not found` when an id is not a commission of this
 // program. Owner, admin or billing (`commissions:write`); each approval is in the audit log.
 // Accepts `Idempotency-Key`.
 //
@@ -34424,7 +34483,7 @@ func (c *ClientWithResponses) ApprovePartnerWithResponse(ctx context.Context, pr
 // Owner or admin. An `approved` partner becomes `banned`, for good, in one transaction: their links in the
 // program are turned off (the click route answers 410 `link_disabled`; a banned partner's link cannot be
 // turned on again nor a new one made) and their commissions not yet in a payout (`pending`,
-// `partially_reversed`, `approved`) become `rejected` with the reason `partner banned`, as do the
+// `approved`) become `rejected` with the reason `partner banned`, as do the
 // commissions of sales recorded after the ban. Commissions in a payout or paid stay as they are. The
 // optional `reason` (1 to 500 characters) is kept in `status_reason`. Banning a banned partner answers
 // it unchanged; a partner who is not approved (invited, applied, rejected) answers 409 `conflict`
@@ -34447,7 +34506,7 @@ func (c *ClientWithResponses) BanPartnerWithBodyWithResponse(ctx context.Context
 // Owner or admin. An `approved` partner becomes `banned`, for good, in one transaction: their links in the
 // program are turned off (the click route answers 410 `link_disabled`; a banned partner's link cannot be
 // turned on again nor a new one made) and their commissions not yet in a payout (`pending`,
-// `partially_reversed`, `approved`) become `rejected` with the reason `partner banned`, as do the
+// `approved`) become `rejected` with the reason `partner banned`, as do the
 // commissions of sales recorded after the ban. Commissions in a payout or paid stay as they are. The
 // optional `reason` (1 to 500 characters) is kept in `status_reason`. Banning a banned partner answers
 // it unchanged; a partner who is not approved (invited, applied, rejected) answers 409 `conflict`

@@ -83,7 +83,8 @@ func (h *Management) ApproveCommission(ctx context.Context, req gen.ApproveCommi
 	if err != nil {
 		return nil, err
 	}
-	c, err := ledger.Approve(ctx, h.DB, r, req.CommissionId)
+	release := req.Body != nil && wire.Deref(req.Body.ReleaseHold)
+	c, err := ledger.Approve(ctx, h.DB, r, req.CommissionId, release)
 	if err != nil {
 		return nil, err
 	}
@@ -96,7 +97,7 @@ func (h *Management) ApproveCommissions(ctx context.Context, req gen.ApproveComm
 	if err != nil {
 		return nil, err
 	}
-	cs, err := ledger.ApproveMany(ctx, h.DB, r, req.ProgramId, req.Body.Ids)
+	cs, err := ledger.ApproveMany(ctx, h.DB, r, req.ProgramId, req.Body.Ids, wire.Deref(req.Body.ReleaseHold))
 	if err != nil {
 		return nil, err
 	}

@@ -73,7 +73,7 @@ func wireProgram(p programs.Shown) (gen.Program, error) {
 		CommissionRate: rate, DurationMonths: p.DurationMonths, AllowedOrigins: append([]string{}, p.AllowedOrigins...),
 		HoldDays: p.HoldDays, CommissionApproval: gen.CommissionApproval(p.CommissionApproval), PayoutMinimumCents: p.PayoutMinimumCents,
 		Enrollment: gen.ProgramEnrollment(p.Enrollment), PartnerApproval: gen.ProgramPartnerApproval(p.PartnerApproval),
-		PartnerLinkCodes: p.PartnerLinkCodes, CreatedAt: p.CreatedAt, UpdatedAt: p.UpdatedAt,
+		PartnerLinkCodes: p.PartnerLinkCodes, Terms: p.Terms().Describe(), CreatedAt: p.CreatedAt, UpdatedAt: p.UpdatedAt,
 	}
 	if p.KeyMasked != "" {
 		out.ApiKeyMasked = wire.Ptr(p.KeyMasked)

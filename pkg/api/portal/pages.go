@@ -146,7 +146,7 @@ func invitationPage(inv enrollment.Invited, p logins.Person, token, path string)
 		return pages.Page{Title: "Join " + inv.Program, Error: (&enrollment.OtherEmailError{Invited: inv.Email}).Error() + ".",
 			Link: "/partners", LinkText: "Open the portal"}
 	}
-	msg := inv.Program + " (" + inv.Domain + ") invites " + inv.Email + " to its partner program."
+	msg := inv.Program + " (" + inv.Domain + ") invites " + inv.Email + " to its partner program. " + inv.Describe()
 	if inv.Message != nil {
 		msg += " Their note: “" + *inv.Message + "”"
 	}
@@ -209,17 +209,7 @@ func (h *Portal) ProgramApplicationPage(ctx context.Context, req gen.ProgramAppl
 	if err != nil {
 		return nil, err
 	}
-	// The rate is decimal text ("20.0000"), shown without its trailing zeros; a fixed one is in each sale's
-	// currency (a program has none of its own).
-	shown := prog.CommissionRate
-	if strings.Contains(shown, ".") {
-		shown = strings.TrimRight(strings.TrimRight(shown, "0"), ".")
-	}
-	rate := shown + " per sale, in the sale's currency"
-	if strings.Contains(prog.CommissionType, "percent") {
-		rate = shown + "% of each sale"
-	}
-	page := pages.Page{Title: "Become a partner of " + prog.Name, Message: prog.Name + " (" + prog.Domain + ") pays its partners " + rate + "."}
+	page := pages.Page{Title: "Become a partner of " + prog.Name, Message: prog.Name + " (" + prog.Domain + "): " + prog.Describe()}
 	path := "/p/" + url.PathEscape(prog.Slug)
 	if ok {
 		page.Post = &pages.Post{Action: path, CSRF: dashboard.CSRFToken(token), Button: "Apply", Apply: true}

@@ -49,7 +49,7 @@ func (h *Portal) open(ctx context.Context, programID int64) (domain.Program, err
 func wireProgram(p domain.Program) gen.PortalProgram {
 	return gen.PortalProgram{Id: p.ID, Name: p.Name, Domain: p.Domain, PartnerId: p.PartnerID, Status: gen.PartnerStatus(p.Status),
 		StatusReason: p.StatusReason, PartnerLinkCodes: p.LinkCodes, HoldDays: p.HoldDays,
-		CommissionType: gen.CommissionType(p.CommissionType), CommissionRate: p.CommissionRate}
+		CommissionType: gen.CommissionType(p.CommissionType), CommissionRate: p.CommissionRate, Terms: p.Describe()}
 }
 
 // PartnerMe answers the signed-in person and their programs.

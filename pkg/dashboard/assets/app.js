@@ -194,23 +194,12 @@
 
   // --- the program's terms ------------------------------------------------------------------------
 
-  // terms says what the program pays and when, in words ("Pays 20% of a customer's first sale; …").
-  function terms(p) {
-    var rate = p.commission_rate, pct = p.commission_type.indexOf("percent") >= 0;
-    var amount = pct ? rate + "%" : rate + " (in the sale's currency)";
-    var what = p.commission_type.indexOf("recurring") === 0
-      ? amount + " of every sale of a customer" + (p.duration_months ? " for " + plural(p.duration_months, "month", "months") + " after their first" : "")
-      : amount + " of a customer's first sale";
-    return "Pays " + what + "; commissions are held " + plural(p.hold_days, "day", "days") + " and approved " +
-      (p.commission_approval === "auto" ? "automatically" : "by hand") + "; a referral lasts " +
-      plural(p.cookie_window_days, "day", "days") + ".";
-  }
-
   function refreshTerms() {
     var id = state.program.id;
     return api("GET", "/api/v1/programs/" + id).then(function (res) {
       if (state.program.id !== id) return;
-      $("program-terms").textContent = terms(res.data);
+      // The terms in words come from the server (the one sentence the portal and the mails say too).
+      $("program-terms").textContent = res.data.terms;
       refreshSettings(res.data);
     });
   }
@@ -403,8 +392,8 @@
   // commissions:write approves and rejects, payouts:write creates payouts and marks them paid or failed; a
   // role that only reads (analyst) sees the lists, the balances and the exports.
 
-  var STATUS_LABEL = { pending: "pending", partially_reversed: "partly refunded", reversed: "refunded", approved: "approved",
-    in_payout: "in payout", paid: "paid", rejected: "rejected" };
+  var STATUS_LABEL = { pending: "pending", reversed: "refunded", approved: "approved", in_payout: "in payout", paid: "paid",
+    rejected: "rejected" };
   var ledger = {};
 
   function programPath(rest) { return "/api/v1/programs/" + state.program.id + rest; }
@@ -583,7 +572,9 @@
     if (sel.value !== keep) sel.value = "";
   }
 
-  function approvable(c) { return c.status === "pending" || c.status === "partially_reversed"; }
+  function approvable(c) { return c.status === "pending"; }
+  // inHold: the commission's hold has not ended; approving it then releases the hold (said on its button).
+  function inHold(c) { return c.available_on && new Date(c.available_on).getTime() > Date.now(); }
   function rejectable(c) { return approvable(c) || c.status === "approved"; }
 
   function refreshCommissions() {
@@ -660,11 +651,14 @@
     if (write) {
       var acts = tr.appendChild(el("td", { "class": "acts" }));
       if (approvable(x)) {
-        var approve = acts.appendChild(el("button", { type: "button", "class": "approve", "aria-label": "Approve commission " + x.id }, "Approve"));
+        var early = inHold(x);
+        var approve = acts.appendChild(el("button", { type: "button", "class": "approve",
+          "aria-label": (early ? "Approve commission " + x.id + " before its hold ends, releasing the hold" : "Approve commission " + x.id) },
+          early ? "Approve early" : "Approve"));
         approve.addEventListener("click", function () {
           approve.disabled = true;
-          finish("commissions", act("/api/v1/commissions/" + x.id + "/approve").then(function () {
-            return "Commission " + x.id + " approved.";
+          finish("commissions", act("/api/v1/commissions/" + x.id + "/approve", early ? { release_hold: true } : undefined).then(function () {
+            return early ? "Commission " + x.id + " approved before its hold ended: the next payout pays it." : "Commission " + x.id + " approved.";
           })).then(function () { approve.disabled = false; });
         });
       }
@@ -1338,7 +1332,8 @@
     var id = state.program.id;
     submitting(form, api("PATCH", "/api/v1/programs/" + id, body).then(function (res) {
       fillSettings(res.data);
-      $("program-terms").textContent = terms(res.data);
+      // The terms in words come from the server (the one sentence the portal and the mails say too).
+      $("program-terms").textContent = res.data.terms;
       state.program.name = res.data.name;
       state.program.domain = res.data.domain;
       $("program-name").textContent = res.data.name;

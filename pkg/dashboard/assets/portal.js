@@ -90,10 +90,8 @@
     }
     $("not-approved").hidden = true;
     showPanels(true);
-    // The rate is decimal text ("20.0000"): shown without its trailing zeros.
-    var r = p.commission_rate.indexOf(".") >= 0 ? p.commission_rate.replace(/0+$/, "").replace(/\.$/, "") : p.commission_rate;
-    var rate = p.commission_type.indexOf("percent") >= 0 ? r + "% of each sale" : r + " per sale";
-    $("program-terms").textContent = p.name + " (" + p.domain + ") pays " + rate + "; commissions are held " + p.hold_days + " days.";
+    // The terms in words come from the server: the sentence the brand's dashboard and the mails say too.
+    $("program-terms").textContent = p.name + " (" + p.domain + "): " + p.terms;
     $("new-link").hidden = !p.partner_link_codes;
     $("payouts-csv").href = base() + "/payouts.csv";
     document.body.removeAttribute("data-loaded");

@@ -2,10 +2,11 @@
 -- sent). A sale is written when its customer (p_customer) is still at the row version its decision rested
 -- on (p_version; the customer stays locked meanwhile), or, with p_customer NULL, when its customer is
 -- made now from its click (p_click_ref, binding p_customer_key when given); and when its transaction_id
--- is free in its program. It is written with its commission of p_commission cents (NULL: the sale pays
--- none; made by pkg/ledger's ledger_create, its status effective at p_now), then the customer, its leads and its click are converted through their owners' functions. It
--- returns the sales written; a missing ord was not written (decide it again). One statement for the
--- caller: all or nothing.
+-- is free in its program. It is written with its commission as pkg/commission decided it (p_commission
+-- cents, NULL when the sale pays none; status, hold end, approval date, rejection reason), through
+-- pkg/ledger's ledger_create; then the customer, its leads and its click are converted through their
+-- owners' functions. It returns the sales written; a missing ord was not written (decide it again). One
+-- statement for the caller: all or nothing.
 -- A failure while writing the commissions is raised with its SQLSTATE, message, detail, hint and
 -- constraint, and the table commissions (the error's table field), whatever raised it: the caller tells
 -- that failure from the others by the error alone.
@@ -13,7 +14,8 @@ CREATE OR REPLACE FUNCTION sales_record(p_program bigint[], p_customer bigint[],
     p_click_ref bigint[], p_click_id text[], p_partner bigint[], p_partner_program bigint[], p_customer_test boolean[],
     p_txn text[], p_amount bigint[], p_currency text[], p_sale_type text[], p_recurring boolean[], p_provider text[],
     p_payment_id text[], p_livemode boolean[], p_event_name text[], p_subscription text[], p_interval text[],
-    p_source text[], p_sale_date timestamptz[], p_test boolean[], p_commission bigint[], p_now timestamptz)
+    p_source text[], p_sale_date timestamptz[], p_test boolean[], p_commission bigint[], p_commission_status text[],
+    p_available_on timestamptz[], p_approved_at timestamptz[], p_rejected_reason text[], p_now timestamptz)
 RETURNS TABLE (ord bigint, sale_id bigint, commission_id bigint, amount_cents bigint, reversed_amount_cents bigint,
     currency text, status text)
 LANGUAGE plpgsql SET plan_cache_mode = force_generic_plan SET enable_seqscan = off AS $$
@@ -98,11 +100,14 @@ BEGIN
                 SELECT array_agg(w.sale_id) AS sale_id, array_agg(i.program_id) AS program_id,
                     array_agg(i.partner_id) AS partner_id, array_agg(i.partner_program_id) AS partner_program_id,
                     array_agg(i.commission_cents) AS amount, array_agg(i.currency) AS currency,
-                    array_agg(i.is_test) AS is_test, array_agg(i.sale_date) AS sale_date
+                    array_agg(i.is_test) AS is_test, array_agg(i.status) AS status,
+                    array_agg(i.available_on) AS available_on, array_agg(i.approved_at) AS approved_at,
+                    array_agg(i.rejected_reason) AS rejected_reason
                 FROM unnest(o_ord, o_sale) AS w(ord, sale_id)
-                JOIN unnest(p_program, p_partner, p_partner_program, p_commission, p_currency, p_test, p_sale_date)
+                JOIN unnest(p_program, p_partner, p_partner_program, p_commission, p_currency, p_test, p_commission_status,
+                    p_available_on, p_approved_at, p_rejected_reason)
                     WITH ORDINALITY AS i(program_id, partner_id, partner_program_id, commission_cents, currency, is_test,
-                        sale_date, ord) ON i.ord = w.ord
+                        status, available_on, approved_at, rejected_reason, ord) ON i.ord = w.ord
                 WHERE i.commission_cents IS NOT NULL
             )
             SELECT array_agg(c.sale_id), array_agg(c.id), array_agg(c.amount_cents), array_agg(c.reversed_amount_cents),
@@ -110,7 +115,8 @@ BEGIN
             INTO c_sale, c_id, c_amount, c_rev, c_cur, c_status
             FROM paying n CROSS JOIN LATERAL ledger_create(p_sale => n.sale_id, p_program => n.program_id,
                 p_partner => n.partner_id, p_partner_program => n.partner_program_id, p_amount => n.amount,
-                p_currency => n.currency, p_test => n.is_test, p_sale_date => n.sale_date, p_now => p_now) c
+                p_currency => n.currency, p_test => n.is_test, p_status => n.status, p_available_on => n.available_on,
+                p_approved_at => n.approved_at, p_rejected_reason => n.rejected_reason, p_now => p_now) c
             WHERE n.sale_id IS NOT NULL;
         EXCEPTION WHEN OTHERS THEN
             GET STACKED DIAGNOSTICS e_state = RETURNED_SQLSTATE, e_message = MESSAGE_TEXT, e_detail = PG_EXCEPTION_DETAIL,

@@ -1,10 +1,6 @@
-package ledger
+package commission
 
-import (
-	"fmt"
-
-	"github.com/reftrack/reftrack/pkg/commission"
-)
+import "fmt"
 
 // Held is a commission as a refund finds it: its effective status, and its row version, so that the
 // refund is written only if nothing changed it meanwhile (an approval, a payout).
@@ -29,9 +25,8 @@ type RefundEffect struct {
 // Refund is the effect on c of a refund that brings its sale's refunded total to refundedCents of
 // saleCents. What the commission loses in all is round_half_away_from_zero(amount × refunded / sale), all
 // of it once the sale is fully refunded, so that the parts of several refunds add up exactly. Before the
-// commission is in a payout the loss reverses it (a commission in hold keeps pending, partially_reversed or
-// reversed; an approved one stays approved until reversed in full); in a payout or paid it is never edited:
-// the loss not yet taken is a clawback. A commission back from a failed payout may carry clawbacks taken
+// commission is in a payout the loss reverses it: its status stays (pending or approved) until it is
+// reversed in full. In a payout or paid it is never edited: the loss not yet taken is a clawback. A commission back from a failed payout may carry clawbacks taken
 // while it was in it: those count as lost already, so the reversal is the rest. A rejected commission pays
 // nothing and stays as it is.
 func Refund(c Held, refundedCents, saleCents int64) (RefundEffect, error) {
@@ -41,7 +36,7 @@ func Refund(c Held, refundedCents, saleCents int64) (RefundEffect, error) {
 	lost := c.AmountCents
 	if refundedCents < saleCents {
 		var err error
-		if lost, err = commission.Proportion(c.AmountCents, refundedCents, saleCents); err != nil {
+		if lost, err = Proportion(c.AmountCents, refundedCents, saleCents); err != nil {
 			return RefundEffect{}, err
 		}
 	}
@@ -57,15 +52,8 @@ func Refund(c Held, refundedCents, saleCents int64) (RefundEffect, error) {
 	// rest is reversed now.
 	e.ReversedCents = max(lost-c.ClawbackCents, c.ReversedCents)
 	e.ReversedNowCents = e.ReversedCents - c.ReversedCents
-	switch {
-	case e.ReversedCents == c.AmountCents:
+	if e.ReversedCents == c.AmountCents {
 		e.Status = StatusReversed
-	case c.Status == StatusApproved:
-		e.Status = StatusApproved
-	case e.ReversedCents > 0:
-		e.Status = StatusPartiallyReversed
-	default:
-		e.Status = StatusPending
 	}
 	return e, nil
 }

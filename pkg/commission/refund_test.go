@@ -1,4 +1,4 @@
-package ledger
+package commission
 
 import (
 	"testing"
@@ -6,7 +6,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 )
 
-// Refund, the ledger's rule for a refund, without a database: what the commission loses in all is in
+// Refund, the rule for a refund, without a database: what the commission loses in all is in
 // proportion to what the sale has lost (all once refunded in full); before a payout it is reversed, after
 // one it is a clawback, and a rejected commission stays as it is.
 func TestRefund(t *testing.T) {
@@ -21,11 +21,11 @@ func TestRefund(t *testing.T) {
 		refunded int64
 		want     RefundEffect
 	}{
-		{"in hold, a quarter", c(StatusPending, 0, 0), 1225, RefundEffect{ReversedCents: 245, ReversedNowCents: 245, Status: StatusPartiallyReversed}},
-		{"in hold, half after a quarter", c(StatusPartiallyReversed, 245, 0), 2450, RefundEffect{ReversedCents: 490, ReversedNowCents: 245, Status: StatusPartiallyReversed}},
-		{"in hold, the rest", c(StatusPartiallyReversed, 490, 0), 4900, RefundEffect{ReversedCents: 980, ReversedNowCents: 490, Status: StatusReversed}},
+		{"in hold, a quarter", c(StatusPending, 0, 0), 1225, RefundEffect{ReversedCents: 245, ReversedNowCents: 245, Status: StatusPending}},
+		{"in hold, half after a quarter", c(StatusPending, 245, 0), 2450, RefundEffect{ReversedCents: 490, ReversedNowCents: 245, Status: StatusPending}},
+		{"in hold, the rest", c(StatusPending, 490, 0), 4900, RefundEffect{ReversedCents: 980, ReversedNowCents: 490, Status: StatusReversed}},
 		{"in hold, one cent rounds to nothing", c(StatusPending, 0, 0), 1, RefundEffect{Status: StatusPending}},
-		{"in hold, half away from zero: 2.5 cents is 3", Held{AmountCents: 5, Status: StatusPending}, 2450, RefundEffect{ReversedCents: 3, ReversedNowCents: 3, Status: StatusPartiallyReversed}},
+		{"in hold, half away from zero: 2.5 cents is 3", Held{AmountCents: 5, Status: StatusPending}, 2450, RefundEffect{ReversedCents: 3, ReversedNowCents: 3, Status: StatusPending}},
 		{"approved stays approved", c(StatusApproved, 0, 0), 1225, RefundEffect{ReversedCents: 245, ReversedNowCents: 245, Status: StatusApproved}},
 		{"approved, refunded in full", c(StatusApproved, 245, 0), 4900, RefundEffect{ReversedCents: 980, ReversedNowCents: 735, Status: StatusReversed}},
 		{"in a payout: a clawback", c(StatusInPayout, 0, 0), 1225, RefundEffect{Status: StatusInPayout, ClawbackCents: 245}},
