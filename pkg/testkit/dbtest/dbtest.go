@@ -44,7 +44,14 @@ type Database struct {
 	Name string
 	// template is the migrated template the database is a copy of ("" for an unmigrated one).
 	template string
+	// schema is the database's schema fingerprint from before any test used it, under Recycle (see
+	// pool.learn); "" otherwise.
+	schema string
 }
+
+// patience bounds what dbtest waits for the server to make, empty or rename a database. Past it the test
+// fails with the reason: a loaded machine must not quietly change what a test gets.
+const patience = 2 * time.Minute
 
 // New creates a migrated database for t and drops it when t ends.
 func New(t testing.TB) *Database {
@@ -88,7 +95,7 @@ func drop(name string) error {
 // state.
 func create(t testing.TB, migrated bool) *Database {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), patience)
 	defer cancel()
 	var d *Database
 	if migrated {
@@ -101,18 +108,26 @@ func create(t testing.TB, migrated bool) *Database {
 		if d, err = Create(ctx, migrated); err != nil {
 			t.Fatalf("dbtest: %v", err)
 		}
-		if migrated {
-			recycled.learn(ctx, d)
-		}
 	}
 	t.Cleanup(func() {
-		if migrated && recycled.give(d) {
-			return
+		if migrated {
+			kept, err := recycled.give(d)
+			if err != nil {
+				t.Errorf("dbtest: %v", err)
+			}
+			if kept {
+				return
+			}
 		}
 		if err := d.Close(); err != nil {
 			t.Errorf("dbtest: %v", err)
 		}
 	})
+	if migrated {
+		if err := recycled.learn(ctx, d); err != nil {
+			t.Fatalf("dbtest: %v", err)
+		}
+	}
 	return d
 }
 

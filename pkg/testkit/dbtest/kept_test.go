@@ -17,12 +17,15 @@ func TestKeptDatabasesAreClaimedOnce(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if err := d.GetContext(ctx, &d.schema, fingerprint); err != nil {
+		t.Fatal(err)
+	}
 	if _, err := d.Exec(`INSERT INTO workspaces (name) VALUES ('left behind')`); err != nil {
 		t.Fatal(err)
 	}
 	d.DB.Close()
 	conn := mustOpen(t, d.URL)
-	if _, err := empty(ctx, conn, d.Name); err != nil {
+	if err := empty(ctx, conn, d.Name, d.schema); err != nil {
 		t.Fatal(err)
 	}
 	conn.Close() // as Recycle leaves it before keep: the pool closed, its backend perhaps still going (keep waits)

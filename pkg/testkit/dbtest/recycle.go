@@ -3,10 +3,10 @@ package dbtest
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"strings"
 	"sync"
-	"time"
 
 	"github.com/jmoiron/sqlx"
 	"github.com/lib/pq"
@@ -70,7 +70,7 @@ func keep(d *Database) string {
 	if err != nil {
 		return ""
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), patience)
 	defer cancel()
 	var n int
 	if err := admin.QueryRowContext(ctx, `SELECT count(*) FROM pg_database WHERE datname LIKE $1`,
@@ -108,11 +108,7 @@ func (p *pool) claim(ctx context.Context) *Database {
 	if err != nil {
 		return nil
 	}
-	d := claimKept(ctx, admin, tmpl)
-	if d != nil {
-		p.learn(ctx, d)
-	}
-	return d
+	return claimKept(ctx, admin, tmpl)
 }
 
 // claimKept takes one of the databases kept for copies of tmpl, or nil. Renaming is the claim: of
@@ -157,8 +153,6 @@ type pool struct {
 	mu   sync.Mutex
 	on   bool
 	free []*Database
-	// schema is the migrated template's schema fingerprint; a database that no longer has it is dropped.
-	schema string
 }
 
 // take is an emptied database, or nil.
@@ -173,53 +167,63 @@ func (p *pool) take() *Database {
 	return d
 }
 
-// learn notes the migrated template's schema from a fresh copy, before a test can change it.
-func (p *pool) learn(ctx context.Context, d *Database) {
-	p.mu.Lock()
-	known := !p.on || p.schema != ""
-	p.mu.Unlock()
-	if known {
-		return
-	}
-	var schema string
-	if err := d.GetContext(ctx, &schema, fingerprint); err != nil {
-		return // nothing is recycled until a fingerprint is known
-	}
-	p.mu.Lock()
-	p.schema = schema
-	p.mu.Unlock()
-}
-
-// give empties d for another test and keeps it; false means d was not kept (the caller drops it).
-func (p *pool) give(d *Database) bool {
+// learn notes d's schema fingerprint as d came to the process (a new copy of the template, or a database
+// an earlier process emptied and kept), before a test can change it. Each database is compared with its
+// own: two builds of the same migrations have the same schema but not the same catalog rows' xmin, and
+// the template is built anew while tests run (another checkout's build drops it as stale whenever nobody
+// is copying it; a new month names a new one), so one fingerprint for the whole process dropped every
+// database of the other build.
+func (p *pool) learn(ctx context.Context, d *Database) error {
 	p.mu.Lock()
 	on := p.on
 	p.mu.Unlock()
-	if !on {
-		return false
+	if !on || d.schema != "" {
+		return nil
+	}
+	if err := d.GetContext(ctx, &d.schema, fingerprint); err != nil {
+		return fmt.Errorf("schema fingerprint of %s: %w", d.Name, err)
+	}
+	return nil
+}
+
+// give empties d for another test and keeps it. It answers false when d is not kept (the caller drops
+// it): a test changed its schema, recycling is off, or err says what failed. A failure is reported, not
+// taken for a changed schema, so that a slow or failing server does not quietly turn recycling off.
+func (p *pool) give(d *Database) (bool, error) {
+	p.mu.Lock()
+	on := p.on
+	p.mu.Unlock()
+	if !on || d.schema == "" {
+		return false, nil
 	}
 	d.DB.Close() // the test's connections
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), patience)
 	defer cancel()
 	conn, err := openPool(d.URL)
 	if err != nil {
-		return false
+		return false, err
 	}
 	conn.SetMaxOpenConns(1) // empty ends the other sessions: its statements must share this one
-	schema, err := empty(ctx, conn, d.Name)
+	if err := empty(ctx, conn, d.Name, d.schema); err != nil {
+		conn.Close()
+		if errors.Is(err, errSchemaChanged) {
+			return false, nil
+		}
+		return false, fmt.Errorf("recycle %s: %w", d.Name, err)
+	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if err != nil || !p.on || p.schema == "" || schema != p.schema {
+	if !p.on {
 		conn.Close()
-		return false
+		return false, nil
 	}
 	// The connection that emptied the database is the next test's first: its session has the catalogs
 	// of every table cached already, and a new backend's start-up and warm-up are much of what a short
 	// test costs Postgres.
 	conn.SetMaxOpenConns(0)
 	conn.SetMaxIdleConns(idleConns) // lowered to 1 with the open connections above
-	p.free = append(p.free, &Database{DB: conn, URL: d.URL, Name: d.Name, template: d.template})
-	return true
+	p.free = append(p.free, &Database{DB: conn, URL: d.URL, Name: d.Name, template: d.template, schema: d.schema})
+	return true, nil
 }
 
 // fingerprint describes what a test could have changed besides rows: every catalog row of the public
@@ -252,22 +256,32 @@ const fingerprint = `SELECT concat_ws(' ',
 		JOIN pg_database d ON d.oid = s.setdatabase WHERE d.datname = current_database()),
 	(SELECT datallowconn::text || ':' || datconnlimit::text FROM pg_database WHERE datname = current_database()))`
 
-// empty ends every other session of the database, checks its schema and deletes every row but the
-// migrations' own, restarting the sequences. It answers the schema's fingerprint (taken before the rows
-// are deleted, so a changed schema is never emptied).
-func empty(ctx context.Context, conn *sqlx.DB, name string) (string, error) {
+// errSchemaChanged means a test changed its database's schema: it is dropped, never handed on.
+var errSchemaChanged = errors.New("schema changed")
+
+// empty ends every other session of the database, checks that its schema fingerprint is still want
+// (errSchemaChanged if not) and deletes every row but the migrations' own, restarting the sequences.
+func empty(ctx context.Context, conn *sqlx.DB, name, want string) error {
 	if _, err := conn.ExecContext(ctx, `SELECT pg_terminate_backend(pid) FROM pg_stat_activity
 		WHERE datname = $1 AND pid <> pg_backend_pid()`, name); err != nil {
-		return "", err
+		return err
 	}
 	var schema string
 	if err := conn.GetContext(ctx, &schema, fingerprint); err != nil {
-		return "", err
+		// A test that dropped the migrations' tables or the public schema leaves nothing to fingerprint.
+		var pqErr *pq.Error
+		if errors.As(err, &pqErr) && (pqErr.Code.Class() == "42" || pqErr.Code.Class() == "3F") {
+			return fmt.Errorf("%w: %v", errSchemaChanged, err)
+		}
+		return err
+	}
+	if schema != want {
+		return errSchemaChanged
 	}
 	var tables []string
 	if err := conn.SelectContext(ctx, &tables, `SELECT tablename FROM pg_tables WHERE schemaname = 'public'
 		AND tablename NOT IN ('schema_migrations', 'schema_compatibility') ORDER BY tablename`); err != nil {
-		return "", err
+		return err
 	}
 	var b strings.Builder
 	// Rows are deleted as they are, without their triggers and foreign-key checks: every table is emptied.
@@ -280,11 +294,11 @@ func empty(ctx context.Context, conn *sqlx.DB, name string) (string, error) {
 	b.WriteString("SET session_replication_role = origin;")
 	tx, err := conn.BeginTx(ctx, &sql.TxOptions{})
 	if err != nil {
-		return "", err
+		return err
 	}
 	defer tx.Rollback() //nolint:errcheck // a no-op after Commit
 	if _, err := tx.ExecContext(ctx, b.String()); err != nil {
-		return "", err
+		return err
 	}
-	return schema, tx.Commit()
+	return tx.Commit()
 }

@@ -74,6 +74,8 @@ func TestRecycledDatabasesStartEmpty(t *testing.T) {
 		`ALTER SEQUENCE workspaces_id_seq INCREMENT BY 2`,
 		`CREATE TYPE mood AS ENUM ('ok')`,
 		`CREATE SCHEMA scratch`,
+		// Nothing left to fingerprint: dropped as changed, not reported as a failure to recycle.
+		`DROP TABLE schema_compatibility`,
 		// Changed and changed back: the schema reads the same, yet every change counts.
 		`ALTER TABLE programs ALTER COLUMN status SET DEFAULT 'paused'; ALTER TABLE programs ALTER COLUMN status SET DEFAULT 'active'`,
 	} {
