@@ -22,6 +22,7 @@ import (
 	"github.com/labstack/echo/v4"
 	"github.com/oapi-codegen/runtime"
 	openapi_types "github.com/oapi-codegen/runtime/types"
+	"github.com/reftrack/reftrack/pkg/api/jsonbody"
 )
 
 // Defines values for AccountSuspendedErrorErrorCode.
@@ -1556,10 +1557,10 @@ type AccountSuspendedErrorErrorCode string
 // AdditionalData Free-form extra data. `test_mode` marks a test event; `program_id` names the program in test mode.
 type AdditionalData struct {
 	// ProgramId A record id, as a number or a numeric string; null counts as absent.
-	ProgramId *IdInput `json:"program_id,omitempty"`
+	ProgramId jsonbody.Value `json:"program_id,omitempty"`
 
 	// TestMode Records a test event (`is_test`), excluded from the events list and from payouts.
-	TestMode             *bool                  `json:"test_mode,omitempty"`
+	TestMode             jsonbody.Value         `json:"test_mode,omitempty"`
 	AdditionalProperties map[string]interface{} `json:"-"`
 }
 
@@ -1640,7 +1641,12 @@ type ChainVerdict struct {
 }
 
 // CliAuthCallbackRequest defines model for CliAuthCallbackRequest.
-type CliAuthCallbackRequest = json.RawMessage
+type CliAuthCallbackRequest struct {
+	// IdToken An OpenID Connect id_token from the configured issuer.
+	IdToken              jsonbody.Value         `json:"id_token"`
+	State                jsonbody.Value         `json:"state"`
+	AdditionalProperties map[string]interface{} `json:"-"`
+}
 
 // CliAuthCallbackResponse defines model for CliAuthCallbackResponse.
 type CliAuthCallbackResponse struct {
@@ -1697,7 +1703,31 @@ type CliChainResult struct {
 type CliChainResultType string
 
 // CliInitRequest defines model for CliInitRequest.
-type CliInitRequest = json.RawMessage
+type CliInitRequest struct {
+	// AdvertiserId A record id, as a number or a numeric string; null counts as absent.
+	AdvertiserId jsonbody.Value `json:"advertiser_id,omitempty"`
+
+	// CommissionRate Positive number with at most 4 decimal places: percent for percent types (`percent`,
+	// `recurring_percent`: at most 100), major currency units for fixed types (`fixed`, `recurring_fixed`:
+	// at most 1000000). Read exactly as written (never through a float).
+	CommissionRate jsonbody.Value `json:"commission_rate"`
+	CommissionType jsonbody.Value `json:"commission_type"`
+
+	// CookieDuration Days; sets `cookie_window_days`.
+	CookieDuration jsonbody.Value `json:"cookie_duration,omitempty"`
+
+	// Domain The brand's site as a host name (`shop.example.com`): no path, query, port or spaces, at most 253
+	// characters. A leading `http://` or `https://` and a trailing `/` (what people paste) are removed; the
+	// host name is stored in lower case.
+	Domain jsonbody.Value `json:"domain"`
+
+	// DurationMonths Recurring types: months a customer's payments keep paying after the first. `0` (the original CLI's
+	// "lifetime") = lifetime, shown as `duration_months: null` on the program. Absent (or null, which
+	// counts as absent): lifetime on `cli/init`; unchanged on `PATCH /api/v1/programs/{programId}`.
+	DurationMonths       jsonbody.Value         `json:"duration_months,omitempty"`
+	Name                 jsonbody.Value         `json:"name"`
+	AdditionalProperties map[string]interface{} `json:"-"`
+}
 
 // CliInitResponse defines model for CliInitResponse.
 type CliInitResponse struct {
@@ -1780,7 +1810,14 @@ type CliStatusResponse struct {
 type CliStatusResponseDataDnsRecordType string
 
 // CliTestEventRequest `event_type` for one test event, or `type: chain` for the synthetic chain.
-type CliTestEventRequest = json.RawMessage
+type CliTestEventRequest struct {
+	EventType jsonbody.Value `json:"event_type,omitempty"`
+
+	// ProgramId A record id, as a number or a numeric string; null counts as absent.
+	ProgramId            jsonbody.Value         `json:"program_id,omitempty"`
+	Type                 jsonbody.Value         `json:"type,omitempty"`
+	AdditionalProperties map[string]interface{} `json:"-"`
+}
 
 // CliTestEventResponse defines model for CliTestEventResponse.
 type CliTestEventResponse struct {
@@ -1830,7 +1867,28 @@ type ClickEvent struct {
 type ClickEventEventType string
 
 // ClickRequest defines model for ClickRequest.
-type ClickRequest = json.RawMessage
+type ClickRequest struct {
+	// AdditionalData Free-form extra data. `test_mode` marks a test event; `program_id` names the program in test mode.
+	AdditionalData jsonbody.Object[AdditionalData] `json:"additional_data,omitempty"`
+
+	// AffiliateUrl Fully qualified URL (with scheme) of the landing page, containing the `aff` query parameter.
+	AffiliateUrl jsonbody.Value `json:"affiliate_url"`
+
+	// ExistingClickId A `svc_click_id` the browser already holds (first click wins).
+	ExistingClickId  jsonbody.Value `json:"existing_click_id,omitempty"`
+	Language         jsonbody.Value `json:"language,omitempty"`
+	PageTitle        jsonbody.Value `json:"page_title,omitempty"`
+	PageUrl          jsonbody.Value `json:"page_url,omitempty"`
+	ReferrerUrl      jsonbody.Value `json:"referrer_url,omitempty"`
+	ScreenResolution jsonbody.Value `json:"screen_resolution,omitempty"`
+	SessionId        jsonbody.Value `json:"session_id,omitempty"`
+	Timezone         jsonbody.Value `json:"timezone,omitempty"`
+
+	// UserAgent Ignored when the request's own User-Agent header is present.
+	UserAgent            jsonbody.Value         `json:"user_agent,omitempty"`
+	ViewportSize         jsonbody.Value         `json:"viewport_size,omitempty"`
+	AdditionalProperties map[string]interface{} `json:"-"`
+}
 
 // ClickResponse defines model for ClickResponse.
 type ClickResponse struct {
@@ -2120,7 +2178,13 @@ type Invitation struct {
 type InvitationStatus string
 
 // InvitationCreate One invitation (`email`, `name`, `message`) or several (`invitations`), not both.
-type InvitationCreate = json.RawMessage
+type InvitationCreate struct {
+	Email                jsonbody.Value                    `json:"email,omitempty"`
+	Invitations          jsonbody.Objects[InvitationInput] `json:"invitations,omitempty"`
+	Message              jsonbody.Value                    `json:"message,omitempty"`
+	Name                 jsonbody.Value                    `json:"name,omitempty"`
+	AdditionalProperties map[string]interface{}            `json:"-"`
+}
 
 // InvitationEnvelope defines model for InvitationEnvelope.
 type InvitationEnvelope struct {
@@ -2129,13 +2193,14 @@ type InvitationEnvelope struct {
 
 // InvitationInput defines model for InvitationInput.
 type InvitationInput struct {
-	Email openapi_types.Email `json:"email"`
+	Email jsonbody.Value `json:"email"`
 
 	// Message A note from the brand, quoted in the mail.
-	Message *string `json:"message,omitempty"`
+	Message jsonbody.Value `json:"message,omitempty"`
 
 	// Name The partner's name (default the email's local part, for a new partner).
-	Name *string `json:"name,omitempty"`
+	Name                 jsonbody.Value         `json:"name,omitempty"`
+	AdditionalProperties map[string]interface{} `json:"-"`
 }
 
 // InvitationListEnvelope defines model for InvitationListEnvelope.
@@ -2168,7 +2233,20 @@ type LeadEvent struct {
 type LeadEventEventType string
 
 // LeadRequest Send `click_id`, `customer_key` or both.
-type LeadRequest = json.RawMessage
+type LeadRequest struct {
+	// AdditionalData Free-form extra data. `test_mode` marks a test event; `program_id` names the program in test mode.
+	AdditionalData jsonbody.Object[AdditionalData] `json:"additional_data,omitempty"`
+
+	// ClickId Value of the `svc_click_id` cookie.
+	ClickId jsonbody.Value `json:"click_id,omitempty"`
+
+	// CustomerKey The stable customer id set at sign-up (the same value at sale time).
+	CustomerKey jsonbody.Value `json:"customer_key,omitempty"`
+
+	// Email Improves attribution.
+	Email                jsonbody.Value         `json:"email,omitempty"`
+	AdditionalProperties map[string]interface{} `json:"-"`
+}
 
 // LeadResponse defines model for LeadResponse.
 type LeadResponse struct {
@@ -2871,7 +2949,32 @@ type ProgramPartnerApproval string
 type ProgramStatus string
 
 // ProgramCreate defines model for ProgramCreate.
-type ProgramCreate = json.RawMessage
+type ProgramCreate struct {
+	// AllowedOrigins Origins whose pages may call the tracking API from the browser, such as `https://shop.example.com`.
+	AllowedOrigins jsonbody.Value `json:"allowed_origins,omitempty"`
+
+	// CommissionRate Positive number with at most 4 decimal places: percent for percent types (`percent`,
+	// `recurring_percent`: at most 100), major currency units for fixed types (`fixed`, `recurring_fixed`:
+	// at most 1000000). Read exactly as written (never through a float).
+	CommissionRate jsonbody.Value `json:"commission_rate"`
+	CommissionType jsonbody.Value `json:"commission_type"`
+
+	// CookieWindowDays Days a referral cookie lasts (default 60).
+	CookieWindowDays jsonbody.Value `json:"cookie_window_days,omitempty"`
+
+	// Domain The brand's site as a host name (`shop.example.com`): no path, query, port or spaces, at most 253
+	// characters. A leading `http://` or `https://` and a trailing `/` (what people paste) are removed; the
+	// host name is stored in lower case.
+	Domain jsonbody.Value `json:"domain"`
+
+	// DurationMonths Recurring types: months a customer's payments keep paying after the first. `0` (the original CLI's
+	// "lifetime") = lifetime, shown as `duration_months: null` on the program. Absent (or null, which
+	// counts as absent): lifetime on `cli/init`; unchanged on `PATCH /api/v1/programs/{programId}`.
+	DurationMonths       jsonbody.Value         `json:"duration_months,omitempty"`
+	LeadAuth             jsonbody.Value         `json:"lead_auth,omitempty"`
+	Name                 jsonbody.Value         `json:"name"`
+	AdditionalProperties map[string]interface{} `json:"-"`
+}
 
 // ProgramCreatedEnvelope defines model for ProgramCreatedEnvelope.
 type ProgramCreatedEnvelope struct {
@@ -2888,7 +2991,48 @@ type ProgramEnvelope struct {
 }
 
 // ProgramUpdate defines model for ProgramUpdate.
-type ProgramUpdate = json.RawMessage
+type ProgramUpdate struct {
+	// AllowedOrigins Browser origins allowed on the click and browser-mode lead routes: `scheme://host[:port]` (http or
+	// https; a host name, or an IPv6 address in brackets; port 1 to 65535; a trailing `/` is removed),
+	// stored in lower case.
+	AllowedOrigins        jsonbody.Value `json:"allowed_origins,omitempty"`
+	AttributionWindowDays jsonbody.Value `json:"attribution_window_days,omitempty"`
+
+	// CommissionApproval As `CommissionApproval`.
+	CommissionApproval jsonbody.Value `json:"commission_approval,omitempty"`
+
+	// CommissionRate As `CommissionRateInput`: positive, at most 4 decimal places; at most 100 for percent types and
+	// 1000000 (major currency units) for fixed types, the type after the change. Read exactly as written.
+	CommissionRate jsonbody.Value `json:"commission_rate,omitempty"`
+
+	// CommissionType As `CommissionType`.
+	CommissionType   jsonbody.Value `json:"commission_type,omitempty"`
+	CookieWindowDays jsonbody.Value `json:"cookie_window_days,omitempty"`
+
+	// Domain The brand's site as a host name (`shop.example.com`), as `DomainInput` on `cli/init`: no path,
+	// query, port or spaces, at most 253 characters; a leading `http://` or `https://` and a trailing `/`
+	// are removed; stored in lower case.
+	Domain jsonbody.Value `json:"domain,omitempty"`
+
+	// DurationMonths Recurring types: months a customer's payments keep paying after the first. `0` (the original CLI's
+	// "lifetime") = lifetime, shown as `duration_months: null` on the program. Absent (or null, which
+	// counts as absent): lifetime on `cli/init`; unchanged on `PATCH /api/v1/programs/{programId}`.
+	DurationMonths jsonbody.Value `json:"duration_months,omitempty"`
+	Enrollment     jsonbody.Value `json:"enrollment,omitempty"`
+
+	// HoldDays Days a commission is held after its sale before it is payable. Applies to commissions of later sales.
+	HoldDays jsonbody.Value `json:"hold_days,omitempty"`
+
+	// LeadAuth As `LeadAuth`: `server_required`, browser-mode leads are provisional until a server-mode lead settles them; `browser_allowed`, browser-mode leads settle.
+	LeadAuth         jsonbody.Value `json:"lead_auth,omitempty"`
+	Name             jsonbody.Value `json:"name,omitempty"`
+	PartnerApproval  jsonbody.Value `json:"partner_approval,omitempty"`
+	PartnerLinkCodes jsonbody.Value `json:"partner_link_codes,omitempty"`
+
+	// PayoutMinimumCents The smallest payout, in each currency's minor units.
+	PayoutMinimumCents   jsonbody.Value         `json:"payout_minimum_cents,omitempty"`
+	AdditionalProperties map[string]interface{} `json:"-"`
+}
 
 // RateLimitedError Typed envelope: rate limited.
 type RateLimitedError struct {
@@ -3085,7 +3229,20 @@ type RefundCommission struct {
 type RefundCommissionStatus string
 
 // RefundRequest defines model for RefundRequest.
-type RefundRequest = json.RawMessage
+type RefundRequest struct {
+	// Reason Default `refund`.
+	Reason jsonbody.Value `json:"reason,omitempty"`
+
+	// RefundAmountCents Partial refund; at most what is left unrefunded (and at most 10^12). Default the whole remaining amount.
+	RefundAmountCents jsonbody.Value `json:"refund_amount_cents,omitempty"`
+
+	// RefundReason Free text.
+	RefundReason jsonbody.Value `json:"refund_reason,omitempty"`
+
+	// TransactionId The `transaction_id` of the original sale.
+	TransactionId        jsonbody.Value         `json:"transaction_id"`
+	AdditionalProperties map[string]interface{} `json:"-"`
+}
 
 // RefundResponse defines model for RefundResponse.
 type RefundResponse struct {
@@ -3187,7 +3344,44 @@ type SaleRecorded struct {
 }
 
 // SaleRequest Send `customer_key`, `click_id` or both.
-type SaleRequest = json.RawMessage
+type SaleRequest struct {
+	// AdditionalData Free-form extra data. `test_mode` marks a test event; `program_id` names the program in test mode.
+	AdditionalData jsonbody.Object[AdditionalData] `json:"additional_data,omitempty"`
+
+	// AmountCents Positive integer in the currency's smallest unit, at most 10^12.
+	AmountCents jsonbody.Value `json:"amount_cents"`
+	ClickId     jsonbody.Value `json:"click_id,omitempty"`
+
+	// Currency `USD`, `EUR` or `VND`, in any case; default `USD`. Another code answers 422 `currency XXX is not supported`.
+	//
+	// Example: USD
+	Currency jsonbody.Value `json:"currency,omitempty"`
+
+	// CustomerKey Same value as at lead time.
+	CustomerKey jsonbody.Value `json:"customer_key,omitempty"`
+	EventName   jsonbody.Value `json:"event_name,omitempty"`
+
+	// IsRecurring Default `false`.
+	IsRecurring jsonbody.Value `json:"is_recurring,omitempty"`
+	Livemode    jsonbody.Value `json:"livemode,omitempty"`
+
+	// OccurredAt ISO 8601 with offset; at most 30 days old and at most 5 minutes in the future.
+	OccurredAt        jsonbody.Value `json:"occurred_at,omitempty"`
+	Provider          jsonbody.Value `json:"provider,omitempty"`
+	ProviderPaymentId jsonbody.Value `json:"provider_payment_id,omitempty"`
+
+	// SaleType Default `payment`.
+	SaleType             jsonbody.Value `json:"sale_type,omitempty"`
+	SubscriptionId       jsonbody.Value `json:"subscription_id,omitempty"`
+	SubscriptionInterval jsonbody.Value `json:"subscription_interval,omitempty"`
+
+	// TransactionId Idempotency key, unique within the program (stored as `processor_event_id`). Required, except
+	// in test mode (`additional_data.test_mode: true`), where `test_txn_<timestamp>` is generated
+	// when it is absent; a live sale without it answers 400
+	// `transaction_id is required and must be a string`.
+	TransactionId        jsonbody.Value         `json:"transaction_id,omitempty"`
+	AdditionalProperties map[string]interface{} `json:"-"`
+}
 
 // SaleResponse Recorded (`SaleRecorded`), or the attribution window had expired and nothing was recorded
 // (`SaleWindowExpired`).
@@ -4196,18 +4390,1245 @@ func (a AdditionalData) MarshalJSON() ([]byte, error) {
 	var err error
 	object := make(map[string]json.RawMessage)
 
-	if a.ProgramId != nil {
-		object["program_id"], err = json.Marshal(a.ProgramId)
-		if err != nil {
-			return nil, fmt.Errorf("error marshaling 'program_id': %w", err)
-		}
+	object["program_id"], err = json.Marshal(a.ProgramId)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'program_id': %w", err)
 	}
 
-	if a.TestMode != nil {
-		object["test_mode"], err = json.Marshal(a.TestMode)
+	object["test_mode"], err = json.Marshal(a.TestMode)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'test_mode': %w", err)
+	}
+
+	for fieldName, field := range a.AdditionalProperties {
+		object[fieldName], err = json.Marshal(field)
 		if err != nil {
-			return nil, fmt.Errorf("error marshaling 'test_mode': %w", err)
+			return nil, fmt.Errorf("error marshaling '%s': %w", fieldName, err)
 		}
+	}
+	return json.Marshal(object)
+}
+
+// Getter for additional properties for CliAuthCallbackRequest. Returns the specified
+// element and whether it was found
+func (a CliAuthCallbackRequest) Get(fieldName string) (value interface{}, found bool) {
+	if a.AdditionalProperties != nil {
+		value, found = a.AdditionalProperties[fieldName]
+	}
+	return
+}
+
+// Setter for additional properties for CliAuthCallbackRequest
+func (a *CliAuthCallbackRequest) Set(fieldName string, value interface{}) {
+	if a.AdditionalProperties == nil {
+		a.AdditionalProperties = make(map[string]interface{})
+	}
+	a.AdditionalProperties[fieldName] = value
+}
+
+// Override default JSON handling for CliAuthCallbackRequest to handle AdditionalProperties
+func (a *CliAuthCallbackRequest) UnmarshalJSON(b []byte) error {
+	object := make(map[string]json.RawMessage)
+	err := json.Unmarshal(b, &object)
+	if err != nil {
+		return err
+	}
+
+	if raw, found := object["id_token"]; found {
+		err = json.Unmarshal(raw, &a.IdToken)
+		if err != nil {
+			return fmt.Errorf("error reading 'id_token': %w", err)
+		}
+		delete(object, "id_token")
+	}
+
+	if raw, found := object["state"]; found {
+		err = json.Unmarshal(raw, &a.State)
+		if err != nil {
+			return fmt.Errorf("error reading 'state': %w", err)
+		}
+		delete(object, "state")
+	}
+
+	if len(object) != 0 {
+		a.AdditionalProperties = make(map[string]interface{})
+		for fieldName, fieldBuf := range object {
+			var fieldVal interface{}
+			err := json.Unmarshal(fieldBuf, &fieldVal)
+			if err != nil {
+				return fmt.Errorf("error unmarshaling field %s: %w", fieldName, err)
+			}
+			a.AdditionalProperties[fieldName] = fieldVal
+		}
+	}
+	return nil
+}
+
+// Override default JSON handling for CliAuthCallbackRequest to handle AdditionalProperties
+func (a CliAuthCallbackRequest) MarshalJSON() ([]byte, error) {
+	var err error
+	object := make(map[string]json.RawMessage)
+
+	object["id_token"], err = json.Marshal(a.IdToken)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'id_token': %w", err)
+	}
+
+	object["state"], err = json.Marshal(a.State)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'state': %w", err)
+	}
+
+	for fieldName, field := range a.AdditionalProperties {
+		object[fieldName], err = json.Marshal(field)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling '%s': %w", fieldName, err)
+		}
+	}
+	return json.Marshal(object)
+}
+
+// Getter for additional properties for CliInitRequest. Returns the specified
+// element and whether it was found
+func (a CliInitRequest) Get(fieldName string) (value interface{}, found bool) {
+	if a.AdditionalProperties != nil {
+		value, found = a.AdditionalProperties[fieldName]
+	}
+	return
+}
+
+// Setter for additional properties for CliInitRequest
+func (a *CliInitRequest) Set(fieldName string, value interface{}) {
+	if a.AdditionalProperties == nil {
+		a.AdditionalProperties = make(map[string]interface{})
+	}
+	a.AdditionalProperties[fieldName] = value
+}
+
+// Override default JSON handling for CliInitRequest to handle AdditionalProperties
+func (a *CliInitRequest) UnmarshalJSON(b []byte) error {
+	object := make(map[string]json.RawMessage)
+	err := json.Unmarshal(b, &object)
+	if err != nil {
+		return err
+	}
+
+	if raw, found := object["advertiser_id"]; found {
+		err = json.Unmarshal(raw, &a.AdvertiserId)
+		if err != nil {
+			return fmt.Errorf("error reading 'advertiser_id': %w", err)
+		}
+		delete(object, "advertiser_id")
+	}
+
+	if raw, found := object["commission_rate"]; found {
+		err = json.Unmarshal(raw, &a.CommissionRate)
+		if err != nil {
+			return fmt.Errorf("error reading 'commission_rate': %w", err)
+		}
+		delete(object, "commission_rate")
+	}
+
+	if raw, found := object["commission_type"]; found {
+		err = json.Unmarshal(raw, &a.CommissionType)
+		if err != nil {
+			return fmt.Errorf("error reading 'commission_type': %w", err)
+		}
+		delete(object, "commission_type")
+	}
+
+	if raw, found := object["cookie_duration"]; found {
+		err = json.Unmarshal(raw, &a.CookieDuration)
+		if err != nil {
+			return fmt.Errorf("error reading 'cookie_duration': %w", err)
+		}
+		delete(object, "cookie_duration")
+	}
+
+	if raw, found := object["domain"]; found {
+		err = json.Unmarshal(raw, &a.Domain)
+		if err != nil {
+			return fmt.Errorf("error reading 'domain': %w", err)
+		}
+		delete(object, "domain")
+	}
+
+	if raw, found := object["duration_months"]; found {
+		err = json.Unmarshal(raw, &a.DurationMonths)
+		if err != nil {
+			return fmt.Errorf("error reading 'duration_months': %w", err)
+		}
+		delete(object, "duration_months")
+	}
+
+	if raw, found := object["name"]; found {
+		err = json.Unmarshal(raw, &a.Name)
+		if err != nil {
+			return fmt.Errorf("error reading 'name': %w", err)
+		}
+		delete(object, "name")
+	}
+
+	if len(object) != 0 {
+		a.AdditionalProperties = make(map[string]interface{})
+		for fieldName, fieldBuf := range object {
+			var fieldVal interface{}
+			err := json.Unmarshal(fieldBuf, &fieldVal)
+			if err != nil {
+				return fmt.Errorf("error unmarshaling field %s: %w", fieldName, err)
+			}
+			a.AdditionalProperties[fieldName] = fieldVal
+		}
+	}
+	return nil
+}
+
+// Override default JSON handling for CliInitRequest to handle AdditionalProperties
+func (a CliInitRequest) MarshalJSON() ([]byte, error) {
+	var err error
+	object := make(map[string]json.RawMessage)
+
+	object["advertiser_id"], err = json.Marshal(a.AdvertiserId)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'advertiser_id': %w", err)
+	}
+
+	object["commission_rate"], err = json.Marshal(a.CommissionRate)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'commission_rate': %w", err)
+	}
+
+	object["commission_type"], err = json.Marshal(a.CommissionType)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'commission_type': %w", err)
+	}
+
+	object["cookie_duration"], err = json.Marshal(a.CookieDuration)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'cookie_duration': %w", err)
+	}
+
+	object["domain"], err = json.Marshal(a.Domain)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'domain': %w", err)
+	}
+
+	object["duration_months"], err = json.Marshal(a.DurationMonths)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'duration_months': %w", err)
+	}
+
+	object["name"], err = json.Marshal(a.Name)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'name': %w", err)
+	}
+
+	for fieldName, field := range a.AdditionalProperties {
+		object[fieldName], err = json.Marshal(field)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling '%s': %w", fieldName, err)
+		}
+	}
+	return json.Marshal(object)
+}
+
+// Getter for additional properties for CliTestEventRequest. Returns the specified
+// element and whether it was found
+func (a CliTestEventRequest) Get(fieldName string) (value interface{}, found bool) {
+	if a.AdditionalProperties != nil {
+		value, found = a.AdditionalProperties[fieldName]
+	}
+	return
+}
+
+// Setter for additional properties for CliTestEventRequest
+func (a *CliTestEventRequest) Set(fieldName string, value interface{}) {
+	if a.AdditionalProperties == nil {
+		a.AdditionalProperties = make(map[string]interface{})
+	}
+	a.AdditionalProperties[fieldName] = value
+}
+
+// Override default JSON handling for CliTestEventRequest to handle AdditionalProperties
+func (a *CliTestEventRequest) UnmarshalJSON(b []byte) error {
+	object := make(map[string]json.RawMessage)
+	err := json.Unmarshal(b, &object)
+	if err != nil {
+		return err
+	}
+
+	if raw, found := object["event_type"]; found {
+		err = json.Unmarshal(raw, &a.EventType)
+		if err != nil {
+			return fmt.Errorf("error reading 'event_type': %w", err)
+		}
+		delete(object, "event_type")
+	}
+
+	if raw, found := object["program_id"]; found {
+		err = json.Unmarshal(raw, &a.ProgramId)
+		if err != nil {
+			return fmt.Errorf("error reading 'program_id': %w", err)
+		}
+		delete(object, "program_id")
+	}
+
+	if raw, found := object["type"]; found {
+		err = json.Unmarshal(raw, &a.Type)
+		if err != nil {
+			return fmt.Errorf("error reading 'type': %w", err)
+		}
+		delete(object, "type")
+	}
+
+	if len(object) != 0 {
+		a.AdditionalProperties = make(map[string]interface{})
+		for fieldName, fieldBuf := range object {
+			var fieldVal interface{}
+			err := json.Unmarshal(fieldBuf, &fieldVal)
+			if err != nil {
+				return fmt.Errorf("error unmarshaling field %s: %w", fieldName, err)
+			}
+			a.AdditionalProperties[fieldName] = fieldVal
+		}
+	}
+	return nil
+}
+
+// Override default JSON handling for CliTestEventRequest to handle AdditionalProperties
+func (a CliTestEventRequest) MarshalJSON() ([]byte, error) {
+	var err error
+	object := make(map[string]json.RawMessage)
+
+	object["event_type"], err = json.Marshal(a.EventType)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'event_type': %w", err)
+	}
+
+	object["program_id"], err = json.Marshal(a.ProgramId)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'program_id': %w", err)
+	}
+
+	object["type"], err = json.Marshal(a.Type)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'type': %w", err)
+	}
+
+	for fieldName, field := range a.AdditionalProperties {
+		object[fieldName], err = json.Marshal(field)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling '%s': %w", fieldName, err)
+		}
+	}
+	return json.Marshal(object)
+}
+
+// Getter for additional properties for ClickRequest. Returns the specified
+// element and whether it was found
+func (a ClickRequest) Get(fieldName string) (value interface{}, found bool) {
+	if a.AdditionalProperties != nil {
+		value, found = a.AdditionalProperties[fieldName]
+	}
+	return
+}
+
+// Setter for additional properties for ClickRequest
+func (a *ClickRequest) Set(fieldName string, value interface{}) {
+	if a.AdditionalProperties == nil {
+		a.AdditionalProperties = make(map[string]interface{})
+	}
+	a.AdditionalProperties[fieldName] = value
+}
+
+// Override default JSON handling for ClickRequest to handle AdditionalProperties
+func (a *ClickRequest) UnmarshalJSON(b []byte) error {
+	object := make(map[string]json.RawMessage)
+	err := json.Unmarshal(b, &object)
+	if err != nil {
+		return err
+	}
+
+	if raw, found := object["additional_data"]; found {
+		err = json.Unmarshal(raw, &a.AdditionalData)
+		if err != nil {
+			return fmt.Errorf("error reading 'additional_data': %w", err)
+		}
+		delete(object, "additional_data")
+	}
+
+	if raw, found := object["affiliate_url"]; found {
+		err = json.Unmarshal(raw, &a.AffiliateUrl)
+		if err != nil {
+			return fmt.Errorf("error reading 'affiliate_url': %w", err)
+		}
+		delete(object, "affiliate_url")
+	}
+
+	if raw, found := object["existing_click_id"]; found {
+		err = json.Unmarshal(raw, &a.ExistingClickId)
+		if err != nil {
+			return fmt.Errorf("error reading 'existing_click_id': %w", err)
+		}
+		delete(object, "existing_click_id")
+	}
+
+	if raw, found := object["language"]; found {
+		err = json.Unmarshal(raw, &a.Language)
+		if err != nil {
+			return fmt.Errorf("error reading 'language': %w", err)
+		}
+		delete(object, "language")
+	}
+
+	if raw, found := object["page_title"]; found {
+		err = json.Unmarshal(raw, &a.PageTitle)
+		if err != nil {
+			return fmt.Errorf("error reading 'page_title': %w", err)
+		}
+		delete(object, "page_title")
+	}
+
+	if raw, found := object["page_url"]; found {
+		err = json.Unmarshal(raw, &a.PageUrl)
+		if err != nil {
+			return fmt.Errorf("error reading 'page_url': %w", err)
+		}
+		delete(object, "page_url")
+	}
+
+	if raw, found := object["referrer_url"]; found {
+		err = json.Unmarshal(raw, &a.ReferrerUrl)
+		if err != nil {
+			return fmt.Errorf("error reading 'referrer_url': %w", err)
+		}
+		delete(object, "referrer_url")
+	}
+
+	if raw, found := object["screen_resolution"]; found {
+		err = json.Unmarshal(raw, &a.ScreenResolution)
+		if err != nil {
+			return fmt.Errorf("error reading 'screen_resolution': %w", err)
+		}
+		delete(object, "screen_resolution")
+	}
+
+	if raw, found := object["session_id"]; found {
+		err = json.Unmarshal(raw, &a.SessionId)
+		if err != nil {
+			return fmt.Errorf("error reading 'session_id': %w", err)
+		}
+		delete(object, "session_id")
+	}
+
+	if raw, found := object["timezone"]; found {
+		err = json.Unmarshal(raw, &a.Timezone)
+		if err != nil {
+			return fmt.Errorf("error reading 'timezone': %w", err)
+		}
+		delete(object, "timezone")
+	}
+
+	if raw, found := object["user_agent"]; found {
+		err = json.Unmarshal(raw, &a.UserAgent)
+		if err != nil {
+			return fmt.Errorf("error reading 'user_agent': %w", err)
+		}
+		delete(object, "user_agent")
+	}
+
+	if raw, found := object["viewport_size"]; found {
+		err = json.Unmarshal(raw, &a.ViewportSize)
+		if err != nil {
+			return fmt.Errorf("error reading 'viewport_size': %w", err)
+		}
+		delete(object, "viewport_size")
+	}
+
+	if len(object) != 0 {
+		a.AdditionalProperties = make(map[string]interface{})
+		for fieldName, fieldBuf := range object {
+			var fieldVal interface{}
+			err := json.Unmarshal(fieldBuf, &fieldVal)
+			if err != nil {
+				return fmt.Errorf("error unmarshaling field %s: %w", fieldName, err)
+			}
+			a.AdditionalProperties[fieldName] = fieldVal
+		}
+	}
+	return nil
+}
+
+// Override default JSON handling for ClickRequest to handle AdditionalProperties
+func (a ClickRequest) MarshalJSON() ([]byte, error) {
+	var err error
+	object := make(map[string]json.RawMessage)
+
+	object["additional_data"], err = json.Marshal(a.AdditionalData)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'additional_data': %w", err)
+	}
+
+	object["affiliate_url"], err = json.Marshal(a.AffiliateUrl)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'affiliate_url': %w", err)
+	}
+
+	object["existing_click_id"], err = json.Marshal(a.ExistingClickId)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'existing_click_id': %w", err)
+	}
+
+	object["language"], err = json.Marshal(a.Language)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'language': %w", err)
+	}
+
+	object["page_title"], err = json.Marshal(a.PageTitle)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'page_title': %w", err)
+	}
+
+	object["page_url"], err = json.Marshal(a.PageUrl)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'page_url': %w", err)
+	}
+
+	object["referrer_url"], err = json.Marshal(a.ReferrerUrl)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'referrer_url': %w", err)
+	}
+
+	object["screen_resolution"], err = json.Marshal(a.ScreenResolution)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'screen_resolution': %w", err)
+	}
+
+	object["session_id"], err = json.Marshal(a.SessionId)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'session_id': %w", err)
+	}
+
+	object["timezone"], err = json.Marshal(a.Timezone)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'timezone': %w", err)
+	}
+
+	object["user_agent"], err = json.Marshal(a.UserAgent)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'user_agent': %w", err)
+	}
+
+	object["viewport_size"], err = json.Marshal(a.ViewportSize)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'viewport_size': %w", err)
+	}
+
+	for fieldName, field := range a.AdditionalProperties {
+		object[fieldName], err = json.Marshal(field)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling '%s': %w", fieldName, err)
+		}
+	}
+	return json.Marshal(object)
+}
+
+// Getter for additional properties for InvitationCreate. Returns the specified
+// element and whether it was found
+func (a InvitationCreate) Get(fieldName string) (value interface{}, found bool) {
+	if a.AdditionalProperties != nil {
+		value, found = a.AdditionalProperties[fieldName]
+	}
+	return
+}
+
+// Setter for additional properties for InvitationCreate
+func (a *InvitationCreate) Set(fieldName string, value interface{}) {
+	if a.AdditionalProperties == nil {
+		a.AdditionalProperties = make(map[string]interface{})
+	}
+	a.AdditionalProperties[fieldName] = value
+}
+
+// Override default JSON handling for InvitationCreate to handle AdditionalProperties
+func (a *InvitationCreate) UnmarshalJSON(b []byte) error {
+	object := make(map[string]json.RawMessage)
+	err := json.Unmarshal(b, &object)
+	if err != nil {
+		return err
+	}
+
+	if raw, found := object["email"]; found {
+		err = json.Unmarshal(raw, &a.Email)
+		if err != nil {
+			return fmt.Errorf("error reading 'email': %w", err)
+		}
+		delete(object, "email")
+	}
+
+	if raw, found := object["invitations"]; found {
+		err = json.Unmarshal(raw, &a.Invitations)
+		if err != nil {
+			return fmt.Errorf("error reading 'invitations': %w", err)
+		}
+		delete(object, "invitations")
+	}
+
+	if raw, found := object["message"]; found {
+		err = json.Unmarshal(raw, &a.Message)
+		if err != nil {
+			return fmt.Errorf("error reading 'message': %w", err)
+		}
+		delete(object, "message")
+	}
+
+	if raw, found := object["name"]; found {
+		err = json.Unmarshal(raw, &a.Name)
+		if err != nil {
+			return fmt.Errorf("error reading 'name': %w", err)
+		}
+		delete(object, "name")
+	}
+
+	if len(object) != 0 {
+		a.AdditionalProperties = make(map[string]interface{})
+		for fieldName, fieldBuf := range object {
+			var fieldVal interface{}
+			err := json.Unmarshal(fieldBuf, &fieldVal)
+			if err != nil {
+				return fmt.Errorf("error unmarshaling field %s: %w", fieldName, err)
+			}
+			a.AdditionalProperties[fieldName] = fieldVal
+		}
+	}
+	return nil
+}
+
+// Override default JSON handling for InvitationCreate to handle AdditionalProperties
+func (a InvitationCreate) MarshalJSON() ([]byte, error) {
+	var err error
+	object := make(map[string]json.RawMessage)
+
+	object["email"], err = json.Marshal(a.Email)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'email': %w", err)
+	}
+
+	object["invitations"], err = json.Marshal(a.Invitations)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'invitations': %w", err)
+	}
+
+	object["message"], err = json.Marshal(a.Message)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'message': %w", err)
+	}
+
+	object["name"], err = json.Marshal(a.Name)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'name': %w", err)
+	}
+
+	for fieldName, field := range a.AdditionalProperties {
+		object[fieldName], err = json.Marshal(field)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling '%s': %w", fieldName, err)
+		}
+	}
+	return json.Marshal(object)
+}
+
+// Getter for additional properties for InvitationInput. Returns the specified
+// element and whether it was found
+func (a InvitationInput) Get(fieldName string) (value interface{}, found bool) {
+	if a.AdditionalProperties != nil {
+		value, found = a.AdditionalProperties[fieldName]
+	}
+	return
+}
+
+// Setter for additional properties for InvitationInput
+func (a *InvitationInput) Set(fieldName string, value interface{}) {
+	if a.AdditionalProperties == nil {
+		a.AdditionalProperties = make(map[string]interface{})
+	}
+	a.AdditionalProperties[fieldName] = value
+}
+
+// Override default JSON handling for InvitationInput to handle AdditionalProperties
+func (a *InvitationInput) UnmarshalJSON(b []byte) error {
+	object := make(map[string]json.RawMessage)
+	err := json.Unmarshal(b, &object)
+	if err != nil {
+		return err
+	}
+
+	if raw, found := object["email"]; found {
+		err = json.Unmarshal(raw, &a.Email)
+		if err != nil {
+			return fmt.Errorf("error reading 'email': %w", err)
+		}
+		delete(object, "email")
+	}
+
+	if raw, found := object["message"]; found {
+		err = json.Unmarshal(raw, &a.Message)
+		if err != nil {
+			return fmt.Errorf("error reading 'message': %w", err)
+		}
+		delete(object, "message")
+	}
+
+	if raw, found := object["name"]; found {
+		err = json.Unmarshal(raw, &a.Name)
+		if err != nil {
+			return fmt.Errorf("error reading 'name': %w", err)
+		}
+		delete(object, "name")
+	}
+
+	if len(object) != 0 {
+		a.AdditionalProperties = make(map[string]interface{})
+		for fieldName, fieldBuf := range object {
+			var fieldVal interface{}
+			err := json.Unmarshal(fieldBuf, &fieldVal)
+			if err != nil {
+				return fmt.Errorf("error unmarshaling field %s: %w", fieldName, err)
+			}
+			a.AdditionalProperties[fieldName] = fieldVal
+		}
+	}
+	return nil
+}
+
+// Override default JSON handling for InvitationInput to handle AdditionalProperties
+func (a InvitationInput) MarshalJSON() ([]byte, error) {
+	var err error
+	object := make(map[string]json.RawMessage)
+
+	object["email"], err = json.Marshal(a.Email)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'email': %w", err)
+	}
+
+	object["message"], err = json.Marshal(a.Message)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'message': %w", err)
+	}
+
+	object["name"], err = json.Marshal(a.Name)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'name': %w", err)
+	}
+
+	for fieldName, field := range a.AdditionalProperties {
+		object[fieldName], err = json.Marshal(field)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling '%s': %w", fieldName, err)
+		}
+	}
+	return json.Marshal(object)
+}
+
+// Getter for additional properties for LeadRequest. Returns the specified
+// element and whether it was found
+func (a LeadRequest) Get(fieldName string) (value interface{}, found bool) {
+	if a.AdditionalProperties != nil {
+		value, found = a.AdditionalProperties[fieldName]
+	}
+	return
+}
+
+// Setter for additional properties for LeadRequest
+func (a *LeadRequest) Set(fieldName string, value interface{}) {
+	if a.AdditionalProperties == nil {
+		a.AdditionalProperties = make(map[string]interface{})
+	}
+	a.AdditionalProperties[fieldName] = value
+}
+
+// Override default JSON handling for LeadRequest to handle AdditionalProperties
+func (a *LeadRequest) UnmarshalJSON(b []byte) error {
+	object := make(map[string]json.RawMessage)
+	err := json.Unmarshal(b, &object)
+	if err != nil {
+		return err
+	}
+
+	if raw, found := object["additional_data"]; found {
+		err = json.Unmarshal(raw, &a.AdditionalData)
+		if err != nil {
+			return fmt.Errorf("error reading 'additional_data': %w", err)
+		}
+		delete(object, "additional_data")
+	}
+
+	if raw, found := object["click_id"]; found {
+		err = json.Unmarshal(raw, &a.ClickId)
+		if err != nil {
+			return fmt.Errorf("error reading 'click_id': %w", err)
+		}
+		delete(object, "click_id")
+	}
+
+	if raw, found := object["customer_key"]; found {
+		err = json.Unmarshal(raw, &a.CustomerKey)
+		if err != nil {
+			return fmt.Errorf("error reading 'customer_key': %w", err)
+		}
+		delete(object, "customer_key")
+	}
+
+	if raw, found := object["email"]; found {
+		err = json.Unmarshal(raw, &a.Email)
+		if err != nil {
+			return fmt.Errorf("error reading 'email': %w", err)
+		}
+		delete(object, "email")
+	}
+
+	if len(object) != 0 {
+		a.AdditionalProperties = make(map[string]interface{})
+		for fieldName, fieldBuf := range object {
+			var fieldVal interface{}
+			err := json.Unmarshal(fieldBuf, &fieldVal)
+			if err != nil {
+				return fmt.Errorf("error unmarshaling field %s: %w", fieldName, err)
+			}
+			a.AdditionalProperties[fieldName] = fieldVal
+		}
+	}
+	return nil
+}
+
+// Override default JSON handling for LeadRequest to handle AdditionalProperties
+func (a LeadRequest) MarshalJSON() ([]byte, error) {
+	var err error
+	object := make(map[string]json.RawMessage)
+
+	object["additional_data"], err = json.Marshal(a.AdditionalData)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'additional_data': %w", err)
+	}
+
+	object["click_id"], err = json.Marshal(a.ClickId)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'click_id': %w", err)
+	}
+
+	object["customer_key"], err = json.Marshal(a.CustomerKey)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'customer_key': %w", err)
+	}
+
+	object["email"], err = json.Marshal(a.Email)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'email': %w", err)
+	}
+
+	for fieldName, field := range a.AdditionalProperties {
+		object[fieldName], err = json.Marshal(field)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling '%s': %w", fieldName, err)
+		}
+	}
+	return json.Marshal(object)
+}
+
+// Getter for additional properties for ProgramCreate. Returns the specified
+// element and whether it was found
+func (a ProgramCreate) Get(fieldName string) (value interface{}, found bool) {
+	if a.AdditionalProperties != nil {
+		value, found = a.AdditionalProperties[fieldName]
+	}
+	return
+}
+
+// Setter for additional properties for ProgramCreate
+func (a *ProgramCreate) Set(fieldName string, value interface{}) {
+	if a.AdditionalProperties == nil {
+		a.AdditionalProperties = make(map[string]interface{})
+	}
+	a.AdditionalProperties[fieldName] = value
+}
+
+// Override default JSON handling for ProgramCreate to handle AdditionalProperties
+func (a *ProgramCreate) UnmarshalJSON(b []byte) error {
+	object := make(map[string]json.RawMessage)
+	err := json.Unmarshal(b, &object)
+	if err != nil {
+		return err
+	}
+
+	if raw, found := object["allowed_origins"]; found {
+		err = json.Unmarshal(raw, &a.AllowedOrigins)
+		if err != nil {
+			return fmt.Errorf("error reading 'allowed_origins': %w", err)
+		}
+		delete(object, "allowed_origins")
+	}
+
+	if raw, found := object["commission_rate"]; found {
+		err = json.Unmarshal(raw, &a.CommissionRate)
+		if err != nil {
+			return fmt.Errorf("error reading 'commission_rate': %w", err)
+		}
+		delete(object, "commission_rate")
+	}
+
+	if raw, found := object["commission_type"]; found {
+		err = json.Unmarshal(raw, &a.CommissionType)
+		if err != nil {
+			return fmt.Errorf("error reading 'commission_type': %w", err)
+		}
+		delete(object, "commission_type")
+	}
+
+	if raw, found := object["cookie_window_days"]; found {
+		err = json.Unmarshal(raw, &a.CookieWindowDays)
+		if err != nil {
+			return fmt.Errorf("error reading 'cookie_window_days': %w", err)
+		}
+		delete(object, "cookie_window_days")
+	}
+
+	if raw, found := object["domain"]; found {
+		err = json.Unmarshal(raw, &a.Domain)
+		if err != nil {
+			return fmt.Errorf("error reading 'domain': %w", err)
+		}
+		delete(object, "domain")
+	}
+
+	if raw, found := object["duration_months"]; found {
+		err = json.Unmarshal(raw, &a.DurationMonths)
+		if err != nil {
+			return fmt.Errorf("error reading 'duration_months': %w", err)
+		}
+		delete(object, "duration_months")
+	}
+
+	if raw, found := object["lead_auth"]; found {
+		err = json.Unmarshal(raw, &a.LeadAuth)
+		if err != nil {
+			return fmt.Errorf("error reading 'lead_auth': %w", err)
+		}
+		delete(object, "lead_auth")
+	}
+
+	if raw, found := object["name"]; found {
+		err = json.Unmarshal(raw, &a.Name)
+		if err != nil {
+			return fmt.Errorf("error reading 'name': %w", err)
+		}
+		delete(object, "name")
+	}
+
+	if len(object) != 0 {
+		a.AdditionalProperties = make(map[string]interface{})
+		for fieldName, fieldBuf := range object {
+			var fieldVal interface{}
+			err := json.Unmarshal(fieldBuf, &fieldVal)
+			if err != nil {
+				return fmt.Errorf("error unmarshaling field %s: %w", fieldName, err)
+			}
+			a.AdditionalProperties[fieldName] = fieldVal
+		}
+	}
+	return nil
+}
+
+// Override default JSON handling for ProgramCreate to handle AdditionalProperties
+func (a ProgramCreate) MarshalJSON() ([]byte, error) {
+	var err error
+	object := make(map[string]json.RawMessage)
+
+	object["allowed_origins"], err = json.Marshal(a.AllowedOrigins)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'allowed_origins': %w", err)
+	}
+
+	object["commission_rate"], err = json.Marshal(a.CommissionRate)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'commission_rate': %w", err)
+	}
+
+	object["commission_type"], err = json.Marshal(a.CommissionType)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'commission_type': %w", err)
+	}
+
+	object["cookie_window_days"], err = json.Marshal(a.CookieWindowDays)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'cookie_window_days': %w", err)
+	}
+
+	object["domain"], err = json.Marshal(a.Domain)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'domain': %w", err)
+	}
+
+	object["duration_months"], err = json.Marshal(a.DurationMonths)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'duration_months': %w", err)
+	}
+
+	object["lead_auth"], err = json.Marshal(a.LeadAuth)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'lead_auth': %w", err)
+	}
+
+	object["name"], err = json.Marshal(a.Name)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'name': %w", err)
+	}
+
+	for fieldName, field := range a.AdditionalProperties {
+		object[fieldName], err = json.Marshal(field)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling '%s': %w", fieldName, err)
+		}
+	}
+	return json.Marshal(object)
+}
+
+// Getter for additional properties for ProgramUpdate. Returns the specified
+// element and whether it was found
+func (a ProgramUpdate) Get(fieldName string) (value interface{}, found bool) {
+	if a.AdditionalProperties != nil {
+		value, found = a.AdditionalProperties[fieldName]
+	}
+	return
+}
+
+// Setter for additional properties for ProgramUpdate
+func (a *ProgramUpdate) Set(fieldName string, value interface{}) {
+	if a.AdditionalProperties == nil {
+		a.AdditionalProperties = make(map[string]interface{})
+	}
+	a.AdditionalProperties[fieldName] = value
+}
+
+// Override default JSON handling for ProgramUpdate to handle AdditionalProperties
+func (a *ProgramUpdate) UnmarshalJSON(b []byte) error {
+	object := make(map[string]json.RawMessage)
+	err := json.Unmarshal(b, &object)
+	if err != nil {
+		return err
+	}
+
+	if raw, found := object["allowed_origins"]; found {
+		err = json.Unmarshal(raw, &a.AllowedOrigins)
+		if err != nil {
+			return fmt.Errorf("error reading 'allowed_origins': %w", err)
+		}
+		delete(object, "allowed_origins")
+	}
+
+	if raw, found := object["attribution_window_days"]; found {
+		err = json.Unmarshal(raw, &a.AttributionWindowDays)
+		if err != nil {
+			return fmt.Errorf("error reading 'attribution_window_days': %w", err)
+		}
+		delete(object, "attribution_window_days")
+	}
+
+	if raw, found := object["commission_approval"]; found {
+		err = json.Unmarshal(raw, &a.CommissionApproval)
+		if err != nil {
+			return fmt.Errorf("error reading 'commission_approval': %w", err)
+		}
+		delete(object, "commission_approval")
+	}
+
+	if raw, found := object["commission_rate"]; found {
+		err = json.Unmarshal(raw, &a.CommissionRate)
+		if err != nil {
+			return fmt.Errorf("error reading 'commission_rate': %w", err)
+		}
+		delete(object, "commission_rate")
+	}
+
+	if raw, found := object["commission_type"]; found {
+		err = json.Unmarshal(raw, &a.CommissionType)
+		if err != nil {
+			return fmt.Errorf("error reading 'commission_type': %w", err)
+		}
+		delete(object, "commission_type")
+	}
+
+	if raw, found := object["cookie_window_days"]; found {
+		err = json.Unmarshal(raw, &a.CookieWindowDays)
+		if err != nil {
+			return fmt.Errorf("error reading 'cookie_window_days': %w", err)
+		}
+		delete(object, "cookie_window_days")
+	}
+
+	if raw, found := object["domain"]; found {
+		err = json.Unmarshal(raw, &a.Domain)
+		if err != nil {
+			return fmt.Errorf("error reading 'domain': %w", err)
+		}
+		delete(object, "domain")
+	}
+
+	if raw, found := object["duration_months"]; found {
+		err = json.Unmarshal(raw, &a.DurationMonths)
+		if err != nil {
+			return fmt.Errorf("error reading 'duration_months': %w", err)
+		}
+		delete(object, "duration_months")
+	}
+
+	if raw, found := object["enrollment"]; found {
+		err = json.Unmarshal(raw, &a.Enrollment)
+		if err != nil {
+			return fmt.Errorf("error reading 'enrollment': %w", err)
+		}
+		delete(object, "enrollment")
+	}
+
+	if raw, found := object["hold_days"]; found {
+		err = json.Unmarshal(raw, &a.HoldDays)
+		if err != nil {
+			return fmt.Errorf("error reading 'hold_days': %w", err)
+		}
+		delete(object, "hold_days")
+	}
+
+	if raw, found := object["lead_auth"]; found {
+		err = json.Unmarshal(raw, &a.LeadAuth)
+		if err != nil {
+			return fmt.Errorf("error reading 'lead_auth': %w", err)
+		}
+		delete(object, "lead_auth")
+	}
+
+	if raw, found := object["name"]; found {
+		err = json.Unmarshal(raw, &a.Name)
+		if err != nil {
+			return fmt.Errorf("error reading 'name': %w", err)
+		}
+		delete(object, "name")
+	}
+
+	if raw, found := object["partner_approval"]; found {
+		err = json.Unmarshal(raw, &a.PartnerApproval)
+		if err != nil {
+			return fmt.Errorf("error reading 'partner_approval': %w", err)
+		}
+		delete(object, "partner_approval")
+	}
+
+	if raw, found := object["partner_link_codes"]; found {
+		err = json.Unmarshal(raw, &a.PartnerLinkCodes)
+		if err != nil {
+			return fmt.Errorf("error reading 'partner_link_codes': %w", err)
+		}
+		delete(object, "partner_link_codes")
+	}
+
+	if raw, found := object["payout_minimum_cents"]; found {
+		err = json.Unmarshal(raw, &a.PayoutMinimumCents)
+		if err != nil {
+			return fmt.Errorf("error reading 'payout_minimum_cents': %w", err)
+		}
+		delete(object, "payout_minimum_cents")
+	}
+
+	if len(object) != 0 {
+		a.AdditionalProperties = make(map[string]interface{})
+		for fieldName, fieldBuf := range object {
+			var fieldVal interface{}
+			err := json.Unmarshal(fieldBuf, &fieldVal)
+			if err != nil {
+				return fmt.Errorf("error unmarshaling field %s: %w", fieldName, err)
+			}
+			a.AdditionalProperties[fieldName] = fieldVal
+		}
+	}
+	return nil
+}
+
+// Override default JSON handling for ProgramUpdate to handle AdditionalProperties
+func (a ProgramUpdate) MarshalJSON() ([]byte, error) {
+	var err error
+	object := make(map[string]json.RawMessage)
+
+	object["allowed_origins"], err = json.Marshal(a.AllowedOrigins)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'allowed_origins': %w", err)
+	}
+
+	object["attribution_window_days"], err = json.Marshal(a.AttributionWindowDays)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'attribution_window_days': %w", err)
+	}
+
+	object["commission_approval"], err = json.Marshal(a.CommissionApproval)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'commission_approval': %w", err)
+	}
+
+	object["commission_rate"], err = json.Marshal(a.CommissionRate)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'commission_rate': %w", err)
+	}
+
+	object["commission_type"], err = json.Marshal(a.CommissionType)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'commission_type': %w", err)
+	}
+
+	object["cookie_window_days"], err = json.Marshal(a.CookieWindowDays)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'cookie_window_days': %w", err)
+	}
+
+	object["domain"], err = json.Marshal(a.Domain)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'domain': %w", err)
+	}
+
+	object["duration_months"], err = json.Marshal(a.DurationMonths)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'duration_months': %w", err)
+	}
+
+	object["enrollment"], err = json.Marshal(a.Enrollment)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'enrollment': %w", err)
+	}
+
+	object["hold_days"], err = json.Marshal(a.HoldDays)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'hold_days': %w", err)
+	}
+
+	object["lead_auth"], err = json.Marshal(a.LeadAuth)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'lead_auth': %w", err)
+	}
+
+	object["name"], err = json.Marshal(a.Name)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'name': %w", err)
+	}
+
+	object["partner_approval"], err = json.Marshal(a.PartnerApproval)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'partner_approval': %w", err)
+	}
+
+	object["partner_link_codes"], err = json.Marshal(a.PartnerLinkCodes)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'partner_link_codes': %w", err)
+	}
+
+	object["payout_minimum_cents"], err = json.Marshal(a.PayoutMinimumCents)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'payout_minimum_cents': %w", err)
 	}
 
 	for fieldName, field := range a.AdditionalProperties {
@@ -4302,6 +5723,359 @@ func (a ReadinessGate) MarshalJSON() ([]byte, error) {
 		if err != nil {
 			return nil, fmt.Errorf("error marshaling 'verdict': %w", err)
 		}
+	}
+
+	for fieldName, field := range a.AdditionalProperties {
+		object[fieldName], err = json.Marshal(field)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling '%s': %w", fieldName, err)
+		}
+	}
+	return json.Marshal(object)
+}
+
+// Getter for additional properties for RefundRequest. Returns the specified
+// element and whether it was found
+func (a RefundRequest) Get(fieldName string) (value interface{}, found bool) {
+	if a.AdditionalProperties != nil {
+		value, found = a.AdditionalProperties[fieldName]
+	}
+	return
+}
+
+// Setter for additional properties for RefundRequest
+func (a *RefundRequest) Set(fieldName string, value interface{}) {
+	if a.AdditionalProperties == nil {
+		a.AdditionalProperties = make(map[string]interface{})
+	}
+	a.AdditionalProperties[fieldName] = value
+}
+
+// Override default JSON handling for RefundRequest to handle AdditionalProperties
+func (a *RefundRequest) UnmarshalJSON(b []byte) error {
+	object := make(map[string]json.RawMessage)
+	err := json.Unmarshal(b, &object)
+	if err != nil {
+		return err
+	}
+
+	if raw, found := object["reason"]; found {
+		err = json.Unmarshal(raw, &a.Reason)
+		if err != nil {
+			return fmt.Errorf("error reading 'reason': %w", err)
+		}
+		delete(object, "reason")
+	}
+
+	if raw, found := object["refund_amount_cents"]; found {
+		err = json.Unmarshal(raw, &a.RefundAmountCents)
+		if err != nil {
+			return fmt.Errorf("error reading 'refund_amount_cents': %w", err)
+		}
+		delete(object, "refund_amount_cents")
+	}
+
+	if raw, found := object["refund_reason"]; found {
+		err = json.Unmarshal(raw, &a.RefundReason)
+		if err != nil {
+			return fmt.Errorf("error reading 'refund_reason': %w", err)
+		}
+		delete(object, "refund_reason")
+	}
+
+	if raw, found := object["transaction_id"]; found {
+		err = json.Unmarshal(raw, &a.TransactionId)
+		if err != nil {
+			return fmt.Errorf("error reading 'transaction_id': %w", err)
+		}
+		delete(object, "transaction_id")
+	}
+
+	if len(object) != 0 {
+		a.AdditionalProperties = make(map[string]interface{})
+		for fieldName, fieldBuf := range object {
+			var fieldVal interface{}
+			err := json.Unmarshal(fieldBuf, &fieldVal)
+			if err != nil {
+				return fmt.Errorf("error unmarshaling field %s: %w", fieldName, err)
+			}
+			a.AdditionalProperties[fieldName] = fieldVal
+		}
+	}
+	return nil
+}
+
+// Override default JSON handling for RefundRequest to handle AdditionalProperties
+func (a RefundRequest) MarshalJSON() ([]byte, error) {
+	var err error
+	object := make(map[string]json.RawMessage)
+
+	object["reason"], err = json.Marshal(a.Reason)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'reason': %w", err)
+	}
+
+	object["refund_amount_cents"], err = json.Marshal(a.RefundAmountCents)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'refund_amount_cents': %w", err)
+	}
+
+	object["refund_reason"], err = json.Marshal(a.RefundReason)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'refund_reason': %w", err)
+	}
+
+	object["transaction_id"], err = json.Marshal(a.TransactionId)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'transaction_id': %w", err)
+	}
+
+	for fieldName, field := range a.AdditionalProperties {
+		object[fieldName], err = json.Marshal(field)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling '%s': %w", fieldName, err)
+		}
+	}
+	return json.Marshal(object)
+}
+
+// Getter for additional properties for SaleRequest. Returns the specified
+// element and whether it was found
+func (a SaleRequest) Get(fieldName string) (value interface{}, found bool) {
+	if a.AdditionalProperties != nil {
+		value, found = a.AdditionalProperties[fieldName]
+	}
+	return
+}
+
+// Setter for additional properties for SaleRequest
+func (a *SaleRequest) Set(fieldName string, value interface{}) {
+	if a.AdditionalProperties == nil {
+		a.AdditionalProperties = make(map[string]interface{})
+	}
+	a.AdditionalProperties[fieldName] = value
+}
+
+// Override default JSON handling for SaleRequest to handle AdditionalProperties
+func (a *SaleRequest) UnmarshalJSON(b []byte) error {
+	object := make(map[string]json.RawMessage)
+	err := json.Unmarshal(b, &object)
+	if err != nil {
+		return err
+	}
+
+	if raw, found := object["additional_data"]; found {
+		err = json.Unmarshal(raw, &a.AdditionalData)
+		if err != nil {
+			return fmt.Errorf("error reading 'additional_data': %w", err)
+		}
+		delete(object, "additional_data")
+	}
+
+	if raw, found := object["amount_cents"]; found {
+		err = json.Unmarshal(raw, &a.AmountCents)
+		if err != nil {
+			return fmt.Errorf("error reading 'amount_cents': %w", err)
+		}
+		delete(object, "amount_cents")
+	}
+
+	if raw, found := object["click_id"]; found {
+		err = json.Unmarshal(raw, &a.ClickId)
+		if err != nil {
+			return fmt.Errorf("error reading 'click_id': %w", err)
+		}
+		delete(object, "click_id")
+	}
+
+	if raw, found := object["currency"]; found {
+		err = json.Unmarshal(raw, &a.Currency)
+		if err != nil {
+			return fmt.Errorf("error reading 'currency': %w", err)
+		}
+		delete(object, "currency")
+	}
+
+	if raw, found := object["customer_key"]; found {
+		err = json.Unmarshal(raw, &a.CustomerKey)
+		if err != nil {
+			return fmt.Errorf("error reading 'customer_key': %w", err)
+		}
+		delete(object, "customer_key")
+	}
+
+	if raw, found := object["event_name"]; found {
+		err = json.Unmarshal(raw, &a.EventName)
+		if err != nil {
+			return fmt.Errorf("error reading 'event_name': %w", err)
+		}
+		delete(object, "event_name")
+	}
+
+	if raw, found := object["is_recurring"]; found {
+		err = json.Unmarshal(raw, &a.IsRecurring)
+		if err != nil {
+			return fmt.Errorf("error reading 'is_recurring': %w", err)
+		}
+		delete(object, "is_recurring")
+	}
+
+	if raw, found := object["livemode"]; found {
+		err = json.Unmarshal(raw, &a.Livemode)
+		if err != nil {
+			return fmt.Errorf("error reading 'livemode': %w", err)
+		}
+		delete(object, "livemode")
+	}
+
+	if raw, found := object["occurred_at"]; found {
+		err = json.Unmarshal(raw, &a.OccurredAt)
+		if err != nil {
+			return fmt.Errorf("error reading 'occurred_at': %w", err)
+		}
+		delete(object, "occurred_at")
+	}
+
+	if raw, found := object["provider"]; found {
+		err = json.Unmarshal(raw, &a.Provider)
+		if err != nil {
+			return fmt.Errorf("error reading 'provider': %w", err)
+		}
+		delete(object, "provider")
+	}
+
+	if raw, found := object["provider_payment_id"]; found {
+		err = json.Unmarshal(raw, &a.ProviderPaymentId)
+		if err != nil {
+			return fmt.Errorf("error reading 'provider_payment_id': %w", err)
+		}
+		delete(object, "provider_payment_id")
+	}
+
+	if raw, found := object["sale_type"]; found {
+		err = json.Unmarshal(raw, &a.SaleType)
+		if err != nil {
+			return fmt.Errorf("error reading 'sale_type': %w", err)
+		}
+		delete(object, "sale_type")
+	}
+
+	if raw, found := object["subscription_id"]; found {
+		err = json.Unmarshal(raw, &a.SubscriptionId)
+		if err != nil {
+			return fmt.Errorf("error reading 'subscription_id': %w", err)
+		}
+		delete(object, "subscription_id")
+	}
+
+	if raw, found := object["subscription_interval"]; found {
+		err = json.Unmarshal(raw, &a.SubscriptionInterval)
+		if err != nil {
+			return fmt.Errorf("error reading 'subscription_interval': %w", err)
+		}
+		delete(object, "subscription_interval")
+	}
+
+	if raw, found := object["transaction_id"]; found {
+		err = json.Unmarshal(raw, &a.TransactionId)
+		if err != nil {
+			return fmt.Errorf("error reading 'transaction_id': %w", err)
+		}
+		delete(object, "transaction_id")
+	}
+
+	if len(object) != 0 {
+		a.AdditionalProperties = make(map[string]interface{})
+		for fieldName, fieldBuf := range object {
+			var fieldVal interface{}
+			err := json.Unmarshal(fieldBuf, &fieldVal)
+			if err != nil {
+				return fmt.Errorf("error unmarshaling field %s: %w", fieldName, err)
+			}
+			a.AdditionalProperties[fieldName] = fieldVal
+		}
+	}
+	return nil
+}
+
+// Override default JSON handling for SaleRequest to handle AdditionalProperties
+func (a SaleRequest) MarshalJSON() ([]byte, error) {
+	var err error
+	object := make(map[string]json.RawMessage)
+
+	object["additional_data"], err = json.Marshal(a.AdditionalData)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'additional_data': %w", err)
+	}
+
+	object["amount_cents"], err = json.Marshal(a.AmountCents)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'amount_cents': %w", err)
+	}
+
+	object["click_id"], err = json.Marshal(a.ClickId)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'click_id': %w", err)
+	}
+
+	object["currency"], err = json.Marshal(a.Currency)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'currency': %w", err)
+	}
+
+	object["customer_key"], err = json.Marshal(a.CustomerKey)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'customer_key': %w", err)
+	}
+
+	object["event_name"], err = json.Marshal(a.EventName)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'event_name': %w", err)
+	}
+
+	object["is_recurring"], err = json.Marshal(a.IsRecurring)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'is_recurring': %w", err)
+	}
+
+	object["livemode"], err = json.Marshal(a.Livemode)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'livemode': %w", err)
+	}
+
+	object["occurred_at"], err = json.Marshal(a.OccurredAt)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'occurred_at': %w", err)
+	}
+
+	object["provider"], err = json.Marshal(a.Provider)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'provider': %w", err)
+	}
+
+	object["provider_payment_id"], err = json.Marshal(a.ProviderPaymentId)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'provider_payment_id': %w", err)
+	}
+
+	object["sale_type"], err = json.Marshal(a.SaleType)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'sale_type': %w", err)
+	}
+
+	object["subscription_id"], err = json.Marshal(a.SubscriptionId)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'subscription_id': %w", err)
+	}
+
+	object["subscription_interval"], err = json.Marshal(a.SubscriptionInterval)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'subscription_interval': %w", err)
+	}
+
+	object["transaction_id"], err = json.Marshal(a.TransactionId)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'transaction_id': %w", err)
 	}
 
 	for fieldName, field := range a.AdditionalProperties {
@@ -26213,1127 +27987,1135 @@ func (sh *strictHandler) StripeWebhookAlias(ctx echo.Context, programId ProgramI
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7P3tkhs3licO3wqG0xsie7JYVVLJ3WKFw1MuyW2t9faoSnbvmBomKhMk4UoCdAJZJbatiP608Xye2Gvo",
-	"W9jveym+kn/g4CWRmUgyyaLU8q4mdt0qJt5xcHBwXn7nl17CF0vOCJOiN/qlNyc4JTn88yxJiBDnnMmc",
-	"Z2dZxm+/LT+mRCQ5XUrKWW/Ue01+LoiQyNRGGF3l/FaQHC3wCgnC0mEv6olkThZY1ZarJemNekLmlM16",
-	"799Hgc6eEznnaaAz86HWSSEI4gzJOUE5LyTZvsOXOZ1R1uzvUjWpJ3hPoFgXiyN0OycMCb4gaJnzWY4X",
-	"KKNCCkQl6tuRwVAE4ixbDbYa0XP87mxGmoO5IAlnjcknOJkTmPsyJ9OMzuYSYSZuSR7slDJJZiSHXs9V",
-	"VdNps7t4WVxlNInQAr87wDPy5YMvjo5i1ahaEZqTtDeSeUHWz0w1T5h8whKeqt+a3cz+RpexXlE1iySj",
-	"hEmEk4QsYUVPEb4S6icu5yS/pWLj/j4my5wkWHdQ7+9VTqA11+HZq6fomqwQFWiB82uSoilXuyehgVMU",
-	"//u4ODp6kLxh9B0Seg/gFxIjPoUmVD3KZqj/+ptz9OhPJw9rG77EUpJc9f6f//7j0cGjt//2h14UGPiT",
-	"SxxYoQuZczZDNzijKZY8t73qMvcESvQab7s1zyi73sf66OVJeSImRZ7ppTlFOcm+TMuNiDdt2msi89XZ",
-	"VJK8nfIlR7eYSnRFpjxXJ1PmK8pm6ye+oIwuikVvdBSFDsFFwQSRe1iHby8vXx2kWBK7P/YTSglOM8qI",
-	"po8/P3x0spEhfI/zVeCsnMGpOLCnaevT+NfXWJJndEEl/KfZA/zsJoAlOcjgl6siuSYS9Q0zFGip2A9l",
-	"hSSDOy1/OaLXZIEpC/KI17bXjEwlooZRFHkOG0RZym/3NoggMfhn32NVlREgRTBS3HEgeqZPH7dftDSN",
-	"kMTXhKFpzhd6o8or6q8HptzB08eGqwrMSIRIJgiaEUbUrqZD9P8ruCTqwpIciWK55PkGBrLA754RNpPz",
-	"3uj4/p8jNRX3d5OZvY96S5zjBZGeSLHcfA+YzVXXKZoRKeAv9emAqKokNWxPjVXd2EZq6UU9hhdqBLUj",
-	"0tt0PS0WVAjK2dO0OaYXxYLkNEGJK4Vo6npeYjkv+038ltat45TnCyz1xn9x0otKmjgO0sR5kQueh2WT",
-	"eEEkHjLyTk4SKOaupGVObigvBFriGUF9c4UqjqW+TmkuJHwanCK+xD8XxE3r54LkK29euvsWSrh/dBQF",
-	"b+CM3pB8tW5Rb8nVnPNrlJqy7Uublq3tc2GfsHTJKZNdBklM2fZBkrK1fQ7yaUoWSy4JS1bfkcCV8Bxf",
-	"E+EzASTwlKhDDbfjECkyEXhB4O5yHAN+wUnCC+Bfcl7+atvpyzkZM75UDINyFiGq2D6Wc4RZCn9c8XQV",
-	"oauVJEBY6h8DaIwydP8EzXmh3gMgiwqP7PQvCM8wZWOmGkvmmM2IQIyrurNTPSLMQOKzA4rQydEjFCec",
-	"TTOayBjF3tocfEdWKCeFIKmpjFI6nRLFn8fMtBAP0UuWrZAoQNyeFpkbHc7VAi3lCGG3AHKOJbrFAuVk",
-	"Cg0rcfuKIDhJMHrdFZVizK7JaoiO1brff/hQTSjHiWJ9qsGMsxnJYQNsfydHR8Mxa+NhtYlVDh95hxfL",
-	"jAD9rXghxcH9o/tfHBw9ODh6qMjJO5sPH27i0lHv6fQFZ+Q5lsm8SVxnDMVKJo2RnFNhRfM5z1Jxqu8W",
-	"KpU8ZC9Ctcdmd6lAD45OYIF4IdWbhaerVqb9dHqghnGgx7GeZT9lN1QLVusOLnWl2o8s9Vva56FtEa5e",
-	"81stOCnG28ZvQd6qLEFKprjIpNpQ2F/Ts+K8G8bxCueSkXzdOi11kfZFWro29rlCr4B21w9MlVg3LtPC",
-	"XodFcqjCEnIONJ2swhdvYr66FyBnZIUklzgTp0jgjAglymgGZgpTop5qiuFyxYUoQzEUjNdcvXoI/pT+",
-	"kJNpb9T718NSeXOov4rD0PBr03pFcsrT8KQyLCT6U4QeHCGeo0dH6M3lOUrxSqC+5ClWQ06yIiXpIFIF",
-	"iLqTgWEbiUNrQnKS8DwladuslnoEQQrvPThSXwhTW/Rj70/qD/3TI/gvzrLe2xAbe6U7X0tQZnztFOXa",
-	"2CdJXRIhH2OJmwN78k4SpgTGIYpVLzHKCU61xghJdQORG7W9qB9TMVE/xANEmZAEp4rucoIzxBkR6pLn",
-	"griVR1crFL96eXGJDvGSHt4cHyYZPVQNHECLMerHOZnKHCfXyLSrLkDJsxRhdeBVC3JOqOILhEk6peYq",
-	"SzKaXKt3hiAg605oGiMhcS6FvgxjsWJyTiRNDuJI3X0Ep6p8UgjJFySfXJNVXC86gaLqMKiiy5yr65nn",
-	"ExgtdFGvIN+xSXxqzpe/VglfECPmqPkueEoQTNToCUIUqUqG6XGKM0Hctl5xnhHM9OvGSAlf85QSeOA8",
-	"nTEOFPNLzyhk1D/xcplRrQI5/ElohZS7wn953/Vkm8bN206PoEpNL+EfONPSmS4+ROdwZQstywjCUn1q",
-	"nYyDBfrvFy9fOF0twgyRxVKuEL/6iSQS9eNf3sdw3scsNsq8g8vVkoxQfWpmlxiHu/7U3Pm6awrCHcK6",
-	"N9N2TRjSqyqWnAm9ol9jN+HOiwoVVb/qf0WxWIAipXemx7IgiyuSI3Wx8CnIsGb5o94NzgqtdIXDyoos",
-	"i3okz/XTSz09tcSAM5pOzPL11CZITDOh93JBhMAzEGh0QbfOqvcRIgtMsxFaFOoXotca0wzhNM2JEEow",
-	"nastwQz/u5nPMOGLklLLFXkCI4t6QmJZiN7o5OjIPLrl/JV9eNfXYIEzxb5IquV490D/YNOvdoMchx0h",
-	"6A/hq2SklsE0jAzjHLkf1InH77ZZADjbrSsAX70RfTxKqPcMct4IsQIo0pGERAsuJDo+Ouo+6c5c5FWG",
-	"pSIA3UyAidTJtr80NRBhNyTjSxKhuDacGBSAnvHIV0G1jcgUP/QUXjCc84w+ZZLkDGdPyhXvfPBxIecX",
-	"6jaq7rv6+RBuqe7bqwcxIWbFy921nH9C096o96fpg+QRPiYPr+6nJ8mfp4/wETlO7ycPrk7ww+kXpFch",
-	"hm8wzUgKKjc1GqQGhsxV6pSrE5qO0KZ2B97jyYz1guQ3JK+TyENzLhKcZVc4uQ6sjPv0z12cM7UYdixo",
-	"qpfqAy/KHGuzX7kipZg00joRK3MgXfhTIaC8YPWxfeDFoozWzpX6BfVBV+u9AETdPjP4ZBYtyQmW5VPl",
-	"w65Xxme8CHEi8+FTWZSMz+Ae/LCrseRZFlgL+PlTWQk1mI/Jk+2Bqa6L+/WTIRB1wN3h/rBLYv/2F8T8",
-	"9qksx4xIpIf0gddCXUVPbozoE7qhPp2Do5/s3kv8gy5NZ4H3PKMbZV41iyJ3HkSC5Dc0IUjQlATk34G2",
-	"qOTOGKuetsZoWTO+ahk3QliO1TWN1POaT1EMmzA0yxijflxZKu1NQVPtRzGIB/pBz2w9s3XDsk6sLQlV",
-	"CdwatA+cLnq9GF71C3gfVdqomOa7tVNWabRlLOxd21HFdRt3eVW8YfgG0wxfgd6lu4Zm7bkytDIpvMb3",
-	"dbguDB1KsljyHOc0WyGvnyEChxlFGA+tZ8Jw50NnOvMWqXnwHuz32KlTpNb2CguizlDBcoKTueob8RxJ",
-	"zpHI+G34CaqPgtqFGMWBXYijikmUpggLdcAxenh0NDitfExpCropsVQHtOLzks6ItAuNp+rVHsMfB+Cn",
-	"FDuPkP7D+hvYK7aJWD3Hp9pR+Xx0wX8QzL3bagAxY1oXW9EBwq/W5tX19rQW53Ydj6JlZ0gTthtjbKfC",
-	"yk4jo1PPKLsWSoRYIT6dlqfQzrWp5XkEa6G1l7VJZTnB6Qpho9vc56SoMPpJKhCu9WMNX7c8vxZLnJDu",
-	"0xBznkvrfOhvD3yA1XHdgaPT/uYEPUygB7HMKZsdCJwRf362w05z2Z/izfYjrOsDIu+okJTNjFUnzAcr",
-	"w9urIu4xFvMrjvP0FZ7Vb0xJ3snDuVxkVX8ELbn8S8oTuVoSpApoIWbM9Cf1C8owm3057hE27tW+EpxW",
-	"f1kQicGVQhD55bhXyOnBn+u1oIzarC/HvUTk0wPJr1Xb1in2y3Hv50ffy/vP3r3+8+J/JCfsu+WfxA/p",
-	"0fTbnx7g/yBfFF/TepOSyozon9wqoP/zv5E1melSh14xWxMIKyfZl+OekKuMiDkhctxD85xMvxz3DlPb",
-	"3CEWgkhxiJfLYSLEVzdfHg+PhkcHV0Ti4XF9QJpQkMiT1kZ+araBUjIluWlJD1k3VG38sLnuVzxd6V9+",
-	"+/s/TKnyt7Kit8FrfTZa7n67tNYbwqNc8Ew/aHdNZ/xASJ6TWOvowMctwXlOjS+Ueb7fE+j84vU3CGhi",
-	"R8/1gwuSFDmVq4NXPKMhf4AL+LeIkN5zkNcTnGXGklteAwKeNKeIcTTN8WKj53JjHd9HvW94fkXTlLAt",
-	"L0R1Nur8ttwC7YDlvHWo9BeuK/uduqG18t/nVAjF03juLDxlP+i3v/8vdXo4TmET3fBKduxm3+THD2B5",
-	"GJdny2XOb+qXv3GFQUueS5yZ4AywPRGW8yxbqDcrmCht9f3N+n/wIvetperF7MsF6v65xRS4vfXQvMox",
-	"S+8JMxycbbEGYBT/wd3LtU23ffKpc7Dz7/A9zhl8CrTV15cZynnfEyHxYeP8cp41ZqV+c+QLbmgJnM49",
-	"byJ008cMZyshByjlxNi1M/VUgbn1rbB3m1Ppv7E2zGt/ssTl3Ll23hN6yIGBgguPfgcJXuQJMYqMBlGE",
-	"JY/qbPYqenx7+fxZR6kD+nKbWSFzdSWoFVaH6na+qjz5PKfOkkJ2ll/q0stm2aUuZlzQGQMlEndCxgaB",
-	"o3F11y5uN+Tj1h5sG8fVGkuUZFgINUW1ruMeUNCX4x7OSC7tFOBxkPEZZVpen2OByLulusdQX79v1OnX",
-	"LF7xtIcmWkQMhuh1wcp56kbAnXZohrSsCRretAKSBzg9zEiIAD6JzbWcUNCZehVStuetbbTftrElJehh",
-	"YAhkohVXkyFSzSWYoSTjgmiWJvEVCDU5kUUONLRSzFCSfEEZznbctvdbiYzmRCtSwmhJcsGBnl0s5LDn",
-	"cY5Wx6E9v1zuThxf4xTZwJ79koXX8v8tJ33rN0aA35+WDwaBVwKuhj5GVzgFl1YzMfN+iJD+MqUkSwdD",
-	"1D85OjpFGLlLzPoO8VsGjt36So+Q4NrtzcRb8VygGb0hiOBkbm1Htp6ayXDgk2+LzuuTI147zj1Trm32",
-	"TmSr2Ngc35BScaXkb22t8mXQj0CJVkWXckbq5Cc4UNWjj0BVbS/HT46s3ED3TFeu3bvzQxs5pR71BRgO",
-	"SPoRKOmFleCDfAwo6cFHoKS/cEY+dSJSY9wz/agm7046XmCSd5V+FOKxgWhwV4c50fHHuN9ecPkNL1j6",
-	"qdOQOm4w0D0Tkmv37tQE++de92Az+Dh8CMJ+5iRvu9FOPgIdXXL+DOezT54XvcIrUGpeco5gwHump0b7",
-	"d6Kr117IApjhM9XkR5LYQc2kxHXoNFfU4QH7WFSYFt71Ie++Hb3S7+CZVYsi0OWMDQHZ4t2dpvamXtzO",
-	"XypCcWBw8eBUewdrc+cVTq75dLpHHeIzks5IvqPzAGU6PLWqUoKwTw8IQmtLTZzq/kzUJSIF+vPx/WY3",
-	"HY3s12T1GsLhm5Ooh82r4wbx7aBcqQbd729eHYP1vY4/sgm+ur/3BOK5WfV74KwhA2p0a2cAsARkJmsF",
-	"cprMB1bLPmZ1tIJ47bp3MfdX/aDGrIRGGJxaKAVj2UtDLoK7Hy66oJKkO4fnbYzSGW2MHfxIAXs6Ss2L",
-	"13O9d45H6xB3M9IKJoEW2jy698lZs6s1NZv+RpqsI0TTibX0dp9XRuuTOlc/jRDjCE+nwLamU5pRLMmk",
-	"yLO9z+qF7qcMqZuCrB7ot/OkwiEuIy1WWLYM4iNQZlXw/mA0WfY9kRB5uyR5QpjEMzJE36si7qcITek7",
-	"kkYoJ0mRK0lr4r6UP0GZbdYlI7h2kTwjOB0hRihwrTJKfO+LAHQ2oaCe9YPIFVtwrhNbTuUiEGSgJ6Rh",
-	"vXQvVbc3WIJ9T+7cdmXkzgQzRU5XBBXLFEsTfkFwOkTnBmNFlxzZ8XQPDG6Pv9HT1j4Y6lLayfmu85wv",
-	"TGiN7SXhTBSL7TZxY2SE9uyAQISPflw1aoE5qUWezLEozymQcwS7FwHiwe8nzFe/umpCjr6fb3OunZk8",
-	"CaOGwrlOwPCLesCU66pAmQp847rSptRn/+o2WW5XtzLugHNrYoAmcTiGGjW3ghFTFaT36KVj+ppLuRSj",
-	"w8Pb29shyQS5nZOcDK2dm+czJ1RqbbpxuyrNQntytzLSQ3pDckkFydU9ptoVH9T3qtqfW+sFlonGeVOc",
-	"X13YCVwxxpixxZTNIj2nYmGBw7wnpuIoC54q7qfLNWdt6cCpd64B5WxfC+D1G5i9AXLdYr7OxtPwWLcf",
-	"vEXsNAlTfFK2XIkbMqXOzs9fvnlxOfn62cvz75487gW8Co0hao4FuiKEeeaof4Ln2fdaXM0JiIM4Q1eF",
-	"dqp0x2vtjVP3KXMuamY/x+yKZJzNAAgYex5qtwB/xG8ZyYOmOdSvRgw1Vj+OQBExZjz3IOuuyap8SMPg",
-	"Nb7SoPGa/nzX/Y7uuoD58g4a3JlqbUMQjQMPVTQk1YtlpMReRhIDnIBX4H/skK9KoE7PTd7wTEGkpOoQ",
-	"9F+9KRG+bHj24S8OZOf9oWn3wLU78LiCWoYGQzjep6b4tZ5rOf/gqXfjqEuY+srQfpvLDCdkYUDOP0e6",
-	"biLxu2DotCl29hBsXn37qkYdNpvBe9kaYyOomNj3UFWbdxvp78L80h7ZrskN4lk+H8AuB7DFxWHj2eui",
-	"LC7YNeO3TAlHYD4wzopdiZ5xOQFN6WYVjRbdCgbKN6uvMV7zhvjtRJui5clmtZOdyUeYQdcR7++gvnCL",
-	"FzyWlWGE4ic+H6vmsTKeDi2OH3eQ4pa64YnkfAKuB+2kVfGPoE1Phcym0PjiBH1Hvy4Jrzb4puz1YK+y",
-	"lzdKfMVviBlPmBpDY/tMlN2I8g1TLI3n9G8k3V7WesGf8YYKzUrzEfIAw7RlzTxvtTP9VvGZhT/OjbbC",
-	"M1PWuCrCEmiHfiBy6D7hiwVmqcb1954W/oo02eyxtR++0ezf5DVoUeMDbD6o70GDA9ocT0u3x5lbrfjZ",
-	"q6cmYhi9cF253kGNcU1WI0QlwOaClznoXnLi5Vc5E9cVHYXWTrjsHEb/xb1KVhGmhK4L+8j77X/+l1VY",
-	"6cjiQuiCjNwicCgHTDu1Yxh+a6hY5yRbbrk3LESTWpf5MUjwrFRPKtpzVmuID25GlAD1bTdB8wpvUN4Z",
-	"rP8SCx0DHcjgJFdLeNEaNCh/4g0d35JOrslqYluZeOZKmy2rN+pZXfWMynlxNUz44tBOsPzHVcavDhXr",
-	"O1Q1D6ErMVyk/4qX9OCarA5sJ4pjU8V8emcN4itJTfi05hHkPeGpFyzZDU4rRHdN4A1Q03HY7FhLLJRM",
-	"2rJ6LlXF8eXR0Qj+339ogCvmvJNh1EPNYYsWDqHfjn1pVc0DZ274J7KLbUiw80XfaOprnq5a3LsLAehJ",
-	"nv41gF8GSlVs9VBu32qEHaG4lXw/ywWd5YKPDzl2ZwyxDwYK9k9GBPN84nQ4oMmVoJjPZziw38/RYteP",
-	"KfC57TItNA5SRtn1JLVNuVvTh/LyoTiQLHJGUi3+QSAsn04BygX0pRWa0sKf9FrSHp7gLHpDoHrgCs3J",
-	"lOQ5zso4W5AqTcd8Ou2936FO1DPprkw2i87n1V/qtWe2OgYqvN4D10pl3eMILbNCIMmXBxm5IRmKzWhj",
-	"OJixRckctC3155to3XHZUQ25DLi/v+A6PcV2/u4dVHXa1357TZ1zQ2gZ53YyX5eBmpfV71inuDMh7ax4",
-	"0w7fS1p7Z3kKqa479Kmo6ABvBOyqP+jkkHWgKW3LNZkjxcho347R83/uXI+P7u8y2w+qkiwHeCet5M5k",
-	"7bjtXaUJJSdOMtNS5ZbmHC0wcxmXxMibNBXoi6MjL5eyJ5Ef/8kXycFaNwGhc2J+7o2O/+Rt1v1H3bfK",
-	"m3b7bmFphknSwDXuT7hNtu4gK3+Wkz/Mxe/t8MuzQs53ou6A6zN8mdRkwI0kHqbwk/slFXQmXZhNR6KF",
-	"sjpUMkJxbTJ1ok05I58J9g4EWyO7S/IuCGCzzEzKnTIyex8EtFWkcZVMsI4kNhHGJicdDBOpEX+mkw9A",
-	"JwSnlBEh7hBWvdGZJ5gAiC+WaptzOwC7lYAMrb1bwnftFo5x4dm1KW7XOvQ07t3qLGN1EzeHG6Pjo89K",
-	"2g03pN2kC9+5e3fyC3l0b+Gs3Z26znQrbthrdTPXZHWvxJnd2X26aRxoeFB/preO9HYHdwHGv9WJ0+sa",
-	"j68JzkmOXFr1VpukFYJ0/EMQmLlMEhp2AXjybkkSSdKR7VUDf+Al1UHEGvxj2LuTofWzXfWfYlc962o+",
-	"7UpXTZ+K3jY6heCh6WgGDVs1vYHGdVso1Phs99wLi9vN8tnN2nlnA2dQwnvYnSxbLKNtNNnZsNmg1nBq",
-	"o7DI93DveY0+v2E+1DlJaU40LFEjDYykrIA80PEzrg9KXNsH+3uz+g9zkhNjswRUZDQDLzDyTm6faeIC",
-	"Z2R3iJcFRENWLhfV4AjpL5ME0tIvSrFDkeqSCyrpDdl7aH6lUw84Aq5IB+/i+rd5yLeBJGDcgjmEZs14",
-	"CSuRE8GzLTJMMD7BUub0qjCCyCYwCWegGqJXOb9RD8kKcgbPkUXVGG4zxZxMC5a+JthseDnJ1/BlpJ7V",
-	"gjMHC6IrIKY6nON8RrbLMt1xc02ndhtNp/U+P0GQBR19U3VdqWsp1TziKgU05JDP0ae/B66vGMH2gHSb",
-	"Tkla6KpkInPMhEt74gWTC5wRyEB5/OjB/crJeWwrI6+y4goI3h6QG23uAcIYL+fS9aILRNte/cPi6kBj",
-	"H6PHuXSZt1eCs4zknvpjk+PYmMXB5YTA1JxgibBAxj9lWM/HalY5RnOepTZs1QxIffscM/67PbV3iqZ1",
-	"2F0hsUBWMSUTXmRaaL8iJlf93mNZG8nwvRFuGXyrb9qQJLDvQetW7xosDHBLgV3wQmFBA48XdYa47/mo",
-	"fn+3AcU1eaVijxh8DiLeE9PZ3nVvH2Gzii7LqF+AbakfhC4ub3t0eNNSiDmcVAQkAIcgtMVVr2Rqsxqf",
-	"xenf7Rn5HA78McOB6yeosUifFeQdaHZHc/PvBExsr4+9PRmvmwQ+ZpvxwCwKUbxpaXxHMg8kbMxMyrx8",
-	"pb5UwnFRwSTNtLgF7VhE+YxOZRis+/M5qp2jj2pG319Y/e4Gds+4/jnY+bNR/v+tmGYwzW+U6f1Jhq37",
-	"n6Oc98yEDbTgfoOcCyaK5ZLnkqSTBHDPk9UahHhTAv3l61cW19fV9wnYG+sTJqlcNej4/v09ijDndlxq",
-	"QPGbi8dKgn7y5rW26Xz/4nHciaSbS1F3XTeaws/P2N/jKYJ0zE8DxvwyUTOkLPWgQE9REvQTQP340BVq",
-	"8K92t4FLv/HtHAWi3gWRB+ecX1MSbji21/rEoLzFKIHiqB9/K+XyJctW6mBc4AW5oJJ8+Qy/g79JUuQk",
-	"RtygeUfoTyjFKzHYwZMBjvenEOvVJY4h6Jx0cv9TCfUCUKTYJ/lYq47V24cXktwT6OT+o8++Q+viHzRF",
-	"/j/3hKn5CH9+xnx+xnxGcvuASG4f/0U22Pjm6naBHB3/X//6Uot7qRgFyS9ghdddAfgGC1eojJw8/OO/",
-	"lGh41udT6kZRX9wkB+aP4U9CL3xKQG3JEkrEKWLkBmwVqiaizAiacy4kxEQO0R8Px6w/LZjJcnhLWcpv",
-	"I5TypFgQJgfolzFDaNxTtKxkrkSOe6fqpxuco/OXL797+gR9icY9cZNMrM+hKfHb3/8xZu8HzTZPd0kc",
-	"q/+uEc05Tubk4JwzmfNs0wZBYVv2fQS+uITJgycs4WkHQjHlXfH3Ue/JJd5YDcq8j3rfA5dcXxbK3PHB",
-	"USG5F1w+5ymdUi2ABBJiZpQweU+ghC9XqB8/nR684IwcPFc8NB4oqVa/Sve69J/iut1BWDM53mvXIbO5",
-	"3xXLzMkNvybph8PUtFciz123OuGbBdVsorriGaZsW+DQSxh6XSr1pqVGUCa12BL5+1PBDzW4Xq94LnFW",
-	"x3/RkF9L+KZvNDHSSin7ot/vdC/ojHlqgmV1ADC7EeJLwtCh+SY+iBDRxZnDCA/WnLYWqjJCcWN08eBU",
-	"7Rok+VTkuUcsmM9wjb8DuMaPD7+4D3p6hRvOKYCFMZeLrCrQ6Xfyv6Q8gbSVfjJ9k/NfLjKUYTb7ctwj",
-	"zObsN98ITv2/F0RiCIIQRH457hVyevDnag1JZab/SSzxecNG/+d/O15psvt7FWy+/1qnVzxd1YZ83NqD",
-	"beO4WmOJkgwLoaao6GTcQznPyJfjHs5ILu0UdjkupsNltb9Db9BmRN7Cby+MdjgWp8jAjkAeTcE/KmF7",
-	"TB2aCUMKNAXCykNuhHAz/50a3zLnS5JLaoQf2xbOspfT3ujH9WwH+vCeoNEvtfY0Y/2lR1ix6I1+DDi/",
-	"vI0Camrzi8nf/f6t1ihZLfKPZphvGwWj3lmaUrUAOHsMjP6XHna/vPKGpjXRNd/anJADzfveyRwDYQxR",
-	"LImQkwUwvwXOrwXCCKCsAfP+FMVl/sLYy4Jl9QGAS2OAr4H/F5m5tfQQqutVtrWJ4z9Nn7JlAXN2A2wS",
-	"wWvgxNUho35MxUQCqlKEyLskKxRNuCRmUEigjAoJmg/4oIEkRWgGZg+uOM8IZqH9i3pnS/odWT0xxGhm",
-	"6s07NZu1FkoD2njKprxXpweo/ra1X6jT6NMY4iYYWLzad/Uv1RY5kHShrv4aZUa9BRbXoddXnMvJb3//",
-	"R+wAijMsJDoBfo4TSXJYuUZzTqfYtCcRiW7nhJXKKQHUZ7KfKpEfS56vnA5wM23p6ltNFxonk6tV1yq1",
-	"fSm79NtqblSjGqxy5G+Rt1hrNlqIgqSbyaz6q1Ejh9/URiEbITGHNE4sWyHITxtar7uR1Pq1tKOMgsuz",
-	"cU3XHBEnL3/D80XgnIh8qg0BgUF6EnHg2y25ElSS8OSaI/HiZht78S2/LbmTTnxuimtbem3MRnsF1pcw",
-	"vypHad5ZprjbNcrkFyft/M5GHZfQtrs3IFyKe3dRusnpud1QAXdYL1LvzPLj201H0DQdlUtSmXBl8CHy",
-	"+BpnmCWBq+Ulc6/XewItONMadM4Isq4PEbpaoasiuSYyUt8WlPEcFYzqi6R+CtU0Sarjvpv9nZnvEbzO",
-	"V0TCs9JcTKq5xro31znJ8O0VTq4n/La9o3NTSFs8NN7xHAvEiJQkVT137c06w4SOBmUT3XY5jA5NLjFN",
-	"t6ywlrbbK+h3amDgSm6jbNa6ei5AzYYS0RyiLFE/NlXjCMWqG4qzbDXJyQ3JhXXh2jjCGnlXSdkfu7f+",
-	"9UFHdWJrbkdlqcOEs+a0PKNCbr6FqCQLsUnqseevZJg4z/GqO38/n2PKvid5aiKZA4xyI4KKJEvbgpfG",
-	"c4sqNpivc5Xa7BKT0zTT+UKhueBkM3pWyPm5Sb/owWFUp03T8karsRmGXi4Je/oYnZucv7ZsKSEnnE3p",
-	"rMhJiqiSOPKgMKA4L9l8r+tiUTmkxryi3ruDGT8wP/4kOBu+xrfPzb0bmrVYciY6yz9kgWkWPOvNe0nt",
-	"W0Yk2eLi0c3vLqCY2b3iWbbtzCq59TsywPbV0Kp4YaS7BpiLr5XXBGMqVPjaWlmwud6GcSkWZFc+ciaK",
-	"t4EmWshaibKBVGARyolNAMESi3Fhu4qHvY67fOfdvZA4l1tvbyHn2scjNF1Q2KgtKQTJQaUO4ShaIV3Z",
-	"kyKnod2o7ne3HVzyLAsP6exK8KyQBL15/QzxKYr/8qRMCJ5k9NClWo3LDPzG4tJltFuyG7d23pgrU77T",
-	"lsKl85qIIgswX098LYfr1Afq3i7hb8Jsac5zObG6peYRWC0rSqdEDSZ4WG7Ka3HdzVS5QuvLAI1WxlSb",
-	"QdlN1AtK7pWVe8qobL22Gvyso4aoRA2Y5IZK1s7XFX+NJQm1Ype4WyuXqjQ0wK8pmaRF3qL1eIxX4hQJ",
-	"IoViQlBYOxxMUrwSwI4W+B1dqH198MXDo6i3oEz/edzlnZXyhcGzXjfwx1DKTdsOd7LgTM43CmyPTfHn",
-	"UNq10iJP14jJSK5mnM0lb27lTtKCJrItme06LYnVdhqXqW7aknI3mmy08qIOa2VKjzqaRggLhJFuINiZ",
-	"bVFkxWzzPnj9R57mpdKIm8CdOGXVctdZ814z+DUU706RX9vaMtC0+sE4QZsFX784XtnNUzcdbizYptJ/",
-	"GzLZNMG5+BRhdP7sKXp4dBRVoLos5E856nho194k7t18FNxTrW7e8PFiaryMimWGV4YmdZojLFD84Oi/",
-	"6ZiSP9x/ODw6ivemSFxznDoLv+2vfuuLUH4M6q/WU04JSeHxuFJD5WPbeM4Pa9WcOz+LM2oiDbblg5AW",
-	"brJ+QVImJtoKHuZfj19cGCu59rEFbYSoOQrrFWpqyuwm1UwQE2v9NXZTXV3bReMQwdTlpMu/XoalJOf9",
-	"UrN5mP4ObkhOp0aH/KWxVVdm4rmRxxufFIY+zH2nOw/toFpj3XPQHy4viH7TVIeiVv7yr5d29ftxuVXx",
-	"APTKBozxhznNCNKxIIzLCK4XRTAOLyfj/NrHDkPFMkJYogUXUneNTfgIRJKYMXjn3ZN51xzezZq4UuXW",
-	"XIcXxeJKO0B7xZwKdYmp9WgDJdywt4N+u1khJwlhcqItiS1KJzG5fzIPn56M4HTNZ4Ez0vo5pDjShf12",
-	"/UZCtKUWeUkmGpNSTAhzOSzbqAyjjN6QgwVP1ctTZxUz5tZkTpJrXkhk39VphCi74TQhsAGDCLz5L6BP",
-	"8DvDssgJssQdlUAGamHpjTECeoQdedYQg88apjM7Ma3bCr/A1slCdeZdOYQVvhfoq3Vd6xQTNbhsmNpD",
-	"W3eLc0bZTHTWsP6gK9zpKrkkQj5RY/eebjVuCVMDKV6/7zkjnlEewp9j9XWE4L0auy0WKybnRNJEfwg4",
-	"bbiWK6/egMo0Uk+kt1EHk9hOfgjBd3fHPt/v8o7xln3TJc4Z6SBW19osMgmy9YYqvrbj/dtPgAZ307to",
-	"OuquKO1MdiGhYp3Z2HK5DszJG4Q3Aa+JqGpKtd22rGFyDSsY0N6ZdLYmmsvzkWmeRxPa4UxoG0+bb61u",
-	"fuTshuTtyjItHJ9t81Ag4MDJRafBmdJ2nzeWX0cWIUKYET5JqFx1ahwK84LJvHv5nMzMA21j8S2spDNi",
-	"1bwbW9Upl0neuYLR+nb1X1D7LCReLJtk+03OFyjW9OWKxV0NEqHXW+XAlT1X/Au88XtLVVuI6mZWtsoj",
-	"iir9+bQbVc+Zf1D8U9F60NcoWa3D4KSTW1rV4/B91MPTKc0oliRsCPimyLIV+rnAGUhNYA/og8YCmiQD",
-	"G62YYZB4wJARAYqAjmiDjzGeTmP0c0HyFVriHC+IbLFDkndUSJCcPDZT526xH/MVV7ISWMRmDZXchxAF",
-	"m9ybMh3iv5FGM8xmheH3HRxyZmQCzsvdi3+4w5jkhLAJ5AFwvkkf4gj/jbNu8y0U0eNZ8J56OmM8J2np",
-	"O2geq/cE4rcMvREkPzhTVS3AKxVomRNhYsI29n1Dye2S53Ii6N+6jLbuxFY5GjvprtfZt9sp/ELyXL/m",
-	"9bIAFR+o58WqTvva8BBWyzVsEiEHGMDLyOiUqF1VHaqCqG915Cb+O0IpmeIik+gLnf4voEXqwH6U1Pec",
-	"p8QyH0+uqj1VrReyw/RtdYRLgr7EGipYnR6coYyy63sCxdrspf4KKzINALsnCigyeRt6mn4wodmOoXJH",
-	"BbYyeFWs0fA+B583jK5yzFLEb4kAfzQd0DWF0GrAkkdnkNBEIJy7ZCUOZ9k6Kd0TG9zjvKQoLdGfJTQ5",
-	"FjZ3ZuqQotVIuvmtOeeoNdrnjYzCRXZM2kBs1IjuCaRaRcusqGs/Y3XfaLsfwtLN4Z5AaginRsePC8lj",
-	"pEeMszpEOxXITsZ57zDE2RC9KLJMm6euckqm2SoyO+bVdhkBrlZmbOSGclAAZgQL0ipGdRD4jTtZy3b+",
-	"MMfSpEYRSHJ+jVRpE25SmyNhkkByHOur2Oe33pg1OUbWe/FKEWyGVTu6uMlD5S+aFCSbgtoTAs5JClAz",
-	"aum6Oj7uYL3wnSVrmpMQGFeQ2XQW3038Q0gQUr9rLV65JDb0njJ0pd3xhBqIFxPR5GbgPniXA7SD5+YK",
-	"zlsLTcU+B4nRb////0KxVftOKt9O0ZGWH3LyEyjuOm67caBss9laV1qegVRLIRDFul1qn1Da5gV6Zx/s",
-	"kI5aT26SuxRJHYTHwHp1Pr5XZMpNxq8157fjYrs8MZ0mWxrounlsaNMY3KxVRPl1nLwO9j7s9qKs6Jcr",
-	"/rx2jo1RRNXrsG1j6mei4hLszI6Vm6p6+zWpxKfy8pA3OHrJYjaaL8tFPzO3WOjswjXXNxLjYFS9qPxr",
-	"DowRVArrc13eogMwI2j4oCGKF5gVOItVUwsCNiLThkAUiNCFIhSSg+ONKh9U4ZRT+BrLZL4nz2dP9Npd",
-	"LVqOrMiuTQhByB24KnU2TpTvZtQ8XQv87qmu+vBI+ySZP49r4456BaM/F8R8VlymeSQ2CaJ3i6LzV3X7",
-	"VdyjY/u67VXPmM1TUYN5rsoFJ2LaWD+f0r+tceZe2fSCTFtQQd601t0TlJKELnCGlhlOiBihJcnV0Qcp",
-	"0v5bdSwg7gH+jqMxi3OieBBls4n9deRaPT46GkRogX/iuXsX6PcANDul75QcZhqFv3R+Udui/mk0Zl6D",
-	"6v8GQ/Sa4BSRdziR2Uo9D25zKiVhqF+CChWzOcJomnEsBxrUHGJDBb0hzy3563uxFGh4YZK8Wq8806N3",
-	"Yo7cBuiFrG0A8NeQP5K9lOtX66p+gS7V69rCD/TNswoXKQVPZ4jING+gstLAuBI+I2wm5+W5tX8fRxt9",
-	"oGB866nrwt26NXZuA2FguJZZD8JhMTCBuPyzrwULJctrecIKDhBipRpAPB8zytC0yLIBoCbruyFGfXMf",
-	"DiC3cl30AlrS150u6pbV0kPDKb05Xu8y9i5TP8LG3Jve5brhUrms2RLMwVFykiJ4be2pHqrKb7pUuA+m",
-	"hqqYapvZBxLa9BNXcNDJBFSXDzvFprXpruCtWuoTKu/S2Hc1jhHOOCOdFHk72I3WxrO1mH3cugXXf5sH",
-	"m9vPsB3M+FxMWl3RYIsSIgTPJ76l8y7irBFR7ay3t8xAdbXoH9wmUxOMfUHYTaGxisE1q+3GJmPLY0yz",
-	"FRyvc5tlOOQN1PWUOILqWiM1Du/NfX5zeY5SvGqsfGifwXWoU49NWYTYnRDWB6lXnUiHZdvGR3Wtd3pt",
-	"N9aIXo1eiKLZBrsIWpixJJe8U1Grh9lg53fdu8ZN1W7O12uEwcfkxsLikpYAeIDVa7fPp+DQlGWEtfgz",
-	"VItMFkTOebix9uCzVi9Axk14dkBboTOXT4qctob3dQ3Of0xunqaAF9dqOHWD33j5dPSM2DSOthPhR3du",
-	"Yp9tQZe6K+hoV6popwXjMZcHS8xy7N2k2+7q+zUTaV8xDBaSNSgPNjCs4qPqX9DpmsrwpW1GdQuhP5JK",
-	"Va+TyniCW+eF8AR5P9hs7gkkqCQ6dgRwVBVhon4s5nw5NDhfw4Qv4sFIgwHIeaRt7hEg9iGeI4AZFqXj",
-	"7/2HD8bMw31BZ0jxfPU4iedSLkeHh1qNbWGptYSPkcwxzaDYYYz6t+AWTvgyIwCXTQZgPsrJQsnToLQf",
-	"s3LMVCAhwfJLGcr4LclRgoXJY7zEUpJcTf0/+9DrV6PDw8FXP54d/Ac++NvRwaO3/fLfB29/OYq+OH7v",
-	"fR181R+Ph1sUH/zx8Ks/hLh9KDgqBFqkZQv91h0hHXiFsEuMf09YH1uBrglZqr8AitkZSMC+O0TxUYz6",
-	"6m+e0xllOEPnz57eE2M27lkD7bg3QF86c62NXMICxbXArxFS7Cq2j0nrzo3OrgS4+fIcCkTodk6T+Zgl",
-	"xugnEIYSg1FpFOYMvHIOKaMyPkWFIhg209a6+NXZ5fm3LjTU9CMOfzH/epq+j/W+lq/u+/Un92aFOUQO",
-	"nQctvRcSANASMBZPEWYIQmnggXnF5dyF3YhIDVg991a6iCqu/wQozRHKCU4RlXo/IjAiuXxuxlQdmwTm",
-	"JhkMRknGBUnhZTUy6NowlAVeoSuCcGrShuvkDWCKi8wZ0kx5zCABOFCMqkhlCct9zfitNY5hJm6BmL69",
-	"vHxlvPt1SlzIKqwGoM2Cdg8iNUg5p2LMtEClngnvDlwgBMzrQPUpYkTeSZ0rbjhmY/YrUmuNfkVaKYB+",
-	"Rc8JBm+eX8fs14ODA/f/VdmYagTYiXHfiNGv6OToCP2KztCUkiyNSqcfxUxsPstFAPUfXIs1MJnVkmhg",
-	"T235s6nzANoOSHeI9BgYn+ASkqccgpcN25xH7cDuFY6s4fHAej3kJIPDJOZ0qY1n2k5eyaINTjbA3sJw",
-	"knpclcRRMKpj9Csq8UpLnNKRXZDIXw6Dee+j616TlfqzEhkPD+5aYCO6nZNcEU4omF6bTIk3UruL8Da3",
-	"A30NtwERJuFIvYdyF71BI3AM0MNuQrTrztqTY7muA6Gaa/MJnAag9P0cB1S2jmZqM0/q3h+gX9H3gGns",
-	"ocheFdLkLzbh7obaRwir/S9jZtT03TgihAFhEjSyvNCuAfqZrtiAYfWVtXWnH2cZv40gLkcflPOL19/Y",
-	"rANmGRvpJd0EfBAFP2vlaZk5UhPRDAycBvW2lhLAHS6b0RiaPzHNa1qPDFkZLzKI0FH8tGwKnPpsW/pB",
-	"MVFNwgTtmB/aRqt1BclviF5wXdO2k3A2zWhiuM0jpHiW/kUY9TdD1pvQBVBhBD5A4BHkfAUlhiPkl9dG",
-	"Jp3nTTfm6WPveQZ1JZWph8kpnECG4qcpWSy5JCxZHXynTlJOCmFiYCyhGMqxM0kLDWpGJp4Sp5wWZM62",
-	"Y3XqtIKlJA/nrT5FcKOoy9x4E9meZpwRaPhYscYnLF1yyqTNqVBlsZoJw0kjYDdQEoxtSK3fJKXAwtKy",
-	"xYbXFVxBBrJjOlWc0jpjeqyy9Vg20wBDTw+ALzWyDktLPPeETjlUsuAy0dmCpBSbwBbV1sN6WxCbCwi5",
-	"skmMag9Crbr0aarN+/ftpiUb07SFs62ZHirZkaBlRQ6NVFB3gDNuWfda5n30K3oId+mafP6Gq+jDcoWT",
-	"az6dAl4nWUo7BlUdwOHNRL0jFduuQ4DN0L9laZ0AcO+C76wGAm82C5xck24aL4WoFxaqIH7HgHU321ho",
-	"gQrU9h9eSKpArx+9j7zM/b7YVBnXP01yah1sDbS+HOonJU7VYO6jBhEYYEw3+r3LWK0jWJeDqhzPxxC8",
-	"WofoRLHKkD5xaayWqzxamz+9utB3FtFa+3ZCW6PP7eS2SgcnXgdNSa7Z0yZhrtL4Q69xK95VmvwUJLya",
-	"gLdOvqtM7pE3uaDE12C+a4W+qswXEPlaO1dCYKWvXeRAv/Vjn0dXJMMA5d1dOGztuiEu1rhsB4mx0vaD",
-	"ytUTkiHbO9gsRla6etjSlWf5rNFGRbZ8c/E4Qk/evFYk+v2Lx605fP1sxFF71lG3Y7uImp5g1S5o9qo5",
-	"R/070hc9K6O5m/S5RvgcVhKZ+BQVzrFSJek9CaTBZXs4GNaSrLy1ytDHJThSVR/6ZLGUK1SwjAigtiDi",
-	"dFCTGp+dn7988+Jy8vWzl+ffPXkcWz+OeioG1L8iatlryVaayogBQF2p3Tp/9tRcN3MsEM5uMaQqFLck",
-	"rwB5+KYjH+SpDufsAyh5kWOIpu2eD60tgaPKydGjyMNHIanxpoG4C/Awp0p4zTibCZsQKcFZphX8Wlro",
-	"jArcsAF9S3Am501bVxNkk193hjMNGZssBELAe8hcoQ6gzPgSAg2wYkFymhiAqFMwHqC60UDNvoQuWOuX",
-	"ulHl/4tvCPrx6ODR238LGGnUcTBRhJ6lt3sWjTOG+FIXdSQE/Pt2zgUxQoKJhdLdeOTlLSq7oWVyhKa1",
-	"cinvGKC0S5DKbtiwD450BGBpnYLsEEJ70Z2atNPsGgnJlwJEaxPly7pDx3Z2pVJ9TxRpbZeloAwr7Gzd",
-	"30NIy7ZBHTCvxPoZdQHaF9pb0ELqRo64elEvwSwhWReU/Q2BDJpuHHqOXUwvCMEbeG2LKrQVVWh/Y2xB",
-	"eYjOoWAYxZ+6Uqgfw1DjCMVqrOp/rZUOksUKckOUrNmPy0pC3UmghuByHkCnsWfGbZ9dDc//9sH9ow5H",
-	"1uuzs8NTuQQOp8Z3169567cMwfONcsfAG/198HjufC6qNet+x3vHySlX4G6RAx5H7hw5UF/9dp+hjdSx",
-	"jiXVr10lo5Vw7eDrEaGfCyW5Wfdd1UvNCXzLbQxFuNl0GNqPxAZ4g7uw6lA9iniCMyhpI04By1TXHDRH",
-	"tD15VOBxWrDX/Z3ZY0yHTyK7huw8Izg9K7TgVhOmQdeRe3ZNLyDKoFXo0E1wsgQRw0udggomaaZkU2im",
-	"LAkR+ZmGX1wMUWxxRawtLdi4ruPHSdVG5wGUWFVOyAVaTbfV+RxG18XfvJPzOLS2H+fxvWMS1TG/Wyfh",
-	"b2jf35cBzK/T8MO+6oBY9fajoQLtG+RHDf8TwPipQZ93B+VRB6EVPe+CsNTiGOlIlSrpgnUnJH3cGcyn",
-	"/WR9j7OCWKyeVgyRzWdpLeWDM5JxxzIFEQWOhbDOUXxQLLWLG/gsAVwqfFIvbbV33fB53D1cg5NZmJBQ",
-	"z0LVob3thRS9+63uqdXMYGt30CsaWN3NcGc7YK7A0ds5+VerHBOrRUFgBCWpVUJPiyxbxaBjbzJE4PC6",
-	"muPzWPhFjK9daVuEoy/snQgqqP7XBOck1wxV9w/vUW4uvQoxxC1g6y5hWTOwUsMNob5akIEG4dBTaVyz",
-	"iDOEUfPe96B0N6HKfFoANOXLz9JMg2P6tB7kk5Rd7yeZpYdq21yMrROG/fOy51kLyJpUMA5VBvy9NXTM",
-	"V3g6NWjVJYqRAakOazxdqXAvGpINOHCwfrFMt9yj0OXsjaI9k1+5ubXlqeXU9IbURmul5qCWqnb9vq+P",
-	"mF+3lA8Up/niBGVESpKLCKV0RqWIUDzRXj4HpeCPMFKPO75AnOmbrnQyEUu1iAca+LaZG9VThTrX9cnB",
-	"218eRF+cvP/Dxr3wpt+2co+Nya5jgma53pg3RN8RstSqf8mXBxm5IRmKDW8ZoSnOBDHRws6z+qMneK7a",
-	"KjfqzeaUhSjv7QaA2CZTh9m/jTaFkYU4cXsyabWJd9OZALPu/vSl7HqPr3Hd+c7vcMqu3yzT4Nlfc3PU",
-	"FRCsTgl+Dwa/odE+I+/kJClyETw3itXqj7EVv1UFwMk0ZhRj0AQ9u/q5m8xayULgDSE8+BvCDA12sC9F",
-	"vTTX6J3NQ6GEY1X04Abn4Bqg6tj2X6q69o/Hro0tzFPP+Iy2xLDtEG64TczgMz7jhdwhq3Cosedk67zO",
-	"SRKOOG6fdkepJ/hoblW12eiRNYlkdklU+EHzvewno0t1WpuTt0Q951e2drUSGU52AcBb2jsEfH0yfiui",
-	"MvWOfcqMMioA9kLdVmJ0m1MJpo5rshKj0s0Ork83hJb0KeXQd9nD1vVXE9jE35+DKfW1KtmIoqyMxe0Q",
-	"tBq59ds6m449UZV98gh890xYei6tZ7hdtamVumrPwTpEUrQkueAMZXwm6okeu78p9msdvuNuWpOI2z63",
-	"JhstgLrVNhn+DtaXfU6pfeB3k74MUW1JhHuUwOwAdpXBvAX0xYlbRnLgrgtgt5jhbAUe8Fc0y4Iixvuo",
-	"9/KskPMn4bRw7lXQpGn1ZVI5d5uuhHZ5+pV+M+1Je3HXS7yDo8LW/gfbOyxILDeSkVm3CyjbGc3Rq1V4",
-	"1SZt0FramVR9QzMlb1ofXo3SZNyZMbrCrJNG2aWtacma5DIYmXAGyIPmcorp1DgHByYXjtZmap/ZWj4c",
-	"oV24hUR9Q0Y2vFerDU02wObrOs7lgWvrQCuCrF6UpkYRNBjZFGCAk7bE4MrFUj8Kg0mB+uXI9TJrNC3z",
-	"k70g4wHU1WMxEQoWF3WGJSg9byBemRdyiL5Rj1pYKB1Tbfu0kNM4TYPos2tkNMt3g74qlR/L/avpjEqf",
-	"lQo9WVpec/A/wDXUzaeiU8K5dgHeDP9ul5Flfp2Zv6mwx+vIDWHX+8g08IrksFMGeKYmsd2QHM/IhOcp",
-	"ybdHQOsOBOXy4G7Vh4NdcpmQm2iGDbzC9rumOy7UPv3icnJDWEG2mjkkvNvldVvRMdfYSAPWSvdSH2Fg",
-	"u5pbEQVJpxsZ7uVoeu2pQ3eXYwH1m2KOB6C3djxlQ+e2ikHVmky3weCayG4gXLDgvoiJRdLTjr1BWdJP",
-	"froN5/EZR+AFvSQ55ekWq/MKKrxQNKkonOeykXPqIxFnm5VAz8jfu3Jnqih8avB2J7wVXkNvF1Z2XOeJ",
-	"lhOcWd+hahxehHCWgYsA6peJCAVIKFdcCpSRKQgigxZ/o66cZxseuTOXatnsDctXbFw/wnKeZZDOs7p8",
-	"IxQbjUOM+pj5XrRUwLKh3/7nf/noqzYnz2rMtBfvKfKQYPFymdEyX0dpslziGWm09auH1Xrqf4ByV5gx",
-	"ksbDMTNzFQY1x0DGlpMSOnyPGKn2aoXiVy8vLtGhJcA4Aj+6socqFKxZgjI/ZxX01SG8Rj09piA7qWzI",
-	"a/c8aUMEXo/buwOm3CuNJfXKYl0GjJ05v6E1HqlzmXbPqdnB/LuxjVtyNef8eiJIkhM5EUSGrfe2XNAi",
-	"/gMEXUuOdIiioTY99XsCmbqb0fvdogTHVR3ERlNzfQ/ueqPXdnSLu7xas80EtoYi3m7cuDDTMWUQMcGj",
-	"4K4wA4woXQ3149u5IMlEm3mNgVw9y7WJvGYA12WP8f2rB0kVBU5/8SDb/u0Pu+922zLyUEjUS1amR5bc",
-	"y5dEGWTEtTfix0iaBNYCKkwS7EJGJkKH6QRdKK4mdYi7Zr/ZkNwHcjWZMhpNzKoAGNGT2PL50x7uctdE",
-	"PIEwJxNLCqoUYh6AwVwvaotB/jAFI52aQi12J/3RVMembpOeZQufpT0l52l/GO6QvkdXaH8l7qJb7KIm",
-	"VLRntYTbxTVVxlxflYp4W4efrpNvIIOK0zMFiK5BHjUdld3gdta0z0wlhtndQa2i6rdpx9ozY71k2Uoz",
-	"EI8hmqxUpYuU1h3aEgM/ZOHNxeNe1Hvy5nUv6n3/4vHOubrdHFpDqL/ltxVt7y1WvF1ydKVZgvHb0NY8",
-	"UD+HmEQtzzJm15O07HHjqS2Bl10qAbxa4kxLp9caOWJK8pY3ryo66Q5yfGd3PzPcWtdRdd5dBKtyY+4s",
-	"VXl7vCV5m2otcWD1vfRk/JNuYVnl5laUxh12css4xPAutU98H2u+7WJraIbdH1E7Jz/R3e9VZx3mrR84",
-	"RZDu9hWmgUW8gxBkM1m69xbqY/QKr17hDF2pG0lDBSB1HJBlR2X1Rnzgw4fb7Vxg6O2zb09fo0ev9RYL",
-	"nBId/7siEnj5QOP8mqwy4LI7BXqM/bunbKRMCKOLhXUE62wO+1SsNvdRZ7w22SJQf6omhLMsjkqkafji",
-	"AJRuCJORRitJ8WrQKcGEp65tjgD8GN0Atmj1jhpVm/F0mwZsFQhxyynZQklctvJYH/H6kZdc4mybdi51",
-	"hd3VsqZHbynctIIHJ0BgsKMgivVGRuJqk782EL5albumT9nJavaxc6h8ZAtXW46WzvaCDaRwRwnAN5p0",
-	"FgOCR9qTfP+kyP/BkfrvI/gvzrJN9PfKYwehtEkLgvR50fFcQiNdAfbJT4WQVvscu1MXG7HfsdTNQn+L",
-	"ebl2Q1V2LEb8xgCvwI46LdKcC8LcyyhCOdeJ1fpHDs0QfEeh1qCjZuaKy0l5Jmu54eF3jUwAJpZ+kuPb",
-	"DKJc5gSnADBlouBEpN1UkjlJrkkuBiM0pRnkitXXLWUmInYLzdQdWUXQ25YLs673PAAwgQiGyBWYks4I",
-	"pwgDs7RUfnXWdTVs9rXoYNjVJck12F2k3pVTXuQ2SaPwd1QvQu36bLX8b8OzfKtoLeTRWmEsLKIepg5x",
-	"zHWsrrUuwWntuDINLtniDr2O7HWCYtgmOSc0t4mLt8hDLNq2hLKa9qErmFfQsuedrJ1sum5/7uR70BAu",
-	"unrAfGZRn1nUZxb1mUV9eBaVYalm0BZ3qrbQFDFZe2wQatOCZgXULfD/NBClDcOzyYPW2HzKkTs/9LXy",
-	"sD89E5Zaid0Pww1Y7wsLSnhPVODAcX5tIIctGHcl+mcfMABG57TGP74xs1FbvO268ZSZndTTrdSpbqzj",
-	"NLtrQCm+LRaYHeQEpwBKYsqdopQnxYIwSVL7mzbdavCSYDx8GEgLRqIYsBA2utNkZvIezl87rJgnBtT2",
-	"jQdkb3/7xgKf2x9ecPmNukDt389Bd/uCyzON0GR/t6DY9u+/cEbsv19pSORLzp/hfEbK/h3E8HOSUny5",
-	"WnrfjLJLLcUTJqlc2U9PDTjvBfiqe+N8ulhmRC+o/fVCQ+e+KZFzn9RIKRS/1zz8frYrP4vYw0ePvLj9",
-	"k6OjjXzPmegawIaleQIoNkjtPJc489LAd45Kr6SOb+oCNZxGi+G9zCAH+n91t12TVYQWWCgG0I/xH//4",
-	"x3/3c/9psKHJH//4x5P78eAUEUADduzEZAt26DxzLBAjVM5JvtmFxg02HANfX6J96tXrq//RNewwgH2q",
-	"tET7RdVNy9WglhSv7gkrOZrc6X7q+auVJ5pTVndGacw51bPdq6bsDlqv1Tqll7+u7fu3DiHE3lWeweKL",
-	"k40nYj27eE72EsUeDMnefFxe6Wobb/oa3uua+NhyXndUEtrV6a4hrMwosHlOOA2/aF7pTPs6P6L5N+Tr",
-	"VLz0J3WFW+kdzgOUg0z8uhTqm5cPkuSddjEOwAy6MViwvm7Xgrp8N4TIz3mWTlK8Em35bPcb1BEQwSFM",
-	"GRw2tEuExQpnxifMOQC7WOuO7x3bM2CxmLxJAR9QyKvh+2Qs8Aot8LUGoxYubI7miN8yyKQZjDbbXzzi",
-	"dob3IPRAxT2pNVItsEI+RTQpL2qch/YjBW75e72lg9awzue87YTvgldgkEwnOqtPlX1uBkgwqZK0qNXJ",
-	"h8YDQ5vcUpby2zVn1tsi7YKu0ee6sYwzW+N9FOJ9HfQwd+ZWGjSywzx38OpcwwlraY435mO+Z/Mx86nN",
-	"u+wr1bQPbSVXszaRK8HC2HvKfMvDTmgMZbxCQJGqQxAmnGWrCiKw1aWgnzgFUa2M0BiimC8Ji0cIZ4Kr",
-	"b3i5zHR2qEb4RXGV0QSiMFB8uDz8RWTF7H3FlcEbQS/qqZaDb7LKlVOdxGPID+CLllSgOclSs5wQ94wz",
-	"Yk1o1Dgua4m0H7sX4YSzeBChIyQ5evDFw1NkvQAfHA2DJ7p73gCC0wk2wMxrXwQWwLnL7egf1Nq+LjAr",
-	"cFbZUmzSRyATYiIQwckcNo8mdmdxIbnaWeb/rpbLxqUgLMEX2d9C3Vkv6qna62LeOt2qridHg+5uLS9U",
-	"rTpXDTnFKnB7Dzc8L8ggfOVqL8+Jea23aVfPSvf60s1d+2FD2kE7TLDaagUr5J2nEvFbAsFjyZxoJ3V4",
-	"4MByh73vUR+I7vjoPx+VVHfU1SShDtUGICIXm5hIeqPdjQvR4i20H6jFFhSdEudIDdoTM8ojEmTm7ddZ",
-	"F4Gjyaib13GrEOOOWQvlVFhs4HS2iEy1G307cEkjmLS9HgOiRs37WX8weWWWoHFUxyyBsMY5KZFrz149",
-	"9bMBgO3Kg4WaS7kUo8NDMefLoa/5qWiAKwgDJ38OeaBW8kpsSiUREDK6iQuvsSQul8UHEjqCt5ODz9B1",
-	"wCvN8zP/4mhQUSc++MKk1+ieocgTU9bN4jGUcmsQEGDW1jbFn0Np10rlfuuO6d85/G+PSBWOAe3wTNmI",
-	"xF05lunWmHuaI2yC4TWWlwiJOaSOZdkKzUkethMsyxfM2reSVc40A9fgd8eu7gBTZvq4o66mZaCbei1D",
-	"EReU+drN42hb3vm1pmKTnVUgU8FKvzpnJAQENyC5IfGiGKEYpkNGh4dzLuSPIyW8vI1RX3FTxPMxA7Z6",
-	"ijBS3yEjSmTzfb66+QLhNM2VwKFkc4A4l+IUJCB0DADADx8+eKhqyxzTDMLxDmMEWWkXSmYZRGMmJM91",
-	"Rhc1+hwlWBAdnuy4dhkN2cblq5GRUOqr0eFh34uO9P598PaXo+iL4/fe18FX/fF4uEXxwR9/HY9//PHo",
-	"4NHZwTf4YDoavv238fjtoD+CpGy/HEcP3w++OvzqD707XzJr3s934tMtT+2a9ClQ3HxgV15OIG1HTvru",
-	"yks3KierXbsbMx6hJRdUyY+RegUsFGWeWB8MBLlYFcmaL8dHR031pjoWY3Z8BP+H+iFd56Cu7NSe4pC7",
-	"tEwCl8wxm5Eheq1OFXmHE5mtlDxym1MpCTNx9u+SrBD0hjy3+6OXpKmPcPtphuZtaTuhrNVerFtSJT5U",
-	"3fn1GilpX80b3B2M2mBSfit/M6W673hITNmTrNG8qQBfy8LFQ+ZGx8RQP24IijopZ+zJJbFipXGS0UPK",
-	"qKI7xtESy3k0Zj8XJF9FmtXxHGkUzZIc7z98oEgjx4kkOfDPDKDCZlpQHR0e6pAKy890LHiVT44Zzonl",
-	"lKeonU+uQUXvO1Y4+OpD8sIWPrcfoa6qOFqjr+lMiB9KiTNEZwAAAkGRvj6NT1GGIYUtzoioS9idTnmb",
-	"Fqd5wK3uJh41s25Ee8uxddrMsRXtK8fWnuXxzpHg/jUYVip1HllY09RSbWudELjqL3CWEcBGXwHwwXrV",
-	"TlCHU79vul457Tl7Nz5N1D3+TCfV7phTIQdQRV3l4ydDqGQBX++lY6qc3H/0trvXDWTongBzmZgE10FH",
-	"ks4Ara8tKGUgQDfjyXWbV41W8E/NBTTDUov6igJqIX9TCsKKGixf0EQ4hZS6A4y+phf1MtDwdRYO5iTo",
-	"y/xEkfSMH6jWtJOyNmoqRjynOrlyJzOcW5dz1UjItqVhQCf3T+br3FnWYGOtcezYH/KV2pnA3pa70XUd",
-	"/qKk7vdmn7attHTYMNtVM9SzbT1HVttVbGoRtqHd0OrDBhqp5obkdErbki9dk9UE3FDvCBcFiYR1Nr9Q",
-	"YuoX5FZdAgAR12ecHUgi5EDHryq5A66Ea8rSFgC4OwyM4HT32pDSZ8faocNjzo45OuEcDjzLQuH0TQa8",
-	"+cB2Y9s7Ar5ULqA0x1OpfcmndFaYbCM5wakSfIP0qOm3/DsIZvWhEqVVAYilNnu0DNNeSJar1am9wpMb",
-	"R8rs6NpLUDP7xqZDzqJ23PFwrDzPJ+pRNyNiIghhMVpiIYjQtjiM1JprydeCY5kgcngz0BnDssgJstOP",
-	"wMtUW+fSMasZrB22QMIZM9Dd/ViDk7lRmMQ8McTo/OXJJTrES3p4c3yo3qwGwnowHLNYP5PdyldHXu35",
-	"8YsLdPnXS+vJdIsFmvKCpadllgbmLl94TAs9eFNBcoTTFPXVWzplYqJ/3jBEdOZhaRvffpRxfi3UA6tY",
-	"RmNmn9ZmsReUFRIcsFwiwQqmoc64mJt0nmq7dNC3ennA+8n+hDNi/13TuBoEPG/z9VaQtPqrRxJOr7/+",
-	"7LU5dscFu2b8lmnLN19qH1gj9TAuUcoZQf04MKTYPkixRztUIFcgGrNWOnZvWevmAcKWoeLBqdoDDZ0O",
-	"51W9j9VxrS64oiiD/tCLemYiHZPuO2G4JZWYd57/YrjjuliWQB4qnS2lW07fhrG669Si3g3JU5psFIvO",
-	"55iy703Zdn98b+Br18TGH1RCTrrkqXMnjheS3BPo4dHRx39gUTP6CWkJhNjp5t3lwdQIP2lZy+DanRwd",
-	"o76sLPNAw8vijKaQ4RjeU7G1t9sQJS8lqnrYjFmsToFJApjyREyKPDOIrR97Z9zYPT+BxrjDW3a3/Vid",
-	"u+dg0zZ3hUUo0y6/BqUqOL9oEJqgJXJBjSAiNrRBBbrNOZuVuSf0SiIT0rc5MsQNttJr65xLrJ7avri1",
-	"2PT0scsWZGNWZCzK2KPNp81xIzOI8OCnBUurQUChIzPVYc822MaVd3qGakCOdnZiLfns14OE7gHiE6Ja",
-	"TZCqb/EpNcOEQZg0AKAC9ieEuKo2I+3+rW5rypKsSEl6WnHTBs8sJdoYVasHHoqo7BqwvA7lc6s8BLlQ",
-	"EvVmoFW7HG6iVnTYtDJ9wdGRyRCtG3H69M7eZWui4cqu7wkTFedtme5wiL52EpLZLvcN5SQtEr0lfYfn",
-	"DSITziXFWbaa2HXSSWHMv0+VoOYhd6sdFxKvhP+j3mRbR0nC0yLLlFzFEB4zMxquM9NUUtWQlEqSjqoj",
-	"1Vl0sItvR/06yC2a5fxWuDw1Y2aWxIyMsonuUxuhAOFLieAlGrm/l7oSFnpgNaHP4YU316lXklYVT9x1",
-	"X2KGOYjxbvJiDYg0TMFVZH7Hxqqnvp2dmdDUdfB7NcuRcaGK9UZVDKv6J+CiSu5WA+iuGdWVNxzPV3r9",
-	"DZWU5m97k0EegII5JtwHg6Ozkf/n8f3BENkpKHK7nfMMzI86WynS3Xe1IlQNCccdM4CrabYt7zc5IRBm",
-	"1Al4GGD3tOzcGrwTVwu5PLT6+YczuIQ2X/K1rrZ31rL0JpacCbIuimuzCFC7iKs+ATsnZ1+XxrlDJjKz",
-	"rhUGZjN8qScqzrJTffUzLucQiwBuFSnqx+KaLpckjTUeobWCBxuG5GNqVTIiSVqKEX1cgcY3pQFwXSwL",
-	"WV7RAw14UsEX2HSK37Ye2I03KkDPeGIRR1OcbwGHsQuIdAC/Bu4x1FdX0sqNZhBZPgYfDXdXvzI+KUkq",
-	"Rv2mtKZK2W1DfZyB3Ilq7VfX1bsx9HdFln5HioXrJsMKlUYucUXKb0MG1iZn+Hiq0TJzeRnVZjayMTB3",
-	"stroqX60/b+9MP7gDWeecK/N2LZIbm/hNkCBmILKyD4IUUpwmlFGPr4OYcu3aSN7fdSzD+27qRIucEY2",
-	"vYO2eP6sxCfy/Cnl/W4Pob6V9Rm5hckMPuqTZt1TQY0o8FwY+Wl8qNFw80wxQq20scK8iTsq98qon8dM",
-	"FRcVt58jjZvYj53DkUke6UKf5JwsEC4kX2BJ1UW4OvXF8L7mAeYdoh6OJivQoIFd4QUJ6TJltIRLdkSl",
-	"JSq4Zvcgy99NcN9RQFen7LWRItrPGCy02kaPUPuxf3dRUTl2VNTOXYTIcDZE2PPdAjQk9fHAeUH67auh",
-	"DjanMOkSpFs6/W66fc68ohWBb1PFGrfak7C49gh3ca2/JEI+5yl5rMqqYy8m0rzEmtd5K8ZRrGanw4eU",
-	"cKVvXhBC4qBacEuJqhQ41q6wLnaZF+TTkT1KgJ9S+KiLEg1hpP3k2u2pyR8+AbcfYvfGrsG6EZYCYg9E",
-	"HxvluUYhnBg48isu54GT5sxCky6kduaKW2Lb8Mo2juc2mVEgl5FzyysYlVH1ib3z67kFY9EQ0Wbfqtbs",
-	"I/Gbi8dqaZ+8ea2VQd+/UH9ThjBbgY9xGQcKZYfoTN0ekDQ5VTxW3JJcoJP799V+GQf6v/71r8BcuUQO",
-	"UCuu5rXSqNnrXJd/fFO8/fFCvP3xcfr21x+fkLfww+v87a8/fn/z9scXDL4M/hDOf1RSTgg0cEHQDc4K",
-	"7RYutXPrhkh2L38SeCdY19PNCY3ABq7vijVaoynOBInXDMBjehm9IQsjAm8uzRPYmDToPvT04iX68xdH",
-	"x9rIwadTQWSpPXpgJBiepchXGD009ncX9TwtZJGTBoJ491xMa3Lz9ZY4TcFrKyMLzsTPBSF/W5XPcEJs",
-	"UAK4gl/lmDKZE+KSrkAU8Eqb+38ucA6sb86XdKrtWssJqBV6UW/G+Swjk2UGsErO9RcIfgvfXzOZibGg",
-	"m2O6PudDJ4eplrAOR0Smw7hbcvfiyjXSlZNU6yix37hL31kj9zQliyWXwD8gqrBg9OeCAF1Wk3aivtEC",
-	"YYE8lwZ9LGkaD4bIPmwjRN4lZCnHTDWhuDL45/Tj2j0xVN8m6tsIAvbjQaSkwpygGL7Id2yik8srghYS",
-	"L5Ymt7ziczPCSI4lScfsVnvHAFLBlSBMnhrHIC09WnBYKkvOeXQ0ZjVVpA6R01OAc7fQyOsII72gcTjy",
-	"Y70EXrnatldT6gu7VFI28EW0Vq8f++J5rN9Pavc8gQDpECA0h6CppZumVf/dgmOUbmHMdIs/QJUnujR4",
-	"NamDyUgHdULlvfA+2ly40pdG8Wv+3JITkCbXkDs2S+GdjOtQJM1lOA3O2xpvNCR/Q1e9wCtFEICKimeY",
-	"soAsZHoifrYsuGaCijEtUeAZ6YbOEzrDHmxsUNTpEM+1w/ugm3baqYqa0ZSGBMOaxfJZsO+57vaG2N8D",
-	"IeptQClqfUF4lOWpKWsEVG1+3WNjnaqyBS+1u5eT9cFQh7Jg4G4JeDuQ2YcjkfFb1H949GDw8bWWQs9t",
-	"spVDxt7dny4kWX5f+q3VzwnsccEqf4JbzMRonLy00aEDdAFS3JMbE763BQY10lWtKzsMOEJ8Ck+Ts1dP",
-	"fT+c7QGvN+JYtzzQt5O9rbzWQTcGRXa4lj320Mak1OgMjrdOWg4mNHh7e3aYVpNJheE2+4Ck5JKDfKX9",
-	"n41sEzhRaiuf7qpZMpfozvWdkLfZTlQ/PWbc/hj89kLn6tJEkzjSr5M3UzPI6N9IWgfqL2HjIyTh7aXO",
-	"GiR211KuhMht9ARA76eUZCnKIAO8Vrub9GVjBtHqgEOp8dMdUL4LDwGjqSoWoVitoMlwT6XGQOb6nXyq",
-	"O4FAVv36h5B4HaKsBV0tkKVUzXFBGZaadS7wcmkevibcpMUlVn3US+XD5rdj4NgSto6ORmlHM9Pl3juK",
-	"XOlkSr1yQeGt3Emg9Aa7SZz0u94E61OdEoidFSIS7T4CWwFSVilzDWZ0LVs6nql9paHE/suqAFYBMp2R",
-	"8/bs1urzBf1bS2XANOsgmiy1PtM15ndrW9kIGOPNrxu4zBpg7JossIcUANY+GcKrMw54U/pOHXYPxb+/",
-	"xtu4apIrchpSpNk4mVDCD45SvraHCMUQ/pxSoeNUwgjB6+X3YHBWXVsMH9SIbjF1KcqgrnpW9WM/iFcN",
-	"q+pzrn4JyGJ6uH409HaWRg+ivz6EwbBDPhK18+uF444O62fgnG6VKC5riBGTUd8w+1gRtXmwY7V68C6/",
-	"Jqt7Yq3XOmU6AKjq/I76jNsmt3msVxOfbGKaYU8GYJ323RNYDuexYB5TcGsG04oEgibv4HpQPcZdz952",
-	"BwbC4yZXqx0xE2tUF1n/iLLdtb4SUe8HcjXn/PosFHXHC5nwUL4Ql0FIyyUpTUcotpqQGPVxm0UXfI0A",
-	"YUIX82AqdPqqOWWzMTMZbX1/pwrGh/PNvVqVDsqlh5iqmhYah5R4Pk1G+UjS0ZjVXNdUFTpjPNedMStx",
-	"5S44UGoHC+3Na2qrWv5bC8ZpKqgunJU/wQxdEZTk2kMYFIuDITrLMkDzmFKGs1EtSzEjBFRsCITBtGr9",
-	"t4sNUXKwfFWbv5t+L+qZedXfhWFXuLB34A/zVQSnToujhjDQVSEr+w4ltM0IxYwjcZNMrOULcHfU356t",
-	"xzC5MVMXs+E96MwuvnZJsVpkDTnpcNkRv1ULixOIOFX3qCiEetgSUMe6qM0xy/hsZvRz+qFDUm+vXbCI",
-	"8VGMbYuuuZEZjm0SWtKNRkBHGvOWpIA4pKlKDQeU3hES3Gwg/C49jxzdgwWtyehUUQY2iDTUSOiBLUoI",
-	"vakoCVtfgq3aMOd0YTcv0lGjapMsFe2SlMsNbh2rkZIslgFPbaw/bIuy7UCLWpSgJOwt98N8pXYhJ6DG",
-	"ZdwQB+ordiLUiqgeAb03gpe4wc6TxkNbbbzGqf7t7/8YdLLg5OY9MLlqDVTT8ZzH6Dv6tXWX1eO6J5Cq",
-	"tV0/beLOC997rbkCghAUa1FrMOyuGyVB/54zdP/dO9N0CFe5bvXwicBvuDmt6t7Xl3dd0i9DiY9JRhU/",
-	"C+DcMnu3SQ5BIoSlS06ZjDTD0GzQjDWoylcftlD6Vo9GCOxkBwB6O+jufjLe67rbiOFNanFtO3ez1kVI",
-	"x9HqlQjawH9QhIuR0WKi1OwiGPEs9SDVyqnnL2b9ACFaEFzXbWEbbrG7Nbxmse+2Od0SeNQotUzkcas/",
-	"tEdLmAIHNI0hiSjJAV7EJ1zUjxdiNvnt7/+IB6fI8O5coJQ48QGpy0kOu2F3e2OqEl+FsKrr5Tsk1UKp",
-	"SxKogVy749XhbN8NNrbOKDrDx9Yq7jGJWGNIHzmHWJgi/fB755jqM28d4RsUOi0rMQQTukLevH7mBHBF",
-	"pKIUDO8JzakD6uudknb4PXfwk7DKkska0VmJfeqKtWVRP4bHk5lwKZaeHB+hv3BG4gg0x95J1csHIvFD",
-	"8PFRRVx78AzSaRrUSS65nkEc6eYnpcuGlt915Ibs9sFIvKfw0NMbAU+aa7Is/ZEg1/xvf//HoRI3b0ge",
-	"hxMs6OphfmZuY0CDpRJJfE2El8ler5b63D2FaOAG24Tt2/mG2x5HiCQ5kUYtwWYTCEJtLsUbB+oS2YuP",
-	"2qyfdMbM09K8JMkN5YVAumkwn/Ztphir/hjsfuttn+8h6hlVSoe7pAJLpKo58qie0ZJum2exbVW3y5lQ",
-	"Y09tuRNqjMPzHnt4dNTVTbED8UuO1Gvy1NhxIpP1Nzc5Mvd4GErY6+PjzUfDbG0jZcM2WPsblFR2C/Zy",
-	"p7vrZts73Vbc/51eDmnXxGO1hi6A/Pe6XD9QOdfN7jyq7pj6dz5T5ZW22fa/9QEMHTjUh+OoYdDAXRlO",
-	"6eCTO4ibfRE3baNHCU2RgZWiwk+FkMgwXGRzfZM0KnFBzQXV14kpDBRHEorM+SdJdNsQ2jrC+t3KJYFI",
-	"hNu5IMkkdn6PV1iQL07UG/PBfZRjlvIFulpB2grQnK58ecVsPepfSMxSnKfIzFqcolik18PvoYr5MbbG",
-	"sL9wdPH4u7BZslWA+izdlH+Y3VzHpB3ZeU+6jOB0aFo1roH1P71I8NJQ4xXyfjQjclCuXinzg4EZMX+Z",
-	"p6MD6a6U17+UTWaUXbs/17w2X+uXSPNOFJQlZEdrnK67ZnVNr9tm+Pm5IAVJd0k4bWrunn3HDPwyiK1y",
-	"F3VhyGVrEnaqe6+Pd5FTubqADDhay6otNZf8mgCXviI4J/k3doVyWZgggJMjzZ3ue0kedDxAr+HFaKw/",
-	"GZ8pnqOaLgNzz589NR/6cU6mEKyof4gHEQLwNfRIP3kVi9LJetRdAAMrN2su5dIDnb8ga8LPrQVR5ym8",
-	"J8wz74AyJHQ9mxqsH38r5fIlyyD47gIvyAWV5Mtn+B38rdaPQIoMSDIRoT+NmRrpIEKCSI3uQardHMBM",
-	"AQXUJlU8NNMdojOb9A1LY0QVSPAF0QYwiIDAmeBjpoQlA6Y1I/cEOr94/Y1ZWSxQ/NcD9cMB7GKM+idH",
-	"D1D8XHEKNlPSggG182v99vf/hXKScVw2G491lNstFWQwRD+YuA1sNsWulCoeW0RTM6XD3/7+j9hkWLIW",
-	"kJOjY5PTSG2DXl+bi3DUs1vvedTa+3hJvyMr7579TsezNShze8I0+agcoEM/PjO+JPCOH6GvoQ+US63P",
-	"HaKnKWGSTinRwGZmRKcu/ZcNiqdCFGDKBN3ALc5ToZOD6QyDpwg3rK45sTE0YKhE3xGyhASWJsQdcFv1",
-	"Cm48BGZvzvUiB89AisX8iuM83R/5O6rXvjCuhzrduw8NwseFnKsFTkCuNcfHjMU/FGNWnoo+Ziuk/uAp",
-	"2M7/8uQyQt8+OXscoZevLp++fHExKE8OWntwxqx6ck5dsBJGCyyTuU6sCxlPZkQKtPXBUuzBTF5LefaU",
-	"WzgCdI6zzMhy2NKfbsn4LniNdzlPZkdD50kHF15YVOaAUxkUuCeQMUKUCM5Rabn3dGMu0btXXK2MlpCG",
-	"dqzaclKOVXdzUA6kMdb3gDo/5dr5iEms/fRrczViX5kibUblvLgaJnxxaMu4fzReMa4ZF55EhEv+rEm4",
-	"WArUh+wEGsLCeKUI1IdUBQPwANdgTETjIri8ueCyr9jBlGYUyzKQD4iAL5bQnU6q68FnDMdszI7V+bih",
-	"gkqeI5znoCMGEIZKeic5z3kxm/sJLnVqXpxrH0A1NEjapIaFF0SSHMV4Oo2H6FKRJkI2eY3BDMhRPz78",
-	"SRyKm2T4k4gHAPkqdJ0I5URdbKKWaA9cNIRZBlnkjKR+1Dpl0I+0ZvkDtUIre8Zj37klHo7Z/SH6wYJ8",
-	"2BVQWyFQsYxMSikdKagjrCPLNOxE+vYfC56SAQTN2wKwdHrWarKsScrlxaC5r25kOGYPvGE5ElnilUmQ",
-	"ZrfFtuuvlIbjil+9vChxwDVlqi/G9dCSIowuJXrHqSylJgdp7VypfHgvc/4E8NVKFierMrDOflbWh47O",
-	"rNcX8GLjsmK8Zk6G6LHj54VQJJ1RxVS9Y78g+azmyK+p2zp1G1uGhgF10l4MMmAhiN6M2EdH/2OszlTG",
-	"Z4iyyIze9igigwpuwS7VShcMiZW6fiRNdLSrMWSpg/S6yIiwLiBqL7OR+vkAXajji3SuMU1INvGToCmB",
-	"mzsycJSwBdjS11DVvvSpQEeuGgzMq8wG2esgRWn5iI0kB2pQz6BRDepBv84pOGFGal3ic/P5yTvtt/v0",
-	"ce0Jr9GS6+5gUMgQyUHpCGedw2ACHnqKGrw+mLCNIy8BvkHBdIdEu9WUFKQXonqE7cGmArLWC6pWxHDJ",
-	"2ikZKaJUkpLHUCjExmY0oTJbOepXy5FkVK1oxTvOrIZdYouhf8XT1QD2/1//FUGEAQMQYr31Z1mmSliD",
-	"z3+/ePniFFhoWVmLHksMpwELKKOZDk7d37dzLIFAqIQEg0yqBYf0gmq8QoMgJUWeoYM0BjkEbHgLRFjC",
-	"U8pmgyF6o3HVXe8m4kQNzDjXmSR50KUJVnF6UdWPNWBwG+UCQvgQvbRA+tqi6U6BRnfWGR2tnH6E+rGW",
-	"paF/LTw34681WdaiyMtizISrabFZlGmqSz1NDDNz4ViQn1BnctT+16xYkJwmpkMgseecEe2VwroCkKB+",
-	"7Id9x4MRenPxGBbyyZvXaI5vCLpvc2cKmNX3Lx6jI+hPx0wjandBdylOK3ea0KkK8M8FsVo6f8ga3KRC",
-	"UiP0xQn4o/VPjh+g+BVeKQnxkvNnOJ/p8E51FejIfcOpNZ+3shXsK+ofo+f064E+feQd+N28ufzm4M9O",
-	"cn3x5pn3EBq57YsaogDPNT3qWKo5z8ATSNU3sWxqZRR1tBEH4xKBdEZZrdsY9RmB2CxLfmoxlfgGUj4k",
-	"lLQEEqKqEptAI7TUslT8ePQ2BihhLX3rBaBKQGqZo+pDT9ODIEBriN5rOI7MGbzKQSyP/1t8QESClwQa",
-	"wer6zbKhPqJ61v8fe+++3Lax9Qu+ShdrpkzmAynwItuiKrU/RXYS7/iiLcvJTkIP0SSaIiKwm0GDohjb",
-	"VeeveYD5Z97gvMi8yfckU71Wd6MBgjdZynYinjrfjgU2Gn1d9/Vb6nMhY1OTDd9ukZhds1jmP3/u0hzA",
-	"P4YlS4WAt+NFoCgT7JFI9NRwM4kYqW9MEIaactL0fd9Sj+wbcE4wY84E9oF4qKhf8O+6HkBdsZZqSnN2",
-	"GnN6TWocEjBKJOWKQTKPsFgCabZQENkBXlX1xNMRyC3f9yBBQ61sp3WEMisC/2nCDXcCaLaOooRrh7md",
-	"ltaAIKtIilqHubCJGPKYzMfRcAx82UQDh2wKcxAcEYINjhuyGJMbSr4R6ViPB7/cGOI5tHmE6mEWB4YE",
-	"F5nLV1+dFVNNvvqKVOE0gYnBA5XXiEmjOBqm2J+sdXXmCHq/UOEwUwceHJhFhBujLpNSynXWAoSysJRG",
-	"sbp8JnEYvWszHjMJKicLdb8wpQZ5TSdMdqG/b6iBf0ZqpI6PR4KldBv1Q9MjwbciGURhyLh92vZI8Fqk",
-	"34oZz5p2cLSvQF9/LdITvMn290MPmCeshH145JHgO8GZedBUIymlmaTTbOMX3nELu/SKhRFVnNi2OYSZ",
-	"aGkIEup5GqUL83ur5ZHAVBR5C4Kg/unQ97H7FTn5qkW7gVufz8RX+26zgZRSUes6FTRwz0m1UCtjKUkL",
-	"vl2ap+U5NSIh34MsJVx5NqFJ6zVyfXIcHA0bppRTKiX2X0xtU6f+FCQzLR3lbgwKjKrTkVIwAEszFaaN",
-	"ObgNlKdFqMtNR4kW8E3J6gmjgP4At1yn/GoRILD5goEpVFGlPMQ0i0xt0NiWwU3d6CB1GEMdvhr0OLtJ",
-	"MYmghqMBVWdCFwAqDzIxip+pUkiwVm4IVqFQoC2HKDnOqJo22NzJhmv0uE5gzyUrGqkfFptBmafEahLG",
-	"VEDVFlrmqr5i/4Ad+EgwgJB8JK9wrchHcs7SZEE+9vjHer1u/081VrznI3mhmaeme10yycxaExorGqb0",
-	"RsVSTPn7yBhDlcIqRXyNOfAmX2MmsR7wR/JaKEnMAFrrjzbhB90KsnhUbzRezr3LutBxWk5ra0DTvbbJ",
-	"R/IjTMRpM5ihcIJab2TLa+lPZUkuJk+lajJW+vY3JcbCgPWHOuQjQXhF4SRLZd4MY0m1J4LdRIqdrFiN",
-	"Q/IRThqKdfYl0EJxzGjizA/iyAzCZGNZ5JwZR+ydSC7j5lTh2CpJRcOZ1I5xIXKYsJimJWapxod1RgXi",
-	"Fx7tYWrQeykngQNgVf9B6Z6I5jOTNisfM+eNMFENDNcrLG9THcnnWWBkikhWaBpxbFvawCRGoxJqlOuw",
-	"DXfAEbBixTUceCIgk6v2p3lYfF2MCEW9KV3eNrUZq7pqtcymWaxA9UopCiGpBrOMj/XNC2ZuJZ2rE3Hu",
-	"FgsmH8nPUJYdghQDIAP1E/WHUkIxaRjePQQy8C2N4lnCXK9DNFQ6dchsVyB9KOotRqNMxPsWo2lTYcw0",
-	"Lsys/kJbn/KtAGnK+Vw5UtRW06we1tRAQJzM1ghkym+jG3WMOKvronqI2yMb5NRaNtGglTBUuFkIhfc0",
-	"I3hxhkYtON4SftE81gNmBxzZMLwXZzZd4gqVWQCPKArmqKFLfbikZ4QEA9XvGdEd3Ba2pnQd/lcdJffh",
-	"uSlioYtq5X+TLAXdQp0foARqq2gYyvxKajsxHq2EJDMubcm9zHMTAcpKSFwpVwqdUyoz2JVi4iemtkoi",
-	"6UhRVSWCp8kCche1aUKMyOHNDbnU5lCJ6r1aVocn25R3aw/nRMxSeslMhhkU3IQkNNc/p1nnOdzkjwSW",
-	"BjZSn4iP5NTZ9zJGWmbUBStBQD6Sx8Bkz8jKlup4qYbtTQ3BToy7WPKrrrxCPpJmy1d3cBApCvnR2rKx",
-	"X1chM4LRwYQdWJHUDiX/XsE4q+fltIHbVXSsGuFS/XwCTyY0udJMYUJ5SFORZM2ITKM4Rg+p5vpqtw22",
-	"PsbFm3siySWNOAmesWnC8PgFPV4N/hu1+Xc8ujEUwOAVGgswTa7AEnL+7Sk5etI5rHkkeDvj6jaQqhLW",
-	"6iGk62Bz83ls//TwqFPzejx4GfGrwFrMTF44fuqYJCz+OnRGprHPSSqmdbABkMCgmQUEQs8a5MRms5pP",
-	"ompplVIb6pWp9s218ATFonwNclL0P6vOMwe0+vgVW2iiFoMYhmVPwQ8KbC7DooTPGwFS7Tl4JwNrdP0R",
-	"zf9ABHvcQK94jv6jFkXJTjpkANAiUYSxJy44zrLjtfPBbWEKVx8EDXXGjPhYyAeRIFoAzqJSdfVBmsZ0",
-	"yCYaHKhUHXEs7DpoBXF/BiylmGM+ptMpWrIwUVlxK4+w8JIBhLAE9QGZNXbp7DsIFGiPiiRB29e1tXwg",
-	"RZqKOBouSNVVWr4KiNVUZE01RxYipiwxF0nHE0jTQcTJNeMhmM3Nq8dOhIH28QEovzb+OHgqwLh6iurK",
-	"lCapNEj+YFBR7wCpz0oHRmnKOAGbjPobzCwzjmwV9lGtCmiK8EFIpxiJRGlgaNMH4Srj1TVtWHFXQbEe",
-	"ACSY04WsdYsKApxguyCQ49IgARecBcfWGF0HT0kV/e1Kty14AD2LRdpFpxML3bJvWf9qdp6Tj25seYn1",
-	"huHbtWNQ5U1923p+HNQIBsAvQViAsAOUFLrGOQVAY4pveA7wGHAc3b3WYuzMrILjhGLVjm27ukjqWm9Z",
-	"+4rBMwW7phtHko8esZ4iJxxC/Yoam/pu9rG0GJKCv4CrB3pDamFDqoCdp5LFI9WPdkLV8/0th3nlxufZ",
-	"AaqvrByjyfm0sQ+292XHa1bhWlybwnt0bj1Q+XNrqHHx7Fr0GFOLyxwupZTNuRYDPRIYGBvUF4DEB7jv",
-	"EL7lOHkvIbnPuMLFlHEJgBzfX7x6iWspMdwVB6A+oA2DAm/XyNlwBsNDcinlDCwbuHCW2FYVh3z8pHP0",
-	"SJLgQw+zxnsVj+h/9p3Ii17lE3AKQk4cS25X02EJq03TjHfhuHC2uBNXEUdYNrTE2sw/bRTK8z71Ieur",
-	"s9+Q4Lu3DgmwJbmmq3TMFmgE7pIlJKW83qndYmswp9CkbG3TJcblpbMCXwu6BXLYIMFgNrwCccWeEqmm",
-	"YbYSgHOxDZFjCoqdVmBqONCpoiMg4WrHRjBYBF0SRFO9ulbDgeiJAAmU+sENTkLrPymEfS3fYa0LWdtf",
-	"7gNaK2IR2Ag0sas1yBtOqP4wyAde7tMaPQLkkkyViKXAaXp5NQ0mDa4hvSr6ksFCyegPdoxRfIhfLafg",
-	"TIUPvDh7ZA1HWVBj66hcA1Kf0XZ2tGHiDYkkqkVLGzxUx7BbYCZGZtEXF6EH0eWFY5Ji4kQSxbGYS034",
-	"1b/raDKCtFZ8gJFXUmsPE3pTB0KhzgXy7BRwEkdxdDm2ItMy4cJL083M0/pEaJkJbSOHvl+YThgh9s4c",
-	"PKpIvPEQgs5Wp6iuV42+TkHbo/JKuudEI5x5hXuN0Ebov4rCesTrhzc3Aake3tyAa8wYW22cD1QWgvb9",
-	"KOwSFN8j7firqcugzlAmEGpvSiN7KcBacHXns6B7EFJ1LNaaGBl/bN7NVtN3Ti0J1l3Sfio8lbC+Izpk",
-	"EF2DiytZCtb3/NrCxyAYAo0EcNmBlk0oX1gTgnHCU2vezSSlri3baTbFqIJYdyQw6ZEaVFgD7kuWLvM2",
-	"xfEMuXKsZo8kEi5ShcMHqSyBZ7t6fHjYfqwJfELnGofegqqoUWUz1gGI4INcZrvshg5TzJUBvwt6YxFt",
-	"VOos3eKgM4NFl4wpD2OWLF1JLAGt9QacGJ5kTwvwg4UxkqcG/MXs1qTE4K9E42ONJ5qR8EcOoUmYsaSw",
-	"EGHOZZoXylX/mTC6gCCoKniUC0Z9HXoAwdkH2a9FJznGOmfqhKZ1jqPYDW+pY2iJ7BIuJI9GI01dzsFQ",
-	"y5L6GSge3R6XaRINlZCpKFhd7Wp9mAgp9ZPgWHtQM6mEZpE0b3Wugu7O+EBHatB1yodMpuAffqQk+0dQ",
-	"r/HSJEWhrCEx+BdHoZab22CwKFGSFeJkGUwiLlw9SgncMguE6PidLpR6u8z01CysWV2YLLof/8L/gBB9",
-	"oFfoIGTX6rFlnUu4hBjgG0dDphFPdcTrWSKmScRSmix2DnpNozR2o2aVilPxKhnYbLPhN/y60mwbTUBi",
-	"mTJOp1GlW2k3/EYbMoTSMWSLHKj/uSxNViRyLJIUV8gVSNCmq2VvcCUaOUCpWpnfqxochGIosehpJHvc",
-	"qqDV4EAPqfGbtCaVnOjRIC94TlDVJS8m9Iqp6xHUNINHQjYRarTTHld3i9Gw64TWwgSA2cZCK8ZZdKx0",
-	"431pDJAa2UfINInQE6rLVfc4Kmce5AsUI2eB+eKhQa4wppK8jS450fGC38wWZDBLUyXjYdyECTBVi8Um",
-	"AtIuaj3uxpvaMEwbfOpGNhobqRNFaLU2WJcsuvOKLTSGpbkVL8JKt/K9mLAzhEm0Fjl1HFq+vyp/ybY7",
-	"UDcdXnazkSrdX997FTmbTNTx1hBeieB4mCpeJaWXstL9NRsIgNYULAKVbkVRgkruB2ZzxBAuV302bz1C",
-	"89LBB4tx/WnlET+H8GZZiH3fNgjWI5zNMcYvgTATOtRyTnaKwVyaEyu72uu2nFBFpZaKbbGRJUHcSuEg",
-	"n1n7X49jUJY+U4mIGWKhmkXpxpFUKkYAhkKQJsNJxOEfnMYLCd67gs3XhNOCyb+rKGaTBBfgfAV7FmcM",
-	"YpPK7QvgZVwKw4Zcihkn+TwxDDtnPOxxdYVSnfQkRSEIUuN80yu26ru1LEq4C2H3F1kAMakGGlRJE5yB",
-	"SHGXcabsBr0yDfLc2NW6WDnna5Ri1CLqJCCgIUwC4zbda9KzbAkByw6EVl5HbG5r8tg1gCDnen04phEP",
-	"NGGZTWsYPH9m8ZwVtQOhSI1KpDQLHM0qnY+iGIuYSoZxGrh6U+07yfx01QFLUxRsMgeqqRnu6VirIZ2C",
-	"gE6HYx1gmpI2+f/+XzRPvI3+YIGOpX8t9CpkY/M9bHaK9isfxRGQbbsQsZDFJGSCSzXrmdCBuGak6ftu",
-	"aWt1CHlpzEHHbxMusAqRe+gpOMg9cPjPdHSuPpYeqDgzzm6mGDeGekIJjXwZyTSPYo5ptjhsCXjARTBB",
-	"jHw1NyAKbfaMYr5Z7oyLxZ+lfmL+NUbAlGa4rius98krjqZZj3jIbmCtFTuHEF07IBAfnRHpuor241q6",
-	"h2/t9l1cK1DgVa/rvqghz8u+6ufrC+46iDd4YyMJdiYd56fEEKO10DiurRoas7m57thMCjhWA9C4/TnI",
-	"/7ISKEvVwtS5ltE1I7FQ8vkAwUY5CWyBrqCrKJ2tbwfeLJAFogkzOWbw7z8EZ2i1a7fbR0ort+HaLb/1",
-	"uO436+3mhe934f//AiUQF2hqAek1F8e6Sq9Qn/82EZNujztR4luOLtNd3QEdddt6QFkqXGELzFfzO2CL",
-	"MJZNbxV80w5bMptOV2yJZ/MU6IRhNK8GHodhBo0187gQm2fRancPj7qHR7vMokxKy+gTVJvCSlPvy6W8",
-	"ISppkEA+RZTDSPCD30zdKTNOk4v/a7EecOdIXcysoGel/XurfnT1r/mPzcnTfw/OffrLk+HPlxkOw0lq",
-	"Z92u+48vmrh3zV/cwqymxKabUu/eMsT4aB61W8USlVAiDMASoHihwZWsGBCFpYp7QEP6zbPff2mxl1fh",
-	"i/n3syfRTSVXstB0p/bAHIfSWfi/AOj7VssBs0kzol+6PocXzU7Xf9zt+Lg+bmXQykyypN950mwWV0qT",
-	"JVijlv8EC0r089qm0psaen9B55TRJZ9NKzYHGcbPZ3G8YtLu0NSkta1T1xatfBslbCRuKt6dr0ar24TT",
-	"EjIIMhISGDWf3WTP9DqETF6lYrp0kDT1vmSiPwS9pfINS+KIm2fqgIMG8+y5fpSwSyQU3zzXC3v4tNXc",
-	"bmGnSTSM+OU/6Gj09VX75uj3VjwBpo9mlsLrnM2lfV0klwe77gguj7rwthJKvvYJoO83c8VNmm4tE8V3",
-	"de2SNiTwZnRr68IsWbUX6GEZT3iqzc0ZWqU2cavPuJbWVZ/VzQ/+rZu+eIaf6myjvmYx8hV4pbn5FTd+",
-	"Hl9qb37JxtbjG53Nb5i4e3ihdbT5BRsNhsM63Gb6JkLelKmoHG4zGSdkvqj2F+FHfn2vKEIBzODX959y",
-	"5oGXxTRUI8ETi/5jDAb6QamxYNkFvsp0oIviATvQBjvNVRGu3fEOVt5/ynUCjwG8ApxP2WcrXmWgJqMo",
-	"slfJfHKV7mPf/7SNmeIgpFG8WGmscJRSJXuYLLuRVmHRUiELpgoUvd9dnJKQLjyo52kMFp7WDUO60DbU",
-	"HpdTym2ZreofLBEmzhElxbFSCDkLa8cQKp/QecHg8UhCJDum8aB8ZNBPJX7Cif6B9IkYrbhVJ9O3qJwb",
-	"xRwzq9Fq7KjlBYXcyRY+WQ5p1M4VKq1v3RlQA6RfmHEmzUFAD8akogAXGPOMWq0ejySJBbeByO3HjxHq",
-	"ZoUW+UxtMpBGILkleuQGUe7M6ovL0uu3kJ9htzv4+eeff66/elV/9izItJ3WEcLPaoeDmVVtjUbQ45tV",
-	"Aie9FPQAU1NbicfZOMqUgM8X/f1mUVTeRtZ/STcvVipCuqh9pkS/3eD+AyI8XjCoCuXQDPgbwSgzmaKj",
-	"tVz1qxVtZaXb3vzqYfZq0321WXi1ufzqY/erjiRjz0VhhHpDCj0gqj5oBNuLMcWLuk6QwXynmTF1hHSx",
-	"F2QeoCADB6UEg90cir+TIKMjyNWQD4Y0jgdU18oSskR4ORWK9pi4ZDTYgw/DlKvQE+1mQQFBFPa1JyDz",
-	"mQNuyii6nCUsJG+mjL941uOnCKWiY9k8MsJoskSnscicxwUK0dNEe2qMX0WjhEe8Qc7B4eEUTupx/a5c",
-	"zs3DgA43lSDLx7OwUrYIPqZzdzGm1yPZBJ2MtEDj3ul0N52VZrLDZlD2y/2Iaa7Lfwek6hRtP9SpD7Lm",
-	"ZtcFP4tZFhU6pkoUYDybcMO45t34uZJ8Oieh2cbW6MYnp6dv3r2+6H/z8s3pD8+fBcdZUodNsRqzeOom",
-	"LgF0GzFnyWD7rw3xUa8vSVmncaR6OjWHEs3qTKamruD2jNLsUKVbYYt/jgffDaM30T/fvvvjRfN19EK+",
-	"mKTTX05fPH4xOY/DyL95wf0GW/xzOmy/Uu1E+P35fPiHuH7Ziq9eTn7s/PxTcz747t3s59ZR+iKaR8P2",
-	"j9GL30T06uJ59PL0n/Hgp2+nA+ivOR5O4vG/viu8w/3GsBXzweRbP/z3P2NdHERxzN+//enn5/MpvVy8",
-	"lKfxMBr/0H4dPnnd4T9Pnvrt9G1la75XWD7LVfLQlEr0/nQ3csiHCpvQKK50KxOaRPS/HZNJVv2kWxlq",
-	"ElL5dPuprObgb4uEACPqObtJyVQAmFLmK3Ycjst8Pp/FtZnZm/bY/JNXKU362r6f7JWlviRLd+lHNcc+",
-	"7ld20cy+KMK0t35zd6FEv5iTTZrbf7CAXHCvos1pHN1OujmNozUCTkFwwbtFqJP/jP4brtkssVzW0MRM",
-	"mBnG0e7xG58hu5gXP1RM+GqlWynjHhntzyJKLe1aKwypKa0RhPKvZ2GHlW5Fxx1WSiWlWFyKWbpaTirG",
-	"ipTFiei0jpoSVa7FlZZv8Dc3XFNH+3mmyFcXbCPJgsQ0hWDAOC5LQ2uQHIqvmKUBtAX4Om0zGInkkqU2",
-	"3QC+3eOxUO0WDfIGi6tjbLep12cS8zFSckKH44hrgIjMflRDSAg2SgmNDXbMVhJX05W4ciCwus5Xg5zP",
-	"uEO+h2IyASQLiN4JXFADa+yAHCuQqzS1X9EHIggkTI4LHX1euMymIVeXA2zmVAfd54bxTrIkEyiDHYXB",
-	"6iZBsJYT47I08lhcEjFLbyfDvcSrclcyBpYm7cPtAwKQkyK2gRt3e9hUZLQA4+28elvM8XKjg81JSIAU",
-	"hHtxZIM40tyax9/KPFIqkPzFJIMS00dOWECuUxSEtxEHMgvDnyIRLBGi1eKAV9H5G5r1/4fEA6VprA7I",
-	"1jw60DaTwIHTsfwBrSweZnoH5oFT0LmE+/T4V18pAeGrr461bKDGIV04SWtmMIaIoeByNmFh0CAn1opS",
-	"ZnnIIu5bvq/tCgAIqLHPyNckMLaLW9pXENvGmso3mFPKzSdL81rB0kAXBMQ3M+lbGyjO1GZviCJEPNYU",
-	"CrZDLncA5wRSt4MG4NmolTt20oEQrTYXzrVqoVa5NdCo4PLHorvis1wQWLPIqPPdDw5teZtXvx32pnGC",
-	"bBmkileBmbr8mobXil1LlkCExKG31rKAp05CLRvtL3hc99s6dqINgTbL1gevYixCSTrrX5/54vnw92t5",
-	"/cMfz8/OmrMj/uPlz/9OD+N/vn7yonkuR/Fk8PjnV8h+9DnPT/lNyaUpm5wdiukFujRlRXNdvhZpZsgg",
-	"C5au7c908enTzpYVdYQ3+UX0PdEYVDO5F1HuzWJyS8PHX9lycQb0eBm17UuzTqzhIF+8VALcZo1vR3tZ",
-	"aAE374otMH9VMzBTCwir9WpKh4EiswzUABhcf5bEAHtOe1yHEx7bWkMonATqP9hupRiU6e9bu26WGD5M",
-	"/o44/ltYyCV/RPllME0iJg9eIHR45c4s7maRnXhDczByIYuwoP+A/ft6o4uhlKXacMRDHZdt9m3Tp8tk",
-	"4+1Hsr1fZFeeB5u4jum9zN0CHb+653r3xfUesNn+LdKmvxL3Wyan92ejLzKziEd3ZHr3iBikNEKFJMu/",
-	"tfuglOKO38RSHDfABXs8FpeXSgtTbA0A78rK5Sk1dbDISokBFIq18oJNOOO3NrdMgyvoIT+SDjRcNVOK",
-	"ahqfUc40oJiFxsqKn+1ocC9EWNpIhxV5nmC4DgDOQQPAuLmbW5ngbdfLZnFY1bu0v29KVyVuturtbPFb",
-	"Twds9a8FybZTd2Ahkc28duoxpzJnsRmIxQP2olxBNwtHtlWcC6cT5pFQKEbjOWiykH+Re5CAhcPt1Ox/",
-	"4S0jcIE6izJXA+Giu2TKkiGg/cCd84jNBurbX7JH0Cb/ycJ4nIDWqZAA6KejrmG3dd0GhPqeSRbWtuss",
-	"JRMhU8hrBUxzHJpbMiwg1UA/DgATpzCNYOcv+b7+GlKjwrdwKXJfwkfHZEJ/EwmAtMotPgqFWMxnO6Yg",
-	"CwFwRplfazwUzhKP1TscMJx0gHAxfwZWPQZIm0sSKNmxe3CAyGlGkAwMNmdCI0CpCg4CncU+EddMe86K",
-	"MxFXEeuHMw0UYoY0YOmcMU6wpEX78aFfmIF+oT8RPB1LZyqYip0F6OsGYL/zSTWORiyNJgyKzTVbvr/K",
-	"1pgvlrVe7ThGPE0DBGsctSbqyssVRZvQBYKZI9zryRKurwmcMzUNy1WaF4qffkZ0VeEMVbpt362IbHPu",
-	"8NRXvAoeGnAkTFgjb83TpsuT4YSRs0TsFO+kJrJTnFPzlloXQsphrdPrP25eHU35O37y8l//DI/CZjyP",
-	"+G/NnxeD0Y/ft0/PfuH852/e3Uw2zNstXV7ptJ0nMp5d6nfq00TUb55ctX4Pd1N4cGVW6zoGMkJrOccW",
-	"Ng/SJoxYES8AJWmvA92b5e8/4dZ8WIrXJq8oSuWZDPlF+0PznOVLipIyDGy1F3SXCKl99NBfOXooJ9Dc",
-	"LoYokumZOVF3lzVlRRSwcv6fGaaBa/hs1pv+hX+UAVJYLl4UbHUieaeVl2LejiFj3aDQVbotxx9Jh0of",
-	"QZABdzjtVcOxdth2cTglQgUMp70sVLmj8UtG834X2cJszCYHoj0C+UhC18qxdyru457uncNDmnr+AE4z",
-	"2vIFBz+5dPRLdjYacrIl518q8W3jojO++UiurkxZAPI9RvA5xYZCAWHTWPcb6sMBlK/FIzdAvmBOXQcv",
-	"fEsBJFewrVwaea4hy7rGkIosUWlfGNOlC6WUyje2vkep2GJ/Bli3zGaAVUMQR4stuiTCgnpg9AGun5Uf",
-	"CRvkRF65EIVYosSQcNMpSD7mJVOyRC3pW4wul+R//u//x8Ej5FC5XGfmzIng7BhlWTSTq2em61yaWUGu",
-	"2qHOSk7YyXTtMkupHuYqa84lS02d81vJMniINgWMmSrRx9YepVc1o1akCun9Hb+9Mq/dMSrkoqRpquhL",
-	"pVv5v37160fv/+v/KMlkf39nPmoQKvo5+SfkAPIkktDB0u1b/3GJZKWHd/HviywIqpLRJcg2xbF8fTRq",
-	"DTvsCW0Onoad0WOftoeH7MngKGyO2vRw+ESRRDUAnaIaWpCpdZJdmUSHAVd9xwxb6XbyphwlDCZsyHja",
-	"16nCXZM43291xpB3D4nx+FcTYarMX4qxpUk0Zf3hWCncss841DawQzY/Y1KPtXTtIr/hgdzGOlQa+OVU",
-	"e9okzrhNP3mVlxG/2vQKtPnkVbAY1KbWulVBUvt7SI5by3+4n3+u+KfP0JckBOpb+ANbLIuAmpFrLpaj",
-	"qtuIgE6JoLsQA73KSka2o4iY8SZFsQr1ECrdX5UM1fGbXqd19P6LFiAVUatropZ39SMFyXDllpCg1bI1",
-	"yImpR57VGqs6latrWSC9EQLRSmML52Cwsq4zpVMmwTm/VG0oq8ye4TwbFi2N/FM9e3fR40t1/lzYKN1x",
-	"3XZcawSrRAi1PjqRs2gP6TS3Nz+rBbmdircmmkXvAfivnZUj2yzcFxHw8sUYUQFwGsSG7cNdVmtTUP7J",
-	"wib2Kl3SQ0mkVyEfSQ/EEP1PJYP0Kp8CC5gvOOvxDNrrGDpzuhnTiOMLMw51QBY8HbM0GmpUfSX+AwK7",
-	"+gdg38MrRjcDjHxKrlkSRkOo9dnjMmVTjfttYfsTZspVWghwLCEINaTodMpoYpQ7tzwhVlCGMhEghGJ5",
-	"dBjBkE67pOnjwAHfWC+g+vdYzBLPlpmLuEbqZ059LaWJ5utQmWRcqBHW41hSpw/QY31dUMcW5sgquur6",
-	"5rAsjyDcCMqomKnnNTRtFyQCikWCyZkBRji3JVrUxLQ/GNXeZMZ3zMsximR2aNZFbTg4+x7ByqiOrkYl",
-	"gO+6xU4zU0Fwa+0MyywHF0JgdR3n3KmFlKQ6oTek6RuKe6B2tNZY0g+9wh6usmUnM178xgYtUCS5tCOk",
-	"fSS7SrdTItW1AEyr2/rtUQ8Zg7rjppycFKfnppwYuFV4Diwg4pdxIfXnDUcEP2JQWe3rJZitu6Wq2Fnf",
-	"F5jJ1qviEZqmSTSYQTBVqiEYFckqzWeybS0abh741/bef/r9yJcvW9N/HV1fdG5+aQ5fPxn8RJX2PhZJ",
-	"2h+KEPTetG5fqXdamXpstwwpqVU2K113EBrnvPBM3dn8M51JtNMmr55zBtB8+LTVXgHhq6Uxpenb7m1t",
-	"8Qrq0tF1pufe9vyscVVkV9PW8BeJvuuKiO7V331Mxj4m409U1hnEAmYU2GGeAmrf5wVOTQL/ulr8spDw",
-	"xXp7MsvnwYfsj3W1mt5A1VPT0suEZW1Tp7qkXsRlSnkKYLZEl0USI10X08AyOpWTqk4oq+wmjEJ9147f",
-	"IcGp/cGJfiiLhfyOpVnbymcLElCiIMc2z2gU6px+pYnEC4J1HllIqpQMYzof0OFVrZSf5qo0HD311Xmb",
-	"JuJ6KTygddH0u02TpmUvXV+HOZS2Mp92qkCsCIZoN82LrdIKD2rKT5tYxsHBa/VgNZYDGVpZXIXWzUBC",
-	"gBIHCxi2O+MpXYiZliEOywztv4ERvJ8wCvuB2PqJks6kmkhuDX1dEkJXnnDjIHRxiTShXNJhaqD6KxG/",
-	"7jd9v7lbjrU9Us8NYVkJPWta7mFnHyDs7HcsJdQ5BA4Ti1l4yZK/IMzsrqjopw4TwTikzbzmQBNCpLmf",
-	"8TVvhY3tFTXobNl3iaZPpBoYOgw1hGMpTNC+4lWBS3+DBjmBtuDm5sS82ONOv7rgfVZAW0k/2owdKX7o",
-	"DgLqZyNV9MgUuIshggCyb0gfiXiPj2ZxTIaUQ24as1/vko5/RIKh4KM4GkJ5QYdj5i0SBDiz/WbgkbVt",
-	"e1yNaVMrO+QtGuJ0unZ1Imk2QrH7N3Ms2RlO1HxFQgYRVjnPSwfzJEpZUMNUdFwGGuupYa5UGEFkZoOc",
-	"DIdsqvbxRcgmU5EqXlf/gS1K5QfcXJaTIXY7kM5XlCz86f1/Kslc6t/hhBSMIfqpe8zHIg4JhIFull2a",
-	"rcMVwktLiSX+00wkWCW8tHMBmUXhpVx0adX9pnmtuUZ0aa8RXVCeWC+o4PQcSUW/dJeyStON2TSbtFpe",
-	"ad27vOJZarKXXEolF38LyeUlMPlTTYe3tgP8mQaAL0NQ0hTobycsbSftIOW4N2HnYknMsbIIlhqCfPeM",
-	"YefIH5SLhakiZhUXZEBjyodMcWceL3rcco2CLLEkhoxEktvhMmEHRBwci4F+6/G7k1/IbuJLDYJNe1yN",
-	"XHAsCo5Obmpg8PG7aPUwfAuT+NESIDOj84RRPh9HMTNlfJ2y5D0u0yiOiZgzuVZeG1PpfEePRQ8CqjDj",
-	"uCAKdEhhw3QVpAHr8WxmgCasGBUkBDZJKsA5NhzThA7V8SLVQUz5FZYE1m1t7GJJ+6K4Br7MLcQ1HJIp",
-	"A4ULB9+iCVstv/X4VgLcOXR+r/LbDuLXKKGzcMkRxeJR3ZS5d4UtI0dU3rotyGChgy/g3FRuJQfgstyP",
-	"t80csfw8z83T20iTKEn9FWXHWwmO6zf8NiJlkq3+f1KkNMPYi5R7kfK+RUokOH9niTKO+JU8+KD+o/0z",
-	"W9W9t3RFvbi6+j12e4el75V8StPhuMSDhBkoCcoNDXJCwkhCVDyOcZJZ6zB6ABJvDQhy0yeBatY3LwU6",
-	"CE1JXT2uJd1jks4SDgamFMU4QEWSqUgAc8kj7EYJFlpIHVDOQbgDmvtI4kCqINBeZMQYLGK6rY59jKw7",
-	"C8qBRgm8Ct6wBRGjUVArk1PeTUO4afyzqiLlcwm2JubqsziAey0mVM6GwW3VbmruXcyGAF52uMxll1go",
-	"nulNhZ6LFZ4xBieGuI2K83wGq1Hi3TrsdtDD9mmn1d3EJPX38ndzzyVvzSX3/HEjf7yYJUptznMDobQ2",
-	"RaUcVjmhnF4yKK7/l2aXE7YyhOHCgd/XKSQuaoVInEQAPUePMDocO2mUUINHadpSqcY2CCIRMetxAJOA",
-	"j6RQ+xkUdfUToXEs5pJU89kGcqweAj7PfEwx2h6aK40+FMc6PBEYYY9DOLNEEDm0WLi5nDorRkjmpuWX",
-	"B0u8YpW7SxLE/dlQRQ4IfPOTJekouSzjxd8So6EMlmFN5zshLiyDLEDsjl5hfS9TTCL8tVIMZql4lSWT",
-	"SMVT51j9blJvKx4IYtnvGDiT/W2SMJ0HSt10/jbJGe4TEE/0KMyf5mdTCL0bR1JdrzkbjIW4kl0kBIoI",
-	"LK+gszrqBAkIPIXM4sqn99vzyldsE6fUx+pOeeOfw+j+5uxkzHRlg3pksXA8IIHZnQDSVALN8HdhMfoy",
-	"bmI1U5ZIt6KlYhhAsEWS0hir4QN9t9n4oEcAGYWi91b9ECNSpXyRLXHN63GTCKde4YmIY0jS0tF4EQfG",
-	"VUb/z7DTO+QBhvDTsEj2Db0IKXkprllMhw5lkgUwHw1CWGn5Dd/3/cqWWIQlnGIs4rAf0oVESMPN4D6Z",
-	"WQ//BEVzKEK1MFodLnHb4rOcIziPB2RmdLh6QgD06U5HzNJQiGT1jJodnNHhEzuj72IxYDfkDb5amFa7",
-	"WT4vm4heKENSPq8dqPsZnO/NNF7fDy3HRDaDS+41or96EJ0+b7q40yY2Ysjc8klwmIduVEfquSIyXLf5",
-	"M7lHZq8H7hFNt2QepanE2ucq1/MVa62aCI5wLY4e4IEHMxFzSIQ0/g6PDBYEx0yqFK1sg4Ty8JE0jl5Z",
-	"a5ATl+W4QDHzsVAsCXDuTBjRJUsl5P5hoVqbkC0p1BmfjxekGvHrCGLagJWwXJgbGtRqx1CFHkiB/Yo7",
-	"jCg1X+qQwCBaZPHgHqFSW/MyPkrTLAURgHbXMMJvzJrfGT6ddWo5vinjrhLz/PPMH/X83TmYaPvak+S6",
-	"lqIw92cpz1rBaw3WCb7e8n0flKPCECFKu3SQGFG+5DbbMMzOkf+ZI222Dv0d8Oz0Lr6MZLqJ75jzvmcz",
-	"D4HNZNRykF30vwVT2TXG4czwmXx89lqGlINI2oonOW8scSbO5kymCIAKdNtlQ5DwjxaxdMwmpKpVGcVd",
-	"ejwfj+3ZKG70jXs6NKZm7HXGLmfydcmEyisWkmpAv/rqK1dLCbweD4Yz2f/qq686reCBMkFFN0+dvV46",
-	"W6vKVAJiza7BBBpK7ZPiRJuC32aJBHKxsaXOf31/d2z8S4xXMQe60q38VjjJf9lI6EzzXBO14v11Uumc",
-	"PbKEZccMu8fqC3/NDLv3XmXC0DDE2U3aH+INRjPCjkaEjGRsEuwU0b5kilQ6DGgv4T0sCW+Y42B7IW9L",
-	"IQ9cT6thfx+oOPQSVuXuQOt3CYtBm/OXExVTGClYuUvn086lgZXN5/HdzoeGtJ6w64jNZXFK+Z/KZ+WO",
-	"dwdrgzob25ga4GbtudDD4kIYCIjZKkvYpA+WGa1KWzrBkCQL65mto5hzEmDVkmqbpIK0W4r2B7T+R+CR",
-	"wK8fqf/Ug2Oi8bR9bG6zV/RLPe5ku4gRofU/POLXj8DfUA9qHpnx6PcZI3SYCCkJjWOn7EnHP9LYfPSK",
-	"8ZqXAfVZOJMeD5YdbIGJ+YlS1Ulb45QuwaPHLDVzlhACq10gavawMthbrdHjD5ETY1mnz42Y1fBrLkfY",
-	"URNRI8Cx3GuFur8hV73TCFrO5vug2X3Q7F0y71eK5lKHCwnONPcBsvHAXNBoSKrrYiortcLvxdxl12RO",
-	"OdRiVnx3SqMQ09kiF/QLDP2kGihaFxA+i2My42kUk8vomvHaMYEsjZAwPkwW05SFPU5TSN54mDb571h6",
-	"BpvxTO/FZ+dsAgJ3Ll/ztUhx+cmCpctJm8ZmN6WLKY2LmGiLs3wmq2FiA8qv+vYAoaVxwtKxCOGwQlem",
-	"z/7q4LE1vKVpeMsOBkV3KTeGJmGitakotGc2D0qBy+/+XnkD5W1WwgSCD3ituwQvs0fcS/0JQbRtGyAL",
-	"4DgYscQjLpX4FJDqKGGMpOwm9RB2oOn7vqu61RSJnsZ0iDScplAtE4jXMusgGefgC0ScUkqiRjnIb3C3",
-	"x3GIVnHEWZAq8A93SjU1o9w8dCN3Ms74HdyEWvBANbi3ZWzslnrczlzkduzhBVfH/T6TJO+PRWIC45Pd",
-	"1a/PYJDqiOAN3LPKUla5V7Mq30XX7G/KWXdTrbYNpNKt1wZRPdxgpTO9ljvjlH4x8URPOv6qoJMsS0Qn",
-	"V7ZWl5TOBRkVI1HYDd7zPlj/GB8ytYonP5+dvKx/c3Jx+n396b9/aFW8yohG8SxhhfAQG02ybYDKak61",
-	"WyhwwXaZjz65qwgTOEHbx5Xo+7jncA9RGdxrgTvEk5ibMpTXK3ndc8x8RHnAsC6DtlJMaIlDy/FI9fzb",
-	"U9JpPvU9cnr+8luPUF2TmSRiDp44HQjn6dBgmwJTJKsekhVvmUh6GbH1NO0LjnWosQRI5gn9TSRkxqNU",
-	"Km44ZHFMZEoTKIQM3DX4OvBI8F/oogRF+L8Bgm+aMMj5060eAfig7PGApikdjidQpW0UxUyRxq/1UtYR",
-	"HdCusS7hNZTXwcMUAZ7fqNuXCQEbWHTKbtKDobw+BoVcsvTrWTqqP81x6so9nZxe0uOHh17zSaPje+/e",
-	"PvNa8Is3nfaP2l4ZJ/fKuKzqJhdqXaz7XKqnnb79EQ5TgWud4tLUn0VyKmRkiiAVrDu3PZFr0aSKw/b2",
-	"LPSBsFB150/f/rjnpNtzUkVn5NqSPCbR893FKQkBegxxbahMSRDShQxI9YlH2r5iQUf+MQnZiM7ilLT9",
-	"Wp6zegTD8EkqQrrokoTRuMex5DmpckEGIpU1D0rjAmYbo6HEipFSg1dGCQlpyhxsGp2l44ABW5Qa82KP",
-	"GzpLqpOIG7b6QBNx3sKOb5V+A3AALmnVW4ugB4zPJpXur0+8tu8d+e/LkfruKrYVDkml23yaQ7updD8o",
-	"pkQXruLY1FUMZVY0v9KFnFTTS+uw2Atos92jp/5yd62su5btrpnrrrl5UO2yXvKDam3upbOxl3azfGqQ",
-	"7LrU32HWX3vF3J4s9ff83Xml2/F9b82iPS7bg5bbcXOL6T7JevGd6b7fMbIKTvwme7M663vN+2GJDSGN",
-	"4gWRmiDuZQZXZgCB6uAD/mNT2T5stWVFPrKmIB/qW24xvjJ0OWx1X2X4tkAW31tWc5bVR5Kc24DNDabV",
-	"nQNqtnMU7kn3gy2LNzXU4MGVxDvTxHkT7T7AUh67F4ZxPrAqu+Ic4LE1EqnWyAAnDr/pGW3JFgmplpT8",
-	"OCbrSoT0eEmNkC6iLzhYEAlLZwlg4GV190jVwjhcQnF21JximjKoD1wziqTSQ7OaK4SzFGJ8EkbEXP1D",
-	"vY36YhTaSjO6mIsu4KKrzHimkJ56DKVrejxXQk/zuNUlZcobjKk0n9BfLCmUYsra9Xg1yAF4BrXjz61h",
-	"94omVzg0LEj8ny2BMhAzPiwWB7mAMjDDaBoxnj6SFot3DrVuhMyXDbFlMs7NK/YF3XhnZqVX5l7qoWSX",
-	"OJuw3YkvVWJBYaQooqxe8RLBJQ8oce9iyshu4b0IKp6+vHuBZV+65L7lI0Wxs6JeI0Mr/k61S0qEHaPV",
-	"/SmiDpRso1IXnZvxkCWuFPRIkmCZLBohqHV46ApBPe5KQcuv5Yum5V9WApEzJFMBzZWPBmwoJgwc2FEY",
-	"NIg6HbqOCUg1IONkabKSThjJvm0KDbd8302lha/NOJYmDo81lhblIh0rCct6LYsl/FZLQUbGgTGh8Kh7",
-	"K1nIY0J7PFdAT39ptQylZaeVohNZKTn1+OeLTtrA8B8UnMoybU4I5tqQARTWccSJLa0QOzPLM20MuHsx",
-	"aW/U+dsYdbCW515S2ktKf66kZCDI/k5yknH+T9iB4q8RZ3INItMsHTOeajLbJd8wmjALmk2u2KJBTlAg",
-	"8MglTRkZLPC/SvCAMjLqCfzDw1SqSBIsTAuUlF/acr+u231IObkUJI6uGanC3Fmia7VJxrhHJEuuWVKX",
-	"UcggPMA8pjHT/wRMDBb2uEiiy4hLIhmCd4JRyhYxIUPBOTjmc4ielIwjnjbIa5GSeUKnU6yrgBnFjR7v",
-	"cTinkswkjhz2j5hd7qoWHwmiT5KPJIAtbyDEyEfySkcMfOzxj/V63f6feqfjN9ULEb+mcRT2r9hCvRG8",
-	"wtVS8smExurQsJCcaGIDu6ODExvk+c0UJmS3C4UfOo36UH5IB1AFZJvvnZy9wKJFG9q/wL9Xtldfv2KL",
-	"fiJSGG3fsHv1tlrAK6ZEPSmZLtmr25GQ0TCOODO9taE3PPZ9OZNTxkPsJfhZzBJrR1Ai3oAxTmybRoBV",
-	"kcpcUVBZBs6maV3DDx76Pk5X82vYSPgamlyUBK4o0yxVQrK+Tw1yztJkQQDOIl6oDweJetKno5QlfcmG",
-	"gocyIE0fPlPm2zq3l/NzgycGsVD3p9K1lXiURAIlnoBMqpNe6VaeCQ7BewCyqO9cH+5cX92oSo7ZSwmJ",
-	"DfrVczYVSQo4+/XZVBeRXqjdUCIU42GXnL15e0EMEYLeD+DeZipERlO8rDRjX+kjPMTODNqlOkh2pEgJ",
-	"+qqzpXEq4alknJoIlIyTVEvGqYgKpGNqUoFvLFGSbEQ0ZhuHklttTav6mlT1JWTIr1zuN0CeadzdMCIi",
-	"RTZXmjBC0zSJBrNUxwQrFqdIkh2HfbNvqaI7jhm/4mLOy4cilHKoN1J/PpIZdfUI1WHVsU7PgrFGKUlg",
-	"U8BDfM2w0LlSZy8Z1O0ejolhf2XDxIZLq712pPAhGCqWQlHjVAsoDel/9votufj3ha74Sfp2AEUIGzKH",
-	"+DJQKLDMu2bU1yyJRvpKfn00ag077AltDp6GndFjn7aHh+zJ4Chsjtr0cPjEzguH08eXVyz9e6WFzHgq",
-	"+60OVD61AT+lITJeRXFjoBuK5ohJNJQ2mwVRVY1OUTxuFbVRS2218cPuZsJoDGz3WENsKIGBXArFO2Cn",
-	"I0lm3EypUb5JOiB624FNEzGKYrZtc0v1SubyH6FbBaLwycNQOaT/2fYb0F7LNnNg0DGVaZ9dM57CQ30Q",
-	"Csm5na7f6jYB31mN2i4RjZmpIlSZijhGL8gSg6p02/6ncqWPQRFwGi62T3zOOFqJsmd/NBGYV2zxyIaN",
-	"FFS/Z2yaMLxdmzQ/t+knrwLwXhtegTafvMrbGZcoFK9rrVthdLnRe+ovjaS+Xis17XUGYL6Pc6W0c31w",
-	"t+sne2Wpry2m4vaTzel+6+DZfb+V6mzffmvEtnvVUe3nbqesunNdE7qGR/4HtlhWT38yFufc7dAKFWcs",
-	"VDIvaFOXog70O9NeM22vPJIN+6qjCrlJc0V1Na+dmh8/VIy0bB2TW0nJIOimyaIONKjSbfpQ/hIA27vO",
-	"8DfpxIkjOa/QioGsOZ2A7qLpSWVMeRhD3HKJ2uzEzK/WmnPRbytUjvKANovieUc1U5fqahZETXUwVgH0",
-	"QWFOrbZhUQu1uGn/f/7X//7jeqLkLSNPKrY1j3go5rpy3OO8sRTDMOA80Fkq8uXpsHJdy19fhG8IBpuS",
-	"r5TB5jf9nPV1XQG/cKbZ7kTwdGwRMrI6h4g4H6WsL3i8WF3yDxQQfZe0TmIt2msLAjqLM6F8puE4VlUH",
-	"1KljujC+sU4f+r6S+uLZpa45W1dTrcv2IaOtksqyKyCvmv5Fs3ULPA88tRttuaW8fG/GfUARepYMSpam",
-	"Eb/829Rs/UzIK/C2LUdUg1FKJOiaxKhqMSKBIiaBRwKka+pfBaoekOogEXMJb6P1U7cARkzjONNUsJa4",
-	"bl6fCGNQhVLg8pgEsRjSeCxkGoBGEzRbTxp+w280A7AphNEIPFip+VTNI4ElhljzaIl2w5jLmYf6qcAI",
-	"Co/U/kG/BdodoP6FVvpHkgSWUhc6MBRXPS6jpwGmlY3FvMctYPJvIuJdEmSMAd/O03D3mQPQ3CDfRiwO",
-	"JYnZKCVilpKqSACXskauGJvqjDawIzSIQZ9dmjP6/UdRqgMVs1Q3tUo5bRSCBJUYhRsNXnlSBUBpKAK/",
-	"tMS6jdQ6LPgr0x5X380+G6U1sH2fkISNZpKFpmeAZIK0MwBAq3Z8v6Zt4EVbt3oWaIJMBiJcYPe6I5qq",
-	"0ydTiKcUoy5RZ93Thhpr1Dfn3CP2oHlk+ZR5ZMUZ80hh+rkHCSQWFg6XR+xpyjU2O2/qguVPkucUTPZI",
-	"8bRkT1wwb1whNW8b50EJJjGr248xH/kgWP2ONmdlb6lbCytI5Gw4BuysggQUkCqFRVS9B0oS7B4cIIiA",
-	"EQvx2lOSJjSCuIjgAG9+wiaQDwmGIG0uL1IiwniaREzaQVlvjB7QKuEzWNEf9AMF3GhKJmp+hz6xZA/f",
-	"sYfCfrUgkEGUB1K8vv6AeXf5FNlOBiydM8ZJExak/fjQt4MsP2ZbvGncJoXz2NU+G6AI2l9DflQtu0TL",
-	"xB4BcAePJIo1q9PRt79kj6BNNrfcGXcOCqbmXzPCZ0pt2fiCXvqm70Mgtf6wG2W0Qxfq/0E3iFaxbSdj",
-	"ep110yEhG0YTGpNpTIfZNSrcYmfK87GIzXzVvdINwATok2ocjVgaTVgNABZbvt0xSwaWdtc3u1sybHPl",
-	"swHMUoHOPCXymzfKaMiK7+iF87ORObXZzSuO5gJB6lPGs0/liZF9B0cEYscsFcXmGaWyLyjFRDUHc2VQ",
-	"6s96B9qGq93eEpZxjfo6n88bZSqsq5gVLn1lVxUH53GveI07qeyr5rxX22+jthdPx19DbUdL/+G9qe36",
-	"k3v1/aHjbt5C7T/VUv3fV/P/fDOy+g2s7p9nTga18YotSJRKFo8AT4RdswQKHXMd1I0qYQRRWJGUM/TI",
-	"LpmhT6bRDzDbzwzB1WpkMcYYRsnJTLKyaNxtWEM5XzMxQwaf8ZNqmFwVc6VwAPgLyJ0TykOaimRho47u",
-	"a1wf9ICWisi6naCvtz/IIDA6UKzXz0j8DnG2uJebiLwuWq0WxqQM2AgscPfuyf4DtNq+HZvaK9qsdHL2",
-	"AgMd9EHfW29XJgn9VIgtVGJog7xQRFcSCgY+WEnMVmYhBlCZGNOGluCDY1h/EePdlKmYSjKh6XAMobM0",
-	"xdeqHb9ZEoMJtdyWCPw5u2RcPWAOnc/pY+WnzDSJ1Pm85CLB83xHag/OF0nna3r04vRq4P8w+rE9fnf1",
-	"4/SHpz81B/Efv/wwnf/0z8eH8kg8/fnntmIfq7Ivmo9XUmV4c1cCChsXblM0DHYVmS7o3WOW7KnnXmje",
-	"nupm97OM9v5daO4mqXhAY8qHbDtMQgObB1kHBuMP0jPBEZJDBUzU3zq7qwAATKopQ9+D7HHjq6l5ZLDI",
-	"EINDjHA0X2mQ53Q4dj6AKJQINQF5ZSBrc8Ju6DCNF+DYwKUCREIlaaGaTyC0BxrLlPK0S4Ip4iRqx5sa",
-	"QkTjeNE3xfQD4Be6lfVdOagXEe9x+2fWIOJ9NEjYniPsC/xQ8pgE2ReggQEvhEZccNbo8cCmyIF1CjtX",
-	"k4U0j4SNZjw0TigT7psKcQWxldAt4B1Coo3aJQ21sWCIH9XjG3WecgCpEo73MpLpN+Y8fbZWk85FXqFA",
-	"5KsMUXouzPGI4HsFVeJX+ISzJRCyW7Ka+DxLHXz+7rziVezmOY0gD9D9c6ecPvf8VLot3wckweIYj56u",
-	"GiXmRhZTHDeNs3Pkf+5QAczw/Q7KkD4E2xTUNvRnz7ofoOLjwAPKR/YoPEhoqRW4gGUsu4APurryjCXl",
-	"LixBxntJxIfxLGShZ6w0QST76ueglq9KQ6qDBQkyHSDwehzYcxCFqq0AyoxxBZSk0YQVsQl3YC1d1OS8",
-	"Hod4HI9QTuOFTD2DGIDBEQGyc2CFEEvhigarWD1C9JfFqJAA3HAeobmID8w8Ceyx7wseABs1OXTSlQPA",
-	"qwnykP4iJmOCfTAFYje8ukzU5e5x1QH0NE+iNGW8Qc7oZcTRFhQBADOWQemSYMJS2nAqowQQbSAzYOgi",
-	"HDNuB8YcRRJLswqetVe/AjCy2jS0XyZsymgqleAmr6JpXpxz5gH5N0ORhCxUsgPl83EUMzdXE8NSoHd9",
-	"vomuCQFSGPAIUrVqNIAgO23hynXJ//yv/62OVoAz1ujQPXwnOCYdv+lBmmIVQKP1Uat5q3CcV8krp85l",
-	"Wrq0RUk4XuSuEkhykT1tVTYasSH698W8BvlGJSjP2tu0LS/NBohprorwlo4Mi/NasFVnoKtG4ggF7mgU",
-	"faTo2Usfd5Rij+40wBZeAp32Ni6TphvqNiqtQIdLZdcSK4C02+0jz8arBMby61pkg5VrakiTuoC5uWTF",
-	"IMo6rHjZZEOasroiXRVvuaTB1nO0Sdbu9NjNMJ7J6JptHD94f1ePvnXb0X9RNbQ0bMglK/oLgBoBiZ7A",
-	"IkIyAyuX7PNYIq1D38sk6Sx7y6XbOXjwPGxIAYSk3HGOi4+vNUvRRpRw/bTZ9iqajdrUshXYalYYBz02",
-	"Pxlbu8S+tFT+H3XFAmSJ0Sj7+RXSyYrwdvOo3XTz91DYr0AGH5eYtQcNKxG/7jd9vwUnI98hqCm5FXf9",
-	"LE2/C65ytUyr9iDfars9aNbbTfNaa80etD5zD2B297sFvht3oNdxzR40V1dJq7y6GLbeXFw2Xz97N3/1",
-	"28n81bOT+avTTufVxYudsGIyVrNJc3tjBD4xKjKavRL3wJS4lxAlWq5t7FW5rVW5A00EbgGlt4Wb7GSq",
-	"8/7TlYphEIXSgQv2CBdGKahBSLiS3rjgrIsALlDjLJe37c7mQ/YHBl/A9wMyF7M49JTorJRGh9o1iCIq",
-	"oDxpQN+BUmBMNRiMhMfxY0yp9pRpEydGxOvo+m4R/o7TiYbeqwYZlevxZTi8iFtcosAjTuM1AMJrG1mb",
-	"7oaGPW74RtdOJ7JG7sBoNk4XmXJDIOOAchKFtozOkk6oPmGCy9aA8bn6uAXkww03IayRXMY27vGdEPr0",
-	"eVyrff2ZKH1LxuaLuSgQMiuERqEanxIynjbb72/FX7+ZxVd6Ce4Hlc9KFLlJfSPSMXGEjU1y9UohrwXB",
-	"NE8zEXov5N2RkOdtodvsugl7bWenXWhVPt3yVtN0ON7k8HBZLpX2NnqGpIokRJMp8OO9RL0HY7xvAV4z",
-	"IiLVZaJx/oRi5NPfFZ3RlcUhjwE4qvzcGOHXju/kmFhPRcJoCADVU0Tkw+IYEgC67MfJFCo9YiPZp2lJ",
-	"TSalcr1whnt3Fe1BhsuZ0FZGfh12W4alGNjby4QOWQH4NpuIG2fbyb0PVF5jLUkDtbTqY7oOpBmftqB+",
-	"pz5NvhfTKZTscpnOUQm0kvqIxhZ2uYN6jjzYXQiX3zb9btty0vVsM7c0y4jAJQuzxKvVeNsrFmbpU3Zh",
-	"Kj8x1LNIDBBsApP4FmLWcJJtChX6C1x6ywUz61TZoUpgdnK3CRDILphzQfdscW9oyh2I5XqCch8gXYpu",
-	"8YYzl9tUgw9AojxwKf/DM2V2//EpADDO2RTtQaqhs95d8muj0Xj/KUDTUI9r25CO05vQK2Nr0gFbVZGQ",
-	"hGUmHMMsH1mfpcH6oymBEdUs+F+POzm3ga75q9EjVEtJKIkjfkXQodz2oboohnQ7pX/FlHGoNiWjS/Te",
-	"Fr6I/nIkadIj83FkrR562Nk4MBEIqzRAojw2cJaITGjICmL9ZXTNOPjKzxHZwbO2HsB2CIuIxmUQxgjQ",
-	"C3i5ywAPQOlZhAUc1KTUJjqjsnDBGm/XGS68LuKQaBPg6tewY5tjzfWXaBgmTMqAVDPYRl2M3st969fW",
-	"+8aGPmq5D+ZgGsqgGTwSmPrQxdT3ll9AcajG0RWbR5Llv3FhinDgQCJNX1hI0nk0tFgBeFLAamcX5Ui9",
-	"v/SzLa0BwbEczp+zpl2SMMkgC2hTR06ZDpovoR1ZdLqAVI0uWds0LiyWrZbR7aFrzjqa9jKRcYvhYbFt",
-	"EwDjjqosT/0UBKeiBHvr0mQG1sfJqNGqTKa+ZNY7V8z/9cNKAU0xpHVybZnc+em9ouGCs+XA1eyzuXIf",
-	"K6XDzxDmdrBdZFuAW7KdMbJ5r9rFQxOhUee4L/F5G4Z0rIGRNC9NmI4VixIyp4u9rH1rE9Te+LRRqIfT",
-	"nEUBk8EC+e/fQqC/g6x15/4eOAK4xkUNWcxStlnof5FKlJAxs1FJ30rm1MVYHbFWiceKTECCSZSOw4TO",
-	"ua7noOWOCV2Aa9ZIR5DyXmuQU8qHDJyIlAzh31DMw2oapqJZlCtgRjkxbAE8wqbVch3XjO4VnadzKm0n",
-	"5ZkpOLYXLg++o3zKB24wMxtduY3MsT3v8uyJ2nOju+FGf3NAFDgtEBHh3vmHbSLaHN37wuEvW0QvreZN",
-	"B6jaflYs087D3dYC9kqbjDibA1P08nYjVGK5mJsyRuw6ErMy/lnzHBcOmMC0a8c5dY1iKNJIVzHPuF6S",
-	"scutuZzX4xuamj5XgROo/fkLM8Rmc0nLW80Qm61yLe+OGGJrSZu7Z2YILkOskb9nh3t2uBlghvEwzwzx",
-	"9Pw9WOImNqUIt7zrKhIvI5m+hI7vzPlebgtDl3PT0EmuDkVo8A4hwOlwo+kJqt8mNO7PEkVkV4EBH/yD",
-	"jkZfX7Vvjn5vxZBHNRZJCjCLavWz56VVDXIjVYeyfD7tXMha2Xwe3+18aEjriU1tz00p/1P5rNzx7mCl",
-	"U2djN/e2mRQIGnsP997DvXQm9jhg2wv5QXbRbYo4FhDUVD6go1FQTD4+1qCNBhkoxMj6mI2UfK8L/RsH",
-	"44xHv8+UIJ8ICZUfzMZBCvQRvprSK8ZrDXJiXGTGjHbJUkm4sFoIvNPjgYOJsM6x1tUGejgYRKZ0QcRo",
-	"tML6BYQY6q19jp/NLkoxbzNbLVh0GJPr5cpRc7X9SuIu9PIT1oTMOlD7JDh7JMlwLKK8D6/AHnI0XU6T",
-	"iF/WofbeDp4wtTr37gP7sE4X6qzjiU/ulie6i7Rm/dYCIXd2BUJWS7wNsluO6O354N77dI92QriOhObP",
-	"nLbq6Av3UJDgrAZ4D5rSmen7npWlbQMHNA1d78d3KexReXlW6ZYGftzxbXHgw5atDtzsfCrPP8FnhYwW",
-	"ueDpmKXRUKfTrFCkdjKg6Qmst3O502s2t5iuv6ISsp2qdhBuPdPtlSt9nHbTr8z53nOUvWaVnYa9TrW9",
-	"ToXc8vPjejX0ua36Vje4oAmL0Z00jqY5gE0dx6fUKItBqgMiC9CiV4xNJepGubBhKrVqV9VkyTNhkJ5N",
-	"0YZEaNC3ukQyGwapxmAawdgHlOu6fWvUrTMrPdy6Co+h6ZJOyoMP39IJeclYZVfC+Z9VdJpFnrU8P2BC",
-	"raV5ruBWnbvgVjsz5l0XfSOncsB1o9Ren9LLsedhe63oHhNCw9CJM09Fxjgfmi508EH/y8EwueeghjPz",
-	"wR0Yc8YV52Nhw/urFti6RgZsKCbMBavMGxAV3zbhgFFCgED2OKMJz+E7EcwVxthBm7vukK7lEL/SAAh7",
-	"unpcjTiSWVoPqQZ6CUgZOgs06i5FLWaJ9NrsOmYLHS2BGUSZ6xNQJTOk7ZWfm1MHvAVyoQIUDtYPUbep",
-	"QYJQT6/CCsiUVbAoruxwF0EZX6Cy/Jfhx549WXumu4+12B5NgTpYrM41fRghF6X8c0D5l8g7uatoGk5m",
-	"+aUm5xjpdylEKXZZnpciobdgW5BQY4oPjUYYVQhkEJXILOS96ZMAalqGkQQXUHBMaMFv+EgHIjoYabaw",
-	"ka4+x4HBcjaHYU5oyGoOa3fRPVQPC5a6oGeO1OD1eFkxDFcxN4KFy1Bt7ifSa1vTltilpJKEolhcXRIx",
-	"QrnD4ks7pdUHlDfIaR572Q5ZJADFhl5QKjXzT5hmwQK2nsZqkGpEDsidkxdaUzz6SskLETeQHZrlBA3y",
-	"DeUcUxsKbly9eT1eSGvISWQGk82IKGtsEDU3A8IRm3p8ndCBT3DQ+LSLVZHKpLQh5VDn2BVUwKahDgkg",
-	"vZnB5KDQ1THeRob5hvI7sH0YZl9BOktkOhuNAM94RzaPqdTn2N0nbfK4N6Gq2bpoNpeFqgm9KbNwtK1U",
-	"9YrekFczmbJkQjlfZeg43EKwarX9TLbqZF4IV7bCrV+WrJYW+88Us3BQeyFrb9m4P+HsG8pLHbsPTRRD",
-	"Av/XtmQ4wKpW5FjB6nu8yOtXMvpz6BVZvfULbLRv5FIVwcDBF0QACIcpDnF77m2YkWHcmVGi0eMAKbiT",
-	"jQFneJcs+jXgzY6iFJNbZgkMgPEh+6K5dVvjZ1p4UsOt44iXcWvfcuuXESenY7aST7fuwgBitrmETa9Z",
-	"8D+TY5sR7nn2nmffZ51OdLw+bHsKFHasTxMxZBKqPnx+Ffs5G4yFuCKSDROWZpXsTalkD5nQfMyAkaH7",
-	"XLK0tJb9GY7wzA7w86vaC86RAOahfdIkmjKS/VpSQx58FCFLdBWcKVuV3dH0L5qtTF3TK9LHFelLtcAY",
-	"hGt+yQfXmn3PBdjqfdRvyAMcwUGnhRSOi/S0fGavDYi9+ZksWLp+emgKd6eGT8omotGZ72omO3CV/MnY",
-	"DJAM04/EPrnxYRfDL9I852Tso7ZApZptoVG9TUWS1f3AlVS8wBD/6BIMm0gpGuRMRDxd2ZqmPR44FARc",
-	"oW4JkCKtcJhYeW7K2xWs45Y6SRnlzxPDSrcyH0s27P90Mv1lmAx///7l5Vt29vTit5vW92fvBu0f/T+G",
-	"j+E035bCvQN6fOeFHW7B4UyN/uafxuH2XGFf5P9LSvDAY+MylIywPZxopoWYpdsWC9at8xWAy2r8kupy",
-	"YVpvqdZsj6u3ap9RELjWAIjWfCVYxGxZWdb1TE95m5KuesKFcq53VL4VB+KWbv3yanGqbSpUP3ILBW9T",
-	"gPNJx1+uLIMF67Niyxlcyqro4FydmmLBGXaDFKUPyVpg7dLqzohG8SxhhQihKKx0Dw9X1qNZHfC0Y7H8",
-	"EksfFtZEOgNOy1W1G9WQdlSmxCzdpTyjPt17rrnPerG0/aGXZVzpjYJ7AzElU5bkIvINNSJVMIoF5m9d",
-	"ew9wdGu6XLyNuEhFSmMSMyl1tIsmkOBBEnMmocIfQKRfM/gMTUnMFOHN88dAF8jSlbiRwAbHOsxGpmRI",
-	"kyRissfFtQnZjmnKEpLMuMbkN9X+3cKA1pkW8b4temhQQbPRijkLCU1Yj3OWpuCQy9P64JgELkcAyIU5",
-	"FMLHMolEzNJag1ywXLF6BBtGq6Np1ejx18LsQjhjXdLym+jhA5D4aboAvP0GOZ9h0BBIJm6sFb1iGKJl",
-	"RRWPSEG4yMWzRJJgQXtO0rmwdHJNaUTdpFAWUQ8VvG89nne/kZVFEbvgX0yTiIVqj3CCUSrJFVtYP6Pq",
-	"DMQv1eQRJEyhqIKVD66YxKILa5KQVohBf2ZtRRrHeeni+TVLFvZGOeKFutUzWTCLvntLQhHHNJFgj3al",
-	"kYKIsDMfzfKgPivvCd4oRX3H/VKidKp9yube7IWqOxCqdt7wrSr0mUsGOMiDBSoF6o5Wp0LKaBAv4NbV",
-	"9iLVvjbffUtwZ3ShmKKbihr+3Qpsb2m+aAzl9W4mDKiiaYrvVUM2orM4JUFGQoKaR0QcOlYOKgklp29/",
-	"JKMoZqR6/u0p6TSf+l6Pn56//JbEEWeE8VDWlIw1pYo4sAkw7y4JTpFb1J9F0tS96RKapnQ4njCeHve4",
-	"6lVRvK/1COsY+mMni9E/9eWAIDX5oEFOgEFIE4s7ob+JhMy4khtsDJQh8Y8kYTd4Qnu8GjRbjUM/IO/e",
-	"PvNI0Gwd+r4fkB9fPwNsqiGLY0zRlilNTG/B14FHgv9S/1MPIAHqv0GwmyZsFN2wULd6FCjxSok+IG/J",
-	"KdQ5HDOWWocyDUHkhdVVR2oWU6iCVCfPcFeUOITEkSRi7qmJcCv1RqGXcQ/P5Rxeju94uj3+gczUM8vh",
-	"FXmml/HLoNHjxH4OXregYWd0cUZtXaJc7vslvbYh0ebZVCQpjT3CYsl0xD3011CTDdTcaap2f0rjoGs6",
-	"12LaIzKYxVdw9KD6Oi5IlyRsGE0jxnUCPWYQQKkiPaqaR/Rs1TzsjLV6oPm6nV8+AE0L/JRwkbJceXQj",
-	"2RYC1gCKLHduoXSY7q0G+/oZtr4SWfb5jVrVLU16Dgd/ZIPvSu/+vVn48gMK9G5DrNbKDT8mdACwvqqV",
-	"WjAz5KGIZxO+0hyJJyo3WMZnE4yHUd9VDEGRb+0pUnLTFibDlN2kB0N5fQxRk5KlX8/SUf1pUejVg1w2",
-	"HhZGn0m7lT/rTveSHj889J54OdHSKwimS383nzQ6vqeoZMsrk6Gh28fekffo62eMxtIL1f/mulh+guTW",
-	"+/H1M6+5stcKmDRgy3LLmaMZzkKuHrlessNDb/kyHx7iBT4ZThh5OxZT9em1Iza9PS7r7XFJbwUvYPHw",
-	"lcrchuUWZOoSjrrM+wOHxZLP5LCVosc2d7GMH7ay9oudVj0jMyC1LN9Ab68uPAgLLLIuK5BSqU76Qze/",
-	"bhT4WQJED4wRKwT+n5SwmZYCfJFBImaXY4jvR3Oo8WY98UjbV4LskU/eXZxiuYdqKkK6sOZRyPQHdKL5",
-	"WMSMjCOZimTRxZRN6RGI2vYwVdEjCbtmfIbG24wbYZU1kSoGgVmZ2qQLUhufacmox2EEvyGg7EgkSiYy",
-	"BSeCY/SlKoEgoHEMpVZ5CJZpNeBqIFkSMRkUdRgG5rUQEGF1JipLIhF65A+WCLRXm6qjYzqdMs7CWoO8",
-	"AnlNaht2AnOnkgRwTiJ+2Y0jmQakKhz7qBoRjRcyRbHvVB0cFuocTDUQDoWnJOImKQkv4kqKhhOmBFsa",
-	"m1ZgVq+mah76CUAtCSUl4dL3OFiLRXpMgoFI+/g0IFKt4VjMyYTyhW5LhmqhgTepLqCvOUuYotYpS2DC",
-	"ge7AIwHsKSS8wrYGOEC9kkbaOCaB3m1j5K7OzSnExNVUiCtr7o+U4jOaKWXRI4ErqRReLiTlMgrpvNAN",
-	"Jt3SGCbg+A+OHcwqzpSiZw6vmmhAr1lCL1kfavzZ7xVHb+8GDh6t1zR19IdEUWlTKJQRzig6GxhPa24+",
-	"6FAdGZ75SNReemg6w94fSXUeGzqhmEMZ1sjZNHt1xzQEI2k0vMKbpm6j6sHqWXCUG5AZq9ZGLaiib6q/",
-	"HseZqBuCCdZVH3RUJargZtc8NZmRmCUkZMNoQmPZIM9v6DAl1Oz3RCjG7tkjC8cILlFdXaohquBq95hZ",
-	"wYwIyegPRqqhGEqXjDUmoUd6lXOmuIHsVfC6AGsCsGi/1sUAdySXYPIRI/AHoPiBlWGgTE0BslqvSJf8",
-	"z//630HtmHT8pkc6fptUIeW4x1EP8yAkEK+1WZLC1a6p9zokODNanVDayIyXR1l8x9Izh07vzA+yd89g",
-	"AltllGUvnRpD9h3EP8wZu1oR//AEeERZEPaSJT1UXFYdFdf63jQ/pMJ9/ARZqpp2t/IkBIM3Un0Y7/L1",
-	"Bbu/71UyulfptpuezSZqKmm9UiQylW7z6DH+kLssla7f8Fs2Aemp72XJE92OWk+HUFS6R0+hd52k1IIs",
-	"JWA9iMRqhvC4dASto46Pa1BcF/31Zmvpg83OE+eDbcBANV95clj2lfZRq+QrLecry9PSa6O/0sl95Wlz",
-	"+7m0na8c7jYXf/u5dJyvtHeay5PW9nM5XL9ia+by+On2c3l863150tl+Lk92mst7r4IC2w43EP1zemit",
-	"8hvYah+2Nt7Ao8fuDSw5RM0n7pq0Op92ChrKyOZG3xcQpUfSCq+5Emjm1yxGQFHHvR/sASq2J67ilZ0v",
-	"FCopMRqHq/vgM63oODpwglLRXglepQRvhmZXVxdvLPi8vnueZWRs6jzw3FinruvM0G4gqhSPDQK5R6RI",
-	"lDoyWJBA/dN1uOX1jhrk3QNlzRr1eKBmpGRQcP0MFlkRlPBYyeYTIVMSwE45fbd8z/7Y9P1ag+R10IQd",
-	"axXYJo9ycJzwUDtTHLwgwsV8Wz34DgV4tVxL4jvI4j2+gzCOE/wyZHJv5QFV6peaMBksVvpfRJJ3aFgv",
-	"Q4EtetbVoZmw4aeGUXpLLyzx52XO7JVy/xIvivehdPjw1orxq0Vxhk3hL3hY3n9+Eb9fUperWYQY2AHg",
-	"TtIUi/uvdHAhuSsdoRJVJvQmmqgBNpXIoUMOoeyzHmHEU3YJxcs/X/dKxXRZ9UrFNJujdiCCOmZKtA4W",
-	"xvB2S9WshULoCtUMt9BuV0Z+f10rGuYKQZToYu0nKyXB5tE6BE6nqMR6FE4dXFWQHh8/dYXHJkjUW0yj",
-	"0yydxuHTpytm0ew8XgfqrWfR9tfgemv40MIElHyfTeAxBPAa7bntA0KGohlF+rBbYH2RfG4JgyEfac67",
-	"F4Mfon8HI4CNbLFSEt6LuxvEXesbWCvjYtALREcrwa1c0J2wrDcN3Em3iUfpcRldcqjenUVT6ZUhsbgE",
-	"lw6ElusIDSrHA0GTkOitIlUunEIUC8IZC8HVgIJij88wKIiYHSNmP1cJddjZuV2cz80fHsRieJUhRwzH",
-	"DEj9rx8q40h1UHkmODjhFSGuwHFR7EFxhL5kgHiUheJSKUHUK3tVsuSaJX1F83d8kcZstzdoHIs5C/si",
-	"iS4jLiGpedt3bS5o3wUUWfnuG40v1oVyJPk0eRLJDLrDA3wmJZfF0XWWehqlRF9/ArGcEjSE4Zgml4B7",
-	"iuCbOuW6ZIzYcGl5ZvyKizlfOctQTGjE+9csiUZR2QzfK4Y+46nstzpjF6Wq08z4dg5L8pKmeATZUHAx",
-	"iYbS5rYhJq7F6S6sZUUtyFZtvco1S8IIcepgQBh5kUSDGe6TGlnxGRQuzD1DwrUQiJawzRCniRhFMdu2",
-	"udEMt2v/yUMBGm96tik63OSKLfqJSAuALlDYHvyi8DBbj8ymeuEfdQ+fdv3WL9nKuCgAna7/uNuBLAC9",
-	"Rs67ABCgKzdXpgIzNhKWJos+gPD2pdpnFN8+lYfno2ZxzbIZbS18ZfRtiyrJuule3HrgVkcnmgC4GHJ6",
-	"CIW2EabI8/dFvrYQwDSaR53xcCoivjVcgG1PqpkhrhBXr5PqLCoNqRoQGdnFDQlqDfIWMElMmAf41uVY",
-	"zA2sOYKBQ4CnkrVEQoBMRoKvAgH4Cb/x3M7os60VpUleZgVISq8Qv8uGSWIkS2mu1zbZWvl1/0atVyH5",
-	"wyDFF7K0CiWE9TC6vzrqfEMPIGcUa2gMGXU3FG1vl5B6RI7BteeX/RlPlb6/jES2alJ5gBk4BDl0GXNL",
-	"dsvvKuz1bqUh7RneM5V9lnyGdsUcwmH4xzKZ3KfOc0DpvIykak0oeXf+Es3QCRuy6DpDHzPXDeP7qgH+",
-	"A0tRETVlyBJK6RWTNh9CJD0OWd9dHZ6l2tU8onV1HWT2NqU8VKq4pgOSyCkbRiMDnWz1+QDpV6CtCCwk",
-	"Y5Ywr8dBoasGiA0WWAf3gEr2uEPEiLRbJKE8FBMyWKRqgDIV6n3Gh8limoKe/4KraYYzkP/hfbUWE4zv",
-	"7PHAUD1dJYOSseKX4JFCdxNO0SQbRZJMZ4M4GoKLiQSzJDadqQOLP0Gf6jvBcY+DKMRCwzJtCKNFz6od",
-	"k4iTkMHxA50UBgVjUnOOhZgO6PAK/GFasyapEA1ygty9x5u+w/TBd6hNHjhIe5PAbZbJBMvXSjH9vGDQ",
-	"4yWSwfFWsNaYy11gA5V7yFuHQ+uy9O0Z2ieX18p856dFqWEp232zNHArPr/D8G/Lje+p3qh0gL0Li2nn",
-	"vOwc+kvLXRa98NXoh38dJU+/++Hn35OL+W/vzp49ffHy7JcXovWSvqRv51ft86uj8NXj4Zn4uvKnSm23",
-	"PyaoAGwS2wz58DLMDI1gXEV1AfL1FTnfZ+jvoQJ3rXpaZFJ/M9HPsQJARwfajvihgqUzZAmjScRcKsFO",
-	"MpCJImlyVSgZJkLKOhreSR4J1uk+aJCfdFFOEryBxhD+HyuJMbTcXQsb2ozf42JEpJhk2D7QCH0/Gu4I",
-	"ezwZDpmU9VPB00TE9RPVT/2rQKdPy2MsxDGPJFPSpXmVC8563Ip5OEkSCobwgnqyjGj5oUHOEjaKo8ux",
-	"Tr9XjdQOEb1DZTLJhVqDU7UE9uVlG0RnecltayulFihZ6ZS/z35fR9nwXf0qvGle/OSVd/yKpWMR3qJj",
-	"8+KqjvEs7N6vfm+521f0pn5yyXbq8RW9OUECd3v+kCc/eQTSN+dvATEBNxSyuVZeFIfaWKdCKZFRpzdP",
-	"VoYiMVKrmNftWfnV5tBeLAAl+ESzG1M9ITfp955+f2K2/NeKGmzFq7w5u3jx5vVb1WRCb+r0UpOUFbQt",
-	"o2ifVqmMpzSOMw3O3EDtc8Q0NYowhoqfQ5oaSceQ2wfgWSOWJDSGcogNoqbFeKolxa6+3lXT60SETCsS",
-	"TKbwJ6HkG0YTR3+5YgsyoQulXSnVE0L8lMQR0NEoWArbEyP4IYojRacBDDuSZELT4RhTpgpjfCRJIMci",
-	"Sfvqr0AXJywjaOhujcIAguWUlmloZCCvh/3s5yGWazNEzGrYUI5I/dSfRzwU835IFzLQlSfhBygjOWJp",
-	"NGGYi3Q+i5nsAkhFYVKZwjmaxfGC/D6jMfh3QLetghAGAh2rKT0zpZGulMgFryNeGywgIGCcECM55xcn",
-	"VwTTKuvACq2PnFQD4JeNoQhZUCyVWcMUOYIvimk9VjouCeQMLnuXQP0DVHKDCZNS6ZbHhAudKhZldSdh",
-	"pC/co1INaBhG6PvtK02ioX7rq9+6RMn6QQ1HPRCg1uuDhVhuMKqlDjL5PvAIJZNIwtFxyj+2Aa5CN8o4",
-	"EzZTszw5e6E+geglmk3XYbwwcp0JWeVCtapZrmVtBBxA/Zxym5K4+Zcme5TkODDs1oDFgl9KkgpYK/1t",
-	"omhdNyN2yCitocXWxUJxQXP/wSLH5RvkxLBcNInA4jlCg5qBvg0JkyKGypbWtFQQInBXRzNpwGo6ftvp",
-	"UMOYYOOsHhckzumOEI4DQG/gG3iATPqse2iIpqPS5NflRl7FgAjpkeEsiWtkSqVsIADOdTRkZBSxOAQt",
-	"U6etgvFIbejJJcAMXDJhGuHvyQzWb5qIm4WRddTqQSiAOohgOiOwYXVI4WBzMmKKPEGsgt0XLpIJVTd7",
-	"MEsxHsFciAlNrvBcUOgQoqZ1qqnOiiQmH9IQISfpF/dyyqg+i1lG6ISR60hGqUhI9cUZ+S9npjUDHq1a",
-	"mfHDkuq6u2MxMzVqZNZdRjSBnH0kCMhCPpJXeNfJxx7/WK/X4f9Ug47vk48FaocbigaKgLjNTPB2gThC",
-	"kuWUJpIpKgQrxQkdSBHPUjD+1XK9vBaqA4eJQEg3FLMt9AuGAX5JREIcGprv7TxHQbMIcbjyJSyHMEW7",
-	"ZVlXZnp5ojwUfBRdzlCiDUgVHo6puiE2PF9Y/ml7bKsetyNd+pUmDCJP0Ek1T/5194c4YJCqiRGSyIhG",
-	"+A7ELGhaTIdXYjSC99aI5p9TbiK3a459RI7FNGcemSbRMOKX/6Cj0ddX7Zuj31sxgiJe3vZV3CmWFF7n",
-	"bJ4ZZkRyebB9FAashrVf3HHxCokBJUgrC8Y6rIVtfnPxPfWdrnQr7d9b9aOrf81/bE6e/ntw7tNfngx/",
-	"vgQjWlHQUXJpFlGshAWlD2crpyUCPalPXkUxvVfQ7EMu1kA9R36qs8lXCgG1FaN++v3Ily9b038dXV90",
-	"bn5pDl8/GfxE14zaWCmBiqqDevi0lVUTfKFtgfa7dmO0QKMOtmX97pJuvRq7nhY8D2W2uvy2kqqOmtR0",
-	"HwI4hoxnY9VlzMFzUbTcPWPThOmCbxsUM7fpJ6/yMuJXm16BNp+8ytsZlxjwsK61boX6orF21V8ag8x6",
-	"pdG019j9+T7O2QSF5+37yV5Z6muLqbj9ZHO6XxupNg7ewlSq37yVxVS/mzecNrcaLr96plnS1sZT/bU/",
-	"04aq29/OlJqt7EqL6ifvg6FCP7BFWZVGdc9dnXeomet2Bg1TubeuP1JHA+aXa+DYxXjrVXKiTcWr0GnU",
-	"t5GekERjWG3B0Gs+8gGCRtXWWtJaEH4qmyzEZkPAPhxNl8zD+fdBHtQUtzKmPIwh46toP8ZA0/syH6ve",
-	"H7b1+CWj4d54vDcerzUewzV5ULbjornXFn5fNuk2yAkWiwJznGQxG6aSfPUVGmTAvvfVV6qRVrl7PMjN",
-	"05ACjaCkUYoxXAfzgSKpdfRqgJ8PyEhoejRYWGPRYJYSCEuWNa/Hs4G4NmocCXYLIVRoT0aN29S4sBbC",
-	"Jtg63ipi4xiNq6stxaCjgKX0QB2l4UymYsKSPqjiCCucgiHD/EKiEO3Dig4RydI0huBpsBS/4YSSQGf6",
-	"ZGYTGw7kwNjWCDVUEjUqgBKI1PShlKGE3fvqq65Dp8G4pOlt4LTSFlesfgL9OHRXDdDLHgwiTYjzc0UA",
-	"E9VKfQSMopDlJRIA9Z6yBDp2DFjLg3eLdIAJquX7GjNMiULS7DtgMtNYCh3BnC2itojjAjo969gwPLSu",
-	"cwJflRrmG+fzSMJLx0QKnDY12Ubqu8adXQ3A6itmaUM7pRuKLsUsVTsGVeQ5qwuwTcHL0iNBxK9FNGQN",
-	"/agPqiIL9Ruqezkb2FspAUkcoCGGNI6Lm4IRlmYPcXmzQ6SXt6/ZeHaIcuuuVre4WtL0H0YJG6bx4hiE",
-	"ULVpaoSlh86C52mbsK93wp56GieMhgtCU8QGDPDuY0kdmUIZPHsLfTD0npp3Neb0kHI4gIzo8BqSCn2o",
-	"ECch1S27ZBmMNiDVmZyBUVbSkaIzJLrkIgFnDTG2TbjNsksCrVMbJMPAM/B4aneNN8Ohd7kDZBw8seCX",
-	"Bunvii0eSdckXyAVSvwS4oqFZDbVEhje1jjGPFi9e4LHi2Vviusp0S6SW/lHlnwPhEpjPdZWBTFLmfXj",
-	"DUS4gDo9IbKOWA0dxqGGJf9/9t41uW1c2x+dCo66bkXaRcmSLMe2XKl/OYmTOO0kbjvpdLLVV4RISGJM",
-	"gQpBWlbnpGrP4s5gT+F8P3cmeyT/wloACFKULPmRfuV8OLsjkyCe64W1fj9SpaR9dZVtXCjR0/NBZhRr",
-	"TmoOYVcemyYooGmPF/c1ob5fKrI2DE1r8S03nz3/y6PUZhOaYLC0PIEq1giUZa02ljSVyVJri9gXIqVv",
-	"3c0pUE237BD14ekxKkipsUBRLurIm4eiVXgZ1N1idBk5m+ZKktMsurWoEXD8nWZzRfxZfuU24ee14qPW",
-	"Ele6lVRK2c5uq1VZDjixdgxQ9v9eA8bWEcoHZx9bNpM88pQUzBC9E+zArK4JVVHEdWavyFq0gpbIdPRr",
-	"cdJVCSejPrzYajd37Ygt7DX7EtZqrEHeWmdNn3qhtaCQB7uKRmcNN6HZtElkNG827gZyK2WTqjDOiyFx",
-	"bH8xKH5uKZGqZZrUvtE822W9K/f26tnGJBOfqHFDYsMtYuF4DpaHwnMr7Khl8cGhWLbu3+Pf3+Pf9x7/",
-	"/h7KXhnKBnlaFcGI19Np7XsoO7mD0HWZYXVt5DpEO6k8cL19s8A1YrODkbFWhGkxsOQYI7xBzgConQmD",
-	"eJ4J9pT7LAb4QC4QGAIiMposNOdqKQIyFzuX4RzW0P90EQBkQL0L9CXeayRvfKGf52CVzSOJQazFpOKJ",
-	"0nlR3Gf+ga6jAH5DoKI1mIo9rklcQzZMSMr1SzXNLQXpK8i9EKC5wkieZDVmfuphoH4aR9Mohtq4qgKR",
-	"63EPow0aa35MwyGhMzrHNKffWBwhqj1mHyIivnTd9Z0AglEK83fsIIZuoHvRsMcpNz59/jkVsBhTPmIm",
-	"ZEOqrvZKxEUwnTIfqtASnTT1QMgZpyLihiYM7gNURaDJX1QdQFR9HW6BmbZX0ngTBujlgSB+IKZpwpxs",
-	"L+BTCGZpPahaaugBuTUnj02vs+kEnQvF0iCdXYVOqQ+8EQeEKVBLwRhxQfjKF9xaFwJC8nD1VZOuQ9zU",
-	"0kZAoMCjpI9pSA4wjkm10U+iqB/KbroQVlKUo/ClTZ3i/Dla7grj+pjsVb0XYmLPfP6FhSNkF1tqlma1",
-	"bzd4N4Mnzf5v89fRPVZZiojLrM6ydGfnLDFbOu82v8oSySY0lEvNfJJTLCqk3SBHV1MIixlhh98EJ3td",
-	"jxwCnZjpqYLi8Je8Q/4hSmODrDWmggwY40SkYsrg7Lqk6qo/982vqky4jEgOKEnkVjAPm+915PfO5Rk3",
-	"IRHM6SyIY9v5P1PH9nbJZdjKbdx7XVtYiXVT+V4DFGe/dfr5Y5udXPjHsxfpbnC1CeyObPZeHXgQWqcG",
-	"fCkzsl5IMW+EsJFttu6YUcUdXs1ok/OJVuZZ+FSOPHl/byl3chEdVE7knmYhkLqln2+qmYNwCtDzzGAx",
-	"zeuZj3mK2lALHW0KHJSNsFQ9Ig9ZcfX1dBX61+7sKHBMdHj3t+0e65eK7m3pZrrst5rNlkLMgjGsWrVq",
-	"mdySvbndKi1fo87SNYKVtVYJ+h7O+/rx0jXr/JHWrH3TNSsRAF+zecqv37Oc7bMwNvPSt14+aMga/rqL",
-	"drbWYmFrG60PIuEuXx8zTzddH2VXFlJOy03U6mBOqLYIawfGSkWr9c+zWqCGy83whUHlVisz2W66Ynq6",
-	"b7pgG+vU5cFAtWdBc6q8WNW7PDWb3LvgdSWRmqbvWbF/2aigPBo3CAnK124UD5QvnmtjeW0UAfnWxkgC",
-	"8qVvGT6U37u32OE1gUM82VnsB4A2140bLg0X/j6RunIvqOJUZlHsw3HUWvS68J1OKVmOTdBq3yyIh0Cm",
-	"dxPCO7eu1FTeQo8vhu0w3BP4bDKNEmA7hHZU6IcKm/PQzaB7EbtVtkC5T1IefE5Zj6uytoU4YBcuNL2I",
-	"+5hLYyJKWDontb2VCLFPXD9FP4z1rQ67PV5NYkYTzb2vVK/enrUGOeSQ3mrmZELnRINUZ9/qEs4C+7kH",
-	"AkkjexwApTE1DkpJLxkN4ZYfQxTQOkYFIdAmBw8lhpmNJt+bxUGSME5UiZ9PEzqgshvZYByspFV4VmPm",
-	"XZA45VkyMZ+bkkzVGizgz2YjIScrYMPEPosVWlUxpEVSDsybPEqYX+v2eKuxKuYEA8qiRMjd4ZKqyUe0",
-	"K84dqeBjyJQhLtTwJFdc0fEnwYSJhE6mOtASCDJinMkj7dd6vN0gbs7PWt6JxVCVriZEBliHcDai8EQU",
-	"k1kMSR3zKasdYM82iWJVJ3LykzHlpNX8f1vtWo9vN4gbeWBU+n35mm6Bk+PzN2TvYbNF5GiJtfltcg9V",
-	"VGmehb0fDYeCJQ5RnJaEIHesTxOGUKMxdkK1ARsy69oOQUEjdLb4ME3SmNV6vNNQeTp+lggFWzAadmE1",
-	"p8whU+r7IXNIyCYRF59Txn6bOzqOyJgUIl4aA+VpTAOexAxemk9p6BDqzxl3iPic0pg5RIyjaTCcO9L+",
-	"64PQcMgoikYh609DOnfIhPJUvgcnx+3xHauHfZ2JFyxuOhINSUvaiu2dHegb9RIWC7fHHzaIGwaXDC7t",
-	"s9cGURQyKoXEboN02m3iplyk0ynwOPW1U+B2iWt4XX/55RddH22eVMvlvjt/6jrEPXp3Bsly7s+vn7oH",
-	"xNA7yY0lH6nJQ3mYJQioY8ijvpU14NYQiWBVOlMuISqKTVpTA8tfTXabLhI/gPuTQhYb1BcXEtnykhhU",
-	"QQ16g8W7WO9p51TYUUUpXrLcWV7IlKrm8u6yInrIEM1LYvNJlRlRz1JAQhBnYhxMl33ZhZfVm8d+JiiS",
-	"CAF0bSe52K18fe/CemHJYpcAglgxExUh7zNuGLtA3rHy8gpSpcddaz7zoBXW4S58TF3MqspC9XeNtK9c",
-	"Kf1Qj2MowCg+KCkJ4GpLf8HUhwQCcnlB8LhZxomGkHB6XN0udElJt9nVFG4jnDKUAFMmj0XrRevCo1yj",
-	"j/Q4VEI2yKG6HSqfVZWTqk2srLiE1RXOg7rz0cvdJe6UxVK4KyyMYXAFCbd0bnIniwuas2fhRBzAHEjB",
-	"EPBRP99g9rtqGiEN43m+nQY5xde6si25kftjGg77dEbnQNbUl8qqmtNG////h1UzW0D25jbIM/mFLnEV",
-	"BTQnE/opiqV9ZQAs4GM9roXYHV+BIfmbsyDBelz/IXdDJh9vyV/LDTb5532ncM+Rm7UHggR+jwecKDAU",
-	"nyU0CEVDRT7cWum1G6l2Wts1uXNLhTypdtrt2uLdHKnuNJu19W/o7vvGSTdt3ThdcyH1O1077cvvPdVr",
-	"XLhtUkl9cJjGll0O3TF4Ivk7KYidrbyRWipV8sAJz+DVZZrADj6hS7PihuscvduboyeUBPAWgpErcvzu",
-	"9jZMjuZe78J49CQXnbWhBlRlAYjXIbJGQXG8yQtRNSEIUQWoLEMLAT+XfVkyq98uI9MaoaIYyoeE1Y8L",
-	"IWfRlw5RpQsqdiFovCxfM4v2dpprhnaTw86F2h7tzxDOoDEP+EiRmSM+wvLIiVPxI08UQDdGQTJOBzkc",
-	"1Ow/BmE02JrQgG/JN7dQtzQm/g90GtQv2LxuLaIi7zlcEDIx086gMAUJmoA1c8lZksiRkKrKaRc1aYFP",
-	"wwhxdzibwYvKZcbyLOqHAVIFWRgSUjypNiwcoCFIdO7TJJLKXHUbq3KSaIqiEZKMEoIwsp16s/W2qbll",
-	"IKYP1DZ9iAOVPQOo/84SpJAzY0oa6FcrkFBtN/+f2h/yJNz+Jia72mTcV4HtssuWuz9YcI1yw0sutIiP",
-	"0CBepPk0OFMFG58uuBvZ9VAZTIw18XqYuK50xBS2yu7OEklUmA+IL1gWf2J3c3cH2Uej0HdIlCYQKswf",
-	"wYfNuk/nJSNokNeWajVK3r7lWu5L2CuiOKXyK1LAkdngvgq13vLbqnMdtctdE+tjGMXSZFrwkGpLlpGM",
-	"qU/UmDCcx8smBeyN7/dc3++57uWea3+9t55EfBgGXnL7e672uuNTtwV48fQXvSFTqfVLLgP+rHdlZd7Z",
-	"73ItpjHKfRYGlywOmNj6ov57jjSrgqms940oYJ6aNlZwwPyUslTZp/qbGRFJxD1m3BhpiUoN5KfK4UkS",
-	"NplaKJLoyKrRIKoB7XHFJxNjRrVUJkFivGefmZiKqK3DOLYer8gZzJhiKtDTsAjE0t7QGfws56pgE8H8",
-	"+Tm6MwqbKY1Lec71rCHiPf5jgcbB5nZ0Kr4Cc+xPFLknbGdtVegx9Qfgy1fSqUhiRicYELMG3df26E5T",
-	"+13MN+YX0ImW0mzkO6OB9PuK8gLvSBXJfCljBtCDN9uLZi3SbuIUWLSZ1j3U8m4s2NZOJdt4lW5lIkb9",
-	"5nDb26e7rN3y9zqDh8N9tkNbXtvfHnTYzvBh8ya0F3ozXUd4oc+SQ3DTfGe1+BuSlAHICy3I1b8uOcXC",
-	"cLa+6P889r+i6glZwsqIyCaRphwzzIwmXGDmL4xGmVMJN8UBQJRBul2Q3CEx1VPoaBkx1XVIXjiU7+f9",
-	"73jece3/+oQ0TjnHbI5XtaoA1S2up7UMvEYZpf61B3HTsL5BdczZchoz1NhxnVbzTujI0LBZ4B+r5OSd",
-	"wXbvtJrkOeK9GW4yZTJpcjJs8O7YXnfftlrfljdsXcaw74L072g4jaPZ30GMbubPHxljCv15mnjjEoYe",
-	"VRbtpnHoOkTztZLqAiGrgu12iGu1gIlgSu64DYIyUUdIhBTnPa6cLpJFLEg14owMGN4kKa+WUIW3NYkg",
-	"v4dxX2RmnXqsS4wriqBA7asrp8dZKJgKytQOCPQHOhHFI5YIMhvPSZBACNqQ01Rj5kWXgPOI6bPSF9Wl",
-	"3e5//vXvLfWAW2v0+F3FGt6BQL1LDlOc/AKNKUeuCuVBGJWUI6+8uTTGQdzPFbrp4uJ4/MUB/Z6Un38f",
-	"rerYJVvf1et3ts211DKqlr8V4ebqmMZWpgDlZ0q9IvvYPRC2ylSpjnYevUM4mzGRYA6nA1ntwKZHE0Ih",
-	"A98hjHpj1GmgynvcKFKpVfEZvQc0pGFViqku4ZHyMhwCaZKYMFhziA4xm1g+5pC2yI/BY8BiUdRd2Ogg",
-	"8udr+XKAleF6aSyiWCehw3WIW6ZJTwKR5MOscl4XrKSi0xnO7UnV+ds4cCneAvkYEAFWnAqnE1bp6vDx",
-	"DYO/mFQpj9R1vYElDhR7Phhdy3pkxdE3lf3yTQCfgg5dY0Q+gcWorPGkuvD+9Q4YhJI4WCibJjvNJmTN",
-	"AhCkSo1YMAT+ueaNScEw+CY3Js4a3dlZ6E6rfU13yjrQbnZyHQDLbOmNTX4ybnpj07rtjU2+G1lZtxlG",
-	"yZ3NDvU6+022Q/d3tzu7Ozv7Oy3fG/i7O8PWcLBLm7AfJwxtROgOShfsyi0udKTwWWU9vdGSOBpaB/y7",
-	"+fQ3jE4c8hKFDrcT3wMUWYBifSNKeeWbJzgUAyKrEhzA0XSypAYMg6BeVoaYtahyWgURAfcYceF/XFKF",
-	"nFn4yX4aq5SU8DzQVJo0ZuSCTY1hV1PkE2a3wI0V8QNfVeaBTHRIwL0whdhKAs8HSY/rMMY4AMR89Ggb",
-	"5Bw1LKlCaEPKabdmlRLBnAKmnqo5HkczMqF8TmYsZvpa+oZXZmjY4WRAXZgCDM+VarrlqRnQsTI77+YR",
-	"kyhN6KiIegydo5zgH8mAjWgu0gC9L+irPZPRvLEiUQNbL4ZyF5knb2csvNQLWRZC0S+12l9vPJxVKvGF",
-	"3lCWwWvvre+68XtoYbNUCUiigugtzXSsCuP+bWMMWH1Rx/jjPSnJQ8zug0842U0kIi9wjzXIsygm7Q4Q",
-	"OUuVUxoNdWtKrRotp6iAejyZYVkvlYpBOFn1W/ZdixKfXQZRKr/MHCIihYiq0gg9yomYBYkKggBnN9CF",
-	"Q/kiZ3eYRQgTr+ThOU7/7Z1haLRYI6N+/PPEwSvdymwsmNdvf0xak4/bL69eNy/2Bp/333fmv3g/X+7S",
-	"k53p2UPxtpketYbP2+Pj7ehRZWkUPRvZXj5m/geJq+Pqrx9dN5dc1vauinE049mZqn1XkH/HHCE46iUx",
-	"9Ac6TeZvq+gw1HSvTiARIBcyv8/NomGuYUnKUnJCUEHKaeySCfVZPZ0C1pH2GuWrD0SPizGdKpqswBcE",
-	"aeVcoMVSYTQXCKUc0IPMJ2FwwQr6skHeA8URACGkiRdNmGHqsuMMd6fj3jKR3OXdtQb3sgO9as4Vrlp2",
-	"dW3HIQFcQkcgN5fTb9cuAL8Lz8sMabnvZQWt7yKxPjc9ZSn1qMD/yhn1gMj1Pa3+u49523R82Ehwuv7y",
-	"mlZsIRza1hdlxas8/M007Kl+d4WCPQV9ma+rPodvLxg6ZMxihvCCLj5SP9eeoebtJYEglywOhoFFzQEc",
-	"GhrQRTWqbWsDxUeSKGQx5R5TsVTIH6NkQIFIQoHqZb6ozQmK5c0FKtgGOcKQbjQklM/1qA5Pj4mGdqKy",
-	"Gc9j04T5DSK1JlKEd0mLvAoeKygeaIb8NzkaDpmXLADxrCR7/W/yJk/12lXVmKaMG5lXoAwPXycTllCp",
-	"jg4MBW0Jmys5t9hgie4Cxq81kDFgZyKtLJ6bBoLTrOCazRHRAlVD/kMa8au0/9aDD8RawzhARlAVe1fM",
-	"uKbPuKDwE2JY6fnOc7A45ieF2q0Vruz9AlfQgzyMhWF82coR/tTgYz3+Sg1CEfwRa671egm4YHCg9zmK",
-	"XkdDfNm/ShORhcNat8fzrNGOYpEuYYm2YEiFtGmRejCYILm0TbnpNsghV0ayPH09bsAINVyAYUxGvSzN",
-	"XLnD47lmxGG+agDBNxXW6jRDy+sC6K7S6AxhQnmyQOsju6bPaLvZtFC4XHPbwqOEYGWtfhYfRf5dH+lq",
-	"ztKQiW5GQB1oFmKfJOM4Skfj7G+WUyZ99ilNxlaZq80UZb3a4/An693qIpyCo/H25II5xAxmEQFKAVkU",
-	"tkmPIwusfShxhoExu9AIhM905XYoIlMtVcZIL59y1XpD2m7gI8W2jgF+ZHGkCGw08gPA9cnWq5QkcQDg",
-	"qdgpkQRhmGO/ljNba5BDKWI5m9GQVN1BEIYBH/U1M5Nrb/K+N/dC5tYsOBuDUwfLMaVzAVsqp3h63DqZ",
-	"kHNDDo3EQV4nw3BrCaCqljRGSUQx4XSCHwOgR6OBHJLyCy63hj5ojobLUFAZtfymTXn2Jdcmm5LD1kFO",
-	"iyQqI71FtLAgkYJBCiGLJCvWQilP06VENoohOR0aHdaIuoOMmiBrBErA8Udf0xRV88JMHiOpJxUAi+hm",
-	"6G5FTa4UuZRHrwyg3NKHenzBFCCZSg9EDrkl0/BVAxJbkx9aaCLPHIxZbApnL3teJ6Z5EefIMG6wOTMQ",
-	"UB4VTQ7BEsDm0/h1qjGQSJoYGZdXgeI1SKfZ6RJXmVMZPqqUtoD0BjLSSD6DYadpw+S5SSwBq+olQWoi",
-	"7mSJg4/dUr7WrVx7LYmKvnCBhJ5UlxsyeY4Z5c52W7u77d39VrvZdIz/HA0+MS+xUJiSKKGhAZwrvNra",
-	"ywMxpcK3Ueg0Z/KnKEeZjH50xRN9qYL6tPW47W0/7bCdZw9Huy/2gv2XzQomG+le2bHwSqctvWZL967C",
-	"oyrq5Bwq3lenMkEMMzWHchXVBFSKswkJkcreyjMcfVUDYpcJQDttDzNop5/ak9d78VtRcSpak+uggfmS",
-	"8YlUatjSZVRkNZqL0d4MSjJVC8bV0oXfbu40O6sW3mCA5UVYCfQgLjou6bi/LSfAwrZqXe1fPPvcfJuf",
-	"WvB8swkN1GGoTIPFBiY/dQYf97z8PG+fxo93x9lTTfphJ/151t5onnNTtUn0Cw83OBb3U7thzJNFIDAw",
-	"J1H4GBtusZxDRTErXaspCz5LCS+FBpJZjlWD+gtPw9WfuabKAZ3BaqCZV9iL2oAFjV9w6sq7qNtZ6CBU",
-	"S+njq90CrTeU4bnQ0eWQeIdLcfXLkNKy/ll/vXZObIOj+HUtqTPEaA1i7MXMDxLlc5d3ItewNVPSELSE",
-	"oTSeikJPR6SNSF2csk2jh4d4r1cMGKKvrX1yYD3HneUQtcgQOy/uu9/9Su4bBfp+r6AdRqOMfVaKNSW3",
-	"w0Lo6FJhLhXCdUuidDqYZ4I8+SDdQNk+E3pVH8wTKelazc7ezu5DpxLTmZGdpXE9O5q3EciTBgcVW1+o",
-	"f8niJBAsPva/bk3YZKD2W2kBySGfE3xGXzmZthrlNRT6z69Uy7dRA/lUfAW0DIKmVXqv0aq3mm+be92d",
-	"HX2voYyvCY0DWrC/4kh+oAJwqVCSYH9Aoc4uyX9oPexuNwufCBkr/wDlNJzLM/br2vIF5+66rPC3IM1g",
-	"lr9fRfwNb/Pl/iA0O5AQr9SHTgsrvJEFu/4vkAOePwCv0wmLA8/CPq5m0q1GAt/UO00pWBSq3MkWgZWi",
-	"3WqfUTlGOPsBTx52pD8W8GCSTirdlrGgFWdO5evy+4nifXnEwzkkB8Pvo5jyRBAX/uXW8HIi4JdgCk1Z",
-	"LCJOPkUBF4bBHK7hpT2jQjk06XEQQw1yFkGcUTXmEBc+Cf+BYkj+p4p7laZIH/p+QYTfBrB9feG4mWh8",
-	"AoJ5PbejdRN9c//aYMMRr6cIvuuBUj2wDoTrxvCtf7877GMQSoRqi3AwJ7jf/yLqZi2LWYXhRMlV9p9T",
-	"O70f04S4evJIwIPEheC1o2LRjPhUjAcRjZGNCGmnvDCA6y+VUBZwuNhTW6OL96QQag44xr6zeTAJqoox",
-	"AEjOZhx4gkwNNd5glCSb6Ru8WRwkDNFUNHee4TOgCRZFIX2RB/s5xxLlEDdk1O/LbQnaMQyjGfP7URyM",
-	"Ai7gUiCrnI14Mhbugbo1EUACpTAsEK5rRmONLuOeHr598sLcbuntYmdB4JXgkeIMQtYfDE3gzQbkBubu",
-	"yLww2MKFgcvSNT7R7XFzPWLYvIYBC33RJXKnOcSPJlCWZsHcy12T+wFokhziyjcWGOR63FDINZs2hZyT",
-	"MesUGteXExDbwbuJBgHKxa6mMHEIsEA5kAyR54tySJEqypGrm+ttGa8hT+WmLHm4x0voCmHbaz4VK5Vd",
-	"vo9zZn1jLF+C2RGpNyYUkjGjqZ0Ejt8tbkHTxoAlM8Y4acHabj/caZZsSMJ4AjVO8q0eHzCi/6A+S3QO",
-	"etnXzVY3HxXAXWowq0kU9/ggjmaCxX31afeAdJqtA+BCAsY+fbiRvJNIg0ZXQZCFU6kuCgVDMjkme40G",
-	"VJbcUmJ+omGnbqluRRWUnz+pMvQMUW/C7BmSmqqwLyrddjP3oxKnaldU5N+KC1rpbjedCm4QUDmFrxgB",
-	"f+hNGDmNo/WNXjUf38LqRVTzSrcSJ/3zlzvDD/7O+OLyFf90dfyz9/Zy8DIdjqLT3aeH+1fPPvx0+PL4",
-	"w6FXMYUa0ITRX2A77zibroVGVp9QcSEHKLvyn3/9W31pCe+fVOG5FaPTaRxdAtg6TZOocodrvMIRaJuy",
-	"mBX7oKBYsoKYOArDCV4CoQPYlypR2vRR6FsdgHKYjlMx57rSrRROdMl2y4hprLlB9lDrb2HAL/pe5DPD",
-	"FTKl8yhN+sq6sNhnRJiO1Ajr0ziqj8fRlH6203mpJ+Xv0loae8o2CL/njoN/nWdksib0lYfmKapaVseY",
-	"xd9rYr4n9G6CR4VkeLadawfj/iI+0Zr3DMZBWIlElbkRAGYyBDMC/Yd6wE3uaNU4I331k0tQFNe6Ouku",
-	"QURC7oPZmTgmOcowQgQxiRn1A86EwEQ24egbR3xISjqBlrcSCQ3yXtkzFKGiTJ8CKPT0g5h5iSDV7Wa7",
-	"Bpls2ci3wmgUcBfDdzA+VX9q58U+EOTJ+dkz5Jp0yGwcqIIbj4ahNB0hS1wQ95e6fK4OG7I0TvdUf/eU",
-	"jtiSS5bVByLfwlenst1cg3jmTE3CTU74W3aV3OS8YgfzZzZ3FnObyzp52W+lB++a01aZ4tR++1O0RYVg",
-	"idj6Av/7deWhkp1UmaLDIJReuzTSfR99ctx78aXm1IeNCRtf/mmiXNb/c/lIuWWYVK6SxlQCJ2ezHh+k",
-	"QQhZB0OWeGOEV424xw4wID2hc7jCp/A3PNnAa4aZgjhkA4d6PKy/jjirv6KJN169vQ/lDFyHw+bS6bTx",
-	"SSB8rPxvT0h3nfK5ClaAgxYI0ml2lkVd1HeWh1t0NRS4vmvBnR0P5ShhkOtAmSXsKtnyhMiZ5pVuHEXJ",
-	"l3o9lpIvZd0fmnTXf8gO6vXMdO3+sNfeafrDg3o94BfdH1p+e3d7+6BenwDJ2g87uw+bD+lBvR4GnHV/",
-	"8Pd8xjoH9fpg1P1h+HC4N5R/g+SJ7g+t4cMhG3zt8f/869+wMCtmALv8iV5SXI18z7e2YMuZyJLZ3l0y",
-	"DaUX/ZJe0nN40SE8Ij4D1i3uBUw0erxXSQFDMA68pFc56PHqMOUeUsDXyJceJ+SSxuT08PlR//z44xF5",
-	"RNrNA/kz9PxrrVo7uGYApfaiPEUFS/CJ3Nb1JxFP4ii8zhSEh/WzX53K0Vt6LUMbPAP92S7jdXgdJWQS",
-	"+VCR8vt1bUPLcV15/UAQHKviBZ2HjIgxy9UiXyPIOQLWX5MzUZCxoK+XitbzhMaJACmmjRZghg94l1AC",
-	"7xrjYACk+rqAV4VRyGAurZtxFCf1MLhkPhCgK7sGbQVl1Sggwu1mW2dPY/Mgq6uuMixUjBAy3yKOychP",
-	"To5JKphokDfcYz1uYrH4rO4JgFZDhv4yw4pU3RdJMn3DwznkJtMJOw8S9uiEXsG/5Toyt8fhBtJ9fHh+",
-	"1H93duJKkQqe/AHZVUhTcg1HkbR6ctbRaiF/AktREJDKHCkAjEc8CXjKEN3bnqnCuTiJMv7HxTNuTbCO",
-	"cSNYAiabbqYHKucsqWs3oexrS9adDAKu0LaY3lwLu8jKMt+sW19vbKCtOLjnwYiTwGT538DmWn1U1zC4",
-	"QrVXwNwKpgvW1ubGVhiNVGZ5+QXJEfdzRjypAtatNM3lAYjZZXSBNRc+8UJGY3waFxnNLil/cv6Astqk",
-	"kd/j0NSBiaVSrBhQkDKmFknXJlU7ze3adcdJDmjd6OlVfTab1WUX62kcMu5FKmnUig96Ih72E3SPK5/3",
-	"f07aJ1dne5MPXof/ON0V7/3m8MWnbfqRPUwfB+sHNrGnz1A63yCFGOyPcTIJ85YHGrP/5UceJM/KB9Ck",
-	"7aFp68lfSEj56FGvwnivov6Kf2PUt/89YQkFL1Ow5FGvkibD+l7+jSRIQnWZ8SFKoXxRSWK5nP/7P8YE",
-	"wse3rOfVL8VvDiJ/Xuhxa9kHdBOt/AtT83xs6zC1hccUkCaY31CvT0vfxn9QMo7Z8FHPOjR6ArRAgNxr",
-	"1RTNDa3Q8JY1NNVxa3U2s9bOzRwUhP8qgfwET+iiKryBeF3HzX7x9tWJdGCLwb7t9V/Nx+9aG7x5m3jc",
-	"XXrr15fHy30kT4vKMv0rePNsEm0N0vlyxXLGphEamZ39RrNJ3p0/Nenxah5UdCydEtmcKQPAu3asfVxa",
-	"Tdnjdmnp84icP/3RAj+DBi/YvOYoeFCrFEBbcIbN/IHQsbMGVuG5sGLpFCtKXUt55Tra6PGnDJYARjWJ",
-	"fIYB96o7oReMxCl3aweEhYLNxixm4KGXcuJNosfp/LpAQEYSD7V6wFUf6/JfVckM/RPjaApjGmWg6Kiw",
-	"LZx2u7zqmkhAGQmnNQ0PhMpzYIn0C4zBl06Xfl2+bwoYVn7+19umWKvyJnWxo2qbsnsx9fv+XjNX6tFp",
-	"5dT8NJYrlig2gnyTJbkqxfyUsi+WvMbTEEP4SkAvNmN6uMZHcxbHP82rTr77JV371bSlCquWxBKw1Eba",
-	"iPKk//6QMRte/fw+1zE5xfA4NZU75uDaOoFNotvHBKSk1upj5QWGJTouAzYzFAvKW0MWDBRAAHuQh0fQ",
-	"fl9ONrEEPfseLwhaxxT950V/xD1j/qXTuxSw51aR53che4dCViBhwCxfC/eYDaM4vxsMsgPFGc5VrppK",
-	"X5WOnKvoxd/U1tGEBE4F98m7aaEKDygmMZttyOKYhmpBDcwEzlv555cXGheKjOXs1vVv9e0h3e94LdYe",
-	"NHcrVlcrhz4lJ9ElC6nHimkAea2S9aFsM5jJw7EUzibS0JDBikmPOOYALFEyei8Ux3ntxix2xSme4XW+",
-	"aear7HNwv6FMxqK9dn3jBTVoHUf90cKQ11N/1twXJfh3PbipHsypH3IZiCABuph7UITBiKfT5V7LK3oB",
-	"OEj5LW5gK8xxc3PC1VzhqytB9HwsWQMuTY/jZWUd9Big4ZT6N/IvLlnPvbEgvFTfHigdrZgEXkdFMThn",
-	"SZdEU6y2yf747uxk0d3Blu5SC+P8f1fC9+DpbKKgILkOXJ12cz/Lj5O/7K7SUQXdsCDITbtreUX2Z2/g",
-	"DxVFu925rCu5z6zr28Dp/O7b3EKm6xDK/fs3l1tYl7bCt5EPWOkiCNZVhTRUOE6iVuQHhMtAHhH3/NXb",
-	"U3MfKA9+wImficMusCr0eCYKod5DkICLRG6iaCi/5gPeYafZUYhSfuoZVkD5KSZ7Bb3E6JQS/vLj5aL0",
-	"8hXWJm2eGqXDp2tvLP3CbaqPr718y2kYGoSD6MraKXgvdj93bj67rAdCpCCel168mb0WBb631ZixMKwD",
-	"TtmWVKWBX/ciPgxGKvl56WZ8M2X8+Cl5gohYxA8EkMHMTWjYmgbsFKm6XwZUsH4ah19ND5ACsoPblJKY",
-	"0VA/Hwii+4Jya2HrvAl876n+8q0xDHTOLmZ9G+JSJA7obm2FkUfDcSSS7l5zr5nNocn1lQZ4SIOJ6It0",
-	"iuJWrnkArIUiHVScCk2lHGdXcmECmphaVPW/fY1oqvWuI7eFx7D4wWd9b0zDkPER609YMo78wqfO2zsP",
-	"5bOBj9eAfanVAz7q03DUByex8MKZeQM3znWDrTiVT7ML0U/j4PqJkU/aVIVAmZX/vhyU/LzwooW/4X60",
-	"pmgaR8MgxOdT0HplTU7TQRh4oCBhCtZfSLw5zVkN1PcDLFs7teyHnBZfrX+zg+FHXiqPQ+MboSSsKaPU",
-	"YVvs5+2l1p0mQt9EumUnc5VOzZ37DIO4KvcmGYbRzCGnPz45IvKomCq9WpdQTBig4kLRzgMlEeg+QCQF",
-	"f7/R44dcVeCCjS0VahedMDX17CoQCpPWlpoQ5WECoDXD+RLlKSXgoSV/Ct5IGY0sloSu4UOUvayzq0EA",
-	"3Oh9SxbcpAGRID7Yxi+iHL3Bi3m5e/sWlOS+0eCllLyJ77WJIXWL2/I/og2mDpnO3NJC6A9jj61xT72s",
-	"JvxYNi6k1MmLMBRcKmMuE0hllRH2eVags658XZUww2lzG9dKnvN0IEd/p7lMRkxJqaH4mYpWUKVbOdp/",
-	"xcJxRNtvZpfP4qNXb1+O0icvaMR+bCV7787eD9LnL89FMqt7rypLjCjp5EkzaDUSlTqDr+SfyHMaewE1",
-	"5lm38uzznv9je/Jx5+qsdfl4l7/tzD7sezAjlsRcZoLANtzyaBgOcJgo5rqVz8/efziaTelofiKehF4w",
-	"/nH7tb/7usM/TPaa28n5+klcT9mlWa51U7k2rzX5PaTHt021uZHY+bNJnJwVFfh1lVO4LNis+WPdLz3j",
-	"evQqX10QQvJHOFe9ikN6cIzk3wzJkYo/LjqMCugeviOQeAHtIQToVlCzhEKCNeYKK2yHIiiDnF9zutwV",
-	"DmePWx7ncovr2McaxDvAXFpX0mxyzlX3zOG6Y9hX+Z96lSvdCpu/HA+ee8Gb4OX5u9+OW6+DY3E8SaYf",
-	"nxw/PP50Nnn1/mjnw28vw9ft498+Ph3NXn96F5w8edlkvxzKd378ufVTMPypweYvp972K/lT5L84m70J",
-	"9i4Hz/c/fXh/FQ22XzfffBrN3jw9vPz4/Of2SXt/+vH5K9lMOHj/bDqQn5q0xt4kHP/0/OfOh/et2eD5",
-	"u/RDez855s2G1w75YPKs6f/yMrzZTOJcLXPy9Gw0Kn9wVM879SJfAf9Z/uDqbfFn9B03lYsQ3ljlWL48",
-	"f/OavGcD8iObk3OWrIqNUSh2HzEuxQ0W7omExsltw2Mv8zGYm532CzZHf5KGo0pXBY2cCuAW/HT4uOJU",
-	"LhDvfNii+16b7Q62/b3mwx35hwRAW88PpVyrdCvt8cvduHmx8+Hz/uTnwfvftq9O9ry3renrh+JpZ/i8",
-	"SV+0P/24E/60Ozvaj99tB29a89O95OPDy8cd/qp59aT9+XzHf7Y7erl/cdIaH26Lo4ezs73kQzM9bken",
-	"HXr+0H+2N3rR/PRjO/zYuXry8PLxHn/V/FxxKqkAVykYFUE+bx3kkUsn2B80sqNCgAQW8c8f07nGFDm6",
-	"0hUY5W5R1cBaQUwHnB0ddY3dmg7jGIlOFADUMArDaEbOnj0hD3c7+6QKZo38G5o18J99qy/SxqktPZab",
-	"2Q+39Jcq3con0RkH498ennxuT37euzrb8d62tDukRy8X5PGnYfKSfew8+fm0Pnm83/6xvZuOB+9evmtN",
-	"W3F/9r41evb+2ZujT7/ItgETUwOy5KPn8NmbOT+b6GeYxpsXplx3IeB5TAhj6Lz8vHt50r56vT953PHO",
-	"9pL3rfmPO9On2+NnD8XHJn2Ogf0gZqIfcEhCd/7MdpKOn6v1fcxorHJ3N1qdlbaTfEDYVtMGBjRc9gIE",
-	"j1TVfdiMcgmKBxEA6eGGyyGAdBXFmoEHRML6Q3ojHWh1ybw4mENO4AECPWjcxq67+SwoebJkHpTJSQaR",
-	"P5f2Qyjtwlj6U3i3DRJaWikPO+TH4PFdzUzus3QQXTLra1WamzekhbPHIqXoDdQktLmprsRyQZbR3N7W",
-	"a4/goW9qnkbeKqs0EOaCh8SM+8DJgVB60TRkpHrG/Mgj7cZOo+1gloEh3oO8AUg7MEoUGz/IVUvi5q2f",
-	"q2mvn0Zh4M3JBWNTkat4hmYBqQIJtOZYQgk/mySsEh16OA3O2JDFjHtsBbDK/VUg8oUaRL5GFSJfqEM0",
-	"oAuHp8eYwCaHVFJ/yBcrEPmyGsQYFlBMmSeNhUe9Clzs02nQkPKjVyHjwGd1P5px6R3WB2mSRPxRrwKk",
-	"ffmSyS1oK9+8QgEQsQelhpEn8Kk6bJmGSCj3gRS78UkUWsNXl1ca8lvXGr7ViYByHssKzpdszhI78pLF",
-	"9n60dz/mDMJBeSAQC0GQgIcBZw6eCkZjb5xhTbF447Lwa5JMcxvGklPmoIibhhiNEFm+rEvFSzYl+mky",
-	"SKVscjAFLWQUqHteHb+tNchxIpA2kdOJnMBEaLpUgLQJkhK8mlEU+asFAkKVbOjyLsNG+cd/kWdRTMLA",
-	"Y1wwEnBM7QN+UhgMEUzuOD/y8lPUODl+cvT6/KiRXCXkH1s9/l8aFqXKnKT2pac8yl7l0SO5+NFQ2iRR",
-	"nAi58dsP1f9ffGoS+WnI/g/+T0O98yipqr1V7UGyYa9Sq3X/869/f63Kfev851//vhnKCv77LsFMbp5w",
-	"uMmJeCC0covv7HDkkvXGjIbJ+LcVjCwZs+NsHITMZupDOSLIi7dvTw9IEqXeGPBWM2yd+eIef86SF+qj",
-	"t/VrDPBjtIG3hR9fAd8IIwsEoWFwye4szXTFqp8Elwxw46ZxNGD3s86fxJa49Ooqc3uV7HtrGTY60bt6",
-	"dnT49NWRQ3qVY56wEYAZV2oNchJRXwq4CBjI4jmCnKjw4CCmHPB2gkShcNMed/FbLmEhgBQCTsVcqifX",
-	"l7seWH1BJ1tJdth7UMQuXqC4Pk1oXQ5JIfHVA/+RUtNexl2otG9FAeXpb0p5DByx8HGSNUanQV1+1iVV",
-	"nw1pGiZITYmdVsBnCCwLjJjmRZ8N0pG6bDY/Yup5HcFZ3QZ5w4k0VRxDrYHT9e7sBBASXDocuo6dYd/j",
-	"dumCqvSTjwVhQBOYHJc8yrVUU7hGQK+J9QRJGnPmEzerDMQU4B6H1Nr6lMbJXFcLFmoIq+4pTcaPtlbg",
-	"9KAZEXEQA+dAgnpVPxwxlzzq8TI09JquGBgHozFQKiPMtW1ShxpECMYlGNQ+YA+lWk15yIQwzT/FGSaC",
-	"zgVisM0CAVy46p2M/owJdJPIBZsmpGoxFJNZwEXtwJrqQPQ4cvuarPMe73EXB9MQl57blW5ekFQzMHSH",
-	"2H1yCJ0Gj6lgDoEt8hXYW0cseSK/cOxXawD+jlUw1RRg+B3Mdai5pEr1hGQlKgckZiIKLxXo0ZfowiEo",
-	"CB3gpnbQ//zqwgYdseQpTWhVNoYb4BhgzE135T/GVBxmOMeAB6632Ls4dGsOkC17F9DnKowAprNac3u8",
-	"arpjdvXnlKXMB4sRNvYw4IEYM7/WIK48AOeXXtWarwjJv2susAEENAwEUp/TEetxRAtI6Aia4lGGgOo3",
-	"yBMahoJMU9k6TEe2ND/JTrh2BZ6y+GUPpPFGe1zbMoAx7v4Tsygc0mg0aDwSv7o1AD+J2TSkc+Y3pIga",
-	"pKMukWavS8JoJMCUwqRxGnNgA7A5/NkwuCLuP8Wl96t7gAuDhPM0nMm9GkajEfMPDOqOXV3j67xzyF1X",
-	"8AjgCshN+MTCPuRkHKXxEvTDo7d0BFzteRhEUt1udmoHZPRbMK2rSKxZQagOzmgFpU3bIK8BKyr2lbwo",
-	"4OeV6fm3OBJjyRaS+jbBM7we/vAQunokRwKG4I0yyPI9zgDyNnjrdZS8UuB515bYFfWs0DN1bxbAKs1/",
-	"jtacwX0bBggn4C5aD65V+gbPStcm4KPGtdvgMAyo+L4X1t0LABseI+dD7X42hjRzb+kAANY5UsT6MQ2k",
-	"HFziDyiQV6mopJ3V41GagMkYE0omwQgHRbD8JoHaTzQspRAOPKpReygZ0JByj8UN8gzjGoxMIsV7bzoI",
-	"rB4skH08P37+9ujslbRWNV39TnObVF3dY7emBqjp/ONLKZLx8wjsqiK5GVONfLXHfRbSOam6T88Oj1/3",
-	"nx6dHH5wpb4HA5LsiJpivaeJ6bWQJtpUFyIBHKBqXGiVFSTwjOjxhEJmtmJtl4veIKeQ2y11mdXmmMXs",
-	"gESxnPckponUNqlgxN0Cff2bu0RQn8AW+F3cMe38lDlk76aYPI7D1/Nzh5V/qr7uBkPUm+ZuBvpUtaaX",
-	"XozTxI9m/AA2SH53mIDyN3FN7f11n/7panjUN1PGdfjehSQ4yClxHwj8JzhCCKcOfoLOJiGF6i6dcZIU",
-	"c4h72r7CJx6IpcUUud/rprQC1eHpj0+OHKivUH6ETl1g3BfIS2XwWql3gail+WtjPYwl+TVSKEA1oyra",
-	"qIKr4KB+kF+gCZlGkFwY6QRCDRV/yMnSC0SVIY3grVR5XRT8chEha1SZ7AAoVXV1sUbJxvVFD7fO+/+m",
-	"qb5/JET6LHlUZdh+i0Tdu4BHXVYV8LZwAuR+75JJwCGJ1mS2YG4uHAPXxmNYODoAmKqSbQV6OXlgZXZF",
-	"vSScg8l7TeotOGdr5t8eAO4DgtQPaAaKKU8f1DRUFX59AfnZuM1w/8LRAlHio3bQ453mtia1SAXYVz5R",
-	"iIINcljSnhRCOEPbze0iYnIGxoPdkyMARNllp/4eSiU2r1q4+/ICGNuGmTibSKc1Tj4CjR7zyu8G+vkn",
-	"KWG4B0mqEWZXCJI/kWg1llWWlbYq7G+MH20dId1kBkXPTFKiKq6qZlEAQzkD+Yg6F6/m6P9U9o8R21Vd",
-	"HEFTP2DcYw4aI3OHQC1SbVFg54HwLYqRhAGfjXwkBR86UmFvjSqasHgScBoelApajQxxrYDET2gBfo2A",
-	"fJJVQd2JabSiKPMm72HG1U1fzCVk3bNB96cQmX8UAXaG+36oYyKlHtCfTIRNWBIHK7LBTuNowpIxSwVJ",
-	"2FUCGQgiUHS8Bnl7nCRTnYsn+kmU0FBd2JU+0je8iYJ5EfeF2+ODOYmjNGEOwasCdddGk1QcWM0ga1hf",
-	"I/3pbw3myCdGIElLXcdowlS4BprG0WUgIIO/jz8SF8CV4cZlmHLfrZl6esD9OiDPIxKnPAkmSFCmI3Nq",
-	"zhrkSE4GRJOSiMyjNO7xScSDJIoR8r+8JP85S16pWV8vKQ04dvJZJz+QF0cnp2TVAsCdYRbbwMAc8x2y",
-	"YqYbPf4Defvh9Gh1y2AI4xXq8qe+YOuPehVp8PcqDnz0Ua+SB4CDlepVHOzAo56chF7lK2nttLfv5ANy",
-	"kUvab3fkWPOzWLq5CISdVbhSOkj6zzCTuN9gEA7cITqkuNMcAA92CO6ywiYrmfHyXizOeelzX2TLWaae",
-	"I/v3qFdRs/yVtDr7ezdsAycSZ27zNCF9aL5BZM2SWRNz0O4hsGbnTK5mdksHIbqbUmUcnh6b/FpIent5",
-	"/uZ16e2Oelr+/dYR5IAPI1isIAmZVf9BDk+PK05FZdVVupVWo9lo1gcsoY2WVKNqlJVuZbvRbGyDyQVc",
-	"t1/KTrJddZMfT3bNXckrVbn1wMu3kRv1Ehc32eoiq+L0fovdBvnSYsq8YKimn1TlitXud9PN6SS8zab7",
-	"cPjqZNWmk3/fbNPpHmVaSvW1S2Dn9Ljcg13yBbZgl9g70NFpnV1i77+vPQ6brdvjhJTsNvidQFS2S75Y",
-	"Q+mSbLs5RC1WlyzZbF9vItD+KHtNLtQ97bXp1hcRpqPraSvx2lBnj2BaiZuxYAOcoCt3g4sQgtJkmtK5",
-	"cBQKEsTbk4jI7QRQq0wIOmJguM3YQAAT/QLN7JTFQiWYUKDClE0IFWWA7CMMI+J7uncQx8frT00iC9Zn",
-	"BpAIlhs0K+eqzIRTvNWH2e6/MXnr74hQeA8u0iFHtF012Q8EiiGvGDhXM1+fRnFCw3vykTLM62Ve0rpB",
-	"9Ovwe7PhyvOyhJgUSNY3yfD/dVX4vngM4OwETGBSZXb24OhN8S7cdTSvahxdMt/V1K9W0qQeiPSYChzz",
-	"eIppmkTuQZ6VMGJw17dd0zEhi0kb/gmr3CAZzZOjSBKR6ZAE/Hp2NVV4Ve00tw1oc5DUGsRIC8gslma1",
-	"SEi72Wz2uDemMfXkwjnECBJI6kqSqZwL4Dwk1Pdj6dhVO82mkmc60bF2zfGf3x852y+z7cnbvc8n7cvH",
-	"+/xsx/uxNf+4O33aGT9ripcPoZZUjbzSrRyTmCGRRZr4URSTEaOI5U0HcqY6zWazCTzaQJpNJhFPxphc",
-	"F6WhT8SYxoxM5ihHAy7/E1sEk13NnarPFd2tLerThn2NsPYtgCU07w1jaK3A1p2BEn37u4Dm/vovPon4",
-	"MAzUMP/0lwhw5sBUyGuaP6luAStLWSGrrSwYTDndvmpAKwKLdV/9xWLdRz59TbGP9lfAe5xRb6zZaOeY",
-	"Rqu0hBLiQaxp9n0ahHMIGAnHohoTjs5mAXr+eZQiIpP67x73WUKDUDgghbIoqqvtetXZrf/8698uRqjE",
-	"Khr/Eqy6HnfNbN4Biz9Zn8T/FL96CqtUnrSx1GqQuxm2Mpqs2ngoXA1k+/yOLwQM2ejN0zz+SLka5jDg",
-	"6f/zi4UtILQXW1/gf5f7Yociz7f4QECWsSBV66qt0Jhbc0zCpSVhGqv393pM/sro02T+6p9/IT7/rX+Q",
-	"xQ3XXViEMIouHAIiC2qcGlDr+Q/yhQyiq7oIfgv4qEsGUeyzuD6Irg7IfVD2F3t5h7z90mglj7I4CAiu",
-	"cxYyL4ni6oMJS+g/5Vo+6oF9W1fQf78+qDXUHH/n+v+zcP3j9lmH6P/24jYfitLS0OKx2PoCW2mN8BTl",
-	"VnjngUDyCTBnSBLl/dJSw4Is2BU6g4KJHod8U8wPt3j7TTqp7RBDuIsTLKIgiKtgZ49KUelJGypkPrpi",
-	"VdrjurLOHsJUemdRKnTgK6qZ3PtOs+MAzrhKQJVmXafVdAgYeVgtWkhDXWHTHJuv3kmM6wZJpDfOmNqg",
-	"a8/lVvyDRdLy6/2XDqBhbEcVN+fGrQ4Bnlnm15ZYCYkFlnbL6NqhKszLd8XYSYvxZ4x3Y8LpJBUJGWAl",
-	"jzx3QUJmVCAHTwLZ3ts9XggxLYTsBgwkixWpyyhE1w269biOut04sIYTAbg7I2kt2FzS6mM9TgWZsTBc",
-	"S4Bgg79jxGyTVNUoTb7Hp755fOomIvvPH9RCcyBnpfwVPNfVlUfnCY1VRQz6Jjpn1GaDhArY8lIjKnRO",
-	"vkCO5rKaHighND8DI0u+MmEgNy1KNYvzcjAnlEB5aD0MLpmdyKavRZQdiJE1B9JXubrVsBJqQdRXVSWS",
-	"W2uQNxZhrDQTczJdIzMsjeD1eNV9kSTTNzycr8KNgAsd9/Hh+ZGhc4PA/QHZJT6dC8xCAoFuqqUwrbef",
-	"RG6PVynCLqXcZ7Fl/aIvvzXdQiceK+tZKBgE9QSWNJuHayr6BnrygdDpyj7qyh5XFviYQQxMo5zgZsCU",
-	"JJ0sThOiqrGgYGMOAAhiSj22QvGcqBzJNVKEzdg3iq8puZ/f1tJTC3jKCE0K+6DgBJ5EnuFPKyFlzLaP",
-	"tjw4m5kE7c0CIpVzltSfIFtn6deu2d5kEGAxrWEBDfjCmanuEBQWYmMksz9glYIBhfg9w4l3leVrS+Qo",
-	"TVZAI3M/FyBHNzdkNEbwNZWXv6ZNeWCx606ownCUVrHG5NAlD9L2rDVWnGPZ6b+c2XjvGJRFBMrr8SeL",
-	"6JMfohQug4SJkJD//R8TVSxBoVzAoFyCQDluLfuAbqKVf2Fqno8Lh9Ls1TEVBGr1GqqNaWkT+A9KxjEb",
-	"Puplh0NPgpYA4PSolmhueNPl+JS3RafMQlEFbbFKgj/BA7poNdxADv8ujsZfo7ZN4Wckf6VbKAS3WBPC",
-	"RCURaQQSE5CES2ZAApZbTxqj8jGV8amMiDQIfcKupsxLBObesRmLexxaRdMQfrGQTAJBJjS+YD7YsDMa",
-	"Y00bTYJByEiVkjgKQ6lmfDYNo7l6k1koIAACF1JPKbAo9DUYilAk72Snud0AgM8c9MdBER7EGzPvgriI",
-	"+LIMC+QMJ/PW3OfyW/CqnmkEBnEqZm4sqBANqwErub4qg76e48uleN3UhzwMgKkhSUyHw8D7vfBD4GsD",
-	"Ng44KPr8nYXZjgpGR20Dn8zhwgIobzeYVtNctptlq14ax0CRne3+xGzxdsext/mMSp+1vUOqccozse3r",
-	"rpF06tZyi5cWiMhTHjPqjZEwfumAAeZMdg4P4rWDtVstjFrdT6zo1F3trNdRAs7k/IC42EsFPojZGRne",
-	"ERlCRPhb5F3LLgf3jSM6Y4NxFF2ILamQp2wrwz2EG67NUL1O9buVa9JI6YRlECwL8Awr+uQ62sOFSAHI",
-	"T0DvpKEmfX8gevzJyTGJ2SgQslvozp9DW6TKI5P846ogOHQHwwR40h1ddRfwkZNTKCr3UTR6/DWbkUCB",
-	"p8qlAGAmiKOo/iOaJ2Z+Q4fnE8aTumo6iolgSQIIg/iFMvmNvX6PDWqotRtzu3kxo0BG3drdbe/ut9rN",
-	"pgNHEQpnsMhFtjKJUp5gWVal29mXTxVfbe3JH0H8eHKzpsKvyB9EEk1Y3NfID5+iAuwD0MB4oi9VVp+2",
-	"Hre97acdtvPs4Wj3xV6w/7IJCaYJ1b3KoF8r3UqnLe1aC8+00q1sf27X9y9+mv3cmuz9Mjhr0o+73oeR",
-	"fk7354JhJ1nc7+y2oMRoggQ0alnkzKsJQDEljWFl40M0B57qGzE0pQFeXEMn2GXSb51+/rg9PLnwj2cv",
-	"0t3g6qf25PVe/FYumBwsfg6tYfMlqISrGDKn4ocbulreX1+F4o45gobvmnsGRXeKfy/RAXiuoSTWZ3LQ",
-	"MfPRo7G1QJQmXgQBsKwp2SsKH8M5sQBe4bQwn1R1vWANngYUuMy/oCGD/dDa327jqPHhfCcPoSrSmIZZ",
-	"HqGpryzvqPXXa7689jrpM41VZ84iyr9B65RjN9PgkGDEoxjBnhYmqXaHttAfmS5wZ52+HfOExZyGiv5l",
-	"cwes6Hx9qaBCkn4XTdKYSY39taCzYXdobaM0gS7ireb01ZOT4wdINGBXUmnlV67Z1V/rwnQh99RAqYQJ",
-	"vaoP5ok8sK1mZ29n96FTienMiIBrLIN13DSYmvhy+e16wEUi/RTiTugFI3HKXQUv2SDPAKUZCgFUrO6S",
-	"xoGcc5FBK2acgwheK7IqKrj4CGIDyQiG57uzkyzBF3GgFS9GdczmdToNpIt3ScMaAYuTBAlJF3hV0zhc",
-	"RggGSKUFVzRLdjPjjYZQlk+iGe8C0rUrW3BJFZmr5flnbs3+2hf88Wt3a+uLfPYrSCE1IXI9x8aUgvFC",
-	"kDbXs6L8eBGp+ZUuf5bigD1sGG3C8o3KUVecCuPpRG5F9U+4w6n8+vXr4vBB6OMcw9oIjThrs/lUYxbS",
-	"RJ6KJCKAdKgTFIBiR0ktnIktsBzVWViMOAXehcCKd4EF7kKBJA9T7guD6q2pezX0qnxmMEf8enDbGfeh",
-	"wkTncahi+5IFfi+HldXxIZQoZ8y3YT3hSkuzC5jLHWW9lzR6BnnmiNmnumr8MRe0EuV+PQw4U1vfatcL",
-	"g0r5Qtj5nxMWjyCZS+Dq59EErObwh7KB67sujUKB41cmq2PKGJ2srBVv1uTjh6fHQOtIquqyVN0sQfC7",
-	"Zn1+QjkdAYZ/6eGyKvrU5x5YKSuyecxVkZ2QJpVDBpTXVH2BSdkDoA5pkFofNvUP5XNZCPZW7ftFYz5g",
-	"uQAmM2flEMBWZe5aM+Cppderi73SgbprpoTFwPoiZQ6CQRTOhpyVS8ZTZldM1EgkjyuVrweR7+C1U0JD",
-	"R/5CfDrHBWdmTLlNDewFZR0DYCmA2jef6hJdxadO6Sem0NmtaKV4sKSCAyU8Esn0eNlGkiaQBf6ENrMS",
-	"rKrDIfNHkA1W7O8xxzv4Ra9MK2Br2EYnL7bzJk2wIf1MN5MWD4RxcoVDtMYCu3guxyHXB5BEHTA/4WeD",
-	"04EHc4OBH0iFw2KwC/1JUJgIbTiYDpWMBZlUMNogVOwoX/ddzAfLY1tbM2ZFKMoPmG5BBL7hF8kQL6tL",
-	"QWFrpg924kU+V6PHNWueFN5xyhWVgXT93xw/fdI/Pj9/d3Tm5pmKSRVBqgOuIwlyxNJtK2wpuB69RgTL",
-	"7aDSMEpEAfhJOFIq9NBtsWjaWfYdNomIGEfTB0LrM1K17KyIh/MDKEMvGY3coYbKBZU3nmt1197j0Pxl",
-	"IIIkioHvZcTrKWI3T9PYG1OIdGT5Ms8jcv70x9wsySYqX3/9+n8DAAD//w==",
+	"7P3tkuM2siAM3wpWO2+05MNSVfWHZ1oVDp9ydXvcr/vr6aq2Z4/VR4RISIKLAmgCrGqN3RHza+P5fWKv",
+	"YW5h/++l+EqeQAIgQRKUKJW6XTXbJ3Y9XSIJJBKZiUR+/tqL+DLljDApeqNfewuCY5LBP0+jiAhxxpnM",
+	"eHKaJPz6u/JhTESU0VRSznqj3hvyS06EROZrhNE049eCZGiJV0gQFg97QU9EC7LE6mu5Sklv1BMyo2ze",
+	"+/Ah8Ez2gsgFjz2TmQe1SXJBEGdILgjKeC7J9hO+yuicsuZ8F2pIvcB7AoX6tTBA1wvCkOBLgtKMzzO8",
+	"RAkVUiAqUd9CBqAIxFmyGmwF0Qv8/nROmsCck4izxuIjHC0IrD3NyCyh84VEmIlrknknpUySOclg1jP1",
+	"qZm0OV2Y5tOERgFa4vcHeE6+evDl0VGoBlUYoRmJeyOZ5WT9ytTwhMmnLOKx+q05zfzvNA01RtUqooQS",
+	"JhGOIpICRk8Qngr1E5cLkl1TsXF/n5A0IxHWE9Tne50RGK2Y8PT1M3RJVogKtMTZJYnRjKvdkzDACQr/",
+	"fZwfHT2I3jL6Hgm9B/ALCRGfwRDqO8rmqP/m2zP0+M8PH9U2PMVSkkzN/p///tPRweN3//anXuAB/OkF",
+	"9mDoXGaczdEVTmiMJc/srPqdewJFGsfbbs1zyi73gR+NnphHYpJniUbNCcpI8lVcbkS4adPeEJmtTmeS",
+	"ZO2ULzm6xlSiKZnxTHGmzFaUzdcvfEkZXebL3ugo8DHBec4EkXvAw3cXF68PYiyJ3R/7CMUExwllRNPH",
+	"Xx49frhRIPyAs5WHV06BKw4sN23NjX97gyV5TpdUwn+aM8DPxQKwJAcJ/DLNo0siUd8IQ4FSJX4oyyUZ",
+	"3Aj9JURvyBJT5pURb+ysCZlJRI2gyLMMNoiymF/vDQgvMbi874iqCgRIEYwUNwREr/TZk/aDlsYBkviS",
+	"MDTL+FJvVHlE/e3AvHfw7ImRqgIzEiCSCILmhBG1q/EQ/T85l0QdWJIjkacpzzYIkCV+/5ywuVz0Rsf3",
+	"/xKopRR/N4XZh6CX4gwviXRUinTzOWA2Vx2naE6kgL/UowOiPiWxEXsKVnViG62lF/QYXioIaizS23Q8",
+	"LZdUCMrZs7gJ08t8STIaoah4C9G4mDnFclHOG7kjrcPjjGdLLPXGf/mwF5Q0ceylibM8Ezzz6ybhkkg8",
+	"ZOS9nETwWnEkpRm5ojwXKMVzgvrmCFUSSz2d0UxIeDQ4QTzFv+SkWNYvOclWzrr09C2UcP/oKPCewAm9",
+	"ItlqHVKvyXTB+SWKzbvtqI3L0faJ2KcsTjllsguQxLzbDiQpR9snkM9isky5JCxafU88R8ILfEmEKwSQ",
+	"wDOimBpOxyFSZCLwksDZVUgM+AVHEc9BfslF+asdpy8XZMx4qgQG5SxAVIl9LBcIsxj+mPJ4FaDpShIg",
+	"LPWPAQxGGbr/EC14ru4DoIsKh+z0LwjPMWVjpgaLFpjNiUCMq2/nJxoizEDjswAF6OHRYxRGnM0SGskQ",
+	"hQ5uDr4nK5SRXJDYfIxiOpsRJZ/HzIwQDtErlqyQyEHdnuVJAR3OFIJSOUK4QIBcYImusUAZmcHASt2e",
+	"EgScBNDrqagUY3ZJVkN0rPB+/9EjtaAMR0r0qQETzuYkgw2w8z08OhqOWZsMqy2swnzkPV6mCQH6W/Fc",
+	"ioP7R/e/PDh6cHD0SJGTw5uPHm2S0kHv2ewlZ+QFltGiSVynDIVKJw2RXFBhVfMFT2Jxos8WKpU+ZA9C",
+	"tcdmd6lAD44eAoJ4LtWdhcerVqH9bHagwDjQcKwX2c/YFdWK1TrGpcVb7SxL3ZH2ybQtytUbfq0VJyV4",
+	"2+Qt6FsVFMRkhvNEqg2F/TUzK8m7AY7XOJOMZOvwlOpX2pGUFmPsE0OvgXbXA6beWAeXGWGvYJEMPmER",
+	"OQOajlb+gzcyT4sbIGdkhSSXOBEnSOCECKXKaAFmXqZEXdWUwOVKClGGQngxXHP0ahDcJf0pI7PeqPff",
+	"D0vjzaF+Kg594NeW9ZpklMf+RSVYSPTnAD04QjxDj4/Q24szFOOVQH3JY6xAjpI8JvEgUC8QdSaDwDYa",
+	"h7aEZCTiWUzitlWlGgIvhfceHKknhKkt+qn3Z/WH/ukx/BcnSe+dT4y91pOvJSgDXztFFWPsk6QuiJBP",
+	"sMRNwJ6+l4QphXGIQjVLiDKCY20xQlKdQORKbS/qh1RM1A/hAFEmJMGxoruM4ARxRoQ65LkgBebRdIXC",
+	"16/OL9AhTunh1fFhlNBDNcABjBiifpiRmcxwdInMuOoAlDyJEVYMr0aQC0KVXCBM0hk1R1mU0OhS3TME",
+	"AV13QuMQCYkzKfRhGIoVkwsiaXQQBursIzhW70e5kHxJssklWYX1VyfwqmIG9WqacXU882wC0MIU9Q/k",
+	"ezYJTwx/ubiK+JIYNUetd8ljgmChxk7go0j1pp8eZzgRpNjWKecJwUzfboyW8A2PKYELzrM540Axv/aM",
+	"QUb9E6dpQrUJ5PBnoQ1SxRH+64eunG0GN3c7DUGVml7BP3CitTP9+hCdwZEttC4jCIs11xY6Dhbo/3/+",
+	"6mVhq0WYIbJM5Qrx6c8kkqgf/vohBH4fs9AY8w4uVikZofrSzC4xDmf9iTnz9dQUlDuE9Wxm7JoypLEq",
+	"Us6Exug3uFhwZ6TCh2pe9b8iXy7BkNI71bAsyXJKMqQOFj4DHdagP+hd4STXRldgVpYnSdAjWaavXurq",
+	"qTUGnNB4YtDXU5sgMU2E3sslEQLPQaHRLxZ4VrOPEFlimozQMle/EI1rTBOE4zgjQijFdKG2BDP872Y9",
+	"w4gvS0otMfIUIAt6QmKZi97o4dGRuXTLxWt78a7jYIkTJb5IrPX44oL+0ZZfnQYVEnaEYD6Ep9FIocEM",
+	"jIzgHBU/KI7H77dBAPB2KwbgqQPRp6OE+syg540Qy4EiC5KQaMmFRMdHR90X3VmKvE6wVASgh/EIkTrZ",
+	"9lPzBSLsiiQ8JQEKa+CEYAB0nEeuCaoNIvP6oWPwAnDOEvqMSZIxnDwtMd6Z8XEuF+fqNKruu/r5EE6p",
+	"7turgZgQg/Fyd63kn9C4N+r9efYgeoyPyaPp/fhh9JfZY3xEjuP70YPpQ/xo9iXpVYjhW0wTEoPJTUGD",
+	"FGDIHKWFcXVC4xHaNO7AuTwZWM9JdkWyOok8MnwR4SSZ4ujSg5ni0R+LnFOFDAsLmmlUfWSkLLB2+5UY",
+	"KdWkkbaJWJ0D6ZdvCwFlOavD9pGRRRmt8ZX6BfXBVuvcAETdPzO4NUiLMoJleVX5uPhK+JznPklkHtwW",
+	"pCR8Dufgx8VGypPEgwv4+bZgQgHzKWWyZZgqXopfbw2BKAYvmPvjosT+7SLE/HZb0DEnEmmQPjIu1FH0",
+	"9MqoPr4T6vYwjr6yOzfxj4qazgrvWUI36rxqFXlWRBAJkl3RiCBBY+LRfwfao5IVzlh1tTVOy5rzVeu4",
+	"AcJyrI5ppK7XfIZC2IShQWOI+mEFVTqagsY6jmIQDvSFntnvzNYNy29C7UmoauDWoX1Q2KLXq+HVuIAP",
+	"QWWMimu+2zjlJ42xjIe96zjqdT3GTW4Vbxm+wjTBU7C7dLfQrOUrQyuT3Bl8X8x1buhQkmXKM5zRZIWc",
+	"eYYIAmYUYTyykQnDnZnOTOYgqcl4D/bLdoqLFG6nWBDFQznLCI4Wam7EMyQ5RyLh1/4rqGYFtQshCj27",
+	"EAYVlyiNERaKwTF6dHQ0OKk8jGkMtimRKgatxLzEcyItovFM3dpD+OMA4pTCIiKk/6h+B3Ze20SsTuBT",
+	"jVU+sy7ED4K7d1sLIGZM22IrNkD41fq8up6e1uPcbuNRtFw40oSdxjjbqbC608jY1BPKLoVSIVaIz2Yl",
+	"F9q1Nq08jwEX2npZW1SSERyvEDa2zX0uigpjn6QC4do81vF1zbNLkeKIdF+GWPBM2uBDd3vgAWCnmA4C",
+	"nfa3JphhAjOINKNsfiBwQtz12Qk7rWV/hjc7j7ChD4i8p0JSNjdeHb8crIC3V0PcEywWU46z+DWe109M",
+	"Sd7Lw4VcJtV4BK25/LeYR3KVEqRe0ErMmOlH6heUYDb/atwjbNyrPSU4rv6yJBJDKIUg8qtxL5ezg7/U",
+	"v4J31GZ9Ne5FIpsdSH6pxrZBsV+Ne788/kHef/7+zV+W/yN6yL5P/yx+jI9m3/38AP8H+TL/htaHlFQm",
+	"RP9UYAH9n/+NrMtMv3XovGa/BMLKSPLVuCfkKiFiQYgc99AiI7Ovxr3D2A53iIUgUhziNB1GQnx99dXx",
+	"8Gh4dDAlEg+P6wBpQkEii1oH+bk5BorJjGRmJA2yHqg6+GET71Mer/Qvv//jn+at8rfyQ2eD18ZstJz9",
+	"FrU2GsKhXIhMP2gPTWf8QEiekVDb6CDGLcJZRk0slLm+3xPo7PzNtwhoYsfI9YNzEuUZlauD1zyhvniA",
+	"c/i3CJDec9DXI5wkxpNbHgMCrjQniHE0y/ByY+RyA48fgt63PJvSOCZsywNR8UZd3pZboAOwimgdKl3E",
+	"dRW/swK0Vvn7ggqhZBrPCg9POQ/6/R//S3EPxzFsYgFeKY6L1Tfl8QNAD+PyNE0zflU//E0oDEp5JnFi",
+	"kjPA90RYxpNkqe6s4KK0n+9v1f+D55nrLVU3ZlcvUOfPNaYg7W2E5jTDLL4nDDg42QIH4BT/sTiXa5tu",
+	"5+SzIsDOPcP3uGaIKdBeX1dnKNd9T/jUh43ry3jSWJX6rSBfCEOLgDv3vIkwTR8znKyEHKCYE+PXTtRV",
+	"BdbWt8redUale8fasK796RIXiyK0857QIHsAhRAefQ8SPM8iYgwZDaLwax7V1exV9fju4sXzjloHzFVs",
+	"ZoXM1ZGgMKyY6nqxqlz5nKDOkkJ21l/q2stm3aWuZpzTOQMjEi+UjA0KR+Porh3cBcjHrTPYMY6rX6Qo",
+	"SrAQaokKr+MeUNBX4x5OSCbtEuBykPA5ZVpfX2CByPtUnWOor+83ivu1iFcy7ZHJFhGDIXqTs3KdehAI",
+	"px0akNKaouEsy6N5QNDDnPgI4FZsrpWEgs7VrZCyPW9tY/y2jS0pQYOBIZGJVkJNhkgNF2GGooQLokWa",
+	"xFNQajIi8wxoaKWEoSTZkjKc7LhtH7ZSGQ1HK1LCKCWZ4EDPRS7ksOdIjtbAoT3fXG5OHN/gGNnEnv2S",
+	"hTPyvwqnb33H8Mj7k/LCIPBKwNHQx2iKYwhpNQsz94cA6SczSpJ4MET9h0dHJwij4hCzsUP8mkFgtz7S",
+	"AyS4Dnsz+VY8E2hOrwgiOFpY35H9Tq1kOHDJt8XmdeuI18K5Z8q1w96IbJUYW+ArUhqulP6tvVWuDvoJ",
+	"KNGa6GLOSJ38BAeqevwJqKrt5njryKoAdM90VYx7c3loM6fUpT4HxwGJPwElvbQavFeOASU9+ASU9FfO",
+	"yG0nIgXjnulHDXlz0nESk5yj9JMQj01Eg7PaL4mOP8X59pLLb3nO4ttOQ4rdANA9E1Ix7s2pCfavuN2D",
+	"z+DTyCFI+1mQrO1Ee/gJ6OiC8+c4m996WfQar8CoecE5AoD3TE+N8W9EV2+clAVwwydqyE+ksYOZSanr",
+	"MGmmqMMp7GOrwrTIro959u0YlX6DyKxaFoF+z/gQkH29e9DU3syL28VLBSj0ABcOTnR0sHZ3TnF0yWez",
+	"PdoQn5N4TrIdgwco0+mpVZMSpH06hSC0tdTkqe7PRV1WpEB/Ob7fnKajk/2SrN5AOnxzEfW0ecVukN8O",
+	"xpVq0v3+1tUxWd+Z+BO74Kv7e08gnhms34NgDekxo1s/AxRLQGaxViGn0WJgrexjVq9WEK7Fexd3fzUO",
+	"aszK0giDE1tKwXj2Yl+I4O7MRZdUknjn9LyNWTqjjbmDnyhhT2epOfl6xeyd89E65N2MtIFJoKV2j+59",
+	"cdbtal3NZr6RJusA0XhiPb3d15XQ+qLO1E8jxDjCsxmIrdmMJhRLMsmzZO+reqnnKVPqZqCre+btvCh/",
+	"istIqxVWLIP6CJRZVbw/Gk2Wc08kZN6mJIsIk3hOhugH9UrxU4Bm9D2JA5SRKM+UpjUpnpQ/wTvb4CUh",
+	"uHaQPCc4HiFGKEitMkt870gAOptQMM+6SeRKLBShE1su5dyTZKAXpMt66VmqYW+Agn0v7sxOZfTOCDNF",
+	"TlOC8jTG0qRfEBwP0ZmpsaLfHFl4uicGt+ff6GXrGAx1KO0UfNd5zecmtcbOEnEm8uV2m7gxM0JHdkAi",
+	"widnV121wHBqnkULLEo+BXIOYPcCqHhwd9J89a2rpuTo8/k64zqYydEwalU41ykY7qtOYcp1n8A7lfKN",
+	"6942b32Or27T5XYNK+NF4dyaGqBJHNhQV82t1IipKtJ7jNIxcy2kTMXo8PD6+npIEkGuFyQjQ+vn5tm8",
+	"UCq1Nd2EXZVuoT2FWxntIb4imaSCZOocU+OKjxp7VZ2vwPUSy0jXeVOSXx3YERwxxpmxxZINkl5QsbSF",
+	"w5wrppIoSx4r6affa67a0kFh3rmEKmf7QoAzr2f1ppDrFustfDyNiHX7wEFip0WY1yflyJW8IfPW6dnZ",
+	"q7cvLybfPH919v3TJz1PVKFxRC2wQFNCmOOO+gMiz37Q6mpGQB3ECZrmOqiyYK+1J049pqwIUTP7OWZT",
+	"knA2h0LA2IlQu4byR/yakczrmkP9asZQA/thAIaIMeOZU7LukqzKizQAr+srDRq36c9n3R066zzuyxtY",
+	"cOdqtA1JNEXxUEVDUt1YRkrtZSQyhRPwCuKPi8pXZaFOJ0zeyExBpKSKCfqv35YVvmx69uGvRZGdD4dm",
+	"3INi3IEjFRQaGgLheJ+W4jd6reX6vVxfwFHXMPWRoeM20wRHZGmKnH/OdN1E4jepodNm2NlDsnn17qsG",
+	"LWqzmXovW9fY8Bom9g2qGvNmkN4J90t7ZrsmN8hn+cyAXRiwJcRhI+91MRbn7JLxa6aUI3AfmGDFrkTP",
+	"uJyApXSziUarbjkD45u115ioeUP8dqFN1fLhZrOTXcknWEFXiPfHqC8L5HnZsgKGL3/iM1s12cpEOrQE",
+	"ftxAi0v1wBPJ+QRCD9pJqxIfQZuRColtofHlQ/Q9/aYkvBrwTd3rwV51LwdKPOVXxMDjp0YfbJ+JshtR",
+	"vmVKpPGM/p3E2+taL/lz3jChWW0+QE7BMO1ZM9dbHUy/VX5m7sK50Vd4at41oYqAAh3QD0QO00d8ucQs",
+	"1nX9nauFi5GmmD22/sO3WvybvgYtZnwomw/me7DggDXHsdLtceXWKn76+pnJGEYvi6mK2cGMcUlWI0Ql",
+	"lM2FKHOwvWTE6a9yKi4rNgptnSi6cxj7F3c+soYwpXSd20ve7//zv6zBSmcW50K/yMg1goByqGmndgzD",
+	"bw0T64Ik6ZZ7w3w0qW2Zn4IET0vzpKK9wmsN+cHNjBKgvu0WaG7hDco7BfynWOgcaE8HJ7lK4UZrqkG5",
+	"C2/Y+FI6uSSriR1l4rgrbbes3qhnbdVzKhf5dBjx5aFdYPmPacKnh0r0HaovD2EqMVzG/x2n9OCSrA7s",
+	"JEpiUyV8eqcN4itJTbi05hDkPeGYFyzZDU4qRHdJ4A5Qs3HY7lgpFkonbcFe0ari+OLoaAT/7z90gStW",
+	"RCcD1EMtYfMWCaHvjn1pTc2Dwt3wB4qLbUiw80HfGOobHq9awrtzAdWTHPurp34ZGFWxtUMV+1Yj7ACF",
+	"reT7WS/orBd8+pJjN64h9tGKgv3BFcGcmDidDmh6JSjh87kc2N1hLXb5hIKc267TQoOREsouJ7Edqjg1",
+	"3VJebikOJPOMkVirf5AIy2czKOUC9tIKTWnlTzoj6QhPCBa9IvC55wjNyIxkGU7KPFvQKs3EfDbrfdjh",
+	"m6Bn2l2Zbhad+dVF9VqercJAhTO751ip4D0MUJrkAkmeHiTkiiQoNNCGwJihrZI5aEP155NoHbvsaIZM",
+	"PeHvL7luT7FdvHsHU52Otd/eUleEIbTAuZ3O1wVQc7O6wzbFnQlpZ8ObDvhOae2e5Rikuu7QbTHRQb0R",
+	"8Kv+qJtD1gtNaV+u6RwpRsb6doxe/LFrPT66v8tqP6pJsgTwRlbJncm6kLY31SaUnjhJzEiVU5pztMSs",
+	"6LgkRs6iqUBfHh05vZQdjfz4z65KDt66CSidE/Nzb3T8Z2ez7j/uvlXOstt3C0sDJok9x7i74DbduoOu",
+	"/FlP/jgHv7PDr05zudiJuj2hz/BkUtMBN5K4n8If3i+poDPpwmo6Ei28q1MlAxTWFlMn2pgz8plgb0Cw",
+	"NbK7IO+9BWzSxLTcKTOz90FAW2UaV8kE60xik2FsetIBmEhB/JlOPgKdEBxTRoS4QVr1xmAebwMgvkzV",
+	"NmcWALuVUBlaR7f4z9otAuP8q2sz3K4N6Gmcu9VVhuokboIbouOjz0baDSek3aRzN7h7d/LzRXRvEazd",
+	"nbpO9SgF2GttM5dkda+sM7tz+HTTOdCIoP5Mbx3p7QbhAox/pxun1y0e3xCckQwVbdVbfZJWCdL5D97C",
+	"zGWTUH8IwNP3KYkkiUd2Vl34A6dUJxHr4h/D3o0crZ/9qn+IX/W0q/u0K101Yyp629gUvEzT0Q3q92o6",
+	"gIZ1Xyh88dnvuRcRt5vns5u388YOTq+G96g7WbZ4RttosrNjs0Gt/tZGfpXv0d77Gn2+w3wsPolpRnRZ",
+	"okYbGElZDn2gw+dcM0pY2wf7e/PzHxckI8ZnCVWR0RyiwMh7uX2niXOckN1LvCwhG7JyuKgBR0g/mUTQ",
+	"ln5Zqh2KVFMuqKRXZO+p+ZVJncIRcEQW5V2K+W0f8m1KEjBuizn4Vs14WVYiI4InW3SYYHyCpczoNDeK",
+	"yKZiEoWDaoheZ/xKXSQrlTN4hmxVjeE2S8zILGfxG4LNhpeLfANPRupaLTgryoLoDxBTEy5wNifbdZnu",
+	"uLlmUruNZtL6nLewyILOvqmGrtStlGodYZUCGnrI5+zTuyD1lSDYviDdJi6Jc/0pmcgMM1G0PXGSyQVO",
+	"CHSgPH784H6Fc57Yj5HzsZIKCO4e0Btt4RSEMVHOZehFlxJte40PC6uAhm6NniKky9y9IpwkJHPMH5sC",
+	"x8Ys9KITElMzgiXCApn4lGG9H6vBcogWPIlt2qoBSD37nDN+Z7n2Rtm0Re0un1ogqzUlI54nWmmfEtOr",
+	"fu+5rI1m+A6EWybf6pPWpwnsG2g96k2ThaHckmcXnFRYsMDjZV0g7ns9at47m1Bc01cq/ojB5yTiPQmd",
+	"7UP39pE2q+iyzPqFsi11RugS8rbHgDethRjmpMKjARQVhLY46pVObbDxWZ2+szzyOR34U6YD1zmogaTP",
+	"BvIONLuju/mOFBPb62VvT87rJoGP2eZ6YLYKUbgJNW4gmVMkbMxMy7xspZ5U0nFRziRNtLoF49iK8gmd",
+	"SX+x7s98VOOjT+pG319a/e4Odse5/jnZ+bNT/v+unGZwzW/U6d1F+r37n7Oc9yyETWnB/SY550zkacoz",
+	"SeJJBHXPo9WaCvHmDfTXb17bur7F9y4BO7A+ZZLKVYOO79/fowpzZuFSAIVvz58oDfrp2zfap/PDyydh",
+	"J5JuoqIeum4shZ+vsXeRi6Ad8zOPM79s1AwtS51SoCco8sYJoH54WLzUkF/tYQMX7uDbBQoEvXMiD844",
+	"v6TEP3Boj/WJqfIWogheR/3wOynTVyxZKcY4x0tyTiX56jl+D3+TKM9IiLip5h2gP6MYr8Rgh0gGYO/b",
+	"kOvVJY/BG5z08P5tSfWCokihS/KhNh2ruw/PJbkn0MP7jz/HDq3Lf9AU+X/dFaYWI/z5GvP5GvO5kttH",
+	"rOT26W9kg413rm4HyNHxv/ztSyH3QgkKkp0DhtcdAfgKi+KlMnPy8Iv/VlbDszGfUg+K+uIqOjB/DH8W",
+	"GvExAbMliygRJ4iRK/BVqC8RZUbRXHAhISdyiL44HLP+LGemy+E1ZTG/DlDMo3xJmBygX8cMoXFP0bLS",
+	"uSI57p2on65whs5evfr+2VP0FRr3xFU0sTGH5o3f//HPMfswaI55skvjWP13jWjOcLQgB2ecyYwnmzYI",
+	"XrbvfgggFpcwefCURTzuQCjm/eL1D0Hv6QXe+Bm88yHo/QBScv278M4NLxwVknvJ5Qse0xnVCoinIWZC",
+	"CZP3BIp4ukL98Nns4CVn5OCFkqHhQGm1+la6V9TfRrzdQFkzPd5rxyGzvd+VyMzIFb8k8cerqWmPRJ4V",
+	"0+qGb7aoZrOqK55jyrYtHHoBoNe1UmdZCoKyqcWWlb9vS/1QU9frNc8kTur1X3TJrxSe6RNNjLRRyt7o",
+	"97vcczpnjpkgrQIAqxshnhKGDs0z8VGUiC7BHEZ5sO60taUqAxQ2oAsHJ2rXoMmnIs891oL5XK7xDpRr",
+	"/PTlF/dBT69xIzgFamEs5DKpKnT6nvzfYh5B20q3mb7p+S+XCUowm3817hFme/abZwTH7t9LIjEkQQgi",
+	"vxr3cjk7+Ev1C0llov9JLPE5YKP/878LWWm6+zsf2H7/tUmnPF7VQD5uncGOcVz9IkVRgoVQS1R0Mu6h",
+	"jCfkq3EPJySTdgm7sIuZMK3Od+gAbSByEL+9MtqBLU6QKTsCfTQF/6SE7Qh1GMZfUqCpEFYuciOEm/3v",
+	"FHxpxlOSSWqUHzsWTpJXs97op/ViB+ZwrqDBr7XxtGD9tUdYvuyNfvIEv7wLPGZq84vp3/3hnbYoWSvy",
+	"TwbMd40Xg95pHFOFAJw8AUH/aw8Xv7x2QNOW6FpsbUbIgZZ972WGgTCGKJREyMkShN8SZ5cCYQSlrKHm",
+	"/QkKy/6FodMFy9oDoC6NKXwN8j9PzKmlQajiqxxrk8R/Fj9jKZR2fH8w5wcGEerAU+wx/AE0FufhAVV8",
+	"J3XBSLnojXprzWHp5RyaldkBFW7LscQlTQ94qtF6AO3CFE2rFZl+v4CwJlG+gZOhikLUD6mYSKjyFCDy",
+	"PkpyRaNFUzV4SaCECgmWGHigC1sKH0YNKqacJwSz24egDz6yTen3ZPXUMKuhBIcuYkPMa0uNwBjP2Iz3",
+	"6vwCn79rnRe+acxpHJUTDDhRfKH+pcYiB5IuFfJqnBv0llhc+m6nYSYnv//jn2FRwDnBQqKHcN7hSJIM",
+	"drIxXGFzbfrbiETXC8JK450A7jTdYdWVCEuerQob6Wbe059vtVwYnEymq66f1PalnNIdq7lRjc8Ay4G7",
+	"RQ6y1my0EDmJN5NZ9VdjZvfbHIzBOkBiAW2uWLJC0L/Xh6+bkdR6XFooAy96NuJ0DYsU94lvebb08InI",
+	"ZtpR4gHSuTF4nl2TqaCS+BfXhMTJK27sxXf8upSWujG8eV3HGtRgNtY98E755WcJpbmHmteLXaNMfvmw",
+	"Xf7arOyy9O/uA9g7kaNIFIvTa7uiAmRtL1D38PLhu00saIYOSpRUFlwB3kce3+AEs8hz1L1ixe3+nkBL",
+	"zrSHgTOCbGhIgKYrNM2jSyID9WxJGc9Qzqg+2OpcqJZJYp0X35zv1DwPwHqxIhKu3eagVMM18N7Ec5Tg",
+	"6ymOLif8un2iM/OS9gjpetALLBAjUpJYzdx1Nhss5GMNyiZ67BKMDkOmmMZbfrCWtts/0Pd4D+BKr6Vs",
+	"3oq9IoHPplrRDLJQUT80n4YBCtU0FCfJapKRK5IJG+K2EcIaeVdJ2YXdwX8d6KBObM3tqKDaTzhruOU5",
+	"FXLzKUQlWYpNWo/lv1Jg4izDq+7y/WyBKfuBZLHJ9PYIyo0VZiRJ7QhOm9MtPrHJjp0/qa0uMj1fE91P",
+	"FYbzLjahp7lcnJn2lE65kHXXpCpKaFyedjURxNCrlLBnT9CZ6Zds3y21+YizGZ3nGYkRVdpI1lQUbuGV",
+	"Rp0SHna/jXeL+uGmACm2rBNNiJQz0Vk7JEtME68kbJ7aiqoTIskWx7Iefnf1zazuNU+SbVeG4yv1h9jm",
+	"eGjHhnbkCKP7NkoBuT4dzTLmg4rUX6spN/FtxLoS0BbzQeHgeucZooWxlaLvaSQXoIzY9iEsshVS7FTh",
+	"sNdxl2+8u+cSZ3Lr7c3lQkcI+ZYL5j61JbkgGThkIJlJuzMqe5Jn1Lcb1f3utoMpTxI/SKdTwZNcEvT2",
+	"zXPEZyj869OynXyU0MOiUW+oE4GhJIj213WBtkXAtQmUAncOzJUl32hL4Uh+Q0SeeE5kR7kvwbXGHtAq",
+	"y+JJfrG04JmcWMtkkwVWacVkGSlgvMxyVSoN687tioJRRwMMWoGptoJymqDnvddUMPeMUbnTod6QdXfU",
+	"9ljWx5hkhqLX7k3x+hssyV1YlSXPbqu60OR1CxfELymZxHnWYt97glfiBAkihTpQ4GUdejSJ8UrA0bLE",
+	"7+lS8eiDLx8dBb0lZfrP440WhVuIkJgvTaX9dRv7BN66tWRqt3Oy5EwuNl7dnpjXX8Dbt3ZV/pv+bVf9",
+	"zR3f0FVThDRF5dojZUvVap3F2HrGTHhtN8txyR9NpaliXfRbqMvoaxoHCAuEkR7AO5kdUST5fLNO5Mwf",
+	"OFboyiDFAm6kF1WjPDp7aWvBIQ0nbeH0rW1tWZSg+sAkzBiEr0eO8+7mpZsJN77Y5v5953PvNws58hnC",
+	"6Oz5M/To6CiolHW05eFKqMOhxb1p8r6ZFQqzVd0V7tYWq512VKQJXhma1C3xsEDhg6P/n84//NP9R8Oj",
+	"o3BvTpU17NT5qttuAbVxa+VDry1/PeWU5YscKVZa6906aE6g3FqXz84mwoSarLRt5SC0EJ2sR0jMxERH",
+	"TPnl15OX5yaiSudjgGVW1JJKNIaaXgO7STV37MQeOCbGRn+uY2hCH8HUb0UXf7vw34mKSMma/9fMd3BF",
+	"Mjoz/rSvTFxTZSVOylG40YBg6MOcaHpy3w4qHOuZvbHTWU60BaMKisL8xd8uLPb7YblV4QB8bKZw748L",
+	"mhCk8wYZlwEcL4pgitpqCeeXbp1JlKcBwhItuZB6amxSDSHr0MDg8Ltzw13DvJu9EqX7oYmHl/lyqpNl",
+	"nNcKd1KKqY1+BofEsLeDr6/5QUYiwuRER3m0GODF5P7DhZ97EoLjNY8FTkjrY58RXb/sjusO4qMtheSU",
+	"THT9YjEhrOh33EZlGCX0ihwseUyQ6U5pQ2GiBYkueS6RtaLFAaLsitOIwAYMAsj8Ooc5IUYZyzwjyBJ3",
+	"UBa9UYilVyYgwiHswPEMm1refjqzC9O2fL+9ZZ0uVBfeFSasyD3PXK14rVNM0JCyfmr3bd01zhhlc9HZ",
+	"2/Sj/uBGR8kFEfKpgr2joaYmSWHZoMNrSx9nxAmmgjIaoXo6QmC5CovtFysmF0TSSD/wBP8VI1fsXx7X",
+	"UqAu2O+CDaEDt/Au968RX+e1UN7RPfmwkUk2qVyckQ6XoNqYeSLhJrThE9cS/eHdLZAYu9nENWd3d2J1",
+	"FgQ+FXBdwJM9kzocJQ4QzgKcIYJqEJCdtgWH0SVg0ONZMY3qTZ62E23alJAmabMI/tgYOuXGWTUfcnZF",
+	"snZHhr7KnG5zrSOQmsFFJ+DM23afN76/jix8hDAnfBJRueo0OLzMcyaz7u9nZG6u0xtf3yK+Z06sC27j",
+	"qBmZkSwjWecPjEeua+Sd2mch8TJtku23GV+iUNNX8VrY1Vnsu2tXGK6cuRIZ58DvoKqGiOpmVrbKIYoq",
+	"/bm0G1T5zGUUlytaGX1HB5h9c9Ip2LqaZ9ByrL4CwH6qvvzuD1Ib8GxGE4ol8XuYv82TZIV+yXECCjo4",
+	"mvtgHIM1k4EtopBgUK7BQx5AcSOdaA8PQzybheiXnGQrlOIML4m8IyE+5D0VEi4NjsyuHxWhmxofVpo3",
+	"2cYWuqNEHzI5zdFyTZmuhHTn9OUEs3luDvO7p+wr+QQ5cHcX/E4Hyy0EfruT8TZG/EUZIWwC7b+KkPu7",
+	"t4ot9I3beNOlS/J3zu4m/+ZKg8Fz76Xj2ZzxjMRlCpOxE98TiF8z9FaQ7OBUfWr7cFCB0owIU7rjzuHi",
+	"ipJrNddE0L/fxd2s5xpVVKk1imib7aJdxziXPNOuBE0YoEccpDiTq7r2oeNi/D7BRsiMLxMBCjsmdEYU",
+	"n6kJ1Yuobx30plBZgGIyw3ki0Ze6T73HhdVBY74gQr7gMQF9uWomqNnJbbps0XymNSMp8iaZ6p426vzB",
+	"CUoou7wnUKgj7NRffi+q6RTm3GzVxr/z2cU/mg3IwlC5cnm20ktwa9zLLyD5CKNphlmM+DURkBikK4/M",
+	"oAYYND1Dp9B5UyCcFV01i4ZANlvkntiQp+R072wpU1T20MICHB3aFWFaGilIuiUQFVkqa1zfG+/YRQmC",
+	"SVu1VQXRPYHUqChN8rrrNVQavw5LQ1gWa7gnkALhxAQY4FzyEGmIcVLvJUYFsospUiUY4myIXuZJomNj",
+	"phkls2QVmB1zvi5a101XBjZyRTl4HxOCBWm1CnSwX5m8npbt/HGBpenhKZDk/BKpt01dhNoaiZKnJC5y",
+	"0lCfXzswa3IMbBrZVBFsgtU4+nXTMNlFmhQkmYHPFSqjkRhqoirUdc1A2yF0ws1aq7lmfFWjvcKmszXK",
+	"JMb7rqLqd+1CLFFia8RRhqY6L0ooQJxk+aY0gzyumzDQDil0K+C3FpoKXQkSot//3/9CofU5TyrPTtCR",
+	"1qAy8jN4DTtuu8lkawsYszmNPAE7B4UKBTb/TSfn0bZ0vBsnw/oc5Hpxk6zo5dvBMOnBV2f2nZIZN62p",
+	"1/BvR2QXDU07LbaMDuoW4KzjcuBkrbY+WyfJ613Jht0MpBXndiWx0q6xAUVQPQ7bNqbOE5XczCLmqXJS",
+	"VU+/JpW4VF4yeUOilyJmY+xUifRTc4r5eBeOub7RGAej6kHlHnMQCUGlsMmv5Sk6gBgGXed2iMIlZjlO",
+	"QjXUkkCAihlDIApEWOSE55JDXLh63+uRKJfwDZbRYk8pqI7qtbuXr4QsTy5NLncTLhpXtc4GR7lR8E3u",
+	"WuL3z/Snj450yLz587gGd9DLGf0lJ+ax7w6kQFm/kpuVM3Gxuj0W95hhvG571TVm81IUMC/Ue96FmDHW",
+	"r6dMT2nw3GvbB5/p8C3QN21o2UMUk4gucYLSBEdEjFBKMsX6oEXaf6uJBSSgw99hMGZhRpQMomw+sb+O",
+	"ilGPj44GAVrin3lW3Av0fQCGndH3Sg8zg8Jf6tgsR9Q/jcbMGVD932CI3hAcI/IeRzJZqevBdUalJAz1",
+	"y+q3+XyBMJolHMuB7r4FRYMEvSIvLPnrc7FUaHiui/kVSSNmRodjjooN0IisbQDIV18wtD2U60frqn6A",
+	"pup2bevk9c21CucxhaRKKI1j7kDlRwOT6fKcsLlclHxr/z4ONgZgA3zrqeu8OHVr4txWJABwrbAe+OsT",
+	"wALC8s++ViyULq/1Cas4QK0LNQDi2ZhRhmZ5kgygvY8+G0LUN+eh+rWpegEt6eNOv1qg1dJDI/+1Ca9z",
+	"GDuHqVvqwJybzuG64VC5qLnGDeMoPUkRvA5eqDJV5Tf9ln8OpkBVQrUtigE6r/aj4sVBp4iGun7YqUhI",
+	"m+0K7qqlPaFyLw3drMYQ4YQzMux0Bd0+DGJtYZGWKIYCb178b3NhK/bTH9ZhAj4nrXHwsEUREYJnEzdw",
+	"5ybqrFFR7aq3DzSAzxXSP3qIQU0xdhXhYgkNLHpxVtuNTbEDTzBNVsBeZwqCtlDkrlxSEFTXL2KTr9rc",
+	"57cXZyjGqwbmffsMccudZmzqIsTuhLAB0L3qQjqgbZsEmbXJgbXdWKN6NWYhimYb4sIbMIUlueCdXrV2",
+	"mA1ha8X0xeDm026ZX2uUwSfkyvZvIS2VyKD+e3u4WQzR1ElCWEt4XvWVyZLIBfcP1l7nojUFgXFTJ8tj",
+	"rYhpRiI5yTPaWkmka5W0J+TqWQyFzZ04oJaSJRsPn46BfpvgaOMIt5TOJvG5poLLE3IFE+1KFe20YML1",
+	"M+8b8ww7J+m2u/phzULaMYbBQ7Km3J6tQVFJkHEP6HjNx/CkbUV1H6ALSeVTZ5IKPN6tczK6vbIffDb3",
+	"BBJUEp24Cg0/FGGifigWPB2agtTDiC/DwUhXZZOLQEdhBVBaHvEMQT8cUWYd3X/0YMycApzoFCmZry4n",
+	"4ULKdHR4qM3Ytn+S1vAxkhmmCbx2GKL+NeSkEZ4mBPo6kQG4jzKyVPo0GO3HrISZCiQk+L4pQwm/JhmK",
+	"sCBab0+xlCRTS//PPsz69ejwcPD1T6cH/4EP/n508Phdv/z3wbtfj4Ivjz84Twdf98fj4RavD744/PpP",
+	"Pmnvy033VbPVuoW+646QzntHGFll956wCT4CXRKSqr+gZ1DhIAH/7hCFRyHqq795RueU4QSdPX92T4zZ",
+	"uGcdtOPeAH1VuGtt2jQWKKzl3Y+QElehvUzaXDJ0OhWQY8QzeCFA1wsaLcYsMk4/gTC8MRiVTmHOIMj0",
+	"kDIqwxOUK4Jhc+2tC1+fXpx9V1ShMfOIw1/Nv57FH0K9r+Wt+379yr3ZYA5py2deT++5hErdETiLZwgz",
+	"BHm8cMGccrkocn5FoABW172VfkW9rv+Eng8jlBEcIyr1fgTgRCoajxtXdThE0InLdC3FKEq4IDHcrEam",
+	"DRSAssQrNCUIx7Emc91lEFxxgeEhLZTHTCqVFChGfUhl2T/qkvFr6xzDTFwDMX13cfHapBYqYNQVYEkA",
+	"AO0WtHsQKCDlgoox0wqVuia8PyiyMGFdB2pOESLyXuqm5sMxG7PfkMI1+g1powD6Db0gGOI7fxuz3w4O",
+	"Dor/r94NqW5VMjEBLCH6DT08OkK/oVM0oySJgzIMVAmTKY91rV5PezrIXdIVtK2VRHeg0J4/2+MdarAD",
+	"6Q6RhoHxCS5ro5YgnOOEjIzzWvOjzp5zXg6s4/HARj1kJAFmEguaaueZ9pNHPE9i2Jmpkm6CJyDe/H0P",
+	"NFyVDscA1TH6DZWNNcqGGiOLkMBFh2nO5raBuSQr9WelCBdcuGtVFdD1gmSKcHx1u7TLlDiQ2l2Eu7kF",
+	"9A2cBkSYzpj1GcpddIBGEBigwW72EtOTtXdxLqb21IlY2/juxNPzzW3GR2UrNDOeTWkcE0M3D9Bv6Ado",
+	"vuO0O5nmEna+qKxlqH2EsNr/MmFXLb+AI0AYWiGARZbnOjRAX9OVGDCivoLbgvtxkvDrAJKCNaOcnb/5",
+	"1rbHM2is19IvF+DWa1MHrn3jBEG/UsN4CZ/PwcFp2rPUetcVzCUnkOash39ohte0HhiyMnGGkB6s5Gk5",
+	"FIRV27H0hWKihoQFWpgf2UGr3wqSXRGNcP2lHSfibJbQyEibx0jJLP2LMOZvhmw8d5G9jRHEAEFEUBGt",
+	"LTGwkPu+djLphuR6MMcee89xqCutTF1MToADGQqfxWSZcklYtDr4XnFSRnJhEnAtoRjKsSuJc11dmkwc",
+	"I065LCXBClgLc1rOYmIIsW77OUFwoqjD3EQT2ZnmnBEY+FiJxqcshgg32/yvKmK1EAZOI+A3UBqMHUjh",
+	"bxJTEGFxOWIj6gqOIFMdcDZTktKGwzuispUtU7xKOFZ6NJ8kOJsb2B+AXNI59XCW4Cm/0q5q244Qmt+W",
+	"IrjsyL0kMcUmc1aN9ag+FhQGgVYuskmMag98oxZ9vtWY9+/bTYs29hP3twU3M1Ta+MLIihwaPYtv0Hen",
+	"Be8Q9chwMgEVQU39CM7SbzFN8owUUVqmnYugMTFSRTPLFEeXfDaDRg4klRYG9Tl0MTMLdVgqtFP7OgvB",
+	"/FakderUcpNGRAoQuLPZDj817cabx+JTqiAd1XSVao6x1AoVmO0/vpJU6RF29CEoAKuqTRW4/jDNqRXY",
+	"Wne1EtRbpU7V+rEFDSIwHQoK6PeuY7VCsK5ZcgnPp1C8WkEsVLEKSLdcG6us5oGL8Eavozqib6yitc5d",
+	"KG2NObfT2yoTPHQmaGpyzZk2KXOVwR85g1v1rjLkbdDwagreOv2usrjHzuK8Gl9D+K5V+qo6n0fla51c",
+	"KYGVuXbRA93Rj10ZXdEMPZR3c+WwdeqGuliTsh00xsrYDypHj0+HbJ9gsxpZmepRy1SO57NGGxXd8u35",
+	"kwA9fftGkegPL5/4tUp3wvv3nQldPbO6Y7uomo5i1a5oVmB5XDkjXdWzAs3NtM81yuew0nHTpSh/M9Aq",
+	"Se9JIfWi7dFgWOsG+s4aQ5+UlRmr9tCny1SuUM4SIoDavK1/vJbU8PTs7NXblxeTb56/Ovv+6ZPQxnHU",
+	"ewai/pQotNe6gjaNEQOos6l26+z5M3PcLLBAOLnG0FNfXJOsUkXMdR25FSbrfXXc6o1O7hyicXvkQ+tI",
+	"EKjy8Ohx4BRnI7GJpoG8C4gwp0p5TTibC9u5N8JJog38Wlvo3J6l4QP6juBELpq+rmY9f37ZuXOCz9lk",
+	"axp5oofMEVpURzWxhEADLF+SjEamOuUJOA9Q3WmgVl9W4lkbl7rR5P+r6wj66ejg8bt/8zhpFDuYPMqd",
+	"KmmdMmSz/QoSAvl9veCCGCXB5ELpaRzycpDKrmjZpa7prUzlDROUdklS2a0NxYMjnQFYeqegTZ/QUXRa",
+	"NYDDW0ieClCtTd0H1r1LRedQKjX3RJHWdu3iyrTCzt79PaS0bJvUAeuKbJxRl45nQkcL2u4dQUFcvaAX",
+	"YRaRpEu7sw2JDJpuitJ9FplOEoIDeG2LKrQVVGh/Y25ByURn8OJ2nPyKEUSLEVA/hGWEAQrVOtT/Wg/e",
+	"ABzh5IooPbQflh8JdV6BiYLLhac0nuWnYmstppzY3Af3j+5garaDg87BWeV26QOlllpQyyyoo2RNqRzx",
+	"U23oP6pYjiNGnB2+DxHjd26LrZyrrqQeR/4vUDiwJJ6b5Z44Z3rn3JM6T2xVfaq7fLn1xNaa138KN5Ky",
+	"ExxENgXol1zdU2ywulp1LeXhjjOdL7/UdgXVUVy2vAIE6ysE3BMo4RFO4E2b7w1tDPSXgyaG7j4zV2o/",
+	"tjR9c7lsjxleLrvvmsD3nOD4NNfXuNrVGiyfmRPl4KRHmuphOpEbQq7hwuF0tEU5kzRRN1UYpnwT6nMk",
+	"uhL8cohCWzTPeta9g+tv3KzJGnRO9T1r2PUlRKjltqaiAHRdsk86pZLAaPtJJdl7wc16s7HWRbgb2nf3",
+	"ZQDr6wS+P3MFyrG++2QlL/ddwVKBfwsKWNZ6rnWvOKkYYSfzwzlhsS3gqXPaqmQNfmDfXeRfv1Jlu1iA",
+	"E8oWomwth3TndIX1YgTiPE2kq3kRURD/CEvoAXCQpzp6GMJBoQ0GPMIJgSI0d7P4ZKEU12qnLU32vxOM",
+	"cAfX96FVmLTmPlT7/69leudVD31tLg29Q0EvkOQ7t/hvvTaECikIsE1i6+Gc5UmyCsGB2zxfQWHQnxVq",
+	"AxbuKyaQuwxcgZNEWBUL/Bv9bwjOSKbPZz0/GDu50aEq5Be2tBGzE3qy9nU1P9RXCBnoCk96KQ2tDXGG",
+	"MGqqkU6TmE0ly25XdbPSrGhppnEAu7TuPXYpu/SkOu1iKi/7tTSRsYUOtdZifOOyQJsHsO71NS2Ni5Jl",
+	"kEyk65J9jWcz04epLJFn2i/53WnFW/5ZdAVoOIO83+dpvOUe+XQ9B4qaCbti3HabxjjoqdijKyC10Vpp",
+	"lq5S3IZ9X1+OZR0qHyhJ8+VDlBApSSYCFNM5lSJA4USHkB6U90iEUYZZzJeIM33WlxGMIlVIPNBtWxpk",
+	"5PrZiryoycG7Xx8EXz788KeNe+Esvw1zT0w8SNG0sEYyleiAkfHCtkaKDNH3hKTaryx5epCQK5Kg0MiW",
+	"EZrhRBBTiqJI22ma87droAgwAvzf6CP+1xafenEnqwTCbHTKLCjzUd67Dc00mkIdVu+R6h0kcVtPRb2J",
+	"NzOngrDubkmh7HKPxh09+c5mHcou36axl/fXnBx1exarU4I7gykO1BifkfdyEuWZ8PKNErX6YWgvROoD",
+	"KMtvfPQmWgacuOrnDlaGen89BwQ/8FeEGRrsELwQ9OJMNwtoMoXSm9WrB1c4g7gz9Y0d/5X61v7xpBhj",
+	"i9iH53xOWxKkd8hl3yYh/Tmf81y25GaLbLYuBbwx2AuymS0aMQj+chbty+6o9XhtMK2WW5uauKZFaqMJ",
+	"fZeqGR+zk+l+epVWl7W5LWnQK4KW12Irkv42jlDVUYceQiBpwq9FUDaVtVeZUUIF1FRSp5UYXWdUgq/8",
+	"kqzEqIzhhuOzAKGlMWgJ+i572Ip/tYBN8v0FxOm8UW82UvQrsBQ7BKMGBf627hNrOaqyTw6B797jWa+l",
+	"lYfbLeXaR6D2HNz5JEYpyQRnKOFzgSjbsVbpfkOPbrib1iNabF+Bk43hJXrUNh1+V+frnpfUDvjNtC9D",
+	"VFsS4R41MAvArjqYg0BXnbhmJAPpugRxixlOVpBeNaVJ4lUxPgS9V6e5XDz1NzwvbgVNmlZPJhW+23Qk",
+	"tOvTr/WdaU/Wi5se4h2i4LYObts+Gk5iuZGMDN7O4d3OpYKdr3Lns0lb3UadqaCeobnSN22CiC4BaHJl",
+	"MJpi1slnVzRdbekHXPTmNbly0OG76JatG7seHJhOrtqaqRMyat1chc4PEhL1DRnZ2hHabGj63Ddv12Em",
+	"D4qxDrQhyNpFaWwMQYORbW4NRThTDHHCLHZT/JgUqF9CrtGsSzWan+wBGQ7gWw2LSX+zRbfnWILR8wqK",
+	"YfBcDtG36lILiNIFO+yctp8BjmNvafM1OpqVu95AyMqP5f7VbEZlQGSFniwtr2H8j3AMdQvw6tRKvV2B",
+	"N+Df7DCywq+z8Dcf7PE4KkDY9TwyA7wmGeyUqWpW09iuSIbnZMKzmGTbl9fsXmXQJrJsN0dR02+SGVps",
+	"lsptFMNtP2u6Fx3cZ9B1Rq4Iy8lWK4dW7rvcbis25poYadRM1LPUIfRsV3MrAi/pdCPDvbCmM55iupuw",
+	"BXzfVHOc6qxr4SkHOrOfmJKNk9k2BR4nsluFR0C4q2JiEfV02IZXlywazm8peVzB4blBpySjPN4CO6/h",
+	"g5eKJhWFG+91pT/vJyLONi+BXpG7d+XOVEu8KuDtTjgYXkNv51Z3XBdomRGc2FC0apJ3gHCSQJAE6pdt",
+	"9AVoKFMuBUrIDBSRQUv4WlfJs42M3FlKtWz2BvTlG/FHWMaTZEmYrKFvhEJjcQhRHzM3DYMKQBv6/X/+",
+	"l1va27a8W42ZThE5QU6ZcZymCS2bQZUuyxTPSWOs35xC4CfuA3hvihkjcTgcM7NWYUqymXrk5aKEzg0n",
+	"RqudrlD4+tX5BTq0BBgGEJZZzlCtM25QoAikqDjuVBQvyocHPQ2TV5xUNuRNcT1pKze/vij8DgVLX+tC",
+	"ha9tIWWPszPjV7QmI9WIKekFasJ3HS5EHdy/G8e4JtMF55cTQaKMyIkg0u+9t+95PeI/QkUPyZHOfzfU",
+	"ppd+TyDz7ebWMAVSvHBVgdjoaq7vwU1P9NqObnGWV79sc4GtoYh3GzfOL3TMO4iYygQQrjCHAoT6M9QP",
+	"rxeCRBPt5jUOcnUt1y7ymgNcv3uM708fRNUSo/qJUw/03/60+263oZH78m1fMWLrgioKLJvxUYY4KxP8",
+	"P0VHPvAWUAGXegTdGXT6J9PdH1FY7RgUdm2ttqFzHDQCNO/oUpXWBMCIXsSW15/2XMqbdnnz5NCaQgVg",
+	"SiHmAuhtJKa2GPQP82Kg+x4pZHeyH8104YNten9tEbO0p85v7RfDHXrD6Q/ab4m72Ba7mAkV7Vkr4XZJ",
+	"sxWY61ipqLf13gZ18vW05yrsTB6ia5BHzUZlN7hdNO2zDZYRdjcwq6jv26xj7W0XX7FkpQWIIxBNy8My",
+	"RErbDu0bAzcD5u35k17Qe/r2TS/o/fDySVdd5kPrGlrrc3zHryvW3musZLvkaKpFgonb0N48MD/7hEQV",
+	"MVPMLidxOeNGri2r+hd9avAqxYnWTi91WaIZyVruvOrVSfcK+jcO9zPg1qYOquvuoliVG3NjrcrZ4y3J",
+	"23xWpIiu30tHx3/YIQuysrkVo3GHndwukb1ll9oXvg+cb4tsXfdn90vUzp219PR7tVn7ZetH7j+np32N",
+	"qQeJN1CCbJvk4r6F+hi9xqvXOEFTdSLpOjRIsQOy4qj8vJH++ujRdjvnAb199e290TT02m6xxDHRBSRW",
+	"RIIsH+gi8qZlGYTszoAeQ/fsKQcpu43p1/w2gnU+h30aVpv7CIXxbSsi1J+pBeEkCYOyjQE8KarzXREm",
+	"A10KK8arQafuRY65tgkBxDEWAGwx6g0tqrad9jYD2E8gYzKjZAsjcTnKE83idZaXXOJkm3Eu9Ae7m2XN",
+	"jA4qimV5GcdDYLCjoIr1RkbjatO/NhC+wspNe3Pt5DX71A26PrGHq60BWGd/wQZSuKEG4DpNOqsBXpZ2",
+	"NN8/K/J/cKT++xj+i5NkE/29dsSBryffkiDNLzqfS+gyilBY6+dcSGt9DguuC43aX4jUzUp/i3u5dkJV",
+	"dixE/MpU9YIdLaxICy4IK25GAcq47trZPypK5ULsKHw16GiZmXI5KXmyCtcZ/K4LgYCLpR9l+DqBLJcF",
+	"wTFULzRZcCLQYSrRgkSXJBODEZrRBBqR6+OWMpNEvYVl6oaiwhtty4XB6z2nuqRABEPmCixJtxtVhIFZ",
+	"XBq/Otu6Gj77WkI57GpKMl1JNVD3yhnPM9sBWLg7qpFQOz5bPf/byCzXK1pLebReGFtzV4OpUxwzna1s",
+	"vUvArR0x05CSLeHQ68hed7+HbZILQjPbFX+LJveibUsoq1kfulaK9Hr2HM7ayadb7M+NYg8aykXXCJjP",
+	"IuqziPosoj6LqI8vohIs1Qra8k7VFppXTEs4m4Ta9KBZBXWL4rK6yrFNw7Od6db4fErIizj0tfqwuzyT",
+	"llrJ3feXG7DRF7bi7T1R6TWBs0tTz952eqhk/+yjDICxOa2Jj2+sbNSWb7sOnrJtoLq6lTbVjd8Ult01",
+	"RSm+y5eYHWQEx1CWxbx3gmIe5UvCJIntb9p1q8u3ePPh/XXiABIlgIWw2Z2m7Z9zcf6mKD301FRMf+t0",
+	"SbG/fWu7atgfXnL5rTpA7d8vwHb7kstTXfDL/m47Lti//8oZsf9+revtX3D+HGdzUs5f1K9/QWKKL1ap",
+	"88wYuxQqnjJJ5co+emYqv59DrLoD57NlmhCNUPvrua7L/rYsy/60Rkq+/L0m87utFN0WlY8eP3by9h8e",
+	"HW2Ue4WLrlE1t3RPAMV6qZ1nEidnhRDsnpXufOPJSDflNFoc72V7UrD/q7PtkqwCtMRCCYB+iL/44ot/",
+	"dxvL6vpUky+++OLh/XBwggiUmi/EiWlFX9QnWmCBGKFyQbLNITQFsP4c+DqK9mlXr2P/k1vYAYB9mrRE",
+	"+0HVzcrVoJYYr+4JqzmmeGV6rtoJ0XTlqOaU1YNRGmuO9Wr3aim7gdVrtc7o5eK1ff/WVQixZ5XjsPjy",
+	"4UaOWC8uXpC9ZLF7U7I3s8tr/dnGk75WTHxNfmy5rhsaCS12ulsIKyvybF6hnPpvNK9JplRQ3XzX/Bua",
+	"QStZ+rM6wq32DvwA783oexLrt1Df3HyQJO91iLGnamUBg6392O1YUIfvhhT5BU/iSYxXoq1Z+n6TOjwq",
+	"OKQpQ8CGDomwjSiYiQkrAoCLXOuO9x07M9RiMU35PDGg0LTJjclY4hVa4kvd6UAUaXM0Q/yaQZtmb7bZ",
+	"/vIRt3O8e0sPVMKTWjPVPBhyKaJJeUGDH9pZCsLy93pKe71hnfm8jcN3qVdgCuNOdMu4qvjcXCDB9OHT",
+	"qlanGBqnGNrkmrKYX6/hWWeLdAi6rj7XTWSc2i8+BD7Z18EOc2Nppct4dljnDlGdayRhrYf+xmb/92yz",
+	"fz6zTf1do5qOocWupq1d5EqxMP6espn/sFM1hjJfwWNI1SkIE86SVaXAtLWloJ85BVWtzNAYopCnhIUj",
+	"hBPB1TOcpoluPdhIv8inCY0gCwOFh+nhryLJ5x8qoQwOBL2gp0b23skqR051EU+g+YyrWlKBFiSJDToh",
+	"7xknxLrQqAlc1hppPyxuhBPOwkGAjpDk6MGXj06QjQJ8cDT0cnT3pjQExxNs6nyvvRHYeuBdTkeXUWv7",
+	"usQsx0llS7HpTYRMiolABEcL2Dwa2Z3FueRqZ5n7u0KXzUtBWEIssruFerJe0FNfr8t563SqFjMVNFic",
+	"reWBqk3naqDCsArS3imLn+Vk4D9ydZTnxNzW26yrp2V4fRnmruOwoaetBRO8ttrAeg1B8RLxawLJY9GC",
+	"6CB1uOAAuv3R96gPRHd89J+PS6o76uqSUEy1oRBRkZsYSXqlw41z0RIttJ9Siy1VdMo6RwpoR80oWcQr",
+	"zNuPsy4KR1NQN4/jViWmYLMWyqmIWA93tqhMtRN9u+KSRjHp1vaopro01ZBaZLR+YBqapWCNVCwYQcrj",
+	"gpRVbU9fP3Mbc4BfyykZtZAyFaPDQ7Hg6dC1ClWsw5XqAw//4otOrTQJ6tQX6A8ty93UgLrpMm+wJDrE",
+	"93avagcN7VYuyKcxelWLovaJ/gZCCp0kgS+PBhVb8IMvTTOrrr0LbyF2Sp133S4/gbduLc16tPO1qzGv",
+	"v4C3b+2qKspk934s3fJT7mwfsrvVqqiuDe1oM3G1gHjrEp9aAdlU9ds4egMkFkrzhpLzC5L53ZJpaTBZ",
+	"a5qxtuBmniz8XmhHN6iKaOa4oWm4BdBNs5aZz+sUsyVl7o/HW6tq32geR+YFZD6wF3HdGx1qEzS6A0CD",
+	"cTFCISyVjA4PF1zIn0aKHd6FqK+UN8SzMQMt7gRhpJ5D77HA9rV/ffUlwnGcqbsPZWgK3RakOIHLGDqG",
+	"WuSPHj14pL6WGaYJZAYfhupGlZGluj4NgjETkme6l5uCPkMRFkRXSiiUxDIxu02prCZpw1tfjw4P+06i",
+	"tvPvg3e/HgVfHn9wng6+7o/Hwy1eH3zx23j8009HB49PD77FB7PR8N2/jcfvBv0RNB/+9Th49GHw9eHX",
+	"f+rdfZ12jS3xX0rtaTGD1iwDAoVN42fFqgWWkKCwjNzVo3ejI6uKiuICE45QygWV9IoECEu0VKLjoY3X",
+	"Q2mCI6JkinlyfHTUdIUpuTVmx0fwf6jv84sN6o4xnVWk/ul0o44WmM3JEL1RYo+8x5FMVup+ep1RKQkz",
+	"NVneR0ku6BV5YelXb1HTdl3QuwHNIfn2/Edj6b4b97p1W6xuc9VUNL1nvaAH+wChesbkPSmflb+Zt+4u",
+	"R/hujf+iV7+mWgi1M20rGGj5X2gFqB82DD2DAAxBzjUxVLpJGCX0kDKq5ATjSC0oGLNfcpKtAq078Azp",
+	"Ctml+Lj/6IFi5QxHkmSgkCRQBnSuDU2jw0OdLmkVBF3npap4jBnOiFU9TlC74rGm40m/0C0GX39M5cKn",
+	"OHy+Y3+qJnIVp9kaX9WdFWQfy6E2RKdQjA0KVLi+TT5DCVafQ5BU3WDW6RS9xUKzYpRpHqDWrxeOmh3Z",
+	"gr218z1ptvMN9tXO91/cfHTnluVzAvsdsnd25/xe45ZlWP/urVxHF38zpAEvcZIQ6Lu0gqJq693GXv9w",
+	"/X7S9Ypya4Wrr2KSumk+p0sqO3eIy6BEvP7k07d2U7NPzOwbcg7MJw/vP37XPYcgIzJbTeB4nggScRYL",
+	"b1h853YTb2yJfU+5oYRHl205AjpcaWZU7jmW2lqoaK5WwGRG4TqtgOVLGonCva60XuNh7gW9BOIVutYJ",
+	"hWxKD3M9VUw05wdqNJ1yqUM0lSqzoEx2zlcq8HKmBvFF6ummBpP7DxfrgvPXVPpdE6a+vzq+amc8e1vu",
+	"Rlc8/BVLCMCDfdr2o7SodLndZ4Z6tv2uIKvtPmw6KbahXR/2YQPNvemKZHRG21rJXpLVBJLqblj8NsFC",
+	"TnSre+wJBHxJrtWxAwWv+4yzA0mEHOhqPEpzh0PokrK4pZz1DQAjON79a2hQuuPXPuYxvGNYx9+RjieJ",
+	"rzhYUwBvZthuYnvH8pWVAyjO8EzqzNgZnedG5csIjtVV1kuPmn7Lv72leT9W2+dqOxWpg7hawLQHkpVq",
+	"dWqvyOQGS5kdXXsIamHf2HTowNreRclf+Ytnk2iBszkRE0EIC1GKhSBCRxZipHCu72q21K8piQW3bjpn",
+	"WOYZQXb5AeTM6VjDeMxq4bdFpbSIM2YaEfVDXWq5gMK0GQ2h4sBfn14g0NOujg+jhB6ahjyD4ZiF2jBY",
+	"YL4KeXXmJy/P0cXfLmxexjUWaMZzFp+UPedYcfiC+VBo4M0HkiMcx6iPBQpjJib65w0golOnM5DJVEYJ",
+	"55cCUYnyNBgza0w0yF5SlktIJynaolcqtOv+8ZlOS4ft0iWs1F0Zbvz2J5wQ+++a09bU83Y2X28Fiau/",
+	"OiRRBAas5722NNUwZ5eMXzMdx2uVaqP1MC5RzBlB/dADUmhNOtihHSpQ8UIwZq10XFiDbNA6KFuGigcn",
+	"ag90IyjgV4EwqIdVhCuKMrXsekHPLGRzq4hqxkpLY2SHn/+6ddQktLTVvR87JV80Q2+7Li3oXZEsptFG",
+	"tehsgSn7wbzbnl3sAL4WJzabupJA36XrdsFxPJfknkCPjo4+/QWLGugnpCWte6eTd5cLUyOZvgWXXtw9",
+	"PDpGfVlB80A3y8AJjSeXZBXCfSq00cO24EJpToSLzZiFigtMS/OYR2KSZ4npP/Gpd6aA3Yl6bsDt37Kb",
+	"7cfqrLgONkN/plh4vJ0hvwQ3EoTy65Ka3kCnJTWKiNgwBhXoOuNsXnbS05hEpkDJ5jz3AtjKrK1rLiuP",
+	"1valwMWmq49Fm1eMWZUxLyspbOa2QhoZIPzAz3IWV0sa+Fhmpos42dIBxfuFnaFaXkCnbjDOSIf6eLWW",
+	"B3toWAA1ekzJHTcmofStEAZFn6CdA3QygII9asxAJ7Oq05qyKMljEp9Ukk4hz0SpNsY54LRCQFR2Lb+0",
+	"rmfBVl3VMqE06s1tIyw6ioVa1WETZvqCIx0pgs0ghUeqc67Mmtoe5dT3hKnx4WyZnnCIvik0JLNdxTOU",
+	"kTiP9Jb0i+5EoDLhTFKcJKuJxZNucWn+faIUNacPkdpxIfFKuD/qTbbfKE14lieJ0qsYwmNmoOG6z2al",
+	"8SaJqSTxqAqp7gmKi2pdqF9v2YHmGb8WRdfNMTMoMZBRNtFzarc71CtWKnjZW8ndS/0RFhqwmtJXdD9q",
+	"4qlXkla1O1IxfVkBuWiY1E1frLVV8FNwtc9YIcaqXN8uzkyhne10zbYms09MvkGoN7EShqN/AgmrdHIF",
+	"3N11/OjFbBAlrzWtGIoug8nsqQsd2HJWHBh9CAcpIs7+8/j+YIgsShVrXC94AsEhmELfID19Vx9L1c1y",
+	"JwN/DNrbyO/bjBAoOLG5Bc0tXBwUhNf3oNayEmH1pdDW0NJXeZyAQjHs3bVkg9rS10krkXImyLqKJpsV",
+	"yJoaV40xbFEoNqexO0XVmv30N3flNjtZOf5st2sqILfxRCuOjMsF5OVD2GiM+qFCdUriUNfmt1Fj3oGh",
+	"EbfCSkIkiUsltI8rbeLM29B8TKS5LBW8gS7+Wam1t0nO+2wIVuxtEKJQhtVRqjma4WyL0pC7NFTy1HIF",
+	"LQj1lUKzKqAZBPakg4dGN1C/Mj4pSSpE/aaur96y24b6OIFbC6qNX8Wro2/o54os3YmUAqCH9Jvj8igy",
+	"/lIzqCLld74E9KYs+nSGdQumW+HFbGQDsIKz2uipztru305JO6/EMQaANwa2jm58tdW29CSYn2MwOFpz",
+	"AooJjhPKyKe3QG1p2XD3BAyWQc+aaW5miDrHCdl0i97i8rwSt+TyXN4Wu12j+/amyMg1LGbwSS/E6y6a",
+	"CiLPZXPktrSlxj/CEyUItcnPXgVNDY5yr4zzYszU66ISdnmkewj0wyLgM9RXuqIMiFyQJcK55EssqToI",
+	"VyfuJa6vZYC5xTKSIdMhd9Co4+gUzNDvlNUBisa/VFqigmN2DzfBm137drzeKS57Y7SIdh4DRKttdAi1",
+	"H7pnFxUVtqOixncBIsP5EGEndhYqA6uHB0VWhTu+AnWwuZ1nl4JVZdLXptPn1Hm1ovBt+rAmrfakLK5l",
+	"4S55nxdEyBc8Jk/Uu4rtxUSae3zzOG+t9xuq1elyGUq50icvKCGh16i8pUZVKhxrMaxfu8hycnt0j7LY",
+	"bal81FWJhjLSzrl2e2r6h0vA7UzcyUJTK39OWAyVbaFKl3HL6Gr9E9O2a8rlwsOFxRSTLmR4Wrz+RFeE",
+	"9V40X8GCfqq+/O6PyhRdb7QxWYG2K7GnKXERA5szKoOqxWZnY8wdyDw1xLPZu3wbgW9tsxq+PX+ieOPp",
+	"2zfaTvzDS/U3ZQizFSRclQWv4N0hOlWqAcmgvBfCTFyTTKCH9+8rhjPZn3/729/g5OQSFZXDw2oDb90e",
+	"bF0e109v83c/nYt3Pz2J3/3201PyDn54k7377acfrt799JLBk8GdyMJyRZGvW8OSoCsFHuTsSZ05sqGE",
+	"4O1drA7ssnkddw58CuFMWnFbY+Sf4USQcM0G3eKMh4RekaW5H9896HkEgib2Rso+O3+F/vLl0bH25/PZ",
+	"TBBZOh8emOsWT2Lk+hsemVCzolzhLJd5Rhqt/7qFrt7GHJeMX9FYZwUUSWUQZwiXuTiGgOmELDkTv+SE",
+	"/H1V2jAJsRnikFc5zTBlMiOk6N4M5QRXOtLulxxnoDcueEpnOqQknYBNthf05pzPEzJJE6jPXuRBwYFy",
+	"hxOhDHInJpjOqAnrm9neuVXCTcBfg6AQigYB4Z08t0Q+LRZ1VzW96hrUI5N7+C/nEHwWk2XKJeibUP8q",
+	"Z/SXnIDcpxWzG+oblxAWyImO1WoKjcPBEFkrd4DI+4ikcszUEOqWA6He/bB2MRyqZxP1bASVbMNBgK4X",
+	"JCMohCfyPZuM86OjB5E6MITEyxT+JGBRmhNGMixJPGbXOtAaSvhOBWHyxMSYa1OS7ZpGZalpHx2NWc0T",
+	"qgs26SXAubbULUkRRnqDQ3/ZhLvlJ61cXdvtBaWPtFHqWzsV+6FrHQy1+VbRi2OPQLqCCFpATZq0QKz1",
+	"Pl5DVL8eYcz0iD/CJ0/12xCSr442Rjp4Myrmyg/B5pcrc+mGOs2f/VFUUHSMgg4EZnpcrwreRMOJd902",
+	"8kh3x20455d4pUgQGpThOabMY24xM2lYjV4CirXXL6fv4HhOuhXK90kNp4Ob11ix2Xa5i3mym3O88FQ1",
+	"i3kZEvQ7Nkur5L7XupsJc3/2yaC3oWFAqwHToSzHS1ojoOrw62yd6zylLa3Luofo2wBixZQ5g1whKH0P",
+	"TfY5Egm/Rv1HRw8Gn95pKvTaJltFE+89dv9ckvSHMumiziewxzmr/Akx3RPj8FJoM54rHwOdwz3o6ZWp",
+	"JrNFO0ikP7V5mABwgPgMjGenr5+5QeTb957c2FKyxT+wxe2+4Lhfu7jm4JXGBjXVhuEbfP3CcIzCryMe",
+	"2oSUgs601MSR0sAgggdM/04YSGvERkXgNueIY2gEABqdTt4z2pSHo9RWPtvVsWUO0Z2/L9TKzWEqde4x",
+	"cLswuOP5+OrCpEIXpF8nb6ZWkNC/k7jeM7fs4BogCdYUxWtoukKh1qslFKJDT6H/7IySJEYJFdL0IcVM",
+	"88yYQTFAaAmlW5kWPWuL3GaI2VKvBShUGAyRVZqhHSHXltMTPQnUMdL2aag4qCuKadVaK2QxVWtcUoal",
+	"Fp1LnKbG1GdypVvyudRDjSq3g217hXX7hv1Gp1K3NxbR730oKHL1EkyovRKh6mE3hdIBdpM66U69qWh8",
+	"dUmgdlaISLSHKG7VG6pKmWvaN1bnSPFc7avxazeeEb/KqJ6cqatF++Nz+veWj6G9SAfVJNXu1GIwd1o7",
+	"ysZiys76uhVeXtOjsqYL7KEbrw2P8rWOMdkjM/peMbvTULe/JlWuGhGUZ9TnlLdJ3r7e2xzFfO0MAQqh",
+	"elFMhU6y9jfrW6+/eysL1B3S8EBBdI2ptAk18K26VvVDtwKNAquaMKl+8ehiGly3eNB2gU5Ot9w6CINh",
+	"h9bgaufXK8cdsy1PIbPSmm2KBt5GTUZ9I+xDRdTmwo4V9uBefklW98TalEvKdPZ6NXMT9Rm3Q25zWa/2",
+	"IN8kNP2BlCA67b3Hg44iYNJcpuDU9Hb49lT8uEHkY5WNu/LedgwDtR0m09WO7YtqVBfY8Mxy3LWhmkHv",
+	"RzJdcH556isZwXMZcV/r7qKZv9ZLYhqPUGgtISHq47aAMgh1hoJ++jWnKmAcWLvKmKWYmojqIty6UuKx",
+	"SCybrsrsujJAXX0a57olGHFCqo25k8SjMatFzqtP6JzxTE/GrMaVFZUtpI7v1Klo5mv1lXvXAjjNB2qK",
+	"IsgwwgxNCYoynd4GpszBEJ0mCRRPnFGGk5G1PJlSBowQMLEhUAbjavChRTaUeAD0VUMOi+X3gp5ZV/1e",
+	"6I/E9ycn/LhYBcB1Wh01hIGmuazsO7yhoxpQyDgSV9HExopAmVz1t+P9N0JuzNTBbGQPOrXI1xGx1m6t",
+	"OzwVLVIRv1aIxRGUS1HnqMiFutgSMAAXJUfGLOHzubHP6YsOiZ29LjKdTYpEaEcshhsZcOyQMJIeNAA6",
+	"0u3nSAwFgjVVKXDAzB4gwc0Gwu/SCQjWM9iapQmdKcrApiApNRq6Z4siQq8qRsLWm2CrNayI+bSbF+iS",
+	"J2qTLBV1ikBuWDsMcOtEjZRkmUpPjw/9YNuGl0VN3xYjKPEH6/+4WKldyAiYcRk3xIH6SpwIhRE1IzTS",
+	"C+AmbnpHSJOypzZet4z8/R//HAy7FIDKzH1gMm2tsqCLkRyj7+k3NltHw3VPIHBAbDVPm7rz0g2eb2JA",
+	"EIJCrWoNht1to8QbXnyK7r9/b4b2tTis+zVcInAHbi6ruvd19AZrbGiGEp+QhCp55mkrx+zZJjlkOBMW",
+	"gzsm0AJDi0EDq9eUrx5sYfStsoavUt8OvWAt0N3DdJ3bdTeI4U5q+9p2nmZthLIuAqMx4Y1q+VERLkbG",
+	"iolis4vgNrTUg9QoJ064uk1DgFIXkDlnX7b5tzvGtzRjcLptTrde2jVKLXtqX+sH7emh5oUDGodoQXBM",
+	"MqiN5xIu6odLMZ/8/o9/hoMTZGR3JlBMCvUBqcNJDru10XRgqhJfhbCq+HLjoWt1gEoSqPWbLNirA2/f",
+	"rKVSXVB0bq1U+/A5FXJPncIbILXbg9YauqiQL9R725pK/BTp1o4q8mJc4a3L03iVTitKDMH4jpC3b54X",
+	"CrgiUlEqhveEltQe8/VO/bPdmTvUzrLGkska1VmpfeqIte+ifgiXJ7PgUi19eHyE/soZCQOwHDucqtEH",
+	"KvEjiNpTrxTjwTVId0xWnFxKPVMur5PWYN71ob+YqAC52Aej8Z7ARU9vBFxpLklaRhgqsMPf//HPQ6Vu",
+	"XpEs9Pc61p/75Zk5jaHZDpVI4ksizErLe4l63Lk6ru8Ea0FSwVmdT7jti2CSKCPSmCXYfAIVVJqoeFtU",
+	"JAzswaduCwrjgs6ZuVqamyS5ojwXSA8N7tO+bdpuzR+D3U+97VsvBz1jSulwllRqaqrPCvKo8mhJt01e",
+	"bMPqdu2La+KpbGNcE+JVweHEOz46OurCfh2JX3KkbpMnxo8TaB5QLLBM5WqfzFC2fTs+3swaZmsbHZLX",
+	"db6s7/wGI5Xdgr2c6cVxs+2Zbj/c/5legrQhN60riOdA/ntF149ULvSwO0NV9pvc1FPyxjxVHmmbff9b",
+	"M6CP4VAf2FHX8IUEFuDSwa1jxM31pjdto0MJTZWBlarCz7mQyAhcsC/pcsZBWdTeHFB93bTV1JGLfInB",
+	"f5BGtw2hrSOsO6uXeHLlrheCRJOwiHucYkG+fKjumA/uowyzmC/RdAVtW8FyunL1FbP1qH8uMYtxFiOz",
+	"anGCQhFfDn+AT8yPoXWG/ZWj8yff+92SrQrUZ+2m/MPs5johXZCdc6VLCI6HZlQTGlj/0ylEUzpqnJec",
+	"Hw1ERR8C5y3zg6mRZ/4yV8eix07lff1LOWRC2WXx55rb5ht9E2meiYKyiOzojdPfrsGumXXb7te/5CQn",
+	"3Ti2BpH5cvfO1AbwC2Ou88SH7Wgu9IVsTfxBdR80e+cZlatz6ACtrazaU3PBLwlI6SnBGcm+tRjKZG7S",
+	"Dh4eael03+nJqDMQeo0oRuP9SfhcyRw1dFkX5Oz5M/OgH9qIfv1DOAgQVA5Gj/WVV4ko3axanQUAWLlZ",
+	"CynTXtkz6pysqX5jPYgpzyRO7glzzTugDAn9HdJtPlE//E7K9BVLIL//HC/JOZXkq+f4Pfyt8EegoyX0",
+	"hAzQn8dMQToIkCBSFxcj1WkOYKVQwt6AIQ7NcofoFOqQmSJi4EQVSPAl0Q4wyLnAieBjppQlUwl2Tu4J",
+	"dHb+5luDWSxQ+LcD9cMB7GKI+g+PHqDwhZIUbK60BVOR2f3q93/8L5SRhONy2HCs87CvqSCDIfrRZIpg",
+	"sykWU+r10JbjN0s6/P0f/wxNh3HrAXl4dGx6eqtt0Pjt2e5sPbv1TkStPY9T+j1ZOefs9zrDuUGZ2xOm",
+	"6dVe1JPqh6cmlgTu8SP0DcyBMqntuUP0LCZM0hkluiqvgeikaI1va/JQIXJwZYJt4BpnsdCN85dYXBJ1",
+	"0Wx4XTNis3bAUYm+JyRVx7lBsW46oDG4kQnM3pxpJHt5IMZiMeU4i/dH/gXV61iYYoY63RcPGoSPc7lQ",
+	"CI5ArzXsY2BxmWLMSq7oY7ZC6g8eg+/8r08vAvTd09MnAXr1+uLZq5fng5Jz0FrGGbMq55wU6VEYLbGM",
+	"YD6oxizRnEiBtmYsJR7M4rWWZ7ncVkNCZzhJjC6HLf3pkUzsgjN4F34yO+rjJ52ee25biniCyuCFewIZ",
+	"J0TZfiQoPfeObczajt3XFWa0hjS0sGrPSQmrnuagBKQB6wdomTTjOviISazj9GtrNWqfZgMxOjxclzXW",
+	"uMUUwxTpSUQgG1ihSThPBepDay1dQctEpQjUhz5bA4gA17UgiS7LZEW8DtlX4mBGE4plmToIRMCXKUwn",
+	"F4RmbvWu4ZiN2bHijysqqOQZwlkGNmKoAVXpxiwXGc/nCx28Q7IMJ0gpbijCmY4BVKBBj2UFFl4SSTIU",
+	"4tksHKILRZoI2V6hpmRRhvrh4c/iUFxFw59FOIB+BUJ/E6CMqINNaB6FnC+1FgjREAYNMs8Yid3COJTB",
+	"PNK65Q8UhlaWx0M3uCUcjtn9IfrR1hizGFBbIVCeBqYDtM5N1DVAAis07EL69h9LHpMB1OWxLwDq9KrV",
+	"YlmTlMuDQUtfPchwzB44YBUkkuKV6T9vt8WO62JKVwMNX786L5vYaMpUT0zooSVFgC4mesepLLWmoh9L",
+	"EUrlVhc1/CdArlaa+FqTgQ32s7o+THRqo75AFpuQFRM183CInhTyPBeKpBOqhKrD9kuSzWuB/Jq6bVC3",
+	"8WXoGvaFtheCDpgLojcjdFv7fBEqnkr4HFEWGOjtjCIwLW1spXaF6ZwhsVLHj6SRzq81jizFSG/yhAgb",
+	"AqL2Mhmpnw/QuWJfpFuDa0KyfXYFjQmc3IGppQ5bgC19DdXXFy4V6FxZU8B9mtiyKzpJUVo5YmtDADWo",
+	"a9CoVk1K384pBGEGCi/hmXn89L2O2332pHaF160+6uFg8JIhkoMyEM4Gh8ECnOJtCnjNmLCNI4QdGQgl",
+	"3Asm0WE1JQVpRFRZ2DI2FepspIIqjBgpWeOSkSJKpSk5AoVCbmxCIyr/P/b+dbltY9sXxV+li/u/y2QW",
+	"SIMX2RZVqbUU2Uk844umLCczCf0nmkRTRAR2M2hQFGOran86D3C+nDdYL3LeZD3JqR6ju9EAwZssZToR",
+	"d+01Y4FA33vcx2/EC3v61XIM40itaC46Tq+GWWJTAGogwkUN9v9//S8CGQYcKmjg1h/HsXrDOHz+8e7t",
+	"myMgodnHKHpMKdwGKuEdJDo0tH/PxzSFAxKlkgQngqdqwZVaFqjxSsRgHM6SmNTDAOQQ8OFNCONDEUb8",
+	"otYg77EokO1dZ5yogengOl3THrrUySrWLqr6MQ4MYbJcQAhvkLemChR6NO0twNIkYGW1crpPqgHK0tA/",
+	"Cs/LGd94LAt569lrXKerodgsiZwNxyZBXttpApiZTceiklDCZ2p8GH/NZxOWREPdIRyx14IzjErh20KI",
+	"kWrgJnYHtS55/+45LOSL92dkTK8YaZGQDaMJjSXM6sc3z4kP/WHONInMLmCX8ijH0yTW2aK/z5ix0rlD",
+	"Rniy3JHqkicdiEerdpptEpzShZIQz4V4RZMLTO9UrACxAjSlRjpvZCvYV1JtktfRNzW8fewa4m7en39b",
+	"f2Yl1zfvXzmKUNdun7ckCogEzyPmUo1FDJFA6nudy6ZWRp2OVYeDi5SAdBbxQrcBqXIGuVnm+KnFVOIb",
+	"SPlTmo49c0DKTlWGhoAYYoUSa7/6HwKog4HSNy5ApASkFXNUfeA0HdADsubQOw0Hnr6DgwTE8uB/B3Um",
+	"h3TKoBGq2G8cN/CK4qxVdyFjU5MN326RmF2xWOa7P3NpDhTvgCVLhYCv40WgKBPskUj01HAziRipPiZY",
+	"Q4Vy0vR931KPrA84J5gxZwL7QDxU1C/4V10PoK5YSzWlOTuNOb0mNQ4JGCWScsUgmUdYLIE0W/CJ7ACv",
+	"Ktnn6Qjklu97kKChVrbTOkSZFXGHNeGGOwE0W0dRwrXD3E5La0CQVSRFrcNc2EQMeUTm42g4Br5sooFD",
+	"NoU5CI4lIwyMLLIYkxtKvhHpWI8He24M8RzaPEL1MIsDQ4KLzOWrr06LqSZffUWqcJrAxOCBymvEpFEc",
+	"DVNsT9a6OnMEvV+ocJipAw8OzCLCjVGXSSnlOmsBQllYSqNYXT6TOIzetRmPmQSVk4W6XZhSg7yhEya7",
+	"0N431NQuQWqkjo9HgqV0G/VD0yPBtyIZRGHIuH3a9kjwRqTfihnPXu3gaF+Dvv5GpMd4k+3vBx4wT1gJ",
+	"+/DQI8F3gjPzoKlGUkozSafZxh7ecwsM+JqFEVWc2L5zADPR0hAk1PM0Shfm91bLI4Eph/cOBEH904Hv",
+	"Y/MrcvLVG+0Gbn0+E1/tu80GUkpFreuUf8M9J9VCobelJC3ouzRPy3MKnEO+B1lKuPJsQpPWa+T65Dg4",
+	"GjZMKadUSmy/mNqmTv0JSGZaOsrdGBQYVaMjpWAAlHcqzDvm4DZQnhYhQ20qSrSAD6bEsMcnjAL6A9xy",
+	"nfKrRYDA5gsGpspalfIQ0ywytUFDawfXdaOD1GEMdeg16HF2nWISQQ1HA6rOhC6gIhLIxCh+pkohgSJK",
+	"IgSrUCjQlkOUHGdUTRts7mTDNXpcJ7DnkhWN1A+LzaBGaWI1CWMqoGoLLXNVvdg/YAc+EQwgJJ/Ia1wr",
+	"8omcsTRZkE89/qler9v/Uy8r3vOJvNTMU9O9LplkZq0JjRUNU3qjYimYHcdJZIyhSmGVIr7CHHiTrzGD",
+	"Y9Egn8gboSQxU09Dd9qEH/RbkMWjWqPxcu5d1oSO03LetgY03WqbfCI/wkScdwYzFE5Q641sbVjdVZbk",
+	"YvJUqiZjpW9/U2IsDFh31CGfCKI7CydZKvNmGEuqPRHsOlLsZMVqHJBPcNJQrLMfgRaKY0YTZ34Qh2YQ",
+	"JhvLIufMOGLvRHIZN6cKx1ZJKhrOpHaEC5GDpMc0LTFLNTy9MyoQv/BoD1NTPIByEjiQWfUflO6JaD4z",
+	"abPyMXPeCBPVwHC9wvI21ZF8kQVGpoidhaYRx7alDUxiNCqhRrkG23AHHAErVlzDgScCMrlqf5oHxc/F",
+	"iFDUm9LlbVObsaqpVstsmkWzVZ+U4uSSajDL+FjffGDmVtK4OhFnlhEwGMXPipJikGIAZKB+rP5QSigm",
+	"DcO3B0AGvqVRPEuY63WIhkqnDpltCqQPRb3FaJSJeN9iNG0qjJnGRbnXPbT1Kd8KkKacz5UjRW01zepB",
+	"TQ0ExMlsjUCm/Da6VseIs7quCI24PbJBTqxlEw1aCUOFm4VQNVozgpenaNSC4y3hF81jPWB2wJENw3t5",
+	"atMlLlGZBfCIomCOGrrUh0t6RkgwlYI8I7qD20JN6JWaTx3+Vx0l9+GZqWqmK8Lmf5MsBd1CnR+gBGqr",
+	"aBjK/EpqOzEerYQkMy5tvejMcxMBykpIXClXCp1TKjPYlWLiJ6a2SiLpSFFVJYKnyQJyF7VpQozIwfU1",
+	"udDmUInqvVpWhyfblHdrD+dEzFJ6wUyGGVSLhyQ01z+nWecZ3ORPBJYGNlKfiE/kxNn3MkZaZtQFK0FA",
+	"PpEnwGRPyco31fFSL7Y3vQh2YtzFkl91aUDyiTRbvrqDg0hRyE/Wlo3tugqZEYweT9hjK5LaoeS/Kxhn",
+	"9bycd+B2FR2rRrhUPx/DkwlNLjVTmFAe0lQk2WtEplEco4dUc32126a0D8bFm3siyQWNOAmes2nC8PgF",
+	"PV4N/gu1+fc8ujYUwCAkGgswTS7BEnL27Qk5fNo5qHkkeDfj6jaQqhLW6iGk6+Drpnt8/9nBYafm9Xjw",
+	"KuKXgbWYmbxw7OqIJCz+OnRGpkuvkFRM62ADIIFBMwsIhJ41yLHNZjVdompplVIb6pWp9s218ATFitIN",
+	"clz0P6vGMwe06vySLTRRi0EMw5r94AcFNpehX0L3RoBUew7eycAaXX9E8z8QwR430Cueo/+oRVGykw4Z",
+	"AHxKFGHsiQuOsux47Xxw30h1q4+DhjpjRnws5INIEC0AZ1GpuvogTWM6ZBMNDlSqjjgWdh20grg/A5ZS",
+	"zDEf0+kULVmYqKy4lUdYeMEA5F6C+oDMGpt09h0ECrRHRZKg7evKWj6QIk1FHA0XpOoqLV8FxGoqsqZe",
+	"RxYipiwxF0nHE0jTQMTJFeMhmM3Np0dOhIH28UFNIG38cfBUgHH1FNWVKU1SaQoJgUFFfQOkPqt7HaUp",
+	"4wRsMupvMLPMOLJV2Ee1KqApQoeQTjESidLA0KYPwlXGq2vasOKugmI9AEgwpwtZ6xYVBDjBdkEgx6VB",
+	"Ai44C46sMboOnpIq+tuVblvwAHoW/bSLTicWujWLs/bV7DwnH93Y8hLrDcOva0egyme4pLlxUCMYAL8E",
+	"YQHCDlBS6BrnFACNKb7hOcBjwHF081qLsTOzCo4TilU7su/VRVLXesvaTwyeKdg13TiSfPSI9RQ54RDq",
+	"V9TYVL9ZZ2kxJAV/AVcPtIbUwoZUATtPJYtHqh3thKrn21sO88qNz7MDVL2sHKPJ+bSxD7b1ZcerfYeI",
+	"K1M1ms6tByp/bg01Lp5dix5jio+aw6WUsjnXYqBHAgNjg/oCkPgA9x3Ctxwn7wUk9xlXuJgyLgGQ4/vz",
+	"169wLSWGu+IAVAfaMCjwdo2cDWcwPCSXUs7AsoELZ4ltVXHIJ087h48kCT72MGu8V/GI/mffibzoVW6A",
+	"UxBy7Fhyu5oOS1htmma8C8eFs8WduIw4wrKhJdZm/mmjUJ73qY6sr872IcF3bx0SYEtyTVfpmC3QCNwl",
+	"S0hKeb1Tu8XWYE6hSdnapkuMy0tnBXoLugVy2CDBYDa8BHHFnhKppmG2EoBz8R0ixxQUO63A1HCgU0VH",
+	"QMLVjo1gsAi6JIimenWthgPREwESKPWDG5yE1n9SCPtavsNaF7K2v1wHWitiEdgINLGrNchbTqjuGOQD",
+	"L9e1Ro8AuSRTJWIpcJpeXk2DSYNrSK+KvmSwUDL6gx1hFB8iZsspOFOhg5enj6zhKAtqbB2Wa0CqG21n",
+	"Rxsm3pBIolq0tMFDdQy7BWZiZBZ9cRF6EF1eOCYpJk4kURyLudSEX/27jiYjSGvFBxh5JbX2MKHXdSAU",
+	"6lwgz04BJ3EURxdjKzItEy68NN3MPK1PhJaZ0DZy4PuF6YQRYu/MwaOKxBsPIehsdYrqetXo6xS0PSov",
+	"pXtONMKZV7jXCG2E/qsorEe8fnB9HZDqwfU1uMaMsdXG+UBhQ3i/H4VdguJ7pB1/NXUZ1BnKBELtTWlk",
+	"HwVYirbudAu6ByFVx2KtiZHxx+bdbDV959SSYNlH7afCUwnrO6JDBtE1uLiSpWB9z68tdAbBEGgkgMsO",
+	"tGxC+cKaEIwTnlrzbiYpdW1debMpRhXE0maBSY/UoMK6JINk6TJvUxzPkCvHavZIIuEiVTh8kMoSeLap",
+	"JwcH7SeawCd0rpHvLaiKGlU2Yx2ACD7IZbbLrukwxVwZ8LugNxbRRqXO0i0OOjNYdMmY8jBmydKVBPHN",
+	"6A04MTzJnhbgBwtjJE8N+IvZrUmJwV+JxkcaTzQj4Y8cQpMwY0lhIcKcyzQvlKv2M2F0AUFQVfAoF4z6",
+	"OvQAgrMfZ78WneQY65ypE5rWOY5iN7yljqElsku4kDwajTR1OQNDLUvqp6B4dHtcpkk0VEKmomB1tav1",
+	"YSKk1E+CI+1BzaQSmkXSvNO5Cro54wMdqUHXKR8ymYJ/+JGS7B9BuegLkxSFsobE4F8chVpuboPBokRJ",
+	"VoiTZTCJuHD1KCVwyywQouN3ulBp9iLTU7OwZnVhsuh+/Av/A0L0Y71Cj0N2pR5b1rmES4gBvnE0ZBrx",
+	"VEe8niZimkQspcli56DXNEpjN2pWqTgVr5KBzTYbfsOvK8220QQklinjdBpVupV2w2+0IUMoHUO2yGP1",
+	"PxelyYpEjkWS4gq5AgnadLXsDa5EIwcoVSvze1WDx6EYSqy5HsketypoNXish9T4TVqTSk70aJCXPCeo",
+	"6iIbE3rJ1PUIaprBIyGbCDXaaY+ru8Vo2HVCa2ECwGxjoRXjLDpWuvG+NAZIjawTMk0i9ISinZP2OCpn",
+	"HuQLFCNngfnioUGuMKaSvIsuONHxgt/MFmQwS1Ml42HchAkwVYvFJgLSLmo97sab2jBMG3zqRjYaG6kT",
+	"RWi1NliXLLrzki00hqW5FS/DSrfyvZiwU4RJtBY5dRxavr8qf8m+91jddPjYzUaqdH/94FXkbDJRx1tD",
+	"eCWC42GqeJWUXshK99dsIABaU7AIVLoVRQkquR+YzRFDuFzVbd56hOalxx8txvXNyiN+BuHNshD7vm0Q",
+	"rEc4m2OMXwJhJnSo5ZzsFIO5NCdWdrXXbTmhikotFdtiI0uCuJXCQT6z9r8ex6AsfaYSETPEQjWL0o0j",
+	"qVSMAAyFIE2Gk4jDPziNFxK8dwWbrwmnBZN/V1HMJgnOwfkK9izOGMQmldsXwMu4FIYNuRQzTvJ5Yhh2",
+	"znjY4+oKpTrpSYpCEKTG+aaXbFW/tSxKuAth9+dZADGpBhpUSROcgUhxl3Gm7Bq9Mg3ywtjVulir52uU",
+	"YtQi6iQgoCFMAuM2zWvSs2wJAcsOhFZeRWxuqwDZNYAg53p9OKYRDzRhmU1rGDx/avGcFbUDoUiNSqQ0",
+	"CxyFMNCx2vVRFGMNdckwTgNXb6p9J5mfrjpgaYqCTeZARS5OY0/HWg3pFAR0OhzrANOUtMn/+/+geeJd",
+	"9AcLdCz9G6FXIRub7+FrJ2i/8lEcAdm2CxELWUxCJrhUs5YJHYgrRpq+b/1lNQwx46UxBx2/TbjAukfu",
+	"oafgIPfA4T/T0bn6WHqg4sw4u55i3BjqCSU08lUk0zyKOabZ4rAl4AEXwQQx8tXcgCi02TNQEcnmzrhY",
+	"/FnqJ+ZfYwRMaYbrmtK4NzdecTTNesRDdg1rrdg5hOjaAYH46IxIl3W2nWvpHvrarV9cK1DgVavretSQ",
+	"52W9+vkKwbsO4i3e2EiCnUnH+SkxxGgtNI5rq4bGbG6uOzaTAo7VADRufw7yv6wEylJ9MnWuZXTFSCyU",
+	"fD5AsFFOAlsSLOgqSmcrVoI3C2SBaMJMjhn8+w/BGVrt2u32odLKbbh2y289qfvNert57vtd+P+/QJHe",
+	"BZpaQHrNxbGu0itU998mYtLtcSdKfMvRZbqrO6DDblsPKEuFK2yB6TW/A7ZMcNn0VsE37bAls+l0xZZ4",
+	"Nk+BThhG82rgcRhm0Fgzj3OxeRatdvfgsHtwuMssyqS0jD5BtSmsNPWhXMobopIGCeRTRDmMBIeCbLlx",
+	"mlz8Xz8WyoR3DtXFzEpgV9q/t+qHl/+c/9icPPvX4Mynvzwd/nyR4TAcp3bW7br/5LyJe9f8xa0Lb4pA",
+	"uyn17i1DjI/mYbtVLMoLJcIALAHKbRpcyYoBUViq8Qc0pN88/f2XFnt1Gb6cfz97Gl1XckUtTXNqD8xx",
+	"KJ2F/wuAvm+1HDCbNCP6petzcN7sdP0n3Y6P6+PWiq7MJEv6nafNZnGlNFmCNWr5T7GgRD+vbSq9qaH3",
+	"F3ROGV3w2bRic5Bh/HwWxysm7Q5NTVrbOnV158q3UcJG4rri3flqtLpNOC0hgyAjIYFR89l19kyvQ8jk",
+	"ZSqmSwdJU+8LJvpD0Fsq37Akjrh5pg44aDDPX+hHCbtAQvHNC72wB89aze0WdppEw4hf/Ccdjb6+bF8f",
+	"/t6KJ8D00cxS+JyzubSfi+Ti8a47gsujLrythJKvfQLo+81ccZOmW8tE8V1du6QNCbwZ3dq6MEtW7QVa",
+	"WMYTnmpzc4ZWqU3cqhvX0rqqW/3643/pV18+x64626ivWYx8BT5pbv7EjZ/Hj9qbP7Kx9fhFZ/MXJu4e",
+	"Pmgdbv7ARoPhsA62mb6JkDdlKioH20zGCZkvqv1F+JFfPyiKUAAz+PXDTc488KqYhmokeGLRf4zBQD8o",
+	"NRYsu8BXmQ50UTxgB9pgp7kqwrU73sHKh5tcI/AYwCvA+ZR1W/EqAzUZRZG9SuaTq3Sf+P7NNmaKxyGN",
+	"4sVKY4WjlCrZw2TZjbQKi5YKWTBVoOj9/vyEhHThQT1PY7DwtG4Y0oW2ofa4nFJuy2xV/2CJMHGOKCmO",
+	"lULIWVg7glD5hM4LBo9HEiLZMY0H5SODfiqxCyf6B9InYrTiVp1M36JybhRzzKxGq7GjlhcUcidb+Hg5",
+	"pFE7V6i0vnVnQA2QfmHGmTQHAT0Yk4oCXGDMM2q1ejySJBbcBiK3nzxBqJsVWuRztclAGoHkluiRG0S5",
+	"U6svLkuv30J+ht3u4Oeff/65/vp1/fnzINN2WocIP6sdDmZWtTUaQY9vVgmc9FLQA0yVfCUeZ+MoUwI+",
+	"X/T3m0VReRtZ/xXdvFipCOmi9pkS/XaD+zeI8HjBoCqUQzPgbwSjzGSKjtZy1a9WtJWVbnvzpwfZp033",
+	"02bh0+byp0/cXh1Jxp6Lwgj1hhRaQFR90Ai2F2OKF3WdIIP5TjNj6gjpYi/IPEBBBg5KCQa7ORR/J0FG",
+	"R5CrIT8e0jgeUF0rS8gS4eVEKNpj4pLRYA8+DFOuQk+0mwUFBFHY156AzGcOuCmj6GKWsJC8nTL+8nmP",
+	"nyCUio5l88gIo8kSncYicx4XKH1PE+2pMX4VjRIe8QY5A4eHUzipx/W3cjk3DwM63FSCLB/PwkrZsvuY",
+	"zt3FmF6PZBN0MtICjXun0910VprJDptB2S+3E/O6Lv8dkKpTtP1Apz7ImptdF/wsZllU6JgqUYDxbMIN",
+	"45p34+dK8umchGYbW6NfPj45efv+zXn/m1dvT3548Tw4ypI6bIrVmMVTN3EJoNuIOUsG239tiI/6fEnK",
+	"Ookj1dKJOZRoVmcyNXUFt2eUZocq3Qpb/GM8+G4YvY3+8e79Hy+bb6KX8uUknf5y8vLJy8lZHEb+9Uvu",
+	"N9jiH9Nh+7V6T4Tfn82Hf4irV6348tXkx87PPzXng+/ez35uHaYvo3k0bP8YvfxNRK/PX0SvTv4RD376",
+	"djqA9prj4SQe//O7wjfcbwxbMR9MvvXDf/0j1sVBFMf8/duffn4xn9KLxSt5Eg+j8Q/tN+HTNx3+8+SZ",
+	"307fVbbme4Xls1wlD02pRO+bu5FDPlbYhEZxpVuZ0CSi/+WYTLLqJ93KUJOQys3tp7Kag78rEgKMqOfs",
+	"OiVTAWBKma/YcTgu8/l8FtdmZm/ex9dvvEpp0tf27WSfLLUlWbpLO+p1bON+ZRfN7IsiTHvrL3cXSvSH",
+	"OdmkuX2HBeSCexVtTuLodtLNSRytEXAKggveLUKd/Gf033DNZonlsoYmZsLMMI52j9/4DNnFfPixYsJX",
+	"K91KGffIaH8WUWpp11phSE1pjSCU/zwLO6x0KzrusFIqKcXiQszS1XJSMVakLE5Ep3XUlKhyJS61fIO/",
+	"ueGaOtrPM0W+umAbSRYkpikEA8ZxWRpag+RQfMUsDeBdgK/TNoORSC5YatMNoO8ej4V6b9Egb7G4OsZ2",
+	"m3p9JjEfIyUndDiOuAaIyOxHNYSEYKOU0Nhgx2wlcTVdiSsHAqvrfDXI2Yw75HsoJhNAsoDoncAFNbDG",
+	"DsixArlKU/sVbSCCQMLkuNDQ54XLbBpydTnAZk510H1uGO8lSzKBMthRGKxuEgRrOTEuSyOPxQURs/R2",
+	"MtwrvCp3JWNgadI+3D4gADkpYhu4cbeFTUVGCzDezqe3xRwvNzrYnIQESEG4F0c2iCPNrXn8rcwjpQLJ",
+	"X0wyKDF95IQF5DpFQXgbcSCzMPwpEsESIVotDngVnb+hWf+/STxQmsbqgGzNowNtMwkcOB3LH9DK4mGm",
+	"d2AeOAWdS7hPj3/1lRIQvvrqSMsGahzShZO0ZgZjiBgKLmcTFgYNcmytKGWWhyzivuX72q4AgIAa+4x8",
+	"TQJju7ilfQWxbaypfIM5pdx8sjSvFSwNdEFAfDOTvrWB4lRt9oYoQsRjTaFgO+RyB3BOIHU7aACejVq5",
+	"IycdCNFqc+FcqxZqlVsDjQoufyy6Kz7LBYE1i4w63/3o0JZ3efXbYW8aJ8iWQap4FZipy69peKXYtWQJ",
+	"REgceGstC3jqJNSy0f6CJ3W/rWMn2hBos2x98CrGIpSks/7VqS9eDH+/klc//PHi9LQ5O+Q/Xvz8r/Qg",
+	"/sebpy+bZ3IUTwZPfn6N7Eef8/yU35ZcmrLJ2aGYVqBJU1Y01+QbkWaGDLJg6dr2TBM3NztbVtQR3uQX",
+	"0fdEY1DN5F5EuTeLyS0NH39ly8Up0ONl1LYvzTqxhoN88VIJcJs1vh3tZaEF3LxLtsD8Vc3ATC0grNar",
+	"KR0GiswyUANgcP1ZEgPsOe1xHU54ZGsNoXASqP/geyvFoEx/39p1s8TwYfJ3xPHfwUIu+SPKL4N5JWLy",
+	"8UuEDq/cmcXdLLITb2gORi5kERb0P2H/vt7oYihlqTYc8UDHZZt929R1mWy8/Ui294vsyvNgE9cxvVe5",
+	"W6DjV/dc77643gM2279D2vRX4n7L5PT+bPRFZhbx6I5M7x4Rg5RGqJBk+bd2H5RS3PGbWIrjGrhgj8fi",
+	"4kJpYYqtAeBdWbk8paYOFlkpMYBCsVZesAln/NbmlmlwBT3kR9KBhqtmSlFN4zPKmQYUs9BYWfGzHQ3u",
+	"hQhLG+mwIs8TDNcBwDloABg3d3MrE7xtetksDqt6l/b3TemqxM1WvZ0tfuvpgK3+jSDZduoGLCSymddO",
+	"LeZU5iw2A7F4wF6UK+hm4ci2inPhdMI8EgrFaDwHTRbyL3IPErBwuI2a/S98ZQQuUGdR5mogXHSXTFky",
+	"BLQfuHMesdlAfftL9gjeyXdZGI8T0DoVEgD9dNQ17Lau24BQ3zPJwtp2jaVkImQKea2AaY5Dc0uGBaQa",
+	"6McBYOIUphHs3JPv696QGhX6wqXI9YSPjsiE/iYSAGmVW3QKhVhMtx1TkIUAOKPMrzUeCmeJx+obDhhO",
+	"OkC4mD8Dqx4DpM0FCZTs2H38GJHTjCAZGGzOhEaAUhU8DnQW+0RcMe05K85EXEasH840UIgZ0oClc8Y4",
+	"wZIW7ScHfmEG+oP+RPB0LJ2pYCp2FqCvXwD7nU+qcTRiaTRhUGyu2fL9VbbGfLGs9WrHEeJpGiBY46g1",
+	"UVderijahC4QzBzhXo+XcH1N4JypaViu0rxU/PQzoqsKZ6jSbftuRWSbc4envuJV8NCAI2HCGnlrnjZd",
+	"Hg8njJwmYqd4JzWRneKcmrfUuhBSDmudXv1x/fpwyt/z41f//Ed4GDbjecR/a/68GIx+/L59cvoL5z9/",
+	"8/56smHebunySqftPJHx7EJ/U58mon799LL1e7ibwoMrs1rXMZARWss5srB5kDZhxIp4AShJex3o3ix/",
+	"/w635sNSvDZ5RVEqz2TIL9ofmucsX1KUlGFgq72gu0RI7aOH/srRQzmB5nYxRJFMT82JurusKSuigJXz",
+	"f2eYBq7hs1lv+uf+YQZIYbl4UbDVieSdVl6KeTeGjHWDQlfpthx/JB0qfQRBBtzhtFcNx9ph28XhlAgV",
+	"MJz2slDljsYvGc2HXWQLszGbHIj2COQjCV0rx96puI97uncOD2nq+QM4zWjLFxz85NLRL9nZaMjJlpx/",
+	"qcS3jYvO+OYjuboyZQHI9wjB5xQbCgWETWPdb6gPB1C+Fo/cAPmCOXUdvPAtBZBcwbZyaeSFhizrGkMq",
+	"skSlfWFMly6UUirf2PoepWKL/Rlg3TKbAVYNQRwttuiSCAvqgdEHuH5WfiRskGN56UIUYokSQ8JNoyD5",
+	"mI9MyRK1pO8wulyS//m//m8Hj5BD5XKdmTMngrMjlGXRTK6emaZzaWYFuWqHOis5YSfTtcsspXqYq6w5",
+	"Fyw1dc5vJcvgIdoUMGaqRB9Ze5Re1YxakSqk93f89sq8dseokIuSpqmiL5Vu5f//q18//PAf/7+STPYP",
+	"d+ajBqGin5N/Qg4gTyIJHSzdvvUfl0hWenjn/zrPgqAqGV2CbFMcy9eHo9aww57S5uBZ2Bk98Wl7eMCe",
+	"Dg7D5qhND4ZPFUlUA9ApqqEFmVon2ZVJdBhw1XfMsJVuJ2/KUcJgwoaMp32dKtw1ifP9VmcMefeQGI9/",
+	"NRGmyvylGFuaRFPWH46Vwi37jENtAztk8zMm9VhL1y7yGx7IbaxDpYFfTrWnTeKM++qNV3kV8ctNn8A7",
+	"N14Fi0Ftelu/VZDU/h6S49byH+7nnyv+6TP0JQmB+hb+wBbLIqBm5JqL5ajqNiKgUyLoLsRAr7KSke0o",
+	"Ima8SVGsQj2ESvdXJUN1/KbXaR1++KIFSEXU6pqo5V39SEEyXLklJGi1bA1ybOqRZ7XGqk7l6loWSG+E",
+	"QLTS2MI5GKys60zplElwzi9VG8oqs2c4z4ZFSyP/VE/fn/f4Up0/FzZKN1y3DdcawSoRQq2PTuQs2kM6",
+	"ze3Nz2pBbqfirYlm0XsA/mtn5cg2C/dFBLx8MUZUAJwGsWH7cJfV2hSUf7Kwib1Kl/RQEulVyCfSAzFE",
+	"/1PJIL3KTWAB8wVnPZ5Bex1BY04zYxpx/GDGoQ7IgqdjlkZDjaqvxH9AYFf/AOx7+MToZoCRT8kVS8Jo",
+	"CLU+e1ymbKpxvy1sf8JMuUoLAY4lBKGGFJ1OGU2McueWJ8QKylAmAoRQLI8OIxjSaZc0fRw44BvrBVT/",
+	"HotZ4tkycxHXSP3Mqa+lNNF8HSqTjAs1wnocS+r0AXqsrwvq2MIcWUVXXd8cluURhBtBGRUz9byGpu2C",
+	"RECxSDA5M8AI57ZEi5qY9gej2pvM+I55OUaRzA7NuqgNB2ffI1gZ1dHVqATwXbfYaWYqCG6tnWGZ5eBc",
+	"CKyu45w7tZCSVCf0mjR9Q3Efqx2tNZb0Q6+wh6ts2cmMF/vYoAWKJJd2hLSPZFfpdkqkuhaAaXVbvz3q",
+	"IWNQd9yUk+Pi9NyUEwO3Cs+BBUT8Ii6k/rzliOBHDCqr/bwEs3W3VBU76/sCM9l6VTxC0zSJBjMIpko1",
+	"BKMiWaX5TPZdi4abB/61rfeffT/y5avW9J+HV+ed61+awzdPBz9Rpb2PRZL2hyIEvTet20/qnVamHtst",
+	"Q0pqlc1K1x2ExjkvPFN3Nv9MZxLttMmr55wBNB88a7VXQPhqaUxp+rZ5W1u8grp0dJXpubc9P2tcFdnV",
+	"tDX8RaLvuiKie/V3H5Oxj8n4E5V1BrGAGQV2mKeA2vd5gVOTwL+uFr8sJHyx3p7M8vn4Y/bHulpNb6Hq",
+	"qXnTy4RlbVOnuqRexGVKeQpgtkSXRRIjXRfTwDI6lZOqTiir7CaMQn3Xjt8hwYn9wYl+KIuF/I6l2buV",
+	"zxYkoERBjm2e0ijUOf1KE4kXBOs8spBUKRnGdD6gw8taKT/NVWk4fOar8zZNxNVSeEDrvOl3myZNy166",
+	"vg5zKH3LdO1UgVgRDNFumg9bpRUe1JSfNbGMg4PX6sFqLAcytLK4Cq2bgYQAJQ4WMGx3xlO6EDMtQxyU",
+	"Gdp/AyN4P2EU9gOx9RMlnUk1kdwa+rokhK484cZB6OISaUK5pMPUQPVXIn7Vb/p+c7cca3ukXhjCshJ6",
+	"1ry5h519gLCz37GUUOcQOEwsZuEFS/6CMLO7oqKfOEwE45A285rHmhAizf2M3rwVNrbX1KCzZf0STZ9I",
+	"NTB0GGoIx1KYoH3FqwKX/gYNcgzvgpubE/Nhjzvt6oL3WQFtJf1oM3ak+KE7CKifjVTRI1PgLoYIAsi+",
+	"IX0k4j0+msUxGVIOuWnM9t4lHf+QBEPBR3E0hPKCDsfMWyQIcGbbZ+CRte/2uBrTprfskLd4EafTtasT",
+	"SbMRit2/nWPJznCi5isSMoiwynleOpgnUcqCGqai4zLQWE8Nc6XCCCIzG+R4OGRTtY8vQzaZilTxuvoP",
+	"bFEqP+DmspwMsduBdHpRsvDNh39XkrnUv8MJKRhD9FP3mI9FHBIIA90suzRbByuEl5YSS/xnmUiwSnhp",
+	"5wIyi8JLuejSqvtN81lzjejSXiO6oDyxXlDB6TmSiv7oLmWVphuzaTZptbzSund5xbPUZC+5lEou/haS",
+	"yytg8ieaDm9tB/gzDQBfhqCkKdDfTljaTtpBynFvws75kphjZREsNQT57hnDzpE/KBcLU0XMKi7IgMaU",
+	"D5nizjxe9LjlGgVZYkkMGYkkt8Nlwg6IODgWA/3W43cnv5DdxJcaBJv2uBq54FgUHJ3c1MDgY79o9TB8",
+	"C5P40RIgM6PzhFE+H0cxM2V8nbLkPS7TKI6JmDO5Vl4bU+n0o8eiBwFVmHFcEAU6pLBhugrSgPV4NjNA",
+	"E1aMChICmyQV4BwbjmlCh+p4keogpvwSSwLrd23sYsn7RXENfJlbiGs4JFMGChcO+qIJWy2/9fhWAtwZ",
+	"NH6v8tsO4tcoobNwyRHF4lHdlLl3hS0jR1TeuW+QwUIHX8C5qdxKDsBluR9vmzli+Xmemae3kSZRkvor",
+	"yo63EhzXb/htRMokW/1/p0hphrEXKfci5X2LlEhw/s4SZRzxS/n4o/qP9s9sVffe0hX14erq99jsHZa+",
+	"V/IpTYfjEg8SZqAkKDc0yDEJIwlR8TjGSWatw+gBSLw1IMhNnwTqtb75KNBBaErq6nEt6R6RdJZwMDCl",
+	"KMYBKpJMRQKYSx5h10qw0ELqgHIOwh3Q3EcSB1IFgfY8I8ZgEdPv6tjHyLqzoBxolMCn4A1bEDEaBbUy",
+	"OeX9NISbxj+rKlI+l2BrYq66xQHcazGhcjYMbqt2U3PvYjYE8LKDZS67xELxTG8q9Fys8IwxODHEbVSc",
+	"5zNYjRLv1kG3gx62m51WdxOT1P3l7+aeS96aS+7540b+eD5LlNqc5wZCaW2KSjmsckI5vWBQXP8vzS4n",
+	"bGUIw7kDv69TSFzUCpE4iQB6jh5hdDh20iihBo/StKVSjW0QRCJi1uMAJgGdpFD7GRR19ROhcSzmklTz",
+	"2QZyrB4CPs98TDHaHl5XGn0ojnR4IjDCHodwZokgcmixcHM5dVaMkMxNyy8PlnjNKneXJIj7s6GKHBD4",
+	"5o0l6Si5LOPF3xKjoQyWYU3jOyEuLIMsQOyOXmF9L1NMIvy1UgxmqXiVJZNIxVPnWP1uUm8rHghi2e8Y",
+	"OJP9bZIwnQdK3XT+NskZ7hMQT/QozJ/mZ1MIvRtHUl2vORuMhbiUXSQEiggsr6CzOuoECQg8hcziys2H",
+	"7Xnla7aJU+pjdae88c9hdH9zdjJmurJBPbJYOB6QwOxOAGkqgWb4u7AYfRk3sZopS6Rb0VIxDCDYIklp",
+	"jNXwgb7bbHzQI4CMQtF7q36IEalSvsiWuOb1uEmEU5/wRMQxJGnpaLyIA+Mqo/+n2Ogd8gBD+GlYJPuG",
+	"XoSUvBJXLKZDhzLJApiPBiGstPyG7/t+ZUsswhJOMRZx2A/pQiKk4WZwn8ysh3+CojkUoVoYrQ6XuG3x",
+	"Wc4RnMcDMjM6WD0hAPp0pyNmaShEsnpGzQ7O6OCpndF3sRiwa/IWPy1Mq90sn5dNRC+UISmf1w7U/RTO",
+	"92Yar++HlmMim8El9xrRXz2ITp83XdxpExsxZG75JDjMQ79UR+q5IjJcv/Nnco/MXg/cI5puyTxKU4m1",
+	"z1Wu5yvWWjURHOFaHD3AAw9mIuaQCGn8HR4ZLAiOmVQpWtkGCeXhI2kcvbLWIMcuy3GBYuZjoVgS4NyZ",
+	"MKILlkrI/cNCtTYhW1KoMz4fL0g14lcRxLQBK2G5MDc0qNWOoAo9kALbizuMKDU9dUhgEC2yeHCPUKmt",
+	"eRkfpWmWgghAu2sY4Tdmze8Mn846tRzflHFXiXn+eeaPevH+DEy0fe1Jcl1LUZj7s5RnreC1BusEP2/5",
+	"vg/KUWGIEKVdOkiMKF9ym20YZufQ/8yRNlsH/g54dnoXX0Uy3cR3zHnfs5mHwGYyajnILvrfgqnsGuNw",
+	"avhMPj57LUPKQSRtxZOcL5Y4E2dzJlMEQAW67bIhSPhHi1g6ZhNS1aqM4i49no/H9mwUN/rGPR0aUzP2",
+	"OmOXM/m6ZELlJQtJNaBfffWVq6UEXo8Hw5nsf/XVV51W8ECZoKKbJ85eL52tVWUqAbFm12ACDaV2ozjR",
+	"puC3WSKBXGx8U+e/frg7Nv4lxquYA13pVn4rnOS/bCR0pnmuiVrx/jqpdM4eWcKyY4bdE9XDXzPD7oNX",
+	"mTA0DHF2nfaHeIPRjLCjESEjGZsEO0W0L5gilQ4D2kt4D0vCG+Y42F7I21LIA9fTatjfByoOvYJVuTvQ",
+	"+l3CYtDm/OVExRRGClbu0vm0c2lgZfN5crfzoSGtJ+wqYnNZnFL+p/JZuePdwdqgzsY2pga4WXsu9LC4",
+	"EAYCYrbKEjbpg2VGq9KWjjEkycJ6Zuso5pwEWLWk2iapIO2Wov0Brf8ReCTw64fqP/XgiGg8bR9ft9kr",
+	"+qMed7JdxIjQ+h8e8euH4G+oBzWPzHj0+4wROkyElITGsVP2pOMfamw+esl4zcuA+iycSY8Hyw62wMT8",
+	"RKlqpK1xSpfg0WOWmjlLCIHVLhA1e1gZbK3W6PGHyImxrNPnRsxq+DWXI+yoiagR4FjutULd35Cr3mkE",
+	"LWfzfdDsPmj2Lpn3a0VzqcOFBGea+wDZeGAuaDQk1XUxlZVa4fdi7rJrMqccajErvjulUYjpbJEL+gWG",
+	"flINFK0LCJ/FMZnxNIrJRXTFeO2IQJZGSBgfJotpysIepykkbzxMm/x3LD2FzXiu9+KzczYBgTuXr/lG",
+	"pLj8ZMHS5aRNY7Ob0sWUxkVMtMVpPpPVMLEB5Zd9e4DQ0jhh6ViEcFihKdNmf3Xw2Bre0jS8ZQeDoruU",
+	"G0OTMNHaVBTaM5sHpcDld3+vvIHyNithAsFHvNZdgpfZI+6lvkEQbfsOkAVwHIxY4hGXStwEpDpKGCMp",
+	"u049hB1o+r7vqm41RaKnMR0iDacpVMsE4rXMOkjGOfgCEaeUkqhRDvIb3O1xHKJVHHEWpAr8w51STc0o",
+	"Nw/9kjsZZ/wObkIteKAa3LsyNnZLPW5nLnI79vCSq+N+n0mS98ciMYHx6e7q12cwSHVE8AbuWWUpq9yr",
+	"WZXvoiv2N+Wsu6lW2wZS6bfXBlE93GClU72WO+OUfjHxRE87/qqgkyxLRCdXtlaXlM4FGRUjUdg13vM+",
+	"WP8YHzK1isc/nx6/qn9zfH7yff3Zv35oVbzKiEbxLGGF8BAbTbJtgMpqTrVbKHDBdpmPPrmrCBM4QdvH",
+	"lej7uOdwD1EZ3GuBO8STmJsylFcred0LzHxEecCwLoO2UkxoiUPL8Uj17NsT0mk+8z1ycvbqW49QXZOZ",
+	"JGIOnjgdCOfp0GCbAlMkqx6SFW+ZSHoZsfU07QuOdKixBEjmCf1NJGTGo1QqbjhkcUxkShMohAzcNfg6",
+	"8EjwH+iiBEX4vwCCb5owyPnTbz0C8EHZ4wFNUzocT6BK2yiKmSKNX+ulrCM6oF1jXcJrKK+ChykCvLhW",
+	"ty8TAjaw6JRdp4+H8uoIFHLJ0q9n6aj+LMepK/d0cnpJjx8ceM2njY7vvX/33GvBL9502j9se2Wc3Cvj",
+	"sqqZXKh1se5zqZ528u5HOEwFrnWCS1N/HsmpkJEpglSw7tz2RK5FkyoO29uz0AfCQtWdP3n3456Tbs9J",
+	"FZ2Ra0vymETP9+cnJAToMcS1oTIlQUgXMiDVpx5p+4oFHfpHJGQjOotT0vZrec7qEQzDJ6kI6aJLEkbj",
+	"HseS56TKBRmIVNY8KI0LmG2MhhIrRkoNXhklJKQpc7BpdJaOAwZsUWrMhz1u6CypTiJu2OoDTcR5Bzu+",
+	"VfoNwAG4pFVvLYIeMD6bVLq/PvXavnfofyhH6rur2FY4JJVu81kO7abS/aiYEl24imNTVzGUWdH8Shdy",
+	"Uk0rrYNiK6DNdg+f+cvNtbLmWra5Zq655uZBtctayQ+qtbmVzsZW2s3yqUGy61J7B1l77RVze7rU3ov3",
+	"Z5Vux/e9NYv2pGwPWm7DzS2m+zRrxXem+2HHyCo48Zvszeqs7zXvhyU2hDSKF0RqgriXGVyZAQSqxx/x",
+	"H5vK9uFbW1bkI2sK8qG+5RbjK0OXw7fuqwzfFsjie8tqzrL6SJIzG7C5wbS6c0DNdo7CPel+sGXxpoYa",
+	"PLiSeKeaOG+i3Y+xlMfuhWGcDlZlV5wBPLZGItUaGeDEYZ+e0ZZskZBqScmPI7KuREiPl9QI6SL6goMF",
+	"kbB0lgAGXlZ3j1QtjMMFFGdHzSmmKYP6wDWjSCo9NKu5QjhLIcYnYUTM1T/U16gvRqGtNKOLuegCLrrK",
+	"jGcK6anHULqmx3Ml9DSPW11SpvyFMZWmC91jSaEUU9aux6tBDsAzqB19bg271zS5xKFhQeJ/bwmUgZjx",
+	"YbE4yDmUgRlG04jx9JG0WLxzqHUjZL5siC2TcWY+sR/ol3dmVnpl7qUeSnaJswnbnfhSJRYURooiyuoV",
+	"LxFc8oAS9y6mjOwW3oug4unLuxdY9qVL7ls+UhQ7K+o1MrTi71S7pETYMVrdnyLqQMk2KnXRuRkPWeJK",
+	"QY8kCZbJohGCWgcHrhDU464UtPxZvmha/mMlEDlDMhXQXPlowIZiwsCBHYVBg6jToeuYgFQDMk6WJivp",
+	"hJGsb1NouOX7biot9DbjWJo4PNJYWpSLdKwkLOu1LJbwWy0FGRkHxoTCo26tZCGPCO3xXAE93dNqGUrL",
+	"TitFJ7JScurxzxedtIHh3yg4lWXaHBPMtSEDKKzjiBNbWiF2Zpan2hhw92LS3qjztzHqYC3PvaS0l5T+",
+	"XEnJQJD9neQk4/yfsMeKv0acyTWITLN0zHiqyWyXfMNowixoNrlkiwY5RoHAIxc0ZWSwwP8qwQPKyKgn",
+	"8A8PU6kiSbAwLVBSfmHL/bpu9yHl5EKQOLpipApzZ4mu1SYZ4x6RLLliSV1GIYPwAPOYxkz/EzAxWNjj",
+	"IokuIi6JZAjeCUYpW8SEDAXn4JjPIXpSMo542iBvRErmCZ1Osa4CZhQ3erzH4ZxKMpM4ctg/Yna5q974",
+	"RBB9knwiAWx5AyFGPpHXOmLgU49/qtfr9v/UNx2/qT6I+BWNo7B/yRbqi+A1rpaSTyY0VoeGheRYExvY",
+	"HR2c2CAvrqcwIbtdKPzQadSH8kM6gCog2/R3fPoSixZteP8l/r3yfdX7JVv0E5HCaPuG3auv1QJeMiXq",
+	"Scl0yV79HgkZDeOIM9NaG1rDY9+XMzllPMRWgp/FLLF2BCXiDRjjxL7TCLAqUpkrCirLwNk0b9ewwwPf",
+	"x+lqfg0bCb2hyUVJ4IoyzVIlJOv71CBnLE0WBOAs4oXqOEjUkz4dpSzpSzYUPJQBafrQTZlv68xezs8N",
+	"nhjEQt2fStdW4lESCZR4AjKpTnqlW3kuOATvAciivnN9uHN9daMqOWYvJSQ26E/P2FQkKeDs12dTXUR6",
+	"oXZDiVCMh11y+vbdOTFECFp/DPc2UyEymuJlpRn7Sh/hITZm0C7VQbIjRUrQV40tjVMJTyXj1ESgZJyk",
+	"WjJORVQgHVOTCvxiiZJkI6Ix2ziU3GprWtXXpKovIUN+5XK/BfJM4+6GEREpsrnShBGapkk0mKU6Jlix",
+	"OEWS7Djsl31LFd1xzPglF3NePhShlEO9kbr7SGbU1SNUh1XHOj0LxhqlJIFNAQ/xFcNC50qdvWBQt3s4",
+	"Job9lQ0TX1xa7bUjhY5gqFgKRY1TLaA0pP/5m3fk/F/nuuIn6dsBFCFsyBziy0ChwDLvmlFfsSQa6Sv5",
+	"9eGoNeywp7Q5eBZ2Rk982h4esKeDw7A5atOD4VM7LxxOHz9esfQflBYy46nstzpQ+dQG/JSGyHgVxY2B",
+	"biiaIybRUNpsFkRVNTpF8bhV1EYtvauNH3Y3E0ZjYLtHGmJDCQzkQijeATsdSTLjZkqN8k3SAdHbDmya",
+	"iFEUs21ft1SvZC7/FrpVIAo3HobKIf3Ptt+A9lq2mQODjqlM++yK8RQe6oNQSM7tdP1Wtwn4zmrUdolo",
+	"zEwVocpUxDF6QZYYVKXb9m/KlT4GRcBpuNg+8TnjaCXKnv3RRGBessUjGzZSUP2es2nC8HZt0vzcV2+8",
+	"CsB7bfgE3rnxKu9mXKJQvO5t/RZGlxu9p/7KSOrrtVLzvs4AzLdxppR2rg/udu1knyy1tcVU3HayOd1v",
+	"HTy777dSne3X74zYdq86qu3udsqqO9c1oWt45H9gi2X19Cdjcc7dDq1QccZCJfOCNnUh6kC/M+010/bK",
+	"I9mwrTqqkJs0V1RX89qp+fFjxUjL1jG5lZQMgm6aLOpAgyrdpg/lLwGwvesMf5NOnDiS8wqtGMia0wjo",
+	"LpqeVMaUhzHELZeozU7M/GqtORf9tkLlKA9osyied1QzdamuZkHUVAdjFUAfFObUahsWtVCLm/b/5//8",
+	"9x9XEyVvGXlSsa15xEMx15XjnuSNpRiGAeeBzlKRL0+Hleta/voifEMw2JT0Ugab3/Rz1td1BfzCmWa7",
+	"E8HTsUXIyOocIuJ8lLK+4PFidck/UED0XdI6ibVory0I6CzOhPKZhuNYVR1Qp47pwvjGOn3g+0rqi2cX",
+	"uuZsXU21LtsHjLZKKsuugLxq+ufN1i3wPPDUbrTllvLyvRn3AUXoWTIoWZpG/OJvU7P1MyGvwNu2HFEN",
+	"RimRoGsSo6rFiASKmAQeCZCuqX8VqHpAqoNEzCV8jdZP/QYwYhrHmaaCtcT16/WJMAZVKAUuj0gQiyGN",
+	"x0KmAWg0QbP1tOE3/EYzAJtCGI3Ag5WarmoeCSwxxJpHS7QbxlzOPNRPBUZQeKT2D9ot0O4A9S+00j+S",
+	"JLCUutCAobjqcRk9DTCtbCzmPW4Bk38TEe+SIGMM+HWehrvPHIDmBvk2YnEoScxGKRGzlFRFAriUNXLJ",
+	"2FRntIEdoUEM+uzSnNHvP4pSHaiYpbqpVcppoxAkqMQo3GjwypMqAEpDEfilJdbvSK3Dgr8y7XHVb9Zt",
+	"lNbA9n1MEjaaSRaalgGSCdLOAACt2vH9mraBF23d6lmgCTIZiHCBzeuGaKpOn0whnlKMukSddU8baqxR",
+	"35xzj9iD5pHlU+aRFWfMI4Xp5x4kkFhYOFwesacp97LZeVMXLH+SPKdgskeKpyV74oJ54wqpeds4D0ow",
+	"iVndfoz5yAfB6m+0OSv7St1aWEEiZ8MxYGcVJKCAVCksomo9UJJg9/FjBBEwYiFee0rShEYQFxE8xpuf",
+	"sAnkQ4IhSJvLi5SIMJ4mEZN2UNYbowe0SvgMVrQH7UABN5qSiZrfgU8s2cNv7KGwvRYEMojyQIrX1x2Y",
+	"b5dPkW1kwNI5Y5w0YUHaTw58O8jyY7bFl8ZtUjiPXe2zAYqg/TXkR/Vml2iZ2CMA7uCRRLFmdTr69pfs",
+	"EbyTzS13xp2Dgqn5V4zwmVJbNn6gl77p+xBIrTt2o4x2aEL9P2gG0Sq2bWRMr7JmOiRkw2hCYzKN6TC7",
+	"RoVb7Ex5Phaxma+6V/oFMAH6pBpHI5ZGE1YDgMWWb3fMkoGl3fXN7pYM21z5bACzVKAzT4n85osyGrKi",
+	"H71wfjYypza7+cTRXCBIfcp41lWeGNlvcEQgdsxSUXw9o1T2A6WYqNfBXBmU+rPeg7bhare3hGVco77O",
+	"5/NGmQrrKmaFS1/ZVcXBedwrXuNOKvuqOe/V9tuo7cXT8ddQ29HSf3Bvarvucq++P3TczVuo/Sdaqv/7",
+	"av6fb0ZWv4HV/fPMyaA2XrIFiVLJ4hHgibArlkChY66DulEljCAKK5Jyhh7ZJTP08TT6AWb7mSG4Wo0s",
+	"xhjDKDmZSVYWjbsNayjnayZmyOAz3qgXk8tirhQOAH8BuXNCeUhTkSxs1NF9jeujHtBSEVm3EfT19gcZ",
+	"BEYHivX6GYnfIc4W93ITkddFq9XCmJQBG4EF7t492X+AVtt3Y1N7RZuVjk9fYqCDPuh76+3KJKGfCrGF",
+	"SgxtkJeK6EpCwcAHK4nZyizEACoTY9rQEnxwBOsvYrybMhVTSSY0HY4hdJam+Fm14zdLYjChltsSgT9j",
+	"F4yrB8yh8zl9rPyUmVcidT4vuEjwPN+R2oPzRdL5hh6+PLkc+D+MfmyP31/+OP3h2U/NQfzHLz9M5z/9",
+	"48mBPBTPfv65rdjHquyL5pOVVBm+3JWAwsaF2xQNg11Fpgt695gle+q5F5q3p7rZ/SyjvX8XmrtJKh7Q",
+	"mPIh2w6T0MDmQdaBwfiD9ExwhORQARP1t87uKgAAk2rK0Pcge9z4amoeGSwyxOAQIxxNLw3ygg7HTgeI",
+	"QolQE5BXBrI2J+yaDtN4AY4NXCpAJFSSFqr5BEJ74GWZUp52STBFnETteFNDiGgcL/qmmH4A/EK/ZX1X",
+	"DupFxHvc/pm9EPE+GiRsyxG2BX4oeUSCrAd4wYAXwktccNbo8cCmyIF1ChtXk4U0j4SNZjw0TigT7psK",
+	"cQmxldAs4B1Coo3aJQ21sWCIH9XjG3WecgCpEo73KpLpN+Y8fbZWk85FXqFA5KsMUXouzPGIoL+CKvEr",
+	"dOFsCYTslqwmPs9SB1+8P6t4Fbt5zkuQB+j+uVNOn3t+Kt2W7wOSYHGMh89WjRJzI4spjpvG2Tn0P3eo",
+	"AGb4YQdlSB+CbQpqG/qzZ90PUPFx4AHlI3sUHiS01ApcwDKWXcAHXV15xpJyF5Yg470k4sN4FrLQM1aa",
+	"IJJ99XNQy1elIdXBggSZDhB4PQ7sOYhC9a4AyoxxBZSk0YQVsQl3YC1d1OS8Hod4HI9QTuOFTD2DGIDB",
+	"EQGyc2CFEEvhigarWD1C9JfFqJAA3HAeobmID8w8Ceyx7wseABs1OXTSlQPAqwnykO4RkzHBPpgCsRte",
+	"XiTqcve4agBamidRmjLeIKf0IuJoC4oAgBnLoHRJMGEpbTiVUQKINpAZMHQRjhm3A2OOIomlWQXP3le/",
+	"AjCy2jS0XyZsymgqleAmL6NpXpxz5gH5N0ORhCxUsgPl83EUMzdXE8NSoHV9vomuCQFSGPAIUrVqNIAg",
+	"O+/CleuS//k//62OVoAz1ujQPfwmOCIdv+lBmmIVQKP1Uat5q3CcV8krJ85lWrq0RUk4XuSuEkhykT1t",
+	"VTYasSH698W8BvlGJSjP2tu0LS/NBohprorwlo4Mi/NasFVnoKtG4ggF7mgUfaTo2UufdJRij+40wBZe",
+	"Ap32Ni6TphvqNiqtQIdLZdcSK4C02+1Dz8arBMby61pkg5VrakiTuoC5uWTFIMoarHjZZEOasroiXRVv",
+	"uaTB1nO0Sdbu9Nj1MJ7J6IptHD94f1ePvnXb0X9RNbQ0bMgFK/oLgBoBiZ7AIkIyAyuX7PNYIq0D38sk",
+	"6Sx7y6XbOXjwPGxIAYSk3HGOi4+fNUvRRpRw/azZ9iqajdrUshXYalYYBz02Pxlbu8R+tFT+H3XFAmSJ",
+	"0Sj7+RXSyYrwdfOw3XTz91DYr0AGH5eYtQcvViJ+1W/6fgtORr5BUFNyK+76WZp+F1zlaplW7UH+re32",
+	"oFlvN81nrTV70PrMPYDZ3e8W+G7cgV7HNXvQXF0lrfL6fNh6e37RfPP8/fz1b8fz18+P569POp3X5y93",
+	"worJWM0mze2tEfjEqMho9krcA1PiXkGUaLm2sVfltlblHmsicAsovS3cZMdTnfefrlQMgyiUDlywR7gw",
+	"SkENQsKV9MYFZ10EcIEaZ7m8bXc2H7M/MPgC+g/IXMzi0FOis1IaHWrXIIqogPKkAX0HSoEx1WAwEh7H",
+	"jzGl2lOmTZwYEa+j67tF+DtOJxp6rxpkVK7Hl+HwIm5xiQKPOC+vARBe+5K16W54sccN3+ja6UTWyB0Y",
+	"zcZpIlNuCGQcUE6i0JbRWdIJVRcmuGwNGJ+rj1tAPtxwE8IayWVs4x7fCaFPn8e12tefidK3ZGw+n4sC",
+	"IbNCaBSq8Skh41mz/eFW/PWbWXypl+B+UPmsRJGb1DciHRNH2NgkV68U8loQTPMsE6H3Qt4dCXneFrrN",
+	"rpuw13Z22oVW5eaWt5qmw/Emh4fLcqm0t9EzJFUkIZpMgR/vJeo9GON9C/CaERGpLhON8ycUI5/+ruiM",
+	"riwOeQzAUeXnxgi/cXwnR8R6KhJGQwConiIiHxbHkADQZTsnU6j0iC/JPk1LajIpleulM9y7q2gPMlzO",
+	"hLYy8uug2zIsxcDeXiR0yArAt9lE3DjbTu57oPIaa0kaqKVVnek6kGZ82oL6neqafC+mUyjZ5TKdwxJo",
+	"JdWJxhZ2uYN6jjzYXQiX3zb9btty0vVsM7c0y4jAJQuzxKvVeNsrFmapK7swlZ8Y6lkkBgg2gUl8CzFr",
+	"OMk2hQr9BS695YKZdarsUCUwO7nbBAhkF8y5oHu2uDc05Q7Ecj1BuQ+QLkW3eMuZy22qwUcgUR64lP/T",
+	"M2V2//MmADDO2RTtQepFZ7275NdGo/HhJkDTUI9r25CO05vQS2Nr0gFbVZGQhGUmHMMsH1mfpcH6oymB",
+	"EdUs+F+POzm3ga75q9Ej1JuSUBJH/JKgQ7ntQ3VRDOl2Sv+KKeNQbUpGF+i9LfSI/nIkadIj83FkrR56",
+	"2Nk4MBEIqzRAojy+4CwRmdCQFcT6i+iKcfCVnyGyg2dtPYDtEBYRjcsgjBGgF/BylwEegNKzCAs4qEmp",
+	"TXRGZeGCNd6uM1z4XMQh0SbA1Z9hwzbHmuueaBgmTMqAVDPYRl2M3sv19WvrQ2NDG7VchzmYhjJoBo8E",
+	"pj50MfW95RdQHKpxdMnmkWT5Ps5NEQ4cSKTpCwtJOo+GFisATwpY7eyiHKrvl362pTUgOJbD+XPWtEsS",
+	"JhlkAW1qyCnTQfMltCOLTheQqtEla5vGhcWy1TK6LXTNWUfTXiYybjE8LLZtAmDcUZXlqZ+A4FSUYG9d",
+	"mszA+jgZNVqVydSXzHrnivm/flwpoCmGtE6uLZM7bz4oGi44Ww5czbrNlftYKR1+hjC3g+0i2wLcku2M",
+	"kc171S4emgiNOsd9ic/bMKQjDYykeWnCdKxYlJA5Xexl7VuboPbGp41CPZzmLAqYDBbIf/8WAv0dZK07",
+	"9/exI4BrXNSQxSxlm4X+l6lECRkzG5X0rWROXYzVEWuVeKzIBCSYROk4TOic63oOWu6Y0AW4Zo10BCnv",
+	"tQY5oXzIwIlIyRD+DcU8rKZhKppFuQJmlBPDFsAjbN5aruOa0b2i83ROpW2kPDMFx/bS5cF3lE/5wA1m",
+	"ZqMrt5E5tuddnj1Re250N9zobw6IAqcFIiLcO/+wTUSbo3tfOvxli+il1bzpMaq2nxXLtPNwt7WAvdYm",
+	"I87mwBS9vN0IlVgu5qaMEbuKxKyMf9Y8x4UDJjDt2nFOXaMYijTSVcwzrpdk7HJrLuf1+IZXTZurwAnU",
+	"/vyFGWKzuaTlrWaIzVa5lndHDLG1pM3dMzMElyHWyN+zwz073Awww3iYZ4Z4ev4eLHETm1KEW951FYlX",
+	"kUxfQcN35nwvt4Why7lp6CRXhyI0eIcQ4HSw0fQE1W8TGvdniSKyq8CAH/8nHY2+vmxfH/7eiiGPaiyS",
+	"FGAW1epnz0urGuRGqg5l+XzauZC1svk8udv50JDWE5vanptS/qfyWbnj3cFKp87Gbu5tMykQNPYe7r2H",
+	"e+lM7HHAthfyg+yi2xRxLCCoqXxAR6OgmHx8pEEbDTJQiJH1MRsp+V4X+jcOxhmPfp8pQT4REio/mI2D",
+	"FOhD/DSll4zXGuTYuMiMGe2CpZJwYbUQ+KbHAwcTYZ1jrasN9HAwiEzpgojRaIX1Cwgx1Fv7HD+bXZRi",
+	"3ma2WrDoMCbXy5Wj5mr7lcRdaOUnrAmZNaD2SXD2SJLhWER5H16BPeRoupwmEb+oQ+29HTxhanXu3Qf2",
+	"cZ0u1FnHE5/eLU90F2nN+q0FQu7sCoSslngbZLcc0dvzwb336R7thHAdCc2fOW3V0RfuoSDBWQ3wHjSl",
+	"U9P2PStL2wYOaBq63o/vUtjD8vKs0i0N/KTj2+LABy1bHbjZuSnPP8FnhYwWueDpmKXRUKfTrFCkdjKg",
+	"6Qmst3O502s2t5iuv6ISsp2qdhBuPdPtlSt9nHbTr8z53nOUvWaVnYa9TrW9ToXc8vPjejX0ua36Vje4",
+	"oAmL0Z00jqY5gE0dx6fUKItBqgMiC9Cil4xNJepGubBhKrVqV9VkyTNhkJ5N0YZEaNC3ukQyGwapxmBe",
+	"grEPKNd1+9aoW6dWerh1FR5D0yWdlAcfvqMT8oqxyq6E89+r6DSLPGt5fsCEWkvzXMGtOnfBrXZmzLsu",
+	"+kZO5YDrRqm9PqWXY8/D9lrRPSaEhqETZ56KjHE+NF3o8Uf9LwfD5J6DGk5Nhzsw5owrzsfChvdXLbB1",
+	"jQzYUEyYC1aZNyAqvm3CAaOEAIHscUYTnsN3IpgrjLGDNnfdIV3LIX6lARD2dPW4GnEks7QeUg30EpAy",
+	"dBZ4qbsUtZgl0muz65gtdLQEZhBlrk9AlcyQtld2N6cOeAvkQgUoHKwfon6nBglCPb0KKyBTVsGiuLLD",
+	"XQRlfIHK8l+GH3v2ZO2Z7j7WYns0BepgsTrX9GGEXJTyzwHlXyLv5K6iaTiZ5ZeanGOk34UQpdhleV6K",
+	"hN6CbUFCjSk+NBphVCGQQVQis5D3pk8CqGkZRhJcQMERoQW/4SMdiOhgpNnCRrr6HAcGy9kchjmhIas5",
+	"rN1F91AtLFjqgp45UoPX42XFMFzF3AgWLkO1uZ9Ir21NW2KXkkoSimJxdUnECOUOiy/tlFYfUN4gJ3ns",
+	"ZTtkkQAUG3pBqdTMP2GaBQvYehqrQaoROSB3Tl5oTfHoSyUvRNxAdmiWEzTIN5RzTG0ouHH15vV4Ia0h",
+	"J5EZTDYjoqyxQdTcDAhHbOrxdUIHPsFB49MuVkUqk9KGlEOdY1dQAZuGOiSA9GYGk4NCV8d4GxnmG8rv",
+	"wPZhmH0F6SyR6Ww0AjzjHdk8plKfYXM32uRxb0JVs3XebC4LVRN6XWbhaFup6jW9Jq9nMmXJhHK+ytBx",
+	"sIVg1Wr7mWzVybwQrmyFW78sWS0t9p8pZuGg9kLW3rJxf8LZN5SXOnYfmiiGBP6vbclwgFWtyLGC1fd4",
+	"kdevZPRn0CqyeusX2GjfyKUqgoGDL4gAEA5THOL23NswI8O4M6NEo8cBUnAnGwPO8C5Z9BvAmx1FKSa3",
+	"zBIYAOND9kVz67bGz7TwpIZbxxEv49a+5davIk5Oxmwln27dhQHEbHMJm16z4H8mxzYj3PPsPc++zzqd",
+	"6Hh92PYUKOxYnyZiyCRUffj8KvZzNhgLcUkkGyYszSrZm1LJHjKh+ZgBI0P3uWRpaS37UxzhqR3g51e1",
+	"F5wjAcxD+6RJNGUk+7Wkhjz4KEKW6Co4U7Yqu6PpnzdbmbqmV6SPK9KXaoExCNf8kg+uNfueC7DV+6i/",
+	"kI9xBI87LaRwXKQn5TN7Y0Dszc9kwdL100NTuDs1fFI2EY3OfFcz2YGr5E/GZoBkmH4k9smND7sYfpHm",
+	"OSdjH7UFKtVsC43qXSqSrO4HrqTiBYb4Rxdg2ERK0SCnIuLpyrdp2uOBQ0HAFeqWACnSCoeJleemvFvB",
+	"Om6pk5RR/jwxrHQr87Fkw/5Px9Nfhsnw9+9fXbxjp8/Of7tufX/6ftD+0f9j+ARO820p3Hugx3de2OEW",
+	"HM7U6G/+aRxuzxX2Rf6/pAQPPDYuQ8kI28OJZlqIWbptsWD9dr4CcFmNX1JdLkzrLdWa7XH1Ve0zCgLX",
+	"GgDRmq8Ei5gtK8u6nuopb1PSVU+4UM71jsq34kDc0q1fXi1OtU2F6kduoeBtCnA+7fjLlWWwYH1WbDmD",
+	"S1kVHZyrU1MsOMOukaL0IVkLrF1a3RnRKJ4lrBAhFIWV7sHByno0qwOediyWX2Lpw8KaSGfAabmqdqMa",
+	"0o7KlJilu5Rn1Kd7zzX3WS+Wtj/0sowrvVFwbyCmZMqSXES+oUakCkaxwPyta+8Bjm5Nl4u3ERepSGlM",
+	"YialjnbRBBI8SGLOJFT4A4j0Kwbd0JTETBHePH8MdIEsXYkbCWxwpMNsZEqGNEkiJntcXJmQ7ZimLCHJ",
+	"jGtMflPt3y0MaJ1pEe/boocGFTQbrZizkNCE9ThnaQoOuTytD45I4HIEgFyYQyF8LJNIxCytNcg5yxWr",
+	"R7BhtDqatxo9/kaYXQhnrEtafhM9fAASP00XgLffIGczDBoCycSNtaKXDEO0rKjiESkIF7l4lkgSLGjP",
+	"SToXlk6uKY2oXymURdRDBe9bj+fdb2RlUcQu+BfTJGKh2iOcYJRKcskW1s+oGgPxS73yCBKmUFTBygeX",
+	"TGLRhTVJSCvEoD+ztiKN47x08eKKJQt7oxzxQt3qmSyYRd+/I6GIY5pIsEe70khBRNiZj2Z5UJ+V9wRf",
+	"lKK+434pUTrVPmVzb/ZC1R0IVTtv+FYV+swlAxzkwQKVAnVHq1MhZTSIF3DranuRal+b774luFO6UEzR",
+	"TUUN/24Ftrc0XzSG8mo3EwZU0TTF96ohG9FZnJIgIyFBzSMiDh0rB5WEkpN3P5JRFDNSPfv2hHSaz3yv",
+	"x0/OXn1L4ogzwngoa0rGmlJFHNgEmHeXBCfILerPI2nq3nQJTVM6HE8YT496XLWqKN7XeoR1DP2xk8Xo",
+	"n/pyQJCafNAgx8AgpInFndDfREJmXMkNNgbKkPhHkrBrPKE9Xg2arcaBH5D37557JGi2DnzfD8iPb54D",
+	"NtWQxTGmaMuUJqa14OvAI8F/qP+pB5AA9V8g2E0TNoquWajfehQo8UqJPiBvySnUORwzllqHMg1B5IXV",
+	"VUdqFlOoglQnz3FXlDiExJEkYu6piXAr9Uahl3EPz+UcXo7vePp9/AOZqWeWwyvyTC/jl0Gjx4ntDj63",
+	"oGGndHFKbV2iXO77Bb2yIdHm2VQkKY09wmLJdMQ9tNdQkw3U3Gmqdn9K46BrGtdi2iMymMWXcPSg+jou",
+	"SJckbBhNI8Z1Aj1mEECpIj2qmkf0bNU87Iy1eqD5up1fPgBNC/yUcJGyXHl0I9kWAtYAiix3bqF0mG6t",
+	"Bvv6Gba+Eln2xbVa1S1Neg4Hf2SD70rv/r1Z+PIDCvRuQ6zWyg0/InQAsL7qLbVgZshDEc8mfKU5Ek9U",
+	"brCMzyYYD6P6VQxBkW/tKVJy0xYmw5Rdp4+H8uoIoiYlS7+epaP6s6LQqwe5bDwsjD6Tdit/1p3uJT1+",
+	"cOA99XKipVcQTJf+bj5tdHxPUcmWVyZDQ7NPvEPv0dfPGY2lF6r/zTWx/ATJrffjm+dec2WrFTBpwJbl",
+	"ljNHM5yFXD1yvWQHB97yZT44wAt8PJww8m4spqrrtSM2rT0pa+1JSWsFL2Dx8JXK3IblFmTqEo66zPsD",
+	"h8WSz+SwlaLHNnexjB+2srbHTquekRmQWpZvoLdXFx6EBRZZlxVIqVQn/aGbXzcK/CwBogfGiBUC/09K",
+	"2ExLAb7IIBGzizHE96M51Hiznnqk7StB9tAn789PsNxDNRUhXVjzKGT6AzrRfCxiRsaRTEWy6GLKpvQI",
+	"RG17mKrokYRdMT5D423GjbDKmkgVg8CsTG3SBamNz7Rk1OMwgt8QUHYkEiUTmYITwRH6UpVAENA4hlKr",
+	"PATLtBpwNZAsiZgMijoMA/NaCIiwOhOVJZEIPfIHSwTaq03V0TGdThlnYa1BXoO8JrUNO4G5U0kCOCcR",
+	"v+jGkUwDUhWOfVSNiMYLmaLYd6IODgt1DqYaCIfCUxJxk5SEF3ElRcMJU4Itjc1bYFavpmoe+glALQkl",
+	"JeHS9zhYi0V6RIKBSPv4NCBSreFYzMmE8oV+lwzVQgNvUk1AW3OWMEWtU5bAhAPdgEcC2FNIeIVtDXCA",
+	"eiWNtHFEAr3bxshdnZtTiImrqRCX1twfKcVnNFPKokcCV1IpfFxIymUU0nmhGUy6pTFMwPEfHDmYVZwp",
+	"Rc8cXjXRgF6xhF6wPtT4s/0VR2/vBg4erdc0dfSHRFFpUyiUEc4oOhsYT2tuPuhQHRme+UjUXnpoOsPW",
+	"H0l1Hhs6oZhDGdbI2TR7dcc0BCNpNLzEm6Zuo2rB6llwlBuQGavWRi2oom+qvR7HmagbggnWVR90VCWq",
+	"4GbXPDWZkZglJGTDaEJj2SAvrukwJdTs90Qoxu7ZIwvHCC5RXV2qIargaveYWcGMCMnoD0aqoRhKl4w1",
+	"JqFHepUzpriB7FXwugBrArBov9bFAHckl2DyESPwB6D4gZVhoExNAbJar0iX/M//+e+gdkQ6ftMjHb9N",
+	"qpBy3OOoh3kQEojX2ixJ4WrX1HcdEpwarU4obWTGy6MsvmPpqUOnd+YH2benMIGtMsqyj06MIfsO4h/m",
+	"jF2uiH94CjyiLAh7yZIeKi6rjoprfW+aH1LhPn6KLFVNu1t5GoLBG6k+jHf5+oLd3/cqGd2rdNtNz2YT",
+	"NZW0XikSmUq3efgEf8hdlkrXb/gtm4D0zPey5IluR62nQygq3cNn0LpOUmpBlhKwHkRiNUN4UjqC1mHH",
+	"xzUorovuvdla6rDZeep02AYMVNPL04OyXtqHrZJeWk4vy9PSa6N76eR6edbcfi5tp5eD3ebibz+XjtNL",
+	"e6e5PG1tP5eD9Su2Zi5Pnm0/lye33penne3n8nSnuXzwKiiw7XAD0T+nh9Yqv4Gt9kFr4w08fOLewJJD",
+	"1Hzqrkmrc7NT0FBGNjf6voAoPZJWeM2VQDO/ZjECijru/WAPULE9dhWv7HyhUEmJ0Thc3QefaUXH0YET",
+	"lIr2SvAqJXgzNLu6unhjwef13YssI2NT44Hnxjp1XWeGdgNRpXhsEMg9IkWi1JHBggTqn67DLa931CDv",
+	"Hihr9lKPB2pGSgYF189gkRVBCY+UbD4RMiUB7JTTdsv37I9N3681SF4HTdiRVoFt8igHxwkPtTPFwQsi",
+	"XMy31YPvUIBXy7UkvoMs3uM7COM4wS9DJvdWHlClfqkJk8Fipf9FJHmHhvUyFNiiZ10dmgkbfmoYpbf0",
+	"wRJ/XubMXin3L/GieB9Lhw9frRi/WhRn2BT+gofl7ecX8fsldbmaRYiBHQDuJE2xuP9KBxeSu9IRKlFl",
+	"Qq+jiRpgU4kcOuQQyj7rEUY8ZRdQvPzzda9UTJdVr1RMszlqByKoY6ZE62BhDG+3VM1aKISuUM1wC+12",
+	"ZeT317WiYa4QRIku1n66UhJsHq5D4HSKSqxH4dTBVQXp8ckzV3hsgkS9xTQ6zdJpHDx7tmIWzc6TdaDe",
+	"ehZtfw2ut4YPLUxAyffZBJ5AAK/Rnts+IGQomlGkD7sF1hfJ55YwGPKR5rx7Mfgh+ncwAtjIFisl4b24",
+	"u0Hctb6BtTIuBr1AdLQS3MoF3QnLWtPAnXSbeJQel9EFh+rdWTSVXhkSiwtw6UBouY7QoHI8EDQJid4q",
+	"UuXCKUSxIJyxEFwNKCj2+AyDgojZMWL2c5VQh42d2cX53PzhQSyGlxlyxHDMgNT/+rEyjlQDleeCgxNe",
+	"EeIKHBfFHhRH6EsGiEdZKC6VEkS9sk8lS65Y0lc0f8cPacx2+4LGsZizsC+S6CLiEpKat/3W5oL2XUCR",
+	"ld++1fhiXShHkk+TJ5HMoDs8wGdSclkcXWWpp1FK9PUnEMspQUMYjmlyAbinCL6pU65LxogvLi3PjF9y",
+	"MecrZxmKCY14/4ol0Sgqm+EHxdBnPJX9VmfsolR1mhnfzmFJXtAUjyAbCi4m0VDa3DbExLU43YW1rKgF",
+	"2epdr3LFkjBCnDoYEEZeJNFghvukRlZ8BoULc8+QcC0EoiVsM8RpIkZRzLZ93WiG271/46EAjTc92xQd",
+	"bnLJFv1EpAVAFyhsD35ReJitR2ZTPfcPuwfPun7rl2xlXBSATtd/0u1AFoBeI+dbAAjQlZsrU4EZGwlL",
+	"k0UfQHj7Uu0zim835eH5qFlcsWxGWwtfGX3bokqyfnUvbj1wq6MTTQBcDDk9hELbCFPk+fsiX1sIYBrN",
+	"o854OBUR3xouwL5PqpkhrhBXr5PqLCoNqRoQGdnFDQlqDfIOMElMmAf41uVYzA2sOYKBQ4CnkrVEQoBM",
+	"RoKvAgH4Cft4YWf02daK0iQvswIkpZeI32XDJDGSpTTXa5tsrfy6f6PWq5D8YZDiC1lahRLCehjdXx11",
+	"vqEHkDOKNTSGjLobira3S0g9Isfg2vOL/oynSt9fRiJbNak8wAwcghy6jLklu+V3FfZ6t9KQ9gzvmco+",
+	"Sz5Du2IO4TD8Y5lM7lPnOaB0XkRSvU0oeX/2Cs3QCRuy6CpDHzPXDeP7qgH+A0tRETVlyBJK6SWTNh9C",
+	"JD0OWd9dHZ6l3qt5ROvqOsjsXUp5qFRxTQckkVM2jEYGOtnq8wHSr0BbEVhIxixhXo+DQlcNEBsssA7u",
+	"AZXsSYeIEWm3SEJ5KCZksEjVAGUq1PeMD5PFNAU9/yVX0wxnIP/D92otJhjf2eOBoXq6SgYlY8UvwSOF",
+	"7iacokk2iiSZzgZxNAQXEwlmSWwaUwcWf4I2VT/BUY+DKMRCwzJtCKNFz6odkYiTkMHxA50UBgVjUnOO",
+	"hZgO6PAS/GFasyapEA1yjNy9x5u+w/TBd6hNHjhIe5PAbZbJBMvXSjH9vGDQ4yWSwdFWsNaYy11gA5V7",
+	"yFuHQ+uy9O0Z2o3La2W+8ZOi1LCU7b5ZGrgVn99h+LflxvdUb1Q6wN6FxbRzXnYO/aXlLote+Hr0wz8P",
+	"k2ff/fDz78n5/Lf3p8+fvXx1+stL0XpFX9F388v22eVh+PrJ8FR8XflTpbbbHxNUADaJbYZ8eBlmhkYw",
+	"rqK6APn6ipzvM/T3UIG7Vj0tMqm/mejnWAGgocfajvixgqUzZAmjScRcKsFOMpCJImlyVSgZJkLKOhre",
+	"SR4J1mk+aJCfdFFOEryFlyH8P1YSY2i5uxY2tBm/x8WISDHJsH3gJfT9aLgjbPF4OGRS1k8ETxMR149V",
+	"O/WvAp0+LY+wEMc8kkxJl+ZTLjjrcSvm4SRJKBjCC+rJMqLlhwY5Tdgoji7GOv1evaR2iOgdKpNJztUa",
+	"nKglsB8v2yA6y0tu37ZSaoGSlU75++z3dZQNv9WfwpfmwxuvvOHXLB2L8BYNmw9XNYxnYfd29XfLzb6m",
+	"1/XjC7ZTi6/p9TESuNvzhzz5ySOQvj17B4gJuKGQzbXyojjUxjoVSomMOr15sjIUiZFaxbxuz8qvNof2",
+	"fAEowcea3ZjqCblJf/D09xOz5b9W1GArXuXt6fnLt2/eqVcm9LpOLzRJWUHbMop2s0plPKFxnGlw5gZq",
+	"nyOmqVGEMVT8HNLUSDqG3D4AzxqxJKExlENsEDUtxlMtKXb19a6aViciZFqRYDKFPwkl3zCaOPrLJVuQ",
+	"CV0o7UqpnhDipySOgI5GwVLYnhjBD1EcKToNYNiRJBOaDseYMlUY4yNJAjkWSdpXfwW6OGEZQUN3axQG",
+	"ECyntExDIwN5NexnPw+xXJshYlbDhnJE6qf+POKhmPdDupCBrjwJP0AZyRFLownDXKSzWcxkF0AqCpPK",
+	"FM7RLI4X5PcZjcG/A7ptFYQwEOhYTemZKY10pUQueB3x2mABAQHjmBjJOb84uSKYVlkHVmh95KQaAL9s",
+	"DEXIgmKpzBqmyBH8UEzrsdJxSSBncNm7BOofoJIbTJiUSrc8IlzoVLEoqzsJI33pHpVqQMMwQt9vX2kS",
+	"DfVbX/3WJUrWD2o46oEAtV4fLMRyg1EtNZDJ94FHKJlEEo6OU/6xDXAV+qWMM+FrapbHpy9VF4heotl0",
+	"HcYLI9eZkFUu1Fs1y7WsjYADqJ9TblMSN//SZI+SHAeG3RqwWPALSVIBa6X7JorWdTNih4zSGlpsXSwU",
+	"FzT3HyxyXL5Bjg3LRZMILJ4jNKgZ6NuQMCliqGxpTUsFIQJ3dTSTBqym47edBjWMCb6c1eOCxDndEMJx",
+	"AOgN9IEHyKTPuoeGaDoqTX5dbuRVDIiQHhnOkrhGplTKBgLgXEVDRkYRi0PQMnXaKhiP1IYeXwDMwAUT",
+	"5iX8PZnB+k0Tcb0wso5aPQgFUAcRTGcENqwOKRxsTkZMkSeIVbD7wkUyoepmD2YpxiOYCzGhySWeCwoN",
+	"QtS0TjXVWZHE5EMaIuQk/eJeThnVZzHLCJ0wchXJKBUJqb48Jf/hzLRmwKPVW2b8sKS67u5YzEyNGpk1",
+	"lxFNIGefCAKykE/kNd518qnHP9Xrdfg/9ULH98mnArXDDUUDRUDc10zwdoE4QpLllCaSKSoEK8UJHUgR",
+	"z1Iw/tVyrbwRqgGHiUBINxSzLbQLhgF+QURCHBqab+0sR0GzCHG48iUshzBFu2VZU2Z6eaI8FHwUXcxQ",
+	"og1IFR6OqbohNjxfWP5pW2yrFrcjXfqTJgwiT9BJNU/+dfMHOGCQqokRksiIRvgNxCxoWkyHl2I0gu/W",
+	"iOafU24it2uOfUSOxTRnHpkm0TDiF/9JR6OvL9vXh7+3YgRFvLjtp7hTLCl8ztk8M8yI5OLx9lEYsBrW",
+	"fnHHxSskBpQgrSwY67AWtvnNxffUd7rSrbR/b9UPL/85/7E5efavwZlPf3k6/PkCjGhFQUfJpVlEsRIW",
+	"lD6crZyWCPSkbryKYnqv4bWPuVgD9Rz5qc4mXykE1FaM+tn3I1++ak3/eXh13rn+pTl883TwE10zamOl",
+	"BCqqDurBs1ZWTfCltgXafu3GaIFGHWzL+t0l3Xo1dj0teB7KbHX5bSVVHTWp6T4EcAwZz8aqy5iD56Jo",
+	"uXvOpgnTBd82KGbuqzde5VXELzd9Au/ceJV3My4x4GHd2/ot1BeNtav+yhhk1iuN5n2N3Z9v44xNUHje",
+	"vp3sk6W2tpiK2042p/u1kWrj4C1MpfrLW1lM9bd5w2lzq+Hyy+eaJW1tPNW9/Zk2VP3+7Uyp2cqutKje",
+	"eB8NFfqBLcqqNKp77uq8Q81ctzNomMq9dd1JHQ2YX66BYxfjrVfJiTYVr0KnUd9GekISjWG1BUOv6eQj",
+	"BI2qrbWktSD8VDZZiM2GgH04mi6Zh/PfgzyoKW5lTHkYQ8ZX0X6Mgab3ZT5WrT9s6/ErRsO98XhvPF5r",
+	"PIZr8qBsx0Vzry38vmzSbZBjLBYF5jjJYjZMJfnqKzTIgH3vq6/US1rl7vEgN09DCjSCkkYpxnAdzAeK",
+	"pNbRqwF2//+x967JbePa/uhUcNR1K9IuSpZkObblSv3LSZzEaSdx20mnk62+IkRCEmMKVAjSsjonVXsW",
+	"dwZ7Cuf7uTPZI/kX1gJAkKJkyY/0K+fD2R2ZBPFcWM/fzyXDSMmjwdw4iwZpQiAtWdScHs86YvuosSfY",
+	"LKRQoT8ZLW7NcWE8hC3wdZxLYWM5javLPcVgo4CndEtuJS8VSTRhcR9McYQVTsCRof9CAh/9w1IOEcGS",
+	"JITkafAUv+GEEldV+mRuE5MOZMHY1gjVUhItKoASCOTwgcpQwOr94x9dS06Dc0nJW9d6Snlckf0E2rHk",
+	"ruygk/0wCJQgzo8VAUzkU/Ij4BSFKq8oBlDvKYuhYcuBtdh5m6QDXFDtZlNhhklVSOh1B0xmGopIZTBn",
+	"k6g84jiBVssqNww3rR2cwFeFgvnG8TwQ8NIBEREOm+pqI/ldHc6uuuD1jdKkoYLSDSmXQpbIFQMWec7q",
+	"Efim4GXhEDfgl1HgsYb6qQ+mIvPVG7J5kQ7MqRSAJA7QEB4Nw+KiYIalXkOc3mwTqentq2s820S5eZez",
+	"W5wtodv3g5h5STg/ACVULprsYemmM+B5yifcVCthdj0NY0b9OaEJYgO6ePaRUkckQINnTmETHL1P9LsK",
+	"c9qjHDYgIyq9hiSR2lSIk5CoJ7tkEYzWJdVUpOCUFXQo5QwJRjyKIVhDtG8TTrPoElfZ1BrJ0HU0PJ5c",
+	"XR3NsORdbgPpAE8Y8ZFG+rtg8wfCdskXRIVUv6LogvkknSoNDE9rGGIdrFq9iIfzxWiKHSlRIZIbxUcW",
+	"Yg+ECu09Vl6FKE2YieMNIn8OPD0+Xh2h7Dr0Q3ZLkCol7aurbONCiZ6eDzKjWHNScwi78tg0QQFNe7y4",
+	"rwn1/VKRtaFrWotvufns+V/upTab0DiDpeYJVLFGoCxrtbGkqUyWWlvEDoiUvnU3p0A13bJd1Ienx3hB",
+	"yhsLLsrFO/LmrmjlXobrbtG7jJxNcyXJaebdWrwRcPydZnOF/1l+5Tbu57X8o9YSV7qVVErZzm6rVVkO",
+	"OLG2D1D2/14dxtYRyjtnH1s6kzzylBTUEL0TbMesrglVXsR1Zq/IWrSClsh09Gtx0lUJJ6M+vNhqN3dt",
+	"jy3sNTsIazXWIG+ts6ZPvdC3oJAHu4pKZw03odm0SWRu3mzcDeRWyiZVYZwXXeLY/qJT/Ny6RKqWalL7",
+	"RvNsl/Wu3NurZxuTTHyixg2JDbfwheM5WO4Kz62wo5bFB4Ni2bp/939/93/fu//7uyt7pSsb5GlVBCNe",
+	"T6e1767s5A5c12WK1bWe6xD1pHLH9fbNHNeIzQ5KxloepkXHkmOU8AY5A6B2JgzieSbYU+6zGOADuUBg",
+	"CPDIaLLQnKmlCMhc7FyGc1hD+9NFAJAB9S7QlnivkbzxhX6eg1U2jyQGsRaTiidK50Vxn/kHuo4C+A2B",
+	"itZgKva4JnEN2TAhKdcv1TS3FKSvIPdCgOoKI3mS1Zj5qYeO+mkcTaMYauOqCkSuxz30Nmis+TENh4TO",
+	"6BzTnH5jcYSo9ph9iIj40nTXMQEEoxTm79hBdN1A96Jhj1NubPr8c8phMaZ8xIzLhlRdbZWIi2A6ZT5U",
+	"oSU6aeqBkDNORcQNTRjEA1RFoMlfVB1AVH3tboGZtlfSWBMG6OWBIH4gpmnCnGwv4FMIZmk9qFpq6AG5",
+	"NSePTa+z6QSdC8XSII1dhU6pD7wRB4QpUEvBGHFB+MoX3FoXHELycPVVk65D3NS6jYBAgUdJH9OQHGAc",
+	"k9dGP4mifii76YJbSVGOwpc2NYrz52i5KYzrY7JX9V6IiT3z+RcWjpBdbKlZmtW+3eDdDJ40+7/NX0fz",
+	"WGUpIi6zOsvSnJ2zxGzpvNn8Kkskm9BQLjXzSe5iUS7tBjm6moJbzAg7/CYY2eta5ODoxExP5RSHv+QN",
+	"8g9RGhtkrTEVZMAYJyIVUwZn1yVVV/25b35VZcJlRHJASSK3gnnYfK8jv3cuz7hxiWBOZ0Ec28b/mTq2",
+	"t0suw1ZuY97r2sJKrJvK9xqgOPut088f2+zkwj+evUh3g6tNYHdks/dqwIPQOjXgS5mS9UKKeSOEjWyz",
+	"744ZVdzh1Yw2OZ9oZZ6FT+XIk/f3lnInF9FB5UTuaRYCebf08001cxBOAVqeGSymeT2zMU/xNtRCR6sC",
+	"B2UjLL0ekYesuPp6ugr9a3d2FDgmGrz723aP9UtF87Z0M132W81mSyFmwRhWrVq1TG7J3txulZavUWfp",
+	"GsHKWqsEfQ/nff146Zp1/khr1r7pmpUIgK/ZPOXX71lO91kYm3npWy8fNGQNf91FO1trsbC1jdYHkXCX",
+	"r4+Zp5uuj9IrCymn5SpqdTAnVGuEtQOjpaLW+udZLbiGy9XwhUHlVitT2W66Ynq6b7pgG9+py52Bas/C",
+	"zanyYlXv8tRscu+C1ZVEapq+Z8X+Zb2C8mjcwCUoX7uRP1C+eK6V5bVRBORbGyMJyJe+pftQfu/efIfX",
+	"OA7xZGe+HwDaXNdvuNRd+Pt46sqtoIpTmUWxD8dR36LXue90SslybIJW+2ZOPAQyvRsX3rkVUlN5Cz2+",
+	"6LZDd0/gs8k0SoDtENpRrh8qbM5DN4PuRexW2QLlPkl58DllPa7K2hb8gF0IaHoR9zGXxniUsHRO3vZW",
+	"IsQ+cf0U7TDWtzrs9ng1iRlNNPe+unr19qw1yCGH9FYzJxM6JxqkOvtWl3AW2M89EEga2eMAKI2pcVBK",
+	"esloCFF+dFFA6+gVBEebHDyUGGY6mnxvFgdJwjhRJX4+TeiAym5kg3GwklbhWY2Zd0HilGfJxHxuSjJV",
+	"a7CAP5uNhJysgA0T+yxWaFVFlxZJOTBv8ihhfq3b463GKp8TDCjzEiF3h0uqJh/Rrjh35AUfQ6YMcaGG",
+	"J7niio4/CSZMJHQy1Y6WQJAR40weab/W4+0GcXN21vJOLLqqdDUhMsA6hLMRhSeimMxiSOqYT1ntAHu2",
+	"iRerOpGTn4wpJ63m/9tq13p8u0HcyAOl0u/L13QLnByfvyF7D5stIkdLrM1vk3uookrzLOz9aDgULHGI",
+	"4rQkBLljfZowhBqNsROqDdiQWdd2CAoaobPFh2mSxqzW452GytPxs0Qo2ILRsAurOWUOmVLfD5lDQjaJ",
+	"uPicMvbb3NF+RMakEPHSGChPYxrwJGbw0nxKQ4dQf864Q8TnlMbMIWIcTYPh3JH6Xx+EhkNGUTQKWX8a",
+	"0rlDJpSn8j04OW6P71g97OtMvGBx05FoSFpSV2zv7EDfqJewWLg9/rBB3DC4ZBC0z14bRFHIqBQSuw3S",
+	"abeJm3KRTqfA49TXRoHbJa7hdf3ll190fbR5Ui2X++78qesQ9+jdGSTLuT+/fuoeEEPvJDeWfKQmD+Vh",
+	"liCgjiGP+lbWgFtDJIJV6Uy5hKgoNmlNDSx/Ndltukj8AOInhSw2qC8uJLLlJTFcBTXoDRbvYr2nnVNh",
+	"exWleMlyZ3khU6qay7vLiughQzQvic0nVWZEPUsBCUGciXEwXfZlF15Wbx77maBIIgTQtY3kYrfy9b0L",
+	"64Uli10CCGLFTFSEvM+4YewCecfKyytIlR53rfnMg1ZYh7vwMRWYVZWF6u8aaV+ZUvqhHkdXgLn4oKQk",
+	"gNCW/oKpDwkE5PKC4HGzjBMNIeH0uIoudElJt9nVFKIRThlKgCmTx6L1onbhUa7RR3ocKiEb5FBFh8pn",
+	"VeWkahUrKy5hdYXzoGI+erm7xJ2yWAp3hYUxDK4g4ZbOTe5kcUFz+iyciAOYAykYAj7q5xvMfldNI6Rh",
+	"PM+30yCn+FpXtiU3cn9Mw2GfzugcyJr68rKq5m6j////w6qZLSB7cxvkmfxCl7iKApqTCf0UxVK/MgAW",
+	"8LEe10LsjkNgSP7mLEiwHtd/yEXI5OMt+Wu5wib/vO8U4hy5WXsgSOD3eMCJAkPxWUKDUDSU58OtlYbd",
+	"SLXT2q7JnVsq5Em1027XFmNzpLrTbNbWj9Ddd8RJN21FnK4JSP1OYad9+b2neo0L0SaV1AeHaWzp5dAd",
+	"gyeSj0mB72xlRGqpVMkDJzyDV5fdBLbzCU2aFRGuc7Rub46eUOLAW3BGrsjxu9tomBzNvcbCePQk5521",
+	"oQZUZQGI1yGyRkFxvMkLUTUhCFEFqCxDCwE/l31ZMqvfLiPTGqGiGMq7hNWPCy5n0ZcGUaULV+yC03hZ",
+	"vmbm7e0013TtJoedC7U92p/BnUFjHvCRIjNHfITlnhOn4keeKIBujIJknA5yOKjZfwzCaLA1oQHfkm9u",
+	"4d3SmPg/0GlQv2DzurWIirzncEHIxEwbg8IUJGgC1swkZ0kiR0KqKqdd1KQGPg0jxN3hbAYvKpMZy7Oo",
+	"HwZIFWRhSEjxpNqwcICGING5T5NIXuaq21iVk0RTFI2QZJQQhJHt1Jutt03NLQM+faC26YMfqOwZQP13",
+	"liCFnBlV0kC/Wo6Earv5/9T+kCfh9pGYLLTJuK8c22XBlrs/WBBGuWGQCzXiI1SIF2k+Dc5UQcenC+ZG",
+	"Fh4qg4mxJl4PE9eVjpjCVtndWSKJCvMB/gVL40/sbu7uIPtoFPoOidIEXIX5I/iwWffpvGQEDfLaulrN",
+	"JW9HuZbbEvaKKE6p/IoUcGQ2iFfhrbc8WnWuvXa5MLE+hlEsVaYFC6m2ZBnJmPpEjQndebxsUkDf+B7n",
+	"+h7nupc41/56bz2J+DAMvOT2ca72uuNT0QIMPP1FI2QqtX5JMODPGisrs85+l7CYxij3WRhcsjhgYuuL",
+	"+u850qwKprLeN6KAeWraWMEB81PKUqWf6m9mRCQR95gxY6QmKm8gP1UGT5KwydRCkURDVo0GUQ1ojys+",
+	"mRgzquVlEiTGevaZ8amI2jqMY+vxipzBjCmmAj0Ni0As7Q2Nwc9yrgo6Ecyfn6M7o7CZ0riU51zPGiLe",
+	"4z8WaBxsbken4iswx/5EkXvCdtZahR5TfwC2fCWdiiRmdIIOMWvQfa2P7jS13cV8o34BnWgpzUa+MxpI",
+	"v68oLzBGqkjmSxkzgB682V5Ua5F2E6fAos204lDLu7GgWzuVbONVupWJGPWbw21vn+6ydsvf6wweDvfZ",
+	"Dm15bX970GE7w4fNm9Be6M10HeGFPksOwU3zndXib0hSBiAvtCBX/7rkFAvD2fqi//PY/4pXT8gSVkZE",
+	"Nok05ZhhZjTuAjN/YTTKjEqIFAcAUQbpdkFyh8RUT6GjZcRU1yF54VC+n/e/43nHtf/rE9I45RyzOV7V",
+	"qgJUt7ie1lLwGmWU+tcexE3d+gbVMafLacxQo8d1Ws07oSNDxWaBf6ySk3cG273TapLniPdmuMmUyqTJ",
+	"ybDBu2N73X3ban1b3rB1GcO+C9K/o+I0jmZ/BzG6mT1/ZJQptOdp4o1LGHpUWbSbxqHrEM3XSqoLhKwK",
+	"ttshrtUCJoIpueM2CMpE7SERUpz3uDK6SOaxINWIMzJgGElSVi2hCm9rEkF+D+O+yNQ69ViXGFMUQYHa",
+	"V1dOj7NQMOWUqR0Q6A90IopHLBFkNp6TIAEXtCGnqcbMiy4B5xHTZ6Utqku73f/8699b6gG31ujxu/I1",
+	"vAOBepccpjj5BRpTjlwVyoIwV1KOvPLm0hgHcT8hdNPFxfH4iwP6PSk//z63qmOXbH2/Xr+zba51LePV",
+	"8rci3Fzt09jKLkD5mVKryD52D4R9ZapURzuP3iGczZhIMIfTgax2YNOjCaGQge8QRr0x3mlwlfe4uUjl",
+	"rYrP6D2gIQ2rUkx1CY+UleEQSJPEhMGaQ7SL2fjyMYe0RX4MHgMWi6LuwkYHkT9fy5YDrAzXS2MRxToJ",
+	"HcIhbtlNehKIJO9mlfO6oCUVjc5wbk+qzt/GgUvxFsjHgAiw4lQ4nbBKV7uPb+j8xaRKeaSu6w0scaDY",
+	"80HpWtYjy4++qeyXbwL4FHToGiXyCSxGZY0nVcD71ztgEEriYKFsmuw0m5A1C0CQKjViQRH455oRk4Ji",
+	"8E0iJs4a3dlZ6E6rfU13yjrQbnZyHQDNbGnEJj8ZN43YtG4bscl3IyvrNsMoidnsUK+z32Q7dH93u7O7",
+	"s7O/0/K9gb+7M2wNB7u0CftxwlBHhO6gdMGu3CKgI4XPKu3pjZbE0dA64N/Vp7+hd+KQl1zoEJ347qDI",
+	"HBTrK1HKKt88waHoEFmV4ACGppMlNaAbBO9lpYhZiyqnVRARcI8RF/7HJVXImYWf7KexSkkJzwNNpUlj",
+	"Ri7Y1Ch2NUU+YXYLRKyIH/iqMg9kokMC7oUp+FYSeD5Iely7McYBIOajRdsg53jDkiq4NqScdmtWKRHM",
+	"KWDqqZrjcTQjE8rnZMZipsPSNwyZoWKHkwF1YQowPFeq6ZanZkDHyvS8m3tMojShoyLqMXSOcoJ/JAM2",
+	"ojlPA/S+cF/tmYzmjS8SNbD1fCh3kXnydsbCS72QZS4U/VKr/fXGw1l1Jb7QG8pSeO299f1u/O5a2CxV",
+	"ApKowHtLsztWuXH/tj4GrL6oo//xni7JQ8zug084WSQSkRe4xxrkWRSTdgeInOWVU+oNdWvqWjW3nKIC",
+	"6vFkhmW9VF4Mwsmq37LvWpT47DKIUvll5hARKURUlUboUU7ELEiUEwQ4u4EuHMoXObvDLEKYeCUPz3H6",
+	"b28MQ6PFGhn145/HD17pVmZjwbx++2PSmnzcfnn1unmxN/i8/74z/8X7+XKXnuxMzx6Kt830qDV83h4f",
+	"b0ePKku96NnI9vI+8z+IXx1Xf33vuglyWdu7KsbRjGdnqvb9gvw75gjBUS/xoT/QaTJ/24sOXU33agQS",
+	"AXIhs/vczBvmGpakLCUnhCtIGY1dMqE+q6dTwDrSVqN89YHocTGmU0WTFfiCIK2cC7RYyo3mAqGUA/cg",
+	"80kYXLDCfdkg74HiCIAQ0sSLJswwddl+hru7494ykdxl7FqDe9mOXjXnClctC13bfkgAl9AeyM3l9Nu1",
+	"C8DvwvIyQ1pue1lO67tIrM9NT1lKPV7gf+WMekDk+p5W/93GvG06PmwkOF1/+ZtWbCEc2tYXpcWrPPzN",
+	"bthT/e6KC/YU7st8XfU5fHtB0SFjFjOEF3Txkfq5tgw1by8JBLlkcTAMLGoO4NDQgC6qUa1bGyg+kkQh",
+	"iyn3mPKlQv4YJQMKRBIKVC+zRW1OUCxvLlDBNsgRunSjIaF8rkd1eHpMNLQTlc14HpsmzG8QeWsiRXiX",
+	"tMir4LGC4oFmyH+To+GQeckCEM9Kstf/Jm/yVK9dVY1pyriReQXK8PB1MmEJldfRgaGgLWFzJecWGyzR",
+	"XUD/tQYyBuxMpJXFc9NAcJoVXLM5Ilqgash/SCN+lfbfevCBWGsYB8gIqnzvihnX9BkXFH5CDCs933kO",
+	"Fsf8pFC79YUre7/AFfQgD2NhGF+2coQ/NfhYj79Sg1AEf8Saa71eAgIMDvQ+R9HraIgv+1epIrJwWOv2",
+	"eJ412lEs0iUs0RYMqZA6LVIPBhMkl7YpN90GOeRKSZanr8cNGKGGCzCMyXgvSzVX7vB4rhlxmK8aQPBN",
+	"hbU6zdDyugC6q250hjChPFmg9ZFd02e03WxaKFyuibbwKCFYWaufxUeRf9dHupqzNGSimxFQB5qF2CfJ",
+	"OI7S0Tj7m2WUSZt9SpOxVeZqM0VZr/Y4/Ml6t7oIp+BovD25YA4xg1lEgFJAFoVt0uPIAmsfSpxhYMwu",
+	"NALuM125HYrIVEuVMdLLp1y13pC2G/hIsa19gB9ZHCkCG438AHB9svUqJUkcAHgqdkokQRjm2K/lzNYa",
+	"5FCKWM5mNCRVdxCEYcBHfc3M5NqbvO/NvZC5NQvOxuDUwXJM6VzAlspdPD1unUzIuSGHRuIgr5NhuLUE",
+	"UFVLGnNJRDHhdIIfA6BHcwM5JOUXXG4NfdAcDZehoDJq+U2b8uxLrk02JYetnZwWSVRGeotoYUEiBYMU",
+	"QhZJVqyFUp6mS4lsFENyOjQ6rBF1Bxk1QdYIlIDjj76mKarmhZk8RvKeVAAsopuhuxVvcnWRS3n0ygDK",
+	"LX2oxxdUAZJd6YHIIbdkN3zVgMTW5IcWmsgzB2MWm8LZy57XiWlexDkyjBtszgwElEdFlUOwBLD5NH6d",
+	"agwkkiZGxuVVoHgN0ml2usRV6lSGjyqlLSC9gYw0ks9g2GnaMHluEkvAqnpJkJqIO1li4GO3lK11K9Ne",
+	"S6KiLVwgoSfV5YpMnmNGmbPd1u5ue3e/1W42HWM/R4NPzEssFKYkSmhoAOcKr7b28kBMqfBtFDrNmfwp",
+	"ylEmox1d8URfXkF92nrc9rafdtjOs4ej3Rd7wf7LZgWTjXSvbF94pdOWVrN1967CoyreyTlUvK9OZYIY",
+	"ZmoO5SqqCagUZxMSIpW+lWc4+qoGxC4TgHbaHmbQTj+1J6/34rei4lT0Ta6dBuZLxiZSqWFLl1GR1Wgu",
+	"RnszKMlULShXSxd+u7nT7KxaeIMBlhdhJdCDuOi4pOP+tpwAC9uqdbV/8exz821+asHyzSY0UIehMg0W",
+	"G5j81Bl83PPy87x9Gj/eHWdPNemHnfTnWXujec5N1SbeLzzcYFjcT+2GUU8WgcBAnUThY3S4xXIO5cWs",
+	"dK2mLPgsJbwUGkimOVYN6i88DaE/E6bKAZ3BaqCaV9iLWoGFG79g1JV3Ubez0EGoltLHV5sF+t5QiudC",
+	"R5dD4h0uxdUvQ0rL+mf99do5sRWO4te1pM4QozWIsRczP0iUzV3eiVzD1kxJRdAShlJ5Kgo97ZE2InVx",
+	"yjb1Hh5iXK/oMERbW9vkwHqOO8shapHBd17cd797SO4bOfp+L6cdeqOMflaKNSW3w4Lr6FJhLhXcdUu8",
+	"dNqZZ5w8eSfdQOk+E3pVH8wTKelazc7ezu5DpxLTmZGdpX4925u3EciTBgcVW1+of8niJBAsPva/bk3Y",
+	"ZKD2W2kBySGfE3xGh5xMW43yGgr951eq5dtcA/lUfAW0DIKmVRrXaNVbzbfNve7Ojo5rKOVrQuOAFvSv",
+	"OJIfqABcKpQk2B9QqLNL8h9aD7vbzcInQsbKP0A5DefyjP26tnzBubsuK/wtSDOY5e+hiL9hNF/uD0Kz",
+	"Awn+Sn3otLDCiCzo9X+BHPD8AXidTlgceBb2cTWTbjUS+KbeaUpBo1DlTrYIrBT1VvuMyjHC2Q948rAj",
+	"7bGAB5N0Uum2jAatOHMqX5fHJ4rx8oiHc0gOht9HMeWJIC78y61hcCLgl6AKTVksIk4+RQEXhsEcwvBS",
+	"n1GuHJr0OIihBjmLwM+oGnOIC5+E/0AxJP9T+b1KU6QPfb8gwm8D2L6+cNxMND4Bwbye2dG6yX1z/7fB",
+	"hiNe7yL4fg+U3gPrQLhuDN/694thH4NQIlRrhIM5wf3+F7lu1tKYlRtOlISy/5y30/sxTYirJ48EPEhc",
+	"cF47yhfNiE/FeBDRGNmIkHbKCwMIf6mEsoBDYE9tjS7GScHVHHD0fWfzYBJUFWMAkJzNOPAEmRpqjGCU",
+	"JJvpCN4sDhKGaCqaO8/wGdAEi6KQvsiD/ZxjiXKIGzLq9+W2hNsxDKMZ8/tRHIwCLiAokFXORjwZC/dA",
+	"RU0EkEApDAuE65rRWKPLuKeHb5+8MNEtvV3sLAgMCR4pziBk/UHXBEY2IDcwFyPzwmALFwaCpWt8otvj",
+	"Jjxi2LyGAQt90SVypznEjyZQlmbB3Mtdk/sBaJIc4so3FhjketxQyDWbNoWckzHrFBrXwQnw7WBsokGA",
+	"crGrKUwcAixQDiRD5PmiHFKkinLk6uZ6W8ZryFO5KUse7vESukLY9ppPxUpll+/jnFnfGMuXYHZE6o0J",
+	"hWTMaGongeN3i1vQtDFgyYwxTlqwttsPd5olG5IwnkCNk3yrxweM6D+ozxKdg172dbPVzUcFcJcazGoS",
+	"xT0+iKOZYHFffdo9IJ1m6wC4kICxTx9uJO8kUqHRVRBk4VSqQKFgSCbHZK9RgcqSW0rUT1TsVJTqVlRB",
+	"+fmTV4aeIepNmD1D8qYq7ItKt93M/ajEqdoVFfm34oJWuttNp4IbBK6cwleMgD/0JoycxtH6Sq+aj2+h",
+	"9SKqeaVbiZP++cud4Qd/Z3xx+Yp/ujr+2Xt7OXiZDkfR6e7Tw/2rZx9+Onx5/OHQq5hCDWjC3F+gO+84",
+	"m66FRlafUHEhByi78p9//Vt9aQnvn7zCcytGp9M4ugSwdZomUeUO13iFIdA2ZTEr9kHhYskKYuIoDCcY",
+	"BEIDsC+vRKnTR6FvdQDKYTpOxZzrSrdSONEl2y0jprHmBtlDrb+FAb/oe5HPDFfIlM6jNOkr7cJinxFh",
+	"OlIjrE/jqD4eR1P62U7npZ6Uv0traewp28D9njsO/nWWkcma0CEPzVNUtbSOMYu/18R8T+jdBI8KyfBs",
+	"Pdd2xv1FbKI14wzGQFiJRJWZEQBmMgQ1Au2HesBN7mjVGCN99ZNLUBTXujrpLkFEQu6D2pk4JjnKMEIE",
+	"MYkZ9QPOhMBENuHoiCM+JCWdQM1biYQGea/0GYpQUaZPARR6+kHMvESQ6nazXYNMtmzkW2E0CriL7jsY",
+	"n6o/tfNiHwjy5PzsGXJNOmQ2DlTBjUfDUKqOkCUuiPtLXT5Xhw1Z6qd7qr97SkdsSZBl9YHIt/DVqWw3",
+	"1yCeOVOTcJMT/pZdJTc5r9jB/JnNncXc5rJOXvZb6cG75rRVpji13/4UbVEhWCK2vsD/fl15qGQnVabo",
+	"MAil1S6VdN9Hmxz3XnypOfVhY8LGl3+aKJP1/1w+UmYZJpWrpDGVwMnZrMcHaRBC1sGQJd4Y4VUj7rED",
+	"dEhP6BxC+BT+hicbeM0wUxCHbOBQj4f11xFn9Vc08cart/ehnIHrcNhcOp02PgmEj5X/7QlprlM+V84K",
+	"MNACQTrNzjKvi/rOcneLroYC03ctuLPjoRwlDHIdKLOEXSVbnhA51bzSjaMo+VKvx1Lypaz7Q5Pu+g/Z",
+	"Qb2eqa7dH/baO01/eFCvB/yi+0PLb+9ubx/U6xMgWfthZ/dh8yE9qNfDgLPuD/6ez1jnoF4fjLo/DB8O",
+	"94byb5A80f2hNXw4ZIOvPf6ff/0bFmbFDGCXP9FLiquR7/nWFmw541ky27tLpqG0ol/SS3oOLzqER8Rn",
+	"wLrFvYCJRo/3KilgCMaBl/QqBz1eHabcQwr4GvnS44Rc0picHj4/6p8ffzwij0i7eSB/hp5/rVVrB9cM",
+	"oFRflKeooAk+kdu6/iTiSRyF16mC8LB+9qtTOXpLr2Vog2egP9tlvA6vo4RMIh8qUn6/rm2oOa4rrx8I",
+	"gmNVvKDzkBExZrla5GsEOUfA+mtyJgoyFu7rpaL1PKFxIkCKaaUFmOED3iWUwLtGORgAqb4u4FVuFDKY",
+	"S+1mHMVJPQwumQ8E6EqvQV1BaTUKiHC72dbZ09g8yOqqqxQL5SOEzLeIYzLyk5NjkgomGuQN91iPG18s",
+	"Pqt7AqDVkKG/TLEiVfdFkkzf8HAOucl0ws6DhD06oVfwb7mOzO1xiEC6jw/Pj/rvzk5cKVLBkj8guwpp",
+	"Sq7hKJJaT047Wi3kT2ApCgJSqSMFgPGIJwFPGaJ72zNVOBcnUcb/uHjGrQnWPm4ES8Bk083ugco5S+ra",
+	"TCj72pJ1J4OAK7QtpjfXwi6yssw369bXGytoKw7ueTDiJDBZ/jfQuVYf1TUUrlDtFVC3gumCtrW5shVG",
+	"I5VZXh4gOeJ+ToknVcC6laq5PAAxu4wusObCJ17IaIxP4yKj2iXlT84eUFqbVPJ7HJo6ML5UihUDClLG",
+	"1CLp2qRqp7ldu+44yQGt6z29qs9ms7rsYj2NQ8a9SCWNWv5BT8TDfoLmceXz/s9J++TqbG/ywevwH6e7",
+	"4r3fHL74tE0/sofp42B9xyb29BlK5xukEIP+MU4mYV7zQGX2v/zIg+RZ+QCqtD1UbT35CwkpHz3qVRjv",
+	"VdRf8W+M+va/JyyhYGUKljzqVdJkWN/Lv5EESaiCGR+iFMoXlSSWy/m//2NUIHx8y3pe/VL85iDy54Ue",
+	"t5Z9QDfRyr8wNc/H9h2mtvCYAtIE8xvq9Wnp2/gPSsYxGz7qWYdGT4AWCJB7rZqiuaEVGt6yhqY6bq3O",
+	"ZtrauZmDgvBfJZCf4AldvApvIF7XMbNfvH11Ig3YorNve/1X8/671gZv3sYfd5fW+vXl8XIfydOiskz/",
+	"CtY8m0Rbg3S+/GI5Y9MIlczOfqPZJO/On5r0eDUPyjuWTolszpQBYKwdax+XVlP2uF1a+jwi509/tMDP",
+	"oMELNq85Ch7UKgXQGpxhM38gtO+sgVV4LqxYOsWKUte6vHIdbfT4UwZLAKOaRD5Dh3vVndALRuKUu7UD",
+	"wkLBZmMWM7DQSznxJtHjdH6dIyAjiYdaPeCqj3X5r6pkhv6JcTSFMY0yUHS8sC2cdru86hpPQBkJpzUN",
+	"D4TKc2CJtAuMwpdOl35dvm8KGFZ+/tfbplir8iYV2FG1TVlcTP2+v9fMlXp0WrlrfhrLFUsUG0G+yZJc",
+	"lWJ+StkXS17jaYgufCWgF5sxPVzjozmN45/mVSff/ZKu/WraUoVVS3wJWGojdUR50n9/yJgNQz+/Tzgm",
+	"dzE8Tk3ljjm49p3AJtHtfQJSUuvrY2UAwxIdlwGbGYoFZa0hCwYKIIA9yMMjaLsvJ5tYgpZ9jxcErWOK",
+	"/vOiP+KeUf/S6V0K2HOryPO7kL1DISuQMGCWr4V7zIZRnN8NBtmB4gznKldNpa9KR85V9OJvautoQgKn",
+	"gvvk3bRQhQcUk5jNNmRxTEO1oAZmAuet/PPLC40LRcZyduv6t/r2kO53vBZrD5q7FaurlUOfkpPokoXU",
+	"Y8U0gPytkvWhbDOYycOxFM4m0tCQwYpJjzjmACy5ZPReKI7z2o1Z7IpTPMPrfNPMV9nnIL6hVMaivnZ9",
+	"44Vr0DqO+qOFIa93/VlzX5Tg3+/BTe/B3PVDLgMRJEAXcw8XYTDi6XS51fKKXgAOUn6LG9gKc9zcnHA1",
+	"IXwVEkTLx5I1YNL0OAYr63CPARpOqX0j/+KS9cwbC8JL9e2BuqMVk8DrqCgG5yzpkmiK1TbZH9+dnSya",
+	"O9jSXd7COP/fL+F7sHQ2uaAguQ5MnXZzP8uPk7/srrqjCnfDgiA37a5lFdmfvYE9VBTtdueyruQ+s65t",
+	"A6fzu21zC5muXSj3b99cbmFd2grbRj5gpYsgWFcV0lDhOIlakR8QgoE8Iu75q7enJh4oD37AiZ+Jwy6w",
+	"KvR4Jgqh3kOQgItEbqJoKL/mA95hp9lRiFJ+6hlWQPkpJnsFvUTvlBL+8uPlovTyFdYmbZ4apd2na28s",
+	"/cJtqo+vDb7lbhgahIPoytopGBe7n5ibzy7rgRApiOelgTez16LA97YaMxaGdcAp25JXaeDXvYgPg5FK",
+	"fl66Gd9MGT9+Sp4gIhbxAwFkMHPjGramATtFqu6XARWsn8bhV9MDpIDs4DalJGY01M8Hgui+oNxa2Dpv",
+	"At97qr98awwDnbOLWd+GuBSJA7pbW2Hk0XAciaS719xrZnNocn2lAh7SYCL6Ip2iuJVrHgBroUgHFadC",
+	"UynH2ZVcmIAmphZV/W9fI5rqe9eR28JjWPzgs743pmHI+Ij1JywZR37hU+ftnYfy2cDHMGBf3uoBH/Vp",
+	"OOqDkVh44cy8gRvnusFWnMqn2YXop3Fw/cTIJ22qQqDMyn9fDkp+XnjRwt9wP1pTNI2jYRDi8yncemVN",
+	"TtNBGHhwQcIUrL+QGDnNaQ3U9wMsWzu19IfcLb76/s0Ohh95qTwOjW+EkrCmjFKHbbGft5dad5oIfRPp",
+	"lp3MVXdq7txnGMRVuTfJMIxmDjn98ckRkUfFVOnVuoRiwgAVF4p2HiiJ4O4DRFKw9xs9fshVBS7o2PJC",
+	"7aIRpqaeXQVCYdLaUhO8PEwAtGY4X3J5Sgl4aMmfgjVSRiOLJaFr2BBlL+vsahAAN3rfkgU3aUAkiA+2",
+	"8YsoR2/wYl7u3r4FJblvNHgpJW9ie22iSN0iWv5H1MHUIdOZW1oI/WH0sTXi1Mtqwo9l40JKnbwIQ8Gl",
+	"MuYygVRWGWGfZwU668rXVQkznDa3ca3kOU8HcvR3mstkxJSUGoqfqagFVbqVo/1XLBxHtP1mdvksPnr1",
+	"9uUoffKCRuzHVrL37uz9IH3+8lwks7r3qrJEiZJGnlSDViNRqTP4Sv6JPKexF1CjnnUrzz7v+T+2Jx93",
+	"rs5al493+dvO7MO+BzNiScxlKghswy2PhuEAh4lirlv5/Oz9h6PZlI7mJ+JJ6AXjH7df+7uvO/zDZK+5",
+	"nZyvn8T1lF2a5Vo3lWvzWpPfQ3p821SbG4mdP5vEyWlRgV9XOYXLnM2aP9b90jOmR6/y1QUhJH+Ec9Wr",
+	"OKQHx0j+zZAcKf/josGogO7hOwKJF1AfQoBuBTVLKCRYY66wwnYogjLI+TWny11hcPa4ZXEu17iOfaxB",
+	"vAPMpXUlzSbnXHXPHK47hn2V/6lXudKtsPnL8eC5F7wJXp6/++249To4FseTZPrxyfHD409nk1fvj3Y+",
+	"/PYyfN0+/u3j09Hs9ad3wcmTl032y6F858efWz8Fw58abP5y6m2/kj9F/ouz2Ztg73LwfP/Th/dX0WD7",
+	"dfPNp9HszdPDy4/Pf26ftPenH5+/ks2Eg/fPpgP5qUlr7E3C8U/Pf+58eN+aDZ6/Sz+095Nj3mx47ZAP",
+	"Js+a/i8vw5vNJM7VMiNPz0aj8gdH9bxTK/IV8J/lD67eFn9G23FTuQjujVWG5cvzN6/JezYgP7I5OWfJ",
+	"Kt8YhWL3EeNS3GDhnkhonNzWPfYy74O52Wm/YHO0J2k4qnSV08ipAG7BT4ePK07lAvHOhy2677XZ7mDb",
+	"32s+3JF/SAC09fxQyrVKt9Iev9yNmxc7Hz7vT34evP9t++pkz3vbmr5+KJ52hs+b9EX704874U+7s6P9",
+	"+N128KY1P91LPj68fNzhr5pXT9qfz3f8Z7ujl/sXJ63x4bY4ejg720s+NNPjdnTaoecP/Wd7oxfNTz+2",
+	"w4+dqycPLx/v8VfNzxWnkgowlYJREeTz1k4euXSC/UE9O8oFSGAR//w+nWtUkaMrXYFRbhZVDawV+HTA",
+	"2NFe19itaTeOkehEAUANozCMZuTs2RPycLezT6qg1si/oVoD/9m3+iJ1nNrSY7mZ/nBLe6nSrXwSnXEw",
+	"/u3hyef25Oe9q7Md721Lm0N69HJBHn8aJi/Zx86Tn0/rk8f77R/bu+l48O7lu9a0Ffdn71ujZ++fvTn6",
+	"9ItsGzAxNSBL3nsOn72Z8bPJ/QzTePPClOsCAp7HhDCKzsvPu5cn7avX+5PHHe9sL3nfmv+4M326PX72",
+	"UHxs0ufo2A9iJvoBhyR058+sJ2n/uVrfx4zGKnd3o9VZqTvJB4StNW2gQEOwFyB45FXdh80ol6B4EAGQ",
+	"HiJcDgGkqyjWDDwgEtYf0htpQKsg8+JgDjmBBwj0oHEbve7ms6DkyZJ5UConGUT+XOoPodQLY2lPYWwb",
+	"JLTUUh52yI/B47uamdxn6SC6ZNbXqjQ3b0gLZ49FStEbXJPQ5qZ3JZYLsozm9rZWewQPfVP1NPJWaaWB",
+	"MAEeEjPuAycHQulF05CR6hnzI4+0GzuNtoNZBoZ4D/IGIO3AXKLY+EGuWhI3b/1cTXv9NAoDb04uGJuK",
+	"XMUzNAtIFUigNccSSvjZJGGV3KGH0+CMDVnMuMdWAKvcXwUiX6hB5GtUIfKFOkQDunB4eowJbHJIJfWH",
+	"fLECkS+rQYxhAcWUeVJZeNSrQGCfToOGlB+9ChkHPqv70YxL67A+SJMk4o96FSDty5dMbkFb+eYVCoCI",
+	"PSg1jDyBT9VhyzREQrkPpNiNT6LQGr66vNKQ37rW8K1OBJTzWFZwvmRzluiRlyy296O9+zFnEA7KA4FY",
+	"CIIEPAw4c/BUMBp74wxrisUbl4Vfk2Sa2zCWnDIHRdzUxWiEyPJlXSpesinRT5NBKmWTgyloIaNA3fPq",
+	"+G2tQY4TgbSJnE7kBCZC06UCpE2QlODVjKLIXy0QEKpkQ5N3GTbKP/6LPItiEgYe44KRgGNqH/CTwmCI",
+	"YHLH+ZGXn6LGyfGTo9fnR43kKiH/2Orx/9KwKFXmJLUvPWVR9iqPHsnFj4ZSJ4niRMiN336o/v/iU5PI",
+	"T0P2f/B/GuqdR0lV7a1qD5INe5Varfuff/37a1XuW+c///r3zVBW8N93CWZy84TDTU7EA6Evt/jODkcu",
+	"WW/MaJiMf1vByJIxO87GQchspj6UI4K8ePv29IAkUeqNAW81w9aZL+7x5yx5oT56W7vGAD9GG1hb+PEV",
+	"8I0wskAQGgaX7M7STFes+klwyQA3bhpHA3Y/6/xJbIlLr64yt1fJvreWYqMTvatnR4dPXx05pFc55gkb",
+	"AZhxpdYgJxH1pYCLgIEsniPIiXIPDmLKAW8nSBQKN+1xF7/lEhYCSCHgVMzl9eT6ctcDqy/cyVaSHfYe",
+	"LmIXAyiuTxNal0NSSHz1wH+krmkv4y5Ut29FAeXpb0p5DByx8HGSNUanQV1+1iVVnw1pGiZITYmdVsBn",
+	"CCwLjJjmRZ8N0pEKNpsfMfW8juCsboO84USqKo6h1sDpend2AggJLh0OXcfOsO9xu3RBVfrJx4IwoAlM",
+	"jkse5VqqKVwjoNfEeoIkjTnziZtVBmIKcI9Dam19SuNkrqsFCzWEVfeUJuNHWytwelCNiDiIgXMgQb2q",
+	"H46YSx71eBkaek1XDIyD0RgolRHm2lapQw0iBOMSDGofsIfyWk15yIQwzT/FGSaCzgVisM0CAVy46p2M",
+	"/owJNJPIBZsmpGoxFJNZwEXtwJrqQPQ4cvuarPMe73EXB9MQl57blWZekFQzMHSH2H1yCJ0Gj6lgDoEt",
+	"8hXYW0cseSK/cOxXawD+jlUw1RRg+B3Mdai5pEr1hGQlKgckZiIKLxXo0ZfowiEoCB3gpnbQ/vzqwgYd",
+	"seQpTWhVNoYb4BhgzE135T/GVBxmOMeAB6632Ls4dGsOkC17F9DnKowAprNac3u8arpjdvXnlKXMB40R",
+	"NvYw4IEYM7/WIK48AOeXXtWarwjJv2susAEENAwEUp/TEetxRAtI6Aia4lGGgOo3yBMahoJMU9k6TEe2",
+	"ND/JTrh2BZ7S+GUPpPJGe1zrMoAx7v4Tsygc0mg0aDwSv7o1AD+J2TSkc+Y3pIgapKMukWqvS8JoJECV",
+	"wqRxGnNgA7A5/NkwuCLuP8Wl96t7gAuDhPM0nMm9GkajEfMPDOqOXV3j67xzyF1X8AhgCshN+MTCPuRk",
+	"HKXxEvTDo7d0BFzteRhEUt1udmoHZPRbMK0rT6xZQagOzmgFpU7bIK8BKyr2lbwo4OeV3fNvcSRGky0k",
+	"9W2CZ3g9/OEhdPVIjgQUwRtlkOV7nAHkbfDW6yh5pcDzri2xK96zQs/UvWkAq27+c9TmDO7bMEA4AXdR",
+	"e3Ct0jd4Vpo2AR81rt0Gh2FAxfe9sO5eANjwGDkfavezMaSae0sDALDOkSLWj2kg5eASe0CBvMqLSupZ",
+	"PR6lCaiMMaFkEoxwUATLbxKo/UTFUgrhwKMatYeSAQ0p91jcIM/Qr8HIJFK896aDwOrBAtnH8+Pnb4/O",
+	"XkltVdPV7zS3SdXVPXZraoCazj++lCIZP4/ArsqTmzHVyFd73GchnZOq+/Ts8Ph1/+nRyeEHV973oECS",
+	"HVFTrPc0Mb0WUkWb6kIkgANUjQt9ZQUJPCN6PKGQma1Y2+WiN8gp5HbLu8xqc8xidkCiWM57EtNE3jap",
+	"YMTdgvv6N3eJoD6BLfC7mGPa+CkzyN5NMXkch6/n5w4r/1R93Q2GqDfN3Qz0qWpNL70Yp4kfzfgBbJD8",
+	"7jAO5W9imtr76z7t09XwqG+mjGv3vQtJcJBT4j4Q+E8whBBOHewEnU1CCtVdOuMkKeYQ97R+hU88EEuL",
+	"KXK/101pBV6Hpz8+OXKgvkLZETp1gXFfIC+VwWul3gWilubDxnoYS/JrpFCAakZVtFEFU8HB+0F+gSZk",
+	"GkFyYaQTCDVU/CEnSwOIKkMawVupsroo2OUiQtaoMtkBUKoqdLFGycb1RQ+3zvv/pqm+fyRE+ix5VGXY",
+	"fotE3buAR11WFfC2cALkfu+SScAhidZktmBuLhwD18ZjWDg6AJiqkm0FWjl5YGV2Rb0knIPKe03qLRhn",
+	"a+bfHgDuA4LUD2gGiilPH9Q0VBV+fQH52ZjNEH/hqIEo8VE76PFOc1uTWqQC9CufKETBBjksaU8KIZyh",
+	"7eZ2ETE5A+PB7skRAKLsslN/D6USm1ct3H15AYxtw0ycTaTTGicfgUaPeeV3A/38k5Qw3IMk1QizKwTJ",
+	"n0i0Gs0qy0pb5fY3yo/WjpBuMoOiZyYpURVXVTMvgKGcgXxEnYtXc/R/Kv3HiO2qLo6gqR8w7jEHlZG5",
+	"Q6AWqbYosPNA+BbFSMKAz0Y+koINHSm3t0YVTVg8CTgND0oFrUaGuFZA4ie0AL9GQD7JqqDuRDVaUZR5",
+	"k/cw4+qmL+YSsu5ZoftTiMw/igA7w30/1D6RUgvoTybCJiyJgxXZYKdxNGHJmKWCJOwqgQwEESg6XoO8",
+	"PU6Sqc7FE/0kSmioAnalj/QNb6JgXsR94fb4YE7iKE2YQzBUoGJtNEnFgdUMsob1NdKf/tZgjnxiBJK0",
+	"VDhGE6ZCGGgaR5eBgAz+Pv5IXABXhojLMOW+WzP19ID7dUCeRyROeRJMkKBMe+bUnDXIkZwM8CYlEZlH",
+	"adzjk4gHSRQj5H95Sf5zlrxSs75eUhpw7OSzTn4gL45OTsmqBYCYYebbQMcc8x2yYqYbPf4Defvh9Gh1",
+	"y6AIYwh1+VNfsPVHvYpU+HsVBz76qFfJA8DBSvUqDnbgUU9OQq/ylbR22tt38gG5yCXttztyrPlZLN1c",
+	"BNzOyl0pDST9Z5hJ3G8wCAdiiA4p7jQHwIMdgrussMlKZry8F4tzXvrcF9lylqnnyP496lXULH8lrc7+",
+	"3g3bwInEmds8TUgfmm/gWbNk1sQctHtwrNk5k6uZ3dJBiOamvDIOT49Nfi0kvb08f/O6NLqjnpZ/v7UH",
+	"OeDDCBYrSEJm1X+Qw9PjilNRWXWVbqXVaDaa9QFLaKMlr1E1ykq3st1oNrZB5QKu2y9lJ9muusmPJwtz",
+	"V/KXqtx6YOXbyI16iYubbHWRVXF6v8Vug3xpMWVeMFTTT6pyxWr3u+nmdBLeZtN9OHx1smrTyb9vtul0",
+	"j7JbSvW1S2Dn9Ljcg13yBbZgl9g70NFpnV1i77+vPQ6brdvjhJTsNvidgFe2S75YQ+mSbLs5RC1WlyzZ",
+	"bF9vItD+KHtNLtQ97bXp1hcRpqPraSsxbKizRzCtxM1YsAFO0JW7wUUIQakyTelcOAoFCfztSUTkdgKo",
+	"VSYEHTFQ3GZsIICJfoFmdspioRJMKFBhyiaE8jJA9hG6EfE93Tvw42P4U5PIgvaZASSC5gbNyrkqU+EU",
+	"b/VhtvtvTN76OyIU3oOJdMgRbVdN9gOBYsgrOs7VzNenUZzQ8J5spAzzepmVtK4T/Tr83my48rwsISYF",
+	"kvVNMvx/XeW+Lx4DODsBE5hUmZ09OHpTjIW7juZVjaNL5rua+tVKmtQDkRZTgWMeTzFNk8g9yLMSRgxi",
+	"fds17ROymLThn7DKDZLRPDmKJBGZDknAr2dXU4VX1U5z24A2B0mtQYy0gMxiqVaLhLSbzWaPe2MaU08u",
+	"nEOMIIGkriSZyrkAzkNCfT+Whl2102wqeaYTHWvXHP/5/ZGz/TLbnrzd+3zSvny8z892vB9b84+706ed",
+	"8bOmePkQaknVyCvdyjGJGRJZpIkfRTEZMYpY3nQgZ6rTbDabwKMNpNlkEvFkjMl1URr6RIxpzMhkjnI0",
+	"4PI/sUVQ2dXcqfpc0d3aoj5t2GGEtaMAltC8N4yhtRxbdwZK9O1jAc399V98EvFhGKhh/umDCHDmQFXI",
+	"3zR/0rsFtCylhazWsmAw5XT7qgF9EVis++ovFus+8ulrin3UvwLe44x6Y81GO8c0WnVLKCEexJpm36dB",
+	"OAeHkXAsqjHh6GwWoOefRykiMqn/7nGfJTQIhQNSKPOiulqvV53d+s+//u2ih0qsovEvwarrcdfM5h2w",
+	"+JP1SfxP8aunsErlSRtLtQa5m2Ero8qqlYdCaCDb53ccEDBkozdP8/gj5WqYw4Cn/88vFraA0F5sfYH/",
+	"XW6LHYo83+IDAVnGglStUFuhMbfmmIRLS8I0Vu/v9Zj8ldKnyfzVP/9CfP5b/yCLG667sAhhFF04BEQW",
+	"1Dg1oNbzH+QLGURXdRH8FvBRlwyi2GdxfRBdHZD7oOwv9vIOeful0koeZX4QEFznLGReEsXVBxOW0H/K",
+	"tXzUA/22rqD/fn1Qa6g5/s71/2fh+sftsw7R/+3Fbd4VpaWhxWOx9QW20hruKcot984DgeQToM6QJMrb",
+	"paWKBVnQK3QGBRM9DvmmmB9u8fabdFLbIAZ3FydYREEQV8HOHpWi0pM6VMh8NMWqtMd1ZZ09hKm0zqJU",
+	"aMdXVDO5951mxwGccZWAKtW6TqvpEFDysFq0kIa6Qqc5Nl+9Ex/XDZJIb5wxtUHXnsut+AfzpOXX+y/t",
+	"QEPfjipuzo1bHQI8s8yvLdESEgss7ZbetUNVmJfvitGTFv3P6O/GhNNJKhIywEoeee6ChMyoQA6eBLK9",
+	"t3u84GJacNkNGEgWy1OXUYiu63Trce11u7FjDScCcHdGUluwuaTVx3qcCjJjYbiWAMEGf0eP2SapqlGa",
+	"fPdPfXP/1E1E9p/fqYXqQE5L+StYrqsrj84TGquKGLRNdM6ozQYJFbDlpUZU6Jx8gRzNZTU9UEJofgZG",
+	"lnxlwkBuWpRqFuflYE4ogfLQehhcMjuRTYdFlB6InjUH0le5impYCbUg6quqEsmtNcgbizBWqok5ma6R",
+	"GZZ68Hq86r5IkukbHs5X4UZAQMd9fHh+ZOjcwHF/QHaJT+cCs5BAoJtqKUzr7SeR2+NVirBLKfdZbGm/",
+	"aMtvTbfQiMfKehYKBk49gSXN5uGa8r7BPflA6HRlH+/KHlca+JiBD0yjnOBmwJQknSxOE6KqsaBgYw4A",
+	"CGJKPbbi4jlROZJrpAibsW/kX1NyP7+tpaUW8JQRmhT2QcEIPIk8w59WQsqYbR+teXA2MwnamzlEKucs",
+	"qT9Bts7Sr12zvckgwGJawwIa8IUzU90hKCzExkhmf8AqBQMK8Xu6E+8qy9eWyFGarIBG5n7OQY5mbsho",
+	"jOBrKi9/TZ3ywGLXnVCF4Si1Yo3JoUsepO5Za6w4x7LTfzm18d4xKIsIlNfjTxbRJz9EKQSDhPGQkP/9",
+	"H+NVLEGhXMCgXIJAOW4t+4BuopV/YWqejwuH0uzVMRUEavUaqo1paRP4D0rGMRs+6mWHQ0+ClgBg9KiW",
+	"aG540+X4lLdFp8xcUYXbYpUEf4IHdFFruIEc/l0Mjb9GbZvCz0j+SlEoBLdYE8JEJRFpBBLjkIQgMyAB",
+	"y60nlVH5mMr4VEpEGoQ+YVdT5iUCc+/YjMU9Dq2iagi/WEgmgSATGl8wH3TYGY2xpo0mwSBkpEpJHIWh",
+	"vGZ8Ng2juXqTWSggAAIXUk9dYFHoazAUoUjeyU5zuwEAnznoj4MiPIg3Zt4FcRHxZRkWyBlO5q25z+W3",
+	"4FU90wgM4lTM3FhQIRpWA1Zy/asM+nqOL5fidVMf8jAApoYkMR0OA+/3wg+Brw3YOOBw0edjFmY7Khgd",
+	"tQ18MoeABVDebjCtprlsN8tWvTSOgSI72/2J2eLtjmNv8xmVNmt7h1TjlGdi29ddI+nUreUWLy0Qkac8",
+	"ZtQbI2H80gEDzJnsHB7Eawdrt1oYtYpPrOjUXe2s11ECxuT8gLjYSwU+iNkZGd4RGYJH+FvkXcsuB/eN",
+	"Izpjg3EUXYgteSFP2VaGewgRrs1QvU71u5Vr0kjphGUQLAvwDCv65DrawgVPAchPQO+koSZ9fyB6/MnJ",
+	"MYnZKBCyW2jOn0NbpMojk/zjKic4dAfdBHjSHV11F/CRk7tQVO6jaPT4azYjgQJPlUsBwEzgR1H9RzRP",
+	"zPyGDs8njCd11XQUE8GSBBAG8Qtl8ht7/R4b1FBrN+Z282JGgYy6tbvb3t1vtZtNB44iFM5gkYtsZRKl",
+	"PMGyrEq3sy+fKr7a2pM/gvjx5GZNhV+RP4gkmrC4r5EfPkUF2AeggfFEX15Zfdp63Pa2n3bYzrOHo90X",
+	"e8H+yyYkmCZU9yqDfq10K5221GstPNNKt7L9uV3fv/hp9nNrsvfL4KxJP+56H0b6Od2fC4adZHG/s9uC",
+	"EqMJEtCoZZEzryYAxZRUhpWOD94ceKpvxNCUBhi4hk6wy6TfOv38cXt4cuEfz16ku8HVT+3J6734rVww",
+	"OVj8HGrD5ktQCVcxZE7FDzd0tby//hWKO+YIGr5r7hkU3Sn+veQOwHMNJbE+k4OOmY8WjX0LRGniReAA",
+	"y5qSvaLwMZwTC+AVTgvzSVXXC9bgaUCBy+wLGjLYD6397TaOGh/Od/IQqiKNapjlEZr6yvKOWn+95str",
+	"r5M+01h15iyi/Bu0Tjl2Mw0OCUY8ihHsaWGSaneoC/2R6QJ31unbMU9YzGmo6F82N8CKxteXCl5I0u6i",
+	"SRozeWN/LdzZsDv0baNuAl3EW83dV09Ojh8g0YBdSaUvv/KbXf21LkwXck8N1JUwoVf1wTyRB7bV7Ozt",
+	"7D50KjGdGRFwjWawjpkGUxNfLo+uB1wk0k4h7oReMBKn3FXwkg3yDFCaoRBA+eouaRzIORcZtGLGOYjg",
+	"tSKrooLARxAbSEZQPN+dnWQJvogDrXgxqmM2r9NpIE28SxrWCGicJEhIusCrmsbhMkIwQCotmKJZspsZ",
+	"bzSEsnwSzXgXkK5d2YJLqshcLc8/c2v2177gj1+7W1tf5LNfQQqpCZHrOTaqFIwXnLS5nhXlx4tIza80",
+	"+bMUB+xhw9wmLN+oHHXFqTCeTuRWVP+EGE7l169fF4cPQh/nGNZGaMRZm82nGrOQJvJUJBEBpEOdoAAU",
+	"O0pq4UxsgeaozsKixynwLgRWvAsscBcKJHmYcl8YVG9N3auhV+Uzgzni14PZzrgPFSY6j0MV25cs8Hs5",
+	"rKyOD6FEOWO+DesJIS3NLmCCO0p7L2n0DPLMEbNPddXYYy7cSpT79TDgTG19q10vDCrlC2Hnf05YPIJk",
+	"LoGrn0cTsJrDH8oGrmNdGoUCx69UVseUMTpZWStG1uTjh6fHQOtIqipYqiJL4PyuWZ+fUE5HgOFferis",
+	"ij71uQdWyopsHnNVZCekSuWQAeU1VV9gUvYAqEMqpNaHTf1D+VwWnL1VO75o1AcsF8Bk5qwcAtiqTKw1",
+	"A55aGl5d7JV21F0zJSwG1hcpcxAMonA25KxcMp4yu2KiRiJ5XKl8PYh8B8NOCQ0d+Qvx6RwXnJkx5TY1",
+	"sBeUdQyApQBq33yqS3QVnzqln5hCZ7e8leLBkgoOlPBIJNPjZRtJqkAW+BPqzEqwqg6HzB9BNlixv8cc",
+	"Y/CLVpm+gK1hmzt5sZ03aYIN6We6mbR4IIyRKxyibyzQi+dyHHJ9AEnUAfUTfjY4HXgwNxj4gbxwWAx6",
+	"oT8JChOhFQfToZKxIJMKehuE8h3l676L+WB5bGtrxiwPRfkB0y2IwDf8IhniZXUpKGzN9MFOvMjnavS4",
+	"Zs2TwjtOuaIykKb/m+OnT/rH5+fvjs7cPFMxqSJIdcC1J0GOWJpthS0F4dFrRLDcDioNo0QUgJ2EI6VC",
+	"D90Wi6adZd9hk4iIcTR9IPR9RqqWnhXxcH4AZeglo5E71FC54OWN51rF2nscmr8MRJBEMfC9jHg9Rezm",
+	"aRp7Ywqejixf5nlEzp/+mJsl2UTl669f/28AAAD//w==",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

@@ -545,4 +545,10 @@ func TestBodyNotAnObjectAfterAccess(t *testing.T) {
 			}
 		}
 	}
+	// The development issuer's id_token endpoint checks its body too.
+	for _, body := range notObjects {
+		if got := bodyAnswer(t, env.Do(http.MethodPost, "/dev/oidc/id-token", body)); got != "400 Request body must be a JSON object" {
+			t.Errorf("id-token %s: %q", body, got)
+		}
+	}
 }

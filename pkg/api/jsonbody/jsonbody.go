@@ -1,5 +1,12 @@
-// Package jsonbody reads a JSON request body field by field, so that each wrong field gets the message the
-// interface documents for it. Null members were dropped by the contract middleware (null counts as absent).
+// Package jsonbody reads the request bodies whose handlers check them member by member
+// (x-reftrack-validation: handler), so that each wrong member gets the message the interface documents
+// for it rather than a JSON decoding error.
+//
+// The server's generated structs of those bodies (gen/server, through its overlay) hold every member as
+// a Value, which decodes any JSON without failing and remembers what came; a nested object is an
+// Object of its own generated struct, an array of objects Objects. A handler reads the members with a
+// Reader, one call per member in the order the interface lists its rules; the Reader keeps the first
+// refusal. A JSON null counts as absent.
 package jsonbody
 
 import (
@@ -7,163 +14,161 @@ import (
 	"encoding/json"
 	"math"
 	"strconv"
-
-	"github.com/reftrack/reftrack/pkg/apierr"
+	"unicode/utf8"
 )
 
-// Object is a JSON object body.
-type Object map[string]json.RawMessage
-
-// Parse reads a request body given raw to the handler; an absent or empty body is an empty object.
-func Parse(body *json.RawMessage) (Object, error) {
-	if body == nil || len(bytes.TrimSpace(*body)) == 0 {
-		return Object{}, nil
-	}
-	var o Object
-	if err := json.Unmarshal(*body, &o); err != nil || o == nil {
-		return nil, apierr.New(apierr.KindInvalid, "Request body must be a JSON object")
-	}
-	return o, nil
+// Value is one member of a request body as it came: absent (or null), or a JSON value, kept as its
+// text.
+type Value struct {
+	raw []byte // nil when absent or null
 }
 
-// Str reads a string member: present reports whether it was sent, ok whether it is a string.
-func (o Object) Str(key string) (v string, present, ok bool) {
-	raw, present := o[key]
-	if !present {
-		return "", false, false
+// UnmarshalJSON keeps the member's text; it never fails.
+func (v *Value) UnmarshalJSON(b []byte) error {
+	b = bytes.TrimSpace(b)
+	if len(b) == 0 || string(b) == "null" {
+		v.raw = nil
+		return nil
 	}
-	ok = json.Unmarshal(raw, &v) == nil && len(raw) > 0 && raw[0] == '"'
-	return v, true, ok
+	v.raw = bytes.Clone(b) // the decoder reuses b
+	return nil
 }
 
-// OptStr is a string member, "" when absent or not a string (CheckStrings refuses the latter first).
-func (o Object) OptStr(key string) string {
-	v, _, ok := o.Str(key)
-	if !ok {
-		return ""
+// MarshalJSON writes the member as it came (null when absent).
+func (v Value) MarshalJSON() ([]byte, error) {
+	if v.raw == nil {
+		return []byte("null"), nil
 	}
-	return v
+	return v.raw, nil
 }
 
-// Bool reads a boolean member.
-func (o Object) Bool(key string) (v bool, present, ok bool) {
-	raw, present := o[key]
-	if !present {
-		return false, false, false
-	}
-	ok = json.Unmarshal(raw, &v) == nil
-	return v, true, ok
-}
+// Sent reports whether the member was sent (a null was not).
+func (v Value) Sent() bool { return v.raw != nil }
 
-// Int reads a member that must be a JSON integer (no fraction, no exponent, no string).
-func (o Object) Int(key string) (v int64, present, ok bool) {
-	raw, present := o[key]
-	if !present {
-		return 0, false, false
-	}
-	n, err := strconv.ParseInt(string(bytes.TrimSpace(raw)), 10, 64)
-	return n, true, err == nil
-}
-
-// Number reads a member that must be a JSON number (not a string), as its literal text: exact, never
-// rounded through a float.
-func (o Object) Number(key string) (literal string, ok bool) {
-	raw, present := o[key]
-	if !present {
+// Str is the member's text when it is a JSON string.
+func (v Value) Str() (string, bool) {
+	if len(v.raw) < 2 || v.raw[0] != '"' {
 		return "", false
 	}
-	t := string(bytes.TrimSpace(raw))
-	if t == "" || (t[0] != '-' && (t[0] < '0' || t[0] > '9')) {
-		return "", false // a string, boolean, object or array
+	if inner := v.raw[1 : len(v.raw)-1]; bytes.IndexByte(inner, '\\') < 0 && utf8.Valid(inner) {
+		return string(inner), true // nothing to unescape (the decoder would replace invalid UTF-8)
 	}
-	var n json.Number
-	if json.Unmarshal(raw, &n) != nil {
+	var s string
+	if json.Unmarshal(v.raw, &s) != nil {
 		return "", false
-	}
-	return t, true
-}
-
-// SaturatedInt is Int, except that an integer beyond int64 reads as the nearest int64, so that a range
-// check refuses it as too large (or too small) rather than as malformed.
-func (o Object) SaturatedInt(key string) (v int64, present, ok bool) {
-	if v, present, ok = o.Int(key); !present || ok {
-		return v, present, ok
-	}
-	t := bytes.TrimSpace(o[key])
-	digits := bytes.TrimPrefix(t, []byte("-"))
-	if len(digits) == 0 || len(bytes.Trim(digits, "0123456789")) > 0 {
-		return 0, true, false
-	}
-	if t[0] == '-' {
-		return math.MinInt64, true, true
-	}
-	return math.MaxInt64, true, true
-}
-
-// Sub reads a member that must be an object.
-func (o Object) Sub(key string) (Object, bool) {
-	raw, present := o[key]
-	if !present {
-		return nil, false
-	}
-	var s Object
-	if json.Unmarshal(raw, &s) != nil || s == nil {
-		return nil, false
 	}
 	return s, true
 }
 
-// ID reads a record id given as a number or a numeric string.
-func (o Object) ID(key string) (v int64, present, ok bool) {
-	if n, present, ok := o.Int(key); !present || ok {
-		return n, present, ok && n > 0
+// Bool is the member's value when it is a JSON boolean.
+func (v Value) Bool() (bool, bool) {
+	switch string(v.raw) {
+	case "true":
+		return true, true
+	case "false":
+		return false, true
 	}
-	s, _, ok := o.Str(key)
-	if !ok {
-		return 0, true, false
-	}
-	n, err := strconv.ParseInt(s, 10, 64)
-	return n, true, err == nil && n > 0
+	return false, false
 }
 
-// AdditionalData is what the interface reads from additional_data.
-type AdditionalData struct {
-	Test      bool
-	ProgramID *int64
+// Int is the member's value when it is a JSON integer (no fraction, no exponent, not a string). An
+// integer beyond int64 reads as the nearest int64, so that a range check refuses it as too large (or
+// too small) rather than as malformed.
+func (v Value) Int() (int64, bool) {
+	if n, err := strconv.ParseInt(string(v.raw), 10, 64); err == nil {
+		return n, true
+	}
+	digits := bytes.TrimPrefix(v.raw, []byte("-"))
+	if len(digits) == 0 || len(bytes.Trim(digits, "0123456789")) > 0 {
+		return 0, false
+	}
+	if v.raw[0] == '-' {
+		return math.MinInt64, true
+	}
+	return math.MaxInt64, true
 }
 
-// CheckStrings refuses a body whose optional string members, when sent, are not strings: the spec
-// promises strings there, and a value of another type would otherwise be dropped without a word.
-func (o Object) CheckStrings(keys ...string) error {
-	for _, k := range keys {
-		if _, present, ok := o.Str(k); present && !ok {
-			return apierr.Invalid(k + " must be a string")
-		}
+// Number is the member's literal text when it is a JSON number (not a string): exact, never rounded
+// through a float.
+func (v Value) Number() (string, bool) {
+	if len(v.raw) == 0 || (v.raw[0] != '-' && (v.raw[0] < '0' || v.raw[0] > '9')) {
+		return "", false // a string, boolean, object or array
 	}
-	return nil
+	return string(v.raw), true
 }
 
-// AdditionalData reads additional_data, refusing members of the wrong type.
-func (o Object) AdditionalData() (AdditionalData, error) {
-	var ad AdditionalData
-	if _, present := o["additional_data"]; !present {
-		return ad, nil
+// ID is a record id sent as a positive JSON integer or as a string holding one (0 when it is neither).
+func (v Value) ID() (int64, bool) {
+	text := string(v.raw)
+	if s, ok := v.Str(); ok {
+		text = s
 	}
-	sub, ok := o.Sub("additional_data")
-	if !ok {
-		return ad, apierr.Invalid("additional_data must be an object")
+	if n, err := strconv.ParseInt(text, 10, 64); err == nil && n > 0 {
+		return n, true
 	}
-	t, present, ok := sub.Bool("test_mode")
-	if present && !ok {
-		return ad, apierr.Invalid("additional_data.test_mode must be a boolean")
-	}
-	ad.Test = t
-	id, present, ok := sub.ID("program_id")
-	if present && !ok {
-		return ad, apierr.Invalid("additional_data.program_id must be a program id (a positive integer)")
-	}
-	if present {
-		ad.ProgramID = &id
-	}
-	return ad, nil
+	return 0, false
 }
+
+// Strings is the member's value when it is a JSON array of strings.
+func (v Value) Strings() ([]string, bool) {
+	if len(v.raw) == 0 || v.raw[0] != '[' {
+		return nil, false
+	}
+	var list []string
+	if json.Unmarshal(v.raw, &list) != nil {
+		return nil, false
+	}
+	return list, true
+}
+
+// JSON is the member's JSON text as sent ("" when absent).
+func (v Value) JSON() string { return string(v.raw) }
+
+// Shown is the member as a message quotes it: a string's text, else the JSON as sent.
+func (v Value) Shown() string {
+	if s, ok := v.Str(); ok {
+		return s
+	}
+	return v.JSON()
+}
+
+// Object is a member that should be a JSON object of T, a generated struct of Values (whose own decoding
+// never fails either).
+type Object[T any] struct {
+	Value
+	fields T
+	object bool
+}
+
+// UnmarshalJSON keeps the member and, when it is an object, its members in T.
+func (o *Object[T]) UnmarshalJSON(b []byte) error {
+	*o = Object[T]{}
+	if err := o.Value.UnmarshalJSON(b); err != nil || len(o.raw) == 0 || o.raw[0] != '{' {
+		return err
+	}
+	o.object = true
+	return json.Unmarshal(o.raw, &o.fields)
+}
+
+// Fields are the object's members: present reports whether it was sent, ok whether it is an object.
+func (o Object[T]) Fields() (fields T, present, ok bool) { return o.fields, o.Sent(), o.object }
+
+// Objects is a member that should be a JSON array of objects of T.
+type Objects[T any] struct {
+	Value
+	items []Object[T]
+	array bool
+}
+
+// UnmarshalJSON keeps the member and, when it is an array, its items.
+func (o *Objects[T]) UnmarshalJSON(b []byte) error {
+	*o = Objects[T]{}
+	if err := o.Value.UnmarshalJSON(b); err != nil || len(o.raw) == 0 || o.raw[0] != '[' {
+		return err
+	}
+	o.array = true
+	return json.Unmarshal(o.raw, &o.items)
+}
+
+// Items are the array's items: present reports whether it was sent, ok whether it is an array.
+func (o Objects[T]) Items() (items []Object[T], present, ok bool) { return o.items, o.Sent(), o.array }

@@ -3,21 +3,23 @@ package tracking
 import (
 	"context"
 	"fmt"
-	"slices"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	gen "github.com/reftrack/reftrack/gen/server"
 	"github.com/reftrack/reftrack/pkg/api/internal/auth"
-	"github.com/reftrack/reftrack/pkg/api/internal/jsonbody"
+	"github.com/reftrack/reftrack/pkg/api/internal/request"
 	"github.com/reftrack/reftrack/pkg/api/internal/wire"
+	"github.com/reftrack/reftrack/pkg/api/jsonbody"
 	"github.com/reftrack/reftrack/pkg/apierr"
 	"github.com/reftrack/reftrack/pkg/commission"
 	"github.com/reftrack/reftrack/pkg/sales"
 )
 
-var msgProviders = "provider must be one of: " + strings.Join(sales.Providers, ", ")
+var (
+	msgProviders    = "provider must be one of: " + strings.Join(sales.Providers, ", ")
+	msgAmountAtMost = fmt.Sprintf("amount_cents must be at most %d", sales.MaxAmountCents)
+)
 
 // TrackSale records a sale and its commission.
 func (h *Tracking) TrackSale(ctx context.Context, req gen.TrackSaleRequestObject) (gen.TrackSaleResponseObject, error) {
@@ -25,15 +27,10 @@ func (h *Tracking) TrackSale(ctx context.Context, req gen.TrackSaleRequestObject
 	if err != nil {
 		return nil, err
 	}
-	body, err := jsonbody.Parse(req.Body)
-	if err != nil {
+	if err := request.ObjectBody(ctx); err != nil {
 		return nil, err
 	}
-	ad, err := body.AdditionalData()
-	if err != nil {
-		return nil, err
-	}
-	in, err := h.saleInput(body, ad.Test)
+	in, err := h.saleInput(req.Body)
 	if err != nil {
 		return nil, err
 	}
@@ -86,89 +83,48 @@ func saleTestData(test bool, saleID *int64, programID int64) *gen.TestModeData {
 	return wire.TestData(saleID, programID)
 }
 
-// saleInput checks the body in the order the interface lists its rules.
-func (h *Tracking) saleInput(body jsonbody.Object, test bool) (sales.Input, error) {
+// saleInput reads the body in the order the interface lists its rules.
+func (h *Tracking) saleInput(b *gen.SaleRequest) (sales.Input, error) {
 	now := h.Now()
+	var r jsonbody.Reader
+	test, _ := additionalData(&r, b.AdditionalData)
 	in := sales.Input{Test: test, Currency: "USD", OccurredAt: now}
-
-	txn, present, ok := body.Str("transaction_id")
-	switch {
-	case !present && test:
-		// sales.Track records it under a generated transaction id.
-	case !ok || strings.TrimSpace(txn) == "" || len(txn) > 255:
-		return in, apierr.Invalid("transaction_id is required and must be a string")
+	msgTxn := apierr.Invalid("transaction_id is required and must be a string")
+	r.Check(test || b.TransactionId.Sent(), msgTxn) // a test sale may leave it out: sales.Track makes one up
+	in.TransactionID, _ = r.String(b.TransactionId, msgTxn, jsonbody.NotBlank, jsonbody.MaxBytes(255))
+	msgAmount := apierr.Invalid("amount_cents is required and must be a positive integer")
+	r.Check(b.AmountCents.Sent(), msgAmount)
+	in.AmountCents, _ = r.Int(b.AmountCents, msgAmount, jsonbody.Positive)
+	r.Check(in.AmountCents <= sales.MaxAmountCents, apierr.Invalid(msgAmountAtMost))
+	if at, ok := r.String(b.OccurredAt, apierr.Invalid("occurred_at must be an ISO 8601 time within the last 30 days"), recentTime(now)); ok {
+		in.OccurredAt, _ = time.Parse(time.RFC3339, at)
 	}
-	in.TransactionID = txn
-
-	amount, _, ok := body.SaturatedInt("amount_cents")
-	if !ok || amount <= 0 {
-		return in, apierr.Invalid("amount_cents is required and must be a positive integer")
-	}
-	if amount > sales.MaxAmountCents {
-		return in, apierr.Invalid(fmt.Sprintf("amount_cents must be at most %d", sales.MaxAmountCents))
-	}
-	in.AmountCents = amount
-
-	if v, present, ok := body.Str("occurred_at"); present {
-		t, err := time.Parse(time.RFC3339, v)
-		if !ok || err != nil || t.Before(now.Add(-sales.MaxAge)) || t.After(now.Add(sales.MaxFuture)) {
-			return in, apierr.Invalid("occurred_at must be an ISO 8601 time within the last 30 days")
-		}
-		in.OccurredAt = t
-	}
-	if v, present, ok := body.Str("provider"); present {
-		if !ok || !slices.Contains(sales.Providers, v) {
-			return in, apierr.Invalid(msgProviders)
-		}
-		in.Provider = v
-	}
-	if v, present, ok := body.Str("provider_payment_id"); present {
-		if n := utf8.RuneCountInString(v); !ok || n < 1 || n > 255 {
-			return in, apierr.Invalid("provider_payment_id must be a string of 1 to 255 characters")
-		}
-		in.ProviderPaymentID = v
-	}
-	if v, present, ok := body.Bool("livemode"); present {
-		if !ok {
-			return in, apierr.Invalid("livemode must be a boolean")
-		}
-		in.Livemode = &v
-	}
-	if raw, present := body["currency"]; present {
-		v, _, ok := body.Str("currency")
-		code := strings.ToUpper(v)
-		if !ok || !commission.SupportedCurrency(code) {
-			shown := v
-			if !ok {
-				shown = string(raw)
-			}
-			return in, apierr.New(apierr.KindUnsupportedCurrency, "currency "+shown+" is not supported")
-		}
-		in.Currency = code
+	in.Provider, _ = r.String(b.Provider, apierr.Invalid(msgProviders), jsonbody.OneOf(sales.Providers...))
+	in.ProviderPaymentID, _ = r.String(b.ProviderPaymentId, apierr.Invalid("provider_payment_id must be a string of 1 to 255 characters"),
+		jsonbody.Runes(1, 255))
+	in.Livemode = jsonbody.Ptr(r.Bool(b.Livemode, apierr.Invalid("livemode must be a boolean")))
+	if code, ok := r.String(b.Currency, apierr.New(apierr.KindUnsupportedCurrency, "currency "+b.Currency.Shown()+" is not supported"),
+		func(s string) bool { return commission.SupportedCurrency(strings.ToUpper(s)) }); ok {
+		in.Currency = strings.ToUpper(code)
 	}
 	// The extra fields the original clients send.
-	for _, f := range []struct {
-		name string
-		dst  *string
-	}{{"sale_type", &in.SaleType}, {"event_name", &in.EventName}, {"subscription_id", &in.SubscriptionID},
-		{"subscription_interval", &in.SubscriptionInterval}} {
-		if v, present, ok := body.Str(f.name); present {
-			if !ok || len(v) > 255 {
-				return in, apierr.Invalid(f.name + " must be a string of at most 255 characters")
-			}
-			*f.dst = v
-		}
+	in.SaleType, _ = r.String(b.SaleType, apierr.Invalid("sale_type must be a string of at most 255 characters"), jsonbody.MaxBytes(255))
+	in.EventName, _ = r.String(b.EventName, apierr.Invalid("event_name must be a string of at most 255 characters"), jsonbody.MaxBytes(255))
+	in.SubscriptionID, _ = r.String(b.SubscriptionId, apierr.Invalid("subscription_id must be a string of at most 255 characters"),
+		jsonbody.MaxBytes(255))
+	in.SubscriptionInterval, _ = r.String(b.SubscriptionInterval,
+		apierr.Invalid("subscription_interval must be a string of at most 255 characters"), jsonbody.MaxBytes(255))
+	in.IsRecurring, _ = r.Bool(b.IsRecurring, apierr.Invalid("is_recurring must be a boolean"))
+	in.CustomerKey, _ = r.String(b.CustomerKey, notString("customer_key"))
+	in.ClickID, _ = r.String(b.ClickId, notString("click_id"))
+	return in, r.Err()
+}
+
+// recentTime holds for an RFC 3339 time a sale may have occurred at: at most sales.MaxAge before now and
+// sales.MaxFuture after it.
+func recentTime(now time.Time) func(string) bool {
+	return func(s string) bool {
+		t, err := time.Parse(time.RFC3339, s)
+		return err == nil && !t.Before(now.Add(-sales.MaxAge)) && !t.After(now.Add(sales.MaxFuture))
 	}
-	if v, present, ok := body.Bool("is_recurring"); present {
-		if !ok {
-			return in, apierr.Invalid("is_recurring must be a boolean")
-		}
-		in.IsRecurring = v
-	}
-	if err := body.CheckStrings("customer_key", "click_id"); err != nil {
-		return in, err
-	}
-	in.CustomerKey = body.OptStr("customer_key")
-	in.ClickID = body.OptStr("click_id")
-	return in, nil
 }

@@ -10,7 +10,10 @@ import (
 
 	"github.com/jmoiron/sqlx"
 
+	gen "github.com/reftrack/reftrack/gen/server"
 	"github.com/reftrack/reftrack/pkg/api/internal/auth"
+	"github.com/reftrack/reftrack/pkg/api/jsonbody"
+	"github.com/reftrack/reftrack/pkg/apierr"
 	"github.com/reftrack/reftrack/pkg/clicks"
 	"github.com/reftrack/reftrack/pkg/leads"
 	"github.com/reftrack/reftrack/pkg/origins"
@@ -36,3 +39,19 @@ type Tracking struct {
 	Metrics *metrics.Metrics
 	Origins *origins.Cache
 }
+
+// additionalData reads additional_data, which the click, lead and sale bodies share: whether the event is
+// a test, and the program it names.
+func additionalData(r *jsonbody.Reader, o jsonbody.Object[gen.AdditionalData]) (test bool, programID *int64) {
+	ad, present, ok := o.Fields()
+	if !present || !r.Check(ok, apierr.Invalid("additional_data must be an object")) {
+		return false, nil
+	}
+	test, _ = r.Bool(ad.TestMode, apierr.Invalid("additional_data.test_mode must be a boolean"))
+	programID = jsonbody.Ptr(r.ID(ad.ProgramId, apierr.Invalid("additional_data.program_id must be a program id (a positive integer)")))
+	return test, programID
+}
+
+// notString refuses an optional text member of another JSON type: the spec promises a string there, and
+// a value of another type would otherwise be dropped without a word.
+func notString(member string) error { return apierr.Invalid(member + " must be a string") }
