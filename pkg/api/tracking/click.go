@@ -12,6 +12,19 @@ import (
 	"github.com/reftrack/reftrack/pkg/geo"
 )
 
+// The refusals of the optional text the tracker sends with a click.
+var (
+	errPageURLNotString          = notString("page_url")
+	errPageTitleNotString        = notString("page_title")
+	errReferrerURLNotString      = notString("referrer_url")
+	errSessionIDNotString        = notString("session_id")
+	errScreenResolutionNotString = notString("screen_resolution")
+	errViewportSizeNotString     = notString("viewport_size")
+	errLanguageNotString         = notString("language")
+	errTimezoneNotString         = notString("timezone")
+	errUserAgentNotString        = notString("user_agent")
+)
+
 // TrackClick records a referral click.
 func (h *Tracking) TrackClick(ctx context.Context, req gen.TrackClickRequestObject) (gen.TrackClickResponseObject, error) {
 	if err := request.ObjectBody(ctx); err != nil {
@@ -62,15 +75,15 @@ func (h *Tracking) clickInput(ctx context.Context, b *gen.ClickRequest) (clicks.
 	m := request.From(ctx)
 	in := clicks.Input{AffiliateURL: affURL, IP: m.IP, Origin: m.Header.Get("Origin"), Test: test}
 	// The optional text the tracker sends with a click.
-	in.PageURL, _ = r.String(b.PageUrl, notString("page_url"))
-	in.PageTitle, _ = r.String(b.PageTitle, notString("page_title"))
-	in.ReferrerURL, _ = r.String(b.ReferrerUrl, notString("referrer_url"))
-	in.SessionID, _ = r.String(b.SessionId, notString("session_id"))
-	in.ScreenRes, _ = r.String(b.ScreenResolution, notString("screen_resolution"))
-	in.Viewport, _ = r.String(b.ViewportSize, notString("viewport_size"))
-	in.Language, _ = r.String(b.Language, notString("language"))
-	in.Timezone, _ = r.String(b.Timezone, notString("timezone"))
-	bodyUA, _ := r.String(b.UserAgent, notString("user_agent"))
+	in.PageURL, _ = r.String(b.PageUrl, errPageURLNotString)
+	in.PageTitle, _ = r.String(b.PageTitle, errPageTitleNotString)
+	in.ReferrerURL, _ = r.String(b.ReferrerUrl, errReferrerURLNotString)
+	in.SessionID, _ = r.String(b.SessionId, errSessionIDNotString)
+	in.ScreenRes, _ = r.String(b.ScreenResolution, errScreenResolutionNotString)
+	in.Viewport, _ = r.String(b.ViewportSize, errViewportSizeNotString)
+	in.Language, _ = r.String(b.Language, errLanguageNotString)
+	in.Timezone, _ = r.String(b.Timezone, errTimezoneNotString)
+	bodyUA, _ := r.String(b.UserAgent, errUserAgentNotString)
 	if err := r.Err(); err != nil {
 		return clicks.Input{}, nil, err
 	}

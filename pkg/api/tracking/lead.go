@@ -16,6 +16,8 @@ const (
 	msgLeadProvisional = "Lead recorded as provisional. This program requires server-side (Bearer) lead tracking to settle attribution."
 )
 
+var errEmailNotString = notString("email")
+
 // TrackLead records a lead: server mode with a valid program key, browser mode without one (leads.Mode).
 func (h *Tracking) TrackLead(ctx context.Context, req gen.TrackLeadRequestObject) (gen.TrackLeadResponseObject, error) {
 	q, err := h.leadRequest(ctx, req.Body)
@@ -63,11 +65,11 @@ func (h *Tracking) leadRequest(ctx context.Context, b *gen.LeadRequest) (leads.R
 		return leads.Request{}, err
 	}
 	var r jsonbody.Reader
-	clickID, _ := r.String(b.ClickId, notString("click_id"))
-	customerKey, _ := r.String(b.CustomerKey, notString("customer_key"))
+	clickID, _ := r.String(b.ClickId, errClickIDNotString)
+	customerKey, _ := r.String(b.CustomerKey, errCustomerKeyNotString)
 	r.Check(clickID != "" || customerKey != "", leads.ErrIdentifierRequired)
 	test, named := additionalData(&r, b.AdditionalData)
-	email, _ := r.String(b.Email, notString("email"))
+	email, _ := r.String(b.Email, errEmailNotString)
 	if err := r.Err(); err != nil {
 		return leads.Request{}, err
 	}

@@ -16,9 +16,26 @@ import (
 	"github.com/reftrack/reftrack/pkg/sales"
 )
 
+// The refusals of a sale's members, in the order they are read (made once: the sale is a hot path).
 var (
-	msgProviders    = "provider must be one of: " + strings.Join(sales.Providers, ", ")
-	msgAmountAtMost = fmt.Sprintf("amount_cents must be at most %d", sales.MaxAmountCents)
+	errTransactionID        = apierr.Invalid("transaction_id is required and must be a string")
+	errAmount               = apierr.Invalid("amount_cents is required and must be a positive integer")
+	errAmountAtMost         = apierr.Invalid(fmt.Sprintf("amount_cents must be at most %d", sales.MaxAmountCents))
+	errOccurredAt           = apierr.Invalid("occurred_at must be an ISO 8601 time within the last 30 days")
+	errProvider             = apierr.Invalid("provider must be one of: " + strings.Join(sales.Providers, ", "))
+	errProviderPaymentID    = apierr.Invalid("provider_payment_id must be a string of 1 to 255 characters")
+	errLivemode             = apierr.Invalid("livemode must be a boolean")
+	errSaleType             = apierr.Invalid("sale_type must be a string of at most 255 characters")
+	errEventName            = apierr.Invalid("event_name must be a string of at most 255 characters")
+	errSubscriptionID       = apierr.Invalid("subscription_id must be a string of at most 255 characters")
+	errSubscriptionInterval = apierr.Invalid("subscription_interval must be a string of at most 255 characters")
+	errIsRecurring          = apierr.Invalid("is_recurring must be a boolean")
+)
+
+var (
+	isProvider = jsonbody.OneOf(sales.Providers...)
+	upTo255    = jsonbody.MaxBytes(255)
+	oneTo255   = jsonbody.Runes(1, 255)
 )
 
 // TrackSale records a sale and its commission.
@@ -89,34 +106,30 @@ func (h *Tracking) saleInput(b *gen.SaleRequest) (sales.Input, error) {
 	var r jsonbody.Reader
 	test, _ := additionalData(&r, b.AdditionalData)
 	in := sales.Input{Test: test, Currency: "USD", OccurredAt: now}
-	msgTxn := apierr.Invalid("transaction_id is required and must be a string")
-	r.Check(test || b.TransactionId.Sent(), msgTxn) // a test sale may leave it out: sales.Track makes one up
-	in.TransactionID, _ = r.String(b.TransactionId, msgTxn, jsonbody.NotBlank, jsonbody.MaxBytes(255))
-	msgAmount := apierr.Invalid("amount_cents is required and must be a positive integer")
-	r.Check(b.AmountCents.Sent(), msgAmount)
-	in.AmountCents, _ = r.Int(b.AmountCents, msgAmount, jsonbody.Positive)
-	r.Check(in.AmountCents <= sales.MaxAmountCents, apierr.Invalid(msgAmountAtMost))
-	if at, ok := r.String(b.OccurredAt, apierr.Invalid("occurred_at must be an ISO 8601 time within the last 30 days"), recentTime(now)); ok {
+	r.Check(test || b.TransactionId.Sent(), errTransactionID) // a test sale may leave it out: sales.Track makes one up
+	in.TransactionID, _ = r.String(b.TransactionId, errTransactionID, jsonbody.NotBlank, upTo255)
+	r.Check(b.AmountCents.Sent(), errAmount)
+	in.AmountCents, _ = r.Int(b.AmountCents, errAmount, jsonbody.Positive)
+	r.Check(in.AmountCents <= sales.MaxAmountCents, errAmountAtMost)
+	if at, ok := r.String(b.OccurredAt, errOccurredAt, recentTime(now)); ok {
 		in.OccurredAt, _ = time.Parse(time.RFC3339, at)
 	}
-	in.Provider, _ = r.String(b.Provider, apierr.Invalid(msgProviders), jsonbody.OneOf(sales.Providers...))
-	in.ProviderPaymentID, _ = r.String(b.ProviderPaymentId, apierr.Invalid("provider_payment_id must be a string of 1 to 255 characters"),
-		jsonbody.Runes(1, 255))
-	in.Livemode = jsonbody.Ptr(r.Bool(b.Livemode, apierr.Invalid("livemode must be a boolean")))
-	if code, ok := r.String(b.Currency, apierr.New(apierr.KindUnsupportedCurrency, "currency "+b.Currency.Shown()+" is not supported"),
-		func(s string) bool { return commission.SupportedCurrency(strings.ToUpper(s)) }); ok {
+	in.Provider, _ = r.String(b.Provider, errProvider, isProvider)
+	in.ProviderPaymentID, _ = r.String(b.ProviderPaymentId, errProviderPaymentID, oneTo255)
+	in.Livemode = jsonbody.Ptr(r.Bool(b.Livemode, errLivemode))
+	if b.Currency.Sent() {
+		code, _ := r.String(b.Currency, apierr.New(apierr.KindUnsupportedCurrency, "currency "+b.Currency.Shown()+" is not supported"),
+			func(s string) bool { return commission.SupportedCurrency(strings.ToUpper(s)) })
 		in.Currency = strings.ToUpper(code)
 	}
 	// The extra fields the original clients send.
-	in.SaleType, _ = r.String(b.SaleType, apierr.Invalid("sale_type must be a string of at most 255 characters"), jsonbody.MaxBytes(255))
-	in.EventName, _ = r.String(b.EventName, apierr.Invalid("event_name must be a string of at most 255 characters"), jsonbody.MaxBytes(255))
-	in.SubscriptionID, _ = r.String(b.SubscriptionId, apierr.Invalid("subscription_id must be a string of at most 255 characters"),
-		jsonbody.MaxBytes(255))
-	in.SubscriptionInterval, _ = r.String(b.SubscriptionInterval,
-		apierr.Invalid("subscription_interval must be a string of at most 255 characters"), jsonbody.MaxBytes(255))
-	in.IsRecurring, _ = r.Bool(b.IsRecurring, apierr.Invalid("is_recurring must be a boolean"))
-	in.CustomerKey, _ = r.String(b.CustomerKey, notString("customer_key"))
-	in.ClickID, _ = r.String(b.ClickId, notString("click_id"))
+	in.SaleType, _ = r.String(b.SaleType, errSaleType, upTo255)
+	in.EventName, _ = r.String(b.EventName, errEventName, upTo255)
+	in.SubscriptionID, _ = r.String(b.SubscriptionId, errSubscriptionID, upTo255)
+	in.SubscriptionInterval, _ = r.String(b.SubscriptionInterval, errSubscriptionInterval, upTo255)
+	in.IsRecurring, _ = r.Bool(b.IsRecurring, errIsRecurring)
+	in.CustomerKey, _ = r.String(b.CustomerKey, errCustomerKeyNotString)
+	in.ClickID, _ = r.String(b.ClickId, errClickIDNotString)
 	return in, r.Err()
 }
 
