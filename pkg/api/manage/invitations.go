@@ -97,9 +97,9 @@ func invitees(b *gen.InvitationCreate) ([]enrollment.Invitee, bool, error) {
 func invitee(email, name, message jsonbody.Value, prefix string) (enrollment.Invitee, error) {
 	var r jsonbody.Reader
 	var in enrollment.Invitee
-	msgEmail := apierr.Invalid(prefix + "email must be an email address")
-	r.Check(email.Sent(), msgEmail)
-	in.Email, _ = r.String(email, msgEmail, enrollment.ValidEmail)
+	errEmail := apierr.Invalid(prefix + "email must be an email address")
+	r.Check(email.Sent(), errEmail)
+	in.Email, _ = r.String(email, errEmail, enrollment.ValidEmail)
 	in.Name, _ = r.String(name, apierr.Invalid(prefix+"name must be 1 to 200 characters"), jsonbody.NotEmpty)
 	in.Message, _ = r.String(message, apierr.Invalid(prefix+"message must be at most 2000 characters"))
 	return in, r.Err()

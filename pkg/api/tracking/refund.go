@@ -13,7 +13,19 @@ import (
 	"github.com/reftrack/reftrack/pkg/sales"
 )
 
-var msgRefundAtMost = fmt.Sprintf("refund_amount_cents must be at most %d", sales.MaxAmountCents)
+// The refusals of a refund's members, in the order they are read (made once, like the sale's).
+var (
+	errRefundTransactionID = apierr.Invalid("transaction_id is required")
+	errReason              = apierr.Invalid("reason must be refund or chargeback")
+	errRefundReason        = apierr.Invalid("refund_reason must be a string of at most 2000 characters")
+	errRefundAmount        = apierr.Invalid("refund_amount_cents must be a positive integer")
+	errRefundAmountAtMost  = apierr.Invalid(fmt.Sprintf("refund_amount_cents must be at most %d", sales.MaxAmountCents))
+)
+
+var (
+	isReason = jsonbody.OneOf(sales.ReasonRefund, sales.ReasonChargeback)
+	upTo2000 = jsonbody.MaxBytes(2000)
+)
 
 // TrackRefund refunds a recorded sale of the key's program.
 func (h *Tracking) TrackRefund(ctx context.Context, req gen.TrackRefundRequestObject) (gen.TrackRefundResponseObject, error) {
@@ -52,17 +64,14 @@ func (h *Tracking) TrackRefund(ctx context.Context, req gen.TrackRefundRequestOb
 func refundInput(b *gen.RefundRequest, programID int64) (sales.RefundInput, error) {
 	var r jsonbody.Reader
 	in := sales.RefundInput{ProgramID: programID, Source: sales.SourceAPI, Reason: sales.ReasonRefund}
-	msgTxn := apierr.Invalid("transaction_id is required")
-	r.Check(b.TransactionId.Sent(), msgTxn)
-	in.TransactionID, _ = r.String(b.TransactionId, msgTxn, jsonbody.NotBlank)
-	if reason, ok := r.String(b.Reason, apierr.Invalid("reason must be refund or chargeback"),
-		jsonbody.OneOf(sales.ReasonRefund, sales.ReasonChargeback)); ok {
+	r.Check(b.TransactionId.Sent(), errRefundTransactionID)
+	in.TransactionID, _ = r.String(b.TransactionId, errRefundTransactionID, jsonbody.NotBlank)
+	if reason, ok := r.String(b.Reason, errReason, isReason); ok {
 		in.Reason = reason
 	}
-	in.RefundReason, _ = r.String(b.RefundReason, apierr.Invalid("refund_reason must be a string of at most 2000 characters"),
-		jsonbody.MaxBytes(2000))
-	amount, ok := r.Int(b.RefundAmountCents, apierr.Invalid("refund_amount_cents must be a positive integer"), jsonbody.Positive)
-	r.Check(amount <= sales.MaxAmountCents, apierr.Invalid(msgRefundAtMost))
+	in.RefundReason, _ = r.String(b.RefundReason, errRefundReason, upTo2000)
+	amount, ok := r.Int(b.RefundAmountCents, errRefundAmount, jsonbody.Positive)
+	r.Check(amount <= sales.MaxAmountCents, errRefundAmountAtMost)
 	in.AmountCents = jsonbody.Ptr(amount, ok)
 	return in, r.Err()
 }
