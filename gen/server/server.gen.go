@@ -22,6 +22,7 @@ import (
 	"github.com/labstack/echo/v4"
 	"github.com/oapi-codegen/runtime"
 	openapi_types "github.com/oapi-codegen/runtime/types"
+	"github.com/reftrack/reftrack/pkg/api/jsonbody"
 )
 
 // Defines values for AccountSuspendedErrorErrorCode.
@@ -1544,10 +1545,10 @@ type AccountSuspendedErrorErrorCode string
 // AdditionalData Free-form extra data. `test_mode` marks a test event; `program_id` names the program in test mode.
 type AdditionalData struct {
 	// ProgramId A record id, as a number or a numeric string; null counts as absent.
-	ProgramId *IdInput `json:"program_id,omitempty"`
+	ProgramId jsonbody.Value `json:"program_id,omitempty"`
 
 	// TestMode Records a test event (`is_test`), excluded from the events list and from payouts.
-	TestMode             *bool                  `json:"test_mode,omitempty"`
+	TestMode             jsonbody.Value         `json:"test_mode,omitempty"`
 	AdditionalProperties map[string]interface{} `json:"-"`
 }
 
@@ -1628,7 +1629,12 @@ type ChainVerdict struct {
 }
 
 // CliAuthCallbackRequest defines model for CliAuthCallbackRequest.
-type CliAuthCallbackRequest = json.RawMessage
+type CliAuthCallbackRequest struct {
+	// IdToken An OpenID Connect id_token from the configured issuer.
+	IdToken              jsonbody.Value         `json:"id_token"`
+	State                jsonbody.Value         `json:"state"`
+	AdditionalProperties map[string]interface{} `json:"-"`
+}
 
 // CliAuthCallbackResponse defines model for CliAuthCallbackResponse.
 type CliAuthCallbackResponse struct {
@@ -1685,7 +1691,31 @@ type CliChainResult struct {
 type CliChainResultType string
 
 // CliInitRequest defines model for CliInitRequest.
-type CliInitRequest = json.RawMessage
+type CliInitRequest struct {
+	// AdvertiserId A record id, as a number or a numeric string; null counts as absent.
+	AdvertiserId jsonbody.Value `json:"advertiser_id,omitempty"`
+
+	// CommissionRate Positive number with at most 4 decimal places: percent for percent types (`percent`,
+	// `recurring_percent`: at most 100), major currency units for fixed types (`fixed`, `recurring_fixed`:
+	// at most 1000000). Read exactly as written (never through a float).
+	CommissionRate jsonbody.Value `json:"commission_rate"`
+	CommissionType jsonbody.Value `json:"commission_type"`
+
+	// CookieDuration Days; sets `cookie_window_days`.
+	CookieDuration jsonbody.Value `json:"cookie_duration,omitempty"`
+
+	// Domain The brand's site as a host name (`shop.example.com`): no path, query, port or spaces, at most 253
+	// characters. A leading `http://` or `https://` and a trailing `/` (what people paste) are removed; the
+	// host name is stored in lower case.
+	Domain jsonbody.Value `json:"domain"`
+
+	// DurationMonths Recurring types: months a customer's payments keep paying after the first. `0` (the original CLI's
+	// "lifetime") = lifetime, shown as `duration_months: null` on the program. Absent (or null, which
+	// counts as absent): lifetime on `cli/init`; unchanged on `PATCH /api/v1/programs/{programId}`.
+	DurationMonths       jsonbody.Value         `json:"duration_months,omitempty"`
+	Name                 jsonbody.Value         `json:"name"`
+	AdditionalProperties map[string]interface{} `json:"-"`
+}
 
 // CliInitResponse defines model for CliInitResponse.
 type CliInitResponse struct {
@@ -1768,7 +1798,14 @@ type CliStatusResponse struct {
 type CliStatusResponseDataDnsRecordType string
 
 // CliTestEventRequest `event_type` for one test event, or `type: chain` for the synthetic chain.
-type CliTestEventRequest = json.RawMessage
+type CliTestEventRequest struct {
+	EventType jsonbody.Value `json:"event_type,omitempty"`
+
+	// ProgramId A record id, as a number or a numeric string; null counts as absent.
+	ProgramId            jsonbody.Value         `json:"program_id,omitempty"`
+	Type                 jsonbody.Value         `json:"type,omitempty"`
+	AdditionalProperties map[string]interface{} `json:"-"`
+}
 
 // CliTestEventResponse defines model for CliTestEventResponse.
 type CliTestEventResponse struct {
@@ -1818,7 +1855,28 @@ type ClickEvent struct {
 type ClickEventEventType string
 
 // ClickRequest defines model for ClickRequest.
-type ClickRequest = json.RawMessage
+type ClickRequest struct {
+	// AdditionalData Free-form extra data. `test_mode` marks a test event; `program_id` names the program in test mode.
+	AdditionalData jsonbody.Object[AdditionalData] `json:"additional_data,omitempty"`
+
+	// AffiliateUrl Fully qualified URL (with scheme) of the landing page, containing the `aff` query parameter.
+	AffiliateUrl jsonbody.Value `json:"affiliate_url"`
+
+	// ExistingClickId A `svc_click_id` the browser already holds (first click wins).
+	ExistingClickId  jsonbody.Value `json:"existing_click_id,omitempty"`
+	Language         jsonbody.Value `json:"language,omitempty"`
+	PageTitle        jsonbody.Value `json:"page_title,omitempty"`
+	PageUrl          jsonbody.Value `json:"page_url,omitempty"`
+	ReferrerUrl      jsonbody.Value `json:"referrer_url,omitempty"`
+	ScreenResolution jsonbody.Value `json:"screen_resolution,omitempty"`
+	SessionId        jsonbody.Value `json:"session_id,omitempty"`
+	Timezone         jsonbody.Value `json:"timezone,omitempty"`
+
+	// UserAgent Ignored when the request's own User-Agent header is present.
+	UserAgent            jsonbody.Value         `json:"user_agent,omitempty"`
+	ViewportSize         jsonbody.Value         `json:"viewport_size,omitempty"`
+	AdditionalProperties map[string]interface{} `json:"-"`
+}
 
 // ClickResponse defines model for ClickResponse.
 type ClickResponse struct {
@@ -2120,7 +2178,13 @@ type Invitation struct {
 type InvitationStatus string
 
 // InvitationCreate One invitation (`email`, `name`, `message`) or several (`invitations`), not both.
-type InvitationCreate = json.RawMessage
+type InvitationCreate struct {
+	Email                jsonbody.Value                    `json:"email,omitempty"`
+	Invitations          jsonbody.Objects[InvitationInput] `json:"invitations,omitempty"`
+	Message              jsonbody.Value                    `json:"message,omitempty"`
+	Name                 jsonbody.Value                    `json:"name,omitempty"`
+	AdditionalProperties map[string]interface{}            `json:"-"`
+}
 
 // InvitationEnvelope defines model for InvitationEnvelope.
 type InvitationEnvelope struct {
@@ -2129,13 +2193,14 @@ type InvitationEnvelope struct {
 
 // InvitationInput defines model for InvitationInput.
 type InvitationInput struct {
-	Email openapi_types.Email `json:"email"`
+	Email jsonbody.Value `json:"email"`
 
 	// Message A note from the brand, quoted in the mail.
-	Message *string `json:"message,omitempty"`
+	Message jsonbody.Value `json:"message,omitempty"`
 
 	// Name The partner's name (default the email's local part, for a new partner).
-	Name *string `json:"name,omitempty"`
+	Name                 jsonbody.Value         `json:"name,omitempty"`
+	AdditionalProperties map[string]interface{} `json:"-"`
 }
 
 // InvitationListEnvelope defines model for InvitationListEnvelope.
@@ -2168,7 +2233,20 @@ type LeadEvent struct {
 type LeadEventEventType string
 
 // LeadRequest Send `click_id`, `customer_key` or both.
-type LeadRequest = json.RawMessage
+type LeadRequest struct {
+	// AdditionalData Free-form extra data. `test_mode` marks a test event; `program_id` names the program in test mode.
+	AdditionalData jsonbody.Object[AdditionalData] `json:"additional_data,omitempty"`
+
+	// ClickId Value of the `svc_click_id` cookie.
+	ClickId jsonbody.Value `json:"click_id,omitempty"`
+
+	// CustomerKey The stable customer id set at sign-up (the same value at sale time).
+	CustomerKey jsonbody.Value `json:"customer_key,omitempty"`
+
+	// Email Improves attribution.
+	Email                jsonbody.Value         `json:"email,omitempty"`
+	AdditionalProperties map[string]interface{} `json:"-"`
+}
 
 // LeadResponse defines model for LeadResponse.
 type LeadResponse struct {
@@ -2888,7 +2966,32 @@ type ProgramPartnerApproval string
 type ProgramStatus string
 
 // ProgramCreate defines model for ProgramCreate.
-type ProgramCreate = json.RawMessage
+type ProgramCreate struct {
+	// AllowedOrigins Origins whose pages may call the tracking API from the browser, such as `https://shop.example.com`.
+	AllowedOrigins jsonbody.Value `json:"allowed_origins,omitempty"`
+
+	// CommissionRate Positive number with at most 4 decimal places: percent for percent types (`percent`,
+	// `recurring_percent`: at most 100), major currency units for fixed types (`fixed`, `recurring_fixed`:
+	// at most 1000000). Read exactly as written (never through a float).
+	CommissionRate jsonbody.Value `json:"commission_rate"`
+	CommissionType jsonbody.Value `json:"commission_type"`
+
+	// CookieWindowDays Days a referral cookie lasts (default 60).
+	CookieWindowDays jsonbody.Value `json:"cookie_window_days,omitempty"`
+
+	// Domain The brand's site as a host name (`shop.example.com`): no path, query, port or spaces, at most 253
+	// characters. A leading `http://` or `https://` and a trailing `/` (what people paste) are removed; the
+	// host name is stored in lower case.
+	Domain jsonbody.Value `json:"domain"`
+
+	// DurationMonths Recurring types: months a customer's payments keep paying after the first. `0` (the original CLI's
+	// "lifetime") = lifetime, shown as `duration_months: null` on the program. Absent (or null, which
+	// counts as absent): lifetime on `cli/init`; unchanged on `PATCH /api/v1/programs/{programId}`.
+	DurationMonths       jsonbody.Value         `json:"duration_months,omitempty"`
+	LeadAuth             jsonbody.Value         `json:"lead_auth,omitempty"`
+	Name                 jsonbody.Value         `json:"name"`
+	AdditionalProperties map[string]interface{} `json:"-"`
+}
 
 // ProgramCreatedEnvelope defines model for ProgramCreatedEnvelope.
 type ProgramCreatedEnvelope struct {
@@ -2905,7 +3008,48 @@ type ProgramEnvelope struct {
 }
 
 // ProgramUpdate defines model for ProgramUpdate.
-type ProgramUpdate = json.RawMessage
+type ProgramUpdate struct {
+	// AllowedOrigins Browser origins allowed on the click and browser-mode lead routes: `scheme://host[:port]` (http or
+	// https; a host name, or an IPv6 address in brackets; port 1 to 65535; a trailing `/` is removed),
+	// stored in lower case.
+	AllowedOrigins        jsonbody.Value `json:"allowed_origins,omitempty"`
+	AttributionWindowDays jsonbody.Value `json:"attribution_window_days,omitempty"`
+
+	// CommissionApproval As `CommissionApproval`.
+	CommissionApproval jsonbody.Value `json:"commission_approval,omitempty"`
+
+	// CommissionRate As `CommissionRateInput`: positive, at most 4 decimal places; at most 100 for percent types and
+	// 1000000 (major currency units) for fixed types, the type after the change. Read exactly as written.
+	CommissionRate jsonbody.Value `json:"commission_rate,omitempty"`
+
+	// CommissionType As `CommissionType`.
+	CommissionType   jsonbody.Value `json:"commission_type,omitempty"`
+	CookieWindowDays jsonbody.Value `json:"cookie_window_days,omitempty"`
+
+	// Domain The brand's site as a host name (`shop.example.com`), as `DomainInput` on `cli/init`: no path,
+	// query, port or spaces, at most 253 characters; a leading `http://` or `https://` and a trailing `/`
+	// are removed; stored in lower case.
+	Domain jsonbody.Value `json:"domain,omitempty"`
+
+	// DurationMonths Recurring types: months a customer's payments keep paying after the first. `0` (the original CLI's
+	// "lifetime") = lifetime, shown as `duration_months: null` on the program. Absent (or null, which
+	// counts as absent): lifetime on `cli/init`; unchanged on `PATCH /api/v1/programs/{programId}`.
+	DurationMonths jsonbody.Value `json:"duration_months,omitempty"`
+	Enrollment     jsonbody.Value `json:"enrollment,omitempty"`
+
+	// HoldDays Days a commission is held after its sale before it is payable. Applies to commissions of later sales.
+	HoldDays jsonbody.Value `json:"hold_days,omitempty"`
+
+	// LeadAuth As `LeadAuth`: `server_required`, browser-mode leads are provisional until a server-mode lead settles them; `browser_allowed`, browser-mode leads settle.
+	LeadAuth         jsonbody.Value `json:"lead_auth,omitempty"`
+	Name             jsonbody.Value `json:"name,omitempty"`
+	PartnerApproval  jsonbody.Value `json:"partner_approval,omitempty"`
+	PartnerLinkCodes jsonbody.Value `json:"partner_link_codes,omitempty"`
+
+	// PayoutMinimumCents The smallest payout, in each currency's minor units.
+	PayoutMinimumCents   jsonbody.Value         `json:"payout_minimum_cents,omitempty"`
+	AdditionalProperties map[string]interface{} `json:"-"`
+}
 
 // RateLimitedError Typed envelope: rate limited.
 type RateLimitedError struct {
@@ -3104,7 +3248,20 @@ type RefundCommission struct {
 type RefundCommissionStatus string
 
 // RefundRequest defines model for RefundRequest.
-type RefundRequest = json.RawMessage
+type RefundRequest struct {
+	// Reason Default `refund`.
+	Reason jsonbody.Value `json:"reason,omitempty"`
+
+	// RefundAmountCents Partial refund; at most what is left unrefunded (and at most 10^12). Default the whole remaining amount.
+	RefundAmountCents jsonbody.Value `json:"refund_amount_cents,omitempty"`
+
+	// RefundReason Free text.
+	RefundReason jsonbody.Value `json:"refund_reason,omitempty"`
+
+	// TransactionId The `transaction_id` of the original sale.
+	TransactionId        jsonbody.Value         `json:"transaction_id"`
+	AdditionalProperties map[string]interface{} `json:"-"`
+}
 
 // RefundResponse defines model for RefundResponse.
 type RefundResponse struct {
@@ -3206,7 +3363,44 @@ type SaleRecorded struct {
 }
 
 // SaleRequest Send `customer_key`, `click_id` or both.
-type SaleRequest = json.RawMessage
+type SaleRequest struct {
+	// AdditionalData Free-form extra data. `test_mode` marks a test event; `program_id` names the program in test mode.
+	AdditionalData jsonbody.Object[AdditionalData] `json:"additional_data,omitempty"`
+
+	// AmountCents Positive integer in the currency's smallest unit, at most 10^12.
+	AmountCents jsonbody.Value `json:"amount_cents"`
+	ClickId     jsonbody.Value `json:"click_id,omitempty"`
+
+	// Currency `USD`, `EUR` or `VND`, in any case; default `USD`. Another code answers 422 `currency XXX is not supported`.
+	//
+	// Example: USD
+	Currency jsonbody.Value `json:"currency,omitempty"`
+
+	// CustomerKey Same value as at lead time.
+	CustomerKey jsonbody.Value `json:"customer_key,omitempty"`
+	EventName   jsonbody.Value `json:"event_name,omitempty"`
+
+	// IsRecurring Default `false`.
+	IsRecurring jsonbody.Value `json:"is_recurring,omitempty"`
+	Livemode    jsonbody.Value `json:"livemode,omitempty"`
+
+	// OccurredAt ISO 8601 with offset; at most 30 days old and at most 5 minutes in the future.
+	OccurredAt        jsonbody.Value `json:"occurred_at,omitempty"`
+	Provider          jsonbody.Value `json:"provider,omitempty"`
+	ProviderPaymentId jsonbody.Value `json:"provider_payment_id,omitempty"`
+
+	// SaleType Default `payment`.
+	SaleType             jsonbody.Value `json:"sale_type,omitempty"`
+	SubscriptionId       jsonbody.Value `json:"subscription_id,omitempty"`
+	SubscriptionInterval jsonbody.Value `json:"subscription_interval,omitempty"`
+
+	// TransactionId Idempotency key, unique within the program (stored as `processor_event_id`). Required, except
+	// in test mode (`additional_data.test_mode: true`), where `test_txn_<timestamp>` is generated
+	// when it is absent; a live sale without it answers 400
+	// `transaction_id is required and must be a string`.
+	TransactionId        jsonbody.Value         `json:"transaction_id,omitempty"`
+	AdditionalProperties map[string]interface{} `json:"-"`
+}
 
 // SaleResponse Recorded (`SaleRecorded`), or the attribution window had expired and nothing was recorded
 // (`SaleWindowExpired`).
@@ -4215,18 +4409,1245 @@ func (a AdditionalData) MarshalJSON() ([]byte, error) {
 	var err error
 	object := make(map[string]json.RawMessage)
 
-	if a.ProgramId != nil {
-		object["program_id"], err = json.Marshal(a.ProgramId)
-		if err != nil {
-			return nil, fmt.Errorf("error marshaling 'program_id': %w", err)
-		}
+	object["program_id"], err = json.Marshal(a.ProgramId)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'program_id': %w", err)
 	}
 
-	if a.TestMode != nil {
-		object["test_mode"], err = json.Marshal(a.TestMode)
+	object["test_mode"], err = json.Marshal(a.TestMode)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'test_mode': %w", err)
+	}
+
+	for fieldName, field := range a.AdditionalProperties {
+		object[fieldName], err = json.Marshal(field)
 		if err != nil {
-			return nil, fmt.Errorf("error marshaling 'test_mode': %w", err)
+			return nil, fmt.Errorf("error marshaling '%s': %w", fieldName, err)
 		}
+	}
+	return json.Marshal(object)
+}
+
+// Getter for additional properties for CliAuthCallbackRequest. Returns the specified
+// element and whether it was found
+func (a CliAuthCallbackRequest) Get(fieldName string) (value interface{}, found bool) {
+	if a.AdditionalProperties != nil {
+		value, found = a.AdditionalProperties[fieldName]
+	}
+	return
+}
+
+// Setter for additional properties for CliAuthCallbackRequest
+func (a *CliAuthCallbackRequest) Set(fieldName string, value interface{}) {
+	if a.AdditionalProperties == nil {
+		a.AdditionalProperties = make(map[string]interface{})
+	}
+	a.AdditionalProperties[fieldName] = value
+}
+
+// Override default JSON handling for CliAuthCallbackRequest to handle AdditionalProperties
+func (a *CliAuthCallbackRequest) UnmarshalJSON(b []byte) error {
+	object := make(map[string]json.RawMessage)
+	err := json.Unmarshal(b, &object)
+	if err != nil {
+		return err
+	}
+
+	if raw, found := object["id_token"]; found {
+		err = json.Unmarshal(raw, &a.IdToken)
+		if err != nil {
+			return fmt.Errorf("error reading 'id_token': %w", err)
+		}
+		delete(object, "id_token")
+	}
+
+	if raw, found := object["state"]; found {
+		err = json.Unmarshal(raw, &a.State)
+		if err != nil {
+			return fmt.Errorf("error reading 'state': %w", err)
+		}
+		delete(object, "state")
+	}
+
+	if len(object) != 0 {
+		a.AdditionalProperties = make(map[string]interface{})
+		for fieldName, fieldBuf := range object {
+			var fieldVal interface{}
+			err := json.Unmarshal(fieldBuf, &fieldVal)
+			if err != nil {
+				return fmt.Errorf("error unmarshaling field %s: %w", fieldName, err)
+			}
+			a.AdditionalProperties[fieldName] = fieldVal
+		}
+	}
+	return nil
+}
+
+// Override default JSON handling for CliAuthCallbackRequest to handle AdditionalProperties
+func (a CliAuthCallbackRequest) MarshalJSON() ([]byte, error) {
+	var err error
+	object := make(map[string]json.RawMessage)
+
+	object["id_token"], err = json.Marshal(a.IdToken)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'id_token': %w", err)
+	}
+
+	object["state"], err = json.Marshal(a.State)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'state': %w", err)
+	}
+
+	for fieldName, field := range a.AdditionalProperties {
+		object[fieldName], err = json.Marshal(field)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling '%s': %w", fieldName, err)
+		}
+	}
+	return json.Marshal(object)
+}
+
+// Getter for additional properties for CliInitRequest. Returns the specified
+// element and whether it was found
+func (a CliInitRequest) Get(fieldName string) (value interface{}, found bool) {
+	if a.AdditionalProperties != nil {
+		value, found = a.AdditionalProperties[fieldName]
+	}
+	return
+}
+
+// Setter for additional properties for CliInitRequest
+func (a *CliInitRequest) Set(fieldName string, value interface{}) {
+	if a.AdditionalProperties == nil {
+		a.AdditionalProperties = make(map[string]interface{})
+	}
+	a.AdditionalProperties[fieldName] = value
+}
+
+// Override default JSON handling for CliInitRequest to handle AdditionalProperties
+func (a *CliInitRequest) UnmarshalJSON(b []byte) error {
+	object := make(map[string]json.RawMessage)
+	err := json.Unmarshal(b, &object)
+	if err != nil {
+		return err
+	}
+
+	if raw, found := object["advertiser_id"]; found {
+		err = json.Unmarshal(raw, &a.AdvertiserId)
+		if err != nil {
+			return fmt.Errorf("error reading 'advertiser_id': %w", err)
+		}
+		delete(object, "advertiser_id")
+	}
+
+	if raw, found := object["commission_rate"]; found {
+		err = json.Unmarshal(raw, &a.CommissionRate)
+		if err != nil {
+			return fmt.Errorf("error reading 'commission_rate': %w", err)
+		}
+		delete(object, "commission_rate")
+	}
+
+	if raw, found := object["commission_type"]; found {
+		err = json.Unmarshal(raw, &a.CommissionType)
+		if err != nil {
+			return fmt.Errorf("error reading 'commission_type': %w", err)
+		}
+		delete(object, "commission_type")
+	}
+
+	if raw, found := object["cookie_duration"]; found {
+		err = json.Unmarshal(raw, &a.CookieDuration)
+		if err != nil {
+			return fmt.Errorf("error reading 'cookie_duration': %w", err)
+		}
+		delete(object, "cookie_duration")
+	}
+
+	if raw, found := object["domain"]; found {
+		err = json.Unmarshal(raw, &a.Domain)
+		if err != nil {
+			return fmt.Errorf("error reading 'domain': %w", err)
+		}
+		delete(object, "domain")
+	}
+
+	if raw, found := object["duration_months"]; found {
+		err = json.Unmarshal(raw, &a.DurationMonths)
+		if err != nil {
+			return fmt.Errorf("error reading 'duration_months': %w", err)
+		}
+		delete(object, "duration_months")
+	}
+
+	if raw, found := object["name"]; found {
+		err = json.Unmarshal(raw, &a.Name)
+		if err != nil {
+			return fmt.Errorf("error reading 'name': %w", err)
+		}
+		delete(object, "name")
+	}
+
+	if len(object) != 0 {
+		a.AdditionalProperties = make(map[string]interface{})
+		for fieldName, fieldBuf := range object {
+			var fieldVal interface{}
+			err := json.Unmarshal(fieldBuf, &fieldVal)
+			if err != nil {
+				return fmt.Errorf("error unmarshaling field %s: %w", fieldName, err)
+			}
+			a.AdditionalProperties[fieldName] = fieldVal
+		}
+	}
+	return nil
+}
+
+// Override default JSON handling for CliInitRequest to handle AdditionalProperties
+func (a CliInitRequest) MarshalJSON() ([]byte, error) {
+	var err error
+	object := make(map[string]json.RawMessage)
+
+	object["advertiser_id"], err = json.Marshal(a.AdvertiserId)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'advertiser_id': %w", err)
+	}
+
+	object["commission_rate"], err = json.Marshal(a.CommissionRate)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'commission_rate': %w", err)
+	}
+
+	object["commission_type"], err = json.Marshal(a.CommissionType)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'commission_type': %w", err)
+	}
+
+	object["cookie_duration"], err = json.Marshal(a.CookieDuration)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'cookie_duration': %w", err)
+	}
+
+	object["domain"], err = json.Marshal(a.Domain)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'domain': %w", err)
+	}
+
+	object["duration_months"], err = json.Marshal(a.DurationMonths)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'duration_months': %w", err)
+	}
+
+	object["name"], err = json.Marshal(a.Name)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'name': %w", err)
+	}
+
+	for fieldName, field := range a.AdditionalProperties {
+		object[fieldName], err = json.Marshal(field)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling '%s': %w", fieldName, err)
+		}
+	}
+	return json.Marshal(object)
+}
+
+// Getter for additional properties for CliTestEventRequest. Returns the specified
+// element and whether it was found
+func (a CliTestEventRequest) Get(fieldName string) (value interface{}, found bool) {
+	if a.AdditionalProperties != nil {
+		value, found = a.AdditionalProperties[fieldName]
+	}
+	return
+}
+
+// Setter for additional properties for CliTestEventRequest
+func (a *CliTestEventRequest) Set(fieldName string, value interface{}) {
+	if a.AdditionalProperties == nil {
+		a.AdditionalProperties = make(map[string]interface{})
+	}
+	a.AdditionalProperties[fieldName] = value
+}
+
+// Override default JSON handling for CliTestEventRequest to handle AdditionalProperties
+func (a *CliTestEventRequest) UnmarshalJSON(b []byte) error {
+	object := make(map[string]json.RawMessage)
+	err := json.Unmarshal(b, &object)
+	if err != nil {
+		return err
+	}
+
+	if raw, found := object["event_type"]; found {
+		err = json.Unmarshal(raw, &a.EventType)
+		if err != nil {
+			return fmt.Errorf("error reading 'event_type': %w", err)
+		}
+		delete(object, "event_type")
+	}
+
+	if raw, found := object["program_id"]; found {
+		err = json.Unmarshal(raw, &a.ProgramId)
+		if err != nil {
+			return fmt.Errorf("error reading 'program_id': %w", err)
+		}
+		delete(object, "program_id")
+	}
+
+	if raw, found := object["type"]; found {
+		err = json.Unmarshal(raw, &a.Type)
+		if err != nil {
+			return fmt.Errorf("error reading 'type': %w", err)
+		}
+		delete(object, "type")
+	}
+
+	if len(object) != 0 {
+		a.AdditionalProperties = make(map[string]interface{})
+		for fieldName, fieldBuf := range object {
+			var fieldVal interface{}
+			err := json.Unmarshal(fieldBuf, &fieldVal)
+			if err != nil {
+				return fmt.Errorf("error unmarshaling field %s: %w", fieldName, err)
+			}
+			a.AdditionalProperties[fieldName] = fieldVal
+		}
+	}
+	return nil
+}
+
+// Override default JSON handling for CliTestEventRequest to handle AdditionalProperties
+func (a CliTestEventRequest) MarshalJSON() ([]byte, error) {
+	var err error
+	object := make(map[string]json.RawMessage)
+
+	object["event_type"], err = json.Marshal(a.EventType)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'event_type': %w", err)
+	}
+
+	object["program_id"], err = json.Marshal(a.ProgramId)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'program_id': %w", err)
+	}
+
+	object["type"], err = json.Marshal(a.Type)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'type': %w", err)
+	}
+
+	for fieldName, field := range a.AdditionalProperties {
+		object[fieldName], err = json.Marshal(field)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling '%s': %w", fieldName, err)
+		}
+	}
+	return json.Marshal(object)
+}
+
+// Getter for additional properties for ClickRequest. Returns the specified
+// element and whether it was found
+func (a ClickRequest) Get(fieldName string) (value interface{}, found bool) {
+	if a.AdditionalProperties != nil {
+		value, found = a.AdditionalProperties[fieldName]
+	}
+	return
+}
+
+// Setter for additional properties for ClickRequest
+func (a *ClickRequest) Set(fieldName string, value interface{}) {
+	if a.AdditionalProperties == nil {
+		a.AdditionalProperties = make(map[string]interface{})
+	}
+	a.AdditionalProperties[fieldName] = value
+}
+
+// Override default JSON handling for ClickRequest to handle AdditionalProperties
+func (a *ClickRequest) UnmarshalJSON(b []byte) error {
+	object := make(map[string]json.RawMessage)
+	err := json.Unmarshal(b, &object)
+	if err != nil {
+		return err
+	}
+
+	if raw, found := object["additional_data"]; found {
+		err = json.Unmarshal(raw, &a.AdditionalData)
+		if err != nil {
+			return fmt.Errorf("error reading 'additional_data': %w", err)
+		}
+		delete(object, "additional_data")
+	}
+
+	if raw, found := object["affiliate_url"]; found {
+		err = json.Unmarshal(raw, &a.AffiliateUrl)
+		if err != nil {
+			return fmt.Errorf("error reading 'affiliate_url': %w", err)
+		}
+		delete(object, "affiliate_url")
+	}
+
+	if raw, found := object["existing_click_id"]; found {
+		err = json.Unmarshal(raw, &a.ExistingClickId)
+		if err != nil {
+			return fmt.Errorf("error reading 'existing_click_id': %w", err)
+		}
+		delete(object, "existing_click_id")
+	}
+
+	if raw, found := object["language"]; found {
+		err = json.Unmarshal(raw, &a.Language)
+		if err != nil {
+			return fmt.Errorf("error reading 'language': %w", err)
+		}
+		delete(object, "language")
+	}
+
+	if raw, found := object["page_title"]; found {
+		err = json.Unmarshal(raw, &a.PageTitle)
+		if err != nil {
+			return fmt.Errorf("error reading 'page_title': %w", err)
+		}
+		delete(object, "page_title")
+	}
+
+	if raw, found := object["page_url"]; found {
+		err = json.Unmarshal(raw, &a.PageUrl)
+		if err != nil {
+			return fmt.Errorf("error reading 'page_url': %w", err)
+		}
+		delete(object, "page_url")
+	}
+
+	if raw, found := object["referrer_url"]; found {
+		err = json.Unmarshal(raw, &a.ReferrerUrl)
+		if err != nil {
+			return fmt.Errorf("error reading 'referrer_url': %w", err)
+		}
+		delete(object, "referrer_url")
+	}
+
+	if raw, found := object["screen_resolution"]; found {
+		err = json.Unmarshal(raw, &a.ScreenResolution)
+		if err != nil {
+			return fmt.Errorf("error reading 'screen_resolution': %w", err)
+		}
+		delete(object, "screen_resolution")
+	}
+
+	if raw, found := object["session_id"]; found {
+		err = json.Unmarshal(raw, &a.SessionId)
+		if err != nil {
+			return fmt.Errorf("error reading 'session_id': %w", err)
+		}
+		delete(object, "session_id")
+	}
+
+	if raw, found := object["timezone"]; found {
+		err = json.Unmarshal(raw, &a.Timezone)
+		if err != nil {
+			return fmt.Errorf("error reading 'timezone': %w", err)
+		}
+		delete(object, "timezone")
+	}
+
+	if raw, found := object["user_agent"]; found {
+		err = json.Unmarshal(raw, &a.UserAgent)
+		if err != nil {
+			return fmt.Errorf("error reading 'user_agent': %w", err)
+		}
+		delete(object, "user_agent")
+	}
+
+	if raw, found := object["viewport_size"]; found {
+		err = json.Unmarshal(raw, &a.ViewportSize)
+		if err != nil {
+			return fmt.Errorf("error reading 'viewport_size': %w", err)
+		}
+		delete(object, "viewport_size")
+	}
+
+	if len(object) != 0 {
+		a.AdditionalProperties = make(map[string]interface{})
+		for fieldName, fieldBuf := range object {
+			var fieldVal interface{}
+			err := json.Unmarshal(fieldBuf, &fieldVal)
+			if err != nil {
+				return fmt.Errorf("error unmarshaling field %s: %w", fieldName, err)
+			}
+			a.AdditionalProperties[fieldName] = fieldVal
+		}
+	}
+	return nil
+}
+
+// Override default JSON handling for ClickRequest to handle AdditionalProperties
+func (a ClickRequest) MarshalJSON() ([]byte, error) {
+	var err error
+	object := make(map[string]json.RawMessage)
+
+	object["additional_data"], err = json.Marshal(a.AdditionalData)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'additional_data': %w", err)
+	}
+
+	object["affiliate_url"], err = json.Marshal(a.AffiliateUrl)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'affiliate_url': %w", err)
+	}
+
+	object["existing_click_id"], err = json.Marshal(a.ExistingClickId)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'existing_click_id': %w", err)
+	}
+
+	object["language"], err = json.Marshal(a.Language)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'language': %w", err)
+	}
+
+	object["page_title"], err = json.Marshal(a.PageTitle)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'page_title': %w", err)
+	}
+
+	object["page_url"], err = json.Marshal(a.PageUrl)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'page_url': %w", err)
+	}
+
+	object["referrer_url"], err = json.Marshal(a.ReferrerUrl)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'referrer_url': %w", err)
+	}
+
+	object["screen_resolution"], err = json.Marshal(a.ScreenResolution)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'screen_resolution': %w", err)
+	}
+
+	object["session_id"], err = json.Marshal(a.SessionId)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'session_id': %w", err)
+	}
+
+	object["timezone"], err = json.Marshal(a.Timezone)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'timezone': %w", err)
+	}
+
+	object["user_agent"], err = json.Marshal(a.UserAgent)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'user_agent': %w", err)
+	}
+
+	object["viewport_size"], err = json.Marshal(a.ViewportSize)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'viewport_size': %w", err)
+	}
+
+	for fieldName, field := range a.AdditionalProperties {
+		object[fieldName], err = json.Marshal(field)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling '%s': %w", fieldName, err)
+		}
+	}
+	return json.Marshal(object)
+}
+
+// Getter for additional properties for InvitationCreate. Returns the specified
+// element and whether it was found
+func (a InvitationCreate) Get(fieldName string) (value interface{}, found bool) {
+	if a.AdditionalProperties != nil {
+		value, found = a.AdditionalProperties[fieldName]
+	}
+	return
+}
+
+// Setter for additional properties for InvitationCreate
+func (a *InvitationCreate) Set(fieldName string, value interface{}) {
+	if a.AdditionalProperties == nil {
+		a.AdditionalProperties = make(map[string]interface{})
+	}
+	a.AdditionalProperties[fieldName] = value
+}
+
+// Override default JSON handling for InvitationCreate to handle AdditionalProperties
+func (a *InvitationCreate) UnmarshalJSON(b []byte) error {
+	object := make(map[string]json.RawMessage)
+	err := json.Unmarshal(b, &object)
+	if err != nil {
+		return err
+	}
+
+	if raw, found := object["email"]; found {
+		err = json.Unmarshal(raw, &a.Email)
+		if err != nil {
+			return fmt.Errorf("error reading 'email': %w", err)
+		}
+		delete(object, "email")
+	}
+
+	if raw, found := object["invitations"]; found {
+		err = json.Unmarshal(raw, &a.Invitations)
+		if err != nil {
+			return fmt.Errorf("error reading 'invitations': %w", err)
+		}
+		delete(object, "invitations")
+	}
+
+	if raw, found := object["message"]; found {
+		err = json.Unmarshal(raw, &a.Message)
+		if err != nil {
+			return fmt.Errorf("error reading 'message': %w", err)
+		}
+		delete(object, "message")
+	}
+
+	if raw, found := object["name"]; found {
+		err = json.Unmarshal(raw, &a.Name)
+		if err != nil {
+			return fmt.Errorf("error reading 'name': %w", err)
+		}
+		delete(object, "name")
+	}
+
+	if len(object) != 0 {
+		a.AdditionalProperties = make(map[string]interface{})
+		for fieldName, fieldBuf := range object {
+			var fieldVal interface{}
+			err := json.Unmarshal(fieldBuf, &fieldVal)
+			if err != nil {
+				return fmt.Errorf("error unmarshaling field %s: %w", fieldName, err)
+			}
+			a.AdditionalProperties[fieldName] = fieldVal
+		}
+	}
+	return nil
+}
+
+// Override default JSON handling for InvitationCreate to handle AdditionalProperties
+func (a InvitationCreate) MarshalJSON() ([]byte, error) {
+	var err error
+	object := make(map[string]json.RawMessage)
+
+	object["email"], err = json.Marshal(a.Email)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'email': %w", err)
+	}
+
+	object["invitations"], err = json.Marshal(a.Invitations)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'invitations': %w", err)
+	}
+
+	object["message"], err = json.Marshal(a.Message)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'message': %w", err)
+	}
+
+	object["name"], err = json.Marshal(a.Name)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'name': %w", err)
+	}
+
+	for fieldName, field := range a.AdditionalProperties {
+		object[fieldName], err = json.Marshal(field)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling '%s': %w", fieldName, err)
+		}
+	}
+	return json.Marshal(object)
+}
+
+// Getter for additional properties for InvitationInput. Returns the specified
+// element and whether it was found
+func (a InvitationInput) Get(fieldName string) (value interface{}, found bool) {
+	if a.AdditionalProperties != nil {
+		value, found = a.AdditionalProperties[fieldName]
+	}
+	return
+}
+
+// Setter for additional properties for InvitationInput
+func (a *InvitationInput) Set(fieldName string, value interface{}) {
+	if a.AdditionalProperties == nil {
+		a.AdditionalProperties = make(map[string]interface{})
+	}
+	a.AdditionalProperties[fieldName] = value
+}
+
+// Override default JSON handling for InvitationInput to handle AdditionalProperties
+func (a *InvitationInput) UnmarshalJSON(b []byte) error {
+	object := make(map[string]json.RawMessage)
+	err := json.Unmarshal(b, &object)
+	if err != nil {
+		return err
+	}
+
+	if raw, found := object["email"]; found {
+		err = json.Unmarshal(raw, &a.Email)
+		if err != nil {
+			return fmt.Errorf("error reading 'email': %w", err)
+		}
+		delete(object, "email")
+	}
+
+	if raw, found := object["message"]; found {
+		err = json.Unmarshal(raw, &a.Message)
+		if err != nil {
+			return fmt.Errorf("error reading 'message': %w", err)
+		}
+		delete(object, "message")
+	}
+
+	if raw, found := object["name"]; found {
+		err = json.Unmarshal(raw, &a.Name)
+		if err != nil {
+			return fmt.Errorf("error reading 'name': %w", err)
+		}
+		delete(object, "name")
+	}
+
+	if len(object) != 0 {
+		a.AdditionalProperties = make(map[string]interface{})
+		for fieldName, fieldBuf := range object {
+			var fieldVal interface{}
+			err := json.Unmarshal(fieldBuf, &fieldVal)
+			if err != nil {
+				return fmt.Errorf("error unmarshaling field %s: %w", fieldName, err)
+			}
+			a.AdditionalProperties[fieldName] = fieldVal
+		}
+	}
+	return nil
+}
+
+// Override default JSON handling for InvitationInput to handle AdditionalProperties
+func (a InvitationInput) MarshalJSON() ([]byte, error) {
+	var err error
+	object := make(map[string]json.RawMessage)
+
+	object["email"], err = json.Marshal(a.Email)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'email': %w", err)
+	}
+
+	object["message"], err = json.Marshal(a.Message)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'message': %w", err)
+	}
+
+	object["name"], err = json.Marshal(a.Name)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'name': %w", err)
+	}
+
+	for fieldName, field := range a.AdditionalProperties {
+		object[fieldName], err = json.Marshal(field)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling '%s': %w", fieldName, err)
+		}
+	}
+	return json.Marshal(object)
+}
+
+// Getter for additional properties for LeadRequest. Returns the specified
+// element and whether it was found
+func (a LeadRequest) Get(fieldName string) (value interface{}, found bool) {
+	if a.AdditionalProperties != nil {
+		value, found = a.AdditionalProperties[fieldName]
+	}
+	return
+}
+
+// Setter for additional properties for LeadRequest
+func (a *LeadRequest) Set(fieldName string, value interface{}) {
+	if a.AdditionalProperties == nil {
+		a.AdditionalProperties = make(map[string]interface{})
+	}
+	a.AdditionalProperties[fieldName] = value
+}
+
+// Override default JSON handling for LeadRequest to handle AdditionalProperties
+func (a *LeadRequest) UnmarshalJSON(b []byte) error {
+	object := make(map[string]json.RawMessage)
+	err := json.Unmarshal(b, &object)
+	if err != nil {
+		return err
+	}
+
+	if raw, found := object["additional_data"]; found {
+		err = json.Unmarshal(raw, &a.AdditionalData)
+		if err != nil {
+			return fmt.Errorf("error reading 'additional_data': %w", err)
+		}
+		delete(object, "additional_data")
+	}
+
+	if raw, found := object["click_id"]; found {
+		err = json.Unmarshal(raw, &a.ClickId)
+		if err != nil {
+			return fmt.Errorf("error reading 'click_id': %w", err)
+		}
+		delete(object, "click_id")
+	}
+
+	if raw, found := object["customer_key"]; found {
+		err = json.Unmarshal(raw, &a.CustomerKey)
+		if err != nil {
+			return fmt.Errorf("error reading 'customer_key': %w", err)
+		}
+		delete(object, "customer_key")
+	}
+
+	if raw, found := object["email"]; found {
+		err = json.Unmarshal(raw, &a.Email)
+		if err != nil {
+			return fmt.Errorf("error reading 'email': %w", err)
+		}
+		delete(object, "email")
+	}
+
+	if len(object) != 0 {
+		a.AdditionalProperties = make(map[string]interface{})
+		for fieldName, fieldBuf := range object {
+			var fieldVal interface{}
+			err := json.Unmarshal(fieldBuf, &fieldVal)
+			if err != nil {
+				return fmt.Errorf("error unmarshaling field %s: %w", fieldName, err)
+			}
+			a.AdditionalProperties[fieldName] = fieldVal
+		}
+	}
+	return nil
+}
+
+// Override default JSON handling for LeadRequest to handle AdditionalProperties
+func (a LeadRequest) MarshalJSON() ([]byte, error) {
+	var err error
+	object := make(map[string]json.RawMessage)
+
+	object["additional_data"], err = json.Marshal(a.AdditionalData)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'additional_data': %w", err)
+	}
+
+	object["click_id"], err = json.Marshal(a.ClickId)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'click_id': %w", err)
+	}
+
+	object["customer_key"], err = json.Marshal(a.CustomerKey)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'customer_key': %w", err)
+	}
+
+	object["email"], err = json.Marshal(a.Email)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'email': %w", err)
+	}
+
+	for fieldName, field := range a.AdditionalProperties {
+		object[fieldName], err = json.Marshal(field)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling '%s': %w", fieldName, err)
+		}
+	}
+	return json.Marshal(object)
+}
+
+// Getter for additional properties for ProgramCreate. Returns the specified
+// element and whether it was found
+func (a ProgramCreate) Get(fieldName string) (value interface{}, found bool) {
+	if a.AdditionalProperties != nil {
+		value, found = a.AdditionalProperties[fieldName]
+	}
+	return
+}
+
+// Setter for additional properties for ProgramCreate
+func (a *ProgramCreate) Set(fieldName string, value interface{}) {
+	if a.AdditionalProperties == nil {
+		a.AdditionalProperties = make(map[string]interface{})
+	}
+	a.AdditionalProperties[fieldName] = value
+}
+
+// Override default JSON handling for ProgramCreate to handle AdditionalProperties
+func (a *ProgramCreate) UnmarshalJSON(b []byte) error {
+	object := make(map[string]json.RawMessage)
+	err := json.Unmarshal(b, &object)
+	if err != nil {
+		return err
+	}
+
+	if raw, found := object["allowed_origins"]; found {
+		err = json.Unmarshal(raw, &a.AllowedOrigins)
+		if err != nil {
+			return fmt.Errorf("error reading 'allowed_origins': %w", err)
+		}
+		delete(object, "allowed_origins")
+	}
+
+	if raw, found := object["commission_rate"]; found {
+		err = json.Unmarshal(raw, &a.CommissionRate)
+		if err != nil {
+			return fmt.Errorf("error reading 'commission_rate': %w", err)
+		}
+		delete(object, "commission_rate")
+	}
+
+	if raw, found := object["commission_type"]; found {
+		err = json.Unmarshal(raw, &a.CommissionType)
+		if err != nil {
+			return fmt.Errorf("error reading 'commission_type': %w", err)
+		}
+		delete(object, "commission_type")
+	}
+
+	if raw, found := object["cookie_window_days"]; found {
+		err = json.Unmarshal(raw, &a.CookieWindowDays)
+		if err != nil {
+			return fmt.Errorf("error reading 'cookie_window_days': %w", err)
+		}
+		delete(object, "cookie_window_days")
+	}
+
+	if raw, found := object["domain"]; found {
+		err = json.Unmarshal(raw, &a.Domain)
+		if err != nil {
+			return fmt.Errorf("error reading 'domain': %w", err)
+		}
+		delete(object, "domain")
+	}
+
+	if raw, found := object["duration_months"]; found {
+		err = json.Unmarshal(raw, &a.DurationMonths)
+		if err != nil {
+			return fmt.Errorf("error reading 'duration_months': %w", err)
+		}
+		delete(object, "duration_months")
+	}
+
+	if raw, found := object["lead_auth"]; found {
+		err = json.Unmarshal(raw, &a.LeadAuth)
+		if err != nil {
+			return fmt.Errorf("error reading 'lead_auth': %w", err)
+		}
+		delete(object, "lead_auth")
+	}
+
+	if raw, found := object["name"]; found {
+		err = json.Unmarshal(raw, &a.Name)
+		if err != nil {
+			return fmt.Errorf("error reading 'name': %w", err)
+		}
+		delete(object, "name")
+	}
+
+	if len(object) != 0 {
+		a.AdditionalProperties = make(map[string]interface{})
+		for fieldName, fieldBuf := range object {
+			var fieldVal interface{}
+			err := json.Unmarshal(fieldBuf, &fieldVal)
+			if err != nil {
+				return fmt.Errorf("error unmarshaling field %s: %w", fieldName, err)
+			}
+			a.AdditionalProperties[fieldName] = fieldVal
+		}
+	}
+	return nil
+}
+
+// Override default JSON handling for ProgramCreate to handle AdditionalProperties
+func (a ProgramCreate) MarshalJSON() ([]byte, error) {
+	var err error
+	object := make(map[string]json.RawMessage)
+
+	object["allowed_origins"], err = json.Marshal(a.AllowedOrigins)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'allowed_origins': %w", err)
+	}
+
+	object["commission_rate"], err = json.Marshal(a.CommissionRate)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'commission_rate': %w", err)
+	}
+
+	object["commission_type"], err = json.Marshal(a.CommissionType)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'commission_type': %w", err)
+	}
+
+	object["cookie_window_days"], err = json.Marshal(a.CookieWindowDays)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'cookie_window_days': %w", err)
+	}
+
+	object["domain"], err = json.Marshal(a.Domain)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'domain': %w", err)
+	}
+
+	object["duration_months"], err = json.Marshal(a.DurationMonths)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'duration_months': %w", err)
+	}
+
+	object["lead_auth"], err = json.Marshal(a.LeadAuth)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'lead_auth': %w", err)
+	}
+
+	object["name"], err = json.Marshal(a.Name)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'name': %w", err)
+	}
+
+	for fieldName, field := range a.AdditionalProperties {
+		object[fieldName], err = json.Marshal(field)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling '%s': %w", fieldName, err)
+		}
+	}
+	return json.Marshal(object)
+}
+
+// Getter for additional properties for ProgramUpdate. Returns the specified
+// element and whether it was found
+func (a ProgramUpdate) Get(fieldName string) (value interface{}, found bool) {
+	if a.AdditionalProperties != nil {
+		value, found = a.AdditionalProperties[fieldName]
+	}
+	return
+}
+
+// Setter for additional properties for ProgramUpdate
+func (a *ProgramUpdate) Set(fieldName string, value interface{}) {
+	if a.AdditionalProperties == nil {
+		a.AdditionalProperties = make(map[string]interface{})
+	}
+	a.AdditionalProperties[fieldName] = value
+}
+
+// Override default JSON handling for ProgramUpdate to handle AdditionalProperties
+func (a *ProgramUpdate) UnmarshalJSON(b []byte) error {
+	object := make(map[string]json.RawMessage)
+	err := json.Unmarshal(b, &object)
+	if err != nil {
+		return err
+	}
+
+	if raw, found := object["allowed_origins"]; found {
+		err = json.Unmarshal(raw, &a.AllowedOrigins)
+		if err != nil {
+			return fmt.Errorf("error reading 'allowed_origins': %w", err)
+		}
+		delete(object, "allowed_origins")
+	}
+
+	if raw, found := object["attribution_window_days"]; found {
+		err = json.Unmarshal(raw, &a.AttributionWindowDays)
+		if err != nil {
+			return fmt.Errorf("error reading 'attribution_window_days': %w", err)
+		}
+		delete(object, "attribution_window_days")
+	}
+
+	if raw, found := object["commission_approval"]; found {
+		err = json.Unmarshal(raw, &a.CommissionApproval)
+		if err != nil {
+			return fmt.Errorf("error reading 'commission_approval': %w", err)
+		}
+		delete(object, "commission_approval")
+	}
+
+	if raw, found := object["commission_rate"]; found {
+		err = json.Unmarshal(raw, &a.CommissionRate)
+		if err != nil {
+			return fmt.Errorf("error reading 'commission_rate': %w", err)
+		}
+		delete(object, "commission_rate")
+	}
+
+	if raw, found := object["commission_type"]; found {
+		err = json.Unmarshal(raw, &a.CommissionType)
+		if err != nil {
+			return fmt.Errorf("error reading 'commission_type': %w", err)
+		}
+		delete(object, "commission_type")
+	}
+
+	if raw, found := object["cookie_window_days"]; found {
+		err = json.Unmarshal(raw, &a.CookieWindowDays)
+		if err != nil {
+			return fmt.Errorf("error reading 'cookie_window_days': %w", err)
+		}
+		delete(object, "cookie_window_days")
+	}
+
+	if raw, found := object["domain"]; found {
+		err = json.Unmarshal(raw, &a.Domain)
+		if err != nil {
+			return fmt.Errorf("error reading 'domain': %w", err)
+		}
+		delete(object, "domain")
+	}
+
+	if raw, found := object["duration_months"]; found {
+		err = json.Unmarshal(raw, &a.DurationMonths)
+		if err != nil {
+			return fmt.Errorf("error reading 'duration_months': %w", err)
+		}
+		delete(object, "duration_months")
+	}
+
+	if raw, found := object["enrollment"]; found {
+		err = json.Unmarshal(raw, &a.Enrollment)
+		if err != nil {
+			return fmt.Errorf("error reading 'enrollment': %w", err)
+		}
+		delete(object, "enrollment")
+	}
+
+	if raw, found := object["hold_days"]; found {
+		err = json.Unmarshal(raw, &a.HoldDays)
+		if err != nil {
+			return fmt.Errorf("error reading 'hold_days': %w", err)
+		}
+		delete(object, "hold_days")
+	}
+
+	if raw, found := object["lead_auth"]; found {
+		err = json.Unmarshal(raw, &a.LeadAuth)
+		if err != nil {
+			return fmt.Errorf("error reading 'lead_auth': %w", err)
+		}
+		delete(object, "lead_auth")
+	}
+
+	if raw, found := object["name"]; found {
+		err = json.Unmarshal(raw, &a.Name)
+		if err != nil {
+			return fmt.Errorf("error reading 'name': %w", err)
+		}
+		delete(object, "name")
+	}
+
+	if raw, found := object["partner_approval"]; found {
+		err = json.Unmarshal(raw, &a.PartnerApproval)
+		if err != nil {
+			return fmt.Errorf("error reading 'partner_approval': %w", err)
+		}
+		delete(object, "partner_approval")
+	}
+
+	if raw, found := object["partner_link_codes"]; found {
+		err = json.Unmarshal(raw, &a.PartnerLinkCodes)
+		if err != nil {
+			return fmt.Errorf("error reading 'partner_link_codes': %w", err)
+		}
+		delete(object, "partner_link_codes")
+	}
+
+	if raw, found := object["payout_minimum_cents"]; found {
+		err = json.Unmarshal(raw, &a.PayoutMinimumCents)
+		if err != nil {
+			return fmt.Errorf("error reading 'payout_minimum_cents': %w", err)
+		}
+		delete(object, "payout_minimum_cents")
+	}
+
+	if len(object) != 0 {
+		a.AdditionalProperties = make(map[string]interface{})
+		for fieldName, fieldBuf := range object {
+			var fieldVal interface{}
+			err := json.Unmarshal(fieldBuf, &fieldVal)
+			if err != nil {
+				return fmt.Errorf("error unmarshaling field %s: %w", fieldName, err)
+			}
+			a.AdditionalProperties[fieldName] = fieldVal
+		}
+	}
+	return nil
+}
+
+// Override default JSON handling for ProgramUpdate to handle AdditionalProperties
+func (a ProgramUpdate) MarshalJSON() ([]byte, error) {
+	var err error
+	object := make(map[string]json.RawMessage)
+
+	object["allowed_origins"], err = json.Marshal(a.AllowedOrigins)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'allowed_origins': %w", err)
+	}
+
+	object["attribution_window_days"], err = json.Marshal(a.AttributionWindowDays)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'attribution_window_days': %w", err)
+	}
+
+	object["commission_approval"], err = json.Marshal(a.CommissionApproval)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'commission_approval': %w", err)
+	}
+
+	object["commission_rate"], err = json.Marshal(a.CommissionRate)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'commission_rate': %w", err)
+	}
+
+	object["commission_type"], err = json.Marshal(a.CommissionType)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'commission_type': %w", err)
+	}
+
+	object["cookie_window_days"], err = json.Marshal(a.CookieWindowDays)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'cookie_window_days': %w", err)
+	}
+
+	object["domain"], err = json.Marshal(a.Domain)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'domain': %w", err)
+	}
+
+	object["duration_months"], err = json.Marshal(a.DurationMonths)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'duration_months': %w", err)
+	}
+
+	object["enrollment"], err = json.Marshal(a.Enrollment)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'enrollment': %w", err)
+	}
+
+	object["hold_days"], err = json.Marshal(a.HoldDays)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'hold_days': %w", err)
+	}
+
+	object["lead_auth"], err = json.Marshal(a.LeadAuth)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'lead_auth': %w", err)
+	}
+
+	object["name"], err = json.Marshal(a.Name)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'name': %w", err)
+	}
+
+	object["partner_approval"], err = json.Marshal(a.PartnerApproval)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'partner_approval': %w", err)
+	}
+
+	object["partner_link_codes"], err = json.Marshal(a.PartnerLinkCodes)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'partner_link_codes': %w", err)
+	}
+
+	object["payout_minimum_cents"], err = json.Marshal(a.PayoutMinimumCents)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'payout_minimum_cents': %w", err)
 	}
 
 	for fieldName, field := range a.AdditionalProperties {
@@ -4321,6 +5742,359 @@ func (a ReadinessGate) MarshalJSON() ([]byte, error) {
 		if err != nil {
 			return nil, fmt.Errorf("error marshaling 'verdict': %w", err)
 		}
+	}
+
+	for fieldName, field := range a.AdditionalProperties {
+		object[fieldName], err = json.Marshal(field)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling '%s': %w", fieldName, err)
+		}
+	}
+	return json.Marshal(object)
+}
+
+// Getter for additional properties for RefundRequest. Returns the specified
+// element and whether it was found
+func (a RefundRequest) Get(fieldName string) (value interface{}, found bool) {
+	if a.AdditionalProperties != nil {
+		value, found = a.AdditionalProperties[fieldName]
+	}
+	return
+}
+
+// Setter for additional properties for RefundRequest
+func (a *RefundRequest) Set(fieldName string, value interface{}) {
+	if a.AdditionalProperties == nil {
+		a.AdditionalProperties = make(map[string]interface{})
+	}
+	a.AdditionalProperties[fieldName] = value
+}
+
+// Override default JSON handling for RefundRequest to handle AdditionalProperties
+func (a *RefundRequest) UnmarshalJSON(b []byte) error {
+	object := make(map[string]json.RawMessage)
+	err := json.Unmarshal(b, &object)
+	if err != nil {
+		return err
+	}
+
+	if raw, found := object["reason"]; found {
+		err = json.Unmarshal(raw, &a.Reason)
+		if err != nil {
+			return fmt.Errorf("error reading 'reason': %w", err)
+		}
+		delete(object, "reason")
+	}
+
+	if raw, found := object["refund_amount_cents"]; found {
+		err = json.Unmarshal(raw, &a.RefundAmountCents)
+		if err != nil {
+			return fmt.Errorf("error reading 'refund_amount_cents': %w", err)
+		}
+		delete(object, "refund_amount_cents")
+	}
+
+	if raw, found := object["refund_reason"]; found {
+		err = json.Unmarshal(raw, &a.RefundReason)
+		if err != nil {
+			return fmt.Errorf("error reading 'refund_reason': %w", err)
+		}
+		delete(object, "refund_reason")
+	}
+
+	if raw, found := object["transaction_id"]; found {
+		err = json.Unmarshal(raw, &a.TransactionId)
+		if err != nil {
+			return fmt.Errorf("error reading 'transaction_id': %w", err)
+		}
+		delete(object, "transaction_id")
+	}
+
+	if len(object) != 0 {
+		a.AdditionalProperties = make(map[string]interface{})
+		for fieldName, fieldBuf := range object {
+			var fieldVal interface{}
+			err := json.Unmarshal(fieldBuf, &fieldVal)
+			if err != nil {
+				return fmt.Errorf("error unmarshaling field %s: %w", fieldName, err)
+			}
+			a.AdditionalProperties[fieldName] = fieldVal
+		}
+	}
+	return nil
+}
+
+// Override default JSON handling for RefundRequest to handle AdditionalProperties
+func (a RefundRequest) MarshalJSON() ([]byte, error) {
+	var err error
+	object := make(map[string]json.RawMessage)
+
+	object["reason"], err = json.Marshal(a.Reason)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'reason': %w", err)
+	}
+
+	object["refund_amount_cents"], err = json.Marshal(a.RefundAmountCents)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'refund_amount_cents': %w", err)
+	}
+
+	object["refund_reason"], err = json.Marshal(a.RefundReason)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'refund_reason': %w", err)
+	}
+
+	object["transaction_id"], err = json.Marshal(a.TransactionId)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'transaction_id': %w", err)
+	}
+
+	for fieldName, field := range a.AdditionalProperties {
+		object[fieldName], err = json.Marshal(field)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling '%s': %w", fieldName, err)
+		}
+	}
+	return json.Marshal(object)
+}
+
+// Getter for additional properties for SaleRequest. Returns the specified
+// element and whether it was found
+func (a SaleRequest) Get(fieldName string) (value interface{}, found bool) {
+	if a.AdditionalProperties != nil {
+		value, found = a.AdditionalProperties[fieldName]
+	}
+	return
+}
+
+// Setter for additional properties for SaleRequest
+func (a *SaleRequest) Set(fieldName string, value interface{}) {
+	if a.AdditionalProperties == nil {
+		a.AdditionalProperties = make(map[string]interface{})
+	}
+	a.AdditionalProperties[fieldName] = value
+}
+
+// Override default JSON handling for SaleRequest to handle AdditionalProperties
+func (a *SaleRequest) UnmarshalJSON(b []byte) error {
+	object := make(map[string]json.RawMessage)
+	err := json.Unmarshal(b, &object)
+	if err != nil {
+		return err
+	}
+
+	if raw, found := object["additional_data"]; found {
+		err = json.Unmarshal(raw, &a.AdditionalData)
+		if err != nil {
+			return fmt.Errorf("error reading 'additional_data': %w", err)
+		}
+		delete(object, "additional_data")
+	}
+
+	if raw, found := object["amount_cents"]; found {
+		err = json.Unmarshal(raw, &a.AmountCents)
+		if err != nil {
+			return fmt.Errorf("error reading 'amount_cents': %w", err)
+		}
+		delete(object, "amount_cents")
+	}
+
+	if raw, found := object["click_id"]; found {
+		err = json.Unmarshal(raw, &a.ClickId)
+		if err != nil {
+			return fmt.Errorf("error reading 'click_id': %w", err)
+		}
+		delete(object, "click_id")
+	}
+
+	if raw, found := object["currency"]; found {
+		err = json.Unmarshal(raw, &a.Currency)
+		if err != nil {
+			return fmt.Errorf("error reading 'currency': %w", err)
+		}
+		delete(object, "currency")
+	}
+
+	if raw, found := object["customer_key"]; found {
+		err = json.Unmarshal(raw, &a.CustomerKey)
+		if err != nil {
+			return fmt.Errorf("error reading 'customer_key': %w", err)
+		}
+		delete(object, "customer_key")
+	}
+
+	if raw, found := object["event_name"]; found {
+		err = json.Unmarshal(raw, &a.EventName)
+		if err != nil {
+			return fmt.Errorf("error reading 'event_name': %w", err)
+		}
+		delete(object, "event_name")
+	}
+
+	if raw, found := object["is_recurring"]; found {
+		err = json.Unmarshal(raw, &a.IsRecurring)
+		if err != nil {
+			return fmt.Errorf("error reading 'is_recurring': %w", err)
+		}
+		delete(object, "is_recurring")
+	}
+
+	if raw, found := object["livemode"]; found {
+		err = json.Unmarshal(raw, &a.Livemode)
+		if err != nil {
+			return fmt.Errorf("error reading 'livemode': %w", err)
+		}
+		delete(object, "livemode")
+	}
+
+	if raw, found := object["occurred_at"]; found {
+		err = json.Unmarshal(raw, &a.OccurredAt)
+		if err != nil {
+			return fmt.Errorf("error reading 'occurred_at': %w", err)
+		}
+		delete(object, "occurred_at")
+	}
+
+	if raw, found := object["provider"]; found {
+		err = json.Unmarshal(raw, &a.Provider)
+		if err != nil {
+			return fmt.Errorf("error reading 'provider': %w", err)
+		}
+		delete(object, "provider")
+	}
+
+	if raw, found := object["provider_payment_id"]; found {
+		err = json.Unmarshal(raw, &a.ProviderPaymentId)
+		if err != nil {
+			return fmt.Errorf("error reading 'provider_payment_id': %w", err)
+		}
+		delete(object, "provider_payment_id")
+	}
+
+	if raw, found := object["sale_type"]; found {
+		err = json.Unmarshal(raw, &a.SaleType)
+		if err != nil {
+			return fmt.Errorf("error reading 'sale_type': %w", err)
+		}
+		delete(object, "sale_type")
+	}
+
+	if raw, found := object["subscription_id"]; found {
+		err = json.Unmarshal(raw, &a.SubscriptionId)
+		if err != nil {
+			return fmt.Errorf("error reading 'subscription_id': %w", err)
+		}
+		delete(object, "subscription_id")
+	}
+
+	if raw, found := object["subscription_interval"]; found {
+		err = json.Unmarshal(raw, &a.SubscriptionInterval)
+		if err != nil {
+			return fmt.Errorf("error reading 'subscription_interval': %w", err)
+		}
+		delete(object, "subscription_interval")
+	}
+
+	if raw, found := object["transaction_id"]; found {
+		err = json.Unmarshal(raw, &a.TransactionId)
+		if err != nil {
+			return fmt.Errorf("error reading 'transaction_id': %w", err)
+		}
+		delete(object, "transaction_id")
+	}
+
+	if len(object) != 0 {
+		a.AdditionalProperties = make(map[string]interface{})
+		for fieldName, fieldBuf := range object {
+			var fieldVal interface{}
+			err := json.Unmarshal(fieldBuf, &fieldVal)
+			if err != nil {
+				return fmt.Errorf("error unmarshaling field %s: %w", fieldName, err)
+			}
+			a.AdditionalProperties[fieldName] = fieldVal
+		}
+	}
+	return nil
+}
+
+// Override default JSON handling for SaleRequest to handle AdditionalProperties
+func (a SaleRequest) MarshalJSON() ([]byte, error) {
+	var err error
+	object := make(map[string]json.RawMessage)
+
+	object["additional_data"], err = json.Marshal(a.AdditionalData)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'additional_data': %w", err)
+	}
+
+	object["amount_cents"], err = json.Marshal(a.AmountCents)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'amount_cents': %w", err)
+	}
+
+	object["click_id"], err = json.Marshal(a.ClickId)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'click_id': %w", err)
+	}
+
+	object["currency"], err = json.Marshal(a.Currency)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'currency': %w", err)
+	}
+
+	object["customer_key"], err = json.Marshal(a.CustomerKey)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'customer_key': %w", err)
+	}
+
+	object["event_name"], err = json.Marshal(a.EventName)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'event_name': %w", err)
+	}
+
+	object["is_recurring"], err = json.Marshal(a.IsRecurring)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'is_recurring': %w", err)
+	}
+
+	object["livemode"], err = json.Marshal(a.Livemode)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'livemode': %w", err)
+	}
+
+	object["occurred_at"], err = json.Marshal(a.OccurredAt)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'occurred_at': %w", err)
+	}
+
+	object["provider"], err = json.Marshal(a.Provider)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'provider': %w", err)
+	}
+
+	object["provider_payment_id"], err = json.Marshal(a.ProviderPaymentId)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'provider_payment_id': %w", err)
+	}
+
+	object["sale_type"], err = json.Marshal(a.SaleType)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'sale_type': %w", err)
+	}
+
+	object["subscription_id"], err = json.Marshal(a.SubscriptionId)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'subscription_id': %w", err)
+	}
+
+	object["subscription_interval"], err = json.Marshal(a.SubscriptionInterval)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'subscription_interval': %w", err)
+	}
+
+	object["transaction_id"], err = json.Marshal(a.TransactionId)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'transaction_id': %w", err)
 	}
 
 	for fieldName, field := range a.AdditionalProperties {
@@ -26232,1146 +28006,1154 @@ func (sh *strictHandler) StripeWebhookAlias(ctx echo.Context, programId ProgramI
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7P3tkhs3licO3wqG0xsie7JYVVLJ3WKFw1MuyW2t9faoSnbvmBomKhMk4UoCdAJZJbatiP608Xye2Gvo",
-	"W9jveym+kn/g4CWRmUgyyaLU8q4mdt0qJt5xcHBwXn7nl17CF0vOCJOiN/qlNyc4JTn88yxJiBDnnMmc",
-	"Z2dZxm+/LT+mRCQ5XUrKWW/Ue01+LoiQyNRGGF3l/FaQHC3wCgnC0mEv6olkThZY1ZarJemNekLmlM16",
-	"799Hgc6eEznnaaAz86HWSSEI4gzJOUE5LyTZvsOXOZ1R1uzvUjWpJ3hPoFgXiyN0OycMCb4gaJnzWY4X",
-	"KKNCCkQl6tuRwVAE4ixbDbYa0XP87mxGmoO5IAlnjcknOJkTmPsyJ9OMzuYSYSZuSR7slDJJZiSHXs9V",
-	"VdNps7t4WVxlNInQAr87wDPy5YMvjo5i1ahaEZqTtDeSeUHWz0w1T5h8whKeqt+a3cz+RpexXlE1iySj",
-	"hEmEk4QsYUVPEb4S6icu5yS/pWLj/j4my5wkWHdQ7+9VTqA11+HZq6fomqwQFWiB82uSoilXuyehgVMU",
-	"//u4ODp6kLxh9B0Seg/gFxIjPoUmVD3KZqj/+ptz9OhPJw9rG77EUpJc9f6f//7j0cGjt//2h14UGPiT",
-	"SxxYoQuZczZDNzijKZY8t73qMvcESvQab7s1zyi73sf66OVJeSImRZ7ppTlFOcm+TMuNiDdt2msi89XZ",
-	"VJK8nfIlR7eYSnRFpjxXJ1PmK8pm6ye+oIwuikVvdBSFDsFFwQSRe1iHby8vXx2kWBK7P/YTSglOM8qI",
-	"po8/P3x0spEhfI/zVeCsnMGpOLCnaevT+NfXWJJndEEl/KfZA/zsJoAlOcjgl6siuSYS9Q0zFGip2A9l",
-	"hSSDOy1/OaLXZIEpC/KI17bXjEwlooZRFHkOG0RZym/3NoggMfhn32NVlREgRTBS3HEgeqZPH7dftDSN",
-	"kMTXhKFpzhd6o8or6q8HptzB08eGqwrMSIRIJgiaEUbUrqZD9P8ruCTqwpIciWK55PkGBrLA754RNpPz",
-	"3uj4/p8jNRX3d5OZvY96S5zjBZGeSLHcfA+YzVXXKZoRKeAv9emAqKokNWxPjVXd2EZq6UU9hhdqBLUj",
-	"0tt0PS0WVAjK2dO0OaYXxYLkNEGJK4UoiDPkHV4sM9Ib/fn4gRnHEst5OYrEb3fdqk55vsBSk8EXJ72o",
-	"pJDjIIWcF7ngeVhSiRdE4iEj7+QkgWLuglrm5IbyQqAlnhHUNxeq4l/q65TmQsKnwSniS/xzQdzy/lyQ",
-	"fOXNS3ffQhf3j46i4H2c0RuSr9Yt8S25mnN+jVJTtr7Qj47uBxc6Ldve5zI/YemSUya7DJmYsvUhhymD",
-	"lC3vc8BPU7JYcklYsvqOBK6O5/iaCJ9ZIIGnRB1+uEWHSBGQwAsCd5zjLPALThJeAJ+T8/JX205fzsmY",
-	"8aViLJSzCFF1PWA5R5il8McVT1cRulpJAiSn/jGAxihD90/QnBfq3QAyq/AIUv+C8AxTNmaqsWSO2YwI",
-	"xLiqOzvVI8IMJEM7oAidHD1CccLZNKOJjFHsrc3Bd2SFclIIkprKKKXTKVF8fMxMC/EQvWTZCokCxPJp",
-	"kbnR4Vwt0FKOEHYLIOdYolssUE6m0LASy68IgjMGo9ddUSnG7JqshuhYrfv9hw/VhHKcKBapGsw4m5Ec",
-	"NsD2d3J0NByzNl5Xm1jlWDoy7C3xihdSHNw/uv/FwdGDg6OHipy8U/vw4SZuHvWeTl9wRp5jmcybxHXG",
-	"UKxk1xjJORVWhJ/zLBWn+g6iUslN9sJUe2x2lwr04OgEFogXUr1teLpqZe5PpwdqGAd6HOtZ+1N2Q7UA",
-	"tu4QU1eqfnxPgseX+q3u8wC3CGSv+a0WthR7buPKIKNVliMlU1xkUm0u7LXpWfHnDeN4hXPJSL5uzZa6",
-	"SH3B/hRcsKVrb5+r9Qpoev0gVYn6GBWpBwdpmtvrGEkOVVhCzoHwk1X43k7MV/ec5IyskOQSZ+IUCZwR",
-	"oeQizeVMYUrUu09xZa5YFWUohoLxmptbD8Gf0h9yMu2Nev96WGqCDvVXcRgafm1ar0hOeRqeVIaFRH+K",
-	"0IMjxHP06Ai9uTxHKV4J1Jc8xWrISVakJB1EqgBRlzhwdSOwaLVKThKepyRtm9VSjyBI+r0HR+oLYWqL",
-	"fuz9Sf2hf3oE/8VZ1nsb4nWvdOdrqcuMr84zwkLK0jW4T/q6JEI+xhI3R/nknSRMCZ9DFKteYpQTnGpd",
-	"FJLqziI3aq9RP6Zion6IB4gyIQlOFRHmBGeIMyKUWMAFcduArlYofvXy4hId4iU9vDk+TDJ6qBo4gBZj",
-	"1I9zMpU5Tq6RaVddmZJnKcKKFagW5JxQxT0Ik3RKzeWXZDS5Vi8YQUBuntA0RkLiXAp9fcZixeScSJoc",
-	"xJG6LQlOVfmkEJIvSD65Jqu4XnQCRdXJUEWXOVcXOs8nMFrool5BvmOT+NQcNn+tEr4gRjBS813wlCCY",
-	"qNFAhMhTlQwT5xRngrhtveI8I5jpd5ORK77mKSXwdHo6Yxwo5peeUfWof+LlMqNauXL4k9CqLkeIv7zv",
-	"esxN4+bVqEdQpaaX8A+caXlOFx+ic7jkhZZ+BGGpPsJOKsIC/feLly+cFhhhhshiKVeIX/1EEon68S/v",
-	"Yzj8YxYbNeHB5WpJRqg+NbNLjIN0cGqkBN01BXEQYd2babsmPulVFUvOhF7Rr7GbcOdFhYqqX/W/olgs",
-	"QEXTO9NjWZDFFcmRunL4FKRes/xR7wZnhVbnwmFlRZZFPZLn+hmnHrVarsAZTSdm+XpqEySmmdB7uSBC",
-	"4BmIQLqgW2fV+wiRBabZCC0K9QvRa41phnCa5kQIJcrO1ZZghv/dzGeY8EVJqeWKPIGRRT0hsSxEb3Ry",
-	"dGSe83L+yj7p62uwwJliXyTVkr97+n+w6Ve7QY7DjhD0h/BVMlLLYBpGhnGO3A/qxON32ywAnO3WFYCv",
-	"3og+HiXUewZpcIRYARTpSEKiBRcSHR8ddZ90Zy7yKsNSEYBuJsBE6mTbX5oaiLAbkvEliVBcG04MqkXP",
-	"LOUrt9pGZIofeqo0GM55Rp8ySXKGsyflinc++LiQ8wt1G1X3Xf18CLdU9+3Vg5gQs+Ll7lrOP6Fpb9T7",
-	"0/RB8ggfk4dX99OT5M/TR/iIHKf3kwdXJ/jh9AvSqxDDN5hmJAVlnhoNUgND5ip1atsJTUdoU7sD77ll",
-	"xnpB8huS10nkoTkXCc6yK5xcB1bGffrnLs6ZWgw7FjTVS/WBF2WOtUGxXJFSTBppLYqVOZAu/KkQUF6w",
-	"+tg+8GJRRmvnSv2C+qAF9p4Dom75GXwyi5bkBMvy3fJh1yvjM16EOJH58KksSsZncA9+2NVY8iwLrAX8",
-	"/KmshBrMx+TJ9sBU18X9+skQiDrg7nB/2CWxf/sLYn77VJZjRiTSQ/rAa6Guoic3RvQJ3VCfzsHRT3bv",
-	"Jf5Bl6azwHue0Y0yr5pFkTvfJEHyG5oQJGhKAvLvQNtgcmfmVU9bYw6tmXW1jBshLMfqmkbqec2nKIZN",
-	"GJpljFE/riyV9tOgqfbQGMQD/aBntp7ZumFZJ9a2h6oEbk3lB05jvV4Mr3ocvI8qbVSM/t3aKas02jK2",
-	"+67tqOK6jbu8Kt4wfINphq9A79JdQ7P2XBlamRRe4/s6XBeGDiVZLHmOc5qtkNfPEIErjiKMh9bnYbjz",
-	"oTOdeYvUPHgP9nvs1ClSa3uFBVFnqGA5wclc9Y14jiTnSGT8NvwE1UdB7UKM4sAuxFHFiEpThIU64Bg9",
-	"PDoanFY+pjQF3ZRYqgNa8aZJZ0TahcZT9WqP4Y8D8ICKna9J/2H9DewV20SsnktV7ah8PrrgmQgG4m01",
-	"gJgxrYut6ADhV2sZ63p7Wht1u45H0bIztwnbjTHPU2Flp5HRqWeUXQslQqwQn07LU2jn2tTyPIK10NrL",
-	"2qSynOB0hbDRbe5zUlQY/SQVCNf6sVawW55fiyVOSPdpiDnPpXVr9LcHPsDquO7AhWp/c4IeJtCDWOaU",
-	"zQ4Ezog/P9thp7nsT/Fm+xHWWQKRd1RIymbGqhPmg5Xh7VUR9xiL+RXHefoKz+o3piTv5OFcLrKqB4OW",
-	"XP4l5YlcLQlSBbQQM2b6k/oFZZjNvhz3CBv3al8JTqu/LIjE4HwhiPxy3Cvk9ODP9VpQRm3Wl+NeIvLp",
-	"geTXqm3rbvvluPfzo+/l/WfvXv958T+SE/bd8k/ih/Ro+u1PD/B/kC+Kr2m9SUllRvRPbhXQ//nfyJrM",
-	"dKlDr5itCYSVk+zLcU/IVUbEnBA57qF5TqZfjnuHqW3uEAtBpDjEy+UwEeKrmy+Ph0fDo4MrIvHwuD4g",
-	"TShI5ElrIz8120ApmZLctKSHrBuqNn7YXPcrnq70L7/9/R+mVPlbWdHb4LVeHi13v11a6zPhUS74vB+0",
-	"O70zfiAkz0msdXTgL5fgPKfGe8o83+8JdH7x+hsENLGjT/zBBUmKnMrVwSue0ZBzwAX8W0RI7znI6wnO",
-	"MmPJLa8BAU+aU8Q4muZ4sdEnurGO76PeNzy/omlK2JYXojobdX5bboF22XL+PVT6C9eV/U7d0Fr573Mq",
-	"hOJpPHcWnrIf9Nvf/5c6PRynsIlueCU7drNv8uMHsDyMy7PlMuc39cvfOMygJc8lzkzYB9ieCMt5li3U",
-	"mxVMlLb6/mb9P3iR+9ZS9WL25QJ1/9xiCtzeente5Zil94QZDs62WAMwiv/g7uXapts++dS55Pl3+B7n",
-	"DD4F2urrywzlvO+JkPiwcX45zxqzUr858gXHtQRO5543EbrpY4azlZADlHJi7NqZeqrA3PpW2LvNqfTf",
-	"WBvmtT9Z4nLunEHvCT3kwEDBn0e/gwQv8oQYRUaDKMKSR3U2exU9vr18/qyj1AF9uc2skLm6EtQKq0N1",
-	"O19VnnyeG2hJITvLL3XpZbPsUhczLuiMgRKJOyFjg8DRuLprF7cb8nFrD7aN42qNJUoyLISaolrXcQ8o",
-	"6MtxD2ckl3YK8DjI+IwyLa/PsUDk3VLdY6iv3zfq9GsWr3jaQxOHIgZD9Lpg5Tx1I+CAOzRDWtYEDW9a",
-	"AckDnB5mJEQAn8TmWk4o6Ey9Cinb89Y22m/b2JIS9DAwhEjRiqvJEKnmEsxQknFBNEuT+AqEmpzIIgca",
-	"WilmKEm+oAxnO27b+61ERnOiFSlhtCS54EDPLspy2PM4R6vj0J5fLncnjq9ximzI0H7Jwmv5/5aTvvUb",
-	"I8DvT8sHg8ArAVdDH6MrnIJ/q5mYeT9ESH+ZUpKlgyHqnxwdnSKM3CVmfYf4LQP3b32lR0hw7fZmIrl4",
-	"LtCM3hBEcDK3tiNbT81kOPDJt0Xn9ckRrx3nninXNnsnslVsbI5vSKm4UvK3tlb5MuhHoESroks5I3Xy",
-	"Exyo6tFHoKq2l+MnR1ZuoHumK9fu3fmhjbVSj/oCDAck/QiU9MJK8EE+BpT04CNQ0l84I586Eakx7pl+",
-	"VJN3Jx0vlMm7Sj8K8djQNbirw5zo+GPcby+4/IYXLP3UaUgdNxjongnJtXt3aoL9c697sBl8HD4EMUBz",
-	"krfdaCcfgY4uOX+G89knz4te4RUoNS85RzDgPdNTo/070dVrL2QBzPCZavIjSeygZlLiOnSaK+rwIIMs",
-	"3kwL7/qQd9+OXul38MyqRRHocsaGgGzx7k5Te1MvbucvFaE4MLh4cKq9g7W58won13w63aMO8RlJZyTf",
-	"0XmAMh24WlUpQQyoBzGhtaUmgnV/JuoS6wL9+fh+s5uORvZrsnoNAfTNSdQD7dVxg4h4UK5Uw/T3N6+O",
-	"4f1exx/ZBF/d33sC8dys+j1w1pABNbq1MwC8AjKTtQI5TeYDq2Ufszq+Qbx23buY+6t+UGNWgikMTi34",
-	"grHspSEXwd0PF11QSdKdw/M2RumMNsYOfqSAPR2l5sXrud47x6N1iLsZaQWTQAttHt375KzZ1ZqaTX8j",
-	"TdYRounEWnq7zyuj9Umdq59GiHGEp1NgW9MpzSiWZFLk2d5n9UL3U4bUTUFWD/TbeVLhEJeRFissWwbx",
-	"ESizKnh/MJos+55IiLxdkjwhTOIZGaLvVRH3U4Sm9B1JI5STpMiVpDVxX8qfoMw265IRXLtInhGcjhAj",
-	"FLhWGSW+90UAOptQUM/6QeSKLTjXiS2nchEIMtAT0oBhupeq2xsswb4nd267MnJngpkipyuCimWKpQm/",
-	"IDgdonODyqJLjux4ugcGt8ff6GlrHwx1Ke3kfNd5zhcmtMb2knAmisV2m7gxMkJ7dkAgwkc/rhq1wJzU",
-	"Ik/mWJTnFMg5gt2LAPHg9xPmq19dNSFH38+3OdfOTJ6EUcP3XCdg+EU9yMt1VaBMBRhyXWlT6rN/dZss",
-	"t6tbGXeQvDUxQJM4HEONx1sBjKkK0nv00jF9zaVcitHh4e3t7ZBkgtzOSU6G1s7N85kTKrU23bhdlWah",
-	"PblbGekhvSG5pILk6h5T7YoP6ntV7c+t9QLLRCPDKc6vLuwErhhjzNhiymaRnlOxsFBj3hNTcZQFTxX3",
-	"0+Was7Z04NQ714CLtq8F8PoNzN5AxG4xX2fjaXis2w/eInaahCk+KVuuxA2ZUmfn5y/fvLicfP3s5fl3",
-	"Tx73Al6FxhA1xwJdEcI8c9Q/wfPsey2u5gTEQZyhq0I7VbrjtfbGqfuUORc1s59jdkUyzmYAMYw9D7Vb",
-	"gD/it4zkQdMc6lcjhhqrH0egiBgznnsgd9dkVT6kYfAaX2nQeE1/vut+R3ddwHx5Bw3uTLW2IYjGQY8q",
-	"GpLqxTJSYi8jiQFOwCvwP3bIVyW0p+cmb3imIFJSdQj6r96UCF82PPvwFwey8/7QtHvg2h14XEEtQ4Mh",
-	"HO9TU/xaz7Wcf/DUu3HUJUx9ZWi/zWWGE7Iw8OmfI103kfhdMHTaFDt7CDavvn1Vow6bzeC9bI2xEVRM",
-	"7Huoqs27jfR3YX5pj2zX5AbxLJ8PYJcD2OLisPHsdVEWF+ya8VumhCMwHxhnxa5Ez7icgKZ0s4pGi24F",
-	"A+Wb1dcYr3lD/HaiTdHyZLPayc7kI8yg64j3d1BfuMULHsvKMELxE5+PVfNYGU+HFsePO0hxS93wRHI+",
-	"AdeDdtKq+EfQpqdCZpNzfHGCvqNfl4RXG3xT9nqwV9nLGyW+4jfEjCdMjaGxfSbKbkT5himWxnP6N5Ju",
-	"L2u94M94Q4VmpfkIeYBh2rJmnrfamX6r+MzCH+dGW+GZKWtcFWEJtEM/EDl0n/DFArNUZwLwnhb+ijTZ",
-	"7LG1H77R7N9kQmhR4wPQPqjvQYMD2hxPS7fHmVut+NmrpyZiGL1wXbneQY1xTVYjRCXA5oKXOehecuJl",
-	"bjkT1xUdhdZOuEwfRv/FvUpWEaaErgv7yPvtf/6XVVjpyOJC6IKM3CJwKAdMO7VjGH5rqFjnJFtuuTcs",
-	"RJNal/kxSPCsVE8q2nNWa4gPbkaUAPVtN0HzCm9Q3hms/xILHQMdyA0lV0t40Ro0KH/iDR3fkk6uyWpi",
-	"W5l45kqbh6s36lld9YzKeXE1TPji0E6w/MdVxq8OFes7VDUPoSsxXKT/ipf04JqsDmwnimNTxXx6Zw3i",
-	"K0lN+LTmEeQ94akXLNkNTitEd03gDVDTcdi8W0sslEzasnouucXx5dHRCP7ff2iAK+a8k2HUQ81hixYO",
-	"od+OfWlVzQNnbvgnsottSLDzRd9o6muerlrcuwsB6Eme/jWAXwZKVWz1UG7faoQdobiVfD/LBZ3lgo8P",
-	"OXZnDLEPBgr2T0YE83zidDigyZWgmM9nOLDfz9Fi148p8LntMi00DlJG2fUktU25W9OH8vKhOJAsckZS",
-	"Lf5BICyfTgHKBfSlFZrSwp/0WtIenuAsekOgeuAKzcmU5DnOyjhbkCpNx3w67b3foU7UMwmyTDaLzufV",
-	"X+q1Z7Y6Biq83gPXSmXd4wgts0IgyZcHGbkhGYrNaGM4mLFFyRy0LfXnm2jdcdlRDbkMuL+/4Do9xXb+",
-	"7h1UddrXfntNnXNDaBnndjJfl4Gal9XvWKe4MyHtrHjTDt9LWntneQqprjv0qajoAG8E7Ko/6NSSdaAp",
-	"bcs1eSfFyGjfjtHzf+5cj4/u7zLbD6qSLAd4J63kzmTtuO1dpQklJ04y01LlluYcLTBzGZfEyJs0FeiL",
-	"oyMvS7MnkR//yRfJwVo3AaFzYn7ujY7/5G3W/Ufdt8qbdvtuYWmGSdLANe5PuE227iArf5aTP8zF7+3w",
-	"y7NCznei7oDrM3yZ1GTAjSQepvCT+yUVdCZdmE1HooWyOlQyQnFtMnWiTTkjnwn2DgRbI7tL8i4IYLPM",
-	"TMqdMjJ7HwS0VaRxlUywjiQ2EcYmJx0ME6kRf6aTD0AnBKeUESHuEFa90ZknmACIL5Zqm3M7ALuVgAyt",
-	"vVvCd+0WjnHh2bUpbtc69DTu3eosY3UTN4cbo+Ojz0raDTek3aQL37l7d/ILeXRv4azdnbrOdCtu2Gt1",
-	"M9dkda/Emd3ZfbppHGh4UH+mt470dgd3Aca/1anW6xqPrwnOSY5cIvZWm6QVgnT8QxCYuUwSGnYBePJu",
-	"SRJJ0pHtVQN/4CXVQcQa/GPYu5Oh9bNd9Z9iVz3raj7tSldNn4reNjqF4KHpaAYNWzW9gcZ1WyjU+Gz3",
-	"3AuL283y2c3aeWcDZ1DCe9idLFsso2002dmw2aDWcGqjsMj3cO95jT6/YT7UOUlpTjQsUSMNjKSsgDzQ",
-	"8TOuD0pc2wf7e7P6D3OSE2OzBFRkNAMvMPJObp9p4gJnZHeIlwVEQ1YuF9XgCOkvkwTS0i9KsUOR6pIL",
-	"KukN2XtofqVTDzgCrkgH7+L6t3nIt4EkYNyCOYRmzXgJK5ETwbMtMkwwPsFS5vSqMILIJjAJZ6Aaolc5",
-	"v1EPyQpyBs+RRdUYbjPFnEwLlr4m2Gx4OcnX8GWkntWCMwcLoisgpjqc43xGtssy3XFzTad2G02n9T4/",
-	"QZAFHX1TdV2paynVPOIqBTTkkM/Rp78Hrq8YwfaAdJtOSVroqmQic8yES3viBZMLnBHIQHn86MH9ysl5",
-	"bCsjr7LiCgjeHpAbbe4Bwhgv59L1ogtE2179w+LqQGMfo8e5dJm3V4KzjOSe+mOT49iYxcHlhMDUnGCJ",
-	"sEDGP2VYz8dqVjlGc56lNmzVDEh9+xwz/rs9tXeKpnXYXSGxQFYxJRNeZFpovyImV/3eY1kbyfC9EW4Z",
-	"fKtv2pAksO9B61bvGiwMcEuBXfBCYUEDjxd1hrjv+ah+f7cBxTV5pWKPGHwOIt4T09nedW8fYbOKLsuo",
-	"X4BtqR+ELi5ve3R401KIOZxUBCQAhyC0xVWvZGqzGp/F6d/tGfkcDvwxw4HrJ6ixSJ8V5B1odkdz8+8E",
-	"TGyvj709Ga+bBD5mm/HALApRvGlpfEcyDyRszEzKvHylvlTCcVHBJM20uAXtWET5jE5lGKz78zmqnaOP",
-	"akbfX1j97gZ2z7j+Odj5s1H+/62YZjDNb5Tp/UmGrfufo5z3zIQNtOB+g5wLJorlkueSpJMEcM+T1RqE",
-	"eFMC/eXrVxbX19X3Cdgb6xMmqVw16Pj+/T2KMOd2XGpA8ZuLx0qCfvLmtbbpfP/icdyJpJtLUXddN5rC",
-	"z8/Y3+MpgnTMTwPG/DJRM6Qs9aBAT1ES9BNA/fjQFWrwr3a3gUu/8e0cBaLeBZEH55xfUxJuOLbX+sSg",
-	"vMUogeKoH38r5fIly1bqYFzgBbmgknz5DL+Dv0lS5CRG3KB5R+hPKMUrMdjBkwGO96cQ69UljiHonHRy",
-	"/1MJ9QJQpNgn+VirjtXbhxeS3BPo5P6jz75D6+IfNEX+P/eEqfkIf37GfH7GfEZy+4BIbh//RTbY+Obq",
-	"doEcHf9f//pSi3upGAXJL2CF110B+AYLV6iMnDz847+UaHjW51PqRlFf3CQH5o/hT0IvfEpAbckSSsQp",
-	"YuQGbBWqJqLMCJpzLiTERA7RHw/HrD8tmMlyeEtZym8jlPKkWBAmB+iXMUNo3FO0rGSuRI57p+qnG5yj",
-	"85cvv3v6BH2Jxj1xk0ysz6Ep8dvf/zFm7wfNNk93SRyr/64RzTlO5uTgnDOZ82zTBkFhW/Z9BL64hMmD",
-	"JyzhaQdCMeVd8fdR78kl3lgNyryPet8Dl1xfFsrc8cFRIbkXXD7nKZ1SLYAEEmJmlDB5T6CEL1eoHz+d",
-	"HrzgjBw8Vzw0HiipVr9K97r0n+K63UFYMznea9chs7nfFcvMyQ2/JumHw9S0VyLPXbc64ZsF1WyiuuIZ",
-	"pmxb4NBLGHpdKvWmpUZQJrXYEvn7U8EPNbher3gucVbHf9GQX0v4pm80MdJKKfui3+90L+iMeWqCZXUA",
-	"MLsR4kvC0KH5Jj6IENHFmcMID9acthaqMkJxY3Tx4FTtGiT5VOS5RyyYz3CNvwO4xo8Pv7gPenqFG84p",
-	"gIUxl4usKtDpd/K/pDyBtJV+Mn2T818uMpRhNvty3CPM5uw33whO/b8XRGIIghBEfjnuFXJ68OdqDUll",
-	"pv9JLPF5w0b/5387Xmmy+3sVbL7/WqdXPF3Vhnzc2oNt47haY4mSDAuhpqjoZNxDOc/Il+Mezkgu7RR2",
-	"OS6mw2W1v0Nv0GZE3sJvL4x2OBanyMCOQB5NwT8qYXtMHZoJQwo0BcLKQ26EcDP/nRrfMudLkktqhB/b",
-	"Fs6yl9Pe6Mf1bAf68J6g0S+19jRj/aVHWLHojX4MOL+8jQJqavOLyd/9/q3WKFkt8o9mmG8bBaPeWZpS",
-	"tQA4ewyM/pcedr+88oamNdE139qckAPN+97JHANhDFEsiZCTBTC/Bc6vBcIIoKwB8/4UxWX+wtjLgmX1",
-	"AYBLY4Cvgf8Xmbm19BCq61W2tYnjP02fsmUBc3YDbBLBa+DE1SGjfkzFRAKqUoTIuyQrFE24JGZQSKCM",
-	"CgmaD/iggSRFaAZmD644zwhmof2LemdL+h1ZPTHEaGbqzTs1m7UWSgPaeMqmvFenB6j+trVfqNPo0xji",
-	"JhhYvNp39S/VFjmQdKGu/hplRr0FFteh11ecy8lvf/9H7ACKMywkOgF+jhNJcli5RnNOp9i0JxGJbueE",
-	"lcopAdRnsp8qkR9Lnq+cDnAzbenqW00XGieTq1XXKrV9Kbv022puVKMarHLkb5G3WGs2WoiCpJvJrPqr",
-	"USOH39RGIRshMYc0TixbIchPG1qvu5HU+rW0o4yCy7NxTdccEScvf8PzReCciHyqDQGBQXoSceDbLbkS",
-	"VJLw5Joj8eJmG3vxLb8tuZNOfG6Ka1t6bcxGewXWlzC/Kkdp3lmmuNs1yuQXJ+38zkYdl9C2uzcgXIp7",
-	"d1G6yem53VABd1gvUu/M8uPbTUfQNB2VS1KZcGXwIfL4GmeYJYGr5SVzr9d7Ai040xp0zgiyrg8Rulqh",
-	"qyK5JjJS3xaU8RwVjOqLpH4K1TRJquO+m/2dme8RvM5XRMKz0lxMqrnGujfXOcnw7RVOrif8tr2jc1NI",
-	"Wzw03vEcC8SIlCRVPXftzTrDhI4GZRPddjmMDk0uMU23rLCWttsr6HdqYOBKbqNs1rp6LkBNoNiUjVFf",
-	"W8FoDgGX2tfrFlNtP4GNxdmg07LWyLtKyv7YvfWvDzqqE1tzOypLHSacNaflGRVy8y1EJVmITVKPPX8l",
-	"w8R5jlfd+fv5HFP2PclTE8kcYJQbEVQkWdoWvDSeW1SxwXydq9Rml5icppnOFwrNBSeb0bNCzs9N+kUP",
-	"DqM6bZqWN1qNzTD0cknY08fo3OT8tWVLCTnhbEpnRU5SRJXEkQeFAcV5yeZ7XReLyiE15hX13h3M+IH5",
-	"8SfB2fA1vn1u7t3QrMWSM9FZ/iELTLPgWW/eS2rfMiLJFhePbn53AcXM7hXPsm1nVsmt35EBtq+GVsUL",
-	"I901wFx8rbwmGFOhwtfWyoLN9TaMS7Egu/KRM1G8DTTRQtZKlA2kAotQTmwCCJZYjAvbVTzsddzlO+/u",
-	"hcS53Hp7CznXPh6h6YLCRm1JIUgOKnUIR9EK6cqeFDkN7UZ1v7vt4JJnWXhIZ1eCZ4Uk6M3rZ4hPUfyX",
-	"J2VC8CSjhy7Valxm4DcWly6j3ZLduLXzxlyZ8p22FC6d10QUWYD5euJrOVynPlD3dgl/E2ZLc57LidUt",
-	"NY/AallROiVqMMHDclNei+tupsoVWl8GaLQyptoMym6iXlByr6zcU0Zl67XV4GcdNUQlasAkN1Sydr6u",
-	"+GssSagVu8TdWrlUpaEBfk3JJC3yFq3HY7wSp0gQKRQTgsLa4WCS4pUAdrTA7+hC7euDLx4eRb0FZfrP",
-	"4y7vrJQvDJ71uoE/hlJu2na4kwVncr5RYHtsij+H0q6VFnm6RkxGcjXjbC55cyt3khY0kW3JbNdpSay2",
-	"07hMddOWlLvRZKOVF3VYK1N61NE0QlggjHQDwc5siyIrZpv3wes/8jQvlUbcBO7EKauWu86a95rBr6F4",
-	"d4r82taWgabVD8YJ2iz4+sXxym6euulwY8E2lf7bkMmmCc7Fpwij82dP0cOjo6gC1WUhf8pRx0O79iZx",
-	"7+aj4J5qdfOGjxdT42VULDO8MjSp0xxhgeIHR/9Nx5T84f7D4dFRvDdF4prj1Fn4bX/1W1+E8mNQf7We",
-	"ckpICo/HlRoqH9vGc35Yq+bc+VmcURNpsC0fhLRwk/ULkjIx0VbwMP96/OLCWMm1jy1oI0TNUVivUFNT",
-	"ZjepZoKYWOuvsZvq6touGocIpi4nXf71MiwlOe+Xms3D9HdwQ3I6NTrkL42tujITz4083vikMPRh7jvd",
-	"eWgH1RrrnoP+cHlB9JumOhS18pd/vbSr34/LrYoHoFc2YIw/zGlGkI4FYVxGcL0ognF4ORnn1z52GCqW",
-	"EcISLbiQumtswkcgksSMwTvvnsy75vBu1sSVKrfmOrwoFlfaAdor5lSoS0ytRxvJhdakb63fblbISUKY",
-	"nGhLYovSSUzun8zDpycjOF3zWeCMtH4OKY50Yb9dv5EQbalFXpKJxqQUE8JcDss2KsMoozfkYMFT9fLU",
-	"WcWMuTWZk+SaFxLZd3UaIcpuOE0IbMAgAm/+C+gT/M6wLHKCLHFHJZCBWlh6Y4yAHmFHnjXE4LOG6cxO",
-	"TOu2wi+wdbJQnXlXDmGF7wX6al3XOsVEDS4bpvbQ1t3inFE2E501rD/oCne6Si6JkE/U2L2nW41bwtRA",
-	"itfve86IZ5QHlXisvo4QvFdjt8VixeScSJroDwGnDddy5dUbUJlG6on0NupgEtvJDyH47u7Y5/td3jHe",
-	"sm+6xDkjHcTqWptFJkG23lDF13a8f/sJ0OBuehdNR90VpZ3JLiRUrDMbWy7XgTl5g/Am4DURVU2pttuW",
-	"NUyuYQUD2juTztZEc3k+Ms3zaEI7nAlt42nzrdXNj5zdkLxdWaaF47NtHgoEHDi56DQ4U9ru88by68gi",
-	"RAgzwicJlatOjUNhXjCZdy+fk5l5oG0svoWVdEasmndjqzrlMsk7VzBa367+C2qfhcSLZZNsv8n5AsWa",
-	"vlyxuKtBIvR6qxy4sueKf4E3fm+pagtR3czKVnlEUaU/n3aj6jnzD4p/KloP+holq3UYnHRyS6t6HL6P",
-	"eng6pRnFkoQNAd8UWbZCPxc4A6kJ7AF90FhAk2RgoxUzDBIPGDIiQBHQEW3wMcbTaYx+Lki+Qkuc4wWR",
-	"LXZI8o4KCZKTx2bq3C32Y77iSlYCi9isoZL7EKJgk3tTpkP8N9JohtmsMPy+g0POjEzAebl78Q93GJOc",
-	"EDaBPADON+lDHOG/cdZtvoUiejwL3lNPZ4znJC19B81j9Z5A/JahN4LkB2eqqgV4pQItcyJMTNjGvm8o",
-	"uV3yXE4E/VuX0dad2CpHYyfd9Tr7djuFX0ie69e8Xhag4gP1vFjVaV8bHsJquYZNIuQAA3gZGZ0Stauq",
-	"Q1UQ9a2O3MR/RyglU1xkEn2h0/8FtEgd2I+S+p7zlFjm48lVtaeq9UJ2mL6tjnBJ0JdYQwWr04MzlFF2",
-	"fU+gWJu91F9hRaYBYPdEAUUmb0NP0w8mNNsxVO6owFYGr4o1Gt7n4POG0VWOWYr4LRHgj6YDuqYQWg1Y",
-	"8ugMEpoIhHOXrMThLFsnpXtig3uclxSlJfqzhCbHwubOTB1StBpJN7815xy1Rvu8kVG4yI5JG4gNUYs2",
-	"BdWHdgqzw7wnkOoKLbOirhKNVUltDERY+jXUuIboB1D840Ly2PmV1XHbqUB2hs6lhyHOTo3ZYIFZgbM4",
-	"QhgtCCjPFnhlqygW4ldCfYLzjBqkbNNCTjKCBZmowcaDVmmrw7vAeJ217PoPcyxNBhWBJOfXSJU2USm1",
-	"WRMmCeTQsS6NfX5LUnS18sMQI+vkeKXoOsOqHV3cpKvyl1EKkk1BOwpx6SQFRBq1Ll39I3cwcvg+lTUF",
-	"SwizK8iTOkv5JkwiJC+p37Wyr1wSG6FPGbrSXntCDcQLnWgyPfAyvMs528HBcwXHsoWmYp/RxOi3//9/",
-	"KXrW2uFJ5dspOtJiRk5+Av1ex203fpZtpl3rccszEH4pxKtY70y1wWrJ4rCz6J1dtUOqbD25Se4yKXWQ",
-	"MQPr1fn4XpEpN4nB1pzfjovt0sl0mmxpx+vm2KEtaHABV4HngztrOHUdE37Y7eFZUUNX3H7tHBujiKq3",
-	"ZtvG1M9ExXPYWScrF1r1kmxSiU/l5SFvcPSSxWy0cpaLfmbutdDZhYuvbwTLwQjhtosPbBb26kV9714d",
-	"gLVBowwN3W04Km9D04ZAFIjQRSwUkoN/jiof1PTUp0BCbgjlzdkaAlA/GjiTc17M5sZYJyTNMsWES8lC",
-	"N2ufznrKAAwUIZwuKIvG7IpmGWWzU4QLuMgGWphQrEixIHwlQEuvzr5i6lOcCTKIagtc9ulS058cPdII",
-	"0buEzZUr9jWWyXxPLuWeTLu7vrkcWZFdt+4nTavifIMH+f5bTX60wO+e6qoPj7Szl/nzuDbuqFcw+nNB",
-	"zGe1wjCTLtTk20Ud7ZTBCooz+xREZY12UIB0XigySYzUL5Cmno7Bk1XOt+lZcreYSp8Utt/6PYY5rKNJ",
-	"9ajdPBU1mOeqXHAipo318ym9HRvE8somm2Tang6CvrX1n6CUJHSBM7TMcELECC1Jrjg8vALtv1XHAvVj",
-	"83ccjVmcE3XVUDab2F9HrtXjo6NBhBb4J567V6J+HUKzU/pOidumUfhLZ5u1LeqfRmPmNaj+bzBErwlO",
-	"EXmHE5mtFH3e5lRKwlC/hJhS/BSjacaxHGgGBpHCgt6Q5/bMahIu5VZemJS/1kfT9Ogd8yO3AXohaxsA",
-	"12joWrCyV12CWtUvgyVeCQdGYcKO9MEEz294qbNapYFxLH1G2EzOS2Zj/z6ONnrEwfjWU9eFE66agXT4",
-	"HRWjWrxUeX1VoqXMNXxPlIFTgIytL/YY9Y0wM1D01RScgUS0sKLLutWKkNr8QVTK+zHqa/FUI9tOFVMz",
-	"0qkVQxVtnMHzkeLMZvOslUEzQCxreUbAllwTstRvfS1vGYprBEHYafoRW0bA8qQwT9LbIIhc1sxU5hQq",
-	"2VqdHm1IrJ7Qym+6VLgPpkagOHSbRRFyJfUTV3DQybpYf1N0CntsU4vCPVWqqsokiFcrFPte7DHCGWek",
-	"k454B5Pk2lDJFouiW7fg+m/zyHf7GTaxGneeSauXI2xRQoTg+cQ3ot/lCWSeNXbW2xv9oLpa9A9u7qs9",
-	"pvzHk5tCYxWDa1bbjU12vMeYZis4Xuc2gXXI0azrKXEE1bVGamIpmvv85vIcpXjVWPnQPoNXWqcem4IN",
-	"sTshrHtbrzqRDsu2jfvz2sCH2m6skeMavRBFsw12EXRewJJc8k5Fre5ug4ztuneNm6rd/PrXSJaPyY1F",
-	"XCYt2AqA2Nju+pGCr1yWEdbiKlMtMlkQOefhxtrjGlsdTBk3kf8BDZdOij8pctoaOdoV9+ExuXmaAhRh",
-	"q03eDX7j5dPR6WbTONpOhB84vIl9tsXz6q6go12pop0WjDNmHiwxy7F3k267q+/XTKR9xTAY39YAiNiY",
-	"w4r7s39Bp2sqw5e2GdWNz/5IKlW9TirjCW6dFx0W5P1gDrwnkKCS6LAkgOhVhIn6sZjz5dBAyA0TvogH",
-	"I40zIeeRdueIAAxSCf2AYC1Kn/L7Dx+MmQcphM6Q4vnqWRDPpVyODg+16cMinmvhGiOZY5pBscMY9W8h",
-	"4oDwZUYAiZ0MwDKZk4USrcHQM2blmEGlBk4FlKGM35IcJViYFNlLLCXJ1dT/sw+9fjU6PBx89ePZwX/g",
-	"g78dHTx62y//ffD2l6Poi+P33tfBV/3xeLhF8cEfD7/6Q4jbh+LuQnhYWrbQD+cR0jF9CCMr7N4T1n1b",
-	"wKtE/QXvLmdUA9eBIYqPYtRXf/OczijDGTp/9vSeGLNxz9r+x70B+tJ5AtigOCxQXIspHIFeMbYvUxsp",
-	"gM5Ab4T6PIcCEbqd02Q+ZnXN0mBU+htwBg5fh5RRGZ+iQhEMm2lDcPzq7PL8Wxd1bPoRh7+Yfz1N38d6",
-	"X8sn/P36+32zkQWC0s6DTgQXErD1EvBDmCLMEERpATzMFZdzF9ElIjVg9Ypb6SKquP4TUFpHKCc4BXOs",
-	"2g+wHjOXKtB4QcQmN77JM4RRknFBUnhZjQxwOwxlgVfoiiCcmqeuzgsC2sPInCHNlMcMcssDxaiKVJaI",
-	"79eM31qDqlb/3hPo28vLV/ZRiy5twmo1gEhrh8weRGqQck7FmGmBSj0T3h24GBuY14HqU8SIvJM6DeFw",
-	"zMbsV6TWGv2KtIYB/YqeEwyOYr+O2a8HBwfu/6uyMdXgwhPjGRSjX9HJ0RH6FZ2hKSVZGpX+ZIqZ2FSp",
-	"i0BCCVBNaMw7q3LRmLHaWmyzMgJqIpDuEOkxMD7BJdpTOQQv0bo5jzo2wiscWWP1gXWoyUkGh0nM6VIb",
-	"XLULRiVBO/hvAXsLI5XqcVVyksGojtGvqITCLSFwR3ZBIn85TDoFH7j5mqzUnxXQBXhw12Jm0e2c5Ipw",
-	"QjgN2sxOvJHaXYS3uR3oa7gNiDC5bOo9lLvoDRqBz4kedhP9X3fWnnfNdR2IAl6bquI0kKXBT59BZeto",
-	"pjapqe79AfoVfQ9w2R5A8VUhTWpsg6RgqH2EsNr/MhxLTd+NI0IYwEtBvcsL7WCin+mKDRhWX1lbd/px",
-	"lvFbcBoxB+X84vU3NqGFWcZG5lI3AR+fw0+IelomJdVENAMbhAFUrmWbcIfLJsuG5k9M85rWI0NWxkER",
-	"gr8UPy2bAn9R25Z+UExUkzBBO+aHttFqXUFysM8pSoOatp2Es2lGE8NtHiHFs/QvwujSGbKOqi42DyNw",
-	"LwNnM+eGKjEcIb+81ojqFIK6MU+5e89zwlBSmXqYnMIJZCh+mpLFkkvCktXBd+ok5aQQJrzKEoqhHDuT",
-	"tNB4eWTiKXHKaUFSdjtWp04rWErycEr0UwQ3irrMjaOa7WnGGYGGjxVrfMLSJadM2nQdVRarmTCcNAJG",
-	"CCXB2IbU+k1SCiwsLVtsOPTBFWTQYKZTxSmtn6/HKluPZTPDNPT0APhSI6G1tMRzT+hsViULLnPoLUhK",
-	"sYmZUm09rLcFYd8AviybxKj2INSqy8yn2rx/325asjEDYDiRn+mhkngLWlbk0Mgydgek7JZ1V4JXznA2",
-	"ARFBdf0Q7tJvMM2KnDgHQAPALGhKDFfRh+UKJ9d8OgUoWLKUdgyqOuQdMBP1jlRsuw5hgUP/lqV1wla+",
-	"C3S4Ggi82Swmd026abwUol5YqILQMIMD32xjoQUqUNt/eCGpgup/9D5yA6uKTZVx/dMkp9bB1vIhlEP9",
-	"pMSpWgaFqEEEBnPVjX7vMlbrCNalNyvH8zEEr9YhOlGsMqRPXBqrpcGP1qbmry70nUW01r6d0Nboczu5",
-	"rdLBiddBU5Jr9rRJmKs0/tBr3Ip3lSY/BQmvJuCtk+8qk3vkTS4o8TWY71qhryrzBUS+1s6VEFjpaxc5",
-	"0G/92OfRFckwQHl3Fw5bu26IizUu20FirLT9oHL1hGTI9g42i5GVrh62dOVZPmu0UZEt31w8jtCTN68V",
-	"iX7/4nFremg/0XXUntDW7dguoqYnWLULmr1qOlv/jvRFz8po7iZ9rhE+h5UcOT5FhdP3VEl6TwJpcNke",
-	"Doa1/D1vrTL0cYm7VdWHPlks5QoVLCMCqC0IZh7UpMZn5+cv37y4nHz97OX5d08ex9aPo57lA/WviFr2",
-	"Wh6fpjJiAChqarfOnz01180cC4SzWwxZMMUtySsYMb7pyMcPqzs4+dhcXlAiomm750NrS+CocnL0KPKg",
-	"d0hqvGl0FM5ciXhKeM04mwmbayvBWaYV/Fpa6Aw43bABfUtwJudNW1cTv5Vfd0bKDRmbLLpGwHvIXKEO",
-	"+844JgINsGJBcpoY7LFT7bUcckctUTHWeuZuVPn/4huCfjw6ePT23wJGGnUcTICqZ+ntnqDljCG+1EUd",
-	"CQH/vp1zQYyQYMLsdDceeXmLym5omXejaa1cyjvGvu0S2LQb7PCDIx1cWlqnIPGI0A5zpyajObtGQvKl",
-	"ANHaeMGz7qjEnV2pVN8TRVrbJcAoI1Y7W/f3EAa1bSAQzCuxfkZdcjgI7S1o0ZojR1y9qJdglpCsSwKH",
-	"DcEvmm4cMJNdTC9wxRt4bYsqtBVVaH9jPEp5iM6hYNivlbpSqB/DUOMIxWqs6n+tlQ7yEAtyQ5Ss2Y/L",
-	"SkLdSaCG4HIeAD6yZ8Ztn10Nz5n3wf2jDkfW67Ozw1O5BA4CyQ9YqMUrtAzB841yx8Ab/X1wn+58Lqo1",
-	"607Me4dgKlfgbmEIHkfuHIZQX/12n6GN1LGOJdWvXSWjlZkAwNcjQj8XSnKz7ruql5pH+ZbbGIqKtJlW",
-	"tB+JxQ4Ad2HVoXoU8QRnUDIysiDA5Oqag+aItiePCvJSC6y/vzN7DBDxSWTXoKVnBKdnhRbcasI06Dpy",
-	"z67pBdEZIBQd7gtOliBieFl5UMEkzZRsCs2UJQHsIdPInoshii1kjbWlBRvXdfzYutroPOwbq8oJuUCr",
-	"6bY6n8Pouvibd3Ieh9b24zy+d7irOpx86yT8De37+zKA+XUafthXHcDQ3n40wKl940ep4X8C8FE1VP3u",
-	"eE/qILQCM14QllqILB0fUyVdsO6EpI8740S1n6zvcVYQCwPVCk+z+SytpfxLHW0DdhhTEFHgWAjr9NcH",
-	"xVK7uIHPEiDxwif10lZ71w36yd3DNaSihQkj9ixUHdrbXkjRu9/qnlpNOrd2B72igdXdjKS3A5wPHL2d",
-	"88q1yjGxWhQERlCSWiX0tMiyVQw69iZDBA6vqzk+j4VfxPjalbZFOPrC3omggup/TXBOcs1Qdf/wHuXm",
-	"0qsQQ9yC4+9y4TWjNDWSFeqrBRloSBY9lcY1izhDGDXvfQ+leRNg0aeFbVS+/CzNNDimT+tBPknZ9X7y",
-	"pHqAyc3F2DoX3T8vMaO1gKzJMuSwicDfWwMAfYWnUwOEXgJkGfzzsMbTlQr3otH+gAMH6xfLdMs9Cl3O",
-	"3ijak0SWm1tbnlq6Vm9IbbRWag5qWZDX7/t6zIB1S/lAcZovTlBGpCS5iFBKZ1SKCMUT7eVzUAr+CCP1",
-	"uOMLxJm+6UonE7FUi3igMZWbaXc9VahzXZ8cvP3lQfTFyfs/bNwLb/ptK/fYmOw65v6W6415Q/Sdi7+V",
-	"fHmQkRuSodjwlpEGu9CxBE5n8/Fzh1dtlRv1ZnPKQpT3dgP2cJOpw+zfboRqCHHi9jzlahPvpjMBZt39",
-	"6UvZ9R5f47rznd/hlF2/WabBs7/m5qgrIFidEvweDBhEo31G3slJUuQieG4Uq9UfYyt+qwoAwWrMKMag",
-	"CXp29XM3mbWS4MIbQnjwN4QZGuxgX4p6aa6BYZuHQgnHqujBDc7BNUDVse2/VHXtH49dG1uYp57xGW2J",
-	"Ydsh3HCbmMFnfMYLuUPC6lBjz8nWKcOTJBxx3D7tjlJP8NHcqmqz0SNrchTtkgPzg6YS2k+yoOq0NucF",
-	"inrOr2ztaiUynEcFwNq0dwj4+mT8VkRlVif7lBllVADYhrqtxOg2pxJMHddkJUalmx1cn24ILZl5yqHv",
-	"soet668msIm/PwdT6mtVshFFWRmL2yFoNXLrt3WiJnuiKvvkEfjuSdb0XFrPcLtqUyt11Z6DdYikaEly",
-	"wRnK+EzUc4h2f1Ps1zp8x920JhG3fW5NNloAdattMvwdrC/7nFL7wO8mfRmi2pII9yiB2QHsKoN5C+iL",
-	"E7eM5MBdF8BuMcPZCjzgDchZUIv98qyQ8yfhjIPuVdCkafVlUjl3m66Ednn6lX4z7Ul7cddLvIOjwtb+",
-	"B9s7LEgsN5KRWbcLKNsZAdSrVXjVJm04XdqZVH1DMyVvWh9eDdhk3JkxusKsk0bZZURqScjlkmOZcAZI",
-	"sefS1emsSwcHJs2S1mZqn9laqiWhXbiFRH1DRja8V6sNTaLJ5us6zuWBa+tAK4KsXpSmRhE0GNnscgC6",
-	"tsTgysVSPwqDSYH65cj1MmsML/OTvSDjAdTVYzERCg5/C0tQemr4al7IIfpGPWphoXRMte3TopnjNA0i",
-	"Fq+R0SzfDfqqVH4s96+mMyp9Vir0ZGl5zcH/ANdQN5+KTrkM2wV4M/y7XUaW+XVm/qbCHq8jN4Rd7yPT",
-	"wCuSw04Z4JmaxHZDcjwjE56nJN8eAa07EJRLsbxVHw52ySXZbkIjNsAP2++a7rhQ+/SLy8kNYQXZauaQ",
-	"S3GX121Fx1xjIw1YK91LfYSB7WpuRRQknW5kuJej6bWnDt1djgXUb4o5HoDe2vGUDZ3bKgZVazLdBoNr",
-	"IruBcMGC+yImFklPO/YGZUk/r+42nMdnHIEX9JLklKdbrM4rqPBC0aSicJ7LRjqzj0ScbVYCPSN/78qd",
-	"qaLwqcHbnfBWeA29XVjZcZ0nWk5wZn2HqnF4EcJZBi4CqF/muBQgoVxxKVBGpiCIDFr8jbpynm145M5c",
-	"qmWzNyxfsXH9CMt5lkGm2OryjVBsNA4x6mPme9FSAcuGfvuf/+WDvtp0T6sx0168pz6YLF4uM1qmgilN",
-	"lks8I422fvUQYk/9D1DuCjNG0ng4ZmauwqDmGNDXclJCh+8RI9VerVD86uXFJTq0BBhH4EdX9lBFfTVL",
-	"UKZ+reK/emCvekxBdlLZkNfuedIGL7weBHgHTLlXGkvqlcW6DBg7c35DazxSp8ntnq61g/l3Yxu35GrO",
-	"+fVEkCQnciKIDFvvbbmgRfwHCLqWHOkQRUNteur3BDJ1N2d8cIsSHFd1EBtNzfU9uOuNXtvRLe7yas02",
-	"E9gaini7cePCTMeUQcQEj4K7wgwwonQ11I9v54IkE23mNQZy9SzXJvKaAVyXPcb3rx4kVRQ4/cWDbPu3",
-	"P+y+223LyEMhUS9ZmXlbci8VF2WQbNneiB8jHxdYC6gw+dULGZkIHaZzv6G4mggk7poxaUNCKEgDZspo",
-	"NDGrAmBET2LL5097uMtdkzcFwpxMLCmoUoh5AAbzA6ktBvnDFIx0OhO12J30R1Mdm7pNSp8tfJb2lNCp",
-	"/WG4Q8onXaH9lbiLbrGLmlDRntUSbhfXVBlzfVUq4m0dfrpOvoGsO07PFCC6BnnUdFR2g9tZ0z5ztRhm",
-	"dwe1iqrfph1rz6b2kmUrzUA8hmgymZUuUlp3aEsM/JCFNxePe1HvyZvXvaj3/YvHO6eBd3NoDaH+lt9W",
-	"tL23WPF2ydGVZgnGb0Nb80D9HGIStRTemF1P0rLHjae2BF52qQTwaokzLZ1ea+SIKclb3ryq6KQ7yPGd",
-	"3f3McGtdR9V5dxGsyo25s1Tl7fGW5G2qtcSB1ffSk/FPuoVllZtbURp32Mkt4xDDu9Q+8X2s+baLraEZ",
-	"dn9E7ZxJRXe/V511mLd+4HxDuttXmAYW8Q5CkM2H6t5bqI/RK7x6hTN0pW4kDRWA1HFAlh2V1RvxgQ8f",
-	"brdzgaG3z75NQRKb0Wu9xQKnRMf/rogEXj7QOL8mlw247E6BHmP/7ikbKXPD6GJhHcE6m8M+FavNfdTJ",
-	"1E22CNSfqgnhLIujEmkavjgApRvIQgdoJSleDTolmPDUtc0RgB+jG8AWrd5Ro7rMyQ3lHWRIrwFbBULc",
-	"ckq2UBKXrTzWR7x+5CWXONumnUtdYXe1rOnRWwo3reDBCRAY7CiIYr2Rkbja5K8NhK9W5a7pU3aymn3s",
-	"HCof2cLVlqOls71gAyncUQLwjSadxYDgkfYk3z8p8n9wpP77CP6Ls2wT/b3y2EEobdKCIH1edDyX0EhX",
-	"gH3yUyGk1T7H7tTFRux3LHWz0N9iXq7dUJUdixG/McArsKNOizTngjD3MopQznUatf6RQzME31GoNeio",
-	"mbniclKeyeq4zuF3jUwAJpZ+kuPbDKJc5gSnADBlouBEpN1UkjlJrkkuBiM0pRnkF9bXLWUmInYLzdQd",
-	"WUXQ25YLs673Klk6CYbIFZiSTvSmCAOztFR+ddZ1NWz2tehg2NUlyTXYXaTelVNe5Dbjo/B3VC9C7fps",
-	"tfxvw7N8q2gt5NFaYSwsoh6mDnHMdayutS7Bae24Mg0u2eIOvY7sdVJr2CadT9Uku94id7Vo2xLKatqH",
-	"rmBeQcued7J2sum6/bmT70FDuOjqAfOZRX1mUZ9Z1GcW9eFZVIalmkFb3KnaQlPEZO2xQahNC5oVULfA",
-	"/9NAlDYMzyYPWmPzKUfu/NDXysP+9ExYaiV2Pww3YL0vLCjhPVGBA8f5tYEctmDcleiffcAAGJ3TGv/4",
-	"xsxGbfG268ZTZnZST7dSp7qxjtPsrgGl+LZYYHaQE5wCKIkpd4pSnhQLwiRJ7W/adKvBS4Lx8GEgLRiJ",
-	"YsBC2OhOk5nJezh/7bBinhhQ2zcekL397RsLfG5/eMHlN+oCtX8/B93tCy7PNEKT/d2CYtu//8IZsf9+",
-	"pSGRLzl/hvMZKft3EMPPSUrx5WrpfTPKLrUUT5ikcmU/PTXgvBfgq+6N8+limRG9oPbXCw2d+6ZEzn1S",
-	"I6VQ/F7z8PvZrvwsYg8fPfLi9k+OjjbyPWeiawAbluYJoNggtfNc4szLKd85Kr2Sh76pC9RwGi2G9zKD",
-	"HOj/1d12TVYRWmChGEA/xn/84x//3c/9p8GGJn/84x9P7seDU0QADdixE5Mt2KHzzLFAjFA5J/lmFxo3",
-	"2HAMfH2J9qlXr6/+R9ewwwD2qdIS7RdVNy1Xg1pSvLonrORoUrb7eeyvVp5oTlndGaUx51TPdq+asjto",
-	"vVbrlF7+urbv3zqEEHtXeQaLL042noj17OI52UsUezAke/NxeaWrbbzpa3iva+Jjy3ndUUloV6e7hrAy",
-	"o8DmOeE0/KJ5pTPt6/yI5t+Qr1Px0p/UFW6ldzgPUA4y8etSqG9ePkiSd9rFOAAz6MZgwfq6XQvq8t0Q",
-	"Ij/nWTpJ8Uq05bPdb1BHQASHMGVw2NAuERYrnBmfMOcA7GKtO753bM+AxWLyJgV8QCGvhu+TscArtMDX",
-	"GoxauLA5miN+yyCTZjDabH/xiJtBEEm+EJsgnqCQWsZbnqdihCCTrkGkX2qMfC3oz/ktyjibRfAvXzGg",
-	"BNc5yVJVdMysP7N2kQbNiG4TfJrAo1tjjRo/wiF6yQhSjw7t9+bA+czrNsVifsVxnkY6i69d/yWcyKgM",
-	"Ztfe5CCm2LDBcprgL57oIgBxUsux9UpN9f7Rf9N5Mzy5Rxss1XIM0Xlo0gav3Fhx7ewRLiRfYEkTnGWr",
-	"IXpl/IwgQezKLMawG4ZVHTCi4lTWGl8YoGv/HDf5RdTgYpaE2hkiBFXsVcYK2jI7c+k2/rwL2oTBoZ3o",
-	"nEzVy28zvIVJdKUF5U7H1YOym9xSlvLbNRzX2ypNcho7sBvDP7M13kehm6uDFu3Od42G/Owwzx18ctfc",
-	"Y7Uk1Ruzad+z2bT51GbNrnA+8IBu4RfGWldmyx52wtIoo00CanAdQDLhLFtV8JytJgz9xCkI2iVHHKKY",
-	"LwmLRwhngqtvihfq3F6N4JniKqMJMEgUHy4PfxFZMXtfcUTxRtCLeqrl4Iu6IjBUJ/EYbhX/YUCFuT9g",
-	"OSFqXV0/xgBKjdu5fk/0Y/een3AWDyJ0hCRHD754eIqsD+eDo2HwRHfP+kBwOsEGVnvte87Cb3eRbfyD",
-	"WtvXBWYFzipbik3yD3ulCERwMvcvsiGK1S2jdpZVLjgqvHtIgie5v4W6s17UU7XXRSx2kolcT44GnWRU",
-	"ikPa8KEacmpx4PYe6ntekEFYYNI+uhOja2nTjZ+VwRFlkIL2ooekkXaYYHPX6nGQS6hE/JZA6F8yJzrE",
-	"AJ6nsNzh2AnUB6I7PvrPRyXVHXU1KKlDtQFGykWWJpLeaGfxQrT4en0W835/Yt6+4E1bkKtKbDFFap6Q",
-	"WDK24BXcLoR0Exfr12tTiGoVQR1zbDnvlYsxwFNbBN6aHGZPy3bArkasbNPcBATFWuSB/mByOi1B26+Y",
-	"ZAIhxXNSokafvXrqZ+IAu7EHyTaXcilGh4dizpdDX+tasb5U0D1O/hzy/q7kdNmUxiUgInYT9l5jSVwe",
-	"mQ8kMgZlCwddo+uAR6gX4/HF0aCiyn/whUlt0z07mCdkrpvFYyjl1iAgfq6tbYo/h9KulYp00j2fRufQ",
-	"2z2ixDhGtJl7vN0aBb9yLNOt8S41Z9h0cRqrZ4TEHNI2s2yF5iQP2+iW5ftz7UvXKkabQaPwu2Nbd4AI",
-	"NH3cUU/aMtBNvZZhwAvKfMvCcbQt7/xaU7HJjCyQqWDfLjpfKwTjN+DwIempGKEYpkNGh4dzLuSPIyVS",
-	"vI1RX3FTxPMxA7Z6ijBS3yEbUWRz7b66+QLhNM2VuKheVpBeQIpTkEvQMYBvP3z44KGqLXNMMwiFPYwR",
-	"ZIReKBlhEI2ZkDzX2ZTU6HOUYGFkE8e1SyGljctXo5Kh1Fejw8O+F5ns/fvg7S9H0RfH772vg6/64/Fw",
-	"i+KDP/46Hv/449HBo7ODb/DBdDR8+2/j8dtBfwQJEX85jh6+H3x1+NUfene+ZNZoP+7Ep1sUJbW3g0Bx",
-	"Uz1SeffCWylyb6euvHSjYaDatbsx4xFackGV9B+pN9xCUeaJ9X9CkAdZkaz5cnx01DQtaEH9+Aj+D/VD",
-	"doZB3dCgBW3IG1wmYEzmmM3IEL1Wp4q8w4nMVkoeuc2plIRZITvJCkFvyHO7P3pJmtokt59maN6WthPK",
-	"Wt3TuiVV4kM1lEavkXqrqXmDq5FR+kzKb+VvplT3HQ+JKXuSNZo3FWDb2VQNkDXVMTHUjxuCok6IG3ty",
-	"SaxYaZxk9JAyquiOcbTEch6N2c8FyVeRZnU8RxrBtiTH+w8fKNLIcSJJDvwzA5i+mRZUR4eHOpzJ8jON",
-	"w1Dlk2OmXliGU56idj65JiNB37HCwVcfkhe28Ln9CHVVtd8abVtnQvxQKrghOgPwHQhI9hUEfIoyDOmj",
-	"cUZEXcLudMrbdHDNA241b/GomfEm2lt+u9NmfrtoX/nt9iyPd0Zh8K/BsEqw88jCesKWaltr9CBMZoGz",
-	"jEBeghWAjqxXzAU1cPX7puuV054ve+PTRN3jz3RC+475THIANNVVPn4ikkoG/vUecqbKyf1Hb7t7vEF2",
-	"/Akwl4lJLh904uoMjvzaAsIGguMznly3ebRpPd/UXEAzLLWoryigFm47pSCsqMHyBU2EU0ypO8Doa3pR",
-	"LwP9bGfhYE6CcQRPFEnP+IFqTQcIaIcCxYjnVKsQOxlR3bqcq0ZClkkNwTu5fzJf50q2BpdujVPV/lDn",
-	"1M4E9rbcja7r8Bcldb83+7RtpaXDZdqumqGebes5stquYlOLsA3thlYfNtBINTckp1Palvjsmqwm4AJ+",
-	"R6g2SOKtM2mGksK/ILfqEgB4xj7j7EASIQc6dlzJHXAlXFOWtoAv3mFgBKe714Z0WjvWDh0ec3bM0Qnn",
-	"T+FZFoKyaDLgzQe2G9veEWypcgGlOZ5KHccxpbPCZPrJCU6V4BukR02/5d9BILkPlaSwCv4ttfmjZZj2",
-	"QrJcrU7tFZ7cOFJmR9degprZNzYd8oW1Y/6HcSp4PlGPuhkRE0EIi9ESC0GEtqRipNZcS74WmM4AOMCb",
-	"gc4YlkVOkJ1+BB7e2raajlnN3cDheiScMQOb3481MKAbhUmKFUN83F+eXKJDvKSHN8eH6s1q4OMHwzGL",
-	"9TPZrXx15NWeH7+4QJd/vbRehLdYoCkvWHpaZkhh7vKFx7TQgzcVJEc4TVFfvaVTJib65w1DRGcejr2J",
-	"q0EZ59dCPbCKZTRm9mltFntBWSHB+dEl8azgiepsp7lJpau2SwMuqJcHvJ/sTzgj9t81jatBn/Q2X28F",
-	"Sau/eiTh9Prrz15bUEVcsGvGb5n2W+BL7X9upB7GJUo5I6gfB4YU2wcp9miHCuQKRGPWSsfuLWutvSBs",
-	"GSoenKo90GkL4Lyq97E6rtUFVxRlkFd6Uc9MZDOwcdVTryWNn3ee/2K447o4skAOOJ2pqFs+7YarQdep",
-	"Rb0bkqc02SgWnc8xZd+bsu2xMN7A166Jjf2phHt1yRHpThwvJLkn0MOjo4//wKJm9BPSEoS00827y4Op",
-	"EfrVspbBtTs5OkZ9WVnmgYZ2xhlNIbs4vKdia3e34YFeOmL1sBmzWJ0Ck4Az5YmYFHlm0JI/9s64sXv+",
-	"Ao1xh7fsbvuxOnfPwaZt7gqLUJZrfg1KVfC10QBQQUvkghpBRGxogwp0m3M2K/O+6JVEJpx2s4+yG2yl",
-	"19Y5lzhZtX1xa7Hp6WOXLcjGrMhYlHF/m0+b40ZmEOHBTwuWVgPwQkdmqiEHbKCbK+/0DNVgOO0gxTgj",
-	"HdBcagC9e4DXhYhyEyDuW3xKzTBhAFEA4MOAuwvh5arNSIdeqNuasiQrUpKeVkIkwK9OiTZG1eoB9yIq",
-	"u4IFrEPY3SoHSC6URL0Z5Nguh5uoFR02rUxfcHRksrPrRpw+vbNv4JpI1LLre8JEpHpbpjscoq+dhGS2",
-	"y31DOUmLBLZkzPpxcEliNMv5rdCZl0Ck1/0IiVfCA+DXPN7C6OsN1lYC2+yYUYamit7LrmIlZrFybFzn",
-	"iKokjSIplSQdVcet81lhhzShxl/Dm/YHXoZB24FTNtF96qED1p4SyMu8AP7OQqUxw0KPrCYDhqD7Xfsl",
-	"PJ+H5m/n31FSrMH/hmm3mg/DMbDqeW9nZCYgfB3oZc1mZJynYr0pFZOq/gn4p5K41QC660R15Q0H8xXO",
-	"JcWZoYjS8G3vMMi+UTDHfvtganTW8f88vj8YIjsFRR63c56B4VHnCPZcNbvYD6omhOOOeffVNNuW95uc",
-	"EAju6wT3DWCXWmpuDZmLq4Vc9mf98MOZ9nbdeL3XutreTcvSm1hyJsi62MnNl3/tCq56A7RcBpu3Zl3y",
-	"9A75/8y6VpiVzaunHqc4y071pc+4nEMMCThUpKgfi2u6XCrGaDyitf072DCk/FOrkhFJ0lKA6ONKQgpT",
-	"GtIciGUhy8t5oGGGKqgem07x29YDu/EuBcAnTyDiaIrzLUBodoFuD6BGwb2D+uomWrnRDCLLx+DjUnMX",
-	"9Svjk5KkYtRvymmqlN021McZSJyo1n51XQ33L5dOkaXfkWLhusmwKqWRwV+R8tuQabXJGT6eUtQO049K",
-	"NBvZGJg7WW30VD/a/t8eeEbwhjOPt9dmbB1NsGqrLcgNqA61BGSfgiglOM0oIx9fe7Dlq9TfE1A2RT37",
-	"xL6bEuECZ2TTC2iLh89KfCIPn1LS7/YE6lspn5FbmMzgoz5m1j0S1IgCD4WRnzyLGt02zxQjrIryJl6s",
-	"3CujeB4zVVxUHH50SAzqx87VyKRsdSFrck4W1RiZU1/k7mseMGaxfTKaXFyDBmKMF9yly5RxEi7FGJWW",
-	"qOCa7SC2Oxl9J8F8RwFcnaLXRkpoP0PuBeYRYj/27yYqKseKitq5ihAZzoYIe15ZgDGmPh44/0a/fTXU",
-	"webEQF2Cp0t33k23y5lXtCLQbapY40Z7EgbXHtEuTvOXRMjnPCWPVVl1rMVEmpdW87puRQ6L1ex0YJAS",
-	"nvTNCkJGHFT4bSkxlQLF2hXWxS7zgnw6skUJm1UKF3VRoSFstJ9cuz01+cIn4PZD7N7QNbBEwlLAwYLw",
-	"QqMW19ieEwPyf8XlPHDSnMFn0oXUzlxxS2wbXtHGpdymCAtkCHMOdwWjMqo+oXd+Hbcglxoi2uw11ZrT",
-	"J35z8Vgt7ZM3r7Vi5/sX6m/KIPwywYKU8blQdojO1O0AqchTxWPFLckFOrl/X+2XcY3/61//CsyVS+Rg",
-	"6uJqtjiNRb/OKfnHN8XbHy/E2x8fp29//fEJeQs/vM7f/vrj9zdvf3zB4MvgD+GsYiXlhKA4FwTd4KzQ",
-	"Dt9Su61uQBjwspKB34F1Kt2cJgys2/quWKMVmuJMkHjNADyml9EbsjAi7ubSPIGNSYOOQU8vXqI/f3F0",
-	"rM0XfDoVRJbaIRO0i7iOWna/PzSWdReNPi1kkZMGLn/3DGdrMl72ljhNwR8rIwvOxM8FIX9blc9sQmy4",
-	"ATh5X+WYMpkT4lIZQZzvShvyfy5wDqxvzpd0qi1WywmoDXpRb8b5LCOTZQZgZc6pFwh+C69eM5mJsY2b",
-	"Y7o+k0onV6iWgA1HRKbDuBMdi+LKNdKVk1TrKLHeOELfWeP2NCWLJZfAPyBesGD054IAXVZT4aK+0fJg",
-	"gTxnBX0saRoPhsg+XCNE3iVkKUGXDlmHwfOmH9fuiaH6NlHfRgCkEA8iJRXmBMXwRb5jk3FxdPQgUQQt",
-	"JF4s4U8CQuSMMJJjSdIxu9V+L4AgcSUIk6fG5UdLjxZymcqScx4djVlN1ajNAHoKcO4WOp8BwkgvaByO",
-	"6VgvgVeutu3VkPrCLpWQDdwXrbXrx754Huv3kdo9TyBAOrgHzSEcaummadV7t+DypFsYM93iD1DliS4N",
-	"/krqYDLSQV1QeS+8jzYXrvSlsTGbP7dk2qTJNWRkzlJ4B+M6RExzGU6D8y7tMOq2auiiF3ilCAKwhvEM",
-	"UxaQhUxPxM9BB9dMUPGlJQo8I91Qk0Jn2ANjDoo6HSK1dngfdNM+O1VQM07SkGBYc1g+C/Y9193eEPt7",
-	"IES9DehRrS8Ij7I8NWSNgKrNr3tsrFNFtqAQd/dfst4V6lAWDBwpAQcJ8mVxJDJ+i/oPjx4MPr5WUui5",
-	"TbZytdi7Y9OFJMvvS4+0+jmBPS5Y5U9weJkYjZKXjD10gC5AintyYwLztkB2R7qqdVKHAUcWGebs1VPf",
-	"w2Z7GPmN6PAtD/TtZG8rr3XQjUGRHa5ljz1USHW9oeNtC5C+Km6A9HGiRCewpsEzfai6qzDfJlOEtP+S",
-	"g6ylvZyNnBM4XWpbn+6qZTIX6s71ncC32SZUP0lm3P4Y/PZCZ+zSxIy4Y1AndaZmkNG/kbSeCqNMzBAh",
-	"Ce8wde7Q1QrFWuKVEJ+NnkBaiSklWYoyKqRJL2ATBI4ZxKQD0qvOUOBSUbggEDCQqmIRitUKxsiKs4Ay",
-	"zvWb+VR3AuGqWhMAge86EFkLvVo4S6ma44IyLDUbXeDl0jyCTVBJi+Or+qiXyk9M0Y50Y0vYOjrmpB1x",
-	"Tpd77yhypdOV9coFhXdzJ+HSG+wm0dLvehN4T3VKIIJWiEi0+wNsBRpapcw1qOzVPpZ4pvbVKJkb30hY",
-	"fFRfztvzx6vPF/RvLZUBd66DmLLUuk3XmN+tbWUjLIw3v24QMmug52tywR6SbFhbZAhT0LjZTek7ddi9",
-	"PBn9NT7FVfNbkdOQUs1Gw4RS6nCU8rU9RCiGIOeUCh2NEsbgXi/LB0Ow6ppj+KBGdIupSwIIddUTqx/7",
-	"obpqWFXPcvVLQC7Tw/VjnrezKnpJMOpDGAw7ZPxRO79eUO7oln4GLuhWoeLy8hiRGfUNs48VUZvHO1ar",
-	"B2/0a7K6J9b6plOmw3yqLu6oz7htcpuHezW10CamGfZaANZp30CB5XDeCeZhBbdmMHFPIDTyDm4G1WPc",
-	"9extd2AgCG5ytdoRIbFGdZH1hSjbXesXEfV+IFdzzq/PQrF1vJAJD2XkcTm6tFyS0nSEYqsViVEft1l3",
-	"wa8IcCR0MQ+MQieIm1M2GzOTM9r3baogedjfAem36Q2mqqaFRskknv+SUUSSdDRmNTc1VYXOGM91Z8xK",
-	"XLkLAZTamUJ76Zraqpb/7oJxmgqqC2fRTzBDVwQlufb8BSXjYIjOsgwwO6aU4WxUywPOCAF1GwJhMK1a",
-	"+u1iQywcLJ/vghv13PR7Uc/Mq/5GDLu9hT0Bf5ivIjh1Whw1hIGuClnZdyih7UcoZhyJm2RirWCArqP+",
-	"9uw+hsmNmbqYDe9BZ3bxtfuJ1ShrYEmX+QDxW7WwOIG4UnWPikKoRy4B1ayLzRyzjM9mRlenHzok9fba",
-	"hYQYf8TYtuiaG5nh2CahJd1oBHSkEVlJCrhCmqrUcEABHiHBzQbC79LzvtE9WGiajE4VZWCDO0ONhB7Y",
-	"ooTQm4rCsNVRrlUz5hww7OZFOjZUbZKlol3S3rnBrWM1UpLFMuCVjfWHbZHQHTRRi0KUhD3jfpiv1C7k",
-	"BFS6jBviQH3FToRaEdUj4PpG8NQ2CHnSeGOrjddY4r/9/R+DTtac3LwHJlet4Wg6avMYfUe/tq6xelz3",
-	"BFK1tuunTdx54XuqNVdAEIJiLWoNht31pCTo63OG7r97Z5oOYV/XLSA+EfgNN6dV3fv68q5Lq2co8THJ",
-	"qOJnATRbZu82ySH4h7B0ySmTkWYYmg2asQbV+urDFgrg6tEIQZrskCTADrq7z4z3uu42YniTWvTazt2s",
-	"dRfS0bJ6JYL28B8AnRoZjSZKzS6CQc9SD1KtnHq+Y9bnD2ICwU3dFrahFbtbxmvW+26b0y1FTo1Sy1Q5",
-	"t/pDe2SEKXBA0xjS9JIcQER8wkX9eCFmk9/+/o94cIoM784FSokTH5C6nLomcfHGVCW+CmFV18t3TqoF",
-	"TJckUIOydserw9m+GzhsnVF0BomtVdxjmr7GkD5ylr4wRfpB9s4J1WfeOo43KHRaVmIIJnSFvHn9zAng",
-	"ikhFKRjeE5pTB9TXOyVW8Xvu4DNhlSWTNaKzEvvUFWvLon4Mjycz4VIsPTk+Qn/hjMQRaI69k6qXD0Ti",
-	"h+Dvo4q49uAZpFNpqJNccj2DK9LNZ0qXDS2/68gN2e2DkXhP4aGnNwKeNNdkWfomqWHHv/39H4dK3Lwh",
-	"eRxOgqGrh/mZuY0B85VKJPE1EWam5btEfe6epDdwg21C8O18w22PFkSSnEijlmCzCYSbNpfijYNuiezF",
-	"R21eXTpj5mlpXpLkhvJCIN00mFL7NpuPVX8Mdr/1ts/uEPWMKqXDXVIBH1LVHHlUz2hJt82z2Laq22VG",
-	"qLGntgwJNcbheZI9PDrq6rLYgfglR+o1eWrsOJHJq52bLLR7PAwluPXx8eajYba2kZhhG0T9DUoquwV7",
-	"udPddbPtnW4r7v9OL4e0a3K4WkMXQP57Xa4fqJzrZnceVXfk/DufqfJK2+wHsPUBDB041IfjqMHOwHUZ",
-	"TungkzuIm/0SN22jRwlNkYGVosJPhZDIMFxks+mTNCrRP80F1dfpJwzgRhKK0vknSXTbENo6wvrdyiWB",
-	"qITbuSDJJHY+kFdYkC9O1BvzwX2UY5byBbpaQXIK0JyufHnFbD3qX0jMUpynyMxanKJYpNfD76GK+TG2",
-	"xrC/cHTx+LuwWbJVgPos3ZR/mN1cx6Qd2XlPuozgdGhaNW6C9T+9qO/SUOMV8n40I3KArV4p84NBFzF/",
-	"maejg+KulNe/lE1mlF27P9e8Nl/rl0jzThSUJWRHa5yuu2Z1Ta/b5vH5uSAFSXdJ6W5q7p5jxwz8Moij",
-	"chd1YchlaxJ2sHuvj3eRU7m6gDw3WsuqLTWX/JoAl74iOCf5N3aFclmYgICTI82d7nupHHRsQK/hYmes",
-	"PxmfKZ6jmi6DcM+fPTUf+nFOphC4qH+IBxECiDX0SD95FYvSKXnUXQADKzdrLuXSg5a/IGtCzas5Au8J",
-	"88w7oAwJXc8mAOvH30q5fMkyCMS7wAtyQSX58hl+B3+r9SOQCANSSUToT2OmRjqIkCBSI3mQajcHMFPA",
-	"+rSJLw/NdIfozKZ2w9IYUQUSfEG0AQyiIXAm+JgpYclAZs3IPYHOL15/Y1YWCxT/9UD9cAC7GKP+ydED",
-	"FD9XnILNlLRgoOv8Wr/9/X+hnGQcl83GYx3xdksFGQwRmLeIy/oAiGck1caVkYvwwGbLbMn+QncbIYMM",
-	"Ca8q7Xg+0HbK2IKemvU4/O3v/4hNEiZrPjk5OgbIHkB6UgNUa8LTU51Xq9bpPY2doqNJwO40ZkqiVGJR",
-	"OWWTRknRhN5smwZx1LN06Ln6WuFgSb8jK+/S/04H2jWOyfanxKTAckgS/fjMOLaAUmGEvoY+UC61cnmI",
-	"nqaESTqlRGOpmRGduoxjNhqfClGAXRUUFbc4T4VeN53c8BThhgk4Jza4B6ym6DtClpDx1MTWA1SsXsGN",
-	"J9Lsyrle5OCBdEk893cW3RHUjjmuh/ohdB8apxAXcq4WOAEh25xlMxb/hI5ZeUT7mK0MbYIh/y9PLiP0",
-	"7ZOzxxF6+ery6csXF4PyGKO1p3jMqsf41DtjCyyTuc7EDElWZkQKtPUpV7zKTF6LnJblWByEDWceozWH",
-	"Ww1tzMporzudXxQ4vugcZ5kYMxB7sT0dep7GzWPL0266D512HZN5YWGqA/53UOCeQMZeU0JaR6WTg6dG",
-	"tGp2v7jaNy1MDu1YtZGpHKvu5qAcSGOs7wGGf8q1nxaTWIc31OZqJOQyZ9yMynlxNUz44tCWcf9oPPhc",
-	"My6qiwiXFFcfsGIpUB/SNWhkD+PAI1AfcjcMwFleY1QRDSfh0kBDpINiVlOaUSzL+EcgUb5YQnc6R7SH",
-	"KjIcszE7Vqf3hgoqeY5wnoM6HbArKvmu5DznxWzuZ/zUmaZxrt0l1dAgi5UaFl4QSXIU4+k0hjMxZgjZ",
-	"bD4GaiFH/fjwJ3EobpLhTyIeAAau0HUilBMlA4ha5kHwZhFmGWSRM5L6wf6UQT/SejAcqBVaWQ4U+35A",
-	"8XDM7g/RDxb7xK6A2gqBimVkcmzpI6UD0yPL0uxE+vYfC56SAWAN2AKwdHrWarKsScrltaXvBt3IcMwe",
-	"eMNyJLK0GZHdtth2/ZXSKGXxq5cXJTC6pkz1xXhpWlKE0aVE7ziVpYDpML6d15mPembOnwCuX0lrZbUr",
-	"1i/SPougozPrIAeMynj3GAejkyF67G6bQiiSzqhi+d6xX5B8Vot50NRt/d+N2UfjojrBOAZxuRBEb0bs",
-	"w8X/MVZnKuMzRFlkRm97FJGBSbfon2qlC4bESl2OkiY6SNjY/NRBel1kRFhvGbWX2Uj9fIAu1PFFOvma",
-	"JiSbCUvQlAA/jwwiJ2wBtvQ1VLUvfSrQAb/qChMSYtM0NoGO7ZSWj9gAfKAG9WIc1RAytCKDgr9qpNYl",
-	"Pjefn7zTLs5PH9e0HRo+uu45B4UMkRyUPoPWjw4m4IHOqMHrgwnbOPISgxv0UHdItAdSSUF6IapH2B5s",
-	"KiBfuaBqRQyXrJ2SkSJKJcd5DIVCSHFGEyqzlaN+tRxJRtWKVhwJzWrYJbZJBa54uhrA/v/rvyIIxmCA",
-	"yqy3/izLVAlrG/vvFy9fnAILLStrwWiJ4TRgAWU008Gp+9sJAupGj885k2rBId+iGq/Q2FBJkWfoII1B",
-	"SgJz5wIRlvCUstlgiN4YicP2boJz1MCMH6LJGvj/sfevy20b274o/ipdrP8uk1kgDV4kW1Sl5lJkJ/GM",
-	"L5qynMwk9J9oEk0REdjNoEFRjO2q/ek8wPly3mC/yHmT9SSneozuRgMEb7KU6UTctdeMBQJ973EfvwFd",
-	"6rwea0JW/RhfjzAJQaByNMgbU1kAnb/2FiDcNZa4NFqJT6oBSvrQP4r2y2nreCwLyffZa1xn+aFQL7O6",
-	"3ZlJK4CZ2dQ0KNiIpS0xVJ3PJiyJhrpDOGKvBGcYwMO3xW0h1SAH6lvrkndvn8FCPn93Tsb0mpGWKSYq",
-	"YVY/vn5GfOgPU81JZHYBu5THOZ4msXYD/X3GjEHTHTJiwuSOVJccdiB0r9pptklwRhdKfr0Q4iVNLjEr",
-	"VrECBDzQlBrpvJGtYF9JtUleRd/U8PaxGwhRenfxbf2platfv3vpqGldu33ekiggEjyPmHY2FjEETanv",
-	"tcCrVkadjlWHg4uUgHQW8UK3AalyBmls5vipxVTiG+ggUGHTHJCyU5VBOmiw5XzZjl/99wimjBI3LgBA",
-	"K6+Yo+oDp+kgN5A1h95pOPD0HRwkIJYH/yuoMzmkUwaNUMV+47iBVxRnrboLGZsaEIF2i8TsmsUy3/25",
-	"S3MAAhqWLBUCvo4XgaJMsEci0VPDzSRipPqYIC435aTp+76lHlkfcE4wudDEQIJ4qKhf8O+6HkBdsZZq",
-	"SnMmLXN6TRYhEjBKJOWKQTKPsFgCabYIGtkBXlUGxtPB2i3f90CdUivbaR2hzIp4iJpww50Amq0DTuHa",
-	"YZ6rpTUgyCqSotZhLmzOijwm83E0HANfNoHTIZvCHARH4GQDf4csxuTJkm9EOtbjwZ4bQzyHNuVSPcxC",
-	"5pDgInP56quzYlbOV1+RKpwmMIB4oJAbMWkUR8MU25O1rk6yQUchKhxm6sCDA7OIcGPUZQo8EugED4j6",
-	"YSmNYnX5TL41OiJnPGYSFGIW6nZhSg3ymk6Y7EJ731CDio3USB0fjwRLmUnqh6ZHgm9FMojCkHH7tO2R",
-	"4LVIvxUznr3awdG+Ak35tUhP8Cbb3w88YJ6wEvbhkUeC7wRn5kFTjaSUZpJOs409vOMWreoVCyOqOLF9",
-	"5wBmoqUhwCHgaZQuzO+tlkcCU2LlLQiC+qcD38fmV0AZqDfaDdz6PICB2nebOKWUilrXKSmCe06qheIh",
-	"S/ls0HdpSpvnFM2E1BiylJvm2dwvrdfI9XmEcDRsRFdOqZTYfjELUJ36U5DMtHSUuzEoMKpGR0rBAIjR",
-	"VJh3zMFFAw3UT/W0QowH3dTwnjAKoBlwy3V2tBYBAptaGZjKHVXKQ8xIydQGDfkZ3NSNDlKHMdSh16DH",
-	"2U2K+RbaRAyqzoQuAFYfZGIUP1OlkGDx4BBsVqFASxNRcpxRNW1cvpM42Ohxnfefy+s0Uj8sNoO6V4nV",
-	"JIypgKottMxV9WL/gB34SDDWknwkr3CtyEdyztJkQT72+Md6vW7/T72seM9H8kIzT033usYMpljNhMaK",
-	"hoGRjMUhJhJyEhlTrVJYpYivES7ApLbMJBZI/kheCyWJGZxv3WkTftBvQcKTao3Gy2mKWRM6pM1525r3",
-	"dKtt8pH8CBNx3hnMUDhBrTey9cZ0V1k+kEnpqZrknr79TYmxMGDdUYd8JIhKKZy8sszxYyyM9kSwm0ix",
-	"kxWrcUA+wklDsc5+BFoojhmNi/lBHJlBmMQ1Czg04whZFMlluKEqHFslqWgUmNoxLkQOKhcz2sQs1bC5",
-	"zqhA/MKjPUwNqDHlJHBwv+o/KN0TQZCstZNquEEjTFQDw/UKy9tUR/J5FkOaIgAYmkYc25Y2MInRqIQa",
-	"5Rpswx1wBKxYcQ0H1QnI5Kr9aR4UPxcjQlFvSpe3TW3GqqZaLbNpFmJRfVIK3kiqwSzjY33zgZlbSePq",
-	"RJy71ZPJR/Iz1KmHeM4AyED9RP2hlFDMr4ZvD4AMfEujeJYw1ycSDZVOHTLbFEgfinqL0SgT8b7FwONU",
-	"GDONi86re2jrU74Vjk85nysH2NpqmtWDmhoIiJPZGoFM+W10g9b9uq4yiHBHskFOrWUTDVoJQ4WbhVCJ",
-	"UDOCF2do1ILjLeEXzWM9YHbAkQ3De3FmM0uuUJkFnI2iYI4autSHS3pGSDAVDDwjuoNTxRbZrsP/qqPk",
-	"Pjw3tT10lbH8b5KloFuo8wOUQG0VDUOZX0ltJ8ajlZBkxqWtQZj5lSJAnAmJK+VKodNvZQZBU8yRxSxg",
-	"SSQdKaqqRPA0WUCapzZNiBE5uLkhl9ocKlG9V8vq8GSLDmDt4ZyIWUovmUnGgwqkkK/neg816zyHm/yR",
-	"wNLARuoT8ZGcOvtexkjLjLpgJQjIR3IITPaMrHxTHS/1YnvTi2Anxl0s+VUXpCEfSbPlqzs4iBSF/Ght",
-	"2diuq5AZwejxhD22IqkdSv67gnFWz8t5B25X0e1rhEv18wk8mdDkSjOFCeUhTUWSvUZkGsUx+m9tOSVp",
-	"Sw5gCoG5J5Jc0oiT4BmbJgyPX9Dj1eC/UZt/x6MbQwEMzKOxANPkCiwh59+ekqMnnYOaR4K3M65uA6kq",
-	"Ya0eQmYTvm66x/efHhx1al6PBy8jfhVYi5lJoceujknC4q9DZ2QaEp6kYloHGwAJDAhcQCBKr0FObOKv",
-	"6RJVS6uU2qg41xO5DsmhWKWwQU6K3nHVeOYeV51fsYUmajGIYVgHFry0wOYyCE/o3giQas/BOxlYo+uP",
-	"aP4HItjjBqXGc/QftShKdtIBEgCyiSKMPXHBcQYkoJ0P7humkvfjoKHOmBEfC6kzEkQLgKdUqq4+SNOY",
-	"DtlE4yiVqiOOhV3H9yBE0oClFNPxx3Q6RUsW5nQrbuURFl4yQF6WoD4gs8YmnX0HgQLtUZEkaPu6tpYP",
-	"pEhTEUfDBam6SstXAbGaiqyp15GFiClLzEXS0Q7SNBBxcs14CGZz8+mxE/+gfXxQq0AbfxzoGWBcPUV1",
-	"ZUqTVJoCB2BQUd8Aqc9qKUZpyjgBm4z6G8wsM45sFfZRrQpoitAhZJ6MRKI0MLTpg3CV8eqaNqy4q6BY",
-	"D2A3zOlC1rpFBQFOsF0QSAdqkIALzoJja4yug6ekiv52pdsWPICehXDt2oABpw5e1r6aneek7htbXmK9",
-	"Yfh17RhUeVPwt54fBzWCAfBLEBYgKAIlha5xTgEmm+IbnoPRBhxHN6+1GDszq+A4UWu1Y/teXSR1rbes",
-	"/cTAwIJd041yyce2WE+RE6yhfkWNTfWbdZYWA2bwF3D1QGtILWz0GbDzVLJ4pNrRTqh6vr3liLjc+Dw7",
-	"QNXLyjGa9Fgb+2BbX3a8ZiW/hYkJSejceqDy59ZQ4+LZtUA7pkSZOVxKKZtzLQZ6JDCIP6gvAIkPcN8h",
-	"0s1x8l5CHqRxhYsp4xKwS76/ePUS11JiZDAOQHWgDYMCb9fI2XAGw0NyKeUMLBu4cJbYVhWHPHzSOXok",
-	"SfChhwn2vYpH9D/7TuRFr/IJOAUhJ44lt6vpsITVpmnGu3BcOFvciauII4IdWmJtkqQ2CuV5n+rI+ups",
-	"HxJ899YhAbYk13SVjtkCjcBdsgQ6ldc7tVtsDTwXmpStbbrEuLx0VqC3oFsghw0SDGbDKxBX7CmRahpm",
-	"KwFvGN8hckxBsdMKTA0HOlV0BCRc7dgIBougS4JoqlfXajgQPREggVI/uMFJaP0nhaC05TusdSFr+8t1",
-	"oLUiFoGNQBO7WoO84YTqjkE+8HJda6ANkEsyVSKWAqfp5dU0mDS4hvSq6EsGCyWjP9gxxhgi7LecgjMV",
-	"Onhx9sgajrIQztZRuQakutF2drRh4g2JJKpFSxs8VMewW2AmRmbRFxdRGtHlhWOSYuJEEsWxmEtN+NW/",
-	"62gyggxgfICRV1JrDxN6UwdCoc4F8uwUICVHcXQ5tiLTMuHCS9PNzNP6RGiZCW0jB75fmE4YIUzRHDyq",
-	"SLzxEILOVqeorleNvk5B26PySrrnRIPBeYV7jShQ6L+KwnrE6wc3NwGpHtzcgGvMGFttnA8UXIL3+1HY",
-	"JSi+R9rxV1OXQZ2hTCDU3pRG9lGAJfLqTregexBSdSzWmhgZf2zezVbTd04tCZaj0n4qPJWwviM6ZBBd",
-	"g4srWQrW9/zaQmcQDIFGArjsQMsmlC+sCcE44W2UoyMpdW01U7MpRhXEci2BySTVWMy6ToFk6TJvUxzP",
-	"kCvHavZIIuEiVTh8kPUTeLapw4OD9qEm8Amda/h+iz+jRpXNWAcggg9yme2yGzpMMa0I/C7ojUVgVqkT",
-	"mouDzgwWXTKmPIxZsnQlsSa21htwYniSPS3ADxbGSJ4anByzW5MSg78SjY819GpGwh85hCZhxpLCQkSH",
-	"l2leKFftZ8LoAoKgquBRLhj1degBhKI/zn4tOskxEjtTJzStcxzFbnhLHUNLZJdwIXk0Gmnqcg6GWpbU",
-	"z0Dx6Pa4TJNoqIRMRcHqalfrw0RIqZ8Ex9qDmkklNIukeavTOnRzxgc6UoOuUz5kMgX/8CMl2T+CMpaX",
-	"Jn8MZQ2Jock4CrXc3AaDRYmSrBBSzMA3ceHqUUrgllkgRMfvdKEC3mWmp2ZB1+rCZIkQ+Bf+B4Tox3qF",
-	"HofsWj22rHMJwhEDfONoyDQ4rI54PUvENIlYSpPFzkGvaZTGbtSsUnEqXiXD5W02/IZfV5ptowmgNVPG",
-	"6TSqdCvtht9oQzJVOobEmsfqfy5L8zqJHIskxRVyBRK06WrZG1yJRg5Qqlbm96oGj0MxlFgLNpI9blXQ",
-	"avBYD6nxm7QmlZzo0SAveE5Q1ZVCJvSKqesR1DSDR0I2EWq00x5Xd4vRsOuE1sIEgNnGQivGWXSsdON9",
-	"aQzoI1knZJpE6AnVFbt7HJUzD7IZipGzwHzx0CBXGFNJ3kaXnOh4wW9mCzKYpamS8TBuwgSYqsViEwFJ",
-	"JrUed+NNbRimDT51IxuNjdSJIrRaG6xLFt15xRYa7tPcihdhpVv5XkzYGSJKWoucOg4t31+V6mXfe6xu",
-	"OnzsJm5Vur++9ypyNpmo463RzhLB8TBVvEpKL2Wl+2s2EMD3KVgEKt2KogSV3A/MptMhsrDqNm89QvPS",
-	"4w8WDvzTyiN+DuHNshD7vm0QrEc4m2OMXwJhJnSo5ZzsFIO5NCdWdrXXbTn3jEotFdsaLUuCuJXCQT6z",
-	"9r8ex6AsfaYSETOEjTWL0o0jqVSMAAyFIE2Gk4jDPziNFxK8dwWbrwmnBZN/V1HMJgkuwPkK9izOGMQm",
-	"ldsXwMu4FIYNmR4zTvIpdRh2znjY4+oKpTo/TIpCEKSGRKdXbFW/tSxKuAth9xdZADGpBhp/ShOcgUhx",
-	"l3Gm7Aa9Mg3y3NjVulhw6GuUYtQi6hQloCFMAuM2zWvSs2wJAcsOhFZeR2xuSxnZNYAg53p9OKYRDzRh",
-	"mU1rGDx/ZqGvFbUDoUiNSqQ0CxzNCsCPohhru0qGcRq4elPtO8n8dNUBS1MUbDIHqiml7ulYqyGdgoBO",
-	"h2MdYJqSNvl//x80T7yN/mCBjqV/LfQqZGPzPXztFO1XPoojINt2IWIhi0nIBJdq1jKhA3HNSNP33Yrf",
-	"6hDy0piDjt8mXGDxJvfQU3CQe+DwN/lA+lh6oOLMOLuZYtwY6gklNPJlJNM84DtmJOOwJUAnF3EXMfLV",
-	"3IAozFXc67R0Ko3ixFkijVvDIEuZxbx1DIcpzQxeV5zwk1ccWrMe8ZDdwMIr3g7xuja3B2RJZ0S6NqXt",
-	"XIv60Ndu/eLCgTavWl3Xo4aKL+vVz9do3HUQb/D6RhKMTjroT8kkRoWhcVxbNTRmc5rdsZnUeayioOsd",
-	"5EollJWRWaq4pg65jK4ZiYUS1gcI0spJYIucBV1F9myNQHBtgWAQTbStluK//xCcoQmv3W4fKRXdxm63",
-	"/NZh3W/W280L3+/C//8Fykgu0O4ComwuqHWVkqG6/zYRk26POyHjW44uU2TdAR1123pAWV5cYQtMr/kd",
-	"sIUsy6a3CvZqhy2ZTacrtsSzSQt0wjC0VwO2wzCDxpp5XIjNs2i1uwdH3YOjXWZRJrJlxAoqdmG1rvfl",
-	"It8QNTZIvJ8iOmQk+OPfTO0uM06DYfBrsaZy50hdzKwoaqX9e6t+dPWv+Y/NydN/D859+suT4c+XGX7F",
-	"SWpn3a77hxdN3LvmL25xW1Om1IUicG8ZYqM0j9qtYplPKLMGIBNQANLgcVYM+MRS1UKgIf3m2e+/tNjL",
-	"q/DF/PvZk+imkiv7aJpTe2COQ+ks/F8ALH+r5YDZpBnRL12fg4tmp+sfdjs+ro9bXbUykyzpd540m8WV",
-	"0mQJ1qjlP8FCHP286qmUqIbeX1BAZXTJZ9OKTZeG8fNZHK+YtDs0NWlt+NT1WSvfRgkbiZuKd+er0eo2",
-	"4bSEDCKOhASuzWc32TO9DiGTV6mYLh0kTb0vmegPQYmpfMOSOOLmmTrgoM48e64fJewSCcU3z/XCHjxt",
-	"Nbdb2GkSDSN++Q86Gn191b45+r0VT4Dpo82l8Dlnc2k/F8nl4113BJdHXXhbQSZfMwaqFjRzRWGabg0Y",
-	"xXd1zZc2ZPNmdGvrgjZZlRxoYRmHeaptzxnKp7Z3q25cs+uqbvXrj/+tX33xDLvqbKPLZgHzFfikufkT",
-	"N5geP2pv/sgG2uMXnc1fmCB8+KB1tPkDGxqGwzrYZvomXN6U96gcbDMZJ36+aAMowrb8+l5RhALuwq/v",
-	"P+VsBS+LOalGnCcWNclYD/SDUsvBsj98lR1BFxYEdqCtd5qrIsy94yqsvP+UawQeA84GeKKybiteZaAm",
-	"oyiyV8kcdJXuoe9/2sZm8TikUbxYablwNFQle5iUu5HWZ9FsIQt2CxS9312ckpAuPKiJaqwXnlYUQ7rQ",
-	"BtUel1PKbXmy6h8sESboESXFsdIOOQtrxxA3n9B5wfrxSEJYe6oBG5R8ZFBjJXbhhAJBLkWMJt2qk/Zb",
-	"1NSNlo5p1mhCdnT0gnbupA6fLMc3ak8LldbR7gyoAdIvzDiT5iC6BwNUUYALjK1GrVaPR5LEgtuo5Pbh",
-	"IUIErVApn6lNBtIIJLdEqdwgyp1ZfXFZev0WkjXsdgc///zzz/VXr+rPngWZttM6Qthe7X0ws6qt0Qh6",
-	"fLNK4OSagh5g6pIr8TgbR5kS8Pmiv98sisrbyPov6ebFSkVIF7XPlOi3G9x/QITHCwbVtByaAX8jiGcm",
-	"U3S0lqt+taKtrHTbmz89yD5tup82C582lz89dHt1JBl7Lgoj1BtSaAGrEYBGsL0YU7yo6wQZTH6aGVNH",
-	"SBd7QeYBCjJwUEqw682h+DsJMjqcXA358ZDG8YDqGmNClggvp0LRHhOkjNZ7cGiYMh96ot0sQiCIwr52",
-	"C2QOdABRGUWXs4SF5M2U8RfPevwUcVV0YJtHRhhaluicFplzv0Axf5pot41xsmh09Yg3yDl4P5yCUz2u",
-	"v5XLiXoY3eHmFWTJeRYBy1h1dW53FwN8PZJN0ElPCzReoM590ylqJlVsBuXS3E7M6xrsKiBVp/D9gc6D",
-	"kDU31S74WcyyENExVaIA49mEG8ZP7wbTlSTXOdnNNtBGv3xyevrm3euL/jcv35z+8PxZcJxleNh8qzGL",
-	"p24WE6DMEXOWTE2EtfE+6vMlKes0jlRLp+ZQolmdydTUY9yeUZodqnQrbPHP8eC7YfQm+ufbd3+8aL6O",
-	"XsgXk3T6y+mLwxeT8ziM/JsX3G+wxT+nw/Yr9Z4Ivz+fD/8Q1y9b8dXLyY+dn39qzgffvZv93DpKX0Tz",
-	"aNj+MXrxm4heXTyPXp7+Mx789O10AO01x8NJPP7Xd4VvuN8YtmI+mHzrh//+Z6yLqiiO+fu3P/38fD6l",
-	"l4uX8jQeRuMf2q/DJ687/OfJU7+dvq1szfcKy2e5Sh7SU4nen+5GDvlQYRMaxZVuZUKTiP63YzLJqsZ0",
-	"K0NNQiqfbj+V1Rz8bZEQYHg9ZzcpmQpAVsocx473cZnP51O6NjN78z6+/smrlGaAbd9O9slSW5Klu7Sj",
-	"Xsc27ld20cy+KMK0t/5yd6FEf5iTTZrbd1iAMbhX0eY0jm4n3ZzG0RoBpyC44N0i1EmGRv8N12yWWC5r",
-	"aGImzAzjaPdgjs+QXcyHHyomlrXSrZRxj4z2Z+GllnatFYbUlNYIQvnPsxjESreigxArpZJSLC7FLF0t",
-	"JxUDR8qCRnSOR02JKtfiSss3+Jsbu6lD/zxTHK0LtpFkQWKaQmRgHJflpDVIDv1YzNIA3gUsO20zGInk",
-	"kqU29wD67vFYqPcWDfIGi9JjoLepc2iy9DFsckKH44hrtIjMflRDfAg2SgmNDZDMVhJX05W4cni1uj5a",
-	"g5zPuEO+h2IyAVgLCOUJXIQDa+xwQEQ11Gd5GwgnkDA5LjT0ebEzm4ZcXY62mVMdgZ8bxjvJkkygDHYU",
-	"BqubBMFaTozLcspjcUnELL2dDPcSr8pdyRhY0rUPtw8IQE6K2Aam3W1hU3HWAvy58+ltsdrLjQ42QSEB",
-	"UhDuxZEN4khzax5/K/NIqUDyF5MMSkwfOWEBuU5REN5GHMgsDH+KRLBEiFaLA15FJ3No1v8fEg+UprE6",
-	"Olvz6EDbTAIHW8fyB7SyeJj2HZgHTiHsEu7T4199pQSEr7461rKBGod0sSWtmcEYIoaCy9mEhUGDnFgr",
-	"SpnlIQu/b/m+tisAOqAGQiNfk8DYLm5pX0GgG2sq32BOKTefLM1rBUsDXRDg32xdgdsaKM7UZm8IKURw",
-	"1hQK3UNidwDnBPK4gwaA26iVO3ZygxC6NhfOtWqhVrk10Kjg8seiu+KzXBBY68mo890PDm15m1e/Hfam",
-	"QYNs+aiKV4GZuvyahteKXUuWQITEgbfWsoCnTkINIO0vOKz7bR070YZAm2Xrg1cxFqEknfWvz3zxfPj7",
-	"tbz+4Y/nZ2fN2RH/8fLnf6cH8T9fP3nRPJejeDI4/PkVsh99zvNTflNyacomZ4diWoEmTTnWXJOvRZoZ",
-	"MsiCpWvbM018+rSzZUUd4U1+kQxKX4Oo7UWU+7KY3NLw8Ve2XJwBPV6GcPvSrBNrOMgXL5UAt1nj29Fe",
-	"FloA0btiC0xm1QzM1FDCKsea0mGgyCxDOAAG158lMWCg0x7X4YTHtkYTCieB+g++t1IMyvT3rV03Swwf",
-	"Jn9HHP8tLOSSP6L8MphXIiYfv0Ac8cqdWdzNIjvxhuZg5EIWYUH/Afv39UYXQylLteGIBzou2+zbpq7L",
-	"ZOPtR7K9X2RXngebuI7pvczdAh2/uud698X1HrDZ/i3Spr8S91smp/dnoy8ys4hHd2R694gYpDRChSRL",
-	"xrX7oJTijt/Euhw3wAV7PBaXl0oLU2wN0O/KygwqNXWwyKqeAS6KtfKCTTjjtzbRTCMt6CE/kg5OXDVT",
-	"imoarFHONLqYxcnK6rTtaHAvRFjaSIcVSZ9guA4A20GjwbiJnFuZ4G3Ty2ZxWNW7tL9vyl0lburq7Wzx",
-	"W08HbPWvBcm2Uzdg8ZHNvHZqMacyZ7EZCMwD9qJc7TmLTbZVnAunE+aRUChG4znQspB/kXuQgIXDbdTs",
-	"f+ErI3CBOosyVwOxo7tkypIhQP/AnfOIzQbq21+yR/BOvsvCeJyA1qmQgO6no65ht3URh6w0XG27xlIy",
-	"ETKFJFcAOMehufXDAlIN9OMAAHIK0wh27sn3dW9IjQp94VLkesJHx2RCfxMJILbKLTqFqiym246pzkIA",
-	"qVHm1xoPhbPEY/UNB0AnHSBczJ+BVY8B3+aSBEp27D5+jDBqRpAMDFBnQiOArAoeBzqlfSKuTb3A4kzE",
-	"VcT64UyjhpghDVg6Z4wTrG/RPjzwCzPQH/Qngqdj6UwF87KzAH39AtjvfFKNoxFLowmDynPNlu+vsjXm",
-	"K2etVzuOEVzToMIaR62JuvJyFdImdIHI5oj9erIE8msC50z5xXKV5oXip58RXVU4Q5Vu23crSducOzz1",
-	"Fa+ChwYcCRPWyFvztOnyZDhh5CwRO8U7qYnsFOfUvKXWhfhyWJb1+o+bV0dT/o6fvPzXP8OjsBnPI/5b",
-	"8+fFYPTj9+3Ts184//mbdzeTDfN2S75XOm3niYxnl/qb+jQR9ZsnV63fw90UHlyZ1bqOwY/QWs6xxdCD",
-	"tAkjVsQLgEza60D3Zvn7T7g1H5bitckrilJ5JkN+0f7QPGf5kqKkDANb7QXdJUJqHz30V44eygk0t4sh",
-	"imR6Zk7U3WVNWREFrJz/K8M0cA2fzXrTv/CPMkAKy8WLgq1OJO+08lLM2zFkrBtIukq35fgj6VDpIwgy",
-	"4A6nvWo41g7bLg6nRKiA4bSXhSp3NH7JaN7vIluYjdnkQLRHIB9J6Fo59k7FfdzTvXN4SFPPH8BpRlu+",
-	"4OAnl45+yc5GQ0625PxL9b5tXHTGNx/J1WUqC6i+x4hEp9hQKCBsGouAQ7E4wPW14OQG1RfMqeuwhm8p",
-	"gOSqt5VLI881flnXGFKRJSrtC2O6dNWUUvnGFvsoFVvsz4DxltkMsIQI4mixRZdEWF0PjD7A9bNaJGGD",
-	"nMgrF68Q65UYEm4aBcnHfGTql6glfYvR5ZL8z//1fzvghBzKmOvMnDkRnB2jLItmcvXMNJ1LMyvIVTsU",
-	"XckJO5muXWYp1cNcZc25ZKkpen4rWQYP0aaAMVMy+tjao/SqZtSKVCG9v+O3V+a1O0aFXJQ0TRV9qXQr",
-	"//9f/frR+//6/5Vksr+/Mx81CBX9nPwTcgB5EknoAOv2rf+4RLLSw7v490UWBFXJ6BJkm+JYvj4atYYd",
-	"9oQ2B0/DzujQp+3hAXsyOAqbozY9GD5RJFENQKeohhZkap1kVybRYcBV3zHDVrqdvClHCYMJGzKe9nWq",
-	"cNckzvdbnTHk3UNiPP7VRJgq85dibGkSTVl/OFYKt+wzDoUO7JDNz5jUYy1du8hveCC3sQ6VBn45pZ82",
-	"iTPuq5+8ysuIX236BN755FWwMtSmt/VbBUnt7yE5bi3/4X7+ueKfPkNfkhCob+EPbLEsAmpGrrlYjqpu",
-	"IwI69YLuQgz0KisZ2Y4iYsabFMUqFEeodH9VMlTHb3qd1tH7L1qAVEStrola3tWPFCTDlVuChVbL1iAn",
-	"pjh5Vnis6pSxrmWB9EYIRCuNraKDwcq66JROmQTn/FLpoaxMewb6bFi0NPJP9ezdRY8vFf1zYaN0w3Xb",
-	"cK0RrBIh1ProRM6iPaTT3N78rBbkdiremmgWvQfgv3ZWjmyzcF9EwMsXY0QF9GkQG7YPd1mtTUEtKAub",
-	"2Kt0SQ8lkV6FfCQ9EEP0P5UM0qt8Cix6vuCsxzNor2NozGlmTCOOH8w4FAVZ8HTM0mioIfaV+A9w7Oof",
-	"AIQPnxjdDADzKblmSRgNofBnj8uUTTUIuMXwT5ipXWnxwLGeIBSUotMpo4lR7txahVhOGWpGgBCKtdJh",
-	"BEM67ZKmjwMHfGO9gOrfYzFLPFtzLuIatp85xbaUJpovSmWScaFgWI9jfZ0+QI/1dXUdW6UjK++qi53D",
-	"sjyCcCOoqWKmntfQtF2QCKgcCSZnBoDh3NZrURPT/mBUe5MZ3zEvxyiS2aFZF7XhgO57BMukOroalQC+",
-	"61Y+zUwFwa21M6y5HFwIgaV2nHOnFlKS6oTekKZvKO5jtaO1xpJ+6BX2cJUtO5nxYh8btECR5NKOkPaR",
-	"7CrdTolU1wIwrW7rt0c9ZAzqjptyclKcnptyYuBW4TmwgIhfxoXUnzccEfyIQWW1n5dgtu6WqmJnfV9g",
-	"JluvikdomibRYAbBVKmGYFQkqzSfyb5r0XDzwL+29f7T70e+fNma/uvo+qJz80tz+PrJ4CeqtPexSNL+",
-	"UISg96Z1+0m908rUY7tlSEmtslnpuoPQOOeFZ+rO5p/pTKKdNnn1nDOA5oOnrfYKCF8tjSlN3zZvC41X",
-	"UJeOrjM997bnZ42rIruatqC/SPRdV0R0r/7uYzL2MRl/orLOIBYwo8AO8xRQCD8vcGoS+NfV4peFhC/W",
-	"25NZPh9/yP5YV7jpDZRANW96mbCsbepU19eLuEwpTwHMlugaSWKki2QaWEanjFLVCWWV3YRRKPba8Tsk",
-	"OLU/ONEPZbGQ37E0e7fy2YIElCjIsc0zGoU6p19pIvGCYNFHFpIqJcOYzgd0eFUr5ae5Kg1HT3113qaJ",
-	"uF4KD2hdNP1u06Rp2UvX12EOpW+Zrp0qECuCIdpN82GrtMKDmvLTJpZxcPBaPViN5UCGVhZXoXUzkBCg",
-	"xMEChu3OeEoXYqZliIMyQ/tvYATvJ4zCfiC2fqKkM6kmkltDX5eE0JUn3DgIXVwiTSiXdJgaqP5KxK/7",
-	"Td9v7pZjbY/Uc0NYVkLPmjf3sLMPEHb2O5YS6hwCh4nFLLxkyV8QZnZXVPRTh4lgHNJmXvNYE0KkuZ/R",
-	"m7fCxvaKGnS2rF+i6ROpBoYOBzVTvlqSsYixhiRD6h64dBgw2p22elymURyTiGffZsAfRyQYCj6KoyHU",
-	"AXS4Wd5aQIBrZi1gOrWOJ3B698j5t6c93m63j/DDY6JnQCKw1HLA509YzKiEZ4wm8SKoOTW1oZgtFG4H",
-	"S6B+t6/67VWwdPAnLN/LexyrfZpVsuU2YZD6S7VC6u+++btP06DmEajxSVMHwxM4AOZFwa5E6XGPI1ye",
-	"Hq80FkA6CyMIsGyQE+gcogt4NhJnN4djyi+zTAnMP9FbEKWNHnf3C2uY41A8MgWmbniPXjvkOOrF0SyO",
-	"yZByyAhktvNuYWeVBLNpa02fgUfWv6uGtPElM+LA6/FNb+J0unZ5oA84/+osv5lj2dRwEnE1/UGEhebz",
-	"Mtk8iVIW1PR24TrQeMV+DYdsmkoSvAjZZCpSJWLUf2CLUrENN5flRLfd6IDTi1JBPr3/HKsaWHq/F3FB",
-	"9gMzrz34joiHNiw4vMtfvcgutJddFriQrpToXkBrGtldQNErWVrjxwakmGLqFIlA1dby+PApqMFGws2G",
-	"cyMxuqlR+XyznLk4hVW1VGXV8q6QoJutg9UidOfCf5oJpqtE6HYuLLgoQpcL0K263zSfNdcI0O01AjRK",
-	"tevFZZyeIy/rj+5SYm66kcNmd1ZLza17l5o9S1338nOp/OxvIT+/BFHzVPOlra1Rf6YZ6ssQ1zXp+duJ",
-	"7NvJ3Eg57k3kvlgStq1shgWvAHXBCDAkyJE/qGAMU0URjAsyoDHlQ6aEFR4velzn1aJo6ohWRbEMsq3p",
-	"BtkPJD4ciwEg/A+KczUIee5xNXLBsU49hlpQU4xBS9HAtg3fQigJtEfJzPUxYZTPx1HMTGVpp1K+0VvE",
-	"nMm1molShLJ+9Fj0IEC+x3FBLPKQwobpWlwD1uPZzADTWjEqSEttklSAi3Y4pgkdquNFqoOY8iusUq3f",
-	"tRG0Je+XSK89vl581djcakimGBkuHPRFE7ZanO3xreTZc2j8SxFnRwmdhUvuUBaP6ljwksZ5QRTliMpb",
-	"9w0yWOgQIDg3lVvJAbgs9+PzNUcsP89z8/Q20iRKUn9F2fFWguP6Db+NSJlkq/+fFCnNMPYi5V6kvG+R",
-	"EgnO31mijCN+JR9/UP/RXsK1aTCvZxOWRENi6Yr6kERwGW2qSfNAZ79MaTrOUjWwj0qRWbjUwlZzjHh6",
-	"2Kl4lUnEo8lsAokYOjIl4im7BJ6lhFWaDsclTk1MikpQiGiQExJGEhI1cMCTzICMAS2QC25wuZs+CdRr",
-	"ffNRoOMilQjW41rsPSbpLOFgfEtRpgOgLpmKBMygHmE3SsrQEuuAcg6SHhDgRxIHUgXp9iKjzCSSPa7f",
-	"1eG4kfWwggE3SuBTcNAuiBiNglqZ0PJuGsK1459VqCuf3rI1ZVfd4gDutb5VOU8GT2q7qVl5MUEHGNvB",
-	"Mstd4qd4wDfVHi8WHcewsBhCiSrO8xmsRonD9aDbQafvp51WdxPH1P3lL+qeZd6aZe6Z5UZmeTFLlA6d",
-	"Zw0CHBBiNHL45oRyeskm6q7/pXnnhK2MqrlwKkLorCYXSEUkTm6KnqNHGB2OncxeKAul1G6p9GQbl5OI",
-	"mPU44JtAJymUIwetXf1EaByLuSTVfAKMHKuHABk1Nw48eF2p96E41hGzwAh7HCLsJeIaovnCTS/WiVpC",
-	"Mhcpojx+5xWr3F3eKu7PhsKGQOCbnyxJRzFmuYTBLWFDypBC1jS+EwjIMu4HhJPpFdb3MsW81l8rxfiq",
-	"ildZso9UPHWO1e8mG7zigSCW/Y6xXNnfJi/YeaB0T+dvky/kPgHxRI/C/Gl+NrX5u3Ek1fWas8FYiCvZ",
-	"RUKgiMDyCjqro06QgFhoSHavfHq/Pa98xTZxSn2s7pQ3/jmM7m/OTsZMF9uoRxaeyQMSmN0JIE0laCF/",
-	"FxajL+MmVjNliXSLrCqGAQRbJCmNYZGQvluACNAjgIxCLIhVP8SIVClfZEtc83rc5GaqT3gi4hjyBnWA",
-	"aMSBcZXR/zNs9A55gCH8NCySfUMvQkpeimsW06FDmWQBX0rjYlZafsP3fb+yJTxmCaeAIJmQLiSibG7G",
-	"m8psfPgnKJpDEaqF0epwiQ8XnxW8wilL1MwqZ3QhScv/X1j526SyQNJaIlPI/WqQzNiGeXtjFoek7RM1",
-	"dh0Cm0UEzVIxoWmky06eIQNAffRALRl59/aZp//5/N25kmcOfN8nP75+1ihgZ5mlPli90gCK666zmKWh",
-	"EMnqpW52cKkPntil/i4WA3ZD3uCnhfVuN8sX3II2FEr2bLPgB8avoNb3kSTG+Gs8VDtsQ7NTug3aZjtI",
-	"KA+zXVCbzBcEzbaNnZjhGZCDzSxRkxMt9kU2B1PuFci/ehisvgW6PNsmrmu4wvJJcHitfqmOzGZFbod+",
-	"589ktpmvA5htNN2S15aCAWh/tVzPhq1xbyI4Ai45apMH3t9EzCGV2ZALT11zHDOpUpnd+EfSOMklhKc6",
-	"HNqFepqPheLggFRpCMclSyVk72KpaQupIOki4pdkPl6QasSvIwiPBM7LchGTaH+sHSu5AEmB7cUdRpSa",
-	"njokMJg0WUaHR6jUxDATO2iaJREDVPYaueEbs+Z3hjBpHYKOX8+4+sQ8/zzz5T1/dw54Tn3thXPdclGY",
-	"+7OUxa8QTQxaEX7e8n0fdMnCECHPonSQmBOy5HLcMMzOkf+ZI222DvwdECn1Lr6MZLqJ75jzvmczD4HN",
-	"ZNRykF30vwVT2TU+5MzwmXyGxVqGlAM524onOV8scSbO5kymKKkC3XbZEEB2oAExHbMJqWrNT3GXHs9n",
-	"Ung2DwMFVE+HFdWMedOYMY18TCZUXmFGxldffeUqdRAHP5zJ/ldffdVpBQ+UCSq66SgNy7FHqwrNAubU",
-	"roEYGgzxk+JEmwIHZ4kEcrHxTZ3B/v7u2PiXGOtjDnSlW/mtcJL/slHkmT68JuLH++skwzp7ZAnLjjmy",
-	"h6qHv2aO7HuvMmFoR+PsJu0P8QZDj7saETKSsUmwU0T7kilS6TCgvYT3sCS8YY6D7YW8LYU88NStBu5+",
-	"oOLQS1iVuys7sUsUEZrov5wgosJIwfZeOp92LoWubD6HdzsfGtJ6wq4jNpfFKeV/Kp+VO94drA3qbGxj",
-	"aoCbtedCD4sLYdwkZvosoQs/WGa0KuXrBCO4LDBvto5izkmAdYeqbZIK0m4p2h/Q+h+BRwK/fqT+Uw+O",
-	"iUbE9/F1m/mjP+pxJ1NIjAit/+ERv34E/oZ6UPPIjEe/zxihw0RISWgcO4WLOv6RRtekV4zXvAxq0wIS",
-	"9Xiw7PYLTIhUlKpG2hppeKnAQcxSM2cJEcPaBaJmDyuDrdUAjODhcWIszPa5AcYaQNHlCDtqImoEOJZ7",
-	"rTH5N+SqdxpwzNl8H2O8jzG+S+b9StFc6nAhwZnmPkA2HpgLGg1JdV0OaaVW+L2Yu+yazCmHauqK705p",
-	"pMNKIhe2Dwz9pBooWhcQPotjDVZ0GV0zXjsmkNQSEsaHyWKasrDHaQq5Lg/TJv8dSzEa55nei8/OdwUM",
-	"/Vyu62uR4vKTBUuXE16NzW5KF1MaF1ENF2f5LGDDxAaUX/XtAUJL44SlYxHCYYWmTJv91bF2a3hL0/CW",
-	"HQyK7lJuDE3CJHVTE2zPbB6UApff/b3yBsrbrIQJBB/wWncJXmaPuJf6E8Lg23eALIDjYMQSj7hU4lNA",
-	"qqOEMZKym9RDyIam7/uu6lZTJHoa0yHScJpCvVsgXsusg2Scgy8QvEwpiRohIr/B3R7HIVrFEWdBqsA/",
-	"3CnVAOfMnYd+yZ2MM34Hc6IWPFAN7m0ZG7ulHrczF7kde3jB1XG/z5zS+2ORmO/5ZHf16zMYpDoieAP3",
-	"rLKUVe7VrMp30TX7m3LW3VSrbQOp9Ntrg6gebrCSzlPYGSTpy4knetLxVwWdZLkrOhe1tboofC7IqBiJ",
-	"wm7wnvfB+sf4kKlVPPn57ORl/ZuTi9Pv60///UOr4lVGNIpnCSuEh9hokm0DVFZzqt1CgQu2y3z0yV1F",
-	"mMAJ2j6uRN/HPYd7iMrgXgvcIZ7E3JShvF7J655joijKA4Z1GXCaYkJLHFqOR6rn356STvOp75HT85ff",
-	"eoTqquokEXPwxOlAOE+HBtsUmCJZ9ZCseMtE0suIradpX3CsQ40VQ+7xCf1NJGTGo1QqbjhkcUxkShMo",
-	"ZY64yF8HHgn+C12UoAj/N8AXThMGmYj6rUcA3Ch7PKBpSofjCdRZHEUxU6Txa72UdURWtGusi/AN5XXw",
-	"MEWA5zfq9mVCwAYWnbKb9PFQXh+DQi5Z+vUsHdWf5jh15Z5OTi/p8YMDr/mk0fG9d2+feS34xZtO+0dt",
-	"r4yTe2VcVjWTC7UuVm4v1dNO3/4Ih6nAtU5xaerPIjkVMjJlzArWndueyLXgW8Vhe3sW+kBYqLrzp29/",
-	"3HPS7TmpojNybVEtk+j57uKUhIDUhjBAVKYkCOlCBqT6xCNtX7GgI/+YhGxEZ3FK2n4tz1k9gmH4JBUh",
-	"XXRJwmjc44BcJ0mVCzIQqax5UNwaIO4YDSXWfJU6iTxKSEhT5kD56CwdB0jZgvqYD3vc5rRXJxE3bPWB",
-	"JuK8hR3fKv0GQApc0qq3FjEiGJ9NKt1fn3ht3zvy35cDG95VbCsckkq3+TQHDlTpflBMiS5cxbGp65BK",
-	"QFuEQ1DpQk6qaaV1UGwFtNnu0VN/ublW1lzLNtfMNdfcPKh2WSv5QbU2t9LZ2Eq7WT41SHZdau8ga6+9",
-	"Ym5Pltp7/u680u34vrdm0Q7L9qDlNtzcYrpPslZ8Z7rvd4ysghO/yd6szvpe835YYkNIo3hBpCaIe5nB",
-	"lRlAoHr8Af+xqfAmvrVlTU2ypqQm6ltuOc0yMD58674KaW6Byr63rOYsq48kObcBmxtMqzsH1GznKNyT",
-	"7gdb2HJqqMGDK2p5ponzJtr9GMug7F5Ux+lgVXbFOaCJy6yc4pQuAFYP+/SMtmQLrFRLyqUck3XlVXq8",
-	"pL5KF9EXHCyIhKWzBCADs8qZpGphHC5pxD2tOcU0ZVDhu2YUSaWHZvVqCGcpxPgkjIi5+of6GvXFKLRV",
-	"enQhHF38Rlfo8UxRRvUYyv70eK7QpuZxq8vxlL8wptJ0oXtcUyKxx6tBDu80qB1/bjnEVzS5wqFhSfH/",
-	"bPmYgZjxYbGwygWU0BlG04jx9JG00MVzqBMkZL7kii0xcm4+sR/ol3dmVnpl7qWWTHaJswnbnfhSJRYU",
-	"RooiyuoVLxFc8oAS9y6mjOwW3oug4unLuxdY9mVf7ls+UhQ7K4g2MrTi71T3pUTYMVrdnyLqQLk7KnXB",
-	"vhkPWeJKQY8kCZbJohGCWgcHrhDU464UtPxZvuBc/mMlEDlDMtXjXPlowIZiwsCBHYVBg6jTocu+gFQD",
-	"Mk6WJivphJGsb1O0uuX7biot9DbjWOY6PNZYWpSLdKwkLOu1LJY/XC0FGRkHxoTCo26tZCGPCe3xXPFB",
-	"3dNqGUrLTuuqS6+QnHr880UnbWD4DwpOZZk2JwRzbcgA6hA54sSWVoidmeWZNgbcvZi0N+r8bYw6WAd1",
-	"LyntJaU/V1IyEGR/JznJOP8n7LHirxFncg0i0ywdM55qMtsl3zCaMAuaTa7YokFOUCDwyCVNGRks8L9K",
-	"8ICqO+oJ/MPDVKpIEizqC5SUX9pSya7bfUg5uRQkjq4ZqcLcWaJL20nGuEckS65ZUpdRyCA8wDymMdP/",
-	"BEwMFva4SKLLiEsiGYJ3glHK1nwhQ8E5OOZziJ6UjCOeNshrkZJ5QqdTLEOBGcWNHu9xOKeSzCSOHPaP",
-	"mF3uqjc+EkSfJB9JAFveQIiRj+SVjhj42OMf6/W6/T/1Tcdvqg8ifk3jKOxfsYX6IniFq6XkkwmN1aFh",
-	"ITnRxAZ2RwcnNsjzmylMyG4XCj90GvWhWpMOoArINv2dnL3AGk8b3n+Bf698X/V+xRb9RKQw2r5h9+pr",
-	"tYBXTIl6UjJd7li/R0JGwzjizLTWhtbw2PflTE4ZD7GV4GcxS6wdQYl4A8Y4se80AiwiVeaKgkI8cDbN",
-	"2zXs8MD3cbqaX8NGQm9oclESuKJMs1QJyfo+Ncg5S5MFATiLeKE6DhL1pE9HKUv6kg0FD2VAmj50U+bb",
-	"OreX83ODJwaxUPen0rWFi5REAhWxgEyqk17pVp4JDsF7ALKo71wf7lxf3ahKjtlLCYkN+tNzNhVJCjj7",
-	"9dlUF9ZYqN1QIhTjYZecvXl7QQwRgtYfw73NVIiMpnhZJcu+0kd4iI0ZtEt1kOxIkRL0VWNL41TCU8k4",
-	"NREoGSeploxTERVIx9SkAr9YoiTZiGjMNg4lt9qaVvU1qepLyJBfudxvgDzTuLthRESKbK40YYSmaRIN",
-	"ZqmOCVYsTpEkOw77Zd9SRXccM37FxZyXD0Uo5VBvpO4+khl19QjVYdWxTs+CsUYpSWBTwEN8zbBIvFJn",
-	"LxnUPB+OiWF/ZcPEF5dWe+1IoSMYKhZoUeNUCygN6X/2+i25+PeFLpBK+nYARQgbMof4MlAosES+ZtTX",
-	"LIlG+kp+fTRqDTvsCW0Onoad0aFP28MD9mRwFDZHbXowfGLnhcPp48crlv690kJmPJX9VgcKxdqAn9IQ",
-	"Ga+iuDHQDUVzxCQaSpvNgqiqRqcoHreK2qild7Xxw+5mwmgMbPdYQ2xAyZdLoXgH7HQkyYybKTXKN0kH",
-	"RG87sGkiRlHMtn3dUr2SufxH6FaBKHzyMFQO6X+2/Qa017LNHBh0TGXaZ9eMp/BQH4RCcm6n67e6TcB3",
-	"VqO2S0RjbZJXqyniGL0gSwyq0m37n8qVPgYF1Gm42D7xOeNoJcqe/dFEYF6xxSMbNlJQ/Z6xacLwdm3S",
-	"/NxXP3kVgPfa8Am888mrvJ1xiULxurf1WxhdbvSe+ksjqa/XSs37OgMw38a5Utq5PrjbtZN9stTWFlNx",
-	"28nmdL9lA+2+30p1tl+/NWLbveqotrvbKavuXNeEruGR/4EtltXTn4zFOXc7tELFGQuVzAva1KWoA/3O",
-	"tNdM2yuPZMO26qhCbtJcUV3Na6fmxw8VIy1bx+RWUjIIummyqAMNqnSbPlQLBcD2rjP8TTpx4kjOK7Ri",
-	"IGtOI6C7aHpSGVMexhC3XKI2OzHzq7XmXPTbCpWjPKDNonjeUYnZpTKkBVFTHYxVAH1Qx1SrbVjUQi1u",
-	"2v+f//1//rieKHnLyJOKbc0jHoq5rmd3mDeWYhgGnAc6S0W+aB7W02v562sWDsFgU9JLGWx+089ZX9fV",
-	"Owxnmu1OBE/HFiEjKwuJiPNRyvqCx4vVFRJBAdF3Sesk1qK9tn6iszgTymcajmNVMUWdOjaJeDSZTYx1",
-	"+sD3ldQXzy51id66mmpdtg8YbZUU4v1iay2uwOJq+hfN1i2ARvA6bTQylwoZe/vyAwodtPRZsjSN+OXf",
-	"pvbuZ2JxgRtwOdQbrGUiQZ8phnuLEQkUlQs8EiDBVf8qsJuAVAeJmEv4Gs2y+g2QEGgcZyoU1oTXr9cn",
-	"wlh6oaS7PCZBLIY0HguZBqBqBc3Wk4bf8BvNAIhUGI3AtZaarmoeCSyVxmJMS0wFxlzO1dRPBQ5VeKT2",
-	"D9otMJUAFUN0HzySJLAspNCAYQXqcRmhDzDfbSzmPW6RnH8TEe+SIONY+HWeubjPHOToBvk2YnEoScxG",
-	"KRGzlFRFAoCZNXLF2FSn2oGBo0EMLO7SnDEgYRSlOoIyy8FTq5RTkyF6Ucl3uNEQLkCqgHQNxfyXlli/",
-	"I7VyDY7UtMdVv1m3UVoDo/wJSdhoJlloWgasKMiHA2S2asf3a9o4XzTCq2eBJshkIMIFNq8boqk6fTKF",
-	"QE8x6hJ11j1tQbLeBnPOPWIPmkeWT5lHVpwxjxSmn3uQQMZj4XB5xJ6m3Mtm503BsvxJ8pzC1x4pnpbs",
-	"iYsyjiuk5m0DUCjB7Gp1+zEYJR+dq7/RdrbsK3VrYQWJnA3HAOpVEM0CUqWwiKr1QImo3cePEd3AyKt4",
-	"7SlJExpBwEbwGG9+wiYgioAIo+34RUpEGE+TiEk7KOsm0gNaJRUHK9qDdqCyHE3JRM3vwCeW7OE39lDY",
-	"XguSIoSfIMXr6w7Mt8unyDYyYOmcMU6asCDtwwPfDrL8mG3xpfHnFM5jVzuTgCJoRxL5Ub3ZJVpY9wig",
-	"TngkUaxZnY6+/SV7BO9kc8udceegIGbANSN8pvSpjR/opW/6PkR4647d8KcdmlD/D5pBGI1tGxnT66yZ",
-	"DgnZMJrQmExjOsyuUeEWO1Oej0Vs5qvulX4BBGifVONoxNJowmqA/Njy7Y5ZMrC0u77Z3ZJhmyufDWCW",
-	"CvQyKl3EfFFGQ1b0oxfOz0bm1Ng3nzgqFUTPTxnPusoTI/sNjgjEjlkqiq9nlMp+oDQm9TrYUYNSR9s7",
-	"0DZctfuWeJFr9Or5fN4o061djbFw6Su7qjg4j3sFktzJlrBqznt7wm3sCcXTsbcnfJY9AX0jB/dmT9Bd",
-	"7u0KDx2p9Bb2iFOtbvx9TRKfb3hXv4Gf4vMM8KDPXrEFiVLJ4hEgsLBrlkBpaK7D4FFXjSBuLZJyhj7s",
-	"JcP9yTT6AWb7mUHLWr8tRmXDKDmZSVYWv7wNzypnuCbKyiBaflIvJlfF7DIcAP4CAvGE8pCmIlnYOK37",
-	"GtcHPaClsrtuI+gd7w8y0JAOlDf2MxK/Q2Qy7uUmIq/LfKuFMUkWNmYNHOR7sv8Azclvx6ZajbZ3nZy9",
-	"wNAQfdD3ZuWVaVU/FaIxlXzcIC8U0ZWEguURVhLzu1mIIWcmKrehVYvgGNZfxHg3ZSqmkkxoOhxDsDFN",
-	"8bNqx2+WRK1C9bslAn/OLhlXD5hD53OKYvkpM69E6nxecpHgeb4jfQzni6TzNT16cXo18H8Y/dgev7v6",
-	"cfrD05+ag/iPX36Yzn/65+GBPBJPf/65rdjHqnyV5uFKqgxf7kpAYePCbcqswa4i0wWDwJgle+q5F5q3",
-	"p7rZ/SyjvX8XmrtJKh7QmPIh2w7F0QANQp6GQUWEhFbw0ORwFBP1t86HK0Amk2rK0Ckie9w4kWoeGSwy",
-	"jOUQNXrTS4M8p8Ox0wHidiI4B2TigazNCbuhwzRegMcFlwowHJWkhfYHAsFQ8LJMKU+7JJgismQAbEH/",
-	"YX1nDhxIxHvc/pm9EPE+GkS0SxEyZPWUo0QekyBRGoJUTcALBtURXuKCs0aPBzZ3EKxj2LiaE+S/JGw0",
-	"46Fxgpk46FSIKwg6hWYBCBIykNRmaAySBUNgrR7fqNqUI2uVMLaXkUy/Mcfms5WXdC7yegNCgmVQ23Nh",
-	"TkEE/RU0hl+hC2dLIJa5ZDXxeZZT+fzdecWr2M1zXoIESffPnZId3fNT6bZ8HyAWi2M8erpqlJg0Wsz9",
-	"3DTOzpH/uUMFlMf3O+g8+hBsU2nckJk9h36A+o2Dmygf2aPwIDG3VgAmlnHmAnDq6pI8lpS7eA0ZiyUR",
-	"H8azkIWeMcYEkeyrn4NavlwPqQ4WJMhE/cDrceDCQRSqdwVQZoxroCSNJqwI2rgDa+miwub1OMQDeYRy",
-	"Gi9k6hkoBQzOCJBrAyuEWA5XAljF0bF2QVmMDAnADegRmos4wZScwB77vuABsFGTXChdOQDcCCD26B4x",
-	"SxXMgCkQu+HVZaIud4+rBqCleRKlKeMNckYvI44mnwiQqbE+TJcEE5bShlMyJoBoB5khZhdxqnE7MOYp",
-	"klizVvDsffUrIEarTUMzZcKmjKZSyWfyKprmpTZnHpCYNBRJyEIlO1A+H0cxc5NYMSwGWtfnm+hiGSBs",
-	"AY8gVastAzq08y5cuS75n//9f9TRCnDGGja7h98Ex6TjNz3I36wCmrY+ajVvFcD1KnnFcR4tA2gUBd54",
-	"kbtKIMlF9rRV2WjEhhhfIOY1SMQqgb/W3q5teWk2QMz/VYS3dGRYtdii0DoDXTUSRyhwR6PoI0XPYnrY",
-	"Ufo7uvMAdHkJjdvbuEyabqjbqIR/Ha6VXUssjdJut488Gy8TGAOva3gNVq6pIU3qAubmklXJKGuw4mWT",
-	"DWnK6op0VbzlWg9bz9Fmn7vTYzfDeCaja7Zx/OB9Xj361m1H/0UVF9N4Kpes6BYAagQkegKLCFkerFyy",
-	"z4OstA58L5Oks7Q2l27ncNPzeCoFdJZyxz0uPn7WLIVhUcL102bbq2g2anPuVoDOWWEc1NX8ZGxRF/tR",
-	"IW3O6IoFLBejUfbzK6SzOOHr5lG76SY2orBfgdRGLjGdEV6sRPy63/T9FpyMfIOgpuRW3HWnNP0ueMTV",
-	"Mq3ag/xb2+1Bs95ums9aa/ag9Zl7ALO73y3w3bgHvY5r9qC5unxc5dXFsPXm4rL5+tm7+avfTuavnp3M",
-	"X512Oq8uXuwEopOxmk2a2xsj8IlRkdHslbgHpsS9hCjVcm1jr8ptrco91kTgFhiDW3jDTqYaECFdqRgG",
-	"USgdHGWPcGGUghqEpCvpjQvOuohsA8Xfcgnt7mw+ZH9gjAX0H5C5mMWhp0RnpTQ61M4jQcJiRiXrj0Uc",
-	"BlDrZgFetlQQBmX3BGcNomgP6FgaEHnAsvAujNfHWWLkq3abaUMoxu3rHIBlFGVOJxq6sBpkxLAETTDi",
-	"oMuogWqgAo2K4/A6fPvYDI5gPgP3iEh6XE9VPWQ0iReBRzb2aICkNr5rEJ/XvaSGoI3Nm5oz/KxrFzCy",
-	"NvbAaFxOC5nSRSATg3IShbbu0ZKuqsZiYtvWoCe6dgKLoIgH0YT2RnIZjLrHd4JU1PdkrVb4Z8Iq6nPy",
-	"vYiLmNRz4d5eT+fWqBOpdgy+CvFsuQJ0FKo5KAHpabMNI8uunI7w/eQtm94LvZEplanT4+oebiV9fDOL",
-	"r/RG3A+Yo5W3cpP8RqRj4ohim7SOlSJwCyKKnmYKxl4EviMR2NtC89t1E/a64E670Kp8uuWtpulwvMkd",
-	"5BIZKu1t9AxhF0mIBmWQVvb6xh7D877VG82IiFSXicb5E4rhX39XUE9XU4EsE+Co8nMDpV87nqVjYv04",
-	"CaMh4JpPEcgRa6pIwHWznaPkoV+SfZqWlPJSCukLZ7h3Vi6SgiSZMzCuDH876LYMSzFoyZcJHbICXnI2",
-	"ETfYuJP7Hqi8huiSBqFrVWe6fKgZn7Yvf6e6Jt+L6RQqvblM56gEkUt1oiGpXe6gniMPdhfC5bdNv9u2",
-	"nHQ928wtzTKQdMnCLPFqNd72ioVZ6souTOUnhlooiQG5T2CK5ULMGk4qVEjJS3HNYgrXu8ilt1wws06V",
-	"HYpLZid3m/CJ7II5F3TPFvdmuNyBWC5DKfdR4qXYI284c7lNNfgAJMoDh/s/PFOd+R+fAsBwnU3RWqZe",
-	"dNa7S35tNBrvPwVoOOtxbTnTwYoTemUscTqcrSoSkrDMdGWY5SPr0TUQkTQlMKKaxYzscScjOtClojW2",
-	"h3pTEkriiF8RdLfrxEiMa3cqRosp41CkTEaX6Nsu9IjRBEjSpEfm48jaXvSws3FgNhQW9wAYA3zBWSIy",
-	"oSEriPWX0TXjEElwjrgbnrU4AfJGWATCLkO+RlxngFleht8ASs8irPuhJqU20RmVRZnWMM3OcOFzEYdE",
-	"G0hXf4YN2wx4rnuiYZgwKQNSzdA+AY8AbJ9Oa7+23jc2tFHLdZgD0SgDzvBIYMqKF4EJWn4BY6MaR1ds",
-	"HkmW7+PC1G7BgUSavrCQpPNoaJEc8KSA6dAuypH6fulnW5EFIoQ5nD9nTbskYZJBKtSmhpzqLjRfeT2y",
-	"oIYBqRpdsrZpXFhjXS2j20LXGnLBwJiJjFsMD2u0m/Agd1RlKAKnIDgVJdhbV7QzoEtOWpFWZTL1JbPe",
-	"uWL+rx9WCmiKIa2Ta8vkzk/vFQ0XnC2H9Wbd5qrErJQOP0OY28F2kW0Bbsl2xsjmvWoXD02ERp3jvsTn",
-	"bRjSsTZ0a16aMB1JFyVkThd7WfvWJqi98WmjUA+nOYuRJoMF8t+/hUB/B6n7zv197AjgGk43ZDFL2Wah",
-	"/0UqUULG9E4lfSuZU9fwdcRaJR4rMgHpN1E6DhM657oMiJY7JnRBBqzHjXQEef+1BjmlfMjAlUnJEP4N",
-	"NWCspmEK4UW5uneUE8MWwF9u3lou/5vRvaIHd06lbaQ8bwfH9sLlwXeUVPrADWZmoyu3kTm2512ePVF7",
-	"bnQ33OhvjgoDpwXiMtw7/7BNRJtjn184/GWL2K7VvOkxqrafFem183C3tYC90iYjzubAFL283QiVWC7m",
-	"pvoVu47ErIx/1jzHhQMmMO3acU5do1jAdaSL32dcL8nY5dZczuvxDa+aNlchNKj9+QszxGZzSctbzRCb",
-	"rXIt744YYmtJm7tnZgguQ5C79uxwzw63QNlhPMwzQzw9fw+WuIlNKcIt77r4yMtIpi+h4TtzvpfbwtDl",
-	"3DR0kqtDERo0SghwOthoeoKiyQmN+7NEEdlVUM2P/0FHo6+v2jdHv7diyDIbiyQFEEy1+tnz0poTuZGq",
-	"Q1k+n3YuZK1sPod3Ox8a0npiE/9zU8r/VD4rd7w7WOnU2djNvW0mBYLG3sO993AvnYk9GNr2Qn6QXXSb",
-	"QI91JzWVD+hoFBRTs481cqWBRwoxvj9mIyXfzzDJwjgYZzz6faYE+URIqMthNg4SxI/w05ReMV5rkBPj",
-	"IjNmtEuWSsKF1ULgmx4PHMSIdY61rjbQw8EgMqULIkajFdYvIMRQpu9z/Gx2UYpZrdlqwaLDmFwvV46a",
-	"q+1XEnehlZ+wlGjWgNonwdkjSYZjEeV9eAX2kKPpcppE/LIOJRt38ISp1bl3H9iHdbpQZx1PfHK3PNFd",
-	"pDXrtxYNurMrGrRa4m3g7XJEb88H996ne7QTwnUkNH/mtFVHX7iHAodnNcB70JTOTNv3rCxtGzigaeh6",
-	"P75LYY/Kq/pKt6L0Yce3NaUPWraodLPzqTz/BJ8VMlrkgqdjlkZDnU6zQpHayYCmJ7DezuVOr9ncYrr+",
-	"igLadqraQbj1TLdXrvRx2k2/Mud7z1H2mlV2GvY61fY6FXLLz4/r1fjvtiZf3YCjJixGd9I4mubgR3Uc",
-	"n1KjLBCrDogs4KteMTaVqBvlwoap1KpdVZMlz4RBesQkF0I6NuhbXSKZDYNUYzAvwdgHlOuqimvUrTMr",
-	"Pdy6RpKh6ZJOyoMP39IJeclYZVfC+Z9VdJpFnrU8P2BCraV5ruBWnbvgVjsz5l0XfSOnchCGo9Ren9LL",
-	"sedhe63oHhNCw9CJM09Fxjgfmi70+IP+l4Pwcs9BDWemwx0Yc8YV52Nhw/urFt27RgZsKCbMhfLMGxAV",
-	"3zbhgFECZcdkjzOa8Bz6FcFcYYwdzEBpMtK1HOJXGgBhT1ePqxFHMkvrIdVAL0EpRgy81F2KWswS6bXZ",
-	"dcwWOloCM4gy1ydgbmY45Cu7m1NpJQPMhQpQOFg/RP1ODRKEenoVVgC3rAJncWWHuwjK+AKV5b8MP/bs",
-	"ydoz3X2sxfZoCtRBqnWu6cMIuSjlnwPKv0TeyV1F03Ayyy81OcdIv0shSpHd8rwUCb2F/IKEGlOBaTTC",
-	"qEIgg6hEZiHvTZ8EUHE0jCS4gIJjQgt+w0c6ENFCw/W4re6kS/BxYLCczWGYExqymsPaXXQP1cKCpS70",
-	"miM1eE7JDytCuKzTZnkiZba1hYldNCpJKIpF7iURI5QwLM62U+J+QHm+4Kk7OJEA9Bv6O6nUbD5hmtkK",
-	"2GQaq0GqETlgf04GaE1x4yslGUTcgHNo5hI0yDeUc0xiKDhs9Tb1eCGBISd7GQw4I4yssTbU3FwHR0Dq",
-	"8XXiBT7BQePTLhaBKpPHhpRDvWlXJAHrhToOgCxnBpODhFcHdhtp5RvK78DKYdh6BSkqkelsNAJc5x0Z",
-	"OiZNn2Nzn7Rx497Ep2brotlcFp8m9KbMltG28tMrekNezWTKkgnlfJVJ42ALEarV9jMpqpP5G1wpCrd+",
-	"WYZaWuw/U6DCQe3Fqb0N4/7EsG8oL3XhPjShCwn8X9tm4eC4WpFjBavv8SKvX8noz6FVZPXWA7DRkpFL",
-	"SgRTBl8QAXAbpkjG7bm3YUaGcWfmh0aPA3jgTtYEnOFdsujXgG87ilJMY5klMADGh+yL5tZtjZRpgUgN",
-	"t44jXsatfcutX0acnI7ZSj7dugtTh9nmEja9ZsH/TI5tRrjn2XuefZ9lSdHF+rAtJ1Dgsj5NxJBJqH7x",
-	"+UX752wwFuKKSDZMWJoV7jeVoT1kQvMxA0aGjnLJ0tLS/Wc4wjM7wM8v4i84RwKYB/FJk2jKSPZrScl8",
-	"8EaELNHVgKZsVR5H079otjJ1Ta9IH1ekL9UCY7it+SUfRmv2PRdKq/dRfyEf4wged1pI4bhIT8tn9trA",
-	"9JufyYKl66eHRm93avikbCIah/muZrIDV8mfjM1QyDD9SOzTGB927f8izXNOxj4+C1Sq2RYa1dtUJFn9",
-	"E1xJxQsM8Y8uwbCJlKJBzkTE05Vv07THA4eCgNPTLYVSpBUOEyvPQnm7gnXcUicpo/x5YljpVuZjyYb9",
-	"n06mvwyT4e/fv7x8y86eXvx20/r+7N2g/aP/x/AQTvNtKdw7oMd3XsLhFhwOg6sOs+Cqe+dwe67wH+IK",
-	"e+WhNJUDj43LUDLC9nDilhZilm5bNFm/na+EXFbrmFSXC/R6SzV3e1x9VfuMwsi1BoCx5iviIjrLyvK2",
-	"Z3rK25S21RMulLW9ozK2OBC3hO2XV5NUbVOh7pFbMHmbQqRPOv5yDRks3J8Vnc6AUVbFAecq0hRLy7Ab",
-	"pCh9SMsCa5dWd0Y0imcJK8QCRWGle3CwsvLM6tCmpdo0+GcW6vRIknMLEFBm6cMCo0hnwGm5qoalGtKO",
-	"ypSYpbuUqdSne8819/ktlrY/9PKUK71RcG8gpmTKklzsvaFGpApGscD8rWv9AWJuTZfNtxEXqUhpTGIm",
-	"pY520QQSPEhiziRUFAQw9GsG3dCUxEwXmXP2LdClsHRFciSwwbEOs5EpGdIkiZjscXFtgrNjmrKEJDOu",
-	"0fcjPoxnIQvdQoTWmRbxvi2yaPA/s9GKOQsJTViPc5am4JDL0/rgmAQuRwBwhfmYpqYsIxGztNYgFyxX",
-	"tB9hhdHqaN5q9PhrYXYhnLEuaflN9PABHPw0XQCyfoOczzBoCCQTN6qKXjEMxrKiikekIFzk4lkiSbCw",
-	"PyfpXFg6uaYUo36lUIZRDxW8bz2ed7+RlUUYu+BfTJOIhWqPcIJRKskVW1g/o2oMxC/1yiNIjUJRBWsc",
-	"XDGJ5RXWpButEIP+zFqONI7z0sVzKGpq+XsmXqhbPZMFs+i7tyQUcUwTCfZoVxopiAg789Es4+mzMpzg",
-	"i1J8d9wvJUqn2qds7s1eqLoDoWrnDd+qFp+5ZIB4PFigUqDuaHUqpIwG8QJuXW0vUu2r8N23BHdGF4op",
-	"ukmn4d+t0PiW5ovGUF7vZsKAepmmzF41ZCM6i1MSZCQkqHlExKFj5aCSUHL69kcyimJGquffnpJO86nv",
-	"9fjp+ctvSRxxRhgPZU3JWFOqiAObAPPukuAUuUX9WSRNhZsuoWlKh+MJ4+lxj6tWFcX7Wo+wjqE/drIY",
-	"/VNfDghSkw8a5AQYhDSxuBP6m0jIjCu5wcZAGRL/SBJ2gye0x6tBs9U48APy7u0zjwTN1oHv+wH58fUz",
-	"QKEasjjGZGyZ0sS0FnwdeCT4L/U/9QBSnf4bBLtpwkbRDQv1W48CJV4p0QfkLTmFioZjxlLrUKYhiLyw",
-	"uupIzWIK9Y7q5BnuihKHkDiSRMyhqjO3Um8Uehn38FzO4eX4jqffxz+QmXpmObwiz/Qyfhk0epzY7uBz",
-	"Cw92Rhdn1FYgymW5X9JrGxJtnk1FktLYIyyWTMfWQ3sNNdlAzZ2mavenNA66pnEtpj0ig1l8BUcPqtDj",
-	"gnRJwobRNGJcp8pjrgAUJdKjqnlEz1bNw85Yqwear9v55QPQtMBPCRcpy9d/15JtIWANQMdy5xaKhOnW",
-	"arCvn2HrK5Fln9+oVd3SpOdw8Ec2+K707t+bhS8/oEDvNsRqrdzwY0IHAOCr3lILZoY8FPFswleaI/FE",
-	"5QbL+GyC8TCqX8UQFPnWniIlN21hMkzZTfp4KK+PIWpSsvTrWTqqPy0KvXqQy8bDwugzabfyZ93pXtLj",
-	"BwfeEy8nWnoFwXTp7+aTRsf3FJVseWUyNDR76B15j75+xmgsvVD9b66J5SdIbr0fXz/zmitbrYBJA7Ys",
-	"t5w5muEs5OqR6yU7OPCWL/PBAV7gk+GEkbdjMVVdrx2xae2wrLXDktYKXsDi4SuVuQ3LLcjUJRx1mfcH",
-	"Dosln8lhK0WPbe5iGT9sZW2PnVY9IzMgtSzfQG+vLjwICyyyLiuQUqlO+kM3v24U+FkCRA+MESsE/p+U",
-	"sJmWQnmRQSJml2OI70dzqPFmPfFI21eC7JFP3l2cYmGHaipCurDmUcjpBxyi+VjEjIwjmYpk0cXkTOkR",
-	"iNr2MFXRIwm7ZnyGxtuMG2E9NZEqBoH5l9qkC1Ibn2nJqMdhBL8hdOxIJEomMqUlgmP0pSqBIKBxDEVV",
-	"eQiWaTXgaiBZEjEZFHUYBua1ELBfdc4pSyIReuQPlgi0V5v6omM6nTLOwlqDvAJ5TWobdgJzp5IEcE4i",
-	"ftmNI5kGpCoc+6gaEY0XMkWx71QdHBbqHEw1EA4lpiQiJCkJL+JKioYTpgRbGpu3wKxeTdU89BMAVRJK",
-	"SsKl73GwFov0mAQDkfbxaUCkWsOxmJMJ5Qv9LhmqhQbepJqAtuYsYYpapyyBCQe6AY8EsKeQ2grbGuAA",
-	"9UoaaeOYBHq3jZG7OjenEBNXUyGurLk/UorPaKaURY8ErqRS+LiQfssoJO5CM6q/RNIYJuD4D44ddCrO",
-	"lKJnDq+aaECvWUIvWR+q+dn+iqO3dwMHj9Zrmjr6Q6KotCkJyghnFJ0NjKc1Nx90qI4Mz3wkai89NJ1h",
-	"64+kOo+NHjfJwOghsJtmr+6YhmAkjYZXeNPUbVQtWD0LjnIDMmPV2qgFVfRNtdfjOBN1QzCVuuqDjqpE",
-	"FdzsmqcmMxKzhIRsGE1oLBvk+Q0dpoSa/Z4Ixdg9e2ThGMElqqtLNUQVXO0eMyuYESEZ/cFINRRD6ZKx",
-	"xiT0SK9yzhQ3kL0KXhdgTQAL7de6GOCO5BJMPmIE/gAUP7AGDBSkKYBT6xXpkv/53/8nqB2Tjt/0SMdv",
-	"kyqkHPc46mEehATitTZLUrjaNfVdhwRnRqsTShuZ8fIoi+9YeubQ6Z35QfbtGUxgq4yy7KNTY8i+g/iH",
-	"OWNXK+IfngCPKAvCXrKkh4rLqqPiWt+b5odUuI+fIEtV0+5WnoRg8EaqD+Ndvr5g9/e9Skb3Kt1207PZ",
-	"RE0lrVeKRKbSbR4d4g+5y1Lp+g2/ZROQnvpeljzR7aj1dAhFpXv0FFrXSUotyFIC1oOYq2YIh6UjaB11",
-	"fFyD4rro3putpQ6bnSdOh21AOzW9PDko66V91CrppeX0sjwtvTa6l06ul6fN7efSdno52G0u/vZz6Ti9",
-	"tHeay5PW9nM5WL9ia+Zy+HT7uRzeel+edLafy5Od5vLeq6DAtsMNRP+cHlqr/Aa22getjTfw6NC9gSWH",
-	"qPnEXZNW59NOQUMZ2dzo+wKi9Eha4TVX7Mz8msUIKOq494M9QMX2xFW8svOFQiUlRuNwdR98phUdRwdO",
-	"UCraK8GrlODNIOzq6uKNBZ/Xd8+zjIxNjQeeG+vUdZ0Z2g1EleKxQSD3iBSJUkcGCxKof7oOt7zeUYO8",
-	"e6Cs2Us9HqgZKRkUXD+DRVbuJDxWsvlEyJQEsFNO2y3fsz82fb/WIHkdNGHHWgW2yaMcHCc81M4UBy+I",
-	"cDHfVg++QwFeLdeS+A6yeI/vIIzjBL8MmdxbeUCV+qUmTAaLlf4XkeQdGtbLUGCLnnV1aCZs+KlhlN7S",
-	"B0v8eZkze6Xcv8SL4n0oHT58tWL8alGcYVP4Cx6Wt59fxO+X1OVqFiEGdgC4kzTFMv4rHVxI7kpHqESV",
-	"Cb2JJmqATSVy6JBDKPCsRxjxlF1CmfLP171SMV1WvVIxzeaoHYigjplirIOFMbzdUjVroRC6QjXDLbTb",
-	"lZHfX9eKhrmSDyW6WPvJSkmwebQOa9MpH7Eeb1MHVxWkx8OnrvDYBIl6i2l0mqXTOHj6dMUsmp3DdfDd",
-	"ehZtfw2CtwYKLUxAyffZBA4hgNdoz20fEDIUzSjSh90C64vkc0sYDPlIc969GPwQ/TsYAWxki5WS8F7c",
-	"3SDuWt/AWhkXg14gOloJbuWC7oRlrWmITrpNPEqPy+iSQ53uLJpKrwyJxSW4dCC0XEdoUDkeCJqERG8V",
-	"qXLhlJxYEM5YCK4GFBR7fIZBQcTsGDH7uUqow8bO7eJ8bv7wIBbDqww5YjhmQOp//VAZR6qByjPBwQmv",
-	"CHEFjotiD4oj9CUDxKMsFJdKCaJe2aeSJdcs6Suav+OHNGa7fUHjWMxZ2BdJdBlxCUnN235rc0H7LqDI",
-	"ym/faHyxLhQeyafJk0hm0B0e4DMpuSyOrrPU0ygl+voTiOWUoCEMxzS5BNxTBN/UKdclY8QXl5Znxq+4",
-	"mPOVswzFhEa8f82SaBSVzfC9Yugznsp+qzN2Uao6zYxv57AkL2mKR5ANBReTaChtbhui31pE7sJaVtSC",
-	"bPWuV7lmSRghTh0MCCMvkmgww31SIys+gxKFuWdIuBYC0RK2GeI0EaMoZtu+bjTD7d7/5KEAjTc92xQd",
-	"bnLFFv1EpAVAFyhhD35ReJitR2ZTvfCPugdPu37rl2xlXBSATtc/7HYgC0CvkfMtAAToGs2VqcCMjYSl",
-	"yaIPILx9qfYZxbdP5eH5qFlcs2xGWwtfGX3boh6yfnUvbj1wq6MTTQBcDDk9hELbCFPk+ftyXlsIYBrN",
-	"o854OBUR3xouwL5PqpkhrhBXr5PqLCoNqRoQGdnFDQlqDfIWMElMmAf41uVYzA2AOYKBQ4CnkrVEQoBM",
-	"RoKvAgH4Cft4bmf02daK0iQvswIkpVeI32XDJDGSpTTXa5tsrfy6f6PWq5D8YTDhC1lahWLBehjdXx11",
-	"vqEHkDOKNTSGjLobira3S0g9Isfg2vPL/oynSt9fRiJbNak8wAwcghy6jLklu+V3FfZ6tyKQ9gzvmco+",
-	"Sz5Du2IO4TD8Y5lM7lPnOaB0XkZSvU0oeXf+Es3QCRuy6DpDHzPXDeP7qgH+A4tOETVlyBJK6RWTNh9C",
-	"JD0OWd9dHZ6l3qt5ROvqOsjsbUp5qFRxTQckkVM2jEYGOtnq8wHSr0BbEVhIxixhXo+DQlcNEBsssA7u",
-	"AZXssEPEiLRbJKE8FBMyWKRqgDIV6nvGh8limoKe/4KraYYzkP/he7UWE4zv7PHAUD1dJYOSseKX4JFC",
-	"dxNO0SQbRZJMZ4M4GoKLiQSzJDaNqQOLP0Gbqp/guMdBFGKhYZk2hNGiZ9WOScRJyOD4gU4Kg4IxqTnH",
-	"QkwHdHgF/jCtWZNUiAY5Qe7e403fYfrgO9QmDxykvUngNstkguVrpZh+XjDo8RLJ4HgrWGvM5S6wgco9",
-	"5K3DoXVZ+vYM7ZPLa2W+8dOi1LCU7b5ZGrgVn99h+LflxvdUWVQ6wN6FxbRzXnYO/aXlLote+Gr0w7+O",
-	"kqff/fDz78nF/Ld3Z8+evnh59ssL0XpJX9K386v2+dVR+OpweCa+rvypUtvtjwkqAJvENkM+vAwzQyMY",
-	"V1FdgHx9Rc73Gfp7qMBd65sWmdTfTPRzrADQ0GNtR/xQwdIZsoTRJGIulWAnGchEkTS5KpQMEyFlHQ3v",
-	"JI8E6zQfNMhPuvwmCd7AyxD+HyuJMbTcXQsb2ozf42JEpJhk2D7wEvp+NNwRtngyHDIp66eCp4mI6yeq",
-	"nfpXgU6flsdYiGMeSaakS/MpF5z1uBXzcJIkFAzhBfVkGdHyQ4OcJWwUR5djnX6vXlI7RPQOlckkF2oN",
-	"TtUS2I+XbRCd5SW3b1sptUDJSqf8ffb7OsqG3+pP4Uvz4SevvOFXLB2L8BYNmw9XNYxnYfd29XfLzb6i",
-	"N/WTS7ZTi6/ozQkSuNvzhzz5ySOQvjl/C4gJuKGQzbXyojjUxjoVSomMOr15sjIUiZFaxbxuz8qvNof2",
-	"YgEowSea3ZjqCblJv/f09xOz5b9W1GArXuXN2cWLN6/fqlcm9KZOLzVJWUHbMor2aZXKeErjONPgzA3U",
-	"PkdMU6MIY6j4OaSpkXQMuX0AnjViSUJjKHzYIGpajKdaUuzq6101rU5EyLQiwWQKfxJKvmE0cfSXK7Yg",
-	"E7pQ2pVSPSHET0kcAR2NgqWwPTGCH6I4UnQawLAjSSY0HY4xZaowxkeSBHIskrSv/gp0ccIygobu1igM",
-	"IFhOaZmGRgbyetjPfh5iuTZDxKyGDeWI1E/9ecRDMe+HdCEDXWMSfoCCkSOWRhOGuUjns5jJLoBUFCaV",
-	"KZyjWRwvyO8zGoN/B3TbKghhINCxmtIzUxrpSolc8DritcECAgLGCTGSc35xcuUurbIOrND6yEk1AH7Z",
-	"GIqQBcWimDVMkSP4oZjWY6XjkkDO4LJ3CdQ/QCU3mDAplW55TLjQqWJRVncSRvrCPSrVgIZhhL7fvtIk",
-	"Guq3vvqtS5SsH9Rw1AMBar0+WIjlBqNaaiCT7wOPUDKJJBwdp/xjG+Aq9EsZZ8LX1CxPzl6oLhC9RLPp",
-	"OowXRq4zIatcqLdqlmtZGwEHUD+n3KYkbv6lyR4lOQ4MuzVgseCXkqQC1kr3TRSt62bEDhmlNbTYulgo",
-	"LmjuP1jkuHyDnBiWiyYRWDxHaFAz0LchYVLEUNnSmpYKQgTu6mgmDVhNx287DWoYE3w5q8cFiXO6IYTj",
-	"ANAb6AMPkEmfdQ8N0XRUmvy63MirGBAhPTKcJXGNTKmUDQTAuY6GjIwiFoegZeq0VTAeqQ09uQSYgUsm",
-	"zEv4ezKD9Zsm4mZhZB21ehAKoA4imM4IbFgdUjjYnIyYIk8Qq2D3hYtkQtXNHsxSjEcwF2JCkys8FxQa",
-	"hKhpnWqqsyKJyYc0RMhJ+sW9nDKqz2KWETph5DqSUSoSUn1xRv7LmWnNgEert8z4YUl1hd2xmJkaNTJr",
-	"LiOaQM4+EgRkIR/JK7zr5GOPf6zX6/B/6oWO75OPBWqHG4oGioC4r5ng7QJxhCTLKU0kU1QIVooTOpAi",
-	"nqVg/KvlWnktVAMOE4GQbihmW2gXDAP8koiEODQ039p5joJmEeJw5UtYDmGKdsuypsz08kR5KPgoupyh",
-	"RBuQKjwcU3VDbHi+sPzTtthWLW5HuvQnTRhEnqCTap786+YPcMAgVRMjJJERjfAbiFnQtJgOr8RoBN+t",
-	"Ec0/p9xEbtcc+4gci2nOPDJNomHEL/9BR6Ovr9o3R7+3YgRFvLztp7hTLCl8ztk8M8yI5PLx9lEYsBrW",
-	"fnHHxSskBpQgrSwY67DqtfnNxffUd7rSrbR/b9WPrv41/7E5efrvwblPf3ky/PkSjGhFQUfJpVlEsRIW",
-	"lD6crZyWCPSkPnkVxfRewWsfcrEG6jnyU51NvlIIqK0Y9dPvR7582Zr+6+j6onPzS3P4+sngJ7pm1MZK",
-	"CVRUHdSDp62smuALbQu0/dqN0QKNOtiW9btLuvVq7Hpa8DyU2ery2/r/sfeuyW3j2r/oVHDUdSpSFyVL",
-	"shzbcqVOOW8nTuK2k04nW31FiIQkxhSoEKRldU6q9izuDPYUzvdzZ7JHcgtrASBIUbLkR9KP/D/8d0cm",
-	"QTwX1vP3I1WVNankPiRweIxnfVWE5RC5KHruHrNpzBTh2xWGmf3oV6dyHPDzq16BZ746lbOUC0x4WPW0",
-	"egrtRe3tqh9rh8xqo1E/r7D7822csgkqz+u3k72y0NYaQ7HbycZ0tz5S5Ry8hqtUvXktj6l6N+84ba3V",
-	"XX7+WF1JaztP1de+pQ9VPX89V2o2s0s9ql+dL1oKvWTzMpZGec5tm9dTl+t6Dg3N3FtXH6mjA/PP6+DY",
-	"xHnrVHKqTcWp0GnQN5meUESjr9qCo1d/5AskjcqlNaK1oPxUrvIQ6wUB/3AwXXAP598HfVBJ3MqYcj+E",
-	"iq+i/xgTTe/KfSxb/2d7j48Z9X84j384j1c6j+GY/KN8x0V3ryF+X3TpNsghkkWBO06wkHmJID//jA4Z",
-	"8O/9/LN8SJncPe7mxqlFgUJQUijFmK6D9UCBUDZ61cXPu2QYKXk0mBtn0SBNCKQli5rT41lHbB819gSb",
-	"hRQq9Cejxa05LoyHsAW+jjMpbCyncXW5pxhsFPCUbsmt5KUiiSYs7oMpjrDCCTgy9F9I4KN/WMohIliS",
-	"hJA8DZ7iN5xQ4qpKn8xtYtKBLBjbGqFaSqJFBVACgRw+UBkKWL2ff+5achqcS0reutZTyuOK7CfQjiV3",
-	"ZQed7IdBoARxfqwIYCKfkh8BpyhUeUUxgHpPWQwNWw6sxc7bJB3ggmo3mwozTKpCQq87YDLTUEQqgzmb",
-	"ROURxwm0Wla5Ybhp7eAEvioUzDeO556Alw6IiHDYVFcbye/qcHbVBa9vlCYNFZRuSLkUskSuGLDIc1aP",
-	"wDcFLwuHuAG/iAKPNdRPfTAVma/ekM2LdGBOpQAkcYCG8GgYFhcFMyz1GuL0ZptITW9fXePZJsrNu5zd",
-	"4mwJ3b4fxMxLwvkBKKFy0WQPSzedAc9TPuGmWgmz62kYM+rPCU0QG9DFs4+UOiIBGjxzCpvg6H2k31WY",
-	"0x7lsAEZUek1JInUpkKchEQ92SWLYLQuqaYiBaesoEMpZ0gw4lEMwRqifZtwmkWXuMqm1kiGrqPh8eTq",
-	"6miGJe9yG0gHeMKIjzTS3zmb3xO2S74gKqT6FUXnzCfpVGlgeFrDEOtg1epFPJwvRlPsSIkKkVwrPrIQ",
-	"eyBUaO+x8ipEacJMHG8Q+XPg6fHx6ghl16EfsluCVClpX15mGxdK9PR8kBnFmpOaQ9ilx6YJCmja48V9",
-	"Tajvl4qsDV3TWnzLzWfP/3IvtdmExhksNU+gijUCZVmrjSVNZbLU2iJ2QKT0rds5Barplu2iPjw5wgtS",
-	"3lhwUS7ekdd3RSv3Mlx3i95l5GyaK0lOM+/W4o2A4+80myv8z/IrN3E/r+UftZa40q2kUsp2dlutynLA",
-	"ibV9gLL/d+owto5Q3jn70NKZ5JGnpKCG6J1gO2Z1TajyIq4ze0XWohW0RKajX4uTrko4GfXhxVa7uWt7",
-	"bGGv2UFYq7EGeWudNX3qhb4FhTzYVVQ6a7gJzaZNInPzZuNuILdSNqkK47zoEsf2F53iZ9YlUrVUk9o3",
-	"mme7rHfl3l4925hk4hM1bkhsuIEvHM/Bcld4boUdtSw+GBTL1v2H//uH//vO/d8/XNkrXdkgT6siGPF6",
-	"Oq39cGUnt+C6LlOsrvRch6gnlTuut6/nuEZsdlAy1vIwLTqWHKOEN8gpALUzYRDPM8Gecp/FAB/IBQJD",
-	"gEdGk4XmTC1FQOZi5zKcwxrany4CgAyod462xHuN5I0v9PMcrLJ5JDGItZhUPFE6L4r7zD/QdRTAbwhU",
-	"tAZTscc1iWvIhglJuX6pprmlIH0FuRcCVFcYyZOsxsxPPXTUT+NoGsVQG1dVIHI97qG3QWPNj2k4JHRG",
-	"55jm9AeLI0S1x+xDRMSXpruOCSAYpTB/xw6i6wa6Fw17nHJj0+efUw6LMeUjZlw2pOpqq0ScB9Mp86EK",
-	"LdFJU/eEnHEqIm5owiAeoCoCTf6i6gCi6mt3C8y0vZLGmjBAL/cE8QMxTRPmZHsBn0IwS+tB1VJDD8it",
-	"OXlsep1NJ+hcKJYGaewqdEp94I04IEyBWgrGiAvCV77g1rrgEJKHq6+adB3iptZtBAQKPEr6mIbkAOOY",
-	"vDb6SRT1Q9lNF9xKinIUvrSpUZw/R8tNYVwfk72q90JM7JnPv7BwhOxiS83SrPbtBu9m8KTZ/23+OprH",
-	"KksRcZnVWZbm7JwlZkvnzeZXWSLZhIZyqZlPcheLcmk3yJPLKbjFjLDDb4KRva5FDo5OzPRUTnH4S94g",
-	"/xClsUHWGlNBBoxxIlIxZXB2XVJ11Z/75ldVJlxGJAeUJHIrmIfN9zrye2fyjBuXCOZ0FsSxbfyfqmN7",
-	"s+QybOUm5r2uLazEuql8rwGKs986+fyxzY7P/aPZ83Q3uNwEdkc2e6cGPAitEwO+lClZz6WYN0LYyDb7",
-	"7phRxR1ezWiT84lW5ln4VI48eX9vKXdyER1UTuSeZiGQd0s/31QzB+EUoOWZwWKa1zMb8wRvQy10tCpw",
-	"UDbC0usReciKq6+nq9C/dmdHgWOiwbu/bfdYv1Q0b0s300W/1Wy2FGIWjGHVqlXL5Jbszc1WafkadZau",
-	"EaxstkqM+8omXFiozp9podrXXaiSU/81m5z8oj3NKTwLYzMvfes1g4as4atuXLlop2stFra20fog/O3y",
-	"9THzdN31UcpkIc+0XC+tDuaEajWwdmBUU1RV/zqrBXdvue69MKjcamV62nVXTE/3dRds44t0uQdQ7Vm4",
-	"LlUyrOpdno9N7l0wtZJITdOPVNi/rStQHo1r+AHla9dyAsoXz7SGvDZ0gHxrY/gA+dK39BnK792Zw/AK",
-	"byGe7MzhA+ia6zoLl/oIv497rtz0qTiVWRSDSmVu0at8djqPZDkgQat9Pc8dopfejt/uzIqjqWSFHl/0",
-	"1aGPJ/DZZBolQHEI7Sh/DxU20aGb4fUiYKtsgXKfpDz4nLIeV7VsC86/LkQxvYj7mEBj3EhYLydveyv7",
-	"YZ+4forGF+tbHXZ7vJrEjCaacF9dvXp71hrkkENOq5mTCZ0TjUydfatLOAvs5+4JZIrscUCRxnw4qB+9",
-	"YDSE0D76JaB1dAWCd00OHuoKMx1NvjeLgyRhnKi6Pp8mdEBlN7LBOFg+q0Csxsw7J3HKswxiPjd1mKo1",
-	"WMBfzUZCIlYAhIl9FiuIqqIfi6Qc6DZ5lDC/1u3xVmOVowkGlLmGkLDDJVWThGiXmTvygo8hPYa4ULiT",
-	"XHLFwZ8EEyYSOplq70ogyIhxJo+0X+vxdoO4OeNqeScW/VO6hBBpXx3C2YjCE1FMZjFkcsynrHaAPdvE",
-	"dVWdyMlPxpSTVvP/abVrPb7dIG7kgVLp9+VrugVOjs7ekL37zRaRoyXW5rcZPVQlpXkW9n40HAqWOEQR",
-	"WRKChLE+TRjii8bYCdUGbMisazsEBY3QKeLDNEljVuvxTkMl5/hZ9hNswWjYhdWcModMqe+HzCEhm0Rc",
-	"fE4Z+2PuaOchY1KIeGkMPKcxDXgSM3hpPqWhQ6g/Z9wh4nNKY+YQMY6mwXDuSP2vD0LDIaMoGoWsPw3p",
-	"3CETylP5Hpwct8d3rB72dfpdsLjpSDQkLakrtnd2oG/US1gs3B6/3yBuGFwwiNRnrw2iKGRUCondBum0",
-	"28RNuUinUyBv6mujwO0S15C5/vbbb7oo2jyplst9d/bYdYj75N0pZMi5v75+7B4Qw+kkN5Z8pCYP5WGW",
-	"FaCOIY/6VqqAW0P4gVU5TLksqCg2uUwNrHk1KW26MvwAgiaF1DUoKi5kr+UlMVwFNegNVuxikaedSGG7",
-	"EqV4yRJmeSE9qppLtssq5yEtNC+JzSdVOkQ9y/sIQZyJcTBd9mUXXlZvHvmZoEgiRM21jeRit/JFvQvr",
-	"hXWKXQKwYcX0U8S5zwhh7Kp4x0rGK0iVHnet+cwjVViHu/AxFY1V5YTq7xpeX5lS+qEeR1eAufigjiSA",
-	"eJb+gikKCQQk8ILgcbM0E40b4fS4Cil0SUm32eUUQhBOGTSAqY3HSvWiduFRriFHehzKHxvkUIWEymdV",
-	"JaJqFSurKGF1Be6gAj16ubvEnbJYCncFgDEMLiHLls5NwmRxQXP6LJyIA5gDKRgCPurnG8x+V00jjmE8",
-	"z7fTICf4Wle2JTdyf0zDYZ/O6BwYmvrysqrmbqP/7//FUpktYHhzG+Sp/EKXuIr3mZMJ/RTFUr8yqBXw",
-	"sR7XQuyW417I+OYsSLAe13/IhcXk4y35a7nCJv+87xSCG7lZuydI4Pd4wIlCQPFZQoNQNJTnw62VxtpI",
-	"tdParsmdWyrkSbXTbtcWA3KkutNs1tYPy911mEk3bYWZrohCfadY07783mO9xoUQk8rkg8M0tvRy6I4B",
-	"EckHosB3tjIMtVSq5NESnsKry24C2/mEJs2KsNYZWrfXh0woceAtOCNXJPbdbghMjuZOA2A8epTzztr4",
-	"AqqcAMTrEKmioCLeJIOoQhDEpQIolqEFe59LuSyZ1W+XhmmNUPEK5V3C6scFl7PoS4Oo0oUrdsFpvCxJ",
-	"M/P2dpprunaTw8652h7tz+DOoDEP+EgxmCMownLPiVPxI08UkDZGQTJOBznw0+w/BmE02JrQgG/JN7fw",
-	"bmlM/J/oNKifs3ndWkTF2HO4IGRipo1BYaoQNOtqZpKzJJEjIVWVyC5qUgOfhhGC7XA2gxeVyYw1WdQP",
-	"A+QHsoAjpHhSbVjgP0OQ6NynSSQvc9VtLMVJoimKRsgsSghix3bqzdbbpiaUAZ8+8Nn0wQ9U9gxA/TtL",
-	"4EFOjSpp8F4tR0K13fyftT/lSbh5JGbdeObtHywIo1wzyIUa8RNUiBe5PQ24VEHHpwvmRhYeKsOGsSZe",
-	"DxPXlY6YAlTZ3VkiiQrzAf4FS+NP7G7u7iDlaBT6DonSBFyF+SN4v1n36bxkBA3y2rpazSVvR7mW2xL2",
-	"iigiqfyKFMBjNohX4a23PFp1pr12uTCxPoZRLFWmBQuptmQZyZj6RI0J3Xm8bFJA3/gR5/oR57qTONf+",
-	"em89ivgwDLzk5nGu9rrjU9ECDDz9TSNkKp9+STDgrxorK7POvktYTAOT+ywMLlgcMLH1Rf33HLlVBVOp",
-	"7hvxvjw2bawgfvklZanST/U3M/aRiHvMmDFSE5U3kJ8qgydJ2GRqQUeiIatGg1AGtMcViUyMadTyMgkS",
-	"Yz37zPhURG0dmrH1yEROYcYUPYGehkX0lfaGxuBnOVcFnQjmz89xnFHYTGlcSm6uZw1h7vEfC9wNNqGj",
-	"U/EVgmN/ohg9YTtrrUKPqT8AW76STkUSMzpBh5g16L7WR3ea2u5ivlG/gEO0lFsj3xmNnt9XPBcYI1XM",
-	"8qU0GcAJ3mwvqrXItYlTYHFlWnGo5d1Y0K2dSrbxKt3KRIz6zeG2t093Wbvl73UG94f7bIe2vLa/Peiw",
-	"neH95nW4LvRmuorlQp8lh+Cm+UFl8Q9kJgNkF1qQq39fRoqF4Wx90f955H/FqydkCStjH5tEmmfM0DEa",
-	"d4GZvzAaZUYlRIoDwCWDdLsguUU2qsfQ0TI2qqvgu3AoP877P/G849r//VlonHJi2RyZalWhqFsET2sp",
-	"eI0yHv0rD+Kmbn0D5ZjT5TRQqNHjOq3mrXCQoWKzQDpWyck7A+jeaTXJMwR5M4RkSmXSjGTY4O1RvO6+",
-	"bbW+LVnYujRhPwTpP1FxGkezf4IY3cyef2KUKbTnaeKNS2h5VC20m8ah6xBN0kqqCyysCqvbIa7VAiaC",
-	"KbnjNgjKRO0hEVKc97gyukjmsSDViDMyYBhJUlYtoQpkaxJBfg/jvsjUOvVYlxhTFJGA2peXTo+zUDDl",
-	"lKkdEOgPdCKKRywRZDaekyABF7RhpKnGzIsuANwR02elLarrud3//vs/W+oBt9bo8dvyNbwDgXqbxKU4",
-	"+QXuUo4EFcqCMFdSjrHy+tIYB3E3IXTTxcXx+IsD+p48n/+cW9WxS7Z+XK8/KDbXupbxavlHsWyu9mls",
-	"ZReg/EypVWQfu3vCvjJVqqOdR+8QzmZMJJjD6UBWO1Do0YRQyMB3CKPeGO80uMp73Fyk8lbFZ/Qe0DiG",
-	"VSmmuoRHyspwCKRJYsJgzSHaxWx8+ZhD2iIvg4cAwKL4urDRQeTP17LlACDD9dJYRLFOQodwiFt2kx4H",
-	"Ism7WeW8LmhJRaMznNuTqvO3ceBSvAXyMWD/qzgVTies0tXu42s6fzGpUh6pq3oDSxwoynxQupb1yPKj",
-	"byr75ZuAOAUdukKJfASLUVnjSRXw/v0WaIOSOFgomyY7zSZkzQL6o0qNWFAE/rVmxKSgGHyTiImzRnd2",
-	"FrrTal/RnbIOtJudXAdAM1sasclPxnUjNq2bRmzy3cjKus0wSmI2O9Tr7DfZDt3f3e7s7uzs77R8b+Dv",
-	"7gxbw8EubcJ+nDDUEaE7KF2wKzcI6Ejhs0p7eqMlcTS0DvgP9ekf6J045CUXOkQnfjgoMgfF+kqUsso3",
-	"T3AoOkRWJTiAoelkSQ3oBsF7WSli1qLKaRVEBNxjxIX/cUkVcmbhJ/tprFJSwvNA82fSmJFzNjWKXU0x",
-	"TpjdAhEr4ge+qswDmeiQgHthCr6VBJ4Pkh7XboxxADD52kcNmpp8ZkaDRPlGiEa4riZjFsRESkjtaEEF",
-	"bKbqMZVjXuVz+D0OXMIHqF2CiwUJg5ekfKgyp2w8V7h+AtHjGhgDcdfxyQY5Q0WBVMFDI68bt2ZVRMHW",
-	"ADxAVTo9jmZkQvmczFjMdHT9mpE/1E9xTaG8TYGd5ypO3fIME+hYmbp6fcdPlCZ0VERshs5RTvCPZMBG",
-	"NOcwgd4Xrt09k5i98X2oBraeK+g2Emjezlh4oReyzBOkX2q1v157OKtu9ud6Q1l6u723flzxPzwkm2V8",
-	"QC4YOKFppioob/Q/1lWCRSR1dKPe0V1/iEmK8AknC6gigAT3WIM8jWLS7gAJtbxySp26bk1pB+ZyUzRG",
-	"PZ7MsDqZyotBOFkRX/Zdi86fXQRRKr/MHCIiheaqsiE9yomYBYny5QDfOFCdQxUmZ7eYDAkTr+ThGU7/",
-	"zW16aLRY6qN+/Ou48yvdymwsmNdvf0xak4/bLy5fN8/3Bp/333fmv3m/XuzS453p6X3xtpk+aQ2ftcdH",
-	"29GDytJgQDayvbzr/08SHsDVXz9IYGJ11vauinE049mZqv24IP+JqU5w1EtCAfd0ts8/9qJDj9md2rJE",
-	"gFzIzFc3c+q5huEpyywK4QpStm+XTKjP6ukUIJu08StfvSd6XIzpVFF8Bb4gSInnAqWX8ga6QIblwD3I",
-	"fBIG56xwXzbIe6BnAjyHNPGiCTMsY7a75PbuuLdMJLcZgtcYZba/Ws25gofLIvC2OxUwMrQjdXM5/Xbt",
-	"OvbbsLzMkJbbXpbv/TbqA3LTU1YZgBf437kwAIDFflQH/LAxb1pVABsJTtff/qYVW4jqtvVFafGqnGCz",
-	"G/ZEv7vigj2B+zJfHn4G315QdMiYxQxREl18pH6mLUPNOUwCQS5YHAwDi1YE+D80Lo1qVOvWBlGQJFHI",
-	"Yso9plzCkAZHyYACCYbCBsxsUZvPFKu0CzS2DfIEPdPRkFA+16M6PDkiGqGKymY8j00T5jeIvDWR3rxL",
-	"WuRV8FAhCkEz5H+TJ8Mh85IFPKGVRLX/m7zJ09R2VVGpqUZH1hioJsTXyYQlVF5HB4Y+t4SJlpxZTLZE",
-	"dwHd8JnbWc4lUOLiuWkgxs4KntwciS7QTOQ/pIHLSvtvPXhPrDWMA2QzVSEExepr+owLCj8hFJee7zx/",
-	"jGN+UuDj+sKVvV/gObqXR+MwbDVbObKiGnysx1+pQShyQmLNtV4vAXESB3qfoxd2NFKZ/atUEVk4rHV7",
-	"PM947SgG7BKGawtNVUidFmkTgwkSY9t0oW6DHHKlJMvT1+MGU1GjHhi2Z7yXpZord3g812w+zFcNIIao",
-	"goydZqB/XYi5qBudIdopTxYoiWTX9BltN5sWmJhrgkY8SggWCOtn8VHkDvaRauc0DZnoZuTZgWZQ9kky",
-	"jqN0NM7+Zhll0maf0mRsVevaLFfWqz0Of7LerS6iQjgaNlAumEPMYBaBrBQeR2Gb9Dgy2NqHEmcY2L4L",
-	"jYD7TBeghyIyRV9lbPryKVetN4SaAh/pwbUP8COLI0W+owEsAHVQtl6lJIkDwIDFTokkCMMcc7ec2VqD",
-	"HEoRy9mMhqTqDoIwDPior1mlXHuT9725FzK3ZqHyGLg9WI4pnQvYUrmLp8etkwmpQ+TQSBzkpDLsvJYA",
-	"qmpJYy6JKCacTvBjgFdpbiCHpPycy62hD5qjUT8U4kctv2lTnn3JtYmy5LC1k9MiuMoIezEsGSRSMEgh",
-	"ZBF8xVoo5SnGlMhGMSSnQ4PcGlF3kDEsZI1AJTv+6GuKpWpemMljJO9JhSMjuhlIXfEmVxe5lEevDC7e",
-	"0od6fEEVINmVHogcAE12w1cN1m1NfmihiTzrMSbjKbjA7HmdX+dFnCM7uoEYzbBMeVRUOQRLAGJQw/Cp",
-	"xkAiaVJnXF6F7dcgnWanS1ylTmUwr1LaAmAdyEgj+QwUn6Y8k+cmsQSsKvsEqYlx5RIDH7ulbK0bmfZa",
-	"EhVt4QKBPqkuV2Ty/DjKnO22dnfbu/utdrPpGPs5GnxiXmKBSSVRQkODm1d4tbWXx5NKhW+D6Wm+509R",
-	"ju4Z7eiKJ/ryCurT1sO2t/24w3ae3h/tPt8L9l80K5gzpXtl+8Irnba0mq27dxWsVvFOzoH7fXUqE4Ri",
-	"U3MoV1FNQKU4m5DXqfStPDvTVzUgdpEAQtX2MEOo+qU9eb0XvxUVp6Jvcu00MF8yNpHKcFu6jIpzR/NI",
-	"2ptBSaZqQblauvDbzZ1mZ9XCGyizvAgrQVDERcclHfe35QRYEF2ty/3zp5+bb/NTC5ZvNqGBOgyVabDY",
-	"wOSXzuDjnpef5+2T+OHuOHuqST/spL/O2hvNc26qNvF+4eEGw+JuSlCMerKIZwbqJAofo8MtVqUoL2al",
-	"azVloYAp4aVATTLNsWrAi+FpCP2ZMFUOrw1WA9W8wl7UCizc+AWjrryLup2FDkLRlz6+2izQ94ZSPBc6",
-	"uhzZ73ApPUAZ4FvWP+uvV86JrXAUv64ldQZ8rbGYvZj5QaJs7vJO5Bq2ZkoqgpYwlMpTUehpj7QRqYtT",
-	"tqn38BDjekWHIdra2iYHxnbcWQ5Riwy+8+K+++4huW/k6PteTjv0Rhn9rBQyS26HBdfRhYKOKrjrlnjp",
-	"tDPPOHnyTrqB0n0m9LI+mCdS0rWanb2d3ftOJaYzIztL/Xq2N28jrCqNcSq2vlD/gsVJIFh85H/dmrDJ",
-	"QO230jqYQz4n+IwOOZm2GuWlIPrPr1TLN7kG8hUFCi8aBE2rNK7Rqreab5t73Z0dHddQyteExgEt6F9x",
-	"JD9QAdRXqKywP6DAc5fkP7Tud7ebhU+EjJV/gHIazuUZ+31t+YJzd1Vy+1uQZjDLP0IR/8BovtwfhGYH",
-	"EvyV+tBpYYURWdDr/wap7PkD8DqdsDjwLAjnaibdaiSACJ0RJTuqhGtKQbtQFVy2OKwUdVj7vMrxghwI",
-	"eHK/I22zgAeTdFLptow2rWiAKl+XxyqKsfOIh3NIFIbfRzHliSAu/MutYaAi4BegFk1ZLCJOPkUBF4aJ",
-	"HULyUrdRbh2a9DiIpAY5jcDnqBpziAufhP9AkST/U/nAStOlD32/IM5vgkG/vqDcTEw+AiG9ngnSus7d",
-	"c/c3w4YjXu9S+HEnlN4J66DSboxI+8+LZx+BUCJUa4eDOcH9/je5etbSnpVLTpSEtf/6N9X7MU2IqyeS",
-	"BDxIXHBqO8pHzYhPxXgQ0RjrmpBVywsDCIupRLOAQ8BPbZMuxk/BBR1w9Ilnc2ISVxUhAnC4zTjQIJkS",
-	"cYxslCSh6cjeLA4ShmAxmhrQ0DXQBGu+kJ3Jg72dI8FyiBsy6vflFoWbMgyjGfP7URyMAi4gWJAVBkc8",
-	"GQv3QEVTBBRrKYgORCOb0ViD57gnh28fPTdRL7117OwIDBU+UZRISGqELguMeEDOYC525oXBFi4MBFHX",
-	"+ES3x03YxJCVDQMW+qJL5E5ziB9NoOrOQvGXuyb3A7BAOcSVbywQ5PW4YchrNm2GPCcjDio0roMW4PPB",
-	"mEWDAKNkVzO0OARIrhxIksjTYTmkyITlyNXN9baMtpGnclOWPNzjJWyMsO01XYyV4i7fxzmzvjGWL8Hs",
-	"iNQbEwpJmtHUTg7H7xa3oGljwJIZY5y0YG237+80SzYkYTyB2if5Vo8PGNF/UJ8lOje97Otmq5uPCqBm",
-	"NZDcJIp7fBBHM8Hivvq0e0A6zdYBUD0BIaE+3MhNSqRyo6sjyMKpVAFEwZArj8leozKVJb2UqKKo5Kno",
-	"1Y2YkPLzJ68PPUPUmzB7huStVdgXlW67mftRiVO1Kyryb8UFrXS3m04FNwhcP4WvGAF/6E0YOYmj9RVg",
-	"NR/fQgNG0PZKtxIn/bMXO8MP/s74/OIV/3R59Kv39mLwIh2OopPdx4f7l08//HL44ujDoVcxBRzQhLm/",
-	"QI/ecTZdCw0cP6HiXA5QduW///6P+tISWkN5nedWjE6ncXQBWPI0TaLKLa7xCqOgbcplVuyDwsWSFcrE",
-	"URhOMDiExmBfXolSv49C3+oAlMl0nIo515VupXCiS7ZbxrtjzQ2So1p/CwN+3vcinxkqlCmdR2nSV9qF",
-	"Ra4jwnSkRlifxlF9PI6m9LOd5ks9KX+lDsdiqT5VTqTkazf/J3JyLdAiYupURuqFOWJjFvoZBg+CksAI",
-	"5PWbJtGEJoFHw3DeICfQV5NHhwG9xtIiH3vNNogL5M6jf5WZZtI5dCxG80BVLbVnzOIfxTo/Mo03wftC",
-	"skFb0ba9hH8TA23NAIixUFYifWV2DIDFICQDGjD1gJuk1qqxhvrqJ5fgXVDr6mzABBEfuQ96b+KYrC3D",
-	"uBHEJGbUDzgTAjPshKNDofiQFLUo0LRIaJD3SqGiCMVl+hRABaofxMxLBKluN9s1SLHLRr4VRqOAu+hL",
-	"hPGpwlg7YfeeII/OTp8il6dDZuNAVQJJ+Sl1V0hfF8T9rS6fq8OGLHUaPtbfPaEjtiT6s/pA5Fv46lS2",
-	"m2sQ+5yqSbjOCX/LLpPrnFfsYP7M5s5ibnNZJy/7rfTgXXHaKlOc2m9/iraoECwRW1/gf7+uPFSykyqF",
-	"dRiETDhEWgm+j04B3Hsx5BSajQkbX/5pomzm/3XxQNmFmO2ustlUZilnsx4fpEEI6RBDlnhjxDCJuMcO",
-	"0Ds+oXPILaDwNzzZwBuHKYw4ZAM3ezSsv444q7+iiTdevb0P5QxchXPn0um08UkgPK/8b08I9wBUEPSW",
-	"gIUYCNJpdnIuoAq+WCn3BKlPL3cB6cotMMfXQpg7GsqBw7jXQY9L2GWy5QmRMxcq3TiKki/1eiyFYcq6",
-	"PzXprn+fHdTrmTrd/WmvvdP0hwf1esDPuz+1/Pbu9vZBvT4BXrufdnbvN+/Tg3o9DDjr/uTv+Yx1Dur1",
-	"waj70/D+cG8o/waJHt2fWsP7Qzb42uP//fd/YK1WzAB2+RO9oLhA+Z5vbcEuNN4us+O7ZBpKy/4FvaBn",
-	"8KJDeER8BkRn3AuYaPR4r5ICbGMceEmvctDj1WHKPWTdr5EvPU7IBY3JyeGzJ/2zo49PyAPSbh7In6Hn",
-	"X2vV2sEVAyhVIeXBKiiHj+ROrz+KeBJH4VXaITysn/3qVJ68pVeS4sEz0J/tMiqN11FCJpEP1TPfr2sb",
-	"KpPrivB7guBYFRXrPGREjFmubvoK2c6RI+CK/I6C2IUrfKm0PUtoDNBPmR4DZPwB7xJK4F2jLwzkgE2x",
-	"sXLtkMFcKjzjKE7qYXDBfOCcV6oOqg9K0VFm1nazrTO9sXkQ31VX6RrKbwlZehHHxOlHx0ckFUw0yBvu",
-	"sR43/mF8VvcEQKygmmCZrkWq7vMkmb7h4RzyqOmEnQUJe3BML+Hfch2Z2+MQIXUfHp496b87PXallAXv",
-	"wgHZVeBecg1HkVSEcgrTarl/DEtREJBKQylgukc8CXjKEFXLnqnCuTiOMsrNxTNuTbD2uyOwAybGbnYP",
-	"VM5YUteWQ9nXlqw7GQRcAZwxvbkWdpGVEb9Zt75eW2dbcXDPghEngalIuIYatvqorqGDhWqvgAYWTBcU",
-	"sM31rzAaqSz48qDNE+7n9HpSBXhhqa3LAxCzi+gc60N84oWMxvg0LjJqYlL+5EwEpchJvb/HoakD49+l",
-	"WN2g4G9M3ZSuo6p2mtu1q46THNC6Ht3L+mw2q8su1tM4ZNyLVIKr5bP0RDzsJ2gxVz7v/5q0jy9P9yYf",
-	"vA5/Od0V7/3m8PmnbfqR3U8fBus7W7GnT1E6XyPdGfSPcTIJ85oH6rf/w488SPSVD6CW20Nt15O/kJDy",
-	"0YNehfFeRf0V/8aob/97whIKhqdgyYNeJU2G9b38G0mQhCrA8iFKwY2mJLFczv/7f4wKhI9vWc+rX4rf",
-	"HET+vNDj1rIP6CZa+Rem5vnYvsPUFh5TQMVgfkO9Pi19G/9ByThmwwc969DoCdACAfLEVVM0N7RCw1vW",
-	"0FTHrdXZTFs7M3NQEP6rBPIjPKGLV+E1xOs6lvfzt6+OpU1b9P9tr/9q3qXX2uDNm7jobtOAv7qUX+4j",
-	"eVpURuzfwcBnk2hrkM6XXyynbBqhktnZbzSb5N3ZY5PKr+ZBOczSKZHNGSc+xv+xTnNp5WeP22WwzyJy",
-	"9vilBdQGDZ6zec1RiKxW2YLW4AyB/D2h3WkNrBh0YcXSKQYTXOvyynW00eOPGSwBjGoS+Qx98FV3Qs8Z",
-	"iVPu1g4ICwWbjVnMwGgvpSGcRA/T+VW+gYyXH+oK5VywWJcqq6pr6J8YR1MY0yjDoccL24LGt0vBrvAE",
-	"lPGeWtNwT6jcC5ZIu8AofOl06dfl+6bYYuXnf79pOrgqxVLBJlWHlcXq1O/7e81cWUqnlbvmp7FcsUQR",
-	"QOSbLMmfKebMlH2x5DWehujVVwJ6sRnTwzU+mtM4/mVedfLdL+na76YtVQS2xJeAZUFSR5Qn/fvD22wY",
-	"Dfo+EZrcxfAwNVVG5uDadwKbRDf3CUhJra+PlTENS3RcBGxmWC2UtYbEIyiAAKIhD+Wg7b6cbGIJWvY9",
-	"XhC0jgEoyIv+iHtG/Uuntylgz6yC1B9C9haFrECOhlm+bu8hG0ZxfjcYFAqKM5yrsjVVySpdOld9jL+p",
-	"raM5IJwK7pN300LFILB6YobdkMUxDdWCGkgMnLfyzy8vii4URMvZrevf6ttDut/xWqw9aO5WrK5WDn1K",
-	"jqMLFlKPFTMD8rdK1oeyzWAmD8dSOJvI/EMGKyY94pgWsOSS0XuhOM4rN2axK07xDK/zTTNfZZ+DkIdS",
-	"GYv62tWNF65B6zjqjxaGvN71Z819UYL/uAc3vQdz1w+5CESQAEPPHVyEwYin0+VWyyt6DphN+S1uIDbM",
-	"cXNzwtVE9VWUEC0fS9aASdPjGL+swz0GyD2l9o38i0vWM28suDHVt3vqjlasB6+johics6RLoilWA2V/",
-	"fHd6vGjuYEu3eQvj/P+4hO/A0tnkgoKEPzB12s39LGdP/rK76o4q3A0Lgty0u5ZVZH/2GvZQUbTbncu6",
-	"kvvMurYNnM4fts0NZLp2ody9fXOxhXVzK2wb+YCVQYLAYlVIjYXjJGpFSkYIBvKIuGev3p6YeKA8+AEn",
-	"fiYOu8AA0eOZKIQaFEECLhK5iaKh/JoP2IydZkehX/mpZ4gY5aeY7BX0Er1TSvjLj5eL0otXWDu1ebaU",
-	"dp+uvbH0CzeplL4y+Ja7YWgQDqJLa6dgXOxuYm4+u6gHQqQgnpcG3sxeiwLf22rMWBjWAVNtS16lgV/3",
-	"Ij4MRiohe+lmfDNl/OgxeYToXcQPBBDXzI1r2JoG7BSpul8GVLB+GodfTQ+QdbOD25SSmNFQPx8IovuC",
-	"cmth67wJfO+x/vKN8RZ0Gi9mohuuWCQ56G5thZFHw3Ekku5ec6+ZzaFJ/5UKeEiDieiLdIriVq55AESR",
-	"Ih1UnApNfUh2kgsT0MTUyqr/7Wv0VX3vOnJbeAwLMnzW98Y0DBkfsf6EJePIL3zqrL1zXz4b+BgG7Mtb",
-	"PeCjPg1HfTASCy+cmjdw41w12IpT+TQ7F/00Dq6eGPmkzQ4JLGX578tByc8LL1r4G+5Ha4qmcTQMQnw+",
-	"hVuvrMlpOggDDy5ImIL1FxIjpzmtgfp+gKV0J5b+kLvFV9+/2cHwIy+Vx6HxjRAd1pRR6rAt9vPmUutW",
-	"c6OvI92yk7nqTs2d+wwvuSr3JhmG0cwhJy8fPSHyqJjKwVqXUEwYoOLcsNlxLAVG9FSw9xs9fshVhTDo",
-	"2PJC7aIRpqaeXQZC4efaUhO8PEwADGg4X3J5Sgl4aMmfgjVSxtyLZapr2BBlL+uEaxAA13rfkgXXaUAk",
-	"iGW28YsoR6/xYl7u3rwFJbmvNXgpJa9je22iSN0gWv5n1MHUIdOZW1oI/Wn0sTXi1Mvq1I9k40JKnbwI",
-	"Q8GlMuYygVRWLGGfZwWQ68rXVVk1nDa3caXkOUsHcvS3mstkxJSUGopLqqgFVbqVJ/uvWDiOaPvN7OJp",
-	"/OTV2xej9NFzGrGXrWTv3en7QfrsxZlIZnXvVWWJEiWNPKkGrUbNUmfwlfwTeUZjL6BGPetWnn7e81+2",
-	"Jx93Lk9bFw93+dvO7MO+BzNiScxlKghswy2PhuEAh4lirlv5/PT9hyezKR3Nj8Wj0AvGL7df+7uvO/zD",
-	"ZK+5nZytn8T1mF2Y5Vo3lWvz8pPvIT2+barNtcTOX03i5LSowK+rnMJlzmbNdet+6RnTo1f56oIQkj/C",
-	"uepVHNKDYyT/ZgiZlP9x0WBUoPzwHYEkEagPIZi4gsUlFBKsMVdY4U0UgSLk/JrT5a4wOHvcsjiXa1xH",
-	"PpYl3gIm1LqSZpNzrrpnDtctQ9TK/9SrXOlW2PzFePDMC94EL87e/XHUeh0ciaNJMv346Oj+0afTyav3",
-	"T3Y+/PEifN0++uPj49Hs9ad3wfGjF03226F85+WvrV+C4S8NNn8x9bZfyZ8i//np7E2wdzF4tv/pw/vL",
-	"aLD9uvnm02j25vHhxcdnv7aP2/vTj89eyWbCwfun04H81KQ19ibh+Jdnv3Y+vG/NBs/epR/a+8kRbza8",
-	"dsgHk6dN/7cX4fVmEudqmZGnZ6NR+ZMjkN6qFfkKuNryB1dvi7+i7bipXAT3xirD8sXZm9fkPRuQl2xO",
-	"zliyyjdGof59xLgUN1jLJxIaJzd1j73I+2Cud9rP2RztSRqOKl3lNHIqgKXwy+HDilM5R2z2YYvue222",
-	"O9j295r3d+QfEgCYPTuUcq3SrbTHL3bj5vnOh8/7k18H7//Yvjze8962pq/vi8ed4bMmfd7+9HIn/GV3",
-	"9mQ/frcdvGnNT/aSj/cvHnb4q+blo/bnsx3/6e7oxf75cWt8uC2e3J+d7iUfmulROzrp0LP7/tO90fPm",
-	"p5ft8GPn8tH9i4d7/FXzc8WppAJMpWBUBCS9sZNHLp1gf1LPjnIBEljEv75P5wpV5MmlrsAoN4uqBmoL",
-	"fDpg7Giva+zWtBvHSHSiQKmGURhGM3L69BG5v9vZJ1VQa+TfUK2B/+xbfZE6Tm3psdxMf7ihvVTpVj6J",
-	"zjgY/3H/+HN78uve5emO97alzSE9erkgDz8NkxfsY+fRryf1ycP99sv2bjoevHvxrjVtxf3Z+9bo6fun",
-	"b558+k22DZidGiQm7z2Hz17P+NnkfoZpvH5hylUBAc9jQhhF58Xn3Yvj9uXr/cnDjne6l7xvzV/uTB9v",
-	"j5/eFx+b9Bk69oOYiX7AIQnd+SvrSdp/rtb3IaOxyt3daHVW6k7yAWFrTRso0BDsBVggeVX3YTPKJSge",
-	"RADPhwiXQwB9K4o1WxCIhPWH9EYa0CrIvDiYQ07gAQI9aNxEr7v+LCh5smQelMpJBpE/l/pDKPXCWNpT",
-	"GNsGCS21lPsd8jJ4eFszk/ssHUQXzPpalebmDSns7LFIKXqNaxLa3PSuxHJBllHy3tRqj+Chb6qeRt4q",
-	"rTQQJsBDYsZ94A9BeL9oGjJSPWV+5JF2Y6fRdjDLwJAEQt4ApB2YSxQbP8hVS+LmrZ+paa+fRGHgzck5",
-	"Y1ORq3iGZgG8Asm+5lhCCT+bJKySO/RwGpyyIYsZ99gKrJW7q0DkCzWIfI0qRL5Qh2hAFw5PjjCBTQ6p",
-	"pP6QL1Yg8mU1iDEsoJgyTyoLD3oVCOzTadCQ8qNXIePAZ3U/mnFpHdYHaZJE/EGvAgSD+ZLJLWgr37xC",
-	"ARCxB6WGkSfwqTpsmYZIKPeBwLvxSRRaw1eXVxryG9cavtWJgHIeywrOl2zOEj3ygsX2frR3P+YMwkG5",
-	"JxALQZCAhwFnDp4KRmNvnMFPsXjjsvArkkxzG8aSU+agiOu6GI0QWb6sS8VLNiX6aTJIpWxyMAUtZBRo",
-	"hl4dva01yFEikOKR04mcwERoaldAuQmSEgibURT5qwUCQpVsaPIuw0b5+X+Qp1FMwsBjXDAScEztAy5V",
-	"GAwRTO44P/LyU9Q4Pnr05PXZk0ZymZCft3r8f2hYlCpzktqXnrIoe5UHD+TiR0Opk0RxIuTGb99X/3/x",
-	"qUnkpyH7X/g/DfXOg6Sq9la1B8mGvUqt1v3vv//ztSr3rfPff//neigr+O/bBDO5fsLhJifintCXW3xr",
-	"hyOXrDdmNEzGf6xgj8lYKGfjIGQ2qyDKEUGev317ckCSKPXGgAGbYevMF/f4M5Y8Vx+9qV1jwCijDawt",
-	"/PgKREcYWSAIDYMLdmtppitW/Ti4YAAlN42jAbubdf4ktsSFV1eZ26tk31tLsdGJ3lWQo5Dmix1qTPxa",
-	"gxxH1JfiLQKutHiOECfKOTiIKQe0nSBRuOC0x138kktYCKiFgFIxl5eT68s9D/zDcCNbKXbYd7iGXQyf",
-	"uD5NaF0OSEHz1QP/gbqkvYxlUd29FYWcp78ppTGw2cLHSdYYnQZ1+VmXVH02pGmYIIkmdlohoSHULXB3",
-	"mhd9NkhHKtRsfsTE8zrCxboN8oYTqag4hvgDp+vd6THgI7h0OHQdO7++x+3CBVXnJx8LwoAmMDkueZBr",
-	"qaZQjYAIFKsJkjTmzCduVheICcA9Dom19SmNk7muFSxUEFbdE5qMH2ytQOlBJSLiIATOgK71sn44Yi55",
-	"0ONl+Ow1XS8wDkZjIH9G4G1boQ41hBCMSzCofMAeyks15SETwjT/GGeYCDoXCMo2CwSw9qp3MqI2JtBI",
-	"IudsmpCqxaVMZgEXtQNrqgPR48hCbHLOe7zHXRxMQ1x4blcaeUFSzeDZHWL3ySF0GjykgjkEtshX4Jkd",
-	"seSR/MKRX60BHD3WwFRTIAZwMNOh5pIq1ROSFagckJiJKLxQkEdfonOHoBh0gEXbQevzqwsbdMSSxzSh",
-	"VdkYboAjAFY33ZX/GFNxmCEvA0K53mLv4tCtOUAL7Z1Dn6swApjOas3t8arpjtnVn1OWMh/0RdjYw4AH",
-	"YsykwHDlATi78KrWfEVIU15zgZ8goGEgkKSdjliPI1ZAQkfQFI8ySFS/QR7RMBRkmsrWYTqypflFdsK1",
-	"6++Uvi97IFU32uNakwHUc/dfmEPhkEajQeOR+N2tAfRJzKYhnTO/IUXUIB11iVR6XRJGIwGKFKaM05gD",
-	"P0FW/jON2TC4JO6/xIX3u3uAC4OwxzScyb0aRqMR8w8M5o5dW+PrrHPIXFfgCGAIyE34yAJD5GQcpfES",
-	"OMQnb+kIWOXzuIikut3s1A7I6I9gWld+WLOCUBucESBKjbZBXgNSVOwreVFAzyu75d/iSIweW0jp2wTN",
-	"8Grww0Po6hM5ElADr5U/lu9xBo+3wVuvo+SVgs67ssCueMsKPVN3dv+vuvfPUJczqG/DAMEE3EXdwbUK",
-	"3+BZadgEfNS4chschgEVP/bCunsBcMRjZKGo3c3GkEruDdV/AD9HMls/poGUg0usAYX6Ki8qqWf1eJQm",
-	"oDLGhJJJoJRLgsU3CVR+omIphXDgUY3ZQ8mAhpR7LG6Qp+jVYGQSKYZ+00HgGWGB7OPZ0bO3T05fSW1V",
-	"E+vvNLdJ1dU9dmtqgHjly6FJkYyfR6RX5cfNuHPkqz3us5DOSdV9fHp49Lr/+Mnx4QdX3vegQJIdUVP8",
-	"/DQxvRZSRZvqMiQAA1SNC31lBQk8I3o8oZCXrfjl5aI3yAlkdsu7zGpzzGJ2QKJYznsS00TeNqlgxN2C",
-	"+/oPd4mgPoYt8F2MMW36lJlj76aYOo7D1/Nzi3V/qrruGkPUm+Z2BvpYtaaXXozTxI9m/AA2SH53GHfy",
-	"NzFM7f11l9bpanDUN1PGtfPehRQ4yChx7wn8JxhCiK8OdoLOJSGF2i6db5IUM4h7Wr/CJ+6JpaUUud/r",
-	"prACr8OTl4+eOFBdoewInbjAuC+QKcugtVLvHDFL80FjPYwl2TVSKEAtoyrZqIKp4OD9IL9AEzKNILUw",
-	"0umDGjv+kJOl4UOVH43QrVRZXRTschEhj1WZ7AAgVRW4WKNg4+qShxtn/X/TRN8/E0R9ljqq8mu/RZru",
-	"bYCjLqsJeFs4AXK/d8kk4JBCa/JaMDMXjoFrozEsHB2AS1WptgKtnDysMrukXhLOQeW9IvEWjLM1s28P",
-	"APUBUesHNIPElKcPKhqqCtC+gPtszGaIvnDUQJT4qB30eKe5rVkuUgH6lU8UnmCDHJa0J4UQztB2c7uI",
-	"l5xB8WD35AgAT3bZqb+DQonNaxZuv7gAxrZhHs4m0mmNk48wo0e88t0gP/8iBQx3IEk1vuwKQfIXEq1G",
-	"s8py0lY5/Y3yo7UjJMDMgOiZSUlUpVXVzAtgOGggG1Fn4tUc/Z9K/zFiu6pLI2jqB4x7zEFlZO4QqESq",
-	"LQrsPAy+xTmSMCC4kY+kYENHyu2tMUUTFk8CTsODUkGrcSGuFJD4CS3ArxCQj7IaqFtRjVaUZF7nPcy3",
-	"uu6LuXSsO1bo/hIi888iwE5x3w+1T6TUAvqLibAJS+JgRS7YSRxNWDJmqSAJu0wg/0AEiiDY4G6Pk2Sq",
-	"M/FEP4kSGqqAXekjfcPkKJgXcV+4PT6YkzhKE+YQDBWoWBtNUnFgNYM0Yn2N86e/NZgjwRiBFC0VjtEU",
-	"rhAGmsbRRSAgf7+PPxIXoJUh4jJMue/WTDU9oH4dkGcRiVOeBBNkLNOeOTVnDfJETgZ4k5KIzKM07vFJ",
-	"xIMkihHwv7wg/xlLXqlZXy8lDRh28jknP5HnT45PyKoFgJhh5ttAxxzzHbJiphs9/hN5++HkyeqWQRHG",
-	"EOryp75g6w96Fanw9yoOfPRBr5KHf4OV6lUc7MCDnpyEXuUrae20t2/lA3KRS9pvd+RY87NYurkIuJ2V",
-	"u1IaSPrPMJO432AQDsQQHVLcaQ5ABzsEd1lhk5XMeHkvFue89LkvsuUsT8+R/XvQq6hZ/kpanf29a7aB",
-	"E4kzt3mSkD4038CzZsmsiTlod+BYszMmV1O9pYMQzU15ZRyeHJnsWkh5e3H25nVpdEc9Lf9+Yw9ywIcR",
-	"LFaQhMyq/iCHJ0cVp6Jy6irdSqvRbDTrA5bQRkteo2qUlW5lu9FsbIPKBey7X8pOsl1zkx9PFuau5C9V",
-	"ufXAyrdxG/USFzfZ6hKr4vR+i90G2dJiyrxgqKafVOWK1e52083pJLzJpvtw+Op41aaTf99s0+keZbeU",
-	"6muXwM7pcbkHu+QLbMEusXego5M6u8Tef197HDZbt8cJKdlt8DsBr2yXfLGG0iXZdnOIWqwuWbLZvl5H",
-	"oP1Z9ppcqDvaa9OtLyJMR1fzWGLYUGePYFqJm/FyA5igK3eDiwCCUmWaAis1YiCBvz2JiNxOALTKhKAj",
-	"BorbjA0EcOMv8M5OWSxUggkFbkzZhFBeBsg+Qjcivqd7B358DH9qVlnQPjN4RNDcoFk5V2UqnCKyPsx2",
-	"/7XZXL8jPuEdmEiHHLF21WTfEyiGvKLjXM18fRrFCQ3vyEbKEK+XWUnrOtGvQu/NhivPS4Gp1JuwuhhH",
-	"07rY3mG0Xc5ZCpzwmyT//77Kt188I3CwAiYw4zI7mHAupxgodx3NwgoM8a4mirUyKvUopTlVoMTHI07T",
-	"JHIP8oSFEYNA4HZNO4ws3m34J2yBBskYoBzFn4gkiCTgVxOvqZqsaqe5bfCcg6TWIEaUQNKx1LlFQtrN",
-	"ZrPHvTGNqSdX1SFGykDGV5JM5VwAHSKhvh9Lq6/aaTaVsNNZkLUrZMP87njbfpttT97ufT5uXzzc56c7",
-	"3svW/OPu9HFn/LQpXtyHMlM18kq3ckRihhwXaeJHUUxGjCLMNx3Imeo0m80msG4DxTaZRDwZY+ZdlIY+",
-	"EWMaMzKZo5ANuPxPbBH0eTV3qnRXdLe2qE8bdoxh7RCBJVHvDH5oLa/XreEVfftAQXN//RcfRXwYBmqY",
-	"f/kIA5w50CPy19Bf9OIBFUypKKtVMBhMOTm/akBfBBZHv/qLxdGP7PuakB+Vs4D3OKPeWBPVzjHHVt0S",
-	"SogHsSbl92kQzsGbJByLhUw4OtUFyPznUYpgTeq/e9xnCQ1C4YAUylysrlb6VWe3/vvv/7jovhKrSP9L",
-	"YOx63DWzeQuc/2R9yv8T/OoJrFJ5RsdSlULuZtjKqM9q5aEQN8j2+S1HCwwP6fVzQP5MiRzmMODp/+uL",
-	"hS3guhdbX+B/lxtqhyJPxXhPQAqyIFUrDldozK05JhvTkjCN1ft7Pd5/pfRp6n/1z7XZ/83r5co0VX3Y",
-	"gPh5szTp39dz3HtCFEtFyeI27C4sTRhF5w4BQQZlUQ0oDv2ZfCGD6LIugj8CPuqSQRT7LK4PossDchcc",
-	"/8Ve3iLRv1RlyYPMdQLi7IyFzEuiuHpvwhL6L7mWD3qg9dYVVuDv92oNNccHsikY8tda9Xplq/IAfD8G",
-	"fpXxnu/W6wiiApDV/v26tiEgyVUyF7bPPY0CoaJN85ARMWYsuVUhnPdeaRlpEV9sfYGttIZHi3LLI3RP",
-	"IFsFKDkkifLWaqm6QRa0DZ10wUSPQ4oqppRbRP8mA9U2k8FDxgnWXRAEYrATTqUA9aRmFTIfDbQq7XFd",
-	"jGcPYSpttigV2lcW1Uy6fqfZcQCYXOWsSmWv02o6BFQ/LDAtZK6u0HSOzFdvxS12jbzTaydZbdC1Z3Ir",
-	"/smcb/n1/lv73NDjo+qhc+NWhwDPLPNred3h8+7pxYf25Lfz/bfDh9v8eLb33Pu4478QrWfTww57V65S",
-	"JBYU2w0ddIeq8C/fb6NqLfq30Z+OCa2TVCRkgJVC8pAGCZlRgQw/CWSTb/d4wUu14PUbMBBDlrMvIyhd",
-	"12/X49pxd23fHE4EoPqMpGphM1Wrj/U4FWTGwnAtaYMNfken2yapsFGa/HBxfXMX13Xk+1/fL4a6Q06l",
-	"+TsYv6srm84SGquKGzRkdE6qzTUJFbblpUxU6Jx/gQzQZTVDUKJofga+l3zlw0BuWpRqFqPmYE4ogfLT",
-	"ehhcMDtRTkdWlNKIzjkH0mO5CoxYCbsg6quq0smtNcgbi45W6pQ5ma6RH5Y6AXu86j5PkukbHs5X4VJA",
-	"TMh9eHj2xJDFge//gOwSn84FZjmBQDfVWJg23E8it8erFEGdUu6z2FKV0R2wNd1CPwBW7rNQMPALCiyZ",
-	"Ng/XlAMP7sl7QqdD+3hX9rhS18cM3GgaRQU3A6Y86WR0mhBV7QUFIXMAWBBT6rEVF8+xysFcIwXZjH0j",
-	"F52S+/ltLc26gKeM0KSwDwoW43HkGXa2EsrHbPtozYOzmUkA38x7UjljSf0RcoGWfu2K7U0GARbrGo7R",
-	"gC+cmeoOQWEhNsZJ+xNWQRjQie/pkbytLGJbIkdpsgJ4mfs5HzvaxCGjMUK7qbz/NXXKA4u7d0IVQqTU",
-	"ijXmhy6pkLpnrbHiHMtO/+3UxjtHuCziW16NblnEtvwQpRBPEsadQv7v/zEuyBKMywWEyyX4luPWsg/o",
-	"Jlr5F6bm+bhwKM1eHVNBoBawodqYljaB/6BkHLPhg152OPQkaAkARo9qieaGN12OfnlT7MvMb1W4LVZJ",
-	"8Ed4QBe1hmvI4e9iaPw9aucUPkfydwpkIXjGmhApKg9JI5wY7yXEqQFnWG49qYzKx1RGqVIi0iD0Cbuc",
-	"Mi8RmNvHZizucWgVVUP4xUJKCQSZ0Pic+aDDzmiMNXM0CQYhI1VK4igM5TXjs2kYzdWbzEIZAZC5kHrq",
-	"AotCX4OtCEUhT3aa2w2AD81BixwU4Ue8MfPOiYuIMsuwRk5xMm/MrC6/Ba/qmUbgEadi5saCItGwHbCS",
-	"619l0NczfLkUDZz6kMoBMDgkielwGHjfC58EvjZg44DDRZ8PcJjtqGB61DbwyRyiG0Cou8G0muay3Sxb",
-	"9dI4BgLubPcnZou3O469zWdU2qztHVKNU56JbV93jaRTt5ZbvLRAc57ymFFvjHT0SwcMMGqyc3gQrxys",
-	"3Wph1CqYsaJTt7WzXkcJGJPzA+JiLxW4ISZ4ZHhKZAju42+R1y27HNw1SumMDcZRdC625IU8ZVsZriKE",
-	"wzZDDTvR71auyESlE5ZBvCzAP6zok+toCxc8BSA/AR2UhppS/p7o8UfHRyRmo0DIbqE5fwZtkSqPTP6Q",
-	"q5zg0B10E+BJd3RVX8BHTu5CUemTotHjr9mMWPisCPwEfhTVf0QLxcxy6PB8wnhSV01HMREsSQDBEL9Q",
-	"Jr+x1++xQQ3ldm3mOC9mFKiuW7u77d39VrvZdOAoQmEOFtHIViZRyhMs+6p0O/vyqeKrrT35I4gfT27W",
-	"VPgV+YNIogmL+xpZ4lNUgJUAkhlP9OWV1aeth21v+3GH7Ty9P9p9vhfsv2hCjmpCda8yaNlKt9JpS73W",
-	"wkutdCvbn9v1/fNfZr+2Jnu/DU6b9OOu92Gkn9P9OWfYSRb3O7stKGGaIL2NWhY582oCUExJZVjp+ODN",
-	"gaf6RgxNaYBRbugEu0j6rZPPH7eHx+f+0ex5uhtc/tKevN6L38oFk4PFz6E2bL4ElXYVQxVV/HBDV+P7",
-	"61+huGOeQMO3zWyDojvFv5fcAXiuoeTWZ3LQMfPRorFvgShNvAgcYFlTslcUPoZzYgHIwmlhPqnqesQa",
-	"PA0oc5l9QUMG+6G1v93GUePD+U4eQtWlUQ2zVERTv1neUeuvV3x57XXSZxqr2pxFDgGDBirHbqbBIcGI",
-	"RzGCSS1MUu0WdaE/Mxnhzjp9O+IJizkNFbnM5gZY0fj6UsELSdpdNEljJm/sr4U7G3aHvm3UTaCLhKu5",
-	"++rR8dE9pDGwK7X05Vd+s6u/1oXpQu6pgboSJvSyPpgn8sC2mp29nd37TiWmMyMCrtAM1jHTYGrii+Wh",
-	"+ICLRNopxJ3Qc0bilLsKvrJBngIKNNQSKF/dBY0DOecig27MGA0RHFdkVVoQ+AhiA/kIiue70+MsRxhx",
-	"phXrRnXM5nU6DaSJd0HDGgGNkwQJSRdYW9M4XEY3BkioBVM0y4wz442GUPZPohnvApK2K1twSRV5seX5",
-	"Z27N/toX/PFrd2vri3z2K0ghNSFyPcdGlYLxgpM217Oi/HgeqfmVJn+WD4E9bJjbhOUblaOuOBXG04nc",
-	"iuqfEMOp/P716+LwQejjHMPaCI1oa3MFVWMW0kSeiiQigKSoExSAwEdJLZyJLdAc1VlY9DgF3rnAinqB",
-	"BfRCgTAPU+4LgxquiYE1tKt8ZjBHfHww2xn3oUhF53GoYv6SBX4vh5XVCSJUKWfMt2FDIaSluQtMcEdp",
-	"7yWNnkKqOmICqq4ae8yFW4lyvx4GnKmtb7XrhUGlfCHsZNEJi0eQ+SVw9fNoBVZz+EPZwHWsS6Nc4PiV",
-	"yuqYMkknK5vFyJp8/PDkCEgjSVUFS1VkCZzfNevzE8rpCDgCSg+XVTGoPnfPSlmRzWOuiuyEVKkcMqC8",
-	"pkoUTH4fAIFIhdT6sCmhKJ/LgrO3ascXjfqAFQeYD51VVAAXlom1ZsBWS8Ori73SjrorpoTFwCkjZQ6C",
-	"TRTOhpyVC8ZTZhdd1EgkjyuVrweR72DYKaGhI38hPp3jgjMzptymBnaEso4BcBVA+ZtPdYkuBFSn9BNT",
-	"6O+Wt1LcW1IEghIeaWp6vGwjSRXIApdCnVkJVtXhkPkjSB0r9veIYwx+0SrTF7A1bHMnL7bzJk2wIf1M",
-	"N5MW94QxcoVD9I0FevFcjkOuDyCVOqB+ws8GBwQP5gYDP5AXDotBL/QnQWEitOJgOlQyFuRpQW+DUL6j",
-	"fF15MR8sj51tzZjloSg/YLoFEfiGvyRD1KwuBZ2tmT7YiRf5XI0e15x8UnjHKVdUCdL0f3P0+FH/6Ozs",
-	"3ZNTN8+DTKoIgh1w7UmQI5ZmW2FLQXj0ChEst4NKwygRBWAn4Uip0EO3xaJpZ9l32CQiYhxN7wl9n5Gq",
-	"pWdFPJwfQJl7yWjkDjVUMXh547lWsfYeh+YvAhEkUQx8MiNeTxEbeprG3piCpyPLl3kWkbPHL3OzJJuo",
-	"fP396/8fAAD//w==",
+	"7L3tchs31iB8K1jubJmcp0VR/kjGVKXyKLIz8Rt/vZaczG7ohw12gySiJtBpoCVzElfNr63391N7DXML",
+	"+38vJVfyFg6AbnQ3mmxKtCPN+qndjMXGx8HBwcHB+fy1F/FVyhlhUvTGv/aWBMckg3+eRBER4pQzmfHk",
+	"JEn41Xflx5iIKKOppJz1xr035JecCIlMb4TRLONXgmRohddIEBYPe0FPREuywqq3XKekN+4JmVG26H34",
+	"EHgme0HkkseeycyH2iS5IIgzJJcEZTyXZPcJX2V0QVlzvnM1pF7gPYFC3SwM0NWSMCT4iqA044sMr1BC",
+	"hRSIStS3kAEoAnGWrAc7QfQCvz9ZkCYwZyTirLH4CEdLAmtPMzJP6GIpEWbiimTeSSmTZEEymPVUdTWT",
+	"NqcL03yW0ChAK/z+AC/IVw++GI1CNajCCM1I3BvLLCebV6aGJ0w+ZRGP1W/NaRZ/p2moMapWESWUMIlw",
+	"FJEUMHqM8Eyon7hckuyKiq37+4SkGYmwnqA+3+uMwGjFhCevn6ELskZUoBXOLkiM5lztnoQBjlH475N8",
+	"NHoQvWX0PRJ6D+AXEiI+hyFUP8oWqP/m21P0+MuHj2obnmIpSaZm/49//2l08Pjdv/2pF3gAf3qOPRg6",
+	"kxlnC3SJExpjyTM7q25zT6BI43jXrXlO2cU+8KPRE/NITPMs0ag5RhlJvorLjQi3bdobIrP1yVySrJ3y",
+	"JUdXmEo0I3OeqZMpszVli80LX1FGV/mqNx4FvkNwljNB5B7w8N35+euDGEti98d+QjHBcUIZ0fTxl0eP",
+	"H25lCD/gbO05KydwKg7sadr5NP7tDZbkOV1RCf9pzgA/FwvAkhwk8Mssjy6IRH3DDAVKFfuhLJdkcCP0",
+	"lxC9IStMmZdHvLGzJmQuETWMIs8y2CDKYn61NyC8xOCefYdVVSBAimCkuCEgeqXPnrRftDQOkMQXhKF5",
+	"xld6o8or6m8Hpt3BsyeGqwrMSIBIIghaEEbUrsZD9P/mXBJ1YUmORJ6mPNvCQFb4/XPCFnLZGx/d/0ug",
+	"llL83WRmH4JeijO8ItIRKdLt94DZXHWdogWRAv5Snw6I6kpiw/YUrOrGNlJLL+gxvFIQ1I5Ib9v1tFpR",
+	"IShnz+ImTC/zFclohKKiFaIgzpD3eJUmpDf+y9EDA0eK5bKEInLH3YTVOc9WWGoy+OJhLygp5MhLIad5",
+	"Jnjml1TCFZF4yMh7OY2gWXFBpRm5pDwXKMULgvrmQlX8S32d00xI+DQ4RjzFv+SkQO8vOcnWzrr09C10",
+	"cX80Crz3cUIvSbbehOIrMltyfoFi07aO6Mej+15Ex+XY+0TzUxannDLZBWRi2tZB9lMGKUfeJ8DPYrJK",
+	"uSQsWn9PPFfHC3xBhMsskMBzog4/3KJDpAhI4BWBO67gLPALjiKeA5+Ty/JXO05fLsmE8VQxFspZgKi6",
+	"HrBcIsxi+GPG43WAZmtJgOTUPwYwGGXo/kO05Ll6N4DMKhyC1L8gvMCUTZgaLFpitiACMa76Lo41RJiB",
+	"ZGgBCtDD0WMURpzNExrJEIUObg6+J2uUkVyQ2HRGMZ3PieLjE2ZGCIfoFUvWSOQgls/zpIAOZwpBqRwj",
+	"XCBALrFEV1igjMxhYCWWzwiCMwbQ66moFBN2QdZDdKTwfv/RI7WgDEeKRaoBE84WJIMNsPM9HI2GE9bG",
+	"62oLqxzLggx7KV7zXIqD+6P7XxyMHhyMHilyck7to0fbuHnQezZ/yRl5gWW0bBLXCUOhkl1DJJdUWBF+",
+	"yZNYHOs7iEolN9kLU+2x2V0q0IPRQ0AQz6V62/B43crcn80PFBgHGo7NrP0Zu6RaANt0iGnRqn58H3qP",
+	"L3VH3ecBbhHI3vArLWwp9tzGlUFGq6AjJnOcJ1JtLuy1mVnx5y1wvMaZZCTbhLNUN6kj7EsvwtJivH1i",
+	"6zXQ9GYgVYs6jIrUvUCa4fYKI8mgC4vIKRB+tPbf25H5WjwnOSNrJLnEiThGAidEKLlIcznTmBL17lNc",
+	"mStWRRkKoWG44ebWILhL+lNG5r1x778elpqgQ/1VHPrAry3rNckoj/2LSrCQ6MsAPRghnqHHI/T2/BTF",
+	"eC1QX/IYK5CjJI9JPAhUA6IuceDqRmDRapWMRDyLSdy2qlRD4CX93oOR+kKY2qKfel+qP/RPj+G/OEl6",
+	"73y87rWefCN1GfjqPMMvpKTFgPukr3Mi5BMscRPKp+8lYUr4HKJQzRKijOBY66KQVHcWuVR7jfohFVP1",
+	"QzhAlAlJcKyIMCM4QZwRocQCLkixDWi2RuHrV2fn6BCn9PDy6DBK6KEa4ABGDFE/zMhcZji6QGZcdWVK",
+	"nsQIK1agRpBLQhX3IEzSOTWXX5TQ6EK9YAQBuXlK4xAJiTMp9PUZijWTSyJpdBAG6rYkOFbto1xIviLZ",
+	"9IKsw3rTKTRVJ0M1TTOuLnSeTQFamKLeQb5n0/DYHDYXVxFfESMYqfWueEwQLNRoIHzkqVr6iXOOE0GK",
+	"bZ1xnhDM9LvJyBXf8JgSeDo9WzAOFPNrz6h61D9xmiZUK1cOfxZa1VUQ4q8fuh5zM7h5NWoIqtT0Cv6B",
+	"Ey3P6eZDdAqXvNDSjyAs1ke4kIqwQP/P2auXhRYYYYbIKpVrxGc/k0iifvjrhxAO/4SFRk14cL5OyRjV",
+	"l2Z2iXGQDo6NlKCnpiAOIqxnM2PXxCeNVZFyJjRGv8HFgjsjFTqqedX/iny1AhVN70TDsiKrGcmQunL4",
+	"HKReg/6gd4mTXKtz4bCyPEmCHsky/YxTj1otV+CExlODvp7aBIlpIvRerogQeAEikG5Y4FnNPkZkhWky",
+	"Rqtc/UI0rjFNEI7jjAihRNml2hLM8L+b9QwjvioptcTIU4As6AmJZS5644ejkXnOy+Vr+6Sv42CFE8W+",
+	"SKwl/+Lp/9GWX50GFRx2jGA+hGfRWKHBDIwM4xwXP6gTj9/vggA4260YgK8ORJ+OEuozgzQ4RiwHiixI",
+	"QqIVFxIdjUbdF92Zi7xOsFQEoIfxMJE62fZT0wMRdkkSnpIAhTVwQlAtOmYpV7nVBpFpfuio0gCc04Q+",
+	"Y5JkDCdPS4x3Pvg4l8szdRtV9139fAi3VPft1UBMicF4ubuW809p3Bv3vpw/iB7jI/Jodj9+GP1l/hiP",
+	"yFF8P3owe4gfzb8gvQoxfItpQmJQ5ilokAIMmau0UNtOaTxG28YdOM8tA+sZyS5JVieRR+ZcRDhJZji6",
+	"8GCm+PTHIudEIcPCguYaVR8ZKUusDYolRkoxaay1KFbmQLrxbSGgLGd12D4ysiijtXOlfkF90AI7zwFR",
+	"t/wMbg3SooxgWb5bPi6+Er7guY8TmQ+3BSkJX8A9+HGxkfIk8eACfr4tmFDAfEqebA9MFS/Fr7eGQNQB",
+	"Lw73x0WJ/dtFiPnttqBjQSTSIH1kXKir6OmlEX18N9TtOTj6ye68xD8qajoLvKcJ3SrzqlXkWeGbJEh2",
+	"SSOCBI2JR/4daBtMVph51dPWmENrZl0t4wYIy4m6ppF6XvM5CmEThgaNIeqHFVRpPw0aaw+NQTjQD3pm",
+	"+5mtG5Z9Qm17qErg1lR+UGisN4vhVY+DD0FljIrRv9s4ZZfGWMZ233Uc1VyPcZNXxVuGLzFN8Az0Lt01",
+	"NBvPlaGVae4Mvq/DdWboUJJVyjOc0WSNnHmGCFxxFGE8sj4Pw2sfOjOZg6TmwXuw32OnTpHC7QwLos5Q",
+	"zjKCo6WaG/EMSc6RSPiV/wmqj4LahRCFnl0Ig4oRlcYIC3XAMXo0Gg2OKx9jGoNuSqTqgFa8aeIFkRbR",
+	"eK5e7SH8cQAeUGHha9J/VH8DO822EavjUlU7Kp+PLngmgoF4Vw0gZkzrYis6QPjVWsa63p7WRt2u41G0",
+	"XJjbhJ3GmOepsLLT2OjUE8ouhBIh1ojP5+UptGttankeAy609rK2qCQjOF4jbHSb+1wUFUY/SQXCtXms",
+	"FeyKZxcixRHpvgyx5Jm0bo3u9sAHwE4xHbhQ7W9NMMMUZhBpRtniQOCEuOuzE3Zay/4Ub3YeYZ0lEHlP",
+	"haRsYaw6fj5YAW+virgnWCxnHGfxa7yo35iSvJeHS7lKqh4MWnL5LzGP5DolSDXQQsyE6U/qF5Rgtvhq",
+	"0iNs0qt9JTiu/rIiEoPzhSDyq0kvl/ODv9R7QRu1WV9NepHI5geSX6ixrbvtV5PeL49/kPefv3/zl9V/",
+	"jx6y79MvxY/xaP7dzw/w/yBf5N/Q+pCSyoTonwosoP/zv5E1melWh04z2xMIKyPJV5OekOuEiCUhctJD",
+	"y4zMv5r0DmM73CEWgkhxiNN0GAnx9eVXR8PRcHQwIxIPj+oAaUJBIotaB/m5OQaKyZxkZiQNsh6oOvhh",
+	"E+8zHq/1L7//45+mVflb2dHZ4I1eHi13v0Wt9ZlwKBd83g/and4ZPxCSZyTUOjrwl4twllHjPWWe7/cE",
+	"Oj178y0CmrimT/zBGYnyjMr1wWueUJ9zwBn8WwRI7znI6xFOEmPJLa8BAU+aY8Q4mmd4tdUnuoHHD0Hv",
+	"W57NaBwTtuOFqM5Gnd+WW6Bdtgr/HipdxHVlv/MCtFb++4IKoXgazwoLTzkP+v0f/0udHo5j2MQCvJId",
+	"F6tv8uMHgB7G5UmaZvyyfvkbhxmU8kzixIR9gO2JsIwnyUq9WcFEabvvb9X/neeZay1VL2ZXLlD3zxWm",
+	"wO2tt+cswyy+Jww4ONkBB2AU/7G4l2ubbufk88Ilz73D97hm8CnQVl9XZijXfU/4xIet68t40liV+q0g",
+	"X3Bci+B07nkTYZo+ZjhZCzlAMSfGrp2opwqsrW+FvauMSveNtWVd+5MlzpeFM+g9oUH2AAr+PPodJHie",
+	"RcQoMhpE4Zc8qqvZq+jx3fmL5x2lDpir2MwKmasrQWFYHaqr5bry5HPcQEsKubb8UpdetssudTHjjC4Y",
+	"KJF4IWRsETgaV3ft4i5APmqdwY5xVO2RoijBQqglKrxOekBBX016OCGZtEuAx0HCF5RpeX2JBSLvU3WP",
+	"ob5+36jTr1m84mmPTByKGAzRm5yV69SDgAPu0ICU1gQNZ1keyQOcHhbERwC3YnMtJxR0oV6FlO15axvj",
+	"t21sSQkaDAwhUrTiajJEargIMxQlXBDN0iSegVCTEZlnQENrxQwlyVaU4eSa2/ZhJ5HRnGhFShilJBMc",
+	"6LmIshz2HM7R6ji055fLzYnjGxwjGzK0X7JwRv5XOek7vzE8/P64fDAIvBZwNfQxmuEY/FvNwsz7IUD6",
+	"y5ySJB4MUf/haHSMMCouMes7xK8YuH/rKz1Agmu3NxPJxTOBFvSSIIKjpbUd2X5qJcOBS74tOq9bR7wW",
+	"zj1Trh32RmSr2NgSX5JScaXkb22tcmXQT0CJVkUXc0bq5Cc4UNXjT0BVbS/HW0dWBaB7pqti3JvzQxtr",
+	"pR71ORgOSPwJKOmlleC9fAwo6cEnoKS/ckZuOxEpGPdMP2rIm5OOE8rkXKWfhHhs6Brc1X5OdPQp7reX",
+	"XH7LcxbfdhpSxw0A3TMhFePenJpg/4rXPdgMPg0fghigJcnabrSHn4COzjl/jrPFredFr/EalJrnnCMA",
+	"eM/01Bj/RnT1xglZADN8oob8RBI7qJmUuA6TZoo6nJRBNt9MC+/6mHffNb3Sb+CZVYsi0O2MDQHZ5t2d",
+	"pvamXtzNXypAoQe4cHCsvYO1uXOGows+n+9Rh/icxAuSXdN5gDIduFpVKUEMqJNiQmtLTQTr/kzUZa4L",
+	"9Jej+81pOhrZL8j6DQTQNxdRD7RXxw0i4kG5Ug3T39+6Oob3OxN/YhN8dX/vCcQzg/V74KwhPWp0a2eA",
+	"9ArILNYK5DRaDqyWfcLq+Q3CjXjvYu6v+kFNWJlMYXBsky8Yy17scxG8/uGiKypJfO3wvK1ROuOtsYOf",
+	"KGBPR6k58XrF7J3j0TrE3Yy1gkmglTaP7n1x1uxqTc1mvrEm6wDReGotvd3XldD6ok7VT2PEOMLzObCt",
+	"+ZwmFEsyzbNk76t6qecpQ+rmIKt75u28KH+Iy1iLFZYtg/gIlFkVvD8aTZZzTyVE3qYkiwiTeEGG6AfV",
+	"pPgpQHP6nsQBykiUZ0rSmhZfyp+gzS54SQiuXSTPCY7HiBEKXKuMEt87EoDOphTUs24QuWILhevEjks5",
+	"8wQZ6AXphGF6lqrbG6Bg34s7tVMZuTPCTJHTjKA8jbE04RcEx0N0arKy6JZjC0/3wOD2+Bu9bO2DoS6l",
+	"aznfdV7zmQmtsbNEnIl8tdsmbo2M0J4dEIjwyY+rzlpgTmqeRUssynMK5BzA7gWQ8eDuhPnqV1dNyNH3",
+	"81XGtTOTI2HU8ntuEjDcpk7Ky01doE0lMeSm1qbVZ//qNlnuum5lvEjJWxMDNInDMdT5eCsJY6qC9B69",
+	"dMxcSylTMT48vLq6GpJEkKslycjQ2rl5tiiESq1NN25XpVloT+5WRnqIL0kmqSCZusfUuOKj+l5V5ytw",
+	"vcIy0pnhFOdXF3YEV4wxZuywZIOkF1SsbKox54mpOMqKx4r76XbNVVs6KNQ7F5AXbV8IcOb1rN6kiN1h",
+	"vYWNp+Gxbj84SOy0CNN8Wo5ciRsyrU5OT1+9fXk+/eb5q9Pvnz7pebwKjSFqiQWaEcIcc9Qf4Hn2gxZX",
+	"MwLiIE7QLNdOlcXx2njj1H3KChc1s58TNiMJZwtIMYwdD7UrSH/ErxjJvKY51K9GDDWwHwagiJgwnjlJ",
+	"7i7IunxIA/A6v9Kg8Zr+fNfdobvOY768gQZ3oUbbEkRTpB5VNCTVi2WsxF5GIpM4Aa/B/7jIfFWm9nTc",
+	"5A3PFERKqg5B//XbMsOXDc8+/LVIsvPh0Ix7UIw7cLiCQkODIRztU1P8Rq+1XL/31Bdw1CVMfWVov800",
+	"wRFZmfTpnyNdt5H4TXLotCl29hBsXn37qkGL3Gwm38vOOTa8iol9g6rGvBmkd8L80h7ZrskN4lk+H8Au",
+	"B7DFxWHr2euiLM7ZBeNXTAlHYD4wzopdiZ5xOQVN6XYVjRbdcgbKN6uvMV7zhvjtQpui5cPtaie7kk+w",
+	"gq4Q7++gviyQ5z2WFTB88ROfj1XzWBlPhxbHjxtIcakeeCo5n4LrQTtpVfwjaNNTIbHFOb54iL6n35SE",
+	"VwO+KXs92Kvs5UCJZ/ySGHj81OiD7TNRdiPKt0yxNJ7Rv5N4d1nrJX/OGyo0K80HyEkYpi1r5nmrnel3",
+	"is/MXTi32gpPTFvjqggo0A79QOQwfcRXK8xiXQnAeVq4GGmy2SNrP3yr2b+phNCixodE+6C+Bw0OaHMc",
+	"Ld0eV2614ievn5mIYfSymKqYHdQYF2Q9RlRC2lzwMgfdS0acyi0n4qKio9DaiaLSh9F/caeTVYQpoevM",
+	"PvJ+/5//aRVWOrI4F7ohI1cIHMohp53aMQy/NVSsS5KkO+4N89Gk1mV+ChI8KdWTivYKqzXEBzcjSoD6",
+	"dlugeYU3KO8E8J9ioWOgPbWh5DqFF63JBuUuvKHjS+n0gqyndpSpY660dbh6457VVS+oXOazYcRXh3aB",
+	"5T9mCZ8dKtZ3qHoewlRiuIr/K07pwQVZH9hJFMemivn0ThrEV5KacGnNIch7wlEvWLIbHFeI7oLAG6Cm",
+	"47B1t1IslEzagr2iuMXR+Wg0hv/3P3SCK1Z4JwPUQ81h8xYOod+OfWlVzYPC3PAHsotdSLDzRd8Y6hse",
+	"r1vcu3MB2ZMc/asnfxkoVbHVQxX7ViPsAIWt5PtZLugsF3z6lGM3ziH20ZKC/cEZwRyfOB0OaGolKObz",
+	"OR3Y3Tla7OIJBT63W6WFxkFKKLuYxnao4tZ0U3m5qTiQzDNGYi3+QSAsn88hlQvoSys0pYU/6YykPTzB",
+	"WfSSQHfPFZqROckynJRxtiBVmon5fN77cI0+Qc8UyDLVLDqfVxfVG89sFQYqnNk910oF72GA0iQXSPL0",
+	"ICGXJEGhgTaEgxnaLJmDNlR/vok2HZdrqiFTj/v7S67LU+zm795BVad97XfX1BVuCC1w7ibzdQHUvKzu",
+	"sE7x2oR0bcWbdvhOae2d5Sikuu7QbVHRQb4RsKv+qEtL1hNNaVuuqTspxkb7doRe/LFrPRrdv85qP6pK",
+	"sgTwRlrJa5N1wW1vKk0oOXGamJEqtzTnaIVZUXFJjJ1FU4G+GI2cKs2ORH70pSuSg7VuCkLn1PzcGx99",
+	"6WzW/cfdt8pZdvtuYWnAJLHnGncX3CZbd5CVP8vJH+fid3b41Ukul9eibo/rM3yZ1mTArSTup/CH90sq",
+	"6Ey6sJqORAttdahkgMLaYupEG3NGPhPsDQi2Rnbn5L03gU2amJI7ZWT2Pghop0jjKplgHUlsIoxNTToA",
+	"EymIP9PJR6ATgmPKiBA3CKve6szjLQDEV6na5swCYLcSMkNr7xb/XbuDY5x/dW2K240OPY17t7rKUN3E",
+	"TXBDdDT6rKTdckPaTTpznbuvT34+j+4dnLW7U9eJHqUAe6Nu5oKs75V5Zq/tPt00DjQ8qD/TW0d6u4G7",
+	"AOPf6VLrdY3HNwRnJENFIfZWm6QVgnT8gzcxc1kk1O8C8PR9SiJJ4rGdVSf+wCnVQcQ6+cewdyND62e7",
+	"6h9iVz3paj7tSldNn4reLjoF76HpaAb1WzUdQMO6LRR6fLZ77oXFXc/y2c3aeWMDp1fCe9SdLFsso200",
+	"2dmw2aBWf2kjv8j3aO91jT6/YT7WOYlpRnRaokYZGElZDnWgw+dcH5Swtg/292b3H5ckI8ZmCVmR0QK8",
+	"wMh7uXuliTOckOuneFlBNGTlclEDjpH+Mo2gLP2qFDsUqaZcUEkvyd5D8yuTOokj4Ios0rsU89s65Luk",
+	"JGDcJnPwrZrxMq1ERgRPdqgwwfgUS5nRWW4EkW3JJAoD1RC9zvilekhWMmfwDNmsGsNdlpiRec7iNwSb",
+	"DS8X+Qa+jNWzWnBWpAXRHRBTEy5xtiC7VZnuuLlmUruNZtL6nLcwyYKOvqm6rtS1lGodYZUCGnLI5+jT",
+	"u8D1FSPYPSHdtlMS57ormcoMM1GUPXGCyQVOCFSgPHr84H7l5DyxnZHTWXEFBG8PqI22dBLCGC/n0vWi",
+	"S4q2vfqHhVVAQzdHT+HSZd5eEU4Skjnqj22OYxMWetEJgakZwRJhgYx/yrBej9VgOURLnsQ2bNUApL59",
+	"jhm/s6f2RtG0Re4un1ggqzklI54nWmifEVOrfu+xrI1i+A6EOwbf6pvWJwnsG2g96k2DhSHdkmcXnFBY",
+	"0MDjVZ0h7ns9at47G1Bck1cq9ojB5yDiPTGd3V339hE2q+iyjPqFtC31g9DF5W2PDm9aCjGHkwqPBFBk",
+	"ENrhqlcytcHGZ3H6zp6Rz+HAnzIcuH6CGkj6rCDvQLPXNDffkWRie33s7cl43STwCdueD8xmIQq3ocZ1",
+	"JHOShE2YKZmXrdWXSjguypmkiRa3YBybUT6hc+lP1v35HNXO0Sc1o+8vrP76BnbHuP452PmzUf7/rphm",
+	"MM1vlendRfqt+5+jnPfMhE1qwf0GOedM5GnKM0niaQR5z6P1hgzxpgX66zevbV7for9LwA6sT5mkct2g",
+	"4/v39yjCnFq4FEDh27MnSoJ++vaNtun88PJJ2Imkm6iou64bTeHnZ+xdPEVQjvmZx5hfFmqGkqVOKtBj",
+	"FHn9BFA/PCwaNfhXu9vAuTv4bo4CQe+MyINTzi8o8Q8c2mt9arK8hSiC5qgffidl+oola3UwzvCKnFFJ",
+	"vnqO38PfJMozEiJusnkH6EsU47UYXMOTAY73bYj16hLH4HVOenj/toR6QVKk0CX5UKuO1duH55LcE+jh",
+	"/ceffYc2xT9oivy/7glT8xH+/Iz5/Iz5nMntI2Zy+/QvssHWN1e3C2R09C//+lLIPVeMgmRngOFNVwC+",
+	"xKJoVEZOHv75v5TZ8KzPp9SDor64jA7MH8OfhUZ8TEBtySJKxDFi5BJsFaonoswImksuJMREDtGfDyes",
+	"P8+ZqXJ4RVnMrwIU8yhfESYH6NcJQ2jSU7SsZK5ITnrH6qdLnKHTV6++f/YUfYUmPXEZTa3PoWnx+z/+",
+	"OWEfBs0xj69TOFb/XSOaUxwtycEpZzLjybYNgsa27YcAfHEJkwdPWcTjDoRi2hfNPwS9p+d4azdo8yHo",
+	"/QBccnNbaHPDB0eF5F5y+YLHdE61AOIpiJlQwuQ9gSKerlE/fDY/eMkZOXiheGg4UFKtfpXuFfW3EW83",
+	"ENZMjffadchs7XfFMjNyyS9I/PFyatorkWfFtLrgm02q2czqiheYsl0Th54D6HWp1FmWgqAsarFj5u/b",
+	"kj/U5PV6zTOJk3r+F53yK4Vv+kYTY62Usi/6/S73jC6YoyZIqwDA6saIp4ShQ/NNfBQhooszhxEerDlt",
+	"Y6rKAIUN6MLBsdo1KPKpyHOPuWA+p2u8A+kaP336xX3Q02vccE6BXBhLuUqqAp1+J/+XmEdQttItpm9q",
+	"/stVghLMFl9NeoTZmv3mG8Gx+/eKSAxBEILIrya9XM4P/lLtIalM9D+JJT4HbPR//nfBK011f6eDrfdf",
+	"m3TG43UN5KPWGewYR9UeKYoSLIRaoqKTSQ9lPCFfTXo4IZm0S7jOcTETptX5Dh2gDUQO4ncXRjsci2Nk",
+	"0o5AHU3BPylhO0wdhvGnFGgKhJWH3BjhZv07BV+a8ZRkkhrhx46Fk+TVvDf+aTPbgTmcJ2jwa208zVh/",
+	"7RGWr3rjnzzOL+8Cj5ra/GLqd394pzVKVov8kwHzXaNh0DuJY6oQgJMnwOh/7eHil9cOaFoTXfOtzQg5",
+	"0LzvvcwwEMYQhZIIOV0B81vh7EIgjCCVNeS8P0ZhWb8wdKpgWX0A5KUxia+B/+eJubU0CFV8lWNt4/jP",
+	"4mcshdSO7w8W/MAgQl146ngMfwCJxfl4QNW5kzphpFz2xr2N6rD0YgHFyuyACrflWOKCpgc81Wg9gHJh",
+	"iqbViky9X0BYkyjfwM1QRSHqh1RMJWR5ChB5HyW5otGiqBo0EiihQoImBj7oxJbCh1GDihnnCcHs9iHo",
+	"g49sU/o9WT81h9VQgkMXsSHmjalGYIxnbM579fMC3d+1zgt9GnMaQ+UUA07UuVD/UmORA0lXCnm1kxv0",
+	"Vlhc+F6nYSanv//jn2GRwDnBQqKHcN/hSJIMdrIxXKFzbdrbiERXS8JK5Z2A02mqw6onEZY8Wxc60u1n",
+	"T3ffabkwOJnO1l271PalnNIdq7lRjW6A5cDdIgdZGzZaiJzE28ms+qtRs/t1DkZhHSCxhDJXLFkjqN/r",
+	"w9fNSGozLi2UgRc9W3G64YgU74lvebbynBORzbWhxAOk82LwfLsiM0El8S+uCYkTV9zYi+/4VcktdWF4",
+	"01z7GtRgNto9sE75+WcJpXmHmubFrlEmv3jYzn9tVHaZ+vf6A9g3kSNIFIvTa7ukAnhtL1Dv8PLju21H",
+	"0AwdlCipLLgCvI88vsEJZpHnqnvFitf9PYFWnGkLA2cEWdeQAM3WaJZHF0QG6tuKMp6hnFF9sdVPoVom",
+	"iXVcfHO+E/M9AO3Fmkh4dpuLUg3XwHsTz1GCr2Y4upjyq/aJTk0jbRHS+aCXWCBGpCSxmrnrbNZZyHc0",
+	"KJvqsUswOgyZYhrv2GEjbbd30O94D+BKrqVs0Yq9IoBPoNC0DVFfWwlpBgGp2hfuClNtX4KNxcmgE1pr",
+	"5F0lZRd2B/91oIM6sTW3o4JqP+FsOC3PqZDbbyEqyUpsk3rs+SsZJs4yvO7O30+XmLIfSBabSG8Po9ya",
+	"YUaS1I7glDndoYsNduzcpba6yNR8TXQ9VRjOu9iEnuRyeWrKUzrpQjY9k6oooXF529VYEEOvUsKePUGn",
+	"pl6ybVtK8xFnc7rIMxIjqqSRrCko3MInjbolPMf9Nr4t6pebAqTYsk40IVLORGfpkKwwTbycsHlrK6pO",
+	"iCQ7XMt6+OuLb2Z1r3mS7LoyHF+qP8Qu10M7NrQhRxjZt5EKyLXp6CNjOlS4/kZJuYlvw9YVg7aYDwoD",
+	"1zvPEC0HWwn6nkJyAcqILR/CIpshxU4VDnsdd/nGu3smcSZ33t5cLrWHkG+5oO5TW5ILkoFBBoKZtDmj",
+	"sid5Rn27Ud3vbjuY8iTxg3QyEzzJJUFv3zxHfI7Cvz4ty8lHCT0sCvWGOhAYUoJoe10XaFsYXBtDKXDn",
+	"wFxZ8o22FK7kN0TkiedGdoT7Elyr7AGpskye5GdLS57JqdVMNo/AOq2oLCMFjPewXJZCw6Z7uyJg1NEA",
+	"g1Zgqq2gnCboed81Fcw9Y1Re61Jv8Lo7qnss82NMM0PRG/emaP4GS3IXVmXJs9uqzjV53cIF8QtKpnGe",
+	"tej3nuC1OEaCSKEuFGisXY+mMV4LuFpW+D1dqTP64ItHo6C3okz/ebRVo3ALERLzlcm0v2ljn0CrW0um",
+	"djunK87kcuvT7Ylp/gJa39pV+V/6t130N298Q1dNFtJklRuvlB1Fq00aY2sZM+613TTH5floCk0V7aJf",
+	"Q116X9M4QFggjPQA3snsiCLJF9tlImf+wNFCVwYpFnAjuajq5dHZSltzDmkYaQujb21ry6QE1Q8mYMYg",
+	"fDNynLbbl24m3Nqwzfz7zmfebyZy5HOE0enzZ+jRaBRU0jra9HAl1OHQ4t4Ued9+FAq1Vd0U7uYWq912",
+	"VKQJXhua1CXxsEDhg9F/0/GHf7r/aDgahXszqmw4Tp2fuu0aUOu3Vn706vI3U06ZvsjhYqW23s2D5jjK",
+	"bTT5XFtFmFATlbYrH4QSotPNCImZmGqPKT//evLyzHhU6XgM0MyKWlCJxlDTamA3qWaOndoLx/jY6O7a",
+	"hyb0EUz9VXT+t3P/m6jwlKzZf818B5cko3NjT/vK+DVVVuKEHIVbFQiGPsyNpif37aDCsZ7Z6zud5URr",
+	"MKqgKMyf/+3cYr8fllsVDsDGZhL3/rikCUE6bpBxGcD1ogimyK2WcH7h5plEeRogLNGKC6mnxibUEKIO",
+	"DQzOeXdeuBsO73arRGl+aOLhZb6a6WAZp1lhTkoxtd7PJBPaqrizra/ZISMRYXKqvTxaFPBiev/h0n96",
+	"EoLjDZ8FTkjrZ58SXTd2x3UH8dGWQnJKpjp/sZgSVtQ7bqMyjBJ6SQ5WPCbIVKe0rjDRkkQXPJfIatHi",
+	"AFF2yWlEYAMGAUR+ncGc4KOMZZ4RZIk7KJPeKMTSS+MQ4RB24FiGTS5vP53ZhWldvl/fskkWqjPvyiGs",
+	"8D3PXK14rVNM0OCyfmr3bd0VzhhlC9HZ2vSj7nCjq+ScCPlUwd5RUVPjpLBskOG1po8z4jhTgekwVF/H",
+	"CDRXYbH9Ys3kkkga6Q8e579i5Ir+y2NaCtQD+12wxXXgFr7l/jX867wayju6Jx+2HpJtIhdnpMMjqDZm",
+	"nkh4CW3p4mqiP7y7BRzjejpxfbK7G7E6MwKfCLjJ4cneSR2uEgcIZwHOEEHVCchO24LD6AIw6LGsmEL1",
+	"Jk7b8TZtckgTtFk4f2x1nXL9rJofObskWbshQz9lTnZ51hEIzeCiE3Cmtd3nre03kYWPEBaETyMq150G",
+	"h8Y8ZzLr3j4jC/Oc3tp8B/+eBbEmuK2jZmROsoxknTsYi1xXzzu1z0LiVdok228zvkKhpq+iWdjVWOx7",
+	"a1cOXDlzxTPOgd9BVQ0R1c2sbJVDFFX6c2k3qJ4z96C4p6L1oF/TAGZbTjs5W1fjDFqu1VcA2E/Vxu/+",
+	"ILEBz+c0oVgSv4X52zxJ1uiXHCcgoIOhuQ/KMVgzGdgkCgkG4Ros5AEkN9KB9vAxxPN5iH7JSbZGKc7w",
+	"isg74uJD3lMh4dHg8Oz6VRG6ofFhpXiTLWyhK0r0IZLTXC1XlOlMSHdOXk4wW+TmMr97wr7iTxADd3fB",
+	"73Sx3ELgd7sZb6PHX5QRwqZQ/qtwub97q9hB3riNL126In/n7G6e31xJMHjhfXQ8WzCekbgMYTJ64nsC",
+	"8SuG3gqSHZyorrYOBxUozYgwqTvuHC4uKblSc00F/ftd3M16rFFFlNogiLbpLtpljDPJM21K0IQBcsRB",
+	"ijO5rksf2i/GbxNsuMz4IhEgsWNC50SdMzWhaoj61kBvEpUFKCZznCcSfaHr1HtMWB0k5nMi5AseE5CX",
+	"q2qCmp7chssWxWdaI5Iib5Cprmmj7h+coISyi3sChdrDTv3lt6KaSmHOy1Zt/DufXvyj6YAsDJUnl2cr",
+	"vQS3wbz8AoKPMJplmMWIXxEBgUE688gccoBB0TN0ApU3BcJZUVWzKAhko0XuiS1xSk71zpY0RWUNLSzA",
+	"0KFNEaakkYKkWwBREaWywfS99Y1dpCCYtmVbJQppc7C76OgcC+Y9gdRUKE3yuj02VC21rxrC0u2h4Bqi",
+	"H8HrAOeSh0WAT73AGBXIrrCIn2CIs2Pjs7DCLMdJGCCMVgQsdyu8tl0UC3E7oT7BWUJNSSczQkYSggWZ",
+	"KmDDQavyoIOay4T/tOz6j0ssTalPgSTnF0i1NukTaqsmiu2SuAhdQ31+RWI0W7v5cgIbbTZTdJ1gNY5u",
+	"buoqu2iUgiRzMM1CAjUSQ+pUhZeugWrX8LBwg9tqFhxfcmkvT+qstDLx874Xq/pdWxpLlNhUcpShmQ6f",
+	"EgoQJ6a+yfQg3Osm5+wakXZrOJYtNBW6jCZEv/9//6noWZump5Vvx2ikBa2M/AzGxY7bbgLe2vzKbOgj",
+	"T0AdQiGRgQ2TUxusUBb6o/ZuHDPrs6PrxU2zouRvB/2lB1+dj++MzLmpYL3h/HZEdlH3tNNiSyeibn7Q",
+	"2n0HLuBqhTTvzhpOXS9eNuymR63YwCvxl3aNDSiC6q3ZtjH1M1EJ4SxcoyoXWvWSbFKJS+XlIW9w9JLF",
+	"bHWxKpF+Yu4139mFi69vBMvBGOG2iw8cJuzVi/rOvToAVwedDndY3Ibj8jY0YwhEgQiL0PFccnAfV+29",
+	"hov6EojPB7K8OVtjsetHAydyyfPF0ngKCUmTRDHhUrLQw1plql4yZLANEI5XlAUTNqNJQtniGOEcLrKB",
+	"FiYUK1IsCM8EuAGos6+Y+hwnggyCGoLLORFm4kqJeQ9Hj3Upoy35VPwW22Lsb7CMlnuK7XVk2uubT0vI",
+	"8uSidT9pXBXnGzzIDS9o8qMVfv9Md3000rEI5s+jGtxBL2f0l5yYz4W2rAs1uU5ZBe2UUeOKM7sURGWN",
+	"dpCHdF4qMomM1C+Qpp5hNyqocr5tz5KbJbdxSWH3rd9jvPkmmlSP2u1LUcC8UO28CzFjbF5PGazUIJbX",
+	"XFBJLwli2pkPBH3raPgQxSSiK5ygNMEREWOUkkxxeHgF2n+riQXqh+bvMJiwMCPqqqFsMbW/jotRj0aj",
+	"QYBW+GeeFa9E/TqEYef0vRK3zaDwl5KOyhH1T+MJcwZU/zcYojcEx4i8x5FM1oo+rzIqJWGoX+ZCVvwU",
+	"o3nCsRxoBgYppAS9JC/smdUkXMqtPNepHYsQIjOjc8xHxQZoRNY2AK5R37VgZa+6BLWuXwYpXosia6LJ",
+	"/6APJgSZwkud1ToNTNzTc8IWclkyG/v3UbDVHR/g20xdZ4Vw1cxogt9TMa4lriivr0raCnMN3xNlBgso",
+	"4aQv9hD1jTAzUPTVFJyBRLSwotsW2AqQ2vxBUMr7Iepr8VSXYJkrpmakUyuGKto4gecjxYkRZutt0AJS",
+	"a7c8I2BLLghJ9Vtfy1uG4hrx1naZbuoMI2A5Upgj6W0RRM5rXhfmFCrZWp0e7RdTPaGV33Qr/xxMQaA4",
+	"dJuDDBT17UdFw0EnZ5n6m6JT/pk2tSjcU6WqqqzWP1uj0A2YDRFOOCPDTmqL3T1sNuasaXGQKfDmxf8u",
+	"j/xiP/0eQ8aXeNoaYgFbFBEheDZ1fcJu8gQyzxq76t19WKC7QvpH916pPabcx1OxhAYWvTir7cY2t5Qn",
+	"mCZrOF6nCoI2L/eup6QgqK49YhMK3dznt+enKMbrBuZ9+wwu8Z1mbAo2xO6EsL71vepCOqBtl9irjXGn",
+	"td3YIMc1ZiGKZhvswuuLhyU5552aWt3dFhm7mL4Y3HTtFlS4QbJ8Qi5taSDSkuQOSgu0ezLG4KifJIS1",
+	"eH5Wm0xXRC65f7D2FCqt0S2MmxRsHg1XTDMSyWme0dYkNV0T8D0hl89iyJnvuJi1ZMPZevl09CHdBkfb",
+	"iXCzNG1jnxuSAz0hlzDRdaminRZMJEjmbbHIsHOT7rqrHzYspB1jGIxvGzI52vQmldgr94KON3SGL20r",
+	"qpuXXUgqXZ1JKvB4t85JFuDl/WAOvCeQoJLomGioJaMIE/VDseTp0OQ6H0Z8FQ7GOuGfXAbawS+AqgVK",
+	"6IdSS6IMaLv/6MGEObld0QlSPF89C8KllOn48FCbPmxpLi1cYyQzTBNodhii/hWEOxKeJgRKhpEBWCYz",
+	"slKiNRh6JqyEGVRq4FZBGUr4FclQhAXRInqKpSSZWvp/9GHWr8eHh4Ovfzo5+B/44O+jg8fv+uW/D979",
+	"Ogq+OPrgfB183Z9Mhjs0H/z58Os/+bi9L+2BL1Gyli30w3mMdEoFhJEVdu8JGzsm4FWi/oJ3V2FUA9eB",
+	"IQpHIeqrv3lGF5ThBJ0+f3ZPTNikZ23/k94AfVV4AtiIfCxQWEvpMAa9YmhfpjZMEZ2A3gj1eQYNAnS1",
+	"pNFywuqapcG49DfgDPyXDymjMjxGuSIYttCG4PD1yfnpd0WCIzOPOPzV/OtZ/CHU+1o+4e/X3+/bjSwQ",
+	"EX/qdSI4k5AEPgI/hDnCDEGIOOTpnHG5LMLJRaAAVq+4tW6imus/oZzIGGUEx2COVfsB1mNW1LQ3XhDh",
+	"EEGRN1MQF6Mo4YLE8LIamwpjAMoKr9GMIBybp64uYAnaw8CcIc2UJ0wqkRQoRnWksixNdsH4lTWoavXv",
+	"PYG+Oz9/bR+1SD8BVgQACLR2yOxBoICUSyomTAtU6pnw/qAI8IV1Hag5RYjIe6nr5Q8nbMJ+QwrX6Dek",
+	"NQzoN/SCYHAd/m3Cfjs4OCj+v2obUl0FZ2p8o0L0G3o4GqHf0AmaU5LEQelhrJjJjMc6DbSn8iGoJnRy",
+	"dqty0cVNtLXY7IJO7w+kO0QaBsanuEy7W4JwhhMyNn4R+jzqwEyncWCN1QfWoSYjCRwmsaSpNrhqF4yI",
+	"50kMOzNT3E3wBNibv6SGhqtSPBugOkK/obJmS1mrZWwRErjoMHX/3ApDF2St/qzkd4MHdy1hB7pakkwR",
+	"ji8lnDazEwdSu4vwNreAvoHbgAhTdLU+Q7mLDtAIfE402M0ydXqy9gLhxdSeFCQbayoee8oJunUeqWyF",
+	"Zs6zGY1jYujmAfoN/QB1nZxKOrNcws4XSdsMtY8RVvtfxoKr5RdwBAhDlQ1Q7/JcO5joZ7piA4bVV3Bb",
+	"nH6cJPwKnEbMQTk9e/Otrbxo0Fgv01AuwE0FqC5c2+IYQSlcc/ASvliADcJU/qmVRSwOl5xCBL0e/qEZ",
+	"XtN6YMjKuLBC5Lnip+VQ4LFvx9IPiqkaEhZoYX5kB632FSQD+5yiNOhpx4k4myc0MtzmMVI8S/8ijC6d",
+	"IRsqUCQGwAjcy8DZrAgEkBiOkNtea0R1rXs9mKPcvec4YSipTD1MjuEEMhQ+i8kq5ZKwaH3wvTpJGcmF",
+	"ie22hGIox64kznXicjJ1lDjlshQHK2At1Gk5i4khxLru5xjBjaIuc+OoZmdacEZg4CPFGp+yGJwnbV3J",
+	"KovVTBhOGgEjhJJg7EAKf9OYAguLyxEbDn1wBZnEk/O54pQ20sJhla3HMsXrhGMlR/NpgrOFgf0B8CWd",
+	"rgHuEjyzNlxb6RLqKpcsuCz2viIxxSYoW431qD4W5JyBKkGySYxqD3yjFiXk1Zj379tNi7aWqvdXnDcz",
+	"VCpEw8iKHBrlsG9Q0qkF7+BQy3AyBRFBTf0I7tJvMU3yjBQOgKZSkKAxMVxFH5YZji74fA41QkgqLQyq",
+	"OxTIMwt1jlRop/YVrYL5LUvrVAToJjWuFCDwZrPFo2rSjTdEyidUQaSzKVjWHGOlBSpQ2398IalSfm70",
+	"ISgAq4pNFbj+MMmpFdha4b4S1FslTtVK/QUNIjDFLwro9y5jtUKwqQ53Cc+nELxaQSxEsQpIt1waq6zm",
+	"gYvwRhmtOqJvLKK1zl0IbY05d5PbKhM8dCZoSnLNmbYJc5XBHzmDW/GuMuRtkPBqAt4m+a6yuMfO4rwS",
+	"X4P5bhT6qjKfR+RrnVwJgZW5riMHuqMfuTy6Ihl6KO/mwmHr1A1xscZlO0iMlbEfVK4enwzZPsF2MbIy",
+	"1aOWqRzLZ402KrLl27MnAXr69o0i0R9ePvFLle6E9+87E7pyZnXHriNqOoJVu6BZgeVx5Y50Rc8KNDeT",
+	"PjcIn8NKMVeXovx1ZqskvSeB1Iu2R4NhrdDsO6sMfVIm/azqQ5+uUrlGOUuIAGrzVpXyalLDk9PTV29f",
+	"nk+/ef7q9PunT0Lrx1EvR4n6M6LQXis421RGDCCFq9qt0+fPzHWzxALh5ErJplqlWUlQ55qO3OSldQcn",
+	"NzGoE5aJaNzu+dA6EjiqPBw9Dpy8fyQ23jQ6CmepRDwlvCacLYQtCh3hJNEKfi0tdK7807ABfUdwIpdN",
+	"W1ezVAS/6FyUw2dssumyPN5D5gotEu8ax0SgAZavSEYjk/j0WHst+9xRyyRPGz1zt6r8f3UNQT+NDh6/",
+	"+zePkUYdBxOie60kbScM2UDSgoSAf18tuSBGSDBhdnoah7wcpLJLWhZAbForU3nD2LfrBDZdr8LJg5EO",
+	"Li2tU1ABUmiHOS0awOUtJE8FiNbGC551L4DS2ZVKzT1VpLVbJcIyYrWzdX8PYVC7BgLBuiLrZ9SlmJ7Q",
+	"3oK2MExQEFcv6EWYRSTpUklvS/CLppsiK6RFphO44gBe26IKbQUV2t8aj1IeolNouNtJfsUIosUIqB/C",
+	"MsIAhWod6n+tBW8AhnBySZQc2g/LTkLdV6Ci4HLpybpoz1OxtRZTjqPvg/ujOxj17+Cgs3NWuV36QqkF",
+	"V9RiK+oo2ZCFSfxUG/qPysPksBFnh++D+/md22LL56orqTul/wvkpCyJ52aBLM6d3jmQpX4mdkps1p2/",
+	"3Hpia00ZcQIvkrLIIHg2BeiXXL1TrLO6WnUtfuKOHzpfTLItOKu9uGzmDnDWVwi4J1DCI5xAy8C8xKBC",
+	"hu45aGLo7h/mSlrRlnqC7inbY7iYe9yvG8L4nOD4JNfPuNrTGjSfmePl4ITUmsR0OvgfXK7hweEUS0Y5",
+	"kzRRL1UYpmwJqV8SXWRgNUShzcdoLevewXUfN9K2Bp2T2NEqdn0BEWq5raEoAF2X6JNOoSQw2n5CSfae",
+	"y7Vex651Ee6G9t19GcD6OoHvj1yBTL/vPlk21X0nR1Xg34LcqLVyft2TmaqDcC31wxlhsc0NqyPpqmQN",
+	"dmDfW+RfPwlqO1uAG8rmOG3NtHXnZIXNbORcBzKCids0RBTYP8ISyksc5Kn2HgZ3UKiwAp9wQiCV0d3M",
+	"a1oIxbW0fCuTMcJxRriD6/vQykxaYx8cZ41th95p6qGv7VnHr5ErDjh5y6Wz3cu79dkQKqQgwDaJrYVz",
+	"nifJOgQDbvN+BYFBdyvEBizcJsaRu3RcgZtEWBEL7Bv9bwjOSKbvZz0/KDu5kaEq5Be2VKizE3pSAOhE",
+	"kaivEDLQ+b70UhpSG+IMYdQUI536Q9uy4d2uxHmlWtHSTOMCdmnde+1SduEJdbqOqrwsBdRExg4y1EaN",
+	"8Y1TSW0fwJrXN1TLLhLfQTCRzi73NZ7PTYmvMvuiqezlN6cVrfyz6OTicAd5++dpvOMe+WQ9B4qaCrui",
+	"3HbrETnoqeijKyC10Vqplq5S3JZ935yQZhMqHyhO88VDlBApSSYCFNMFlSJA4VS7kB6U70iEUYZZzFeI",
+	"M33Xlx6MIlVIPNAVgRpk5NrZirio6cG7Xx8EXzz88Kete+Esvw1zT4w/SFEPs0YyFe+AsbHCtnqKDNH3",
+	"RXIHydODhFySBIWGt4x1JiUdqFYo/T3q/N1qcwKMAP83+or/tcWmXrzJKo4wW40yS8p8lPduS52WJlOH",
+	"1b/bmgfIx4nbynXqTbyZOhWYdXdNCmUXe1Tu6Mmvrdah7OJtGnvP/oabo67PYnVKcGcwmYYa4zPyXk6j",
+	"PBPec6NYrf4Y2geR6gAVH4yN3njLgBFX/dxBy1Av3eiA4Af+kjBDgx2cF4JenOk6FM1DoeRm1fTgEmfg",
+	"d6b62PFfqb72jyfFGDv4PjznC9oSIH2NWPZdAtKf8wXPZUtstsjmm0LAG4O9INuPRcMHwZ/Oon3ZHaUe",
+	"rw6mVXNrQxM3VN/F8aX6Q+xief+oRXL3Uwa3uqztFW+DXuG0vBFbkfRXCIVMoNr1EBxJE34lgrJesX3K",
+	"jBMqIJOTuq3E+CqjEmzlF2QtxqUPN1yfBQgtNWdL0K+zh634VwvYxt9fgJ/OG9WyEaJfgaXYIRg1KPC3",
+	"cwlie6Iq++QQ+PXLh+u1tJ7hdk25thGoPQdzPolRSjLBGUr4QiDKrpnfdr+uRzfcTWsRLbavwMlW9xI9",
+	"apsMf13j656X1A74zaQvQ1Q7EuEeJTALwHVlMAeBrjhxxUgG3HUF7BYznKwhvMpk0PQaRV6d5HL51F9L",
+	"v3gVNGlafZlWzt22K6Fdnn6t30x70l7c9BLv4AW3s3Pb7t5wEsutZGTwdgZtO6eXdnrlTrdpWxJIHamg",
+	"vqGFkjdtgIjOBmhiZTCaYdbJZlfU820pNV2UfTaxclA8vijErmsGHxyYIsFam6kDMmqFgoWODxIS9Q0Z",
+	"2dwRWm0Y6HU0X9dhJg+KsQ60IsjqRWlsFEGDsa2bDhk9Uwx+wix2Q/yYFKhfQq7RrBNEmp/sBRkOoK+G",
+	"xYS/FckdsQSlp66NwHM5RN+qRy0gSifssHPaUhk4jr3p8DfIaJbveh0hKz+W+1fTGZUOkRV6srS84eB/",
+	"hGuom4NXpyr97QK8Af9ml5Flfp2Zv+mwx+uoAOG695EZ4DXJYKdMVrOaxHZJMrwgU57FJNs9vWb3LIM2",
+	"kGW3OYqcftPM0GIz724js277XdM96eA+na4zcklYTnZaucAJuVZ6xIqOucZGGjkT9Sx1CD3b1dyKwEs6",
+	"3chwL0fTGU8dupscC+jfFHOc7Kwb4SkHOrVdTMrG6XyXBI9T2S3DIyDcFTGxiHrabcMrSxqSELtyHpdx",
+	"eF7QKckoj3fAzmvo8FLRpKJwY72ulH7+RMTZZiXQK3L3rtyZaopXBbzdCQfDG+jtzMqOmxwtM4IT64pW",
+	"DfIOEE4ScJJAfZC2TCslWcy4FCghcxBEBi3ua105zy488tpcqmWzt6Av34o/wjKeJCvCZA19YxQajUOI",
+	"+pi5YRhUANrQ7//zP92M4raa4nrCdIjIsZupHKdpQss6Y6XJMsUL0hjrNyf9+LH7AdrNMGMkDocTZtYq",
+	"TEo2k1G8XJTQseHESLWzNQpfvzo7R4eWAMMA3DLLGaopxQ0KFIH4kos7mcQ1TF52UtmQN8XzpC13/eYM",
+	"89dIWPpaJyp8bRMpe4ydGb+kNR6pRkxJL1ATvuvwIOpg/t06xhWZLTm/mAoSZUROBZF+671t57WI/wgZ",
+	"PSRHOv7dUJte+j2BTN/t5YQKpHjhqgKx1dRc34Ob3ui1Hd3hLq/2bDOBbaCId1s3zs90TBtETGYCcFdY",
+	"QAJC3Q31w6ulINFUm3mNgVw9y7WJvGYA122P8P3Zg6iaYlR/cfKB/tufrr/bbWjkvnjbV4zYvKCKAss6",
+	"j5QhzsoA/09R7BGsBVTAo14x7MCEfzJdWBSF1SpTYddyfFuqDUKNSdNGp6q0KgBG9CJ2fP60x1LetDKg",
+	"J4bWJCoAVQoxD0Bv8Tm1xSB/mIaBrpWlkN1JfzTXiQ92qRe3g8/SnqoFtj8Mr1FPUHdofyVeR7fYRU2o",
+	"aM9qCXcLmq3AXMdKRbyt1zaok6+npFuhZ/IQXYM8ajoqu8HtrGmfhcAMs7uBWkX1b9OOtZfqfMWStWYg",
+	"DkM0ZTJLFymtO7QtBm4EzNuzJ72g9/Ttm17Q++Hlk66yzIfWNbTm5/iOX1W0vVdY8XbJ0UyzBOO3oa15",
+	"oH72MYkqYmaYXUzjcsatp7bM6l/UqcHrFCdaOr3QaYnmJGt586qm0+4Z9G/s7mfArU0dVNfdRbAqN+bG",
+	"UpWzxzuSt+lWhIhu3ktHxn/YIQqysrkVpXGHndwtkL1ll9oXvg+c74psnffn+o+oa5fp0tPvVWft560f",
+	"uZidnvY1ph4k3kAIssW2i/cW6mP0Gq9f4wTN1I2k89AgdRyQZUdl90b466NHu+2cB/T21bcpSEIDvdZb",
+	"rHBMdAKJNZHAywc6ibwplAYuu3Ogx9C9e8pBysJjuplfR7DJ5rBPxWpzHyExvi1FhPpztSCcJGFQljGA",
+	"L0V2vksocQqpsGK8HnSqXuSoa5sQgB9jAcAOo95Qo5pm5JLyDjKkM4DtAhGTGSU7KInLUZ7oI14/8pJL",
+	"nOwyzrnucH21rJnRQUWxLO/B8RAY7CiIYr2xkbja5K8thK+wctPaXNeymn3qAl2f2MLVVgCss71gCync",
+	"UAJwjSadxQDvkXYk3y8V+T8Yqf8+hv/iJNlGf68dduCrybciSJ8XHc8ldBpFSKz1cy6k1T6HxakLjdhf",
+	"sNTtQn+Lebl2Q1V2LET80mT1gh0ttEhLLggrXkYByriu0dkfFalywXcUeg06amZmXE7LM1mF6xR+14lA",
+	"wMTSjzJ8lUCUy5LgGLIXmig4EWg3lWhJoguSicEYzWkCxev1dUuZCaLeQTN1Q1bh9bblwuD1XqUENMEQ",
+	"uQJL0lVEFWFgFpfKr866robNvhZQDruakkxnUg3Uu3LO88yWExbujmok1K7PVsv/LjzLtYrWQh6tFcbm",
+	"3NVg6hDHTEcrW+sSnNaOmGlwyRZ36E1kjyTnF3qbdLFuXXy26+YUTNe3JZTVtA9dM0V6LXvOybqWTbfY",
+	"nxv5HjSEi64eMJ9Z1GcW9ZlFfWZRH59FJViqFbTFnaotNE1MSTgbhNq0oFkBdYfksjrLsQ3Ds5XpNth8",
+	"SsgLP/SN8rC7PBOWWond96cbsN4XNuPtPVGpNYGzC5PP3lZ6qET/7CMNgNE5bfCPb6xs3BZvuwmesmyg",
+	"erqVOtWtfQrN7oakFN/lK8wOMoJjSMti2h2jmEf5ijBJYvubNt3q9C3eeHh/njiARDFgIWx0pyn75zyc",
+	"vylSDz01GdPfOlVS7G/f2qoa9oeXXH6rLlD79wvQ3b7k8kQn/LK/24oL9u+/ckbsv1/rfPvnnD/H2YKU",
+	"8xf561+QmOLzdep8M8ouhYqnTFK5tp+emczvZ+Cr7sD5bJUmRCPU/nqm87K/LdOyP62Rki9+r3n43VKK",
+	"bonKR48fO3H7D0ejrXyvMNE1suaW5gmgWC+180zi5LRggt2j0p0+noh0k06jxfBelicF/b+62y7IOkAr",
+	"LBQD6If4z3/+87+7hWV1fqrpn//854f3w8ExIpBqvmAnphR9kZ9oiQVihMolyba70BTA+mPg6yjap169",
+	"jv1PrmEHAPap0hLtF1U3LVeDWmK8vies5Jjitam5aidEs7UjmlNWd0ZprDnWq92rpuwGWq/1JqWXi9f2",
+	"/duUIcTeVY7B4ouHW0/EZnbxguwlit0bkr39uLzW3bbe9LVk4hviY8t13VBJaLHTXUNYWZFn8wrh1P+i",
+	"eU0yJYLq4rvm31AMWvHSn9UVbqV3OA/Qbk7fk1i3Qn3z8kGSvNcuxp6slQUMNvdjt2tBXb5bQuSXPImn",
+	"MV6LtmLp+w3q8IjgEKYMDhvaJcIWomDGJ6xwAC5irTu+d+zMkIvFFOXz+IBC0SbXJ2OF12iFL3SlA1GE",
+	"zdEM8SsGZZq90Wb7i0fcnlOTZCuxLcUTNFJovOJZLMYIyrSbciepLsCiBf0lv0IJZ4sA/uUqBpTguiRJ",
+	"rJpOmPVn1i7SoBnRY4JPE3h069S1xo9wiF4xgtSjQ/u9FekJzes2xmI54ziLA10i3uI/hRMZlMHs2psc",
+	"xBQbNlguE/zFI90EUpzUCji+Vku9P/pvuiiTI/dog6VCxxCd+hZtimEYK65dPcK55CssaYSTZD1Er42f",
+	"EVQfXxtkDLvlsKonjKg4lbXGF3ro2j3HTX4RNLiYJaF2hghBFXuVsby2zM5cuo0/XyfbhElrPNUF/6qX",
+	"3/b0FqaKohaUOx1XJ5Xd9IqymF9t4LjOVmmS07kDuzH8E9vjQ+C7uTpo0W581+gkrB3WeQ2f3A33WJxn",
+	"uqjlijO59DDHN0RdxJDAUd2795BuqM5tiqHaYoXzgQd0C78w1rqvUELnRME67JRLo4w28ajBdQDJlLNk",
+	"XUkPbjVh6GdOQdAuOeIQhTwlLBwjnAiuvileqAtHNoJn8llCI2CQKDxMD38VSb74UHFEcSDoBT01svdF",
+	"XREYqot4AreK+zCgwtwfgE6IWlfXjzGAUuN2rt8T/bB4z085CwcBGiHJ0YMvHh0j68P5YDT0nujuJYUI",
+	"jqfYZGnf+J6z2dy7yDbuQa3t6wqzHCeVLcWmspS9UgQiOFq6F9kQheqWUTvLKhccFc49JMGT3N1CPVkv",
+	"6KnemyIWO8lExUwFDRaSUSkOacOHGqhQiwO3d4oaZDkZ+AUm7aM7NbqWNt34SRkcUQYpaC96qEhswQSb",
+	"u1aPg1xCJeJXBEL/oiXRIQbwPAV0+2MnUB+I7mj0H49Lqht1NSipQ7UljVQRWRpJeqmdxXPR4uv1Wcy7",
+	"e2LevtKbtmSuKnOLKVJzhMSSsXmv4HYhpJu4WL9em0JUqwhaMMeW8165GD08tUXgrclh9rTsltjViJXd",
+	"So7VBM+mEFmLStAfTDHBFCwBioFGEG68JGVG6ZPXz9yiOGBTdtK1LaVMxfjwUCx5OnQ1shXLTCXzx8O/",
+	"+DzDKwW6OtXk+kNT4jfl126S6BssiXavv92ruoZ8fSsX5JP3vYJhkXdI9wF3XidA54vRoGKHefCFKSTX",
+	"tW7oLcRO+WLZtMtPoNWtpVnP22rjakzzF9D61q6q8hToXgupW2zYna0BeLfKhNWlou2izFYpIN45va4W",
+	"RLbJ6cbJIkBiqd5NUO5hSTK/S0Baqrs2KtasHaYZow6/F1LSDTKSmjluaJZpAXTbrGXWgU2C2Yoy98ej",
+	"nUW1b/QZR6YBMh2sGgVsgzovSKMyBxT3F2MUwlLJ+PBwyYX8aayOw7sQ9ZXwhng2YSDFHSOM1Heo+weh",
+	"MZihZ68vv0A4jjP1cqUMzaDSiRTH8ERCR1AH4NGjB49Ub5lhmkBU/mGo3sMZWannyiCYMCF5pusoKugz",
+	"FGFhnkmFkFi+l9qEymqCBGj19fjwsO8kSXD+ffDu11HwxdEH5+vg6/5kMtyh+eDPv00mP/00Onh8cvAt",
+	"PpiPh+/+bTJ5N+iPofD3r0fBow+Drw+//lPv7su0GzTB/1JiT4sSu6bXEShsqq4rOknQYwWFXuuuXr1b",
+	"jchVVBQPmHCMUi6opJckQFiilWIdD62vLEoTHBHFU8yXo9GoaYbWSp2jEfwf6vts0oO6UVorZdQ/nUrw",
+	"0RKzBRmiN4rtkfc4kslavU+vMiolYVYhEyW5oJfkhaVfvUVNy0NB7wY0h+TbY4+NneJuvOs2bbF6zVXD",
+	"QPWe9YIe7AO4yRqDxbT8Vv5mWt3dE+F7Nf6LPv2aYiHkrbVlmLBwpQLUDxuKnkEAiiDnmRgq2SSMEnpI",
+	"GVV8gnGkFhRM2C85ydaBlh14hnR2+pJ93H/0QB3lDEeSZCCQJJCCd6EVTePDQx2qbAUEnWOpKnhMGM6I",
+	"FT2OUbvgsaHaUL+QLQZff0zhwic4fH5jf6oCjhWT5wZL451lZB/LHDpEJ5AIEZLDuMYaPkcJVt3BQbGu",
+	"MOt0i95ipllRyjQvUGuVDcfNaojB3kppHzdLaQf7KqX9L64+unPL8pnw/eb0O7tzfpt/yzKsdf5WrqOL",
+	"twCE4K9wkhCoebaGhIabjf5e6379fdL1iXJrmasvW5l6aT6nKyo7V2fMoDyD7vLpyyqq2adm9i3xPqbL",
+	"w/uP33WP38mIzNZTuJ6ngkScxcIbktK51MsbW97Ck+or4dFFW3yO9lqYG5F7gaXWFiqaqyUPmlN4Titg",
+	"+YpGojCzK6nXWJh7QS8Bb5OuOXohktlzuJ6qQ7TgB2o0He6s3aOVKLOk2iGik0togZdTNYjPz1IXFJne",
+	"f7jcFBizIcv2hhCR/eXQVjvj2dtyN7ri4a9Ygvsk7NOundIiy+xu3Qz17NqvIKvdOjaNFLvQrg/7sIHm",
+	"3XRJMjqnbWWcL8h6CgGtN0w8nWAhp5DYygxTK8VGrtS1A8nm+4yzA0mEHOhMWEpyh0vogrK4JZX8DQAj",
+	"OL5+bygOfM3evsNjzo45Ov5qkDxJfIn5mgx4+4HtxravmTq2cgHFGZ5LHZU+p4vciHwZwbF6ynrpUdNv",
+	"+bc3LfbHKrleLWUktTNXC5j2QrJcrU7tFZ7cOFJmRzdegprZNzYdqh+3VzDzZ93j2TRa4mxBxFQQwkKU",
+	"YiGI0H6hGCmc67eaTbNt0tHBq5suGJZ5RpBdfgDxqtpTNJ6wmvN0kaUw4oyZImD9UKc5L6AwJX5DyPbx",
+	"16fnCOS0y6PDKKGHphjWYDhhoVYMFpivQl6d+cnLM3T+t3MbE3WFBZrznMXHZb1HVly+oD4UGnjTQXKE",
+	"4xj1sUBhzMRU/7wFRHTiVOUyWQJQwvmFQFSiPA0mzCoTDbJXlOUSQrks7NXqCMDLSaZTQsB26fRx6q0M",
+	"L377E06I/XfNaGty6Tubr7eCxNVfHZIoHAM2n722EPEwZxeMXzHthW2FaiP1MC5RzBlB/dADUmhVOtih",
+	"HSpQ0SCYsFY6LrRB1ncVhC1DxYNjtQe6CBucV4EwiIdVhCuKMnkke0HPLGR7mZZq3FFLUXLnPP91Z69J",
+	"KCet6652Cp1pOk53XVrQuyRZTKOtYtHpElP2g2nbHtnvAL4RJzaTQSV5RZeK98WJ47kk9wR6NBp9+gcW",
+	"NdBPSUtKhWvdvNd5MDUSWbTg0ou7h6Mj1JcVNA90oRqc0Hh6QdYhvKdC60Vsk52U6kR42ExYqE6BtoGE",
+	"MY/ENM8SU/vlU+9MAbvj/dyA279lN9uP9WnxHGy6/syw8Fg7Q34BZiSIHNDpbL2OTitqBBGxZQwq0FXG",
+	"2aKsYqkxiUxyoO0RlwWwlVlb11xm/a3tS4GLbU8fizYvG7MiY15mMdl+2gpuZIDwAz/PWVxNJ+I7MnOd",
+	"QM2m7SjaF3qGamoPHe7BOCMdclPWyo3soVgI5Mcy6a5cn4TStkIYJFyDUipQRQSSZakxAx1Irm5ryqIk",
+	"j0l8XAn4highJdoY44BThgRR2TX12aZ6ITtVNMyEkqi3l2yx6CgWakWHbZjpC460pwg2gxQWqc6RThvy",
+	"6pRT3xMmv46zZXrCIfqmkJDMdhXfUEbiPIItmbB+6EVJiBYZvxK6jiyI9HoeIfFaOOXENI+3RcH0Bms7",
+	"mx12wihDc0Xv5VShErNYCRvXFW8rJXBJTCWJx1W4dXVeXOTNU/DXque4gJdJnSzglE31nBp0yByuBPKy",
+	"ypm7s9BpwrDQkNVkQF8hsmL8Mtm4U5vMrr+jpFgrZuKn3Wp1v4KBVc97OyMz6a12kzLbSjs/MZEGod6w",
+	"igOO/gl4q5LGFXB31+SjF7OFibzGmaQ4MdRbupHZ+xbqHuasuCr64AhS+Jr9x9H9wRBZlCpSvlryBNxC",
+	"MIVqXWWQXBfrStXAciddfgza28jv24wQSPOyvfDTLVwclGHQL6DWZC5htVFoM9fpRzxOdBxm766FGdSW",
+	"volbiZQzQTblEdouOtYEuKp3YYsosT39gJPKsCGfdKiFb3ayctXZGvNUQFTjsRYZGZdLyKcADqMx6ocK",
+	"1am6Vk10sPYX8w4M5e8VVhIiSVyKn31cKc5oWkPJP5HmshTtBjrlbiXD5TY+79MeWLa3hYlC8mNHnOZo",
+	"jrMdErJep4yZJ4MySC2or+SYdQHNILA3HXxMNb9XvzI+LUkqRP2mlK9a2W1DfZzAewXVxq/i1cgOJeoU",
+	"WboTKQFAD+lXxOVRZCylZlBFyu98iQOavOjTqdQtmG6GHrORDcCKk9VGT/Wj7f7tJJL0chzz9H9jYOto",
+	"wFdbbRO+guJZy89WkYBiguOEMvLpdU876jTcPQFVZdCzCpqbqaDOcEK2vZ93eDavxS15NpfvxG4P6L59",
+	"IzJyBYsZfNKn8KYnpoLI88wcu4WkqbGM8EQxwupD0OROKffKmC0mTDUXFYdLnR4C9cPC1TPUr7cifYtc",
+	"klU1X8Sx+2Drax4wYaFVOJi61ING9lQn0YluU+YFKMptU2mJCq7ZDo++4oV3rWfdNZ9v6hS9MVJC+xkq",
+	"3u8OIfZD926ionKsqKidqwCR4WKIsOMVC/m21ceDIl7CHV+BOtheJLdLIrEynGvb7XLiNK0IdNs61rjR",
+	"noTBjUe0S0TnORHyBY/JE9VWHWsxlead3ryuW7Noh2p1OhGGEp70zQpCRuhVF+8oMZUCxUYM62bnWU5u",
+	"j2xRppAuhYu6qNAQNtpPrt2emnzhEnD7Ie6kgakVFSAshnzRkIbHGFx0DYypKYY343LpOYXFFNMuZHhS",
+	"NH+i8yx7H5KvYEE/VRu/+6NiQDcrZUy8n6317Sn1XXi35ozKoKqRubay5Q7ElBri2W43vo3AtxYvDt+e",
+	"PVFn4+nbN1rn+8NL9TdlkGcqwoKUicig7RCdqKufZJB2DWEmrkgm0MP799WBM3Gdf/vb3+Dm5BIV+fjD",
+	"all8XXRvU4TWT2/zdz+diXc/PYnf/fbTU/IOfniTvfvtpx8u3/30ksGXwZ2Ir3JZka8GyoqgSwUeRONJ",
+	"HROyJbXj7V2sdtmyERt3DnwKjkpacNugxJ/jRJBwwwbd4liGhF6SlXn/3j3oeQSMJvb6wD47e4X+8sXo",
+	"SFvq+XwuiCyNCybbHuI63WDx+yPjRFakkZznMs9Io6BmN6fU2xi9kvFLGmt//yJcDDwIwRQXx+AKnZAV",
+	"Z+KXnJC/r0sdJSE29hsiJmcZpkxmhBQ10SFh4Fr70P2S4wzkxiVP6Vw7i6RT0Ln2gt6C80VCpmkCVQ+K",
+	"CCe4UO5wiJNB7tS4yRkxYXOJ6Du3SngJ+LMLFEzRICC8k/eWyGfFou6qpFddg/pkogr/5Qx+z2KySrkE",
+	"eRMyW+WM/pIT4Pu0olZDfWPywQI5fq9aTKFxOBgiq8UOEHkfkVSCW4Z6siJw4u6HtYfhUH2bqm9jyDAc",
+	"DgJ0tSQZQSF8ke/ZdJKPRg8idWEIiVcp/ElAo7QgjGRYknjCrrQLNaRWngnC5LHxHteqJFuLkMpS0h6N",
+	"Jqxm6dQeJXoJcK+tdKFfhJHe4NCfEOFu2UErT9d2fUFpA22kYNdGw37oagdDrZ5V9OLoI5DODYKWkG0m",
+	"LRBrrYtX4K+vR5gwPeKP0OWpbg3O9upqY6SDtaKirvwQbG9cmUuXqWr+7PePgnRiFGQgUMPjerb2JhqO",
+	"vesunYjU+6VhfF/htSJBKPuHF5gyj7rFzKRhNXIJCNZeu5t+g+MF6VbAwMc1nLqIXmXFdt3lddST3Yzf",
+	"hSWqmabLkKDfcFlqJfe91uupMPennwx6Wwo5tCowHcpyrKA1AqoOv0nXuckS2lIQsLvzvXUNVocyZxAF",
+	"BCUJFFfiHImEX6H+o9GDwac3igq9tulOfsJ798o/kyT9oQynqJ8T2OOcVf4Eb+2pMWgptBnLlO8AncE7",
+	"6OmlyROzQ5FVpLvaCEsAOLBJ2k9eP3Pdw3ev6Lq1UGuLfWCH131x4n7tYpqDJo0NaooNwzf46oU5MQq/",
+	"DnuokOpmP4t3LTVtVXNT0xZHSlgDZx6wEgzVdBXm22SKcQzFGkC60yF6RrLynC61rc+ua+QyF+q1+xci",
+	"5naXlPpJMnC7MLjj+c7YuQl4Lo5BndSZWkFC/07ielXqskZygCRoVtS5Q7M1CrWMLSHdHHoKFZ7nlCQx",
+	"SqiQptIvZvr8TBik/IOia7pYcFEVuohgBv8s1SxAocJgiKwADQU/udaiHutJIFuR1lVDXkGdN0yL2Vo4",
+	"i6la44oyLDUbXeE0NWo/ExHdErWlPmpUuTWi2/Oo2xa2jw6Ybi/+ott9KChy/RLUqb0SoepjN+HSAXab",
+	"aOlOvS01fHVJIIJWiEi0uyPuVL+rSpkbCqRW50jxQu2rsXE3vhG/+Ki+nKpnRvvnM/r3ls5QAqaDmJJq",
+	"02oxmDutHWVrymRnfd3SK2+oAluTC/ZQ79q6QvnK+5gYkTl9rw67U7K6vyEgrur9k2fUZ6C3ody+6vYc",
+	"xXzjDAEKIUdRTIUOpfaXw9wsy3vzB9SN0/BBQXSFqbRhM9BXPbH6oZtnRoFVDYtUv3jkMg2umyJoN6cm",
+	"px51HYTBsEPxfbXzmwXljjGVJxA/aVU4RYl8IzKjvmH2oSJq83jHCnvwRr8g63tiY2AlZTpGvRqfifqM",
+	"2yF3ebhXq/xvY5p+p0lgnfYN5EFH4RxpHlZwa3pr6HvyetzAy7F6jLuevd0ODGRwmM7W1yxWVKO6wLpi",
+	"luNudMsMej+S2ZLzixNfYgiey4j7iuNrhrK0cn9M4zEKrVYkRH3c5lwGbs2Qtk83c3L/xYHVsUxYiqnx",
+	"ni5cqyuJHO3vUHSv6Yyuusa5LlhFHPdpo/ok8XjCal7yqgtdMJ7pyZiVuLIif4XUvpw6xMz0Vr3cdxfA",
+	"aTqoKQqHwggzNCMoynTYGqg1B0N0kiSQInFOGU7GVgtlEhYwQkDdhkAYjKuOhhbZkMgB0OfGjwW9Yvm9",
+	"oGfWVX8j+r3u/YEIPy7XAZw6LY4awkCzXFb2HVpoDwcUMo7EZTS1fiOQDFf97XgCGCY3YepiNrwHnVjk",
+	"a+9Xq8PWdZyKIsSIXynE4giSoqh7VORCPXIJKIOLxCITlvDFwujq9EOHxM5eF/HMJhwitCMWw40NOHZI",
+	"GEkPGgAd6eJoJIY0wJqqFDigcg+Q4GYD4XfpOP/qGWxm0oTOFWVgk3aUGgnds0URoZcVhWGrn36rZqzw",
+	"/7SbF+jEJmqTLBV18jZuaD4McJtYjZRklUpPJQ/9YdeipEXm3haFKPE75v+4XKtdyAiodBk3xIH6ip0I",
+	"hRE1I5TYC+CpbSpESBOepzZel/X8/R//HAy7pHnKzHtgOmvNpaBTjhyh7+k3NjJHw3VPIDBG7DRPm7jz",
+	"0nWUb2JAEIJCLWoNht31pMTranyC7r9/b4b2laGs2zhcInAHbi6ruvd19AYb9GmGEp+QhCp+5ikex+zd",
+	"JjlErhMWg2km0AxDs0EDq1etrz7soACuHg1fPr5r1Ou1QHd32XVe190ghjeprT3ceZqN3so61YvGhNfD",
+	"5UcoFImMRhPFZhfBhGipB6lRjh3XdRtyAAktIErONraxttf0dWn643TbnG7V6muUWlatv9If2kNBTYMD",
+	"GodoSXBMMsiA5xIu6ocrsZj+/o9/hoNjZHh3JlBMCvEBqcupaz11B6Yq8VUIq4ov1ze6lu2nJIFaVcni",
+	"eHU42zcrnFRnFJ0LKNU6PqdC7qmaewOkdn3QRkUXFfKFarerqsRPkW6GqCIGxmXeOgmNV+i0rMQQjO8K",
+	"efvmeSGAKyIVpWB4T2hO7VFfX6vGuTtzhwxZVlky3SA6K7FPXbG2LeqH8HgyCy7F0odHI/RXzkgYgObY",
+	"OakafSASPwIPPtWkGA+eQbqqtTrJJdczSfE6SQ2mrQ/9xUQFyMU+GIn3GB56eiPgSXNB0tLbUIEd/v6P",
+	"fx4qcfOSZKG/HrXu7udn5jaGkjpUIokviDArLd8l6nPnHLi+G6wFScXJ6nzD7Z7qkkQZkUYtwRZTyJXS",
+	"RMXbIu9gYC8+9VpQGBd0wczT0rwkySXluUB6aDCl9m1hfav+GFz/1tu90HLQM6qUDndJJXOm6laQR/WM",
+	"lnTbPIttWN2tSHGNPZXFimtMvMo4HN/HR6NRl+PXkfglR+o1eWzsOIE+A+oIrFK53udhKIu7HR1tPxpm",
+	"axt1kDfVt6zv/BYlld2CvdzpxXWz651uO+7/Ti9B2hKn1hXEMyD/vaLrRyqXethrQ1VWldxWOfLGZ6q8",
+	"0rb7Aex8AH0HDvXhOOpMvRDMAqd0cOsO4vas0tu20aGEpsjASlHh51xIZBgu6Jd00uKgTF1vLqi+Ls1q",
+	"ssVFviDhP0ii24XQNhHWnZVLPHFzV0tBomlY+EDOsCBfPFRvzAf3UYZZzFdotobirKA5Xbvyitl61D+T",
+	"mMU4i5FZtThGoYgvhj9AF/NjaI1hf+Xo7Mn3frNkqwD1Wbop/zC7uYlJF2TnPOkSguOhGdW4Cdb/dJLO",
+	"lIYap5Hzo4GoqDbgtDI/mNR45i/zdCwq6VTa61/KIRPKLoo/N7w23+iXSPNOFJRF5JrWON13A3bNrLvW",
+	"uP4lJznpdmJrEJme168/bQA/N+o6j3/YNdWFPpetqd/B7oM+3nlG5foM6jxrLau21JzzCwJcekZwRrJv",
+	"LYYymZsQhIcjzZ3uO5UXdTRCr+FiZ6w/CV8onqOGLnOAnD5/Zj70Q+vdr38IBwGC/MDosX7yKhalS1Kr",
+	"uwAAKzdrKWXaKytDnZENmW6sBTHlmcTJPWGeeQeUIaH7IV3ME/XD76RMX7EEYv3P8IqcUUm+eo7fw98K",
+	"fwTqVkLlxwB9OWEK0kGABJE6kRipTnMAK4VE9QYMcWiWO0QnkHPMJAwDI6pAgq+INoBB/AVOBJ8wJSyZ",
+	"fK8Lck+g07M33xrMYoHCvx2oHw5gF0PUfzh6gMIXilOwhZIWTN5lt9fv//hfKCMJx+Ww4UTHZF9RQQZD",
+	"BOYtUhT9g3S9JNbGlXERU4LNltmW/ZWeNkAmrTm8qrTj+UDbKUObsd/g4/D3f/wzNEXIrfnk4egIcjhC",
+	"mlIFoMIJj491zfnapPd06jYdvwJ2pwlTEqUSi8olmzLiiib0ZvdsQbiepUPH1dcKByn9nqydS/97HXrd",
+	"OCa7nxJTHr5IZNUPT4xjCygVxugbmANlUiuXh+hZTJikc0p0ImAD0XFRjd8mA6JC5GBXBUXFFc5iofG2",
+	"wuKCqFdvwwScERtOBFZT9D0hqZItTPV4XedAY3DriTS7cqqR7D2QMRbLGcdZvL+zWBxB7ZhTzFA/hMWH",
+	"xinEuVwqBEcgZJuzbGBxT+iElUe0j9na0CYY8v/69DxA3z09eRKgV6/Pn716eTYojzHaeIonrHqMj50z",
+	"tsIygvkgAbRECyIF2vmUK15lFq9FTstybBqmLWceow2HW4E2YWV82Y3OL/IcX3SKk0RMGIi92J4OvU7j",
+	"5rHjaTfT+067jmo+szVWPP530OCeQMZeU9ZjCUonB0eNaNXsbnO1b1qYHFpYtZGphFVPc1AC0oD1A9SQ",
+	"mnPtp8Uk1uENtbUaCVkfUjE+PNwUbNd48BXDFFFdRCDrg6IPWJ4K1IdaYzqxmHHgEagPhccG4CyvU2QS",
+	"nc3K3oY60kExqzlNKJZlxCWQKF+lMJ1cEpq5Sc2GEzZhR+r0XlJBJc8QzjJQp0PqrEp5arnMeL5Yaj8n",
+	"kmU4QUrGRRHOtLukAg2KTiuw8IpIkqEQz+chnIkJQ8gWTzWZnjLUDw9/FofiMhr+LMIBFHAQuk+AMqJk",
+	"AKE5CITKqbWAN4swaJB5xkjs5hOi7P9n71+X2za6vFH8Vrr4/qdMZkAaPEi2qErNKLKT+IkPGllOniT0",
+	"n2gSTRER2M2gQVGM46r5tC9gf9l3MDey72SuZFev1d1ogOBJlvI4Ft9654kFAn3udV6/Bf2kJoKhrlZo",
+	"YShQ4MYBBY0ebzXITwZ6zayA2gpJZlNPl8TGK4XQKZ4haWYiVfOPiQhZDeCMzAuwdDhrNVm+fJQztoW8",
+	"ARtp9HjbGZY9IlO60AX5zbaYdt2VQpDU4OzN26yqD55M9YuO0jRHEUYXMtzxKM0ETFugxkaduaCr+v5J",
+	"oPq5qsbGumLiIo1aBB2dmAA5IFQ6ukcHGHUa5JnlNjOpjnQcKZLvXPsJSy4LOQ94uk38u3b7IKi/FYwD",
+	"EJdnkuFmBG6to68CdadicUki7unRmx6lp2v8GOh6tdIzTuRCMcc0GmJasvb5qYt0PouZNNEyai/jrnpc",
+	"J2/V9SVYKx0Pkik8LKOQAT33NJw8bAE156uhvr5wTwGmGCsWJlPITUO0GsztTA0dMZAacBqUxtgtgHCh",
+	"ISOCeFVPrUtwqn9+foMhzi+eFawdWPukGDkHL+lDUs9iBk0cHUzAwbxTg8eLCduo+GFGAwH63l4SjEDK",
+	"ThAuRP4Km4sdScW5IxmpFdFUsnBLuupQKjnOISgRpBTH0TBK44U9/Wo5hnGkVjQXSKhXwyyxqYg1EOGi",
+	"Bvv/f/4PgWQMDiVFcOtP4li9YXxj/3j75vUxkNDsYxSMphRuA5XwDhIdGtq/rSCgOHpwKniqFlxpsIEa",
+	"r0RoyuEsiUk9DEBKAnfnhDA+FGHEL2sN8k5LHKZ3nZyjBqbjEHWRf+hS5/VYE7Lqx/h6hEkIApWjQd6Y",
+	"sljo/LW3AGu1gEHaaiU+qQYo6UP/KNovJ8rjsSyk+2evcZ3lh0K9JHI2HBtcAW3SCmBmNjWNSkIJn6nx",
+	"Yag6n01YEg11h3DEXgnOMICHb4u8RqpBriJFrUvevX0GC/n83TkZ02tGWiRkw2hCYwmz+vH1M+JDf5hq",
+	"TiKzC9ilPM7xNImFx+jvM2YMmu6QEdUtd6S65LADoXvVTrNNgjO6UPLrhRAvaXKJWbGKFSDEgqbUSOeN",
+	"bAX7SqpN8ir6poa3j91AiNK7i2/rT61c/frdS0dN69rt85ZEAZHgecS0s7GIIWhKfa8FXrUy6nSsOhxc",
+	"pASks4gXug1IlTNIYzPHTy2mEt9AB5nSdOyZA1J2qjIQCV0pJF9z7lf/PVYCQYkbFwDqgqyYo+oDp+lg",
+	"RZA1h95pOPD0HRwkIJYH/xbUmRzSKYNGqGK/cdzAK4qzVt2FjE0NiEC7RWJ2zWKZ7/7cpTlQvwSWLBUC",
+	"vo4XgaJMsEci0VPDzSRipPqYYFEZyknT931LPbI+4JxgcqGJgQTxUFG/4J91PYC6Yi3VlOZMWub0mixC",
+	"JGCUSMoVg2QeYbEE0mwxO7IDvKqGoaeDtVu+74E6pVa20zpCmRXhmDXhhjsBNFsHnMK1wzxXS2tAkFUk",
+	"Ra3DXNicFXlM5uNoOAa+bAKnQzaFOQiOlTQM+i6yGJMnS74R6ViPB3tuDPEc2pRL9TALmUOCi8zlq6/O",
+	"ilk5X31FqnCawADigUJuxKRRHA1TbE/WujrJBh2FqHCYqQMPDswiwo1RlynwSKATPCDqh6U0itXlM/nW",
+	"6Iic8ZhJUIhZqNuFKTXIazphsgvtfUNNSRekRur4eCRYykxSPzQ9EnwrkkEUhozbp22PBK9F+q2Y8ezV",
+	"Do72FWjKr0V6gjfZ/n7gAfOElbAPjzwSfCc4Mw+aaiSlNJN0mm3s4R23eIqvWBhRxYntOwcwEy0NAQ4B",
+	"T6N0YX5vtTwSmPqAb0EQ1D8d+D42vwLKQL3RbuDW5wEM1L7bxCmlVNS6Tj083HNSLVS+W8png75LU9o8",
+	"p+I7pMaQpdw0z+Z+ab1Grs8jhKNhI7pySqXE9otZgOrUn4JkpqWj3I1BgVE1OlIKBiCcp8K8Yw4uGmjU",
+	"F6hNRYkW8MFwGvb4hFEAzYBbrrOjtQgQ2NTKwJSdq1IeYkZKpjZoxPHgpm50kDqMoQ69Bj3OblLMt9Am",
+	"YlB1JnQBNaFAJkbxM1UKCdSREiHYrEKBliai5Dijatq4fCdxsNHjOu8/l9dppH5YbAZFWxOrSRhTAVVb",
+	"aJmr6sX+ATvwJ8FYS/IneYVrRf4k5yxNFuTPHv+zXq/b/1MvK97zJ3mhmaeme11jBlOsZkJjRcPASMbi",
+	"EBMJOYmMqVYprFLE1wgXYFJbZnAsGuRP8looScyUGdGdNuEH/RYkPKnWaLycppg1oUPanLeteU+32iZ/",
+	"kh9hIs47gxkKJ6j1RrZYru4qywcyKT1Vk9zTt78pMRYGrDvqkD8JgmILJ68sc/wYC6M9EewmUuxkxWoc",
+	"kD/hpKFYZz8CLRTHjMbF/CCOzCBM4poFHJpxhCyK5DLcUBWOrZJUNApM7RgXIofUjxltYpZq1H5nVCB+",
+	"4dEepqamAuUkcJDG6j8o3RNBkKy1k2pAXCNMVAPD9QrL21RH8nkWQ5oi5BiaRhzbljYwidGohBrlGmzD",
+	"HXAErFhxDQfVCcjkqv1pHhQ/FyNCUW9Kl7dNbcaqplots2kWBFh9UgovTKrBLONjffOBmVtJ4+pEnFtG",
+	"wGAUPytKivGcAZCB+on6QymhmF8N3x4AGfiWRvEsYa5PJBoqnTpktimQPhT1FqNRJuJ9i4HHqTBmGrc4",
+	"gO6hrU/5Vjg+5XyuHGBrq2lWD2pqICBOZmsEMuW30Q1a9+u6RDbCHckGObWWTTRoJQwVbhZCGW3NCF6c",
+	"oVELjreEXzSP9YDZAUc2DO/Fmc0suUJlFnA2ioI5auhSHy7pGSHBFFDyjOgOThU1oZdqPnX4X3WU3Ifn",
+	"ptibLpGb/02yFHQLdX6AEqitomEo8yup7cR4tBKSzLi0BbQzv1IEiDMhcaVcKXT6rcwgaIo5spgFLImk",
+	"I0VVlQieJgtI89SmCTEiBzc35FKbQyWq92pZHZ5s0QGsPZwTMUvpJTPJeFA+H/L1XO+hZp3ncJP/JLA0",
+	"sJH6RPxJTp19L2OkZUZdsBIE5E9yCEz2jKx8Ux0v9WJ704tgJ8ZdLPlVV0wkf5Jmy1d3cBApCvmntWVj",
+	"u65CZgSjxxP22Iqkdij57wrGWT0v5x24XUW3rxEu1c8n8GRCkyvNFCaUhzQVSfYakWkUx+i/tbVApa14",
+	"hCkE5p5IckkjToJnbJowPH5Bj1eD/0Rt/h2PbgwFMMCSxgJMkyuwhJx/e0qOnnQOah4J3s64ug2kqoS1",
+	"egiZTfi66R7ff3pw1Kl5PR68jPhVYC1mJoUeuzomCYu/Dp2R6Yo0JBXTOtgASGBA4AICUXoNcmITf02X",
+	"qFpapdRGxbmeyHVIDsUS2w1yUvSOq8Yz97jq/IotNFGLQQyDZAL00gKby0BDoXsjQKo9B+9kYI2uP6L5",
+	"H4hgjxuUGs/Rf9SiKNlJB0gArCeKMPbEBccZkIB2PrhvpLrVx0FDnTEjPhZSZySIFgBPqVRdfZCmMR2y",
+	"icZRKlVHHAu7ju9BiKQBSymm44/pdIqWLMzpVtzKIyy8ZFAbQIL6gMwam3T2HQQKtEdFkqDt69paPpAi",
+	"TUUcDRek6iotXwXEaiqypl5HFiKmLDEXSUc7SNNAxMk14yGYzc2nx078g/bxQakkbfxxoGeAcfUU1ZUp",
+	"TVJp6iuBQUV9A6Q+KwQepSnjBGwy6m8ws8w4slXYR7UqoClCh5B5MhKJ0sDQpg/CVcara9qw4q6CYj2A",
+	"3TCnC1nrFhUEOMF2QSAdqEECLjgLjq0xug6ekir625VuW/AAehY0tmsDBpwizln7anaek7pvbHmJ9Ybh",
+	"17VjUOUzONfcOKgRDIBfgrAAQREoKXSNcwow2RTf8ByMNuA4unmtxdiZWQXHiVqrHdv36iKpa71l7ScG",
+	"Bhbsmm6USz62xXqKnGAN9StqbKrfrLO0GDCDv4CrB1pDamGjz4Cdp5LFI9WOdkLV8+0tR8TlxufZAape",
+	"Vo7RpMfa2Afb+rLj1b5DhIkJSejceqDy59ZQ4+LZtUA7piarOVxKKZtzLQZ6JDCIP6gvAIkPcN8h0s1x",
+	"8l5CHqRxhYsp4xKwS76/ePUS11JiZDAOQHWgDYMCb9fI2XAGw0NyKeUMLBu4cJbYVhWHPHzSOXokSfCh",
+	"hwn2vYpH9D/7TuRFr/IROAUhJ44lt6vpsITVpmnGu3BcOFvciauII4IdWmJtkqQ2CuV5n+rI+upsHxJ8",
+	"99YhAbYk13SVjtkCjcBdsgQ6ldc7tVtsDTwXmpStbbrEuLx0VqC3oFsghw0SDGbDKxBX7CmRahpmKwFv",
+	"GN8hckxBsdMKTA0HOlV0BCRc7dgIBougS4JoqlfXajgQPREggVI/uMFJaP0nhaC05TusdSFr+8t1oLUi",
+	"FoGNQBO7WoO84YTqjkE+8HJda6ANkEsyVSKWAqfp5dU0mDS4hvSq6EsGCyWjP9gxxhgi0LicgjMVOnhx",
+	"9sgajrIQztZRuQakutF2drRh4g2JJKpFSxs8VMewW2AmRmbRFxdRGtHlhWOSYuJEEsWxmEtN+NW/62gy",
+	"ggxgfICRV1JrDxN6UwdCoc4F8uwUICVHcXQ5tiLTMuHCS9PNzNP6RGiZCW0jB75fmE4YIUzRHDyqSLzx",
+	"EILOVqeorleNvk5B26PySrrnRIPBeYV7jShQ6L+KwnrE6wc3NwGpHtzcgGvMGFttnA/Ue4T3+1HYJSi+",
+	"R9rxV1OXQZ2hTCDU3pRG9lGAFXrrTregexBSdSzWmhgZf2zezVbTd04tCVbD1H4qPJWwviM6ZBBdg4sr",
+	"WQrW9/zaQmcQDIFGArjsQMsmlC+sCcE44W2UoyMpdW25fbMpRhXEinCBySTVWMy6koVk6TJvUxzPkCvH",
+	"avZIIuEiVTh8kPUTeLapw4OD9qEm8Amd64IBFn9GjSqbsQ5ABB/kMttlN3SYYloR+F3QG4vArFInNBcH",
+	"nRksumRMeRizZOlKgvhm9AacGJ5kTwvwg4UxkqcGJ8fs1qTE4K9E42MNvZqR8EcOoUmYsaSwENHhZZoX",
+	"ylX7mTC6gCCoKniUC0Z9HXoAoeiPs1+LTnKMxM7UCU3rHEexG95Sx9AS2SVcSB6NRpq6nIOhliX1M1A8",
+	"uj0u0yQaKiFTUbC62tX6MBFS6ifBsfagZlIJzSJp3uq0Dt2c8YGO1KDrlA+ZTME//EhJ9o+givalyR9D",
+	"WUNiaDKOQi03t8FgUaIkK4QUM/BNXLh6lBK4ZRYI0fE7XSjAe5npqVnQtbowWSIE/oX/ASH6sV6hxyG7",
+	"Vo8t61yCcMQA3zgaMg0OqyNezxIxTSKW0mSxc9BrGqWxGzWrVJyKV8lweZsNv+HXlWbbaAJozZRxOo0q",
+	"3Uq74TfakEyVjiGx5rH6n8vSvE4ixyJJcYVcgQRtulr2BleikQOUqpX5varB41AMJZaij2SPWxW0GjzW",
+	"Q2r8Jq1JJSd6NMgLnhNUdW2SCb1i6noENc3gkZBNhBrttMfV3WI07DqhtTABYLax0IpxFh0r3XhfGgP6",
+	"SNYJmSYRekLRzkl7HJUzD7IZipGzwHzx0CBXGFNJ3kaXnOh4wW9mCzKYpamS8TBuwgSYqsViEwFJJrUe",
+	"d+NNbRimDT51IxuNjdSJIrRaG6xLFt15xRYa7tPcihdhpVv5XkzYGSJKWoucOg4t31+V6mXfe6xuOnzs",
+	"Jm5Vur++9ypyNpmo463RzhLB8TBVvEpKL2Wl+2s2EMD3KVgEKt2KogSV3A/MptMhsrDqNm89QvPS4w8W",
+	"DvzjyiN+DuHNshD7vm0QrEc4m2OMXwJhJnSo5ZzsFIO5NCdWdrXXbTn3jEotFdsaLUuCuJXCQT6z9r8e",
+	"x6AsfaYSETOEjTWL0o0jqVSMAAyFIE2Gk4jDPziNFxK8dwWbrwmnBZN/V1HMJgkuwPkK9izOGMQmldsX",
+	"wMu4FIYNmR4zTvIpdRh2znjY4+oKpTo/TIpCEKSGRKdXbFW/tSxKuAth9xdZADGpBhp/ShOcgUhxl3Gm",
+	"7Aa9Mg3y3NjVulji6GuUYtQi6hQloCFMAuM2zWvSs2wJAcsOhFZeR2xuiyfZNYAg53p9OKYRDzRhmU1r",
+	"GDx/ZqGvFbUDoUiNSqQ0CxyFMNCx2vVRFGNpeckwTgNXb6p9J5mfrjpgaYqCTeZARS5OY0/HWg3pFAR0",
+	"OhzrANOUtMn/+/+geeJt9AcLdCz9a6FXIRub7+Frp2i/8lEcAdm2CxELWUxCJrhUs5YJHYhrRpq+b/1l",
+	"NQwx46UxBx2/TbjAclHuoafgIPfA4W/ygfSx9EDFmXF2M8W4MdQTSmjky0imecB3zEjGYUuATi7iLmLk",
+	"q7kBUZirCdtp6VQaqCplE2ncGgZZyizmrWM4TGlm8Jrywh8/esWhNesRD9kNLLzi7RCva3N7QJZ0RqRL",
+	"Y9vOtagPfe3WLy4caPOq1XU9aqj4sl79fJXlXQfxBq9vJMHopIP+lExiVBgax7VVQ2M2p9kdm0mdxyoK",
+	"ut5BrlRCWRmZpRpv6pDL6JqRWChhfYAgrZwEtqxa0FVkz1b9BNcWCAbRRNtqKf77D8EZmvDa7faRUtFt",
+	"7HbLbx3W/Wa93bzw/S78/1+g0PEC7S4gyuaCWlcpGar7bxMx6fa4EzK+5egyRdYd0FG3rQeU5cUVtsD0",
+	"mt8BW2q5bHqrYK922JLZdLpiSzybtEAnDEN7NWA7DDNorJnHhdg8i1a7e3DUPTjaZRZlIltGrKBiF1br",
+	"el8u8g1RY4PE+ymiQ0aCQ1G73DgNhsGvHwql1jtH6mJmZcQr7d9b9aOr/5r/2Jw8/efg3Ke/PBn+fJnh",
+	"V5ykdtbtun940cS9a/7i1tY3hbRdKAL3liE2SvOo3SoWNoYyawAyASVLDR5nxYBPLNVJBBrSb579/kuL",
+	"vbwKX8y/nz2Jbiq5wqCmObUH5jiUzsL/BcDyt1oOmE2aEf3S9Tm4aHa6/mG34+P6uPW2KzPJkn7nSbNZ",
+	"XClNlmCNWv4TLMTRz6ueSolq6P0FBVRGl3w2rdh0aRg/n8Xxikm7Q1OT1oZPXSG78m2UsJG4qXh3vhqt",
+	"bhNOS8gg4khI4Np8dpM90+sQMnmViunSQdLU+5KJ/hCUmMo3LIkjbp6pAw7qzLPn+lHCLpFQfPNcL+zB",
+	"01Zzu4WdJtEw4pf/QUejr6/aN0e/t+IJMH20uRQ+52wu7eciuXy8647g8qgLbyvI5GvGQNWCZq4oTNOt",
+	"AaP4rq750oZs3oxubV3QJquSAy0s4zBPte05Q/nU9m7VjWt2XdWtfv3xP/WrL55hV51tdNksYL4CnzQ3",
+	"f+IG0+NH7c0f2UB7/KKz+QsThA8ftI42f2BDw3BYB9tM34TLm/IelYNtJuPEzxdtAEXYll/fK4pQwF34",
+	"9f3HnK3gZTEn1YjzxKImGeuBflBqOVj2h6+yI+jCgsAOtPVOc1WEuXdchZX3H3ONwGPA2QBPVNZtxasM",
+	"1GQURfYqmYOu0j30/Y/b2CwehzSKFystF46GqmQPk3I30vosmi1kwW6Bove7i1MS0oUHNVGN9cLTimJI",
+	"F9qg2uNySrktT1b9gyXCBD2ipDhW2iFnYe0Y4uYTOi9YPx5JCGtPNWCDko8MaqzELpxQIMiliNGkW3XS",
+	"fouautHSMc0aTciOjl7Qzp3U4ZPl+EbtaaHSOtqdATVA+oUZZ9IcRPdggCoKcIGx1ajV6vFIklhwG5Xc",
+	"PjxEiKAVKuUztclAGoHkliiVG0S5M6svLkuv30Kyht3u4Oeff/65/upV/dmzINN2WkcI26u9D2ZWtTUa",
+	"QY9vVgmcXFPQA7SMDOJxNo4yJeDTRX+/WRSVt5H1X9LNi5WKkC5qnyjRbze4f4EIjxcMqmk5NAP+RhDP",
+	"TKboaC1X/WpFW1nptjd/epB92nQ/bRY+bS5/euj26kgy9lwURqg3pNACViMAjWB7MaZ4UdcJMpj8NDOm",
+	"jpAu9oLMAxRk4KCUYNebQ/ElCTI6nFwN+fGQxvGA6hpjQpYIL6dC0R4TpIzWe3BomDIfeqLdLEIgiMK+",
+	"dgtkDnQAURlFl7OEheTNlPEXz3r8FHFVdGCbR0YYWpbonBaZc78oIWBCE+22MU4Wja4e8QY5B++HU3Cq",
+	"x/W3cjlRD6M73LyCLDnPImAZq67O7e5igK9Hsgk66WmBxgvUuW86Rc2kis2gXJrbiXldg10FpOoUvj/Q",
+	"eRCy5qbaBT+LWRYiOqZKFGA8m3DD+OndYLqS5Donu9kG2uiXT05P37x7fdH/5uWb0x+ePwuOswwPm281",
+	"ZvHUzWIClDlizpKpibA23kd9viRlncaRaunUHEo0qzOZmnqM2zNKs0OVboUt/jEefDeM3kT/ePvujxfN",
+	"19EL+WKSTn85fXH4YnIeh5F/84L7Dbb4x3TYfqXeE+H35/PhH+L6ZSu+ejn5sfPzT8354Lt3s59bR+mL",
+	"aB4N2z9GL34T0auL59HL03/Eg5++nQ6gveZ4OInH//Vd4RvuN4atmA8m3/rhP/8R66IqimP+/u1PPz+f",
+	"T+nl4qU8jYfR+If26/DJ6w7/efLUb6dvK1vzvcLyWa6Sh/RUovfHu5FDPlTYhEZxpVuZ0CSi/+mYTLKq",
+	"Md3KUJOQysfbT2U1B39bJAQYXs/ZTUqmApCVMsex431c5vP5lK7NzN68j69/9CqlGWDbt5N9stSWZOku",
+	"7ajXsY37lV00sy+KMO2tv9xdKNEf5mST5vYdFmAM7lW0OY2j20k3p3G0RsApCC54twh1kqHRf8M1myWW",
+	"yxqamAkzwzjaPZjjE2QX8+GHiollrXQrZdwjo/1ZeKmlXWuFITWlNYJQ/vMsBrHSreggxEqppBSLSzFL",
+	"V8tJxcCRsqARneNRU6LKtbjS8g3+5sZu6tA/zxRH64JtJFmQmKYQGRjHZTlpDZJDPxazNIB3ActO2wxG",
+	"Irlkqc09gL57PBbqvUWDvMGi9Bjobeocmix9DJuc0OE44hotIrMf1RAfgo1SQmMDJLOVxNV0Ja4cXq2u",
+	"j9Yg5zPukO+hmEwA1gJCeQIX4cAaOxwQUQ31Wd4GwgkkTI4LDX1a7MymIVeXo23mVEfg54bxTrIkEyiD",
+	"HYXB6iZBsJYT47Kc8lhcEjFLbyfDvcSrclcyBpZ07cPtAwKQkyK2gWl3W9hUnLUAf+58elus9nKjg01Q",
+	"SIAUhHtxZIM40tyax9/KPFIqkPzNJIMS00dOWECuUxSEtxEHMgvDXyIRLBGi1eKAV9HJHJr1/4vEA6Vp",
+	"rI7O1jw60DaTwMHWsfwBrSwepn0H5oFTCLuE+/T4V18pAeGrr461bKDGIV1sSWtmMIaIoeByNmFh0CAn",
+	"1opSZnnIwu9bvq/tCoAOqIHQyNckMLaLW9pXEOjGmso3mFPKzSdL81rB0kAXBPg3W1fgtgaKM7XZG0IK",
+	"EZw1hUL3kNgdwDmBPO6gAeA2auWOndwghK7NhXOtWqhVbg00Krj8seiu+CQXBNZ6Mup894NDW97m1W+H",
+	"vWnQIFs+quJVYKYuv6bhtWLXkiUQIXHgrbUs4KmTUANI+wsO635bx060IdBm2frgVYxFKEln/eszXzwf",
+	"/n4tr3/44/nZWXN2xH+8/Pmf6UH8j9dPXjTP5SieDA5/foXsR5/z/JTflFyassnZoZhWoElTjjXX5GuR",
+	"ZoYMsmDp2vZMEx8/7mxZUUd4k18kg9LXIGp7EeW+LCa3NHz8nS0XZ0CPlyHcPjfrxBoO8tlLJcBt1vh2",
+	"tJeFFkD0rtgCk1k1AzM1lLDKsaZ0GCgyyxAOgMH1Z0kMGOi0x3U44bGt0YTCSaD+g++tFIMy/X1r180S",
+	"w4fJ3xHHfwsLueSPKL8M5pWIyccvEEe8cmcWd7PITryhORi5kEVY0P+A/ft6o4uhlKXacMQDHZdt9m1T",
+	"12Wy8fYj2d4vsivPg01cx/Re5m6Bjl/dc7374noP2Gz/FmnT34n7LZPT+7PRF5lZxKM7Mr17RAxSGqFC",
+	"kiXj2n1QSnHHb2Jdjhvggj0ei8tLpYUptgbod2VlBpWaOlhkVc8AF8VaecEmnPFbm2imkRb0kB9JByeu",
+	"milFNQ3WKGcaXcziZGV12nY0uBciLG2kw4qkTzBcB4DtoNFg3ETOrUzwtullszis6l3a3zflrhI3dfV2",
+	"tvitpwO2+teCZNupG7D4yGZeO7WYU5mz2AwE5gF7Ua72nMUm2yrOhdMJ80goFKPxHGhZyL/IPUjAwuE2",
+	"ava/8JURuECdRZmrgdjRXTJlyRCgf+DOecRmA/XtL9kjeCffZWE8TkDrVEhA99NR17DbuohDVhqutl1j",
+	"KZkImUKSKwCc49Dc+mEBqQb6cQAAOYVpBDv35Pu6N6RGhb5wKXI94aNjMqG/iQQQW+UWnUJVFtNtx1Rn",
+	"IYDUKPNrjYfCWeKx+oYDoJMOEC7mz8Cqx4Bvc0kCJTt2Hz9GGDUjSAYGqDOhEUBWBY8DndI+EdemXmBx",
+	"JuIqYv1wplFDzJAGLJ0zxgnWt2gfHviFGegP+hPB07F0poJ52VmAvn4B7Hc+qcbRiKXRhEHluWbL91fZ",
+	"GvOVs9arHccIrmlQYY2j1kRdebkKaRO6QGRzxH49WQL5NYFzpvxiuUrzQvHTT4iuKpyhSrftu5Wkbc4d",
+	"nvqKV8FDA46ECWvkrXnadHkynDByloid4p3URHaKc2reUutCfDksy3r9x82royl/x09e/tc/wqOwGc8j",
+	"/lvz58Vg9OP37dOzXzj/+Zt3N5MN83ZLvlc6beeJjGeX+pv6NBH1mydXrd/D3RQeXJnVuo7Bj9BazrHF",
+	"0IO0CSNWxAuATNrrQPdm+ftXuDUfluK1ySuKUnkmQ37W/tA8Z/mcoqQMA1vtBd0lQmofPfR3jh7KCTS3",
+	"iyGKZHpmTtTdZU1ZEQWsnP+WYRq4hs9mvelf+EcZIIXl4kXBVieSd1p5KebtGDLWDSRdpdty/JF0qPQR",
+	"BBlwh9NeNRxrh20Xh1MiVMBw2stClTsav2Q073eRLczGbHIg2iOQjyR0rRx7p+I+7uneOTykqecP4DSj",
+	"LZ9x8JNLRz9nZ6MhJ1ty/qV63zYuOuObj+TqMpUFVN9jRKJTbCgUEDaNRcChWBzg+lpwcoPqC+bUdVjD",
+	"txRActXbyqWR5xq/rGsMqcgSlfaFMV26akqpfGOLfZSKLfZnwHjLbAZYQgRxtNiiSyKsrgdGH+D6WS2S",
+	"sEFO5JWLV4j1SgwJN42C5GM+MvVL1JK+xehySf73//q/HXBCDmXMdWbOnAjOjlGWRTO5emaazqWZFeSq",
+	"HYqu5ISdTNcus5TqYa6y5lyy1BQ9v5Usg4doU8CYKRl9bO1RelUzakWqkN7f8dsr89odo0IuSpqmir5U",
+	"upX//69+/ej9v///SjLZ39+ZjxqEin5O/gk5gDyJJHSAdfvWf1wiWenhXfzzIguCqmR0CbJNcSxfH41a",
+	"ww57QpuDp2FndOjT9vCAPRkchc1Rmx4MnyiSqAagU1RDCzK1TrIrk+gw4KrvmGEr3U7elKOEwYQNGU/7",
+	"OlW4axLn+63OGPLuITEe/2oiTJX5SzG2NImmrD8cK4Vb9hmHQgd2yOZnTOqxlq5d5Dc8kNtYh0oDv5zS",
+	"T5vEGffVj17lZcSvNn0C73z0KlgZatPb+q2CpPZlSI5by3+4n3+t+KfP0OckBOpb+ANbLIuAmpFrLpaj",
+	"qtuIgE69oLsQA73KSka2o4iY8SZFsQrFESrdX5UM1fGbXqd19P6zFiAVUatropZ39SMFyXDllmCh1bI1",
+	"yIkpTp4VHqs6ZaxrWSC9EQLRSmOr6GCwsi46pVMmwTm/VHooK9OegT4bFi2N/FM9e3fR40tF/1zYKN1w",
+	"3TZcawSrRAi1PjqRs2gP6TS3Nz+rBbmdircmmkXvAfivnZUj2yzcZxHw8tkYUQF9GsSG7cNdVmtTUAvK",
+	"wib2Kl3SQ0mkVyF/kh6IIfqfSgbpVT4GFj1fcNbjGbTXMTTmNDOmEccPZhyKgix4OmZpNNQQ+0r8Bzh2",
+	"9Q8AwodPjG4GgPmUXLMkjIZQ+LPHZcqmGgTcYvgnzNSutHjgWE8QCkrR6ZTRxCh3bq1CLKcMNSNACMVa",
+	"6TCCIZ12SdPHgQO+sV5A9e+xmCWerTkXcQ3bz5xiW0oTzRelMsm4UDCsx7G+Th+gx/q6uo6t0pGVd9XF",
+	"zmFZHkG4EdRUMVPPa2jaLkgEVI4EkzMDwHBu67WoiWl/MKq9yYzvmJdjFMns0KyL2nBA9z2CZVIdXY1K",
+	"AN91K59mpoLg1toZ1lwOLoTAUjvOuVMLKUl1Qm9I0zcU97Ha0VpjST/0Cnu4ypadzHixjw1aoEhyaUdI",
+	"+0h2lW6nRKprAZhWt/Xbox4yBnXHTTk5KU7PTTkxcKvwHFhAxC/jQurPG44IfsSgstrPSzBbd0tVsbO+",
+	"LzCTrVfFIzRNk2gwg2CqVEMwKpJVms9k37VouHngX9t6/+n3I1++bE3/6+j6onPzS3P4+sngJ6q097FI",
+	"0v5QhKD3pnX7Sb3TytRju2VISa2yWem6g9A454Vn6s7mn+lMop02efWcM4Dmg6et9goIXy2NKU3fNm8L",
+	"jVdQl46uMz33tudnjasiu5q2oL9I9F1XRHSv/u5jMvYxGX+hss4gFjCjwA7zFFAIPy9wahL499Xil4WE",
+	"z9bbk1k+H3/I/lhXuOkNlEA1b3qZsKxt6lTX14u4TClPAcyW6BpJYqSLZBpYRqeMUtUJZZXdhFEo9trx",
+	"OyQ4tT840Q9lsZDfsTR7t/LJggSUKMixzTMahTqnX2ki8YJg0UcWkiolw5jOB3R4VSvlp7kqDUdPfXXe",
+	"pom4XgoPaF00/W7TpGnZS9fXYQ6lb5munSoQK4Ih2k3zYau0woOa8tMmlnFw8Fo9WI3lQIZWFlehdTOQ",
+	"EKDEwQKG7c54ShdipmWIgzJD+29gBO8njMJ+ILZ+oqQzqSaSW0Nfl4TQlSfcOAhdXCJNKJd0mBqo/krE",
+	"r/tN32/ulmNtj9RzQ1hWQs+aN/ewsw8QdvY7lhLqHAKHicUsvGTJ3xBmdldU9FOHiWAc0mZe81gTQqS5",
+	"n9Cbt8LG9ooadLasX6LpE6kGhg4HNVO+WpKxiLGGJEPqHrh0GDDanbZ6XKZRHJOIZ99mwB9HJBgKPoqj",
+	"IdQBdLhZ3lpAgGtmLWA6tY4ncHr3yPm3pz3ebreP8MNjomdAIrDUcsDnT1jMqIRnjCbxIqg5NbWhmC0U",
+	"bgdLoH63r/rtVbB08Ecs38t7HKt9mlWy5TZhkPpLtULq7775u0/ToOYRqPFJUwfDEzgA5kXBrkTpcY8j",
+	"XJ4erzQWQDoLIwiwbJAT6ByiC3g2Emc3h2PKL7NMCcw/0VsQpY0ed/cLa5jjUDwyBaZueI9eO+Q46sXR",
+	"LI7JkHLICGS2825hZ5UEs2lrTZ+BR9a/q4a08SUz4sDr8U1v4nS6dnmgDzj/6iy/mWPZ1HAScTX9QYSF",
+	"5vMy2TyJUhbU9HbhOtB4xX4Nh2yaShK8CNlkKlIlYtR/YItSsQ03l+VEt93ogNOLUkE+vv8UqxpYer8X",
+	"cUH2AzOvPfiOiIc2LDi8y1+9yC60l10WuJCulOheQGsa2V1A0StZWuPHBqSYYuoUiUDV1vL48DGowUbC",
+	"zYZzIzG6qVH5dLOcuTiFVbVUZdXyrpCgm62D1SJ058J/mgmmq0Todi4suChClwvQrbrfNJ811wjQ7TUC",
+	"NEq168VlnJ4jL+uP7lJibrqRw2Z3VkvNrXuXmj1LXffyc6n87G8hP78EUfNU86WtrVF/pRnq8xDXNen5",
+	"4kT27WRupBz3JnJfLAnbVjbDgleAumAEGBLkyB9UMIapogjGBRnQmPIhU8IKjxc9rvNqUTR1RKuiWAbZ",
+	"1nSD7AcSH47FABD+C8W5GoQ897gaueBYpx5DLagpxqClaGDbhm8hlATao2Tm+pgwyufjKGamsrRTKd/o",
+	"LWLO5FrNRClCWT96LHoQIN/juCAWeUhhw3QtrgHr8WxmgGmtGBWkpTZJKsBFOxzThA7V8SLVQUz5FVap",
+	"1u/aCNqS90uk1x5fL75qbG41JFOMDBcO+qIJWy3O9vhW8uw5NP65iLOjhM7CJXcoi0d1LHhJ47wginJE",
+	"5a37BhksdAgQnJvKreQAXJb78fmaI5af57l5ehtpEiWpv6PseCvBcf2G30akTLLV/1eKlGYYe5FyL1Le",
+	"t0iJBOdLlijjiF/Jxx/Uf7SXcG0azOvZhCXRkFi6oj4kEVxGm2rSPNDZL1OajrNUDeyjUmQWLrWw1Rwj",
+	"nh52Kl5lEvFoMptAIoaOTIl4yi6BZylhlabDcYlTE5OiEhQiGuSEhJGERA0c8CQzIGNAC+SCG1zupk8C",
+	"9VrffBTouEglgvW4FnuPSTpLOBjfUpTpAKhLpiIBM6hH2I2SMrTEOqCcg6QHBPiRxIFUQbq9yCgziWSP",
+	"63d1OG5kPaxgwI0S+BQctAsiRqOgVia0vJuGcO34JxXqyqe3bE3ZVbc4gHutb1XOk8GT2m5qVl5M0AHG",
+	"drDMcpf4KR7wTbXHi0XHMSwshlCiivN8BqtR4nA96HbQ6ftxp9XdxDF1f/mLumeZt2aZe2a5kVlezBKl",
+	"Q+dZgwAHhBiNHL45oZxesom6639r3jlhK6NqLpyKEDqryQVSEYmTm6Ln6BFGh2MnsxfKQim1Wyo92cbl",
+	"JCJmPQ74JtBJCuXIQWtXPxEax2IuSTWfACPH6iFARs2NAw9eV+p9KI51xCwwwh6HCHuJuIZovnDTi3Wi",
+	"lpDMRYooj995xSp3l7eK+7OhsCEQ+OZHS9JRjFkuYXBL2JAypJA1je8EArKM+wHhZHqF9b1MMa/110ox",
+	"vqriVZbsIxVPnWP1u8kGr3ggiGW/YyxX9rfJC3YeKN3T+dvkC7lPQDzRozB/mp9Nbf5uHEl1veZsMBbi",
+	"SnaRECgisLyCzuqoEyQgFhqS3Ssf32/PK1+xTZxSH6s75Y1/DaP7wtnJmOliG/XIwjN5QAKzOwGkqQQt",
+	"5EthMfoybmI1U5ZIt8iqYhhAsEWS0hgWCem7BYgAPQLIKMSCWPVDjEiV8kW2xDWvx01upvqEJyKOIW9Q",
+	"B4hGHBhXGf0/w0bvkAcYwk/DItk39CKk5KW4ZjEdOpRJFvClNC5mpeU3fN/3K1vCY5ZwCgiSCelCIsrm",
+	"ZrypzMaHf4KiORShWhitDpf4cPFZwSucskTNrHJGF5K0/H/Dyt8mlQWS1hKZQu5Xg2TGNszbG7M4JG2f",
+	"qLHrENgsImiWiglNI1128gwZAOqjB2rJyLu3zzz9z+fvzpU8c+D7Pvnx9bNGATvLLPXB6pUGUFx3ncUs",
+	"DYVIVi91s4NLffDELvV3sRiwG/IGPy2sd7tZvuAWtKFQsmebBT8wfgW1vo8kMcZf46HaYRuandJt0Dbb",
+	"QUJ5mO2C2mS+IGi2bezEDM+AHGxmiZqcaLEvsjmYcq9A/t3DYPUt0OXZNnFdwxWWT4LDa/VLdWQ2K3I7",
+	"9Dt/JbPNfB3AbKPplry2FAxA+6vlejZsjXsTwRFwyVGbPPD+JmIOqcyGXHjqmuOYSZXK7MY/ksZJLiE8",
+	"1eHQLtTTfCwUBwekSkM4LlkqIXsXS01bSAVJFxG/JPPxglQjfh1BeCRwXpaLmET7Y+1YyQVICmwv7jCi",
+	"1PTUIYHBpMkyOjxCpSaGmdhB0yyJGKCy18gN35g1vzOESesQdPx6xtUn5vnnmS/v+btzwHPqay+c65aL",
+	"wtyfpSx+hWhi0Irw85bv+6BLFoYIeRalg8SckCWX44Zhdo78Txxps3Xg74BIqXfxZSTTTXzHnPc9m3kI",
+	"bCajloPson8RTGXX+JAzw2fyGRZrGVIO5GwrnuR8scSZOJszmaKkCnTbZUMA2YEGxHTMJqSqNT/FXXo8",
+	"n0nh2TwMFFA9HVZUM+ZNY8Y08jGZUHmFGRlfffWVq9RBHPxwJvtfffVVpxU8UCao6KajNCzHHq0qNAuY",
+	"U7sGYmgwxI+KE20KHJwlEsjFxjd1Bvv7u2Pjn2OsjznQlW7lt8JJ/ttGkWf68JqIH+/vkwzr7JElLDvm",
+	"yB6qHv6eObLvvcqEoR2Ns5u0P8QbDD3uakTISMYmwU4R7UumSKXDgPYS3sOS8IY5DrYX8rYU8sBTtxq4",
+	"+4GKQy9hVe6u7MQuUURoov98gogKIwXbe+l82rkUurL5HN7tfGhI6wm7jthcFqeU/6l8Vu54d7A2qLOx",
+	"jakBbtaeCz0sLoRxk5jps4Qu/GCZ0aqUrxOM4LLAvNk6ijknAdYdqrZJKki7pWh/QOt/BB4J/PqR+k89",
+	"OCYaEd/H123mj/6ox51MITEitP6HR/z6Efgb6kHNIzMe/T5jhA4TISWhcewULur4Rxpdk14xXvMyqE0L",
+	"SNTjwbLbLzAhUlGqGmlrpOGlAgcxS82cJUQMaxeImj2sDLZWAzCCh8eJsTDbpwYYawBFlyPsqImoEeBY",
+	"7rXG5BfIVe804Jiz+T7GeB9jfJfM+5WiudThQoIzzX2AbDwwFzQakuq6HNJKrfB7MXfZNZlTDtXUFd+d",
+	"0kiHlUQubB8Y+kk1ULQuIHwWxxqs6DK6Zrx2TCCpJSSMD5PFNGVhj9MUcl0epk3+O5ZiNM4zvRefnO8K",
+	"GPq5XNfXIsXlJwuWLie8GpvdlC6mNC6iGi7O8lnAhokNKL/q2wOElsYJS8cihMMKTZk2+6tj7dbwlqbh",
+	"LTsYFN2l3BiahEnqpibYntk8KAUuv/t75Q2Ut1kJEwg+4LXuErzMHnEv9UeEwbfvAFkAx8GIJR5xqcTH",
+	"gFRHCWMkZTeph5ANTd/3XdWtpkj0NKZDpOE0hXq3QLyWWQfJOAdfIHiZUhI1QkR+g7s9jkO0iiPOglSB",
+	"f7hTqgHOmTsP/ZI7GWf8DuZELXigGtzbMjZ2Sz1uZy5yO/bwgqvjfp85pffHIjHf88nu6tcnMEh1RPAG",
+	"7lllKavcq1mV76Jr9oVy1t1Uq20DqfTba4OoHm6wks5T2Bkk6fOJJ3rS8VcFnWS5KzoXtbW6KHwuyKgY",
+	"icJu8J73wfrH+JCpVTz5+ezkZf2bk4vT7+tP//lDq+JVRjSKZwkrhIfYaJJtA1RWc6rdQoELtst89Mld",
+	"RZjACdo+rkTfxz2He4jK4F4L3CGexNyUobxeyeueY6IoygOGdRlwmmJCSxxajkeq59+ekk7zqe+R0/OX",
+	"33qE6qrqJBFz8MTpQDhPhwbbFJgiWfWQrHjLRNLLiK2naV9wrEONFUPu8Qn9TSRkxqNUKm44ZHFMZEoT",
+	"KGWOuMhfBx4J/h1dlKAI/yfAF04TBpmI+q1HANwoezygaUqH4wnUWRxFMVOk8Wu9lHVEVrRrrIvwDeV1",
+	"8DBFgOc36vZlQsAGFp2ym/TxUF4fg0IuWfr1LB3Vn+Y4deWeTk4v6fGDA6/5pNHxvXdvn3kt+MWbTvtH",
+	"ba+Mk3tlXFY1kwu1LlZuL9XTTt/+CIepwLVOcWnqzyI5FTIyZcwK1p3bnsi14FvFYXt7FvpAWKi686dv",
+	"f9xz0u05qaIzcm1RLZPo+e7ilISA1IYwQFSmJAjpQgak+sQjbV+xoCP/mIRsRGdxStp+Lc9ZPYJh+CQV",
+	"IV10ScJo3OOAXCdJlQsyEKmseVDcGiDuGA0l1nyVOok8SkhIU+ZA+egsHQdI2YL6mA973Oa0VycRN2z1",
+	"gSbivIUd3yr9BkAKXNKqtxYxIhifTSrdX594bd878t+XAxveVWwrHJJKt/k0Bw5U6X5QTIkuXMWxqeuQ",
+	"SkBbhENQ6UJOqmmldVBsBbTZ7tFTf7m5VtZcyzbXzDXX3Dyodlkr+UG1NrfS2dhKu1k+NUh2XWrvIGuv",
+	"vWJuT5bae/7uvNLt+L63ZtEOy/ag5Tbc3GK6T7JWfGe673eMrIITv8nerM76XvN+WGJDSKN4QaQmiHuZ",
+	"wZUZQKB6/AH/sanwJr61ZU1NsqakJupbbjnNMjA+fOu+Cmlugcq+t6zmLKuPJDm3AZsbTKs7B9Rs5yjc",
+	"k+4HW9hyaqjBgytqeaaJ8yba/RjLoOxeVMfpYFV2xTmgicusnOKULgBWD/v0jLZkC6xUS8qlHJN15VV6",
+	"vKS+ShfRFxwsiISlswQgA7PKmaRqYRwuacQ9rTnFNGVQ4btmFEmlh2b1aghnKcT4JIyIufqH+hr1xSi0",
+	"VXp0IRxd/EZX6PFMUUb1GMr+9Hiu0KbmcavL8ZS/MKbSdKF7XFMiscerQQ7vNKgdf2o5xFc0ucKhYUnx",
+	"f235mIGY8WGxsMoFlNAZRtOI8fSRtNDFc6gTJGS+5IotMXJuPrEf6Jd3ZlZ6Ze6llkx2ibMJ2534XCUW",
+	"FEaKIsrqFS8RXPKAEvcupozsFt6LoOLpy7sXWPZlX+5bPlIUOyuINjK04kuq+1Ii7Bit7i8RdaDcHZW6",
+	"YN+MhyxxpaBHkgTLZNEIQa2DA1cI6nFXClr+LF9wLv+xEoicIZnqca58NGBDMWHgwI7CoEHU6dBlX0Cq",
+	"ARknS5OVdMJI1rcpWt3yfTeVFnqbcSxzHR5rLC3KRTpWEpb1WhbLH66WgoyMA2NC4VG3VrKQx4T2eK74",
+	"oO5ptQylZad11aVXSE49/umikzYw/AsFp7JMmxOCuTZkAHWIHHFiSyvEzszyTBsD7l5M2ht1vhijDtZB",
+	"3UtKe0npr5WUDATZlyQnGef/hD1W/DXiTK5BZJqlY8ZTTWa75BtGE2ZBs8kVWzTICQoEHrmkKSODBf5X",
+	"CR5QdUc9gX94mEoVSYJFfYGS8ktbKtl1uw8pJ5eCxNE1I1WYO0t0aTvJGPeIZMk1S+oyChmEB5jHNGb6",
+	"n4CJwcIeF0l0GXFJJEPwTjBK2ZovZCg4B8d8DtGTknHE0wZ5LVIyT+h0imUoMKO40eM9DudUkpnEkcP+",
+	"EbPLXfXGnwTRJ8mfJIAtbyDEyJ/klY4Y+LPH/6zX6/b/1Dcdv6k+iPg1jaOwf8UW6ovgFa6Wkk8mNFaH",
+	"hoXkRBMb2B0dnNggz2+mMCG7XSj80GnUh2pNOoAqINv0d3L2Ams8bXj/Bf698n3V+xVb9BORwmj7ht2r",
+	"r9UCXjEl6knJdLlj/R4JGQ3jiDPTWhtaw2PflzM5ZTzEVoKfxSyxdgQl4g0Y48S+0wiwiFSZKwoK8cDZ",
+	"NG/XsMMD38fpan4NGwm9oclFSeCKMs1SJSTr+9Qg5yxNFgTgLOKF6jhI1JM+HaUs6Us2FDyUAWn60E2Z",
+	"b+vcXs5PDZ4YxELdn0rXFi5SEglUxAIyqU56pVt5JjgE7wHIor5zfbhzfXWjKjlmLyUkNuhPz9lUJCng",
+	"7NdnU11YY6F2Q4lQjIddcvbm7QUxRAhafwz3NlMhMpriZZUs+0of4SE2ZtAu1UGyI0VK0FeNLY1TCU8l",
+	"49REoGScpFoyTkVUIB1Tkwr8YomSZCOiMds4lNxqa1rV16SqLyFDfuVyvwHyTOPuhhERKbK50oQRmqZJ",
+	"NJilOiZYsThFkuw47Jd9SxXdccz4FRdzXj4UoZRDvZG6+0hm1NUjVIdVxzo9C8YapSSBTQEP8TXDIvFK",
+	"nb1kUPN8OCaG/ZUNE19cWu21I4WOYKhYoEWNUy2gNKT/2eu35OKfF7pAKunbARQhbMgc4stAocAS+ZpR",
+	"X7MkGukr+fXRqDXssCe0OXgadkaHPm0PD9iTwVHYHLXpwfCJnRcOp48fr1j690oLmfFU9lsdKBRrA35K",
+	"Q2S8iuLGQDcUzRGTaChtNguiqhqdonjcKmqjlt7Vxg+7mwmjMbDdYw2xASVfLoXiHbDTkSQzbqbUKN8k",
+	"HRC97cCmiRhFMdv2dUv1SubyL6FbBaLw0cNQOaT/2fYb0F7LNnNg0DGVaZ9dM57CQ30QCsm5na7f6jYB",
+	"31mN2i4RjbVJXq2miGP0giwxqEq37X8sV/oYFFCn4WL7xOeMo5Uoe/ZHE4F5xRaPbNhIQfV7xqYJw9u1",
+	"SfNzX/3oVQDea8Mn8M5Hr/J2xiUKxeve1m9hdLnRe+ovjaS+Xis17+sMwHwb50pp5/rgbtdO9slSW1tM",
+	"xW0nm9P9lg20+34r1dl+/daIbfeqo9rubqesunNdE7qGR/4HtlhWT38yFufc7dAKFWcsVDIvaFOXog70",
+	"O9NeM22vPJIN26qjCrlJc0V1Na+dmh8/VIy0bB2TW0nJIOimyaIONKjSbfpQLRQA27vO8DfpxIkjOa/Q",
+	"ioGsOY2A7qLpSWVMeRhD3HKJ2uzEzK/WmnPRbytUjvKANovieUclZpfKkBZETXUwVgH0QR1TrbZhUQu1",
+	"uGn/f//7f/64nih5y8iTim3NIx6Kua5nd5g3lmIYBpwHOktFvmge1tNr+etrFg7BYFPSSxlsftPPWV/X",
+	"1TsMZ5rtTgRPxxYhIysLiYjzUcr6gseL1RUSQQHRd0nrJNaivbZ+orM4E8pnGo5jVTFFnTo2iXg0mU2M",
+	"dfrA95XUF88udYneuppqXbYPGG2VFOL9bGstrsDiavoXzdYtgEbwOm00MpcKGXv78gMKHbT0WbI0jfjl",
+	"F1N79xOxuMANuBzqDdYykaDPFMO9xYgEisoFHgmQ4Kp/FdhNQKqDRMwlfI1mWf0GSAg0jjMVCmvC69fr",
+	"E2EsvVDSXR6TIBZDGo+FTANQtYJm60nDb/iNZgBEKoxG4FpLTVc1jwSWSmMxpiWmAmMu52rqpwKHKjxS",
+	"+wftFphKgIohug8eSRJYFlJowLAC9biM0AeY7zYW8x63SM6/iYh3SZBxLPw6z1zcZw5ydIN8G7E4lCRm",
+	"o5SIWUqqIgHAzBq5YmyqU+3AwNEgBhZ3ac4YkDCKUh1BmeXgqVXKqckQvajkO9xoCBcgVUC6hmL+S0us",
+	"35FauQZHatrjqt+s2yitgVH+hCRsNJMsNC0DVhTkwwEyW7Xj+zVtnC8a4dWzQBNkMhDhApvXDdFUnT6Z",
+	"QqCnGHWJOuuetiBZb4M55x6xB80jy6fMIyvOmEcK0889SCDjsXC4PGJPU+5ls/OmYFn+JHlO4WuPFE9L",
+	"9sRFGccVUvO2ASiUYHa1uv0YjJKPztXfaDtb9pW6tbCCRM6GYwD1KohmAalSWETVeqBE1O7jx4huYORV",
+	"vPaUpAmNIGAjeIw3P2ETEEVAhNF2/CIlIoynScSkHZR1E+kBrZKKgxXtQTtQWY6mZKLmd+ATS/bwG3so",
+	"bK8FSRHCT5Di9XUH5tvlU2QbGbB0zhgnTViQ9uGBbwdZfsy2+NL4cwrnsaudSUARtCOJ/Kje7BItrHsE",
+	"UCc8kijWrE5H3/6SPYJ3srnlzrhzUBAz4JoRPlP61MYP9NI3fR8ivHXHbvjTDk2o/wfNIIzGto2M6XXW",
+	"TIeEbBhNaEymMR1m16hwi50pz8ciNvNV90q/AAK0T6pxNGJpNGE1QH5s+XbHLBlY2l3f7G7JsM2VzwYw",
+	"SwV6GZUuYr4ooyEr+tEL52cjc2rsm08clQqi56eMZ13liZH9BkcEYscsFcXXM0plP1Aak3od7KhBqaPt",
+	"HWgbrtp9S7zINXr1fD5vlOnWrsZYuPSVXVUcnMe9AknuZEtYNee9PeE29oTi6djbEz7JnoC+kYN7syfo",
+	"Lvd2hYeOVHoLe8SpVje+XJPEpxve1W/gp/g0Azzos1dsQaJUsngECCzsmiVQGprrMHjUVSOIW4uknKEP",
+	"e8lwfzKNfoDZfmLQstZvi1HZMEpOZpKVxS9vw7PKGa6JsjKIlh/Vi8lVMbsMB4C/gEA8oTykqUgWNk7r",
+	"vsb1QQ9oqeyu2wh6x/uDDDSkA+WN/YzE7xCZjHu5icjrMt9qYUyShY1ZAwf5nuw/QHPy27GpVqPtXSdn",
+	"LzA0RB/0vVl5ZVrVT4VoTCUfN8gLRXQloWB5hJXE/G4WYsiZicptaNUiOIb1FzHeTZmKqSQTmg7HEGxM",
+	"U/ys2vGbJVGrUP1uicCfs0vG1QPm0Pmcolh+yswrkTqfl1wkeJ7vSB/D+SLpfE2PXpxeDfwfRj+2x++u",
+	"fpz+8PSn5iD+45cfpvOf/nF4II/E059/biv2sSpfpXm4kirDl7sSUNi4cJsya7CryHTBIDBmyZ567oXm",
+	"7aludj/LaO+XQnM3ScUDGlM+ZNuhOBqgQcjTMKiIkNAKHpocjmKi/tb5cAXIZFJNGTpFZI8bJ1LNI4NF",
+	"hrEcokZvemmQ53Q4djpA3E4E54BMPJC1OWE3dJjGC/C44FIBhqOStND+QCAYCl6WKeVplwRTRJYMgC3o",
+	"P6zvzIEDiXiP2z+zFyLeR4OIdilChqyecpTIYxIkSkOQqgl4waA6wktccNbo8cDmDoJ1DBtXc4L8l4SN",
+	"Zjw0TjATB50KcQVBp9AsAEFCBpLaDI1BsmAIrNXjG1WbcmStEsb2MpLpN+bYfLLyks5FXm9ASLAMansu",
+	"zCmIoL+CxvArdOFsCcQyl6wmPs9yKp+/O694Fbt5zkuQIOn+uVOyo3t+Kt2W7wPEYnGMR09XjRKTRou5",
+	"n5vG2TnyP3WogPL4fgedRx+CbSqNGzKz59APUL9xcBPlI3sUHiTm1grAxDLOXABOXV2Sx5JyF68hY7Ek",
+	"4sN4FrLQM8aYIJJ99XNQy5frIdXBggSZqB94PQ5cOIhC9a4AyoxxDZSk0YQVQRt3YC1dVNi8Hod4II9Q",
+	"TuOFTD0DpYDBGQFybWCFEMvhSgCrODrWLiiLkSEBuAE9QnMRJ5iSE9hj3xc8ADZqkgulKweAGwHEHt0j",
+	"ZqmCGTAFYje8ukzU5e5x1QC0NE+iNGW8Qc7oZcTR5BMBMjXWh+mSYMJS2nBKxgQQ7SAzxOwiTjVuB8Y8",
+	"RRJr1gqeva9+BcRotWlopkzYlNFUKvlMXkXTvNTmzAMSk4YiCVmoZAfK5+MoZm4SK4bFQOv6fBNdLAOE",
+	"LeARpGq1ZUCHdt6FK9cl//vf/6OOVoAz1rDZPfwmOCYdv+lB/mYV0LT1Uat5qwCuV8krjvNoGUCjKPDG",
+	"i9xVAkkusqetykYjNsT4AjGvQSJWCfy19nZty0uzAWL+ryK8pSPDqsUWhdYZ6KqROEKBOxpFHyl6FtPD",
+	"jtLf0Z0HoMtLaNzexmXSdEPdRiX863Ct7FpiaZR2u33k2XiZwBh4XcNrsHJNDWlSFzA3l6xKRlmDFS+b",
+	"bEhTVlekq+It13rYeo42+9ydHrsZxjMZXbON4wfv8+rRt247+s+quJjGU7lkRbcAUCMg0RNYRMjyYOWS",
+	"fR5kpXXge5kknaW1uXQ7h5uex1MpoLOUO+5x8fGzZikMixKunzbbXkWzUZtztwJ0zgrjoK7mJ2OLutiP",
+	"CmlzRlcsYLkYjbKfXyGdxQlfN4/aTTexEYX9CqQ2conpjPBiJeLX/abvt+Bk5BsENSW34q47pel3wSOu",
+	"lmnVHuTf2m4PmvV203zWWrMHrU/cA5jd/W6B78Y96HVcswfN1eXjKq8uhq03F5fN18/ezV/9djJ/9exk",
+	"/uq003l18WInEJ2M1WzS3N4YgU+Mioxmr8Q9MCXuJUSplmsbe1Vua1XusSYCt8AY3MIbdjLVgAjpSsUw",
+	"iELp4Ch7hAujFNQgJF1Jb1xw1kVkGyj+lktod2fzIfsDYyyg/4DMxSwOPSU6K6XRoXYeCRIWMypZfyzi",
+	"MIBaNwvwsqWCMCi7JzhrEEV7QMfSgMgDloV3Ybw+zhIjX7XbTBtCMW5f5wAsoyhzOtHQhdUgI4YlaIIR",
+	"B11GDVQDFWhUHIfX4dvHZnAE8xm4R0TS43qq6iGjSbwIPLKxRwMktfFdg/i87iU1BG1s3tSc4Wddu4CR",
+	"tbEHRuNyWsiULgKZGJSTKLR1j5Z0VTUWE9u2Bj3RtRNYBEU8iCa0N5LLYNQ9vhOkor4na7XCvxJWUZ+T",
+	"70VcxKSeC/f2ejq3Rp1ItWPwVYhnyxWgo1DNQQlIT5ttGFl25XSE70dv2fRe6I1MqUydHlf3cCvp45tZ",
+	"fKU34n7AHK28lZvkNyIdE0cU26R1rBSBWxBR9DRTMPYi8B2JwN4Wmt+um7DXBXfahVbl4y1vNU2H403u",
+	"IJfIUGlvo2cIu0hCNCiDtLLXN/YYnvet3mhGRKS6TDTOn1AM//pSQT1dTQWyTICjyk8NlH7teJaOifXj",
+	"JIyGgGs+RSBHrKkiAdfNdo6Sh35J9mlaUspLKaQvnOHeWblICpJkzsC4MvztoNsyLMWgJV8mdMgKeMnZ",
+	"RNxg407ue6DyGqJLGoSuVZ3p8qFmfNq+/J3qmnwvplOo9OYynaMSRC7ViYakdrmDeo482F0Il982/W7b",
+	"ctL1bDO3NMtA0iULs8Sr1XjbKxZmqSu7MJWfGGqhJAbkPoEplgsxazipUCElL8U1iylc7yKX3nLBzDpV",
+	"digumZ3cbcInsgvmXNA9W9yb4XIHYrkMpdxHiZdij7zhzOU21eADkCgPHO7/4ZnqzP/xMQAM19kUrWXq",
+	"RWe9u+TXRqPx/mOAhrMe15YzHaw4oVfGEqfD2aoiIQnLTFeGWT6yHl0DEUlTAiOqWczIHncyogNdKlpj",
+	"e6g3JaEkjvgVQXe7TozEuHanYrSYMg5FymR0ib7tQo8YTYAkTXpkPo6s7UUPOxsHZkNhcQ+AMcAXnCUi",
+	"Exqyglh/GV0zDpEE54i74VmLEyBvhEUg7DLka8R1BpjlZfgNoPQswrofalJqE51RWZRpDdPsDBc+F3FI",
+	"tIF09WfYsM2A57onGoYJkzIg1QztE/AIwPbptPZr631jQxu1XIc5EI0y4AyPBKaseBGYoOUXMDaqcXTF",
+	"5pFk+T4uTO0WHEik6QsLSTqPhhbJAU8KmA7tohyp75d+thVZIEKYw/lz1rRLEiYZpEJtasip7kLzldcj",
+	"C2oYkKrRJWubxoU11tUyui10rSEXDIyZyLjF8LBGuwkPckdVhiJwCoJTUYK9dUU7A7rkpBVpVSZTXzLr",
+	"nSvm//phpYCmGNI6ubZM7vz4XtFwwdlyWG/Wba5KzErp8BOEuR1sF9kW4JZsZ4xs3qt28dBEaNQ57kt8",
+	"3oYhHWtDt+alCdORdFFC5nSxl7VvbYLaG582CvVwmrMYaTJYIP/9IgT6O0jdd+7vY0cA13C6IYtZyjYL",
+	"/S9SiRIypncq6VvJnLqGryPWKvFYkQlIv4nScZjQOddlQLTcMaELMmA9bqQjyPuvNcgp5UMGrkxKhvBv",
+	"qAFjNQ1TCC/K1b2jnBi2AP5y89Zy+d+M7hU9uHMqbSPleTs4thcuD76jpNIHbjAzG125jcyxPe/y7Ina",
+	"c6O74UZfOCoMnBaIy3Dv/MM2EW2OfX7h8JctYrtW86bHqNp+UqTXzsPd1gL2SpuMOJsDU/TydiNUYrmY",
+	"m+pX7DoSszL+WfMcFw6YwLRrxzl1jWIB15Eufp9xvSRjl1tzOa/HN7xq2lyF0KD252/MEJvNJS1vNUNs",
+	"tsq1vDtiiK0lbe6emSG4DEHu2rPDPTvcAmWH8TDPDPH0fBkscRObUoRb3nXxkZeRTF9Cw3fmfC+3haHL",
+	"uWnoJFeHIjRolBDgdLDR9ARFkxMa92eJIrKroJof/wcdjb6+at8c/d6KIctsLJIUQDDV6mfPS2tO5Eaq",
+	"DmX5fNq5kLWy+Rze7XxoSOuJTfzPTSn/U/ms3PHuYKVTZ2M397aZFAgaew/33sO9dCb2YGjbC/lBdtFt",
+	"Aj3WndRUPqCjUVBMzT7WyJUGHinE+P6YjZR8P8MkC+NgnPHo95kS5BMhoS6H2ThIED/CT1N6xXitQU6M",
+	"i8yY0S5ZKgkXVguBb3o8cBAj1jnWutpADweDyJQuiBiNVli/gBBDmb5P8bPZRSlmtWarBYsOY3K9XDlq",
+	"rrZfSdyFVn7CUqJZA2qfBGePJBmORZT34RXYQ46my2kS8cs6lGzcwROmVufefWAf1ulCnXU88cnd8kR3",
+	"kdas31o06M6uaNBqibeBt8sRvT0f3Huf7tFOCNeR0PyZ01YdfeEeChye1QDvQVM6M23fs7K0beCApqHr",
+	"/fguhT0qr+or3YrShx3f1pQ+aNmi0s3Ox/L8E3xWyGiRC56OWRoNdTrNCkVqJwOansB6O5c7vWZzi+n6",
+	"Kwpo26lqB+HWM91eudLHaTf9ypzvPUfZa1bZadjrVNvrVMgtPz2uV+O/25p8dQOOmrAY3UnjaJqDH9Vx",
+	"fEqNskCsOiCygK96xdhUom6UCxumUqt2VU2WPBMG6RGTXAjp2KBvdYlkNgxSjcG8BGMfUK6rKq5Rt86s",
+	"9HDrGkmGpks6KQ8+fEsn5CVjlV0J579W0WkWedby/IAJtZbmuYJbde6CW+3MmHdd9I2cykEYjlJ7fUov",
+	"x56H7bWie0wIDUMnzjwVGeN8aLrQ4w/6Xw7Cyz0HNZyZDndgzBlXnI+FDe+vWnTvGhmwoZgwF8ozb0BU",
+	"fNuEA0YJlB2TPc5ownPoVwRzhTF2MAOlyUjXcohfaQCEPV09rkYcySyth1QDvQSlGDHwUncpajFLpNdm",
+	"1zFb6GgJzCDKXJ+AuZnhkK/sbk6llQwwFypA4WD9EPU7NUgQ6ulVWAHcsgqcxZUd7iIo4zNUlv82/Niz",
+	"J2vPdPexFtujKVAHqda5pg8j5KKUfw4o/xx5J3cVTcPJLL/U5Bwj/S6FKEV2y/NSJPQW8gsSakwFptEI",
+	"owqBDKISmYW8N30SQMXRMJLgAgqOCS34DR/pQEQLDdfjtrqTLsHHgcFyNodhTmjIag5rd9E9VAsLlrrQ",
+	"a47U4DklP6wI4bJOm+WJlNnWFiZ20agkoSgWuZdEjFDCsDjbTon7AeX5gqfu4EQC0G/o76RSs/mEaWYr",
+	"YJNprAapRuSA/TkZoDXFja+UZBBxA86hmUvQIN9QzjGJoeCw1dvU44UEhpzsZTDgjDCyxtpQc3MdHAGp",
+	"x9eJF/gEB41Pu1gEqkweG1IO9aZdkQSsF+o4ALKcGUwOEl4d2G2klW8ovwMrh2HrFaSoRKaz0QhwnXdk",
+	"6Jg0fY7NfdTGjXsTn5qti2ZzWXya0JsyW0bbyk+v6A15NZMpSyaU81UmjYMtRKhW28+kqE7mb3ClKNz6",
+	"ZRlqabH/SoEKB7UXp/Y2jPsTw76hvNSF+9CELiTwf2+bhYPjakWOFay+x4u8fiWjP4dWkdVbD8BGS0Yu",
+	"KRFMGXxBBMBtmCIZt+fehhkZxp2ZHxo9DuCBO1kTcIZ3yaJfA77tKEoxjWWWwAAYH7LPmlu3NVKmBSI1",
+	"3DqOeBm39i23fhlxcjpmK/l06y5MHWabS9j0mgX/Kzm2GeGeZ+959n2WJUUX68O2nECBy/o0EUMmofrF",
+	"pxftn7PBWIgrItkwYWlWuN9UhvaQCc3HDBgZOsolS0tL95/hCM/sAD+9iL/gHAlgHsQnTaIpI9mvJSXz",
+	"wRsRskRXA5qyVXkcTf+i2crUNb0ifVyRvlQLjOG25pd8GK3Z91word5H/YV8jCN43GkhheMiPS2f2WsD",
+	"029+JguWrp8eGr3dqeGTsoloHOa7mskOXCV/MjZDIcP0I7FPY3zYtf+LNM85Gfv4LFCpZltoVG9TkWT1",
+	"T3AlFS8wxD+6BMMmUooGORMRT1e+TdMeDxwKAk5PtxRKkVY4TKw8C+XtCtZxS52kjPLniWGlW5mPJRv2",
+	"fzqZ/jJMhr9///LyLTt7evHbTev7s3eD9o/+H8NDOM23pXDvgB7feQmHW3A4DK46zIKr7p3D7bnCv4gr",
+	"7JWH0lQOPDYuQ8kI28OJW1qIWbpt0WT9dr4SclmtY1JdLtDrLdXc7XH1Ve0TCiPXGgDGmq+Ii+gsK8vb",
+	"nukpb1PaVk+4UNb2jsrY4kDcErafX01StU2FukduweRtCpE+6fjLNWSwcH9WdDoDRlkVB5yrSFMsLcNu",
+	"kKL0IS0LrF1a3RnRKJ4lrBALFIWV7sHBysozq0OblmrT4J9ZqNMjSc4tQECZpQ8LjCKdAaflqhqWakg7",
+	"KlNilu5SplKf7j3X3Oe3WNr+0MtTrvRGwb2BmJIpS3Kx94YakSoYxQLzt671B4i5NV0230ZcpCKlMYmZ",
+	"lDraRRNI8CCJOZNQURDA0K8ZdENTEjNdZM7Zt0CXwtIVyZHABsc6zEamZEiTJGKyx8W1Cc6OacoSksy4",
+	"Rt+P+DCehSx0CxFaZ1rE+7bIosH/zEYr5iwkNGE9zlmagkMuT+uDYxK4HAHAFeZjmpqyjETM0lqDXLBc",
+	"0X6EFUaro3mr0eOvhdmFcMa6pOU30cMHcPDTdAHI+g1yPsOgIZBM3KgqesUwGMuKKh6RgnCRi2eJJMHC",
+	"/pykc2Hp5JpSjPqVQhlGPVTwvvV43v1GVhZh7IJ/MU0iFqo9wglGqSRXbGH9jKoxEL/UK48gNQpFFaxx",
+	"cMUklldYk260Qgz6K2s50jjOSxfPoaip5e+ZeKFu9UwWzKLv3pJQxDFNJNijXWmkICLszEezjKdPynCC",
+	"L0rx3XG/lCidap+yuTd7oeoOhKqdN3yrWnzmkgHi8WCBSoG6o9WpkDIaxAu4dbW9SLWvwnffEtwZXSim",
+	"6Cadhl9aofEtzReNobzezYQB9TJNmb1qyEZ0FqckyEhIUPOIiEPHykEloeT07Y9kFMWMVM+/PSWd5lPf",
+	"6/HT85ffkjjijDAeypqSsaZUEQc2AebdJcEpcov6s0iaCjddQtOUDscTxtPjHletKor3tR5hHUN/7GQx",
+	"+qe+HBCkJh80yAkwCGlicSf0N5GQGVdyg42BMiT+kSTsBk9oj1eDZqtx4Afk3dtnHgmarQPf9wPy4+tn",
+	"gEI1ZHGMydgypYlpLfg68Ejw7+p/6gGkOv0nCHbThI2iGxbqtx4FSrxSog/IW3IKFQ3HjKXWoUxDEHlh",
+	"ddWRmsUU6h3VyTPcFSUOIXEkiZhDVWdupd4o9DLu4bmcw8vxHU+/j38gM/XMcnhFnull/DJo9Dix3cHn",
+	"Fh7sjC7OqK1AlMtyv6TXNiTaPJuKJKWxR1gsmY6th/YaarKBmjtN1e5PaRx0TeNaTHtEBrP4Co4eVKHH",
+	"BemShA2jacS4TpXHXAEoSqRHVfOInq2ah52xVg80X7fzywegaYGfEi5Slq//riXbQsAagI7lzi0UCdOt",
+	"1WBfP8HWVyLLPr9Rq7qlSc/h4I9s8F3p3b83C19+QIHebYjVWrnhx4QOAMBXvaUWzAx5KOLZhK80R+KJ",
+	"yg2W8dkE42FUv4ohKPKtPUVKbtrCZJiym/TxUF4fQ9SkZOnXs3RUf1oUevUgl42HhdFn0m7lr7rTvaTH",
+	"Dw68J15OtPQKgunS380njY7vKSrZ8spkaGj20DvyHn39jNFYeqH631wTy0+Q3Ho/vn7mNVe2WgGTBmxZ",
+	"bjlzNMNZyNUj10t2cOAtX+aDA7zAJ8MJI2/HYqq6Xjti09phWWuHJa0VvIDFw1cqcxuWW5CpSzjqMu8P",
+	"HBZLPpHDVooe29zFMn7YytoeO616RmZAalm+gd5eXXgQFlhkXVYgpVKd9Iduft0o8LMEiB4YI1YI/D8p",
+	"YTMthfIig0TMLscQ34/mUOPNeuKRtq8E2SOfvLs4xcIO1VSEdGHNo5DTDzhE87GIGRlHMhXJoovJmdIj",
+	"ELXtYaqiRxJ2zfgMjbcZN8J6aiJVDALzL7VJF6Q2PtOSUY/DCH5D6NiRSJRMZEpLBMfoS1UCQUDjGIqq",
+	"8hAs02rA1UCyJGIyKOowDMxrIWC/6pxTlkQi9MgfLBForzb1Rcd0OmWchbUGeQXymtQ27ATmTiUJ4JxE",
+	"/LIbRzINSFU49lE1IhovZIpi36k6OCzUOZhqIBxKTElESFISXsSVFA0nTAm2NDZvgVm9mqp56CcAqiSU",
+	"lIRL3+NgLRbpMQkGIu3j04BItYZjMScTyhf6XTJUCw28STUBbc1ZwhS1TlkCEw50Ax4JYE8htRW2NcAB",
+	"6pU00sYxCfRuGyN3dW5OISaupkJcWXN/pBSf0Uwpix4JXEml8HEh/ZZRSNyFZlR/iaQxTMDxHxw76FSc",
+	"KUXPHF410YBes4Resj5U87P9FUdv7wYOHq3XNHX0h0RRaVMSlBHOKDobGE9rbj7oUB0ZnvlI1F56aDrD",
+	"1h9JdR4bPW6SgdFDYDfNXt0xDcFIGg2v8Kap26hasHoWHOUGZMaqtVELquibaq/HcSbqhmAqddUHHVWJ",
+	"KrjZNU9NZiRmCQnZMJrQWDbI8xs6TAk1+z0RirF79sjCMYJLVFeXaogquNo9ZlYwI0Iy+oORaiiG0iVj",
+	"jUnokV7lnCluIHsVvC7AmgAW2q91McAdySWYfMQI/AEofmANGChIUwCn1ivSJf/73/8T1I5Jx296pOO3",
+	"SRVSjnsc9TAPQgLxWpslKVztmvquQ4Izo9UJpY3MeHmUxXcsPXPo9M78IPv2DCawVUZZ9tGpMWTfQfzD",
+	"nLGrFfEPT4BHlAVhL1nSQ8Vl1VFxre9N80Mq3MdPkKWqaXcrT0IweCPVh/EuX1+w+/teJaN7lW676dls",
+	"oqaS1itFIlPpNo8O8YfcZal0/YbfsglIT30vS57odtR6OoSi0j16Cq3rJKUWZCkB60HMVTOEw9IRtI46",
+	"Pq5BcV10783WUofNzhOnwzagnZpenhyU9dI+apX00nJ6WZ6WXhvdSyfXy9Pm9nNpO70c7DYXf/u5dJxe",
+	"2jvN5Ulr+7kcrF+xNXM5fLr9XA5vvS9POtvP5clOc3nvVVBg2+EGon9OD61VfgNb7YPWxht4dOjewJJD",
+	"1Hzirkmr83GnoKGMbG70fQFReiSt8JordmZ+zWIEFHXc+8EeoGJ74ipe2flCoZISo3G4ug8+04qOowMn",
+	"KBXtleBVSvBmEHZ1dfHGgs/ru+dZRsamxgPPjXXqus4M7QaiSvHYIJB7RIpEqSODBQnUP12HW17vqEHe",
+	"PVDW7KUeD9SMlAwKrp/BIit3Eh4r2XwiZEoC2Cmn7Zbv2R+bvl9rkLwOmrBjrQLb5FEOjhMeameKgxdE",
+	"uJhvqwffoQCvlmtJfAdZvMd3EMZxgp+HTO6tPKBK/VITJoPFSv+LSPIODetlKLBFz7o6NBM2/NQwSm/p",
+	"gyX+vMyZvVLuX+JF8T6UDh++WjF+tSjOsCn8BQ/L288v4vdL6nI1ixADOwDcSZpiGf+VDi4kd6UjVKLK",
+	"hN5EEzXAphI5dMghFHjWI4x4yi6hTPmn616pmC6rXqmYZnPUDkRQx0wx1sHCGN5uqZq1UAhdoZrhFtrt",
+	"ysjvr2tFw1zJhxJdrP1kpSTYPFqHtemUj1iPt6mDqwrS4+FTV3hsgkS9xTQ6zdJpHDx9umIWzc7hOvhu",
+	"PYu2vwbBWwOFFiag5PtsAocQwGu057YPCBmKZhTpw26B9UXyuSUMhnykOe9eDH6I/h2MADayxUpJeC/u",
+	"bhB3rW9grYyLQS8QHa0Et3JBd8Ky1jREJ90mHqXHZXTJoU53Fk2lV4bE4hJcOhBariM0qBwPBE1CoreK",
+	"VLlwSk4sCGcsBFcDCoo9PsOgIGJ2jJj9XCXUYWPndnE+NX94EIvhVYYcMRwzIPW/fqiMI9VA5Zng4IRX",
+	"hLgCx0WxB8UR+pIB4lEWikulBFGv7FPJkmuW9BXN3/FDGrPdvqBxLOYs7Iskuoy4hKTmbb+1uaB9F1Bk",
+	"5bdvNL5YFwqP5NPkSSQz6A4P8JmUXBZH11nqaZQSff0JxHJK0BCGY5pcAu4pgm/qlOuSMeKLS8sz41dc",
+	"zPnKWYZiQiPev2ZJNIrKZvheMfQZT2W/1Rm7KFWdZsa3c1iSlzTFI8iGgotJNJQ2tw3Rby0id2EtK2pB",
+	"tnrXq1yzJIwQpw4GhJEXSTSY4T6pkRWfQYnC3DMkXAuBaAnbDHGaiFEUs21fN5rhdu9/9FCAxpuebYoO",
+	"N7lii34i0gKgC5SwB78oPMzWI7OpXvhH3YOnXb/1S7YyLgpAp+sfdjuQBaDXyPkWAAJ0jebKVGDGRsLS",
+	"ZNEHEN6+VPuM4tvH8vB81CyuWTajrYWvjL5tUQ9Zv7oXtx641dGJJgAuhpweQqFthCny/H05ry0EMI3m",
+	"UWc8nIqIbw0XYN8n1cwQV4ir10l1FpWGVA2IjOzihgS1BnkLmCQmzAN863Is5gbAHMHAIcBTyVoiIUAm",
+	"I8FXgQD8hH08tzP6ZGtFaZKXWQGS0ivE77JhkhjJUprrtU22Vn7dv1HrVUj+MJjwhSytQrFgPYzur446",
+	"39ADyBnFGhpDRt0NRdvbJaQekWNw7fllf8ZTpe8vI5GtmlQeYAYOQQ5dxtyS3fK7Cnu9WxFIe4b3TGWf",
+	"JZ+hXTGHcBj+sUwm96nzHFA6LyOp3iaUvDt/iWbohA1ZdJ2hj5nrhvF91QD/gUWniJoyZAml9IpJmw8h",
+	"kh6HrO+uDs9S79U8onV1HWT2NqU8VKq4pgOSyCkbRiMDnWz1+QDpV6CtCCwkY5Ywr8dBoasGiA0WWAf3",
+	"gEp22CFiRNotklAeigkZLFI1QJkK9T3jw2QxTUHPf8HVNMMZyP/wvVqLCcZ39nhgqJ6ukkHJWPFL8Eih",
+	"uwmnaJKNIkmms0EcDcHFRIJZEpvG1IHFn6BN1U9w3OMgCrHQsEwbwmjRs2rHJOIkZHD8QCeFQcGY1Jxj",
+	"IaYDOrwCf5jWrEkqRIOcIHfv8abvMH3wHWqTBw7S3iRwm2UywfK1Ukw/Lxj0eIlkcLwVrDXmchfYQOUe",
+	"8tbh0LosfXuG9tHltTLf+GlRaljKdt8sDdyKz+8w/Nty43uqLCodYO/CYto5LzuH/tZyl0UvfDX64b+O",
+	"kqff/fDz78nF/Ld3Z8+evnh59ssL0XpJX9K386v2+dVR+OpweCa+rvylUtvtjwkqAJvENkM+vAwzQyMY",
+	"V1FdgHx9Rc73Gfp7qMBd65sWmdQXJvo5VgBo6LG2I36oYOkMWcJoEjGXSrCTDGSiSJpcFUqGiZCyjoZ3",
+	"kkeCdZoPGuQnXX6TBG/gZQj/j5XEGFruroUNbcbvcTEiUkwybB94CX0/Gu4IWzwZDpmU9VPB00TE9RPV",
+	"Tv2rQKdPy2MsxDGPJFPSpfmUC8563Ip5OEkSCobwgnqyjGj5oUHOEjaKo8uxTr9XL6kdInqHymSSC7UG",
+	"p2oJ7MfLNojO8pLbt62UWqBkpVP+Pvt9HWXDb/Wn8KX58KNX3vArlo5FeIuGzYerGsazsHu7+rvlZl/R",
+	"m/rJJdupxVf05gQJ3O35Q5785BFI35y/BcQE3FDI5lp5URxqY50KpURGnd48WRmKxEitYl63Z+VXm0N7",
+	"sQCU4BPNbkz1hNyk33v6+4nZ8l8rarAVr/Lm7OLFm9dv1SsTelOnl5qkrKBtGUX7uEplPKVxnGlw5gZq",
+	"nyOmqVGEMVT8HNLUSDqG3D4AzxqxJKExFD5sEDUtxlMtKXb19a6aViciZFqRYDKFPwkl3zCaOPrLFVuQ",
+	"CV0o7UqpnhDipySOgI5GwVLYnhjBD1EcKToNYNiRJBOaDseYMlUY4yNJAjkWSdpXfwW6OGEZQUN3axQG",
+	"ECyntExDIwN5PexnPw+xXJshYlbDhnJE6qf+POKhmPdDupCBrjEJP0DByBFLownDXKTzWcxkF0AqCpPK",
+	"FM7RLI4X5PcZjcG/A7ptFYQwEOhYTemZKY10pUQueB3x2mABAQHjhBjJOb84uXKXVlkHVmh95KQaAL9s",
+	"DEXIgmJRzBqmyBH8UEzrsdJxSSBncNm7BOofoJIbTJiUSrc8JlzoVLEoqzsJI33hHpVqQMMwQt9vX2kS",
+	"DfVbX/3WJUrWD2o46oEAtV4fLMRyg1EtNZDJ94FHKJlEEo6OU/6xDXAV+qWMM+FrapYnZy9UF4heotl0",
+	"HcYLI9eZkFUu1Fs1y7WsjYADqJ9TblMSN//SZI+SHAeG3RqwWPBLSVIBa6X7JorWdTNih4zSGlpsXSwU",
+	"FzT3HyxyXL5BTgzLRZMILJ4jNKgZ6NuQMCliqGxpTUsFIQJ3dTSTBqym47edBjWMCb6c1eOCxDndEMJx",
+	"AOgN9IEHyKTPuoeGaDoqTX5dbuRVDIiQHhnOkrhGplTKBgLgXP9/7L3rctu4ti76Kljq2hVpHkqWZDm2",
+	"5Uqtcu5OnMRtJ51OlvqIEAlJjClQIUjL6sxUzbc4bzBfYf/f503mk+zCGAAIUpQs+ZL0Jbtqr9mRSRDX",
+	"gXH9vsBjZBiw0AcrU5WtgvNILujhCGAGRizSD+Hf4xTmbxpHl3Ot68jZg1QAuRHBdUZgwepQwsFmZMik",
+	"eIJcBbMuPIonVJ7sQZpgPoI+EBMan+O+oNAgZE2rUlNVFUl0PaQWQlbRL67llFG1F7OK0AkjF4EIkigm",
+	"1aMT8v9YI61p8Gj5lO4/TKli2B1HqeaoEVlzmdAEcfZPgoAs5J/kFZ518s8e/2e9Xof/Lx/oNJvknwVp",
+	"hwuKDgqX2I/p5O2CcIQiyymNBZNSCGaKEzoQUZgm4Pyr5Vp5HckGrEsEUrqBzLbQLjgG+IhEMbFkaL61",
+	"05wEzTLE4ciXXDmESdktyprSw8sLZS/iw2CUokbrkir8OKbyhJj0/Mjcn6bFbdnieqJLvdKCTuQFOqnm",
+	"xb9qfgc7DFo10UoSGdIA34GcBSWLqXceDYfw3grV/CZ0E7lVs/wjYhxNc+6RaRx4AR/9Nx0OH5xvX+5/",
+	"bocIiji67qu4UiwuvM7ZLHPMRPFoa/0sDJgN47+4ZfIKgQklKCsLzjpkvdZ/s/E91ZmudCvbn9v1/fOf",
+	"Z7+0Jnu/Dk6b9OOu92EETrSioiP10iyjWCoL0h7OZk5pBGpQX52KvPRewWNfcrkG8ne8T1U1+VIloLak",
+	"13vPh01x3J7+vH/xtnP5seW93h28pyt6rb2UIEXlRt3Za2dsgkfKF2i+axZGKTRyY5ur357StWdj092C",
+	"+6HMV5dfVlJVWZNK7kMCh8d41ldFWA6Ri6Ln7jGbxkwRvl1hmNmPfnUqxwE/v+oVeOarUzlLucCEh1VP",
+	"q6fQXtTervqxdsisNhr18wq7P9/GKZug8rx+O9krC22tMRS7nWxMd+sjVc7Ba7hK1ZvX8piqd/OO09Za",
+	"3eXnj9WVtLbzVH3tW/pQ1fPXc6VmM7vUo/rV+aKl0Es2L2NplOfctnk9dbmu59DQzL119ZE6OjD/uA6O",
+	"TZy3TiWn2lScCp0GfZPpCUU0+qotOHr1R75A0qhcWiNaC8pP5SoPsV4Q8A8H0wX3cP590AeVxK2MKfdD",
+	"qPgq+o8x0fSu3Mey9b+39/iYUf+H8/iH83il8xiOyd/Kd1x09xri90WXboMcIlkUuOMEC5mXCPKPf6BD",
+	"Bvx7//iHfEiZ3D3u5sapRYFCUFIoxZiug/VAgVA2etXFz7tkGCl5NJgbZ9EgTQikJYua0+NZR2wfNfYE",
+	"m4UUKvQno8WtOS6Mh7AFvo4zKWwsp3F1uacYbBTwlG7JreSlIokmLO6DKY6wwgk4MvRfSOCjf1jKISJY",
+	"koSQPA2e4jecUOKqSp/MbWLSgSwY2xqhWkqiRQVQAoEcPlAZCli9f/yja8lpcC4peetaTymPK7KfQDuW",
+	"3JUddLIfBoESxPmxIoCJfEp+BJyiUOUVxQDqPWUxNGw5sBY7b5N0gAuq3WwqzDCpCgm97oDJTEMRqQzm",
+	"bBKVRxwn0GpZ5YbhprWDE/iqUDDfOJ57Al46ICLCYVNdbSS/q8PZVRe8vlGaNFRQuiHlUsgSuWLAIs9Z",
+	"PQLfFLwsHOIG/CIKPNZQP/XBVGS+ekM2L9KBOZUCkMQBGsKjYVhcFMyw1GuI05ttIjW9fXWNZ5soN+9y",
+	"douzJXT7fhAzLwnnB6CEykWTPSzddAY8T/mEm2olzK6nYcyoPyc0QWxAF88+UuqIBGjwzClsgqP3kX5X",
+	"YU57lMMGZESl15AkUpsKcRIS9WSXLILRuqSaihScsoIOpZwhwYhHMQRriPZtwmkWXeIqm1ojGbqOhseT",
+	"q6ujGZa8y20gHeAJIz7SSH/nbH5P2C75gqiQ6lcUnTOfpFOlgeFpDUOsg1WrF/FwvhhNsSMlKkRyrfjI",
+	"QuyBUKG9x8qrEKUJM3G8QeTPgafHx6sjlF2HfshuCVKlpH15mW1cKNHT80FmFGtOag5hlx6bJiigaY8X",
+	"9zWhvl8qsjZ0TWvxLTefPf/LvdRmExpnsNQ8gSrWCJRlrTaWNJXJUmuL2AGR0rdu5xSoplu2i/rw5Agv",
+	"SHljwUW5eEde3xWt3Mtw3S16l5Gzaa4kOc28W4s3Ao6/02yu8D/Lr9zE/byWf9Ra4kq3kkop29lttSrL",
+	"ASfW9gHK/t+pw9g6Qnnn7ENLZ5JHnpKCGqJ3gu2Y1TWhyou4zuwVWYtW0BKZjn4tTroq4WTUhxdb7eau",
+	"7bGFvWYHYa3GGuStddb0qRf6FhTyYFdR6azhJjSbNonMzZuNu4HcStmkKozzoksc2190ip9Zl0jVUk1q",
+	"32ie7bLelXt79WxjkolP1LghseEGvnA8B8td4bkVdtSy+GBQLFv3H/7vH/7vO/d//3Blr3RlgzytimDE",
+	"6+m09sOVndyC67pMsbrScx2inlTuuN6+nuMasdlByVjLw7ToWHKMEt4gpwDUzoRBPM8Ee8p9FgN8IBcI",
+	"DAEeGU0WmjO1FAGZi53LcA5raH+6CAAyoN452hLvNZI3vtDPc7DK5pHEINZiUvFE6bwo7jP/QNdRAL8h",
+	"UNEaTMUe1ySuIRsmJOX6pZrmloL0FeReCFBdYSRPshozP/XQUT+No2kUQ21cVYHI9biH3gaNNT+m4ZDQ",
+	"GZ1jmtPvLI4Q1R6zDxERX5ruOiaAYJTC/B07iK4b6F407HHKjU2ff045LMaUj5hx2ZCqq60ScR5Mp8yH",
+	"KrREJ03dE3LGqYi4oQmDeICqCDT5i6oDiKqv3S0w0/ZKGmvCAL3cE8QPxDRNmJPtBXwKwSytB1VLDT0g",
+	"t+bksel1Np2gc6FYGqSxq9Ap9YE34oAwBWopGCMuCF/5glvrgkNIHq6+atJ1iJtatxEQKPAo6WMakgOM",
+	"Y/La6CdR1A9lN11wKynKUfjSpkZx/hwtN4VxfUz2qt4LMbFnPv/CwhGyiy01S7Patxu8m8GTZv9v89fR",
+	"PFZZiojLrM6yNGfnLDFbOm82v8oSySY0lEvNfJK7WJRLu0GeXE7BLWaEHX4TjOx1LXJwdGKmp3KKw1/y",
+	"BvmHKI0NstaYCjJgjBORiimDs+uSqqv+3De/qjLhMiI5oCSRW8E8bL7Xkd87k2fcuEQwp7Mgjm3j/1Qd",
+	"25sll2ErNzHvdW1hJdZN5XsNUJz91snnj212fO4fzZ6nu8HlJrA7stk7NeBBaJ0Y8KVMyXouxbwRwka2",
+	"2XfHjCru8GpGm5xPtDLPwqdy5Mn7e0u5k4vooHIi9zQLgbxb+vmmmjkIpwAtzwwW07ye2ZgneBtqoaNV",
+	"gYOyEZZej8hDVlx9PV2F/rU7OwocEw3e/W27x/qlonlbupku+q1ms6UQs2AMq1atWia3ZG9utkrL16iz",
+	"dI1gZbNVYtxXNuHCQnX+SAvVvu5ClZz6r9nk5BftaU7hWRibeelbrxk0ZA1fdePKRTtda7GwtY3WB+Fv",
+	"l6+Pmafrro9SJgt5puV6aXUwJ1SrgbUDo5qiqvrnWS24e8t174VB5VYr09Ouu2J6uq+7YBtfpMs9gGrP",
+	"wnWpkmFV7/J8bHLvgqmVRGqafqTC/mVdgfJoXMMPKF+7lhNQvnimNeS1oQPkWxvDB8iXvqXPUH7vzhyG",
+	"V3gL8WRnDh9A11zXWbjUR/h93HPlpk/FqcyiGFQqc4te5bPTeSTLAQla7et57hC99Hb8dmdWHE0lK/T4",
+	"oq8OfTyBzybTKAGKQ2hH+XuosIkO3QyvFwFbZQuU+yTlweeU9biqZVtw/nUhiulF3McEGuNGwno5edtb",
+	"2Q/7xPVTNL5Y3+qw2+PVJGY00YT76urV27PWIIccclrNnEzonGhk6uxbXcJZYD93TyBTZI8DijTmw0H9",
+	"6AWjIYT20S8BraMrELxrcvBQV5jpaPK9WRwkCeNE1fX5NKEDKruRDcbB8lkFYjVm3jmJU55lEPO5qcNU",
+	"rcEC/mI2EhKxAiBM7LNYQVQV/Vgk5UC3yaOE+bVuj7caqxxNMKDMNYSEHS6pmiREu8zckRd8DOkxxIXC",
+	"neSSKw7+JJgwkdDJVHtXAkFGjDN5pP1aj7cbxM0ZV8s7seif0iWESPvqEM5GFJ6IYjKLIZNjPmW1A+zZ",
+	"Jq6r6kROfjKmnLSa/2+rXevx7QZxIw+USr8vX9MtcHJ09obs3W+2iBwtsTa/zeihKinNs7D3o+FQsMQh",
+	"isiSECSM9WnCEF80xk6oNmBDZl3bIShohE4RH6ZJGrNaj3caKjnHz7KfYAtGwy6s5pQ5ZEp9P2QOCdkk",
+	"4uJzytjvc0c7DxmTQsRLY+A5jWnAk5jBS/MpDR1C/TnjDhGfUxozh4hxNA2Gc0fqf30QGg4ZRdEoZP1p",
+	"SOcOmVCeyvfg5Lg9vmP1sK/T74LFTUeiIWlJXbG9swN9o17CYuH2+P0GccPggkGkPnttEEUho1JI7DZI",
+	"p90mbspFOp0CeVNfGwVul7iGzPXXX3/VRdHmSbVc7ruzx65D3CfvTiFDzv3l9WP3gBhOJ7mx5CM1eSgP",
+	"s6wAdQx51LdSBdwawg+symHKZUFFscllamDNq0lp05XhBxA0KaSuQVFxIXstL4nhKqhBb7BiF4s87UQK",
+	"25UoxUuWMMsL6VHVXLJdVjkPaaF5SWw+qdIh6lneRwjiTIyD6bIvu/CyevPIzwRFEiFqrm0kF7uVL+pd",
+	"WC+sU+wSgA0rpp8izn1GCGNXxTtWMl5BqvS4a81nHqnCOtyFj6lorConVH/X8PrKlNIP9Ti6AszFB3Uk",
+	"AcSz9BdMUUggIIEXBI+bpZlo3Ainx1VIoUtKus0upxCCcMqgAUxtPFaqF7ULj3INOdLjUP7YIIcqJFQ+",
+	"qyoRVatYWUUJqytwBxXo0cvdJe6UxVK4KwCMYXAJWbZ0bhImiwua02fhRBzAHEjBEPBRP99g9rtqGnEM",
+	"43m+nQY5wde6si25kftjGg77dEbnwNDUl5dVNXcb/f//H5bKbAHDm9sgT+UXusRVvM+cTOinKJb6lUGt",
+	"gI/1uBZitxz3QsY3Z0GC9bj+Qy4sJh9vyV/LFTb5532nENzIzdo9QQK/xwNOFAKKzxIahKKhPB9urTTW",
+	"Rqqd1nZN7txSIU+qnXa7thiQI9WdZrO2fljursNMumkrzHRFFOo7xZr25fce6zUuhJhUJh8cprGll0N3",
+	"DIhIPhAFvrOVYailUiWPlvAUXl12E9jOJzRpVoS1ztC6vT5kQokDb8EZuSKx73ZDYHI0dxoA49GjnHfW",
+	"xhdQ5QQgXodIFQUV8SYZRBWCIC4VQLEMLdj7XMplyax+uzRMa4SKVyjvElY/LricRV8aRJUuXLELTuNl",
+	"SZqZt7fTXNO1mxx2ztX2aH8GdwaNecBHisEcQRGWe06cih95ooC0MQqScTrIgZ9m/zEIo8HWhAZ8S765",
+	"hXdLY+L/RKdB/ZzN69YiKsaewwUhEzNtDApThaBZVzOTnCWJHAmpqkR2UZMa+DSMEGyHsxm8qExmrMmi",
+	"fhggP5AFHCHFk2rDAv8ZgkTnPk0ieZmrbmMpThJNUTRCZlFCEDu2U2+23jY1oQz49IHPpg9+oLJnAOrf",
+	"WQIPcmpUSYP3ajkSqu3m/6r9IU/CzSMx68Yzb/9gQRjlmkEu1IifoEK8yO1pwKUKOj5dMDey8FAZNow1",
+	"8XqYuK50xBSgyu7OEklUmA/wL1gaf2J3c3cHKUej0HdIlCbgKswfwfvNuk/nJSNokNfW1WoueTvKtdyW",
+	"sFdEEUnlV6QAHrNBvApvveXRqjPttcuFifUxjGKpMi1YSLUly0jG1CdqTOjO42WTAvrGjzjXjzjXncS5",
+	"9td761HEh2HgJTePc7XXHZ+KFmDg6S8aIVP59EuCAX/WWFmZdfZdwmIamNxnYXDB4oCJrS/qv+fIrSqY",
+	"SnXfiPflsWljBfHLzylLlX6qv5mxj0TcY8aMkZqovIH8VBk8ScImUws6Eg1ZNRqEMqA9rkhkYkyjlpdJ",
+	"kBjr2WfGpyJq69CMrUcmcgozpugJ9DQsoq+0NzQGP8u5KuhEMH9+juOMwmZK41Jycz1rCHOP/1jgbrAJ",
+	"HZ2KrxAc+xPF6AnbWWsVekz9AdjylXQqkpjRCTrErEH3tT6609R2F/ON+gUcoqXcGvnOaPT8vuK5wBip",
+	"YpYvpckATvBme1GtRa5NnAKLK9OKQy3vxoJu7VSyjVfpViZi1G8Ot719usvaLX+vM7g/3Gc7tOW1/e1B",
+	"h+0M7zevw3WhN9NVLBf6LDkEN80PKou/ITMZILvQglz96zJSLAxn64v+zyP/K149IUtYGfvYJNI8Y4aO",
+	"0bgLzPyF0SgzKiFSHAAuGaTbBcktslE9ho6WsVFdBd+FQ/lx3v+O5x3X/q/PQuOUE8vmyFSrCkXdInha",
+	"S8FrlPHoX3kQN3XrGyjHnC6ngUKNHtdpNW+FgwwVmwXSsUpO3hlA906rSZ4hyJshJFMqk2YkwwZvj+J1",
+	"922r9W3JwtalCfshSP+OitM4mv0dxOhm9vwTo0yhPU8Tb1xCy6Nqod00Dl2HaJJWUl1gYVVY3Q5xrRYw",
+	"EUzJHbdBUCZqD4mQ4rzHldFFMo8FqUackQHDSJKyaglVIFuTCPJ7GPdFptapx7rEmKKIBNS+vHR6nIWC",
+	"KadM7YBAf6ATUTxiiSCz8ZwECbigDSNNNWZedAHgjpg+K21RXc/t/udf/95SD7i1Ro/flq/hHQjU2yQu",
+	"xckvcJdyJKhQFoS5knKMldeXxjiIuwmhmy4ujsdfHND35Pn8+9yqjl2y9eN6/UGxuda1jFfL34plc7VP",
+	"Yyu7AOVnSq0i+9jdE/aVqVId7Tx6h3A2YyLBHE4HstqBQo8mhEIGvkMY9cZ4p8FV3uPmIpW3Kj6j94DG",
+	"MaxKMdUlPFJWhkMgTRITBmsO0S5m48vHHNIWeRk8BAAWxdeFjQ4if76WLQcAGa6XxiKKdRI6hEPcspv0",
+	"OBBJ3s0q53VBSyoaneHcnlSdv40Dl+ItkI8B+1/FqXA6YZWudh9f0/mLSZXySF3VG1jiQFHmg9K1rEeW",
+	"H31T2S/fBMQp6NAVSuQjWIzKGk+qgPdvt0AblMTBQtk02Wk2IWsW0B9VasSCIvA/a0ZMCorBN4mYOGt0",
+	"Z2ehO632Fd0p60C72cl1ADSzpRGb/GRcN2LTumnEJt+NrKzbDKMkZrNDvc5+k+3Q/d3tzu7Ozv5Oy/cG",
+	"/u7OsDUc7NIm7McJQx0RuoPSBbtyg4COFD6rtKc3WhJHQ+uA/1Cf/obeiUNecqFDdOKHgyJzUKyvRCmr",
+	"fPMEh6JDZFWCAxiaTpbUgG4QvJeVImYtqpxWQUTAPUZc+B+XVCFnFn6yn8YqJSU8DzR/Jo0ZOWdTo9jV",
+	"FOOE2S0QsSJ+4KvKPJCJDgm4F6bgW0ng+SDpce3GGAcAk6991KCpyWdmNEiUb4RohOtqMmZBTKSE1I4W",
+	"VMBmqh5TOeZVPoff48AlfIDaJbhYkDB4ScqHKnPKxnOF6ycQPa6BMRB3HZ9skDNUFEgVPDTyunFrVkUU",
+	"bA3AA1Sl0+NoRiaUz8mMxUxH168Z+UP9FNcUytsU2Hmu4tQtzzCBjpWpq9d3/ERpQkdFxGboHOUE/0gG",
+	"bERzDhPofeHa3TOJ2Rvfh2pg67mCbiOB5u2MhRd6Ics8QfqlVvvrtYez6mZ/rjeUpbfbe+vHFf/DQ7JZ",
+	"xgfkgoETmmaqgvJG/21dJVhEUkc36h3d9YeYpAifcLKAKgJIcI81yNMoJu0OkFDLK6fUqevWlHZgLjdF",
+	"Y9TjyQyrk6m8GISTFfFl37Xo/NlFEKXyy8whIlJoriob0qOciFmQKF8O8I0D1TlUYXJ2i8mQMPFKHp7h",
+	"9N/cpodGi6U+6sc/jzu/0q3MxoJ5/fbHpDX5uP3i8nXzfG/wef99Z/6r98vFLj3emZ7eF2+b6ZPW8Fl7",
+	"fLQdPagsDQZkI9vLu/7/IOEBXP31gwQmVmdt76oYRzOenanajwvy75jqBEe9JBRwT2f7/G0vOvSY3akt",
+	"SwTIhcx8dTOnnmsYnrLMohCuIGX7dsmE+qyeTgGySRu/8tV7osfFmE4VxVfgC4KUeC5QeilvoAtkWA7c",
+	"g8wnYXDOCvdlg7wHeibAc0gTL5owwzJmu0tu7457y0RymyF4jVFm+6vVnCt4uCwCb7tTASNDO1I3l9Nv",
+	"165jvw3Lywxpue1l+d5voz4gNz1llQF4gf+VCwMAWOxHdcAPG/OmVQWwkeB0/eVvWrGFqG5bX5QWr8oJ",
+	"NrthT/S7Ky7YE7gv8+XhZ/DtBUWHjFnMECXRxUfqZ9oy1JzDJBDkgsXBMLBoRYD/Q+PSqEa1bm0QBUkS",
+	"hSym3GPKJQxpcJQMKJBgKGzAzBa1+UyxSrtAY9sgT9AzHQ0J5XM9qsOTI6IRqqhsxvPYNGF+g8hbE+nN",
+	"u6RFXgUPFaIQNEP+SZ4Mh8xLFvCEVhLV/pO8ydPUdlVRqalGR9YYqCbE18mEJVReRweGPreEiZacWUy2",
+	"RHcB3fCZ21nOJVDi4rlpIMbOCp7cHIku0EzkP6SBy0r7bz14T6w1jANkM1UhBMXqa/qMCwo/IRSXnu88",
+	"f4xjflLg4/rClb1f4Dm6l0fjMGw1Wzmyohp8rMdfqUEockJizbVeLwFxEgd6n6MXdjRSmf2rVBFZOKx1",
+	"ezzPeO0oBuwShmsLTVVInRZpE4MJEmPbdKFugxxypSTL09fjBlNRox4Ytme8l6WaK3d4PNdsPsxXDSCG",
+	"qIKMnWagf12IuagbnSHaKU8WKIlk1/QZbTebFpiYa4JGPEoIFgjrZ/FR5A72kWrnNA2Z6Gbk2YFmUPZJ",
+	"Mo6jdDTO/mYZZdJmn9JkbFXr2ixX1qs9Dn+y3q0uokI4GjZQLphDzGAWgawUHkdhm/Q4MtjahxJnGNi+",
+	"C42A+0wXoIciMkVfZWz68ilXrTeEmgIf6cG1D/AjiyNFvqMBLAB1ULZepSSJA8CAxU6JJAjDHHO3nNla",
+	"gxxKEcvZjIak6g6CMAz4qK9ZpVx7k/e9uRcyt2ah8hi4PViOKZ0L2FK5i6fHrZMJqUPk0Egc5KQy7LyW",
+	"AKpqSWMuiSgmnE7wY4BXaW4gh6T8nMutoQ+ao1E/FOJHLb9pU559ybWJsuSwtZPTIrjKCHsxLBkkUjBI",
+	"IWQRfMVaKOUpxpTIRjEkp0OD3BpRd5AxLGSNQCU7/uhriqVqXpjJYyTvSYUjI7oZSF3xJlcXuZRHrwwu",
+	"3tKHenxBFSDZlR6IHABNdsNXDdZtTX5ooYk86zEm4ym4wOx5nV/nRZwjO7qBGM2wTHlUVDkESwBiUMPw",
+	"qcZAImlSZ1xehe3XIJ1mp0tcpU5lMK9S2gJgHchII/kMFJ+mPJPnJrEErCr7BKmJceUSAx+7pWytG5n2",
+	"WhIVbeECgT6pLldk8vw4ypzttnZ327v7rXaz6Rj7ORp8Yl5igUklUUJDg5tXeLW1l8eTSoVvg+lpvudP",
+	"UY7uGe3oiif68grq09bDtrf9uMN2nt4f7T7fC/ZfNCuYM6V7ZfvCK522tJqtu3cVrFbxTs6B+311KhOE",
+	"YlNzKFdRTUClOJuQ16n0rTw701c1IHaRAELV9jBDqPq5PXm9F78VFaeib3LtNDBfMjaRynBbuoyKc0fz",
+	"SNqbQUmmakG5Wrrw282dZmfVwhsos7wIK0FQxEXHJR33t+UEWBBdrcv986efm2/zUwuWbzahgToMlWmw",
+	"2MDk587g456Xn+ftk/jh7jh7qkk/7KS/zNobzXNuqjbxfuHhBsPibkpQjHqyiGcG6iQKH6PDLValKC9m",
+	"pWs1ZaGAKeGlQE0yzbFqwIvhaQj9mTBVDq8NVgPVvMJe1Aos3PgFo668i7qdhQ5C0Zc+vtos0PeGUjwX",
+	"Oroc2e9wKT1AGeBb1j/rr1fOia1wFL+uJXUGfK2xmL2Y+UGibO7yTuQatmZKKoKWMJTKU1HoaY+0EamL",
+	"U7ap9/AQ43pFhyHa2tomB8Z23FkOUYsMvvPivvvuIblv5Oj7Xk479EYZ/awUMktuhwXX0YWCjiq465Z4",
+	"6bQzzzh58k66gdJ9JvSyPpgnUtK1mp29nd37TiWmMyM7S/16tjdvI6wqjXEqtr5Q/4LFSSBYfOR/3Zqw",
+	"yUDtt9I6mEM+J/iMDjmZthrlpSD6z69Uyze5BvIVBQovGgRNqzSu0aq3mm+be92dHR3XUMrXhMYBLehf",
+	"cSQ/UAHUV6issD+gwHOX5D+07ne3m4VPhIyVf4ByGs7lGfttbfmCc3dVcvtbkGYwyz9CEX/DaL7cH4Rm",
+	"BxL8lfrQaWGFEVnQ6/8Cqez5A/A6nbA48CwI52om3WokgAidESU7qoRrSkG7UBVctjisFHVY+7zK8YIc",
+	"CHhyvyNts4AHk3RS6baMNq1ogCpfl8cqirHziIdzSBSG30cx5YkgLvzLrWGgIuAXoBZNWSwiTj5FAReG",
+	"iR1C8lK3UW4dmvQ4iKQGOY3A56gac4gLn4T/QJEk/1P5wErTpQ99vyDOb4JBv76g3ExMPgIhvZ4J0rrO",
+	"3XP3N8OGI17vUvhxJ5TeCeug0m6MSPv3i2cfgVAiVGuHgznB/f4XuXrW0p6VS06UhLX//DfV+zFNiKsn",
+	"kgQ8SFxwajvKR82IT8V4ENEY65qQVcsLAwiLqUSzgEPAT22TLsZPwQUdcPSJZ3NiElcVIQJwuM040CCZ",
+	"EnGMbJQkoenI3iwOEoZgMZoa0NA10ARrvpCdyYO9nSPBcogbMur35RaFmzIMoxnz+1EcjAIuIFiQFQZH",
+	"PBkL90BFUwQUaymIDkQjm9FYg+e4J4dvHz03US+9dezsCAwVPlGUSEhqhC4LjHhAzmAuduaFwRYuDARR",
+	"1/hEt8dN2MSQlQ0DFvqiS+ROc4gfTaDqzkLxl7sm9wOwQDnElW8sEOT1uGHIazZthjwnIw4qNK6DFuDz",
+	"wZhFgwCjZFcztDgESK4cSJLI02E5pMiE5cjVzfW2jLaRp3JTljzc4yVsjLDtNV2MleIu38c5s74xli/B",
+	"7IjUGxMKSZrR1E4Ox+8Wt6BpY8CSGWOctGBtt+/vNEs2JGE8gdon+VaPDxjRf1CfJTo3vezrZqubjwqg",
+	"ZjWQ3CSKe3wQRzPB4r76tHtAOs3WAVA9ASGhPtzITUqkcqOrI8jCqVQBRMGQK4/JXqMylSW9lKiiqOSp",
+	"6NWNmJDy8yevDz1D1Jswe4bkrVXYF5Vuu5n7UYlTtSsq8m/FBa10t5tOBTcIXD+FrxgBf+hNGDmJo/UV",
+	"YDUf30IDRtD2SrcSJ/2zFzvDD/7O+PziFf90efSL9/Zi8CIdjqKT3ceH+5dPP/x8+OLow6FXMQUc0IS5",
+	"v0CP3nE2XQsNHD+h4lwOUHblP//6t/rSElpDeZ3nVoxOp3F0AVjyNE2iyi2u8QqjoG3KZVbsg8LFkhXK",
+	"xFEYTjA4hMZgX16JUr+PQt/qAJTJdJyKOdeVbqVwoku2W8a7Y80NkqNafwsDft73Ip8ZKpQpnUdp0lfa",
+	"hUWuI8J0pEZYn8ZRfTyOpvSzneZLPSl/pQ7HYqk+VU6k5Gs3/xdyci3QImLqVEbqhTliYxb6GQYPgpLA",
+	"COT1mybRhCaBR8Nw3iAn0FeTR4cBvcbSIh97zTaIC+TOo3+VmWbSOXQsRvNAVS21Z8ziH8U6PzKNN8H7",
+	"QrJBW9G2vYR/EQNtzQCIsVBWIn1ldgyAxSAkAxow9YCbpNaqsYb66ieX4F1Q6+pswAQRH7kPem/imKwt",
+	"w7gRxCRm1A84EwIz7ISjQ6H4kBS1KNC0SGiQ90qhogjFZfoUQAWqH8TMSwSpbjfbNUixy0a+FUajgLvo",
+	"S4TxqcJYO2H3niCPzk6fIpenQ2bjQFUCSfkpdVdIXxfE/bUun6vDhix1Gj7W3z2hI7Yk+rP6QORb+OpU",
+	"tptrEPucqkm4zgl/yy6T65xX7GD+zObOYm5zWScv+6304F1x2ipTnNpvf4q2qBAsEVtf4H+/rjxUspMq",
+	"hXUYhEw4RFoJvo9OAdx7MeQUmo0JG1/+aaJs5v++eKDsQsx2V9lsKrOUs1mPD9IghHSIIUu8MWKYRNxj",
+	"B+gdn9A55BZQ+BuebOCNwxRGHLKBmz0a1l9HnNVf0cQbr97eh3IGrsK5c+l02vgkEJ5X/rcnhHsAKgh6",
+	"S8BCDATpNDs5F1AFX6yUe4LUp5e7gHTlFpjjayHMHQ3lwGHc66DHJewy2fKEyJkLlW4cRcmXej2WwjBl",
+	"3Z+adNe/zw7q9Uyd7v60195p+sODej3g592fWn57d3v7oF6fAK/dTzu795v36UG9HgacdX/y93zGOgf1",
+	"+mDU/Wl4f7g3lH+DRI/uT63h/SEbfO3x//zr37BWK2YAu/yJXlBcoHzPt7ZgFxpvl9nxXTINpWX/gl7Q",
+	"M3jRITwiPgOiM+4FTDR6vFdJAbYxDrykVzno8eow5R6y7tfIlx4n5ILG5OTw2ZP+2dHHJ+QBaTcP5M/Q",
+	"86+1au3gigGUqpDyYBWUw0dyp9cfRTyJo/Aq7RAe1s9+dSpP3tIrSfHgGejPdhmVxusoIZPIh+qZ79e1",
+	"DZXJdUX4PUFwrIqKdR4yIsYsVzd9hWznyBFwRX5HQezCFb5U2p4lNAbop0yPATL+gHcJJfCu0RcGcsCm",
+	"2Fi5dshgLhWecRQn9TC4YD5wzitVB9UHpegoM2u72daZ3tg8iO+qq3QN5beELL2IY+L0o+MjkgomGuQN",
+	"91iPG/8wPqt7AiBWUE2wTNciVfd5kkzf8HAOedR0ws6ChD04ppfwb7mOzO1xiJC6Dw/PnvTfnR67UsqC",
+	"d+GA7CpwL7mGo0gqQjmFabXcP4alKAhIpaEUMN0jngQ8ZYiqZc9U4VwcRxnl5uIZtyZY+90R2AETYze7",
+	"BypnLKlry6Hsa0vWnQwCrgDOmN5cC7vIyojfrFtfr62zrTi4Z8GIk8BUJFxDDVt9VNfQwUK1V0ADC6YL",
+	"Ctjm+lcYjVQWfHnQ5gn3c3o9qQK8sNTW5QGI2UV0jvUhPvFCRmN8GhcZNTEpf3ImglLkpN7f49DUgfHv",
+	"UqxuUPA3pm5K11FVO83t2lXHSQ5oXY/uZX02m9VlF+tpHDLuRSrB1fJZeiIe9hO0mCuf939J2seXp3uT",
+	"D16Hv5zuivd+c/j80zb9yO6nD4P1na3Y06cona+R7gz6xziZhHnNA/Xb//IjDxJ95QOo5fZQ2/XkLySk",
+	"fPSgV2G8V1F/xb8x6tv/nrCEguEpWPKgV0mTYX0v/0YSJKEKsHyIUnCjKUksl/P//G+jAuHjW9bz6pfi",
+	"NweRPy/0uLXsA7qJVv6FqXk+tu8wtYXHFFAxmN9Qr09L38Z/UDKO2fBBzzo0egK0QIA8cdUUzQ2t0PCW",
+	"NTTVcWt1NtPWzswcFIT/KoH8CE/o4lV4DfG6juX9/O2rY2nTFv1/2+u/mnfptTZ48yYuuts04K8u5Zf7",
+	"SJ4WlRH7VzDw2STaGqTz5RfLKZtGqGR29hvNJnl39tik8qt5UA6zdEpkc8aJj/F/rNNcWvnZ43YZ7LOI",
+	"nD1+aQG1QYPnbF5zFCKrVbagNThDIH9PaHdaAysGXVixdIrBBNe6vHIdbfT4YwZLAKOaRD5DH3zVndBz",
+	"RuKUu7UDwkLBZmMWMzDaS2kIJ9HDdH6VbyDj5Ye6QjkXLNalyqrqGvonxtEUxjTKcOjxwrag8e1SsCs8",
+	"AWW8p9Y03BMq94Il0i4wCl86Xfp1+b4ptlj5+d9umg6uSrFUsEnVYWWxOvX7/l4zV5bSaeWu+WksVyxR",
+	"BBD5JkvyZ4o5M2VfLHmNpyF69ZWAXmzG9HCNj+Y0jv8xrzr57pd07TfTlioCW+JLwLIgqSPKk/794W02",
+	"jAZ9nwhN7mJ4mJoqI3Nw7TuBTaKb+wSkpNbXx8qYhiU6LgI2M6wWylpD4hEUQADRkIdy0HZfTjaxBC37",
+	"Hi8IWscAFORFf8Q9o/6l09sUsGdWQeoPIXuLQlYgR8MsX7f3kA2jOL8bDAoFxRnOVdmaqmSVLp2rPsbf",
+	"1NbRHBBOBffJu2mhYhBYPTHDbsjimIZqQQ0kBs5b+eeXF0UXCqLl7Nb1b/XtId3veC3WHjR3K1ZXK4c+",
+	"JcfRBQupx4qZAflbJetD2WYwk4djKZxNZP4hgxWTHnFMC1hyyei9UBznlRuz2BWneIbX+aaZr7LPQchD",
+	"qYxFfe3qxgvXoHUc9UcLQ17v+rPmvijBf9yDm96DueuHXAQiSICh5w4uwmDE0+lyq+UVPQfMpvwWNxAb",
+	"5ri5OeFqovoqSoiWjyVrwKTpcYxf1uEeA+SeUvtG/sUl65k3FtyY6ts9dUcr1oPXUVEMzlnSJdEUq4Gy",
+	"P747PV40d7Cl27yFcf5/XMJ3YOlsckFBwh+YOu3mfpazJ3/ZXXVHFe6GBUFu2l3LKrI/ew17qCja7c5l",
+	"Xcl9Zl3bBk7nD9vmBjJdu1Du3r652MK6uRW2jXzAyiBBYLEqpMbCcRK1IiUjBAN5RNyzV29PTDxQHvyA",
+	"Ez8Th11ggOjxTBRCDYogAReJ3ETRUH7NB2zGTrOj0K/81DNEjPJTTPYKeoneKSX85cfLRenFK6yd2jxb",
+	"SrtP195Y+oWbVEpfGXzL3TA0CAfRpbVTMC52NzE3n13UAyFSEM9LA29mr0WB7201ZiwM64CptiWv0sCv",
+	"exEfBiOVkL10M76ZMn70mDxC9C7iBwKIa+bGNWxNA3aKVN0vAypYP43Dr6YHyLrZwW1KScxoqJ8PBNF9",
+	"Qbm1sHXeBL73WH/5xngLOo0XM9ENVyySHHS3tsLIo+E4Ekl3r7nXzObQpP9KBTykwUT0RTpFcSvXPACi",
+	"SJEOKk6Fpj4kO8mFCWhiamXV//Y1+qq+dx25LTyGBRk+63tjGoaMj1h/wpJx5Bc+ddbeuS+fDXwMA/bl",
+	"rR7wUZ+Goz4YiYUXTs0buHGuGmzFqXyanYt+GgdXT4x80maHBJay/PfloOTnhRct/A33ozVF0zgaBiE+",
+	"n8KtV9bkNB2EgQcXJEzB+guJkdOc1kB9P8BSuhNLf8jd4qvv3+xg+JGXyuPQ+EaIDmvKKHXYFvt5c6l1",
+	"q7nR15Fu2clcdafmzn2Gl1yVe5MMw2jmkJOXj54QeVRM5WCtSygmDFBxbtjsOJYCI3oq2PuNHj/kqkIY",
+	"dGx5oXbRCFNTzy4DofBzbakJXh4mAAY0nC+5PKUEPLTkT8EaKWPuxTLVNWyIspd1wjUIgGu9b8mC6zQg",
+	"EsQy2/hFlKPXeDEvd2/egpLc1xq8lJLXsb02UaRuEC3/I+pg6pDpzC0thP4w+tgacepldepHsnEhpU5e",
+	"hKHgUhlzmUAqK5awz7MCyHXl66qsGk6b27hS8pylAzn6W81lMmJKSg3FJVXUgirdypP9VywcR7T9Znbx",
+	"NH7y6u2LUfroOY3Yy1ay9+70/SB99uJMJLO696qyRImSRp5Ug1ajZqkz+Er+iTyjsRdQo551K08/7/kv",
+	"25OPO5enrYuHu/xtZ/Zh34MZsSTmMhUEtuGWR8NwgMNEMdetfH76/sOT2ZSO5sfiUegF45fbr/3d1x3+",
+	"YbLX3E7O1k/ieswuzHKtm8q1efnJ95Ae3zbV5lpi588mcXJaVODXVU7hMmez5rp1v/SM6dGrfHVBCMkf",
+	"4Vz1Kg7pwTGSfzOETMr/uGgwKlB++I5AkgjUhxBMXMHiEgoJ1pgrrPAmikARcn7N6XJXGJw9blmcyzWu",
+	"Ix/LEm8BE2pdSbPJOVfdM4frliFq5X/qVa50K2z+Yjx45gVvghdn734/ar0OjsTRJJl+fHR0/+jT6eTV",
+	"+yc7H35/Eb5uH/3+8fFo9vrTu+D40Ysm+/VQvvPyl9bPwfDnBpu/mHrbr+RPkf/8dPYm2LsYPNv/9OH9",
+	"ZTTYft1882k0e/P48OLjs1/ax+396cdnr2Qz4eD90+lAfmrSGnuTcPzzs186H963ZoNn79IP7f3kiDcb",
+	"Xjvkg8nTpv/ri/B6M4lztczI07PRqPzBEUhv1Yp8BVxt+YOrt8Wf0XbcVC6Ce2OVYfni7M1r8p4NyEs2",
+	"J2csWeUbo1D/PmJcihus5RMJjZObusde5H0w1zvt52yO9iQNR5Wucho5FcBS+PnwYcWpnCM2+7BF9702",
+	"2x1s+3vN+zvyDwkAzJ4dSrlW6Vba4xe7cfN858Pn/ckvg/e/b18e73lvW9PX98XjzvBZkz5vf3q5E/68",
+	"O3uyH7/bDt605id7ycf7Fw87/FXz8lH789mO/3R39GL//Lg1PtwWT+7PTveSD830qB2ddOjZff/p3uh5",
+	"89PLdvixc/no/sXDPf6q+bniVFIBplIwKgKS3tjJI5dOsD+oZ0e5AAks4p/fp3OFKvLkUldglJtFVQO1",
+	"BT4dMHa01zV2a9qNYyQ6UaBUwygMoxk5ffqI3N/t7JMqqDXyb6jWwH/2rb5IHae29Fhupj/c0F6qdCuf",
+	"RGccjH+/f/y5Pfll7/J0x3vb0uaQHr1ckIefhskL9rHz6JeT+uThfvtlezcdD969eNeatuL+7H1r9PT9",
+	"0zdPPv0q2wbMTg0Sk/eew2evZ/xscj/DNF6/MOWqgIDnMSGMovPi8+7Fcfvy9f7kYcc73Uvet+Yvd6aP",
+	"t8dP74uPTfoMHftBzEQ/4JCE7vyZ9STtP1fr+5DRWOXubrQ6K3Un+YCwtaYNFGgI9gIskLyq+7AZ5RIU",
+	"DyKA50OEyyGAvhXFmi0IRML6Q3ojDWgVZF4czCEn8ACBHjRuotddfxaUPFkyD0rlJIPIn0v9IZR6YSzt",
+	"KYxtg4SWWsr9DnkZPLytmcl9lg6iC2Z9rUpz84YUdvZYpBS9xjUJbW56V2K5IMsoeW9qtUfw0DdVTyNv",
+	"lVYaCBPgITHjPvCHILxfNA0ZqZ4yP/JIu7HTaDuYZWBIAiFvANIOzCWKjR/kqiVx89bP1LTXT6Iw8Obk",
+	"nLGpyFU8Q7MAXoFkX3MsoYSfTRJWyR16OA1O2ZDFjHtsBdbK3VUg8oUaRL5GFSJfqEM0oAuHJ0eYwCaH",
+	"VFJ/yBcrEPmyGsQYFlBMmSeVhQe9CgT26TRoSPnRq5Bx4LO6H824tA7rgzRJIv6gVwGCwXzJ5Ba0lW9e",
+	"oQCI2INSw8gT+FQdtkxDJJT7QODd+CQKreGryysN+Y1rDd/qREA5j2UF50s2Z4keecFiez/aux9zBuGg",
+	"3BOIhSBIwMOAMwdPBaOxN87gp1i8cVn4FUmmuQ1jySlzUMR1XYxGiCxf1qXiJZsS/TQZpFI2OZiCFjIK",
+	"NEOvjt7WGuQoEUjxyOlETmAiNLUroNwESQmEzSiK/NUCAaFKNjR5l2Gj/OO/yNMoJmHgMS4YCTim9gGX",
+	"KgyGCCZ3nB95+SlqHB89evL67EkjuUzIP7Z6/L80LEqVOUntS09ZlL3Kgwdy8aOh1EmiOBFy47fvq/+7",
+	"+NQk8tOQ/Tf+T0O98yCpqr1V7UGyYa9Sq3X/869/f63Kfev851//vh7KCv77NsFMrp9wuMmJuCf05Rbf",
+	"2uHIJeuNGQ2T8e8r2GMyFsrZOAiZzSqIckSQ52/fnhyQJEq9MWDAZtg688U9/owlz9VHb2rXGDDKaANr",
+	"Cz++AtERRhYIQsPggt1amumKVT8OLhhAyU3jaMDuZp0/iS1x4dVV5vYq2ffWUmx0oncV5Cik+WKHGhO/",
+	"1iDHEfWleIuAKy2eI8SJcg4OYsoBbSdIFC447XEXv+QSFgJqIaBUzOXl5PpyzwP/MNzIVood9h2uYRfD",
+	"J65PE1qXA1LQfPXAf6AuaS9jWVR3b0Uh5+lvSmkMbLbwcZI1RqdBXX7WJVWfDWkaJkiiiZ1WSGgIdQvc",
+	"neZFnw3SkQo1mx8x8byOcLFug7zhRCoqjiH+wOl6d3oM+AguHQ5dx86v73G7cEHV+cnHgjCgCUyOSx7k",
+	"WqopVCMgAsVqgiSNOfOJm9UFYgJwj0NibX1K42SuawULFYRV94Qm4wdbK1B6UImIOAiBM6BrvawfjphL",
+	"HvR4GT57TdcLjIPRGMifEXjbVqhDDSEE4xIMKh+wh/JSTXnIhDDNP8YZJoLOBYKyzQIBrL3qnYyojQk0",
+	"ksg5myakanEpk1nARe3AmupA9DiyEJuc8x7vcRcH0xAXntuVRl6QVDN4dofYfXIInQYPqWAOgS3yFXhm",
+	"Ryx5JL9w5FdrAEePNTDVFIgBHMx0qLmkSvWEZAUqByRmIgovFOTRl+jcISgGHWDRdtD6/OrCBh2x5DFN",
+	"aFU2hhvgCIDVTXflP8ZUHGbIy4BQrrfYuzh0aw7QQnvn0OcqjACms1pze7xqumN29eeUpcwHfRE29jDg",
+	"gRgzKTBceQDOLryqNV8R0pTXXOAnCGgYCCRppyPW44gVkNARNMWjDBLVb5BHNAwFmaaydZiObGl+lp1w",
+	"7fo7pe/LHkjVjfa41mQA9dz9H8yhcEij0aDxSPzm1gD6JGbTkM6Z35AiapCOukQqvS4Jo5EARQpTxmnM",
+	"gZ8gK/+ZxmwYXBL3f8SF95t7gAuDsMc0nMm9GkajEfMPDOaOXVvj66xzyFxX4AhgCMhN+MgCQ+RkHKXx",
+	"EjjEJ2/pCFjl87iIpLrd7NQOyOj3YFpXflizglAbnBEgSo22QV4DUlTsK3lRQM8ru+Xf4kiMHltI6dsE",
+	"zfBq8MND6OoTORJQA6+VP5bvcQaPt8Fbr6PklYLOu7LArnjLCj1Td3b/r7r3z1CXM6hvwwDBBNxF3cG1",
+	"Ct/gWWnYBHzUuHIbHIYBFT/2wrp7AXDEY2ShqN3NxpBK7g3VfwA/RzJbP6aBlINLrAGF+iovKqln9XiU",
+	"JqAyxoSSSaCUS4LFNwlUfqJiKYVw4FGN2UPJgIaUeyxukKfo1WBkEimGftNB4Blhgezj2dGzt09OX0lt",
+	"VRPr7zS3SdXVPXZraoB45cuhSZGMn0ekV+XHzbhz5Ks97rOQzknVfXx6ePS6//jJ8eEHV973oECSHVFT",
+	"/Pw0Mb0WUkWb6jIkAANUjQt9ZQUJPCN6PKGQl6345eWiN8gJZHbLu8xqc8xidkCiWM57EtNE3japYMTd",
+	"gvv6d3eJoD6GLfBdjDFt+pSZY++mmDqOw9fzc4t1f6q67hpD1Jvmdgb6WLWml16M08SPZvwANkh+dxh3",
+	"8jcxTO39dZfW6Wpw1DdTxrXz3oUUOMgoce8J/CcYQoivDnaCziUhhdounW+SFDOIe1q/wifuiaWlFLnf",
+	"66awAq/Dk5ePnjhQXaHsCJ24wLgvkCnLoLVS7xwxS/NBYz2MJdk1UihALaMq2aiCqeDg/SC/QBMyjSC1",
+	"MNLpgxo7/pCTpeFDlR+N0K1UWV0U7HIRIY9VmewAIFUVuFijYOPqkocbZ/1/00TfPxJEfZY6qvJrv0Wa",
+	"7m2Aoy6rCXhbOAFyv3fJJOCQQmvyWjAzF46Ba6MxLBwdgEtVqbYCrZw8rDK7pF4SzkHlvSLxFoyzNbNv",
+	"DwD1AVHrBzSDxJSnDyoaqgrQvoD7bMxmiL5w1ECU+Kgd9Hinua1ZLlIB+pVPFJ5ggxyWtCeFEM7QdnO7",
+	"iJecQfFg9+QIAE922am/g0KJzWsWbr+4AMa2YR7OJtJpjZOPMKNHvPLdID//JAUMdyBJNb7sCkHyJxKt",
+	"RrPKctJWOf2N8qO1IyTAzIDomUlJVKVV1cwLYDhoIBtRZ+LVHP2fSv8xYruqSyNo6geMe8xBZWTuEKhE",
+	"qi0K7DwMvsU5kjAguJGPpGBDR8rtrTFFExZPAk7Dg1JBq3EhrhSQ+AktwK8QkI+yGqhbUY1WlGRe5z3M",
+	"t7rui7l0rDtW6P4UIvOPIsBOcd8PtU+k1AL6k4mwCUviYEUu2EkcTVgyZqkgCbtMIP9ABIog2OBuj5Nk",
+	"qjPxRD+JEhqqgF3pI33D5CiYF3FfuD0+mJM4ShPmEAwVqFgbTVJxYDWDNGJ9jfOnvzWYI8EYgRQtFY7R",
+	"FK4QBprG0UUgIH+/jz8SF6CVIeIyTLnv1kw1PaB+HZBnEYlTngQTZCzTnjk1Zw3yRE4GeJOSiMyjNO7x",
+	"ScSDJIoR8L+8IP8ZS16pWV8vJQ0YdvI5Jz+R50+OT8iqBYCYYebbQMcc8x2yYqYbPf4Tefvh5MnqlkER",
+	"xhDq8qe+YOsPehWp8PcqDnz0Qa+Sh3+DlepVHOzAg56chF7lK2nttLdv5QNykUvab3fkWPOzWLq5CLid",
+	"lbtSGkj6zzCTuN9gEA7EEB1S3GkOQAc7BHdZYZOVzHh5LxbnvPS5L7LlLE/Pkf170KuoWf5KWp39vWu2",
+	"gROJM7d5kpA+NN/As2bJrIk5aHfgWLMzJldTvaWDEM1NeWUcnhyZ7FpIeXtx9uZ1aXRHPS3/fmMPcsCH",
+	"ESxWkITMqv4ghydHFaeicuoq3Uqr0Ww06wOW0EZLXqNqlJVuZbvRbGyDygXsu1/KTrJdc5MfTxbmruQv",
+	"Vbn1wMq3cRv1Ehc32eoSq+L0fovdBtnSYsq8YKimn1TlitXudtPN6SS8yab7cPjqeNWmk3/fbNPpHmW3",
+	"lOprl8DO6XG5B7vkC2zBLrF3oKOTOrvE3n9fexw2W7fHCSnZbfA7Aa9sl3yxhtIl2XZziFqsLlmy2b5e",
+	"R6D9UfaaXKg72mvTrS8iTEdX81hi2FBnj2BaiZvxcgOYoCt3g4sAglJlmgIrNWIggb89iYjcTgC0yoSg",
+	"IwaK24wNBHDjL/DOTlksVIIJBW5M2YRQXgbIPkI3Ir6newd+fAx/alZZ0D4zeETQ3KBZOVdlKpwisj7M",
+	"dv+12Vy/Iz7hHZhIhxyxdtVk3xMohryi41zNfH0axQkN78hGyhCvl1lJ6zrRr0LvzYYrz0uBqdSbsLoY",
+	"R9O62N5htF3OWQqc8Jsk//+2yrdfPCNwsAImMOMyO5hwLqcYKHcdzcIKDPGuJoq1Mir1KKU5VaDExyNO",
+	"0yRyD/KEhRGDQOB2TTuMLN5t+CdsgQbJGKAcxZ+IJIgk4FcTr6marGqnuW3wnIOk1iBGlEDSsdS5RULa",
+	"zWazx70xjaknV9UhRspAxleSTOVcAB0iob4fS6uv2mk2lbDTWZC1K2TD/O54236dbU/e7n0+bl883Oen",
+	"O97L1vzj7vRxZ/y0KV7chzJTNfJKt3JEYoYcF2niR1FMRowizDcdyJnqNJvNJrBuA8U2mUQ8GWPmXZSG",
+	"PhFjGjMymaOQDbj8T2wR9Hk1d6p0V3S3tqhPG3aMYe0QgSVR7wx+aC2v163hFX37QEFzf/0XH0V8GAZq",
+	"mH/6CAOcOdAj8tfQn/TiARVMqSirVTAYTDk5v2pAXwQWR7/6i8XRj+z7mpAflbOA9zij3lgT1c4xx1bd",
+	"EkqIB7Em5fdpEM7BmyQci4VMODrVBcj851GKYE3qv3vcZwkNQuGAFMpcrK5W+lVnt/7zr3+76L4Sq0j/",
+	"S2Dsetw1s3kLnP9kfcr/E/zqCaxSeUbHUpVC7mbYyqjPauWhEDfI9vktRwsMD+n1c0D+SIkc5jDg6f/z",
+	"i4Ut4LoXW1/gf5cbaociT8V4T0AKsiBVKw5XaMytOSYb05IwjdX7ez3ef6X0aep/9c+12f/N6+XKNFV9",
+	"2ID4ebM06d/Wc9x7QhRLRcniNuwuLE0YRecOAUEGZVENKA79B/lCBtFlXQS/B3zUJYMo9llcH0SXB+Qu",
+	"OP6LvbxFon+pypIHmesExNkZC5mXRHH13oQl9H/kWj7ogdZbV1iBv92rNdQcH8imYMhfa9Xrla3KA/D9",
+	"GPhVxnu+W68jiApAVvv369qGgCRXyVzYPvc0CoSKNs1DRsSYseRWhXDee6VlpEV8sfUFttIaHi3KLY/Q",
+	"PYFsFaDkkCTKW6ul6gZZ0DZ00gUTPQ4pqphSbhH9mwxU20wGDxknWHdBEIjBTjiVAtSTmlXIfDTQqrTH",
+	"dTGePYSptNmiVGhfWVQz6fqdZscBYHKVsyqVvU6r6RBQ/bDAtJC5ukLTOTJfvRW32DXyTq+dZLVB157J",
+	"rfgHc77l1/sv7XNDj4+qh86NWx0CPLPMr+V1h8+7pxcf2pNfz/ffDh9u8+PZ3nPv447/QrSeTQ877F25",
+	"SpFYUGw3dNAdqsK/fL+NqrXo30Z/Oia0TlKRkAFWCslDGiRkRgUy/CSQTb7d4wUv1YLXb8BADFnOvoyg",
+	"dF2/XY9rx921fXM4EYDqM5Kqhc1UrT7W41SQGQvDtaQNNvgdnW6bpMJGafLDxfXNXVzXke9/fr8Y6g45",
+	"leavYPyurmw6S2isKm7QkNE5qTbXJFTYlpcyUaFz/gUyQJfVDEGJovkZ+F7ylQ8DuWlRqlmMmoM5oQTK",
+	"T+thcMHsRDkdWVFKIzrnHEiP5SowYiXsgqivqkont9Ygbyw6WqlT5mS6Rn5Y6gTs8ar7PEmmb3g4X4VL",
+	"ATEh9+Hh2RNDFge+/wOyS3w6F5jlBALdVGNh2nA/idwer1IEdUq5z2JLVUZ3wNZ0C/0AWLnPQsHALyiw",
+	"ZNo8XFMOPLgn7wmdDu3jXdnjSl0fM3CjaRQV3AyY8qST0WlCVLUXFITMAWBBTKnHVlw8xyoHc40UZDP2",
+	"jVx0Su7nt7U06wKeMkKTwj4oWIzHkWfY2UooH7PtozUPzmYmAXwz70nljCX1R8gFWvq1K7Y3GQRYrGs4",
+	"RgO+cGaqOwSFhdgYJ+0PWAVhQCe+p0fytrKIbYkcpckK4GXu53zsaBOHjMYI7aby/tfUKQ8s7t4JVQiR",
+	"UivWmB+6pELqnrXGinMsO/2XUxvvHOGyiG95NbplEdvyQ5RCPEkYdwr5P//buCBLMC4XEC6X4FuOW8s+",
+	"oJto5V+YmufjwqE0e3VMBYFawIZqY1raBP6DknHMhg962eHQk6AlABg9qiWaG950OfrlTbEvM79V4bZY",
+	"JcEf4QFd1BquIYe/i6Hx16idU/gcyV8pkIXgGWtCpKg8JI1wYryXEKcGnGG59aQyKh9TGaVKiUiD0Cfs",
+	"csq8RGBuH5uxuMehVVQN4RcLKSUQZELjc+aDDjujMdbM0SQYhIxUKYmjMJTXjM+mYTRXbzILZQRA5kLq",
+	"qQssCn0NtiIUhTzZaW43AD40By1yUIQf8cbMOycuIsoswxo5xcm8MbO6/Ba8qmcagUecipkbC4pEw3bA",
+	"Sq5/lUFfz/DlUjRw6kMqB8DgkCSmw2HgfS98EvjagI0DDhd9PsBhtqOC6VHbwCdziG4Aoe4G02qay3az",
+	"bNVL4xgIuLPdn5gt3u449jafUWmztndINU55JrZ93TWSTt1abvHSAs15ymNGvTHS0S8dMMCoyc7hQbxy",
+	"sHarhVGrYMaKTt3WznodJWBMzg+Ii71U4IaY4JHhKZEhuI+/RV637HJw1yilMzYYR9G52JIX8pRtZbiK",
+	"EA7bDDXsRL9buSITlU5YBvGyAP+wok+uoy1c8BSA/AR0UBpqSvl7oscfHR+RmI0CIbuF5vwZtEWqPDL5",
+	"Q65ygkN30E2AJ93RVX0BHzm5C0WlT4pGj79mM2LhsyLwE/hRVP8RLRQzy6HD8wnjSV01HcVEsCQBBEP8",
+	"Qpn8xl6/xwY1lNu1meO8mFGgum7t7rZ391vtZtOBowiFOVhEI1uZRClPsOyr0u3sy6eKr7b25I8gfjy5",
+	"WVPhV+QPIokmLO5rZIlPUQFWAkhmPNGXV1afth62ve3HHbbz9P5o9/lesP+iCTmqCdW9yqBlK91Kpy31",
+	"WgsvtdKtbH9u1/fPf5790prs/To4bdKPu96HkX5O9+ecYSdZ3O/stqCEaYL0NmpZ5MyrCUAxJZVhpeOD",
+	"Nwee6hsxNKUBRrmhE+wi6bdOPn/cHh6f+0ez5+lucPlze/J6L34rF0wOFj+H2rD5ElTaVQxVVPHDDV2N",
+	"769/heKOeQIN3zazDYruFP9ecgfguYaSW5/JQcfMR4vGvgWiNPEicIBlTcleUfgYzokFIAunhfmkqusR",
+	"a/A0oMxl9gUNGeyH1v52G0eND+c7eQhVl0Y1zFIRTf1meUetv17x5bXXSZ9prGpzFjkEDBqoHLuZBocE",
+	"Ix7FCCa1MEm1W9SF/shkhDvr9O2IJyzmNFTkMpsbYEXj60sFLyRpd9EkjZm8sb8W7mzYHfq2UTeBLhKu",
+	"5u6rR8dH95DGwK7U0pdf+c2u/loXpgu5pwbqSpjQy/pgnsgD22p29nZ27zuVmM6MCLhCM1jHTIOpiS+W",
+	"h+IDLhJppxB3Qs8ZiVPuKvjKBnkKKNBQS6B8dRc0DuSciwy6MWM0RHBckVVpQeAjiA3kIyie706Psxxh",
+	"xJlWrBvVMZvX6TSQJt4FDWsENE4SJCRdYG1N43AZ3RggoRZM0Swzzow3GkLZP4lmvAtI2q5swSVV5MWW",
+	"55+5NftrX/DHr92trS/y2a8ghdSEyPUcG1UKxgtO2lzPivLjeaTmV5r8WT4E9rBhbhOWb1SOuuJUGE8n",
+	"ciuqf0IMp/Lb16+Lwwehj3MMayM0oq3NFVSNWUgTeSqSiACSok5QAAIfJbVwJrZAc1RnYdHjFHjnAivq",
+	"BRbQCwXCPEy5LwxquCYG1tCu8pnBHPHxwWxn3IciFZ3HoYr5Sxb4vRxWVieIUKWcMd+GDYWQluYuMMEd",
+	"pb2XNHoKqeqICai6auwxF24lyv16GHCmtr7VrhcGlfKFsJNFJyweQeaXwNXPoxVYzeEPZQPXsS6NcoHj",
+	"VyqrY8oknaxsFiNr8vHDkyMgjSRVFSxVkSVwftesz08opyPgCCg9XFbFoPrcPStlRTaPuSqyE1KlcsiA",
+	"8poqUTD5fQAEIhVS68OmhKJ8LgvO3qodXzTqA1YcYD50VlEBXFgm1poBWy0Nry72SjvqrpgSFgOnjJQ5",
+	"CDZROBtyVi4YT5lddFEjkTyuVL4eRL6DYaeEho78hfh0jgvOzJhymxrYEco6BsBVAOVvPtUluhBQndJP",
+	"TKG/W95KcW9JEQhKeKSp6fGyjSRVIAtcCnVmJVhVh0PmjyB1rNjfI44x+EWrTF/A1rDNnbzYzps0wYb0",
+	"M91MWtwTxsgVDtE3FujFczkOuT6AVOqA+gk/GxwQPJgbDPxAXjgsBr3QnwSFidCKg+lQyViQpwW9DUL5",
+	"jvJ15cV8sDx2tjVjloei/IDpFkTgG/6SDFGzuhR0tmb6YCde5HM1elxz8knhHadcUSVI0//N0eNH/aOz",
+	"s3dPTt08DzKpIgh2wLUnQY5Ymm2FLQXh0StEsNwOKg2jRBSAnYQjpUIP3RaLpp1l32GTiIhxNL0n9H1G",
+	"qpaeFfFwfgBl7iWjkTvUUMXg5Y3nWsXaexyavwhEkEQx8MmMeD1FbOhpGntjCp6OLF/mWUTOHr/MzZJs",
+	"ovL1t6//NwAA//8=",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

@@ -114,7 +114,7 @@ func (k *contract) middleware(next echo.HandlerFunc) echo.HandlerFunc {
 			var err error
 			switch {
 			case rb.Value.Content.Get(echo.MIMEApplicationJSON) != nil:
-				err = k.readBody(c, policy.Body)
+				err = k.readBody(c, policy.Body, policy.HandlerValidates)
 			case rb.Value.Content.Get(echo.MIMEApplicationForm) != nil:
 				err = readForm(c, policy.Body)
 			}
@@ -147,8 +147,9 @@ func (k *contract) middleware(next echo.HandlerFunc) echo.HandlerFunc {
 // keeps the exact bytes in the request meta (for a signature check, and the request an Idempotency-Key
 // names) and, unless the handler needs the exact bytes as its body, normalises it: a body that parses as
 // JSON is treated as JSON whatever its Content-Type says (curl -d sends form encoding), and members whose
-// value is null are dropped, because the interface counts a JSON null as absent.
-func (k *contract) readBody(c echo.Context, policy route.Body) error {
+// value is null are dropped, because the interface counts a JSON null as absent. handlerValidates: the
+// handler checks the body itself (x-reftrack-validation: handler).
+func (k *contract) readBody(c echo.Context, policy route.Body, handlerValidates bool) error {
 	req := c.Request()
 	raw, err := readLimited(req, policy.MaxBytes)
 	if err != nil || raw == nil {
@@ -169,6 +170,11 @@ func (k *contract) readBody(c echo.Context, policy route.Body) error {
 		}
 		if mt, _, _ := mime.ParseMediaType(req.Header.Get(echo.HeaderContentType)); mt != echo.MIMEApplicationJSON {
 			req.Header.Set(echo.HeaderContentType, echo.MIMEApplicationJSON)
+		}
+		if handlerValidates && !policy.Raw && !isObject(body) {
+			// A handler-checked body decodes into its generated struct, which only an object fits: the
+			// handler refuses the rest itself (request.ObjectBody), after the checks that come first.
+			body = nil
 		}
 	}
 	req.Body = io.NopCloser(bytes.NewReader(body))
@@ -228,6 +234,12 @@ func readForm(c echo.Context, policy route.Body) error {
 func tooLarge(limit int64) *apierr.Error {
 	return apierr.New(apierr.KindPayloadTooLarge,
 		fmt.Sprintf("Request body is larger than the limit of %d KiB", limit>>10))
+}
+
+// isObject reports whether a JSON text is an object.
+func isObject(body []byte) bool {
+	body = bytes.TrimSpace(body)
+	return len(body) > 0 && body[0] == '{'
 }
 
 // normaliseJSON checks raw is one JSON value and drops object members whose value is null. It returns

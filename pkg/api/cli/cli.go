@@ -4,7 +4,6 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
 	"log/slog"
 	"math/big"
 	"net/url"
@@ -17,9 +16,9 @@ import (
 	gen "github.com/reftrack/reftrack/gen/server"
 	"github.com/reftrack/reftrack/pkg/accounts"
 	"github.com/reftrack/reftrack/pkg/api/internal/auth"
-	"github.com/reftrack/reftrack/pkg/api/internal/jsonbody"
 	"github.com/reftrack/reftrack/pkg/api/internal/programbody"
 	"github.com/reftrack/reftrack/pkg/api/internal/request"
+	"github.com/reftrack/reftrack/pkg/api/jsonbody"
 	"github.com/reftrack/reftrack/pkg/apierr"
 	"github.com/reftrack/reftrack/pkg/apikeys"
 	"github.com/reftrack/reftrack/pkg/clicks"
@@ -64,12 +63,11 @@ func (h *CLI) CliAuthStart(ctx context.Context, _ gen.CliAuthStartRequestObject)
 
 // CliAuthCallback completes a pending session with a verified id_token.
 func (h *CLI) CliAuthCallback(ctx context.Context, req gen.CliAuthCallbackRequestObject) (gen.CliAuthCallbackResponseObject, error) {
-	body, err := jsonbody.Parse((*json.RawMessage)(req.Body))
-	if err != nil {
+	if err := request.ObjectBody(ctx); err != nil {
 		return nil, err
 	}
-	state, _, _ := body.Str("state")
-	token, _, _ := body.Str("id_token")
+	state, _ := req.Body.State.Str()
+	token, _ := req.Body.IdToken.Str()
 	if state == "" || token == "" {
 		return nil, apierr.Invalid("Missing required fields: state, id_token")
 	}
@@ -109,12 +107,13 @@ func (h *CLI) CliInit(ctx context.Context, req gen.CliInitRequestObject) (gen.Cl
 	if err != nil {
 		return nil, err
 	}
-	body, bodyErr := jsonbody.Parse((*json.RawMessage)(req.Body))
-	ws, err := accounts.WorkspaceFor(ctx, h.DB, a.ID, workspaceClaim(body, bodyErr), accounts.ActionProgramWrite)
+	b := req.Body
+	ws, err := accounts.WorkspaceFor(ctx, h.DB, a.ID, workspaceClaim(ctx, b.AdvertiserId), accounts.ActionProgramWrite)
 	if err != nil {
 		return nil, err
 	}
-	n, err := programbody.New(body, programbody.Fields{CookieField: "cookie_duration"})
+	n, err := programbody.New(programbody.Body{Name: b.Name, Domain: b.Domain, CommissionType: b.CommissionType,
+		CommissionRate: b.CommissionRate, DurationMonths: b.DurationMonths, Cookie: b.CookieDuration, CookieField: "cookie_duration"})
 	if err != nil {
 		return nil, err
 	}
@@ -128,16 +127,14 @@ func (h *CLI) CliInit(ctx context.Context, req gen.CliInitRequestObject) (gen.Cl
 	return gen.CliInit201JSONResponse{Body: out}, nil
 }
 
-// workspaceClaim is the workspace the body names (advertiser_id), or why the body could not be read.
-func workspaceClaim(body jsonbody.Object, unread error) accounts.WorkspaceClaim {
-	if unread != nil {
-		return accounts.WorkspaceClaim{Unread: unread}
+// workspaceClaim is the workspace the body names (advertiser_id: 0, no workspace's, when it is not an
+// id), or why the body could not be read.
+func workspaceClaim(ctx context.Context, advertiser jsonbody.Value) accounts.WorkspaceClaim {
+	if err := request.ObjectBody(ctx); err != nil {
+		return accounts.WorkspaceClaim{Unread: err}
 	}
-	id, present, ok := body.ID("advertiser_id")
-	if !ok {
-		id = 0
-	}
-	return accounts.WorkspaceClaim{Named: present, ID: id}
+	id, _ := advertiser.ID()
+	return accounts.WorkspaceClaim{Named: advertiser.Sent(), ID: id}
 }
 
 // CliListPrograms lists the programs of the account's workspaces.

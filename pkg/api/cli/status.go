@@ -2,12 +2,12 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
 
 	gen "github.com/reftrack/reftrack/gen/server"
 	"github.com/reftrack/reftrack/pkg/api/internal/auth"
-	"github.com/reftrack/reftrack/pkg/api/internal/jsonbody"
+	"github.com/reftrack/reftrack/pkg/api/internal/request"
 	"github.com/reftrack/reftrack/pkg/api/internal/wire"
+	"github.com/reftrack/reftrack/pkg/api/jsonbody"
 	"github.com/reftrack/reftrack/pkg/apierr"
 	"github.com/reftrack/reftrack/pkg/apikeys"
 	"github.com/reftrack/reftrack/pkg/readiness"
@@ -45,19 +45,19 @@ func (h *CLI) CliTestEvent(ctx context.Context, req gen.CliTestEventRequestObjec
 	if err != nil {
 		return nil, err
 	}
-	body, err := jsonbody.Parse((*json.RawMessage)(req.Body))
-	if err != nil {
+	if err := request.ObjectBody(ctx); err != nil {
 		return nil, err
 	}
-	if id, present, ok := body.ID("program_id"); present && (!ok || id != k.ProgramID) {
+	b := req.Body
+	if id, _ := b.ProgramId.ID(); b.ProgramId.Sent() && id != k.ProgramID {
 		return nil, apikeys.ErrProgramMismatch
 	}
 	runner := &synthetic.Runner{DB: h.DB, Log: h.Log, Click: h.Clicks.Record, Now: h.Now}
 	out := gen.CliTestEventResponse{Warnings: wire.Warnings(ctx)}
-	if t, _, _ := body.Str("type"); t == "chain" {
+	if t, _ := b.Type.Str(); t == "chain" {
 		err = h.testChain(ctx, runner, k.ProgramID, &out.Data)
 	} else {
-		err = testEvent(ctx, runner, k.ProgramID, body, &out.Data)
+		err = testEvent(ctx, runner, k.ProgramID, b.EventType, &out.Data)
 	}
 	if err != nil {
 		return nil, err
@@ -82,11 +82,11 @@ func (h *CLI) testChain(ctx context.Context, runner *synthetic.Runner, programID
 }
 
 // testEvent records one test event of the body's event_type.
-func testEvent(ctx context.Context, runner *synthetic.Runner, programID int64, body jsonbody.Object, data *gen.CliTestEventResponse_Data) error {
-	et, _, _ := body.Str("event_type")
+func testEvent(ctx context.Context, runner *synthetic.Runner, programID int64, eventType jsonbody.Value, data *gen.CliTestEventResponse_Data) error {
+	et, _ := eventType.Str()
 	shown := et
-	if raw, present := body["event_type"]; present && et == "" {
-		shown = string(raw)
+	if et == "" {
+		shown = eventType.JSON() // "", 7, {}: what was sent
 	}
 	if err := testevent.Check(et, shown); err != nil {
 		return apierr.Invalid(err.Error())

@@ -2,12 +2,12 @@ package manage
 
 import (
 	"context"
-	"encoding/json"
 	"strconv"
 
 	gen "github.com/reftrack/reftrack/gen/server"
 	"github.com/reftrack/reftrack/pkg/accounts"
-	"github.com/reftrack/reftrack/pkg/api/internal/jsonbody"
+	"github.com/reftrack/reftrack/pkg/api/internal/request"
+	"github.com/reftrack/reftrack/pkg/api/jsonbody"
 	"github.com/reftrack/reftrack/pkg/apierr"
 	"github.com/reftrack/reftrack/pkg/enrollment"
 )
@@ -42,23 +42,17 @@ func (h *Management) ListInvitations(ctx context.Context, req gen.ListInvitation
 	return gen.ListInvitations200JSONResponse{Body: gen.InvitationListEnvelope{Data: wireInvitations(list)}}, nil
 }
 
-// CreateInvitations invites one partner or up to 50 by email (owner, admin). The body is read field by
-// field here (x-reftrack-validation: handler) so that each refusal answers its documented message.
+// CreateInvitations invites one partner or up to 50 by email (owner, admin). The body is read member by
+// member here (x-reftrack-validation: handler) so that each refusal answers its documented message.
 func (h *Management) CreateInvitations(ctx context.Context, req gen.CreateInvitationsRequestObject) (gen.CreateInvitationsResponseObject, error) {
 	r, err := h.enrollmentRequest(ctx, req.ProgramId)
 	if err != nil {
 		return nil, err
 	}
-	var raw *json.RawMessage
-	if req.Body != nil {
-		b := json.RawMessage(*req.Body)
-		raw = &b
-	}
-	body, err := jsonbody.Parse(raw)
-	if err != nil {
+	if err := request.ObjectBody(ctx); err != nil {
 		return nil, err
 	}
-	list, batch, err := invitees(body)
+	list, batch, err := invitees(req.Body)
 	if err != nil {
 		return nil, err
 	}
@@ -71,28 +65,26 @@ func (h *Management) CreateInvitations(ctx context.Context, req gen.CreateInvita
 
 // invitees reads one invitation ({email, name?, message?}) or several ({invitations: [...]}), checking
 // the members' JSON types; enrollment.CheckInvitees checks their values.
-func invitees(body jsonbody.Object) ([]enrollment.Invitee, bool, error) {
-	_, one := body["email"]
-	rawList, many := body["invitations"]
-	if one == many {
+func invitees(b *gen.InvitationCreate) ([]enrollment.Invitee, bool, error) {
+	items, many, ok := b.Invitations.Items()
+	if b.Email.Sent() == many {
 		return nil, false, apierr.Invalid("Request body must have either email or invitations")
 	}
-	if one {
-		in, err := invitee(body, "")
+	if !many {
+		in, err := invitee(b.Email, b.Name, b.Message, "")
 		return []enrollment.Invitee{in}, false, err
 	}
-	var items []json.RawMessage
-	if json.Unmarshal(rawList, &items) != nil || len(items) < 1 || len(items) > enrollment.MaxInvitations {
+	if !ok || len(items) < 1 || len(items) > enrollment.MaxInvitations {
 		return nil, true, apierr.Invalid("invitations must hold 1 to 50 invitations")
 	}
 	out := make([]enrollment.Invitee, len(items))
 	for i, item := range items {
 		prefix := "invitations[" + strconv.Itoa(i) + "]."
-		var o jsonbody.Object
-		if json.Unmarshal(item, &o) != nil || o == nil {
+		f, _, isObject := item.Fields()
+		if !isObject {
 			return nil, true, apierr.Invalid(prefix + "email must be an email address")
 		}
-		in, err := invitee(o, prefix)
+		in, err := invitee(f.Email, f.Name, f.Message, prefix)
 		if err != nil {
 			return nil, true, err
 		}
@@ -101,25 +93,16 @@ func invitees(body jsonbody.Object) ([]enrollment.Invitee, bool, error) {
 	return out, true, nil
 }
 
-func invitee(o jsonbody.Object, prefix string) (enrollment.Invitee, error) {
-	email, _, ok := o.Str("email")
-	if !ok || !enrollment.ValidEmail(email) {
-		return enrollment.Invitee{}, apierr.Invalid(prefix + "email must be an email address")
-	}
-	in := enrollment.Invitee{Email: email}
-	if v, present, ok := o.Str("name"); present {
-		if !ok || v == "" {
-			return enrollment.Invitee{}, apierr.Invalid(prefix + "name must be 1 to 200 characters")
-		}
-		in.Name = v
-	}
-	if v, present, ok := o.Str("message"); present {
-		if !ok {
-			return enrollment.Invitee{}, apierr.Invalid(prefix + "message must be at most 2000 characters")
-		}
-		in.Message = v
-	}
-	return in, nil
+// invitee reads one invitation's members; prefix names the invitation in the messages.
+func invitee(email, name, message jsonbody.Value, prefix string) (enrollment.Invitee, error) {
+	var r jsonbody.Reader
+	var in enrollment.Invitee
+	errEmail := apierr.Invalid(prefix + "email must be an email address")
+	r.Check(email.Sent(), errEmail)
+	in.Email, _ = r.String(email, errEmail, enrollment.ValidEmail)
+	in.Name, _ = r.String(name, apierr.Invalid(prefix+"name must be 1 to 200 characters"), jsonbody.NotEmpty)
+	in.Message, _ = r.String(message, apierr.Invalid(prefix+"message must be at most 2000 characters"))
+	return in, r.Err()
 }
 
 // ResendInvitation mails an invitation again with a new link (owner, admin).

@@ -6,20 +6,18 @@ package manage
 
 import (
 	"context"
-	"encoding/json"
-	"fmt"
 	"strconv"
 	"time"
-	"unicode/utf8"
 
 	"github.com/jmoiron/sqlx"
 
 	gen "github.com/reftrack/reftrack/gen/server"
 	"github.com/reftrack/reftrack/pkg/accounts"
 	"github.com/reftrack/reftrack/pkg/api/internal/auth"
-	"github.com/reftrack/reftrack/pkg/api/internal/jsonbody"
 	"github.com/reftrack/reftrack/pkg/api/internal/programbody"
+	"github.com/reftrack/reftrack/pkg/api/internal/request"
 	"github.com/reftrack/reftrack/pkg/api/internal/wire"
+	"github.com/reftrack/reftrack/pkg/api/jsonbody"
 	"github.com/reftrack/reftrack/pkg/apierr"
 	"github.com/reftrack/reftrack/pkg/commission"
 	"github.com/reftrack/reftrack/pkg/origins"
@@ -116,11 +114,13 @@ func (h *Management) CreateProgram(ctx context.Context, req gen.CreateProgramReq
 	if err := accounts.Authorize(role, accounts.ActionProgramWrite); err != nil {
 		return nil, err
 	}
-	body, err := jsonbody.Parse(req.Body)
-	if err != nil {
+	if err := request.ObjectBody(ctx); err != nil {
 		return nil, err
 	}
-	n, err := programbody.New(body, programbody.Fields{CookieField: "cookie_window_days", Settings: true})
+	b := req.Body
+	n, err := programbody.New(programbody.Body{Name: b.Name, Domain: b.Domain, CommissionType: b.CommissionType,
+		CommissionRate: b.CommissionRate, DurationMonths: b.DurationMonths, Cookie: b.CookieWindowDays, CookieField: "cookie_window_days",
+		LeadAuth: b.LeadAuth, AllowedOrigins: b.AllowedOrigins, NameAtMost200: true})
 	if err != nil {
 		return nil, err
 	}
@@ -139,18 +139,17 @@ func (h *Management) CreateProgram(ctx context.Context, req gen.CreateProgramReq
 	return gen.CreateProgram201JSONResponse{Body: created}, nil
 }
 
-// UpdateProgram changes a program's settings (owner, admin). The body is read field by field here
+// UpdateProgram changes a program's settings (owner, admin). The body is read member by member here
 // (x-reftrack-validation: handler) and the ranges are checked by programs.Apply, so that every refusal
 // answers its documented message and stores nothing.
 func (h *Management) UpdateProgram(ctx context.Context, req gen.UpdateProgramRequestObject) (gen.UpdateProgramResponseObject, error) {
 	if _, _, err := h.programAccess(ctx, req.ProgramId, accounts.ActionProgramWrite); err != nil {
 		return nil, err
 	}
-	body, err := jsonbody.Parse(req.Body)
-	if err != nil {
+	if err := request.ObjectBody(ctx); err != nil {
 		return nil, err
 	}
-	u, err := programUpdate(body)
+	u, err := programUpdate(req.Body)
 	if err != nil {
 		return nil, err
 	}
@@ -168,124 +167,40 @@ func (h *Management) UpdateProgram(ctx context.Context, req gen.UpdateProgramReq
 	return gen.UpdateProgram200JSONResponse{Body: gen.ProgramEnvelope{Data: out}}, nil
 }
 
-// programUpdate reads the fields of a program change, checking their JSON types; programs.Apply checks
-// their ranges.
-func programUpdate(body jsonbody.Object) (programs.Update, error) {
+// errNothingToChange refuses a program change that names no setting.
+var errNothingToChange = apierr.Invalid("Request body must change at least one of: name, domain, allowed_origins, lead_auth, " +
+	"cookie_window_days, attribution_window_days, commission_type, commission_rate, duration_months, hold_days, " +
+	"commission_approval, payout_minimum_cents, enrollment, partner_approval, partner_link_codes")
+
+// programUpdate reads the members of a program change, checking their JSON types; programs.Apply checks
+// their values.
+func programUpdate(b *gen.ProgramUpdate) (programs.Update, error) {
+	var r jsonbody.Reader
 	var u programs.Update
-	if len(body) == 0 {
-		return u, apierr.Invalid("Request body must change at least one of: name, domain, allowed_origins, lead_auth, " +
-			"cookie_window_days, attribution_window_days, commission_type, commission_rate, duration_months, hold_days, " +
-			"commission_approval, payout_minimum_cents, enrollment, partner_approval, partner_link_codes")
+	u.Name = jsonbody.Ptr(r.String(b.Name, apierr.Invalid("name must be a string of 1 to 200 characters"), jsonbody.Runes(1, 200)))
+	u.Domain = jsonbody.Ptr(r.String(b.Domain, programs.ErrDomain))
+	if origins, ok := r.Strings(b.AllowedOrigins, programs.ErrOrigin); ok && r.Check(len(origins) <= programbody.MaxAllowedOrigins, programbody.ErrTooManyOrigins) {
+		u.AllowedOrigins = &origins
 	}
-	if v, present, ok := body.Str("name"); present {
-		if n := utf8.RuneCountInString(v); !ok || n < 1 || n > 200 {
-			return u, apierr.Invalid("name must be a string of 1 to 200 characters")
-		}
-		u.Name = &v
+	u.LeadAuth = jsonbody.Ptr(r.String(b.LeadAuth, programbody.ErrLeadAuth, jsonbody.OneOf(programs.LeadAuthServerRequired, programs.LeadAuthBrowserAllowed)))
+	u.CookieWindowDays = jsonbody.Ptr(r.Int(b.CookieWindowDays, &programs.WindowError{Field: "cookie_window_days"}))
+	u.AttributionWindowDays = jsonbody.Ptr(r.Int(b.AttributionWindowDays, &programs.WindowError{Field: "attribution_window_days"}))
+	u.CommissionType = jsonbody.Ptr(r.String(b.CommissionType, &programs.CommissionTypeError{Type: b.CommissionType.Shown()}, commission.Valid))
+	u.CommissionRate = jsonbody.Ptr(r.Number(b.CommissionRate, programs.ErrRateNotPositive))
+	u.DurationMonths = jsonbody.Ptr(r.Int(b.DurationMonths, programs.ErrDurationMonths))
+	u.HoldDays = jsonbody.Ptr(r.Int(b.HoldDays, programs.ErrHoldDays))
+	u.CommissionApproval = jsonbody.Ptr(r.String(b.CommissionApproval, programs.ErrApproval))
+	u.PayoutMinimumCents = jsonbody.Ptr(r.Int(b.PayoutMinimumCents, programs.ErrPayoutMinimum))
+	u.Enrollment = jsonbody.Ptr(r.String(b.Enrollment, programs.ErrEnrollment))
+	u.PartnerApproval = jsonbody.Ptr(r.String(b.PartnerApproval, programs.ErrPartnerApproval))
+	u.PartnerLinkCodes = jsonbody.Ptr(r.Bool(b.PartnerLinkCodes, programs.ErrPartnerLinkCodes))
+	if err := r.Err(); err != nil {
+		return u, err
 	}
-	if v, present, ok := body.Str("domain"); present {
-		if !ok {
-			return u, programs.ErrDomain
-		}
-		u.Domain = &v
-	}
-	if raw, present := body["allowed_origins"]; present {
-		var list []string
-		if json.Unmarshal(raw, &list) != nil || list == nil {
-			return u, programs.ErrOrigin
-		}
-		if len(list) > programbody.MaxAllowedOrigins {
-			return u, apierr.Invalid(fmt.Sprintf("allowed_origins must list at most %d origins", programbody.MaxAllowedOrigins))
-		}
-		u.AllowedOrigins = &list
-	}
-	if v, present, ok := body.Str("lead_auth"); present {
-		if !ok || (v != programs.LeadAuthServerRequired && v != programs.LeadAuthBrowserAllowed) {
-			return u, apierr.Invalid("lead_auth must be server_required or browser_allowed")
-		}
-		u.LeadAuth = &v
-	}
-	for _, w := range []struct {
-		field string
-		dst   **int64
-	}{{"cookie_window_days", &u.CookieWindowDays}, {"attribution_window_days", &u.AttributionWindowDays}} {
-		if v, present, ok := body.SaturatedInt(w.field); present {
-			if !ok {
-				return u, &programs.WindowError{Field: w.field}
-			}
-			*w.dst = &v
-		}
-	}
-	if v, present, ok := body.Str("commission_type"); present {
-		if !ok || !commission.Valid(v) {
-			shown := v
-			if !ok {
-				shown = string(body["commission_type"])
-			}
-			return u, &programs.CommissionTypeError{Type: shown}
-		}
-		u.CommissionType = &v
-	}
-	if _, present := body["commission_rate"]; present {
-		rate, ok := body.Number("commission_rate")
-		if !ok {
-			return u, programs.ErrRateNotPositive
-		}
-		u.CommissionRate = &rate
-	}
-	if v, present, ok := body.SaturatedInt("duration_months"); present {
-		if !ok {
-			return u, programs.ErrDurationMonths
-		}
-		u.DurationMonths = &v
-	}
-	return ledgerSettings(body, u)
-}
-
-// ledgerSettings reads the ledger's settings of a program change into u, checking their JSON types;
-// programs.Apply checks their ranges.
-func ledgerSettings(body jsonbody.Object, u programs.Update) (programs.Update, error) {
-	if v, present, ok := body.SaturatedInt("hold_days"); present {
-		if !ok {
-			return u, programs.ErrHoldDays
-		}
-		u.HoldDays = &v
-	}
-	if v, present, ok := body.Str("commission_approval"); present {
-		if !ok {
-			return u, programs.ErrApproval
-		}
-		u.CommissionApproval = &v
-	}
-	if v, present, ok := body.SaturatedInt("payout_minimum_cents"); present {
-		if !ok {
-			return u, programs.ErrPayoutMinimum
-		}
-		u.PayoutMinimumCents = &v
-	}
-	return enrollmentSettings(body, u)
-}
-
-// enrollmentSettings reads how partners join (enrollment, partner_approval, partner_link_codes) into u,
-// checking their JSON types; programs.Apply checks their values.
-func enrollmentSettings(body jsonbody.Object, u programs.Update) (programs.Update, error) {
-	if v, present, ok := body.Str("enrollment"); present {
-		if !ok {
-			return u, programs.ErrEnrollment
-		}
-		u.Enrollment = &v
-	}
-	if v, present, ok := body.Str("partner_approval"); present {
-		if !ok {
-			return u, programs.ErrPartnerApproval
-		}
-		u.PartnerApproval = &v
-	}
-	if v, present, ok := body.Bool("partner_link_codes"); present {
-		if !ok {
-			return u, programs.ErrPartnerLinkCodes
-		}
-		u.PartnerLinkCodes = &v
+	// Nothing read and no other member either: an empty body (unknown members are ignored, but they make
+	// the body say something).
+	if u == (programs.Update{}) && len(b.AdditionalProperties) == 0 {
+		return u, errNothingToChange
 	}
 	return u, nil
 }

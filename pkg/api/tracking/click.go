@@ -4,26 +4,33 @@ import (
 	"context"
 
 	gen "github.com/reftrack/reftrack/gen/server"
-	"github.com/reftrack/reftrack/pkg/api/internal/jsonbody"
 	"github.com/reftrack/reftrack/pkg/api/internal/request"
 	"github.com/reftrack/reftrack/pkg/api/internal/wire"
-	"github.com/reftrack/reftrack/pkg/apierr"
+	"github.com/reftrack/reftrack/pkg/api/jsonbody"
 	"github.com/reftrack/reftrack/pkg/apikeys"
 	"github.com/reftrack/reftrack/pkg/clicks"
 	"github.com/reftrack/reftrack/pkg/geo"
 )
 
-// clickMetadata is the optional text the tracker sends with a click.
-var clickMetadata = []string{"page_url", "page_title", "referrer_url", "session_id", "screen_resolution",
-	"viewport_size", "language", "timezone", "user_agent"}
+// The refusals of the optional text the tracker sends with a click.
+var (
+	errPageURLNotString          = notString("page_url")
+	errPageTitleNotString        = notString("page_title")
+	errReferrerURLNotString      = notString("referrer_url")
+	errSessionIDNotString        = notString("session_id")
+	errScreenResolutionNotString = notString("screen_resolution")
+	errViewportSizeNotString     = notString("viewport_size")
+	errLanguageNotString         = notString("language")
+	errTimezoneNotString         = notString("timezone")
+	errUserAgentNotString        = notString("user_agent")
+)
 
 // TrackClick records a referral click.
 func (h *Tracking) TrackClick(ctx context.Context, req gen.TrackClickRequestObject) (gen.TrackClickResponseObject, error) {
-	body, err := jsonbody.Parse(req.Body)
-	if err != nil {
+	if err := request.ObjectBody(ctx); err != nil {
 		return nil, err
 	}
-	in, named, err := h.clickInput(ctx, body)
+	in, named, err := h.clickInput(ctx, req.Body)
 	if err != nil {
 		return nil, err
 	}
@@ -60,44 +67,32 @@ func (h *Tracking) testClaim(ctx context.Context, test bool, named *int64) (apik
 
 // clickInput reads the click's body and request (the device from the User-Agent, the place from trusted
 // proxies' headers), with the program additional_data names.
-func (h *Tracking) clickInput(ctx context.Context, body jsonbody.Object) (clicks.Input, *int64, error) {
-	affURL, present, ok := body.Str("affiliate_url")
-	switch {
-	case !present:
-		return clicks.Input{}, nil, apierr.Invalid("affiliate_url is required")
-	case !ok:
-		return clicks.Input{}, nil, apierr.Invalid("Invalid affiliate_url")
-	}
-	ad, err := body.AdditionalData()
-	if err != nil {
-		return clicks.Input{}, nil, err
-	}
-	if err := body.CheckStrings(clickMetadata...); err != nil {
-		return clicks.Input{}, nil, err
-	}
+func (h *Tracking) clickInput(ctx context.Context, b *gen.ClickRequest) (clicks.Input, *int64, error) {
+	var r jsonbody.Reader
+	r.Check(b.AffiliateUrl.Sent(), clicks.ErrAffiliateURLRequired)
+	affURL, _ := r.String(b.AffiliateUrl, clicks.ErrInvalidAffiliateURL)
+	test, named := additionalData(&r, b.AdditionalData)
 	m := request.From(ctx)
-	ua := m.Header.Get("User-Agent")
-	if ua == "" {
-		ua = body.OptStr("user_agent")
+	in := clicks.Input{AffiliateURL: affURL, IP: m.IP, Origin: m.Header.Get("Origin"), Test: test}
+	// The optional text the tracker sends with a click.
+	in.PageURL, _ = r.String(b.PageUrl, errPageURLNotString)
+	in.PageTitle, _ = r.String(b.PageTitle, errPageTitleNotString)
+	in.ReferrerURL, _ = r.String(b.ReferrerUrl, errReferrerURLNotString)
+	in.SessionID, _ = r.String(b.SessionId, errSessionIDNotString)
+	in.ScreenRes, _ = r.String(b.ScreenResolution, errScreenResolutionNotString)
+	in.Viewport, _ = r.String(b.ViewportSize, errViewportSizeNotString)
+	in.Language, _ = r.String(b.Language, errLanguageNotString)
+	in.Timezone, _ = r.String(b.Timezone, errTimezoneNotString)
+	bodyUA, _ := r.String(b.UserAgent, errUserAgentNotString)
+	if err := r.Err(); err != nil {
+		return clicks.Input{}, nil, err
 	}
-	in := clicks.Input{
-		AffiliateURL: affURL,
-		PageURL:      body.OptStr("page_url"),
-		PageTitle:    body.OptStr("page_title"),
-		ReferrerURL:  body.OptStr("referrer_url"),
-		SessionID:    body.OptStr("session_id"),
-		ScreenRes:    body.OptStr("screen_resolution"),
-		Viewport:     body.OptStr("viewport_size"),
-		Language:     body.OptStr("language"),
-		Timezone:     body.OptStr("timezone"),
-		UserAgent:    ua,
-		IP:           m.IP,
-		Device:       h.Devices.Parse(ua),
-		Origin:       m.Header.Get("Origin"),
-		Test:         ad.Test,
+	if in.UserAgent = m.Header.Get("User-Agent"); in.UserAgent == "" {
+		in.UserAgent = bodyUA
 	}
+	in.Device = h.Devices.Parse(in.UserAgent)
 	if m.ViaTrustedProxy {
 		in.Geo = geo.FromHeaders(m.Header)
 	}
-	return in, ad.ProgramID, nil
+	return in, named, nil
 }

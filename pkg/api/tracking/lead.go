@@ -2,13 +2,11 @@ package tracking
 
 import (
 	"context"
-	"encoding/json"
 
 	gen "github.com/reftrack/reftrack/gen/server"
-	"github.com/reftrack/reftrack/pkg/api/internal/jsonbody"
 	"github.com/reftrack/reftrack/pkg/api/internal/request"
 	"github.com/reftrack/reftrack/pkg/api/internal/wire"
-	"github.com/reftrack/reftrack/pkg/apierr"
+	"github.com/reftrack/reftrack/pkg/api/jsonbody"
 	"github.com/reftrack/reftrack/pkg/apikeys"
 	"github.com/reftrack/reftrack/pkg/leads"
 )
@@ -17,6 +15,8 @@ const (
 	msgLeadTracked     = "Lead tracked successfully"
 	msgLeadProvisional = "Lead recorded as provisional. This program requires server-side (Bearer) lead tracking to settle attribution."
 )
+
+var errEmailNotString = notString("email")
 
 // TrackLead records a lead: server mode with a valid program key, browser mode without one (leads.Mode).
 func (h *Tracking) TrackLead(ctx context.Context, req gen.TrackLeadRequestObject) (gen.TrackLeadResponseObject, error) {
@@ -55,9 +55,8 @@ func (h *Tracking) TrackLead(ctx context.Context, req gen.TrackLeadRequestObject
 }
 
 // leadRequest reads the lead's credential and body, in the order their refusals are answered.
-func (h *Tracking) leadRequest(ctx context.Context, raw *json.RawMessage) (leads.Request, error) {
-	body, err := jsonbody.Parse(raw)
-	if err != nil {
+func (h *Tracking) leadRequest(ctx context.Context, b *gen.LeadRequest) (leads.Request, error) {
+	if err := request.ObjectBody(ctx); err != nil {
 		return leads.Request{}, err
 	}
 	// The credential first: a token that matches no program is refused whatever the body says.
@@ -65,32 +64,15 @@ func (h *Tracking) leadRequest(ctx context.Context, raw *json.RawMessage) (leads
 	if err != nil {
 		return leads.Request{}, err
 	}
-	clickID, customerKey, err := leadIdentifiers(body)
-	if err != nil {
+	var r jsonbody.Reader
+	clickID, _ := r.String(b.ClickId, errClickIDNotString)
+	customerKey, _ := r.String(b.CustomerKey, errCustomerKeyNotString)
+	r.Check(clickID != "" || customerKey != "", leads.ErrIdentifierRequired)
+	test, named := additionalData(&r, b.AdditionalData)
+	email, _ := r.String(b.Email, errEmailNotString)
+	if err := r.Err(); err != nil {
 		return leads.Request{}, err
 	}
-	ad, err := body.AdditionalData()
-	if err != nil {
-		return leads.Request{}, err
-	}
-	if err := body.CheckStrings("email"); err != nil {
-		return leads.Request{}, err
-	}
-	return leads.Request{Claim: apikeys.ClaimOf(key, hasKey, ad.ProgramID), ClickID: clickID, CustomerKey: customerKey,
-		Email: body.OptStr("email"), Test: ad.Test, Origin: request.From(ctx).Header.Get("Origin")}, nil
-}
-
-// leadIdentifiers reads click_id and customer_key; at least one is required.
-func leadIdentifiers(body jsonbody.Object) (clickID, customerKey string, err error) {
-	clickID, cPresent, cOK := body.Str("click_id")
-	customerKey, kPresent, kOK := body.Str("customer_key")
-	switch {
-	case cPresent && !cOK:
-		return "", "", apierr.Invalid("click_id must be a string")
-	case kPresent && !kOK:
-		return "", "", apierr.Invalid("customer_key must be a string")
-	case clickID == "" && customerKey == "":
-		return "", "", apierr.Invalid("click_id or customer_key is required")
-	}
-	return clickID, customerKey, nil
+	return leads.Request{Claim: apikeys.ClaimOf(key, hasKey, named), ClickID: clickID, CustomerKey: customerKey,
+		Email: email, Test: test, Origin: request.From(ctx).Header.Get("Origin")}, nil
 }

@@ -3,14 +3,28 @@ package tracking
 import (
 	"context"
 	"fmt"
-	"strings"
 
 	gen "github.com/reftrack/reftrack/gen/server"
 	"github.com/reftrack/reftrack/pkg/api/internal/auth"
-	"github.com/reftrack/reftrack/pkg/api/internal/jsonbody"
+	"github.com/reftrack/reftrack/pkg/api/internal/request"
 	"github.com/reftrack/reftrack/pkg/api/internal/wire"
+	"github.com/reftrack/reftrack/pkg/api/jsonbody"
 	"github.com/reftrack/reftrack/pkg/apierr"
 	"github.com/reftrack/reftrack/pkg/sales"
+)
+
+// The refusals of a refund's members, in the order they are read (made once, like the sale's).
+var (
+	errRefundTransactionID = apierr.Invalid("transaction_id is required")
+	errReason              = apierr.Invalid("reason must be refund or chargeback")
+	errRefundReason        = apierr.Invalid("refund_reason must be a string of at most 2000 characters")
+	errRefundAmount        = apierr.Invalid("refund_amount_cents must be a positive integer")
+	errRefundAmountAtMost  = apierr.Invalid(fmt.Sprintf("refund_amount_cents must be at most %d", sales.MaxAmountCents))
+)
+
+var (
+	isReason = jsonbody.OneOf(sales.ReasonRefund, sales.ReasonChargeback)
+	upTo2000 = jsonbody.MaxBytes(2000)
 )
 
 // TrackRefund refunds a recorded sale of the key's program.
@@ -19,11 +33,10 @@ func (h *Tracking) TrackRefund(ctx context.Context, req gen.TrackRefundRequestOb
 	if err != nil {
 		return nil, err
 	}
-	body, err := jsonbody.Parse(req.Body)
-	if err != nil {
+	if err := request.ObjectBody(ctx); err != nil {
 		return nil, err
 	}
-	in, err := refundInput(body, key.ProgramID)
+	in, err := refundInput(req.Body, key.ProgramID)
 	if err != nil {
 		return nil, err
 	}
@@ -48,35 +61,19 @@ func (h *Tracking) TrackRefund(ctx context.Context, req gen.TrackRefundRequestOb
 }
 
 // refundInput reads the refund's body, in the order the interface lists its rules.
-func refundInput(body jsonbody.Object, programID int64) (sales.RefundInput, error) {
+func refundInput(b *gen.RefundRequest, programID int64) (sales.RefundInput, error) {
+	var r jsonbody.Reader
 	in := sales.RefundInput{ProgramID: programID, Source: sales.SourceAPI, Reason: sales.ReasonRefund}
-	txn, _, ok := body.Str("transaction_id")
-	if !ok || strings.TrimSpace(txn) == "" {
-		return in, apierr.Invalid("transaction_id is required")
+	r.Check(b.TransactionId.Sent(), errRefundTransactionID)
+	in.TransactionID, _ = r.String(b.TransactionId, errRefundTransactionID, jsonbody.NotBlank)
+	if reason, ok := r.String(b.Reason, errReason, isReason); ok {
+		in.Reason = reason
 	}
-	in.TransactionID = txn
-	if v, present, ok := body.Str("reason"); present {
-		if !ok || (v != sales.ReasonRefund && v != sales.ReasonChargeback) {
-			return in, apierr.Invalid("reason must be refund or chargeback")
-		}
-		in.Reason = v
-	}
-	if v, present, ok := body.Str("refund_reason"); present {
-		if !ok || len(v) > 2000 {
-			return in, apierr.Invalid("refund_reason must be a string of at most 2000 characters")
-		}
-		in.RefundReason = v
-	}
-	if v, present, ok := body.SaturatedInt("refund_amount_cents"); present {
-		if !ok || v <= 0 {
-			return in, apierr.Invalid("refund_amount_cents must be a positive integer")
-		}
-		if v > sales.MaxAmountCents {
-			return in, apierr.Invalid(fmt.Sprintf("refund_amount_cents must be at most %d", sales.MaxAmountCents))
-		}
-		in.AmountCents = &v
-	}
-	return in, nil
+	in.RefundReason, _ = r.String(b.RefundReason, errRefundReason, upTo2000)
+	amount, ok := r.Int(b.RefundAmountCents, errRefundAmount, jsonbody.Positive)
+	r.Check(amount <= sales.MaxAmountCents, errRefundAmountAtMost)
+	in.AmountCents = jsonbody.Ptr(amount, ok)
+	return in, r.Err()
 }
 
 func refundMessage(r sales.RefundResult) string {

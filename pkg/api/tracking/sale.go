@@ -3,21 +3,40 @@ package tracking
 import (
 	"context"
 	"fmt"
-	"slices"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	gen "github.com/reftrack/reftrack/gen/server"
 	"github.com/reftrack/reftrack/pkg/api/internal/auth"
-	"github.com/reftrack/reftrack/pkg/api/internal/jsonbody"
+	"github.com/reftrack/reftrack/pkg/api/internal/request"
 	"github.com/reftrack/reftrack/pkg/api/internal/wire"
+	"github.com/reftrack/reftrack/pkg/api/jsonbody"
 	"github.com/reftrack/reftrack/pkg/apierr"
 	"github.com/reftrack/reftrack/pkg/commission"
 	"github.com/reftrack/reftrack/pkg/sales"
 )
 
-var msgProviders = "provider must be one of: " + strings.Join(sales.Providers, ", ")
+// The refusals of a sale's members, in the order they are read (made once: the sale is a hot path).
+var (
+	errTransactionID        = apierr.Invalid("transaction_id is required and must be a string")
+	errAmount               = apierr.Invalid("amount_cents is required and must be a positive integer")
+	errAmountAtMost         = apierr.Invalid(fmt.Sprintf("amount_cents must be at most %d", sales.MaxAmountCents))
+	errOccurredAt           = apierr.Invalid("occurred_at must be an ISO 8601 time within the last 30 days")
+	errProvider             = apierr.Invalid("provider must be one of: " + strings.Join(sales.Providers, ", "))
+	errProviderPaymentID    = apierr.Invalid("provider_payment_id must be a string of 1 to 255 characters")
+	errLivemode             = apierr.Invalid("livemode must be a boolean")
+	errSaleType             = apierr.Invalid("sale_type must be a string of at most 255 characters")
+	errEventName            = apierr.Invalid("event_name must be a string of at most 255 characters")
+	errSubscriptionID       = apierr.Invalid("subscription_id must be a string of at most 255 characters")
+	errSubscriptionInterval = apierr.Invalid("subscription_interval must be a string of at most 255 characters")
+	errIsRecurring          = apierr.Invalid("is_recurring must be a boolean")
+)
+
+var (
+	isProvider = jsonbody.OneOf(sales.Providers...)
+	upTo255    = jsonbody.MaxBytes(255)
+	oneTo255   = jsonbody.Runes(1, 255)
+)
 
 // TrackSale records a sale and its commission.
 func (h *Tracking) TrackSale(ctx context.Context, req gen.TrackSaleRequestObject) (gen.TrackSaleResponseObject, error) {
@@ -25,15 +44,10 @@ func (h *Tracking) TrackSale(ctx context.Context, req gen.TrackSaleRequestObject
 	if err != nil {
 		return nil, err
 	}
-	body, err := jsonbody.Parse(req.Body)
-	if err != nil {
+	if err := request.ObjectBody(ctx); err != nil {
 		return nil, err
 	}
-	ad, err := body.AdditionalData()
-	if err != nil {
-		return nil, err
-	}
-	in, err := h.saleInput(body, ad.Test)
+	in, err := h.saleInput(req.Body)
 	if err != nil {
 		return nil, err
 	}
@@ -86,89 +100,44 @@ func saleTestData(test bool, saleID *int64, programID int64) *gen.TestModeData {
 	return wire.TestData(saleID, programID)
 }
 
-// saleInput checks the body in the order the interface lists its rules.
-func (h *Tracking) saleInput(body jsonbody.Object, test bool) (sales.Input, error) {
+// saleInput reads the body in the order the interface lists its rules.
+func (h *Tracking) saleInput(b *gen.SaleRequest) (sales.Input, error) {
 	now := h.Now()
+	var r jsonbody.Reader
+	test, _ := additionalData(&r, b.AdditionalData)
 	in := sales.Input{Test: test, Currency: "USD", OccurredAt: now}
-
-	txn, present, ok := body.Str("transaction_id")
-	switch {
-	case !present && test:
-		// sales.Track records it under a generated transaction id.
-	case !ok || strings.TrimSpace(txn) == "" || len(txn) > 255:
-		return in, apierr.Invalid("transaction_id is required and must be a string")
+	r.Check(test || b.TransactionId.Sent(), errTransactionID) // a test sale may leave it out: sales.Track makes one up
+	in.TransactionID, _ = r.String(b.TransactionId, errTransactionID, jsonbody.NotBlank, upTo255)
+	r.Check(b.AmountCents.Sent(), errAmount)
+	in.AmountCents, _ = r.Int(b.AmountCents, errAmount, jsonbody.Positive)
+	r.Check(in.AmountCents <= sales.MaxAmountCents, errAmountAtMost)
+	if at, ok := r.String(b.OccurredAt, errOccurredAt, recentTime(now)); ok {
+		in.OccurredAt, _ = time.Parse(time.RFC3339, at)
 	}
-	in.TransactionID = txn
-
-	amount, _, ok := body.SaturatedInt("amount_cents")
-	if !ok || amount <= 0 {
-		return in, apierr.Invalid("amount_cents is required and must be a positive integer")
-	}
-	if amount > sales.MaxAmountCents {
-		return in, apierr.Invalid(fmt.Sprintf("amount_cents must be at most %d", sales.MaxAmountCents))
-	}
-	in.AmountCents = amount
-
-	if v, present, ok := body.Str("occurred_at"); present {
-		t, err := time.Parse(time.RFC3339, v)
-		if !ok || err != nil || t.Before(now.Add(-sales.MaxAge)) || t.After(now.Add(sales.MaxFuture)) {
-			return in, apierr.Invalid("occurred_at must be an ISO 8601 time within the last 30 days")
-		}
-		in.OccurredAt = t
-	}
-	if v, present, ok := body.Str("provider"); present {
-		if !ok || !slices.Contains(sales.Providers, v) {
-			return in, apierr.Invalid(msgProviders)
-		}
-		in.Provider = v
-	}
-	if v, present, ok := body.Str("provider_payment_id"); present {
-		if n := utf8.RuneCountInString(v); !ok || n < 1 || n > 255 {
-			return in, apierr.Invalid("provider_payment_id must be a string of 1 to 255 characters")
-		}
-		in.ProviderPaymentID = v
-	}
-	if v, present, ok := body.Bool("livemode"); present {
-		if !ok {
-			return in, apierr.Invalid("livemode must be a boolean")
-		}
-		in.Livemode = &v
-	}
-	if raw, present := body["currency"]; present {
-		v, _, ok := body.Str("currency")
-		code := strings.ToUpper(v)
-		if !ok || !commission.SupportedCurrency(code) {
-			shown := v
-			if !ok {
-				shown = string(raw)
-			}
-			return in, apierr.New(apierr.KindUnsupportedCurrency, "currency "+shown+" is not supported")
-		}
-		in.Currency = code
+	in.Provider, _ = r.String(b.Provider, errProvider, isProvider)
+	in.ProviderPaymentID, _ = r.String(b.ProviderPaymentId, errProviderPaymentID, oneTo255)
+	in.Livemode = jsonbody.Ptr(r.Bool(b.Livemode, errLivemode))
+	if b.Currency.Sent() {
+		code, _ := r.String(b.Currency, apierr.New(apierr.KindUnsupportedCurrency, "currency "+b.Currency.Shown()+" is not supported"),
+			func(s string) bool { return commission.SupportedCurrency(strings.ToUpper(s)) })
+		in.Currency = strings.ToUpper(code)
 	}
 	// The extra fields the original clients send.
-	for _, f := range []struct {
-		name string
-		dst  *string
-	}{{"sale_type", &in.SaleType}, {"event_name", &in.EventName}, {"subscription_id", &in.SubscriptionID},
-		{"subscription_interval", &in.SubscriptionInterval}} {
-		if v, present, ok := body.Str(f.name); present {
-			if !ok || len(v) > 255 {
-				return in, apierr.Invalid(f.name + " must be a string of at most 255 characters")
-			}
-			*f.dst = v
-		}
+	in.SaleType, _ = r.String(b.SaleType, errSaleType, upTo255)
+	in.EventName, _ = r.String(b.EventName, errEventName, upTo255)
+	in.SubscriptionID, _ = r.String(b.SubscriptionId, errSubscriptionID, upTo255)
+	in.SubscriptionInterval, _ = r.String(b.SubscriptionInterval, errSubscriptionInterval, upTo255)
+	in.IsRecurring, _ = r.Bool(b.IsRecurring, errIsRecurring)
+	in.CustomerKey, _ = r.String(b.CustomerKey, errCustomerKeyNotString)
+	in.ClickID, _ = r.String(b.ClickId, errClickIDNotString)
+	return in, r.Err()
+}
+
+// recentTime holds for an RFC 3339 time a sale may have occurred at: at most sales.MaxAge before now and
+// sales.MaxFuture after it.
+func recentTime(now time.Time) func(string) bool {
+	return func(s string) bool {
+		t, err := time.Parse(time.RFC3339, s)
+		return err == nil && !t.Before(now.Add(-sales.MaxAge)) && !t.After(now.Add(sales.MaxFuture))
 	}
-	if v, present, ok := body.Bool("is_recurring"); present {
-		if !ok {
-			return in, apierr.Invalid("is_recurring must be a boolean")
-		}
-		in.IsRecurring = v
-	}
-	if err := body.CheckStrings("customer_key", "click_id"); err != nil {
-		return in, err
-	}
-	in.CustomerKey = body.OptStr("customer_key")
-	in.ClickID = body.OptStr("click_id")
-	return in, nil
 }

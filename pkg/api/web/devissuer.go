@@ -118,7 +118,10 @@ func (h *Pages) DevOidcToken(ctx context.Context, req gen.DevOidcTokenRequestObj
 }
 
 // DevOidcIdToken mints an id_token for scripts and tests.
-func (h *Pages) DevOidcIdToken(_ context.Context, req gen.DevOidcIdTokenRequestObject) (gen.DevOidcIdTokenResponseObject, error) {
+func (h *Pages) DevOidcIdToken(ctx context.Context, req gen.DevOidcIdTokenRequestObject) (gen.DevOidcIdTokenResponseObject, error) {
+	if err := request.ObjectBody(ctx); err != nil {
+		return nil, err
+	}
 	if h.Login.Dev == nil {
 		return nil, errNoDevIssuer
 	}

@@ -5,12 +5,10 @@
 package programbody
 
 import (
-	"encoding/json"
 	"fmt"
 	"strings"
-	"unicode/utf8"
 
-	"github.com/reftrack/reftrack/pkg/api/internal/jsonbody"
+	"github.com/reftrack/reftrack/pkg/api/jsonbody"
 	"github.com/reftrack/reftrack/pkg/apierr"
 	"github.com/reftrack/reftrack/pkg/commission"
 	"github.com/reftrack/reftrack/pkg/programs"
@@ -19,65 +17,46 @@ import (
 // MaxAllowedOrigins is the spec's maxItems of allowed_origins.
 const MaxAllowedOrigins = 50
 
-// Fields are the optional fields a route reads beyond name, domain, commission_type, commission_rate and
-// duration_months.
-type Fields struct {
-	// CookieField names the cookie window's field: cli/init keeps the original CLI's cookie_duration.
+// Body is a new program's members, from either route's generated body (a member the route's body does
+// not have stays absent).
+type Body struct {
+	Name, Domain, CommissionType, CommissionRate, DurationMonths jsonbody.Value
+	// Cookie is the cookie window's member, named CookieField: cli/init keeps the original CLI's
+	// cookie_duration.
+	Cookie      jsonbody.Value
 	CookieField string
-	// Settings reads lead_auth and allowed_origins, and holds the name to 200 characters, as PATCH does.
-	Settings bool
+	// LeadAuth and AllowedOrigins are settings only the dashboard's route takes.
+	LeadAuth, AllowedOrigins jsonbody.Value
+	// NameAtMost200 holds the name to 200 characters, as PATCH does.
+	NameAtMost200 bool
 }
 
-// New reads a new program's fields from body.
-func New(body jsonbody.Object, f Fields) (programs.New, error) {
-	name, _, _ := body.Str("name")
-	domain, _, _ := body.Str("domain")
-	ctype, _, _ := body.Str("commission_type")
-	_, ratePresent := body["commission_rate"]
-	if strings.TrimSpace(name) == "" || strings.TrimSpace(domain) == "" || ctype == "" || !ratePresent {
+// The refusals of the settings a program change reads too (manage's UpdateProgram).
+var (
+	ErrLeadAuth       = apierr.Invalid("lead_auth must be server_required or browser_allowed")
+	ErrTooManyOrigins = apierr.Invalid(fmt.Sprintf("allowed_origins must list at most %d origins", MaxAllowedOrigins))
+)
+
+// New reads a new program's fields from b, in the order their refusals are answered.
+func New(b Body) (programs.New, error) {
+	name, _ := b.Name.Str()
+	domain, _ := b.Domain.Str()
+	ctype, _ := b.CommissionType.Str()
+	name = strings.TrimSpace(name)
+	if name == "" || strings.TrimSpace(domain) == "" || ctype == "" || !b.CommissionRate.Sent() {
 		return programs.New{}, apierr.Invalid("Missing required fields: name, domain, commission_type, commission_rate")
 	}
-	if f.Settings && utf8.RuneCountInString(strings.TrimSpace(name)) > 200 {
-		return programs.New{}, apierr.Invalid("name must be a string of 1 to 200 characters")
+	var r jsonbody.Reader
+	r.Check(!b.NameAtMost200 || jsonbody.Runes(1, 200)(name), apierr.Invalid("name must be a string of 1 to 200 characters"))
+	r.Check(commission.Valid(ctype), &programs.CommissionTypeError{Type: ctype})
+	rate, _ := r.Number(b.CommissionRate, programs.ErrRateNotPositive) // a string is refused, as the interface says
+	n := programs.New{Name: name, Domain: domain, CommissionType: ctype, CommissionRate: rate}
+	n.CookieWindowDays = jsonbody.Ptr(r.Int(b.Cookie, &programs.WindowError{Field: b.CookieField},
+		func(days int64) bool { return programs.CheckWindow(b.CookieField, days) == nil }))
+	n.DurationMonths = jsonbody.Ptr(r.Int(b.DurationMonths, programs.ErrDurationMonths)) // 0, the original CLI's "lifetime", is lifetime
+	n.LeadAuth, _ = r.String(b.LeadAuth, ErrLeadAuth, jsonbody.OneOf(programs.LeadAuthServerRequired, programs.LeadAuthBrowserAllowed))
+	if origins, ok := r.Strings(b.AllowedOrigins, programs.ErrOrigin); ok && r.Check(len(origins) <= MaxAllowedOrigins, ErrTooManyOrigins) {
+		n.AllowedOrigins = origins
 	}
-	if !commission.Valid(ctype) {
-		return programs.New{}, &programs.CommissionTypeError{Type: ctype}
-	}
-	rate, ok := body.Number("commission_rate")
-	if !ok {
-		return programs.New{}, programs.ErrRateNotPositive // a string is refused, as the interface says
-	}
-	n := programs.New{Name: strings.TrimSpace(name), Domain: domain, CommissionType: ctype, CommissionRate: rate}
-	if v, present, ok := body.SaturatedInt(f.CookieField); present {
-		if !ok || programs.CheckWindow(f.CookieField, v) != nil {
-			return programs.New{}, &programs.WindowError{Field: f.CookieField}
-		}
-		n.CookieWindowDays = &v
-	}
-	if v, present, ok := body.SaturatedInt("duration_months"); present {
-		if !ok {
-			return programs.New{}, programs.ErrDurationMonths
-		}
-		n.DurationMonths = &v // 0, the original CLI's "lifetime", is lifetime
-	}
-	if !f.Settings {
-		return n, nil
-	}
-	if v, present, ok := body.Str("lead_auth"); present {
-		if !ok || (v != programs.LeadAuthServerRequired && v != programs.LeadAuthBrowserAllowed) {
-			return programs.New{}, apierr.Invalid("lead_auth must be server_required or browser_allowed")
-		}
-		n.LeadAuth = v
-	}
-	if raw, present := body["allowed_origins"]; present {
-		var list []string
-		if json.Unmarshal(raw, &list) != nil || list == nil {
-			return programs.New{}, programs.ErrOrigin
-		}
-		if len(list) > MaxAllowedOrigins {
-			return programs.New{}, apierr.Invalid(fmt.Sprintf("allowed_origins must list at most %d origins", MaxAllowedOrigins))
-		}
-		n.AllowedOrigins = list
-	}
-	return n, nil
+	return n, r.Err()
 }

@@ -4,6 +4,7 @@
 package request
 
 import (
+	"bytes"
 	"context"
 	"net/http"
 	"strconv"
@@ -45,6 +46,16 @@ func From(ctx context.Context) *Meta {
 		return m
 	}
 	return &Meta{Header: http.Header{}}
+}
+
+// ObjectBody refuses a JSON body that is not an object. The contract middleware hands such a body to the
+// generated decoder of a handler-checked body as no body at all (decoding it could only fail, before the
+// handler's own checks), so the handler asks here, where it reads its body.
+func ObjectBody(ctx context.Context) error {
+	if raw := bytes.TrimSpace(From(ctx).RawBody); len(raw) > 0 && raw[0] != '{' {
+		return apierr.Invalid("Request body must be a JSON object")
+	}
+	return nil
 }
 
 // ID is the id of the request ctx belongs to ("" outside a request).
