@@ -212,10 +212,16 @@ func TestCommissionsToAPaidPayout(t *testing.T) {
 		t.Errorf("payouts = %q", got)
 	}
 
-	// One approved by its button, before its hold ends.
+	// One approved by its button, before its hold ends: the button says so, and so does the notice.
+	if got := a.text(commissionRow(c1) + " button.approve"); got != "Approve early" {
+		t.Errorf("the approve button of a commission in its hold reads %q", got)
+	}
 	a.tab.Click(commissionRow(c1) + " button.approve")
 	a.waitStatus(commissionRow(c1), "approved")
-	a.waitText("#commissions-notice", fmt.Sprintf("Commission %d approved.", c1))
+	a.waitText("#commissions-notice", fmt.Sprintf("Commission %d approved before its hold ended: the next payout pays it.", c1))
+	if n := s.env.Count(`SELECT count(*) FROM commissions WHERE id = $1 AND hold_released_at IS NOT NULL`, c1); n != 1 {
+		t.Error("approving early did not release the hold")
+	}
 	if a.count(commissionRow(c1)+" button.approve") != 0 || a.count(commissionRow(c1)+" .pick input") != 0 {
 		t.Error("an approved commission still offers approval")
 	}
@@ -224,10 +230,11 @@ func TestCommissionsToAPaidPayout(t *testing.T) {
 	a.tab.Click(commissionRow(c2) + " .pick input")
 	a.tab.Click(commissionRow(c3) + " .pick input")
 	a.waitText("#c-approve-selected", "Approve selected (2)")
+	a.waitText("#c-selected", "2 commissions selected, 2 in their hold: approving releases it")
 	a.tab.Click("#c-approve-selected")
 	a.waitStatus(commissionRow(c3), "approved")
 	a.waitStatus(commissionRow(c2), "approved")
-	a.waitText("#commissions-notice", fmt.Sprintf("2 commissions approved: %d, %d.", c2, c3))
+	a.waitText("#commissions-notice", fmt.Sprintf("2 commissions approved: %d, %d. 2 before their hold ended: the next payout pays them.", c2, c3))
 	if got := a.text("#c-approve-selected"); got != "Approve selected" {
 		t.Errorf("after the bulk approval the button reads %q", got)
 	}
@@ -576,7 +583,7 @@ func TestCommissionsPaging(t *testing.T) {
 	for _, id := range slices.Sorted(slices.Values(first)) {
 		sorted = append(sorted, fmt.Sprint(id))
 	}
-	a.waitText("#commissions-notice", "25 commissions approved: "+strings.Join(sorted, ", ")+".")
+	a.waitText("#commissions-notice", "25 commissions approved: "+strings.Join(sorted, ", ")+". 25 before their hold ended: the next payout pays them.")
 	a.tab.WaitFor(`document.querySelectorAll('#commissions tbody tr[data-status="approved"]').length === 25`)
 	if n := s.env.Count(`SELECT count(*) FROM commissions WHERE program_id = $1 AND status = 'approved'`, s.r.ProgramID); n != 25 {
 		t.Errorf("%d approved, want 25", n)
@@ -594,7 +601,7 @@ func TestLedgerRolesOnThePage(t *testing.T) {
 	s := newShop(t, "Roles shop", map[string]any{"commission_approval": "manual"})
 	pending := s.sale("role-1", 5000, "USD", "")
 	approved := s.sale("role-2", 2500, "USD", "")
-	s.owner(http.MethodPost, fmt.Sprintf("/api/v1/commissions/%d/approve", approved), nil, http.StatusOK)
+	s.owner(http.MethodPost, fmt.Sprintf("/api/v1/commissions/%d/approve", approved), map[string]any{"release_hold": true}, http.StatusOK)
 	s.owner(http.MethodPost, s.base+"/payouts", map[string]any{}, http.StatusCreated)
 	payout := s.payouts("processing")[0]["id"]
 	invite := func(role string) string {

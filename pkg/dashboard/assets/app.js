@@ -597,8 +597,10 @@
       var body = document.querySelector("#commissions tbody");
       body.textContent = "";
       var shown = {};
+      c.early = {}; // the approvable commissions shown that are still in their hold
       res.data.forEach(function (x) {
         if (write && approvable(x)) shown[x.id] = true;
+        if (write && approvable(x) && inHold(x)) c.early[x.id] = true;
         body.appendChild(commissionRow(x, byID, write));
       });
       // The selection keeps what can still be approved on this page.
@@ -653,7 +655,7 @@
       if (approvable(x)) {
         var early = inHold(x);
         var approve = acts.appendChild(el("button", { type: "button", "class": "approve",
-          "aria-label": (early ? "Approve commission " + x.id + " before its hold ends, releasing the hold" : "Approve commission " + x.id) },
+          "aria-label": (early ? "Approve early commission " + x.id + ", releasing its hold" : "Approve commission " + x.id) },
           early ? "Approve early" : "Approve"));
         approve.addEventListener("click", function () {
           approve.disabled = true;
@@ -678,7 +680,9 @@
 
   function showSelection() {
     var n = Object.keys(ledger.c.selected).length;
-    $("c-selected").textContent = n ? plural(n, "commission", "commissions") + " selected" : "Tick commissions to approve several at once.";
+    var early = heldSelected().length;
+    $("c-selected").textContent = n ? plural(n, "commission", "commissions") + " selected" +
+      (early ? ", " + early + " in " + (early === 1 ? "its" : "their") + " hold: approving releases it" : "") : "Tick commissions to approve several at once.";
     var b = $("c-approve-selected");
     b.textContent = n ? "Approve selected (" + n + ")" : "Approve selected";
     b.disabled = !n || ledger.c.bulkBusy;
@@ -687,14 +691,23 @@
     $("c-all").checked = boxes.length > 0 && boxes.every(function (box) { return box.checked; });
   }
 
+  // heldSelected answers the selected commissions still in their hold: approving them releases it, as
+  // the row's "Approve early" does, and the selection's line says so before the click.
+  function heldSelected() {
+    var early = ledger.c.early || {};
+    return Object.keys(ledger.c.selected).filter(function (id) { return early[id]; });
+  }
+
   function approveSelected() {
     var ids = Object.keys(ledger.c.selected).map(Number).sort(function (a, b) { return a - b; });
     if (!ids.length) return;
+    var early = heldSelected().length;
     ledger.c.bulkBusy = true;
     showSelection();
-    finish("commissions", act(programPath("/commissions/approve"), { ids: ids }).then(function (res) {
+    finish("commissions", act(programPath("/commissions/approve"), early ? { ids: ids, release_hold: true } : { ids: ids }).then(function (res) {
       ledger.c.selected = {};
-      return plural(res.data.length, "commission", "commissions") + " approved: " + res.data.map(function (x) { return x.id; }).join(", ") + ".";
+      return plural(res.data.length, "commission", "commissions") + " approved: " + res.data.map(function (x) { return x.id; }).join(", ") + "." +
+        (early ? " " + (early === 1 ? "1 before its hold ended" : early + " before their hold ended") + ": the next payout pays " + (early === 1 ? "it." : "them.") : "");
     })).then(function () {
       ledger.c.bulkBusy = false;
       showSelection();
