@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io/fs"
 	"regexp"
-	"slices"
 	"sort"
 	"strings"
 
@@ -50,9 +49,9 @@ var functionOwners = []struct {
 	{"pkg/webhooks", webhookssql.Files},
 }
 
-// triggers are the owners' triggers (pkg/webhooks' outbox, pkg/events' counts), attached after the
+// triggers are the owners' triggers (pkg/webhooks' outbox), attached after the
 // functions they call.
-var triggers = slices.Concat(webhookssql.Triggers, eventssql.Triggers)
+var triggers = webhookssql.Triggers
 
 // definition is what a function file may hold: comments, then one CREATE OR REPLACE FUNCTION of the
 // file's name whose body is dollar-quoted, then nothing but a semicolon. Anything else (a table, a
@@ -140,11 +139,6 @@ func ApplyFunctions(ctx context.Context, db *sql.DB) error {
 	for _, t := range missing {
 		if _, err := tx.ExecContext(ctx, t.Definition()); err != nil {
 			return fmt.Errorf("attach trigger %s on %s: %w", t.Name, t.Table, err)
-		}
-		if t.Backfill != "" {
-			if _, err := tx.ExecContext(ctx, t.Backfill); err != nil {
-				return fmt.Errorf("backfill of trigger %s on %s: %w", t.Name, t.Table, err)
-			}
 		}
 	}
 	if err := tx.Commit(); err != nil {

@@ -68,10 +68,9 @@ var owners = map[string]string{
 	"audit_log": "pkg/audit",
 	// Runs of `reftrack test --chain`.
 	"synthetic_chains": "pkg/synthetic",
-	// The event counts, kept by pkg/events' trigger functions (pkg/events/sql) as the events are written.
-	"event_counts":              "pkg/events",
-	"event_counts_daily":        "pkg/events",
-	"event_count_deltas":        "pkg/events",
+	// The counts of a program's activity: deltas appended by pkg/events (Add, and performance_add, which the
+	// events' writers call with what pkg/counting decided), folded into the rest by its roll-up.
+	"performance_hourly":        "pkg/events",
 	"performance_daily":         "pkg/events",
 	"performance_monthly":       "pkg/events",
 	"performance_program_daily": "pkg/events",

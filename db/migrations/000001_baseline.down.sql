@@ -1,12 +1,11 @@
 -- Back to an empty database: every table of the baseline (their triggers, indexes, sequences and click
 -- partitions go with them), then every function, the baseline's own and those db.ApplyFunctions made
 -- (their owners' files would make them again).
-DROP VIEW event_counts_live, event_counts_daily_live, performance_live, performance_monthly_live, performance_program_live;
+DROP VIEW performance_hourly_live, performance_live, performance_monthly_live, performance_program_live;
 DROP TABLE
     schema_compatibility, server_instances, synthetic_chains, audit_log, mail_outbox,
     webhook_attempts, webhook_deliveries, webhook_events, webhook_endpoints,
-    performance_deltas, performance_program_daily, performance_monthly, performance_daily,
-    event_count_deltas, event_counts_daily, event_counts,
+    performance_deltas, performance_program_daily, performance_monthly, performance_daily, performance_hourly,
     processor_events, processor_connections,
     idempotency_keys, commission_clawbacks, commissions, payouts,
     refunds, sales, leads, customers,

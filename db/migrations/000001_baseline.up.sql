@@ -397,6 +397,9 @@ CREATE TABLE leads (
     lead_timestamp  timestamptz NOT NULL DEFAULT now(),
     is_test         boolean     NOT NULL DEFAULT false,
     created_at      timestamptz NOT NULL DEFAULT now(),
+    -- What the lead counts for, as pkg/counting decided when it was written (NULL: nothing, a test lead):
+    -- settling a provisional lead takes back what it counted for before adding what it counts for now.
+    counts_as       text        CHECK (counts_as IN ('lead', 'provisional')),
     CHECK ((status = 'settled') = (settled_at IS NOT NULL))
 );
 CREATE INDEX leads_program_events_idx ON leads (program_id, lead_timestamp DESC, id DESC) WHERE NOT is_test;
@@ -595,138 +598,125 @@ CREATE TABLE processor_events (
 CREATE INDEX processor_events_program_idx ON processor_events (program_id, received_at DESC);
 
 ----------------------------------------------------------------------------------------------------------
--- Event counts and performance figures (pkg/events)
+-- Counts: what every view of a program's activity reads (pkg/events)
 ----------------------------------------------------------------------------------------------------------
 
--- Hourly counts of each program's listed events (real clicks, leads and conversions), kept exact by
--- pkg/events' statement-level triggers: the events list counts its total and finds a deep page's hour
--- from them instead of scanning millions of rows.
-CREATE TABLE event_counts (
-    program_id  bigint      NOT NULL REFERENCES programs (id) ON DELETE CASCADE,
-    event_type  text        NOT NULL CHECK (event_type IN ('click', 'lead', 'conversion')),
-    hour        timestamptz NOT NULL,
-    n           bigint      NOT NULL,
-    PRIMARY KEY (program_id, event_type, hour)
-);
--- Opening one day into its hours reads 24 × 3 rows by this index instead of scanning the program's year.
-CREATE INDEX event_counts_program_hour_idx ON event_counts (program_id, hour);
--- The same by UTC day: a year is 365 rows to add up, not 8 760.
-CREATE TABLE event_counts_daily (
-    program_id  bigint      NOT NULL REFERENCES programs (id) ON DELETE CASCADE,
-    event_type  text        NOT NULL CHECK (event_type IN ('click', 'lead', 'conversion')),
-    day         date        NOT NULL,
-    n           bigint      NOT NULL,
-    PRIMARY KEY (program_id, event_type, day)
-);
-
--- Counters off hot rows. Upserting event_counts inside the event's transaction locked one row per
--- program, type and hour until commit, so every sale or lead of a program waited for the previous one's
--- commit. So the triggers append a row here (no conflict, no wait) and roll_up_event_counts() folds the
--- deltas into the two tables in one transaction; the server calls it every second. Readers add up the
--- tables and the deltas not yet folded in (the *_live views), so every count stays exact at every moment.
--- No foreign key: a delta is appended on the hot path, and folded within a second.
-CREATE TABLE event_count_deltas (
-    program_id  bigint      NOT NULL,
-    event_type  text        NOT NULL,
-    hour        timestamptz NOT NULL,
-    n           bigint      NOT NULL
-);
-CREATE INDEX event_count_deltas_program_hour_idx ON event_count_deltas (program_id, hour);
-
--- What readers use: the folded counts plus the deltas still waiting.
-CREATE VIEW event_counts_live AS
-    SELECT program_id, event_type, hour, n FROM event_counts
-    UNION ALL
-    SELECT program_id, event_type, hour, n FROM event_count_deltas;
-CREATE VIEW event_counts_daily_live AS
-    SELECT program_id, event_type, day, n FROM event_counts_daily
-    UNION ALL
-    SELECT program_id, event_type, (hour AT TIME ZONE 'UTC')::date, n FROM event_count_deltas;
-
--- Reports: what each partner's clicks, leads and sales earned, kept exact by pkg/events' statement-level
--- triggers so that a program's period (7, 30, 90 days or all) is a few hundred rows to add up whatever
--- its number of events.
+-- What the program's events count for, so that a period (a day, 7, 30 or 90 days, all) or the events list's
+-- total is a few hundred rows to add up whatever its number of events. What counts is decided in Go
+-- (pkg/counting) when an event is written; its writer's statement appends the deltas (below), and
+-- roll_up_performance() folds them into these tables.
 --
--- The figures, in three tables of the same columns: by program, UTC day, partner and currency
--- (performance_daily: the partners' table reads the days at a period's edges), by program, month, partner
--- and currency (performance_monthly: the months a period covers whole), and by program, day and currency
--- (performance_program_daily: the totals and the days' series, whatever the number of partners).
--- Clicks and leads have no currency (''); sales and their commissions count under the sale's. partner_id
--- 0 is a lead whose click and customer name no partner. revenue_cents is what the sales took less their
--- refunds; commission_cents what their commissions earned less reversals and clawbacks, rejected ones
--- excluded. Test events and bots' clicks are not counted (events_counted); bot_clicks counts the bots'
--- (not test) clicks apart, so that the dashboard can say how many it filtered.
+-- The figures, in four tables: by program and UTC hour (performance_hourly: the events list's hours and
+-- readiness's last 24 hours), by program, UTC day, partner and currency (performance_daily: the partners'
+-- table reads the days at a period's edges), by program, month, partner and currency (performance_monthly:
+-- the months a period covers whole, and partners' all-time figures), and by program, day and currency
+-- (performance_program_daily: the totals and the days' series, and the events list's days). Clicks and
+-- leads have no currency (''); sales and their commissions count under the sale's. partner_id 0 is a lead
+-- whose click and customer name no partner. clicks are counted clicks, bot_clicks the bots' (counted apart,
+-- so that the dashboard can say how many it filtered); leads are settled leads, provisional_leads the
+-- provisional ones (listed by the events list, counted nowhere until they settle); customers are customers
+-- whose first sale it was; revenue_cents what the sales took less their refunds; commission_cents what
+-- their commissions earned less reversals and clawbacks, rejected ones excluded. Test events count nowhere.
+CREATE TABLE performance_hourly (
+    program_id         bigint      NOT NULL REFERENCES programs (id) ON DELETE CASCADE,
+    hour               timestamptz NOT NULL,
+    clicks             bigint      NOT NULL DEFAULT 0,
+    leads              bigint      NOT NULL DEFAULT 0,
+    provisional_leads  bigint      NOT NULL DEFAULT 0,
+    sales              bigint      NOT NULL DEFAULT 0,
+    PRIMARY KEY (program_id, hour)
+);
 CREATE TABLE performance_daily (
-    program_id        bigint NOT NULL REFERENCES programs (id) ON DELETE CASCADE,
-    day               date   NOT NULL,
-    partner_id        bigint NOT NULL,
-    currency          text   NOT NULL,
-    clicks            bigint NOT NULL DEFAULT 0,
-    bot_clicks        bigint NOT NULL DEFAULT 0,
-    leads             bigint NOT NULL DEFAULT 0,
-    sales             bigint NOT NULL DEFAULT 0,
-    revenue_cents     bigint NOT NULL DEFAULT 0,
-    commission_cents  bigint NOT NULL DEFAULT 0,
+    program_id         bigint NOT NULL REFERENCES programs (id) ON DELETE CASCADE,
+    day                date   NOT NULL,
+    partner_id         bigint NOT NULL,
+    currency           text   NOT NULL,
+    clicks             bigint NOT NULL DEFAULT 0,
+    bot_clicks         bigint NOT NULL DEFAULT 0,
+    leads              bigint NOT NULL DEFAULT 0,
+    provisional_leads  bigint NOT NULL DEFAULT 0,
+    sales              bigint NOT NULL DEFAULT 0,
+    customers          bigint NOT NULL DEFAULT 0,
+    revenue_cents      bigint NOT NULL DEFAULT 0,
+    commission_cents   bigint NOT NULL DEFAULT 0,
     PRIMARY KEY (program_id, day, partner_id, currency)
 );
 -- month is the month's first day.
 CREATE TABLE performance_monthly (
-    program_id        bigint NOT NULL REFERENCES programs (id) ON DELETE CASCADE,
-    month             date   NOT NULL,
-    partner_id        bigint NOT NULL,
-    currency          text   NOT NULL,
-    clicks            bigint NOT NULL DEFAULT 0,
-    bot_clicks        bigint NOT NULL DEFAULT 0,
-    leads             bigint NOT NULL DEFAULT 0,
-    sales             bigint NOT NULL DEFAULT 0,
-    revenue_cents     bigint NOT NULL DEFAULT 0,
-    commission_cents  bigint NOT NULL DEFAULT 0,
+    program_id         bigint NOT NULL REFERENCES programs (id) ON DELETE CASCADE,
+    month              date   NOT NULL,
+    partner_id         bigint NOT NULL,
+    currency           text   NOT NULL,
+    clicks             bigint NOT NULL DEFAULT 0,
+    bot_clicks         bigint NOT NULL DEFAULT 0,
+    leads              bigint NOT NULL DEFAULT 0,
+    provisional_leads  bigint NOT NULL DEFAULT 0,
+    sales              bigint NOT NULL DEFAULT 0,
+    customers          bigint NOT NULL DEFAULT 0,
+    revenue_cents      bigint NOT NULL DEFAULT 0,
+    commission_cents   bigint NOT NULL DEFAULT 0,
     PRIMARY KEY (program_id, month, partner_id, currency)
 );
 CREATE TABLE performance_program_daily (
-    program_id        bigint NOT NULL REFERENCES programs (id) ON DELETE CASCADE,
-    day               date   NOT NULL,
-    currency          text   NOT NULL,
-    clicks            bigint NOT NULL DEFAULT 0,
-    bot_clicks        bigint NOT NULL DEFAULT 0,
-    leads             bigint NOT NULL DEFAULT 0,
-    sales             bigint NOT NULL DEFAULT 0,
-    revenue_cents     bigint NOT NULL DEFAULT 0,
-    commission_cents  bigint NOT NULL DEFAULT 0,
+    program_id         bigint NOT NULL REFERENCES programs (id) ON DELETE CASCADE,
+    day                date   NOT NULL,
+    currency           text   NOT NULL,
+    clicks             bigint NOT NULL DEFAULT 0,
+    bot_clicks         bigint NOT NULL DEFAULT 0,
+    leads              bigint NOT NULL DEFAULT 0,
+    provisional_leads  bigint NOT NULL DEFAULT 0,
+    sales              bigint NOT NULL DEFAULT 0,
+    customers          bigint NOT NULL DEFAULT 0,
+    revenue_cents      bigint NOT NULL DEFAULT 0,
+    commission_cents   bigint NOT NULL DEFAULT 0,
     PRIMARY KEY (program_id, day, currency)
 );
 
--- As event_count_deltas: the triggers append, roll_up_performance() folds the rows into the three tables
--- every second, and readers add the rows still waiting, so no event's transaction waits on a counter row
--- another holds.
+-- Counters off hot rows. Upserting the tables above inside an event's transaction would lock one row per
+-- program and hour (or day, partner and currency) until commit, so every event of a program would wait for
+-- the previous one's commit. So writers append their deltas here (performance_add: no conflict, no wait),
+-- one row per key and statement, and roll_up_performance() folds them into the four tables every second,
+-- in one transaction. Readers add the rows still waiting (the *_live views), so every count is exact at
+-- every moment. No foreign key: a delta is appended on the hot path and folded within a second.
 CREATE TABLE performance_deltas (
-    program_id        bigint NOT NULL,
-    day               date   NOT NULL,
-    partner_id        bigint NOT NULL,
-    currency          text   NOT NULL,
-    clicks            bigint NOT NULL DEFAULT 0,
-    bot_clicks        bigint NOT NULL DEFAULT 0,
-    leads             bigint NOT NULL DEFAULT 0,
-    sales             bigint NOT NULL DEFAULT 0,
-    revenue_cents     bigint NOT NULL DEFAULT 0,
-    commission_cents  bigint NOT NULL DEFAULT 0
+    program_id         bigint      NOT NULL,
+    hour               timestamptz NOT NULL,
+    partner_id         bigint      NOT NULL,
+    currency           text        NOT NULL,
+    clicks             bigint      NOT NULL DEFAULT 0,
+    bot_clicks         bigint      NOT NULL DEFAULT 0,
+    leads              bigint      NOT NULL DEFAULT 0,
+    provisional_leads  bigint      NOT NULL DEFAULT 0,
+    sales              bigint      NOT NULL DEFAULT 0,
+    customers          bigint      NOT NULL DEFAULT 0,
+    revenue_cents      bigint      NOT NULL DEFAULT 0,
+    commission_cents   bigint      NOT NULL DEFAULT 0
 );
-CREATE INDEX performance_deltas_program_day_idx ON performance_deltas (program_id, day);
+CREATE INDEX performance_deltas_program_hour_idx ON performance_deltas (program_id, hour);
 
 -- What readers use: the folded counts plus the deltas still waiting.
+CREATE VIEW performance_hourly_live AS
+    SELECT program_id, hour, clicks, leads, provisional_leads, sales FROM performance_hourly
+    UNION ALL
+    SELECT program_id, hour, clicks, leads, provisional_leads, sales FROM performance_deltas;
 CREATE VIEW performance_live AS
-    SELECT program_id, day, partner_id, currency, clicks, bot_clicks, leads, sales, revenue_cents, commission_cents FROM performance_daily
+    SELECT program_id, day, partner_id, currency, clicks, bot_clicks, leads, provisional_leads, sales, customers, revenue_cents,
+        commission_cents FROM performance_daily
     UNION ALL
-    SELECT program_id, day, partner_id, currency, clicks, bot_clicks, leads, sales, revenue_cents, commission_cents FROM performance_deltas;
+    SELECT program_id, (hour AT TIME ZONE 'UTC')::date, partner_id, currency, clicks, bot_clicks, leads, provisional_leads, sales,
+        customers, revenue_cents, commission_cents FROM performance_deltas;
 CREATE VIEW performance_monthly_live AS
-    SELECT program_id, month, partner_id, currency, clicks, bot_clicks, leads, sales, revenue_cents, commission_cents FROM performance_monthly
+    SELECT program_id, month, partner_id, currency, clicks, bot_clicks, leads, provisional_leads, sales, customers, revenue_cents,
+        commission_cents FROM performance_monthly
     UNION ALL
-    SELECT program_id, date_trunc('month', day)::date, partner_id, currency, clicks, bot_clicks, leads, sales, revenue_cents, commission_cents
-    FROM performance_deltas;
+    SELECT program_id, date_trunc('month', hour, 'UTC')::date, partner_id, currency, clicks, bot_clicks, leads, provisional_leads,
+        sales, customers, revenue_cents, commission_cents FROM performance_deltas;
 CREATE VIEW performance_program_live AS
-    SELECT program_id, day, currency, clicks, bot_clicks, leads, sales, revenue_cents, commission_cents FROM performance_program_daily
+    SELECT program_id, day, currency, clicks, bot_clicks, leads, provisional_leads, sales, customers, revenue_cents, commission_cents
+    FROM performance_program_daily
     UNION ALL
-    SELECT program_id, day, currency, clicks, bot_clicks, leads, sales, revenue_cents, commission_cents FROM performance_deltas;
+    SELECT program_id, (hour AT TIME ZONE 'UTC')::date, currency, clicks, bot_clicks, leads, provisional_leads, sales, customers,
+        revenue_cents, commission_cents FROM performance_deltas;
 
 ----------------------------------------------------------------------------------------------------------
 -- Outbound webhooks (pkg/webhooks)

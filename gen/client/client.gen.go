@@ -495,6 +495,8 @@ const (
 	PartnerPerformanceListSortClicks            PartnerPerformanceListSort = "clicks"
 	PartnerPerformanceListSortCommissionCents   PartnerPerformanceListSort = "commission_cents"
 	PartnerPerformanceListSortConversionRate    PartnerPerformanceListSort = "conversion_rate"
+	PartnerPerformanceListSortCustomers         PartnerPerformanceListSort = "customers"
+	PartnerPerformanceListSortLeadRate          PartnerPerformanceListSort = "lead_rate"
 	PartnerPerformanceListSortLeads             PartnerPerformanceListSort = "leads"
 	PartnerPerformanceListSortRevenueCents      PartnerPerformanceListSort = "revenue_cents"
 	PartnerPerformanceListSortSales             PartnerPerformanceListSort = "sales"
@@ -510,6 +512,10 @@ func (e PartnerPerformanceListSort) Valid() bool {
 	case PartnerPerformanceListSortCommissionCents:
 		return true
 	case PartnerPerformanceListSortConversionRate:
+		return true
+	case PartnerPerformanceListSortCustomers:
+		return true
+	case PartnerPerformanceListSortLeadRate:
 		return true
 	case PartnerPerformanceListSortLeads:
 		return true
@@ -1638,6 +1644,8 @@ const (
 	GetPartnerPerformanceParamsSortClicks            GetPartnerPerformanceParamsSort = "clicks"
 	GetPartnerPerformanceParamsSortCommissionCents   GetPartnerPerformanceParamsSort = "commission_cents"
 	GetPartnerPerformanceParamsSortConversionRate    GetPartnerPerformanceParamsSort = "conversion_rate"
+	GetPartnerPerformanceParamsSortCustomers         GetPartnerPerformanceParamsSort = "customers"
+	GetPartnerPerformanceParamsSortLeadRate          GetPartnerPerformanceParamsSort = "lead_rate"
 	GetPartnerPerformanceParamsSortLeads             GetPartnerPerformanceParamsSort = "leads"
 	GetPartnerPerformanceParamsSortRevenueCents      GetPartnerPerformanceParamsSort = "revenue_cents"
 	GetPartnerPerformanceParamsSortSales             GetPartnerPerformanceParamsSort = "sales"
@@ -1653,6 +1661,10 @@ func (e GetPartnerPerformanceParamsSort) Valid() bool {
 	case GetPartnerPerformanceParamsSortCommissionCents:
 		return true
 	case GetPartnerPerformanceParamsSortConversionRate:
+		return true
+	case GetPartnerPerformanceParamsSortCustomers:
+		return true
+	case GetPartnerPerformanceParamsSortLeadRate:
 		return true
 	case GetPartnerPerformanceParamsSortLeads:
 		return true
@@ -2631,16 +2643,26 @@ type PartnerListEnvelope struct {
 
 // PartnerPerformance defines model for PartnerPerformance.
 type PartnerPerformance struct {
-	AverageOrderCents int64   `json:"average_order_cents"`
-	Clicks            int64   `json:"clicks"`
-	CommissionCents   int64   `json:"commission_cents"`
-	ConversionRate    float64 `json:"conversion_rate"`
-	Email             string  `json:"email"`
-	Leads             int64   `json:"leads"`
-	Name              string  `json:"name"`
-	PartnerId         int64   `json:"partner_id"`
-	RevenueCents      int64   `json:"revenue_cents"`
-	Sales             int64   `json:"sales"`
+	AverageOrderCents int64 `json:"average_order_cents"`
+	Clicks            int64 `json:"clicks"`
+	CommissionCents   int64 `json:"commission_cents"`
+
+	// ConversionRate `customers` per click, to four decimals (0 without clicks).
+	ConversionRate float64 `json:"conversion_rate"`
+
+	// Customers Customers whose first sale falls in the period.
+	Customers int64  `json:"customers"`
+	Email     string `json:"email"`
+
+	// LeadRate `leads` per click, to four decimals (0 without clicks).
+	LeadRate float64 `json:"lead_rate"`
+
+	// Leads Settled leads.
+	Leads        int64  `json:"leads"`
+	Name         string `json:"name"`
+	PartnerId    int64  `json:"partner_id"`
+	RevenueCents int64  `json:"revenue_cents"`
+	Sales        int64  `json:"sales"`
 }
 
 // PartnerPerformanceEnvelope defines model for PartnerPerformanceEnvelope.
@@ -2854,9 +2876,17 @@ type PerformancePrevious struct {
 	// CommissionCents What those sales' commissions earned less reversals and clawbacks.
 	CommissionCents int64 `json:"commission_cents"`
 
-	// ConversionRate Sales per click, to four decimals (0 without clicks).
+	// ConversionRate `customers` per click, to four decimals (0 without clicks).
 	ConversionRate float64 `json:"conversion_rate"`
-	Leads          int64   `json:"leads"`
+
+	// Customers Customers whose first sale falls in the period (every currency).
+	Customers int64 `json:"customers"`
+
+	// LeadRate `leads` per click, to four decimals (0 without clicks).
+	LeadRate float64 `json:"lead_rate"`
+
+	// Leads Settled leads (a provisional lead counts once it settles).
+	Leads int64 `json:"leads"`
 
 	// Partners Partners with a click, lead or sale in the period.
 	Partners int64 `json:"partners"`
@@ -2880,9 +2910,17 @@ type PerformanceTotals struct {
 	// CommissionCents What those sales' commissions earned less reversals and clawbacks.
 	CommissionCents int64 `json:"commission_cents"`
 
-	// ConversionRate Sales per click, to four decimals (0 without clicks).
+	// ConversionRate `customers` per click, to four decimals (0 without clicks).
 	ConversionRate float64 `json:"conversion_rate"`
-	Leads          int64   `json:"leads"`
+
+	// Customers Customers whose first sale falls in the period (every currency).
+	Customers int64 `json:"customers"`
+
+	// LeadRate `leads` per click, to four decimals (0 without clicks).
+	LeadRate float64 `json:"lead_rate"`
+
+	// Leads Settled leads (a provisional lead counts once it settles).
+	Leads int64 `json:"leads"`
 
 	// Partners Partners with a click, lead or sale in the period.
 	Partners int64 `json:"partners"`
@@ -6350,8 +6388,10 @@ type ClientInterface interface {
 	// `sales` count every currency; `revenue_cents` (what the sales took less their refunds), `commission_cents` (what their commissions earned less reversals and
 	// clawbacks; rejected ones excluded) and `average_order_cents` (`revenue_cents` over the sales in
 	// that currency, rounded to the nearest cent) are in the chosen currency only, by the sale's day.
-	// `partners` is how many partners had a click, lead or sale in the period. `conversion_rate` is
-	// sales per click (0 without clicks), to four decimals. Exact at every moment, and read from
+	// `partners` is how many partners had a click, lead or sale in the period. `leads` are settled
+	// leads: a provisional lead counts nowhere until it settles. `customers` are the customers whose
+	// first sale falls in the period; `conversion_rate` is customers per click and `lead_rate` leads
+	// per click (0 without clicks), to four decimals. Exact at every moment, and read from
 	// per-day counts whatever the program's size (docs/performance.md, "Reports").
 	//
 	// Errors (400): a parameter out of its schema (`Invalid query parameter period: …`); 401, 403 (not a
@@ -9332,8 +9372,10 @@ func (c *Client) ExportPayouts(ctx context.Context, programId ProgramId, params 
 // `sales` count every currency; `revenue_cents` (what the sales took less their refunds), `commission_cents` (what their commissions earned less reversals and
 // clawbacks; rejected ones excluded) and `average_order_cents` (`revenue_cents` over the sales in
 // that currency, rounded to the nearest cent) are in the chosen currency only, by the sale's day.
-// `partners` is how many partners had a click, lead or sale in the period. `conversion_rate` is
-// sales per click (0 without clicks), to four decimals. Exact at every moment, and read from
+// `partners` is how many partners had a click, lead or sale in the period. `leads` are settled
+// leads: a provisional lead counts nowhere until it settles. `customers` are the customers whose
+// first sale falls in the period; `conversion_rate` is customers per click and `lead_rate` leads
+// per click (0 without clicks), to four decimals. Exact at every moment, and read from
 // per-day counts whatever the program's size (docs/performance.md, "Reports").
 //
 // Errors (400): a parameter out of its schema (`Invalid query parameter period: …`); 401, 403 (not a
@@ -17724,8 +17766,10 @@ type ClientWithResponsesInterface interface {
 	// `sales` count every currency; `revenue_cents` (what the sales took less their refunds), `commission_cents` (what their commissions earned less reversals and
 	// clawbacks; rejected ones excluded) and `average_order_cents` (`revenue_cents` over the sales in
 	// that currency, rounded to the nearest cent) are in the chosen currency only, by the sale's day.
-	// `partners` is how many partners had a click, lead or sale in the period. `conversion_rate` is
-	// sales per click (0 without clicks), to four decimals. Exact at every moment, and read from
+	// `partners` is how many partners had a click, lead or sale in the period. `leads` are settled
+	// leads: a provisional lead counts nowhere until it settles. `customers` are the customers whose
+	// first sale falls in the period; `conversion_rate` is customers per click and `lead_rate` leads
+	// per click (0 without clicks), to four decimals. Exact at every moment, and read from
 	// per-day counts whatever the program's size (docs/performance.md, "Reports").
 	//
 	// Errors (400): a parameter out of its schema (`Invalid query parameter period: …`); 401, 403 (not a
@@ -34815,8 +34859,10 @@ func (c *ClientWithResponses) ExportPayoutsWithResponse(ctx context.Context, pro
 // `sales` count every currency; `revenue_cents` (what the sales took less their refunds), `commission_cents` (what their commissions earned less reversals and
 // clawbacks; rejected ones excluded) and `average_order_cents` (`revenue_cents` over the sales in
 // that currency, rounded to the nearest cent) are in the chosen currency only, by the sale's day.
-// `partners` is how many partners had a click, lead or sale in the period. `conversion_rate` is
-// sales per click (0 without clicks), to four decimals. Exact at every moment, and read from
+// `partners` is how many partners had a click, lead or sale in the period. `leads` are settled
+// leads: a provisional lead counts nowhere until it settles. `customers` are the customers whose
+// first sale falls in the period; `conversion_rate` is customers per click and `lead_rate` leads
+// per click (0 without clicks), to four decimals. Exact at every moment, and read from
 // per-day counts whatever the program's size (docs/performance.md, "Reports").
 //
 // Errors (400): a parameter out of its schema (`Invalid query parameter period: …`); 401, 403 (not a

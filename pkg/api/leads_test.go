@@ -52,7 +52,7 @@ func TestServerLeadSettles(t *testing.T) {
 	if n := env.Count(`SELECT count(*) FROM clicks WHERE click_id = $1 AND converted`, clickID); n != 1 {
 		t.Error("click not marked converted")
 	}
-	if n := env.Count(`SELECT sum(n) FROM event_counts_live WHERE program_id = $1 AND event_type = 'lead'`, r.ProgramID); n != 1 {
+	if n := env.Count(`SELECT sum(leads) FROM performance_hourly_live WHERE program_id = $1`, r.ProgramID); n != 1 {
 		t.Errorf("leads counted = %d", n)
 	}
 	// A repeat is refused with the customer's status.
@@ -304,7 +304,7 @@ func TestConcurrentLeads(t *testing.T) {
 	if n := env.Count(`SELECT count(*) FROM leads l JOIN customers c ON c.id = l.customer_id WHERE c.customer_key = 'racer'`); n != 1 {
 		t.Errorf("%d leads for the racers' key, want 1", n)
 	}
-	if n := env.Count(`SELECT sum(n) FROM event_counts_live WHERE program_id = $1 AND event_type = 'lead'`, r.ProgramID); n != 1+others {
+	if n := env.Count(`SELECT sum(leads) FROM performance_hourly_live WHERE program_id = $1`, r.ProgramID); n != 1+others {
 		t.Errorf("leads counted = %d, want %d", n, 1+others)
 	}
 

@@ -55,6 +55,15 @@ func TestPerformance(t *testing.T) {
 	if res := f.env.Do(http.MethodPost, "/api/v1/track/click", map[string]any{"affiliate_url": bURL}, "User-Agent", "Googlebot/2.1 (+http://www.google.com/bot.html)"); res.Status != http.StatusOK {
 		t.Fatalf("bot click: %d %s", res.Status, res.Body)
 	}
+	// A visitor of Bea's leaves a provisional lead (the browser's; the program requires the server's): the
+	// click counts, the lead nowhere until it settles.
+	visit := f.env.Do(http.MethodPost, "/api/v1/track/click", map[string]any{"affiliate_url": bURL}, "User-Agent", chromeUA)
+	if visit.Status != http.StatusOK {
+		t.Fatalf("click: %d %s", visit.Status, visit.Body)
+	}
+	if res := lead(f.env, map[string]any{"click_id": visit.JSON(t)["click_id"]}); res.Status != http.StatusOK || res.JSON(t)["provisional"] != true {
+		t.Fatalf("provisional lead: %d %s", res.Status, res.Body)
+	}
 	// What the commissions now earn, as the ledger shows them (the refund reversed part of the first).
 	earned := map[string]float64{}
 	for _, c := range f.list(f.do(http.MethodGet, f.base+"/commissions", nil), http.StatusOK) {
@@ -66,10 +75,11 @@ func TestPerformance(t *testing.T) {
 
 	today := f.clock.Now().UTC().Format(time.DateOnly)
 	p := f.performance("")
-	want := map[string]any{"clicks": 3.0, "bot_clicks": 1.0, "leads": 3.0, "sales": 3.0, "revenue_cents": 7000.0, "commission_cents": earned["USD"],
-		"partners": 2.0, "conversion_rate": 1.0, "average_order_cents": 3500.0}
-	zero := map[string]any{"clicks": 0.0, "bot_clicks": 0.0, "leads": 0.0, "sales": 0.0, "revenue_cents": 0.0, "commission_cents": 0.0,
-		"partners": 0.0, "conversion_rate": 0.0, "average_order_cents": 0.0}
+	// Conversion is per customer (3 of 4 clicks), the lead rate settled leads per click.
+	want := map[string]any{"clicks": 4.0, "bot_clicks": 1.0, "leads": 3.0, "sales": 3.0, "customers": 3.0, "revenue_cents": 7000.0,
+		"commission_cents": earned["USD"], "partners": 2.0, "conversion_rate": 0.75, "lead_rate": 0.75, "average_order_cents": 3500.0}
+	zero := map[string]any{"clicks": 0.0, "bot_clicks": 0.0, "leads": 0.0, "sales": 0.0, "customers": 0.0, "revenue_cents": 0.0, "commission_cents": 0.0,
+		"partners": 0.0, "conversion_rate": 0.0, "lead_rate": 0.0, "average_order_cents": 0.0}
 	if d := cmp.Diff(want, p["totals"]); d != "" {
 		t.Errorf("30 days' totals (-want +got):\n%s", d)
 	}
@@ -80,7 +90,7 @@ func TestPerformance(t *testing.T) {
 	if p["period"] != "30d" || p["currency"] != "USD" || p["date_to"] != today || len(series) != 30 || series[0].(map[string]any)["date"] != p["date_from"] {
 		t.Fatalf("period %v %v…%v, %d days", p["period"], p["date_from"], p["date_to"], len(series))
 	}
-	if d := cmp.Diff(map[string]any{"date": today, "clicks": 3.0, "leads": 3.0, "sales": 3.0, "revenue_cents": 7000.0, "commission_cents": earned["USD"]},
+	if d := cmp.Diff(map[string]any{"date": today, "clicks": 4.0, "leads": 3.0, "sales": 3.0, "revenue_cents": 7000.0, "commission_cents": earned["USD"]},
 		series[29]); d != "" {
 		t.Errorf("today (-want +got):\n%s", d)
 	}
@@ -96,12 +106,13 @@ func TestPerformance(t *testing.T) {
 	}
 
 	// Per partner: by revenue (the default), by clicks, in euros, the first one only.
-	if d := cmp.Diff([]map[string]any{{"name": seeded, "revenue_cents": 4000.0, "clicks": 1.0}, {"name": "Bea", "revenue_cents": 3000.0, "clicks": 2.0}},
+	if d := cmp.Diff([]map[string]any{{"name": seeded, "revenue_cents": 4000.0, "clicks": 1.0}, {"name": "Bea", "revenue_cents": 3000.0, "clicks": 3.0}},
 		f.performers("", "revenue_cents", "clicks")); d != "" {
 		t.Errorf("by revenue (-want +got):\n%s", d)
 	}
-	if d := cmp.Diff([]map[string]any{{"name": "Bea", "clicks": 2.0, "conversion_rate": 1.0}, {"name": seeded, "clicks": 1.0, "conversion_rate": 1.0}},
-		f.performers("sort=clicks", "clicks", "conversion_rate")); d != "" {
+	if d := cmp.Diff([]map[string]any{{"name": "Bea", "clicks": 3.0, "conversion_rate": 0.6667, "lead_rate": 0.6667},
+		{"name": seeded, "clicks": 1.0, "conversion_rate": 1.0, "lead_rate": 1.0}},
+		f.performers("sort=clicks", "clicks", "conversion_rate", "lead_rate")); d != "" {
 		t.Errorf("by clicks (-want +got):\n%s", d)
 	}
 	if d := cmp.Diff([]map[string]any{{"name": seeded, "revenue_cents": 0.0}, {"name": "Bea", "revenue_cents": 2000.0}},

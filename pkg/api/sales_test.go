@@ -66,7 +66,7 @@ func TestSaleRecordedWithCommission(t *testing.T) {
 	if s := customerStatus(t, env, r.ProgramID, "cust-1"); s != "converted" {
 		t.Errorf("customer status = %s", s)
 	}
-	if n := env.Count(`SELECT sum(n) FROM event_counts_live WHERE program_id = $1 AND event_type = 'conversion'`, r.ProgramID); n != 1 {
+	if n := env.Count(`SELECT sum(sales) FROM performance_hourly_live WHERE program_id = $1`, r.ProgramID); n != 1 {
 		t.Errorf("conversions counted = %d", n)
 	}
 	// The converted customer cannot become a lead again.

@@ -20,7 +20,7 @@ const suspendedMessage = "Your account has been suspended."
 func tables(t *testing.T, env *apitest.Env) map[string]int {
 	t.Helper()
 	out := map[string]int{}
-	for _, table := range []string{"clicks", "leads", "customers", "sales", "commissions", "refunds", "processor_events", "event_counts"} {
+	for _, table := range []string{"clicks", "leads", "customers", "sales", "commissions", "refunds", "processor_events", "performance_deltas"} {
 		out[table] = env.Count(`SELECT count(*) FROM ` + table)
 	}
 	return out

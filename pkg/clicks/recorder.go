@@ -11,6 +11,7 @@ import (
 	"github.com/jmoiron/sqlx"
 
 	"github.com/reftrack/reftrack/pkg/accounts"
+	"github.com/reftrack/reftrack/pkg/counting"
 	"github.com/reftrack/reftrack/pkg/platform/batch"
 	"github.com/reftrack/reftrack/pkg/platform/pgcall"
 )
@@ -164,6 +165,9 @@ type recordInput struct {
 	Language     *string `pg:"p_language"`
 	Timezone     *string `pg:"p_timezone"`
 	Bot          bool    `pg:"p_bot"`
+	// What the click counts for, if stored (pkg/counting).
+	CountClicks    int64 `pg:"p_count_clicks"`
+	CountBotClicks int64 `pg:"p_count_bot_clicks"`
 }
 
 type recordFixed struct {
@@ -173,6 +177,7 @@ type recordFixed struct {
 // recordInputOf is a job's click as clicks_record takes it: texts clipped, empty ones not sent.
 func recordInputOf(j *job) recordInput {
 	in := j.in
+	counts := counting.Click(in.Test, in.Device.Bot)
 	return recordInput{
 		Aff: j.aff, Visitor: j.visitor, Origin: text(in.Origin), Test: in.Test, ClickID: j.clickID,
 		AffiliateURL: text(in.AffiliateURL), SessionID: text(in.SessionID), PageURL: text(in.PageURL),
@@ -180,7 +185,7 @@ func recordInputOf(j *job) recordInput {
 		GeoRegion: text(in.Geo.Region), GeoCity: text(in.Geo.City), DeviceType: text(in.Device.Type),
 		DeviceOS: text(in.Device.OS), Browser: text(in.Device.Browser), UserAgent: text(in.UserAgent), IP: text(j.ip),
 		ScreenRes: text(in.ScreenRes), Viewport: text(in.Viewport), Language: text(in.Language), Timezone: text(in.Timezone),
-		Bot: in.Device.Bot,
+		Bot: in.Device.Bot, CountClicks: counts.Clicks, CountBotClicks: counts.BotClicks,
 	}
 }
 

@@ -1,16 +1,11 @@
 // Package counting holds the counting rules: what each event adds to its program's counts. They are
-// decided here, in Go, when the event is written; the writers' statements add the deltas as they are (one
-// row per key and batch), and pkg/events folds them into the hourly, daily and monthly counts that every
-// view of a program's activity reads (reports, readiness, the events list, partner stats, the dashboard
-// and the portal).
-package counting
-
-import (
-	"cmp"
-	"slices"
-	"time"
-)
-
+// decided here, in Go, when the event is written. A writer whose events are written by a database
+// function passes each event's Measures to it beside the event, and the function adds up the measures of
+// the rows it wrote (pkg/events' performance_add); a writer in Go passes Deltas to pkg/events.Add in its
+// transaction. pkg/events folds them into the hourly, daily and monthly counts that every view of a
+// program's activity reads (reports, readiness, the events list, partner stats, the dashboard and the
+// portal).
+//
 // The rules:
 //
 //   - A test event counts nowhere (the test-data view lists them from their rows).
@@ -20,13 +15,16 @@ import (
 //   - A sale counts once, with its amount as revenue, and its customer as converted when it is their first.
 //   - A commission counts what it earned less its reversals and clawbacks, on its sale's hour, unless it is
 //     rejected.
+package counting
 
-// Delta is what events add to one key of the counts: a program's hour, partner and currency.
-type Delta struct {
-	ProgramID int64
-	Hour      time.Time // UTC, at the hour
-	PartnerID int64     // 0: no partner
-	Currency  string    // "" for clicks and leads
+import (
+	"cmp"
+	"slices"
+	"time"
+)
+
+// Measures are what events add to one key of the counts.
+type Measures struct {
 	// Clicks are counted clicks; BotClicks clicks made by bots (counted apart).
 	Clicks, BotClicks int64
 	// Leads are settled leads; ProvisionalLeads leads listed but not counted until they settle.
@@ -37,138 +35,162 @@ type Delta struct {
 	CommissionCents  int64
 }
 
-// key is the part of a delta that says where it is counted.
-type key struct {
-	program, partner int64
-	hour             time.Time
-	currency         string
+// Key is where measures are counted: a program's UTC hour, partner (0: none) and currency ("" for clicks
+// and leads).
+type Key struct {
+	ProgramID int64
+	Hour      time.Time
+	PartnerID int64
+	Currency  string
 }
 
-func (d Delta) key() key { return key{d.ProgramID, d.PartnerID, d.Hour, d.Currency} }
-
-func (d Delta) zero() bool {
-	return d.Clicks == 0 && d.BotClicks == 0 && d.Leads == 0 && d.ProvisionalLeads == 0 && d.Sales == 0 &&
-		d.Customers == 0 && d.RevenueCents == 0 && d.CommissionCents == 0
+// Delta is what events add at one key.
+type Delta struct {
+	Key
+	Measures
 }
 
-func (d *Delta) add(o Delta) {
-	d.Clicks += o.Clicks
-	d.BotClicks += o.BotClicks
-	d.Leads += o.Leads
-	d.ProvisionalLeads += o.ProvisionalLeads
-	d.Sales += o.Sales
-	d.Customers += o.Customers
-	d.RevenueCents += o.RevenueCents
-	d.CommissionCents += o.CommissionCents
+// HourOf is t's hour in UTC, the counts' finest time.
+func HourOf(t time.Time) time.Time { return t.UTC().Truncate(time.Hour) }
+
+func (m Measures) zero() bool { return m == Measures{} }
+
+func (m *Measures) add(o Measures) {
+	m.Clicks += o.Clicks
+	m.BotClicks += o.BotClicks
+	m.Leads += o.Leads
+	m.ProvisionalLeads += o.ProvisionalLeads
+	m.Sales += o.Sales
+	m.Customers += o.Customers
+	m.RevenueCents += o.RevenueCents
+	m.CommissionCents += o.CommissionCents
 }
 
-// hourOf is t's hour, in UTC.
-func hourOf(t time.Time) time.Time { return t.UTC().Truncate(time.Hour) }
+// Negate is what takes m back.
+func (m Measures) Negate() Measures {
+	return Measures{-m.Clicks, -m.BotClicks, -m.Leads, -m.ProvisionalLeads, -m.Sales, -m.Customers, -m.RevenueCents,
+		-m.CommissionCents}
+}
 
-// Click is what a click adds: one counted click, or one bot click; nothing for a test click.
-func Click(programID, partnerID int64, at time.Time, test, bot bool) Delta {
-	d := Delta{ProgramID: programID, PartnerID: partnerID, Hour: hourOf(at)}
+// Click is what a click counts for: one counted click, or one bot click; nothing for a test click.
+func Click(test, bot bool) Measures {
 	switch {
 	case test:
+		return Measures{}
 	case bot:
-		d.BotClicks = 1
-	default:
-		d.Clicks = 1
+		return Measures{BotClicks: 1}
 	}
-	return d
+	return Measures{Clicks: 1}
 }
 
-// LeadChange is a lead written: a new one (provisional or settled), or a provisional one settling.
-type LeadChange struct {
-	ProgramID, PartnerID int64 // the partner it counts for: its click's, else its customer's (0: none)
-	At                   time.Time
-	Test                 bool
-	Provisional          bool // the lead as written is provisional
-	Settles              bool // a provisional lead written before now settles
-}
+// Lead classes: what a lead counts for, stored with it (leads.counts_as) so that settling a provisional
+// lead takes back exactly what it counted for.
+const (
+	LeadCounted     = "lead"        // a settled lead
+	LeadProvisional = "provisional" // listed, not counted
+	LeadNowhere     = ""            // a test lead
+)
 
-// Lead is what a lead change adds: a provisional lead is listed only; a settled one counts, and one that
-// settles moves from listed to counted.
-func Lead(c LeadChange) Delta {
-	d := Delta{ProgramID: c.ProgramID, PartnerID: c.PartnerID, Hour: hourOf(c.At)}
+// Lead is the class of a lead: a test lead counts nowhere, a provisional one is listed only, a settled one
+// counts.
+func Lead(test, provisional bool) string {
 	switch {
-	case c.Test:
-	case c.Provisional:
-		d.ProvisionalLeads = 1
-	case c.Settles:
-		d.Leads, d.ProvisionalLeads = 1, -1
-	default:
-		d.Leads = 1
+	case test:
+		return LeadNowhere
+	case provisional:
+		return LeadProvisional
 	}
-	return d
+	return LeadCounted
+}
+
+// The same rules for the readers that count rows rather than the counts (readiness's last events and the
+// hour its 24 hours cut, the test-data view): SQL predicates over an event table's columns, held to the
+// rules above by pkg/events' TestRowRulesAgree.
+const (
+	// ClickRows selects counted clicks (Click's Clicks).
+	ClickRows = "NOT is_test AND NOT is_bot"
+	// LeadRows selects counted leads: the class stored with each (Lead). A counted lead is never a test
+	// one; saying so lets the leads' index of real events serve.
+	LeadRows = "NOT is_test AND counts_as = 'lead'"
+	// SaleRows selects counted sales (Sale).
+	SaleRows = "NOT is_test"
+	// SettledLeadRows selects, among test leads (which count nowhere), those the test-data view counts as
+	// a real lead would count: settled, not provisional.
+	SettledLeadRows = "status = 'settled'"
+)
+
+// LeadMeasures are what a lead of class counts for.
+func LeadMeasures(class string) Measures {
+	switch class {
+	case LeadCounted:
+		return Measures{Leads: 1}
+	case LeadProvisional:
+		return Measures{ProvisionalLeads: 1}
+	}
+	return Measures{}
 }
 
 // SaleFacts is a sale written, with its commission (CommissionCents 0 when it pays none).
 type SaleFacts struct {
-	ProgramID, PartnerID int64
-	At                   time.Time // the sale's time
-	Currency             string
-	AmountCents          int64
-	FirstSale            bool // the customer's first recorded sale
-	Test                 bool
-	CommissionCents      int64
-	CommissionRejected   bool
+	AmountCents        int64
+	FirstSale          bool // the customer's first recorded sale
+	Test               bool
+	CommissionCents    int64
+	CommissionRejected bool
 }
 
-// Sale is what a sale adds: a sale, its revenue, a converted customer on their first sale, and its
-// commission unless rejected. A test sale adds nothing.
-func Sale(s SaleFacts) Delta {
-	d := Delta{ProgramID: s.ProgramID, PartnerID: s.PartnerID, Hour: hourOf(s.At), Currency: s.Currency}
+// Sale is what a sale counts for: a sale, its revenue, a converted customer on their first sale, and its
+// commission unless rejected. A test sale counts nowhere.
+func Sale(s SaleFacts) Measures {
 	if s.Test {
-		return d
+		return Measures{}
 	}
-	d.Sales, d.RevenueCents = 1, s.AmountCents
+	m := Measures{Sales: 1, RevenueCents: s.AmountCents}
 	if s.FirstSale {
-		d.Customers = 1
+		m.Customers = 1
 	}
 	if !s.CommissionRejected {
-		d.CommissionCents = s.CommissionCents
+		m.CommissionCents = s.CommissionCents
 	}
-	return d
+	return m
 }
 
-// Refund is what a refund of a sale (at saleAt) takes back: the refunded amount from its revenue, and
-// from its commission what the refund reversed or clawed back.
-func Refund(programID, partnerID int64, saleAt time.Time, currency string, test bool, refundedCents, commissionLostCents int64) Delta {
-	d := Delta{ProgramID: programID, PartnerID: partnerID, Hour: hourOf(saleAt), Currency: currency}
-	if !test {
-		d.RevenueCents, d.CommissionCents = -refundedCents, -commissionLostCents
+// Refund is what a refund of a sale takes back: the amount refunded now from its revenue, and from its
+// commission what the refund reversed or clawed back. A test sale's refund takes back nothing.
+func Refund(test bool, refundedCents, commissionLostCents int64) Measures {
+	if test {
+		return Measures{}
 	}
-	return d
+	return Measures{RevenueCents: -refundedCents, CommissionCents: -commissionLostCents}
 }
 
-// Rejected is what rejecting a commission (of a sale at saleAt) takes back: what it still counted for.
-func Rejected(programID, partnerID int64, saleAt time.Time, currency string, test bool, countedCents int64) Delta {
-	d := Delta{ProgramID: programID, PartnerID: partnerID, Hour: hourOf(saleAt), Currency: currency}
-	if !test {
-		d.CommissionCents = -countedCents
+// Rejected is what rejecting a commission takes back: what it still counted for (its payable amount), on
+// its sale's key. A test commission counted nothing.
+func Rejected(test bool, payableCents int64) Measures {
+	if test {
+		return Measures{}
 	}
-	return d
+	return Measures{CommissionCents: -payableCents}
 }
 
 // Merge adds up deltas of the same key and leaves out those that add nothing, in key order (so that
 // concurrent writers insert in the same order).
 func Merge(ds ...Delta) []Delta {
-	sum := map[key]*Delta{}
-	var out []Delta
+	sum := map[Key]*Delta{}
 	for _, d := range ds {
-		if d.zero() {
+		if d.Measures.zero() {
 			continue
 		}
-		if s, ok := sum[d.key()]; ok {
-			s.add(d)
+		if s, ok := sum[d.Key]; ok {
+			s.add(d.Measures)
 			continue
 		}
 		c := d
-		sum[d.key()] = &c
+		sum[d.Key] = &c
 	}
+	out := make([]Delta, 0, len(sum))
 	for _, d := range sum {
-		if !d.zero() {
+		if !d.Measures.zero() {
 			out = append(out, *d)
 		}
 	}

@@ -17,6 +17,8 @@ import (
 	"time"
 
 	"github.com/reftrack/reftrack/pkg/accounts"
+	"github.com/reftrack/reftrack/pkg/counting"
+	"github.com/reftrack/reftrack/pkg/events"
 	"github.com/reftrack/reftrack/pkg/seed"
 	"github.com/reftrack/reftrack/pkg/testkit/apitest"
 	"github.com/reftrack/reftrack/pkg/testkit/browsertest"
@@ -333,6 +335,19 @@ func TestEventsPaging(t *testing.T) {
 		SELECT to_char(now() AT TIME ZONE 'UTC', 'YYMM') || lpad('pg_' || g, 22, '0'), $1, $2, $3, CASE WHEN g <= 45 THEN $4::timestamptz - g * interval '1 second' ELSE $4::timestamptz - interval '2 days' END,
 		       'https://shop.example.com/?aff=x', 'https://shop.example.com/p' || g FROM generate_series(1, 50) g`,
 		r.ProgramID, r.LinkID, r.PartnerID, now.Truncate(24*time.Hour).Add(time.Minute)); err != nil {
+		t.Fatal(err)
+	}
+	// What they count for, added as the click's writer adds it.
+	var at []time.Time
+	if err := env.DB.Select(&at, `SELECT click_timestamp FROM clicks WHERE program_id = $1`, r.ProgramID); err != nil {
+		t.Fatal(err)
+	}
+	var ds []counting.Delta
+	for _, ts := range at {
+		ds = append(ds, counting.Delta{Key: counting.Key{ProgramID: r.ProgramID, Hour: counting.HourOf(ts), PartnerID: r.PartnerID},
+			Measures: counting.Click(false, false)})
+	}
+	if err := events.Add(context.Background(), env.DB, ds...); err != nil {
 		t.Fatal(err)
 	}
 	a := open(t, env)

@@ -125,7 +125,8 @@ func TestRunAProgramFromTheDashboard(t *testing.T) {
 	// The overview: the revenue, the commission (20 % of 49.00) and the partner, for this week.
 	a.tab.Select("#perf-period", "7d")
 	a.tab.WaitFor(`document.querySelector('[data-kpi="revenue"] .value').textContent === "74.00 USD"`)
-	for kpi, want := range map[string]string{"commission": "9.80 USD", "sales": "2", "leads": "1", "clicks": "1", "partners": "1", "conversion": "200.00 %"} {
+	for kpi, want := range map[string]string{"commission": "9.80 USD", "sales": "2", "leads": "1", "clicks": "1", "partners": "1",
+		"conversion": "100.00 %", "lead-rate": "100.00 %"} {
 		if got := a.text(fmt.Sprintf(`[data-kpi=%q] .value`, kpi)); got != want {
 			t.Errorf("KPI %s = %q, want %q", kpi, got, want)
 		}
@@ -141,7 +142,7 @@ func TestRunAProgramFromTheDashboard(t *testing.T) {
 	}
 	var row []string
 	a.tab.Eval(`Array.from(document.querySelectorAll("#perf-partners tbody tr:first-child td")).map(function (td) { return td.textContent })`, &row)
-	if strings.Join(row, "|") != "Pat Partner|1|1|2|74.00 USD|9.80 USD|200.00 %" {
+	if strings.Join(row, "|") != "Pat Partner|1|1|2|74.00 USD|9.80 USD|100.00 %" {
 		t.Errorf("the partners' table: %q", row)
 	}
 	var ticks int
@@ -153,7 +154,7 @@ func TestRunAProgramFromTheDashboard(t *testing.T) {
 	a.tab.WaitFor(`document.querySelector('#perf-partners th[data-sort="clicks"]').getAttribute("aria-sort") === "descending"`)
 	csv := a.tab.Download("#perf-csv")
 	if lines := strings.Split(strings.TrimSpace(string(csv.Body)), "\r\n"); len(lines) != 2 || !strings.HasPrefix(lines[1], "") ||
-		!strings.Contains(lines[1], ",Pat Partner,pat@example.com,1,1,2,7400,980,USD,2,3700") || csv.Name != "partners-7d-USD.csv" {
+		!strings.Contains(lines[1], ",Pat Partner,pat@example.com,1,1,2,1,7400,980,USD,1,1,3700") || csv.Name != "partners-7d-USD.csv" {
 		t.Errorf("CSV %s: %q", csv.Name, csv.Body)
 	}
 	a.tab.Eval(`document.getElementById("notice").hidden = true`, nil) // the sticky notice of the last action would cover the view

@@ -119,6 +119,9 @@ func BenchmarkList(b *testing.B) {
 	if err := <-failed; err != nil {
 		b.Fatal(err)
 	}
+	if err := countFilled(d, r.ProgramID); err != nil {
+		b.Fatal(err)
+	}
 	// The server folds the count deltas in every second; the reads below then see at most a second's worth.
 	for {
 		folded, err := events.RollUp(ctx, d.DB)
@@ -133,7 +136,7 @@ func BenchmarkList(b *testing.B) {
 		b.Fatal(err)
 	}
 	var listed int64
-	if err := d.DB.Get(&listed, `SELECT sum(n) FROM event_counts_live WHERE program_id = $1`, r.ProgramID); err != nil {
+	if err := d.DB.Get(&listed, `SELECT sum(clicks + leads + provisional_leads + sales) FROM performance_hourly_live WHERE program_id = $1`, r.ProgramID); err != nil {
 		b.Fatal(err)
 	}
 	b.Logf("%d events written (%d listed) in %v", total, listed, time.Since(start).Round(time.Second))
@@ -225,6 +228,25 @@ func BenchmarkList(b *testing.B) {
 
 func ptr(t time.Time) *time.Time { return &t }
 
+// countFilled adds what the filled rows count for, as their writers would (pkg/counting's rules, through
+// performance_add), summed per hour and partner: a delta per row, as the server adds them, would take
+// longer than the fill at this scale.
+func countFilled(d *dbtest.Database, programID int64) error {
+	_, err := d.DB.Exec(`SELECT performance_add(array_agg(program_id), array_agg(hour), array_agg(partner_id), array_agg(currency),
+			array_agg(clicks), array_agg(bot_clicks), array_agg(leads), array_agg(provisional_leads), array_agg(sales), NULL,
+			array_agg(revenue), NULL)
+		FROM (SELECT program_id, date_trunc('hour', click_timestamp, 'UTC') AS hour, partner_id, '' AS currency,
+				count(*) FILTER (WHERE NOT is_bot) AS clicks, count(*) FILTER (WHERE is_bot) AS bot_clicks, 0::bigint AS leads,
+				0::bigint AS provisional_leads, 0::bigint AS sales, 0::bigint AS revenue
+			FROM clicks WHERE program_id = $1 AND NOT is_test GROUP BY 1, 2, 3
+			UNION ALL SELECT program_id, date_trunc('hour', lead_timestamp, 'UTC'), 0, '', 0, 0,
+				count(*) FILTER (WHERE counts_as = 'lead'), count(*) FILTER (WHERE counts_as = 'provisional'), 0, 0
+			FROM leads WHERE program_id = $1 AND NOT is_test GROUP BY 1, 2
+			UNION ALL SELECT program_id, date_trunc('hour', sale_date, 'UTC'), partner_id, currency, 0, 0, 0, 0, count(*), sum(amount_cents)
+			FROM sales WHERE program_id = $1 AND NOT is_test GROUP BY 1, 2, 3, 4) x`, programID)
+	return err
+}
+
 // benchProgram is the seeded program and the partners (with a link each) its events are spread over.
 type benchProgram struct {
 	seed.Result
@@ -250,8 +272,9 @@ func fillChunk(d *dbtest.Database, r benchProgram, offset, count, n int, span in
 		 FROM generate_series($5::bigint + 1, $5::bigint + $6) g
 		 CROSS JOIN LATERAL (SELECT $4::timestamptz - ($7 - g::bigint * $7 / $8) * interval '1 second' AS ts) t
 		 CROSS JOIN LATERAL (SELECT date_trunc('month', t.ts AT TIME ZONE 'UTC')::date AS month) m`,
-		`INSERT INTO leads (program_id, click_id, customer_key, status, source, lead_timestamp, is_test)
-		 SELECT $1, 'c' || g, 'k' || g, 'provisional', 'browser', $4::timestamptz - ((g::bigint * 6007) % $7) * interval '1 second', g % 47 = 0
+		`INSERT INTO leads (program_id, click_id, customer_key, status, source, lead_timestamp, is_test, counts_as)
+		 SELECT $1, 'c' || g, 'k' || g, 'provisional', 'browser', $4::timestamptz - ((g::bigint * 6007) % $7) * interval '1 second', g % 47 = 0,
+		        CASE WHEN g % 47 <> 0 THEN 'provisional' END
 		 FROM generate_series($5::bigint / 2 + 1, ($5::bigint + $6) / 2) g WHERE cardinality($2::bigint[]) > 0 AND cardinality($3::bigint[]) > 0`,
 		`INSERT INTO customers (program_id, customer_key, partner_id, status) SELECT $1, 'bench', ($3::bigint[])[1], 'converted'
 		 WHERE cardinality($2::bigint[]) > 0 AND $4::timestamptz IS NOT NULL AND $5::bigint >= 0 AND $6::bigint > 0 AND $7::bigint > 0 ON CONFLICT DO NOTHING`,
@@ -280,15 +303,17 @@ func explain(b *testing.B, d *dbtest.Database, programID int64, page, size int) 
 	b.Helper()
 	var plan []string
 	if err := d.DB.Select(&plan, `EXPLAIN (ANALYZE, BUFFERS, COSTS OFF)
-		SELECT day::timestamp AT TIME ZONE 'UTC' AS start, sum(n)::bigint AS n
-		FROM event_counts_daily_live WHERE program_id = $1 GROUP BY day HAVING sum(n) <> 0 ORDER BY day DESC`, programID); err != nil {
+		SELECT day::timestamp AT TIME ZONE 'UTC' AS start, sum(clicks + leads + provisional_leads + sales)::bigint AS n
+		FROM performance_program_live WHERE program_id = $1 GROUP BY day HAVING sum(clicks + leads + provisional_leads + sales) <> 0
+		ORDER BY day DESC`, programID); err != nil {
 		b.Fatal(err)
 	}
 	b.Logf("daily counts (the total and the page's day):\n%s", strings.Join(plan, "\n"))
 	plan = nil
 	if err := d.DB.Select(&plan, `EXPLAIN (ANALYZE, BUFFERS, COSTS OFF)
-		SELECT hour AS start, sum(n)::bigint AS n FROM event_counts_live WHERE program_id = $1 AND hour >= $2 AND hour < $2 + interval '1 day'
-		GROUP BY hour HAVING sum(n) <> 0 ORDER BY hour DESC`, programID, time.Now().UTC().Truncate(24*time.Hour).AddDate(0, 0, -180)); err != nil {
+		SELECT hour AS start, sum(clicks + leads + provisional_leads + sales)::bigint AS n FROM performance_hourly_live
+		WHERE program_id = $1 AND hour >= $2 AND hour < $2 + interval '1 day'
+		GROUP BY hour HAVING sum(clicks + leads + provisional_leads + sales) <> 0 ORDER BY hour DESC`, programID, time.Now().UTC().Truncate(24*time.Hour).AddDate(0, 0, -180)); err != nil {
 		b.Fatal(err)
 	}
 	b.Logf("hourly counts of that day:\n%s", strings.Join(plan, "\n"))

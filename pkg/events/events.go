@@ -1,19 +1,22 @@
 // Package events lists a program's merged click, lead and conversion events, newest first, with exact
 // pagination: total counts the whole filtered set and every page is reachable.
 //
-// Totals and deep pages come from the daily and hourly event counts (kept exact by triggers): the page's
-// first hour is found by adding up days, then hours; one merged index scan starts at that hour's end and
-// skips only the events of that hour before the page. Page 1 and page 100 000 cost about the same.
+// Totals and deep pages come from the program's daily and hourly counts (performance_program_daily and
+// performance_hourly, kept exact by the events' writers: pkg/counting): the page's first hour is found by
+// adding up days, then hours; one merged index scan starts at that hour's end and skips only the events of
+// that hour before the page. Page 1 and page 100 000 cost about the same. The list lists what the counts
+// call listed: counted clicks, settled and provisional leads, sales; never a bot's click.
 package events
 
 import (
 	"context"
 	"fmt"
-	"strconv"
 	"strings"
 	"time"
 
 	"github.com/jmoiron/sqlx"
+
+	"github.com/reftrack/reftrack/pkg/counting"
 )
 
 // Types of event.
@@ -68,16 +71,21 @@ type Page struct {
 type source struct {
 	typ, table, ts, columns string
 	bots                    bool // the table has bot rows, never listed
+	// listed is what the counts hold of this type's listed events (an expression of their columns).
+	listed string
 }
 
-// where selects the source's rows counted in the real or the test view (events_counted, pkg/events/sql;
-// the view a constant, so that the clicks' partial indexes serve).
+// where selects the source's rows listed in the real or the test view: a bot's click is never listed.
+// Written as the partial indexes' predicates, so that they serve.
 func (s source) where(test bool) string {
-	bot := "false"
-	if s.bots {
-		bot = "is_bot"
+	w := "NOT is_test"
+	if test {
+		w = "is_test"
 	}
-	return "events_counted(is_test, " + bot + ", " + strconv.FormatBool(test) + ")"
+	if s.bots {
+		w += " AND NOT is_bot"
+	}
+	return w
 }
 
 var sources = []source{
@@ -85,17 +93,27 @@ var sources = []source{
 		NULL::text AS session_id, NULL::text AS page_url, NULL::text AS referrer_url, NULL::text AS geo_country,
 		NULL::text AS geo_region, NULL::text AS geo_city, NULL::text AS device_type, NULL::text AS device_os,
 		NULL::text AS browser_name, NULL::text AS customer_key, NULL::boolean AS converted, amount_cents, currency,
-		sale_type, payment_status, processor_event_id, is_recurring, created_at`},
+		sale_type, payment_status, processor_event_id, is_recurring, created_at`, listed: "sales"},
 	{typ: Lead, table: "leads", ts: "lead_timestamp", columns: `'lead' AS event_type, 1 AS rank, id, lead_timestamp AS ts, click_id,
 		session_id, page_url, NULL::text AS referrer_url, NULL::text AS geo_country, NULL::text AS geo_region,
 		NULL::text AS geo_city, NULL::text AS device_type, NULL::text AS device_os, NULL::text AS browser_name,
 		customer_key, converted, NULL::bigint AS amount_cents, NULL::text AS currency, NULL::text AS sale_type,
-		NULL::text AS payment_status, NULL::text AS processor_event_id, NULL::boolean AS is_recurring, created_at`},
+		NULL::text AS payment_status, NULL::text AS processor_event_id, NULL::boolean AS is_recurring, created_at`,
+		listed: "leads + provisional_leads"},
 	{typ: Click, table: "clicks", ts: "click_timestamp", bots: true, columns: `'click' AS event_type, 2 AS rank, id, click_timestamp AS ts,
 		click_id, session_id, page_url, referrer_url, geo_country, geo_region, geo_city, device_type, device_os,
 		browser_name, NULL::text AS customer_key, converted, NULL::bigint AS amount_cents, NULL::text AS currency,
 		NULL::text AS sale_type, NULL::text AS payment_status, NULL::text AS processor_event_id,
-		NULL::boolean AS is_recurring, created_at`},
+		NULL::boolean AS is_recurring, created_at`, listed: "clicks"},
+}
+
+// listed is what the counts hold of the filtered types' listed events, summed.
+func (f Filter) listed() string {
+	var terms []string
+	for _, s := range f.sources() {
+		terms = append(terms, s.listed)
+	}
+	return "sum(" + strings.Join(terms, " + ") + ")"
 }
 
 func (f Filter) sources() []source {
@@ -196,9 +214,6 @@ func segments(ctx context.Context, db *sqlx.DB, f Filter) ([]segment, error) {
 	// Whole days between the cut ones.
 	a := args{}
 	where := "program_id = " + a.add(f.ProgramID)
-	if f.Type != "" {
-		where += " AND event_type = " + a.add(f.Type)
-	}
 	if firstDay != nil {
 		where += " AND day > " + a.add(firstDay.Format("2006-01-02")) + "::date"
 	}
@@ -206,8 +221,9 @@ func segments(ctx context.Context, db *sqlx.DB, f Filter) ([]segment, error) {
 		where += " AND day < " + a.add(lastDay.Format("2006-01-02")) + "::date"
 	}
 	var days []segment
-	if err := db.SelectContext(ctx, &days, `SELECT day::timestamp AT TIME ZONE 'UTC' AS start, sum(n)::bigint AS n
-		FROM event_counts_daily_live WHERE `+where+` GROUP BY day HAVING sum(n) <> 0 ORDER BY day DESC`, a...); err != nil {
+	n := f.listed()
+	if err := db.SelectContext(ctx, &days, `SELECT day::timestamp AT TIME ZONE 'UTC' AS start, `+n+`::bigint AS n
+		FROM performance_program_live WHERE `+where+` GROUP BY day HAVING `+n+` <> 0 ORDER BY day DESC`, a...); err != nil {
 		return nil, err
 	}
 	for i := range days {
@@ -239,12 +255,10 @@ func segments(ctx context.Context, db *sqlx.DB, f Filter) ([]segment, error) {
 func hourly(ctx context.Context, db *sqlx.DB, f Filter, lo, hi time.Time) ([]segment, error) {
 	a := args{}
 	where := "program_id = " + a.add(f.ProgramID) + " AND hour >= " + a.add(lo) + " AND hour < " + a.add(hi)
-	if f.Type != "" {
-		where += " AND event_type = " + a.add(f.Type)
-	}
+	n := f.listed()
 	var hrs []segment
-	if err := db.SelectContext(ctx, &hrs, `SELECT hour AS start, sum(n)::bigint AS n FROM event_counts_live WHERE `+where+
-		` GROUP BY hour HAVING sum(n) <> 0 ORDER BY hour DESC`, a...); err != nil {
+	if err := db.SelectContext(ctx, &hrs, `SELECT hour AS start, `+n+`::bigint AS n FROM performance_hourly_live WHERE `+where+
+		` GROUP BY hour HAVING `+n+` <> 0 ORDER BY hour DESC`, a...); err != nil {
 		return nil, err
 	}
 	kept := hrs[:0]
@@ -344,7 +358,9 @@ type Day struct {
 const MaxDays = 366
 
 // Daily counts the program's events per UTC day from the day of from to the day of to (both included),
-// oldest first, every day present. Real events are read from the daily counts; test events are counted.
+// oldest first, every day present, as the counts count them (pkg/counting: a provisional lead counts
+// nowhere). Real events are read from the daily counts; test events, which those leave out, are counted
+// from their rows by the same rules.
 func Daily(ctx context.Context, db *sqlx.DB, programID int64, test bool, from, to time.Time) ([]Day, error) {
 	first, last := from.UTC().Truncate(24*time.Hour), to.UTC().Truncate(24*time.Hour)
 	if last.Before(first) {
@@ -361,15 +377,23 @@ func Daily(ctx context.Context, db *sqlx.DB, programID int64, test bool, from, t
 	if test {
 		var parts []string
 		for _, s := range sources {
+			counted := ""
+			if s.typ == Lead {
+				counted = " AND " + counting.SettledLeadRows
+			}
 			parts = append(parts, fmt.Sprintf(`SELECT '%s' AS event_type, date_trunc('day', %s, 'UTC') AS day, count(*) AS n
-				FROM %s WHERE program_id = %s AND %s AND %s >= %s AND %s < %s GROUP BY 2`,
-				s.typ, s.ts, s.table, program, s.where(true), s.ts, lo, s.ts, hi))
+				FROM %s WHERE program_id = %s AND %s%s AND %s >= %s AND %s < %s GROUP BY 2`,
+				s.typ, s.ts, s.table, program, s.where(true), counted, s.ts, lo, s.ts, hi))
 		}
 		q = strings.Join(parts, " UNION ALL ")
 	} else {
-		q = `SELECT event_type, day::timestamp AT TIME ZONE 'UTC' AS day, sum(n)::bigint AS n FROM event_counts_daily_live
-			WHERE program_id = ` + program + ` AND day >= (` + lo + `::timestamptz AT TIME ZONE 'UTC')::date
-			AND day < (` + hi + `::timestamptz AT TIME ZONE 'UTC')::date GROUP BY 1, 2`
+		var parts []string
+		for typ, col := range map[string]string{Click: "clicks", Lead: "leads", Conversion: "sales"} {
+			parts = append(parts, fmt.Sprintf(`SELECT '%s' AS event_type, day::timestamp AT TIME ZONE 'UTC' AS day, sum(%s)::bigint AS n
+				FROM performance_program_live WHERE program_id = %s AND day >= (%s::timestamptz AT TIME ZONE 'UTC')::date
+				AND day < (%s::timestamptz AT TIME ZONE 'UTC')::date GROUP BY 2`, typ, col, program, lo, hi))
+		}
+		q = strings.Join(parts, " UNION ALL ")
 	}
 	if err := db.SelectContext(ctx, &rows, q, a...); err != nil {
 		return nil, err

@@ -186,12 +186,20 @@ type writeInput struct {
 	Email       *string `pg:"p_email"` // nil keeps the customer's email
 	Source      string  `pg:"p_source"`
 	Test        bool    `pg:"p_test"`
+	// The click's provisional lead the settled one becomes (nil: a new lead); what the lead counts for
+	// (pkg/counting): its class, and what writing it adds to the counts, under CountPartner.
+	Provisional      *int64  `pg:"p_provisional"`
+	CountsAs         *string `pg:"p_counts_as"`
+	CountPartner     int64   `pg:"p_count_partner"`
+	CountLeads       int64   `pg:"p_count_leads"`
+	CountProvisional int64   `pg:"p_count_provisional"`
 }
 
 func writeInputOf(p plan) writeInput {
 	return writeInput{Kind: p.kind, Customer: orNull(p.customer), Version: orNull(p.version), ProgramID: p.programID,
 		ClickRef: orNull(p.clickRef), ClickID: orNull(p.clickID), PartnerID: orNull(p.partnerID), CustomerKey: orNull(p.key),
-		Email: orNull(p.email), Source: p.source, Test: p.test}
+		Email: orNull(p.email), Source: p.source, Test: p.test, Provisional: orNull(p.provisional), CountsAs: orNull(p.countsAs),
+		CountPartner: p.countPartner, CountLeads: p.counts.Leads, CountProvisional: p.counts.ProvisionalLeads}
 }
 
 // orNull is v, or nil (NULL) when v is its type's zero value: the plan's and the input's "none".

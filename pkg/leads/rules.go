@@ -7,6 +7,7 @@ import (
 
 	"github.com/reftrack/reftrack/pkg/accounts"
 	"github.com/reftrack/reftrack/pkg/attribution"
+	"github.com/reftrack/reftrack/pkg/counting"
 	"github.com/reftrack/reftrack/pkg/programs"
 )
 
@@ -31,6 +32,10 @@ type state struct {
 	PartnerID      *int64         `db:"customer_partner_id"`
 	Status         *string        `db:"customer_status"`
 	CustomerTest   *bool          `db:"customer_test"`
+	// The click's provisional lead, with what it counts for (pkg/counting).
+	Provisional         *int64  `db:"provisional_id"`
+	ProvisionalTest     *bool   `db:"provisional_test"`
+	ProvisionalCountsAs *string `db:"provisional_counts_as"`
 }
 
 // Kinds of write a plan asks for.
@@ -56,7 +61,14 @@ type plan struct {
 	email     string
 	source    string
 	test      bool
-	res       Result
+	// provisional is the click's provisional lead that the settled lead becomes (0: a new lead).
+	provisional int64
+	// What the lead counts for (pkg/counting): its class, stored with it, and what writing it adds to the
+	// counts, under countPartner (its click's partner, else its customer's; 0: none).
+	countsAs     string
+	counts       counting.Measures
+	countPartner int64
+	res          Result
 }
 
 // decide applies the settlement rules to a lead and what the database holds for it.
@@ -105,6 +117,8 @@ func provisional(in Input, st state, click *attribution.Click, programID int64) 
 	}
 	p.clickRef, p.clickID, p.test = click.ID, click.ClickID, in.Test || click.IsTest
 	p.res.Attribution.ClickID, p.res.Attribution.PartnerID = &click.ClickID, &click.PartnerID
+	p.countsAs, p.countPartner = counting.Lead(p.test, true), click.PartnerID
+	p.counts = counting.LeadMeasures(p.countsAs)
 	return p, nil
 }
 
@@ -135,7 +149,17 @@ func settle(in Input, st state, click *attribution.Click, programID int64) (plan
 	}
 	if p.res.Attribution.PartnerID != nil {
 		p.res.Attribution.Status = "attributed"
+		p.countPartner = *p.res.Attribution.PartnerID
 	}
+	// The click's provisional lead becomes this one: it takes back what the provisional counted for, and
+	// counts as a lead of both's test mode.
+	p.countsAs = counting.Lead(p.test, false)
+	if st.Provisional != nil && p.clickRef != 0 {
+		p.provisional = *st.Provisional
+		p.countsAs = counting.Lead(p.test || *st.ProvisionalTest, false)
+		p.counts = counting.LeadMeasures(deref(st.ProvisionalCountsAs)).Negate()
+	}
+	p.counts.Leads += counting.LeadMeasures(p.countsAs).Leads
 	return p, nil
 }
 

@@ -7,6 +7,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/reftrack/reftrack/pkg/accounts"
+	"github.com/reftrack/reftrack/pkg/counting"
 	"github.com/reftrack/reftrack/pkg/programs"
 )
 
@@ -29,6 +30,15 @@ func TestDecide(t *testing.T) {
 		st.PartnerID, st.Status, st.CustomerTest = ptr(int64(31)), &status, ptr(false)
 		return st
 	}
+	// The click's provisional lead 40, a test one or not, with the class its writer stored.
+	withProvisional := func(st state, test bool) state {
+		class := counting.Lead(test, true)
+		st.Provisional, st.ProvisionalTest = ptr(int64(40)), &test
+		if class != counting.LeadNowhere {
+			st.ProvisionalCountsAs = &class
+		}
+		return st
+	}
 	server := Input{ProgramID: 7, ServerMode: true, ClickID: "clk", CustomerKey: "c", Email: "a@example.com", Source: SourceServer}
 	browser := Input{ClickID: "clk", Origin: "https://shop.example.com", Source: SourceBrowser}
 	suspended := withClick(program, 7)
@@ -45,10 +55,22 @@ func TestDecide(t *testing.T) {
 	}{
 		{name: "server mode, new customer from the click", in: server, st: withClick(program, 7), want: plan{kind: kindSettle,
 			programID: 7, clickRef: 21, clickID: "clk", partnerID: 31, key: "c", email: "a@example.com", source: SourceServer,
+			countsAs: counting.LeadCounted, counts: counting.Measures{Leads: 1}, countPartner: 31,
 			res: Result{CustomerKey: ptr("c"), ProgramID: 7, Attribution: Attribution{Status: "attributed", ClickID: ptr("clk"), PartnerID: ptr(int64(31)), ProgramID: ptr(int64(7))}}}},
 		{name: "server mode, stored visitor", in: server, st: withCustomer(withClick(program, 7), "visitor"), want: plan{kind: kindSettle,
 			customer: 11, version: "900", programID: 7, clickRef: 21, clickID: "clk", key: "c", email: "a@example.com", source: SourceServer,
+			countsAs: counting.LeadCounted, counts: counting.Measures{Leads: 1}, countPartner: 31,
 			res: Result{CustomerKey: ptr("c"), ProgramID: 7, Attribution: Attribution{Status: "attributed", ClickID: ptr("clk"), PartnerID: ptr(int64(31)), ProgramID: ptr(int64(7))}}}},
+		{name: "server mode, the click's provisional lead settles: it moves from listed to counted", in: server,
+			st: withProvisional(withClick(program, 7), false), want: plan{kind: kindSettle,
+				programID: 7, clickRef: 21, clickID: "clk", partnerID: 31, key: "c", email: "a@example.com", source: SourceServer,
+				provisional: 40, countsAs: counting.LeadCounted, counts: counting.Measures{Leads: 1, ProvisionalLeads: -1}, countPartner: 31,
+				res: Result{CustomerKey: ptr("c"), ProgramID: 7, Attribution: Attribution{Status: "attributed", ClickID: ptr("clk"), PartnerID: ptr(int64(31)), ProgramID: ptr(int64(7))}}}},
+		{name: "server mode, a test provisional lead settles: still a test, counted nowhere", in: server,
+			st: withProvisional(withClick(program, 7), true), want: plan{kind: kindSettle,
+				programID: 7, clickRef: 21, clickID: "clk", partnerID: 31, key: "c", email: "a@example.com", source: SourceServer,
+				provisional: 40, countsAs: counting.LeadNowhere, countPartner: 31,
+				res: Result{CustomerKey: ptr("c"), ProgramID: 7, Attribution: Attribution{Status: "attributed", ClickID: ptr("clk"), PartnerID: ptr(int64(31)), ProgramID: ptr(int64(7))}}}},
 		{name: "customer already a lead", in: server, st: withCustomer(withClick(program, 7), "lead"), err: &StatusError{Status: "lead"}},
 		{name: "click of another program", in: server, st: withClick(program, 8), err: ErrOtherProgram},
 		{name: "no program", in: server, st: withClick(state{}, 7), err: ErrCustomerNotFound},
@@ -58,12 +80,14 @@ func TestDecide(t *testing.T) {
 		{name: "browser mode without a click or program", in: Input{CustomerKey: "c"}, st: program, err: ErrCustomerNotFound},
 		{name: "browser mode, server_required: provisional on the click", in: browser, st: withClick(program, 7), want: plan{kind: kindProvisional,
 			programID: 7, clickRef: 21, clickID: "clk", source: SourceBrowser,
+			countsAs: counting.LeadProvisional, counts: counting.Measures{ProvisionalLeads: 1}, countPartner: 31,
 			res: Result{Provisional: true, ProgramID: 7, Attribution: Attribution{Status: "provisional", ClickID: ptr("clk"), PartnerID: ptr(int64(31)), ProgramID: ptr(int64(7))}}}},
 		{name: "browser mode, server_required, known key and no click: answered, nothing written", in: Input{ProgramID: 7, CustomerKey: "c"},
 			st: withCustomer(program, "lead"), want: plan{kind: kindNone, programID: 7, key: "c", source: SourceBrowser,
 				res: Result{Provisional: true, ProgramID: 7, Attribution: Attribution{Status: "provisional", ProgramID: ptr(int64(7))}}}},
 		{name: "browser mode, browser_allowed: settled", in: browser, st: withClick(allowed, 7), want: plan{kind: kindSettle,
 			programID: 7, clickRef: 21, clickID: "clk", partnerID: 31, source: SourceBrowser,
+			countsAs: counting.LeadCounted, counts: counting.Measures{Leads: 1}, countPartner: 31,
 			res: Result{ProgramID: 7, Attribution: Attribution{Status: "attributed", ClickID: ptr("clk"), PartnerID: ptr(int64(31)), ProgramID: ptr(int64(7))}}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -337,8 +337,17 @@ func TestWriteFunction(t *testing.T) {
 
 	// Settled on the same click, its customer made now with the key: the provisional lead becomes the
 	// settled one (its email kept, none given), the customer is a lead bound to the click's partner.
+	// Decided on a read that saw no provisional lead (one was made meanwhile): nothing written, the caller
+	// decides again.
 	settleNew := leads.WriteInput{Kind: leads.KindSettle, ProgramID: program, ClickRef: &first.ID, ClickID: &first.ClickID,
-		PartnerID: &first.PartnerID, CustomerKey: ptr("new-1"), Source: leads.SourceServer}
+		PartnerID: &first.PartnerID, CustomerKey: ptr("new-1"), Source: leads.SourceServer, CountsAs: ptr("lead")}
+	if w := f.write(settleNew)[0]; w.Written || w.LeadID != nil {
+		t.Fatalf("settle decided without the click's provisional lead: %+v, want nothing written", w)
+	}
+	if n := f.count(`SELECT count(*) FROM customers WHERE program_id = $1`, program); n != 0 {
+		t.Fatalf("the refused settle made %d customers", n)
+	}
+	settleNew.Provisional = &provisionalID
 	w := f.write(settleNew)[0]
 	if !w.Written || w.LeadID == nil || *w.LeadID != provisionalID {
 		t.Fatalf("settle with a new customer: %+v, want written as the provisional lead %d", w, provisionalID)

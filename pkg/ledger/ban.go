@@ -9,6 +9,8 @@ import (
 
 	"github.com/reftrack/reftrack/pkg/audit"
 	"github.com/reftrack/reftrack/pkg/commission"
+	"github.com/reftrack/reftrack/pkg/counting"
+	"github.com/reftrack/reftrack/pkg/events"
 )
 
 // ReasonPartnerBanned is the rejected_reason of a banned partner's commissions.
@@ -34,17 +36,30 @@ func RejectBanned(ctx context.Context, tx *sqlx.Tx, actor audit.Actor, programID
 // with args from $3) selects, writing each to the audit log as actor's, and returns how many.
 func rejectBanned(ctx context.Context, tx *sqlx.Tx, actor audit.Actor, now time.Time, where string, args ...any) (int, error) {
 	var rows []struct {
-		ID        int64  `db:"id"`
-		ProgramID int64  `db:"program_id"`
-		Amount    int64  `db:"amount_cents"`
-		Reversed  int64  `db:"reversed_amount_cents"`
-		Currency  string `db:"currency"`
+		ID        int64     `db:"id"`
+		ProgramID int64     `db:"program_id"`
+		PartnerID int64     `db:"partner_id"`
+		Amount    int64     `db:"amount_cents"`
+		Reversed  int64     `db:"reversed_amount_cents"`
+		Currency  string    `db:"currency"`
+		Test      bool      `db:"is_test"`
+		SaleDate  time.Time `db:"sale_date"`
 	}
 	if err := tx.SelectContext(ctx, &rows, `UPDATE commissions c SET status = 'rejected', rejected_reason = $1,
 			rejected_at = $2, updated_at = now()
-		WHERE `+where+` AND c.status IN `+openForBan+`
-		RETURNING c.id, c.program_id, c.amount_cents, c.reversed_amount_cents, c.currency`,
+		FROM sales s
+		WHERE s.id = c.sale_id AND `+where+` AND c.status IN `+openForBan+`
+		RETURNING c.id, c.program_id, c.partner_id, c.amount_cents, c.reversed_amount_cents, c.currency, c.is_test, s.sale_date`,
 		append([]any{ReasonPartnerBanned, now}, args...)...); err != nil {
+		return 0, err
+	}
+	// What they counted for is taken back from the counts (pkg/counting), in the same transaction.
+	deltas := make([]counting.Delta, len(rows))
+	for i, r := range rows {
+		deltas[i] = counting.Delta{Key: counting.Key{ProgramID: r.ProgramID, Hour: counting.HourOf(r.SaleDate),
+			PartnerID: r.PartnerID, Currency: r.Currency}, Measures: counting.Rejected(r.Test, r.Amount-r.Reversed)}
+	}
+	if err := events.Add(ctx, tx, deltas...); err != nil {
 		return 0, err
 	}
 	for _, r := range rows {

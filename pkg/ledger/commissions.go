@@ -17,6 +17,8 @@ import (
 	"github.com/reftrack/reftrack/pkg/accounts"
 	"github.com/reftrack/reftrack/pkg/audit"
 	"github.com/reftrack/reftrack/pkg/commission"
+	"github.com/reftrack/reftrack/pkg/counting"
+	"github.com/reftrack/reftrack/pkg/events"
 	"github.com/reftrack/reftrack/pkg/idempotency"
 	"github.com/reftrack/reftrack/pkg/programs"
 )
@@ -232,6 +234,15 @@ type held struct {
 	Currency    string    `db:"currency"`
 	Payout      *int64    `db:"payout_id"`
 	AvailableOn time.Time `db:"available_on"`
+	// Where it is counted (pkg/counting): its sale's program, time, partner and currency.
+	PartnerID int64     `db:"partner_id"`
+	SaleDate  time.Time `db:"sale_date"`
+	Test      bool      `db:"is_test"`
+}
+
+// counted is the key of the counts the commission is kept under.
+func (h held) counted(programID int64) counting.Key {
+	return counting.Key{ProgramID: programID, Hour: counting.HourOf(h.SaleDate), PartnerID: h.PartnerID, Currency: h.Currency}
 }
 
 // lockCommissions locks the program's commissions ids in id order and reads them; ErrCommissionNotFound
@@ -240,8 +251,8 @@ func lockCommissions(ctx context.Context, tx *sqlx.Tx, programID int64, ids []in
 	var hs []held
 	if err := tx.SelectContext(ctx, &hs, `SELECT c.id, c.status AS stored, ledger_status(c.status, c.available_on,
 		p.commission_approval, $3) AS status, c.amount_cents, c.reversed_amount_cents, c.currency, c.payout_id,
-		c.available_on
-		FROM commissions c JOIN programs p ON p.id = c.program_id
+		c.available_on, c.partner_id, s.sale_date, c.is_test
+		FROM commissions c JOIN programs p ON p.id = c.program_id JOIN sales s ON s.id = c.sale_id
 		WHERE c.program_id = $1 AND c.id = ANY ($2) ORDER BY c.id FOR UPDATE OF c`, programID, pq.Array(ids), now); err != nil {
 		return nil, err
 	}
@@ -360,6 +371,11 @@ func Reject(ctx context.Context, db *sqlx.DB, r Request, id int64, reason string
 		}
 		if _, err := tx.ExecContext(ctx, `UPDATE commissions SET status = 'rejected', rejected_reason = $2,
 			rejected_at = $3, updated_at = now() WHERE id = $1`, id, reason, r.Now); err != nil {
+			return Commission{}, err
+		}
+		h := hs[0]
+		if err := events.Add(ctx, tx, counting.Delta{Key: h.counted(programID),
+			Measures: counting.Rejected(h.Test, h.Amount-h.Reversed)}); err != nil {
 			return Commission{}, err
 		}
 		c, err := readCommission(ctx, tx, id, r.Now)

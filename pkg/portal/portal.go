@@ -114,7 +114,8 @@ func CreateLink(ctx context.Context, db *sqlx.DB, pr Program, code string) (prog
 }
 
 // Day is one UTC day of the partner's real events in the program: clicks (no bots), settled leads,
-// sales by their date, and the payable commission of those sales by currency (rejected ones pay nothing).
+// sales by their date, and the commission of those sales by currency, less reversals and clawbacks
+// (rejected ones pay nothing): the daily counts, as reports read them.
 type Day struct {
 	Day         time.Time
 	Clicks      int64
@@ -137,30 +138,19 @@ func Stats(ctx context.Context, db sqlx.QueryerContext, pr Program, days int, no
 	}
 	last := now.UTC().Truncate(24 * time.Hour)
 	first := last.AddDate(0, 0, -(days - 1))
+	// The partner's rows of the daily counts (pkg/counting's rules, as reports read them): clicks and leads
+	// in no currency, sales and commissions in theirs.
 	var rows []struct {
-		Day      time.Time `db:"day"`
-		Kind     string    `db:"kind"`
-		Currency string    `db:"currency"`
-		N        int64     `db:"n"`
+		Day        time.Time `db:"day"`
+		Currency   string    `db:"currency"`
+		Clicks     int64     `db:"clicks"`
+		Leads      int64     `db:"leads"`
+		Sales      int64     `db:"sales"`
+		Commission int64     `db:"commission_cents"`
 	}
-	err := sqlx.SelectContext(ctx, db, &rows, `
-		SELECT (click_timestamp AT TIME ZONE 'UTC')::date AS day, 'click' AS kind, '' AS currency, count(*) AS n FROM clicks
-		WHERE program_id = $1 AND partner_id = $2 AND NOT is_test AND NOT is_bot AND click_timestamp >= $3
-		GROUP BY 1
-		UNION ALL
-		SELECT (le.lead_timestamp AT TIME ZONE 'UTC')::date, 'lead', '', count(*) FROM leads le JOIN customers cu ON cu.id = le.customer_id
-		WHERE le.program_id = $1 AND cu.partner_id = $2 AND le.status = 'settled' AND NOT le.is_test AND le.lead_timestamp >= $3
-		GROUP BY 1
-		UNION ALL
-		SELECT (sale_date AT TIME ZONE 'UTC')::date, 'sale', '', count(*) FROM sales
-		WHERE program_id = $1 AND partner_id = $2 AND NOT is_test AND sale_date >= $3
-		GROUP BY 1
-		UNION ALL
-		SELECT (s.sale_date AT TIME ZONE 'UTC')::date, 'commission', c.currency,
-			sum(CASE WHEN c.status = 'rejected' THEN 0 ELSE c.amount_cents - c.reversed_amount_cents END)::bigint
-		FROM commissions c JOIN sales s ON s.id = c.sale_id
-		WHERE c.program_id = $1 AND c.partner_id = $2 AND NOT c.is_test AND s.sale_date >= $3
-		GROUP BY 1, 3`, pr.ID, pr.PartnerID, first)
+	err := sqlx.SelectContext(ctx, db, &rows, `SELECT day, currency, sum(clicks)::bigint AS clicks, sum(leads)::bigint AS leads,
+			sum(sales)::bigint AS sales, sum(commission_cents)::bigint AS commission_cents
+		FROM performance_live WHERE program_id = $1 AND partner_id = $2 AND day >= $3 GROUP BY 1, 2`, pr.ID, pr.PartnerID, first)
 	if err != nil {
 		return nil, err
 	}
@@ -169,19 +159,15 @@ func Stats(ctx context.Context, db sqlx.QueryerContext, pr Program, days int, no
 		out[i] = Day{Day: first.AddDate(0, 0, i), Commissions: map[string]int64{}}
 	}
 	for _, r := range rows {
-		i := int(r.Day.Sub(first) / (24 * time.Hour))
+		i := int(r.Day.UTC().Sub(first) / (24 * time.Hour))
 		if i < 0 || i >= days {
 			continue // a day after now's (a sale dated ahead)
 		}
-		switch r.Kind {
-		case "click":
-			out[i].Clicks = r.N
-		case "lead":
-			out[i].Leads = r.N
-		case "sale":
-			out[i].Sales = r.N
-		default:
-			out[i].Commissions[r.Currency] = r.N
+		out[i].Clicks += r.Clicks
+		out[i].Leads += r.Leads
+		out[i].Sales += r.Sales
+		if r.Currency != "" && (r.Commission != 0 || r.Sales != 0) {
+			out[i].Commissions[r.Currency] += r.Commission
 		}
 	}
 	return out, nil

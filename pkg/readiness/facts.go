@@ -9,6 +9,7 @@ import (
 	"github.com/jmoiron/sqlx"
 
 	"github.com/reftrack/reftrack/pkg/apikeys"
+	"github.com/reftrack/reftrack/pkg/counting"
 	"github.com/reftrack/reftrack/pkg/programs"
 )
 
@@ -42,28 +43,24 @@ type facts struct {
 }
 
 // How every view of a program's activity counts its events (readiness, the dashboard, which shows
-// readiness's counts, and `reftrack status`): the events list's counted events (events_counted,
-// pkg/events/sql, in the real view: test events, the synthetic chain's included, and bot clicks never
-// count), and of leads only the settled ones: a provisional lead is a browser's claim that the brand's
-// backend has not confirmed yet, which readiness asks for. The view is a constant, so the clicks' partial
-// indexes serve.
+// readiness's counts, and `reftrack status`): as the counts count them (pkg/counting: test events, the
+// synthetic chain's included, bots' clicks and provisional leads never count). Over a time, the hourly
+// counts serve every hour after the one the time falls in, and the rows only in that first, cut hour
+// (counting's row rules); so a busy program's day (137 000 clicks at 50 M a year) costs a few dozen rows,
+// not a scan of the day.
 const (
-	countedClicks = `FROM clicks WHERE program_id = p.id AND events_counted(is_test, is_bot, false)`
-	countedLeads  = `FROM leads WHERE program_id = p.id AND events_counted(is_test, false, false) AND status = 'settled'`
-	countedSales  = `FROM sales WHERE program_id = p.id AND events_counted(is_test, false, false)`
+	countedClicks = `FROM clicks WHERE program_id = p.id AND ` + counting.ClickRows
+	countedLeads  = `FROM leads WHERE program_id = p.id AND ` + counting.LeadRows
+	countedSales  = `FROM sales WHERE program_id = p.id AND ` + counting.SaleRows
 )
 
-// countsSince selects the program p's counted events since $2 as clicks, leads and sales. Clicks and
-// sales are counted as the events list counts them: the hourly counts that the triggers keep exactly
-// (pkg/events/sql/*_count_events.sql: the same events_counted) for every hour after the one $2 falls in, and
-// the rows themselves only in that first, cut hour; so a busy program's day (137 000 clicks at 50 M a
-// year) costs a few dozen rows, not a scan of the day. Leads are counted from their rows: the hourly
-// counts include provisional leads, which do not count here.
+// countsSince selects the program p's counted events since $2 as clicks, leads and sales.
 const countsSince = `(SELECT count(*) ` + countedClicks + ` AND click_timestamp > $2 AND click_timestamp < ` + nextHour + `)
-	+ (SELECT COALESCE(sum(n), 0) FROM event_counts_live WHERE program_id = p.id AND event_type = 'click' AND hour >= ` + nextHour + `) AS clicks,
-	(SELECT count(*) ` + countedLeads + ` AND lead_timestamp > $2) AS leads,
+	+ (SELECT COALESCE(sum(clicks), 0) FROM performance_hourly_live WHERE program_id = p.id AND hour >= ` + nextHour + `) AS clicks,
+	(SELECT count(*) ` + countedLeads + ` AND lead_timestamp > $2 AND lead_timestamp < ` + nextHour + `)
+	+ (SELECT COALESCE(sum(leads), 0) FROM performance_hourly_live WHERE program_id = p.id AND hour >= ` + nextHour + `) AS leads,
 	(SELECT count(*) ` + countedSales + ` AND sale_date > $2 AND sale_date < ` + nextHour + `)
-	+ (SELECT COALESCE(sum(n), 0) FROM event_counts_live WHERE program_id = p.id AND event_type = 'conversion' AND hour >= ` + nextHour + `) AS sales`
+	+ (SELECT COALESCE(sum(sales), 0) FROM performance_hourly_live WHERE program_id = p.id AND hour >= ` + nextHour + `) AS sales`
 
 // nextHour is the start of the hour after the one $2 falls in (the counts' hours are UTC).
 const nextHour = `(date_trunc('hour', $2::timestamptz, 'UTC') + interval '1 hour')`

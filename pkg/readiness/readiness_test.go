@@ -10,6 +10,8 @@ import (
 
 	"github.com/reftrack/reftrack/pkg/accounts"
 	"github.com/reftrack/reftrack/pkg/clicks"
+	"github.com/reftrack/reftrack/pkg/counting"
+	"github.com/reftrack/reftrack/pkg/events"
 	"github.com/reftrack/reftrack/pkg/leads"
 	"github.com/reftrack/reftrack/pkg/programs"
 	"github.com/reftrack/reftrack/pkg/readiness"
@@ -211,7 +213,7 @@ func TestWithDNSAndNoProgram(t *testing.T) {
 
 // The 24-hour counts add the hourly counts after the cut hour to the rows of the cut hour: they must equal
 // the rows themselves, at the edges too (an event just before and just after the start, in the cut hour,
-// in whole hours, at now and after it), bots and test events left out.
+// in whole hours, at now and after it), bots, test events and provisional leads left out.
 func TestCountsSinceMatchTheRows(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -227,8 +229,21 @@ func TestCountsSinceMatchTheRows(t *testing.T) {
 	now := time.Now().UTC()
 	since := now.Add(-24 * time.Hour).Truncate(time.Hour).Add(17*time.Minute + 3*time.Second) // inside an hour
 	at := []time.Duration{-time.Second, 0, time.Second, 30 * time.Minute, 43 * time.Minute, 3 * time.Hour, 23 * time.Hour, 24*time.Hour + time.Hour}
+	var ds []counting.Delta // what the events count for, added as their writers add it
 	for i, d := range at {
+		key := counting.Key{ProgramID: f.program.ID, Hour: counting.HourOf(since.Add(d)), PartnerID: partner.ID}
+		// A settled lead, a provisional one (listed, counted nowhere) and a test one.
+		for _, kind := range []struct{ test, provisional bool }{{false, false}, {false, true}, {true, false}} {
+			class := counting.Lead(kind.test, kind.provisional)
+			if _, err := f.db.Exec(`INSERT INTO leads (program_id, status, source, settled_at, lead_timestamp, is_test, counts_as)
+				VALUES ($1, $2, 'server', CASE WHEN $2 = 'settled' THEN $3::timestamptz END, $3, $4, NULLIF($5, ''))`,
+				f.program.ID, map[bool]string{true: "provisional", false: "settled"}[kind.provisional], since.Add(d), kind.test, class); err != nil {
+				t.Fatal(err)
+			}
+			ds = append(ds, counting.Delta{Key: key, Measures: counting.LeadMeasures(class)})
+		}
 		for _, kind := range []struct{ test, bot bool }{{false, false}, {true, false}, {false, true}} {
+			ds = append(ds, counting.Delta{Key: key, Measures: counting.Click(kind.test, kind.bot)})
 			// A click_id carries the click's month, here the current one (click_month's default).
 			if _, err := f.db.Exec(`INSERT INTO clicks (click_id, program_id, link_id, partner_id, affiliate_url, click_timestamp, is_test, is_bot)
 				VALUES (to_char(now() AT TIME ZONE 'UTC', 'YYMM') || lpad($1, 22, '0'), $2, $3, $4, 'https://shop.example.com/?aff=pat', $5, $6, $7)`,
@@ -238,6 +253,9 @@ func TestCountsSinceMatchTheRows(t *testing.T) {
 			}
 		}
 	}
+	if err := events.Add(ctx, f.db.DB, ds...); err != nil {
+		t.Fatal(err)
+	}
 	var want int
 	if err := f.db.Get(&want, `SELECT count(*) FROM clicks WHERE program_id = $1 AND NOT is_test AND NOT is_bot AND click_timestamp > $2`, f.program.ID, since); err != nil {
 		t.Fatal(err)
@@ -245,18 +263,23 @@ func TestCountsSinceMatchTheRows(t *testing.T) {
 	if want != 6 {
 		t.Fatalf("the fixture has %d counted clicks after the start, want 6", want)
 	}
+	var wantLeads int // settled, real: a provisional lead counts nowhere
+	if err := f.db.Get(&wantLeads, `SELECT count(*) FROM leads WHERE program_id = $1 AND status = 'settled' AND NOT is_test AND lead_timestamp > $2`,
+		f.program.ID, since); err != nil || wantLeads != 6 {
+		t.Fatalf("the fixture has %d settled leads after the start (%v), want 6", wantLeads, err)
+	}
 	a, err := readiness.RecentActivity(ctx, f.db.DB, f.program.ID, since)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if a.Clicks != want {
-		t.Errorf("counted %d clicks since %s, the rows say %d", a.Clicks, since.Format(time.RFC3339), want)
+	if a.Clicks != want || a.Leads != wantLeads {
+		t.Errorf("counted %d clicks and %d leads since %s, the rows say %d and %d", a.Clicks, a.Leads, since.Format(time.RFC3339), want, wantLeads)
 	}
 	// The same after the deltas are folded into the hourly table (the server does it every second).
-	if _, err := f.db.Exec(`SELECT roll_up_event_counts()`); err != nil {
+	if _, err := f.db.Exec(`SELECT roll_up_performance()`); err != nil {
 		t.Fatal(err)
 	}
-	if a, err = readiness.RecentActivity(ctx, f.db.DB, f.program.ID, since); err != nil || a.Clicks != want {
-		t.Errorf("after the roll-up: %d clicks (%v), want %d", a.Clicks, err, want)
+	if a, err = readiness.RecentActivity(ctx, f.db.DB, f.program.ID, since); err != nil || a.Clicks != want || a.Leads != wantLeads {
+		t.Errorf("after the roll-up: %d clicks and %d leads (%v), want %d and %d", a.Clicks, a.Leads, err, want, wantLeads)
 	}
 }

@@ -1,6 +1,6 @@
 // Package reports answers how a program's partners perform over a period: clicks, leads, sales, revenue
 // and commission, in totals against the period before, per day and per partner. It reads the per-day
-// counts pkg/events' triggers keep (performance_daily and its siblings), never the events themselves, so
+// counts the events' writers add (pkg/counting's rules; performance_daily and its siblings), never the events themselves, so
 // a period costs its days (and partners), not its events.
 package reports
 
@@ -41,11 +41,13 @@ func (p Period) days() (int, error) {
 
 // Totals are a period's figures. Money is in one currency; the counts are of every currency's events.
 type Totals struct {
-	Clicks, Leads, Sales          int64
+	Clicks, Leads, Sales          int64 // Leads: settled ones (a provisional lead counts nowhere)
+	Customers                     int64 // whose first sale falls in the period
 	RevenueCents, CommissionCents int64
 	BotClicks                     int64   // the bots' clicks, not counted in Clicks
 	Partners                      int64   // with a click, lead or sale in the period
-	ConversionRate                float64 // sales per click, to four decimals
+	ConversionRate                float64 // customers per click, to four decimals
+	LeadRate                      float64 // leads per click, to four decimals
 	AverageOrderCents             int64   // revenue over the sales in the currency, rounded
 }
 
@@ -80,7 +82,7 @@ func span(ctx context.Context, db sqlx.QueryerContext, programID int64, p Period
 	// Each table answers min() from its index: two index probes.
 	if err := sqlx.GetContext(ctx, db, &first, `SELECT least(
 		(SELECT min(day) FROM performance_program_daily WHERE program_id = $1),
-		(SELECT min(day) FROM performance_deltas WHERE program_id = $1))`, programID); err != nil {
+		(SELECT (min(hour) AT TIME ZONE 'UTC')::date FROM performance_deltas WHERE program_id = $1))`, programID); err != nil {
 		return time.Time{}, time.Time{}, fmt.Errorf("reports: first day: %w", err)
 	}
 	from = to
@@ -106,7 +108,7 @@ func partnerRange(args *[]any, from, to time.Time, wholeFirst bool) string {
 		*args = append(*args, v)
 		return fmt.Sprintf("$%d::date", len(*args))
 	}
-	const cols = `partner_id, currency, clicks, bot_clicks, leads, sales, revenue_cents, commission_cents`
+	const cols = `partner_id, currency, clicks, bot_clicks, leads, sales, customers, revenue_cents, commission_cents`
 	if !m1.Before(m2) {
 		return `SELECT ` + cols + ` FROM performance_live WHERE program_id = $1 AND day BETWEEN ` + arg(from) + ` AND ` + arg(to)
 	}
@@ -123,6 +125,7 @@ type dayRow struct {
 	BotClicks       int64     `db:"bot_clicks"`
 	Leads           int64     `db:"leads"`
 	Sales           int64     `db:"sales"`
+	Customers       int64     `db:"customers"`
 	RevenueCents    int64     `db:"revenue_cents"`
 	CommissionCents int64     `db:"commission_cents"`
 	CurrencySales   int64     `db:"currency_sales"`
@@ -142,7 +145,7 @@ func Program(ctx context.Context, db sqlx.QueryerContext, programID int64, p Per
 	}
 	var rows []dayRow
 	if err := sqlx.SelectContext(ctx, db, &rows, `SELECT day, sum(clicks)::bigint AS clicks, sum(bot_clicks)::bigint AS bot_clicks, sum(leads)::bigint AS leads,
-			sum(sales)::bigint AS sales,
+			sum(sales)::bigint AS sales, sum(customers)::bigint AS customers,
 			COALESCE(sum(revenue_cents) FILTER (WHERE currency = $4), 0)::bigint AS revenue_cents,
 			COALESCE(sum(commission_cents) FILTER (WHERE currency = $4), 0)::bigint AS commission_cents,
 			COALESCE(sum(sales) FILTER (WHERE currency = $4), 0)::bigint AS currency_sales
@@ -196,22 +199,24 @@ func add(sum *dayRow, r dayRow) {
 	sum.BotClicks += r.BotClicks
 	sum.Leads += r.Leads
 	sum.Sales += r.Sales
+	sum.Customers += r.Customers
 	sum.RevenueCents += r.RevenueCents
 	sum.CommissionCents += r.CommissionCents
 	sum.CurrencySales += r.CurrencySales
 }
 
 func totals(r dayRow, partners int64) Totals {
-	return Totals{Clicks: r.Clicks, BotClicks: r.BotClicks, Leads: r.Leads, Sales: r.Sales, RevenueCents: r.RevenueCents,
-		CommissionCents: r.CommissionCents, Partners: partners,
-		ConversionRate:    ConversionRate(r.Sales, r.Clicks),
+	return Totals{Clicks: r.Clicks, BotClicks: r.BotClicks, Leads: r.Leads, Sales: r.Sales, Customers: r.Customers,
+		RevenueCents: r.RevenueCents, CommissionCents: r.CommissionCents, Partners: partners,
+		ConversionRate: Rate(r.Customers, r.Clicks), LeadRate: Rate(r.Leads, r.Clicks),
 		AverageOrderCents: roundDiv(r.RevenueCents, r.CurrencySales)}
 }
 
-// ConversionRate is sales per click to four decimals, rounded half up as PostgreSQL's round(numeric, 4)
-// does (the partners' list sorts by it there); 0 without clicks.
-func ConversionRate(sales, clicks int64) float64 {
-	return float64(roundDiv(sales*10000, clicks)) / 10000
+// Rate is n per click to four decimals, rounded half up as PostgreSQL's round(numeric, 4) does (the
+// partners' list sorts by it there); 0 without clicks. The conversion rate is customers per click, the
+// lead rate leads per click.
+func Rate(n, clicks int64) float64 {
+	return float64(roundDiv(n*10000, clicks)) / 10000
 }
 
 // roundDiv is a/b rounded half away from zero (PostgreSQL's round of a numeric); 0 when b is 0.
@@ -233,8 +238,9 @@ type Sort string
 
 // sortColumns are the partners' list's sort keys, as its query names them.
 var sortColumns = map[Sort]string{
-	"clicks": "clicks", "leads": "leads", "sales": "sales", "revenue_cents": "revenue_cents",
-	"commission_cents": "commission_cents", "conversion_rate": "conversion_rate", "average_order_cents": "average_order_cents",
+	"clicks": "clicks", "leads": "leads", "sales": "sales", "customers": "customers", "revenue_cents": "revenue_cents",
+	"commission_cents": "commission_cents", "conversion_rate": "conversion_rate", "lead_rate": "lead_rate",
+	"average_order_cents": "average_order_cents",
 }
 
 // PartnerRow is one partner's totals over a period.
@@ -245,9 +251,11 @@ type PartnerRow struct {
 	Clicks            int64   `db:"clicks"`
 	Leads             int64   `db:"leads"`
 	Sales             int64   `db:"sales"`
+	Customers         int64   `db:"customers"`
 	RevenueCents      int64   `db:"revenue_cents"`
 	CommissionCents   int64   `db:"commission_cents"`
-	ConversionRate    float64 `db:"conversion_rate"`
+	ConversionRate    float64 `db:"conversion_rate"` // customers per click
+	LeadRate          float64 `db:"lead_rate"`       // leads per click
 	AverageOrderCents int64   `db:"average_order_cents"`
 }
 
@@ -283,11 +291,12 @@ func Partners(ctx context.Context, db sqlx.QueryerContext, programID int64, p Pe
 	// The order by is one of sortColumns, never the caller's text.
 	args := []any{programID, currency, limit}
 	rows := partnerRange(&args, from, to, p == All)
-	q := `SELECT t.partner_id, pa.name, pa.email, t.clicks, t.leads, t.sales, t.revenue_cents, t.commission_cents,
-			CASE WHEN t.clicks > 0 THEN round(t.sales::numeric / t.clicks, 4) ELSE 0 END::float8 AS conversion_rate,
+	q := `SELECT t.partner_id, pa.name, pa.email, t.clicks, t.leads, t.sales, t.customers, t.revenue_cents, t.commission_cents,
+			CASE WHEN t.clicks > 0 THEN round(t.customers::numeric / t.clicks, 4) ELSE 0 END::float8 AS conversion_rate,
+			CASE WHEN t.clicks > 0 THEN round(t.leads::numeric / t.clicks, 4) ELSE 0 END::float8 AS lead_rate,
 			CASE WHEN t.currency_sales > 0 THEN round(t.revenue_cents::numeric / t.currency_sales) ELSE 0 END::bigint AS average_order_cents
 		FROM (SELECT partner_id, sum(clicks)::bigint AS clicks, sum(leads)::bigint AS leads, sum(sales)::bigint AS sales,
-				COALESCE(sum(revenue_cents) FILTER (WHERE currency = $2), 0)::bigint AS revenue_cents,
+				sum(customers)::bigint AS customers, COALESCE(sum(revenue_cents) FILTER (WHERE currency = $2), 0)::bigint AS revenue_cents,
 				COALESCE(sum(commission_cents) FILTER (WHERE currency = $2), 0)::bigint AS commission_cents,
 				COALESCE(sum(sales) FILTER (WHERE currency = $2), 0)::bigint AS currency_sales
 			FROM (` + rows + `) r WHERE partner_id <> 0

@@ -171,18 +171,18 @@ func TestConcurrentSalesKeepEveryGuarantee(t *testing.T) {
 	// The counts the dashboard and the events list read.
 	counted := func(table string) int {
 		var n int
-		if err := d.Get(&n, `SELECT COALESCE(sum(n), 0) FROM `+table+` WHERE program_id = $1 AND event_type = 'conversion'`, r.ProgramID); err != nil {
+		if err := d.Get(&n, `SELECT COALESCE(sum(sales), 0) FROM `+table+` WHERE program_id = $1`, r.ProgramID); err != nil {
 			t.Fatal(err)
 		}
 		return n
 	}
-	if n := counted("event_counts_live"); n != len(rows) {
+	if n := counted("performance_hourly_live"); n != len(rows) {
 		t.Errorf("%d conversions counted before the roll-up, %d stored", n, len(rows))
 	}
 	if _, err := events.RollUp(ctx, d.DB); err != nil {
 		t.Fatal(err)
 	}
-	if n, live := counted("event_counts"), counted("event_counts_live"); n != len(rows) || live != len(rows) {
+	if n, live := counted("performance_hourly"), counted("performance_hourly_live"); n != len(rows) || live != len(rows) {
 		t.Errorf("after the roll-up %d conversions in the table and %d live, %d stored", n, live, len(rows))
 	}
 }

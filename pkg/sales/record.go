@@ -12,6 +12,8 @@ import (
 	"github.com/lib/pq"
 
 	"github.com/reftrack/reftrack/pkg/attribution"
+	"github.com/reftrack/reftrack/pkg/commission"
+	"github.com/reftrack/reftrack/pkg/counting"
 	"github.com/reftrack/reftrack/pkg/platform/dbfault"
 	"github.com/reftrack/reftrack/pkg/platform/pgcall"
 )
@@ -330,6 +332,11 @@ type recordInput struct {
 	AvailableOn      *time.Time `pg:"p_available_on"`
 	ApprovedAt       *time.Time `pg:"p_approved_at"`
 	RejectedReason   *string    `pg:"p_rejected_reason"`
+	// What the sale counts for (pkg/counting).
+	CountSales      int64 `pg:"p_count_sales"`
+	CountCustomers  int64 `pg:"p_count_customers"`
+	CountRevenue    int64 `pg:"p_count_revenue"`
+	CountCommission int64 `pg:"p_count_commission"`
 }
 
 // recordInputOf is a planned sale as sales_record takes it.
@@ -345,10 +352,15 @@ func recordInputOf(in Input, p plan) recordInput {
 	if p.version != nil {
 		r.Customer = &p.cust.ID
 	}
+	facts := counting.SaleFacts{AmountCents: in.AmountCents, FirstSale: p.first, Test: p.test}
 	if o := p.outcome; o.Pays {
 		r.CommissionCents, r.CommissionStatus, r.AvailableOn = &o.AmountCents, &o.Status, &o.AvailableOn
 		r.ApprovedAt, r.RejectedReason = o.ApprovedAt, text(o.RejectedReason)
+		facts.CommissionCents, facts.CommissionRejected = o.AmountCents, o.Status == commission.StatusRejected
 	}
+	counts := counting.Sale(facts)
+	r.CountSales, r.CountCustomers, r.CountRevenue, r.CountCommission = counts.Sales, counts.Customers, counts.RevenueCents,
+		counts.CommissionCents
 	return r
 }
 

@@ -10,6 +10,7 @@ import (
 	"github.com/jmoiron/sqlx"
 
 	"github.com/reftrack/reftrack/pkg/commission"
+	"github.com/reftrack/reftrack/pkg/counting"
 	"github.com/reftrack/reftrack/pkg/platform/pgcall"
 	"github.com/reftrack/reftrack/pkg/platform/rounds"
 )
@@ -90,20 +91,24 @@ type refundJob struct {
 
 // refundState is what the rules need of the database for one refund (refunds_state).
 type refundState struct {
-	Ord                int64   `db:"ord"`
-	SaleID             *int64  `db:"sale_id"`
-	SaleVersion        *string `db:"sale_version"`
-	AmountCents        *int64  `db:"amount_cents"`
-	RefundedCents      *int64  `db:"refunded_amount_cents"`
-	CommissionID       *int64  `db:"commission_id"`
-	CommissionCents    *int64  `db:"commission_amount_cents"`
-	CommissionReversed *int64  `db:"commission_reversed_cents"`
-	CommissionCurrency *string `db:"commission_currency"`
-	CommissionStatus   *string `db:"commission_status"` // effective (ledger_status)
-	CommissionVersion  *string `db:"commission_version"`
-	CommissionClawback *int64  `db:"commission_clawback_cents"`
-	RefundSeen         bool    `db:"refund_seen"`
-	LatestReason       *string `db:"latest_reason"`
+	Ord                int64      `db:"ord"`
+	SaleID             *int64     `db:"sale_id"`
+	SaleVersion        *string    `db:"sale_version"`
+	SaleDate           *time.Time `db:"sale_date"`
+	PartnerID          *int64     `db:"partner_id"`
+	Currency           *string    `db:"currency"`
+	SaleTest           *bool      `db:"sale_test"`
+	AmountCents        *int64     `db:"amount_cents"`
+	RefundedCents      *int64     `db:"refunded_amount_cents"`
+	CommissionID       *int64     `db:"commission_id"`
+	CommissionCents    *int64     `db:"commission_amount_cents"`
+	CommissionReversed *int64     `db:"commission_reversed_cents"`
+	CommissionCurrency *string    `db:"commission_currency"`
+	CommissionStatus   *string    `db:"commission_status"` // effective (ledger_status)
+	CommissionVersion  *string    `db:"commission_version"`
+	CommissionClawback *int64     `db:"commission_clawback_cents"`
+	RefundSeen         bool       `db:"refund_seen"`
+	LatestReason       *string    `db:"latest_reason"`
 }
 
 // refundPlan is a refund decided: the answer, and what to write first unless skip.
@@ -118,6 +123,9 @@ type refundPlan struct {
 	// rests on.
 	effect            commission.RefundEffect
 	commissionVersion string
+	// What it takes back of the counts (pkg/counting), kept under the sale's key.
+	counts counting.Measures
+	key    counting.Key
 }
 
 // decideRefund applies the refund rules: a processor refund already recorded, or a cumulative total that
@@ -186,6 +194,10 @@ func decideRefund(in RefundInput, st refundState) (refundPlan, error) {
 		}
 	}
 	p.res.RefundedAmountCents = p.total
+	// What the refund takes back from the counts, on the sale's own key.
+	p.key = counting.Key{ProgramID: in.ProgramID, Hour: counting.HourOf(deref(st.SaleDate)), PartnerID: deref(st.PartnerID),
+		Currency: deref(st.Currency)}
+	p.counts = counting.Refund(deref(st.SaleTest), p.amount, p.effect.ReversedNowCents+p.effect.ClawbackCents)
 	switch {
 	case p.res.Commission == nil:
 		p.res.Status = RefundNoCommission
@@ -308,13 +320,20 @@ type refundWriteInput struct {
 	PaymentStatus     string  `pg:"p_payment_status"`
 	ProcessorRefundID *string `pg:"p_processor_refund_id"`
 	Source            string  `pg:"p_source"`
+	// What it takes back of the counts (pkg/counting), and where they are kept (the sale's).
+	CountHour       time.Time `pg:"p_count_hour"`
+	CountPartner    int64     `pg:"p_count_partner"`
+	CountCurrency   string    `pg:"p_count_currency"`
+	CountRevenue    int64     `pg:"p_count_revenue"`
+	CountCommission int64     `pg:"p_count_commission"`
 }
 
 func refundWriteInputOf(in RefundInput, p refundPlan) refundWriteInput {
 	w := refundWriteInput{SaleID: p.res.SaleID, Version: p.version, ProgramID: in.ProgramID, Reason: in.Reason,
 		RefundReason: refundNull(in.RefundReason), AmountCents: p.amount, ReversedNowCents: p.effect.ReversedNowCents,
 		TotalCents: p.total, PaymentStatus: p.paymentStatus, ProcessorRefundID: refundNull(in.ProcessorRefundID),
-		Source: in.Source}
+		Source: in.Source, CountHour: p.key.Hour, CountPartner: p.key.PartnerID, CountCurrency: p.key.Currency,
+		CountRevenue: p.counts.RevenueCents, CountCommission: p.counts.CommissionCents}
 	if c := p.res.Commission; c != nil {
 		e := p.effect
 		w.CommissionID, w.CommissionVersion = &c.ID, &p.commissionVersion

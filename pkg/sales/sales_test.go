@@ -66,7 +66,7 @@ func TestRecordConvertsCustomerLeadsAndClick(t *testing.T) {
 	if err := d.Get(&got, `SELECT cu.status, cu.converted_at, s.sale_date,
 		(SELECT count(*) FROM leads WHERE customer_id = cu.id AND converted) AS leads,
 		(SELECT converted FROM clicks WHERE id = cu.click_ref) AS click,
-		(SELECT sum(n) FROM event_counts_live WHERE program_id = s.program_id AND event_type = 'conversion') AS counted
+		(SELECT sum(sales) FROM performance_live WHERE program_id = s.program_id) AS counted
 		FROM customers cu JOIN sales s ON s.customer_id = cu.id WHERE s.id = $1`, res.SaleID); err != nil {
 		t.Fatal(err)
 	}

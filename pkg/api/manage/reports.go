@@ -25,9 +25,9 @@ func reportPeriod[P ~string](p *P) reports.Period {
 }
 
 func wireTotals(t reports.Totals) gen.PerformanceTotals {
-	return gen.PerformanceTotals{Clicks: t.Clicks, BotClicks: t.BotClicks, Leads: t.Leads, Sales: t.Sales, RevenueCents: t.RevenueCents,
-		CommissionCents: t.CommissionCents, Partners: t.Partners, ConversionRate: t.ConversionRate,
-		AverageOrderCents: t.AverageOrderCents}
+	return gen.PerformanceTotals{Clicks: t.Clicks, BotClicks: t.BotClicks, Leads: t.Leads, Sales: t.Sales, Customers: t.Customers,
+		RevenueCents: t.RevenueCents, CommissionCents: t.CommissionCents, Partners: t.Partners, ConversionRate: t.ConversionRate,
+		LeadRate: t.LeadRate, AverageOrderCents: t.AverageOrderCents}
 }
 
 // GetPerformance reports a program's period against the one before, and its days.
@@ -81,8 +81,8 @@ func (h *Management) GetPartnerPerformance(ctx context.Context, req gen.GetPartn
 	out.DateFrom.Time, out.DateTo.Time = l.From, l.To
 	for i, r := range l.Partners {
 		out.Partners[i] = gen.PartnerPerformance{PartnerId: r.PartnerID, Name: r.Name, Email: r.Email, Clicks: r.Clicks,
-			Leads: r.Leads, Sales: r.Sales, RevenueCents: r.RevenueCents, CommissionCents: r.CommissionCents,
-			ConversionRate: r.ConversionRate, AverageOrderCents: r.AverageOrderCents}
+			Leads: r.Leads, Sales: r.Sales, Customers: r.Customers, RevenueCents: r.RevenueCents, CommissionCents: r.CommissionCents,
+			ConversionRate: r.ConversionRate, LeadRate: r.LeadRate, AverageOrderCents: r.AverageOrderCents}
 	}
 	return gen.GetPartnerPerformance200JSONResponse{Body: gen.PartnerPerformanceEnvelope{Data: out}}, nil
 }

@@ -10,12 +10,15 @@
 --                       within p_repeat_seconds: that click is the answer and nothing is stored.
 -- It returns, per ord, the outcome and, when recorded or repeated, the link's partner and program, the
 -- program's cookie window and the click (its row id and click_id). A click is stored in the month its
--- click_id carries (pkg/clicks.NewClickID).
+-- click_id carries (pkg/clicks.NewClickID). What each stored click counts for (p_count_clicks,
+-- p_count_bot_clicks: pkg/counting's decision) is added to the counts in the same statement
+-- (pkg/events' performance_add), under the link's program and partner at the click's hour.
 CREATE OR REPLACE FUNCTION clicks_record(p_aff text[], p_visitor bytea[], p_origin text[], p_test boolean[],
     p_click_id text[], p_affiliate_url text[], p_session_id text[], p_page_url text[], p_page_title text[],
     p_referrer_url text[], p_geo_country text[], p_geo_region text[], p_geo_city text[], p_device_type text[],
     p_device_os text[], p_browser_name text[], p_user_agent text[], p_ip inet[], p_screen_resolution text[],
-    p_viewport_size text[], p_language text[], p_timezone text[], p_bot boolean[], p_repeat_seconds bigint)
+    p_viewport_size text[], p_language text[], p_timezone text[], p_bot boolean[], p_count_clicks bigint[],
+    p_count_bot_clicks bigint[], p_repeat_seconds bigint)
 RETURNS TABLE (ord bigint, outcome text, partner_id bigint, program_id bigint, cookie_window_days integer,
     id bigint, click_id text)
 LANGUAGE plpgsql SET plan_cache_mode = force_generic_plan AS $$
@@ -25,10 +28,11 @@ BEGIN
     WITH input AS (
         SELECT * FROM unnest(p_aff, p_visitor, p_origin, p_test, p_click_id, p_affiliate_url, p_session_id, p_page_url,
             p_page_title, p_referrer_url, p_geo_country, p_geo_region, p_geo_city, p_device_type, p_device_os,
-            p_browser_name, p_user_agent, p_ip, p_screen_resolution, p_viewport_size, p_language, p_timezone, p_bot)
+            p_browser_name, p_user_agent, p_ip, p_screen_resolution, p_viewport_size, p_language, p_timezone, p_bot,
+            p_count_clicks, p_count_bot_clicks)
         WITH ORDINALITY AS t(aff, visitor, origin, is_test, click_id, affiliate_url, session_id, page_url, page_title,
             referrer_url, geo_country, geo_region, geo_city, device_type, device_os, browser_name, user_agent, ip,
-            screen_resolution, viewport_size, language, timezone, is_bot, ord)
+            screen_resolution, viewport_size, language, timezone, is_bot, count_clicks, count_bot_clicks, ord)
     ), decided AS (
         SELECT i.*, l.id AS link_id, l.partner_id, l.program_id, p.cookie_window_days,
             CASE
@@ -58,12 +62,20 @@ BEGIN
             ok.screen_resolution, ok.viewport_size, ok.language, ok.timezone, ok.is_test, ok.is_bot
         FROM ok CROSS JOIN LATERAL (SELECT clicks_month(ok.click_id) AS month) m
         WHERE NOT EXISTS (SELECT 1 FROM prev WHERE prev.ord = ok.ord)
-        RETURNING id, click_id
+        RETURNING id, click_id, click_timestamp
+    ), counted AS (
+        -- One row whatever was stored, joined to every answer below: so it is evaluated, once.
+        SELECT performance_add(p_program => array_agg(ok.program_id), p_hour => array_agg(ins.click_timestamp),
+            p_partner => array_agg(ok.partner_id), p_currency => array_agg(''::text), p_clicks => array_agg(ok.count_clicks),
+            p_bot_clicks => array_agg(ok.count_bot_clicks), p_leads => NULL, p_provisional_leads => NULL, p_sales => NULL,
+            p_customers => NULL, p_revenue => NULL, p_commission => NULL) IS NULL AS done
+        FROM ins JOIN ok ON ok.click_id = ins.click_id
     )
     SELECT d.ord,
         CASE WHEN d.outcome <> 'ok' THEN d.outcome WHEN prev.id IS NOT NULL THEN 'repeated' ELSE 'recorded' END,
         d.partner_id, d.program_id, d.cookie_window_days, COALESCE(ins.id, prev.id), COALESCE(ins.click_id, prev.click_id)
     FROM decided d
+    CROSS JOIN counted
     LEFT JOIN ins ON ins.click_id = d.click_id
     LEFT JOIN prev ON prev.ord = d.ord;
 END $$;

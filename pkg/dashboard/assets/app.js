@@ -1053,6 +1053,7 @@
       ["leads", "Leads", String(t.leads), t.leads, prev && prev.leads],
       ["clicks", "Clicks", String(t.clicks), t.clicks, prev && prev.clicks],
       ["conversion", "Conversion", rate(t.conversion_rate), t.conversion_rate, prev && prev.conversion_rate],
+      ["lead-rate", "Lead rate", rate(t.lead_rate), t.lead_rate, prev && prev.lead_rate],
       ["average", "Average order", money(t.average_order_cents, cur), t.average_order_cents, prev && prev.average_order_cents],
       ["partners", "Active partners", String(t.partners), t.partners, prev && prev.partners],
     ];
@@ -1178,9 +1179,9 @@
   // performersCSV is the partners' table as CSV (RFC 4180), amounts in minor units as the API gives them.
   function performersCSV() {
     var cell = function (v) { v = String(v); return /[",\r\n]/.test(v) || /^[=+\-@]/.test(v) ? '"' + v.replace(/"/g, '""') + '"' : v; };
-    var lines = [["partner_id", "name", "email", "clicks", "leads", "sales", "revenue_cents", "commission_cents", "currency", "conversion_rate", "average_order_cents"].join(",")];
+    var lines = [["partner_id", "name", "email", "clicks", "leads", "sales", "customers", "revenue_cents", "commission_cents", "currency", "conversion_rate", "lead_rate", "average_order_cents"].join(",")];
     perf.rows.forEach(function (r) {
-      lines.push([r.partner_id, r.name, r.email, r.clicks, r.leads, r.sales, r.revenue_cents, r.commission_cents, perf.currency, r.conversion_rate, r.average_order_cents].map(cell).join(","));
+      lines.push([r.partner_id, r.name, r.email, r.clicks, r.leads, r.sales, r.customers, r.revenue_cents, r.commission_cents, perf.currency, r.conversion_rate, r.lead_rate, r.average_order_cents].map(cell).join(","));
     });
     return lines.join("\r\n") + "\r\n";
   }

@@ -423,17 +423,17 @@ func checkStored(t *testing.T, p seed.Result, sellers []seller, l *load) {
 	}
 }
 
-// checkCounters compares every counter with the rows it counts (the event counts, kept by triggers and
+// checkCounters compares every counter with the rows it counts (the counts, added by the events' writers and
 // rolled up by the replicas), and checks that what one statement wrote belongs together: through a
 // transaction pooler that switched connections inside a statement, counters drifted silently.
 func checkCounters(t *testing.T, programID int64) {
 	t.Helper()
 	for _, q := range []struct{ what, sql string }{
-		{"conversions counted vs sales", `SELECT abs((SELECT coalesce(sum(n), 0) FROM event_counts_live WHERE program_id = $1 AND event_type = 'conversion') -
+		{"conversions counted vs sales", `SELECT abs((SELECT coalesce(sum(sales), 0) FROM performance_hourly_live WHERE program_id = $1) -
 			(SELECT count(*) FROM sales WHERE program_id = $1 AND NOT is_test))`},
-		{"leads counted vs leads", `SELECT abs((SELECT coalesce(sum(n), 0) FROM event_counts_live WHERE program_id = $1 AND event_type = 'lead') -
+		{"leads counted vs leads", `SELECT abs((SELECT coalesce(sum(leads + provisional_leads), 0) FROM performance_hourly_live WHERE program_id = $1) -
 			(SELECT count(*) FROM leads WHERE program_id = $1 AND NOT is_test))`},
-		{"clicks counted vs clicks", `SELECT abs((SELECT coalesce(sum(n), 0) FROM event_counts_live WHERE program_id = $1 AND event_type = 'click') -
+		{"clicks counted vs clicks", `SELECT abs((SELECT coalesce(sum(clicks), 0) FROM performance_hourly_live WHERE program_id = $1) -
 			(SELECT count(*) FROM clicks WHERE program_id = $1 AND NOT is_test AND NOT is_bot))`},
 		// (The seeded program pays a customer's first sale only: later sales have no commission.)
 		{"sales with two commissions, or another program's or partner's", `SELECT count(*) FROM sales s WHERE s.program_id = $1 AND

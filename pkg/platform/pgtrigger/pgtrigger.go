@@ -8,13 +8,9 @@ type Trigger struct {
 	Table    string
 	Event    string // INSERT, UPDATE or DELETE
 	Function string
-	// Backfill, when set, runs in the transaction that attaches the trigger, right after it: CREATE
-	// TRIGGER holds writers to the table off until that transaction ends, so what the backfill reads and
-	// what the trigger sees afterwards are every row exactly once. Run only when the trigger is attached.
-	Backfill string
 }
 
-// On is the trigger name on table that calls function for each event statement, with no backfill.
+// On is the trigger name on table that calls function for each event statement.
 func On(name, table, event, function string) Trigger {
 	return Trigger{Name: name, Table: table, Event: event, Function: function}
 }

@@ -5,8 +5,9 @@
 -- is free in its program. It is written with its commission as pkg/commission decided it (p_commission
 -- cents, NULL when the sale pays none; status, hold end, approval date, rejection reason), through
 -- pkg/ledger's ledger_create; then the customer, its leads and its click are converted through their
--- owners' functions. It returns the sales written; a missing ord was not written (decide it again). One
--- statement for the caller: all or nothing.
+-- owners' functions, and what each counts for (p_count_*: pkg/counting's decision) is added to the counts
+-- (pkg/events' performance_add). It returns the sales written; a missing ord was not written (decide it
+-- again). One statement for the caller: all or nothing.
 -- A failure while writing the commissions is raised with its SQLSTATE, message, detail, hint and
 -- constraint, and the table commissions (the error's table field), whatever raised it: the caller tells
 -- that failure from the others by the error alone.
@@ -15,7 +16,8 @@ CREATE OR REPLACE FUNCTION sales_record(p_program bigint[], p_customer bigint[],
     p_txn text[], p_amount bigint[], p_currency text[], p_sale_type text[], p_recurring boolean[], p_provider text[],
     p_payment_id text[], p_livemode boolean[], p_event_name text[], p_subscription text[], p_interval text[],
     p_source text[], p_sale_date timestamptz[], p_test boolean[], p_commission bigint[], p_commission_status text[],
-    p_available_on timestamptz[], p_approved_at timestamptz[], p_rejected_reason text[], p_now timestamptz)
+    p_available_on timestamptz[], p_approved_at timestamptz[], p_rejected_reason text[], p_count_sales bigint[],
+    p_count_customers bigint[], p_count_revenue bigint[], p_count_commission bigint[], p_now timestamptz)
 RETURNS TABLE (ord bigint, sale_id bigint, commission_id bigint, amount_cents bigint, reversed_amount_cents bigint,
     currency text, status text)
 LANGUAGE plpgsql SET plan_cache_mode = force_generic_plan SET enable_seqscan = off AS $$
@@ -125,6 +127,14 @@ BEGIN
                 CONSTRAINT = e_constraint, TABLE = 'commissions';
         END;
     END IF;
+    PERFORM performance_add(p_program => array_agg(i.program_id), p_hour => array_agg(i.sale_date),
+        p_partner => array_agg(i.partner_id), p_currency => array_agg(i.currency), p_clicks => NULL, p_bot_clicks => NULL,
+        p_leads => NULL, p_provisional_leads => NULL, p_sales => array_agg(i.sales), p_customers => array_agg(i.customers),
+        p_revenue => array_agg(i.revenue), p_commission => array_agg(i.commission))
+    FROM unnest(o_ord) AS w(ord)
+    JOIN unnest(p_program, p_sale_date, p_partner, p_currency, p_count_sales, p_count_customers, p_count_revenue,
+        p_count_commission) WITH ORDINALITY AS i(program_id, sale_date, partner_id, currency, sales, customers, revenue,
+            commission, ord) ON i.ord = w.ord;
     PERFORM attribution_convert(o_buyer, o_date);
     PERFORM leads_convert(o_buyer);
     IF o_click IS NOT NULL THEN

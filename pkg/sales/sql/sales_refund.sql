@@ -3,13 +3,17 @@
 -- meanwhile), and its commission too: what the refund does to the commission, as pkg/ledger decided it
 -- (pkg/ledger's ledger_refund: reversed, or clawed back; p_commission NULL: the sale has none), then
 -- the refund (p_refund_reason and p_processor_refund_id NULL when not given), its clawback if any
--- (ledger_clawback), the sale's refunded total and payment status. It returns per refund whether it was
--- written and the commission as it now stands at p_now; a refund whose sale or commission changed
--- meanwhile writes nothing, and the caller decides it again.
+-- (ledger_clawback), the sale's refunded total and payment status; what the written refunds take back of
+-- the counts (p_count_*: pkg/counting's decision, kept under the sale's program, date, partner and
+-- currency) through pkg/events' performance_add. It returns per refund whether it was written and the
+-- commission as it now stands at p_now; a refund whose sale or commission changed meanwhile writes
+-- nothing, and the caller decides it again.
 CREATE OR REPLACE FUNCTION sales_refund(p_sale bigint[], p_version text[], p_program bigint[], p_reason text[],
     p_refund_reason text[], p_amount bigint[], p_reversed_now bigint[], p_commission bigint[],
     p_commission_version text[], p_reversed bigint[], p_commission_status text[], p_clawback bigint[], p_total bigint[],
-    p_payment_status text[], p_processor_refund_id text[], p_source text[], p_now timestamptz)
+    p_payment_status text[], p_processor_refund_id text[], p_source text[], p_count_hour timestamptz[],
+    p_count_partner bigint[], p_count_currency text[], p_count_revenue bigint[], p_count_commission bigint[],
+    p_now timestamptz)
 RETURNS TABLE (ord bigint, written boolean, commission_id bigint, commission_amount_cents bigint,
     commission_reversed_cents bigint, commission_currency text, commission_status text, commission_clawback_cents bigint)
 LANGUAGE plpgsql SET plan_cache_mode = force_generic_plan SET enable_seqscan = off AS $$
@@ -17,6 +21,7 @@ LANGUAGE plpgsql SET plan_cache_mode = force_generic_plan SET enable_seqscan = o
 DECLARE
     v_sale   bigint;
     v_refund bigint;
+    counted  bigint[]; -- the ords written
 BEGIN
     FOR i IN 1 .. cardinality(p_sale) LOOP
         ord := i;
@@ -46,7 +51,15 @@ BEGIN
                 PERFORM ledger_clawback(p_commission => p_commission[i], p_refund => v_refund, p_amount => p_clawback[i]);
             END IF;
             UPDATE sales SET refunded_amount_cents = p_total[i], payment_status = p_payment_status[i] WHERE id = v_sale;
+            counted := counted || i::bigint;
         END IF;
         RETURN NEXT;
     END LOOP;
+    IF counted IS NOT NULL THEN
+        PERFORM performance_add(p_program => array_agg(p_program[k]), p_hour => array_agg(p_count_hour[k]),
+            p_partner => array_agg(p_count_partner[k]), p_currency => array_agg(p_count_currency[k]), p_clicks => NULL,
+            p_bot_clicks => NULL, p_leads => NULL, p_provisional_leads => NULL, p_sales => NULL, p_customers => NULL,
+            p_revenue => array_agg(p_count_revenue[k]), p_commission => array_agg(p_count_commission[k]))
+        FROM unnest(counted) AS k;
+    END IF;
 END $$;

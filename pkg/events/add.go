@@ -1,0 +1,51 @@
+package events
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/jmoiron/sqlx"
+
+	"github.com/reftrack/reftrack/pkg/counting"
+	"github.com/reftrack/reftrack/pkg/platform/pgcall"
+)
+
+// addCall appends deltas of the counts (pkg/events/sql/performance_add.sql).
+var addCall = pgcall.New[delta, pgcall.None]("performance_add")
+
+// delta is a counting.Delta as performance_add takes it.
+type delta struct {
+	Program          int64     `pg:"p_program"`
+	Hour             time.Time `pg:"p_hour"`
+	Partner          int64     `pg:"p_partner"`
+	Currency         string    `pg:"p_currency"`
+	Clicks           int64     `pg:"p_clicks"`
+	BotClicks        int64     `pg:"p_bot_clicks"`
+	Leads            int64     `pg:"p_leads"`
+	ProvisionalLeads int64     `pg:"p_provisional_leads"`
+	Sales            int64     `pg:"p_sales"`
+	Customers        int64     `pg:"p_customers"`
+	Revenue          int64     `pg:"p_revenue"`
+	Commission       int64     `pg:"p_commission"`
+}
+
+// Add appends what events add to the counts (counting's deltas, merged by key) in the caller's
+// transaction, the one that writes the events. The writers whose events are written by a database
+// function pass the same deltas to performance_add from within it instead.
+func Add(ctx context.Context, db sqlx.ExecerContext, ds ...counting.Delta) error {
+	ds = counting.Merge(ds...)
+	if len(ds) == 0 {
+		return nil
+	}
+	rows := make([]delta, len(ds))
+	for i, d := range ds {
+		rows[i] = delta{Program: d.ProgramID, Hour: d.Hour, Partner: d.PartnerID, Currency: d.Currency, Clicks: d.Clicks,
+			BotClicks: d.BotClicks, Leads: d.Leads, ProvisionalLeads: d.ProvisionalLeads, Sales: d.Sales, Customers: d.Customers,
+			Revenue: d.RevenueCents, Commission: d.CommissionCents}
+	}
+	if _, err := db.ExecContext(ctx, addCall.Query(), addCall.Args(rows, pgcall.None{})...); err != nil {
+		return fmt.Errorf("add to the counts: %w", err)
+	}
+	return nil
+}
