@@ -122,7 +122,7 @@ func (e *env) serveWith(ctx context.Context, cfg config.Config, logger *slog.Log
 	wakeMail, stopMail := runMail(ctx, newCourier(pool, sender, logger, clock), logger)
 	defer stopMail() // after the HTTP server has stopped
 	deps.Webhooks, deps.Mailbox = store, mailbox
-	deps.Changed = func() { worker.Wake(); wakeMail() }
+	deps.Changed, deps.MailQueued = worker.Wake, wakeMail
 	deps.Draining = draining.Load
 	handler, err := api.New(ctx, deps)
 	if err != nil {

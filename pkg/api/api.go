@@ -98,9 +98,14 @@ type Deps struct {
 	// Webhooks manages the programs' webhook endpoints and delivery logs (pkg/webhooks).
 	Webhooks *outbound.Store
 	// Changed, when set, is told after every successful change answered (any method but GET and HEAD
-	// below 400): the webhook delivery worker and the mail courier of this replica look for new work at
-	// once rather than at their next poll. Nil: they poll.
+	// below 400): the webhook delivery worker of this replica looks for new events at once rather than at
+	// its next poll. Nil: it polls.
 	Changed func()
+	// MailQueued, when set, is told after a change that queued mail (an invitation sent, or sent again):
+	// the mail courier sends it at once rather than at its next tick. Only those changes wake it: woken by
+	// every change, it leased the outbox once per sale under load (an UPDATE each), for mail that only
+	// invitations queue. Nil: it waits for its tick.
+	MailQueued func()
 	// Mailbox is the development mailbox shown at /dev/mail; nil when mail goes through SMTP (always in
 	// production).
 	Mailbox *mail.Mailbox
@@ -110,7 +115,7 @@ type Deps struct {
 }
 
 // optionalDeps are the fields of Deps that may be left nil (or zero), each saying above what nil means.
-var optionalDeps = []string{"ReadDB", "Config", "Demo", "Draining", "Changed", "Mailbox"}
+var optionalDeps = []string{"ReadDB", "Config", "Demo", "Draining", "Changed", "MailQueued", "Mailbox"}
 
 // check refuses a Deps missing a collaborator, naming every one missing: a nil one would otherwise fail
 // on first use, in the middle of a request.
@@ -179,7 +184,7 @@ func New(ctx context.Context, d Deps) (*echo.Echo, error) {
 		CLI: &cli.CLI{DB: d.DB, Log: d.Logger, Now: d.Clock, BaseURL: d.Config.BaseURL, Verifier: d.Login.Verifier,
 			Clicks: d.Clicks, Metrics: d.Metrics, DNS: d.DNS},
 		Management: &manage.Management{DB: d.DB, ReadDB: reads, Now: d.Clock, BaseURL: d.Config.BaseURL, Origins: d.Origins, DNS: d.DNS,
-			Webhooks: d.Webhooks},
+			Webhooks: d.Webhooks, MailQueued: d.MailQueued},
 		Pages: &web.Pages{DB: d.DB, Log: d.Logger, Now: d.Clock, Login: d.Login, Dashboard: d.Dashboard,
 			SecureCookies: strings.HasPrefix(strings.ToLower(d.Config.BaseURL), "https://"), Mailbox: d.Mailbox},
 		Webhooks:   &webhooks.Webhooks{Stripe: d.Stripe, Metrics: d.Metrics},

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -971,5 +972,44 @@ func TestCanceledInvitationTurnsLinksOff(t *testing.T) {
 	var links int
 	if err := f.env.DB.Get(&links, `SELECT (detail->>'links_disabled')::int FROM audit_log WHERE action = 'invitation.cancel'`); err != nil || links != 1 {
 		t.Errorf("the cancel's audit entry says %d links turned off (%v)", links, err)
+	}
+}
+
+// Only a change that queued mail wakes the mail courier: an invitation and its resend do; a sale, a
+// click, a lead and a refused invitation do not (woken by every change, the courier leased the outbox
+// once per sale under load).
+func TestOnlyQueuedMailWakesTheCourier(t *testing.T) {
+	t.Parallel()
+	var woken atomic.Int64
+	env := apitest.Start(t, apitest.Options{MailQueued: func() { woken.Add(1) }})
+	r := env.Seed(seed.Options{})
+	customerWithLead(t, env, r, "cust-1")
+	if res := sale(env, r.APIKey, map[string]any{"transaction_id": "in_1", "amount_cents": 4900, "customer_key": "cust-1"}); res.Status != http.StatusOK {
+		t.Fatalf("sale: %d %s", res.Status, res.Body)
+	}
+	if n := woken.Load(); n != 0 {
+		t.Fatalf("a click, a lead and a sale woke the courier %d times", n)
+	}
+	owner := apitest.Bearer(r.AccountToken)
+	path := "/api/v1/programs/" + itoa(r.ProgramID) + "/invitations"
+	if res := env.Do(http.MethodPost, path, map[string]any{"email": "not an address"}, owner...); res.Status != http.StatusBadRequest {
+		t.Fatalf("invalid invitation: %d %s", res.Status, res.Body)
+	}
+	if n := woken.Load(); n != 0 {
+		t.Fatalf("a refused invitation woke the courier %d times", n)
+	}
+	res := env.Do(http.MethodPost, path, map[string]any{"email": "ada@example.com"}, owner...)
+	if res.Status != http.StatusCreated {
+		t.Fatalf("invite: %d %s", res.Status, res.Body)
+	}
+	if n := woken.Load(); n != 1 {
+		t.Fatalf("an invitation woke the courier %d times, want 1", n)
+	}
+	id := res.JSON(t)["data"].([]any)[0].(map[string]any)["id"]
+	if res := env.Do(http.MethodPost, fmt.Sprintf("%s/%v/resend", path, id), nil, owner...); res.Status != http.StatusOK {
+		t.Fatalf("resend: %d %s", res.Status, res.Body)
+	}
+	if n := woken.Load(); n != 2 {
+		t.Errorf("a resend left the courier woken %d times, want 2", n)
 	}
 }

@@ -60,6 +60,7 @@ func (h *Management) CreateInvitations(ctx context.Context, req gen.CreateInvita
 	if err != nil {
 		return nil, err
 	}
+	h.mailQueued()
 	return gen.CreateInvitations201JSONResponse{Body: gen.InvitationListEnvelope{Data: wireInvitations(made)}}, nil
 }
 
@@ -115,6 +116,7 @@ func (h *Management) ResendInvitation(ctx context.Context, req gen.ResendInvitat
 	if err != nil {
 		return nil, err
 	}
+	h.mailQueued()
 	return gen.ResendInvitation200JSONResponse{Body: gen.InvitationEnvelope{Data: wireInvitation(v)}}, nil
 }
 

@@ -47,6 +47,15 @@ type Management struct {
 	Webhooks *webhooks.Store
 	// Details opens partners' payout details (their PayPal address in the payouts CSV).
 	Details *portal.Details
+	// MailQueued is told when an invitation's mail is queued (api.Deps.MailQueued); nil: nobody.
+	MailQueued func()
+}
+
+// mailQueued tells MailQueued, when set, that mail waits in the outbox.
+func (h *Management) mailQueued() {
+	if h.MailQueued != nil {
+		h.MailQueued()
+	}
 }
 
 // programAccess is the program, once the signed-in account's role in its workspace allows action.

@@ -84,6 +84,8 @@ type Options struct {
 	Demo *demoshop.Shop
 	// Draining reports whether the server drains before a shutdown (nil: never).
 	Draining func() bool
+	// MailQueued is told when a change queued mail, the server's api.Deps.MailQueued (nil: nobody).
+	MailQueued func()
 }
 
 // The spec gives GET /openapi.yaml's application/yaml body as a string (the document's text, which is
@@ -157,6 +159,7 @@ func serve(d *dbtest.Database, opts Options, report func(error)) (*server, error
 		}
 		deps.Demo = opts.Demo
 		deps.Draining = opts.Draining
+		deps.MailQueued = opts.MailQueued
 		deps.ReadDB = opts.ReadDB
 	}
 	if err != nil {
