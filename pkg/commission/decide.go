@@ -43,6 +43,51 @@ type Terms struct {
 	DurationMonths *int
 	HoldDays       int
 	Approval       string // ApprovalAuto or ApprovalManual
+	// Reward is what the terms pay, when it is not one of the interface's types: nil pays as Type, Rate and
+	// DurationMonths say (RewardOf).
+	Reward Reward
+}
+
+// A Reward is one way of paying for an event: what it pays for a sale in the sale's minor units, or why
+// it pays nothing (a Why… constant). The interface's four commission types are one Reward (RewardOf). A new
+// kind of reward is a new Reward in this package: Decide applies the rest of the rules to what it pays (a
+// banned partner's commission made rejected, the hold, auto approval), the sale's writers store what
+// Decide decided, and the ledger, the counts and the webhooks take the commission as they take any
+// (TestDecideAHypotheticalReward shows one).
+type Reward interface {
+	Pay(s Sale) (cents int64, why string, err error)
+}
+
+// RewardOf is the reward the interface's commission types describe: one-time types pay the customer's
+// first sale only; recurring types every sale, within DurationMonths of the first when set; the amount is
+// Amount's.
+func RewardOf(t Terms) (Reward, error) {
+	if t.Reward != nil {
+		return t.Reward, nil
+	}
+	if !Valid(t.Type) {
+		return nil, fmt.Errorf("commission type %q is not known", t.Type)
+	}
+	return typeReward{typ: t.Type, rate: t.Rate, months: t.DurationMonths}, nil
+}
+
+// typeReward is the interface's commission types as a Reward.
+type typeReward struct {
+	typ, rate string
+	months    *int
+}
+
+func (r typeReward) Pay(s Sale) (int64, string, error) {
+	if first := s.FirstSaleAt; first != nil {
+		if !Recurring(r.typ) {
+			return 0, WhyFirstSaleOnly, nil
+		}
+		if r.months != nil && !s.OccurredAt.Before(first.AddDate(0, *r.months, 0)) {
+			return 0, WhyDurationEnded, nil
+		}
+	}
+	amount, err := Amount(r.typ, r.rate, s.AmountCents, s.Currency)
+	return amount, "", err
 }
 
 // Sale is the event a commission is decided for.
@@ -79,27 +124,24 @@ type Outcome struct {
 	Terms          Terms  // the terms that paid it
 }
 
-// Decide decides a sale's commission. One-time types pay on the customer's first sale only; recurring
-// types on every sale, within DurationMonths of the first when set. The amount is Amount's. A partner
-// banned from the program earns nothing: the commission is made rejected (RejectedBanned), so the sale's
-// answer still shows it. Otherwise it is pending in its hold, which ends HoldDays after the sale; with
-// auto approval a hold already over at Now makes it approved at once (dated when the hold ended).
+// Decide decides a sale's commission: what the terms' reward pays (RewardOf: one-time types on the
+// customer's first sale only, recurring types on every sale within DurationMonths of the first when set,
+// the amount Amount's). A partner banned from the program earns nothing: the commission is made rejected
+// (RejectedBanned), so the sale's answer still shows it. Otherwise it is pending in its hold, which ends
+// HoldDays after the sale; with auto approval a hold already over at Now makes it approved at once (dated
+// when the hold ended).
 func Decide(in Input) (Outcome, error) {
 	t := in.Terms
-	if !Valid(t.Type) {
-		return Outcome{}, fmt.Errorf("commission type %q is not known", t.Type)
-	}
-	if first := in.Sale.FirstSaleAt; first != nil {
-		if !Recurring(t.Type) {
-			return Outcome{Why: WhyFirstSaleOnly}, nil
-		}
-		if t.DurationMonths != nil && !in.Sale.OccurredAt.Before(first.AddDate(0, *t.DurationMonths, 0)) {
-			return Outcome{Why: WhyDurationEnded}, nil
-		}
-	}
-	amount, err := Amount(t.Type, t.Rate, in.Sale.AmountCents, in.Sale.Currency)
+	reward, err := RewardOf(t)
 	if err != nil {
 		return Outcome{}, err
+	}
+	amount, why, err := reward.Pay(in.Sale)
+	if err != nil {
+		return Outcome{}, err
+	}
+	if why != "" {
+		return Outcome{Why: why}, nil
 	}
 	o := Outcome{Pays: true, AmountCents: amount, Currency: in.Sale.Currency, Status: StatusPending,
 		AvailableOn: HoldEnds(in.Sale.OccurredAt, t.HoldDays), Terms: t}
