@@ -108,12 +108,20 @@ func TestPartnerEnrollment(t *testing.T) {
 	}
 	f.sale("stats-1", 5000, "USD", annURL) // a click, a lead and a sale
 	customerWithLead(t, f.env, f.r, "seeded-lead-only")
+	// A visitor of Ann's leaves a provisional lead (the browser's): the click counts, the lead does not.
+	visit := f.env.Do(http.MethodPost, "/api/v1/track/click", map[string]any{"affiliate_url": annURL}, "User-Agent", "ua-provisional")
+	if visit.Status != http.StatusOK {
+		t.Fatalf("click: %d %s", visit.Status, visit.Body)
+	}
+	if res := lead(f.env, map[string]any{"click_id": visit.JSON(t)["click_id"]}); res.Status != http.StatusOK || res.JSON(t)["provisional"] != true {
+		t.Fatalf("provisional lead: %d %s", res.Status, res.Body)
+	}
 	listed := f.listedPartners()
 	if len(listed) != 2 {
 		t.Fatalf("listed %v, want the seeded partner and Ann", listed)
 	}
-	if got := listed[annID]; got["status"] != "approved" || !cmp.Equal(got["stats"], stats(2, 1, 1)) {
-		t.Errorf("Ann listed as %v, want approved with 2 clicks, 1 lead, 1 sale", got)
+	if got := listed[annID]; got["status"] != "approved" || !cmp.Equal(got["stats"], stats(3, 1, 1)) {
+		t.Errorf("Ann listed as %v, want approved with 3 clicks, 1 lead (the provisional one counts nowhere), 1 sale", got)
 	}
 	if got := listed[f.r.PartnerID]; got["status"] != "approved" || got["status_reason"] != nil || !cmp.Equal(got["stats"], stats(1, 1, 0)) {
 		t.Errorf("the seeded partner listed as %v, want approved with 1 click, 1 lead", got)
@@ -148,7 +156,7 @@ func TestPartnerEnrollment(t *testing.T) {
 
 	// The ban, with its reason; banning again answers the partner unchanged.
 	banned := f.data(f.do(http.MethodPost, f.enrollmentOf(annID, "ban"), map[string]any{"reason": "Cookie stuffing"}), http.StatusOK)
-	if banned["status"] != "banned" || banned["status_reason"] != "Cookie stuffing" || !cmp.Equal(banned["stats"], stats(2, 1, 1)) {
+	if banned["status"] != "banned" || banned["status_reason"] != "Cookie stuffing" || !cmp.Equal(banned["stats"], stats(3, 1, 1)) {
 		t.Errorf("banned = %v", banned)
 	}
 	if got := f.data(f.do(http.MethodPost, f.enrollmentOf(annID, "ban"), map[string]any{"reason": "again"}), http.StatusOK); !cmp.Equal(got, banned) {
