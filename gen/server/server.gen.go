@@ -304,6 +304,21 @@ func (e InvitationStatus) Valid() bool {
 	}
 }
 
+// Defines values for LeadEventType.
+const (
+	LeadEventTypeLead LeadEventType = "lead"
+)
+
+// Valid indicates whether the value is a known member of the LeadEventType enum.
+func (e LeadEventType) Valid() bool {
+	switch e {
+	case LeadEventTypeLead:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for LeadAuth.
 const (
 	BrowserAllowed LeadAuth = "browser_allowed"
@@ -1078,6 +1093,21 @@ const (
 func (e RotationRequiredErrorErrorCode) Valid() bool {
 	switch e {
 	case RotationRequiredErrorErrorCodeApiKeyRotationRequired:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for SaleEventType.
+const (
+	SaleEventTypeConversion SaleEventType = "conversion"
+)
+
+// Valid indicates whether the value is a known member of the SaleEventType enum.
+func (e SaleEventType) Valid() bool {
+	switch e {
+	case SaleEventTypeConversion:
 		return true
 	default:
 		return false
@@ -2220,8 +2250,39 @@ type InvitationListEnvelope struct {
 	Data []Invitation `json:"data"`
 }
 
+// Lead A lead, as `GET /api/v1/leads/{leadId}` answers it and as the `lead.created` webhook's `data` carries
+// it (one function builds both). `event_type` and `timestamp` are named as the events list names them.
+type Lead struct {
+	// ClickId Null for a lead recorded by `customer_key` alone.
+	ClickId     *string       `json:"click_id"`
+	Converted   bool          `json:"converted"`
+	CreatedAt   time.Time     `json:"created_at"`
+	CustomerKey *string       `json:"customer_key"`
+	EventType   LeadEventType `json:"event_type"`
+	Id          int64         `json:"id"`
+
+	// IsTest A test-mode lead (or a test event's sample).
+	IsTest    bool    `json:"is_test"`
+	PageUrl   *string `json:"page_url"`
+	ProgramId int64   `json:"program_id"`
+	SessionId *string `json:"session_id"`
+
+	// Timestamp From `lead_timestamp`.
+	Timestamp time.Time `json:"timestamp"`
+}
+
+// LeadEventType defines model for Lead.EventType.
+type LeadEventType string
+
 // LeadAuth `server_required` (default): browser-mode leads are provisional until a server-mode lead settles them. `browser_allowed`: browser-mode leads settle.
 type LeadAuth string
+
+// LeadEnvelope defines model for LeadEnvelope.
+type LeadEnvelope struct {
+	// Data A lead, as `GET /api/v1/leads/{leadId}` answers it and as the `lead.created` webhook's `data` carries
+	// it (one function builds both). `event_type` and `timestamp` are named as the events list names them.
+	Data Lead `json:"data"`
+}
 
 // LeadEvent A lead in the events list.
 type LeadEvent struct {
@@ -2290,8 +2351,11 @@ type Link struct {
 	CreatedAt time.Time `json:"created_at"`
 	Enabled   bool      `json:"enabled"`
 	Id        int64     `json:"id"`
-	PartnerId *int64    `json:"partner_id"`
-	ProgramId *int64    `json:"program_id"`
+
+	// IsTest Always false; true only in the sample a test event sends (`POST /api/v1/webhook-endpoints/{endpointId}/test`).
+	IsTest    bool   `json:"is_test"`
+	PartnerId *int64 `json:"partner_id"`
+	ProgramId *int64 `json:"program_id"`
 
 	// ReferralUrl The program's site with `?aff=<short_link>`.
 	ReferralUrl string `json:"referral_url"`
@@ -2440,12 +2504,15 @@ type OAuthError struct {
 
 // Partner defines model for Partner.
 type Partner struct {
-	CreatedAt        time.Time `json:"created_at"`
-	Email            string    `json:"email"`
-	Id               int64     `json:"id"`
-	Name             string    `json:"name"`
-	PartnerProgramId int64     `json:"partner_program_id"`
-	ProgramId        int64     `json:"program_id"`
+	CreatedAt time.Time `json:"created_at"`
+	Email     string    `json:"email"`
+	Id        int64     `json:"id"`
+
+	// IsTest Always false; true only in the sample a test event sends (`POST /api/v1/webhook-endpoints/{endpointId}/test`).
+	IsTest           bool   `json:"is_test"`
+	Name             string `json:"name"`
+	PartnerProgramId int64  `json:"partner_program_id"`
+	ProgramId        int64  `json:"program_id"`
 
 	// Stats The partner's real events in the program, all time (test events and bots left out).
 	Stats PartnerStats `json:"stats"`
@@ -2584,14 +2651,17 @@ type Payout struct {
 	Currency        string    `json:"currency"`
 
 	// ExternalReference The payment's reference, once paid.
-	ExternalReference *string    `json:"external_reference"`
-	FailureReason     *string    `json:"failure_reason"`
-	Id                int64      `json:"id"`
-	PaidAt            *time.Time `json:"paid_at"`
-	PartnerEmail      string     `json:"partner_email"`
-	PartnerId         int64      `json:"partner_id"`
-	PartnerName       string     `json:"partner_name"`
-	ProgramId         int64      `json:"program_id"`
+	ExternalReference *string `json:"external_reference"`
+	FailureReason     *string `json:"failure_reason"`
+	Id                int64   `json:"id"`
+
+	// IsTest Always false (test-mode commissions are never paid); true only in the sample a test event sends (`POST /api/v1/webhook-endpoints/{endpointId}/test`).
+	IsTest       bool       `json:"is_test"`
+	PaidAt       *time.Time `json:"paid_at"`
+	PartnerEmail string     `json:"partner_email"`
+	PartnerId    int64      `json:"partner_id"`
+	PartnerName  string     `json:"partner_name"`
+	ProgramId    int64      `json:"program_id"`
 
 	// Status `processing` (made, not yet paid), then `paid` or `failed`.
 	Status PayoutStatus `json:"status"`
@@ -3354,6 +3424,44 @@ type RotationRequiredError struct {
 // RotationRequiredErrorErrorCode defines model for RotationRequiredError.Error.Code.
 type RotationRequiredErrorErrorCode string
 
+// Sale A sale, as `GET /api/v1/sales/{saleId}` answers it and as the `sale.created` and `sale.refunded`
+// webhooks' `data` carries it (one function builds both). `transaction_id` is the id the sale was
+// reported with; `processor_event_id` is the same value, named as the events list names it.
+// `event_type` and `timestamp` are named as the events list names them.
+type Sale struct {
+	AmountCents int64 `json:"amount_cents"`
+
+	// ClickId Null for a sale recorded by `customer_key` alone.
+	ClickId     *string       `json:"click_id"`
+	CreatedAt   time.Time     `json:"created_at"`
+	Currency    string        `json:"currency"`
+	EventType   SaleEventType `json:"event_type"`
+	Id          int64         `json:"id"`
+	IsRecurring bool          `json:"is_recurring"`
+
+	// IsTest A test-mode sale (or a test event's sample).
+	IsTest bool `json:"is_test"`
+
+	// PartnerId The partner the sale is attributed to.
+	PartnerId     int64  `json:"partner_id"`
+	PaymentStatus string `json:"payment_status"`
+
+	// ProcessorEventId The sale's `transaction_id`, as the events list names it.
+	ProcessorEventId string `json:"processor_event_id"`
+	ProgramId        int64  `json:"program_id"`
+
+	// RefundedAmountCents What refunds took back so far.
+	RefundedAmountCents int64  `json:"refunded_amount_cents"`
+	SaleType            string `json:"sale_type"`
+
+	// Timestamp From `sale_date`.
+	Timestamp     time.Time `json:"timestamp"`
+	TransactionId string    `json:"transaction_id"`
+}
+
+// SaleEventType defines model for Sale.EventType.
+type SaleEventType string
+
 // SaleCommission The sale's commission, or null when the sale pays none.
 type SaleCommission struct {
 	AmountCents int64 `json:"amount_cents"`
@@ -3373,6 +3481,15 @@ type SaleCommission struct {
 // holds commissions 0 days (`hold_days`) and approves them automatically; `rejected` (reason
 // `partner banned`) when the sale's partner is banned from the program: it pays nothing.
 type SaleCommissionStatus string
+
+// SaleEnvelope defines model for SaleEnvelope.
+type SaleEnvelope struct {
+	// Data A sale, as `GET /api/v1/sales/{saleId}` answers it and as the `sale.created` and `sale.refunded`
+	// webhooks' `data` carries it (one function builds both). `transaction_id` is the id the sale was
+	// reported with; `processor_event_id` is the same value, named as the events list names it.
+	// `event_type` and `timestamp` are named as the events list names them.
+	Data Sale `json:"data"`
+}
 
 // SaleRecorded The sale and its commission (`commission` is null when this sale pays none, e.g. a later sale on a non-recurring commission type).
 type SaleRecorded struct {
@@ -3799,6 +3916,9 @@ type IfNoneMatch = string
 // InvitationId defines model for InvitationId.
 type InvitationId = int64
 
+// LeadId defines model for LeadId.
+type LeadId = int64
+
 // Limit defines model for Limit.
 type Limit = int
 
@@ -3813,6 +3933,9 @@ type PerformancePeriod string
 
 // ProgramId defines model for ProgramId.
 type ProgramId = int64
+
+// SaleId defines model for SaleId.
+type SaleId = int64
 
 // TestData defines model for TestData.
 type TestData = bool
@@ -6578,6 +6701,9 @@ type ServerInterface interface {
 	// RejectCommission Reject a commission
 	// (POST /api/v1/commissions/{commissionId}/reject)
 	RejectCommission(ctx echo.Context, commissionId CommissionId, params RejectCommissionParams) error
+	// GetLead Get a lead
+	// (GET /api/v1/leads/{leadId})
+	GetLead(ctx echo.Context, leadId LeadId) error
 	// UpdateLink Turn a referral link on or off
 	// (PATCH /api/v1/links/{linkId})
 	UpdateLink(ctx echo.Context, linkId int64) error
@@ -6710,6 +6836,9 @@ type ServerInterface interface {
 	// CreateWebhookEndpoint Add a webhook endpoint
 	// (POST /api/v1/programs/{programId}/webhook-endpoints)
 	CreateWebhookEndpoint(ctx echo.Context, programId ProgramId) error
+	// GetSale Get a sale
+	// (GET /api/v1/sales/{saleId})
+	GetSale(ctx echo.Context, saleId SaleId) error
 	// TrackClickPreflight CORS preflight for `POST /api/v1/track/click`
 	// (OPTIONS /api/v1/track/click)
 	TrackClickPreflight(ctx echo.Context) error
@@ -7171,6 +7300,22 @@ func (w *ServerInterfaceWrapper) RejectCommission(ctx echo.Context) error {
 
 	// Invoke the callback with all the unmarshaled arguments
 	err = w.Handler.RejectCommission(ctx, commissionId, params)
+	return err
+}
+
+// GetLead converts echo context to params.
+func (w *ServerInterfaceWrapper) GetLead(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "leadId" -------------
+	var leadId LeadId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "leadId", ctx.Param("leadId"), &leadId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "integer", Format: "int64", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter leadId: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.GetLead(ctx, leadId)
 	return err
 }
 
@@ -8158,6 +8303,22 @@ func (w *ServerInterfaceWrapper) CreateWebhookEndpoint(ctx echo.Context) error {
 
 	// Invoke the callback with all the unmarshaled arguments
 	err = w.Handler.CreateWebhookEndpoint(ctx, programId)
+	return err
+}
+
+// GetSale converts echo context to params.
+func (w *ServerInterfaceWrapper) GetSale(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "saleId" -------------
+	var saleId SaleId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "saleId", ctx.Param("saleId"), &saleId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "integer", Format: "int64", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter saleId: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.GetSale(ctx, saleId)
 	return err
 }
 
@@ -9172,6 +9333,7 @@ func RegisterHandlersWithOptions(router EchoRouter, si ServerInterface, options 
 	router.GET(options.BaseURL+"/api/v1/commissions/:commissionId", wrapper.GetCommission, options.OperationMiddlewares["getCommission"]...)
 	router.POST(options.BaseURL+"/api/v1/commissions/:commissionId/approve", wrapper.ApproveCommission, options.OperationMiddlewares["approveCommission"]...)
 	router.POST(options.BaseURL+"/api/v1/commissions/:commissionId/reject", wrapper.RejectCommission, options.OperationMiddlewares["rejectCommission"]...)
+	router.GET(options.BaseURL+"/api/v1/leads/:leadId", wrapper.GetLead, options.OperationMiddlewares["getLead"]...)
 	router.PATCH(options.BaseURL+"/api/v1/links/:linkId", wrapper.UpdateLink, options.OperationMiddlewares["updateLink"]...)
 	router.GET(options.BaseURL+"/api/v1/me", wrapper.GetMe, options.OperationMiddlewares["getMe"]...)
 	router.GET(options.BaseURL+"/api/v1/partner/me", wrapper.PartnerMe, options.OperationMiddlewares["partnerMe"]...)
@@ -9216,6 +9378,7 @@ func RegisterHandlersWithOptions(router EchoRouter, si ServerInterface, options 
 	router.GET(options.BaseURL+"/api/v1/programs/:programId/webhook-endpoints", wrapper.ListWebhookEndpoints, options.OperationMiddlewares["listWebhookEndpoints"]...)
 	router.POST(options.BaseURL+"/api/v1/programs/:programId/webhook-endpoints", wrapper.CreateWebhookEndpoint, options.OperationMiddlewares["createWebhookEndpoint"]...)
 	router.GET(options.BaseURL+"/api/v1/programs/me/readiness", wrapper.GetReadiness, options.OperationMiddlewares["getReadiness"]...)
+	router.GET(options.BaseURL+"/api/v1/sales/:saleId", wrapper.GetSale, options.OperationMiddlewares["getSale"]...)
 	router.OPTIONS(options.BaseURL+"/api/v1/track/click", wrapper.TrackClickPreflight, options.OperationMiddlewares["trackClickPreflight"]...)
 	router.POST(options.BaseURL+"/api/v1/track/click", wrapper.TrackClick, options.OperationMiddlewares["trackClick"]...)
 	router.OPTIONS(options.BaseURL+"/api/v1/track/lead", wrapper.TrackLeadPreflight, options.OperationMiddlewares["trackLeadPreflight"]...)
@@ -11904,6 +12067,146 @@ func (response RejectCommission500JSONResponse) VisitRejectCommissionResponse(w 
 type RejectCommission503JSONResponse struct{ UnavailableJSONResponse }
 
 func (response RejectCommission503JSONResponse) VisitRejectCommissionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetLeadRequestObject struct {
+	LeadId LeadId `json:"leadId"`
+}
+
+type GetLeadResponseObject interface {
+	VisitGetLeadResponse(w http.ResponseWriter) error
+}
+
+type GetLead200ResponseHeaders struct {
+	XRequestID string
+}
+
+type GetLead200JSONResponse struct {
+	Body    LeadEnvelope
+	Headers GetLead200ResponseHeaders
+}
+
+func (response GetLead200JSONResponse) VisitGetLeadResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetLead400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response GetLead400JSONResponse) VisitGetLeadResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetLead401JSONResponse struct{ UnauthorizedJSONResponse }
+
+func (response GetLead401JSONResponse) VisitGetLeadResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetLead403JSONResponse struct{ ForbiddenJSONResponse }
+
+func (response GetLead403JSONResponse) VisitGetLeadResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetLead404JSONResponse struct{ NotFoundJSONResponse }
+
+func (response GetLead404JSONResponse) VisitGetLeadResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetLead429JSONResponse struct{ RateLimitedJSONResponse }
+
+func (response GetLead429JSONResponse) VisitGetLeadResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.Header().Set("X-RateLimit-Limit", fmt.Sprint(response.Headers.XRateLimitLimit))
+	w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(response.Headers.XRateLimitRemaining))
+	w.Header().Set("X-RateLimit-Reset", fmt.Sprint(response.Headers.XRateLimitReset))
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetLead500JSONResponse struct{ InternalErrorJSONResponse }
+
+func (response GetLead500JSONResponse) VisitGetLeadResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetLead503JSONResponse struct{ UnavailableJSONResponse }
+
+func (response GetLead503JSONResponse) VisitGetLeadResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
 	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
@@ -18545,6 +18848,146 @@ func (response CreateWebhookEndpoint503JSONResponse) VisitCreateWebhookEndpointR
 	return err
 }
 
+type GetSaleRequestObject struct {
+	SaleId SaleId `json:"saleId"`
+}
+
+type GetSaleResponseObject interface {
+	VisitGetSaleResponse(w http.ResponseWriter) error
+}
+
+type GetSale200ResponseHeaders struct {
+	XRequestID string
+}
+
+type GetSale200JSONResponse struct {
+	Body    SaleEnvelope
+	Headers GetSale200ResponseHeaders
+}
+
+func (response GetSale200JSONResponse) VisitGetSaleResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetSale400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response GetSale400JSONResponse) VisitGetSaleResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetSale401JSONResponse struct{ UnauthorizedJSONResponse }
+
+func (response GetSale401JSONResponse) VisitGetSaleResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetSale403JSONResponse struct{ ForbiddenJSONResponse }
+
+func (response GetSale403JSONResponse) VisitGetSaleResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetSale404JSONResponse struct{ NotFoundJSONResponse }
+
+func (response GetSale404JSONResponse) VisitGetSaleResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetSale429JSONResponse struct{ RateLimitedJSONResponse }
+
+func (response GetSale429JSONResponse) VisitGetSaleResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.Header().Set("X-RateLimit-Limit", fmt.Sprint(response.Headers.XRateLimitLimit))
+	w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(response.Headers.XRateLimitRemaining))
+	w.Header().Set("X-RateLimit-Reset", fmt.Sprint(response.Headers.XRateLimitReset))
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetSale500JSONResponse struct{ InternalErrorJSONResponse }
+
+func (response GetSale500JSONResponse) VisitGetSaleResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetSale503JSONResponse struct{ UnavailableJSONResponse }
+
+func (response GetSale503JSONResponse) VisitGetSaleResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.Header().Set("X-Request-ID", fmt.Sprint(response.Headers.XRequestID))
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type TrackClickPreflightRequestObject struct {
 }
 
@@ -24084,6 +24527,9 @@ type StrictServerInterface interface {
 	// RejectCommission Reject a commission
 	// (POST /api/v1/commissions/{commissionId}/reject)
 	RejectCommission(ctx context.Context, request RejectCommissionRequestObject) (RejectCommissionResponseObject, error)
+	// GetLead Get a lead
+	// (GET /api/v1/leads/{leadId})
+	GetLead(ctx context.Context, request GetLeadRequestObject) (GetLeadResponseObject, error)
 	// UpdateLink Turn a referral link on or off
 	// (PATCH /api/v1/links/{linkId})
 	UpdateLink(ctx context.Context, request UpdateLinkRequestObject) (UpdateLinkResponseObject, error)
@@ -24216,6 +24662,9 @@ type StrictServerInterface interface {
 	// CreateWebhookEndpoint Add a webhook endpoint
 	// (POST /api/v1/programs/{programId}/webhook-endpoints)
 	CreateWebhookEndpoint(ctx context.Context, request CreateWebhookEndpointRequestObject) (CreateWebhookEndpointResponseObject, error)
+	// GetSale Get a sale
+	// (GET /api/v1/sales/{saleId})
+	GetSale(ctx context.Context, request GetSaleRequestObject) (GetSaleResponseObject, error)
 	// TrackClickPreflight CORS preflight for `POST /api/v1/track/click`
 	// (OPTIONS /api/v1/track/click)
 	TrackClickPreflight(ctx context.Context, request TrackClickPreflightRequestObject) (TrackClickPreflightResponseObject, error)
@@ -24893,6 +25342,31 @@ func (sh *strictHandler) RejectCommission(ctx echo.Context, commissionId Commiss
 		return err
 	} else if validResponse, ok := response.(RejectCommissionResponseObject); ok {
 		return validResponse.VisitRejectCommissionResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// GetLead operation middleware
+func (sh *strictHandler) GetLead(ctx echo.Context, leadId LeadId) error {
+	var request GetLeadRequestObject
+
+	request.LeadId = leadId
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.GetLead(ctx.Request().Context(), request.(GetLeadRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "GetLead")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(GetLeadResponseObject); ok {
+		return validResponse.VisitGetLeadResponse(ctx.Response())
 	} else if response != nil {
 		return fmt.Errorf("unexpected response type: %T", response)
 	}
@@ -26384,6 +26858,31 @@ func (sh *strictHandler) CreateWebhookEndpoint(ctx echo.Context, programId Progr
 		return err
 	} else if validResponse, ok := response.(CreateWebhookEndpointResponseObject); ok {
 		return validResponse.VisitCreateWebhookEndpointResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// GetSale operation middleware
+func (sh *strictHandler) GetSale(ctx echo.Context, saleId SaleId) error {
+	var request GetSaleRequestObject
+
+	request.SaleId = saleId
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.GetSale(ctx.Request().Context(), request.(GetSaleRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "GetSale")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(GetSaleResponseObject); ok {
+		return validResponse.VisitGetSaleResponse(ctx.Response())
 	} else if response != nil {
 		return fmt.Errorf("unexpected response type: %T", response)
 	}
@@ -28044,1157 +28543,1176 @@ func (sh *strictHandler) StripeWebhookAlias(ctx echo.Context, programId ProgramI
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7L3tcts41iB8K1jtbEWah5blxOmZyNU1j9tJT+ftfL2x0z27rTwiREISxhTAJkA7mu5Uza+t9/dTew1z",
-	"C/t/L2Wu5C0cACRIghJlK2l7Nk/t9sQiPg4ODg4OzucvvYivUs4Ik6I3/qW3JDgmGfzzNIqIEGecyYwn",
-	"p0nCr78rP8ZERBlNJeWsN+69JT/nREhkeiOMZhm/FiRDK7xGgrB42At6IlqSFVa95TolvXFPyIyyRe/j",
-	"x8Az2Usilzz2TGY+1CbJBUGcIbkkKOO5JLtP+DqjC8qa812oIfUCHwgU6mZhgK6XhCHBVwSlGV9keIUS",
-	"KqRAVKK+hQxAEYizZD3YCaKX+MPpgjSBOScRZ43FRzhaElh7mpF5QhdLiTAT1yTzTkqZJAuSwaxnqquZ",
-	"tDldmOazhEYBWuEPB3hBvn701WgUqkEVRmhG4t5YZjnZvDI1PGHyGYt4rH5rTrP4G01DjVG1iiihhEmE",
-	"o4ikgNEThGdC/cTlkmTXVGzd36ckzUiE9QT1+d5kBEYrJjx98xxdkjWiAq1wdkliNOdq9yQMcILCf5/k",
-	"o9Gj6B2jH5DQewC/kBDxOQyh+lG2QP23356hJ384flzb8BRLSTI1+3/8+0+jgyfv/+13vcAD+LML7MHQ",
-	"ucw4W6ArnNAYS57ZWXWbBwJFGse7bs0Lyi73gR+NnphHYppniUbNCcpI8nVcbkS4bdPeEpmtT+eSZO2U",
-	"Lzm6xlSiGZnzTJ1Mma0pW2xe+IoyuspXvfEo8B2C85wJIveAh+8uLt4cxFgSuz/2E4oJjhPKiKaPPz5+",
-	"cryVIfyAs7XnrJzCqTiwp2nn0/iXt1iSF3RFJfynOQP8XCwAS3KQwC+zPLokEvUNMxQoVeyHslySwa3Q",
-	"X0L0lqwwZV4e8dbOmpC5RNQwijzLYIMoi/n13oDwEoN79h1WVYEAKYKR4paA6JU+f9p+0dI4QBJfEobm",
-	"GV/pjSqvqL8cmHYHz58ariowIwEiiSBoQRhRuxoP0f+bc0nUhSU5Enma8mwLA1nhDy8IW8hlb3z08I+B",
-	"Wkrxd5OZfQx6Kc7wikhHpEi33wNmc9V1ihZECvhLfTogqiuJDdtTsKob20gtvaDH8EpBUDsivW3X02pF",
-	"haCcPY+bML3KVySjEYqKVoiCOEM+4FWakN74j0ePDBwplssSisgddxNW5zxbYanJ4KvjXlBSyJGXQs7y",
-	"TPDML6mEKyLxkJEPchpBs+KCSjNyRXkuUIoXBPXNhar4l/o6p5mQ8GlwgniKf85Jgd6fc5KtnXXp6Vvo",
-	"4uFoFHjv44RekWy9CcXXZLbk/BLFpm0d0U9GD72Ijsux94nmZyxOOWWyC8jEtK2D7KcMUo68T4Cfx2SV",
-	"cklYtP6eeK6Ol/iSCJdZIIHnRB1+uEWHSBGQwCsCd1zBWeAXHEU8Bz4nl+Wvdpy+XJIJ46liLJSzAFF1",
-	"PWC5RJjF8MeMx+sAzdaSAMmpfwxgMMrQw2O05Ll6N4DMKhyC1L8gvMCUTZgaLFpitiACMa76Lk40RJiB",
-	"ZGgBCtDx6AkKI87mCY1kiEIHNwffkzXKSC5IbDqjmM7nRPHxCTMjhEP0miVrJHIQy+d5UkCHM4WgVI4R",
-	"LhAgl1iiayxQRuYwsBLLZwTBGQPo9VRUigm7JOshOlJ4f/j4sVpQhiPFItWACWcLksEG2PmOR6PhhLXx",
-	"utrCKseyIMNeitc8l+Lg4ejhVwejRwejx4qcnFP7+PE2bh70ns9fcUZeYhktm8R1ylCoZNcQySUVVoRf",
-	"8iQWJ/oOolLJTfbCVHtsdpcK9Gh0DAjiuVRvGx6vW5n78/mBAuNAw7GZtT9nV1QLYJsOMS1a1Y/vsff4",
-	"UnfUfR7gFoHsLb/WwpZiz21cGWS0CjpiMsd5ItXmwl6bmRV/3gLHG5xJRrJNOEt1kzrC/uBFWFqMt09s",
-	"vQGa3gykalGHUZG6F0gz3F5hJBl0YRE5A8KP1v57OzJfi+ckZ2SNJJc4ESdI4IQIJRdpLmcaU6LefYor",
-	"c8WqKEMhNAw33NwaBHdJv8vIvDfu/dfDUhN0qL+KQx/4tWW9IRnlsX9RCRYS/SFAj0aIZ+jJCL27OEMx",
-	"XgvUlzzGCuQoyWMSDwLVgKhLHLi6EVi0WiUjEc9iEretKtUQeEm/92ikvhCmtuin3h/UH/qnJ/BfnCS9",
-	"9z5e90ZPvpG6DHx1nuEXUtJiwH3S1wUR8imWuAnlsw+SMCV8DlGoZglRRnCsdVFIqjuLXKm9Rv2Qiqn6",
-	"IRwgyoQkOFZEmBGcIM6IUGIBF6TYBjRbo/DN6/MLdIhTenh1dBgl9FANcAAjhqgfZmQuMxxdIjOuujIl",
-	"T2KEFStQI8gloYp7ECbpnJrLL0podKleMIKA3DylcYiExJkU+voMxZrJJZE0OggDdVsSHKv2US4kX5Fs",
-	"eknWYb3pFJqqk6GaphlXFzrPpgAtTFHvID+waXhiDpuLq4iviBGM1HpXPCYIFmo0ED7yVC39xDnHiSDF",
-	"ts44Twhm+t1k5IpveEwJPJ2eLxgHivmlZ1Q96p84TROqlSuHfxVa1VUQ4i8fux5zM7h5NWoIqtT0Gv6B",
-	"Ey3P6eZDdAaXvNDSjyAs1ke4kIqwQP/P+etXhRYYYYbIKpVrxGd/JZFE/fCXjyEc/gkLjZrw4GKdkjGq",
-	"L83sEuMgHZwYKUFPTUEcRFjPZsauiU8aqyLlTGiMfoOLBXdGKnRU86r/FflqBSqa3qmGZUVWM5IhdeXw",
-	"OUi9Bv1B7wonuVbnwmFleZIEPZJl+hmnHrVarsAJjacGfT21CRLTROi9XBEh8AJEIN2wwLOafYzICtNk",
-	"jFa5+oVoXGOaIBzHGRFCibJLtSWY4X836xlGfFVSaomRZwBZ0BMSy1z0xsejkXnOy+Ub+6Sv42CFE8W+",
-	"SKwl/+Lp/8mWX50GFRx2jGA+hGfRWKHBDIwM4xwXP6gTjz/sggA4260YgK8ORJ+PEuozgzQ4RiwHiixI",
-	"QqIVFxIdjUbdF92Zi7xJsFQEoIfxMJE62fZT0wMRdkUSnpIAhTVwQlAtOmYpV7nVBpFpfuio0gCcs4Q+",
-	"Z5JkDCfPSox3Pvg4l8tzdRtV9139fAi3VPft1UBMicF4ubuW809p3Bv3/jB/FD3BR+Tx7GF8HP1x/gSP",
-	"yFH8MHo0O8aP51+RXoUYvsU0ITEo8xQ0SAGGzFVaqG2nNB6jbeMOnOeWgfWcZFckq5PIY3MuIpwkMxxd",
-	"ejBTfPptkXOqkGFhQXONqk+MlCXWBsUSI6WYNNZaFCtzIN34rhBQlrM6bJ8YWZTR2rlSv6A+aIGd54Co",
-	"W34GdwZpUUawLN8tnxZfCV/w3MeJzIe7gpSEL+Ae/LTYSHmSeHABP98VTChgPidPtgemipfi1ztDIOqA",
-	"F4f706LE/u0ixPx2V9CxIBJpkD4xLtRV9OzKiD6+G+ruHBz9ZHde4p8UNZ0F3rOEbpV51SryrPBNEiS7",
-	"ohFBgsbEI/8OtA0mK8y86mlrzKE1s66WcQOE5URd00g9r/kchbAJQ4PGEPXDCqq0nwaNtYfGIBzoBz2z",
-	"/czWDcs+obY9VCVwayo/KDTWm8XwqsfBx6AyRsXo322csktjLGO77zqOaq7HuM2r4h3DV5gmeAZ6l+4a",
-	"mo3nytDKNHcG39fhOjd0KMkq5RnOaLJGzjxDBK44ijAeW5+H4Y0PnZnMQVLz4D3a77FTp0jhdoYFUWco",
-	"ZxnB0VLNjXiGJOdIJPza/wTVR0HtQohCzy6EQcWISmOEhTrgGD0ejQYnlY8xjUE3JVJ1QCveNPGCSIto",
-	"PFev9hD+OAAPqLDwNek/rr+BnWbbiNVxqaodlS9HFzwTwUC8qwYQM6Z1sRUdIPxqLWNdb09ro27X8Sha",
-	"Lsxtwk5jzPNUWNlpbHTqCWWXQokQa8Tn8/IU2rU2tTxPABdae1lbVJIRHK8RNrrNfS6KCqOfpALh2jzW",
-	"CnbNs0uR4oh0X4ZY8kxat0Z3e+ADYKeYDlyo9rcmmGEKM4g0o2xxIHBC3PXZCTutZX+KNzuPsM4SiHyg",
-	"QlK2MFYdPx+sgLdXRdxTLJYzjrP4DV7Ub0xJPsjDpVwlVQ8GLbn8l5hHcp0SpBpoIWbC9Cf1C0owW3w9",
-	"6RE26dW+EhxXf1kRicH5QhD59aSXy/nBH+u9oI3arK8nvUhk8wPJL9XY1t3260nv5yc/yIcvPrz94+q/",
-	"R8fs+/QP4sd4NP/ur4/w/yBf5d/Q+pCSyoTonwosoP/zv5E1melWh04z2xMIKyPJ15OekOuEiCUhctJD",
-	"y4zMv570DmM73CEWgkhxiNN0GAnxp6uvj4aj4ehgRiQeHtUB0oSCRBa1DvLX5hgoJnOSmZE0yHqg6uCH",
-	"TbzPeLzWv/zz7/8wrcrfyo7OBm/08mi5+y1qrc+EQ7ng837Q7vTO+IGQPCOh1tGBv1yEs4wa7ynzfH8g",
-	"0Nn5228R0MQNfeIPzkmUZ1SuD97whPqcA87h3yJAes9BXo9wkhhLbnkNCHjSnCDG0TzDq60+0Q08fgx6",
-	"3/JsRuOYsB0vRHU26vy23ALtslX491DpIq4r+50XoLXy35dUCMXTeFZYeMp50D///r/U6eE4hk0swCvZ",
-	"cbH6Jj9+BOhhXJ6macav6pe/cZhBKc8kTkzYB9ieCMt4kqzUmxVMlLb7/lb933meudZS9WJ25QJ1/1xj",
-	"CtzeenvOMsziB8KAg5MdcABG8R+Le7m26XZOPi9c8tw7fI9rBp8CbfV1ZYZy3Q+ET3zYur6MJ41Vqd8K",
-	"8gXHtQhO5543EabpY4aTtZADFHNi7NqJeqrA2vpW2LvOqHTfWFvWtT9Z4mJZOIM+EBpkD6Dgz6PfQYLn",
-	"WUSMIqNBFH7Jo7qavYoe3128fNFR6oC5is2skLm6EhSG1aG6Xq4rTz7HDbSkkBvLL3XpZbvsUhczzumC",
-	"gRKJF0LGFoGjcXXXLu4C5KPWGewYR9UeKYoSLIRaosLrpAcU9PWkhxOSSbsEeBwkfEGZlteXWCDyIVX3",
-	"GOrr9406/ZrFK5722MShiMEQvc1ZuU49CDjgDg1IaU3QcJblkTzA6WFBfARwJzbXckJBF+pVSNmet7Yx",
-	"ftvGlpSgwcAQIkUrriZDpIaLMENRwgXRLE3iGQg1GZF5BjS0VsxQkmxFGU5uuG0fdxIZzYlWpIRRSjLB",
-	"gZ6LKMthz+EcrY5De3653J44vsExsiFD+yULZ+R/lZO+8xvDw+9PygeDwGsBV0MfoxmOwb/VLMy8HwKk",
-	"v8wpSeLBEPWPR6MThFFxiVnfIX7NwP1bX+kBEly7vZlILp4JtKBXBBEcLa3tyPZTKxkOXPJt0XndOeK1",
-	"cO6Zcu2wtyJbxcaW+IqUiislf2trlSuDfgZKtCq6mDNSJz/BgaqefAaqans53jmyKgDdM10V496eH9pY",
-	"K/Woz8FwQOLPQEmvrATv5WNASY8+AyX9mTNy14lIwbhn+lFD3p50nFAm5yr9LMRjQ9fgrvZzoqPPcb+9",
-	"4vJbnrP4rtOQOm4A6J4JqRj39tQE+1e87sFm8Hn4EMQALUnWdqMdfwY6uuD8Bc4Wd54XvcFrUGpecI4A",
-	"4D3TU2P8W9HVWydkAczwiRryM0nsoGZS4jpMminqcFIG2XwzLbzrU959N/RKv4VnVi2KQLczNgRkm3d3",
-	"mtqbenE3f6kAhR7gwsGJ9g7W5s4Zji75fL5HHeILEi9IdkPnAcp04GpVpQQxoE6KCa0tNRGs+zNRl7ku",
-	"0B+PHjan6WhkvyTrtxBA31xEPdBeHTeIiAflSjVMf3/r6hje70z8mU3w1f19IBDPDNYfgLOG9KjRrZ0B",
-	"0isgs1grkNNoObBa9gmr5zcIN+K9i7m/6gc1YWUyhcGJTb5gLHuxz0Xw5oeLrqgk8Y3D87ZG6Yy3xg5+",
-	"poA9HaXmxOsVs3eOR+sQdzPWCiaBVto8uvfFWbOrNTWb+caarANE46m19HZfV0LrizpTP40R4wjP58C2",
-	"5nOaUCzJNM+Sva/qlZ6nDKmbg6zumbfzovwhLmMtVli2DOIjUGZV8P5kNFnOPZUQeZuSLCJM4gUZoh9U",
-	"k+KnAM3pBxIHKCNRnilJa1p8KX+CNrvgJSG4dpG8IDgeI0YocK0ySnzvSAA6m1JQz7pB5IotFK4TOy7l",
-	"3BNkoBekE4bpWapub4CCfS/uzE5l5M4IM0VOM4LyNMbShF8QHA/RmcnKoluOLTzdA4Pb42/0srUPhrqU",
-	"buR813nN5ya0xs4ScSby1W6buDUyQnt2QCDCZz+uOmuBOal5Fi2xKM8pkHMAuxdAxoP7E+arX101IUff",
-	"z9cZ185MjoRRy++5ScBwmzopLzd1gTaVxJCbWptWX/yr22S5m7qV8SIlb00M0CQOx1Dn460kjKkK0nv0",
-	"0jFzLaVMxfjw8Pr6ekgSQa6XJCNDa+fm2aIQKrU23bhdlWahPblbGekhviKZpIJk6h5T44pP6ntVna/A",
-	"9QrLSGeGU5xfXdgRXDHGmLHDkg2SXlKxsqnGnCem4igrHivup9s1V23poFDvXEJetH0hwJnXs3qTInaH",
-	"9RY2nobHuv3gILHTIkzzaTlyJW7ItDo9O3v97tXF9JsXr8++f/a05/EqNIaoJRZoRghzzFG/gefZD1pc",
-	"zQiIgzhBs1w7VRbHa+ONU/cpK1zUzH5O2IwknC0gxTB2PNSuIf0Rv2Yk85rmUL8aMdTAfhiAImLCeOYk",
-	"ubsk6/IhDcDr/EqDxmv6y113j+46j/nyFhrchRptSxBNkXpU0ZBUL5axEnsZiUziBLwG/+Mi81WZ2tNx",
-	"kzc8UxApqToE/TfvygxfNjz78Jciyc7HQzPuQTHuwOEKCg0NhnC0T03xW73Wcv3eU1/AUZcw9ZWh/TbT",
-	"BEdkZdKnf4l03Ubit8mh06bY2UOwefXtqwYtcrOZfC8759jwKib2Daoa83aQ3gvzS3tkuyY3iGf5cgC7",
-	"HMAWF4etZ6+Lsjhnl4xfMyUcgfnAOCt2JXrG5RQ0pdtVNFp0yxko36y+xnjNG+K3C22Klsfb1U52JZ9h",
-	"BV0h3t9BfVUgz3ssK2D44ie+HKvmsTKeDi2OH7eQ4lI98FRyPgXXg3bSqvhH0KanQmKLc3x1jL6n35SE",
-	"VwO+KXs92qvs5UCJZ/yKGHj81OiD7QtRdiPKd0yxNJ7Rv5F4d1nrFX/BGyo0K80HyEkYpi1r5nmrnel3",
-	"is/MXTi32gpPTVvjqggo0A79QOQwfcRXK8xiXQnAeVq4GGmy2SNrP3yn2b+phNCixodE+6C+Bw0OaHMc",
-	"Ld0eV2614qdvnpuIYfSqmKqYHdQYl2Q9RlRC2lzwMgfdS0acyi2n4rKio9DaiaLSh9F/caeTVYQpoevc",
-	"PvL++T//0yqsdGRxLnRDRq4ROJRDTju1Yxh+a6hYlyRJd9wb5qNJrcv8HCR4WqonFe0VVmuID25GlAD1",
-	"7bZA8wpvUN4p4D/FQsdAe2pDyXUKL1qTDcpdeEPHl9LpJVlP7ShTx1xp63D1xj2rq15Qucxnw4ivDu0C",
-	"y3/MEj47VKzvUPU8hKnEcBX/V5zSg0uyPrCTKI5NFfPpnTaIryQ14dKaQ5APhKNesGQ3OKkQ3SWBN0BN",
-	"x2HrbqVYKJm0BXtFcYuji9FoDP/vf+gEV6zwTgaoh5rD5i0cQr8d+9KqmgeFueE3ZBe7kGDni74x1Dc8",
-	"Xre4d+cCsic5+ldP/jJQqmKrhyr2rUbYAQpbyfeLXNBZLvj8KcdunUPskyUF+40zgjk+cToc0NRKUMzn",
-	"Szqw+3O02OVTCnxut0oLjYOUUHY5je1Qxa3ppvJyU3EgmWeMxFr8g0BYPp9DKhfQl1ZoSgt/0hlJe3iC",
-	"s+gVge6eKzQjc5JlOCnjbEGqNBPz+bz38QZ9gp4pkGWqWXQ+ry6qN57ZKgxUOLN7rpUK3sMApUkukOTp",
-	"QUKuSIJCA20IBzO0WTIHbaj+chNtOi43VEOmHvf3V1yXp9jN372Dqk772u+uqSvcEFrg3E3m6wKoeVnd",
-	"Y53ijQnpxoo37fCd0to7y1FIdd2hu6Kig3wjYFf9UZeWrCea0rZcU3dSjI327Qi9/G3XejR6eJPVflKV",
-	"ZAngrbSSNybrgtveVppQcuI0MSNVbmnO0QqzouKSGDuLpgJ9NRo5VZodifzoD65IDta6KQidU/Nzb3z0",
-	"B2ezHj7pvlXOstt3C0sDJok917i74DbZuoOs/EVO/jQXv7PDr09zubwRdXtcn+HLtCYDbiVxP4UfPyyp",
-	"oDPpwmo6Ei201aGSAQpri6kTbcwZ+UKwtyDYGtldkA/eBDZpYkrulJHZ+yCgnSKNq2SCdSSxiTA2NekA",
-	"TKQg/kInn4BOCI4pI0LcIqx6qzOPtwAQX6VqmzMLgN1KyAytvVv8d+0OjnH+1bUpbjc69DTu3eoqQ3UT",
-	"N8EN0dHoi5J2yw1pN+ncde6+Ofn5PLp3cNbuTl2nepQC7I26mUuyflDmmb2x+3TTONDwoP5Cbx3p7Rbu",
-	"Aox/p0ut1zUe3xCckQwVhdhbbZJWCNLxD97EzGWRUL8LwLMPKYkkicd2Vp34A6dUBxHr5B/D3q0MrV/s",
-	"qr+JXfW0q/m0K101fSp6u+gUvIemoxnUb9V0AA3rtlDo8cXuuRcWdzPLZzdr560NnF4J73F3smyxjLbR",
-	"ZGfDZoNa/aWN/CLf473XNfryhvlU5ySmGdFpiRplYCRlOdSBDl9wfVDC2j7Y35vdf1ySjBibJWRFRgvw",
-	"AiMf5O6VJs5xQm6e4mUF0ZCVy0UNOEb6yzSCsvSrUuxQpJpyQSW9InsPza9M6iSOgCuySO9SzG/rkO+S",
-	"koBxm8zBt2rGy7QSGRE82aHCBONTLGVGZ7kRRLYlkygMVEP0JuNX6iFZyZzBM2Szagx3WWJG5jmL3xJs",
-	"Nrxc5Fv4MlbPasFZkRZEd0BMTbjE2YLsVmW64+aaSe02mknrc97BJAs6+qbqulLXUqp1hFUKaMghX6JP",
-	"7wPXV4xg94R0205JnOuuZCozzERR9sQJJhc4IVCB8ujJo4eVk/PUdkZOZ8UVELw9oDba0kkIY7ycS9eL",
-	"Lina9uofFlYBDd0cPYVLl3l7RThJSOaoP7Y5jk1Y6EUnBKZmBEuEBTL+KcN6PVaD5RAteRLbsFUDkPr2",
-	"JWb83p7aW0XTFrm7fGKBrOaUjHieaKF9Rkyt+r3HsjaK4TsQ7hh8q29anySwb6D1qLcNFoZ0S55dcEJh",
-	"QQOPV3WGuO/1qHnvbUBxTV6p2CMGX4KI98R0dnfd20fYrKLLMuoX0rbUD0IXl7c9OrxpKcQcTio8EkCR",
-	"QWiHq17J1AYbX8Tpe3tGvoQDf85w4PoJaiDpi4K8A83e0Nx8T5KJ7fWxtyfjdZPAJ2x7PjCbhSjchhrX",
-	"kcxJEjZhpmRetlZfKuG4KGeSJlrcgnFsRvmEzqU/WfeXc1Q7R5/VjL6/sPqbG9gd4/qXYOcvRvn/u2Ka",
-	"wTS/VaZ3F+m37n+Jct4zEzapBfcb5JwzkacpzySJpxHkPY/WGzLEmxboz9+8sXl9i/4uATuwPmOSynWD",
-	"jh8+3KMIc2bhUgCF786fKgn62bu32qbzw6unYSeSbqKi7rpuNIVfnrH38RRBOebnHmN+WagZSpY6qUBP",
-	"UOT1E0D98LBo1OBf7W4DF+7guzkKBL1zIg/OOL+kxD9waK/1qcnyFqIImqN++J2U6WuWrNXBOMcrck4l",
-	"+foF/gB/kyjPSIi4yeYdoD+gGK/F4AaeDHC870KsV5c4Bq9z0vHDuxLqBUmRQpfkQ606Vm8fnkvyQKDj",
-	"h0+++A5tin/QFPl/3ROm5iP85Rnz5RnzJZPbJ8zk9vlfZIOtb65uF8jo6F/+9aWQe6EYBcnOAcObrgB8",
-	"hUXRqIycPPz9fymz4VmfT6kHRX1xFR2YP4Z/FRrxMQG1JYsoESeIkSuwVaieiDIjaC65kBATOUS/P5yw",
-	"/jxnpsrhNWUxvw5QzKN8RZgcoF8mDKFJT9GykrkiOemdqJ+ucIbOXr/+/vkz9DWa9MRVNLU+h6bFP//+",
-	"jwn7OGiOeXKTwrH67xrRnOFoSQ7OOJMZT7ZtEDS2bT8G4ItLmDx4xiIedyAU075o/jHoPbvAW7tBm49B",
-	"7wfgkpvbQptbPjgqJPeKy5c8pnOqBRBPQcyEEiYfCBTxdI364fP5wSvOyMFLxUPDgZJq9at0r6i/i3i7",
-	"hbBmarzXrkNma78rlpmRK35J4k+XU9NeiTwrptUF32xSzWZWV7zAlO2aOPQCQK9Lpc6yFARlUYsdM3/f",
-	"lfyhJq/XG55JnNTzv+iUXyl80zeaGGullH3R73e553TBHDVBWgUAVjdGPCUMHZpv4pMIEV2cOYzwYM1p",
-	"G1NVBihsQBcOTtSuQZFPRZ57zAXzJV3jPUjX+PnTL+6Dnt7ghnMK5MJYylVSFej0O/m/xDyCspVuMX1T",
-	"81+uEpRgtvh60iPM1uw33wiO3b9XRGIIghBEfj3p5XJ+8MdqD0llov9JLPE5YKP/878LXmmq+zsdbL3/",
-	"2qQzHq9rIB+1zmDHOKr2SFGUYCHUEhWdTHoo4wn5etLDCcmkXcJNjouZMK3Od+gAbSByEL+7MNrhWJwg",
-	"k3YE6mgK/lkJ22HqMIw/pUBTIKw85MYIN+vfKfjSjKckk9QIP3YsnCSv573xT5vZDszhPEGDX2rjacb6",
-	"S4+wfNUb/+RxfnkfeNTU5hdTv/vje61RslrknwyY7xsNg95pHFOFAJw8BUb/Sw8Xv7xxQNOa6JpvbUbI",
-	"geZ9H2SGgTCGKJREyOkKmN8KZ5cCYQSprCHn/QkKy/qFoVMFy+oDIC+NSXwN/D9PzK2lQajiqxxrG8d/",
-	"Hj9nKaR2/HCw4AcGEerCU8dj+ANILM7HA6rOndQJI+WyN+5tVIellwsoVmYHVLgtxxKXND3gqUbrAZQL",
-	"UzStVmTq/QLCmkT5Fm6GKgpRP6RiKiHLU4DIhyjJFY0WRdWgkUAJFRI0MfBBJ7YUPowaVMw4Twhmdw9B",
-	"H31km9LvyfqZOayGEhy6iA0xb0w1AmM8Z3Peq58X6P6+dV7o05jTGCqnGHCizoX6lxqLHEi6Usirndyg",
-	"t8Li0vc6DTM5/eff/xEWCZwTLCQ6hvsOR5JksJON4Qqda9PeRiS6XhJWKu8EnE5THVY9ibDk2brQkW4/",
-	"e7r7TsuFwcl0tu7apbYv5ZTuWM2NanQDLAfuFjnI2rDRQuQk3k5m1V+Nmt2vczAK6wCJJZS5YskaQf1e",
-	"H75uR1KbcWmhDLzo2YrTDUekeE98y7OV55yIbK4NJR4gnReD59s1mQkqiX9xTUicuOLGXnzHr0tuqQvD",
-	"m+ba16AGs9HugXXKzz9LKM071DQvdo0y+dVxO/+1Udll6t+bD2DfRI4gUSxOr+2KCuC1vUC9w8uP77cd",
-	"QTN0UKKksuAK8D7y+AYnmEWeq+41K173DwRacaYtDJwRZF1DAjRbo1keXRIZqG8ryniGckb1xVY/hWqZ",
-	"JNZx8c35Ts33ALQXayLh2W0uSjVcA+9NPEcJvp7h6HLKr9snOjONtEVI54NeYoEYkZLEauaus1lnId/R",
-	"oGyqxy7B6DBkimm8Y4eNtN3eQb/jPYAruZayRSv2igA+gULTNkR9bSWkGQSkal+4a0y1fQk2FieDTmit",
-	"kXeVlF3YHfzXgQ7qxNbcjgqq/YSz4bS8oEJuv4WoJCuxTeqx569kmDjL8Lo7fz9bYsp+IFlsIr09jHJr",
-	"hhlJUjuCU+Z0hy422LFzl9rqIlPzNdH1VGE472ITeprL5ZkpT+mkC9n0TKqihMblbVdjQQy9Tgl7/hSd",
-	"mXrJtm0pzUeczekiz0iMqJJGsqagcAefNOqW8Bz3u/i2qF9uCpBiyzrRhEg5E52lQ7LCNPFywuatrag6",
-	"IZLscC3r4W8uvpnVveFJsuvKcHyl/hC7XA/t2NCGHGFk30YqINemo4+M6VDh+hsl5Sa+DVtXDNpiPigM",
-	"XO89Q7QcbCXoewrJBSgjtnwIi2yGFDtVOOx13OVb7+65xJnceXtzudQeQr7lgrpPbUkuSAYGGQhm0uaM",
-	"yp7kGfXtRnW/u+1gypPED9LpTPAklwS9e/sC8TkK//ysLCcfJfSwKNQb6kBgSAmi7XVdoG1hcG0MpcCd",
-	"A3NlybfaUriS3xKRJ54b2RHuS3CtsgekyjJ5kp8tLXkmp1Yz2TwC67SisowUMN7DclUKDZvu7YqAUUcD",
-	"DFqBqbaCcpqg533XVDD3nFF5o0u9wevuqe6xzI8xzQxFb9ybovlbLMl9WJUlz26rutDkdQcXxC8pmcZ5",
-	"1qLfe4rX4gQJIoW6UKCxdj2axngt4GpZ4Q90pc7oo68ej4LeijL959FWjcIdREjMVybT/qaNfQqt7iyZ",
-	"2u2crjiTy61Pt6em+UtofWdX5X/p33XR37zxDV01WUiTVW68UnYUrTZpjK1lzLjXdtMcl+ejKTRVtIt+",
-	"DXXpfU3jAGGBMNIDeCezI4okX2yXiZz5A0cLXRmkWMCt5KKql0dnK23NOaRhpC2MvrWtLZMSVD+YgBmD",
-	"8M3IcdpuX7qZcGvDNvPve595v5nIkc8RRmcvnqPHo1FQSeto08OVUIdDi3tT5H37USjUVnVTuJtbrHbb",
-	"UZEmeG1oUpfEwwKFj0b/Tccf/u7h4+FoFO7NqLLhOHV+6rZrQK3fWvnRq8vfTDll+iKHi5XaejcPmuMo",
-	"t9Hkc2MVYUJNVNqufBBKiE43IyRmYqo9pvz86+mrc+NRpeMxQDMrakElGkNNq4HdpJo5dmovHONjo7tr",
-	"H5rQRzD1V9HFXy78b6LCU7Jm/zXzHVyRjM6NPe1r49dUWYkTchRuVSAY+jA3mp7ct4MKx3pmr+90lhOt",
-	"waiCojB/8ZcLi/1+WG5VOAAbm0nc++OSJgTpuEHGZQDXiyKYIrdawvmlm2cS5WmAsEQrLqSeGptQQ4g6",
-	"NDA459154W44vNutEqX5oYmHV/lqpoNlnGaFOSnF1Ho/k0xoq+LOtr5mh4xEhMmp9vJoUcCL6cPjpf/0",
-	"JATHGz4LnJDWzz4lum7sjusO4qMtheSUTHX+YjElrKh33EZlGCX0ihyseEyQqU5pXWGiJYkueS6R1aLF",
-	"AaLsitOIwAYMAoj8Ooc5wUcZyzwjyBJ3UCa9UYilV8YhwiHswLEMm1zefjqzC9O6fL++ZZMsVGfelUNY",
-	"4XueuVrxWqeYoMFl/dTu27prnDHKFqKztelH3eFWV8kFEfKZgr2joqbGSWHZIMNrTR9nxHGmAtNhqL6O",
-	"EWiuwmL7xZrJJZE00h88zn/FyBX9l8e0FKgH9vtgi+vAHXzL/Wv413k1lPd0Tz5uPSTbRC7OSIdHUG3M",
-	"PJHwEtrSxdVEf3x/BzjGzXTi+mR3N2J1ZgQ+EXCTw5O9kzpcJQ4QzgKcIYKqE5CdtgWH0SVg0GNZMYXq",
-	"TZy2423a5JAmaLNw/tjqOuX6WTU/cnZFsnZDhn7KnO7yrCMQmsFFJ+BMa7vPW9tvIgsfISwIn0ZUrjsN",
-	"Do15zmTWvX1GFuY5vbX5Dv49C2JNcFtHzcicZBnJOncwFrmunndqn4XEq7RJtt9mfIVCTV9Fs7Crsdj3",
-	"1q4cuHLmimecA7+DqhoiqptZ2SqHKKr059JuUD1n7kFxT0XrQb+hAcy2nHZytq7GGbRcq68BsJ+qjd//",
-	"RmIDns9pQrEkfgvzt3mSrNHPOU5AQAdDcx+UY7BmMrBJFBIMwjVYyANIbqQD7eFjiOfzEP2ck2yNUpzh",
-	"FZH3xMWHfKBCwqPB4dn1qyJ0Q+PDSvEmW9hCV5ToQySnuVquKdOZkO6dvJxgtsjNZX7/hH3FnyAG7v6C",
-	"3+liuYPA73Yz3kWPvygjhE2h/Ffhcn//VrGDvHEXX7p0Rf7G2f08v7mSYPDC++h4vmA8I3EZwmT0xA8E",
-	"4tcMvRMkOzhVXW0dDipQmhFhUnfcO1xcUXKt5poK+rf7uJv1WKOKKLVBEG3TXbTLGOeSZ9qUoAkD5IiD",
-	"FGdyXZc+tF+M3ybYcJnxRSJAYseEzok6Z2pC1RD1rYHeJCoLUEzmOE8k+krXqfeYsDpIzBdEyJc8JiAv",
-	"V9UENT25DZctis+0RiRF3iBTXdNG3T84QQlllw8ECrWHnfrLb0U1lcKcl63a+Pc+vfgn0wFZGCpPLs9W",
-	"eglug3n5JQQfYTTLMIsRvyYCAoN05pE55ACDomfoFCpvCoSzoqpmURDIRos8EFvilJzqnS1pisoaWliA",
-	"oUObIkxJIwVJtwCiIkplg+l76xu7SEEwbcu2ShTS5mB30dE5FswHAqmpUJrkdXtsqFpqXzWEpdtDwTVE",
-	"P4LXAc4lD4sAn3qBMSqQXWERP8EQZyfGZ2GFWY6TMEAYrQhY7lZ4bbsoFuJ2Qn2Cs4Sakk5mhIwkBAsy",
-	"VcCGg1blQQc1lwn/adn1H5dYmlKfAknOL5FqbdIn1FZNFNslcRG6hvr8msRotnbz5QQ22mym6DrBahzd",
-	"3NRVdtEoBUnmYJqFBGokhtSpCi9dA9Vu4GHhBrfVLDi+5NJentRZaWXi530vVvW7tjSWKLGp5ChDMx0+",
-	"JRQgTkx9k+lBuNdtztkNIu3WcCxbaCp0GU2I/vn//aeiZ22anla+naCRFrQy8lcwLnbcdhPw1uZXZkMf",
-	"eQLqEAqJDGyYnNpghbLQH7V365hZnx1dL26aFSV/O+gvPfjqfHxnZM5NBesN57cjsou6p50WWzoRdfOD",
-	"1u47cAFXK6R5d9Zw6nrxsmE3PWrFBl6Jv7RrbEARVG/Nto2pn4lKCGfhGlW50KqXZJNKXCovD3mDo5cs",
-	"ZquLVYn0U3Ov+c4uXHx9I1gOxgi3XXzgMGGvXtR37tUBuDrodLjD4jYcl7ehGUMgCkRYhI7nkoP7uGrv",
-	"NVzUl0B8PpDlzdkai10/GjiRS54vlsZTSEiaJIoJl5KFHtYqU/WSIYNtgHC8oiyYsBlNEsoWJwjncJEN",
-	"tDChWJFiQXgmwA1AnX3F1Oc4EWQQ1BBczokwE9dKzDsePdGljLbkU/FbbIuxv8EyWu4ptteRaW9uPi0h",
-	"y5PL1v2kcVWcb/AgN7ygyY9W+MNz3fXxSMcimD+PanAHvZzRn3NiPhfasi7U5DplFbRTRo0rzuxSEJU1",
-	"2kEe0nmlyCQyUr9AmnqG3aigyvm2PUtul9zGJYXdt36P8eabaFI9arcvRQHzUrXzLsSMsXk9ZbBSg1je",
-	"cEElvSKIaWc+EPSto+ExiklEVzhBaYIjIsYoJZni8PAKtP9WEwvUD83fYTBhYUbUVUPZYmp/HRejHo1G",
-	"gwCt8F95VrwS9esQhp3TD0rcNoPCX0o6KkfUP40nzBlQ/d9giN4SHCPyAUcyWSv6vM6olIShfpkLWfFT",
-	"jOYJx3KgGRikkBL0iry0Z1aTcCm38lyndixCiMyMzjEfFRugEVnbALhGfdeClb3qEtS6fhmkeC2KrIkm",
-	"/4M+mBBkCi91Vus0MHFPLwhbyGXJbOzfR8FWd3yAbzN1nRfCVTOjCf5AxbiWuKK8vippK8w1/ECUGSyg",
-	"hJO+2EPUN8LMQNFXU3AGEtHCim5bYCtAavMHQSnvh6ivxVNdgmWumJqRTq0YqmjjFJ6PFCdGmK23QQtI",
-	"rd3yjIAtuSQk1W99LW8ZimvEW9tluqkzjIDlSGGOpLdFELmoeV2YU6hka3V6tF9M9YRWftOt/HMwBYHi",
-	"0G0OMlDUtx8VDQednGXqb4pO+Wfa1KJwT5WqqrJa/2yNQjdgNkQ44YwMO6ktdvew2ZizpsVBpsCbF/+7",
-	"PPKL/fR7DBlf4mlriAVsUUSE4NnU9Qm7zRPIPGvsqnf3YYHuCumf3Hul9phyH0/FEhpY9OKsthvb3FKe",
-	"Ypqs4XidKQjavNy7npKCoLr2iE0odHOf312coRivG5j37TO4xHeasSnYELsTwvrW96oL6YC2XWKvNsad",
-	"1nZjgxzXmIUomm2wC68vHpbkgndqanV3W2TsYvpicNO1W1DhBsnyKbmypYFIS5I7KC3Q7skYg6N+khDW",
-	"4vlZbTJdEbnk/sHaU6i0RrcwblKweTRcMc1IJKd5RluT1HRNwPeUXD2PIWe+42LWkg1n6+XT0Yd0Gxxt",
-	"J8LN0rSNfW5IDvSUXMFEN6WKdlowkSCZt8Uiw85NuuuuftywkHaMYTC+bcjkaNObVGKv3As63tAZvrSt",
-	"qG5ediGpdHUmqcDj3TonWYCX94M58IFAgkqiY6KhlowiTNQPxZKnQ5PrfBjxVTgY64R/chloB78AqhYo",
-	"oR9KLYkyoO3h40cT5uR2RadI8Xz1LAiXUqbjw0Nt+rClubRwjZHMME2g2WGI+tcQ7kh4mhAoGUYGYJnM",
-	"yEqJ1mDombASZlCpgVsFZSjh1yRDERZEi+gplpJkaun/0YdZ/zQ+PBz86afTg/+BD/42Onjyvl/+++D9",
-	"L6Pgq6OPztfBn/qTyXCH5oPfH/7pdz5u70t74EuUrGUL/XAeI51SAWFkhd0HwsaOCXiVqL/g3VUY1cB1",
-	"YIjCUYj66m+e0QVlOEFnL54/EBM26Vnb/6Q3QF8XngA2Ih8LFNZSOoxBrxjal6kNU0SnoDdCfZ5BgwBd",
-	"L2m0nLC6ZmkwLv0NOAP/5UPKqAxPUK4Ihi20ITh8c3px9l2R4MjMIw5/Mf96Hn8M9b6WT/iH9ff7diML",
-	"RMSfeZ0IziUkgY/AD2GOMEMQIg55OmdcLotwchEogNUrbq2bqOb6TygnMkYZwTGYY9V+gPWYFTXtjRdE",
-	"OERQ5M0UxMUoSrggMbysxqbCGICywms0IwjH5qmrC1iC9jAwZ0gz5QmTSiQFilEdqSxLk10yfm0Nqlr9",
-	"+0Cg7y4u3thHLdJPgBUBAAKtHTJ7ECgg5ZKKCdMClXomfDgoAnxhXQdqThEi8kHqevnDCZuwX5HCNfoV",
-	"aQ0D+hW9JBhch3+dsF8PDg6K/6/ahlRXwZka36gQ/YqORyP0KzpFc0qSOCg9jBUzmfFYp4H2VD4E1YRO",
-	"zm5VLrq4ibYWm13Q6f2BdIdIw8D4FJdpd0sQznFCxsYvQp9HHZjpNA6ssfrAOtRkJIHDJJY01QZX7YIR",
-	"8TyJYWdmirsJngB785fU0HBVimcDVEfoV1TWbClrtYwtQgIXHabun1th6JKs1Z+V/G7w4K4l7EDXS5Ip",
-	"wvGlhNNmduJAancR3uYW0LdwGxBhiq7WZyh30QEagc+JBrtZpk5P1l4gvJjak4JkY03FE085QbfOI5Wt",
-	"0Mx5NqNxTAzdPEK/oh+grpNTSWeWS9j5ImmbofYxwmr/y1hwtfwCjgBhqLIB6l2eawcT/UxXbMCw+gpu",
-	"i9OPk4Rfg9OIOShn52+/tZUXDRrrZRrKBbipANWFa1ucICiFaw5ewhcLsEGYyj+1sojF4ZJTiKDXwx+b",
-	"4TWtB4asjAsrRJ4rfloOBR77diz9oJiqIWGBFubHdtBqX0EysM8pSoOedpyIs3lCI8NtniDFs/QvwujS",
-	"GbKhAkViAIzAvQyczYpAAInhCLnttUZU17rXgznK3QeOE4aSytTD5AROIEPh85isUi4Ji9YH36uTlJFc",
-	"mNhuSyiGcuxK4lwnLidTR4lTLktxsALWQp2Ws5gYQqzrfk4Q3CjqMjeOanamBWcEBj5SrPEZi8F50taV",
-	"rLJYzYThpBEwQigJxg6k8DeNKbCwuByx4dAHV5BJPDmfK05pIy0cVtl6LFO8TjhWcjSfJjhbGNgfAV/S",
-	"6RrgLsEza8O1lS6hrnLJgsti7ysSU2yCstVYj+tjQc4ZqBIkm8So9sA3alFCXo358KHdtGhrqXp/xXkz",
-	"Q6VCNIysyKFRDvsWJZ1a8A4OtQwnUxAR1NSP4S79FtMkz0jhAGgqBQkaE8NV9GGZ4eiSz+dQI4Sk0sKg",
-	"ukOBPLNQ50iFdmpf0SqY37K0TkWAblPjSgECbzZbPKom3XhDpHxCFUQ6m4JlzTFWWqACtf2nF5Iq5edG",
-	"H4MCsKrYVIHrN5OcWoGtFe4rQb1T4lSt1F/QIAJT/KKAfu8yVisEm+pwl/B8DsGrFcRCFKuAdMelscpq",
-	"HrkIb5TRqiP61iJa69yF0NaYcze5rTLBsTNBU5JrzrRNmKsM/tgZ3Ip3lSHvgoRXE/A2yXeVxT1xFueV",
-	"+BrMd6PQV5X5PCJf6+RKCKzMdRM50B39yOXRFcnQQ3m3Fw5bp26IizUu20FirIz9qHL1+GTI9gm2i5GV",
-	"qR63TOVYPmu0UZEt350/DdCzd28Vif7w6qlfqnQnfPjQmdCVM6s7dhNR0xGs2gXNCixPKnekK3pWoLmd",
-	"9LlB+BxWirm6FOWvM1sl6T0JpF60PR4Ma4Vm31tl6NMy6WdVH/pslco1yllCBFCbt6qUV5Manp6dvX73",
-	"6mL6zYvXZ98/expaP456OUrUnxGF9lrB2aYyYgApXNVunb14bq6bJRYIJ9dKNtUqzUqCOtd05CYvrTs4",
-	"uYlBnbBMRON2z4fWkcBR5Xj0JHDy/pHYeNPoKJylEvGU8JpwthC2KHSEk0Qr+LW00LnyT8MG9B3BiVw2",
-	"bV3NUhH8snNRDp+xyabL8ngPmSu0SLxrHBOBBli+IhmNTOLTE+217HNHLZM8bfTM3ary/8U1BP00Onjy",
-	"/t88Rhp1HEyI7o2StJ0yZANJCxIC/n295IIYIcGE2elpHPJykMquaFkAsWmtTOUtY99uEth0swonj0Y6",
-	"uLS0TkEFSKEd5rRoAJe3kDwVIFobL3jWvQBKZ1cqNfdUkdZulQjLiNXO1v09hEHtGggE64qsn1GXYnpC",
-	"ewvawjBBQVy9oBdhFpGkSyW9LcEvmm6KrJAWmU7gigN4bYsqtBVUaH9rPEp5iM6g4W4n+TUjiBYjoH4I",
-	"ywgDFKp1qP+1FrwBGMLJFVFyaD8sOwl1X4GKgsulJ+uiPU/F1lpMOY6+jx6O7mHUv4ODzs5Z5XbpC6UW",
-	"XFGLraijZEMWJvFTbejfKg+Tw0acHX4I7uf3bostn6uupO6U/i+Qk7IkntsFsjh3eudAlvqZ2CmxWXf+",
-	"cueJrTVlxCm8SMoig+DZFKCfc/VOsc7qatW1+Il7fuh8Mcm24Kz24rKZO8BZXyHggUAJj3ACLQPzEoMK",
-	"GbrnoImh+3+YK2lFW+oJuqdsj+Fi7nG/aQjjC4Lj01w/42pPa9B8Zo6XgxNSaxLT6eB/cLmGB4dTLBnl",
-	"TNJEvVRhmLIlpH5JdJGB1RCFNh+jtax7B9d93EjbGnROYker2PUFRKjltoaiAHRdok86hZLAaPsJJdl7",
-	"Ltd6HbvWRbgb2nf3ZQDr6wS+P3IFMv2+/2zZVPedHFWBfwdyo9bK+XVPZqoOwo3UD+eExTY3rI6kq5I1",
-	"2IF9b5F//SSo7WwBbiib47Q109a9kxU2s5ELHcgIJm7TEFFg/whLKC9xkKfaexjcQaHCCnzCCYFURvcz",
-	"r2khFNfS8q1MxgjHGeEeru9jKzNpjX1wnDW2HXqnqYe+tmcdv0GuOODkLZfOdi/v1mdDqJCCANskthbO",
-	"eZ4k6xAMuM37FQQG3a0QG7BwmxhH7tJxBW4SYUUssG/0vyE4I5m+n/X8oOzkRoaqkF/YUqHOTuhJAaAT",
-	"RaK+QshA5/vSS2lIbYgzhFFTjHTqD23Lhne3EueVakVLM40L2KV177VL2aUn1OkmqvKyFFATGTvIUBs1",
-	"xrdOJbV9AGte31Atu0h8B8FEOrvcn/B8bkp8ldkXTWUvvzmtaOWfRScXhzvI2z9P4x33yCfrOVDUVNgV",
-	"5bZbj8hBT0UfXQGpjdZKtXSV4rbs++aENJtQ+Uhxmq+OUUKkJJkIUEwXVIoAhVPtQnpQviMRRhlmMV8h",
-	"zvRdX3owilQh8UBXBGqQkWtnK+Kipgfvf3kUfHX88Xdb98JZfhvmnhp/kKIeZo1kKt4BY2OFbfUUGaLv",
-	"i+QOkqcHCbkiCQoNbxnrTEo6UK1Q+nvU+bvV5gQYAf5v9BX/S4tNvXiTVRxhthpllpT5KO/9ljotTaYO",
-	"q3+/NQ+QjxO3levUm3g7dSow6+6aFMou96jc0ZPfWK1D2eW7NPae/Q03R12fxeqU4M5gMg01xmfkg5xG",
-	"eSa850axWv0xtA8i1QEqPhgbvfGWASOu+rmDlqFeutEBwQ/8FWGGBjs4LwS9ONN1KJqHQsnNqunBFc7A",
-	"70z1seO/Vn3tH0+LMXbwfXjBF7QlQPoGsey7BKS/4Auey5bYbJHNN4WANwZ7SbYfi4YPgj+dRfuyO0o9",
-	"Xh1Mq+bWhiZuqL6L4yv1h9jF8v5Ji+TupwxudVnbK94GvcJpeSO2IumvEAqZQLXrITiSJvxaBGW9YvuU",
-	"GSdUQCYndVuJ8XVGJdjKL8lajEsfbrg+CxBaas6WoN9kD1vxrxawjb+/BD+dt6plI0S/AkuxQzBqUOBv",
-	"5xLE9kRV9skh8JuXD9draT3D7ZpybSNQew7mfBKjlGSCM5TwhUCU3TC/7X5dj265m9YiWmxfgZOt7iV6",
-	"1DYZ/qbG1z0vqR3w20lfhqh2JMI9SmAWgJvKYA4CXXHimpEMuOsK2C1mOFlDeJXJoOk1irw+zeXymb+W",
-	"fvEqaNK0+jKtnLttV0K7PP1Gv5n2pL247SXewQtuZ+e23b3hJJZbycjg7Rzadk4v7fTKnW7TtiSQOlJB",
-	"fUMLJW/aABGdDdDEymA0w6yTza6o59tSaroo+2xi5aB4fFGIXdcMPjgwRYK1NlMHZNQKBQsdHyQk6hsy",
-	"srkjtNow0Otovq7DTB4UYx1oRZDVi9LYKIIGY1s3HTJ6phj8hFnshvgxKVC/hFyjWSeIND/ZCzIcQF8N",
-	"iwl/K5I7YglKT10bgedyiL5Vj1pAlE7YYee0pTJwHHvT4W+Q0Szf9TpCVn4s96+mMyodIiv0ZGl5w8H/",
-	"BNdQNwevTlX62wV4A/7tLiPL/Dozf9Nhj9dRAcJN7yMzwBuSwU6ZrGY1ie2KZHhBpjyLSbZ7es3uWQZt",
-	"IMtucxQ5/aaZN+tgYYsWoZIkdWxWgCRHc55nNkGxQP1REU6p4a7VJ7E5fBtZeovxPSWP7CfjiK+LNIIt",
-	"c46TpKh1k5KM8q5lItrvSTBBtGABfGY+EQaKRI11twApExJrd52Oi9ufH3tGrgjLyU7EpHbmRhknK2r7",
-	"GmdupKHUs7iEU4fWcxqalO7ud+A9pd1O/F64oDOe4m+34UDQvylROolwN8JTDnRmu5jsmNP5Lrk0p7Jb",
-	"Mk1AuCvNYxH1tIeMV2w3pCJ2ZfIuj/YoKzQL2QE7b6DDK0WrivKNo0ClyvZvTLRthhq9UndPyx2rZtlV",
-	"i7I75GB+Ax2eW/F9k69rRnBivQGrcfYBwkkCfiqoDwKvaaWEuxmXAiVkDrLgoMWDsCun6p4b9xZcrYUI",
-	"tqAv34o/wjKeJCvCZA19YxQapU+I+pi5kTBUANrQP//nf7pJ3W1By/WE6SidEzdZPE7ThJal3kqrcYoX",
-	"pDHWr04G+BP3A7SbYcZIHA4nzKxVmKx4Jql7uSihw/OJeVjM1ih88/r8Ah1aAgwD8IwtZ6hmdTcoUATi",
-	"y+/uJHPXMHnZTGVD3hYvxLbyAZuT/N8gZ+wbnSvyjc1l7bE3Z/yK1ninGjElvUBN+L7Dm7SDBX7rGNdk",
-	"tuT8cipIlBE5FUT6HShsO69Two+QVEVypFMQGGrTS38gkOm7vaJTgRQvXFUgtlr763tw25u+tqM73PHV",
-	"nm1WyA0U8X7rxvmZjmmDiEkOAR4jC8gBqbuhfni9FCSaaku78VFAPDNeCjUfBN32CD+cPYqqWV71Fycl",
-	"67/97ua73YZG7gt5fs2ITc2qKLAstUkZ4qzMsfA56m2CwYYK0Ksohh2YCFyma7uisFroK+xaEXFLwUco",
-	"82na6GyhVgvDiOz69nDFl/Zw1tsWZ/SEMZtcEaDNIuYN7q3/p7YY5A/TMNDlyhSyO6nw5jr3xC4l+3Zw",
-	"G9tTwcb29+0NSjrqDu2vypuod7toahXtWUXtbnHLFZjrWKmIt/XyEnXy9VTVK1R9HqJrkEdNTWg3uJ01",
-	"7bMWm2F2t9Bsqf5tCsr2aqmvWbLWDMRhiKZSaemlptW3tsXADUJ6d/60F/SevXvbC3o/vHraVZb52LqG",
-	"1hQp3/HrisL9GiveLjmaaZZgXGe0QRUsAD4mUUXMDLPLaVzOuPXUloUVilJBeJ3iREunlzoz1JxkLW9h",
-	"1XTavYjBrT0uDbi1qYPqursIVuXG3FqqcvZ4R/I23Yoo3c176cj4xx0CUSubW9Hbd9jJ3XIJtOxS+8L3",
-	"gfNdka1TL938EXXjSml6+r2aDfy89RPXE9TTvsHUg8RbCEG23nnx3kJ9jN7g9RucoJm6kXQqIKSOA7Ls",
-	"qOzeiEB+/Hi3nfOA3r76NgVJaKDXeosVjonO4bEmEnj5QOfxN7XqwGt6DvQYundPOUhZ+0038+sINpl9",
-	"9qlwbe6jtoSYalCoP1cLwkkSBmUlCfhSJEi8giqzkI0sxutBpwJSjhq3CQG4khYA7DDqLTWtaUauKO8g",
-	"QzoD2C4QtJpRsoPyuBzlqT7i9SMvucTJLuNc6A43V8uaGR1UFMvyHhwPgcGOgijWGxuJq03+2kL4Ciu3",
-	"LY92I8Pl566R9pktYm012KwdYavtYAsp3FICcI0pncUA75F2JN8/KPJ/NFL/fQL/xUmyjf7eOOzAVxZx",
-	"RZA+LzqkTuhMlpDb7K+5kFb7HBanLjRif8FStwv9LRb+2g1V2bEQ8SuTWA12tNAiLbkgrHgZBSjjukyq",
-	"Y1wG913oNeiomZlxOS3PZM3GDr/rXCxgYulHGb5OINBoSXAMCSRNIKIItKdQtCTRJcnEYIzmNJEkI7G+",
-	"bikzcew7aKZuySq8Ds9cGLw+qFThJhiCh2BJupCrIgzM4lL51VnX9S/jNoH6ntd4RxPaXfWWUCJsIw7Y",
-	"eKaByo9KmzOl63Jdu3Mtftfas2wCab1iHa+babzfxFGlcd+0+PZvYiBIcn6pCV5XnteVlLuSeXF91XBt",
-	"Z6xSTte0p14bqcOjbm01L/Zqb14fDfGtq5vXl0vgyyXw5RL4cgl8uQTu/yWQYKlW1ha+rrbWNDGVJW0s",
-	"e9MKbB9ZO+So1snSbTSvLXC5wW5ZQl6Es2x807nLM9HtlRQg/qwl1oPIJs5+ICola3B2acpi2IIxlSDC",
-	"fWQTMXrTDWE2jZWN28L2N8FTVh/9qDansAts7VNYJzbktvkuX2F2kBEcQ3Yn0+4ExTzKV4RJEtvftPuB",
-	"zgLlTavhTzcJkKgrTggbJG6qhzrKn2+KDGbPTOGFd06xJfvbt7Y4j/3hFZffKhHF/v0S7A+vuDzVeQPt",
-	"77Zwi/37z5wR++83umzHBecvcLYg5fxFGYyXJKb4Yp0634zCVqHiGZNUru2n56aAxDmEvDhwPl+lCdEI",
-	"tb+e6/IO78rqDs9qpOQLA24efrciq1vp9vGTJ076j+PRaCs/LMzMjeTbpYkNKNZL7TyTODkrGGL35BZO",
-	"H09iC8N9W5xHyirHYMNSd94lWQdohYViAP0Q//73v/93tz61TnM3/f3vf3/8MBycIAIVKwp2orj+A1Gm",
-	"OVtigRihckmy7W5gBbD+VBp1FO3TNlTH/me3EgEA+1TLivaLqpumtkEtMV4/EFY2T/HalG62E6LZ2nn8",
-	"UFZ3qGqsOdar3au29xaa2/XGqAUHr+37tynRkL2rHKPbV8dbT8RmdvGS7CUZhjezw/bj8kZ323rT12oS",
-	"bAizL9d1S0W3xU53LXdlRZ7NKwRV/7PpDcmUCKpreJt/Q015xUv/qq5wK9XDeYB2c/qBxLoV6pvHFZLk",
-	"g3aT9yS/LWCwKWS7XQvq8t2SaWPJk3ga47Xwe//tLxTZlwDhQr+uBJRus249tp4NM36NhRN7kbJht8cf",
-	"ZOmamtqeHj9mqP3m+hWt8Bqt8KUumCKK6FuaIX7NoNq7N2h1f2HN21PzkmwltmWKg0YKjdc8i8UYXaun",
-	"p6malOo6TlrQX/JrlHC2COBfrupFCa5LksSq6YRZn3zt5g+6Jz0m+OVBVILOgG18YYfoNSNIPTq072aR",
-	"5dS8emMsljOOsxg+TZjFfwonMihzYuiICBBTbPRxuUyIeYh0E8iUVKsD+0Yt9eHov+nabo7cUypYhujM",
-	"t2hTU8d4ItjVI5xLvsKSRjhJ1kP0xvjKqeHZ2iBj2C0VXj3vTMUxsjVM2UPX7jlu8ougwcUsCbUzRAgM",
-	"2quM5bXHd+bSbfz5JklrTHb0qa4bWr38tmfJMcVYtaDc6bg6GTGn15TF/HoDx3W2SpOcTkHajeGf2h4f",
-	"A9/N1UVDedu7Rudy7rDOG/iVb7jH4jzTtXFXnMmlhzm+Jeoihjyw6t59gHRDdW5TDEVbK5wPvPhb+IWx",
-	"OH+NEjonCtZhp5Q8ZcSUR/mqg6CmnCXrSpUBqxVDf+UUBO2SIw5RyFPCwjHCieDqm+KFuv5sIwAsnyU0",
-	"AgaJwsP08BeR5IuPFWcqB4Je0FMje1/UFYGhuoincKu4DwMqzP0B6ITkF+r6MUZ8akIn9HuiHxbv+Sln",
-	"4SBAIyQ5evTV4xNk/ZAfjYbeE929MhnB8RSbYg8b33O2KEQX2cY9qLV9XWGW46SypdgUqLNXikAER0v3",
-	"IhuiUN0yamdZ5YKjwrmHJGjF3S3Uk/WCnuq9KRq3k0xUzFTQYCEZleKQNi2pgQp1OXB7pzZKlpOBX2DS",
-	"fuZTo2tp05mflgE+ZaCNtQg4CAG/Ea02B7mESsSvCYSvRkuiw2TgeQro9sf/oD4Q3dHoP56UVDfqam5Q",
-	"h2pLNroiajqS9EoHPOSixV/xi5h3/8S8fWVJbkmAV6YoVKTmCIklY/Newe1CSDdxsX69NoWoVhG0YI4t",
-	"571yMXp4aovAW5PD7GnZLT+0ESu7VS6sCZ5NIbIWWaM/GHNuCpYAxUAjCJlfkjIx/emb525tLbDaO1kf",
-	"l1KmYnx4KJY8Hboa2YplppJA6PiPvuiGSp2/TqX9ftPKGk35tZsk+hZLokNE7vaqbiBf38kF+eR9r2BY",
-	"pC/TfcAl3Qky+2o0qNhhHn1l6lF2LT98B7FTvlg27fJTaHVnadbzttq4GtP8JbS+s6uqPAW6l1TrFt94",
-	"b0uJ3q9qg3WpaLsos1UKiHfO0q0FkW1yunGyCJBYqncTVI1ZkszvEpCW6q6NijVrh2nmWYDfCynpFomN",
-	"zRy3NMu0ALpt1jJzxibBbEWZ++PRzqLaN/qMI9MAmQ5WjQK2QZ3bplHgJ+O5JGKMQlgqGR8eLrmQP43V",
-	"cXgfor4S3hDPJgykuBOEkfoO5UMhvAsz9PzN1VcIx3GmXq6UoRkUTJLiBJ5I6AjKiTx+/Oix6i0zTBPI",
-	"LHEYqvdwRlbquTIIJkxInulyrAr6DEVYmGdSISSW76U2obKa5ANa/Wl8eNh3En04/z54/8so+Oroo/N1",
-	"8Kf+ZDLcofng979OJj/9NDp4cnrwLT6Yj4fv/20yeT/oj9Vv7385Ch5/HPzp8E+/691/mXaDJvhfSuxp",
-	"UWLX9DoChU3VdUUnCXqsoNBr3derd6sRuYqK4gETjlHKBZX0igQIS7RSrOPYuuOiNMERUTzFfDkajZpm",
-	"aK3UORrB/6G+zyY9qBultVJG/dNobrWTKmYLMkRvFdsjH3Akk7V6n15nVErCrEImSnJBr8hLS796i5qW",
-	"h4LeDWgOybfHzxs7xf14123aYvWaq4Yy6z3rBT3YB3CZNQaLafmt/M20ur8nwvdq/Bd9+jXFQkh/bau5",
-	"YeFKBagfNhQ9gwAUQc4zMVSySRgl9JAyqvgE40gtKJiwn3OSrQMtO/AM6SIXJft4+PiROsoZjiTJQCBJ",
-	"IJP3QiuaxoeHOtzeCgg6T1hV8JgwnBErepygdsFjQ9GyfiFbDP70KYULn+Dw5Y39uerAVkyeGyyN95aR",
-	"fSpz6BCdQjJPSHDkGmv4HCVYdQcHxbrCrNMteoeZZkUp07xArVU2HDeLqgZ7q8h/0qzIH+yrIv+/uPro",
-	"3i3LZ8L3m9Pv7c75bf4ty7DW+Tu5ji7eApBGYoWThEDpxDUk5dxs9Pda9+vvk65PlDvLXH0Z99RL8wVd",
-	"Udm5yGsGVV50l89fnVXNPjWzb4n3MV2OHz553z1+JyMyW0/hep4KEnEWC29ISueKUW9tlRxPurqER5dt",
-	"8Tnaa2FuRO4FllpbqGiulgBrTuE5rYDlKxqJwsyupF5jYe4FvQS8TbrmmYZYcc/heqYO0YIfqNF0QLl2",
-	"j1aizJJqh4hOLqEFXs7UID4/Sx34O314vNwUGLMhU/yGEJH95YFXO+PZ23I3uuLhz1iC+yTs066d0iJT",
-	"8m7dDPXs2q8gq906No0Uu9CuD/uwgebddEUyOqdt1eAvyXoKAa23TJ6eYCGnkJzNDFOr6Eiu1bUDBRP6",
-	"jLMDSYQc6GxuSnKHS+iSsrilHMItACM4vnlvqDF+w96+w2POjjk6/qKyPEl8ySWbDHj7ge3Gtm+Y/rhy",
-	"AcUZnksdoT6ni9yIfBnBsXrKeulR02/5tze1uxO2vddY62pFNKmduVrAtBeS5Wp1aq/w5MaRMju68RLU",
-	"zL6x6VBEvb0Qoj9zJM+m0RJnCyKmghAWohQLQUymCIwUzvVbzaaKNykV4dVNFwzLPCPILj+AeFXtKRpP",
-	"WM15usi0GXHGTC3BfqhT9RdQmErhIeRT+fOzCwRy2tXRYZTQQ1NTbzCcsFArBgvMVyGvzvz01Tm6+MuF",
-	"jYm6xgLNec7ik7JsLCsuX1AfCg286SA5wnGM+ligMGZiqn/eAiI6dYr7mSwBKOH8UiAqUZ4GE2aViQbZ",
-	"K8pyCaFcFvZqhQ/g5STTqSJgu3QKRPVWhhe//QknxP67ZrQ19SCczddbQeLqrw5JFI4Bm89eW4h4mLNL",
-	"xq+Z9sK2QrWRehiXKOaMoH7oASm0Kh3s0A4VqGgQTFgrHRfaIOu7CsKWoeLBidoDXcsRzqtAGMTDKsIV",
-	"RZlcqL2gZxayvdRQNe4IjuXG8/znnb0moSq9Lt/cKXSm6TjddWlB74pkMY22ikVnS0zZD6Zte2S/A/hG",
-	"nNhMBpXkFZvfVNVymuBR8ECgx6PR539gUQP9lLSkVLjRzXuTB1MjkUULLr24Ox4dob6soHmgiy3hhMbT",
-	"S7IO4T0VWi9im+ykVCfCw2bCQnUKtA0kjHkkpnmWmPpFn3tnCtgd7+cG3P4tu91+rM+K52DT9WeGhS+Z",
-	"FL8EMxJEDuiUzF5HpxU1gojYMgYV6DrjbFEWw9WYRCZR0PaIywLYyqytay4zV9f2pcDFtqePRZuXjVmR",
-	"MS+zmGw/bQU3MkD4gZ/nLK6mE/EdmblOUWfTdhTtCz1DNbWHDvdgnJEO+VVrJXP2UPAG8maZNFiuT0Jp",
-	"WyEMUtpBOSCohANJtNSYgQ4kV7c1ZVGSxyQ+qQR8Q5SQEm2MccAppYOo7JpcblPNm52qeGZCSdTbyw5Z",
-	"dBQLtaLDNsz0BUfaUwSbQQqLVOdIpw15dcqpHwiTX8fZMj3hEH1TSEhmu4pvKCNxHsGWTFg/9KIkRIuM",
-	"XwtdjhpEej2PkHgtnJJ4msfbwnZ6g7WdzQ47YZShuaL3cqpQiVmshI3rwtmVStokppLE4yrcusg3LjIT",
-	"KvhrFaBcwMukThZwyqZ6Tg06ZL9XAnlZqc/dWeg0YVhoyGoyoK+YXjF+mTDfqa9n199RUqwV5PHTbrVC",
-	"ZcHAque9nZGZ9Fa7SZltFeKfmkiDUG9YxQFH/wS8VUnjCrj7a/LRi9nCRN7gTFKcGOot3cjsfQu1O3NW",
-	"XBV9cAQpfM3+4+jhYIgsShUpXy95Am4hmELFuTJIrot1pWpguZcuPwbtbeT3bUYIpHnZXrzsDi4OSono",
-	"F1BrMpew2ii0mev0Ix4nOg6zd9/CDGpL38StRMqZIJvyCG0XHWsCXNW7sEWU2J5+wEll2JBP2ijWvK4E",
-	"Z3YnK1cdgWqvunoYTpITLTIyLpeQTwEcRmPUDxWqU3Wtmuhg7S/mHVgq5qOwkhBJ4lL87ONKgVHTGspW",
-	"ijSXpWg30EmNKxkut/F5n/bAsr0tTBTSSzviNEdznO2QqPUmpfg8OapBakF9JcesC2gGgb3p4GOq+b36",
-	"lfFpSVIh6jelfNXKbhvq4wTeK6g2fhWvRnYoUafI0p1ICQB6SL8iLo8iYyk1gypSfu9LHNDkRZ9PpW7B",
-	"dDP0mI1sAFacrDZ6qh9t928nkaSX45in/1sDW0cDvtpqm/AVFM9afraKBBQTHCeUkc+ve9pRp+HuCagq",
-	"g55V0NxOBXWOE7Lt/bzDs3kt7sizuXwndntA9+0bkZFrWMzgsz6FNz0xFUSeZ+bYLYZOjWWEJ4oRVh+C",
-	"JndKuVfGbDFhqrmoOFzq9BCoHxaunqF+vRXpW+SSrKr5Ik7cB1tf84AJC63CwdRWHzSypzqJTnSbMi9A",
-	"UTKeSktUcM12ePQVL7wbPetu+HxTp+itkRLaz1DxfncIsR+6dxMVlWNFRe1cBYgMF0OEHa9YyLetPh4U",
-	"8RLu+ArUwfZCz10SiZXhXNtul1OnaUWg29axxo32JAxuPKJdIjoviJAveUyeqrbqWIupNO/05nXdmkU7",
-	"VKvTiTCU8KRvVhAyQq+6eEeJqRQoNmJYN7vIcnJ3ZIsyhXQpXNRFhYaw0X5y7fbU5AuXgNsPcScNTL2w",
-	"A4tRUU7DGFx0lZGpKeg443LpOYXFFNMuZHhaNH+q8yx7H5KvYUE/VRu//61iQDcrZUy8n61X7ylXX3i3",
-	"5ozKoKqRubGy5R7ElBri2W43vovAtxbgDt+dP1Vn49m7t1rn+8Mr9TdlkGcqwoKUicig7RCdqqufZJB2",
-	"DWEmrkkm0PHDh+rAmbjOv/zlL3BzcomKfPxa3VlEgOvCkZsitH56l7//6Vy8/+lp/P7Xn56R9/DD2+z9",
-	"rz/9cPX+p1cMvgzuRXyVy4p8tVFWBF0p8CAaT+qYkC2pHe/uYrXLlo3YuHfgU3BU0oLbBiX+HCeChBs2",
-	"6A7HMiT0iqzM+/f+Qc8jYDSx1wf2+flr9MevRkfaUs/nc0FkaVww2fYQ1+kGi98fGyeyIo3kPJd5RhpF",
-	"Ybs5pd7F6JWMX9FY+/sX4WLgQQimuDhOdJ2jFWfi55yQv61LHSUhNvYbIiZnGaZMZoQUdf0hYeBa+9D9",
-	"nOMM5MYlT+lcO4ukU9C59oLegvNFQqZpAlUPiggnuFDucYiTQe7UuMkZMWFzmfN7t0p4CfizCxRM0SAg",
-	"vJf3lshnxaLuq6RXXYP6ZKIK/+UMfs9jskq5BHkTMlvljP6cE+D7tKJWQ31j8sECOX6vWkyhcTgYIqvF",
-	"DhD5EJFUgluGerIicOLuh7WH4VB9m6pvY8gwHA4CdL0kGUEhfJEf2HSSj0aPInVhCIlXKfxJQKO0IIxk",
-	"WJJ4wq61CzWkVp4JwuSJ8R7XqiRb7pDKUtIejSasZunUHiV6CXCvrXSxaoSR3uDQnxDhftlBK0/Xdn1B",
-	"aQNtpGDXRsN+6GoHQ62eVfTi6COQzg2ClpBtJi0Qa62L1+Cvr0eYMD3ij9DlmW4NzvbqamOkg7Wioq78",
-	"GGxvXJlLl6lq/uz3j4J0YhRkIFDD43q29iYaTrzrLp2I1PulYXxf4bUiQSj7hxeYMo+6xcykYTVyCQjW",
-	"XrubfoPjBelWwMDHNZy6iF5lxXbd5U3Uk92M34Ulqpmmy5Cg33BZaiX3vdabqTD3p58MelsKObQqMB3K",
-	"cqygNQKqDr9J17nJEtpSELC78711DVaHMmcQBQQlCRRX4hyJhF+j/uPRo8HnN4oKvbbpTn7Ce/fKP5ck",
-	"/aEMp6ifE9jjnFX+BG/tqTFoKbQZy5TvAJ3DO+jZlckTs0ORVaS72ghLADiwSdpP3zx33cN3r+i6tVBr",
-	"i31gh9d9ceJ+6WKagyaNDWqKDcO3+PqlOTEKvw57qJDqZj+L9y01bVVzU9MWR0pYA2cesBIM1XQV5ttk",
-	"inEMxRpAutMhekay8pwuta3Pb2rkMhfqjfsXIuZ2l5T6STJwuzC44/nO2IUJeC6OQZ3UmVpBQv9G4nq1",
-	"6rJecoAkaFbUuUOzNQq1jC0h3Rx6BpWf55QkMUqokKbSL2b6/EwYpPyDomu6WHBRLbqIYAb/LNUsQKHC",
-	"YIisAA0FP7nWop7oSSBbkdZVQ15BnTdMi9laOIupWuOKMiw1G13hNDVqPxMR3RK1pT5qVLn1otvzqNsW",
-	"to8OmG4v/qLbfSwocv0K1Km9EqHqYzfh0gF2m2jpTr0tNXx1SSCCVohItLsj7lS/q0qZGwqkVudI8ULt",
-	"q7FxN74Rv/iovpypZ0b753P6t5bOUAKmg5iSatNqMZg7rR1la8pkZ33d0itvqAJbkwv2UO/aukL5yvuY",
-	"GJE5/aAOu1Oyur8hIK7q/ZNn1Gegt6Hcvqr3HMV84wwBCiFHUUyFDqX2l8PcLMt78wfUjdPwQUF0jam0",
-	"YTPQVz2x+qGbZ0aBVQ2LVL945DINrpsiaDenJqcedR2EwbBDUX6185sF5Y4xlacQP2lVOEWJfCMyo75h",
-	"9qEiavN4xwp78Ea/JOsHYmNgJWU6Rr0an4n6jNshd3m4V6v8b2OafqdJYJ32DeRBR+EcaR5WcGt6a+h7",
-	"8nrcwsuxeoy7nr3dDgxkcJjO1jcsVlSjusC6YpbjbnTLDHo/ktmS88tTX2IInsuI+4rja4aytHJ/TOMx",
-	"Cq1WJER93OZcBm7NkLZPN3Ny/8WB1bFMWIqp8Z4uXKsriRzt71B0r+mMrrrGuS5YRRz3aaP6JPF4wmpe",
-	"8qoLXTCe6cmYlbiyIn+F1L6cOsTM9Fa93HcXwGk6qCkKh8IIMzQjKMp02BqoNQdDdJokkCJxThlOxlYL",
-	"ZRIWMEJA3YZAGIyrjoYW2ZDIAdDnxo8FvWL5vaBn1lV/I/q97v2BCD8u1wGcOi2OGsJAs1xW9h1aaA8H",
-	"FDKOxFU0tX4jkAxX/e14AhgmN2HqYja8B51a5GvvV6vD1nWciiLEiF8rxOIIkqKoe1TkQj1yCSiDi8Qi",
-	"E5bwxcLo6vRDh8TOXhfxzCYcIrQjFsONDTh2SBhJDxoAHeniaCSGNMCaqhQ4oHIPkOBmA+F36Tj/6hls",
-	"ZtKEzhVlYJN2lBoJ3bNFEaFXFYVhq59+q2as8P+0mxfoxCZqkywVdfI2bmg+DHCbWI2UZJVKTyUP/WHX",
-	"oqRF5t4WhSjxO+b/uFyrXcgIqHQZN8SB+oqdCIURNSOU2AvgqW0qREgTnqc2Xpf1/Off/zEYdknzlJn3",
-	"wHTWmktBpxw5Qt/Tb2xkjobrgUBgjNhpnjZx55XrKN/EgCAEhVrUGgy760mJ19X4FD388MEM7StDWbdx",
-	"uETgDtxcVnXv6+gNNujTDCU+JQlV/MxTPI7Zu01yiFwnLAbTTKAZhmaDBlavWl992EEBXD0avnx8N6jX",
-	"a4Hu7rLrvK67QQxvUlt7uPM0G72VdaoXjQmvh8uPUCgSGY0mis0uggnRUg9So5w4rus25AASWkCUnG1s",
-	"Y21v6OvS9MfptjndqtXXKLWsWn+tP7SHgpoGBzQO0ZLgmGSQAc8lXNQPV2Ix/eff/xEOTpDh3ZlAMSnE",
-	"B6Qup6711B2YqsRXIawqvlzf6Fq2n5IEalUli+PV4WzfrnBSnVF0LqBU6/iCCrmnau4NkNr1QRsVXVTI",
-	"l6rdrqoSP0W6GaKKGBiXeeskNF6h07ISQzC+K+Td2xeFAK6IVJSC4QOhObVHfX2jGufuzB0yZFllyXSD",
-	"6KzEPnXF2raoH8LjySy4FEuPj0boz5yRMADNsXNSNfpAJH4MHnyqSTEePIN0VWt1kkuuZ5LidZIaTFsf",
-	"+ouJCpCLfTAS7wk89PRGwJPmkqSlt6ECO/zn3/9xqMTNK5KF/nrUurufn5nbGErqUIkkviTCrLR8l6jP",
-	"nXPg+m6wFiQVJ6vzDbd7qksSZUQatQRbTCFXShMV74q8g4G9+NRrQWFc0AUzT0vzkiRXlOcC6aHBlNq3",
-	"hfWt+mNw81tv90LLQc+oUjrcJZXMmapbQR7VM1rSbfMstmF1tyLFNfZUFiuuMfEq43B8Hx+PRl2OX0fi",
-	"lxyp1+SJseME+gyoI7BK5Xqfh6Es7nZ0tP1omK1t1EHeVN+yvvNblFR2C/ZypxfXza53uu24/zu9BGlL",
-	"nFpXEM+B/PeKrh+pXOphbwxVWVVyW+XIW5+p8krb7gew8wH0HTjUh+OoM/VCMAuc0sGdO4jbs0pv20aH",
-	"EpoiAytFhb/mQiLDcEG/pJMWB2XqenNB9XVpVpMtLvIFCf9GEt0uhLaJsO6tXOKJm7teChJNw8IHcoYF",
-	"+epYvTEfPUQZZjFfodkairOC5nTtyitm61H/XGIW4yxGZtXiBIUivhz+AF3Mj6E1hv2Zo/On3/vNkq0C",
-	"1BfppvzD7OYmJl2QnfOkSwiOh2ZU4yZY/9NJOlMaapxGzo8GoqLagNPK/GBS45m/zNOxqKRTaa9/KYdM",
-	"KLss/tzw2nyrXyLNO1FQFpEbWuN03w3YNbPuWuP655zkpNuJrUFket68/rQB/MKo6zz+YTdUF/pctqZ+",
-	"B7uP+njnGZXrc6jzrLWs2lJzwS8JcOkZwRnJvrUYymRuQhCOR5o7PXQqL+pohF7Dxc5YfxK+UDxHDV3m",
-	"ADl78dx86IfWu1//EA4CBPmB0RP95FUsSpekVncBAFZu1lLKtFdWhjonGzLdWAtiyjOJkwfCPPMOKENC",
-	"90O6mCfqh99Jmb5mCcT6n+MVOaeSfP0Cf4C/Ff4I1K2Eyo8B+sOEKUgHARJE6kRipDrNAawUEtUbMMSh",
-	"We4QnULOMZMwDIyoAgm+ItoABvEXOBF8wpSwZPK9LsgDgc7O335rMIsFCv9yoH44gF0MUf949AiFLxWn",
-	"YAslLZi8y26vf/79f6GMJByXw4YTHZN9TQUZDBGYt0hR9A/S9ZJYG1fGRUwJNltmW/ZXetoAmbTm8KrS",
-	"jucDbacMbcZ+g4/Df/79H6EpQm7NJ8ejI8jhCGlKFYAKJzw+0TXna5M+0KnbdPwK2J0mTEmUSiwql2zK",
-	"iCua0JvdswXhepYOHVdfKxyk9Huydi7973XodeOY7H5KTHn4IpFVPzw1ji2gVBijb2AOlEmtXB6i5zFh",
-	"ks4p0YmADUQnRTV+mwyICpGDXRUUFdc4i4XG2wqLS6JevQ0TcEZsOBFYTdH3hKRKtjDV43WdA43BrSfS",
-	"7MqZRrL3QMZYLGccZ/H+zmJxBLVjTjFD/RAWHxqnEOdyqRAcgZBtzrKBxT2hE1Ye0T5ma0ObYMj/87OL",
-	"AH337PRpgF6/uXj++tX5oDzGaOMpnrDqMT5xztgKywjmgwTQEi2IFGjnU654lVm8Fjkty7FpmLaceYw2",
-	"HG4F2oSV8WW3Or/Ic3zRGU4SMWEg9mJ7OvQ6jZvHjqfdTO877Tqq+dzWWPH430GDBwIZe01ZjyUonRwc",
-	"NaJVs7vN1b5pYXJoYdVGphJWPc1BCUgD1o9QQ2rOtZ8Wk1iHN9TWaiRkfUjF+PBwU7Bd48FXDFNEdRGB",
-	"rA+KPmB5KlAfao3pxGLGgUegPhQeG4CzvE6RSXQ2K3sb6kgHxazmNKFYlhGXQKJ8lcJ0cklo5iY1G07Y",
-	"hB2p03tFBZU8QzjLQJ0OqbMq5anlMuP5Yqn9nEiW4QQpGRdFONPukgo0KDqtwMIrIkn2/7P3r8ttG13e",
-	"KH4rXXz/UyYzIA0eJFtUpWYU2Un8xAeNLCdPEvpPNImmiAjsZtCgKMZx1XzaF7C/7DuYG9l3Mleyq9fq",
-	"bjRA8CRLeRyLb73zxAKBPvc6r98iAR2NArgTPU6IKZ6qkZ4SUg0e/yYfy+th4zcZ1KCAg8RvPJIwJQNI",
-	"pCCQKqfmAtEsUi9DOks4C108oYhDP6mJYKirFVoYChS4cUBBo8dbDfKTgV4zK6C2QpLZ1NMlsfFKIXSK",
-	"Z0iamUjV/GMiQlYDOCPzAiwdzlpNli8f5YxtIW/ARho93naGZY/IlC50QX6zLaZdd6UQJDU4e/M2q+qD",
-	"J1P9oqM0zVGE0YUMdzxKMwHTFqixUWcu6Kq+fxKofq6qsbGumLhIoxZBRycmQA4IlY7u0QFGnQZ5ZrnN",
-	"TKojHUeK5DvXfsKSy0LOA55uE/+u3T4I6m8F4wDE5ZlkuBmBW+voq0DdqVhckoh7evSmR+npGj8Gul6t",
-	"9IwTuVDMMY2GmJasfX7qIp3PYiZNtIzay7irHtfJW3V9CdZKx4NkCg/LKGRAzz0NJw9bQM35aqivL9xT",
-	"gCnGioXJFHLTEK0GcztTQ0cMpAacBqUxdgsgXGjIiCBe1VPrEpzqn5/fYIjzi2cFawfWPilGzsFL+pDU",
-	"s5hBE0cHE3Aw79Tg8WLCNip+mNFAgL63lwQjkLIThAuRv8LmYkdSce5IRmpFNJUs3JKuOpRKjnMISgQp",
-	"xXE0jNJ4YU+/Wo5hHKkVzQUS6tUwS2wqYg1EuKjB/v+f/0MgGYNDSRHc+pM4Vm8Y39g/3r55fQwkNPsY",
-	"BaMphdtAJbyDRIeG9m8rCCiOHpwKnqoFVxpsoMYrEZpyOEtiUg8DkJLA3TkhjA9FGPHLWoO80xKH6V0n",
-	"56iB6ThEXeQfutR5PdaErPoxvh5hEoJA5WiQN6YsFjp/7S3AWi1gkLZaiU+qAUr60D+K9suJ8ngsC+n+",
-	"2WtcZ/mhUC+JnA3HBldAm7QCmJlNTaOSUMJnanwYqs5nE5ZEQ90hHLFXgjMM4OHbIq+RapCrSFHrkndv",
-	"n8FCPn93Tsb0mpEWCdkwmtBYwqx+fP2M+NAfppqTyOwCdimPczxNYuEx+vuMGYOmO2REdcsdqS457EDo",
-	"XrXTbJPgjC6U/HohxEuaXGJWrGIFCLGgKTXSeSNbwb6SapO8ir6p4e1jNxCi9O7i2/pTK1e/fvfSUdO6",
-	"dvu8JVFAJHgeMe1sLGIImlLfa4FXrYw6HasOBxcpAeks4oVuA1LlDNLYzPFTi6nEN9BBpjQde+aAlJ2q",
-	"DERCVwrJ15z71X+PlUBQ4sYFgLogK+ao+sBpOlgRZM2hdxoOPH0HBwmI5cG/BXUmh3TKoBGq2G8cN/CK",
-	"4qxVdyFjUwMi0G6RmF2zWOa7P3dpDtQvgSVLhYCv40WgKBPskUj01HAziRipPiZYVIZy0vR931KPrA84",
-	"J5hcaGIgQTxU1C/4Z10PoK5YSzWlOZOWOb0mixAJGCWScsUgmUdYLIE0W8yO7ACvqmHo6WDtlu97oE6p",
-	"le20jlBmRThmTbjhTgDN1gGncO0wz9XSGhBkFUlR6zAXNmdFHpP5OBqOgS+bwOmQTWEOgmMlDYO+iyzG",
-	"5MmSb0Q61uPBnhtDPIc25VI9zELmkOAic/nqq7NiVs5XX5EqnCYwgHigkBsxaRRHwxTbk7WuTrJBRyEq",
-	"HGbqwIMDs4hwY9RlCjwS6AQPiPphKY1idflMvjU6Imc8ZhIUYhbqdmFKDfKaTpjsQnvfUFPSBamROj4e",
-	"CZYyk9QPTY8E34pkEIUh4/Zp2yPBa5F+K2Y8e7WDo30FmvJrkZ7gTba/H3jAPGEl7MMjjwTfCc7Mg6Ya",
-	"SSnNJJ1mG3t4xy2e4isWRlRxYvvOAcxES0OAQ8DTKF2Y31stjwSmPuBbEAT1Twe+j82vgDJQb7QbuPV5",
-	"AAO17zZxSikVta5TDw/3nFQLle+W8tmg79KUNs+p+A6pMWQpN82zuV9ar5Hr8wjhaNiIrpxSKbH9Yhag",
-	"OvWnIJlp6Sh3Y1BgVI2OlIIBCOepMO+Yg4sGGvUFalNRogV8MJyGPT5hFEAz4Jbr7GgtAgQ2tTIwZeeq",
-	"lIeYkZKpDRpxPLipGx2kDmOoQ69Bj7ObFPMttIkYVJ0JXUBNKJCJUfxMlUICdaRECDarUKCliSg5zqia",
-	"Ni7fSRxs9LjO+8/ldRqpHxabQdHWxGoSxlRA1RZa5qp6sX/ADvxJMNaS/Ele4VqRP8k5S5MF+bPH/6zX",
-	"6/b/1MuK9/xJXmjmqele15jBFKuZ0FjRMDCSsTjEREJOImOqVQqrFPE1wgWY1JYZHIsG+ZO8FkoSM2VG",
-	"dKdN+EG/BQlPqjUaL6cpZk3okDbnbWve0622yZ/kR5iI885ghsIJar2RLZaru8rygUxKT9Uk9/Ttb0qM",
-	"hQHrjjrkT4Kg2MLJK8scP8bCaE8Eu4kUO1mxGgfkTzhpKNbZj0ALxTGjcTE/iCMzCJO4ZgGHZhwhiyK5",
-	"DDdUhWOrJBWNAlM7xoXIIfVjRpuYpRq13xkViF94tIepqalAOQkcpLH6D0r3RBAka+2kGhDXCBPVwHC9",
-	"wvI21ZF8nsWQpgg5hqYRx7alDUxiNCqhRrkG23AHHAErVlzDQXUCMrlqf5oHxc/FiFDUm9LlbVObsaqp",
-	"VstsmgUBVp+UwguTajDL+FjffGDmVtK4OhHnlhEwGMXPipJiPGcAZKB+ov5QSijmV8O3B0AGvqVRPEuY",
-	"6xOJhkqnDpltCqQPRb3FaJSJeN9i4HEqjJnGLQ6ge2jrU74Vjk85nysH2NpqmtWDmhoIiJPZGoFM+W10",
-	"g9b9ui6RjXBHskFOrWUTDVoJQ4WbhVBGWzOCF2do1ILjLeEXzWM9YHbAkQ3De3FmM0uuUJkFnI2iYI4a",
-	"utSHS3pGSDAFlDwjuoNTRU3opZpPHf5XHSX34bkp9qZL5OZ/kywF3UKdH6AEaqtoGMr8Smo7MR6thCQz",
-	"Lm0B7cyvFAHiTEhcKVcKnX4rMwiaYo4sZgFLIulIUVUlgqfJAtI8tWlCjMjBzQ251OZQieq9WlaHJ1t0",
-	"AGsP50TMUnrJTDIelM+HfD3Xe6hZ5znc5D8JLA1spD4Rf5JTZ9/LGGmZUResBAH5kxwCkz0jK99Ux0u9",
-	"2N70ItiJcRdLftUVE8mfpNny1R0cRIpC/mlt2diuq5AZwejxhD22IqkdSv67gnFWz8t5B25X0e1rhEv1",
-	"8wk8mdDkSjOFCeUhTUWSvUZkGsUx+m9tLVBpKx5hCoG5J5Jc0oiT4BmbJgyPX9Dj1eA/UZt/x6MbQwEM",
-	"sKSxANPkCiwh59+ekqMnnYOaR4K3M65uA6kqYa0eQmYTvm66x/efHhx1al6PBy8jfhVYi5lJoceujknC",
-	"4q9DZ2S6Ig1JxbQONgASGBC4gECUXoOc2MRf0yWqllYptVFxridyHZJDscR2g5wUveOq8cw9rjq/YgtN",
-	"1GIQwyCZAL20wOYy0FDo3giQas/BOxlYo+uPaP4HItjjBqXGc/QftShKdtIBEgDriSKMPXHBcQYkoJ0P",
-	"7hupbvVx0FBnzIiPhdQZCaIFwFMqVVcfpGlMh2yicZRK1RHHwq7jexAiacBSiun4YzqdoiULc7oVt/II",
-	"Cy8Z1AaQoD4gs8YmnX0HgQLtUZEkaPu6tpYPpEhTEUfDBam6SstXAbGaiqyp15GFiClLzEXS0Q7SNBBx",
-	"cs14CGZz8+mxE/+gfXxQKkkbfxzoGWBcPUV1ZUqTVJr6SmBQUd8Aqc8KgUdpyjgBm4z6G8wsM45sFfZR",
-	"rQpoitAhZJ6MRKI0MLTpg3CV8eqaNqy4q6BYD2A3zOlC1rpFBQFOsF0QSAdqkIALzoJja4yug6ekiv52",
-	"pdsWPICeBY3t2oABp4hz1r6aneek7htbXmK9Yfh17RhU+QzONTcOagQD4JcgLEBQBEoKXeOcAkw2xTc8",
-	"B6MNOI5uXmsxdmZWwXGi1mrH9r26SOpab1n7iYGBBbumG+WSj22xniInWEP9ihqb6jfrLC0GzOAv4OqB",
-	"1pBa2OgzYOepZPFItaOdUPV8e8sRcbnxeXaAqpeVYzTpsTb2wba+7Hi17xBhYkISOrceqPy5NdS4eHYt",
-	"0I6pyWoOl1LK5lyLgR4JDOIP6gtA4gPcd4h0c5y8l5AHaVzhYsq4BOyS7y9evcS1lBgZjANQHWjDoMDb",
-	"NXI2nMHwkFxKOQPLBi6cJbZVxSEPn3SOHkkSfOhhgn2v4hH9z74TedGrfAROQciJY8ntajosYbVpmvEu",
-	"HBfOFnfiKuKIYIeWWJskqY1Ced6nOrK+OtuHBN+9dUiALck1XaVjtkAjcJcsgU7l9U7tFlsDz4UmZWub",
-	"LjEuL50V6C3oFshhgwSD2fAKxBV7SqSahtlKwBvGd4gcU1DstAJTw4FOFR0BCVc7NoLBIuiSIJrq1bUa",
-	"DkRPBEig1A9ucBJa/0khKG35DmtdyNr+ch1orYhFYCPQxK7WIG84obpjkA+8XNcaaAPkkkyViKXAaXp5",
-	"NQ0mDa4hvSr6ksFCyegPdowxhgg0LqfgTIUOXpw9soajLISzdVSuAalutJ0dbZh4QyKJatHSBg/VMewW",
-	"mImRWfTFRZRGdHnhmKSYOJFEcSzmUhN+9e86mowgAxgfYOSV1NrDhN7UgVCoc4E8OwVIyVEcXY6tyLRM",
-	"uPDSdDPztD4RWmZC28iB7xemE0YIUzQHjyoSbzyEoLPVKarrVaOvU9D2qLyS7jnRYHBe4V4jChT6r6Kw",
-	"HvH6wc1NQKoHNzfgGjPGVhvnA/Ue4f1+FHYJiu+RdvzV1GVQZygTCLU3pZF9FGCF3rrTLegehFQdi7Um",
-	"RsYfm3ez1fSdU0uC1TC1nwpPJazviA4ZRNfg4kqWgvU9v7bQGQRDoJEALjvQsgnlC2tCME54G+XoSEpd",
-	"W27fbIpRBbEiXGAySTUWs65kIVm6zNsUxzPkyrGaPZJIuEgVDh9k/QSeberw4KB9qAl8Que6YIDFn1Gj",
-	"ymasAxDBB7nMdtkNHaaYVgR+F/TGIjCr1AnNxUFnBosuGVMexixZupIgvhm9ASeGJ9nTAvxgYYzkqcHJ",
-	"Mbs1KTH4K9H4WEOvZiT8kUNoEmYsKSxEdHiZ5oVy1X4mjC4gCKoKHuWCUV+HHkAo+uPs16KTHCOxM3VC",
-	"0zrHUeyGt9QxtER2CReSR6ORpi7nYKhlSf0MFI9uj8s0iYZKyFQUrK52tT5MhJT6SXCsPaiZVEKzSJq3",
-	"Oq1DN2d8oCM16DrlQyZT8A8/UpL9I6iifWnyx1DWkBiajKNQy81tMFiUKMkKIcUMfBMXrh6lBG6ZBUJ0",
-	"/E4XCvBeZnpqFnStLkyWCIF/4X9AiH6sV+hxyK7VY8s6lyAcMcA3joZMg8PqiNezREyTiKU0Wewc9JpG",
-	"aexGzSoVp+JVMlzeZsNv+HWl2TaaAFozZZxOo0q30m74jTYkU6VjSKx5rP7nsjSvk8ixSFJcIVcgQZuu",
-	"lr3BlWjkAKVqZX6vavA4FEOJpegj2eNWBa0Gj/WQGr9Ja1LJiR4N8oLnBFVdm2RCr5i6HkFNM3gkZBOh",
-	"RjvtcXW3GA27TmgtTACYbSy0YpxFx0o33pfGgD6SdUKmSYSeULRz0h5H5cyDbIZi5CwwXzw0yBXGVJK3",
-	"0SUnOl7wm9mCDGZpqmQ8jJswAaZqsdhEQJJJrcfdeFMbhmmDT93IRmMjdaIIrdYG65JFd16xhYb7NLfi",
-	"RVjpVr4XE3aGiJLWIqeOQ8v3V6V62fceq5sOH7uJW5Xur++9ipxNJup4a7SzRHA8TBWvktJLWen+mg0E",
-	"8H0KFoFKt6IoQSX3A7PpdIgsrLrNW4/QvPT4g4UD/7jyiJ9DeLMsxL5vGwTrEc7mGOOXQJgJHWo5JzvF",
-	"YC7NiZVd7XVbzj2jUkvFtkbLkiBupXCQz6z9r8cxKEufqUTEDGFjzaJ040gqFSMAQyFIk+Ek4vAPTuOF",
-	"BO9dweZrwmnB5N9VFLNJggtwvoI9izMGsUnl9gXwMi6FYUOmx4yTfEodhp0zHva4ukKpzg+TohAEqSHR",
-	"6RVb1W8tixLuQtj9RRZATKqBxp/SBGcgUtxlnCm7Qa9Mgzw3drUuljj6GqUYtYg6RQloCJPAuE3zmvQs",
-	"W0LAsgOhldcRm9viSXYNIMi5Xh+OacQDTVhm0xoGz59Z6GtF7UAoUqMSKc0CRyEMdKx2fRTFWFpeMozT",
-	"wNWbat9J5qerDliaomCTOVCRi9PY07FWQzoFAZ0OxzrANCVt8v/+P2ieeBv9wQIdS/9a6FXIxuZ7+Nop",
-	"2q98FEdAtu1CxEIWk5AJLtWsZUIH4pqRpu9bf1kNQ8x4acxBx28TLrBclHvoKTjIPXD4m3wgfSw9UHFm",
-	"nN1MMW4M9YQSGvkykmke8B0zknHYEqCTi7iLGPlqbkAU5mrCdlo6lQaqStlEGreGQZYyi3nrGA5Tmhm8",
-	"przwx49ecWjNesRDdgMLr3g7xOva3B6QJZ0R6dLYtnMt6kNfu/WLCwfavGp1XY8aKr6sVz9fZXnXQbzB",
-	"6xtJMDrpoD8lkxgVhsZxbdXQmM1pdsdmUuexioKud5ArlVBWRmapxps65DK6ZiQWSlgfIEgrJ4EtqxZ0",
-	"FdmzVT/BtQWCQTTRtlqK//5DcIYmvHa7faRUdBu73fJbh3W/WW83L3y/C///Fyh0vEC7C4iyuaDWVUqG",
-	"6v7bREy6Pe6EjG85ukyRdQd01G3rAWV5cYUtML3md8CWWi6b3irYqx22ZDadrtgSzyYt0AnD0F4N2A7D",
-	"DBpr5nEhNs+i1e4eHHUPjnaZRZnIlhErqNiF1brel4t8Q9TYIPF+iuiQkeBQ1C43ToNh8OuHQqn1zpG6",
-	"mFkZ8Ur791b96Oq/5j82J0//OTj36S9Phj9fZvgVJ6mddbvuH140ce+av7i19U0hbReKwL1liI3SPGq3",
-	"ioWNocwagExAyVKDx1kx4BNLdRKBhvSbZ7//0mIvr8IX8+9nT6KbSq4wqGlO7YE5DqWz8H8BsPytlgNm",
-	"k2ZEv3R9Di6ana5/2O34uD5uve3KTLKk33nSbBZXSpMlWKOW/wQLcfTzqqdSohp6f0EBldEln00rNl0a",
-	"xs9ncbxi0u7Q1KS14VNXyK58GyVsJG4q3p2vRqvbhNMSMog4EhK4Np/dZM/0OoRMXqViunSQNPW+ZKI/",
-	"BCWm8g1L4oibZ+qAgzrz7Ll+lLBLJBTfPNcLe/C01dxuYadJNIz45X/Q0ejrq/bN0e+teAJMH20uhc85",
-	"m0v7uUguH++6I7g86sLbCjL5mjFQtaCZKwrTdGvAKL6ra760IZs3o1tbF7TJquRAC8s4zFNte85QPrW9",
-	"W3Xjml1Xdatff/xP/eqLZ9hVZxtdNguYr8Anzc2fuMH0+FF780c20B6/6Gz+wgThwweto80f2NAwHNbB",
-	"NtM34fKmvEflYJvJOPHzRRtAEbbl1/eKIhRwF359/zFnK3hZzEk14jyxqEnGeqAflFoOlv3hq+wIurAg",
-	"sANtvdNcFWHuHVdh5f3HXCPwGHA2wBOVdVvxKgM1GUWRvUrmoKt0D33/4zY2i8chjeLFSsuFo6Eq2cOk",
-	"3I20PotmC1mwW6Do/e7ilIR04UFNVGO98LSiGNKFNqj2uJxSbsuTVf9giTBBjygpjpV2yFlYO4a4+YTO",
-	"C9aPRxLC2lMN2KDkI4MaK7ELJxQIciliNOlWnbTfoqZutHRMs0YTsqOjF7RzJ3X4ZDm+UXtaqLSOdmdA",
-	"DZB+YcaZNAfRPRigigJcYGw1arV6PJIkFtxGJbcPDxEiaIVK+UxtMpBGILklSuUGUe7M6ovL0uu3kKxh",
-	"tzv4+eeff66/elV/9izItJ3WEcL2au+DmVVtjUbQ45tVAifXFPQALSODeJyNo0wJ+HTR328WReVtZP2X",
-	"dPNipSKki9onSvTbDe5fIMLjBYNqWg7NgL8RxDOTKTpay1W/WtFWVrrtzZ8eZJ823U+bhU+by58eur06",
-	"kow9F4UR6g0ptIDVCEAj2F6MKV7UdYIMJj/NjKkjpIu9IPMABRk4KCXY9eZQfEmCjA4nV0N+PKRxPKC6",
-	"xpiQJcLLqVC0xwQpo/UeHBqmzIeeaDeLEAiisK/dApkDHUBURtHlLGEheTNl/MWzHj9FXBUd2OaREYaW",
-	"JTqnRebcL0oImNBEu22Mk0Wjq0e8Qc7B++EUnOpx/a1cTtTD6A43ryBLzrMIWMaqq3O7uxjg65Fsgk56",
-	"WqDxAnXum05RM6liMyiX5nZiXtdgVwGpOoXvD3QehKy5qXbBz2KWhYiOqRIFGM8m3DB+ejeYriS5zslu",
-	"toE2+uWT09M3715f9L95+eb0h+fPguMsw8PmW41ZPHWzmABljpizZGoirI33UZ8vSVmncaRaOjWHEs3q",
-	"TKamHuP2jNLsUKVbYYt/jAffDaM30T/evvvjRfN19EK+mKTTX05fHL6YnMdh5N+84H6DLf4xHbZfqfdE",
-	"+P35fPiHuH7Ziq9eTn7s/PxTcz747t3s59ZR+iKaR8P2j9GL30T06uJ59PL0H/Hgp2+nA2ivOR5O4vF/",
-	"fVf4hvuNYSvmg8m3fvjPf8S6qIrimL9/+9PPz+dTerl4KU/jYTT+of06fPK6w3+ePPXb6dvK1nyvsHyW",
-	"q+QhPZXo/fFu5JAPFTahUVzpViY0ieh/OiaTrGpMtzLUJKTy8fZTWc3B3xYJAYbXc3aTkqkAZKXMcex4",
-	"H5f5fD6lazOzN+/j6x+9SmkG2PbtZJ8stSVZuks76nVs435lF83siyJMe+svdxdK9Ic52aS5fYcFGIN7",
-	"FW1O4+h20s1pHK0RcAqCC94tQp1kaPTfcM1mieWyhiZmwswwjnYP5vgE2cV8+KFiYlkr3UoZ98hofxZe",
-	"amnXWmFITWmNIJT/PItBrHQrOgixUiopxeJSzNLVclIxcKQsaETneNSUqHItrrR8g7+5sZs69M8zxdG6",
-	"YBtJFiSmKUQGxnFZTlqD5NCPxSwN4F3AstM2g5FILllqcw+g7x6PhXpv0SBvsCg9BnqbOocmSx/DJid0",
-	"OI64RovI7Ec1xIdgo5TQ2ADJbCVxNV2JK4dXq+ujNcj5jDvkeygmE4C1gFCewEU4sMYOB0RUQ32Wt4Fw",
-	"AgmT40JDnxY7s2nI1eVomznVEfi5YbyTLMkEymBHYbC6SRCs5cS4LKc8FpdEzNLbyXAv8arclYyBJV37",
-	"cPuAAOSkiG1g2t0WNhVnLcCfO5/eFqu93OhgExQSIAXhXhzZII40t+bxtzKPlAokfzPJoMT0kRMWkOsU",
-	"BeFtxIHMwvCXSARLhGi1OOBVdDKHZv3/IvFAaRqro7M1jw60zSRwsHUsf0Ari4dp34F54BTCLuE+Pf7V",
-	"V0pA+OqrYy0bqHFIF1vSmhmMIWIouJxNWBg0yIm1opRZHrLw+5bva7sCoANqIDTyNQmM7eKW9hUEurGm",
-	"8g3mlHLzydK8VrA00AUB/s3WFbitgeJMbfaGkEIEZ02h0D0kdgdwTiCPO2gAuI1auWMnNwiha3PhXKsW",
-	"apVbA40KLn8suis+yQWBtZ6MOt/94NCWt3n122FvGjTIlo+qeBWYqcuvaXit2LVkCURIHHhrLQt46iTU",
-	"ANL+gsO639axE20ItFm2PngVYxFK0ln/+swXz4e/X8vrH/54fnbWnB3xHy9//md6EP/j9ZMXzXM5iieD",
-	"w59fIfvR5zw/5Tcll6ZscnYophVo0pRjzTX5WqSZIYMsWLq2PdPEx487W1bUEd7kF8mg9DWI2l5EuS+L",
-	"yS0NH39ny8UZ0ONlCLfPzTqxhoN89lIJcJs1vh3tZaEFEL0rtsBkVs3ATA0lrHKsKR0GiswyhANgcP1Z",
-	"EgMGOu1xHU54bGs0oXASqP/geyvFoEx/39p1s8TwYfJ3xPHfwkIu+SPKL4N5JWLy8QvEEa/cmcXdLLIT",
-	"b2gORi5kERb0P2D/vt7oYihlqTYc8UDHZZt929R1mWy8/Ui294vsyvNgE9cxvZe5W6DjV/dc77643gM2",
-	"279F2vR34n7L5PT+bPRFZhbx6I5M7x4Rg5RGqJBkybh2H5RS3PGbWJfjBrhgj8fi8lJpYYqtAfpdWZlB",
-	"paYOFlnVM8BFsVZesAln/NYmmmmkBT3kR9LBiatmSlFNgzXKmUYXszhZWZ22HQ3uhQhLG+mwIukTDNcB",
-	"YDtoNBg3kXMrE7xtetksDqt6l/b3TbmrxE1dvZ0tfuvpgK3+tSDZduoGLD6ymddOLeZU5iw2A4F5wF6U",
-	"qz1nscm2inPhdMI8EgrFaDwHWhbyL3IPErBwuI2a/S98ZQQuUGdR5mogdnSXTFkyBOgfuHMesdlAfftL",
-	"9gjeyXdZGI8T0DoVEtD9dNQ17LYu4pCVhqtt11hKJkKmkOQKAOc4NLd+WECqgX4cAEBOYRrBzj35vu4N",
-	"qVGhL1yKXE/46JhM6G8iAcRWuUWnUJXFdNsx1VkIIDXK/FrjoXCWeKy+4QDopAOEi/kzsOox4NtckkDJ",
-	"jt3HjxFGzQiSgQHqTGgEkFXB40CntE/EtakXWJyJuIpYP5xp1BAzpAFL54xxgvUt2ocHfmEG+oP+RPB0",
-	"LJ2pYF52FqCvXwD7nU+qcTRiaTRhUHmu2fL9VbbGfOWs9WrHMYJrGlRY46g1UVderkLahC4Q2RyxX0+W",
-	"QH5N4Jwpv1iu0rxQ/PQToqsKZ6jSbftuJWmbc4envuJV8NCAI2HCGnlrnjZdngwnjJwlYqd4JzWRneKc",
-	"mrfUuhBfDsuyXv9x8+poyt/xk5f/9Y/wKGzG84j/1vx5MRj9+H379OwXzn/+5t3NZMO83ZLvlU7beSLj",
-	"2aX+pj5NRP3myVXr93A3hQdXZrWuY/AjtJZzbDH0IG3CiBXxAiCT9jrQvVn+/hVuzYeleG3yiqJUnsmQ",
-	"n7U/NM9ZPqcoKcPAVntBd4mQ2kcP/Z2jh3ICze1iiCKZnpkTdXdZU1ZEASvnv2WYBq7hs1lv+hf+UQZI",
-	"Ybl4UbDVieSdVl6KeTuGjHUDSVfpthx/JB0qfQRBBtzhtFcNx9ph28XhlAgVMJz2slDljsYvGc37XWQL",
-	"szGbHIj2COQjCV0rx96puI97uncOD2nq+QM4zWjLZxz85NLRz9nZaMjJlpx/qd63jYvO+OYjubpMZQHV",
-	"9xiR6BQbCgWETWMRcCgWB7i+FpzcoPqCOXUd1vAtBZBc9bZyaeS5xi/rGkMqskSlfWFMl66aUirf2GIf",
-	"pWKL/Rkw3jKbAZYQQRwttuiSCKvrgdEHuH5WiyRskBN55eIVYr0SQ8JNoyD5mI9M/RK1pG8xulyS//2/",
-	"/m8HnJBDGXOdmTMngrNjlGXRTK6emaZzaWYFuWqHois5YSfTtcsspXqYq6w5lyw1Rc9vJcvgIdoUMGZK",
-	"Rh9be5Re1YxakSqk93f89sq8dseokIuSpqmiL5Vu5f//q18/ev/v/7+STPb3d+ajBqGin5N/Qg4gTyIJ",
-	"HWDdvvUfl0hWengX/7zIgqAqGV2CbFMcy9dHo9aww57Q5uBp2Bkd+rQ9PGBPBkdhc9SmB8MniiSqAegU",
-	"1dCCTK2T7MokOgy46jtm2Eq3kzflKGEwYUPG075OFe6axPl+qzOGvHtIjMe/mghTZf5SjC1NoinrD8dK",
-	"4ZZ9xqHQgR2y+RmTeqylaxf5DQ/kNtah0sAvp/TTJnHGffWjV3kZ8atNn8A7H70KVoba9LZ+qyCpfRmS",
-	"49byH+7nXyv+6TP0OQmB+hb+wBbLIqBm5JqL5ajqNiKgUy/oLsRAr7KSke0oIma8SVGsQnGESvdXJUN1",
-	"/KbXaR29/6wFSEXU6pqo5V39SEEyXLklWGi1bA1yYoqTZ4XHqk4Z61oWSG+EQLTS2Co6GKysi07plElw",
-	"zi+VHsrKtGegz4ZFSyP/VM/eXfT4UtE/FzZKN1y3DdcawSoRQq2PTuQs2kM6ze3Nz2pBbqfirYlm0XsA",
-	"/mtn5cg2C/dZBLx8NkZUQJ8GsWH7cJfV2hTUgrKwib1Kl/RQEulVyJ+kB2KI/qeSQXqVj4FFzxec9XgG",
-	"7XUMjTnNjGnE8YMZh6IgC56OWRoNNcS+Ev8Bjl39A4Dw4ROjmwFgPiXXLAmjIRT+7HGZsqkGAbcY/gkz",
-	"tSstHjjWE4SCUnQ6ZTQxyp1bqxDLKUPNCBBCsVY6jGBIp13S9HHggG+sF1D9eyxmiWdrzkVcw/Yzp9iW",
-	"0kTzRalMMi4UDOtxrK/TB+ixvq6uY6t0ZOVddbFzWJZHEG4ENVXM1PMamrYLEgGVI8HkzAAwnNt6LWpi",
-	"2h+Mam8y4zvm5RhFMjs066I2HNB9j2CZVEdXoxLAd93Kp5mpILi1doY1l4MLIbDUjnPu1EJKUp3QG9L0",
-	"DcV9rHa01ljSD73CHq6yZSczXuxjgxYoklzaEdI+kl2l2ymR6loAptVt/faoh4xB3XFTTk6K03NTTgzc",
-	"KjwHFhDxy7iQ+vOGI4IfMais9vMSzNbdUlXsrO8LzGTrVfEITdMkGswgmCrVEIyKZJXmM9l3LRpuHvjX",
-	"tt5/+v3Ily9b0/86ur7o3PzSHL5+MviJKu19LJK0PxQh6L1p3X5S77Qy9dhuGVJSq2xWuu4gNM554Zm6",
-	"s/lnOpNop01ePecMoPngaau9AsJXS2NK07fN20LjFdSlo+tMz73t+Vnjqsiupi3oLxJ91xUR3au/+5iM",
-	"fUzGX6isM4gFzCiwwzwFFMLPC5yaBP59tfhlIeGz9fZkls/HH7I/1hVuegMlUM2bXiYsa5s61fX1Ii5T",
-	"ylMAsyW6RpIY6SKZBpbRKaNUdUJZZTdhFIq9dvwOCU7tD070Q1ks5Hcszd6tfLIgASUKcmzzjEahzulX",
-	"mki8IFj0kYWkSskwpvMBHV7VSvlprkrD0VNfnbdpIq6XwgNaF02/2zRpWvbS9XWYQ+lbpmunCsSKYIh2",
-	"03zYKq3woKb8tIllHBy8Vg9WYzmQoZXFVWjdDCQEKHGwgGG7M57ShZhpGeKgzND+GxjB+wmjsB+IrZ8o",
-	"6UyqieTW0NclIXTlCTcOQheXSBPKJR2mBqq/EvHrftP3m7vlWNsj9dwQlpXQs+bNPezsA4Sd/Y6lhDqH",
-	"wGFiMQsvWfI3hJndFRX91GEiGIe0mdc81oQQae4n9OatsLG9ogadLeuXaPpEqoGhw0HNlK+WZCxirCHJ",
-	"kLoHLh0GjHanrR6XaRTHJOLZtxnwxxEJhoKP4mgIdQAdbpa3FhDgmlkLmE6t4wmc3j1y/u1pj7fb7SP8",
-	"8JjoGZAILLUc8PkTFjMq4RmjSbwIak5NbShmC4XbwRKo3+2rfnsVLB38Ecv38h7Hap9mlWy5TRik/lKt",
-	"kPq7b/7u0zSoeQRqfNLUwfAEDoB5UbArUXrc4wiXp8crjQWQzsIIAiwb5AQ6h+gCno3E2c3hmPLLLFMC",
-	"80/0FkRpo8fd/cIa5jgUj0yBqRveo9cOOY56cTSLYzKkHDICme28W9hZJcFs2lrTZ+CR9e+qIW18yYw4",
-	"8Hp805s4na5dHugDzr86y2/mWDY1nERcTX8QYaH5vEw2T6KUBTW9XbgONF6xX8Mhm6aSBC9CNpmKVIkY",
-	"9R/YolRsw81lOdFtNzrg9KJUkI/vP8WqBpbe70VckP3AzGsPviPioQ0LDu/yVy+yC+1llwUupCsluhfQ",
-	"mkZ2F1D0SpbW+LEBKaaYOkUiULW1PD58DGqwkXCz4dxIjG5qVD7dLGcuTmFVLVVZtbwrJOhm62C1CN25",
-	"8J9mgukqEbqdCwsuitDlAnSr7jfNZ801AnR7jQCNUu16cRmn58jL+qO7lJibbuSw2Z3VUnPr3qVmz1LX",
-	"vfxcKj/7W8jPL0HUPNV8aWtr1F9phvo8xHVNer44kX07mRspx72J3BdLwraVzbDgFaAuGAGGBDnyBxWM",
-	"YaoognFBBjSmfMiUsMLjRY/rvFoUTR3RqiiWQbY13SD7gcSHYzEAhP9Cca4GIc89rkYuONapx1ALaoox",
-	"aCka2LbhWwglgfYombk+Jozy+TiKmaks7VTKN3qLmDO5VjNRilDWjx6LHgTI9zguiEUeUtgwXYtrwHo8",
-	"mxlgWitGBWmpTZIKcNEOxzShQ3W8SHUQU36FVar1uzaCtuT9Eum1x9eLrxqbWw3JFCPDhYO+aMJWi7M9",
-	"vpU8ew6Nfy7i7Cihs3DJHcriUR0LXtI4L4iiHFF5675BBgsdAgTnpnIrOQCX5X58vuaI5ed5bp7eRppE",
-	"ServKDveSnBcv+G3ESmTbPX/lSKlGcZepNyLlPctUiLB+ZIlyjjiV/LxB/Uf7SVcmwbzejZhSTQklq6o",
-	"D0kEl9GmmjQPdPbLlKbjLFUD+6gUmYVLLWw1x4inh52KV5lEPJrMJpCIoSNTIp6yS+BZSlil6XBc4tTE",
-	"pKgEhYgGOSFhJCFRAwc8yQzIGNACueAGl7vpk0C91jcfBTouUolgPa7F3mOSzhIOxrcUZToA6pKpSMAM",
-	"6hF2o6QMLbEOKOcg6QEBfiRxIFWQbi8yykwi2eP6XR2OG1kPKxhwowQ+BQftgojRKKiVCS3vpiFcO/5J",
-	"hbry6S1bU3bVLQ7gXutblfNk8KS2m5qVFxN0gLEdLLPcJX6KB3xT7fFi0XEMC4shlKjiPJ/BapQ4XA+6",
-	"HXT6ftxpdTdxTN1f/qLuWeatWeaeWW5klhezROnQedYgwAEhRiOHb04op5dsou7635p3TtjKqJoLpyKE",
-	"zmpygVRE4uSm6Dl6hNHh2MnshbJQSu2WSk+2cTmJiFmPA74JdJJCOXLQ2tVPhMaxmEtSzSfAyLF6CJBR",
-	"c+PAg9eVeh+KYx0xC4ywxyHCXiKuIZov3PRinaglJHORIsrjd16xyt3lreL+bChsCAS++dGSdBRjlksY",
-	"3BI2pAwpZE3jO4GALON+QDiZXmF9L1PMa/21UoyvqniVJftIxVPnWP1ussErHghi2e8Yy5X9bfKCnQdK",
-	"93T+NvlC7hMQT/QozJ/mZ7hwEb/sxpFU12vOBmMhrmQXCYEiAssr6KyOOkECYqEh2b3y8f32vPIV28Qp",
-	"9bG6U9741zC6L5ydjJkutlGPLDyTByQwuxNAmkrQQr4UFqMv4yZWM2WJdIusKoYBBFskKY1hkZC+W4AI",
-	"0COAjEIsiFU/xIhUKV9kS1zzetzkZqpPeCLiGPIGdYBoxIFxldH/M2z0DnmAIfw0LJJ9Qy9CSl6KaxbT",
-	"oUOZZAFfSuNiVlp+w/d9v7IlPGYJp4AgmZAuJKJsbsabymx8+CcomkMRqoXR6nCJDxefFbzCKUvUzCpn",
-	"dCFJy/83rPxtUlkgaS2RKeR+NUhmbMO8vTGLQ9L2iRq7DoHNIoJmqZjQNNJlJ8+QAaA+eqCWjLx7+8zT",
-	"/3z+7lzJMwe+75MfXz9rFLCzzFIfrF5pAMV111nM0lCIZPVSNzu41AdP7FJ/F4sBuyFv8NPCereb5Qtu",
-	"QRsKJXu2WfAD41dQ6/tIEmP8NR6qHbah2SndBm2zHSSUh9kuqE3mC4Jm28ZOzPAMyMFmlqjJiRb7IpuD",
-	"KfcK5N89DFbfAl2ebRPXNVxh+SQ4vFa/VEdmsyK3Q7/zVzLbzNcBzDaabslrS8EAtL9armfD1rg3ERwB",
-	"lxy1yQPvbyLmkMpsyIWnrjmOmVSpzG78I2mc5BLCUx0O7UI9zcdCcXBAqjSE45KlErJ3sdS0hVSQdBHx",
-	"SzIfL0g14tcRhEcC52W5iEm0P9aOlVyApMD24g4jSk1PHRIYTJoso8MjVGpimIkdNM2SiAEqe43c8I1Z",
-	"8ztDmLQOQcevZ1x9Yp5/nvnynr87BzynvvbCuW65KMz9WcriV4gmBq0IP2/5vg+6ZGGIkGdROkjMCVly",
-	"OW4YZufI/8SRNlsH/g6IlHoXX0Yy3cR3zHnfs5mHwGYyajnILvoXwVR2jQ85M3wmn2GxliHlQM624knO",
-	"F0ucibM5kylKqkC3XTYEkB1oQEzHbEKqWvNT3KXH85kUns3DQAHV02FFNWPeNGZMIx+TCZVXmJHx1Vdf",
-	"uUodxMEPZ7L/1VdfdVrBA2WCim46SsNy7NGqQrOAObVrIIYGQ/yoONGmwMFZIoFcbHxTZ7C/vzs2/jnG",
-	"+pgDXelWfiuc5L9tFHmmD6+J+PH+Psmwzh5ZwrJjjuyh6uHvmSP73qtMGNrROLtJ+0O8wdDjrkaEjGRs",
-	"EuwU0b5kilQ6DGgv4T0sCW+Y42B7IW9LIQ88dauBux+oOPQSVuXuyk7sEkWEJvrPJ4ioMFKwvZfOp51L",
-	"oSubz+HdzoeGtJ6w64jNZXFK+Z/KZ+WOdwdrgzob25ga4GbtudDD4kIYN4mZPkvowg+WGa1K+TrBCC4L",
-	"zJuto5hzEmDdoWqbpIK0W4r2B7T+R+CRwK8fqf/Ug2OiEfF9fN1m/uiPetzJFBIjQut/eMSvH4G/oR7U",
-	"PDLj0e8zRugwEVISGsdO4aKOf6TRNekV4zUvg9q0gEQ9Hiy7/QITIhWlqpG2RhpeKnAQs9TMWULEsHaB",
-	"qNnDymBrNQAjeHicGAuzfWqAsQZQdDnCjpqIGgGO5V5rTH6BXPVOA445m+9jjPcxxnfJvF8pmksdLiQ4",
-	"09wHyMYDc0GjIamuyyGt1Aq/F3OXXZM55VBNXfHdKY10WEnkwvaBoZ9UA0XrAsJncazBii6ja8ZrxwSS",
-	"WkLC+DBZTFMW9jhNIdflYdrkv2MpRuM803vxyfmugKGfy3V9LVJcfrJg6XLCq7HZTeliSuMiquHiLJ8F",
-	"bJjYgPKrvj1AaGmcsHQsQjis0JRps7861m4Nb2ka3rKDQdFdyo2hSZikbmqC7ZnNg1Lg8ru/V95AeZuV",
-	"MIHgA17rLsHL7BH3Un9EGHz7DpAFcByMWOIRl0p8DEh1lDBGUnaTegjZ0PR931XdaopET2M6RBpOU6h3",
-	"C8RrmXWQjHPwBYKXKSVRI0TkN7jb4zhEqzjiLEgV+Ic7pRrgnLnz0C+5k3HG72BO1IIHqsG9LWNjt9Tj",
-	"duYit2MPL7g67veZU3p/LBLzPZ/srn59AoNURwRv4J5VlrLKvZpV+S66Zl8oZ91Ntdo2kEq/vTaI6uEG",
-	"K+k8hZ1Bkj6feKInHX9V0EmWu6JzUVuri8LngoyKkSjsBu95H6x/jA+ZWsWTn89OXta/Obk4/b7+9J8/",
-	"tCpeZUSjeJawQniIjSbZNkBlNafaLRS4YLvMR5/cVYQJnKDt40r0fdxzuIeoDO61wB3iScxNGcrrlbzu",
-	"OSaKojxgWJcBpykmtMSh5Xikev7tKek0n/oeOT1/+a1HqK6qThIxB0+cDoTzdGiwTYEpklUPyYq3TCS9",
-	"jNh6mvYFxzrUWDHkHp/Q30RCZjxKpeKGQxbHRKY0gVLmiIv8deCR4N/RRQmK8H8CfOE0YZCJqN96BMCN",
-	"sscDmqZ0OJ5AncVRFDNFGr/WS1lHZEW7xroI31BeBw9TBHh+o25fJgRsYNEpu0kfD+X1MSjkkqVfz9JR",
-	"/WmOU1fu6eT0kh4/OPCaTxod33v39pnXgl+86bR/1PbKOLlXxmVVM7lQ62Ll9lI97fTtj3CYClzrFJem",
-	"/iySUyEjU8asYN257YlcC75VHLa3Z6EPhIWqO3/69sc9J92ekyo6I9cW1TKJnu8uTkkISG0IA0RlSoKQ",
-	"LmRAqk880vYVCzryj0nIRnQWp6Tt1/Kc1SMYhk9SEdJFlySMxj0OyHWSVLkgA5HKmgfFrQHijtFQYs1X",
-	"qZPIo4SENGUOlI/O0nGAlC2oj/mwx21Oe3USccNWH2gizlvY8a3SbwCkwCWtemsRI4Lx2aTS/fWJ1/a9",
-	"I/99ObDhXcW2wiGpdJtPc+BAle4HxZTowlUcm7oOqQS0RTgElS7kpJpWWgfFVkCb7R499Zeba2XNtWxz",
-	"zVxzzc2Dape1kh9Ua3MrnY2ttJvlU4Nk16X2DrL22ivm9mSpvefvzivdju97axbtsGwPWm7DzS2m+yRr",
-	"xXem+37HyCo48Zvszeqs7zXvhyU2hDSKF0RqgriXGVyZAQSqxx/wH5sKb+JbW9bUJGtKaqK+5ZbTLAPj",
-	"w7fuq5DmFqjse8tqzrL6SJJzG7C5wbS6c0DNdo7CPel+sIUtp4YaPLiilmeaOG+i3Y+xDMruRXWcDlZl",
-	"V5wDmrjMyilO6QJg9bBPz2hLtsBKtaRcyjFZV16lx0vqq3QRfcHBgkhYOksAMjCrnEmqFsbhkkbc05pT",
-	"TFMGFb5rRpFUemhWr4ZwlkKMT8KImKt/qK9RX4xCW6VHF8LRxW90hR7PFGVUj6HsT4/nCm1qHre6HE/5",
-	"C2MqTRe6xzUlEnu8GuTwToPa8aeWQ3xFkyscGpYU/9eWjxmIGR8WC6tcQAmdYTSNGE8fSQtdPIc6QULm",
-	"S67YEiPn5hP7gX55Z2alV+ZeaslklzibsN2Jz1ViQWGkKKKsXvESwSUPKHHvYsrIbuG9CCqevrx7gWVf",
-	"9uW+5SNFsbOCaCNDK76kui8lwo7R6v4SUQfK3VGpC/bNeMgSVwp6JEmwTBaNENQ6OHCFoB53paDlz/IF",
-	"5/IfK4HIGZKpHufKRwM2FBMGDuwoDBpEnQ5d9gWkGpBxsjRZSSeMZH2botUt33dTaaG3Gccy1+GxxtKi",
-	"XKRjJWFZr2Wx/OFqKcjIODAmFB51ayULeUxoj+eKD+qeVstQWnZaV116heTU458uOmkDw79QcCrLtDkh",
-	"mGtDBlCHyBEntrRC7Mwsz7Qx4O7FpL1R54sx6mAd1L2ktJeU/lpJyUCQfUlyknH+T9hjxV8jzuQaRKZZ",
-	"OmY81WS2S75hNGEWNJtcsUWDnKBA4JFLmjIyWOB/leABVXfUE/iHh6lUkSRY1BcoKb+0pZJdt/uQcnIp",
-	"SBxdM1KFubNEl7aTjHGPSJZcs6Quo5BBeIB5TGOm/wmYGCzscZFElxGXRDIE7wSjlK35QoaCc3DM5xA9",
-	"KRlHPG2Q1yIl84ROp1iGAjOKGz3e43BOJZlJHDnsHzG73FVv/EkQfZL8SQLY8gZCjPxJXumIgT97/M96",
-	"vW7/T33T8Zvqg4hf0zgK+1dsob4IXuFqKflkQmN1aFhITjSxgd3RwYkN8vxmChOy24XCD51GfajWpAOo",
-	"ArJNfydnL7DG04b3X+DfK99XvV+xRT8RKYy2b9i9+lot4BVTop6UTJc71u+RkNEwjjgzrbWhNTz2fTmT",
-	"U8ZDbCX4WcwSa0dQIt6AMU7sO40Ai0iVuaKgEA+cTfN2DTs88H2crubXsJHQG5pclASuKNMsVUKyvk8N",
-	"cs7SZEEAziJeqI6DRD3p01HKkr5kQ8FDGZCmD92U+bbO7eX81OCJQSzU/al0beEiJZFARSwgk+qkV7qV",
-	"Z4JD8B6ALOo714c711c3qpJj9lJCYoP+9JxNRZICzn59NtWFNRZqN5QIxXjYJWdv3l4QQ4Sg9cdwbzMV",
-	"IqMpXlbJsq/0ER5iYwbtUh0kO1KkBH3V2NI4lfBUMk5NBErGSaol41REBdIxNanAL5YoSTYiGrONQ8mt",
-	"tqZVfU2q+hIy5Fcu9xsgzzTubhgRkSKbK00YoWmaRINZqmOCFYtTJMmOw37Zt1TRHceMX3Ex5+VDEUo5",
-	"1Bupu49kRl09QnVYdazTs2CsUUoS2BTwEF8zLBKv1NlLBjXPh2Ni2F/ZMPHFpdVeO1LoCIaKBVrUONUC",
-	"SkP6n71+Sy7+eaELpJK+HUARwobMIb4MFAoska8Z9TVLopG+kl8fjVrDDntCm4OnYWd06NP28IA9GRyF",
-	"zVGbHgyf2HnhcPr48Yqlf6+0kBlPZb/VgUKxNuCnNETGqyhuDHRD0RwxiYbSZrMgqqrRKYrHraI2auld",
-	"bfywu5kwGgPbPdYQG1Dy5VIo3gE7HUky42ZKjfJN0gHR2w5smohRFLNtX7dUr2Qu/xK6VSAKHz0MlUP6",
-	"n22/Ae21bDMHBh1TmfbZNeMpPNQHoZCc2+n6rW4T8J3VqO0S0Vib5NVqijhGL8gSg6p02/7HcqWPQQF1",
-	"Gi62T3zOOFqJsmd/NBGYV2zxyIaNFFS/Z2yaMLxdmzQ/99WPXgXgvTZ8Au989CpvZ1yiULzubf0WRpcb",
-	"vaf+0kjq67VS877OAMy3ca6Udq4P7nbtZJ8stbXFVNx2sjndb9lAu++3Up3t12+N2HavOqrt7nbKqjvX",
-	"NaFreOR/YItl9fQnY3HO3Q6tUHHGQiXzgjZ1KepAvzPtNdP2yiPZsK06qpCbNFdUV/PaqfnxQ8VIy9Yx",
-	"uZWUDIJumizqQIMq3aYP1UIBsL3rDH+TTpw4kvMKrRjImtMI6C6anlTGlIcxxC2XqM1OzPxqrTkX/bZC",
-	"5SgPaLMonndUYnapDGlB1FQHYxVAH9Qx1WobFrVQi5v2//e//+eP64mSt4w8qdjWPOKhmOt6dod5YymG",
-	"YcB5oLNU5IvmYT29lr++ZuEQDDYlvZTB5jf9nPV1Xb3DcKbZ7kTwdGwRMrKykIg4H6WsL3i8WF0hERQQ",
-	"fZe0TmIt2mvrJzqLM6F8puE4VhVT1Kljk4hHk9nEWKcPfF9JffHsUpforaup1mX7gNFWSSHez7bW4gos",
-	"rqZ/0WzdAmgEr9NGI3OpkLG3Lz+g0EFLnyVL04hffjG1dz8RiwvcgMuh3mAtEwn6TDHcW4xIoKhc4JEA",
-	"Ca76V4HdBKQ6SMRcwtdoltVvgIRA4zhTobAmvH69PhHG0gsl3eUxCWIxpPFYyDQAVStotp40/IbfaAZA",
-	"pMJoBK611HRV80hgqTQWY1piKjDmcq6mfipwqMIjtX/QboGpBKgYovvgkSSBZSGFBgwrUI/LCH2A+W5j",
-	"Me9xi+T8m4h4lwQZx8Kv88zFfeYgRzfItxGLQ0liNkqJmKWkKhIAzKyRK8amOtUODBwNYmBxl+aMAQmj",
-	"KNURlFkOnlqlnJoM0YtKvsONhnABUgWkayjmv7TE+h2plWtwpKY9rvrNuo3SGhjlT0jCRjPJQtMyYEVB",
-	"Phwgs1U7vl/TxvmiEV49CzRBJgMRLrB53RBN1emTKQR6ilGXqLPuaQuS9TaYc+4Re9A8snzKPLLijHmk",
-	"MP3cgwQyHguHyyP2NOVeNjtvCpblT5LnFL72SPG0ZE9clHFcITVvG4BCCWZXq9uPwSj56Fz9jbazZV+p",
-	"WwsrSORsOAZQr4JoFpAqhUVUrQdKRO0+fozoBkZexWtPSZrQCAI2gsd48xM2AVEERBhtxy9SIsJ4mkRM",
-	"2kFZN5Ee0CqpOFjRHrQDleVoSiZqfgc+sWQPv7GHwvZakBQh/AQpXl93YL5dPkW2kQFL54xx0oQFaR8e",
-	"+HaQ5cdsiy+NP6dwHrvamQQUQTuSyI/qzS7RwrpHAHXCI4lizep09O0v2SN4J5tb7ow7BwUxA64Z4TOl",
-	"T238QC990/chwlt37IY/7dCE+n/QDMJobNvImF5nzXRIyIbRhMZkGtNhdo0Kt9iZ8nwsYjNfda/0CyBA",
-	"+6QaRyOWRhNWA+THlm93zJKBpd31ze6WDNtc+WwAs1Sgl1HpIuaLMhqyoh+9cH42MqfGvvnEUakgen7K",
-	"eNZVnhjZb3BEIHbMUlF8PaNU9gOlManXwY4alDra3oG24ardt8SLXKNXz+fzRplu7WqMhUtf2VXFwXnc",
-	"K5DkTraEVXPe2xNuY08ono69PeGT7AnoGzm4N3uC7nJvV3joSKW3sEecanXjyzVJfLrhXf0GfopPM8CD",
-	"PnvFFiRKJYtHgMDCrlkCpaG5DoNHXTWCuLVIyhn6sJcM9yfT6AeY7ScGLWv9thiVDaPkZCZZWfzyNjyr",
-	"nOGaKCuDaPlRvZhcFbPLcAD4CwjEE8pDmopkYeO07mtcH/SAlsruuo2gd7w/yEBDOlDe2M9I/A6RybiX",
-	"m4i8LvOtFsYkWdiYNXCQ78n+AzQnvx2bajXa3nVy9gJDQ/RB35uVV6ZV/VSIxlTycYO8UERXEgqWR1hJ",
-	"zO9mIYacmajchlYtgmNYfxHj3ZSpmEoyoelwDMHGNMXPqh2/WRK1CtXvlgj8ObtkXD1gDp3PKYrlp8y8",
-	"EqnzeclFguf5jvQxnC+Sztf06MXp1cD/YfRje/zu6sfpD09/ag7iP375YTr/6R+HB/JIPP3557ZiH6vy",
-	"VZqHK6kyfLkrAYWNC7cpswa7ikwXDAJjluyp515o3p7qZvezjPZ+KTR3k1Q8oDHlQ7YdiqMBGoQ8DYOK",
-	"CAmt4KHJ4Sgm6m+dD1eATCbVlKFTRPa4cSLVPDJYZBjLIWr0ppcGeU6HY6cDxO1EcA7IxANZmxN2Q4dp",
-	"vACPCy4VYDgqSQvtDwSCoeBlmVKedkkwRWTJANiC/sP6zhw4kIj3uP0zeyHifTSIaJciZMjqKUeJPCZB",
-	"ojQEqZqAFwyqI7zEBWeNHg9s7iBYx7BxNSfIf0nYaMZD4wQzcdCpEFcQdArNAhAkZCCpzdAYJAuGwFo9",
-	"vlG1KUfWKmFsLyOZfmOOzScrL+lc5PUGhATLoLbnwpyCCPoraAy/QhfOlkAsc8lq4vMsp/L5u/OKV7Gb",
-	"57wECZLunzslO7rnp9Jt+T5ALBbHePR01SgxabSY+7lpnJ0j/1OHCiiP73fQefQh2KbSuCEzew79APUb",
-	"BzdRPrJH4UFibq0ATCzjzAXg1NUleSwpd/EaMhZLIj6MZyELPWOMCSLZVz8HtXy5HlIdLEiQifqB1+PA",
-	"hYMoVO8KoMwY10BJGk1YEbRxB9bSRYXN63GIB/II5TReyNQzUAoYnBEg1wZWCLEcrgSwiqNj7YKyGBkS",
-	"gBvQIzQXcYIpOYE99n3BA2CjJrlQunIAuBFA7NE9YpYqmAFTIHbDq8tEXe4eVw1AS/MkSlPGG+SMXkYc",
-	"TT4RIFNjfZguCSYspQ2nZEwA0Q4yQ8wu4lTjdmDMUySxZq3g2fvqV0CMVpuGZsqETRlNpZLP5FU0zUtt",
-	"zjwgMWkokpCFSnagfD6OYuYmsWJYDLSuzzfRxTJA2AIeQapWWwZ0aOdduHJd8r///T/qaAU4Yw2b3cNv",
-	"gmPS8Zse5G9WAU1bH7WatwrgepW84jiPlgE0igJvvMhdJZDkInvaqmw0YkOMLxDzGiRilcBfa2/Xtrw0",
-	"GyDm/yrCWzoyrFpsUWidga4aiSMUuKNR9JGiZzE97Cj9Hd15ALq8hMbtbVwmTTfUbVTCvw7Xyq4llkZp",
-	"t9tHno2XCYyB1zW8BivX1JAmdQFzc8mqZJQ1WPGyyYY0ZXVFuirecq2Hredos8/d6bGbYTyT0TXbOH7w",
-	"Pq8efeu2o/+siotpPJVLVnQLADUCEj2BRYQsD1Yu2edBVloHvpdJ0llam0u3c7jpeTyVAjpLueMeFx8/",
-	"a5bCsCjh+mmz7VU0G7U5dytA56wwDupqfjK2qIv9qJA2Z3TFApaL0Sj7+RXSWZzwdfOo3XQTG1HYr0Bq",
-	"I5eYzggvViJ+3W/6fgtORr5BUFNyK+66U5p+FzziaplW7UH+re32oFlvN81nrTV70PrEPYDZ3e8W+G7c",
-	"g17HNXvQXF0+rvLqYth6c3HZfP3s3fzVbyfzV89O5q9OO51XFy92AtHJWM0mze2NEfjEqMho9krcA1Pi",
-	"XkKUarm2sVfltlblHmsicAuMwS28YSdTDYiQrlQMgyiUDo6yR7gwSkENQtKV9MYFZ11EtoHib7mEdnc2",
-	"H7I/MMYC+g/IXMzi0FOis1IaHWrnkSBhMaOS9cciDgOodbMAL1sqCIOye4KzBlG0B3QsDYg8YFl4F8br",
-	"4ywx8lW7zbQhFOP2dQ7AMooypxMNXVgNMmJYgiYYcdBl1EA1UIFGxXF4Hb59bAZHMJ+Be0QkPa6nqh4y",
-	"msSLwCMbezRAUhvfNYjP615SQ9DG5k3NGX7WtQsYWRt7YDQup4VM6SKQiUE5iUJb92hJV1VjMbFta9AT",
-	"XTuBRVDEg2hCeyO5DEbd4ztBKup7slYr/CthFfU5+V7ERUzquXBvr6dza9SJVDsGX4V4tlwBOgrVHJSA",
-	"9LTZhpFlV05H+H70lk3vhd7IlMrU6XF1D7eSPr6ZxVd6I+4HzNHKW7lJfiPSMXFEsU1ax0oRuAURRU8z",
-	"BWMvAt+RCOxtofntugl7XXCnXWhVPt7yVtN0ON7kDnKJDJX2NnqGsIskRIMySCt7fWOP4Xnf6o1mRESq",
-	"y0Tj/AnF8K8vFdTT1VQgywQ4qvzUQOnXjmfpmFg/TsJoCLjmUwRyxJoqEnDdbOcoeeiXZJ+mJaW8lEL6",
-	"whnunZWLpCBJ5gyMK8PfDrotw1IMWvJlQoesgJecTcQNNu7kvgcqryG6pEHoWtWZLh9qxqfty9+prsn3",
-	"YjqFSm8u0zkqQeRSnWhIapc7qOfIg92FcPlt0++2LSddzzZzS7MMJF2yMEu8Wo23vWJhlrqyC1P5iaEW",
-	"SmJA7hOYYrkQs4aTChVS8lJcs5jC9S5y6S0XzKxTZYfiktnJ3SZ8IrtgzgXds8W9GS53IJbLUMp9lHgp",
-	"9sgbzlxuUw0+AInywOH+H56pzvwfHwPAcJ1N0VqmXnTWu0t+bTQa7z8GaDjrcW0508GKE3plLHE6nK0q",
-	"EpKwzHRlmOUj69E1EJE0JTCimsWM7HEnIzrQpaI1tod6UxJK4ohfEXS368RIjGt3KkaLKeNQpExGl+jb",
-	"LvSI0QRI0qRH5uPI2l70sLNxYDYUFvcAGAN8wVkiMqEhK4j1l9E14xBJcI64G561OAHyRlgEwi5DvkZc",
-	"Z4BZXobfAErPIqz7oSalNtEZlUWZ1jDNznDhcxGHRBtIV3+GDdsMeK57omGYMCkDUs3QPgGPAGyfTmu/",
-	"tt43NrRRy3WYA9EoA87wSGDKiheBCVp+AWOjGkdXbB5Jlu/jwtRuwYFEmr6wkKTzaGiRHPCkgOnQLsqR",
-	"+n7pZ1uRBSKEOZw/Z027JGGSQSrUpoac6i40X3k9sqCGAakaXbK2aVxYY10to9tC1xpywcCYiYxbDA9r",
-	"tJvwIHdUZSgCpyA4FSXYW1e0M6BLTlqRVmUy9SWz3rli/q8fVgpoiiGtk2vL5M6P7xUNF5wth/Vm3eaq",
-	"xKyUDj9BmNvBdpFtAW7JdsbI5r1qFw9NhEad477E520Y0rE2dGtemjAdSRclZE4Xe1n71iaovfFpo1AP",
-	"pzmLkSaDBfLfL0Kgv4PUfef+PnYEcA2nG7KYpWyz0P8ilSghY3qnkr6VzKlr+DpirRKPFZmA9JsoHYcJ",
-	"nXNdBkTLHRO6IAPW40Y6grz/WoOcUj5k4MqkZAj/hhowVtMwhfCiXN07yolhC+AvN28tl//N6F7Rgzun",
-	"0jZSnreDY3vh8uA7Sip94AYzs9GV28gc2/Muz56oPTe6G270haPCwGmBuAz3zj9sE9Hm2OcXDn/ZIrZr",
-	"NW96jKrtJ0V67TzcbS1gr7TJiLM5MEUvbzdCJZaLual+xa4jMSvjnzXPceGACUy7dpxT1ygWcB3p4vcZ",
-	"10sydrk1l/N6fMOrps1VCA1qf/7GDLHZXNLyVjPEZqtcy7sjhtha0ubumRmCyxDkrj073LPDLVB2GA/z",
-	"zBBPz5fBEjexKUW45V0XH3kZyfQlNHxnzvdyWxi6nJuGTnJ1KEKDRgkBTgcbTU9QNDmhcX+WKCK7Cqr5",
-	"8X/Q0ejrq/bN0e+tGLLMxiJJAQRTrX72vLTmRG6k6lCWz6edC1krm8/h3c6HhrSe2MT/3JTyP5XPyh3v",
-	"DlY6dTZ2c2+bSYGgsfdw7z3cS2diD4a2vZAfZBfdJtBj3UlN5QM6GgXF1OxjjVxp4JFCjO+P2UjJ9zNM",
-	"sjAOxhmPfp8pQT4REupymI2DBPEj/DSlV4zXGuTEuMiMGe2SpZJwYbUQ+KbHAwcxYp1jrasN9HAwiEzp",
-	"gojRaIX1CwgxlOn7FD+bXZRiVmu2WrDoMCbXy5Wj5mr7lcRdaOUnLCWaNaD2SXD2SJLhWER5H16BPeRo",
-	"upwmEb+sQ8nGHTxhanXu3Qf2YZ0u1FnHE5/cLU90F2nN+q1Fg+7sigatlngbeLsc0dvzwb336R7thHAd",
-	"Cc2fOW3V0RfuocDhWQ3wHjSlM9P2PStL2wYOaBq63o/vUtij8qq+0q0ofdjxbU3pg5YtKt3sfCzPP8Fn",
-	"hYwWueDpmKXRUKfTrFCkdjKg6Qmst3O502s2t5iuv6KAtp2qdhBuPdPtlSt9nHbTr8z53nOUvWaVnYa9",
-	"TrW9ToXc8tPjejX+u63JVzfgqAmL0Z00jqY5+FEdx6fUKAvEqgMiC/iqV4xNJepGubBhKrVqV9VkyTNh",
-	"kB4xyYWQjg36VpdIZsMg1RjMSzD2AeW6quIadevMSg+3rpFkaLqkk/Lgw7d0Ql4yVtmVcP5rFZ1mkWct",
-	"zw+YUGtpniu4VecuuNXOjHnXRd/IqRyE4Si116f0cux52F4ruseE0DB04sxTkTHOh6YLPf6g/+UgvNxz",
-	"UMOZ6XAHxpxxxflY2PD+qkX3rpEBG4oJc6E88wZExbdNOGCUQNkx2eOMJjyHfkUwVxhjBzNQmox0LYf4",
-	"lQZA2NPV42rEkczSekg10EtQihEDL3WXohazRHptdh2zhY6WwAyizPUJmJsZDvnK7uZUWskAc6ECFA7W",
-	"D1G/U4MEoZ5ehRXALavAWVzZ4S6CMj5DZflvw489e7L2THcfa7E9mgJ1kGqda/owQi5K+eeA8s+Rd3JX",
-	"0TSczPJLTc4x0u9SiFJktzwvRUJvIb8gocZUYBqNMKoQyCAqkVnIe9MnAVQcDSMJLqDgmNCC3/CRDkS0",
-	"0HA9bqs76RJ8HBgsZ3MY5oSGrOawdhfdQ7WwYKkLveZIDZ5T8sOKEC7rtFmeSJltbWFiF41KEopikXtJ",
-	"xAglDIuz7ZS4H1CeL3jqDk4kAP2G/k4qNZtPmGa2AjaZxmqQakQO2J+TAVpT3PhKSQYRN+AcmrkEDfIN",
-	"5RyTGAoOW71NPV5IYMjJXgYDzggja6wNNTfXwRGQenydeIFPcND4tItFoMrksSHlUG/aFUnAeqGOAyDL",
-	"mcHkIOHVgd1GWvmG8juwchi2XkGKSmQ6G40A13lHho5J0+fY3Edt3Lg38anZumg2l8WnCb0ps2W0rfz0",
-	"it6QVzOZsmRCOV9l0jjYQoRqtf1Miupk/gZXisKtX5ahlhb7rxSocFB7cWpvw7g/MewbyktduA9N6EIC",
-	"//e2WTg4rlbkWMHqe7zI61cy+nNoFVm99QBstGTkkhLBlMEXRADchimScXvubZiRYdyZ+aHR4wAeuJM1",
-	"AWd4lyz6NeDbjqIU01hmCQyA8SH7rLl1WyNlWiBSw63jiJdxa99y65cRJ6djtpJPt+7C1GG2uYRNr1nw",
-	"v5JjmxHuefaeZ99nWVJ0sT5sywkUuKxPEzFkEqpffHrR/jkbjIW4IpINE5ZmhftNZWgPmdB8zICRoaNc",
-	"srS0dP8ZjvDMDvDTi/gLzpEA5kF80iSaMpL9WlIyH7wRIUt0NaApW5XH0fQvmq1MXdMr0scV6Uu1wBhu",
-	"a37Jh9Gafc+F0up91F/IxziCx50WUjgu0tPymb02MP3mZ7Jg6frpodHbnRo+KZuIxmG+q5nswFXyJ2Mz",
-	"FDJMPxL7NMaHXfu/SPOck7GPzwKVaraFRvU2FUlW/wRXUvECQ/yjSzBsIqVokDMR8XTl2zTt8cChIOD0",
-	"dEuhFGmFw8TKs1DermAdt9RJyih/nhhWupX5WLJh/6eT6S/DZPj79y8v37Kzpxe/3bS+P3s3aP/o/zE8",
-	"hNN8Wwr3DujxnZdwuAWHw+Cqwyy46t453J4r/Iu4wl55KE3lwGPjMpSMsD2cuKWFmKXbFk3Wb+crIZfV",
-	"OibV5QK93lLN3R5XX9U+oTByrQFgrPmKuIjOsrK87Zme8jalbfWEC2Vt76iMLQ7ELWH7+dUkVdtUqHvk",
-	"FkzephDpk46/XEMGC/dnRaczYJRVccC5ijTF0jLsBilKH9KywNql1Z0RjeJZwgqxQFFY6R4crKw8szq0",
-	"aak2Df6ZhTo9kuTcAgSUWfqwwCjSGXBarqphqYa0ozIlZukuZSr16d5zzX1+i6XtD7085UpvFNwbiCmZ",
-	"siQXe2+oEamCUSwwf+taf4CYW9Nl823ERSpSGpOYSamjXTSBBA+SmDMJFQUBDP2aQTc0JTHTReacfQt0",
-	"KSxdkRwJbHCsw2xkSoY0SSIme1xcm+DsmKYsIcmMa/T9iA/jWchCtxChdaZFvG+LLBr8z2y0Ys5CQhPW",
-	"45ylKTjk8rQ+OCaByxEAXGE+pqkpy0jELK01yAXLFe1HWGG0Opq3Gj3+WphdCGesS1p+Ez18AAc/TReA",
-	"rN8g5zMMGgLJxI2qolcMg7GsqOIRKQgXuXiWSBIs7M9JOheWTq4pxahfKZRh1EMF71uP591vZGURxi74",
-	"F9MkYqHaI5xglEpyxRbWz6gaA/FLvfIIUqNQVMEaB1dMYnmFNelGK8Sgv7KWI43jvHTxHIqaWv6eiRfq",
-	"Vs9kwSz67i0JRRzTRII92pVGCiLCznw0y3j6pAwn+KIU3x33S4nSqfYpm3uzF6ruQKjaecO3qsVnLhkg",
-	"Hg8WqBSoO1qdCimjQbyAW1fbi1T7Knz3LcGd0YViim7SafilFRrf0nzRGMrr3UwYUC/TlNmrhmxEZ3FK",
-	"goyEBDWPiDh0rBxUEkpO3/5IRlHMSPX821PSaT71vR4/PX/5LYkjzgjjoawpGWtKFXFgE2DeXRKcIreo",
-	"P4ukqXDTJTRN6XA8YTw97nHVqqJ4X+sR1jH0x04Wo3/qywFBavJBg5wAg5AmFndCfxMJmXElN9gYKEPi",
-	"H0nCbvCE9ng1aLYaB35A3r195pGg2TrwfT8gP75+BihUQxbHmIwtU5qY1oKvA48E/67+px5AqtN/gmA3",
-	"TdgoumGhfutRoMQrJfqAvCWnUNFwzFhqHco0BJEXVlcdqVlMod5RnTzDXVHiEBJHkog5VHXmVuqNQi/j",
-	"Hp7LObwc3/H0+/gHMlPPLIdX5Jlexi+DRo8T2x18buHBzujijNoKRLks90t6bUOizbOpSFIae4TFkunY",
-	"emivoSYbqLnTVO3+lMZB1zSuxbRHZDCLr+DoQRV6XJAuSdgwmkaM61R5zBWAokR6VDWP6NmqedgZa/VA",
-	"83U7v3wAmhb4KeEiZfn671qyLQSsAehY7txCkTDdWg329RNsfSWy7PMbtapbmvQcDv7IBt+V3v17s/Dl",
-	"BxTo3YZYrZUbfkzoAAB81VtqwcyQhyKeTfhKcySeqNxgGZ9NMB5G9asYgiLf2lOk5KYtTIYpu0kfD+X1",
-	"MURNSpZ+PUtH9adFoVcPctl4WBh9Ju1W/qo73Ut6/ODAe+LlREuvIJgu/d180uj4nqKSLa9MhoZmD70j",
-	"79HXzxiNpReq/801sfwEya334+tnXnNlqxUwacCW5ZYzRzOchVw9cr1kBwfe8mU+OMALfDKcMPJ2LKaq",
-	"67UjNq0dlrV2WNJawQtYPHylMrdhuQWZuoSjLvP+wGGx5BM5bKXosc1dLOOHraztsdOqZ2QGpJblG+jt",
-	"1YUHYYFF1mUFUirVSX/o5teNAj9LgOiBMWKFwP+TEjbTUigvMkjE7HIM8f1oDjXerCceaftKkD3yybuL",
-	"UyzsUE1FSBfWPAo5/YBDNB+LmJFxJFORLLqYnCk9AlHbHqYqeiRh14zP0HibcSOspyZSxSAw/1KbdEFq",
-	"4zMtGfU4jOA3hI4diUTJRKa0RHCMvlQlEAQ0jqGoKg/BMq0GXA0kSyImg6IOw8C8FgL2q845ZUkkQo/8",
-	"wRKB9mpTX3RMp1PGWVhrkFcgr0ltw05g7lSSAM5JxC+7cSTTgFSFYx9VI6LxQqYo9p2qg8NCnYOpBsKh",
-	"xJREhCQl4UVcSdFwwpRgS2PzFpjVq6mah34CoEpCSUm49D0O1mKRHpNgINI+Pg2IVGs4FnMyoXyh3yVD",
-	"tdDAm1QT0NacJUxR65QlMOFAN+CRAPYUUlthWwMcoF5JI20ck0DvtjFyV+fmFGLiairElTX3R0rxGc2U",
-	"suiRwJVUCh8X0m8ZhcRdaEb1l0gawwQc/8Gxg07FmVL0zOFVEw3oNUvoJetDNT/bX3H09m7g4NF6TVNH",
-	"f0gUlTYlQRnhjKKzgfG05uaDDtWR4ZmPRO2lh6YzbP2RVOex0eMmGRg9BHbT7NUd0xCMpNHwCm+auo2q",
-	"BatnwVFumC2DUUiWpjELexyeddHjdR1JTAWCVoaoN3MxH6tTMONpFEPRX/hUqsMwk6mYwMjAiQCatH6E",
-	"d0Kp74lMcTgjGscyP6hjSNdVG6Z2WRFdmGTWirq5mOINu6QGpl+DgcM91S9UfVCulYyFp7TmqV0YiVlC",
-	"QjaMJjSWDfL8hg5TQs1BnQglkXj2rsH5h1brihroNVDHjpmtz6injP5gpBqKoXTpb2MSeqRXOWeKjcle",
-	"Be858FTAs/ZrXYzMRzoPtioxAkcGyk1YvAYq6RRQtfWqdcn//vf/BLVj0vGbHun4bVKFXOkeRwXSg1hG",
-	"pEdmSQo0qaa+65DgzKijQqlRM14eHvIdS88cBrMzI8u+PYMJbJUKl310aizwdxC4MWfsakXgxhNgbmXR",
-	"40sugFCJB+qouG6DpvkhFe7jJygLqGl3K09CsNQju4LxLtMdcFj4XiUj2JVuu+nZNKimUjMqRepY6TaP",
-	"DvGH3IWqdP2G33zqVeylqnTVn/YqwQtPbWrVU9/L0kK6HbXgDgmsdI+eQvc6/aoF+VfAVBFN1ozxsHSI",
-	"raOOj4tUXDjde7O11GGz88TpsA04rqaXJwdlvbSPWiW9tJxelqelF0/30sn18rS5/VzaTi8Hu83F334u",
-	"HaeX9k5zedLafi4H61dszVwOn24/l8Nb78uTzvZzebLTXN57FRRFd7ii6HnUQ2uVX9FW+6C16orCWc7u",
-	"aKu5+o4eHbp3tOSYNZ+4q9bqfNwpYCqjvBv9fkDXHkkruOcKvZlfs/gIRWD3PsAHqNSfuEpndr5QoKbE",
-	"aFuu3ofPtJLn6P8JClZ7A8AqA8BmAHp1dfHGgr/vu+dZNsqmxgPPjfPquo4c7QKjSunaoIx4RIpEqWKD",
-	"BQnUP11nY17nqgHmANDe7KUeD9SMlBgLbq/BIiv1Eh4r8X4iZEoC2Cmn7Zbv2R+bvl9rkLz+nbBjrf7b",
-	"xFkOTiMeakeSg5WkVKNtbQB3qAOo5VrSAECc7/Ed5Hmc4Och1nsrD6jS4NSEyWCx0vckkrwzx3pYCmzR",
-	"s24ezaYNPzWM0uW/3tLHS9x8mY+7HNsrlRtKPEveh9JpwVcr5qUWy5kOhb/gYXn7+cX9fsmEUM2i5sA2",
-	"AneVpgTGsNLph2SwdIRKyJnQm2iiBthUoogOw4Si13qEEU/ZJZRu/3S1LhXTZa0uFdNsjtqpCpqeKVA7",
-	"WBhj5C21vhaKryu0PtxCu10ZWf51rVCZK4NRoua1n6yUIZ8W9LzWOjjSgnSpFAmn6MZ6lFIdklaQOw+f",
-	"umJnE6T1LSbaaZZO9ODp01Xz7Bzm5nm4DgI9P80n7ZadZttfA4yu8VcLM1TKRTbDQ4iLNrp92wfgEUWO",
-	"iqRnt3yFImXeEl1EPtJMfS9hP0S3GQZWG7FlpZC9l6Q3SNLW5bJWfMZYIgg6VzJhuQw9YVlrGvmUbhPm",
-	"0+MyuuRQ/jwLUtMrQ2JxCZ4yiNjXgS9UjgeCJiHRW0WqXDiVPBaEMxaCBwdl0B6fYawVMTtGzH6ukhex",
-	"sXO7OJ+alj2IxfAqA+QYjhnwgl8/VMaRaqDyTHCIbVCEuALHRfEPxTL6kgGQVBbhTKUEKbLsU8mSa5b0",
-	"gQ3s9iGN2W5f0DgWcxb2RRJdRlxCrvi239oU276L07Ly2zcatq0L9Vzy6APgQjGNeAB7pUS7OLrOMnqj",
-	"lOjrD54fJfSlEiKXLgFOFjFNdSZ7yRjxxaXlmfErLuZ85SxDMaER71+zJBpFZTN8rzj+jKey3+qMXfCv",
-	"TjPj2zmIzkua4hFkQ8HFJBpKmzKIoMIW6LywlhW1IFu961WuWRJGCP8HA8KAliQazHCf1MiKz6DyY+4Z",
-	"Eq6FQBCKbYY4TcQoitm2rxulc7v3P3oog+NNzzZFR/FcsUU/EWkBJ0cJ0H1wN8PDbD0yg+6Ff9Q9eNr1",
-	"W79kK+OCK3S6/mG3A8kVeo2cbwF3QZe+rkwFJsIkLE0WfcA27ku1zyi+fSzPekDl5JplM9pa+Mro2xZl",
-	"pvWre3HrgRs0nSAN4GLI6SHC3AbuIs/fV0nbQgDTICl1xsOpiPjWKAz2fVLNbHyFdAWdq2jBfkjVYPPI",
-	"Lm5IUGuQtwD1YqJnwPMvx2JucOERYx3iZpWsJRICZDISfBW2wk/Yx3M7o082eJTmzpkVICm9Qlg0G32K",
-	"AUKlKXTbJMHl1/0btV6FnBoDtV9IfivUYNbD6P7q6PsNPYCcja2hoXnU3VC0vV1C6hGQB9eeX/YhQqUM",
-	"4G3VpPK4PXAIcqA95pbsljZX2OvdamvaM7xnKnvwgQxEjDmEw/CPZTK5RyTgAH56GUn1NqHk3flLtGQn",
-	"bMii6wzUzVw3DJusBvgPrOVF1JQh+SqlV0zaNBOR9Dgk03d18Jh6r+YRravr2L23KeWhUsU1HZBETtkw",
-	"GhlEaqvPB0i/Am1FYCEZs4R5PQ4KXTVAyLXA+s4HVLLDDhEj0m6RhPJQTMhgkaoBylSo7xkfJotpCnr+",
-	"C66mGc5A/ofv1VpMMGy2xwND9XTxEUrGil+Csws9WThFk8MVSTKdDeJoCN4rEsyS2DSmDiz+BG2qfoLj",
-	"HgdRiIWGZdrIUAtKVjsmESchg+MHOikMCsak5hwLMR3Q4RW42rRmTVIhGuQEuXuPN32H6YNbUps8cJD2",
-	"JoFHLpMJlq+VYvp5waDHSySD463QwjFFvsAGKvcABwCH1mXp2zO0jy6vlfnGT4tSwxKIwGZp4FZ8fofh",
-	"35Yb31PBVungpRcW08552b/0t5a7LCjkq9EP/3WUPP3uh59/Ty7mv707e/b0xcuzX16I1kv6kr6dX7XP",
-	"r47CV4fDM/F15S+V2m5/TFAB2CS2GfLhZVAkGhi6iuoCwCAocr4HPtgjMO5aNrbIpL4w0c+xAkBDj7Ud",
-	"8UMFK5LIEkaTiLlUgp1kIBNF0qQAUTJMhJR1NLyTPMCu03zQID/pqqYkeAMvQ8JBrCTG0HJ3LWxoM36P",
-	"ixGRYpJBJsFL6PvRKFLY4slwyKSsnwqeJiKun6h26l8FOitdHmN9k3kkmZIuzadccNbjVszDSZJQMERt",
-	"1JNlRMsPDXKWsFEcXY41qoF6Se0Q0TtUJpNcqDU4VUtgP162QXSWl9y+baXUAiUrnfL32e/rKBt+qz+F",
-	"L82HH73yhl+xdCzCWzRsPlzVMJ6F3dvV3y03+4re1E8u2U4tvqI3J0jgbs8f8uQnD+z65vwtAFHghkKS",
-	"3MqL4lAb61QoJTLq9ObJylAkRmoV87o9K7/a1OSLBYAvn2h2Y4pS5Cb93tPfT8yW/1pRg614lTdnFy/e",
-	"vH6rXpnQmzq91CRlBW3LKNrHVSrjKY3jTIMzN1D7HDH7jyI6pOLnkP1H0jGkTAIm2YglCY2hnmSDqGkx",
-	"nmpJsauvd9W0OhEh04oEkyn8SSj5htHE0V+u2IJM6EJpV0r1hOhBJXEEdDQKliICxQh+iOJI0WnAGI8k",
-	"mdB0OMZMtMIYH0kSyLFI0r76K9A1H8sIGrpbozCAODylZRoaGcjrYT/7eYhV8AwRsxo2VHlSP/XnEQ/F",
-	"vB/ShQx06U74AepwjlgaTRhmSp3PYia7gP1RmFSmcI5mcbwgv89oDP4d0G2rIISBQMdqSs9MaaQLUHLB",
-	"6wiDBwsIwCInxEjO+cXJVRG1yjqwQusjJ9UA+GVjKEIWFGuN1jDzkOCHYlqPlY5LAjmDy94lUFYCldxg",
-	"wqRUuuUx4UInskVZOU8Y6Qv3qFQDGoYR+n77SpNoqN/66rcuUbJ+UMNRDwSo9f8fe++63DaurYu+Cpa6",
-	"dkWah5IlWY5tuVKrnLsTJ3HbSaeTpT4iREISYwpUCNKyOjNV8y3OG8xX2P/3eZP5JLswBgCCFCVLviR9",
-	"ya7aa3ZkEsR13DDG96mNhRB50KuFBjL73nUIJZNAwNaxWDW3AQVEPZRpJnxMjvLw5Eh+AkFhlJquQ3+h",
-	"56rAtMoj+VTNaC0TI+CAlWixmApil7XqolyS08CwWgMWRnwkSBLBXKlvEynrupmwQ0VpAi2GbgzNBaX9",
-	"B/Oclm+QQ61ydTEjyRkNcgTqNMRMRCEQhprQUsGIwFUdpkJjAHWa21aDCh0GH85ozqCsTzWEKCeAJQTf",
-	"wA2kq5LtTUOUHBW6+i/X8yomRAiHeGkc1siUCtFAXKGLwGNkGLDQBy9TVQND8Egu6OEI0BtGLNIP4d/j",
-	"FOZvGkeXc23ryNmDVAC5ESF0RmDB6lAdwmZkyKR4glwFsy48iidUnuxBmmA+gj4QExqf476g0CAkZKsK",
-	"XlWzSXS1phZCVi01ruWUUbUXs0LbCSMXgQiSKCbVoxPy/1gjrWlMbvmU7j9MqSIuHkeppv4RWXOZ0ARx",
-	"9k+CODfkn+QVnnXyzx7/Z71eh/8vH+g0m+SfBWmHC4oBCpfYj+m88IJwhBLQKY0Fk1IIZooTOhBRmCYQ",
-	"/KvlWnkdyQYsJQLZ4sARXGgXAgN8RKKYWDI039ppToJmyedw5EtUDmFSdouypvTw8kLZi/gwGKVo0bqk",
-	"Cj+OqTwhJvM/MvrTtLgtW1xPdKlXWtCJvEAn1bz4V83vYIfBqibaSCJDGuA7kLOgZDH1zqPhEN5bYZrf",
-	"hMUjt2pWfESMo2kuPDKNAy/go/+mw+GD8+3L/c/tELEmR9d9FVeKxYXXOZtlgZkoHm2tn4UBs2HiF7fM",
-	"CSIwoQRlZSFYh2Ti+m82bKo605VuZftzu75//vPsl9Zk79fBaZN+3PU+jCCIVjR0pF2aZRRLY0H6w9nM",
-	"KYtADeqrU5FK7xU89iWXayB/R32qat2XGgG1Jb3eez5siuP29Of9i7edy48t7/Xu4D1d0WsdpQQpKjfq",
-	"zl47I2k8UrFA812zMMqgkRvbqH57SteejU13C+6HslhdfllJVWVNKrkPCRwe41lfFQ883FwUI3eP2TRm",
-	"ikfvCsfMfvSrUzkO+PlVr8AzX53KWcoFJjyselo9hf6ijnbVj3VAZrXTqJ9XlAj5Nk7ZBI3n9dvJXllo",
-	"a42h2O1kY7rbGKkKDl4jVKrevFbEVL2bD5y21uouP3+sVNLawVP1tW8ZQ1XPXy+Ums3s0ojqV+eLlkIv",
-	"2byM/FKec9vn9ZRyXS+goQmR6+ojdQxg/nEDHJsEb51KzrSpOBU6Dfom0xOqbLSqLQR69Ue+QNKoXFoj",
-	"WgvGT+WqCLFeEIgPB9OF8HD+fbAHlcStjCn3QygaK8aPMdH0rsLHsvW/d/T4mFH/R/D4R/B4ZfAYjsnf",
-	"KnZcDPcaPv3FkG6DHCIHF4TjBAuZlwjyj39gQAbie//4h3xIudw97ubGqUWBwndS4M+YroP1QIFQPnrV",
-	"xc+7ZBgpeTSYm2DRIE0IpCWLmtPjWUfsGDX2BJuFFCqMJ6PHralDTISwBbGOMylsrKBxdXmkGHwUiJRu",
-	"ya2kizn74IojWnMCgQz9FxL4GB+WckiBkE0YTyBS/IYTSlxV6ZOFTUw6kIUOXCNUS0n0qAClIJDDtyDQ",
-	"/vGPriWnIbik5K1rPaUirkgqA+1Ycld20Ml+GARKEOfHitgo8in5EQiKQpVXFANW+pTF0LAVwFrsvM19",
-	"AiGodrOpEM2kKST0ugPUNQ1FpDKYs0lUEXGcQKtllRuGm9a+nFAgcDnMt3sCXjogIsJhU11tJL+rr7Or",
-	"LkR9ozRpqEvphpRLIUvkigE5P2f1CGJT8LJwiBvwiyjwWEP91AdXkfnqDdm8SAfmVAoAaAfUCY+GYXFR",
-	"SsDuGtkmUtPbV2o820S5eZezW5wtodv3g5h5STg/ACNULprsYemmM5iEKibcVCthdj0NY0b9OaEJot+5",
-	"ePaRqUgkwC5oTmETAr2P9LsKytujHDYgIyq9hiSR2lQIwZCoJ7tkEePXJdVUpBCUFXQo5QwJRjyK4bKG",
-	"6NgmnGbRJa7yqTVApOtogD+5uvo2w5J3uQ2kL3jCiI80gOI5m98Tdki+ICqk+RVF58wn6VRZYHhawxDr",
-	"YNXqRTycL96m2Dcl6orkWvcjC3cPhAodPVZRhShNmLnHG0T+HOiPfFQdoew69EN2S5AqJe3Ly2zjQome",
-	"ng8yo1hzUnMIu/TYNEEBTXt8AcSR+n6pyNowNK3Ft9x89vwvj1KbTWiCwdLyBAZeI1CWtdpY0lQmS60t",
-	"Yl+IlL51O6dANd2yQ9SHJ0eoIKXGAkW5qCOvH4pW4WVQd4vRZaTCmitJTrPo1qJGwPF3ms0V8Wf5lZuE",
-	"n9eKj1pLXOlWUillO7utVmU5SMXaMUDZ/zsNGFtHKB+cfWjZTPLIU1IwQ/ROsAOzuiZURRHXmb0iGdQK",
-	"tifT0a/FSVclnIz68GKr3dy1I7aw1+xLWKuxBnlrnTV96oXWgkIe7CoanTXchGbTJpHRvNm4G0hZlU2q",
-	"go4vhsSx/cWg+JmlRKqWaVL7RvNsl/Wu3NurZxuTTHyixg2JDTeIheM5WB4Kz62wo2GAwaFYtu4/4t8/",
-	"4t93Hv/+EcpeGcoGeVoVwYjX02ntRyg7uYXQdZlhdWXkOkQ7qTxwvX29wDVC3oORsVaEaTGw5BgjvEFO",
-	"Af+eCQMknwn2lPssBmRCLhAYAiIymoM152opXjcXO5dBKNbQ/3QRAGRAvXP0Jd5rnHF8oZ+ntpXNIzdE",
-	"rMWkot/SeVHcZ/6BrqMA2khg+DVwjT2uuXFDNkxIyvVLNU3ZBekrSGkRoLnCSJ67NmZ+6mGgfhpH0yiG",
-	"2riqwqHrcQ+jDRrCf0zDIaEzOsc0p99ZHCFZAGYfItGAdN31nQDiXArzd+wghm6ge9Gwxyk3Pn3+ORWw",
-	"GFM+YiZkQ6qu9krEeTCdMh+q0BKdNHVPyBmnIuKGfQ3uA1RFoMlfVB1AsgIdboGZtlfSeBMG6OWeIH4g",
-	"pmnCnGwv4FOIk2k9qFpq6AG5NSePnK+z6QSdC0V+IZ1dBXypD7wRB4QpvEzBGHFB+MoX3FoXAkLycPVV",
-	"k65D3NTSRsBLwaOkj2lIDhC5SbXRT6KoH8puuhBWUkyu8KVNneL8OVruCuP6mOxVvRdiYs98/oWFI2QX",
-	"W2rya7VvN3g3Qz7N/t/mr6N7rLIUEfJZnWXpzs5ZYrZ03m1+lSWSTWgol5r5JKdYVEi7QZ5cTiEsZoQd",
-	"fhOc7HU9cgh0YqanCorDX/IO+YcojQ2y1pgKMmCME5GKKYOz65Kqq/7cN7+qMuEyfj5gepFbwTxsvteR",
-	"3zuTZ9yERDCnsyCObef/VB3bmyWXYSs3ce91bWEl1k3lew1onv3WyeePbXZ87h/Nnqe7weUmsDuy2Tt1",
-	"4EFonRjwpczIei7FvBHCRrbZumNGFSV7NWOjzidamWfhUzlO6v29pZTURYBROZF7mgJB6pZ+vqlmDsIp",
-	"QM8zw800r2c+5glqQy10tClwUDbCUvWI9G7F1dfTVehfu7OjwDHR4d3ftnusXyq6t6Wb6aLfajZbCjEL",
-	"xrBq1aplckv25martHyNOkvXCFY2WyXGfeUTLixU54+0UO3rLlTJqf+aTU5+0Z7mDJ6FsZmXvvWaQUPW",
-	"8FU3rly007UWC1vbaH0QH3f5+ph5uu76KGOykGdabpdWB3NCtRlYOzCmKZqqf57VAt1bbnsvDCq3Wpmd",
-	"dt0V09N93QXbWJEujwCqPQvqUiXDqt7lae7k3gVXK4nUNP1Ihf3LhgLl0bhGHFC+dq0goHzxTFvIa0MH",
-	"yLc2hg+QL33LmKH83p0FDK+IFuLJzgI+gK65brBwaYzw+4Tnyl2filOZRTGYVEaLXhWz03kkywEJWu3r",
-	"Re4QvfR24nZn1j2aSlbo8cVYHcZ4Ap9NplECzJHQjor3UGHzR7oZXi8CtsoWKPdJyoPPKetxVcu2EPzr",
-	"wi2mF3EfE2hMGAnr5aS2t7If9onrp+h8sb7VYbfHq0nMKIANU2FUr96etQY55JDTauZkQudEI1Nn3+oS",
-	"zgL7uXsCCTh7HFCkMR8O6kcvGA3hah/jEtA6hgIhuiYHD3WFmY0m35vFQZIwTlRdn08TOqCyG9lgHCyf",
-	"VSBWY+adkzjlWQYxn5s6TNUaLOAvZiMhvy0AwsQ+ixVEVTGORVIOLKY8Sphf6/Z4q7Eq0AQDykJDyPnh",
-	"kqpJQrTLzB0CTJ49TghxoXAnueR9FVkJJkwkdDLV0ZVAkBHjTB5pv9bj7QZxc87V8k4sxqd0CSGy6TqE",
-	"sxGFJ6KYzGLI5JhPWe0Ae7ZJ6Ko6iYB4lHLSav6/rXatx7cbxI08MCr9vnxNt8DJ0dkbsne/2SJytMTa",
-	"/DYpiKqkNM/C3o+GQ8EShyiaTUKQh9enCUN80Rg7odqADZl1bYegoDHkp8M0SWNW6/FOQyXn+Fn2E2zB",
-	"aNiF1Zwyh0yp74fMISGbRFx8Thn7fe7o4CFjUoh4aQz0sTENeBIzeGk+paFDqD9n3CHic0pj5hAxjqbB",
-	"cO5I+68PQsMhoygahaw/DencIRPKU/kenBy3x3esHvZ1+l2wuOlINCQtaSu2d3agb9RLWCzcHr/fIG4Y",
-	"XDC4qc9eG0RRyKgUErsN0mm3iZtykU6nwAvV106B2yWu4cj99ddfdVG0eVItl/vu7LHrEPfJu1PIkHN/",
-	"ef3YPSCGLkpuLPlITR7KwywrQB1DHvWtVAG3hvADq3KYcllQUWxymRpY82pS2nRl+AFcmhRS16CouJC9",
-	"lpfEoApq0Bus2MUiTzuRwg4lji3yXCNvTHpUNZdsl1XOQ1poXhKbT6p0iHqW9xGCOBPjYLrsyy68rN48",
-	"8jNBkUSImms7ycVu5Yt6F9YL6xS7io64kH6KOPcZY4xdFe9YyXgFqdLjrjWfeaQK63AXPqZuY1U5ofq7",
-	"htdXrpR+qMcxFGAUH9SRBHCfpb9gikICAQm8IHjcLM1E40Y4Pa6uFLqkpNvscgpXEE4ZNICpjcdK9aJ1",
-	"4VGuIUd6HMofG+RQXQmVz6pKRNUmVlZRwuoK3EFd9Ojl7hJ3ymIp3BUAxjC4hCxbOjcJk8UFzdmzcCIO",
-	"YA6kYAj4qJ9vMPtdNY04hvE8306DnOBrXdmW3Mj9MQ2HfTqjcyB56ktlVc1po////8NSmS0gj3Mb5Kn8",
-	"Qpe4irmakwn9FMXSvjKoFfCxHtdC7JbvvZBMzlmQYD2u/5C7FpOPt+Sv5Qab/PO+U7jcyM3aPUECv8cD",
-	"ThQCis8SGoSioSIfbq30ro1UO63tmty5pUKeVDvtdm3xQo5Ud5rN2vrXcnd9zaSbtq6ZrriF+k53Tfvy",
-	"e4/1GheumFQmHxymsWWXQ3cMiEj+IgpiZyuvoZZKlTxawlN4dZkmsINP6NKsuNY6Q+/2+pAJJQG8hWDk",
-	"isS+270Ck6O50wswHj3KRWdtfAFVTgDidYhUUVARb5JBVCEI4lIBFMvQgr3PpVyWzOq3S8O0Rqh4hfIh",
-	"YfXjQshZ9KVDVOmCil0IGi9L0syivZ3mmqHd5LBzrrZH+zOEM2jMAz5S9OkIirA8cuJU/MgTBaSNUZCM",
-	"00EO/DT7j0EYDbYmNOBb8s0t1C2Nif8TnQb1czavW4uoGHsOF4RMzLQzKEwVgiZ0zVxyliRyJKSqEtlF",
-	"TVrg0zBCsB3OZvCicpmxJov6YYD8QBZwhBRPqg0L/GcIEp37NImkMlfdxlKcJJqiaITMooQgdmyn3my9",
-	"bWpCGYjpA59NH+JAZc8A1L+zBB7k1JiSBu/VCiRU283/VftDnoSb38Sse595+wcLrlGuecmFFvETNIgX",
-	"6UENuFTBxqcL7kZ2PVSGDWNNvB4mrisdMQWoAtzuZZKoMB8QX7As/sTu5u4OspZGoe+QKE0gVJg/gveb",
-	"dZ/OS0bQIK8t1WqUvH3LtdyXsFdEEUnlV6QAHrPBfRVqveW3VWc6ape7JtbHMIqlybTgIdWWLCMZU5+o",
-	"MWE4j5dNCtgbP+65ftxz3ck91/56bz2K+DAMvOTm91ztdcenbgvw4ukvekOm8umXXAb8We/Kyryz73It",
-	"poHJfRYGFywOmNj6ov57jtyqgqlU9414Xx6bNlYQv/ycslTZp/qbGftIxD1m3BhpiUoN5KfK4UkSNpla",
-	"0JHoyKrRIJQB7XFFIhNjGrVUJkFivGefmZiKqK1DM7YemcgpzJiiJ9DTsIi+0t7QGfws56pgE8H8+TmO",
-	"MwqbKY1L+dH1rCHMPf5jgbvBJnR0Kr5CcOxPFKMnbGdtVegx9Qfgy1fSqUhiRicYELMG3df26E5T+13M",
-	"N+YXcIiWcmvkO6PR8/uK5wLvSBU5fSlNBnCCN9uLZi1ybeIUWFyZ1j3U8m4s2NZOJdt4lW5lIkb95nDb",
-	"26e7rN3y9zqD+8N9tkNbXtvfHnTYzvB+8zpcF3ozXcVyoc+SQ3DT/KCy+BsykwGyCy3I1b8uI8XCcLa+",
-	"6P888r+i6glZwsrYxyaR5hkzdIwmXGDmL4xGmVMJN8UB4JJBul2Q3CIb1WPoaBkb1VXwXTiUH+f973je",
-	"ce3/+iw0TjmxbI5MtapQ1C2Cp7UMvEYZj/6VB3HTsL6BcszZchoo1NhxnVbzVjjI0LBZIB2r5OSdAXTv",
-	"tJrkGYK8GUIyZTJpRjJs8PYoXnfftlrflixsXZqwH4L072g4jaPZ30GMbubPPzHGFPrzNPHGJbQ8qhba",
-	"TePQdYgmaSXVBRZWhdXtENdqARPBlNxxGwRloo6QCCnOe1w5XSSLWJBqxBkZMLxJUl4toQpkaxJBfg/j",
-	"vsjMOvVYlxhXFJGA2peXTo+zUDAVlKkdEOgPdCKKRywRZDaekyCBELRhpKnGzIsuANwR02elL6rrud3/",
-	"/OvfW+oBt9bo8duKNbwDgXqbxKU4+QXuUo4EFcqDMCopx1h5fWmMg7ibK3TTxcXx+IsD+p48n38frerY",
-	"JVs/1OsPis211DKqlr8Vy+bqmMZWpgDlZ0q9IvvY3RO2ylSpjnYevUM4mzGRYA6nA1ntQKFHE0IhA98h",
-	"jHpj1GmgynvcKFKpVfEZvQc0jmFViqku4ZHyMhwCaZKYMFhziA4xm1g+5pC2yMvgIQCwKL4ubHQQ+fO1",
-	"fDkAyHC9NBZRrJPQ4TrELdOkx4FI8mFWOa8LVlLR6Qzn9qTq/G0cuBRvgXwM2P8qToXTCat0dfj4msFf",
-	"TKqUR+qq3sASB4oyH4yuZT2y4uibyn75JiBOQYeuMCIfwWJU1nhSXXj/dgu0QUkcLJRNk51mE7JmAf1R",
-	"pUYsGAL/s+aNScEw+CY3Js4a3dlZ6E6rfUV3yjrQbnZyHQDLbOmNTX4yrntj07rpjU2+G1lZtxlGyZ3N",
-	"DvU6+022Q/d3tzu7Ozv7Oy3fG/i7O8PWcLBLm7AfJwxtROgOShfsyg0udKTwWWU9vdGSOBpaB/yH+fQ3",
-	"jE4c8hKFDrcTPwIUWYBifSNKeeWbJzgUAyKrEhzA0XSypAYMg6BeVoaYtahyWgURAfcYceF/XFKFnFn4",
-	"yX4aq5SU8DzQ/Jk0ZuScTY1hV1OME2a3wI0V8QNfVeaBTHRIwL0whdhKAs8HSY/rMMY4AJh8HaMGS00+",
-	"M6NBomIjRCNcV5MxC2IiJaQOtKABNlP1mCowr/I5/B4HLuEDtC4hxIKEwUtSPlSZUzaeK0I/gehxDYyB",
-	"uOv4ZIOcoaFAqhChkerGrVkVUbA1AA9QlU6PoxmZUD4nMxYzfbt+zZs/tE9xTaG8TYGd5ypO3fIME+hY",
-	"mbl6/cBPlCZ0VERshs5RTvCPZMBGNBcwgd4X1O6eSczeWB+qga0XCrqNBJq3MxZe6IUsiwTpl1rtr9ce",
-	"zirN/lxvKMtut/fWDxX/I0KyWcYH5IJBEJpmpoKKRv9tQyVYRFLHMOod6fpDTFKETzjZhSoCSHCPNcjT",
-	"KCbtDpBQS5VTGtR1a8o6MMpN0Rj1eDLD6mQqFYNwsiK+7LsWnT+7CKJUfpk5REQKzVVlQ3qUEzELEhXL",
-	"Ab5xoDqHKkzObjEZEiZeycMznP6b+/TQaLHUR/345wnnV7qV2Vgwr9/+mLQmH7dfXL5unu8NPu+/78x/",
-	"9X652KXHO9PT++JtM33SGj5rj4+2oweVpZcB2cj28qH/P8j1AK7++pcE5q7O2t5VMY5mPDtTtR8K8u+Y",
-	"6gRHveQq4J7O9vnbKjqMmN2pL0sEyIXMfXWzoJ5rGJ6yzKIQVJDyfbtkQn1WT6cA2aSdX/nqPdHjYkyn",
-	"iuIr8AVBSjwXKL1UNNAFMiwH9CDzSRics4K+bJD3QM8EeA5p4kUTZljG7HDJ7em4t0wkt3kFrzHK7Hi1",
-	"mnMFD5fdwNvhVMDI0IHUzeX027Xr2G/D8zJDWu57WbH326gPyE1PWWUAKvC/cmEAAIv9qA744WPetKoA",
-	"NhKcrr+8phVbiOq29UVZ8aqcYDMNe6LfXaFgT0Bf5svDz+DbC4YOGbOYIUqii4/Uz7RnqDmHSSDIBYuD",
-	"YWDRigD/h8alUY1q29ogCpIkCllMucdUSBjS4CgZUCDBUNiAmS9q85lilXaBxrZBnmBkOhoSyud6VIcn",
-	"R0QjVFHZjOexacL8BpFaE+nNu6RFXgUPFaIQNEP+SZ4Mh8xLFvCEVhLV/pO8ydPUdlVRqalGR9YYqCbE",
-	"18mEJVSqowNDn1vCREvOLCZboruAYfgs7CznEihx8dw0EGNnBU9ujkQXaCbyH9LAZaX9tx68J9YaxgGy",
-	"maorBMXqa/qMCwo/IRSXnu88f4xjflLg41rhyt4v8Bzdy6NxGLaarRxZUQ0+1uOv1CAUOSGx5lqvl4B7",
-	"Egd6n6MXdjRSmf2rNBFZOKx1ezzPeO0oBuwShmsLTVVImxZpE4MJEmPbdKFugxxyZSTL09fjBlNRox4Y",
-	"tmfUy9LMlTs8nms2H+arBhBDVEHGTjPQvy7cuSiNzhDtlCcLlESya/qMtptNC0zMNZdGPEoIFgjrZ/FR",
-	"5A72kWrnNA2Z6Gbk2YFmUPZJMo6jdDTO/mY5ZdJnn9JkbFXr2ixX1qs9Dn+y3q0uokI4GjZQLphDzGAW",
-	"gawUHkdhm/Q4MtjahxJnGNi+C41A+EwXoIciMkVfZWz68ilXrTdcNQU+0oPrGOBHFkeKfEcDWADqoGy9",
-	"SkkSB4ABi50SSRCGOeZuObO1BjmUIpazGQ1J1R0EYRjwUV+zSrn2Ju97cy9kbs1C5TFwe7AcUzoXsKVy",
-	"iqfHrZMJqUPk0Egc5KQy7LyWAKpqSWOURBQTTif4McCrNBrIISk/53Jr6IPmaNQPhfhRy2/alGdfcm2i",
-	"LDlsHeS0CK4ywl68lgwSKRikELIIvmItlPIUY0pkoxiS06FBbo2oO8gYFrJGoJIdf/Q1xVI1L8zkMZJ6",
-	"UuHIiG4GUlfU5EqRS3n0yuDiLX2oxxdMAZKp9EDkAGgyDV81WLc1+aGFJvKsx5iMp+ACs+d1fp0XcY7s",
-	"6AZiNMMy5VHR5BAsAYhBDcOnGgOJpEmdcXkVtl+DdJqdLnGVOZXBvEppC4B1ICON5DNQfJryTJ6bxBKw",
-	"quwTpCbeK5c4+Ngt5WvdyLXXkqjoCxcI9El1uSGT58dR7my3tbvb3t1vtZtNx/jP0eAT8xILTCqJEhoa",
-	"3LzCq629PJ5UKnwbTE/zPX+KcnTP6EdXPNGXKqhPWw/b3vbjDtt5en+0+3wv2H/RrGDOlO6VHQuvdNrS",
-	"a7Z07ypYraJOzoH7fXUqE4RiU3MoV1FNQKU4m5DXqeytPDvTVzUgdpEAQtX2MEOo+rk9eb0XvxUVp6I1",
-	"uQ4amC8Zn0hluC1dRsW5o3kk7c2gJFO1YFwtXfjt5k6zs2rhDZRZXoSVICjiouOSjvvbcgIsiK7W5f75",
-	"08/Nt/mpBc83m9BAHYbKNFhsYPJzZ/Bxz8vP8/ZJ/HB3nD3VpB920l9m7Y3mOTdVm0S/8HCDY3E3JSjG",
-	"PFnEMwNzEoWPseEWq1JUFLPStZqyUMCU8FKgJpnlWDXgxfA0XP2Za6ocXhusBpp5hb2oDVjQ+AWnrryL",
-	"up2FDkLRlz6+2i3QekMZngsdXY7sd7iUHqAM8C3rn/XXK+fENjiKX9eSOgO+1ljMXsz8IFE+d3kncg1b",
-	"MyUNQUsYSuOpKPR0RNqI1MUp2zR6eIj3esWAIfra2icHxnbcWQ5Riwyx8+K+++5Xct8o0Pe9gnYYjTL2",
-	"WSlkltwOC6GjCwUdVQjXLYnS6WCeCfLkg3QDZftM6GV9ME+kpGs1O3s7u/edSkxnRnaWxvXsaN5GWFUa",
-	"41RsfaH+BYuTQLD4yP+6NWGTgdpvpXUwh3xO8Bl95WTaapSXgug/v1It30QN5CsKFF40CJpW6b1Gq95q",
-	"vm3udXd29L2GMr4mNA5owf6KI/mBCqC+QmWF/QEFnrsk/6F1v7vdLHwiZKz8A5TTcC7P2G9ryxecu6uS",
-	"29+CNINZ/nEV8Te8zZf7g9DsQEK8Uh86LazwRhbs+r9AKnv+ALxOJywOPAvCuZpJtxoJ4IbOiJIdVcI1",
-	"pWBdqAouWxxWijasfV7leEEOBDy535G+WcCDSTqpdFvGmlY0QJWvy+8qinfnEQ/nkCgMv49iyhNBXPiX",
-	"W8OLioBfgFk0ZbGIOPkUBVwYJna4kpe2jQrr0KTHQSQ1yGkEMUfVmENc+CT8B4ok+Z8qBlaaLn3o+wVx",
-	"fhMM+vUF5WZi8hEI6fVckNZ1dM/da4YNR7yeUvihE0p1wjqotBsj0v797rOPQCgRqq3DwZzgfv+LqJ61",
-	"rGcVkhMl19p/fk31fkwT4uqJJAEPEheC2o6KUTPiUzEeRDTGuiZk1fLCAK7FVKJZwOHCT22TLt6fQgg6",
-	"4BgTz+bEJK4qQgTgcJtxoEEyJeJ4s1GShKZv9mZxkDAEi9HUgIaugSZY84XsTB7s7RwJlkPckFG/L7co",
-	"aMowjGbM70dxMAq4gMuCrDA44slYuAfqNkVAsZaC6EA0shmNNXiOe3L49tFzc+ult46dHYFXhU8UJRKS",
-	"GmHIAm88IGcwd3fmhcEWLgxcoq7xiW6Pm2sTQ1Y2DFjoiy6RO80hfjSBqjsLxV/umtwPwALlEFe+sUCQ",
-	"1+OGIa/ZtBnynIw4qNC4vrSAmA/eWTQIMEp2NUOLQ4DkyoEkiTwdlkOKTFiOXN1cb8toG3kqN2XJwz1e",
-	"wsYI217TxVgp7vJ9nDPrG2P5EsyOSL0xoZCkGU3t5HD8bnELmjYGLJkxxkkL1nb7/k6zZEMSxhOofZJv",
-	"9fiAEf0H9Vmic9PLvm62uvmoAGpWA8lNorjHB3E0Eyzuq0+7B6TTbB0A1RMQEurDjdykRBo3ujqCLJxK",
-	"dYEoGHLlMdlrNKaypJcSUxSNPHV7dSMmpPz8SfWhZ4h6E2bPkNRahX1R6babuR+VOFW7oiL/VlzQSne7",
-	"6VRwg4D6KXzFCPhDb8LISRytbwCr+fgWFjCCtle6lTjpn73YGX7wd8bnF6/4p8ujX7y3F4MX6XAUnew+",
-	"Pty/fPrh58MXRx8OvYop4IAmjP4CO3rH2XQtNHD8hIpzOUDZlf/869/qS0toDaU6z60YnU7j6AKw5Gma",
-	"RJVbXOMVTkHblMus2AcFxZIVysRRGE7wcgidwb5UidK+j0Lf6gCUyXScijnXlW6lcKJLtlvGu2PNDZKj",
-	"Wn8LA37e9yKfGSqUKZ1HadJX1oVFriPCdKRGWJ/GUX08jqb0s53mSz0pf6UNx2JpPlVOpORrN/8XcnIt",
-	"0CJi6lRG6oU5YmMW+hkGD4KSwAik+k2TaEKTwKNhOG+QE+iryaPDC73G0iIfe802uBfInUf/KjfNpHPo",
-	"uxjNA1W1zJ4xi38U6/zINN4E7wvJBm1D244S/kUctDUvQIyHshLpK/NjACwGIRnQgakH3CS1Vo031Fc/",
-	"uQR1Qa2rswETRHzkPti9iWOytgzjRhCTmFE/4EwIzLATjr4KxYekqEWBpkVCg7xXBhVFKC7TpwAqUP0g",
-	"Zl4iSHW72a5Bil028q0wGgXcxVgijE8VxtoJu/cEeXR2+hS5PB0yGweqEkjKT2m7Qvq6IO6vdflcHTZk",
-	"adDwsf7uCR2xJbc/qw9EvoWvTmW7uQaxz6mahOuc8LfsMrnOecUO5s9s7izmNpd18rLfSg/eFaetMsWp",
-	"/fanaIsKwRKx9QX+9+vKQyU7qVJYh0HIhEOkl+D7GBTAvRdDTqHZmLDx5Z8mymf+74sHyi/EbHeVzaYy",
-	"Szmb9fggDUJIhxiyxBsjhknEPXaA0fEJnUNuAYW/4ckG3jhMYcQhG7jZo2H9dcRZ/RVNvPHq7X0oZ+Aq",
-	"nDuXTqeNTwLheeV/e0K4B2CCYLQEPMRAkE6zkwsBVfDFSnkkSH16eQhIV26BO74WwtzRUA4cxr0OelzC",
-	"LpMtT4icu1DpxlGUfKnXYykMU9b9qUl3/fvsoF7PzOnuT3vtnaY/PKjXA37e/anlt3e3tw/q9Qnw2v20",
-	"s3u/eZ8e1OthwFn3J3/PZ6xzUK8PRt2fhveHe0P5N0j06P7UGt4fssHXHv/Pv/4Na7ViBrDLn+gFxQXK",
-	"93xrC3ahiXaZHd8l01B69i/oBT2DFx3CI+IzIDrjXsBEo8d7lRRgG+PAS3qVgx6vDlPuIet+jXzpcUIu",
-	"aExODp896Z8dfXxCHpB280D+DD3/WqvWDq4YQKkJKQ9WwTh8JHd6/VHEkzgKr7IO4WH97Fen8uQtvZIU",
-	"D56B/myXUWm8jhIyiXyonvl+XdvQmFxXhN8TBMeqqFjnISNizHJ101fIdo4cAVfkdxTELqjwpdL2LKEx",
-	"QD9ldgyQ8Qe8SyiBd429MJADNsXGKrRDBnNp8IyjOKmHwQXzgXNemTpoPihDR7lZ2822zvTG5kF8V11l",
-	"a6i4JWTpRRwTpx8dH5FUMNEgb7jHetzEh/FZ3RMAsYJqgmW2Fqm6z5Nk+oaHc8ijphN2FiTswTG9hH/L",
-	"dWRuj8MNqfvw8OxJ/93psSulLEQXDsiuAveSaziKpCGUM5hWy/1jWIqCgFQWSgHTPeJJwFOGqFr2TBXO",
-	"xXGUUW4unnFrgnXcHYEdMDF2Mz1QOWNJXXsOZV9bsu5kEHAFcMb05lrYRVZG/Gbd+nptm23FwT0LRpwE",
-	"piLhGmbY6qO6hg0Wqr0CFlgwXTDANre/wmiksuDLL22ecD9n15MqwAtLa10egJhdROdYH+ITL2Q0xqdx",
-	"kdESk/In5yIoQ07a/T0OTR2Y+C7F6gYFf2PqpnQdVbXT3K5ddZzkgNaN6F7WZ7NZXXaxnsYh416kElyt",
-	"mKUn4mE/QY+58nn/l6R9fHm6N/ngdfjL6a547zeHzz9t04/sfvowWD/Yij19itL5GunOYH+Mk0mYtzzQ",
-	"vv0vP/Ig0Vc+gFZuD61dT/5CQspHD3oVxnsV9Vf8G6O+/e8JSyg4noIlD3qVNBnW9/JvJEESqguWD1EK",
-	"YTQlieVy/p//bUwgfHzLel79UvzmIPLnhR63ln1AN9HKvzA1z8e2DlNbeEwBFYP5DfX6tPRt/Acl45gN",
-	"H/SsQ6MnQAsEyBNXTdHc0AoNb1lDUx23Vmcza+3MzEFB+K8SyI/whC6qwmuI13U87+dvXx1Ln7YY/9te",
-	"/9V8SK+1wZs3CdHdpgN/dSm/3EfytKiM2L+Cg88m0dYgnS9XLKdsGqGR2dlvNJvk3dljk8qv5kEFzNIp",
-	"kc2ZID7e/2Od5tLKzx63y2CfReTs8UsLqA0aPGfzmqMQWa2yBW3BGQL5e0KH0xpYMejCiqVTvExwLeWV",
-	"62ijxx8zWAIY1STyGcbgq+6EnjMSp9ytHRAWCjYbs5iB015KQziJHqbzq2IDGS8/1BXKuWCxLlVWVdfQ",
-	"PzGOpjCmUYZDjwrbgsa3S8GuiASU8Z5a03BPqNwLlki/wBh86XTp1+X7pthi5ed/u2k6uCrFUpdNqg4r",
-	"u6tTv+/vNXNlKZ1WTs1PY7liiSKAyDdZkj9TzJkp+2LJazwNMaqvBPRiM6aHa3w0Z3H8j3nVyXe/pGu/",
-	"mbZUEdiSWAKWBUkbUZ707w9vs+Ft0Pe5ockphoepqTIyB9fWCWwS3TwmICW1Vh8r7zQs0XERsJlhtVDe",
-	"GhKPoAACiIY8lIP2+3KyiSXo2fd4QdA6BqAgL/oj7hnzL53epoA9swpSfwjZWxSyAjkaZvm6vYdsGMX5",
-	"3WBQKCjOcK7K1lQlq3TpXPUx/qa2juaAcCq4T95NCxWDwOqJGXZDFsc0VAtqIDFw3so/v7woulAQLWe3",
-	"rn+rbw/pfsdrsfaguVuxulo59Ck5ji5YSD1WzAzIa5WsD2WbwUwejqVwNpH5hwxWTHrEMS1giZLRe6E4",
-	"zis3ZrErTvEMr/NNM19ln4MrD2UyFu21qxsvqEHrOOqPFoa8nvqz5r4owX/owU31YE79kItABAkw9NyB",
-	"IgxGPJ0u91pe0XPAbMpvcQOxYY6bmxOu5lZf3RKi52PJGnBpehzvL+ugxwC5p9S/kX9xyXrujQU3pvp2",
-	"T+loxXrwOiqKwTlLuiSaYjVQ9sd3p8eL7g62dJtaGOf/hxK+A09nEwUFCX/g6rSb+1nOnvxld5WOKuiG",
-	"BUFu2l3LK7I/ew1/qCja7c5lXcl9Zl3fBk7nD9/mBjJdh1Du3r+52MK6uRW+jXzAyiBBYLEqpMbCcRK1",
-	"IiUjXAbyiLhnr96emPtAefADTvxMHHaBAaLHM1EINSiCBFwkchNFQ/k1H7AZO82OQr/yU88QMcpPMdkr",
-	"6CVGp5Twlx8vF6UXr7B2avNsKR0+XXtj6RduUil95eVbTsPQIBxEl9ZOwXuxu7lz89lFPRAiBfG89OLN",
-	"7LUo8L2txoyFYR0w1bakKg38uhfxYTBSCdlLN+ObKeNHj8kjRO8ifiCAuGZuQsPWNGCnSNX9MqCC9dM4",
-	"/Gp6gKybHdymlMSMhvr5QBDdF5RbC1vnTeB7j/WXb4y3oNN4MRPdcMUiyUF3ayuMPBqOI5F095p7zWwO",
-	"TfqvNMBDGkxEX6RTFLdyzQMgihTpoOJUaOpDspNcmIAmplZW/W9fo69qvevIbeExLMjwWd8b0zBkfMT6",
-	"E5aMI7/wqbP2zn35bODjNWBfavWAj/o0HPXBSSy8cGrewI1z1WArTuXT7Fz00zi4emLkkzY7JLCU5b8v",
-	"ByU/L7xo4W+4H60pmsbRMAjx+RS0XlmT03QQBh4oSJiC9RcSb05zVgP1/QBL6U4s+yGnxVfr3+xg+JGX",
-	"yuPQ+EaIDmvKKHXYFvt5c6l1q7nR15Fu2clcpVNz5z7DS67KvUmGYTRzyMnLR0+IPCqmcrDWJRQTBqg4",
-	"N2x2HEuBET0V/P1Gjx9yVSEMNrZUqF10wtTUs8tAKPxcW2pClIcJgAEN50uUp5SAh5b8KXgjZcy9WKa6",
-	"hg9R9rJOuAYBcK33LVlwnQZEglhmG7+IcvQaL+bl7s1bUJL7WoOXUvI6vtcmhtQNbsv/iDaYOmQ6c0sL",
-	"oT+MPbbGPfWyOvUj2biQUicvwlBwqYy5TCCVFUvY51kB5LrydVVWDafNbVwpec7SgRz9reYyGTElpYbi",
-	"kipaQZVu5cn+KxaOI9p+M7t4Gj959fbFKH30nEbsZSvZe3f6fpA+e3Emklnde1VZYkRJJ0+aQatRs9QZ",
-	"fCX/RJ7R2AuoMc+6laef9/yX7cnHncvT1sXDXf62M/uw78GMWBJzmQkC23DLo2E4wGGimOtWPj99/+HJ",
-	"bEpH82PxKPSC8cvt1/7u6w7/MNlrbidn6ydxPWYXZrnWTeXavPzke0iPb5tqcy2x82eTODkrKvDrKqdw",
-	"WbBZc926X3rG9ehVvroghOSPcK56FYf04BjJvxlCJhV/XHQYFSg/fEcgSQTaQwgmrmBxCYUEa8wVVngT",
-	"RaAIOb/mdLkrHM4etzzO5RbXkY9libeACbWupNnknKvumcN1yxC18j/1Kle6FTZ/MR4884I3wYuzd78f",
-	"tV4HR+Jokkw/Pjq6f/TpdPLq/ZOdD7+/CF+3j37/+Hg0e/3pXXD86EWT/Xoo33n5S+vnYPhzg81fTL3t",
-	"V/KnyH9+OnsT7F0Mnu1/+vD+Mhpsv26++TSavXl8ePHx2S/t4/b+9OOzV7KZcPD+6XQgPzVpjb1JOP75",
-	"2S+dD+9bs8Gzd+mH9n5yxJsNrx3yweRp0//1RXi9mcS5Wubk6dloVP7gCKS36kW+Aq62/MHV2+LP6Dtu",
-	"KhchvLHKsXxx9uY1ec8G5CWbkzOWrIqNUah/HzEuxQ3W8omExslNw2Mv8jGY6532czZHf5KGo0pXBY2c",
-	"CmAp/Hz4sOJUzhGbfdii+16b7Q62/b3m/R35hwQAZs8OpVyrdCvt8YvduHm+8+Hz/uSXwfvfty+P97y3",
-	"renr++JxZ/isSZ+3P73cCX/enT3Zj99tB29a85O95OP9i4cd/qp5+aj9+WzHf7o7erF/ftwaH26LJ/dn",
-	"p3vJh2Z61I5OOvTsvv90b/S8+ellO/zYuXx0/+LhHn/V/FxxKqkAVykYFQFJbxzkkUsn2B80sqNCgAQW",
-	"8c8f07nCFHlyqSswyt2iqoHagpgOODs66hq7NR3GMRKdKFCqYRSG0YycPn1E7u929kkVzBr5NzRr4D/7",
-	"Vl+kjVNbeiw3sx9u6C9VupVPojMOxr/fP/7cnvyyd3m6471taXdIj14uyMNPw+QF+9h59MtJffJwv/2y",
-	"vZuOB+9evGtNW3F/9r41evr+6Zsnn36VbQNmpwaJyUfP4bPXc3420c8wjdcvTLnqQsDzmBDG0Hnxeffi",
-	"uH35en/ysOOd7iXvW/OXO9PH2+On98XHJn2Ggf0gZqIfcEhCd/7MdpKOn6v1fchorHJ3N1qdlbaTfEDY",
-	"VtMGBjRc9gIskFTVfdiMcgmKBxHA8+GGyyGAvhXFmi0IRML6Q3ojHWh1ybw4mENO4AECPWjcxK67/iwo",
-	"ebJkHpTJSQaRP5f2Qyjtwlj6U3i3DRJaWin3O+Rl8PC2Zib3WTqILpj1tSrNzRtS2NljkVL0GmoS2txU",
-	"V2K5IMsoeW/qtUfw0Dc1TyNvlVUaCHPBQ2LGfeAPQXi/aBoyUj1lfuSRdmOn0XYwy8CQBELeAKQdGCWK",
-	"jR/kqiVx89bP1LTXT6Iw8ObknLGpyFU8Q7MAXoFkX3MsoYSfTRJWiQ49nAanbMhixj22Amvl7ioQ+UIN",
-	"Il+jCpEv1CEa0IXDkyNMYJNDKqk/5IsViHxZDWIMCyimzJPGwoNeBS726TRoSPnRq5Bx4LO6H8249A7r",
-	"gzRJIv6gVwGCwXzJ5Ba0lW9eoQCI2INSw8gT+FQdtkxDJJT7QODd+CQKreGryysN+Y1rDd/qREA5j2UF",
-	"50s2Z4kdecFiez/aux9zBuGg3BOIhSBIwMOAMwdPBaOxN87gp1i8cVn4FUmmuQ1jySlzUMR1Q4xGiCxf",
-	"1qXiJZsS/TQZpFI2OZiCFjIKNEOvjt7WGuQoEUjxyOlETmAiNLUroNwESQmEzSiK/NUCAaFKNnR5l2Gj",
-	"/OO/yNMoJmHgMS4YCTim9gGXKgyGCCZ3nB95+SlqHB89evL67EkjuUzIP7Z6/L80LEqVOUntS095lL3K",
-	"gwdy8aOhtEmiOBFy47fvq/+7+NQk8tOQ/Tf+T0O98yCpqr1V7UGyYa9Sq3X/869/f63Kfev851//vh7K",
-	"Cv77NsFMrp9wuMmJuCe0cotv7XDkkvXGjIbJ+PcV7DEZC+VsHITMZhVEOSLI87dvTw5IEqXeGDBgM2yd",
-	"+eIef8aS5+qjN/VrDBhltIG3hR9fgegIIwsEoWFwwW4tzXTFqh8HFwyg5KZxNGB3s86fxJa48Ooqc3uV",
-	"7HtrGTY60bsKchTSfLFDjYlfa5DjiPpSvEXAlRbPEeJEBQcHMeWAthMkChec9riLX3IJCwG1EFAq5lI5",
-	"ub7c88A/DBrZSrHDvoMadvH6xPVpQutyQAqarx74D5SS9jKWRaV7Kwo5T39TSmNgs4WPk6wxOg3q8rMu",
-	"qfpsSNMwQRJN7LRCQkOoW+DuNC/6bJCO1FWz+RETz+sIF+s2yBtOpKHiGOIPnK53p8eAj+DS4dB17Pz6",
-	"HrcLF1Sdn3wsCAOawOS45EGupZpCNQIiUKwmSNKYM5+4WV0gJgD3OCTW1qc0Tua6VrBQQVh1T2gyfrC1",
-	"AqUHjYiIgxA4A7rWy/rhiLnkQY+X4bPXdL3AOBiNgfwZgbdtgzrUEEIwLsGg8gF7KJVqykMmhGn+Mc4w",
-	"EXQuEJRtFghg7VXvZERtTKCTRM7ZNCFVi0uZzAIuagfWVAeix5GF2OSc93iPuziYhrjw3K508oKkmsGz",
-	"O8Tuk0PoNHhIBXMIbJGvwDM7Yskj+YUjv1oDOHqsgammQAzgYKZDzSVVqickK1A5IDETUXihII++ROcO",
-	"QTHoAIu2g97nVxc26Iglj2lCq7Ix3ABHAKxuuiv/MabiMENeBoRyvcXexaFbc4AW2juHPldhBDCd1Zrb",
-	"41XTHbOrP6csZT7Yi7CxhwEPxJhJgeHKA3B24VWt+YqQprzmAj9BQMNAIEk7HbEeR6yAhI6gKR5lkKh+",
-	"gzyiYSjINJWtw3RkS/Oz7IRr198pe1/2QJputMe1JQOo5+7/YA6FQxqNBo1H4je3BtAnMZuGdM78hhRR",
-	"g3TUJdLodUkYjQQYUpgyTmMO/ARZ+c80ZsPgkrj/Iy6839wDXBiEPabhTO7VMBqNmH9gMHfs2hpfZ51D",
-	"5roCRwBHQG7CRxYYIifjKI2XwCE+eUtHwCqfx0Uk1e1mp3ZARr8H07qKw5oVhNrgjABRWrQN8hqQomJf",
-	"yYsCel6Zln+LIzF2bCGlbxM0w6vBDw+hq0/kSMAMvFb+WL7HGTzeBm+9jpJXCjrvygK7opYVeqbuTP+v",
-	"0vtnaMsZ1LdhgGAC7qLt4FqFb/CsdGwCPmpcuQ0Ow4CKH3th3b0AOOIxslDU7mZjSCP3huY/gJ8jma0f",
-	"00DKwSXegEJ9lYpK2lk9HqUJmIwxoWQSKOOSYPFNApWfaFhKIRx4VGP2UDKgIeUeixvkKUY1GJlEiqHf",
-	"dBB4Rlgg+3h29Oztk9NX0lrVxPo7zW1SdXWP3ZoaIKp8OTQpkvHziPSq4rgZd458tcd9FtI5qbqPTw+P",
-	"XvcfPzk+/OBKfQ8GJNkRNcXPTxPTayFNtKkuQwIwQNW40CorSOAZ0eMJhbxsxS8vF71BTiCzW+oyq80x",
-	"i9kBiWI570lME6ltUsGIuwX6+nd3iaA+hi3wXZwx7fqUuWPvppg6jsPX83OLdX+quu4aQ9Sb5nYG+li1",
-	"ppdejNPEj2b8ADZIfneYcPI3cUzt/XWX3ulqcNQ3U8Z18N6FFDjIKHHvCfwnOEKIrw5+gs4lIYXaLp1v",
-	"khQziHvavsIn7omlpRS53+umsALV4cnLR08cqK5QfoROXGDcF8iUZdBaqXeOmKX5S2M9jCXZNVIoQC2j",
-	"KtmogqvgoH6QX6AJmUaQWhjp9EGNHX/IydLrQ5UfjdCtVHldFPxyESGPVZnsACBVdXGxRsHG1SUPN876",
-	"/6aJvn8kiPosdVTl136LNN3bAEddVhPwtnAC5H7vkknAIYXW5LVgZi4cA9dGY1g4OgCXqlJtBXo5eVhl",
-	"dkm9JJyDyXtF4i04Z2tm3x4A6gOi1g9oBokpTx9UNFQVoH0B99m4zXD7wtECUeKjdtDjnea2ZrlIBdhX",
-	"PlF4gg1yWNKeFEI4Q9vN7SJecgbFg92TIwA82WWn/g4KJTavWbj94gIY24Z5OJtIpzVOPsKMHvHKd4P8",
-	"/JMUMNyBJNX4sisEyZ9ItBrLKstJWxX0N8aPto6QADMDomcmJVGVVlWzKIDhoIFsRJ2JV3P0fyr7x4jt",
-	"qi6NoKkfMO4xB42RuUOgEqm2KLDzMPgW50jCgOBGPpKCDx2psLfGFE1YPAk4DQ9KBa3GhbhSQOIntAC/",
-	"QkA+ymqgbsU0WlGSeZ33MN/qui/m0rHu2KD7U4jMP4oAO8V9P9QxkVIP6E8mwiYsiYMVuWAncTRhyZil",
-	"giTsMoH8AxEogmCDuz1OkqnOxBP9JEpoqC7sSh/pGyZHwbyI+8Lt8cGcxFGaMIfgVYG6a6NJKg6sZpBG",
-	"rK9x/vS3BnMkGCOQoqWuYzSFK1wDTePoIhCQv9/HH4kL0Mpw4zJMue/WTDU9oH4dkGcRiVOeBBNkLNOR",
-	"OTVnDfJETgZEk5KIzKM07vFJxIMkihHwv7wg/xlLXqlZXy8lDRh28jknP5HnT45PyKoFgDvDLLaBgTnm",
-	"O2TFTDd6/Cfy9sPJk9UtgyGMV6jLn/qCrT/oVaTB36s48NEHvUoe/g1WqldxsAMPenISepWvpLXT3r6V",
-	"D8hFLmm/3ZFjzc9i6eYiEHZW4UrpIOk/w0zifoNBOHCH6JDiTnMAOtghuMsKm6xkxst7sTjnpc99kS1n",
-	"eXqO7N+DXkXN8lfS6uzvXbMNnEicuc2ThPSh+QaRNUtmTcxBu4PAmp0xuZrqLR2E6G5KlXF4cmSyayHl",
-	"7cXZm9eltzvqafn3G0eQAz6MYLGCJGRW9Qc5PDmqOBWVU1fpVlqNZqNZH7CENlpSjapRVrqV7UazsQ0m",
-	"F7Dvfik7yXbNTX482TV3Ja9U5dYDL9/GbdRLXNxkq0usitP7LXYbZEuLKfOCoZp+UpUrVrvbTTenk/Am",
-	"m+7D4avjVZtO/n2zTad7lGkp1dcugZ3T43IPdskX2IJdYu9ARyd1dom9/772OGy2bo8TUrLb4HcCUdku",
-	"+WINpUuy7eYQtVhdsmSzfb2OQPuj7DW5UHe016ZbX0SYjq7mscRrQ509gmklbsbLDWCCrtwNLgIISpNp",
-	"CqzUiIEE8fYkInI7AdAqE4KOGBhuMzYQwI2/wDs7ZbFQCSYUuDFlE0JFGSD7CMOI+J7uHcTx8fpTs8qC",
-	"9ZnBI4LlBs3KuSoz4RSR9WG2+6/N5vod8QnvwEU65Ii1qyb7nkAx5BUD52rm69MoTmh4Rz5Shni9zEta",
-	"N4h+FXpvNlx5XgpMpd6E1cU4mtbF9g6j7XLOUuCE3yT5/7dVsf3iGYGDFTCBGZfZwYRzOcWLctfRLKzA",
-	"EO9qolgro1KPUrpTBUp8POI0TSL3IE9YGDG4CNyu6YCRxbsN/4Qt0CAZA5Sj+BORBJEE/GriNVWTVe00",
-	"tw2ec5DUGsSIEkg6lja3SEi72Wz2uDemMfXkqjrESBnI+EqSqZwLoEMk1Pdj6fVVO82mEnY6C7J2hWyY",
-	"3x1v26+z7cnbvc/H7YuH+/x0x3vZmn/cnT7ujJ82xYv7UGaqRl7pVo5IzJDjIk38KIrJiFGE+aYDOVOd",
-	"ZrPZBNZtoNgmk4gnY8y8i9LQJ2JMY0YmcxSyAZf/iS2CPa/mTpXuiu7WFvVpw75jWPuKwJKodwY/tFbU",
-	"69bwir79RUFzf/0XH0V8GAZqmH/6GwY4c2BH5NXQn1TxgAmmTJTVJhgMppycXzWgFYHF0a/+YnH0I/u+",
-	"JuRH4yzgPc6oN9ZEtXPMsVVaQgnxINak/D4NwjlEk4RjsZAJR6e6AJn/PEoRrEn9d4/7LKFBKByQQlmI",
-	"1dVGv+rs1n/+9W8Xw1diFel/CYxdj7tmNm+B85+sT/l/gl89gVUqz+hYalLI3QxbGe1ZbTwU7g2yfX7L",
-	"twWGh/T6OSB/pEQOcxjw9P/5xcIWcN2LrS/wv8sdtUORp2K8JyAFWZCqdQ9XaMytOSYb05IwjdX7ez3e",
-	"f2X0aep/9c+12f/N6+XGNFV92ID4ebM06d/WC9x7QhRLRcniNuwuLE0YRecOAUEGZVENKA79B/lCBtFl",
-	"XQS/B3zUJYMo9llcH0SXB+QuOP6LvbxFon9pypIHWegExNkZC5mXRHH13oQl9H/kWj7ogdVbV1iBv92r",
-	"NdQcH8imYMhfa9Xrla3KA/D9GPhVxnu+W68juBWArPbv17UNAUmukrmwfe5pFAh12zQPGRFjxpJbFcL5",
-	"6JWWkRbxxdYX2EprRLQotyJC9wSyVYCRQ5Io762WmhtkwdrQSRdM9DikqGJKuUX0bzJQbTcZImScYN0F",
-	"QSAGO+FUClBPWlYh89FBq9Ie18V49hCm0meLUqFjZVHNpOt3mh0HgMlVzqo09jqtpkPA9MMC00Lm6gpL",
-	"58h89VbCYtfIO712ktUGXXsmt+IfLPiWX++/dMwNIz6qHjo3bnUI8Mwyv5a3HT7vnl58aE9+Pd9/O3y4",
-	"zY9ne8+9jzv+C9F6Nj3ssHflJkViQbHdMEB3qAr/8v02ptZifBvj6ZjQOklFQgZYKSQPaZCQGRXI8JNA",
-	"Nvl2jxeiVAtRvwEDMWQF+zKC0nXjdj2uA3fXjs3hRACqz0iaFjZTtfpYj1NBZiwM15I22OB3DLptkgob",
-	"pcmPENc3D3FdR77/+eNiaDvkTJq/gvO7urLpLKGxqrhBR0bnpNpck1BhW17KRIXO+RfIAF1WMwQliuZn",
-	"4HvJVz4M5KZFqWYxag7mhBIoP62HwQWzE+X0zYoyGjE450B6LFcXI1bCLoj6qqp0cmsN8saio5U2ZU6m",
-	"a+SHpUHAHq+6z5Nk+oaH81W4FHAn5D48PHtiyOIg9n9AdolP5wKznECgm2osTBvuJ5Hb41WKoE4p91ls",
-	"mcoYDtiabmEcACv3WSgYxAUFlkybh2sqgAd68p7Q6dA+6soeV+b6mEEYTaOo4GbAlCedjE4Toqq9oCBk",
-	"DgALYko9tkLxHKsczDVSkM3YNwrRKbmf39bSrQt4yghNCvug4DEeR55hZyuhfMy2j7Y8OJuZBPDNoieV",
-	"M5bUHyEXaOnXrtjeZBBgsa7hGA34wpmp7hAUFmJjnLQ/YBWEAZ34nhHJ28oitiVylCYrgJe5n4uxo08c",
-	"MhojtJvK+1/TpjywuHsnVCFESqtYY37okgppe9YaK86x7PRfzmy8c4TLIr7l1eiWRWzLD1EK90nChFPI",
-	"//nfJgRZgnG5gHC5BN9y3Fr2Ad1EK//C1DwfFw6l2atjKgjUAjZUG9PSJvAflIxjNnzQyw6HngQtAcDp",
-	"US3R3PCmy9Evb4p9mcWtCtpilQR/hAd00Wq4hhz+Lo7GX6N2TuFzJH+liywEz1gTIkXlIWmEExO9hHtq",
-	"wBmWW08ao/IxlVGqjIg0CH3CLqfMSwTm9rEZi3scWkXTEH6xkFICQSY0Pmc+2LAzGmPNHE2CQchIlZI4",
-	"CkOpZnw2DaO5epNZKCMAMhdSTymwKPQ12IpQFPJkp7ndAPjQHLTIQRF+xBsz75y4iCizDGvkFCfzxszq",
-	"8lvwqp5pBB5xKmZuLCgSDdsBK7m+KoO+nuHLpWjg1IdUDoDBIUlMh8PA+174JPC1ARsHHBR9/oLDbEcF",
-	"06O2gU/mcLsBhLobTKtpLtvNslUvjWMg4M52f2K2eLvj2Nt8RqXP2t4h1Tjlmdj2dddIOnVrucVLCzTn",
-	"KY8Z9cZIR790wACjJjuHB/HKwdqtFkatLjNWdOq2dtbrKAFncn5AXOylAjfEBI8MT4kMIXz8LfK6ZZeD",
-	"u0YpnbHBOIrOxZZUyFO2leEqwnXYZqhhJ/rdyhWZqHTCMoiXBfiHFX1yHe3hQqQA5Cegg9JQU8rfEz3+",
-	"6PiIxGwUCNktdOfPoC1S5ZHJH3JVEBy6g2ECPOmOruoL+MjJKRSVPikaPf6azYiFz4rATxBHUf1HtFDM",
-	"LIcOzyeMJ3XVdBQTwZIEEAzxC2XyG3v9HhvUUG7XZo7zYkaB6rq1u9ve3W+1m00HjiIU5mARjWxlEqU8",
-	"wbKvSrezL58qvtrakz+C+PHkZk2FX5E/iCSasLivkSU+RQVYCSCZ8URfqqw+bT1se9uPO2zn6f3R7vO9",
-	"YP9FE3JUE6p7lUHLVrqVTlvatRZeaqVb2f7cru+f/zz7pTXZ+3Vw2qQfd70PI/2c7s85w06yuN/ZbUEJ",
-	"0wTpbdSyyJlXE4BiShrDysaHaA481TdiaEoDvOWGTrCLpN86+fxxe3h87h/Nnqe7weXP7cnrvfitXDA5",
-	"WPwcWsPmS1BpVzFUUcUPN3Q1vr++CsUd8wQavm1mGxTdKf69RAfguYaSW5/JQcfMR4/G1gJRmngRBMCy",
-	"pmSvKHwM58QCkIXTwnxS1fWINXgaUOYy/4KGDPZDa3+7jaPGh/OdPISqS2MaZqmIpn6zvKPWX6/48trr",
-	"pM80VrU5ixwCBg1Ujt1Mg0OCEY9iBJNamKTaLdpCf2Qywp11+nbEExZzGipymc0dsKLz9aWCCkn6XTRJ",
-	"YyY19teCzobdobWN0gS6SLia01ePjo/uIY2BXamllV+5Zld/rQvThdxTA6USJvSyPpgn8sC2mp29nd37",
-	"TiWmMyMCrrAM1nHTYGrii+VX8QEXifRTiDuh54zEKXcVfGWDPAUUaKglULG6CxoHcs5FBt2YMRoiOK7I",
-	"qrTg4iOIDeQjGJ7vTo+zHGHEmVasG9Uxm9fpNJAu3gUNawQsThIkJF1gbU3jcBndGCChFlzRLDPOjDca",
-	"Qtk/iWa8C0jarmzBJVXkxZbnn7k1+2tf8Mev3a2tL/LZryCF1ITI9RwbUwrGC0HaXM+K8uN5pOZXuvxZ",
-	"PgT2sGG0Ccs3KkddcSqMpxO5FdU/4Q6n8tvXr4vDB6GPcwxrIzSirc0VVI1ZSBN5KpKIAJKiTlAAAh8l",
-	"tXAmtsByVGdhMeIUeOcCK+oFFtALBcI8TLkvDGq4JgbW0K7ymcEc8fHBbWfchyIVncehivlLFvi9HFZW",
-	"J4hQpZwx34YNhSstzV1gLneU9V7S6CmkqiMmoOqq8cdc0EqU+/Uw4ExtfatdLwwq5QthJ4tOWDyCzC+B",
-	"q59HK7Cawx/KBq7vujTKBY5fmayOKZN0srJZvFmTjx+eHAFpJKmqy1J1swTB75r1+QnldAQcAaWHy6oY",
-	"VJ+7Z6WsyOYxV0V2QppUDhlQXlMlCia/D4BApEFqfdiUUJTPZSHYW7XvF435gBUHmA+dVVQAF5a5a82A",
-	"rZZery72SgfqrpgSFgOnjJQ5CDZROBtyVi4YT5lddFEjkTyuVL4eRL6D104JDR35C/HpHBecmTHlNjWw",
-	"I5R1DICrAMrffKpLdCGgOqWfmEJ/t6KV4t6SIhCU8EhT0+NlG0maQBa4FNrMSrCqDofMH0HqWLG/Rxzv",
-	"4Be9Mq2ArWEbnbzYzps0wYb0M91MWtwTxskVDtEaC+ziuRyHXB9AKnXA/ISfDQ4IHswNBn4gFQ6LwS70",
-	"J0FhIrThYDpUMhbkacFog1Cxo3xdeTEfLI+dbc2YFaEoP2C6BRH4hr8kQ9SsLgWdrZk+2IkX+VyNHtec",
-	"fFJ4xylXVAnS9X9z9PhR/+js7N2TUzfPg0yqCIIdcB1JkCOWblthS8H16BUiWG4HlYZRIgrAT8KRUqGH",
-	"botF086y77BJRMQ4mt4TWp+RqmVnRTycH0CZe8lo5A41VDGovPFcq7v2HofmLwIRJFEMfDIjXk8RG3qa",
-	"xt6YQqQjy5d5FpGzxy9zsySbqHz97ev/DQAA//8=",
+	"7L3vchs31id8K1jubJmcp0VRtpyMqUrlUWRn4jf+o9eSk9kN/bDBbpBE1ASYBloyJ3HVfNp6P2/tNcwt",
+	"7Pe9lFzJWzgAutHdaLJJ0Y40j5/anVjsbvw5ODg4OH9+59dOxBdLzgiTojP8tTMnOCYp/PM0iogQZ5zJ",
+	"lCenScJvvisexkREKV1Kylln2HlDfsmIkMh8jTCapPxGkBQt8AoJwuJ+J+iIaE4WWH0tV0vSGXaETCmb",
+	"dT58CDydvSRyzmNPZ+ZBpZNMEMQZknOCUp5Jsn2Hr1M6o6ze36VqUk/wgUChfi0M0M2cMCT4gqBlymcp",
+	"XqCECikQlahrRwZDEYizZNXbakQv8fvTGakP5oJEnNUmH+FoTmDuy5RMEzqbS4SZuCGpt1PKJJmRFHo9",
+	"U5+aTuvdhctsktAoQAv8/gDPyFePvhgMQtWooghNSdwZyjQj62emmidMPmMRj9Vv9W5mf6fLUFNUzSJK",
+	"KGES4SgiS6DoCcIToX7ick7SGyo2ru9TskxJhHUH1f7OUwKt5R2enj9HV2SFqEALnF6RGE25Wj0JDZyg",
+	"8N9H2WDwKHrL6Hsk9BrALyREfApNqO8om6Hum2/P0JMvjx9XFnyJpSSp6v0//v2nwcGTd//2p07gGfiz",
+	"S+yh0IVMOZuha5zQGEue2l71Ow8EijSNt12aF5Rd7YM+mjwxj8Q4SxNNmhOUkuSruFiIcNOivSEyXZ1O",
+	"JUmbOV9ydIOpRBMy5anamTJdUTZbP/EFZXSRLTrDQeDbBBcZE0TugQ7fXV6eH8RYErs+9hGKCY4Tyojm",
+	"j788fnK8USD8gNOVZ6+cwq44sLtp6934tzdYkhd0QSX8T70H+DmfAJbkIIFfJll0RSTqGmEo0FKJH8oy",
+	"SXq3In8xojdkgSnzyog3tteETCWiRlBkaQoLRFnMb/Y2CC8zuHvfEVWlESDFMFLcciB6ps+fNh+0NA6Q",
+	"xFeEoWnKF3qhiiPqbwfmvYPnT41UFZiRAJFEEDQjjKhVjfvo/824JOrAkhyJbLnk6QYBssDvXxA2k/PO",
+	"8OjhXwI1lfzvujD7EHSWOMULIh2VYrn5HDCLq45TNCNSwF/q0QFRn5LYiD01VnViG62lE3QYXqgRVLZI",
+	"Z9PxtFhQIShnz+P6mF5lC5LSCEX5W4iCOkPe48UyIZ3hX44emXEssZwXo4jcdtdRdcrTBZaaDb447gQF",
+	"hxx5OeQsSwVP/ZpKuCAS9xl5L8cRvJYfUMuUXFOeCbTEM4K65kBV8ks9ndJUSHjUO0F8iX/JSE7eXzKS",
+	"rpx56e4b+OLhYBB4z+OEXpN0tY7EN2Qy5/wKxebdKqGfDB56CR0Xbe+TzM9YvOSUyTZDJubd6pD9nEGK",
+	"lvc54OcxWSy5JCxafU88R8dLfEWEKyyQwFOiNj+con2kGEjgBYEzLpcs8AuOIp6BnJPz4lfbTlfOyYjx",
+	"pRIslLMAUXU8YDlHmMXwx4THqwBNVpIAy6l/9KAxytDDYzTnmbo3gM4qHIbUvyA8w5SNmGosmmM2IwIx",
+	"rr6dnegRYQaaoR1QgI4HT1AYcTZNaCRDFDq0OfierFBKMkFi8zGK6XRKlBwfMdNC2EevWbJCIgO1fJol",
+	"+ehwqgi0lEOEcwLIOZboBguUkik0rNTyCUGwx2D0uisqxYhdkVUfHSm6P3z8WE0oxZESkarBhLMZSWEB",
+	"bH/Hg0F/xJpkXWVipW2Zs2FniVc8k+Lg4eDhFweDRweDx4qdnF37+PEmaR50nk9fcUZeYhnN68x1ylCo",
+	"dNcQyTkVVoWf8yQWJ/oMolLpTfbAVGtsVpcK9GhwDATimVR3Gx6vGoX78+mBGsaBHsd60f6cXVOtgK3b",
+	"xDR/q7p9j73bl7qt7nMDvyA4XjfQhOC4JmGOjryDTHRbex2eX198w2+0LqhOj6ZDA1TI0mrFZIqzRCre",
+	"A1Y0PavjY8M4znEqGUnXUWqpX6kS60svqZZ5e/uk1jlsufWDVG9Ux6h2oneQprm9jpGk8AmLyBnsy2jl",
+	"Vysi8zS/7XJGVkhyiRNxggROiFBqmxbC5mVK1LVUHRpcSVLKUAgvhmsUCz0Ed0p/Ssm0M+z818PCUHWo",
+	"n4pD3/Ar0zonKeWxf1IJFhJ9GaBHA8RT9GSA3l6eoRivBOpKHmM15CjJYhL3AvUCUToGHDpGn9JWn5RE",
+	"PI1J3DSrpR6Bl/U7jwbqCWFqiX7qfKn+0D89gf/FSdJ55xPF57rztdxlxlcVaX4dapk3uE/+usAJWTdG",
+	"xQ/VAR49eTTwDlHoxvY5vksi5FMscX2Ez95LwpTu3keh6iVEKcGxNuUhqY58cq14EXVDKsbqh7CHKBNS",
+	"iWg+VW8niDMilFbFBcnZBE1WKDx/fXGJDvGSHl4fHUYJPVQNHECLIeqGKZnKFEdXyLSrNA7JkxhhJapU",
+	"C3JOqJJuhEk6pUZ3iBIaXakLoCBw7RjTOERC4lQKrX2EYsXknEgaHYSBUjYIjtX7USYkX5B0fEVWYfXV",
+	"MbyqiK9eXaZc6UM8HcNooYvqB/I9G4cnRhi4tIr4ghi9Us13wWOCYKLGgOPbPupN/+aZ4kSQfFknnCcE",
+	"M33tNGrZNzymBG6ez2eMA8f82jGWMvVPvFwmVNumDn8W2lKY8+GvH9qKIdO4uXTrEZS56TX8AydaHdav",
+	"99EZ6EhCK4+CsFiLmFypxAL9PxevX+VGdIQZIoulXCE++ZlEEnXDXz+EIJxGLDRW1oPL1ZIMUXVqZpUY",
+	"B+XqxChZumsK2jTCujfTdkX71FQVS86Epug3OJ9wa6LCh6pf9V+RLRZg4eqc6rEsyGJCUqSORD6FS4Mh",
+	"f9C5xkmmreGwWVmWJEGHpKm+BUc8NmoZTmg8NuTrqEWQmCZCr+WCCIFnoEHqF3M6q96HiCwwTYZokalf",
+	"iKY1pgnCcZwSIdRNYK6WBDP872Y+/YgvCk4tKPIMRhZ0hMQyE53h8WBgrCFyfm4tIlUaLHCixBeJ9cUp",
+	"t5x8tOmXu0H5CTBE0B/Ck2ioyGAaRkZwDvMf1I7H77chAOztRgrAU2dEn44Tqj2DtjpELAOOzFlCogUX",
+	"Eh0NBu0n3VqKnCdYKgbQzXiESJVtu0vzBSLsmiR8SQIUVoYTgmXW8eq5tsGmEZnXDx1LJAznLKHPmSQp",
+	"w8mzguKtNz7O5PxCnUbldVc/H8Ip1X559SDGxFC8WF0r+cc07gw7X04fRU/wEXk8eRgfR3+ZPsEDchQ/",
+	"jB5NjvHj6RekU2KGbzFNSAy2UDUapAaGzFGaW73HNB6iTe32nNuqGesFSa9JWmWRx2ZfRDhJJji68lAm",
+	"f/THEudUEcOOBU01qT4yUeZY+2MLihRq0lAboazOgfTLd4WB0oxVx/aRiUUZrewr9QvqghHdua6IquOs",
+	"d2eIFqUEy+Je9XHplfAZz3ySyDy4K0RJ+AzOwY9LjSVPEg8t4Oe7Qgk1mE8pk+2GKdMl//XOMIja4Pnm",
+	"/rgksX+7BDG/3RVyzIhEekgfmRbqKHp2bVQf3wl1dzaOvrI7N/GPSprWCu9ZQjfqvGoWWZqHdgmSXtOI",
+	"IEFj4tF/e9qFleZecnW1Nd7kildc67gBwnKkjmmkrtd8ikJYhL4hY4i6YYlUOsyFxjrApRf29IWe2e/M",
+	"0vWLb0Ltuilr4DbS4CC3qK9Xw8sBGx+CUhulmIl27RSf1NoyoQ9t21Gv6zZuc6t4y/A1pgmegN2lvYVm",
+	"7b4yvDLOnMb3tbkuDB9KsljyFKc0WSGnnz6CSCbFGI9tyEh/501nOnOIVN94j/a77dQuUrSdYEHUHspY",
+	"SnA0V30jniLJORIJv/FfQfVWUKsQotCzCmFQ8kHTGGGhNjhGjweD3knpYUxjsE2JpdqgpWCkeEakJTSe",
+	"qlt7CH8cQABZmIfqdB9X78DOa5uY1YlIq2yVz1sXAjvBv76tBRAzpm2xJRsg/Go9d21PT+vib7bxKF7O",
+	"3YHCdmOiG6iwutPQ2NQTyq6EUiFWiE+nxS60c61beZ4ALbT1sjKpJCU4XiFsbJv7nBQVxj5JBcKVfqyX",
+	"7oanV2KJI9J+GmLOU2mjQt3lgQdAnbw7iEDb35yghzH0IJYpZbMD7R4StQ5bzWV/hjfbj7CxJoi8p0JS",
+	"NjNeHb8cLA1vr4a4p1jMJxyn8TmeVU9MSd7Lw7lcJOUAEK25/JeYR3K1JEi9oJWYEdOP1C8owWz21ahD",
+	"2KhTeUpwXP5lQSSG2BVB5FejTianB3+pfgXvqMX6atSJRDo9kPxKtW2jlb8adX558oN8+OL9m78s/nt0",
+	"zL5ffil+jAfT735+hP8H+SL7hlablFQmRP+UUwH93/+DrMtMv3XovGa/BMZKSfLVqCPkKiFiTogcddA8",
+	"JdOvRp3D2DZ3iIUgUhzi5bIfCfH19VdH/UF/cDAhEvePqgPSjIJEGjU28nO9DRSTKUlNS3rIuqFy44d1",
+	"uk94vNK//P6Pf5q3it+KD50FXhsk03D2W9LamA6HcyFl4KA5Z4DxAyF5SkJto4NwwwinKTXBZ+b6/kCg",
+	"s4s33yLgiR1TCg4uSJSlVK4OznlCfcELF/BvESC95qCvRzhJjCe3OAYEXGlOEONomuLFxpDyGh0/BJ1v",
+	"eTqhcUzYlgei2htVeVssgY54y8OjqHQJ11b8TvOhNcrfl1QIJdN4mnt4in7Q7//432r3cBzDIubDK8Rx",
+	"Pvu6PH4E5GFcni6XKb+uHv4moActeSpxYrJmwPdEWMqTZKHurOCitJ/vb9b/nWep6y1VN2ZXL1Dnzw2m",
+	"IO1tsOwkxSx+IMxwcLIFDcAp/mN+LlcW3fbJp3lEo3uG73HOEFOgvb6uzlDM+4HwqQ8b55fypDYr9VvO",
+	"vhD3F8Hu3PMiQjddzHCyErKHYk6MXztRVxWYW9cqezcple4da8O89qdLXM7zWNoHQg/ZM1CIN9L3IMGz",
+	"NCLGkFFjCr/mUZ7NXlWP7y5fvmipdUBf+WKW2FwdCYrCalPdzFelK58TRVtwyM76S1V72ay7VNWMCzpj",
+	"YETiuZKxQeGoHd2Vgzsf8lFjD7aNo/IXSxQlWAg1RUXXUQc46KtRBycklXYKcDlI+Iwyra/PsUDk/VKd",
+	"Y6ir7zdq92sRr2TaY5PGI3p99CZjxTx1IxC/3DdDWlYUDWdaHs0Dgh5mxMcAd2JxrSQUdKZuhZTteWlr",
+	"7TctbMEJehgYMsxoKdSkj1RzEWYoSrggWqRJPAGlJiUyS4GHVkoYSpIuKMPJjsv2YSuV0exoxUoYLUkq",
+	"OPBznqTa7ziSozFwaM83l9szxzc4Rjbjar9s4bT8r7LTt75jeOT9SXFhEHgl4GjoYjTBMcTfmomZ+0OA",
+	"9JMpJUnc66Pu8WBwgjDKDzEbO8RvGISn6yM9QILrsDeTCMdTgWb0miCCo7n1Hdnv1Ez6PZd9G2xed455",
+	"7Tj3zLm22VuxrRJjc3xNCsOV0r+1t8rVQT8BJ1oTXcwZqbKf4MBVTz4BVzXdHO8cW+UD3TNf5e3eXh7a",
+	"VDV1qc/AcUDiT8BJr6wG75VjwEmPPgEn/ZUzcteZSI1xz/yjmrw96ziZYM5R+kmYx2b+wVntl0RHn+J8",
+	"e8Xltzxj8V3nIbXdYKB7ZqS83dtzE6xffrsHn8GnkUOQozQnadOJdvwJ+OiS8xc4nd15WXSOV2DUvOQc",
+	"wYD3zE+19m/FV2+clAVwwyeqyU+ksYOZSanr0GmquMNBXLJwPQ2y62OefTtGpd8iMquSRaDfMz4EZF9v",
+	"HzS1N/PidvFSAQo9gwt7Jzo6WLs7Jzi64tPpHm2IL0g8I+mOwQOU6cTaskkJclQdhA5tLTUZtvtzURdQ",
+	"IegvRw/r3bR0sl+R1RvAH6hPoopToLYbAAqAcaWMcrC/ebVER3A6/sQu+PL6PhCIp4bqDyBYQ3rM6NbP",
+	"AOgUyEzWKuQ0mveslX3EqvAQ4Vq6t3H3l+OgRqzAouidWOwK49mLfSGCu28uuqCSxDun523M0hluzB38",
+	"RAl7OkvNydfLe2+dj9Yi72aoDUwCLbR7dO+Ts25X62o2/Q01WweIxmPr6W0/r4RWJ3WmfhoixhGeTkFs",
+	"Tac0oViScZYme5/VK91PkVI3BV3d02/rSflTXIZarbBiGdRH4Myy4v3ReLLoeywh83ZJ0ogwiWekj35Q",
+	"r+Q/BWhK35M4QCmJslRpWuP8SfETvLMNXRKCKwfJC4LjIWKEgtQqssT3TgTgszEF86ybRK7EQh46seVU",
+	"LjxJBnpCGm9N91IOewMS7HtyZ7Yro3dGmCl2mhCULWMsTfoFwXEfnRlQG/3m0I6nfWJwc/6NnraOwVCH",
+	"0k7Bd63nfGFSa2wvEWciW2y3iBszI3RkByQifPLtqlELzE7N0miORbFPgZ0DWL0AEA/uT5qvvnVVlBx9",
+	"Pt+kXAczORpGBR51nYLhvuoghq77BN4p4Wque9u89Tm+ukmX2zWsjOeIxhU1QLM4bEMNZ1wCtCkr0nuM",
+	"0jF9zaVciuHh4c3NTZ8kgtzMSUr61s/N01muVGprugm7KtxCewq3MtpDfE1SSQVJ1Tmm2hUfNfaq3F9O",
+	"6wWWkQbWU5JfHdgRHDHGmbHFlA2RXlKxsEhtzhVTSZQFj5X00+/VZ235IDfvXAGs3L4I4PTrmb1B2N1i",
+	"vrmPpxaxbh84RGw1CfP6uGi5lDdk3jo9O3v99tXl+JsXr8++f/a044kqNI6oORZoQghz3FF/QOTZD1pd",
+	"TQmogzhBk0wHVebba+2JU40py0PUzHqO2IQknM0AoRk7EWo3AH/EbxhJva451C1nDNWoHwZgiBgxnjoY",
+	"gVdkVVykYfAaX6lXu01/Puvu0VnncV/ewoI7U61tSKLJkVsVD0l1YxkqtZeRyAAn4BXEH+fIVwUyqhMm",
+	"b2SmIFJStQm6528LhC+bnn34aw6y8+HQtHuQt9tzpIIiQ00gHO3TUvxGz7WYv3fX5+Ooapj6yNBxm8sE",
+	"R2Rh0Oc/Z7puYvHbYOg0GXb2kGxevvuqRnNsNoP3sjXGhtcwse+hqjZvN9J74X5pzmzX7Ab5LJ83YJsN",
+	"2BDisHHvtTEWZ+yK8RumlCNwH5hgxbZMz7gcg6V0s4lGq24ZA+ObtdeYqHnD/HaiddXyeLPZyc7kE8yg",
+	"7Yj3t1Ff5cTzbsvSMHz5E5+3VX1bmUiHhsCPW2hxS93wWHI+htCDZtYqxUfQeqRCYmubfHGMvqffFIxX",
+	"GXxd93q0V93LGSWe8GtixuPnRt/YPjNlO6Z8y5RI4yn9O4m317Ve8Re8ZkKz2nyAHMAw7Vkz11sdTL9V",
+	"fmbmjnOjr/DUvGtCFYEEOqAfmBy6j/higVmsCyk4VwuXInUxe2T9h2+1+DeFJBrM+FCnAMz3YMEBa45j",
+	"pdvjzK1V/PT8uckYRq/yrvLewYxxRVZDRCXA5kKUOdheUuIUvjkVVyUbhbZO5IVSjP2LOx9ZQ5hSui7s",
+	"Je/3//m/rMFKZxZnQr/IyA2CgHLAtFMrhuG3mol1TpLllmvDfDypbZmfggVPC/Ok4r3caw35wfWMEuC+",
+	"7SZobuE1zjsF+i+x0DnQntJacrWEG61Bg3InXrPxLen4iqzGtpWx4660Zcw6w461Vc+onGeTfsQXh3aC",
+	"xT8mCZ8cKtF3qL48hK5EfxH/V7ykB1dkdWA7URKbKuHTOa0xX8FqwuU1hyEfCMe8YNmud1JiuisCd4CK",
+	"jcOWLVtioXTSBurltUGOLgeDIfy//6EBrlgenQyj7msJmzVICH137Eprau7l7oY/UFxsw4KtD/paU9/w",
+	"eNUQ3p0JQE9y7K8e/DIwqmJrh8rXrcLYAQob2fezXtBaL/j0kGO3xhD7aKBgfzAimBMTp9MBTa0EJXw+",
+	"w4Hdn63Frp5SkHPbVVqobaSEsqtxbJvKT00XysuF4kAySxmJtfoHibB8OgUoF7CXlnhKK3/SaUlHeEKw",
+	"6DWBzz1HaEqmJE1xUuTZglZpOubTaefDDt8EHVNfzFSzaL1fXVKv3bPlMVDh9O45Vkp0DwO0TDKBJF8e",
+	"JOSaJCg0ow1hY4YWJbPXROrPJ9G67bKjGXLpCX9/xXV5iu3i3VuY6nSs/faWujwMoWGc2+l8bQZqblb3",
+	"2Ka4MyPtbHjTAd9LWrlnOQaptit0V0x0gDcCftUfdWXOKtCU9uWasp1iaKxvR+jlHzvXo8HDXWb7UU2S",
+	"xQBvZZXcma1zaXtbbULpiePEtFQ6pTlHC8zyikti6EyaCvTFYOAUuXY08qMvXZUcvHVjUDrH5ufO8OhL",
+	"Z7EePmm/VM60m1cLSzNMEnuOcXfCTbp1C135s578cQ5+Z4Vfn2ZyvhN3e0Kf4cm4ogNuZHE/hx8/LLig",
+	"NevCbFoyLbyrUyUDFFYmU2XamDPymWFvwbAVtrsk770ANsvElNwpMrP3wUBbZRqX2QTrTGKTYWxq0sEw",
+	"kRrxZz75CHxCcEwZEeIWadUbg3m8BYD4YqmWObUDsEsJyNA6usV/1m4RGOefXZPhdm1AT+3cLc8yVCdx",
+	"fbghOhp8NtJuOCHtIl24wd27s58vonuLYO323HWqW8mHvdY2c0VWDwqc2Z3Dp+vOgVoE9Wd+a8lvtwgX",
+	"YPw7Xam+avH4huCUpCivY9/ok7RKkM5/8AIzF0VC/SEAz94vSSRJPLS9auAPvKQ6iViDf/Q7t3K0fvar",
+	"/iF+1dO27tO2fFWPqehsY1PwbpqWblC/V9MZaFj1hcIXn/2eexFxu3k+23k7b+3g9Gp4j9uzZYNntIkn",
+	"Wzs2a9zqL23kV/ke772u0ec7zMfaJzFNiYYlqpWBkZRlUAc6fMH1Rgkr62B/r3/+45ykxPgsARUZzSAK",
+	"jLyX21eauMAJ2R3iZQHZkKXDRTU4RPrJOIKy9ItC7VCsuuSCSnpN9p6aX+rUAY6AIzKHd8n7t3XIt4Ek",
+	"YNyCOfhmzXgBK5ESwZMtKkwwPsZSpnSSGUVkE5hE7qDqo/OUX6uLZAk5g6fIomr0t5liSqYZi98QbBa8",
+	"mOQbeDJU12rBWQ4Loj9ATHU4x+mMbFdluuXimk7tMppOq33eQZAFnX1TDl2pWinVPMIyB9T0kM/Zp/dB",
+	"6itBsD0g3aZdEmf6UzKWKWYiL3viJJMLnBCoQHn05NHD0s55aj9GzsdKKiC4e0BttLkDCGOinIvQizYQ",
+	"bXuNDwvLAw1djJ48pMvcvSKcJCR1zB+bAsdGLPSSExJTU4IlwgKZ+JR+tR6roXKI5jyJbdqqGZB69jln",
+	"/N7u2ltl0+bYXT61QJYxJSOeJVppnxBTq37vuay1YvjOCLdMvtUnrU8T2Pegdau3TRYGuCXPKjipsGCB",
+	"x4uqQNz3fFS/9zahuKKvlPwRvc9JxHsSOtuH7u0jbVbxZZH1C7At1Y3QJuRtjwFvWgsxm5MKjwaQIwht",
+	"cdQrndpQ47M6fW/3yOd04E+ZDlzdQTUifTaQt+DZHd3N9wRMbK+XvT05r+sMPmKb8cAsClG4iTRuIJkD",
+	"EjZipmReulJPSum4KGOSJlrdgnYsonxCp9IP1v15H1X20Sd1o+8vrX53B7vjXP+c7PzZKf+fK6cZXPMb",
+	"dXp3kn7v/ucs5z0LYQMtuN8k54yJbLnkqSTxOALc82i1BiHevIH++s25xfXNv3cZ2BnrMyapXNX4+OHD",
+	"PaowZ3ZcakDh24unSoN+9vaN9un88Opp2Iql66Sohq4bS+Hna+x93EVQjvm5x5lfFGqGkqUOFOgJirxx",
+	"AqgbHuYv1eRXc9jApdv4doECQeeCyIMzzq8o8Tcc2mN9bFDeQhTB66gbfifl8jVLVmpjXOAFuaCSfPUC",
+	"v4e/SZSlJETcoHkH6EsU45Xo7RDJANv7LuR6tclj8AYnHT+8K6leAIoUuiwfatOxuvvwTJIHAh0/fPI5",
+	"dmhd/oPmyP90V5hKjPDna8zna8xnJLePiOT26W9kvY13rnYHyODoX/72pYh7qQQFSS+AwuuOAHyNRf5S",
+	"kTl5+Of/UqDh2ZhPqRtFXXEdHZg/+j8LTfiYgNmSRZSIE8TINfgq1JeIMqNozrmQkBPZR38+HLHuNGOm",
+	"yuENZTG/CVDMo2xBmOyhX0cMoVFH8bLSuSI56pyon65xis5ev/7++TP0FRp1xHU0tjGH5o3f//HPEfvQ",
+	"q7d5skvhWP13hWnOcDQnB2ecyZQnmxYIXrbvfgggFpcwefCMRTxuwSjm/fz1D0Hn2SXe+Bm88yHo/ABS",
+	"cv278M4tLxwllnvF5Use0ynVCoinIGZCCZMPBIr4coW64fPpwSvOyMFLJUPDntJq9a10r6S/i3S7hbJm",
+	"arxXjkNma78rkZmSa35F4o+HqWmPRJ7m3eqCbxZUs47qimeYsm2BQy9h6FWt1JmWGkFR1GJL5O+7gh9q",
+	"cL3OeSpxUsV/0ZBfS3imTzQx1EYpe6Pf73Qv6Iw5ZoJleQAwuyHiS8LQoXkmPooS0SaYwygP1p22Fqoy",
+	"QGFtdGHvRK0aFPlU7LlHLJjPcI33AK7x08Mv7oOfznEtOAWwMOZykZQVOn1P/i8xj6BspVtM39T8l4sE",
+	"JZjNvhp1CLM1+80zgmP37wWRGJIgBJFfjTqZnB78pfyFpDLR/ySW+Zxho//7f3JZaar7Ox/Yev+VTic8",
+	"XlWGfNTYg23jqPzFEkUJFkJNUfHJqINSnpCvRh2ckFTaKeyyXUyHy3J/h86gzYgcwm+vjLbYFifIwI5A",
+	"HU3BPyljO0IdmvFDCtQVwtJFbohwvf6dGt8y5UuSSmqUH9sWTpLX087wp/ViB/pwrqDBr5X2tGD9tUNY",
+	"tugMf/IEv7wLPGZq84up3/3hnbYoWSvyT2aY72ovBp3TOKaKADh5CoL+1w7Ofzl3hqYt0ZXY2pSQAy37",
+	"3ssUA2P0USiJkOMFCL8FTq8EwgigrAHz/gSFRf3C0KmCZe0BgEtjgK9B/meJObX0EMr0KtraJPGfx8/Z",
+	"EqAd3x/M+IEhhDrw1Pbo/wAai/PwgKp9JzVgpJx3hp215rDl1QyKldkGFW2LtsQVXR7wpSbrAZQLUzyt",
+	"ZmTq/QLB6kz5Bk6GMglRN6RiLAHlKUDkfZRkikfzomrwkkAJFRIsMfBAA1sKH0UNKSacJwSzu0egDz62",
+	"XdLvyeqZ2ayGExy+iA0zr4UagTaesynvVPcLfP6usV/4ptancVSOMdBE7Qv1L9UWOZB0oYhX2blBZ4HF",
+	"le92GqZy/Ps//hnmAM4JFhIdw3mHI0lSWMlac7nNte5vIxLdzAkrjHcCdqepDquuRFjydJXbSDfvPf35",
+	"VtOFxsl4smr7SWVdii7dtuoLVfsMqBy4S+QQa81CC5GReDOblX81Zna/zcEYrAMk5lDmiiUrBPV7ffS6",
+	"HUutp6UdZeAlz0aartki+X3iW54uPPtEpFPtKPEM0rkxeJ7dkImgkvgnVx+Jk1dcW4vv+E0hLXVhePO6",
+	"jjWojNlY98A75ZefxSjNPdS8nq8aZfKL42b5a7OyC+jf3RuwdyJHkcgnp+d2TQXI2k6g7uHFw3ebtqBp",
+	"OihIUppwafA+9vgGJ5hFnqPuNctv9w8EWnCmPQycEWRDQwI0WaFJFl0RGahnC8p4ijJG9cFW3YVqmiTW",
+	"efH1/k7N8wCsFysi4dptDkrVXI3udTpHCb6Z4OhqzG+aOzozL2mPkMaDnmOBGJGSxKrntr3ZYCHf1qBs",
+	"rNsuhtGiySWm8ZYfrOXt5g/0Pd4zcKXXUjZrpF6ewCdQaN4NUVd7CWkKCak6Fu4GU+1fgoXFSa8VWSvs",
+	"XWZld+wO/auDDqrMVl+OEqn9jLNmt7ygQm4+hagkC7FJ67H7rxCYOE3xqr18P5tjyn4gaWwyvT2CciPC",
+	"jCRL24JT5nSLT2yyY+tPKrOLTM3XRNdThea8k03oaSbnZ6Y8pQMXsu6aVCYJjYvTriKCGHq9JOz5U3Rm",
+	"6iXbdwttPuJsSmdZSmJElTaS1hWFO3ilUaeEZ7vfxbtF9XBTA8mXrBVPiCVnorV2SBaYJl5JWD+1FVcn",
+	"RJItjmXd/O7qm5ndOU+SbWeG42v1h9jmeGimhnbkCKP71qCAXJ+O3jLmg5LUX6sp1+ltxLoS0JbyQe7g",
+	"eudpomFjK0XfU0guQCmx5UNYZBFSbFdhv9NylW+9uhcSp3Lr5c3kXEcI+aYL5j61JJkgKThkIJlJuzNK",
+	"a5Kl1Lca5fVut4JLniT+IZ1OBE8ySdDbNy8Qn6Lwr8+KcvJRQg/zQr2hTgQGSBDtr2sz2gYB1yRQcto5",
+	"Yy5N+VZLCkfyGyKyxHMiO8p9MVxr7AGtsgBP8oulOU/l2Fom61tgtSyZLCM1GO9muS6UhnXndknBqJIB",
+	"Gi2NqTKDopug473XlCj3nFG506Fek3X31PZY4GOMU8PRa9cmf/0NluQ+zMqyZ7tZXWr2uoMT4leUjOMs",
+	"bbDvPcUrcYIEkUIdKPCyDj0ax3gl4GhZ4Pd0ofbooy8eD4LOgjL959FGi8IdJEjMFwZpf93CPoW37iyb",
+	"2uUcLziT841Xt6fm9Zfw9p2dlf+mf9dVf3PHN3xVFyF1Ubn2SNlStVpnMbaeMRNe285yXOyPutJUsi76",
+	"LdRF9DWNA4QFwkg34O3MtiiSbLZZJ3L6DxwrdKmRfAK30ovKUR6tvbSV4JCakzZ3+laWtgAlKD8wCTOG",
+	"4OuJ47y7eeqmw40vNrl/3/nc+3UgRz5FGJ29eI4eDwZBCdbRwsMVow77lvamyPvmrZCbraqucBdbrHLa",
+	"UbFM8MrwpC6JhwUKHw3+m84//NPDx/3BINybU2XNdmp91W22gNq4teKh15a/nnMK+CJHihXWehcHzQmU",
+	"W+vy2dlEmFCTlbatHIQSouP1BImZGOuIKb/8evrqwkRU6XwMsMyKSlKJplDda2AXqeKOHdsDx8TY6M91",
+	"DE3oY5jqrejyb5f+O1EeKVnx/5r+Dq5JSqfGn/aViWsqzcRJOQo3GhAMf5gTTXfuW0FFY92zN3Y6zYi2",
+	"YJSHoih/+bdLS/1uWCxV2AMfmwHu/XFOE4J03iDjMoDjRTFMjq2WcH7l4kyibBkgLNGCC6m7xibVELIO",
+	"zRic/e7ccNds3s1eicL9UKfDq2wx0ckyzmu5O2mJqY1+JqnQXsWtfX31D1ISESbHOsqjwQAvxg+P5/7d",
+	"kxAcr3kscEIaH/uM6Pplt123ER9vKSIvyVjjF4sxYXm94yYuwyih1+RgwWOCTHVKGwoTzUl0xTOJrBUt",
+	"DhBl15xGBBagF0Dm1wX0CTHKWGYpQZa5gwL0RhGWXpuACIexA8czbLC8/XxmJ6Zt+X57yzpdqCq8S5uw",
+	"JPc8fTXStcoxQU3K+rndt3Q3OGWUzURrb9OP+oNbHSWXRMhnauwtDTUVSQrTBh1eW/o4I04wFbgOQ/V0",
+	"iMByFebLL1ZMzomkkX7gCf7LWy7ZvzyupUBdsN8FG0IH7uBd7l8jvs5robyna/Jh4ybZpHJxRlpcgipt",
+	"ZomEm9CGT1xL9Id3d0Bi7GYT1zu7vROrtSDwqYDrAp7smdTiKHEG4UzAaSIoBwHZbhtoGF0BBT2eFVOo",
+	"3uRpO9GmdQlpkjbz4I+NoVNunFX9IWfXJG12ZOirzOk21zoCqRlctBqceduu88b317GFjxFmhI8jKlet",
+	"GoeXecZk2v79lMzMdXrj61vE98yIdcFtbDUlU5KmJG39gfHItY28U+ssJF4s62z7bcoXKNT8lb8WtnUW",
+	"++7apQ1X9FyKjHPG75CqQojyYpaWymGKMv+5vBuU95m7Udxd0bjRd3SA2TfHrYKty3kGDcfqaxjYT+WX",
+	"3/1BagOeTmlCsSR+D/O3WZKs0C8ZTkBBB0dzF4xjMGfSsyAKCQblGjzkAYAb6UR7eBji6TREv2QkXaEl",
+	"TvGCyHsS4kPeUyHh0uDI7OpREbqp8WGpeJMtbKErSnQhk9McLTeUaSSke6cvJ5jNMnOY3z9lX8knyIG7",
+	"v8NvdbDcwcFvdzLexYi/KCWEjaH8Vx5yf/9msYW+cRdvunRB/s7Z/dy/mdJg8Mx76Xg+YzwlcZHCZOzE",
+	"DwTiNwy9FSQ9OFWf2jocVKBlSoSB7rh3tLim5Eb1NRb07/dxNau5RiVVao0i2mS7aNYxLiRPtStBMwbo",
+	"EQdLnMpVVfvQcTF+n2AtZMaXiQDAjgmdErXPVIfqRdS1DnoDVBagmExxlkj0ha5T73FhtdCYL4mQL3lM",
+	"QF8umwkqdnKbLpsXn2nMSIq8Saa6po06f3CCEsquHggU6gg79Zffi2oqhTk3W7Xw73x28Y9mA7JjKF25",
+	"PEvpZbg17uWXkHyE0STFLEb8hghIDNLII1PAAIOiZ+gUKm8KhNO8qmZeEMhmizwQG/KUnOqdDTBFRQ0t",
+	"LMDRoV0RpqSRGkm7BKI8S2WN63vjHTuHIBg3oa0SRbQp+F10do4d5gOBVFdomWRVf2yo3tSxaghL9ws1",
+	"rj76EaIOcCZ5mCf4VAuMUYHsDPP8CYY4OzExCwvMMpyEAcJoQcBzt8Ar+4kSIe5HqEtwmlBT0sm0kJKE",
+	"YEHGarBhr9F40MLMZdJ/Glb9xzmWptSnQJLzK6TeNvAJlVkTJXZJnKeuoS6/ITGarFy8nMBmm00UXydY",
+	"taNfN3WVXTJKQZIpuGYBQI3EAJ2q6NI2UW2HCAs3ua3iwfGBS3tlUmujlcmf991Y1e/a01iQxELJUYYm",
+	"On1KqIE4OfV1oQfpXrfZZztk2q1gWzbwVOgKmhD9/v/9L8XP2jU9Lj07QQOtaKXkZ3Autlx2k/DWFFdm",
+	"Ux95AuYQCkAGNk1OLbAiWejP2rt1zqzPj64nN07zkr8t7JceerXevhMy5aaC9Zr925LYed3TVpMtgoja",
+	"xUHr8B04gMsV0rwrayR1tXhZv50dteQDL+Vf2jnWRhGUT82mhanuiVIKZx4aVTrQyodknUtcLi82eU2i",
+	"FyJmY4hVQfRTc6759i4cfF2jWPaGCDcdfBAwYY9e1HXO1R6EOmg43H5+Gg6L09C0IRAFJsxTxzPJIXxc",
+	"ve91XFSnQHwxkMXJ2ZiLXd0aOJFzns3mJlJISJokSggXmoVu1hpT9ZQBwTZAOF5QFozYhCYJZbMThDM4",
+	"yHpamVCiSIkgPBEQBqD2vhLqU5wI0gsqBC76RJiJG6XmHQ+e6FJGG/BU/B7bvO1vsIzme8rtdXTa3d2n",
+	"xciy5KpxPWlcVudrMshNL6jLowV+/1x/+nigcxHMn0eVcQedjNFfMmIe59ayNtzkBmXlvFNkjSvJ7HIQ",
+	"lRXeQR7WeaXYJDJav0Cae/rtuKAs+TZdS24HbuOywvZLv8d883U8qS61m6eiBvNSveediGlj/XyKZKUa",
+	"s5xzQSW9JojpYD5Q9G2g4TGKSUQXOEHLBEdEDNGSpErCwy3Q/lt1LFA3NH+HwYiFKVFHDWWzsf11mLd6",
+	"NBj0ArTAP/M0vyXq2yE0O6XvlbptGoW/lHZUtKh/Go6Y06D6v14fvSE4RuQ9jmSyUvx5k1IpCUPdAgtZ",
+	"yVOMpgnHsqcFGEBICXpNXto9q1m40Ft5pqEd8xQi06OzzQf5AmhCVhYAjlHfsWB1r6oGtaoeBku8Ejlq",
+	"osF/0BsTkkzhps4qH/VM3tMLwmZyXggb+/dRsDEcH8a3nrsucuWqjmiC31MxrABXFMdXCbbCHMMPRIFg",
+	"ASWc9MEeoq5RZnqKv+qKM7CIVlb0uzm1AqQWvxcU+n6Iulo91SVYpkqoGe3UqqGKN07h+khxYpTZ6jto",
+	"BtDaDdcIWJIrQpb6rq/1LcNxtXxrO00XOsMoWI4W5mh6GxSRy0rUhdmFSrdWu0fHxZR3aOk3/Za/D6ZG",
+	"oCR0U4AMFPXtRvmLvVbBMtU7RSv8mSazKJxThamqqNY/WaHQTZgNEU44I/1WZovtI2zWYtY0BMjkdPPS",
+	"f5tLfr6e/oghE0s8bkyxgCWKiBA8HbsxYbe5AplrjZ319jEs8Lki+kePXqlcptzLUz6FGhW9NKusxqaw",
+	"lKeYJivYXmdqBE1R7m13Sc5Qbb+ITSp0fZ3fXp6hGK9qlPetM4TEt+qxrtgQuxLCxtZ3yhNpQbZtcq/W",
+	"5p1WVmONHlfrhSierYkLbyweluSSt3rV2u426Nh593nj5tN2SYVrNMun5NqWBiINIHdQWqA5kjGGQP0k",
+	"Iawh8rP8ynhB5Jz7G2uGUGnMbmHcQLB5LFwxTUkkx1lKG0Fq2gLwPSXXz2PAzHdCzBrQcDYePi1jSDeN",
+	"o2lHuChNm8TnGnCgp+QaOtqVK5p5wWSCpN43Zil2TtJtV/XDmok0UwyD820NkqOFNynlXrkHdLzmY3jS",
+	"NKOqe9kdSelTp5PSeLxL54AFeGU/uAMfCCSoJDonGmrJKMZE3VDM+bJvsM77EV+EvaEG/JPzQAf4BVC1",
+	"QCn9UGpJFAltDx8/GjEH2xWdIiXz1bUgnEu5HB4eateHLc2llWuMZIppAq8dhqh7A+mOhC8TAiXDSA88",
+	"kylZKNUaHD0jVowZTGoQVkEZSvgNSVGEBdEq+hJLSVI19f/oQq9fDw8Pe1//dHrwP/DB3wcHT951i38f",
+	"vPt1EHxx9MF52vu6Oxr1t3i99+fDr//kk/Y+2AMfULLWLfTFeYg0pALCyCq7D4TNHRNwK1F/wb0rd6pB",
+	"6EAfhYMQddXfPKUzynCCzl48fyBGbNSxvv9Rp4e+yiMBbEY+FiisQDoMwa4Y2pupTVNEp2A3Ql2ewgsB",
+	"upnTaD5iVctSb1jEG3AG8cuHlFEZnqBMMQybaUdweH56efZdDnBk+hGHv5p/PY8/hHpdiyv8w+r9fbOT",
+	"BTLiz7xBBBcSQOAjiEOYIswQpIgDTueEy3meTi4CNWB1i1vpV9Tr+k8oJzJEKcExuGPVeoD3mOU17U0U",
+	"RNhHUOTNFMTFKEq4IDHcrIamwhgMZYFXaEIQjs1VVxewBOthYPaQFsojJpVKChyjPqSyKE12xfiNdahq",
+	"8+8Dgb67vDy3l1qkrwALAgMItHXIrEGgBinnVIyYVqjUNeH9QZ7gC/M6UH2KEJH3UtfL74/YiP2GFK3R",
+	"b0hbGNBv6CXBEDr824j9dnBwkP9/9W5IdRWcsYmNCtFv6HgwQL+hUzSlJImDIsJYCZMJjzUMtKfyIZgm",
+	"NDi7Nbno4ibaW2xWQcP7A+v2kR4D42NcwO4WQ7jACRmauAi9H3VipvNyYJ3VBzagJiUJbCYxp0vtcNUh",
+	"GBHPkhhWZqKkm+AJiDd/SQ09rlLxbBjVEfoNFTVbilotQ0uQwCWHqfvnVhi6Iiv1ZwnfDS7cFcAOdDMn",
+	"qWIcHyScdrMTZ6R2FeFubgf6Bk4DIkzR1WoPxSo6g0YQc6KHXS9TpztrLhCed+2BIFlbU/HEU07QrfNI",
+	"ZeNopjyd0Dgmhm8eod/QD1DXyamkM8kkrHwO2ma4fYiwWv8iF1xNPx9HgDBU2QDzLs90gIm+pisxYER9",
+	"ibb57sdJwm8gaMRslLOLN9/ayouGjNUyDcUEXChAdeDaN04QlMI1Gy/hsxn4IEzln0pZxHxzyTFk0Ovm",
+	"j03zmtcDw1YmhBUyz5U8LZqCiH3blr5QjFWTMEE75se20fK3gqTgn1OcBl/adiLOpgmNjLR5gpTM0r8I",
+	"Y0tnyKYK5MAAGEF4GQSb5YkAEsMWct/XFlFd61435hh3HzhBGEorUxeTE9iBDIXPY7JYcklYtDr4Xu2k",
+	"lGTC5HZbRjGcY2cSZxq4nIwdI04xLSXB8rHm5rSMxcQwYtX2c4LgRFGHuQlUsz3NOCPQ8JESjc9YDMGT",
+	"tq5kWcRqIQw7jYATQmkwtiFFv3FMQYTFRYu1gD44ggzw5HSqJKXNtHBEZeO2XOJVwrHSo/k4wenMjP0R",
+	"yCUN1wBnCZ5YH66tdAl1lQsRXBR7X5CYYpOUrdp6XG0LMGegSpCsM6NaA1+reQl51ebDh3bRoo2l6v0V",
+	"500PpQrR0LJih1o57FuUdGqgOwTUMpyMQUVQXT+Gs/RbTJMsJXkAoKkUJGhMjFTRm2WCoys+nUKNELKU",
+	"dgzqcyiQZybqbKnQdu0rWgX9W5HWqgjQbWpcqYHAnc0Wj6poN94UKZ9SBZnOpmBZvY2FVqjAbP/xlaRS",
+	"+bnBhyAfWFltKo3rD9OcGgdbKdxXDPVOqVOVUn9BjQlM8Yt89HvXsRpHsK4OdzGeT6F4NQ4xV8VKQ7rj",
+	"2lhpNo9cgtfKaFUJfWsVrbHvXGmr9bmd3lbq4NjpoK7J1XvapMyVGn/sNG7Vu1KTd0HDqyh46/S70uSe",
+	"OJPzanw14btW6SvrfB6Vr7FzpQSW+tpFD3RbP3JldEkz9HDe7ZXDxq5r6mJFyrbQGEttPyodPT4dsrmD",
+	"zWpkqavHDV05ns8Kb5R0y7cXTwP07O0bxaI/vHrq1yrdDh8+dDp09czyiu2iajqKVbOiWRrLk9IZ6aqe",
+	"pdHcTvtco3z2S8VcXY7y15kts/SeFFIv2R73+pVCs++sMfRpAfpZtoc+WyzlCmUsIQK4zVtVymtJDU/P",
+	"zl6/fXU5/ubF67Pvnz0NbRxHtRwl6k6IInul4GzdGNEDCFe1WmcvnpvjZo4FwsmN0k21SbMEUOe6jlzw",
+	"0mqAkwsM6qRlIho3Rz40tgSBKseDJ4GD+0diE02js3DmSsVTymvC2UzYotARThJt4NfaQuvKPzUf0HcE",
+	"J3Je93XVS0Xwq9ZFOXzOJguX5YkeMkdoDrxrAhOBB1i2ICmNDPDpiY5a9oWjFiBPayNzN5r8f3UdQT8N",
+	"Dp68+zePk0ZtB5OiuxNI2ylDNpE0ZyGQ3zdzLohREkyane7GYS+HqOyaFgUQ697Kpbxl7tsuiU27VTh5",
+	"NNDJpYV3CipACh0wp1UDOLyF5EsBqrWJgmftC6C0DqVSfY8Va21XibDIWG3t3d9DGtS2iUAwr8jGGbUp",
+	"pid0tKAtDBPkzNUJOhFmEUnaVNLbkPyi+SZHhbTEdBJXnIFXlqjEW0GJ9zfmoxSb6Axe3G4nv2YE0bwF",
+	"1A1hGmGAQjUP9V/rweuBI5xcE6WHdsPiI6HOKzBRcDn3oC7a/ZQvraWUE+j76OHgHmb9OzRoHZxVLJc+",
+	"UCrJFZXciipJ1qAwiZ8qTf9ROEyOGHFW+CGEn9+7JbZyrjyTalD6vwAmZcE8t0tkcc701oks1T2xFbBZ",
+	"e/ly55mtETLiFG4kRZFBiGwK0C+ZuqfYYHU160r+xD3fdL6cZFtwVkdxWeQOCNZXBHggUMIjnMCbgbmJ",
+	"QYUM/WWvTqH7v5lLsKIN9QTdXbbHdDF3u++awvjC1BOt8nxCsL5TlYrBQXD14a/qP8/jD2Ge30l19Xxz",
+	"cQ7V875RnUJ0QyZzzgEoRQ0jRBFOU0rEiEEWISNomjGwCqJJRpNYgDLT66MSHLVqPyzAKOF+o/gw79Ut",
+	"5a8NgHJOFiZAryVAjpMJouawp0yQVlCsWwJAlOvQ7QivCmi77z46OASQsgtULcDEHwgkwF3Za8KE2AIr",
+	"dYd7zH6xUtUUPwZUaunKsyVuaqXUnwt02jrhXomH00xbeSqWN3CMpE4QlJNxb3Ari+XX9ginljrKmKQJ",
+	"wtq/4rwJyFCJ3b0otHCtNvDG27j+xk3Er4zOwX21fh8f36vp3k4FA3m6lfRtzIwDarRJhruT8uz0FuKs",
+	"cRIuA3VdPujB/FoN/2OJwq0E1n2RP/sTOeuT2NRG2MkaekGUXpDj1gVVtoawFJ9p5F8fk7lZLIDCbCGX",
+	"G4H/7t3VZb0YudR51RBxY15EFI4bhCVUuznIljqZAaLToeATPMIJAWS1+wmznN/RKyihCwNg48RG3cP5",
+	"fWgUJo2pWE7s2KZN77y6i9a9C3QlSPKGQ2dz0kmjFSNUREFAbRLbgItpliSrEOJJ6ucrKAz6s1xtwMJ9",
+	"xeSVFHF0cJIIq9KBu7X7DcEpSfX5rPsH3ws3OluJ/cKGgpm2Qw8iicatRV1FkJ6GH9RTqWmJiDOEUV1t",
+	"dcqhbQLnvFs4noWXw/JM7QB2ed177FJ25cm83MVzV1QmqxNjD9dJ7X0HwKkTJHW1s2Rl1WN9kyzdL8H9",
+	"J1A3PH99URgwjC3igJj4IXH4q/3n8/jDofo8bLyQrnWu3Rp1b3MDNhLJX2PhsoQRCnmXGojzazydmmqI",
+	"BVCtKYLojzzI3/L3ouswwPno/T5bxlvyj08PdUZR8faVLsVu6TaHPKWbbWlIBZc17YjCl1feFxs4YD2K",
+	"1zqiPlLy8ItjlBApSSoCFNMZlSJA4VjH3R8Ut2uEUYpZzBeIM62RFGHfYqnIeaDLqNUYyg1OyJNJxwfv",
+	"fn0UfHH84U8bV8WZfhPlnpoguryIcIV5SiFVQxO60hhe10ff54g4ki8PEnJNEhQaCTjU0sBYBvNcx7oP",
+	"dLuCxjBGGP83WhH5tSEQKb85lqIHN3qy55T5OO/dhuJW9aMHZv9uI3ia77xoqnGsF/GWBhDF4e0NIJRd",
+	"7dEirjvf2RZO2dXbZezd+2vOt6oTgFU5we3BwLPV2mfkvRxHWSq8+0YJXf0wtNc29QGUyTGBTSbEECJf",
+	"1M8tbCHVerfOEPyDvybM8GCLiK+gE6e6eE99UyjtXr16cI1TsNWrb2z7r9W39o+neRtbBIy94DPagCqx",
+	"AwDINigeL/iMZ7IB0EKk03W4GbXGXpLN26IWuOXHAGqedkvdzGspanR32XzuNSXLcXyt/hDbhCt91Mri",
+	"+6kdXp7W5jLhQSfP9FhLrUj6yyoDfLKO14bo+4TfiKAo8m4vXMOECoC/U6eVGN6kVEKA0RVZiWGR+ALH",
+	"Zz6EhkLdxdB3WcNG+qsJbJLvLyG48Y16s4ZrUhpLvkLQapDTb+u67XZHldbJYfB28EjvvLsboB+b9nCz",
+	"PV97TtSaQwwUidGSpIIzlPCZQJTtCAq+33jNW66mDSPJly+nyUaXlW61SYffNWJlz1NqHvjttC/DVFsy",
+	"4R41MDuAXXUwh4CuOnHDSArSdQHiFjOcrMB/aWCHva6b16eZnOdXkYZbQZ2n1ZNxad9tOhKa9elzfWfa",
+	"k43ltof43TawbAxr3trLv31YgMRyI4ubNb2Ad1vXC3C+ypzPxk2ovjr1TD1DM6UL24w/De9qkh8xmmDW",
+	"yuuZF2j39KQWO6/jb5KfpdIrQmug18t+cGCqvmt7sM6wq1R+FzrhU0jUNSxuwYC04TXQ86jf/MNUHuRt",
+	"HWhzlbUs09iYq3pDA2+vIZqXGBI/WOzmbDOpmDIfuSazRvw1P9nDO+zBt3osJp85R+vFEszGutgNz2Qf",
+	"fav2BhBKIzDZPm3tIxzH3voma/RHeyZ4I9tLPxbrV7FsFRHuJX6yvLze2mWY8iMclu1idzdcSF0irRn+",
+	"7Y5MK6JbH1Hmgz0emvkQdj01TQPnJIWVMoCVFb3ymqR4RsY8jUm6PXJyewBZm6O4XR85XOs49QLK5n59",
+	"ESp9V6fdBkhyNOVZarHnBeoO8kx5Pe5K6SkLz14DYM/b91Szs49MjpWuvwt+4SlOkryM2ZKklLetANR8",
+	"moM7p4EKEO/0kSiQY/BWQyykTEisQ61aTm5/KUqpUjYyshUzqZXZCUy45GaoyOgawrDuxWWc6mg9u6HO",
+	"6e56B95d2m7H70UKOu0p+XYbCQTf1/VeB+N87XiKhs7sJwb4eDzdBiZ5LNvhJAPB3TsHFlFHRxt5LxeG",
+	"VcS2Qt6V0R6TihYhW1DnHD54pXhVcb4Jusjx4e8A0za5k/RM3TUtVqwMoK4mZVfIofwaPrywivy6NIaU",
+	"4MRGVpYhVAKEkwRiflC3uPEIUBcnXAqUkClohb2GaMy2kqo97PktpFoDE2wgX7aRfoSlPEkW6i5YJt8Q",
+	"hcY0FaIuZm6SIxVANvT7//xfbr0OW6t4NWI6AfPErQOCl8uEFlU8Cy/3Es9Ira3fnOIeJ+4DeG+CGSNx",
+	"2B8xM1dhAE9NvY5iUkIjrxBzxZiskLnqWgYMA4hqLnooF+wwJFAM4ivd4dTp0GPyipnSgrzJ74pNlWHW",
+	"12/ZAQ78XMMAn9syBR6veMqvaUV2qhaXpBOoDt+1uJ22iBjY2IaxPIwFiVIix4JIfzCKfc8bRPEj4GVJ",
+	"jjS6jOE2PfUHwqaybC7WlxPFO67yIErTf9diDW570ldWdIszvvxlk690DUe827hwfqFj3kHWlgQRLjOA",
+	"99WfoW54MxckGut4ABNJgXhqYikqkRL63SP8cPIoKgN46ycO2va//Wn31W4iI/ehWbxmxKJuKw4sqihT",
+	"hjgr4HM+RSllcCtRARYWJbADA67AdNluFJZrOIZti91uqOULFZzNOxoI2tpjGJFt7x6u+tKMVHDburse",
+	"hAoDAwR2LWLu4N7Srgud/5S/GOhKlIrYrYx5Uw0rtE011v1aiLVWVC39qxmyMM31/rBIvT2VE26+ou9Q",
+	"cFh/0Hwx3sVW3cbsrLaPtTpvh6pRGnOVKiUNvVr8qLoDPTVfc7ulZ9/UOLxi8yxKya43bqqp77NmqJHc",
+	"tzDTqe+brK3NVb1fqw0E0tCR7qaidhEYqK3S9o2emw339uJpJ+g8e/umE3R+ePW0rWL2oXEOjVBe3/Gb",
+	"kh/hBquDSnI00fLNRCtpHzY4NnwSr0yYCWZX47joceP+LQoA5SXt8GqJE61qX2kEwylJGy726tVx+2I7",
+	"tw53NcOtdB2U591GSywW5tYqorPGW7K3+SxHk1i/ls6F5bgFYEJpcUtOiBYruR3mTcMqNU98HzTfltga",
+	"InD3G+HOFT1193v1gfhl60eue6u7PcfUQ8RbaHQIVy6PqIvROV6d4wRN1ImkIeuQ2g7IiqPi8xpSxuPH",
+	"262cZ+jNs2+y9oRm9NoIs8Ax0VhTKyK1fqfrzZiaqhCoPgV+DN2zp2ikqFGqX/MbPNb5sPZpPa6vo3br",
+	"mKqFqDtVE8JJEgZFxSN4kgP5XkM1dEDNjPGq16rQoWOTro8AonfzAWzR6i3NxsuUXFPeQpt0GrCfQDZz",
+	"SskWlvCilad6i1e3vOQSJ9u0c6k/2N3GbHp0SJFPy7txPAwGKwqqWGdoNK4m/WsD4yuq3LaM505e2E9d",
+	"y/MTu/eaaoVap8hGR8gGVrilBuB6hlqrAd4t7Wi+Xyr2fzRQ//sE/hcnySb+O3fEga9874IgvV90rqXQ",
+	"iMuAwflzJqQ1pYf5rguN2p+L1M1Kf0O4QuWEKq1YiPi1AQCFFc1NYnMuCMtvRgFKuS7n7XjKIWIavuq1",
+	"NDNNuBwXe7ISMAC/a8ww8Bd1oxTfJJDbNSc4BqBjk6EqAh0AFc1JdEVS0RuiKU0kSUmsj1vKDMDBFma2",
+	"W4oKb4w5F4auD0o2H4IhXwumpAuOK8bALC4sea0Nd/8yMSCo67mNt/QH3tXQD6XC1hLETcAd2C+ptOA9",
+	"bafrOtErid3WOWcLHegZ60TuVNN9l6ib2nnTkE6xToAgyfmVZng5JzQ1Ff/bsnl+fFVobXssc05beG6v",
+	"w9eRUbcOAcjXam8hLDX1rW3M2udD4PMh8PkQ+HwIfD4E7v8hkGCpZtaEGKCW1rxiKiBb+IC6S9tesrao",
+	"paB9mjaB2hZiXuOELUaeZxCtvdO50zOAAiVsGD+cjQ2HsgUeHohSaTWcXpnyTbawWSlvcx8wM8Zuuiaz",
+	"qTazYRNSwrrxFFWyP6jFyf0CG7/JvRNrQI++yxaYHaQExwD7Zd47QTGPsgVhksT2N+261vBgXkwTPywy",
+	"jEQdcULYvHxT5dox/nyTQ9s9MwWC3jpFAe1v39oicvaHV1x+q1QU+/dL8D+84vJUA1ja322BMfv3Xzkj",
+	"9t/nurzUJecvcDojRf95uaaXJKb4crV0nhmDrSLFMyapXNlHz02howvI5HHG+XyxTIgmqP31QpcheltU",
+	"IXpWYSVf5nV987uVw92K7I+fPHEQV44Hg43yMHc414pEFC424Fgvt/NU4uQsF4jt8UScbzxYIkb6NkTC",
+	"FNX4wYelzrwrsgrQAgslALoh/vOf//zvJqqpH/GFwT8c//nPfz5+GPZOEIHKSrk4UVL/gSjw7+ZYIEao",
+	"nJN0c0xbPlg/ekmVRPv0DVWp/8m9RDCAfZplRfNB1c5SW+OWGK8AUxl08yVeaaTDvEM0WTmXH8qq0WG1",
+	"Ocd6tnu19t7Ccrtam4Lh0LV5/dZhO9mzynG6fXG8cUesFxcvyV7wR7xgGpu3y7n+bONJX6mdswbZoJjX",
+	"LQ3dljrtrdylGXkWL1dU/demc5IqFRRUpqX5t+pEKFn6szrCrVYP+wHem9L3JNZvoa65XCFJ3sueV0Fw",
+	"xmCxhdsdC+rw3QBuMudJPI7xSvhDGW+PvVEOZ/Oo4AAwAUFHOqzH1l1jJkgzj8jPUTK2u/wBMNrY1KD2",
+	"BGVDjVI3rmiBV2iBr3RhL5EnFdMU8RuGoCF/cOC+srU3YzaTdCE2wfTBS4qMNzyNxRDdqKunqe631PUG",
+	"taI/5zco4WwWwL+qMZdzksTq1RGzCQY6ZwFsT7pNiNCDFAsNxW4Ce/voNSNIXTp0IGoOf2tuvTEW8wnH",
+	"aQyPRszSfwk7MihgSHR6B6gpNqm6mCYkcET6FQCnqtQrP1dTfTj4b7oGqaP3FAaWPjrzTdrUfjORCHb2",
+	"CGeSL7CkEU6SVR+dm1g51TxbGWL02+EQVqF+SiGSjdnXHr5293FdXgQ1KWZZqFkgQpbTXnUsrz++tZRu",
+	"ks+74AQZmP6xrm9dPvw2AxOZouFaUW61XR2o1PENZTG/WSNxnaXSLKexadsJ/FP7xYfAd3K1sVDe9qzR",
+	"IN8t5rlDkPyacyzOUl3DfcGZnHuE4xuiDmIACFbn7gOkX1T7domhuHhJ8kFKQoO8MB7nr1BCp0SNtd8K",
+	"BalI//IYX3VG15izZFUqd2GtYuhnTkHRLiRiH4V8SVg4RDgRXD1TslDXSa9ls2WThEYgIFF4uDz8VSTZ",
+	"7EMpmMoZQSfoqJa9N+qSwlCexFM4VdyLARXm/AByAqaHOn6ME5+aPBB9n+iG+X1+zFnYC9AASY4effH4",
+	"BNk45EeDvj+zIN4iKXKMTdWRTcU2oDpJG93G3aiVdV1gluGktKTYFFK1R4pABEdz9yDro1CdMmplWemA",
+	"o8I5hyRYxd0l1J11go76el1qcSudKO8p58FcMyrUIe1aUg3l5nKQ9k4NrzRrLsSjzs6xsbU02cxPi2yl",
+	"ImvIegQcgkDciDabg15CJeI3BHJxoznROT9wPQVy+5OZUBeY7mjwH08Krhu0dTeoTbUBADBPAY8kvdap",
+	"D5loiFf8rObdPzVvXxDVDZiDBSqkYjVHSSwEm/cIblZC2qmL1eO1rkQ1qqC5cGzY76WD0SNTGxTeih5m",
+	"d0szOPcatbJdhd2K4llXIiuZNfqBcecuwROgBGgE+f9zUlQsOD1/7taABK+9A7Q5l3IphoeHYs6Xfdci",
+	"W/LMlNCQjv/iy24o1aNtVYL2Dy25Utdf22mib7AkOkXkbs9qB/36Tk7Ip+97FcMclU1/AyHpTpLZF4Ne",
+	"yQ/z6AtTN7ltmfw7SJ3ixrJulZ/CW3eWZz13q7WzMa+/hLfv7KxKV4H2tf3a5Tfe25LX96sqblUr2qzK",
+	"bNQC4q2B0bUisklPN0EWARJzdW+CxPU5Sf0hAcvC3LXWsGb9MHXQCPg915JugSVt+rilW6ZhoJt6LWBA",
+	"1ilmC8rcH4+2VtW+0XscmReQ+cCaUcA3qIF6apWfUp5JIoYohKmS4eHhnAv501Bth3ch6irlDfF0xECL",
+	"O0EYqedQRRjSuzBDz8+vv0A4jlN1c6UMTaCSlhQncEVCR1DB5fHjR4/V1zLFNAGYjMNQ3YdTslDXlV4w",
+	"YkLyVJcNV6NPUYSFuSblSmJxX2pSKsuIJfDW18PDw66DWuL8++Ddr4Pgi6MPztPe193RqL/F670//zYa",
+	"/fTT4ODJ6cG3+GA67L/7t9HoXa87VL+9+/UoePyh9/Xh13/q3H+ddo0l+F9K7WkwYlfsOgKFddN1ySYJ",
+	"dqwgt2vd16N3oxO5TIr8AhMO0ZILKuk1CRCWaKFEx7ENx0XLBEdEyRTz5GgwqLuhtVHnaAD/h7o+n3Sv",
+	"6pTWRhn1T2O51UGqmM1IH71RYo+8x5FMVup+epNSKQmzBpkoyQS9Ji8t/+olqnsecn43Q3NYvjl/3vgp",
+	"7se9bt0Sq9tcOZVZr1kn6MA6QMiscViMi2fFb+at+7sjfLfGf9GrX10tBFRvW0oPC1crQN2wZujpBWAI",
+	"cq6JodJNwiihh5RRJScYR2pCwYj9kpF0FWjdgadI1xUpxMfDx4/UVk5xJEkKCkkCAOUzbWgaHh7qdHur",
+	"IGjQs7LiMWI4JVb1OEHNiseaOnHdXLfoff0xlQuf4vD5jv2pCgSXXJ5rPI33VpB9LHdoH50CMikAHLnO",
+	"Gj5FCVafQ4Bi1WDW6hS9w0KzZJSpH6DWKxsO69V2g/rtTHt53JwiDQ6FbR3h4h5nEouUprM4QWHF6uNv",
+	"XH/jnuL/6c1H925aPhe+351+b1fO7/NvmIb1zt/JebSJFgAYiQVOEgLVKleAMLre6e/17lfvJ22vKHdW",
+	"uPoQ99RN8wVdUNm6rm4KxWv0J5++IK7qfWx635DvYz45fvjkXfv8nZTIdDWG43ksSMRZLLwpKa2LdL2x",
+	"xX88cHUJj66a8nN01MLUqNwzLLW1UPFcBQBrSuE6rQbLFzQSuZtdab3Gw9wJOglEm7QFzYZccc/meqY2",
+	"0YwfqNZ0QrkOj1aqzJzqgIhWIaE5Xc5UI744S534O354PF+XGLMG9n5Nisj+QO3VynjWtliNtnT4K5YQ",
+	"PgnrtO1Hyxz2ebvPDPds+13OVtt9WHdSbMO7PurDApp70zVJ6ZT6yygHnSuyGkNC6y2R4BMs5BjA2Uwz",
+	"lSKa5EYdO1D9ocs4O5BEyJ7BIuZTfQhdURY31Ha4xcAIjnf/Gsq67/i1b/OYvWO2jr+OL08SH7hkXQBv",
+	"3rDtxPaOQMilAyhO8VTqDPUpnWVG5UsJjtVV1suPmn+Lv7049U7a9l5zrcuF3qQO5moYpj2QrFSrcntJ",
+	"Jte2lFnRtYegFva1RYe69c21J/3IkTwdR3OczogYC0JYiJZYCGKQIjBSNNd3NYt7byAV4dZNZwzLLCXI",
+	"Tj+AfFUdKRqPWCV4OkfajDhjpkRiN9R1B/JRmOLsIeCp/PVZATceJfTQlArs9Ucs1IbBnPLlkZd7fvrq",
+	"Al3+7dLmRN1ggaY8Y/FJUamX5YcvmA+FHrz5QHKE4xh1sUBhzMRY/7xhiOjUqVloUAJQwvmVQFSibBmM",
+	"mDUmGmIvKMskpHLZsZfLlYAsJ6mGioDl0hCI6q4MN377E06I/XfFaWuKWziLr5eCxOVfHZbIAwPW772m",
+	"FPEwY1eM3zAdhW2VaqP1MC5RzBlB3dAzpNCadLDDO1Sg/IVgxBr5OLcG2dhVULYMF/dO1BpoHHzYrwJh",
+	"UA/LBFccZbBQO0HHTGRz3aRy3hFsy7X7+a9bR00y8l6OdcXsVqkz9cDptlMLOtckjWm0US06m2PKfjDv",
+	"Nmf2OwNfSxOLZFACr1h/pypXCYWIggcCPR4MPv0Fi5rRj0kDpMJOJ+8uF6YakEUDLb20Ox4coa4skbmn",
+	"K0fhhMbjK7IK4T4V2ihiC3ZSmBPhYjNiodoF2gcSxjwS4yxNTDGmT70y+did6OfauP1Ldrv1WJ3l18F6",
+	"6M8ECx+YFL8CNxJkDmhIZm+g04IaRURsaIMKdJNyNitq/GpKIgMUtDnjMh9sqdfGORfI1ZV1yWmx6epj",
+	"yeYVY1ZlzAoUk827LZdGZhD+wU8zFpfhRHxbZqoh6ixsR/5+bmcoQ3vodA/GGWmBr1qp/7OH6j2Am2Vg",
+	"sNyYhMK3QhhA2kFtIyjrAyBaqs1AJ5Kr05qyKMliEp+UEr4hS0ipNsY54NQFQlS2BZdbV8Bnq5KkqVAa",
+	"9eYaSpYc+USt6rCJMl3BkY4UwaaR3CPVOtNpDa5O0fUDYfB1nCXTHfbRN7mGZJYrf4ZSEmcRLMmIdUMv",
+	"SUI0S/mN0FW2QaXX/QiJV8Kp76dlvK3SpxdY+9lssyNGGZoqfi+6CpWaxYqxcV10qFQgnMRUknhYHreu",
+	"XY5zZEI1/ko5K3fgBaiTHThlY92nHjqg3yuFvCg76K4sfDRiWOiRVXRAX2XAvP0CMN8pFmjn31JTrJTm",
+	"8fNuudxmLsDK+71ZkBl4q+20zKbC909NpkGoF6wUgKN/AtmqtHE1uPvr8tGT2SBEznEqKU4M9xZhZPa8",
+	"hUKkGcuPii4EguSxZv9x9LDXR5akipVv5jyBsBBMoXxekSTXxrtSdrDcy5AfQ/Ym9vs2JQRgXjZXYruD",
+	"k4NSIvoG1AjmEpZfCi1ynb7E40TnYXbuW5pBZerrpJVYcibIOhyhzapjRYErRxc2qBKb4QccKMOaftLE",
+	"seZ2JTizK1k66giUrtXVw3CSnGiVkXE5BzwFCBiNUTdUpF6qY9VkB+t4MW/DUgkfRZWESBIX6mcXl6ql",
+	"mrehBqdYZrJQ7Xoa1LiEcLlJzvusB1bsbRCiAC/tqNMcTXG6BVDrLkX5PBjVoLWgrtJjVvloeoE96eDh",
+	"Ust79Svj44KlQtSta/nqLbtsqIsTuK+gSvtluhrdoSCdYku3I6UA6Cb9hrgsioyn1DSqWPmdDzigLos+",
+	"nUndDtNF6DELWRtYvrOa+Km6td2/HSBJr8QxV/83ZmwtHfhqqS3gKxietf5sDQkoJjhOKCOf3va0pU3D",
+	"XRMwVQYda6C5nQnqwjjDqigUapV1IK5rOgff8OGv6j/P4w8hwkzcQM1cqQNnIaQMhXDwmdR0Y06Cn/L9",
+	"OWKmLKl4ANVNcIginKZUX0276vY6zZj2PUwymsQCTbic9/r1Q5fqPqkjPm+wGLGUaGBWsKGcIMcCrX08",
+	"zrcA4HCtzt8A3Ar5REy1+oSacGW4IY9YqFtQtDSzk3RBhMSLZahLt65vRM7JwmdV28mUQKMrr4byytaJ",
+	"MfAY7iGWQ7+DcRDhpMHSUQ+V2Hux35yS7uYoILG9snObGrx5EoHfVd5cpRcVlXn1mQykLKrtAkaoOrkb",
+	"4V42QAEae0zOtVQgmzEF+C6tgf/AVzIuTkxfgmWF9ZsKEoF5rLrFgrXbYU1G53gLS1Ar/aPBErS9HmIZ",
+	"ro5CYzey70LDF1qOjRW/h7USXo07YOMB7rM3ODtjXW3hYsCOMPAczR4eqJcbLmwXTQd4Qb0a51W2W7G3",
+	"SmKj6QzaZMPdwnS7EnfEdFtwaDsjbtfaKRm5gcn0Pqk5dp2ZU43IY+ocOtbHLjXeeZ4oZbxsjDT4XcVa",
+	"GY4eMfW6KAX9a4gi1A3zdINQWxBzCDF1gJYxi05co2FX66EjFlohO8GMqStZDcHbAdvS7xTYNGaEQ6WR",
+	"GKaCq14Lw2NuZdzJtLijCVHtotslroMu2DprXb39xigVzXs2t1k7jN8N3fsYFaVtTEVlHweI9Gd9hJ1M",
+	"EKgxoR4e5PLGbV8Ntdffh3rlpDBvIt6p82rJiNGG6vs3gKwVCW2Y4ZII+ZLH5Kl6t6wp1ZWdxsoRoZqd",
+	"Bn8iMTK3SbhYh17NYUsrQXGJXkth/dplmpG7c58uyiYUF+rq9bh2ijdLCuewde/ULgM3b+JWXodqMSN1",
+	"7yndIwJTWWtsihirG5tnF+ZdjNuw4Wn++lNdW8BrPH0NE/qp/PK7Pwr3YL0jwuS4I8PHeVmkIlsjz+jI",
+	"GJVB2Quxs4PhHuAoOHfZ+5fjXapeXBKBby+eqr3x7O0b7ef84ZX6mzLAVoywIAX4JrzbR6dK1SApQI3m",
+	"Npbjhw/VhjNYBn/729/g5OQS5TVotIsvRz3RxZLXZSX/9DZ799OFePfT0/jdbz89I+/ghzfpu99++uH6",
+	"3U+vGDzp3YucYlcU+eqBWRMPZKBLnQe5Ac747k5W3+FsluK9G37VLtPguJ7iRJBwzQLd4fy9hF6ThbH5",
+	"3r/R8wgETezN+3h+8Rr95YvBkY5O49OpILJwqBuEWcQ1xG7++2MTOJ1DJ08zmaWk0Ypy/zJPU35NY53j",
+	"lqdIQ9Q82EriONG1/RaciV8yQv6+KvxyhFi8E0AJmKSYMpkSY2VZ6rzceKXjxn/JcAp645wv6VQHSC7H",
+	"4GfsBJ0Z57OEjJcJVPrJs3rhQLnHab2GuGNrdNJqgpuf/fjxvc/PLtkmG4SiIUB4L88tkU3ySd1XTa88",
+	"B/XIZNL/ywW5PI/JYskl6JuA5pgx+ktGQO7TkhkPdU2YAxZeT1uvj6znNkDkfUSWEkIRwZ0CPpZuWLkY",
+	"9tWzsXo2BFT9sBegmzlJCQrhiXzPxqNsMHgU5SZw+JOARWlGGEmxJPGI3ei0IfCvTARh8sRkTBlnoSnx",
+	"Cy5Mo2kPBiNW8YLoKEo9BTjXFpmQaEIQRnqBQz8I0P2K/SldXZvtBUXcT63siPYxdkPXOhhqc7DiF8ce",
+	"gTQeFpoDwtoyJ6yNqLmBHDXdwojpFn+ET57ptyHBTB1tjLTw0JfMlR+CzS+X+tKlGes/+2OCAUKTgg4E",
+	"Zn9crVBSJ8OJd95F4Ky6v9R83wu8UiwIpW7xDFPmMbfkLkVHLwHF2htrou/geEbaFe3xSQ2nFrDXWLHZ",
+	"drmLebJdwFcefVGHpjQs6A/WKayS+57rbibM/dkng86G4kWNBkyHs5zInwoDlZtfZ+tcF/3TUAS3fcKZ",
+	"TYdRmzJjkPkKZXiUVOIciYTfoO7jwaPepw8EEnpu461yY/aeiXYhyfKHIoWwuk9gjTNW+hMylMbGgabI",
+	"Zjxhvg10AfegZ9cGG22LwuJIf2pRBWDAgS1Mcnr+3E2J2r6K+cbi5A3+gS1u9/mOa+X1h1dqC1RXG/pv",
+	"8M1Ls2MUfR3xUGLV9bGF7xrquKvXTR13HCllDQJYwUvQV92VhG9dKMYxBLA4ETRGs/LsLrWsz3d1cpkD",
+	"defvcxVzcxhmdSeZcbtjcNvz7bFLA/KRb4MqqzM1g4T+ncRahQi0lVKn4hs+D5AEy4radxDK5cSi9dGz",
+	"a5Ku0JSSJIYwHVPdHjO9f0YMYG6h0KgukE/hSboqUDsgJlm9FqBQUTBEVoGGItdcW1FPdCeA0Kdt1YCl",
+	"q7EytZqtlbOYqjkuKMNSi9EFXi6N2c+ggDRkKquHmlSBGxDWWDvEvmG/0SAhzQXP9Hsfco5cvQJzqht4",
+	"86GtcukMdpNq6Xa9qRxKeUqggpaYSDSH4G9Vs7LMmWuKgpf7WOKZWlfj4649I371UT05U9eM5scX9O8N",
+	"H0PZsxZqylK7VvPG3G5tKxvLBDjza1dSYE3l84pe0Fg3e90ywedn6sUPTvivr6SdyYuc0vdqs8c8yhaE",
+	"SV3qvjEJvBxtlKXU56C38CWesCfJUczX9hCgEHD5Yio0fIi/BPR6Xd6LmVN1TsMDNaIbTKVNFYVv1RWr",
+	"G7rYampYZSgA9YtHL9PDdWHxtgui+u7y8tymQFaG0Otvrt0OLLJeUW6JI3AKmAHWhJNgqVY9V5lR1wh7",
+	"HZmtL+9YUQ/u6Fdk9UCsBROgTOOylDEJUJdx2+Q2F/dzMz4d8r9JaPoTBUB02juQhxx5QoC5WMGpWcqq",
+	"sWkEHiyrW0T2l7dx27233YYB1KLxZLVjgb4K1wU2/aBod20qQtD5UUf6n/rAkHgmI74gTQLFxhyjmMZD",
+	"FFqrSIi6uCm4DFJ5AKpWv+bg3caBtbGM2BJTkzGUpxOVwIvt71Botp6ApT6NM12kkTgpQ8b0SeLhiFUy",
+	"w9QndMZ4qjtjVuNKc8wmqWNHdVq1+Vp95d67YJzmA9VFHsAYYYYmBEWpTtUGs2avj06TBDISppThZGit",
+	"UAakhxEC5jYEymBcDmy0xAbwIiCfmzMddPLpd4KOmVf1jujPNPMn3/04XwWw67Q6ahgDTTJZWnd4Q0c4",
+	"oJBxJK6jsY0bAQB49bcTCWCE3Iipg9nIHnRqia+jba0NW9cuzAvvI36jCIsjAAJT56jIhLrkEjAG52Ba",
+	"I5bw2czY6vRFh8TOWucYHiYFMLQt5s0NzXBsk9CSbjQAPtIFQUkM0Peaq9RwwOQeIMHNAsLv0gk21j1Y",
+	"NO6EThVnYAO1TY2G7lmiiNDrksGwMTet0TKWx3/axQs0mJdaJMtFraKba5YPM7h1okZKslhKT/Uq/WDb",
+	"Qtw5Wn2DQZT4k9F+nK/UKqSQkKRuTpo5UFeJE6EoonqEsrIBXLVNVSRpUtLVwutS1r//45+9Vvk5qbkP",
+	"jCeN+EEaZusIfU+/sdmoelwPBAJnxFb9NKk7r9zA/DoFBCEo1KpWr9/eTkq8ocan6OH796ZpXy5O1cfh",
+	"MoHbcH1a5bWvkjdYY08znPiUJFTJM0/BVGbPNskBrYWwGFwzgRYYWgyasXrN+urBFgbg8tbwYdDukNtl",
+	"B90+ZLec8NVixHAntfX2t8n8ao5W1vBmmhLeCJcfoTgyMhZNFJtVNClamnuQauXECV23KQ4A4gSZ4fZl",
+	"iy+xY6xLPR6n3eIUe7MFmS2nGiSoD0HHZGg2wx+YFw5oHKI5wTFJAfXVZVzUDRdiNv79H/8MeyfIyO5U",
+	"oJjk6gNSh5PstysU7YypzHyVfCmXXm5sdAXhrmCBSiXlfHu12Nu3y7moCorW6ReVD19QITePZBtRUQyp",
+	"2R601tBFhXyp3tvWVOLnSBcVMc+5cYW3Bl7zKp1WlBiG8R0hb9+8yBVwxaSiUAwfCJP56Ln77SAzSz23",
+	"QIW0xpLxGtVZqX3qiLXvom4Ilycz4UItPT4aoL9yRsIALMfOTtXkA5X4MUTwqVfy9uAatCCLCUnVTi6k",
+	"ngGCbaU1mHd95M87yoecr4PReE/gomdSUNWV5oosi2hDNezw93/881Cpm9ckDf1JufpzvzwzpzGUkaMS",
+	"SXxFhJlpcS9Rj1vjvvtOsAYi5Tur9Qm3PbwziVIijVmCzcaAD1YnxdscazewB5+6LSiKCzpj5mppbpLk",
+	"mvJMIN00uFK7+vaBc5NKb/dTz6ln33p3GVNKi7OklFOrPsvZo7xHC76t78Umqm5XmL8inooC/RUhXhYc",
+	"Tuzj48GgzfZryfySI3WbPDF+nEDvAbUFFku52udmKAqaHh1t3hpmaWu1/9fVdK6u/AYjlV2CvZzp+XGz",
+	"7ZluP9z/mV4MaUOeWtshXgD775VcP1I5183uPKqikvKmasm33lPFkbY5DmDrDejbcKgL21Gj00MyC+zS",
+	"3p3biJsrKWxaRocT6ioDK1SFnzMhkRG4YF/SQP1BUa7FHFBdXY7cIKRGviThP0ij24bR1jHWvdVLPHlz",
+	"N3NBonGYx0BOsCBfHKs75qOHKMUs5gs0WUFBcrCcrlx9xSw96l5IzGKcxsjMWpygUMRX/R/gE/NjaJ1h",
+	"f+Xo4un3frdkowL1Wbsp/jCruU5I52znXOkSgmOLGGXCBKt/OkBrhaPGecn50Ywor7DjvGV+MHCw5i9z",
+	"dcyhVUrv61+KJhPKrvI/19w23+ibSP1MFJRFZEdvnP52DXVNr5tP5PKvv2QkI+12bGVE5st2ARJrBn5p",
+	"zHWe+LAdzYW+kK2xP8Dug97eWUrl6kI1aKys2lNzya8ISOkJwSlJv7UUSmVmUhCOB1o6PXSqDetshE4t",
+	"xM54fxI+UzJHNV1gjpy9eG4edEMb3a9/CHsBAkx89ERfeZWIgrnDWQADKxZrLuXSAaG6IGuQdawHcclT",
+	"iZMHwlzzDihDQn+HdAFr1A2/k3L5miWQ63+BF+SCSvLVC/we/lb0I1CrGaodB+jLEVMj7QVIEKnBM0m5",
+	"mwOYKSDMmWGIQzPdPjoFnE0DkglOVIEEXxDtAIP8C5wIPmJKWTIY5zPyQKCzizffGspigcK/HagfDmAV",
+	"Q9Q9HjxC4UslKdhMaQum1oD71e//+N8oJQnHRbPhSOdk31BBen0E7i2SF7oFiHoSa+fKMM8pwWbJ/n/2",
+	"/nW5bWPbF8VfpYv7v8tkNkiBF8kWVam5FNlJPOOLliwnMwn9J5pEU0QEdjNoUBSTuGp9Og9wvpw3WC9y",
+	"3mQ9yakeo7vRAMGbLGU6EXftNWOBQN973MdvmDerE+zWI7qUB2hVGHheQz9lYKD29Hoc/M9//XeApR6k",
+	"cZ90/CbgFgM0txqgWhMRnhDB40Wx0ycIV4r5K+B36nElUSqxKJsyugIjdSZwsyumCGrFnEMn1NcIB9Po",
+	"O7ZwmP53mHq9dE12vyXn2idrwBurwakObAGjQpd8BX2QJEXjcoO8DBlPo1HEEPxej+iEoMiXgQ9FUs7A",
+	"rwqGijlNQonrNqHymimtd8kFnDCTTgReU/IdY1MlWwgNJQS1fXAFN95IvStnuMilFzKkcjwQNAnv7y7a",
+	"K4iBObaH4iW0PyzdQjpLx2qBhyBk67usx+Le0B7PrmiV8oU+m+DI/+bFpUe+fXH63CNvzy9fvn3zrpZd",
+	"Y7L2Fvd4/hqfOHdsQtMh9AdFD1JyxVJJdr7lilbpyaPIaUiOgX3acOcpWXO51dB6PMsv+6T7S0quLzmj",
+	"cSx7HMReam4HzlOHeex423X3Zbcds5rfmbpiJfF38MITSbS/JqtB5mVBDo4Z0ZjZ3dfVvqEw2TBjRSdT",
+	"Nlbspp4NZGmsH6Fu4khgnBZPKaY3FOaqJWS8pLJ7cLAu2W5J4bPNZPCNkpgYFLxgs6kkVaiviUBmOoBH",
+	"kioAqtYgWB5hoRmiWRluiJkOiliNojiiaZZxCUdUTKbQXTpmUeKCqDV6vMeb6vbeRDJKRUJokoA5HaCz",
+	"Bkp9AvKSquubiNnVGOOcWJLQmCgZFxBZIVxSDe3XGUsWalh0wlKWkICORgHciR4nxBQM10hPCakGB7/I",
+	"A3kzbPwigxoULZL4jUcQmRUhJTFVTs0FolmkXoZ0lnAWunhCEYd+UhPBUFcrtDAUKHDjgIJGj7ca5AcD",
+	"9WZWQG2FJLOpR3RYGFwphE7xDEkzE6maf0xEyGoAZ2RegKXDWavJ8uWjnLEt5A3YSKPH286w7BGZ0oX0",
+	"3LZtu+5KIQhpcP72XQbHiydT/aKjNM1RhNGFDHc8SjMB0xZls1FnLtC4AeUFqp+r5G+sKyYu0qhF0NGp",
+	"CZADQqWje3SAUadBnltuM5PqSAN+qOtdm7DkqpDzgKfbxL9rtw8WsrGCcQDi8kwy3IzAre/3RaDuVCyu",
+	"SMQ9PXrTo/R0XTtTrkWt9IwTuVDMMY2GDsorXqSLWcykiZZRexl31eM6eaeuL/hGLNywLrYvo5ABPfd0",
+	"CRXYAmrOV0N9femeAkwxVixMppCbhmg1mNuZGjpiIDXgNCiNsVsE8420fev0/KWn1iU40z+/uMUQ55fP",
+	"C9YODdBciJyDl/QhqWcxgyaODibgYN6pwePFhG1U/DCjgVDuxV4SjEDKThAuRP4Km4sdScW5IxmpFdFU",
+	"snBLuupQKjnOISgRpBTH0TBK44U9/Wo5hnGkVjQXSKhXwyyxqQI5EOGiBvv/v/4XgWQMDmW0cOtP41i9",
+	"YXxj/3z39s0JkNDsYxSMphRuA5XwDhIdGtq/rSCgOHpwJniqFlxpsIEar0QozOEsiUk9DEBKAnfnhDA+",
+	"FGHEr2oN8l5LHKZ3nZyjBqbjEPHgYJc6r8eakFU/xtcjTEIQqBwN8taUgkTnr70FWJ8MDNJWK/FJNUBJ",
+	"H/pH0X45UR6PZSHdP3uN6yw/FOolkbPh2OAKaJMWomzb1DQqCSV8psaHoep8NmFJNNQdwhF7LTjDAB6+",
+	"LfIaqQa5Kky1Lnn/7jks5Iv3F2RMbxhpkZANowmNJczq+zfPiQ/9Yao5icwuYJfyJMfTJBbbpL/OmDFo",
+	"ukNGVLfckeqSow6E7lU7zTYJzulCya+XQryiyRVmxSpWgBALmlIjnTeyFewrqTbJ6+irGt4+dgshSu8v",
+	"v64/s3L1m/evHDWta7fPWxIFRILnEdPOxiKGoCn1vRZ41cqo07HqcHCREpDOIl7oNiBVziCNzRy/DF59",
+	"oMaQjj1zQMpOVQYioatj5eus/ux/wOpXKHHjAkAtrBVzVH3gNB2sCLLm0DsNB56+g4MExPLgfwd1Jod0",
+	"yqARqthvHDfwiuKsVXchY1MDItBukZjdsFjmu79waQ7U7JIIIS7g63gRKMoEeyQSPTXcTCJGqo8JFlKj",
+	"nDR937fUI+sDzgkmF5oYSAvYH/yrrgdQV6ylmtKcScucXpNFiASMEkm5YpDMIyyWQJotZkd2gFfV7fV0",
+	"sHbL9z1Qp9TKdlrHKLMi/LMm3HAngGbrgFO4dpjnamkNCLKKpKh1mAubsyJPyHwcDcfAl03gdMimMAfB",
+	"sXqUQftFFmPyZMlXIh3r8WDPjSGeQ5tyqR5mIXNIcJG5fPHFeTEr54svSBVOExhAPFDIjZg0iqNhiu3J",
+	"WtdUVABHISocZurAgwOziHBj1GUKPBLoBA+I+mEpjWJ1+Uy+NToiZzxmEhRiFup2YUoN8oZOmOxCe19R",
+	"U8YMqZE6Ph4JljKT1A9NjwRfi2QQhSHj9mnbI8EbkX4tZjx7tYOjfQ2a8huRnuJNtr8fesA8YSXsw2OP",
+	"BN8IzsyDphpJKc0knWYbe3jPLZ7iaxZGVHFi+84hzERLQ4BDwNMoXZjfWy2PBKYm7jsQBPVPh76Pza+A",
+	"MlBvtBu49XkAA7XvNnFKKRW1rlMDFvecVAvVXpfy2aDv0pQ2j6g7RyARDVJjyFJummdzv7ReI9fnEcLR",
+	"sBFdOaVSYvvFLEB16s9AMtPSUe7GoMCoGh0pBQMQ1VNh3jEHFw006gvUpqJEC/hgOA17fMIogGbALdfZ",
+	"0VoECGxqZWBKrVYpDzEjJVMbNMJ5cFs3OkgdxlCHXoMeZ7cp5ltoEzGoOhO6gDqIIBOj+JkqhQRqJ4oQ",
+	"bFahQEsTUXKcUTVtXL6TONjocZ33n8vrNFI/LDaDQuWJ1SSMqYCqLbTMVfVi/4Ad+INgrCX5g7zGtSJ/",
+	"kAuWJgvyR4//Ua/X7f+plxXv+YO81MxT072uMYMpVjOhsaJhYCRjcYiJhJxExlSrFFYp4huECzCpLTM4",
+	"Fg3yB3kjlCRmSmvpTpvwg34LEp5UazReTlPMmtAhbc7b1rynW22TP8j3MBHnncEMhRPUeiNbIF53leUD",
+	"mZSeqknu6dvflBgLA9YddcgfBEGxhZNXljl+jIXRngh2Gyl2smI1DskfcNJQrLMfgRaKY0bjYn4Qx2YQ",
+	"JnHNAg7NOEIWRct1QEgVjq2SVDQKTO0EFyJXGQAz2sQs1VUCnFGB+IVHe5iaGg6Uk8BBGqt/p3RPBEGy",
+	"1k6qAXGNMFENDNcrLG9THckXWQxpipBjaBpxbFvawCRGoxJqlGuwDXfAEbBixTUcVCcgk6v2p3lY/FyM",
+	"CEW9KV3eNrUZq5pqtcymWRBg9UkpvDCpBrOMj/XNB2ZuJY2rE3FhGQGDUfyoKCnGcwZABuqn6g+lhGJ+",
+	"NXx7CGTgaxrFs4S5PpFoqHTqkNmmQPpQ1FuMRpmI9zUGHqfCmGnc4gC6h7Y+5Vvh+JTzuXKAra2mWT2s",
+	"qYGAOJmtEciUX0e3aN2vI7qpRvOSDXJmLZto0EoYKtwsJEqe14zg5TkateB4S/hF81gPmB1wZMPwXp7b",
+	"zJJrVGYBZ6MomKOGLvXhkp4REkzRQM+I7uBUURN6peZTh/9VR8l9eGEKnOpKV/nfJEtBt1DnByiB2ioa",
+	"hjK/ktpOjEcrIcmMS5OT7/iVIkCcCYkr5Uqh029lBkFTzJHFLGBJJB0pqqpE8DRZQJqnNk2IETm8vSVX",
+	"2hwqUb1Xy+rwZIsOYO3hnIhZSq+YScaLBTh8xCx1vYeadV7ATf6DwNLARuoT8Qc5c/a9jJGWGXXBShCQ",
+	"P8gRMNlzsvJNdbzUi+1NL4KdGHex5FddJZj8QZotX93BQaQo5B/Wlo3tugqZEYwOJuzAiqR2KPnvCsZZ",
+	"PS/nHbhdRbevES7Vz6fwZEKTa80UJpSHNBVJ9hqRaRTH6L+19a+lrfKHKQTmnkhyRSNOgudsmjA8fkGP",
+	"V4P/QG3+PY9uDQUwwJLGAkyTa7CEXHx9Ro6fdg5rHgnezbi6DaSqhLV6CJlN+LrpHt9/dnjcqXk9HryK",
+	"+HVgLWYmhR67OiEJi78MnZHpCjgkFdM62ABIYEDgAgJReg1yahN/TZeoWlql1EbFuZ7IdUgO1TyEA7iD",
+	"C95x1XjmHledX7OFJmoxiGGQTIBeWmBzGWgodG8ESLXn4J0MrNH1ezT/AxHscYNS4zn6j1oUJTvpAAmA",
+	"9UQRxp644GSpeJn7RqpbPQga6owZ8bGQOiNBtAB4Sl34DHxHMR2yicZRKlVHHAu7ju9BiKQBSymm44/p",
+	"dIqWLMzpVtzKIyy8YlAbQIL6gMwam3T2HQQKtEdFkqDt68ZaPpAiTUUcDRek6iotXwTEaiqypl5HFiKm",
+	"LDEXSUc7SNNAxMkN4yGYzc2nJ078g/bxQWkmbfxxoGeAcfUU1ZUpTVJp6jmBQUV9A6TeFOOeJ1GaMk7A",
+	"JqP+BjPLjCNbhX1UqwKaInQImScjkSgNDG36IFxlvLqmDSvuKijWA9gNc7qQtW5RQYATbBcE0oEaJOCC",
+	"s+DEGqPr4Cmpor9d6bYFD6BnQWO7NmBAc758+2p2npO6b2x5ifWG4de1E1DlMzjX3DioEQyAX4KwAEER",
+	"KCl0jXMKMNkU3/AcjDbgOLp5rcXYmVkFx4laq53Y9+oiqWu9Ze0nBgYW7JpulEs+tsV6ipxgDfUramyq",
+	"36yztBgwg7+AqwdaQ2pho8+AnaeSxSPVjnZC1fPtLUfE5cbn2QGqXlaO0aTH2tgH2/qy49W+Q4SJCUno",
+	"3Hqg8ufWUOPi2bVAO6YOuTlcSimbcy0GeiQwiD+oLwCJD3DfIdLNcfJeQR6kcYWLKeMSsEu+vXz9CtdS",
+	"YmQwDkB1oA2DAm/XyNlwBsNDcinlDCwbuHCW2FYVhzx62jl+Iknwew8T7HsVj+h/9p3Ii17lI3AKQk4d",
+	"S25X02EJq03TjHfpSq0LLPIMjCriiGCHllibJKmNQnnepzqyvjrbhwTfvXVIgC3JNV2lY7ZAI3CXLIFO",
+	"5fVO7RZbA8+FJmVrmy4xLi+dFegt6BbIYYMEg9nwGsQVe0qkmobZSsAbxneIHFNQ7LQCU8OBThUdAQlX",
+	"OzaCwSLokiCa6tW1Gg5ETwRIoNQPbnASWv9JISht+Q5rXcja/nIdaK2IRWAj0MSu1iBvOaG6Y5APvFzX",
+	"GmgD5JJMlYilwGl6eTUNJg2uIb0q+pLBQsnoN3aCMYYINC6n4EyFDl6eP7GGoyyEs3VcrgGpbrSdHW2Y",
+	"eEMiiWrR0gYP1THsFpiJkVn0xUWURnR54ZikmDiRRHEs5lITfvXvOpqMIAMYH2DkldTaw4Te1oFQqHOB",
+	"PDsFSMlRHF2Nrci0TLjw0nQz87Q+EVpmQtvIoe8XphNGCFM0B48qEm88hKCz1Smq61Wjr1PQ9qi8lu45",
+	"0WBwXuFeIwoU+q+isB7x+uHtbUCqh7e34BozxlYb5wP1JeH9fhR2CYrvkXb81dRlUGcoEwi1N6WRfRRg",
+	"Vfq60y3oHoRUHYu1JkbGH5t3s9X0nVNLgtU3tZ8KTyWs74gOGUTX4OJKloL1Pb+20BkEQ6CRAC470LIJ",
+	"5QtrQjBOeBvl6EhKXVN4PzCbYlRBrAgXmExSjcWsK1lIli7zNsXxDLlyrGZPJBIuUoXDB1k/gWebOjo8",
+	"bB9pAp/QuS4YYPFn1KiyGesARPBBLrNddkuHKaYVgd8FvbEIzCp1QnNx0JnBokvGlIcxS5auJIhvRm/A",
+	"ieFJ9rQAP1gYI3lqcHLMbk1KDP5KND7R0KsZCX/iEJqEGUsKCxEdXqZ5oVy1nwmjCwiCqoJHuWDU16EH",
+	"EIp+kP1adJJjJHamTmha5ziK3fCWOoaWyC7hQvJoNNLU5QIMtSypn4Pi0e1xmSbRUAmZioLV1a7Wh4mQ",
+	"Uj8JTrQHNZNKaBZJ806ndejmjA90pAZdp3zIZAr+4SdKsn8SkCpKPfAWyhoSQ5NxFGq5uQ0GixIlWSGk",
+	"mIFv4sLVo5TALbNAiI7f6ULB36tMT82CrtWFyRIh8C/8DwjRB3qFDkJ2ox5b1rkE4YgBvnE0ZBocVke8",
+	"nidimkQspcli56DXNEpjN2pWqTgVr5Lh8jYbfsOvK8220QTQminjdBpVupV2w2+0IZkqHUNizYH6n6vS",
+	"vE4ixyJJcYVcgQRtulr2BleikQOUqpX5varBQSiGUlFIddh73Kqg1eBAD6nxi7QmlZzo0SAveU5Q1bVJ",
+	"JvSaqesR1DSDR0I2EWq00x5Xd4vRsOuE1sIEgNnGQivGWXSsdON9aQzoI1knZJpE6AlFOyftcVTOPMhm",
+	"KEbOAvPFQ4NcYUwleRddcaLjBb+aLchglqZKxsO4CRNgqhaLTQQkmdR63I03tWGYNvjUjWw0NlInitBq",
+	"bbAuWXTnNVtouE9zK16GlW7lWzFh54goaS1y6ji0fH9Vqpd970DddPjYTdyqdH/+4FXkbDJRx1ujnSWC",
+	"42GqeJWUXslK9+dsIIDvU7AIVLoVRQkquR+YTadDZGHVbd56hOalg98tHPjHlUf8AsKbZSH2fdsgWI9w",
+	"NscYvwTCTOhQyznZKQZzaU6s7Gqv23LuGZVaKrY1WpYEcSuFg3xm7X89jkFZ+kwlImYIG2sWpRtHUqkY",
+	"ARgKQZoMJxGHf3AaLyR47wo2XxNOCyb/rqKYTRJcgvMV7FmcMYhNKrcvgJdxKQwbMj1mnORT6jDsnPGw",
+	"x9UVSnV+mBSFIEgNiU6v2ap+a1mUcBfC7i+zAGJSDTT+lCY4A5HiLuNM2S16ZRrkhbGrdbHE0ZcoxahF",
+	"1ClKQEOYBMZtmtekZ9kSApYdCK28idjcFk+yawBBzvX6cEwjHmjCMpvWMHj+3EJfK2oHQpEalUhpFjgK",
+	"YaBjteujKMZS9pJhnAau3lT7TjI/XXXA0hQFm8yBilycxp6OtRrSKQjodDjWAaYpaZP/9/9B88S76DcW",
+	"6Fj6N0KvQjY238PXztB+5aM4ArJtFyIWspiETHCpZi0TOhA3jDR93/rLahhixktjDjp+m3CB5aLcQ0/B",
+	"Qe6Bw9/kA+lj6YGKM+PsdopxY6gnlNDIV5FM84DvmJGMw5YAnVzEXcTIV3MDojBXE7bT0qk0UFXKJtK4",
+	"NQyylFnMW8dwmNLM4DXlhT9+9IpDa9YjHrJbWHjF2yFe1+b2gCzpjEiXxrada1Ef+tqtX1w40OZVq+t6",
+	"1FDxZb36+SrLuw7iLV7fSILRSQf9KZnEqDA0jmurhsZsTrM7NpM6j1UUdL2DXKmEsjIySzXe1CGX0Q0j",
+	"sVDC+gBBWjkJbFm1oKvInq36Ca4tEAyiibbVUvz3b4IzNOG12+1jpaLb2O2W3zqq+816u3np+134/z9B",
+	"oeMF2l1AlM0Fta5SMlT3Xydi0u1xJ2R8y9Fliqw7oONuWw8oy4srbIHpNb8DttRy2fRWwV7tsCWz6XTF",
+	"lng2aYFOGIb2asB2GGbQWDOPS7F5Fq129/C4e3i8yyzKRLaMWEHFLqzW9aFc5BuixgaJ91NEh4wEh6J2",
+	"uXEaDIOffy+UWu8cq4uZlRGvtH9t1Y+v/3P+fXPy7F+DC5/+9HT441WGX3Ga2lm36/7RZRP3rvmTW1vf",
+	"FNJ2oQjcW4bYKM3jdqtY2BjKrAHIBJQsNXicFQM+sVQnEWhIv3n+608t9uo6fDn/dvY0uq3kCoOa5tQe",
+	"mONQOgv/JwDL32o5YDZpRvRL1+fwstnp+kfdjo/r49bbrswkS/qdp81mcaU0WYI1avlPsRBHP696KiWq",
+	"ofcXFFAZXfHZtGLTpWH8fBbHKybtDk1NWhs+dYXsytdRwkbituLd+2q0uk04LSGDiCMhgWvz2W32TK9D",
+	"yOR1KqZLB0lT7ysm+kNQYipfsSSOuHmmDjioM89f6EcJu0JC8dULvbCHz1rN7RZ2mkTDiF/9g45GX163",
+	"b49/bcUTYPpocyl8ztlc2s9FcnWw647g8qgLbyvI5GvGQNWCZq4oTNOtAaP4rq750oZs3oxubV3QJquS",
+	"Ay0s4zBPte05Q/nU9m7VjWt2XdWtfv3gX/rVl8+xq842umwWMF+BT5qbP3GD6fGj9uaPbKA9ftHZ/IUJ",
+	"wocPWsebP7ChYTisw22mb8LlTXmPyuE2k3Hi54s2gCJsy88fFEUo4C78/OFjzlbwqpiTasR5YlGTjPVA",
+	"Pyi1HCz7w1fZEXRhQWAH2nqnuSrC3DuuwsqHj7lG4DHgbIAnKuu24lUGajKKInuVzEFX6R75/sdtbBYH",
+	"IY3ixUrLhaOhKtnDpNyNtD6LZgtZsFug6P3+8oyEdOFBTVRjvfC0ohjShTao9ricUm7Lk1V/Y4kwQY8o",
+	"KY6VdshZWDuBuPmEzgvWjycSwtpTDdig5CODGiuxCycUCHIpYjTpVp2036KmbrR0TLNGE7Kjoxe0cyd1",
+	"+HQ5vlF7Wqi0jnZnQA2QfmHGmTQH0T0YoIoCXGBsNWq1ejySJBbcRiW3j44QImiFSvlcbTKQRiC5JUrl",
+	"BlHu3OqLy9Lr15CsYbc7+PHHH3+sv35df/48yLSd1jHC9mrvg5lVbY1G0OObVQIn1xT0AC0jg3icjaNM",
+	"Cfh00d9vFkXlbWT9V3TzYqUipIvaJ0r02w3u3yDC4wWDaloOzYC/EcQzkyk6WstVv1rRVla67c2fHmaf",
+	"Nt1Pm4VPm8ufHrm9OpKMPReFEeoNKbSA1QhAI9hejCle1HWCDCY/zYypI6SLvSDzCAUZOCgl2PXmUPyd",
+	"BBkdTq6GfDCkcTygusaYkCXCy5lQtMcEKaP1HhwapsyHnmg3ixAIorCv3QKZAx1AVEbR1SxhIXk7Zfzl",
+	"8x4/Q1wVHdjmkRGGliU6p0Xm3C9KCJjQRLttjJNFo6tHvEEuwPvhFJzqcf2tXE7Uw+gON68gS86zCFjG",
+	"qqtzu7sY4OuRbIJOelqg8QJ17ptOUTOpYjMol+Z2Yl7XYFcBqTqF7w91HoSsual2wY9iloWIjqkSBRjP",
+	"Jtwwfno3mK4kuc7JbraBNvrl07Ozt+/fXPa/evX27LsXz4OTLMPD5luNWTx1s5gAZY6Ys2RqIqyN91Gf",
+	"L0lZZ3GkWjozhxLN6kymph7j9ozS7FClW2GLf44H3wyjt9E/373/7WXzTfRSvpyk05/OXh69nFzEYeTf",
+	"vuR+gy3+OR22X6v3RPjtxXz4m7h51YqvX02+7/z4Q3M++Ob97MfWcfoymkfD9vfRy19E9PryRfTq7J/x",
+	"4IevpwNorzkeTuLxf35T+Ib7jWEr5oPJ1374r3/GuqiK4pi/fv3Djy/mU3q1eCXP4mE0/q79Jnz6psN/",
+	"nDzz2+m7ytZ8r7B8lqvkIT2V6P3xfuSQ3ytsQqO40q1MaBLR/3BMJlnVmG5lqElI5ePdp7Kag78rEgIM",
+	"r+fsNiVTAchKmePY8T4u8/l8StdmZm/ex9c/epXSDLDt28k+WWpLsnSXdtTr2MbDyi6a2RdFmPbWX+4u",
+	"lOgPc7JJc/sOCzAGDyranMXR3aSbszhaI+AUBBe8W4Q6ydDov+GazRLLZQ1NzISZYRztHszxCbKL+fD3",
+	"iollrXQrZdwjo/1ZeKmlXWuFITWlNYJQ/vMsBrHSreggxEqppBSLKzFLV8tJxcCRsqARneNRU6LKjbjW",
+	"8g3+5sZu6tA/zxRH64JtJFmQmKYQGRjHZTlpDZJDPxazNIB3ActO2wxGIrliqc09gL57PBbqvUWDvMWi",
+	"9Bjobeocmix9DJuc0OE44hotIrMf1RAfgo1SQmMDJLOVxNV0Ja4cXq2uj9YgFzPukO+hmEwA1gJCeQIX",
+	"4cAaOxwQUQ31Wd4GwgkkTI4LDX1a7MymIVeXo23mVEfg54bxXrIkEyiDHYXB6iZBsJYT47Kc8lhcETFL",
+	"7ybDvcKrcl8yBpZ07cPtAwKQkyK2gWl3W9hUnLUAf+58eles9nKjg01QSIAUhHtxZIM40tyax9/JPFIq",
+	"kPzFJIMS00dOWECuUxSEtxEHMgvDnyIRLBGi1eKAV9HJHJr1/5vEA6VprI7O1jw60DaTwMHWsfwBrSwe",
+	"pn0H5oFTCLuE+/T4F18oAeGLL060bKDGIV1sSWtmMIaIoeByNmFh0CCn1opSZnnIwu9bvq/tCoAOqIHQ",
+	"yJckMLaLO9pXEOjGmso3mFPKzSdL81rB0kAXBPg3W1fgrgaKc7XZG0IKEZw1hUL3kNgdwDmBPO6gAeA2",
+	"auVOnNwghK7NhXOtWqhVbg00Krj8seiu+CQXBNZ6Mup893eHtrzLq98Oe9OgQbZ8VMWrwExdfk3DG8Wu",
+	"JUsgQuLQW2tZwFMnoQaQ9hcc1f22jp1oQ6DNsvXBqxiLUJLO+jfnvngx/PVG3nz324vz8+bsmH9/9eO/",
+	"0sP4n2+evmxeyFE8GRz9+BrZjz7n+Sm/Lbk0ZZOzQzGtQJOmHGuuyTcizQwZZMHSte2ZJj5+3Nmyoo7w",
+	"Jr9IBqWvQdT2IspDWUzuaPj4K1suzoEeL0O4fW7WiTUc5LOXSoDbrPHtaC8LLYDoXbMFJrNqBmZqKGGV",
+	"Y03pMFBkliEcAIPrz5IYMNBpj+twwhNbowmFk0D9B99bKQZl+vvWrpslhg+TvyeO/w4WcskfUX4ZzCsR",
+	"kwcvEUe8cm8Wd7PITryhORi5kEVY0H/A/n250cVQylJtOOKhjss2+7ap6zLZePuRbO8X2ZXnwSauY3qv",
+	"crdAx6/uud5Dcb1HbLZ/h7Tpr8T9lsnpw9noi8ws4tE9md49IgYpjVAhyZJx7T4opbjjN7Euxy1wwR6P",
+	"xdWV0sIUWwP0u7Iyg0pNHSyyqmeAi2KtvGATzvitTTTTSAt6yE+kgxNXzZSimgZrlDONLmZxsrI6bTsa",
+	"3AsRljbSYUXSJxiuA8B20GgwbiLnViZ42/SyWRxW9T7t75tyV4mbuno3W/zW0wFb/RtBsu3UDVh8ZDOv",
+	"nVrMqcxZbAYC84C9KFd7zmKTbRXnwumEeSQUitF4DrQs5F/kHiRg4XAbNftf+MoIXKDOoszVQOzoLpmy",
+	"ZAjQP3DnPGKzgfr2l+wRvJPvsjAeJ6B1KiSg++moa9htXcQhKw1X266xlEyETCHJFQDOcWhu/bCAVAP9",
+	"OACAnMI0gp178n3dG1KjQl+4FLme8NEJmdBfRAKIrXKLTqEqi+m2Y6qzEEBqlPm1xkPhLPFYfcMB0EkH",
+	"CBfzZ2DVY8C3uSKBkh27BwcIo2YEycAAdSY0Asiq4CDQKe0TcWPqBRZnIq4j1g9nGjXEDGnA0jljnGB9",
+	"i/bRoV+Ygf6gPxE8HUtnKpiXnQXo6xfAfueTahyNWBpNGFSea7Z8f5WtMV85a73acYLgmgYV1jhqTdSV",
+	"l6uQNqELRDZH7NfTJZBfEzhnyi+WqzQvFT/9hOiqwhmqdNu+W0na5tzhqa94FTw04EiYsEbemqdNl6fD",
+	"CSPnidgp3klNZKc4p+YdtS7El8OyrDe/3b4+nvL3/PTVf/4zPA6b8TzivzR/XAxG33/bPjv/ifMfv3p/",
+	"O9kwb7fke6XTdp7IeHalv6lPE1G/fXrd+jXcTeHBlVmt6xj8CK3lnFgMPUibMGJFvADIpL0O9GCWv3+H",
+	"W/NxKV6bvKIolWcy5GftD81zls8pSsowsNVe0F0ipPbRQ3/l6KGcQHO3GKJIpufmRN1f1pQVUcDK+b8z",
+	"TAPX8NmsN/1L/zgDpLBcvCjY6kTyTisvxbwbQ8a6gaSrdFuOP5IOlT6CIAPucNqrhmPtsO3icEqEChhO",
+	"e1mockfjl4zmwy6yhdmYTQ5EewTykYSulWPvVNzHPT04h4c09fwBnGa05TMOfnLp6OfsbDTkZEvOv1Tv",
+	"28ZFZ3zziVxdprKA6nuCSHSKDYUCwqaxCDgUiwNcXwtOblB9wZy6Dmv4jgJIrnpbuTTyQuOXdY0hFVmi",
+	"0r4wpktXTSmVb2yxj1Kxxf4MGG+ZzQBLiCCOFlt0SYTV9cDoA1w/q0USNsipvHbxCrFeiSHhplGQfMxH",
+	"pn6JWtJ3GF0uyf/8X/+3A07IoYy5zsyZE8HZCcqyaCZXz0zTuTSzgly1Q9GVnLCT6dplllI9zFXWnCuW",
+	"mqLnd5Jl8BBtChgzJaNPrD1Kr2pGrUgV0vs7fntlXrtjVMhFSdNU0ZdKt/L//9mvH3/4P/+/kkz2D/fm",
+	"owahop+Tf0IOIE8iCR1g3b71H5dIVnp4l/+6zIKgKhldgmxTHMuXx6PWsMOe0ubgWdgZHfm0PTxkTwfH",
+	"YXPUpofDp4okqgHoFNXQgkytk+zKJDoMuOo7ZthKt5M35ShhMGFDxtO+ThXumsT5fqszhrx7SIzHv5oI",
+	"U2X+UowtTaIp6w/HSuGWfcah0IEdsvkZk3qspWsX+Q0P5DbWodLAL6f00yZxxn31o1d5FfHrTZ/AOx+9",
+	"ClaG2vS2fqsgqf09JMet5T/czz9X/NNn6HMSAvUt/I4tlkVAzcg1F8tR1W1EQKde0H2IgV5lJSPbUUTM",
+	"eJOiWIXiCJXuz0qG6vhNr9M6/vBZC5CKqNU1Ucu7+pGCZLhyS7DQatka5NQUJ88Kj1WdMta1LJDeCIFo",
+	"pbFVdDBYWRed0imT4JxfKj2UlWnPQJ8Ni5ZG/qmev7/s8aWify5slG64bhuuNYJVIoRaH53IWbSHdJrb",
+	"m5/VgtxNxVsTzaL3APzXzsqRbRbuswh4+WyMqIA+DWLD9uEuq7UpqAVlYRN7lS7poSTSq5A/SA/EEP1P",
+	"JYP0Kh8Di54vOOvxDNrrBBpzmhnTiOMHMw5FQRY8HbM0GmqIfSX+Axy7+gcA4cMnRjcDwHxKblgSRkMo",
+	"/NnjMmVTDQJuMfwTZmpXWjxwrCcIBaXodMpoYpQ7t1YhllOGmhEghGKtdBjBkE67pOnjwAHfWC+g+vdY",
+	"zBLP1pyLuIbtZ06xLaWJ5otSmWRcKBjW41hfpw/QY31dXcdW6cjKu+pi57AsTyDcCGqqmKnnNTRtFyQC",
+	"KkeCyZkBYDi39VrUxLQ/GNXeZMZ3zMsximR2aNZFbTig+x7BMqmOrkYlgO+6lU8zU0FwZ+0May4Hl0Jg",
+	"qR3n3KmFlKQ6obek6RuKe6B2tNZY0g+9wh6usmUnM17sY4MWKJJc2hHSPpJdpbspkepaAKbVXf32qIeM",
+	"Qd1xU05Oi9NzU04M3Co8BxYQ8au4kPrzliOCHzGorPbzEszW3VJV7KwfCsxk61XxCE3TJBrMIJgq1RCM",
+	"imSV5jPZdy0abh7417bef/btyJevWtP/PL657Nz+1By+eTr4gSrtfSyStD8UIei9ad1+Uu+0MvXYbhlS",
+	"UqtsVrruIDTOeeGZurP5ZzqTaKdNXj3nDKD58FmrvQLCV0tjStO3zdtC4xXUpaObTM+96/lZ46rIrqYt",
+	"6C8SfdcVEd2rv/uYjH1Mxp+orDOIBcwosMM8BRTCzwucmgT+dbX4ZSHhs/X2ZJbPg9+zP9YVbnoLJVDN",
+	"m14mLGubOtX19SIuU8pTALMlukaSGOkimQaW0SmjVHVCWWU3YRSKvXb8DgnO7A9O9ENZLOQ3LM3erXyy",
+	"IAElCnJs85xGoc7pV5pIvCBY9JGFpErJMKbzAR1e10r5aa5Kw/EzX523aSJulsIDWpdNv9s0aVr20vV1",
+	"mEPpW6ZrpwrEimCIdtN82Cqt8KCm/KyJZRwcvFYPVmM5kKGVxVVo3QwkBChxsIBhuzOe0oWYaRnisMzQ",
+	"/gsYwfsJo7AfiK2fKOlMqonk1tDXJSF05Qk3DkIXl0gTyiUdpgaqvxLxm37T95u75VjbI/XCEJaV0LPm",
+	"zT3s7COEnf2GpYQ6h8BhYjELr1jyF4SZ3RUV/cxhIhiHtJnXHGhCiDT3E3rzVtjYXlODzpb1SzR9ItXA",
+	"0OGgZspXSzIWMdaQZEjdA5cOA0a701aPyzSKYxLx7NsM+OOYBEPBR3E0hDqADjfLWwsIcM2sBUyn1vEE",
+	"Tu8eufj6rMfb7fYxfnhC9AxIBJZaDvj8CYsZlfCM0SReBDWnpjYUs4XC7WAJ1O/2Vb+9CpYO/ojle3mP",
+	"Y7VPs0q23CYMUn+pVkj93Td/92ka1DwCNT5p6mB4AgfAvCjYlSg96XGEy9PjlcYCSGdhBAGWDXIKnUN0",
+	"Ac9G4uzmcEz5VZYpgfkneguitNHj7n5hDXMcikemwNQN79FrhxxHvTiaxTEZUg4Zgcx23i3srJJgNm2t",
+	"6TPwyPp31ZA2vmRGHHg9vulNnE7XLg/0AedfneW3cyybGk4irqY/iLDQfF4mmydRyoKa3i5cBxqv2K/h",
+	"kE1TSYKXIZtMRapEjPp3bFEqtuHmspzothsdcHpRKsjHD59iVQNL77ciLsh+YOa1B98R8dCGBYd3+auX",
+	"2YX2sssCF9KVEt0LaE0juwsoeiVLa/zYgBRTTJ0iEajaWh6/fwxqsJFws+HcSIxualQ+3SxnLk5hVS1V",
+	"WbW8KyToZutwtQjdufSfZYLpKhG6nQsLLorQ5QJ0q+43zWfNNQJ0e40AjVLtenEZp+fIy/qj+5SYm27k",
+	"sNmd1VJz68GlZs9S1738XCo/+1vIz69A1DzTfGlra9SfaYb6PMR1TXr+diL7djI3Uo4HE7kvl4RtK5th",
+	"wStAXTACDAly5A8qGMNUUQTjggxoTPmQKWGFx4se13m1KJo6olVRLINsa7pB9gOJD8diAAj/jeJcDUKe",
+	"e1yNXHCsU4+hFtQUY9BSNLBtw7cQSgLtUTJzfUwY5fNxFDNTWdqplG/0FjFncq1mohShrB89Fj0IkO9x",
+	"XBCLPKSwYboW14D1eDYzwLRWjArSUpskFeCiHY5pQofqeJHqIKb8GqtU63dtBG3J+yXSa4+vF181Nrca",
+	"kilGhgsHfdGErRZne3wrefYCGv9cxNlRQmfhkjuUxaM6FrykcV4QRTmi8s59gwwWOgQIzk3lTnIALsvD",
+	"+HzNEcvP88I8vYs0iZLUX1F2vJPguH7D7yJSJtnq/ztFSjOMvUi5FykfWqREgvN3ligh1+Hgd/WfTV5C",
+	"jCSjKJcE6q+GJooBmbPBWIjrJ1iunQYAUQGWOnK62VtI5mMhlWAhYpRNAlPOtRtHAGwVQJqTkrlALIB/",
+	"cBovZGq9iq8YDTf7E19h5e5PZE+SpWm8ZPrAiEoMn0SETrDMJpSHTySIfYyX8i6ngPcwvu63fz3+Kbn0",
+	"Bz80b3+8bk3edKavjuRpvoi35iPlLkHIj262up1OSVHz4Uz2nz1rttbUNG83m2Usa4cS50X2tE2B7cLA",
+	"d+Ekalc38RA4sHue8VjdePp4/+XrRO6qe7wCyp533cURv1ZEP+LXmuivzX18M5uwJBoSK0yqD0kEt8nm",
+	"FzYPdcrjlKbjLD8P+6gUNQT3YtsSvhFPjzoVrzKJeDSZTSD7ThOniKfsChSVD2oB0uG4hEdhJmyCmqNi",
+	"PGEkITsPBzzJvIYYxQgAIKYYQ9MngXqtbz4KdDC80rt7XNs6Tkg6Szh4XFJU5AGdUaYiAd+XR9itUi21",
+	"mWJAOQf1HqTuJxIHUgWTxmUmjpNI9rh+V+dgRJZRgtcuSuBTiMpZEDEaBbUyBvd+GsI15Z9UnTGf07g9",
+	"EY74NQ7gQYsalitiED7Tbmr9rZiVCdrMYRlPy+tdS0oVHvhNbO8fdDT68rp9e/xrK57Y2OAY4kkrzvMZ",
+	"rE5J1M1ht4ORPx93Wu1NLE/3l7+4ex54Z71przFtZLaXs4QTWmAVArzQYjRyGPCEcnrFJuru/6UVqAlb",
+	"qTRdOmWBdGqri6YlEidBUc/RI4wOx45mBLUBY8GvJElFFpypNKUeB5Ar6ET1KNF0C0oUjWOlf1XzWZCo",
+	"lAFu4NxEccDrQ8pJKE502gQwxh6HNCuJ4LZow3YxJnS2rpDMhQsqV7pes8r9gRfg/myobgsEv/nRknQU",
+	"a5br2NwRO6oMLmpN4zshQS2DP0FMsV5hfS9TBDf4uVIMsq14lSUjecVT51j9biBBKh4IZtnvqKJnfxtw",
+	"COfBQsxS52+TNOo+AXFFj8L8aX7OafQVr6ItBrKLhEARgeUVdFZHnSABCTFgClAC7da88jXbxCn1sbpX",
+	"3vjnMLq/OTsZM11xqR5ZjD4PSGB2J4A0lUBG/V1YjL6Mm1jNlCXSrbStGAYQbJGkNIZFQvpuUYJArwAy",
+	"CgGBVh0RI1KlfJEtcc3rcZOgrz7hiYhjSB7XWQIRB8ZVRv/PsdF75AGG8NOwSPYNvQgpeSVuWEyHDmWS",
+	"BZBBDY5cafkN3/f9ypYYySWcAiIlQ7qQCLW8GXQwc/Tgn6B4DkWoFkarxyWBPPisEBqUskTNrHJOF5K0",
+	"/P+tNo8SY/ODzOVEppAA3CCZxwWTt8csDknbJ2rsOg8iCwudpWJC00jXHj5HBoD66aFaMvL+3XNP//PF",
+	"+wslzxz6vk++f/O8UQBQNEt9uHqlARndXWcxS0MhktVL3ezgUh8+tUv9TSwG7Ja8xU8L691uli+4Re4p",
+	"1G3bZsEPjXNZre8TSYwH0IQp7LANzU7pNrhW5GwX1CbzBUHfXWMnZngO5GAzS9TkRIt9kU3El3sF8q9u",
+	"RNW3QNfo3MR1DVdYPgkOr9Uv1ZHZrEjw0+/8mcw2c3gDs42mW/LaUkQYHbQk17Nha+ybCI6oe47a5EEI",
+	"UCLmgGdhyIWnrjmOmVSpLPiNsFPIUXA4tIv3Nx8LxcEBrtgQjiuWSoBwAMZNLa6OpIuIX5H5eEGqEb+J",
+	"IEYeOC/Lhc2jPbJ2ouQCJAW2F3cYUWp66pDAAJNlbjhwGCIxzMQOmmZIElAvYY3c8JVZ83uDGbZRIU5w",
+	"h4n3EPP88yyg48X7CwD16+tQDDc2Iwpzf5ay+BWiiYGsw89bvu+DLlkYIiTblQ4SEwOX4k42DLNz7H/i",
+	"SJutQ38HWGK9i68imW7iO+a879nMY2AzGbUcZBf9b8FUdnXUnRs+k/fVrWVIOaTLrXiS88USZ+JszmSK",
+	"kirQbZcNAW4TGhDTMZuQqtb8FHfp8Xw6nWeT8VBA9XRsac2YN40Z08jHZELlNablffHFF65SB8lQw5ns",
+	"f/HFF51W8EiZoKKbjtKwHIC6qto4AA/uGo2nEXE/Kk60KXp8lkggF5v90Ahj8uH+2PjnGPBpDnSlW/ml",
+	"cJL/sqlEmT68JuzT++sgIjh7ZAnLjkAJR6qHvyZQwgevMmFoR+PsNu0P8QZDj7saETKSsUmwU0T7iilS",
+	"6TCgvYT3uCS8YY6D7YW8LYU88NStrt7wSMWhV7Aq91d7aJeoIjTRf75BRYWRgy2+dH7tXF512fyOHnZ+",
+	"NKT1hN1EbC6LU8z/VD5Ld/w7WCPU2dnGFAE3b8+lHheXwjhLTAddgqB/tMxqVV7wKUZ4WfT2bB3FnJMA",
+	"i9NV2yQVpN1SvCGg9d8CjwR+/Vj9px6cEF02xcfXbXqo/qjHnXRSMSK0/ptH/Pox+CPqQc0jMx79OmOE",
+	"DhMhJaFx7FS36/jHGoKZXjNe8zI8ZpuH0uPBslswMCFUUaoaaWs4+qUqODFLzZwlRBhrF4maPawMtlYD",
+	"xJrHx6mxeuenBiRrlF2XI+yoqagR4FgetBDxI+Cy9xqgzNl8H5O8j0m+T2b+WtFg6nAlwZnmRkBGHpnL",
+	"Gg1PdV1Db6UW+a2Yu+ybzClPIeJ4wADtAsNQIjd7ExwDpKrzPfksjjXC3VV0w3jthEBSTEgYHyaLacrC",
+	"Hqcp5Mo8Thv+NyzF6J3nei8+OQsVCq/kUlDfiBSXnyxYupxpamx8U7qY0rgIhbs4z0NHGKY2oPy6bw8Q",
+	"WiYnLB2LEA4rNGXa7K+OzVvDW5qGt+xggHSXcmMoEyKbmEKSe2bzqBS6/O7vlTlQ5mYlTCD4Ha91l+Bl",
+	"9oh7qT9i7RT7DpAFcDSMWOIRl0p8DEh1lDBGUnabeojz0/R931XlaopET2M6RBpOUyiSDsRrmXWQjHPw",
+	"BSJeKqVRwwrlN7jb4zhEq0jiLEgV+Ic7pRqAY7rz0C+5k3HG7wAV1YJHqtG9K2Njd9TrduYid2MPL7k6",
+	"7g+Zk/pwLBLzQ5/urn59AoNURwRv4J5VlrLKvZpV+Sa6YX9TzrqbarVt4JV+e23Q1eMNbtJ5DTsj630+",
+	"8UdPO/6qIJUs10XnrrZKI1eA1OeCkoqRK+wW73kfrH+MD5laxdMfz09f1b86vTz7tv7sX9+1Kl5lRKN4",
+	"lrBCOImJPrlzgMtqzrVbKHERHCgXvXJfESpworaPS9H3c8/xHqNyuNcKd4hHMTdlKG9W8r4XmGiK8oFh",
+	"ZQbsppgQE4eWA5LqxddnpNN85nvk7OLV1x6hBO8XScQcPHU6kM7TocU2haZIZj0kK94y0fQy4utp2hec",
+	"6FBlxaB7fEJ/EQmZ8SiVijsOWRwTmdIkBb4K4PpfBh4J/g+6MEEx/g/AwJ0mDDIZ9VtPAP1X9nhA05QO",
+	"xxMo1juKYqZI45d6KesIz2vXWFdyHcqb4HGKBC9u1e3LhIINLDtlt+nBUN6cgIIuWfrlLB3Vn+U4d+WB",
+	"Tk4v6fHDQ6/5tNHxvffvnnst+MWbTvvHba+Ms3tlXFY1kwvV1mmxMk2gZGO53nb27ns4TAWudYZLU38e",
+	"yamQkamFWbD23PVErgXzKg7b27PQR8JC1Z0/e/f9npNuz0kVnZFrMVdNouj7yzMSAvIbwghRmZIgpAsZ",
+	"kOpTj7R9xYKO/RMSshGdxSlp+7U8Z/UIhvGTVIR00SUJo3GPAxKeJFUuyECksuYRDW0KeIkSC4dLnYQe",
+	"JSSkKXOggHSWj4PGb0GBzIc9bnPiq5OIG7b6SBN53sGOb5W+AyAHLmnVW4sYE4zPJpXuz0+9tu8d+x/K",
+	"gRLvKzYWDkml23yWAxeqdH9XTIkuXMWxqYtZS0BvhENQ6UJOq2mldVhsBbTb7vEzf7m5VtZcyzbXzDXX",
+	"3Dyodlkr+UG1NrfS2dhKu1k+NUiWXWrvMGuvvWJuT5fae/H+otLt+L63ZtGOyvag5Tbc3GK6T7NWfGe6",
+	"H3aMvIITv8n+rM76XvN+XGJDSKN4QaQmiHuZwZUZQKA6+B3/sQmXHd/asjAzWVOXGfUtF0O9DMwP33qo",
+	"asxblPbYW1rXWlqfSHJhAzo3mFp3DrjZzpG4J+WPFmZ9aqjDo6uUfK6J9SZafoC1tXav1OZ0sCob4wLQ",
+	"ymVWo3dKFwDTh316RnuyVbuqJTW4Tsi6ml09XlK0q4toDg62RMLSWQIQhFk5ZlK1sBBXNOKe1qRimrKE",
+	"JDNeM4ql0kuzImiEsxRigBJGxFz9Q32N+mMU2tJvurqarqimy755ptKvegy15Ho8V71Z87zVNd7KXxhT",
+	"abrQPa6pu9vj1SCHnxrUTj61xu5rmlzj0L7G4/RvrUk2EDM+LNZDuYS6bMNoGjGePpEWCnkOxeeEzNfx",
+	"snWrLswn9gP98s7MSq/MgxQoyy5xNmG7E5+rBIPCSVFkWb3iWwgyecCKBxdbRnZLH0Rw8fRl3gsw+9pi",
+	"Dy0vKQqeVd0cGdrxdyouViL8GK3vTxF9oKYqlboq7IyHLHGloieSBMtk0ghFrcNDVyjqcVcqWv4sX9U0",
+	"/7ESkJwhmRKlrrw0YEMxYeDgjsKgQdTp0GVmQMoBmSdLs5V0wkjWNxaxkaTl+24qLvQ248Mx5VcsPNFY",
+	"XZSLdKwkLuvVLNbYXS0VGZkHxoTCpG6tZCFPCO3xXIVb3dNqmUrLUitFKbJSkurxTxeltAHi3yhIlWXm",
+	"nBLMzSEDqHvkiBdbWil2Zpbn2jhw/2LT3ujztzX6YPHtveS0l5z+XMnJQJ79neQmEywwYQeK30acyTUI",
+	"ULN0zHiqyW6XfMVowixIN7lmiwY5RQHBI1c0ZWSwwP8qQQSq/Kgn8A8PU7EiSbCSPFBWfmXr87tu+iHl",
+	"5EqQOLphpApzZ4kurScZ4x6RLLlhSV1GIVbfNI9pzPQ/AWODhT0ukugq4pJIhmChYLSyNWbIUHAOjvwc",
+	"gigl44inDfJGpGSe0OkUy15gRnKjx3sczqkkM4kjh/0jZpe76o0/CKJdkj9IAFveQMiSP8hrHWHwR4//",
+	"Ua/X7f+pbzp+U30Q8RsaR2H/mi3UF8FrXC0lr0xorA4NC8mpJjawOzqYsUFe3E5hQna7UBii06gP1aF0",
+	"wFVAtunv9Pwl1pTa8P5L/Hvl+6r3a7boJyKF0fYN+1dfqwW8Zkr0k5LpGvv6PRIyGsYRZ6a1NrSGx74v",
+	"Z3LKeIitBD+KWWLtDErkGzDGiX2nEWDRqjLXFRT+gbNp3q5hh4e+j9PV/Bs2EnpDk4ySyBVlmqVKaNb3",
+	"qUEuWJosCMBhxAvVcZCoJ306SlnSl2woeCgD0vShmzJf2IW9nJ8abDGIhbo/la4tlKQkFKjABWRSnfRK",
+	"t/JccAj2A1BHfef6WD5Y3ahKjtlLCYkR+tMLqEsMuP712VQX8lio3dCVibvk/O27S2KIELQO9aEdlSKj",
+	"KV5WSbOv9BMeYmNutWE7UqQEfdXY0jiVMFUyTk0ESsZJqiXjVEQF0jk1qcAvlihJNiIas41Dya22plV9",
+	"Tar6EjLsVy73WyDPNO5uGBGRIpsrTRihaZpEg1mqY4gVi1MkyY7Dftm3VNEdx4xfczHn5UMRSlnUG6m7",
+	"j2RGXT1CdRh2rNO7YKxRqotag0f5hmEFcKXeXjGpLtRwTAz7Kxsmvri02mtHCh3BULEgjBqnWkBpSP/z",
+	"N+/I5b8udYFW0rcDKELgYHFxAgqGasUy6huWRCN9Jb88HrWGHfaUNgfPws7oyKft4SF7OjgOm6M2PRw+",
+	"tfPC4fTx4xVL/0FpJTOeyn6rM7YFvjHOpySkxqsobgx0Q9EcMYmG0ma/IIqr0TGKx62iNmrpXW0MsbuZ",
+	"MBoD2z3REB1QYuZKKN4BOx1JMuNmSo3yTdIB1NsObJqIURSzbV+3VK9kLv8WulUgCh89DK1D+p9tv1Hy",
+	"LNvMgU/HVKZ9rLJOU3sQCsm9na7f6jYBTxqKVJslorE22avVFHGMXpIlBlXptv2P5UqfUg7BXrN94nTG",
+	"0UqUPfujidi8ZosnNsykoPo9Z9OE4e3apPm5r370KgAXtuETeOejV3k34xKF4nVv67cwGt3oPfVXRlJf",
+	"r5Wa93UGYb6NC6W0c31wt2sn+2SprS2m4raTzelhyxTafb+T6my/fmfEtgfVUW13d1NW3bmuCXXDI/8d",
+	"Wyyrpz8YC3TudmiFijMWKpkXtKkrUQf6nWmvmbZXHvmGbdVRhdykuaK6mtdOzY+/V4y0bB2XW0nJIOim",
+	"yaIONKjSbfpQnRQA4rvO8DfpxIkjOa/QioGsOY2A7qLpSWVMeRhDnHOJ2uzE2K/WmnPRcitUjvIAOIsK",
+	"ek8lbZfKnhZETXUwVgH8Qd1UrbZhEQ21uGn/f/7rv3+7mSh5y8iTim3NIx6Kua6fd5Q3nmKYBpwHOktF",
+	"vkgf1u9r+etrJA7BYFPSSxlMf9PPWWPX1VcMZ5rtTgRPxxZhIytDiQj3Ucr6gseL1RUZQQHRd0nrJNbC",
+	"vbZeo7M4E8pnGs5jVfFGnWo2iXg0mU2MtfrQ95XUF8+udEnguppqXbYPGW2VFP79bGs7rsDyavqXzdYd",
+	"gErwOm00MpcKGXv78iMKLbT0WbI0jfjV36bW7ydieYFbcDk0HKxlIkEfKoaHixEJFJULPBIgwVX/KrCb",
+	"gFQHiZhL+BrNsvoNkBBoHGcqFNag16/XJ8JYeqGEvDwhQSyGNB4LmQagagXN1tOG3/AbzQCIVBiNwNWW",
+	"mq5qHgkslcbiT0tMBcZcztXUTwUOVXik9g/aLTCVABVDdB88kSSwLKTQgGEF6nEZoQ8wP24s5j1ukaF/",
+	"ERHvkiDjWPh1nrm4zxwk6gb5OmJxKEnMRikRs5RURQKAmzVyzdhUp+aBgaNBDKzu0pwxQGEUpTrCMsvZ",
+	"U6uUU5MhulHJd7jRED5AqoCcrfjr8hLrd6RWrsGxmva46jfrNkprYJQ/JQkbzSQLTcuANQX5c4DsVu34",
+	"fk0b54tGePUs0ASZDES4wOZ1QzRVp0+mEAgqRl2izrqnLUjW22DOuUfsQfPI8inzyIoz5pHC9HMPEsiQ",
+	"LBwuj9jTlHvZ7LwpkJY/SZ5TaNsjxdOSPXFRy3GF1LxtQAolmI2tbj8Gp+Sjd/U32s6WfaVuLawgkbPh",
+	"GEDBCqJZQKoUFlG1HigRtXtwgGgIRl7Fa09JmtAIAjiCA7z5CZuAKAIijLbjFykRYTxNIibtoKybSA9o",
+	"lVQcrGgP2oFKdjQlEzW/Q59Ysoff2ENhey1IihCOghSvrzsw3y6fItvIgKVzxjhpwoK0jw59O8jyY7bF",
+	"l8afUziPXe1MAoqgHUnke/Vml2hh3SOAUuGRRLFmdTr69pfsEbyTzS13xp2DghgDN4zwmdKnNn6gl77p",
+	"+xABrjt2w6F2aEL9P2gGYTe2bWRMb7JmOiRkw2hCYzKN6TC7RoVb7Ex5Phaxma+6V/oFEKB9Uo2jEUuj",
+	"CasBcmTLtztmycDS7vpmd0uGba58NoBZKtDLqHQR80UZDVnRj144PxuZU9PffOKoVBBdP2U86ypPjOw3",
+	"OCIQO2apKL6eUSr7gdKY1OtgRw1KHW3vQdtw1e474k2u0avn83mjTLd2NcbCpa/squLgPB4UiHInW8Kq",
+	"Oe/tCXexJxRPx96e8En2BPSNHD6YPUF3ubcrPHak0zvYI860uvH3NUl8uuFd/QZ+ik8zwIM+e80WJEol",
+	"i0eA2MJuWAKlqLkOi0ddNYK4tUjKGfqwlwz3p9PoO5jtJwYxa/22GKUNo+RkJllZPPM2PKuc4ZooK4OA",
+	"+VG9mFwXs89wAPgLCMQTykOaimRh47Qealy/6wEtlfl1G0HveH+QgYx0oJyyn5H4HSKTcS83EXldVlwt",
+	"jEm6sDFr4CDfk/1HaE5+NzbVbrS96/T8JYaG6IO+NyuvTLP6oRCNqeTjBnmpiK4kFCyPsJKY/81CDDkz",
+	"UbkNrVoEJ7D+Isa7KVMxlWRC0+EYgo1pip9VO36zJGoVquktEfgLdsW4esAcOp9TFMtPmXklUufziosE",
+	"z/M96WM4XySdb+jxy7Prgf/d6Pv2+P3199Pvnv3QHMS//fTddP7DP48O5bF49uOPbcU+VuWvNI9WUmX4",
+	"clcCChsXblOmDXYVmS4YBMYs2VPPvdC8PdXN7mcZ7f270NxNUvGAxpQP2XaojwaYEPI0DIoiJLiChyaH",
+	"u5iov3V+XAFimVRThk4R2ePGiVTzyGCRYTKHqNGbXhrkBR2OnQ4Q5xPBOyAzD2RtTtgtHabxAjwuuFSA",
+	"+agkLbQ/EAiGgpdlSnnaJcEUkSgDYAv6D+s7c+BCIt7j9s/shYj30SCiXYqQMaunHCXyhASJ0hCkagJe",
+	"MCiQ8BIXnDV6PLC5hGAdw8bVnCD/JWGjGQ+NE8zEQadCXEPQKTQLwJGQgaQ2Q2OULBgCcfX4RtWmHImr",
+	"hLG9imT6lTk2n6y8pHOR1xsQQiyD5p4Lcwoi6K+gMfwMXThbArHMJauJz7McyxfvLypexW6e8xIkSLp/",
+	"7pTs6J6fSrfl+wDJWBzj8bNVo8Qk0mIu6KZxdo79Tx0qoEJ+2EHn0Ydgm8rlhszsOfQj1G8cnEX5xB6F",
+	"R4nJtQJgsYwzF4BWV5f0saTcxW/IWCyJ+DCehSz0jDEm0BnhQS1f7odUBwsSZKJ+4PU4cOEgCtW7Aigz",
+	"xjVQkkYTVgR53IG1dFFh83oc4oE8QjmNFzL1DLQCBmcEyLWBFUIshysBrOLoWOugLEaGBOAG9AjNRZxg",
+	"Sk5gj31f8ADYqEkulK4cAG4EEHt0j5ilCmbAFIjd8PoqUZe7x1UD0NI8idKU8QY5p1cRR5NPBEjWWE+m",
+	"S4IJS2nDKTETQLSDzBC2i7jWuB0Y8xRJrHkrePa++hUQptWmoZkyYVNGU6nkM3kdTfNSmzMPSEwaiiRk",
+	"oZIdKJ+Po5i5SawYFgOt6/NNdHENELaAR5Cq1ZYBTdp5F65cl/zPf/23OloBzljDbPfwm+CEdPymB/mb",
+	"VUDf1ket5q0CxF4lrzjOo2VAjaLAGy9yVwkkucietiobjdgQ4wvEvAaJWCVw2drbtS0vzQaI+b+K8JaO",
+	"DKseW9RaZ6CrRuIIBe5oFH2k6FlMjzpKf0d3HoA0L6F3exuXSdMNdRuV8K/DtbJriaVU2u32sWfjZQJj",
+	"4HUNr8HKNTWkSV3A3FyyqhplDVa8bLIhTVldka6Kt1wbYus52uxzd3rsdhjPZHTDNo4fvM+rR9+66+g/",
+	"q+JkGl/lihXdAkCNgERPYBEhy4OVS/Z50JXWoe9lknSW1ubS7RzOeh5fpYDWUu64x8XHz5qlsCxKuH7W",
+	"bG8NQmeFcVBX85OxRWDsR4W0OaMrFrBdjEbZz6+QzuKEr5vH7aab2IjCfgVSG7nEdEZ4sRLxm37T91tw",
+	"MvINgpqSW3HXndL0u+ARV8u0ag/yb223B816u2k+a63Zg9Yn7gHM7mG3wHfjHvQ6rtmD5upyc5XXl8PW",
+	"28ur5pvn7+evfzmdv35+On991um8vny5E4hOxmo2aW5vjcAnRkVGs1fiHpkS9wqiVMu1jb0qt7Uqd6CJ",
+	"wB0wB7fwhp1ONSBCulIxDKJQOjjLHuHCKAU1CElX0hsXnHUR2QaKxeUS2t3Z/J79gTEW0H9A5mIWh54S",
+	"nZXS6FA7jwQJixmVrD8WcRhAbZwFeNlSQRiU6ROcNYiiPaBjacDkAcvCuzBeH2eJka/abaYNoRi3r3MA",
+	"llGWOZ1oKMNqkBHDEnTBiIMuowaqgQo0Ko7D6/DtEzM4gvkM3CMi6XE9VfWQ0SReBB7Z2KMBktr4rkGE",
+	"XveSGoI2Nm9qzvCzrl3AyNrYA6NxOS1kSheBTAzKSRTaOklLuqoai4ltW4Om6NoJLKIiHkQT2hvJZbDq",
+	"Ht8JYlHfk7Va4Z8Js6jPybciLmJWz4V7ez2dW6NOpNox+CrEs+UK0FGo5qAEpGfNNowsu3I6wvejt2x6",
+	"L/RGplSmTo+re7iT9PHVLL7WG/Ew4I5W3spN8iuRjokjim3SOlaKwC2IKHqWKRh7EfieRGBvC81v103Y",
+	"64I77UKr8vGOt5qmw/Emd5BLZKi0t9EzhF0kIRqUQVrZ6xt7DM+HVm80IyJSXSYa508ohn/9XUE9XU0F",
+	"skyAo8pPDZR+43iWToj14ySMhoBzPkUgR6y5IgHXzXaOkod+SfZpWlL6SymkL53h3lt5SQqSZM7AuDL8",
+	"7bDbMizFoCVfJXTICnjJ2UTcYONO7nug8hqiSxqErlWd6XKjZnzavvyN6pp8K6ZTqAznMp3jEkQu1YmG",
+	"qHa5g3qOPNhdCJffNv1u23LS9WwztzTLQNIlC7PEq9V42ysWZqkruzCVHxhqoSQG5D6BKZYLMWs4qVAh",
+	"Ja/EDYspXO8il95ywcw6VXYoRpmd3G3CJ7IL5lzQPVvcm+FyB2K5bKXcR4mXYo+85czlNtXgdyBRHjjc",
+	"/+GZas7/+BgAhutsitYy9aKz3l3yc6PR+PAxQMNZj2vLmQ5WnNBrY4nT4WxVkZCEZaYrwyyfWI+ugYik",
+	"KYER1SxmZI87GdGBLi2tsT3Um5JQEkf8mqC7XSdGYly7U2FaTBmHImYyukLfdqFHjCZAkiY9Mh9H1vai",
+	"h52NA7OhsNgHwBjgC84SkQkNWUGsv4puGIdIggvE3fCsxQmQN8IiEHYZ8jXiOgPM8jL8BlB6FmEdEDUp",
+	"tYnOqCzKtIZpdoYLn4s4JNpAuvozbNhmwHPdEw3DhEkZkGqG9gl4BGD7dFr7ufWhsaGNWq7DHIhGGXCG",
+	"RwJThrwITNDyCxgb1Ti6ZvNIsnwfl6aWCw4k0vSFhSSdR0OL5IAnBUyHdlGO1fdLP9sKLRAhzOH8OWva",
+	"JQmTDFKhNjXkVHuh+UrtkQU1DEjV6JK1TePCmuxqGd0WutaQCwbGTGTcYnhY092EB7mjKkMROAPBqSjB",
+	"3rninQFdctKKtCqTqS+Z9c4V83/+faWAphjSOrm2TO78+EHRcMHZclhv1m2uasxK6fAThLkdbBfZFuCW",
+	"bGeMbD6odvHYRGjUOR5KfN6GIZ1oQ7fmpQnTkXRRQuZ0sZe172yC2hufNgr1cJqzGGkyWCD//VsI9PeQ",
+	"uu/c3wNHANdwuiGLWco2C/0vU4kSMqZ3KulbyZy6xq8j1irxWJEJSL+J0nGY0DnXZUC03DGhCzJgPW6k",
+	"I8j7rzXIGeVDBq5MSobwb6gBYzUNUxgvytXBo5wYtgD+cvPWcnngjO4VPbhzKm0j5Xk7OLaXLg++p6TS",
+	"R24wMxtduYvMsT3v8uyJ2nOj++FGf3NUGDgtEJfh3vnHbSLaHPv80uEvW8R2reZNB6jaflKk187D3dYC",
+	"9lqbjDibA1P08nYjVGK5mJvqV+wmErMy/lnzHBcOmMC0a8c5dY1iQdeRLo6fcb0kY5dbczmvxze8atpc",
+	"hdCg9ucvzBCbzSUtbzVDbLbKtbx7YoitJW3ugZkhuAxB7tqzwz073AJlh/Ewzwzx9Pw9WOImNqUIt7zv",
+	"4iOvIpm+gobvzflebgtDl3PT0EmuDkVo0CghwKm0zvFaUxQUVU5o3J8liuiugm4++Acdjb68bt8e/9qK",
+	"IetsLJIUQDHVbmTPS2tQ5EauDmn5/Nq5ELay+R097PxoSOuJBQbITTH/U/ks3fHvYMVTZ2c397eZFAgi",
+	"ew/43gO+dCb2YGnbKwFBdtFtgj3WpdRcIKCjUVBM3T7RyJYGPinE+P+YjZT8P8MkDOOAnPHo15kS9BMh",
+	"oW6H2ThIID/GT1N6zXitQU6NC82Y2a5YKgkXVkuBb3o8cBAl1jneutqADweDyJQuiBiNVljHgDBDGb9P",
+	"8cPZRSlmvWarBYsOY3K9YDlqrrZfSeSFVn7AUqNZA2qfBGdPJBmORZT38RXYQ46my2kS8as6lHTcwVOm",
+	"VufBfWS/r9OVOut45NOH5ZHuoq1Zz7Xo0Z1d0aPVkm8Dh5cjgnu+uPdWPaBdEa4nofkzp61A+sI9Fvg8",
+	"qzE+gGZ1btp+YOVq20ADTUOLJHZ9HIBLcY/LqwJLtyL1Uce3NakPW7YodbPzsTx/BZ8VMmLkgqdjlkZD",
+	"PcgVitdOBjg9gRWzX2E3c6fbbG4xfX9FQW47de1w3Hrm2ytj+rjtpo+Z87/nOHtNLDsNex1sex0Muemn",
+	"xwlrPHlb469uwFYTFqN7ahxNc3CmOi5QqV0W2FUHWBbwWq8Zm0rUpXJhyFRqVbCqyZJnwio9YpIVIb0b",
+	"9LMukcyGVaoxmJdg7APKdZXGNerZuZUu7lxzydB4SSflwYzv6IS8YqyyK+H89ypGzSIPW54fMKHWShZm",
+	"5r2Ce3Xug3vtzLh33YSNnMtBMI5Se51KL8uep+21qAdMOA1DJ449FRkjfWy608Hv+l8OgswDB02cmw53",
+	"YNQZl5yPhU0fqFr08BoZsKGYMBcqNG+AVHzchBtGCZQ1kz3OaMJz6FoEc5ExNjEDvclI13IIYWmAhT1d",
+	"Pa5GHMksbYhUA70EpRg08FJ3KSoyS9TXZtsxW+hoDMxQylyrgOmZ4Zyv7G5OpZUUMNcqQGFh/RD1OzVI",
+	"QOrpVVgBDLMK/MWVJe4j6OMvoFz/ZfizZ0/angnvYzu2R2+gDjKuc20fR4hHKT8dUP458lLuKqKGs1n+",
+	"qck7RhZeCVGKJJfnrUj4LcQYJPCYik+jEUYxAhlEJTMLsW/6JIAKp2EkwaUUnBBa8EM+0YGPFoqux201",
+	"KV3yjwPD5WwOw5zQkNUcVu+iiagWFix1od4cKcJzSoxYkcJlpTarFCmzrWVM7KJRSUJRLKoviRihxGFx",
+	"vZ2S+gPK8wVW3cGJBKDm0H9KpWb7CdPMV8Am01gNUo3IARd0Mk5rijtfK0kh4gYMRDOXoEG+opxj0kTB",
+	"Aay3qccLCRM5WcxgzhnhZI01oubmVjgCU4+vEzfwCQ4an3ax6FSZfDakHOpbuyIKWDfUcQAkOzOYHAS9",
+	"OrDbSC9fUX4PVhDD1itIUYlMZ6MR4EjvyNAxSfsCm/uojR8PJk41W5fN5rI4NaG3ZbaO9kp56jW9Ja9n",
+	"MmXJhHK+yuRxuIVI1Wr7mVTVyfwVrlSFR2FZplpa/D9TwMJB7cWrvY3j4cSyrygvdQk/NiEMCf5f26bh",
+	"4MhaEWQF6+/xIu9fyfgvoFVk/dZjsNHSkUuKBFMHXxABcB+mSMfdublhToaRZ+aJRo8DeOFO1gac4X2y",
+	"7DeArzuKUkyjmSUwAMaH7LPm3m2N1GmBUA33jiNexr39ldz7VcTJ2Zit5Nut+zCFmG0vYdtrNuDP5OBm",
+	"hHsevufhD1kmFV20j9uyAgU369NEDJmEahyfho2p7vGcDcZCXBPJhgkD67qp0IW2BQ+Z0nzMgLGho12y",
+	"dDlY7BuWnuMIz+0APxk8eyg4RwKYBxVKk2jKSPZrSQl/8F6ELNHViaZsVd5I079stjJ1Tq9IH1ekL9UC",
+	"Y3iv+SUfpmv2PReqq/dRfyEPcAQHnRZSOC7Ss/KZvTFlA8zPZMHS9dNDo7g7NXxSNhHNwu5rJjtwlfzJ",
+	"2AzNDNOPxD6t8jHGdL0bi7mORSrQPOdk7OO7QMWabaFhvUtFktVjwZVUvMAQ/+gKDJ9IKRrkXEQ8Xfk2",
+	"TXs8cCgIOEnd0ixFWuEwsfKsl3crWMcddZQyyp8nhpVuZT6WbNj/4XT60zAZ/vrtq6t37PzZ5S+3rW/P",
+	"3w/a3/u/DY/gNN+Vwr0HenzvJSXuwOEwOOsoC856cA635wr/Jq6wVx5KU0Xw2LgMJSNsjyfOaSFm6bZF",
+	"nPXb+crMZbWXSXW5YLC3VAO4x9VXtU8o1FxrADhsvkIvosWsLLd7rqe8TaldPeFCmd17KquLA3FL6n5+",
+	"NVLVNhXqMLkFnLcpjPq04y/XtOkcq4dZEewMqGVVHHGuQk6x1A27RYrSh7QvsHZpdWdEo3iWsEKsUBRW",
+	"uoeHW1fGWR0atVQ7B//MQqOeSHJhAQrKLH9YABXpDjg5V9XYVEPaUbkSs3SXMpr6tO+56D5fxtL6x14+",
+	"c6W3Cu4NxKBMWZKL3TfUiVTBSBaYv3UtQkD0remy/jZCIxUpjUnMpNTRMZpggodJzJmEiocA1n7DoBua",
+	"kpjpInjOvgW6VJeumI4ENzjRYTkyJUOaJBGTPS5uTHB3TFOWkGTGdXWAiA/jWchCt1CidbZFvG+LQBp8",
+	"0my0Ys5CQhPW45ylKTjs8rQ/OCGByyEA3GE+pqkpG0nELK01yCWM1a10lDBthTRvNXr8jTC7EM5Yl7T8",
+	"JnoAAa5+mi4A+b9BLmYYZASSihuFRa8ZBm9Z0cUjUhAucvEvkYTqnyAGzIWlk2tKRepXCmUi9VDBO9fj",
+	"efccWVkksgv+xzSJWKj2CCcYpZJcs4X1Q6rGQBxTrzyBVCsUXbAGwzWTWP5hTfrSCrHoz6w1SeM4L228",
+	"gKKrlt9n4oa61TNZMJO+f0dCEcc0kWCfdqWTgsiwMx/NMqg+KWMKvijFn8f9UqJ1qn3O5t7shawHELJ2",
+	"PgBb1Q40lw4QmgcLVBrUna1OhZTRIF7ALaztRax91cCHlujO6UIxSTepNfy7FUbf0rzRGMqb3UwcUN/T",
+	"lAWshmxEZ3FKgoyEBDWPiDh0rCBUEkrO3n1PRlHMSPXi6zPSaT7zvR4/u3j1NYkjzgjjoawpmWtKFXFg",
+	"E2DmXRKcIfeoP4+kqcjTJTRN6XA8YTw96XHVqqJ4X+oR1jFUyE4Wo4XqywFEavJBg5wCw5AmlndCfxEJ",
+	"mXElR9iYKUPyn0jCbvGE9ng1aLYah35A3r977pGg2Tr0fT8g3795DqhYQxbHmOwtU5qY1oIvA48E/0f9",
+	"Tz2A1Kn/AEFvmrBRdMtC/daTQIlbShQC+UtOoQLjmLHUOpxpCCIwrK46UrOYQn2mOnmOu6LEIySOJBFz",
+	"qELNrRQchV7GPTyXc3g5vuPp9/EPZK6eWQ6vyEO9jH8GjR4ntjv43MKVndPFObUVk3JZ9Ff0xoZUm2dT",
+	"kaQ09giLJdOx+dBeQ002UHOnqdr9KY2Drmlci21PyGAWX8PRg6r5uCBdkrBhNI0Y16n4mGsARZT0qGoe",
+	"0bNV87Az1uqC5vN2fvmANa0AUMJFyvL16rWkWwhwAxC03LmFoma6tRrs6yfYAktk2xe3alW3NPk5HPyJ",
+	"DdYrvfsPZgHMDyjQuw2xXCs3/ITQAQAOq7fUgpkhD0U8m/CV5ko8UbnBMj6bYLyM6lcxBEW+tSdJyU1b",
+	"mBRTdpseDOXNCURZSpZ+OUtH9WdFIVgPctm4WBh9Jv1W/qw73Ut6/PDQe+rlREuvIJgu/d182uj4nqKS",
+	"La9MpoZmj7xj78mXzxmNpReq/801sfwEya33/ZvnXnNlqxUwccCW5ZYzRzOchVw9cr1kh4fe8mU+PMQL",
+	"fDqcMPJuLKaq67UjNq0dlbV2VNJawUtYPHylMrdhuQWZuoSjLvP+wGGx5BM5bKXo0c1dLOOnraztsdOq",
+	"Z2QGpJblG+jt1YVHYZFF1mUFUirVSX/s5tiNAj9LgOiBcWKFwP+DEjbTUqgwMkjE7GoM+QBoHjXerqce",
+	"aftKkD32yfvLMyxEUU1FSBfWXAoYAYBzNB+LmJFxJFORLLqY3Ck9AlHdHqY6eiRhN4zP0JibcSOs/yZS",
+	"xSAwf1ObeEFq4zMtGfU4jOAXhLIdiUTJRKYURnCCvlYlEAQ0jqEILA/BUq0GXA0kSyImg6IOw8DcFgIW",
+	"rc5ZZUkkQo/8xhKB9mtTD3VMp1PGWVhrkNcgr0lt005g7lSSAM5JxK+6cSTTgFSFYy9VI6LxQqYo9p2p",
+	"g8NCncOpBsKhJJZEBCYl4UVcSdFwwpRgS2PzFpjZq6mah34CoE1CSUm49D0O1mORnpBgINI+Pg2IVGs4",
+	"FnMyoXyh3yVDtdDAm1QT0NacJUxR65QlMOFAN+CRAPYUUmNhWwMcoF5JI22ckEDvtjF6V+fmFGLiayrE",
+	"tTX/R0rxGc2UsuiRwJVUCh8X0ncZhcRfaEb1l0gawwQcf8KJg37FmVL0zOFVEw3oDUvoFetD9UHbX3H0",
+	"9m7g4NGaTVNHf0gUlTYlTBnhjKLzgfG05uaTDtWR4ZnPRO2lh6YzbP2JVOex0eMmmRg9BnbT7NUd0xCM",
+	"ptHwGm+auo2qBatnwVFumC2DUUiWpjELexyeddEDdhNJTB2CVoaoN3MxH6tTMONpFEORYvhUqsMwk6mY",
+	"wMjAqQCatH6Ed0Kp74lMcTgjGscyP6gTSPdVG6Z2WRFdmGTWirq5mCIOu6QGpl+DgcM91S9UfVCulYyF",
+	"p7TmqV0YiVlCQjaMJjSWDfLilg5TQs1BnQglkXj2rsH5h1brihroNVDHjpmtz6injH5jpBqKoXTpb2MS",
+	"eqRXuWCKjcleBe858FTA1/ZrXYzcRzoPtioxAscGyk1YbAcq/xRQvvWqdcn//Nd/B7UT0vGbHun4bVKF",
+	"XOseRwXSg1hHpEdmSQo0qaa+65Dg3KijQqlRM14ePvINS88dBrMzI8u+PYcJbJU6l310Zizy9xDYMWfs",
+	"ekVgx1NgbmXR5UsugVCJB+qouG6EpvkhFe7jpygLqGl3K09DsNQju4LxLtMdcGD4XiUj2JVuu+nZNKmm",
+	"UjMqRepY6TaPj/CH3IWqdP2G33zmVeylqnTVn/YqwQvPbOrVM9/L0ka6HbXgDgmsdI+fQfc6PasF+VnA",
+	"VBHN1ozxqHSIreOOj4tUXDjde7O11GGz89TpsA24saaXp4dlvbSPWyW9tJxelqelF0/30sn18qy5/Vza",
+	"Ti+Hu83F334uHaeX9k5zedrafi6H61dszVyOnm0/l6M778vTzvZzebrTXD54FRRFd7ii6InUQ2uVX9FW",
+	"+7C16orCWc7uaKu5+o4eH7l3tOSYNZ+6q9bqfNwpgCqjvBv9fkDXnkgruOcK05lfs3gJRWD3PsBHqNSf",
+	"ukpndr5QoKbEaFuu3ofPtJLn6P8JClZ7A8AqA8BmAHx1dfHGgr/vmxdZtsqmxgPPjfvquo4c7QKjSuna",
+	"oIx4RIpEqWKDBQnUP11nY17nqgFGAdDe7KUeD9SMlBgLbq/BIis9E54o8X4iZEoC2Cmn7Zbv2R+bvl9r",
+	"kLz+nbATrf7bxFoOTiMeakeSg7WkVKNtbQD3qAOo5VrSAECc7/Ed5Hmc4Och1nsrD6jS4NSEyWCx0vck",
+	"krwzx3pYCmzRs24ezaYNPzWM0uW/3tLHS9x8mY+7HNsrlRtKPEve76XTgq9WzEstljMdCn/Bw/L284v7",
+	"7ZIJoZpF0YFtBO4qTQmMYaXTD8lg6QiVkDOht9FEDbCpRBEdlglFuvUII56yKyg1/+lqXSqmy1pdKqbZ",
+	"HLVTFTQ9U1B3sDDGyDtqfS0UX1dofbiFdrsysvzzWqEyV3ajRM1rP10pQz4r6HmtdfCmBelSKRJOkY/1",
+	"KKc6JK0gdx49c8XOJkjrW0y00yyd6OGzZ6vm2TnKzfNoHcR6fppP2y07zba/Bmhd47cWZqiUi2yGRxAn",
+	"bXT7tg/AJIocFUnPbvkLRcq8JfqIfKKZ+l7CfoxuMwy0NmLLSiF7L0lvkKSty2Wt+IyxRBCErmTCchl6",
+	"wrLWNHIq3SbMp8dldMWhXHsWpKZXhsTiCjxlEMGvA1+oHA8ETUKit4pUuXAqhSwIZywEDw7KoD0+w1gr",
+	"YnaMmP1cJS9iYxd2cT41bXsQi+F1BtgxHDPgBT//XhlHqoHKc8EhtkER4gocF8U/FMvoSwZAU1mEM5US",
+	"pMiyTyVLbljSBzaw24c0Zrt9QeNYzFnYF0l0FXEJueTbfmtTcPsujsvKb99qmLcu1IvJoxOAC8U04gEs",
+	"lhLt4ugmy/iNUqKvP3h+lNCXSohcugI4WsRE1ZnuJWPEF5eWZ8avuZjzlbMMxYRGvH/DkmgUlc3wg+L4",
+	"M57KfqszdsHBOs2Mb+cgPa9oikeQDQUXk2gobQohghJboPTCWlbUgmz1rle5YUkYIVwgDAgDWpJoMMN9",
+	"UiMrPoPKk7lnSLgWAkEqthniNBGjKGbbvm6Uzu3e/+ihDI43PdsUHcVzzRb9RKQFHB0lQPfB3QwPs/XI",
+	"DLqX/nH38FnXb/2UrYwLvtDp+kfdDiRb6DVyvgVcBl2auzIVmBiTsDRZ9AEbuS/VPqP49rE86wGVkxuW",
+	"zWhr4Sujb1uUvdav7sWtR27QdII0gIshp4cIcxu4izx/X4VtCwFMg6jUGQ+nIuJbozTY90k1s/EV0hV0",
+	"7qIFAyJVg90ju7ghQa1B3gEUjImeAc+/HIu5wZVHjHaIm1WylkgIkMlI8FXYCz9gHy/sjD7Z4FGaS2dW",
+	"gKT0GmHTbPQpBgiVptRtkxSXX/ev1HoVcmoMVH8hGa5QE1oPo/uzo+839AByNraGhu5Rd0PR9nYJqUfA",
+	"Hlx7ftWHCJUyALhVk8rj+sAhyIH6mFuyW9pcYa93q91pz/CeqezBCDKQMeYQDsM/lsnkHqGAAzjqVSTV",
+	"24SS9xev0JKdsCGLbjLQN3PdMGyyGuA/sDYYUVOG5KuUXjNp00xE0uOQXN/VwWPqvZpHtK6uY/fepZSH",
+	"ShXXdEASOWXDaGQQrK0+HyD9CrQVgYVkzBLm9TgodNUAIdkC6zsfUMmOOkSMSLtFEspDMSGDRaoGKFOh",
+	"vmd8mCymKej5L7maZjgD+R++V2sxwbDZHg8M1dPFSygZK34Jzi70ZOEUTQ5XJMl0NoijIXivSDBLYtOY",
+	"OrD4E7Sp+glOehxEIRYalmkjQy1oWe2ERJyEDI4f6KQwKBiTmnMsxHRAh9fgatOaNUmFaJBT5O493vQd",
+	"pg9uSW3ywEHamwQeuUwmWL5WiunnBYMeL5EMTrZCF8eU+QIbqDwAPAAcWpelb8/QPrq8VuYbPytKDUug",
+	"ApulgTvx+R2Gf1du/EAFYaWDr15YTDvnZf/SX1rusqCRr0ff/edx8uyb7378Nbmc//L+/P9j712X28a1",
+	"ddFXwVLXrkh9KFmS5diWK7XKuTvtJG7b6XQy1UeESEhiTIEKQVpWZ6ZqvsV5g/kK6/86bzKfZBfGAECQ",
+	"omTJdpK+ZFftNTsWCeI6bhjj+x7vHR2fvD+K2sf0mJ7NLrZPL/b9l/e9k+hB5atabTffJugAXGe2afHh",
+	"ZNAkCji6iu4CwCBIcf4d+OA7QuOmNLRFJfUXM/2sKAAEc7c+yf858j8v9falhyufcZDjXBCoPNFSzNUT",
+	"dk8QV4pYF3x2sOOqcD5naAhCfQnWnYB5ISIypHGtQQ51/rxOxSkrwL6u1MeFWh/XIS6YEfAfWO+DoI2d",
+	"HnfPaMiuz9CRT90+ToDjLWqlQzWRUxon4ZyYh0q0VB5wZ3/PXNyDPqh44UV/++P++/i8OXjbunp30Z68",
+	"6kyP74vDSincTqu+3TpvNYFxpF0OtwOxZZUjkt3+awqS/W0kIYnlIYMUF42vs4i3U4DPgZuPvhUEDzAb",
+	"X19q4JdhWAG/7LeakJleVH96svr5mcGUBrgzUn1XH5QHKZgwkdDJtHQaQKtZJIqFHmyixuSeuU5rwaH5",
+	"ro7+ftGFZwywRlCsaFWiDMO/fujgDLRLPvwMPdhSF1ifKkidJUo8nDiaCRZL8w6c8UDo2lNKvDgSoo43",
+	"viSP/G417zbIW0XPTdzX8DBUukmtgff84FYqL1fdH/d4NCQimmTYffAQJh0oOENs8dCTIqz+KOJJHIX1",
+	"Q9lO/UdXwaGIAyTimgWCSXWoX+URZz1u4gs4SOJHDOGE1WAZUY5rg5zEbBgGo7GC05EPyaUlamnLFNm5",
+	"nINHcgrMy4tKrbM45eZpEx4pyKzSIT/Pfl8lw/Bd9Sq8qV/87JQ3/JIl48i/QcP6xWUN417YvF313mKz",
+	"L+lV/XDENmrxJb06RMv65pogL6DyiOOvT88AAQkXFKqzlx4USzaZ2+xS6SR3b14eeVGswyXRrG72yj8M",
+	"Jsb5HFgBDpVi0WxJuUH/5qj3J3rJ/1GRna04ldcn50evX53JRyb0qk5HShYtEYqZKPy8LFb5iIZhFjrU",
+	"J1Alu2DZOUWYYulIQtk5ScZQqw/gmEMWxzQEIuQGkcNiPFHWYFcd76pudRL5TEWwmEjgn4SSh4zGVuDs",
+	"gs3JhM7JgMnjn0DaujQaXDocugup6NEQfgjCQAp4IL8IBJnQxBtjCXShj9I0F+MoTvryX64iKy4TaNrC",
+	"dCEBPImywmlXXHr97GcP6Vq1EDMmO9ARyp/6s4D70azv07lwFec0/AAE0kMmbTMs0T1NQya6ADpVGFQW",
+	"6RymYTgnH1MaQmIBBFXRuwATjNWItM1poJiTecTriMcKEwiIVodEh2zyk5OjvzZRYtChJjmLVF1QtA0v",
+	"8plbJMmuYck7wRejaT1klywkrkjhsHcJGMYYXXUnTAg6Yu4B4ZGqoA4yHmro6ZG9Vaou9f0Ak4760jlo",
+	"yN/68rcuSeKUuTXs9SCCeLLaWIjVCr1aaCCzrF2HUDIJBGwdiw56G+Cn1EOZZsLH5CgPT47kJxCNTKnp",
+	"OvQXeq6QDao8kk/VjNYywWkOoL0W/bYgNp6CRoMgOQ0MqzVgYcRH0pGEuVLfJlLWdTNhh4rSRPgNLyaa",
+	"C0r7D+Y5Ld8gh1rl6ip6kjMa5AjUaYiZiEJguja+asGIwFUdpkKDz3Wa21aDCpYMH874OKGeXDWE8FqB",
+	"8YdxA2k4DHvTECVHhS47z/W8ipl4wiFeGoc1MqVCNBDQ7jLwGBkGLPQhvKlgKODWQi7o4Qhgg0Ys0g/h",
+	"73EK8zeNo6u5tnXk7EEOmtyIcGdDYMHqUJbIZmTIpHiCJDmzLjyKJ1Se7EGaYCKcPhATGl/gvqDQIFQC",
+	"KegIBRZANEyAFkIWiAeu5ZRRtRczhIcJI5eBCJIoJtWjE/L/WCOtabII+ZTuP0ypYtwfR6nmpBNZc5nQ",
+	"BHH2T4IAa+Sf5CWedfLPHv9nvV6H/y8f6DSb5J8FaYcLipFxl9iP6YKkgnAE7IEpjQWTUghmihM6EFGY",
+	"JnDrVMu18iqSDVhKBIIgQG5faBci0nxEophYMjTf2mlOgmYxFTjyJSqHMCm7RVlTenh5oexFfBiMUrRo",
+	"XVKFP46pPCGm5Cwy+tO0uC1bXE90qVda0Im8QCfVvPhXze9gh8GqJtpIIkMa4DuQLKdkMfUuouEQ3lth",
+	"mt+GXiq3alZgXoyjaS4uP40DL+Cj/6bD4YOL7av9j+0QQY5HN30VV4rFhdc5m2U3AlE82lo//Q9mw0Qq",
+	"7pisSsXjUFYWbolgKc1vNn53Fmrb/tiu71/8PPulNdn7dXDapO93vXcjuL0pGjrSLs0CYNJYkI50NnPK",
+	"IlCD+uxUpNJ7CY/lw4Ty76hPFcjKUiOgtqTXe8+HTXHcnv68f3neuXrf8l7tDt7SFb3WgUeQonKj7uy1",
+	"M/bgIxWFM981C6MMGrmxjeq3p3Tt2dh0t+B+KAu35ZeVVFW6vpL7kDnoMZ71FUlG8cq8eGX0mE1jpghe",
+	"r3HM7Ec/O5XjgF9c9wo889mpnKVcYOx91dPqKfQXdTysfqwjOaudRv284urJt3HKJmg8r99O9spCW2sM",
+	"xW4nG9OXjYaq8OENgqLqzRvFRtW7+RBpa63u8ovHSiWtfWunvvY1L+/U8zcLtmYzuzTm+tn5pKXQT2xe",
+	"xsosz7nt83pKua4X0NDM/XX1kTpGPv+4AY5Nor5OJWfaVJwKnQZ9U2IA5Z1a1RYixPojn6BaQS6tEa0F",
+	"46dyXWhZLwgEloPpQlw5/z7Yg0riVsaU+yFUKxfjx1jh8KXCx7L1v3f0+JhR/3vw+HvweGXwGI7J3yp2",
+	"XAz3avVREtJtkEMkh4RwnGAh8xJBfvwRAzIQ3/vxR/mQcrl73M2NU4sCBSyoWAcwFQILUQOhfPSqi593",
+	"yTBS8mgwN8GiQZoQyKMQNafHs47YMWrsCTYLubsYT0aPW3NYmQhhC2IdZ1LYWEHj6vJIMfgoECndkltJ",
+	"owj0wRVHmoAEAhn6FxL4GB+WckihX04YTyBS/JoTSlxVYpqFTUweqgVLXyNUS0n0qAAeJ5DDt7A3f/yx",
+	"a8lpCC4peetaT6mIK7KbQTuW3JUddLI/DAIliPNjRVAu+ZT8CARFobw4ioGkY8piaNgKYC123ibhghBU",
+	"u9lUUJrSFBJ63YFjgYYiUqUz2SSqiDhOoNWySkrGTWtfTij00RzY6D0BLx0QEeGwqS5zld/VeVRVF6K+",
+	"UZo01G12Q8qlkEHykJQrEWf1CGJT8LJwiBvwyyjwWMMkj0hXkfnqDdm8SAfmVApgBgG4I4+GYXFRSlBW",
+	"G9kmUtPbV2o820S5eZezW5wtodv3g5h5STg/ACNULprsYemmM2C4KibcVCthdj0NY0b9OaEJwq66ePaR",
+	"Mk8kQHtrTmETAr2P9LuKQ8KjHDYgIyqvkySR2lSI/ZOoJ7tkEVzeJdVUpBCUFXQo5QwJRjyK4bKG6Ngm",
+	"nGbRJa7yqTUysetoZFm5uvo2w5J3uQ2kL3jCiI80cu8Fm98Tdki+ICqk+RVFF8wn6VRZYHhawxABGNTq",
+	"RTycL96m2Dcl6orkRvcjC3cPhAodPVZRhShNmLnHG0T+HHj4fFQdoew69EN2S5AqJe2rq2zjQm24ng8y",
+	"o1jsWHMIu/LYNEEBTXt8AT2Y+n6pyNowNK3Ft9x89vwvj1KbTWiCwdLyBGp4I1CWtdpY0lQmS60tYl+I",
+	"lL51N6dANd2yQ9SHJ0eoIKXGAkW5qCNvHopW4WVQd4vRZeRknCtJTrPo1qJGwPF3ms0V8Wf5lduEn9eK",
+	"j1pLXOlWUillO7utVmU5OtLaMUDZ/y8aMLaOUD44+9CymeSRp6RghuidYAdmNRiBiiKuM3vFNMoVNIOm",
+	"o5+Lk66wAxj14cVWu7lrR2xhr9mXsFZjDXJunTV96oXWgkIe7CoanTXchGbTJpHRvNm4G5jTmU2q4iwp",
+	"hsSx/cWg+JmlRKqWaVL7SvNs40ms3NurZxuTTHyixg2JDbeIheM5WB4Kz62wo/HnwaFYtu7f49/f499f",
+	"PP79PZS9MpQN8rQqghGvp9Pa91B2cgeh6zLD6trIdYh2UnngevtmgWusZAAjY60I02JgyTFGeIOcAvEK",
+	"E4bBJBPsKfdZDLUyVo2Da8jAc66WIhR1sXMZdm8N/U8XkacG1LtAX+KtJrjAF/p5jnXZPJISxVpMKt5H",
+	"nRfFfeYf6AI+4CsGqnmDE9zjmqQ9ZMOEpFy/VNNckZC+glxKAZorjORJ1GPmpx4G6qdxNI1iKMquKgDU",
+	"Hvcw2qC5Y8Y0HBI6o3NMc/qdxRGy1GD2ITLcSNdd3wkgwLIwv2MHMXQD3YuGPU658enzz6mAxZjyETMh",
+	"G1J1tVciLoLplPlQ/pzopKl7Qs44FRE3tJ9wH6BK0U3+ouoAsuTocAvMtL2SxpswxTj3BPEDMU0T5mR7",
+	"AZ9CgGbrQdVSQw/IrTl5yhadTSfoXCjWJens6jIvdeCNOCBMATULxogLwle+4Na6EBCSh6uvmnQd4qaW",
+	"NgJCJB4lfUxDcoBBVKqNfhJF/VB204WwkqIUhy9t6hTnz9FyVxjXx2Sv6r0QE3vm8y8sHCG7yl8dDaL2",
+	"7QbvZpDb2f/b/HV0j1WWInINqLMs3dk5S8yWzrvNL7NEsgkN5VIzn+QUiwppN8iTqymExYyww2+Ck72u",
+	"Rw6BTsz0VEFx+CXvkL+L0thAOo6pIAPGOBGpmDI4uy6puurnvvmrwqcoq0uEskO5FczD5nsd+b18zSHm",
+	"dBbEse38n6pje7vkMmzlNu69LmpXVXflhXL91snH9212fOEfzZ6nu8HVJnhvstkv6sCD0DoxqH+ZkfVc",
+	"inkjhI1ss3XHTLpENPBJlRLNZJZPtDLPltZqOhX9llWmWFJzKSdyT3PvSN1SKG5s5rADA/Q8M8Bm83rm",
+	"Y56gNtRCR5sCB2UjLFWPyCtaXP0lxZftzo4uvsyKRE2PrfLWnHu7uuoSPfKgGHbJr1q1TG7J3txulZav",
+	"UWfpGsHKZqvEuK98woWF6vyRFqp904UqOfWfs8nJL9rTnMGzMDbz0tdeM2jIGr7qxrWLdrrWYmFrG62P",
+	"VcVcuj5mnm66PsqYLOSZltul1cGcUG0G1g6MaYqm6p9ntUD3ltveC4PKrVZmp910xfR033TBNlakyyOA",
+	"as+CulTJsKp3eX5VuXfB1UoiNU3fU2H/sqFAeTRuEAeUr90oCChfPNMW8togAfKtjXFr5EtfM2YIBe5f",
+	"KmB4TbQQT3YW8CmADKwOFi6NEX6b8Fy561NxKrMoBpPKaNHrYnY6j2Q5kkGrfbPIHcJm303c7sy6R1PJ",
+	"Cj2+GKvDGE/gs8k0SoCyGNpR8R4qbOJidxFTBYsGUx58TFmPq1q2heBfF24xvYj7mEBjwkhYLye1vZX9",
+	"sE9cP0Xni/WtDrs9Xk1iRgHlngqjevX2rDXIIYecVjMnEzonmhIh+1aXcBbYz90TyPzc40BfgPlwUD96",
+	"yWgIV/sYl4DWMRQI0TU5eKgrzGw0+d4sDpKEcaLq+nya0AGV3cgG42D5rEJPHDPvgsQpzzKI+dzUYarW",
+	"YAF/MRsJidUBiSz2WaywEYtxLJJyoM/mUcL8WrfHW41VgSYYUBYaQrIpl1RNEqJdZu4QoJDucUKIC4U7",
+	"yRXvq8iKhsbR0ZVAkBHjTB5pv9bj7QZxc87V8k4sxqd0CSHSuDuEsxGFJ6KYzGLI5JhPWe0Ae7ZJ6Ko6",
+	"iYDxmnLSav6/rXatx7cbxI08MCr9vnxNt8DJ0dlrsne/2SJytMTa/DYblaqkNM/C3o+GQ8EShyh+Z0KQ",
+	"AN6nCUNg6xg7odqADZl1bYegoDGs28M0SWNW6/FOQyXn+Fn2E2zBaNiF1ZwCOpTvh8whIZtEXHxMGft9",
+	"7ujgIWNSiHhpDLzlMQ14EjN4aT6loUOoP2fcIeJjSmPmEDGOpsFw7kj7rw9CwyGjKBqFrD8N6dwhE8pT",
+	"+R6cHLfHd6we9nX6XbC46Ug0JC1pK7Z3dqBv1EtYLNwev98gbhhcMripz14bRFHIqBQSuw3SabeJm3KR",
+	"TqdASNjXToHbJa4hZ//11191UbR5Ui2X++bssesQ98mbU8iQc3959dg9IIanUG4s+UhNHsrDLCtAHUMe",
+	"9a1UAbeG8AOrcphyWVBRbHKZGljzalLadGX4AVyaFFLXoKi4kL2Wl8SgCmrQG6zYxSJPO5HCDiWOLdZ2",
+	"I29MelQ1l2yXVc5DWmheEptPqnSIepb3EYI4E+NguuzLLrys3jzyM0GRRAjXbjvJxW7li3oX1gvrFLuK",
+	"B7+QfooEKxlYmV0V71jJeAWp0uOuNZ95pArrcBc+pm5jVTmh+l3zuihXSj/U4xgKMIoP6kgCuM/SXzBF",
+	"IYGABF4QPG6WZqJxI5weV1cKXVLSbXY1hSsIpwwawNTGY6V60brwKNeQIz0O5Y8NcqiuhMpnVSWiahMr",
+	"qyhhdQXuoC569HJ3iTtlsRTuCgBjGFxBli2dm4TJ4oLm7Fk4EQcwBwp5rp9vMPu7ahoBdON5vp0GOcHX",
+	"urItuZH7YxoO+3RG58Au2JfKqprTRv///4elMlvAWuo2yFP5hS5x5V9deeAm9EMUS/vKoFbAx3pcC7E7",
+	"vvdCFlNnQYL1uP4hdy0mH2/Jv5YbbPLnfadwuZGbtXuCBH6PB5woBBSfJTQIRUNFPtxa6V0bqXZa2zW5",
+	"c0uFPKl22u3a4oUcqe40m7X1r+W+9DWTbtq6ZrrmFuob3TXty+891mtcuGJSmXxwmMaWXQ7dMSAi+Yso",
+	"iJ2tvIZaKlXyaAlP4dVlmsAOPqFLs+JayyBz3hQyoSSAtxCMXJHYd7dXYHI0X/QCjEePctFZG19AlROA",
+	"eB0iRyFUxJtkEFUIgrhUAMUytPhWcimXJbP69dIwrREqQrt8SFj9cSHkXMAsLQSNlyVpZtHeTnPN0G5y",
+	"2LlQ26P9EcIZNOYBHyF4ogJFWB45cSp+5IkC0sYoSMbpIIe6nf3HIIwGWxMa8C355hbqlsbE/4FOg/oF",
+	"m9etRVRUcYcLQiZm2hkUpgpBM4lnLjlLEjkSUlWJ7KImLfBpGCHYDmczeFG5zFiTRf0wQGI6CzhCiifV",
+	"hgX+MwSJzn2aRFKZq25jKU4STVE0QmZRQhDetVNvts6bmskMYvpApNaHOFDZM8Ax4yyBBzk1pqQBGrcC",
+	"CdV28//U/pAn4fY3MeveZ979wYJrlBtecqFF/AQN4kVeagMuVbDx6YK7kV0PlWHDWBOvh4nrSkdMAars",
+	"7iyRRIX5gPiCZfEndjd3d5AuOwp9h0RpAqHC/BG836z7dF4yggZ5ZalWo+TtW67lvoS9IorBML8iBfCY",
+	"DZGSV91WnemoXe6aWB/DKJYm04KHVFuyjGRMfaLGhOE8XjYpYG98v+f6fs/1Re659td761HEh2HgJbe/",
+	"52qvOz51W4AXT3/RGzKVT7/kMuDPeldW5p19k2sxzYjhszC4ZHHAxNYn9d9zJPUWTKW6b4Qa/ti0sYJx",
+	"7OeUpco+1d/MaK8i7jHjxkhLVGogP1UOT5KwydSCjkRHVo0GoQxojyv2shjTqKUyCRLjPfvMxFREbR1+",
+	"y/VYrE5hxhQvjp6GRfSV9obO4Ec5VwWbCObPz5FrUthMacxKKSnUrCEQPv5jgTTIZhJ2Kr5CcOxPFJU0",
+	"bGdtVegx9Qfgy1fSqUhiRicYELMGbcgjdpra72K+Mb+AvLqU1CnfGU3b0lcESwXGixJ+JvngfrO9aNYi",
+	"yTNOgUXSbN1DLe/Ggm3tVLKNV+lWJmLUbw63vX26y9otf68zuD/cZzu05bX97UGH7QzvN29CsqQ303VE",
+	"FfosOQQ3zXfSir8haQUgu9CCXP3rUiEtDGfrk/5PRY3ks5AlrIz2chJpgkvDA2zCBWb+wmiUOZVwUxwA",
+	"Lhmk2wXJHdIgPoaOltEgXgffhUP5ft7/jucd1/6vT3/mLOc4M6e3qlDULWbBtQy8Rhmd2LUHcdOwvoFy",
+	"zNlyGijU2HGdVvNOyC/RsFlgu6zk5J0BdO+0muQZgrwZJkxlMmkqTGzw7rjFd89bra/LUrkuP+V3Qfp3",
+	"NJzG0ezvIEY38+efGGMK/XmaeOMSWh5VC+2mceg6RLODk+oC/bfC6naIa7WAiWBK7rgNgjJRR0iAu7LH",
+	"ldNFsogFqUackQHDmyTl1RKqQLYmEeT3MO6LzKxTj3WJcUURCah9deX0OAsFU0GZ2gGB/kAnonjEEkFm",
+	"4zkJEghBG0aaasy86BLAHTF9Vvqiup7b/c+//r2lHnBrjR6/q1jDGxCod8mYjZNfIM3mSFChPAijknJU",
+	"yTeXxjiIL3OFbrq4OB5/cUDfkmD676NVHbtk67t6/c7tvJZaRtXyt6J3Xh3T2MoU4FLmZ/vY3RO2ylSp",
+	"jnYevUM4mzGRYA6nA1ntQKFHE0IhA98hjHpj1GmgynvcKFKpVfEZvQc0jmFViqku4ZHyMhwCaZKYMFhz",
+	"iA4xm1g+5pC2yE/BQwBgUXxd2Ogg8udr+XIAkOF6aSyiWCehw3VIKW/0cSCSfJhVzuuClVR0OsO5Pak6",
+	"fxsHLsVbIB8D9r+KU+F0wipdHT6+YfAXkyrlkbquN7DEgUBWLTC6lvXIiqNvKvvlm4A4BR26xoh8BItR",
+	"WeNJdeH92x3QBiVxsMjivdNsQtYsoD+q1IgFQ+Afa96YFAyDr3Jj4qzRnZ2F7rTa13SnrAPtZifXAbDM",
+	"lt7Y5Cfjpjc2rdve2OS7kZV1m2GU3NnsUK+z32Q7dH93u7O7s7O/0/K9gb+7M2wNB7u0CftxwtBGhO6g",
+	"dMGu3OJCRwqfVdbTay2Jo6F1wL+bT3/D6MQhL1HocDvxPUCRBSjWN6KUV755gkMxILIqwQEcTSdLasAw",
+	"COplZYhZiyqnVRARcI8RF/7HJVXImYU/2U9jlZISngeaP5PGjFywqTHsaopxwuwWuLEifuCryjyQiQ4J",
+	"uBemEFtJ4Pkg6XEdxhgHAJOvY9RgqclnZjRIVGyEaITrajJmQUykhNSBFjTAZqoeUwXmVT6H3+PAJXyA",
+	"1iWEWJAweEnKhypzysZzTegnED2ugTEQdx2fbJAzNBRIFSI0Ut24NasiCrYG4AGq0ulxNCMTyudkxmKm",
+	"b9dvePOH9imuKZS3KbDzXMWpW55hAh0rM1dvHviJ0oSOiojN0DnKCf5IBmxEcwET6H1B7e6ZxOyN9aEa",
+	"2HqhoLtIoDmfsfBSL2RZJEi/1Gp/vvFwVmn253pDWXa7vbe+q/jvEZLNMj4gFwyC0DQzFVQ0+m8bKsEi",
+	"kjqGUb+Qrj/EJEX4hJNdqCKABPdYgzyNYtLuAAm1VDmlQV23pqwDo9wUjVGPJzOsTqZSMQgnK+LLvmvR",
+	"+bPLIErll5lDRKTQXFU2pEc5EbMgUbEc4BsHqnOowuTsDpMhYeKVPDzD6b+9Tw+NFkt91B//POH8Srcy",
+	"Gwvm9dvvk9bk/faLq1fNi73Bx/23nfmv3i+Xu/R4Z3p6X5w30yet4bP2+Gg7elBZehmQjWwvH/r/g1wP",
+	"4Oqvf0lg7uqs7V0V42jGszNV+64g/46pTnDUS64C7ulsn7+tosOI2Rf1ZYkAuZC5r24W1HMNw1OWWRSC",
+	"ClK+b5dMqM/q6RQgm7TzK1+9J3pcjOlUUXwFviBIiecCpZeKBrpAhuWAHmQ+CYMLVtCXDfIW6JkAzyFN",
+	"vGjCDMuYHS65Ox13zkRyl1fwGqPMjlerOVfwcNkNvB1OBYwMHUjdXE6fr13HfheelxnSct/Lir3fRX1A",
+	"bnrKKgNQgf+VCwMAWOx7dcB3H/O2VQWwkeB0/eU1rdhCVLetT8qKV+UEm2nYE/3uCgV7AvoyXx5+Bt9e",
+	"MHTImMUMURJdfKR+pj1DzTlMAkEuWRwMA4tWBPg/NC6NalTb1gZRkCRRyGLKPaZCwpAGR8mAAgmGwgbM",
+	"fFGbzxSrtAs0tg3yBCPT0ZBQPtejOjw5IhqhispmPI9NE+Y3iNSaSG/eJS3yMnioEIWgGfJP8mQ4ZF6y",
+	"gCe0kqj2n+R1nqa2q4pKTTU6ssZANSG+TiYsoVIdHRj63BImWnJmMdkS3QUMw2dhZzmXQImL56aBGDsr",
+	"eHJzJLpAM5H/kAYuK+2/9eA9sdYwDpDNVF0hKFZf02dcUPgTQnHp+c7zxzjmTwp8XCtc2fsFnqN7eTQO",
+	"w1azlSMrqsHHevylGoQiJyTWXOv1EnBP4kDvc/TCjkYqs/8qTUQWDmvdHs8zXjuKAbuE4dpCUxXSpkXa",
+	"xGCCxNg2XajbIIdcGcny9PW4wVTUqAeG7Rn1sjRz5Q6P55rNh/mqAcQQVZCx0wz0rwt3LkqjM0Q75ckC",
+	"JZHsmj6j7WbTAhNzzaURjxKCBcL6WXwUuYN9pNo5TUMmuhl5dqAZlH2SjOMoHY2z3yynTPrsU5qMrWpd",
+	"m+XKerXH4Sfr3eoiKoSjYQPlgjnEDGYRyErhcRS2SY8jg619KHGGge270AiEz3QBeigiU/RVxqYvn3LV",
+	"esNVU+AjPbiOAb5ncaTIdzSABaAOytarlCRxABiw2CmRBGGYY+6WM1trkEMpYjmb0ZBU3UEQhgEf9TWr",
+	"lGtv8r4390Lm1ixUHgO3B8sxpXMBWyqneHrcOpmQOkQOjcRBTirDzmsJoKqWNEZJRDHhdIIfA7xKo4Ec",
+	"kvILLreGPmiORv1QiB+1/KZNefYl1ybKksPWQU6L4Coj7MVrySCRgkEKIYvgK9ZCKU8xpkQ2iiE5HRrk",
+	"1oi6g4xhIWsEKtnxj76mWKrmhZk8RlJPKhwZ0c1A6oqaXClyKY9eGly8pQ/1+IIpQDKVHogcAE2m4asG",
+	"67YmP7TQRJ71GJPxFFxg9rzOr/MizpEd3UCMZlimPCqaHIIlADGoYfhUYyCRNKkzLq/C9muQTrPTJa4y",
+	"pzKYVyltAbAOZKSRfAaKT1OeyXOTWAJWlX2C1MR75RIHH7ulfK1bufZaEhV94QKBPqkuN2Ty/DjKne22",
+	"dnfbu/utdrPpGP85GnxgXmKBSSVRQkODm1d4tbWXx5NKhW+D6Wm+5w9Rju4Z/eiKJ/pSBfVp62Hb237c",
+	"YTtP7492n+8F+y+aFcyZ0r2yY+GVTlt6zZbuXQWrVdTJOXC/z05lglBsag7lKqoJqBRnE/I6lb2VZ2f6",
+	"rAbELhNAqNoeZghVP7cnr/bic1FxKlqT66CB+ZLxiVSG29JlVJw7mkfS3gxKMlULxtXShd9u7jQ7qxbe",
+	"QJnlRVgJgiIuOi7puL8tJ8CC6Gpd7V88/dg8z08teL7ZhAbqMFSmwWIDk587g/d7Xn6et0/ih7vj7Kkm",
+	"fbeT/jJrbzTPuanaJPqFhxsciy9TgmLMk0U8MzAnUfgYG26xKkVFMStdqykLBUwJLwVqklmOVQNeDE/D",
+	"1Z+5psrhtcFqoJlX2IvagAWNX3Dqyruo21noIBR96eOr3QKtN5ThudDR5ch+h0vpAcoA37L+Wb9eOye2",
+	"wVH8upbUGfC1xmL2YuYHifK5yzuRa9iaKWkIWsJQGk9Foacj0kakLk7ZptHDQ7zXKwYM0dfWPjkwtuPO",
+	"cohaZIidF/fdN7+S+0qBvm8VtMNolLHPSiGz5HZYCB1dKuioQrhuSZROB/NMkCcfpBso22dCr+qDeSIl",
+	"XavZ2dvZve9UYjozsrM0rmdH8zbCqtIYp2LrE/UvWZwEgsVH/uetCZsM1H4rrYM55HOCz+grJ9NWo7wU",
+	"RP/8UrV8GzWQryhQeNEgaFql9xqteqt53tzr7uzoew1lfE1oHNCC/RVH8gMVQH2Fygr7Awo8d0n+Q+t+",
+	"d7tZ+ETIWPkHKKfhXJ6x39aWLzh31yW3n4M0g1n+fhXxN7zNl/uD0OxAQrxSHzotrPBGFuz6v0Aqe/4A",
+	"vEonLA48C8K5mkm3Ggnghs6Ikh1VwjWlYF2oCi5bHFaKNqx9XuV4QQ4EPLnfkb5ZwINJOql0W8aaVjRA",
+	"lc/L7yqKd+cRD+eQKAx/H8WUJ4K48C+3hhcVAb8Es2jKYhFx8iEKuDBM7HAlL20bFdahSY+DSGqQ0whi",
+	"jqoxh7jwSfgPFEnyP1UMrDRd+tD3C+L8Nhj06wvKzcTkIxDS67kgrZvoni+vGTYc8XpK4btOKNUJ66DS",
+	"boxI+/e7zz4CoUSotg4Hc4L7/S+ietaynlVITpRca//5NdXbMU2IqyeSBDxIXAhqOypGzYhPxXgQ0Rjr",
+	"mpBVywsDuBZTiWYBhws/tU26eH8KIeiAY0w8mxOTuKoIEYDDbcaBBsmUiOPNRkkSmr7Zm8VBwhAsRlMD",
+	"GroGmmDNF7IzebC3cyRYDnFDRv2+3KKgKcMwmjG/H8XBKOACLguywuCIJ2PhHqjbFAHFWgqiA9HIZjTW",
+	"4DnuyeH5o+fm1ktvHTs7Aq8KnyhKJCQ1wpAF3nhAzmDu7swLgy1cGLhEXeMT3R431yaGrGwYsNAXXSJ3",
+	"mkP8aAJVdxaKv9w1uT8AC5RDXPnGAkFejxuGvGbTZshzMuKgQuP60gJiPnhn0SDAKNnVDC0OAZIrB5Ik",
+	"8nRYDikyYTlydXO9LaNt5KnclCUP93gJGyNse00XY6W4y/dxzqxvjOVLMDsi9caEQpJmNLWTw/G7xS1o",
+	"2hiwZMYYJy1Y2+37O82SDUkYT6D2Sb7V4wNG9A/qs0Tnppd93Wx181EB1KwGkptEcY8P4mgmWNxXn3YP",
+	"SKfZOgCqJyAk1IcbuUmJNG50dQRZOJXqAlEw5MpjstdoTGVJLyWmKBp56vbqVkxI+fmT6kPPEPUmzJ4h",
+	"qbUK+6LSbTdzf1TiVO2KivytuKCV7nbTqeAGAfVT+IoR8IfehJGTOFrfAFbz8TUsYARtr3QrcdI/e7Ez",
+	"fOfvjC8uX/IPV0e/eOeXgxfpcBSd7D4+3L96+u7nwxdH7w69iinggCaM/gI7esfZdC00cPyEigs5QNmV",
+	"//zr3+pLS2gNpTrPrRidTuPoErDkaZpElTtc4xVOQduUy6zYBwXFkhXKxFEYTvByCJ3BvlSJ0r6PQt/q",
+	"AJTJdJyKOdeVbqVwoku2W8a7Y80NkqNav4UBv+h7kc8MFcqUzqM06SvrwiLXEWE6UiOsT+OoPh5HU/rR",
+	"TvOlnpS/0oZjsTSfKidS8rWb/wc5uRZoETF1KiP1whyxMQv9DIMHQUlgBFL9pkk0oUng0TCcN8gJ9NXk",
+	"0eGFXmNpkY+9ZhvcC+TOo3+dm2bSOfRdjOaBqlpmz5jF34t1vmcab4L3hWSDtqFtRwn/Ig7amhcgxkNZ",
+	"ifSV+TEAFoOQDOjA1ANuklqrxhvqqz+5BHVBrauzARNEfOQ+2L2JY7K2DONGEJOYUT/gTAjMsBOOvgrF",
+	"h6SoRYGmRUKDvFUGFUUoLtOnACpQ/SBmXiJIdbvZrkGKXTbyrTAaBdzFWCKMTxXG2gm79wR5dHb6FLk8",
+	"HTIbB6oSSMpPabtC+rog7q91+VwdNmRp0PCx/u4JHbEltz+rD0S+hc9OZbu5BrHPqZqEm5zwc3aV3OS8",
+	"YgfzZzZ3FnObyzp52d9KD941p60yxan9+qdoiwrBErH1Cf7388pDJTupUliHQciEQ6SX4PsYFMC9F0NO",
+	"odmYsPHlTxPlM//35QPlF2K2u8pmU5mlnM16fJAGIaRDDFnijRHDJOIeO8Do+ITOIbeAwm94soE3DlMY",
+	"ccgGbvZoWH8VcVZ/SRNvvHp7H8oZuA7nzqXTaeODQHhe+d+eEO4BmCAYLQEPMRCk0+zkQkAVfLFSHglS",
+	"n14eAtKVW+COr4UwdzSUA4dxr4Mel7CrZMsTIucuVLpxFCWf6vVYCsOUdX9o0l3/Pjuo1zNzuvvDXnun",
+	"6Q8P6vWAX3R/aPnt3e3tg3p9Arx2P+zs3m/epwf1ehhw1v3B3/MZ6xzU64NR94fh/eHeUP4GiR7dH1rD",
+	"+0M2+Nzj//nXv2GtVswAdvkDvaS4QPmeb23BLjTRLrPju2QaSs/+Bb2kZ/CiQ3hEfAZEZ9wLmGj0eK+S",
+	"AmxjHHhJr3LQ49Vhyj1k3a+RTz1OyCWNycnhsyf9s6P3T8gD0m4eyD9Dzz/XqrWDawZQakLKg1UwDh/J",
+	"nV5/FPEkjsLrrEN4WD/72ak8OafXkuLBM9Cf7TIqjVdRQiaRD9Uz365rGxqT64rwe4LgWBUV6zxkRIxZ",
+	"rm76GtnOkSPgmvyOgtgFFb5U2p4lNAbop8yOATL+gHcJJfCusRcGcsCm2FiFdshgLg2ecRQn9TC4ZD5w",
+	"zitTB80HZegoN2u72daZ3tg8iO+qq2wNFbeELL2IY+L0o+MjkgomGuQ191iPm/gwPqt7AiBWUE2wzNYi",
+	"Vfd5kkxf83AOedR0ws6ChD04plfwb7mOzO1xuCF1Hx6ePem/OT12pZSF6MIB2VXgXnINR5E0hHIG02q5",
+	"fwxLURCQykIpYLpHPAl4yhBVy56pwrk4jjLKzcUzbk2wjrsjsAMmxm6mBypnLKlrz6Hsa0vWnQwCrgDO",
+	"mN5cC7vIyojfrFufb2yzrTi4Z8GIk8BUJNzADFt9VNewwUK1V8ACC6YLBtjm9lcYjVQWfPmlzRPu5+x6",
+	"UgV4YWmtywMQs8voAutDfOKFjMb4NC4yWmJS/uRcBGXISbu/x6GpAxPfpVjdoOBvTN2UrqOqdprbteuO",
+	"kxzQuhHdq/psNqvLLtbTOGTci1SCqxWz9EQ87CfoMVc+7v+StI+vTvcm77wO/2m6K976zeHzD9v0Pbuf",
+	"PgzWD7ZiT5+idL5BujPYH+NkEuYtD7Rv/8uPPEj0lQ+gldtDa9eTfyEh5aMHvQrjvYr6FX9j1Lf/PWEJ",
+	"BcdTsORBr5Imw/pe/o0kSEJ1wfIuSiGMpiSxXM7//R9jAuHjW9bz6i/Fbw4if17ocWvZB3QTrfwLU/N8",
+	"bOswtYXHFFAxmN9Qr09L38Z/UDKO2fBBzzo0egK0QIA8cdUUzQ2t0PCWNTTVcWt1NrPWzswcFIT/KoH8",
+	"CE/ooiq8gXhdx/N+fv7yWPq0xfjf9vqv5kN6rQ3evE2I7i4d+OtL+eU+kqdFZcT+FRx8Nom2Bul8uWI5",
+	"ZdMIjczOfqPZJG/OHptUfjUPKmCWTolszgTx8f4f6zSXVn72uF0G+ywiZ49/soDaoMELNq85CpHVKlvQ",
+	"FpwhkL8ndDitgRWDLqxYOsXLBNdSXrmONnr8MYMlgFFNIp9hDL7qTugFI3HK3doBYaFgszGLGTjtpTSE",
+	"k+hhOr8uNpDx8kNdoZwLFutSZVV1Df0T42gKYxplOPSosC1ofLsU7JpIQBnvqTUN94TKvWCJ9AuMwZdO",
+	"l35dvm+KLVZ+/rfbpoOrUix12aTqsLK7OvX3/b1mriyl08qp+WksVyxRBBD5JkvyZ4o5M2VfLHmNpyFG",
+	"9ZWAXmzG9HCNj+Ysjn+YV51890u69ptpSxWBLYklYFmQtBHlSf/28DYb3gZ9mxuanGJ4mJoqI3NwbZ3A",
+	"JtHtYwJSUmv1sfJOwxIdlwGbGVYL5a0h8QgKIIBoyEM5aL8vJ5tYgp59jxcErWMACvKiP+KeMf/S6V0K",
+	"2DOrIPW7kL1DISuQo2GWr9t7yIZRnN8NBoWC4gznqmxNVbJKl85VH+Pf1NbRHBBOBffJm2mhYhBYPTHD",
+	"bsjimIZqQQ0kBs5b+eeXF0UXCqLl7Nb13+rbQ7rf8VqsPWjuVqyuVg59So6jSxZSjxUzA/JaJetD2WYw",
+	"k4djKZxNZP4hgxWTHnFMC1iiZPReKI7z2o1Z7IpTPMPrfNPMV9nn4MpDmYxFe+36xgtq0DqO+qOFIa+n",
+	"/qy5L0rw73pwUz2YUz/kMhBBAgw9X0ARBiOeTpd7LS/pBWA25be4gdgwx83NCVdzq69uCdHzsWQNuDQ9",
+	"jveXddBjgNxT6t/IX1yynntjwY2pvt1TOlqxHryKimJwzpIuiaZYDZT9+Ob0eNHdwZbuUgvj/H9Xwl/A",
+	"09lEQUHCH7g67eZ+lrMn/7K7SkcVdMOCIDftruUV2Z+9gT9UFO1257Ku5D6zrm8Dp/O7b3MLma5DKF/e",
+	"v7ncwrq5Fb6NfMDKIEFgsSqkxsJxErUiJSNcBvKIuGcvz0/MfaA8+AEnfiYOu8AA0eOZKIQaFEECLhK5",
+	"iaKh/JoP2IydZkehX/mpZ4gY5aeY7BX0EqNTSvjLj5eL0suXWDu1ebaUDp+uvbH0C7eplL728i2nYWgQ",
+	"DqIra6fgvdiXuXPz2WU9ECIF8bz04s3stSjwva3GjIVhHTDVtqQqDfy6F/FhMFIJ2Us34+sp40ePySNE",
+	"7yJ+IIC4Zm5Cw9Y0YKdI1f00oIL10zj8bHqArJsd3KaUxIyG+vlAEN0XlFsLW+d14HuP9Zdvjbeg03gx",
+	"E91wxSLJQXdrK4w8Go4jkXT3mnvNbA5N+q80wEMaTERfpFMUt3LNAyCKFOmg4lRo6kOyk1yYgCamVlb9",
+	"b1+jr2q968ht4TEsyPBZ3xvTMGR8xPoTlowjv/Cps/bOffls4OM1YF9q9YCP+jQc9cFJLLxwat7AjXPd",
+	"YCtO5cPsQvTTOLh+YuSTNjsksJTlvy8HJT8vvGjhN9yP1hRN42gYhPh8ClqvrMlpOggDDxQkTMH6C4k3",
+	"pzmrgfp+gKV0J5b9kNPiq/VvdjD8yEvlcWh8JUSHNWWUOmyL/by91LrT3OibSLfsZK7Sqblzn+ElV+Xe",
+	"JMMwmjnk5KdHT4g8KqZysNYlFBMGqLgwbHYcS4ERPRX8/UaPH3JVIQw2tlSoXXTC1NSzq0Ao/FxbakKU",
+	"hwmAAQ3nS5SnlICHlvwpeCNlzL1YprqGD1H2sk64BgFwo/ctWXCTBkSCWGYbv4hy9AYv5uXu7VtQkvtG",
+	"g5dS8ia+1yaG1C1uy/+INpg6ZDpzSwuhP4w9tsY99bI69SPZuJBSJy/CUHCpjLlMIJUVS9jnWQHkuvJ1",
+	"VVYNp81tXCt5ztKBHP2d5jIZMSWlhuKSKlpBlW7lyf5LFo4j2n49u3waP3l5/mKUPnpOI/ZTK9l7c/p2",
+	"kD57cSaSWd17WVliREknT5pBq1Gz1Bl8KX8iz2jsBdSYZ93K0497/k/tyfudq9PW5cNdft6Zvdv3YEYs",
+	"ibnMBIFtuOXRMBzgMFHMdSsfn75992Q2paP5sXgUesH4p+1X/u6rDn832WtuJ2frJ3E9ZpdmudZN5dq8",
+	"/ORbSI+vm2pzI7HzZ5M4OSsq8Osqp3BZsFlz3bqfesb16FU+uyCE5B/hXPUqDunBMZK/GUImFX9cdBgV",
+	"KD98RyBJBNpDCCauYHEJhQRrzBVWeBNFoAg5v+Z0uSsczh63PM7lFteRj2WJd4AJta6k2eScq+6Zw3XH",
+	"ELXyP/UqV7oVNn8xHjzzgtfBi7M3vx+1XgVH4miSTN8/Orp/9OF08vLtk513v78IX7WPfn//eDR79eFN",
+	"cPzoRZP9eijf+emX1s/B8OcGm7+Yetsv5Z8i//np7HWwdzl4tv/h3duraLD9qvn6w2j2+vHh5ftnv7SP",
+	"2/vT989eymbCwdun04H81KQ19ibh+Odnv3TevW3NBs/epO/a+8kRbza8dsgHk6dN/9cX4c1mEudqmZOn",
+	"Z6NR+YMjkN6pF/kSuNryB1dviz+j77ipXITwxirH8sXZ61fkLRuQn9icnLFkVWyMQv37iHEpbrCWTyQ0",
+	"Tm4bHnuRj8Hc7LRfsDn6kzQcVboqaORUAEvh58OHFadygdjswxbd99psd7Dt7zXv78gfEgCYPTuUcq3S",
+	"rbTHL3bj5sXOu4/7k18Gb3/fvjre885b01f3xePO8FmTPm9/+Gkn/Hl39mQ/frMdvG7NT/aS9/cvH3b4",
+	"y+bVo/bHsx3/6e7oxf7FcWt8uC2e3J+d7iXvmulROzrp0LP7/tO90fPmh5/a4fvO1aP7lw/3+Mvmx4pT",
+	"SQW4SsGoCEh66yCPXDrB/qCRHRUCJLCIf/6YzjWmyJMrXYFR7hZVDdQWxHTA2dFR19it6TCOkehEgVIN",
+	"ozCMZuT06SNyf7ezT6pg1sjf0KyB/+xbfZE2Tm3psdzMfrilv1TpVj6IzjgY/37/+GN78sve1emOd97S",
+	"7pAevVyQhx+GyQv2vvPol5P65OF++6f2bjoevHnxpjVtxf3Z29bo6dunr598+FW2DZidGiQmHz2Hz97M",
+	"+dlEP8M03rww5boLAc9jQhhD58XH3cvj9tWr/cnDjne6l7xtzX/amT7eHj+9L9436TMM7AcxE/2AQxK6",
+	"82e2k3T8XK3vQ0Zjlbu70eqstJ3kA8K2mjYwoOGyF2CBpKruw2aUS1A8iACeDzdcDgH0rSjWbEEgEtYf",
+	"0mvpQKtL5sXBHHICDxDoQeM2dt3NZ0HJkyXzoExOMoj8ubQfQmkXxtKfwrttkNDSSrnfIT8FD+9qZnKf",
+	"pYPokllfq9LcvCGFnT0WKUVvoCahzU11JZYLsoyS97ZeewQPfVXzNPJWWaWBMBc8JGbcB/4QhPeLpiEj",
+	"1VPmRx5pN3YabQezDAxJIOQNQNqBUaLY+EGuWhI3b/1MTXv9JAoDb04uGJuKXMUzNAvgFUj2NccSSviz",
+	"ScIq0aGH0+CUDVnMuMdWYK18uQpEvlCDyNeoQuQLdYgGdOHw5AgT2OSQSuoP+WIFIl9WgxjDAoop86Sx",
+	"8KBXgYt9Og0aUn70KmQc+KzuRzMuvcP6IE2SiD/oVYBgMF8yuQVt5ZtXKAAi9qDUMPIEPlWHLdMQCeU+",
+	"EHg3PohCa/jq8kpDfutaw3OdCCjnsazgfMnmLLEjL1ls70d792POIByUewKxEAQJeBhw5uCpYDT2xhn8",
+	"FIs3Lgu/Jsk0t2EsOWUOirhpiNEIkeXLulS8ZFOinyaDVMomB1PQQkaBZujl0XmtQY4SgRSPnE7kBCZC",
+	"U7sCyk2QlEDYjKLIXy0QEKpkQ5d3GTbKj/9FnkYxCQOPccFIwDG1D7hUYTBEMLnj/MjLT1Hj+OjRk1dn",
+	"TxrJVUJ+3Orx/9KwKFXmJLVPPeVR9ioPHsjFj4bSJoniRMiN376v/u/iU5PIT0P23/g/DfXOg6Sq9la1",
+	"B8mGvUqt1v3Pv/79uSr3rfOff/37Zigr+O+7BDO5ecLhJifintDKLb6zw5FL1hszGibj31ewx2QslLNx",
+	"EDKbVRDliCDPz89PDkgSpd4YMGAzbJ354h5/xpLn6qO39WsMGGW0gbeFH1+B6AgjCwShYXDJ7izNdMWq",
+	"HweXDKDkpnE0YF9mnT+ILXHp1VXm9irZd24ZNjrRuwpyFNJ8sUONiV9rkOOI+lK8RcCVFs8R4kQFBwcx",
+	"5YC2EyQKF5z2uItfcgkLAbUQUCrmUjm5vtzzwD8MGtlKscO+gxp28frE9WlC63JACpqvHvgPlJL2MpZF",
+	"pXsrCjlPf1NKY2CzhY+TrDE6Derysy6p+mxI0zBBEk3stEJCQ6hb4O40L/pskI7UVbP5Iyae1xEu1m2Q",
+	"15xIQ8UxxB84XW9OjwEfwaXDoevY+fU9bhcuqDo/+VgQBjSByXHJg1xLNYVqBESgWE2QpDFnPnGzukBM",
+	"AO5xSKytT2mczHWtYKGCsOqe0GT8YGsFSg8aEREHIXAGdK1X9cMRc8mDHi/DZ6/peoFxMBoD+TMCb9sG",
+	"daghhGBcgkHlA/ZQKtWUh0wI0/xjnGEi6FwgKNssEMDaq97JiNqYQCeJXLBpQqoWlzKZBVzUDqypDkSP",
+	"IwuxyTnv8R53cTANcem5XenkBUk1g2d3iN0nh9Bp8JAK5hDYIp+BZ3bEkkfyC0d+tQZw9FgDU02BGMDB",
+	"TIeaS6pUT0hWoHJAYiai8FJBHn2KLhyCYtABFm0Hvc/PLmzQEUse04RWZWO4AY4AWN10V/5jTMVhhrwM",
+	"COV6i72JQ7fmAC20dwF9rsIIYDqrNbfHq6Y7Zld/TFnKfLAXYWMPAx6IMZMCw5UH4OzSq1rzFSFNec0F",
+	"foKAhoFAknY6Yj2OWAEJHUFTPMogUf0GeUTDUJBpKluH6ciW5mfZCdeuv1P2vuyBNN1oj2tLBlDP3X9g",
+	"DoVDGo0GjUfiN7cG0Ccxm4Z0zvyGFFGDdNQl0uh1SRiNBBhSmDJOYw78BFn5zzRmw+CKuP8Ql95v7gEu",
+	"DMIe03Am92oYjUbMPzCYO3Ztja+zziFzXYEjgCMgN+EjCwyRk3GUxkvgEJ+c0xGwyudxEUl1u9mpHZDR",
+	"78G0ruKwZgWhNjgjQJQWbYO8AqSo2FfyooCeV6blz3Ekxo4tpPRtgmZ4PfjhIXT1iRwJmIE3yh/L9ziD",
+	"x9vgrVdR8lJB511bYFfUskLP1BfT/6v0/hnacgb1bRggmIC7aDu4VuEbPCsdm4CPGtdug8MwoOL7Xlh3",
+	"LwCOeIwsFLUvszGkkXtL8x/Az5HM1o9pIOXgEm9Aob5KRSXtrB6P0gRMxphQMgmUcUmw+CaByk80LKUQ",
+	"DjyqMXsoGdCQco/FDfIUoxqMTCLF0G86CDwjLJB9PDt6dv7k9KW0VjWx/k5zm1Rd3WO3pgaIKl8OTYpk",
+	"/Dwivao4bsadI1/tcZ+FdE6q7uPTw6NX/cdPjg/fuVLfgwFJdkRN8fPTxPRaSBNtqsuQAAxQNS60ygoS",
+	"eEb0eEIhL1vxy8tFb5ATyOyWusxqc8xidkCiWM57EtNEaptUMOJugb7+3V0iqI9hC3wTZ0y7PmXu2Jsp",
+	"po7j8PX83GHdn6quu8EQ9aa5m4E+Vq3ppRfjNPGjGT+ADZLfHSac/FUcU3t/fUnvdDU46usp4zp470IK",
+	"HGSUuPcE/hMcIcRXBz9B55KQQm2XzjdJihnEPW1f4RP3xNJSitzf66awAtXhyU+PnjhQXaH8CJ24wLgv",
+	"kCnLoLVS7wIxS/OXxnoYS7JrpFCAWkZVslEFV8FB/SC/QBMyjSC1MNLpgxo7/pCTpdeHKj8aoVup8roo",
+	"+OUiQh6rMtkBQKrq4mKNgo3rSx5unfX/VRN9/0gQ9VnqqMqv/RppuncBjrqsJuC8cALkfu+SScAhhdbk",
+	"tWBmLhwD10ZjWDg6AJeqUm0Fejl5WGV2Rb0knIPJe03iLThna2bfHgDqA6LWD2gGiSlPH1Q0VBWgfQH3",
+	"2bjNcPvC0QJR4qN20OOd5rZmuUgF2Fc+UXiCDXJY0p4UQjhD283tIl5yBsWD3ZMjADzZZaf+CxRKbF6z",
+	"cPfFBTC2DfNwNpFOa5x8hBk94pVvBvn5Jylg+AKSVOPLrhAkfyLRaiyrLCdtVdDfGD/aOkICzAyInpmU",
+	"RFVaVc2iAIaDBrIRdSZezdH/qewfI7arujSCpn7AuMccNEbmDoFKpNqiwM7D4FucIwkDghv5SAo+dKTC",
+	"3hpTNGHxJOA0PCgVtBoX4loBiZ/QAvwaAfkoq4G6E9NoRUnmTd7DfKubvphLx/rCBt2fQmT+UQTYKe77",
+	"oY6JlHpAfzIRNmFJHKzIBTuJowlLxiwVJGFXCeQfiEARBBvc7XGSTHUmnugnUUJDdWFX+kjfMDkK5kXc",
+	"F26PD+YkjtKEOQSvCtRdG01ScWA1gzRifY3zp781mCPBGIEULXUdoylc4RpoGkeXgYD8/T7+kbgArQw3",
+	"LsOU+27NVNMD6tcBeRaROOVJMEHGMh2ZU3PWIE/kZEA0KYnIPErjHp9EPEiiGAH/ywvyn7HkpZr19VLS",
+	"gGEnn3PyA3n+5PiErFoAuDPMYhsYmGO+Q1bMdKPHfyDn706erG4ZDGG8Ql3+1Cds/UGvIg3+XsWBjz7o",
+	"VfLwb7BSvYqDHXjQk5PQq3wmrZ329p18QC5ySfvtjhxrfhZLNxeBsLMKV0oHSf8MM4n7DQbhwB2iQ4o7",
+	"zQHoYIfgLitsspIZL+/F4pyXPvdJtpzl6Tmyfw96FTXLn0mrs793wzZwInHmNk8S0ofmK0TWLJk1MQft",
+	"CwTW7IzJ1VRv6SBEd1OqjMOTI5NdCylvL85evyq93VFPy99vHUEO+DCCxQqSkFnVH+Tw5KjiVFROXaVb",
+	"aTWajWZ9wBLaaEk1qkZZ6Va2G83GNphcwL77qewk2zU3+fFk19yVvFKVWw+8fBu3US9xcZOtLrEqTu/X",
+	"2G2QLS2mzAuGavpJVa5Y7ctuujmdhLfZdO8OXx6v2nTy9802ne5RpqVUX7sEdk6Pyz3YJZ9gC3aJvQMd",
+	"ndTZJfb++9zjsNm6PU5IyW6DvxOIynbJJ2soXZJtN4eoxeqSJZvt800E2h9lr8mF+kJ7bbr1SYTp6Hoe",
+	"S7w21NkjmFbiZrzcACboyt3gIoCgNJmmwEqNGEgQb08iIrcTAK0yIeiIgeE2YwMB3PgLvLNTFguVYEKB",
+	"G1M2IVSUAbKPMIyI7+neQRwfrz81qyxYnxk8Ilhu0KycqzITThFZH2a7/8Zsrt8Qn/ALuEiHHLF21WTf",
+	"EyiGvGLgXM18fRrFCQ2/kI+UIV4v85LWDaJfh96bDVeelwJTqTdhdTGOpnWxvcNou5yzFDjhN0n+/21V",
+	"bL94RuBgBUxgxmV2MOFcTvGi3HU0CyswxLuaKNbKqNSjlO5UgRIfjzhNk8g9yBMWRgwuArdrOmBk8W7D",
+	"P2ELNEjGAOUo/kQkQSQBv554TdVkVTvNbYPnHCS1BjGiBJKOpc0tEtJuNps97o1pTD25qg4xUgYyvpJk",
+	"KucC6BAJ9f1Yen3VTrOphJ3OgqxdIxvmX4637dfZ9uR87+Nx+/LhPj/d8X5qzd/vTh93xk+b4sV9KDNV",
+	"I690K0ckZshxkSZ+FMVkxCjCfNOBnKlOs9lsAus2UGyTScSTMWbeRWnoEzGmMSOTOQrZgMv/xBbBnldz",
+	"p0p3RXdri/q0Yd8xrH1FYEnULwY/tFbU687wir7+RUFzf/0XH0V8GAZqmH/6GwY4c2BH5NXQn1TxgAmm",
+	"TJTVJhgMppycXzWgFYHF0a9+sTj6kX1fE/KjcRbwHmfUG2ui2jnm2CotoYR4EGtSfp8G4RyiScKxWMiE",
+	"o1NdgMx/HqUI1qT+u8d9ltAgFA5IoSzE6mqjX3V26z//+reL4SuxivS/BMaux10zm3fA+U/Wp/w/wa+e",
+	"wCqVZ3QsNSnkboatjPasNh4K9wbZPr/j2wLDQ3rzHJA/UiKHOQx4+v/8YmELuO7F1if43+WO2qHIUzHe",
+	"E5CCLEjVuocrNObWHJONaUmYxur9vR7vvzL6NPW/+ufa7P/m9XJjmqo+bED8vFma9G/rBe49IYqlomRx",
+	"G3YXliaMoguHgCCDsqgGFIf+SD6RQXRVF8HvAR91ySCKfRbXB9HVAfkSHP/FXt4h0b80ZcmDLHQC4uyM",
+	"hcxLorh6b8IS+g+5lg96YPXWFVbgb/dqDTXHB7IpGPLnWvVmZavyAHw7Bn6V8Z7v1qsIbgUgq/3bdW1D",
+	"QJLrZC5sn3saBULdNs1DRsSYseROhXA+eqVlpEV8sfUJttIaES3KrYjQPYFsFWDkkCTKe6ul5gZZsDZ0",
+	"0gUTPQ4pqphSbhH9mwxU202GCBknWHdBEIjBTjiVAtSTllXIfHTQqrTHdTGePYSp9NmiVOhYWVQz6fqd",
+	"ZscBYHKVsyqNvU6r6RAw/bDAtJC5usLSOTJfvZOw2A3yTm+cZLVB157JrfgHC77l1/svHXPDiI+qh86N",
+	"Wx0CPLPMr+Vth4+7p5fv2pNfL/bPhw+3+fFs77n3fsd/IVrPpocd9qbcpEgsKLZbBugOVeFfvt/G1FqM",
+	"b2M8HRNaJ6lIyAArheQhDRIyowIZfhLIJt/u8UKUaiHqN2AghqxgX0ZQum7crsd14O7GsTmcCED1GUnT",
+	"wmaqVh/rcSrIjIXhWtIGG/yGQbdNUmGjNPke4vrqIa6byPc/f1wMbYecSfNXcH5XVzadJTRWFTfoyOic",
+	"VJtrEipsy0uZqNA5/wIZoMtqhqBE0fwZ+F7ylQ8DuWlRqlmMmoM5oQTKT+thcMnsRDl9s6KMRgzOOZAe",
+	"y9XFiJWwC6K+qiqd3FqDvLboaKVNmZPpGvlhaRCwx6vu8ySZvubhfBUuBdwJuQ8Pz54YsjiI/R+QXeLT",
+	"ucAsJxDophoL04b7SeT2eJUiqFPKfRZbpjKGA7amWxgHwMp9FgoGcUGBJdPm4ZoK4IGevCd0OrSPurLH",
+	"lbk+ZhBG0ygquBkw5Ukno9OEqGovKAiZA8CCmFKPrVA8xyoHc40UZDP2jUJ0Su7nt7V06wKeMkKTwj4o",
+	"eIzHkWfY2UooH7Ptoy0PzmYmAXyz6EnljCX1R8gFWvq1a7Y3GQRYrGs4RgO+cGaqOwSFhdgYJ+0PWAVh",
+	"QCe+ZUTyrrKIbYkcpckK4GXu52Ls6BOHjMYI7aby/te0KQ8s7t4JVQiR0irWmB+6pELanrXGinMsO/2X",
+	"Mxu/OMJlEd/yenTLIrbluyiF+yRhwinkf//HhCBLMC4XEC6X4FuOW8s+oJto5V+YmufjwqE0e3VMBYFa",
+	"wIZqY1raBP6DknHMhg962eHQk6AlADg9qiWaG950OfrlbbEvs7hVQVuskuCP8IAuWg03kMPfxNH4a9TO",
+	"KXyO5K90kYXgGWtCpKg8JI1wYqKXcE8NOMNy60ljVD6mMkqVEZEGoU/Y1ZR5icDcPjZjcY9Dq2gawl8s",
+	"pJRAkAmNL5gPNuyMxlgzR5NgEDJSpSSOwlCqGZ9Nw2iu3mQWygiAzIXUUwosCn0NtiIUhTzZaW43AD40",
+	"By1yUIQf8cbMuyAuIsoswxo5xcm8NbO6/Ba8qmcagUecipkbC4pEw3bASq6vyqCvZ/hyKRo49SGVA2Bw",
+	"SBLT4TDwvhU+CXxtwMYBB0Wfv+Aw21HB9Kht4JM53G4Aoe4G02qay3azbNVL4xgIuLPdn5gt3u449jaf",
+	"UemztndINU55JrZ93TWSTt1abvHSAs15ymNGvTHS0S8dMMCoyc7hQbx2sHarhVGry4wVnbqrnfUqSsCZ",
+	"nB8QF3upwA0xwSPDUyJDCB9/jbxu2eXgS6OUzthgHEUXYksq5CnbynAV4TpsM9SwE/1u5ZpMVDphGcTL",
+	"AvzDij65jvZwIVIA8hPQQWmoKeXviR5/dHxEYjYKhOwWuvNn0Bap8sjkD7kqCA7dwTABnnRHV/UFfOTk",
+	"FIpKnxSNHn/FZsTCZ0XgJ4ijqP4jWihmlkOH5xPGk7pqOoqJYEkCCIb4hTL5jb1+iw1qKLcbM8d5MaNA",
+	"dd3a3W3v7rfazaYDRxEKc7CIRrYyiVKeYNlXpdvZl08VX23tyT+C+PHkZk2FX5F/EEk0YXFfI0t8iAqw",
+	"EkAy44m+VFl92nrY9rYfd9jO0/uj3ed7wf6LJuSoJlT3KoOWrXQrnba0ay281Eq3sv2xXd+/+Hn2S2uy",
+	"9+vgtEnf73rvRvo53Z8Lhp1kcb+z24ISpgnS26hlkTOvJgDFlDSGlY0P0Rx4qm/E0JQGeMsNnWCXSb91",
+	"8vH99vD4wj+aPU93g6uf25NXe/G5XDA5WPwcWsPmS1BpVzFUUcUPN3Q1vr++CsUd8wQavmtmGxTdKf5e",
+	"ogPwXEPJrc/koGPmo0dja4EoTbwIAmBZU7JXFD6Gc2IByMJpYT6p6nrEGjwNKHOZf0FDBvuhtb/dxlHj",
+	"w/lOHkLVpTENs1REU79Z3lHr12u+vPY66TONVW3OIoeAQQOVYzfT4JBgxKMYwaQWJql2h7bQH5mMcGed",
+	"vh3xhMWchopcZnMHrOh8faqgQpJ+F03SmEmN/bmgs2F3aG2jNIEuEq7m9NWj46N7SGNgV2pp5Veu2dWv",
+	"dWG6kHtqoFTChF7VB/NEHthWs7O3s3vfqcR0ZkTANZbBOm4aTE18ufwqPuAikX4KcSf0gpE45a6Cr2yQ",
+	"p4ACDbUEKlZ3SeNAzrnIoBszRkMExxVZlRZcfASxgXwEw/PN6XGWI4w404p1ozpm8zqdBtLFu6RhjYDF",
+	"SYKEpAusrWkcLqMbAyTUgiuaZcaZ8UZDKPsn0Yx3AUnblS24pIq82PL8M7dmf+0T/vFzd2vrk3z2M0gh",
+	"NSFyPcfGlILxQpA217Oi/HgeqfmVLn+WD4E9bBhtwvKNylFXnArj6URuRfVPuMOp/Pb58+LwQejjHMPa",
+	"CI1oa3MFVWMW0kSeiiQigKSoExSAwEdJLZyJLbAc1VlYjDgF3oXAinqBBfRCgTAPU+4LgxquiYE1tKt8",
+	"ZjBHfHxw2xn3oUhF53GoYv6SBX4rh5XVCSJUKWfMt2FD4UpLcxeYyx1lvZc0egqp6ogJqLpq/DEXtBLl",
+	"fj0MOFNb32rXC4NK+ULYyaITFo8g80vg6ufRCqzm8A9lA9d3XRrlAsevTFbHlEk6Wdks3qzJxw9PjoA0",
+	"klTVZam6WYLgd836/IRyOgKOgNLDZVUMqs/ds1JWZPOYqyI7IU0qhwwor6kSBZPfB0Ag0iC1PmxKKMrn",
+	"shDsrdr3i8Z8wIoDzIfOKiqAC8vctWbAVkuvVxd7pQN110wJi4FTRsocBJsonA05K5eMp8wuuqiRSB5X",
+	"Kl8PIt/Ba6eEho78C/HpHBecmTHlNjWwI5R1DICrAMrffKpLdCGgOqUfmEJ/t6KV4t6SIhCU8EhT0+Nl",
+	"G0maQBa4FNrMSrCqDofMH0HqWLG/Rxzv4Be9Mq2ArWEbnbzYzus0wYb0M91MWtwTxskVDtEaC+ziuRyH",
+	"XB9AKnXA/IQ/GxwQPJgbDPxAKhwWg13oT4LCRGjDwXSoZCzI04LRBqFiR/m68mI+WB4725oxK0JRfsB0",
+	"CyLwDX9JhqhZXQo6WzN9sBMv8rkaPa45+aTwjlOuqBKk6//66PGj/tHZ2Zsnp26eB5lUEQQ74DqSIEcs",
+	"3bbCloLr0WtEsNwOKg2jRBSAn4QjpUIP3RaLpp1l32GTiIhxNL0ntD4jVcvOing4P4Ay95LRyB1qqGJQ",
+	"eeO5VnftPQ7NXwYiSKIY+GRGvJ4iNvQ0jb0xhUhHli/zLCJnj3/KzZJsovL5t8//NwAA//8=",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

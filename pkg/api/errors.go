@@ -238,6 +238,10 @@ var answers = []answer{
 	is(identity.ErrInvalidToken, apierr.KindInvalid, "Invalid id_token"),
 	is(identity.ErrBadEmail, apierr.KindInvalid, "A valid email is required"),
 
+	// A lead or a sale as its webhook shows it (GET /api/v1/leads/{leadId}, /api/v1/sales/{saleId}).
+	is(leads.ErrNotFound, apierr.KindNotFound, "Lead not found"),
+	is(sales.ErrNotFound, apierr.KindNotFound, "Sale not found"),
+
 	// The ledger: commissions, payouts, Idempotency-Key.
 	is(ledger.ErrCommissionNotFound, apierr.KindNotFound, "Commission not found"),
 	is(ledger.ErrPayoutNotFound, apierr.KindNotFound, "Payout not found"),

@@ -90,7 +90,7 @@ func TestPartnerEnrollment(t *testing.T) {
 	annID := idOf(ann)
 	want := map[string]any{"id": ann["id"], "name": "Ann", "email": "ann@example.com", "program_id": float64(f.r.ProgramID),
 		"partner_program_id": ann["partner_program_id"], "synthetic": false, "created_at": ann["created_at"], "status": "approved",
-		"status_reason": nil, "stats": stats(0, 0, 0)}
+		"status_reason": nil, "stats": stats(0, 0, 0), "is_test": false}
 	if diff := cmp.Diff(want, ann); diff != "" {
 		t.Errorf("added partner (-want +got):\n%s", diff)
 	}

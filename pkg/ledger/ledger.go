@@ -138,4 +138,7 @@ type Payout struct {
 	FailureReason     *string    `db:"failure_reason" json:"failure_reason"`
 	CreatedAt         time.Time  `db:"created_at" json:"created_at"`
 	PaidAt            *time.Time `db:"paid_at" json:"paid_at"`
+	// IsTest is false for every payout (test-mode commissions are never paid): only a webhook's sample
+	// (webhooks.Sample) sets it, so that a receiver can tell the sample from a real payout.
+	IsTest bool `db:"-" json:"is_test"`
 }

@@ -254,8 +254,12 @@ type Partner struct {
 	// Status is the enrollment (Status* constants); StatusReason the reason given with a rejection or a ban.
 	Status       string  `db:"status"`
 	StatusReason *string `db:"status_reason"`
-	// Stats are the partner's real events in the program (set by Partners and PartnerOf only).
+	// Stats are the partner's real events in the program (set by Partners, PartnerOf and
+	// PartnersByEnrollment only).
 	Stats Stats `db:"-"`
+	// IsTest is false for every partner: only a webhook's sample (webhooks.Sample) sets it, so that a
+	// receiver can tell the sample from a real partner.
+	IsTest bool `db:"-"`
 }
 
 // Stats are a partner's real events in a program, all time: clicks (no bots), settled leads and sales,
@@ -351,6 +355,9 @@ type Link struct {
 	Origins   pq.StringArray `db:"allowed_origins"`
 	CreatedAt time.Time      `db:"created_at"`
 	UpdatedAt time.Time      `db:"updated_at"`
+	// IsTest is false for every link: only a webhook's sample (webhooks.Sample) sets it, so that a
+	// receiver can tell the sample from a real link.
+	IsTest bool `db:"-"`
 }
 
 // ReferralURL is the program's site with ?aff=<short_link>. The domain is a host name alone; an allowed

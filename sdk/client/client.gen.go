@@ -334,6 +334,21 @@ func (e InvitationStatus) Valid() bool {
 	}
 }
 
+// Defines values for LeadEventType.
+const (
+	LeadEventTypeLead LeadEventType = "lead"
+)
+
+// Valid indicates whether the value is a known member of the LeadEventType enum.
+func (e LeadEventType) Valid() bool {
+	switch e {
+	case LeadEventTypeLead:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for LeadAuth.
 const (
 	LeadAuthBrowserAllowed LeadAuth = "browser_allowed"
@@ -1186,6 +1201,21 @@ const (
 func (e RotationRequiredErrorErrorCode) Valid() bool {
 	switch e {
 	case RotationRequiredErrorErrorCodeApiKeyRotationRequired:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for SaleEventType.
+const (
+	SaleEventTypeConversion SaleEventType = "conversion"
+)
+
+// Valid indicates whether the value is a known member of the SaleEventType enum.
+func (e SaleEventType) Valid() bool {
+	switch e {
+	case SaleEventTypeConversion:
 		return true
 	default:
 		return false
@@ -2382,8 +2412,39 @@ type InvitationListEnvelope struct {
 	Data []Invitation `json:"data"`
 }
 
+// Lead A lead, as `GET /api/v1/leads/{leadId}` answers it and as the `lead.created` webhook's `data` carries
+// it (one function builds both). `event_type` and `timestamp` are named as the events list names them.
+type Lead struct {
+	// ClickId Null for a lead recorded by `customer_key` alone.
+	ClickId     *string       `json:"click_id"`
+	Converted   bool          `json:"converted"`
+	CreatedAt   time.Time     `json:"created_at"`
+	CustomerKey *string       `json:"customer_key"`
+	EventType   LeadEventType `json:"event_type"`
+	Id          int64         `json:"id"`
+
+	// IsTest A test-mode lead (or a test event's sample).
+	IsTest    bool    `json:"is_test"`
+	PageUrl   *string `json:"page_url"`
+	ProgramId int64   `json:"program_id"`
+	SessionId *string `json:"session_id"`
+
+	// Timestamp From `lead_timestamp`.
+	Timestamp time.Time `json:"timestamp"`
+}
+
+// LeadEventType defines model for Lead.EventType.
+type LeadEventType string
+
 // LeadAuth `server_required` (default): browser-mode leads are provisional until a server-mode lead settles them. `browser_allowed`: browser-mode leads settle.
 type LeadAuth string
+
+// LeadEnvelope defines model for LeadEnvelope.
+type LeadEnvelope struct {
+	// Data A lead, as `GET /api/v1/leads/{leadId}` answers it and as the `lead.created` webhook's `data` carries
+	// it (one function builds both). `event_type` and `timestamp` are named as the events list names them.
+	Data Lead `json:"data"`
+}
 
 // LeadEvent A lead in the events list.
 type LeadEvent struct {
@@ -2451,8 +2512,11 @@ type Link struct {
 	CreatedAt time.Time `json:"created_at"`
 	Enabled   bool      `json:"enabled"`
 	Id        int64     `json:"id"`
-	PartnerId *int64    `json:"partner_id"`
-	ProgramId *int64    `json:"program_id"`
+
+	// IsTest Always false; true only in the sample a test event sends (`POST /api/v1/webhook-endpoints/{endpointId}/test`).
+	IsTest    bool   `json:"is_test"`
+	PartnerId *int64 `json:"partner_id"`
+	ProgramId *int64 `json:"program_id"`
 
 	// ReferralUrl The program's site with `?aff=<short_link>`.
 	ReferralUrl string `json:"referral_url"`
@@ -2601,12 +2665,15 @@ type OAuthError struct {
 
 // Partner defines model for Partner.
 type Partner struct {
-	CreatedAt        time.Time `json:"created_at"`
-	Email            string    `json:"email"`
-	Id               int64     `json:"id"`
-	Name             string    `json:"name"`
-	PartnerProgramId int64     `json:"partner_program_id"`
-	ProgramId        int64     `json:"program_id"`
+	CreatedAt time.Time `json:"created_at"`
+	Email     string    `json:"email"`
+	Id        int64     `json:"id"`
+
+	// IsTest Always false; true only in the sample a test event sends (`POST /api/v1/webhook-endpoints/{endpointId}/test`).
+	IsTest           bool   `json:"is_test"`
+	Name             string `json:"name"`
+	PartnerProgramId int64  `json:"partner_program_id"`
+	ProgramId        int64  `json:"program_id"`
 
 	// Stats The partner's real events in the program, all time (test events and bots left out).
 	Stats PartnerStats `json:"stats"`
@@ -2745,14 +2812,17 @@ type Payout struct {
 	Currency        string    `json:"currency"`
 
 	// ExternalReference The payment's reference, once paid.
-	ExternalReference *string    `json:"external_reference"`
-	FailureReason     *string    `json:"failure_reason"`
-	Id                int64      `json:"id"`
-	PaidAt            *time.Time `json:"paid_at"`
-	PartnerEmail      string     `json:"partner_email"`
-	PartnerId         int64      `json:"partner_id"`
-	PartnerName       string     `json:"partner_name"`
-	ProgramId         int64      `json:"program_id"`
+	ExternalReference *string `json:"external_reference"`
+	FailureReason     *string `json:"failure_reason"`
+	Id                int64   `json:"id"`
+
+	// IsTest Always false (test-mode commissions are never paid); true only in the sample a test event sends (`POST /api/v1/webhook-endpoints/{endpointId}/test`).
+	IsTest       bool       `json:"is_test"`
+	PaidAt       *time.Time `json:"paid_at"`
+	PartnerEmail string     `json:"partner_email"`
+	PartnerId    int64      `json:"partner_id"`
+	PartnerName  string     `json:"partner_name"`
+	ProgramId    int64      `json:"program_id"`
 
 	// Status `processing` (made, not yet paid), then `paid` or `failed`.
 	Status PayoutStatus `json:"status"`
@@ -3524,6 +3594,44 @@ type RotationRequiredError struct {
 // RotationRequiredErrorErrorCode defines model for RotationRequiredError.Error.Code.
 type RotationRequiredErrorErrorCode string
 
+// Sale A sale, as `GET /api/v1/sales/{saleId}` answers it and as the `sale.created` and `sale.refunded`
+// webhooks' `data` carries it (one function builds both). `transaction_id` is the id the sale was
+// reported with; `processor_event_id` is the same value, named as the events list names it.
+// `event_type` and `timestamp` are named as the events list names them.
+type Sale struct {
+	AmountCents int64 `json:"amount_cents"`
+
+	// ClickId Null for a sale recorded by `customer_key` alone.
+	ClickId     *string       `json:"click_id"`
+	CreatedAt   time.Time     `json:"created_at"`
+	Currency    string        `json:"currency"`
+	EventType   SaleEventType `json:"event_type"`
+	Id          int64         `json:"id"`
+	IsRecurring bool          `json:"is_recurring"`
+
+	// IsTest A test-mode sale (or a test event's sample).
+	IsTest bool `json:"is_test"`
+
+	// PartnerId The partner the sale is attributed to.
+	PartnerId     int64  `json:"partner_id"`
+	PaymentStatus string `json:"payment_status"`
+
+	// ProcessorEventId The sale's `transaction_id`, as the events list names it.
+	ProcessorEventId string `json:"processor_event_id"`
+	ProgramId        int64  `json:"program_id"`
+
+	// RefundedAmountCents What refunds took back so far.
+	RefundedAmountCents int64  `json:"refunded_amount_cents"`
+	SaleType            string `json:"sale_type"`
+
+	// Timestamp From `sale_date`.
+	Timestamp     time.Time `json:"timestamp"`
+	TransactionId string    `json:"transaction_id"`
+}
+
+// SaleEventType defines model for Sale.EventType.
+type SaleEventType string
+
 // SaleCommission The sale's commission, or null when the sale pays none.
 type SaleCommission struct {
 	AmountCents int64 `json:"amount_cents"`
@@ -3543,6 +3651,15 @@ type SaleCommission struct {
 // holds commissions 0 days (`hold_days`) and approves them automatically; `rejected` (reason
 // `partner banned`) when the sale's partner is banned from the program: it pays nothing.
 type SaleCommissionStatus string
+
+// SaleEnvelope defines model for SaleEnvelope.
+type SaleEnvelope struct {
+	// Data A sale, as `GET /api/v1/sales/{saleId}` answers it and as the `sale.created` and `sale.refunded`
+	// webhooks' `data` carries it (one function builds both). `transaction_id` is the id the sale was
+	// reported with; `processor_event_id` is the same value, named as the events list names it.
+	// `event_type` and `timestamp` are named as the events list names them.
+	Data Sale `json:"data"`
+}
 
 // SaleRecorded The sale and its commission (`commission` is null when this sale pays none, e.g. a later sale on a non-recurring commission type).
 type SaleRecorded struct {
@@ -3977,6 +4094,9 @@ type IfNoneMatch = string
 // InvitationId defines model for InvitationId.
 type InvitationId = int64
 
+// LeadId defines model for LeadId.
+type LeadId = int64
+
 // Limit defines model for Limit.
 type Limit = int
 
@@ -3991,6 +4111,9 @@ type PerformancePeriod string
 
 // ProgramId defines model for ProgramId.
 type ProgramId = int64
+
+// SaleId defines model for SaleId.
+type SaleId = int64
 
 // TestData defines model for TestData.
 type TestData = bool
@@ -5684,6 +5807,14 @@ type ClientInterface interface {
 	// Corresponds with POST /api/v1/commissions/{commissionId}/reject (the `RejectCommission` operationId).
 	RejectCommission(ctx context.Context, commissionId CommissionId, params *RejectCommissionParams, body RejectCommissionJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// GetLead Get a lead
+	//
+	// One lead, as its `lead.created` webhook's `data` shows it. A member of its program's workspace whose
+	// role has `tracking:list` (`owner`, `admin`, `analyst`). 404 `Lead not found`.
+	//
+	// Corresponds with GET /api/v1/leads/{leadId} (the `GetLead` operationId).
+	GetLead(ctx context.Context, leadId LeadId, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// UpdateLinkWithBody Turn a referral link on or off
 	//
 	// Owner or admin. A disabled link makes the click route answer 410 `link_disabled` and record
@@ -6457,6 +6588,15 @@ type ClientInterface interface {
 	//
 	// Corresponds with POST /api/v1/programs/{programId}/webhook-endpoints (the `CreateWebhookEndpoint` operationId).
 	CreateWebhookEndpoint(ctx context.Context, programId ProgramId, body CreateWebhookEndpointJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetSale Get a sale
+	//
+	// One sale, as its `sale.created` webhook's `data` shows it (with what refunds took back so far). A
+	// member of its program's workspace whose role has `tracking:list` (`owner`, `admin`, `analyst`). 404
+	// `Sale not found`.
+	//
+	// Corresponds with GET /api/v1/sales/{saleId} (the `GetSale` operationId).
+	GetSale(ctx context.Context, saleId SaleId, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// TrackClickPreflight CORS preflight for `POST /api/v1/track/click`
 	//
@@ -8121,6 +8261,24 @@ func (c *Client) RejectCommission(ctx context.Context, commissionId CommissionId
 	return c.Client.Do(req)
 }
 
+// GetLead Get a lead
+//
+// One lead, as its `lead.created` webhook's `data` shows it. A member of its program's workspace whose
+// role has `tracking:list` (`owner`, `admin`, `analyst`). 404 `Lead not found`.
+//
+// Corresponds with GET /api/v1/leads/{leadId} (the `GetLead` operationId).
+func (c *Client) GetLead(ctx context.Context, leadId LeadId, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetLeadRequest(c.Server, leadId)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // UpdateLinkWithBody Turn a referral link on or off
 //
 // Owner or admin. A disabled link makes the click route answer 410 `link_disabled` and record
@@ -9485,6 +9643,25 @@ func (c *Client) CreateWebhookEndpointWithBody(ctx context.Context, programId Pr
 // Corresponds with POST /api/v1/programs/{programId}/webhook-endpoints (the `CreateWebhookEndpoint` operationId).
 func (c *Client) CreateWebhookEndpoint(ctx context.Context, programId ProgramId, body CreateWebhookEndpointJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewCreateWebhookEndpointRequest(c.Server, programId, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetSale Get a sale
+//
+// One sale, as its `sale.created` webhook's `data` shows it (with what refunds took back so far). A
+// member of its program's workspace whose role has `tracking:list` (`owner`, `admin`, `analyst`). 404
+// `Sale not found`.
+//
+// Corresponds with GET /api/v1/sales/{saleId} (the `GetSale` operationId).
+func (c *Client) GetSale(ctx context.Context, saleId SaleId, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetSaleRequest(c.Server, saleId)
 	if err != nil {
 		return nil, err
 	}
@@ -12034,6 +12211,40 @@ func NewRejectCommissionRequestWithBody(server string, commissionId CommissionId
 	return req, nil
 }
 
+// NewGetLeadRequest constructs an http.Request for the GetLead method
+func NewGetLeadRequest(server string, leadId LeadId) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "leadId", leadId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "integer", Format: "int64"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/leads/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
 // NewUpdateLinkRequest calls the generic UpdateLink builder with application/json body
 func NewUpdateLinkRequest(server string, linkId int64, body UpdateLinkJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
@@ -14216,6 +14427,40 @@ func NewCreateWebhookEndpointRequestWithBody(server string, programId ProgramId,
 	}
 
 	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewGetSaleRequest constructs an http.Request for the GetSale method
+func NewGetSaleRequest(server string, saleId SaleId) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "saleId", saleId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "integer", Format: "int64"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/sales/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
 
 	return req, nil
 }
@@ -16963,6 +17208,16 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with POST /api/v1/commissions/{commissionId}/reject (the `RejectCommission` operationId).
 	RejectCommissionWithResponse(ctx context.Context, commissionId CommissionId, params *RejectCommissionParams, body RejectCommissionJSONRequestBody, reqEditors ...RequestEditorFn) (*RejectCommissionHTTPResponse, error)
 
+	// GetLeadWithResponse Get a lead
+	//
+	// One lead, as its `lead.created` webhook's `data` shows it. A member of its program's workspace whose
+	// role has `tracking:list` (`owner`, `admin`, `analyst`). 404 `Lead not found`.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/v1/leads/{leadId} (the `GetLead` operationId).
+	GetLeadWithResponse(ctx context.Context, leadId LeadId, reqEditors ...RequestEditorFn) (*GetLeadHTTPResponse, error)
+
 	// UpdateLinkWithBodyWithResponse Turn a referral link on or off
 	//
 	// Owner or admin. A disabled link makes the click route answer 410 `link_disabled` and record
@@ -17792,6 +18047,17 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with POST /api/v1/programs/{programId}/webhook-endpoints (the `CreateWebhookEndpoint` operationId).
 	CreateWebhookEndpointWithResponse(ctx context.Context, programId ProgramId, body CreateWebhookEndpointJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateWebhookEndpointHTTPResponse, error)
+
+	// GetSaleWithResponse Get a sale
+	//
+	// One sale, as its `sale.created` webhook's `data` shows it (with what refunds took back so far). A
+	// member of its program's workspace whose role has `tracking:list` (`owner`, `admin`, `analyst`). 404
+	// `Sale not found`.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/v1/sales/{saleId} (the `GetSale` operationId).
+	GetSaleWithResponse(ctx context.Context, saleId SaleId, reqEditors ...RequestEditorFn) (*GetSaleHTTPResponse, error)
 
 	// TrackClickPreflightWithResponse CORS preflight for `POST /api/v1/track/click`
 	//
@@ -21099,6 +21365,157 @@ func (r RejectCommissionHTTPResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r RejectCommissionHTTPResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// GetLeadHTTPResponse200Headers the declared response headers of an HTTP 200 response for GetLead
+type GetLeadHTTPResponse200Headers struct {
+	XRequestID string
+}
+
+// GetLeadHTTPResponse400Headers the declared response headers of an HTTP 400 response for GetLead
+type GetLeadHTTPResponse400Headers struct {
+	XRequestID string
+}
+
+// GetLeadHTTPResponse401Headers the declared response headers of an HTTP 401 response for GetLead
+type GetLeadHTTPResponse401Headers struct {
+	XRequestID string
+}
+
+// GetLeadHTTPResponse403Headers the declared response headers of an HTTP 403 response for GetLead
+type GetLeadHTTPResponse403Headers struct {
+	XRequestID string
+}
+
+// GetLeadHTTPResponse404Headers the declared response headers of an HTTP 404 response for GetLead
+type GetLeadHTTPResponse404Headers struct {
+	XRequestID string
+}
+
+// GetLeadHTTPResponse429Headers the declared response headers of an HTTP 429 response for GetLead
+type GetLeadHTTPResponse429Headers struct {
+	RetryAfter          int
+	XRateLimitLimit     int
+	XRateLimitRemaining int
+	XRateLimitReset     int
+	XRequestID          string
+}
+
+// GetLeadHTTPResponse500Headers the declared response headers of an HTTP 500 response for GetLead
+type GetLeadHTTPResponse500Headers struct {
+	XRequestID string
+}
+
+// GetLeadHTTPResponse503Headers the declared response headers of an HTTP 503 response for GetLead
+type GetLeadHTTPResponse503Headers struct {
+	RetryAfter int
+	XRequestID string
+}
+
+type GetLeadHTTPResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *LeadEnvelope
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *GetLeadHTTPResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *GetLeadHTTPResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *GetLeadHTTPResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *GetLeadHTTPResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *GetLeadHTTPResponse404Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetLeadHTTPResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *GetLeadHTTPResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetLeadHTTPResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetLeadHTTPResponse) GetJSON200() *LeadEnvelope {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r GetLeadHTTPResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r GetLeadHTTPResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r GetLeadHTTPResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r GetLeadHTTPResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r GetLeadHTTPResponse) GetJSON429() *RateLimited {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r GetLeadHTTPResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r GetLeadHTTPResponse) GetJSON503() *Unavailable {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r GetLeadHTTPResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetLeadHTTPResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetLeadHTTPResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetLeadHTTPResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -28119,6 +28536,157 @@ func (r CreateWebhookEndpointHTTPResponse) ContentType() string {
 	return ""
 }
 
+// GetSaleHTTPResponse200Headers the declared response headers of an HTTP 200 response for GetSale
+type GetSaleHTTPResponse200Headers struct {
+	XRequestID string
+}
+
+// GetSaleHTTPResponse400Headers the declared response headers of an HTTP 400 response for GetSale
+type GetSaleHTTPResponse400Headers struct {
+	XRequestID string
+}
+
+// GetSaleHTTPResponse401Headers the declared response headers of an HTTP 401 response for GetSale
+type GetSaleHTTPResponse401Headers struct {
+	XRequestID string
+}
+
+// GetSaleHTTPResponse403Headers the declared response headers of an HTTP 403 response for GetSale
+type GetSaleHTTPResponse403Headers struct {
+	XRequestID string
+}
+
+// GetSaleHTTPResponse404Headers the declared response headers of an HTTP 404 response for GetSale
+type GetSaleHTTPResponse404Headers struct {
+	XRequestID string
+}
+
+// GetSaleHTTPResponse429Headers the declared response headers of an HTTP 429 response for GetSale
+type GetSaleHTTPResponse429Headers struct {
+	RetryAfter          int
+	XRateLimitLimit     int
+	XRateLimitRemaining int
+	XRateLimitReset     int
+	XRequestID          string
+}
+
+// GetSaleHTTPResponse500Headers the declared response headers of an HTTP 500 response for GetSale
+type GetSaleHTTPResponse500Headers struct {
+	XRequestID string
+}
+
+// GetSaleHTTPResponse503Headers the declared response headers of an HTTP 503 response for GetSale
+type GetSaleHTTPResponse503Headers struct {
+	RetryAfter int
+	XRequestID string
+}
+
+type GetSaleHTTPResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *SaleEnvelope
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *GetSaleHTTPResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *GetSaleHTTPResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *GetSaleHTTPResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *GetSaleHTTPResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *GetSaleHTTPResponse404Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetSaleHTTPResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *GetSaleHTTPResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetSaleHTTPResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetSaleHTTPResponse) GetJSON200() *SaleEnvelope {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r GetSaleHTTPResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r GetSaleHTTPResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r GetSaleHTTPResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r GetSaleHTTPResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r GetSaleHTTPResponse) GetJSON429() *RateLimited {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r GetSaleHTTPResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r GetSaleHTTPResponse) GetJSON503() *Unavailable {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r GetSaleHTTPResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetSaleHTTPResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetSaleHTTPResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetSaleHTTPResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // TrackClickPreflightHTTPResponse204Headers the declared response headers of an HTTP 204 response for TrackClickPreflight
 type TrackClickPreflightHTTPResponse204Headers struct {
 	AccessControlAllowHeaders *string
@@ -33675,6 +34243,22 @@ func (c *ClientWithResponses) RejectCommissionWithResponse(ctx context.Context, 
 	return ParseRejectCommissionHTTPResponse(rsp)
 }
 
+// GetLeadWithResponse Get a lead
+//
+// One lead, as its `lead.created` webhook's `data` shows it. A member of its program's workspace whose
+// role has `tracking:list` (`owner`, `admin`, `analyst`). 404 `Lead not found`.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/v1/leads/{leadId} (the `GetLead` operationId).
+func (c *ClientWithResponses) GetLeadWithResponse(ctx context.Context, leadId LeadId, reqEditors ...RequestEditorFn) (*GetLeadHTTPResponse, error) {
+	rsp, err := c.GetLead(ctx, leadId, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetLeadHTTPResponse(rsp)
+}
+
 // UpdateLinkWithBodyWithResponse Turn a referral link on or off
 //
 // Owner or admin. A disabled link makes the click route answer 410 `link_disabled` and record
@@ -34863,6 +35447,23 @@ func (c *ClientWithResponses) CreateWebhookEndpointWithResponse(ctx context.Cont
 		return nil, err
 	}
 	return ParseCreateWebhookEndpointHTTPResponse(rsp)
+}
+
+// GetSaleWithResponse Get a sale
+//
+// One sale, as its `sale.created` webhook's `data` shows it (with what refunds took back so far). A
+// member of its program's workspace whose role has `tracking:list` (`owner`, `admin`, `analyst`). 404
+// `Sale not found`.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/v1/sales/{saleId} (the `GetSale` operationId).
+func (c *ClientWithResponses) GetSaleWithResponse(ctx context.Context, saleId SaleId, reqEditors ...RequestEditorFn) (*GetSaleHTTPResponse, error) {
+	rsp, err := c.GetSale(ctx, saleId, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetSaleHTTPResponse(rsp)
 }
 
 // TrackClickPreflightWithResponse CORS preflight for `POST /api/v1/track/click`
@@ -40174,6 +40775,199 @@ func ParseRejectCommissionHTTPResponse(rsp *http.Response) (*RejectCommissionHTT
 		response.Headers500 = &headers
 	case rsp.StatusCode == 503:
 		var headers RejectCommissionHTTPResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseGetLeadHTTPResponse parses an HTTP response from a GetLeadWithResponse call
+func ParseGetLeadHTTPResponse(rsp *http.Response) (*GetLeadHTTPResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetLeadHTTPResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest LeadEnvelope
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers GetLeadHTTPResponse200Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers GetLeadHTTPResponse400Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers GetLeadHTTPResponse401Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers GetLeadHTTPResponse403Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers GetLeadHTTPResponse404Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 429:
+		var headers GetLeadHTTPResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers GetLeadHTTPResponse500Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetLeadHTTPResponse503Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
@@ -49234,6 +50028,199 @@ func ParseCreateWebhookEndpointHTTPResponse(rsp *http.Response) (*CreateWebhookE
 		response.Headers500 = &headers
 	case rsp.StatusCode == 503:
 		var headers CreateWebhookEndpointHTTPResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseGetSaleHTTPResponse parses an HTTP response from a GetSaleWithResponse call
+func ParseGetSaleHTTPResponse(rsp *http.Response) (*GetSaleHTTPResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetSaleHTTPResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest SaleEnvelope
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers GetSaleHTTPResponse200Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers GetSaleHTTPResponse400Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers GetSaleHTTPResponse401Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers GetSaleHTTPResponse403Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers GetSaleHTTPResponse404Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 429:
+		var headers GetSaleHTTPResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers GetSaleHTTPResponse500Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetSaleHTTPResponse503Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {

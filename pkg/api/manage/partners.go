@@ -14,11 +14,7 @@ import (
 	"github.com/reftrack/reftrack/pkg/programs"
 )
 
-func wirePartner(p programs.Partner) gen.Partner {
-	return gen.Partner{Id: p.ID, Name: p.Name, Email: p.Email, ProgramId: p.ProgramID, PartnerProgramId: p.PartnerProgramID,
-		Synthetic: p.Synthetic, CreatedAt: p.CreatedAt, Status: gen.PartnerStatus(p.Status), StatusReason: p.StatusReason,
-		Stats: gen.PartnerStats{Clicks: p.Stats.Clicks, Leads: p.Stats.Leads, Sales: p.Stats.Sales}}
-}
+func wirePartner(p programs.Partner) gen.Partner { return wire.Partner(p) }
 
 // enrollmentRequest is who changes an enrollment: an owner or admin of the program's workspace.
 func (h *Management) enrollmentRequest(ctx context.Context, programID int64) (enrollment.Request, error) {

@@ -2,12 +2,15 @@ package wire
 
 import (
 	gen "github.com/reftrack/reftrack/gen/server"
+	"github.com/reftrack/reftrack/pkg/leads"
 	"github.com/reftrack/reftrack/pkg/ledger"
 	"github.com/reftrack/reftrack/pkg/programs"
+	"github.com/reftrack/reftrack/pkg/sales"
 )
 
-// The ledger's and the links' answers, shared by the brand's routes (package manage) and the partner
-// portal's (package portal).
+// The answers for the resources webhooks tell of (leads, sales, commissions, payouts, partners, links),
+// shared by the brand's routes (package manage), the partner portal's (package portal) and the webhooks'
+// data (package webhookdata): one function per shape, so that they cannot differ.
 
 // ListMeta is a list's meta: the next page's cursor (none at the end).
 func ListMeta(next string) gen.ListMeta {
@@ -39,7 +42,7 @@ func Payout(p ledger.Payout) gen.Payout {
 	return gen.Payout{Id: p.ID, ProgramId: p.ProgramID, PartnerId: p.PartnerID, PartnerName: p.PartnerName, PartnerEmail: p.PartnerEmail,
 		Currency: p.Currency, AmountCents: p.AmountCents, CommissionCount: p.CommissionCount, ClawbackCents: p.ClawbackCents,
 		Status: gen.PayoutStatus(p.Status), ExternalReference: p.ExternalReference, FailureReason: p.FailureReason,
-		CreatedAt: p.CreatedAt, PaidAt: p.PaidAt}
+		CreatedAt: p.CreatedAt, PaidAt: p.PaidAt, IsTest: p.IsTest}
 }
 
 // Payouts are payouts as the routes answer them.
@@ -65,7 +68,7 @@ func Balances(bs []ledger.Balance) []gen.Balance {
 // Link is a referral link as the routes answer it.
 func Link(l programs.Link) gen.Link {
 	return gen.Link{Id: l.ID, ShortLink: l.ShortLink, PartnerId: l.PartnerID, ProgramId: l.ProgramID, Enabled: l.Enabled,
-		ReferralUrl: l.ReferralURL(), CreatedAt: l.CreatedAt, UpdatedAt: l.UpdatedAt}
+		ReferralUrl: l.ReferralURL(), CreatedAt: l.CreatedAt, UpdatedAt: l.UpdatedAt, IsTest: l.IsTest}
 }
 
 // Links are referral links as the routes answer them.
@@ -75,4 +78,27 @@ func Links(list []programs.Link) []gen.Link {
 		out[i] = Link(l)
 	}
 	return out
+}
+
+// Partner is a partner in one program as the routes answer it.
+func Partner(p programs.Partner) gen.Partner {
+	return gen.Partner{Id: p.ID, Name: p.Name, Email: p.Email, ProgramId: p.ProgramID, PartnerProgramId: p.PartnerProgramID,
+		Synthetic: p.Synthetic, CreatedAt: p.CreatedAt, Status: gen.PartnerStatus(p.Status), StatusReason: p.StatusReason,
+		Stats: gen.PartnerStats{Clicks: p.Stats.Clicks, Leads: p.Stats.Leads, Sales: p.Stats.Sales}, IsTest: p.IsTest}
+}
+
+// Lead is a lead as the routes answer it.
+func Lead(l leads.Lead) gen.Lead {
+	return gen.Lead{Id: l.ID, EventType: gen.LeadEventTypeLead, ProgramId: l.ProgramID, Timestamp: l.Timestamp, ClickId: l.ClickID,
+		SessionId: l.SessionID, PageUrl: l.PageURL, CustomerKey: l.CustomerKey, Converted: l.Converted, IsTest: l.IsTest,
+		CreatedAt: l.CreatedAt}
+}
+
+// Sale is a sale as the routes answer it: its transaction_id under both names, transaction_id and the
+// events list's processor_event_id.
+func Sale(s sales.Sale) gen.Sale {
+	return gen.Sale{Id: s.ID, EventType: gen.SaleEventTypeConversion, ProgramId: s.ProgramID, PartnerId: s.PartnerID,
+		Timestamp: s.Timestamp, ClickId: s.ClickID, TransactionId: s.TransactionID, ProcessorEventId: s.TransactionID,
+		AmountCents: s.AmountCents, Currency: s.Currency, RefundedAmountCents: s.RefundedAmountCents, SaleType: s.SaleType,
+		PaymentStatus: s.PaymentStatus, IsRecurring: s.IsRecurring, IsTest: s.IsTest, CreatedAt: s.CreatedAt}
 }
