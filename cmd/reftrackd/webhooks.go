@@ -10,6 +10,7 @@ import (
 
 	"github.com/jmoiron/sqlx"
 
+	"github.com/reftrack/reftrack/pkg/api/webhookdata"
 	"github.com/reftrack/reftrack/pkg/egress"
 	"github.com/reftrack/reftrack/pkg/platform/config"
 	"github.com/reftrack/reftrack/pkg/platform/metrics"
@@ -93,7 +94,8 @@ func newWebhooks(cfg config.Config, pool *sqlx.DB, logger *slog.Logger, clock fu
 		return nil, nil, err
 	}
 	policy := egress.Policy{Development: !cfg.Production()}
-	store := &webhooks.Store{DB: pool, Policy: policy, Sealer: sealer}
+	// Events' data is shaped by the API's own wire mapping: a webhook's data is the API's answer.
+	store := &webhooks.Store{DB: pool, Policy: policy, Sealer: sealer, Shape: webhookdata.Data}
 	worker := store.NewWorker(clock, logger, m, version)
 	worker.Busy = busy
 	return store, worker, nil

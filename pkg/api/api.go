@@ -95,7 +95,8 @@ type Deps struct {
 	Demo *demoshop.Shop
 	// Draining reports whether the process is draining before it stops: /livez answers 503 (nil: never).
 	Draining func() bool
-	// Webhooks manages the programs' webhook endpoints and delivery logs (pkg/webhooks).
+	// Webhooks manages the programs' webhook endpoints and delivery logs (pkg/webhooks); its Shape
+	// (webhookdata.Data) shapes the test events' samples.
 	Webhooks *outbound.Store
 	// Changed, when set, is told after every successful change answered (any method but GET and HEAD
 	// below 400): the webhook delivery worker of this replica looks for new events at once rather than at
@@ -127,7 +128,7 @@ func (d Deps) check() error {
 		"Devices": d.Devices == nil, "Clicks": d.Clicks == nil, "Leads": d.Leads == nil, "Sales": d.Sales == nil,
 		"Refunds": d.Refunds == nil, "Keys": d.Keys == nil, "Origins": d.Origins == nil,
 		"Stripe": d.Stripe == nil || d.Stripe.DB == nil || d.Stripe.Log == nil || d.Stripe.Now == nil, "DNS": d.DNS == nil, "Spec": d.Spec == nil,
-		"Webhooks": d.Webhooks == nil,
+		"Webhooks": d.Webhooks == nil || d.Webhooks.Shape == nil,
 	} {
 		if nilValue {
 			missing = append(missing, name)

@@ -14,6 +14,7 @@ import (
 	"github.com/getkin/kin-openapi/openapi3"
 	"github.com/jmoiron/sqlx"
 
+	"github.com/reftrack/reftrack/pkg/api/webhookdata"
 	"github.com/reftrack/reftrack/pkg/apikeys"
 	"github.com/reftrack/reftrack/pkg/clicks"
 	"github.com/reftrack/reftrack/pkg/dashboard"
@@ -40,7 +41,7 @@ func completeDeps() Deps {
 		Devices: &useragent.Parser{}, Clicks: &clicks.Recorder{}, Leads: &leads.Recorder{}, Sales: &sales.Recorder{},
 		Refunds: &sales.RefundRecorder{}, Keys: &apikeys.Lookups{}, Origins: &origins.Cache{},
 		Stripe: &payments.Stripe{DB: db, Log: logger, Now: time.Now}, DNS: net.DefaultResolver, Spec: &openapi3.T{},
-		Webhooks: &outbound.Store{},
+		Webhooks: &outbound.Store{Shape: webhookdata.Data},
 	}
 }
 
@@ -75,6 +76,8 @@ func TestNewNamesAMissingDependency(t *testing.T) {
 	for name, broken := range map[string]func(*Deps){
 		"Login":  func(d *Deps) { d.Login = &identity.Login{} },
 		"Stripe": func(d *Deps) { d.Stripe = &payments.Stripe{DB: d.DB, Log: d.Logger} },
+		// Without a Shape, test events' samples could not be made.
+		"Webhooks": func(d *Deps) { d.Webhooks = &outbound.Store{} },
 	} {
 		d := completeDeps()
 		broken(&d)

@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"encoding/base64"
-	"encoding/json"
 	"errors"
 	"strconv"
 	"time"
@@ -235,7 +234,7 @@ func (s *Store) SendTest(ctx context.Context, r Request, endpointID int64, event
 	if err != nil {
 		return Delivery{}, err
 	}
-	data, err := json.Marshal(Sample(eventType, e.ProgramID, r.Now))
+	data, err := s.Shape(Sample(eventType, e.ProgramID, r.Now))
 	if err != nil {
 		return Delivery{}, err
 	}

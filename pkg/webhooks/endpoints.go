@@ -47,11 +47,13 @@ type Request struct {
 
 func (r Request) actor() audit.Actor { return audit.Account(r.AccountID, r.Email) }
 
-// Store is what the endpoint routes need: the database, the URL rule and the secrets' sealer.
+// Store is what the endpoint routes need: the database, the URL rule, the secrets' sealer, and the shape
+// of events' data (samples are shaped as real events are; NewWorker hands it to the worker).
 type Store struct {
 	DB     *sqlx.DB
 	Policy egress.Policy
 	Sealer *seal.Sealer
+	Shape  Shape
 }
 
 // EndpointInput is a new endpoint, or the fields a change sets (nil: unchanged).

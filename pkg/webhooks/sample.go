@@ -1,64 +1,72 @@
 package webhooks
 
-import "time"
+import (
+	"time"
 
-// Sample is the data of a test event of type t (POST …/test): a made-up resource of the type's shape,
-// with is_test true and ids 0, so that a receiver can tell it from a real one and never books it.
-func Sample(t string, programID int64, now time.Time) map[string]any {
-	at := now.UTC().Format(time.RFC3339)
-	commission := func(status string) map[string]any {
-		return map[string]any{"id": 0, "program_id": programID, "partner_id": 0, "sale_id": 0, "transaction_id": "txn_test",
-			"amount_cents": 1500, "reversed_amount_cents": 0, "payable_cents": 1500, "currency": "USD", "status": status,
-			"available_on": at, "approved_at": nil, "rejected_reason": nil, "payout_id": nil, "paid_at": nil,
-			"clawback_cents": 0, "is_test": true, "created_at": at}
+	"github.com/reftrack/reftrack/pkg/leads"
+	"github.com/reftrack/reftrack/pkg/ledger"
+	"github.com/reftrack/reftrack/pkg/programs"
+	"github.com/reftrack/reftrack/pkg/sales"
+)
+
+// Sample is the resource of a test event of type t (POST …/test): a made-up resource of the type, with
+// is_test true and ids 0, so that a receiver can tell it from a real one and never books it. It is made of
+// the owners' own types and shaped by the same Shape as real events, so a sample cannot drift from what
+// real events carry. An unknown type gives a Resource of no resource.
+func Sample(t string, programID int64, now time.Time) Resource {
+	at := now.UTC().Truncate(time.Second)
+	clickID, customerKey, transactionID := "test_click", "test_customer", "txn_test"
+	r := Resource{Type: t, IsTest: true}
+	commission := func(status string) *ledger.Commission {
+		return &ledger.Commission{ProgramID: programID, TransactionID: transactionID, AmountCents: 1500, PayableCents: 1500,
+			Currency: "USD", Status: status, AvailableOn: &at, IsTest: true, CreatedAt: at}
 	}
-	sale := map[string]any{"id": 0, "event_type": "conversion", "timestamp": at, "click_id": "test_click",
-		"amount_cents": 10000, "currency": "USD", "sale_type": "one_time", "payment_status": "paid",
-		"processor_event_id": "txn_test", "is_recurring": false, "createdAt": at, "partner_id": 0,
-		"refunded_amount_cents": 0, "is_test": true}
-	payout := func(status string) map[string]any {
-		p := map[string]any{"id": 0, "program_id": programID, "partner_id": 0, "partner_name": "Test Partner",
-			"partner_email": "partner@example.com", "currency": "USD", "amount_cents": 1500, "commission_count": 1,
-			"clawback_cents": 0, "status": status, "external_reference": nil, "failure_reason": nil, "created_at": at,
-			"paid_at": nil, "is_test": true}
+	sale := &sales.Sale{ProgramID: programID, Timestamp: at, ClickID: &clickID, TransactionID: transactionID, AmountCents: 10000,
+		Currency: "USD", SaleType: "payment", PaymentStatus: "paid", IsTest: true, CreatedAt: at}
+	payout := func(status string) *ledger.Payout {
+		p := &ledger.Payout{ProgramID: programID, PartnerName: "Test Partner", PartnerEmail: "partner@example.com",
+			Currency: "USD", AmountCents: 1500, CommissionCount: 1, Status: status, CreatedAt: at, IsTest: true}
 		switch status {
-		case "paid":
-			p["external_reference"], p["paid_at"] = "test-reference", at
-		case "failed":
-			p["failure_reason"] = "test failure"
+		case ledger.PayoutPaid:
+			reference := "test-reference"
+			p.ExternalReference, p.PaidAt = &reference, &at
+		case ledger.PayoutFailed:
+			reason := "test failure"
+			p.FailureReason = &reason
 		}
 		return p
 	}
-	partner := map[string]any{"id": 0, "name": "Test Partner", "email": "partner@example.com", "program_id": programID,
-		"partner_program_id": 0, "synthetic": false, "created_at": at, "is_test": true}
 	switch t {
 	case LeadCreated:
-		return map[string]any{"id": 0, "event_type": "lead", "timestamp": at, "click_id": "test_click", "session_id": nil,
-			"page_url": nil, "customer_key": "test_customer", "converted": false, "createdAt": at, "is_test": true}
+		r.Lead = &leads.Lead{ProgramID: programID, Timestamp: at, ClickID: &clickID, CustomerKey: &customerKey, IsTest: true,
+			CreatedAt: at}
 	case SaleCreated:
-		return sale
+		r.Sale = sale
 	case SaleRefunded:
-		sale["payment_status"], sale["refunded_amount_cents"] = "refunded", 10000
-		sale["refund"] = map[string]any{"id": 0, "amount_cents": 10000, "reason": "requested_by_customer",
-			"refund_reason": nil, "commission_reversed_cents": 1500, "created_at": at}
-		return sale
+		sale.RefundedAmountCents = sale.AmountCents
+		r.Sale = sale
+		r.Refund = &sales.RefundRecord{Reason: sales.ReasonRefund, AmountCents: sale.AmountCents, CommissionReversedCents: 1500,
+			CreatedAt: at}
 	case CommissionCreated:
-		return commission("pending")
+		r.Commission = commission(ledger.StatusPending)
 	case CommissionUpdated:
-		c := commission("approved")
-		c["approved_at"], c["previous_status"] = at, "pending"
-		return c
+		c := commission(ledger.StatusApproved)
+		c.ApprovedAt = &at
+		r.Commission, r.PreviousStatus = c, ledger.StatusPending
 	case PayoutCreated:
-		return payout("processing")
+		r.Payout = payout(ledger.PayoutProcessing)
 	case PayoutPaid:
-		return payout("paid")
+		r.Payout = payout(ledger.PayoutPaid)
 	case PayoutFailed:
-		return payout("failed")
+		r.Payout = payout(ledger.PayoutFailed)
 	case PartnerCreated, PartnerUpdated:
-		return partner
+		r.Partner = &programs.Partner{Name: "Test Partner", Email: "partner@example.com", ProgramID: programID,
+			Status: programs.StatusApproved, CreatedAt: at, IsTest: true}
 	case LinkUpdated:
-		return map[string]any{"id": 0, "short_link": "test", "partner_id": 0, "program_id": programID, "enabled": false,
-			"referral_url": "https://example.com/?aff=test", "created_at": at, "updated_at": at, "is_test": true}
+		r.Link = &programs.Link{ShortLink: "test", ProgramID: &programID, Domain: ptr("example.com"), CreatedAt: at,
+			UpdatedAt: at, IsTest: true}
 	}
-	return map[string]any{"is_test": true}
+	return r
 }
+
+func ptr[T any](v T) *T { return &v }

@@ -3,11 +3,14 @@
 // signed by the Standard Webhooks specification (so any of its verifying libraries works).
 //
 // Durable by construction: the events are written by triggers on the owners' tables (pkg/webhooks/sql),
-// in the transaction of the change they describe, with one pending delivery per enabled endpoint that
-// takes the type. A Worker in every replica claims due deliveries with FOR UPDATE SKIP LOCKED in one
-// autocommit statement (so a transaction-pooling PgBouncer is fine), leases them, attempts them, and
-// records each attempt; a replica killed mid-attempt leaves a lease that runs out, and another replica
-// attempts again with the same webhook-id (at least once; receivers deduplicate on it).
+// in the transaction of the change they describe. A Worker in every replica picks new events up (locked
+// FOR UPDATE SKIP LOCKED), renders their data (each resource read from its owner, a query per kind of
+// resource for the whole batch, and shaped by the management API's own wire mapping: Shape) and writes
+// one pending delivery per enabled endpoint that takes the type; then it claims due deliveries with FOR
+// UPDATE SKIP LOCKED in one autocommit statement (so a transaction-pooling PgBouncer is fine), leases
+// them, attempts them, and records each attempt; a replica killed mid-attempt leaves a lease that runs
+// out, and another replica attempts again with the same webhook-id (at least once; receivers deduplicate
+// on it).
 //
 // It owns the tables webhook_endpoints, webhook_events, webhook_deliveries and webhook_attempts.
 package webhooks

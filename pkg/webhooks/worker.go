@@ -38,9 +38,11 @@ type Observer interface {
 
 // Worker delivers due deliveries. Every replica runs one; they share the work through the database.
 type Worker struct {
-	DB      *sqlx.DB
-	Client  *http.Client // egress.Policy.Client(Timeout) in production: no private addresses, no redirects
-	Sealer  *seal.Sealer
+	DB     *sqlx.DB
+	Client *http.Client // egress.Policy.Client(Timeout) in production: no private addresses, no redirects
+	Sealer *seal.Sealer
+	// Shape makes each event's data from its resource, as the management API answers it.
+	Shape   Shape
 	Now     func() time.Time
 	Log     *slog.Logger
 	Observe Observer // may be nil
@@ -70,8 +72,8 @@ type Worker struct {
 // NewWorker is a delivery worker on the store's database, egress policy and sealer, sending
 // reftrack-webhooks/<version> as its User-Agent. The server and the API tests build theirs with it.
 func (s *Store) NewWorker(now func() time.Time, log *slog.Logger, observe Observer, version string) *Worker {
-	return &Worker{DB: s.DB, Client: s.Policy.Client(Timeout), Sealer: s.Sealer, Now: now, Log: log, Observe: observe,
-		UserAgent: "reftrack-webhooks/" + version}
+	return &Worker{DB: s.DB, Client: s.Policy.Client(Timeout), Sealer: s.Sealer, Shape: s.Shape, Now: now, Log: log,
+		Observe: observe, UserAgent: "reftrack-webhooks/" + version}
 }
 
 func (w *Worker) init() {
@@ -129,9 +131,11 @@ type job struct {
 	PreviousUntil *time.Time `db:"previous_secret_until"`
 }
 
-// claim leases up to n due deliveries of enabled endpoints, rendering any of their events still without
-// data, in one autocommit statement (webhooks_claim): rows another replica is claiming at that instant are
-// skipped, and a lease that ran out (its replica died) is taken.
+// claim leases up to n due deliveries of enabled endpoints whose events are rendered, in one autocommit
+// statement (webhooks_claim): rows another replica is claiming at that instant are skipped, and a lease
+// that ran out (its replica died) is taken. A delivery of an event not rendered yet (recover queues the
+// events since a time, some perhaps not picked up yet) waits for the pick-up, which runs before every
+// claim.
 func (w *Worker) claim(ctx context.Context, n int, now time.Time) ([]job, error) {
 	var out []job
 	err := sqlx.SelectContext(ctx, w.DB, &out, `SELECT * FROM webhooks_claim($1, $2, $3)`, now, n, now.Add(lease))
@@ -142,12 +146,37 @@ func (w *Worker) claim(ctx context.Context, n int, now time.Time) ([]job, error)
 // delivery per endpoint that takes it, often one, and none for a program whose endpoints are disabled.
 const fanOutPerSlot = 8
 
-// fanOut picks up to n of the events no worker has picked up yet (webhooks_fan_out): renders them and
-// writes their deliveries, in one autocommit statement. It returns how many it picked.
+// fanOut picks up to n of the events no worker has picked up yet, renders them and writes their
+// deliveries, in one transaction: webhooks_pick_up locks them (another replica skips them), their
+// resources are read from their owners, one query per kind of resource, and shaped in Go as the API
+// answers them (render), and webhooks_fan_out stores the data and writes the deliveries. Nothing but
+// reads and these statements happens while the events are locked: no HTTP call. It returns how many it
+// picked; a failure leaves them unpicked, for the next pick-up.
 func (w *Worker) fanOut(ctx context.Context, n int) (int, error) {
-	var picked int
-	err := sqlx.GetContext(ctx, w.DB, &picked, `SELECT webhooks_fan_out($1)`, n)
-	return picked, err
+	tx, err := w.DB.BeginTxx(ctx, nil)
+	if err != nil {
+		return 0, err
+	}
+	defer tx.Rollback() //nolint:errcheck // after Commit it does nothing
+	var events []unrendered
+	if err := sqlx.SelectContext(ctx, tx, &events, `SELECT * FROM webhooks_pick_up($1)`, n); err != nil {
+		return 0, fmt.Errorf("pick up events: %w", err)
+	}
+	if len(events) == 0 {
+		return 0, tx.Commit()
+	}
+	data, err := render(ctx, tx, w.Shape, w.Now(), events)
+	if err != nil {
+		return 0, err
+	}
+	ids := make(pq.Int64Array, len(events))
+	for i, ev := range events {
+		ids[i] = ev.ID
+	}
+	if _, err := tx.ExecContext(ctx, `SELECT webhooks_fan_out($1, $2::jsonb[])`, ids, pq.Array(data)); err != nil {
+		return 0, fmt.Errorf("fan out events: %w", err)
+	}
+	return len(events), tx.Commit()
 }
 
 // RunOnce picks up every event not picked up yet, then attempts the deliveries due now (up to Slots), all

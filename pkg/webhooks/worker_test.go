@@ -17,6 +17,7 @@ import (
 
 	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
 
+	"github.com/reftrack/reftrack/pkg/api/webhookdata"
 	"github.com/reftrack/reftrack/pkg/egress"
 	"github.com/reftrack/reftrack/pkg/seal"
 	"github.com/reftrack/reftrack/pkg/seed"
@@ -96,10 +97,10 @@ func newFixture(t *testing.T) *fixture {
 		t.Fatal(err)
 	}
 	policy := egress.Policy{Development: true}
-	f.store = &webhooks.Store{DB: f.d.DB, Policy: policy, Sealer: sealer}
+	f.store = &webhooks.Store{DB: f.d.DB, Policy: policy, Sealer: sealer, Shape: webhookdata.Data}
 	client := policy.Client(webhooks.Timeout)
-	f.worker = &webhooks.Worker{DB: f.d.DB, Client: client, Sealer: sealer, Now: f.clock, UserAgent: "reftrack-webhooks/test",
-		Jitter: func() float64 { return 0.5 }, Observe: f}
+	f.worker = &webhooks.Worker{DB: f.d.DB, Client: client, Sealer: sealer, Shape: webhookdata.Data, Now: f.clock,
+		UserAgent: "reftrack-webhooks/test", Jitter: func() float64 { return 0.5 }, Observe: f}
 	return f
 }
 
@@ -895,5 +896,34 @@ func TestPickUpGoesOnPastEventsNoEndpointTakes(t *testing.T) {
 	}
 	if n := len(rc.requests()); n != 1 {
 		t.Fatalf("received %d, want 1", n)
+	}
+}
+
+// recover may queue an event no worker has picked up yet: its delivery waits for the pick-up to render
+// the event (a claim never sends an event without data), then goes out once, with the data.
+func TestRecoverOfAnEventNotPickedUpYet(t *testing.T) {
+	f := newFixture(t)
+	rc := newReceiver(t, status(204))
+	e, secret := f.endpoint(rc.srv.URL)
+	f.later(time.Second)
+	if _, err := f.d.Exec(`UPDATE partners SET name = 'Not picked up yet' WHERE id = $1`, f.brand.PartnerID); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := f.store.Recover(f.ctx, f.request(), e.ID, f.clock().Add(-time.Hour)); err != nil || n != 1 {
+		t.Fatalf("recover queued %d (%v), want the event not picked up yet", n, err)
+	}
+	if n := f.run(); n != 1 {
+		t.Fatalf("attempted %d, want 1", n)
+	}
+	reqs := rc.requests()
+	if len(reqs) != 1 {
+		t.Fatalf("received %d, want 1", len(reqs))
+	}
+	data, _ := verify(t, secret, reqs[0])["data"].(map[string]any)
+	if data["name"] != "Not picked up yet" || data["id"] != float64(f.brand.PartnerID) {
+		t.Fatalf("data %v", data)
+	}
+	if f.run() != 0 || len(rc.requests()) != 1 {
+		t.Fatal("sent again")
 	}
 }

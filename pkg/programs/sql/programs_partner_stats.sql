@@ -1,8 +1,8 @@
 -- programs_partner_stats answers the real events of the program's partners (of p_partners only, when not
 -- NULL), all time, as the counts count them (pkg/counting: clicks without the bots', settled leads, sales;
 -- test events and provisional leads nowhere). One row per partner of the program. Read by the partner
--- list (pkg/programs) and by the partner webhooks' data (pkg/webhooks). It reads the monthly counts: a
--- row per partner, month and currency.
+-- list (pkg/programs) and by the partner webhooks' data (PartnersByEnrollment). It reads the monthly
+-- counts: a row per partner, month and currency.
 CREATE OR REPLACE FUNCTION programs_partner_stats(p_program bigint, p_partners bigint[])
 RETURNS TABLE (partner_id bigint, clicks bigint, leads bigint, sales bigint)
 LANGUAGE sql STABLE AS $$

@@ -5,6 +5,7 @@ import (
 	"crypto/rsa"
 	"crypto/x509"
 	_ "embed"
+	"encoding/json"
 	"encoding/pem"
 	"errors"
 	"fmt"
@@ -19,6 +20,7 @@ import (
 
 	"github.com/reftrack/reftrack/openapi"
 	"github.com/reftrack/reftrack/pkg/api"
+	"github.com/reftrack/reftrack/pkg/api/webhookdata"
 	"github.com/reftrack/reftrack/pkg/apikeys"
 	"github.com/reftrack/reftrack/pkg/clicks"
 	"github.com/reftrack/reftrack/pkg/dashboard"
@@ -97,6 +99,31 @@ func validationRouter() (*openapi3.T, routers.Router, *strictSpec, error) {
 	return f.validationDoc, f.router, f.strict, nil
 }
 
+// CheckSchema validates body, a JSON document no operation carries (a webhook's body, say), against the
+// spec's component schema name, as every exchange is checked: by kin-openapi and by the strict JSON Schema
+// reading of the spec (strictSpec).
+func CheckSchema(name string, body []byte) error {
+	f, err := shared()
+	if err != nil {
+		return err
+	}
+	ref := f.validationDoc.Components.Schemas[name]
+	if ref == nil || ref.Value == nil {
+		return fmt.Errorf("the spec has no schema %s", name)
+	}
+	var v any
+	if err := json.Unmarshal(body, &v); err != nil {
+		return fmt.Errorf("not JSON: %w", err)
+	}
+	if err := ref.Value.VisitJSON(v, openapi3.MultiErrors()); err != nil {
+		return fmt.Errorf("%s (kin-openapi): %w", name, err)
+	}
+	if err := f.strict.component(name, body); err != nil {
+		return fmt.Errorf("%s: %w", name, err)
+	}
+	return nil
+}
+
 // collaborators builds what the server uses, as cmd/reftrackd does, with a test's clock and limiter.
 func collaborators(cfg config.Config, d *dbtest.Database, logger *slog.Logger, clock func() time.Time, limiter *ratelimit.Limiter) (api.Deps, error) {
 	f, err := shared()
@@ -115,8 +142,10 @@ func collaborators(cfg config.Config, d *dbtest.Database, logger *slog.Logger, c
 	if err != nil {
 		return api.Deps{}, err
 	}
+	hooks := &webhooks.Store{DB: d.DB, Policy: egress.Policy{Development: !cfg.Production(), Resolver: noDNS}, Sealer: sealer,
+		Shape: webhookdata.Data}
 	return api.Deps{
-		Webhooks: &webhooks.Store{DB: d.DB, Policy: egress.Policy{Development: !cfg.Production(), Resolver: noDNS}, Sealer: sealer},
+		Webhooks: hooks,
 		DB:       d.DB, Logger: logger, Config: cfg, Clock: clock, Limiter: limiter, Login: login, Metrics: m,
 		Tracker: f.tracker, Dashboard: f.dashboard, Portal: f.portal, Devices: useragent.NewParser(4096),
 		Clicks:  clicks.NewRecorder(d.DB, logger, clicks.Writers, clicks.MaxBatch, m.ClickBatch),

@@ -325,3 +325,19 @@ func convertSchema(v any) any {
 	}
 	return out
 }
+
+// component checks body, a JSON document, against the component schema name.
+func (s *strictSpec) component(name string, body []byte) error {
+	sch, err := s.schema("/components/schemas/" + escapePointer(name))
+	if err != nil {
+		return err
+	}
+	v, err := jsonschema.UnmarshalJSON(bytes.NewReader(body))
+	if err != nil {
+		return fmt.Errorf("not JSON: %w", err)
+	}
+	if err := sch.Validate(v); err != nil {
+		return fmt.Errorf("strict JSON Schema check: %w", err)
+	}
+	return nil
+}

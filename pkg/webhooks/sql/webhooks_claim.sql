@@ -1,8 +1,8 @@
 -- webhooks_claim leases up to p_limit deliveries due at p_now, of enabled endpoints, until p_lease, and
--- returns each with what its attempt needs, the events not yet rendered (recover's of events the worker
--- had not picked up yet) rendered (webhooks_render) in the same transaction: a claim that cannot render
--- leases nothing. Rows another replica is claiming at that instant are skipped; a lease that ran out (its
--- replica died) is taken.
+-- returns each with what its attempt needs. A delivery whose event has no data yet (recover's, of an
+-- event no worker had picked up yet) is left for the pick-up to render first (webhooks_pick_up; the worker
+-- picks up before it claims). Rows another replica is claiming at that instant are skipped; a lease that
+-- ran out (its replica died) is taken.
 -- enable_sort and enable_seqscan off: every row here is reached through an index, the due rows in the due
 -- index's order, stopping at p_limit. The outbox grows and empties faster than its statistics follow, and
 -- PL/pgSQL keeps a plan made when a table was small: counting a handful of due rows (statistics taken
@@ -19,28 +19,23 @@ LANGUAGE plpgsql SET enable_sort = off SET enable_seqscan = off AS $$
 #variable_conflict use_column
 DECLARE
     claimed bigint[];
-    unrendered bigint[];
 BEGIN
     WITH due AS (
         SELECT d.id FROM webhook_deliveries d
         WHERE d.status = 'pending' AND (d.next_attempt_at IS NULL OR d.next_attempt_at <= p_now)
             AND (d.leased_until IS NULL OR d.leased_until <= p_now)
             AND EXISTS (SELECT 1 FROM webhook_endpoints e WHERE e.id = d.endpoint_id AND e.enabled)
+            AND EXISTS (SELECT 1 FROM webhook_events ev WHERE ev.id = d.event_id AND ev.data IS NOT NULL)
         ORDER BY d.next_attempt_at NULLS FIRST, d.id
         LIMIT p_limit
         FOR UPDATE OF d SKIP LOCKED),
     leased AS (
         UPDATE webhook_deliveries d SET leased_until = p_lease WHERE d.id = ANY (ARRAY(SELECT due.id FROM due))
-        RETURNING d.id, d.event_id)
-    SELECT array_agg(l.id), array_agg(DISTINCT l.event_id) FILTER (WHERE ev.data IS NULL)
-    INTO claimed, unrendered
-    FROM leased l JOIN webhook_events ev ON ev.id = l.event_id;
+        RETURNING d.id)
+    SELECT array_agg(l.id) INTO claimed FROM leased l;
 
     IF claimed IS NULL THEN
         RETURN;
-    END IF;
-    IF unrendered IS NOT NULL THEN
-        PERFORM webhooks_render(unrendered);
     END IF;
     RETURN QUERY SELECT d.id, d.webhook_id, d.endpoint_id, d.attempt_count, d.leased_until,
             (SELECT 1 FROM webhook_attempts a WHERE a.delivery_id = d.id LIMIT 1) IS NULL, -- not NOT EXISTS: hashed, it read every attempt
