@@ -234,6 +234,9 @@ func (s *Store) SendTest(ctx context.Context, r Request, endpointID int64, event
 	if err != nil {
 		return Delivery{}, err
 	}
+	if s.Shape == nil {
+		return Delivery{}, errors.New("webhooks: no Shape to make samples with (the server wires webhookdata.Data)")
+	}
 	data, err := s.Shape(Sample(eventType, e.ProgramID, r.Now))
 	if err != nil {
 		return Delivery{}, err

@@ -3,6 +3,7 @@ package webhooks
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"time"
 
@@ -184,6 +185,9 @@ func (r Resource) gone() bool {
 // render makes the data of events: each resource shaped as the API answers it; a resource gone since the
 // event is shown by its id alone, as there is nothing else left to show.
 func render(ctx context.Context, q sqlx.QueryerContext, shape Shape, now time.Time, events []unrendered) ([]string, error) {
+	if shape == nil {
+		return nil, errors.New("webhooks: no Shape to render events' data with (the server wires webhookdata.Data)")
+	}
 	rs, err := resources(ctx, q, now, events)
 	if err != nil {
 		return nil, err
