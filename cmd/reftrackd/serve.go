@@ -56,6 +56,13 @@ func (e *env) serve(ctx context.Context) error {
 	return e.serveWith(ctx, cfg, e.logger(cfg), nil)
 }
 
+// rollUpEvery is how often the counts' deltas are folded into the hourly, daily and monthly counts (pkg/events
+// RollUp). A fold costs one upsert per program, hour, partner and currency in each of the four tables,
+// however many deltas it folds: under a steady load of many programs, folding every 5 s rather than every
+// second upserts a fifth as often for the same deltas (docs/performance.md, issue 43). Readers add the
+// deltas still waiting, so every count stays exact meanwhile.
+const rollUpEvery = 5 * time.Second
+
 // serveWith serves until ctx ends, then shuts down gracefully: in-flight requests get
 // cfg.ShutdownTimeout to finish.
 func (e *env) serveWith(ctx context.Context, cfg config.Config, logger *slog.Logger, shop *seed.Result) error {
@@ -101,9 +108,9 @@ func (e *env) serveWith(ctx context.Context, cfg config.Config, logger *slog.Log
 	defer deps.Leads.Close()   // and leads
 	defer deps.Refunds.Close() // and refunds
 	defer deps.Keys.Close()
-	// The event counts' deltas are folded in every second; a failure waits for the next tick (the deltas
-	// wait, and every count stays exact meanwhile).
-	defer every(ctx, time.Second, false, func(ctx context.Context) {
+	// The counts' deltas are folded in every rollUpEvery; a failure waits for the next tick (the deltas
+	// wait, and every count stays exact meanwhile: readers add the deltas still waiting).
+	defer every(ctx, rollUpEvery, false, func(ctx context.Context) {
 		if _, err := events.RollUp(ctx, pool); err != nil && ctx.Err() == nil {
 			logger.WarnContext(ctx, "event counts not rolled up", "err", err)
 		}
