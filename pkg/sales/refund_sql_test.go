@@ -346,3 +346,34 @@ func TestRefundSeenCheckUsesTheIndex(t *testing.T) {
 	}
 	t.Fatalf("no plan of refunds_state's statement among %d plans", len(plans))
 }
+
+// sales_refund writes each refund of one call on its own merits: a refund whose commission changed since
+// it was decided writes nothing (not even its sale), while the other refund of the same call is written.
+func TestSalesRefundFunctionWritesEachOnItsOwn(t *testing.T) {
+	t.Parallel()
+	f := newRefundFixture(t)
+	paid, unpaid, program := f.paid.SaleID, f.unpaid.SaleID, f.brand.ProgramID
+	c := f.paid.Commission
+	before := f.sale(paid)
+	w := f.write(
+		sales.RefundWriteInput{SaleID: paid, Version: f.saleVersion(paid), ProgramID: program, Reason: sales.ReasonRefund,
+			AmountCents: 1250, ReversedNowCents: 250, CommissionID: &c.ID, CommissionVersion: refundPtr("1"),
+			ReversedCents: refundPtr(int64(250)), CommissionStatus: refundPtr("pending"), ClawbackCents: refundPtr(int64(0)),
+			TotalCents: 1250, PaymentStatus: "partially_refunded", Source: sales.SourceAPI},
+		sales.RefundWriteInput{SaleID: unpaid, Version: f.saleVersion(unpaid), ProgramID: program, Reason: sales.ReasonRefund,
+			AmountCents: 2000, TotalCents: 2000, PaymentStatus: "partially_refunded", Source: sales.SourceAPI},
+	)
+	if diff := cmp.Diff([]sales.RefundWritten{{Ord: 1}, {Ord: 2, Written: true}}, w); diff != "" {
+		t.Errorf("answers (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]refundRow{{Sale: unpaid, Program: program, Reason: sales.ReasonRefund, AmountCents: 2000, Source: sales.SourceAPI}},
+		f.refunds()); diff != "" {
+		t.Errorf("refunds stored (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(before, f.sale(paid)); diff != "" {
+		t.Errorf("the sale whose commission changed (-before +after):\n%s", diff)
+	}
+	if got := f.sale(unpaid); got.Refunded != 2000 || got.PaymentStatus != "partially_refunded" {
+		t.Errorf("the other sale: %+v", got)
+	}
+}
