@@ -118,9 +118,9 @@ generate-check:
 # tests run under the detector). The two sets
 # run side by side, each starting with its longest package (go test starts packages in the order given).
 # Some of pkg/api's tests send their requests one at a time, where the detector has no concurrency to
-# watch and five times the CPU to spend: the two sweeps of thousands of requests, the fuzz targets' seed
-# corpora (hundreds each), and the partner portal's tests (one person's requests in turn). They run in the
-# plain set (SWEEPS).
+# watch and five times the CPU to spend: the two sweeps of thousands of requests, the request bodies'
+# members of every type (hundreds of refusals, a route's in turn), the fuzz targets' seed corpora (hundreds
+# each), and the partner portal's tests (one person's requests in turn). They run in the plain set (SWEEPS).
 # A race-enabled binary sleeps a second at exit by default (GORACE atexit_sleep_ms) for late reports;
 # every test here has finished its goroutines by then, and the second per package adds up. -vet=off: the
 # vet target runs every analyzer beside the tests (`make test`), so go test need not run its subset again.
@@ -136,7 +136,7 @@ PLAIN_PKGS := tracker pkg/dashboard pkg/demoshop pkg/apidocs openapi cmd/reftrac
 	pkg/useragent pkg/api/route
 GO_TEST := REFTRACK_REQUIRE_TOOLS=1 MAILPIT=$(CURDIR)/$(MAILPIT) GOGC=400 $(GO) test -count=1 -parallel 8 -vet=off -ldflags='-s -w'
 MODULE := github.com/reftrack/reftrack
-SWEEPS := ^(TestHostileInputNever5xx|TestAccountRoutesLimitedPerToken|Fuzz.*|TestPortal.*)$$
+SWEEPS := ^(TestHostileInputNever5xx|TestAccountRoutesLimitedPerToken|TestBodyMembersOfEveryType|Fuzz.*|TestPortal.*)$$
 go-test: $(TRACKER_DEPS) $(SDK_TS_DEPS) $(MAILPIT)
 	@$(MAKE) --no-print-directory -j2 --output-sync=target go-test-race go-test-plain
 
