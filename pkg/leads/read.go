@@ -45,15 +45,6 @@ func Read(ctx context.Context, q sqlx.QueryerContext, ids []int64) ([]Lead, erro
 // Get is one lead, for a member whose role may list its program's tracking events (tracking:list):
 // ErrNotFound when there is none, else programs.Access's refusals.
 func Get(ctx context.Context, db sqlx.QueryerContext, accountID, id int64) (Lead, error) {
-	list, err := Read(ctx, db, []int64{id})
-	if err != nil {
-		return Lead{}, err
-	}
-	if len(list) == 0 {
-		return Lead{}, ErrNotFound
-	}
-	if _, err := programs.Access(ctx, db, accountID, list[0].ProgramID, accounts.ActionTrackingList); err != nil {
-		return Lead{}, err
-	}
-	return list[0], nil
+	return programs.AccessOne(ctx, db, accountID, id, accounts.ActionTrackingList, ErrNotFound, Read,
+		func(l Lead) int64 { return l.ProgramID })
 }

@@ -78,3 +78,22 @@ func Change(ctx context.Context, dbx *sqlx.DB, id int64, u Update) (Shown, error
 	}
 	return Show(ctx, dbx, p)
 }
+
+// AccessOne is the one row read finds for id, once the account's role in its program's workspace allows
+// action: notFound when read finds none, else Access's refusals. The owners of a program's rows (leads,
+// sales…) answer a member's GET of one row with it, from the batch read their other readers use.
+func AccessOne[T any](ctx context.Context, db sqlx.QueryerContext, accountID, id int64, action string, notFound error,
+	read func(context.Context, sqlx.QueryerContext, []int64) ([]T, error), programOf func(T) int64) (T, error) {
+	var zero T
+	list, err := read(ctx, db, []int64{id})
+	if err != nil {
+		return zero, err
+	}
+	if len(list) == 0 {
+		return zero, notFound
+	}
+	if _, err := Access(ctx, db, accountID, programOf(list[0]), action); err != nil {
+		return zero, err
+	}
+	return list[0], nil
+}

@@ -51,17 +51,8 @@ func Read(ctx context.Context, q sqlx.QueryerContext, ids []int64) ([]Sale, erro
 // Get is one sale, for a member whose role may list its program's tracking events (tracking:list):
 // ErrNotFound when there is none, else programs.Access's refusals.
 func Get(ctx context.Context, db sqlx.QueryerContext, accountID, id int64) (Sale, error) {
-	list, err := Read(ctx, db, []int64{id})
-	if err != nil {
-		return Sale{}, err
-	}
-	if len(list) == 0 {
-		return Sale{}, ErrNotFound
-	}
-	if _, err := programs.Access(ctx, db, accountID, list[0].ProgramID, accounts.ActionTrackingList); err != nil {
-		return Sale{}, err
-	}
-	return list[0], nil
+	return programs.AccessOne(ctx, db, accountID, id, accounts.ActionTrackingList, ErrNotFound, Read,
+		func(s Sale) int64 { return s.ProgramID })
 }
 
 // RefundRecord is one recorded refund of a sale, as its sale.refunded webhook shows it.
