@@ -54,13 +54,16 @@ const (
 	countedSales  = `FROM sales WHERE program_id = p.id AND ` + counting.SaleRows
 )
 
-// countsSince selects the program p's counted events since $2 as clicks, leads and sales.
-const countsSince = `(SELECT count(*) ` + countedClicks + ` AND click_timestamp > $2 AND click_timestamp < ` + nextHour + `)
-	+ (SELECT COALESCE(sum(clicks), 0) FROM performance_hourly_live WHERE program_id = p.id AND hour >= ` + nextHour + `) AS clicks,
-	(SELECT count(*) ` + countedLeads + ` AND lead_timestamp > $2 AND lead_timestamp < ` + nextHour + `)
-	+ (SELECT COALESCE(sum(leads), 0) FROM performance_hourly_live WHERE program_id = p.id AND hour >= ` + nextHour + `) AS leads,
-	(SELECT count(*) ` + countedSales + ` AND sale_date > $2 AND sale_date < ` + nextHour + `)
-	+ (SELECT COALESCE(sum(sales), 0) FROM performance_hourly_live WHERE program_id = p.id AND hour >= ` + nextHour + `) AS sales`
+// countsSince selects the program p's counted events since $2 as clicks, leads and sales: the cut hour's
+// rows, and the whole hours after it from hoursSince (in the query's FROM, beside programs p).
+const countsSince = `(SELECT count(*) ` + countedClicks + ` AND click_timestamp > $2 AND click_timestamp < ` + nextHour + `) + h.clicks AS clicks,
+	(SELECT count(*) ` + countedLeads + ` AND lead_timestamp > $2 AND lead_timestamp < ` + nextHour + `) + h.leads AS leads,
+	(SELECT count(*) ` + countedSales + ` AND sale_date > $2 AND sale_date < ` + nextHour + `) + h.sales AS sales`
+
+// hoursSince joins programs p to its hourly counts after the hour $2 falls in, read once for the three
+// kinds of event.
+const hoursSince = `CROSS JOIN LATERAL (SELECT COALESCE(sum(clicks), 0) AS clicks, COALESCE(sum(leads), 0) AS leads,
+	COALESCE(sum(sales), 0) AS sales FROM performance_hourly_live WHERE program_id = p.id AND hour >= ` + nextHour + `) h`
 
 // nextHour is the start of the hour after the one $2 falls in (the counts' hours are UTC).
 const nextHour = `(date_trunc('hour', $2::timestamptz, 'UTC') + interval '1 hour')`
@@ -80,7 +83,7 @@ const programFacts = `SELECT p.name, p.domain, cardinality(p.allowed_origins) AS
 		` + countsSince + `,
 		(SELECT count(*) ` + countedLeads + ` AND source IN ('server', 'webhook')) AS server_leads,
 		(p.commission_rate > 0) AS commission_ok
-		FROM programs p WHERE p.id = $1`
+		FROM programs p ` + hoursSince + ` WHERE p.id = $1`
 
 // lastVerdict selects the program $1's last synthetic chain's verdict.
 const lastVerdict = `SELECT click_verdict, lead_verdict, sale_verdict FROM synthetic_chains
@@ -127,6 +130,6 @@ func RecentActivity(ctx context.Context, q sqlx.QueryerContext, programID int64,
 	err := sqlx.GetContext(ctx, q, &a, `SELECT `+countsSince+`,
 		`+programs.RealPartners+` AS partners,
 		(SELECT count(*) FROM commissions WHERE program_id = p.id AND status = 'pending' AND NOT is_test) AS pending
-		FROM programs p WHERE p.id = $1`, programID, since)
+		FROM programs p `+hoursSince+` WHERE p.id = $1`, programID, since)
 	return a, err
 }
