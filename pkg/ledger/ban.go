@@ -56,8 +56,8 @@ func rejectBanned(ctx context.Context, tx *sqlx.Tx, actor audit.Actor, now time.
 	// What they counted for is taken back from the counts (pkg/counting), in the same transaction.
 	deltas := make([]counting.Delta, len(rows))
 	for i, r := range rows {
-		deltas[i] = counting.Delta{Key: counting.Key{ProgramID: r.ProgramID, Hour: counting.HourOf(r.SaleDate),
-			PartnerID: r.PartnerID, Currency: r.Currency}, Measures: counting.Rejected(r.Test, r.Amount-r.Reversed)}
+		deltas[i] = counting.Delta{Key: countedUnder(r.ProgramID, r.PartnerID, r.SaleDate, r.Currency),
+			Measures: counting.Rejected(r.Test, r.Amount-r.Reversed)}
 	}
 	if err := events.Add(ctx, tx, deltas...); err != nil {
 		return 0, err

@@ -240,9 +240,10 @@ type held struct {
 	Test      bool      `db:"is_test"`
 }
 
-// counted is the key of the counts the commission is kept under.
-func (h held) counted(programID int64) counting.Key {
-	return counting.Key{ProgramID: programID, Hour: counting.HourOf(h.SaleDate), PartnerID: h.PartnerID, Currency: h.Currency}
+// countedUnder is the key of the counts a commission is kept under (pkg/counting): its sale's program,
+// hour, partner and currency.
+func countedUnder(programID, partnerID int64, saleDate time.Time, currency string) counting.Key {
+	return counting.Key{ProgramID: programID, Hour: counting.HourOf(saleDate), PartnerID: partnerID, Currency: currency}
 }
 
 // lockCommissions locks the program's commissions ids in id order and reads them; ErrCommissionNotFound
@@ -374,7 +375,7 @@ func Reject(ctx context.Context, db *sqlx.DB, r Request, id int64, reason string
 			return Commission{}, err
 		}
 		h := hs[0]
-		if err := events.Add(ctx, tx, counting.Delta{Key: h.counted(programID),
+		if err := events.Add(ctx, tx, counting.Delta{Key: countedUnder(programID, h.PartnerID, h.SaleDate, h.Currency),
 			Measures: counting.Rejected(h.Test, h.Amount-h.Reversed)}); err != nil {
 			return Commission{}, err
 		}
