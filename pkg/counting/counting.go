@@ -18,8 +18,6 @@
 package counting
 
 import (
-	"cmp"
-	"slices"
 	"time"
 )
 
@@ -52,8 +50,6 @@ type Delta struct {
 
 // HourOf is t's hour in UTC, the counts' finest time.
 func HourOf(t time.Time) time.Time { return t.UTC().Truncate(time.Hour) }
-
-func (m Measures) zero() bool { return m == Measures{} }
 
 func (m *Measures) add(o Measures) {
 	m.Clicks += o.Clicks
@@ -171,32 +167,4 @@ func Rejected(test bool, payableCents int64) Measures {
 		return Measures{}
 	}
 	return Measures{CommissionCents: -payableCents}
-}
-
-// Merge adds up deltas of the same key and leaves out those that add nothing, in key order (so that
-// concurrent writers insert in the same order).
-func Merge(ds ...Delta) []Delta {
-	sum := map[Key]*Delta{}
-	for _, d := range ds {
-		if d.Measures.zero() {
-			continue
-		}
-		if s, ok := sum[d.Key]; ok {
-			s.add(d.Measures)
-			continue
-		}
-		c := d
-		sum[d.Key] = &c
-	}
-	out := make([]Delta, 0, len(sum))
-	for _, d := range sum {
-		if !d.Measures.zero() {
-			out = append(out, *d)
-		}
-	}
-	slices.SortFunc(out, func(a, b Delta) int {
-		return cmp.Or(cmp.Compare(a.ProgramID, b.ProgramID), a.Hour.Compare(b.Hour), cmp.Compare(a.PartnerID, b.PartnerID),
-			cmp.Compare(a.Currency, b.Currency))
-	})
-	return out
 }

@@ -57,30 +57,3 @@ func TestHourOf(t *testing.T) {
 		t.Errorf("HourOf = %v, want %v (as a map key too)", got, want)
 	}
 }
-
-func TestMerge(t *testing.T) {
-	t.Parallel()
-	h := time.Date(2026, 5, 4, 16, 0, 0, 0, time.UTC)
-	d := func(program, partner int64, currency string, m Measures) Delta {
-		return Delta{Key{ProgramID: program, Hour: h, PartnerID: partner, Currency: currency}, m}
-	}
-	got := Merge(
-		d(2, 1, "", Measures{Clicks: 1}),
-		d(1, 1, "USD", Measures{Sales: 1, RevenueCents: 100}),
-		d(2, 1, "", Measures{Clicks: 1, BotClicks: 1}),
-		d(1, 1, "USD", Measures{RevenueCents: -100}),
-		d(1, 1, "", Measures{Leads: 1, ProvisionalLeads: -1}),
-		d(1, 1, "", Measures{ProvisionalLeads: 1}),
-		d(3, 0, "", Measures{}), // adds nothing
-		d(4, 0, "", Measures{Leads: 1}),
-		d(4, 0, "", Measures{Leads: -1}), // adds up to nothing
-	)
-	want := []Delta{
-		d(1, 1, "", Measures{Leads: 1}),
-		d(1, 1, "USD", Measures{Sales: 1}),
-		d(2, 1, "", Measures{Clicks: 2, BotClicks: 1}),
-	}
-	if diff := cmp.Diff(want, got); diff != "" {
-		t.Errorf("Merge (-want +got):\n%s", diff)
-	}
-}

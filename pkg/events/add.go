@@ -30,19 +30,22 @@ type delta struct {
 	Commission       int64     `pg:"p_commission"`
 }
 
-// Add appends what events add to the counts (counting's deltas, merged by key) in the caller's
-// transaction, the one that writes the events. The writers whose events are written by a database
-// function pass the same deltas to performance_add from within it instead.
+// Add appends what events add to the counts (counting's deltas) in the caller's transaction, the one that
+// writes the events; performance_add sums them per key and leaves out what adds nothing. The writers whose
+// events are written by a database function pass the same deltas to performance_add from within it
+// instead.
 func Add(ctx context.Context, db sqlx.ExecerContext, ds ...counting.Delta) error {
-	ds = counting.Merge(ds...)
-	if len(ds) == 0 {
-		return nil
-	}
-	rows := make([]delta, len(ds))
-	for i, d := range ds {
-		rows[i] = delta{Program: d.ProgramID, Hour: d.Hour, Partner: d.PartnerID, Currency: d.Currency, Clicks: d.Clicks,
+	rows := make([]delta, 0, len(ds))
+	for _, d := range ds {
+		if d.Measures == (counting.Measures{}) {
+			continue
+		}
+		rows = append(rows, delta{Program: d.ProgramID, Hour: d.Hour, Partner: d.PartnerID, Currency: d.Currency, Clicks: d.Clicks,
 			BotClicks: d.BotClicks, Leads: d.Leads, ProvisionalLeads: d.ProvisionalLeads, Sales: d.Sales, Customers: d.Customers,
-			Revenue: d.RevenueCents, Commission: d.CommissionCents}
+			Revenue: d.RevenueCents, Commission: d.CommissionCents})
+	}
+	if len(rows) == 0 {
+		return nil // a round trip for nothing
 	}
 	if _, err := db.ExecContext(ctx, addCall.Query(), addCall.Args(rows, pgcall.None{})...); err != nil {
 		return fmt.Errorf("add to the counts: %w", err)
