@@ -32,21 +32,23 @@ type Function struct {
 	SQL   string
 }
 
-// functionOwners are the packages with database functions; each embeds its sql/ folder.
+// functionOwners are the packages with database functions; each embeds its sql/ folder and names the
+// other owners' functions its functions call (Calls).
 var functionOwners = []struct {
 	pkg   string
 	files fs.FS
+	calls []string
 }{
-	{"pkg/accounts", accountssql.Files},
-	{"pkg/apikeys", apikeyssql.Files},
-	{"pkg/attribution", attributionsql.Files},
-	{"pkg/clicks", clickssql.Files},
-	{"pkg/events", eventssql.Files},
-	{"pkg/leads", leadssql.Files},
-	{"pkg/ledger", ledgersql.Files},
-	{"pkg/programs", programssql.Files},
-	{"pkg/sales", salessql.Files},
-	{"pkg/webhooks", webhookssql.Files},
+	{"pkg/accounts", accountssql.Files, nil},
+	{"pkg/apikeys", apikeyssql.Files, apikeyssql.Calls},
+	{"pkg/attribution", attributionsql.Files, nil},
+	{"pkg/clicks", clickssql.Files, clickssql.Calls},
+	{"pkg/events", eventssql.Files, nil},
+	{"pkg/leads", leadssql.Files, leadssql.Calls},
+	{"pkg/ledger", ledgersql.Files, nil},
+	{"pkg/programs", programssql.Files, nil},
+	{"pkg/sales", salessql.Files, salessql.Calls},
+	{"pkg/webhooks", webhookssql.Files, nil},
 }
 
 // triggers are the owners' triggers (pkg/webhooks' outbox), attached after the

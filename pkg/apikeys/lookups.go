@@ -8,6 +8,7 @@ import (
 	"github.com/jmoiron/sqlx"
 
 	"github.com/reftrack/reftrack/pkg/accounts"
+	apikeyssql "github.com/reftrack/reftrack/pkg/apikeys/sql"
 	"github.com/reftrack/reftrack/pkg/platform/batch"
 	"github.com/reftrack/reftrack/pkg/platform/pgcall"
 	"github.com/reftrack/reftrack/pkg/secret"
@@ -63,7 +64,7 @@ func (l *Lookups) Close() { l.queue.Close() }
 // through the database function apikeys_lookup (pkg/apikeys/sql), whose plan PostgreSQL keeps per
 // connection: planning the query cost more than running it. The owner-suspended rule is pkg/accounts'
 // accounts_suspended_owners.
-var lookupCall = pgcall.New[lookupInput, pgcall.None]("apikeys_lookup")
+var lookupCall = pgcall.New[lookupInput, pgcall.None](apikeyssql.Lookup)
 
 // lookupInput is apikeys_lookup's input for one key.
 type lookupInput struct {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/jmoiron/sqlx"
 
+	clickssql "github.com/reftrack/reftrack/pkg/clicks/sql"
 	"github.com/reftrack/reftrack/pkg/platform/pgcall"
 )
 
@@ -20,8 +21,8 @@ const (
 
 // The maintenance calls and their inputs.
 var (
-	prepareCall = pgcall.New[pgcall.None, prepareInput]("clicks_prepare")
-	expireCall  = pgcall.New[pgcall.None, expireInput]("clicks_expire")
+	prepareCall = pgcall.New[pgcall.None, prepareInput](clickssql.Prepare)
+	expireCall  = pgcall.New[pgcall.None, expireInput](clickssql.Expire)
 )
 
 type prepareInput struct {

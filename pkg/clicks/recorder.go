@@ -11,6 +11,7 @@ import (
 	"github.com/jmoiron/sqlx"
 
 	"github.com/reftrack/reftrack/pkg/accounts"
+	clickssql "github.com/reftrack/reftrack/pkg/clicks/sql"
 	"github.com/reftrack/reftrack/pkg/counting"
 	"github.com/reftrack/reftrack/pkg/platform/batch"
 	"github.com/reftrack/reftrack/pkg/platform/pgcall"
@@ -138,7 +139,7 @@ func (r *Recorder) flush(batch []*job) {
 // statement costs more than running it. The function decides each click's outcome, in the click's one
 // order of rules; ord ties each output row to its input. Two clicks of one visitor on one link in the same
 // batch are both new (a repeat within milliseconds).
-var recordCall = pgcall.New[recordInput, recordFixed]("clicks_record")
+var recordCall = pgcall.New[recordInput, recordFixed](clickssql.Record)
 
 // recordInput is one click as clicks_record takes it; nil is a value not sent.
 type recordInput struct {

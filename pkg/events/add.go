@@ -8,11 +8,12 @@ import (
 	"github.com/jmoiron/sqlx"
 
 	"github.com/reftrack/reftrack/pkg/counting"
+	eventssql "github.com/reftrack/reftrack/pkg/events/sql"
 	"github.com/reftrack/reftrack/pkg/platform/pgcall"
 )
 
 // addCall appends deltas of the counts (pkg/events/sql/performance_add.sql).
-var addCall = pgcall.New[delta, pgcall.None]("performance_add")
+var addCall = pgcall.New[delta, pgcall.None](eventssql.PerformanceAdd)
 
 // delta is a counting.Delta as performance_add takes it.
 type delta struct {

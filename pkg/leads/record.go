@@ -9,6 +9,7 @@ import (
 	"github.com/jmoiron/sqlx"
 
 	"github.com/reftrack/reftrack/pkg/attribution"
+	leadssql "github.com/reftrack/reftrack/pkg/leads/sql"
 	"github.com/reftrack/reftrack/pkg/platform/pgcall"
 	"github.com/reftrack/reftrack/pkg/platform/rounds"
 )
@@ -138,7 +139,7 @@ func (p plan) keys() [2]string {
 
 // stateCall reads the leads' state through leads_state (pkg/leads/sql/leads_state.sql), one row
 // per lead in the leads' order.
-var stateCall = pgcall.New[stateInput, pgcall.None]("leads_state")
+var stateCall = pgcall.New[stateInput, pgcall.None](leadssql.State)
 
 // stateInput is one lead as leads_state takes it; nil is a value not given.
 type stateInput struct {
@@ -170,7 +171,7 @@ func read(ctx context.Context, db sqlx.QueryerContext, jobs []*job) ([]state, er
 
 // writeCall writes the planned leads through leads_write (pkg/leads/sql/leads_write.sql), which
 // settles through leads_settle and attribution's and clicks' functions; one row per lead, in order.
-var writeCall = pgcall.New[writeInput, pgcall.None]("leads_write")
+var writeCall = pgcall.New[writeInput, pgcall.None](leadssql.Write)
 
 // writeInput is one planned lead as leads_write takes it; nil is a value not given. A settled lead
 // without Customer makes its customer now from the click (ClickRef, PartnerID, CustomerKey).

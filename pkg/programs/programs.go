@@ -14,6 +14,7 @@ import (
 	"github.com/jmoiron/sqlx"
 	"github.com/lib/pq"
 
+	accountssql "github.com/reftrack/reftrack/pkg/accounts/sql"
 	"github.com/reftrack/reftrack/pkg/secret"
 )
 
@@ -77,7 +78,7 @@ const programColumns = `id, workspace_id, name, domain, slug, status, lead_auth,
 // Get reads a program.
 func Get(ctx context.Context, q sqlx.QueryerContext, id int64) (Program, error) {
 	var p Program
-	err := sqlx.GetContext(ctx, q, &p, `SELECT `+programColumns+`, EXISTS (SELECT FROM accounts_suspended_owners(workspace_id)) AS owner_suspended
+	err := sqlx.GetContext(ctx, q, &p, `SELECT `+programColumns+`, EXISTS (SELECT FROM `+accountssql.SuspendedOwners+`(workspace_id)) AS owner_suspended
 		FROM programs WHERE id = $1`, id)
 	if errors.Is(err, sql.ErrNoRows) {
 		return Program{}, ErrNotFound

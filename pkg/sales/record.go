@@ -16,6 +16,7 @@ import (
 	"github.com/reftrack/reftrack/pkg/counting"
 	"github.com/reftrack/reftrack/pkg/platform/dbfault"
 	"github.com/reftrack/reftrack/pkg/platform/pgcall"
+	salessql "github.com/reftrack/reftrack/pkg/sales/sql"
 )
 
 // How a sale is recorded: two statements and one commit for any number of sales. Both statements call
@@ -264,7 +265,7 @@ func (p plan) customerKey() string {
 }
 
 // stateCall reads each sale's state (pkg/sales/sql/sales_state.sql); ord ties each row to its input.
-var stateCall = pgcall.New[stateInput, pgcall.None]("sales_state")
+var stateCall = pgcall.New[stateInput, pgcall.None](salessql.State)
 
 // stateInput is one sale as sales_state takes it; nil is a value not sent.
 type stateInput struct {
@@ -292,7 +293,7 @@ func read(ctx context.Context, db sqlx.QueryerContext, jobs []*job) ([]state, er
 
 // recordCall writes the planned sales (pkg/sales/sql/sales_record.sql, which converts the customer,
 // its leads and its click through their owners' functions).
-var recordCall = pgcall.New[recordInput, recordFixed]("sales_record")
+var recordCall = pgcall.New[recordInput, recordFixed](salessql.Record)
 
 // recordFixed is what sales_record takes once per batch: the time of the writes (a rejection's date).
 type recordFixed struct {

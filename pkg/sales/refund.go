@@ -13,6 +13,7 @@ import (
 	"github.com/reftrack/reftrack/pkg/counting"
 	"github.com/reftrack/reftrack/pkg/platform/pgcall"
 	"github.com/reftrack/reftrack/pkg/platform/rounds"
+	salessql "github.com/reftrack/reftrack/pkg/sales/sql"
 )
 
 // Refund errors.
@@ -283,7 +284,7 @@ func refundRound(ctx context.Context, db *sqlx.DB, now time.Time, jobs []*refund
 
 // refundStateCall reads the refunds' state through refunds_state (pkg/sales/sql/refunds_state.sql),
 // one row per refund in the refunds' order.
-var refundStateCall = pgcall.New[refundStateInput, refundNow]("refunds_state")
+var refundStateCall = pgcall.New[refundStateInput, refundNow](salessql.RefundsState)
 
 // refundNow is the time the refund's commission is read and written at (its effective status).
 type refundNow struct {
@@ -299,7 +300,7 @@ type refundStateInput struct {
 
 // refundWriteCall writes the planned refunds through sales_refund (pkg/sales/sql/sales_refund.sql),
 // one row per refund in order.
-var refundWriteCall = pgcall.New[refundWriteInput, refundNow]("sales_refund")
+var refundWriteCall = pgcall.New[refundWriteInput, refundNow](salessql.Refund)
 
 // refundWriteInput is one planned refund as sales_refund takes it; nil is a value not given. Without
 // a commission, CommissionID, CommissionVersion, ReversedCents, CommissionStatus and ClawbackCents are nil.

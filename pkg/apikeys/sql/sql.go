@@ -3,9 +3,25 @@
 // db/ownership_test.go holds them to writing only pkg/apikeys's tables.
 package sql
 
-import "embed"
+import (
+	"embed"
+
+	accountssql "github.com/reftrack/reftrack/pkg/accounts/sql"
+)
 
 // Files are the function definitions.
 //
 //go:embed *.sql
 var Files embed.FS
+
+// The functions' names, for the Go code and the other owners' functions that call them.
+const (
+	Lookup = "apikeys_lookup"
+)
+
+// Calls are the other owners' functions these functions call, named through their packages so that the
+// dependency is one Go's imports show (go list -deps); db's TestCallsBetweenOwnersAreImports keeps the list
+// equal to the calls in the bodies.
+var Calls = []string{
+	accountssql.SuspendedOwners,
+}

@@ -9,3 +9,12 @@ import "embed"
 //
 //go:embed *.sql
 var Files embed.FS
+
+// The functions' names, for the Go code and the other owners' functions that call them.
+const (
+	Convert         = "attribution_convert"
+	CreateConverted = "attribution_create_converted"
+	CreateLead      = "attribution_create_lead"
+	LockUnchanged   = "attribution_lock_unchanged"
+	MarkLead        = "attribution_mark_lead"
+)

@@ -3,9 +3,30 @@
 // db/ownership_test.go holds them to writing only pkg/clicks's tables.
 package sql
 
-import "embed"
+import (
+	"embed"
+
+	accountssql "github.com/reftrack/reftrack/pkg/accounts/sql"
+	eventssql "github.com/reftrack/reftrack/pkg/events/sql"
+)
 
 // Files are the function definitions.
 //
 //go:embed *.sql
 var Files embed.FS
+
+// The functions' names, for the Go code and the other owners' functions that call them.
+const (
+	Convert = "clicks_convert"
+	Expire  = "clicks_expire"
+	Prepare = "clicks_prepare"
+	Record  = "clicks_record"
+)
+
+// Calls are the other owners' functions these functions call, named through their packages so that the
+// dependency is one Go's imports show (go list -deps); db's TestCallsBetweenOwnersAreImports keeps the list
+// equal to the calls in the bodies.
+var Calls = []string{
+	accountssql.SuspendedOwners,
+	eventssql.PerformanceAdd,
+}

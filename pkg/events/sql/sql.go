@@ -10,3 +10,9 @@ import "embed"
 //
 //go:embed *.sql
 var Files embed.FS
+
+// The functions' names, for the Go code and the other owners' functions that call them.
+const (
+	PerformanceAdd = "performance_add"
+	RollUp         = "roll_up_performance"
+)

@@ -9,3 +9,11 @@ import "embed"
 //
 //go:embed *.sql
 var Files embed.FS
+
+// The functions' names, for the Go code and the other owners' functions that call them.
+const (
+	Clawback = "ledger_clawback"
+	Create   = "ledger_create"
+	Refund   = "ledger_refund"
+	Status   = "ledger_status"
+)

@@ -9,3 +9,8 @@ import "embed"
 //
 //go:embed *.sql
 var Files embed.FS
+
+// The functions' names, for the Go code and the other owners' functions that call them.
+const (
+	PartnerStats = "programs_partner_stats"
+)

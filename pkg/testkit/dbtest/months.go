@@ -6,6 +6,8 @@ import (
 
 	"github.com/jmoiron/sqlx"
 	"github.com/lib/pq"
+
+	clickssql "github.com/reftrack/reftrack/pkg/clicks/sql"
 )
 
 // ClickMonths makes the click partitions of the n months from first's (a date, 2006-01-02) with
@@ -19,8 +21,8 @@ func ClickMonths(t testing.TB, db *sqlx.DB, first string, n int) {
 	if err := db.Select(&before, q); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := db.Exec(`SELECT clicks_prepare($1::date, $2)`, first, n); err != nil {
-		t.Fatalf("clicks_prepare(%s, %d): %v", first, n, err)
+	if _, err := db.Exec(`SELECT `+clickssql.Prepare+`($1::date, $2)`, first, n); err != nil {
+		t.Fatalf("%s(%s, %d): %v", clickssql.Prepare, first, n, err)
 	}
 	t.Cleanup(func() {
 		var after []string
