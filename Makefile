@@ -136,7 +136,19 @@ PLAIN_PKGS := tracker pkg/dashboard pkg/demoshop pkg/apidocs openapi cmd/reftrac
 	pkg/useragent pkg/api/route
 GO_TEST := REFTRACK_REQUIRE_TOOLS=1 MAILPIT=$(CURDIR)/$(MAILPIT) GOGC=400 $(GO) test -count=1 -parallel 8 -vet=off -ldflags='-s -w'
 MODULE := github.com/reftrack/reftrack
-SWEEPS := ^(TestHostileInputNever5xx|TestAccountRoutesLimitedPerToken|TestBodyMembersOfEveryType|Fuzz.*|TestPortal.*)$$
+# pkg/api's tests that send one request at a time (the detector has nothing to watch in them): the sweeps,
+# the fuzz targets' seeds, the portal's, and the tables of roles, refusals, ranges and shapes per route.
+SWEEP_TESTS := TestHostileInputNever5xx TestAccountRoutesLimitedPerToken TestBodyMembersOfEveryType Fuzz.* TestPortal.* \
+	TestPartnerRoutesRoles TestLedgerRoles TestWebhookRoles TestManagementRoles TestLead401And403 \
+	TestSessionCheckedBeforeCSRF TestRequiredCredentialsFromThePolicy TestEveryOperationAnswers TestSpecIsServed \
+	TestErrorShapesPerRoute TestEveryErrorCarriesACode TestBodyNotAnObjectAfterAccess TestUnstorableTextRefused \
+	TestRequestValidation TestSaleValidation TestNullOptionalFieldsAccepted TestLedgerConflictsAndNotFound \
+	TestUpdateProgramRanges TestUpdateProgramFieldTypes TestCliInitRanges TestLedgerInputRanges TestPerformanceRefusals \
+	TestWebhookSchemaExamplesFit TestWebhookSamplesFitTheSpec TestMalformedFormsAndQueriesOnPages \
+	TestPagesAnswerHostileSegmentsWithNotFound TestSecurityHeaders
+empty :=
+space := $(empty) $(empty)
+SWEEPS := ^($(subst $(space),|,$(strip $(SWEEP_TESTS))))$$
 go-test: $(TRACKER_DEPS) $(SDK_TS_DEPS) $(MAILPIT)
 	@$(MAKE) --no-print-directory -j2 --output-sync=target go-test-race go-test-plain
 
