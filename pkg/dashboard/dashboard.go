@@ -31,8 +31,50 @@ const CSRFHeader = "X-CSRF-Token"
 const ContentSecurityPolicy = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; " +
 	"connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
 
-//go:embed assets/app.js assets/app.css assets/portal.js assets/portal.css
+//go:embed assets/app.css assets/portal.js assets/portal.css assets/dashboard/*.js
 var files embed.FS
+
+// The dashboard's script, app.js, is joined at start from one file per part of the page
+// (assets/dashboard/), in the order of scripts, inside one function scope: the parts share the page's
+// state and helpers, and no build step stands between an edit and the page (Miniflux's
+// internal/ui/static joins its scripts the same way). TestScriptsListsEveryPart holds the list to the
+// folder.
+var scripts = []string{
+	"core.js",        // the page's state and the helpers every part uses: elements, the API, notices, money
+	"start.js",       // signing in, the programs and choosing one
+	"overview.js",    // the program's terms and readiness
+	"events.js",      // the events list and its chart
+	"ledger.js",      // commissions and payouts
+	"partners.js",    // partners and invitations
+	"links.js",       // referral links
+	"performance.js", // the performance report (KPIs, charts, partners' table)
+	"forms.js",       // programs, settings, the processor and the team
+	"webhooks.js",    // outbound webhook endpoints and their deliveries
+	"apikey.js",      // the program's API key
+}
+
+const (
+	scriptHead = `// The reftrack dashboard: plain JavaScript, no dependencies. It reads and changes everything through
+// the same documented API the CLI and integrators use, authenticated by the session cookie; calls that
+// change something carry the page's CSRF token.
+"use strict";
+(function () {
+`
+	scriptTail = "  start();\n})();\n"
+)
+
+// joinScripts is app.js: the parts in order, inside one function.
+func joinScripts() ([]byte, error) {
+	b := []byte(scriptHead)
+	for _, name := range scripts {
+		part, err := files.ReadFile("assets/dashboard/" + name)
+		if err != nil {
+			return nil, err
+		}
+		b = append(b, part...)
+	}
+	return append(b, scriptTail...), nil
+}
 
 //go:embed page.html
 var pageSource string
@@ -59,18 +101,28 @@ type Assets struct {
 }
 
 // Load reads the dashboard's static files once, at start-up.
-func Load() (Assets, error) { return load("app.js", "app.css") }
+func Load() (Assets, error) {
+	js, err := joinScripts()
+	if err != nil {
+		return Assets{}, err
+	}
+	return load(map[string][]byte{"app.js": js}, "app.js", "app.css")
+}
 
 // LoadPortal reads the partner portal's static files once, at start-up.
-func LoadPortal() (Assets, error) { return load("portal.js", "portal.css") }
+func LoadPortal() (Assets, error) { return load(nil, "portal.js", "portal.css") }
 
-func load(names ...string) (Assets, error) {
+// load makes the assets of names, each the file of that name in assets/ unless made holds it.
+func load(made map[string][]byte, names ...string) (Assets, error) {
 	a := Assets{Files: map[string]Asset{}}
 	all := sha256.New()
 	for _, name := range names {
-		b, err := files.ReadFile("assets/" + name)
-		if err != nil {
-			return Assets{}, err
+		b, ok := made[name]
+		if !ok {
+			var err error
+			if b, err = files.ReadFile("assets/" + name); err != nil {
+				return Assets{}, err
+			}
 		}
 		sum := sha256.Sum256(b)
 		all.Write(sum[:])

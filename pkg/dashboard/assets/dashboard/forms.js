@@ -1,0 +1,270 @@
+  // --- forms: programs, settings, partners, links, the processor and the team ----------------------
+  //
+  // Every form sends what the API takes and shows the API's own refusal next to the field it names (the
+  // messages begin with the field's name, as "cookie_window_days must be between 1 and 3650"), or under
+  // the form when it names none. Nothing is checked here that the server does not check.
+
+  // showErrors puts err's message beside the field of form it names, else in the form's error line.
+  function showErrors(form, err) {
+    clearErrors(form);
+    var msg = err.message, fields = Array.prototype.slice.call(form.querySelectorAll(".field-error"));
+    fields.sort(function (a, b) { return b.getAttribute("data-field").length - a.getAttribute("data-field").length; });
+    var hit = fields.filter(function (f) {
+      var name = f.getAttribute("data-field");
+      return msg.indexOf(name + " ") === 0 || msg.indexOf(name + ":") >= 0 || msg.indexOf("Invalid " + name) === 0 || msg.indexOf('"' + name + '"') >= 0;
+    })[0];
+    var spot = hit || form.querySelector(".form-error") || $("notice");
+    spot.textContent = msg;
+    if (hit) {
+      var input = form.querySelector('[name="' + hit.getAttribute("data-field") + '"]');
+      if (input) { input.setAttribute("aria-invalid", "true"); input.focus(); }
+    } else if (spot === $("notice")) {
+      notice(msg, true);
+    }
+  }
+
+  function clearErrors(form) {
+    form.querySelectorAll(".field-error, .form-error").forEach(function (e) { e.textContent = ""; });
+    form.querySelectorAll("[aria-invalid]").forEach(function (e) { e.removeAttribute("aria-invalid"); });
+  }
+
+  // submitting disables a form's submit button while p runs; it resolves to whether p succeeded.
+  function submitting(form, p) {
+    var b = form.querySelector('[type="submit"]');
+    b.disabled = true;
+    return p.then(function () { clearErrors(form); return true; }, function (err) { showErrors(form, err); return false; })
+      .then(function (ok) { b.disabled = false; return ok; });
+  }
+
+  // numberOr is a form value as a JSON number when it reads as one, else as sent (the server refuses it
+  // with its message).
+  function numberOr(v) {
+    v = v.trim();
+    return v !== "" && isFinite(Number(v)) ? Number(v) : v;
+  }
+
+  function lines(v) { return v.split(/\r?\n/).map(function (s) { return s.trim(); }).filter(Boolean); }
+
+  // copyButtons makes every .copy button inside root copy its input (data-copy) or its data-text.
+  function copyText(text, button) {
+    var done = function () {
+      var was = button.textContent;
+      button.textContent = "Copied";
+      setTimeout(function () { button.textContent = was; }, 1500);
+    };
+    if (navigator.clipboard && window.isSecureContext) {
+      navigator.clipboard.writeText(text).then(done, function () { notice("Copy it by hand: " + text, true); });
+      return;
+    }
+    var area = el("textarea", { "class": "offscreen", "aria-hidden": "true" });
+    area.value = text;
+    document.body.appendChild(area);
+    area.select();
+    try { document.execCommand("copy"); done(); } catch (e) { notice("Copy it by hand: " + text, true); }
+    area.remove();
+  }
+
+  function startManage() {
+    document.addEventListener("click", function (e) {
+      var b = e.target.closest ? e.target.closest("button.copy") : null;
+      if (!b) return;
+      var text = b.getAttribute("data-text");
+      if (text == null) text = $(b.getAttribute("data-copy")).value;
+      copyText(text, b);
+    });
+    $("new-program-open").addEventListener("click", function () {
+      $("new-program-panel").hidden = false;
+      $("new-program").querySelector('[name="name"]').focus();
+    });
+    $("new-program-cancel").addEventListener("click", function () { $("new-program-panel").hidden = true; clearErrors($("new-program")); });
+    $("new-program").addEventListener("submit", createProgram);
+    $("created-key-hide").addEventListener("click", function () { $("created-key").hidden = true; $("created-key-value").value = ""; });
+    $("settings").addEventListener("submit", saveSettings);
+    $("processor").addEventListener("submit", connectProcessor);
+    $("add-member").addEventListener("submit", addMember);
+    $("add-partner").addEventListener("submit", addPartner);
+    $("add-link").addEventListener("submit", addLink);
+  }
+
+  // creatingWorkspace is where a new program goes: the current program's workspace when the role may make
+  // programs there, else the first such workspace; null when none.
+  function creatingWorkspace() {
+    var can = state.me.workspaces.filter(function (w) { return w.actions.indexOf("program:write") >= 0; });
+    var here = state.program && can.filter(function (w) { return w.advertiser_id === state.program.advertiser_id; })[0];
+    return here || can[0] || null;
+  }
+
+  function createProgram(e) {
+    e.preventDefault();
+    var form = $("new-program"), f = form.elements, ws = creatingWorkspace();
+    if (!ws) { showErrors(form, new Error("Your role does not allow creating programs in this workspace.")); return; }
+    var body = { name: f.name.value, domain: f.domain.value.trim(), commission_type: f.commission_type.value, commission_rate: numberOr(f.commission_rate.value) };
+    if (f.cookie_window_days.value.trim()) body.cookie_window_days = numberOr(f.cookie_window_days.value);
+    var origins = lines(f.allowed_origins.value);
+    if (origins.length) body.allowed_origins = origins;
+    var made;
+    submitting(form, api("POST", "/api/v1/workspaces/" + ws.advertiser_id + "/programs", body).then(function (res) { made = res.data; })).then(function (ok) {
+      if (!ok) return;
+      form.reset();
+      $("new-program-panel").hidden = true;
+      $("empty").hidden = true;
+      $("created-key-value").value = made.api_key;
+      $("created-key").hidden = false;
+      return api("GET", "/api/v1/me").then(function (me) {
+        state.me = me.data;
+        fillPrograms();
+        $("program").value = made.program.id;
+        choose(made.program.id);
+        notice("Program " + made.program.name + " created. Add a partner and a link below, then connect your payment processor.");
+      });
+    }).catch(fail);
+  }
+
+  // settings holds the program as the form last showed it: only what changed is sent.
+  var shownProgram = null;
+  var SETTINGS_TEXT = ["name", "domain", "lead_auth", "commission_type", "commission_approval", "enrollment", "partner_approval"];
+  var SETTINGS_NUMBER = ["commission_rate", "duration_months", "cookie_window_days", "attribution_window_days", "hold_days", "payout_minimum_cents"];
+
+  function fillSettings(p) {
+    shownProgram = p;
+    var f = $("settings").elements;
+    SETTINGS_TEXT.forEach(function (k) { f[k].value = p[k]; });
+    SETTINGS_NUMBER.forEach(function (k) { f[k].value = p[k] == null ? (k === "duration_months" ? "0" : "") : String(p[k]); });
+    f.allowed_origins.value = p.allowed_origins.join("\n");
+    f.partner_link_codes.checked = p.partner_link_codes;
+    clearErrors($("settings"));
+  }
+
+  function refreshSettings(p) {
+    var can = !!state.actions["program:write"];
+    $("settings-denied").hidden = can;
+    $("settings").hidden = !can;
+    if (!can) $("settings-denied").textContent = "Your role (" + $("role").textContent + ") cannot change the program's settings; its terms are shown above.";
+    if (p) fillSettings(p);
+  }
+
+  function saveSettings(e) {
+    e.preventDefault();
+    var form = $("settings"), f = form.elements, p = shownProgram, body = {};
+    SETTINGS_TEXT.forEach(function (k) { if (f[k].value !== p[k]) body[k] = f[k].value; });
+    SETTINGS_NUMBER.forEach(function (k) {
+      var v = f[k].value.trim(), was = p[k] == null ? (k === "duration_months" ? "0" : "") : String(p[k]);
+      if (v !== was) body[k] = numberOr(v);
+    });
+    var origins = lines(f.allowed_origins.value);
+    if (origins.join("\n") !== p.allowed_origins.join("\n")) body.allowed_origins = origins;
+    if (f.partner_link_codes.checked !== p.partner_link_codes) body.partner_link_codes = f.partner_link_codes.checked;
+    if (!Object.keys(body).length) { panelNotice("settings", "Nothing to save: no setting changed."); return; }
+    var id = state.program.id;
+    submitting(form, api("PATCH", "/api/v1/programs/" + id, body).then(function (res) {
+      fillSettings(res.data);
+      // The terms in words come from the server (the one sentence the portal and the mails say too).
+      $("program-terms").textContent = res.data.terms;
+      state.program.name = res.data.name;
+      state.program.domain = res.data.domain;
+      $("program-name").textContent = res.data.name;
+      $("program-domain").textContent = res.data.domain;
+      var opt = document.querySelector('#program option[value="' + id + '"]');
+      if (opt) opt.textContent = res.data.name;
+      panelNotice("settings", "Settings saved: " + Object.keys(body).join(", ").replace(/_/g, " ") + ".");
+      return Promise.all([refreshReadiness(), refreshLinks()]);
+    })).then(function (ok) { if (!ok) panelNotice("settings", ""); });
+  }
+
+  function refreshProcessor() {
+    var can = !!state.actions["processor:write"];
+    $("processor").hidden = !can;
+    $("processor-denied").hidden = can;
+    if (!can) $("processor-denied").textContent = "Your role (" + $("role").textContent + ") cannot connect the payment processor.";
+    var id = state.program.id;
+    return api("GET", programPath("/payment-processor")).then(function (res) {
+      if (state.program.id !== id) return;
+      var d = res.data;
+      $("processor-url").value = d.webhook_url;
+      var st = $("processor-status");
+      st.setAttribute("data-connected", String(!!(d.provider && d.webhook_secret_set)));
+      st.textContent = d.provider && d.webhook_secret_set
+        ? "Stripe is connected: payments and refunds it reports are recorded" + (d.updated_at ? " (secret set " + fmtTime(d.updated_at) + " UTC)." : ".")
+        : "Not connected: sales reach reftrack only from your server (the API or the SDK) until you add Stripe's webhook.";
+    });
+  }
+
+  function connectProcessor(e) {
+    e.preventDefault();
+    var form = $("processor"), secret = form.elements.webhook_secret.value.trim();
+    submitting(form, api("PUT", programPath("/payment-processor"), { provider: "stripe", webhook_secret: secret })).then(function (ok) {
+      if (!ok) return;
+      form.reset();
+      notice("Stripe connected: its webhook events for this program are now verified with that secret.");
+      return Promise.all([refreshProcessor(), refreshReadiness()]);
+    }).catch(fail);
+  }
+
+  function refreshTeam() {
+    var ws = state.program.advertiser_id;
+    $("add-member").hidden = !state.actions["members:write"];
+    return api("GET", "/api/v1/workspaces/" + ws + "/members").then(function (res) {
+      if (state.program.advertiser_id !== ws) return;
+      var body = document.querySelector("#members tbody");
+      body.textContent = "";
+      res.data.forEach(function (m) {
+        var tr = body.appendChild(el("tr", { "data-member": m.email }));
+        tr.appendChild(el("td", {}, m.email));
+        tr.appendChild(el("td", {}, m.role));
+        tr.appendChild(el("td", {}, m.account_id == null ? "invited, not signed in yet" : m.created_at.slice(0, 10)));
+      });
+    });
+  }
+
+  function addMember(e) {
+    e.preventDefault();
+    var form = $("add-member"), f = form.elements, body = { email: f.email.value.trim(), role: f.role.value };
+    submitting(form, api("POST", "/api/v1/workspaces/" + state.program.advertiser_id + "/members", body)).then(function (ok) {
+      if (!ok) return;
+      form.reset();
+      panelNotice("team", body.email + " is invited as " + body.role + ": they join when they sign in with that email.");
+      return refreshTeam();
+    }).catch(fail);
+  }
+
+  function addPartner(e) {
+    e.preventDefault();
+    var form = $("add-partner"), f = form.elements, body = { name: f.name.value, email: f.email.value.trim() };
+    var made;
+    submitting(form, api("POST", programPath("/partners"), body).then(function (res) { made = res.data; })).then(function (ok) {
+      if (!ok) return;
+      form.reset();
+      ledger.partners = null; // the commissions' partner names and filter read them again
+      notice(made.name + " is a partner of this program. Create a referral link for them under Links.");
+      var listed = programPartners();
+      return Promise.all([refreshPartners(listed), refreshLinks(listed)]).then(function () {
+        $("add-link").elements.partner_id.value = made.id;
+      });
+    }).catch(fail);
+  }
+
+  function addLink(e) {
+    e.preventDefault();
+    var form = $("add-link"), f = form.elements, body = { partner_id: numberOr(f.partner_id.value) };
+    if (f.short_link.value.trim()) body.short_link = f.short_link.value.trim();
+    var made;
+    submitting(form, api("POST", programPath("/links"), body).then(function (res) { made = res.data; })).then(function (ok) {
+      if (!ok) return;
+      f.short_link.value = "";
+      notice("Link " + made.short_link + " created: share " + made.referral_url);
+      return refreshLinks();
+    }).catch(fail);
+  }
+
+  // fillLinkPartners lists the partners a link can be made for (not the test chain's fixture partner).
+  function fillLinkPartners(list) {
+    var sel = $("add-link").elements.partner_id, keep = sel.value;
+    sel.textContent = "";
+    list.forEach(function (p) {
+      if (!p.synthetic && p.status !== "banned" && p.status !== "rejected") sel.appendChild(el("option", { value: p.id }, p.name + " <" + p.email + ">"));
+    });
+    if (keep) sel.value = keep;
+    if (!sel.value && sel.options.length) sel.value = sel.options[0].value;
+    $("add-link").hidden = !state.actions["links:write"] || !sel.options.length;
+  }
+

@@ -1,0 +1,90 @@
+  // --- start -------------------------------------------------------------------------------------
+
+  function start() {
+    $("invite").addEventListener("submit", invite);
+    $("filters").addEventListener("submit", function (e) {
+      e.preventDefault();
+      var from = $("f-from").value, to = $("f-to").value;
+      if (from && to && from > to) {
+        // Nothing is fetched: an empty table and the last chart would read as "no events".
+        fail(new Error("The From date must be on or before the To date."));
+        return;
+      }
+      notice("");
+      state.filters = { eventType: $("f-type").value, from: from, to: to, test: $("f-test").checked };
+      state.page = 1;
+      refreshActivity().catch(fail);
+    });
+    $("f-test").addEventListener("change", function () { $("filters").requestSubmit(); });
+    $("prev").addEventListener("click", function () { state.page--; refreshEvents().catch(fail); });
+    $("next").addEventListener("click", function () { state.page++; refreshEvents().catch(fail); });
+    $("program").addEventListener("change", function () { choose(Number($("program").value)); });
+    $("regenerate").addEventListener("click", regenerate);
+    startLedger();
+    startWebhooks();
+    startPerformance();
+    startManage();
+    api("GET", "/api/v1/me").then(function (me) {
+      state.me = me.data;
+      var progs = me.data.programs;
+      if (!progs.length) {
+        // The first program is made here: its form stands in for the empty picker.
+        $("empty").hidden = false;
+        $("new-program-panel").hidden = !creatingWorkspace();
+        $("new-program-cancel").hidden = true;
+        $("program").closest("label").hidden = true; // an empty picker beside "no programs" reads as broken
+        document.body.setAttribute("data-loaded", "");
+        return;
+      }
+      fillPrograms();
+      var wanted = Number((window.location.hash.match(/program=(\d+)/) || [])[1]);
+      var first = progs.filter(function (p) { return p.id === wanted; })[0] || progs[0];
+      $("program").value = first.id;
+      choose(first.id);
+    }).catch(fail);
+    setInterval(function () {
+      if (!document.hidden && state.program && !state.busy) {
+        state.busy = true;
+        Promise.all([refreshActivity(), refreshReadiness(), refreshPerformance()]).catch(function () {}).then(function () { state.busy = false; });
+      }
+    }, REFRESH_MS);
+  }
+
+  // fillPrograms lists the account's programs in the picker.
+  function fillPrograms() {
+    var sel = $("program");
+    sel.textContent = "";
+    state.me.programs.forEach(function (p) { sel.appendChild(el("option", { value: p.id }, p.name)); });
+    sel.closest("label").hidden = false;
+    $("new-program-cancel").hidden = false;
+  }
+
+  function choose(id) {
+    var p = state.me.programs.filter(function (x) { return x.id === id; })[0];
+    var ws = state.me.workspaces.filter(function (w) { return w.advertiser_id === p.advertiser_id; })[0];
+    state.program = p;
+    state.page = 1;
+    state.actions = {};
+    ws.actions.forEach(function (a) { state.actions[a] = true; });
+    history.replaceState(null, "", "#program=" + id);
+    $("role").textContent = ws.role;
+    $("role-part").hidden = !ws.role; // no separator before nothing (an account without a workspace)
+    $("program-name").textContent = p.name;
+    $("program-domain").textContent = p.domain;
+    ["overview", "performance-panel", "setup-panel", "activity", "commissions-panel", "payouts-panel", "partners-panel", "links-panel",
+      "settings-panel", "processor-panel", "team-panel", "key-panel", "webhooks-panel"].forEach(function (s) { $(s).hidden = false; });
+    $("new-program-open").hidden = !creatingWorkspace();
+    notice("");
+    resetLedger();
+    resetWebhooks();
+    // data-loaded tells (tests, scripts) when the program's first load has finished, failed or not.
+    document.body.removeAttribute("data-loaded");
+    var listed = programPartners();
+    panelNotice("settings", "");
+    panelNotice("team", "");
+    Promise.all([refreshTerms(), refreshReadiness(), refreshActivity(), refreshPerformance(), refreshPartners(listed), refreshLinks(listed),
+      refreshKey(), refreshLedger(), refreshEndpoints(), refreshProcessor(), refreshTeam()]).catch(fail).then(function () {
+      document.body.setAttribute("data-loaded", String(id));
+    });
+  }
+
