@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/reftrack/reftrack/pkg/synthetic"
+	"github.com/reftrack/reftrack/pkg/webui"
 )
 
 // Cookie names.
@@ -34,8 +35,8 @@ const ContentSecurityPolicy = "default-src 'none'; script-src 'self'; style-src 
 //go:embed assets/app.css assets/portal.js assets/portal.css assets/dashboard/*.js
 var files embed.FS
 
-// The dashboard's script, app.js, is joined at start from one file per part of the page
-// (assets/dashboard/), in the order of scripts, inside one function scope: the parts share the page's
+// The dashboard's script, app.js, is joined at start from the helpers it shares with the partner portal
+// (pkg/webui) and one file per part of the page (assets/dashboard/), in the order of scripts, inside one function scope: the parts share the page's
 // state and helpers, and no build step stands between an edit and the page (Miniflux's
 // internal/ui/static joins its scripts the same way). TestScriptsListsEveryPart holds the list to the
 // folder.
@@ -63,18 +64,28 @@ const (
 	scriptTail = "  start();\n})();\n"
 )
 
-// joinScripts is app.js: the parts in order, inside one function.
+// joinScripts is app.js: the shared helpers (pkg/webui), then the parts in order, inside one function.
 func joinScripts() ([]byte, error) {
-	b := []byte(scriptHead)
-	for _, name := range scripts {
+	parts := make([][]byte, len(scripts))
+	for i, name := range scripts {
 		part, err := files.ReadFile("assets/dashboard/" + name)
 		if err != nil {
 			return nil, err
 		}
-		b = append(b, part...)
+		parts[i] = part
 	}
-	return append(b, scriptTail...), nil
+	return webui.Script(scriptHead, parts, scriptTail), nil
 }
+
+const (
+	portalHead = `// The reftrack partner portal: plain JavaScript, no dependencies. It reads everything through the
+// documented /api/v1/partner routes, authenticated by the portal's session cookie; calls that change
+// something carry the page's CSRF token.
+"use strict";
+(function () {
+`
+	portalTail = "})();\n"
+)
 
 //go:embed page.html
 var pageSource string
@@ -109,8 +120,15 @@ func Load() (Assets, error) {
 	return load(map[string][]byte{"app.js": js}, "app.js", "app.css")
 }
 
-// LoadPortal reads the partner portal's static files once, at start-up.
-func LoadPortal() (Assets, error) { return load(nil, "portal.js", "portal.css") }
+// LoadPortal reads the partner portal's static files once, at start-up; its script is the shared helpers
+// (pkg/webui) and portal.js.
+func LoadPortal() (Assets, error) {
+	part, err := files.ReadFile("assets/portal.js")
+	if err != nil {
+		return Assets{}, err
+	}
+	return load(map[string][]byte{"portal.js": webui.Script(portalHead, [][]byte{part}, portalTail)}, "portal.js", "portal.css")
+}
 
 // load makes the assets of names, each the file of that name in assets/ unless made holds it.
 func load(made map[string][]byte, names ...string) (Assets, error) {

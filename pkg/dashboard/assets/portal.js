@@ -1,24 +1,7 @@
-// The reftrack partner portal: plain JavaScript, no dependencies. It reads everything through the
-// documented /api/v1/partner routes, authenticated by the portal's session cookie; calls that change
-// something carry the page's CSRF token.
-"use strict";
-(function () {
-  var csrf = document.querySelector('meta[name="csrf-token"]').content;
-  var EXPONENT = { VND: 0 };
+  // The portal's state, beside the helpers it shares with the dashboard (pkg/webui).
+  var LOGIN = "/partners/login";
   var state = { programs: [], program: null, days: 30, cursor: null };
 
-  function $(id) { return document.getElementById(id); }
-  function el(tag, attrs, text) {
-    var e = document.createElement(tag);
-    for (var k in attrs || {}) e.setAttribute(k, attrs[k]);
-    if (text != null) e.textContent = text;
-    return e;
-  }
-  function svg(tag, attrs) {
-    var e = document.createElementNS("http://www.w3.org/2000/svg", tag);
-    for (var k in attrs) e.setAttribute(k, attrs[k]);
-    return e;
-  }
   function row(tbody, cells) {
     var tr = el("tr");
     cells.forEach(function (c) {
@@ -30,44 +13,9 @@
     return tr;
   }
   function badge(text) { return el("span", { "class": "badge " + text }, text.replace("_", " ")); }
-  // money formats minor units in the currency's exponent: integers only, no floats.
-  function money(cents, currency) {
-    var exp = EXPONENT[currency] === undefined ? 2 : EXPONENT[currency];
-    var neg = cents < 0, s = String(Math.abs(cents));
-    if (exp > 0) {
-      while (s.length <= exp) s = "0" + s;
-      s = s.slice(0, s.length - exp) + "." + s.slice(s.length - exp);
-    }
-    return (neg ? "-" : "") + s + " " + currency;
-  }
   function day(iso) { return iso ? iso.slice(0, 10) : ""; }
   function count(n, word) { return n + " " + word + (n === 1 ? "" : "s"); }
 
-  function api(method, path, body) {
-    var opts = { method: method, credentials: "same-origin", headers: { Accept: "application/json" } };
-    if (method !== "GET") opts.headers["X-CSRF-Token"] = csrf;
-    if (body !== undefined) {
-      opts.headers["Content-Type"] = "application/json";
-      opts.body = JSON.stringify(body);
-    }
-    return fetch(path, opts).then(function (res) {
-      if (res.status === 401) {
-        window.location.assign("/partners/login");
-        throw new Error("Your session has ended; signing in again.");
-      }
-      return res.json().catch(function () { return {}; }).then(function (json) {
-        if (!res.ok) throw new Error((json.error && json.error.message) || "Request failed (" + res.status + ")");
-        return json;
-      });
-    });
-  }
-  function notice(msg, error) {
-    var n = $("notice");
-    n.textContent = msg || "";
-    n.hidden = !msg;
-    n.className = "notice" + (error ? " error" : "");
-  }
-  function fail(err) { notice(err.message, true); }
   function base() { return "/api/v1/partner/programs/" + state.program.id; }
 
   function showPanels(on) {
@@ -244,4 +192,3 @@
     }).catch(fail);
   }
   document.addEventListener("DOMContentLoaded", start);
-})();

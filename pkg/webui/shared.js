@@ -1,0 +1,80 @@
+  // What the dashboard's and the partner portal's scripts share: elements, the API, notices, money. Each
+  // page's own parts set LOGIN, where an ended session signs in again.
+  var csrf = document.querySelector('meta[name="csrf-token"]').content;
+
+  function $(id) { return document.getElementById(id); }
+  function el(tag, attrs, text) {
+    var e = document.createElement(tag);
+    for (var k in attrs || {}) e.setAttribute(k, attrs[k]);
+    if (text != null) e.textContent = text;
+    return e;
+  }
+  function svg(tag, attrs) {
+    var e = document.createElementNS("http://www.w3.org/2000/svg", tag);
+    for (var k in attrs) e.setAttribute(k, attrs[k]);
+    return e;
+  }
+
+  // api calls a JSON route; it rejects with the error envelope's message (and the answer's status).
+  function api(method, path, body, headers) {
+    var opts = { method: method, credentials: "same-origin", headers: { Accept: "application/json" } };
+    if (method !== "GET") opts.headers["X-CSRF-Token"] = csrf;
+    for (var h in headers || {}) opts.headers[h] = headers[h];
+    if (body !== undefined) {
+      opts.headers["Content-Type"] = "application/json";
+      opts.body = JSON.stringify(body);
+    }
+    return fetch(path, opts).then(function (res) {
+      if (res.status === 401) {
+        window.location.assign(LOGIN);
+        throw new Error("Your session has ended; signing in again.");
+      }
+      return res.json().catch(function () { return {}; }).then(function (json) {
+        if (!res.ok) {
+          var msg = (json.error && json.error.message) || json.message || "Request failed (" + res.status + ")";
+          var err = new Error(msg);
+          err.status = res.status;
+          throw err;
+        }
+        return json;
+      });
+    });
+  }
+
+  function notice(msg, isError) {
+    var n = $("notice");
+    n.textContent = msg || "";
+    n.hidden = !msg;
+    n.className = "notice" + (isError ? " error" : "");
+  }
+  function fail(err) { notice(err.message, true); }
+
+  function query(params) {
+    var parts = [];
+    for (var k in params) {
+      if (params[k] !== "" && params[k] != null) parts.push(encodeURIComponent(k) + "=" + encodeURIComponent(params[k]));
+    }
+    return parts.length ? "?" + parts.join("&") : "";
+  }
+
+  // EXPONENT is the number of minor-unit digits of the currencies the ledger pays in (the server's CSV
+  // writes amounts with the same exponents); another currency's comes from Intl.
+  var EXPONENT = { USD: 2, EUR: 2, VND: 0 };
+
+  // money formats integer minor units without floating point.
+  function money(cents, currency) {
+    var digits = EXPONENT[currency];
+    if (digits === undefined) {
+      digits = 2;
+      try {
+        digits = new Intl.NumberFormat("en", { style: "currency", currency: currency }).resolvedOptions().maximumFractionDigits;
+      } catch (e) { /* unknown currency code: two digits */ }
+    }
+    var neg = cents < 0, s = String(Math.abs(cents));
+    if (digits > 0) {
+      while (s.length <= digits) s = "0" + s;
+      s = s.slice(0, s.length - digits) + "." + s.slice(s.length - digits);
+    }
+    return (neg ? "-" : "") + s + " " + currency;
+  }
+
