@@ -12,6 +12,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -55,13 +56,63 @@ func (a *app) signIn(email string) {
 	if path != "/login" {
 		a.t.Fatalf("signed out, the dashboard went to %s, not the login page", path)
 	}
-	a.tab.Fill("#email", email)
-	a.tab.Click("button[type=submit]")
+	a.fill("#email", email)
+	a.click("button[type=submit]")
 	a.tab.WaitFor(`location.pathname === "/dashboard" && document.body.hasAttribute("data-loaded")`)
 }
 
+// view opens one of the dashboard's views by its link in the navigation, as a person would, and waits
+// until it is the one shown.
+func (a *app) view(name string) {
+	a.t.Helper()
+	a.tab.Click(fmt.Sprintf(`#views a[data-view=%q]`, name))
+	a.tab.WaitFor(fmt.Sprintf(`(document.querySelector('#views a[aria-current="page"]') || {}).dataset.view === %q`, name))
+}
+
+// on opens the view that holds selector's element when another view is shown (nothing for an element
+// outside the views, or on the portal's pages).
+func (a *app) on(selector string) {
+	a.t.Helper()
+	if selector == "" {
+		return
+	}
+	var name string
+	a.tab.Eval(fmt.Sprintf(`(function () { var e = document.querySelector(%q), v = e && e.closest("main [data-view]");
+		return v && v.hidden ? v.getAttribute("data-view") : "" })()`, selector), &name)
+	if name != "" {
+		a.view(name)
+	}
+}
+
+// click, fill, pick and download act on an element in its view, opening the view first.
+func (a *app) click(selector string) {
+	a.t.Helper()
+	a.on(selector)
+	a.tab.Click(selector)
+}
+
+func (a *app) fill(selector, value string) {
+	a.t.Helper()
+	a.on(selector)
+	a.tab.Fill(selector, value)
+}
+
+func (a *app) pick(selector, value string) {
+	a.t.Helper()
+	a.on(selector)
+	a.tab.Select(selector, value)
+}
+
+func (a *app) download(selector string) browsertest.Download {
+	a.t.Helper()
+	a.on(selector)
+	return a.tab.Download(selector)
+}
+
+// text is the element's text as shown, in its view.
 func (a *app) text(selector string) string {
 	a.t.Helper()
+	a.on(selector)
 	var s string
 	a.tab.Eval(fmt.Sprintf(`(document.querySelector(%q) || {}).innerText || ""`, selector), &s)
 	return s
@@ -78,6 +129,7 @@ func (a *app) visible(selector string) bool {
 // focus to the element to matches and the page outlines it (:focus-visible).
 func (a *app) tabFrom(from, to string) {
 	a.t.Helper()
+	a.on(from)
 	a.tab.Eval(fmt.Sprintf(`document.querySelector(%q).focus()`, from), nil)
 	a.tab.Press("Tab")
 	var got struct {
@@ -105,6 +157,7 @@ func (a *app) rows() []string {
 // directory) and returns it decoded.
 func (a *app) screenshot(selector, name string) image.Image {
 	a.t.Helper()
+	a.on(selector)
 	b := a.tab.Screenshot(selector)
 	dir := os.Getenv("REFTRACK_SCREENSHOTS")
 	if dir == "" {
@@ -210,7 +263,7 @@ func TestWatchAChainAndSwitchALinkOff(t *testing.T) {
 	if res.Status != http.StatusOK {
 		t.Fatalf("chain: %d %s", res.Status, res.Body)
 	}
-	a.tab.Click("#f-test")
+	a.click("#f-test")
 	a.tab.WaitFor(`document.querySelectorAll("#events tbody tr[data-type]").length === 3 && document.querySelectorAll("#chart rect").length === 3`)
 	rows := a.rows()
 	if !strings.HasPrefix(rows[0], "conversion|") || !strings.Contains(rows[0], " USD") || !strings.HasPrefix(rows[1], "lead|") || !strings.HasPrefix(rows[2], "click|") {
@@ -262,7 +315,7 @@ func TestWatchAChainAndSwitchALinkOff(t *testing.T) {
 		"User-Agent", "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/156.0 Safari/537.36"); res.Status != http.StatusOK {
 		t.Fatalf("test-mode click: %d %s", res.Status, res.Body)
 	}
-	a.tab.Click("#filters button[type=submit]")
+	a.click("#filters button[type=submit]")
 	a.tab.WaitFor(`document.querySelectorAll("#events tbody tr[data-type]").length === 4`)
 	var first string
 	a.tab.Eval(`(function (tr) { return tr.dataset.type + "|" + tr.dataset.label + "|" + tr.children[2].innerText })(document.querySelector("#events tbody tr[data-type]"))`, &first)
@@ -271,16 +324,16 @@ func TestWatchAChainAndSwitchALinkOff(t *testing.T) {
 	}
 
 	// The type filter narrows the table; the date filter to yesterday empties it.
-	a.tab.Select("#f-type", "lead")
-	a.tab.Click("#filters button[type=submit]")
+	a.pick("#f-type", "lead")
+	a.click("#filters button[type=submit]")
 	a.tab.WaitFor(`document.querySelectorAll("#events tbody tr[data-type]").length === 1`)
 	if rows := a.rows(); !strings.HasPrefix(rows[0], "lead|") {
 		t.Errorf("leads only: %v", rows)
 	}
 	yesterday := time.Now().UTC().AddDate(0, 0, -1).Format("2006-01-02")
-	a.tab.Fill("#f-from", yesterday)
-	a.tab.Fill("#f-to", yesterday)
-	a.tab.Click("#filters button[type=submit]")
+	a.fill("#f-from", yesterday)
+	a.fill("#f-to", yesterday)
+	a.click("#filters button[type=submit]")
 	a.tab.WaitFor(`document.querySelectorAll("#events tbody tr[data-type]").length === 0 && document.querySelector("#page-info").innerText === "Page 0 of 0 · 0 events" &&
 		document.querySelector("#chart-axis").innerText.indexOf("` + yesterday + `") === 0`)
 	if n := pixels(a.screenshot("#chart", "chart-yesterday")); len(n) != 0 {
@@ -294,7 +347,7 @@ func TestWatchAChainAndSwitchALinkOff(t *testing.T) {
 	if !on {
 		t.Fatal("the link is shown off before the switch")
 	}
-	a.tab.Click(sw)
+	a.click(sw)
 	a.tab.WaitFor(`document.querySelector("#notice").innerText.indexOf("is now off") >= 0`)
 	if got := a.text("#notice"); got != "Link "+r.ShortLink+" is now off." {
 		t.Errorf("notice = %q", got)
@@ -361,8 +414,8 @@ func TestEventsPaging(t *testing.T) {
 	if !prevDisabled {
 		t.Error("Previous is enabled on page 1")
 	}
-	a.tab.Click("#next")
-	a.tab.Click("#next")
+	a.click("#next")
+	a.click("#next")
 	a.tab.WaitFor(`document.querySelector("#page-info").innerText === "Page 3 of 3 · 50 events"`)
 	// The five older clicks share a timestamp: newest id first.
 	if rows := a.rows(); len(rows) != 10 || rows[4] != "click|https://shop.example.com/p45" || rows[5] != "click|https://shop.example.com/p50" ||
@@ -416,6 +469,7 @@ func TestRolesOnThePage(t *testing.T) {
 			if got := a.text("#api-key"); got != "rt_…"+r.APIKey[len(r.APIKey)-4:] {
 				t.Errorf("masked key = %q", got)
 			}
+			a.view("events")
 			if a.visible("#events") != c.events || a.visible("#chart") != c.events {
 				t.Errorf("events shown = %v, want %v", a.visible("#events"), c.events)
 			}
@@ -427,10 +481,12 @@ func TestRolesOnThePage(t *testing.T) {
 			if disabled == c.switchable {
 				t.Errorf("switch disabled = %v", disabled)
 			}
+			a.view("install")
 			if a.visible("#regenerate") != c.regenerate {
 				t.Errorf("regenerate shown = %v", a.visible("#regenerate"))
 			}
 			// The Partners view lists the partners to every role; inviting and the moves are partners:write's.
+			a.view("partners")
 			if a.count(fmt.Sprintf(`#partners tr[data-partner="%d"]`, r.PartnerID)) != 1 || a.visible("#invite") != c.partners ||
 				(a.count(`#partners button[data-action="ban"]`) == 1) != c.partners {
 				t.Errorf("partners view: listed %d, invite shown %v, ban buttons %d; want moves %v",
@@ -445,7 +501,7 @@ func TestRolesOnThePage(t *testing.T) {
 	a := open(t, env)
 	a.signIn(r.AccountEmail)
 	a.tab.WaitFor(`document.querySelector("#api-key").innerText !== ""`)
-	a.tab.Click("#regenerate")
+	a.click("#regenerate")
 	a.tab.WaitFor(`!document.querySelector("#new-key").hidden`)
 	if d := a.tab.Record().Dialogs; len(d) != 1 || !strings.Contains(d[0], "stops working at once") {
 		t.Errorf("dialogs = %v", d)
@@ -565,10 +621,104 @@ func TestEmptyAccountAndEndedSession(t *testing.T) {
 	if _, err := env.DB.Exec(`UPDATE login_tokens SET revoked_at = now() WHERE kind = 'dashboard'`); err != nil {
 		t.Fatal(err)
 	}
-	b.tab.Click("#filters button[type=submit]")
+	b.click("#filters button[type=submit]")
 	b.tab.WaitFor(`location.pathname === "/login"`)
 	if !b.visible("#email") {
 		t.Error("no sign-in form after the session ended")
 	}
 	b.tab.Accessible("the sign-in page")
+}
+
+// viewNames are the dashboard's views, as its navigation lists them.
+func (a *app) viewNames() []string {
+	a.t.Helper()
+	var names []string
+	a.tab.Eval(`Array.from(document.querySelectorAll("#views a")).map(function (a) { return a.dataset.view })`, &names)
+	return names
+}
+
+// shown is the view the page shows: the one marked in the navigation, after checking that exactly its
+// panels are shown ("" and a failure when they are not).
+func (a *app) shown() string {
+	a.t.Helper()
+	var got struct {
+		Current string
+		Shown   []string
+		Hash    string
+	}
+	a.tab.Eval(`({ current: (document.querySelector('#views a[aria-current="page"]') || {dataset: {}}).dataset.view || "",
+		shown: Array.from(new Set(Array.from(document.querySelectorAll("main [data-view]")).filter(function (p) { return !p.hidden })
+			.map(function (p) { return p.dataset.view }))), hash: location.hash })`, &got)
+	if len(got.Shown) != 1 || got.Shown[0] != got.Current || !strings.HasSuffix(got.Hash, "&view="+got.Current) {
+		a.t.Errorf("navigation marks %q, panels shown of %v, address %q", got.Current, got.Shown, got.Hash)
+		return ""
+	}
+	return got.Current
+}
+
+// One view at a time, each with an address of its own: the navigation opens each (and only its panels
+// show), a reload and the back button keep the place, another program keeps the view, an address's
+// unknown view is the overview.
+func TestViewsHaveAddresses(t *testing.T) {
+	t.Parallel()
+	env := apitest.New(t)
+	r := env.Seed(seed.Options{})
+	res := env.Do(http.MethodPost, fmt.Sprintf("/api/v1/workspaces/%d/programs", r.AdvertiserID),
+		map[string]any{"name": "Second shop", "domain": "second.example.com", "commission_type": "percent", "commission_rate": 10},
+		"Authorization", "Bearer "+r.AccountToken)
+	if res.Status != http.StatusCreated {
+		t.Fatalf("create a second program: %d %s", res.Status, res.Body)
+	}
+	second := int64(res.JSON(t)["data"].(map[string]any)["program"].(map[string]any)["id"].(float64))
+
+	a := open(t, env)
+	a.signIn(r.AccountEmail)
+	if got := a.shown(); got != "overview" {
+		t.Fatalf("the page opens on %q, want the overview", got)
+	}
+	names := a.viewNames()
+	want := []string{"overview", "commissions", "payouts", "partners", "links", "events", "webhooks", "install", "settings", "team"}
+	if !slices.Equal(names, want) {
+		t.Errorf("views = %v, want %v", names, want)
+	}
+	for _, name := range names {
+		a.view(name)
+		if got := a.shown(); got != name {
+			t.Errorf("after its link, the page shows %q, not %q", got, name)
+		}
+	}
+
+	// A reload keeps the place; the back button returns to the view before.
+	a.view("payouts")
+	if status := a.tab.Reload(); status != http.StatusOK {
+		t.Fatalf("reload: %d", status)
+	}
+	a.tab.WaitFor(fmt.Sprintf(`document.body.getAttribute("data-loaded") === "%d"`, r.ProgramID))
+	if got := a.shown(); got != "payouts" {
+		t.Errorf("after a reload the page shows %q, want payouts", got)
+	}
+	a.view("partners")
+	a.tab.Eval(`history.back()`, nil)
+	a.tab.WaitFor(`(document.querySelector('#views a[aria-current="page"]') || {}).dataset.view === "payouts"`)
+	if got := a.shown(); got != "payouts" {
+		t.Errorf("back from partners, the page shows %q", got)
+	}
+
+	// Another program, from the picker, keeps the view.
+	a.pick("#program", fmt.Sprint(second))
+	a.tab.WaitFor(fmt.Sprintf(`document.body.getAttribute("data-loaded") === "%d"`, second))
+	if got := a.shown(); got != "payouts" {
+		t.Errorf("another program shows %q, want the view kept", got)
+	}
+	var hash string
+	a.tab.Eval(`location.hash`, &hash)
+	if hash != fmt.Sprintf("#program=%d&view=payouts", second) {
+		t.Errorf("address %q", hash)
+	}
+
+	// An address with a view that does not exist opens the overview.
+	a.tab.Eval(fmt.Sprintf(`location.hash = "#program=%d&view=nonsense"`, second), nil)
+	a.tab.WaitFor(`(document.querySelector('#views a[aria-current="page"]') || {}).dataset.view === "overview"`)
+	a.shown()
+	a.noPageErrors()
 }

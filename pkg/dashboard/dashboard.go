@@ -43,6 +43,7 @@ var files embed.FS
 var scripts = []string{
 	"core.js",        // the page's state and the helpers every part uses: elements, the API, notices, money
 	"start.js",       // signing in, the programs and choosing one
+	"views.js",       // the one table of the views, the navigation between them and their addresses
 	"overview.js",    // the program's terms and readiness
 	"events.js",      // the events list and its chart
 	"ledger.js",      // commissions and payouts

@@ -120,7 +120,7 @@ func (s *shop) open(email string) *app {
 	s.t.Helper()
 	a := open(s.t, s.env)
 	a.signIn(email)
-	a.tab.WaitFor(`!document.querySelector("#commissions-panel").hidden && !document.querySelector("#payouts-panel").hidden`)
+	a.view("commissions")
 	return a
 }
 
@@ -141,6 +141,7 @@ func (a *app) waitStatus(row, status string) {
 // waitText waits until the element selector matches reads exactly text and the views are idle.
 func (a *app) waitText(selector, text string) {
 	a.t.Helper()
+	a.on(selector)
 	a.tab.WaitFor(fmt.Sprintf(`(document.querySelector(%q) || {}).innerText === %q && %s`, selector, text, idle))
 }
 
@@ -216,7 +217,7 @@ func TestCommissionsToAPaidPayout(t *testing.T) {
 	if got := a.text(commissionRow(c1) + " button.approve"); got != "Approve early" {
 		t.Errorf("the approve button of a commission in its hold reads %q", got)
 	}
-	a.tab.Click(commissionRow(c1) + " button.approve")
+	a.click(commissionRow(c1) + " button.approve")
 	a.waitStatus(commissionRow(c1), "approved")
 	a.waitText("#commissions-notice", fmt.Sprintf("Commission %d approved before its hold ended: the next payout pays it.", c1))
 	if n := s.env.Count(`SELECT count(*) FROM commissions WHERE id = $1 AND hold_released_at IS NOT NULL`, c1); n != 1 {
@@ -227,11 +228,11 @@ func TestCommissionsToAPaidPayout(t *testing.T) {
 	}
 
 	// Two approved at once.
-	a.tab.Click(commissionRow(c2) + " .pick input")
-	a.tab.Click(commissionRow(c3) + " .pick input")
+	a.click(commissionRow(c2) + " .pick input")
+	a.click(commissionRow(c3) + " .pick input")
 	a.waitText("#c-approve-selected", "Approve selected (2)")
 	a.waitText("#c-selected", "2 commissions selected, 2 in their hold: approving releases it")
-	a.tab.Click("#c-approve-selected")
+	a.click("#c-approve-selected")
 	a.waitStatus(commissionRow(c3), "approved")
 	a.waitStatus(commissionRow(c2), "approved")
 	a.waitText("#commissions-notice", fmt.Sprintf("2 commissions approved: %d, %d. 2 before their hold ended: the next payout pays them.", c2, c3))
@@ -240,21 +241,21 @@ func TestCommissionsToAPaidPayout(t *testing.T) {
 	}
 
 	// One rejected: the reason is required (nothing is sent without it), then shown.
-	a.tab.Click(commissionRow(c4) + " button.reject")
+	a.click(commissionRow(c4) + " button.reject")
 	form := commissionRow(c4) + " + tr.form-row form"
-	a.tab.Click(form + " button[type=submit]")
+	a.click(form + " button[type=submit]")
 	a.waitText(form+" .form-error", "Reason is required: 1 to 500 characters.")
-	a.tab.Fill(form+" input[name=reason]", "   ")
-	a.tab.Click(form + " button[type=submit]")
+	a.fill(form+" input[name=reason]", "   ")
+	a.click(form + " button[type=submit]")
 	a.waitText(form+" .form-error", "Reason is required: 1 to 500 characters.")
-	a.tab.Fill(form+" input[name=reason]", strings.Repeat("é", 501))
-	a.tab.Click(form + " button[type=submit]")
+	a.fill(form+" input[name=reason]", strings.Repeat("é", 501))
+	a.click(form + " button[type=submit]")
 	a.waitText(form+" .form-error", "Reason is required: 1 to 500 characters.")
 	if n := s.env.Count(`SELECT count(*) FROM commissions WHERE id = $1 AND status = 'pending'`, c4); n != 1 {
 		t.Fatal("an invalid reason changed the commission")
 	}
-	a.tab.Fill(form+" input[name=reason]", "Self-referral by the partner")
-	a.tab.Click(form + " button[type=submit]")
+	a.fill(form+" input[name=reason]", "Self-referral by the partner")
+	a.click(form + " button[type=submit]")
 	a.waitStatus(commissionRow(c4), "rejected")
 	if got := a.text(commissionRow(c4) + " td.status"); got != "rejected — Self-referral by the partner" {
 		t.Errorf("rejected = %q", got)
@@ -273,15 +274,15 @@ func TestCommissionsToAPaidPayout(t *testing.T) {
 	}
 
 	// The filters: status, partner, creation day (UTC).
-	a.tab.Select("#c-status", "approved")
-	a.tab.Click("#c-filters button[type=submit]")
+	a.pick("#c-status", "approved")
+	a.click("#c-filters button[type=submit]")
 	a.tab.WaitFor(`document.querySelectorAll("#commissions tbody tr[data-commission]").length === 3`)
 	if got := a.commissionIDs(); !slices.Equal(got, []int64{c3, c2, c1}) {
 		t.Errorf("approved = %v", got)
 	}
-	a.tab.Select("#c-status", "")
-	a.tab.Select("#c-partner", fmt.Sprint(ada))
-	a.tab.Click("#c-filters button[type=submit]")
+	a.pick("#c-status", "")
+	a.pick("#c-partner", fmt.Sprint(ada))
+	a.click("#c-filters button[type=submit]")
 	a.tab.WaitFor(`document.querySelectorAll("#commissions tbody tr[data-commission]").length === 1`)
 	if got := a.commissionIDs(); !slices.Equal(got, []int64{c5}) {
 		t.Errorf("Ada's = %v", got)
@@ -291,22 +292,22 @@ func TestCommissionsToAPaidPayout(t *testing.T) {
 		t.Fatal(err)
 	}
 	day, _ := time.Parse(time.DateOnly, created)
-	a.tab.Select("#c-partner", "")
-	a.tab.Fill("#c-from", day.AddDate(0, 0, 1).Format(time.DateOnly))
-	a.tab.Click("#c-filters button[type=submit]")
+	a.pick("#c-partner", "")
+	a.fill("#c-from", day.AddDate(0, 0, 1).Format(time.DateOnly))
+	a.click("#c-filters button[type=submit]")
 	a.waitText("#commissions tbody", "No commissions match these filters.")
-	a.tab.Fill("#c-from", created)
-	a.tab.Fill("#c-to", created)
-	a.tab.Click("#c-filters button[type=submit]")
+	a.fill("#c-from", created)
+	a.fill("#c-to", created)
+	a.click("#c-filters button[type=submit]")
 	a.tab.WaitFor(`document.querySelectorAll("#commissions tbody tr[data-commission]").length === 5`)
-	a.tab.Fill("#c-from", "")
-	a.tab.Fill("#c-to", "")
-	a.tab.Click("#c-filters button[type=submit]")
+	a.fill("#c-from", "")
+	a.fill("#c-to", "")
+	a.click("#c-filters button[type=submit]")
 	a.tab.WaitFor(`document.querySelectorAll("#commissions tbody tr[data-commission]").length === 5`)
 	a.noPageErrors()
 
 	// A payout of the approved commissions (Ada's is still pending: none for her).
-	a.tab.Click("#p-create-button")
+	a.click("#p-create-button")
 	a.tab.WaitFor(`document.querySelectorAll("#payouts tbody tr[data-payout]").length === 1`)
 	a.waitText("#payouts-notice", "Created 1 payout: 27.57 USD to Seed partner.")
 	run := s.payouts("processing")
@@ -334,28 +335,28 @@ func TestCommissionsToAPaidPayout(t *testing.T) {
 		t.Fatal(err)
 	}
 	email := p1["partner_email"].(string)
-	csv := a.tab.Download("#p-csv")
+	csv := a.download("#p-csv")
 	want := "payout_id,partner_id,partner_name,partner_email,payout_email,amount,currency,commission_count,created_at\r\n" +
 		fmt.Sprintf("%v,%d,Seed partner,%s,%s,27.57,USD,3,%s\r\n", p1["id"], seedPartner, email, email, at.UTC().Format(time.RFC3339))
 	if string(csv.Body) != want || csv.Name != fmt.Sprintf("payouts-%d-processing.csv", s.r.ProgramID) ||
 		csv.URL != fmt.Sprintf("%s%s/payouts.csv?status=processing", a.base, s.base) {
 		t.Errorf("CSV %s from %s:\n%q\nwant\n%q", csv.Name, csv.URL, csv.Body, want)
 	}
-	paypal := a.tab.Download("#p-paypal")
+	paypal := a.download("#p-paypal")
 	want = fmt.Sprintf("%s,27.57,USD,payout_%v,Commission payout %v from Ledger shop\r\n", email, p1["id"], p1["id"])
 	if string(paypal.Body) != want || paypal.URL != fmt.Sprintf("%s%s/payouts.csv?status=processing&format=paypal", a.base, s.base) {
 		t.Errorf("PayPal file from %s:\n%q\nwant\n%q", paypal.URL, paypal.Body, want)
 	}
 
 	// Paid, under the payment's reference.
-	a.tab.Click(payoutRow(p1["id"]) + " button.paid")
+	a.click(payoutRow(p1["id"]) + " button.paid")
 	form = payoutRow(p1["id"]) + " + tr.form-row form"
-	a.tab.Click(form + " button[type=submit]")
+	a.click(form + " button[type=submit]")
 	a.waitText(form+" .form-error", "External reference is required: 1 to 255 characters.")
 	a.tab.Accessible("the ledger: commissions pending, rejected and in payout, a payout's paid form refused",
 		"#commissions-panel", "#payouts-panel") // the rest of the page: TestWatchAChainAndSwitchALinkOff
-	a.tab.Fill(form+" input[name=external_reference]", "PAYPAL-BATCH-8XK2")
-	a.tab.Click(form + " button[type=submit]")
+	a.fill(form+" input[name=external_reference]", "PAYPAL-BATCH-8XK2")
+	a.click(form + " button[type=submit]")
 	a.waitStatus(payoutRow(p1["id"]), "paid")
 	a.waitText("#payouts-notice", fmt.Sprintf("Payout %v is paid (PAYPAL-BATCH-8XK2).", p1["id"]))
 	if got := a.text(payoutRow(p1["id"]) + " td.status"); !strings.HasPrefix(got, "paid · PAYPAL-BATCH-8XK2 · ") {
@@ -371,34 +372,34 @@ func TestCommissionsToAPaidPayout(t *testing.T) {
 		t.Errorf("balance paid = %v", got)
 	}
 	// The CSV of processing payouts is now only its header; the paid ones are a filter away.
-	if got := string(a.tab.Download("#p-csv").Body); !strings.HasPrefix(got, "payout_id,") || strings.Count(got, "\r\n") != 1 {
+	if got := string(a.download("#p-csv").Body); !strings.HasPrefix(got, "payout_id,") || strings.Count(got, "\r\n") != 1 {
 		t.Errorf("processing CSV after payment = %q", got)
 	}
-	a.tab.Select("#p-status", "paid")
-	a.tab.Click("#p-filters button[type=submit]")
+	a.pick("#p-status", "paid")
+	a.click("#p-filters button[type=submit]")
 	a.waitText("#p-export-status", "paid")
-	if got := a.tab.Download("#p-csv"); got.Name != fmt.Sprintf("payouts-%d-paid.csv", s.r.ProgramID) || !strings.Contains(string(got.Body), fmt.Sprintf("\r\n%v,", p1["id"])) {
+	if got := a.download("#p-csv"); got.Name != fmt.Sprintf("payouts-%d-paid.csv", s.r.ProgramID) || !strings.Contains(string(got.Body), fmt.Sprintf("\r\n%v,", p1["id"])) {
 		t.Errorf("paid CSV %s = %q", got.Name, got.Body)
 	}
-	a.tab.Select("#p-status", "")
-	a.tab.Click("#p-filters button[type=submit]")
+	a.pick("#p-status", "")
+	a.click("#p-filters button[type=submit]")
 	a.waitText("#p-export-status", "processing")
 
 	// A payout that fails: its commission is approved again, payable later.
 	c6 := s.sale("inv-6", 3000, "USD", "") // 6.00
-	a.tab.Click("#c-filters button[type=submit]")
+	a.click("#c-filters button[type=submit]")
 	a.waitStatus(commissionRow(c6), "pending")
-	a.tab.Click(commissionRow(c6) + " button.approve")
+	a.click(commissionRow(c6) + " button.approve")
 	a.waitStatus(commissionRow(c6), "approved")
-	a.tab.Select("#p-currency", "USD")
-	a.tab.Click("#p-create-button")
+	a.pick("#p-currency", "USD")
+	a.click("#p-create-button")
 	a.waitText("#payouts-notice", "Created 1 payout: 6.00 USD to Seed partner.")
 	p2 := s.payouts("processing")[0]
 	a.waitStatus(payoutRow(p2["id"]), "processing")
-	a.tab.Click(payoutRow(p2["id"]) + " button.failed")
+	a.click(payoutRow(p2["id"]) + " button.failed")
 	form = payoutRow(p2["id"]) + " + tr.form-row form"
-	a.tab.Fill(form+" input[name=reason]", "Recipient account closed")
-	a.tab.Click(form + " button[type=submit]")
+	a.fill(form+" input[name=reason]", "Recipient account closed")
+	a.click(form + " button[type=submit]")
 	a.waitStatus(payoutRow(p2["id"]), "failed")
 	if got := a.text(payoutRow(p2["id"]) + " td.status"); got != "failed — Recipient account closed" {
 		t.Errorf("failed = %q", got)
@@ -429,11 +430,11 @@ func TestCommissionsToAPaidPayout(t *testing.T) {
 	// Idempotency-Key, and the second gets the first's answer.
 	s.owner(http.MethodPost, s.base+"/payouts", map[string]any{}, http.StatusCreated)
 	p3 := s.payouts("processing")[0]
-	a.tab.Click("#p-filters button[type=submit]")
+	a.click("#p-filters button[type=submit]")
 	a.waitStatus(payoutRow(p3["id"]), "processing")
-	a.tab.Click(payoutRow(p3["id"]) + " button.failed")
+	a.click(payoutRow(p3["id"]) + " button.failed")
 	form = payoutRow(p3["id"]) + " + tr.form-row form"
-	a.tab.Fill(form+" input[name=reason]", "Bank holiday")
+	a.fill(form+" input[name=reason]", "Bank holiday")
 	seen := len(a.tab.Record().Requests)
 	a.tab.Eval(fmt.Sprintf(`(function () { var f = document.querySelector(%q); f.requestSubmit(); f.requestSubmit(); return true })()`, form), nil)
 	a.waitStatus(payoutRow(p3["id"]), "failed")
@@ -460,10 +461,10 @@ func TestCommissionsToAPaidPayout(t *testing.T) {
 	// The page is out of date: meanwhile the commission went into a payout through the API. Rejecting it
 	// answers 409, whose message the page shows; the list then shows the commission as it is.
 	s.owner(http.MethodPost, s.base+"/payouts", map[string]any{}, http.StatusCreated)
-	a.tab.Click(commissionRow(c6) + " button.reject")
+	a.click(commissionRow(c6) + " button.reject")
 	form = commissionRow(c6) + " + tr.form-row form"
-	a.tab.Fill(form+" input[name=reason]", "Too late")
-	a.tab.Click(form + " button[type=submit]")
+	a.fill(form+" input[name=reason]", "Too late")
+	a.click(form + " button[type=submit]")
 	a.waitText("#commissions-notice", fmt.Sprintf("Commission %d is in a payout", c6))
 	var isError bool
 	a.tab.Eval(`document.querySelector("#commissions-notice").classList.contains("error")`, &isError)
@@ -507,18 +508,18 @@ func TestCommissionApprovedAfterItsHold(t *testing.T) {
 	}
 
 	s.clock.Advance(31 * 24 * time.Hour)
-	a.tab.Click("#c-filters button[type=submit]")
+	a.click("#c-filters button[type=submit]")
 	a.waitStatus(commissionRow(usd), "approved")
 	a.waitStatus(commissionRow(vnd), "approved")
-	a.tab.Click("#p-filters button[type=submit]")
+	a.click("#p-filters button[type=submit]")
 	a.tab.WaitFor(fmt.Sprintf(`document.querySelector('#balances tr[data-balance="%d VND"] td[data-bucket=approved]').innerText === "125000 VND"`, deals))
 	if got := a.balance(s.r.PartnerID, "USD"); !maps.Equal(got, buckets("0.00 USD", "12.50 USD", "0.00 USD", "0.00 USD", "0.00 USD")) {
 		t.Errorf("USD balance = %v", got)
 	}
 
 	// A payout in VND only.
-	a.tab.Select("#p-currency", "VND")
-	a.tab.Click("#p-create-button")
+	a.pick("#p-currency", "VND")
+	a.click("#p-create-button")
 	a.waitText("#payouts-notice", "Created 1 payout: 125000 VND to Deals.")
 	p := s.payouts("processing")
 	if len(p) != 1 || p[0]["currency"] != "VND" {
@@ -530,11 +531,11 @@ func TestCommissionApprovedAfterItsHold(t *testing.T) {
 		t.Errorf("VND balance = %v", got)
 	}
 	want := fmt.Sprintf("deals@example.com,125000,VND,payout_%v,Commission payout %v from Hold shop\r\n", p[0]["id"], p[0]["id"])
-	if got := a.tab.Download("#p-paypal"); string(got.Body) != want {
+	if got := a.download("#p-paypal"); string(got.Body) != want {
 		t.Errorf("PayPal file = %q, want %q", got.Body, want)
 	}
 	// Nothing left in VND: the page says so.
-	a.tab.Click("#p-create-button")
+	a.click("#p-create-button")
 	a.waitText("#payouts-notice", "No payout due in VND: no partner's approved total, less any clawback owed, reaches the program's payout minimum.")
 	a.noPageErrors()
 }
@@ -559,7 +560,7 @@ func TestCommissionsPaging(t *testing.T) {
 	if !prevDisabled {
 		t.Error("Previous is enabled on the first page")
 	}
-	a.tab.Click("#c-next")
+	a.click("#c-next")
 	a.waitText("#c-page-info", "Page 2 · 2 commissions · last page")
 	second := a.commissionIDs()
 	if got := append(first, second...); !slices.Equal(got, ids) {
@@ -570,15 +571,15 @@ func TestCommissionsPaging(t *testing.T) {
 	if !nextDisabled {
 		t.Error("Next is enabled on the last page")
 	}
-	a.tab.Click("#c-prev")
+	a.click("#c-prev")
 	a.waitText("#c-page-info", "Page 1 · 25 commissions")
 	if got := a.commissionIDs(); !slices.Equal(got, first) {
 		t.Errorf("back on page 1: %v", got)
 	}
 
-	a.tab.Click("#c-all")
+	a.click("#c-all")
 	a.waitText("#c-approve-selected", "Approve selected (25)")
-	a.tab.Click("#c-approve-selected")
+	a.click("#c-approve-selected")
 	var sorted []string
 	for _, id := range slices.Sorted(slices.Values(first)) {
 		sorted = append(sorted, fmt.Sprint(id))
@@ -635,14 +636,16 @@ func TestLedgerRolesOnThePage(t *testing.T) {
 				commissionRow(pending) + " .pick input", commissionRow(pending) + " button.approve", commissionRow(pending) + " button.reject",
 				"#c-all", "#c-approve-selected", "#p-create-button", payoutRow(payout) + " button.paid", payoutRow(payout) + " button.failed",
 			} {
+				a.on(sel)
 				if a.visible(sel) != c.act {
 					t.Errorf("%s shown = %v, want %v", sel, a.visible(sel), c.act)
 				}
 			}
+			a.view("payouts")
 			if !a.visible("#p-csv") || !a.visible("#p-paypal") {
 				t.Error("the exports are not offered")
 			}
-			if got := a.tab.Download("#p-csv"); !strings.HasPrefix(string(got.Body), "payout_id,") || !strings.Contains(string(got.Body), fmt.Sprintf("\r\n%v,", payout)) {
+			if got := a.download("#p-csv"); !strings.HasPrefix(string(got.Body), "payout_id,") || !strings.Contains(string(got.Body), fmt.Sprintf("\r\n%v,", payout)) {
 				t.Errorf("CSV = %q", got.Body)
 			}
 			a.noPageErrors()

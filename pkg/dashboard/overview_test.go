@@ -29,18 +29,18 @@ func TestRunAProgramFromTheDashboard(t *testing.T) {
 	}
 
 	// A program: the domain the API refuses is refused beside its field, and nothing is made.
-	a.tab.Fill(`#new-program [name="name"]`, "Acme Shop")
-	a.tab.Fill(`#new-program [name="domain"]`, "acme.example.com/shop")
-	a.tab.Fill(`#new-program [name="commission_rate"]`, "20")
-	a.tab.Fill(`#new-program [name="cookie_window_days"]`, "30")
-	a.tab.Fill(`#new-program [name="allowed_origins"]`, "https://acme.example.com")
-	a.tab.Click(`#new-program [type="submit"]`)
+	a.fill(`#new-program [name="name"]`, "Acme Shop")
+	a.fill(`#new-program [name="domain"]`, "acme.example.com/shop")
+	a.fill(`#new-program [name="commission_rate"]`, "20")
+	a.fill(`#new-program [name="cookie_window_days"]`, "30")
+	a.fill(`#new-program [name="allowed_origins"]`, "https://acme.example.com")
+	a.click(`#new-program [type="submit"]`)
 	a.tab.WaitFor(`document.getElementById("np-err-domain").textContent !== ""`)
 	if got := a.text("#np-err-domain"); got != "domain must be a host name such as shop.example.com" {
 		t.Errorf("the domain's refusal: %q", got)
 	}
-	a.tab.Fill(`#new-program [name="domain"]`, "acme.example.com")
-	a.tab.Click(`#new-program [type="submit"]`)
+	a.fill(`#new-program [name="domain"]`, "acme.example.com")
+	a.click(`#new-program [type="submit"]`)
 	a.tab.WaitFor(`!document.getElementById("created-key").hidden && /^\d+$/.test(document.body.getAttribute("data-loaded") || "")`)
 	var key string
 	a.tab.Eval(`document.getElementById("created-key-value").value`, &key)
@@ -52,13 +52,13 @@ func TestRunAProgramFromTheDashboard(t *testing.T) {
 	}
 
 	// A partner and a link for them, with its URL to copy.
-	a.tab.Fill(`#add-partner [name="name"]`, "Pat Partner")
-	a.tab.Fill(`#add-partner [name="email"]`, "pat@example.com")
-	a.tab.Click(`#add-partner [type="submit"]`)
+	a.fill(`#add-partner [name="name"]`, "Pat Partner")
+	a.fill(`#add-partner [name="email"]`, "pat@example.com")
+	a.click(`#add-partner [type="submit"]`)
 	a.tab.WaitFor(`Array.from(document.querySelectorAll("#partners tbody td")).some(function (td) { return td.textContent.indexOf("Pat Partner") === 0 })`)
 	a.tab.WaitFor(`document.querySelector('#add-link [name="partner_id"]').selectedOptions[0].textContent.indexOf("Pat Partner") === 0`)
-	a.tab.Fill(`#add-link [name="short_link"]`, "pat")
-	a.tab.Click(`#add-link [type="submit"]`)
+	a.fill(`#add-link [name="short_link"]`, "pat")
+	a.click(`#add-link [type="submit"]`)
 	a.tab.WaitFor(`!!document.querySelector('#links tr[data-link="pat"] button.copy')`)
 	referral := a.text(`#links tr[data-link="pat"] .url`)
 	if u, err := url.Parse(referral); err != nil || u.Host != "acme.example.com" || u.Query().Get("aff") != "pat" {
@@ -68,12 +68,12 @@ func TestRunAProgramFromTheDashboard(t *testing.T) {
 	// Stripe: the URL to give it, and its signing secret pasted back (a malformed one refused first).
 	var hook string
 	a.tab.Eval(`document.getElementById("processor-url").value`, &hook)
-	a.tab.Fill(`#processor [name="webhook_secret"]`, "sk_live_oops")
-	a.tab.Click(`#processor [type="submit"]`)
+	a.fill(`#processor [name="webhook_secret"]`, "sk_live_oops")
+	a.click(`#processor [type="submit"]`)
 	a.tab.WaitFor(`document.querySelector("#processor .field-error").textContent !== ""`)
 	const secret = "whsec_dashboardWalkThrough1"
-	a.tab.Fill(`#processor [name="webhook_secret"]`, secret)
-	a.tab.Click(`#processor [type="submit"]`)
+	a.fill(`#processor [name="webhook_secret"]`, secret)
+	a.click(`#processor [type="submit"]`)
 	a.tab.WaitFor(`document.getElementById("processor-status").getAttribute("data-connected") === "true"`)
 
 	// The visitor: a click from the partner's link (the tracker), a sign-up (the brand's server, with
@@ -114,7 +114,7 @@ func TestRunAProgramFromTheDashboard(t *testing.T) {
 		apitest.Bearer(key)...); res.Status != http.StatusOK {
 		t.Fatalf("second sale: %d %s", res.Status, res.Body)
 	}
-	a.tab.Click("#filters button[type=submit]")
+	a.click("#filters button[type=submit]")
 	a.tab.WaitFor(`document.querySelectorAll("#events tr[data-type=conversion] .earned").length === 2`)
 	var earned []string
 	a.tab.Eval(`Array.from(document.querySelectorAll("#events tr[data-type=conversion] .earned")).map(function (s) { return s.textContent })`, &earned)
@@ -123,7 +123,7 @@ func TestRunAProgramFromTheDashboard(t *testing.T) {
 	}
 
 	// The overview: the revenue, the commission (20 % of 49.00) and the partner, for this week.
-	a.tab.Select("#perf-period", "7d")
+	a.pick("#perf-period", "7d")
 	a.tab.WaitFor(`document.querySelector('[data-kpi="revenue"] .value').textContent === "74.00 USD"`)
 	for kpi, want := range map[string]string{"commission": "9.80 USD", "sales": "2", "leads": "1", "clicks": "1", "partners": "1",
 		"conversion": "100.00 %", "lead-rate": "100.00 %"} {
@@ -150,35 +150,40 @@ func TestRunAProgramFromTheDashboard(t *testing.T) {
 	if ticks < 3+7 {
 		t.Errorf("the money chart has %d axis labels, want a scale and every day", ticks)
 	}
-	a.tab.Click(`#perf-partners th[data-sort="clicks"] button`)
+	a.click(`#perf-partners th[data-sort="clicks"] button`)
 	a.tab.WaitFor(`document.querySelector('#perf-partners th[data-sort="clicks"]').getAttribute("aria-sort") === "descending"`)
-	csv := a.tab.Download("#perf-csv")
+	csv := a.download("#perf-csv")
 	if lines := strings.Split(strings.TrimSpace(string(csv.Body)), "\r\n"); len(lines) != 2 || !strings.HasPrefix(lines[1], "") ||
 		!strings.Contains(lines[1], ",Pat Partner,pat@example.com,1,1,2,1,7400,980,USD,1,1,3700") || csv.Name != "partners-7d-USD.csv" {
 		t.Errorf("CSV %s: %q", csv.Name, csv.Body)
 	}
 	a.tab.Eval(`document.getElementById("notice").hidden = true`, nil) // the sticky notice of the last action would cover the view
 	a.screenshot("#performance-panel", "dashboard-overview")
-	a.tab.Accessible("the overview with a sale, its partner and the settings")
+	// Every view, each shown alone: no serious or critical accessibility finding.
+	for _, v := range a.viewNames() {
+		a.view(v)
+		a.tab.Accessible("the "+v+" view with a sale, its partner and the settings", "header", "#views", `main [data-view="`+v+`"]`)
+	}
+	a.view("overview")
 
 	// Settings: the API's refusal beside its field; then saved, and the terms say so.
-	a.tab.Fill(`#settings [name="cookie_window_days"]`, "0")
-	a.tab.Click("#settings-save")
+	a.fill(`#settings [name="cookie_window_days"]`, "0")
+	a.click("#settings-save")
 	a.tab.WaitFor(`document.getElementById("st-err-cookie_window_days").textContent !== ""`)
 	if got := a.text("#st-err-cookie_window_days"); got != "cookie_window_days must be between 1 and 3650" {
 		t.Errorf("the window's refusal: %q", got)
 	}
-	a.tab.Fill(`#settings [name="cookie_window_days"]`, "45")
-	a.tab.Fill(`#settings [name="hold_days"]`, "14")
-	a.tab.Click("#settings-save")
+	a.fill(`#settings [name="cookie_window_days"]`, "45")
+	a.fill(`#settings [name="hold_days"]`, "14")
+	a.click("#settings-save")
 	a.tab.WaitFor(`document.getElementById("program-terms").textContent.indexOf("Commissions are held 14 days") >= 0`)
 	a.tab.Eval(`document.getElementById("notice").hidden = true`, nil)
 	a.screenshot("#settings-panel", "dashboard-settings")
 
 	// The team: an analyst invited.
-	a.tab.Fill(`#add-member [name="email"]`, "analyst@example.com")
-	a.tab.Select(`#add-member [name="role"]`, "analyst")
-	a.tab.Click(`#add-member [type="submit"]`)
+	a.fill(`#add-member [name="email"]`, "analyst@example.com")
+	a.pick(`#add-member [name="role"]`, "analyst")
+	a.click(`#add-member [type="submit"]`)
 	a.tab.WaitFor(`!!document.querySelector('#members tr[data-member="analyst@example.com"]')`)
 	// The refusals above were answers (400s the page showed), which the browser logs; nothing else may be.
 	rec := a.tab.Record()
@@ -196,7 +201,11 @@ func TestRunAProgramFromTheDashboard(t *testing.T) {
 	if refused != 3 {
 		t.Errorf("%d refusals logged, want the 3 the test made", refused)
 	}
-	a.fitsAPhone("the dashboard with every view")
+	for _, v := range a.viewNames() {
+		a.view(v)
+		a.fitsAPhone("the dashboard's " + v + " view")
+	}
+	a.view("overview")
 	// The header keeps to two lines (it wrapped to three, then four, as it grew).
 	var header, line float64
 	a.tab.Eval(`document.querySelector("header.top").getBoundingClientRect().height`, &header)

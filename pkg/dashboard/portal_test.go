@@ -73,13 +73,13 @@ func TestPartnerPortalWalkThrough(t *testing.T) {
 	if path != "/login" {
 		t.Fatalf("signed out, the invitation went to %s, not the login page", path)
 	}
-	a.tab.Fill("#email", "ada@example.com")
-	a.tab.Click("button[type=submit]")
+	a.fill("#email", "ada@example.com")
+	a.click("button[type=submit]")
 	a.tab.WaitFor(fmt.Sprintf(`location.pathname === %q && !!document.querySelector("form button")`, link.Path))
 	if msg := a.text("body"); !strings.Contains(msg, "Portal shop") || !strings.Contains(msg, "ada@example.com") {
 		t.Errorf("the invitation page reads %q", msg)
 	}
-	a.tab.Click("form button[type=submit]")
+	a.click("form button[type=submit]")
 	a.tab.WaitFor(fmt.Sprintf(`location.pathname === "/partners" && document.body.getAttribute("data-loaded") === "%d"`, s.r.ProgramID))
 	if n := s.env.Count(`SELECT count(*) FROM partner_programs pp JOIN partners pa ON pa.id = pp.partner_id
 		WHERE pp.program_id = $1 AND pa.email = 'ada@example.com' AND pp.status = 'approved'`, s.r.ProgramID); n != 1 {
@@ -87,8 +87,8 @@ func TestPartnerPortalWalkThrough(t *testing.T) {
 	}
 
 	// A link of their own.
-	a.tab.Fill("#link-code", "ada-reviews")
-	a.tab.Click("#new-link button[type=submit]")
+	a.fill("#link-code", "ada-reviews")
+	a.click("#new-link button[type=submit]")
 	a.tab.WaitFor(`!!document.querySelector('#links tr[data-link="ada-reviews"]')`)
 	var referral string
 	a.tab.Eval(`document.querySelector('#links tr[data-link="ada-reviews"] td.url').innerText`, &referral)
@@ -133,15 +133,15 @@ func TestPartnerPortalWalkThrough(t *testing.T) {
 	if got := a.attr(fmt.Sprintf(`#payouts tr[data-payout="%v"]`, payout["id"]), "data-status"); got != "paid" {
 		t.Errorf("the payout shows %q", got)
 	}
-	d := a.tab.Download("#payouts-csv")
+	d := a.download("#payouts-csv")
 	if want := fmt.Sprintf("%v,%s,USD,1,paid,pp_portal_1,", payout["id"], strings.TrimSuffix(payable, " USD")); !strings.Contains(string(d.Body), want) ||
 		!strings.HasPrefix(string(d.Body), "payout_id,amount,currency,commission_count,status,external_reference,created_at,paid_at\r\n") {
 		t.Errorf("payouts.csv = %q, want a row with %q", d.Body, want)
 	}
 
 	// Payout details, stored sealed.
-	a.tab.Fill("#details-paypal", "ada.pay@example.com")
-	a.tab.Click("#details button[type=submit]")
+	a.fill("#details-paypal", "ada.pay@example.com")
+	a.click("#details button[type=submit]")
 	a.tab.WaitFor(`document.querySelector("#details-saved").innerText === "Saved"`)
 	a.tab.Accessible("the partner portal with a paid commission and payout details saved")
 	a.tabFrom("#details-paypal", "#details button[type=submit]")
@@ -188,12 +188,13 @@ func TestPartnersOnTheDashboard(t *testing.T) {
 	t.Parallel()
 	s := newShop(t, "Partner view shop", map[string]any{"commission_approval": "manual"})
 	a := s.open(s.r.AccountEmail)
-	a.tab.WaitFor(`!document.querySelector("#partners-panel").hidden && !document.querySelector("#invite").hidden`)
+	a.view("partners")
+	a.tab.WaitFor(`!document.querySelector("#invite").hidden`)
 
 	// Invite, resend, cancel.
-	a.tab.Fill("#invite-email", "grace@example.com")
-	a.tab.Fill("#invite-name", "Grace Hopper")
-	a.tab.Click("#invite button[type=submit]")
+	a.fill("#invite-email", "grace@example.com")
+	a.fill("#invite-name", "Grace Hopper")
+	a.click("#invite button[type=submit]")
 	a.tab.WaitFor(`!!document.querySelector('#invitations tr[data-status="sent"]')`)
 	invRow := `#invitations tr[data-status="sent"]`
 	if text := a.text(invRow); !strings.Contains(text, "grace@example.com") || !strings.Contains(text, "1 time") {
@@ -202,9 +203,9 @@ func TestPartnersOnTheDashboard(t *testing.T) {
 	if text := a.text(`#partners tbody`); !strings.Contains(text, "Grace Hopper <grace@example.com>") || !strings.Contains(text, "invited") {
 		t.Errorf("the partners read %q", text)
 	}
-	a.tab.Click(invRow + ` button[data-action="resend"]`)
+	a.click(invRow + ` button[data-action="resend"]`)
 	a.tab.WaitFor(`(document.querySelector('#invitations tr[data-status="sent"]') || {}).innerText.indexOf("2 times") >= 0`)
-	a.tab.Click(invRow + ` button[data-action="cancel"]`)
+	a.click(invRow + ` button[data-action="cancel"]`)
 	a.tab.WaitFor(`!!document.querySelector('#invitations tr[data-status="canceled"]')`)
 	if n := s.env.Count(`SELECT count(*) FROM mail_outbox WHERE to_address = 'grace@example.com'`); n != 2 {
 		t.Errorf("%d mails to grace, want 2 (sent, sent again)", n)
@@ -221,10 +222,10 @@ func TestPartnersOnTheDashboard(t *testing.T) {
 	ann, bob := applicant("Ann", "ann@example.com"), applicant("Bob", "bob@example.com")
 	a.portalDashboardReload()
 	row := func(id int64) string { return fmt.Sprintf(`#partners tr[data-partner="%d"]`, id) }
-	a.tab.Click(row(ann) + ` button[data-action="approve"]`)
+	a.click(row(ann) + ` button[data-action="approve"]`)
 	a.tab.WaitFor(fmt.Sprintf(`(document.querySelector(%q) || {dataset: {}}).dataset.status === "approved"`, row(ann)))
-	a.tab.Fill(row(bob)+" input.reason", "Not our audience")
-	a.tab.Click(row(bob) + ` button[data-action="reject"]`)
+	a.fill(row(bob)+" input.reason", "Not our audience")
+	a.click(row(bob) + ` button[data-action="reject"]`)
 	a.tab.WaitFor(fmt.Sprintf(`(document.querySelector(%q) || {dataset: {}}).dataset.status === "rejected"`, row(bob)))
 	if text := a.text(row(bob)); !strings.Contains(text, "Not our audience") {
 		t.Errorf("the rejected partner's row reads %q", text)
@@ -232,8 +233,8 @@ func TestPartnersOnTheDashboard(t *testing.T) {
 
 	// Ban the seeded partner, who has a pending commission: asked first, then links off and commission rejected.
 	commission := s.sale("view-1", 5000, "USD", "")
-	a.tab.Fill(row(s.r.PartnerID)+" input.reason", "Cookie stuffing")
-	a.tab.Click(row(s.r.PartnerID) + ` button[data-action="ban"]`)
+	a.fill(row(s.r.PartnerID)+" input.reason", "Cookie stuffing")
+	a.click(row(s.r.PartnerID) + ` button[data-action="ban"]`)
 	a.tab.WaitFor(fmt.Sprintf(`(document.querySelector(%q) || {dataset: {}}).dataset.status === "banned"`, row(s.r.PartnerID)))
 	if d := a.tab.Record().Dialogs; len(d) != 1 || !strings.HasPrefix(d[0], "Ban Seed partner?") {
 		t.Errorf("dialogs = %q", d)
@@ -281,9 +282,9 @@ func TestDashboardSaysWhatItMeans(t *testing.T) {
 		t.Errorf("the events table calls a sale %q", got)
 	}
 	rows := a.count("#events tbody tr")
-	a.tab.Fill("#f-from", "2026-03-10")
-	a.tab.Fill("#f-to", "2026-03-01")
-	a.tab.Click(`#filters button[type=submit]`)
+	a.fill("#f-from", "2026-03-10")
+	a.fill("#f-to", "2026-03-01")
+	a.click(`#filters button[type=submit]`)
 	a.tab.WaitFor(`document.querySelector("#notice").innerText.indexOf("From date must be on or before the To date") >= 0`)
 	if a.count("#events tbody tr") != rows {
 		t.Errorf("the events table changed (%d rows, was %d) for a refused range", a.count("#events tbody tr"), rows)

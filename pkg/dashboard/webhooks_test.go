@@ -145,17 +145,17 @@ func TestWebhooksOnThePage(t *testing.T) {
 	}
 
 	// Added with two event types and a description; the secret shown once.
-	a.tab.Click("#wh-create-button")
+	a.click("#wh-create-button")
 	a.waitText("#wh-create-error", "URL is required.")
-	a.tab.Fill("#wh-url", "https://10.0.0.1/hooks") // a private address: refused by the server
-	a.tab.Click("#wh-create-button")
+	a.fill("#wh-url", "https://10.0.0.1/hooks") // a private address: refused by the server
+	a.click("#wh-create-button")
 	a.waitText("#wh-create-error", "url must be a public https URL")
 	a.waitText("#webhooks-notice", "url must be a public https URL")
-	a.tab.Fill("#wh-url", hookURL)
-	a.tab.Fill("#wh-description", "Books "+hostile)
-	a.tab.Click(`#wh-events input[value="sale.created"]`)
-	a.tab.Click(`#wh-events input[value="partner.created"]`)
-	a.tab.Click("#wh-create-button")
+	a.fill("#wh-url", hookURL)
+	a.fill("#wh-description", "Books "+hostile)
+	a.click(`#wh-events input[value="sale.created"]`)
+	a.click(`#wh-events input[value="partner.created"]`)
+	a.click("#wh-create-button")
 	a.waitFor(`#endpoints li[data-endpoint][data-enabled="true"]`)
 	a.tab.WaitFor(`!document.querySelector("#wh-secret").hidden`)
 	var secret string
@@ -175,7 +175,7 @@ func TestWebhooksOnThePage(t *testing.T) {
 		t.Errorf("the form still shows %q", got)
 	}
 	// Copy: on the clipboard, or (where the browser refuses) selected, with what to press.
-	a.tab.Click("#wh-secret-copy")
+	a.click("#wh-secret-copy")
 	a.tab.WaitFor(`document.querySelector("#wh-secret-copied").innerText !== ""`)
 	if got := a.text("#wh-secret-copied"); got != "Copied." && got != "The secret is selected: press Ctrl+C (⌘C) to copy it." {
 		t.Errorf("after Copy: %q", got)
@@ -209,15 +209,15 @@ func TestWebhooksOnThePage(t *testing.T) {
 
 	// A test event, delivered and logged with the receiver's answer.
 	rows := card + " .log tbody tr[data-delivery]"
-	a.tab.Select(card+" .test-form select", "commission.created")
-	a.tab.Click(card + " button.test")
+	a.pick(card+" .test-form select", "commission.created")
+	a.click(card + " button.test")
 	a.waitFor(card + ` .log:not([hidden]) tbody tr[data-delivery][data-status="pending"][data-attempts="0"]`)
 	a.waitContains("#webhooks-notice", "Test event commission.created queued for "+hookURL)
 	if got := a.text(rows + " td.attempts"); got != "none yet" {
 		t.Errorf("attempts before the worker ran = %q", got)
 	}
 	s.deliver(1)
-	a.tab.Click(card + " button.reload")
+	a.click(card + " button.reload")
 	a.waitFor(rows + `[data-status="succeeded"][data-attempts="1"]`)
 	req, n := rc.last()
 	if n != 1 {
@@ -240,11 +240,11 @@ func TestWebhooksOnThePage(t *testing.T) {
 
 	// The receiver fails: the next test event stays pending, its 500 and body (shown as text) logged.
 	rc.answer(http.StatusInternalServerError, hostile+" upstream down")
-	a.tab.Select(card+" .test-form select", "payout.failed")
-	a.tab.Click(card + " button.test")
+	a.pick(card+" .test-form select", "payout.failed")
+	a.click(card + " button.test")
 	a.tab.WaitFor(fmt.Sprintf(`document.querySelectorAll(%q).length === 2 && %s`, rows, idle))
 	s.deliver(1)
-	a.tab.Click(card + " button.reload")
+	a.click(card + " button.reload")
 	first := rows + ":first-child"
 	a.waitFor(first + `[data-status="pending"][data-attempts="1"]`)
 	if got := a.text(first + " td.event"); got != "payout.failed test" {
@@ -268,14 +268,14 @@ func TestWebhooksOnThePage(t *testing.T) {
 	// Resend: queued again at once, sent with the same webhook id, now answered.
 	var deliveryID int64
 	a.tab.Eval(fmt.Sprintf(`Number(document.querySelector(%q).dataset.delivery)`, first), &deliveryID)
-	a.tab.Click(first + " button.resend")
+	a.click(first + " button.resend")
 	a.waitContains("#webhooks-notice", fmt.Sprintf("Delivery %d (payout.failed) queued again", deliveryID))
 	if got := a.text(first + " td.status"); got != "pending · next attempt now" {
 		t.Errorf("status after Resend = %q", got)
 	}
 	rc.answer(http.StatusNoContent, "")
 	s.deliver(1)
-	a.tab.Click(card + " button.reload")
+	a.click(card + " button.reload")
 	a.waitFor(first + `[data-status="succeeded"][data-attempts="2"]`)
 	resent, n := rc.last()
 	if n != 3 || resent.header.Get("webhook-id") != failed.header.Get("webhook-id") {
@@ -287,19 +287,19 @@ func TestWebhooksOnThePage(t *testing.T) {
 	}
 
 	// The status filter.
-	a.tab.Select(card+" .log-filters select", "failed")
-	a.tab.Click(card + " button.reload")
+	a.pick(card+" .log-filters select", "failed")
+	a.click(card + " button.reload")
 	a.waitText(card+" .log tbody", "No failed deliveries in the last 30 days.")
-	a.tab.Select(card+" .log-filters select", "succeeded")
-	a.tab.Click(card + " button.reload")
+	a.pick(card+" .log-filters select", "succeeded")
+	a.click(card + " button.reload")
 	a.tab.WaitFor(fmt.Sprintf(`document.querySelectorAll(%q).length === 2 && %s`, rows+`[data-status="succeeded"]`, idle))
-	a.tab.Select(card+" .log-filters select", "")
-	a.tab.Click(card + " button.reload")
+	a.pick(card+" .log-filters select", "")
+	a.click(card + " button.reload")
 	a.tab.WaitFor(fmt.Sprintf(`document.querySelectorAll(%q).length === 2 && %s`, rows, idle))
 	a.noPageErrorsBut("400 (Bad Request)") // the private URL
 
 	// The secret rotated: the new one shown once; deliveries carry both signatures for a day.
-	a.tab.Click(card + " button.rotate")
+	a.click(card + " button.rotate")
 	a.waitContains("#wh-secret-note", "New signing secret of "+hookURL+", shown only now")
 	var rotated string
 	a.tab.Eval(`document.querySelector("#wh-secret-value").value`, &rotated)
@@ -309,14 +309,14 @@ func TestWebhooksOnThePage(t *testing.T) {
 	a.waitContains(card+" .endpoint-meta", "signed with the previous secret too until ")
 	a.tab.Accessible("the webhooks: a rotated secret shown, an endpoint's deliveries, one failed then resent",
 		"#webhooks-panel") // the rest of the page: TestWatchAChainAndSwitchALinkOff
-	a.tab.Click(card + " button.test") // payout.failed, still chosen
+	a.click(card + " button.test") // payout.failed, still chosen
 	a.tab.WaitFor(fmt.Sprintf(`document.querySelectorAll(%q).length === 3 && %s`, rows, idle))
 	s.deliver(1)
 	afterRotation, _ := rc.last()
 	verifyHook(t, afterRotation, rotated, secret)
 
 	// Disabled: an event meanwhile reaches no one. Enabled, then recovered since before it.
-	a.tab.Click(card + " button.toggle")
+	a.click(card + " button.toggle")
 	a.waitFor(card + `[data-enabled="false"]`)
 	if got := a.text(card + " .endpoint-state"); got != "disabled — disabled by a member" {
 		t.Errorf("state = %q", got)
@@ -326,13 +326,13 @@ func TestWebhooksOnThePage(t *testing.T) {
 	}
 	partnerID, _ := s.partner("Ada's Reviews", "ada@example.com") // partner.created
 	s.deliver(0)
-	a.tab.Click(card + " button.toggle")
+	a.click(card + " button.toggle")
 	a.waitFor(card + `[data-enabled="true"]`)
 	a.waitContains("#webhooks-notice", hookURL+" is enabled again.")
 	s.deliver(0)
 	since := started.Add(-time.Minute).Format("2006-01-02T15:04")
-	a.tab.Fill(card+" input[name=since]", since)
-	a.tab.Click(card + " button.recover")
+	a.fill(card+" input[name=since]", since)
+	a.click(card + " button.recover")
 	a.waitText("#webhooks-notice", "1 delivery to "+hookURL+" queued again since "+strings.Replace(since, "T", " ", 1)+":00.")
 	a.waitFor(first + `[data-status="pending"][data-attempts="0"]`)
 	s.deliver(1)
@@ -341,7 +341,7 @@ func TestWebhooksOnThePage(t *testing.T) {
 	if data := body["data"].(map[string]any); body["type"] != "partner.created" || data["id"] != float64(partnerID) || data["is_test"] != false {
 		t.Errorf("recovered = %v", body)
 	}
-	a.tab.Click(card + " button.reload")
+	a.click(card + " button.reload")
 	a.waitFor(first + `[data-status="succeeded"][data-attempts="1"]`)
 	if got := a.text(first + " td.event"); got != "partner.created" {
 		t.Errorf("recovered event = %q", got)
@@ -355,12 +355,12 @@ func TestWebhooksOnThePage(t *testing.T) {
 	if err := s.env.DB.Select(&want, `SELECT id FROM webhook_deliveries WHERE endpoint_id = $1 ORDER BY id DESC`, id); err != nil {
 		t.Fatal(err)
 	}
-	a.tab.Click(card + " button.reload")
+	a.click(card + " button.reload")
 	a.tab.WaitFor(fmt.Sprintf(`document.querySelectorAll(%q).length === 10 && %s`, rows, idle))
 	if !a.visible(card + " button.more") {
 		t.Fatal("no More button under a full page")
 	}
-	a.tab.Click(card + " button.more")
+	a.click(card + " button.more")
 	a.tab.WaitFor(fmt.Sprintf(`document.querySelectorAll(%q).length === %d && %s`, rows, len(want), idle))
 	var shown []int64
 	a.tab.Eval(fmt.Sprintf(`Array.from(document.querySelectorAll(%q)).map(function (tr) { return Number(tr.dataset.delivery) })`, rows), &shown)
@@ -373,7 +373,7 @@ func TestWebhooksOnThePage(t *testing.T) {
 	a.screenshot("#webhooks-panel", "webhooks")
 
 	// Removed, once confirmed; its secret's box goes with it.
-	a.tab.Click(card + " button.remove")
+	a.click(card + " button.remove")
 	a.waitText("#endpoints", "No endpoints yet: add one below to receive the program's events.")
 	if d := a.tab.Record().Dialogs; len(d) != 1 || !strings.HasPrefix(d[0], "Remove the endpoint "+hookURL+"?") {
 		t.Errorf("dialogs = %v", d)
@@ -412,7 +412,7 @@ func TestWebhooksOnThePage(t *testing.T) {
 	}
 	b := open(t, s.env)
 	b.signIn(analyst)
-	b.tab.WaitFor(`!document.querySelector("#webhooks-panel").hidden`)
+	b.view("webhooks")
 	if got := b.text("#webhooks-denied"); got != "Webhooks are managed by the workspace's owner or admin. Your role (analyst) cannot see or change them: ask an owner or admin." {
 		t.Errorf("analyst sees %q", got)
 	}

@@ -52,6 +52,11 @@ const ops = {
     const res = await get(page).page.goto(url, { waitUntil: "load", timeout });
     return res ? res.status() : 0;
   },
+  // reload loads the page's address again, as the browser's reload button does.
+  async reload({ page, timeout }) {
+    const res = await get(page).page.reload({ waitUntil: "load", timeout });
+    return res ? res.status() : 0;
+  },
   // eval evaluates a JavaScript expression in the page; a promise is awaited.
   async eval({ page, expr }) {
     const v = await get(page).page.evaluate(expr);

@@ -269,6 +269,14 @@ func (tb *Tab) Goto(url string) int {
 	return status
 }
 
+// Reload loads the page's address again, as the reload button does, and returns the response's status.
+func (tb *Tab) Reload() int {
+	tb.T.Helper()
+	var status int
+	tb.Do("reload", nil, &status)
+	return status
+}
+
 // Eval evaluates a JavaScript expression (a promise is awaited) and decodes its value into out.
 func (tb *Tab) Eval(expr string, out any) {
 	tb.T.Helper()

@@ -20,10 +20,7 @@
     $("next").addEventListener("click", function () { state.page++; refreshEvents().catch(fail); });
     $("program").addEventListener("change", function () { choose(Number($("program").value)); });
     $("regenerate").addEventListener("click", regenerate);
-    startLedger();
-    startWebhooks();
-    startPerformance();
-    startManage();
+    startViews();
     api("GET", "/api/v1/me").then(function (me) {
       state.me = me.data;
       var progs = me.data.programs;
@@ -37,7 +34,7 @@
         return;
       }
       fillPrograms();
-      var wanted = Number((window.location.hash.match(/program=(\d+)/) || [])[1]);
+      var wanted = programNamed(window.location.hash);
       var first = progs.filter(function (p) { return p.id === wanted; })[0] || progs[0];
       $("program").value = first.id;
       choose(first.id);
@@ -66,24 +63,18 @@
     state.page = 1;
     state.actions = {};
     ws.actions.forEach(function (a) { state.actions[a] = true; });
-    history.replaceState(null, "", "#program=" + id);
+    // The view stays when another program is chosen; the page's first program opens the address's view.
+    var view = state.view ? viewNamed("#view=" + state.view) : viewNamed(window.location.hash);
     $("role").textContent = ws.role;
     $("role-part").hidden = !ws.role; // no separator before nothing (an account without a workspace)
     $("program-name").textContent = p.name;
     $("program-domain").textContent = p.domain;
-    ["overview", "performance-panel", "setup-panel", "activity", "commissions-panel", "payouts-panel", "partners-panel", "links-panel",
-      "settings-panel", "processor-panel", "team-panel", "key-panel", "webhooks-panel"].forEach(function (s) { $(s).hidden = false; });
+    showView(view);
     $("new-program-open").hidden = !creatingWorkspace();
     notice("");
-    resetLedger();
-    resetWebhooks();
     // data-loaded tells (tests, scripts) when the program's first load has finished, failed or not.
     document.body.removeAttribute("data-loaded");
-    var listed = programPartners();
-    panelNotice("settings", "");
-    panelNotice("team", "");
-    Promise.all([refreshTerms(), refreshReadiness(), refreshActivity(), refreshPerformance(), refreshPartners(listed), refreshLinks(listed),
-      refreshKey(), refreshLedger(), refreshEndpoints(), refreshProcessor(), refreshTeam()]).catch(fail).then(function () {
+    loadViews().catch(fail).then(function () {
       document.body.setAttribute("data-loaded", String(id));
     });
   }

@@ -1,0 +1,75 @@
+  // --- views ---------------------------------------------------------------------------------------
+
+  // The page shows one view at a time: the panels marked with its name (data-view). Each has an address of
+  // its own (#program=<id>&view=<name>): the navigation's links change it, so the back button and a
+  // reload keep the place. VIEWS is the one table of the views: their names, and what each does when the
+  // page starts (start), when a program is chosen (reset, then load, given the program's partners read
+  // once for the views that name them).
+  var VIEWS = [
+    { name: "overview", start: startPerformance,
+      load: function () { return Promise.all([refreshTerms(), refreshReadiness(), refreshPerformance()]); } },
+    // The ledger's two views start, reset and load together (one set of balances).
+    { name: "commissions", start: startLedger, reset: resetLedger, load: refreshLedger },
+    { name: "payouts" },
+    { name: "partners", load: function (listed) { return refreshPartners(listed); } },
+    { name: "links", load: function (listed) { return refreshLinks(listed); } },
+    { name: "events", load: refreshActivity },
+    { name: "webhooks", start: startWebhooks, reset: resetWebhooks, load: refreshEndpoints },
+    { name: "install", load: function () { return Promise.all([refreshKey(), refreshProcessor()]); } },
+    { name: "settings", start: startManage, reset: function () { panelNotice("settings", ""); } },
+    { name: "team", reset: function () { panelNotice("team", ""); }, load: refreshTeam }
+  ];
+
+  // viewNamed is the view of the address's name, else the overview.
+  function viewNamed(hash) {
+    var name = (hash.match(/[#&]view=([a-z]+)/) || [])[1];
+    return VIEWS.filter(function (v) { return v.name === name; })[0] || VIEWS[0];
+  }
+
+  function programNamed(hash) { return Number((hash.match(/[#&]program=(\d+)/) || [])[1]); }
+
+  function address(view) { return "#program=" + state.program.id + "&view=" + view; }
+
+  // showView shows the view's panels and no other view's, and marks its link in the navigation; the
+  // address names it (an address of no view is replaced by the overview's).
+  function showView(view) {
+    state.view = view.name;
+    if (window.location.hash !== address(view.name)) history.replaceState(null, "", address(view.name));
+    Array.prototype.forEach.call(document.querySelectorAll("main [data-view]"), function (p) {
+      p.hidden = p.getAttribute("data-view") !== view.name;
+    });
+    Array.prototype.forEach.call(document.querySelectorAll("#views a"), function (a) {
+      a.href = address(a.getAttribute("data-view"));
+      if (a.getAttribute("data-view") === view.name) a.setAttribute("aria-current", "page");
+      else a.removeAttribute("aria-current");
+    });
+    $("views").hidden = false;
+  }
+
+  function startViews() {
+    VIEWS.forEach(function (v) { if (v.start) v.start(); });
+    // A link of the navigation, the back button or an address typed in: another program, or another view.
+    window.addEventListener("hashchange", function () {
+      if (!state.program) return;
+      var id = programNamed(window.location.hash);
+      if (id && id !== state.program.id && state.me.programs.some(function (p) { return p.id === id; })) {
+        $("program").value = id;
+        state.view = viewNamed(window.location.hash).name;
+        choose(id);
+        return;
+      }
+      var view = viewNamed(window.location.hash);
+      if (view.name !== state.view) {
+        showView(view);
+        window.scrollTo(0, 0);
+      }
+    });
+  }
+
+  // loadViews resets every view for the chosen program and loads it.
+  function loadViews() {
+    VIEWS.forEach(function (v) { if (v.reset) v.reset(); });
+    var listed = programPartners();
+    return Promise.all(VIEWS.map(function (v) { return v.load ? v.load(listed) : null; }));
+  }
+
