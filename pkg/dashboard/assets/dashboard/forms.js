@@ -115,7 +115,7 @@
         fillPrograms();
         $("program").value = made.program.id;
         choose(made.program.id);
-        notice("Program " + made.program.name + " created. Add a partner and a link below, then connect your payment processor.");
+        notice("Program " + made.program.name + " created. Add a partner and a link under Partners and Links, then connect your payment processor under Install.");
       });
     }).catch(fail);
   }
