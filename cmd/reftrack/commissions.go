@@ -18,7 +18,7 @@ import (
 // commissionsCmd is `reftrack commissions`: the program's commissions, newest first, a page at a time or
 // all of them; `commissions approve` and `commissions reject` act on them (commissions_decide.go).
 func (a *app) commissionsCmd() *cobra.Command {
-	var program, status string
+	var program, status, hold string
 	var partner int64
 	var limit int
 	var all bool
@@ -34,6 +34,12 @@ func (a *app) commissionsCmd() *cobra.Command {
 					return refused(err.Error())
 				}
 				params.Status = ptr(client.CommissionStatus(status))
+			}
+			if flags.Changed("hold") {
+				if err := ledger.CheckHold(hold); err != nil {
+					return refused(err.Error())
+				}
+				params.Hold = ptr(client.ListCommissionsParamsHold(hold))
 			}
 			if flags.Changed("partner") {
 				if partner < 1 {
@@ -67,6 +73,8 @@ func (a *app) commissionsCmd() *cobra.Command {
 	f := cmd.Flags()
 	f.StringVar(&program, "program", "", "program id (default the current program)")
 	f.StringVar(&status, "status", "", "only commissions in this status now: "+strings.Join(ledger.Statuses, ", "))
+	f.StringVar(&hold, "hold", "", "only commissions still in their hold ("+ledger.HoldRunning+") or whose hold has ended ("+
+		ledger.HoldEnded+"); with --status pending, ended is what awaits approval")
 	f.Int64Var(&partner, "partner", 0, "only this partner's commissions (the partner's id)")
 	f.IntVar(&limit, "limit", 0, fmt.Sprintf("commissions per page, 1 to %d (default %d)", ledger.MaxPageSize, ledger.DefaultPageSize))
 	f.BoolVar(&all, "all", false, "list every page, following the server's cursor")

@@ -115,6 +115,8 @@ func TestCLICommissions(t *testing.T) {
 	l.sameJSON(l.must("commissions", "--json"), l.base+"/commissions")
 	l.sameJSON(l.must("commissions", "--json", "--status", "pending", "--partner", l.partner, "--limit", "2"),
 		l.base+"/commissions?status=pending&partner_id="+l.partner+"&limit=2")
+	l.sameJSON(l.must("commissions", "--json", "--status", "pending", "--hold", "in_hold"),
+		l.base+"/commissions?status=pending&hold=in_hold")
 	if out := l.must("commissions", "--status", "approved"); out != "No commissions.\n" {
 		t.Errorf("--status approved printed %q", out)
 	}
@@ -326,6 +328,7 @@ func TestCLILedgerRefusesWhatTheServerRefuses(t *testing.T) {
 	}{
 		{"status", []string{"commissions", "--status", "open"},
 			"Error: status must be one of pending, approved, in_payout, paid, rejected, reversed", nil},
+		{"hold", []string{"commissions", "--hold", "over"}, "Error: hold must be one of in_hold, ended", nil},
 		{"limit 0", []string{"commissions", "--limit", "0"}, "Error: limit must be between 1 and 100", nil},
 		{"limit 101", []string{"commissions", "--all", "--limit", "101"}, "Error: limit must be between 1 and 100", nil},
 		{"partner 0", []string{"commissions", "--partner", "0"},

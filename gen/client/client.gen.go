@@ -1605,6 +1605,24 @@ func (e PartnerStatsParamsDays) Valid() bool {
 	}
 }
 
+// Defines values for ListCommissionsParamsHold.
+const (
+	Ended  ListCommissionsParamsHold = "ended"
+	InHold ListCommissionsParamsHold = "in_hold"
+)
+
+// Valid indicates whether the value is a known member of the ListCommissionsParamsHold enum.
+func (e ListCommissionsParamsHold) Valid() bool {
+	switch e {
+	case Ended:
+		return true
+	case InHold:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for ExportPayoutsParamsFormat.
 const (
 	ExportPayoutsParamsFormatPaypal ExportPayoutsParamsFormat = "paypal"
@@ -4362,6 +4380,11 @@ type ListCommissionsParams struct {
 	// Status Only commissions in this status (effective now).
 	Status *CommissionStatus `form:"status,omitempty" json:"status,omitempty"`
 
+	// Hold Only commissions still in their hold (`in_hold`: `available_on` is after now and the hold was not
+	// released), or whose hold has ended (`ended`). With `status=pending`, `ended` is what awaits a
+	// member's approval (the dashboard's To approve) and `in_hold` what waits for its hold.
+	Hold *ListCommissionsParamsHold `form:"hold,omitempty" json:"hold,omitempty"`
+
 	// PartnerId Only this partner's commissions.
 	PartnerId *int64 `form:"partner_id,omitempty" json:"partner_id,omitempty"`
 
@@ -4377,6 +4400,9 @@ type ListCommissionsParams struct {
 	// Limit Rows per page.
 	Limit *Limit `form:"limit,omitempty" json:"limit,omitempty"`
 }
+
+// ListCommissionsParamsHold defines parameters for ListCommissions.
+type ListCommissionsParamsHold string
 
 // ApproveCommissionsParams defines parameters for ApproveCommissions.
 type ApproveCommissionsParams struct {
@@ -13240,6 +13266,18 @@ func NewListCommissionsRequest(server string, programId ProgramId, params *ListC
 		if params.Status != nil {
 
 			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "status", *params.Status, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Hold != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "hold", *params.Hold, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			} else {
 				for _, qp := range strings.Split(queryFrag, "&") {

@@ -532,6 +532,50 @@ func TestCommissionsList(t *testing.T) {
 	}
 }
 
+// The list by hold: what awaits approval (pending, its hold ended: the dashboard's To approve) apart from
+// what waits for its hold; a released hold has ended.
+func TestCommissionsByHold(t *testing.T) {
+	t.Parallel()
+	f := newLedger(t, map[string]any{"commission_approval": "manual", "hold_days": 10})
+	older := f.sale("hold-1", 1000, "USD", "")["id"]
+	f.clock.Advance(6 * 24 * time.Hour)
+	newer := f.sale("hold-2", 2000, "USD", "")["id"]
+	f.clock.Advance(5 * 24 * time.Hour) // the older's hold ended a day ago; the newer's ends in five days
+	ids := func(query string) []any {
+		t.Helper()
+		res := f.do(http.MethodGet, f.base+"/commissions"+query, nil)
+		var body struct{ Data []map[string]any }
+		if res.Status != http.StatusOK {
+			t.Fatalf("%s: %d %s", query, res.Status, res.Body)
+		}
+		res.Decode(t, &body)
+		out := []any{}
+		for _, c := range body.Data {
+			out = append(out, c["id"])
+		}
+		return out
+	}
+	for query, want := range map[string][]any{
+		"?status=pending&hold=ended":   {older},
+		"?status=pending&hold=in_hold": {newer},
+		"?hold=ended":                  {older},
+		"":                             {newer, older},
+	} {
+		if got := ids(query); !cmp.Equal(got, want) {
+			t.Errorf("%s = %v, want %v", query, got, want)
+		}
+	}
+	f.data(f.do(http.MethodPost, commission(newer)+"/approve", map[string]any{"release_hold": true}), http.StatusOK)
+	if got := ids("?hold=ended"); !cmp.Equal(got, []any{newer, older}) {
+		t.Errorf("after the newer's hold was released, ended = %v", got)
+	}
+	if got := ids("?hold=in_hold"); len(got) != 0 {
+		t.Errorf("after the release, in hold = %v", got)
+	}
+	platformError(t, f.do(http.MethodGet, f.base+"/commissions?hold=over", nil), http.StatusBadRequest, "BadRequestError",
+		`Invalid query parameter hold: value is not one of the allowed values ["in_hold","ended"]`)
+}
+
 // urlQuery escapes a query value (a time's "+").
 func urlQuery(s string) string { return strings.ReplaceAll(s, "+", "%2B") }
 

@@ -19,6 +19,20 @@ func CheckStatus(status string) error {
 	return nil
 }
 
+// The hold filter's values: a commission still in its hold, or whose hold has ended.
+const (
+	HoldRunning = "in_hold"
+	HoldEnded   = "ended"
+)
+
+// CheckHold refuses a hold filter that is not in_hold or ended.
+func CheckHold(hold string) error {
+	if hold != HoldRunning && hold != HoldEnded {
+		return invalid("hold must be one of %s, %s", HoldRunning, HoldEnded)
+	}
+	return nil
+}
+
 // CheckPayoutStatus refuses a payout status that is not one of PayoutStatuses.
 func CheckPayoutStatus(status string) error {
 	if !slices.Contains(PayoutStatuses, status) {

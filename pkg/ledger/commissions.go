@@ -69,6 +69,7 @@ const commissionColumns = `c.id, c.program_id, c.partner_id, c.sale_id, s.proces
 // Filter narrows a program's commissions list.
 type Filter struct {
 	Status      string // effective status; "" for any
+	Hold        string // HoldRunning, HoldEnded; "" for any
 	PartnerID   int64  // 0 for any
 	CreatedFrom *time.Time
 	CreatedTo   *time.Time // exclusive
@@ -134,6 +135,11 @@ func (f Filter) checked() (after *cursor, limit int, err error) {
 			return nil, 0, err
 		}
 	}
+	if f.Hold != "" {
+		if err := CheckHold(f.Hold); err != nil {
+			return nil, 0, err
+		}
+	}
 	if limit, err = pageLimit(f.Limit); err != nil {
 		return nil, 0, err
 	}
@@ -151,6 +157,13 @@ func listCommissions(ctx context.Context, db *sqlx.DB, programID int64, f Filter
 	}
 	if f.Status != "" {
 		add("ledger_status(c.status, c.available_on, p.commission_approval, $1) = ?", f.Status)
+	}
+	// In its hold: the hold's end is after now and the hold was not released (as payouts read it).
+	switch f.Hold {
+	case HoldRunning:
+		where = append(where, "c.available_on > $1 AND c.hold_released_at IS NULL")
+	case HoldEnded:
+		where = append(where, "(c.available_on <= $1 OR c.hold_released_at IS NOT NULL)")
 	}
 	if f.PartnerID != 0 {
 		add("c.partner_id = ?", f.PartnerID)

@@ -56,6 +56,9 @@ func (h *Management) ListCommissions(ctx context.Context, req gen.ListCommission
 	if p.Status != nil {
 		f.Status = string(*p.Status)
 	}
+	if p.Hold != nil {
+		f.Hold = string(*p.Hold)
+	}
 	page, err := ledger.ListCommissions(ctx, h.DB, accountID, req.ProgramId, f, h.Now())
 	if err != nil {
 		return nil, err
