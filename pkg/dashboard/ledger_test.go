@@ -121,7 +121,15 @@ func (s *shop) open(email string) *app {
 	a := open(s.t, s.env)
 	a.signIn(email)
 	a.view("commissions")
+	a.queue("all") // the tests read every commission; TestToApproveIsTheInbox reads the queues
 	return a
+}
+
+// queue shows one of the commissions' queues (to_approve, in_hold, all) and waits for its rows.
+func (a *app) queue(name string) {
+	a.t.Helper()
+	a.click(fmt.Sprintf(`#c-queues button[data-queue=%q]`, name))
+	a.tab.WaitFor(fmt.Sprintf(`document.querySelector("#commissions").dataset.queue === %q && %s`, name, idle))
 }
 
 func commissionRow(id int64) string { return fmt.Sprintf(`#commissions tr[data-commission="%d"]`, id) }
@@ -490,6 +498,48 @@ func TestCommissionsToAPaidPayout(t *testing.T) {
 // With automatic approval a commission becomes approved once its hold has passed, at the server's clock:
 // the page shows it pending, then approved after the clock moved on. A payout of one currency leaves
 // the others approved. Amounts are in each currency's major units: 2 digits for USD, none for VND.
+// The Commissions view opens on To approve: the pending commissions whose hold has ended, and nothing
+// else; In hold holds the others, All every one. Approving empties the inbox, which says so.
+func TestToApproveIsTheInbox(t *testing.T) {
+	t.Parallel()
+	s := newShop(t, "Inbox shop", map[string]any{"commission_approval": "manual"}) // hold 30 days
+	due := s.sale("inbox-1", 5000, "USD", "")
+	s.clock.Advance(31 * 24 * time.Hour)
+	held := s.sale("inbox-2", 7000, "USD", "")
+
+	a := open(t, s.env)
+	a.signIn(s.r.AccountEmail)
+	a.view("commissions")
+	a.tab.WaitFor(`document.querySelector("#commissions").dataset.queue === "to_approve"`)
+	if got := a.attr(`#c-queues [aria-pressed="true"]`, "data-queue"); got != "to_approve" {
+		t.Errorf("the view opens on %q", got)
+	}
+	if got := a.commissionIDs(); !slices.Equal(got, []int64{due}) {
+		t.Errorf("to approve = %v, want only %d (its hold ended)", got, due)
+	}
+	if got := a.text(commissionRow(due) + " button.approve"); got != "Approve" {
+		t.Errorf("a commission out of its hold offers %q", got)
+	}
+	a.queue("in_hold")
+	if got := a.commissionIDs(); !slices.Equal(got, []int64{held}) {
+		t.Errorf("in hold = %v, want %d", got, held)
+	}
+	if got := a.text(commissionRow(held) + " button.approve"); got != "Approve early" {
+		t.Errorf("a commission in its hold offers %q", got)
+	}
+	a.queue("all")
+	if got := a.commissionIDs(); !slices.Equal(got, []int64{held, due}) {
+		t.Errorf("all = %v", got)
+	}
+	a.queue("to_approve")
+	a.click(commissionRow(due) + " button.approve")
+	a.waitText("#commissions tbody", "Nothing to approve: no pending commission has come out of its hold.")
+	if n := s.env.Count(`SELECT count(*) FROM commissions WHERE id = $1 AND status = 'approved' AND hold_released_at IS NULL`, due); n != 1 {
+		t.Error("the commission out of its hold was not approved as such")
+	}
+	a.noPageErrors()
+}
+
 func TestCommissionApprovedAfterItsHold(t *testing.T) {
 	t.Parallel()
 	s := newShop(t, "Hold shop", nil) // hold 30 days, auto approval
@@ -624,6 +674,8 @@ func TestLedgerRolesOnThePage(t *testing.T) {
 		t.Run(c.role, func(t *testing.T) {
 			a := open(t, s.env)
 			a.signIn(c.email)
+			a.view("commissions")
+			a.queue("all")
 			a.waitStatus(commissionRow(pending), "pending")
 			a.waitStatus(payoutRow(payout), "processing")
 			if got := a.text(commissionRow(pending) + " td.amount"); got != "10.00 USD" {

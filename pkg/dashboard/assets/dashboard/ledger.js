@@ -73,7 +73,34 @@
     return t.toISOString().slice(0, 10);
   }
 
+  // The commissions' queues: what awaits a member's approval (pending, its hold ended), what waits for its
+  // hold, and every commission (with the status filter). The view opens on To approve.
+  var QUEUES = {
+    to_approve: { status: "pending", hold: "ended", note: "Pending commissions whose hold has ended: approve or reject them.",
+      empty: "Nothing to approve: no pending commission has come out of its hold." },
+    in_hold: { status: "pending", hold: "in_hold", note: "Pending commissions still in their hold: approving one now releases its hold.",
+      empty: "No commission is in its hold." },
+    all: { note: "Every commission, in any status.", empty: "" },
+  };
+
+  function showQueue() {
+    var q = ledger.c.queue;
+    document.querySelectorAll("#c-queues button").forEach(function (b) {
+      b.setAttribute("aria-pressed", String(b.getAttribute("data-queue") === q));
+    });
+    $("c-queue-note").textContent = QUEUES[q].note;
+    $("c-status-field").hidden = q !== "all"; // the queues choose the status themselves
+  }
+
   function startLedger() {
+    document.querySelectorAll("#c-queues button").forEach(function (b) {
+      b.addEventListener("click", function () {
+        ledger.c.queue = b.getAttribute("data-queue");
+        showQueue();
+        firstPage(ledger.c);
+        refreshCommissions().catch(function (err) { panelNotice("commissions", err.message, true); });
+      });
+    });
     $("c-filters").addEventListener("submit", function (e) {
       e.preventDefault();
       ledger.c.filters = { status: $("c-status").value, partner: $("c-partner").value, from: $("c-from").value, to: $("c-to").value };
@@ -109,11 +136,12 @@
   // resetLedger starts both views afresh for the chosen program.
   function resetLedger() {
     ledger = {
-      c: { filters: { status: "", partner: "", from: "", to: "" }, cursors: [""], index: 0, next: null, selected: {} },
+      c: { queue: "to_approve", filters: { status: "", partner: "", from: "", to: "" }, cursors: [""], index: 0, next: null, selected: {} },
       p: { status: "", cursors: [""], index: 0, next: null },
       partners: null,
     };
     ["c-filters", "p-filters", "p-create"].forEach(function (id) { $(id).reset(); });
+    showQueue();
     panelNotice("commissions", "");
     panelNotice("payouts", "");
   }
@@ -188,7 +216,11 @@
 
   function approvable(c) { return c.status === "pending"; }
   // inHold: the commission's hold has not ended; approving it then releases the hold (said on its button).
-  function inHold(c) { return c.available_on && new Date(c.available_on).getTime() > Date.now(); }
+  // In the queues the server has said so, by its clock; in All the page reads available_on.
+  function inHold(c) {
+    if (ledger.c.queue !== "all") return ledger.c.queue === "in_hold";
+    return c.available_on && new Date(c.available_on).getTime() > Date.now();
+  }
   function rejectable(c) { return approvable(c) || c.status === "approved"; }
 
   function refreshCommissions() {
@@ -199,9 +231,9 @@
     var write = !!state.actions["commissions:write"];
     $("c-bulk").hidden = !write;
     document.querySelectorAll("#commissions thead .pick, #commissions thead .acts").forEach(function (th) { th.hidden = !write; });
-    var c = ledger.c, f = c.filters;
+    var c = ledger.c, f = c.filters, queue = QUEUES[c.queue];
     var q = query({
-      status: f.status, partner_id: f.partner, created_from: f.from && f.from + "T00:00:00Z",
+      status: queue.status || f.status, hold: queue.hold, partner_id: f.partner, created_from: f.from && f.from + "T00:00:00Z",
       created_to: f.to && nextDay(f.to) + "T00:00:00Z", cursor: c.cursors[c.index], limit: LEDGER_PAGE_SIZE,
     });
     return Promise.all([partners(), latest("commissions", programPath("/commissions") + q)]).then(function (r) {
@@ -220,11 +252,12 @@
       // The selection keeps what can still be approved on this page.
       Object.keys(c.selected).forEach(function (id) { if (!shown[id]) delete c.selected[id]; });
       if (!res.data.length) {
-        var filtered = f.status || f.partner || f.from || f.to;
+        var filtered = (c.queue === "all" && f.status) || f.partner || f.from || f.to;
         body.appendChild(el("tr", {})).appendChild(el("td", { colspan: 8, "class": "muted" },
-          filtered ? "No commissions match these filters." : "No commissions yet: a sale referred by a partner makes one."));
+          filtered ? "No commissions match these filters." : queue.empty || "No commissions yet: a sale referred by a partner makes one."));
       }
       pageInfo("c-page-info", c, res.data.length, "commission", "commissions");
+      $("commissions").setAttribute("data-queue", c.queue); // the queue the rows shown are of
       $("c-prev").disabled = c.index === 0;
       $("c-next").disabled = !c.next;
       showSelection();
