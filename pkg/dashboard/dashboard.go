@@ -53,6 +53,7 @@ var scripts = []string{
 	"forms.js",       // programs, settings, the processor and the team
 	"webhooks.js",    // outbound webhook endpoints and their deliveries
 	"apikey.js",      // the program's API key
+	"install.js",     // the tracker tag and the lead, sale and refund calls to copy
 }
 
 const (

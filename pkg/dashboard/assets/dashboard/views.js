@@ -15,7 +15,7 @@
     { name: "links", load: function (listed) { return refreshLinks(listed); } },
     { name: "events", load: refreshActivity },
     { name: "webhooks", start: startWebhooks, reset: resetWebhooks, load: refreshEndpoints },
-    { name: "install", load: function () { return Promise.all([refreshKey(), refreshProcessor()]); } },
+    { name: "install", start: startInstall, load: function () { return Promise.all([refreshInstall(), refreshKey(), refreshProcessor()]); } },
     { name: "settings", start: startManage, reset: function () { panelNotice("settings", ""); } },
     { name: "team", reset: function () { panelNotice("team", ""); }, load: refreshTeam }
   ];
