@@ -116,6 +116,25 @@ func as[T error](build func(ctx context.Context, w *errorWriter, e T) *apierr.Er
 	}
 }
 
+// AccountTokenHint is what an answer to an account login token sent as a program API key adds to the
+// interface's message: details.hint in the platform envelope, hint in the typed one.
+const AccountTokenHint = "This is an account login token (rtu_…), which the management routes and the CLI take; " +
+	"this route takes the program's API key (rt_…), shown in the dashboard's Install view."
+
+// accountTokenHinted adds AccountTokenHint to a's answer when the token sent was an account login token.
+func accountTokenHinted(a answer) answer {
+	build := a.build
+	a.build = func(ctx context.Context, w *errorWriter, err error) *apierr.Error {
+		e := build(ctx, w, err)
+		if errors.Is(err, auth.ErrAccountTokenForKey) {
+			e = e.WithDetail("hint", AccountTokenHint)
+			e.Hint = AccountTokenHint
+		}
+		return e
+	}
+	return a
+}
+
 // on restricts an answer to the routes of one wording.
 func (a answer) on(wording string) answer { a.wording = wording; return a }
 
@@ -139,11 +158,11 @@ var answers = []answer{
 	is(auth.ErrEmptyToken, apierr.KindUnauthorized, "Missing API token"),
 	is(auth.ErrEmptyToken, apierr.KindUnauthorized, "Invalid API token").on("refund"),
 	is(auth.ErrEmptyToken, apierr.KindInvalidKey, "Missing API token.").on("readiness"),
-	is(apikeys.ErrUnknown, apierr.KindUnauthorized, "Invalid API token"),
-	is(apikeys.ErrUnknown, apierr.KindInvalidKey, "Invalid API token.").on("readiness"),
-	is(apikeys.ErrUnknown, apierr.KindUnauthorized, "Invalid API token. No program matches this key: it may have been regenerated. "+
+	accountTokenHinted(is(apikeys.ErrUnknown, apierr.KindUnauthorized, "Invalid API token")),
+	accountTokenHinted(is(apikeys.ErrUnknown, apierr.KindInvalidKey, "Invalid API token.").on("readiness")),
+	accountTokenHinted(is(apikeys.ErrUnknown, apierr.KindUnauthorized, "Invalid API token. No program matches this key: it may have been regenerated. "+
 		"Ask a workspace owner of the program to regenerate the key in Settings → API keys and use the new one; creating a new "+
-		"program does not help.").on("cli"),
+		"program does not help.").on("cli")),
 	as(func(_ context.Context, w *errorWriter, e *auth.RetiredKeyError) *apierr.Error {
 		out := apierr.New(apierr.KindKeyRotationRequired,
 			"This API key passed its rotation deadline ("+e.RotateBy.UTC().Format(time.RFC3339)+") and no longer works.")

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/reftrack/reftrack/pkg/api"
 	"github.com/reftrack/reftrack/pkg/apikeys"
 	"github.com/reftrack/reftrack/pkg/dashboard"
 	"github.com/reftrack/reftrack/pkg/platform/config"
@@ -303,5 +304,37 @@ func TestDashboardRegenerationIsAudited(t *testing.T) {
 		WHERE a.actor = $1 AND c.email = $1 AND a.action = 'api_key.regenerate' AND a.target = $2`,
 		r.AccountEmail, "program:"+itoa(r.ProgramID)); n != 1 {
 		t.Errorf("audit records of the dashboard's regeneration = %d, want 1", n)
+	}
+}
+
+// An account login token sent where a program API key is needed is refused with the interface's message
+// and a hint saying which credential the route takes (details.hint in the platform envelope, hint in the
+// typed one); a key that matches nothing gets no hint.
+func TestAccountTokenSentAsAKeyIsTold(t *testing.T) {
+	t.Parallel()
+	env := apitest.New(t)
+	r := env.Seed(seed.Options{})
+	for _, route := range []struct{ path, message string }{
+		{"/api/v1/track/sale", "Invalid API token"},
+		{"/api/v1/track/refund", "Invalid API token"},
+		{"/api/v1/track/lead", "Invalid API token"},
+	} {
+		body := map[string]any{"transaction_id": "t-1", "amount_cents": 100, "currency": "USD", "customer_key": "c-1", "click_id": "x"}
+		e := platformError(t, env.Do(http.MethodPost, route.path, body, apitest.Bearer(r.AccountToken)...), 401, "UnauthorizedError", route.message)
+		if d, _ := e["details"].(map[string]any); d["hint"] != api.AccountTokenHint {
+			t.Errorf("%s with an account token: details %v", route.path, e["details"])
+		}
+		e = platformError(t, env.Do(http.MethodPost, route.path, body, apitest.Bearer("rt_nope")...), 401, "UnauthorizedError", route.message)
+		if d, _ := e["details"].(map[string]any); d["hint"] != nil {
+			t.Errorf("%s with an unknown key: details %v", route.path, e["details"])
+		}
+	}
+	res := env.Do(http.MethodGet, "/api/v1/programs/me/readiness", nil, apitest.Bearer(r.AccountToken)...)
+	e, _ := res.JSON(t)["error"].(map[string]any)
+	if res.Status != 401 || e["code"] != "invalid_key" || e["message"] != "Invalid API token." || e["hint"] != api.AccountTokenHint {
+		t.Errorf("readiness with an account token: %d %s", res.Status, res.Body)
+	}
+	if n := env.Count(`SELECT count(*) FROM sales`); n != 0 {
+		t.Errorf("%d sales recorded", n)
 	}
 }

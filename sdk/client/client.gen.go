@@ -2351,6 +2351,10 @@ type ErrorDetails struct {
 	// Code `ACCOUNT_BLOCKED` for a suspended account (beside `error.code` `account_suspended`), as the CLI login has always answered.
 	Code *string `json:"code,omitempty"`
 
+	// Hint On a 401 `Invalid API token` whose token is an account login token (`rtu_…`): that the route takes
+	// the program's API key (`rt_…`) instead. The message stays the interface's.
+	Hint *string `json:"hint,omitempty"`
+
 	// RequestId On a CLI 500, the request id.
 	RequestId *string `json:"request_id,omitempty"`
 

@@ -6,6 +6,7 @@ package auth
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"time"
 
@@ -32,6 +33,9 @@ var (
 	ErrProgramKeyForAccount = errors.New("program API key sent for an account login token")
 	// ErrCSRF: a change authenticated by the session cookie alone without the page's CSRF token.
 	ErrCSRF = errors.New("missing or invalid CSRF token")
+	// ErrAccountTokenForKey: an account login token sent where a program API key is needed. It is
+	// apikeys.ErrUnknown (no program matches it: the interface's message), and the answer adds a hint.
+	ErrAccountTokenForKey = fmt.Errorf("account login token sent for a program API key: %w", apikeys.ErrUnknown)
 )
 
 // RetiredKeyError refuses a key whose rotation deadline has passed.
@@ -97,6 +101,9 @@ func (a *Authenticator) OptionalKey(ctx context.Context) (apikeys.Key, bool, err
 
 // check looks token up, refuses retired keys and notes a marked key for the rotation signals.
 func (a *Authenticator) check(ctx context.Context, token string) (apikeys.Key, error) {
+	if strings.HasPrefix(token, secret.AccountTokenPrefix) {
+		return apikeys.Key{}, ErrAccountTokenForKey // never a program's key: no lookup
+	}
 	k, err := a.Keys.Authenticate(ctx, token)
 	if err != nil {
 		return apikeys.Key{}, err
