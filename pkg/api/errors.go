@@ -281,6 +281,9 @@ var answers = []answer{
 	as(func(_ context.Context, _ *errorWriter, e *outbound.InvalidError) *apierr.Error {
 		return apierr.Invalid(e.Message)
 	}),
+	as(func(_ context.Context, _ *errorWriter, e *outbound.DuplicateURLError) *apierr.Error {
+		return apierr.New(apierr.KindConflict, e.Error())
+	}),
 
 	// Programs, workspaces, keys.
 	is(programs.ErrNotFound, apierr.KindNotFound, "Program not found"),

@@ -253,9 +253,12 @@ func TestWebhookEndpointRoutes(t *testing.T) {
 		message string
 	}{
 		{map[string]any{"url": "http://10.0.0.1/hook"}, "url must be a public https URL"},
-		{map[string]any{"url": "ftp://127.0.0.1/hook"}, "url must be a public https URL"},
+		{map[string]any{"url": "ftp://127.0.0.1/hook"}, "url must begin with https:// (a server in development also takes http://)"},
+		{map[string]any{"url": "not a url"}, "url must be an absolute URL, such as https://hooks.example.com/reftrack"},
+		{map[string]any{"url": "https://user:pw@hooks.example.com/h"}, "url must not hold a user name or password"},
+		{map[string]any{"url": "https://hooks.example.com:0/h"}, "url's port must be between 1 and 65535"},
 		{map[string]any{"url": "http://169.254.169.254/latest"}, "url must be a public https URL"},
-		{map[string]any{"url": "https://no-such-host.invalid/hook"}, "url must be a public https URL"},
+		{map[string]any{"url": "https://no-such-host.invalid/hook"}, "url's host does not resolve: check its name"},
 		{map[string]any{"url": rc.srv.URL, "description": strings.Repeat("é", 501)}, "Invalid request body: description: maximum string length is 500"},
 	} {
 		res := f.do(http.MethodPost, hooks, c.body)
@@ -263,7 +266,23 @@ func TestWebhookEndpointRoutes(t *testing.T) {
 			t.Errorf("%v: %d %s, want 400 %q", c.body, res.Status, res.Body, c.message)
 		}
 	}
-	for i := 1; i < 10; i++ {
+	// A URL once per program: added again, or another endpoint changed to it, is a conflict; nothing changes.
+	dup := platformError(t, f.do(http.MethodPost, hooks, map[string]any{"url": ep["url"]}), http.StatusConflict, "ConflictError",
+		fmt.Sprintf("Endpoint %v of this program already has this URL: every event would arrive twice. Choose its events, or remove it first.", ep["id"]))
+	if dup["code"] != "conflict" {
+		t.Errorf("code %v", dup["code"])
+	}
+	second := f.data(f.do(http.MethodPost, hooks, map[string]any{"url": rc.srv.URL + "/second"}), http.StatusCreated)
+	secondPath := fmt.Sprintf("/api/v1/webhook-endpoints/%v", second["id"])
+	platformError(t, f.do(http.MethodPatch, secondPath, map[string]any{"url": ep["url"]}), http.StatusConflict, "ConflictError",
+		fmt.Sprintf("Endpoint %v of this program already has this URL: every event would arrive twice. Choose its events, or remove it first.", ep["id"]))
+	if got := f.data(f.do(http.MethodPatch, secondPath, map[string]any{"url": rc.srv.URL + "/second", "description": "same URL"}), http.StatusOK); got["description"] != "same URL" {
+		t.Errorf("an endpoint keeping its own URL: %v", got)
+	}
+	if n := f.env.Count(`SELECT count(*) FROM webhook_endpoints WHERE url = $1`, ep["url"]); n != 1 {
+		t.Errorf("%d endpoints with the first URL", n)
+	}
+	for i := 2; i < 10; i++ {
 		f.data(f.do(http.MethodPost, hooks, map[string]any{"url": fmt.Sprintf("%s/%d", rc.srv.URL, i)}), http.StatusCreated)
 	}
 	platformError(t, f.do(http.MethodPost, hooks, map[string]any{"url": rc.srv.URL}), http.StatusBadRequest, "BadRequestError",

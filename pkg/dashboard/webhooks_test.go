@@ -150,7 +150,24 @@ func TestWebhooksOnThePage(t *testing.T) {
 	a.fill("#wh-url", "https://10.0.0.1/hooks") // a private address: refused by the server
 	a.click("#wh-create-button")
 	a.waitText("#wh-create-error", "url must be a public https URL")
-	a.waitText("#webhooks-notice", "url must be a public https URL")
+	if a.visible("#webhooks-notice") {
+		t.Errorf("the refusal is said twice: the view's notice reads %q too", a.text("#webhooks-notice"))
+	}
+	// Each refusal in its own words, once; a long URL is sent whole and refused with the limit.
+	for url, want := range map[string]string{
+		"not a url":                 "url must be an absolute URL, such as https://hooks.example.com/reftrack",
+		"ftp://hooks.example.com/h": "url must begin with https:// (a server in development also takes http://)",
+		"https://" + strings.Repeat("a", 3000) + ".example.com/": "Invalid request body: url: maximum string length is 2048",
+	} {
+		a.fill("#wh-url", url)
+		a.click("#wh-create-button")
+		a.waitText("#wh-create-error", want)
+		var sent int
+		a.tab.Eval(`document.getElementById("wh-url").value.length`, &sent)
+		if sent != len(url) {
+			t.Errorf("the URL box holds %d of %d characters", sent, len(url))
+		}
+	}
 	a.fill("#wh-url", hookURL)
 	a.fill("#wh-description", "Books "+hostile)
 	a.click(`#wh-events input[value="sale.created"]`)

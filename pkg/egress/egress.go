@@ -21,8 +21,26 @@ import (
 )
 
 // ErrNotPublic is wrapped by every refusal, from CheckURL and from Client's dialer. Its text is the
-// answer the API gives (400), so the wrapping errors add the reason for logs only.
+// answer the API gives (400) to an address that is not public; the other refusals of CheckURL are
+// Refusals, which say what is wrong in their own words.
 var ErrNotPublic = errors.New("url must be a public https URL")
+
+// A Refusal is a URL refused by CheckURL for its form or its name, in the words the API answers (400),
+// the development exceptions said where they apply. It is ErrNotPublic too (errors.Is).
+type Refusal struct{ Message string }
+
+func (r *Refusal) Error() string { return r.Message }
+func (r *Refusal) Unwrap() error { return ErrNotPublic }
+
+// CheckURL's refusals other than a non-public address.
+var (
+	ErrNotAbsolute = &Refusal{"url must be an absolute URL, such as https://hooks.example.com/reftrack"}
+	ErrScheme      = &Refusal{"url must begin with https:// (a server in development also takes http://)"}
+	ErrUserinfo    = &Refusal{"url must not hold a user name or password"}
+	ErrPort        = &Refusal{"url's port must be between 1 and 65535"}
+	ErrIPLiteral   = &Refusal{"url must name its host, not an IP address (a server in development also takes loopback addresses)"}
+	ErrUnresolved  = &Refusal{"url's host does not resolve: check its name"}
+)
 
 // Policy says which destinations are allowed. The zero value is the production policy with the default
 // resolver.
@@ -31,8 +49,9 @@ type Policy struct {
 	Resolver    *net.Resolver // nil: net.DefaultResolver (tests inject one)
 }
 
-func refuse(format string, args ...any) error {
-	return fmt.Errorf("%w: %s", ErrNotPublic, fmt.Sprintf(format, args...))
+// refuse is a refusal for kind (a Refusal, or ErrNotPublic), with the reason for logs.
+func refuse(kind error, format string, args ...any) error {
+	return fmt.Errorf("%w: %s", kind, fmt.Sprintf(format, args...))
 }
 
 func (p Policy) resolver() *net.Resolver {
@@ -57,36 +76,36 @@ func (p Policy) resolver() *net.Resolver {
 func (p Policy) CheckURL(ctx context.Context, raw string) error {
 	u, err := url.Parse(raw)
 	if err != nil {
-		return refuse("not a URL")
+		return refuse(ErrNotAbsolute, "not a URL")
 	}
 	if !u.IsAbs() || u.Opaque != "" {
-		return refuse("not an absolute URL")
+		return refuse(ErrNotAbsolute, "not an absolute URL")
 	}
 	switch {
 	case u.Scheme == "https":
 	case u.Scheme == "http" && p.Development:
 	default:
-		return refuse("scheme %q", u.Scheme)
+		return refuse(ErrScheme, "scheme %q", u.Scheme)
 	}
 	if u.User != nil {
-		return refuse("userinfo in URL")
+		return refuse(ErrUserinfo, "userinfo in URL")
 	}
 	host := u.Hostname()
 	if host == "" {
-		return refuse("no host")
+		return refuse(ErrNotAbsolute, "no host")
 	}
 	if port := u.Port(); port != "" {
 		if n, err := strconv.Atoi(port); err != nil || n < 1 || n > 65535 {
-			return refuse("port %q", port)
+			return refuse(ErrPort, "port %q", port)
 		}
 	}
 
 	if ip, err := netip.ParseAddr(host); err == nil {
 		if !p.Allowed(ip) {
-			return refuse("address %s", ip)
+			return refuse(ErrNotPublic, "address %s", ip)
 		}
 		if !p.Development {
-			return refuse("IP address %s instead of a host name", ip)
+			return refuse(ErrIPLiteral, "IP address %s instead of a host name", ip)
 		}
 		return nil
 	}
@@ -96,14 +115,14 @@ func (p Policy) CheckURL(ctx context.Context, raw string) error {
 		if ctx.Err() != nil {
 			return fmt.Errorf("egress: resolving %s: %w", host, err)
 		}
-		return fmt.Errorf("%w: %s does not resolve: %w", ErrNotPublic, host, err)
+		return fmt.Errorf("%w: %s does not resolve: %w", ErrUnresolved, host, err)
 	}
 	if len(addrs) == 0 {
-		return refuse("%s does not resolve", host)
+		return refuse(ErrUnresolved, "%s does not resolve", host)
 	}
 	for _, ip := range addrs {
 		if !p.Allowed(ip) {
-			return refuse("%s resolves to %s", host, ip)
+			return refuse(ErrNotPublic, "%s resolves to %s", host, ip)
 		}
 	}
 	return nil
@@ -161,10 +180,10 @@ func (p Policy) Allowed(ip netip.Addr) bool {
 func (p Policy) control(network, address string, _ syscall.RawConn) error {
 	ap, err := netip.ParseAddrPort(address)
 	if err != nil {
-		return refuse("dial %s %q: not an IP address", network, address)
+		return refuse(ErrNotPublic, "dial %s %q: not an IP address", network, address)
 	}
 	if !p.Allowed(ap.Addr()) {
-		return refuse("dial %s %s", network, ap)
+		return refuse(ErrNotPublic, "dial %s %s", network, ap)
 	}
 	return nil
 }

@@ -419,3 +419,34 @@ func TestTimeout(t *testing.T) {
 		t.Fatalf("GET = %v, want a timeout", err)
 	}
 }
+
+// Each refusal says what is wrong (its Refusal, whose message the API answers); an address that is not
+// public is ErrNotPublic alone.
+func TestCheckURLSaysWhy(t *testing.T) {
+	t.Parallel()
+	zone := map[string][]netip.Addr{"public.test": addrs("93.184.216.34"), "private.test": addrs("10.0.0.5"), "empty.test": {}}
+	prod := egress.Policy{Resolver: newDNS(t, func(name string, _ int) []netip.Addr { return zone[name] })}
+	for url, want := range map[string]error{
+		"http://public.test/hooks":     egress.ErrScheme,
+		"ftp://public.test/":           egress.ErrScheme,
+		"https:///hooks":               egress.ErrNotAbsolute,
+		"public.test/hooks":            egress.ErrNotAbsolute,
+		"not a url":                    egress.ErrNotAbsolute,
+		"https://user:pw@public.test/": egress.ErrUserinfo,
+		"https://public.test:0/":       egress.ErrPort,
+		"https://93.184.216.34/":       egress.ErrIPLiteral,
+		"https://missing.test/":        egress.ErrUnresolved,
+		"https://empty.test/":          egress.ErrUnresolved,
+		"https://10.0.0.1/":            egress.ErrNotPublic,
+		"https://private.test/":        egress.ErrNotPublic,
+	} {
+		err := prod.CheckURL(t.Context(), url)
+		var r *egress.Refusal
+		switch {
+		case !errors.Is(err, want) || !errors.Is(err, egress.ErrNotPublic):
+			t.Errorf("CheckURL(%q) = %v, want %v", url, err, want)
+		case want == egress.ErrNotPublic && errors.As(err, &r):
+			t.Errorf("CheckURL(%q) = %v: a non-public address is not a Refusal of its own", url, err)
+		}
+	}
+}

@@ -74,6 +74,10 @@ func (s *Store) check(ctx context.Context, in EndpointInput) error {
 			if ctx.Err() != nil {
 				return ctx.Err()
 			}
+			var r *egress.Refusal
+			if errors.As(err, &r) {
+				return invalid("%s", r.Message)
+			}
 			return invalid("%s", egress.ErrNotPublic.Error())
 		}
 	}
@@ -142,8 +146,8 @@ func (s *Store) Create(ctx context.Context, r Request, programID int64, in Endpo
 	}
 	var e Endpoint
 	err = audit.Do(ctx, s.DB, func(tx *sqlx.Tx) (audit.Entry, error) {
-		// Creations in one program are serialised, so that the count below holds.
-		if _, err := tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock(hashtextextended('reftrack.webhooks', $1))`, programID); err != nil {
+		// Creations in one program are serialised, so that the count and the URL check below hold.
+		if err := lockProgram(ctx, tx, programID); err != nil {
 			return audit.Entry{}, err
 		}
 		var n int
@@ -152,6 +156,9 @@ func (s *Store) Create(ctx context.Context, r Request, programID int64, in Endpo
 		}
 		if n >= MaxEndpoints {
 			return audit.Entry{}, invalid("a program has at most %d webhook endpoints", MaxEndpoints)
+		}
+		if err := uniqueURL(ctx, tx, programID, 0, *in.URL); err != nil {
+			return audit.Entry{}, err
 		}
 		if err := sqlx.GetContext(ctx, tx, &e, `INSERT INTO webhook_endpoints (program_id, url, event_types, description,
 			secret_sealed, created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $6, $6) RETURNING `+endpointColumns,
@@ -162,6 +169,27 @@ func (s *Store) Create(ctx context.Context, r Request, programID int64, in Endpo
 			Detail: map[string]any{"endpoint_id": e.ID, "url": e.URL}}, nil
 	})
 	return e, secret, err
+}
+
+// lockProgram serialises the changes of a program's endpoints that must see each other: creations (the
+// count) and URLs (each once per program).
+func lockProgram(ctx context.Context, tx *sqlx.Tx, programID int64) error {
+	_, err := tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock(hashtextextended('reftrack.webhooks', $1))`, programID)
+	return err
+}
+
+// uniqueURL refuses url when another endpoint of the program than except has it (under lockProgram).
+func uniqueURL(ctx context.Context, tx *sqlx.Tx, programID, except int64, url string) error {
+	var id int64
+	err := sqlx.GetContext(ctx, tx, &id, `SELECT id FROM webhook_endpoints WHERE program_id = $1 AND url = $2 AND id <> $3
+		ORDER BY id LIMIT 1`, programID, url, except)
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		return nil
+	case err != nil:
+		return err
+	}
+	return &DuplicateURLError{ID: id, URL: url}
 }
 
 // List is the program's endpoints, oldest first (at most MaxEndpoints).
@@ -215,6 +243,14 @@ func (s *Store) Update(ctx context.Context, r Request, id int64, in EndpointInpu
 		}
 	}
 	err = audit.Do(ctx, s.DB, func(tx *sqlx.Tx) (audit.Entry, error) {
+		if in.URL != nil {
+			if err := lockProgram(ctx, tx, e.ProgramID); err != nil {
+				return audit.Entry{}, err
+			}
+			if err := uniqueURL(ctx, tx, e.ProgramID, id, *in.URL); err != nil {
+				return audit.Entry{}, err
+			}
+		}
 		err := sqlx.GetContext(ctx, tx, &e, `UPDATE webhook_endpoints SET `+strings.Join(set, ", ")+` WHERE id = $1
 			RETURNING `+endpointColumns, args...)
 		if errors.Is(err, sql.ErrNoRows) {

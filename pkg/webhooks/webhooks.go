@@ -87,6 +87,18 @@ var (
 	ErrDeliveryNotFound = errors.New("webhook delivery not found")
 )
 
+// DuplicateURLError refuses a second endpoint of a program with the URL of one it has (409): every event
+// would arrive twice.
+type DuplicateURLError struct {
+	ID  int64 // the endpoint that has the URL
+	URL string
+}
+
+func (e *DuplicateURLError) Error() string {
+	return fmt.Sprintf("Endpoint %d of this program already has this URL: every event would arrive twice. "+
+		"Choose its events, or remove it first.", e.ID)
+}
+
 // InvalidError refuses an input out of its range (400); Message is the answer's.
 type InvalidError struct{ Message string }
 

@@ -6595,7 +6595,13 @@ type ClientInterface interface {
 	// empty: every type), signed by the Standard Webhooks specification with the `secret` answered here,
 	// once (`whsec_` and the base64 of 32 random bytes; stored encrypted). In production the URL must be
 	// `https://` with a host name whose every address is public (400 `url must be a public https URL`;
-	// checked again at every connection); in development `http://` and loopback are allowed too. At most
+	// checked again at every connection); in development `http://` and loopback are allowed too. Each refusal
+	// says what is wrong (400): `url must be an absolute URL, such as https://hooks.example.com/reftrack`,
+	// `url must begin with https:// (a server in development also takes http://)`, `url must not hold a
+	// user name or password`, `url's port must be between 1 and 65535`, `url must name its host, not an
+	// IP address (a server in development also takes loopback addresses)`, `url's host does not resolve:
+	// check its name`. A URL another endpoint of the program has answers 409 (`Endpoint <id> of this
+	// program already has this URL: …`): every event would arrive twice. At most
 	// 10 endpoints per program (400 `a program has at most 10 webhook endpoints`). Owner or admin
 	// (`webhooks:manage`); in the audit log.
 	//
@@ -6610,7 +6616,13 @@ type ClientInterface interface {
 	// empty: every type), signed by the Standard Webhooks specification with the `secret` answered here,
 	// once (`whsec_` and the base64 of 32 random bytes; stored encrypted). In production the URL must be
 	// `https://` with a host name whose every address is public (400 `url must be a public https URL`;
-	// checked again at every connection); in development `http://` and loopback are allowed too. At most
+	// checked again at every connection); in development `http://` and loopback are allowed too. Each refusal
+	// says what is wrong (400): `url must be an absolute URL, such as https://hooks.example.com/reftrack`,
+	// `url must begin with https:// (a server in development also takes http://)`, `url must not hold a
+	// user name or password`, `url's port must be between 1 and 65535`, `url must name its host, not an
+	// IP address (a server in development also takes loopback addresses)`, `url's host does not resolve:
+	// check its name`. A URL another endpoint of the program has answers 409 (`Endpoint <id> of this
+	// program already has this URL: …`): every event would arrive twice. At most
 	// 10 endpoints per program (400 `a program has at most 10 webhook endpoints`). Owner or admin
 	// (`webhooks:manage`); in the audit log.
 	//
@@ -9639,7 +9651,13 @@ func (c *Client) ListWebhookEndpoints(ctx context.Context, programId ProgramId, 
 // empty: every type), signed by the Standard Webhooks specification with the `secret` answered here,
 // once (`whsec_` and the base64 of 32 random bytes; stored encrypted). In production the URL must be
 // `https://` with a host name whose every address is public (400 `url must be a public https URL`;
-// checked again at every connection); in development `http://` and loopback are allowed too. At most
+// checked again at every connection); in development `http://` and loopback are allowed too. Each refusal
+// says what is wrong (400): `url must be an absolute URL, such as https://hooks.example.com/reftrack`,
+// `url must begin with https:// (a server in development also takes http://)`, `url must not hold a
+// user name or password`, `url's port must be between 1 and 65535`, `url must name its host, not an
+// IP address (a server in development also takes loopback addresses)`, `url's host does not resolve:
+// check its name`. A URL another endpoint of the program has answers 409 (`Endpoint <id> of this
+// program already has this URL: …`): every event would arrive twice. At most
 // 10 endpoints per program (400 `a program has at most 10 webhook endpoints`). Owner or admin
 // (`webhooks:manage`); in the audit log.
 //
@@ -9664,7 +9682,13 @@ func (c *Client) CreateWebhookEndpointWithBody(ctx context.Context, programId Pr
 // empty: every type), signed by the Standard Webhooks specification with the `secret` answered here,
 // once (`whsec_` and the base64 of 32 random bytes; stored encrypted). In production the URL must be
 // `https://` with a host name whose every address is public (400 `url must be a public https URL`;
-// checked again at every connection); in development `http://` and loopback are allowed too. At most
+// checked again at every connection); in development `http://` and loopback are allowed too. Each refusal
+// says what is wrong (400): `url must be an absolute URL, such as https://hooks.example.com/reftrack`,
+// `url must begin with https:// (a server in development also takes http://)`, `url must not hold a
+// user name or password`, `url's port must be between 1 and 65535`, `url must name its host, not an
+// IP address (a server in development also takes loopback addresses)`, `url's host does not resolve:
+// check its name`. A URL another endpoint of the program has answers 409 (`Endpoint <id> of this
+// program already has this URL: …`): every event would arrive twice. At most
 // 10 endpoints per program (400 `a program has at most 10 webhook endpoints`). Owner or admin
 // (`webhooks:manage`); in the audit log.
 //
@@ -18066,7 +18090,13 @@ type ClientWithResponsesInterface interface {
 	// empty: every type), signed by the Standard Webhooks specification with the `secret` answered here,
 	// once (`whsec_` and the base64 of 32 random bytes; stored encrypted). In production the URL must be
 	// `https://` with a host name whose every address is public (400 `url must be a public https URL`;
-	// checked again at every connection); in development `http://` and loopback are allowed too. At most
+	// checked again at every connection); in development `http://` and loopback are allowed too. Each refusal
+	// says what is wrong (400): `url must be an absolute URL, such as https://hooks.example.com/reftrack`,
+	// `url must begin with https:// (a server in development also takes http://)`, `url must not hold a
+	// user name or password`, `url's port must be between 1 and 65535`, `url must name its host, not an
+	// IP address (a server in development also takes loopback addresses)`, `url's host does not resolve:
+	// check its name`. A URL another endpoint of the program has answers 409 (`Endpoint <id> of this
+	// program already has this URL: …`): every event would arrive twice. At most
 	// 10 endpoints per program (400 `a program has at most 10 webhook endpoints`). Owner or admin
 	// (`webhooks:manage`); in the audit log.
 	//
@@ -18081,7 +18111,13 @@ type ClientWithResponsesInterface interface {
 	// empty: every type), signed by the Standard Webhooks specification with the `secret` answered here,
 	// once (`whsec_` and the base64 of 32 random bytes; stored encrypted). In production the URL must be
 	// `https://` with a host name whose every address is public (400 `url must be a public https URL`;
-	// checked again at every connection); in development `http://` and loopback are allowed too. At most
+	// checked again at every connection); in development `http://` and loopback are allowed too. Each refusal
+	// says what is wrong (400): `url must be an absolute URL, such as https://hooks.example.com/reftrack`,
+	// `url must begin with https:// (a server in development also takes http://)`, `url must not hold a
+	// user name or password`, `url's port must be between 1 and 65535`, `url must name its host, not an
+	// IP address (a server in development also takes loopback addresses)`, `url's host does not resolve:
+	// check its name`. A URL another endpoint of the program has answers 409 (`Endpoint <id> of this
+	// program already has this URL: …`): every event would arrive twice. At most
 	// 10 endpoints per program (400 `a program has at most 10 webhook endpoints`). Owner or admin
 	// (`webhooks:manage`); in the audit log.
 	//
@@ -28438,6 +28474,11 @@ type CreateWebhookEndpointHTTPResponse404Headers struct {
 	XRequestID string
 }
 
+// CreateWebhookEndpointHTTPResponse409Headers the declared response headers of an HTTP 409 response for CreateWebhookEndpoint
+type CreateWebhookEndpointHTTPResponse409Headers struct {
+	XRequestID string
+}
+
 // CreateWebhookEndpointHTTPResponse413Headers the declared response headers of an HTTP 413 response for CreateWebhookEndpoint
 type CreateWebhookEndpointHTTPResponse413Headers struct {
 	XRequestID string
@@ -28476,6 +28517,8 @@ type CreateWebhookEndpointHTTPResponse struct {
 	JSON403 *Forbidden
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *NotFound
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *Conflict
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *PayloadTooLarge
 	// JSON429 the response for an HTTP 429 `application/json` response
@@ -28494,6 +28537,8 @@ type CreateWebhookEndpointHTTPResponse struct {
 	Headers403 *CreateWebhookEndpointHTTPResponse403Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *CreateWebhookEndpointHTTPResponse404Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *CreateWebhookEndpointHTTPResponse409Headers
 	// Headers413 the parsed response headers for an HTTP 413 response
 	Headers413 *CreateWebhookEndpointHTTPResponse413Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
@@ -28527,6 +28572,11 @@ func (r CreateWebhookEndpointHTTPResponse) GetJSON403() *Forbidden {
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
 func (r CreateWebhookEndpointHTTPResponse) GetJSON404() *NotFound {
 	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r CreateWebhookEndpointHTTPResponse) GetJSON409() *Conflict {
+	return r.JSON409
 }
 
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
@@ -30085,6 +30135,11 @@ type UpdateWebhookEndpointHTTPResponse404Headers struct {
 	XRequestID string
 }
 
+// UpdateWebhookEndpointHTTPResponse409Headers the declared response headers of an HTTP 409 response for UpdateWebhookEndpoint
+type UpdateWebhookEndpointHTTPResponse409Headers struct {
+	XRequestID string
+}
+
 // UpdateWebhookEndpointHTTPResponse413Headers the declared response headers of an HTTP 413 response for UpdateWebhookEndpoint
 type UpdateWebhookEndpointHTTPResponse413Headers struct {
 	XRequestID string
@@ -30123,6 +30178,8 @@ type UpdateWebhookEndpointHTTPResponse struct {
 	JSON403 *Forbidden
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *NotFound
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *Conflict
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *PayloadTooLarge
 	// JSON429 the response for an HTTP 429 `application/json` response
@@ -30141,6 +30198,8 @@ type UpdateWebhookEndpointHTTPResponse struct {
 	Headers403 *UpdateWebhookEndpointHTTPResponse403Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *UpdateWebhookEndpointHTTPResponse404Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *UpdateWebhookEndpointHTTPResponse409Headers
 	// Headers413 the parsed response headers for an HTTP 413 response
 	Headers413 *UpdateWebhookEndpointHTTPResponse413Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
@@ -30174,6 +30233,11 @@ func (r UpdateWebhookEndpointHTTPResponse) GetJSON403() *Forbidden {
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
 func (r UpdateWebhookEndpointHTTPResponse) GetJSON404() *NotFound {
 	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r UpdateWebhookEndpointHTTPResponse) GetJSON409() *Conflict {
+	return r.JSON409
 }
 
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
@@ -35455,7 +35519,13 @@ func (c *ClientWithResponses) ListWebhookEndpointsWithResponse(ctx context.Conte
 // empty: every type), signed by the Standard Webhooks specification with the `secret` answered here,
 // once (`whsec_` and the base64 of 32 random bytes; stored encrypted). In production the URL must be
 // `https://` with a host name whose every address is public (400 `url must be a public https URL`;
-// checked again at every connection); in development `http://` and loopback are allowed too. At most
+// checked again at every connection); in development `http://` and loopback are allowed too. Each refusal
+// says what is wrong (400): `url must be an absolute URL, such as https://hooks.example.com/reftrack`,
+// `url must begin with https:// (a server in development also takes http://)`, `url must not hold a
+// user name or password`, `url's port must be between 1 and 65535`, `url must name its host, not an
+// IP address (a server in development also takes loopback addresses)`, `url's host does not resolve:
+// check its name`. A URL another endpoint of the program has answers 409 (`Endpoint <id> of this
+// program already has this URL: …`): every event would arrive twice. At most
 // 10 endpoints per program (400 `a program has at most 10 webhook endpoints`). Owner or admin
 // (`webhooks:manage`); in the audit log.
 //
@@ -35476,7 +35546,13 @@ func (c *ClientWithResponses) CreateWebhookEndpointWithBodyWithResponse(ctx cont
 // empty: every type), signed by the Standard Webhooks specification with the `secret` answered here,
 // once (`whsec_` and the base64 of 32 random bytes; stored encrypted). In production the URL must be
 // `https://` with a host name whose every address is public (400 `url must be a public https URL`;
-// checked again at every connection); in development `http://` and loopback are allowed too. At most
+// checked again at every connection); in development `http://` and loopback are allowed too. Each refusal
+// says what is wrong (400): `url must be an absolute URL, such as https://hooks.example.com/reftrack`,
+// `url must begin with https:// (a server in development also takes http://)`, `url must not hold a
+// user name or password`, `url's port must be between 1 and 65535`, `url must name its host, not an
+// IP address (a server in development also takes loopback addresses)`, `url's host does not resolve:
+// check its name`. A URL another endpoint of the program has answers 409 (`Endpoint <id> of this
+// program already has this URL: …`): every event would arrive twice. At most
 // 10 endpoints per program (400 `a program has at most 10 webhook endpoints`). Owner or admin
 // (`webhooks:manage`); in the audit log.
 //
@@ -49929,6 +50005,13 @@ func ParseCreateWebhookEndpointHTTPResponse(rsp *http.Response) (*CreateWebhookE
 		}
 		response.JSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Conflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
 		var dest PayloadTooLarge
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -50010,6 +50093,16 @@ func ParseCreateWebhookEndpointHTTPResponse(rsp *http.Response) (*CreateWebhookE
 			headers.XRequestID = value
 		}
 		response.Headers404 = &headers
+	case rsp.StatusCode == 409:
+		var headers CreateWebhookEndpointHTTPResponse409Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers409 = &headers
 	case rsp.StatusCode == 413:
 		var headers CreateWebhookEndpointHTTPResponse413Headers
 		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
@@ -52806,6 +52899,13 @@ func ParseUpdateWebhookEndpointHTTPResponse(rsp *http.Response) (*UpdateWebhookE
 		}
 		response.JSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Conflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
 		var dest PayloadTooLarge
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -52887,6 +52987,16 @@ func ParseUpdateWebhookEndpointHTTPResponse(rsp *http.Response) (*UpdateWebhookE
 			headers.XRequestID = value
 		}
 		response.Headers404 = &headers
+	case rsp.StatusCode == 409:
+		var headers UpdateWebhookEndpointHTTPResponse409Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers409 = &headers
 	case rsp.StatusCode == 413:
 		var headers UpdateWebhookEndpointHTTPResponse413Headers
 		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {

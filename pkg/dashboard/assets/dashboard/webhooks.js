@@ -310,8 +310,11 @@
       showSecret(res.data, false);
       return "Endpoint added: " + res.data.url + ". Send it a test event to check your receiver.";
     }, function (err) {
-      $("wh-create-error").textContent = err.message; // beside the form too: the view's notice may be out of sight
-      throw err;
+      // Said once, beside the form it refuses (not in the view's notice as well); the field keeps what was
+      // typed, whole (no maxlength cuts it: the server says its limit).
+      $("wh-create-error").textContent = err.message;
+      $("wh-url").focus();
+      return "";
     }), refreshEndpoints).then(function () { button.disabled = false; });
   }
 
