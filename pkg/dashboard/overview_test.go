@@ -36,7 +36,7 @@ func TestRunAProgramFromTheDashboard(t *testing.T) {
 	a.fill(`#new-program [name="allowed_origins"]`, "https://acme.example.com")
 	a.click(`#new-program [type="submit"]`)
 	a.tab.WaitFor(`document.getElementById("np-err-domain").textContent !== ""`)
-	if got := a.text("#np-err-domain"); got != "domain must be a host name such as shop.example.com" {
+	if got := a.text("#np-err-domain"); got != "Site must be a host name such as shop.example.com" {
 		t.Errorf("the domain's refusal: %q", got)
 	}
 	a.fill(`#new-program [name="domain"]`, "acme.example.com")
@@ -170,13 +170,29 @@ func TestRunAProgramFromTheDashboard(t *testing.T) {
 	a.fill(`#settings [name="cookie_window_days"]`, "0")
 	a.click("#settings-save")
 	a.tab.WaitFor(`document.getElementById("st-err-cookie_window_days").textContent !== ""`)
-	if got := a.text("#st-err-cookie_window_days"); got != "cookie_window_days must be between 1 and 3650" {
-		t.Errorf("the window's refusal: %q", got)
+	if got := a.text("#st-err-cookie_window_days"); got != "Referral length must be between 1 and 3650" {
+		t.Errorf("the window's refusal, in words: %q", got)
 	}
+	// The minimum payout is asked in major units: not an amount is refused before anything is sent.
 	a.fill(`#settings [name="cookie_window_days"]`, "45")
+	a.fill(`#settings [name="payout_minimum"]`, "12.345")
+	a.click("#settings-save")
+	a.tab.WaitFor(`document.getElementById("st-err-payout_minimum_cents").textContent !== ""`)
+	if got := a.text("#st-err-payout_minimum_cents"); got != "Minimum payout must be an amount such as 50.00" {
+		t.Errorf("the minimum's refusal: %q", got)
+	}
+	a.fill(`#settings [name="payout_minimum"]`, "12.5")
 	a.fill(`#settings [name="hold_days"]`, "14")
 	a.click("#settings-save")
 	a.tab.WaitFor(`document.getElementById("program-terms").textContent.indexOf("Commissions are held 14 days") >= 0`)
+	if got := a.text("#settings-notice"); got != "Settings saved: referral length, hold, minimum payout." {
+		t.Errorf("saved: %q", got)
+	}
+	var shown string
+	a.tab.Eval(`document.querySelector('#settings [name="payout_minimum"]').value`, &shown)
+	if n := env.Count(`SELECT count(*) FROM programs WHERE payout_minimum_cents = 1250`); n != 1 || shown != "12.50" {
+		t.Errorf("minimum payout stored in cents: %d programs at 1250, shown %q", n, shown)
+	}
 	a.tab.Eval(`document.getElementById("notice").hidden = true`, nil)
 	a.screenshot("#settings-panel", "dashboard-settings")
 

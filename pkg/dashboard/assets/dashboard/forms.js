@@ -5,6 +5,41 @@
   // the form when it names none. Nothing is checked here that the server does not check.
 
   // showErrors puts err's message beside the field of form it names, else in the form's error line.
+  // FIELD_WORDS names the API's fields in the page's words: a refusal that begins with a field's name is
+  // shown in words ("Referral length must be between 1 and 3650"), and a save lists what it changed so.
+  var FIELD_WORDS = { name: "name", domain: "site", allowed_origins: "allowed origins", lead_auth: "sign-ups from the browser",
+    commission_type: "commission", commission_rate: "rate", duration_months: "recurring months",
+    cookie_window_days: "referral length", attribution_window_days: "sales window", hold_days: "hold",
+    commission_approval: "approval", payout_minimum_cents: "minimum payout", enrollment: "who may join",
+    partner_approval: "applications", partner_link_codes: "partners' own link codes", email: "email", role: "role",
+    partner_id: "partner", short_link: "link code", webhook_secret: "signing secret" };
+
+  // inWords is an API message with its field's name in words, capitalised where the message begins with it.
+  function inWords(msg) {
+    var names = Object.keys(FIELD_WORDS).sort(function (a, b) { return b.length - a.length; });
+    for (var i = 0; i < names.length; i++) {
+      var n = names[i], w = FIELD_WORDS[n];
+      if (msg.indexOf(n + " ") === 0) return w.charAt(0).toUpperCase() + w.slice(1) + msg.slice(n.length);
+      if (msg.indexOf(": " + n + ":") >= 0) return msg.replace(": " + n + ":", ": " + w + ":");
+    }
+    return msg;
+  }
+
+  // cents reads an amount in major units ("50", "50.5", "50.00") as integer minor units, without
+  // floating point; null when it is not one.
+  function cents(v) {
+    var m = /^(\d{1,12})(?:\.(\d{1,2}))?$/.exec(v.trim());
+    if (!m) return null;
+    return Number(m[1]) * 100 + Number(((m[2] || "") + "00").slice(0, 2));
+  }
+
+  // major writes minor units as an amount in major units ("50.00").
+  function major(n) {
+    var s = String(n);
+    while (s.length < 3) s = "0" + s;
+    return s.slice(0, -2) + "." + s.slice(-2);
+  }
+
   function showErrors(form, err) {
     clearErrors(form);
     var msg = err.message, fields = Array.prototype.slice.call(form.querySelectorAll(".field-error"));
@@ -14,9 +49,11 @@
       return msg.indexOf(name + " ") === 0 || msg.indexOf(name + ":") >= 0 || msg.indexOf("Invalid " + name) === 0 || msg.indexOf('"' + name + '"') >= 0;
     })[0];
     var spot = hit || form.querySelector(".form-error") || $("notice");
+    msg = inWords(msg);
     spot.textContent = msg;
     if (hit) {
-      var input = form.querySelector('[name="' + hit.getAttribute("data-field") + '"]');
+      var input = form.querySelector('[name="' + hit.getAttribute("data-field") + '"]') ||
+        form.querySelector('[aria-describedby="' + hit.id + '"]'); // a field asked in other units than sent
       if (input) { input.setAttribute("aria-invalid", "true"); input.focus(); }
     } else if (spot === $("notice")) {
       notice(msg, true);
@@ -123,7 +160,7 @@
   // settings holds the program as the form last showed it: only what changed is sent.
   var shownProgram = null;
   var SETTINGS_TEXT = ["name", "domain", "lead_auth", "commission_type", "commission_approval", "enrollment", "partner_approval"];
-  var SETTINGS_NUMBER = ["commission_rate", "duration_months", "cookie_window_days", "attribution_window_days", "hold_days", "payout_minimum_cents"];
+  var SETTINGS_NUMBER = ["commission_rate", "duration_months", "cookie_window_days", "attribution_window_days", "hold_days"];
 
   function fillSettings(p) {
     shownProgram = p;
@@ -131,6 +168,7 @@
     SETTINGS_TEXT.forEach(function (k) { f[k].value = p[k]; });
     SETTINGS_NUMBER.forEach(function (k) { f[k].value = p[k] == null ? (k === "duration_months" ? "0" : "") : String(p[k]); });
     f.allowed_origins.value = p.allowed_origins.join("\n");
+    f.payout_minimum.value = major(p.payout_minimum_cents); // asked and shown in major units, sent in cents
     f.partner_link_codes.checked = p.partner_link_codes;
     clearErrors($("settings"));
   }
@@ -153,6 +191,12 @@
     });
     var origins = lines(f.allowed_origins.value);
     if (origins.join("\n") !== p.allowed_origins.join("\n")) body.allowed_origins = origins;
+    var minimum = cents(f.payout_minimum.value);
+    if (minimum === null) {
+      showErrors(form, new Error("payout_minimum_cents must be an amount such as 50.00"));
+      return;
+    }
+    if (minimum !== p.payout_minimum_cents) body.payout_minimum_cents = minimum;
     if (f.partner_link_codes.checked !== p.partner_link_codes) body.partner_link_codes = f.partner_link_codes.checked;
     if (!Object.keys(body).length) { panelNotice("settings", "Nothing to save: no setting changed."); return; }
     var id = state.program.id;
@@ -166,7 +210,7 @@
       $("program-domain").textContent = res.data.domain;
       var opt = document.querySelector('#program option[value="' + id + '"]');
       if (opt) opt.textContent = res.data.name;
-      panelNotice("settings", "Settings saved: " + Object.keys(body).join(", ").replace(/_/g, " ") + ".");
+      panelNotice("settings", "Settings saved: " + Object.keys(body).map(function (k) { return FIELD_WORDS[k] || k.replace(/_/g, " "); }).join(", ") + ".");
       return Promise.all([refreshReadiness(), refreshLinks()]);
     })).then(function (ok) { if (!ok) panelNotice("settings", ""); });
   }
