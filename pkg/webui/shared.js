@@ -78,3 +78,34 @@
     return (neg ? "-" : "") + s + " " + currency;
   }
 
+  // copyText copies text for button, which says Copied for a moment (or the notice says to copy it by hand).
+  function copyText(text, button) {
+    var done = function () {
+      var was = button.textContent;
+      button.textContent = "Copied";
+      setTimeout(function () { button.textContent = was; }, 1500);
+    };
+    if (navigator.clipboard && window.isSecureContext) {
+      navigator.clipboard.writeText(text).then(done, function () { notice("Copy it by hand: " + text, true); });
+      return;
+    }
+    var area = el("textarea", { "class": "offscreen", "aria-hidden": "true" });
+    area.value = text;
+    document.body.appendChild(area);
+    area.select();
+    try { document.execCommand("copy"); done(); } catch (e) { notice("Copy it by hand: " + text, true); }
+    area.remove();
+  }
+
+  // startCopy makes every .copy button of the page copy its data-text, or the value of the input its
+  // data-copy names.
+  function startCopy() {
+    document.addEventListener("click", function (e) {
+      var b = e.target.closest ? e.target.closest("button.copy") : null;
+      if (!b) return;
+      var text = b.getAttribute("data-text");
+      if (text == null) text = $(b.getAttribute("data-copy")).value;
+      copyText(text, b);
+    });
+  }
+

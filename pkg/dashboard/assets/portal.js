@@ -53,7 +53,8 @@
       var tb = $("links").tBodies[0];
       tb.textContent = "";
       res.data.forEach(function (l) {
-        var tr = row(tb, [l.short_link, l.referral_url, l.enabled ? "on" : "off"]);
+        var copy = el("button", { type: "button", "class": "copy", "data-text": l.referral_url, "aria-label": "Copy the link " + l.short_link }, "Copy");
+        var tr = row(tb, [l.short_link, l.referral_url, l.enabled ? "on" : "off", copy]);
         tr.children[1].className = "url";
         tr.setAttribute("data-link", l.short_link);
       });
@@ -151,6 +152,7 @@
   }
 
   function start() {
+    startCopy();
     $("program").addEventListener("change", function () { choose(this.value); });
     $("details-method").addEventListener("change", methodShown);
     Array.prototype.forEach.call(document.querySelectorAll(".periods button"), function (b) {

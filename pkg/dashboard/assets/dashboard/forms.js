@@ -82,33 +82,8 @@
 
   function lines(v) { return v.split(/\r?\n/).map(function (s) { return s.trim(); }).filter(Boolean); }
 
-  // copyButtons makes every .copy button inside root copy its input (data-copy) or its data-text.
-  function copyText(text, button) {
-    var done = function () {
-      var was = button.textContent;
-      button.textContent = "Copied";
-      setTimeout(function () { button.textContent = was; }, 1500);
-    };
-    if (navigator.clipboard && window.isSecureContext) {
-      navigator.clipboard.writeText(text).then(done, function () { notice("Copy it by hand: " + text, true); });
-      return;
-    }
-    var area = el("textarea", { "class": "offscreen", "aria-hidden": "true" });
-    area.value = text;
-    document.body.appendChild(area);
-    area.select();
-    try { document.execCommand("copy"); done(); } catch (e) { notice("Copy it by hand: " + text, true); }
-    area.remove();
-  }
-
   function startManage() {
-    document.addEventListener("click", function (e) {
-      var b = e.target.closest ? e.target.closest("button.copy") : null;
-      if (!b) return;
-      var text = b.getAttribute("data-text");
-      if (text == null) text = $(b.getAttribute("data-copy")).value;
-      copyText(text, b);
-    });
+    startCopy();
     $("new-program-open").addEventListener("click", function () {
       $("new-program-panel").hidden = false;
       $("new-program").querySelector('[name="name"]').focus();
