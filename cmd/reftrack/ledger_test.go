@@ -183,10 +183,22 @@ func TestCLIPayouts(t *testing.T) {
 	l := newLedgerCLI(t)
 	usd := l.sale("txn-usd", 10000, "USD")
 	eur := l.sale("txn-eur", 5050, "EUR")
-	if out := l.must("payouts", "create"); !strings.HasPrefix(out, "No payout due") {
+	if out := l.must("payouts", "create"); !strings.HasPrefix(out, "No payout due") || strings.Contains(out, "Carried over") {
 		t.Errorf("create with nothing approved printed %q", out)
 	}
-	l.must("commissions", "approve", usd, eur)
+	// Under the program's minimum, the approved EUR is carried over, and the run says so.
+	if res := l.do(http.MethodPatch, l.base, map[string]any{"payout_minimum_cents": 1500}); res.Status != http.StatusOK {
+		t.Fatalf("minimum: %d %s", res.Status, res.Body)
+	}
+	l.must("commissions", "approve", eur)
+	if out := l.must("payouts", "create"); !strings.HasPrefix(out, "No payout due") ||
+		!strings.HasSuffix(out, "Carried over: partner "+l.partner+", 10.10 EUR (under the program's payout minimum).\n") {
+		t.Errorf("create under the minimum printed %q", out)
+	}
+	if res := l.do(http.MethodPatch, l.base, map[string]any{"payout_minimum_cents": 0}); res.Status != http.StatusOK {
+		t.Fatalf("minimum: %d %s", res.Status, res.Body)
+	}
+	l.must("commissions", "approve", usd)
 
 	out := l.must("payouts", "create")
 	if !strings.HasPrefix(out, "Made 2 payouts:\n") ||

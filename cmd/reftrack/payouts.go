@@ -66,10 +66,12 @@ func (a *app) payoutsCreateCmd() *cobra.Command {
 			if len(res.Data) == 0 {
 				fmt.Fprintln(a.out, "No payout due: no partner's approved commissions, less the clawbacks it owes, reach the program's payout minimum.\n"+
 					"`reftrack balances` shows what each partner has.")
+				a.carriedOver(res.CarriedOver)
 				return nil
 			}
 			fmt.Fprintf(a.out, "Made %d %s:\n", len(res.Data), plural(len(res.Data), "payout", "payouts"))
 			a.payoutTable(res.Data)
+			a.carriedOver(res.CarriedOver)
 			fmt.Fprintln(a.out, "Next: pay them (`reftrack payouts export --output payouts.csv` for the file), then record each with\n"+
 				"`reftrack payouts paid ID --reference REF` (or `reftrack payouts failed ID --reason TEXT`).")
 			return nil
@@ -79,6 +81,17 @@ func (a *app) payoutsCreateCmd() *cobra.Command {
 	cmd.Flags().StringVar(&currency, "currency", "", "only this currency's payouts: "+strings.Join(commission.Currencies, ", ")+" (default every currency)")
 	key.register(cmd)
 	return cmd
+}
+
+// carriedOver says what a payout run carried over to a later run, and why.
+func (a *app) carriedOver(cs []client.PayoutCarriedOver) {
+	for _, c := range cs {
+		why := "under the program's payout minimum"
+		if c.Reason == client.ClawbacksOwed {
+			why = "the clawbacks the partner owes take all of it"
+		}
+		fmt.Fprintf(a.out, "Carried over: partner %d, %s (%s).\n", c.PartnerId, money(c.AmountCents, c.Currency), why)
+	}
 }
 
 // payoutsListCmd is `reftrack payouts list [--status S] [--limit N] [--all]`: the program's payouts,

@@ -401,8 +401,19 @@ func TestLedgerSettingsAct(t *testing.T) {
 		t.Errorf("a payout of pending commissions: %v", got)
 	}
 	m.data(m.do(http.MethodPost, commission(small["id"])+"/approve", nil), http.StatusOK)
-	if got := m.list(m.do(http.MethodPost, m.base+"/payouts", nil), http.StatusCreated); len(got) != 0 {
-		t.Errorf("a payout below the minimum: %v", got)
+	// Below the minimum: no payout, and the answer says what was carried over and why.
+	res := m.do(http.MethodPost, m.base+"/payouts", nil)
+	var run struct {
+		Data        []map[string]any
+		CarriedOver []map[string]any `json:"carried_over"`
+	}
+	if res.Status != http.StatusCreated {
+		t.Fatalf("a run below the minimum: %d %s", res.Status, res.Body)
+	}
+	res.Decode(t, &run)
+	want := []map[string]any{{"partner_id": float64(m.r.PartnerID), "currency": "USD", "amount_cents": 500.0, "reason": "below_minimum"}}
+	if len(run.Data) != 0 || !cmp.Equal(run.CarriedOver, want) {
+		t.Errorf("a run below the minimum: payouts %v, carried over %v, want %v", run.Data, run.CarriedOver, want)
 	}
 	more := m.sale("manual-2", 3000, "USD", "") // 600: 1100 in all
 	bulk := m.list(m.do(http.MethodPost, m.base+"/commissions/approve", map[string]any{"ids": []any{more["id"], small["id"]}}), http.StatusOK)

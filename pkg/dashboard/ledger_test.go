@@ -704,3 +704,17 @@ func TestLedgerRolesOnThePage(t *testing.T) {
 		})
 	}
 }
+
+// A payout run says what it paid and what it carried over to a later run, and why.
+func TestPayoutRunSaysWhatItCarriesOver(t *testing.T) {
+	t.Parallel()
+	s := newShop(t, "Minimum shop", map[string]any{"hold_days": 0, "payout_minimum_cents": 1000})
+	_, adaURL := s.partner("Ada's Reviews", "ada@example.com")
+	s.sale("min-1", 2500, "USD", "")      // 5.00 to the seed partner: under the minimum
+	s.sale("min-2", 10000, "USD", adaURL) // 20.00 to Ada
+	a := s.open(s.r.AccountEmail)
+	a.click("#p-create-button")
+	a.waitText("#payouts-notice", "Created 1 payout: 20.00 USD to Ada's Reviews. "+
+		"Carried over to a later payout: 5.00 USD to Seed partner (under the program's minimum payout).")
+	a.noPageErrors()
+}

@@ -73,15 +73,42 @@ const payoutColumns = `o.id, o.program_id, o.partner_id, pa.name AS partner_name
 // payouts; a refund racing a run ends before it (the commission is paid out reduced) or after it (a
 // clawback), as the commission's row lock decides.
 func CreatePayouts(ctx context.Context, db *sqlx.DB, r Request, programID int64, currency string) ([]Payout, error) {
+	run, err := CreatePayoutRun(ctx, db, r, programID, currency)
+	return run.Payouts, err
+}
+
+// A Run is what a payout run did: the payouts it made, and the partners' approved totals it carried over
+// to a later run, with why.
+type Run struct {
+	Payouts     []Payout
+	CarriedOver []CarriedOver
+}
+
+// CarriedOver is a partner's approved total in a currency that a run did not pay.
+type CarriedOver struct {
+	PartnerID   int64  `json:"partner_id"`
+	Currency    string `json:"currency"`
+	AmountCents int64  `json:"amount_cents"` // approved commissions, less the clawbacks owed
+	Reason      string `json:"reason"`       // CarriedBelowMinimum, CarriedOwed
+}
+
+// Why a run carries a total over.
+const (
+	CarriedBelowMinimum = "below_minimum"  // positive, but under the program's payout minimum
+	CarriedOwed         = "clawbacks_owed" // the clawbacks owed take all of it
+)
+
+// CreatePayoutRun is CreatePayouts, with what the run carried over.
+func CreatePayoutRun(ctx context.Context, db *sqlx.DB, r Request, programID int64, currency string) (Run, error) {
 	if currency != "" {
 		if err := CheckCurrency(currency); err != nil {
-			return nil, err
+			return Run{}, err
 		}
 	}
 	if _, err := access(ctx, db, r.AccountID, programID, accounts.ActionPayoutsWrite); err != nil {
-		return nil, err
+		return Run{}, err
 	}
-	return run(ctx, db, r, func(tx *sqlx.Tx) ([]Payout, error) {
+	return run(ctx, db, r, func(tx *sqlx.Tx) (Run, error) {
 		return createPayouts(ctx, tx, r, programID, currency)
 	})
 }
@@ -132,13 +159,13 @@ type group struct {
 	owed        int64
 }
 
-func createPayouts(ctx context.Context, tx *sqlx.Tx, r Request, programID int64, currency string) ([]Payout, error) {
+func createPayouts(ctx context.Context, tx *sqlx.Tx, r Request, programID int64, currency string) (Run, error) {
 	if _, err := tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock(`+payoutRunLock+`)`, programID); err != nil {
-		return nil, err
+		return Run{}, err
 	}
 	var minimum int64
 	if err := tx.GetContext(ctx, &minimum, `SELECT payout_minimum_cents FROM programs WHERE id = $1`, programID); err != nil {
-		return nil, err
+		return Run{}, err
 	}
 	var approved, owed []open
 	if err := tx.SelectContext(ctx, &approved, `SELECT c.id, c.partner_id, c.currency, c.amount_cents - c.reversed_amount_cents AS cents
@@ -151,12 +178,12 @@ func createPayouts(ctx context.Context, tx *sqlx.Tx, r Request, programID int64,
 			-- A banned partner is paid nothing more (SweepBanned rejects what a racing sale left open).
 			AND NOT EXISTS (SELECT FROM partner_programs pp WHERE pp.id = c.partner_program_id AND pp.status = 'banned')
 		ORDER BY c.id FOR UPDATE OF c`, programID, r.Now, currency); err != nil {
-		return nil, err
+		return Run{}, err
 	}
 	if err := tx.SelectContext(ctx, &owed, `SELECT id, partner_id, currency, amount_cents AS cents FROM commission_clawbacks
 		WHERE program_id = $1 AND payout_id IS NULL AND NOT is_test AND ($2 = '' OR currency = $2)
 		ORDER BY id FOR UPDATE`, programID, currency); err != nil {
-		return nil, err
+		return Run{}, err
 	}
 	groups := map[[2]string]*group{}
 	at := func(partnerID int64, cur string) *group {
@@ -174,9 +201,58 @@ func createPayouts(ctx context.Context, tx *sqlx.Tx, r Request, programID int64,
 		g := at(k.PartnerID, k.Currency)
 		g.clawbacks, g.owed = append(g.clawbacks, k.ID), g.owed+k.Cents
 	}
-	var due []*group
+	due, carried := decideRun(groups, minimum)
+	out := Run{Payouts: []Payout{}, CarriedOver: carried}
+	for _, g := range due {
+		var id int64
+		if err := tx.GetContext(ctx, &id, `INSERT INTO payouts (program_id, partner_id, currency, gross_cents, clawback_cents,
+			amount_cents, commission_count, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING id`,
+			programID, g.partnerID, g.currency, g.gross, g.owed, g.gross-g.owed, len(g.commissions), r.Now); err != nil {
+			return Run{}, err
+		}
+		// An approval that took effect by itself is written down with its date.
+		if _, err := tx.ExecContext(ctx, `UPDATE commissions SET status = 'in_payout', payout_id = $2,
+			approved_at = COALESCE(approved_at, available_on), updated_at = now() WHERE id = ANY ($1)`,
+			pq.Array(g.commissions), id); err != nil {
+			return Run{}, err
+		}
+		if len(g.clawbacks) > 0 {
+			if _, err := tx.ExecContext(ctx, `UPDATE commission_clawbacks SET payout_id = $2 WHERE id = ANY ($1)`,
+				pq.Array(g.clawbacks), id); err != nil {
+				return Run{}, err
+			}
+		}
+		p, err := readPayout(ctx, tx, id)
+		if err != nil {
+			return Run{}, err
+		}
+		if err := audit.Write(ctx, tx, audit.Entry{At: r.Now, Actor: r.actor(), Action: ActionPayoutCreate,
+			Target: "payout:" + strconv.FormatInt(id, 10), Detail: map[string]any{"program_id": programID,
+				"partner_id": g.partnerID, "currency": g.currency, "amount_cents": p.AmountCents,
+				"clawback_cents": g.owed, "commission_count": len(g.commissions)}}); err != nil {
+			return Run{}, err
+		}
+		out.Payouts = append(out.Payouts, p)
+	}
+	return out, nil
+}
+
+// decideRun is the payout run's rule: a partner's approved commissions in a currency are paid, less the
+// clawbacks they owe in it, when that is positive and at least the program's minimum; else carried over
+// (with why). A partner who owes clawbacks and has nothing approved is neither. Both lists are ordered by
+// partner, then currency.
+func decideRun(groups map[[2]string]*group, minimum int64) (due []*group, carried []CarriedOver) {
+	carried = []CarriedOver{}
 	for _, g := range groups {
-		if net := g.gross - g.owed; len(g.commissions) > 0 && net > 0 && net >= minimum {
+		if len(g.commissions) == 0 {
+			continue
+		}
+		switch net := g.gross - g.owed; {
+		case net <= 0:
+			carried = append(carried, CarriedOver{PartnerID: g.partnerID, Currency: g.currency, AmountCents: net, Reason: CarriedOwed})
+		case net < minimum:
+			carried = append(carried, CarriedOver{PartnerID: g.partnerID, Currency: g.currency, AmountCents: net, Reason: CarriedBelowMinimum})
+		default:
 			due = append(due, g)
 		}
 	}
@@ -186,39 +262,13 @@ func createPayouts(ctx context.Context, tx *sqlx.Tx, r Request, programID int64,
 		}
 		return due[i].currency < due[j].currency
 	})
-	out := []Payout{}
-	for _, g := range due {
-		var id int64
-		if err := tx.GetContext(ctx, &id, `INSERT INTO payouts (program_id, partner_id, currency, gross_cents, clawback_cents,
-			amount_cents, commission_count, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING id`,
-			programID, g.partnerID, g.currency, g.gross, g.owed, g.gross-g.owed, len(g.commissions), r.Now); err != nil {
-			return nil, err
+	sort.Slice(carried, func(i, j int) bool {
+		if carried[i].PartnerID != carried[j].PartnerID {
+			return carried[i].PartnerID < carried[j].PartnerID
 		}
-		// An approval that took effect by itself is written down with its date.
-		if _, err := tx.ExecContext(ctx, `UPDATE commissions SET status = 'in_payout', payout_id = $2,
-			approved_at = COALESCE(approved_at, available_on), updated_at = now() WHERE id = ANY ($1)`,
-			pq.Array(g.commissions), id); err != nil {
-			return nil, err
-		}
-		if len(g.clawbacks) > 0 {
-			if _, err := tx.ExecContext(ctx, `UPDATE commission_clawbacks SET payout_id = $2 WHERE id = ANY ($1)`,
-				pq.Array(g.clawbacks), id); err != nil {
-				return nil, err
-			}
-		}
-		p, err := readPayout(ctx, tx, id)
-		if err != nil {
-			return nil, err
-		}
-		if err := audit.Write(ctx, tx, audit.Entry{At: r.Now, Actor: r.actor(), Action: ActionPayoutCreate,
-			Target: "payout:" + strconv.FormatInt(id, 10), Detail: map[string]any{"program_id": programID,
-				"partner_id": g.partnerID, "currency": g.currency, "amount_cents": p.AmountCents,
-				"clawback_cents": g.owed, "commission_count": len(g.commissions)}}); err != nil {
-			return nil, err
-		}
-		out = append(out, p)
-	}
-	return out, nil
+		return carried[i].Currency < carried[j].Currency
+	})
+	return due, carried
 }
 
 // PayoutPage is one page of payouts, newest first, and the cursor of the next ("" at the end).

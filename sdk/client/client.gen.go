@@ -601,6 +601,24 @@ func (e PaymentProcessorUpdateProvider) Valid() bool {
 	}
 }
 
+// Defines values for PayoutCarriedOverReason.
+const (
+	BelowMinimum  PayoutCarriedOverReason = "below_minimum"
+	ClawbacksOwed PayoutCarriedOverReason = "clawbacks_owed"
+)
+
+// Valid indicates whether the value is a known member of the PayoutCarriedOverReason enum.
+func (e PayoutCarriedOverReason) Valid() bool {
+	switch e {
+	case BelowMinimum:
+		return true
+	case ClawbacksOwed:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for PayoutCreateCurrency.
 const (
 	PayoutCreateCurrencyEUR PayoutCreateCurrency = "EUR"
@@ -2852,8 +2870,22 @@ type Payout struct {
 
 // PayoutBatchEnvelope defines model for PayoutBatchEnvelope.
 type PayoutBatchEnvelope struct {
-	Data []Payout `json:"data"`
+	// CarriedOver The partners' approved totals (less the clawbacks they owe) this run did not pay, by partner, then currency.
+	CarriedOver []PayoutCarriedOver `json:"carried_over"`
+	Data        []Payout            `json:"data"`
 }
+
+// PayoutCarriedOver Example: {"amount_cents":1470,"currency":"EUR","partner_id":9,"reason":"below_minimum"}
+type PayoutCarriedOver struct {
+	// AmountCents Approved commissions less the clawbacks owed, in minor units (zero or less with `clawbacks_owed`).
+	AmountCents int64                   `json:"amount_cents"`
+	Currency    string                  `json:"currency"`
+	PartnerId   int64                   `json:"partner_id"`
+	Reason      PayoutCarriedOverReason `json:"reason"`
+}
+
+// PayoutCarriedOverReason defines model for PayoutCarriedOver.Reason.
+type PayoutCarriedOverReason string
 
 // PayoutCreate defines model for PayoutCreate.
 type PayoutCreate struct {
@@ -6489,7 +6521,8 @@ type ClientInterface interface {
 	//
 	// One payout per partner and currency (only `currency` when given) whose approved total less the
 	// clawbacks it owes is positive and at least the program's `payout_minimum_cents`; the rest carries
-	// over to a later run. Each included commission becomes `in_payout`, and the clawbacks owed are
+	// over to a later run, and `carried_over` says whose, how much and why (`below_minimum`, or
+	// `clawbacks_owed` when the clawbacks owed take all of it). Each included commission becomes `in_payout`, and the clawbacks owed are
 	// netted (`clawback_cents`; `amount_cents` is what is paid out). Test commissions are never paid out.
 	// No payout due: 201 with an empty list. Runs of one program are taken one at a time, so no
 	// commission is ever in two payouts. Owner, admin or billing (`payouts:write`); each payout is in
@@ -6505,7 +6538,8 @@ type ClientInterface interface {
 	//
 	// One payout per partner and currency (only `currency` when given) whose approved total less the
 	// clawbacks it owes is positive and at least the program's `payout_minimum_cents`; the rest carries
-	// over to a later run. Each included commission becomes `in_payout`, and the clawbacks owed are
+	// over to a later run, and `carried_over` says whose, how much and why (`below_minimum`, or
+	// `clawbacks_owed` when the clawbacks owed take all of it). Each included commission becomes `in_payout`, and the clawbacks owed are
 	// netted (`clawback_cents`; `amount_cents` is what is paid out). Test commissions are never paid out.
 	// No payout due: 201 with an empty list. Runs of one program are taken one at a time, so no
 	// commission is ever in two payouts. Owner, admin or billing (`payouts:write`); each payout is in
@@ -9475,7 +9509,8 @@ func (c *Client) ListPayouts(ctx context.Context, programId ProgramId, params *L
 //
 // One payout per partner and currency (only `currency` when given) whose approved total less the
 // clawbacks it owes is positive and at least the program's `payout_minimum_cents`; the rest carries
-// over to a later run. Each included commission becomes `in_payout`, and the clawbacks owed are
+// over to a later run, and `carried_over` says whose, how much and why (`below_minimum`, or
+// `clawbacks_owed` when the clawbacks owed take all of it). Each included commission becomes `in_payout`, and the clawbacks owed are
 // netted (`clawback_cents`; `amount_cents` is what is paid out). Test commissions are never paid out.
 // No payout due: 201 with an empty list. Runs of one program are taken one at a time, so no
 // commission is ever in two payouts. Owner, admin or billing (`payouts:write`); each payout is in
@@ -9501,7 +9536,8 @@ func (c *Client) CreatePayoutsWithBody(ctx context.Context, programId ProgramId,
 //
 // One payout per partner and currency (only `currency` when given) whose approved total less the
 // clawbacks it owes is positive and at least the program's `payout_minimum_cents`; the rest carries
-// over to a later run. Each included commission becomes `in_payout`, and the clawbacks owed are
+// over to a later run, and `carried_over` says whose, how much and why (`below_minimum`, or
+// `clawbacks_owed` when the clawbacks owed take all of it). Each included commission becomes `in_payout`, and the clawbacks owed are
 // netted (`clawback_cents`; `amount_cents` is what is paid out). Test commissions are never paid out.
 // No payout due: 201 with an empty list. Runs of one program are taken one at a time, so no
 // commission is ever in two payouts. Owner, admin or billing (`payouts:write`); each payout is in
@@ -17974,7 +18010,8 @@ type ClientWithResponsesInterface interface {
 	//
 	// One payout per partner and currency (only `currency` when given) whose approved total less the
 	// clawbacks it owes is positive and at least the program's `payout_minimum_cents`; the rest carries
-	// over to a later run. Each included commission becomes `in_payout`, and the clawbacks owed are
+	// over to a later run, and `carried_over` says whose, how much and why (`below_minimum`, or
+	// `clawbacks_owed` when the clawbacks owed take all of it). Each included commission becomes `in_payout`, and the clawbacks owed are
 	// netted (`clawback_cents`; `amount_cents` is what is paid out). Test commissions are never paid out.
 	// No payout due: 201 with an empty list. Runs of one program are taken one at a time, so no
 	// commission is ever in two payouts. Owner, admin or billing (`payouts:write`); each payout is in
@@ -17990,7 +18027,8 @@ type ClientWithResponsesInterface interface {
 	//
 	// One payout per partner and currency (only `currency` when given) whose approved total less the
 	// clawbacks it owes is positive and at least the program's `payout_minimum_cents`; the rest carries
-	// over to a later run. Each included commission becomes `in_payout`, and the clawbacks owed are
+	// over to a later run, and `carried_over` says whose, how much and why (`below_minimum`, or
+	// `clawbacks_owed` when the clawbacks owed take all of it). Each included commission becomes `in_payout`, and the clawbacks owed are
 	// netted (`clawback_cents`; `amount_cents` is what is paid out). Test commissions are never paid out.
 	// No payout due: 201 with an empty list. Runs of one program are taken one at a time, so no
 	// commission is ever in two payouts. Owner, admin or billing (`payouts:write`); each payout is in
@@ -35361,7 +35399,8 @@ func (c *ClientWithResponses) ListPayoutsWithResponse(ctx context.Context, progr
 //
 // One payout per partner and currency (only `currency` when given) whose approved total less the
 // clawbacks it owes is positive and at least the program's `payout_minimum_cents`; the rest carries
-// over to a later run. Each included commission becomes `in_payout`, and the clawbacks owed are
+// over to a later run, and `carried_over` says whose, how much and why (`below_minimum`, or
+// `clawbacks_owed` when the clawbacks owed take all of it). Each included commission becomes `in_payout`, and the clawbacks owed are
 // netted (`clawback_cents`; `amount_cents` is what is paid out). Test commissions are never paid out.
 // No payout due: 201 with an empty list. Runs of one program are taken one at a time, so no
 // commission is ever in two payouts. Owner, admin or billing (`payouts:write`); each payout is in
@@ -35383,7 +35422,8 @@ func (c *ClientWithResponses) CreatePayoutsWithBodyWithResponse(ctx context.Cont
 //
 // One payout per partner and currency (only `currency` when given) whose approved total less the
 // clawbacks it owes is positive and at least the program's `payout_minimum_cents`; the rest carries
-// over to a later run. Each included commission becomes `in_payout`, and the clawbacks owed are
+// over to a later run, and `carried_over` says whose, how much and why (`below_minimum`, or
+// `clawbacks_owed` when the clawbacks owed take all of it). Each included commission becomes `in_payout`, and the clawbacks owed are
 // netted (`clawback_cents`; `amount_cents` is what is paid out). Test commissions are never paid out.
 // No payout due: 201 with an empty list. Runs of one program are taken one at a time, so no
 // commission is ever in two payouts. Owner, admin or billing (`payouts:write`); each payout is in

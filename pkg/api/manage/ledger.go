@@ -143,11 +143,11 @@ func (h *Management) CreatePayouts(ctx context.Context, req gen.CreatePayoutsReq
 	if req.Body != nil && req.Body.Currency != nil {
 		currency = string(*req.Body.Currency)
 	}
-	ps, err := ledger.CreatePayouts(ctx, h.DB, r, req.ProgramId, currency)
+	run, err := ledger.CreatePayoutRun(ctx, h.DB, r, req.ProgramId, currency)
 	if err != nil {
 		return nil, err
 	}
-	return gen.CreatePayouts201JSONResponse{Body: gen.PayoutBatchEnvelope{Data: wire.Payouts(ps)}}, nil
+	return gen.CreatePayouts201JSONResponse{Body: wire.PayoutRun(run)}, nil
 }
 
 // ListPayouts lists a program's payouts, newest first, a page at a time.

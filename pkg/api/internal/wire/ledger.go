@@ -54,6 +54,16 @@ func Payouts(ps []ledger.Payout) []gen.Payout {
 	return out
 }
 
+// PayoutRun is a payout run's answer: its payouts and what it carried over.
+func PayoutRun(r ledger.Run) gen.PayoutBatchEnvelope {
+	carried := make([]gen.PayoutCarriedOver, len(r.CarriedOver))
+	for i, c := range r.CarriedOver {
+		carried[i] = gen.PayoutCarriedOver{PartnerId: c.PartnerID, Currency: c.Currency, AmountCents: c.AmountCents,
+			Reason: gen.PayoutCarriedOverReason(c.Reason)}
+	}
+	return gen.PayoutBatchEnvelope{Data: Payouts(r.Payouts), CarriedOver: carried}
+}
+
 // Balances are ledger balances as the routes answer them.
 func Balances(bs []ledger.Balance) []gen.Balance {
 	out := make([]gen.Balance, len(bs))

@@ -480,14 +480,20 @@
   function createPayouts() {
     var currency = $("p-currency").value, button = $("p-create-button");
     button.disabled = true;
-    finish("payouts", act(programPath("/payouts"), currency ? { currency: currency } : {}).then(function (res) {
-      var made = res.data;
-      if (!made.length) {
-        return "No payout due" + (currency ? " in " + currency : "") + ": no partner's approved total, less any clawback owed, reaches the program's payout minimum.";
-      }
-      return "Created " + plural(made.length, "payout", "payouts") + ": " + made.map(function (x) {
+    finish("payouts", Promise.all([act(programPath("/payouts"), currency ? { currency: currency } : {}), partners()]).then(function (r) {
+      var res = r[0], byID = r[1], made = res.data;
+      var said = made.length ? "Created " + plural(made.length, "payout", "payouts") + ": " + made.map(function (x) {
         return money(x.amount_cents, x.currency) + " to " + x.partner_name;
-      }).join(", ") + ".";
+      }).join(", ") + "." : "";
+      // What the run did not pay, and why: the answer's carried_over.
+      var carried = (res.carried_over || []).map(function (c) {
+        var who = (byID[c.partner_id] || {}).name || "partner " + c.partner_id;
+        return c.reason === "below_minimum" ?
+          money(c.amount_cents, c.currency) + " to " + who + " (under the program's minimum payout)" :
+          who + "'s " + c.currency + " commissions (the clawbacks they owe take all of them)";
+      });
+      if (carried.length) said += (said ? " " : "") + "Carried over to a later payout: " + carried.join(", ") + ".";
+      return said || "No payout due" + (currency ? " in " + currency : "") + ": no partner's approved total, less any clawback owed, reaches the program's payout minimum.";
     })).then(function () { button.disabled = false; });
   }
 
