@@ -26,14 +26,7 @@ var (
 // Calls holds exactly the calls the bodies make.
 func TestCallsBetweenOwnersAreImports(t *testing.T) {
 	t.Parallel()
-	fns, err := Functions()
-	if err != nil {
-		t.Fatal(err)
-	}
-	ownerOf := map[string]string{}
-	for _, f := range fns {
-		ownerOf[f.Name] = f.Owner
-	}
+	fns, ownerOf := functionOwnersByName(t)
 	made := map[string]map[string]string{} // caller owner → callee function → a file calling it
 	for _, f := range fns {
 		for _, m := range sqlCall.FindAllStringSubmatch(sqlComment.ReplaceAllString(f.SQL, ""), -1) {
@@ -76,6 +69,20 @@ func TestCallsBetweenOwnersAreImports(t *testing.T) {
 	}
 }
 
+// functionOwnersByName is every owner's functions, and each function's owner by its name.
+func functionOwnersByName(t *testing.T) ([]Function, map[string]string) {
+	t.Helper()
+	fns, err := Functions()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ownerOf := map[string]string{}
+	for _, f := range fns {
+		ownerOf[f.Name] = f.Owner
+	}
+	return fns, ownerOf
+}
+
 // sqlPackageImports are the import paths of the Go files of pkg's sql folder.
 func sqlPackageImports(t *testing.T, pkg string) map[string]bool {
 	t.Helper()
@@ -105,14 +112,7 @@ func sqlPackageImports(t *testing.T, pkg string) map[string]bool {
 // SuspendedOwners), never by a name in a string: the dependency is then an import, as between functions.
 func TestGoCallsOtherOwnersFunctionsThroughTheirPackages(t *testing.T) {
 	t.Parallel()
-	fns, err := Functions()
-	if err != nil {
-		t.Fatal(err)
-	}
-	ownerOf := map[string]string{}
-	for _, f := range fns {
-		ownerOf[f.Name] = f.Owner
-	}
+	_, ownerOf := functionOwnersByName(t)
 	checked := 0
 	for _, root := range []string{"pkg", "cmd"} {
 		err := filepath.WalkDir(filepath.Join("..", root), func(path string, d fs.DirEntry, err error) error {
