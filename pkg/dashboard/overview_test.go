@@ -51,11 +51,19 @@ func TestRunAProgramFromTheDashboard(t *testing.T) {
 		t.Errorf("terms: %q", terms)
 	}
 
-	// A partner and a link for them, with its URL to copy.
+	// A partner and a link for them, with its URL to copy. The view says what Add and Invite each do, and
+	// Add's notice that nothing was sent.
+	if how := a.text("#partners-how"); !strings.Contains(how, "Invite by email sends the partner a mail") || !strings.Contains(how, "Add a partner records one and sends nothing") {
+		t.Errorf("the Partners view explains: %q", how)
+	}
 	a.fill(`#add-partner [name="name"]`, "Pat Partner")
 	a.fill(`#add-partner [name="email"]`, "pat@example.com")
 	a.click(`#add-partner [type="submit"]`)
 	a.tab.WaitFor(`Array.from(document.querySelectorAll("#partners tbody td")).some(function (td) { return td.textContent.indexOf("Pat Partner") === 0 })`)
+	if got, want := a.text("#notice"), "Pat Partner is a partner of this program; no mail was sent. Create a referral link for them under Links; they can sign in to "+
+		a.base+"/partners with pat@example.com to see it."; got != want {
+		t.Errorf("after Add: %q, want %q", got, want)
+	}
 	a.tab.WaitFor(`document.querySelector('#add-link [name="partner_id"]').selectedOptions[0].textContent.indexOf("Pat Partner") === 0`)
 	a.fill(`#add-link [name="short_link"]`, "pat")
 	a.click(`#add-link [type="submit"]`)

@@ -254,7 +254,8 @@
       if (!ok) return;
       form.reset();
       ledger.partners = null; // the commissions' partner names and filter read them again
-      notice(made.name + " is a partner of this program. Create a referral link for them under Links.");
+      notice(made.name + " is a partner of this program; no mail was sent. Create a referral link for them under Links; they can sign in to " +
+        window.location.origin + "/partners with " + made.email + " to see it.");
       var listed = programPartners();
       return Promise.all([refreshPartners(listed), refreshLinks(listed)]).then(function () {
         $("add-link").elements.partner_id.value = made.id;
