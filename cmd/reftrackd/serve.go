@@ -30,6 +30,7 @@ import (
 	"github.com/reftrack/reftrack/pkg/platform/config"
 	"github.com/reftrack/reftrack/pkg/platform/metrics"
 	"github.com/reftrack/reftrack/pkg/platform/ratelimit"
+	"github.com/reftrack/reftrack/pkg/portalpage"
 	"github.com/reftrack/reftrack/pkg/sales"
 	"github.com/reftrack/reftrack/pkg/seed"
 	"github.com/reftrack/reftrack/pkg/useragent"
@@ -205,7 +206,7 @@ func collaborators(ctx context.Context, cfg config.Config, pool, readPool *sqlx.
 	if err != nil {
 		return api.Deps{}, err
 	}
-	portalAssets, err := dashboard.LoadPortal()
+	portalAssets, err := portalpage.Load()
 	if err != nil {
 		return api.Deps{}, err
 	}

@@ -47,6 +47,7 @@ import (
 	"github.com/reftrack/reftrack/pkg/platform/metrics"
 	"github.com/reftrack/reftrack/pkg/platform/ratelimit"
 	partnerportal "github.com/reftrack/reftrack/pkg/portal"
+	"github.com/reftrack/reftrack/pkg/portalpage"
 	"github.com/reftrack/reftrack/pkg/programs"
 	"github.com/reftrack/reftrack/pkg/sales"
 	"github.com/reftrack/reftrack/pkg/seal"
@@ -75,8 +76,8 @@ type Deps struct {
 	Metrics   *metrics.Metrics
 	Tracker   tracker.Script
 	Dashboard dashboard.Assets
-	// Portal is the partner portal page's files (dashboard.LoadPortal).
-	Portal  dashboard.Assets
+	// Portal is the partner portal page's files (portalpage.Load).
+	Portal  portalpage.Assets
 	Devices *useragent.Parser
 	// Clicks records clicks in batches; its owner closes it after the HTTP server has stopped.
 	Clicks *clicks.Recorder

@@ -24,9 +24,11 @@ import (
 	"github.com/reftrack/reftrack/pkg/payments"
 	"github.com/reftrack/reftrack/pkg/platform/metrics"
 	"github.com/reftrack/reftrack/pkg/platform/ratelimit"
+	"github.com/reftrack/reftrack/pkg/portalpage"
 	"github.com/reftrack/reftrack/pkg/sales"
 	"github.com/reftrack/reftrack/pkg/useragent"
 	outbound "github.com/reftrack/reftrack/pkg/webhooks"
+	"github.com/reftrack/reftrack/pkg/webui"
 	"github.com/reftrack/reftrack/tracker"
 )
 
@@ -36,8 +38,8 @@ func completeDeps() Deps {
 	return Deps{
 		DB: db, Logger: logger, Clock: time.Now, Limiter: &ratelimit.Limiter{},
 		Login: &identity.Login{Verifier: &identity.Verifier{}}, Metrics: &metrics.Metrics{},
-		Tracker: tracker.Script{Body: []byte("//")}, Dashboard: dashboard.Assets{Files: map[string]dashboard.Asset{}},
-		Portal:  dashboard.Assets{Files: map[string]dashboard.Asset{}},
+		Tracker: tracker.Script{Body: []byte("//")}, Dashboard: dashboard.Assets{Assets: webui.Assets{Files: map[string]webui.Asset{}}},
+		Portal:  portalpage.Assets{Assets: webui.Assets{Files: map[string]webui.Asset{}}},
 		Devices: &useragent.Parser{}, Clicks: &clicks.Recorder{}, Leads: &leads.Recorder{}, Sales: &sales.Recorder{},
 		Refunds: &sales.RefundRecorder{}, Keys: &apikeys.Lookups{}, Origins: &origins.Cache{},
 		Stripe: &payments.Stripe{DB: db, Log: logger, Now: time.Now}, DNS: net.DefaultResolver, Spec: &openapi3.T{},

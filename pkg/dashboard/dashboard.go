@@ -32,7 +32,7 @@ const CSRFHeader = "X-CSRF-Token"
 const ContentSecurityPolicy = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; " +
 	"connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
 
-//go:embed assets/app.css assets/portal.js assets/portal.css assets/dashboard/*.js
+//go:embed assets/app.css assets/dashboard/*.js
 var files embed.FS
 
 // The dashboard's script, app.js, is joined at start from the helpers it shares with the partner portal
@@ -79,39 +79,13 @@ func joinScripts() ([]byte, error) {
 	return webui.Script(scriptHead, parts, scriptTail), nil
 }
 
-const (
-	portalHead = `// The reftrack partner portal: plain JavaScript, no dependencies. It reads everything through the
-// documented /api/v1/partner routes, authenticated by the portal's session cookie; calls that change
-// something carry the page's CSRF token.
-"use strict";
-(function () {
-`
-	portalTail = "})();\n"
-)
-
 //go:embed page.html
 var pageSource string
 
 var page = template.Must(template.New("dashboard").Parse(pageSource))
 
-//go:embed portal.html
-var portalSource string
-
-var portalPage = template.Must(template.New("portal").Parse(portalSource))
-
-// Asset is one static file as served.
-type Asset struct {
-	Body []byte
-	// ETag is a strong validator of the content (quoted, as the header carries it).
-	ETag string
-}
-
-// Assets are the page's static files by name (app.js, app.css) and their combined version, which the
-// page puts in their URLs so that a new build is fetched at once.
-type Assets struct {
-	Files   map[string]Asset
-	Version string
-}
+// Assets are the dashboard's static files (app.js, app.css) and their version.
+type Assets struct{ webui.Assets }
 
 // Load reads the dashboard's static files once, at start-up.
 func Load() (Assets, error) {
@@ -119,37 +93,11 @@ func Load() (Assets, error) {
 	if err != nil {
 		return Assets{}, err
 	}
-	return load(map[string][]byte{"app.js": js}, "app.js", "app.css")
-}
-
-// LoadPortal reads the partner portal's static files once, at start-up; its script is the shared helpers
-// (pkg/webui) and portal.js.
-func LoadPortal() (Assets, error) {
-	part, err := files.ReadFile("assets/portal.js")
+	css, err := files.ReadFile("assets/app.css")
 	if err != nil {
 		return Assets{}, err
 	}
-	return load(map[string][]byte{"portal.js": webui.Script(portalHead, [][]byte{part}, portalTail)}, "portal.js", "portal.css")
-}
-
-// load makes the assets of names, each the file of that name in assets/ unless made holds it.
-func load(made map[string][]byte, names ...string) (Assets, error) {
-	a := Assets{Files: map[string]Asset{}}
-	all := sha256.New()
-	for _, name := range names {
-		b, ok := made[name]
-		if !ok {
-			var err error
-			if b, err = files.ReadFile("assets/" + name); err != nil {
-				return Assets{}, err
-			}
-		}
-		sum := sha256.Sum256(b)
-		all.Write(sum[:])
-		a.Files[name] = Asset{Body: b, ETag: `"` + hex.EncodeToString(sum[:8]) + `"`}
-	}
-	a.Version = hex.EncodeToString(all.Sum(nil)[:6])
-	return a, nil
+	return Assets{webui.Build([]string{"app.js", "app.css"}, map[string][]byte{"app.js": js, "app.css": css})}, nil
 }
 
 // Page renders the dashboard for a signed-in session.
@@ -161,14 +109,6 @@ func (a Assets) Page(email, csrf string) ([]byte, error) {
 		Email, CSRF, Version                              string
 		SyntheticSession, SyntheticCustomer, SyntheticTxn string
 	}{email, csrf, a.Version, synthetic.SessionPrefix, synthetic.CustomerKeyPrefix, synthetic.TransactionPrefix})
-	return b.Bytes(), err
-}
-
-// PortalPage renders the partner portal for a signed-in person; program is the one to open first ("" for
-// the first).
-func (a Assets) PortalPage(email, csrf, program string) ([]byte, error) {
-	var b bytes.Buffer
-	err := portalPage.Execute(&b, struct{ Email, CSRF, Version, Program string }{email, csrf, a.Version, program})
 	return b.Bytes(), err
 }
 

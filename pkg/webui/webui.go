@@ -4,7 +4,9 @@
 package webui
 
 import (
+	"crypto/sha256"
 	_ "embed"
+	"encoding/hex"
 )
 
 //go:embed shared.js
@@ -25,4 +27,32 @@ func Script(head string, parts [][]byte, tail string) []byte {
 		b = append(b, p...)
 	}
 	return append(b, tail...)
+}
+
+// Asset is one static file as served.
+type Asset struct {
+	Body []byte
+	// ETag is a strong validator of the content (quoted, as the header carries it).
+	ETag string
+}
+
+// Assets are a page's static files by name and their combined version, which the page puts in their
+// URLs so that a new build is fetched at once.
+type Assets struct {
+	Files   map[string]Asset
+	Version string
+}
+
+// Build makes the assets of the files named, in that order (the version depends on it).
+func Build(names []string, bodies map[string][]byte) Assets {
+	a := Assets{Files: map[string]Asset{}}
+	all := sha256.New()
+	for _, name := range names {
+		b := bodies[name]
+		sum := sha256.Sum256(b)
+		all.Write(sum[:])
+		a.Files[name] = Asset{Body: b, ETag: `"` + hex.EncodeToString(sum[:8]) + `"`}
+	}
+	a.Version = hex.EncodeToString(all.Sum(nil)[:6])
+	return a
 }

@@ -41,7 +41,7 @@ func (h *Portal) PartnerPortalPage(ctx context.Context, req gen.PartnerPortalPag
 	if !ok {
 		return gen.PartnerPortalPage302Response{Headers: gen.RedirectResponseHeaders{Location: "/partners/login"}}, nil
 	}
-	b, err := h.Assets.PortalPage(p.Email, dashboard.CSRFToken(token), wire.Deref(req.Params.Program))
+	b, err := h.Assets.Page(p.Email, dashboard.CSRFToken(token), wire.Deref(req.Params.Program))
 	if err != nil {
 		return nil, err
 	}

@@ -17,10 +17,10 @@ import (
 	gen "github.com/reftrack/reftrack/gen/server"
 	"github.com/reftrack/reftrack/pkg/api/internal/auth"
 	"github.com/reftrack/reftrack/pkg/api/internal/wire"
-	"github.com/reftrack/reftrack/pkg/dashboard"
 	"github.com/reftrack/reftrack/pkg/identity"
 	"github.com/reftrack/reftrack/pkg/ledger"
 	domain "github.com/reftrack/reftrack/pkg/portal"
+	"github.com/reftrack/reftrack/pkg/portalpage"
 )
 
 // Portal implements the partner portal's operations of the strict server interface.
@@ -32,7 +32,7 @@ type Portal struct {
 	// Details seals and opens partners' payout details.
 	Details *domain.Details
 	// Assets are the portal page's files (portal.js, portal.css).
-	Assets dashboard.Assets
+	Assets portalpage.Assets
 	// SecureCookies marks the portal's cookies Secure (the server is reached over https).
 	SecureCookies bool
 }

@@ -33,6 +33,7 @@ import (
 	"github.com/reftrack/reftrack/pkg/platform/config"
 	"github.com/reftrack/reftrack/pkg/platform/metrics"
 	"github.com/reftrack/reftrack/pkg/platform/ratelimit"
+	"github.com/reftrack/reftrack/pkg/portalpage"
 	"github.com/reftrack/reftrack/pkg/sales"
 	"github.com/reftrack/reftrack/pkg/seal"
 	"github.com/reftrack/reftrack/pkg/testkit/dbtest"
@@ -55,7 +56,7 @@ var shared = sync.OnceValues(func() (*fixed, error) {
 	if f.dashboard, err = dashboard.Load(); err != nil {
 		return nil, err
 	}
-	if f.portal, err = dashboard.LoadPortal(); err != nil {
+	if f.portal, err = portalpage.Load(); err != nil {
 		return nil, err
 	}
 	if f.devKey, err = devIssuerKey(); err != nil {
@@ -84,7 +85,7 @@ type fixed struct {
 	spec          *openapi3.T
 	tracker       tracker.Script
 	dashboard     dashboard.Assets
-	portal        dashboard.Assets
+	portal        portalpage.Assets
 	devKey        *rsa.PrivateKey
 	validationDoc *openapi3.T
 	router        routers.Router
