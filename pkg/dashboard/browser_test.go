@@ -302,7 +302,8 @@ func TestWatchAChainAndSwitchALinkOff(t *testing.T) {
 			t.Errorf("the chart's screenshot has %d pixels of the %s colour: %v", n[s], s, n)
 		}
 	}
-	// The live gate reports the chain's verdict.
+	// The live gate reports the chain's verdict (in the overview, refreshed while it is shown).
+	a.view("overview")
 	a.tab.WaitFor(`document.querySelector('#checks li[data-gate="live"]').innerText.indexOf("last test chain") >= 0`)
 	if got := a.text(`#checks li[data-gate="live"]`); !strings.Contains(got, "click attributed, lead attributed, sale attributed") {
 		t.Errorf("live gate = %q", got)
@@ -618,6 +619,7 @@ func TestEmptyAccountAndEndedSession(t *testing.T) {
 	r := env.Seed(seed.Options{})
 	b := open(t, env)
 	b.signIn(r.AccountEmail)
+	b.view("events") // opening a view asks the server: open it while the session holds
 	if _, err := env.DB.Exec(`UPDATE login_tokens SET revoked_at = now() WHERE kind = 'dashboard'`); err != nil {
 		t.Fatal(err)
 	}

@@ -39,12 +39,7 @@
       $("program").value = first.id;
       choose(first.id);
     }).catch(fail);
-    setInterval(function () {
-      if (!document.hidden && state.program && !state.busy) {
-        state.busy = true;
-        Promise.all([refreshActivity(), refreshReadiness(), refreshPerformance()]).catch(function () {}).then(function () { state.busy = false; });
-      }
-    }, REFRESH_MS);
+    setInterval(function () { if (!document.hidden) refreshView(); }, REFRESH_MS);
   }
 
   // fillPrograms lists the account's programs in the picker.

@@ -4,16 +4,18 @@
   // its own (#program=<id>&view=<name>): the navigation's links change it, so the back button and a
   // reload keep the place. VIEWS is the one table of the views: their names, and what each does when the
   // page starts (start), when a program is chosen (reset, then load, given the program's partners read
-  // once for the views that name them).
+  // once for the views that name them), and while it is shown (refresh: every REFRESH_MS, and when the
+  // navigation opens it; a view not shown asks the server nothing).
   var VIEWS = [
     { name: "overview", start: startPerformance,
-      load: function () { return Promise.all([refreshTerms(), refreshReadiness(), refreshPerformance()]); } },
+      load: function () { return Promise.all([refreshTerms(), refreshReadiness(), refreshPerformance()]); },
+      refresh: function () { return Promise.all([refreshReadiness(), refreshPerformance()]); } },
     // The ledger's two views start, reset and load together (one set of balances).
     { name: "commissions", start: startLedger, reset: resetLedger, load: refreshLedger },
     { name: "payouts" },
     { name: "partners", load: function (listed) { return refreshPartners(listed); } },
     { name: "links", load: function (listed) { return refreshLinks(listed); } },
-    { name: "events", load: refreshActivity },
+    { name: "events", load: refreshActivity, refresh: refreshActivity },
     { name: "webhooks", start: startWebhooks, reset: resetWebhooks, load: refreshEndpoints },
     { name: "install", start: startInstall, load: function () { return Promise.all([refreshInstall(), refreshKey(), refreshProcessor()]); } },
     { name: "settings", start: startManage, reset: function () { panelNotice("settings", ""); } },
@@ -62,8 +64,17 @@
       if (view.name !== state.view) {
         showView(view);
         window.scrollTo(0, 0);
+        refreshView();
       }
     });
+  }
+
+  // refreshView refreshes the view shown, unless a refresh is under way.
+  function refreshView() {
+    var view = viewNamed("#view=" + state.view);
+    if (!view.refresh || !state.program || state.busy) return;
+    state.busy = true;
+    view.refresh().catch(function () {}).then(function () { state.busy = false; });
   }
 
   // loadViews resets every view for the chosen program and loads it.
