@@ -109,3 +109,21 @@
     });
   }
 
+  // Tables become cards on a phone (the styles): each cell is labelled with its column's heading
+  // (data-label), which the narrow layout shows before the value. A table's rows are labelled as they are
+  // drawn, whoever draws them.
+  function labelCells(table) {
+    var heads = Array.prototype.map.call(table.querySelectorAll("thead th"), function (th) { return th.textContent.trim(); });
+    Array.prototype.forEach.call(table.querySelectorAll("tbody tr"), function (tr) {
+      Array.prototype.forEach.call(tr.children, function (td, i) {
+        if (heads[i] && !td.hasAttribute("data-label") && !td.hasAttribute("colspan")) td.setAttribute("data-label", heads[i]);
+      });
+    });
+  }
+  function startCards() {
+    Array.prototype.forEach.call(document.querySelectorAll("table.grid"), function (t) {
+      labelCells(t);
+      new MutationObserver(function () { labelCells(t); }).observe(t, { childList: true, subtree: true });
+    });
+  }
+

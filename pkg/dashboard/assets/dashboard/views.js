@@ -49,6 +49,7 @@
   }
 
   function startViews() {
+    startCards();
     VIEWS.forEach(function (v) { if (v.start) v.start(); });
     // A link of the navigation, the back button or an address typed in: another program, or another view.
     window.addEventListener("hashchange", function () {
