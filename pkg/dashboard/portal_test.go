@@ -321,4 +321,14 @@ func (a *app) fitsAPhone(what string) {
 	if width > 390 {
 		a.t.Errorf("%s is %d px wide at 390", what, width)
 	}
+	// Element boxes, not only the page's width: a table wider than its panel scrolled inside it, where
+	// the page's width did not show it. (Code boxes scroll inside themselves, by design.)
+	var wide []string
+	a.tab.Eval(`Array.from(document.querySelectorAll("body *")).filter(function (e) {
+		if (!e.getClientRects().length || (e.closest("pre.code") && e.tagName !== "PRE") || e.closest(".offscreen")) return false;
+		var r = e.getBoundingClientRect(); return r.right > window.innerWidth + 0.5 || r.left < -0.5;
+	}).slice(0, 8).map(function (e) { return e.tagName + "#" + e.id + "." + e.className + " " + Math.round(e.getBoundingClientRect().right) })`, &wide)
+	if len(wide) > 0 {
+		a.t.Errorf("%s at 390 px: elements wider than the screen: %v", what, wide)
+	}
 }

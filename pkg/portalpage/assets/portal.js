@@ -153,6 +153,7 @@
 
   function start() {
     startCopy();
+    startCards();
     $("program").addEventListener("change", function () { choose(this.value); });
     $("details-method").addEventListener("change", methodShown);
     Array.prototype.forEach.call(document.querySelectorAll(".periods button"), function (b) {
