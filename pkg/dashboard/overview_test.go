@@ -223,6 +223,14 @@ func TestRunAProgramFromTheDashboard(t *testing.T) {
 	if refused != 3 {
 		t.Errorf("%d refusals logged, want the 3 the test made", refused)
 	}
+	// No word or number broken across lines, at a desktop's width and a phone's, on every view.
+	for _, width := range []int{1280, 390} {
+		a.tab.Viewport(width, 900)
+		for _, v := range a.viewNames() {
+			a.view(v)
+			a.noWordBroken(fmt.Sprintf("the %s view at %d px", v, width))
+		}
+	}
 	for _, v := range a.viewNames() {
 		a.view(v)
 		a.fitsAPhone("the dashboard's " + v + " view")

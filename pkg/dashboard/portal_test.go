@@ -312,6 +312,28 @@ func TestDashboardSaysWhatItMeans(t *testing.T) {
 	a.noPageErrors()
 }
 
+// noWordBroken fails the test for each word or number of the main part of the page that is set on more than
+// one line. Allowed: a URL (it has nowhere else to break) and a word of letters joined by hyphens
+// (User-Agent), which breaks at a hyphen; a number or a date may not break.
+func (a *app) noWordBroken(what string) {
+	a.t.Helper()
+	var broken []string
+	a.tab.Eval(`(function () { var out = [], w = document.createTreeWalker(document.querySelector("main"), NodeFilter.SHOW_TEXT);
+		for (var n = w.nextNode(); n; n = w.nextNode()) {
+			if (!n.parentElement || !n.parentElement.getClientRects().length || n.parentElement.closest("pre")) continue;
+			var re = /\S+/g, m;
+			while ((m = re.exec(n.data))) {
+				if (m[0].indexOf("://") >= 0 || (m[0].indexOf("-") > 0 && !/\d/.test(m[0]))) continue;
+				var r = document.createRange(); r.setStart(n, m.index); r.setEnd(n, m.index + m[0].length);
+				if (Array.from(r.getClientRects()).filter(function (x) { return x.width > 0 }).length > 1) out.push(m[0]);
+			}
+		}
+		return out.slice(0, 12) })()`, &broken)
+	if len(broken) > 0 {
+		a.t.Errorf("%s: words broken across lines: %q", what, broken)
+	}
+}
+
 // fitsAPhone narrows the tab to a phone's 390 CSS pixels and fails the test when the page is wider.
 func (a *app) fitsAPhone(what string) {
 	a.t.Helper()
