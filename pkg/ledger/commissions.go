@@ -158,12 +158,11 @@ func listCommissions(ctx context.Context, db *sqlx.DB, programID int64, f Filter
 	if f.Status != "" {
 		add("ledger_status(c.status, c.available_on, p.commission_approval, $1) = ?", f.Status)
 	}
-	// In its hold: the hold's end is after now and the hold was not released (as payouts read it).
 	switch f.Hold {
 	case HoldRunning:
-		where = append(where, "c.available_on > $1 AND c.hold_released_at IS NULL")
+		where = append(where, "NOT "+holdEnded("$1"))
 	case HoldEnded:
-		where = append(where, "(c.available_on <= $1 OR c.hold_released_at IS NOT NULL)")
+		where = append(where, holdEnded("$1"))
 	}
 	if f.PartnerID != 0 {
 		add("c.partner_id = ?", f.PartnerID)

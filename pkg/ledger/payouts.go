@@ -113,6 +113,12 @@ func CreatePayoutRun(ctx context.Context, db *sqlx.DB, r Request, programID int6
 	})
 }
 
+// holdEnded is the SQL condition that commission c's hold has ended at the instant now (a placeholder):
+// its end has passed, or an approval released it. The payout run and the list's hold filter read it.
+func holdEnded(now string) string {
+	return "(c.available_on <= " + now + " OR c.hold_released_at IS NOT NULL)"
+}
+
 // payoutRunLock is the advisory lock of a program's payout runs: a run holds it exclusively; a payout's
 // failure and an approval, which make commissions approved, share it. A run reads the approved
 // commissions and the owed clawbacks in two statements, two snapshots under READ COMMITTED: without the
@@ -173,7 +179,7 @@ func createPayouts(ctx context.Context, tx *sqlx.Tx, r Request, programID int64,
 		WHERE c.program_id = $1 AND NOT c.is_test AND c.status IN ('pending', 'approved')
 			AND ledger_status(c.status, c.available_on, p.commission_approval, $2) = 'approved'
 			-- Approved in its hold: paid once the hold ends, unless the approval released it.
-			AND (c.available_on <= $2 OR c.hold_released_at IS NOT NULL)
+			AND `+holdEnded("$2")+`
 			AND ($3 = '' OR c.currency = $3)
 			-- A banned partner is paid nothing more (SweepBanned rejects what a racing sale left open).
 			AND NOT EXISTS (SELECT FROM partner_programs pp WHERE pp.id = c.partner_program_id AND pp.status = 'banned')
