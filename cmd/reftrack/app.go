@@ -63,7 +63,7 @@ func (a *app) root() *cobra.Command {
 	root.PersistentFlags().BoolVar(&a.jsonOut, "json", false, "print the server's answer as JSON, for scripts")
 	root.PersistentFlags().StringVar(&a.configDir, "config-dir", defaultConfigDir(), "where credentials are kept (REFTRACK_CONFIG_DIR)")
 	root.AddCommand(a.loginCmd(), a.logoutCmd(), a.programsCmd(), a.useCmd(), a.initCmd(), a.statusCmd(), a.testCmd(), a.keysCmd(),
-		a.commissionsCmd(), a.balancesCmd(), a.payoutsCmd(), a.webhooksCmd(), a.partnersCmd(), a.linksCmd())
+		a.commissionsCmd(), a.customersCmd(), a.balancesCmd(), a.payoutsCmd(), a.webhooksCmd(), a.partnersCmd(), a.linksCmd())
 	root.AddCommand(a.mcpCmd())
 	return root
 }

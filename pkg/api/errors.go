@@ -21,6 +21,7 @@ import (
 	"github.com/reftrack/reftrack/pkg/apikeys"
 	"github.com/reftrack/reftrack/pkg/attribution"
 	"github.com/reftrack/reftrack/pkg/clicks"
+	"github.com/reftrack/reftrack/pkg/customers"
 	"github.com/reftrack/reftrack/pkg/enrollment"
 	"github.com/reftrack/reftrack/pkg/idempotency"
 	"github.com/reftrack/reftrack/pkg/identity"
@@ -273,6 +274,11 @@ var answers = []answer{
 	}),
 	is(idempotency.ErrKeyReused, apierr.KindConflict, "Idempotency-Key reused with a different request"),
 	is(idempotency.ErrKeyInvalid, apierr.KindInvalid, "Idempotency-Key must be 1 to 255 characters"),
+
+	// Customers.
+	as(func(_ context.Context, _ *errorWriter, e *customers.InvalidError) *apierr.Error {
+		return apierr.Invalid(e.Message)
+	}),
 
 	// Outbound webhooks.
 	is(outbound.ErrEndpointNotFound, apierr.KindNotFound, "Webhook endpoint not found"),

@@ -158,6 +158,13 @@ func FuzzListCommissions(f *testing.F) {
 	e.fuzzQuery(f, "/api/v1/programs/{{program}}/commissions", append(queries, cursorSeeds...)...)
 }
 
+func FuzzListCustomers(f *testing.F) {
+	e := startLedgerFuzz(f)
+	queries := []string{"status=lead", "status=converted&partner_id=1", "status=visitor", "status=buyer", "partner_id=0", "partner_id=-1",
+		"partner_id=99999999999999999999", "limit=1", "limit=100", "limit=0", "limit=101", "status=lead&status=converted"}
+	e.fuzzQuery(f, "/api/v1/programs/{{program}}/customers", append(queries, cursorSeeds...)...)
+}
+
 func FuzzListPayouts(f *testing.F) {
 	e := startLedgerFuzz(f)
 	queries := []string{"status=processing", "status=paid&limit=1", "status=failed", "status=open", "limit=0", "limit=101", "limit=-5"}

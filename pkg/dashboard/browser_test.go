@@ -683,7 +683,7 @@ func TestViewsHaveAddresses(t *testing.T) {
 		t.Fatalf("the page opens on %q, want the overview", got)
 	}
 	names := a.viewNames()
-	want := []string{"overview", "commissions", "payouts", "partners", "links", "events", "webhooks", "install", "settings", "team"}
+	want := []string{"overview", "commissions", "payouts", "partners", "customers", "links", "events", "webhooks", "install", "settings", "team"}
 	if !slices.Equal(names, want) {
 		t.Errorf("views = %v, want %v", names, want)
 	}

@@ -3,7 +3,6 @@ package ledger
 import (
 	"context"
 	"database/sql"
-	"encoding/base64"
 	"errors"
 	"fmt"
 	"slices"
@@ -20,6 +19,7 @@ import (
 	"github.com/reftrack/reftrack/pkg/counting"
 	"github.com/reftrack/reftrack/pkg/events"
 	"github.com/reftrack/reftrack/pkg/idempotency"
+	"github.com/reftrack/reftrack/pkg/pagecursor"
 	"github.com/reftrack/reftrack/pkg/programs"
 )
 
@@ -129,7 +129,7 @@ func ListCommissions(ctx context.Context, db *sqlx.DB, accountID, programID int6
 }
 
 // checked checks the filter's status and page size and reads its cursor (nil for the first page).
-func (f Filter) checked() (after *cursor, limit int, err error) {
+func (f Filter) checked() (after *pagecursor.Position, limit int, err error) {
 	if f.Status != "" {
 		if err := CheckStatus(f.Status); err != nil {
 			return nil, 0, err
@@ -148,7 +148,7 @@ func (f Filter) checked() (after *cursor, limit int, err error) {
 }
 
 // listCommissions is ListCommissions once the reader may read them.
-func listCommissions(ctx context.Context, db *sqlx.DB, programID int64, f Filter, after *cursor, limit int, now time.Time) (CommissionPage, error) {
+func listCommissions(ctx context.Context, db *sqlx.DB, programID int64, f Filter, after *pagecursor.Position, limit int, now time.Time) (CommissionPage, error) {
 	args := []any{now, programID}
 	where := []string{"c.program_id = $2"}
 	add := func(cond string, v any) {
@@ -174,7 +174,7 @@ func listCommissions(ctx context.Context, db *sqlx.DB, programID int64, f Filter
 		add("c.created_at < ?", *f.CreatedTo)
 	}
 	if after != nil {
-		args = append(args, after.at, after.id)
+		args = append(args, after.At, after.ID)
 		where = append(where, fmt.Sprintf("(c.created_at, c.id) < ($%d::timestamptz, $%d::bigint)", len(args)-1, len(args)))
 	}
 	args = append(args, limit+1)
@@ -185,7 +185,9 @@ func listCommissions(ctx context.Context, db *sqlx.DB, programID int64, f Filter
 		return CommissionPage{}, err
 	}
 	var page CommissionPage
-	page.Commissions, page.NextCursor = trimPage(out, limit, func(c Commission) (time.Time, int64) { return c.CreatedAt, c.ID })
+	page.Commissions, page.NextCursor = pagecursor.Trim(out, limit, func(c Commission) pagecursor.Position {
+		return pagecursor.Position{At: c.CreatedAt, ID: c.ID}
+	})
 	return page, nil
 }
 
@@ -410,42 +412,11 @@ func pageLimit(limit int) (int, error) {
 	return limit, CheckPageSize(limit)
 }
 
-// cursor is the position after which a page starts: the last row shown.
-type cursor struct {
-	at time.Time
-	id int64
-}
-
-// trimPage keeps the first limit of rows read with one more than limit (newest first) and, when there
-// was one more, answers the cursor after the last row kept (key gives a row's position); rows is never
-// nil.
-func trimPage[T any](rows []T, limit int, key func(T) (time.Time, int64)) ([]T, string) {
-	if rows == nil {
-		return []T{}, ""
-	}
-	if len(rows) <= limit {
-		return rows, ""
-	}
-	return rows[:limit], encodeCursor(key(rows[limit-1]))
-}
-
-func encodeCursor(at time.Time, id int64) string {
-	return base64.RawURLEncoding.EncodeToString([]byte(strconv.FormatInt(at.UnixMicro(), 10) + "." + strconv.FormatInt(id, 10)))
-}
-
-func decodeCursor(s string) (*cursor, error) {
-	if s == "" {
-		return nil, nil
-	}
-	b, err := base64.RawURLEncoding.DecodeString(s)
-	if err != nil {
+// decodeCursor reads a list's cursor (nil for the first page).
+func decodeCursor(s string) (*pagecursor.Position, error) {
+	p, ok := pagecursor.Decode(s)
+	if !ok {
 		return nil, invalid("cursor is not valid")
 	}
-	at, id, ok := strings.Cut(string(b), ".")
-	us, err1 := strconv.ParseInt(at, 10, 64)
-	n, err2 := strconv.ParseInt(id, 10, 64)
-	if !ok || err1 != nil || err2 != nil || n <= 0 {
-		return nil, invalid("cursor is not valid")
-	}
-	return &cursor{at: time.UnixMicro(us), id: n}, nil
+	return p, nil
 }

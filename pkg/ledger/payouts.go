@@ -16,6 +16,7 @@ import (
 	"github.com/reftrack/reftrack/pkg/audit"
 	"github.com/reftrack/reftrack/pkg/commission"
 	"github.com/reftrack/reftrack/pkg/idempotency"
+	"github.com/reftrack/reftrack/pkg/pagecursor"
 	"github.com/reftrack/reftrack/pkg/platform/dbfault"
 )
 
@@ -306,10 +307,10 @@ func ListPayouts(ctx context.Context, db *sqlx.DB, accountID, programID int64, s
 
 // listPayouts is ListPayouts of the program's partner partnerID (0: every partner) once the reader may
 // read them.
-func listPayouts(ctx context.Context, db *sqlx.DB, programID, partnerID int64, status string, after *cursor, limit int) (PayoutPage, error) {
+func listPayouts(ctx context.Context, db *sqlx.DB, programID, partnerID int64, status string, after *pagecursor.Position, limit int) (PayoutPage, error) {
 	var afterID int64
 	if after != nil {
-		afterID = after.id
+		afterID = after.ID
 	}
 	var out []Payout
 	if err := sqlx.SelectContext(ctx, db, &out, `SELECT `+payoutColumns+` WHERE o.program_id = $1
@@ -318,7 +319,9 @@ func listPayouts(ctx context.Context, db *sqlx.DB, programID, partnerID int64, s
 		return PayoutPage{}, err
 	}
 	var page PayoutPage
-	page.Payouts, page.NextCursor = trimPage(out, limit, func(p Payout) (time.Time, int64) { return p.CreatedAt, p.ID })
+	page.Payouts, page.NextCursor = pagecursor.Trim(out, limit, func(p Payout) pagecursor.Position {
+		return pagecursor.Position{At: p.CreatedAt, ID: p.ID}
+	})
 	return page, nil
 }
 

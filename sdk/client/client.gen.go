@@ -295,6 +295,48 @@ func (e ConversionEventEventType) Valid() bool {
 	}
 }
 
+// Defines values for CustomerMoneyCurrency.
+const (
+	CustomerMoneyCurrencyEUR CustomerMoneyCurrency = "EUR"
+	CustomerMoneyCurrencyUSD CustomerMoneyCurrency = "USD"
+	CustomerMoneyCurrencyVND CustomerMoneyCurrency = "VND"
+)
+
+// Valid indicates whether the value is a known member of the CustomerMoneyCurrency enum.
+func (e CustomerMoneyCurrency) Valid() bool {
+	switch e {
+	case CustomerMoneyCurrencyEUR:
+		return true
+	case CustomerMoneyCurrencyUSD:
+		return true
+	case CustomerMoneyCurrencyVND:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for CustomerStatus.
+const (
+	CustomerStatusConverted CustomerStatus = "converted"
+	CustomerStatusLead      CustomerStatus = "lead"
+	CustomerStatusVisitor   CustomerStatus = "visitor"
+)
+
+// Valid indicates whether the value is a known member of the CustomerStatus enum.
+func (e CustomerStatus) Valid() bool {
+	switch e {
+	case CustomerStatusConverted:
+		return true
+	case CustomerStatusLead:
+		return true
+	case CustomerStatusVisitor:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for HealthStatus.
 const (
 	Ok HealthStatus = "ok"
@@ -2263,6 +2305,65 @@ type ConversionEvent struct {
 
 // ConversionEventEventType defines model for ConversionEvent.EventType.
 type ConversionEventEventType string
+
+// Customer One customer of a program.
+type Customer struct {
+	// CreatedAt When the customer was first recorded.
+	CreatedAt time.Time `json:"created_at"`
+
+	// CustomerKey The brand's id for the customer; null for one known only from a browser lead.
+	CustomerKey *string `json:"customer_key"`
+
+	// FirstClickAt When the click the customer is attributed to happened.
+	FirstClickAt *time.Time `json:"first_click_at"`
+
+	// FirstSaleAt Their first sale; null before one.
+	FirstSaleAt *time.Time `json:"first_sale_at"`
+	Id          int64      `json:"id"`
+	IsTest      bool       `json:"is_test"`
+
+	// LeadAt When they signed up (their lead); null before one.
+	LeadAt *time.Time `json:"lead_at"`
+
+	// Money Per currency, in alphabetical order; empty before a sale.
+	Money []CustomerMoney `json:"money"`
+
+	// PartnerId The partner the customer is attributed to; null when no partner's click or link named them.
+	PartnerId   *int64  `json:"partner_id"`
+	PartnerName *string `json:"partner_name"`
+
+	// Status How far a customer went: `lead` (signed up), `converted` (a sale), or `visitor` (recorded before either;
+	// the tracking routes record a customer from a lead or a sale on, so only an import makes one).
+	//
+	//
+	// Example: converted
+	Status CustomerStatus `json:"status"`
+}
+
+// CustomerListEnvelope defines model for CustomerListEnvelope.
+type CustomerListEnvelope struct {
+	Data []Customer `json:"data"`
+	Meta ListMeta   `json:"meta"`
+}
+
+// CustomerMoney One customer's money in one currency, in minor units.
+type CustomerMoney struct {
+	// CommissionCents What their commissions earned, less reversals and clawbacks; rejected ones excluded.
+	CommissionCents int64                 `json:"commission_cents"`
+	Currency        CustomerMoneyCurrency `json:"currency"`
+
+	// RevenueCents What the customer's sales took, less their refunds.
+	RevenueCents int64 `json:"revenue_cents"`
+}
+
+// CustomerMoneyCurrency defines model for CustomerMoney.Currency.
+type CustomerMoneyCurrency string
+
+// CustomerStatus How far a customer went: `lead` (signed up), `converted` (a sale), or `visitor` (recorded before either;
+// the tracking routes record a customer from a lead or a sale on, so only an import makes one).
+//
+// Example: converted
+type CustomerStatus string
 
 // DailyEventCount defines model for DailyEventCount.
 type DailyEventCount struct {
@@ -4448,6 +4549,21 @@ type ApproveCommissionsParams struct {
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
 
+// ListCustomersParams defines parameters for ListCustomers.
+type ListCustomersParams struct {
+	// PartnerId Only the customers this partner brought.
+	PartnerId *int64 `form:"partner_id,omitempty" json:"partner_id,omitempty"`
+
+	// Status Only customers this far.
+	Status *CustomerStatus `form:"status,omitempty" json:"status,omitempty"`
+
+	// Cursor The `meta.next_cursor` of the previous page (absent for the first page); opaque.
+	Cursor *Cursor `form:"cursor,omitempty" json:"cursor,omitempty"`
+
+	// Limit Rows per page.
+	Limit *Limit `form:"limit,omitempty" json:"limit,omitempty"`
+}
+
 // ListPayoutsParams defines parameters for ListPayouts.
 type ListPayoutsParams struct {
 	// Status Only payouts in this status.
@@ -6277,6 +6393,24 @@ type ClientInterface interface {
 	//
 	// Corresponds with POST /api/v1/programs/{programId}/commissions/approve (the `ApproveCommissions` operationId).
 	ApproveCommissions(ctx context.Context, programId ProgramId, params *ApproveCommissionsParams, body ApproveCommissionsJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ListCustomers List a program's customers
+	//
+	// The program's customers (test ones included, marked `is_test`), newest first (by `created_at`, then
+	// `id`), one page at a time: whom each came through, how far they went (`visitor`, `lead`, `converted`),
+	// when, and what their sales took less refunds (`revenue_cents`) and their commissions earned less
+	// reversals and clawbacks, rejected ones excluded (`commission_cents`), per currency: the reports'
+	// measures, for one customer. A customer exists from a lead or a sale on. Any member of the program's
+	// workspace. The dashboard's Customers view.
+	//
+	// Pagination is by cursor: `meta.next_cursor` names the last customer of the page and is null on the
+	// last page; a page never repeats or skips a customer, whatever is recorded meanwhile.
+	//
+	// Errors (400): a parameter out of its schema (`Invalid query parameter status: …`), `cursor is not
+	// valid`; 401, 403 (not a member), 404 `Program not found`.
+	//
+	// Corresponds with GET /api/v1/programs/{programId}/customers (the `ListCustomers` operationId).
+	ListCustomers(ctx context.Context, programId ProgramId, params *ListCustomersParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ListInvitations List a program's invitations
 	//
@@ -9056,6 +9190,34 @@ func (c *Client) ApproveCommissionsWithBody(ctx context.Context, programId Progr
 // Corresponds with POST /api/v1/programs/{programId}/commissions/approve (the `ApproveCommissions` operationId).
 func (c *Client) ApproveCommissions(ctx context.Context, programId ProgramId, params *ApproveCommissionsParams, body ApproveCommissionsJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewApproveCommissionsRequest(c.Server, programId, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ListCustomers List a program's customers
+//
+// The program's customers (test ones included, marked `is_test`), newest first (by `created_at`, then
+// `id`), one page at a time: whom each came through, how far they went (`visitor`, `lead`, `converted`),
+// when, and what their sales took less refunds (`revenue_cents`) and their commissions earned less
+// reversals and clawbacks, rejected ones excluded (`commission_cents`), per currency: the reports'
+// measures, for one customer. A customer exists from a lead or a sale on. Any member of the program's
+// workspace. The dashboard's Customers view.
+//
+// Pagination is by cursor: `meta.next_cursor` names the last customer of the page and is null on the
+// last page; a page never repeats or skips a customer, whatever is recorded meanwhile.
+//
+// Errors (400): a parameter out of its schema (`Invalid query parameter status: …`), `cursor is not
+// valid`; 401, 403 (not a member), 404 `Program not found`.
+//
+// Corresponds with GET /api/v1/programs/{programId}/customers (the `ListCustomers` operationId).
+func (c *Client) ListCustomers(ctx context.Context, programId ProgramId, params *ListCustomersParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListCustomersRequest(c.Server, programId, params)
 	if err != nil {
 		return nil, err
 	}
@@ -13461,6 +13623,103 @@ func NewApproveCommissionsRequestWithBody(server string, programId ProgramId, pa
 	return req, nil
 }
 
+// NewListCustomersRequest constructs an http.Request for the ListCustomers method
+func NewListCustomersRequest(server string, programId ProgramId, params *ListCustomersParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "programId", programId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "integer", Format: "int64"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/programs/%s/customers", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.PartnerId != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "partner_id", *params.PartnerId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Status != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "status", *params.Status, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Cursor != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "cursor", *params.Cursor, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Limit != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
 // NewListInvitationsRequest constructs an http.Request for the ListInvitations method
 func NewListInvitationsRequest(server string, programId ProgramId) (*http.Request, error) {
 	var err error
@@ -17750,6 +18009,26 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with POST /api/v1/programs/{programId}/commissions/approve (the `ApproveCommissions` operationId).
 	ApproveCommissionsWithResponse(ctx context.Context, programId ProgramId, params *ApproveCommissionsParams, body ApproveCommissionsJSONRequestBody, reqEditors ...RequestEditorFn) (*ApproveCommissionsHTTPResponse, error)
+
+	// ListCustomersWithResponse List a program's customers
+	//
+	// The program's customers (test ones included, marked `is_test`), newest first (by `created_at`, then
+	// `id`), one page at a time: whom each came through, how far they went (`visitor`, `lead`, `converted`),
+	// when, and what their sales took less refunds (`revenue_cents`) and their commissions earned less
+	// reversals and clawbacks, rejected ones excluded (`commission_cents`), per currency: the reports'
+	// measures, for one customer. A customer exists from a lead or a sale on. Any member of the program's
+	// workspace. The dashboard's Customers view.
+	//
+	// Pagination is by cursor: `meta.next_cursor` names the last customer of the page and is null on the
+	// last page; a page never repeats or skips a customer, whatever is recorded meanwhile.
+	//
+	// Errors (400): a parameter out of its schema (`Invalid query parameter status: …`), `cursor is not
+	// valid`; 401, 403 (not a member), 404 `Program not found`.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/v1/programs/{programId}/customers (the `ListCustomers` operationId).
+	ListCustomersWithResponse(ctx context.Context, programId ProgramId, params *ListCustomersParams, reqEditors ...RequestEditorFn) (*ListCustomersHTTPResponse, error)
 
 	// ListInvitationsWithResponse List a program's invitations
 	//
@@ -25243,6 +25522,157 @@ func (r ApproveCommissionsHTTPResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r ApproveCommissionsHTTPResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// ListCustomersHTTPResponse200Headers the declared response headers of an HTTP 200 response for ListCustomers
+type ListCustomersHTTPResponse200Headers struct {
+	XRequestID string
+}
+
+// ListCustomersHTTPResponse400Headers the declared response headers of an HTTP 400 response for ListCustomers
+type ListCustomersHTTPResponse400Headers struct {
+	XRequestID string
+}
+
+// ListCustomersHTTPResponse401Headers the declared response headers of an HTTP 401 response for ListCustomers
+type ListCustomersHTTPResponse401Headers struct {
+	XRequestID string
+}
+
+// ListCustomersHTTPResponse403Headers the declared response headers of an HTTP 403 response for ListCustomers
+type ListCustomersHTTPResponse403Headers struct {
+	XRequestID string
+}
+
+// ListCustomersHTTPResponse404Headers the declared response headers of an HTTP 404 response for ListCustomers
+type ListCustomersHTTPResponse404Headers struct {
+	XRequestID string
+}
+
+// ListCustomersHTTPResponse429Headers the declared response headers of an HTTP 429 response for ListCustomers
+type ListCustomersHTTPResponse429Headers struct {
+	RetryAfter          int
+	XRateLimitLimit     int
+	XRateLimitRemaining int
+	XRateLimitReset     int
+	XRequestID          string
+}
+
+// ListCustomersHTTPResponse500Headers the declared response headers of an HTTP 500 response for ListCustomers
+type ListCustomersHTTPResponse500Headers struct {
+	XRequestID string
+}
+
+// ListCustomersHTTPResponse503Headers the declared response headers of an HTTP 503 response for ListCustomers
+type ListCustomersHTTPResponse503Headers struct {
+	RetryAfter int
+	XRequestID string
+}
+
+type ListCustomersHTTPResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *CustomerListEnvelope
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *ListCustomersHTTPResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *ListCustomersHTTPResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *ListCustomersHTTPResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *ListCustomersHTTPResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *ListCustomersHTTPResponse404Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *ListCustomersHTTPResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *ListCustomersHTTPResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ListCustomersHTTPResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ListCustomersHTTPResponse) GetJSON200() *CustomerListEnvelope {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r ListCustomersHTTPResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r ListCustomersHTTPResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r ListCustomersHTTPResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r ListCustomersHTTPResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r ListCustomersHTTPResponse) GetJSON429() *RateLimited {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r ListCustomersHTTPResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r ListCustomersHTTPResponse) GetJSON503() *Unavailable {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r ListCustomersHTTPResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ListCustomersHTTPResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ListCustomersHTTPResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ListCustomersHTTPResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -35018,6 +35448,32 @@ func (c *ClientWithResponses) ApproveCommissionsWithResponse(ctx context.Context
 		return nil, err
 	}
 	return ParseApproveCommissionsHTTPResponse(rsp)
+}
+
+// ListCustomersWithResponse List a program's customers
+//
+// The program's customers (test ones included, marked `is_test`), newest first (by `created_at`, then
+// `id`), one page at a time: whom each came through, how far they went (`visitor`, `lead`, `converted`),
+// when, and what their sales took less refunds (`revenue_cents`) and their commissions earned less
+// reversals and clawbacks, rejected ones excluded (`commission_cents`), per currency: the reports'
+// measures, for one customer. A customer exists from a lead or a sale on. Any member of the program's
+// workspace. The dashboard's Customers view.
+//
+// Pagination is by cursor: `meta.next_cursor` names the last customer of the page and is null on the
+// last page; a page never repeats or skips a customer, whatever is recorded meanwhile.
+//
+// Errors (400): a parameter out of its schema (`Invalid query parameter status: …`), `cursor is not
+// valid`; 401, 403 (not a member), 404 `Program not found`.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/v1/programs/{programId}/customers (the `ListCustomers` operationId).
+func (c *ClientWithResponses) ListCustomersWithResponse(ctx context.Context, programId ProgramId, params *ListCustomersParams, reqEditors ...RequestEditorFn) (*ListCustomersHTTPResponse, error) {
+	rsp, err := c.ListCustomers(ctx, programId, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseListCustomersHTTPResponse(rsp)
 }
 
 // ListInvitationsWithResponse List a program's invitations
@@ -45844,6 +46300,199 @@ func ParseApproveCommissionsHTTPResponse(rsp *http.Response) (*ApproveCommission
 		response.Headers500 = &headers
 	case rsp.StatusCode == 503:
 		var headers ApproveCommissionsHTTPResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseListCustomersHTTPResponse parses an HTTP response from a ListCustomersWithResponse call
+func ParseListCustomersHTTPResponse(rsp *http.Response) (*ListCustomersHTTPResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ListCustomersHTTPResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest CustomerListEnvelope
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers ListCustomersHTTPResponse200Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers ListCustomersHTTPResponse400Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers ListCustomersHTTPResponse401Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers ListCustomersHTTPResponse403Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers ListCustomersHTTPResponse404Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 429:
+		var headers ListCustomersHTTPResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = value
+		}
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers ListCustomersHTTPResponse500Headers
+		if values := rsp.Header.Values("X-Request-ID"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-ID", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestID = value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers ListCustomersHTTPResponse503Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {

@@ -20,5 +20,15 @@
       function (err) { if (n === reads[kind]) throw err; return null; });
   }
 
+  // partnerOptions lists the partners in a filter's select, keeping the choice when it is still there.
+  function partnerOptions(sel, list) {
+    var keep = sel.value;
+    sel.textContent = "";
+    sel.appendChild(el("option", { value: "" }, "All"));
+    list.forEach(function (x) { sel.appendChild(el("option", { value: x.id }, x.name)); });
+    sel.value = keep;
+    if (sel.value !== keep) sel.value = "";
+  }
+
   function fmtTime(iso) { return iso.replace("T", " ").replace(/(\.\d+)?Z$/, ""); }
 

@@ -196,22 +196,13 @@
       var p = api("GET", programPath("/partners")).then(function (res) {
         var byID = {};
         res.data.forEach(function (x) { byID[x.id] = x; });
-        if (state.program.id === id) fillPartnerFilter(res.data);
+        if (state.program.id === id) partnerOptions($("c-partner"), res.data);
         return byID;
       });
       p.catch(function () { if (ledger.partners === p) ledger.partners = null; });
       ledger.partners = p;
     }
     return ledger.partners;
-  }
-
-  function fillPartnerFilter(list) {
-    var sel = $("c-partner"), keep = sel.value;
-    sel.textContent = "";
-    sel.appendChild(el("option", { value: "" }, "All"));
-    list.forEach(function (x) { sel.appendChild(el("option", { value: x.id }, x.name)); });
-    sel.value = keep;
-    if (sel.value !== keep) sel.value = "";
   }
 
   function approvable(c) { return c.status === "pending"; }

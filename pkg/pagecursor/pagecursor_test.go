@@ -1,0 +1,41 @@
+package pagecursor_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/reftrack/reftrack/pkg/pagecursor"
+)
+
+func TestDecodeReadsWhatEncodeWrote(t *testing.T) {
+	p := pagecursor.Position{At: time.Date(2026, 3, 5, 9, 0, 0, 123456000, time.UTC), ID: 42}
+	got, ok := pagecursor.Decode(pagecursor.Encode(p))
+	if !ok || got == nil || !got.At.Equal(p.At) || got.ID != p.ID {
+		t.Fatalf("Decode(Encode(%v)) = %v, %v", p, got, ok)
+	}
+	if got, ok := pagecursor.Decode(""); got != nil || !ok {
+		t.Fatalf(`Decode("") = %v, %v; want the first page`, got, ok)
+	}
+}
+
+func TestDecodeRefusesWhatEncodeNeverWrites(t *testing.T) {
+	for _, s := range []string{"!", "bm90aGluZw", "MTIz", "MTIzLjA", "MTIzLi01", "YS4x", "MS5i", "=="} {
+		if got, ok := pagecursor.Decode(s); ok || got != nil {
+			t.Errorf("Decode(%q) = %v, %v; want refused", s, got, ok)
+		}
+	}
+}
+
+func TestTrimAnswersACursorOnlyWhenThereIsMore(t *testing.T) {
+	key := func(n int) pagecursor.Position { return pagecursor.Position{At: time.Unix(int64(n), 0), ID: int64(n)} }
+	rows, next := pagecursor.Trim([]int{5, 4, 3}, 2, key)
+	if len(rows) != 2 || rows[1] != 4 || next != pagecursor.Encode(key(4)) {
+		t.Fatalf("Trim of 3 rows by 2 = %v, %q", rows, next)
+	}
+	if rows, next := pagecursor.Trim([]int{5, 4}, 2, key); len(rows) != 2 || next != "" {
+		t.Fatalf("Trim of 2 rows by 2 = %v, %q; want no cursor", rows, next)
+	}
+	if rows, next := pagecursor.Trim[int](nil, 2, key); rows == nil || len(rows) != 0 || next != "" {
+		t.Fatalf("Trim of no rows = %#v, %q", rows, next)
+	}
+}
