@@ -4571,6 +4571,9 @@ type ListPayoutsParams struct {
 	// Status Only payouts in this status.
 	Status *PayoutStatus `form:"status,omitempty" json:"status,omitempty"`
 
+	// PartnerId Only this partner's payouts (the dashboard's partner page).
+	PartnerId *int64 `form:"partner_id,omitempty" json:"partner_id,omitempty"`
+
 	// Cursor The `meta.next_cursor` of the previous page (absent for the first page); opaque.
 	Cursor *Cursor `form:"cursor,omitempty" json:"cursor,omitempty"`
 
@@ -14339,6 +14342,18 @@ func NewListPayoutsRequest(server string, programId ProgramId, params *ListPayou
 		if params.Status != nil {
 
 			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "status", *params.Status, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.PartnerId != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "partner_id", *params.PartnerId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: "int64"}); err != nil {
 				return nil, err
 			} else {
 				for _, qp := range strings.Split(queryFrag, "&") {

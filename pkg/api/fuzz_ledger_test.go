@@ -167,7 +167,7 @@ func FuzzListCustomers(f *testing.F) {
 
 func FuzzListPayouts(f *testing.F) {
 	e := startLedgerFuzz(f)
-	queries := []string{"status=processing", "status=paid&limit=1", "status=failed", "status=open", "limit=0", "limit=101", "limit=-5"}
+	queries := []string{"status=processing", "status=paid&limit=1", "partner_id=1", "partner_id=0", "partner_id=-3&status=paid", "status=failed", "status=open", "limit=0", "limit=101", "limit=-5"}
 	e.fuzzQuery(f, "/api/v1/programs/{{program}}/payouts", append(queries, cursorSeeds...)...)
 }
 

@@ -632,6 +632,24 @@ func TestPayoutsList(t *testing.T) {
 	if again := f.list(f.do(http.MethodPost, f.base+"/payouts", nil), http.StatusCreated); len(again) != 1 || again[0]["amount_cents"] != 200.0 {
 		t.Errorf("the failed payout's commission paid out again = %v", again)
 	}
+	// By partner: another partner's payout is not the seeded partner's.
+	other, url := f.partner("Grace", "grace@example.com")
+	f.sale("po-grace", 1000, "USD", url)
+	graces := f.list(f.do(http.MethodPost, f.base+"/payouts", nil), http.StatusCreated)
+	if len(graces) != 1 {
+		t.Fatalf("Grace's payout run = %v", graces)
+	}
+	for partner, want := range map[int64]int{other: 1, f.r.PartnerID: 4} {
+		got := f.list(f.do(http.MethodGet, fmt.Sprintf("%s/payouts?partner_id=%d", f.base, partner), nil), http.StatusOK)
+		if len(got) != want {
+			t.Errorf("partner %d's payouts = %d, want %d", partner, len(got), want)
+		}
+		for _, p := range got {
+			if p["partner_id"] != float64(partner) {
+				t.Errorf("partner %d's payouts hold %v", partner, p)
+			}
+		}
+	}
 	res := f.do(http.MethodGet, f.base+"/payouts.csv?status=failed", nil)
 	if res.Status != http.StatusOK || res.Header.Get("Content-Disposition") != fmt.Sprintf("attachment; filename=payouts-%d-failed.csv", f.r.ProgramID) ||
 		strings.Count(string(res.Body), "\r\n") != 2 {

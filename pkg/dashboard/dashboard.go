@@ -48,6 +48,7 @@ var scripts = []string{
 	"events.js",      // the events list and its chart
 	"ledger.js",      // commissions and payouts
 	"partners.js",    // partners and invitations
+	"partner.js",     // a partner's page
 	"customers.js",   // customers, their partners and money
 	"links.js",       // referral links
 	"performance.js", // the performance report (KPIs, charts, partners' table)

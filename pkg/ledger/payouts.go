@@ -284,8 +284,8 @@ type PayoutPage struct {
 	NextCursor string
 }
 
-// ListPayouts is a page of the program's payouts (of status, when not ""), newest first.
-func ListPayouts(ctx context.Context, db *sqlx.DB, accountID, programID int64, status, cur string, limit int) (PayoutPage, error) {
+// ListPayouts is a page of the program's payouts (of partnerID's, when not 0; of status, when not ""), newest first.
+func ListPayouts(ctx context.Context, db *sqlx.DB, accountID, programID, partnerID int64, status, cur string, limit int) (PayoutPage, error) {
 	if status != "" {
 		if err := CheckPayoutStatus(status); err != nil {
 			return PayoutPage{}, err
@@ -302,7 +302,7 @@ func ListPayouts(ctx context.Context, db *sqlx.DB, accountID, programID int64, s
 	if _, err := access(ctx, db, accountID, programID, accounts.ActionCommissionsRead); err != nil {
 		return PayoutPage{}, err
 	}
-	return listPayouts(ctx, db, programID, 0, status, after, limit)
+	return listPayouts(ctx, db, programID, partnerID, status, after, limit)
 }
 
 // listPayouts is ListPayouts of the program's partner partnerID (0: every partner) once the reader may

@@ -160,7 +160,7 @@ func (h *Management) ListPayouts(ctx context.Context, req gen.ListPayoutsRequest
 	if req.Params.Status != nil {
 		status = string(*req.Params.Status)
 	}
-	page, err := ledger.ListPayouts(ctx, h.DB, accountID, req.ProgramId, status, wire.Deref(req.Params.Cursor), wire.Deref(req.Params.Limit))
+	page, err := ledger.ListPayouts(ctx, h.DB, accountID, req.ProgramId, wire.Deref(req.Params.PartnerId), status, wire.Deref(req.Params.Cursor), wire.Deref(req.Params.Limit))
 	if err != nil {
 		return nil, err
 	}

@@ -50,7 +50,8 @@
     var tr = el("tr", { "data-customer": x.id, "data-status": x.status });
     var who = tr.appendChild(el("td", {}, x.customer_key || "no key (a browser lead)"));
     if (x.is_test) who.appendChild(el("span", { "class": "muted" }, " test"));
-    tr.appendChild(el("td", {}, x.partner_name || "none"));
+    var by = tr.appendChild(el("td", {}, x.partner_id ? null : "none"));
+    if (x.partner_id) by.appendChild(partnerLink(x.partner_id, x.partner_name));
     tr.appendChild(el("td", {}, CUSTOMER_STATUS[x.status] || x.status));
     // Each cell holds one block of lines: on a phone a cell is a line of label and value.
     var when = tr.appendChild(el("td", {})).appendChild(el("div", { "class": "lines" }));

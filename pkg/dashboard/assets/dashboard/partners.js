@@ -20,7 +20,9 @@
       r[0].data.forEach(function (p) {
         if (p.synthetic) return; // the chain's fixture partner is no one's to approve or ban
         var tr = el("tr", { "data-partner": p.id, "data-status": p.status });
-        tr.appendChild(el("td", {}, p.name + " <" + p.email + ">"));
+        var who = tr.appendChild(el("td", {}));
+        who.appendChild(partnerLink(p.id, p.name));
+        who.appendChild(document.createTextNode(" <" + p.email + ">"));
         var st = el("td", {}, p.status);
         if (p.status_reason) st.appendChild(el("span", { "class": "muted" }, " (" + p.status_reason + ")"));
         tr.appendChild(st);

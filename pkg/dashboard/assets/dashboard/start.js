@@ -52,6 +52,7 @@
   }
 
   function choose(id) {
+    var before = state.program;
     var p = state.me.programs.filter(function (x) { return x.id === id; })[0];
     var ws = state.me.workspaces.filter(function (w) { return w.advertiser_id === p.advertiser_id; })[0];
     state.program = p;
@@ -60,6 +61,9 @@
     ws.actions.forEach(function (a) { state.actions[a] = true; });
     // The view stays when another program is chosen; the page's first program opens the address's view.
     var view = state.view ? viewNamed("#view=" + state.view) : viewNamed(window.location.hash);
+    if (!state.view) state.partner = partnerNamed(window.location.hash);
+    // Another program has none of this one's partners: its Partners view instead of the partner's page.
+    if (before && before.id !== id && view.name === "partner") view = viewNamed("#view=partners");
     $("role").textContent = ws.role;
     $("role-part").hidden = !ws.role; // no separator before nothing (an account without a workspace)
     $("program-name").textContent = p.name;

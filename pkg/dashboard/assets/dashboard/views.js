@@ -14,6 +14,9 @@
     { name: "commissions", start: startLedger, reset: resetLedger, load: refreshLedger },
     { name: "payouts" },
     { name: "partners", load: function (listed) { return refreshPartners(listed); } },
+    // A partner's page: reached from their name, marked as Partners in the navigation.
+    { name: "partner", nav: "partners", reset: resetPartnerPage, load: function (listed) { return refreshPartnerPage(listed); },
+      refresh: function () { return refreshPartnerPage(); } },
     { name: "customers", start: startCustomers, reset: resetCustomers,
       load: function (listed) { return refreshCustomers(listed).catch(function (err) { panelNotice("customers", err.message, true); }); },
       refresh: function () { return refreshCustomers(); } },
@@ -33,7 +36,9 @@
 
   function programNamed(hash) { return Number((hash.match(/[#&]program=(\d+)/) || [])[1]); }
 
-  function address(view) { return "#program=" + state.program.id + "&view=" + view; }
+  function address(view) {
+    return view === "partner" ? partnerAddress(state.partner) : "#program=" + state.program.id + "&view=" + view;
+  }
 
   // showView shows the view's panels and no other view's, and marks its link in the navigation; the
   // address names it (an address of no view is replaced by the overview's).
@@ -45,7 +50,7 @@
     });
     Array.prototype.forEach.call(document.querySelectorAll("#views a"), function (a) {
       a.href = address(a.getAttribute("data-view"));
-      if (a.getAttribute("data-view") === view.name) a.setAttribute("aria-current", "page");
+      if (a.getAttribute("data-view") === (view.nav || view.name)) a.setAttribute("aria-current", "page");
       else a.removeAttribute("aria-current");
     });
     $("views").hidden = false;
@@ -64,8 +69,12 @@
         choose(id);
         return;
       }
-      var view = viewNamed(window.location.hash);
-      if (view.name !== state.view) {
+      var view = viewNamed(window.location.hash), partner = partnerNamed(window.location.hash);
+      if (view.name !== state.view || (view.name === "partner" && partner !== state.partner)) {
+        if (view.name === "partner") {
+          state.partner = partner;
+          resetPartnerPage();
+        }
         showView(view);
         window.scrollTo(0, 0);
         refreshView();
