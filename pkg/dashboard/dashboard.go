@@ -78,7 +78,7 @@ func joinScripts() ([]byte, error) {
 		}
 		parts[i] = part
 	}
-	return webui.Script(scriptHead, parts, scriptTail), nil
+	return webui.Script(scriptHead, parts, scriptTail)
 }
 
 //go:embed page.html

@@ -42,8 +42,11 @@ func Load() (Assets, error) {
 	if err != nil {
 		return Assets{}, err
 	}
-	return Assets{webui.Build([]string{"portal.js", "portal.css"},
-		map[string][]byte{"portal.js": webui.Script(scriptHead, [][]byte{part}, scriptTail), "portal.css": css})}, nil
+	js, err := webui.Script(scriptHead, [][]byte{part}, scriptTail)
+	if err != nil {
+		return Assets{}, err
+	}
+	return Assets{webui.Build([]string{"portal.js", "portal.css"}, map[string][]byte{"portal.js": js, "portal.css": css})}, nil
 }
 
 // Page renders the partner portal for a signed-in person; program is the one to open first ("" for the

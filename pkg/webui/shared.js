@@ -15,6 +15,22 @@
     return e;
   }
 
+  // label is an API enum value in words: the spec's (LABELS, its x-reftrack-labels, joined after this
+  // file), else the value itself with spaces.
+  function label(set, value) {
+    var pairs = LABELS[set] || [];
+    for (var i = 0; i < pairs.length; i++) if (pairs[i][0] === value) return pairs[i][1];
+    return String(value).replace(/_/g, " ");
+  }
+  // labelOptions fills a filter's select with "All", then the set's values in words, in the spec's order.
+  function labelOptions(select, set) {
+    var keep = select.value;
+    select.textContent = "";
+    select.appendChild(el("option", { value: "" }, "All"));
+    (LABELS[set] || []).forEach(function (p) { select.appendChild(el("option", { value: p[0] }, p[1].charAt(0).toUpperCase() + p[1].slice(1))); });
+    select.value = keep;
+  }
+
   // api calls a JSON route; it rejects with the error envelope's message (and the answer's status).
   function api(method, path, body, headers) {
     var opts = { method: method, credentials: "same-origin", headers: { Accept: "application/json" } };

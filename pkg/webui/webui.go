@@ -12,21 +12,26 @@ import (
 //go:embed shared.js
 var shared []byte
 
-// Script is a page's script: head, the shared helpers, then the page's parts in order, then tail. head
-// opens one function scope and tail closes it, so that the helpers and the parts share it as one file
-// would, and nothing of the page's reaches the window.
-func Script(head string, parts [][]byte, tail string) []byte {
-	n := len(head) + len(shared) + len(tail)
+// Script is a page's script: head, the shared helpers and the spec's labels (LABELS), then the page's
+// parts in order, then tail. head opens one function scope and tail closes it, so that the helpers and
+// the parts share it as one file would, and nothing of the page's reaches the window.
+func Script(head string, parts [][]byte, tail string) ([]byte, error) {
+	labels, err := labelsScript()
+	if err != nil {
+		return nil, err
+	}
+	n := len(head) + len(shared) + len(labels) + len(tail)
 	for _, p := range parts {
 		n += len(p)
 	}
 	b := make([]byte, 0, n)
 	b = append(b, head...)
 	b = append(b, shared...)
+	b = append(b, labels...)
 	for _, p := range parts {
 		b = append(b, p...)
 	}
-	return append(b, tail...)
+	return append(b, tail...), nil
 }
 
 // Asset is one static file as served.

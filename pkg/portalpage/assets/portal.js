@@ -12,7 +12,8 @@
     tbody.appendChild(tr);
     return tr;
   }
-  function badge(text) { return el("span", { "class": "badge " + text }, text.replace("_", " ")); }
+  // badge is a status in the spec's words (the dashboard's), styled by its value.
+  function badge(set, value) { return el("span", { "class": "badge " + value }, label(set, value)); }
   function day(iso) { return iso ? iso.slice(0, 10) : ""; }
   function count(n, word) { return n + " " + word + (n === 1 ? "" : "s"); }
 
@@ -112,7 +113,7 @@
       var tb = $("payouts").tBodies[0];
       tb.textContent = "";
       res.data.forEach(function (o) {
-        var tr = row(tb, [String(o.id), money(o.amount_cents, o.currency), badge(o.status), o.external_reference || "",
+        var tr = row(tb, [String(o.id), money(o.amount_cents, o.currency), badge("PayoutStatus", o.status), o.external_reference || "",
           day(o.created_at), day(o.paid_at)]);
         tr.setAttribute("data-payout", o.id);
         tr.setAttribute("data-status", o.status);
@@ -126,7 +127,7 @@
     return api("GET", path).then(function (res) {
       var tb = $("commissions").tBodies[0];
       res.data.forEach(function (c) {
-        var tr = row(tb, [day(c.created_at), c.customer, money(c.payable_cents, c.currency), badge(c.status), day(c.available_on)]);
+        var tr = row(tb, [day(c.created_at), c.customer, money(c.payable_cents, c.currency), badge("CommissionStatus", c.status), day(c.available_on)]);
         tr.setAttribute("data-commission", c.id);
         tr.setAttribute("data-status", c.status);
       });

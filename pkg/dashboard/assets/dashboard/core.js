@@ -5,8 +5,6 @@
   // The API calls a sale event a conversion; the page says sales, as the counts do.
   var SERIES = [["click", "clicks", "Clicks"], ["lead", "leads", "Leads"], ["conversion", "conversions", "Sales"]];
   // A program's readiness state, in words.
-  var STATES = { draft: "Draft", configuring: "Configuring", ready: "Ready", integration_verified: "Integration verified",
-    live_verified: "Live, verified" };
   var LEDGER_PAGE_SIZE = 25;
   var state = { me: null, program: null, actions: {}, page: 1, filters: { eventType: "", from: "", to: "", test: false }, busy: false };
 

@@ -3,10 +3,10 @@
   // The Customers view: each customer with the partner they came through, how far they went and what they
   // brought in, a page at a time (GET …/customers; the erase action comes with the fraud review).
 
-  var CUSTOMER_STATUS = { visitor: "visitor", lead: "signed up", converted: "bought" };
   var customers = { filters: { status: "", partner: "" }, cursors: [""], index: 0, next: null };
 
   function startCustomers() {
+    labelOptions($("cu-status"), "CustomerStatus");
     $("cu-filters").addEventListener("submit", function (e) {
       e.preventDefault();
       customers.filters = { status: $("cu-status").value, partner: $("cu-partner").value };
@@ -52,7 +52,7 @@
     if (x.is_test) who.appendChild(el("span", { "class": "muted" }, " test"));
     var by = tr.appendChild(el("td", {}, x.partner_id ? null : "none"));
     if (x.partner_id) by.appendChild(partnerLink(x.partner_id, x.partner_name));
-    tr.appendChild(el("td", {}, CUSTOMER_STATUS[x.status] || x.status));
+    tr.appendChild(el("td", {}, label("CustomerStatus", x.status)));
     // Each cell holds one block of lines: on a phone a cell is a line of label and value.
     var when = tr.appendChild(el("td", {})).appendChild(el("div", { "class": "lines" }));
     [["Click", x.first_click_at], ["Signed up", x.lead_at], ["First sale", x.first_sale_at]].forEach(function (t) {

@@ -70,7 +70,7 @@
         var c = byTxn[e.processor_event_id], text;
         if (c) {
           var who = r[1][c.partner_id];
-          text = (who ? who.name : "partner " + c.partner_id) + " earned " + money(c.amount_cents, c.currency) + " (" + (STATUS_LABEL[c.status] || c.status) + ")";
+          text = (who ? who.name : "partner " + c.partner_id) + " earned " + money(c.amount_cents, c.currency) + " (" + label("CommissionStatus", c.status) + ")";
         } else {
           text = noCommission();
         }

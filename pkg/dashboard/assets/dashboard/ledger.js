@@ -6,8 +6,6 @@
   // commissions:write approves and rejects, payouts:write creates payouts and marks them paid or failed; a
   // role that only reads (analyst) sees the lists, the balances and the exports.
 
-  var STATUS_LABEL = { pending: "pending", reversed: "refunded", approved: "approved", in_payout: "in payout", paid: "paid",
-    rejected: "rejected" };
   var ledger = {};
 
   function programPath(rest) { return "/api/v1/programs/" + state.program.id + rest; }
@@ -93,6 +91,8 @@
   }
 
   function startLedger() {
+    labelOptions($("c-status"), "CommissionStatus");
+    labelOptions($("p-status"), "PayoutStatus");
     document.querySelectorAll("#c-queues button").forEach(function (b) {
       b.addEventListener("click", function () {
         ledger.c.queue = b.getAttribute("data-queue");
@@ -284,7 +284,7 @@
     }
     if (x.clawback_cents) amount.appendChild(el("div", { "class": "muted" }, "clawback " + money(x.clawback_cents, x.currency)));
     var st = tr.appendChild(el("td", { "class": "status" }));
-    st.appendChild(el("span", { "class": "badge status-" + x.status }, STATUS_LABEL[x.status] || x.status));
+    st.appendChild(el("span", { "class": "badge status-" + x.status }, label("CommissionStatus", x.status)));
     if (approvable(x) && x.available_on) st.appendChild(el("span", { "class": "muted" }, " payable from " + fmtTime(x.available_on)));
     if (x.payout_id) st.appendChild(el("span", {}, " · payout " + x.payout_id));
     if (x.rejected_reason) st.appendChild(el("span", { "class": "reason" }, " — " + x.rejected_reason));
@@ -411,7 +411,7 @@
       res.data.forEach(function (x) { body.appendChild(payoutRow(x, write)); });
       if (!res.data.length) {
         body.appendChild(el("tr", {})).appendChild(el("td", { colspan: 7, "class": "muted" },
-          p.status ? "No " + p.status + " payouts." : "No payouts yet."));
+          p.status ? "No " + label("PayoutStatus", p.status) + " payouts." : "No payouts yet."));
       }
       pageInfo("p-page-info", p, res.data.length, "payout", "payouts");
       $("p-prev").disabled = p.index === 0;
@@ -443,7 +443,7 @@
     if (x.clawback_cents) amount.appendChild(el("div", { "class": "muted" }, "after a clawback of " + money(x.clawback_cents, x.currency)));
     tr.appendChild(el("td", { "class": "num" }, String(x.commission_count)));
     var st = tr.appendChild(el("td", { "class": "status" }));
-    st.appendChild(el("span", { "class": "badge status-" + x.status }, x.status));
+    st.appendChild(el("span", { "class": "badge status-" + x.status }, label("PayoutStatus", x.status)));
     if (x.status === "paid") st.appendChild(el("span", {}, " · " + x.external_reference + " · " + fmtTime(x.paid_at)));
     if (x.failure_reason) st.appendChild(el("span", { "class": "reason" }, " — " + x.failure_reason));
     if (write) {

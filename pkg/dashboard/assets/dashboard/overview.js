@@ -15,7 +15,7 @@
   function refreshReadiness() {
     return latest("readiness", "/api/v1/programs/" + state.program.id + "/readiness").then(function (r) {
       if (!r) return;
-      $("readiness-state").textContent = STATES[r.state] || r.state.replace(/_/g, " ");
+      $("readiness-state").textContent = label("ReadinessState", r.state);
       $("readiness-state").setAttribute("data-state", r.state);
       $("readiness-blocker").textContent = r.blocker ? "· next: " + r.gates[r.blocker].next_action : "";
       var list = $("checks");

@@ -45,7 +45,7 @@
       $("pp-name").textContent = p.name;
       var facts = $("pp-profile");
       facts.textContent = "";
-      [["Email", p.email], ["Enrollment", p.status + (p.status_reason ? " (" + p.status_reason + ")" : "")],
+      [["Email", p.email], ["Enrollment", label("PartnerStatus", p.status) + (p.status_reason ? " (" + p.status_reason + ")" : "")],
         ["Partner since", fmtTime(p.created_at).slice(0, 10)],
         ["Events", plural(p.stats.clicks, "click", "clicks") + ", " + plural(p.stats.leads, "lead", "leads") + ", " + plural(p.stats.sales, "sale", "sales")]
       ].forEach(function (f) {
@@ -66,13 +66,13 @@
         return [l.short_link, url, l.enabled ? "on" : "off"];
       });
       fillRows("pp-commissions", r[4].data, 4, "No commissions yet.", function (c) {
-        return [fmtTime(c.created_at), c.transaction_id, money(c.payable_cents, c.currency), STATUS_LABEL[c.status] || c.status];
+        return [fmtTime(c.created_at), c.transaction_id, money(c.payable_cents, c.currency), label("CommissionStatus", c.status)];
       });
       fillRows("pp-payouts", r[5].data, 4, "No payouts yet.", function (o) {
-        return [fmtTime(o.created_at), money(o.amount_cents, o.currency), o.status, o.external_reference || o.failure_reason || ""];
+        return [fmtTime(o.created_at), money(o.amount_cents, o.currency), label("PayoutStatus", o.status), o.external_reference || o.failure_reason || ""];
       });
       fillRows("pp-customers", r[6].data, 4, "No customers yet.", function (c) {
-        return [c.customer_key || "no key (a browser lead)", CUSTOMER_STATUS[c.status] || c.status, c.first_sale_at ? fmtTime(c.first_sale_at) : "none",
+        return [c.customer_key || "no key (a browser lead)", label("CustomerStatus", c.status), c.first_sale_at ? fmtTime(c.first_sale_at) : "none",
           c.money.map(function (m) { return money(m.revenue_cents, m.currency); }).join(", ") || "none"];
       });
     });

@@ -23,7 +23,7 @@
         var who = tr.appendChild(el("td", {}));
         who.appendChild(partnerLink(p.id, p.name));
         who.appendChild(document.createTextNode(" <" + p.email + ">"));
-        var st = el("td", {}, p.status);
+        var st = el("td", {}, label("PartnerStatus", p.status));
         if (p.status_reason) st.appendChild(el("span", { "class": "muted" }, " (" + p.status_reason + ")"));
         tr.appendChild(st);
         tr.appendChild(el("td", {}, String(p.stats.clicks)));
@@ -50,7 +50,7 @@
       r[1].data.forEach(function (x) {
         var tr = el("tr", { "data-invitation": x.id, "data-status": x.status });
         tr.appendChild(el("td", {}, x.email));
-        tr.appendChild(el("td", {}, x.status));
+        tr.appendChild(el("td", {}, label("InvitationStatus", x.status)));
         tr.appendChild(el("td", {}, plural(x.sent_count, "time", "times")));
         tr.appendChild(el("td", {}, x.expires_at.slice(0, 10)));
         var act = el("td", {});
@@ -73,7 +73,7 @@
     button.disabled = true;
     var body = move !== "approve" && reason ? { reason: reason } : undefined;
     api("POST", programPath("/partners/" + p.id + "/" + move), body).then(function (res) {
-      notice(p.name + " is now " + res.data.status + ".");
+      notice(p.name + " is now " + label("PartnerStatus", res.data.status) + ".");
       var listed = programPartners();
       return Promise.all([refreshPartners(listed), refreshLinks(listed)]);
     }).catch(fail).then(function () { button.disabled = false; });

@@ -144,9 +144,7 @@
 
     var filters = box.appendChild(el("form", { "class": "filters log-filters" }));
     var status = filters.appendChild(el("label", {}, "Status")).appendChild(el("select", { name: "status" }));
-    [["", "All"], ["pending", "Pending"], ["succeeded", "Succeeded"], ["failed", "Failed"]].forEach(function (o) {
-      status.appendChild(el("option", { value: o[0] }, o[1]));
-    });
+    labelOptions(status, "WebhookDeliveryStatus");
     status.value = log.status;
     filters.appendChild(el("button", { type: "submit", "class": "reload" }, "Reload"));
     filters.addEventListener("submit", function (ev) {
@@ -216,7 +214,7 @@
     log.items.forEach(function (d) { body.appendChild(deliveryRow(d)); });
     if (log.loaded && !log.items.length) {
       body.appendChild(el("tr", {})).appendChild(el("td", { colspan: 6, "class": "muted" },
-        log.status ? "No " + log.status + " deliveries in the last 30 days." : "No deliveries in the last 30 days: send a test event to see one."));
+        log.status ? "No " + label("WebhookDeliveryStatus", log.status) + " deliveries in the last 30 days." : "No deliveries in the last 30 days: send a test event to see one."));
     }
     box.querySelector("button.more").hidden = !log.next;
   }
@@ -230,7 +228,7 @@
       ev.appendChild(el("span", { "class": "badge badge-test" }, "test"));
     }
     var st = tr.appendChild(el("td", { "class": "status" }));
-    st.appendChild(el("span", { "class": "badge status-" + d.status }, d.status));
+    st.appendChild(el("span", { "class": "badge status-" + d.status }, label("WebhookDeliveryStatus", d.status)));
     if (d.status === "pending") {
       st.appendChild(el("span", { "class": "muted" }, d.next_attempt_at ? " · next attempt " + fmtTime(d.next_attempt_at) : " · next attempt now"));
     }
