@@ -2837,11 +2837,21 @@ type Partner struct {
 type PartnerCreate struct {
 	Email openapi_types.Email `json:"email"`
 	Name  string              `json:"name"`
+
+	// SendPortalInvitation Also mail the partner the partner portal's address (`/partners`, where they sign in with this
+	// email for their links, stats and payouts) and the program's terms, written with the partner in
+	// one transaction. Only an `approved` partner is mailed: one already in the program whose enrollment
+	// is another keeps it and gets no mail. The answer's `portal_invitation_sent` says which.
+	SendPortalInvitation *bool `json:"send_portal_invitation,omitempty"`
 }
 
 // PartnerEnvelope defines model for PartnerEnvelope.
 type PartnerEnvelope struct {
 	Data Partner `json:"data"`
+
+	// PortalInvitationSent On the answer to adding a partner (`POST …/partners`) only: whether they were mailed the portal's
+	// address (`send_portal_invitation`, and approved).
+	PortalInvitationSent *bool `json:"portal_invitation_sent,omitempty"`
 }
 
 // PartnerListEnvelope defines model for PartnerListEnvelope.

@@ -1021,3 +1021,65 @@ func TestOnlyQueuedMailWakesTheCourier(t *testing.T) {
 		t.Errorf("a resend left the courier woken %d times, want 2", n)
 	}
 }
+
+// Adding a partner can mail them the portal's address and the program's terms (send_portal_invitation),
+// written with the partner: an approved partner only, said in the answer; without it nothing is mailed.
+func TestAddPartnerCanMailThePortal(t *testing.T) {
+	t.Parallel()
+	f := newLedger(t, nil)
+	mailsTo := func(email string) []mail.Kept {
+		t.Helper()
+		if err := f.env.Mail.SendAll(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		var out []mail.Kept
+		for _, m := range f.env.Mailbox.Messages() {
+			if m.To == email {
+				out = append(out, m)
+			}
+		}
+		return out
+	}
+	add := func(body map[string]any) map[string]any {
+		t.Helper()
+		res := f.do(http.MethodPost, f.base+"/partners", body)
+		if res.Status != http.StatusCreated {
+			t.Fatalf("add %v: %d %s", body, res.Status, res.Body)
+		}
+		return res.JSON(t)
+	}
+
+	quiet := add(map[string]any{"name": "Quiet", "email": "quiet@example.com"})
+	if quiet["portal_invitation_sent"] != false || len(mailsTo("quiet@example.com")) != 0 {
+		t.Errorf("added without the mail: %v, %d mails", quiet["portal_invitation_sent"], len(mailsTo("quiet@example.com")))
+	}
+
+	sam := add(map[string]any{"name": "Sam Lee", "email": "sam@example.com", "send_portal_invitation": true})
+	if sam["portal_invitation_sent"] != true || sam["data"].(map[string]any)["status"] != "approved" {
+		t.Fatalf("added with the mail: %v", sam)
+	}
+	got := mailsTo("sam@example.com")
+	if len(got) != 1 {
+		t.Fatalf("%d mails to sam@example.com", len(got))
+	}
+	prog := f.data(f.do(http.MethodGet, f.base, nil), http.StatusOK)
+	m := got[0]
+	if m.Subject != prog["name"].(string)+" added you to its partner program" || !strings.Contains(m.Text, "The terms: "+prog["terms"].(string)+"\n") ||
+		!strings.Contains(m.Text, "\n"+f.env.URL+"/partners\n") || !strings.Contains(m.Text, "(sam@example.com)") || !strings.Contains(m.HTML, `href="`+f.env.URL+`/partners"`) {
+		t.Errorf("the mail:\n%s\n%s", m.Subject, m.Text)
+	}
+
+	// Someone invited is not approved yet: they keep their invitation, and get no second mail.
+	f.invite(map[string]any{"email": "ivy@example.com"})
+	before := len(mailsTo("ivy@example.com"))
+	ivy := add(map[string]any{"name": "Ivy", "email": "ivy@example.com", "send_portal_invitation": true})
+	if ivy["portal_invitation_sent"] != false || ivy["data"].(map[string]any)["status"] != "invited" || len(mailsTo("ivy@example.com")) != before {
+		t.Errorf("an invited partner added with the mail: %v, %d mails (was %d)", ivy, len(mailsTo("ivy@example.com")), before)
+	}
+	// A body that is not the schema's changes nothing.
+	platformError(t, f.do(http.MethodPost, f.base+"/partners", map[string]any{"name": "X", "email": "x@example.com", "send_portal_invitation": "yes"}),
+		http.StatusBadRequest, "BadRequestError", `Invalid request body: send_portal_invitation: value must be a boolean`)
+	if n := f.env.Count(`SELECT count(*) FROM partners WHERE email = 'x@example.com'`); n != 0 {
+		t.Errorf("a refused add made %d partners", n)
+	}
+}

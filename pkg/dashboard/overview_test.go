@@ -53,7 +53,7 @@ func TestRunAProgramFromTheDashboard(t *testing.T) {
 
 	// A partner and a link for them, with its URL to copy. The view says what Add and Invite each do, and
 	// Add's notice that nothing was sent.
-	if how := a.text("#partners-how"); !strings.Contains(how, "Invite by email sends the partner a mail") || !strings.Contains(how, "Add a partner records one and sends nothing") {
+	if how := a.text("#partners-how"); !strings.Contains(how, "Invite by email sends the partner a mail") || !strings.Contains(how, "Add a partner records one at once, approved, and sends nothing unless you tick the box") {
 		t.Errorf("the Partners view explains: %q", how)
 	}
 	a.fill(`#add-partner [name="name"]`, "Pat Partner")

@@ -226,6 +226,25 @@ func TestPartnersOnTheDashboard(t *testing.T) {
 		t.Errorf("%d mails to grace, want 2 (sent, sent again)", n)
 	}
 
+	// Add, with the box ticked: approved at once and mailed the terms and the portal's address.
+	a.fill(`#add-partner [name="name"]`, "Sam Lee")
+	a.fill(`#add-partner [name="email"]`, "sam@example.com")
+	a.click(`#add-partner [name="send_portal_invitation"]`)
+	a.click(`#add-partner [type="submit"]`)
+	a.tab.WaitFor(`document.getElementById("notice").textContent.indexOf("Sam Lee is a partner") === 0`)
+	if got, want := a.text("#notice"), "Sam Lee is a partner of this program, and was mailed the terms and the portal's address ("+a.base+
+		"/partners). Create a referral link for them under Links."; got != want {
+		t.Errorf("after Add with the mail: %q, want %q", got, want)
+	}
+	if n := s.env.Count(`SELECT count(*) FROM mail_outbox WHERE to_address = 'sam@example.com' AND subject LIKE '% added you to its partner program'`); n != 1 {
+		t.Errorf("%d mails to sam, want 1", n)
+	}
+	var ticked bool
+	a.tab.Eval(`document.querySelector('#add-partner [name="send_portal_invitation"]').checked`, &ticked)
+	if ticked {
+		t.Error("the box stays ticked for the next partner")
+	}
+
 	// Two applications (made pending as the public page would), one approved, one rejected with its reason.
 	applicant := func(name, email string) int64 {
 		id, _ := s.partner(name, email)

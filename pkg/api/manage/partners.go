@@ -89,11 +89,12 @@ func (h *Management) CreatePartner(ctx context.Context, req gen.CreatePartnerReq
 	if _, _, err := h.programAccess(ctx, req.ProgramId, accounts.ActionPartnersWrite); err != nil {
 		return nil, err
 	}
-	p, err := programs.AddPartner(ctx, h.DB, req.ProgramId, programs.NewPartner{Name: req.Body.Name, Email: string(req.Body.Email)})
+	p, mailed, err := h.invitations().Add(ctx, req.ProgramId, programs.NewPartner{Name: req.Body.Name, Email: string(req.Body.Email)},
+		wire.Deref(req.Body.SendPortalInvitation), h.Now())
 	if err != nil {
 		return nil, err
 	}
-	return gen.CreatePartner201JSONResponse{Body: gen.PartnerEnvelope{Data: wirePartner(p)}}, nil
+	return gen.CreatePartner201JSONResponse{Body: gen.PartnerEnvelope{Data: wirePartner(p), PortalInvitationSent: &mailed}}, nil
 }
 
 func wireLink(l programs.Link) gen.Link { return wire.Link(l) }

@@ -248,14 +248,23 @@
 
   function addPartner(e) {
     e.preventDefault();
-    var form = $("add-partner"), f = form.elements, body = { name: f.name.value, email: f.email.value.trim() };
-    var made;
-    submitting(form, api("POST", programPath("/partners"), body).then(function (res) { made = res.data; })).then(function (ok) {
+    var form = $("add-partner"), f = form.elements;
+    var body = { name: f.name.value, email: f.email.value.trim(), send_portal_invitation: f.send_portal_invitation.checked };
+    var made, mailed;
+    submitting(form, api("POST", programPath("/partners"), body).then(function (res) { made = res.data; mailed = res.portal_invitation_sent; })).then(function (ok) {
       if (!ok) return;
       form.reset();
       ledger.partners = null; // the commissions' partner names and filter read them again
-      notice(made.name + " is a partner of this program; no mail was sent. Create a referral link for them under Links; they can sign in to " +
-        window.location.origin + "/partners with " + made.email + " to see it.");
+      var portal = window.location.origin + "/partners";
+      if (made.status !== "approved") {
+        notice(made.name + " was already in this program (" + label("PartnerStatus", made.status) + "): nothing changed, and no mail was sent.");
+      } else if (mailed) {
+        notice(made.name + " is a partner of this program, and was mailed the terms and the portal's address (" + portal +
+          "). Create a referral link for them under Links.");
+      } else {
+        notice(made.name + " is a partner of this program; no mail was sent. Create a referral link for them under Links; they can sign in to " +
+          portal + " with " + made.email + " to see it.");
+      }
       var listed = programPartners();
       return Promise.all([refreshPartners(listed), refreshLinks(listed)]).then(function () {
         $("add-link").elements.partner_id.value = made.id;
