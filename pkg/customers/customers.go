@@ -1,8 +1,7 @@
 // Package customers lists a program's customers: who came through a partner, how far they went
 // (visitor, lead, converted), and what their sales brought in and earned, per currency. The customers,
 // leads and sales are written by the tracking routes (pkg/attribution, pkg/leads, pkg/sales); this
-// package only reads them. Erasing a customer's personal data comes here too (decisions.md, "Customer
-// data").
+// package only reads them. Erasing a customer's personal data is to come here too.
 package customers
 
 import (

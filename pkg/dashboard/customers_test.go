@@ -60,6 +60,7 @@ func TestCustomersView(t *testing.T) {
 		t.Errorf("the lead's row = %q", signedUp)
 	}
 	a.noWordBroken("the Customers view at 1280 px")
+	a.screenshot("#customers-panel", "dashboard-customers")
 	a.fitsAPhone("the Customers view") // ends at 390 px
 	a.noWordBroken("the Customers view at 390 px")
 

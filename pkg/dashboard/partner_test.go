@@ -3,6 +3,8 @@ package dashboard_test
 import (
 	"fmt"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -101,6 +103,12 @@ func TestPartnerPage(t *testing.T) {
 		t.Errorf("customers %q", got)
 	}
 	a.noWordBroken("the partner's page at 1280 px")
+	// The page, for docs/ (a.screenshot opens views from the navigation, where this page has no link).
+	if dir := os.Getenv("REFTRACK_SCREENSHOTS"); dir != "" {
+		if err := os.WriteFile(filepath.Join(dir, "dashboard-partner.png"), a.tab.Screenshot("#partner-panel"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
 	a.fitsAPhone("the partner's page") // ends at 390 px
 	a.noWordBroken("the partner's page at 390 px")
 	a.tab.Accessible("the partner's page", `main [data-view="partner"]`)

@@ -78,14 +78,16 @@
     });
   }
 
-  // fillRows fills a table's body with a row of cells per item (text, or an element), or says it has none.
+  // fillRows fills a table's body with a row of cells per item (text, or an element), or says it has none;
+  // a cell under a numeric heading (th.num) is aligned as its heading.
   function fillRows(table, items, columns, none, cells) {
     var body = document.querySelector("#" + table + " tbody");
+    var num = Array.prototype.map.call(document.querySelectorAll("#" + table + " thead th"), function (th) { return th.classList.contains("num"); });
     body.textContent = "";
     items.forEach(function (x) {
       var tr = body.appendChild(el("tr", {}));
-      cells(x).forEach(function (c) {
-        var td = tr.appendChild(el("td", {}));
+      cells(x).forEach(function (c, i) {
+        var td = tr.appendChild(el("td", num[i] ? { "class": "num" } : {}));
         if (typeof c === "string") td.textContent = c;
         else td.appendChild(c);
       });

@@ -4,23 +4,25 @@
   // its own (#program=<id>&view=<name>): the navigation's links change it, so the back button and a
   // reload keep the place. VIEWS is the one table of the views: their names, and what each does when the
   // page starts (start), when a program is chosen (reset, then load, given the program's partners read
-  // once for the views that name them), and while it is shown (refresh: every REFRESH_MS, and when the
-  // navigation opens it; a view not shown asks the server nothing).
+  // once for the views that name them), when the navigation opens it (open, else refresh: what others
+  // changed meanwhile, a partner's new link, a sale's commission), and while it is shown (refresh: every
+  // REFRESH_MS; a view with forms to fill has none, so that nothing typed is redrawn away). A view not
+  // shown asks the server nothing.
   var VIEWS = [
     { name: "overview", start: startPerformance,
       load: function () { return Promise.all([refreshTerms(), refreshReadiness(), refreshPerformance()]); },
       refresh: function () { return Promise.all([refreshReadiness(), refreshPerformance()]); } },
     // The ledger's two views start, reset and load together (one set of balances).
-    { name: "commissions", start: startLedger, reset: resetLedger, load: refreshLedger },
-    { name: "payouts" },
-    { name: "partners", load: function (listed) { return refreshPartners(listed); } },
+    { name: "commissions", start: startLedger, reset: resetLedger, load: refreshLedger, open: refreshLedger },
+    { name: "payouts", open: refreshLedger },
+    { name: "partners", load: function (listed) { return refreshPartners(listed); }, open: function () { return refreshPartners(); } },
     // A partner's page: reached from their name, marked as Partners in the navigation.
     { name: "partner", nav: "partners", reset: resetPartnerPage, load: function (listed) { return refreshPartnerPage(listed); },
       refresh: function () { return refreshPartnerPage(); } },
     { name: "customers", start: startCustomers, reset: resetCustomers,
       load: function (listed) { return refreshCustomers(listed).catch(function (err) { panelNotice("customers", err.message, true); }); },
       refresh: function () { return refreshCustomers(); } },
-    { name: "links", load: function (listed) { return refreshLinks(listed); } },
+    { name: "links", load: function (listed) { return refreshLinks(listed); }, open: function () { return refreshLinks(); } },
     { name: "events", load: refreshActivity, refresh: refreshActivity },
     { name: "webhooks", start: startWebhooks, reset: resetWebhooks, load: refreshEndpoints },
     { name: "install", start: startInstall, load: function () { return Promise.all([refreshInstall(), refreshKey(), refreshProcessor()]); } },
@@ -77,17 +79,18 @@
         }
         showView(view);
         window.scrollTo(0, 0);
-        refreshView();
+        refreshView(true);
       }
     });
   }
 
-  // refreshView refreshes the view shown, unless a refresh is under way.
-  function refreshView() {
-    var view = viewNamed("#view=" + state.view);
-    if (!view.refresh || !state.program || state.busy) return;
+  // refreshView refreshes the view shown (opened: just opened by the navigation), unless a periodic
+  // refresh would overlap one under way.
+  function refreshView(opened) {
+    var view = viewNamed("#view=" + state.view), read = opened ? view.open || view.refresh : view.refresh;
+    if (!read || !state.program || (state.busy && !opened)) return;
     state.busy = true;
-    view.refresh().catch(function () {}).then(function () { state.busy = false; });
+    read().catch(function () {}).then(function () { state.busy = false; });
   }
 
   // loadViews resets every view for the chosen program and loads it.
