@@ -42,11 +42,10 @@ func (a *app) commissionsCmd() *cobra.Command {
 				params.Hold = ptr(client.ListCommissionsParamsHold(hold))
 			}
 			if flags.Changed("partner") {
-				if partner < 1 {
-					return &userError{Message: fmt.Sprintf("a partner is named by its id, a positive integer, not %d", partner),
-						Next: "`reftrack balances` lists the program's partners with their ids."}
+				var err error
+				if params.PartnerId, err = partnerFilter(partner); err != nil {
+					return err
 				}
-				params.PartnerId = &partner
 			}
 			if flags.Changed("limit") {
 				if err := ledger.CheckPageSize(limit); err != nil {

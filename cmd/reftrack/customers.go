@@ -33,11 +33,10 @@ func (a *app) customersCmd() *cobra.Command {
 				params.Status = ptr(client.CustomerStatus(status))
 			}
 			if flags.Changed("partner") {
-				if partner < 1 {
-					return &userError{Message: fmt.Sprintf("a partner is named by its id, a positive integer, not %d", partner),
-						Next: "`reftrack partners` lists the program's partners with their ids."}
+				var err error
+				if params.PartnerId, err = partnerFilter(partner); err != nil {
+					return err
 				}
-				params.PartnerId = &partner
 			}
 			if flags.Changed("limit") {
 				if err := customers.CheckPageSize(limit); err != nil {

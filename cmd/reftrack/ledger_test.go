@@ -219,6 +219,7 @@ func TestCLIPayouts(t *testing.T) {
 	}
 	l.sameJSON(l.must("payouts", "list", "--json"), l.base+"/payouts")
 	l.sameJSON(l.must("payouts", "list", "--json", "--status", "processing", "--limit", "1"), l.base+"/payouts?status=processing&limit=1")
+	l.sameJSON(l.must("payouts", "list", "--json", "--partner", l.partner), l.base+"/payouts?partner_id="+l.partner)
 	if out := l.must("payouts", "list", "--limit", "1", "--all"); strings.Count(out, "processing") != 2 {
 		t.Errorf("list --all printed\n%s", out)
 	}
@@ -344,7 +345,9 @@ func TestCLILedgerRefusesWhatTheServerRefuses(t *testing.T) {
 		{"limit 0", []string{"commissions", "--limit", "0"}, "Error: limit must be between 1 and 100", nil},
 		{"limit 101", []string{"commissions", "--all", "--limit", "101"}, "Error: limit must be between 1 and 100", nil},
 		{"partner 0", []string{"commissions", "--partner", "0"},
-			"Error: a partner is named by its id, a positive integer, not 0\nNext: `reftrack balances` lists the program's partners with their ids.", nil},
+			"Error: a partner is named by its id, a positive integer, not 0\nNext: `reftrack partners` lists the program's partners with their ids.", nil},
+		{"payouts partner -1", []string{"payouts", "list", "--partner", "-1"},
+			"Error: a partner is named by its id, a positive integer, not -1\nNext: `reftrack partners` lists the program's partners with their ids.", nil},
 		{"commission id", []string{"commissions", "approve", "inv_1"},
 			"Error: a commission is named by its id, a positive integer, not \"inv_1\"\nNext: `reftrack commissions` lists them with their ids.", nil},
 		{"commission id 0", []string{"commissions", "reject", "0", "--reason", "x"},

@@ -43,3 +43,12 @@ func listPages[T any](a *app, all bool, noun string, fetch func(cursor *string) 
 	}
 	return nil
 }
+
+// partnerFilter is a list's --partner flag as the routes take it: a partner's id, a positive integer.
+func partnerFilter(partner int64) (*int64, error) {
+	if partner < 1 {
+		return nil, &userError{Message: fmt.Sprintf("a partner is named by its id, a positive integer, not %d", partner),
+			Next: "`reftrack partners` lists the program's partners with their ids."}
+	}
+	return &partner, nil
+}

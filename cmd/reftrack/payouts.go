@@ -94,11 +94,12 @@ func (a *app) carriedOver(cs []client.PayoutCarriedOver) {
 	}
 }
 
-// payoutsListCmd is `reftrack payouts list [--status S] [--limit N] [--all]`: the program's payouts,
+// payoutsListCmd is `reftrack payouts list [--status S] [--partner ID] [--limit N] [--all]`: the program's payouts,
 // newest first.
 func (a *app) payoutsListCmd() *cobra.Command {
 	var program string
 	var status string
+	var partner int64
 	var limit int
 	var all bool
 	cmd := &cobra.Command{
@@ -112,6 +113,12 @@ func (a *app) payoutsListCmd() *cobra.Command {
 					return refused(err.Error())
 				}
 				params.Status = ptr(client.PayoutStatus(status))
+			}
+			if cmd.Flags().Changed("partner") {
+				var err error
+				if params.PartnerId, err = partnerFilter(partner); err != nil {
+					return err
+				}
 			}
 			if cmd.Flags().Changed("limit") {
 				if err := ledger.CheckPageSize(limit); err != nil {
@@ -138,6 +145,7 @@ func (a *app) payoutsListCmd() *cobra.Command {
 	f := cmd.Flags()
 	f.StringVar(&program, "program", "", "program id (default the current program)")
 	f.StringVar(&status, "status", "", "only payouts in this status: "+strings.Join(ledger.PayoutStatuses, ", "))
+	f.Int64Var(&partner, "partner", 0, "only this partner's payouts (the partner's id)")
 	f.IntVar(&limit, "limit", 0, fmt.Sprintf("payouts per page, 1 to %d (default %d)", ledger.MaxPageSize, ledger.DefaultPageSize))
 	f.BoolVar(&all, "all", false, "list every page, following the server's cursor")
 	return cmd

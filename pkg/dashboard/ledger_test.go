@@ -466,8 +466,15 @@ func TestCommissionsToAPaidPayout(t *testing.T) {
 	}
 	a.noPageErrors()
 
-	// The page is out of date: meanwhile the commission went into a payout through the API. Rejecting it
-	// answers 409, whose message the page shows; the list then shows the commission as it is.
+	// The page is out of date: the Commissions view, read when it opened, shows the commission approved;
+	// meanwhile it went into a payout through the API. Rejecting it answers 409, whose message the page
+	// shows; the list then shows the commission as it is.
+	a.tab.Eval(`document.getElementById("commissions").removeAttribute("data-queue")`, nil) // set again when the rows are read
+	a.view("commissions")
+	a.tab.WaitFor(`document.getElementById("commissions").hasAttribute("data-queue")`)
+	if a.count(commissionRow(c6)+" button.reject") != 1 {
+		t.Fatalf("the approved commission %d offers no Reject", c6)
+	}
 	s.owner(http.MethodPost, s.base+"/payouts", map[string]any{}, http.StatusCreated)
 	a.click(commissionRow(c6) + " button.reject")
 	form = commissionRow(c6) + " + tr.form-row form"
