@@ -8,7 +8,7 @@ import (
 	"strings"
 )
 
-// A program's plan (decisions.md, "Groups and rewards"): each group of partners, and a partner of their
+// A program's plan: each group of partners, and a partner of their
 // own, has rewards for clicks, leads and sales. For an event, among the rewards for it whose conditions
 // hold, the one paying the most wins (ties: the lowest id). This file holds those rules; the database
 // only stores rewards and reads the ones in force when an event happened.
