@@ -222,8 +222,8 @@ func TestChecksAndForeignKeys(t *testing.T) {
 	d := dbtest.New(t)
 	f := newFixture(t, d.DB)
 	bad := map[string]string{
-		"unknown currency": `INSERT INTO sales (program_id, customer_id, partner_id, processor_event_id, amount_cents, currency, source, sale_date)
-			VALUES ` + "($1, $2, $3, 'x1', 100, 'GBP', 'api', now())",
+		"not a currency code": `INSERT INTO sales (program_id, customer_id, partner_id, processor_event_id, amount_cents, currency, source, sale_date)
+			VALUES ` + "($1, $2, $3, 'x1', 100, 'gbp', 'api', now())",
 		"non-positive amount": `INSERT INTO sales (program_id, customer_id, partner_id, processor_event_id, amount_cents, currency, source, sale_date)
 			VALUES ` + "($1, $2, $3, 'x2', 0, 'USD', 'api', now())",
 		"unknown customer": `INSERT INTO sales (program_id, customer_id, partner_id, processor_event_id, amount_cents, currency, source, sale_date)
@@ -240,12 +240,14 @@ func TestChecksAndForeignKeys(t *testing.T) {
 		}
 	}
 	for name, q := range map[string]string{
-		"lead_auth":       `UPDATE programs SET lead_auth = 'anyone' WHERE id = $1`,
-		"commission_rate": `UPDATE programs SET commission_rate = 0 WHERE id = $1`,
-		"commission_type": `UPDATE programs SET commission_type = 'tiered' WHERE id = $1`,
-		"customer status": `UPDATE customers SET status = 'churned' WHERE program_id = $1`,
-		"cookie window":   `UPDATE programs SET cookie_window_days = 0 WHERE id = $1`,
-		"enrollment":      `UPDATE partner_programs SET status = 'paused' WHERE program_id = $1`,
+		"lead_auth":        `UPDATE programs SET lead_auth = 'anyone' WHERE id = $1`,
+		"commission_rate":  `UPDATE programs SET commission_rate = 0 WHERE id = $1`,
+		"commission_type":  `UPDATE programs SET commission_type = 'tiered' WHERE id = $1`,
+		"customer status":  `UPDATE customers SET status = 'churned' WHERE program_id = $1`,
+		"cookie window":    `UPDATE programs SET cookie_window_days = 0 WHERE id = $1`,
+		"enrollment":       `UPDATE partner_programs SET status = 'paused' WHERE program_id = $1`,
+		"default currency": `UPDATE programs SET currencies = '{EUR}' WHERE id = $1`, // USD, the default, no longer listed
+		"no currency":      `UPDATE programs SET currencies = '{}', default_currency = 'x' WHERE id = $1`,
 	} {
 		if _, err := d.Exec(q, f.p1); err == nil {
 			t.Errorf("%s: invalid update succeeded", name)

@@ -33,7 +33,8 @@ type SaleInput struct {
 	ClickID            string
 	// AmountCents is the amount in the currency's smallest unit; a positive integer.
 	AmountCents int64
-	// Currency is USD, EUR or VND (any case); empty means USD.
+	// Currency is an ISO 4217 code the program lists (any case; USD, EUR and VND unless it lists others);
+	// empty is the program's default currency.
 	Currency string
 	// InvoiceID is the idempotency key (`transaction_id`), unique within the program: the processor's
 	// invoice, payment or checkout-session id. Optional with TestMode, where the SDK makes one up

@@ -360,7 +360,7 @@ func TestCLILedgerRefusesWhatTheServerRefuses(t *testing.T) {
 		{"reason 501", []string{"commissions", "reject", open, "--reason", strings.Repeat("é", 501)}, "Error: " + reason, nil},
 		{"reason NUL", []string{"commissions", "reject", open, "--reason", "a\x00b"}, "Error: reason must not contain NUL characters",
 			&asServer{"/api/v1/commissions/" + open + "/reject", map[string]any{"reason": "a\x00b"}}},
-		{"currency", []string{"payouts", "create", "--currency", "GBP"}, "Error: currency must be one of USD, EUR, VND", nil},
+		{"currency", []string{"payouts", "create", "--currency", "GBQ"}, "Error: currency must be an ISO 4217 code such as USD or GBP", nil},
 		{"payout status", []string{"payouts", "list", "--status", "in_payout"}, "Error: status must be one of processing, paid, failed", nil},
 		{"payouts limit", []string{"payouts", "list", "--limit", "0"}, "Error: limit must be between 1 and 100", nil},
 		{"export status", []string{"payouts", "export", "--status", "done"}, "Error: status must be one of processing, paid, failed", nil},

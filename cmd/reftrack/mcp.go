@@ -98,7 +98,7 @@ func (a *app) mcpServer(apiKey, program string) *mcp.Server {
 			"(optional for a test sale: the service makes one up). Answers the sale, its attribution and the partner's " +
 			"commission. A test sale (never paid) unless live is true.",
 		Annotations: &mcp.ToolAnnotations{OpenWorldHint: &no}},
-		map[string][]any{"currency": {"USD", "EUR", "VND"}}, t.trackSale)
+		nil, t.trackSale) // currency: any the program lists, so no enum
 	addTool(s, &mcp.Tool{Name: "track_refund", Title: "Refund a sale",
 		Description: "Refunds a sale by its transaction_id (POST /api/v1/track/refund), in full or refund_amount_cents of it, " +
 			"and reverses the partner's commission in proportion. Without live, only a test sale this server recorded " +

@@ -146,7 +146,7 @@ func (t *mcpTools) trackLead(ctx context.Context, _ *mcp.CallToolRequest, in lea
 
 type saleIn struct {
 	AmountCents   int64  `json:"amount_cents" jsonschema:"the amount in the currency's smallest unit (4900 = 49.00 USD), a positive integer"`
-	Currency      string `json:"currency,omitempty" jsonschema:"USD (default), EUR or VND"`
+	Currency      string `json:"currency,omitempty" jsonschema:"an ISO 4217 code the program lists (USD, EUR and VND unless it lists others); default the program's default currency"`
 	CustomerKey   string `json:"customer_key,omitempty" jsonschema:"the customer_key given with the lead"`
 	ClickID       string `json:"click_id,omitempty" jsonschema:"the click id, when there is no customer_key"`
 	TransactionID string `json:"transaction_id,omitempty" jsonschema:"the idempotency key: the processor's invoice or payment id, unique within the program; optional for a test sale"`

@@ -12,7 +12,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/reftrack/reftrack/gen/client"
-	"github.com/reftrack/reftrack/pkg/commission"
 	"github.com/reftrack/reftrack/pkg/ledger"
 )
 
@@ -45,7 +44,7 @@ func (a *app) payoutsCreateCmd() *cobra.Command {
 				if err := ledger.CheckCurrency(currency); err != nil {
 					return refused(err.Error())
 				}
-				body.Currency = ptr(client.PayoutCreateCurrency(currency))
+				body.Currency = ptr(currency)
 			}
 			if err := key.resolve(cmd); err != nil {
 				return err
@@ -78,7 +77,7 @@ func (a *app) payoutsCreateCmd() *cobra.Command {
 		},
 	}
 	cmd.Flags().StringVar(&program, "program", "", "program id (default the current program)")
-	cmd.Flags().StringVar(&currency, "currency", "", "only this currency's payouts: "+strings.Join(commission.Currencies, ", ")+" (default every currency)")
+	cmd.Flags().StringVar(&currency, "currency", "", "only this currency's payouts, an ISO 4217 code such as USD (default every currency)")
 	key.register(cmd)
 	return cmd
 }

@@ -261,6 +261,9 @@ var answers = []answer{
 	// A lead or a sale as its webhook shows it (GET /api/v1/leads/{leadId}, /api/v1/sales/{saleId}).
 	is(leads.ErrNotFound, apierr.KindNotFound, "Lead not found"),
 	is(sales.ErrNotFound, apierr.KindNotFound, "Sale not found"),
+	as(func(_ context.Context, _ *errorWriter, e *sales.CurrencyError) *apierr.Error {
+		return apierr.New(apierr.KindUnsupportedCurrency, e.Error()).WithDetail("supported", e.Supported)
+	}),
 
 	// The ledger: commissions, payouts, Idempotency-Key.
 	is(ledger.ErrCommissionNotFound, apierr.KindNotFound, "Commission not found"),
@@ -293,6 +296,7 @@ var answers = []answer{
 
 	// Programs, workspaces, keys.
 	is(programs.ErrNotFound, apierr.KindNotFound, "Program not found"),
+	as(func(_ context.Context, _ *errorWriter, e *programs.CurrencyError) *apierr.Error { return apierr.Invalid(e.Error()) }),
 	is(apikeys.ErrNoProgram, apierr.KindNotFound, "Program not found"),
 	is(programs.ErrLinkNotFound, apierr.KindNotFound, "Referral link not found"),
 	is(programs.ErrPartnerNotFound, apierr.KindInvalid, "partner_id is not a partner of this program"),

@@ -314,6 +314,9 @@ func FuzzSale(f *testing.F) {
 	}
 	f.Add(body, "occurred_at", "9999-12-31T23:59:59Z")
 	f.Add(body, "currency", "{}")
+	f.Add(body, "currency", `"GBP"`)
+	f.Add(body, "currency", `"gbq"`)
+	f.Add(body, "currency", `"BHD"`)
 	f.Add(body, "customer_key", "nobody")
 	f.Add(`{"transaction_id":"in_fz_4_{{n}}","amount_cents":100,"click_id":"{{click}}"}`, "customer_key", noise(3000))
 	f.Add(body, "amount_cents", "1000000000001")
@@ -379,6 +382,11 @@ func FuzzUpdateProgram(f *testing.F) {
 	}
 	f.Add(`{"name":"x"}`, "commission_rate", "-0")
 	f.Add(`{"name":"x"}`, "cookie_window_days", "1e400")
+	for _, v := range []string{`["USD","GBP"]`, `["GBP"]`, `["usd"]`, `[]`, `[null]`, `["\u0000"]`, `"USD"`, `[1,2]`} {
+		f.Add(`{"default_currency":"GBP"}`, "currencies", v)
+	}
+	f.Add(`{"currencies":["USD","JPY"]}`, "default_currency", `"JPY"`)
+	f.Add(`{"currencies":["USD","JPY"]}`, "default_currency", `"jpy"`)
 	f.Add(`{"name":"x"}`, "name", "")
 	for _, rate := range []string{"1e15", "1e308", "0.0000001", "1e400"} {
 		f.Add(`{"name":"x"}`, "commission_rate", rate)

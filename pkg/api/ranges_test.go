@@ -247,8 +247,8 @@ func TestUpdateProgramFieldTypes(t *testing.T) {
 	path := "/api/v1/programs/" + itoa(r.ProgramID)
 	auth := apitest.Bearer(r.AccountToken)
 	for body, msg := range map[string]string{
-		`{}`:                             "Request body must change at least one of: name, domain, allowed_origins, lead_auth, cookie_window_days, attribution_window_days, commission_type, commission_rate, duration_months, hold_days, commission_approval, payout_minimum_cents, enrollment, partner_approval, partner_link_codes",
-		`{"name":null}`:                  "Request body must change at least one of: name, domain, allowed_origins, lead_auth, cookie_window_days, attribution_window_days, commission_type, commission_rate, duration_months, hold_days, commission_approval, payout_minimum_cents, enrollment, partner_approval, partner_link_codes",
+		`{}`:                             "Request body must change at least one of: name, domain, allowed_origins, lead_auth, cookie_window_days, attribution_window_days, commission_type, commission_rate, duration_months, hold_days, commission_approval, payout_minimum_cents, enrollment, partner_approval, partner_link_codes, currencies, default_currency",
+		`{"name":null}`:                  "Request body must change at least one of: name, domain, allowed_origins, lead_auth, cookie_window_days, attribution_window_days, commission_type, commission_rate, duration_months, hold_days, commission_approval, payout_minimum_cents, enrollment, partner_approval, partner_link_codes, currencies, default_currency",
 		`[1]`:                            "Request body must be a JSON object",
 		`{"name":""}`:                    "name must be a string of 1 to 200 characters",
 		`{"name":7}`:                     "name must be a string of 1 to 200 characters",

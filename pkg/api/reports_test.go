@@ -158,7 +158,7 @@ func TestPerformanceRefusals(t *testing.T) {
 		if res := env.Do(http.MethodGet, path, nil, apitest.Bearer(stranger.AccountToken)...); res.Status != http.StatusForbidden {
 			t.Errorf("%s by a stranger: %d", path, res.Status)
 		}
-		for _, q := range []string{"period=1y", "period=", "currency=GBP", "currency=usd"} {
+		for _, q := range []string{"period=1y", "period=", "currency=GBPX", "currency=usd"} {
 			if res := env.Do(http.MethodGet, path+"?"+q, nil, apitest.Bearer(r.AccountToken)...); res.Status != http.StatusBadRequest {
 				t.Errorf("%s?%s: %d %s", path, q, res.Status, res.Body)
 			}

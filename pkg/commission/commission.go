@@ -5,6 +5,10 @@ package commission
 import (
 	"fmt"
 	"math/big"
+	"slices"
+	"strings"
+
+	"github.com/bojanz/currency"
 )
 
 // Commission types.
@@ -31,18 +35,58 @@ func Valid(t string) bool {
 // Recurring reports whether t pays on every sale (else on the customer's first sale only).
 func Recurring(t string) bool { return t == RecurringPercent || t == RecurringFixed }
 
-// exponents are the minor-unit exponents of the accepted currencies.
-var exponents = map[string]int{"USD": 2, "EUR": 2, "VND": 0}
+// DefaultCurrencies are a program's currencies until it lists its own: the interface's three.
+var DefaultCurrencies = []string{"USD", "EUR", "VND"}
 
-// Currencies lists the accepted currencies.
-var Currencies = []string{"USD", "EUR", "VND"}
+// DefaultCurrency is a program's default currency until it sets one: a sale sent without a currency is
+// in it.
+const DefaultCurrency = "USD"
 
-// Exponent is the number of decimals of currency's major unit (2 for USD and EUR, 0 for VND); false when
-// the currency is not accepted.
-func Exponent(currency string) (int, bool) { e, ok := exponents[currency]; return e, ok }
+// MaxCurrencies is how many currencies a program may list.
+const MaxCurrencies = 30
 
-// SupportedCurrency reports whether c is accepted.
-func SupportedCurrency(c string) bool { _, ok := exponents[c]; return ok }
+// Currencies lists the interface's currencies (DefaultCurrencies).
+var Currencies = DefaultCurrencies
+
+// Exponent is the number of decimals of an ISO 4217 currency's major unit, its minor unit (2 for USD and
+// EUR, 0 for VND and JPY, 3 for BHD), from the ISO list as github.com/bojanz/currency keeps it; false for
+// a code that is not an ISO 4217 currency.
+func Exponent(code string) (int, bool) {
+	if !currency.IsValid(code) {
+		return 0, false
+	}
+	d, ok := currency.GetDigits(code)
+	return int(d), ok
+}
+
+// ISOCurrency reports whether code is an ISO 4217 currency (upper case, as stored).
+func ISOCurrency(code string) bool { _, ok := Exponent(code); return ok }
+
+// SupportedCurrency reports whether c is one of the interface's currencies (DefaultCurrencies): a
+// program's own list is checked by CheckCurrencies and the sale's rules.
+func SupportedCurrency(c string) bool { return slices.Contains(DefaultCurrencies, c) }
+
+// CheckCurrencies refuses a program's currencies and default currency out of their rules, with the
+// message the settings route answers.
+func CheckCurrencies(list []string, def string) error {
+	if len(list) == 0 || len(list) > MaxCurrencies {
+		return fmt.Errorf("currencies must list 1 to %d ISO 4217 codes", MaxCurrencies)
+	}
+	seen := map[string]bool{}
+	for _, c := range list {
+		if !ISOCurrency(c) {
+			return fmt.Errorf("currencies: %q is not an ISO 4217 currency code (such as USD, EUR or GBP)", c)
+		}
+		if seen[c] {
+			return fmt.Errorf("currencies: %s is listed twice", c)
+		}
+		seen[c] = true
+	}
+	if !seen[def] {
+		return fmt.Errorf("default_currency must be one of the program's currencies (%s)", strings.Join(list, ", "))
+	}
+	return nil
+}
 
 // Amount is the commission in minor units of currency for a sale of amountCents:
 //   - percent types: round_half_away_from_zero(amountCents × rate / 100);
@@ -54,9 +98,9 @@ func Amount(commissionType, rate string, amountCents int64, currency string) (in
 	if !ok || r.Sign() <= 0 {
 		return 0, fmt.Errorf("commission rate %q is not a positive number", rate)
 	}
-	exp, ok := exponents[currency]
+	exp, ok := Exponent(currency)
 	if !ok {
-		return 0, fmt.Errorf("currency %q is not supported", currency)
+		return 0, fmt.Errorf("currency %q is not an ISO 4217 currency", currency)
 	}
 	var v *big.Rat
 	switch commissionType {

@@ -26,6 +26,9 @@ func TestAmount(t *testing.T) {
 		{Fixed, "25", 4900, "VND", 25},
 		{Fixed, "25.5", 4900, "VND", 26},
 		{RecurringFixed, "9.99", 100, "EUR", 999},
+		{Percent, "5", 4900, "GBP", 245}, // any ISO 4217 currency
+		{Fixed, "12", 100, "JPY", 12},
+		{Fixed, "1.2345", 100, "BHD", 1235}, // three decimals: 1234.5 → 1235
 	}
 	for _, tt := range tests {
 		got, err := Amount(tt.typ, tt.rate, tt.amount, tt.currency)
@@ -36,7 +39,7 @@ func TestAmount(t *testing.T) {
 			t.Errorf("Amount(%s, %s, %d, %s) = %d, want %d", tt.typ, tt.rate, tt.amount, tt.currency, got, tt.want)
 		}
 	}
-	for _, bad := range [][4]string{{"tiered", "5", "USD"}, {Percent, "0", "USD"}, {Percent, "x", "USD"}, {Percent, "5", "GBP"}} {
+	for _, bad := range [][4]string{{"tiered", "5", "USD"}, {Percent, "0", "USD"}, {Percent, "x", "USD"}, {Percent, "5", "GBQ"}} {
 		if _, err := Amount(bad[0], bad[1], 100, bad[2]); err == nil {
 			t.Errorf("Amount(%v) accepted", bad)
 		}
@@ -63,5 +66,43 @@ func TestRoundHalfAwayFromZeroNegative(t *testing.T) {
 	t.Parallel()
 	if got, _ := RoundHalfAwayFromZero(big.NewRat(-5, 2)); got != -3 {
 		t.Errorf("round(-2.5) = %d, want -3", got)
+	}
+}
+
+// Minor units are ISO 4217's, for every code; a program's list is checked whole.
+func TestCurrencies(t *testing.T) {
+	t.Parallel()
+	for code, want := range map[string]int{"USD": 2, "EUR": 2, "VND": 0, "GBP": 2, "JPY": 0, "BHD": 3, "CLF": 4, "IQD": 3} {
+		if got, ok := Exponent(code); !ok || got != want {
+			t.Errorf("Exponent(%s) = %d, %v; want %d", code, got, ok, want)
+		}
+	}
+	for _, bad := range []string{"usd", "XXX", "GBQ", "", "US"} {
+		if _, ok := Exponent(bad); ok {
+			t.Errorf("Exponent(%q) accepted", bad)
+		}
+	}
+	if err := CheckCurrencies([]string{"USD", "GBP", "JPY"}, "GBP"); err != nil {
+		t.Errorf("USD, GBP, JPY with GBP: %v", err)
+	}
+	thirtyOne := make([]string, 0, 31)
+	for _, c := range []string{"USD", "EUR", "GBP", "JPY", "CHF", "CAD", "AUD", "NZD", "SEK", "NOK", "DKK", "PLN", "CZK", "HUF", "RON", "BGN",
+		"TRY", "INR", "BRL", "MXN", "ZAR", "SGD", "HKD", "KRW", "CNY", "TWD", "THB", "IDR", "MYR", "PHP", "VND"} {
+		thirtyOne = append(thirtyOne, c)
+	}
+	for _, tc := range []struct {
+		list []string
+		def  string
+		want string
+	}{
+		{nil, "USD", "currencies must list 1 to 30 ISO 4217 codes"},
+		{thirtyOne, "USD", "currencies must list 1 to 30 ISO 4217 codes"},
+		{[]string{"USD", "gbp"}, "USD", `currencies: "gbp" is not an ISO 4217 currency code (such as USD, EUR or GBP)`},
+		{[]string{"USD", "USD"}, "USD", "currencies: USD is listed twice"},
+		{[]string{"USD", "EUR"}, "GBP", "default_currency must be one of the program's currencies (USD, EUR)"},
+	} {
+		if err := CheckCurrencies(tc.list, tc.def); err == nil || err.Error() != tc.want {
+			t.Errorf("CheckCurrencies(%v, %s) = %v, want %q", tc.list, tc.def, err, tc.want)
+		}
 	}
 }

@@ -75,10 +75,11 @@ func CheckReference(reference string) error {
 	return nil
 }
 
-// CheckCurrency refuses a payout run's currency that is not supported (commission.Currencies).
+// CheckCurrency refuses a payout run's currency that is not an ISO 4217 code: any is paid out, whether
+// or not the program still lists it (money recorded in a currency it took off its list is owed in it).
 func CheckCurrency(currency string) error {
-	if !commission.SupportedCurrency(currency) {
-		return invalid("currency must be one of %s", strings.Join(commission.Currencies, ", "))
+	if !commission.ISOCurrency(currency) {
+		return invalid("currency must be an ISO 4217 code such as USD or GBP")
 	}
 	return nil
 }

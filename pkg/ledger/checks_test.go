@@ -16,7 +16,7 @@ func TestChecks(t *testing.T) {
 		ids       = "ids must hold 1 to 500 commission ids"
 		reason    = "reason must be 1 to 500 characters"
 		reference = "external_reference must be 1 to 255 characters"
-		currency  = "currency must be one of USD, EUR, VND"
+		currency  = "currency must be an ISO 4217 code such as USD or GBP"
 		format    = "format must be paypal"
 	)
 	for _, tc := range []struct {
@@ -54,7 +54,8 @@ func TestChecks(t *testing.T) {
 		{"currency USD", CheckCurrency("USD"), ""},
 		{"currency VND", CheckCurrency("VND"), ""},
 		{"currency lower case", CheckCurrency("usd"), currency},
-		{"currency GBP", CheckCurrency("GBP"), currency},
+		{"currency GBP", CheckCurrency("GBP"), ""},
+		{"currency not ISO 4217", CheckCurrency("GBQ"), currency},
 		{"format default", CheckFormat(FormatDefault), ""},
 		{"format paypal", CheckFormat("paypal"), ""},
 		{"format excel", CheckFormat("excel"), format},

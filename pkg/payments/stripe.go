@@ -17,7 +17,6 @@ import (
 	"github.com/stripe/stripe-go/v85/webhook"
 
 	"github.com/reftrack/reftrack/pkg/attribution"
-	"github.com/reftrack/reftrack/pkg/commission"
 	"github.com/reftrack/reftrack/pkg/leads"
 	"github.com/reftrack/reftrack/pkg/sales"
 )
@@ -384,8 +383,6 @@ func (h handling) payment(ctx context.Context, p payment) (Outcome, error) {
 		return Outcome{Outcome: OutcomeSettled, Reason: "nothing paid: lead settled, no sale"}, nil
 	case p.AmountCents <= 0:
 		return Outcome{Outcome: OutcomeIgnored, Reason: "nothing paid"}, nil
-	case !commission.SupportedCurrency(currency):
-		return Outcome{Outcome: OutcomeIgnored, Reason: "currency " + currency + " is not supported"}, nil
 	}
 	livemode := h.ev.Livemode
 	res, err := sales.Record(ctx, h.s.DB, h.s.Log, h.s.Now, sales.Input{
@@ -396,7 +393,10 @@ func (h handling) payment(ctx context.Context, p payment) (Outcome, error) {
 		Test: test, Source: sales.SourceWebhook,
 	})
 	var dup *sales.DuplicateError
+	var unlisted *sales.CurrencyError
 	switch {
+	case errors.As(err, &unlisted): // not one of the program's currencies
+		return Outcome{Outcome: OutcomeIgnored, Reason: unlisted.Error()}, nil
 	case errors.As(err, &dup): // within this program: another program's sales are never seen
 		return Outcome{Outcome: OutcomeDuplicate, Reason: "sale already recorded for " + p.TransactionID, SaleID: &dup.SaleID}, nil
 	case errors.Is(err, sales.ErrCustomerNotFound):

@@ -15,6 +15,7 @@ import (
 	"github.com/lib/pq"
 
 	accountssql "github.com/reftrack/reftrack/pkg/accounts/sql"
+	"github.com/reftrack/reftrack/pkg/commission"
 	"github.com/reftrack/reftrack/pkg/secret"
 )
 
@@ -51,11 +52,15 @@ type Program struct {
 	CommissionApproval string `db:"commission_approval"`
 	PayoutMinimumCents int64  `db:"payout_minimum_cents"`
 	// Enrollment, PartnerApproval and PartnerLinkCodes: how partners join and what they may do.
-	Enrollment       string    `db:"enrollment"`
-	PartnerApproval  string    `db:"partner_approval"`
-	PartnerLinkCodes bool      `db:"partner_link_codes"`
-	CreatedAt        time.Time `db:"created_at"`
-	UpdatedAt        time.Time `db:"updated_at"`
+	Enrollment       string `db:"enrollment"`
+	PartnerApproval  string `db:"partner_approval"`
+	PartnerLinkCodes bool   `db:"partner_link_codes"`
+	// Currencies are the ISO 4217 codes the program records money in; a sale without a currency is in
+	// DefaultCurrency.
+	Currencies      pq.StringArray `db:"currencies"`
+	DefaultCurrency string         `db:"default_currency"`
+	CreatedAt       time.Time      `db:"created_at"`
+	UpdatedAt       time.Time      `db:"updated_at"`
 	// OwnerSuspended: an owner of the program's workspace is suspended (set by Get only).
 	OwnerSuspended bool `db:"owner_suspended"`
 }
@@ -73,7 +78,7 @@ func (p Program) AllowsOrigin(origin string) bool {
 const programColumns = `id, workspace_id, name, domain, slug, status, lead_auth, cookie_window_days,
 	attribution_window_days, commission_type, commission_rate::text AS commission_rate,
 	commission_duration_months, allowed_origins, hold_days, commission_approval, payout_minimum_cents, enrollment, partner_approval, partner_link_codes,
-	created_at, updated_at`
+	currencies, default_currency, created_at, updated_at`
 
 // Get reads a program.
 func Get(ctx context.Context, q sqlx.QueryerContext, id int64) (Program, error) {
@@ -118,7 +123,15 @@ type Update struct {
 	Enrollment       *string
 	PartnerApproval  *string
 	PartnerLinkCodes *bool
+	// Currencies and DefaultCurrency: the money the program records (commission.CheckCurrencies).
+	Currencies      *[]string
+	DefaultCurrency *string
 }
+
+// CurrencyError refuses a program's currencies or default currency (400); its message is the answer's.
+type CurrencyError struct{ Err error }
+
+func (e *CurrencyError) Error() string { return e.Err.Error() }
 
 // Apply checks and changes a program's settings in one transaction: a refused change stores nothing.
 func Apply(ctx context.Context, dbx *sqlx.DB, id int64, u Update) (Program, error) {
@@ -230,6 +243,21 @@ func Apply(ctx context.Context, dbx *sqlx.DB, id int64, u Update) (Program, erro
 	}
 	if u.PartnerLinkCodes != nil {
 		add("partner_link_codes", *u.PartnerLinkCodes)
+	}
+	if u.Currencies != nil || u.DefaultCurrency != nil {
+		// The list and the default the program ends up with must fit together, whichever changed.
+		list, def := []string(current.Currencies), current.DefaultCurrency
+		if u.Currencies != nil {
+			list = *u.Currencies
+		}
+		if u.DefaultCurrency != nil {
+			def = *u.DefaultCurrency
+		}
+		if err := commission.CheckCurrencies(list, def); err != nil {
+			return Program{}, &CurrencyError{Err: err}
+		}
+		add("currencies", pq.Array(list))
+		add("default_currency", def)
 	}
 	args = append(args, id)
 	var p Program

@@ -345,7 +345,7 @@ func recordInputOf(in Input, p plan) recordInput {
 	r := recordInput{
 		Program: in.ProgramID, Version: p.version, CustomerKey: p.cust.Key, ClickRef: p.cust.ClickRef, ClickID: p.cust.ClickID,
 		Partner: *p.cust.PartnerID, PartnerProgram: *p.cust.PartnerProgramID, CustomerTest: p.cust.IsTest,
-		Txn: in.TransactionID, Amount: in.AmountCents, Currency: in.Currency, SaleType: in.SaleType, Recurring: in.IsRecurring,
+		Txn: in.TransactionID, Amount: in.AmountCents, Currency: p.currency, SaleType: in.SaleType, Recurring: in.IsRecurring,
 		Provider: text(in.Provider), PaymentID: text(in.ProviderPaymentID), Livemode: in.Livemode, EventName: text(in.EventName),
 		Subscription: text(in.SubscriptionID), Interval: text(in.SubscriptionInterval), Source: in.Source,
 		SaleDate: in.OccurredAt, Test: p.test,

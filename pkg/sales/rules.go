@@ -1,7 +1,10 @@
 package sales
 
 import (
+	"slices"
 	"time"
+
+	"github.com/lib/pq"
 
 	"github.com/reftrack/reftrack/pkg/attribution"
 	"github.com/reftrack/reftrack/pkg/commission"
@@ -13,13 +16,15 @@ type state struct {
 	Ord         int64  `db:"ord"`
 	DuplicateID *int64 `db:"duplicate_id"`
 	// The program.
-	ProgramFound   bool    `db:"program_found"`
-	CommissionType *string `db:"commission_type"`
-	CommissionRate *string `db:"commission_rate"`
-	DurationMonths *int    `db:"commission_duration_months"`
-	WindowDays     *int    `db:"attribution_window_days"`
-	HoldDays       *int    `db:"hold_days"`
-	Approval       *string `db:"commission_approval"`
+	ProgramFound    bool           `db:"program_found"`
+	Currencies      pq.StringArray `db:"currencies"`
+	DefaultCurrency *string        `db:"default_currency"`
+	CommissionType  *string        `db:"commission_type"`
+	CommissionRate  *string        `db:"commission_rate"`
+	DurationMonths  *int           `db:"commission_duration_months"`
+	WindowDays      *int           `db:"attribution_window_days"`
+	HoldDays        *int           `db:"hold_days"`
+	Approval        *string        `db:"commission_approval"`
 	// The customer, by customer_key, else (no key) the first made from the click; with its row version.
 	CustomerID             *int64     `db:"customer_id"`
 	CustomerVersion        *string    `db:"customer_version"`
@@ -52,24 +57,37 @@ type plan struct {
 	cust attribution.Customer // ID 0: made by the sale from its click
 	// version is the existing customer's row version the decision rests on; nil when the sale makes the
 	// customer from its click.
-	version *string
-	window  attribution.WindowCheck
-	test    bool
-	first   bool // the customer's first recorded sale
-	outcome commission.Outcome
+	version  *string
+	window   attribution.WindowCheck
+	test     bool
+	first    bool   // the customer's first recorded sale
+	currency string // the sale's: as sent, else the program's default
+	outcome  commission.Outcome
 }
 
 // decide applies the rules to what was read, at now, in the order of the documented refusals: a used
 // transaction_id, the customer (by key, else by click within the program), the partner-program
 // relationship and the partner, the attribution window, then the commission (commission.Decide).
 func decide(in Input, st state, now time.Time) (plan, error) {
-	if st.DuplicateID != nil {
-		return plan{}, &DuplicateError{SaleID: *st.DuplicateID, ProgramID: in.ProgramID}
-	}
 	if !st.ProgramFound {
 		return plan{}, ErrProgramNotFound
 	}
+	// The currency before the transaction_id: the interface refuses a currency with the body's members,
+	// before a used transaction_id is looked for.
 	var p plan
+	if p.currency = in.Currency; p.currency == "" {
+		p.currency = deref(st.DefaultCurrency)
+	}
+	if !slices.Contains(st.Currencies, p.currency) {
+		shown := p.currency
+		if in.CurrencyAsSent != "" {
+			shown = in.CurrencyAsSent
+		}
+		return plan{}, &CurrencyError{Currency: shown, Supported: slices.Clone(st.Currencies)}
+	}
+	if st.DuplicateID != nil {
+		return plan{}, &DuplicateError{SaleID: *st.DuplicateID, ProgramID: in.ProgramID}
+	}
 	var enrollment *string // the partner's enrollment in the program
 	switch {
 	case st.CustomerID != nil:
@@ -109,7 +127,7 @@ func decide(in Input, st state, now time.Time) (plan, error) {
 	p.outcome, err = commission.Decide(commission.Input{
 		Terms: commission.Terms{Type: deref(st.CommissionType), Rate: deref(st.CommissionRate), DurationMonths: st.DurationMonths,
 			HoldDays: deref(st.HoldDays), Approval: deref(st.Approval)},
-		Sale:          commission.Sale{AmountCents: in.AmountCents, Currency: in.Currency, OccurredAt: in.OccurredAt, FirstSaleAt: st.FirstSale},
+		Sale:          commission.Sale{AmountCents: in.AmountCents, Currency: p.currency, OccurredAt: in.OccurredAt, FirstSaleAt: st.FirstSale},
 		PartnerBanned: deref(enrollment) == programs.StatusBanned,
 		Now:           now,
 	})
@@ -122,7 +140,7 @@ func decide(in Input, st state, now time.Time) (plan, error) {
 // result is what the sale route answers for a planned sale; the write fills in the ids.
 func (p plan) result(programID int64) Result {
 	return Result{Attribution: Attribution{ClickID: p.cust.ClickID, PartnerID: p.cust.PartnerID, ProgramID: programID},
-		Window: p.window}
+		Window: p.window, Currency: p.currency}
 }
 
 func deref[T any](p *T) T {

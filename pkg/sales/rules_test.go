@@ -17,8 +17,8 @@ func TestDecide(t *testing.T) {
 	paid := time.Date(2026, 11, 20, 12, 0, 0, 0, time.UTC)
 	in := Input{ProgramID: 7, TransactionID: "o-1", AmountCents: 12345, Currency: "USD", CustomerKey: "c", OccurredAt: paid}
 	program := func(typ, rate string, months *int) state {
-		return state{ProgramFound: true, CommissionType: &typ, CommissionRate: &rate, DurationMonths: months, WindowDays: ptr(30),
-			HoldDays: ptr(30), Approval: ptr("auto")}
+		return state{ProgramFound: true, Currencies: []string{"USD", "EUR", "GBP"}, DefaultCurrency: ptr("EUR"), CommissionType: &typ,
+			CommissionRate: &rate, DurationMonths: months, WindowDays: ptr(30), HoldDays: ptr(30), Approval: ptr("auto")}
 	}
 	// A customer who signed up 2 days after a click.
 	customer := func(st state) state {
@@ -52,6 +52,11 @@ func TestDecide(t *testing.T) {
 		{name: "used transaction_id", in: in, st: func() state { s := customer(program("percent", "10", nil)); s.DuplicateID = ptr(int64(5)); return s }(),
 			wantErr: &DuplicateError{SaleID: 5, ProgramID: 7}},
 		{name: "program gone", in: in, st: state{}, wantErr: ErrProgramNotFound},
+		{name: "a currency the program does not list, before a used transaction_id", in: func() Input { i := in; i.Currency = "JPY"; return i }(),
+			st:      func() state { s := customer(program("percent", "10", nil)); s.DuplicateID = ptr(int64(5)); return s }(),
+			wantErr: &CurrencyError{Currency: "JPY", Supported: []string{"USD", "EUR", "GBP"}}},
+		{name: "the refusal says the currency as sent", in: func() Input { i := in; i.Currency, i.CurrencyAsSent = "JPY", "jpy"; return i }(),
+			st: customer(program("percent", "10", nil)), wantErr: &CurrencyError{Currency: "jpy", Supported: []string{"USD", "EUR", "GBP"}}},
 		{name: "no customer, no click", in: in, st: program("percent", "10", nil), wantErr: ErrCustomerNotFound},
 		{name: "click unknown", in: byClick, st: program("percent", "10", nil), wantErr: ErrCustomerNotFound},
 		{name: "click of another program", in: byClick, st: click(program("percent", "10", nil), 8), wantErr: ErrOtherProgram},
@@ -70,6 +75,8 @@ func TestDecide(t *testing.T) {
 			return s
 		}(), pays: true, amount: 1235},
 		{name: "percent, first sale: half away from zero", in: in, st: customer(program("percent", "10", nil)), pays: true, amount: 1235},
+		{name: "no currency sent: the program's default", in: func() Input { i := in; i.Currency = ""; return i }(),
+			st: customer(program("fixed", "25", nil)), pays: true, amount: 2500},
 		{name: "percent, second sale pays nothing", in: in, st: func() state {
 			s := customer(program("percent", "10", nil))
 			s.FirstSale = ptr(paid.AddDate(0, 0, -3))
@@ -128,6 +135,11 @@ func TestDecide(t *testing.T) {
 					if !errors.As(err, &ce) {
 						t.Fatalf("err = %v, want a CommissionError", err)
 					}
+				case *CurrencyError:
+					var cur *CurrencyError
+					if !errors.As(err, &cur) || !cmp.Equal(cur, want) {
+						t.Fatalf("err = %#v, want %#v", err, want)
+					}
 				default:
 					if !errors.Is(err, want) {
 						t.Fatalf("err = %v, want %v", err, want)
@@ -144,6 +156,9 @@ func TestDecide(t *testing.T) {
 				Status             string
 			}
 			got := outcome{p.window.Expired, p.outcome.Pays, p.cust.ID == 0, p.outcome.AmountCents, p.outcome.Status}
+			if wantCurrency := tc.in.Currency; p.currency != wantCurrency && !(wantCurrency == "" && p.currency == "EUR") {
+				t.Errorf("currency %q, want %q (or the program's default EUR when none is sent)", p.currency, wantCurrency)
+			}
 			want := outcome{tc.expired, tc.pays, tc.newCust, tc.amount, tc.status}
 			if tc.pays && want.Status == "" {
 				want.Status = "pending"
@@ -159,7 +174,7 @@ func TestDecide(t *testing.T) {
 func TestDecideMakesTheCustomerFromTheClick(t *testing.T) {
 	t.Parallel()
 	program, rate := "percent", "10"
-	st := state{ProgramFound: true, CommissionType: &program, CommissionRate: &rate, WindowDays: ptr(30),
+	st := state{ProgramFound: true, Currencies: []string{"USD"}, DefaultCurrency: ptr("USD"), CommissionType: &program, CommissionRate: &rate, WindowDays: ptr(30),
 		ClickRef: ptr(int64(22)), ClickProgramID: ptr(int64(7)), ClickPartnerID: ptr(int64(32)),
 		ClickTimestamp: ptr(time.Date(2026, 11, 19, 0, 0, 0, 0, time.UTC)), ClickTest: ptr(true), ClickPartnerProgramID: ptr(int64(42))}
 	p, err := decide(Input{ProgramID: 7, TransactionID: "o", AmountCents: 100, Currency: "USD", CustomerKey: "new", ClickID: "clk",

@@ -52,10 +52,14 @@ const (
 
 // Input is one reported sale, already validated for shape.
 type Input struct {
-	ProgramID            int64
-	TransactionID        string
-	AmountCents          int64
+	ProgramID     int64
+	TransactionID string
+	AmountCents   int64
+	// Currency is an ISO 4217 code; "" is the program's default currency. One the program does not list
+	// is refused (CurrencyError), in the words CurrencyAsSent gives when set (the code as the request
+	// wrote it).
 	Currency             string
+	CurrencyAsSent       string
 	CustomerKey          string
 	ClickID              string
 	OccurredAt           time.Time // required: the caller's clock when the sale names no time
@@ -70,6 +74,15 @@ type Input struct {
 	Test                 bool
 	Source               string
 }
+
+// CurrencyError refuses a sale in a currency its program does not list (422 unsupported_currency, with
+// Supported, the program's list).
+type CurrencyError struct {
+	Currency  string // as sent, when the request said how
+	Supported []string
+}
+
+func (e *CurrencyError) Error() string { return "currency " + e.Currency + " is not supported" }
 
 // Commission is a sale's commission.
 type Commission struct {
@@ -96,6 +109,7 @@ type Result struct {
 	Commission  *Commission
 	Attribution Attribution
 	Window      attribution.WindowCheck
+	Currency    string // the sale's: as sent, else the program's default
 }
 
 // Record checks and records one sale and its commission, without waiting to share a batch (payment

@@ -151,7 +151,7 @@ func (r *Runner) one(ctx context.Context, programID int64, eventType string) (Si
 		return out, nil
 	}
 	s, err := sales.Record(ctx, r.DB, r.Log, r.Now, sales.Input{ProgramID: programID, TransactionID: r.transactionID(),
-		AmountCents: 1000, Currency: "USD", CustomerKey: key, OccurredAt: r.Now(), Test: true, Source: sales.SourceCLITest})
+		AmountCents: 1000, CustomerKey: key, OccurredAt: r.Now(), Test: true, Source: sales.SourceCLITest})
 	if err != nil {
 		return Single{}, err
 	}
@@ -213,7 +213,7 @@ func (r *Runner) runChain(ctx context.Context, programID int64) (Chain, error) {
 	if err == nil {
 		ch.Lead = verdict(l.Attribution.PartnerID, f.PartnerID)
 		s, err := sales.Record(ctx, r.DB, r.Log, r.Now, sales.Input{ProgramID: programID, TransactionID: r.transactionID(),
-			AmountCents: 1000, Currency: "USD", CustomerKey: ch.CustomerKey, OccurredAt: r.Now(), Test: true, Source: sales.SourceCLITest})
+			AmountCents: 1000, CustomerKey: ch.CustomerKey, OccurredAt: r.Now(), Test: true, Source: sales.SourceCLITest})
 		switch {
 		case err == nil && s.Window.Expired:
 			ch.Sale = Unattributed

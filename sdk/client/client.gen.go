@@ -295,27 +295,6 @@ func (e ConversionEventEventType) Valid() bool {
 	}
 }
 
-// Defines values for CustomerMoneyCurrency.
-const (
-	CustomerMoneyCurrencyEUR CustomerMoneyCurrency = "EUR"
-	CustomerMoneyCurrencyUSD CustomerMoneyCurrency = "USD"
-	CustomerMoneyCurrencyVND CustomerMoneyCurrency = "VND"
-)
-
-// Valid indicates whether the value is a known member of the CustomerMoneyCurrency enum.
-func (e CustomerMoneyCurrency) Valid() bool {
-	switch e {
-	case CustomerMoneyCurrencyEUR:
-		return true
-	case CustomerMoneyCurrencyUSD:
-		return true
-	case CustomerMoneyCurrencyVND:
-		return true
-	default:
-		return false
-	}
-}
-
 // Defines values for CustomerStatus.
 const (
 	CustomerStatusConverted CustomerStatus = "converted"
@@ -661,27 +640,6 @@ func (e PayoutCarriedOverReason) Valid() bool {
 	}
 }
 
-// Defines values for PayoutCreateCurrency.
-const (
-	PayoutCreateCurrencyEUR PayoutCreateCurrency = "EUR"
-	PayoutCreateCurrencyUSD PayoutCreateCurrency = "USD"
-	PayoutCreateCurrencyVND PayoutCreateCurrency = "VND"
-)
-
-// Valid indicates whether the value is a known member of the PayoutCreateCurrency enum.
-func (e PayoutCreateCurrency) Valid() bool {
-	switch e {
-	case PayoutCreateCurrencyEUR:
-		return true
-	case PayoutCreateCurrencyUSD:
-		return true
-	case PayoutCreateCurrencyVND:
-		return true
-	default:
-		return false
-	}
-}
-
 // Defines values for PayoutDetailsMethod.
 const (
 	PayoutDetailsMethodBankTransfer PayoutDetailsMethod = "bank_transfer"
@@ -715,27 +673,6 @@ func (e PayoutStatus) Valid() bool {
 	case PayoutStatusPaid:
 		return true
 	case PayoutStatusProcessing:
-		return true
-	default:
-		return false
-	}
-}
-
-// Defines values for PerformanceCurrency.
-const (
-	PerformanceCurrencyEUR PerformanceCurrency = "EUR"
-	PerformanceCurrencyUSD PerformanceCurrency = "USD"
-	PerformanceCurrencyVND PerformanceCurrency = "VND"
-)
-
-// Valid indicates whether the value is a known member of the PerformanceCurrency enum.
-func (e PerformanceCurrency) Valid() bool {
-	switch e {
-	case PerformanceCurrencyEUR:
-		return true
-	case PerformanceCurrencyUSD:
-		return true
-	case PerformanceCurrencyVND:
 		return true
 	default:
 		return false
@@ -2349,15 +2286,12 @@ type CustomerListEnvelope struct {
 // CustomerMoney One customer's money in one currency, in minor units.
 type CustomerMoney struct {
 	// CommissionCents What their commissions earned, less reversals and clawbacks; rejected ones excluded.
-	CommissionCents int64                 `json:"commission_cents"`
-	Currency        CustomerMoneyCurrency `json:"currency"`
+	CommissionCents int64  `json:"commission_cents"`
+	Currency        string `json:"currency"`
 
 	// RevenueCents What the customer's sales took, less their refunds.
 	RevenueCents int64 `json:"revenue_cents"`
 }
-
-// CustomerMoneyCurrency defines model for CustomerMoney.Currency.
-type CustomerMoneyCurrency string
 
 // CustomerStatus How far a customer went: `lead` (signed up), `converted` (a sale), or `visitor` (recorded before either;
 // the tracking routes record a customer from a lead or a sale on, so only an import makes one).
@@ -2888,6 +2822,7 @@ type PartnerPerformanceEnvelope struct {
 
 // PartnerPerformanceList defines model for PartnerPerformanceList.
 type PartnerPerformanceList struct {
+	// Currency An ISO 4217 code (the program's currencies are in its settings).
 	Currency PerformanceCurrency         `json:"currency"`
 	DateFrom openapi_types.Date          `json:"date_from"`
 	DateTo   openapi_types.Date          `json:"date_to"`
@@ -3000,12 +2935,9 @@ type PayoutCarriedOverReason string
 
 // PayoutCreate defines model for PayoutCreate.
 type PayoutCreate struct {
-	// Currency Only this currency's payouts (default every currency).
-	Currency *PayoutCreateCurrency `json:"currency,omitempty"`
+	// Currency Only this currency's payouts, an ISO 4217 code (default every currency).
+	Currency *string `json:"currency,omitempty"`
 }
-
-// PayoutCreateCurrency Only this currency's payouts (default every currency).
-type PayoutCreateCurrency string
 
 // PayoutDetails How the partner wants to be paid; null until given.
 type PayoutDetails struct {
@@ -3059,6 +2991,7 @@ type PayoutStatus string
 
 // Performance defines model for Performance.
 type Performance struct {
+	// Currency An ISO 4217 code (the program's currencies are in its settings).
 	Currency PerformanceCurrency `json:"currency"`
 
 	// DateFrom The first UTC day (for `all`, the first day with an event, or today).
@@ -3074,8 +3007,8 @@ type Performance struct {
 	Totals   PerformanceTotals    `json:"totals"`
 }
 
-// PerformanceCurrency defines model for PerformanceCurrency.
-type PerformanceCurrency string
+// PerformanceCurrency An ISO 4217 code (the program's currencies are in its settings).
+type PerformanceCurrency = string
 
 // PerformanceDay defines model for PerformanceDay.
 type PerformanceDay struct {
@@ -3353,7 +3286,20 @@ type Program struct {
 	CommissionType     CommissionType     `json:"commission_type"`
 	CookieWindowDays   int                `json:"cookie_window_days"`
 	CreatedAt          time.Time          `json:"created_at"`
-	Domain             string             `json:"domain"`
+
+	// Currencies The ISO 4217 currencies the program records money in (default `[USD, EUR, VND]`), each in its ISO
+	// minor units. A sale in another answers 422 `unsupported_currency` with the list in
+	// `error.details.supported`.
+	//
+	//
+	// Example: ["USD","EUR","GBP"]
+	Currencies []string `json:"currencies"`
+
+	// DefaultCurrency The currency of a sale sent without one (default `USD`); one of `currencies`.
+	//
+	// Example: USD
+	DefaultCurrency string `json:"default_currency"`
+	Domain          string `json:"domain"`
 
 	// DurationMonths Recurring types' months of paying commissions after a customer's first sale; null = lifetime.
 	DurationMonths *int `json:"duration_months"`
@@ -3461,6 +3407,13 @@ type ProgramUpdate struct {
 	// CommissionType As `CommissionType`.
 	CommissionType   *CommissionType `json:"commission_type,omitempty"`
 	CookieWindowDays *int            `json:"cookie_window_days,omitempty"`
+
+	// Currencies The ISO 4217 codes the program records money in, upper case (`GBP`, `JPY`: any, in its ISO minor
+	// units). Money already recorded in a currency taken off the list stays, and is paid out in it.
+	Currencies *[]string `json:"currencies,omitempty"`
+
+	// DefaultCurrency The currency of a sale sent without one; one of `currencies`.
+	DefaultCurrency *string `json:"default_currency,omitempty"`
 
 	// Domain The brand's site as a host name (`shop.example.com`), as `DomainInput` on `cli/init`: no path,
 	// query, port or spaces, at most 253 characters; a leading `http://` or `https://` and a trailing `/`
@@ -3861,7 +3814,10 @@ type SaleRequest struct {
 	AmountCents int64   `json:"amount_cents"`
 	ClickId     *string `json:"click_id,omitempty"`
 
-	// Currency `USD`, `EUR` or `VND`, in any case; default `USD`. Another code answers 422 `currency XXX is not supported`.
+	// Currency An ISO 4217 code the program lists in its `currencies` (`USD`, `EUR` and `VND` unless it lists
+	// others), in any case; default the program's `default_currency` (`USD` unless set). Another code
+	// answers 422 `currency XXX is not supported`, with the program's list in `error.details.supported`.
+	//
 	//
 	// Example: USD
 	Currency *string `json:"currency,omitempty"`
@@ -4616,7 +4572,8 @@ type GetPerformanceParams struct {
 	// Period The last 7, 30 or 90 UTC days (today included), or everything the program recorded.
 	Period *GetPerformanceParamsPeriod `form:"period,omitempty" json:"period,omitempty"`
 
-	// Currency The currency of the money totals; sales in other currencies count only in `sales`.
+	// Currency The currency of the money totals (default the program's `default_currency`); sales in other
+	// currencies count only in `sales`.
 	Currency *PerformanceCurrency `form:"currency,omitempty" json:"currency,omitempty"`
 }
 
@@ -4628,7 +4585,8 @@ type GetPartnerPerformanceParams struct {
 	// Period The last 7, 30 or 90 UTC days (today included), or everything the program recorded.
 	Period *GetPartnerPerformanceParamsPeriod `form:"period,omitempty" json:"period,omitempty"`
 
-	// Currency The currency of the money totals; sales in other currencies count only in `sales`.
+	// Currency The currency of the money totals (default the program's `default_currency`); sales in other
+	// currencies count only in `sales`.
 	Currency *PerformanceCurrency `form:"currency,omitempty" json:"currency,omitempty"`
 
 	// Sort The total to sort by.
@@ -6244,7 +6202,8 @@ type ClientInterface interface {
 	// and browser-mode lead routes; `localhost` and `127.0.0.1` are different origins), `lead_auth`,
 	// `cookie_window_days`, `attribution_window_days`, `commission_type`, `commission_rate`,
 	// `duration_months`, the ledger's `hold_days`, `commission_approval`, `payout_minimum_cents`, and how
-	// partners join: `enrollment`, `partner_approval`, `partner_link_codes`. Fields left out (or null) keep their value. The new `commission_rate` must fit the
+	// partners join: `enrollment`, `partner_approval`, `partner_link_codes`; the money it records: `currencies`
+	// and `default_currency`. Fields left out (or null) keep their value. The new `commission_rate` must fit the
 	// commission type the program has after the change (when only `commission_type` changes, the current
 	// rate must fit it).
 	//
@@ -6252,7 +6211,7 @@ type ClientInterface interface {
 	//
 	// | Message |
 	// |---|
-	// | `Request body must change at least one of: name, domain, allowed_origins, lead_auth, cookie_window_days, attribution_window_days, commission_type, commission_rate, duration_months, hold_days, commission_approval, payout_minimum_cents, enrollment, partner_approval, partner_link_codes` |
+	// | `Request body must change at least one of: name, domain, allowed_origins, lead_auth, cookie_window_days, attribution_window_days, commission_type, commission_rate, duration_months, hold_days, commission_approval, payout_minimum_cents, enrollment, partner_approval, partner_link_codes, currencies, default_currency` |
 	// | `name must be a string of 1 to 200 characters` |
 	// | `domain must be a host name such as shop.example.com` (a leading `http://` or `https://` and a trailing `/` are removed first) |
 	// | `allowed_origins entries must be origins such as https://shop.example.com` |
@@ -6272,6 +6231,12 @@ type ClientInterface interface {
 	// | `enrollment must be invite_only or open` |
 	// | `partner_approval must be manual or auto` |
 	// | `partner_link_codes must be true or false` |
+	// | `currencies must be a list of ISO 4217 codes, such as ["USD", "GBP"]` |
+	// | `currencies must list 1 to 30 ISO 4217 codes` |
+	// | `currencies: "<code>" is not an ISO 4217 currency code (such as USD, EUR or GBP)` |
+	// | `currencies: <code> is listed twice` |
+	// | `default_currency must be an ISO 4217 code, such as "USD"` |
+	// | `default_currency must be one of the program's currencies (<list>)` |
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -6284,7 +6249,8 @@ type ClientInterface interface {
 	// and browser-mode lead routes; `localhost` and `127.0.0.1` are different origins), `lead_auth`,
 	// `cookie_window_days`, `attribution_window_days`, `commission_type`, `commission_rate`,
 	// `duration_months`, the ledger's `hold_days`, `commission_approval`, `payout_minimum_cents`, and how
-	// partners join: `enrollment`, `partner_approval`, `partner_link_codes`. Fields left out (or null) keep their value. The new `commission_rate` must fit the
+	// partners join: `enrollment`, `partner_approval`, `partner_link_codes`; the money it records: `currencies`
+	// and `default_currency`. Fields left out (or null) keep their value. The new `commission_rate` must fit the
 	// commission type the program has after the change (when only `commission_type` changes, the current
 	// rate must fit it).
 	//
@@ -6292,7 +6258,7 @@ type ClientInterface interface {
 	//
 	// | Message |
 	// |---|
-	// | `Request body must change at least one of: name, domain, allowed_origins, lead_auth, cookie_window_days, attribution_window_days, commission_type, commission_rate, duration_months, hold_days, commission_approval, payout_minimum_cents, enrollment, partner_approval, partner_link_codes` |
+	// | `Request body must change at least one of: name, domain, allowed_origins, lead_auth, cookie_window_days, attribution_window_days, commission_type, commission_rate, duration_months, hold_days, commission_approval, payout_minimum_cents, enrollment, partner_approval, partner_link_codes, currencies, default_currency` |
 	// | `name must be a string of 1 to 200 characters` |
 	// | `domain must be a host name such as shop.example.com` (a leading `http://` or `https://` and a trailing `/` are removed first) |
 	// | `allowed_origins entries must be origins such as https://shop.example.com` |
@@ -6312,6 +6278,12 @@ type ClientInterface interface {
 	// | `enrollment must be invite_only or open` |
 	// | `partner_approval must be manual or auto` |
 	// | `partner_link_codes must be true or false` |
+	// | `currencies must be a list of ISO 4217 codes, such as ["USD", "GBP"]` |
+	// | `currencies must list 1 to 30 ISO 4217 codes` |
+	// | `currencies: "<code>" is not an ISO 4217 currency code (such as USD, EUR or GBP)` |
+	// | `currencies: <code> is listed twice` |
+	// | `default_currency must be an ISO 4217 code, such as "USD"` |
+	// | `default_currency must be one of the program's currencies (<list>)` |
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -8960,7 +8932,8 @@ func (c *Client) GetProgram(ctx context.Context, programId ProgramId, reqEditors
 // and browser-mode lead routes; `localhost` and `127.0.0.1` are different origins), `lead_auth`,
 // `cookie_window_days`, `attribution_window_days`, `commission_type`, `commission_rate`,
 // `duration_months`, the ledger's `hold_days`, `commission_approval`, `payout_minimum_cents`, and how
-// partners join: `enrollment`, `partner_approval`, `partner_link_codes`. Fields left out (or null) keep their value. The new `commission_rate` must fit the
+// partners join: `enrollment`, `partner_approval`, `partner_link_codes`; the money it records: `currencies`
+// and `default_currency`. Fields left out (or null) keep their value. The new `commission_rate` must fit the
 // commission type the program has after the change (when only `commission_type` changes, the current
 // rate must fit it).
 //
@@ -8968,7 +8941,7 @@ func (c *Client) GetProgram(ctx context.Context, programId ProgramId, reqEditors
 //
 // | Message |
 // |---|
-// | `Request body must change at least one of: name, domain, allowed_origins, lead_auth, cookie_window_days, attribution_window_days, commission_type, commission_rate, duration_months, hold_days, commission_approval, payout_minimum_cents, enrollment, partner_approval, partner_link_codes` |
+// | `Request body must change at least one of: name, domain, allowed_origins, lead_auth, cookie_window_days, attribution_window_days, commission_type, commission_rate, duration_months, hold_days, commission_approval, payout_minimum_cents, enrollment, partner_approval, partner_link_codes, currencies, default_currency` |
 // | `name must be a string of 1 to 200 characters` |
 // | `domain must be a host name such as shop.example.com` (a leading `http://` or `https://` and a trailing `/` are removed first) |
 // | `allowed_origins entries must be origins such as https://shop.example.com` |
@@ -8988,6 +8961,12 @@ func (c *Client) GetProgram(ctx context.Context, programId ProgramId, reqEditors
 // | `enrollment must be invite_only or open` |
 // | `partner_approval must be manual or auto` |
 // | `partner_link_codes must be true or false` |
+// | `currencies must be a list of ISO 4217 codes, such as ["USD", "GBP"]` |
+// | `currencies must list 1 to 30 ISO 4217 codes` |
+// | `currencies: "<code>" is not an ISO 4217 currency code (such as USD, EUR or GBP)` |
+// | `currencies: <code> is listed twice` |
+// | `default_currency must be an ISO 4217 code, such as "USD"` |
+// | `default_currency must be one of the program's currencies (<list>)` |
 //
 // Takes any type of body and a specified content type.
 //
@@ -9010,7 +8989,8 @@ func (c *Client) UpdateProgramWithBody(ctx context.Context, programId ProgramId,
 // and browser-mode lead routes; `localhost` and `127.0.0.1` are different origins), `lead_auth`,
 // `cookie_window_days`, `attribution_window_days`, `commission_type`, `commission_rate`,
 // `duration_months`, the ledger's `hold_days`, `commission_approval`, `payout_minimum_cents`, and how
-// partners join: `enrollment`, `partner_approval`, `partner_link_codes`. Fields left out (or null) keep their value. The new `commission_rate` must fit the
+// partners join: `enrollment`, `partner_approval`, `partner_link_codes`; the money it records: `currencies`
+// and `default_currency`. Fields left out (or null) keep their value. The new `commission_rate` must fit the
 // commission type the program has after the change (when only `commission_type` changes, the current
 // rate must fit it).
 //
@@ -9018,7 +8998,7 @@ func (c *Client) UpdateProgramWithBody(ctx context.Context, programId ProgramId,
 //
 // | Message |
 // |---|
-// | `Request body must change at least one of: name, domain, allowed_origins, lead_auth, cookie_window_days, attribution_window_days, commission_type, commission_rate, duration_months, hold_days, commission_approval, payout_minimum_cents, enrollment, partner_approval, partner_link_codes` |
+// | `Request body must change at least one of: name, domain, allowed_origins, lead_auth, cookie_window_days, attribution_window_days, commission_type, commission_rate, duration_months, hold_days, commission_approval, payout_minimum_cents, enrollment, partner_approval, partner_link_codes, currencies, default_currency` |
 // | `name must be a string of 1 to 200 characters` |
 // | `domain must be a host name such as shop.example.com` (a leading `http://` or `https://` and a trailing `/` are removed first) |
 // | `allowed_origins entries must be origins such as https://shop.example.com` |
@@ -9038,6 +9018,12 @@ func (c *Client) UpdateProgramWithBody(ctx context.Context, programId ProgramId,
 // | `enrollment must be invite_only or open` |
 // | `partner_approval must be manual or auto` |
 // | `partner_link_codes must be true or false` |
+// | `currencies must be a list of ISO 4217 codes, such as ["USD", "GBP"]` |
+// | `currencies must list 1 to 30 ISO 4217 codes` |
+// | `currencies: "<code>" is not an ISO 4217 currency code (such as USD, EUR or GBP)` |
+// | `currencies: <code> is listed twice` |
+// | `default_currency must be an ISO 4217 code, such as "USD"` |
+// | `default_currency must be one of the program's currencies (<list>)` |
 //
 // Takes a body of the `application/json` content type.
 //
@@ -17866,7 +17852,8 @@ type ClientWithResponsesInterface interface {
 	// and browser-mode lead routes; `localhost` and `127.0.0.1` are different origins), `lead_auth`,
 	// `cookie_window_days`, `attribution_window_days`, `commission_type`, `commission_rate`,
 	// `duration_months`, the ledger's `hold_days`, `commission_approval`, `payout_minimum_cents`, and how
-	// partners join: `enrollment`, `partner_approval`, `partner_link_codes`. Fields left out (or null) keep their value. The new `commission_rate` must fit the
+	// partners join: `enrollment`, `partner_approval`, `partner_link_codes`; the money it records: `currencies`
+	// and `default_currency`. Fields left out (or null) keep their value. The new `commission_rate` must fit the
 	// commission type the program has after the change (when only `commission_type` changes, the current
 	// rate must fit it).
 	//
@@ -17874,7 +17861,7 @@ type ClientWithResponsesInterface interface {
 	//
 	// | Message |
 	// |---|
-	// | `Request body must change at least one of: name, domain, allowed_origins, lead_auth, cookie_window_days, attribution_window_days, commission_type, commission_rate, duration_months, hold_days, commission_approval, payout_minimum_cents, enrollment, partner_approval, partner_link_codes` |
+	// | `Request body must change at least one of: name, domain, allowed_origins, lead_auth, cookie_window_days, attribution_window_days, commission_type, commission_rate, duration_months, hold_days, commission_approval, payout_minimum_cents, enrollment, partner_approval, partner_link_codes, currencies, default_currency` |
 	// | `name must be a string of 1 to 200 characters` |
 	// | `domain must be a host name such as shop.example.com` (a leading `http://` or `https://` and a trailing `/` are removed first) |
 	// | `allowed_origins entries must be origins such as https://shop.example.com` |
@@ -17894,6 +17881,12 @@ type ClientWithResponsesInterface interface {
 	// | `enrollment must be invite_only or open` |
 	// | `partner_approval must be manual or auto` |
 	// | `partner_link_codes must be true or false` |
+	// | `currencies must be a list of ISO 4217 codes, such as ["USD", "GBP"]` |
+	// | `currencies must list 1 to 30 ISO 4217 codes` |
+	// | `currencies: "<code>" is not an ISO 4217 currency code (such as USD, EUR or GBP)` |
+	// | `currencies: <code> is listed twice` |
+	// | `default_currency must be an ISO 4217 code, such as "USD"` |
+	// | `default_currency must be one of the program's currencies (<list>)` |
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -17906,7 +17899,8 @@ type ClientWithResponsesInterface interface {
 	// and browser-mode lead routes; `localhost` and `127.0.0.1` are different origins), `lead_auth`,
 	// `cookie_window_days`, `attribution_window_days`, `commission_type`, `commission_rate`,
 	// `duration_months`, the ledger's `hold_days`, `commission_approval`, `payout_minimum_cents`, and how
-	// partners join: `enrollment`, `partner_approval`, `partner_link_codes`. Fields left out (or null) keep their value. The new `commission_rate` must fit the
+	// partners join: `enrollment`, `partner_approval`, `partner_link_codes`; the money it records: `currencies`
+	// and `default_currency`. Fields left out (or null) keep their value. The new `commission_rate` must fit the
 	// commission type the program has after the change (when only `commission_type` changes, the current
 	// rate must fit it).
 	//
@@ -17914,7 +17908,7 @@ type ClientWithResponsesInterface interface {
 	//
 	// | Message |
 	// |---|
-	// | `Request body must change at least one of: name, domain, allowed_origins, lead_auth, cookie_window_days, attribution_window_days, commission_type, commission_rate, duration_months, hold_days, commission_approval, payout_minimum_cents, enrollment, partner_approval, partner_link_codes` |
+	// | `Request body must change at least one of: name, domain, allowed_origins, lead_auth, cookie_window_days, attribution_window_days, commission_type, commission_rate, duration_months, hold_days, commission_approval, payout_minimum_cents, enrollment, partner_approval, partner_link_codes, currencies, default_currency` |
 	// | `name must be a string of 1 to 200 characters` |
 	// | `domain must be a host name such as shop.example.com` (a leading `http://` or `https://` and a trailing `/` are removed first) |
 	// | `allowed_origins entries must be origins such as https://shop.example.com` |
@@ -17934,6 +17928,12 @@ type ClientWithResponsesInterface interface {
 	// | `enrollment must be invite_only or open` |
 	// | `partner_approval must be manual or auto` |
 	// | `partner_link_codes must be true or false` |
+	// | `currencies must be a list of ISO 4217 codes, such as ["USD", "GBP"]` |
+	// | `currencies must list 1 to 30 ISO 4217 codes` |
+	// | `currencies: "<code>" is not an ISO 4217 currency code (such as USD, EUR or GBP)` |
+	// | `currencies: <code> is listed twice` |
+	// | `default_currency must be an ISO 4217 code, such as "USD"` |
+	// | `default_currency must be one of the program's currencies (<list>)` |
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -35252,7 +35252,8 @@ func (c *ClientWithResponses) GetProgramWithResponse(ctx context.Context, progra
 // and browser-mode lead routes; `localhost` and `127.0.0.1` are different origins), `lead_auth`,
 // `cookie_window_days`, `attribution_window_days`, `commission_type`, `commission_rate`,
 // `duration_months`, the ledger's `hold_days`, `commission_approval`, `payout_minimum_cents`, and how
-// partners join: `enrollment`, `partner_approval`, `partner_link_codes`. Fields left out (or null) keep their value. The new `commission_rate` must fit the
+// partners join: `enrollment`, `partner_approval`, `partner_link_codes`; the money it records: `currencies`
+// and `default_currency`. Fields left out (or null) keep their value. The new `commission_rate` must fit the
 // commission type the program has after the change (when only `commission_type` changes, the current
 // rate must fit it).
 //
@@ -35260,7 +35261,7 @@ func (c *ClientWithResponses) GetProgramWithResponse(ctx context.Context, progra
 //
 // | Message |
 // |---|
-// | `Request body must change at least one of: name, domain, allowed_origins, lead_auth, cookie_window_days, attribution_window_days, commission_type, commission_rate, duration_months, hold_days, commission_approval, payout_minimum_cents, enrollment, partner_approval, partner_link_codes` |
+// | `Request body must change at least one of: name, domain, allowed_origins, lead_auth, cookie_window_days, attribution_window_days, commission_type, commission_rate, duration_months, hold_days, commission_approval, payout_minimum_cents, enrollment, partner_approval, partner_link_codes, currencies, default_currency` |
 // | `name must be a string of 1 to 200 characters` |
 // | `domain must be a host name such as shop.example.com` (a leading `http://` or `https://` and a trailing `/` are removed first) |
 // | `allowed_origins entries must be origins such as https://shop.example.com` |
@@ -35280,6 +35281,12 @@ func (c *ClientWithResponses) GetProgramWithResponse(ctx context.Context, progra
 // | `enrollment must be invite_only or open` |
 // | `partner_approval must be manual or auto` |
 // | `partner_link_codes must be true or false` |
+// | `currencies must be a list of ISO 4217 codes, such as ["USD", "GBP"]` |
+// | `currencies must list 1 to 30 ISO 4217 codes` |
+// | `currencies: "<code>" is not an ISO 4217 currency code (such as USD, EUR or GBP)` |
+// | `currencies: <code> is listed twice` |
+// | `default_currency must be an ISO 4217 code, such as "USD"` |
+// | `default_currency must be one of the program's currencies (<list>)` |
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -35298,7 +35305,8 @@ func (c *ClientWithResponses) UpdateProgramWithBodyWithResponse(ctx context.Cont
 // and browser-mode lead routes; `localhost` and `127.0.0.1` are different origins), `lead_auth`,
 // `cookie_window_days`, `attribution_window_days`, `commission_type`, `commission_rate`,
 // `duration_months`, the ledger's `hold_days`, `commission_approval`, `payout_minimum_cents`, and how
-// partners join: `enrollment`, `partner_approval`, `partner_link_codes`. Fields left out (or null) keep their value. The new `commission_rate` must fit the
+// partners join: `enrollment`, `partner_approval`, `partner_link_codes`; the money it records: `currencies`
+// and `default_currency`. Fields left out (or null) keep their value. The new `commission_rate` must fit the
 // commission type the program has after the change (when only `commission_type` changes, the current
 // rate must fit it).
 //
@@ -35306,7 +35314,7 @@ func (c *ClientWithResponses) UpdateProgramWithBodyWithResponse(ctx context.Cont
 //
 // | Message |
 // |---|
-// | `Request body must change at least one of: name, domain, allowed_origins, lead_auth, cookie_window_days, attribution_window_days, commission_type, commission_rate, duration_months, hold_days, commission_approval, payout_minimum_cents, enrollment, partner_approval, partner_link_codes` |
+// | `Request body must change at least one of: name, domain, allowed_origins, lead_auth, cookie_window_days, attribution_window_days, commission_type, commission_rate, duration_months, hold_days, commission_approval, payout_minimum_cents, enrollment, partner_approval, partner_link_codes, currencies, default_currency` |
 // | `name must be a string of 1 to 200 characters` |
 // | `domain must be a host name such as shop.example.com` (a leading `http://` or `https://` and a trailing `/` are removed first) |
 // | `allowed_origins entries must be origins such as https://shop.example.com` |
@@ -35326,6 +35334,12 @@ func (c *ClientWithResponses) UpdateProgramWithBodyWithResponse(ctx context.Cont
 // | `enrollment must be invite_only or open` |
 // | `partner_approval must be manual or auto` |
 // | `partner_link_codes must be true or false` |
+// | `currencies must be a list of ISO 4217 codes, such as ["USD", "GBP"]` |
+// | `currencies must list 1 to 30 ISO 4217 codes` |
+// | `currencies: "<code>" is not an ISO 4217 currency code (such as USD, EUR or GBP)` |
+// | `currencies: <code> is listed twice` |
+// | `default_currency must be an ISO 4217 code, such as "USD"` |
+// | `default_currency must be one of the program's currencies (<list>)` |
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //

@@ -27,7 +27,7 @@ func (h *Management) ListCustomers(ctx context.Context, req gen.ListCustomersReq
 	for i, c := range page.Customers {
 		money := make([]gen.CustomerMoney, len(c.Money))
 		for j, m := range c.Money {
-			money[j] = gen.CustomerMoney{Currency: gen.CustomerMoneyCurrency(m.Currency), RevenueCents: m.RevenueCents,
+			money[j] = gen.CustomerMoney{Currency: m.Currency, RevenueCents: m.RevenueCents,
 				CommissionCents: m.CommissionCents}
 		}
 		data[i] = gen.Customer{Id: c.ID, CustomerKey: c.Key, PartnerId: c.PartnerID, PartnerName: c.PartnerName,

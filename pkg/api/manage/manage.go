@@ -80,7 +80,8 @@ func wireProgram(p programs.Shown) (gen.Program, error) {
 		CommissionRate: rate, DurationMonths: p.DurationMonths, AllowedOrigins: append([]string{}, p.AllowedOrigins...),
 		HoldDays: p.HoldDays, CommissionApproval: gen.CommissionApproval(p.CommissionApproval), PayoutMinimumCents: p.PayoutMinimumCents,
 		Enrollment: gen.ProgramEnrollment(p.Enrollment), PartnerApproval: gen.ProgramPartnerApproval(p.PartnerApproval),
-		PartnerLinkCodes: p.PartnerLinkCodes, Terms: p.Terms().Describe(), CreatedAt: p.CreatedAt, UpdatedAt: p.UpdatedAt,
+		PartnerLinkCodes: p.PartnerLinkCodes, Currencies: append([]string{}, p.Currencies...), DefaultCurrency: p.DefaultCurrency,
+		Terms: p.Terms().Describe(), CreatedAt: p.CreatedAt, UpdatedAt: p.UpdatedAt,
 	}
 	if p.KeyMasked != "" {
 		out.ApiKeyMasked = wire.Ptr(p.KeyMasked)
@@ -179,7 +180,13 @@ func (h *Management) UpdateProgram(ctx context.Context, req gen.UpdateProgramReq
 // errNothingToChange refuses a program change that names no setting.
 var errNothingToChange = apierr.Invalid("Request body must change at least one of: name, domain, allowed_origins, lead_auth, " +
 	"cookie_window_days, attribution_window_days, commission_type, commission_rate, duration_months, hold_days, " +
-	"commission_approval, payout_minimum_cents, enrollment, partner_approval, partner_link_codes")
+	"commission_approval, payout_minimum_cents, enrollment, partner_approval, partner_link_codes, currencies, default_currency")
+
+// The refusals of the currencies' JSON types (their values: commission.CheckCurrencies).
+var (
+	errCurrencies      = apierr.Invalid("currencies must be a list of ISO 4217 codes, such as [\"USD\", \"GBP\"]")
+	errDefaultCurrency = apierr.Invalid("default_currency must be an ISO 4217 code, such as \"USD\"")
+)
 
 // programUpdate reads the members of a program change, checking their JSON types; programs.Apply checks
 // their values.
@@ -203,6 +210,8 @@ func programUpdate(b *gen.ProgramUpdate) (programs.Update, error) {
 	u.Enrollment = jsonbody.Ptr(r.String(b.Enrollment, programs.ErrEnrollment))
 	u.PartnerApproval = jsonbody.Ptr(r.String(b.PartnerApproval, programs.ErrPartnerApproval))
 	u.PartnerLinkCodes = jsonbody.Ptr(r.Bool(b.PartnerLinkCodes, programs.ErrPartnerLinkCodes))
+	u.Currencies = jsonbody.Ptr(r.Strings(b.Currencies, errCurrencies))
+	u.DefaultCurrency = jsonbody.Ptr(r.String(b.DefaultCurrency, errDefaultCurrency))
 	if err := r.Err(); err != nil {
 		return u, err
 	}

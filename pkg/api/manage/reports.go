@@ -8,10 +8,10 @@ import (
 	"github.com/reftrack/reftrack/pkg/reports"
 )
 
-// reportCurrency is the money's currency a report asks for (USD unless named).
-func reportCurrency(c *gen.PerformanceCurrency) string {
+// reportCurrency is the money's currency a report asks for: the program's default unless named.
+func reportCurrency(c *gen.PerformanceCurrency, def string) string {
 	if c == nil {
-		return string(gen.PerformanceCurrencyUSD)
+		return def
 	}
 	return string(*c)
 }
@@ -32,10 +32,11 @@ func wireTotals(t reports.Totals) gen.PerformanceTotals {
 
 // GetPerformance reports a program's period against the one before, and its days.
 func (h *Management) GetPerformance(ctx context.Context, req gen.GetPerformanceRequestObject) (gen.GetPerformanceResponseObject, error) {
-	if _, _, err := h.programAccess(ctx, req.ProgramId, accounts.ActionTrackingList); err != nil {
+	_, prog, err := h.programAccess(ctx, req.ProgramId, accounts.ActionTrackingList)
+	if err != nil {
 		return nil, err
 	}
-	p, err := reports.Program(ctx, h.ReadDB, req.ProgramId, reportPeriod(req.Params.Period), reportCurrency(req.Params.Currency), h.Now())
+	p, err := reports.Program(ctx, h.ReadDB, req.ProgramId, reportPeriod(req.Params.Period), reportCurrency(req.Params.Currency, prog.DefaultCurrency), h.Now())
 	if err != nil {
 		return nil, err
 	}
@@ -56,7 +57,8 @@ func (h *Management) GetPerformance(ctx context.Context, req gen.GetPerformanceR
 
 // GetPartnerPerformance reports a program's period per partner.
 func (h *Management) GetPartnerPerformance(ctx context.Context, req gen.GetPartnerPerformanceRequestObject) (gen.GetPartnerPerformanceResponseObject, error) {
-	if _, _, err := h.programAccess(ctx, req.ProgramId, accounts.ActionTrackingList); err != nil {
+	_, prog, err := h.programAccess(ctx, req.ProgramId, accounts.ActionTrackingList)
+	if err != nil {
 		return nil, err
 	}
 	q := req.Params
@@ -70,7 +72,7 @@ func (h *Management) GetPartnerPerformance(ctx context.Context, req gen.GetPartn
 	if q.Limit != nil {
 		limit = *q.Limit
 	}
-	l, err := reports.Partners(ctx, h.ReadDB, req.ProgramId, reportPeriod(q.Period), reportCurrency(q.Currency),
+	l, err := reports.Partners(ctx, h.ReadDB, req.ProgramId, reportPeriod(q.Period), reportCurrency(q.Currency, prog.DefaultCurrency),
 		reports.Sort(sort), order == gen.GetPartnerPerformanceParamsOrderDesc, limit, h.Now())
 	if err != nil {
 		return nil, err

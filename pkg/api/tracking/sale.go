@@ -80,7 +80,7 @@ func saleResponse(in sales.Input, res sales.Tracked, warnings *[]gen.Warning) (g
 	}
 	rec := gen.SaleRecorded{
 		Success: true, Message: "Sale tracked successfully", SaleId: res.SaleID,
-		TransactionId: res.TransactionID, AmountCents: in.AmountCents, Currency: in.Currency, IsTest: in.Test,
+		TransactionId: res.TransactionID, AmountCents: in.AmountCents, Currency: res.Currency, IsTest: in.Test,
 		Attribution: gen.Attribution{Status: gen.AttributionStatusAttributed, ClickId: res.Attribution.ClickID,
 			PartnerId: res.Attribution.PartnerID, ProgramId: &res.Attribution.ProgramID},
 		Data: saleTestData(in.Test, &res.SaleID, in.ProgramID), Warnings: warnings,
@@ -105,7 +105,7 @@ func (h *Tracking) saleInput(b *gen.SaleRequest) (sales.Input, error) {
 	now := h.Now()
 	var r jsonbody.Reader
 	test, _ := additionalData(&r, b.AdditionalData)
-	in := sales.Input{Test: test, Currency: "USD", OccurredAt: now}
+	in := sales.Input{Test: test, OccurredAt: now} // no currency: the program's default
 	r.Check(test || b.TransactionId.Sent(), errTransactionID) // a test sale may leave it out: sales.Track makes one up
 	in.TransactionID, _ = r.String(b.TransactionId, errTransactionID, jsonbody.NotBlank, upTo255)
 	r.Check(b.AmountCents.Sent(), errAmount)
@@ -118,9 +118,10 @@ func (h *Tracking) saleInput(b *gen.SaleRequest) (sales.Input, error) {
 	in.ProviderPaymentID, _ = r.String(b.ProviderPaymentId, errProviderPaymentID, oneTo255)
 	in.Livemode = jsonbody.Ptr(r.Bool(b.Livemode, errLivemode))
 	if b.Currency.Sent() {
+		// Any ISO 4217 code passes here; the program's own list is the sale's rules' (sales.CurrencyError).
 		code, _ := r.String(b.Currency, apierr.New(apierr.KindUnsupportedCurrency, "currency "+b.Currency.Shown()+" is not supported"),
-			func(s string) bool { return commission.SupportedCurrency(strings.ToUpper(s)) })
-		in.Currency = strings.ToUpper(code)
+			func(s string) bool { return commission.ISOCurrency(strings.ToUpper(s)) })
+		in.Currency, in.CurrencyAsSent = strings.ToUpper(code), b.Currency.Shown()
 	}
 	// The extra fields the original clients send.
 	in.SaleType, _ = r.String(b.SaleType, errSaleType, upTo255)

@@ -1,12 +1,12 @@
 -- sales_state reads, for each sale (one array per input, position = ord; NULL for a customer_key or
 -- click_id not sent), what the rules need: a used transaction_id, the program's terms (rate, duration,
--- hold, approval), the customer (by customer_key, else, without a key, the first made from the click) with
+-- hold, approval) and currencies, the customer (by customer_key, else, without a key, the first made from the click) with
 -- its row version, its click, its partner's enrollment status and its first sale, and the click behind
 -- click_id with its partner's enrollment. Nothing locked; nothing decided (pkg/sales and pkg/commission
 -- decide).
 CREATE OR REPLACE FUNCTION sales_state(p_program bigint[], p_txn text[], p_customer_key text[], p_click_id text[])
-RETURNS TABLE (ord bigint, duplicate_id bigint, program_found boolean, commission_type text, commission_rate text,
-    commission_duration_months integer, attribution_window_days integer, hold_days integer, commission_approval text,
+RETURNS TABLE (ord bigint, duplicate_id bigint, program_found boolean, currencies text[], default_currency text,
+    commission_type text, commission_rate text, commission_duration_months integer, attribution_window_days integer, hold_days integer, commission_approval text,
     customer_id bigint, customer_version text, customer_key text, customer_click_ref bigint, customer_click_id text,
     customer_click_timestamp timestamptz, partner_id bigint, partner_program_id bigint, partner_status text, status text,
     signed_up_at timestamptz, converted_at timestamptz, customer_test boolean, first_sale timestamptz, click_ref bigint,
@@ -18,7 +18,7 @@ BEGIN
     RETURN QUERY
         SELECT i.ord,
         (SELECT s.id FROM sales s WHERE s.program_id = i.program_id AND s.processor_event_id = i.txn) AS duplicate_id,
-        p.id IS NOT NULL AS program_found, p.commission_type, p.commission_rate::text AS commission_rate,
+        p.id IS NOT NULL AS program_found, p.currencies, p.default_currency, p.commission_type, p.commission_rate::text AS commission_rate,
         p.commission_duration_months, p.attribution_window_days, p.hold_days, p.commission_approval,
         cu.id AS customer_id, cu.version AS customer_version, cu.customer_key, cu.click_ref AS customer_click_ref,
         cc.click_id AS customer_click_id, cc.click_timestamp AS customer_click_timestamp, cu.partner_id,

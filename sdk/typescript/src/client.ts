@@ -63,7 +63,7 @@ export interface SaleInput {
    * or checkout-session id. Optional with `testMode`, where the SDK makes one up (`test_txn_…`) so that
    * a retried test sale keeps it. */
   invoiceId?: string | undefined;
-  /** `USD`, `EUR` or `VND` (any case); the service's default is `USD`. */
+  /** An ISO 4217 code the program lists (any case; `USD`, `EUR` and `VND` unless it lists others); empty: the program's default currency. */
   currency?: string | undefined;
   /** When the payment happened (at most 30 days ago); default now. */
   occurredAt?: Date | string | undefined;

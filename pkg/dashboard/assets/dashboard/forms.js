@@ -12,14 +12,15 @@
     cookie_window_days: "referral length", attribution_window_days: "sales window", hold_days: "hold",
     commission_approval: "approval", payout_minimum_cents: "minimum payout", enrollment: "who may join",
     partner_approval: "applications", partner_link_codes: "partners' own link codes", email: "email", role: "role",
-    partner_id: "partner", short_link: "link code", webhook_secret: "signing secret" };
+    partner_id: "partner", short_link: "link code", webhook_secret: "signing secret", currencies: "currencies",
+    default_currency: "default currency" };
 
   // inWords is an API message with its field's name in words, capitalised where the message begins with it.
   function inWords(msg) {
     var names = Object.keys(FIELD_WORDS).sort(function (a, b) { return b.length - a.length; });
     for (var i = 0; i < names.length; i++) {
       var n = names[i], w = FIELD_WORDS[n];
-      if (msg.indexOf(n + " ") === 0) return w.charAt(0).toUpperCase() + w.slice(1) + msg.slice(n.length);
+      if (msg.indexOf(n + " ") === 0 || msg.indexOf(n + ":") === 0) return w.charAt(0).toUpperCase() + w.slice(1) + msg.slice(n.length);
       if (msg.indexOf(": " + n + ":") >= 0) return msg.replace(": " + n + ":", ": " + w + ":");
     }
     return msg;
@@ -145,7 +146,23 @@
     f.allowed_origins.value = p.allowed_origins.join("\n");
     f.payout_minimum.value = major(p.payout_minimum_cents); // asked and shown in major units, sent in cents
     f.partner_link_codes.checked = p.partner_link_codes;
+    f.currencies.value = p.currencies.join(", ");
+    f.default_currency.value = p.default_currency;
+    fillCurrencies(p);
     clearErrors($("settings"));
+  }
+
+  // fillCurrencies lists the program's currencies in the report's and the payout run's pickers, keeping
+  // a choice still listed (the report opens on the program's default currency).
+  function fillCurrencies(p) {
+    [["perf-currency", null], ["p-currency", "Every currency"]].forEach(function (x) {
+      var sel = $(x[0]), keep = sel.value;
+      sel.textContent = "";
+      if (x[1]) sel.appendChild(el("option", { value: "" }, x[1]));
+      p.currencies.forEach(function (c) { sel.appendChild(el("option", { value: c }, c)); });
+      sel.value = keep;
+      if (sel.value !== keep || (!x[1] && !keep)) sel.value = x[1] ? "" : p.default_currency;
+    });
   }
 
   function refreshSettings(p) {
@@ -173,6 +190,11 @@
     }
     if (minimum !== p.payout_minimum_cents) body.payout_minimum_cents = minimum;
     if (f.partner_link_codes.checked !== p.partner_link_codes) body.partner_link_codes = f.partner_link_codes.checked;
+    // Codes as typed, upper-cased, one list: the server says which it refuses.
+    var currencies = f.currencies.value.split(/[\s,]+/).filter(Boolean).map(function (c) { return c.toUpperCase(); });
+    if (currencies.join(",") !== p.currencies.join(",")) body.currencies = currencies;
+    var def = f.default_currency.value.trim().toUpperCase();
+    if (def !== p.default_currency) body.default_currency = def;
     if (!Object.keys(body).length) { panelNotice("settings", "Nothing to save: no setting changed."); return; }
     var id = state.program.id;
     submitting(form, api("PATCH", "/api/v1/programs/" + id, body).then(function (res) {

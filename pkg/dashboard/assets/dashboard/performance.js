@@ -24,7 +24,7 @@
       var a = $("perf-csv");
       if (a.href && a.href.indexOf("blob:") === 0) URL.revokeObjectURL(a.href);
       a.href = URL.createObjectURL(new Blob([performersCSV()], { type: "text/csv" }));
-      a.download = "partners-" + $("perf-period").value + "-" + $("perf-currency").value + ".csv";
+      a.download = "partners-" + $("perf-period").value + "-" + perf.currency + ".csv";
       if (!perf.rows.length) { e.preventDefault(); notice("No partner had a click, lead or sale in this period.", true); }
     });
   }
@@ -158,13 +158,13 @@
 
   function refreshPerformers() {
     var q = perfQuery() + "&sort=" + perf.sort + "&order=" + perf.order + "&limit=100";
-    var currency = $("perf-currency").value;
     document.querySelectorAll("#perf-partners th[data-sort]").forEach(function (th) {
       var on = th.getAttribute("data-sort") === perf.sort;
       if (on) th.setAttribute("aria-sort", perf.order === "desc" ? "descending" : "ascending"); else th.removeAttribute("aria-sort");
     });
     return latest("performers", programPath("/performance/partners" + q)).then(function (res) {
       if (!res) return;
+      var currency = res.data.currency; // the program's default when the picker names none yet
       perf.rows = res.data.partners;
       perf.currency = currency;
       var body = document.querySelector("#perf-partners tbody");
