@@ -296,7 +296,9 @@ var answers = []answer{
 
 	// Programs, workspaces, keys.
 	is(programs.ErrNotFound, apierr.KindNotFound, "Program not found"),
-	as(func(_ context.Context, _ *errorWriter, e *programs.CurrencyError) *apierr.Error { return apierr.Invalid(e.Error()) }),
+	as(func(_ context.Context, _ *errorWriter, e *programs.CurrencyError) *apierr.Error {
+		return apierr.Invalid(e.Error())
+	}),
 	is(apikeys.ErrNoProgram, apierr.KindNotFound, "Program not found"),
 	is(programs.ErrLinkNotFound, apierr.KindNotFound, "Referral link not found"),
 	is(programs.ErrPartnerNotFound, apierr.KindInvalid, "partner_id is not a partner of this program"),

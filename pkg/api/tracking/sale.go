@@ -105,7 +105,7 @@ func (h *Tracking) saleInput(b *gen.SaleRequest) (sales.Input, error) {
 	now := h.Now()
 	var r jsonbody.Reader
 	test, _ := additionalData(&r, b.AdditionalData)
-	in := sales.Input{Test: test, OccurredAt: now} // no currency: the program's default
+	in := sales.Input{Test: test, OccurredAt: now}            // no currency: the program's default
 	r.Check(test || b.TransactionId.Sent(), errTransactionID) // a test sale may leave it out: sales.Track makes one up
 	in.TransactionID, _ = r.String(b.TransactionId, errTransactionID, jsonbody.NotBlank, upTo255)
 	r.Check(b.AmountCents.Sent(), errAmount)
