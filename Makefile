@@ -8,7 +8,7 @@ NPM_DEPS := openapi/node_modules/.package-lock.json
 TRACKER_DEPS := tracker/node_modules/.package-lock.json
 SDK_TS_DEPS := sdk/typescript/node_modules/.package-lock.json
 
-.PHONY: generate build lint run test test-deps vet fmt-check generate-check spec-breaking go-test go-test-race go-test-plain bench fuzz fuzz-targets chaos cluster test-cluster cluster-deps test-ua-full model clients
+.PHONY: generate build lint run test test-deps vet fmt-check generate-check spec-breaking go-test go-test-race go-test-plain go-test-sweeps bench fuzz fuzz-targets chaos cluster test-cluster cluster-deps test-ua-full model clients
 
 # oasdiff judges changes to the spec (breaking or not); pinned, built into bin/ once.
 OASDIFF_VERSION := v1.36.0
@@ -150,7 +150,7 @@ empty :=
 space := $(empty) $(empty)
 SWEEPS := ^($(subst $(space),|,$(strip $(SWEEP_TESTS))))$$
 go-test: $(TRACKER_DEPS) $(SDK_TS_DEPS) $(MAILPIT)
-	@$(MAKE) --no-print-directory -j2 --output-sync=target go-test-race go-test-plain
+	@$(MAKE) --no-print-directory -j3 --output-sync=target go-test-race go-test-plain go-test-sweeps
 
 go-test-race:
 	GORACE=atexit_sleep_ms=0 $(GO_TEST) -race -o $(TEST_BINS)/race/ -skip '$(SWEEPS)' ./pkg/api $$($(GO) list -f '{{if or .TestGoFiles .XTestGoFiles}}{{.ImportPath}}{{end}}' ./... | grep -v -x -F $(foreach p,pkg/api $(PLAIN_PKGS),-e $(MODULE)/$(p)))
@@ -158,7 +158,10 @@ go-test-race:
 
 go-test-plain:
 	$(GO_TEST) -o $(TEST_BINS)/plain/ $(foreach p,$(PLAIN_PKGS),./$(p))
-	$(GO_TEST) -o $(TEST_BINS)/plain/ -run '$(SWEEPS)' ./pkg/api
+
+# The sweeps beside the plain packages, not after them: the browser tests there mostly wait on Chromium.
+go-test-sweeps:
+	$(GO_TEST) -o $(TEST_BINS)/sweeps/ -run '$(SWEEPS)' ./pkg/api
 
 # The client generators integrators use (orval, @hey-api/openapi-ts, openapi-typescript + openapi-fetch,
 # swagger-typescript-api, tsc), pinned in clients/package-lock.json; ogen is pinned by clients/ogen/go.mod.
