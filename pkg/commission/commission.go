@@ -59,6 +59,17 @@ func Exponent(code string) (int, bool) {
 	return int(d), ok
 }
 
+// Exponents are every ISO 4217 currency's minor unit, by code.
+func Exponents() map[string]int {
+	out := map[string]int{}
+	for _, code := range currency.GetCurrencyCodes() {
+		if e, ok := Exponent(code); ok {
+			out[code] = e
+		}
+	}
+	return out
+}
+
 // ISOCurrency reports whether code is an ISO 4217 currency (upper case, as stored).
 func ISOCurrency(code string) bool { _, ok := Exponent(code); return ok }
 

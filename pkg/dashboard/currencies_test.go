@@ -67,5 +67,25 @@ func TestCurrenciesInSettings(t *testing.T) {
 	if picked != "GBP" {
 		t.Errorf("the report opens on %q, want the default GBP", picked)
 	}
+
+	// The minimum payout is asked in the default currency's major units: yen have none.
+	a.fill(`#settings [name="currencies"]`, "USD, GBP, JPY")
+	a.fill(`#settings [name="default_currency"]`, "JPY")
+	a.click("#settings-save")
+	a.tab.WaitFor(`document.getElementById("st-minimum-currency").textContent === "JPY"`)
+	a.fill(`#settings [name="payout_minimum"]`, "12.5")
+	a.click("#settings-save")
+	a.tab.WaitFor(`document.getElementById("st-err-payout_minimum_cents").textContent !== ""`)
+	a.fill(`#settings [name="payout_minimum"]`, "500")
+	a.click("#settings-save")
+	a.tab.WaitFor(`document.getElementById("settings-notice").textContent.indexOf("minimum payout") >= 0`)
+	if n := env.Count(`SELECT count(*) FROM programs WHERE id = $1 AND payout_minimum_cents = 500 AND default_currency = 'JPY'`, r.ProgramID); n != 1 {
+		t.Error("500 yen was not stored as 500 minor units")
+	}
+	var shown string
+	a.tab.Eval(`document.querySelector('#settings [name="payout_minimum"]').value`, &shown)
+	if shown != "500" {
+		t.Errorf("the minimum shows %q, want 500", shown)
+	}
 	a.noPageErrorsBut("the server responded with a status of 400") // the refused code, which the browser logs
 }

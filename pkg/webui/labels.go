@@ -9,6 +9,7 @@ import (
 	"github.com/getkin/kin-openapi/openapi3"
 
 	"github.com/reftrack/reftrack/openapi"
+	"github.com/reftrack/reftrack/pkg/commission"
 )
 
 // The words the pages show for the API's enum values (a commission's status, a customer's, a payout's…)
@@ -127,7 +128,8 @@ func labelSet(raw any, enum []any) ([]Label, error) {
 	return out, nil
 }
 
-// labelsScript is the declaration of LABELS, the embedded spec's label sets, for the pages' scripts.
+// labelsScript declares, for the pages' scripts, LABELS (the embedded spec's label sets) and EXPONENT
+// (every ISO 4217 currency's minor unit, as the ledger counts them).
 func labelsScript() ([]byte, error) {
 	doc, err := openapi.Spec()
 	if err != nil {
@@ -141,5 +143,11 @@ func labelsScript() ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	return append(append([]byte("\n  // The words for the API's enum values, from the spec's x-reftrack-labels (pkg/webui/labels.go).\n  var LABELS = "), b...), ";\n"...), nil
+	e, err := json.Marshal(commission.Exponents())
+	if err != nil {
+		return nil, err
+	}
+	out := append([]byte("\n  // The words for the API's enum values, from the spec's x-reftrack-labels (pkg/webui/labels.go).\n  var LABELS = "), b...)
+	out = append(append(append(out, ";\n  // Each ISO 4217 currency's minor-unit digits (pkg/commission).\n  var EXPONENT = "...), e...), ";\n"...)
+	return out, nil
 }

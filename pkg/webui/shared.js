@@ -73,19 +73,15 @@
     return parts.length ? "?" + parts.join("&") : "";
   }
 
-  // EXPONENT is the number of minor-unit digits of the currencies the ledger pays in (the server's CSV
-  // writes amounts with the same exponents); another currency's comes from Intl.
-  var EXPONENT = { USD: 2, EUR: 2, VND: 0 };
+  // EXPONENT (joined after this file, from the server's ISO 4217 list: pkg/webui/labels.go) is each
+  // currency's number of minor-unit digits, as the ledger and its exports count them.
+
+  // digitsOf is a currency's minor-unit digits (2 for a code the server does not know).
+  function digitsOf(currency) { return EXPONENT[currency] === undefined ? 2 : EXPONENT[currency]; }
 
   // money formats integer minor units without floating point.
   function money(cents, currency) {
-    var digits = EXPONENT[currency];
-    if (digits === undefined) {
-      digits = 2;
-      try {
-        digits = new Intl.NumberFormat("en", { style: "currency", currency: currency }).resolvedOptions().maximumFractionDigits;
-      } catch (e) { /* unknown currency code: two digits */ }
-    }
+    var digits = digitsOf(currency);
     var neg = cents < 0, s = String(Math.abs(cents));
     if (digits > 0) {
       while (s.length <= digits) s = "0" + s;

@@ -26,19 +26,21 @@
     return msg;
   }
 
-  // cents reads an amount in major units ("50", "50.5", "50.00") as integer minor units, without
-  // floating point; null when it is not one.
-  function cents(v) {
-    var m = /^(\d{1,12})(?:\.(\d{1,2}))?$/.exec(v.trim());
+  // cents reads an amount in major units ("50", "50.5", "50.00") as integer minor units of a currency
+  // with digits decimals, without floating point; null when it is not one.
+  function cents(v, digits) {
+    var m = (digits > 0 ? new RegExp("^(\\d{1,12})(?:\\.(\\d{1," + digits + "}))?$") : /^(\d{1,12})$/).exec(v.trim());
     if (!m) return null;
-    return Number(m[1]) * 100 + Number(((m[2] || "") + "00").slice(0, 2));
+    var frac = ((m[2] || "") + "0000").slice(0, digits);
+    return Number(m[1]) * Math.pow(10, digits) + Number(frac || "0");
   }
 
-  // major writes minor units as an amount in major units ("50.00").
-  function major(n) {
+  // major writes minor units as an amount in major units of a currency with digits decimals ("50.00").
+  function major(n, digits) {
+    if (!digits) return String(n);
     var s = String(n);
-    while (s.length < 3) s = "0" + s;
-    return s.slice(0, -2) + "." + s.slice(-2);
+    while (s.length <= digits) s = "0" + s;
+    return s.slice(0, -digits) + "." + s.slice(-digits);
   }
 
   function showErrors(form, err) {
@@ -144,7 +146,9 @@
     SETTINGS_TEXT.forEach(function (k) { f[k].value = p[k]; });
     SETTINGS_NUMBER.forEach(function (k) { f[k].value = p[k] == null ? (k === "duration_months" ? "0" : "") : String(p[k]); });
     f.allowed_origins.value = p.allowed_origins.join("\n");
-    f.payout_minimum.value = major(p.payout_minimum_cents); // asked and shown in major units, sent in cents
+    // Asked and shown in major units of the default currency, sent in its minor units.
+    f.payout_minimum.value = major(p.payout_minimum_cents, digitsOf(p.default_currency));
+    $("st-minimum-currency").textContent = p.default_currency;
     f.partner_link_codes.checked = p.partner_link_codes;
     f.currencies.value = p.currencies.join(", ");
     f.default_currency.value = p.default_currency;
@@ -183,7 +187,7 @@
     });
     var origins = lines(f.allowed_origins.value);
     if (origins.join("\n") !== p.allowed_origins.join("\n")) body.allowed_origins = origins;
-    var minimum = cents(f.payout_minimum.value);
+    var minimum = cents(f.payout_minimum.value, digitsOf(p.default_currency));
     if (minimum === null) {
       showErrors(form, new Error("payout_minimum_cents must be an amount such as 50.00"));
       return;

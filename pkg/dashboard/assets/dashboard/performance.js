@@ -98,7 +98,7 @@
 
   // axisMoney is an axis label: whole major units, without the currency (the caption's legend names it).
   function axisMoney(cents, currency) {
-    var d = EXPONENT[currency] === undefined ? 2 : EXPONENT[currency];
+    var d = digitsOf(currency);
     return String(Math.round(cents / Math.pow(10, d)));
   }
 
