@@ -22,6 +22,7 @@ import (
 	"github.com/reftrack/reftrack/pkg/seal"
 	"github.com/reftrack/reftrack/pkg/seed"
 	"github.com/reftrack/reftrack/pkg/testkit/dbtest"
+	"github.com/reftrack/reftrack/pkg/testkit/ports"
 	"github.com/reftrack/reftrack/pkg/webhooks"
 )
 
@@ -559,9 +560,9 @@ func TestRedirectsTimeoutsAndRefusals(t *testing.T) {
 		}
 	})
 	t.Cleanup(func() { close(release) })
-	closed := httptest.NewServer(http.NotFoundHandler())
-	closedURL := closed.URL
-	closed.Close()
+	// A port held without a listener (ports.Refusing): one freed by closing a server could be another
+	// test's by the time the worker connects, and answer.
+	closedURL := "http://" + ports.Refusing(t)
 	f.worker.Client = egress.Policy{Development: true}.Client(300 * time.Millisecond)
 	var ids []int64
 	for _, u := range []string{redirect.srv.URL, slow.srv.URL, closedURL} {
