@@ -40,16 +40,16 @@ func CheckStatus(status string) error {
 
 // CheckPageSize refuses a page size out of 1 to MaxPageSize.
 func CheckPageSize(limit int) error {
-	if limit < 1 || limit > MaxPageSize {
-		return invalid("limit must be between 1 and %d", MaxPageSize)
+	if !pagecursor.CheckSize(limit) {
+		return invalid("%s", pagecursor.SizeRule)
 	}
 	return nil
 }
 
-// Page sizes.
+// Page sizes: every cursor list's (pagecursor).
 const (
-	DefaultPageSize = 25
-	MaxPageSize     = 100
+	DefaultPageSize = pagecursor.DefaultSize
+	MaxPageSize     = pagecursor.MaxSize
 )
 
 // InvalidError refuses a filter out of its range (400); Message is the answer's.
@@ -79,12 +79,9 @@ func (f Filter) check() (*pagecursor.Position, int, error) {
 	if f.PartnerID < 0 {
 		return nil, 0, invalid("partner_id must be a positive integer")
 	}
-	limit := f.Limit
-	if limit == 0 {
-		limit = DefaultPageSize
-	}
-	if err := CheckPageSize(limit); err != nil {
-		return nil, 0, err
+	limit, ok := pagecursor.Size(f.Limit)
+	if !ok {
+		return nil, 0, invalid("%s", pagecursor.SizeRule)
 	}
 	after, ok := pagecursor.Decode(f.Cursor)
 	if !ok {

@@ -6,6 +6,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/reftrack/reftrack/pkg/commission"
+	"github.com/reftrack/reftrack/pkg/pagecursor"
 )
 
 // The range checks of the ledger's inputs, each an *InvalidError in the words the routes answer. The
@@ -43,8 +44,8 @@ func CheckPayoutStatus(status string) error {
 
 // CheckPageSize refuses a page size (limit) outside 1 … MaxPageSize.
 func CheckPageSize(limit int) error {
-	if limit < 1 || limit > MaxPageSize {
-		return invalid("limit must be between 1 and %d", MaxPageSize)
+	if !pagecursor.CheckSize(limit) {
+		return invalid("%s", pagecursor.SizeRule)
 	}
 	return nil
 }

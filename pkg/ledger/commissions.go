@@ -406,10 +406,11 @@ func Reject(ctx context.Context, db *sqlx.DB, r Request, id int64, reason string
 }
 
 func pageLimit(limit int) (int, error) {
-	if limit == 0 {
-		return DefaultPageSize, nil
+	size, ok := pagecursor.Size(limit)
+	if !ok {
+		return 0, invalid("%s", pagecursor.SizeRule)
 	}
-	return limit, CheckPageSize(limit)
+	return size, nil
 }
 
 // decodeCursor reads a list's cursor (nil for the first page).

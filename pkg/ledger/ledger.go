@@ -28,6 +28,7 @@ import (
 	"time"
 
 	"github.com/reftrack/reftrack/pkg/commission"
+	"github.com/reftrack/reftrack/pkg/pagecursor"
 	"github.com/reftrack/reftrack/pkg/programs"
 )
 
@@ -65,8 +66,8 @@ const (
 	MaxReason        = 500 // a rejection's or a failure's reason, in characters
 	MaxReference     = 255 // a payout's external reference, in characters
 	MaxBulkApprove   = 500 // commissions one bulk approval takes
-	DefaultPageSize  = 25
-	MaxPageSize      = 100
+	DefaultPageSize  = pagecursor.DefaultSize
+	MaxPageSize      = pagecursor.MaxSize
 	MaxPayoutMinimum = programs.MaxPayoutMinimum
 	MaxHoldDays      = programs.MaxHoldDays
 	DefaultHoldDays  = programs.DefaultHoldDays

@@ -5,10 +5,31 @@ package pagecursor
 
 import (
 	"encoding/base64"
+	"fmt"
 	"strconv"
 	"strings"
 	"time"
 )
+
+// Page sizes of the lists read by cursor: a page's limit is 1 … MaxSize, DefaultSize when not given.
+const (
+	DefaultSize = 25
+	MaxSize     = 100
+)
+
+// SizeRule is what a page size out of its range is refused with.
+var SizeRule = fmt.Sprintf("limit must be between 1 and %d", MaxSize)
+
+// CheckSize reports whether limit is a page size (1 … MaxSize).
+func CheckSize(limit int) bool { return limit >= 1 && limit <= MaxSize }
+
+// Size is a list's page size: limit, or DefaultSize for 0 (not given); ok is false out of range.
+func Size(limit int) (size int, ok bool) {
+	if limit == 0 {
+		return DefaultSize, true
+	}
+	return limit, CheckSize(limit)
+}
 
 // Position is where a page ends: its last row's time and id.
 type Position struct {

@@ -39,3 +39,18 @@ func TestTrimAnswersACursorOnlyWhenThereIsMore(t *testing.T) {
 		t.Fatalf("Trim of no rows = %#v, %q", rows, next)
 	}
 }
+
+func TestSize(t *testing.T) {
+	t.Parallel()
+	for limit, want := range map[int]struct {
+		size int
+		ok   bool
+	}{0: {pagecursor.DefaultSize, true}, 1: {1, true}, 100: {100, true}, 101: {101, false}, -1: {-1, false}} {
+		if size, ok := pagecursor.Size(limit); size != want.size || ok != want.ok {
+			t.Errorf("Size(%d) = %d, %v; want %d, %v", limit, size, ok, want.size, want.ok)
+		}
+	}
+	if pagecursor.CheckSize(0) || pagecursor.SizeRule != "limit must be between 1 and 100" {
+		t.Errorf("CheckSize(0) accepted, or the rule reads %q", pagecursor.SizeRule)
+	}
+}

@@ -12,6 +12,7 @@ import (
 	"github.com/lib/pq"
 
 	"github.com/reftrack/reftrack/pkg/audit"
+	"github.com/reftrack/reftrack/pkg/pagecursor"
 )
 
 // Delivery is one event to one endpoint, with every attempt of it.
@@ -59,8 +60,8 @@ const deliveryColumns = `d.id, d.event_id, d.webhook_id, d.endpoint_id, ev.type 
 
 // CheckPageSize refuses a page size out of range.
 func CheckPageSize(limit int) error {
-	if limit < 1 || limit > MaxPageSize {
-		return invalid("limit must be between 1 and %d", MaxPageSize)
+	if !pagecursor.CheckSize(limit) {
+		return invalid("%s", pagecursor.SizeRule)
 	}
 	return nil
 }
@@ -90,11 +91,9 @@ func (s *Store) Deliveries(ctx context.Context, accountID, endpointID int64, f D
 			return DeliveryPage{}, err
 		}
 	}
-	limit := f.Limit
-	if limit == 0 {
-		limit = DefaultPageSize
-	} else if err := CheckPageSize(limit); err != nil {
-		return DeliveryPage{}, err
+	limit, ok := pagecursor.Size(f.Limit)
+	if !ok {
+		return DeliveryPage{}, invalid("%s", pagecursor.SizeRule)
 	}
 	before, err := decodeCursor(f.Cursor)
 	if err != nil {

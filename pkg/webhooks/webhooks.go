@@ -21,6 +21,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/reftrack/reftrack/pkg/pagecursor"
 )
 
 // Event types (docs/rules.md#webhooks).
@@ -57,8 +59,8 @@ const (
 	MaxEndpoints     = 10   // per program
 	MaxURL           = 2048 // characters
 	MaxDescription   = 500  // characters
-	DefaultPageSize  = 25
-	MaxPageSize      = 100
+	DefaultPageSize  = pagecursor.DefaultSize
+	MaxPageSize      = pagecursor.MaxSize
 	Timeout          = 15 * time.Second    // one attempt, connection to last byte
 	Retention        = 30 * 24 * time.Hour // events, deliveries and attempts are kept this long
 	DisableAfter     = 5 * 24 * time.Hour  // an endpoint failing every attempt this long is disabled
