@@ -5,7 +5,6 @@ package commission
 import (
 	"fmt"
 	"math/big"
-	"slices"
 	"strings"
 
 	"github.com/bojanz/currency"
@@ -35,18 +34,12 @@ func Valid(t string) bool {
 // Recurring reports whether t pays on every sale (else on the customer's first sale only).
 func Recurring(t string) bool { return t == RecurringPercent || t == RecurringFixed }
 
-// DefaultCurrencies are a program's currencies until it lists its own: the interface's three.
+// DefaultCurrencies are a program's currencies until it lists its own: the interface's three (its
+// default currency, USD, is the schema's column default).
 var DefaultCurrencies = []string{"USD", "EUR", "VND"}
-
-// DefaultCurrency is a program's default currency until it sets one: a sale sent without a currency is
-// in it.
-const DefaultCurrency = "USD"
 
 // MaxCurrencies is how many currencies a program may list.
 const MaxCurrencies = 30
-
-// Currencies lists the interface's currencies (DefaultCurrencies).
-var Currencies = DefaultCurrencies
 
 // Exponent is the number of decimals of an ISO 4217 currency's major unit, its minor unit (2 for USD and
 // EUR, 0 for VND and JPY, 3 for BHD), from the ISO list as github.com/bojanz/currency keeps it; false for
@@ -72,10 +65,6 @@ func Exponents() map[string]int {
 
 // ISOCurrency reports whether code is an ISO 4217 currency (upper case, as stored).
 func ISOCurrency(code string) bool { _, ok := Exponent(code); return ok }
-
-// SupportedCurrency reports whether c is one of the interface's currencies (DefaultCurrencies): a
-// program's own list is checked by CheckCurrencies and the sale's rules.
-func SupportedCurrency(c string) bool { return slices.Contains(DefaultCurrencies, c) }
 
 // CheckCurrencies refuses a program's currencies and default currency out of their rules, with the
 // message the settings route answers.
