@@ -8,8 +8,6 @@ import (
 	"github.com/getkin/kin-openapi/openapi3"
 
 	"github.com/reftrack/reftrack/openapi"
-	"github.com/reftrack/reftrack/pkg/dashboard"
-	"github.com/reftrack/reftrack/pkg/portalpage"
 	"github.com/reftrack/reftrack/pkg/webui"
 )
 
@@ -79,15 +77,8 @@ func TestLabelsOfRefusesAnIncompleteSet(t *testing.T) {
 // Both pages' scripts carry the spec's labels (LABELS) and copy no list of their own.
 func TestScriptsCarryTheSpecsLabels(t *testing.T) {
 	t.Parallel()
-	dash, err := dashboard.Load()
-	if err != nil {
-		t.Fatal(err)
-	}
-	portal, err := portalpage.Load()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for name, body := range map[string]string{"app.js": string(dash.Files["app.js"].Body), "portal.js": string(portal.Files["portal.js"].Body)} {
+	for _, js := range pageScripts(t) {
+		name, body := js.name, string(js.body)
 		if !strings.Contains(body, `var LABELS = {`) || !strings.Contains(body, `["reversed","refunded"]`) {
 			t.Errorf("%s has no LABELS from the spec", name)
 		}

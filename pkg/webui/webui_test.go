@@ -15,18 +15,7 @@ var topLevel = regexp.MustCompile(`(?m)^  (?:function|var) ([A-Za-z_$][A-Za-z0-9
 // where a second function of one name would replace the first without a word.
 func TestScriptsDeclareEachNameOnce(t *testing.T) {
 	t.Parallel()
-	dash, err := dashboard.Load()
-	if err != nil {
-		t.Fatal(err)
-	}
-	portal, err := portalpage.Load()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, js := range []struct {
-		name string
-		body []byte
-	}{{"app.js", dash.Files["app.js"].Body}, {"portal.js", portal.Files["portal.js"].Body}} {
+	for _, js := range pageScripts(t) {
 		seen := map[string]bool{}
 		for _, m := range topLevel.FindAllSubmatch(js.body, -1) {
 			if n := string(m[1]); seen[n] {
@@ -41,4 +30,24 @@ func TestScriptsDeclareEachNameOnce(t *testing.T) {
 			}
 		}
 	}
+}
+
+// pageScripts are both pages' joined scripts, as served.
+func pageScripts(t *testing.T) []struct {
+	name string
+	body []byte
+} {
+	t.Helper()
+	dash, err := dashboard.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	portal, err := portalpage.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return []struct {
+		name string
+		body []byte
+	}{{"app.js", dash.Files["app.js"].Body}, {"portal.js", portal.Files["portal.js"].Body}}
 }
