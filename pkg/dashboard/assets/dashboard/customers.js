@@ -24,13 +24,14 @@
     panelNotice("customers", "");
   }
 
-  // refreshCustomers shows the page read; the partner filter lists the program's partners.
+  // refreshCustomers shows the page read; given the program's partners (when the program loads and when
+  // the view opens, not on every periodic refresh or page turn), the partner filter lists them.
   function refreshCustomers(listed) {
     var f = customers.filters;
     var q = query({ status: f.status, partner_id: f.partner, cursor: customers.cursors[customers.index], limit: LEDGER_PAGE_SIZE });
-    return Promise.all([listed || programPartners(), latest("customers", programPath("/customers") + q)]).then(function (r) {
+    return Promise.all([listed, latest("customers", programPath("/customers") + q)]).then(function (r) {
       var res = r[1];
-      partnerOptions($("cu-partner"), r[0].data);
+      if (r[0]) partnerOptions($("cu-partner"), r[0].data);
       if (!res) return;
       customers.next = res.meta.next_cursor;
       var body = document.querySelector("#customers tbody");

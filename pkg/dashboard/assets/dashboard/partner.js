@@ -12,8 +12,6 @@
   // partnerLink is a partner's name as a link to their page.
   function partnerLink(id, name) { return el("a", { href: partnerAddress(id), "class": "partner-link" }, name); }
 
-  function partnerNamed(hash) { return Number((hash.match(/[#&]partner=(\d+)/) || [])[1]) || 0; }
-
   function resetPartnerPage() {
     ["pp-profile", "pp-terms"].forEach(function (id) { $(id).textContent = ""; });
     ["pp-balances", "pp-links", "pp-commissions", "pp-payouts", "pp-customers"].forEach(function (id) {

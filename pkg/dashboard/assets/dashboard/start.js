@@ -34,7 +34,7 @@
         return;
       }
       fillPrograms();
-      var wanted = programNamed(window.location.hash);
+      var wanted = addressNumber(window.location.hash, "program");
       var first = progs.filter(function (p) { return p.id === wanted; })[0] || progs[0];
       $("program").value = first.id;
       choose(first.id);
@@ -61,7 +61,7 @@
     ws.actions.forEach(function (a) { state.actions[a] = true; });
     // The view stays when another program is chosen; the page's first program opens the address's view.
     var view = state.view ? viewNamed("#view=" + state.view) : viewNamed(window.location.hash);
-    if (!state.view) state.partner = partnerNamed(window.location.hash);
+    if (!state.view) state.partner = addressNumber(window.location.hash, "partner");
     // Another program has none of this one's partners: its Partners view instead of the partner's page.
     if (before && before.id !== id && view.name === "partner") view = viewNamed("#view=partners");
     $("role").textContent = ws.role;

@@ -21,7 +21,7 @@
       refresh: function () { return refreshPartnerPage(); } },
     { name: "customers", start: startCustomers, reset: resetCustomers,
       load: function (listed) { return refreshCustomers(listed).catch(function (err) { panelNotice("customers", err.message, true); }); },
-      refresh: function () { return refreshCustomers(); } },
+      open: function () { return refreshCustomers(programPartners()); }, refresh: function () { return refreshCustomers(); } },
     { name: "links", load: function (listed) { return refreshLinks(listed); }, open: function () { return refreshLinks(); } },
     { name: "events", load: refreshActivity, refresh: refreshActivity },
     { name: "webhooks", start: startWebhooks, reset: resetWebhooks, load: refreshEndpoints },
@@ -36,7 +36,8 @@
     return VIEWS.filter(function (v) { return v.name === name; })[0] || VIEWS[0];
   }
 
-  function programNamed(hash) { return Number((hash.match(/[#&]program=(\d+)/) || [])[1]); }
+  // addressNumber is the id the address names under key (program, partner); 0 when it names none.
+  function addressNumber(hash, key) { return Number((hash.match(new RegExp("[#&]" + key + "=(\\d+)")) || [])[1]) || 0; }
 
   function address(view) {
     return view === "partner" ? partnerAddress(state.partner) : "#program=" + state.program.id + "&view=" + view;
@@ -64,14 +65,14 @@
     // A link of the navigation, the back button or an address typed in: another program, or another view.
     window.addEventListener("hashchange", function () {
       if (!state.program) return;
-      var id = programNamed(window.location.hash);
+      var id = addressNumber(window.location.hash, "program");
       if (id && id !== state.program.id && state.me.programs.some(function (p) { return p.id === id; })) {
         $("program").value = id;
         state.view = viewNamed(window.location.hash).name;
         choose(id);
         return;
       }
-      var view = viewNamed(window.location.hash), partner = partnerNamed(window.location.hash);
+      var view = viewNamed(window.location.hash), partner = addressNumber(window.location.hash, "partner");
       if (view.name !== state.view || (view.name === "partner" && partner !== state.partner)) {
         if (view.name === "partner") {
           state.partner = partner;
