@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/reftrack/reftrack/pkg/testkit/apitest"
 )
 
 // customersPage is one page of the customers list as the route answers it.
@@ -152,4 +154,12 @@ func TestCustomersRefusals(t *testing.T) {
 	if res := f.env.Do(http.MethodGet, f.base+"/customers", nil); res.Status != http.StatusUnauthorized {
 		t.Errorf("no token: %d %s", res.Status, res.Body)
 	}
+	// Any member reads them, whatever the role; the program's API key is not an account's.
+	for _, role := range []string{"owner", "admin", "analyst", "billing"} {
+		if res := f.env.Do(http.MethodGet, f.base+"/customers", nil, apitest.Bearer(member(t, f.env, f.r.AdvertiserID, role))...); res.Status != http.StatusOK {
+			t.Errorf("%s: %d %s", role, res.Status, res.Body)
+		}
+	}
+	platformError(t, f.env.Do(http.MethodGet, f.base+"/customers", nil, apitest.Bearer(f.r.APIKey)...), http.StatusUnauthorized, "UnauthorizedError",
+		"This route needs an account login token, not a program API key — run reftrack login and send its token")
 }
